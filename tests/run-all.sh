@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The one test command: installs what a fresh Debian 12 machine lacks, builds
+# (plain and ASan+UBSan), runs every test in both builds, then builds the
+# libFuzzer targets with clang and gives each a short run.
+#
+#   tests/run-all.sh            everything
+#   FUZZ_SECONDS=60 tests/run-all.sh
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+jobs=$(nproc 2>/dev/null || echo 2)
+fuzz_seconds=${FUZZ_SECONDS:-15}
+
+packages=(build-essential cmake pkg-config git clang clang-format libclang-rt-14-dev
+          libmicrohttpd-dev libgnutls28-dev libssl-dev libcjson-dev libcurl4-openssl-dev
+          libyaml-dev libcriterion-dev openssl curl procps wrk nginx-light)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+command -v kubectl >/dev/null 2>&1 || missing+=(kubernetes-client)
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "== installing: ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+run_suite() {
+    local dir=$1; shift
+    echo "== build $dir"
+    cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Debug "$@" >/dev/null
+    cmake --build "$dir" -j "$jobs"
+    echo "== test $dir"
+    (cd "$dir" && ctest --output-on-failure -j "$jobs")
+}
+
+run_suite build/debug
+run_suite build/asan -DSANITIZE=ON
+
+echo "== fuzz (${fuzz_seconds}s per target)"
+CC=clang cmake -S . -B build/fuzz -DFUZZ=ON -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
+cmake --build build/fuzz -j "$jobs"
+for bin in build/fuzz/tests/fuzz/fuzz_*; do
+    [ -x "$bin" ] || continue
+    name=$(basename "$bin"); name=${name#fuzz_}
+    work=$(mktemp -d)
+    [ -d "tests/fuzz/corpus/$name" ] && cp -r "tests/fuzz/corpus/$name/." "$work/"
+    "$bin" -max_total_time="$fuzz_seconds" -rss_limit_mb=2048 -print_final_stats=1 "$work" \
+        > "build/fuzz/$name.log" 2>&1 || { tail -40 "build/fuzz/$name.log"; exit 1; }
+    echo "fuzz $name: $(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "build/fuzz/$name.log" | grep -o '[0-9]*$') executions, no crash"
+    rm -rf "$work"
+done
+echo "== all green"
