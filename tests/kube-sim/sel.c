@@ -1,0 +1,733 @@
+#include "tests/kube-sim/sel.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_REQS   64
+#define MAX_VALUES 64
+
+enum tok {
+    T_ID,
+    T_EQ,    /* = */
+    T_DEQ,   /* == */
+    T_NEQ,   /* != */
+    T_NOT,   /* ! */
+    T_IN,    /* in */
+    T_NOTIN, /* notin */
+    T_OPEN,  /* ( */
+    T_CLOSE, /* ) */
+    T_COMMA, /* , */
+    T_GT,    /* > */
+    T_LT,    /* < */
+    T_END,   /* end of input */
+};
+
+struct lexer {
+    const char *p;
+    char text[320]; /* text of the last T_ID */
+};
+
+static int special(char c)
+{
+    return c == '=' || c == '!' || c == '(' || c == ')' || c == ',' || c == '>' || c == '<';
+}
+
+static enum tok lex(struct lexer *lx)
+{
+    size_t n = 0;
+
+    while (isspace((unsigned char)*lx->p))
+        lx->p++;
+    switch (*lx->p) {
+    case '\0':
+        return T_END;
+    case '(':
+        lx->p++;
+        return T_OPEN;
+    case ')':
+        lx->p++;
+        return T_CLOSE;
+    case ',':
+        lx->p++;
+        return T_COMMA;
+    case '>':
+        lx->p++;
+        return T_GT;
+    case '<':
+        lx->p++;
+        return T_LT;
+    case '=':
+        if (lx->p[1] == '=') {
+            lx->p += 2;
+            return T_DEQ;
+        }
+        lx->p++;
+        return T_EQ;
+    case '!':
+        if (lx->p[1] == '=') {
+            lx->p += 2;
+            return T_NEQ;
+        }
+        lx->p++;
+        return T_NOT;
+    default:
+        break;
+    }
+    while (*lx->p && !isspace((unsigned char)*lx->p) && !special(*lx->p)) {
+        if (n + 1 < sizeof(lx->text))
+            lx->text[n++] = *lx->p;
+        lx->p++;
+    }
+    lx->text[n] = '\0';
+    if (strcmp(lx->text, "in") == 0)
+        return T_IN;
+    if (strcmp(lx->text, "notin") == 0)
+        return T_NOTIN;
+    return T_ID;
+}
+
+/* Peek at the next token without consuming it. */
+static enum tok peek(struct lexer *lx)
+{
+    struct lexer copy = *lx;
+
+    return lex(&copy);
+}
+
+static int name_ok(const char *s, size_t len, size_t max)
+{
+    size_t i;
+
+    if (len == 0 || len > max)
+        return 0;
+    if (!isalnum((unsigned char)s[0]) || !isalnum((unsigned char)s[len - 1]))
+        return 0;
+    for (i = 0; i < len; i++) {
+        char c = s[i];
+
+        if (!isalnum((unsigned char)c) && c != '-' && c != '_' && c != '.')
+            return 0;
+    }
+    return 1;
+}
+
+static int prefix_ok(const char *s, size_t len)
+{
+    size_t i;
+
+    if (len == 0 || len > 253)
+        return 0;
+    for (i = 0; i < len; i++) {
+        char c = s[i];
+
+        if (!islower((unsigned char)c) && !isdigit((unsigned char)c) && c != '-' && c != '.')
+            return 0;
+    }
+    return isalnum((unsigned char)s[0]) && isalnum((unsigned char)s[len - 1]);
+}
+
+/* A qualified label key: [prefix/]name. */
+static int key_ok(const char *key)
+{
+    const char *slash = strchr(key, '/');
+
+    if (!slash)
+        return name_ok(key, strlen(key), 63);
+    return prefix_ok(key, (size_t)(slash - key)) && name_ok(slash + 1, strlen(slash + 1), 63);
+}
+
+static int value_ok(const char *v)
+{
+    return v[0] == '\0' || name_ok(v, strlen(v), 63);
+}
+
+static void req_release(struct ksim_sel_req *r)
+{
+    size_t i;
+
+    free(r->key);
+    for (i = 0; i < r->nvalues; i++)
+        free(r->values[i]);
+    free(r->values);
+}
+
+void ksim_sel_free(struct ksim_sel *sel)
+{
+    size_t i;
+
+    if (!sel)
+        return;
+    for (i = 0; i < sel->n; i++)
+        req_release(&sel->reqs[i]);
+    free(sel->reqs);
+    free(sel);
+}
+
+static enum kerr add_value(struct ksim_sel_req *r, const char *v, struct kerr_info *err)
+{
+    char **nv;
+    char *copy;
+
+    if (!value_ok(v))
+        return kerr_set(err, KERR_PARSE,
+                        "unable to parse requirement: values[%zu][%s]: Invalid value: \"%s\": a "
+                        "valid label must be an empty string or consist of alphanumeric "
+                        "characters, '-', '_' or '.', and must start and end with an "
+                        "alphanumeric character",
+                        r->nvalues, r->key, v);
+    if (r->nvalues >= MAX_VALUES)
+        return kerr_set(err, KERR_PARSE, "unable to parse requirement: too many values");
+    copy = strdup(v);
+    nv = realloc(r->values, (r->nvalues + 1) * sizeof(*nv));
+    if (!copy || !nv) {
+        free(copy);
+        if (nv)
+            r->values = nv;
+        return kerr_set(err, KERR_NOMEM, NULL);
+    }
+    r->values = nv;
+    r->values[r->nvalues++] = copy;
+    return KERR_OK;
+}
+
+/* Append an empty requirement with key to sel; *out points at it. */
+static enum kerr add_req(struct ksim_sel *sel, const char *key, enum ksim_sel_op op,
+                         struct ksim_sel_req **out, struct kerr_info *err)
+{
+    struct ksim_sel_req *nr;
+
+    if (!key_ok(key))
+        return kerr_set(err, KERR_PARSE,
+                        "unable to parse requirement: key: Invalid value: \"%s\": name part must "
+                        "consist of alphanumeric characters, '-', '_' or '.', and must start and "
+                        "end with an alphanumeric character",
+                        key);
+    if (sel->n >= MAX_REQS)
+        return kerr_set(err, KERR_PARSE, "unable to parse requirement: too many requirements");
+    nr = realloc(sel->reqs, (sel->n + 1) * sizeof(*nr));
+    if (!nr)
+        return kerr_set(err, KERR_NOMEM, NULL);
+    sel->reqs = nr;
+    memset(&nr[sel->n], 0, sizeof(*nr));
+    nr[sel->n].key = strdup(key);
+    if (!nr[sel->n].key)
+        return kerr_set(err, KERR_NOMEM, NULL);
+    nr[sel->n].op = op;
+    *out = &nr[sel->n++];
+    return KERR_OK;
+}
+
+/* "( v1, v2 )" after in/notin. */
+static enum kerr parse_set(struct lexer *lx, struct ksim_sel_req *r, struct kerr_info *err)
+{
+    enum tok t;
+    enum kerr rc;
+
+    if (lex(lx) != T_OPEN)
+        return kerr_set(err, KERR_PARSE, "unable to parse requirement: found '%s', expected: '('",
+                        lx->p);
+    for (;;) {
+        t = lex(lx);
+        if (t == T_CLOSE && r->nvalues == 0)
+            break;
+        if (t == T_ID) {
+            rc = add_value(r, lx->text, err);
+            if (rc != KERR_OK)
+                return rc;
+            t = lex(lx);
+        } else if (t == T_COMMA || t == T_CLOSE) {
+            rc = add_value(r, "", err); /* "(a,)" holds an empty value */
+            if (rc != KERR_OK)
+                return rc;
+        } else {
+            return kerr_set(err, KERR_PARSE, "unable to parse requirement: found unexpected token");
+        }
+        if (t == T_CLOSE)
+            break;
+        if (t != T_COMMA)
+            return kerr_set(err, KERR_PARSE,
+                            "unable to parse requirement: found unexpected token, expected: ',' "
+                            "or ')'");
+    }
+    if (r->nvalues == 0)
+        return kerr_set(err, KERR_PARSE,
+                        "unable to parse requirement: for 'in', 'notin' operators, values set "
+                        "can't be empty");
+    return KERR_OK;
+}
+
+/* One value after =, ==, !=, >, <. */
+static enum kerr parse_single(struct lexer *lx, struct ksim_sel_req *r, struct kerr_info *err)
+{
+    enum tok t = peek(lx);
+    char *end = NULL;
+    long long v;
+
+    if (t == T_END || t == T_COMMA)
+        return r->op == KSIM_SEL_GT || r->op == KSIM_SEL_LT
+                   ? kerr_set(err, KERR_PARSE, "unable to parse requirement: missing number")
+                   : add_value(r, "", err);
+    if (lex(lx) != T_ID)
+        return kerr_set(err, KERR_PARSE, "unable to parse requirement: found unexpected token");
+    if (r->op == KSIM_SEL_GT || r->op == KSIM_SEL_LT) {
+        errno = 0;
+        v = strtoll(lx->text, &end, 10);
+        if (errno || !end || *end || end == lx->text || v < 0)
+            return kerr_set(err, KERR_PARSE,
+                            "unable to parse requirement: for 'Gt', 'Lt' operators, the value "
+                            "must be an integer");
+    }
+    return add_value(r, lx->text, err);
+}
+
+static enum kerr parse_req(struct lexer *lx, struct ksim_sel *sel, struct kerr_info *err)
+{
+    struct ksim_sel_req *r = NULL;
+    enum ksim_sel_op op;
+    enum tok t = lex(lx);
+    enum kerr rc;
+    char key[sizeof(lx->text)];
+
+    if (t == T_NOT) {
+        if (lex(lx) != T_ID)
+            return kerr_set(err, KERR_PARSE, "unable to parse requirement: expected a key after !");
+        return add_req(sel, lx->text, KSIM_SEL_NOTEXISTS, &r, err);
+    }
+    if (t != T_ID)
+        return kerr_set(err, KERR_PARSE,
+                        "unable to parse requirement: found '%s', expected: "
+                        "identifier",
+                        lx->p);
+    snprintf(key, sizeof(key), "%s", lx->text);
+    t = peek(lx);
+    if (t == T_END || t == T_COMMA)
+        return add_req(sel, key, KSIM_SEL_EXISTS, &r, err);
+    t = lex(lx);
+    switch (t) {
+    case T_EQ:
+    case T_DEQ:
+        op = KSIM_SEL_EQ;
+        break;
+    case T_NEQ:
+        op = KSIM_SEL_NEQ;
+        break;
+    case T_IN:
+        op = KSIM_SEL_IN;
+        break;
+    case T_NOTIN:
+        op = KSIM_SEL_NOTIN;
+        break;
+    case T_GT:
+        op = KSIM_SEL_GT;
+        break;
+    case T_LT:
+        op = KSIM_SEL_LT;
+        break;
+    default:
+        return kerr_set(err, KERR_PARSE,
+                        "unable to parse requirement: found unexpected token, expected: "
+                        "in, notin, =, ==, !=, gt, lt");
+    }
+    rc = add_req(sel, key, op, &r, err);
+    if (rc != KERR_OK)
+        return rc;
+    if (op == KSIM_SEL_IN || op == KSIM_SEL_NOTIN)
+        return parse_set(lx, r, err);
+    return parse_single(lx, r, err);
+}
+
+enum kerr ksim_sel_parse(const char *text, struct ksim_sel **out, struct kerr_info *err)
+{
+    struct ksim_sel *sel;
+    struct lexer lx;
+    enum kerr rc = KERR_OK;
+    enum tok t;
+
+    *out = NULL;
+    sel = calloc(1, sizeof(*sel));
+    if (!sel)
+        return kerr_set(err, KERR_NOMEM, NULL);
+    lx.p = text ? text : "";
+    lx.text[0] = '\0';
+    while (peek(&lx) != T_END) {
+        rc = parse_req(&lx, sel, err);
+        if (rc != KERR_OK)
+            goto out;
+        t = lex(&lx);
+        if (t == T_END)
+            break;
+        if (t != T_COMMA) {
+            rc = kerr_set(err, KERR_PARSE,
+                          "unable to parse requirement: found unexpected token, expected: ','");
+            goto out;
+        }
+        if (peek(&lx) == T_END) {
+            rc = kerr_set(err, KERR_PARSE,
+                          "unable to parse requirement: found '', expected: identifier");
+            goto out;
+        }
+    }
+out:
+    if (rc != KERR_OK) {
+        ksim_sel_free(sel);
+        return rc;
+    }
+    *out = sel;
+    return KERR_OK;
+}
+
+static enum kerr expr_from_json(struct ksim_sel *sel, const cJSON *e, struct kerr_info *err)
+{
+    const cJSON *key = cJSON_GetObjectItemCaseSensitive(e, "key");
+    const cJSON *op = cJSON_GetObjectItemCaseSensitive(e, "operator");
+    const cJSON *vals = cJSON_GetObjectItemCaseSensitive(e, "values");
+    const cJSON *v;
+    struct ksim_sel_req *r = NULL;
+    enum ksim_sel_op o;
+    enum kerr rc;
+
+    if (!cJSON_IsString(key) || !cJSON_IsString(op))
+        return kerr_set(err, KERR_PARSE, "matchExpressions: key and operator are required");
+    if (strcmp(op->valuestring, "In") == 0)
+        o = KSIM_SEL_IN;
+    else if (strcmp(op->valuestring, "NotIn") == 0)
+        o = KSIM_SEL_NOTIN;
+    else if (strcmp(op->valuestring, "Exists") == 0)
+        o = KSIM_SEL_EXISTS;
+    else if (strcmp(op->valuestring, "DoesNotExist") == 0)
+        o = KSIM_SEL_NOTEXISTS;
+    else
+        return kerr_set(err, KERR_PARSE, "\"%s\" is not a valid label selector operator",
+                        op->valuestring);
+    rc = add_req(sel, key->valuestring, o, &r, err);
+    if (rc != KERR_OK)
+        return rc;
+    cJSON_ArrayForEach (v, vals) {
+        if (!cJSON_IsString(v))
+            return kerr_set(err, KERR_PARSE, "matchExpressions: values must be strings");
+        rc = add_value(r, v->valuestring, err);
+        if (rc != KERR_OK)
+            return rc;
+    }
+    if ((o == KSIM_SEL_IN || o == KSIM_SEL_NOTIN) && r->nvalues == 0)
+        return kerr_set(err, KERR_PARSE, "for 'in', 'notin' operators, values set can't be empty");
+    if ((o == KSIM_SEL_EXISTS || o == KSIM_SEL_NOTEXISTS) && r->nvalues != 0)
+        return kerr_set(err, KERR_PARSE, "values set must be empty for exists and does not exist");
+    return KERR_OK;
+}
+
+enum kerr ksim_sel_from_json(const cJSON *selector, int nil_matches_nothing, struct ksim_sel **out,
+                             struct kerr_info *err)
+{
+    struct ksim_sel *sel;
+    struct ksim_sel_req *r = NULL;
+    const cJSON *ml, *me, *it;
+    enum kerr rc = KERR_OK;
+
+    *out = NULL;
+    sel = calloc(1, sizeof(*sel));
+    if (!sel)
+        return kerr_set(err, KERR_NOMEM, NULL);
+    if (!selector || cJSON_IsNull(selector)) {
+        sel->nothing = nil_matches_nothing;
+        *out = sel;
+        return KERR_OK;
+    }
+    if (!cJSON_IsObject(selector)) {
+        rc = kerr_set(err, KERR_PARSE, "label selector must be an object");
+        goto out;
+    }
+    ml = cJSON_GetObjectItemCaseSensitive(selector, "matchLabels");
+    cJSON_ArrayForEach (it, ml) {
+        if (!cJSON_IsString(it) || !it->string) {
+            rc = kerr_set(err, KERR_PARSE, "matchLabels values must be strings");
+            goto out;
+        }
+        rc = add_req(sel, it->string, KSIM_SEL_EQ, &r, err);
+        if (rc == KERR_OK)
+            rc = add_value(r, it->valuestring, err);
+        if (rc != KERR_OK)
+            goto out;
+    }
+    me = cJSON_GetObjectItemCaseSensitive(selector, "matchExpressions");
+    cJSON_ArrayForEach (it, me) {
+        rc = expr_from_json(sel, it, err);
+        if (rc != KERR_OK)
+            goto out;
+    }
+out:
+    if (rc != KERR_OK) {
+        ksim_sel_free(sel);
+        return rc;
+    }
+    *out = sel;
+    return KERR_OK;
+}
+
+static int in_values(const struct ksim_sel_req *r, const char *v)
+{
+    size_t i;
+
+    for (i = 0; i < r->nvalues; i++)
+        if (strcmp(r->values[i], v) == 0)
+            return 1;
+    return 0;
+}
+
+static int cmp_int(const struct ksim_sel_req *r, const char *v)
+{
+    char *end = NULL;
+    long long have, want;
+
+    errno = 0;
+    have = strtoll(v, &end, 10);
+    if (errno || !end || *end || end == v || r->nvalues != 1)
+        return 0;
+    want = strtoll(r->values[0], NULL, 10);
+    return r->op == KSIM_SEL_GT ? have > want : have < want;
+}
+
+static int req_matches(const struct ksim_sel_req *r, const cJSON *labels)
+{
+    const cJSON *l = labels ? cJSON_GetObjectItemCaseSensitive(labels, r->key) : NULL;
+    const char *v = cJSON_IsString(l) ? l->valuestring : NULL;
+
+    switch (r->op) {
+    case KSIM_SEL_EQ:
+    case KSIM_SEL_IN:
+        return v && in_values(r, v);
+    case KSIM_SEL_NEQ:
+    case KSIM_SEL_NOTIN:
+        return !v || !in_values(r, v);
+    case KSIM_SEL_EXISTS:
+        return v != NULL;
+    case KSIM_SEL_NOTEXISTS:
+        return v == NULL;
+    case KSIM_SEL_GT:
+    case KSIM_SEL_LT:
+        return v && cmp_int(r, v);
+    }
+    return 0;
+}
+
+int ksim_sel_matches(const struct ksim_sel *sel, const cJSON *labels)
+{
+    size_t i;
+
+    if (!sel)
+        return 1;
+    if (sel->nothing)
+        return 0;
+    for (i = 0; i < sel->n; i++)
+        if (!req_matches(&sel->reqs[i], labels))
+            return 0;
+    return 1;
+}
+
+int ksim_sel_is_everything(const struct ksim_sel *sel)
+{
+    return !sel || (!sel->nothing && sel->n == 0);
+}
+
+static enum kerr append_values(const struct ksim_sel_req *r, struct buf *out)
+{
+    size_t i;
+    enum kerr rc = buf_appends(out, " (");
+
+    for (i = 0; rc == KERR_OK && i < r->nvalues; i++)
+        rc = buf_appendf(out, "%s%s", i ? "," : "", r->values[i]);
+    return rc == KERR_OK ? buf_appends(out, ")") : rc;
+}
+
+enum kerr ksim_sel_to_string(const struct ksim_sel *sel, struct buf *out)
+{
+    size_t i;
+    enum kerr rc = KERR_OK;
+    const struct ksim_sel_req *r;
+
+    for (i = 0; sel && rc == KERR_OK && i < sel->n; i++) {
+        r = &sel->reqs[i];
+        if (i)
+            rc = buf_appends(out, ",");
+        if (rc != KERR_OK)
+            break;
+        switch (r->op) {
+        case KSIM_SEL_EQ:
+            rc = buf_appendf(out, "%s=%s", r->key, r->nvalues ? r->values[0] : "");
+            break;
+        case KSIM_SEL_NEQ:
+            rc = buf_appendf(out, "%s!=%s", r->key, r->nvalues ? r->values[0] : "");
+            break;
+        case KSIM_SEL_IN:
+        case KSIM_SEL_NOTIN:
+            rc = buf_appendf(out, "%s %s", r->key, r->op == KSIM_SEL_IN ? "in" : "notin");
+            if (rc == KERR_OK)
+                rc = append_values(r, out);
+            break;
+        case KSIM_SEL_EXISTS:
+            rc = buf_appends(out, r->key);
+            break;
+        case KSIM_SEL_NOTEXISTS:
+            rc = buf_appendf(out, "!%s", r->key);
+            break;
+        case KSIM_SEL_GT:
+        case KSIM_SEL_LT:
+            rc = buf_appendf(out, "%s%s%s", r->key, r->op == KSIM_SEL_GT ? ">" : "<",
+                             r->nvalues ? r->values[0] : "");
+            break;
+        }
+    }
+    return rc;
+}
+
+void ksim_sel_field_free(struct ksim_sel_field *fs)
+{
+    size_t i;
+
+    if (!fs)
+        return;
+    for (i = 0; i < fs->n; i++) {
+        free(fs->reqs[i].path);
+        free(fs->reqs[i].value);
+    }
+    free(fs->reqs);
+    free(fs);
+}
+
+/* Copy s[0..len) dropping backslash escapes; NULL on a dangling or unknown escape. */
+static char *unescape(const char *s, size_t len)
+{
+    char *o = malloc(len + 1);
+    size_t i, n = 0;
+
+    if (!o)
+        return NULL;
+    for (i = 0; i < len; i++) {
+        if (s[i] == '\\') {
+            if (i + 1 >= len || (s[i + 1] != '\\' && s[i + 1] != ',' && s[i + 1] != '=')) {
+                free(o);
+                return NULL;
+            }
+            i++;
+        }
+        o[n++] = s[i];
+    }
+    o[n] = '\0';
+    return o;
+}
+
+/* Parse one "path op value" term of length len. */
+static enum kerr field_term(struct ksim_sel_field *fs, const char *t, size_t len,
+                            struct kerr_info *err)
+{
+    struct ksim_sel_field_req *nr;
+    size_t i, oplen = 0;
+    int negate = 0;
+
+    for (i = 0; i < len; i++) {
+        if (t[i] == '\\') {
+            i++;
+            continue;
+        }
+        if (t[i] == '!' && i + 1 < len && t[i + 1] == '=') {
+            oplen = 2;
+            negate = 1;
+            break;
+        }
+        if (t[i] == '=') {
+            oplen = i + 1 < len && t[i + 1] == '=' ? 2 : 1;
+            break;
+        }
+    }
+    if (oplen == 0 || i == 0)
+        return kerr_set(err, KERR_PARSE, "invalid selector: '%.*s'; can't understand '%.*s'",
+                        (int)len, t, (int)len, t);
+    if (fs->n >= MAX_REQS)
+        return kerr_set(err, KERR_PARSE, "invalid selector: too many terms");
+    nr = realloc(fs->reqs, (fs->n + 1) * sizeof(*nr));
+    if (!nr)
+        return kerr_set(err, KERR_NOMEM, NULL);
+    fs->reqs = nr;
+    nr = &fs->reqs[fs->n];
+    nr->path = strndup(t, i);
+    nr->value = unescape(t + i + oplen, len - i - oplen);
+    nr->negate = negate;
+    fs->n++;
+    if (!nr->path || !nr->value)
+        return kerr_set(err, KERR_PARSE, "invalid selector: bad escape in '%.*s'", (int)len, t);
+    return KERR_OK;
+}
+
+enum kerr ksim_sel_field_parse(const char *text, struct ksim_sel_field **out, struct kerr_info *err)
+{
+    struct ksim_sel_field *fs;
+    const char *p = text ? text : "", *start = p;
+    enum kerr rc = KERR_OK;
+
+    *out = NULL;
+    fs = calloc(1, sizeof(*fs));
+    if (!fs)
+        return kerr_set(err, KERR_NOMEM, NULL);
+    for (;; p++) {
+        if (*p == '\\' && p[1]) {
+            p++;
+            continue;
+        }
+        if (*p != ',' && *p != '\0')
+            continue;
+        if (p > start)
+            rc = field_term(fs, start, (size_t)(p - start), err);
+        if (rc != KERR_OK || *p == '\0')
+            break;
+        start = p + 1;
+    }
+    if (rc != KERR_OK) {
+        ksim_sel_field_free(fs);
+        return rc;
+    }
+    *out = fs;
+    return KERR_OK;
+}
+
+void ksim_sel_field_value(const cJSON *obj, const char *path, char *out, size_t size)
+{
+    const cJSON *cur = obj;
+    const char *p = path;
+    char part[128];
+    size_t n;
+
+    out[0] = '\0';
+    while (cur && *p) {
+        n = strcspn(p, ".");
+        if (n >= sizeof(part))
+            return;
+        memcpy(part, p, n);
+        part[n] = '\0';
+        cur = cJSON_IsObject(cur) ? cJSON_GetObjectItemCaseSensitive(cur, part) : NULL;
+        p += n;
+        if (*p == '.')
+            p++;
+    }
+    if (cJSON_IsString(cur))
+        snprintf(out, size, "%s", cur->valuestring);
+    else if (cJSON_IsBool(cur))
+        snprintf(out, size, "%s", cJSON_IsTrue(cur) ? "true" : "false");
+    else if (cJSON_IsNumber(cur))
+        snprintf(out, size, "%.0f", cur->valuedouble);
+}
+
+int ksim_sel_field_matches(const struct ksim_sel_field *fs, const cJSON *obj)
+{
+    char v[512];
+    size_t i;
+
+    for (i = 0; fs && i < fs->n; i++) {
+        ksim_sel_field_value(obj, fs->reqs[i].path, v, sizeof(v));
+        if ((strcmp(v, fs->reqs[i].value) == 0) == fs->reqs[i].negate)
+            return 0;
+    }
+    return 1;
+}
