@@ -1,0 +1,188 @@
+/*
+ * kjson - JSON helpers on cJSON for Kubernetes objects.
+ *
+ * Paths. A path names a node below a root, in one of two forms:
+ *   - a string of segments separated by '.', where a segment may be put in
+ *     brackets to hold dots and slashes:
+ *         "metadata.name"
+ *         "metadata.labels[app.kubernetes.io/part-of]"
+ *         "spec.template.spec.containers[0].image"   (or "...containers.0.image")
+ *     A bracketed segment ends at the first ']'; keys containing ']' need
+ *     the second form. NULL or "" is the root itself.
+ *   - a NULL-terminated array of raw segments (the "v" functions), taken
+ *     literally: { "metadata", "annotations", "a.b/c[d]", NULL }.
+ * A segment applied to an array is a decimal index; applied to an object it
+ * is a key (case-sensitive). The dotted form never escapes anything else.
+ *
+ * Also: typed getters and setters, parsing with an explicit length and
+ * size/depth caps (KERR_PARSE with the byte offset), deterministic printing,
+ * JSON Pointer (RFC 6901) escaping, JSON Patch (RFC 6902) builders and
+ * application, merge patch (RFC 7386) application and generation (both via
+ * the vendored cJSON_Utils), and metav1 Time / MicroTime strings.
+ *
+ * Numbers: cJSON keeps numbers as double, so integers are exact up to 2^53.
+ *
+ * Thread safety: functions are reentrant; a cJSON tree must not be used by
+ * two threads when one of them modifies it. kjson never calls
+ * cJSON_GetErrorPtr.
+ */
+#ifndef COMMON_KJSON_H
+#define COMMON_KJSON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <cJSON.h>
+
+#include "common/buf.h"
+#include "common/kerr.h"
+
+/* Default caps of kjson_parse. */
+#define KJSON_DEFAULT_MAX_BYTES (16u * 1024u * 1024u)
+#define KJSON_DEFAULT_MAX_DEPTH 128u
+
+/* Lengths of metav1.Time ("2006-01-02T15:04:05Z") and MicroTime
+ * ("2006-01-02T15:04:05.000000Z") strings, without the NUL. */
+#define KJSON_TIME_LEN      20
+#define KJSON_MICROTIME_LEN 27
+
+/* ---- lookups (all results BORROWED from root; NULL when absent or of another type) ---- */
+
+/* The node at path, or NULL. */
+const cJSON *kjson_get(const cJSON *root, const char *path);
+const cJSON *kjson_getv(const cJSON *root, const char *const *segs);
+
+/* True when path names a node (of any type, null included). */
+bool kjson_has(const cJSON *root, const char *path);
+
+/* The string at path, or NULL when absent or not a string. */
+const char *kjson_get_str(const cJSON *root, const char *path);
+
+/* The object / array at path, or NULL when absent or of another type. */
+const cJSON *kjson_get_obj(const cJSON *root, const char *path);
+const cJSON *kjson_get_arr(const cJSON *root, const char *path);
+
+/*
+ * The integer at path: KERR_NOTFOUND when absent, KERR_INVAL when not a
+ * number, not integral or out of int64 range. *out is 0 unless KERR_OK.
+ */
+enum kerr kjson_get_int64(const cJSON *root, const char *path, int64_t *out);
+
+/* The boolean at path: KERR_NOTFOUND when absent, KERR_INVAL when not a bool. */
+enum kerr kjson_get_bool(const cJSON *root, const char *path, bool *out);
+
+/* ---- setters: create missing intermediate objects, replace an existing leaf ---- */
+
+/*
+ * Put value at path. TAKES value (it is deleted on failure too). Missing
+ * parents are created as objects; an existing parent that is neither an
+ * object nor an array, an array index past the end (== size appends), or
+ * a bad path is KERR_INVAL. root must be an object or an array.
+ */
+enum kerr kjson_set(cJSON *root, const char *path, cJSON *value, struct kerr_info *err);
+enum kerr kjson_setv(cJSON *root, const char *const *segs, cJSON *value, struct kerr_info *err);
+
+/* Typed shorthands of kjson_set (s is copied). */
+enum kerr kjson_set_str(cJSON *root, const char *path, const char *s, struct kerr_info *err);
+enum kerr kjson_set_int(cJSON *root, const char *path, int64_t v, struct kerr_info *err);
+enum kerr kjson_set_bool(cJSON *root, const char *path, bool v, struct kerr_info *err);
+
+/* An empty object at path, created if missing; *out (BORROWED from root) is the object there. */
+enum kerr kjson_set_obj(cJSON *root, const char *path, cJSON **out, struct kerr_info *err);
+
+/* Delete the node at path: KERR_OK, or KERR_NOTFOUND when it does not exist. */
+enum kerr kjson_delete(cJSON *root, const char *path);
+enum kerr kjson_deletev(cJSON *root, const char *const *segs);
+
+/* ---- parsing and printing ---- */
+
+/* Caps for kjson_parse; a 0 field takes the default. */
+struct kjson_limits {
+    size_t max_bytes;   /* input larger than this: KERR_TOOBIG */
+    unsigned max_depth; /* nesting of arrays/objects deeper than this: KERR_PARSE */
+};
+
+/*
+ * Parse exactly len bytes of data (BORROWED, need not be NUL-terminated);
+ * only whitespace may follow the value. lim may be NULL (defaults). On
+ * KERR_OK *out OWNS the tree (cJSON_Delete). On KERR_PARSE the message
+ * holds the byte offset of the error, also stored in *err_offset when not
+ * NULL.
+ */
+enum kerr kjson_parse(const char *data, size_t len, const struct kjson_limits *lim, cJSON **out,
+                      size_t *err_offset, struct kerr_info *err);
+
+/* Compact text of v. On KERR_OK *out OWNS it (free()); *len (optional) its length. */
+enum kerr kjson_print(const cJSON *v, char **out, size_t *len, struct kerr_info *err);
+
+/* As kjson_print with every object's keys sorted (byte order), recursively: equal
+ * documents give equal bytes. v itself is not modified. */
+enum kerr kjson_print_sorted(const cJSON *v, char **out, size_t *len, struct kerr_info *err);
+
+/* ---- JSON Pointer (RFC 6901) ---- */
+
+/* Append "/" and seg with '~' -> "~0" and '/' -> "~1" to b. */
+enum kerr kjson_ptr_append(struct buf *b, const char *seg) __attribute__((warn_unused_result));
+
+/* The pointer of a dotted path ("metadata.labels[a/b]" -> "/metadata/labels/a~1b").
+ * On KERR_OK *out OWNS it (free()). */
+enum kerr kjson_path_to_ptr(const char *path, char **out, struct kerr_info *err);
+
+/* The pointer of a segment array. On KERR_OK *out OWNS it (free()). */
+enum kerr kjson_segs_to_ptr(const char *const *segs, char **out, struct kerr_info *err);
+
+/* ---- JSON Patch (RFC 6902) ---- */
+
+/*
+ * Append {"op":...,"path":ptr,"value":value} to patch (a cJSON array,
+ * BORROWED). ptr is an escaped JSON Pointer (see above). value is TAKEN
+ * (deleted on failure too).
+ */
+enum kerr kjson_patch_add(cJSON *patch, const char *ptr, cJSON *value, struct kerr_info *err);
+enum kerr kjson_patch_replace(cJSON *patch, const char *ptr, cJSON *value, struct kerr_info *err);
+enum kerr kjson_patch_test(cJSON *patch, const char *ptr, cJSON *value, struct kerr_info *err);
+
+/* Append {"op":"remove","path":ptr}. */
+enum kerr kjson_patch_remove(cJSON *patch, const char *ptr, struct kerr_info *err);
+
+/*
+ * Apply the JSON Patch patch (BORROWED, an array) to a copy of doc
+ * (BORROWED); all or nothing. On KERR_OK *out OWNS the patched document.
+ * Errors: KERR_CONFLICT when a "test" operation fails; KERR_INVAL for a
+ * malformed patch or a path that does not exist; KERR_NOMEM. The message
+ * names the failing operation's index, op and path.
+ */
+enum kerr kjson_patch_apply(const cJSON *doc, const cJSON *patch, cJSON **out,
+                            struct kerr_info *err);
+
+/* ---- merge patch (RFC 7386) ---- */
+
+/* Apply the merge patch to a copy of doc (both BORROWED); null values delete keys.
+ * On KERR_OK *out OWNS the result. */
+enum kerr kjson_merge_apply(const cJSON *doc, const cJSON *patch, cJSON **out,
+                            struct kerr_info *err);
+
+/* The merge patch that turns from into to (both BORROWED, not modified).
+ * Equal documents give {}. On KERR_OK *out OWNS it. */
+enum kerr kjson_merge_diff(const cJSON *from, const cJSON *to, cJSON **out, struct kerr_info *err);
+
+/* ---- metav1.Time and metav1.MicroTime (RFC 3339, UTC) ---- */
+
+/* "2006-01-02T15:04:05Z" into out. */
+enum kerr kjson_time_format(time_t t, char out[KJSON_TIME_LEN + 1]);
+
+/* "2006-01-02T15:04:05.000000Z" (microseconds) into out. */
+enum kerr kjson_microtime_format(const struct timespec *ts, char out[KJSON_MICROTIME_LEN + 1]);
+
+/* The current time as MicroTime. */
+enum kerr kjson_microtime_now(char out[KJSON_MICROTIME_LEN + 1]);
+
+/*
+ * Parse RFC 3339 "YYYY-MM-DDTHH:MM:SS[.frac](Z|+hh:mm|-hh:mm)" (1 to 9
+ * fraction digits) into *out (UTC). KERR_PARSE otherwise.
+ */
+enum kerr kjson_time_parse(const char *s, struct timespec *out, struct kerr_info *err);
+
+#endif
