@@ -1,0 +1,513 @@
+#include "common/workqueue.h"
+
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Scheduling on a shared, sanitized build is slow: upper bounds are generous. */
+#define SLACK_MS 400
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void pause_ms(long ms)
+{
+    struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+
+    nanosleep(&ts, NULL);
+}
+
+static struct wq *new_queue(const struct wq_opts *o)
+{
+    struct wq *q = NULL;
+    struct kerr_info err;
+
+    cr_assert_eq(wq_new(o, &q, &err), KERR_OK, "%s", err.msg);
+    return q;
+}
+
+/* Get a key and check it; returns the ms the get blocked. */
+static long long get_expect(struct wq *q, const char *want)
+{
+    long long t0 = now_ms();
+    char *key = NULL;
+
+    cr_assert_eq(wq_get(q, &key), KERR_OK);
+    cr_assert_str_eq(key, want);
+    wq_done(q, key);
+    free(key);
+    return now_ms() - t0;
+}
+
+/* Wait (with a deadline) until an atomic counter reaches want. */
+static int await_count(atomic_int *c, int want, long timeout_ms)
+{
+    long long end = now_ms() + timeout_ms;
+
+    while (atomic_load(c) < want) {
+        if (now_ms() > end)
+            return 0;
+        pause_ms(1);
+    }
+    return 1;
+}
+
+Test(workqueue, add_deduplicates)
+{
+    struct wq *q = new_queue(NULL);
+    struct wq_stats st;
+
+    cr_assert_eq(wq_add(q, "ns/a"), KERR_OK);
+    cr_assert_eq(wq_add(q, "ns/a"), KERR_OK);
+    cr_assert_eq(wq_add(q, "ns/b"), KERR_OK);
+    cr_assert_eq(wq_len(q), 2);
+    get_expect(q, "ns/a");
+    get_expect(q, "ns/b");
+    cr_assert_eq(wq_len(q), 0);
+    wq_get_stats(q, &st);
+    cr_assert_eq(st.adds, 2);
+    cr_assert_eq(st.work_count, 2);
+    wq_free(q);
+}
+
+Test(workqueue, add_while_processing_requeues_after_done)
+{
+    struct wq *q = new_queue(NULL);
+    char *key = NULL;
+    struct wq_stats st;
+
+    cr_assert_eq(wq_add(q, "k"), KERR_OK);
+    cr_assert_eq(wq_get(q, &key), KERR_OK);
+    cr_assert_eq(wq_add(q, "k"), KERR_OK);
+    cr_assert_eq(wq_add(q, "k"), KERR_OK);
+    cr_assert_eq(wq_len(q), 0, "a key in flight must not be handed out again");
+    wq_get_stats(q, &st);
+    cr_assert_eq(st.processing, 1);
+    wq_done(q, key);
+    free(key);
+    cr_assert_eq(wq_len(q), 1);
+    get_expect(q, "k");
+    cr_assert_eq(wq_len(q), 0);
+    wq_done(q, "k"); /* not in flight: ignored */
+    cr_assert_eq(wq_len(q), 0);
+    wq_free(q);
+}
+
+Test(workqueue, rejects_bad_keys_and_options)
+{
+    struct wq *q = new_queue(NULL);
+    struct wq *bad = NULL;
+    char long_key[WQ_KEY_MAX + 2];
+    struct wq_opts o = { .base_delay_ms = 100, .max_delay_ms = 10 };
+    struct kerr_info err;
+
+    memset(long_key, 'x', sizeof(long_key) - 1);
+    long_key[sizeof(long_key) - 1] = '\0';
+    cr_assert_eq(wq_add(q, ""), KERR_INVAL);
+    cr_assert_eq(wq_add(q, NULL), KERR_INVAL);
+    cr_assert_eq(wq_add(q, long_key), KERR_INVAL);
+    cr_assert_eq(wq_add_after(q, long_key, 5), KERR_INVAL);
+    cr_assert_eq(wq_new(&o, &bad, &err), KERR_INVAL);
+    cr_assert_null(bad);
+    o.max_delay_ms = 0;
+    o.burst = -1;
+    cr_assert_eq(wq_new(&o, &bad, &err), KERR_INVAL);
+    wq_free(q);
+}
+
+Test(workqueue, add_after_orders_by_ready_time)
+{
+    struct wq *q = new_queue(NULL);
+    long long t0 = now_ms(), t;
+    struct wq_stats st;
+
+    cr_assert_eq(wq_add_after(q, "c", 150), KERR_OK);
+    cr_assert_eq(wq_add_after(q, "a", 50), KERR_OK);
+    cr_assert_eq(wq_add_after(q, "b", 100), KERR_OK);
+    cr_assert_eq(wq_len(q), 0);
+    wq_get_stats(q, &st);
+    cr_assert_eq(st.delayed, 3);
+    get_expect(q, "a");
+    t = now_ms() - t0;
+    cr_assert(t >= 50 && t < 50 + SLACK_MS, "a after %lld ms", t);
+    get_expect(q, "b");
+    t = now_ms() - t0;
+    cr_assert(t >= 100 && t < 100 + SLACK_MS, "b after %lld ms", t);
+    get_expect(q, "c");
+    t = now_ms() - t0;
+    cr_assert(t >= 150 && t < 150 + SLACK_MS, "c after %lld ms", t);
+    wq_free(q);
+}
+
+Test(workqueue, add_after_keeps_the_earlier_time)
+{
+    struct wq *q = new_queue(NULL);
+    long long t;
+
+    cr_assert_eq(wq_add_after(q, "x", 5000), KERR_OK);
+    cr_assert_eq(wq_add_after(q, "x", 40), KERR_OK);
+    t = get_expect(q, "x");
+    cr_assert(t >= 39 && t < 40 + SLACK_MS, "earlier time must win: %lld ms", t);
+    cr_assert_eq(wq_add_after(q, "y", 40), KERR_OK);
+    cr_assert_eq(wq_add_after(q, "y", 5000), KERR_OK);
+    t = get_expect(q, "y");
+    cr_assert(t < 40 + SLACK_MS, "a later time must not postpone: %lld ms", t);
+    cr_assert_eq(wq_add_after(q, "z", 0), KERR_OK);
+    cr_assert_eq(wq_len(q), 1, "a zero delay queues at once");
+    wq_free(q);
+}
+
+Test(workqueue, delayed_add_of_queued_key_is_processed_once)
+{
+    struct wq *q = new_queue(NULL);
+    struct wq_stats st;
+
+    cr_assert_eq(wq_add(q, "k"), KERR_OK);
+    cr_assert_eq(wq_add_after(q, "k", 20), KERR_OK);
+    pause_ms(40);
+    cr_assert_eq(wq_len(q), 1);
+    get_expect(q, "k");
+    wq_get_stats(q, &st);
+    cr_assert_eq(st.adds, 1);
+    cr_assert_eq(st.retries, 1);
+    cr_assert_eq(st.delayed, 0);
+    wq_free(q);
+}
+
+Test(workqueue, rate_limited_backoff_grows_and_forget_resets)
+{
+    struct wq_opts o = { .base_delay_ms = 20, .qps = -1 };
+    struct wq *q = new_queue(&o);
+    long long t[4];
+    int i;
+
+    for (i = 0; i < 4; i++) {
+        cr_assert_eq(wq_add_rate_limited(q, "k"), KERR_OK);
+        t[i] = get_expect(q, "k");
+        cr_assert(t[i] >= (20LL << i) - 1, "try %d waited %lld ms", i, t[i]);
+    }
+    cr_assert(t[3] > t[0] && t[3] >= 150, "backoff must grow: %lld then %lld", t[0], t[3]);
+    cr_assert_eq(wq_num_requeues(q, "k"), 4);
+    wq_forget(q, "k");
+    cr_assert_eq(wq_num_requeues(q, "k"), 0);
+    cr_assert_eq(wq_add_rate_limited(q, "k"), KERR_OK);
+    t[0] = get_expect(q, "k");
+    cr_assert(t[0] >= 19 && t[0] < 150, "after forget the delay starts over: %lld", t[0]);
+    wq_free(q);
+}
+
+Test(workqueue, backoff_is_capped)
+{
+    struct wq_opts o = { .base_delay_ms = 10, .max_delay_ms = 30, .qps = -1 };
+    struct wq *q = new_queue(&o);
+    long long t = 0;
+    int i;
+
+    for (i = 0; i < 6; i++) {
+        cr_assert_eq(wq_add_rate_limited(q, "k"), KERR_OK);
+        t = get_expect(q, "k");
+    }
+    cr_assert(t >= 29 && t < 30 + SLACK_MS, "capped delay was %lld ms", t);
+    wq_free(q);
+}
+
+Test(workqueue, token_bucket_limits_distinct_keys)
+{
+    struct wq_opts o = { .base_delay_ms = 1, .max_delay_ms = 1, .qps = 20, .burst = 2 };
+    struct wq *q = new_queue(&o);
+    long long t0 = now_ms(), t;
+    char key[8];
+    int i;
+
+    for (i = 0; i < 4; i++) {
+        snprintf(key, sizeof(key), "k%d", i);
+        cr_assert_eq(wq_add_rate_limited(q, key), KERR_OK);
+    }
+    for (i = 0; i < 4; i++) {
+        snprintf(key, sizeof(key), "k%d", i);
+        get_expect(q, key);
+    }
+    t = now_ms() - t0;
+    /* two tokens at once, then one per 50 ms: the fourth key is due after 100 ms */
+    cr_assert(t >= 95 && t < 100 + SLACK_MS, "four keys took %lld ms", t);
+    wq_free(q);
+}
+
+struct getter {
+    pthread_t th;
+    struct wq *q;
+    atomic_int *started;
+    enum kerr rc;
+};
+
+static void *getter_main(void *p)
+{
+    struct getter *g = p;
+    char *key = NULL;
+
+    atomic_fetch_add(g->started, 1);
+    g->rc = wq_get(g->q, &key);
+    free(key);
+    return NULL;
+}
+
+Test(workqueue, shutdown_wakes_all_getters_and_refuses_adds)
+{
+    struct wq *q = new_queue(NULL);
+    struct getter g[3];
+    atomic_int started = 0;
+    int i;
+
+    cr_assert_eq(wq_add_after(q, "later", 10000), KERR_OK);
+    for (i = 0; i < 3; i++) {
+        g[i].q = q;
+        g[i].started = &started;
+        g[i].rc = KERR_OK;
+        cr_assert_eq(pthread_create(&g[i].th, NULL, getter_main, &g[i]), 0);
+    }
+    cr_assert(await_count(&started, 3, 5000));
+    pause_ms(20); /* let them block; the result is the same if they have not yet */
+    wq_shutdown(q);
+    for (i = 0; i < 3; i++) {
+        pthread_join(g[i].th, NULL);
+        cr_assert_eq(g[i].rc, KERR_CLOSED);
+    }
+    cr_assert(wq_is_shutting_down(q));
+    cr_assert_eq(wq_add(q, "x"), KERR_CLOSED);
+    cr_assert_eq(wq_add_after(q, "x", 10), KERR_CLOSED);
+    cr_assert_eq(wq_add_rate_limited(q, "x"), KERR_CLOSED);
+    cr_assert_eq(wq_len(q), 0);
+    wq_free(q);
+}
+
+struct drainer {
+    struct wq *q;
+    atomic_int finished;
+    enum kerr rc;
+};
+
+static void *drainer_main(void *p)
+{
+    struct drainer *d = p;
+
+    d->rc = wq_shutdown_drain(d->q, -1);
+    atomic_store(&d->finished, 1);
+    return NULL;
+}
+
+Test(workqueue, shutdown_drain_waits_for_in_flight_keys)
+{
+    struct drainer d = { .q = new_queue(NULL), .rc = KERR_INTERNAL };
+    long long end = now_ms() + 5000;
+    char *key = NULL;
+    pthread_t th;
+
+    cr_assert_eq(wq_add(d.q, "k"), KERR_OK);
+    cr_assert_eq(wq_get(d.q, &key), KERR_OK);
+    cr_assert_eq(wq_shutdown_drain(d.q, 30), KERR_TIMEOUT);
+    cr_assert_eq(pthread_create(&th, NULL, drainer_main, &d), 0);
+    while (!wq_is_shutting_down(d.q) && now_ms() < end)
+        pause_ms(1);
+    pause_ms(20);
+    cr_assert_eq(atomic_load(&d.finished), 0, "drain returned with a key in flight");
+    wq_done(d.q, key);
+    free(key);
+    pthread_join(th, NULL);
+    cr_assert_eq(d.rc, KERR_OK);
+    cr_assert_eq(wq_shutdown_drain(d.q, 0), KERR_OK);
+    wq_free(d.q);
+}
+
+#define NKEYS 200
+
+struct tally {
+    atomic_int calls[NKEYS];
+    atomic_int in_flight[NKEYS];
+    atomic_int total;
+    atomic_int overlap;
+};
+
+static enum wq_result count_once(void *arg, const char *key, long *after_ms)
+{
+    struct tally *t = arg;
+    int i = (int)strtol(key + 1, NULL, 10);
+
+    (void)after_ms;
+    if (atomic_fetch_add(&t->in_flight[i], 1) != 0)
+        atomic_store(&t->overlap, 1);
+    atomic_fetch_add(&t->calls[i], 1);
+    atomic_fetch_sub(&t->in_flight[i], 1);
+    atomic_fetch_add(&t->total, 1);
+    return WQ_RESULT_OK;
+}
+
+Test(workqueue, workers_process_each_key_exactly_once)
+{
+    struct wq *q = new_queue(NULL);
+    struct wq_workers *w = NULL;
+    struct tally *t = calloc(1, sizeof(*t));
+    struct wq_stats st;
+    char key[16];
+    int i;
+
+    cr_assert_not_null(t);
+    cr_assert_eq(wq_workers_start(q, 4, count_once, t, &w, NULL), KERR_OK);
+    for (i = 0; i < NKEYS; i++) {
+        snprintf(key, sizeof(key), "k%d", i);
+        cr_assert_eq(wq_add(q, key), KERR_OK);
+    }
+    cr_assert(await_count(&t->total, NKEYS, 10000), "only %d processed", atomic_load(&t->total));
+    wq_workers_stop(w);
+    for (i = 0; i < NKEYS; i++)
+        cr_assert_eq(atomic_load(&t->calls[i]), 1, "key %d processed %d times", i,
+                     atomic_load(&t->calls[i]));
+    wq_get_stats(q, &st);
+    cr_assert_eq(st.adds, NKEYS);
+    cr_assert_eq(st.work_count, NKEYS);
+    cr_assert_eq(st.processing, 0);
+    wq_free(q);
+    free(t);
+}
+
+static enum wq_result slow_single(void *arg, const char *key, long *after_ms)
+{
+    struct tally *t = arg;
+
+    (void)key;
+    (void)after_ms;
+    if (atomic_fetch_add(&t->in_flight[0], 1) != 0)
+        atomic_store(&t->overlap, 1);
+    pause_ms(2);
+    atomic_fetch_sub(&t->in_flight[0], 1);
+    atomic_fetch_add(&t->total, 1);
+    return WQ_RESULT_OK;
+}
+
+Test(workqueue, one_key_is_never_processed_concurrently)
+{
+    struct wq *q = new_queue(NULL);
+    struct wq_workers *w = NULL;
+    struct tally *t = calloc(1, sizeof(*t));
+    int i;
+
+    cr_assert_not_null(t);
+    cr_assert_eq(wq_workers_start(q, 4, slow_single, t, &w, NULL), KERR_OK);
+    for (i = 0; i < 100; i++) {
+        cr_assert_eq(wq_add(q, "same"), KERR_OK);
+        if (i % 10 == 0)
+            pause_ms(1);
+    }
+    cr_assert(await_count(&t->total, 2, 5000));
+    wq_workers_stop(w);
+    cr_assert_eq(atomic_load(&t->overlap), 0, "a key ran in two workers at once");
+    cr_assert(atomic_load(&t->total) < 100, "adds during processing must coalesce");
+    wq_free(q);
+    free(t);
+}
+
+struct requeue_state {
+    atomic_int err_calls, req_calls, after_calls, total;
+    long long after_first, after_second;
+};
+
+static enum wq_result requeue_paths(void *arg, const char *key, long *after_ms)
+{
+    struct requeue_state *s = arg;
+    enum wq_result r = WQ_RESULT_OK;
+    int n;
+
+    if (strcmp(key, "err") == 0) {
+        n = atomic_fetch_add(&s->err_calls, 1);
+        r = n < 2 ? WQ_RESULT_ERROR : WQ_RESULT_OK;
+    } else if (strcmp(key, "req") == 0) {
+        n = atomic_fetch_add(&s->req_calls, 1);
+        r = n < 1 ? WQ_RESULT_REQUEUE : WQ_RESULT_OK;
+    } else {
+        n = atomic_fetch_add(&s->after_calls, 1);
+        if (n == 0) {
+            s->after_first = now_ms();
+            *after_ms = 60;
+            r = WQ_RESULT_REQUEUE_AFTER;
+        } else {
+            s->after_second = now_ms();
+        }
+    }
+    atomic_fetch_add(&s->total, 1);
+    return r;
+}
+
+Test(workqueue, requeue_paths_follow_the_result)
+{
+    struct wq_opts o = { .base_delay_ms = 5, .qps = -1 };
+    struct wq *q = new_queue(&o);
+    struct wq_workers *w = NULL;
+    struct requeue_state s = { 0 };
+    struct wq_stats st;
+
+    cr_assert_eq(wq_workers_start(q, 2, requeue_paths, &s, &w, NULL), KERR_OK);
+    cr_assert_eq(wq_add(q, "err"), KERR_OK);
+    cr_assert_eq(wq_add(q, "req"), KERR_OK);
+    cr_assert_eq(wq_add(q, "after"), KERR_OK);
+    cr_assert(await_count(&s.total, 3 + 2 + 1 + 1, 5000), "total %d", atomic_load(&s.total));
+    wq_workers_stop(w);
+    cr_assert_eq(atomic_load(&s.err_calls), 3);
+    cr_assert_eq(atomic_load(&s.req_calls), 2);
+    cr_assert_eq(atomic_load(&s.after_calls), 2);
+    cr_assert(s.after_second - s.after_first >= 59, "requeue-after came after %lld ms",
+              s.after_second - s.after_first);
+    cr_assert_eq(wq_num_requeues(q, "err"), 0, "success must forget the backoff");
+    cr_assert_eq(wq_num_requeues(q, "req"), 0);
+    wq_get_stats(q, &st);
+    cr_assert_eq(st.retries, 4, "2 errors + 1 requeue + 1 requeue-after");
+    wq_free(q);
+}
+
+struct observed {
+    atomic_int queue_wait, work;
+};
+
+static void observe(void *arg, enum wq_observation what, double seconds)
+{
+    struct observed *o = arg;
+
+    cr_assert(seconds >= 0);
+    atomic_fetch_add(what == WQ_OBS_WORK ? &o->work : &o->queue_wait, 1);
+}
+
+Test(workqueue, stats_and_observer)
+{
+    struct observed seen = { 0 };
+    struct wq_opts o = { .name = "etcd", .observe = observe, .observe_arg = &seen };
+    struct wq *q = new_queue(&o);
+    struct wq_stats st;
+    char *key = NULL;
+
+    cr_assert_eq(wq_add(q, "a"), KERR_OK);
+    cr_assert_eq(wq_add(q, "b"), KERR_OK);
+    cr_assert_eq(wq_add_after(q, "c", 10000), KERR_OK);
+    cr_assert_eq(wq_get(q, &key), KERR_OK);
+    pause_ms(20);
+    wq_get_stats(q, &st);
+    cr_assert_eq(st.depth, 1);
+    cr_assert_eq(st.delayed, 1);
+    cr_assert_eq(st.processing, 1);
+    cr_assert(st.longest_running_seconds >= 0.019, "%f", st.longest_running_seconds);
+    cr_assert(st.unfinished_work_seconds >= st.longest_running_seconds);
+    wq_done(q, key);
+    free(key);
+    wq_get_stats(q, &st);
+    cr_assert(st.work_seconds >= 0.019);
+    cr_assert_eq(st.longest_running_seconds, 0);
+    cr_assert_eq(atomic_load(&seen.queue_wait), 1);
+    cr_assert_eq(atomic_load(&seen.work), 1);
+    wq_free(q);
+}
