@@ -78,12 +78,25 @@ enum kerr cfg_load_incluster(const char *sa_dir, struct cfg_rest *out, struct ke
 
 /*
  * The usual lookup order: the --kubeconfig flag if given (non-NULL, non-empty),
- * else $KUBECONFIG (first entry of a ':'-separated list), else in-cluster when
+ * else $KUBECONFIG (of a ':'-separated list the first entry that exists, no
+ * merging), else in-cluster when
  * KUBERNETES_SERVICE_HOST is set (sa_dir from $WARDEN_SA_DIR if set), else
  * $HOME/.kube/config. Uses the current context.
  */
 enum kerr cfg_load_default(const char *kubeconfig_flag, struct cfg_rest *out,
                            struct kerr_info *err);
+
+/*
+ * Read a whole file into memory, at most max bytes (KERR_TOOBIG beyond). On
+ * KERR_OK *out OWNS a malloc'd copy plus a terminating NUL (free() it) and
+ * *len (optional) its length. Buffers are wiped when they grow, so no stray
+ * copy of a key is left in freed memory. KERR_IO names the path and errno.
+ */
+enum kerr cfg_read_file(const char *path, size_t max, char **out, size_t *len,
+                        struct kerr_info *err);
+
+/* malloc'd copy of s[0..n) without surrounding whitespace (TAKES: free() it); NULL on OOM. */
+char *cfg_strdup_trim(const char *s, size_t n);
 
 /* Thread-safe bearer-token source. */
 struct cfg_token;
