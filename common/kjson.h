@@ -89,9 +89,6 @@ enum kerr kjson_set_str(cJSON *root, const char *path, const char *s, struct ker
 enum kerr kjson_set_int(cJSON *root, const char *path, int64_t v, struct kerr_info *err);
 enum kerr kjson_set_bool(cJSON *root, const char *path, bool v, struct kerr_info *err);
 
-/* An empty object at path, created if missing; *out (BORROWED from root) is the object there. */
-enum kerr kjson_set_obj(cJSON *root, const char *path, cJSON **out, struct kerr_info *err);
-
 /* Delete the node at path: KERR_OK, or KERR_NOTFOUND when it does not exist. */
 enum kerr kjson_delete(cJSON *root, const char *path);
 enum kerr kjson_deletev(cJSON *root, const char *const *segs);
@@ -175,9 +172,6 @@ enum kerr kjson_time_format(time_t t, char out[KJSON_TIME_LEN + 1]);
 
 /* "2006-01-02T15:04:05.000000Z" (microseconds) into out. */
 enum kerr kjson_microtime_format(const struct timespec *ts, char out[KJSON_MICROTIME_LEN + 1]);
-
-/* The current time as MicroTime. */
-enum kerr kjson_microtime_now(char out[KJSON_MICROTIME_LEN + 1]);
 
 /*
  * Parse RFC 3339 "YYYY-MM-DDTHH:MM:SS[.frac](Z|+hh:mm|-hh:mm)" (1 to 9

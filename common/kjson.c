@@ -1,0 +1,896 @@
+#include "common/kjson.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cJSON_Utils.h>
+
+/*
+ * A path being walked: the dotted text (p) or the segment array (segs).
+ * started is set once the first dotted segment has been read, after which
+ * a segment must be introduced by '.' or '['.
+ */
+struct path_it {
+    const char *p;
+    const char *const *segs;
+    int started;
+};
+
+static const char *const no_segs[] = { NULL };
+
+#define PATH_DOTTED(path) \
+    {                     \
+        .p = (path)       \
+    }
+#define PATH_SEGS(segs)                   \
+    {                                     \
+        .segs = (segs) ? (segs) : no_segs \
+    }
+
+/* Next segment in *s / *n: 1 when there is one, 0 at the end, -1 when the path is malformed. */
+static int next_seg(struct path_it *it, const char **s, size_t *n)
+{
+    const char *p = it->p, *end;
+
+    if (it->segs) {
+        if (!*it->segs)
+            return 0;
+        *s = *it->segs++;
+        *n = strlen(*s);
+        return 1;
+    }
+    if (!p || !*p)
+        return 0;
+    if (it->started && *p == '.')
+        p++;
+    else if (it->started && *p != '[')
+        return -1;
+    it->started = 1;
+    if (*p == '[') {
+        end = strchr(p + 1, ']');
+        if (!end)
+            return -1;
+        *s = p + 1;
+        *n = (size_t)(end - p - 1);
+        it->p = end + 1;
+        return 1;
+    }
+    end = p + strcspn(p, ".[");
+    if (end == p)
+        return -1;
+    *s = p;
+    *n = (size_t)(end - p);
+    it->p = end;
+    return 1;
+}
+
+/* A decimal array index of at most 9 digits; -1 otherwise. */
+static int seg_index(const char *s, size_t n)
+{
+    int v = 0;
+    size_t i;
+
+    if (n == 0 || n > 9)
+        return -1;
+    for (i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return -1;
+        v = v * 10 + (s[i] - '0');
+    }
+    return v;
+}
+
+/* The member of an object, or element of an array, named by the segment; NULL if none. */
+static cJSON *child_of(const cJSON *node, const char *s, size_t n)
+{
+    cJSON *c;
+    int idx;
+
+    if (cJSON_IsArray(node)) {
+        idx = seg_index(s, n);
+        return idx < 0 ? NULL : cJSON_GetArrayItem(node, idx);
+    }
+    if (!cJSON_IsObject(node))
+        return NULL;
+    for (c = node->child; c; c = c->next) {
+        if (c->string && strlen(c->string) == n && memcmp(c->string, s, n) == 0)
+            return c;
+    }
+    return NULL;
+}
+
+static const cJSON *walk(const cJSON *root, struct path_it *it)
+{
+    const cJSON *node = root;
+    const char *s;
+    size_t n;
+    int r;
+
+    while (node && (r = next_seg(it, &s, &n)) != 0) {
+        if (r < 0)
+            return NULL;
+        node = child_of(node, s, n);
+    }
+    return node;
+}
+
+const cJSON *kjson_get(const cJSON *root, const char *path)
+{
+    struct path_it it = PATH_DOTTED(path);
+
+    return walk(root, &it);
+}
+
+const cJSON *kjson_getv(const cJSON *root, const char *const *segs)
+{
+    struct path_it it = PATH_SEGS(segs);
+
+    return walk(root, &it);
+}
+
+bool kjson_has(const cJSON *root, const char *path)
+{
+    return kjson_get(root, path) != NULL;
+}
+
+const char *kjson_get_str(const cJSON *root, const char *path)
+{
+    const cJSON *v = kjson_get(root, path);
+
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+const cJSON *kjson_get_obj(const cJSON *root, const char *path)
+{
+    const cJSON *v = kjson_get(root, path);
+
+    return cJSON_IsObject(v) ? v : NULL;
+}
+
+const cJSON *kjson_get_arr(const cJSON *root, const char *path)
+{
+    const cJSON *v = kjson_get(root, path);
+
+    return cJSON_IsArray(v) ? v : NULL;
+}
+
+enum kerr kjson_get_int64(const cJSON *root, const char *path, int64_t *out)
+{
+    const cJSON *v = kjson_get(root, path);
+    double d;
+
+    *out = 0;
+    if (!v)
+        return KERR_NOTFOUND;
+    if (!cJSON_IsNumber(v))
+        return KERR_INVAL;
+    d = v->valuedouble;
+    /* 2^63 is exactly representable; anything at or above it does not fit. */
+    if (!isfinite(d) || d != floor(d) || d >= 9223372036854775808.0 || d < -9223372036854775808.0)
+        return KERR_INVAL;
+    *out = (int64_t)d;
+    return KERR_OK;
+}
+
+enum kerr kjson_get_bool(const cJSON *root, const char *path, bool *out)
+{
+    const cJSON *v = kjson_get(root, path);
+
+    *out = false;
+    if (!v)
+        return KERR_NOTFOUND;
+    if (!cJSON_IsBool(v))
+        return KERR_INVAL;
+    *out = cJSON_IsTrue(v);
+    return KERR_OK;
+}
+
+/* The container below node for a non-final segment, created as an object when missing. */
+static enum kerr step_create(cJSON *node, const char *s, size_t n, cJSON **next,
+                             struct kerr_info *err)
+{
+    cJSON *c = child_of(node, s, n);
+    char *key;
+
+    *next = NULL;
+    if (c && (cJSON_IsObject(c) || cJSON_IsArray(c))) {
+        *next = c;
+        return KERR_OK;
+    }
+    if (c || !cJSON_IsObject(node))
+        return kerr_set(err, KERR_INVAL, "kjson: \"%.*s\" is not an object or has no such element",
+                        (int)n, s);
+    key = strndup(s, n);
+    *next = key ? cJSON_AddObjectToObject(node, key) : NULL;
+    free(key);
+    if (!*next)
+        return kerr_set(err, KERR_NOMEM, "kjson: creating \"%.*s\"", (int)n, s);
+    return KERR_OK;
+}
+
+/* Put value (TAKEN) as the member/element s of node. */
+static enum kerr put_leaf(cJSON *node, const char *s, size_t n, cJSON *value, struct kerr_info *err)
+{
+    int idx, size, ok = 0;
+    char *key = NULL;
+
+    if (cJSON_IsArray(node)) {
+        idx = seg_index(s, n);
+        size = cJSON_GetArraySize(node);
+        if (idx >= 0 && idx < size)
+            ok = cJSON_ReplaceItemInArray(node, idx, value);
+        else if (idx == size)
+            ok = cJSON_AddItemToArray(node, value);
+        if (idx < 0 || idx > size) {
+            cJSON_Delete(value);
+            return kerr_set(err, KERR_INVAL, "kjson: index %.*s out of range", (int)n, s);
+        }
+    } else if (cJSON_IsObject(node)) {
+        key = strndup(s, n);
+        if (key && child_of(node, s, n))
+            ok = cJSON_ReplaceItemInObjectCaseSensitive(node, key, value);
+        else if (key)
+            ok = cJSON_AddItemToObject(node, key, value);
+        free(key);
+    } else {
+        cJSON_Delete(value);
+        return kerr_set(err, KERR_INVAL, "kjson: parent of \"%.*s\" is not a container", (int)n, s);
+    }
+    if (!ok) {
+        cJSON_Delete(value);
+        return kerr_set(err, KERR_NOMEM, "kjson: setting \"%.*s\"", (int)n, s);
+    }
+    return KERR_OK;
+}
+
+static enum kerr set_at(cJSON *root, struct path_it *it, cJSON *value, struct kerr_info *err)
+{
+    const char *s, *ns;
+    size_t n, nn;
+    cJSON *node = root;
+    enum kerr rc;
+    int r;
+
+    if (!value)
+        return kerr_set(err, KERR_NOMEM, "kjson: no value to set");
+    r = next_seg(it, &s, &n);
+    while (r > 0) {
+        r = next_seg(it, &ns, &nn);
+        if (r == 0)
+            return put_leaf(node, s, n, value, err);
+        if (r < 0)
+            break;
+        if ((rc = step_create(node, s, n, &node, err)) != KERR_OK) {
+            cJSON_Delete(value);
+            return rc;
+        }
+        s = ns;
+        n = nn;
+    }
+    cJSON_Delete(value);
+    return kerr_set(err, KERR_INVAL, "kjson: empty or malformed path");
+}
+
+enum kerr kjson_set(cJSON *root, const char *path, cJSON *value, struct kerr_info *err)
+{
+    struct path_it it = PATH_DOTTED(path);
+
+    return set_at(root, &it, value, err);
+}
+
+enum kerr kjson_setv(cJSON *root, const char *const *segs, cJSON *value, struct kerr_info *err)
+{
+    struct path_it it = PATH_SEGS(segs);
+
+    return set_at(root, &it, value, err);
+}
+
+enum kerr kjson_set_str(cJSON *root, const char *path, const char *s, struct kerr_info *err)
+{
+    return kjson_set(root, path, cJSON_CreateString(s ? s : ""), err);
+}
+
+enum kerr kjson_set_int(cJSON *root, const char *path, int64_t v, struct kerr_info *err)
+{
+    return kjson_set(root, path, cJSON_CreateNumber((double)v), err);
+}
+
+enum kerr kjson_set_bool(cJSON *root, const char *path, bool v, struct kerr_info *err)
+{
+    return kjson_set(root, path, cJSON_CreateBool(v), err);
+}
+
+static enum kerr delete_at(cJSON *root, struct path_it *it)
+{
+    const char *s, *ns;
+    size_t n, nn;
+    cJSON *node = root, *c;
+    int r = next_seg(it, &s, &n);
+
+    while (r > 0 && node) {
+        r = next_seg(it, &ns, &nn);
+        if (r < 0)
+            return KERR_NOTFOUND;
+        c = child_of(node, s, n);
+        if (r == 0) {
+            if (!c)
+                return KERR_NOTFOUND;
+            cJSON_Delete(cJSON_DetachItemViaPointer(node, c));
+            return KERR_OK;
+        }
+        node = c;
+        s = ns;
+        n = nn;
+    }
+    return KERR_NOTFOUND;
+}
+
+enum kerr kjson_delete(cJSON *root, const char *path)
+{
+    struct path_it it = PATH_DOTTED(path);
+
+    return delete_at(root, &it);
+}
+
+enum kerr kjson_deletev(cJSON *root, const char *const *segs)
+{
+    struct path_it it = PATH_SEGS(segs);
+
+    return delete_at(root, &it);
+}
+
+/*
+ * Offset of the first '[' or '{' that opens a level deeper than max (and
+ * *what says so), or of the first raw control character inside a string
+ * (RFC 8259 requires them escaped; cJSON would accept them and cut the
+ * string at a NUL); len when the text has neither.
+ */
+static size_t prescan(const char *d, size_t len, unsigned max, const char **what)
+{
+    unsigned depth = 0;
+    int in_str = 0, esc = 0;
+    size_t i;
+
+    *what = "nesting too deep";
+    for (i = 0; i < len; i++) {
+        if (in_str && (unsigned char)d[i] < 0x20) {
+            *what = "control character in string";
+            return i;
+        }
+        if (in_str) {
+            if (esc)
+                esc = 0;
+            else if (d[i] == '\\')
+                esc = 1;
+            else if (d[i] == '"')
+                in_str = 0;
+        } else if (d[i] == '"') {
+            in_str = 1;
+        } else if ((d[i] == '[' || d[i] == '{') && ++depth > max) {
+            return i;
+        } else if ((d[i] == ']' || d[i] == '}') && depth > 0) {
+            depth--;
+        }
+    }
+    return len;
+}
+
+static enum kerr parse_fail(size_t off, size_t *err_offset, struct kerr_info *err, const char *what)
+{
+    if (err_offset)
+        *err_offset = off;
+    return kerr_set(err, KERR_PARSE, "kjson: %s at offset %zu", what, off);
+}
+
+enum kerr kjson_parse(const char *data, size_t len, const struct kjson_limits *lim, cJSON **out,
+                      size_t *err_offset, struct kerr_info *err)
+{
+    size_t max_bytes = lim && lim->max_bytes ? lim->max_bytes : KJSON_DEFAULT_MAX_BYTES;
+    unsigned max_depth = lim && lim->max_depth ? lim->max_depth : KJSON_DEFAULT_MAX_DEPTH;
+    const char *end = NULL, *what;
+    size_t off;
+
+    *out = NULL;
+    if (err_offset)
+        *err_offset = 0;
+    if (len > max_bytes)
+        return kerr_set(err, KERR_TOOBIG, "kjson: %zu bytes exceed the limit of %zu", len,
+                        max_bytes);
+    if (!data || len == 0)
+        return parse_fail(0, err_offset, err, "empty input");
+    off = prescan(data, len, max_depth, &what);
+    if (off < len)
+        return parse_fail(off, err_offset, err, what);
+    *out = cJSON_ParseWithLengthOpts(data, len, &end, 0);
+    off = end && end >= data ? (size_t)(end - data) : 0;
+    if (!*out)
+        return parse_fail(off, err_offset, err, "invalid JSON");
+    while (off < len && memchr(" \t\n\r", data[off], 4))
+        off++;
+    if (off < len) {
+        cJSON_Delete(*out);
+        *out = NULL;
+        return parse_fail(off, err_offset, err, "unexpected data after the value");
+    }
+    return KERR_OK;
+}
+
+enum kerr kjson_print(const cJSON *v, char **out, size_t *len, struct kerr_info *err)
+{
+    *out = v ? cJSON_PrintUnformatted(v) : NULL;
+    if (len)
+        *len = *out ? strlen(*out) : 0;
+    if (!*out)
+        return kerr_set(err, v ? KERR_NOMEM : KERR_INVAL, "kjson: printing JSON");
+    return KERR_OK;
+}
+
+static void sort_tree(cJSON *node)
+{
+    cJSON *c;
+
+    if (cJSON_IsObject(node))
+        cJSONUtils_SortObjectCaseSensitive(node);
+    for (c = node->child; c; c = c->next)
+        sort_tree(c);
+}
+
+enum kerr kjson_print_sorted(const cJSON *v, char **out, size_t *len, struct kerr_info *err)
+{
+    cJSON *dup = v ? cJSON_Duplicate(v, 1) : NULL;
+    enum kerr rc;
+
+    if (dup)
+        sort_tree(dup);
+    rc = kjson_print(dup, out, len, err);
+    cJSON_Delete(dup);
+    return rc;
+}
+
+static enum kerr ptr_append_n(struct buf *b, const char *s, size_t n)
+{
+    enum kerr rc = buf_append(b, "/", 1);
+    size_t i, start = 0;
+
+    for (i = 0; rc == KERR_OK && i < n; i++) {
+        if (s[i] != '~' && s[i] != '/')
+            continue;
+        rc = buf_append(b, s + start, i - start);
+        if (rc == KERR_OK)
+            rc = buf_append(b, s[i] == '~' ? "~0" : "~1", 2);
+        start = i + 1;
+    }
+    if (rc == KERR_OK)
+        rc = buf_append(b, s + start, n - start);
+    return rc;
+}
+
+enum kerr kjson_ptr_append(struct buf *b, const char *seg)
+{
+    return ptr_append_n(b, seg, strlen(seg));
+}
+
+static enum kerr path_to_ptr(struct path_it *it, char **out, struct kerr_info *err)
+{
+    struct buf b;
+    const char *s;
+    size_t n;
+    enum kerr rc = KERR_OK;
+    int r;
+
+    *out = NULL;
+    buf_init(&b, KJSON_DEFAULT_MAX_BYTES);
+    while (rc == KERR_OK && (r = next_seg(it, &s, &n)) != 0)
+        rc = r < 0 ? KERR_INVAL : ptr_append_n(&b, s, n);
+    if (rc == KERR_OK && !(*out = buf_detach(&b, NULL)))
+        rc = KERR_NOMEM;
+    buf_release(&b);
+    if (rc != KERR_OK)
+        return kerr_set(err, rc, "kjson: %s", rc == KERR_INVAL ? "malformed path" : kerr_str(rc));
+    return KERR_OK;
+}
+
+enum kerr kjson_path_to_ptr(const char *path, char **out, struct kerr_info *err)
+{
+    struct path_it it = PATH_DOTTED(path);
+
+    return path_to_ptr(&it, out, err);
+}
+
+enum kerr kjson_segs_to_ptr(const char *const *segs, char **out, struct kerr_info *err)
+{
+    struct path_it it = PATH_SEGS(segs);
+
+    return path_to_ptr(&it, out, err);
+}
+
+static enum kerr patch_op(cJSON *patch, const char *op, const char *ptr, cJSON *value,
+                          bool needs_value, struct kerr_info *err)
+{
+    cJSON *o = NULL;
+    enum kerr rc = KERR_OK;
+
+    if (!cJSON_IsArray(patch) || !ptr || (needs_value && !value)) {
+        rc = kerr_set(err, KERR_INVAL, "kjson: patch %s needs an array, a path and a value", op);
+        goto out;
+    }
+    o = cJSON_CreateObject();
+    if (!o || !cJSON_AddStringToObject(o, "op", op) || !cJSON_AddStringToObject(o, "path", ptr) ||
+        (value && !cJSON_AddItemToObject(o, "value", value))) {
+        rc = kerr_set(err, KERR_NOMEM, "kjson: building patch %s", op);
+        goto out;
+    }
+    value = NULL; /* now owned by o */
+    if (!cJSON_AddItemToArray(patch, o))
+        rc = kerr_set(err, KERR_NOMEM, "kjson: building patch %s", op);
+    else
+        o = NULL;
+out:
+    cJSON_Delete(o);
+    cJSON_Delete(value);
+    return rc;
+}
+
+enum kerr kjson_patch_add(cJSON *patch, const char *ptr, cJSON *value, struct kerr_info *err)
+{
+    return patch_op(patch, "add", ptr, value, true, err);
+}
+
+enum kerr kjson_patch_replace(cJSON *patch, const char *ptr, cJSON *value, struct kerr_info *err)
+{
+    return patch_op(patch, "replace", ptr, value, true, err);
+}
+
+enum kerr kjson_patch_test(cJSON *patch, const char *ptr, cJSON *value, struct kerr_info *err)
+{
+    return patch_op(patch, "test", ptr, value, true, err);
+}
+
+enum kerr kjson_patch_remove(cJSON *patch, const char *ptr, struct kerr_info *err)
+{
+    return patch_op(patch, "remove", ptr, NULL, false, err);
+}
+
+/* Text for a cJSONUtils_ApplyPatches status of a single operation. */
+static const char *patch_status_text(int status)
+{
+    static const char *const texts[] = {
+        [1] = "test failed",
+        [2] = "missing or non-string \"path\"",
+        [3] = "unknown \"op\"",
+        [4] = "\"from\" missing",
+        [5] = "\"from\" does not exist",
+        [7] = "missing \"value\"",
+        [9] = "parent of the path does not exist",
+        [10] = "array index out of range",
+        [11] = "bad array index",
+        [13] = "path does not exist",
+    };
+
+    if (status > 0 && status < (int)(sizeof(texts) / sizeof(texts[0])) && texts[status])
+        return texts[status];
+    return "cannot apply";
+}
+
+/*
+ * cJSON_Utils 1.7.15 mis-decodes "~0"/"~1" in the last segment of a
+ * path it detaches or adds to, and detaches object members ignoring
+ * case. So before an operation whose target is an object member, the
+ * member is renamed to a placeholder key without letters or escapes and
+ * the operation is pointed at it; afterwards the placeholder gets the
+ * real key back. cJSON_Utils still does the operation itself.
+ */
+struct redirect {
+    cJSON *parent; /* the object holding the target member; NULL = not redirected */
+    char key[512]; /* the decoded member name (label keys reach 317 bytes) */
+    char tmp[16];  /* the placeholder */
+};
+
+static bool rename_member(cJSON *c, const char *name)
+{
+    size_t n = strlen(name) + 1;
+    char *s = cJSON_malloc(n);
+
+    if (!s)
+        return false;
+    memcpy(s, name, n);
+    if (!(c->type & cJSON_StringIsConst))
+        cJSON_free(c->string);
+    c->string = s;
+    c->type &= ~cJSON_StringIsConst;
+    return true;
+}
+
+/* Decode an RFC 6901 segment into out; false on a bad escape or when it does not fit. */
+static bool decode_seg(const char *s, char *out, size_t size)
+{
+    size_t n = 0;
+
+    for (; *s && n + 1 < size; s++) {
+        if (*s == '~' && (s[1] == '0' || s[1] == '1'))
+            out[n++] = *++s == '0' ? '~' : '/';
+        else if (*s == '~')
+            return false;
+        else
+            out[n++] = *s;
+    }
+    out[n] = '\0';
+    return *s == '\0';
+}
+
+/* Point field ("path" or "from") of op at a placeholder when it names an object member. */
+static enum kerr redirect_field(cJSON *doc, cJSON *op, const char *field, struct redirect *r)
+{
+    const char *ptr = kjson_get_str(op, field), *slash = ptr ? strrchr(ptr, '/') : NULL;
+    size_t plen = slash ? (size_t)(slash - ptr) : 0, nlen;
+    char *np = NULL;
+    cJSON *c;
+    int i = 0;
+
+    r->parent = NULL;
+    if (!slash || !decode_seg(slash + 1, r->key, sizeof(r->key)))
+        return KERR_OK; /* left to cJSON_Utils as it is */
+    nlen = plen + 1 + sizeof(r->tmp);
+    if (!(np = malloc(nlen)))
+        return KERR_NOMEM;
+    memcpy(np, ptr, plen);
+    np[plen] = '\0';
+    r->parent = cJSONUtils_GetPointerCaseSensitive(doc, np);
+    if (!cJSON_IsObject(r->parent)) {
+        r->parent = NULL;
+        free(np);
+        return KERR_OK;
+    }
+    do
+        snprintf(r->tmp, sizeof(r->tmp), "\x01%d", i++);
+    while (child_of(r->parent, r->tmp, strlen(r->tmp)));
+    snprintf(np + plen, nlen - plen, "/%s", r->tmp);
+    c = child_of(r->parent, r->key, strlen(r->key));
+    if ((c && !rename_member(c, r->tmp)) ||
+        !cJSON_ReplaceItemInObjectCaseSensitive(op, field, cJSON_CreateString(np))) {
+        free(np);
+        return KERR_NOMEM;
+    }
+    free(np);
+    return KERR_OK;
+}
+
+static bool op_is(const char *name, const char *what)
+{
+    return name && strcmp(name, what) == 0;
+}
+
+/* Redirect the fields of one operation (a copy, in the array one) as needed. */
+static enum kerr redirect_op(cJSON *doc, cJSON *op, struct redirect *from, struct redirect *to)
+{
+    const char *name = kjson_get_str(op, "op");
+    enum kerr rc = KERR_OK;
+
+    from->parent = NULL;
+    to->parent = NULL;
+    if (op_is(name, "move"))
+        rc = redirect_field(doc, op, "from", from);
+    if (rc == KERR_OK && (op_is(name, "add") || op_is(name, "remove") || op_is(name, "replace") ||
+                          op_is(name, "move") || op_is(name, "copy")))
+        rc = redirect_field(doc, op, "path", to);
+    return rc;
+}
+
+static enum kerr apply_one(cJSON *doc, const cJSON *op, int idx, struct kerr_info *err)
+{
+    cJSON *one = cJSON_CreateArray(), *dup = cJSON_Duplicate(op, 1), *c;
+    const char *name = kjson_get_str(op, "op"), *path = kjson_get_str(op, "path");
+    struct redirect from, to;
+    enum kerr rc = KERR_NOMEM;
+    int status;
+
+    if (!one || !dup || !cJSON_AddItemToArray(one, dup)) {
+        cJSON_Delete(dup);
+        goto out;
+    }
+    if ((rc = redirect_op(doc, dup, &from, &to)) != KERR_OK)
+        goto out;
+    status = cJSONUtils_ApplyPatchesCaseSensitive(doc, one);
+    if (status != 0) {
+        rc = status == 1 ? KERR_CONFLICT : status == 6 || status == 8 ? KERR_NOMEM : KERR_INVAL;
+        kerr_set(err, rc, "kjson: patch operation %d (%s %s): %s", idx, name ? name : "?",
+                 path ? path : "?", patch_status_text(status));
+        goto done;
+    }
+    c = to.parent ? child_of(to.parent, to.tmp, strlen(to.tmp)) : NULL;
+    if (c && !rename_member(c, to.key))
+        goto out;
+    rc = KERR_OK;
+out:
+    if (rc == KERR_NOMEM)
+        kerr_set(err, rc, "kjson: applying patch operation %d", idx);
+done:
+    cJSON_Delete(one);
+    return rc;
+}
+
+enum kerr kjson_patch_apply(const cJSON *doc, const cJSON *patch, cJSON **out,
+                            struct kerr_info *err)
+{
+    const cJSON *op;
+    cJSON *res;
+    enum kerr rc;
+    int idx = 0;
+
+    *out = NULL;
+    if (!doc || !cJSON_IsArray(patch))
+        return kerr_set(err, KERR_INVAL, "kjson: a JSON patch must be an array");
+    res = cJSON_Duplicate(doc, 1);
+    if (!res)
+        return kerr_set(err, KERR_NOMEM, "kjson: applying patch");
+    cJSON_ArrayForEach (op, patch) {
+        if (!cJSON_IsObject(op))
+            rc = kerr_set(err, KERR_INVAL, "kjson: patch operation %d is not an object", idx);
+        else
+            rc = apply_one(res, op, idx, err);
+        if (rc != KERR_OK) {
+            cJSON_Delete(res);
+            return rc;
+        }
+        idx++;
+    }
+    *out = res;
+    return KERR_OK;
+}
+
+enum kerr kjson_merge_apply(const cJSON *doc, const cJSON *patch, cJSON **out,
+                            struct kerr_info *err)
+{
+    cJSON *target;
+
+    *out = NULL;
+    if (!doc || !patch)
+        return kerr_set(err, KERR_INVAL, "kjson: merge patch needs a document and a patch");
+    target = cJSON_Duplicate(doc, 1);
+    if (!target)
+        return kerr_set(err, KERR_NOMEM, "kjson: applying merge patch");
+    *out = cJSONUtils_MergePatchCaseSensitive(target, patch);
+    if (!*out)
+        return kerr_set(err, KERR_NOMEM, "kjson: applying merge patch");
+    return KERR_OK;
+}
+
+enum kerr kjson_merge_diff(const cJSON *from, const cJSON *to, cJSON **out, struct kerr_info *err)
+{
+    cJSON *f, *t;
+
+    *out = NULL;
+    if (!from || !to)
+        return kerr_set(err, KERR_INVAL, "kjson: merge diff needs two documents");
+    /* GenerateMergePatch sorts its arguments in place: work on copies. */
+    f = cJSON_Duplicate(from, 1);
+    t = cJSON_Duplicate(to, 1);
+    if (f && t)
+        *out = cJSONUtils_GenerateMergePatchCaseSensitive(f, t);
+    if (f && t && !*out && cJSON_Compare(from, to, 1))
+        *out = cJSON_CreateObject();
+    cJSON_Delete(f);
+    cJSON_Delete(t);
+    if (!*out)
+        return kerr_set(err, KERR_NOMEM, "kjson: generating merge patch");
+    return KERR_OK;
+}
+
+enum kerr kjson_time_format(time_t t, char out[KJSON_TIME_LEN + 1])
+{
+    struct tm tm;
+
+    out[0] = '\0';
+    if (!gmtime_r(&t, &tm) ||
+        strftime(out, KJSON_TIME_LEN + 1, "%Y-%m-%dT%H:%M:%SZ", &tm) != KJSON_TIME_LEN)
+        return KERR_INVAL;
+    return KERR_OK;
+}
+
+enum kerr kjson_microtime_format(const struct timespec *ts, char out[KJSON_MICROTIME_LEN + 1])
+{
+    struct tm tm;
+
+    out[0] = '\0';
+    if (ts->tv_nsec < 0 || ts->tv_nsec > 999999999 || !gmtime_r(&ts->tv_sec, &tm) ||
+        strftime(out, KJSON_MICROTIME_LEN + 1, "%Y-%m-%dT%H:%M:%S", &tm) != KJSON_TIME_LEN - 1)
+        return KERR_INVAL;
+    if (snprintf(out + KJSON_TIME_LEN - 1, 9, ".%06ldZ", (long)(ts->tv_nsec / 1000)) != 8)
+        return KERR_INVAL;
+    return KERR_OK;
+}
+
+/* s against tmpl, where 'd' stands for a digit: the runs of digits go to f[]. */
+static bool match_digits(const char *s, const char *tmpl, int *f)
+{
+    int k = 0;
+
+    for (f[0] = 0; *tmpl; tmpl++, s++) {
+        if (*tmpl != 'd' && *s != *tmpl)
+            return false;
+        if (*tmpl != 'd')
+            f[++k] = 0;
+        else if (*s >= '0' && *s <= '9')
+            f[k] = f[k] * 10 + (*s - '0');
+        else
+            return false;
+    }
+    return true;
+}
+
+/* "YYYY-MM-DDTHH:MM:SS" into *tm, checking every field's range. */
+static bool parse_civil(const char *s, struct tm *tm)
+{
+    static const int mdays[] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+    int f[6], leap;
+
+    if (!match_digits(s, "dddd-dd-ddTdd:dd:dd", f) || f[1] < 1 || f[1] > 12 || f[3] > 23 ||
+        f[4] > 59 || f[5] > 59)
+        return false;
+    leap = (f[0] % 4 == 0 && f[0] % 100 != 0) || f[0] % 400 == 0;
+    if (f[2] < 1 || f[2] > mdays[f[1] - 1] + (f[1] == 2 && leap))
+        return false;
+    memset(tm, 0, sizeof(*tm));
+    tm->tm_year = f[0] - 1900;
+    tm->tm_mon = f[1] - 1;
+    tm->tm_mday = f[2];
+    tm->tm_hour = f[3];
+    tm->tm_min = f[4];
+    tm->tm_sec = f[5];
+    return true;
+}
+
+/* ".fraction" (1-9 digits) into *nsec; advances *p. No fraction is fine. */
+static bool parse_fraction(const char **p, long *nsec)
+{
+    int digits = 0;
+
+    *nsec = 0;
+    if (**p != '.')
+        return true;
+    for ((*p)++; **p >= '0' && **p <= '9'; (*p)++) {
+        if (++digits > 9)
+            return false;
+        *nsec = *nsec * 10 + (**p - '0');
+    }
+    for (; digits > 0 && digits < 9; digits++)
+        *nsec *= 10;
+    return digits > 0;
+}
+
+/* "Z" or "+hh:mm" / "-hh:mm" ending the string: the offset east of UTC in seconds. */
+static bool parse_zone(const char *p, long *offset)
+{
+    int f[2];
+
+    *offset = 0;
+    if (p[0] == 'Z')
+        return p[1] == '\0';
+    if ((p[0] != '+' && p[0] != '-') || !match_digits(p + 1, "dd:dd", f) || p[6] != '\0' ||
+        f[0] > 23 || f[1] > 59)
+        return false;
+    *offset = (p[0] == '-' ? -1L : 1L) * (f[0] * 3600L + f[1] * 60L);
+    return true;
+}
+
+enum kerr kjson_time_parse(const char *s, struct timespec *out, struct kerr_info *err)
+{
+    struct tm tm;
+    const char *p;
+    long nsec, offset;
+
+    out->tv_sec = 0;
+    out->tv_nsec = 0;
+    if (!s || !parse_civil(s, &tm))
+        goto bad;
+    p = s + KJSON_TIME_LEN - 1;
+    if (!parse_fraction(&p, &nsec) || !parse_zone(p, &offset))
+        goto bad;
+    out->tv_sec = timegm(&tm) - (time_t)offset;
+    out->tv_nsec = nsec;
+    return KERR_OK;
+bad:
+    return kerr_set(err, KERR_PARSE, "kjson: \"%s\" is not an RFC 3339 time", s ? s : "(null)");
+}
