@@ -657,24 +657,22 @@ static enum kerr redirect_field(cJSON *doc, cJSON *op, const char *field, struct
     return KERR_OK;
 }
 
-static bool op_is(const char *name, const char *what)
-{
-    return name && strcmp(name, what) == 0;
-}
-
 /* Redirect the fields of one operation (a copy, in the array one) as needed. */
 static enum kerr redirect_op(cJSON *doc, cJSON *op, struct redirect *from, struct redirect *to)
 {
+    static const char *const ops[] = { "add", "remove", "replace", "move", "copy" };
     const char *name = kjson_get_str(op, "op");
     enum kerr rc = KERR_OK;
+    size_t i;
 
     from->parent = NULL;
     to->parent = NULL;
-    if (op_is(name, "move"))
+    if (name && strcmp(name, "move") == 0)
         rc = redirect_field(doc, op, "from", from);
-    if (rc == KERR_OK && (op_is(name, "add") || op_is(name, "remove") || op_is(name, "replace") ||
-                          op_is(name, "move") || op_is(name, "copy")))
-        rc = redirect_field(doc, op, "path", to);
+    for (i = 0; rc == KERR_OK && name && i < sizeof(ops) / sizeof(ops[0]); i++) {
+        if (strcmp(name, ops[i]) == 0)
+            return redirect_field(doc, op, "path", to);
+    }
     return rc;
 }
 
@@ -791,15 +789,19 @@ enum kerr kjson_time_format(time_t t, char out[KJSON_TIME_LEN + 1])
 
 enum kerr kjson_microtime_format(const struct timespec *ts, char out[KJSON_MICROTIME_LEN + 1])
 {
-    struct tm tm;
-
-    out[0] = '\0';
-    if (ts->tv_nsec < 0 || ts->tv_nsec > 999999999 || !gmtime_r(&ts->tv_sec, &tm) ||
-        strftime(out, KJSON_MICROTIME_LEN + 1, "%Y-%m-%dT%H:%M:%S", &tm) != KJSON_TIME_LEN - 1)
+    if (ts->tv_nsec < 0 || ts->tv_nsec > 999999999 || kjson_time_format(ts->tv_sec, out) != KERR_OK)
         return KERR_INVAL;
-    if (snprintf(out + KJSON_TIME_LEN - 1, 9, ".%06ldZ", (long)(ts->tv_nsec / 1000)) != 8)
-        return KERR_INVAL;
+    snprintf(out + KJSON_TIME_LEN - 1, 9, ".%06uZ", (unsigned)(ts->tv_nsec / 1000) % 1000000u);
     return KERR_OK;
+}
+
+enum kerr kjson_microtime_now(char out[KJSON_MICROTIME_LEN + 1])
+{
+    struct timespec ts;
+
+    if (clock_gettime(CLOCK_REALTIME, &ts) != 0)
+        return KERR_INTERNAL;
+    return kjson_microtime_format(&ts, out);
 }
 
 /* s against tmpl, where 'd' stands for a digit: the runs of digits go to f[]. */

@@ -173,6 +173,9 @@ enum kerr kjson_time_format(time_t t, char out[KJSON_TIME_LEN + 1]);
 /* "2006-01-02T15:04:05.000000Z" (microseconds) into out. */
 enum kerr kjson_microtime_format(const struct timespec *ts, char out[KJSON_MICROTIME_LEN + 1]);
 
+/* The current time (CLOCK_REALTIME) as MicroTime. */
+enum kerr kjson_microtime_now(char out[KJSON_MICROTIME_LEN + 1]);
+
 /*
  * Parse RFC 3339 "YYYY-MM-DDTHH:MM:SS[.frac](Z|+hh:mm|-hh:mm)" (1 to 9
  * fraction digits) into *out (UTC). KERR_PARSE otherwise.

@@ -360,6 +360,9 @@ Test(kjson, metav1_times)
     cr_assert_eq(got.tv_sec, 1709166600);
     ts.tv_nsec = 1000000000;
     cr_assert_eq(kjson_microtime_format(&ts, mt), KERR_INVAL);
+    cr_assert_eq(kjson_microtime_now(mt), KERR_OK);
+    cr_assert_eq(kjson_time_parse(mt, &got, &err), KERR_OK);
+    cr_assert_gt(got.tv_sec, 1700000000);
 }
 
 Test(kjson, metav1_time_rejects_malformed)
