@@ -1,0 +1,260 @@
+/*
+ * Tests of webhook/mutate: the restoring patch on Etcd CREATE and the removal
+ * of stale owner references on component CREATE. Every patch is applied to
+ * the request's object to check that it works on the document it is for.
+ */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/kjson.h"
+#include "common/tlsx.h"
+#include "webhook/mutate.h"
+
+#define BACKUP_ANN "\"etcd-warden.io/status-backup-exists\":\"true\""
+#define LIVE_ETCD \
+    "[{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"etcd-main\",\"uid\":\"new-uid\"}}]"
+#define REF(name, uid)                                                                     \
+    "{\"apiVersion\":\"druid.gardener.cloud/v1alpha1\",\"kind\":\"Etcd\",\"name\":\"" name \
+    "\",\"uid\":\"" uid "\",\"controller\":true}"
+#define FOREIGN "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"name\":\"x\",\"uid\":\"f\"}"
+#define COMPONENT(refs)                                                                 \
+    "{\"metadata\":{\"name\":\"etcd-main-config\",\"namespace\":\"shoot\",\"labels\":{" \
+    "\"app.kubernetes.io/managed-by\":\"etcd-druid\",\"app.kubernetes.io/part-of\":"    \
+    "\"etcd-main\"},\"ownerReferences\":[" refs "]}}"
+
+struct row {
+    const char *title;
+    const char *op;
+    const char *group, *kind;
+    const char *object;
+    const char *etcds; /* JSON array, or "fail" */
+    int code;
+    int patched;
+    const char *checks[4]; /* "path=value" on the patched object, or "!path" for absent */
+};
+
+static const struct row rows[] = {
+    { "etcd without labels",
+      "CREATE",
+      "druid.gardener.cloud",
+      "Etcd",
+      "{\"metadata\":{\"name\":\"etcd-main\",\"annotations\":{" BACKUP_ANN "}}}",
+      "[]",
+      200,
+      1,
+      { "metadata.labels[etcd-warden.io/restoring]=",
+        "metadata.annotations[druid.gardener.cloud/suspend-etcd-spec-reconcile]=true",
+        "metadata.annotations[etcd-warden.io/status-backup-exists]=true", NULL } },
+    { "etcd with empty labels",
+      "CREATE",
+      "druid.gardener.cloud",
+      "Etcd",
+      "{\"metadata\":{\"name\":\"e\",\"labels\":{},\"annotations\":{" BACKUP_ANN "}}}",
+      "[]",
+      200,
+      1,
+      { "metadata.labels[etcd-warden.io/restoring]=", NULL } },
+    { "etcd with null labels",
+      "CREATE",
+      "druid.gardener.cloud",
+      "Etcd",
+      "{\"metadata\":{\"name\":\"e\",\"labels\":null,\"annotations\":{" BACKUP_ANN "}}}",
+      "[]",
+      200,
+      1,
+      { "metadata.labels[etcd-warden.io/restoring]=", NULL } },
+    { "etcd with labels",
+      "CREATE",
+      "druid.gardener.cloud",
+      "Etcd",
+      "{\"metadata\":{\"name\":\"e\",\"labels\":{\"a/b~c\":\"1\"},\"annotations\":{"
+      "\"etcd-warden.io/status-backup-exists\":\"false\"}}}",
+      "[]",
+      200,
+      1,
+      { "metadata.labels[etcd-warden.io/restoring]=", "metadata.labels[a/b~c]=1",
+        "metadata.annotations[druid.gardener.cloud/suspend-etcd-spec-reconcile]=true", NULL } },
+    { "etcd already marked",
+      "CREATE",
+      "druid.gardener.cloud",
+      "Etcd",
+      "{\"metadata\":{\"name\":\"e\",\"labels\":{\"etcd-warden.io/restoring\":\"x\"},"
+      "\"annotations\":{" BACKUP_ANN
+      ",\"druid.gardener.cloud/suspend-etcd-spec-reconcile\":\"y\"}}}",
+      "[]",
+      200,
+      0,
+      { NULL } },
+    { "fresh etcd",
+      "CREATE",
+      "druid.gardener.cloud",
+      "Etcd",
+      "{\"metadata\":{\"name\":\"e\",\"annotations\":{\"a\":\"b\"}}}",
+      "[]",
+      200,
+      0,
+      { NULL } },
+    { "etcd update is not mutated",
+      "UPDATE",
+      "druid.gardener.cloud",
+      "Etcd",
+      "{\"metadata\":{\"name\":\"e\",\"annotations\":{" BACKUP_ANN "}}}",
+      "[]",
+      200,
+      0,
+      { NULL } },
+    { "stale reference dropped, foreign kept",
+      "CREATE",
+      "",
+      "ConfigMap",
+      COMPONENT(REF("etcd-main", "old-uid") "," FOREIGN),
+      LIVE_ETCD,
+      200,
+      1,
+      { "metadata.ownerReferences[0].kind=ConfigMap", "!metadata.ownerReferences[1]", NULL } },
+    { "only reference dropped",
+      "CREATE",
+      "",
+      "Service",
+      COMPONENT(REF("etcd-main", "old-uid")),
+      LIVE_ETCD,
+      200,
+      1,
+      { "!metadata.ownerReferences", "metadata.name=etcd-main-config", NULL } },
+    { "reference to the live etcd kept",
+      "CREATE",
+      "",
+      "Service",
+      COMPONENT(REF("etcd-main", "new-uid")),
+      LIVE_ETCD,
+      200,
+      0,
+      { NULL } },
+    { "reference while no etcd exists",
+      "CREATE",
+      "",
+      "Service",
+      COMPONENT(REF("etcd-main", "new-uid") "," REF("other", "o")),
+      "[]",
+      200,
+      1,
+      { "metadata.ownerReferences[0].name=other", "!metadata.ownerReferences[1]", NULL } },
+    { "etcd lookup fails",
+      "CREATE",
+      "",
+      "Service",
+      COMPONENT(REF("etcd-main", "a")),
+      "fail",
+      500,
+      0,
+      { NULL } },
+    { "unmanaged object",
+      "CREATE",
+      "",
+      "Service",
+      "{\"metadata\":{\"name\":\"s\",\"ownerReferences\":[" REF("etcd-main", "a") "]}}",
+      "fail",
+      200,
+      0,
+      { NULL } },
+    { "statefulset and its claim templates",
+      "CREATE",
+      "apps",
+      "StatefulSet",
+      "{\"metadata\":{\"name\":\"etcd-main\",\"labels\":{\"app.kubernetes.io/managed-by\":"
+      "\"etcd-druid\",\"app.kubernetes.io/part-of\":\"etcd-main\"},\"ownerReferences\":[" REF(
+          "etcd-main", "old") "]},\"spec\":{\"volumeClaimTemplates\":[{\"metadata\":{\"name\":"
+                              "\"a\"}},{\"metadata\":{\"name\":\"b\",\"ownerReferences\":[" REF(
+                                  "etcd-main", "old") "," FOREIGN "]}}]}}",
+      LIVE_ETCD,
+      200,
+      1,
+      { "!metadata.ownerReferences",
+        "spec.volumeClaimTemplates[1].metadata.ownerReferences[0].uid=f",
+        "!spec.volumeClaimTemplates[1].metadata.ownerReferences[1]", NULL } },
+    { "object that is not an object", "CREATE", "", "Service", "[1]", "[]", 400, 0, { NULL } },
+};
+
+#define NROWS (sizeof(rows) / sizeof(rows[0]))
+
+static void check(const cJSON *doc, const char *spec, const char *title)
+{
+    char path[256];
+    const char *eq = strchr(spec, '=');
+    size_t n;
+
+    if (spec[0] == '!') {
+        cr_expect_null(kjson_get(doc, spec + 1), "%s: %s present", title, spec + 1);
+        return;
+    }
+    cr_assert_not_null(eq);
+    n = (size_t)(eq - spec);
+    memcpy(path, spec, n);
+    path[n] = '\0';
+    cr_expect_str_eq(kjson_get_str(doc, path) ? kjson_get_str(doc, path) : "(absent)", eq + 1,
+                     "%s: %s", title, path);
+}
+
+ParameterizedTestParameters(mutate, rows)
+{
+    static size_t idx[NROWS];
+    size_t i;
+
+    for (i = 0; i < NROWS; i++)
+        idx[i] = i;
+    return cr_make_param_array(size_t, idx, NROWS);
+}
+
+ParameterizedTest(size_t *i, mutate, rows)
+{
+    const struct row *t = &rows[*i];
+    cJSON *root = cJSON_CreateObject(), *req = cJSON_AddObjectToObject(root, "request"), *k;
+    cJSON *etcds = NULL, *ops = NULL, *patched = NULL;
+    struct lookup_mem mem = { 0 };
+    struct lookup lk;
+    struct review_req r;
+    struct review_resp resp;
+    struct kerr_info err;
+    char *body;
+    size_t j;
+
+    cJSON_AddStringToObject(req, "uid", "u");
+    cJSON_AddStringToObject(req, "operation", t->op);
+    cJSON_AddStringToObject(req, "namespace", "shoot");
+    k = cJSON_AddObjectToObject(req, "kind");
+    cJSON_AddStringToObject(k, "group", t->group);
+    cJSON_AddStringToObject(k, "kind", t->kind);
+    cJSON_AddItemToObject(req, "object", cJSON_Parse(t->object));
+    body = cJSON_PrintUnformatted(root);
+    if (strcmp(t->etcds, "fail") == 0)
+        mem.fail = KERR_HTTP;
+    else
+        etcds = cJSON_Parse(t->etcds);
+    mem.etcds = etcds;
+    lookup_mem_bind(&mem, &lk);
+    review_req_init(&r);
+    review_resp_init(&resp);
+    cr_assert_eq(review_req_decode(&r, body, strlen(body), &err), KERR_OK, "%s", err.msg);
+    cr_assert_eq(mutate_decide(&lk, &r, &resp, &err), KERR_OK, "%s", err.msg);
+    cr_expect_eq(resp.code, t->code, "%s: code %d", t->title, resp.code);
+    cr_expect_eq(resp.allowed, t->code == 200, "%s: allowed", t->title);
+    cr_assert_not_null(resp.message);
+    cr_expect_eq(resp.patch != NULL, t->patched, "%s: patch %s", t->title,
+                 resp.patch ? resp.patch : "none");
+    if (resp.patch) {
+        ops = cJSON_Parse(resp.patch);
+        cr_assert_eq(kjson_patch_apply(r.object, ops, &patched, &err), KERR_OK, "%s: %s", t->title,
+                     err.msg);
+        for (j = 0; j < 4 && t->checks[j]; j++)
+            check(patched, t->checks[j], t->title);
+    }
+    cJSON_Delete(ops);
+    cJSON_Delete(patched);
+    cJSON_Delete(etcds);
+    review_resp_release(&resp);
+    review_req_release(&r);
+    free(body);
+    cJSON_Delete(root);
+}

@@ -1,0 +1,279 @@
+/* lookup - views of parent objects and their projections; see lookup.h. */
+#include "webhook/lookup.h"
+
+#include <string.h>
+#include <time.h>
+
+#include "common/kjson.h"
+
+static const cJSON *metadata(const cJSON *obj)
+{
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+
+    return cJSON_IsObject(m) ? m : NULL;
+}
+
+const char *lookup_meta_str(const cJSON *obj, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(metadata(obj), key);
+
+    return cJSON_IsString(v) && v->valuestring ? v->valuestring : "";
+}
+
+const cJSON *lookup_meta_map(const cJSON *obj, const char *key)
+{
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(metadata(obj), key);
+    const cJSON *e;
+
+    if (!cJSON_IsObject(m))
+        return NULL;
+    cJSON_ArrayForEach (e, m) {
+        if (!cJSON_IsString(e) || !e->valuestring)
+            return NULL;
+    }
+    return m;
+}
+
+const char *lookup_map_get(const cJSON *map, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(map, key);
+
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+int lookup_meta_deleting(const cJSON *obj)
+{
+    struct timespec ts;
+
+    return kjson_time_parse(lookup_meta_str(obj, "deletionTimestamp"), &ts, NULL) == KERR_OK;
+}
+
+int lookup_labels_match(const cJSON *labels, const cJSON *want)
+{
+    const cJSON *e;
+    const char *have;
+
+    cJSON_ArrayForEach (e, want) {
+        if (!e->string || !cJSON_IsString(e))
+            return 0;
+        have = lookup_map_get(labels, e->string);
+        if (!have || strcmp(have, e->valuestring) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+static int in_progress(const cJSON *lastop, const char *type)
+{
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(lastop, "type");
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(lastop, "state");
+
+    if (!cJSON_IsString(t) || !cJSON_IsString(s) || strcmp(t->valuestring, type) != 0)
+        return 0;
+    return strcmp(s->valuestring, "Processing") == 0 || strcmp(s->valuestring, "Error") == 0 ||
+           strcmp(s->valuestring, "Requeue") == 0;
+}
+
+static int has_key(const cJSON *map, const char *key)
+{
+    return cJSON_GetObjectItemCaseSensitive(map, key) != NULL;
+}
+
+static enum kerr copy_str(char *dst, size_t size, const char *src, const char *what,
+                          struct kerr_info *err)
+{
+    size_t n = strlen(src);
+
+    if (n >= size)
+        return kerr_set(err, KERR_INVAL, "%s is longer than %zu bytes", what, size - 1);
+    memcpy(dst, src, n + 1);
+    return KERR_OK;
+}
+
+enum kerr lookup_etcd_from_json(const cJSON *etcd, struct lookup_etcd *out, struct kerr_info *err)
+{
+    const cJSON *ann = lookup_meta_map(etcd, "annotations");
+    const cJSON *status = cJSON_GetObjectItemCaseSensitive(etcd, "status");
+    const cJSON *lastop = cJSON_GetObjectItemCaseSensitive(status, "lastOperation");
+
+    memset(out, 0, sizeof(*out));
+    out->protection_disabled = has_key(ann, LOOKUP_ANN_DISABLE_PROTECTION);
+    out->runtime_disabled = has_key(ann, LOOKUP_ANN_DISABLE_RUNTIME);
+    if (cJSON_IsObject(lastop)) {
+        out->reconcile_in_progress = in_progress(lastop, "Reconcile");
+        out->deletion_in_progress = in_progress(lastop, "Delete");
+    }
+    return copy_str(out->uid, sizeof(out->uid), lookup_meta_str(etcd, "uid"), "Etcd uid", err);
+}
+
+enum kerr lookup_sts_from_json(const cJSON *sts, struct lookup_sts *out, struct kerr_info *err)
+{
+    const cJSON *labels = lookup_meta_map(sts, "labels");
+    const char *managed = lookup_map_get(labels, LOOKUP_LABEL_MANAGED_BY);
+    const char *part_of = lookup_map_get(labels, LOOKUP_LABEL_PART_OF);
+    enum kerr rc;
+
+    memset(out, 0, sizeof(*out));
+    out->managed = managed && strcmp(managed, LOOKUP_MANAGED_BY_DRUID) == 0;
+    out->has_part_of = part_of != NULL;
+    out->deleting = lookup_meta_deleting(sts);
+    if ((rc = copy_str(out->namespace, sizeof(out->namespace), lookup_meta_str(sts, "namespace"),
+                       "StatefulSet namespace", err)) ||
+        (rc = copy_str(out->name, sizeof(out->name), lookup_meta_str(sts, "name"),
+                       "StatefulSet name", err)))
+        return rc;
+    return copy_str(out->part_of, sizeof(out->part_of), part_of ? part_of : "", "part-of label",
+                    err);
+}
+
+/* Copy member key of src into dst when present; 0 on success or absence, -1 on OOM. */
+static int copy_member(cJSON *dst, const cJSON *src, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(src, key);
+    cJSON *c;
+
+    if (!v)
+        return 0;
+    c = cJSON_Duplicate(v, 1);
+    if (!c || !cJSON_AddItemToObject(dst, key, c)) {
+        cJSON_Delete(c);
+        return -1;
+    }
+    return 0;
+}
+
+/* A new metadata object with name, namespace, resourceVersion and uid of obj. */
+static cJSON *base_meta(cJSON *root, const cJSON *obj)
+{
+    const cJSON *m = metadata(obj);
+    cJSON *meta = cJSON_AddObjectToObject(root, "metadata");
+
+    if (!meta || copy_member(meta, m, "name") || copy_member(meta, m, "namespace") ||
+        copy_member(meta, m, "uid") || copy_member(meta, m, "resourceVersion"))
+        return NULL;
+    return meta;
+}
+
+static int project_etcd_status(cJSON *root, const cJSON *etcd)
+{
+    const cJSON *status = cJSON_GetObjectItemCaseSensitive(etcd, "status");
+    const cJSON *lastop = cJSON_GetObjectItemCaseSensitive(status, "lastOperation");
+    cJSON *st, *lo;
+
+    if (!cJSON_IsObject(lastop))
+        return 0;
+    st = cJSON_AddObjectToObject(root, "status");
+    lo = st ? cJSON_AddObjectToObject(st, "lastOperation") : NULL;
+    if (!lo || copy_member(lo, lastop, "type") || copy_member(lo, lastop, "state"))
+        return -1;
+    return 0;
+}
+
+cJSON *lookup_etcd_project(const cJSON *etcd)
+{
+    static const char *const keep[] = { LOOKUP_ANN_DISABLE_PROTECTION, LOOKUP_ANN_DISABLE_RUNTIME };
+    const cJSON *ann = lookup_meta_map(etcd, "annotations");
+    cJSON *root = cJSON_CreateObject(), *meta, *a = NULL;
+    size_t i;
+
+    if (!root || !(meta = base_meta(root, etcd)))
+        goto fail;
+    for (i = 0; ann && i < sizeof(keep) / sizeof(keep[0]); i++) {
+        if (!has_key(ann, keep[i]))
+            continue;
+        if (!a && !(a = cJSON_AddObjectToObject(meta, "annotations")))
+            goto fail;
+        if (copy_member(a, ann, keep[i]))
+            goto fail;
+    }
+    if (project_etcd_status(root, etcd))
+        goto fail;
+    return root;
+fail:
+    cJSON_Delete(root);
+    return NULL;
+}
+
+cJSON *lookup_sts_project(const cJSON *sts)
+{
+    const cJSON *m = metadata(sts);
+    cJSON *root = cJSON_CreateObject(), *meta;
+
+    if (!root || !(meta = base_meta(root, sts)) || copy_member(meta, m, "labels") ||
+        copy_member(meta, m, "deletionTimestamp")) {
+        cJSON_Delete(root);
+        return NULL;
+    }
+    return root;
+}
+
+static const cJSON *mem_find(const cJSON *list, const char *ns, const char *name)
+{
+    const cJSON *o;
+
+    cJSON_ArrayForEach (o, list) {
+        if (strcmp(lookup_meta_str(o, "namespace"), ns) == 0 &&
+            strcmp(lookup_meta_str(o, "name"), name) == 0)
+            return o;
+    }
+    return NULL;
+}
+
+static enum kerr mem_etcd(void *ctx, const char *ns, const char *name, struct lookup_etcd *out,
+                          struct kerr_info *err)
+{
+    struct lookup_mem *m = ctx;
+    const cJSON *o;
+
+    m->calls++;
+    if (m->fail)
+        return kerr_set(err, m->fail, "injected failure");
+    o = mem_find(m->etcds, ns, name);
+    if (!o)
+        return kerr_set(err, KERR_NOTFOUND, "etcds.druid.gardener.cloud \"%s\" not found", name);
+    return lookup_etcd_from_json(o, out, err);
+}
+
+static enum kerr mem_sts(void *ctx, const char *ns, const char *name, struct lookup_sts *out,
+                         struct kerr_info *err)
+{
+    struct lookup_mem *m = ctx;
+    const cJSON *o;
+
+    m->calls++;
+    if (m->fail)
+        return kerr_set(err, m->fail, "injected failure");
+    o = mem_find(m->stses, ns, name);
+    if (!o)
+        return kerr_set(err, KERR_NOTFOUND, "statefulsets.apps \"%s\" not found", name);
+    return lookup_sts_from_json(o, out, err);
+}
+
+static enum kerr mem_sts_by_labels(void *ctx, const char *ns, const cJSON *labels,
+                                   struct lookup_sts *out, size_t *matches, struct kerr_info *err)
+{
+    struct lookup_mem *m = ctx;
+    const cJSON *o, *first = NULL;
+
+    *matches = 0;
+    m->calls++;
+    if (m->fail)
+        return kerr_set(err, m->fail, "injected failure");
+    cJSON_ArrayForEach (o, m->stses) {
+        if (strcmp(lookup_meta_str(o, "namespace"), ns) != 0 ||
+            !lookup_labels_match(lookup_meta_map(o, "labels"), labels))
+            continue;
+        if (!first)
+            first = o;
+        (*matches)++;
+    }
+    return first ? lookup_sts_from_json(first, out, err) : KERR_OK;
+}
+
+void lookup_mem_bind(struct lookup_mem *m, struct lookup *out)
+{
+    out->ctx = m;
+    out->etcd = mem_etcd;
+    out->sts = mem_sts;
+    out->sts_by_labels = mem_sts_by_labels;
+}

@@ -1,0 +1,135 @@
+/*
+ * lookup - how the admission decisions see parent objects: the interface the
+ * decisions call (struct lookup, a table of function pointers, so tests fake
+ * it and the server plugs its watch-fed caches in), the small views of an
+ * Etcd and of a StatefulSet the decisions need, and the projections that
+ * cut a full object down to what those views read (what the caches store).
+ *
+ * Object metadata is read the way Kubernetes' unstructured accessors read
+ * it: a field of the wrong type reads as absent, labels with a non-string
+ * value read as no labels at all, a deletionTimestamp counts only when it
+ * is an RFC 3339 time.
+ *
+ * Thread safety: the functions here are pure and reentrant. The callbacks
+ * of a struct lookup are called concurrently from the server's threads.
+ */
+#ifndef WEBHOOK_LOOKUP_H
+#define WEBHOOK_LOOKUP_H
+
+#include <stddef.h>
+
+#include <cJSON.h>
+
+#include "common/kerr.h"
+
+#define LOOKUP_NAME_MAX 253 /* longest object name or namespace (DNS subdomain) */
+#define LOOKUP_UID_MAX  63
+
+/* Label and annotation keys the decisions read. */
+#define LOOKUP_LABEL_MANAGED_BY       "app.kubernetes.io/managed-by"
+#define LOOKUP_MANAGED_BY_DRUID       "etcd-druid"
+#define LOOKUP_LABEL_PART_OF          "app.kubernetes.io/part-of"
+#define LOOKUP_ANN_DISABLE_PROTECTION "druid.gardener.cloud/disable-etcd-component-protection"
+#define LOOKUP_ANN_DISABLE_RUNTIME    "druid.gardener.cloud/disable-etcd-runtime-component-creation"
+#define LOOKUP_ANN_SUSPEND_RECONCILE  "druid.gardener.cloud/suspend-etcd-spec-reconcile"
+#define LOOKUP_ANN_STATUS_BACKUP      "etcd-warden.io/status-backup-exists"
+#define LOOKUP_LABEL_RESTORING        "etcd-warden.io/restoring"
+#define LOOKUP_LABEL_ALLOW_DELETE     "etcd-warden.io/allow-delete-while-restoring"
+
+/* What the decisions need of a live Etcd. */
+struct lookup_etcd {
+    char uid[LOOKUP_UID_MAX + 1];
+    int protection_disabled;   /* has LOOKUP_ANN_DISABLE_PROTECTION */
+    int runtime_disabled;      /* has LOOKUP_ANN_DISABLE_RUNTIME */
+    int reconcile_in_progress; /* lastOperation Reconcile in Processing|Error|Requeue */
+    int deletion_in_progress;  /* lastOperation Delete in Processing|Error|Requeue */
+};
+
+/* What the decisions need of a StatefulSet (the parent of a scale or a PVC). */
+struct lookup_sts {
+    char namespace[LOOKUP_NAME_MAX + 1];
+    char name[LOOKUP_NAME_MAX + 1];
+    int managed;                       /* managed-by label is exactly etcd-druid */
+    int has_part_of;                   /* part-of label present */
+    char part_of[LOOKUP_NAME_MAX + 1]; /* its value */
+    int deleting;                      /* deletionTimestamp set */
+};
+
+/*
+ * The parent lookups. Each returns KERR_OK with *out filled, KERR_NOTFOUND
+ * when the object does not exist (err->msg as the API server words it, e.g.
+ * `statefulsets.apps "x" not found`), or another code with err->msg for a
+ * failed lookup. ctx is passed back untouched.
+ */
+struct lookup {
+    void *ctx;
+    /* The Etcd ns/name. */
+    enum kerr (*etcd)(void *ctx, const char *ns, const char *name, struct lookup_etcd *out,
+                      struct kerr_info *err);
+    /* The StatefulSet ns/name. */
+    enum kerr (*sts)(void *ctx, const char *ns, const char *name, struct lookup_sts *out,
+                     struct kerr_info *err);
+    /*
+     * The StatefulSets of ns whose labels include every label of labels (a
+     * BORROWED JSON object of strings): *matches receives how many there
+     * are and, when at least one, *out the first of them.
+     */
+    enum kerr (*sts_by_labels)(void *ctx, const char *ns, const cJSON *labels,
+                               struct lookup_sts *out, size_t *matches, struct kerr_info *err);
+};
+
+/* metadata.<key> of obj as a string, "" when absent or not a string. BORROWED. */
+const char *lookup_meta_str(const cJSON *obj, const char *key);
+
+/*
+ * metadata.labels (or annotations, with key "annotations") of obj as a
+ * JSON object whose values are all strings, or NULL (absent, not an object,
+ * or a non-string value). BORROWED.
+ */
+const cJSON *lookup_meta_map(const cJSON *obj, const char *key);
+
+/* Value of key in a map from lookup_meta_map, or NULL. BORROWED. */
+const char *lookup_map_get(const cJSON *map, const char *key);
+
+/* True when metadata.deletionTimestamp of obj is an RFC 3339 time. */
+int lookup_meta_deleting(const cJSON *obj);
+
+/* True when labels (a map from lookup_meta_map) contains every key/value of want. */
+int lookup_labels_match(const cJSON *labels, const cJSON *want);
+
+/* Fill *out from an Etcd (full or projected). KERR_INVAL when the uid does not fit. */
+enum kerr lookup_etcd_from_json(const cJSON *etcd, struct lookup_etcd *out, struct kerr_info *err);
+
+/* Fill *out from a StatefulSet (full or projected). KERR_INVAL when a name does not fit. */
+enum kerr lookup_sts_from_json(const cJSON *sts, struct lookup_sts *out, struct kerr_info *err);
+
+/*
+ * The part of an Etcd the views read: metadata name, namespace, uid,
+ * resourceVersion, the two protection annotations, and
+ * status.lastOperation type and state. TAKES: a new tree (cJSON_Delete),
+ * NULL on allocation failure.
+ */
+cJSON *lookup_etcd_project(const cJSON *etcd);
+
+/* The part of a StatefulSet the views read: metadata name, namespace, resourceVersion,
+ * labels, deletionTimestamp. TAKES as above. */
+cJSON *lookup_sts_project(const cJSON *sts);
+
+/*
+ * An in-memory lookup over JSON lists (for tests, fuzzing and tools): the
+ * Etcds and StatefulSets are arrays of objects (BORROWED, may be NULL),
+ * matched by metadata.namespace and metadata.name. When fail is not
+ * KERR_OK every call fails with it ("injected failure"). calls counts the
+ * calls (not synchronised: one thread).
+ */
+struct lookup_mem {
+    const cJSON *etcds;
+    const cJSON *stses;
+    enum kerr fail;
+    int calls;
+};
+
+/* Point *out at m. m must outlive *out. */
+void lookup_mem_bind(struct lookup_mem *m, struct lookup *out);
+
+#endif

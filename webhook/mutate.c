@@ -1,0 +1,253 @@
+/* mutate - the mutating patches; see mutate.h. */
+#include "webhook/mutate.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "common/buf.h"
+#include "common/kjson.h"
+
+#define PTR_MAX 4096u /* a JSON Pointer this module builds; keys are label keys (<= 317 bytes) */
+
+/* A JSON Pointer from raw segments (NULL-terminated), into a fresh buffer b. */
+static enum kerr make_ptr(struct buf *b, const char *const *segs)
+{
+    enum kerr rc = KERR_OK;
+
+    buf_reset(b);
+    for (; *segs && !rc; segs++)
+        rc = kjson_ptr_append(b, *segs);
+    return rc;
+}
+
+/*
+ * Add key=value to metadata.<map> unless the key is there: one "add" of the
+ * whole map when the map is missing or empty, else one "add" of the key.
+ */
+static enum kerr add_meta_key(cJSON *patch, const cJSON *obj, const char *map, const char *key,
+                              const char *value, int *changed, struct kerr_info *err)
+{
+    const char *map_segs[] = { "metadata", map, NULL };
+    const char *key_segs[] = { "metadata", map, key, NULL };
+    const cJSON *m = kjson_getv(obj, map_segs);
+    int whole = !cJSON_IsObject(m) || !m->child;
+    struct buf ptr;
+    cJSON *v = NULL;
+    enum kerr rc;
+
+    if (!whole && cJSON_GetObjectItemCaseSensitive(m, key))
+        return KERR_OK;
+    buf_init(&ptr, PTR_MAX);
+    if (!whole) {
+        v = cJSON_CreateString(value);
+    } else {
+        v = cJSON_CreateObject();
+        if (v && !cJSON_AddStringToObject(v, key, value)) {
+            cJSON_Delete(v);
+            v = NULL;
+        }
+    }
+    if (!v) {
+        rc = kerr_set(err, KERR_NOMEM, "building the patch");
+        goto out;
+    }
+    if ((rc = make_ptr(&ptr, whole ? map_segs : key_segs))) {
+        cJSON_Delete(v);
+        kerr_set(err, rc, "building the patch path");
+        goto out;
+    }
+    rc = kjson_patch_add(patch, buf_str(&ptr), v, err);
+    *changed += rc == KERR_OK;
+out:
+    buf_release(&ptr);
+    return rc;
+}
+
+static enum kerr mutate_etcd(const struct review_req *req, const cJSON *obj,
+                             struct review_resp *resp, struct kerr_info *err)
+{
+    const cJSON *ann = kjson_get_obj(obj, "metadata.annotations");
+    cJSON *patch = NULL;
+    int changed = 0;
+    enum kerr rc;
+
+    if (!cJSON_GetObjectItemCaseSensitive(ann, LOOKUP_ANN_STATUS_BACKUP))
+        return review_allow(resp, "Etcd %s/%s is not re-created from a backup: no changes",
+                            req->namespace, lookup_meta_str(obj, "name"));
+    patch = cJSON_CreateArray();
+    if (!patch)
+        return kerr_set(err, KERR_NOMEM, "building the patch");
+    if ((rc = add_meta_key(patch, obj, "labels", LOOKUP_LABEL_RESTORING, "", &changed, err)) ||
+        (rc = add_meta_key(patch, obj, "annotations", LOOKUP_ANN_SUSPEND_RECONCILE,
+                           MUTATE_SUSPEND_VALUE, &changed, err)) ||
+        (rc = review_set_patch(resp, patch, err)))
+        goto out;
+    rc = review_allow(resp, "Etcd %s/%s is re-created from a backup: label %s and annotation %s %s",
+                      req->namespace, lookup_meta_str(obj, "name"), LOOKUP_LABEL_RESTORING,
+                      LOOKUP_ANN_SUSPEND_RECONCILE, changed ? "added" : "already present");
+out:
+    cJSON_Delete(patch);
+    return rc;
+}
+
+/* True when ref is an ownerReference to an Etcd named parent. */
+static int refers_to(const cJSON *ref, const char *parent)
+{
+    const char *api = kjson_get_str(ref, "apiVersion"), *kind = kjson_get_str(ref, "kind");
+    const char *name = kjson_get_str(ref, "name");
+    static const char group[] = "druid.gardener.cloud/";
+
+    return api && kind && name && strncmp(api, group, sizeof(group) - 1) == 0 &&
+           strcmp(kind, "Etcd") == 0 && strcmp(name, parent) == 0;
+}
+
+static int is_stale(const cJSON *ref, const char *parent, const char *live_uid)
+{
+    const char *uid = kjson_get_str(ref, "uid");
+
+    return refers_to(ref, parent) && (!live_uid || !uid || strcmp(uid, live_uid) != 0);
+}
+
+static size_t count_refs(const cJSON *refs, const char *parent)
+{
+    const cJSON *r;
+    size_t n = 0;
+
+    cJSON_ArrayForEach (r, refs) {
+        n += refers_to(r, parent);
+    }
+    return n;
+}
+
+/* The ownerReferences arrays of obj: [0] the object's, then one per volumeClaimTemplate. */
+static const cJSON *refs_at(const cJSON *obj, int i)
+{
+    const cJSON *vct = kjson_get_arr(obj, "spec.volumeClaimTemplates");
+
+    if (i == 0)
+        return kjson_get_arr(obj, "metadata.ownerReferences");
+    return kjson_get_arr(cJSON_GetArrayItem(vct, i - 1), "metadata.ownerReferences");
+}
+
+static enum kerr refs_ptr(struct buf *ptr, int i)
+{
+    char idx[24];
+    const char *top[] = { "metadata", "ownerReferences", NULL };
+    const char *vct[] = {
+        "spec", "volumeClaimTemplates", idx, "metadata", "ownerReferences", NULL
+    };
+
+    snprintf(idx, sizeof(idx), "%d", i - 1);
+    return make_ptr(ptr, i == 0 ? top : vct);
+}
+
+/* Patch one ownerReferences array: drop the stale references (remove it when none is left). */
+static enum kerr filter_refs(cJSON *patch, int i, const cJSON *refs, const char *parent,
+                             const char *live_uid, size_t *dropped, struct kerr_info *err)
+{
+    const cJSON *r;
+    cJSON *keep = cJSON_CreateArray(), *c;
+    struct buf ptr;
+    size_t n = 0;
+    enum kerr rc = KERR_NOMEM;
+
+    buf_init(&ptr, PTR_MAX);
+    if (!keep)
+        goto out;
+    cJSON_ArrayForEach (r, refs) {
+        if (is_stale(r, parent, live_uid)) {
+            n++;
+            continue;
+        }
+        c = cJSON_Duplicate(r, 1);
+        if (!c || !cJSON_AddItemToArray(keep, c)) {
+            cJSON_Delete(c);
+            goto out;
+        }
+    }
+    rc = KERR_OK;
+    if (n == 0)
+        goto out;
+    if ((rc = refs_ptr(&ptr, i)))
+        goto out;
+    if (keep->child) {
+        rc = kjson_patch_replace(patch, buf_str(&ptr), keep, err);
+        keep = NULL; /* TAKEN by kjson_patch_replace, on failure too */
+    } else {
+        rc = kjson_patch_remove(patch, buf_str(&ptr), err);
+    }
+    *dropped += n;
+out:
+    cJSON_Delete(keep);
+    buf_release(&ptr);
+    if (rc == KERR_NOMEM)
+        kerr_set(err, rc, "building the owner-reference patch");
+    return rc;
+}
+
+static enum kerr drop_stale_refs(const cJSON *obj, const char *parent, const char *live_uid,
+                                 int nrefs, struct review_resp *resp, size_t *dropped,
+                                 struct kerr_info *err)
+{
+    cJSON *patch = cJSON_CreateArray();
+    enum kerr rc = KERR_OK;
+    int i;
+
+    if (!patch)
+        return kerr_set(err, KERR_NOMEM, "building the patch");
+    for (i = 0; i < nrefs && !rc; i++)
+        rc = filter_refs(patch, i, refs_at(obj, i), parent, live_uid, dropped, err);
+    if (!rc)
+        rc = review_set_patch(resp, patch, err);
+    cJSON_Delete(patch);
+    return rc;
+}
+
+static enum kerr mutate_component(const struct lookup *lk, const struct review_req *req,
+                                  const cJSON *obj, struct review_resp *resp, struct kerr_info *err)
+{
+    const cJSON *labels = lookup_meta_map(obj, "labels");
+    const char *managed = lookup_map_get(labels, LOOKUP_LABEL_MANAGED_BY);
+    const char *parent = lookup_map_get(labels, LOOKUP_LABEL_PART_OF);
+    const char *ns = *req->namespace ? req->namespace : lookup_meta_str(obj, "namespace");
+    int nrefs = 1 + cJSON_GetArraySize(kjson_get_arr(obj, "spec.volumeClaimTemplates")), i;
+    size_t candidates = 0, dropped = 0;
+    struct lookup_etcd etcd;
+    struct kerr_info e;
+    enum kerr rc;
+
+    if (!managed || strcmp(managed, LOOKUP_MANAGED_BY_DRUID) != 0 || !parent)
+        return review_allow(resp, "resource is not a component of an Etcd: no changes");
+    for (i = 0; i < nrefs; i++)
+        candidates += count_refs(refs_at(obj, i), parent);
+    if (candidates == 0)
+        return review_allow(resp, "no owner references to an Etcd %s: no changes", parent);
+    kerr_clear(&e);
+    rc = lk->etcd(lk->ctx, ns, parent, &etcd, &e);
+    if (rc != KERR_OK && rc != KERR_NOTFOUND)
+        return review_errored(resp, 500, "%s", e.msg);
+    rc = drop_stale_refs(obj, parent, rc == KERR_OK ? etcd.uid : NULL, nrefs, resp, &dropped, err);
+    if (rc)
+        return rc;
+    if (dropped == 0)
+        return review_allow(resp, "owner references point at the live Etcd %s: no changes", parent);
+    return review_allow(resp, "removed %zu owner reference(s) to a previous Etcd %s", dropped,
+                        parent);
+}
+
+enum kerr mutate_decide(const struct lookup *lk, const struct review_req *req,
+                        struct review_resp *resp, struct kerr_info *err)
+{
+    enum kerr rc;
+
+    if (req->op != REVIEW_OP_CREATE)
+        rc = review_allow(resp, "operation %s is not mutated", req->operation);
+    else if (!cJSON_IsObject(req->object))
+        rc = review_errored(resp, 400, "object: expected the object being created");
+    else if (strcmp(req->kind_group, "druid.gardener.cloud") == 0 &&
+             strcmp(req->kind_kind, "Etcd") == 0)
+        rc = mutate_etcd(req, req->object, resp, err);
+    else
+        rc = mutate_component(lk, req, req->object, resp, err);
+    return rc;
+}

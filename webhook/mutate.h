@@ -1,0 +1,38 @@
+/*
+ * mutate - the mutating patches (/webhooks/etcd-mutate).
+ *
+ * On CREATE only:
+ *   - an Etcd (druid.gardener.cloud) carrying the annotation
+ *     etcd-warden.io/status-backup-exists (any value) was re-created from a
+ *     backup: add the label etcd-warden.io/restoring ("") and the annotation
+ *     druid.gardener.cloud/suspend-etcd-spec-reconcile ("true"), each only
+ *     when missing, with a JSON Patch that works whether or not
+ *     metadata.labels / metadata.annotations exist;
+ *   - any other object labelled managed-by etcd-druid and part-of <etcd>:
+ *     drop the ownerReferences (also those in a StatefulSet's
+ *     volumeClaimTemplates) that point at an Etcd named <etcd> whose uid is
+ *     not the live Etcd's, or all of them when no such Etcd exists, so the
+ *     garbage collector cannot delete restored components.
+ * Every answer allows; a failed Etcd lookup is answered with 500.
+ *
+ * Thread safety: mutate_decide is reentrant.
+ */
+#ifndef WEBHOOK_MUTATE_H
+#define WEBHOOK_MUTATE_H
+
+#include "common/kerr.h"
+#include "webhook/lookup.h"
+#include "webhook/review.h"
+
+/* Value written for the suspend annotation. */
+#define MUTATE_SUSPEND_VALUE "true"
+
+/*
+ * Decide req (BORROWED) into resp: the verdict, a message saying what was
+ * changed, and the patch when there is one. Returns KERR_OK, or
+ * KERR_NOMEM / KERR_TOOBIG when the answer could not be built.
+ */
+enum kerr mutate_decide(const struct lookup *lk, const struct review_req *req,
+                        struct review_resp *resp, struct kerr_info *err);
+
+#endif

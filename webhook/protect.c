@@ -1,0 +1,341 @@
+/* protect - etcd-druid's component-protection decision; see protect.h. */
+#include "webhook/protect.h"
+
+#include <string.h>
+
+#define SA_PREFIX "system:serviceaccount:"
+
+/* The partial object metadata the checks read. */
+struct meta {
+    const char *ns, *name;
+    int managed;
+    const char *part_of; /* NULL when the label is absent */
+    int deleting;
+    struct lookup_sts sts; /* storage when the metadata is a parent StatefulSet's */
+};
+
+enum decoded { DEC_META, DEC_UNSUPPORTED, DEC_ANSWERED };
+
+struct component {
+    const char *group, *kind;
+    int runtime; /* not created when runtime component creation is disabled */
+};
+
+static const struct component components[] = {
+    { "", "ServiceAccount", 1 },
+    { "", "Service", 1 },
+    { "", "ConfigMap", 0 },
+    { "rbac.authorization.k8s.io", "Role", 1 },
+    { "rbac.authorization.k8s.io", "RoleBinding", 1 },
+    { "apps", "StatefulSet", 0 },
+    { "policy", "PodDisruptionBudget", 1 },
+    { "coordination.k8s.io", "Lease", 1 },
+};
+
+static int is_kind(const struct review_req *req, const char *group, const char *kind)
+{
+    return strcmp(req->kind_group, group) == 0 && strcmp(req->kind_kind, kind) == 0;
+}
+
+static const struct component *find_component(const struct review_req *req)
+{
+    size_t i;
+
+    for (i = 0; i < sizeof(components) / sizeof(components[0]); i++) {
+        if (is_kind(req, components[i].group, components[i].kind))
+            return &components[i];
+    }
+    return NULL;
+}
+
+int protect_user_in(const char *user, const char *const *list, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        if (list[i] && strcmp(user, list[i]) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Why raw cannot be decoded as an object, in the words of Go's decoder; NULL when it can. */
+static const char *raw_problem(const cJSON *raw)
+{
+    if (!raw)
+        return "there is no content to decode";
+    if (cJSON_IsObject(raw))
+        return NULL;
+    if (cJSON_IsString(raw))
+        return "json: cannot unmarshal string into Go value of type map[string]interface {}";
+    if (cJSON_IsNumber(raw))
+        return "json: cannot unmarshal number into Go value of type map[string]interface {}";
+    if (cJSON_IsBool(raw))
+        return "json: cannot unmarshal bool into Go value of type map[string]interface {}";
+    return "json: cannot unmarshal array into Go value of type map[string]interface {}";
+}
+
+static void meta_from_object(const cJSON *obj, struct meta *m)
+{
+    const cJSON *labels = lookup_meta_map(obj, "labels");
+    const char *managed = lookup_map_get(labels, LOOKUP_LABEL_MANAGED_BY);
+
+    m->ns = lookup_meta_str(obj, "namespace");
+    m->name = lookup_meta_str(obj, "name");
+    m->managed = managed && strcmp(managed, LOOKUP_MANAGED_BY_DRUID) == 0;
+    m->part_of = lookup_map_get(labels, LOOKUP_LABEL_PART_OF);
+    m->deleting = lookup_meta_deleting(obj);
+}
+
+static void meta_from_sts(struct meta *m)
+{
+    m->ns = m->sts.namespace;
+    m->name = m->sts.name;
+    m->managed = m->sts.managed;
+    m->part_of = m->sts.has_part_of ? m->sts.part_of : NULL;
+    m->deleting = m->sts.deleting;
+}
+
+/*
+ * The object of the request as etcd-druid decodes it: UPDATE needs both
+ * objects and reads the new one, DELETE reads the old one, an unknown
+ * operation reads nothing. *obj is NULL for "nothing".
+ */
+static enum decoded decode_object(const struct review_req *req, const cJSON **obj,
+                                  struct review_resp *resp, enum kerr *rc)
+{
+    const char *problem = NULL;
+
+    *obj = NULL;
+    if (req->op == REVIEW_OP_UPDATE) {
+        problem = raw_problem(req->old_object);
+        if (!problem)
+            problem = raw_problem(req->object);
+        *obj = req->object;
+    } else if (req->op == REVIEW_OP_DELETE) {
+        problem = raw_problem(req->old_object);
+        *obj = req->old_object;
+    }
+    if (!problem)
+        return DEC_META;
+    *rc = review_errored(resp, 400, "[Operation: %s, Code: ERR_DECODE_REQUEST_OBJECT] %s",
+                         req->operation, problem);
+    return DEC_ANSWERED;
+}
+
+static enum decoded decode_scale(const struct lookup *lk, const struct review_req *req,
+                                 struct meta *m, struct review_resp *resp, enum kerr *rc)
+{
+    struct kerr_info e;
+
+    if (strcmp(req->res_group, "apps") != 0 || strcmp(req->res_resource, "statefulsets") != 0)
+        return DEC_UNSUPPORTED;
+    kerr_clear(&e);
+    if (lk->sts(lk->ctx, req->namespace, req->name, &m->sts, &e) != KERR_OK) {
+        *rc =
+            review_errored(resp, 500, "[Operation: %s, Code: ERR_GET_SCALE_SUBRESOURCE_PARENT] %s",
+                           req->operation, e.msg);
+        return DEC_ANSWERED;
+    }
+    meta_from_sts(m);
+    return DEC_META;
+}
+
+static enum decoded decode_pvc(const struct lookup *lk, const struct review_req *req,
+                               struct meta *m, struct review_resp *resp, enum kerr *rc)
+{
+    const cJSON *obj = NULL, *labels;
+    const char *ns, *name;
+    struct kerr_info e;
+    size_t matches = 0;
+    enum decoded d = decode_object(req, &obj, resp, rc);
+
+    if (d != DEC_META)
+        return d;
+    labels = lookup_meta_map(obj, "labels");
+    ns = lookup_meta_str(obj, "namespace");
+    name = lookup_meta_str(obj, "name");
+    if (!labels || !labels->child) {
+        *rc = review_errored(resp, 500,
+                             "[Operation: %s, Code: ERR_GET_SCALE_SUBRESOURCE_PARENT] resource "
+                             "%s/%s does not have any labels",
+                             req->operation, ns, name);
+        return DEC_ANSWERED;
+    }
+    kerr_clear(&e);
+    if (lk->sts_by_labels(lk->ctx, ns, labels, &m->sts, &matches, &e) != KERR_OK) {
+        *rc = review_errored(resp, 500, "[Operation: %s, Code: ERR_LIST_STATEFULSETS] %s",
+                             req->operation, e.msg);
+        return DEC_ANSWERED;
+    }
+    if (matches > 1) {
+        *rc = review_errored(resp, 500,
+                             "[Operation: %s, Code: ERR_TOO_MANY_MATCHING_STATEFULSETS] found %zu "
+                             "StatefulSets matching the labels of resource %s/%s, expected one",
+                             req->operation, matches, ns, name);
+        return DEC_ANSWERED;
+    }
+    if (matches == 0)
+        return DEC_UNSUPPORTED;
+    meta_from_sts(m);
+    return DEC_META;
+}
+
+static enum decoded decode_meta(const struct lookup *lk, const struct review_req *req,
+                                struct meta *m, struct review_resp *resp, enum kerr *rc)
+{
+    const cJSON *obj = NULL;
+    enum decoded d;
+
+    memset(m, 0, sizeof(*m));
+    m->ns = m->name = "";
+    if (find_component(req)) {
+        d = decode_object(req, &obj, resp, rc);
+        if (d == DEC_META)
+            meta_from_object(obj, m);
+        return d;
+    }
+    if (is_kind(req, "autoscaling", "Scale"))
+        return decode_scale(lk, req, m, resp, rc);
+    if (is_kind(req, "", "PersistentVolumeClaim"))
+        return decode_pvc(lk, req, m, resp, rc);
+    return DEC_UNSUPPORTED;
+}
+
+/* strings.TrimSpace(user) == "system:serviceaccount:<ns>:<name>" */
+static int is_member_sa(const char *user, const char *ns, const char *name)
+{
+    size_t n = strlen(user), lp = strlen(SA_PREFIX), ln = strlen(ns), lm = strlen(name);
+
+    while (n > 0 && strchr(" \t\n\v\f\r", user[n - 1]))
+        n--;
+    while (n > 0 && strchr(" \t\n\v\f\r", *user)) {
+        user++;
+        n--;
+    }
+    return n == lp + ln + 1 + lm && memcmp(user, SA_PREFIX, lp) == 0 &&
+           memcmp(user + lp, ns, ln) == 0 && user[lp + ln] == ':' &&
+           memcmp(user + lp + ln + 1, name, lm) == 0;
+}
+
+static enum kerr handle_delete(const struct protect_config *cfg, const struct review_req *req,
+                               const char *etcd, struct review_resp *resp)
+{
+    const char *user = req->username;
+
+    if (protect_user_in(user, cfg->reconcilers, cfg->n_reconcilers))
+        return review_allow(
+            resp, "deletion of resource by etcd-druid is allowed during deletion of Etcd %s", etcd);
+    if (protect_user_in(user, cfg->exempt, cfg->n_exempt))
+        return review_allow(
+            resp, "deletion of resource by exempt SA %s is allowed during deletion of Etcd %s",
+            user, etcd);
+    return review_deny(
+        resp, "no external intervention allowed during ongoing deletion of Etcd %s by etcd-druid",
+        etcd);
+}
+
+static enum kerr handle_update(const struct protect_config *cfg, const struct review_req *req,
+                               const struct meta *m, const struct lookup_etcd *etcd,
+                               struct review_resp *resp)
+{
+    const char *user = req->username;
+
+    if (protect_user_in(user, cfg->reconcilers, cfg->n_reconcilers))
+        return review_allow(resp, "update of managed resources by etcd-druid is allowed");
+    if (is_kind(req, "coordination.k8s.io", "Lease") && is_member_sa(user, m->ns, m->part_of))
+        return review_allow(resp, "lease resource can be freely updated by etcd members");
+    if (protect_user_in(user, cfg->exempt, cfg->n_exempt)) {
+        if (!etcd->reconcile_in_progress)
+            return review_allow(
+                resp, "operations on resources by exempt service account %s are allowed", user);
+        if (m->deleting)
+            return review_allow(resp,
+                                "deletion of resource by exempt service account %s is allowed "
+                                "during ongoing reconciliation of Etcd %s, since deletion "
+                                "timestamp is set on the resource",
+                                user, m->part_of);
+    }
+    return review_deny(resp,
+                       "changes from service account %s are disallowed at the moment. Please "
+                       "consider disabling component protection by setting annotation `%s` on "
+                       "the parent Etcd resource",
+                       user, LOOKUP_ANN_DISABLE_PROTECTION);
+}
+
+/* Steps 5-9 for an object managed by etcd-druid. */
+static enum kerr judge_managed(const struct protect_config *cfg, const struct lookup *lk,
+                               const struct review_req *req, const struct meta *m,
+                               struct review_resp *resp)
+{
+    const struct component *c = find_component(req);
+    struct lookup_etcd etcd;
+    struct kerr_info e;
+    enum kerr rc;
+
+    if (!m->part_of) {
+        if ((rc = review_allow(resp,
+                               "resource: %s/%s  is not part of any Etcd, skipping validations",
+                               m->ns, m->name)))
+            return rc;
+        return review_warn(resp,
+                           "cannot determine parent etcd resource, label %s not found on "
+                           "resource: %s/%s",
+                           LOOKUP_LABEL_PART_OF, m->ns, m->name);
+    }
+    kerr_clear(&e);
+    rc = lk->etcd(lk->ctx, m->ns, m->part_of, &etcd, &e);
+    if (rc == KERR_NOTFOUND) {
+        if ((rc = review_allow(resp,
+                               "resource: %s/%s  is not part of any Etcd, skipping validations",
+                               m->ns, m->name)))
+            return rc;
+        return review_warn(resp, "parent Etcd %s not found for resource: %s/%s", m->part_of, m->ns,
+                           m->name);
+    }
+    if (rc != KERR_OK)
+        return review_errored(resp, 500, "%s", e.msg);
+    if (etcd.protection_disabled)
+        return review_allow(resp, "changes allowed, since Etcd %s has annotation %s", m->part_of,
+                            LOOKUP_ANN_DISABLE_PROTECTION);
+    if (c && c->runtime && etcd.runtime_disabled)
+        return review_allow(resp,
+                            "Etcd %s has runtime component creation disabled, skipping "
+                            "validations for resource %s/%s",
+                            m->part_of, m->ns, m->name);
+    if (req->op == REVIEW_OP_DELETE && etcd.deletion_in_progress)
+        return handle_delete(cfg, req, m->part_of, resp);
+    return handle_update(cfg, req, m, &etcd, resp);
+}
+
+enum kerr protect_decide(const struct protect_config *cfg, const struct lookup *lk,
+                         const struct review_req *req, struct review_resp *resp,
+                         struct kerr_info *err)
+{
+    struct meta m;
+    enum kerr rc = KERR_OK;
+
+    if (req->op == REVIEW_OP_CREATE || req->op == REVIEW_OP_CONNECT) {
+        rc = review_allow(resp, "operation %s is allowed", req->operation);
+        goto out;
+    }
+    switch (decode_meta(lk, req, &m, resp, &rc)) {
+    case DEC_ANSWERED:
+        goto out;
+    case DEC_UNSUPPORTED:
+        rc = review_allow(resp, "resource: %s%s%s is not supported by EtcdComponents webhook",
+                          req->kind_kind, *req->kind_group ? "." : "", req->kind_group);
+        goto out;
+    case DEC_META:
+        break;
+    }
+    if (!m.managed)
+        rc = review_allow(resp, "resource: %s/%s is not managed by druid, skipping validations",
+                          m.ns, m.name);
+    else
+        rc = judge_managed(cfg, lk, req, &m, resp);
+out:
+    if (rc)
+        kerr_set(err, rc, "building the admission response");
+    return rc;
+}

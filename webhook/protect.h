@@ -1,0 +1,58 @@
+/*
+ * protect - etcd-druid's component protection (the /webhooks/etcdcomponents
+ * decision), as a pure function of the request, the parent lookups and the
+ * configuration.
+ *
+ * The procedure, its order of checks, its messages (verbatim, spacing
+ * included), codes, reasons and warnings are those of etcd-druid's
+ * etcdcomponentprotection handler:
+ *   1. CREATE / CONNECT are allowed.
+ *   2. The object's metadata is decoded by kind (the component kinds; a
+ *      statefulsets/scale request by its StatefulSet; a PVC by the one
+ *      StatefulSet whose labels it matches); 400 when the object cannot be
+ *      decoded, 500 when a parent lookup fails.
+ *   3. Unsupported kinds, 4. objects not managed by etcd-druid and 5.
+ *      objects without a (live) parent Etcd are allowed, the last with a
+ *      warning.
+ *   6-7. The Etcd's protection and runtime-component annotations.
+ *   8. DELETE while the Etcd is being deleted: reconcilers and exempt
+ *      service accounts only.
+ *   9. Everything else: reconcilers; an Etcd member renewing its Lease;
+ *      exempt service accounts unless the Etcd is being reconciled (then
+ *      only for objects already being deleted); else 403.
+ * The trusted reconciler is a list (etcd-druid's and warden-controller's
+ * service accounts) instead of one name.
+ *
+ * Thread safety: protect_decide is reentrant; the config is read-only.
+ */
+#ifndef WEBHOOK_PROTECT_H
+#define WEBHOOK_PROTECT_H
+
+#include <stddef.h>
+
+#include "common/kerr.h"
+#include "webhook/lookup.h"
+#include "webhook/review.h"
+
+/* Who is trusted. Arrays and strings are BORROWED for the life of the config's use. */
+struct protect_config {
+    const char *const *reconcilers; /* full usernames "system:serviceaccount:<ns>:<name>" */
+    size_t n_reconcilers;
+    const char *const *exempt; /* full usernames, exact match */
+    size_t n_exempt;
+};
+
+/*
+ * Decide req (BORROWED) into resp (initialised by the caller; the verdict,
+ * message and warnings are set). Lookup failures and undecodable objects
+ * are answers (500 / 400 in resp), not errors: the return value is
+ * KERR_OK, or KERR_NOMEM / KERR_TOOBIG when the answer could not be built.
+ */
+enum kerr protect_decide(const struct protect_config *cfg, const struct lookup *lk,
+                         const struct review_req *req, struct review_resp *resp,
+                         struct kerr_info *err);
+
+/* True when user is in list (exact match). */
+int protect_user_in(const char *user, const char *const *list, size_t n);
+
+#endif

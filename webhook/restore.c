@@ -1,0 +1,210 @@
+/* restore - the restoring rules for Etcd objects; see restore.h. */
+#include "webhook/restore.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/kjson.h"
+#include "webhook/lookup.h"
+
+static int equal(const cJSON *a, const cJSON *b);
+
+static int cmp_member(const void *pa, const void *pb)
+{
+    const cJSON *a = *(const cJSON *const *)pa, *b = *(const cJSON *const *)pb;
+
+    return strcmp(a->string ? a->string : "", b->string ? b->string : "");
+}
+
+static size_t count_from(const cJSON *e)
+{
+    size_t n = 0;
+
+    for (; e; e = e->next)
+        n++;
+    return n;
+}
+
+/* Members from x and y on, in any order: sort both by key and compare pairwise. */
+static int members_equal_sorted(const cJSON *x, const cJSON *y)
+{
+    size_t n = count_from(x), i;
+    const cJSON **ax = NULL, **ay = NULL;
+    int eq = 0;
+
+    if (n != count_from(y))
+        return 0;
+    ax = malloc(n * sizeof(*ax));
+    ay = malloc(n * sizeof(*ay));
+    if (!ax || !ay)
+        goto out;
+    for (i = 0; i < n; i++, x = x->next, y = y->next) {
+        ax[i] = x;
+        ay[i] = y;
+    }
+    qsort(ax, n, sizeof(*ax), cmp_member);
+    qsort(ay, n, sizeof(*ay), cmp_member);
+    for (i = 0; i < n; i++) {
+        if (cmp_member(&ax[i], &ay[i]) != 0 || !equal(ax[i], ay[i]))
+            goto out;
+    }
+    eq = 1;
+out:
+    free(ax);
+    free(ay);
+    return eq;
+}
+
+static int objects_equal(const cJSON *a, const cJSON *b)
+{
+    const cJSON *x = a->child, *y = b->child;
+
+    /* Usually both sides list the members in the same order: walk them together. */
+    while (x && y && x->string && y->string && strcmp(x->string, y->string) == 0) {
+        if (!equal(x, y))
+            return 0;
+        x = x->next;
+        y = y->next;
+    }
+    if (!x && !y)
+        return 1;
+    return members_equal_sorted(x, y);
+}
+
+static int equal(const cJSON *a, const cJSON *b)
+{
+    const cJSON *x, *y;
+
+    if ((a->type & 0xFF) != (b->type & 0xFF))
+        return 0;
+    if (cJSON_IsNumber(a))
+        return a->valuedouble == b->valuedouble;
+    if (cJSON_IsString(a))
+        return strcmp(a->valuestring ? a->valuestring : "", b->valuestring ? b->valuestring : "") ==
+               0;
+    if (cJSON_IsObject(a))
+        return objects_equal(a, b);
+    if (cJSON_IsArray(a)) {
+        for (x = a->child, y = b->child; x && y; x = x->next, y = y->next) {
+            if (!equal(x, y))
+                return 0;
+        }
+        return !x && !y;
+    }
+    return 1; /* true, false, null, raw of the same type */
+}
+
+int restore_json_equal(const cJSON *a, const cJSON *b)
+{
+    if (cJSON_IsNull(a))
+        a = NULL;
+    if (cJSON_IsNull(b))
+        b = NULL;
+    if (!a || !b)
+        return !a && !b;
+    return equal(a, b);
+}
+
+static int has_label(const cJSON *obj, const char *key)
+{
+    return cJSON_GetObjectItemCaseSensitive(kjson_get_obj(obj, "metadata.labels"), key) != NULL;
+}
+
+static enum kerr problem(struct buf *b, const char *what)
+{
+    return buf_appendf(b, "%s label cannot be removed: %s\n", LOOKUP_LABEL_RESTORING, what);
+}
+
+enum kerr restore_check_valid(const cJSON *etcd, struct buf *problems)
+{
+    const cJSON *store = kjson_get(etcd, "spec.backup.store");
+    const char *prefix;
+    enum kerr rc = KERR_OK;
+
+    if (!cJSON_IsNumber(kjson_get(etcd, "spec.replicas")))
+        rc = problem(problems, "spec.replicas is missing");
+    if (!rc && !kjson_get_obj(etcd, "spec.etcd"))
+        rc = problem(problems, "spec.etcd is missing");
+    if (!rc && !kjson_get_obj(etcd, "spec.backup"))
+        rc = problem(problems, "spec.backup is missing");
+    if (rc || !store || cJSON_IsNull(store))
+        return rc;
+    prefix = kjson_get_str(store, "prefix");
+    if (!prefix || !*prefix)
+        rc = problem(problems, "spec.backup.store.prefix is missing although a store is set");
+    return rc;
+}
+
+static enum kerr decide_delete(const struct review_req *req, int restoring,
+                               struct review_resp *resp)
+{
+    const cJSON *old = req->old_object;
+
+    if (!restoring)
+        return review_allow(resp, "deletion of Etcd %s/%s is allowed",
+                            lookup_meta_str(old, "namespace"), lookup_meta_str(old, "name"));
+    if (has_label(old, LOOKUP_LABEL_ALLOW_DELETE))
+        return review_allow(resp, "deletion of restoring Etcd %s/%s is allowed by label %s",
+                            lookup_meta_str(old, "namespace"), lookup_meta_str(old, "name"),
+                            LOOKUP_LABEL_ALLOW_DELETE);
+    return review_deny(resp,
+                       "\ndelete not allowed while %s label exists, unless %s label also exists",
+                       LOOKUP_LABEL_RESTORING, LOOKUP_LABEL_ALLOW_DELETE);
+}
+
+static enum kerr decide_update(const struct review_req *req, struct review_resp *resp)
+{
+    const cJSON *old = req->old_object, *obj = req->object;
+    struct buf problems;
+    enum kerr rc;
+
+    if (!cJSON_IsObject(obj))
+        return review_errored(resp, 400, "object: expected the Etcd being stored");
+    if (!restore_json_equal(cJSON_GetObjectItemCaseSensitive(old, "spec"),
+                            cJSON_GetObjectItemCaseSensitive(obj, "spec")))
+        return review_deny(resp, "\nspec changes not allowed while %s label exists",
+                           LOOKUP_LABEL_RESTORING);
+    if (has_label(obj, LOOKUP_LABEL_RESTORING))
+        return review_allow(resp, "metadata changes of restoring Etcd %s/%s are allowed",
+                            lookup_meta_str(obj, "namespace"), lookup_meta_str(obj, "name"));
+    buf_init(&problems, REVIEW_MAX_TEXT);
+    rc = restore_check_valid(obj, &problems);
+    if (!rc && problems.len > 0) {
+        problems.data[problems.len - 1] = '\0'; /* no newline after the last problem */
+        rc = review_deny(resp, "\n%s", problems.data);
+    } else if (!rc) {
+        rc = review_allow(resp, "Etcd %s/%s leaves the restoring state",
+                          lookup_meta_str(obj, "namespace"), lookup_meta_str(obj, "name"));
+    }
+    buf_release(&problems);
+    return rc;
+}
+
+enum kerr restore_decide(const struct review_req *req, struct review_resp *resp,
+                         struct kerr_info *err)
+{
+    int restoring;
+    enum kerr rc;
+
+    if (req->op != REVIEW_OP_UPDATE && req->op != REVIEW_OP_DELETE) {
+        rc = review_allow(resp, "operation %s is allowed", req->operation);
+        goto out;
+    }
+    if (!cJSON_IsObject(req->old_object)) {
+        rc = review_errored(resp, 400, "oldObject: expected the stored Etcd");
+        goto out;
+    }
+    restoring = has_label(req->old_object, LOOKUP_LABEL_RESTORING);
+    if (req->op == REVIEW_OP_DELETE)
+        rc = decide_delete(req, restoring, resp);
+    else if (!restoring)
+        rc = review_allow(resp, "Etcd %s/%s is not restoring",
+                          lookup_meta_str(req->old_object, "namespace"),
+                          lookup_meta_str(req->old_object, "name"));
+    else
+        rc = decide_update(req, resp);
+out:
+    if (rc)
+        kerr_set(err, rc, "building the admission response");
+    return rc;
+}

@@ -1,0 +1,51 @@
+/*
+ * restore - the validating rules for Etcd objects (/webhooks/etcd): the
+ * restoring rules of KubeDirector's kdcluster webhook mapped onto Etcd and
+ * the names of etcd-warden.
+ *
+ * While the stored (old) Etcd carries the label etcd-warden.io/restoring:
+ *   - DELETE is refused unless the stored object also carries
+ *     etcd-warden.io/allow-delete-while-restoring;
+ *   - an UPDATE that changes spec is refused (metadata-only edits pass);
+ *   - an UPDATE that removes the restoring label is allowed only when the
+ *     new object is valid: spec.replicas, spec.etcd and spec.backup present,
+ *     and spec.backup.store.prefix present when a store is set.
+ * Everything else is allowed. Refusals are 403 / Forbidden with
+ * KubeDirector's message form: "\n" followed by the reasons, one per line.
+ * Status-subresource writes are not sent here (the webhook configuration
+ * lists only the main resource).
+ *
+ * Pure functions, reentrant.
+ */
+#ifndef WEBHOOK_RESTORE_H
+#define WEBHOOK_RESTORE_H
+
+#include <cJSON.h>
+
+#include "common/buf.h"
+#include "common/kerr.h"
+#include "webhook/review.h"
+
+/*
+ * Decide req (BORROWED; an Etcd CREATE/UPDATE/DELETE) into resp. An
+ * unusable oldObject / object is answered with 400. Returns KERR_OK, or
+ * KERR_NOMEM / KERR_TOOBIG when the answer could not be built.
+ */
+enum kerr restore_decide(const struct review_req *req, struct review_resp *resp,
+                         struct kerr_info *err);
+
+/*
+ * Append to problems (one line per problem, each ended by '\n') why etcd
+ * (BORROWED) may not leave the restoring state. Nothing appended means it
+ * may. KERR_NOMEM / KERR_TOOBIG from the buffer.
+ */
+enum kerr restore_check_valid(const cJSON *etcd, struct buf *problems);
+
+/*
+ * Deep equality of two JSON values (NULL equals NULL and JSON null).
+ * Object member order does not matter; numbers compare as doubles. Runs in
+ * O(n log n) on objects whatever their size.
+ */
+int restore_json_equal(const cJSON *a, const cJSON *b);
+
+#endif

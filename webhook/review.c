@@ -1,0 +1,397 @@
+/* review - AdmissionReview decoding and encoding; see review.h. */
+#include "webhook/review.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/buf.h"
+#include "common/kjson.h"
+#include "common/tlsx.h"
+
+static const char empty[] = "";
+
+void review_req_init(struct review_req *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->api_version = REVIEW_API_V1;
+    r->uid = r->kind_group = r->kind_version = r->kind_kind = empty;
+    r->res_group = r->res_version = r->res_resource = r->sub_resource = empty;
+    r->name = r->namespace = r->operation = r->username = empty;
+    r->op = REVIEW_OP_OTHER;
+}
+
+void review_req_release(struct review_req *r)
+{
+    cJSON_Delete(r->root);
+    review_req_init(r);
+}
+
+const char *review_op_name(enum review_op op)
+{
+    switch (op) {
+    case REVIEW_OP_CREATE:
+        return "CREATE";
+    case REVIEW_OP_UPDATE:
+        return "UPDATE";
+    case REVIEW_OP_DELETE:
+        return "DELETE";
+    case REVIEW_OP_CONNECT:
+        return "CONNECT";
+    case REVIEW_OP_OTHER:
+        break;
+    }
+    return empty;
+}
+
+static enum review_op parse_op(const char *s)
+{
+    if (strcmp(s, "CREATE") == 0)
+        return REVIEW_OP_CREATE;
+    if (strcmp(s, "UPDATE") == 0)
+        return REVIEW_OP_UPDATE;
+    if (strcmp(s, "DELETE") == 0)
+        return REVIEW_OP_DELETE;
+    if (strcmp(s, "CONNECT") == 0)
+        return REVIEW_OP_CONNECT;
+    return REVIEW_OP_OTHER;
+}
+
+/* A string member of obj: "" when absent or null, KERR_PARSE when of another type. */
+static enum kerr str_field(const cJSON *obj, const char *key, const char *path, const char **out,
+                           struct kerr_info *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+    *out = empty;
+    if (!v || cJSON_IsNull(v))
+        return KERR_OK;
+    if (!cJSON_IsString(v) || !v->valuestring)
+        return kerr_set(err, KERR_PARSE, "%s%s: expected a string", path, key);
+    *out = v->valuestring;
+    return KERR_OK;
+}
+
+/* An object member of obj: NULL when absent or null, KERR_PARSE when of another type. */
+static enum kerr obj_field(const cJSON *obj, const char *key, const char *path, const cJSON **out,
+                           struct kerr_info *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+    *out = NULL;
+    if (!v || cJSON_IsNull(v))
+        return KERR_OK;
+    if (!cJSON_IsObject(v))
+        return kerr_set(err, KERR_PARSE, "%s%s: expected an object", path, key);
+    *out = v;
+    return KERR_OK;
+}
+
+static enum kerr decode_envelope(struct review_req *r, struct kerr_info *err)
+{
+    const char *api = empty, *kind = empty;
+    enum kerr rc;
+
+    if (!cJSON_IsObject(r->root))
+        return kerr_set(err, KERR_PARSE, "AdmissionReview: expected a JSON object");
+    if ((rc = str_field(r->root, "apiVersion", "", &api, err)) ||
+        (rc = str_field(r->root, "kind", "", &kind, err)))
+        return rc;
+    if (*kind && strcmp(kind, "AdmissionReview") != 0)
+        return kerr_set(err, KERR_PARSE, "kind %s is not AdmissionReview", kind);
+    if (!*api || strcmp(api, REVIEW_API_V1) == 0)
+        r->api_version = REVIEW_API_V1;
+    else if (strcmp(api, REVIEW_API_V1BETA1) == 0)
+        r->api_version = REVIEW_API_V1BETA1;
+    else
+        return kerr_set(err, KERR_PARSE, "no kind \"AdmissionReview\" is registered for version %s",
+                        api);
+    return KERR_OK;
+}
+
+static enum kerr decode_gvk(const cJSON *req, const char *key, const char *last_key, const char **g,
+                            const char **v, const char **k, struct kerr_info *err)
+{
+    const cJSON *o = NULL;
+    char path[64];
+    enum kerr rc;
+
+    *g = *v = *k = empty;
+    if ((rc = obj_field(req, key, "request.", &o, err)) || !o)
+        return rc;
+    snprintf(path, sizeof(path), "request.%s.", key);
+    if ((rc = str_field(o, "group", path, g, err)) || (rc = str_field(o, "version", path, v, err)))
+        return rc;
+    return str_field(o, last_key, path, k, err);
+}
+
+static enum kerr decode_request(struct review_req *r, const cJSON *req, struct kerr_info *err)
+{
+    const cJSON *user = NULL, *dry;
+    enum kerr rc;
+
+    if ((rc = str_field(req, "uid", "request.", &r->uid, err)) ||
+        (rc = decode_gvk(req, "kind", "kind", &r->kind_group, &r->kind_version, &r->kind_kind,
+                         err)) ||
+        (rc = decode_gvk(req, "resource", "resource", &r->res_group, &r->res_version,
+                         &r->res_resource, err)) ||
+        (rc = str_field(req, "subResource", "request.", &r->sub_resource, err)) ||
+        (rc = str_field(req, "name", "request.", &r->name, err)) ||
+        (rc = str_field(req, "namespace", "request.", &r->namespace, err)) ||
+        (rc = str_field(req, "operation", "request.", &r->operation, err)) ||
+        (rc = obj_field(req, "userInfo", "request.", &user, err)))
+        return rc;
+    if (user && (rc = str_field(user, "username", "request.userInfo.", &r->username, err)))
+        return rc;
+    dry = cJSON_GetObjectItemCaseSensitive(req, "dryRun");
+    if (dry && !cJSON_IsNull(dry) && !cJSON_IsBool(dry))
+        return kerr_set(err, KERR_PARSE, "request.dryRun: expected a boolean");
+    r->dry_run = cJSON_IsTrue(dry);
+    r->op = parse_op(r->operation);
+    r->object = cJSON_GetObjectItemCaseSensitive(req, "object");
+    if (cJSON_IsNull(r->object))
+        r->object = NULL;
+    r->old_object = cJSON_GetObjectItemCaseSensitive(req, "oldObject");
+    if (cJSON_IsNull(r->old_object))
+        r->old_object = NULL;
+    return KERR_OK;
+}
+
+enum kerr review_req_decode(struct review_req *r, const char *body, size_t len,
+                            struct kerr_info *err)
+{
+    struct kjson_limits lim = { 0, 0 };
+    const cJSON *req = NULL;
+    enum kerr rc;
+
+    review_req_release(r);
+    if (!body || len == 0)
+        return kerr_set(err, KERR_PARSE, "request body is empty");
+    lim.max_bytes = len;
+    rc = kjson_parse(body, len, &lim, &r->root, NULL, err);
+    if (rc)
+        goto out;
+    if ((rc = decode_envelope(r, err)) || (rc = obj_field(r->root, "request", "", &req, err)))
+        goto out;
+    if (!req) {
+        rc = kerr_set(err, KERR_PARSE, "AdmissionReview has no request");
+        goto out;
+    }
+    rc = decode_request(r, req, err);
+out:
+    if (rc)
+        review_req_release(r);
+    return rc;
+}
+
+void review_resp_init(struct review_resp *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->reason = empty;
+}
+
+void review_resp_release(struct review_resp *r)
+{
+    size_t i;
+
+    free(r->message);
+    for (i = 0; i < r->n_warnings; i++)
+        free(r->warnings[i]);
+    free(r->patch);
+    review_resp_init(r);
+}
+
+static enum kerr vformat(char **out, const char *fmt, va_list ap)
+{
+    struct buf b;
+    enum kerr rc;
+
+    buf_init(&b, REVIEW_MAX_TEXT);
+    rc = buf_vappendf(&b, fmt, ap);
+    if (rc == KERR_OK) {
+        *out = buf_detach(&b, NULL);
+        if (!*out)
+            rc = KERR_NOMEM;
+    }
+    buf_release(&b);
+    return rc;
+}
+
+static enum kerr set_verdict(struct review_resp *r, int allowed, int code, const char *reason,
+                             const char *fmt, va_list ap)
+{
+    char *msg = NULL;
+    enum kerr rc = vformat(&msg, fmt, ap);
+
+    if (rc)
+        return rc;
+    free(r->message);
+    r->message = msg;
+    r->allowed = allowed;
+    r->code = code;
+    r->reason = reason;
+    return KERR_OK;
+}
+
+enum kerr review_allow(struct review_resp *r, const char *fmt, ...)
+{
+    va_list ap;
+    enum kerr rc;
+
+    va_start(ap, fmt);
+    rc = set_verdict(r, 1, 200, empty, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+enum kerr review_deny(struct review_resp *r, const char *fmt, ...)
+{
+    va_list ap;
+    enum kerr rc;
+
+    va_start(ap, fmt);
+    rc = set_verdict(r, 0, 403, "Forbidden", fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+enum kerr review_errored(struct review_resp *r, int code, const char *fmt, ...)
+{
+    va_list ap;
+    enum kerr rc;
+
+    va_start(ap, fmt);
+    rc = set_verdict(r, 0, code, empty, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+enum kerr review_warn(struct review_resp *r, const char *fmt, ...)
+{
+    va_list ap;
+    char *w = NULL;
+    enum kerr rc;
+
+    if (r->n_warnings >= REVIEW_MAX_WARNINGS)
+        return KERR_OK;
+    va_start(ap, fmt);
+    rc = vformat(&w, fmt, ap);
+    va_end(ap);
+    if (rc)
+        return rc;
+    r->warnings[r->n_warnings++] = w;
+    return KERR_OK;
+}
+
+enum kerr review_set_patch(struct review_resp *r, const cJSON *ops, struct kerr_info *err)
+{
+    char *text = NULL;
+
+    if (!cJSON_IsArray(ops))
+        return kerr_set(err, KERR_INVAL, "a JSON Patch is an array");
+    if (cJSON_GetArraySize(ops) > 0) {
+        text = cJSON_PrintUnformatted(ops);
+        if (!text)
+            return kerr_set(err, KERR_NOMEM, "encoding the JSON Patch");
+    }
+    free(r->patch);
+    r->patch = text;
+    return KERR_OK;
+}
+
+/* status as metav1.Status marshals: metadata {}, then message, reason, code when set. */
+static int add_status(cJSON *resp, const struct review_resp *r)
+{
+    cJSON *st = cJSON_AddObjectToObject(resp, "status");
+
+    if (!st || !cJSON_AddObjectToObject(st, "metadata"))
+        return -1;
+    if (r->message && *r->message && !cJSON_AddStringToObject(st, "message", r->message))
+        return -1;
+    if (r->reason && *r->reason && !cJSON_AddStringToObject(st, "reason", r->reason))
+        return -1;
+    if (!cJSON_AddNumberToObject(st, "code", r->code ? r->code : 200))
+        return -1;
+    return 0;
+}
+
+static int add_patch(cJSON *resp, const struct review_resp *r)
+{
+    char *b64 = NULL;
+    int ok;
+
+    if (!r->patch)
+        return 0;
+    if (tlsx_b64_encode(r->patch, strlen(r->patch), &b64, NULL, NULL))
+        return -1;
+    ok = cJSON_AddStringToObject(resp, "patch", b64) &&
+         cJSON_AddStringToObject(resp, "patchType", "JSONPatch");
+    free(b64);
+    return ok ? 0 : -1;
+}
+
+static int add_warnings(cJSON *resp, const struct review_resp *r)
+{
+    cJSON *arr, *s;
+    size_t i;
+
+    if (r->n_warnings == 0)
+        return 0;
+    arr = cJSON_AddArrayToObject(resp, "warnings");
+    if (!arr)
+        return -1;
+    for (i = 0; i < r->n_warnings; i++) {
+        s = cJSON_CreateString(r->warnings[i]);
+        if (!s || !cJSON_AddItemToArray(arr, s)) {
+            cJSON_Delete(s);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+enum kerr review_encode(const struct review_req *req, const struct review_resp *resp, char **out,
+                        size_t *len, struct kerr_info *err)
+{
+    cJSON *root = NULL, *r;
+    enum kerr rc = KERR_NOMEM;
+
+    *out = NULL;
+    *len = 0;
+    root = cJSON_CreateObject();
+    if (!root || !cJSON_AddStringToObject(root, "kind", "AdmissionReview") ||
+        !cJSON_AddStringToObject(root, "apiVersion", req ? req->api_version : REVIEW_API_V1))
+        goto out;
+    r = cJSON_AddObjectToObject(root, "response");
+    if (!r || !cJSON_AddStringToObject(r, "uid", req ? req->uid : empty) ||
+        !cJSON_AddBoolToObject(r, "allowed", resp->allowed) || add_status(r, resp) ||
+        add_patch(r, resp) || add_warnings(r, resp))
+        goto out;
+    *out = cJSON_PrintUnformatted(root);
+    if (!*out)
+        goto out;
+    *len = strlen(*out);
+    rc = KERR_OK;
+out:
+    cJSON_Delete(root);
+    if (rc)
+        kerr_set(err, rc, "encoding the AdmissionReview response");
+    return rc;
+}
+
+enum kerr review_encode_error(const struct review_req *req, int code, const char *message,
+                              char **out, size_t *len, struct kerr_info *err)
+{
+    struct review_resp resp;
+    enum kerr rc;
+
+    review_resp_init(&resp);
+    rc = review_errored(&resp, code, "%s", message);
+    if (rc == KERR_OK)
+        rc = review_encode(req, &resp, out, len, err);
+    else
+        kerr_set(err, rc, "building the error response");
+    review_resp_release(&resp);
+    return rc;
+}

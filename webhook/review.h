@@ -1,0 +1,146 @@
+/*
+ * review - AdmissionReview decoding and encoding (admission.k8s.io v1 and v1beta1).
+ *
+ * review_req_decode parses the body of a POST into a struct review_req whose
+ * string fields point into the parsed tree (BORROWED from the request; valid
+ * until review_req_release). A body that is not an AdmissionReview gives
+ * KERR_PARSE with a message for a 400 answer.
+ *
+ * A struct review_resp is the answer being built: review_allow / review_deny
+ * / review_errored produce exactly what controller-runtime's
+ * admission.Allowed / Denied / Errored produce (status code 200 / 403 with
+ * reason "Forbidden" / the given code), review_warn appends a warning and
+ * review_set_patch attaches a JSON Patch. review_encode renders the
+ * AdmissionReview that echoes the request's apiVersion, kind and uid.
+ *
+ * Pure functions: no I/O, no globals. Thread safety: a struct belongs to one
+ * thread at a time; different structs may be used concurrently.
+ */
+#ifndef WEBHOOK_REVIEW_H
+#define WEBHOOK_REVIEW_H
+
+#include <stddef.h>
+
+#include <cJSON.h>
+
+#include "common/kerr.h"
+
+#define REVIEW_API_V1      "admission.k8s.io/v1"
+#define REVIEW_API_V1BETA1 "admission.k8s.io/v1beta1"
+
+/* Upper bound of a message or warning text built by this module (bytes). */
+#define REVIEW_MAX_TEXT (64u * 1024u * 1024u)
+
+/* Largest number of warnings one response carries; further ones are dropped. */
+#define REVIEW_MAX_WARNINGS 8
+
+enum review_op {
+    REVIEW_OP_OTHER = 0, /* an operation this code does not know (kept in operation) */
+    REVIEW_OP_CREATE,
+    REVIEW_OP_UPDATE,
+    REVIEW_OP_DELETE,
+    REVIEW_OP_CONNECT,
+};
+
+/*
+ * A decoded AdmissionRequest. Every const char * is "" when the field is
+ * absent (never NULL after a successful decode) and is BORROWED from root.
+ * object / old_object are NULL when absent or JSON null.
+ */
+struct review_req {
+    cJSON *root;             /* OWNS: the whole parsed body */
+    const char *api_version; /* REVIEW_API_V1 or REVIEW_API_V1BETA1 (static) */
+    const char *uid;
+    const char *kind_group, *kind_version, *kind_kind;
+    const char *res_group, *res_version, *res_resource;
+    const char *sub_resource;
+    const char *name;
+    const char *namespace;
+    const char *operation; /* as sent, e.g. "UPDATE" */
+    enum review_op op;
+    const char *username;
+    const cJSON *object;     /* BORROWED or NULL */
+    const cJSON *old_object; /* BORROWED or NULL */
+    int dry_run;
+};
+
+/* An answer being built. Strings are OWNED (malloc'd) and freed by review_resp_release. */
+struct review_resp {
+    int allowed;
+    int code;           /* status.code */
+    const char *reason; /* static text: "" or "Forbidden" */
+    char *message;      /* OWNS or NULL: status.message */
+    char *warnings[REVIEW_MAX_WARNINGS];
+    size_t n_warnings;
+    char *patch; /* OWNS or NULL: a JSON Patch document (text) */
+};
+
+/* Empty request (all strings "", no tree). Cannot fail. */
+void review_req_init(struct review_req *r);
+
+/* Free the tree and reset to the init state. Safe to call twice. */
+void review_req_release(struct review_req *r);
+
+/*
+ * Parse body (len bytes, need not be NUL-terminated) as an AdmissionReview.
+ * r must be initialised (review_req_init) and empty. On KERR_OK r OWNS the
+ * tree. Errors: KERR_PARSE (not JSON, not an AdmissionReview of a known
+ * apiVersion, missing request, a field of the wrong type: the message says
+ * which), KERR_NOMEM. On error r is left empty.
+ */
+enum kerr review_req_decode(struct review_req *r, const char *body, size_t len,
+                            struct kerr_info *err);
+
+/* Static name of an operation enum ("CREATE", ...; "" for OTHER). */
+const char *review_op_name(enum review_op op);
+
+/* Empty response: not allowed, code 0, no message. Cannot fail. */
+void review_resp_init(struct review_resp *r);
+
+/* Free every string and reset to the init state. Safe to call twice. */
+void review_resp_release(struct review_resp *r);
+
+/*
+ * admission.Allowed(message): allowed, code 200, reason "", message from
+ * fmt. Replaces an earlier verdict (warnings and patch are kept).
+ * KERR_NOMEM / KERR_TOOBIG on failure.
+ */
+enum kerr review_allow(struct review_resp *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3), warn_unused_result));
+
+/* admission.Denied(message): not allowed, code 403, reason "Forbidden". */
+enum kerr review_deny(struct review_resp *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3), warn_unused_result));
+
+/* admission.Errored(code, err): not allowed, the given code, no reason. */
+enum kerr review_errored(struct review_resp *r, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4), warn_unused_result));
+
+/* Append a warning (dropped silently past REVIEW_MAX_WARNINGS). */
+enum kerr review_warn(struct review_resp *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3), warn_unused_result));
+
+/*
+ * Attach the JSON Patch ops (BORROWED; a cJSON array) as the response
+ * patch; an empty array clears it. KERR_NOMEM on failure.
+ */
+enum kerr review_set_patch(struct review_resp *r, const cJSON *ops, struct kerr_info *err);
+
+/*
+ * Render the AdmissionReview answering req (BORROWED; NULL when the request
+ * could not be decoded: apiVersion v1, uid ""). The response echoes
+ * apiVersion, kind and uid; a code of 0 is sent as 200 (controller-runtime's
+ * Complete). On KERR_OK *out TAKES a NUL-terminated malloc'd text (free())
+ * of *len bytes.
+ */
+enum kerr review_encode(const struct review_req *req, const struct review_resp *resp, char **out,
+                        size_t *len, struct kerr_info *err);
+
+/*
+ * Convenience for transport-level failures: an AdmissionReview (v1, or the
+ * apiVersion of req when given) with allowed false, code and message.
+ */
+enum kerr review_encode_error(const struct review_req *req, int code, const char *message,
+                              char **out, size_t *len, struct kerr_info *err);
+
+#endif
