@@ -30,6 +30,11 @@
  * Paths: every path segment and every query value is percent-encoded
  * (curl_easy_escape); names and namespaces are validated first.
  *
+ * Idle watches: curl's low-speed check averages the rate over its last ~5 s,
+ * so a stream that goes silent after sending data fails up to ~6 s later
+ * than watch_idle_s; keep watch_idle_s above the server's ~60 s bookmark
+ * interval.
+ *
  * Thread safety: a struct k8s_client may be used by any number of threads at
  * once (k8s_client_free excepted, which must run after every other call has
  * returned). The done hook is called from the requesting thread.
@@ -76,7 +81,7 @@ struct k8s_client_opts {
     double qps;              /* client-side rate limit; <= 0: off (default) */
     int burst;               /* token bucket size when qps > 0; <= 0: max(1, qps) */
     size_t max_body;         /* response body cap; 0: 64 MiB */
-    long watch_idle_s;       /* a watch with no byte for this long fails; 0: 90 s */
+    long watch_idle_s;       /* a watch below 1 byte/s this long fails; 0: 90 s (see above) */
     k8s_done_fn on_done;     /* optional request hook */
     void *on_done_arg;       /* BORROWED, passed to on_done */
 };
