@@ -1,0 +1,835 @@
+#include "common/metrics.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+const double metrics_def_buckets[METRICS_DEF_BUCKETS_LEN] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+                                                              0.5,   1,    2.5,   5,    10 };
+
+const double metrics_reconcile_buckets[METRICS_RECONCILE_BUCKETS_LEN] = {
+    0.005, 0.01, 0.025, 0.05, 0.1,  0.15, 0.2,  0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6,
+    0.7,   0.8,  0.9,   1.0,  1.25, 1.5,  1.75, 2.0,  2.5, 3.0,  3.5, 4.0,  4.5, 5,
+    6,     7,    8,     9,    10,   15,   20,   25,   30,  40,   50,  60
+};
+
+struct metrics_child {
+    struct metrics_child *next;    /* older children; immutable once published */
+    const struct metrics_vec *vec; /* the metric it belongs to */
+    char **values;                 /* one per label name */
+    _Atomic uint64_t ival;         /* counter: integral increments */
+    _Atomic uint64_t dbits;        /* double bits: counter remainder, gauge value, histogram sum */
+    _Atomic uint64_t *counts;      /* histogram: per bucket, nbounds + 1 (+Inf), not cumulative */
+};
+
+struct metrics_vec {
+    struct metrics_vec *next;
+    struct metrics_registry *reg;
+    enum metrics_type type;
+    char *name;
+    char *help;
+    char *labels[METRICS_MAX_LABELS];
+    size_t nlabels;
+    double bounds[METRICS_MAX_BUCKETS];
+    size_t nbounds;
+    struct metrics_child *_Atomic children; /* newest first; published with release */
+    size_t nchildren;                       /* written under reg->lock */
+};
+
+/* The children the process-metrics hook refreshes. */
+struct proc_children {
+    struct metrics_child *cpu, *rss, *vsize, *fds, *max_fds, *start;
+};
+
+struct metrics_registry {
+    pthread_mutex_t lock; /* registration, child creation, hooks, rendering */
+    struct metrics_vec *vecs;
+    size_t nvecs;
+    metrics_hook_fn hooks[METRICS_MAX_HOOKS];
+    void *hook_ctx[METRICS_MAX_HOOKS];
+    size_t nhooks;
+    struct proc_children proc;
+};
+
+static double from_bits(uint64_t b)
+{
+    double d;
+
+    memcpy(&d, &b, sizeof(d));
+    return d;
+}
+
+static uint64_t to_bits(double d)
+{
+    uint64_t b;
+
+    memcpy(&b, &d, sizeof(b));
+    return b;
+}
+
+static void atomic_add_double(_Atomic uint64_t *p, double delta)
+{
+    uint64_t old = atomic_load_explicit(p, memory_order_relaxed), nv;
+
+    do
+        nv = to_bits(from_bits(old) + delta);
+    while (!atomic_compare_exchange_weak_explicit(p, &old, nv, memory_order_relaxed,
+                                                  memory_order_relaxed));
+}
+
+static bool is_alpha_(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+static bool is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+bool metrics_valid_name(const char *name)
+{
+    size_t i;
+
+    if (!name || !name[0])
+        return false;
+    for (i = 0; name[i]; i++) {
+        if (!is_alpha_(name[i]) && name[i] != ':' && !(i > 0 && is_digit(name[i])))
+            return false;
+    }
+    return true;
+}
+
+bool metrics_valid_label_name(const char *name)
+{
+    size_t i;
+
+    if (!name || !name[0])
+        return false;
+    for (i = 0; name[i]; i++) {
+        if (!is_alpha_(name[i]) && !(i > 0 && is_digit(name[i])))
+            return false;
+    }
+    return true;
+}
+
+enum kerr metrics_buckets_exponential(double start, double factor, size_t count, double *out)
+{
+    size_t i;
+
+    if (!(start > 0) || !(factor > 1) || count == 0 || count > METRICS_MAX_BUCKETS)
+        return KERR_INVAL;
+    for (i = 0; i < count; i++, start *= factor)
+        out[i] = start;
+    return KERR_OK;
+}
+
+enum kerr metrics_buckets_linear(double start, double width, size_t count, double *out)
+{
+    size_t i;
+
+    if (!isfinite(start) || !(width > 0) || count == 0 || count > METRICS_MAX_BUCKETS)
+        return KERR_INVAL;
+    for (i = 0; i < count; i++)
+        out[i] = start + (double)i * width;
+    return KERR_OK;
+}
+
+enum kerr metrics_registry_new(struct metrics_registry **out, struct kerr_info *err)
+{
+    *out = calloc(1, sizeof(**out));
+    if (!*out)
+        return kerr_set(err, KERR_NOMEM, "metrics: registry");
+    if (pthread_mutex_init(&(*out)->lock, NULL) != 0) {
+        free(*out);
+        *out = NULL;
+        return kerr_set(err, KERR_INTERNAL, "metrics: mutex");
+    }
+    return KERR_OK;
+}
+
+static void child_free(struct metrics_child *c, size_t nlabels)
+{
+    size_t i;
+
+    for (i = 0; c->values && i < nlabels; i++)
+        free(c->values[i]);
+    free(c->values);
+    free(c->counts);
+    free(c);
+}
+
+static void vec_free(struct metrics_vec *v)
+{
+    struct metrics_child *c, *next;
+    size_t i;
+
+    for (c = atomic_load(&v->children); c; c = next) {
+        next = c->next;
+        child_free(c, v->nlabels);
+    }
+    for (i = 0; i < v->nlabels; i++)
+        free(v->labels[i]);
+    free(v->name);
+    free(v->help);
+    free(v);
+}
+
+void metrics_registry_free(struct metrics_registry *r)
+{
+    struct metrics_vec *v, *next;
+
+    if (!r)
+        return;
+    for (v = r->vecs; v; v = next) {
+        next = v->next;
+        vec_free(v);
+    }
+    pthread_mutex_destroy(&r->lock);
+    free(r);
+}
+
+static enum kerr check_labels(enum metrics_type type, const char *const *labels, size_t *n,
+                              struct kerr_info *err)
+{
+    size_t i, j;
+
+    for (*n = 0; labels && labels[*n]; (*n)++) {
+        if (*n == METRICS_MAX_LABELS)
+            return kerr_set(err, KERR_INVAL, "metrics: more than %d labels", METRICS_MAX_LABELS);
+    }
+    for (i = 0; i < *n; i++) {
+        if (!metrics_valid_label_name(labels[i]) || strncmp(labels[i], "__", 2) == 0 ||
+            (type == METRICS_HISTOGRAM && strcmp(labels[i], "le") == 0))
+            return kerr_set(err, KERR_INVAL, "metrics: invalid label name \"%s\"", labels[i]);
+        for (j = 0; j < i; j++) {
+            if (strcmp(labels[i], labels[j]) == 0)
+                return kerr_set(err, KERR_INVAL, "metrics: duplicate label \"%s\"", labels[i]);
+        }
+    }
+    return KERR_OK;
+}
+
+static enum kerr set_bounds(struct metrics_vec *v, const double *b, size_t n, struct kerr_info *err)
+{
+    size_t i;
+
+    if (!b || n == 0) {
+        b = metrics_def_buckets;
+        n = METRICS_DEF_BUCKETS_LEN;
+    }
+    if (isinf(b[n - 1]) && b[n - 1] > 0)
+        n--; /* +Inf is always implied */
+    if (n > METRICS_MAX_BUCKETS)
+        return kerr_set(err, KERR_INVAL, "metrics: more than %d buckets", METRICS_MAX_BUCKETS);
+    for (i = 0; i < n; i++) {
+        if (!isfinite(b[i]) || (i > 0 && !(b[i] > b[i - 1])))
+            return kerr_set(err, KERR_INVAL, "metrics: buckets of %s not strictly increasing",
+                            v->name);
+        v->bounds[i] = b[i];
+    }
+    v->nbounds = n;
+    return KERR_OK;
+}
+
+/* A new metric with copies of its texts, not yet in a registry. */
+static enum kerr vec_new(enum metrics_type type, const char *name, const char *help,
+                         const char *const *labels, size_t nlabels, struct metrics_vec **out,
+                         struct kerr_info *err)
+{
+    struct metrics_vec *v = calloc(1, sizeof(*v));
+    size_t i;
+
+    *out = NULL;
+    if (!v)
+        return kerr_set(err, KERR_NOMEM, "metrics: %s", name);
+    v->type = type;
+    v->name = strdup(name);
+    v->help = strdup(help ? help : "");
+    atomic_init(&v->children, NULL);
+    for (i = 0; i < nlabels; i++) {
+        if (!(v->labels[i] = strdup(labels[i])))
+            break;
+        v->nlabels++;
+    }
+    if (!v->name || !v->help || v->nlabels != nlabels) {
+        vec_free(v);
+        return kerr_set(err, KERR_NOMEM, "metrics: %s", name);
+    }
+    *out = v;
+    return KERR_OK;
+}
+
+/* Create and publish the child for values; reg->lock held. */
+static enum kerr child_new_locked(struct metrics_vec *v, const char *const *values,
+                                  struct metrics_child **out, struct kerr_info *err)
+{
+    struct metrics_child *c;
+    size_t i;
+
+    *out = NULL;
+    if (v->nchildren >= METRICS_MAX_CHILDREN)
+        return kerr_set(err, KERR_TOOBIG, "metrics: %s has %d label sets already", v->name,
+                        METRICS_MAX_CHILDREN);
+    c = calloc(1, sizeof(*c));
+    if (!c)
+        return kerr_set(err, KERR_NOMEM, "metrics: %s", v->name);
+    c->vec = v;
+    c->values = calloc(v->nlabels + 1, sizeof(char *));
+    if (v->type == METRICS_HISTOGRAM)
+        c->counts = calloc(v->nbounds + 1, sizeof(*c->counts));
+    for (i = 0; c->values && i < v->nlabels; i++) {
+        if (!(c->values[i] = strdup(values[i])))
+            break;
+    }
+    if (!c->values || i < v->nlabels || (v->type == METRICS_HISTOGRAM && !c->counts)) {
+        child_free(c, v->nlabels);
+        return kerr_set(err, KERR_NOMEM, "metrics: %s", v->name);
+    }
+    atomic_init(&c->ival, 0);
+    atomic_init(&c->dbits, to_bits(0.0));
+    c->next = atomic_load_explicit(&v->children, memory_order_relaxed);
+    atomic_store_explicit(&v->children, c, memory_order_release);
+    v->nchildren++;
+    *out = c;
+    return KERR_OK;
+}
+
+enum kerr metrics_register(struct metrics_registry *r, enum metrics_type type, const char *name,
+                           const char *help, const char *const *labels, const double *buckets,
+                           size_t nbuckets, struct metrics_vec **out, struct kerr_info *err)
+{
+    struct metrics_vec *v = NULL, *it;
+    struct metrics_child *c;
+    size_t nlabels;
+    enum kerr rc;
+
+    *out = NULL;
+    if (!metrics_valid_name(name))
+        return kerr_set(err, KERR_INVAL, "metrics: invalid metric name \"%s\"", name ? name : "");
+    if (type != METRICS_COUNTER && type != METRICS_GAUGE && type != METRICS_HISTOGRAM)
+        return kerr_set(err, KERR_INVAL, "metrics: unknown type %d", (int)type);
+    if ((rc = check_labels(type, labels, &nlabels, err)) != KERR_OK ||
+        (rc = vec_new(type, name, help, labels, nlabels, &v, err)) != KERR_OK)
+        return rc;
+    if (type == METRICS_HISTOGRAM && (rc = set_bounds(v, buckets, nbuckets, err)) != KERR_OK) {
+        vec_free(v);
+        return rc;
+    }
+    pthread_mutex_lock(&r->lock);
+    for (it = r->vecs; it && strcmp(it->name, name) != 0; it = it->next)
+        ;
+    if (it)
+        rc = kerr_set(err, KERR_EXISTS, "metrics: %s is already registered", name);
+    else if (nlabels == 0)
+        rc = child_new_locked(v, NULL, &c, err);
+    if (rc == KERR_OK) {
+        v->reg = r;
+        v->next = r->vecs;
+        r->vecs = v;
+        r->nvecs++;
+        *out = v;
+    }
+    pthread_mutex_unlock(&r->lock);
+    if (rc != KERR_OK)
+        vec_free(v);
+    return rc;
+}
+
+static struct metrics_child *find_child(const struct metrics_vec *v, const char *const *values)
+{
+    struct metrics_child *c = atomic_load_explicit(&v->children, memory_order_acquire);
+    size_t i;
+
+    for (; c; c = c->next) {
+        for (i = 0; i < v->nlabels && strcmp(c->values[i], values[i]) == 0; i++)
+            ;
+        if (i == v->nlabels)
+            return c;
+    }
+    return NULL;
+}
+
+enum kerr metrics_with(struct metrics_vec *v, const char *const *values, struct metrics_child **out,
+                       struct kerr_info *err)
+{
+    size_t n = 0;
+    enum kerr rc = KERR_OK;
+
+    *out = NULL;
+    if (!v)
+        return kerr_set(err, KERR_INVAL, "metrics: no metric");
+    while (values && values[n])
+        n++;
+    if (n != v->nlabels)
+        return kerr_set(err, KERR_INVAL, "metrics: %s takes %zu label values, not %zu", v->name,
+                        v->nlabels, n);
+    *out = find_child(v, values);
+    if (*out)
+        return KERR_OK;
+    pthread_mutex_lock(&v->reg->lock);
+    *out = find_child(v, values);
+    if (!*out)
+        rc = child_new_locked(v, values, out, err);
+    pthread_mutex_unlock(&v->reg->lock);
+    return rc;
+}
+
+void metrics_inc(struct metrics_child *c)
+{
+    metrics_add(c, 1.0);
+}
+
+void metrics_add(struct metrics_child *c, double delta)
+{
+    if (!c)
+        return;
+    if (c->vec->type == METRICS_GAUGE) {
+        atomic_add_double(&c->dbits, delta);
+    } else if (c->vec->type == METRICS_COUNTER && delta >= 0) {
+        if (delta == floor(delta) && delta < 9007199254740992.0)
+            atomic_fetch_add_explicit(&c->ival, (uint64_t)delta, memory_order_relaxed);
+        else
+            atomic_add_double(&c->dbits, delta);
+    }
+}
+
+void metrics_set(struct metrics_child *c, double value)
+{
+    if (!c || c->vec->type == METRICS_HISTOGRAM)
+        return;
+    atomic_store_explicit(&c->dbits, to_bits(value), memory_order_relaxed);
+    if (c->vec->type == METRICS_COUNTER)
+        atomic_store_explicit(&c->ival, 0, memory_order_relaxed);
+}
+
+void metrics_observe(struct metrics_child *c, double value)
+{
+    size_t lo = 0, hi, mid;
+
+    if (!c || c->vec->type != METRICS_HISTOGRAM)
+        return;
+    /* The first bucket whose upper bound is >= value; NaN lands in +Inf. */
+    hi = c->vec->nbounds;
+    while (lo < hi) {
+        mid = lo + (hi - lo) / 2;
+        if (c->vec->bounds[mid] >= value)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    atomic_fetch_add_explicit(&c->counts[lo], 1, memory_order_relaxed);
+    atomic_add_double(&c->dbits, value);
+}
+
+double metrics_value(const struct metrics_child *c)
+{
+    double d;
+
+    if (!c)
+        return 0;
+    d = from_bits(atomic_load_explicit(&c->dbits, memory_order_relaxed));
+    if (c->vec->type == METRICS_COUNTER)
+        d += (double)atomic_load_explicit(&c->ival, memory_order_relaxed);
+    return d;
+}
+
+uint64_t metrics_count(const struct metrics_child *c)
+{
+    uint64_t n = 0;
+    size_t i;
+
+    if (!c || c->vec->type != METRICS_HISTOGRAM)
+        return 0;
+    for (i = 0; i <= c->vec->nbounds; i++)
+        n += atomic_load_explicit(&c->counts[i], memory_order_relaxed);
+    return n;
+}
+
+enum kerr metrics_vec_add(struct metrics_vec *v, const char *const *values, double delta)
+{
+    struct metrics_child *c;
+    enum kerr rc = metrics_with(v, values, &c, NULL);
+
+    if (rc == KERR_OK)
+        metrics_add(c, delta);
+    return rc;
+}
+
+enum kerr metrics_vec_set(struct metrics_vec *v, const char *const *values, double value)
+{
+    struct metrics_child *c;
+    enum kerr rc = metrics_with(v, values, &c, NULL);
+
+    if (rc == KERR_OK)
+        metrics_set(c, value);
+    return rc;
+}
+
+enum kerr metrics_vec_observe(struct metrics_vec *v, const char *const *values, double value)
+{
+    struct metrics_child *c;
+    enum kerr rc = metrics_with(v, values, &c, NULL);
+
+    if (rc == KERR_OK)
+        metrics_observe(c, value);
+    return rc;
+}
+
+enum kerr metrics_on_render(struct metrics_registry *r, metrics_hook_fn fn, void *ctx,
+                            struct kerr_info *err)
+{
+    enum kerr rc = KERR_OK;
+
+    pthread_mutex_lock(&r->lock);
+    if (r->nhooks == METRICS_MAX_HOOKS) {
+        rc = kerr_set(err, KERR_TOOBIG, "metrics: more than %d render hooks", METRICS_MAX_HOOKS);
+    } else {
+        r->hooks[r->nhooks] = fn;
+        r->hook_ctx[r->nhooks++] = ctx;
+    }
+    pthread_mutex_unlock(&r->lock);
+    return rc;
+}
+
+/* The shortest "%.*e" text of v that reads back as v. */
+static void shortest_e(double v, char *e, size_t size)
+{
+    int p;
+
+    for (p = 0; p < 17; p++) {
+        snprintf(e, size, "%.*e", p, v);
+        if (strtod(e, NULL) == v)
+            return;
+    }
+}
+
+/*
+ * Go's strconv.FormatFloat(v, 'g', -1, 64), which client_golang uses: the
+ * shortest digits that read back as v, in %e form when the decimal
+ * exponent is < -4 or >= 6 ("1e+06", "1.5e-05"), else in %f form.
+ */
+void metrics_format_float(double v, char out[METRICS_FLOAT_LEN])
+{
+    char e[METRICS_FLOAT_LEN], digits[24], *p, *mark;
+    size_t nd = 0, i, pos = 0;
+    long exp;
+
+    if (isnan(v) || isinf(v) || v == 0) {
+        snprintf(out, METRICS_FLOAT_LEN, "%s",
+                 isnan(v) ? "NaN"
+                 : v > 0  ? "+Inf"
+                 : v < 0  ? "-Inf"
+                          : "0");
+        return;
+    }
+    shortest_e(v, e, sizeof(e));
+    mark = strchr(e, 'e');
+    exp = strtol(mark + 1, NULL, 10);
+    if (exp < -4 || exp >= 6) {
+        snprintf(out, METRICS_FLOAT_LEN, "%s", e);
+        return;
+    }
+    for (p = e; p < mark; p++) {
+        if (is_digit(*p))
+            digits[nd++] = *p;
+    }
+    if (v < 0)
+        out[pos++] = '-';
+    if (exp < 0) {
+        out[pos++] = '0';
+        out[pos++] = '.';
+        for (i = 1; i < (size_t)-exp; i++)
+            out[pos++] = '0';
+    }
+    for (i = 0; i < nd || (exp >= 0 && i <= (size_t)exp); i++) {
+        if (exp >= 0 && i == (size_t)exp + 1)
+            out[pos++] = '.';
+        out[pos++] = i < nd ? digits[i] : '0';
+    }
+    out[pos] = '\0';
+}
+
+/* Append s escaping '\\' and '\n', and '"' too when quoted. */
+static enum kerr append_escaped(struct buf *b, const char *s, bool quoted)
+{
+    enum kerr rc = KERR_OK;
+    size_t start = 0, i;
+    const char *rep;
+
+    for (i = 0; rc == KERR_OK && s[i]; i++) {
+        rep = s[i] == '\\' ? "\\\\" : s[i] == '\n' ? "\\n" : quoted && s[i] == '"' ? "\\\"" : NULL;
+        if (!rep)
+            continue;
+        rc = buf_append(b, s + start, i - start);
+        if (rc == KERR_OK)
+            rc = buf_appends(b, rep);
+        start = i + 1;
+    }
+    if (rc == KERR_OK)
+        rc = buf_appends(b, s + start);
+    return rc;
+}
+
+/* name<suffix>{labels[,le="le"]} value\n */
+static enum kerr append_sample(struct buf *b, const struct metrics_child *c, const char *suffix,
+                               const char *le, double value)
+{
+    const struct metrics_vec *v = c->vec;
+    char num[METRICS_FLOAT_LEN];
+    enum kerr rc = buf_appendf(b, "%s%s", v->name, suffix);
+    size_t i;
+
+    if (rc == KERR_OK && (v->nlabels || le))
+        rc = buf_append(b, "{", 1);
+    for (i = 0; rc == KERR_OK && i < v->nlabels; i++) {
+        rc = buf_appendf(b, "%s%s=\"", i ? "," : "", v->labels[i]);
+        if (rc == KERR_OK)
+            rc = append_escaped(b, c->values[i], true);
+        if (rc == KERR_OK)
+            rc = buf_append(b, "\"", 1);
+    }
+    if (rc == KERR_OK && le)
+        rc = buf_appendf(b, "%sle=\"%s\"", v->nlabels ? "," : "", le);
+    if (rc == KERR_OK && (v->nlabels || le))
+        rc = buf_append(b, "}", 1);
+    metrics_format_float(value, num);
+    if (rc == KERR_OK)
+        rc = buf_appendf(b, " %s\n", num);
+    return rc;
+}
+
+static enum kerr append_histogram(struct buf *b, const struct metrics_child *c)
+{
+    const struct metrics_vec *v = c->vec;
+    char le[METRICS_FLOAT_LEN];
+    uint64_t cum = 0;
+    enum kerr rc = KERR_OK;
+    size_t i;
+
+    /* _count is the +Inf bucket read here, so the two always agree. */
+    for (i = 0; rc == KERR_OK && i <= v->nbounds; i++) {
+        cum += atomic_load_explicit(&c->counts[i], memory_order_relaxed);
+        if (i < v->nbounds)
+            metrics_format_float(v->bounds[i], le);
+        rc = append_sample(b, c, "_bucket", i < v->nbounds ? le : "+Inf", (double)cum);
+    }
+    if (rc == KERR_OK)
+        rc = append_sample(b, c, "_sum", NULL, metrics_value(c));
+    if (rc == KERR_OK)
+        rc = append_sample(b, c, "_count", NULL, (double)cum);
+    return rc;
+}
+
+static int cmp_children(const void *a, const void *b)
+{
+    const struct metrics_child *x = *(const struct metrics_child *const *)a;
+    const struct metrics_child *y = *(const struct metrics_child *const *)b;
+    size_t i;
+    int d;
+
+    for (i = 0; i < x->vec->nlabels; i++) {
+        if ((d = strcmp(x->values[i], y->values[i])) != 0)
+            return d;
+    }
+    return 0;
+}
+
+static int cmp_vecs(const void *a, const void *b)
+{
+    return strcmp((*(const struct metrics_vec *const *)a)->name,
+                  (*(const struct metrics_vec *const *)b)->name);
+}
+
+static const char *type_name(enum metrics_type t)
+{
+    return t == METRICS_COUNTER ? "counter" : t == METRICS_GAUGE ? "gauge" : "histogram";
+}
+
+/* One metric: HELP, TYPE, then its children sorted by label values. reg->lock held. */
+static enum kerr render_vec(const struct metrics_vec *v, struct buf *b)
+{
+    struct metrics_child **kids, *c;
+    size_t n = 0, i;
+    enum kerr rc;
+
+    if (v->nchildren == 0)
+        return KERR_OK;
+    kids = malloc(v->nchildren * sizeof(*kids));
+    if (!kids)
+        return KERR_NOMEM;
+    for (c = atomic_load_explicit(&v->children, memory_order_acquire); c && n < v->nchildren;
+         c = c->next)
+        kids[n++] = c;
+    qsort(kids, n, sizeof(*kids), cmp_children);
+    rc = buf_appendf(b, "# HELP %s ", v->name);
+    if (rc == KERR_OK)
+        rc = append_escaped(b, v->help, false);
+    if (rc == KERR_OK)
+        rc = buf_appendf(b, "\n# TYPE %s %s\n", v->name, type_name(v->type));
+    for (i = 0; rc == KERR_OK && i < n; i++) {
+        if (v->type == METRICS_HISTOGRAM)
+            rc = append_histogram(b, kids[i]);
+        else
+            rc = append_sample(b, kids[i], "", NULL, metrics_value(kids[i]));
+    }
+    free(kids);
+    return rc;
+}
+
+static void run_hooks(struct metrics_registry *r)
+{
+    metrics_hook_fn fns[METRICS_MAX_HOOKS];
+    void *ctx[METRICS_MAX_HOOKS];
+    size_t n, i;
+
+    pthread_mutex_lock(&r->lock);
+    n = r->nhooks;
+    memcpy(fns, r->hooks, n * sizeof(fns[0]));
+    memcpy(ctx, r->hook_ctx, n * sizeof(ctx[0]));
+    pthread_mutex_unlock(&r->lock);
+    for (i = 0; i < n; i++)
+        fns[i](ctx[i]);
+}
+
+enum kerr metrics_render(struct metrics_registry *r, struct buf *out, struct kerr_info *err)
+{
+    struct metrics_vec **vecs = NULL, *v;
+    size_t n = 0, i;
+    enum kerr rc = KERR_OK;
+
+    run_hooks(r);
+    pthread_mutex_lock(&r->lock);
+    if (r->nvecs && !(vecs = malloc(r->nvecs * sizeof(*vecs))))
+        rc = KERR_NOMEM;
+    for (v = r->vecs; rc == KERR_OK && v; v = v->next)
+        vecs[n++] = v;
+    if (n)
+        qsort(vecs, n, sizeof(*vecs), cmp_vecs);
+    for (i = 0; rc == KERR_OK && i < n; i++)
+        rc = render_vec(vecs[i], out);
+    pthread_mutex_unlock(&r->lock);
+    free(vecs);
+    if (rc != KERR_OK)
+        return kerr_set(err, rc, "metrics: rendering: %s", kerr_str(rc));
+    return KERR_OK;
+}
+
+/* Read a small /proc file into buf (NUL-terminated); false on failure. */
+static bool read_small(const char *path, char *buf, size_t size)
+{
+    FILE *f = fopen(path, "re");
+    size_t n;
+
+    if (!f)
+        return false;
+    n = fread(buf, 1, size - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return n > 0;
+}
+
+/*
+ * Fields 14 (utime), 15 (stime), 22 (starttime), 23 (vsize) and 24 (rss)
+ * of /proc/self/stat, counted from 1; the command name (field 2) may hold
+ * spaces, so counting starts after its closing parenthesis.
+ */
+static bool read_self_stat(unsigned long long f[5])
+{
+    static const int want[5] = { 14, 15, 22, 23, 24 };
+    char text[1024], *p, *save = NULL, *tok, *end;
+    int field = 3, k = 0;
+
+    if (!read_small("/proc/self/stat", text, sizeof(text)) || !(p = strrchr(text, ')')))
+        return false;
+    for (tok = strtok_r(p + 1, " \n", &save); tok && k < 5; tok = strtok_r(NULL, " \n", &save)) {
+        if (field++ != want[k])
+            continue;
+        f[k++] = strtoull(tok, &end, 10);
+        if (*end != '\0')
+            return false;
+    }
+    return k == 5;
+}
+
+static double boot_time(void)
+{
+    char text[8192], *p;
+
+    if (!read_small("/proc/stat", text, sizeof(text)) || !(p = strstr(text, "\nbtime ")))
+        return 0;
+    return strtod(p + 7, NULL);
+}
+
+static long open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    long n = 0;
+
+    if (!d)
+        return -1;
+    while ((e = readdir(d)) != NULL)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n - 1; /* the descriptor of d itself */
+}
+
+static void process_hook(void *ctx)
+{
+    struct proc_children *p = ctx;
+    unsigned long long f[5];
+    long tick = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE), fds = open_fds();
+    struct rlimit rl;
+
+    if (tick > 0 && page > 0 && read_self_stat(f)) {
+        metrics_set(p->cpu, (double)(f[0] + f[1]) / (double)tick);
+        metrics_set(p->vsize, (double)f[3]);
+        metrics_set(p->rss, (double)f[4] * (double)page);
+    }
+    if (fds >= 0)
+        metrics_set(p->fds, (double)fds);
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+        metrics_set(p->max_fds, rl.rlim_cur == RLIM_INFINITY ? INFINITY : (double)rl.rlim_cur);
+}
+
+static enum kerr register_one(struct metrics_registry *r, enum metrics_type t, const char *name,
+                              const char *help, struct metrics_child **out, struct kerr_info *err)
+{
+    struct metrics_vec *v;
+    enum kerr rc = metrics_register(r, t, name, help, NULL, NULL, 0, &v, err);
+
+    return rc != KERR_OK ? rc : metrics_with(v, NULL, out, err);
+}
+
+enum kerr metrics_register_process(struct metrics_registry *r, struct kerr_info *err)
+{
+    struct proc_children *p = &r->proc;
+    unsigned long long f[5];
+    long tick = sysconf(_SC_CLK_TCK);
+    enum kerr rc;
+
+    if ((rc = register_one(r, METRICS_COUNTER, "process_cpu_seconds_total",
+                           "Total user and system CPU time spent in seconds.", &p->cpu, err)) ||
+        (rc = register_one(r, METRICS_GAUGE, "process_resident_memory_bytes",
+                           "Resident memory size in bytes.", &p->rss, err)) ||
+        (rc = register_one(r, METRICS_GAUGE, "process_virtual_memory_bytes",
+                           "Virtual memory size in bytes.", &p->vsize, err)) ||
+        (rc = register_one(r, METRICS_GAUGE, "process_open_fds", "Number of open file descriptors.",
+                           &p->fds, err)) ||
+        (rc = register_one(r, METRICS_GAUGE, "process_max_fds",
+                           "Maximum number of open file descriptors.", &p->max_fds, err)) ||
+        (rc = register_one(r, METRICS_GAUGE, "process_start_time_seconds",
+                           "Start time of the process since unix epoch in seconds.", &p->start,
+                           err)))
+        return rc;
+    if (tick > 0 && read_self_stat(f))
+        metrics_set(p->start, boot_time() + (double)f[2] / (double)tick);
+    return metrics_on_render(r, process_hook, p, err);
+}

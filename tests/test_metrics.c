@@ -1,0 +1,337 @@
+#include "common/metrics.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static struct metrics_registry *reg;
+
+static void setup(void)
+{
+    cr_assert_eq(metrics_registry_new(&reg, NULL), KERR_OK);
+}
+
+static void teardown(void)
+{
+    metrics_registry_free(reg);
+}
+
+TestSuite(metrics, .init = setup, .fini = teardown);
+
+/* The whole exposition text; the caller frees it. */
+static char *render(void)
+{
+    struct buf b;
+    struct kerr_info err;
+
+    buf_init(&b, 1u << 20);
+    cr_assert_eq(metrics_render(reg, &b, &err), KERR_OK, "%s", err.msg);
+    return buf_detach(&b, NULL);
+}
+
+Test(metrics, exposition_golden_text)
+{
+    static const char *const req_labels[] = { "code", "path", NULL };
+    static const char *const wh_labels[] = { "webhook", NULL };
+    static const double buckets[] = { 0.125, 0.5, 1, INFINITY };
+    struct metrics_vec *req, *temp, *lat, *unused;
+    struct metrics_child *c;
+    struct kerr_info err;
+    char *text;
+
+    cr_assert_eq(metrics_register(reg, METRICS_COUNTER, "warden_requests_total",
+                                  "Requests \\ handled.\nSecond line", req_labels, NULL, 0, &req,
+                                  &err),
+                 KERR_OK, "%s", err.msg);
+    cr_assert_eq(metrics_register(reg, METRICS_GAUGE, "warden_temperature", "Temperature.", NULL,
+                                  NULL, 0, &temp, &err),
+                 KERR_OK);
+    cr_assert_eq(metrics_register(reg, METRICS_HISTOGRAM, "warden_latency_seconds", "Latency.",
+                                  wh_labels, buckets, 4, &lat, &err),
+                 KERR_OK, "%s", err.msg);
+    cr_assert_eq(metrics_register(reg, METRICS_COUNTER, "warden_unused_total", "Unused.", wh_labels,
+                                  NULL, 0, &unused, &err),
+                 KERR_OK);
+    cr_assert_eq(metrics_with(req, (const char *[]){ "500", "/x", NULL }, &c, &err), KERR_OK);
+    metrics_add(c, 1.5);
+    cr_assert_eq(metrics_with(req, (const char *[]){ "200", "/a\"b\\c\nd", NULL }, &c, &err),
+                 KERR_OK);
+    metrics_inc(c);
+    metrics_add(c, 2);
+    metrics_add(c, -5); /* ignored: counters only go up */
+    cr_assert_eq(metrics_vec_set(temp, NULL, -2.5), KERR_OK);
+    cr_assert_eq(metrics_with(lat, (const char *[]){ "etcd", NULL }, &c, &err), KERR_OK);
+    metrics_observe(c, 0.0625);
+    metrics_observe(c, 0.125);
+    metrics_observe(c, 0.75);
+    metrics_observe(c, 3);
+    text = render();
+    cr_assert_str_eq(text, "# HELP warden_latency_seconds Latency.\n"
+                           "# TYPE warden_latency_seconds histogram\n"
+                           "warden_latency_seconds_bucket{webhook=\"etcd\",le=\"0.125\"} 2\n"
+                           "warden_latency_seconds_bucket{webhook=\"etcd\",le=\"0.5\"} 2\n"
+                           "warden_latency_seconds_bucket{webhook=\"etcd\",le=\"1\"} 3\n"
+                           "warden_latency_seconds_bucket{webhook=\"etcd\",le=\"+Inf\"} 4\n"
+                           "warden_latency_seconds_sum{webhook=\"etcd\"} 3.9375\n"
+                           "warden_latency_seconds_count{webhook=\"etcd\"} 4\n"
+                           "# HELP warden_requests_total Requests \\\\ handled.\\nSecond line\n"
+                           "# TYPE warden_requests_total counter\n"
+                           "warden_requests_total{code=\"200\",path=\"/a\\\"b\\\\c\\nd\"} 3\n"
+                           "warden_requests_total{code=\"500\",path=\"/x\"} 1.5\n"
+                           "# HELP warden_temperature Temperature.\n"
+                           "# TYPE warden_temperature gauge\n"
+                           "warden_temperature -2.5\n");
+    free(text);
+}
+
+Test(metrics, unlabelled_metrics_render_zero_at_once)
+{
+    struct metrics_vec *v;
+    char *text;
+
+    cr_assert_eq(metrics_register(reg, METRICS_HISTOGRAM, "h", "", NULL, NULL, 0, &v, NULL),
+                 KERR_OK);
+    cr_assert_eq(metrics_register(reg, METRICS_COUNTER, "a_total", "", NULL, NULL, 0, &v, NULL),
+                 KERR_OK);
+    text = render();
+    cr_assert_not_null(strstr(text, "# HELP a_total \n# TYPE a_total counter\na_total 0\n"), "%s",
+                       text);
+    cr_assert_not_null(strstr(text, "h_bucket{le=\"0.005\"} 0\n"), "%s", text);
+    cr_assert_not_null(strstr(text, "h_bucket{le=\"10\"} 0\nh_bucket{le=\"+Inf\"} 0\n"
+                                    "h_sum 0\nh_count 0\n"),
+                       "%s", text);
+    cr_assert_lt(strstr(text, "a_total"), strstr(text, "# HELP h "));
+    free(text);
+}
+
+Test(metrics, names_and_labels_are_validated)
+{
+    static const double bad_buckets[] = { 1, 1 };
+    struct metrics_vec *v;
+    struct kerr_info err;
+
+    cr_assert(metrics_valid_name("a:b_c1"));
+    cr_assert(metrics_valid_name(":x"));
+    cr_assert_not(metrics_valid_name(""));
+    cr_assert_not(metrics_valid_name("1abc"));
+    cr_assert_not(metrics_valid_name("a-b"));
+    cr_assert_not(metrics_valid_name("a b"));
+    cr_assert(metrics_valid_label_name("_a1"));
+    cr_assert_not(metrics_valid_label_name("a:b"));
+    cr_assert_not(metrics_valid_label_name("9"));
+    cr_assert_eq(metrics_register(reg, METRICS_GAUGE, "bad-name", "", NULL, NULL, 0, &v, &err),
+                 KERR_INVAL);
+    cr_assert_null(v);
+    cr_assert_eq(metrics_register(reg, METRICS_GAUGE, "g", "", (const char *[]){ "__x", NULL },
+                                  NULL, 0, &v, &err),
+                 KERR_INVAL);
+    cr_assert_eq(metrics_register(reg, METRICS_GAUGE, "g", "", (const char *[]){ "a", "a", NULL },
+                                  NULL, 0, &v, &err),
+                 KERR_INVAL);
+    cr_assert_eq(metrics_register(reg, METRICS_HISTOGRAM, "h", "", (const char *[]){ "le", NULL },
+                                  NULL, 0, &v, &err),
+                 KERR_INVAL);
+    cr_assert_eq(metrics_register(reg, METRICS_HISTOGRAM, "h", "", NULL, bad_buckets, 2, &v, &err),
+                 KERR_INVAL);
+    cr_assert_eq(metrics_register(reg, METRICS_GAUGE, "g", "", (const char *[]){ "le", NULL }, NULL,
+                                  0, &v, &err),
+                 KERR_OK);
+    cr_assert_eq(metrics_register(reg, METRICS_COUNTER, "g", "", NULL, NULL, 0, &v, &err),
+                 KERR_EXISTS);
+}
+
+Test(metrics, label_value_count_and_cardinality_cap)
+{
+    struct metrics_vec *v;
+    struct metrics_child *c, *again;
+    char val[16];
+    int i;
+
+    cr_assert_eq(metrics_register(reg, METRICS_COUNTER, "c_total", "",
+                                  (const char *[]){ "a", "b", NULL }, NULL, 0, &v, NULL),
+                 KERR_OK);
+    cr_assert_eq(metrics_with(v, (const char *[]){ "x", NULL }, &c, NULL), KERR_INVAL);
+    cr_assert_eq(metrics_with(v, NULL, &c, NULL), KERR_INVAL);
+    cr_assert_eq(metrics_with(v, (const char *[]){ "x", "y", NULL }, &c, NULL), KERR_OK);
+    cr_assert_eq(metrics_with(v, (const char *[]){ "x", "y", NULL }, &again, NULL), KERR_OK);
+    cr_assert_eq(c, again);
+    for (i = 1; i < METRICS_MAX_CHILDREN; i++) {
+        snprintf(val, sizeof(val), "%d", i);
+        cr_assert_eq(metrics_vec_add(v, (const char *[]){ val, "y", NULL }, 1), KERR_OK);
+    }
+    cr_assert_eq(metrics_vec_add(v, (const char *[]){ "one", "more", NULL }, 1), KERR_TOOBIG);
+    cr_assert_eq(metrics_vec_add(v, (const char *[]){ "x", "y", NULL }, 1), KERR_OK);
+    cr_assert_eq(metrics_value(c), 1);
+}
+
+struct worker {
+    struct metrics_child *shared;
+    struct metrics_vec *vec, *hist;
+    int id;
+};
+
+#define THREADS    8
+#define ITERATIONS 20000
+
+static void *work(void *arg)
+{
+    struct worker *w = arg;
+    char own[16];
+    int i;
+
+    snprintf(own, sizeof(own), "t%d", w->id % 4);
+    for (i = 0; i < ITERATIONS; i++) {
+        metrics_inc(w->shared);
+        if (metrics_vec_add(w->vec, (const char *[]){ own, NULL }, 1) != KERR_OK ||
+            metrics_vec_observe(w->hist, NULL, (i % 4) * 0.5) != KERR_OK)
+            return (void *)1;
+    }
+    return NULL;
+}
+
+Test(metrics, concurrent_updates_are_exact)
+{
+    struct metrics_vec *vec, *hist;
+    struct metrics_child *shared, *c;
+    struct worker w[THREADS];
+    pthread_t th[THREADS];
+    void *res;
+    int i;
+
+    cr_assert_eq(metrics_register(reg, METRICS_COUNTER, "ops_total", "",
+                                  (const char *[]){ "who", NULL }, NULL, 0, &vec, NULL),
+                 KERR_OK);
+    cr_assert_eq(metrics_register(reg, METRICS_HISTOGRAM, "obs", "", NULL,
+                                  (const double[]){ 0.5, 1 }, 2, &hist, NULL),
+                 KERR_OK);
+    cr_assert_eq(metrics_with(vec, (const char *[]){ "all", NULL }, &shared, NULL), KERR_OK);
+    for (i = 0; i < THREADS; i++) {
+        w[i] = (struct worker){ .shared = shared, .vec = vec, .hist = hist, .id = i };
+        cr_assert_eq(pthread_create(&th[i], NULL, work, &w[i]), 0);
+    }
+    for (i = 0; i < THREADS; i++) {
+        cr_assert_eq(pthread_join(th[i], &res), 0);
+        cr_assert_null(res);
+    }
+    cr_assert_eq(metrics_value(shared), THREADS * ITERATIONS);
+    for (i = 0; i < 4; i++) {
+        char own[16];
+
+        snprintf(own, sizeof(own), "t%d", i);
+        cr_assert_eq(metrics_with(vec, (const char *[]){ own, NULL }, &c, NULL), KERR_OK);
+        cr_assert_eq(metrics_value(c), 2 * ITERATIONS, "%s", own);
+    }
+    cr_assert_eq(metrics_with(hist, NULL, &c, NULL), KERR_OK);
+    cr_assert_eq(metrics_count(c), THREADS * ITERATIONS);
+    /* Each thread observes 0, 0.5, 1, 1.5 in turn: 0.75 on average. */
+    cr_assert_eq(metrics_value(c), THREADS * ITERATIONS * 0.75);
+}
+
+Test(metrics, go_float_syntax)
+{
+    static const struct {
+        double v;
+        const char *want;
+    } cases[] = {
+        { 0, "0" },
+        { 1, "1" },
+        { -1, "-1" },
+        { 0.005, "0.005" },
+        { 2.5, "2.5" },
+        { 100, "100" },
+        { 123456, "123456" },
+        { 1e6, "1e+06" },
+        { 1234567, "1.234567e+06" },
+        { 0.0001, "0.0001" },
+        { 1.5e-5, "1.5e-05" },
+        { 1e21, "1e+21" },
+        { 0.1 + 0.2, "0.30000000000000004" },
+        { -0.25, "-0.25" },
+        { 1e-300, "1e-300" },
+    };
+    char out[METRICS_FLOAT_LEN];
+    size_t i;
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        metrics_format_float(cases[i].v, out);
+        cr_assert_str_eq(out, cases[i].want);
+    }
+    metrics_format_float(NAN, out);
+    cr_assert_str_eq(out, "NaN");
+    metrics_format_float(INFINITY, out);
+    cr_assert_str_eq(out, "+Inf");
+    metrics_format_float(-INFINITY, out);
+    cr_assert_str_eq(out, "-Inf");
+}
+
+Test(metrics, bucket_helpers)
+{
+    double b[12];
+
+    cr_assert_eq(metrics_buckets_exponential(10e-9, 10, 12, b), KERR_OK);
+    cr_assert_float_eq(b[0], 1e-8, 1e-20);
+    cr_assert_float_eq(b[11], 1e3, 1e-9);
+    cr_assert_eq(metrics_buckets_linear(1, 2, 3, b), KERR_OK);
+    cr_assert_eq(b[0], 1);
+    cr_assert_eq(b[2], 5);
+    cr_assert_eq(metrics_buckets_exponential(0, 2, 3, b), KERR_INVAL);
+    cr_assert_eq(metrics_buckets_linear(0, 0, 3, b), KERR_INVAL);
+    cr_assert_eq(metrics_def_buckets[METRICS_DEF_BUCKETS_LEN - 1], 10);
+    cr_assert_eq(metrics_reconcile_buckets[METRICS_RECONCILE_BUCKETS_LEN - 1], 60);
+}
+
+static void bump(void *ctx)
+{
+    metrics_inc(ctx);
+}
+
+Test(metrics, render_hooks_run_before_rendering)
+{
+    struct metrics_vec *v;
+    struct metrics_child *c;
+    char *text;
+
+    cr_assert_eq(metrics_register(reg, METRICS_GAUGE, "renders", "", NULL, NULL, 0, &v, NULL),
+                 KERR_OK);
+    cr_assert_eq(metrics_with(v, NULL, &c, NULL), KERR_OK);
+    cr_assert_eq(metrics_on_render(reg, bump, c, NULL), KERR_OK);
+    free(render());
+    text = render();
+    cr_assert_not_null(strstr(text, "renders 2\n"), "%s", text);
+    free(text);
+}
+
+/* The value of the unlabelled sample name in text. */
+static double sample(const char *text, const char *name)
+{
+    char key[128];
+    const char *p;
+
+    snprintf(key, sizeof(key), "\n%s ", name);
+    p = strstr(text, key);
+    cr_assert_not_null(p, "%s missing", name);
+    return strtod(p + strlen(key), NULL);
+}
+
+Test(metrics, process_metrics_from_proc)
+{
+    char *text;
+    double start, now = (double)time(NULL);
+
+    cr_assert_eq(metrics_register_process(reg, NULL), KERR_OK);
+    cr_assert_eq(metrics_register_process(reg, NULL), KERR_EXISTS);
+    text = render();
+    cr_assert_gt(sample(text, "process_resident_memory_bytes"), 1024 * 1024);
+    cr_assert_gt(sample(text, "process_virtual_memory_bytes"), 1024 * 1024);
+    cr_assert_geq(sample(text, "process_open_fds"), 3);
+    cr_assert_gt(sample(text, "process_max_fds"), 0);
+    cr_assert_geq(sample(text, "process_cpu_seconds_total"), 0);
+    start = sample(text, "process_start_time_seconds");
+    cr_assert(start > now - 3600 && start <= now + 1, "start %f now %f", start, now);
+    cr_assert_not_null(strstr(text, "# TYPE process_cpu_seconds_total counter\n"));
+    free(text);
+}
