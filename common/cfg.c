@@ -164,16 +164,15 @@ static ssize_t read_some(int fd, void *p, size_t n)
 }
 
 /* Read fd to the end into *p (allocated here, capacity grown up to max + 1). */
-static enum kerr read_fd(int fd, const char *path, size_t max, char **p, size_t *used,
-                         struct kerr_info *err)
+static enum kerr read_fd(int fd, const char *path, size_t size_hint, size_t max, char **p,
+                         size_t *used, struct kerr_info *err)
 {
     size_t cap = 256;
     char eb[128], probe;
     ssize_t n;
-    struct stat st;
 
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size + 1 > cap)
-        cap = (size_t)st.st_size + 1;
+    if (size_hint + 1 > cap)
+        cap = size_hint + 1;
     if (cap > max + 1)
         cap = max + 1;
     *p = malloc(cap);
@@ -203,16 +202,22 @@ enum kerr cfg_read_file(const char *path, size_t max, char **out, size_t *len,
 {
     char *p = NULL, eb[128];
     size_t used = 0;
+    struct stat st;
     enum kerr rc;
     int fd;
 
     *out = NULL;
     if (len)
         *len = 0;
-    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    /* O_NONBLOCK: opening a FIFO must not hang; only regular files are read. */
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0)
         return kerr_set(err, KERR_IO, "cannot read %s: %s", path, errtext(errno, eb, sizeof(eb)));
-    rc = read_fd(fd, path, max, &p, &used, err);
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return kerr_set(err, KERR_IO, "cannot read %s: not a regular file", path);
+    }
+    rc = read_fd(fd, path, (size_t)st.st_size, max, &p, &used, err);
     close(fd);
     if (rc != KERR_OK) {
         wipe_free(p, used);

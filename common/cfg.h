@@ -87,7 +87,9 @@ enum kerr cfg_load_default(const char *kubeconfig_flag, struct cfg_rest *out,
                            struct kerr_info *err);
 
 /*
- * Read a whole file into memory, at most max bytes (KERR_TOOBIG beyond). On
+ * Read a whole regular file into memory (FIFOs and devices are refused, so
+ * a hostile path cannot block or stream forever), at most max bytes
+ * (KERR_TOOBIG beyond). On
  * KERR_OK *out OWNS a malloc'd copy plus a terminating NUL (free() it) and
  * *len (optional) its length. Buffers are wiped when they grow, so no stray
  * copy of a key is left in freed memory. KERR_IO names the path and errno.

@@ -1,7 +1,6 @@
 #include "common/kubeconfig.h"
 
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,20 +9,14 @@
 #include <openssl/evp.h>
 #include <yaml.h>
 
-/* The walk over one loaded document. */
-struct kc {
-    yaml_document_t doc; /* valid when loaded */
-    int loaded;
-    const char *path;      /* BORROWED: file name for messages */
-    char *dir;             /* OWNS: base directory for relative references */
-    unsigned char *seen;   /* OWNS: one byte per node, set once a collection is read */
-    struct kerr_info *err; /* BORROWED, may be NULL */
-};
+#include "common/ydoc.h"
 
-/* A key looked up in a mapping; val is BORROWED from the document, NULL when absent. */
-struct field {
-    const char *key;
-    yaml_node_t *val;
+/* The walk over one loaded kubeconfig. */
+struct kc {
+    struct ydoc y;
+    const char *path;      /* BORROWED: file name for messages */
+    char *dir;             /* OWNS or NULL (current directory): base for relative references */
+    struct kerr_info *err; /* BORROWED, may be NULL */
 };
 
 /* A name in clusters / contexts / users, for the duplicate check. */
@@ -37,177 +30,6 @@ struct sel {
     const char *cluster, *user;
     yaml_node_t *cluster_at, *user_at; /* the context's fields, for messages */
 };
-
-static enum kerr fail(struct kc *kc, enum kerr code, const yaml_node_t *at, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static enum kerr fail(struct kc *kc, enum kerr code, const yaml_node_t *at, const char *fmt, ...)
-{
-    char msg[KERR_MSG_LEN];
-    unsigned long line = at ? (unsigned long)at->start_mark.line + 1 : 1;
-    va_list ap;
-
-    va_start(ap, fmt);
-    if (vsnprintf(msg, sizeof(msg), fmt, ap) < 0)
-        msg[0] = '\0';
-    va_end(ap);
-    return kerr_set(kc->err, code, "%s:%lu: %s", kc->path, line, msg);
-}
-
-static const char *kind_name(yaml_node_type_t type)
-{
-    switch (type) {
-    case YAML_SCALAR_NODE:
-        return "a string";
-    case YAML_SEQUENCE_NODE:
-        return "a list";
-    case YAML_MAPPING_NODE:
-        return "a mapping";
-    default:
-        return "nothing";
-    }
-}
-
-static int text_eq(const char *s, size_t n, const char *lit)
-{
-    return strlen(lit) == n && memcmp(s, lit, n) == 0;
-}
-
-static int scalar_is(const yaml_node_t *n, const char *lit)
-{
-    return n && n->type == YAML_SCALAR_NODE &&
-           text_eq((const char *)n->data.scalar.value, n->data.scalar.length, lit);
-}
-
-/* An absent value: no node, or a plain null / empty scalar. */
-static int is_null(const yaml_node_t *n)
-{
-    if (!n)
-        return 1;
-    if (n->type != YAML_SCALAR_NODE || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
-        return 0;
-    return n->data.scalar.length == 0 || scalar_is(n, "~") || scalar_is(n, "null") ||
-           scalar_is(n, "Null") || scalar_is(n, "NULL");
-}
-
-/* Set: not null and not an empty collection. */
-static int is_present(const yaml_node_t *n)
-{
-    if (is_null(n))
-        return 0;
-    if (n->type == YAML_MAPPING_NODE)
-        return n->data.mapping.pairs.top != n->data.mapping.pairs.start;
-    if (n->type == YAML_SEQUENCE_NODE)
-        return n->data.sequence.items.top != n->data.sequence.items.start;
-    return 1;
-}
-
-/* Check the type of a collection and that no alias makes us read it twice. */
-static enum kerr enter(struct kc *kc, yaml_node_t *n, yaml_node_type_t type, const char *what)
-{
-    size_t i;
-
-    if (n->type != type)
-        return fail(kc, KERR_PARSE, n, "%s must be %s, not %s", what, kind_name(type),
-                    kind_name(n->type));
-    i = (size_t)(n - kc->doc.nodes.start);
-    if (kc->seen[i])
-        return fail(kc, KERR_PARSE, n, "%s: YAML alias of a node already read (not supported)",
-                    what);
-    kc->seen[i] = 1;
-    return KERR_OK;
-}
-
-static size_t field_index(const yaml_node_t *key, const struct field *f, size_t nf)
-{
-    size_t i;
-
-    for (i = 0; i < nf; i++) {
-        if (scalar_is(key, f[i].key))
-            break;
-    }
-    return i;
-}
-
-/* Read a mapping once, picking the values of the keys in f (unknown keys are ignored). */
-static enum kerr scan_map(struct kc *kc, yaml_node_t *map, const char *what, struct field *f,
-                          size_t nf)
-{
-    yaml_node_pair_t *p;
-    yaml_node_t *key;
-    enum kerr rc;
-    size_t i;
-
-    rc = enter(kc, map, YAML_MAPPING_NODE, what);
-    if (rc != KERR_OK)
-        return rc;
-    for (p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-        key = yaml_document_get_node(&kc->doc, p->key);
-        if (!key || key->type != YAML_SCALAR_NODE)
-            return fail(kc, KERR_PARSE, key ? key : map, "%s: keys must be strings", what);
-        i = field_index(key, f, nf);
-        if (i == nf)
-            continue;
-        if (f[i].val)
-            return fail(kc, KERR_PARSE, key, "%s: duplicate key \"%s\"", what, f[i].key);
-        f[i].val = yaml_document_get_node(&kc->doc, p->value);
-    }
-    return KERR_OK;
-}
-
-/* A string field, BORROWED from the document (NUL-terminated); NULL when absent or empty. */
-static enum kerr get_view(struct kc *kc, const struct field *f, const char *what, const char **out)
-{
-    const yaml_node_t *n = f->val;
-
-    *out = NULL;
-    if (is_null(n))
-        return KERR_OK;
-    if (n->type != YAML_SCALAR_NODE)
-        return fail(kc, KERR_PARSE, n, "%s: %s must be a string, not %s", what, f->key,
-                    kind_name(n->type));
-    if (memchr(n->data.scalar.value, '\0', n->data.scalar.length))
-        return fail(kc, KERR_PARSE, n, "%s: %s contains a NUL byte", what, f->key);
-    if (n->data.scalar.length > 0)
-        *out = (const char *)n->data.scalar.value;
-    return KERR_OK;
-}
-
-static enum kerr get_str(struct kc *kc, const struct field *f, const char *what, char **out)
-{
-    const char *s;
-    enum kerr rc;
-
-    *out = NULL;
-    rc = get_view(kc, f, what, &s);
-    if (rc != KERR_OK || !s)
-        return rc;
-    *out = strdup(s);
-    if (!*out)
-        return fail(kc, KERR_NOMEM, f->val, "out of memory");
-    return KERR_OK;
-}
-
-static enum kerr get_bool(struct kc *kc, const struct field *f, const char *what, int *out)
-{
-    const char *s;
-    size_t n;
-    enum kerr rc;
-
-    *out = 0;
-    rc = get_view(kc, f, what, &s);
-    if (rc != KERR_OK || !s)
-        return rc;
-    n = strlen(s);
-    if (text_eq(s, n, "true") || text_eq(s, n, "True") || text_eq(s, n, "TRUE")) {
-        *out = 1;
-        return KERR_OK;
-    }
-    if (text_eq(s, n, "false") || text_eq(s, n, "False") || text_eq(s, n, "FALSE"))
-        return KERR_OK;
-    return fail(kc, KERR_PARSE, f->val, "%s: %s must be true or false, not \"%.40s\"", what, f->key,
-                s);
-}
 
 static int name_cmp(const void *a, const void *b)
 {
@@ -238,19 +60,19 @@ static enum kerr check_dups(struct kc *kc, struct name_ref *names, size_t n, con
 static enum kerr read_entry(struct kc *kc, yaml_node_t *item, const char *list, size_t idx,
                             const char *inner, struct name_ref *name, yaml_node_t **section)
 {
-    struct field f[2] = { { .key = "name" }, { .key = inner } };
+    struct ydoc_field f[2] = { { .key = "name" }, { .key = inner } };
     char what[64];
     enum kerr rc;
 
     snprintf(what, sizeof(what), "%s[%zu]", list, idx);
-    rc = scan_map(kc, item, what, f, 2);
+    rc = ydoc_scan_map(&kc->y, item, what, f, 2);
     if (rc == KERR_OK)
-        rc = get_view(kc, &f[0], what, &name->s);
+        rc = ydoc_get_view(&kc->y, &f[0], what, &name->s);
     if (rc != KERR_OK)
         return rc;
     if (!name->s)
-        return fail(kc, KERR_PARSE, item, "%s has no name", what);
-    name->line = (unsigned long)item->start_mark.line + 1;
+        return ydoc_fail(&kc->y, KERR_PARSE, item, "%s has no name", what);
+    name->line = ydoc_line(item);
     *section = f[1].val;
     return KERR_OK;
 }
@@ -271,17 +93,17 @@ static enum kerr find_named(struct kc *kc, yaml_node_t *list, const char *list_k
     enum kerr rc = KERR_OK;
 
     *section = *entry = NULL;
-    if (is_null(list))
+    if (ydoc_is_null(list))
         return KERR_OK;
-    rc = enter(kc, list, YAML_SEQUENCE_NODE, list_key);
+    rc = ydoc_enter(&kc->y, list, YAML_SEQUENCE_NODE, list_key);
     if (rc != KERR_OK)
         return rc;
     count = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
     names = calloc(count ? count : 1, sizeof(*names));
     if (!names)
-        return fail(kc, KERR_NOMEM, list, "out of memory");
+        return ydoc_fail(&kc->y, KERR_NOMEM, list, "out of memory");
     for (it = list->data.sequence.items.start; it < list->data.sequence.items.top; it++) {
-        item = yaml_document_get_node(&kc->doc, *it);
+        item = yaml_document_get_node(&kc->y.doc, *it);
         if (!item)
             continue;
         rc = read_entry(kc, item, list_key, n, inner, &names[n], &sec);
@@ -326,51 +148,54 @@ static int has_pem(const char *p, size_t n)
 }
 
 /* Read a referenced file (path relative to the kubeconfig) into memory. */
-static enum kerr read_ref(struct kc *kc, const struct field *f, const char *what, const char *rel,
-                          size_t max, char **out, size_t *len)
+static enum kerr read_ref(struct kc *kc, const struct ydoc_field *f, const char *what,
+                          const char *rel, size_t max, char **out, size_t *len)
 {
     struct kerr_info e;
     char *path = resolve(kc, rel);
     enum kerr rc;
 
     if (!path)
-        return fail(kc, KERR_NOMEM, f->val, "out of memory");
+        return ydoc_fail(&kc->y, KERR_NOMEM, f->val, "out of memory");
     rc = cfg_read_file(path, max, out, len, &e);
     free(path);
     if (rc != KERR_OK)
-        return fail(kc, rc, f->val, "%s: %s: %s", what, f->key, e.msg);
+        return ydoc_fail(&kc->y, rc, f->val, "%s: %s: %s", what, f->key, e.msg);
     return KERR_OK;
 }
 
 /* A PEM given either as a file (file_f) or inline as base64 (data_f), not both. */
-static enum kerr load_pem(struct kc *kc, const struct field *file_f, const struct field *data_f,
-                          const char *what, char **pem, size_t *len)
+static enum kerr load_pem(struct kc *kc, const struct ydoc_field *file_f,
+                          const struct ydoc_field *data_f, const char *what, char **pem,
+                          size_t *len)
 {
     const char *file, *data;
     enum kerr rc;
 
-    rc = get_view(kc, file_f, what, &file);
+    rc = ydoc_get_view(&kc->y, file_f, what, &file);
     if (rc == KERR_OK)
-        rc = get_view(kc, data_f, what, &data);
+        rc = ydoc_get_view(&kc->y, data_f, what, &data);
     if (rc != KERR_OK)
         return rc;
     if (file && data)
-        return fail(kc, KERR_PARSE, data_f->val, "%s: both %s and %s are set", what, file_f->key,
-                    data_f->key);
+        return ydoc_fail(&kc->y, KERR_PARSE, data_f->val, "%s: both %s and %s are set", what,
+                         file_f->key, data_f->key);
     if (file) {
         rc = read_ref(kc, file_f, what, file, CFG_MAX_FILE, pem, len);
     } else if (data) {
         rc = kcfg_base64_decode(data, strlen(data), pem, len, NULL);
         if (rc != KERR_OK)
-            return fail(kc, rc, data_f->val, "%s: %s is not valid base64", what, data_f->key);
+            return ydoc_fail(&kc->y, rc, data_f->val, "%s: %s is not valid base64", what,
+                             data_f->key);
     }
     if (rc == KERR_OK && *pem && !has_pem(*pem, *len))
-        return fail(kc, KERR_PARSE, file ? file_f->val : data_f->val,
-                    "%s: %s does not contain PEM data", what, file ? file_f->key : data_f->key);
+        return ydoc_fail(&kc->y, KERR_PARSE, file ? file_f->val : data_f->val,
+                         "%s: %s does not contain PEM data", what,
+                         file ? file_f->key : data_f->key);
     return rc;
 }
 
-static enum kerr check_server(struct kc *kc, const struct field *f, const char *what, char *s)
+static enum kerr check_server(struct kc *kc, const struct ydoc_field *f, const char *what, char *s)
 {
     size_t n = strlen(s), skip, i;
 
@@ -379,16 +204,16 @@ static enum kerr check_server(struct kc *kc, const struct field *f, const char *
     else if (strncmp(s, "http://", 7) == 0)
         skip = 7;
     else
-        return fail(kc, KERR_PARSE, f->val,
-                    "%s: server \"%.100s\" must start with https:// or http://", what, s);
+        return ydoc_fail(&kc->y, KERR_PARSE, f->val,
+                         "%s: server \"%.100s\" must start with https:// or http://", what, s);
     for (i = 0; i < n; i++) {
         if ((unsigned char)s[i] <= ' ' || s[i] == 0x7f)
-            return fail(kc, KERR_PARSE, f->val, "%s: server contains whitespace", what);
+            return ydoc_fail(&kc->y, KERR_PARSE, f->val, "%s: server contains whitespace", what);
     }
     while (n > skip && s[n - 1] == '/')
         s[--n] = '\0';
     if (n == skip || s[skip] == '/')
-        return fail(kc, KERR_PARSE, f->val, "%s: server \"%.100s\" has no host", what, s);
+        return ydoc_fail(&kc->y, KERR_PARSE, f->val, "%s: server \"%.100s\" has no host", what, s);
     return KERR_OK;
 }
 
@@ -397,7 +222,7 @@ enum { CL_SERVER, CL_CA, CL_CA_DATA, CL_INSECURE, CL_SNI, CL_N };
 static enum kerr parse_cluster(struct kc *kc, const struct sel *sel, yaml_node_t *sec,
                                yaml_node_t *entry, struct cfg_rest *out)
 {
-    struct field f[CL_N] = {
+    struct ydoc_field f[CL_N] = {
         [CL_SERVER] = { .key = "server" },
         [CL_CA] = { .key = "certificate-authority" },
         [CL_CA_DATA] = { .key = "certificate-authority-data" },
@@ -408,25 +233,25 @@ static enum kerr parse_cluster(struct kc *kc, const struct sel *sel, yaml_node_t
     enum kerr rc = KERR_OK;
 
     snprintf(what, sizeof(what), "cluster \"%.100s\"", sel->cluster);
-    if (!is_null(sec))
-        rc = scan_map(kc, sec, what, f, CL_N);
+    if (!ydoc_is_null(sec))
+        rc = ydoc_scan_map(&kc->y, sec, what, f, CL_N);
     if (rc == KERR_OK)
-        rc = get_str(kc, &f[CL_SERVER], what, &out->server);
+        rc = ydoc_get_str(&kc->y, &f[CL_SERVER], what, &out->server);
     if (rc != KERR_OK)
         return rc;
     if (!out->server)
-        return fail(kc, KERR_PARSE, sec ? sec : entry, "%s has no server", what);
+        return ydoc_fail(&kc->y, KERR_PARSE, sec ? sec : entry, "%s has no server", what);
     rc = check_server(kc, &f[CL_SERVER], what, out->server);
     if (rc == KERR_OK)
         rc = load_pem(kc, &f[CL_CA], &f[CL_CA_DATA], what, &out->ca_pem, &out->ca_len);
     if (rc == KERR_OK)
-        rc = get_bool(kc, &f[CL_INSECURE], what, &out->insecure);
+        rc = ydoc_get_bool(&kc->y, &f[CL_INSECURE], what, &out->insecure);
     if (rc == KERR_OK)
-        rc = get_str(kc, &f[CL_SNI], what, &out->tls_server_name);
+        rc = ydoc_get_str(&kc->y, &f[CL_SNI], what, &out->tls_server_name);
     if (rc == KERR_OK && out->insecure && out->ca_pem)
-        return fail(kc, KERR_PARSE, f[CL_INSECURE].val,
-                    "%s: insecure-skip-tls-verify cannot be combined with a certificate authority",
-                    what);
+        return ydoc_fail(
+            &kc->y, KERR_PARSE, f[CL_INSECURE].val,
+            "%s: insecure-skip-tls-verify cannot be combined with a certificate authority", what);
     return rc;
 }
 
@@ -459,7 +284,7 @@ static const char *const unsupported_text[US_N] = {
     [US_AS_EXTRA] = "impersonation (as, as-groups, as-uid, as-user-extra) is not supported",
 };
 
-static enum kerr user_token(struct kc *kc, const struct field *f, const char *what,
+static enum kerr user_token(struct kc *kc, const struct ydoc_field *f, const char *what,
                             struct cfg_rest *out)
 {
     const char *tok, *file;
@@ -467,15 +292,15 @@ static enum kerr user_token(struct kc *kc, const struct field *f, const char *wh
     size_t len = 0;
     enum kerr rc;
 
-    rc = get_view(kc, &f[US_TOKEN], what, &tok);
+    rc = ydoc_get_view(&kc->y, &f[US_TOKEN], what, &tok);
     if (rc == KERR_OK)
-        rc = get_view(kc, &f[US_TOKEN_FILE], what, &file);
+        rc = ydoc_get_view(&kc->y, &f[US_TOKEN_FILE], what, &file);
     if (rc != KERR_OK)
         return rc;
     if (tok) {
         out->token = cfg_strdup_trim(tok, strlen(tok));
         if (!out->token)
-            return fail(kc, KERR_NOMEM, f[US_TOKEN].val, "out of memory");
+            return ydoc_fail(&kc->y, KERR_NOMEM, f[US_TOKEN].val, "out of memory");
     }
     if (!file)
         return KERR_OK;
@@ -489,14 +314,14 @@ static enum kerr user_token(struct kc *kc, const struct field *f, const char *wh
         return rc;
     out->token_file = resolve(kc, file);
     if (!out->token_file)
-        return fail(kc, KERR_NOMEM, f[US_TOKEN_FILE].val, "out of memory");
+        return ydoc_fail(&kc->y, KERR_NOMEM, f[US_TOKEN_FILE].val, "out of memory");
     return KERR_OK;
 }
 
 static enum kerr parse_user(struct kc *kc, const struct sel *sel, yaml_node_t *sec,
                             struct cfg_rest *out)
 {
-    struct field f[US_N] = {
+    struct ydoc_field f[US_N] = {
         [US_TOKEN] = { .key = "token" },
         [US_TOKEN_FILE] = { .key = "tokenFile" },
         [US_CERT] = { .key = "client-certificate" },
@@ -517,12 +342,13 @@ static enum kerr parse_user(struct kc *kc, const struct sel *sel, yaml_node_t *s
     int i;
 
     snprintf(what, sizeof(what), "user \"%.100s\"", sel->user);
-    if (is_null(sec))
+    if (ydoc_is_null(sec))
         return KERR_OK;
-    rc = scan_map(kc, sec, what, f, US_N);
+    rc = ydoc_scan_map(&kc->y, sec, what, f, US_N);
     for (i = US_EXEC; rc == KERR_OK && i < US_N; i++) {
-        if (is_present(f[i].val))
-            return fail(kc, KERR_UNSUPPORTED, f[i].val, "%s: %s", what, unsupported_text[i]);
+        if (ydoc_is_present(f[i].val))
+            return ydoc_fail(&kc->y, KERR_UNSUPPORTED, f[i].val, "%s: %s", what,
+                             unsupported_text[i]);
     }
     if (rc == KERR_OK)
         rc = user_token(kc, f, what, out);
@@ -533,9 +359,11 @@ static enum kerr parse_user(struct kc *kc, const struct sel *sel, yaml_node_t *s
     if (rc != KERR_OK)
         return rc;
     if (out->cert_pem && !out->key_pem)
-        return fail(kc, KERR_PARSE, sec, "%s: client certificate given without a client key", what);
+        return ydoc_fail(&kc->y, KERR_PARSE, sec,
+                         "%s: client certificate given without a client key", what);
     if (out->key_pem && !out->cert_pem)
-        return fail(kc, KERR_PARSE, sec, "%s: client key given without a client certificate", what);
+        return ydoc_fail(&kc->y, KERR_PARSE, sec,
+                         "%s: client key given without a client certificate", what);
     return KERR_OK;
 }
 
@@ -544,7 +372,7 @@ enum { CX_CLUSTER, CX_USER, CX_NAMESPACE, CX_N };
 static enum kerr parse_context(struct kc *kc, const char *name, yaml_node_t *sec,
                                yaml_node_t *entry, struct sel *sel, struct cfg_rest *out)
 {
-    struct field f[CX_N] = {
+    struct ydoc_field f[CX_N] = {
         [CX_CLUSTER] = { .key = "cluster" },
         [CX_USER] = { .key = "user" },
         [CX_NAMESPACE] = { .key = "namespace" },
@@ -553,19 +381,19 @@ static enum kerr parse_context(struct kc *kc, const char *name, yaml_node_t *sec
     enum kerr rc;
 
     snprintf(what, sizeof(what), "context \"%.100s\"", name);
-    if (is_null(sec))
-        return fail(kc, KERR_PARSE, entry, "%s has no cluster", what);
-    rc = scan_map(kc, sec, what, f, CX_N);
+    if (ydoc_is_null(sec))
+        return ydoc_fail(&kc->y, KERR_PARSE, entry, "%s has no cluster", what);
+    rc = ydoc_scan_map(&kc->y, sec, what, f, CX_N);
     if (rc == KERR_OK)
-        rc = get_view(kc, &f[CX_CLUSTER], what, &sel->cluster);
+        rc = ydoc_get_view(&kc->y, &f[CX_CLUSTER], what, &sel->cluster);
     if (rc == KERR_OK)
-        rc = get_view(kc, &f[CX_USER], what, &sel->user);
+        rc = ydoc_get_view(&kc->y, &f[CX_USER], what, &sel->user);
     if (rc == KERR_OK)
-        rc = get_str(kc, &f[CX_NAMESPACE], what, &out->namespace);
+        rc = ydoc_get_str(&kc->y, &f[CX_NAMESPACE], what, &out->namespace);
     if (rc != KERR_OK)
         return rc;
     if (!sel->cluster)
-        return fail(kc, KERR_PARSE, sec, "%s has no cluster", what);
+        return ydoc_fail(&kc->y, KERR_PARSE, sec, "%s has no cluster", what);
     sel->cluster_at = f[CX_CLUSTER].val;
     sel->user_at = f[CX_USER].val;
     return KERR_OK;
@@ -574,7 +402,7 @@ static enum kerr parse_context(struct kc *kc, const char *name, yaml_node_t *sec
 enum { RT_CURRENT, RT_CLUSTERS, RT_CONTEXTS, RT_USERS, RT_N };
 
 /* Resolve the cluster and user the selected context names, and read them. */
-static enum kerr read_refs(struct kc *kc, const struct field *rt, const struct sel *sel,
+static enum kerr read_refs(struct kc *kc, const struct ydoc_field *rt, const struct sel *sel,
                            struct cfg_rest *out)
 {
     yaml_node_t *csec, *centry, *usec, *uentry;
@@ -586,10 +414,11 @@ static enum kerr read_refs(struct kc *kc, const struct field *rt, const struct s
     if (rc != KERR_OK)
         return rc;
     if (!centry)
-        return fail(kc, KERR_NOTFOUND, sel->cluster_at, "cluster \"%.100s\" not found",
-                    sel->cluster);
+        return ydoc_fail(&kc->y, KERR_NOTFOUND, sel->cluster_at, "cluster \"%.100s\" not found",
+                         sel->cluster);
     if (sel->user && !uentry)
-        return fail(kc, KERR_NOTFOUND, sel->user_at, "user \"%.100s\" not found", sel->user);
+        return ydoc_fail(&kc->y, KERR_NOTFOUND, sel->user_at, "user \"%.100s\" not found",
+                         sel->user);
     rc = parse_cluster(kc, sel, csec, centry, out);
     if (rc == KERR_OK && sel->user)
         rc = parse_user(kc, sel, usec, out);
@@ -598,69 +427,43 @@ static enum kerr read_refs(struct kc *kc, const struct field *rt, const struct s
 
 static enum kerr walk(struct kc *kc, const char *context, struct cfg_rest *out)
 {
-    struct field rt[RT_N] = {
+    struct ydoc_field rt[RT_N] = {
         [RT_CURRENT] = { .key = "current-context" },
         [RT_CLUSTERS] = { .key = "clusters" },
         [RT_CONTEXTS] = { .key = "contexts" },
         [RT_USERS] = { .key = "users" },
     };
-    yaml_node_t *root = yaml_document_get_root_node(&kc->doc), *sec, *entry, *at;
+    yaml_node_t *root = ydoc_root(&kc->y), *sec, *entry, *at;
     struct sel sel = { 0 };
     const char *name = NULL;
     enum kerr rc;
 
     if (!root)
-        return fail(kc, KERR_PARSE, NULL, "the file is empty, not a kubeconfig");
+        return ydoc_fail(&kc->y, KERR_PARSE, NULL, "the file is empty, not a kubeconfig");
     if (root->type != YAML_MAPPING_NODE)
-        return fail(kc, KERR_PARSE, root, "top level is not a mapping but %s",
-                    kind_name(root->type));
-    rc = scan_map(kc, root, "kubeconfig", rt, RT_N);
+        return ydoc_fail(&kc->y, KERR_PARSE, root, "top level is not a mapping but %s",
+                         ydoc_kind(root->type));
+    rc = ydoc_scan_map(&kc->y, root, "kubeconfig", rt, RT_N);
     if (rc == KERR_OK)
-        rc = get_view(kc, &rt[RT_CURRENT], "kubeconfig", &name);
+        rc = ydoc_get_view(&kc->y, &rt[RT_CURRENT], "kubeconfig", &name);
     if (rc != KERR_OK)
         return rc;
     if (context && *context)
         name = context;
     if (!name)
-        return fail(kc, KERR_NOTFOUND, root,
-                    "no current-context is set and no context was requested");
+        return ydoc_fail(&kc->y, KERR_NOTFOUND, root,
+                         "no current-context is set and no context was requested");
     rc = find_named(kc, rt[RT_CONTEXTS].val, "contexts", "context", name, &sec, &entry);
     if (rc != KERR_OK)
         return rc;
     if (!entry) {
         at = context && *context ? (rt[RT_CONTEXTS].val ? rt[RT_CONTEXTS].val : root)
                                  : rt[RT_CURRENT].val;
-        return fail(kc, KERR_NOTFOUND, at, "context \"%.100s\" not found", name);
+        return ydoc_fail(&kc->y, KERR_NOTFOUND, at, "context \"%.100s\" not found", name);
     }
     rc = parse_context(kc, name, sec, entry, &sel, out);
     if (rc == KERR_OK)
         rc = read_refs(kc, rt, &sel, out);
-    return rc;
-}
-
-static enum kerr load(struct kc *kc, const char *text, size_t len)
-{
-    yaml_parser_t p;
-    enum kerr rc = KERR_OK;
-    size_t nodes;
-
-    if (!yaml_parser_initialize(&p))
-        return kerr_set(kc->err, KERR_NOMEM, "%s: cannot create a YAML parser", kc->path);
-    yaml_parser_set_input_string(&p, (const unsigned char *)(text ? text : ""), len);
-    if (!yaml_parser_load(&p, &kc->doc)) {
-        rc = kerr_set(kc->err, p.error == YAML_MEMORY_ERROR ? KERR_NOMEM : KERR_PARSE,
-                      "%s:%lu: not YAML: %s%s%s", kc->path, (unsigned long)p.problem_mark.line + 1,
-                      p.problem ? p.problem : "syntax error", p.context ? " " : "",
-                      p.context ? p.context : "");
-        goto out;
-    }
-    kc->loaded = 1;
-    nodes = (size_t)(kc->doc.nodes.top - kc->doc.nodes.start);
-    kc->seen = calloc(nodes ? nodes : 1, 1);
-    if (!kc->seen)
-        rc = kerr_set(kc->err, KERR_NOMEM, "%s: out of memory", kc->path);
-out:
-    yaml_parser_delete(&p);
     return rc;
 }
 
@@ -678,22 +481,6 @@ static enum kerr set_dir(struct kc *kc, const char *path)
     return KERR_OK;
 }
 
-/* Drop the document, wiping every scalar first (they may hold credentials). */
-static void kc_release(struct kc *kc)
-{
-    yaml_node_t *n;
-
-    if (kc->loaded) {
-        for (n = kc->doc.nodes.start; n < kc->doc.nodes.top; n++) {
-            if (n->type == YAML_SCALAR_NODE)
-                OPENSSL_cleanse(n->data.scalar.value, n->data.scalar.length);
-        }
-        yaml_document_delete(&kc->doc);
-    }
-    free(kc->seen);
-    free(kc->dir);
-}
-
 enum kerr kcfg_parse(const char *text, size_t len, const char *path, const char *context,
                      struct cfg_rest *out, struct kerr_info *err)
 {
@@ -709,7 +496,7 @@ enum kerr kcfg_parse(const char *text, size_t len, const char *path, const char 
                         len, CFG_MAX_FILE);
     rc = set_dir(&kc, path);
     if (rc == KERR_OK)
-        rc = load(&kc, text, len);
+        rc = ydoc_load(&kc.y, text, len, kc.path, err);
     if (rc == KERR_OK)
         rc = walk(&kc, context, out);
     if (rc == KERR_OK && !out->namespace) {
@@ -722,7 +509,8 @@ enum kerr kcfg_parse(const char *text, size_t len, const char *path, const char 
         if (!out->source)
             rc = kerr_set(err, KERR_NOMEM, "%s: out of memory", kc.path);
     }
-    kc_release(&kc);
+    ydoc_release(&kc.y);
+    free(kc.dir);
     if (rc != KERR_OK)
         cfg_rest_release(out);
     return rc;

@@ -1,11 +1,11 @@
 /*
  * kubeconfig - the kubeconfig YAML reader behind cfg_parse_kubeconfig().
  *
- * The document is loaded with libyaml's document API and walked along the
- * few paths a kubeconfig has (clusters / contexts / users / current-context);
- * every collection node is visited at most once, so YAML aliases cannot
- * multiply the work. Errors name the file, the line (libyaml marks) and the
- * problem. Referenced files (CA, client certificate and key) are read into
+ * The document is loaded through common/ydoc.h (libyaml's document API) and
+ * walked along the few paths a kubeconfig has (clusters / contexts / users /
+ * current-context); every collection node is visited at most once, so YAML
+ * aliases cannot multiply the work. Errors name the file, the line (libyaml
+ * marks) and the problem. Referenced files (CA, client certificate and key) are read into
  * memory, base64 "-data" fields are decoded with OpenSSL's EVP decoder;
  * nothing is written to disk.
  *

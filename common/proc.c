@@ -417,7 +417,7 @@ static enum kerr help_line(struct buf *b, const char *shortf, const char *name, 
     enum kerr rc;
 
     rc = buf_appendf(b, "  %s--%s%s", shortf, name, type);
-    if (rc == KERR_OK && w >= col)
+    if (rc == KERR_OK && w > col)
         rc = buf_appendf(b, "\n  %*s", col, "");
     else if (rc == KERR_OK)
         rc = buf_appendf(b, "%*s", col - w, "");
