@@ -345,6 +345,24 @@ static enum kerr prepare(struct store *s, cJSON *obj, struct itab_entry **out, c
 
 /* ---- lifecycle ---- */
 
+/*
+ * Writers first: glibc's default lets a steady stream of readers (admission
+ * requests) starve the informer's writes. No reader takes the lock twice, so
+ * the non-recursive writer preference cannot deadlock.
+ */
+static int init_lock(pthread_rwlock_t *lock)
+{
+    pthread_rwlockattr_t attr;
+    int rc;
+
+    if (pthread_rwlockattr_init(&attr) != 0)
+        return -1;
+    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    rc = pthread_rwlock_init(lock, &attr);
+    pthread_rwlockattr_destroy(&attr);
+    return rc;
+}
+
 enum kerr store_new(const struct store_opts *opts, struct store **out, struct kerr_info *err)
 {
     struct store *s;
@@ -359,7 +377,7 @@ enum kerr store_new(const struct store_opts *opts, struct store **out, struct ke
         free(s);
         return kerr_set(err, KERR_NOMEM, "store: out of memory");
     }
-    if (pthread_rwlock_init(&s->lock, NULL) != 0) {
+    if (init_lock(&s->lock) != 0) {
         itab_release(&s->t);
         free(s);
         return kerr_set(err, KERR_INTERNAL, "store: cannot create the lock");
