@@ -171,7 +171,7 @@ Test(k8s_watch, cancel_flag_from_another_thread, .init = start, .fini = stop)
 
     cr_assert_eq(watch_poked(0, &flag), KERR_CANCELLED);
     cr_assert_lt(now() - t0, 4.0);
-    cr_assert_eq(seen.calls, 1);
+    cr_assert_leq(seen.calls, 1, "the flag may beat the first chunk");
 }
 
 Test(k8s_watch, client_stop_ends_watches_and_refuses_requests, .init = start, .fini = stop)
