@@ -135,6 +135,17 @@ char *cfg_strdup_trim(const char *s, size_t n)
     return p;
 }
 
+int cfg_token_valid(const char *s)
+{
+    if (!s || !*s)
+        return 0;
+    for (; *s; s++) {
+        if ((unsigned char)*s < 0x21 || (unsigned char)*s > 0x7e)
+            return 0;
+    }
+    return 1;
+}
+
 /* Grow a buffer that may hold secrets: copy, wipe the old block, free it. */
 static int grow(char **p, size_t used, size_t *cap, size_t max)
 {
@@ -402,6 +413,8 @@ enum kerr cfg_token_new(const struct cfg_rest *r, struct cfg_token **out, struct
     struct cfg_token *t;
 
     *out = NULL;
+    if (r->token && r->token[0] && !cfg_token_valid(r->token))
+        return kerr_set(err, KERR_INVAL, "cfg: the token is not one word of printable characters");
     t = calloc(1, sizeof(*t));
     if (!t)
         return kerr_set(err, KERR_NOMEM, "cfg: out of memory");
@@ -442,6 +455,9 @@ static enum kerr token_refresh(struct cfg_token *t, struct kerr_info *err)
             rc = kerr_set(&e, KERR_NOMEM, "cfg: out of memory");
         else if (!tok[0])
             rc = kerr_set(&e, KERR_IO, "token file %s is empty", t->file);
+        else if (!cfg_token_valid(tok))
+            rc = kerr_set(&e, KERR_IO, "token file %s is not one word of printable characters",
+                          t->file);
     }
     if (rc == KERR_OK) {
         wipe_free_str(t->token);

@@ -100,10 +100,16 @@ enum kerr cfg_read_file(const char *path, size_t max, char **out, size_t *len,
 /* malloc'd copy of s[0..n) without surrounding whitespace (TAKES: free() it); NULL on OOM. */
 char *cfg_strdup_trim(const char *s, size_t n);
 
+/* True when s is a usable bearer token: non-empty, printable ASCII only (no CR/LF injection). */
+int cfg_token_valid(const char *s);
+
 /* Thread-safe bearer-token source. */
 struct cfg_token;
 
-/* Build a token source from r's token / token_file (copied: r may be released afterwards). */
+/*
+ * Build a token source from r's token / token_file (copied: r may be released
+ * afterwards). KERR_INVAL when the static token fails cfg_token_valid.
+ */
 enum kerr cfg_token_new(const struct cfg_rest *r, struct cfg_token **out, struct kerr_info *err);
 
 /*

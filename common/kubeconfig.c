@@ -217,7 +217,7 @@ static enum kerr check_server(struct kc *kc, const struct ydoc_field *f, const c
     return KERR_OK;
 }
 
-enum { CL_SERVER, CL_CA, CL_CA_DATA, CL_INSECURE, CL_SNI, CL_N };
+enum { CL_SERVER, CL_CA, CL_CA_DATA, CL_INSECURE, CL_SNI, CL_PROXY, CL_N };
 
 static enum kerr parse_cluster(struct kc *kc, const struct sel *sel, yaml_node_t *sec,
                                yaml_node_t *entry, struct cfg_rest *out)
@@ -228,6 +228,7 @@ static enum kerr parse_cluster(struct kc *kc, const struct sel *sel, yaml_node_t
         [CL_CA_DATA] = { .key = "certificate-authority-data" },
         [CL_INSECURE] = { .key = "insecure-skip-tls-verify" },
         [CL_SNI] = { .key = "tls-server-name" },
+        [CL_PROXY] = { .key = "proxy-url" },
     };
     char what[128];
     enum kerr rc = KERR_OK;
@@ -237,6 +238,9 @@ static enum kerr parse_cluster(struct kc *kc, const struct sel *sel, yaml_node_t
         rc = ydoc_scan_map(&kc->y, sec, what, f, CL_N);
     if (rc == KERR_OK)
         rc = ydoc_get_str(&kc->y, &f[CL_SERVER], what, &out->server);
+    if (rc == KERR_OK && ydoc_is_present(f[CL_PROXY].val))
+        return ydoc_fail(&kc->y, KERR_UNSUPPORTED, f[CL_PROXY].val,
+                         "%s: proxy-url is not supported", what);
     if (rc != KERR_OK)
         return rc;
     if (!out->server)
@@ -301,6 +305,9 @@ static enum kerr user_token(struct kc *kc, const struct ydoc_field *f, const cha
         out->token = cfg_strdup_trim(tok, strlen(tok));
         if (!out->token)
             return ydoc_fail(&kc->y, KERR_NOMEM, f[US_TOKEN].val, "out of memory");
+        if (!cfg_token_valid(out->token))
+            return ydoc_fail(&kc->y, KERR_PARSE, f[US_TOKEN].val,
+                             "%s: token must be one word of printable characters", what);
     }
     if (!file)
         return KERR_OK;

@@ -314,6 +314,8 @@ static void expect_token(struct cfg_token *t, const char *want)
 Test(token, static_and_empty)
 {
     struct cfg_token *t = token_for("static-tok", NULL);
+    struct cfg_rest r;
+    struct kerr_info e;
 
     expect_token(t, "static-tok");
     cfg_token_invalidate(t);
@@ -323,6 +325,11 @@ Test(token, static_and_empty)
     expect_token(t, "");
     cfg_token_free(t);
     cfg_token_free(NULL);
+    cfg_rest_init(&r);
+    r.token = (char *)"two words";
+    cr_expect_eq(cfg_token_new(&r, &t, &e), KERR_INVAL);
+    cr_expect_null(t);
+    cr_expect_not_null(strstr(e.msg, "printable"), "%s", e.msg);
 }
 
 Test(token, file_is_trimmed_and_reread_after_invalidate)
@@ -432,6 +439,11 @@ Test(token, first_read_failure_is_an_error_unless_a_static_token_exists)
     cr_expect_eq(cfg_token_get(t, &got, &e), KERR_IO);
     cr_expect_null(got);
     cr_expect_not_null(strstr(e.msg, "is empty"), "%s", e.msg);
+    cfg_token_free(t);
+    tdir_write(&d, "token", "abc\r\nX-Injected: 1\n");
+    t = token_for(NULL, p);
+    cr_expect_eq(cfg_token_get(t, &got, &e), KERR_IO);
+    cr_expect_not_null(strstr(e.msg, "not one word of printable characters"), "%s", e.msg);
     cfg_token_free(t);
     t = token_for("fallback", "/nonexistent/token");
     expect_token(t, "fallback");

@@ -424,6 +424,18 @@ Test(kubeconfig, exec_and_auth_provider_are_not_supported)
     expect_user_fail("    token: t\n    as: someone\n", KERR_UNSUPPORTED, 10, "impersonation");
 }
 
+Test(kubeconfig, token_must_be_one_printable_word)
+{
+    expect_user_fail("    token: \"abc\\r\\nX-Injected: 1\"\n", KERR_PARSE, 9,
+                     "user \"u\": token must be one word of printable characters");
+}
+
+Test(kubeconfig, proxy_url_is_not_supported)
+{
+    expect_cluster_fail("    server: https://k\n    proxy-url: http://proxy:3128\n",
+                        KERR_UNSUPPORTED, 11, "cluster \"c\": proxy-url is not supported");
+}
+
 Test(kubeconfig, token_file_must_be_readable)
 {
     expect_user_fail("    tokenFile: /nonexistent/token\n", KERR_IO, 9,
