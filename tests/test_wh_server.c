@@ -1,0 +1,484 @@
+/*
+ * Tests of webhook/wh_server, wh_tls and wh_dispatch over real HTTPS on
+ * 127.0.0.1 with libcurl: the answers and HTTP errors, TLS 1.2+ only,
+ * certificate hot-reload with keep-alive connections kept, the per-request
+ * budget against a slow upload, the drain, and the metrics.
+ */
+#include <criterion/criterion.h>
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/buf.h"
+#include "common/kjson.h"
+#include "common/metrics.h"
+#include "common/tlsx.h"
+#include "webhook/wh_server.h"
+
+static const char *const reconcilers[] = { "system:serviceaccount:druid:etcd-druid" };
+
+struct env {
+    char dir[64];
+    char cert[96], key[96];
+    struct tlsx_pem ca;
+    struct metrics_registry *reg;
+    struct wh_tls *tls;
+    struct protect_config pc;
+    struct lookup_mem mem;
+    struct lookup lk;
+    struct wh_dispatch d;
+    struct wh_server *srv;
+    long lookup_delay_ms;
+};
+
+/* A lookup that can be slowed down, to keep a review in flight. */
+static enum kerr slow_etcd(void *ctx, const char *ns, const char *name, struct lookup_etcd *out,
+                           struct kerr_info *err)
+{
+    struct env *e = ctx;
+    struct timespec ts = { e->lookup_delay_ms / 1000, (e->lookup_delay_ms % 1000) * 1000000L };
+    struct lookup inner;
+
+    if (e->lookup_delay_ms)
+        nanosleep(&ts, NULL);
+    lookup_mem_bind(&e->mem, &inner);
+    return inner.etcd(inner.ctx, ns, name, out, err);
+}
+
+static void write_pair(struct env *e, const char *cn)
+{
+    static const char *const sans[] = { "127.0.0.1", "localhost", NULL };
+    struct tlsx_cert_opts o = { 0 };
+    struct tlsx_pem leaf;
+    char tmp[128];
+    FILE *f;
+
+    o.cn = cn;
+    o.sans = sans;
+    tlsx_pem_init(&leaf);
+    cr_assert_eq(tlsx_gen_serving(&e->ca, &o, &leaf, NULL), KERR_OK);
+    /* Replace both files by rename, as a Secret volume update does. */
+    snprintf(tmp, sizeof(tmp), "%s/tmp.crt", e->dir);
+    f = fopen(tmp, "w");
+    fputs(leaf.cert, f);
+    fclose(f);
+    cr_assert_eq(rename(tmp, e->cert), 0);
+    snprintf(tmp, sizeof(tmp), "%s/tmp.key", e->dir);
+    f = fopen(tmp, "w");
+    fputs(leaf.key, f);
+    fclose(f);
+    cr_assert_eq(rename(tmp, e->key), 0);
+    tlsx_pem_release(&leaf);
+}
+
+static void env_up(struct env *e, size_t max_body, long budget_ms)
+{
+    struct tlsx_cert_opts o = { 0 };
+    struct wh_tls_opts to = { 0 };
+    struct wh_server_opts so = { 0 };
+
+    memset(e, 0, sizeof(*e));
+    snprintf(e->dir, sizeof(e->dir), "/tmp/wh-test-XXXXXX");
+    cr_assert_not_null(mkdtemp(e->dir));
+    snprintf(e->cert, sizeof(e->cert), "%s/tls.crt", e->dir);
+    snprintf(e->key, sizeof(e->key), "%s/tls.key", e->dir);
+    o.cn = "test-ca";
+    tlsx_pem_init(&e->ca);
+    cr_assert_eq(tlsx_gen_ca(&o, &e->ca, NULL), KERR_OK);
+    write_pair(e, "first");
+    cr_assert_eq(metrics_registry_new(&e->reg, NULL), KERR_OK);
+    to.cert_file = e->cert;
+    to.key_file = e->key;
+    to.poll_ms = 20;
+    to.registry = e->reg;
+    cr_assert_eq(wh_tls_new(&to, &e->tls, NULL), KERR_OK);
+    e->pc.reconcilers = reconcilers;
+    e->pc.n_reconcilers = 1;
+    lookup_mem_bind(&e->mem, &e->lk);
+    e->lk.ctx = e;
+    e->lk.etcd = slow_etcd;
+    cr_assert_eq(wh_dispatch_init(&e->d, &e->pc, &e->lk, e->reg, NULL), KERR_OK);
+    so.bind_address = "127.0.0.1";
+    so.threads = 2;
+    so.max_body = max_body;
+    so.budget_ms = budget_ms;
+    so.tls = e->tls;
+    so.dispatch = &e->d;
+    so.registry = e->reg;
+    cr_assert_eq(wh_server_new(&so, &e->srv, NULL), KERR_OK);
+    cr_assert_eq(wh_server_start(e->srv, NULL), KERR_OK);
+    cr_assert_gt(wh_server_port(e->srv), 0);
+}
+
+static void env_down(struct env *e)
+{
+    char path[128];
+
+    wh_server_free(e->srv);
+    wh_tls_free(e->tls);
+    metrics_registry_free(e->reg);
+    tlsx_pem_release(&e->ca);
+    unlink(e->cert);
+    unlink(e->key);
+    snprintf(path, sizeof(path), "%s", e->dir);
+    rmdir(path);
+}
+
+struct reply {
+    long status;
+    struct buf body;
+    CURLcode rc;
+    char subject[256];
+};
+
+static size_t on_body(char *p, size_t sz, size_t n, void *arg)
+{
+    struct reply *r = arg;
+
+    return buf_append(&r->body, p, sz * n) == KERR_OK ? sz * n : 0;
+}
+
+static CURL *client(const struct env *e)
+{
+    CURL *c = curl_easy_init();
+    struct curl_blob ca = { e->ca.cert, strlen(e->ca.cert), CURL_BLOB_COPY };
+
+    curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &ca);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 10000L);
+    curl_easy_setopt(c, CURLOPT_CERTINFO, 1L);
+    return c;
+}
+
+static void perform(CURL *c, const struct env *e, const char *method, const char *path,
+                    const char *ctype, const char *body, struct reply *r)
+{
+    char url[128];
+    struct curl_slist *h = NULL;
+    char hdr[128];
+    struct curl_certinfo *ci = NULL;
+
+    memset(r, 0, sizeof(*r));
+    buf_init(&r->body, 1 << 20);
+    snprintf(url, sizeof(url), "https://127.0.0.1:%u%s", wh_server_port(e->srv), path);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+    if (body) {
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
+    }
+    if (ctype) {
+        snprintf(hdr, sizeof(hdr), "Content-Type: %s", ctype);
+        h = curl_slist_append(h, hdr);
+    }
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
+    r->rc = curl_easy_perform(c);
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
+    if (curl_easy_getinfo(c, CURLINFO_CERTINFO, &ci) == CURLE_OK && ci && ci->num_of_certs > 0) {
+        struct curl_slist *s;
+
+        for (s = ci->certinfo[0]; s; s = s->next) {
+            if (strncmp(s->data, "Subject:", 8) == 0)
+                snprintf(r->subject, sizeof(r->subject), "%s", s->data + 8);
+        }
+    }
+    curl_slist_free_all(h);
+}
+
+static void request(const struct env *e, const char *method, const char *path, const char *ctype,
+                    const char *body, struct reply *r)
+{
+    CURL *c = client(e);
+
+    perform(c, e, method, path, ctype, body, r);
+    curl_easy_cleanup(c);
+}
+
+#define REVIEW                                                                                   \
+    "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":" \
+    "\"r-1\",\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":\"ConfigMap\"},\"operation\":" \
+    "\"UPDATE\",\"userInfo\":{\"username\":\"alice\"},\"object\":{\"metadata\":{\"namespace\":"  \
+    "\"ns\",\"name\":\"c\",\"labels\":{\"app.kubernetes.io/managed-by\":\"etcd-druid\","         \
+    "\"app.kubernetes.io/part-of\":\"e\"}}},\"oldObject\":{\"metadata\":{\"name\":\"c\"}}}}"
+
+static cJSON *parse(const struct reply *r)
+{
+    cJSON *doc = NULL;
+
+    cr_assert_eq(kjson_parse(buf_str(&r->body), r->body.len, NULL, &doc, NULL, NULL), KERR_OK,
+                 "not JSON: %s", buf_str(&r->body));
+    return doc;
+}
+
+Test(wh_server, answers_reviews_and_http_errors)
+{
+    struct env e;
+    struct reply r;
+    cJSON *doc;
+
+    env_up(&e, 4096, 2000);
+    request(&e, "POST", "/webhooks/etcdcomponents", "application/json", REVIEW, &r);
+    cr_assert_eq(r.rc, CURLE_OK, "%s", curl_easy_strerror(r.rc));
+    cr_expect_eq(r.status, 200);
+    doc = parse(&r);
+    cr_expect_str_eq(kjson_get_str(doc, "response.uid"), "r-1");
+    cr_expect_str_eq(kjson_get_str(doc, "response.status.message"),
+                     "resource: ns/c  is not part of any Etcd, skipping validations");
+    cJSON_Delete(doc);
+    buf_release(&r.body);
+
+    request(&e, "POST", "/webhooks/etcd", "application/json; charset=utf-8", REVIEW, &r);
+    cr_expect_eq(r.status, 200);
+    buf_release(&r.body);
+
+    request(&e, "GET", "/webhooks/etcd", NULL, NULL, &r);
+    cr_expect_eq(r.status, 405);
+    buf_release(&r.body);
+
+    request(&e, "POST", "/webhooks/etcd-mutate", "text/plain", REVIEW, &r);
+    cr_expect_eq(r.status, 415);
+    doc = parse(&r);
+    cr_expect_str_eq(kjson_get_str(doc, "response.status.message"),
+                     "contentType=text/plain, expected application/json");
+    cJSON_Delete(doc);
+    buf_release(&r.body);
+
+    request(&e, "POST", "/webhooks/etcdcomponents", "application/json", "{\"request\":7}", &r);
+    cr_expect_eq(r.status, 400);
+    doc = parse(&r);
+    cr_expect_str_eq(kjson_get_str(doc, "response.status.message"), "request: expected an object");
+    cJSON_Delete(doc);
+    buf_release(&r.body);
+
+    request(&e, "POST", "/nope", "application/json", REVIEW, &r);
+    cr_expect_eq(r.status, 404);
+    buf_release(&r.body);
+    env_down(&e);
+}
+
+Test(wh_server, body_limit)
+{
+    struct env e;
+    struct reply r;
+    char *big = malloc(8192);
+    struct curl_slist *h = NULL;
+    CURL *c;
+
+    env_up(&e, 4096, 2000);
+    memset(big, ' ', 8191);
+    big[0] = '{';
+    big[8190] = '}';
+    big[8191] = '\0';
+    request(&e, "POST", "/webhooks/etcd", "application/json", big, &r);
+    cr_expect_eq(r.status, 413);
+    cr_expect_not_null(strstr(buf_str(&r.body), "limit is 4096 bytes"));
+    buf_release(&r.body);
+    /* Without a Content-Length (chunked): found while reading. */
+    c = client(&e);
+    h = curl_slist_append(h, "Transfer-Encoding: chunked");
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+    perform(c, &e, "POST", "/webhooks/etcd", "application/json", big, &r);
+    cr_expect_eq(r.status, 413);
+    buf_release(&r.body);
+    curl_easy_cleanup(c);
+    curl_slist_free_all(h);
+    free(big);
+    env_down(&e);
+}
+
+Test(wh_server, tls_1_1_is_refused)
+{
+    struct env e;
+    struct reply r;
+    CURL *c;
+
+    env_up(&e, 4096, 2000);
+    c = client(&e);
+    curl_easy_setopt(c, CURLOPT_SSLVERSION, CURL_SSLVERSION_TLSv1_0 | CURL_SSLVERSION_MAX_TLSv1_1);
+    perform(c, &e, "POST", "/webhooks/etcd", "application/json", REVIEW, &r);
+    cr_expect_neq(r.rc, CURLE_OK);
+    buf_release(&r.body);
+    curl_easy_setopt(c, CURLOPT_SSLVERSION, CURL_SSLVERSION_TLSv1_2 | CURL_SSLVERSION_MAX_TLSv1_2);
+    perform(c, &e, "POST", "/webhooks/etcd", "application/json", REVIEW, &r);
+    cr_expect_eq(r.rc, CURLE_OK, "%s", curl_easy_strerror(r.rc));
+    cr_expect_eq(r.status, 200);
+    buf_release(&r.body);
+    curl_easy_cleanup(c);
+    env_down(&e);
+}
+
+Test(wh_server, certificate_hot_reload_keeps_connections)
+{
+    struct env e;
+    struct reply r;
+    CURL *kept, *fresh;
+    long conns = 0;
+    int i;
+
+    env_up(&e, 4096, 2000);
+    cr_assert_eq(wh_tls_start_watch(e.tls, NULL), KERR_OK);
+    kept = client(&e);
+    perform(kept, &e, "POST", "/webhooks/etcd", "application/json", REVIEW, &r);
+    cr_assert_eq(r.status, 200);
+    cr_expect_not_null(strstr(r.subject, "first"), "%s", r.subject);
+    buf_release(&r.body);
+    write_pair(&e, "second");
+    /* Poll with a deadline until a new connection is served the new certificate. */
+    for (i = 0; i < 200; i++) {
+        fresh = client(&e);
+        perform(fresh, &e, "POST", "/webhooks/etcd", "application/json", REVIEW, &r);
+        curl_easy_cleanup(fresh);
+        buf_release(&r.body);
+        if (strstr(r.subject, "second"))
+            break;
+        usleep(20000);
+    }
+    cr_expect_not_null(strstr(r.subject, "second"), "never reloaded: %s", r.subject);
+    cr_expect_geq(wh_tls_generation(e.tls), 2);
+    /* The keep-alive connection from before the swap still answers, on the same connection. */
+    perform(kept, &e, "POST", "/webhooks/etcd", "application/json", REVIEW, &r);
+    cr_expect_eq(r.status, 200);
+    curl_easy_getinfo(kept, CURLINFO_NUM_CONNECTS, &conns);
+    cr_expect_eq(conns, 0, "the kept connection was re-opened");
+    buf_release(&r.body);
+    curl_easy_cleanup(kept);
+    /* A broken pair is refused and the good one stays. */
+    {
+        FILE *f = fopen(e.key, "w");
+
+        fputs("not a key", f);
+        fclose(f);
+    }
+    cr_expect_neq(wh_tls_reload(e.tls, NULL), KERR_OK);
+    request(&e, "POST", "/webhooks/etcd", "application/json", REVIEW, &r);
+    cr_expect_eq(r.status, 200);
+    buf_release(&r.body);
+    env_down(&e);
+}
+
+struct slow_upload {
+    int calls;
+};
+
+static size_t slow_read(char *p, size_t sz, size_t n, void *arg)
+{
+    struct slow_upload *u = arg;
+
+    (void)sz;
+    (void)n;
+    if (u->calls++ >= 40)
+        return 0;
+    usleep(50000);
+    p[0] = ' ';
+    return 1;
+}
+
+Test(wh_server, slow_upload_is_cut_at_the_budget)
+{
+    struct env e;
+    struct reply r;
+    struct slow_upload u = { 0 };
+    struct curl_slist *h = NULL;
+    struct timespec t0, t1;
+    CURL *c;
+
+    env_up(&e, 4096, 300);
+    c = client(&e);
+    h = curl_slist_append(h, "Transfer-Encoding: chunked");
+    curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
+    curl_easy_setopt(c, CURLOPT_READFUNCTION, slow_read);
+    curl_easy_setopt(c, CURLOPT_READDATA, &u);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    perform(c, &e, "POST", "/webhooks/etcd", "application/json", NULL, &r);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    cr_expect_neq(r.status, 200, "a 2 s upload was answered");
+    cr_expect_lt(u.calls, 40, "the whole slow body was read");
+    buf_release(&r.body);
+    curl_easy_cleanup(c);
+    curl_slist_free_all(h);
+    env_down(&e);
+}
+
+struct bg {
+    const struct env *e;
+    struct reply r;
+};
+
+static void *bg_request(void *arg)
+{
+    struct bg *b = arg;
+
+    request(b->e, "POST", "/webhooks/etcdcomponents", "application/json", REVIEW, &b->r);
+    return NULL;
+}
+
+Test(wh_server, drain_finishes_reviews_in_flight)
+{
+    struct env e;
+    struct bg b;
+    pthread_t t;
+    struct reply r;
+    int i;
+
+    env_up(&e, 4096, 5000);
+    e.lookup_delay_ms = 400;
+    memset(&b, 0, sizeof(b));
+    b.e = &e;
+    pthread_create(&t, NULL, bg_request, &b);
+    for (i = 0; i < 500 && wh_server_in_flight(e.srv) == 0; i++)
+        usleep(2000);
+    cr_assert_gt(wh_server_in_flight(e.srv), 0, "the review never arrived");
+    cr_expect_eq(wh_server_drain(e.srv, 3000), 0);
+    pthread_join(t, NULL);
+    cr_expect_eq(b.r.rc, CURLE_OK, "%s", curl_easy_strerror(b.r.rc));
+    cr_expect_eq(b.r.status, 200);
+    buf_release(&b.r.body);
+    e.lookup_delay_ms = 0;
+    request(&e, "POST", "/webhooks/etcd", "application/json", REVIEW, &r);
+    cr_expect_neq(r.rc, CURLE_OK, "a drained server accepted a connection");
+    buf_release(&r.body);
+    env_down(&e);
+}
+
+Test(wh_server, metrics)
+{
+    struct env e;
+    struct reply r;
+    struct buf text;
+    int i;
+
+    env_up(&e, 4096, 2000);
+    for (i = 0; i < 3; i++) {
+        request(&e, "POST", "/webhooks/etcdcomponents", "application/json", REVIEW, &r);
+        buf_release(&r.body);
+    }
+    request(&e, "PUT", "/webhooks/etcdcomponents", "application/json", REVIEW, &r);
+    buf_release(&r.body);
+    /* The completion notice of a request may run just after the client got the answer. */
+    for (i = 0; i < 500 && wh_server_in_flight(e.srv) > 0; i++)
+        usleep(2000);
+    buf_init(&text, 1 << 20);
+    cr_assert_eq(metrics_render(e.reg, &text, NULL), KERR_OK);
+    cr_expect_not_null(
+        strstr(buf_str(&text), "controller_runtime_webhook_requests_total{code=\"200\","
+                               "webhook=\"/webhooks/etcdcomponents\"} 3") ||
+            strstr(buf_str(&text), "controller_runtime_webhook_requests_total{webhook=\"/webhooks/"
+                                   "etcdcomponents\",code=\"200\"} 3"),
+        "%s", buf_str(&text));
+    cr_expect_not_null(strstr(buf_str(&text), "code=\"405\""), "%s", buf_str(&text));
+    cr_expect_not_null(strstr(buf_str(&text), "controller_runtime_webhook_latency_seconds_count{"
+                                              "webhook=\"/webhooks/etcdcomponents\"} 3"));
+    cr_expect_not_null(strstr(buf_str(&text), "controller_runtime_webhook_requests_in_flight{"
+                                              "webhook=\"/webhooks/etcdcomponents\"} 0"));
+    cr_expect_not_null(strstr(buf_str(&text), "warden_webhook_decisions_total{webhook=\"/webhooks/"
+                                              "etcdcomponents\",result=\"allowed\"} 3"));
+    cr_expect_not_null(strstr(buf_str(&text), "certwatcher_read_certificate_total 1"));
+    buf_release(&text);
+    env_down(&e);
+}

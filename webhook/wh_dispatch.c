@@ -1,0 +1,144 @@
+/* wh_dispatch - body to AdmissionReview answer; see wh_dispatch.h. */
+#include "webhook/wh_dispatch.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "webhook/mutate.h"
+#include "webhook/restore.h"
+#include "webhook/review.h"
+
+static const char *const paths[WH_HOOK__COUNT] = {
+    "/webhooks/etcdcomponents",
+    "/webhooks/etcd",
+    "/webhooks/etcd-mutate",
+};
+
+static const char *const results[WH_RESULT__COUNT] = { "allowed", "denied", "errored" };
+
+const char *wh_hook_path(enum wh_hook h)
+{
+    return h < WH_HOOK__COUNT ? paths[h] : "";
+}
+
+int wh_hook_from_path(const char *path, enum wh_hook *out)
+{
+    int i;
+
+    for (i = 0; i < WH_HOOK__COUNT; i++) {
+        if (strcmp(path, paths[i]) == 0) {
+            *out = (enum wh_hook)i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+enum kerr wh_dispatch_init(struct wh_dispatch *d, const struct protect_config *protect,
+                           const struct lookup *lookup, struct metrics_registry *registry,
+                           struct kerr_info *err)
+{
+    static const char *const labels[] = { "webhook", "result", NULL };
+    struct metrics_vec *v = NULL;
+    const char *values[3] = { NULL, NULL, NULL };
+    enum kerr rc;
+    int h, r;
+
+    memset(d, 0, sizeof(*d));
+    d->protect = protect;
+    d->lookup = lookup;
+    if (!registry)
+        return KERR_OK;
+    rc = metrics_register(registry, METRICS_COUNTER, "warden_webhook_decisions_total",
+                          "Admission decisions by webhook and result (allowed, denied, errored)",
+                          labels, NULL, 0, &v, err);
+    for (h = 0; !rc && h < WH_HOOK__COUNT; h++) {
+        for (r = 0; !rc && r < WH_RESULT__COUNT; r++) {
+            values[0] = paths[h];
+            values[1] = results[r];
+            rc = metrics_with(v, values, &d->decisions[h][r], err);
+        }
+    }
+    return rc;
+}
+
+static enum wh_result result_of(const struct review_resp *resp)
+{
+    if (resp->allowed)
+        return WH_RESULT_ALLOWED;
+    return resp->code == 403 ? WH_RESULT_DENIED : WH_RESULT_ERRORED;
+}
+
+static void log_review(enum wh_hook h, const struct review_req *req, const struct review_resp *resp,
+                       enum wh_result res)
+{
+    char code[16];
+    enum log_level level = res == WH_RESULT_ALLOWED ? LOG_DEBUG : LOG_INFO;
+
+    if (!log_enabled(level))
+        return;
+    snprintf(code, sizeof(code), "%d", resp->code);
+    log_msg(level, "admission review", "webhook", paths[h], "uid", req->uid, "operation",
+            req->operation, "kind", req->kind_kind, "namespace", req->namespace, "name", req->name,
+            "user", req->username, "result", results[res], "code", code, "message",
+            resp->message ? resp->message : "", (const char *)0);
+}
+
+static enum kerr decide(const struct wh_dispatch *d, enum wh_hook h, const struct review_req *req,
+                        struct review_resp *resp, struct kerr_info *err)
+{
+    switch (h) {
+    case WH_HOOK_COMPONENTS:
+        return protect_decide(d->protect, d->lookup, req, resp, err);
+    case WH_HOOK_ETCD:
+        return restore_decide(req, resp, err);
+    case WH_HOOK_MUTATE:
+        return mutate_decide(d->lookup, req, resp, err);
+    case WH_HOOK__COUNT:
+        break;
+    }
+    return kerr_set(err, KERR_INVAL, "unknown webhook %d", (int)h);
+}
+
+enum kerr wh_dispatch_review(const struct wh_dispatch *d, enum wh_hook h, const char *body,
+                             size_t len, char **out, size_t *out_len, unsigned int *http_status,
+                             struct kerr_info *err)
+{
+    struct review_req req;
+    struct review_resp resp;
+    struct kerr_info derr;
+    enum wh_result res;
+    enum kerr rc;
+
+    *out = NULL;
+    *out_len = 0;
+    *http_status = 200;
+    review_req_init(&req);
+    review_resp_init(&resp);
+    kerr_clear(&derr);
+    rc = review_req_decode(&req, body, len, &derr);
+    if (rc == KERR_NOMEM) {
+        kerr_set(err, rc, "decoding the review");
+        goto out;
+    }
+    if (rc) {
+        log_info("undecodable admission review", "webhook", wh_hook_path(h), "error", derr.msg);
+        *http_status = 400;
+        if (h < WH_HOOK__COUNT && d->decisions[h][WH_RESULT_ERRORED])
+            metrics_inc(d->decisions[h][WH_RESULT_ERRORED]);
+        rc = review_encode_error(NULL, 400, derr.msg, out, out_len, err);
+        goto out;
+    }
+    if ((rc = decide(d, h, &req, &resp, err)))
+        goto out;
+    res = result_of(&resp);
+    if (d->decisions[h][res])
+        metrics_inc(d->decisions[h][res]);
+    log_review(h, &req, &resp, res);
+    rc = review_encode(&req, &resp, out, out_len, err);
+out:
+    review_resp_release(&resp);
+    review_req_release(&req);
+    return rc;
+}

@@ -1,0 +1,417 @@
+/* wh_server - the HTTPS admission server; see wh_server.h. */
+#include "webhook/wh_server.h"
+
+#include <netdb.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/buf.h"
+#include "common/log.h"
+#include "webhook/review.h"
+
+struct wh_server {
+    struct wh_server_opts o;
+    char *bind; /* OWNS: copy of o.bind_address */
+    struct MHD_Daemon *d;
+    unsigned short port;
+    atomic_long in_flight;
+    atomic_int draining;
+    struct metrics_vec *requests;                  /* BORROWED or NULL */
+    struct metrics_child *latency[WH_HOOK__COUNT]; /* BORROWED or NULL */
+    struct metrics_child *gauge[WH_HOOK__COUNT];   /* BORROWED or NULL */
+};
+
+/* One request, from the first call of the handler to the completion notice. */
+struct req_state {
+    int hook; /* enum wh_hook, or -1 for another path */
+    struct buf body;
+    int too_big;
+    size_t seen;
+    struct timespec start;
+    unsigned int status; /* HTTP status sent, 0 before */
+};
+
+static double since(const struct timespec *t0)
+{
+    struct timespec now;
+
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static enum MHD_Result send_bytes(struct wh_server *s, struct MHD_Connection *c,
+                                  struct req_state *st, unsigned int status, char *body, size_t len,
+                                  const char *type, int must_free)
+{
+    struct MHD_Response *r;
+    enum MHD_Result ret;
+
+    r = MHD_create_response_from_buffer(len, body,
+                                        must_free ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+    if (!r) {
+        if (must_free)
+            free(body);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "POST");
+    if (atomic_load(&s->draining))
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+    ret = MHD_queue_response(c, status, r);
+    MHD_destroy_response(r);
+    if (ret == MHD_YES)
+        st->status = status;
+    return ret;
+}
+
+static enum MHD_Result send_text(struct wh_server *s, struct MHD_Connection *c,
+                                 struct req_state *st, unsigned int status, const char *text)
+{
+    return send_bytes(s, c, st, status, (char *)text, strlen(text), "text/plain; charset=utf-8", 0);
+}
+
+/* An AdmissionReview carrying code and message, sent with HTTP status. */
+static enum MHD_Result send_review_error(struct wh_server *s, struct MHD_Connection *c,
+                                         struct req_state *st, unsigned int status,
+                                         const char *message)
+{
+    char *out = NULL;
+    size_t len = 0;
+
+    if (review_encode_error(NULL, (int)status, message, &out, &len, NULL))
+        return send_text(s, c, st, status, message);
+    return send_bytes(s, c, st, status, out, len, "application/json", 1);
+}
+
+static int json_content_type(const char *ct)
+{
+    static const char want[] = "application/json";
+    size_t n = sizeof(want) - 1;
+
+    if (!ct || strncasecmp(ct, want, n) != 0)
+        return 0;
+    ct += n;
+    while (*ct == ' ' || *ct == '\t')
+        ct++;
+    return *ct == '\0' || *ct == ';';
+}
+
+/* First call: route and check what the headers tell; answer at once when they already fail. */
+static enum MHD_Result begin(struct wh_server *s, struct MHD_Connection *c, const char *url,
+                             const char *method, void **con_cls)
+{
+    struct req_state *st = calloc(1, sizeof(*st));
+    enum wh_hook h;
+    const char *ct, *cl;
+    char msg[160];
+    unsigned long long len;
+    char *end = NULL;
+
+    if (!st)
+        return MHD_NO;
+    *con_cls = st;
+    clock_gettime(CLOCK_MONOTONIC, &st->start);
+    buf_init(&st->body, s->o.max_body);
+    st->hook = wh_hook_from_path(url, &h) == 0 ? (int)h : -1;
+    atomic_fetch_add(&s->in_flight, 1);
+    if (st->hook < 0)
+        return send_text(s, c, st, MHD_HTTP_NOT_FOUND, "404 page not found\n");
+    if (s->gauge[st->hook])
+        metrics_add(s->gauge[st->hook], 1);
+    if (strcmp(method, "POST") != 0)
+        return send_text(s, c, st, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
+    ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+    if (!json_content_type(ct)) {
+        snprintf(msg, sizeof(msg), "contentType=%.64s, expected application/json", ct ? ct : "");
+        return send_review_error(s, c, st, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, msg);
+    }
+    cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (cl) {
+        len = strtoull(cl, &end, 10);
+        if (end != cl && len > s->o.max_body) {
+            st->too_big = 1;
+            snprintf(msg, sizeof(msg), "request entity is too large; limit is %zu bytes",
+                     s->o.max_body);
+            return send_review_error(s, c, st, MHD_HTTP_CONTENT_TOO_LARGE, msg);
+        }
+    }
+    return MHD_YES;
+}
+
+/* A chunk of the body: kept up to the cap, then discarded; a slow or endless upload is cut. */
+static enum MHD_Result receive(struct wh_server *s, struct req_state *st, const char *data,
+                               size_t *size)
+{
+    if (st->status)
+        return MHD_NO;
+    if (since(&st->start) * 1000.0 > (double)s->o.budget_ms) {
+        log_info("dropping a request that exceeded its time budget", "webhook",
+                 st->hook >= 0 ? wh_hook_path((enum wh_hook)st->hook) : "");
+        return MHD_NO;
+    }
+    st->seen += *size;
+    if (!st->too_big && buf_append(&st->body, data, *size) != KERR_OK) {
+        st->too_big = 1;
+        buf_release(&st->body);
+    }
+    *size = 0;
+    return st->too_big && st->seen > 2 * s->o.max_body ? MHD_NO : MHD_YES;
+}
+
+static enum MHD_Result finish(struct wh_server *s, struct MHD_Connection *c, struct req_state *st)
+{
+    struct kerr_info err;
+    char msg[96], *out = NULL;
+    size_t len = 0;
+    unsigned int status = 200;
+
+    if (st->status)
+        return MHD_YES;
+    if (st->too_big) {
+        snprintf(msg, sizeof(msg), "request entity is too large; limit is %zu bytes",
+                 s->o.max_body);
+        return send_review_error(s, c, st, MHD_HTTP_CONTENT_TOO_LARGE, msg);
+    }
+    kerr_clear(&err);
+    if (wh_dispatch_review(s->o.dispatch, (enum wh_hook)st->hook, st->body.data, st->body.len, &out,
+                           &len, &status, &err) != KERR_OK) {
+        log_error("cannot answer an admission review", "error", err.msg);
+        return send_review_error(s, c, st, MHD_HTTP_INTERNAL_SERVER_ERROR, err.msg);
+    }
+    buf_release(&st->body);
+    return send_bytes(s, c, st, status, out, len, "application/json", 1);
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
+                              const char *method, const char *version, const char *upload_data,
+                              size_t *upload_data_size, void **con_cls)
+{
+    struct wh_server *s = cls;
+    struct req_state *st = *con_cls;
+
+    (void)version;
+    if (!st)
+        return begin(s, c, url, method, con_cls);
+    if (*upload_data_size > 0)
+        return receive(s, st, upload_data, upload_data_size);
+    return finish(s, c, st);
+}
+
+static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                      enum MHD_RequestTerminationCode toe)
+{
+    struct wh_server *s = cls;
+    struct req_state *st = *con_cls;
+    const char *values[3] = { NULL, NULL, NULL };
+    char code[16];
+
+    (void)c;
+    (void)toe;
+    if (!st)
+        return;
+    if (st->hook >= 0) {
+        if (s->gauge[st->hook])
+            metrics_add(s->gauge[st->hook], -1);
+        if (s->latency[st->hook] && st->status == 200)
+            metrics_observe(s->latency[st->hook], since(&st->start));
+        if (s->requests && st->status) {
+            snprintf(code, sizeof(code), "%u", st->status);
+            values[0] = wh_hook_path((enum wh_hook)st->hook);
+            values[1] = code;
+            metrics_vec_add(s->requests, values, 1);
+        }
+    }
+    atomic_fetch_sub(&s->in_flight, 1);
+    buf_release(&st->body);
+    free(st);
+    *con_cls = NULL;
+}
+
+__attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    char line[512];
+    size_t n;
+
+    (void)cls;
+    if (!log_enabled(LOG_DEBUG))
+        return;
+    vsnprintf(line, sizeof(line), fmt, ap);
+    n = strlen(line);
+    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+        line[--n] = '\0';
+    log_debug("libmicrohttpd", "detail", line);
+}
+
+static enum kerr register_metrics(struct wh_server *s, struct kerr_info *err)
+{
+    static const char *const by_hook[] = { "webhook", NULL };
+    static const char *const by_code[] = { "webhook", "code", NULL };
+    struct metrics_vec *lat = NULL, *gauge = NULL;
+    const char *values[2] = { NULL, NULL };
+    enum kerr rc;
+    int h;
+
+    if (!s->o.registry)
+        return KERR_OK;
+    if ((rc = metrics_register(s->o.registry, METRICS_COUNTER,
+                               "controller_runtime_webhook_requests_total",
+                               "Total number of admission requests by HTTP status code.", by_code,
+                               NULL, 0, &s->requests, err)) ||
+        (rc = metrics_register(s->o.registry, METRICS_HISTOGRAM,
+                               "controller_runtime_webhook_latency_seconds",
+                               "Histogram of the latency of processing admission requests", by_hook,
+                               metrics_def_buckets, METRICS_DEF_BUCKETS_LEN, &lat, err)) ||
+        (rc = metrics_register(
+             s->o.registry, METRICS_GAUGE, "controller_runtime_webhook_requests_in_flight",
+             "Current number of admission requests being served.", by_hook, NULL, 0, &gauge, err)))
+        return rc;
+    for (h = 0; h < WH_HOOK__COUNT && !rc; h++) {
+        values[0] = wh_hook_path((enum wh_hook)h);
+        if (!(rc = metrics_with(lat, values, &s->latency[h], err)))
+            rc = metrics_with(gauge, values, &s->gauge[h], err);
+    }
+    return rc;
+}
+
+enum kerr wh_server_new(const struct wh_server_opts *opts, struct wh_server **out,
+                        struct kerr_info *err)
+{
+    struct wh_server *s;
+    long cores;
+    enum kerr rc;
+
+    *out = NULL;
+    if (!opts->tls || !opts->dispatch)
+        return kerr_set(err, KERR_INVAL, "the webhook server needs TLS and a dispatcher");
+    s = calloc(1, sizeof(*s));
+    if (!s)
+        return kerr_set(err, KERR_NOMEM, "allocating the webhook server");
+    s->o = *opts;
+    s->bind = strdup(opts->bind_address ? opts->bind_address : "");
+    if (!s->bind) {
+        free(s);
+        return kerr_set(err, KERR_NOMEM, "allocating the webhook server");
+    }
+    s->o.bind_address = s->bind;
+    cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (!s->o.threads)
+        s->o.threads = cores > 0 ? (unsigned int)cores : 1;
+    if (!s->o.conn_timeout_s)
+        s->o.conn_timeout_s = WH_SERVER_DEFAULT_TIMEOUT_S;
+    if (!s->o.conn_limit)
+        s->o.conn_limit = WH_SERVER_DEFAULT_CONN_LIMIT;
+    if (!s->o.per_ip_limit)
+        s->o.per_ip_limit = WH_SERVER_DEFAULT_PER_IP_LIMIT;
+    if (!s->o.max_body)
+        s->o.max_body = WH_SERVER_DEFAULT_MAX_BODY;
+    if (s->o.budget_ms <= 0)
+        s->o.budget_ms = WH_SERVER_DEFAULT_BUDGET_MS;
+    if ((rc = register_metrics(s, err))) {
+        wh_server_free(s);
+        return rc;
+    }
+    *out = s;
+    return KERR_OK;
+}
+
+static struct MHD_Daemon *start_daemon(struct wh_server *s, unsigned int flags,
+                                       const struct sockaddr *addr)
+{
+    flags |= MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TLS | MHD_USE_ITC |
+             MHD_USE_TURBO | MHD_USE_ERROR_LOG;
+    return MHD_start_daemon(
+        flags, s->o.port, NULL, NULL, handle, s, MHD_OPTION_THREAD_POOL_SIZE, s->o.threads,
+        MHD_OPTION_CONNECTION_TIMEOUT, s->o.conn_timeout_s, MHD_OPTION_CONNECTION_LIMIT,
+        s->o.conn_limit, MHD_OPTION_PER_IP_CONNECTION_LIMIT, s->o.per_ip_limit,
+        MHD_OPTION_HTTPS_PRIORITIES, WH_TLS_PRIORITIES, MHD_OPTION_HTTPS_CERT_CALLBACK,
+        wh_tls_retrieve, MHD_OPTION_NOTIFY_CONNECTION, wh_tls_notify_connection, s->o.tls,
+        MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
+        addr ? MHD_OPTION_SOCK_ADDR : MHD_OPTION_END, addr, MHD_OPTION_END);
+}
+
+enum kerr wh_server_start(struct wh_server *s, struct kerr_info *err)
+{
+    struct addrinfo hints, *res = NULL;
+    const union MHD_DaemonInfo *info;
+    char port[8];
+    int e;
+
+    if (s->d)
+        return KERR_OK;
+    if (*s->bind) {
+        memset(&hints, 0, sizeof(hints));
+        hints.ai_family = AF_UNSPEC;
+        hints.ai_socktype = SOCK_STREAM;
+        hints.ai_flags = AI_PASSIVE;
+        snprintf(port, sizeof(port), "%u", (unsigned int)s->o.port);
+        e = getaddrinfo(s->bind, port, &hints, &res);
+        if (e != 0)
+            return kerr_set(err, KERR_INVAL, "--webhook-server-bind-address %s: %s", s->bind,
+                            gai_strerror(e));
+        s->d = start_daemon(s, res->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0, res->ai_addr);
+        freeaddrinfo(res);
+    } else {
+        s->d = start_daemon(s, MHD_USE_DUAL_STACK, NULL);
+        if (!s->d)
+            s->d = start_daemon(s, 0, NULL);
+    }
+    if (!s->d)
+        return kerr_set(err, KERR_IO, "cannot listen on %s:%u", *s->bind ? s->bind : "*",
+                        (unsigned int)s->o.port);
+    info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
+    s->port = info ? info->port : s->o.port;
+    snprintf(port, sizeof(port), "%u", (unsigned int)s->port);
+    log_info("webhook server listening", "address", *s->bind ? s->bind : "*", "port", port);
+    return KERR_OK;
+}
+
+unsigned short wh_server_port(const struct wh_server *s)
+{
+    return s->port;
+}
+
+long wh_server_in_flight(const struct wh_server *s)
+{
+    return atomic_load(&s->in_flight);
+}
+
+long wh_server_drain(struct wh_server *s, long timeout_ms)
+{
+    struct timespec t0, nap = { 0, 5 * 1000000L };
+    MHD_socket fd;
+    long left, quiet = 0;
+
+    if (!s->d)
+        return 0;
+    atomic_store(&s->draining, 1);
+    fd = MHD_quiesce_daemon(s->d);
+    if (fd != MHD_INVALID_SOCKET)
+        close(fd);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    /* Wait until nothing has been in flight for 50 ms, or the time is up. */
+    while (since(&t0) * 1000.0 < (double)timeout_ms && quiet < 10) {
+        quiet = atomic_load(&s->in_flight) == 0 ? quiet + 1 : 0;
+        nanosleep(&nap, NULL);
+    }
+    left = atomic_load(&s->in_flight);
+    MHD_stop_daemon(s->d);
+    s->d = NULL;
+    return left;
+}
+
+void wh_server_free(struct wh_server *s)
+{
+    if (!s)
+        return;
+    wh_server_drain(s, 0);
+    free(s->bind);
+    free(s);
+}

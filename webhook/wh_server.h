@@ -1,0 +1,82 @@
+/*
+ * wh_server - the HTTPS admission server (libmicrohttpd over GnuTLS).
+ *
+ *   POST /webhooks/etcdcomponents | /webhooks/etcd | /webhooks/etcd-mutate
+ *        Content-Type application/json (parameters allowed), body at most
+ *        max_body bytes -> the AdmissionReview answer (wh_dispatch).
+ *   405 (Allow: POST) for another method on those paths, 415 for another
+ *   content type, 413 over the body limit (seen in Content-Length on the
+ *   first call, or while reading: the rest is discarded), 404 elsewhere.
+ *
+ * Hardening: TLS 1.2+ only (WH_TLS_PRIORITIES) with the hot-swapped
+ * certificate of a struct wh_tls; an idle-connection timeout, a connection
+ * limit and a per-IP limit; a per-request time budget from the first byte
+ * to the answer (a request still uploading past it is dropped); a thread
+ * pool sized to the cores; a drain on shutdown (stop accepting, let the
+ * reviews in flight finish, then close).
+ *
+ * Metrics (controller-runtime's names, label webhook = the path):
+ * controller_runtime_webhook_requests_total{webhook,code} (HTTP status),
+ * controller_runtime_webhook_latency_seconds{webhook},
+ * controller_runtime_webhook_requests_in_flight{webhook}.
+ *
+ * Thread safety: new/start/drain/free from the controlling thread; the
+ * handlers run on the pool threads and only read the configuration.
+ */
+#ifndef WEBHOOK_WH_SERVER_H
+#define WEBHOOK_WH_SERVER_H
+
+#include <stddef.h>
+
+#include "common/kerr.h"
+#include "common/metrics.h"
+#include "webhook/wh_dispatch.h"
+#include "webhook/wh_tls.h"
+
+#define WH_SERVER_DEFAULT_MAX_BODY     (8u * 1024u * 1024u)
+#define WH_SERVER_DEFAULT_TIMEOUT_S    30u
+#define WH_SERVER_DEFAULT_CONN_LIMIT   1000u
+#define WH_SERVER_DEFAULT_PER_IP_LIMIT 256u
+#define WH_SERVER_DEFAULT_BUDGET_MS    10000L
+
+struct wh_server_opts {
+    const char *bind_address;           /* BORROWED; "" or NULL: every address */
+    unsigned short port;                /* 0: any (tests; see wh_server_port) */
+    unsigned int threads;               /* 0: the number of online cores */
+    unsigned int conn_timeout_s;        /* idle timeout; 0: default */
+    unsigned int conn_limit;            /* 0: default */
+    unsigned int per_ip_limit;          /* 0: default */
+    size_t max_body;                    /* 0: default (8 MiB) */
+    long budget_ms;                     /* per request; 0: default */
+    struct wh_tls *tls;                 /* BORROWED, required */
+    const struct wh_dispatch *dispatch; /* BORROWED, required */
+    struct metrics_registry *registry;  /* BORROWED, optional */
+};
+
+struct wh_server;
+
+/* A server, not yet listening. The options are copied. On KERR_OK *out OWNS it. */
+enum kerr wh_server_new(const struct wh_server_opts *opts, struct wh_server **out,
+                        struct kerr_info *err);
+
+/* Listen and start the pool. KERR_IO when the address cannot be bound. */
+enum kerr wh_server_start(struct wh_server *s, struct kerr_info *err);
+
+/* The bound port once started. */
+unsigned short wh_server_port(const struct wh_server *s);
+
+/* Requests being handled right now (all webhooks). */
+long wh_server_in_flight(const struct wh_server *s);
+
+/*
+ * Stop accepting connections, answer the requests in flight (their
+ * responses close the connection) for up to timeout_ms, then stop the
+ * daemon. Idempotent. Returns the number of requests still in flight
+ * when the wait ended (0 after a clean drain).
+ */
+long wh_server_drain(struct wh_server *s, long timeout_ms);
+
+/* Drain (with no wait) if needed and free. NULL: no-op. */
+void wh_server_free(struct wh_server *s);
+
+#endif
