@@ -3,6 +3,9 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -348,11 +351,18 @@ static void start_conn(struct mockapi *m, int fd)
     }
     cn->m = m;
     cn->fd = fd;
+    cn->ssl = m->tls ? SSL_new(m->tls) : NULL;
+    if (m->tls && !cn->ssl) {
+        close(fd);
+        free(cn);
+        return;
+    }
     buf_init(&cn->in, MOCKAPI_HEAD_MAX + MOCKAPI_BODY_MAX);
     pthread_mutex_lock(&m->mu);
     cn->id = ++m->nconns;
     if (pthread_create(&cn->th, NULL, mockapi_conn_main, cn) != 0) {
         pthread_mutex_unlock(&m->mu);
+        SSL_free(cn->ssl);
         close(fd);
         free(cn);
         return;
@@ -398,14 +408,75 @@ static int listen_local(int *port)
     return fd;
 }
 
-enum kerr mockapi_new(struct mockapi **out, struct kerr_info *err)
+/* Select http/1.1 when the client offers it (no HTTP/2 here). */
+static int alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+                       const unsigned char *in, unsigned int inlen, void *arg)
 {
-    struct mockapi *m = calloc(1, sizeof(*m));
+    static const unsigned char h11[] = "\x08http/1.1";
+    unsigned char *sel = NULL;
+    unsigned char sel_len = 0;
+
+    (void)ssl;
+    (void)arg;
+    if (SSL_select_next_proto(&sel, &sel_len, h11, sizeof(h11) - 1, in, inlen) !=
+        OPENSSL_NPN_NEGOTIATED)
+        return SSL_TLSEXT_ERR_NOACK;
+    *out = sel;
+    *outlen = sel_len;
+    return SSL_TLSEXT_ERR_OK;
+}
+
+/* Add every certificate of pem to the context's trust store (client CAs). */
+static int trust_clients(SSL_CTX *ctx, const char *pem)
+{
+    BIO *b = BIO_new_mem_buf(pem, -1);
+    X509_STORE *st = SSL_CTX_get_cert_store(ctx);
+    X509 *x;
+    int n = 0;
+
+    while (b && (x = PEM_read_bio_X509(b, NULL, NULL, NULL))) {
+        n += X509_STORE_add_cert(st, x) == 1;
+        X509_free(x);
+    }
+    BIO_free(b);
+    ERR_clear_error(); /* the end of the PEM text */
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
+    return n > 0 ? 0 : -1;
+}
+
+static SSL_CTX *make_tls(const struct mockapi_tls *t)
+{
+    SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+    BIO *cb = BIO_new_mem_buf(t->cert_pem, -1);
+    BIO *kb = BIO_new_mem_buf(t->key_pem, -1);
+    X509 *x = cb ? PEM_read_bio_X509(cb, NULL, NULL, NULL) : NULL;
+    EVP_PKEY *k = kb ? PEM_read_bio_PrivateKey(kb, NULL, NULL, NULL) : NULL;
+    int bad = !ctx || !x || !k;
+
+    if (!bad)
+        bad = SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1 ||
+              SSL_CTX_use_certificate(ctx, x) != 1 || SSL_CTX_use_PrivateKey(ctx, k) != 1 ||
+              SSL_CTX_check_private_key(ctx) != 1;
+    if (!bad && t->client_ca_pem)
+        bad = trust_clients(ctx, t->client_ca_pem) != 0;
+    if (!bad)
+        SSL_CTX_set_alpn_select_cb(ctx, alpn_select, NULL);
+    X509_free(x);
+    EVP_PKEY_free(k);
+    BIO_free(cb);
+    BIO_free(kb);
+    if (bad) {
+        SSL_CTX_free(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
+/* Start m (tls already set, TAKEN): on failure everything is freed. */
+static enum kerr start_server(struct mockapi *m, struct mockapi **out, struct kerr_info *err)
+{
     pthread_condattr_t ca;
 
-    *out = NULL;
-    if (!m)
-        return kerr_set(err, KERR_NOMEM, "mockapi: allocating");
     pthread_mutex_init(&m->mu, NULL);
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -417,12 +488,43 @@ enum kerr mockapi_new(struct mockapi **out, struct kerr_info *err)
             close(m->lfd);
         pthread_cond_destroy(&m->cv);
         pthread_mutex_destroy(&m->mu);
+        SSL_CTX_free(m->tls);
         free(m);
         return kerr_set(err, KERR_IO, "mockapi: cannot listen on 127.0.0.1");
     }
-    snprintf(m->url, sizeof(m->url), "http://127.0.0.1:%d", m->port);
+    snprintf(m->url, sizeof(m->url), "%s://127.0.0.1:%d", m->tls ? "https" : "http", m->port);
     *out = m;
     return KERR_OK;
+}
+
+enum kerr mockapi_new(struct mockapi **out, struct kerr_info *err)
+{
+    struct mockapi *m = calloc(1, sizeof(*m));
+
+    *out = NULL;
+    if (!m)
+        return kerr_set(err, KERR_NOMEM, "mockapi: allocating");
+    return start_server(m, out, err);
+}
+
+enum kerr mockapi_new_tls(const struct mockapi_tls *tls, struct mockapi **out,
+                          struct kerr_info *err)
+{
+    struct mockapi *m;
+
+    *out = NULL;
+    if (!tls || !tls->cert_pem || !tls->key_pem)
+        return kerr_set(err, KERR_INVAL, "mockapi: TLS needs a certificate and a key");
+    m = calloc(1, sizeof(*m));
+    if (!m)
+        return kerr_set(err, KERR_NOMEM, "mockapi: allocating");
+    m->tls = make_tls(tls);
+    if (!m->tls) {
+        free(m);
+        ERR_clear_error();
+        return kerr_set(err, KERR_TLS, "mockapi: unusable TLS certificate, key or client CA");
+    }
+    return start_server(m, out, err);
 }
 
 void mockapi_free(struct mockapi *m)
@@ -447,5 +549,6 @@ void mockapi_free(struct mockapi *m)
     free(m->replies);
     pthread_cond_destroy(&m->cv);
     pthread_mutex_destroy(&m->mu);
+    SSL_CTX_free(m->tls);
     free(m);
 }

@@ -27,6 +27,9 @@
  * chunks with mockapi_push() and ends the stream with mockapi_end(), cleanly
  * (terminating chunk) or by dropping the connection (a broken watch).
  *
+ * TLS (mockapi_new_tls) uses OpenSSL; the SNI name and the CN of a client
+ * certificate are recorded with each request.
+ *
  * Thread safety: every function may be called from any thread while the
  * server runs; mockapi_free() must be the last call. Recorded requests and
  * replies are BORROWED pointers, valid until mockapi_free().
@@ -71,9 +74,18 @@ struct mockapi_req {
     size_t nheaders;
     char *body; /* NUL-terminated, body_len bytes */
     size_t body_len;
-    int conn;     /* 1-based number of the connection it came on */
-    int matched;  /* 1 when a queued reply answered it */
-    size_t reply; /* index (in mockapi_add order) of that reply */
+    char sni[256];       /* TLS: server name the client sent (SNI), else "" */
+    char client_cn[256]; /* TLS: CN of the client certificate, else "" */
+    int conn;            /* 1-based number of the connection it came on */
+    int matched;         /* 1 when a queued reply answered it */
+    size_t reply;        /* index (in mockapi_add order) of that reply */
+};
+
+/* TLS setup of mockapi_new_tls. PEM strings BORROWED (loaded at start). */
+struct mockapi_tls {
+    const char *cert_pem;      /* serving certificate (chain) */
+    const char *key_pem;       /* its key */
+    const char *client_ca_pem; /* when set, a client certificate signed by it is required */
 };
 
 struct mockapi;
@@ -84,10 +96,18 @@ struct mockapi;
  */
 enum kerr mockapi_new(struct mockapi **out, struct kerr_info *err);
 
+/*
+ * As mockapi_new, speaking HTTPS (TLS 1.2+, ALPN http/1.1 only) with tls;
+ * the URL is "https://127.0.0.1:<port>". A failed handshake closes the
+ * connection without recording a request. KERR_TLS on a bad certificate or key.
+ */
+enum kerr mockapi_new_tls(const struct mockapi_tls *tls, struct mockapi **out,
+                          struct kerr_info *err);
+
 /* Stop the server: ends held streams, closes every connection, joins every thread. NULL ok. */
 void mockapi_free(struct mockapi *m);
 
-/* "http://127.0.0.1:<port>". BORROWED. */
+/* "http://127.0.0.1:<port>" ("https://..." for TLS). BORROWED. */
 const char *mockapi_url(const struct mockapi *m);
 
 /* The listening port. */

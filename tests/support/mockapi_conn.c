@@ -2,7 +2,11 @@
 
 #include <cJSON.h>
 #include <errno.h>
+#include <limits.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,13 +44,19 @@ static int pause_ms(struct mockapi *m, long ms)
     return stop ? -1 : 0;
 }
 
-static int send_all(int fd, const char *p, size_t n)
+static int send_all(struct conn *cn, const char *p, size_t n)
 {
     ssize_t w;
+    int nw;
 
     while (n > 0) {
-        w = send(fd, p, n, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR)
+        if (cn->ssl) {
+            nw = SSL_write(cn->ssl, p, n > INT_MAX ? INT_MAX : (int)n);
+            w = nw;
+        } else {
+            w = send(cn->fd, p, n, MSG_NOSIGNAL);
+        }
+        if (w < 0 && !cn->ssl && errno == EINTR)
             continue;
         if (w <= 0)
             return -1;
@@ -56,14 +66,14 @@ static int send_all(int fd, const char *p, size_t n)
     return 0;
 }
 
-static int send_chunk(int fd, const char *p, size_t n)
+static int send_chunk(struct conn *cn, const char *p, size_t n)
 {
     char size[32];
 
     if (n == 0)
         return 0;
     snprintf(size, sizeof(size), "%zx\r\n", n);
-    if (send_all(fd, size, strlen(size)) || send_all(fd, p, n) || send_all(fd, "\r\n", 2))
+    if (send_all(cn, size, strlen(size)) || send_all(cn, p, n) || send_all(cn, "\r\n", 2))
         return -1;
     return 0;
 }
@@ -316,7 +326,8 @@ static int has_content_type(const char *headers)
     return 0;
 }
 
-static int send_head(int fd, int status, const char *headers, int chunked, size_t len, int close)
+static int send_head(struct conn *cn, int status, const char *headers, int chunked, size_t len,
+                     int close)
 {
     struct buf h;
     const char *p = headers ? headers : "";
@@ -341,7 +352,7 @@ static int send_head(int fd, int status, const char *headers, int chunked, size_
         rc |= buf_appends(&h, "Connection: close\r\n") != KERR_OK;
     rc |= buf_appends(&h, "\r\n") != KERR_OK;
     if (!rc)
-        rc = send_all(fd, h.data, h.len);
+        rc = send_all(cn, h.data, h.len);
     buf_release(&h);
     return rc;
 }
@@ -368,7 +379,7 @@ static int stream_pushed(struct conn *cn, struct reply *r)
         if (!r->head)
             r->tail = NULL;
         pthread_mutex_unlock(&m->mu);
-        rc = send_chunk(cn->fd, p->data, p->len);
+        rc = send_chunk(cn, p->data, p->len);
         free(p->data);
         free(p);
         pthread_mutex_lock(&m->mu);
@@ -387,18 +398,18 @@ static int serve(struct conn *cn, struct reply *r)
 
     if (r->delay_ms > 0 && pause_ms(cn->m, r->delay_ms))
         return -1;
-    if (send_head(cn->fd, r->status, r->headers, chunked, r->body ? strlen(r->body) : 0, r->close))
+    if (send_head(cn, r->status, r->headers, chunked, r->body ? strlen(r->body) : 0, r->close))
         return -1;
     if (!chunked)
-        return (r->body && send_all(cn->fd, r->body, strlen(r->body))) || r->close ? -1 : 0;
+        return (r->body && send_all(cn, r->body, strlen(r->body))) || r->close ? -1 : 0;
     for (i = 0; i < r->nchunks; i++) {
         if ((r->chunk_delay_ms > 0 && pause_ms(cn->m, r->chunk_delay_ms)) ||
-            send_chunk(cn->fd, r->chunks[i], strlen(r->chunks[i])))
+            send_chunk(cn, r->chunks[i], strlen(r->chunks[i])))
             return -1;
     }
     if (r->hold && stream_pushed(cn, r))
         return -1;
-    if (send_all(cn->fd, "0\r\n\r\n", 5))
+    if (send_all(cn, "0\r\n\r\n", 5))
         return -1;
     return r->close ? -1 : 0;
 }
@@ -418,8 +429,8 @@ static int serve_unexpected(struct conn *cn, const struct mockapi_req *q)
         cJSON_AddStringToObject(st, "reason", "NotFound") &&
         cJSON_AddNumberToObject(st, "code", 404))
         text = cJSON_PrintUnformatted(st);
-    if (text && !send_head(cn->fd, 404, NULL, 0, strlen(text), 0))
-        rc = send_all(cn->fd, text, strlen(text));
+    if (text && !send_head(cn, 404, NULL, 0, strlen(text), 0))
+        rc = send_all(cn, text, strlen(text));
     free(text);
     cJSON_Delete(st);
     return rc;
@@ -432,8 +443,8 @@ static int fill(struct conn *cn, size_t need)
     ssize_t n;
 
     while (cn->in.len < need) {
-        n = recv(cn->fd, tmp, sizeof(tmp), 0);
-        if (n < 0 && errno == EINTR)
+        n = cn->ssl ? SSL_read(cn->ssl, tmp, (int)sizeof(tmp)) : recv(cn->fd, tmp, sizeof(tmp), 0);
+        if (n < 0 && !cn->ssl && errno == EINTR)
             continue;
         if (n <= 0 || buf_append(&cn->in, tmp, (size_t)n) != KERR_OK)
             return -1;
@@ -462,8 +473,7 @@ static struct mockapi_req *read_request(struct conn *cn)
     if (cl)
         len = strtol(cl, NULL, 10);
     if (len < 0 || (size_t)len > MOCKAPI_BODY_MAX ||
-        (mockapi_req_header(q, "Expect") &&
-         send_all(cn->fd, "HTTP/1.1 100 Continue\r\n\r\n", 25)) ||
+        (mockapi_req_header(q, "Expect") && send_all(cn, "HTTP/1.1 100 Continue\r\n\r\n", 25)) ||
         fill(cn, head_len + 4 + (size_t)len) || !(q->body = malloc((size_t)len + 1))) {
         mockapi_free_req(q);
         return NULL;
@@ -475,18 +485,45 @@ static struct mockapi_req *read_request(struct conn *cn)
     return q;
 }
 
+/* TLS handshake; remembers the SNI name and the client certificate's CN. 0 or -1. */
+static int tls_accept(struct conn *cn)
+{
+    const char *sni;
+    X509 *peer;
+
+    if (SSL_set_fd(cn->ssl, cn->fd) != 1 || SSL_accept(cn->ssl) != 1)
+        return -1;
+    sni = SSL_get_servername(cn->ssl, TLSEXT_NAMETYPE_host_name);
+    snprintf(cn->sni, sizeof(cn->sni), "%s", sni ? sni : "");
+    peer = SSL_get1_peer_certificate(cn->ssl);
+    if (peer) {
+        X509_NAME_get_text_by_NID(X509_get_subject_name(peer), NID_commonName, cn->client_cn,
+                                  (int)sizeof(cn->client_cn));
+        X509_free(peer);
+    }
+    return 0;
+}
+
 void *mockapi_conn_main(void *arg)
 {
     struct conn *cn = arg;
     struct mockapi_req *q;
     struct reply *r;
     const char *ch;
+    sigset_t pipe;
     int keep = 1, fd, stored;
 
+    /* OpenSSL writes with write(2): a client gone mid-handshake must give EPIPE, not SIGPIPE. */
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, NULL);
+    keep = !cn->ssl || tls_accept(cn) == 0;
     while (keep && (q = read_request(cn))) {
         ch = mockapi_req_header(q, "Connection");
         keep = !(ch && strcasecmp(ch, "close") == 0);
         q->conn = cn->id;
+        snprintf(q->sni, sizeof(q->sni), "%s", cn->sni);
+        snprintf(q->client_cn, sizeof(q->client_cn), "%s", cn->client_cn);
         r = record(cn->m, q, &stored);
         keep = (r ? serve(cn, r) : serve_unexpected(cn, q)) == 0 && keep;
         if (!stored)
@@ -497,6 +534,11 @@ void *mockapi_conn_main(void *arg)
     cn->fd = -1;
     cn->done = 1;
     pthread_mutex_unlock(&cn->m->mu);
+    if (cn->ssl) {
+        SSL_shutdown(cn->ssl);
+        SSL_free(cn->ssl);
+        cn->ssl = NULL;
+    }
     close(fd);
     return NULL;
 }

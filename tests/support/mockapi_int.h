@@ -11,6 +11,7 @@
 #ifndef TESTS_SUPPORT_MOCKAPI_INT_H
 #define TESTS_SUPPORT_MOCKAPI_INT_H
 
+#include <openssl/ssl.h>
 #include <pthread.h>
 #include <time.h>
 
@@ -47,7 +48,10 @@ struct reply {
 
 struct conn {
     struct mockapi *m;
-    int fd; /* -1 once closed */
+    int fd;   /* -1 once closed */
+    SSL *ssl; /* TLS servers only */
+    char sni[256];
+    char client_cn[256];
     int id;
     int done;
     pthread_t th;
@@ -59,6 +63,7 @@ struct mockapi {
     int lfd;
     int port;
     char url[64];
+    SSL_CTX *tls; /* NULL: plain HTTP */
     pthread_t accept_th;
     pthread_mutex_t mu;
     pthread_cond_t cv; /* any change: request recorded, reply served, push, end, stop */
