@@ -1,0 +1,664 @@
+#include "common/informer.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/kjson.h"
+#include "common/log.h"
+#include "common/watch.h"
+
+#define QUICK_WATCH_MS 1000 /* a clean watch end sooner than this, without events, backs off */
+
+enum state { INF_NEW, INF_RUNNING, INF_STOPPED };
+
+/* How a watch ended, and so what comes next. */
+enum step { STEP_STOP, STEP_RESUME, STEP_BACKOFF_RESUME, STEP_RELIST };
+
+struct inf {
+    struct k8s_client *client; /* BORROWED */
+    struct inf_opts o;         /* defaults filled in */
+    struct store *store;
+    struct inf_handlers *h;
+    size_t nh;
+    pthread_t thread;
+    enum state state;
+    atomic_int cancel; /* cancels the watch in flight */
+
+    pthread_mutex_t mu; /* guards what follows, cond waits for it */
+    pthread_cond_t cond;
+    int stopping;
+    int synced;
+    struct inf_stats st;
+    char rv[INF_RV_MAX];
+
+    /* Used by the informer thread only. */
+    uint64_t rng;
+    long bo_cur_ms;
+    long long bo_last_ms;
+    long long next_resync_ms;
+};
+
+/* The state of one watch request. */
+struct wctx {
+    struct inf *inf;
+    struct watch_decoder dec;
+    int expired;              /* a 410 ERROR event arrived */
+    unsigned long events;     /* events of any type */
+    struct kerr_info ev_err;  /* an ERROR event that stopped the stream */
+    struct kerr_info dec_err; /* the decoder's error */
+};
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* xorshift64*: uniform enough for jitter and watch timeouts. */
+static uint64_t rnd(struct inf *inf)
+{
+    inf->rng ^= inf->rng >> 12;
+    inf->rng ^= inf->rng << 25;
+    inf->rng ^= inf->rng >> 27;
+    return inf->rng * 2685821657736338717ull;
+}
+
+static int stopping(struct inf *inf)
+{
+    int s;
+
+    pthread_mutex_lock(&inf->mu);
+    s = inf->stopping;
+    pthread_mutex_unlock(&inf->mu);
+    return s;
+}
+
+/* Count one more in *counter, a field of inf->st. */
+static void stat_inc(struct inf *inf, unsigned long *counter)
+{
+    pthread_mutex_lock(&inf->mu);
+    (*counter)++;
+    pthread_mutex_unlock(&inf->mu);
+}
+
+static void set_rv(struct inf *inf, const char *rv)
+{
+    pthread_mutex_lock(&inf->mu);
+    snprintf(inf->rv, sizeof(inf->rv), "%s", rv);
+    pthread_mutex_unlock(&inf->mu);
+}
+
+/* The CLOCK_MONOTONIC time ms from now, for pthread_cond_timedwait on inf->cond. */
+static void deadline_in(struct timespec *ts, long ms)
+{
+    clock_gettime(CLOCK_MONOTONIC, ts);
+    ts->tv_sec += ms / 1000;
+    ts->tv_nsec += (ms % 1000) * 1000000L;
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
+
+/* Wait until stop or ms elapsed. */
+static void pause_ms(struct inf *inf, long ms)
+{
+    struct timespec ts;
+
+    deadline_in(&ts, ms);
+    pthread_mutex_lock(&inf->mu);
+    while (!inf->stopping)
+        if (pthread_cond_timedwait(&inf->cond, &inf->mu, &ts) == ETIMEDOUT)
+            break;
+    pthread_mutex_unlock(&inf->mu);
+}
+
+/* client-go's exponential backoff manager: the next delay, jittered, reset after quiet time. */
+static void backoff(struct inf *inf)
+{
+    long long now = now_ms();
+    char ms[24];
+    long d;
+
+    if (!inf->bo_last_ms || now - inf->bo_last_ms > inf->o.backoff_reset_ms)
+        inf->bo_cur_ms = inf->o.backoff_initial_ms;
+    inf->bo_last_ms = now;
+    d = inf->bo_cur_ms;
+    inf->bo_cur_ms = d > inf->o.backoff_max_ms / 2 ? inf->o.backoff_max_ms : d * 2;
+    d += (long)(rnd(inf) % (uint64_t)(d > 0 ? d : 1));
+    pthread_mutex_lock(&inf->mu);
+    inf->st.last_backoff_ms = d;
+    pthread_mutex_unlock(&inf->mu);
+    snprintf(ms, sizeof(ms), "%ld", d);
+    log_debug("informer backing off", "informer", inf->o.name, "ms", ms);
+    pause_ms(inf, d);
+}
+
+/* ---- handlers ---- */
+
+static void call_add(struct inf *inf, const cJSON *obj)
+{
+    size_t i;
+
+    for (i = 0; i < inf->nh; i++)
+        if (inf->h[i].on_add)
+            inf->h[i].on_add(inf->h[i].ctx, obj);
+}
+
+static void call_update(struct inf *inf, const cJSON *old_obj, const cJSON *new_obj)
+{
+    size_t i;
+
+    for (i = 0; i < inf->nh; i++)
+        if (inf->h[i].on_update)
+            inf->h[i].on_update(inf->h[i].ctx, old_obj, new_obj);
+}
+
+static void call_delete(struct inf *inf, const cJSON *obj)
+{
+    size_t i;
+
+    for (i = 0; i < inf->nh; i++)
+        if (inf->h[i].on_delete)
+            inf->h[i].on_delete(inf->h[i].ctx, obj);
+}
+
+static void dispatch_changes(struct inf *inf, const struct store_changes *ch)
+{
+    size_t i;
+
+    for (i = 0; i < ch->n; i++) {
+        if (ch->v[i].kind == STORE_ADDED)
+            call_add(inf, ch->v[i].new_obj);
+        else if (ch->v[i].kind == STORE_UPDATED)
+            call_update(inf, ch->v[i].old_obj, ch->v[i].new_obj);
+        else
+            call_delete(inf, ch->v[i].old_obj);
+    }
+}
+
+static void resync(struct inf *inf)
+{
+    struct store_strs keys;
+    cJSON *obj;
+    size_t i;
+
+    store_strs_init(&keys);
+    if (store_keys(inf->store, &keys, NULL) == KERR_OK) {
+        for (i = 0; i < keys.n && !stopping(inf); i++) {
+            if (store_get(inf->store, keys.v[i], &obj, NULL) != KERR_OK)
+                continue;
+            call_update(inf, obj, obj);
+            cJSON_Delete(obj);
+        }
+    }
+    store_strs_release(&keys);
+    stat_inc(inf, &inf->st.resyncs);
+    inf->next_resync_ms = now_ms() + inf->o.resync_ms;
+}
+
+/* ---- list ---- */
+
+/* The projection of obj (TAKES) into *out. */
+static enum kerr project(struct inf *inf, cJSON *obj, cJSON **out)
+{
+    enum kerr rc;
+
+    if (!inf->o.project) {
+        *out = obj;
+        return KERR_OK;
+    }
+    rc = inf->o.project(inf->o.project_ctx, obj, out);
+    cJSON_Delete(obj);
+    return rc;
+}
+
+/* Move the projected items of page to items; copy its resourceVersion and continue token. */
+static enum kerr take_page(struct inf *inf, cJSON *page, cJSON *items, char *rv, char **cont)
+{
+    cJSON *list = cJSON_GetObjectItemCaseSensitive(page, "items"), *item, *proj;
+    const char *s;
+    enum kerr rc;
+
+    while ((item = cJSON_DetachItemFromArray(list, 0))) {
+        rc = project(inf, item, &proj);
+        if (rc != KERR_OK)
+            return rc;
+        if (!cJSON_AddItemToArray(items, proj)) {
+            cJSON_Delete(proj);
+            return KERR_NOMEM;
+        }
+    }
+    s = kjson_get_str(page, "metadata.resourceVersion");
+    snprintf(rv, INF_RV_MAX, "%s", s ? s : "");
+    s = kjson_get_str(page, "metadata.continue");
+    *cont = s && *s ? strdup(s) : NULL;
+    return s && *s && !*cont ? KERR_NOMEM : KERR_OK;
+}
+
+/* LIST every page into items (projected). */
+static enum kerr list_pages(struct inf *inf, cJSON *items, char *rv, struct kerr_info *err)
+{
+    struct k8s_list_opts lo = { 0 };
+    char *cont = NULL;
+    cJSON *page = NULL;
+    enum kerr rc;
+
+    lo.label_selector = inf->o.label_selector;
+    lo.field_selector = inf->o.field_selector;
+    lo.limit = inf->o.page_size > 0 ? inf->o.page_size : 0;
+    for (;;) {
+        lo.continue_token = cont;
+        rc = k8s_list(inf->client, inf->o.res, inf->o.ns, &lo, &page, err);
+        if (rc == KERR_GONE && cont && lo.limit) {
+            /* The continue token expired: start over in one piece, as client-go's pager. */
+            while (cJSON_GetArraySize(items) > 0)
+                cJSON_DeleteItemFromArray(items, 0);
+            free(cont);
+            cont = NULL;
+            lo.limit = 0;
+            continue;
+        }
+        free(cont);
+        cont = NULL;
+        if (rc != KERR_OK)
+            return rc;
+        rc = take_page(inf, page, items, rv, &cont);
+        cJSON_Delete(page);
+        if (rc != KERR_OK)
+            return kerr_set(err, rc, "informer: list page: %s", kerr_str(rc));
+        if (!cont)
+            return KERR_OK;
+        if (stopping(inf)) {
+            free(cont);
+            return kerr_set(err, KERR_CANCELLED, "informer stopped");
+        }
+    }
+}
+
+static enum kerr do_list(struct inf *inf)
+{
+    struct kerr_info err;
+    struct store_changes ch;
+    char rv[INF_RV_MAX] = "";
+    cJSON *items = cJSON_CreateArray();
+    enum kerr rc;
+
+    kerr_clear(&err);
+    store_changes_init(&ch);
+    rc = items ? list_pages(inf, items, rv, &err) : kerr_set(&err, KERR_NOMEM, "out of memory");
+    if (rc != KERR_OK) {
+        cJSON_Delete(items);
+        stat_inc(inf, &inf->st.list_errors);
+        log_warn("informer list failed", "informer", inf->o.name, "error", err.msg);
+        return rc;
+    }
+    /* KERR_NOMEM after the swap only loses handler calls: the store is right. */
+    rc = store_replace(inf->store, items, &ch, &err);
+    if (rc != KERR_OK && rc != KERR_NOMEM) {
+        stat_inc(inf, &inf->st.list_errors);
+        log_warn("informer list unusable", "informer", inf->o.name, "error", err.msg);
+        store_changes_release(&ch);
+        return rc;
+    }
+    set_rv(inf, rv);
+    dispatch_changes(inf, &ch);
+    store_changes_release(&ch);
+    pthread_mutex_lock(&inf->mu);
+    inf->st.relists += inf->st.lists ? 1 : 0;
+    inf->st.lists++;
+    inf->synced = 1;
+    pthread_cond_broadcast(&inf->cond);
+    pthread_mutex_unlock(&inf->mu);
+    log_debug("informer listed", "informer", inf->o.name, "resourceVersion", rv);
+    return KERR_OK;
+}
+
+/* ---- watch ---- */
+
+/* ADDED / MODIFIED: store obj (TAKES) and call add or update. */
+static void apply_put(struct inf *inf, cJSON *obj)
+{
+    cJSON *proj = NULL, *old_obj = NULL, *new_obj = NULL;
+    struct kerr_info err;
+    int want = inf->nh > 0;
+    enum kerr rc;
+
+    rc = project(inf, obj, &proj);
+    if (rc == KERR_OK)
+        rc = store_put(inf->store, proj, want ? &old_obj : NULL, want ? &new_obj : NULL, &err);
+    else
+        kerr_set(&err, rc, "projection failed");
+    if (rc != KERR_OK) {
+        log_warn("informer dropped an event", "informer", inf->o.name, "error", err.msg);
+        return;
+    }
+    if (old_obj)
+        call_update(inf, old_obj, new_obj);
+    else if (new_obj)
+        call_add(inf, new_obj);
+    cJSON_Delete(old_obj);
+    cJSON_Delete(new_obj);
+}
+
+/* DELETED: remove obj (BORROWED) and call delete with what was stored (or the event's object). */
+static void apply_delete(struct inf *inf, const cJSON *obj)
+{
+    char key[STORE_KEY_MAX];
+    cJSON *old_obj = NULL, *copy;
+    struct kerr_info err;
+
+    if (store_key_of(obj, key, sizeof(key), &err) != KERR_OK) {
+        log_warn("informer dropped an event", "informer", inf->o.name, "error", err.msg);
+        return;
+    }
+    if (store_remove(inf->store, key, inf->nh ? &old_obj : NULL, NULL) == KERR_NOTFOUND &&
+        inf->nh && (copy = cJSON_Duplicate(obj, 1)))
+        (void)project(inf, copy, &old_obj);
+    if (old_obj)
+        call_delete(inf, old_obj);
+    cJSON_Delete(old_obj);
+}
+
+static enum kerr on_event(void *arg, struct watch_event *ev)
+{
+    struct wctx *w = arg;
+    struct inf *inf = w->inf;
+    char rv[INF_RV_MAX];
+
+    w->events++;
+    if (ev->type == WATCH_ERROR) {
+        w->expired = watch_event_is_expired(ev);
+        kerr_set_api(&w->ev_err, w->expired ? KERR_GONE : KERR_API, ev->status_code,
+                     ev->reason ? ev->reason : "", "watch ERROR event %d %s: %s", ev->status_code,
+                     ev->reason ? ev->reason : "", ev->message ? ev->message : "");
+        return w->ev_err.code;
+    }
+    snprintf(rv, sizeof(rv), "%s", ev->resource_version ? ev->resource_version : "");
+    if (ev->type == WATCH_BOOKMARK) {
+        stat_inc(inf, &inf->st.bookmarks);
+    } else if (ev->type == WATCH_DELETED) {
+        apply_delete(inf, ev->object);
+        stat_inc(inf, &inf->st.events);
+    } else {
+        apply_put(inf, ev->object);
+        ev->object = NULL;
+        stat_inc(inf, &inf->st.events);
+    }
+    if (rv[0])
+        set_rv(inf, rv);
+    return KERR_OK;
+}
+
+static int on_data(void *arg, const char *data, size_t len)
+{
+    struct wctx *w = arg;
+
+    return watch_feed(&w->dec, data, len, &w->dec_err) != KERR_OK;
+}
+
+/* timeoutSeconds: random in [min, 2 min], capped by the time left until a resync. */
+static long watch_timeout(struct inf *inf)
+{
+    long min = inf->o.min_watch_timeout_s;
+    long t = min + (long)(rnd(inf) % (uint64_t)(min + 1));
+    long long left;
+
+    if (inf->o.resync_ms > 0) {
+        left = (inf->next_resync_ms - now_ms() + 999) / 1000;
+        if (left < t)
+            t = left > 1 ? (long)left : 1;
+    }
+    return t;
+}
+
+/* Classify the end of a watch (rc from k8s_watch / watch_finish). */
+static enum step watch_end(struct inf *inf, struct wctx *w, enum kerr rc, struct kerr_info *err,
+                           long long started)
+{
+    if (stopping(inf))
+        return STEP_STOP;
+    if (w->expired || rc == KERR_GONE) {
+        stat_inc(inf, &inf->st.expired);
+        log_info("informer watch expired, listing again", "informer", inf->o.name);
+        return STEP_RELIST;
+    }
+    if (rc == KERR_OK)
+        return !w->events && now_ms() - started < QUICK_WATCH_MS ? STEP_BACKOFF_RESUME
+                                                                 : STEP_RESUME;
+    stat_inc(inf, &inf->st.watch_errors);
+    if (w->ev_err.code != KERR_OK)
+        err = &w->ev_err;
+    else if (w->dec_err.code != KERR_OK)
+        err = &w->dec_err;
+    log_warn("informer watch failed", "informer", inf->o.name, "error", err->msg);
+    return STEP_BACKOFF_RESUME;
+}
+
+static enum step do_watch(struct inf *inf)
+{
+    struct k8s_watch_opts wo = { 0 };
+    struct wctx w;
+    struct kerr_info err;
+    char rv[INF_RV_MAX];
+    long long started = now_ms();
+    enum kerr rc;
+
+    memset(&w, 0, sizeof(w));
+    w.inf = inf;
+    kerr_clear(&err);
+    watch_init(&w.dec, inf->o.line_max, on_event, &w);
+    pthread_mutex_lock(&inf->mu);
+    snprintf(rv, sizeof(rv), "%s", inf->rv);
+    inf->st.reconnects += inf->st.watches ? 1 : 0;
+    inf->st.watches++;
+    pthread_mutex_unlock(&inf->mu);
+    wo.resource_version = rv;
+    wo.label_selector = inf->o.label_selector;
+    wo.field_selector = inf->o.field_selector;
+    wo.timeout_seconds = watch_timeout(inf);
+    wo.cancel = &inf->cancel;
+    wo.on_data = on_data;
+    wo.arg = &w;
+    rc = k8s_watch(inf->client, inf->o.res, inf->o.ns, &wo, &err);
+    if (rc == KERR_OK)
+        rc = watch_finish(&w.dec, &w.dec_err);
+    watch_release(&w.dec);
+    return watch_end(inf, &w, rc, &err, started);
+}
+
+static void *run(void *arg)
+{
+    struct inf *inf = arg;
+    int need_list = 1;
+    enum step step;
+
+    inf->next_resync_ms = now_ms() + inf->o.resync_ms;
+    while (!stopping(inf)) {
+        if (need_list && do_list(inf) != KERR_OK) {
+            backoff(inf);
+            continue;
+        }
+        need_list = 0;
+        if (inf->o.resync_ms > 0 && now_ms() >= inf->next_resync_ms)
+            resync(inf);
+        step = do_watch(inf);
+        if (step == STEP_STOP)
+            break;
+        if (step == STEP_RELIST)
+            need_list = 1;
+        if (step != STEP_RESUME)
+            backoff(inf);
+    }
+    return NULL;
+}
+
+/* ---- public ---- */
+
+static void fill_defaults(struct inf_opts *o)
+{
+    if (!o->name)
+        o->name = o->res->resource;
+    if (!o->page_size)
+        o->page_size = INF_DEFAULT_PAGE_SIZE;
+    if (o->min_watch_timeout_s <= 0)
+        o->min_watch_timeout_s = INF_DEFAULT_MIN_WATCH_S;
+    if (o->backoff_initial_ms <= 0)
+        o->backoff_initial_ms = INF_DEFAULT_BACKOFF_MS;
+    if (o->backoff_max_ms <= 0)
+        o->backoff_max_ms = INF_DEFAULT_BACKOFF_MAX_MS;
+    if (o->backoff_reset_ms <= 0)
+        o->backoff_reset_ms = INF_DEFAULT_BACKOFF_RESET_MS;
+}
+
+static int init_sync(struct inf *inf)
+{
+    pthread_condattr_t ca;
+    int rc;
+
+    if (pthread_mutex_init(&inf->mu, NULL) != 0)
+        return -1;
+    if (pthread_condattr_init(&ca) != 0) {
+        pthread_mutex_destroy(&inf->mu);
+        return -1;
+    }
+    rc = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    if (rc == 0)
+        rc = pthread_cond_init(&inf->cond, &ca);
+    pthread_condattr_destroy(&ca);
+    if (rc != 0)
+        pthread_mutex_destroy(&inf->mu);
+    return rc ? -1 : 0;
+}
+
+enum kerr inf_new(struct k8s_client *client, const struct inf_opts *opts, struct inf **out,
+                  struct kerr_info *err)
+{
+    struct store_opts so = { 0 };
+    struct inf *inf;
+    enum kerr rc;
+
+    *out = NULL;
+    if (!client || !opts || !opts->res || !opts->res->resource)
+        return kerr_set(err, KERR_INVAL, "informer: a client and a resource are required");
+    inf = calloc(1, sizeof(*inf));
+    if (!inf)
+        return kerr_set(err, KERR_NOMEM, "informer: out of memory");
+    inf->client = client;
+    inf->o = *opts;
+    fill_defaults(&inf->o);
+    inf->rng = (uint64_t)now_ms() * 0x9E3779B97F4A7C15ull ^ (uint64_t)(uintptr_t)inf;
+    inf->rng |= 1;
+    so.compact = opts->compact;
+    rc = store_new(&so, &inf->store, err);
+    if (rc == KERR_OK && init_sync(inf) != 0)
+        rc = kerr_set(err, KERR_INTERNAL, "informer: cannot create its lock");
+    if (rc != KERR_OK) {
+        store_free(inf->store);
+        free(inf);
+        return rc;
+    }
+    atomic_init(&inf->cancel, 0);
+    *out = inf;
+    return KERR_OK;
+}
+
+void inf_free(struct inf *inf)
+{
+    if (!inf)
+        return;
+    inf_stop(inf);
+    store_free(inf->store);
+    free(inf->h);
+    pthread_cond_destroy(&inf->cond);
+    pthread_mutex_destroy(&inf->mu);
+    free(inf);
+}
+
+enum kerr inf_add_handlers(struct inf *inf, const struct inf_handlers *h, struct kerr_info *err)
+{
+    struct inf_handlers *nv;
+
+    if (inf->state != INF_NEW || !h)
+        return kerr_set(err, KERR_INVAL, "informer: handlers are added before start");
+    nv = realloc(inf->h, (inf->nh + 1) * sizeof(*nv));
+    if (!nv)
+        return kerr_set(err, KERR_NOMEM, "informer: out of memory");
+    inf->h = nv;
+    inf->h[inf->nh++] = *h;
+    return KERR_OK;
+}
+
+struct store *inf_store(struct inf *inf)
+{
+    return inf->store;
+}
+
+enum kerr inf_start(struct inf *inf, struct kerr_info *err)
+{
+    if (inf->state != INF_NEW)
+        return kerr_set(err, KERR_INVAL, "informer: already started");
+    if (pthread_create(&inf->thread, NULL, run, inf) != 0)
+        return kerr_set(err, KERR_INTERNAL, "informer: cannot start its thread");
+    inf->state = INF_RUNNING;
+    return KERR_OK;
+}
+
+void inf_stop(struct inf *inf)
+{
+    pthread_mutex_lock(&inf->mu);
+    inf->stopping = 1;
+    pthread_cond_broadcast(&inf->cond);
+    pthread_mutex_unlock(&inf->mu);
+    atomic_store(&inf->cancel, 1);
+    if (inf->state == INF_RUNNING)
+        pthread_join(inf->thread, NULL);
+    inf->state = INF_STOPPED;
+}
+
+int inf_has_synced(struct inf *inf)
+{
+    int s;
+
+    pthread_mutex_lock(&inf->mu);
+    s = inf->synced;
+    pthread_mutex_unlock(&inf->mu);
+    return s;
+}
+
+enum kerr inf_wait_synced(struct inf *inf, long timeout_ms)
+{
+    struct timespec ts;
+    enum kerr rc;
+
+    deadline_in(&ts, timeout_ms > 0 ? timeout_ms : 0);
+    pthread_mutex_lock(&inf->mu);
+    while (!inf->synced && !inf->stopping)
+        if (pthread_cond_timedwait(&inf->cond, &inf->mu, &ts) == ETIMEDOUT)
+            break;
+    rc = inf->synced ? KERR_OK : inf->stopping ? KERR_CANCELLED : KERR_TIMEOUT;
+    pthread_mutex_unlock(&inf->mu);
+    return rc;
+}
+
+void inf_stats(struct inf *inf, struct inf_stats *out)
+{
+    pthread_mutex_lock(&inf->mu);
+    *out = inf->st;
+    pthread_mutex_unlock(&inf->mu);
+}
+
+void inf_last_rv(struct inf *inf, char *out, size_t n)
+{
+    pthread_mutex_lock(&inf->mu);
+    snprintf(out, n, "%s", inf->rv);
+    pthread_mutex_unlock(&inf->mu);
+}

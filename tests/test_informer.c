@@ -1,0 +1,590 @@
+/* Tests of common/informer: list + watch against tests/support/mockapi scripts. */
+#include "common/informer.h"
+
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/cfg.h"
+#include "common/kjson.h"
+#include "tests/support/mockapi.h"
+
+static const struct k8s_resource ETCD = { "druid.gardener.cloud", "v1alpha1", "etcds", 1 };
+
+#define BASE  "/apis/druid.gardener.cloud/v1alpha1/namespaces/shoot/etcds"
+#define LIST  BASE "?!watch"
+#define WATCH BASE "?watch=1&resourceVersion="
+
+/* Item JSON: {"metadata":{"name":N,"namespace":"shoot","resourceVersion":RV},"spec":{...}} */
+#define ITEM(name, rv)                                                                       \
+    "{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"shoot\",\"resourceVersion\":\"" rv \
+    "\"},\"spec\":{\"replicas\":3}}"
+#define EVENT(type, name, rv) "{\"type\":\"" type "\",\"object\":" ITEM(name, rv) "}\n"
+#define BOOKMARK(rv)                                                                               \
+    "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Etcd\",\"metadata\":{\"resourceVersion\":\"" rv \
+    "\"}}}\n"
+#define LIST_BODY(rv, items)                                                   \
+    "{\"kind\":\"EtcdList\",\"apiVersion\":\"druid.gardener.cloud/v1alpha1\"," \
+    "\"metadata\":{\"resourceVersion\":\"" rv "\"},\"items\":[" items "]}"
+#define STATUS_410                                                                       \
+    "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\"," \
+    "\"message\":\"too old resource version: 10 (40)\",\"reason\":\"Expired\",\"code\":410}"
+
+/* What the handlers saw, as lines "add a@1", "upd a@1>2", "del b@1". */
+struct rec {
+    pthread_mutex_t mu;
+    char line[128][48];
+    int n;
+    struct inf *inf;
+    int store_reads; /* handlers read the store: proves they do not run under its lock */
+};
+
+static struct mockapi *m;
+static struct k8s_client *c;
+static struct inf *inf;
+static struct rec rec = { .mu = PTHREAD_MUTEX_INITIALIZER };
+static struct kerr_info err;
+
+static void add_line(const char *fmt, ...)
+{
+    va_list ap;
+
+    pthread_mutex_lock(&rec.mu);
+    cr_assert_lt(rec.n, 128);
+    va_start(ap, fmt);
+    vsnprintf(rec.line[rec.n++], sizeof(rec.line[0]), fmt, ap);
+    va_end(ap);
+    if (rec.inf && store_count(inf_store(rec.inf)) < 1000000)
+        rec.store_reads++;
+    pthread_mutex_unlock(&rec.mu);
+}
+
+static const char *nm(const cJSON *o)
+{
+    const char *s = kjson_get_str(o, "metadata.name");
+
+    return s ? s : "?";
+}
+
+static const char *rv(const cJSON *o)
+{
+    const char *s = kjson_get_str(o, "metadata.resourceVersion");
+
+    return s ? s : "?";
+}
+
+static void on_add(void *ctx, const cJSON *o)
+{
+    (void)ctx;
+    add_line("add %s@%s", nm(o), rv(o));
+}
+
+static void on_update(void *ctx, const cJSON *o, const cJSON *n)
+{
+    (void)ctx;
+    add_line("upd %s@%s>%s", nm(o), rv(o), rv(n));
+}
+
+static void on_delete(void *ctx, const cJSON *o)
+{
+    (void)ctx;
+    add_line("del %s@%s", nm(o), rv(o));
+}
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int has_line(const char *want)
+{
+    int i, found = 0;
+
+    pthread_mutex_lock(&rec.mu);
+    for (i = 0; i < rec.n && !found; i++)
+        found = strcmp(rec.line[i], want) == 0;
+    pthread_mutex_unlock(&rec.mu);
+    return found;
+}
+
+static int lines(void)
+{
+    int n;
+
+    pthread_mutex_lock(&rec.mu);
+    n = rec.n;
+    pthread_mutex_unlock(&rec.mu);
+    return n;
+}
+
+/* Poll until the handlers have seen want (5 s deadline). */
+static void await_line(const char *want)
+{
+    long long end = now_ms() + 5000;
+
+    while (!has_line(want) && now_ms() < end)
+        nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
+    cr_assert(has_line(want), "handlers never saw \"%s\" (%d lines)", want, lines());
+}
+
+static void setup(void)
+{
+    struct cfg_rest rest;
+
+    cr_assert_eq(mockapi_new(&m, &err), KERR_OK, "%s", err.msg);
+    cfg_rest_init(&rest);
+    rest.server = strdup(mockapi_url(m));
+    rest.token = strdup("t");
+    cr_assert_eq(k8s_client_new(&rest, NULL, &c, &err), KERR_OK, "%s", err.msg);
+    cfg_rest_release(&rest);
+    rec.n = 0;
+    rec.inf = NULL;
+    inf = NULL;
+}
+
+static void teardown(void)
+{
+    inf_free(inf);
+    k8s_client_free(c);
+    mockapi_free(m);
+}
+
+/* An informer on shoot/etcds with fast backoff and the recording handlers, not started. */
+static void make(struct inf_opts *o)
+{
+    static const struct inf_handlers h = { on_add, on_update, on_delete, NULL };
+
+    o->res = &ETCD;
+    o->ns = "shoot";
+    if (!o->backoff_initial_ms)
+        o->backoff_initial_ms = 20;
+    if (!o->backoff_max_ms)
+        o->backoff_max_ms = 100;
+    cr_assert_eq(inf_new(c, o, &inf, &err), KERR_OK, "%s", err.msg);
+    cr_assert_eq(inf_add_handlers(inf, &h, &err), KERR_OK);
+    rec.inf = inf;
+}
+
+static void start(struct inf_opts *o)
+{
+    make(o);
+    cr_assert_eq(inf_start(inf, &err), KERR_OK, "%s", err.msg);
+}
+
+static int held(const char *target, const char *const *chunks)
+{
+    static const char *const none[] = { NULL };
+
+    return mockapi_add(
+        m, &(struct mockapi_spec){
+               .method = "GET", .target = target, .chunks = chunks ? chunks : none, .hold = 1 });
+}
+
+static int stream(const char *target, const char *const *chunks)
+{
+    return mockapi_add(
+        m, &(struct mockapi_spec){
+               .method = "GET", .target = target, .chunks = chunks, .chunk_delay_ms = 5 });
+}
+
+static const struct mockapi_req *request_matching(const char *path_part, const char *rv_value)
+{
+    size_t i, n = mockapi_request_count(m);
+    const struct mockapi_req *q;
+    const char *v;
+
+    for (i = 0; i < n; i++) {
+        q = mockapi_request(m, i);
+        v = mockapi_req_param(q, "resourceVersion");
+        if (strstr(q->target, path_part) && mockapi_req_param(q, "watch") && v &&
+            strcmp(v, rv_value) == 0)
+            return q;
+    }
+    return NULL;
+}
+
+static void assert_rv(const char *key, const char *want)
+{
+    cJSON *o = NULL;
+
+    cr_assert_eq(store_get(inf_store(inf), key, &o, &err), KERR_OK, "%s: %s", key, err.msg);
+    cr_assert_str_eq(rv(o), want, "%s", key);
+    cJSON_Delete(o);
+}
+
+TestSuite(informer, .init = setup, .fini = teardown, .timeout = 30);
+
+Test(informer, list_then_watch_applies_events_in_order)
+{
+    static const char *const ev[] = { EVENT("ADDED", "c", "11") EVENT("MODIFIED", "a", "12"),
+                                      EVENT("DELETED", "b", "13"), NULL };
+    struct inf_opts o = { .label_selector = "app=etcd" };
+    const struct mockapi_req *q;
+    struct inf_stats st;
+    long t;
+    int w;
+
+    mockapi_expect(m, "GET", LIST "&labelSelector=app%3Detcd&limit=500", 200,
+                   LIST_BODY("10", ITEM("a", "1") "," ITEM("b", "2")));
+    w = held(WATCH "10", ev);
+    start(&o);
+    cr_assert_eq(inf_wait_synced(inf, 5000), KERR_OK);
+    cr_assert(inf_has_synced(inf));
+    await_line("del b@2");
+    cr_assert(has_line("add a@1"), "the list's objects are added, in any order");
+    cr_assert(has_line("add b@2"));
+    cr_assert_str_eq(rec.line[2], "add c@11");
+    cr_assert_str_eq(rec.line[3], "upd a@1>12");
+    cr_assert_str_eq(rec.line[4], "del b@2");
+    cr_assert_eq(store_count(inf_store(inf)), 2);
+    assert_rv("shoot/a", "12");
+    assert_rv("shoot/c", "11");
+    cr_assert_gt(rec.store_reads, 0);
+
+    q = request_matching(BASE, "10");
+    cr_assert_not_null(q);
+    cr_assert_str_eq(mockapi_req_param(q, "allowWatchBookmarks"), "true");
+    cr_assert_str_eq(mockapi_req_param(q, "labelSelector"), "app=etcd");
+    t = strtol(mockapi_req_param(q, "timeoutSeconds"), NULL, 10);
+    cr_assert(t >= 300 && t <= 600, "timeoutSeconds %ld", t);
+    inf_stats(inf, &st);
+    cr_assert_eq(st.lists, 1);
+    cr_assert_eq(st.relists, 0);
+    cr_assert_eq(st.events, 3);
+    cr_assert_eq(mockapi_unexpected(m), 0);
+    (void)w;
+}
+
+Test(informer, stop_cancels_the_watch_in_flight_promptly)
+{
+    struct inf_opts o = { 0 };
+    long long t0;
+    int w;
+
+    mockapi_expect(m, "GET", LIST, 200, LIST_BODY("10", ITEM("a", "1")));
+    w = held(WATCH "10", NULL);
+    start(&o);
+    cr_assert_eq(mockapi_wait_served(m, w, 1, 5000), 0);
+    t0 = now_ms();
+    inf_stop(inf);
+    cr_assert_lt(now_ms() - t0, 2000, "stop took %lld ms", now_ms() - t0);
+    cr_assert_eq(inf_wait_synced(inf, 10), KERR_OK, "synced stays set after stop");
+    inf_stop(inf);
+}
+
+Test(informer, pagination_of_the_initial_list)
+{
+    struct inf_opts o = { .page_size = 2 };
+    const struct mockapi_req *q;
+
+    mockapi_expect(m, "GET", LIST "&limit=2&!continue", 200,
+                   "{\"metadata\":{\"resourceVersion\":\"20\",\"continue\":\"tok1\"},"
+                   "\"items\":[" ITEM("a", "1") "," ITEM("b", "2") "]}");
+    mockapi_expect(m, "GET", LIST "&limit=2&continue=tok1", 200,
+                   "{\"metadata\":{\"resourceVersion\":\"20\",\"continue\":\"tok2\"},"
+                   "\"items\":[" ITEM("c", "3") "," ITEM("d", "4") "]}");
+    mockapi_expect(m, "GET", LIST "&limit=2&continue=tok2", 200, LIST_BODY("20", ITEM("e", "5")));
+    held(WATCH "20", NULL);
+    start(&o);
+    cr_assert_eq(inf_wait_synced(inf, 5000), KERR_OK);
+    cr_assert_eq(store_count(inf_store(inf)), 5);
+    assert_rv("shoot/e", "5");
+    cr_assert_eq(lines(), 5);
+    cr_assert_eq(mockapi_wait_requests(m, 4, 5000), 0);
+    q = request_matching(BASE, "20");
+    cr_assert_not_null(q, "the watch starts from the list's resourceVersion");
+    cr_assert_eq(mockapi_unexpected(m), 0);
+}
+
+Test(informer, expired_continue_token_restarts_the_list_without_limit)
+{
+    struct inf_opts o = { .page_size = 1 };
+
+    mockapi_expect(m, "GET", LIST "&limit=1&!continue", 200,
+                   "{\"metadata\":{\"resourceVersion\":\"20\",\"continue\":\"old\"},"
+                   "\"items\":[" ITEM("a", "1") "]}");
+    mockapi_expect(m, "GET", LIST "&limit=1&continue=old", 410, STATUS_410);
+    mockapi_expect(m, "GET", LIST "&!limit&!continue", 200,
+                   LIST_BODY("30", ITEM("a", "1") "," ITEM("b", "2")));
+    held(WATCH "30", NULL);
+    start(&o);
+    cr_assert_eq(inf_wait_synced(inf, 5000), KERR_OK);
+    cr_assert_eq(store_count(inf_store(inf)), 2);
+    cr_assert_eq(lines(), 2, "no duplicate handler calls from the abandoned first page");
+    cr_assert_eq(mockapi_unexpected(m), 0);
+}
+
+Test(informer, expired_error_event_relists_and_reports_the_differences)
+{
+    static const char *const ev[] = {
+        EVENT("MODIFIED", "a", "11"),
+        "{\"type\":\"ERROR\",\"object\":" STATUS_410 "}\n",
+        NULL,
+    };
+    struct inf_opts o = { 0 };
+    struct inf_stats st;
+    char last[INF_RV_MAX];
+
+    mockapi_expect(m, "GET", LIST, 200, LIST_BODY("10", ITEM("a", "1") "," ITEM("b", "2")));
+    stream(WATCH "10", ev);
+    mockapi_expect(m, "GET", LIST, 200, LIST_BODY("40", ITEM("a", "12") "," ITEM("c", "3")));
+    held(WATCH "40", NULL);
+    start(&o);
+    await_line("del b@2");
+    await_line("add c@3");
+    await_line("upd a@11>12");
+    cr_assert_eq(store_count(inf_store(inf)), 2);
+    assert_rv("shoot/a", "12");
+    assert_rv("shoot/c", "3");
+    cr_assert_eq(mockapi_wait_served(m, 3, 1, 5000), 0, "watch resumed from the relist's RV");
+    inf_stats(inf, &st);
+    cr_assert_eq(st.lists, 2);
+    cr_assert_eq(st.relists, 1);
+    cr_assert_eq(st.expired, 1);
+    inf_last_rv(inf, last, sizeof(last));
+    cr_assert_str_eq(last, "40");
+    cr_assert_eq(mockapi_unexpected(m), 0);
+}
+
+Test(informer, http_410_on_the_watch_relists)
+{
+    struct inf_opts o = { 0 };
+    struct inf_stats st;
+
+    mockapi_expect(m, "GET", LIST, 200, LIST_BODY("10", ITEM("a", "1")));
+    mockapi_expect(m, "GET", WATCH "10", 410, STATUS_410);
+    mockapi_expect(m, "GET", LIST, 200, LIST_BODY("50", ITEM("a", "1") "," ITEM("z", "49")));
+    held(WATCH "50", NULL);
+    start(&o);
+    await_line("add z@49");
+    cr_assert_eq(mockapi_wait_served(m, 3, 1, 5000), 0);
+    inf_stats(inf, &st);
+    cr_assert_eq(st.expired, 1);
+    cr_assert_eq(st.relists, 1);
+    cr_assert_eq(lines(), 2, "the unchanged object a is not reported again");
+    cr_assert_eq(mockapi_unexpected(m), 0);
+}
+
+Test(informer, bookmarks_advance_the_resource_version_only)
+{
+    static const char *const ev[] = { BOOKMARK("15"), BOOKMARK("17"), NULL };
+    struct inf_opts o = { 0 };
+    const struct mockapi_req *q;
+    struct inf_stats st;
+    char last[INF_RV_MAX];
+    int w2;
+
+    mockapi_expect(m, "GET", LIST, 200, LIST_BODY("10", ITEM("a", "1")));
+    stream(WATCH "10", ev);
+    w2 = held(WATCH "17", NULL);
+    start(&o);
+    cr_assert_eq(mockapi_wait_served(m, w2, 1, 5000), 0, "the next watch resumes from 17");
+    q = request_matching(BASE, "17");
+    cr_assert_not_null(q);
+    cr_assert_str_eq(mockapi_req_param(q, "resourceVersion"), "17");
+    inf_stats(inf, &st);
+    cr_assert_eq(st.bookmarks, 2);
+    cr_assert_eq(st.events, 0);
+    cr_assert_eq(st.reconnects, 1);
+    cr_assert_eq(st.watch_errors, 0);
+    cr_assert_eq(st.lists, 1, "a clean end is resumed, not relisted");
+    inf_last_rv(inf, last, sizeof(last));
+    cr_assert_str_eq(last, "17");
+    cr_assert_eq(store_count(inf_store(inf)), 1);
+    assert_rv("shoot/a", "1");
+    cr_assert_eq(lines(), 1);
+    cr_assert_eq(mockapi_unexpected(m), 0);
+}
+
+Test(informer, dropped_connection_reconnects_from_the_last_rv)
+{
+    static const char *const ev[] = { EVENT("ADDED", "c", "11"), NULL };
+    struct inf_opts o = { 0 };
+    struct inf_stats st;
+    int w1, w2;
+
+    mockapi_expect(m, "GET", LIST, 200, LIST_BODY("10", ITEM("a", "1")));
+    w1 = held(WATCH "10", ev);
+    w2 = held(WATCH "12", NULL);
+    start(&o);
+    await_line("add c@11");
+    cr_assert_eq(mockapi_push(m, w1, EVENT("MODIFIED", "c", "12"), 0), 0);
+    await_line("upd c@11>12");
+    mockapi_end(m, w1, 1);
+    cr_assert_eq(mockapi_wait_served(m, w2, 1, 5000), 0);
+    inf_stats(inf, &st);
+    cr_assert_eq(st.watch_errors, 1);
+    cr_assert_eq(st.reconnects, 1);
+    cr_assert_eq(st.lists, 1, "no relist after a dropped connection");
+    cr_assert_geq(st.last_backoff_ms, 20);
+    cr_assert_lt(st.last_backoff_ms, 40, "jittered first backoff in [initial, 2 initial)");
+    assert_rv("shoot/c", "12");
+    cr_assert_eq(mockapi_unexpected(m), 0);
+}
+
+Test(informer, malformed_line_ends_the_watch_and_resumes)
+{
+    static const char *const ev[] = { EVENT("ADDED", "c", "11"), "{\"type\":\"ADDED\",oops}\n",
+                                      EVENT("ADDED", "never", "12"), NULL };
+    struct inf_opts o = { 0 };
+    struct inf_stats st;
+    int w2;
+
+    mockapi_expect(m, "GET", LIST, 200, LIST_BODY("10", ITEM("a", "1")));
+    stream(WATCH "10", ev);
+    w2 = held(WATCH "11", NULL);
+    start(&o);
+    cr_assert_eq(mockapi_wait_served(m, w2, 1, 5000), 0);
+    inf_stats(inf, &st);
+    cr_assert_eq(st.watch_errors, 1);
+    cr_assert(has_line("add c@11"));
+    cr_assert_not(has_line("add never@12"));
+    cr_assert_eq(store_count(inf_store(inf)), 2);
+}
+
+Test(informer, oversized_event_line_ends_the_watch)
+{
+    static const char *const ev[] = { EVENT("ADDED", "a-name-that-makes-the-line-long", "11"),
+                                      NULL };
+    struct inf_opts o = { .line_max = 64 };
+    struct inf_stats st;
+    int w2;
+
+    mockapi_expect(m, "GET", LIST, 200, LIST_BODY("10", ITEM("a", "1")));
+    stream(WATCH "10", ev);
+    w2 = held(WATCH "10", NULL);
+    start(&o);
+    cr_assert_eq(mockapi_wait_served(m, w2, 1, 5000), 0);
+    inf_stats(inf, &st);
+    cr_assert_eq(st.watch_errors, 1);
+    cr_assert_eq(store_count(inf_store(inf)), 1);
+}
+
+Test(informer, other_error_event_resumes_without_relist)
+{
+    static const char *const ev[] = {
+        EVENT("ADDED", "c", "11"),
+        "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":500,"
+        "\"reason\":\"InternalError\",\"message\":\"boom\"}}\n",
+        NULL,
+    };
+    struct inf_opts o = { 0 };
+    struct inf_stats st;
+    int w2;
+
+    mockapi_expect(m, "GET", LIST, 200, LIST_BODY("10", ITEM("a", "1")));
+    stream(WATCH "10", ev);
+    w2 = held(WATCH "11", NULL);
+    start(&o);
+    cr_assert_eq(mockapi_wait_served(m, w2, 1, 5000), 0);
+    inf_stats(inf, &st);
+    cr_assert_eq(st.lists, 1);
+    cr_assert_eq(st.expired, 0);
+    cr_assert_eq(st.watch_errors, 1);
+}
+
+Test(informer, list_failure_backs_off_and_retries)
+{
+    struct inf_opts o = { 0 };
+    struct inf_stats st;
+
+    mockapi_expect(m, "GET", LIST, 500,
+                   "{\"kind\":\"Status\",\"code\":500,\"reason\":\"InternalError\"}");
+    mockapi_expect(m, "GET", LIST, 200, LIST_BODY("10", ITEM("a", "1")));
+    held(WATCH "10", NULL);
+    start(&o);
+    cr_assert_eq(inf_wait_synced(inf, 5000), KERR_OK);
+    inf_stats(inf, &st);
+    cr_assert_eq(st.list_errors, 1);
+    cr_assert_eq(st.lists, 1);
+    cr_assert_eq(st.relists, 0);
+    cr_assert(st.last_backoff_ms >= 20 && st.last_backoff_ms < 40);
+}
+
+Test(informer, wait_synced_times_out_and_stop_ends_a_long_backoff)
+{
+    struct inf_opts o = { .backoff_initial_ms = 60000, .backoff_max_ms = 60000 };
+    long long t0;
+
+    mockapi_add(m, &(struct mockapi_spec){ .method = "GET",
+                                           .target = LIST,
+                                           .status = 503,
+                                           .body = "{\"kind\":\"Status\",\"code\":503}",
+                                           .times = -1 });
+    start(&o);
+    cr_assert_eq(inf_wait_synced(inf, 100), KERR_TIMEOUT);
+    cr_assert_eq(mockapi_wait_requests(m, 1, 5000), 0);
+    t0 = now_ms();
+    inf_stop(inf);
+    cr_assert_lt(now_ms() - t0, 1000, "stop interrupts the backoff");
+    cr_assert_eq(inf_wait_synced(inf, 100), KERR_CANCELLED);
+    cr_assert_not(inf_has_synced(inf));
+}
+
+Test(informer, resync_redelivers_updates)
+{
+    /* The server ends the first watch after a while, as at its timeoutSeconds. */
+    static const char *const ev[] = { BOOKMARK("10"), NULL };
+    struct inf_opts o = { .resync_ms = 300 };
+    const struct mockapi_req *q;
+    struct inf_stats st;
+    int w1, w2;
+
+    mockapi_expect(m, "GET", LIST, 200, LIST_BODY("10", ITEM("a", "1")));
+    w1 = mockapi_add(
+        m, &(struct mockapi_spec){
+               .method = "GET", .target = WATCH "10", .chunks = ev, .chunk_delay_ms = 500 });
+    w2 = held(WATCH "10", NULL);
+    start(&o);
+    cr_assert_eq(mockapi_wait_served(m, w1, 1, 5000), 0);
+    q = request_matching(BASE, "10");
+    cr_assert_str_eq(mockapi_req_param(q, "timeoutSeconds"), "1",
+                     "the watch is capped to end by the resync");
+    await_line("upd a@1>1");
+    cr_assert_eq(mockapi_wait_served(m, w2, 1, 5000), 0, "the watch resumes after the resync");
+    inf_stats(inf, &st);
+    cr_assert_eq(st.resyncs, 1);
+    cr_assert_eq(st.lists, 1);
+}
+
+Test(informer, projection_and_compact_store)
+{
+    static const char *const ev[] = { EVENT("ADDED", "c", "11"), NULL };
+    struct inf_opts o = { .project = store_project_paths,
+                          .project_ctx = (void *)STORE_META_PATHS,
+                          .compact = 1 };
+    cJSON *got = NULL;
+
+    mockapi_expect(m, "GET", LIST, 200, LIST_BODY("10", ITEM("a", "1")));
+    held(WATCH "10", ev);
+    make(&o);
+    cr_assert_eq(store_add_index(inf_store(inf), "ns", store_index_namespace, NULL, NULL), KERR_OK);
+    cr_assert_eq(inf_start(inf, &err), KERR_OK);
+    cr_assert_eq(inf_add_handlers(inf, &(struct inf_handlers){ 0 }, NULL), KERR_INVAL);
+    cr_assert_eq(inf_start(inf, NULL), KERR_INVAL);
+    await_line("add c@11");
+    cr_assert_eq(store_get(inf_store(inf), "shoot/c", &got, NULL), KERR_OK);
+    cr_assert_null(kjson_get(got, "spec"), "projected away");
+    cr_assert_str_eq(kjson_get_str(got, "metadata.namespace"), "shoot");
+    cJSON_Delete(got);
+    cr_assert_eq(store_index_list(inf_store(inf), "ns", "shoot", &got, NULL), KERR_OK);
+    cr_assert_eq(cJSON_GetArraySize(got), 2);
+    cJSON_Delete(got);
+}
+
+Test(informer, new_rejects_missing_resource)
+{
+    struct inf_opts o = { 0 };
+    struct inf *x = NULL;
+
+    cr_assert_eq(inf_new(c, &o, &x, &err), KERR_INVAL);
+    cr_assert_null(x);
+    inf_free(NULL);
+}
