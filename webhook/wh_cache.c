@@ -1,0 +1,319 @@
+/* wh_cache - parent lookups from watch-fed caches; see wh_cache.h. */
+#include "webhook/wh_cache.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/buf.h"
+#include "common/informer.h"
+#include "common/kjson.h"
+#include "common/store.h"
+
+static const struct k8s_resource res_etcd = { "druid.gardener.cloud", "v1alpha1", "etcds", 1 };
+static const struct k8s_resource res_sts = { "apps", "v1", "statefulsets", 1 };
+
+#define MANAGED_SELECTOR LOOKUP_LABEL_MANAGED_BY "=" LOOKUP_MANAGED_BY_DRUID
+#define NS_INDEX         "namespace"
+
+struct wh_cache {
+    struct wh_cache_opts o;
+    char *ns; /* OWNS or NULL */
+    struct inf *etcds, *stses;
+    atomic_int running; /* fallbacks in flight */
+    atomic_ulong hits, fallbacks, refused;
+};
+
+static enum kerr project_etcd(void *ctx, const cJSON *obj, cJSON **out)
+{
+    (void)ctx;
+    *out = lookup_etcd_project(obj);
+    return *out ? KERR_OK : KERR_NOMEM;
+}
+
+static enum kerr project_sts(void *ctx, const cJSON *obj, cJSON **out)
+{
+    (void)ctx;
+    *out = lookup_sts_project(obj);
+    return *out ? KERR_OK : KERR_NOMEM;
+}
+
+static enum kerr new_informer(struct wh_cache *c, const struct k8s_resource *res,
+                              const char *selector, store_project_fn project, struct inf **out,
+                              struct kerr_info *err)
+{
+    struct inf_opts o;
+
+    memset(&o, 0, sizeof(o));
+    o.res = res;
+    o.ns = c->ns;
+    o.label_selector = selector;
+    o.project = project;
+    o.compact = c->o.compact;
+    return inf_new(c->o.client, &o, out, err);
+}
+
+enum kerr wh_cache_new(const struct wh_cache_opts *opts, struct wh_cache **out,
+                       struct kerr_info *err)
+{
+    struct wh_cache *c;
+    enum kerr rc;
+
+    *out = NULL;
+    if (!opts->client)
+        return kerr_set(err, KERR_INVAL, "the cache needs an API client");
+    c = calloc(1, sizeof(*c));
+    if (!c)
+        return kerr_set(err, KERR_NOMEM, "allocating the cache");
+    c->o = *opts;
+    if (!c->o.fallback_limit)
+        c->o.fallback_limit = WH_CACHE_DEFAULT_FALLBACKS;
+    if (opts->ns && !(c->ns = strdup(opts->ns))) {
+        rc = kerr_set(err, KERR_NOMEM, "allocating the cache");
+        goto fail;
+    }
+    c->o.ns = c->ns;
+    if ((rc = new_informer(c, &res_etcd, NULL, project_etcd, &c->etcds, err)) ||
+        (rc = new_informer(c, &res_sts, MANAGED_SELECTOR, project_sts, &c->stses, err)) ||
+        (rc = store_add_index(inf_store(c->stses), NS_INDEX, store_index_namespace, NULL, err)))
+        goto fail;
+    *out = c;
+    return KERR_OK;
+fail:
+    wh_cache_free(c);
+    return rc;
+}
+
+enum kerr wh_cache_start(struct wh_cache *c, struct kerr_info *err)
+{
+    enum kerr rc = inf_start(c->etcds, err);
+
+    return rc ? rc : inf_start(c->stses, err);
+}
+
+int wh_cache_synced(struct wh_cache *c)
+{
+    return inf_has_synced(c->etcds) && inf_has_synced(c->stses);
+}
+
+enum kerr wh_cache_wait_synced(struct wh_cache *c, long timeout_ms)
+{
+    struct timespec t0, t1;
+    enum kerr rc;
+    long spent;
+
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    rc = inf_wait_synced(c->etcds, timeout_ms);
+    if (rc)
+        return rc;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    spent = (t1.tv_sec - t0.tv_sec) * 1000L + (t1.tv_nsec - t0.tv_nsec) / 1000000L;
+    return inf_wait_synced(c->stses, timeout_ms > spent ? timeout_ms - spent : 0);
+}
+
+void wh_cache_stats(struct wh_cache *c, struct wh_cache_stats *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->hits = atomic_load(&c->hits);
+    out->fallbacks = atomic_load(&c->fallbacks);
+    out->refused = atomic_load(&c->refused);
+    out->etcds = store_count(inf_store(c->etcds));
+    out->stses = store_count(inf_store(c->stses));
+}
+
+void wh_cache_free(struct wh_cache *c)
+{
+    if (!c)
+        return;
+    inf_free(c->etcds);
+    inf_free(c->stses);
+    free(c->ns);
+    free(c);
+}
+
+static enum kerr not_found(const struct k8s_resource *res, const char *name, struct kerr_info *err)
+{
+    return kerr_set(err, KERR_NOTFOUND, "%s.%s \"%s\" not found", res->resource, res->group, name);
+}
+
+/* Take a fallback slot: 1 when granted (give it back with atomic_fetch_sub). */
+static int take_slot(struct wh_cache *c)
+{
+    if (c->o.fallback_limit < 0)
+        return 0;
+    if (atomic_fetch_add(&c->running, 1) >= c->o.fallback_limit) {
+        atomic_fetch_sub(&c->running, 1);
+        atomic_fetch_add(&c->refused, 1);
+        return 0;
+    }
+    atomic_fetch_add(&c->fallbacks, 1);
+    return 1;
+}
+
+/* One GET of ns/name after a cache miss; *out OWNS the projected object on KERR_OK. */
+static enum kerr fallback_get(struct wh_cache *c, const struct k8s_resource *res, const char *ns,
+                              const char *name, int synced, cJSON **out, struct kerr_info *err)
+{
+    cJSON *obj = NULL;
+    enum kerr rc;
+
+    *out = NULL;
+    if (!take_slot(c)) {
+        if (synced)
+            return not_found(res, name, err);
+        return kerr_set(err, KERR_TOOMANY, "%s cache not synced and too many lookups in flight",
+                        res->resource);
+    }
+    rc = k8s_get(c->o.client, res, ns, name, NULL, &obj, err);
+    atomic_fetch_sub(&c->running, 1);
+    if (rc == KERR_INVAL) /* a name no object can have */
+        return not_found(res, name, err);
+    if (rc)
+        return rc;
+    *out = res == &res_etcd ? lookup_etcd_project(obj) : lookup_sts_project(obj);
+    cJSON_Delete(obj);
+    return *out ? KERR_OK : kerr_set(err, KERR_NOMEM, "projecting %s", res->resource);
+}
+
+static enum kerr view_etcd(void *ctx, const char *key, const cJSON *obj)
+{
+    (void)key;
+    return lookup_etcd_from_json(obj, ctx, NULL);
+}
+
+static enum kerr view_sts(void *ctx, const char *key, const cJSON *obj)
+{
+    (void)key;
+    return lookup_sts_from_json(obj, ctx, NULL);
+}
+
+/* Look ns/name up in inf; on a miss fall back to a GET. */
+static enum kerr lookup_one(struct wh_cache *c, struct inf *inf, const struct k8s_resource *res,
+                            const char *ns, const char *name, store_view_fn view, void *out,
+                            struct kerr_info *err)
+{
+    char key[STORE_KEY_MAX];
+    int synced = inf_has_synced(inf), n;
+    cJSON *obj = NULL;
+    enum kerr rc;
+
+    n = snprintf(key, sizeof(key), "%s/%s", ns, name);
+    if (n < 0 || (size_t)n >= sizeof(key) || !*ns || !*name)
+        return not_found(res, name, err);
+    if (synced) {
+        rc = store_view(inf_store(inf), key, view, out, NULL);
+        if (rc == KERR_OK) {
+            atomic_fetch_add(&c->hits, 1);
+            return KERR_OK;
+        }
+        if (rc != KERR_NOTFOUND)
+            return kerr_set(err, rc, "reading the %s cache", res->resource);
+    }
+    rc = fallback_get(c, res, ns, name, synced, &obj, err);
+    if (rc == KERR_OK)
+        rc = view(out, key, obj);
+    cJSON_Delete(obj);
+    return rc;
+}
+
+static enum kerr c_etcd(void *ctx, const char *ns, const char *name, struct lookup_etcd *out,
+                        struct kerr_info *err)
+{
+    struct wh_cache *c = ctx;
+
+    return lookup_one(c, c->etcds, &res_etcd, ns, name, view_etcd, out, err);
+}
+
+static enum kerr c_sts(void *ctx, const char *ns, const char *name, struct lookup_sts *out,
+                       struct kerr_info *err)
+{
+    struct wh_cache *c = ctx;
+
+    return lookup_one(c, c->stses, &res_sts, ns, name, view_sts, out, err);
+}
+
+struct match {
+    const cJSON *want;
+    struct lookup_sts *out;
+    size_t n;
+    enum kerr rc;
+};
+
+static enum kerr view_match(void *ctx, const char *key, const cJSON *obj)
+{
+    struct match *m = ctx;
+
+    (void)key;
+    if (!lookup_labels_match(lookup_meta_map(obj, "labels"), m->want))
+        return KERR_OK;
+    if (m->n++ == 0)
+        m->rc = lookup_sts_from_json(obj, m->out, NULL);
+    return KERR_OK;
+}
+
+/* The LIST fallback: StatefulSets of ns selected by every label of want. */
+static enum kerr list_match(struct wh_cache *c, const char *ns, struct match *m,
+                            struct kerr_info *err)
+{
+    struct k8s_list_opts lo;
+    struct buf sel;
+    const cJSON *e, *items;
+    cJSON *list = NULL;
+    enum kerr rc = KERR_OK;
+
+    buf_init(&sel, 64 * 1024);
+    cJSON_ArrayForEach (e, m->want) {
+        if (!rc)
+            rc = buf_appendf(&sel, "%s%s=%s", sel.len ? "," : "", e->string, e->valuestring);
+    }
+    if (rc) {
+        buf_release(&sel);
+        return kerr_set(err, rc, "building a label selector");
+    }
+    if (!take_slot(c)) {
+        buf_release(&sel);
+        return kerr_set(err, KERR_TOOMANY, "too many API lookups in flight");
+    }
+    memset(&lo, 0, sizeof(lo));
+    lo.label_selector = buf_str(&sel);
+    rc = k8s_list(c->o.client, &res_sts, ns, &lo, &list, err);
+    atomic_fetch_sub(&c->running, 1);
+    items = kjson_get_arr(list, "items");
+    cJSON_ArrayForEach (e, items) {
+        view_match(m, NULL, e);
+    }
+    cJSON_Delete(list);
+    buf_release(&sel);
+    return rc ? rc : m->rc;
+}
+
+static enum kerr c_sts_by_labels(void *ctx, const char *ns, const cJSON *labels,
+                                 struct lookup_sts *out, size_t *matches, struct kerr_info *err)
+{
+    struct wh_cache *c = ctx;
+    const char *managed = lookup_map_get(labels, LOOKUP_LABEL_MANAGED_BY);
+    struct match m = { labels, out, 0, KERR_OK };
+    enum kerr rc;
+
+    *matches = 0;
+    if (inf_has_synced(c->stses) && managed && strcmp(managed, LOOKUP_MANAGED_BY_DRUID) == 0) {
+        /* Every StatefulSet these labels select is a managed one: the cache has them all. */
+        rc = store_index_view(inf_store(c->stses), NS_INDEX, ns, view_match, &m, err);
+        atomic_fetch_add(&c->hits, 1);
+        rc = rc ? rc : m.rc;
+    } else {
+        rc = list_match(c, ns, &m, err);
+    }
+    *matches = m.n;
+    return rc;
+}
+
+void wh_cache_bind(struct wh_cache *c, struct lookup *out)
+{
+    out->ctx = c;
+    out->etcd = c_etcd;
+    out->sts = c_sts;
+    out->sts_by_labels = c_sts_by_labels;
+}
