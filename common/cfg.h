@@ -25,7 +25,10 @@
 #define CFG_TOKEN_PERIOD 60000L               /* ms between token file re-reads (client-go) */
 #define CFG_SA_DIR       "/var/run/secrets/kubernetes.io/serviceaccount"
 
-/* Everything a client needs to reach one API server. Zero it (or cfg_rest_init) before use. */
+/*
+ * Everything a client needs to reach one API server. Zero it (or cfg_rest_init)
+ * before use. The PEM buffers are also NUL-terminated (not counted in *_len).
+ */
 struct cfg_rest {
     char *server; /* OWNS. "https://host:port", no trailing slash */
     char *ca_pem; /* OWNS or NULL (system roots). PEM bundle */
