@@ -3,7 +3,8 @@
  *
  * Flags are long GNU/pflag-style flags described by a table of struct
  * proc_flag: `--name=value`, `--name value`, booleans `--flag` /
- * `--flag=false`, repeatable string-list flags, comma-separated list flags,
+ * `--flag=false` (a boolean never takes the next argument as its value),
+ * repeatable string-list flags, comma-separated list flags,
  * integers and durations (`15s`, `2m`, `500ms`, `1h30m`, `1.5s`). `-v`,
  * `-vv`, `--v=N` set the verbosity and `-h` / `--help` ask for the help text,
  * which is generated from the table and documents every flag and its
