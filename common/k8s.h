@@ -2,12 +2,13 @@
  * k8s - the Kubernetes API client (libcurl + cJSON).
  *
  * One struct k8s_client talks to one API server with the credentials of a
- * struct cfg_rest. It keeps connections alive (a pool of CURL easy handles
- * over one CURLSH share of connections, TLS sessions and DNS), uses HTTP/2
- * where the server offers it over TLS, sets timeouts on every request, keeps
- * every credential in memory (CAINFO/SSLCERT/SSLKEY blobs, never a file),
- * reads the bearer token through cfg_token_get() for every request and, on a
- * 401, invalidates it and retries once with the re-read token.
+ * struct cfg_rest. It keeps connections alive (a pool of CURL easy handles,
+ * each keeping its connections, over one CURLSH share of TLS sessions and
+ * DNS: a thread takes a handle per request, so N concurrent requests use at
+ * most N connections), uses HTTP/2 where the server offers it over TLS, sets timeouts on every
+ * request, keeps every credential in memory (CAINFO/SSLCERT/SSLKEY blobs, never a file), reads the
+ * bearer token through cfg_token_get() for every request and, on a 401, invalidates it and retries
+ * once with the re-read token.
  *
  * Errors: every non-2xx answer becomes an enum kerr with err->http_status,
  * err->reason (the metav1.Status reason) and err->msg (the Status message,

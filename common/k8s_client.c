@@ -144,6 +144,11 @@ static enum kerr copy_rest(struct k8s_client *c, const struct cfg_rest *r,
     return KERR_OK;
 }
 
+/*
+ * TLS sessions and DNS are shared between the easy handles. Connections are
+ * not: libcurl does not support one connection cache shared by concurrent
+ * threads, so each pooled handle keeps its own connections alive instead.
+ */
 static enum kerr setup_share(struct k8s_client *c, struct kerr_info *err)
 {
     int i;
@@ -155,7 +160,6 @@ static enum kerr setup_share(struct k8s_client *c, struct kerr_info *err)
     if (!c->share || curl_share_setopt(c->share, CURLSHOPT_LOCKFUNC, share_lock) ||
         curl_share_setopt(c->share, CURLSHOPT_UNLOCKFUNC, share_unlock) ||
         curl_share_setopt(c->share, CURLSHOPT_USERDATA, c) ||
-        curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT) ||
         curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION) ||
         curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS))
         return kerr_set(err, KERR_NOMEM, "k8s: setting up the curl share");

@@ -1,9 +1,9 @@
 /*
  * k8s_http - internals of the k8s module (common/k8s.h): the client object
- * and its pool of CURL easy handles over one CURLSH share (k8s_client.c), and
- * the transport: authentication, retries and the mapping of answers to enum
- * kerr (k8s_http.c). Only k8s.c, k8s_client.c and k8s_http.c include this
- * header; everyone else uses k8s.h.
+ * and its pool of CURL easy handles over one CURLSH share of TLS sessions
+ * and DNS (k8s_client.c), and the transport: authentication, retries and the
+ * mapping of answers to enum kerr (k8s_http.c). Only k8s.c, k8s_client.c and k8s_http.c include
+ * this header; everyone else uses k8s.h.
  *
  * Thread safety: as struct k8s_client (see k8s.h): k8s_http_do and the pool
  * functions may run on any number of threads at once; the fields below are
