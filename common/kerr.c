@@ -40,7 +40,8 @@ void kerr_clear(struct kerr_info *err)
     err->msg[0] = '\0';
 }
 
-static void set_msg(struct kerr_info *err, enum kerr code, const char *fmt, va_list ap)
+__attribute__((format(printf, 3, 0))) static void set_msg(struct kerr_info *err, enum kerr code,
+                                                          const char *fmt, va_list ap)
 {
     if (!fmt) {
         snprintf(err->msg, sizeof(err->msg), "%s", kerr_str(code));
