@@ -2,10 +2,12 @@
  * informer - a watch-fed cache of one resource: client-go's reflector, store
  * and event handlers in one object with its own thread.
  *
- * The thread LISTs the resource (pages of page_size, following
- * metadata.continue; an expired continue token restarts the list once without
- * a limit), fills the store, then WATCHes from the list's resourceVersion
- * with allowWatchBookmarks=true and timeoutSeconds random in
+ * The thread LISTs the resource (resourceVersion unset: a consistent read;
+ * pages of page_size, following metadata.continue; an expired continue
+ * token restarts the list once without a limit; each page is projected
+ * before the next is fetched, so a large list never sits in memory whole),
+ * fills the store, then WATCHes from the list's resourceVersion with
+ * allowWatchBookmarks=true and timeoutSeconds random in
  * [min_watch_timeout_s, 2 * min_watch_timeout_s]. It tracks the
  * resourceVersion of every event, BOOKMARKs included, and:
  *   - a watch the server ends cleanly (timeoutSeconds) is resumed at once

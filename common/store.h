@@ -9,17 +9,21 @@
  *
  * Memory: an object is kept either as a cJSON tree (the default: store_view
  * hands the tree itself to the caller, zero-copy) or, with opts.compact, as
- * its compact JSON text, parsed again on every read. cJSON spends about five
- * times the text size on a tree (measured: a 713-byte projected Etcd takes
- * 3.7 KB as a tree, 0.73 KB as text), so a process caching many objects under
- * a tight memory budget should set compact; reads then cost a parse of the
- * projected object (microseconds). On top of the object an entry costs its
- * key, about 40 bytes, a hash-table slot and 32 bytes per index value.
+ * its compact JSON text, parsed again on every read. cJSON spends several
+ * times the text size on a tree. Measured with 10,000 Etcd objects of 1.3 KB
+ * projected with STORE_META_PATHS and two indexes: 31 MB as trees, 8.4 MB
+ * compact (unprojected: 84 MB and 16 MB); a store_get took 2.5 us (tree
+ * copy) and 1.6 us (compact parse). A process caching many objects under a
+ * tight memory budget should project and set compact. On top of the object
+ * an entry costs its key, about 40 bytes, a hash-table slot and 32 bytes plus
+ * a group share per index value.
  *
  * Reads (get, view, foreach, count, index lookups) take a read lock and run
  * concurrently; writes (put, remove, replace) take the write lock only to
- * link or unlink prepared entries: projection, index functions, printing and
- * allocations happen before. Callbacks (store_view_fn) run under the read
+ * link or unlink prepared entries (replace also compares old and new objects
+ * under it): projection, index functions and printing happen before. The
+ * lock prefers writers, so a stream of readers cannot starve the informer.
+ * Callbacks (store_view_fn) run under the read
  * lock: they must be short, must not keep the object pointer and must not
  * call into the same store. Projection and index functions are called from
  * the writing thread, outside the lock, and must be thread-safe if several
