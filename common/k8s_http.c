@@ -23,8 +23,8 @@ struct xfer {
     const struct k8s_http_req *req;
     CURL *h;
     struct buf body;
-    long retry_after; /* seconds, -1 when absent */
-    int too_big;
+    long retry_after;   /* seconds, -1 when absent */
+    enum kerr write_rc; /* a body append failed: KERR_TOOBIG or KERR_NOMEM */
     int stopped_by_cb;
 };
 
@@ -102,11 +102,8 @@ static size_t on_data(char *p, size_t size, size_t n, void *arg)
         }
         return len;
     }
-    if (buf_append(&x->body, p, len) != KERR_OK) {
-        x->too_big = 1;
-        return 0;
-    }
-    return len;
+    x->write_rc = buf_append(&x->body, p, len);
+    return x->write_rc == KERR_OK ? len : 0;
 }
 
 static int cancelled(struct k8s_client *c, const struct k8s_http_req *req)
@@ -185,6 +182,7 @@ static int setup_request(struct xfer *x, const char *url, struct curl_slist *hdr
     bad |= curl_easy_setopt(h, CURLOPT_URL, url) != CURLE_OK;
     bad |= curl_easy_setopt(h, CURLOPT_SHARE, c->share) != CURLE_OK;
     bad |= curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L) != CURLE_OK;
+    bad |= curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK;
     bad |= curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS) != CURLE_OK;
     bad |= curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent) != CURLE_OK;
     bad |= curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->connect_timeout_ms) != CURLE_OK;
@@ -205,6 +203,7 @@ static int setup_request(struct xfer *x, const char *url, struct curl_slist *hdr
         bad |= curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, c->watch_idle_s) != CURLE_OK;
     } else {
         bad |= curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->request_timeout_ms) != CURLE_OK;
+        bad |= curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "gzip") != CURLE_OK;
     }
     if (strcmp(req->method, "GET") != 0)
         bad |= curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, req->method) != CURLE_OK;
@@ -230,9 +229,11 @@ static enum kerr transport_error(const struct xfer *x, CURLcode cc, const char *
 {
     const char *what = *errbuf ? errbuf : curl_easy_strerror(cc);
 
-    if (x->too_big)
+    if (x->write_rc == KERR_TOOBIG)
         return kerr_set(err, KERR_TOOBIG, "k8s: %s %s: response larger than %zu bytes",
                         x->req->method, url, x->c->max_body);
+    if (x->write_rc != KERR_OK)
+        return kerr_set(err, x->write_rc, "k8s: %s %s: storing the response", x->req->method, url);
     if (x->stopped_by_cb || cc == CURLE_ABORTED_BY_CALLBACK)
         return kerr_set(err, KERR_CANCELLED, "k8s: %s %s: cancelled", x->req->method, url);
     if (cc == CURLE_OPERATION_TIMEDOUT)
@@ -420,6 +421,7 @@ static enum kerr run(struct xfer *x, const char *url, char **token, struct kerr_
             return rc;
         buf_reset(&x->body);
         x->retry_after = -1;
+        x->write_rc = KERR_OK;
         if ((rc = attempt(x, url, *token, &status, err)) != KERR_OK)
             return rc;
         if (status >= 200 && status < 300)

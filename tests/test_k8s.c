@@ -162,6 +162,8 @@ Test(k8s, get_sends_token_and_parses_the_object, .init = start, .fini = stop)
     cr_assert_str_eq(mockapi_req_header(q, "Authorization"), "Bearer tok-1");
     cr_assert_str_eq(mockapi_req_header(q, "Accept"), "application/json");
     cr_assert_str_eq(mockapi_req_header(q, "User-Agent"), K8S_DEFAULT_USER_AGENT);
+    cr_assert_str_eq(mockapi_req_header(q, "Accept-Encoding"), "gzip");
+    cr_assert_null(mockapi_req_header(q, "Expect"));
     cr_assert_eq(q->body_len, 0);
     cJSON_Delete(obj);
 }
