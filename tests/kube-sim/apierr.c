@@ -1,0 +1,203 @@
+#include "tests/kube-sim/apierr.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+void ksim_apierr_clear(struct ksim_apierr *e)
+{
+    memset(e, 0, sizeof(*e));
+}
+
+static void vset(struct ksim_apierr *e, int code, const char *reason, const char *fmt, va_list ap)
+{
+    ksim_apierr_clear(e);
+    e->code = code;
+    snprintf(e->reason, sizeof(e->reason), "%s", reason ? reason : "");
+    if (vsnprintf(e->message, sizeof(e->message), fmt, ap) < 0)
+        e->message[0] = '\0';
+}
+
+int ksim_apierr_set(struct ksim_apierr *e, int code, const char *reason, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vset(e, code, reason, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+void ksim_apierr_details(struct ksim_apierr *e, const char *name, const char *group,
+                         const char *kind)
+{
+    snprintf(e->name, sizeof(e->name), "%s", name ? name : "");
+    snprintf(e->group, sizeof(e->group), "%s", group ? group : "");
+    snprintf(e->kind, sizeof(e->kind), "%s", kind ? kind : "");
+}
+
+void ksim_apierr_qualified(const char *group, const char *plural, char *out, size_t size)
+{
+    if (group && *group)
+        snprintf(out, size, "%s.%s", plural, group);
+    else
+        snprintf(out, size, "%s", plural);
+}
+
+int ksim_apierr_not_found(struct ksim_apierr *e, const char *group, const char *plural,
+                          const char *name)
+{
+    char q[300];
+
+    ksim_apierr_qualified(group, plural, q, sizeof(q));
+    ksim_apierr_set(e, 404, "NotFound", "%s \"%s\" not found", q, name);
+    ksim_apierr_details(e, name, group, plural);
+    return 404;
+}
+
+int ksim_apierr_exists(struct ksim_apierr *e, const char *group, const char *plural,
+                       const char *name)
+{
+    char q[300];
+
+    ksim_apierr_qualified(group, plural, q, sizeof(q));
+    ksim_apierr_set(e, 409, "AlreadyExists", "%s \"%s\" already exists", q, name);
+    ksim_apierr_details(e, name, group, plural);
+    return 409;
+}
+
+int ksim_apierr_conflict(struct ksim_apierr *e, const char *group, const char *plural,
+                         const char *name, const char *why)
+{
+    char q[300];
+
+    ksim_apierr_qualified(group, plural, q, sizeof(q));
+    ksim_apierr_set(e, 409, "Conflict", "Operation cannot be fulfilled on %s \"%s\": %s", q, name,
+                    why);
+    ksim_apierr_details(e, name, group, plural);
+    return 409;
+}
+
+int ksim_apierr_invalid(struct ksim_apierr *e, const char *group, const char *kind,
+                        const char *name, const char *field, const char *cause,
+                        const char *field_detail)
+{
+    char q[300];
+
+    ksim_apierr_qualified(group, kind, q, sizeof(q));
+    ksim_apierr_set(e, 422, "Invalid", "%s \"%s\" is invalid: %s", q, name, field_detail);
+    ksim_apierr_details(e, name, group, kind);
+    snprintf(e->field, sizeof(e->field), "%s", field ? field : "");
+    snprintf(e->cause_reason, sizeof(e->cause_reason), "%s", cause ? cause : "FieldValueInvalid");
+    return 422;
+}
+
+int ksim_apierr_forbidden(struct ksim_apierr *e, const char *group, const char *plural,
+                          const char *name, const char *why)
+{
+    char q[300];
+
+    ksim_apierr_qualified(group, plural, q, sizeof(q));
+    if (name && *name)
+        ksim_apierr_set(e, 403, "Forbidden", "%s \"%s\" is forbidden: %s", q, name, why);
+    else
+        ksim_apierr_set(e, 403, "Forbidden", "%s is forbidden: %s", q, why);
+    ksim_apierr_details(e, name, group, plural);
+    return 403;
+}
+
+int ksim_apierr_bad_request(struct ksim_apierr *e, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vset(e, 400, "BadRequest", fmt, ap);
+    va_end(ap);
+    return 400;
+}
+
+int ksim_apierr_internal(struct ksim_apierr *e, const char *fmt, ...)
+{
+    char msg[sizeof(e->message) - 32];
+    va_list ap;
+
+    va_start(ap, fmt);
+    if (vsnprintf(msg, sizeof(msg), fmt, ap) < 0)
+        msg[0] = '\0';
+    va_end(ap);
+    return ksim_apierr_set(e, 500, "InternalError", "Internal error occurred: %s", msg);
+}
+
+static int add_details(cJSON *st, const struct ksim_apierr *e)
+{
+    cJSON *d, *causes, *c;
+
+    if (!e->name[0] && !e->group[0] && !e->kind[0] && !e->retry_after && !e->field[0] &&
+        !e->cause_message[0])
+        return 0;
+    d = cJSON_AddObjectToObject(st, "details");
+    if (!d)
+        return -1;
+    if ((e->name[0] && !cJSON_AddStringToObject(d, "name", e->name)) ||
+        (e->group[0] && !cJSON_AddStringToObject(d, "group", e->group)) ||
+        (e->kind[0] && !cJSON_AddStringToObject(d, "kind", e->kind)))
+        return -1;
+    if (e->field[0] || e->cause_reason[0] || e->cause_message[0]) {
+        const char *colon = e->cause_message[0] ? NULL : strstr(e->message, "is invalid: ");
+        const char *cmsg = e->cause_message[0] ? e->cause_message : colon ? colon + 12 : e->message;
+
+        causes = cJSON_AddArrayToObject(d, "causes");
+        c = cJSON_CreateObject();
+        if (!causes || !c || !cJSON_AddItemToArray(causes, c) ||
+            (e->cause_reason[0] && !cJSON_AddStringToObject(c, "reason", e->cause_reason)) ||
+            !cJSON_AddStringToObject(c, "message", cmsg) ||
+            (e->field[0] && !cJSON_AddStringToObject(c, "field", e->field)))
+            return -1;
+    }
+    if (e->retry_after && !cJSON_AddNumberToObject(d, "retryAfterSeconds", e->retry_after))
+        return -1;
+    return 0;
+}
+
+enum kerr ksim_apierr_to_json(const struct ksim_apierr *e, cJSON **out)
+{
+    cJSON *st = cJSON_CreateObject();
+
+    *out = NULL;
+    if (!st || !cJSON_AddStringToObject(st, "kind", "Status") ||
+        !cJSON_AddStringToObject(st, "apiVersion", "v1") ||
+        !cJSON_AddObjectToObject(st, "metadata") ||
+        !cJSON_AddStringToObject(st, "status", e->code < 400 ? "Success" : "Failure") ||
+        !cJSON_AddStringToObject(st, "message", e->message) ||
+        (e->reason[0] && !cJSON_AddStringToObject(st, "reason", e->reason)) ||
+        add_details(st, e) != 0 || !cJSON_AddNumberToObject(st, "code", e->code)) {
+        cJSON_Delete(st);
+        return KERR_NOMEM;
+    }
+    *out = st;
+    return KERR_OK;
+}
+
+void ksim_apierr_from_status(struct ksim_apierr *e, const cJSON *status, int dflt_code)
+{
+    const cJSON *code = cJSON_GetObjectItemCaseSensitive(status, "code");
+    const cJSON *reason = cJSON_GetObjectItemCaseSensitive(status, "reason");
+    const cJSON *msg = cJSON_GetObjectItemCaseSensitive(status, "message");
+    const cJSON *details = cJSON_GetObjectItemCaseSensitive(status, "details");
+    const cJSON *v;
+
+    ksim_apierr_clear(e);
+    e->code = cJSON_IsNumber(code) && code->valuedouble > 0 && code->valuedouble < 1000
+                  ? (int)code->valuedouble
+                  : dflt_code;
+    if (cJSON_IsString(reason))
+        snprintf(e->reason, sizeof(e->reason), "%s", reason->valuestring);
+    if (cJSON_IsString(msg))
+        snprintf(e->message, sizeof(e->message), "%s", msg->valuestring);
+    if ((v = cJSON_GetObjectItemCaseSensitive(details, "name")) && cJSON_IsString(v))
+        snprintf(e->name, sizeof(e->name), "%s", v->valuestring);
+    if ((v = cJSON_GetObjectItemCaseSensitive(details, "group")) && cJSON_IsString(v))
+        snprintf(e->group, sizeof(e->group), "%s", v->valuestring);
+    if ((v = cJSON_GetObjectItemCaseSensitive(details, "kind")) && cJSON_IsString(v))
+        snprintf(e->kind, sizeof(e->kind), "%s", v->valuestring);
+}

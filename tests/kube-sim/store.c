@@ -1,0 +1,771 @@
+#include "tests/kube-sim/store.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct entry {
+    char *key;  /* OWNS: "ns/name" or "name" */
+    cJSON *obj; /* OWNS */
+    uint64_t rv;
+};
+
+struct event {
+    enum ksim_event_type type;
+    uint64_t rv;
+    char *ns;    /* OWNS: "" for cluster scope */
+    cJSON *obj;  /* OWNS */
+    cJSON *prev; /* OWNS or NULL */
+};
+
+struct table {
+    char *skey;            /* OWNS */
+    struct entry *entries; /* OWNS, sorted by key */
+    size_t n, cap;
+    struct event *ring; /* OWNS, ring_cap history slots */
+    size_t ring_cap;
+    size_t head, count;  /* oldest event at ring[head] */
+    uint64_t dropped_rv; /* events at or below this rv are gone */
+    struct table *next;
+};
+
+struct ksim_store_watch {
+    struct ksim_store *st;
+    struct table *t;
+    char *ns; /* OWNS or NULL */
+    uint64_t cursor;
+    int cut;
+    struct ksim_store_watch *next;
+};
+
+struct ksim_store {
+    pthread_mutex_t mu;
+    pthread_cond_t cond;
+    struct table *tables;
+    struct ksim_store_watch *watches;
+    uint64_t rv;
+    size_t count, max_objects, history;
+    int closing;
+};
+
+uint64_t ksim_store_obj_rv(const cJSON *obj)
+{
+    const cJSON *md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+    const cJSON *rv = cJSON_GetObjectItemCaseSensitive(md, "resourceVersion");
+    char *end = NULL;
+    unsigned long long v;
+
+    if (!cJSON_IsString(rv) || !rv->valuestring[0])
+        return 0;
+    errno = 0;
+    v = strtoull(rv->valuestring, &end, 10);
+    if (errno || !end || *end)
+        return 0;
+    return (uint64_t)v;
+}
+
+struct timespec ksim_store_deadline_ms(long ms)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_sec += ms / 1000;
+    ts.tv_nsec += (ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    return ts;
+}
+
+static int set_rv(cJSON *obj, uint64_t rv)
+{
+    cJSON *md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+    char text[32];
+
+    if (!cJSON_IsObject(md)) {
+        md = cJSON_AddObjectToObject(obj, "metadata");
+        if (!md)
+            return -1;
+    }
+    snprintf(text, sizeof(text), "%" PRIu64, rv);
+    cJSON_DeleteItemFromObjectCaseSensitive(md, "resourceVersion");
+    return cJSON_AddStringToObject(md, "resourceVersion", text) ? 0 : -1;
+}
+
+static char *make_key(const char *ns, const char *name)
+{
+    size_t len = (ns ? strlen(ns) : 0) + strlen(name) + 2;
+    char *k = malloc(len);
+
+    if (!k)
+        return NULL;
+    if (ns && *ns)
+        snprintf(k, len, "%s/%s", ns, name);
+    else
+        snprintf(k, len, "%s", name);
+    return k;
+}
+
+enum kerr ksim_store_new(const struct ksim_store_opts *opts, struct ksim_store **out,
+                         struct kerr_info *err)
+{
+    struct ksim_store *st;
+    pthread_condattr_t ca;
+
+    *out = NULL;
+    st = calloc(1, sizeof(*st));
+    if (!st)
+        return kerr_set(err, KERR_NOMEM, NULL);
+    st->history = opts && opts->history ? opts->history : 1000;
+    st->max_objects = opts && opts->max_objects ? opts->max_objects : 100000;
+    st->rv = 1;
+    pthread_mutex_init(&st->mu, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&st->cond, &ca);
+    pthread_condattr_destroy(&ca);
+    *out = st;
+    return KERR_OK;
+}
+
+static void event_clear(struct event *e)
+{
+    free(e->ns);
+    cJSON_Delete(e->obj);
+    cJSON_Delete(e->prev);
+    memset(e, 0, sizeof(*e));
+}
+
+static void table_free(struct table *t)
+{
+    size_t i;
+
+    for (i = 0; i < t->n; i++) {
+        free(t->entries[i].key);
+        cJSON_Delete(t->entries[i].obj);
+    }
+    free(t->entries);
+    for (i = 0; i < t->count; i++)
+        event_clear(&t->ring[(t->head + i) % t->ring_cap]);
+    free(t->ring);
+    free(t->skey);
+    free(t);
+}
+
+void ksim_store_shutdown(struct ksim_store *st)
+{
+    pthread_mutex_lock(&st->mu);
+    st->closing = 1;
+    pthread_cond_broadcast(&st->cond);
+    pthread_mutex_unlock(&st->mu);
+}
+
+void ksim_store_free(struct ksim_store *st)
+{
+    struct table *t, *next;
+
+    if (!st)
+        return;
+    for (t = st->tables; t; t = next) {
+        next = t->next;
+        table_free(t);
+    }
+    pthread_cond_destroy(&st->cond);
+    pthread_mutex_destroy(&st->mu);
+    free(st);
+}
+
+static struct table *find_table(struct ksim_store *st, const char *skey, int create)
+{
+    struct table *t;
+
+    for (t = st->tables; t; t = t->next)
+        if (strcmp(t->skey, skey) == 0)
+            return t;
+    if (!create)
+        return NULL;
+    t = calloc(1, sizeof(*t));
+    if (!t)
+        return NULL;
+    t->skey = strdup(skey);
+    t->ring = calloc(st->history, sizeof(*t->ring));
+    t->ring_cap = st->history;
+    if (!t->skey || !t->ring) {
+        free(t->skey);
+        free(t->ring);
+        free(t);
+        return NULL;
+    }
+    t->next = st->tables;
+    st->tables = t;
+    return t;
+}
+
+/* Index of key, or of the insertion point with *found = 0. */
+static size_t search(const struct table *t, const char *key, int *found)
+{
+    size_t lo = 0, hi = t->n, mid;
+    int c;
+
+    *found = 0;
+    while (lo < hi) {
+        mid = lo + (hi - lo) / 2;
+        c = strcmp(t->entries[mid].key, key);
+        if (c == 0) {
+            *found = 1;
+            return mid;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Append an event to the ring, dropping the oldest when full. Copies obj and prev (TAKEN). */
+static void record(struct ksim_store *st, struct table *t, enum ksim_event_type type,
+                   const char *ns, cJSON *obj, cJSON *prev)
+{
+    struct event *e;
+
+    if (t->count == st->history) {
+        e = &t->ring[t->head];
+        t->dropped_rv = e->rv;
+        event_clear(e);
+        t->head = (t->head + 1) % st->history;
+        t->count--;
+    }
+    e = &t->ring[(t->head + t->count) % st->history];
+    e->type = type;
+    e->rv = st->rv;
+    e->ns = strdup(ns ? ns : "");
+    e->obj = obj;
+    e->prev = prev;
+    if (!e->ns || !e->obj) {
+        /* Without memory for the event, watchers resume by relisting. */
+        event_clear(e);
+        t->dropped_rv = st->rv;
+        return;
+    }
+    t->count++;
+    pthread_cond_broadcast(&st->cond);
+}
+
+uint64_t ksim_store_rv(struct ksim_store *st)
+{
+    uint64_t rv;
+
+    pthread_mutex_lock(&st->mu);
+    rv = st->rv;
+    pthread_mutex_unlock(&st->mu);
+    return rv;
+}
+
+size_t ksim_store_count(struct ksim_store *st)
+{
+    size_t n;
+
+    pthread_mutex_lock(&st->mu);
+    n = st->count;
+    pthread_mutex_unlock(&st->mu);
+    return n;
+}
+
+enum kerr ksim_store_get(struct ksim_store *st, const char *skey, const char *ns, const char *name,
+                         cJSON **out, struct kerr_info *err)
+{
+    struct table *t;
+    char *key = make_key(ns, name);
+    enum kerr rc = KERR_OK;
+    size_t i;
+    int found = 0;
+
+    *out = NULL;
+    if (!key)
+        return kerr_set(err, KERR_NOMEM, NULL);
+    pthread_mutex_lock(&st->mu);
+    t = find_table(st, skey, 0);
+    i = t ? search(t, key, &found) : 0;
+    if (!found)
+        rc = kerr_set(err, KERR_NOTFOUND, "%s not found", name);
+    else if (!(*out = cJSON_Duplicate(t->entries[i].obj, 1)))
+        rc = kerr_set(err, KERR_NOMEM, NULL);
+    pthread_mutex_unlock(&st->mu);
+    free(key);
+    return rc;
+}
+
+static enum kerr insert_locked(struct ksim_store *st, struct table *t, char *key, const char *ns,
+                               cJSON *obj, cJSON **out, struct kerr_info *err)
+{
+    struct entry *ne;
+    cJSON *ev;
+    size_t i;
+    int found;
+
+    i = search(t, key, &found);
+    if (found)
+        return kerr_set(err, KERR_EXISTS, "already exists");
+    if (st->count >= st->max_objects)
+        return kerr_set(err, KERR_TOOBIG, "object limit of %zu reached", st->max_objects);
+    if (t->n == t->cap) {
+        ne = realloc(t->entries, (t->cap ? t->cap * 2 : 16) * sizeof(*ne));
+        if (!ne)
+            return kerr_set(err, KERR_NOMEM, NULL);
+        t->entries = ne;
+        t->cap = t->cap ? t->cap * 2 : 16;
+    }
+    if (set_rv(obj, st->rv + 1) != 0 || (out && !(*out = cJSON_Duplicate(obj, 1))))
+        return kerr_set(err, KERR_NOMEM, NULL);
+    ev = cJSON_Duplicate(obj, 1);
+    st->rv++;
+    memmove(&t->entries[i + 1], &t->entries[i], (t->n - i) * sizeof(*ne));
+    t->entries[i].key = key;
+    t->entries[i].obj = obj;
+    t->entries[i].rv = st->rv;
+    t->n++;
+    st->count++;
+    record(st, t, KSIM_EV_ADDED, ns, ev, NULL);
+    return KERR_OK;
+}
+
+enum kerr ksim_store_create(struct ksim_store *st, const char *skey, const char *ns,
+                            const char *name, cJSON *obj, cJSON **out, struct kerr_info *err)
+{
+    struct table *t;
+    char *key = make_key(ns, name);
+    enum kerr rc;
+
+    if (out)
+        *out = NULL;
+    if (!key) {
+        cJSON_Delete(obj);
+        return kerr_set(err, KERR_NOMEM, NULL);
+    }
+    pthread_mutex_lock(&st->mu);
+    t = find_table(st, skey, 1);
+    rc = t ? insert_locked(st, t, key, ns, obj, out, err) : kerr_set(err, KERR_NOMEM, NULL);
+    pthread_mutex_unlock(&st->mu);
+    if (rc != KERR_OK) {
+        free(key);
+        cJSON_Delete(obj);
+    }
+    return rc;
+}
+
+/* Find ns/name in skey and check expect_rv; *idx on success. */
+static enum kerr locate_locked(struct ksim_store *st, const char *skey, const char *ns,
+                               const char *name, uint64_t expect_rv, struct table **tp, size_t *idx,
+                               struct kerr_info *err)
+{
+    char *key = make_key(ns, name);
+    struct table *t;
+    int found = 0;
+
+    if (!key)
+        return kerr_set(err, KERR_NOMEM, NULL);
+    t = find_table(st, skey, 0);
+    *idx = t ? search(t, key, &found) : 0;
+    free(key);
+    if (!found)
+        return kerr_set(err, KERR_NOTFOUND, "%s not found", name);
+    if (expect_rv && t->entries[*idx].rv != expect_rv)
+        return kerr_set(err, KERR_CONFLICT,
+                        "the object has been modified; please apply your changes to the latest "
+                        "version and try again");
+    *tp = t;
+    return KERR_OK;
+}
+
+enum kerr ksim_store_update(struct ksim_store *st, const char *skey, const char *ns,
+                            const char *name, uint64_t expect_rv, cJSON *obj, cJSON **out,
+                            struct kerr_info *err)
+{
+    struct table *t = NULL;
+    struct entry *e;
+    cJSON *ev = NULL;
+    size_t i;
+    enum kerr rc;
+
+    if (out)
+        *out = NULL;
+    pthread_mutex_lock(&st->mu);
+    rc = locate_locked(st, skey, ns, name, expect_rv, &t, &i, err);
+    if (rc == KERR_OK &&
+        (set_rv(obj, st->rv + 1) != 0 || (out && !(*out = cJSON_Duplicate(obj, 1))) ||
+         !(ev = cJSON_Duplicate(obj, 1))))
+        rc = kerr_set(err, KERR_NOMEM, NULL);
+    if (rc == KERR_OK) {
+        e = &t->entries[i];
+        st->rv++;
+        record(st, t, KSIM_EV_MODIFIED, ns, ev, e->obj);
+        e->obj = obj;
+        e->rv = st->rv;
+        obj = NULL;
+    }
+    pthread_mutex_unlock(&st->mu);
+    cJSON_Delete(obj);
+    if (rc != KERR_OK && out) {
+        cJSON_Delete(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+enum kerr ksim_store_delete(struct ksim_store *st, const char *skey, const char *ns,
+                            const char *name, uint64_t expect_rv, cJSON **out,
+                            struct kerr_info *err)
+{
+    struct table *t = NULL;
+    struct entry e;
+    size_t i;
+    enum kerr rc;
+
+    if (out)
+        *out = NULL;
+    pthread_mutex_lock(&st->mu);
+    rc = locate_locked(st, skey, ns, name, expect_rv, &t, &i, err);
+    if (rc == KERR_OK && out && !(*out = cJSON_Duplicate(t->entries[i].obj, 1)))
+        rc = kerr_set(err, KERR_NOMEM, NULL);
+    if (rc == KERR_OK) {
+        e = t->entries[i];
+        memmove(&t->entries[i], &t->entries[i + 1], (t->n - i - 1) * sizeof(e));
+        t->n--;
+        st->count--;
+        st->rv++;
+        set_rv(e.obj, st->rv);
+        if (out)
+            set_rv(*out, st->rv);
+        free(e.key);
+        record(st, t, KSIM_EV_DELETED, ns, e.obj, NULL);
+    }
+    pthread_mutex_unlock(&st->mu);
+    return rc;
+}
+
+void ksim_store_page_release(struct ksim_store_page *page)
+{
+    cJSON_Delete(page->items);
+    free(page->next_key);
+    memset(page, 0, sizeof(*page));
+}
+
+static int ns_match(const struct entry *e, const char *ns)
+{
+    size_t len;
+
+    if (!ns || !*ns)
+        return 1;
+    len = strlen(ns);
+    return strncmp(e->key, ns, len) == 0 && e->key[len] == '/';
+}
+
+static enum kerr list_locked(struct table *t, const char *ns, ksim_store_match_fn match, void *arg,
+                             const char *start_after, size_t limit, struct ksim_store_page *page)
+{
+    size_t i = 0, last = 0;
+    int found;
+    cJSON *copy;
+
+    if (start_after) {
+        i = search(t, start_after, &found);
+        if (found)
+            i++;
+    }
+    for (; i < t->n; i++) {
+        if (!ns_match(&t->entries[i], ns) || (match && !match(t->entries[i].obj, arg)))
+            continue;
+        if (limit && (size_t)cJSON_GetArraySize(page->items) == limit) {
+            if (!page->next_key) {
+                page->next_key = strdup(t->entries[last].key);
+                if (!page->next_key)
+                    return KERR_NOMEM;
+            }
+            page->remaining++;
+            continue;
+        }
+        copy = cJSON_Duplicate(t->entries[i].obj, 1);
+        if (!copy || !cJSON_AddItemToArray(page->items, copy)) {
+            cJSON_Delete(copy);
+            return KERR_NOMEM;
+        }
+        last = i;
+    }
+    return KERR_OK;
+}
+
+enum kerr ksim_store_list(struct ksim_store *st, const char *skey, const char *ns,
+                          ksim_store_match_fn match, void *arg, const char *start_after,
+                          size_t limit, struct ksim_store_page *page, struct kerr_info *err)
+{
+    struct table *t;
+    enum kerr rc = KERR_OK;
+
+    memset(page, 0, sizeof(*page));
+    page->items = cJSON_CreateArray();
+    if (!page->items)
+        return kerr_set(err, KERR_NOMEM, NULL);
+    pthread_mutex_lock(&st->mu);
+    page->rv = st->rv;
+    t = find_table(st, skey, 0);
+    if (t)
+        rc = list_locked(t, ns, match, arg, start_after, limit, page);
+    pthread_mutex_unlock(&st->mu);
+    if (rc != KERR_OK) {
+        ksim_store_page_release(page);
+        return kerr_set(err, rc, NULL);
+    }
+    return KERR_OK;
+}
+
+uint64_t ksim_store_oldest_rv(struct ksim_store *st, const char *skey)
+{
+    struct table *t;
+    uint64_t rv = 0;
+
+    pthread_mutex_lock(&st->mu);
+    t = find_table(st, skey, 0);
+    if (t)
+        rv = t->dropped_rv;
+    pthread_mutex_unlock(&st->mu);
+    return rv;
+}
+
+/* kube-apiserver's message for a watch or list from an expired resourceVersion. */
+static enum kerr too_old(const struct table *t, uint64_t rv, uint64_t now, struct kerr_info *err)
+{
+    uint64_t oldest = t->count ? t->ring[t->head].rv : now;
+
+    return kerr_set(err, KERR_GONE, "too old resource version: %" PRIu64 " (%" PRIu64 ")", rv,
+                    oldest > 0 ? oldest - 1 : 0);
+}
+
+enum kerr ksim_store_watch_open(struct ksim_store *st, const char *skey, const char *ns,
+                                uint64_t from_rv, struct ksim_store_watch **out,
+                                struct kerr_info *err)
+{
+    struct ksim_store_watch *w;
+    struct table *t;
+    enum kerr rc = KERR_OK;
+
+    *out = NULL;
+    w = calloc(1, sizeof(*w));
+    if (!w || (ns && *ns && !(w->ns = strdup(ns)))) {
+        free(w);
+        return kerr_set(err, KERR_NOMEM, NULL);
+    }
+    w->st = st;
+    pthread_mutex_lock(&st->mu);
+    t = find_table(st, skey, 1);
+    if (!t)
+        rc = kerr_set(err, KERR_NOMEM, NULL);
+    else if (from_rv < t->dropped_rv)
+        rc = too_old(t, from_rv, st->rv, err);
+    if (rc == KERR_OK) {
+        w->t = t;
+        w->cursor = from_rv;
+        w->next = st->watches;
+        st->watches = w;
+    }
+    pthread_mutex_unlock(&st->mu);
+    if (rc != KERR_OK) {
+        free(w->ns);
+        free(w);
+        return rc;
+    }
+    *out = w;
+    return KERR_OK;
+}
+
+/* The first event after the cursor in the watcher's namespace, or NULL. */
+static const struct event *next_event_locked(struct ksim_store_watch *w)
+{
+    struct table *t = w->t;
+    const struct event *e;
+    size_t i;
+
+    for (i = 0; i < t->count; i++) {
+        e = &t->ring[(t->head + i) % t->ring_cap];
+        if (e->rv <= w->cursor)
+            continue;
+        if (w->ns && strcmp(w->ns, e->ns) != 0) {
+            w->cursor = e->rv;
+            continue;
+        }
+        return e;
+    }
+    return NULL;
+}
+
+static enum kerr deliver_locked(struct ksim_store_watch *w, const struct event *e,
+                                struct ksim_store_event *ev, struct kerr_info *err)
+{
+    ev->type = e->type;
+    ev->rv = e->rv;
+    ev->obj = cJSON_Duplicate(e->obj, 1);
+    ev->prev = e->prev ? cJSON_Duplicate(e->prev, 1) : NULL;
+    if (!ev->obj || (e->prev && !ev->prev)) {
+        ksim_store_event_release(ev);
+        return kerr_set(err, KERR_NOMEM, NULL);
+    }
+    w->cursor = e->rv;
+    return KERR_OK;
+}
+
+enum kerr ksim_store_watch_next(struct ksim_store_watch *w, const struct timespec *deadline,
+                                struct ksim_store_event *ev, struct kerr_info *err)
+{
+    struct ksim_store *st = w->st;
+    const struct event *e;
+    enum kerr rc = KERR_OK;
+
+    memset(ev, 0, sizeof(*ev));
+    pthread_mutex_lock(&st->mu);
+    for (;;) {
+        if (st->closing || w->cut) {
+            rc = kerr_set(err, KERR_CLOSED, "watch closed");
+            break;
+        }
+        if (w->cursor < w->t->dropped_rv) {
+            rc = too_old(w->t, w->cursor, st->rv, err);
+            break;
+        }
+        e = next_event_locked(w);
+        if (e) {
+            rc = deliver_locked(w, e, ev, err);
+            break;
+        }
+        if (!deadline) {
+            pthread_cond_wait(&st->cond, &st->mu);
+        } else if (pthread_cond_timedwait(&st->cond, &st->mu, deadline) == ETIMEDOUT) {
+            rc = KERR_TIMEOUT;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&st->mu);
+    return rc;
+}
+
+uint64_t ksim_store_watch_rv(struct ksim_store_watch *w)
+{
+    uint64_t rv;
+
+    pthread_mutex_lock(&w->st->mu);
+    rv = w->cursor;
+    pthread_mutex_unlock(&w->st->mu);
+    return rv;
+}
+
+void ksim_store_watch_close(struct ksim_store_watch *w)
+{
+    struct ksim_store_watch **pp;
+
+    if (!w)
+        return;
+    pthread_mutex_lock(&w->st->mu);
+    for (pp = &w->st->watches; *pp; pp = &(*pp)->next) {
+        if (*pp == w) {
+            *pp = w->next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&w->st->mu);
+    free(w->ns);
+    free(w);
+}
+
+void ksim_store_event_release(struct ksim_store_event *ev)
+{
+    cJSON_Delete(ev->obj);
+    cJSON_Delete(ev->prev);
+    ev->obj = NULL;
+    ev->prev = NULL;
+}
+
+void ksim_store_cut_watches(struct ksim_store *st)
+{
+    struct ksim_store_watch *w;
+
+    pthread_mutex_lock(&st->mu);
+    for (w = st->watches; w; w = w->next)
+        w->cut = 1;
+    pthread_cond_broadcast(&st->cond);
+    pthread_mutex_unlock(&st->mu);
+}
+
+void ksim_store_expire_history(struct ksim_store *st)
+{
+    struct table *t;
+
+    pthread_mutex_lock(&st->mu);
+    for (t = st->tables; t; t = t->next) {
+        while (t->count) {
+            event_clear(&t->ring[t->head]);
+            t->head = (t->head + 1) % t->ring_cap;
+            t->count--;
+        }
+        t->dropped_rv = st->rv;
+    }
+    /* A watcher at the current rv would survive: move everybody below the mark. */
+    st->rv++;
+    for (t = st->tables; t; t = t->next)
+        t->dropped_rv = st->rv;
+    pthread_cond_broadcast(&st->cond);
+    pthread_mutex_unlock(&st->mu);
+}
+
+uint64_t ksim_store_wait_change(struct ksim_store *st, uint64_t since,
+                                const struct timespec *deadline)
+{
+    uint64_t rv;
+
+    pthread_mutex_lock(&st->mu);
+    while (st->rv <= since && !st->closing) {
+        if (!deadline)
+            pthread_cond_wait(&st->cond, &st->mu);
+        else if (pthread_cond_timedwait(&st->cond, &st->mu, deadline) == ETIMEDOUT)
+            break;
+    }
+    rv = st->rv;
+    pthread_mutex_unlock(&st->mu);
+    return rv;
+}
+
+void ksim_store_each(struct ksim_store *st, const char *skey,
+                     void (*fn)(const char *skey, const cJSON *obj, void *arg), void *arg)
+{
+    struct table *t;
+    size_t i;
+
+    pthread_mutex_lock(&st->mu);
+    for (t = st->tables; t; t = t->next) {
+        if (skey && strcmp(skey, t->skey) != 0)
+            continue;
+        for (i = 0; i < t->n; i++)
+            fn(t->skey, t->entries[i].obj, arg);
+    }
+    pthread_mutex_unlock(&st->mu);
+}
+
+void ksim_store_drop_table(struct ksim_store *st, const char *skey)
+{
+    struct table *t;
+    size_t i;
+
+    pthread_mutex_lock(&st->mu);
+    t = find_table(st, skey, 0);
+    if (t) {
+        for (i = 0; i < t->n; i++) {
+            free(t->entries[i].key);
+            cJSON_Delete(t->entries[i].obj);
+        }
+        st->count -= t->n;
+        t->n = 0;
+    }
+    pthread_mutex_unlock(&st->mu);
+}

@@ -1,0 +1,139 @@
+# Helpers for end-to-end scripts that run against kube-sim. Source this file:
+#
+#   . "$(dirname "$0")/../lib/kubesim.sh"
+#   kubesim_start [--token-file FILE] [--service-alias NAME.NS=HOST:PORT]... [kube-sim flags]
+#   kc get pods                      # kubectl as the cluster admin
+#   kc --token=TOKEN get pods        # kubectl as a token-file user
+#   kc_as TOKEN delete pod x         # the same, shorter
+#   ksim_wait 10 kc get sts web      # retry a command until it succeeds (deadline in seconds)
+#   ksim_on_exit "kill $pid"         # run something when the script exits
+#   ksim_fail "message"              # print and exit 1
+#
+# kubesim_start runs kube-sim in a fresh temporary data directory, waits for
+# its "kube-sim ready" line and exports:
+#   KSIM_DIR     the data directory (ca.crt, admin.kubeconfig, kube-sim.log)
+#   KSIM_URL     https://127.0.0.1:PORT
+#   KSIM_PORT    the port
+#   KSIM_PID     the process id
+#   KUBECONFIG   $KSIM_DIR/admin.kubeconfig
+#   KSIM_TOKEN   the admin bearer token (group system:masters)
+# On exit kube-sim gets SIGTERM, the directory is removed, and any sanitizer
+# report in kube-sim's log is printed (so CTest fails the test).
+#
+# The kube-sim binary is $KUBE_SIM (set by CTest), else found under
+# $WARDEN_BINARY_DIR or the usual build directories.
+
+_ksim_cleanups=()
+
+ksim_on_exit() {
+    _ksim_cleanups+=("$1")
+}
+
+_ksim_run_cleanups() {
+    local status=$? i
+    for ((i = ${#_ksim_cleanups[@]} - 1; i >= 0; i--)); do
+        eval "${_ksim_cleanups[i]}" || { [ "$status" -ne 0 ] || status=1; }
+    done
+    _ksim_cleanups=()
+    exit "$status"
+}
+trap _ksim_run_cleanups EXIT
+
+ksim_fail() {
+    echo "FAIL: $*" >&2
+    exit 1
+}
+
+_ksim_binary() {
+    local root c
+    if [ -n "${KUBE_SIM:-}" ] && [ -x "$KUBE_SIM" ]; then
+        echo "$KUBE_SIM"; return 0
+    fi
+    root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+    for c in "${WARDEN_BINARY_DIR:-/nonexistent}/tests/kube-sim/kube-sim" \
+             "$root"/build/debug/tests/kube-sim/kube-sim "$root"/build*/tests/kube-sim/kube-sim; do
+        [ -x "$c" ] && { echo "$c"; return 0; }
+    done
+    echo "kube-sim binary not found (set KUBE_SIM)" >&2
+    return 1
+}
+
+kubesim_start() {
+    local bin line="" deadline
+    bin=$(_ksim_binary) || return 1
+    KSIM_DIR=$(mktemp -d "${TMPDIR:-/tmp}/kube-sim.XXXXXX")
+    "$bin" --data-dir "$KSIM_DIR" "$@" >"$KSIM_DIR/stdout" 2>"$KSIM_DIR/kube-sim.log" &
+    KSIM_PID=$!
+    ksim_on_exit kubesim_stop
+    deadline=$((SECONDS + 30))
+    while [ $SECONDS -lt $deadline ]; do
+        line=$(grep -m1 '^kube-sim ready ' "$KSIM_DIR/stdout" 2>/dev/null || true)
+        [ -n "$line" ] && break
+        kill -0 "$KSIM_PID" 2>/dev/null || break
+        sleep 0.05
+    done
+    if [ -z "$line" ]; then
+        echo "kube-sim did not become ready; its log:" >&2
+        cat "$KSIM_DIR/kube-sim.log" >&2
+        return 1
+    fi
+    KSIM_URL=${line#kube-sim ready }
+    KSIM_PORT=${KSIM_URL##*:}
+    KUBECONFIG=$KSIM_DIR/admin.kubeconfig
+    KSIM_TOKEN=$(sed -n 's/^ *token: //p' "$KUBECONFIG")
+    export KSIM_DIR KSIM_URL KSIM_PORT KSIM_PID KUBECONFIG KSIM_TOKEN
+}
+
+kubesim_stop() {
+    local i bad=0
+    [ -n "${KSIM_PID:-}" ] || return 0
+    kill -TERM "$KSIM_PID" 2>/dev/null || true
+    for ((i = 0; i < 100; i++)); do
+        kill -0 "$KSIM_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$KSIM_PID" 2>/dev/null; then
+        echo "kube-sim did not stop on SIGTERM" >&2
+        kill -KILL "$KSIM_PID" 2>/dev/null || true
+        bad=1
+    fi
+    wait "$KSIM_PID" 2>/dev/null || true
+    if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:|UndefinedBehaviorSanitizer' \
+        "$KSIM_DIR/kube-sim.log" 2>/dev/null; then
+        echo "kube-sim sanitizer report:" >&2
+        cat "$KSIM_DIR/kube-sim.log" >&2
+        bad=1
+    fi
+    rm -rf "$KSIM_DIR"
+    KSIM_PID=""
+    return $bad
+}
+
+# kubectl against kube-sim, with a private discovery cache.
+kc() {
+    kubectl --kubeconfig "$KUBECONFIG" --cache-dir "$KSIM_DIR/kubectl-cache" "$@"
+}
+
+# kubectl as the user of a token-file token.
+kc_as() {
+    local token=$1
+    shift
+    kc --token="$token" "$@"
+}
+
+# Retry "$@" until it succeeds or the deadline (seconds) passes; the last output is shown on failure.
+ksim_wait() {
+    local deadline=$((SECONDS + $1)) out
+    shift
+    while :; do
+        if out=$("$@" 2>&1); then
+            return 0
+        fi
+        if [ $SECONDS -ge $deadline ]; then
+            echo "timed out waiting for: $*" >&2
+            echo "$out" >&2
+            return 1
+        fi
+        sleep 0.1
+    done
+}
