@@ -1,25 +1,256 @@
-/* warden-webhook - entry point. The admission server arrives with its own issue. */
+/*
+ * warden-webhook - the admission webhook process: flags and config, the API
+ * client, the caches, TLS (files or self-provisioned), the HTTPS server,
+ * /metrics, /healthz and /readyz, and a graceful drain on SIGTERM.
+ */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-static const char usage[] =
-    "Usage: warden-webhook [flags]\n"
-    "\n"
-    "Admission webhook protecting etcd-druid Etcd clusters and their components.\n"
-    "\n"
-    "Flags:\n"
-    "  -h, --help   print this help and exit\n";
+#include "common/cfg.h"
+#include "common/httpsrv.h"
+#include "common/k8s.h"
+#include "common/log.h"
+#include "common/metrics.h"
+#include "common/proc.h"
+#include "webhook/wh_cache.h"
+#include "webhook/wh_config.h"
+#include "webhook/wh_dispatch.h"
+#include "webhook/wh_selftls.h"
+#include "webhook/wh_server.h"
+#include "webhook/wh_tls.h"
+
+struct app {
+    struct wh_config cfg;
+    struct metrics_registry *reg;
+    struct k8s_client *client;
+    struct wh_cache *cache;
+    struct lookup lookup;
+    struct wh_tls *tls;
+    struct wh_selftls *selftls;
+    struct protect_config protect;
+    struct wh_dispatch dispatch;
+    struct wh_server *server;
+    struct httpsrv *metrics_srv, *health_srv;
+};
+
+static enum kerr ready_caches(void *ctx, struct kerr_info *err)
+{
+    struct app *a = ctx;
+
+    return wh_cache_synced(a->cache) ? KERR_OK : kerr_set(err, KERR_UNSUPPORTED, "not synced");
+}
+
+static enum kerr ready_tls(void *ctx, struct kerr_info *err)
+{
+    struct app *a = ctx;
+
+    return wh_tls_ready(a->tls) ? KERR_OK : kerr_set(err, KERR_TLS, "no certificate");
+}
+
+static enum kerr healthy(void *ctx, struct kerr_info *err)
+{
+    (void)ctx;
+    (void)err;
+    return KERR_OK;
+}
+
+static enum kerr start_client(struct app *a, struct kerr_info *err)
+{
+    struct cfg_rest rest;
+    enum kerr rc;
+
+    cfg_rest_init(&rest);
+    rc = cfg_load_default(*a->cfg.kubeconfig ? a->cfg.kubeconfig : NULL, &rest, err);
+    if (!rc)
+        rc = k8s_client_new(&rest, NULL, &a->client, err);
+    cfg_rest_release(&rest);
+    if (rc)
+        return kerr_wrap(err, "--kubeconfig");
+    return KERR_OK;
+}
+
+static enum kerr start_cache(struct app *a, struct kerr_info *err)
+{
+    struct wh_cache_opts o = { 0 };
+    enum kerr rc;
+
+    o.client = a->client;
+    o.ns = *a->cfg.watch_namespace ? a->cfg.watch_namespace : NULL;
+    o.fallback_limit = a->cfg.fallbacks == 0 ? -1 : (int)a->cfg.fallbacks;
+    o.compact = a->cfg.compact_cache;
+    if ((rc = wh_cache_new(&o, &a->cache, err)) || (rc = wh_cache_start(a->cache, err)))
+        return rc;
+    wh_cache_bind(a->cache, &a->lookup);
+    return KERR_OK;
+}
+
+static enum kerr start_tls(struct app *a, struct kerr_info *err)
+{
+    struct wh_tls_opts to = { 0 };
+    struct wh_selftls_opts so = { 0 };
+    char cert[4096], key[4096];
+    enum kerr rc;
+
+    to.poll_ms = a->cfg.cert_poll_ms;
+    to.registry = a->reg;
+    if (!a->cfg.self_tls) {
+        snprintf(cert, sizeof(cert), "%s/tls.crt", a->cfg.cert_dir);
+        snprintf(key, sizeof(key), "%s/tls.key", a->cfg.cert_dir);
+        to.cert_file = cert;
+        to.key_file = key;
+        if ((rc = wh_tls_new(&to, &a->tls, err)))
+            return kerr_wrap(err, "--webhook-server-tls-server-cert-dir");
+        return wh_tls_start_watch(a->tls, err);
+    }
+    if ((rc = wh_tls_new(&to, &a->tls, err)))
+        return rc;
+    so.client = a->client;
+    so.ns = *a->cfg.tls_namespace ? a->cfg.tls_namespace : k8s_client_namespace(a->client);
+    so.secret = a->cfg.tls_secret;
+    so.service = a->cfg.tls_service;
+    so.vwcs = (const char *const *)a->cfg.vwcs.v;
+    so.nvwcs = a->cfg.vwcs.n;
+    so.mwcs = (const char *const *)a->cfg.mwcs.v;
+    so.nmwcs = a->cfg.mwcs.n;
+    so.lifetime_s = a->cfg.cert_lifetime_ms / 1000;
+    so.tls = a->tls;
+    if ((rc = wh_selftls_new(&so, &a->selftls, err)) || (rc = wh_selftls_ensure(a->selftls, err)))
+        return kerr_wrap(err, "--self-provision-tls");
+    return wh_selftls_start(a->selftls, err);
+}
+
+static enum kerr start_probes(struct app *a, struct kerr_info *err)
+{
+    struct httpsrv_opts o = { 0 };
+    enum kerr rc;
+
+    if (strcmp(a->cfg.metrics_bind, "0") != 0) {
+        o.bind = a->cfg.metrics_bind;
+        o.registry = a->reg;
+        if ((rc = httpsrv_new(&o, &a->metrics_srv, err)) ||
+            (rc = httpsrv_start(a->metrics_srv, err)))
+            return kerr_wrap(err, "--metrics-bind-address %s", a->cfg.metrics_bind);
+    }
+    if (strcmp(a->cfg.health_bind, "0") == 0)
+        return KERR_OK;
+    o.bind = a->cfg.health_bind;
+    o.registry = NULL;
+    if ((rc = httpsrv_new(&o, &a->health_srv, err)) ||
+        (rc = httpsrv_add_check(a->health_srv, HTTPSRV_HEALTHZ, "ping", healthy, a, err)) ||
+        (rc = httpsrv_add_check(a->health_srv, HTTPSRV_READYZ, "caches-synced", ready_caches, a,
+                                err)) ||
+        (rc = httpsrv_add_check(a->health_srv, HTTPSRV_READYZ, "tls-certificate", ready_tls, a,
+                                err)) ||
+        (rc = httpsrv_start(a->health_srv, err)))
+        return kerr_wrap(err, "--health-probe-bind-address %s", a->cfg.health_bind);
+    return KERR_OK;
+}
+
+static enum kerr start_server(struct app *a, struct kerr_info *err)
+{
+    struct wh_server_opts o = { 0 };
+    enum kerr rc;
+
+    a->protect.reconcilers = (const char *const *)a->cfg.reconcilers.v;
+    a->protect.n_reconcilers = a->cfg.reconcilers.n;
+    a->protect.exempt = (const char *const *)a->cfg.exempt.v;
+    a->protect.n_exempt = a->cfg.exempt.n;
+    if ((rc = wh_dispatch_init(&a->dispatch, &a->protect, &a->lookup, a->reg, err)))
+        return rc;
+    a->dispatch.disabled[WH_HOOK_COMPONENTS] = !a->cfg.enable_components;
+    o.bind_address = a->cfg.bind;
+    o.port = (unsigned short)a->cfg.port;
+    o.threads = (unsigned int)a->cfg.threads;
+    o.conn_timeout_s = (unsigned int)((a->cfg.conn_timeout_ms + 999) / 1000);
+    o.conn_limit = (unsigned int)a->cfg.conn_limit;
+    o.per_ip_limit = (unsigned int)a->cfg.per_ip_limit;
+    o.max_body = (size_t)a->cfg.max_body;
+    o.budget_ms = a->cfg.budget_ms;
+    o.tls = a->tls;
+    o.dispatch = &a->dispatch;
+    o.registry = a->reg;
+    if ((rc = wh_server_new(&o, &a->server, err)) || (rc = wh_server_start(a->server, err)))
+        return kerr_wrap(err, "--webhook-server-port %ld", a->cfg.port);
+    return KERR_OK;
+}
+
+static enum kerr start(struct app *a, struct kerr_info *err)
+{
+    enum kerr rc;
+
+    if ((rc = metrics_registry_new(&a->reg, err)) || (rc = metrics_register_process(a->reg, err)) ||
+        (rc = start_client(a, err)) || (rc = start_cache(a, err)) || (rc = start_tls(a, err)) ||
+        (rc = start_server(a, err)) || (rc = start_probes(a, err)))
+        return rc;
+    log_info("warden-webhook started", "reconcilers", a->cfg.reconcilers.v[0]);
+    return KERR_OK;
+}
+
+static void run(struct app *a)
+{
+    struct kerr_info err;
+
+    while (!proc_wait_shutdown(-1)) {
+        if (!proc_take_reload())
+            continue;
+        kerr_clear(&err);
+        if (wh_tls_reload(a->tls, &err))
+            log_warn("reload on SIGHUP failed", "error", err.msg);
+    }
+    log_info("shutting down: draining the reviews in flight");
+}
+
+static void stop(struct app *a)
+{
+    char left[24];
+
+    if (a->server) {
+        snprintf(left, sizeof(left), "%ld", wh_server_drain(a->server, a->cfg.shutdown_ms));
+        log_info("webhook server stopped", "unfinished", left);
+    }
+    httpsrv_free(a->health_srv);
+    httpsrv_free(a->metrics_srv);
+    wh_server_free(a->server);
+    wh_selftls_free(a->selftls);
+    if (a->client)
+        k8s_client_stop(a->client);
+    wh_cache_free(a->cache);
+    wh_tls_free(a->tls);
+    k8s_client_free(a->client);
+    metrics_registry_free(a->reg);
+}
 
 int main(int argc, char **argv)
 {
-    int i;
+    struct app a;
+    struct kerr_info err;
+    char *help = NULL;
+    int status = 0;
 
-    for (i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(usage, stdout);
-            return 0;
-        }
+    memset(&a, 0, sizeof(a));
+    kerr_clear(&err);
+    if (wh_config_load(&a.cfg, argc, argv, &err)) {
+        fprintf(stderr, "warden-webhook: %s\n", err.msg);
+        wh_config_release(&a.cfg);
+        return 2;
     }
-    fputs("warden-webhook: the admission server is not built yet; see --help\n", stderr);
-    return 2;
+    if (a.cfg.help) {
+        if (wh_config_help(&help, &err) == KERR_OK)
+            fputs(help, stdout);
+        free(help);
+        wh_config_release(&a.cfg);
+        return 0;
+    }
+    log_set_level(log_level_from_verbosity(a.cfg.verbosity));
+    if (proc_signals_install(&err) || start(&a, &err)) {
+        log_error("cannot start", "error", err.msg);
+        fprintf(stderr, "warden-webhook: %s\n", err.msg);
+        status = 1;
+    } else {
+        run(&a);
+    }
+    stop(&a);
+    wh_config_release(&a.cfg);
+    return status;
 }

@@ -36,6 +36,7 @@ struct wh_dispatch {
     const struct lookup *lookup;          /* BORROWED */
     /* warden_webhook_decisions_total children, BORROWED from the registry (NULL: none) */
     struct metrics_child *decisions[WH_HOOK__COUNT][WH_RESULT__COUNT];
+    int disabled[WH_HOOK__COUNT]; /* a disabled webhook is not served (404) */
 };
 
 /* The path of a webhook ("/webhooks/etcd", ...). */

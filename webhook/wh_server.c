@@ -120,7 +120,7 @@ static enum MHD_Result begin(struct wh_server *s, struct MHD_Connection *c, cons
     *con_cls = st;
     clock_gettime(CLOCK_MONOTONIC, &st->start);
     buf_init(&st->body, s->o.max_body);
-    st->hook = wh_hook_from_path(url, &h) == 0 ? (int)h : -1;
+    st->hook = wh_hook_from_path(url, &h) == 0 && !s->o.dispatch->disabled[h] ? (int)h : -1;
     atomic_fetch_add(&s->in_flight, 1);
     if (st->hook < 0)
         return send_text(s, c, st, MHD_HTTP_NOT_FOUND, "404 page not found\n");
