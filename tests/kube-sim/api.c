@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/kjson.h"
 #include "tests/kube-sim/delete.h"
@@ -10,6 +11,7 @@
 #include "tests/kube-sim/fault.h"
 #include "tests/kube-sim/obj.h"
 #include "tests/kube-sim/openapi.h"
+#include "tests/kube-sim/pb.h"
 #include "tests/kube-sim/read.h"
 #include "tests/kube-sim/watch.h"
 #include "tests/kube-sim/write.h"
@@ -336,6 +338,38 @@ static int handle_delete(const struct ksim_write_ctx *c, const struct ksim_req *
     return code;
 }
 
+/*
+ * POST and PUT bodies: JSON, or kubectl's protobuf for the kinds kube-sim can decode; anything
+ * else is 415.
+ */
+static int decode_body(const struct ksim_req *req, cJSON **out, struct ksim_apierr *e)
+{
+    const char *ct = req->content_type;
+    struct kerr_info err;
+    size_t n;
+
+    *out = NULL;
+    if (ksim_pb_content_type(ct)) {
+        if (ksim_pb_decode((const unsigned char *)req->body, req->body_len, out, &err) == KERR_OK)
+            return 0;
+        if (err.code == KERR_UNSUPPORTED)
+            return ksim_apierr_set(e, 415, "UnsupportedMediaType",
+                                   "the body of the request was in an unknown format - accepted "
+                                   "media types include: application/json (%s)",
+                                   err.msg);
+        return ksim_apierr_bad_request(e, "%s", err.msg);
+    }
+    n = ct ? strcspn(ct, ";") : 0;
+    while (n && ct[n - 1] == ' ')
+        n--;
+    if (n && !(n == 16 && strncasecmp(ct, "application/json", 16) == 0))
+        return ksim_apierr_set(e, 415, "UnsupportedMediaType",
+                               "the body of the request was in an unknown format - accepted media "
+                               "types include: application/json, "
+                               "application/vnd.kubernetes.protobuf");
+    return ksim_write_decode(req->body, req->body_len, out, e);
+}
+
 /* POST, PUT, PATCH and DELETE. */
 static void handle_write(struct ksim_api *api, const struct ksim_req *req,
                          const struct ksim_target *t, struct ksim_resp *resp)
@@ -353,14 +387,14 @@ static void handle_write(struct ksim_api *api, const struct ksim_req *req,
             method_not_allowed(resp);
             return;
         }
-        code = ksim_write_decode(req->body, req->body_len, &body, &e);
+        code = decode_body(req, &body, &e);
         if (!code)
             code = ksim_write_create(&c, body, &out, &e);
     } else if (!code && (strcmp(m, "PUT") == 0 || strcmp(m, "PATCH") == 0) && !*t->name) {
         method_not_allowed(resp);
         return;
     } else if (!code && strcmp(m, "PUT") == 0) {
-        code = ksim_write_decode(req->body, req->body_len, &body, &e);
+        code = decode_body(req, &body, &e);
         if (!code)
             code = ksim_write_update(&c, body, &out, &e);
     } else if (!code && strcmp(m, "PATCH") == 0) {
