@@ -112,7 +112,7 @@ static void drop_postings(struct itab_entry *e)
     e->linked = 0;
 }
 
-void itab_release(struct itab *t)
+void itab_release(struct itab *t, itab_free_fn free_data, void *arg)
 {
     struct itab_entry *e, *next;
     size_t i;
@@ -125,6 +125,8 @@ void itab_release(struct itab *t)
     for (i = 0; i < t->n; i++) {
         for (e = t->b[i]; e; e = next) {
             next = e->next;
+            if (free_data)
+                free_data(arg, e->data);
             drop_postings(e);
             itab_entry_free(e);
         }
@@ -358,16 +360,6 @@ struct itab_entry *itab_del(struct itab *t, const char *key)
     return pp ? take(t, pp) : NULL;
 }
 
-struct itab_entry *itab_pop(struct itab *t)
-{
-    size_t i;
-
-    for (i = 0; t->count && i < t->n; i++)
-        if (t->b[i])
-            return take(t, &t->b[i]);
-    return NULL;
-}
-
 enum kerr itab_walk(const struct itab *t, itab_visit_fn fn, void *arg)
 {
     struct itab_entry *e;
@@ -415,7 +407,7 @@ void itab_swap(struct itab *t, struct itab *fresh, struct itab *old)
     fresh->b = NULL;
     fresh->n = 0;
     fresh->count = 0;
-    itab_release(fresh);
+    itab_release(fresh, NULL, NULL);
     for (i = 0; t->nidx && i < t->n; i++)
         for (e = t->b[i]; e; e = e->next)
             link_postings(t, e);

@@ -11,7 +11,7 @@
  * tables, and a failed growth just leaves longer chains.
  *
  * Ownership: a table OWNS the entries linked into it; an entry taken out
- * (itab_put's return value, itab_del, itab_pop) is OWNED by the caller and
+ * (itab_put's return value, itab_del) is OWNED by the caller and
  * freed with itab_entry_free. The data pointer is never touched by itab: the
  * caller frees it before freeing the entry.
  * Thread safety: none; the caller serialises access (readers may share a
@@ -55,11 +55,18 @@ struct itab_value {
 /* Visitor of a walk: non-OK stops the walk and is returned. */
 typedef enum kerr (*itab_visit_fn)(void *arg, struct itab_entry *e);
 
+/* Frees the data of an entry (called by itab_release). */
+typedef void (*itab_free_fn)(void *arg, void *data);
+
 /* An empty table without indexes. KERR_NOMEM. */
 enum kerr itab_init(struct itab *t);
 
-/* Free the table, its indexes and every entry still in it (not their data). Safe twice. */
-void itab_release(struct itab *t);
+/*
+ * Free the table, its indexes and every entry still in it, calling
+ * free_data(arg, data) for each entry's data when free_data is not NULL.
+ * Safe to call twice.
+ */
+void itab_release(struct itab *t, itab_free_fn free_data, void *arg);
 
 /* Add an index named name (copied); only while the table is empty (KERR_INVAL). */
 enum kerr itab_add_index(struct itab *t, const char *name);
@@ -90,10 +97,7 @@ struct itab_entry *itab_put(struct itab *t, struct itab_entry *e);
 /* Take the entry under key out of the table (OWNED by the caller), or NULL. */
 struct itab_entry *itab_del(struct itab *t, const char *key);
 
-/* Take any one entry out (OWNED by the caller), or NULL when empty. */
-struct itab_entry *itab_pop(struct itab *t);
-
-/* Visit every entry (no particular order). */
+/* Visit every entry (no particular order). fn may change e->data, not the table. */
 enum kerr itab_walk(const struct itab *t, itab_visit_fn fn, void *arg);
 
 /* Visit the entries whose index number index has value. */

@@ -232,6 +232,11 @@ static void free_data(const struct store *s, void *data)
         cJSON_Delete(data);
 }
 
+static void free_data_cb(void *arg, void *data)
+{
+    free_data(arg, data);
+}
+
 /* A new tree from an entry's data (copy or parse); NULL on allocation failure. */
 static cJSON *data_copy(const struct store *s, const void *data)
 {
@@ -378,7 +383,7 @@ enum kerr store_new(const struct store_opts *opts, struct store **out, struct ke
         return kerr_set(err, KERR_NOMEM, "store: out of memory");
     }
     if (init_lock(&s->lock) != 0) {
-        itab_release(&s->t);
+        itab_release(&s->t, NULL, NULL);
         free(s);
         return kerr_set(err, KERR_INTERNAL, "store: cannot create the lock");
     }
@@ -388,13 +393,9 @@ enum kerr store_new(const struct store_opts *opts, struct store **out, struct ke
 
 void store_free(struct store *s)
 {
-    struct itab_entry *e;
-
     if (!s)
         return;
-    while ((e = itab_pop(&s->t)))
-        retire(s, e, NULL);
-    itab_release(&s->t);
+    itab_release(&s->t, free_data_cb, s);
     free(s->fns);
     pthread_rwlock_destroy(&s->lock);
     free(s);
@@ -482,15 +483,6 @@ static enum kerr prepare_all(struct store *s, cJSON *items, struct itab *fresh,
     return KERR_OK;
 }
 
-static void clear_unlinked(struct store *s, struct itab *t)
-{
-    struct itab_entry *e;
-
-    while ((e = itab_pop(t)))
-        retire(s, e, NULL);
-    itab_release(t);
-}
-
 static int differs(const struct store *s, const struct itab_entry *a, const struct itab_entry *b)
 {
     if (s->opts.compact)
@@ -567,25 +559,33 @@ static enum kerr fill_changes(struct store *s, struct store_changes *c, size_t f
     return rc;
 }
 
-/* Outside the lock: a DELETED change for every entry left in old, which is emptied. */
-static enum kerr add_deleted(struct store *s, struct store_changes *c, struct itab *old)
-{
-    struct itab_entry *o;
-    enum kerr rc = KERR_OK;
-    cJSON *obj = NULL;
-    char *key;
+struct deleted {
+    struct store *s;
+    struct store_changes *c;
+    enum kerr rc;
+};
 
-    while ((o = itab_pop(old))) {
-        key = strdup(o->key);
-        if (retire(s, o, &obj) != KERR_OK || !key) {
-            free(key);
-            cJSON_Delete(obj);
-            rc = KERR_NOMEM;
-        } else if (changes_add(c, STORE_DELETED, key, obj) != KERR_OK) {
-            rc = KERR_NOMEM;
-        }
+/* Outside the lock, for each entry left in old: a DELETED change taking its object. */
+static enum kerr add_deleted(void *arg, struct itab_entry *o)
+{
+    struct deleted *d = arg;
+    char *key = strdup(o->key);
+    cJSON *obj;
+
+    if (!d->s->opts.compact) {
+        obj = o->data;
+        o->data = NULL;
+    } else {
+        obj = data_copy(d->s, o->data);
     }
-    return rc;
+    if (!key || !obj) {
+        free(key);
+        cJSON_Delete(obj);
+        d->rc = KERR_NOMEM;
+    } else if (changes_add(d->c, STORE_DELETED, key, obj) != KERR_OK) {
+        d->rc = KERR_NOMEM;
+    }
+    return KERR_OK;
 }
 
 enum kerr store_replace(struct store *s, cJSON *items, struct store_changes *changes,
@@ -594,6 +594,7 @@ enum kerr store_replace(struct store *s, cJSON *items, struct store_changes *cha
     struct itab fresh, old;
     struct itab_entry *updated = NULL;
     struct diff d = { s, &old, changes, &updated, KERR_OK };
+    struct deleted del = { s, changes, KERR_OK };
     size_t first = changes ? changes->n : 0;
     enum kerr rc;
 
@@ -608,7 +609,7 @@ enum kerr store_replace(struct store *s, cJSON *items, struct store_changes *cha
         kerr_set(err, rc, "store: out of memory");
     cJSON_Delete(items);
     if (rc != KERR_OK) {
-        clear_unlinked(s, &fresh);
+        itab_release(&fresh, free_data_cb, s);
         return rc;
     }
     pthread_rwlock_wrlock(&s->lock);
@@ -619,9 +620,10 @@ enum kerr store_replace(struct store *s, cJSON *items, struct store_changes *cha
     rc = d.rc;
     if (changes) {
         rc = fill_changes(s, changes, first, updated) != KERR_OK ? KERR_NOMEM : rc;
-        rc = add_deleted(s, changes, &old) != KERR_OK ? KERR_NOMEM : rc;
+        itab_walk(&old, add_deleted, &del);
+        rc = del.rc != KERR_OK ? del.rc : rc;
     }
-    clear_unlinked(s, &old);
+    itab_release(&old, free_data_cb, s);
     if (rc != KERR_OK)
         return kerr_set(err, rc, "store: replaced, but the list of changes is incomplete");
     return KERR_OK;

@@ -540,3 +540,42 @@ Test(store, strs_and_changes_release_twice)
     store_changes_release(&c);
     store_free(NULL);
 }
+
+static cJSON *many(int n, int changed_every)
+{
+    cJSON *items = cJSON_CreateArray();
+    char ns[16], name[32], rv[16];
+    int i;
+
+    for (i = 0; i < n; i++) {
+        snprintf(ns, sizeof(ns), "ns%d", i % 100);
+        snprintf(name, sizeof(name), "etcd-%d", i);
+        snprintf(rv, sizeof(rv), "%d", changed_every && i % changed_every == 0 ? 2 : 1);
+        cJSON_AddItemToArray(items, mk(ns, name, rv, "main"));
+    }
+    return items;
+}
+
+Test(store, relist_of_ten_thousand_reports_only_the_changes)
+{
+    struct store *s = new_store(1, 1);
+    struct store_changes ch;
+    size_t i;
+
+    cr_assert_eq(store_add_index(s, "ns", store_index_namespace, NULL, NULL), KERR_OK);
+    store_changes_init(&ch);
+    cr_assert_eq(store_replace(s, many(10000, 0), &ch, NULL), KERR_OK);
+    cr_assert_eq(ch.n, 10000);
+    store_changes_release(&ch);
+    cr_assert_eq(store_replace(s, many(9990, 100), &ch, NULL), KERR_OK);
+    cr_assert_eq(ch.n, 100 + 10, "100 updated, 10 deleted");
+    for (i = 0; i < ch.n; i++) {
+        if (ch.v[i].kind == STORE_UPDATED)
+            cr_assert_str_eq(rv_of(ch.v[i].new_obj), "2");
+        else
+            cr_assert_eq(ch.v[i].kind, STORE_DELETED);
+    }
+    store_changes_release(&ch);
+    cr_assert_eq(store_count(s), 9990);
+    store_free(s);
+}
