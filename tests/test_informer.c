@@ -225,13 +225,13 @@ Test(informer, list_then_watch_applies_events_in_order)
 {
     static const char *const ev[] = { EVENT("ADDED", "c", "11") EVENT("MODIFIED", "a", "12"),
                                       EVENT("DELETED", "b", "13"), NULL };
-    struct inf_opts o = { .label_selector = "app=etcd" };
+    struct inf_opts o = { .label_selector = "app=etcd", .field_selector = "metadata.name!=x" };
     const struct mockapi_req *q;
     struct inf_stats st;
     long t;
     int w;
 
-    mockapi_expect(m, "GET", LIST "&labelSelector=app%3Detcd&limit=500", 200,
+    mockapi_expect(m, "GET", LIST "&labelSelector=app%3Detcd&fieldSelector&limit=500", 200,
                    LIST_BODY("10", ITEM("a", "1") "," ITEM("b", "2")));
     w = held(WATCH "10", ev);
     start(&o);
@@ -252,6 +252,8 @@ Test(informer, list_then_watch_applies_events_in_order)
     cr_assert_not_null(q);
     cr_assert_str_eq(mockapi_req_param(q, "allowWatchBookmarks"), "true");
     cr_assert_str_eq(mockapi_req_param(q, "labelSelector"), "app=etcd");
+    cr_assert_str_eq(mockapi_req_param(q, "fieldSelector"), "metadata.name!=x");
+    cr_assert_str_eq(mockapi_req_param(mockapi_request(m, 0), "fieldSelector"), "metadata.name!=x");
     t = strtol(mockapi_req_param(q, "timeoutSeconds"), NULL, 10);
     cr_assert(t >= 300 && t <= 600, "timeoutSeconds %ld", t);
     inf_stats(inf, &st);
