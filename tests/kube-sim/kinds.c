@@ -143,7 +143,12 @@ int ksim_kinds_initial_status(const struct ksim_rtype *rt, cJSON *obj)
     if (is(rt, "apps", "statefulsets"))
         return set_status(obj, "{\"replicas\":0,\"availableReplicas\":0}");
     if (is(rt, "", "namespaces"))
-        return set_status(obj, "{\"phase\":\"Active\"}");
+        return set_status(obj, "{\"phase\":\"Active\"}") |
+               (kjson_set(obj, "spec.finalizers",
+                          cJSON_CreateStringArray((const char *[]){ "kubernetes" }, 1),
+                          NULL) == KERR_OK
+                    ? 0
+                    : -1);
     if (is(rt, "", "services"))
         return set_status(obj, "{\"loadBalancer\":{}}");
     if (is(rt, "", "pods"))

@@ -52,6 +52,7 @@ static const char *const job_fields[] = { "status.successful", NULL };
 
 static const struct builtin builtins[] = {
     { "", "v1", "namespaces", "namespace", "Namespace", "ns", "", 0, 1, 0, 0, ns_fields },
+    { "", "v1", "nodes", "node", "Node", "no", "", 0, 1, 0, 0, NULL },
     { "", "v1", "services", "service", "Service", "svc", "all", 1, 1, 0, 0, NULL },
     { "", "v1", "endpoints", "endpoints", "Endpoints", "ep", "", 1, 0, 0, 0, NULL },
     { "", "v1", "configmaps", "configmap", "ConfigMap", "cm", "", 1, 0, 0, 0, NULL },
