@@ -364,6 +364,9 @@ static void decode_pointer_inplace(unsigned char *string)
         return;
     }
 
+    /* etcd-warden: decode into decoded_string[0] and copy plain characters
+     * (upstream 1.7.15 wrote '/' to decoded_string[1] and never shifted the
+     * rest, so "a~1b" did not decode to "a/b"). */
     for (; *string; (void)decoded_string++, string++)
     {
         if (string[0] == '~')
@@ -374,7 +377,7 @@ static void decode_pointer_inplace(unsigned char *string)
             }
             else if (string[1] == '1')
             {
-                decoded_string[1] = '/';
+                decoded_string[0] = '/';
             }
             else
             {
@@ -383,6 +386,10 @@ static void decode_pointer_inplace(unsigned char *string)
             }
 
             string++;
+        }
+        else
+        {
+            decoded_string[0] = string[0];
         }
     }
 
@@ -463,7 +470,7 @@ static cJSON *detach_path(cJSON *object, const unsigned char *path, const cJSON_
     }
     else if (cJSON_IsObject(parent))
     {
-        detached_item = cJSON_DetachItemFromObject(parent, (char*)child_pointer);
+        detached_item = cJSON_DetachItemFromObjectCaseSensitive(parent, (char*)child_pointer);
     }
     else
     {
