@@ -328,13 +328,14 @@ static struct MHD_Daemon *start_daemon(struct wh_server *s, unsigned int flags,
     flags |= MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TLS | MHD_USE_ITC |
              MHD_USE_TURBO | MHD_USE_ERROR_LOG;
     return MHD_start_daemon(
-        flags, s->o.port, NULL, NULL, handle, s, MHD_OPTION_THREAD_POOL_SIZE, s->o.threads,
-        MHD_OPTION_CONNECTION_TIMEOUT, s->o.conn_timeout_s, MHD_OPTION_CONNECTION_LIMIT,
-        s->o.conn_limit, MHD_OPTION_PER_IP_CONNECTION_LIMIT, s->o.per_ip_limit,
-        MHD_OPTION_HTTPS_PRIORITIES, WH_TLS_PRIORITIES, MHD_OPTION_HTTPS_CERT_CALLBACK,
-        wh_tls_retrieve, MHD_OPTION_NOTIFY_CONNECTION, wh_tls_notify_connection, s->o.tls,
-        MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
-        addr ? MHD_OPTION_SOCK_ADDR : MHD_OPTION_END, addr, MHD_OPTION_END);
+        flags, s->o.port, NULL, NULL, handle, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
+        MHD_OPTION_THREAD_POOL_SIZE, s->o.threads, MHD_OPTION_CONNECTION_TIMEOUT,
+        s->o.conn_timeout_s, MHD_OPTION_CONNECTION_LIMIT, s->o.conn_limit,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, s->o.per_ip_limit, MHD_OPTION_HTTPS_PRIORITIES,
+        WH_TLS_PRIORITIES, MHD_OPTION_HTTPS_CERT_CALLBACK, wh_tls_retrieve,
+        MHD_OPTION_NOTIFY_CONNECTION, wh_tls_notify_connection, s->o.tls,
+        MHD_OPTION_NOTIFY_COMPLETED, completed, s, addr ? MHD_OPTION_SOCK_ADDR : MHD_OPTION_END,
+        addr, MHD_OPTION_END);
 }
 
 enum kerr wh_server_start(struct wh_server *s, struct kerr_info *err)
