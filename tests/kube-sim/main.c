@@ -23,6 +23,7 @@
 #include "tests/kube-sim/auth.h"
 #include "tests/kube-sim/ctrl.h"
 #include "tests/kube-sim/fault.h"
+#include "tests/kube-sim/files.h"
 #include "tests/kube-sim/server.h"
 
 #define MAX_TOKEN_FILE (1024u * 1024u)
@@ -103,36 +104,6 @@ static enum kerr make_certs(struct tlsx_pem *ca, struct tlsx_pem *serving, struc
     o.cn = "kube-apiserver";
     o.sans = sans;
     return tlsx_gen_serving(ca, &o, serving, err);
-}
-
-static enum kerr write_files(const char *dir, const char *url, const struct tlsx_pem *ca,
-                             const char *token, struct kerr_info *err)
-{
-    char path[4096], *ca64 = NULL;
-    struct buf kc;
-    enum kerr rc;
-
-    snprintf(path, sizeof(path), "%s/ca.crt", dir);
-    rc = tlsx_write_private(path, ca->cert, strlen(ca->cert), err);
-    if (rc == KERR_OK)
-        rc = tlsx_b64_encode(ca->cert, strlen(ca->cert), &ca64, NULL, err);
-    if (rc != KERR_OK)
-        return rc;
-    buf_init(&kc, 64 * 1024);
-    rc = buf_appendf(&kc,
-                     "apiVersion: v1\nkind: Config\nclusters:\n- name: kube-sim\n  cluster:\n"
-                     "    server: %s\n    certificate-authority-data: %s\ncontexts:\n"
-                     "- name: kube-sim\n  context:\n    cluster: kube-sim\n"
-                     "    user: kubernetes-admin\n    namespace: default\n"
-                     "current-context: kube-sim\nusers:\n- name: kubernetes-admin\n  user:\n"
-                     "    token: %s\n",
-                     url, ca64, token);
-    free(ca64);
-    snprintf(path, sizeof(path), "%s/admin.kubeconfig", dir);
-    if (rc == KERR_OK)
-        rc = tlsx_write_private(path, kc.data, kc.len, err);
-    buf_release(&kc);
-    return rc;
 }
 
 static int parse_rate(const char *s, double *out)
@@ -219,7 +190,7 @@ static enum kerr run(struct options *o, struct ksim_alias *aliases, size_t nalia
         free(api->server_address);
         api->server_address = strdup(addr);
         snprintf(url, sizeof(url), "https://%s", addr);
-        rc = api->server_address ? write_files(o->data_dir, url, &ca, token, err)
+        rc = api->server_address ? ksim_files_write(o->data_dir, url, ca.cert, token, err)
                                  : kerr_set(err, KERR_NOMEM, NULL);
     }
     if (rc == KERR_OK)

@@ -1,0 +1,515 @@
+/* kube-sim object semantics and errors, through its HTTPS API (libcurl). */
+#include "tests/kube-sim/harness.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/kjson.h"
+
+static struct ksim_harness *h;
+
+static void setup(void)
+{
+    struct ksim_harness_opts o;
+    struct kerr_info err;
+
+    memset(&o, 0, sizeof(o));
+    o.no_controllers = 1;
+    cr_assert_eq(ksim_harness_start(&o, &h, &err), KERR_OK, "%s", err.msg);
+}
+
+static void teardown(void)
+{
+    ksim_harness_stop(h);
+}
+
+TestSuite(kubesim_api, .init = setup, .fini = teardown, .timeout = 60);
+
+/* One request as the admin; returns the parsed body (may be NULL), *code the HTTP status. */
+static cJSON *call(const char *method, const char *path, const char *ct, const char *body,
+                   long *code)
+{
+    struct ksim_http r;
+    cJSON *j;
+
+    cr_assert_eq(ksim_harness_call(h, NULL, method, path, ct, body, 0, &r), 0, "%s %s", method,
+                 path);
+    *code = r.code;
+    j = ksim_http_json(&r);
+    ksim_http_release(&r);
+    return j;
+}
+
+static const char *str(const cJSON *j, const char *path)
+{
+    const char *s = kjson_get_str(j, path);
+
+    return s ? s : "";
+}
+
+static double num(const cJSON *j, const char *path)
+{
+    const cJSON *v = kjson_get(j, path);
+
+    return cJSON_IsNumber(v) ? v->valuedouble : -1;
+}
+
+static const char sts_json[] =
+    "{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"web\","
+    "\"labels\":{\"app\":\"web\"}},\"spec\":{\"replicas\":2,\"selector\":{\"matchLabels\":{"
+    "\"app\":\"web\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":\"web\"}},\"spec\":{"
+    "\"containers\":[{\"name\":\"c\",\"image\":\"nginx\"}]}}}}";
+
+static const char *sts_path = "/apis/apps/v1/namespaces/default/statefulsets";
+
+static cJSON *create_cm(const char *name, const char *extra_meta)
+{
+    char body[1024];
+    long code;
+    cJSON *j;
+
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"%s\"%s%s},"
+             "\"data\":{\"k\":\"v\"}}",
+             name, extra_meta ? "," : "", extra_meta ? extra_meta : "");
+    j = call("POST", "/api/v1/namespaces/default/configmaps", NULL, body, &code);
+    cr_assert_eq(code, 201, "create %s: %ld", name, code);
+    return j;
+}
+
+Test(kubesim_api, create_fills_server_fields)
+{
+    cJSON *cm = create_cm("c1", NULL), *sts;
+    long code;
+
+    cr_assert_eq(strlen(str(cm, "metadata.uid")), 36);
+    cr_assert_eq(strlen(str(cm, "metadata.creationTimestamp")), 20);
+    cr_assert(strtoull(str(cm, "metadata.resourceVersion"), NULL, 10) > 0);
+    cr_assert_str_eq(str(cm, "metadata.namespace"), "default");
+    cr_assert_null(kjson_get(cm, "metadata.generation"), "configmaps have no generation");
+    sts = call("POST", sts_path, NULL, sts_json, &code);
+    cr_assert_eq(code, 201);
+    cr_assert_eq(num(sts, "metadata.generation"), 1);
+    cr_assert(strtoull(str(sts, "metadata.resourceVersion"), NULL, 10) >
+                  strtoull(str(cm, "metadata.resourceVersion"), NULL, 10),
+              "one global resourceVersion counter");
+    cr_assert_eq(num(sts, "status.replicas"), 0, "a new StatefulSet reports 0 replicas");
+    cJSON_Delete(cm);
+    cJSON_Delete(sts);
+}
+
+Test(kubesim_api, create_twice_is_already_exists)
+{
+    cJSON *st;
+    long code;
+
+    cJSON_Delete(call("POST", sts_path, NULL, sts_json, &code));
+    st = call("POST", sts_path, NULL, sts_json, &code);
+    cr_assert_eq(code, 409);
+    cr_assert_str_eq(str(st, "kind"), "Status");
+    cr_assert_str_eq(str(st, "reason"), "AlreadyExists");
+    cr_assert_str_eq(str(st, "message"), "statefulsets.apps \"web\" already exists");
+    cr_assert_str_eq(str(st, "details.name"), "web");
+    cr_assert_str_eq(str(st, "details.kind"), "statefulsets");
+    cJSON_Delete(st);
+}
+
+Test(kubesim_api, missing_object_is_not_found)
+{
+    long code;
+    cJSON *st =
+        call("GET", "/apis/apps/v1/namespaces/default/statefulsets/nope", NULL, NULL, &code);
+
+    cr_assert_eq(code, 404);
+    cr_assert_str_eq(str(st, "reason"), "NotFound");
+    cr_assert_str_eq(str(st, "message"), "statefulsets.apps \"nope\" not found");
+    cr_assert_eq(num(st, "code"), 404);
+    cJSON_Delete(st);
+}
+
+Test(kubesim_api, put_with_stale_resource_version_is_conflict)
+{
+    cJSON *cm = create_cm("c1", NULL), *upd, *st;
+    char *body;
+    long code;
+
+    kjson_set_str(cm, "data.k", "v2", NULL);
+    body = cJSON_PrintUnformatted(cm);
+    upd = call("PUT", "/api/v1/namespaces/default/configmaps/c1", NULL, body, &code);
+    cr_assert_eq(code, 200);
+    cr_assert_str_eq(str(upd, "data.k"), "v2");
+    cr_assert_str_neq(str(upd, "metadata.resourceVersion"), str(cm, "metadata.resourceVersion"));
+    st = call("PUT", "/api/v1/namespaces/default/configmaps/c1", NULL, body, &code);
+    cr_assert_eq(code, 409, "the second PUT carries the old resourceVersion");
+    cr_assert_str_eq(str(st, "reason"), "Conflict");
+    cr_assert_str_eq(str(st, "message"),
+                     "Operation cannot be fulfilled on configmaps \"c1\": the object has been "
+                     "modified; please apply your changes to the latest version and try again");
+    free(body);
+    cJSON_Delete(cm);
+    cJSON_Delete(upd);
+    cJSON_Delete(st);
+}
+
+Test(kubesim_api, unchanged_update_writes_nothing)
+{
+    cJSON *cm = create_cm("c1", NULL), *upd;
+    char *body = cJSON_PrintUnformatted(cm);
+    long code;
+
+    upd = call("PUT", "/api/v1/namespaces/default/configmaps/c1", NULL, body, &code);
+    cr_assert_eq(code, 200);
+    cr_assert_str_eq(str(upd, "metadata.resourceVersion"), str(cm, "metadata.resourceVersion"));
+    free(body);
+    cJSON_Delete(cm);
+    cJSON_Delete(upd);
+}
+
+Test(kubesim_api, generation_follows_spec_only)
+{
+    const char *path = "/apis/apps/v1/namespaces/default/statefulsets/web";
+    const char *mp = "application/merge-patch+json";
+    cJSON *j;
+    long code;
+
+    cJSON_Delete(call("POST", sts_path, NULL, sts_json, &code));
+    j = call("PATCH", path, mp, "{\"metadata\":{\"labels\":{\"x\":\"y\"}}}", &code);
+    cr_assert_eq(code, 200);
+    cr_assert_eq(num(j, "metadata.generation"), 1, "a label is not a spec change");
+    cJSON_Delete(j);
+    j = call("PATCH", path, mp, "{\"spec\":{\"replicas\":5}}", &code);
+    cr_assert_eq(num(j, "metadata.generation"), 2);
+    cJSON_Delete(j);
+    j = call("PATCH", "/apis/apps/v1/namespaces/default/statefulsets/web/status", mp,
+             "{\"status\":{\"replicas\":5}}", &code);
+    cr_assert_eq(code, 200);
+    cr_assert_eq(num(j, "metadata.generation"), 2, "a status write is not a spec change");
+    cJSON_Delete(j);
+}
+
+Test(kubesim_api, status_subresource_is_separate)
+{
+    const char *path = "/apis/apps/v1/namespaces/default/statefulsets/web";
+    const char *mp = "application/merge-patch+json";
+    cJSON *j;
+    long code;
+
+    cJSON_Delete(call("POST", sts_path, NULL, sts_json, &code));
+    j = call("PATCH", path, mp, "{\"spec\":{\"replicas\":3},\"status\":{\"replicas\":9}}", &code);
+    cr_assert_eq(code, 200);
+    cr_assert_eq(num(j, "spec.replicas"), 3);
+    cr_assert_eq(num(j, "status.replicas"), 0, "the main resource ignores status");
+    cJSON_Delete(j);
+    j = call("PATCH", "/apis/apps/v1/namespaces/default/statefulsets/web/status", mp,
+             "{\"spec\":{\"replicas\":7},\"status\":{\"replicas\":2}}", &code);
+    cr_assert_eq(code, 200);
+    cr_assert_eq(num(j, "spec.replicas"), 3, "/status ignores everything but status");
+    cr_assert_eq(num(j, "status.replicas"), 2);
+    cJSON_Delete(j);
+}
+
+Test(kubesim_api, scale_subresource)
+{
+    const char *path = "/apis/apps/v1/namespaces/default/statefulsets/web/scale";
+    cJSON *j;
+    long code;
+
+    cJSON_Delete(call("POST", sts_path, NULL, sts_json, &code));
+    j = call("GET", path, NULL, NULL, &code);
+    cr_assert_eq(code, 200);
+    cr_assert_str_eq(str(j, "kind"), "Scale");
+    cr_assert_str_eq(str(j, "apiVersion"), "autoscaling/v1");
+    cr_assert_eq(num(j, "spec.replicas"), 2);
+    cr_assert_str_eq(str(j, "status.selector"), "app=web");
+    cJSON_Delete(j);
+    j = call("PATCH", path, "application/merge-patch+json", "{\"spec\":{\"replicas\":4}}", &code);
+    cr_assert_eq(code, 200);
+    cr_assert_eq(num(j, "spec.replicas"), 4);
+    cJSON_Delete(j);
+    j = call("GET", "/apis/apps/v1/namespaces/default/statefulsets/web", NULL, NULL, &code);
+    cr_assert_eq(num(j, "spec.replicas"), 4);
+    cr_assert_eq(num(j, "metadata.generation"), 2);
+    cJSON_Delete(j);
+    j = call("PUT", path, NULL,
+             "{\"kind\":\"Scale\",\"apiVersion\":\"autoscaling/v1\",\"metadata\":{\"name\":"
+             "\"web\",\"resourceVersion\":\"1\"},\"spec\":{\"replicas\":1}}",
+             &code);
+    cr_assert_eq(code, 409, "a Scale PUT with a stale resourceVersion conflicts");
+    cJSON_Delete(j);
+}
+
+Test(kubesim_api, namespace_must_exist)
+{
+    long code;
+    cJSON *st =
+        call("POST", "/api/v1/namespaces/nope/configmaps", NULL,
+             "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a\"}}", &code);
+
+    cr_assert_eq(code, 404);
+    cr_assert_str_eq(str(st, "message"), "namespaces \"nope\" not found");
+    cJSON_Delete(st);
+}
+
+Test(kubesim_api, generate_name)
+{
+    long code;
+    cJSON *j = call("POST", "/api/v1/namespaces/default/configmaps", NULL,
+                    "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{"
+                    "\"generateName\":\"job-\"}}",
+                    &code);
+
+    cr_assert_eq(code, 201);
+    cr_assert_eq(strncmp(str(j, "metadata.name"), "job-", 4), 0);
+    cr_assert_eq(strlen(str(j, "metadata.name")), 9);
+    cJSON_Delete(j);
+    j = call("POST", "/api/v1/namespaces/default/configmaps", NULL,
+             "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{}}", &code);
+    cr_assert_eq(code, 422);
+    cr_assert_str_eq(str(j, "reason"), "Invalid");
+    cr_assert_not_null(strstr(str(j, "message"), "name or generateName is required"));
+    cJSON_Delete(j);
+}
+
+Test(kubesim_api, authentication)
+{
+    struct ksim_http r;
+    cJSON *j;
+
+    cr_assert_eq(ksim_harness_call(h, "", "GET", "/api/v1/namespaces", NULL, NULL, 0, &r), 0);
+    cr_assert_eq(r.code, 401);
+    j = ksim_http_json(&r);
+    cr_assert_str_eq(str(j, "reason"), "Unauthorized");
+    cJSON_Delete(j);
+    ksim_http_release(&r);
+    cr_assert_eq(ksim_harness_call(h, "wrong", "GET", "/api/v1/namespaces", NULL, NULL, 0, &r), 0);
+    cr_assert_eq(r.code, 401);
+    ksim_http_release(&r);
+    cr_assert_eq(ksim_harness_call(h, "", "GET", "/healthz", NULL, NULL, 0, &r), 0);
+    cr_assert_eq(r.code, 200, "/healthz is public");
+    ksim_http_release(&r);
+}
+
+Test(kubesim_api, unknown_paths_and_methods)
+{
+    struct ksim_http r;
+    cJSON *j;
+    long code;
+
+    j = call("GET", "/api/v1/namespaces/default/widgets", NULL, NULL, &code);
+    cr_assert_eq(code, 404);
+    cr_assert_str_eq(str(j, "message"), "the server could not find the requested resource");
+    cJSON_Delete(j);
+    cr_assert_eq(
+        ksim_harness_call(h, NULL, "GET", "/apis/nope.example.com/v1/things", NULL, NULL, 0, &r),
+        0);
+    cr_assert_eq(r.code, 404);
+    cr_assert_str_eq(buf_str(&r.body), "404 page not found\n");
+    ksim_http_release(&r);
+    j = call("POST", "/api/v1/namespaces/default/configmaps/x", NULL, "{}", &code);
+    cr_assert_eq(code, 405);
+    cr_assert_str_eq(str(j, "reason"), "MethodNotAllowed");
+    cJSON_Delete(j);
+}
+
+Test(kubesim_api, media_types_and_body_limit)
+{
+    long code;
+    char *big;
+    cJSON *j;
+
+    cJSON_Delete(create_cm("c1", NULL));
+    j = call("PATCH", "/api/v1/namespaces/default/configmaps/c1", "text/plain", "{}", &code);
+    cr_assert_eq(code, 415);
+    cr_assert_str_eq(str(j, "reason"), "UnsupportedMediaType");
+    cJSON_Delete(j);
+    j = call("POST", "/api/v1/namespaces/default/configmaps", "application/yaml", "a: b", &code);
+    cr_assert_eq(code, 415);
+    cJSON_Delete(j);
+    big = malloc(4u << 20);
+    cr_assert_not_null(big);
+    memset(big, ' ', 4u << 20);
+    big[(4u << 20) - 1] = '\0';
+    big[0] = '{';
+    big[(4u << 20) - 2] = '}';
+    j = call("POST", "/api/v1/namespaces/default/configmaps", NULL, big, &code);
+    cr_assert_eq(code, 413);
+    cr_assert_str_eq(str(j, "reason"), "RequestEntityTooLarge");
+    cJSON_Delete(j);
+    free(big);
+}
+
+Test(kubesim_api, finalizers_hold_deletion)
+{
+    const char *path = "/api/v1/namespaces/default/configmaps/c1";
+    cJSON *j;
+    long code;
+
+    cJSON_Delete(create_cm("c1", "\"finalizers\":[\"example.com/hold\"]"));
+    j = call("DELETE", path, NULL, NULL, &code);
+    cr_assert_eq(code, 200);
+    cr_assert_str_eq(str(j, "kind"), "ConfigMap", "a pending deletion answers with the object");
+    cr_assert_neq(strlen(str(j, "metadata.deletionTimestamp")), 0);
+    cJSON_Delete(j);
+    j = call("GET", path, NULL, NULL, &code);
+    cr_assert_eq(code, 200, "the object stays while a finalizer is left");
+    cJSON_Delete(j);
+    j = call("PATCH", path, "application/merge-patch+json",
+             "{\"metadata\":{\"finalizers\":[\"example.com/hold\",\"example.com/new\"]}}", &code);
+    cr_assert_eq(code, 422, "no new finalizers while deleting");
+    cJSON_Delete(j);
+    j = call("PATCH", path, "application/json-patch+json",
+             "[{\"op\":\"remove\",\"path\":\"/metadata/finalizers\"}]", &code);
+    cr_assert_eq(code, 200);
+    cJSON_Delete(j);
+    j = call("GET", path, NULL, NULL, &code);
+    cr_assert_eq(code, 404, "the object goes with its last finalizer");
+    cJSON_Delete(j);
+}
+
+Test(kubesim_api, delete_answers_status_and_checks_preconditions)
+{
+    cJSON *cm = create_cm("c1", NULL), *j;
+    char body[512];
+    long code;
+
+    j = call("DELETE", "/api/v1/namespaces/default/configmaps/c1", NULL,
+             "{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\",\"preconditions\":{\"uid\":"
+             "\"00000000-0000-0000-0000-000000000000\"}}",
+             &code);
+    cr_assert_eq(code, 409);
+    cr_assert_not_null(strstr(str(j, "message"), "Precondition failed: UID in precondition"));
+    cJSON_Delete(j);
+    snprintf(body, sizeof(body), "{\"preconditions\":{\"uid\":\"%s\"}}", str(cm, "metadata.uid"));
+    j = call("DELETE", "/api/v1/namespaces/default/configmaps/c1", NULL, body, &code);
+    cr_assert_eq(code, 200);
+    cr_assert_str_eq(str(j, "kind"), "Status");
+    cr_assert_str_eq(str(j, "status"), "Success");
+    cr_assert_str_eq(str(j, "details.uid"), str(cm, "metadata.uid"));
+    cJSON_Delete(j);
+    cJSON_Delete(cm);
+}
+
+Test(kubesim_api, dry_run_stores_nothing)
+{
+    long code;
+    cJSON *j =
+        call("POST", "/api/v1/namespaces/default/configmaps?dryRun=All", NULL,
+             "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"d\"}}", &code);
+
+    cr_assert_eq(code, 201);
+    cr_assert_str_eq(str(j, "metadata.name"), "d");
+    cJSON_Delete(j);
+    j = call("GET", "/api/v1/namespaces/default/configmaps/d", NULL, NULL, &code);
+    cr_assert_eq(code, 404);
+    cJSON_Delete(j);
+}
+
+Test(kubesim_api, body_must_match_url)
+{
+    long code;
+    cJSON *j = call("POST", "/api/v1/namespaces/default/configmaps", NULL,
+                    "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a\","
+                    "\"namespace\":\"other\"}}",
+                    &code);
+
+    cr_assert_eq(code, 400);
+    cr_assert_str_eq(str(j, "message"), "the namespace of the provided object does not match "
+                                        "the namespace sent on the request");
+    cJSON_Delete(j);
+    j = call("POST", "/api/v1/namespaces/default/configmaps", NULL,
+             "{\"apiVersion\":\"apps/v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a\"}}",
+             &code);
+    cr_assert_eq(code, 400, "wrong apiVersion");
+    cJSON_Delete(j);
+}
+
+Test(kubesim_api, patch_types)
+{
+    const char *path = "/apis/apps/v1/namespaces/default/statefulsets/web";
+    cJSON *j;
+    long code;
+
+    cJSON_Delete(call("POST", sts_path, NULL, sts_json, &code));
+    j = call("PATCH", path, "application/strategic-merge-patch+json",
+             "{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"side\",\"image\":"
+             "\"busybox\"}]}}}}",
+             &code);
+    cr_assert_eq(code, 200);
+    cr_assert_eq(cJSON_GetArraySize(kjson_get(j, "spec.template.spec.containers")), 2,
+                 "strategic merge adds to containers by name");
+    cJSON_Delete(j);
+    j = call("PATCH", path, "application/json-patch+json",
+             "[{\"op\":\"test\",\"path\":\"/spec/replicas\",\"value\":9}]", &code);
+    cr_assert_eq(code, 422, "a failing JSON patch test");
+    cJSON_Delete(j);
+    j = call("PATCH", path, "application/apply-patch+yaml", "{\"spec\":{\"replicas\":6}}", &code);
+    cr_assert_eq(code, 422, "apply needs a fieldManager");
+    cJSON_Delete(j);
+    j = call("PATCH", "/api/v1/namespaces/default/configmaps/applied?fieldManager=test",
+             "application/apply-patch+yaml",
+             "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"applied\"},"
+             "\"data\":{\"a\":\"1\"}}",
+             &code);
+    cr_assert_eq(code, 201, "server-side apply creates");
+    cJSON_Delete(j);
+    j = call("PATCH", "/api/v1/namespaces/default/configmaps/applied?fieldManager=test",
+             "application/apply-patch+yaml",
+             "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"applied\"},"
+             "\"data\":{\"b\":\"2\"}}",
+             &code);
+    cr_assert_eq(code, 200);
+    cr_assert_str_eq(str(j, "data.a"), "1");
+    cr_assert_str_eq(str(j, "data.b"), "2");
+    cJSON_Delete(j);
+}
+
+Test(kubesim_api, validation_errors_are_invalid)
+{
+    long code;
+    cJSON *j = call("POST", sts_path, NULL,
+                    "{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":"
+                    "\"bad\"},\"spec\":{\"replicas\":-1}}",
+                    &code);
+
+    cr_assert_eq(code, 422);
+    cr_assert_str_eq(str(j, "message"),
+                     "StatefulSet.apps \"bad\" is invalid: spec.replicas: Invalid value: -1: must "
+                     "be greater than or equal to 0");
+    cr_assert_str_eq(str(j, "details.causes.0.field"), "spec.replicas");
+    cJSON_Delete(j);
+    j = call("POST", "/api/v1/namespaces/default/configmaps", NULL,
+             "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"Bad_Name\"}}",
+             &code);
+    cr_assert_eq(code, 422);
+    cJSON_Delete(j);
+}
+
+Test(kubesim_api, discovery)
+{
+    long code;
+    cJSON *j = call("GET", "/apis/apps/v1", NULL, NULL, &code);
+    const cJSON *r;
+    int sts = 0, scale = 0;
+
+    cr_assert_eq(code, 200);
+    cr_assert_str_eq(str(j, "kind"), "APIResourceList");
+    cJSON_ArrayForEach (r, kjson_get(j, "resources")) {
+        if (strcmp(str(r, "name"), "statefulsets") == 0) {
+            sts = 1;
+            cr_assert_str_eq(str(r, "shortNames.0"), "sts");
+            cr_assert(cJSON_IsTrue(kjson_get(r, "namespaced")));
+        }
+        if (strcmp(str(r, "name"), "statefulsets/scale") == 0) {
+            scale = 1;
+            cr_assert_str_eq(str(r, "group"), "autoscaling");
+            cr_assert_str_eq(str(r, "kind"), "Scale");
+        }
+    }
+    cr_assert(sts && scale);
+    cJSON_Delete(j);
+    j = call("GET", "/version", NULL, NULL, &code);
+    cr_assert_str_eq(str(j, "major"), "1");
+    cJSON_Delete(j);
+}
