@@ -124,9 +124,10 @@ struct store *inf_store(struct inf *inf);
 enum kerr inf_start(struct inf *inf, struct kerr_info *err);
 
 /*
- * Stop the thread: the watch in flight is cancelled and backoff sleeps end
- * at once (a LIST in flight is finished first). Returns when the thread has
- * exited. Safe to call twice or before inf_start.
+ * Stop the thread: backoff sleeps end at once, the watch in flight is
+ * cancelled (within about a second: k8s_watch polls its cancel flag from
+ * curl's progress callback), a LIST in flight is finished first. Returns
+ * when the thread has exited. Safe to call twice or before inf_start.
  */
 void inf_stop(struct inf *inf);
 

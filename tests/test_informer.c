@@ -276,7 +276,8 @@ Test(informer, stop_cancels_the_watch_in_flight_promptly)
     cr_assert_eq(mockapi_wait_served(m, w, 1, 5000), 0);
     t0 = now_ms();
     inf_stop(inf);
-    cr_assert_lt(now_ms() - t0, 2000, "stop took %lld ms", now_ms() - t0);
+    /* k8s_watch notices its cancel flag within about a second on an idle stream. */
+    cr_assert_lt(now_ms() - t0, 1500, "stop took %lld ms", now_ms() - t0);
     cr_assert_eq(inf_wait_synced(inf, 10), KERR_OK, "synced stays set after stop");
     inf_stop(inf);
 }
