@@ -575,136 +575,29 @@ static const char *patch_status_text(int status)
 }
 
 /*
- * cJSON_Utils 1.7.15 mis-decodes "~0"/"~1" in the last segment of a
- * path it detaches or adds to, and detaches object members ignoring
- * case. So before an operation whose target is an object member, the
- * member is renamed to a placeholder key without letters or escapes and
- * the operation is pointed at it; afterwards the placeholder gets the
- * real key back. cJSON_Utils still does the operation itself.
+ * Apply one operation to doc through cJSON_Utils (case-sensitive keys,
+ * RFC 6901 "~0"/"~1" decoding). cJSON_Utils takes an array of operations,
+ * so op is wrapped in a one-element array of a copy.
  */
-struct redirect {
-    cJSON *parent; /* the object holding the target member; NULL = not redirected */
-    char key[512]; /* the decoded member name (label keys reach 317 bytes) */
-    char tmp[16];  /* the placeholder */
-};
-
-static bool rename_member(cJSON *c, const char *name)
-{
-    size_t n = strlen(name) + 1;
-    char *s = cJSON_malloc(n);
-
-    if (!s)
-        return false;
-    memcpy(s, name, n);
-    if (!(c->type & cJSON_StringIsConst))
-        cJSON_free(c->string);
-    c->string = s;
-    c->type &= ~cJSON_StringIsConst;
-    return true;
-}
-
-/* Decode an RFC 6901 segment into out; false on a bad escape or when it does not fit. */
-static bool decode_seg(const char *s, char *out, size_t size)
-{
-    size_t n = 0;
-
-    for (; *s && n + 1 < size; s++) {
-        if (*s == '~' && (s[1] == '0' || s[1] == '1'))
-            out[n++] = *++s == '0' ? '~' : '/';
-        else if (*s == '~')
-            return false;
-        else
-            out[n++] = *s;
-    }
-    out[n] = '\0';
-    return *s == '\0';
-}
-
-/* Point field ("path" or "from") of op at a placeholder when it names an object member. */
-static enum kerr redirect_field(cJSON *doc, cJSON *op, const char *field, struct redirect *r)
-{
-    const char *ptr = kjson_get_str(op, field), *slash = ptr ? strrchr(ptr, '/') : NULL;
-    size_t plen = slash ? (size_t)(slash - ptr) : 0, nlen;
-    char *np = NULL;
-    cJSON *c;
-    int i = 0;
-
-    r->parent = NULL;
-    if (!slash || !decode_seg(slash + 1, r->key, sizeof(r->key)))
-        return KERR_OK; /* left to cJSON_Utils as it is */
-    nlen = plen + 1 + sizeof(r->tmp);
-    if (!(np = malloc(nlen)))
-        return KERR_NOMEM;
-    memcpy(np, ptr, plen);
-    np[plen] = '\0';
-    r->parent = cJSONUtils_GetPointerCaseSensitive(doc, np);
-    if (!cJSON_IsObject(r->parent)) {
-        r->parent = NULL;
-        free(np);
-        return KERR_OK;
-    }
-    do
-        snprintf(r->tmp, sizeof(r->tmp), "\x01%d", i++);
-    while (child_of(r->parent, r->tmp, strlen(r->tmp)));
-    snprintf(np + plen, nlen - plen, "/%s", r->tmp);
-    c = child_of(r->parent, r->key, strlen(r->key));
-    if ((c && !rename_member(c, r->tmp)) ||
-        !cJSON_ReplaceItemInObjectCaseSensitive(op, field, cJSON_CreateString(np))) {
-        free(np);
-        return KERR_NOMEM;
-    }
-    free(np);
-    return KERR_OK;
-}
-
-/* Redirect the fields of one operation (a copy, in the array one) as needed. */
-static enum kerr redirect_op(cJSON *doc, cJSON *op, struct redirect *from, struct redirect *to)
-{
-    static const char *const ops[] = { "add", "remove", "replace", "move", "copy" };
-    const char *name = kjson_get_str(op, "op");
-    enum kerr rc = KERR_OK;
-    size_t i;
-
-    from->parent = NULL;
-    to->parent = NULL;
-    if (name && strcmp(name, "move") == 0)
-        rc = redirect_field(doc, op, "from", from);
-    for (i = 0; rc == KERR_OK && name && i < sizeof(ops) / sizeof(ops[0]); i++) {
-        if (strcmp(name, ops[i]) == 0)
-            return redirect_field(doc, op, "path", to);
-    }
-    return rc;
-}
-
 static enum kerr apply_one(cJSON *doc, const cJSON *op, int idx, struct kerr_info *err)
 {
-    cJSON *one = cJSON_CreateArray(), *dup = cJSON_Duplicate(op, 1), *c;
+    cJSON *one = cJSON_CreateArray(), *dup = cJSON_Duplicate(op, 1);
     const char *name = kjson_get_str(op, "op"), *path = kjson_get_str(op, "path");
-    struct redirect from, to;
-    enum kerr rc = KERR_NOMEM;
+    enum kerr rc = KERR_OK;
     int status;
 
     if (!one || !dup || !cJSON_AddItemToArray(one, dup)) {
         cJSON_Delete(dup);
+        rc = kerr_set(err, KERR_NOMEM, "kjson: applying patch operation %d", idx);
         goto out;
     }
-    if ((rc = redirect_op(doc, dup, &from, &to)) != KERR_OK)
-        goto out;
     status = cJSONUtils_ApplyPatchesCaseSensitive(doc, one);
     if (status != 0) {
         rc = status == 1 ? KERR_CONFLICT : status == 6 || status == 8 ? KERR_NOMEM : KERR_INVAL;
         kerr_set(err, rc, "kjson: patch operation %d (%s %s): %s", idx, name ? name : "?",
                  path ? path : "?", patch_status_text(status));
-        goto done;
     }
-    c = to.parent ? child_of(to.parent, to.tmp, strlen(to.tmp)) : NULL;
-    if (c && !rename_member(c, to.key))
-        goto out;
-    rc = KERR_OK;
 out:
-    if (rc == KERR_NOMEM)
-        kerr_set(err, rc, "kjson: applying patch operation %d", idx);
-done:
     cJSON_Delete(one);
     return rc;
 }
