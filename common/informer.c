@@ -297,6 +297,8 @@ static enum kerr do_list(struct inf *inf)
     rc = items ? list_pages(inf, items, rv, &err) : kerr_set(&err, KERR_NOMEM, "out of memory");
     if (rc != KERR_OK) {
         cJSON_Delete(items);
+        if (rc == KERR_CANCELLED)
+            return rc;
         stat_inc(inf, &inf->st.list_errors);
         log_warn("informer list failed", "informer", inf->o.name, "error", err.msg);
         return rc;
