@@ -403,4 +403,9 @@ grep -q '"msg":"admission review".*"uid":"[0-9a-f-]\{8,\}"' "$work/webhook.log" 
 kill -TERM "$whpid"
 wait "$whpid" || fail "warden-webhook exited with $? on SIGTERM"
 grep -q 'webhook server stopped' "$work/webhook.log" || fail "no drain on SIGTERM"
+# A sanitizer build reports leaks and errors at exit: show them (CTest fails on the report).
+if grep -qE 'Sanitizer|runtime error' "$work/webhook.log"; then
+    grep -vE '^\{' "$work/webhook.log"
+    fail "sanitizer report from warden-webhook"
+fi
 echo "webhook_kubectl: all checks passed"
