@@ -34,8 +34,9 @@ int ksim_read_filter_init(struct ksim_read_filter *f, const struct ksim_rtype *r
         for (p = rt->fields; !ok && p && *p; p++)
             ok = strcmp(*p, path) == 0;
         if (!ok) {
+            ksim_apierr_bad_request(e, "field label not supported: %s", path);
             ksim_read_filter_release(f);
-            return ksim_apierr_bad_request(e, "field label not supported: %s", path);
+            return 400;
         }
     }
     return 0;
