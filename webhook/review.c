@@ -202,7 +202,8 @@ void review_resp_release(struct review_resp *r)
     review_resp_init(r);
 }
 
-static enum kerr vformat(char **out, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static enum kerr vformat(char **out, const char *fmt,
+                                                               va_list ap)
 {
     struct buf b;
     enum kerr rc;
@@ -218,8 +219,10 @@ static enum kerr vformat(char **out, const char *fmt, va_list ap)
     return rc;
 }
 
-static enum kerr set_verdict(struct review_resp *r, int allowed, int code, const char *reason,
-                             const char *fmt, va_list ap)
+__attribute__((format(printf, 5, 0))) static enum kerr set_verdict(struct review_resp *r,
+                                                                   int allowed, int code,
+                                                                   const char *reason,
+                                                                   const char *fmt, va_list ap)
 {
     char *msg = NULL;
     enum kerr rc = vformat(&msg, fmt, ap);
