@@ -19,6 +19,7 @@
 
 #include "common/k8s.h"
 #include "common/kjson.h"
+#include "common/ktime.h"
 #include "common/log.h"
 #include "common/ratelimit.h"
 
@@ -224,9 +225,9 @@ void ev_get_stats(struct ev_recorder *r, struct ev_stats *out)
 
 static enum kerr add_micro(cJSON *o, const char *key, const struct timespec *ts)
 {
-    char buf[KJSON_MICROTIME_LEN + 1];
+    char buf[KTIME_MICROTIME_LEN + 1];
 
-    if (kjson_microtime_format(ts, buf) != KERR_OK || !cJSON_AddStringToObject(o, key, buf))
+    if (ktime_microtime_format(ts, buf) != KERR_OK || !cJSON_AddStringToObject(o, key, buf))
         return KERR_NOMEM;
     return KERR_OK;
 }

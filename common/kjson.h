@@ -16,9 +16,8 @@
  *
  * Also: typed getters and setters, parsing with an explicit length and
  * size/depth caps (KERR_PARSE with the byte offset), deterministic printing,
- * JSON Pointer (RFC 6901) escaping, JSON Patch (RFC 6902) builders and
- * application, merge patch (RFC 7386) application and generation (both via
- * the vendored cJSON_Utils), and metav1 Time / MicroTime strings.
+ * and paths as JSON Pointers. JSON Patch and merge patch are
+ * common/jpatch.h; metav1 Time / MicroTime strings are common/ktime.h.
  *
  * Numbers: cJSON keeps numbers as double, so integers are exact up to 2^53.
  *
@@ -32,7 +31,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <time.h>
 
 #include <cJSON.h>
 
@@ -42,11 +40,6 @@
 /* Default caps of kjson_parse. */
 #define KJSON_DEFAULT_MAX_BYTES (16u * 1024u * 1024u)
 #define KJSON_DEFAULT_MAX_DEPTH 128u
-
-/* Lengths of metav1.Time ("2006-01-02T15:04:05Z") and MicroTime
- * ("2006-01-02T15:04:05.000000Z") strings, without the NUL. */
-#define KJSON_TIME_LEN      20
-#define KJSON_MICROTIME_LEN 27
 
 /* ---- lookups (all results BORROWED from root; NULL when absent or of another type) ---- */
 
@@ -118,10 +111,7 @@ enum kerr kjson_print(const cJSON *v, char **out, size_t *len, struct kerr_info 
  * documents give equal bytes. v itself is not modified. */
 enum kerr kjson_print_sorted(const cJSON *v, char **out, size_t *len, struct kerr_info *err);
 
-/* ---- JSON Pointer (RFC 6901) ---- */
-
-/* Append "/" and seg with '~' -> "~0" and '/' -> "~1" to b. */
-enum kerr kjson_ptr_append(struct buf *b, const char *seg) __attribute__((warn_unused_result));
+/* ---- paths as JSON Pointers (RFC 6901, see common/jpatch.h) ---- */
 
 /* The pointer of a dotted path ("metadata.labels[a/b]" -> "/metadata/labels/a~1b").
  * On KERR_OK *out OWNS it (free()). */
@@ -129,57 +119,5 @@ enum kerr kjson_path_to_ptr(const char *path, char **out, struct kerr_info *err)
 
 /* The pointer of a segment array. On KERR_OK *out OWNS it (free()). */
 enum kerr kjson_segs_to_ptr(const char *const *segs, char **out, struct kerr_info *err);
-
-/* ---- JSON Patch (RFC 6902) ---- */
-
-/*
- * Append {"op":...,"path":ptr,"value":value} to patch (a cJSON array,
- * BORROWED). ptr is an escaped JSON Pointer (see above). value is TAKEN
- * (deleted on failure too).
- */
-enum kerr kjson_patch_add(cJSON *patch, const char *ptr, cJSON *value, struct kerr_info *err);
-enum kerr kjson_patch_replace(cJSON *patch, const char *ptr, cJSON *value, struct kerr_info *err);
-enum kerr kjson_patch_test(cJSON *patch, const char *ptr, cJSON *value, struct kerr_info *err);
-
-/* Append {"op":"remove","path":ptr}. */
-enum kerr kjson_patch_remove(cJSON *patch, const char *ptr, struct kerr_info *err);
-
-/*
- * Apply the JSON Patch patch (BORROWED, an array) to a copy of doc
- * (BORROWED); all or nothing. On KERR_OK *out OWNS the patched document.
- * Errors: KERR_CONFLICT when a "test" operation fails; KERR_INVAL for a
- * malformed patch or a path that does not exist; KERR_NOMEM. The message
- * names the failing operation's index, op and path.
- */
-enum kerr kjson_patch_apply(const cJSON *doc, const cJSON *patch, cJSON **out,
-                            struct kerr_info *err);
-
-/* ---- merge patch (RFC 7386) ---- */
-
-/* Apply the merge patch to a copy of doc (both BORROWED); null values delete keys.
- * On KERR_OK *out OWNS the result. */
-enum kerr kjson_merge_apply(const cJSON *doc, const cJSON *patch, cJSON **out,
-                            struct kerr_info *err);
-
-/* The merge patch that turns from into to (both BORROWED, not modified).
- * Equal documents give {}. On KERR_OK *out OWNS it. */
-enum kerr kjson_merge_diff(const cJSON *from, const cJSON *to, cJSON **out, struct kerr_info *err);
-
-/* ---- metav1.Time and metav1.MicroTime (RFC 3339, UTC) ---- */
-
-/* "2006-01-02T15:04:05Z" into out. */
-enum kerr kjson_time_format(time_t t, char out[KJSON_TIME_LEN + 1]);
-
-/* "2006-01-02T15:04:05.000000Z" (microseconds) into out. */
-enum kerr kjson_microtime_format(const struct timespec *ts, char out[KJSON_MICROTIME_LEN + 1]);
-
-/* The current time (CLOCK_REALTIME) as MicroTime. */
-enum kerr kjson_microtime_now(char out[KJSON_MICROTIME_LEN + 1]);
-
-/*
- * Parse RFC 3339 "YYYY-MM-DDTHH:MM:SS[.frac](Z|+hh:mm|-hh:mm)" (1 to 9
- * fraction digits) into *out (UTC). KERR_PARSE otherwise.
- */
-enum kerr kjson_time_parse(const char *s, struct timespec *out, struct kerr_info *err);
 
 #endif

@@ -21,8 +21,10 @@
 
 #include <cJSON.h>
 
+#include "common/crypto.h"
 #include "common/k8s.h"
 #include "common/kjson.h"
+#include "common/ktime.h"
 #include "common/log.h"
 #include "common/tlsx.h"
 
@@ -119,13 +121,13 @@ static enum kerr check_opts(const struct le_opts *o, long lease, long renew, lon
 static enum kerr default_identity(char **out, struct kerr_info *err)
 {
     char host[256] = "";
-    char uuid[TLSX_UUID_LEN + 1];
+    char uuid[CRYPTO_UUID_LEN + 1];
     char id[sizeof(host) + sizeof(uuid) + 1];
     enum kerr rc;
 
     if (gethostname(host, sizeof(host) - 1) != 0 || !host[0])
         snprintf(host, sizeof(host), "localhost");
-    rc = tlsx_uuid4(uuid, err);
+    rc = crypto_uuid4(uuid, err);
     if (rc != KERR_OK)
         return kerr_wrap(err, "leader election: identity");
     snprintf(id, sizeof(id), "%s_%s", host, uuid);
@@ -400,14 +402,14 @@ static enum kerr take_or_renew(struct le *le, const cJSON *cur, const char *ts, 
 
 enum kerr le_try_acquire_or_renew(struct le *le, enum le_round *out, struct kerr_info *err)
 {
-    char ts[KJSON_MICROTIME_LEN + 1];
+    char ts[KTIME_MICROTIME_LEN + 1];
     int64_t now = clock_now(le);
     struct le_record r = { le->identity, le->lease_s, ts, ts, 0 };
     cJSON *cur = NULL;
     enum kerr rc;
 
     *out = LE_ROUND_FAILED;
-    if (kjson_microtime_now(ts) != KERR_OK)
+    if (ktime_microtime_now(ts) != KERR_OK)
         return kerr_set(err, KERR_INTERNAL, "leader election: reading the clock");
     if (observed_self(le) && le->lease && lease_valid(le, now)) {
         if (renew_fast(le, ts, now, err) == KERR_OK) {
@@ -436,14 +438,14 @@ enum kerr le_try_acquire_or_renew(struct le *le, enum le_round *out, struct kerr
 
 enum kerr le_release(struct le *le, struct kerr_info *err)
 {
-    char ts[KJSON_MICROTIME_LEN + 1];
+    char ts[KTIME_MICROTIME_LEN + 1];
     struct le_record r = { "", 1, ts, ts, 0 };
     enum kerr rc;
 
     atomic_store(&le->leading, 0);
     if (!observed_self(le) || !le->lease)
         return KERR_OK;
-    if (kjson_microtime_now(ts) != KERR_OK)
+    if (ktime_microtime_now(ts) != KERR_OK)
         return kerr_set(err, KERR_INTERNAL, "leader election: reading the clock");
     r.transitions = observed_transitions(le);
     rc = write_lease(le, cJSON_Duplicate(le->lease, 1), &r, false, clock_now(le), err);

@@ -1,14 +1,12 @@
 #include "common/metrics.h"
 
-#include <dirent.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <unistd.h>
+
+#include "common/promtext.h"
 
 const double metrics_def_buckets[METRICS_DEF_BUCKETS_LEN] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
                                                               0.5,   1,    2.5,   5,    10 };
@@ -42,19 +40,14 @@ struct metrics_vec {
     size_t nchildren;                       /* written under reg->lock */
 };
 
-/* The children the process-metrics hook refreshes. */
-struct proc_children {
-    struct metrics_child *cpu, *rss, *vsize, *fds, *max_fds, *start;
-};
-
 struct metrics_registry {
     pthread_mutex_t lock; /* registration, child creation, hooks, rendering */
     struct metrics_vec *vecs;
     size_t nvecs;
     metrics_hook_fn hooks[METRICS_MAX_HOOKS];
     void *hook_ctx[METRICS_MAX_HOOKS];
+    metrics_free_fn hook_free[METRICS_MAX_HOOKS]; /* NULL: ctx BORROWED */
     size_t nhooks;
-    struct proc_children proc;
 };
 
 static double from_bits(uint64_t b)
@@ -81,42 +74,6 @@ static void atomic_add_double(_Atomic uint64_t *p, double delta)
         nv = to_bits(from_bits(old) + delta);
     while (!atomic_compare_exchange_weak_explicit(p, &old, nv, memory_order_relaxed,
                                                   memory_order_relaxed));
-}
-
-static bool is_alpha_(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
-
-static bool is_digit(char c)
-{
-    return c >= '0' && c <= '9';
-}
-
-bool metrics_valid_name(const char *name)
-{
-    size_t i;
-
-    if (!name || !name[0])
-        return false;
-    for (i = 0; name[i]; i++) {
-        if (!is_alpha_(name[i]) && name[i] != ':' && !(i > 0 && is_digit(name[i])))
-            return false;
-    }
-    return true;
-}
-
-bool metrics_valid_label_name(const char *name)
-{
-    size_t i;
-
-    if (!name || !name[0])
-        return false;
-    for (i = 0; name[i]; i++) {
-        if (!is_alpha_(name[i]) && !(i > 0 && is_digit(name[i])))
-            return false;
-    }
-    return true;
 }
 
 enum kerr metrics_buckets_exponential(double start, double factor, size_t count, double *out)
@@ -184,9 +141,14 @@ static void vec_free(struct metrics_vec *v)
 void metrics_registry_free(struct metrics_registry *r)
 {
     struct metrics_vec *v, *next;
+    size_t i;
 
     if (!r)
         return;
+    for (i = 0; i < r->nhooks; i++) {
+        if (r->hook_free[i])
+            r->hook_free[i](r->hook_ctx[i]);
+    }
     for (v = r->vecs; v; v = next) {
         next = v->next;
         vec_free(v);
@@ -205,7 +167,7 @@ static enum kerr check_labels(enum metrics_type type, const char *const *labels,
             return kerr_set(err, KERR_INVAL, "metrics: more than %d labels", METRICS_MAX_LABELS);
     }
     for (i = 0; i < *n; i++) {
-        if (!metrics_valid_label_name(labels[i]) || strncmp(labels[i], "__", 2) == 0 ||
+        if (!promtext_valid_label_name(labels[i]) || strncmp(labels[i], "__", 2) == 0 ||
             (type == METRICS_HISTOGRAM && strcmp(labels[i], "le") == 0))
             return kerr_set(err, KERR_INVAL, "metrics: invalid label name \"%s\"", labels[i]);
         for (j = 0; j < i; j++) {
@@ -311,7 +273,7 @@ enum kerr metrics_register(struct metrics_registry *r, enum metrics_type type, c
     enum kerr rc;
 
     *out = NULL;
-    if (!metrics_valid_name(name))
+    if (!promtext_valid_name(name))
         return kerr_set(err, KERR_INVAL, "metrics: invalid metric name \"%s\"", name ? name : "");
     if (type != METRICS_COUNTER && type != METRICS_GAUGE && type != METRICS_HISTOGRAM)
         return kerr_set(err, KERR_INVAL, "metrics: unknown type %d", (int)type);
@@ -482,8 +444,8 @@ enum kerr metrics_vec_observe(struct metrics_vec *v, const char *const *values, 
     return rc;
 }
 
-enum kerr metrics_on_render(struct metrics_registry *r, metrics_hook_fn fn, void *ctx,
-                            struct kerr_info *err)
+static enum kerr add_hook(struct metrics_registry *r, metrics_hook_fn fn, void *ctx,
+                          metrics_free_fn free_fn, struct kerr_info *err)
 {
     enum kerr rc = KERR_OK;
 
@@ -492,89 +454,25 @@ enum kerr metrics_on_render(struct metrics_registry *r, metrics_hook_fn fn, void
         rc = kerr_set(err, KERR_TOOBIG, "metrics: more than %d render hooks", METRICS_MAX_HOOKS);
     } else {
         r->hooks[r->nhooks] = fn;
+        r->hook_free[r->nhooks] = free_fn;
         r->hook_ctx[r->nhooks++] = ctx;
     }
     pthread_mutex_unlock(&r->lock);
+    if (rc != KERR_OK && free_fn)
+        free_fn(ctx);
     return rc;
 }
 
-/* The shortest "%.*e" text of v that reads back as v. */
-static void shortest_e(double v, char *e, size_t size)
+enum kerr metrics_on_render(struct metrics_registry *r, metrics_hook_fn fn, void *ctx,
+                            struct kerr_info *err)
 {
-    int p;
-
-    for (p = 0; p < 17; p++) {
-        snprintf(e, size, "%.*e", p, v);
-        if (strtod(e, NULL) == v)
-            return;
-    }
+    return add_hook(r, fn, ctx, NULL, err);
 }
 
-/*
- * Go's strconv.FormatFloat(v, 'g', -1, 64), which client_golang uses: the
- * shortest digits that read back as v, in %e form when the decimal
- * exponent is < -4 or >= 6 ("1e+06", "1.5e-05"), else in %f form.
- */
-void metrics_format_float(double v, char out[METRICS_FLOAT_LEN])
+enum kerr metrics_on_render_owned(struct metrics_registry *r, metrics_hook_fn fn, void *ctx,
+                                  metrics_free_fn free_fn, struct kerr_info *err)
 {
-    char e[METRICS_FLOAT_LEN], digits[24], *p, *mark;
-    size_t nd = 0, i, pos = 0;
-    long exp;
-
-    if (isnan(v) || isinf(v) || v == 0) {
-        snprintf(out, METRICS_FLOAT_LEN, "%s",
-                 isnan(v) ? "NaN"
-                 : v > 0  ? "+Inf"
-                 : v < 0  ? "-Inf"
-                          : "0");
-        return;
-    }
-    shortest_e(v, e, sizeof(e));
-    mark = strchr(e, 'e');
-    exp = strtol(mark + 1, NULL, 10);
-    if (exp < -4 || exp >= 6) {
-        snprintf(out, METRICS_FLOAT_LEN, "%s", e);
-        return;
-    }
-    for (p = e; p < mark; p++) {
-        if (is_digit(*p))
-            digits[nd++] = *p;
-    }
-    if (v < 0)
-        out[pos++] = '-';
-    if (exp < 0) {
-        out[pos++] = '0';
-        out[pos++] = '.';
-        for (i = 1; i < (size_t)-exp; i++)
-            out[pos++] = '0';
-    }
-    for (i = 0; i < nd || (exp >= 0 && i <= (size_t)exp); i++) {
-        if (exp >= 0 && i == (size_t)exp + 1)
-            out[pos++] = '.';
-        out[pos++] = i < nd ? digits[i] : '0';
-    }
-    out[pos] = '\0';
-}
-
-/* Append s escaping '\\' and '\n', and '"' too when quoted. */
-static enum kerr append_escaped(struct buf *b, const char *s, bool quoted)
-{
-    enum kerr rc = KERR_OK;
-    size_t start = 0, i;
-    const char *rep;
-
-    for (i = 0; rc == KERR_OK && s[i]; i++) {
-        rep = s[i] == '\\' ? "\\\\" : s[i] == '\n' ? "\\n" : quoted && s[i] == '"' ? "\\\"" : NULL;
-        if (!rep)
-            continue;
-        rc = buf_append(b, s + start, i - start);
-        if (rc == KERR_OK)
-            rc = buf_appends(b, rep);
-        start = i + 1;
-    }
-    if (rc == KERR_OK)
-        rc = buf_appends(b, s + start);
-    return rc;
+    return add_hook(r, fn, ctx, free_fn, err);
 }
 
 /* name<suffix>{labels[,le="le"]} value\n */
@@ -582,33 +480,15 @@ static enum kerr append_sample(struct buf *b, const struct metrics_child *c, con
                                const char *le, double value)
 {
     const struct metrics_vec *v = c->vec;
-    char num[METRICS_FLOAT_LEN];
-    enum kerr rc = buf_appendf(b, "%s%s", v->name, suffix);
-    size_t i;
 
-    if (rc == KERR_OK && (v->nlabels || le))
-        rc = buf_append(b, "{", 1);
-    for (i = 0; rc == KERR_OK && i < v->nlabels; i++) {
-        rc = buf_appendf(b, "%s%s=\"", i ? "," : "", v->labels[i]);
-        if (rc == KERR_OK)
-            rc = append_escaped(b, c->values[i], true);
-        if (rc == KERR_OK)
-            rc = buf_append(b, "\"", 1);
-    }
-    if (rc == KERR_OK && le)
-        rc = buf_appendf(b, "%sle=\"%s\"", v->nlabels ? "," : "", le);
-    if (rc == KERR_OK && (v->nlabels || le))
-        rc = buf_append(b, "}", 1);
-    metrics_format_float(value, num);
-    if (rc == KERR_OK)
-        rc = buf_appendf(b, " %s\n", num);
-    return rc;
+    return promtext_append_sample(b, v->name, suffix, (const char *const *)v->labels,
+                                  (const char *const *)c->values, v->nlabels, le, value);
 }
 
 static enum kerr append_histogram(struct buf *b, const struct metrics_child *c)
 {
     const struct metrics_vec *v = c->vec;
-    char le[METRICS_FLOAT_LEN];
+    char le[PROMTEXT_FLOAT_LEN];
     uint64_t cum = 0;
     enum kerr rc = KERR_OK;
     size_t i;
@@ -617,7 +497,7 @@ static enum kerr append_histogram(struct buf *b, const struct metrics_child *c)
     for (i = 0; rc == KERR_OK && i <= v->nbounds; i++) {
         cum += atomic_load_explicit(&c->counts[i], memory_order_relaxed);
         if (i < v->nbounds)
-            metrics_format_float(v->bounds[i], le);
+            promtext_format_float(v->bounds[i], le);
         rc = append_sample(b, c, "_bucket", i < v->nbounds ? le : "+Inf", (double)cum);
     }
     if (rc == KERR_OK)
@@ -670,7 +550,7 @@ static enum kerr render_vec(const struct metrics_vec *v, struct buf *b)
     qsort(kids, n, sizeof(*kids), cmp_children);
     rc = buf_appendf(b, "# HELP %s ", v->name);
     if (rc == KERR_OK)
-        rc = append_escaped(b, v->help, false);
+        rc = promtext_append_escaped(b, v->help, false);
     if (rc == KERR_OK)
         rc = buf_appendf(b, "\n# TYPE %s %s\n", v->name, type_name(v->type));
     for (i = 0; rc == KERR_OK && i < n; i++) {
@@ -719,117 +599,4 @@ enum kerr metrics_render(struct metrics_registry *r, struct buf *out, struct ker
     if (rc != KERR_OK)
         return kerr_set(err, rc, "metrics: rendering: %s", kerr_str(rc));
     return KERR_OK;
-}
-
-/* Read a small /proc file into buf (NUL-terminated); false on failure. */
-static bool read_small(const char *path, char *buf, size_t size)
-{
-    FILE *f = fopen(path, "re");
-    size_t n;
-
-    if (!f)
-        return false;
-    n = fread(buf, 1, size - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    return n > 0;
-}
-
-/*
- * Fields 14 (utime), 15 (stime), 22 (starttime), 23 (vsize) and 24 (rss)
- * of /proc/self/stat, counted from 1; the command name (field 2) may hold
- * spaces, so counting starts after its closing parenthesis.
- */
-static bool read_self_stat(unsigned long long f[5])
-{
-    static const int want[5] = { 14, 15, 22, 23, 24 };
-    char text[1024], *p, *save = NULL, *tok, *end;
-    int field = 3, k = 0;
-
-    if (!read_small("/proc/self/stat", text, sizeof(text)) || !(p = strrchr(text, ')')))
-        return false;
-    for (tok = strtok_r(p + 1, " \n", &save); tok && k < 5; tok = strtok_r(NULL, " \n", &save)) {
-        if (field++ != want[k])
-            continue;
-        f[k++] = strtoull(tok, &end, 10);
-        if (*end != '\0')
-            return false;
-    }
-    return k == 5;
-}
-
-static double boot_time(void)
-{
-    char text[8192], *p;
-
-    if (!read_small("/proc/stat", text, sizeof(text)) || !(p = strstr(text, "\nbtime ")))
-        return 0;
-    return strtod(p + 7, NULL);
-}
-
-static long open_fds(void)
-{
-    DIR *d = opendir("/proc/self/fd");
-    struct dirent *e;
-    long n = 0;
-
-    if (!d)
-        return -1;
-    while ((e = readdir(d)) != NULL)
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n - 1; /* the descriptor of d itself */
-}
-
-static void process_hook(void *ctx)
-{
-    struct proc_children *p = ctx;
-    unsigned long long f[5];
-    long tick = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE), fds = open_fds();
-    struct rlimit rl;
-
-    if (tick > 0 && page > 0 && read_self_stat(f)) {
-        metrics_set(p->cpu, (double)(f[0] + f[1]) / (double)tick);
-        metrics_set(p->vsize, (double)f[3]);
-        metrics_set(p->rss, (double)f[4] * (double)page);
-    }
-    if (fds >= 0)
-        metrics_set(p->fds, (double)fds);
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
-        metrics_set(p->max_fds, rl.rlim_cur == RLIM_INFINITY ? INFINITY : (double)rl.rlim_cur);
-}
-
-static enum kerr register_one(struct metrics_registry *r, enum metrics_type t, const char *name,
-                              const char *help, struct metrics_child **out, struct kerr_info *err)
-{
-    struct metrics_vec *v;
-    enum kerr rc = metrics_register(r, t, name, help, NULL, NULL, 0, &v, err);
-
-    return rc != KERR_OK ? rc : metrics_with(v, NULL, out, err);
-}
-
-enum kerr metrics_register_process(struct metrics_registry *r, struct kerr_info *err)
-{
-    struct proc_children *p = &r->proc;
-    unsigned long long f[5];
-    long tick = sysconf(_SC_CLK_TCK);
-    enum kerr rc;
-
-    if ((rc = register_one(r, METRICS_COUNTER, "process_cpu_seconds_total",
-                           "Total user and system CPU time spent in seconds.", &p->cpu, err)) ||
-        (rc = register_one(r, METRICS_GAUGE, "process_resident_memory_bytes",
-                           "Resident memory size in bytes.", &p->rss, err)) ||
-        (rc = register_one(r, METRICS_GAUGE, "process_virtual_memory_bytes",
-                           "Virtual memory size in bytes.", &p->vsize, err)) ||
-        (rc = register_one(r, METRICS_GAUGE, "process_open_fds", "Number of open file descriptors.",
-                           &p->fds, err)) ||
-        (rc = register_one(r, METRICS_GAUGE, "process_max_fds",
-                           "Maximum number of open file descriptors.", &p->max_fds, err)) ||
-        (rc = register_one(r, METRICS_GAUGE, "process_start_time_seconds",
-                           "Start time of the process since unix epoch in seconds.", &p->start,
-                           err)))
-        return rc;
-    if (tick > 0 && read_self_stat(f))
-        metrics_set(p->start, boot_time() + (double)f[2] / (double)tick);
-    return metrics_on_render(r, process_hook, p, err);
 }

@@ -15,6 +15,7 @@
  * (shortest round-trip, "+Inf", "-Inf", "NaN"); histograms as cumulative
  * _bucket samples with le="+Inf" equal to _count, then _sum and _count.
  * Metrics that have no child yet are not rendered (as client_golang).
+ * Name syntax, float syntax and escaping are common/promtext.h.
  *
  * Thread safety: everything may be called from any thread. Updating a
  * child is lock-free (C11 atomics); looking a child up is lock-free, and
@@ -40,7 +41,6 @@
 #define METRICS_MAX_BUCKETS  64    /* finite histogram buckets */
 #define METRICS_MAX_CHILDREN 10000 /* label-value sets per metric; more is KERR_TOOBIG */
 #define METRICS_MAX_HOOKS    16    /* render hooks per registry */
-#define METRICS_FLOAT_LEN    32    /* buffer for metrics_format_float */
 
 enum metrics_type { METRICS_COUNTER, METRICS_GAUGE, METRICS_HISTOGRAM };
 
@@ -121,27 +121,22 @@ enum kerr metrics_vec_observe(struct metrics_vec *v, const char *const *values, 
  * produced, to refresh values computed on demand. fn runs on the
  * rendering thread without registry locks held, so it may call any
  * metrics_ function. ctx is BORROWED and must outlive the registry.
+ * KERR_TOOBIG past METRICS_MAX_HOOKS hooks.
  */
 typedef void (*metrics_hook_fn)(void *ctx);
 enum kerr metrics_on_render(struct metrics_registry *r, metrics_hook_fn fn, void *ctx,
                             struct kerr_info *err);
 
 /*
- * Register the process metrics, read from /proc/self at render time:
- * process_cpu_seconds_total, process_resident_memory_bytes,
- * process_virtual_memory_bytes, process_open_fds, process_max_fds,
- * process_start_time_seconds.
+ * As metrics_on_render, but TAKES ctx: metrics_registry_free calls
+ * free_fn(ctx), and so does a failed registration (free_fn may be NULL).
+ * Process metrics (common/procmetrics.h) are registered this way.
  */
-enum kerr metrics_register_process(struct metrics_registry *r, struct kerr_info *err);
+typedef void (*metrics_free_fn)(void *ctx);
+enum kerr metrics_on_render_owned(struct metrics_registry *r, metrics_hook_fn fn, void *ctx,
+                                  metrics_free_fn free_fn, struct kerr_info *err);
 
 /* Append the exposition text of every metric to out (capped by the buffer). */
 enum kerr metrics_render(struct metrics_registry *r, struct buf *out, struct kerr_info *err);
-
-/* v in Go's strconv 'g' shortest syntax ("0.005", "1e+06", "+Inf", "NaN") into out. */
-void metrics_format_float(double v, char out[METRICS_FLOAT_LEN]);
-
-/* Name checks used at registration. */
-bool metrics_valid_name(const char *name);
-bool metrics_valid_label_name(const char *name);
 
 #endif

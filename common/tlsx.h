@@ -1,13 +1,13 @@
 /*
- * tlsx - certificates, keys and small crypto helpers on OpenSSL 3 (EVP/X509 APIs).
+ * tlsx - certificates and keys on OpenSSL 3 (EVP/X509 APIs).
  *
  * - Load a PEM certificate/key pair from files or memory and check that the
  *   key belongs to the certificate; read notBefore/notAfter.
  * - Generate a self-signed CA, a serving certificate (DNS and IP SANs,
  *   serverAuth) and a client certificate (CN = user, O = groups, clientAuth),
  *   each signed by a CA; output as PEM strings.
- * - Base64 (the caBundle of webhook configurations, Secret data), SHA-256
- *   hex, random hex and UUID v4 (RAND_bytes), and a 0600 file writer.
+ * - A 0600 file writer for key material.
+ * Base64, SHA-256, random hex and UUIDs are common/crypto.h.
  *
  * libmicrohttpd serves TLS through GnuTLS from PEM text in memory, so the
  * daemons pass the PEM strings of a struct tlsx_pem to it; OpenSSL objects
@@ -28,10 +28,6 @@
 
 /* Largest certificate or key file tlsx_load_files reads. */
 #define TLSX_MAX_PEM_FILE (1024 * 1024)
-
-/* Length of a SHA-256 hex digest and of a UUID string, without the NUL. */
-#define TLSX_SHA256_HEX_LEN 64
-#define TLSX_UUID_LEN       36
 
 /* Key algorithm of a generated certificate. */
 enum tlsx_key_type {
@@ -130,33 +126,6 @@ enum kerr tlsx_verify(const char *ca_pem, const char *cert_pem, const char *host
 
 /* Parse the first certificate of pem. On KERR_OK *out OWNS it: X509_free(). */
 enum kerr tlsx_x509_from_pem(const char *pem, size_t len, X509 **out, struct kerr_info *err);
-
-/*
- * Standard base64 with padding and no line breaks (EVP_EncodeBlock).
- * On KERR_OK *out OWNS a NUL-terminated string (free()); *out_len (optional)
- * gets its length.
- */
-enum kerr tlsx_b64_encode(const void *data, size_t len, char **out, size_t *out_len,
-                          struct kerr_info *err);
-
-/*
- * Decode standard base64 (padding required, line breaks and surrounding
- * whitespace allowed). KERR_PARSE on any other character or a bad length.
- * On KERR_OK *out OWNS the bytes plus a trailing NUL not counted in
- * *out_len (free()).
- */
-enum kerr tlsx_b64_decode(const char *text, size_t len, unsigned char **out, size_t *out_len,
-                          struct kerr_info *err);
-
-/* SHA-256 of data as lowercase hex into out (TLSX_SHA256_HEX_LEN + 1 bytes). */
-enum kerr tlsx_sha256_hex(const void *data, size_t len, char out[TLSX_SHA256_HEX_LEN + 1],
-                          struct kerr_info *err);
-
-/* nbytes random bytes (RAND_bytes) as lowercase hex into out; out_size >= 2 * nbytes + 1. */
-enum kerr tlsx_random_hex(size_t nbytes, char *out, size_t out_size, struct kerr_info *err);
-
-/* A random (version 4, RFC 4122 variant) UUID "xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx". */
-enum kerr tlsx_uuid4(char out[TLSX_UUID_LEN + 1], struct kerr_info *err);
 
 /*
  * Write len bytes to path with mode 0600: written to a temporary file in

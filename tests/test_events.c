@@ -11,6 +11,7 @@
 #include "common/cfg.h"
 #include "common/k8s.h"
 #include "common/kjson.h"
+#include "common/ktime.h"
 #include "common/log.h"
 #include "tests/support/mockapi.h"
 
@@ -113,8 +114,8 @@ static void assert_microtime(const char *s)
     struct timespec ts;
 
     cr_assert_not_null(s);
-    cr_assert_eq(strlen(s), KJSON_MICROTIME_LEN, "not a MicroTime: %s", s);
-    cr_assert_eq(kjson_time_parse(s, &ts, NULL), KERR_OK, "%s", s);
+    cr_assert_eq(strlen(s), KTIME_MICROTIME_LEN, "not a MicroTime: %s", s);
+    cr_assert_eq(ktime_parse(s, &ts, NULL), KERR_OK, "%s", s);
 }
 
 static int64_t int_at(const cJSON *j, const char *path)

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/jpatch.h"
 #include "common/kjson.h"
 #include "common/tlsx.h"
 #include "webhook/mutate.h"
@@ -245,7 +246,7 @@ ParameterizedTest(size_t *i, mutate, rows)
                  resp.patch ? resp.patch : "none");
     if (resp.patch) {
         ops = cJSON_Parse(resp.patch);
-        cr_assert_eq(kjson_patch_apply(r.object, ops, &patched, &err), KERR_OK, "%s: %s", t->title,
+        cr_assert_eq(jpatch_apply(r.object, ops, &patched, &err), KERR_OK, "%s: %s", t->title,
                      err.msg);
         for (j = 0; j < 4 && t->checks[j]; j++)
             check(patched, t->checks[j], t->title);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/crypto.h"
 #include "common/kjson.h"
 #include "common/tlsx.h"
 #include "webhook/review.h"
@@ -218,7 +219,7 @@ Test(review, patch_is_base64_json_patch)
     cr_expect_str_eq(kjson_get_str(doc, "response.uid"), "");
     b64 = kjson_get_str(doc, "response.patch");
     cr_assert_not_null(b64);
-    cr_assert_eq(tlsx_b64_decode(b64, strlen(b64), &raw, &rawlen, NULL), KERR_OK);
+    cr_assert_eq(crypto_b64_decode(b64, strlen(b64), &raw, &rawlen, NULL), KERR_OK);
     cr_expect_str_eq((char *)raw, "[{\"op\":\"add\",\"path\":\"/metadata/labels\",\"value\":{}}]");
     free(raw);
     free(out);

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "common/cfg.h"
+#include "common/crypto.h"
 #include "common/k8s.h"
 #include "common/kjson.h"
 #include "common/tlsx.h"
@@ -75,7 +76,7 @@ static char *data_pem(const cJSON *secret, const char *key)
     size_t len = 0;
 
     cr_assert_not_null(b64, "Secret without %s", key);
-    cr_assert_eq(tlsx_b64_decode(b64, strlen(b64), &raw, &len, NULL), KERR_OK);
+    cr_assert_eq(crypto_b64_decode(b64, strlen(b64), &raw, &len, NULL), KERR_OK);
     return (char *)raw;
 }
 
@@ -121,7 +122,7 @@ static char *secret_json(long lifetime, time_t not_before, char **ca_out)
                                       "\"resourceVersion\":\"41\"}"));
     d = cJSON_AddObjectToObject(s, "data");
     for (i = 0; i < 4; i++) {
-        cr_assert_eq(tlsx_b64_encode(vals[i], strlen(vals[i]), &b64, NULL, NULL), KERR_OK);
+        cr_assert_eq(crypto_b64_encode(vals[i], strlen(vals[i]), &b64, NULL, NULL), KERR_OK);
         cJSON_AddStringToObject(d, keys[i], b64);
         free(b64);
     }
@@ -137,7 +138,7 @@ static char *configs_with_bundle(const char *ca_pem)
 {
     char *b64 = NULL, *out = malloc(4096);
 
-    cr_assert_eq(tlsx_b64_encode(ca_pem, strlen(ca_pem), &b64, NULL, NULL), KERR_OK);
+    cr_assert_eq(crypto_b64_encode(ca_pem, strlen(ca_pem), &b64, NULL, NULL), KERR_OK);
     snprintf(out, 4096, "{\"webhooks\":[{\"name\":\"a\",\"clientConfig\":{\"caBundle\":\"%s\"}}]}",
              b64);
     free(b64);
@@ -181,7 +182,7 @@ Test(wh_selftls, generates_stores_serves_and_patches)
     cr_expect_str_eq(mockapi_req_header(patch, "Content-Type"), "application/json-patch+json");
     cr_assert_eq(kjson_parse(patch->body, patch->body_len, NULL, &ops, NULL, NULL), KERR_OK);
     cr_assert_eq(cJSON_GetArraySize(ops), 2);
-    cr_assert_eq(tlsx_b64_encode(ca, strlen(ca), &b64, NULL, NULL), KERR_OK);
+    cr_assert_eq(crypto_b64_encode(ca, strlen(ca), &b64, NULL, NULL), KERR_OK);
     cr_expect_str_eq(kjson_get_str(ops, "[1].path"), "/webhooks/1/clientConfig/caBundle");
     cr_expect_str_eq(kjson_get_str(ops, "[0].value"), b64);
     free(b64);

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "common/kjson.h"
+#include "common/ktime.h"
 
 static const cJSON *metadata(const cJSON *obj)
 {
@@ -45,7 +46,7 @@ int lookup_meta_deleting(const cJSON *obj)
 {
     struct timespec ts;
 
-    return kjson_time_parse(lookup_meta_str(obj, "deletionTimestamp"), &ts, NULL) == KERR_OK;
+    return ktime_parse(lookup_meta_str(obj, "deletionTimestamp"), &ts, NULL) == KERR_OK;
 }
 
 int lookup_labels_match(const cJSON *labels, const cJSON *want)

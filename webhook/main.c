@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "common/metrics.h"
 #include "common/proc.h"
+#include "common/procmetrics.h"
 #include "webhook/wh_cache.h"
 #include "webhook/wh_config.h"
 #include "webhook/wh_dispatch.h"
@@ -179,7 +180,7 @@ static enum kerr start(struct app *a, struct kerr_info *err)
 {
     enum kerr rc;
 
-    if ((rc = metrics_registry_new(&a->reg, err)) || (rc = metrics_register_process(a->reg, err)) ||
+    if ((rc = metrics_registry_new(&a->reg, err)) || (rc = procmetrics_register(a->reg, err)) ||
         (rc = start_client(a, err)) || (rc = start_cache(a, err)) || (rc = start_tls(a, err)) ||
         (rc = start_server(a, err)) || (rc = start_probes(a, err)))
         return rc;

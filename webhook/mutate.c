@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/buf.h"
+#include "common/jpatch.h"
 #include "common/kjson.h"
 
 #define PTR_MAX 4096u /* a JSON Pointer this module builds; keys are label keys (<= 317 bytes) */
@@ -16,7 +17,7 @@ static enum kerr make_ptr(struct buf *b, const char *const *segs)
 
     buf_reset(b);
     for (; *segs && !rc; segs++)
-        rc = kjson_ptr_append(b, *segs);
+        rc = jpatch_ptr_append(b, *segs);
     return rc;
 }
 
@@ -56,7 +57,7 @@ static enum kerr add_meta_key(cJSON *patch, const cJSON *obj, const char *map, c
         kerr_set(err, rc, "building the patch path");
         goto out;
     }
-    rc = kjson_patch_add(patch, buf_str(&ptr), v, err);
+    rc = jpatch_add(patch, buf_str(&ptr), v, err);
     *changed += rc == KERR_OK;
 out:
     buf_release(&ptr);
@@ -171,10 +172,10 @@ static enum kerr filter_refs(cJSON *patch, int i, const cJSON *refs, const char 
     if ((rc = refs_ptr(&ptr, i)))
         goto out;
     if (keep->child) {
-        rc = kjson_patch_replace(patch, buf_str(&ptr), keep, err);
-        keep = NULL; /* TAKEN by kjson_patch_replace, on failure too */
+        rc = jpatch_replace(patch, buf_str(&ptr), keep, err);
+        keep = NULL; /* TAKEN by jpatch_replace, on failure too */
     } else {
-        rc = kjson_patch_remove(patch, buf_str(&ptr), err);
+        rc = jpatch_remove(patch, buf_str(&ptr), err);
     }
     *dropped += n;
 out:

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/buf.h"
+#include "common/crypto.h"
 #include "common/kjson.h"
 #include "common/tlsx.h"
 
@@ -326,7 +327,7 @@ static int add_patch(cJSON *resp, const struct review_resp *r)
 
     if (!r->patch)
         return 0;
-    if (tlsx_b64_encode(r->patch, strlen(r->patch), &b64, NULL, NULL))
+    if (crypto_b64_encode(r->patch, strlen(r->patch), &b64, NULL, NULL))
         return -1;
     ok = cJSON_AddStringToObject(resp, "patch", b64) &&
          cJSON_AddStringToObject(resp, "patchType", "JSONPatch");

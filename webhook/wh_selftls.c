@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "common/buf.h"
+#include "common/crypto.h"
+#include "common/jpatch.h"
 #include "common/kjson.h"
 #include "common/log.h"
 #include "common/tlsx.h"
@@ -86,7 +88,7 @@ static enum kerr secret_value(const cJSON *secret, const char *key, char **out)
     *out = NULL;
     if (!cJSON_IsString(v))
         return KERR_NOTFOUND;
-    if (tlsx_b64_decode(v->valuestring, strlen(v->valuestring), &raw, &len, NULL))
+    if (crypto_b64_decode(v->valuestring, strlen(v->valuestring), &raw, &len, NULL))
         return KERR_PARSE;
     *out = (char *)raw;
     return KERR_OK;
@@ -168,7 +170,7 @@ static int add_data(cJSON *data, const char *key, const char *pem)
     char *b64 = NULL;
     int ok;
 
-    if (tlsx_b64_encode(pem, strlen(pem), &b64, NULL, NULL))
+    if (crypto_b64_encode(pem, strlen(pem), &b64, NULL, NULL))
         return 0;
     ok = cJSON_AddStringToObject(data, key, b64) != NULL;
     free(b64);
@@ -223,7 +225,7 @@ static enum kerr patch_config(const struct wh_selftls *s, const struct k8s_resou
 
         if (!rc && (!have || strcmp(have, b64) != 0)) {
             snprintf(ptr, sizeof(ptr), "/webhooks/%d/clientConfig/caBundle", i);
-            rc = kjson_patch_add(ops, ptr, cJSON_CreateString(b64), err);
+            rc = jpatch_add(ops, ptr, cJSON_CreateString(b64), err);
         }
         i++;
     }
@@ -244,7 +246,7 @@ static void patch_all(const struct wh_selftls *s, const char *ca_pem)
     struct kerr_info e;
     size_t i;
 
-    if (tlsx_b64_encode(ca_pem, strlen(ca_pem), &b64, NULL, NULL))
+    if (crypto_b64_encode(ca_pem, strlen(ca_pem), &b64, NULL, NULL))
         return;
     for (i = 0; i < s->o.nvwcs + s->o.nmwcs; i++) {
         kerr_clear(&e);

@@ -4,7 +4,7 @@
  *
  * Input: 8 bytes read as a double, then up to four NUL-separated strings
  * (metric name, label name, label value, help). Properties checked:
- *   - metrics_format_float gives text that strtod reads back as the value;
+ *   - promtext_format_float gives text that strtod reads back as the value;
  *   - registration succeeds only for valid names;
  *   - the rendered text of one counter is exactly three lines (HELP, TYPE,
  *     the sample), whatever the help text and label value contain.
@@ -16,16 +16,17 @@
 #include <string.h>
 
 #include "common/metrics.h"
+#include "common/promtext.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void check_float(const uint8_t *data)
 {
-    char out[METRICS_FLOAT_LEN];
+    char out[PROMTEXT_FLOAT_LEN];
     double d;
 
     memcpy(&d, data, sizeof(d));
-    metrics_format_float(d, out);
+    promtext_format_float(d, out);
     if (isnan(d) ? strcmp(out, "NaN") != 0 : strtod(out, NULL) != d)
         abort();
 }
@@ -71,7 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     if (metrics_register(r, METRICS_COUNTER, part[0], part[3], (const char *[]){ part[1], NULL },
                          NULL, 0, &v, NULL) == KERR_OK) {
-        if (!metrics_valid_name(part[0]) || !metrics_valid_label_name(part[1]))
+        if (!promtext_valid_name(part[0]) || !promtext_valid_label_name(part[1]))
             abort();
         if (metrics_with(v, (const char *[]){ part[2], NULL }, &c, NULL) != KERR_OK)
             abort();

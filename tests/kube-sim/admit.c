@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/crypto.h"
+#include "common/jpatch.h"
 #include "common/kjson.h"
 #include "common/log.h"
 #include "common/tlsx.h"
@@ -193,7 +195,7 @@ static int add_dup(cJSON *to, const char *key, const cJSON *v)
 
 /* The AdmissionReview for one call; uid receives the request uid. */
 static cJSON *review(const struct ksim_admit_attrs *a, const cJSON *obj, const char *version,
-                     char uid[TLSX_UUID_LEN + 1])
+                     char uid[CRYPTO_UUID_LEN + 1])
 {
     cJSON *r = cJSON_CreateObject(), *q;
     const char *g = a->scale_kind ? "autoscaling" : a->rt->group;
@@ -202,7 +204,7 @@ static cJSON *review(const struct ksim_admit_attrs *a, const cJSON *obj, const c
     char av[64];
 
     snprintf(av, sizeof(av), "admission.k8s.io/%s", version);
-    if (tlsx_uuid4(uid, NULL) != KERR_OK || !r ||
+    if (crypto_uuid4(uid, NULL) != KERR_OK || !r ||
         !cJSON_AddStringToObject(r, "kind", "AdmissionReview") ||
         !cJSON_AddStringToObject(r, "apiVersion", av) ||
         !(q = cJSON_AddObjectToObject(r, "request")) || !cJSON_AddStringToObject(q, "uid", uid) ||
@@ -329,7 +331,7 @@ static void read_answer(struct outcome *o, const char *name, const char *version
                  ptype ? ptype : "");
         goto fail;
     }
-    if (tlsx_b64_decode(pb64, strlen(pb64), &raw, &rawlen, NULL) != KERR_OK ||
+    if (crypto_b64_decode(pb64, strlen(pb64), &raw, &rawlen, NULL) != KERR_OK ||
         kjson_parse((const char *)raw, rawlen, NULL, &o->patch, NULL, NULL) != KERR_OK ||
         !cJSON_IsArray(o->patch)) {
         snprintf(o->error, sizeof(o->error),
@@ -352,7 +354,7 @@ static void call_hook(struct ksim_api *api, const cJSON *hook, const struct ksim
     const char *version = pick_version(hook);
     const cJSON *to = kjson_get(hook, "timeoutSeconds");
     long timeout = cJSON_IsNumber(to) ? (long)to->valuedouble : 10;
-    char uid[TLSX_UUID_LEN + 1], *body = NULL, *answer = NULL;
+    char uid[CRYPTO_UUID_LEN + 1], *body = NULL, *answer = NULL;
     cJSON *rv = NULL;
     size_t alen = 0;
 
@@ -435,7 +437,7 @@ static int apply_hook_patch(cJSON **obj, const cJSON *patch, const char *name,
 
     if (!patch || !obj || !*obj)
         return 0;
-    if (kjson_patch_apply(*obj, patch, &patched, &err) != KERR_OK)
+    if (jpatch_apply(*obj, patch, &patched, &err) != KERR_OK)
         return ksim_apierr_internal(e, "failed calling webhook \"%s\": JSON patch failed: %s", name,
                                     err.msg);
     cJSON_Delete(*obj);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/buf.h"
+#include "common/crypto.h"
 #include "common/tlsx.h"
 
 enum kerr ksim_files_write(const char *dir, const char *url, const char *ca_pem, const char *token,
@@ -17,7 +18,7 @@ enum kerr ksim_files_write(const char *dir, const char *url, const char *ca_pem,
     snprintf(path, sizeof(path), "%s/ca.crt", dir);
     rc = tlsx_write_private(path, ca_pem, strlen(ca_pem), err);
     if (rc == KERR_OK)
-        rc = tlsx_b64_encode(ca_pem, strlen(ca_pem), &ca64, NULL, err);
+        rc = crypto_b64_encode(ca_pem, strlen(ca_pem), &ca64, NULL, err);
     if (rc != KERR_OK)
         return rc;
     buf_init(&kc, 64 * 1024);

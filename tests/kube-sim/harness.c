@@ -14,6 +14,7 @@
 #include <curl/curl.h>
 #include <microhttpd.h>
 
+#include "common/crypto.h"
 #include "common/kjson.h"
 #include "tests/kube-sim/auth.h"
 #include "tests/kube-sim/ctrl.h"
@@ -37,7 +38,7 @@ static enum kerr certs(struct ksim_harness *h, struct kerr_info *err)
     o.sans = sans;
     rc = tlsx_gen_serving(&h->ca, &o, &h->serving, err);
     if (rc == KERR_OK)
-        rc = tlsx_random_hex(32, h->token, sizeof(h->token), err);
+        rc = crypto_random_hex(32, h->token, sizeof(h->token), err);
     return rc;
 }
 
@@ -395,7 +396,7 @@ char *ksim_harness_ca_bundle(const struct ksim_harness *h)
 {
     char *b64 = NULL;
 
-    if (tlsx_b64_encode(h->ca.cert, strlen(h->ca.cert), &b64, NULL, NULL) != KERR_OK)
+    if (crypto_b64_encode(h->ca.cert, strlen(h->ca.cert), &b64, NULL, NULL) != KERR_OK)
         return NULL;
     return b64;
 }
@@ -431,7 +432,7 @@ cJSON *ksim_harness_review_answer(const cJSON *review, int allowed, int code, co
                      (message && !cJSON_AddStringToObject(st, "message", message))))
         goto fail;
     if (json_patch &&
-        (tlsx_b64_encode(json_patch, strlen(json_patch), &b64, NULL, NULL) != KERR_OK ||
+        (crypto_b64_encode(json_patch, strlen(json_patch), &b64, NULL, NULL) != KERR_OK ||
          !cJSON_AddStringToObject(r, "patch", b64) ||
          !cJSON_AddStringToObject(r, "patchType", "JSONPatch")))
         goto fail;

@@ -7,6 +7,7 @@
 #include <curl/curl.h>
 
 #include "common/buf.h"
+#include "common/crypto.h"
 #include "common/kjson.h"
 #include "common/tlsx.h"
 
@@ -103,7 +104,7 @@ static int set_ca(CURL *h, const cJSON *cc, const char *fallback_ca, struct curl
 
     *pem = NULL;
     if (b64 && *b64) {
-        if (tlsx_b64_decode(b64, strlen(b64), pem, &len, NULL) != KERR_OK) {
+        if (crypto_b64_decode(b64, strlen(b64), pem, &len, NULL) != KERR_OK) {
             snprintf(errbuf, errsize, "invalid caBundle: illegal base64 data");
             return -1;
         }

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "common/buf.h"
+#include "common/crypto.h"
 #include "common/log.h"
 #include "common/proc.h"
 #include "common/tlsx.h"
@@ -161,7 +162,7 @@ static enum kerr run(struct options *o, struct ksim_alias *aliases, size_t nalia
         return kerr_set(err, KERR_IO, "cannot create %s", o->data_dir);
     rc = make_certs(&ca, &serving, err);
     if (rc == KERR_OK)
-        rc = tlsx_random_hex(32, token, sizeof(token), err);
+        rc = crypto_random_hex(32, token, sizeof(token), err);
     if (rc == KERR_OK && o->token_file && *o->token_file && !(csv = read_file(o->token_file, err)))
         rc = err ? err->code : KERR_IO;
     if (rc == KERR_OK)

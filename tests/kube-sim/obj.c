@@ -6,14 +6,16 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/crypto.h"
 #include "common/kjson.h"
+#include "common/ktime.h"
 #include "common/tlsx.h"
 #include "tests/kube-sim/kinds.h"
 #include "tests/kube-sim/sel.h"
 
 void ksim_obj_now(char out[21])
 {
-    if (kjson_time_format(time(NULL), out) != KERR_OK)
+    if (ktime_format(time(NULL), out) != KERR_OK)
         snprintf(out, 21, "1970-01-01T00:00:00Z");
 }
 
@@ -130,7 +132,7 @@ int ksim_obj_generate_name(const char *prefix, char *out, size_t size)
     char hex[11], suffix[6];
     size_t i, plen = strlen(prefix);
 
-    if (tlsx_random_hex(5, hex, sizeof(hex), NULL) != KERR_OK)
+    if (crypto_random_hex(5, hex, sizeof(hex), NULL) != KERR_OK)
         return -1;
     for (i = 0; i < 5; i++)
         suffix[i] = alphabet[(hexval(hex[2 * i]) * 16 + hexval(hex[2 * i + 1])) %
@@ -305,10 +307,10 @@ long ksim_obj_spec_replicas(const struct ksim_rtype *rt, const cJSON *obj)
 
 int ksim_obj_prepare_create(const struct ksim_rtype *rt, cJSON *obj)
 {
-    char uid[TLSX_UUID_LEN + 1], now[21];
+    char uid[CRYPTO_UUID_LEN + 1], now[21];
     cJSON *md = ksim_obj_meta(obj);
 
-    if (!md || tlsx_uuid4(uid, NULL) != KERR_OK)
+    if (!md || crypto_uuid4(uid, NULL) != KERR_OK)
         return -1;
     ksim_obj_now(now);
     cJSON_DeleteItemFromObjectCaseSensitive(md, "resourceVersion");

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/jpatch.h"
 #include "common/kjson.h"
 
 #define PATCH_MAX_BYTES (3u * 1024u * 1024u)
@@ -313,14 +314,14 @@ int ksim_patch_apply(enum ksim_patch_type type, int custom, const cJSON *doc, co
     *out = NULL;
     switch (type) {
     case KSIM_PATCH_JSON:
-        if (kjson_patch_apply(doc, patch, out, &err) == KERR_OK)
+        if (jpatch_apply(doc, patch, out, &err) == KERR_OK)
             return 0;
         ksim_apierr_set(e, 422, "Invalid",
                         "the server rejected our request due to an error in our request");
         snprintf(e->cause_message, sizeof(e->cause_message), "%s", err.msg);
         return 422;
     case KSIM_PATCH_MERGE:
-        if (kjson_merge_apply(doc, patch, out, &err) == KERR_OK)
+        if (jpatch_merge_apply(doc, patch, out, &err) == KERR_OK)
             return 0;
         return ksim_apierr_internal(e, "%s", err.msg);
     case KSIM_PATCH_STRATEGIC:
@@ -331,7 +332,7 @@ int ksim_patch_apply(enum ksim_patch_type type, int custom, const cJSON *doc, co
         if (applied && type == KSIM_PATCH_APPLY)
             cJSON_DeleteItemFromObjectCaseSensitive(
                 cJSON_GetObjectItemCaseSensitive(applied, "metadata"), "managedFields");
-        if (applied && custom && kjson_merge_apply(doc, applied, out, &err) != KERR_OK)
+        if (applied && custom && jpatch_merge_apply(doc, applied, out, &err) != KERR_OK)
             *out = NULL;
         else if (applied && !custom)
             *out = ksim_patch_strategic(doc, applied);

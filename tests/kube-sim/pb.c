@@ -7,7 +7,9 @@
 #include <strings.h>
 #include <time.h>
 
+#include "common/crypto.h"
 #include "common/kjson.h"
+#include "common/ktime.h"
 #include "common/tlsx.h"
 #include "tests/kube-sim/pbschema.h"
 
@@ -146,7 +148,7 @@ static cJSON *time_value(const struct wire *w, int micro)
     const unsigned char *p = w->p, *end = w->p + w->len;
     struct wire f;
     struct timespec ts = { 0, 0 };
-    char text[KJSON_MICROTIME_LEN + 1];
+    char text[KTIME_MICROTIME_LEN + 1];
 
     while (next(&p, end, &f) == 0) {
         if (f.num == 1 && f.type == 0)
@@ -156,7 +158,7 @@ static cJSON *time_value(const struct wire *w, int micro)
     }
     if (!ts.tv_sec && !ts.tv_nsec)
         return NULL;
-    if ((micro ? kjson_microtime_format(&ts, text) : kjson_time_format(ts.tv_sec, text)) != KERR_OK)
+    if ((micro ? ktime_microtime_format(&ts, text) : ktime_format(ts.tv_sec, text)) != KERR_OK)
         return NULL;
     return cJSON_CreateString(text);
 }
@@ -209,7 +211,7 @@ static cJSON *bytes_value(const unsigned char *p, size_t len)
     char *b64 = NULL;
     cJSON *v;
 
-    if (tlsx_b64_encode(p, len, &b64, NULL, NULL) != KERR_OK)
+    if (crypto_b64_encode(p, len, &b64, NULL, NULL) != KERR_OK)
         return NULL;
     v = cJSON_CreateString(b64);
     free(b64);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/crypto.h"
 #include "common/kjson.h"
 #include "common/tlsx.h"
 #include "tests/kube-sim/obj.h"
@@ -73,7 +74,7 @@ static char *encode_continue(uint64_t rv, const char *start)
         cJSON_AddNumberToObject(t, "rv", (double)rv) && cJSON_AddStringToObject(t, "start", start))
         json = cJSON_PrintUnformatted(t);
     cJSON_Delete(t);
-    if (!json || tlsx_b64_encode(json, strlen(json), &b64, NULL, NULL) != KERR_OK) {
+    if (!json || crypto_b64_encode(json, strlen(json), &b64, NULL, NULL) != KERR_OK) {
         free(json);
         return NULL;
     }
@@ -105,7 +106,7 @@ static int decode_continue(const char *tok, uint64_t *rv, char *start, size_t si
     while (i % 4)
         std[i++] = '=';
     std[i] = '\0';
-    if (tlsx_b64_decode(std, i, &raw, &rawlen, NULL) == KERR_OK &&
+    if (crypto_b64_decode(std, i, &raw, &rawlen, NULL) == KERR_OK &&
         kjson_parse((const char *)raw, rawlen, NULL, &t, NULL, NULL) == KERR_OK) {
         s = kjson_get_str(t, "start");
         r = kjson_get(t, "rv");

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/kjson.h"
+#include "common/ktime.h"
 #include "tests/kube-sim/sel.h"
 
 enum getter {
@@ -159,7 +160,7 @@ static void age_of(const char *ts, char *out, size_t size)
 {
     struct timespec t;
 
-    if (!ts || kjson_time_parse(ts, &t, NULL) != KERR_OK) {
+    if (!ts || ktime_parse(ts, &t, NULL) != KERR_OK) {
         snprintf(out, size, "<unknown>");
         return;
     }

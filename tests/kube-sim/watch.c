@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/buf.h"
+#include "common/crypto.h"
 #include "common/tlsx.h"
 #include "tests/kube-sim/fault.h"
 #include "tests/kube-sim/obj.h"
@@ -72,7 +73,7 @@ static long timeout_ms(const struct ksim_req *req)
             return s * 1000;
     }
     /* kube-apiserver: min-request-timeout (1800 s) times a random factor in [1, 2). */
-    if (tlsx_random_hex(2, hex, sizeof(hex), NULL) == KERR_OK)
+    if (crypto_random_hex(2, hex, sizeof(hex), NULL) == KERR_OK)
         r[0] = (unsigned char)strtol(hex, NULL, 16) % 251;
     return (1800L + 1800L * r[0] / 251) * 1000L;
 }
