@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/buf.h"
 #include "common/crypto.h"
+#include "common/buf.h"
 #include "common/tlsx.h"
 
 enum kerr ksim_files_write(const char *dir, const char *url, const char *ca_pem, const char *token,

@@ -250,6 +250,7 @@ int ksim_harness_kubectl(struct ksim_harness *h, const char *token, const char *
 
 struct ksim_harness_hook {
     struct MHD_Daemon *d;
+    struct tlsx_pem ca;  /* OWNS */
     struct tlsx_pem pem; /* OWNS */
     ksim_harness_hook_fn fn;
     void *arg;
@@ -333,8 +334,7 @@ static void hook_done(void *cls, struct MHD_Connection *conn, void **con_cls,
     }
 }
 
-enum kerr ksim_harness_hook_start(struct ksim_harness *h, const char *dns_name,
-                                  ksim_harness_hook_fn fn, void *arg,
+enum kerr ksim_harness_hook_start(const char *dns_name, ksim_harness_hook_fn fn, void *arg,
                                   struct ksim_harness_hook **out, struct kerr_info *err)
 {
     const char *sans[] = { dns_name, "127.0.0.1", NULL };
@@ -349,13 +349,17 @@ enum kerr ksim_harness_hook_start(struct ksim_harness *h, const char *dns_name,
     if (!hk)
         return kerr_set(err, KERR_NOMEM, NULL);
     memset(&o, 0, sizeof(o));
-    o.cn = dns_name;
-    o.sans = sans;
+    o.cn = "kube-sim-test-webhook-ca";
+    tlsx_pem_init(&hk->ca);
     tlsx_pem_init(&hk->pem);
     pthread_mutex_init(&hk->mu, NULL);
     hk->fn = fn;
     hk->arg = arg;
-    rc = tlsx_gen_serving(&h->ca, &o, &hk->pem, err);
+    rc = tlsx_gen_ca(&o, &hk->ca, err);
+    o.cn = dns_name;
+    o.sans = sans;
+    if (rc == KERR_OK)
+        rc = tlsx_gen_serving(&hk->ca, &o, &hk->pem, err);
     memset(&a, 0, sizeof(a));
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -392,11 +396,11 @@ int ksim_harness_hook_calls(struct ksim_harness_hook *hk)
     return n;
 }
 
-char *ksim_harness_ca_bundle(const struct ksim_harness *h)
+char *ksim_harness_hook_ca_bundle(const struct ksim_harness_hook *hk)
 {
     char *b64 = NULL;
 
-    if (crypto_b64_encode(h->ca.cert, strlen(h->ca.cert), &b64, NULL, NULL) != KERR_OK)
+    if (crypto_b64_encode(hk->ca.cert, strlen(hk->ca.cert), &b64, NULL, NULL) != KERR_OK)
         return NULL;
     return b64;
 }
@@ -407,6 +411,7 @@ void ksim_harness_hook_stop(struct ksim_harness_hook *hk)
         return;
     if (hk->d)
         MHD_stop_daemon(hk->d);
+    tlsx_pem_release(&hk->ca);
     tlsx_pem_release(&hk->pem);
     pthread_mutex_destroy(&hk->mu);
     free(hk);

@@ -4,8 +4,8 @@
  * of 127.0.0.1 (certificates and an admin token generated, admin.kubeconfig
  * and ca.crt written to a temporary directory), plain HTTPS calls through
  * libcurl, kubectl runs against it, and a scriptable admission webhook
- * server (HTTPS, certificate for <service>.<namespace>.svc signed by the
- * harness CA) whose answers a test callback decides.
+ * server (HTTPS, certificate for <service>.<namespace>.svc signed by a CA
+ * of its own) whose answers a test callback decides.
  *
  * Ownership: ksim_harness_start and ksim_harness_hook_start return objects
  * the caller OWNS (ksim_harness_stop, ksim_harness_hook_stop). Response
@@ -98,18 +98,18 @@ struct ksim_harness_hook;
 typedef cJSON *(*ksim_harness_hook_fn)(const cJSON *review, const char *path, void *arg);
 
 /*
- * Serve HTTPS on a free port with a certificate for dns_name (e.g.
- * "hook.hooks.svc") and 127.0.0.1, signed by h's CA. On KERR_OK *out OWNS
- * the server.
+ * Serve HTTPS on a free port of 127.0.0.1 with a certificate for dns_name
+ * (e.g. "hook.hooks.svc") and 127.0.0.1, signed by a CA of its own (so it
+ * can start before the harness, whose --service-alias needs its port). On
+ * KERR_OK *out OWNS the server.
  */
-enum kerr ksim_harness_hook_start(struct ksim_harness *h, const char *dns_name,
-                                  ksim_harness_hook_fn fn, void *arg,
+enum kerr ksim_harness_hook_start(const char *dns_name, ksim_harness_hook_fn fn, void *arg,
                                   struct ksim_harness_hook **out, struct kerr_info *err);
 
 int ksim_harness_hook_port(const struct ksim_harness_hook *hk);
 
-/* base64 of the harness CA, for caBundle. OWNED by the caller (free). */
-char *ksim_harness_ca_bundle(const struct ksim_harness *h);
+/* base64 of the hook's CA, for caBundle. OWNED by the caller (free). */
+char *ksim_harness_hook_ca_bundle(const struct ksim_harness_hook *hk);
 
 /* How many reviews the hook has received. */
 int ksim_harness_hook_calls(struct ksim_harness_hook *hk);

@@ -6,8 +6,8 @@
 
 #include <curl/curl.h>
 
-#include "common/buf.h"
 #include "common/crypto.h"
+#include "common/buf.h"
 #include "common/kjson.h"
 #include "common/tlsx.h"
 

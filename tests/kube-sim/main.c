@@ -15,8 +15,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "common/buf.h"
 #include "common/crypto.h"
+#include "common/buf.h"
 #include "common/log.h"
 #include "common/proc.h"
 #include "common/tlsx.h"

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/buf.h"
 #include "common/crypto.h"
+#include "common/buf.h"
 #include "common/tlsx.h"
 #include "tests/kube-sim/fault.h"
 #include "tests/kube-sim/obj.h"
