@@ -47,6 +47,7 @@ struct ksim_store {
     struct table *tables;
     struct ksim_store_watch *watches;
     uint64_t rv;
+    uint64_t expired_rv; /* history before this rv was dropped for every table */
     size_t count, max_objects, history;
     int closing;
 };
@@ -194,6 +195,7 @@ static struct table *find_table(struct ksim_store *st, const char *skey, int cre
     t->skey = strdup(skey);
     t->ring = calloc(st->history, sizeof(*t->ring));
     t->ring_cap = st->history;
+    t->dropped_rv = st->expired_rv;
     if (!t->skey || !t->ring) {
         free(t->skey);
         free(t->ring);
@@ -687,6 +689,18 @@ void ksim_store_event_release(struct ksim_store_event *ev)
     ev->prev = NULL;
 }
 
+size_t ksim_store_watch_count(struct ksim_store *st)
+{
+    struct ksim_store_watch *w;
+    size_t n = 0;
+
+    pthread_mutex_lock(&st->mu);
+    for (w = st->watches; w; w = w->next)
+        n++;
+    pthread_mutex_unlock(&st->mu);
+    return n;
+}
+
 void ksim_store_cut_watches(struct ksim_store *st)
 {
     struct ksim_store_watch *w;
@@ -713,6 +727,7 @@ void ksim_store_expire_history(struct ksim_store *st)
     }
     /* A watcher at the current rv would survive: move everybody below the mark. */
     st->rv++;
+    st->expired_rv = st->rv;
     for (t = st->tables; t; t = t->next)
         t->dropped_rv = st->rv;
     pthread_cond_broadcast(&st->cond);

@@ -144,6 +144,9 @@ void ksim_store_watch_close(struct ksim_store_watch *w);
 /* Release the objects of an event. */
 void ksim_store_event_release(struct ksim_store_event *ev);
 
+/* Number of open watches. */
+size_t ksim_store_watch_count(struct ksim_store *st);
+
 /* Fault injection: every open watch ends with KERR_CLOSED. */
 void ksim_store_cut_watches(struct ksim_store *st);
 
