@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "common/kjson.h"
+#include "tests/kube-sim/ctrl.h"
 
 static struct ksim_harness *h;
 
@@ -147,6 +148,7 @@ Test(kubesim_gc, foreground_waits_for_blocking_dependents)
 {
     cJSON *owner = cm("default", "fg", NULL, 0, NULL), *o;
     long code;
+    int i, deleting = 0;
 
     cJSON_Delete(cm("default", "blocker", owner, 1, "\"finalizers\":[\"test/hold\"]"));
     o = call("DELETE", "/api/v1/namespaces/default/configmaps/fg?propagationPolicy=Foreground",
@@ -155,12 +157,17 @@ Test(kubesim_gc, foreground_waits_for_blocking_dependents)
     cr_assert_str_eq(str(o, "metadata.finalizers.0"), "foregroundDeletion");
     cr_assert_neq(strlen(str(o, "metadata.deletionTimestamp")), 0);
     cJSON_Delete(o);
-    cr_assert(await_code("/api/v1/namespaces/default/configmaps/blocker", 200));
-    o = call("GET", "/api/v1/namespaces/default/configmaps/blocker", NULL, NULL, &code);
-    cr_assert_neq(strlen(str(o, "metadata.deletionTimestamp")), 0,
-                  "the dependent is deleted first");
-    cJSON_Delete(o);
-    nanosleep(&(struct timespec){ 0, 300000000L }, NULL);
+    for (i = 0; i < 200 && !deleting; i++) {
+        o = call("GET", "/api/v1/namespaces/default/configmaps/blocker", NULL, NULL, &code);
+        cr_assert_eq(code, 200, "the finalizer keeps the dependent");
+        deleting = strlen(str(o, "metadata.deletionTimestamp")) > 0;
+        cJSON_Delete(o);
+        if (!deleting)
+            nanosleep(&(struct timespec){ 0, 50000000L }, NULL);
+    }
+    cr_assert(deleting, "the dependent is deleted first");
+    ksim_ctrl_sync(h->ctrl);
+    ksim_ctrl_sync(h->ctrl);
     cr_assert_eq(status_of("/api/v1/namespaces/default/configmaps/fg"), 200,
                  "the owner waits while a blocking dependent exists");
     cJSON_Delete(call("PATCH", "/api/v1/namespaces/default/configmaps/blocker",
