@@ -513,3 +513,34 @@ Test(kubesim_api, discovery)
     cr_assert_str_eq(str(j, "major"), "1");
     cJSON_Delete(j);
 }
+
+Test(kubesim_api, events_are_one_resource_in_two_groups)
+{
+    long code;
+    cJSON *j;
+
+    j = call("POST", "/apis/events.k8s.io/v1/namespaces/default/events", NULL,
+             "{\"apiVersion\":\"events.k8s.io/v1\",\"kind\":\"Event\",\"metadata\":{\"name\":"
+             "\"e1\"},\"eventTime\":\"2026-01-01T00:00:00.000000Z\",\"reportingController\":"
+             "\"example.com/ctl\",\"reportingInstance\":\"i\",\"action\":\"Act\",\"reason\":"
+             "\"Done\",\"type\":\"Normal\",\"note\":\"it worked\",\"regarding\":{\"kind\":"
+             "\"ConfigMap\",\"name\":\"c1\",\"namespace\":\"default\"}}",
+             &code);
+    cr_assert_eq(code, 201, "%s", str(j, "message"));
+    cr_assert_str_eq(str(j, "note"), "it worked");
+    cr_assert_str_eq(str(j, "regarding.name"), "c1");
+    cJSON_Delete(j);
+    j = call("GET", "/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dc1",
+             NULL, NULL, &code);
+    cr_assert_eq(code, 200);
+    cr_assert_str_eq(str(j, "items.0.message"), "it worked");
+    cr_assert_str_eq(str(j, "items.0.reportingComponent"), "example.com/ctl");
+    cr_assert_str_eq(str(j, "items.0.apiVersion"), "v1");
+    cJSON_Delete(j);
+    j = call("GET",
+             "/apis/events.k8s.io/v1/namespaces/default/events?fieldSelector=regarding.name%3Dc2",
+             NULL, NULL, &code);
+    cr_assert_eq(code, 200);
+    cr_assert_eq(cJSON_GetArraySize(kjson_get(j, "items")), 0);
+    cJSON_Delete(j);
+}

@@ -6,6 +6,7 @@
 #include <strings.h>
 
 #include "common/kjson.h"
+#include "tests/kube-sim/convert.h"
 #include "tests/kube-sim/delete.h"
 #include "tests/kube-sim/discovery.h"
 #include "tests/kube-sim/fault.h"
@@ -95,6 +96,8 @@ int ksim_api_externalize(const struct ksim_rtype *rt, cJSON *obj)
 {
     char gv[300];
 
+    if (ksim_convert_out(rt, obj) != 0)
+        return -1;
     snprintf(gv, sizeof(gv), "%s%s%s", rt->group, *rt->group ? "/" : "", rt->version);
     cJSON_DeleteItemFromObjectCaseSensitive(obj, "apiVersion");
     cJSON_DeleteItemFromObjectCaseSensitive(obj, "kind");

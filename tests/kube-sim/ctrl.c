@@ -449,13 +449,17 @@ static void *loop(void *arg)
     struct ksim_ctrl *c = arg;
     struct timespec dl;
     uint64_t seen = 0, now;
+    size_t pending;
 
     while (!stopping(c)) {
         dl = ksim_store_deadline_ms(c->api->gc_interval_ms);
         now = ksim_store_wait_change(c->api->store, seen, &dl);
         if (stopping(c))
             break;
-        if (now != seen || c->npending) {
+        pthread_mutex_lock(&c->mu);
+        pending = c->npending;
+        pthread_mutex_unlock(&c->mu);
+        if (now != seen || pending) {
             seen = now;
             ksim_ctrl_sync(c);
             /* let a burst of writes settle before the next pass */

@@ -9,6 +9,7 @@
 #include "common/crypto.h"
 #include "common/kjson.h"
 #include "common/tlsx.h"
+#include "tests/kube-sim/convert.h"
 #include "tests/kube-sim/obj.h"
 #include "tests/kube-sim/table.h"
 #include "tests/kube-sim/watch.h"
@@ -38,6 +39,16 @@ int ksim_read_filter_init(struct ksim_read_filter *f, const struct ksim_rtype *r
             ksim_apierr_bad_request(e, "field label not supported: %s", path);
             ksim_read_filter_release(f);
             return 400;
+        }
+        if (ksim_convert_needed(rt)) {
+            char stored[256], *copy;
+
+            ksim_convert_field(rt, path, stored, sizeof(stored));
+            copy = strdup(stored);
+            if (copy) {
+                free(f->fields->reqs[i].path);
+                f->fields->reqs[i].path = copy;
+            }
         }
     }
     return 0;

@@ -183,7 +183,8 @@ static struct ksim_rtype *rtype_from_builtin(const struct builtin *b)
     rt->singular = strdup(b->singular);
     rt->kind = strdup(b->kind);
     rt->list_kind = cat2(b->kind, "List");
-    rt->store_key = join_key(b->group, b->plural);
+    /* events.k8s.io/v1 Events are core v1 Events in another shape (see convert.h). */
+    rt->store_key = join_key(strcmp(b->group, "events.k8s.io") == 0 ? "" : b->group, b->plural);
     rt->verbs = KSIM_VERBS_ALL;
     rt->namespaced = b->namespaced;
     rt->has_status = b->has_status;

@@ -473,10 +473,12 @@ static cJSON *definitions(const struct ksim_rtype *rt)
     int i, n = builtin_cols(rt, bc, 16);
     cJSON *defs = cJSON_CreateArray(), *c;
     const cJSON *pc;
+    /* kubectl get events shows no NAME column unless -o wide, as with kube-apiserver */
+    int name_prio = !rt->custom && !*rt->group && strcmp(rt->plural, "events") == 0;
 
-    if (!defs ||
-        !cJSON_AddItemToArray(defs, column_def("Name", "string", "name",
-                                               "Name must be unique within a namespace.", 0)))
+    if (!defs || !cJSON_AddItemToArray(defs, column_def("Name", "string", "name",
+                                                        "Name must be unique within a namespace.",
+                                                        name_prio)))
         goto fail;
     for (i = 0; i < n; i++)
         if (!cJSON_AddItemToArray(defs,

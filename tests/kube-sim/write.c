@@ -7,6 +7,7 @@
 #include "common/kjson.h"
 #include "common/log.h"
 #include "tests/kube-sim/admit.h"
+#include "tests/kube-sim/convert.h"
 #include "tests/kube-sim/delete.h"
 #include "tests/kube-sim/kinds.h"
 #include "tests/kube-sim/obj.h"
@@ -84,6 +85,8 @@ int ksim_write_get(const struct ksim_write_ctx *c, cJSON **out, struct ksim_apie
 {
     if (ksim_store_get(c->api->store, c->rt->store_key, c->ns, c->name, out, NULL) != KERR_OK)
         return ksim_apierr_not_found(e, c->rt->group, c->rt->plural, c->name);
+    if (ksim_api_externalize(c->rt, *out) != 0)
+        return ksim_apierr_internal(e, "out of memory");
     return 0;
 }
 
@@ -216,7 +219,13 @@ static int store_create(const struct ksim_write_ctx *c, const char *name, cJSON 
     struct kerr_info err;
     enum kerr rc;
 
+    if (ksim_convert_in(c->rt, obj) != 0) {
+        cJSON_Delete(obj);
+        return ksim_apierr_internal(e, "out of memory");
+    }
     rc = ksim_store_create(c->api->store, c->rt->store_key, c->ns, name, obj, out, &err);
+    if (rc == KERR_OK)
+        ksim_api_externalize(c->rt, *out);
     if (rc == KERR_EXISTS)
         return ksim_apierr_exists(e, c->rt->group, c->rt->plural, name);
     if (rc == KERR_TOOBIG)
@@ -282,8 +291,14 @@ static int store_update(const struct ksim_write_ctx *c, const cJSON *cur, cJSON 
                !(is_builtin(c->rt, "", "namespaces") &&
                  cJSON_GetArraySize(kjson_get(next, "spec.finalizers")) > 0);
 
+    if (ksim_convert_in(c->rt, next) != 0) {
+        cJSON_Delete(next);
+        return ksim_apierr_internal(e, "out of memory");
+    }
     rc = ksim_store_update(c->api->store, c->rt->store_key, c->ns, c->name, ksim_store_obj_rv(cur),
                            next, out, &err);
+    if (rc == KERR_OK)
+        ksim_api_externalize(c->rt, *out);
     if (rc == KERR_CONFLICT) {
         *retry = 1;
         return ksim_apierr_conflict(e, c->rt->group, c->rt->plural, c->name, err.msg);
