@@ -26,7 +26,6 @@
 #include "common/kjson.h"
 #include "common/ktime.h"
 #include "common/log.h"
-#include "common/tlsx.h"
 
 #define NS_PER_MS  1000000LL
 #define NS_PER_SEC 1000000000LL
