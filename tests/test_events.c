@@ -13,6 +13,7 @@
 #include "common/kjson.h"
 #include "common/ktime.h"
 #include "common/log.h"
+#include "tests/kube-sim/harness.h"
 #include "tests/support/mockapi.h"
 
 #define EVENTS_PATH "/apis/events.k8s.io/v1/namespaces/ns/events"
@@ -479,4 +480,62 @@ Test(events, cluster_scoped_objects_get_default_namespace, .init = start, .fini 
     cJSON_Delete(b);
     cJSON_Delete(obj);
     ev_free(r);
+}
+
+/* Against kube-sim: the Event is accepted as built and its series is stored. */
+
+static const struct k8s_resource EVENT_RES = { "events.k8s.io", "v1", "events", 1 };
+
+/* series.count of the only Event in default, or -1. */
+static int64_t stored_count(struct k8s_client *kc, char *name, size_t size)
+{
+    cJSON *list = NULL;
+    const cJSON *items, *ev;
+    int64_t n = -1;
+
+    if (k8s_list(kc, &EVENT_RES, "default", NULL, &list, &err) != KERR_OK)
+        return -1;
+    items = kjson_get_arr(list, "items");
+    if (items && cJSON_GetArraySize(items) == 1) {
+        ev = cJSON_GetArrayItem(items, 0);
+        snprintf(name, size, "%s", kjson_get_str(ev, "metadata.name"));
+        if (kjson_get_int64(ev, "series.count", &n) != KERR_OK)
+            n = 1;
+    }
+    cJSON_Delete(list);
+    return n;
+}
+
+Test(events, series_is_stored_by_the_api_server, .timeout = 60)
+{
+    static const struct ev_ref pod = { "v1", "Pod", "default", "etcd-a-0", "u-1" };
+    struct ksim_harness_opts ho = { .no_controllers = 1 };
+    struct ksim_harness *h = NULL;
+    struct ev_opts o = base_opts();
+    struct k8s_client *kc = NULL;
+    struct ev_recorder *r = NULL;
+    struct cfg_rest rest;
+    char path[512], name[300] = "";
+
+    log_set_level(LOG_ERROR);
+    cr_assert_eq(ksim_harness_start(&ho, &h, &err), KERR_OK, "%s", err.msg);
+    snprintf(path, sizeof(path), "%s/admin.kubeconfig", h->dir);
+    cr_assert_eq(cfg_load_kubeconfig(path, NULL, &rest, &err), KERR_OK, "%s", err.msg);
+    cr_assert_eq(k8s_client_new(&rest, NULL, &kc, &err), KERR_OK, "%s", err.msg);
+    cfg_rest_release(&rest);
+    cr_assert_eq(ev_new(kc, &o, &r, &err), KERR_OK, "%s", err.msg);
+    cr_assert_eq(ev_emit(r, &pod, EV_WARNING, "BackOff", "Restart", "restarting"), KERR_OK);
+    AWAIT(stats(r).created == 1);
+    cr_assert_eq(stats(r).created, 1, "create refused: %llu errors",
+                 (unsigned long long)stats(r).send_errors);
+    cr_assert_eq(stored_count(kc, name, sizeof(name)), 1);
+    cr_assert_eq(strncmp(name, "etcd-a-0.", 9), 0, "%s", name);
+    cr_assert_eq(ev_emit(r, &pod, EV_WARNING, "BackOff", "Restart", "restarting"), KERR_OK);
+    cr_assert_eq(ev_emit(r, &pod, EV_WARNING, "BackOff", "Restart", "restarting"), KERR_OK);
+    AWAIT(stored_count(kc, name, sizeof(name)) == 3);
+    cr_assert_eq(stored_count(kc, name, sizeof(name)), 3);
+    cr_assert_eq(stats(r).send_errors, 0);
+    ev_free(r);
+    k8s_client_free(kc);
+    ksim_harness_stop(h);
 }

@@ -15,6 +15,7 @@
 #include "common/kjson.h"
 #include "common/ktime.h"
 #include "common/log.h"
+#include "tests/kube-sim/harness.h"
 #include "tests/support/mockapi.h"
 
 #define LEASE_PATH  "/apis/coordination.k8s.io/v1/namespaces/ns/leases/lock"
@@ -473,4 +474,71 @@ Test(leader, stop_releases_the_lease, .init = start, .fini = stop)
     cJSON_Delete(rel);
     le_free(le);
     cr_assert_eq(mockapi_request_count(m), n, "nothing after the release");
+}
+
+/* Against kube-sim (a stateful API server): two candidates, one leader, handover on release. */
+
+static const struct k8s_resource LEASE_RES = { "coordination.k8s.io", "v1", "leases", 1 };
+
+static long long mono_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+Test(leader, two_candidates_hand_over_on_release, .timeout = 60)
+{
+    struct ksim_harness_opts ho = { .no_controllers = 1 };
+    struct ksim_harness *h = NULL;
+    struct cfg_rest rest;
+    struct k8s_client *kc = NULL;
+    struct calls ka = { 0 }, kb = { 0 };
+    struct le_opts o = base_opts(&ka);
+    struct le *a, *b;
+    char path[512];
+    long long t0, took;
+    cJSON *lease = NULL;
+    int64_t transitions = -1;
+
+    log_set_level(LOG_ERROR);
+    cr_assert_eq(ksim_harness_start(&ho, &h, &err), KERR_OK, "%s", err.msg);
+    snprintf(path, sizeof(path), "%s/admin.kubeconfig", h->dir);
+    cr_assert_eq(cfg_load_kubeconfig(path, NULL, &rest, &err), KERR_OK, "%s", err.msg);
+    cr_assert_eq(k8s_client_new(&rest, NULL, &kc, &err), KERR_OK, "%s", err.msg);
+    cfg_rest_release(&rest);
+    o.lease_namespace = "default";
+    o.lease_duration_ms = 4000;
+    o.renew_deadline_ms = 3000;
+    o.retry_period_ms = 100;
+    o.identity = "a";
+    cr_assert_eq(le_new(kc, &o, &a, &err), KERR_OK, "%s", err.msg);
+    o.identity = "b";
+    o.arg = &kb;
+    cr_assert_eq(le_new(kc, &o, &b, &err), KERR_OK, "%s", err.msg);
+    cr_assert_eq(le_start(a, &err), KERR_OK);
+    cr_assert(await_count(&ka.started, 1, 10000), "a never led");
+    cr_assert_eq(le_start(b, &err), KERR_OK);
+    cr_assert(await_count(&kb.new_leader, 1, 10000), "b never saw the leader");
+    cr_assert_str_eq(kb.leader, "a");
+    cr_assert_eq(atomic_load(&kb.started), 0, "two leaders at once");
+    cr_assert(le_is_leader(a));
+    cr_assert_not(le_is_leader(b));
+    t0 = mono_ms();
+    le_stop(a);
+    cr_assert(await_count(&kb.started, 1, 10000), "b never took over");
+    took = mono_ms() - t0;
+    cr_assert(took < 3000, "takeover after %lld ms: the release was not seen", took);
+    cr_assert_eq(atomic_load(&ka.stopped), 1);
+    cr_assert_str_eq(kb.leader, "b");
+    cr_assert_eq(k8s_get(kc, &LEASE_RES, "default", "lock", NULL, &lease, &err), KERR_OK);
+    cr_assert_str_eq(kjson_get_str(lease, "spec.holderIdentity"), "b");
+    cr_assert_eq(kjson_get_int64(lease, "spec.leaseTransitions", &transitions), KERR_OK);
+    cr_assert_eq(transitions, 1, "created by a (0), taken by b (1)");
+    cJSON_Delete(lease);
+    le_free(b);
+    le_free(a);
+    k8s_client_free(kc);
+    ksim_harness_stop(h);
 }
