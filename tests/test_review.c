@@ -1,11 +1,11 @@
 /* Tests of webhook/review: AdmissionReview decoding and the exact encoding of answers. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/crypto.h"
 #include "common/kjson.h"
-#include "common/tlsx.h"
 #include "webhook/review.h"
 
 static enum kerr decode(struct review_req *r, const char *body, struct kerr_info *err)
@@ -110,15 +110,15 @@ Test(review, rejects_undecodable_bodies_with_a_reason)
 
 Test(review, rejects_deep_nesting)
 {
-    char body[2200];
+    char body[4200];
     struct review_req r;
     struct kerr_info err;
     size_t i, n = 0;
 
     n += (size_t)snprintf(body, sizeof(body), "{\"request\":{\"object\":");
-    for (i = 0; i < 1000; i++)
+    for (i = 0; i < 2000; i++)
         body[n++] = '[';
-    for (i = 0; i < 1000; i++)
+    for (i = 0; i < 2000; i++)
         body[n++] = ']';
     memcpy(body + n, "}}", 3);
     cr_expect_eq(decode(&r, body, &err), KERR_PARSE);

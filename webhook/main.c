@@ -33,6 +33,7 @@ struct app {
     struct wh_dispatch dispatch;
     struct wh_server *server;
     struct httpsrv *metrics_srv, *health_srv;
+    struct metrics_vec *cache_objects, *cache_lookups; /* BORROWED from reg */
 };
 
 static enum kerr ready_caches(void *ctx, struct kerr_info *err)
@@ -71,6 +72,43 @@ static enum kerr start_client(struct app *a, struct kerr_info *err)
     return KERR_OK;
 }
 
+/* Render hook: the cache counters as metrics. */
+static void render_cache(void *ctx)
+{
+    struct app *a = ctx;
+    struct wh_cache_stats st;
+    const char *v[2] = { NULL, NULL };
+
+    wh_cache_stats(a->cache, &st);
+    v[0] = "etcds";
+    metrics_vec_set(a->cache_objects, v, (double)st.etcds);
+    v[0] = "statefulsets";
+    metrics_vec_set(a->cache_objects, v, (double)st.stses);
+    v[0] = "hit";
+    metrics_vec_set(a->cache_lookups, v, (double)st.hits);
+    v[0] = "api";
+    metrics_vec_set(a->cache_lookups, v, (double)st.fallbacks);
+    v[0] = "refused";
+    metrics_vec_set(a->cache_lookups, v, (double)st.refused);
+}
+
+static enum kerr cache_metrics(struct app *a, struct kerr_info *err)
+{
+    static const char *const by_resource[] = { "resource", NULL };
+    static const char *const by_result[] = { "result", NULL };
+    enum kerr rc;
+
+    if ((rc = metrics_register(a->reg, METRICS_GAUGE, "warden_webhook_cache_objects",
+                               "Objects held by the webhook's caches.", by_resource, NULL, 0,
+                               &a->cache_objects, err)) ||
+        (rc = metrics_register(a->reg, METRICS_COUNTER, "warden_webhook_cache_lookups_total",
+                               "Parent lookups: answered by a cache (hit), by an API call after "
+                               "a miss (api), or refused past the fallback limit (refused).",
+                               by_result, NULL, 0, &a->cache_lookups, err)))
+        return rc;
+    return metrics_on_render(a->reg, render_cache, a, err);
+}
+
 static enum kerr start_cache(struct app *a, struct kerr_info *err)
 {
     struct wh_cache_opts o = { 0 };
@@ -80,7 +118,8 @@ static enum kerr start_cache(struct app *a, struct kerr_info *err)
     o.ns = *a->cfg.watch_namespace ? a->cfg.watch_namespace : NULL;
     o.fallback_limit = a->cfg.fallbacks == 0 ? -1 : (int)a->cfg.fallbacks;
     o.compact = a->cfg.compact_cache;
-    if ((rc = wh_cache_new(&o, &a->cache, err)) || (rc = wh_cache_start(a->cache, err)))
+    if ((rc = wh_cache_new(&o, &a->cache, err)) || (rc = cache_metrics(a, err)) ||
+        (rc = wh_cache_start(a->cache, err)))
         return rc;
     wh_cache_bind(a->cache, &a->lookup);
     return KERR_OK;
