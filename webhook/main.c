@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/cfg.h"
 #include "common/httpsrv.h"
@@ -59,13 +60,16 @@ static enum kerr healthy(void *ctx, struct kerr_info *err)
 
 static enum kerr start_client(struct app *a, struct kerr_info *err)
 {
+    struct k8s_client_opts o = { 0 };
     struct cfg_rest rest;
     enum kerr rc;
 
+    /* A lookup after a cache miss must end well within the review's time budget. */
+    o.request_timeout_ms = a->cfg.budget_ms / 2;
     cfg_rest_init(&rest);
     rc = cfg_load_default(*a->cfg.kubeconfig ? a->cfg.kubeconfig : NULL, &rest, err);
     if (!rc)
-        rc = k8s_client_new(&rest, NULL, &a->client, err);
+        rc = k8s_client_new(&rest, &o, &a->client, err);
     cfg_rest_release(&rest);
     if (rc)
         return kerr_wrap(err, "--kubeconfig");
@@ -109,6 +113,22 @@ static enum kerr cache_metrics(struct app *a, struct kerr_info *err)
     return metrics_on_render(a->reg, render_cache, a, err);
 }
 
+/*
+ * How many server threads may wait on the API server after a cache miss at
+ * once: by default half of them (at least one), so the others keep answering
+ * from the caches while the API server is slow.
+ */
+static int fallback_limit(const struct wh_config *c)
+{
+    long threads = c->threads > 0 ? c->threads : sysconf(_SC_NPROCESSORS_ONLN);
+
+    if (c->fallbacks == 0)
+        return -1; /* wh_cache: no fallback */
+    if (c->fallbacks > 0)
+        return (int)c->fallbacks;
+    return threads > 2 ? (int)(threads / 2) : 1;
+}
+
 static enum kerr start_cache(struct app *a, struct kerr_info *err)
 {
     struct wh_cache_opts o = { 0 };
@@ -116,7 +136,7 @@ static enum kerr start_cache(struct app *a, struct kerr_info *err)
 
     o.client = a->client;
     o.ns = *a->cfg.watch_namespace ? a->cfg.watch_namespace : NULL;
-    o.fallback_limit = a->cfg.fallbacks == 0 ? -1 : (int)a->cfg.fallbacks;
+    o.fallback_limit = fallback_limit(&a->cfg);
     o.compact = a->cfg.compact_cache;
     if ((rc = wh_cache_new(&o, &a->cache, err)) || (rc = cache_metrics(a, err)) ||
         (rc = wh_cache_start(a->cache, err)))

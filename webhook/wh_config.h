@@ -49,7 +49,7 @@ struct wh_config {
     long per_ip_limit;            /* --webhook-server-max-connections-per-ip */
     long budget_ms;               /* --webhook-server-request-timeout */
     long threads;                 /* --webhook-server-threads (0 = cores) */
-    long fallbacks;               /* --cache-fallback-limit */
+    long fallbacks;               /* --cache-fallback-limit (-1: auto, 0: none) */
     long shutdown_ms;             /* --graceful-shutdown-timeout */
     long cert_poll_ms;            /* --cert-poll-interval */
     int compact_cache;            /* --compact-cache */
