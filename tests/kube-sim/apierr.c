@@ -9,7 +9,8 @@ void ksim_apierr_clear(struct ksim_apierr *e)
     memset(e, 0, sizeof(*e));
 }
 
-static void vset(struct ksim_apierr *e, int code, const char *reason, const char *fmt, va_list ap)
+__attribute__((format(printf, 4, 0))) static void
+vset(struct ksim_apierr *e, int code, const char *reason, const char *fmt, va_list ap)
 {
     ksim_apierr_clear(e);
     e->code = code;
