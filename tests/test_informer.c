@@ -49,7 +49,7 @@ static struct inf *inf;
 static struct rec rec = { .mu = PTHREAD_MUTEX_INITIALIZER };
 static struct kerr_info err;
 
-static void add_line(const char *fmt, ...)
+__attribute__((format(printf, 1, 2))) static void add_line(const char *fmt, ...)
 {
     va_list ap;
 
