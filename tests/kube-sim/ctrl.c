@@ -30,83 +30,44 @@ struct ksim_ctrl {
     size_t npending;
 };
 
-/* What one pass looks at: copies of the interesting objects, and every uid. */
+/* What one pass looks at: copies of the objects that may need work. */
 struct snap {
-    char **uids; /* OWNS (each) */
-    size_t nuids, cap;
     cJSON *objs; /* OWNS: array of {"skey":...,"obj":...} */
 };
 
-static int cmp_str(const void *a, const void *b)
+static int workload_key(const char *skey)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    return strcmp(skey, "apps/statefulsets") == 0 || strcmp(skey, "apps/deployments") == 0;
 }
 
-static int interesting(const char *skey, const cJSON *obj)
+/* Copy of what the garbage collector needs of obj: its metadata. */
+static cJSON *meta_copy(const cJSON *obj)
 {
+    cJSON *c = cJSON_CreateObject();
     const cJSON *md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
 
-    return cJSON_GetObjectItemCaseSensitive(md, "ownerReferences") ||
-           cJSON_GetObjectItemCaseSensitive(md, "deletionTimestamp") ||
-           strcmp(skey, "apps/statefulsets") == 0 || strcmp(skey, "apps/deployments") == 0;
+    if (!c || !cJSON_AddItemToObject(c, "metadata", cJSON_Duplicate(md, 1))) {
+        cJSON_Delete(c);
+        return NULL;
+    }
+    return c;
 }
 
 static void take(const char *skey, const cJSON *obj, void *arg)
 {
     struct snap *s = arg;
-    const char *uid = ksim_obj_meta_str(obj, "uid");
-    char **nu;
+    const cJSON *md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
     cJSON *e;
 
-    if (uid && s->uids) {
-        if (s->nuids == s->cap) {
-            nu = realloc(s->uids, (s->cap ? s->cap * 2 : 256) * sizeof(*nu));
-            if (!nu)
-                return;
-            s->uids = nu;
-            s->cap = s->cap ? s->cap * 2 : 256;
-        }
-        s->uids[s->nuids] = strdup(uid);
-        if (s->uids[s->nuids])
-            s->nuids++;
-    }
-    if (!interesting(skey, obj))
+    if (!cJSON_GetObjectItemCaseSensitive(md, "ownerReferences") &&
+        !cJSON_GetObjectItemCaseSensitive(md, "deletionTimestamp") && !workload_key(skey))
         return;
     e = cJSON_CreateObject();
     if (!e || !cJSON_AddStringToObject(e, "skey", skey) ||
-        !cJSON_AddItemToObject(e, "obj", cJSON_Duplicate(obj, 1)) ||
+        !cJSON_AddItemToObject(e, "obj",
+                               workload_key(skey) ? cJSON_Duplicate(obj, 1) : meta_copy(obj)) ||
         !cJSON_AddItemToArray(s->objs, e))
         cJSON_Delete(e);
-}
-
-static void snap_release(struct snap *s)
-{
-    size_t i;
-
-    for (i = 0; i < s->nuids; i++)
-        free(s->uids[i]);
-    free(s->uids);
-    cJSON_Delete(s->objs);
-    memset(s, 0, sizeof(*s));
-}
-
-static int exists(const struct snap *s, const char *uid)
-{
-    return uid && s->nuids && bsearch(&uid, s->uids, s->nuids, sizeof(*s->uids), cmp_str) != NULL;
-}
-
-/* The snapshot object with this uid, or NULL. */
-static const cJSON *find_uid(const struct snap *s, const char *uid)
-{
-    const cJSON *e;
-
-    cJSON_ArrayForEach (e, s->objs) {
-        const char *u = kjson_get_str(e, "obj.metadata.uid");
-
-        if (u && uid && strcmp(u, uid) == 0)
-            return kjson_get(e, "obj");
-    }
-    return NULL;
 }
 
 static int deleting_with(const cJSON *obj, const char *finalizer)
@@ -118,6 +79,38 @@ static int deleting_with(const cJSON *obj, const char *finalizer)
 static const struct ksim_rtype *rtype_of(struct ksim_api *api, const char *skey)
 {
     return ksim_reg_find_store(api->reg, skey);
+}
+
+enum owner_state { OWNER_SOLID, OWNER_GONE, OWNER_WAITING, OWNER_ORPHANING };
+
+/*
+ * What became of the owner a reference of a dependent in namespace ns points at, looked up by
+ * its coordinates and compared by uid, as kube-controller-manager's garbage collector does.
+ * Owners of kinds kube-sim does not serve are left alone (solid).
+ */
+static enum owner_state owner_state(struct ksim_api *api, const char *ns, const cJSON *ref)
+{
+    const struct ksim_rtype *rt =
+        ksim_reg_find_kind(api->reg, kjson_get_str(ref, "apiVersion"), kjson_get_str(ref, "kind"));
+    const char *name = kjson_get_str(ref, "name"), *uid = kjson_get_str(ref, "uid");
+    const char *have;
+    enum owner_state st = OWNER_SOLID;
+    cJSON *owner = NULL;
+
+    if (!rt || !name || !uid)
+        return OWNER_SOLID;
+    if (ksim_store_get(api->store, rt->store_key, rt->namespaced ? ns : NULL, name, &owner, NULL) !=
+        KERR_OK)
+        return OWNER_GONE;
+    have = ksim_obj_meta_str(owner, "uid");
+    if (!have || strcmp(have, uid) != 0)
+        st = OWNER_GONE;
+    else if (deleting_with(owner, "foregroundDeletion"))
+        st = OWNER_WAITING;
+    else if (deleting_with(owner, "orphan"))
+        st = OWNER_ORPHANING;
+    cJSON_Delete(owner);
+    return st;
 }
 
 static void ctx_for(struct ksim_ctrl *c, const struct ksim_rtype *rt, const cJSON *obj,
@@ -149,19 +142,17 @@ static void delete_obj(struct ksim_ctrl *c, const struct ksim_rtype *rt, const c
         log_info("controller delete refused", "name", w.name, "user", u->name, "error", e.message);
 }
 
+/* Remove the references to owners that are gone, waiting for dependents or orphaning. */
 static int drop_refs(cJSON *obj, void *arg, struct ksim_apierr *e)
 {
-    const struct snap *s = arg;
+    struct ksim_api *api = arg;
     cJSON *refs = (cJSON *)kjson_get(obj, "metadata.ownerReferences");
+    const char *ns = ksim_obj_meta_str(obj, "namespace");
     int i, changed = 0;
 
     (void)e;
     for (i = cJSON_GetArraySize(refs) - 1; i >= 0; i--) {
-        const char *uid = kjson_get_str(cJSON_GetArrayItem(refs, i), "uid");
-        const cJSON *owner = find_uid(s, uid);
-
-        if (!exists(s, uid) || deleting_with(owner, "foregroundDeletion") ||
-            deleting_with(owner, "orphan")) {
+        if (owner_state(api, ns, cJSON_GetArrayItem(refs, i)) != OWNER_SOLID) {
             cJSON_DeleteItemFromArray(refs, i);
             changed = 1;
         }
@@ -187,31 +178,21 @@ static void modify(struct ksim_ctrl *c, const struct ksim_rtype *rt, const cJSON
         log_info("controller update refused", "name", w.name, "user", u->name, "error", e.message);
 }
 
-static void gc_dependent(struct ksim_ctrl *c, const struct snap *s, const struct ksim_rtype *rt,
-                         const cJSON *obj)
+static void gc_dependent(struct ksim_ctrl *c, const struct ksim_rtype *rt, const cJSON *obj)
 {
-    const cJSON *ref, *owner;
-    int solid = 0, dangling = 0, waiting = 0, orphaning = 0;
+    const cJSON *ref;
+    const char *ns = ksim_obj_meta_str(obj, "namespace");
+    int n[4] = { 0, 0, 0, 0 };
 
     if (ksim_obj_meta_str(obj, "deletionTimestamp"))
         return;
     cJSON_ArrayForEach (ref, kjson_get(obj, "metadata.ownerReferences")) {
-        const char *uid = kjson_get_str(ref, "uid");
-
-        owner = find_uid(s, uid);
-        if (!exists(s, uid))
-            dangling++;
-        else if (deleting_with(owner, "foregroundDeletion"))
-            waiting++;
-        else if (deleting_with(owner, "orphan"))
-            orphaning++;
-        else
-            solid++;
+        n[owner_state(c->api, ns, ref)]++;
     }
-    if (!solid && !orphaning && (dangling || waiting))
-        delete_obj(c, rt, obj, &c->gc, waiting ? "Foreground" : "Background");
-    else if (dangling || waiting || orphaning)
-        modify(c, rt, obj, &c->gc, "", drop_refs, (void *)s);
+    if (!n[OWNER_SOLID] && !n[OWNER_ORPHANING] && (n[OWNER_GONE] || n[OWNER_WAITING]))
+        delete_obj(c, rt, obj, &c->gc, n[OWNER_WAITING] ? "Foreground" : "Background");
+    else if (n[OWNER_GONE] || n[OWNER_WAITING] || n[OWNER_ORPHANING])
+        modify(c, rt, obj, &c->gc, "", drop_refs, c->api);
 }
 
 /* Does any snapshot object reference uid (blocking only: with blockOwnerDeletion)? */
@@ -400,16 +381,10 @@ static void pass(struct ksim_ctrl *c)
     const struct ksim_rtype *rt;
     const char *skey;
 
-    memset(&s, 0, sizeof(s));
     s.objs = cJSON_CreateArray();
-    s.uids = malloc(256 * sizeof(*s.uids));
-    s.cap = s.uids ? 256 : 0;
-    if (!s.objs || !s.uids) {
-        snap_release(&s);
+    if (!s.objs)
         return;
-    }
     ksim_store_each(c->api->store, NULL, take, &s);
-    qsort(s.uids, s.nuids, sizeof(*s.uids), cmp_str);
     cJSON_ArrayForEach (e, s.objs) {
         skey = kjson_get_str(e, "skey");
         obj = kjson_get(e, "obj");
@@ -417,14 +392,14 @@ static void pass(struct ksim_ctrl *c)
         if (!rt)
             continue;
         if (kjson_get(obj, "metadata.ownerReferences"))
-            gc_dependent(c, &s, rt, obj);
+            gc_dependent(c, rt, obj);
         gc_owner(c, &s, rt, obj);
         if (strcmp(skey, "/namespaces") == 0 && ksim_obj_meta_str(obj, "deletionTimestamp"))
             finalize_namespace(c, rt, obj);
-        if (strcmp(skey, "apps/statefulsets") == 0 || strcmp(skey, "apps/deployments") == 0)
+        if (workload_key(skey))
             workload(c, rt, obj);
     }
-    snap_release(&s);
+    cJSON_Delete(s.objs);
 }
 
 void ksim_ctrl_sync(struct ksim_ctrl *c)
@@ -462,8 +437,8 @@ static void *loop(void *arg)
         if (now != seen || pending) {
             seen = now;
             ksim_ctrl_sync(c);
-            /* let a burst of writes settle before the next pass */
-            dl = ksim_store_deadline_ms(c->api->gc_interval_ms / 4);
+            /* at most one pass per interval: a burst of writes is handled together */
+            dl = ksim_store_deadline_ms(c->api->gc_interval_ms);
             ksim_store_wait_change(c->api->store, UINT64_MAX, &dl);
         }
     }

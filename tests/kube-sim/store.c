@@ -585,16 +585,30 @@ enum kerr ksim_store_watch_open(struct ksim_store *st, const char *skey, const c
 }
 
 /* The first event after the cursor in the watcher's namespace, or NULL. */
+/* Index (from head) of the first event with rv > after: a binary search, the ring is rv-ordered. */
+static size_t first_after(const struct table *t, uint64_t after)
+{
+    size_t lo = 0, hi = t->count, mid;
+
+    while (lo < hi) {
+        mid = lo + (hi - lo) / 2;
+        if (t->ring[(t->head + mid) % t->ring_cap].rv <= after)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The first event after the cursor in the watcher's namespace, or NULL. */
 static const struct event *next_event_locked(struct ksim_store_watch *w)
 {
     struct table *t = w->t;
     const struct event *e;
     size_t i;
 
-    for (i = 0; i < t->count; i++) {
+    for (i = first_after(t, w->cursor); i < t->count; i++) {
         e = &t->ring[(t->head + i) % t->ring_cap];
-        if (e->rv <= w->cursor)
-            continue;
         if (w->ns && strcmp(w->ns, e->ns) != 0) {
             w->cursor = e->rv;
             continue;
