@@ -1,3 +1,4 @@
+#include "tests/kube-sim/fsel.h"
 #include "tests/kube-sim/sel.h"
 
 #include <criterion/criterion.h>
@@ -151,21 +152,21 @@ Test(kubesim_sel, field_selectors)
 {
     cJSON *obj = labels("{\"metadata\":{\"name\":\"a,b\",\"namespace\":\"ns1\"},\"spec\":{"
                         "\"replicas\":3,\"paused\":false}}");
-    struct ksim_sel_field *fs = NULL;
+    struct ksim_fsel *fs = NULL;
     struct kerr_info err;
 
-    cr_assert_eq(ksim_sel_field_parse("metadata.name=a\\,b,metadata.namespace!=x", &fs, &err),
-                 KERR_OK, "%s", err.msg);
+    cr_assert_eq(ksim_fsel_parse("metadata.name=a\\,b,metadata.namespace!=x", &fs, &err), KERR_OK,
+                 "%s", err.msg);
     cr_assert_eq(fs->n, 2);
-    cr_assert(ksim_sel_field_matches(fs, obj));
-    ksim_sel_field_free(fs);
-    cr_assert_eq(ksim_sel_field_parse("metadata.namespace==ns2", &fs, NULL), KERR_OK);
-    cr_assert_not(ksim_sel_field_matches(fs, obj));
-    ksim_sel_field_free(fs);
-    cr_assert_eq(ksim_sel_field_parse("spec.replicas=3,spec.paused=false", &fs, NULL), KERR_OK);
-    cr_assert(ksim_sel_field_matches(fs, obj));
-    ksim_sel_field_free(fs);
-    cr_assert_eq(ksim_sel_field_parse("metadata.name", &fs, NULL), KERR_PARSE);
-    cr_assert_eq(ksim_sel_field_parse("=x", &fs, NULL), KERR_PARSE);
+    cr_assert(ksim_fsel_matches(fs, obj));
+    ksim_fsel_free(fs);
+    cr_assert_eq(ksim_fsel_parse("metadata.namespace==ns2", &fs, NULL), KERR_OK);
+    cr_assert_not(ksim_fsel_matches(fs, obj));
+    ksim_fsel_free(fs);
+    cr_assert_eq(ksim_fsel_parse("spec.replicas=3,spec.paused=false", &fs, NULL), KERR_OK);
+    cr_assert(ksim_fsel_matches(fs, obj));
+    ksim_fsel_free(fs);
+    cr_assert_eq(ksim_fsel_parse("metadata.name", &fs, NULL), KERR_PARSE);
+    cr_assert_eq(ksim_fsel_parse("=x", &fs, NULL), KERR_PARSE);
     cJSON_Delete(obj);
 }

@@ -25,7 +25,7 @@ int ksim_read_filter_init(struct ksim_read_filter *f, const struct ksim_rtype *r
     memset(f, 0, sizeof(*f));
     if (ksim_sel_parse(ksim_req_query(req, "labelSelector"), &f->labels, &err) != KERR_OK)
         return ksim_apierr_bad_request(e, "%s", err.msg);
-    if (ksim_sel_field_parse(ksim_req_query(req, "fieldSelector"), &f->fields, &err) != KERR_OK) {
+    if (ksim_fsel_parse(ksim_req_query(req, "fieldSelector"), &f->fields, &err) != KERR_OK) {
         ksim_read_filter_release(f);
         return ksim_apierr_bad_request(e, "%s", err.msg);
     }
@@ -56,14 +56,13 @@ int ksim_read_filter_init(struct ksim_read_filter *f, const struct ksim_rtype *r
 
 int ksim_read_filter_match(const struct ksim_read_filter *f, const cJSON *obj)
 {
-    return ksim_sel_matches(f->labels, ksim_obj_labels(obj)) &&
-           ksim_sel_field_matches(f->fields, obj);
+    return ksim_sel_matches(f->labels, ksim_obj_labels(obj)) && ksim_fsel_matches(f->fields, obj);
 }
 
 void ksim_read_filter_release(struct ksim_read_filter *f)
 {
     ksim_sel_free(f->labels);
-    ksim_sel_field_free(f->fields);
+    ksim_fsel_free(f->fields);
     memset(f, 0, sizeof(*f));
 }
 

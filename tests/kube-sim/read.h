@@ -17,6 +17,7 @@
 #define KSIM_READ_H
 
 #include "tests/kube-sim/api.h"
+#include "tests/kube-sim/fsel.h"
 #include "tests/kube-sim/sel.h"
 
 /* Serve a GET on tgt (object, subresource, collection or watch). */
@@ -25,8 +26,8 @@ void ksim_read_handle(struct ksim_api *api, const struct ksim_req *req,
 
 /* Request filters: label and field selectors of a list or watch. */
 struct ksim_read_filter {
-    struct ksim_sel *labels;       /* OWNS or NULL */
-    struct ksim_sel_field *fields; /* OWNS or NULL */
+    struct ksim_sel *labels;  /* OWNS or NULL */
+    struct ksim_fsel *fields; /* OWNS or NULL */
 };
 
 /*

@@ -7,12 +7,11 @@
  * "!a", "a>1", "a<1", joined by commas) and the JSON form of a
  * metav1.LabelSelector (matchLabels + matchExpressions with In, NotIn,
  * Exists, DoesNotExist), as used by webhook namespaceSelector/objectSelector
- * and StatefulSet spec.selector. Field selectors (?fieldSelector=) are
- * "path=value", "path==value", "path!=value" joined by commas.
+ * and StatefulSet spec.selector. Field selectors are in fsel.h.
  *
- * Ownership: ksim_sel_parse / ksim_sel_from_json / ksim_sel_field_parse
- * return heap objects the caller OWNS (free with ksim_sel_free /
- * ksim_sel_field_free); all other pointers are BORROWED for the call.
+ * Ownership: ksim_sel_parse / ksim_sel_from_json return heap objects the
+ * caller OWNS (free with ksim_sel_free); all other pointers are BORROWED for
+ * the call.
  * Thread safety: a parsed selector is immutable and may be shared.
  */
 #ifndef KSIM_SEL_H
@@ -74,38 +73,5 @@ enum kerr ksim_sel_to_string(const struct ksim_sel *sel, struct buf *out);
 
 /* NULL is a no-op. */
 void ksim_sel_free(struct ksim_sel *sel);
-
-/* A parsed field selector: the AND of "path op value" terms. */
-struct ksim_sel_field_req {
-    char *path;  /* OWNS, e.g. "metadata.name" */
-    char *value; /* OWNS */
-    int negate;  /* 1 for != */
-};
-
-struct ksim_sel_field {
-    struct ksim_sel_field_req *reqs; /* OWNS */
-    size_t n;
-};
-
-/*
- * Parse ?fieldSelector=. Empty or NULL selects everything. Values may use
- * the backslash escapes of fields.EscapeValue (\, \= \\). KERR_PARSE on
- * bad syntax. On KERR_OK *out OWNS the selector.
- */
-enum kerr ksim_sel_field_parse(const char *text, struct ksim_sel_field **out,
-                               struct kerr_info *err);
-
-/*
- * Value of a dotted field path in obj (BORROWED) as kube-apiserver's field
- * sets render it: strings as they are, numbers in decimal, booleans as
- * "true"/"false"; absent fields are "". Writes at most size bytes into out.
- */
-void ksim_sel_field_value(const cJSON *obj, const char *path, char *out, size_t size);
-
-/* Does obj match every term? */
-int ksim_sel_field_matches(const struct ksim_sel_field *fs, const cJSON *obj);
-
-/* NULL is a no-op. */
-void ksim_sel_field_free(struct ksim_sel_field *fs);
 
 #endif

@@ -123,10 +123,10 @@ static int init_filter(struct ksim_watch *w, const struct ksim_req *req,
     if (!tgt->name[0])
         return 0;
     /* GET .../NAME?watch=1 watches one object, as fieldSelector=metadata.name=NAME. */
-    ksim_sel_field_free(w->f.fields);
+    ksim_fsel_free(w->f.fields);
     w->f.fields = NULL;
     snprintf(term, sizeof(term), "metadata.name=%s", tgt->name);
-    if (ksim_sel_field_parse(term, &w->f.fields, &err) != KERR_OK)
+    if (ksim_fsel_parse(term, &w->f.fields, &err) != KERR_OK)
         return ksim_apierr_bad_request(e, "%s", err.msg);
     return 0;
 }
