@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "common/buf.h"
@@ -75,7 +78,7 @@ static void write_pair(struct env *e, const char *cn)
     tlsx_pem_release(&leaf);
 }
 
-static void env_up(struct env *e, size_t max_body, long budget_ms)
+static void env_up_ip(struct env *e, size_t max_body, long budget_ms, unsigned int per_ip)
 {
     struct tlsx_cert_opts o = { 0 };
     struct wh_tls_opts to = { 0 };
@@ -106,12 +109,18 @@ static void env_up(struct env *e, size_t max_body, long budget_ms)
     so.threads = 2;
     so.max_body = max_body;
     so.budget_ms = budget_ms;
+    so.per_ip_limit = per_ip;
     so.tls = e->tls;
     so.dispatch = &e->d;
     so.registry = e->reg;
     cr_assert_eq(wh_server_new(&so, &e->srv, NULL), KERR_OK);
     cr_assert_eq(wh_server_start(e->srv, NULL), KERR_OK);
     cr_assert_gt(wh_server_port(e->srv), 0);
+}
+
+static void env_up(struct env *e, size_t max_body, long budget_ms)
+{
+    env_up_ip(e, max_body, budget_ms, 0);
 }
 
 static void env_down(struct env *e)
@@ -480,5 +489,78 @@ Test(wh_server, metrics)
                                               "etcdcomponents\",result=\"allowed\"} 3"));
     cr_expect_not_null(strstr(buf_str(&text), "certwatcher_read_certificate_total 1"));
     buf_release(&text);
+    env_down(&e);
+}
+
+static int tcp_connect(unsigned short port)
+{
+    struct sockaddr_in a;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    return fd;
+}
+
+/* Idle and half-open connections (no TLS handshake, a partial request) do not hold up a review. */
+Test(wh_server, idle_connections_do_not_starve_reviews)
+{
+    struct env e;
+    struct reply r;
+    struct timespec t0, t1;
+    int fds[64], i;
+
+    env_up(&e, 4096, 2000);
+    for (i = 0; i < 64; i++) {
+        fds[i] = tcp_connect(wh_server_port(e.srv));
+        if (i % 2)
+            cr_assert_eq(write(fds[i], "\x16\x03\x01", 3), 3); /* a TLS record header, no more */
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    request(&e, "POST", "/webhooks/etcdcomponents", "application/json", REVIEW, &r);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    cr_expect_eq(r.status, 200);
+    cr_expect_lt((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000, 1000,
+                 "a review waited behind idle connections");
+    buf_release(&r.body);
+    for (i = 0; i < 64; i++)
+        close(fds[i]);
+    env_down(&e);
+}
+
+/* The per-IP limit refuses one more connection from an address that holds its share. */
+Test(wh_server, per_ip_limit)
+{
+    struct env e;
+    struct reply r;
+    int fds[3], i;
+
+    env_up_ip(&e, 4096, 2000, 3);
+    for (i = 0; i < 3; i++)
+        fds[i] = tcp_connect(wh_server_port(e.srv));
+    /* Wait (with a deadline) until the server has accepted all three. */
+    for (i = 0; i < 200; i++) {
+        request(&e, "POST", "/webhooks/etcd", "application/json", REVIEW, &r);
+        buf_release(&r.body);
+        if (r.rc != CURLE_OK)
+            break;
+        usleep(5000);
+    }
+    cr_expect_neq(r.rc, CURLE_OK, "a fourth connection from 127.0.0.1 was served");
+    close(fds[0]);
+    for (i = 0; i < 200; i++) {
+        request(&e, "POST", "/webhooks/etcd", "application/json", REVIEW, &r);
+        buf_release(&r.body);
+        if (r.rc == CURLE_OK)
+            break;
+        usleep(5000);
+    }
+    cr_expect_eq(r.rc, CURLE_OK, "no connection once one was closed");
+    cr_expect_eq(r.status, 200);
+    close(fds[1]);
+    close(fds[2]);
     env_down(&e);
 }
