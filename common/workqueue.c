@@ -3,37 +3,37 @@
  *
  * Every key known to the queue has one struct wq_item in a chained hash
  * table. Its flags say where it is: dirty (queued, or re-added while
- * processing), processing (handed out) and heap_idx (waiting in the delay
- * heap). An item that is none of these is freed. The ready FIFO is a singly
- * linked list through the items that are dirty and not processing. The
- * per-key backoff and the token bucket are the rl_ limiters of ratelimit.h.
+ * processing), processing (handed out) and its delay-heap node (waiting in
+ * the dheap.h heap). An item that is none of these is freed. The ready FIFO
+ * is a singly linked list through the items that are dirty and not
+ * processing. The per-key backoff and the token bucket are the rl_ limiters
+ * of ratelimit.h.
  */
 #include "common/workqueue.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "common/dheap.h"
 #include "common/log.h"
 #include "common/ratelimit.h"
 
 #define NS_PER_MS   1000000LL
 #define NS_PER_SEC  1000000000LL
-#define NO_HEAP     ((size_t)-1)
 #define MIN_BUCKETS 64
 
 struct wq_item {
     struct wq_item *hnext; /* hash chain */
     struct wq_item *qnext; /* ready FIFO link */
     uint64_t hash;
-    int64_t ready_at;   /* delay heap: when due (monotonic ns) */
-    uint64_t seq;       /* delay heap: tie-break, earlier add first */
-    int64_t queued_at;  /* when it became dirty */
-    int64_t started_at; /* when handed out */
-    size_t heap_idx;    /* index in the delay heap or NO_HEAP */
+    struct dheap_node hn; /* delay heap: hn.at is when due (monotonic ns) */
+    int64_t queued_at;    /* when it became dirty */
+    int64_t started_at;   /* when handed out */
     bool dirty;
     bool processing;
     char key[];
@@ -48,9 +48,7 @@ struct wq {
     size_t nbuckets, nitems;
     struct wq_item *head, *tail; /* ready FIFO */
     size_t depth;
-    struct wq_item **heap; /* delay min-heap */
-    size_t nheap, heapcap;
-    uint64_t seq;
+    struct dheap delayed;
     size_t nprocessing;
     bool closed;
     struct rl_expo *expo;     /* per-key backoff */
@@ -90,6 +88,14 @@ static uint64_t hash_key(const char *s)
 static bool key_valid(const char *key)
 {
     return key && key[0] && strnlen(key, WQ_KEY_MAX + 1) <= WQ_KEY_MAX;
+}
+
+/* The item whose delay-heap node is n. */
+static struct wq_item *item_of(struct dheap_node *n)
+{
+    void *p = (char *)n - offsetof(struct wq_item, hn);
+
+    return p;
 }
 
 /* ---- hash table ---- */
@@ -139,7 +145,7 @@ static struct wq_item *lookup_or_create(struct wq *q, const char *key)
         return NULL;
     memcpy(it->key, key, len + 1);
     it->hash = h;
-    it->heap_idx = NO_HEAP;
+    dheap_node_init(&it->hn);
     if (q->nitems >= q->nbuckets * 2)
         grow_table(q);
     it->hnext = q->buckets[h % q->nbuckets];
@@ -153,83 +159,13 @@ static void maybe_free(struct wq *q, struct wq_item *it)
 {
     struct wq_item **pp;
 
-    if (it->dirty || it->processing || it->heap_idx != NO_HEAP)
+    if (it->dirty || it->processing || dheap_contains(&it->hn))
         return;
     for (pp = &q->buckets[it->hash % q->nbuckets]; *pp != it; pp = &(*pp)->hnext)
         ;
     *pp = it->hnext;
     q->nitems--;
     free(it);
-}
-
-/* ---- delay heap ---- */
-
-static bool heap_less(const struct wq_item *a, const struct wq_item *b)
-{
-    return a->ready_at < b->ready_at || (a->ready_at == b->ready_at && a->seq < b->seq);
-}
-
-static void heap_set(struct wq *q, size_t i, struct wq_item *it)
-{
-    q->heap[i] = it;
-    it->heap_idx = i;
-}
-
-static void sift_up(struct wq *q, size_t i)
-{
-    struct wq_item *it = q->heap[i];
-
-    while (i > 0 && heap_less(it, q->heap[(i - 1) / 2])) {
-        heap_set(q, i, q->heap[(i - 1) / 2]);
-        i = (i - 1) / 2;
-    }
-    heap_set(q, i, it);
-}
-
-static void sift_down(struct wq *q, size_t i)
-{
-    struct wq_item *it = q->heap[i];
-    size_t c;
-
-    while ((c = 2 * i + 1) < q->nheap) {
-        if (c + 1 < q->nheap && heap_less(q->heap[c + 1], q->heap[c]))
-            c++;
-        if (!heap_less(q->heap[c], it))
-            break;
-        heap_set(q, i, q->heap[c]);
-        i = c;
-    }
-    heap_set(q, i, it);
-}
-
-static enum kerr heap_push(struct wq *q, struct wq_item *it)
-{
-    struct wq_item **h;
-    size_t cap;
-
-    if (q->nheap == q->heapcap) {
-        cap = q->heapcap ? q->heapcap * 2 : 16;
-        h = realloc(q->heap, cap * sizeof(*h));
-        if (!h)
-            return KERR_NOMEM;
-        q->heap = h;
-        q->heapcap = cap;
-    }
-    heap_set(q, q->nheap++, it);
-    sift_up(q, q->nheap - 1);
-    return KERR_OK;
-}
-
-static struct wq_item *heap_pop(struct wq *q)
-{
-    struct wq_item *top = q->heap[0];
-
-    top->heap_idx = NO_HEAP;
-    if (--q->nheap > 0) {
-        heap_set(q, 0, q->heap[q->nheap]);
-        sift_down(q, 0);
-    }
-    return top;
 }
 
 /* ---- ready FIFO ---- */
@@ -273,8 +209,10 @@ static void add_locked(struct wq *q, struct wq_item *it, int64_t now)
 /* Move every delayed item that is due to the ready FIFO. */
 static void promote(struct wq *q, int64_t now)
 {
-    while (q->nheap > 0 && q->heap[0]->ready_at <= now)
-        add_locked(q, heap_pop(q), now);
+    struct dheap_node *n;
+
+    while ((n = dheap_peek(&q->delayed)) && n->at <= now)
+        add_locked(q, item_of(dheap_pop(&q->delayed)), now);
 }
 
 static enum kerr add_after_locked(struct wq *q, struct wq_item *it, int64_t delay, int64_t now)
@@ -287,19 +225,14 @@ static enum kerr add_after_locked(struct wq *q, struct wq_item *it, int64_t dela
         add_locked(q, it, now);
         return KERR_OK;
     }
-    if (it->heap_idx != NO_HEAP) {
-        if (at < it->ready_at) {
-            it->ready_at = at;
-            sift_up(q, it->heap_idx);
-        }
+    if (dheap_contains(&it->hn)) {
+        dheap_advance(&q->delayed, &it->hn, at); /* keeps the earlier time */
     } else {
-        it->ready_at = at;
-        it->seq = q->seq++;
-        rc = heap_push(q, it);
+        rc = dheap_push(&q->delayed, &it->hn, at);
         if (rc != KERR_OK)
             return rc;
     }
-    if (q->heap[0] == it)
+    if (dheap_peek(&q->delayed) == &it->hn)
         pthread_cond_broadcast(&q->ready); /* getters must shorten their timed wait */
     return KERR_OK;
 }
@@ -338,6 +271,7 @@ enum kerr wq_new(const struct wq_opts *opts, struct wq **out, struct kerr_info *
     q = calloc(1, sizeof(*q));
     if (!q)
         return kerr_set(err, KERR_NOMEM, "workqueue: out of memory");
+    dheap_init(&q->delayed);
     q->nbuckets = MIN_BUCKETS;
     q->buckets = calloc(q->nbuckets, sizeof(*q->buckets));
     if (!q->buckets) {
@@ -373,7 +307,7 @@ void wq_free(struct wq *q)
         }
     }
     free(q->buckets);
-    free(q->heap);
+    dheap_release(&q->delayed);
     free(q->name);
     rl_expo_free(q->expo);
     rl_bucket_free(q->bucket);
@@ -463,13 +397,14 @@ unsigned wq_num_requeues(struct wq *q, const char *key)
 /* Wait for a ready item: until the first delayed one is due, or a signal. */
 static void wait_ready(struct wq *q)
 {
+    struct dheap_node *first = dheap_peek(&q->delayed);
     struct timespec ts;
 
-    if (q->nheap == 0) {
+    if (!first) {
         pthread_cond_wait(&q->ready, &q->mu);
         return;
     }
-    ts = ns_to_timespec(q->heap[0]->ready_at);
+    ts = ns_to_timespec(first->at);
     pthread_cond_timedwait(&q->ready, &q->mu, &ts);
 }
 
@@ -556,15 +491,14 @@ size_t wq_len(struct wq *q)
 
 void wq_shutdown(struct wq *q)
 {
+    struct dheap_node *n;
     struct wq_item *it;
 
     pthread_mutex_lock(&q->mu);
     if (!q->closed) {
         q->closed = true;
-        while (q->nheap > 0) {
-            it = heap_pop(q);
-            maybe_free(q, it);
-        }
+        while ((n = dheap_pop(&q->delayed)))
+            maybe_free(q, item_of(n));
         while (q->head) {
             it = fifo_pop(q);
             it->dirty = false;
@@ -622,7 +556,7 @@ void wq_get_stats(struct wq *q, struct wq_stats *out)
         promote(q, now);
     *out = q->st;
     out->depth = q->depth;
-    out->delayed = q->nheap;
+    out->delayed = dheap_len(&q->delayed);
     out->processing = q->nprocessing;
     out->longest_running_seconds = 0;
     out->unfinished_work_seconds = 0;
@@ -637,108 +571,4 @@ void wq_get_stats(struct wq *q, struct wq_stats *out)
         }
     }
     pthread_mutex_unlock(&q->mu);
-}
-
-/* ---- worker pool ---- */
-
-struct wq_workers {
-    struct wq *q;
-    wq_process_fn process;
-    void *arg;
-    int n;
-    pthread_t *threads;
-};
-
-static void handle_result(struct wq *q, const char *key, enum wq_result r, long after_ms)
-{
-    switch (r) {
-    case WQ_RESULT_OK:
-        wq_forget(q, key);
-        break;
-    case WQ_RESULT_REQUEUE_AFTER:
-        wq_forget(q, key);
-        (void)wq_add_after(q, key, after_ms);
-        break;
-    case WQ_RESULT_REQUEUE:
-    case WQ_RESULT_ERROR:
-    default:
-        (void)wq_add_rate_limited(q, key);
-        break;
-    }
-}
-
-static void *worker_main(void *p)
-{
-    struct wq_workers *w = p;
-    struct timespec pause = { .tv_sec = 0, .tv_nsec = 10 * 1000 * 1000 };
-    char *key = NULL;
-    long after_ms;
-    enum wq_result r;
-    enum kerr rc;
-
-    for (;;) {
-        rc = wq_get(w->q, &key);
-        if (rc == KERR_CLOSED)
-            break;
-        if (rc != KERR_OK) {
-            nanosleep(&pause, NULL); /* out of memory: let it pass */
-            continue;
-        }
-        after_ms = 0;
-        r = w->process(w->arg, key, &after_ms);
-        handle_result(w->q, key, r, after_ms);
-        wq_done(w->q, key);
-        free(key);
-    }
-    return NULL;
-}
-
-static void join_all(struct wq_workers *w, int n)
-{
-    int i;
-
-    for (i = 0; i < n; i++)
-        pthread_join(w->threads[i], NULL);
-}
-
-enum kerr wq_workers_start(struct wq *q, int n, wq_process_fn process, void *arg,
-                           struct wq_workers **out, struct kerr_info *err)
-{
-    struct wq_workers *w;
-    int i, e;
-
-    *out = NULL;
-    if (n < 1 || !process)
-        return kerr_set(err, KERR_INVAL, "workqueue: need at least one worker and a callback");
-    w = calloc(1, sizeof(*w));
-    if (!w || !(w->threads = calloc((size_t)n, sizeof(*w->threads)))) {
-        free(w);
-        return kerr_set(err, KERR_NOMEM, "workqueue: out of memory");
-    }
-    w->q = q;
-    w->process = process;
-    w->arg = arg;
-    for (i = 0; i < n; i++) {
-        e = pthread_create(&w->threads[i], NULL, worker_main, w);
-        if (e != 0) {
-            wq_shutdown(q);
-            join_all(w, i);
-            free(w->threads);
-            free(w);
-            return kerr_set(err, KERR_INTERNAL, "workqueue: starting worker %d failed (%d)", i, e);
-        }
-    }
-    w->n = n;
-    *out = w;
-    return KERR_OK;
-}
-
-void wq_workers_stop(struct wq_workers *w)
-{
-    if (!w)
-        return;
-    wq_shutdown(w->q);
-    join_all(w, w->n);
-    free(w->threads);
-    free(w);
 }

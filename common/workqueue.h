@@ -1,14 +1,15 @@
 /*
  * workqueue - a de-duplicating, delaying, rate-limited queue of string keys
- * with the semantics of client-go's util/workqueue, plus a pool of worker
- * threads that drive a process(key) callback the way controller-runtime does.
+ * with the semantics of client-go's util/workqueue. common/wqpool runs worker
+ * threads that drive a process(key) callback from it, as controller-runtime.
  *
  * Keys are strings such as "namespace/name". A key queued twice before it is
  * processed is processed once; a key added while it is being processed is
  * queued again when wq_done() is called for it, so one key is never processed
  * by two threads at the same time. Delayed adds sit in a min-heap ordered by
- * ready time and move to the queue when they are due (checked by every queue
- * operation, and waited for by blocked getters with a timed wait: no polling).
+ * ready time (common/dheap) and move to the queue when they are due (checked
+ * by every queue operation, and waited for by blocked getters with a timed
+ * wait: no polling).
  * wq_add_rate_limited() delays a key by the larger of a per-key exponential
  * backoff (5 ms doubling to 1000 s by default) and an overall token bucket
  * (10 qps, burst 100 by default); wq_forget() resets the per-key backoff.
@@ -20,7 +21,7 @@
  *
  * Thread safety: every wq_ function except wq_new/wq_free may be called from
  * any thread at any time. wq_free() must be called once no thread uses the
- * queue any more (after wq_workers_stop()).
+ * queue any more (after wqpool_free()).
  */
 #ifndef COMMON_WORKQUEUE_H
 #define COMMON_WORKQUEUE_H
@@ -138,40 +139,5 @@ int wq_is_shutting_down(struct wq *q);
 
 /* Copy the counters into *out. */
 void wq_get_stats(struct wq *q, struct wq_stats *out);
-
-/* ---- worker pool ---- */
-
-/* What process() asks for, as a controller-runtime Result. */
-enum wq_result {
-    WQ_RESULT_OK,            /* done: the key's backoff is forgotten */
-    WQ_RESULT_REQUEUE,       /* run again after the rate limiter's delay */
-    WQ_RESULT_REQUEUE_AFTER, /* forget the backoff, run again after *after_ms */
-    WQ_RESULT_ERROR,         /* failed: run again after the rate limiter's delay */
-};
-
-/*
- * The work of one key. key is BORROWED for the duration of the call. For
- * WQ_RESULT_REQUEUE_AFTER set *after_ms (it starts at 0). Called by one worker
- * thread at a time per key; different keys run concurrently.
- */
-typedef enum wq_result (*wq_process_fn)(void *arg, const char *key, long *after_ms);
-
-struct wq_workers;
-
-/*
- * Start n worker threads that take keys from q (BORROWED; must outlive the
- * pool), call process(arg, key, &after_ms) and then add / forget / done as the
- * result says. On KERR_OK *out OWNS the pool: stop it with wq_workers_stop().
- * If a thread cannot be started the queue is shut down, the started threads
- * are joined and KERR_INTERNAL is returned. KERR_INVAL for n < 1.
- */
-enum kerr wq_workers_start(struct wq *q, int n, wq_process_fn process, void *arg,
-                           struct wq_workers **out, struct kerr_info *err);
-
-/*
- * Shut the queue down, wait for every worker to finish its current key and
- * exit, and free the pool. NULL is a no-op.
- */
-void wq_workers_stop(struct wq_workers *w);
 
 #endif
