@@ -1,11 +1,12 @@
 /*
  * events - see events.h.
  *
- * ev_emit packs an event into one struct ev_item (its fields as consecutive
- * NUL-terminated strings, so isomorphic events compare with one memcmp) and
- * puts it into a ring under the mutex; nothing else happens on the caller's
- * thread. The sender thread owns everything else: the list of remembered
- * events (struct ev_entry, oldest first) and the per-object spam buckets.
+ * ev_emit packs an event into one struct evs_item (common/evseries: its
+ * fields as consecutive NUL-terminated strings, so isomorphic events compare
+ * with one memcmp) and puts it into a ring under the mutex; nothing else
+ * happens on the caller's thread. The sender thread owns everything else:
+ * the series cache (remembered events, oldest first, and the per-object spam
+ * buckets) and the API calls that create and patch the Events.
  */
 #include "common/events.h"
 
@@ -17,69 +18,33 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/evseries.h"
 #include "common/k8s.h"
 #include "common/kjson.h"
 #include "common/ktime.h"
 #include "common/log.h"
 #include "common/ratelimit.h"
 
-#define NS_PER_MS     1000000LL
-#define NAME_PART_MAX 236 /* 236 + '.' + 16 hex digits = 253 */
-#define FLUSH_RETRY   (200 * NS_PER_MS)
-#define NO_TIME       INT64_MAX
-
-/* Order of the fields in ev_item.data; the regarding object's come first. */
-enum { F_API, F_KIND, F_NS, F_NAME, F_UID, F_TYPE, F_REASON, F_ACTION, F_NOTE, F_COUNT };
-#define OBJ_FIELDS F_TYPE
+#define NS_PER_MS   1000000LL
+#define FLUSH_RETRY (200 * NS_PER_MS)
+#define NO_TIME     INT64_MAX
 
 static const struct k8s_resource EVENTS = { "events.k8s.io", "v1", "events", 1 };
-
-struct ev_item {
-    size_t len;         /* bytes of data, NULs included */
-    size_t obj_len;     /* bytes of the regarding fields */
-    struct timespec at; /* wall clock of the emit */
-    int64_t mono;       /* monotonic ns of the emit */
-    char data[];
-};
-
-struct ev_entry {
-    struct ev_entry *next;
-    struct ev_item *item; /* the first occurrence; OWNED */
-    char name[NAME_PART_MAX + 18];
-    struct timespec last_at;
-    int64_t last_mono;
-    uint64_t count;     /* occurrences */
-    uint64_t sent;      /* count the server has; 0 = not created yet */
-    int tries;          /* failed tries of the pending create or patch */
-    int64_t next_try;   /* monotonic ns before which no new try is made */
-    int64_t last_write; /* monotonic ns of the last successful write */
-    bool dead;          /* create given up: forget the entry */
-};
-
-struct ev_spam {
-    struct ev_spam *next;
-    struct rl_bucket *bucket;
-    size_t len;
-    char key[];
-};
 
 struct ev_recorder {
     struct k8s_client *client;
     char *controller, *instance;
     struct ev_opts o;
-    int64_t window_ns, patch_ns, retry_ns, flush_ns;
+    int64_t patch_ns, retry_ns, flush_ns;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    struct ev_item **ring;
+    struct evs_item **ring;
     size_t head, count;
     bool stop, running;
     int64_t stop_at; /* monotonic ns of ev_stop: the flush deadline counts from it */
     pthread_t th;
     struct ev_stats st;
-    /* sender thread only */
-    struct ev_entry *first, *last;
-    size_t nentries;
-    struct ev_spam *spam;
+    struct evs_cache cache; /* sender thread only */
 };
 
 static int64_t mono_now(void)
@@ -94,15 +59,6 @@ static void bump(struct ev_recorder *r, uint64_t *counter)
     pthread_mutex_unlock(&r->mu);
 }
 
-static const char *field(const struct ev_item *it, int i)
-{
-    const char *p = it->data;
-
-    while (i-- > 0)
-        p += strlen(p) + 1;
-    return p;
-}
-
 static bool field_ok(const char *s)
 {
     return s && *s && strnlen(s, EV_FIELD_MAX + 1) <= EV_FIELD_MAX;
@@ -110,63 +66,29 @@ static bool field_ok(const char *s)
 
 /* ---- the caller's side ---- */
 
-/* Length of note kept: at most EV_NOTE_MAX bytes, not splitting a UTF-8 character. */
-static size_t note_len(const char *note)
+/* Pack the event for the series cache (common/evseries). KERR_NOMEM. */
+static enum kerr pack(const struct ev_ref *ref, enum ev_type type, const char *reason,
+                      const char *action, const char *note, struct evs_item **out)
 {
-    size_t n = note ? strnlen(note, EV_NOTE_MAX + 1) : 0;
-
-    if (n <= EV_NOTE_MAX)
-        return n;
-    n = EV_NOTE_MAX;
-    while (n > 0 && ((unsigned char)note[n] & 0xc0) == 0x80)
-        n--;
-    return n;
-}
-
-static struct ev_item *make_item(const struct ev_ref *ref, enum ev_type type, const char *reason,
-                                 const char *action, const char *note)
-{
-    const char *f[F_COUNT] = {
+    const char *f[EVS_F_COUNT] = {
         ref->api_version, ref->kind, ref->namespace,
         ref->name,        ref->uid,  type == EV_WARNING ? "Warning" : "Normal",
         reason,           action,    note
     };
-    size_t len[F_COUNT], total = 0, off = 0;
-    struct ev_item *it;
-    int i;
 
-    for (i = 0; i < F_COUNT; i++) {
-        len[i] = i == F_NOTE ? note_len(f[i]) : (f[i] ? strlen(f[i]) : 0);
-        total += len[i] + 1;
-    }
-    it = malloc(sizeof(*it) + total);
-    if (!it)
-        return NULL;
-    for (i = 0; i < F_COUNT; i++) {
-        if (len[i])
-            memcpy(it->data + off, f[i], len[i]);
-        it->data[off + len[i]] = '\0';
-        off += len[i] + 1;
-        if (i == OBJ_FIELDS - 1)
-            it->obj_len = off;
-    }
-    it->len = total;
-    clock_gettime(CLOCK_REALTIME, &it->at);
-    it->mono = mono_now();
-    return it;
+    return evs_item_new(f, EV_NOTE_MAX, out);
 }
 
 enum kerr ev_emit(struct ev_recorder *r, const struct ev_ref *ref, enum ev_type type,
                   const char *reason, const char *action, const char *note)
 {
-    struct ev_item *it;
+    struct evs_item *it;
     uint64_t dropped = 0;
 
     if (!ref || !ref->kind || !*ref->kind || !ref->name || !*ref->name || !field_ok(reason) ||
         !field_ok(action) || (type != EV_NORMAL && type != EV_WARNING))
         return KERR_INVAL;
-    it = make_item(ref, type, reason, action, note);
-    if (!it)
+    if (pack(ref, type, reason, action, note, &it) != KERR_OK)
         return KERR_NOMEM;
     pthread_mutex_lock(&r->mu);
     if (r->stop) {
@@ -232,7 +154,7 @@ static enum kerr add_micro(cJSON *o, const char *key, const struct timespec *ts)
     return KERR_OK;
 }
 
-static enum kerr add_series(cJSON *o, const struct ev_entry *e)
+static enum kerr add_series(cJSON *o, const struct evs_entry *e)
 {
     cJSON *s = cJSON_AddObjectToObject(o, "series");
 
@@ -247,14 +169,14 @@ static bool add_opt(cJSON *o, const char *key, const char *value)
     return !*value || cJSON_AddStringToObject(o, key, value);
 }
 
-static const char *event_namespace(const struct ev_item *it)
+static const char *event_namespace(const struct evs_item *it)
 {
-    return *field(it, F_NS) ? field(it, F_NS) : "default";
+    return *evs_field(it, EVS_F_NS) ? evs_field(it, EVS_F_NS) : "default";
 }
 
-static cJSON *build_event(const struct ev_recorder *r, const struct ev_entry *e)
+static cJSON *build_event(const struct ev_recorder *r, const struct evs_entry *e)
 {
-    const struct ev_item *it = e->item;
+    const struct evs_item *it = e->item;
     cJSON *o = cJSON_CreateObject(), *md, *reg;
     bool ok;
 
@@ -266,15 +188,17 @@ static cJSON *build_event(const struct ev_recorder *r, const struct ev_entry *e)
          add_micro(o, "eventTime", &it->at) == KERR_OK &&
          cJSON_AddStringToObject(o, "reportingController", r->controller) &&
          cJSON_AddStringToObject(o, "reportingInstance", r->instance) &&
-         cJSON_AddStringToObject(o, "action", field(it, F_ACTION)) &&
-         cJSON_AddStringToObject(o, "reason", field(it, F_REASON)) &&
-         cJSON_AddStringToObject(o, "type", field(it, F_TYPE)) &&
-         add_opt(o, "note", field(it, F_NOTE)) && (reg = cJSON_AddObjectToObject(o, "regarding")) &&
-         add_opt(reg, "apiVersion", field(it, F_API)) &&
-         cJSON_AddStringToObject(reg, "kind", field(it, F_KIND)) &&
-         add_opt(reg, "namespace", field(it, F_NS)) &&
-         cJSON_AddStringToObject(reg, "name", field(it, F_NAME)) &&
-         add_opt(reg, "uid", field(it, F_UID)) && (e->count < 2 || add_series(o, e) == KERR_OK);
+         cJSON_AddStringToObject(o, "action", evs_field(it, EVS_F_ACTION)) &&
+         cJSON_AddStringToObject(o, "reason", evs_field(it, EVS_F_REASON)) &&
+         cJSON_AddStringToObject(o, "type", evs_field(it, EVS_F_TYPE)) &&
+         add_opt(o, "note", evs_field(it, EVS_F_NOTE)) &&
+         (reg = cJSON_AddObjectToObject(o, "regarding")) &&
+         add_opt(reg, "apiVersion", evs_field(it, EVS_F_API)) &&
+         cJSON_AddStringToObject(reg, "kind", evs_field(it, EVS_F_KIND)) &&
+         add_opt(reg, "namespace", evs_field(it, EVS_F_NS)) &&
+         cJSON_AddStringToObject(reg, "name", evs_field(it, EVS_F_NAME)) &&
+         add_opt(reg, "uid", evs_field(it, EVS_F_UID)) &&
+         (e->count < 2 || add_series(o, e) == KERR_OK);
     if (!ok) {
         cJSON_Delete(o);
         return NULL;
@@ -283,7 +207,7 @@ static cJSON *build_event(const struct ev_recorder *r, const struct ev_entry *e)
 }
 
 /* Create the Event, or merge-patch its series. */
-static enum kerr write_event(struct ev_recorder *r, struct ev_entry *e, struct kerr_info *err)
+static enum kerr write_event(struct ev_recorder *r, struct evs_entry *e, struct kerr_info *err)
 {
     cJSON *body = e->sent ? cJSON_CreateObject() : build_event(r, e);
     enum kerr rc;
@@ -309,13 +233,8 @@ static bool retriable(enum kerr rc, const struct kerr_info *err)
 
 /* ---- the sender: remembered events ---- */
 
-static bool pending(const struct ev_entry *e)
-{
-    return !e->dead && e->sent < e->count;
-}
-
 /* When the pending write of e may be tried (patches also wait for the patch interval). */
-static int64_t due_at(const struct ev_recorder *r, const struct ev_entry *e, bool flush)
+static int64_t due_at(const struct ev_recorder *r, const struct evs_entry *e, bool flush)
 {
     int64_t t = e->next_try;
 
@@ -324,7 +243,7 @@ static int64_t due_at(const struct ev_recorder *r, const struct ev_entry *e, boo
     return t;
 }
 
-static void send_one(struct ev_recorder *r, struct ev_entry *e, int64_t retry)
+static void send_one(struct ev_recorder *r, struct evs_entry *e, int64_t retry)
 {
     struct kerr_info err;
     uint64_t count = e->count;
@@ -347,8 +266,8 @@ static void send_one(struct ev_recorder *r, struct ev_entry *e, int64_t retry)
     e->next_try = mono_now() + retry;
     if (retriable(rc, &err) && ++e->tries < r->o.max_tries)
         return;
-    log_warn("dropping event after failed write", "reason", field(e->item, F_REASON), "object",
-             field(e->item, F_NAME), "event", e->name, "error", err.msg);
+    log_warn("dropping event after failed write", "reason", evs_field(e->item, EVS_F_REASON),
+             "object", evs_field(e->item, EVS_F_NAME), "event", e->name, "error", err.msg);
     bump(r, &r->st.dropped_failed);
     e->tries = 0;
     if (e->sent)
@@ -375,154 +294,41 @@ static bool stop_requested(struct ev_recorder *r)
 static int64_t send_due(struct ev_recorder *r, bool flush, int64_t deadline)
 {
     int64_t next = NO_TIME, t;
-    struct ev_entry *e;
+    struct evs_entry *e;
 
-    for (e = r->first; e; e = e->next) {
-        if (!pending(e))
+    for (e = r->cache.first; e; e = e->next) {
+        if (!evs_pending(e))
             continue;
         if (mono_now() >= deadline || (!flush && stop_requested(r)))
             return mono_now();
         if (due_at(r, e, flush) <= mono_now())
             send_one(r, e, flush ? FLUSH_RETRY : r->retry_ns);
         t = due_at(r, e, flush);
-        if (pending(e) && t < next)
+        if (evs_pending(e) && t < next)
             next = t;
     }
     return next;
 }
 
-static void free_entry(struct ev_entry *e)
-{
-    free(e->item);
-    free(e);
-}
-
-/* Forget dead entries and those whose series window has passed with nothing to send. */
-static void gc_entries(struct ev_recorder *r, int64_t now, bool all)
-{
-    struct ev_entry **pp = &r->first, *e, *prev = NULL;
-
-    while ((e = *pp)) {
-        if (e->dead || all || (!pending(e) && now - e->last_mono >= r->window_ns)) {
-            *pp = e->next;
-            r->nentries--;
-            free_entry(e);
-            continue;
-        }
-        prev = e;
-        pp = &e->next;
-    }
-    r->last = prev;
-}
-
-static void gc_spam(struct ev_recorder *r, bool all)
-{
-    struct ev_spam **pp = &r->spam, *s;
-
-    while ((s = *pp)) {
-        if (all || rl_tokens(s->bucket) >= r->o.spam_burst) { /* full again: as new */
-            *pp = s->next;
-            rl_bucket_free(s->bucket);
-            free(s);
-            continue;
-        }
-        pp = &s->next;
-    }
-}
-
-/* Take a token from the bucket of it's regarding object. */
-static bool spam_allow(struct ev_recorder *r, const struct ev_item *it)
-{
-    struct ev_spam *s;
-
-    if (r->o.spam_qps < 0)
-        return true;
-    for (s = r->spam; s; s = s->next)
-        if (s->len == it->obj_len && memcmp(s->key, it->data, s->len) == 0)
-            return rl_try(s->bucket);
-    s = calloc(1, sizeof(*s) + it->obj_len);
-    if (!s || rl_bucket_new(r->o.spam_qps, r->o.spam_burst, NULL, &s->bucket, NULL) != KERR_OK) {
-        free(s);
-        return true; /* out of memory: do not lose the event for that */
-    }
-    memcpy(s->key, it->data, it->obj_len);
-    s->len = it->obj_len;
-    s->next = r->spam;
-    r->spam = s;
-    return rl_try(s->bucket);
-}
-
-static struct ev_entry *find_series(struct ev_recorder *r, const struct ev_item *it, int64_t now)
-{
-    struct ev_entry *e;
-
-    for (e = r->first; e; e = e->next)
-        if (!e->dead && now - e->last_mono < r->window_ns && e->item->len == it->len &&
-            memcmp(e->item->data, it->data, it->len) == 0)
-            return e;
-    return NULL;
-}
-
-/* Make room for one more entry: drop the oldest when the cache is full. */
-static void make_room(struct ev_recorder *r, int64_t now)
-{
-    struct ev_entry *e;
-
-    if (r->nentries < r->o.cache_max)
-        return;
-    gc_entries(r, now, false);
-    if (r->nentries < r->o.cache_max)
-        return;
-    e = r->first;
-    if (pending(e))
-        bump(r, &r->st.dropped_failed);
-    r->first = e->next;
-    if (!r->first)
-        r->last = NULL;
-    r->nentries--;
-    free_entry(e);
-}
-
 /* Take one emitted event (TAKES it): count it into its series or remember a new Event. */
-static void ingest(struct ev_recorder *r, struct ev_item *it, int64_t now)
+static void ingest(struct ev_recorder *r, struct evs_item *it, int64_t now)
 {
-    struct ev_entry *e = find_series(r, it, now);
-    long long ns;
+    int evicted_pending;
+    enum evs_outcome out = evs_ingest(&r->cache, it, now, &evicted_pending);
 
-    if (e) {
-        e->count++;
-        e->last_at = it->at;
-        e->last_mono = it->mono;
+    if (out == EVS_REPEAT)
         bump(r, &r->st.repeats);
-        free(it);
-        return;
-    }
-    if (!spam_allow(r, it) || !(e = calloc(1, sizeof(*e)))) {
+    else if (out == EVS_DROPPED)
         bump(r, &r->st.dropped_spam);
-        free(it);
-        return;
-    }
-    make_room(r, now);
-    ns = (long long)it->at.tv_sec * 1000000000LL + it->at.tv_nsec;
-    snprintf(e->name, sizeof(e->name), "%.*s.%llx", NAME_PART_MAX, field(it, F_NAME),
-             (unsigned long long)ns);
-    e->item = it;
-    e->count = 1;
-    e->last_at = it->at;
-    e->last_mono = it->mono;
-    if (r->last)
-        r->last->next = e;
-    else
-        r->first = e;
-    r->last = e;
-    r->nentries++;
+    if (evicted_pending)
+        bump(r, &r->st.dropped_failed);
 }
 
 /* ---- the sender thread ---- */
 
-static struct ev_item *dequeue(struct ev_recorder *r)
+static struct evs_item *dequeue(struct ev_recorder *r)
 {
-    struct ev_item *it = NULL;
+    struct evs_item *it = NULL;
 
     pthread_mutex_lock(&r->mu);
     if (r->count > 0) {
@@ -567,7 +373,7 @@ static void sleep_until(int64_t until)
 static void flush(struct ev_recorder *r)
 {
     int64_t deadline, next;
-    struct ev_entry *e;
+    struct evs_entry *e;
 
     pthread_mutex_lock(&r->mu);
     deadline = r->stop_at + r->flush_ns;
@@ -578,11 +384,11 @@ static void flush(struct ev_recorder *r)
             break;
         sleep_until(next < deadline ? next : deadline);
     }
-    for (e = r->first; e; e = e->next) {
-        if (pending(e)) {
+    for (e = r->cache.first; e; e = e->next) {
+        if (evs_pending(e)) {
             bump(r, &r->st.dropped_failed);
-            log_warn("event not sent before shutdown", "reason", field(e->item, F_REASON), "object",
-                     field(e->item, F_NAME));
+            log_warn("event not sent before shutdown", "reason", evs_field(e->item, EVS_F_REASON),
+                     "object", evs_field(e->item, EVS_F_NAME));
         }
     }
 }
@@ -591,7 +397,7 @@ static void *sender_main(void *p)
 {
     struct ev_recorder *r = p;
     int64_t next = NO_TIME;
-    struct ev_item *it;
+    struct evs_item *it;
     bool stopping;
 
     for (;;) {
@@ -604,8 +410,7 @@ static void *sender_main(void *p)
         if (stopping)
             break;
         next = send_due(r, false, NO_TIME);
-        gc_entries(r, mono_now(), false);
-        gc_spam(r, false);
+        evs_gc(&r->cache, mono_now());
     }
     flush(r);
     return NULL;
@@ -632,10 +437,11 @@ static enum kerr apply_defaults(struct ev_recorder *r, const struct ev_opts *in,
     o->spam_burst = in->spam_burst ? in->spam_burst : 25;
     o->spam_qps = in->spam_qps != 0 ? in->spam_qps : 1.0 / 300;
     o->cache_max = in->cache_max ? in->cache_max : 4096;
-    r->window_ns = (in->series_window_ms ? in->series_window_ms : 6 * 60 * 1000L) * NS_PER_MS;
     r->patch_ns = (in->patch_interval_ms ? in->patch_interval_ms : 5000L) * NS_PER_MS;
     r->retry_ns = (in->retry_interval_ms ? in->retry_interval_ms : 10000L) * NS_PER_MS;
     r->flush_ns = (in->flush_timeout_ms ? in->flush_timeout_ms : 5000L) * NS_PER_MS;
+    evs_init(&r->cache, (in->series_window_ms ? in->series_window_ms : 6 * 60 * 1000L) * NS_PER_MS,
+             o->cache_max, o->spam_qps, o->spam_burst);
     r->controller = strdup(in->reporting_controller);
     r->instance = strdup(in->reporting_instance);
     r->ring = calloc(o->queue_size, sizeof(*r->ring));
@@ -700,8 +506,7 @@ void ev_free(struct ev_recorder *r)
         r->head = (r->head + 1) % r->o.queue_size;
         r->count--;
     }
-    gc_entries(r, 0, true);
-    gc_spam(r, true);
+    evs_release(&r->cache);
     free(r->ring);
     free(r->controller);
     free(r->instance);

@@ -7,12 +7,13 @@
  * logged. A sender thread drains the queue and talks to the API server:
  *
  *   - Isomorphic events - same regarding object, type, reason, action and
- *     note - are folded into a series. The first is created as an Event
- *     named "<regarding.name>.<unix nanoseconds in hex>" with eventTime
- *     (MicroTime); a repeat within the series window (6 minutes since the
- *     last occurrence) only counts, and the Event is patched (merge patch)
- *     with series {count, lastObservedTime} at most once per patch interval
- *     (5 s), count starting at 2. After the window a repeat starts a new Event.
+ *     note - are folded into a series (the cache is common/evseries). The
+ *     first is created as an Event named "<regarding.name>.<unix
+ *     nanoseconds in hex>" with eventTime (MicroTime); a repeat within the
+ *     series window (6 minutes since the last occurrence) only counts, and
+ *     the Event is patched (merge patch) with series {count,
+ *     lastObservedTime} at most once per patch interval (5 s), count
+ *     starting at 2. After the window a repeat starts a new Event.
  *   - New events (not repeats) are rate limited per regarding object by a
  *     token bucket (burst 25, one token per 5 minutes), as the old
  *     client-go EventSourceObjectSpamFilter; over the limit they are dropped
