@@ -120,7 +120,7 @@ while :; do
     page=$(curl -sf --cacert "$ca" -H "$auth" --get --data-urlencode "limit=500" \
         ${cont:+--data-urlencode "continue=$cont"} "$url/api/v1/namespaces/bench/configmaps")
     pages=$((pages + 1))
-    cont=$(printf '%s' "$page" | sed -n 's/.*"continue":"\([^"]*\)".*/\1/p')
+    cont=$(printf '%s' "$page" | { grep -o '"continue":"[^"]*"' || true; } | head -1 | cut -d'"' -f4)
     [ -n "$cont" ] || break
 done
 t1=$(now)

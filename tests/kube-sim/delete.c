@@ -271,12 +271,13 @@ int ksim_delete_collection(const struct ksim_write_ctx *c, const struct ksim_rea
         if (code != 200)
             break;
         if (res &&
-            strcmp(kjson_get_str(res, "kind") ? kjson_get_str(res, "kind") : "", "Status") != 0)
+            strcmp(kjson_get_str(res, "kind") ? kjson_get_str(res, "kind") : "", "Status") != 0) {
             cJSON_AddItemToArray(items, res);
-        else
+            res = NULL;
+        } else {
             cJSON_AddItemToArray(items, cJSON_Duplicate(it, 1));
-        if (res && cJSON_GetArrayItem(items, cJSON_GetArraySize(items) - 1) != res)
-            cJSON_Delete(res);
+        }
+        cJSON_Delete(res);
         res = NULL;
     }
     ksim_store_page_release(&page);

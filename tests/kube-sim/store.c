@@ -470,7 +470,7 @@ static int ns_match(const struct entry *e, const char *ns)
 static enum kerr list_locked(struct table *t, const char *ns, ksim_store_match_fn match, void *arg,
                              const char *start_after, size_t limit, struct ksim_store_page *page)
 {
-    size_t i = 0, last = 0;
+    size_t i = 0, last = 0, taken = 0;
     int found;
     cJSON *copy;
 
@@ -482,7 +482,7 @@ static enum kerr list_locked(struct table *t, const char *ns, ksim_store_match_f
     for (; i < t->n; i++) {
         if (!ns_match(&t->entries[i], ns) || (match && !match(t->entries[i].obj, arg)))
             continue;
-        if (limit && (size_t)cJSON_GetArraySize(page->items) == limit) {
+        if (limit && taken == limit) {
             if (!page->next_key) {
                 page->next_key = strdup(t->entries[last].key);
                 if (!page->next_key)
@@ -496,6 +496,7 @@ static enum kerr list_locked(struct table *t, const char *ns, ksim_store_match_f
             cJSON_Delete(copy);
             return KERR_NOMEM;
         }
+        taken++;
         last = i;
     }
     return KERR_OK;

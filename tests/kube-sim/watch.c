@@ -291,7 +291,7 @@ static int produce(struct ksim_watch *w)
     cJSON *first;
     enum kerr rc;
 
-    if (w->initial && cJSON_GetArraySize(w->initial) > 0) {
+    if (w->initial && w->initial->child) {
         first = cJSON_DetachItemFromArray(w->initial, 0);
         if (!ksim_read_filter_match(&w->f, first)) {
             cJSON_Delete(first);
