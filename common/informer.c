@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "common/kjson.h"
+#include "common/kobj.h"
 #include "common/log.h"
 #include "common/watch.h"
 
@@ -187,11 +188,11 @@ static void dispatch_changes(struct inf *inf, const struct store_changes *ch)
 
 static void resync(struct inf *inf)
 {
-    struct store_strs keys;
+    struct strlist keys;
     cJSON *obj;
     size_t i;
 
-    store_strs_init(&keys);
+    strlist_init(&keys);
     if (store_keys(inf->store, &keys, NULL) == KERR_OK) {
         for (i = 0; i < keys.n && !stopping(inf); i++) {
             if (store_get(inf->store, keys.v[i], &obj, NULL) != KERR_OK)
@@ -200,7 +201,7 @@ static void resync(struct inf *inf)
             cJSON_Delete(obj);
         }
     }
-    store_strs_release(&keys);
+    strlist_release(&keys);
     stat_inc(inf, &inf->st.resyncs);
     inf->next_resync_ms = now_ms() + inf->o.resync_ms;
 }
@@ -354,11 +355,11 @@ static void apply_put(struct inf *inf, cJSON *obj)
 /* DELETED: remove obj (BORROWED) and call delete with what was stored (or the event's object). */
 static void apply_delete(struct inf *inf, const cJSON *obj)
 {
-    char key[STORE_KEY_MAX];
+    char key[KOBJ_KEY_MAX];
     cJSON *old_obj = NULL, *copy;
     struct kerr_info err;
 
-    if (store_key_of(obj, key, sizeof(key), &err) != KERR_OK) {
+    if (kobj_key_of(obj, key, sizeof(key), &err) != KERR_OK) {
         log_warn("informer dropped an event", "informer", inf->o.name, "error", err.msg);
         return;
     }

@@ -26,7 +26,7 @@
  * old (2 minutes of healthy watching).
  *
  * Objects pass through the optional projection before they are stored or
- * handed to handlers (see common/store.h: STORE_META_PATHS); with compact the
+ * handed to handlers (see common/kobj.h: KOBJ_META_PATHS); with compact the
  * store keeps them as text (smaller, a parse per read). Indexes are added to
  * inf_store() before inf_start.
  *

@@ -1,17 +1,19 @@
 /*
  * store - a thread-safe cache of Kubernetes objects: the store of an informer.
  *
- * Objects are keyed by "namespace/name" ("name" for cluster-scoped ones) in a
- * hash table. Before an object is stored an optional projection keeps only
- * the fields a process needs (store_project_paths with a list of paths, e.g.
- * STORE_META_PATHS); secondary indexes map an index value (a namespace, a
- * label value, ...) to the keys of the objects that produce it.
+ * Objects are keyed by "namespace/name" ("name" for cluster-scoped ones,
+ * kobj_key_of) in a hash table (common/itab). Before an object is stored an
+ * optional projection keeps only the fields a process needs
+ * (kobj_project_paths with a list of paths, e.g. KOBJ_META_PATHS);
+ * secondary indexes map an index value (a namespace, a label value, ...) to
+ * the keys of the objects that produce it (ready-made index functions are in
+ * common/kobj). How an entry is built and kept is common/storeent.
  *
  * Memory: an object is kept either as a cJSON tree (the default: store_view
  * hands the tree itself to the caller, zero-copy) or, with opts.compact, as
  * its compact JSON text, parsed again on every read. cJSON spends several
  * times the text size on a tree. Measured with 10,000 Etcd objects of 1.3 KB
- * projected with STORE_META_PATHS and two indexes: 31 MB as trees, 8.4 MB
+ * projected with KOBJ_META_PATHS and two indexes: 31 MB as trees, 8.4 MB
  * compact (unprojected: 84 MB and 16 MB); a store_get took 2.5 us (tree
  * copy) and 1.6 us (compact parse). A process caching many objects under a
  * tight memory budget should project and set compact. On top of the object
@@ -43,20 +45,7 @@
 #include <cJSON.h>
 
 #include "common/kerr.h"
-
-#define STORE_KEY_MAX 320 /* buffer size for a key: 63 (namespace) + 1 + 253 (name) + NUL */
-
-/* A growable list of strings; OWNS every string. Zero-initialise or store_strs_init. */
-struct store_strs {
-    char **v;
-    size_t n;
-    size_t cap;
-};
-
-/* Ready-made projection paths (kjson dotted form, see common/kjson.h), NULL-terminated:
- * name, namespace, uid, resourceVersion, generation, labels, annotations,
- * deletionTimestamp, ownerReferences and status.lastOperation. */
-extern const char *const STORE_META_PATHS[];
+#include "common/strlist.h"
 
 /*
  * Projection: make *out, a new tree (OWNED by the caller) holding what should
@@ -66,9 +55,9 @@ typedef enum kerr (*store_project_fn)(void *ctx, const cJSON *obj, cJSON **out);
 
 /*
  * Index function: add zero or more values for obj (BORROWED, the projected
- * object) to values with store_strs_add. Duplicates are ignored.
+ * object) to values with strlist_add. Duplicates are ignored.
  */
-typedef enum kerr (*store_index_fn)(void *ctx, const cJSON *obj, struct store_strs *values);
+typedef enum kerr (*store_index_fn)(void *ctx, const cJSON *obj, struct strlist *values);
 
 /* Reader callback: obj is BORROWED for the call only. Non-OK stops an iteration. */
 typedef enum kerr (*store_view_fn)(void *ctx, const char *key, const cJSON *obj);
@@ -99,17 +88,6 @@ struct store;
 
 /* ---- lists ---- */
 
-void store_strs_init(struct store_strs *l);
-
-/* Free every string and the array. Safe to call twice. */
-void store_strs_release(struct store_strs *l);
-
-/* Append a copy of s. */
-enum kerr store_strs_add(struct store_strs *l, const char *s) __attribute__((warn_unused_result));
-
-/* 1 when s is in l. */
-int store_strs_has(const struct store_strs *l, const char *s);
-
 void store_changes_init(struct store_changes *c);
 
 /* Free every change and its objects. Safe to call twice. */
@@ -131,22 +109,7 @@ void store_free(struct store *s);
 enum kerr store_add_index(struct store *s, const char *name, store_index_fn fn, void *ctx,
                           struct kerr_info *err);
 
-/* ---- keys and projection ---- */
-
-/*
- * The key of obj into out (n bytes, STORE_KEY_MAX is enough): "ns/name", or
- * "name" without a namespace. KERR_INVAL when metadata.name is missing or
- * empty, KERR_TOOBIG when out is too small.
- */
-enum kerr store_key_of(const cJSON *obj, char *out, size_t n, struct kerr_info *err);
-
-/*
- * store_project_fn keeping the paths of ctx (a NULL-terminated array of kjson
- * dotted paths, e.g. STORE_META_PATHS): each path present in obj is copied to
- * the same place in *out. Paths must go through objects only (an array is
- * kept or dropped whole).
- */
-enum kerr store_project_paths(void *ctx, const cJSON *obj, cJSON **out);
+/* ---- projection ---- */
 
 /* The projection of the store applied to obj (BORROWED); *out OWNED by the caller. */
 enum kerr store_project(const struct store *s, const cJSON *obj, cJSON **out,
@@ -197,14 +160,14 @@ enum kerr store_view(struct store *s, const char *key, store_view_fn fn, void *c
 enum kerr store_foreach(struct store *s, store_view_fn fn, void *ctx, struct kerr_info *err);
 
 /* Append every key to out. */
-enum kerr store_keys(struct store *s, struct store_strs *out, struct kerr_info *err);
+enum kerr store_keys(struct store *s, struct strlist *out, struct kerr_info *err);
 
 /*
  * Append to out the keys of the objects whose index produced value (none:
  * KERR_OK, nothing appended). KERR_NOTFOUND for an unknown index.
  */
 enum kerr store_index_keys(struct store *s, const char *index, const char *value,
-                           struct store_strs *out, struct kerr_info *err);
+                           struct strlist *out, struct kerr_info *err);
 
 /* As store_index_keys, but *out OWNS a cJSON array of copies of the objects. */
 enum kerr store_index_list(struct store *s, const char *index, const char *value, cJSON **out,
@@ -213,17 +176,5 @@ enum kerr store_index_list(struct store *s, const char *index, const char *value
 /* As store_index_keys, running fn on each object under the read lock (as store_foreach). */
 enum kerr store_index_view(struct store *s, const char *index, const char *value, store_view_fn fn,
                            void *ctx, struct kerr_info *err);
-
-/* ---- ready-made index functions ---- */
-
-/* One value: metadata.namespace (none for cluster-scoped objects). ctx unused. */
-enum kerr store_index_namespace(void *ctx, const cJSON *obj, struct store_strs *values);
-
-/* One value: the value of label ctx (a const char *, e.g. "app.kubernetes.io/part-of"),
- * when the object carries it. */
-enum kerr store_index_label(void *ctx, const cJSON *obj, struct store_strs *values);
-
-/* One value per ownerReference: its uid. ctx unused. */
-enum kerr store_index_owner_uid(void *ctx, const cJSON *obj, struct store_strs *values);
 
 #endif

@@ -11,6 +11,7 @@
 
 #include "common/cfg.h"
 #include "common/kjson.h"
+#include "common/kobj.h"
 #include "tests/support/mockapi.h"
 
 static const struct k8s_resource ETCD = { "druid.gardener.cloud", "v1alpha1", "etcds", 1 };
@@ -560,15 +561,15 @@ Test(informer, resync_redelivers_updates)
 Test(informer, projection_and_compact_store)
 {
     static const char *const ev[] = { EVENT("ADDED", "c", "11"), NULL };
-    struct inf_opts o = { .project = store_project_paths,
-                          .project_ctx = (void *)STORE_META_PATHS,
+    struct inf_opts o = { .project = kobj_project_paths,
+                          .project_ctx = (void *)KOBJ_META_PATHS,
                           .compact = 1 };
     cJSON *got = NULL;
 
     mockapi_expect(m, "GET", LIST, 200, LIST_BODY("10", ITEM("a", "1")));
     held(WATCH "10", ev);
     make(&o);
-    cr_assert_eq(store_add_index(inf_store(inf), "ns", store_index_namespace, NULL, NULL), KERR_OK);
+    cr_assert_eq(store_add_index(inf_store(inf), "ns", kobj_index_namespace, NULL, NULL), KERR_OK);
     cr_assert_eq(inf_start(inf, &err), KERR_OK);
     cr_assert_eq(inf_add_handlers(inf, &(struct inf_handlers){ 0 }, NULL), KERR_INVAL);
     cr_assert_eq(inf_start(inf, NULL), KERR_INVAL);

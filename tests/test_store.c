@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/kjson.h"
+#include "common/kobj.h"
 
 /* {"metadata":{"name","namespace","resourceVersion","labels":{"role":role}},"spec":{...}} */
 static cJSON *mk(const char *ns, const char *name, const char *rv, const char *role)
@@ -34,8 +35,8 @@ static struct store *new_store(int compact, int project)
 
     opts.compact = compact;
     if (project) {
-        opts.project = store_project_paths;
-        opts.project_ctx = (void *)STORE_META_PATHS;
+        opts.project = kobj_project_paths;
+        opts.project_ctx = (void *)KOBJ_META_PATHS;
     }
     cr_assert_eq(store_new(&opts, &s, NULL), KERR_OK);
     return s;
@@ -44,24 +45,6 @@ static struct store *new_store(int compact, int project)
 static const char *rv_of(const cJSON *o)
 {
     return kjson_get_str(o, "metadata.resourceVersion");
-}
-
-Test(store, key_of)
-{
-    char key[STORE_KEY_MAX], small[4];
-    cJSON *o = mk("ns1", "etcd-main", NULL, NULL);
-    cJSON *c = mk(NULL, "cluster-wide", NULL, NULL);
-    cJSON *none = cJSON_CreateObject();
-
-    cr_assert_eq(store_key_of(o, key, sizeof(key), NULL), KERR_OK);
-    cr_assert_str_eq(key, "ns1/etcd-main");
-    cr_assert_eq(store_key_of(c, key, sizeof(key), NULL), KERR_OK);
-    cr_assert_str_eq(key, "cluster-wide");
-    cr_assert_eq(store_key_of(none, key, sizeof(key), NULL), KERR_INVAL);
-    cr_assert_eq(store_key_of(o, small, sizeof(small), NULL), KERR_TOOBIG);
-    cJSON_Delete(o);
-    cJSON_Delete(c);
-    cJSON_Delete(none);
 }
 
 static void put_get_remove(int compact)
@@ -128,7 +111,7 @@ Test(store, projection_keeps_only_the_listed_paths)
     static const char *const paths[] = { "metadata.name", "metadata.namespace",
                                          "metadata.annotations[druid.gardener.cloud/x]",
                                          "status.lastOperation", NULL };
-    struct store_opts opts = { store_project_paths, (void *)paths, 0 };
+    struct store_opts opts = { kobj_project_paths, (void *)paths, 0 };
     struct store *s = NULL;
     cJSON *o = mk("ns", "e", "7", "main"), *got = NULL;
 
@@ -175,21 +158,21 @@ Test(store, meta_paths_projection)
 
 static void assert_keys(struct store *s, const char *index, const char *value, size_t n, ...)
 {
-    struct store_strs keys;
+    struct strlist keys;
     va_list ap;
     size_t i;
 
-    store_strs_init(&keys);
+    strlist_init(&keys);
     cr_assert_eq(store_index_keys(s, index, value, &keys, NULL), KERR_OK);
     cr_assert_eq(keys.n, n, "%s=%s: %zu keys, want %zu", index, value, keys.n, n);
     va_start(ap, n);
     for (i = 0; i < n; i++) {
         const char *k = va_arg(ap, const char *);
 
-        cr_assert(store_strs_has(&keys, k), "%s=%s lacks %s", index, value, k);
+        cr_assert(strlist_has(&keys, k), "%s=%s lacks %s", index, value, k);
     }
     va_end(ap);
-    store_strs_release(&keys);
+    strlist_release(&keys);
 }
 
 static void indexes(int compact)
@@ -197,14 +180,14 @@ static void indexes(int compact)
     struct store *s = new_store(compact, 1);
     cJSON *list = NULL;
 
-    cr_assert_eq(store_add_index(s, "ns", store_index_namespace, NULL, NULL), KERR_OK);
-    cr_assert_eq(store_add_index(s, "role", store_index_label, (void *)"role", NULL), KERR_OK);
-    cr_assert_eq(store_add_index(s, "ns", store_index_namespace, NULL, NULL), KERR_INVAL);
+    cr_assert_eq(store_add_index(s, "ns", kobj_index_namespace, NULL, NULL), KERR_OK);
+    cr_assert_eq(store_add_index(s, "role", kobj_index_label, (void *)"role", NULL), KERR_OK);
+    cr_assert_eq(store_add_index(s, "ns", kobj_index_namespace, NULL, NULL), KERR_INVAL);
     cr_assert_eq(store_put(s, mk("a", "x", "1", "main"), NULL, NULL, NULL), KERR_OK);
     cr_assert_eq(store_put(s, mk("a", "y", "1", "events"), NULL, NULL, NULL), KERR_OK);
     cr_assert_eq(store_put(s, mk("b", "x", "1", "main"), NULL, NULL, NULL), KERR_OK);
     cr_assert_eq(store_put(s, mk(NULL, "c", "1", NULL), NULL, NULL, NULL), KERR_OK);
-    cr_assert_eq(store_add_index(s, "late", store_index_namespace, NULL, NULL), KERR_INVAL);
+    cr_assert_eq(store_add_index(s, "late", kobj_index_namespace, NULL, NULL), KERR_INVAL);
 
     assert_keys(s, "ns", "a", 2, "a/x", "a/y");
     assert_keys(s, "ns", "b", 1, "b/x");
@@ -237,7 +220,7 @@ Test(store, indexes_compact)
     indexes(1);
 }
 
-static enum kerr two_values(void *ctx, const cJSON *obj, struct store_strs *values)
+static enum kerr two_values(void *ctx, const cJSON *obj, struct strlist *values)
 {
     const char *role = kjson_get_str(obj, "metadata.labels.role");
     enum kerr rc;
@@ -245,11 +228,11 @@ static enum kerr two_values(void *ctx, const cJSON *obj, struct store_strs *valu
     (void)ctx;
     if (!role)
         return KERR_OK;
-    rc = store_strs_add(values, role);
+    rc = strlist_add(values, role);
     if (rc == KERR_OK)
-        rc = store_strs_add(values, "any");
+        rc = strlist_add(values, "any");
     if (rc == KERR_OK)
-        rc = store_strs_add(values, "any"); /* duplicates count once */
+        rc = strlist_add(values, "any"); /* duplicates count once */
     return rc;
 }
 
@@ -262,7 +245,7 @@ Test(store, index_with_several_values_and_owner_uid)
     cr_assert_not_null(refs = cJSON_Parse("[{\"uid\":\"u1\"},{\"uid\":\"u2\"},{\"uid\":\"u1\"}]"));
     cr_assert_eq(kjson_set(o, "metadata.ownerReferences", refs, NULL), KERR_OK);
     cr_assert_eq(store_add_index(s, "multi", two_values, NULL, NULL), KERR_OK);
-    cr_assert_eq(store_add_index(s, "owner", store_index_owner_uid, NULL, NULL), KERR_OK);
+    cr_assert_eq(store_add_index(s, "owner", kobj_index_owner_uid, NULL, NULL), KERR_OK);
     cr_assert_eq(store_put(s, o, NULL, NULL, NULL), KERR_OK);
     cr_assert_eq(store_put(s, mk("a", "b", "1", "events"), NULL, NULL, NULL), KERR_OK);
     assert_keys(s, "multi", "any", 2, "a/owned", "a/b");
@@ -285,7 +268,7 @@ static enum kerr count_view(void *ctx, const char *key, const cJSON *obj)
 Test(store, foreach_keys_and_view)
 {
     struct store *s = new_store(0, 0);
-    struct store_strs keys;
+    struct strlist keys;
     char name[16];
     int i, n = 0;
 
@@ -298,11 +281,11 @@ Test(store, foreach_keys_and_view)
     n = -100;
     cr_assert_eq(store_foreach(s, count_view, &n, NULL), KERR_OK);
     cr_assert_eq(n, -95);
-    store_strs_init(&keys);
+    strlist_init(&keys);
     cr_assert_eq(store_keys(s, &keys, NULL), KERR_OK);
     cr_assert_eq(keys.n, 5);
-    cr_assert(store_strs_has(&keys, "ns/o4"));
-    store_strs_release(&keys);
+    cr_assert(strlist_has(&keys, "ns/o4"));
+    strlist_release(&keys);
     n = 2;
     cr_assert_eq(store_view(s, "ns/o1", count_view, &n, NULL), KERR_CANCELLED);
     cr_assert_eq(store_view(s, "ns/none", count_view, &n, NULL), KERR_NOTFOUND);
@@ -327,7 +310,7 @@ static void replace_reports_differences(int compact)
     const struct store_change *c;
     cJSON *items = cJSON_CreateArray();
 
-    cr_assert_eq(store_add_index(s, "role", store_index_label, (void *)"role", NULL), KERR_OK);
+    cr_assert_eq(store_add_index(s, "role", kobj_index_label, (void *)"role", NULL), KERR_OK);
     cr_assert_eq(store_put(s, mk("ns", "same", "1", "main"), NULL, NULL, NULL), KERR_OK);
     cr_assert_eq(store_put(s, mk("ns", "changed", "1", "main"), NULL, NULL, NULL), KERR_OK);
     cr_assert_eq(store_put(s, mk("ns", "gone", "1", "main"), NULL, NULL, NULL), KERR_OK);
@@ -394,13 +377,13 @@ Test(store, replace_with_a_bad_item_leaves_the_store_unchanged)
 Test(store, ten_thousand_objects)
 {
     struct store *s = new_store(1, 1);
-    struct store_strs keys;
+    struct strlist keys;
     char ns[16], name[32], role[8];
     cJSON *got = NULL;
     int i;
 
-    cr_assert_eq(store_add_index(s, "ns", store_index_namespace, NULL, NULL), KERR_OK);
-    cr_assert_eq(store_add_index(s, "role", store_index_label, (void *)"role", NULL), KERR_OK);
+    cr_assert_eq(store_add_index(s, "ns", kobj_index_namespace, NULL, NULL), KERR_OK);
+    cr_assert_eq(store_add_index(s, "role", kobj_index_label, (void *)"role", NULL), KERR_OK);
     for (i = 0; i < 10000; i++) {
         snprintf(ns, sizeof(ns), "ns%d", i % 100);
         snprintf(name, sizeof(name), "etcd-%d", i);
@@ -411,13 +394,13 @@ Test(store, ten_thousand_objects)
     cr_assert_eq(store_get(s, "ns42/etcd-4242", &got, NULL), KERR_OK);
     cr_assert_str_eq(kjson_get_str(got, "metadata.labels.role"), "r0");
     cJSON_Delete(got);
-    store_strs_init(&keys);
+    strlist_init(&keys);
     cr_assert_eq(store_index_keys(s, "ns", "ns7", &keys, NULL), KERR_OK);
     cr_assert_eq(keys.n, 100);
-    store_strs_release(&keys);
+    strlist_release(&keys);
     cr_assert_eq(store_index_keys(s, "role", "r0", &keys, NULL), KERR_OK);
     cr_assert_eq(keys.n, 1429);
-    store_strs_release(&keys);
+    strlist_release(&keys);
     for (i = 0; i < 10000; i += 2) {
         snprintf(name, sizeof(name), "ns%d/etcd-%d", i % 100, i);
         cr_assert_eq(store_remove(s, name, NULL, NULL), KERR_OK);
@@ -425,10 +408,10 @@ Test(store, ten_thousand_objects)
     cr_assert_eq(store_count(s), 5000);
     cr_assert_eq(store_index_keys(s, "ns", "ns7", &keys, NULL), KERR_OK);
     cr_assert_eq(keys.n, 100);
-    store_strs_release(&keys);
+    strlist_release(&keys);
     cr_assert_eq(store_index_keys(s, "ns", "ns8", &keys, NULL), KERR_OK);
     cr_assert_eq(keys.n, 0);
-    store_strs_release(&keys);
+    strlist_release(&keys);
     store_free(s);
 }
 
@@ -458,7 +441,7 @@ static enum kerr check_consistent(void *ctx, const char *key, const cJSON *obj)
 static void *reader(void *arg)
 {
     struct race *r = arg;
-    struct store_strs keys;
+    struct strlist keys;
     char key[32];
     cJSON *got;
     int i = 0;
@@ -470,10 +453,10 @@ static void *reader(void *arg)
             check_consistent(r, key, got);
             cJSON_Delete(got);
         }
-        store_strs_init(&keys);
+        strlist_init(&keys);
         if (store_index_keys(r->s, "ns", "ns", &keys, NULL) != KERR_OK || keys.n > 50)
             atomic_fetch_add(&r->bad, 1);
-        store_strs_release(&keys);
+        strlist_release(&keys);
         if (i % 64 == 0)
             (void)store_foreach(r->s, check_consistent, r, NULL);
     }
@@ -488,7 +471,7 @@ static void concurrent(int compact)
     cJSON *items;
     int i, j;
 
-    cr_assert_eq(store_add_index(r.s, "ns", store_index_namespace, NULL, NULL), KERR_OK);
+    cr_assert_eq(store_add_index(r.s, "ns", kobj_index_namespace, NULL, NULL), KERR_OK);
     for (i = 0; i < 3; i++)
         cr_assert_eq(pthread_create(&th[i], NULL, reader, &r), 0);
     for (i = 0; i < 2000; i++) {
@@ -524,17 +507,10 @@ Test(store, concurrent_readers_during_updates_compact)
     concurrent(1);
 }
 
-Test(store, strs_and_changes_release_twice)
+Test(store, changes_release_twice)
 {
-    struct store_strs l;
     struct store_changes c;
 
-    store_strs_init(&l);
-    cr_assert_eq(store_strs_add(&l, "a"), KERR_OK);
-    cr_assert(store_strs_has(&l, "a"));
-    cr_assert_not(store_strs_has(&l, "b"));
-    store_strs_release(&l);
-    store_strs_release(&l);
     store_changes_init(&c);
     store_changes_release(&c);
     store_changes_release(&c);
@@ -562,7 +538,7 @@ Test(store, relist_of_ten_thousand_reports_only_the_changes)
     struct store_changes ch;
     size_t i;
 
-    cr_assert_eq(store_add_index(s, "ns", store_index_namespace, NULL, NULL), KERR_OK);
+    cr_assert_eq(store_add_index(s, "ns", kobj_index_namespace, NULL, NULL), KERR_OK);
     store_changes_init(&ch);
     cr_assert_eq(store_replace(s, many(10000, 0), &ch, NULL), KERR_OK);
     cr_assert_eq(ch.n, 10000);

@@ -10,6 +10,7 @@
 #include "common/buf.h"
 #include "common/informer.h"
 #include "common/kjson.h"
+#include "common/kobj.h"
 #include "common/store.h"
 
 static const struct k8s_resource res_etcd = { "druid.gardener.cloud", "v1alpha1", "etcds", 1 };
@@ -77,7 +78,7 @@ enum kerr wh_cache_new(const struct wh_cache_opts *opts, struct wh_cache **out,
     c->o.ns = c->ns;
     if ((rc = new_informer(c, &res_etcd, NULL, project_etcd, &c->etcds, err)) ||
         (rc = new_informer(c, &res_sts, MANAGED_SELECTOR, project_sts, &c->stses, err)) ||
-        (rc = store_add_index(inf_store(c->stses), NS_INDEX, store_index_namespace, NULL, err)))
+        (rc = store_add_index(inf_store(c->stses), NS_INDEX, kobj_index_namespace, NULL, err)))
         goto fail;
     *out = c;
     return KERR_OK;
@@ -194,7 +195,7 @@ static enum kerr lookup_one(struct wh_cache *c, struct inf *inf, const struct k8
                             const char *ns, const char *name, store_view_fn view, void *out,
                             struct kerr_info *err)
 {
-    char key[STORE_KEY_MAX];
+    char key[KOBJ_KEY_MAX];
     int synced = inf_has_synced(inf), n;
     cJSON *obj = NULL;
     enum kerr rc;
