@@ -414,3 +414,22 @@ Test(kubesim_watch, one_object_by_name)
     cr_assert_not_null(strstr(body, "\"name\":\"two\""));
     free(body);
 }
+
+Test(kubesim_watch, ends_when_the_client_goes)
+{
+    struct ksim_http r;
+    int i;
+
+    start(0, 0);
+    /* The client gives up after half a second; the server's timeout is a minute away. */
+    cr_assert_neq(ksim_harness_call(h, NULL, "GET",
+                                    "/api/v1/namespaces/default/configmaps?watch=1&"
+                                    "timeoutSeconds=60",
+                                    NULL, NULL, 500, &r),
+                  0, "the transfer times out on the client side");
+    ksim_http_release(&r);
+    for (i = 0; i < 250 && ksim_store_watch_count(h->api->store) > 0; i++)
+        nanosleep(&(struct timespec){ 0, 20000000L }, NULL);
+    cr_assert_eq(ksim_store_watch_count(h->api->store), 0,
+                 "kube-sim noticed the closed connection and dropped the watch");
+}

@@ -1,3 +1,6 @@
+/* nftw is an XSI interface */
+#define _XOPEN_SOURCE 700
+
 #include "tests/kube-sim/harness.h"
 
 #include <arpa/inet.h>
@@ -7,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <ftw.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -112,14 +117,20 @@ enum kerr ksim_harness_start(const struct ksim_harness_opts *opts, struct ksim_h
     return KERR_OK;
 }
 
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    remove(path);
+    return 0;
+}
+
+/* The directory holds the kubeconfig, the CA and kubectl's cache. */
 static void remove_dir(const char *dir)
 {
-    char cmd[600];
-
-    /* The directory holds the kubeconfig, the CA and kubectl's cache. */
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    if (strncmp(dir, "/tmp/kube-sim-test.", 19) == 0 && !strchr(dir, '\''))
-        (void)!system(cmd);
+    if (strncmp(dir, "/tmp/kube-sim-test.", 19) == 0)
+        nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 void ksim_harness_stop(struct ksim_harness *h)
