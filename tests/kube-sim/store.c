@@ -7,28 +7,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/kube-sim/hist.h"
+
 struct entry {
     char *key;  /* OWNS: "ns/name" or "name" */
     cJSON *obj; /* OWNS */
     uint64_t rv;
 };
 
-struct event {
-    enum ksim_event_type type;
-    uint64_t rv;
-    char *ns;    /* OWNS: "" for cluster scope */
-    cJSON *obj;  /* OWNS */
-    cJSON *prev; /* OWNS or NULL */
-};
-
 struct table {
     char *skey;            /* OWNS */
     struct entry *entries; /* OWNS, sorted by key */
     size_t n, cap;
-    struct event *ring; /* OWNS, ring_cap history slots */
-    size_t ring_cap;
-    size_t head, count;  /* oldest event at ring[head] */
-    uint64_t dropped_rv; /* events at or below this rv are gone */
+    struct ksim_hist hist; /* OWNS: the events watches replay */
     struct table *next;
 };
 
@@ -133,14 +124,6 @@ enum kerr ksim_store_new(const struct ksim_store_opts *opts, struct ksim_store *
     return KERR_OK;
 }
 
-static void event_clear(struct event *e)
-{
-    free(e->ns);
-    cJSON_Delete(e->obj);
-    cJSON_Delete(e->prev);
-    memset(e, 0, sizeof(*e));
-}
-
 static void table_free(struct table *t)
 {
     size_t i;
@@ -150,9 +133,7 @@ static void table_free(struct table *t)
         cJSON_Delete(t->entries[i].obj);
     }
     free(t->entries);
-    for (i = 0; i < t->count; i++)
-        event_clear(&t->ring[(t->head + i) % t->ring_cap]);
-    free(t->ring);
+    ksim_hist_release(&t->hist);
     free(t->skey);
     free(t);
 }
@@ -193,12 +174,8 @@ static struct table *find_table(struct ksim_store *st, const char *skey, int cre
     if (!t)
         return NULL;
     t->skey = strdup(skey);
-    t->ring = calloc(st->history, sizeof(*t->ring));
-    t->ring_cap = st->history;
-    t->dropped_rv = st->expired_rv;
-    if (!t->skey || !t->ring) {
+    if (!t->skey || ksim_hist_init(&t->hist, st->history, st->expired_rv) != KERR_OK) {
         free(t->skey);
-        free(t->ring);
         free(t);
         return NULL;
     }
@@ -229,32 +206,11 @@ static size_t search(const struct table *t, const char *key, int *found)
     return lo;
 }
 
-/* Append an event to the ring, dropping the oldest when full. Copies obj and prev (TAKEN). */
+/* Record a change (obj and prev TAKEN) at the current rv and wake the watchers. */
 static void record(struct ksim_store *st, struct table *t, enum ksim_event_type type,
                    const char *ns, cJSON *obj, cJSON *prev)
 {
-    struct event *e;
-
-    if (t->count == st->history) {
-        e = &t->ring[t->head];
-        t->dropped_rv = e->rv;
-        event_clear(e);
-        t->head = (t->head + 1) % st->history;
-        t->count--;
-    }
-    e = &t->ring[(t->head + t->count) % st->history];
-    e->type = type;
-    e->rv = st->rv;
-    e->ns = strdup(ns ? ns : "");
-    e->obj = obj;
-    e->prev = prev;
-    if (!e->ns || !e->obj) {
-        /* Without memory for the event, watchers resume by relisting. */
-        event_clear(e);
-        t->dropped_rv = st->rv;
-        return;
-    }
-    t->count++;
+    ksim_hist_record(&t->hist, type, st->rv, ns, obj, prev);
     pthread_cond_broadcast(&st->cond);
 }
 
@@ -534,18 +490,9 @@ uint64_t ksim_store_oldest_rv(struct ksim_store *st, const char *skey)
     pthread_mutex_lock(&st->mu);
     t = find_table(st, skey, 0);
     if (t)
-        rv = t->dropped_rv;
+        rv = t->hist.dropped_rv;
     pthread_mutex_unlock(&st->mu);
     return rv;
-}
-
-/* kube-apiserver's message for a watch or list from an expired resourceVersion. */
-static enum kerr too_old(const struct table *t, uint64_t rv, uint64_t now, struct kerr_info *err)
-{
-    uint64_t oldest = t->count ? t->ring[t->head].rv : now;
-
-    return kerr_set(err, KERR_GONE, "too old resource version: %" PRIu64 " (%" PRIu64 ")", rv,
-                    oldest > 0 ? oldest - 1 : 0);
 }
 
 enum kerr ksim_store_watch_open(struct ksim_store *st, const char *skey, const char *ns,
@@ -567,8 +514,8 @@ enum kerr ksim_store_watch_open(struct ksim_store *st, const char *skey, const c
     t = find_table(st, skey, 1);
     if (!t)
         rc = kerr_set(err, KERR_NOMEM, NULL);
-    else if (from_rv < t->dropped_rv)
-        rc = too_old(t, from_rv, st->rv, err);
+    else if (from_rv < t->hist.dropped_rv)
+        rc = ksim_hist_too_old(&t->hist, from_rv, st->rv, err);
     if (rc == KERR_OK) {
         w->t = t;
         w->cursor = from_rv;
@@ -586,40 +533,13 @@ enum kerr ksim_store_watch_open(struct ksim_store *st, const char *skey, const c
 }
 
 /* The first event after the cursor in the watcher's namespace, or NULL. */
-/* Index (from head) of the first event with rv > after: a binary search, the ring is rv-ordered. */
-static size_t first_after(const struct table *t, uint64_t after)
-{
-    size_t lo = 0, hi = t->count, mid;
-
-    while (lo < hi) {
-        mid = lo + (hi - lo) / 2;
-        if (t->ring[(t->head + mid) % t->ring_cap].rv <= after)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /* The first event after the cursor in the watcher's namespace, or NULL. */
-static const struct event *next_event_locked(struct ksim_store_watch *w)
+static const struct ksim_hist_event *next_event_locked(struct ksim_store_watch *w)
 {
-    struct table *t = w->t;
-    const struct event *e;
-    size_t i;
-
-    for (i = first_after(t, w->cursor); i < t->count; i++) {
-        e = &t->ring[(t->head + i) % t->ring_cap];
-        if (w->ns && strcmp(w->ns, e->ns) != 0) {
-            w->cursor = e->rv;
-            continue;
-        }
-        return e;
-    }
-    return NULL;
+    return ksim_hist_next(&w->t->hist, w->cursor, w->ns, &w->cursor);
 }
 
-static enum kerr deliver_locked(struct ksim_store_watch *w, const struct event *e,
+static enum kerr deliver_locked(struct ksim_store_watch *w, const struct ksim_hist_event *e,
                                 struct ksim_store_event *ev, struct kerr_info *err)
 {
     ev->type = e->type;
@@ -638,7 +558,7 @@ enum kerr ksim_store_watch_next(struct ksim_store_watch *w, const struct timespe
                                 struct ksim_store_event *ev, struct kerr_info *err)
 {
     struct ksim_store *st = w->st;
-    const struct event *e;
+    const struct ksim_hist_event *e;
     enum kerr rc = KERR_OK;
 
     memset(ev, 0, sizeof(*ev));
@@ -648,8 +568,8 @@ enum kerr ksim_store_watch_next(struct ksim_store_watch *w, const struct timespe
             rc = kerr_set(err, KERR_CLOSED, "watch closed");
             break;
         }
-        if (w->cursor < w->t->dropped_rv) {
-            rc = too_old(w->t, w->cursor, st->rv, err);
+        if (w->cursor < w->t->hist.dropped_rv) {
+            rc = ksim_hist_too_old(&w->t->hist, w->cursor, st->rv, err);
             break;
         }
         e = next_event_locked(w);
@@ -732,19 +652,11 @@ void ksim_store_expire_history(struct ksim_store *st)
     struct table *t;
 
     pthread_mutex_lock(&st->mu);
-    for (t = st->tables; t; t = t->next) {
-        while (t->count) {
-            event_clear(&t->ring[t->head]);
-            t->head = (t->head + 1) % t->ring_cap;
-            t->count--;
-        }
-        t->dropped_rv = st->rv;
-    }
     /* A watcher at the current rv would survive: move everybody below the mark. */
     st->rv++;
     st->expired_rv = st->rv;
     for (t = st->tables; t; t = t->next)
-        t->dropped_rv = st->rv;
+        ksim_hist_clear(&t->hist, st->rv);
     pthread_cond_broadcast(&st->cond);
     pthread_mutex_unlock(&st->mu);
 }
