@@ -1,3 +1,7 @@
+/*
+ * informer - see informer.h. One thread runs list, then watch, in a loop;
+ * the list is common/pager's, the backoff common/backoff's.
+ */
 #include "common/informer.h"
 
 #include <errno.h>
@@ -9,9 +13,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "common/kjson.h"
+#include "common/backoff.h"
 #include "common/kobj.h"
 #include "common/log.h"
+#include "common/pager.h"
 #include "common/watch.h"
 
 #define QUICK_WATCH_MS 1000 /* a clean watch end sooner than this, without events, backs off */
@@ -39,9 +44,7 @@ struct inf {
     char rv[INF_RV_MAX];
 
     /* Used by the informer thread only. */
-    uint64_t rng;
-    long bo_cur_ms;
-    long long bo_last_ms;
+    struct backoff bo; /* also the random source of the watch timeouts */
     long long next_resync_ms;
 };
 
@@ -63,17 +66,10 @@ static long long now_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* xorshift64*: uniform enough for jitter and watch timeouts. */
-static uint64_t rnd(struct inf *inf)
+/* 1 once inf_stop was called; arg is the struct inf (also a pager_opts.stopped). */
+static int stopping(void *arg)
 {
-    inf->rng ^= inf->rng >> 12;
-    inf->rng ^= inf->rng << 25;
-    inf->rng ^= inf->rng >> 27;
-    return inf->rng * 2685821657736338717ull;
-}
-
-static int stopping(struct inf *inf)
-{
+    struct inf *inf = arg;
     int s;
 
     pthread_mutex_lock(&inf->mu);
@@ -122,19 +118,12 @@ static void pause_ms(struct inf *inf, long ms)
     pthread_mutex_unlock(&inf->mu);
 }
 
-/* client-go's exponential backoff manager: the next delay, jittered, reset after quiet time. */
+/* Wait out the next delay of client-go's backoff manager (until stop). */
 static void backoff(struct inf *inf)
 {
-    long long now = now_ms();
+    long d = backoff_next(&inf->bo, now_ms());
     char ms[24];
-    long d;
 
-    if (!inf->bo_last_ms || now - inf->bo_last_ms > inf->o.backoff_reset_ms)
-        inf->bo_cur_ms = inf->o.backoff_initial_ms;
-    inf->bo_last_ms = now;
-    d = inf->bo_cur_ms;
-    inf->bo_cur_ms = d > inf->o.backoff_max_ms / 2 ? inf->o.backoff_max_ms : d * 2;
-    d += (long)(rnd(inf) % (uint64_t)(d > 0 ? d : 1));
     pthread_mutex_lock(&inf->mu);
     inf->st.last_backoff_ms = d;
     pthread_mutex_unlock(&inf->mu);
@@ -208,96 +197,25 @@ static void resync(struct inf *inf)
 
 /* ---- list ---- */
 
-/* The projection of obj (TAKES) into *out. */
-static enum kerr project(struct inf *inf, cJSON *obj, cJSON **out)
-{
-    enum kerr rc;
-
-    if (!inf->o.project) {
-        *out = obj;
-        return KERR_OK;
-    }
-    rc = inf->o.project(inf->o.project_ctx, obj, out);
-    cJSON_Delete(obj);
-    return rc;
-}
-
-/* Move the projected items of page to items; copy its resourceVersion and continue token. */
-static enum kerr take_page(struct inf *inf, cJSON *page, cJSON *items, char *rv, char **cont)
-{
-    cJSON *list = cJSON_GetObjectItemCaseSensitive(page, "items"), *item, *proj;
-    const char *s;
-    enum kerr rc;
-
-    while ((item = cJSON_DetachItemFromArray(list, 0))) {
-        rc = project(inf, item, &proj);
-        if (rc != KERR_OK)
-            return rc;
-        if (!cJSON_AddItemToArray(items, proj)) {
-            cJSON_Delete(proj);
-            return KERR_NOMEM;
-        }
-    }
-    s = kjson_get_str(page, "metadata.resourceVersion");
-    snprintf(rv, INF_RV_MAX, "%s", s ? s : "");
-    s = kjson_get_str(page, "metadata.continue");
-    *cont = s && *s ? strdup(s) : NULL;
-    return s && *s && !*cont ? KERR_NOMEM : KERR_OK;
-}
-
-/* LIST every page into items (projected). */
-static enum kerr list_pages(struct inf *inf, cJSON *items, char *rv, struct kerr_info *err)
-{
-    struct k8s_list_opts lo = { 0 };
-    char *cont = NULL;
-    cJSON *page = NULL;
-    enum kerr rc;
-
-    lo.label_selector = inf->o.label_selector;
-    lo.field_selector = inf->o.field_selector;
-    lo.limit = inf->o.page_size > 0 ? inf->o.page_size : 0;
-    for (;;) {
-        lo.continue_token = cont;
-        rc = k8s_list(inf->client, inf->o.res, inf->o.ns, &lo, &page, err);
-        if (rc == KERR_GONE && cont && lo.limit) {
-            /* The continue token expired: start over in one piece, as client-go's pager. */
-            while (cJSON_GetArraySize(items) > 0)
-                cJSON_DeleteItemFromArray(items, 0);
-            free(cont);
-            cont = NULL;
-            lo.limit = 0;
-            continue;
-        }
-        free(cont);
-        cont = NULL;
-        if (rc != KERR_OK)
-            return rc;
-        rc = take_page(inf, page, items, rv, &cont);
-        cJSON_Delete(page);
-        if (rc != KERR_OK)
-            return kerr_set(err, rc, "informer: list page: %s", kerr_str(rc));
-        if (!cont)
-            return KERR_OK;
-        if (stopping(inf)) {
-            free(cont);
-            return kerr_set(err, KERR_CANCELLED, "informer stopped");
-        }
-    }
-}
-
 static enum kerr do_list(struct inf *inf)
 {
+    struct pager_opts po = { .label_selector = inf->o.label_selector,
+                             .field_selector = inf->o.field_selector,
+                             .limit = inf->o.page_size,
+                             .project = inf->o.project,
+                             .project_ctx = inf->o.project_ctx,
+                             .stopped = stopping,
+                             .stopped_arg = inf };
     struct kerr_info err;
     struct store_changes ch;
     char rv[INF_RV_MAX] = "";
-    cJSON *items = cJSON_CreateArray();
+    cJSON *items = NULL;
     enum kerr rc;
 
     kerr_clear(&err);
     store_changes_init(&ch);
-    rc = items ? list_pages(inf, items, rv, &err) : kerr_set(&err, KERR_NOMEM, "out of memory");
+    rc = pager_list(inf->client, inf->o.res, inf->o.ns, &po, &items, rv, sizeof(rv), &err);
     if (rc != KERR_OK) {
-        cJSON_Delete(items);
         if (rc == KERR_CANCELLED)
             return rc;
         stat_inc(inf, &inf->st.list_errors);
@@ -326,6 +244,20 @@ static enum kerr do_list(struct inf *inf)
 }
 
 /* ---- watch ---- */
+
+/* The projection of obj (TAKES) into *out. */
+static enum kerr project(struct inf *inf, cJSON *obj, cJSON **out)
+{
+    enum kerr rc;
+
+    if (!inf->o.project) {
+        *out = obj;
+        return KERR_OK;
+    }
+    rc = inf->o.project(inf->o.project_ctx, obj, out);
+    cJSON_Delete(obj);
+    return rc;
+}
 
 /* ADDED / MODIFIED: store obj (TAKES) and call add or update. */
 static void apply_put(struct inf *inf, cJSON *obj)
@@ -412,7 +344,7 @@ static int on_data(void *arg, const char *data, size_t len)
 static long watch_timeout(struct inf *inf)
 {
     long min = inf->o.min_watch_timeout_s;
-    long t = min + (long)(rnd(inf) % (uint64_t)(min + 1));
+    long t = min + (long)(backoff_rand(&inf->bo) % (uint64_t)(min + 1));
     long long left;
 
     if (inf->o.resync_ms > 0) {
@@ -558,8 +490,9 @@ enum kerr inf_new(struct k8s_client *client, const struct inf_opts *opts, struct
     inf->client = client;
     inf->o = *opts;
     fill_defaults(&inf->o);
-    inf->rng = (uint64_t)now_ms() * 0x9E3779B97F4A7C15ull ^ (uint64_t)(uintptr_t)inf;
-    inf->rng |= 1;
+    backoff_init(&inf->bo, inf->o.backoff_initial_ms, inf->o.backoff_max_ms,
+                 inf->o.backoff_reset_ms,
+                 (uint64_t)now_ms() * 0x9E3779B97F4A7C15ull ^ (uint64_t)(uintptr_t)inf);
     so.compact = opts->compact;
     rc = store_new(&so, &inf->store, err);
     if (rc == KERR_OK && init_sync(inf) != 0)

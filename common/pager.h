@@ -1,0 +1,50 @@
+/*
+ * pager - LIST a resource in pages, as client-go's tools/pager, projecting
+ * every page as it arrives: the list of an informer.
+ *
+ * The LIST is a consistent read (resourceVersion unset). Requests of at
+ * most limit items follow metadata.continue until the list is complete; a
+ * continue token that expired (410) restarts the list once in one piece,
+ * without a limit, dropping what was collected. Each item passes through
+ * the optional projection before the next page is fetched, so a large list
+ * never sits in memory whole. Between pages the optional stopped() callback
+ * may cut the list short. (k8s_list_all in common/k8s.h pages the same way
+ * but keeps the items whole.)
+ *
+ * Ownership: the client, the resource and the option strings are BORROWED;
+ * the items are OWNED by the caller.
+ * Thread safety: as the client (common/k8s.h); a call keeps no state.
+ */
+#ifndef COMMON_PAGER_H
+#define COMMON_PAGER_H
+
+#include <stddef.h>
+
+#include <cJSON.h>
+
+#include "common/k8s.h"
+#include "common/kerr.h"
+#include "common/store.h"
+
+struct pager_opts {
+    const char *label_selector; /* NULL: none */
+    const char *field_selector; /* NULL: none */
+    long limit;                 /* items per page; <= 0: one request */
+    store_project_fn project;   /* NULL: items whole; an error fails the list */
+    void *project_ctx;          /* BORROWED, passed to project */
+    int (*stopped)(void *arg);  /* optional, asked between pages: non-zero stops */
+    void *stopped_arg;          /* BORROWED, passed to stopped */
+};
+
+/*
+ * LIST res in ns (NULL: all namespaces). On KERR_OK *items OWNS a cJSON
+ * array of the (projected) items and rv (rv_n bytes) holds the list's
+ * resourceVersion ("" when the answer had none). KERR_CANCELLED when
+ * stopped() asked to stop, the API error of a request (KERR_GONE when a
+ * restarted list expires again), the projection's error, KERR_NOMEM.
+ */
+enum kerr pager_list(struct k8s_client *c, const struct k8s_resource *res, const char *ns,
+                     const struct pager_opts *o, cJSON **items, char *rv, size_t rv_n,
+                     struct kerr_info *err);
+
+#endif

@@ -1,0 +1,191 @@
+/* Tests of common/pager: paged LISTs against scripted answers (tests/support/mockapi). */
+#include "common/pager.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/cfg.h"
+#include "common/kjson.h"
+#include "common/kobj.h"
+#include "tests/support/mockapi.h"
+
+static const struct k8s_resource ETCD = { "druid.gardener.cloud", "v1alpha1", "etcds", 1 };
+
+#define LIST "/apis/druid.gardener.cloud/v1alpha1/namespaces/shoot/etcds?!watch"
+#define ITEM(name, rv)                                                                       \
+    "{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"shoot\",\"resourceVersion\":\"" rv \
+    "\"},\"spec\":{\"replicas\":3}}"
+#define PAGE(rv, cont, items)                                                   \
+    "{\"metadata\":{\"resourceVersion\":\"" rv "\",\"continue\":\"" cont "\"}," \
+    "\"items\":[" items "]}"
+#define STATUS_410                                                                       \
+    "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\"," \
+    "\"message\":\"The provided continue parameter is too old\",\"reason\":\"Expired\"," \
+    "\"code\":410}"
+
+static struct mockapi *m;
+static struct k8s_client *c;
+static struct kerr_info err;
+
+static void setup(void)
+{
+    struct cfg_rest rest;
+
+    cr_assert_eq(mockapi_new(&m, &err), KERR_OK, "%s", err.msg);
+    cfg_rest_init(&rest);
+    rest.server = strdup(mockapi_url(m));
+    rest.token = strdup("t");
+    cr_assert_eq(k8s_client_new(&rest, NULL, &c, &err), KERR_OK, "%s", err.msg);
+    cfg_rest_release(&rest);
+}
+
+static void teardown(void)
+{
+    k8s_client_free(c);
+    mockapi_free(m);
+}
+
+TestSuite(pager, .init = setup, .fini = teardown, .timeout = 30);
+
+/* The names of items, joined by ',' into out. */
+static void names(const cJSON *items, char *out, size_t n)
+{
+    const cJSON *it;
+    size_t len = 0;
+
+    out[0] = '\0';
+    cJSON_ArrayForEach (it, items) {
+        len += (size_t)snprintf(out + len, n - len, "%s%s", len ? "," : "",
+                                kjson_get_str(it, "metadata.name"));
+        cr_assert_lt(len, n);
+    }
+}
+
+Test(pager, follows_continue_tokens)
+{
+    struct pager_opts o = { .label_selector = "app=etcd", .limit = 2 };
+    cJSON *items = NULL;
+    char rv[16], got[64];
+
+    mockapi_expect(m, "GET", LIST "&labelSelector=app%3Detcd&limit=2&!continue", 200,
+                   PAGE("20", "tok1", ITEM("a", "1") "," ITEM("b", "2")));
+    mockapi_expect(m, "GET", LIST "&limit=2&continue=tok1", 200,
+                   PAGE("20", "tok2", ITEM("c", "3") "," ITEM("d", "4")));
+    mockapi_expect(m, "GET", LIST "&limit=2&continue=tok2", 200, PAGE("20", "", ITEM("e", "5")));
+    cr_assert_eq(pager_list(c, &ETCD, "shoot", &o, &items, rv, sizeof(rv), &err), KERR_OK, "%s",
+                 err.msg);
+    names(items, got, sizeof(got));
+    cr_assert_str_eq(got, "a,b,c,d,e");
+    cr_assert_str_eq(rv, "20");
+    cr_assert_not_null(kjson_get(cJSON_GetArrayItem(items, 0), "spec"), "kept whole");
+    cr_assert_eq(mockapi_request_count(m), 3);
+    cr_assert_eq(mockapi_unexpected(m), 0);
+    cJSON_Delete(items);
+}
+
+Test(pager, no_limit_is_one_request)
+{
+    struct pager_opts o = { .limit = -1 };
+    cJSON *items = NULL;
+    char rv[16], got[64];
+
+    mockapi_expect(m, "GET", LIST "&!limit&!continue", 200,
+                   "{\"metadata\":{\"resourceVersion\":\"9\"},\"items\":[" ITEM("a", "1") "]}");
+    cr_assert_eq(pager_list(c, &ETCD, "shoot", &o, &items, rv, sizeof(rv), &err), KERR_OK, "%s",
+                 err.msg);
+    names(items, got, sizeof(got));
+    cr_assert_str_eq(got, "a");
+    cr_assert_str_eq(rv, "9");
+    cr_assert_eq(mockapi_unexpected(m), 0);
+    cJSON_Delete(items);
+}
+
+Test(pager, expired_continue_token_restarts_in_one_piece)
+{
+    struct pager_opts o = { .limit = 1 };
+    cJSON *items = NULL;
+    char rv[16], got[64];
+
+    mockapi_expect(m, "GET", LIST "&limit=1&!continue", 200, PAGE("20", "old", ITEM("a", "1")));
+    mockapi_expect(m, "GET", LIST "&limit=1&continue=old", 410, STATUS_410);
+    mockapi_expect(m, "GET", LIST "&!limit&!continue", 200,
+                   PAGE("30", "", ITEM("a", "1") "," ITEM("b", "2")));
+    cr_assert_eq(pager_list(c, &ETCD, "shoot", &o, &items, rv, sizeof(rv), &err), KERR_OK, "%s",
+                 err.msg);
+    names(items, got, sizeof(got));
+    cr_assert_str_eq(got, "a,b", "the abandoned first page is dropped");
+    cr_assert_str_eq(rv, "30");
+    cr_assert_eq(mockapi_unexpected(m), 0);
+    cJSON_Delete(items);
+}
+
+Test(pager, every_page_is_projected)
+{
+    struct pager_opts o = { .limit = 1,
+                            .project = kobj_project_paths,
+                            .project_ctx = (void *)KOBJ_META_PATHS };
+    cJSON *items = NULL, *it;
+    char rv[16];
+
+    mockapi_expect(m, "GET", LIST "&!continue", 200, PAGE("20", "t", ITEM("a", "1")));
+    mockapi_expect(m, "GET", LIST "&continue=t", 200, PAGE("20", "", ITEM("b", "2")));
+    cr_assert_eq(pager_list(c, &ETCD, "shoot", &o, &items, rv, sizeof(rv), &err), KERR_OK, "%s",
+                 err.msg);
+    cr_assert_eq(cJSON_GetArraySize(items), 2);
+    cJSON_ArrayForEach (it, items) {
+        cr_assert_null(kjson_get(it, "spec"));
+        cr_assert_not_null(kjson_get_str(it, "metadata.resourceVersion"));
+    }
+    cJSON_Delete(items);
+}
+
+static int stop_calls;
+
+static int stop_now(void *arg)
+{
+    (void)arg;
+    return ++stop_calls > 0;
+}
+
+Test(pager, stopped_cuts_the_list_between_pages)
+{
+    struct pager_opts o = { .limit = 1, .stopped = stop_now };
+    cJSON *items = (cJSON *)1;
+    char rv[16];
+
+    mockapi_expect(m, "GET", LIST "&!continue", 200, PAGE("20", "t", ITEM("a", "1")));
+    cr_assert_eq(pager_list(c, &ETCD, "shoot", &o, &items, rv, sizeof(rv), &err), KERR_CANCELLED);
+    cr_assert_null(items);
+    cr_assert_eq(stop_calls, 1);
+    cr_assert_eq(mockapi_request_count(m), 1, "no request after the stop");
+}
+
+static enum kerr refuse(void *ctx, const cJSON *obj, cJSON **out)
+{
+    (void)ctx;
+    (void)obj;
+    *out = NULL;
+    return KERR_INVAL;
+}
+
+Test(pager, errors_end_the_list)
+{
+    struct pager_opts o = { .limit = 1 };
+    cJSON *items = (cJSON *)1;
+    char rv[16];
+
+    mockapi_expect(m, "GET", LIST "&!continue", 200, PAGE("20", "t", ITEM("a", "1")));
+    mockapi_expect(m, "GET", LIST "&continue=t", 403,
+                   "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\","
+                   "\"reason\":\"Forbidden\",\"message\":\"no\",\"code\":403}");
+    cr_assert_eq(pager_list(c, &ETCD, "shoot", &o, &items, rv, sizeof(rv), &err), KERR_FORBIDDEN);
+    cr_assert_null(items);
+
+    o.project = refuse;
+    mockapi_expect(m, "GET", LIST "&!continue", 200, PAGE("20", "", ITEM("a", "1")));
+    cr_assert_eq(pager_list(c, &ETCD, "shoot", &o, &items, rv, sizeof(rv), &err), KERR_INVAL);
+    cr_assert_not_null(strstr(err.msg, "list page"), "%s", err.msg);
+    cr_assert_null(items);
+}
