@@ -14,6 +14,13 @@ kubesim_start --token-file "$tokens"
 [ "$(kc_as druid-token get ns default -o jsonpath='{.metadata.name}')" = default ] \
     || ksim_fail "a token-file user cannot read"
 kc_as alice-token create configmap from-alice --from-literal=a=b >/dev/null
+who=$(kc_as druid-token auth whoami)
+case "$who" in
+    *"system:serviceaccount:druid:etcd-druid"*"system:serviceaccounts:druid"*) ;;
+    *) ksim_fail "auth whoami: $who" ;;
+esac
+[ "$(kc_as alice-token auth can-i delete statefulsets)" = yes ] || ksim_fail "auth can-i"
+
 out=$(kc_as wrong-token get ns 2>&1 || true)
 case "$out" in
     *"You must be logged in to the server"*|*Unauthorized*) ;;

@@ -14,6 +14,7 @@
 #include "tests/kube-sim/openapi.h"
 #include "tests/kube-sim/pb.h"
 #include "tests/kube-sim/read.h"
+#include "tests/kube-sim/review.h"
 #include "tests/kube-sim/watch.h"
 #include "tests/kube-sim/write.h"
 
@@ -391,7 +392,11 @@ static void handle_write(struct ksim_api *api, const struct ksim_req *req,
             return;
         }
         code = decode_body(req, &body, &e);
-        if (!code)
+        if (code == 415 && ksim_review_is(t->rt) && ksim_pb_content_type(req->content_type))
+            code = (body = cJSON_CreateObject()) ? 0 : ksim_apierr_internal(&e, "out of memory");
+        if (!code && ksim_review_is(t->rt))
+            code = ksim_review_answer(t->rt, req->user, body, &out, &e);
+        else if (!code)
             code = ksim_write_create(&c, body, &out, &e);
     } else if (!code && (strcmp(m, "PUT") == 0 || strcmp(m, "PATCH") == 0) && !*t->name) {
         method_not_allowed(resp);
@@ -520,6 +525,27 @@ static int fault_injected(struct ksim_api *api, const struct ksim_req *req, stru
     return code;
 }
 
+/* Does rt support what the request asks for (405 otherwise)? */
+static int verb_allowed(const struct ksim_rtype *rt, const char *method,
+                        const struct ksim_target *t)
+{
+    enum ksim_verb v;
+
+    if (strcmp(method, "GET") == 0)
+        v = *t->name ? KSIM_VERB_GET : KSIM_VERB_LIST;
+    else if (strcmp(method, "POST") == 0)
+        v = KSIM_VERB_CREATE;
+    else if (strcmp(method, "PUT") == 0)
+        v = KSIM_VERB_UPDATE;
+    else if (strcmp(method, "PATCH") == 0)
+        v = KSIM_VERB_PATCH;
+    else if (strcmp(method, "DELETE") == 0)
+        v = *t->name ? KSIM_VERB_DELETE : KSIM_VERB_DELETECOLLECTION;
+    else
+        return 0;
+    return ksim_reg_has_verb(rt, v);
+}
+
 static int group_served(struct ksim_api *api, const char *group)
 {
     cJSON *g = ksim_disc_group(api->reg, group);
@@ -560,6 +586,10 @@ void ksim_api_handle(struct ksim_api *api, const struct ksim_req *req, struct ks
     }
     if (rc) {
         ksim_resp_error(resp, &e);
+        return;
+    }
+    if (!verb_allowed(t.rt, req->method, &t)) {
+        method_not_allowed(resp);
         return;
     }
     if (strcmp(req->method, "GET") == 0)

@@ -85,6 +85,13 @@ static const struct builtin builtins[] = {
     { "admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations",
       "mutatingwebhookconfiguration", "MutatingWebhookConfiguration", "", "api-extensions", 0, 0, 0,
       1, NULL },
+    /* reviews: create-only, answered and never stored (see review.h) */
+    { "authentication.k8s.io", "v1", "selfsubjectreviews", "selfsubjectreview", "SelfSubjectReview",
+      "", "", 0, 0, 0, 0, NULL },
+    { "authorization.k8s.io", "v1", "selfsubjectaccessreviews", "selfsubjectaccessreview",
+      "SelfSubjectAccessReview", "", "", 0, 0, 0, 0, NULL },
+    { "authorization.k8s.io", "v1", "subjectaccessreviews", "subjectaccessreview",
+      "SubjectAccessReview", "", "", 0, 0, 0, 0, NULL },
 };
 
 struct ksim_reg {
@@ -185,7 +192,8 @@ static struct ksim_rtype *rtype_from_builtin(const struct builtin *b)
     rt->list_kind = cat2(b->kind, "List");
     /* events.k8s.io/v1 Events are core v1 Events in another shape (see convert.h). */
     rt->store_key = join_key(strcmp(b->group, "events.k8s.io") == 0 ? "" : b->group, b->plural);
-    rt->verbs = KSIM_VERBS_ALL;
+    rt->verbs = strstr(b->group, ".k8s.io") && strncmp(b->group, "auth", 4) == 0 ? KSIM_VERB_CREATE
+                                                                                 : KSIM_VERBS_ALL;
     rt->namespaced = b->namespaced;
     rt->has_status = b->has_status;
     rt->has_scale = b->has_scale;
