@@ -7,6 +7,8 @@
 #
 #   bench/webhook_bench.sh [BUILD_DIR]     (default build/release, built if missing)
 #
+# wh_cpu_us / nx_cpu_us: CPU time the server spent per request in that run (user +
+# system, from /proc), a figure less disturbed by other load than the rates.
 # Environment: BENCH_SECONDS (per wrk run, default 5), BENCH_REPEAT (runs per figure, the
 # best is kept, default 3), BENCH_ETCDS (default 10000),
 # WARDEN_WEBHOOK / KUBE_SIM (binaries, default from BUILD_DIR).
@@ -178,10 +180,28 @@ end
 EOF
 
 # wrk at c connections against url; sets rps, p50, p99 (ms) and checks every answer is 200.
+# CPU time (clock ticks) of the server behind url: the webhook, or nginx's workers.
+cpu_ticks() {
+    local p s=0
+    case "$1" in
+    *":$wport/"*) awk '{print $14 + $15}' "/proc/$whpid/stat" ;;
+    *)
+        for p in $(pgrep -P "$(cat "$work/nginx/nginx.pid")"); do
+            s=$((s + $(awk '{print $14 + $15}' "/proc/$p/stat")))
+        done
+        echo "$s"
+        ;;
+    esac
+}
+hz=$(getconf CLK_TCK)
 wrk_once() {
-    local c=$1 url=$2 t out
+    local c=$1 url=$2 t out t0 reqs
     t=$((c < cores ? c : cores))
+    t0=$(cpu_ticks "$url")
     out=$(wrk -t "$t" -c "$c" -d "${secs}s" --latency -s "$work/post.lua" "$url")
+    reqs=$(awk '/requests in/ {print $1}' <<<"$out")
+    cpu=$(awk -v a="$t0" -v b="$(cpu_ticks "$url")" -v r="$reqs" -v hz="$hz" \
+        'BEGIN { printf "%.1f", (b - a) * 1e6 / hz / r }')
     if grep -q 'Non-2xx' <<<"$out" || grep -q 'Socket errors' <<<"$out"; then
         echo "$out" >&2
         die "wrk saw errors against $url"
@@ -193,14 +213,14 @@ wrk_once() {
 # The best of BENCH_REPEAT runs (the one with the highest rate): the machine is shared,
 # so a run can lose CPU to other processes; the best run is the least disturbed one.
 run_wrk() {
-    local i best=-1 b50 b99
+    local i best=-1 b50 b99 bcpu
     for i in $(seq 1 "$repeat"); do
         wrk_once "$@"
         if awk -v a="$rps" -v b="$best" 'BEGIN { exit !(a > b) }'; then
-            best=$rps b50=$p50 b99=$p99
+            best=$rps b50=$p50 b99=$p99 bcpu=$cpu
         fi
     done
-    rps=$best p50=$b50 p99=$b99
+    rps=$best p50=$b50 p99=$b99 cpu=$bcpu
 }
 to_ms() { # wrk latency "812.00us" / "1.23ms" / "1.01s" -> ms
     awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /s$/ && v !~ /ms$/) n *= 1000; printf "%.3f", n }'
@@ -208,15 +228,17 @@ to_ms() { # wrk latency "812.00us" / "1.23ms" / "1.01s" -> ms
 
 echo "== warden-webhook vs nginx, HTTPS keep-alive, POST of a $(wc -c <"$work/review.json")-byte AdmissionReview,"
 echo "   best of $repeat runs of ${secs}s each, $cores cores, load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-6s %14s %14s %7s %12s %12s %12s\n' conns webhook_rps nginx_rps ratio webhook_p50 webhook_p99 nginx_p99
+printf '%-6s %12s %12s %6s %11s %11s %11s %11s %9s %9s\n' conns webhook_rps nginx_rps ratio \
+    webhook_p50 webhook_p99 nginx_p50 nginx_p99 wh_cpu_us nx_cpu_us
 max_rps=0
 max_c=1
 for c in 1 16 64; do
     run_wrk "$c" "https://127.0.0.1:$wport/webhooks/etcdcomponents"
-    w_rps=$rps w_p50=$p50 w_p99=$p99
+    w_rps=$rps w_p50=$p50 w_p99=$p99 w_cpu=$cpu
     run_wrk "$c" "https://127.0.0.1:$nport/webhooks/etcdcomponents"
     ratio=$(awk -v a="$w_rps" -v b="$rps" 'BEGIN { printf "%.0f%%", 100 * a / b }')
-    printf '%-6s %14s %14s %7s %12s %12s %12s\n' "$c" "$w_rps" "$rps" "$ratio" "$w_p50" "$w_p99" "$p99"
+    printf '%-6s %12s %12s %6s %11s %11s %11s %11s %9s %9s\n' "$c" "$w_rps" "$rps" "$ratio" \
+        "$w_p50" "$w_p99" "$p50" "$p99" "$w_cpu" "$cpu"
     if awk -v a="$w_rps" -v b="$max_rps" 'BEGIN { exit !(a > b) }'; then
         max_rps=$w_rps max_c=$c max_p50=$w_p50
     fi
