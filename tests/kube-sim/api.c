@@ -143,8 +143,7 @@ static int bootstrap(struct ksim_api *api)
              "\"namespace\":\"default\",\"labels\":{\"component\":\"apiserver\",\"provider\":"
              "\"kubernetes\"}},\"spec\":{\"clusterIP\":\"10.96.0.1\",\"clusterIPs\":["
              "\"10.96.0.1\"],\"ports\":[{\"name\":\"https\",\"port\":443,\"protocol\":\"TCP\","
-             "\"targetPort\":%s}]}}",
-             strchr(api->server_address, ':') ? strchr(api->server_address, ':') + 1 : "6443");
+             "\"targetPort\":6443}]}}");
     if (kjson_parse(json, strlen(json), NULL, &obj, NULL, NULL) != KERR_OK)
         return -1;
     if (ksim_obj_prepare_create(svc, obj) != 0 ||
@@ -190,15 +189,14 @@ enum kerr ksim_api_new(const struct ksim_api_opts *opts, struct ksim_api **out,
     api->bookmark_ms = opts->bookmark_ms > 0 ? opts->bookmark_ms : 60000;
     api->sts_delay_ms = opts->sts_delay_ms ? opts->sts_delay_ms : 1000;
     api->gc_interval_ms = opts->gc_interval_ms > 0 ? opts->gc_interval_ms : 200;
-    api->server_address = strdup(opts->server_address ? opts->server_address : "127.0.0.1:0");
     api->webhook_ca = opts->webhook_ca ? strdup(opts->webhook_ca) : NULL;
     rc = ksim_reg_new(&api->reg, err);
     if (rc == KERR_OK)
         rc = ksim_store_new(&so, &api->store, err);
     if (rc == KERR_OK)
         rc = ksim_fault_new(NULL, &api->fault, err);
-    if (rc == KERR_OK && (!api->server_address || (opts->webhook_ca && !api->webhook_ca) ||
-                          copy_aliases(api, opts) != 0 || bootstrap(api) != 0))
+    if (rc == KERR_OK && ((opts->webhook_ca && !api->webhook_ca) || copy_aliases(api, opts) != 0 ||
+                          bootstrap(api) != 0))
         rc = kerr_set(err, KERR_NOMEM, "cannot set up the API state");
     if (rc != KERR_OK) {
         ksim_api_free(api);
@@ -223,7 +221,6 @@ void ksim_api_free(struct ksim_api *api)
         free(api->aliases[i].host);
     }
     free(api->aliases);
-    free(api->server_address);
     free(api->webhook_ca);
     pthread_mutex_destroy(&api->ip_mu);
     free(api);
@@ -472,7 +469,8 @@ static void openapi(struct ksim_api *api, char segs[][254], size_t n, struct ksi
 }
 
 /* Discovery and the other non-resource paths; 1 when handled. */
-static int non_resource(struct ksim_api *api, char segs[][254], size_t n, struct ksim_resp *resp)
+static int non_resource(struct ksim_api *api, const char *host, char segs[][254], size_t n,
+                        struct ksim_resp *resp)
 {
     if (n == 1 && (strcmp(segs[0], "healthz") == 0 || strcmp(segs[0], "livez") == 0 ||
                    strcmp(segs[0], "readyz") == 0)) {
@@ -482,7 +480,7 @@ static int non_resource(struct ksim_api *api, char segs[][254], size_t n, struct
     if (n == 1 && strcmp(segs[0], "version") == 0)
         ksim_resp_json(resp, 200, ksim_disc_version());
     else if (n == 1 && strcmp(segs[0], "api") == 0)
-        ksim_resp_json(resp, 200, ksim_disc_api(api->server_address));
+        ksim_resp_json(resp, 200, ksim_disc_api(host ? host : "127.0.0.1:443"));
     else if (n == 2 && strcmp(segs[0], "api") == 0 && strcmp(segs[1], "v1") == 0)
         ksim_resp_json(resp, 200, ksim_disc_resources(api->reg, "", "v1"));
     else if (n == 1 && strcmp(segs[0], "apis") == 0)
@@ -574,7 +572,7 @@ void ksim_api_handle(struct ksim_api *api, const struct ksim_req *req, struct ks
     }
     if (fault_injected(api, req, resp))
         return;
-    if (non_resource(api, segs, n, resp))
+    if (non_resource(api, req->host, segs, n, resp))
         return;
     if (n > 2 && strcmp(segs[0], "api") == 0 && strcmp(segs[1], "v1") == 0)
         rc = resolve(api, "", "v1", segs + 2, n - 2, &t, &e);

@@ -45,7 +45,6 @@ struct ksim_alias {
 };
 
 struct ksim_api_opts {
-    const char *server_address;       /* "127.0.0.1:PORT", BORROWED (copied) */
     const struct ksim_alias *aliases; /* BORROWED (copied) */
     size_t naliases;
     size_t history;         /* watch history per resource (0 = 1000) */
@@ -60,7 +59,6 @@ struct ksim_api {
     struct ksim_reg *reg;       /* OWNS */
     struct ksim_store *store;   /* OWNS */
     struct ksim_fault *fault;   /* OWNS */
-    char *server_address;       /* OWNS */
     struct ksim_alias *aliases; /* OWNS */
     size_t naliases;
     long bookmark_ms;
@@ -86,6 +84,7 @@ struct ksim_req {
     const char *content_type; /* or NULL */
     const char *accept;       /* or NULL */
     const char *user_agent;   /* or NULL */
+    const char *host;         /* Host header ("127.0.0.1:PORT"), or NULL */
     const char *body;         /* or NULL */
     size_t body_len;
     const struct ksim_user *user; /* authenticated identity, never NULL */

@@ -56,7 +56,6 @@ static enum kerr serve(struct ksim_harness *h, const struct ksim_harness_opts *o
     enum kerr rc;
 
     memset(&ao, 0, sizeof(ao));
-    ao.server_address = "127.0.0.1:0";
     ao.aliases = o->aliases;
     ao.naliases = o->naliases;
     ao.history = o->history;
@@ -76,10 +75,6 @@ static enum kerr serve(struct ksim_harness *h, const struct ksim_harness_opts *o
         return rc;
     snprintf(addr, sizeof(addr), "127.0.0.1:%d", ksim_server_port(h->server));
     snprintf(h->url, sizeof(h->url), "https://%s", addr);
-    free(h->api->server_address);
-    h->api->server_address = strdup(addr);
-    if (!h->api->server_address)
-        return kerr_set(err, KERR_NOMEM, NULL);
     if (!o->no_controllers)
         rc = ksim_ctrl_start(h->api, &h->ctrl, err);
     return rc;

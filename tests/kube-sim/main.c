@@ -168,7 +168,6 @@ static enum kerr run(struct options *o, struct ksim_alias *aliases, size_t nalia
     if (rc == KERR_OK)
         rc = ksim_auth_new(csv, token, &auth, err);
     memset(&ao, 0, sizeof(ao));
-    ao.server_address = "127.0.0.1:0";
     ao.aliases = aliases;
     ao.naliases = naliases;
     ao.history = (size_t)o->history;
@@ -188,11 +187,8 @@ static enum kerr run(struct options *o, struct ksim_alias *aliases, size_t nalia
         rc = ksim_server_start(api, auth, &so, &srv, err);
     if (rc == KERR_OK) {
         snprintf(addr, sizeof(addr), "127.0.0.1:%d", ksim_server_port(srv));
-        free(api->server_address);
-        api->server_address = strdup(addr);
         snprintf(url, sizeof(url), "https://%s", addr);
-        rc = api->server_address ? ksim_files_write(o->data_dir, url, ca.cert, token, err)
-                                 : kerr_set(err, KERR_NOMEM, NULL);
+        rc = ksim_files_write(o->data_dir, url, ca.cert, token, err);
     }
     if (rc == KERR_OK)
         rc = ksim_ctrl_start(api, &ctrl, err);

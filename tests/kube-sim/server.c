@@ -179,6 +179,7 @@ static enum MHD_Result serve(struct ksim_server *s, struct MHD_Connection *conn,
     req.content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
     req.accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept");
     req.user_agent = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "User-Agent");
+    req.host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host");
     req.body = rq->body.data;
     req.body_len = rq->body.len;
     req.user = u ? u : &s->anonymous;
