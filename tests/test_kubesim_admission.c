@@ -19,6 +19,7 @@ struct script {
     const char *patch;
     const char *warning;
     long sleep_ms;
+    int bad_uid; /* answer with another uid */
     cJSON *last; /* the last review received */
 };
 
@@ -39,6 +40,8 @@ static cJSON *answer(const cJSON *review, const char *path, void *arg)
     s->last = cJSON_Duplicate(review, 1);
     cJSON_AddStringToObject(s->last, "path", path);
     a = ksim_harness_review_answer(review, !s->deny, s->code, s->message, s->patch, s->warning);
+    if (a && s->bad_uid)
+        kjson_set_str(a, "response.uid", "not-the-request-uid", NULL);
     ts.tv_sec = s->sleep_ms / 1000;
     ts.tv_nsec = (s->sleep_ms % 1000) * 1000000L;
     pthread_mutex_unlock(&s->mu);
@@ -462,4 +465,22 @@ Test(kubesim_admission, garbage_collector_goes_through_admission)
                      "system:serviceaccount:kube-system:generic-garbage-collector");
     cJSON_Delete(rv);
     cJSON_Delete(owner);
+}
+
+Test(kubesim_admission, answers_must_echo_the_uid)
+{
+    long code;
+    cJSON *st;
+
+    hook_config("Validating", cm_rules, "", NULL);
+    pthread_mutex_lock(&sc.mu);
+    sc.bad_uid = 1;
+    pthread_mutex_unlock(&sc.mu);
+    st = call("POST", "/api/v1/namespaces/default/configmaps", NULL, cm1, &code);
+    cr_assert_eq(code, 500);
+    cr_assert_not_null(strstr(str(st, "message"), "failed calling webhook \"check.test.io\": "
+                                                  "received invalid webhook response: expected "
+                                                  "response.uid="),
+                       "%s", str(st, "message"));
+    cJSON_Delete(st);
 }

@@ -277,72 +277,81 @@ static void denial(struct outcome *o, const char *name, const cJSON *status)
     o->denied = 1;
 }
 
-static void read_answer(struct outcome *o, const char *name, const char *version, const char *uid,
-                        const char *body, size_t len, int mutating)
+/* The response of a well-formed AdmissionReview answer for uid, or NULL with o->error set. */
+static const cJSON *checked_response(struct outcome *o, const cJSON *doc, const char *version,
+                                     const char *uid)
 {
-    cJSON *doc = NULL;
-    const cJSON *resp;
-    const char *got, *ptype, *pb64;
+    const char *av = kjson_get_str(doc, "apiVersion"), *kind = kjson_get_str(doc, "kind");
+    const cJSON *resp = kjson_get_obj(doc, "response");
+    const char *got = kjson_get_str(resp, "uid");
     char want_av[64];
-    unsigned char *raw = NULL;
-    size_t rawlen = 0;
 
     snprintf(want_av, sizeof(want_av), "admission.k8s.io/%s", version);
-    if (kjson_parse(body, len, NULL, &doc, NULL, NULL) != KERR_OK) {
-        snprintf(o->error, sizeof(o->error), "received invalid webhook response: malformed JSON");
-        goto fail;
-    }
-    if (!kjson_get_str(doc, "apiVersion") ||
-        strcmp(kjson_get_str(doc, "apiVersion"), want_av) != 0 || !kjson_get_str(doc, "kind") ||
-        strcmp(kjson_get_str(doc, "kind"), "AdmissionReview") != 0) {
+    if (!av || strcmp(av, want_av) != 0 || !kind || strcmp(kind, "AdmissionReview") != 0)
         snprintf(o->error, sizeof(o->error),
                  "received invalid webhook response: expected webhook response of %s, "
                  "Kind=AdmissionReview, got %s, Kind=%s",
-                 want_av, kjson_get_str(doc, "apiVersion") ? kjson_get_str(doc, "apiVersion") : "/",
-                 kjson_get_str(doc, "kind") ? kjson_get_str(doc, "kind") : "");
-        goto fail;
-    }
-    resp = kjson_get_obj(doc, "response");
-    got = kjson_get_str(resp, "uid");
-    if (!resp) {
+                 want_av, av ? av : "/", kind ? kind : "");
+    else if (!resp)
         snprintf(o->error, sizeof(o->error),
                  "received invalid webhook response: webhook response was absent");
-        goto fail;
-    }
-    if (!got || strcmp(got, uid) != 0) {
+    else if (!got || strcmp(got, uid) != 0)
         snprintf(o->error, sizeof(o->error),
                  "received invalid webhook response: expected response.uid=\"%s\", got \"%s\"", uid,
                  got ? got : "");
-        goto fail;
-    }
-    if (kjson_get(resp, "warnings"))
-        o->warnings = cJSON_Duplicate(kjson_get(resp, "warnings"), 1);
-    if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(resp, "allowed"))) {
-        denial(o, name, kjson_get(resp, "status"));
-        goto out;
-    }
-    pb64 = kjson_get_str(resp, "patch");
-    ptype = kjson_get_str(resp, "patchType");
-    if (!mutating || !pb64 || !*pb64)
-        goto out;
+    else
+        return resp;
+    return NULL;
+}
+
+/* A mutating webhook's JSON patch into o->patch; -1 with o->error set when malformed. */
+static int take_patch(struct outcome *o, const cJSON *resp)
+{
+    const char *pb64 = kjson_get_str(resp, "patch"), *ptype = kjson_get_str(resp, "patchType");
+    unsigned char *raw = NULL;
+    size_t rawlen = 0;
+    int rc = 0;
+
+    if (!pb64 || !*pb64)
+        return 0;
     if (!ptype || strcmp(ptype, "JSONPatch") != 0) {
         snprintf(o->error, sizeof(o->error),
                  "received invalid webhook response: unsupported patch type \"%s\"",
                  ptype ? ptype : "");
-        goto fail;
+        return -1;
     }
     if (crypto_b64_decode(pb64, strlen(pb64), &raw, &rawlen, NULL) != KERR_OK ||
         kjson_parse((const char *)raw, rawlen, NULL, &o->patch, NULL, NULL) != KERR_OK ||
         !cJSON_IsArray(o->patch)) {
         snprintf(o->error, sizeof(o->error),
                  "received invalid webhook response: the patch is not a JSON patch");
-        goto fail;
+        rc = -1;
     }
-    goto out;
-fail:
-    o->failed = 1;
-out:
     free(raw);
+    return rc;
+}
+
+static void read_answer(struct outcome *o, const char *name, const char *version, const char *uid,
+                        const char *body, size_t len, int mutating)
+{
+    cJSON *doc = NULL;
+    const cJSON *resp = NULL;
+
+    if (kjson_parse(body, len, NULL, &doc, NULL, NULL) != KERR_OK)
+        snprintf(o->error, sizeof(o->error), "received invalid webhook response: malformed JSON");
+    else
+        resp = checked_response(o, doc, version, uid);
+    if (!resp) {
+        o->failed = 1;
+        cJSON_Delete(doc);
+        return;
+    }
+    if (kjson_get(resp, "warnings"))
+        o->warnings = cJSON_Duplicate(kjson_get(resp, "warnings"), 1);
+    if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(resp, "allowed")))
+        denial(o, name, kjson_get(resp, "status"));
+    else if (mutating && take_patch(o, resp) != 0)
+        o->failed = 1;
     cJSON_Delete(doc);
 }
 
@@ -354,7 +363,7 @@ static void call_hook(struct ksim_api *api, const cJSON *hook, const struct ksim
     const char *version = pick_version(hook);
     const cJSON *to = kjson_get(hook, "timeoutSeconds");
     long timeout = cJSON_IsNumber(to) ? (long)to->valuedouble : 10;
-    char uid[CRYPTO_UUID_LEN + 1], *body = NULL, *answer = NULL;
+    char uid[CRYPTO_UUID_LEN + 1], *body = NULL, *answer = NULL, why[1024];
     cJSON *rv = NULL;
     size_t alen = 0;
 
@@ -363,7 +372,8 @@ static void call_hook(struct ksim_api *api, const cJSON *hook, const struct ksim
         snprintf(o->error, sizeof(o->error), "cannot build the AdmissionReview");
         o->failed = 1;
     } else if (ksim_hook_post(api, kjson_get(hook, "clientConfig"), timeout, body, strlen(body),
-                              &answer, &alen, o->error, sizeof(o->error)) != 0) {
+                              &answer, &alen, why, sizeof(why)) != 0) {
+        snprintf(o->error, sizeof(o->error), "failed to call webhook: %s", why);
         o->failed = 1;
     } else {
         read_answer(o, name ? name : "", version, uid, answer, alen, mutating);
@@ -395,8 +405,8 @@ static int settle(const cJSON *hook, struct outcome *o, struct ksim_resp *resp,
         return e->code;
     }
     if (o->failed && (!fp || strcmp(fp, "Ignore") != 0))
-        return ksim_apierr_internal(e, "failed calling webhook \"%s\": failed to call webhook: %s",
-                                    name ? name : "", o->error);
+        return ksim_apierr_internal(e, "failed calling webhook \"%s\": %s", name ? name : "",
+                                    o->error);
     return 0;
 }
 
