@@ -220,8 +220,7 @@ int main(int argc, char **argv)
         { "token-file", PROC_FLAG_STRING, &o.token_file, NULL,
           "bearer tokens, kube-apiserver --token-auth-file CSV: token,user,uid,\"g1,g2\"" },
         { "service-alias", PROC_FLAG_STRINGS, &o.aliases, NULL,
-          "NAME.NAMESPACE=HOST:PORT: where webhook clientConfig.service NAME.NAMESPACE listens "
-          "(repeatable)" },
+          "NAME.NAMESPACE=HOST:PORT: where webhook clientConfig.service NAME.NAMESPACE listens" },
         { "watch-history", PROC_FLAG_INT, &o.history, "1000",
           "events kept per resource for watches from an old resourceVersion (older: 410)" },
         { "max-objects", PROC_FLAG_INT, &o.max_objects, "100000", "objects kept at most" },
