@@ -484,3 +484,19 @@ Test(kubesim_admission, answers_must_echo_the_uid)
                        "%s", str(st, "message"));
     cJSON_Delete(st);
 }
+
+Test(kubesim_admission, kubectl_sees_the_mutation)
+{
+    char *out = NULL;
+
+    hook_config("Mutating", cm_rules, "", NULL);
+    set_script(0, 0, NULL,
+               "[{\"op\":\"add\",\"path\":\"/metadata/labels\",\"value\":{\"mutated\":\"yes\"}}]");
+    cr_assert_eq(ksim_harness_kubectl(h, NULL, "create configmap m1 --from-literal=a=b", &out), 0,
+                 "%s", out);
+    free(out);
+    cr_assert_eq(ksim_harness_kubectl(h, NULL, "get configmap m1 --show-labels", &out), 0, "%s",
+                 out);
+    cr_assert_not_null(strstr(out, "mutated=yes"), "%s", out);
+    free(out);
+}
