@@ -67,23 +67,24 @@ static struct attempts att = { .mu = PTHREAD_MUTEX_INITIALIZER };
 static void on_done(void *arg, const char *method, int code, double seconds)
 {
     struct attempts *a = arg;
-    cJSON *reset = cJSON_CreateObject();
+    cJSON *reset;
 
     (void)seconds;
-    cr_assert_not_null(cJSON_AddTrueToObject(reset, "reset"));
     pthread_mutex_lock(&a->mu);
     if (a->n < 64)
         a->code[a->n++] = code;
     if (code == 429 && a->reset_on_429) {
         a->reset_on_429 = 0;
+        reset = cJSON_CreateObject();
+        cr_assert_not_null(cJSON_AddTrueToObject(reset, "reset"));
         OK(ksim_fault_configure(h->api->fault, h->api->store, reset, NULL, &err));
+        cJSON_Delete(reset);
     }
     if (code == 200 && a->expire_after_get && strcmp(method, "GET") == 0) {
         a->expire_after_get = 0;
         ksim_store_expire_history(h->api->store);
     }
     pthread_mutex_unlock(&a->mu);
-    cJSON_Delete(reset);
 }
 
 /* The codes recorded since the last call, as "429,200". */
