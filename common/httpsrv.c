@@ -226,7 +226,7 @@ static enum kerr open_listener(const char *bind, int *fd, unsigned short *bound,
     struct sockaddr_storage ss;
     socklen_t sl = sizeof(ss);
     char host[256], port_s[8], eb[128];
-    unsigned short port;
+    unsigned short port = 0;
     enum kerr rc;
     int gai;
 

@@ -88,7 +88,7 @@ static enum kerr find_named(struct kc *kc, yaml_node_t *list, const char *list_k
 {
     struct name_ref *names = NULL;
     yaml_node_item_t *it;
-    yaml_node_t *item, *sec;
+    yaml_node_t *item, *sec = NULL;
     size_t n = 0, count;
     enum kerr rc = KERR_OK;
 

@@ -60,11 +60,13 @@ static void format_time(char *dst, size_t n)
 {
     struct timespec ts;
     struct tm tm;
+    size_t len;
 
     clock_gettime(CLOCK_REALTIME, &ts);
     gmtime_r(&ts.tv_sec, &tm);
-    snprintf(dst, n, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
-             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000L);
+    /* strftime cannot print milliseconds: the date part first, then ".mmmZ". */
+    len = strftime(dst, n, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(dst + len, n - len, ".%03dZ", (int)(ts.tv_nsec / 1000000L));
 }
 
 static void write_all(int fd, const char *p, size_t n)
