@@ -12,6 +12,7 @@
 
 #include <openssl/crypto.h>
 
+#include "common/ktime.h"
 #include "common/kubeconfig.h"
 #include "common/log.h"
 
@@ -430,15 +431,6 @@ enum kerr cfg_token_new(const struct cfg_rest *r, struct cfg_token **out, struct
     return KERR_OK;
 }
 
-static long elapsed_ms(const struct timespec *since)
-{
-    struct timespec now;
-
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (long)(now.tv_sec - since->tv_sec) * 1000L +
-           (long)(now.tv_nsec - since->tv_nsec) / 1000000L;
-}
-
 /* Re-read the token file; called with t->mu held. */
 static enum kerr token_refresh(struct cfg_token *t, struct kerr_info *err)
 {
@@ -484,7 +476,7 @@ enum kerr cfg_token_get(struct cfg_token *t, char **out, struct kerr_info *err)
 
     *out = NULL;
     pthread_mutex_lock(&t->mu);
-    if (t->file && (!t->have_read || t->stale || elapsed_ms(&t->read_at) >= t->period_ms))
+    if (t->file && (!t->have_read || t->stale || ktime_elapsed_ms(&t->read_at) >= t->period_ms))
         rc = token_refresh(t, err);
     if (rc == KERR_OK && dup_str(t->token, out) != 0)
         rc = kerr_set(err, KERR_NOMEM, "cfg: out of memory");

@@ -23,10 +23,8 @@
 #include "common/kjson.h"
 #include "common/ktime.h"
 #include "common/log.h"
-#include "common/ratelimit.h"
 
-#define NS_PER_MS   1000000LL
-#define FLUSH_RETRY (200 * NS_PER_MS)
+#define FLUSH_RETRY (200 * KTIME_NS_PER_MS)
 #define NO_TIME     INT64_MAX
 
 static const struct k8s_resource EVENTS = { "events.k8s.io", "v1", "events", 1 };
@@ -46,11 +44,6 @@ struct ev_recorder {
     struct ev_stats st;
     struct evs_cache cache; /* sender thread only */
 };
-
-static int64_t mono_now(void)
-{
-    return rl_now_ns();
-}
 
 static void bump(struct ev_recorder *r, uint64_t *counter)
 {
@@ -255,7 +248,7 @@ static void send_one(struct ev_recorder *r, struct evs_entry *e, int64_t retry)
         bump(r, e->sent ? &r->st.series_updates : &r->st.created);
         e->sent = count;
         e->tries = 0;
-        e->last_write = e->next_try = mono_now();
+        e->last_write = e->next_try = ktime_mono_ns();
         return;
     }
     bump(r, &r->st.send_errors);
@@ -263,7 +256,7 @@ static void send_one(struct ev_recorder *r, struct evs_entry *e, int64_t retry)
         e->sent = 0;
         return;
     }
-    e->next_try = mono_now() + retry;
+    e->next_try = ktime_mono_ns() + retry;
     if (retriable(rc, &err) && ++e->tries < r->o.max_tries)
         return;
     log_warn("dropping event after failed write", "reason", evs_field(e->item, EVS_F_REASON),
@@ -299,9 +292,9 @@ static int64_t send_due(struct ev_recorder *r, bool flush, int64_t deadline)
     for (e = r->cache.first; e; e = e->next) {
         if (!evs_pending(e))
             continue;
-        if (mono_now() >= deadline || (!flush && stop_requested(r)))
-            return mono_now();
-        if (due_at(r, e, flush) <= mono_now())
+        if (ktime_mono_ns() >= deadline || (!flush && stop_requested(r)))
+            return ktime_mono_ns();
+        if (due_at(r, e, flush) <= ktime_mono_ns())
             send_one(r, e, flush ? FLUSH_RETRY : r->retry_ns);
         t = due_at(r, e, flush);
         if (evs_pending(e) && t < next)
@@ -345,28 +338,14 @@ static void wait_work(struct ev_recorder *r, int64_t until)
 {
     struct timespec ts;
 
-    while (!r->stop && r->count == 0 && mono_now() < until) {
+    while (!r->stop && r->count == 0 && ktime_mono_ns() < until) {
         if (until == NO_TIME) {
             pthread_cond_wait(&r->cv, &r->mu);
             continue;
         }
-        ts.tv_sec = (time_t)(until / 1000000000LL);
-        ts.tv_nsec = (long)(until % 1000000000LL);
+        ts = ktime_ts_of_ns(until);
         pthread_cond_timedwait(&r->cv, &r->mu, &ts);
     }
-}
-
-/* Sleep until the monotonic time until (the sender at shutdown: nothing to wake it for). */
-static void sleep_until(int64_t until)
-{
-    int64_t d = until - mono_now();
-    struct timespec ts;
-
-    if (d <= 0)
-        return;
-    ts.tv_sec = (time_t)(d / 1000000000LL);
-    ts.tv_nsec = (long)(d % 1000000000LL);
-    nanosleep(&ts, NULL);
 }
 
 /* Send what is pending until the flush deadline; count the rest as dropped. */
@@ -380,9 +359,10 @@ static void flush(struct ev_recorder *r)
     pthread_mutex_unlock(&r->mu);
     for (;;) {
         next = send_due(r, true, deadline);
-        if (next == NO_TIME || mono_now() >= deadline)
+        if (next == NO_TIME || ktime_mono_ns() >= deadline)
             break;
-        sleep_until(next < deadline ? next : deadline);
+        /* the sender at shutdown: nothing to wake it for */
+        ktime_sleep_ns((next < deadline ? next : deadline) - ktime_mono_ns());
     }
     for (e = r->cache.first; e; e = e->next) {
         if (evs_pending(e)) {
@@ -406,11 +386,11 @@ static void *sender_main(void *p)
         stopping = r->stop;
         pthread_mutex_unlock(&r->mu);
         while ((it = dequeue(r)))
-            ingest(r, it, mono_now());
+            ingest(r, it, ktime_mono_ns());
         if (stopping)
             break;
         next = send_due(r, false, NO_TIME);
-        evs_gc(&r->cache, mono_now());
+        evs_gc(&r->cache, ktime_mono_ns());
     }
     flush(r);
     return NULL;
@@ -437,10 +417,11 @@ static enum kerr apply_defaults(struct ev_recorder *r, const struct ev_opts *in,
     o->spam_burst = in->spam_burst ? in->spam_burst : 25;
     o->spam_qps = in->spam_qps != 0 ? in->spam_qps : 1.0 / 300;
     o->cache_max = in->cache_max ? in->cache_max : 4096;
-    r->patch_ns = (in->patch_interval_ms ? in->patch_interval_ms : 5000L) * NS_PER_MS;
-    r->retry_ns = (in->retry_interval_ms ? in->retry_interval_ms : 10000L) * NS_PER_MS;
-    r->flush_ns = (in->flush_timeout_ms ? in->flush_timeout_ms : 5000L) * NS_PER_MS;
-    evs_init(&r->cache, (in->series_window_ms ? in->series_window_ms : 6 * 60 * 1000L) * NS_PER_MS,
+    r->patch_ns = (in->patch_interval_ms ? in->patch_interval_ms : 5000L) * KTIME_NS_PER_MS;
+    r->retry_ns = (in->retry_interval_ms ? in->retry_interval_ms : 10000L) * KTIME_NS_PER_MS;
+    r->flush_ns = (in->flush_timeout_ms ? in->flush_timeout_ms : 5000L) * KTIME_NS_PER_MS;
+    evs_init(&r->cache,
+             (in->series_window_ms ? in->series_window_ms : 6 * 60 * 1000L) * KTIME_NS_PER_MS,
              o->cache_max, o->spam_qps, o->spam_burst);
     r->controller = strdup(in->reporting_controller);
     r->instance = strdup(in->reporting_instance);
@@ -486,7 +467,7 @@ void ev_stop(struct ev_recorder *r)
 
     pthread_mutex_lock(&r->mu);
     if (!r->stop)
-        r->stop_at = mono_now();
+        r->stop_at = ktime_mono_ns();
     r->stop = true;
     join = r->running;
     r->running = false;

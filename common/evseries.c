@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/ktime.h"
 #include "common/ratelimit.h"
 
 #define DEFAULT_MAX 4096
@@ -71,7 +72,7 @@ enum kerr evs_item_new(const char *const fields[EVS_F_COUNT], size_t note_max,
     }
     it->len = total;
     clock_gettime(CLOCK_REALTIME, &it->at);
-    it->mono = rl_now_ns();
+    it->mono = ktime_mono_ns();
     *out = it;
     return KERR_OK;
 }
@@ -216,7 +217,7 @@ enum evs_outcome evs_ingest(struct evs_cache *c, struct evs_item *it, int64_t no
         return EVS_DROPPED;
     }
     *evicted_pending = make_room(c, now);
-    ns = (long long)it->at.tv_sec * 1000000000LL + it->at.tv_nsec;
+    ns = (long long)it->at.tv_sec * KTIME_NS_PER_SEC + it->at.tv_nsec;
     snprintf(e->name, sizeof(e->name), "%.*s.%llx", EVS_NAME_PART_MAX, evs_field(it, EVS_F_NAME),
              (unsigned long long)ns);
     e->item = it;

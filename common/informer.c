@@ -15,6 +15,7 @@
 
 #include "common/backoff.h"
 #include "common/kobj.h"
+#include "common/ktime.h"
 #include "common/log.h"
 #include "common/pager.h"
 #include "common/watch.h"
@@ -58,14 +59,6 @@ struct wctx {
     struct kerr_info dec_err; /* the decoder's error */
 };
 
-static long long now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* 1 once inf_stop was called; arg is the struct inf (also a pager_opts.stopped). */
 static int stopping(void *arg)
 {
@@ -93,24 +86,12 @@ static void set_rv(struct inf *inf, const char *rv)
     pthread_mutex_unlock(&inf->mu);
 }
 
-/* The CLOCK_MONOTONIC time ms from now, for pthread_cond_timedwait on inf->cond. */
-static void deadline_in(struct timespec *ts, long ms)
-{
-    clock_gettime(CLOCK_MONOTONIC, ts);
-    ts->tv_sec += ms / 1000;
-    ts->tv_nsec += (ms % 1000) * 1000000L;
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
-}
-
 /* Wait until stop or ms elapsed. */
 static void pause_ms(struct inf *inf, long ms)
 {
     struct timespec ts;
 
-    deadline_in(&ts, ms);
+    ktime_deadline_after(&ts, ms, CLOCK_MONOTONIC);
     pthread_mutex_lock(&inf->mu);
     while (!inf->stopping)
         if (pthread_cond_timedwait(&inf->cond, &inf->mu, &ts) == ETIMEDOUT)
@@ -121,7 +102,7 @@ static void pause_ms(struct inf *inf, long ms)
 /* Wait out the next delay of client-go's backoff manager (until stop). */
 static void backoff(struct inf *inf)
 {
-    long d = backoff_next(&inf->bo, now_ms());
+    long d = backoff_next(&inf->bo, ktime_mono_ms());
     char ms[24];
 
     pthread_mutex_lock(&inf->mu);
@@ -192,7 +173,7 @@ static void resync(struct inf *inf)
     }
     strlist_release(&keys);
     stat_inc(inf, &inf->st.resyncs);
-    inf->next_resync_ms = now_ms() + inf->o.resync_ms;
+    inf->next_resync_ms = ktime_mono_ms() + inf->o.resync_ms;
 }
 
 /* ---- list ---- */
@@ -348,7 +329,7 @@ static long watch_timeout(struct inf *inf)
     long long left;
 
     if (inf->o.resync_ms > 0) {
-        left = (inf->next_resync_ms - now_ms() + 999) / 1000;
+        left = (inf->next_resync_ms - ktime_mono_ms() + 999) / 1000;
         if (left < t)
             t = left > 1 ? (long)left : 1;
     }
@@ -367,8 +348,8 @@ static enum step watch_end(struct inf *inf, struct wctx *w, enum kerr rc, struct
         return STEP_RELIST;
     }
     if (rc == KERR_OK)
-        return !w->events && now_ms() - started < QUICK_WATCH_MS ? STEP_BACKOFF_RESUME
-                                                                 : STEP_RESUME;
+        return !w->events && ktime_mono_ms() - started < QUICK_WATCH_MS ? STEP_BACKOFF_RESUME
+                                                                        : STEP_RESUME;
     stat_inc(inf, &inf->st.watch_errors);
     if (w->ev_err.code != KERR_OK)
         err = &w->ev_err;
@@ -384,7 +365,7 @@ static enum step do_watch(struct inf *inf)
     struct wctx w;
     struct kerr_info err;
     char rv[INF_RV_MAX];
-    long long started = now_ms();
+    long long started = ktime_mono_ms();
     enum kerr rc;
 
     memset(&w, 0, sizeof(w));
@@ -416,14 +397,14 @@ static void *run(void *arg)
     int need_list = 1;
     enum step step;
 
-    inf->next_resync_ms = now_ms() + inf->o.resync_ms;
+    inf->next_resync_ms = ktime_mono_ms() + inf->o.resync_ms;
     while (!stopping(inf)) {
         if (need_list && do_list(inf) != KERR_OK) {
             backoff(inf);
             continue;
         }
         need_list = 0;
-        if (inf->o.resync_ms > 0 && now_ms() >= inf->next_resync_ms)
+        if (inf->o.resync_ms > 0 && ktime_mono_ms() >= inf->next_resync_ms)
             resync(inf);
         step = do_watch(inf);
         if (step == STEP_STOP)
@@ -492,7 +473,7 @@ enum kerr inf_new(struct k8s_client *client, const struct inf_opts *opts, struct
     fill_defaults(&inf->o);
     backoff_init(&inf->bo, inf->o.backoff_initial_ms, inf->o.backoff_max_ms,
                  inf->o.backoff_reset_ms,
-                 (uint64_t)now_ms() * 0x9E3779B97F4A7C15ull ^ (uint64_t)(uintptr_t)inf);
+                 (uint64_t)ktime_mono_ms() * 0x9E3779B97F4A7C15ull ^ (uint64_t)(uintptr_t)inf);
     so.compact = opts->compact;
     rc = store_new(&so, &inf->store, err);
     if (rc == KERR_OK && init_sync(inf) != 0)
@@ -575,7 +556,7 @@ enum kerr inf_wait_synced(struct inf *inf, long timeout_ms)
     struct timespec ts;
     enum kerr rc;
 
-    deadline_in(&ts, timeout_ms > 0 ? timeout_ms : 0);
+    ktime_deadline_after(&ts, timeout_ms, CLOCK_MONOTONIC);
     pthread_mutex_lock(&inf->mu);
     while (!inf->synced && !inf->stopping)
         if (pthread_cond_timedwait(&inf->cond, &inf->mu, &ts) == ETIMEDOUT)

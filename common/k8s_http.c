@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
 #include "common/buf.h"
 #include "common/cfg.h"
+#include "common/ktime.h"
 #include "common/log.h"
 #include "common/ratelimit.h"
 
@@ -111,15 +111,21 @@ static int cancelled(struct k8s_client *c, const struct k8s_http_req *req)
     return atomic_load(&c->stopped) || (req->cancel && atomic_load(req->cancel));
 }
 
-static int on_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+/* cancelled() of a transfer; arg is the struct xfer (a ktime_sleep_cancellable check). */
+static int xfer_cancelled(void *arg)
 {
     struct xfer *x = arg;
 
+    return cancelled(x->c, x->req);
+}
+
+static int on_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
     (void)dt;
     (void)dn;
     (void)ut;
     (void)un;
-    return cancelled(x->c, x->req);
+    return xfer_cancelled(arg);
 }
 
 /* Request headers; the bearer token line is wiped before the list is freed. */
@@ -217,10 +223,7 @@ static int setup_request(struct xfer *x, const char *url, struct curl_slist *hdr
 
 static double now_s(void)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    return (double)ktime_mono_ns() / (double)KTIME_NS_PER_SEC;
 }
 
 /* Map a failed curl transfer to an enum kerr. */
@@ -352,24 +355,6 @@ static enum kerr api_error(long status, const struct buf *body, struct kerr_info
     return rc;
 }
 
-/* Sleep ms, waking every SLEEP_SLICE ms to check for cancellation: 0, or -1 when cancelled. */
-static int sleep_ms(struct k8s_client *c, const struct k8s_http_req *req, long ms)
-{
-    struct timespec ts;
-    long slice;
-
-    while (ms > 0) {
-        if (cancelled(c, req))
-            return -1;
-        slice = ms < SLEEP_SLICE ? ms : SLEEP_SLICE;
-        ts.tv_sec = 0;
-        ts.tv_nsec = slice * 1000000L;
-        nanosleep(&ts, NULL);
-        ms -= slice;
-    }
-    return cancelled(c, req) ? -1 : 0;
-}
-
 /* Retry rule of k8s.h: 429 any verb, 5xx idempotent verbs, both only with Retry-After. */
 static int should_retry(const struct k8s_client *c, const struct k8s_http_req *req, long status,
                         long retry_after, int tries)
@@ -436,9 +421,10 @@ static enum kerr run(struct xfer *x, const char *url, char **token, struct kerr_
             return api_error(status, &x->body, err);
         tries++;
         log_debug("k8s: retrying after Retry-After", "url", url, "method", x->req->method);
-        if (sleep_ms(c, x->req,
-                     x->retry_after * 1000 < c->max_retry_delay_ms ? x->retry_after * 1000
-                                                                   : c->max_retry_delay_ms))
+        if (ktime_sleep_cancellable(x->retry_after * 1000 < c->max_retry_delay_ms
+                                        ? x->retry_after * 1000
+                                        : c->max_retry_delay_ms,
+                                    SLEEP_SLICE, xfer_cancelled, x))
             return kerr_set(err, KERR_CANCELLED, "k8s: %s %s: cancelled", x->req->method, url);
     }
 }

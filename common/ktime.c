@@ -1,5 +1,6 @@
 #include "common/ktime.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -122,4 +123,79 @@ enum kerr ktime_parse(const char *s, struct timespec *out, struct kerr_info *err
     return KERR_OK;
 bad:
     return kerr_set(err, KERR_PARSE, "ktime: \"%s\" is not an RFC 3339 time", s ? s : "(null)");
+}
+
+int64_t ktime_mono_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * KTIME_NS_PER_SEC + ts.tv_nsec;
+}
+
+int64_t ktime_mono_ms(void)
+{
+    return ktime_mono_ns() / KTIME_NS_PER_MS;
+}
+
+struct timespec ktime_ts_of_ns(int64_t ns)
+{
+    struct timespec ts = { .tv_sec = (time_t)(ns / KTIME_NS_PER_SEC),
+                           .tv_nsec = (long)(ns % KTIME_NS_PER_SEC) };
+
+    return ts;
+}
+
+void ktime_deadline_after(struct timespec *ts, long ms, clockid_t clock)
+{
+    if (ms < 0)
+        ms = 0;
+    clock_gettime(clock, ts);
+    ts->tv_sec += (time_t)(ms / 1000);
+    ts->tv_nsec += (ms % 1000) * 1000000L;
+    if (ts->tv_nsec >= KTIME_NS_PER_SEC) {
+        ts->tv_sec++;
+        ts->tv_nsec -= (long)KTIME_NS_PER_SEC;
+    }
+}
+
+int ktime_before(const struct timespec *a, const struct timespec *b)
+{
+    return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+long ktime_elapsed_ms(const struct timespec *since)
+{
+    struct timespec now;
+
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (long)(now.tv_sec - since->tv_sec) * 1000L + (now.tv_nsec - since->tv_nsec) / 1000000L;
+}
+
+void ktime_sleep_ns(int64_t ns)
+{
+    struct timespec ts;
+
+    if (ns <= 0)
+        return;
+    ts = ktime_ts_of_ns(ns);
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+int ktime_sleep_cancellable(long ms, long slice_ms, int (*cancelled)(void *arg), void *arg)
+{
+    int64_t until = ms < 0 ? INT64_MAX : ktime_mono_ns() + (int64_t)ms * KTIME_NS_PER_MS;
+    int64_t left, slice = (int64_t)(slice_ms > 0 ? slice_ms : 1) * KTIME_NS_PER_MS;
+    struct timespec ts;
+
+    for (;;) {
+        if (cancelled(arg))
+            return -1;
+        left = until - ktime_mono_ns();
+        if (left <= 0)
+            return 0;
+        ts = ktime_ts_of_ns(left < slice ? left : slice);
+        nanosleep(&ts, NULL);
+    }
 }

@@ -27,9 +27,7 @@
 #include "common/ktime.h"
 #include "common/log.h"
 
-#define NS_PER_MS  1000000LL
-#define NS_PER_SEC 1000000000LL
-#define JITTER     1.2 /* client-go JitterFactor */
+#define JITTER 1.2 /* client-go JitterFactor */
 
 static const struct k8s_resource LEASES = { "coordination.k8s.io", "v1", "leases", 1 };
 
@@ -66,20 +64,9 @@ struct le {
     unsigned seed;
 };
 
-static int64_t real_now(void *arg)
-{
-    (void)arg;
-    return rl_now_ns();
-}
-
 static int64_t clock_now(struct le *le)
 {
     return le->clock.now(le->clock.arg);
-}
-
-static int64_t mono_now(void)
-{
-    return rl_now_ns();
 }
 
 /* ---- options ---- */
@@ -172,17 +159,17 @@ enum kerr le_new(struct k8s_client *client, const struct le_opts *opts, struct l
     if (!le)
         return kerr_set(err, KERR_NOMEM, "leader election: out of memory");
     le->client = client;
-    le->lease_ns = lease * NS_PER_MS;
-    le->renew_ns = renew * NS_PER_MS;
-    le->retry_ns = retry * NS_PER_MS;
+    le->lease_ns = lease * KTIME_NS_PER_MS;
+    le->renew_ns = renew * KTIME_NS_PER_MS;
+    le->retry_ns = retry * KTIME_NS_PER_MS;
     le->lease_s = (lease + 999) / 1000;
     le->keep_on_stop = opts->keep_on_stop != 0;
     le->started = opts->on_started_leading;
     le->stopped = opts->on_stopped_leading;
     le->new_leader = opts->on_new_leader;
     le->arg = opts->arg;
-    le->clock = opts->clock ? *opts->clock : (struct rl_clock){ .now = real_now };
-    le->seed = (unsigned)mono_now() ^ (unsigned)getpid();
+    le->clock = opts->clock ? *opts->clock : rl_real_clock;
+    le->seed = (unsigned)ktime_mono_ns() ^ (unsigned)getpid();
     pthread_mutex_init(&le->mu, NULL);
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -260,7 +247,7 @@ static bool lease_valid(const struct le *le, int64_t now)
     if (!le->observed)
         return false;
     (void)kjson_get_int64(le->observed, "leaseDurationSeconds", &d);
-    return le->observed_at + d * NS_PER_SEC > now;
+    return le->observed_at + d * KTIME_NS_PER_SEC > now;
 }
 
 /* Remember spec (BORROWED; NULL = empty) and note the time when it differs from the last. */
@@ -458,9 +445,7 @@ enum kerr le_release(struct le *le, struct kerr_info *err)
 /* Wait ns of real time or until le_stop; true when stopping. */
 static bool wait_stop(struct le *le, int64_t ns)
 {
-    int64_t at = mono_now() + ns;
-    struct timespec ts = { .tv_sec = (time_t)(at / NS_PER_SEC),
-                           .tv_nsec = (long)(at % NS_PER_SEC) };
+    struct timespec ts = ktime_ts_of_ns(ktime_mono_ns() + ns);
     bool stop;
 
     pthread_mutex_lock(&le->mu);

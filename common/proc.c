@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "common/buf.h"
+#include "common/ktime.h"
 
 #define HELP_MAX      (256u * 1024u)
 #define HELP_COL_MAX  34
@@ -516,24 +517,15 @@ int proc_take_reload(void)
     return 1;
 }
 
+/* A ktime_sleep_cancellable check: a shutdown or reload request ends the wait. */
+static int flagged(void *arg)
+{
+    (void)arg;
+    return shutdown_flag || reload_flag;
+}
+
 int proc_wait_shutdown(long timeout_ms)
 {
-    struct timespec start, now, step = { 0, 10 * 1000000L };
-    long waited;
-
-    clock_gettime(CLOCK_MONOTONIC, &start);
-    for (;;) {
-        if (shutdown_flag)
-            return 1;
-        if (reload_flag)
-            return 0;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        waited = (long)(now.tv_sec - start.tv_sec) * 1000L +
-                 (long)(now.tv_nsec - start.tv_nsec) / 1000000L;
-        if (timeout_ms >= 0 && waited >= timeout_ms)
-            return 0;
-        if (timeout_ms >= 0 && timeout_ms - waited < 10)
-            step.tv_nsec = (timeout_ms - waited) * 1000000L;
-        nanosleep(&step, NULL);
-    }
+    ktime_sleep_cancellable(timeout_ms, 10, flagged, NULL);
+    return shutdown_flag != 0;
 }

@@ -5,8 +5,10 @@
 #include <string.h>
 #include <time.h>
 
-#define NS_PER_S       1000000000LL
-#define NS_PER_MS      1000000LL
+#include "common/ktime.h"
+
+#define NS_PER_S       KTIME_NS_PER_SEC
+#define NS_PER_MS      KTIME_NS_PER_MS
 #define SLEEP_SLICE_NS (50LL * NS_PER_MS)
 #define EXPO_MIN_SLOTS 64u
 
@@ -34,32 +36,19 @@ struct rl_expo {
     size_t len;
 };
 
-int64_t rl_now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * NS_PER_S + ts.tv_nsec;
-}
-
 static int64_t real_now(void *arg)
 {
     (void)arg;
-    return rl_now_ns();
+    return ktime_mono_ns();
 }
 
 static void real_sleep(void *arg, int64_t ns)
 {
-    struct timespec ts;
-
     (void)arg;
-    if (ns <= 0)
-        return;
-    ts.tv_sec = (time_t)(ns / NS_PER_S);
-    ts.tv_nsec = (long)(ns % NS_PER_S);
-    while (nanosleep(&ts, &ts) != 0) {
-    }
+    ktime_sleep_ns(ns);
 }
+
+const struct rl_clock rl_real_clock = { .now = real_now, .sleep = real_sleep, .arg = NULL };
 
 enum kerr rl_bucket_new(double rate, int burst, const struct rl_clock *clock,
                         struct rl_bucket **out, struct kerr_info *err)
@@ -76,13 +65,7 @@ enum kerr rl_bucket_new(double rate, int burst, const struct rl_clock *clock,
         free(b);
         return kerr_set(err, KERR_NOMEM, "ratelimit: mutex");
     }
-    if (clock && clock->now && clock->sleep) {
-        b->clock = *clock;
-    } else {
-        b->clock.now = real_now;
-        b->clock.sleep = real_sleep;
-        b->clock.arg = NULL;
-    }
+    b->clock = clock && clock->now && clock->sleep ? *clock : rl_real_clock;
     b->rate = rate;
     b->burst = burst;
     b->tokens = burst;

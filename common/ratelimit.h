@@ -35,8 +35,8 @@ struct rl_clock {
     void *arg;
 };
 
-/* Monotonic nanoseconds of the real clock (CLOCK_MONOTONIC). */
-int64_t rl_now_ns(void);
+/* The real clock: CLOCK_MONOTONIC and nanosleep (common/ktime). Read-only. */
+extern const struct rl_clock rl_real_clock;
 
 struct rl_bucket;
 

@@ -20,11 +20,12 @@
 #include <time.h>
 
 #include "common/dheap.h"
+#include "common/ktime.h"
 #include "common/log.h"
 #include "common/ratelimit.h"
 
-#define NS_PER_MS   1000000LL
-#define NS_PER_SEC  1000000000LL
+#define NS_PER_MS   KTIME_NS_PER_MS
+#define NS_PER_SEC  KTIME_NS_PER_SEC
 #define MIN_BUCKETS 64
 
 struct wq_item {
@@ -57,22 +58,6 @@ struct wq {
     void *observe_arg;
     struct wq_stats st;
 };
-
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * NS_PER_SEC + ts.tv_nsec;
-}
-
-static struct timespec ns_to_timespec(int64_t ns)
-{
-    struct timespec ts = { .tv_sec = (time_t)(ns / NS_PER_SEC),
-                           .tv_nsec = (long)(ns % NS_PER_SEC) };
-
-    return ts;
-}
 
 static uint64_t hash_key(const char *s)
 {
@@ -327,7 +312,7 @@ static enum kerr lock_item(struct wq *q, const char *key, struct wq_item **it, i
         pthread_mutex_unlock(&q->mu);
         return KERR_CLOSED;
     }
-    *now = now_ns();
+    *now = ktime_mono_ns();
     promote(q, *now);
     *it = lookup_or_create(q, key);
     if (!*it) {
@@ -404,7 +389,7 @@ static void wait_ready(struct wq *q)
         pthread_cond_wait(&q->ready, &q->mu);
         return;
     }
-    ts = ns_to_timespec(first->at);
+    ts = ktime_ts_of_ns(first->at);
     pthread_cond_timedwait(&q->ready, &q->mu, &ts);
 }
 
@@ -421,7 +406,7 @@ enum kerr wq_get(struct wq *q, char **key)
             pthread_mutex_unlock(&q->mu);
             return KERR_CLOSED;
         }
-        now = now_ns();
+        now = ktime_mono_ns();
         promote(q, now);
         if (q->head)
             break;
@@ -462,7 +447,7 @@ void wq_done(struct wq *q, const char *key)
     }
     it->processing = false;
     q->nprocessing--;
-    took = (double)(now_ns() - it->started_at) / NS_PER_SEC;
+    took = (double)(ktime_mono_ns() - it->started_at) / NS_PER_SEC;
     q->st.work_count++;
     q->st.work_seconds += took;
     if (it->dirty && !q->closed)
@@ -483,7 +468,7 @@ size_t wq_len(struct wq *q)
 
     pthread_mutex_lock(&q->mu);
     if (!q->closed)
-        promote(q, now_ns());
+        promote(q, ktime_mono_ns());
     n = q->depth;
     pthread_mutex_unlock(&q->mu);
     return n;
@@ -515,10 +500,10 @@ enum kerr wq_shutdown_drain(struct wq *q, long timeout_ms)
 {
     struct timespec ts;
     enum kerr rc = KERR_OK;
-    int64_t deadline = now_ns() + (int64_t)timeout_ms * NS_PER_MS;
+    int64_t deadline = ktime_mono_ns() + (int64_t)timeout_ms * NS_PER_MS;
 
     wq_shutdown(q);
-    ts = ns_to_timespec(deadline);
+    ts = ktime_ts_of_ns(deadline);
     pthread_mutex_lock(&q->mu);
     while (q->nprocessing > 0) {
         if (timeout_ms < 0) {
@@ -551,7 +536,7 @@ void wq_get_stats(struct wq *q, struct wq_stats *out)
     size_t i;
 
     pthread_mutex_lock(&q->mu);
-    now = now_ns();
+    now = ktime_mono_ns();
     if (!q->closed)
         promote(q, now);
     *out = q->st;

@@ -6,7 +6,8 @@
 
 #include <pthread.h>
 #include <stdlib.h>
-#include <time.h>
+
+#include "common/ktime.h"
 
 struct wqpool {
     struct wq *q;
@@ -37,7 +38,6 @@ static void handle_result(struct wq *q, const char *key, enum wqpool_result r, l
 static void *worker_main(void *arg)
 {
     struct wqpool *p = arg;
-    struct timespec pause = { .tv_sec = 0, .tv_nsec = 10 * 1000 * 1000 };
     char *key = NULL;
     long after_ms;
     enum wqpool_result r;
@@ -48,7 +48,7 @@ static void *worker_main(void *arg)
         if (rc == KERR_CLOSED)
             break;
         if (rc != KERR_OK) {
-            nanosleep(&pause, NULL); /* out of memory: let it pass */
+            ktime_sleep_ns(10 * KTIME_NS_PER_MS); /* out of memory: let it pass */
             continue;
         }
         after_ms = 0;

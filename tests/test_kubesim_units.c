@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/kjson.h"
+#include "common/ktime.h"
 #include "tests/kube-sim/apierr.h"
 #include "tests/kube-sim/auth.h"
 #include "tests/kube-sim/patch.h"
@@ -100,11 +101,11 @@ Test(kubesim_store, watch_history_and_expiry)
     start = ksim_store_rv(st);
     cr_assert_eq(ksim_store_create(st, "/cm", "ns", "x", obj("x"), NULL, NULL), KERR_OK);
     cr_assert_eq(ksim_store_watch_open(st, "/cm", NULL, start, &w, NULL), KERR_OK);
-    dl = ksim_store_deadline_ms(100);
+    ktime_deadline_after(&dl, 100, CLOCK_MONOTONIC);
     cr_assert_eq(ksim_store_watch_next(w, &dl, &ev, NULL), KERR_OK);
     cr_assert_eq(ev.type, KSIM_EV_ADDED);
     ksim_store_event_release(&ev);
-    dl = ksim_store_deadline_ms(50);
+    ktime_deadline_after(&dl, 50, CLOCK_MONOTONIC);
     cr_assert_eq(ksim_store_watch_next(w, &dl, &ev, NULL), KERR_TIMEOUT);
     ksim_store_watch_close(w);
     for (i = 0; i < 5; i++) {

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "common/kjson.h"
+#include "common/ktime.h"
 #include "common/log.h"
 #include "tests/kube-sim/delete.h"
 #include "tests/kube-sim/obj.h"
@@ -344,14 +345,6 @@ static int settled_status(cJSON *obj, void *arg, struct ksim_apierr *e)
     return 0;
 }
 
-static long elapsed_ms(const struct timespec *since)
-{
-    struct timespec now;
-
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (now.tv_sec - since->tv_sec) * 1000L + (now.tv_nsec - since->tv_nsec) / 1000000L;
-}
-
 static void workload(struct ksim_ctrl *c, const struct ksim_rtype *rt, const cJSON *obj)
 {
     const char *uid = ksim_obj_meta_str(obj, "uid");
@@ -368,7 +361,7 @@ static void workload(struct ksim_ctrl *c, const struct ksim_rtype *rt, const cJS
         return;
     }
     p = pending_of(c, uid, 1);
-    if (p && elapsed_ms(&p->since) < c->api->sts_delay_ms)
+    if (p && ktime_elapsed_ms(&p->since) < c->api->sts_delay_ms)
         return;
     modify(c, rt, obj, &c->sts, "status", settled_status, want);
     pending_drop(c, uid);
@@ -427,7 +420,7 @@ static void *loop(void *arg)
     size_t pending;
 
     while (!stopping(c)) {
-        dl = ksim_store_deadline_ms(c->api->gc_interval_ms);
+        ktime_deadline_after(&dl, c->api->gc_interval_ms, CLOCK_MONOTONIC);
         now = ksim_store_wait_change(c->api->store, seen, &dl);
         if (stopping(c))
             break;
@@ -438,7 +431,7 @@ static void *loop(void *arg)
             seen = now;
             ksim_ctrl_sync(c);
             /* at most one pass per interval: a burst of writes is handled together */
-            dl = ksim_store_deadline_ms(c->api->gc_interval_ms);
+            ktime_deadline_after(&dl, c->api->gc_interval_ms, CLOCK_MONOTONIC);
             ksim_store_wait_change(c->api->store, UINT64_MAX, &dl);
         }
     }

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/ktime.h"
+
 struct ksim_fault {
     pthread_mutex_t mu;
     struct ksim_fault_cfg cfg;
@@ -56,7 +58,6 @@ static int matches(const struct ksim_fault_cfg *c, const char *method, const cha
 int ksim_fault_before(struct ksim_fault *f, const char *method, const char *path)
 {
     struct ksim_fault_cfg c;
-    struct timespec ts;
     double r;
     int hit;
 
@@ -65,11 +66,8 @@ int ksim_fault_before(struct ksim_fault *f, const char *method, const char *path
     r = (double)rand_r(&f->seed) / ((double)RAND_MAX + 1.0);
     pthread_mutex_unlock(&f->mu);
     hit = matches(&c, method, path);
-    if (hit && c.latency_ms > 0) {
-        ts.tv_sec = c.latency_ms / 1000;
-        ts.tv_nsec = (c.latency_ms % 1000) * 1000000L;
-        nanosleep(&ts, NULL);
-    }
+    if (hit)
+        ktime_sleep_ns(c.latency_ms * KTIME_NS_PER_MS);
     if (!hit)
         return 0;
     if (r < c.error_rate)

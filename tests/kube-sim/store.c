@@ -59,20 +59,6 @@ uint64_t ksim_store_obj_rv(const cJSON *obj)
     return (uint64_t)v;
 }
 
-struct timespec ksim_store_deadline_ms(long ms)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_sec += ms / 1000;
-    ts.tv_nsec += (ms % 1000) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
-    return ts;
-}
-
 static int set_rv(cJSON *obj, uint64_t rv)
 {
     cJSON *md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");

@@ -176,7 +176,4 @@ void ksim_store_drop_table(struct ksim_store *st, const char *skey);
 /* metadata.resourceVersion of obj as a number; 0 when absent or malformed. */
 uint64_t ksim_store_obj_rv(const cJSON *obj);
 
-/* An absolute CLOCK_MONOTONIC deadline ms milliseconds from now. */
-struct timespec ksim_store_deadline_ms(long ms);
-
 #endif

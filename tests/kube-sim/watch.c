@@ -8,6 +8,7 @@
 
 #include "common/crypto.h"
 #include "common/buf.h"
+#include "common/ktime.h"
 #include "common/tlsx.h"
 #include "tests/kube-sim/fault.h"
 #include "tests/kube-sim/obj.h"
@@ -30,11 +31,6 @@ struct ksim_watch {
     ksim_watch_alive_fn alive;
     void *alive_arg;
 };
-
-static int before(const struct timespec *a, const struct timespec *b)
-{
-    return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
-}
 
 static int truthy(const char *v)
 {
@@ -150,8 +146,9 @@ int ksim_watch_start(struct ksim_api *api, const struct ksim_req *req,
     w->table = ksim_table_wanted(req->accept);
     w->include = ksim_table_include_of(ksim_req_query(req, "includeObject"));
     w->bookmarks = truthy(ksim_req_query(req, "allowWatchBookmarks"));
-    w->end = ksim_store_deadline_ms(ksim_fault_watch_ms(api->fault, timeout_ms(req)));
-    w->next_bm = ksim_store_deadline_ms(api->bookmark_ms);
+    ktime_deadline_after(&w->end, ksim_fault_watch_ms(api->fault, timeout_ms(req)),
+                         CLOCK_MONOTONIC);
+    ktime_deadline_after(&w->next_bm, api->bookmark_ms, CLOCK_MONOTONIC);
     code = init_filter(w, req, tgt, e);
     if (!code)
         code = start_rv(req, &rv, e);
@@ -304,10 +301,10 @@ static int produce(struct ksim_watch *w)
         w->initial_end = 0;
         return emit_bookmark(w, ksim_store_watch_rv(w->sw), 1);
     }
-    dl = ksim_store_deadline_ms(1000);
-    if (before(&w->end, &dl))
+    ktime_deadline_after(&dl, 1000, CLOCK_MONOTONIC);
+    if (ktime_before(&w->end, &dl))
         dl = w->end;
-    if (w->bookmarks && before(&w->next_bm, &dl))
+    if (w->bookmarks && ktime_before(&w->next_bm, &dl))
         dl = w->next_bm;
     rc = ksim_store_watch_next(w->sw, &dl, &ev, &err);
     if (rc == KERR_OK)
@@ -321,12 +318,12 @@ static int produce(struct ksim_watch *w)
         return 0;
     }
     clock_gettime(CLOCK_MONOTONIC, &now);
-    if (!before(&now, &w->end)) {
+    if (!ktime_before(&now, &w->end)) {
         w->done = 1;
         return w->bookmarks ? emit_bookmark(w, ksim_store_watch_rv(w->sw), 0) : 0;
     }
-    if (w->bookmarks && !before(&now, &w->next_bm)) {
-        w->next_bm = ksim_store_deadline_ms(w->api->bookmark_ms);
+    if (w->bookmarks && !ktime_before(&now, &w->next_bm)) {
+        ktime_deadline_after(&w->next_bm, w->api->bookmark_ms, CLOCK_MONOTONIC);
         return emit_bookmark(w, ksim_store_watch_rv(w->sw), 0);
     }
     if (w->alive && !w->alive(w->alive_arg))

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/buf.h"
+#include "common/ktime.h"
 #include "tests/support/mockapi_int.h"
 
 static void free_reply(struct reply *r)
@@ -223,7 +224,7 @@ int mockapi_wait_served(struct mockapi *m, int idx, int n, long timeout_ms)
     struct reply *r;
     int ok;
 
-    mockapi_deadline_after(&ts, timeout_ms);
+    ktime_deadline_after(&ts, timeout_ms, CLOCK_MONOTONIC);
     pthread_mutex_lock(&m->mu);
     r = reply_at(m, idx);
     while (r && r->served < n && pthread_cond_timedwait(&m->cv, &m->mu, &ts) != ETIMEDOUT) {
@@ -248,7 +249,7 @@ int mockapi_wait_requests(struct mockapi *m, size_t n, long timeout_ms)
     struct timespec ts;
     int ok;
 
-    mockapi_deadline_after(&ts, timeout_ms);
+    ktime_deadline_after(&ts, timeout_ms, CLOCK_MONOTONIC);
     pthread_mutex_lock(&m->mu);
     while (m->nreqs < n && pthread_cond_timedwait(&m->cv, &m->mu, &ts) != ETIMEDOUT) {
     }

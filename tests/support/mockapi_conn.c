@@ -16,18 +16,8 @@
 #include <unistd.h>
 
 #include "common/buf.h"
+#include "common/ktime.h"
 #include "tests/support/mockapi_int.h"
-
-void mockapi_deadline_after(struct timespec *ts, long ms)
-{
-    clock_gettime(CLOCK_MONOTONIC, ts);
-    ts->tv_sec += ms / 1000;
-    ts->tv_nsec += (ms % 1000) * 1000000L;
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
-}
 
 /* Sleep ms unless the server stops first (caller does not hold the lock): 0, or -1 on stop. */
 static int pause_ms(struct mockapi *m, long ms)
@@ -35,7 +25,7 @@ static int pause_ms(struct mockapi *m, long ms)
     struct timespec ts;
     int stop;
 
-    mockapi_deadline_after(&ts, ms > 0 ? ms : 0);
+    ktime_deadline_after(&ts, ms, CLOCK_MONOTONIC);
     pthread_mutex_lock(&m->mu);
     while (!m->stopping && pthread_cond_timedwait(&m->cv, &m->mu, &ts) != ETIMEDOUT) {
     }

@@ -78,9 +78,6 @@ struct mockapi {
     int nconns;
 };
 
-/* *ts = now (CLOCK_MONOTONIC, the clock of mockapi.cv) + ms. */
-void mockapi_deadline_after(struct timespec *ts, long ms);
-
 /* Free a recorded request (NULL ok). */
 void mockapi_free_req(struct mockapi_req *q);
 
