@@ -8,6 +8,8 @@
 #include "webhook/wh_config.h"
 
 #define DRUID "system:serviceaccount:druid:etcd-druid"
+/* One argv element (parenthesised: clang -Wstring-concatenation). */
+#define DRUID_FLAG ("--reconciler-service-account=" DRUID)
 
 static enum kerr load(struct wh_config *c, struct kerr_info *err, int argc, const char **argv)
 {
@@ -27,7 +29,7 @@ static void write_file(const char *path, const char *text)
 Test(wh_config, defaults_and_flags)
 {
     const char *argv[] = { "warden-webhook",
-                           "--reconciler-service-account=" DRUID,
+                           DRUID_FLAG,
                            "--reconciler-service-account",
                            "system:serviceaccount:w:warden-controller,system:serviceaccount:w:x",
                            "--etcd-components-webhook-exempt-service-accounts=a,b",
@@ -73,7 +75,7 @@ Test(wh_config, errors_name_the_flag)
           "--etcd-components-webhook-exempt-service-accounts: \"a b\" is not a username" },
         { "stray", "unexpected argument \"stray\"" },
     };
-    const char *argv[3] = { "warden-webhook", "--reconciler-service-account=" DRUID, NULL };
+    const char *argv[3] = { "warden-webhook", DRUID_FLAG, NULL };
     struct wh_config c;
     struct kerr_info err;
     size_t i;
@@ -85,8 +87,8 @@ Test(wh_config, errors_name_the_flag)
         wh_config_release(&c);
     }
     {
-        const char *tls[] = { "warden-webhook", "--reconciler-service-account=" DRUID,
-                              "--self-provision-tls", "--tls-cert-lifetime=1m" };
+        const char *tls[] = { "warden-webhook", DRUID_FLAG, "--self-provision-tls",
+                              "--tls-cert-lifetime=1m" };
 
         cr_expect_neq(load(&c, &err, 4, tls), KERR_OK);
         cr_expect_not_null(strstr(err.msg, "--tls-cert-lifetime"), "%s", err.msg);
