@@ -27,36 +27,27 @@ if [ -z "${KUBE_SIM:-}" ] && [ ! -x "$build/tests/kube-sim/kube-sim" ]; then
     cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF >/dev/null
     cmake --build "$build" -j2 --target kube-sim >/dev/null
 fi
-ksim=${KUBE_SIM:-$build/tests/kube-sim/kube-sim}
+export KUBE_SIM=${KUBE_SIM:-$build/tests/kube-sim/kube-sim}
 for t in wrk curl; do
     command -v "$t" >/dev/null || { echo "bench: $t is not installed"; exit 1; }
 done
+# shellcheck source=../tests/lib/kubesim.sh
+. "$src/tests/lib/kubesim.sh"
 
-work=$(mktemp -d)
-pids=()
-cleanup() {
-    local p
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-    rm -rf "$work"
-}
-trap cleanup EXIT
 die() { echo "bench: $*" >&2; exit 1; }
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 now() { date +%s.%N; }
 rate() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.0f", n / s }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
-"$ksim" --data-dir "$work/ksim" --max-objects $((nobj + 1000)) --watch-history $((nobj * 2)) \
-    --statefulset-delay 0 >"$work/ready" 2>"$work/ksim.log" &
-ksim_pid=$!
-pids+=("$ksim_pid")
-for _ in $(seq 200); do grep -q '^kube-sim ready' "$work/ready" 2>/dev/null && break; sleep 0.05; done
-grep -q '^kube-sim ready' "$work/ready" || die "kube-sim did not start: $(cat "$work/ksim.log")"
-url=$(sed -n 's/^kube-sim ready //p' "$work/ready")
-token=$(sed -n 's/^ *token: //p' "$work/ksim/admin.kubeconfig")
-ca=$work/ksim/ca.crt
-auth="Authorization: Bearer $token"
+kubesim_start --max-objects $((nobj + 1000)) --watch-history $((nobj * 2)) --statefulset-delay 0 ||
+    die "kube-sim did not start"
+work=$KSIM_DIR/bench
+mkdir -p "$work"
+ksim_pid=$KSIM_PID
+url=$KSIM_URL
+ca=$KSIM_DIR/ca.crt
+auth="Authorization: Bearer $KSIM_TOKEN"
 rss0=$(rss_kb "$ksim_pid")
 curl -sf --cacert "$ca" -H "$auth" -H 'Content-Type: application/json' -X POST \
     -d '{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"bench"}}' \
@@ -74,7 +65,7 @@ rv=$(curl -sf --cacert "$ca" -H "$auth" "$url/api/v1/namespaces/bench/configmaps
 curl -sfN --cacert "$ca" -H "$auth" \
     "$url/api/v1/namespaces/bench/configmaps?watch=1&resourceVersion=$rv&timeoutSeconds=600" \
     >"$work/watch.out" &
-pids+=($!)
+ksim_on_exit "kill $! 2>/dev/null; wait $! 2>/dev/null || true"
 
 # ---- creates: one curl, 16 requests in flight, connections reused. In a curl config every
 # request after "next" needs its own options.

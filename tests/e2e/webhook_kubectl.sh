@@ -6,54 +6,15 @@
 # component-protection rule, the restoring rules and the mutating patches,
 # asserting what kubectl prints.
 set -euo pipefail
-src=${WARDEN_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-bin=${WARDEN_BINARY_DIR:-$src/build/debug}
-ksim=${KUBE_SIM:-$bin/tests/kube-sim/kube-sim}
-wh=${WARDEN_WEBHOOK:-$bin/webhook/warden-webhook}
-for b in "$ksim" "$wh"; do
-    [ -x "$b" ] || { echo "FAIL: $b is not built"; exit 1; }
-done
+. "$(dirname "$0")/../lib/webhook.sh"
 command -v kubectl >/dev/null || { echo "FAIL: kubectl is not installed"; exit 1; }
-
-work=$(mktemp -d)
-pids=()
-cleanup() {
-    local p
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-    rm -rf "$work"
-}
-trap cleanup EXIT
-
-fail() {
-    echo "FAIL: $*"
-    echo "--- webhook log (last 20 lines)"; tail -20 "$work/webhook.log" || true
-    exit 1
-}
-
-# Poll a command until it succeeds, for at most $1 seconds.
-eventually() {
-    local limit=$1 start=$SECONDS
-    shift
-    until "$@" >/dev/null 2>&1; do
-        [ $((SECONDS - start)) -lt "$limit" ] || return 1
-        sleep 0.1
-    done
-}
-
-free_port() {
-    local p
-    while :; do
-        p=$((20000 + RANDOM % 12000)) # below the ephemeral range
-        (echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-    done
-}
 
 DRUID=system:serviceaccount:etcd-druid:etcd-druid
 WARDEN=system:serviceaccount:etcd-warden:warden-controller
 GC=system:serviceaccount:kube-system:generic-garbage-collector
 MEMBER=system:serviceaccount:shoot:etcd-main
-cat >"$work/tokens.csv" <<EOF
+wh_init
+cat >"$WH_DIR/tokens.csv" <<EOF
 admin-token,admin,u-admin,"system:masters"
 druid-token,$DRUID,u-druid,"system:serviceaccounts"
 warden-token,$WARDEN,u-warden,"system:serviceaccounts"
@@ -62,51 +23,26 @@ member-token,$MEMBER,u-member,"system:serviceaccounts"
 alice-token,alice,u-alice,"dev"
 EOF
 
-"$src/certs/gen-certs.sh" -o "$work/certs" -n etcd-warden -s warden-webhook >/dev/null
-wport=$(free_port)
-"$ksim" --data-dir "$work/ksim" --token-file "$work/tokens.csv" \
-    --service-alias "warden-webhook.etcd-warden=127.0.0.1:$wport" >"$work/ksim.log" 2>&1 &
-pids+=($!)
-eventually 20 test -s "$work/ksim/admin.kubeconfig" || fail "kube-sim did not start"
-export KUBECONFIG=$work/ksim/admin.kubeconfig
-eventually 20 kubectl get --raw /version || fail "kube-sim does not answer"
-
-hport=$(free_port)
-"$wh" --kubeconfig "$KUBECONFIG" --reconciler-service-account "$DRUID" \
-    --reconciler-service-account "$WARDEN" \
+wh_certs
+kubesim_start --token-file "$WH_DIR/tokens.csv" --service-alias "$(wh_alias)"
+wh_etcd_crd
+wh_start --reconciler-service-account "$DRUID" --reconciler-service-account "$WARDEN" \
     --etcd-components-webhook-exempt-service-accounts "$GC" \
-    --webhook-server-tls-server-cert-dir "$work/certs" --webhook-server-port "$wport" \
-    --webhook-server-bind-address 127.0.0.1 --metrics-bind-address 0 \
-    --health-probe-bind-address "127.0.0.1:$hport" >"$work/webhook.log" 2>&1 &
-pids+=($!)
-whpid=$!
+    --webhook-server-tls-server-cert-dir "$WH_DIR/certs"
 
-kubectl apply -f "$src/charts/etcd-warden/crds/druid.gardener.cloud_etcds.yaml" >/dev/null
-eventually 20 kubectl get etcds -A || fail "the Etcd CRD is not served"
-eventually 20 curl -sf "http://127.0.0.1:$hport/readyz" || fail "the webhook never became ready"
-
-ca=$(base64 -w0 <"$work/certs/ca.crt")
-svc() { # path
-    printf 'service: {name: warden-webhook, namespace: etcd-warden, path: %s, port: 9443}\n      caBundle: %s' "$1" "$ca"
-}
-kubectl apply -f - >/dev/null <<EOF
+# etcd-druid's configuration, then the etcd-warden ones.
+kc apply -f - >/dev/null <<EOF
 apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingWebhookConfiguration
 metadata:
   name: etcd-druid
   labels: {app.kubernetes.io/name: etcd-druid}
 webhooks:
-- name: etcdcomponents.webhooks.druid.gardener.cloud
-  admissionReviewVersions: [v1beta1, v1]
-  clientConfig:
-      $(svc /webhooks/etcdcomponents)
-  failurePolicy: Fail
+$(wh_webhook etcdcomponents.webhooks.druid.gardener.cloud /webhooks/etcdcomponents "v1beta1, v1")
   matchPolicy: Exact
   namespaceSelector: {}
   objectSelector:
     matchLabels: {app.kubernetes.io/managed-by: etcd-druid}
-  sideEffects: None
-  timeoutSeconds: 10
   rules:
   - {apiGroups: [""], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [serviceaccounts, services, configmaps], scope: "*"}
   - {apiGroups: [""], apiVersions: [v1], operations: [DELETE], resources: [persistentvolumeclaims], scope: "*"}
@@ -115,87 +51,39 @@ webhooks:
   - {apiGroups: [policy], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [poddisruptionbudgets], scope: "*"}
   - {apiGroups: [batch], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [jobs], scope: "*"}
   - {apiGroups: [coordination.k8s.io], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [leases], scope: "*"}
-- name: stsscale.etcdcomponents.webhooks.druid.gardener.cloud
-  admissionReviewVersions: [v1beta1, v1]
-  clientConfig:
-      $(svc /webhooks/etcdcomponents)
-  failurePolicy: Fail
+$(wh_webhook stsscale.etcdcomponents.webhooks.druid.gardener.cloud /webhooks/etcdcomponents "v1beta1, v1")
   matchPolicy: Exact
   namespaceSelector: {}
-  sideEffects: None
-  timeoutSeconds: 10
   rules:
   - {apiGroups: [apps], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [statefulsets/scale], scope: "*"}
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingWebhookConfiguration
-metadata:
-  name: etcd-warden
-webhooks:
-- name: etcd.webhooks.etcd-warden.io
-  admissionReviewVersions: [v1]
-  clientConfig:
-      $(svc /webhooks/etcd)
-  failurePolicy: Fail
-  sideEffects: None
-  timeoutSeconds: 10
-  rules:
-  - {apiGroups: [druid.gardener.cloud], apiVersions: [v1alpha1], operations: [UPDATE, DELETE], resources: [etcds], scope: Namespaced}
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: MutatingWebhookConfiguration
-metadata:
-  name: etcd-warden
-webhooks:
-- name: etcd-mutate.webhooks.etcd-warden.io
-  admissionReviewVersions: [v1]
-  clientConfig:
-      $(svc /webhooks/etcd-mutate)
-  failurePolicy: Fail
-  sideEffects: None
-  timeoutSeconds: 10
-  rules:
-  - {apiGroups: [druid.gardener.cloud], apiVersions: [v1alpha1], operations: [CREATE], resources: [etcds], scope: Namespaced}
-- name: components-mutate.webhooks.etcd-warden.io
-  admissionReviewVersions: [v1]
-  clientConfig:
-      $(svc /webhooks/etcd-mutate)
-  failurePolicy: Fail
-  sideEffects: None
-  timeoutSeconds: 10
-  objectSelector:
-    matchLabels: {app.kubernetes.io/managed-by: etcd-druid}
-  rules:
-  - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [serviceaccounts, services, configmaps, persistentvolumeclaims], scope: Namespaced}
-  - {apiGroups: [apps], apiVersions: [v1], operations: [CREATE], resources: [statefulsets], scope: Namespaced}
 EOF
+wh_register_etcd --components
 
 as() { # token, kubectl args...
     local tok=$1
     shift
-    kubectl --token "$tok-token" -n shoot "$@"
+    kc_as "$tok-token" -n shoot "$@"
 }
 allowed() { # what, token, kubectl args...
     local what=$1 out
     shift
-    out=$(as "$@" 2>&1) || fail "$what: refused: $out"
+    out=$(as "$@" 2>&1) || wh_fail "$what: refused: $out"
     echo "ok: $what"
 }
 denied() { # what, expected text, token, kubectl args...
     local what=$1 want=$2 out
     shift 2
-    if out=$(as "$@" 2>&1); then fail "$what: allowed: $out"; fi
-    grep -qF -- "$want" <<<"$out" || fail "$what: expected \"$want\" in: $out"
+    if out=$(as "$@" 2>&1); then wh_fail "$what: allowed: $out"; fi
+    grep -qF -- "$want" <<<"$out" || wh_fail "$what: expected \"$want\" in: $out"
     [ -z "${E2E_VERBOSE:-}" ] || echo "$out"
     echo "ok: $what"
 }
 # As denied, retrying until the webhook's cache has caught up with a change.
 denied_soon() {
-    local start=$SECONDS
-    until (denied "$@") >/dev/null 2>&1; do
-        [ $((SECONDS - start)) -lt 10 ] || denied "$@"
-        sleep 0.1
-    done
+    if ! ksim_wait 10 denied "$@" >/dev/null 2>&1; then
+        denied "$@"
+        return
+    fi
     echo "ok: $1"
 }
 
@@ -206,7 +94,7 @@ deny_msg() { # user
 }
 
 # ---- an Etcd and its components, created by etcd-druid
-kubectl apply -f - >/dev/null <<EOF
+kc apply -f - >/dev/null <<EOF
 apiVersion: v1
 kind: Namespace
 metadata: {name: shoot}
@@ -295,13 +183,13 @@ allowed "the exempt service account edits while the Etcd is idle" gc label servi
     etcd-main-client gc=yes
 
 # Etcd being reconciled: the exempt service account is refused too.
-kubectl -n shoot patch etcd etcd-main --subresource=status --type=merge \
+kc -n shoot patch etcd etcd-main --subresource=status --type=merge \
     -p '{"status":{"lastOperation":{"type":"Reconcile","state":"Processing"}}}' >/dev/null
 denied_soon "the exempt service account during a reconciliation" "$COMP$(deny_msg "$GC")" \
     gc label service etcd-main-client gc=again --overwrite
 
 # Etcd being deleted: only the reconcilers and exempt accounts may delete.
-kubectl -n shoot patch etcd etcd-main --subresource=status --type=merge \
+kc -n shoot patch etcd etcd-main --subresource=status --type=merge \
     -p '{"status":{"lastOperation":{"type":"Delete","state":"Processing"}}}' >/dev/null
 denied_soon "a person deletes during the deletion of the Etcd" \
     "${COMP}no external intervention allowed during ongoing deletion of Etcd etcd-main by etcd-druid" \
@@ -310,41 +198,29 @@ allowed "the exempt service account deletes during the deletion" gc delete confi
     etcd-main-scratch
 
 # The protection annotation on the Etcd turns it off.
-kubectl -n shoot annotate etcd etcd-main druid.gardener.cloud/disable-etcd-component-protection= \
+kc -n shoot annotate etcd etcd-main druid.gardener.cloud/disable-etcd-component-protection= \
     >/dev/null
-start=$SECONDS
-until as alice label configmap etcd-main-config protection=off >/dev/null 2>&1; do
-    [ $((SECONDS - start)) -lt 10 ] || fail "the disable annotation was not honoured"
-    sleep 0.1
-done
+ksim_wait 10 as alice label configmap etcd-main-config protection=off ||
+    wh_fail "the disable annotation was not honoured"
 echo "ok: protection disabled by the Etcd annotation"
 
 # ---- the restoring rules
 EW='admission webhook "etcd.webhooks.etcd-warden.io" denied the request: '
-kubectl apply -f - >/dev/null <<EOF
-apiVersion: druid.gardener.cloud/v1alpha1
-kind: Etcd
-metadata:
-  name: etcd-restored
-  namespace: shoot
-  annotations: {etcd-warden.io/status-backup-exists: "true"}
-spec: {replicas: 1, labels: {app: etcd}, etcd: {}, backup: {store: {prefix: ""}}}
-EOF
-got=$(kubectl -n shoot get etcd etcd-restored \
+wh_restored_etcd shoot etcd-restored true '{store: {prefix: ""}}'
+got=$(kc -n shoot get etcd etcd-restored \
     -o jsonpath='{.metadata.labels.etcd-warden\.io/restoring}|{.metadata.annotations.druid\.gardener\.cloud/suspend-etcd-spec-reconcile}')
-[ "$got" = "|true" ] || fail "the mutating webhook did not mark the restored Etcd: '$got'"
-kubectl -n shoot get etcd etcd-restored -o jsonpath='{.metadata.labels}' |
-    grep -q '"etcd-warden.io/restoring":""' || fail "no restoring label"
+[ "$got" = "|true" ] || wh_fail "the mutating webhook did not mark the restored Etcd: '$got'"
+wh_is_restoring shoot etcd-restored || wh_fail "no restoring label"
 echo "ok: a re-created Etcd is marked restoring and suspended"
 
 denied "a spec change while restoring" \
     "spec changes not allowed while etcd-warden.io/restoring label exists" \
     admin patch etcd etcd-restored --type=merge -p '{"spec":{"replicas":3}}'
 # KubeDirector's form: the reasons start on a new line after the API server's prefix.
-out=$(kubectl -n shoot patch etcd etcd-restored --type=merge -p '{"spec":{"replicas":3}}' 2>&1) || true
+out=$(kc -n shoot patch etcd etcd-restored --type=merge -p '{"spec":{"replicas":3}}' 2>&1) || true
 [ "$out" = "Error from server (Forbidden): $EW
 spec changes not allowed while etcd-warden.io/restoring label exists" ] ||
-    fail "unexpected form of the restoring denial: $out"
+    wh_fail "unexpected form of the restoring denial: $out"
 denied "a delete while restoring" \
     "delete not allowed while etcd-warden.io/restoring label exists, unless etcd-warden.io/allow-delete-while-restoring label also exists" \
     admin delete etcd etcd-restored
@@ -359,25 +235,15 @@ allowed "the allow-delete label while restoring" admin label etcd etcd-restored 
     etcd-warden.io/allow-delete-while-restoring=
 allowed "a delete with the allow-delete label" admin delete etcd etcd-restored
 
-kubectl apply -f - >/dev/null <<EOF
-apiVersion: druid.gardener.cloud/v1alpha1
-kind: Etcd
-metadata:
-  name: etcd-back
-  namespace: shoot
-  annotations: {etcd-warden.io/status-backup-exists: "false"}
-  labels: {team: storage}
-spec: {replicas: 1, labels: {app: etcd}, etcd: {}, backup: {store: {prefix: shoot--etcd-back}}}
-EOF
-kubectl -n shoot get etcd etcd-back -o jsonpath='{.metadata.labels}' |
-    grep -q '"etcd-warden.io/restoring":""' || fail "no restoring label next to existing labels"
+wh_restored_etcd shoot etcd-back false '{store: {prefix: shoot--etcd-back}}' '{team: storage}'
+wh_is_restoring shoot etcd-back || wh_fail "no restoring label next to existing labels"
 allowed "leaving the restoring state with a valid Etcd" admin label etcd etcd-back \
     etcd-warden.io/restoring-
 allowed "a spec change once restored" admin patch etcd etcd-back --type=merge \
     -p '{"spec":{"replicas":3}}'
 
 # ---- owner references of restored components
-uid=$(kubectl -n shoot get etcd etcd-back -o jsonpath='{.metadata.uid}')
+uid=$(kc -n shoot get etcd etcd-back -o jsonpath='{.metadata.uid}')
 ref() { # uid
     echo "{apiVersion: druid.gardener.cloud/v1alpha1, kind: Etcd, name: etcd-back, uid: $1, controller: true}"
 }
@@ -392,20 +258,14 @@ kind: ConfigMap
 metadata: {name: restored-live, labels: $BACK, ownerReferences: [$(ref "$uid")]}
 EOF
 got=$(as druid get configmap restored-stale -o jsonpath='{.metadata.ownerReferences}')
-[ -z "$got" ] || fail "the stale owner reference was kept: $got"
+[ -z "$got" ] || wh_fail "the stale owner reference was kept: $got"
 got=$(as druid get configmap restored-live -o jsonpath='{.metadata.ownerReferences[0].uid}')
-[ "$got" = "$uid" ] || fail "the live owner reference was dropped: '$got'"
+[ "$got" = "$uid" ] || wh_fail "the live owner reference was dropped: '$got'"
 echo "ok: stale owner references dropped, live ones kept"
 
 # ---- the webhook logs the review uid; SIGTERM drains and exits
-grep -q '"msg":"admission review".*"uid":"[0-9a-f-]\{8,\}"' "$work/webhook.log" ||
-    fail "no review log line with a uid"
-kill -TERM "$whpid"
-wait "$whpid" || fail "warden-webhook exited with $? on SIGTERM"
-grep -q 'webhook server stopped' "$work/webhook.log" || fail "no drain on SIGTERM"
-# A sanitizer build reports leaks and errors at exit: show them (CTest fails on the report).
-if grep -qE 'Sanitizer|runtime error' "$work/webhook.log"; then
-    grep -vE '^\{' "$work/webhook.log"
-    fail "sanitizer report from warden-webhook"
-fi
+grep -q '"msg":"admission review".*"uid":"[0-9a-f-]\{8,\}"' "$WH_LOG" ||
+    wh_fail "no review log line with a uid"
+wh_stop
+grep -q 'webhook server stopped' "$WH_LOG" || wh_fail "no drain on SIGTERM"
 echo "webhook_kubectl: all checks passed"

@@ -1,0 +1,209 @@
+# Helpers for end-to-end scripts that run warden-webhook in front of kube-sim. Source this
+# file (it sources kubesim.sh, whose helpers it uses):
+#
+#   . "$(dirname "$0")/../lib/webhook.sh"
+#   wh_init                           # temporary directory and free ports
+#   wh_certs                          # development certificates (certs/gen-certs.sh)
+#   kubesim_start --service-alias "$(wh_alias)" [kube-sim flags]
+#   wh_etcd_crd                       # the Etcd CRD, applied and served
+#   wh_start [warden-webhook flags]   # start it and wait for /readyz
+#   kc apply -f - <<EOF ... $(wh_webhook NAME PATH) ... EOF
+#   wh_register_etcd [--components]  # the etcd-warden webhook configurations
+#   wh_restored_etcd NS NAME VALUE BACKUP [LABELS]   # an Etcd re-created from a backup
+#   wh_is_restoring NS NAME           # does it carry the restoring label?
+#   wh_fail "message"                 # FAIL, the tail of the webhook log, exit 1
+#   wh_stop                           # SIGTERM: must exit 0, no sanitizer report in its log
+#
+# Variables (wh_init sets the first three; the rest may be set before the calls):
+#   WH_DIR          temporary directory, removed on exit (certs/, webhook.log)
+#   WH_PORT         HTTPS port of the webhook server on 127.0.0.1
+#   WH_HEALTH_PORT  plain-HTTP port of /healthz and /readyz
+#   WH_LOG          the webhook's output, appended by every wh_start ($WH_DIR/webhook.log)
+#   WH_PID          process id of the running webhook (wh_start)
+#   WH_CA_BUNDLE    base64 of the CA for caBundle (wh_certs); empty: no caBundle is written
+#   WH_SERVICE      Service name in certificates and configurations (warden-webhook)
+#   WH_NAMESPACE    its namespace (etcd-warden)
+#
+# The warden-webhook binary is $WARDEN_WEBHOOK (set by CTest), else found under
+# $WARDEN_BINARY_DIR or the usual build directories.
+
+# shellcheck source=kubesim.sh
+. "$(dirname "${BASH_SOURCE[0]}")/kubesim.sh"
+
+WH_SERVICE=${WH_SERVICE:-warden-webhook}
+WH_NAMESPACE=${WH_NAMESPACE:-etcd-warden}
+WH_CA_BUNDLE=${WH_CA_BUNDLE:-}
+WH_PID=""
+_wh_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+
+# Print "FAIL: message" and the last lines of the webhook log, then exit 1.
+wh_fail() {
+    echo "FAIL: $*" >&2
+    if [ -n "${WH_LOG:-}" ] && [ -f "$WH_LOG" ]; then
+        echo "--- webhook log (last 20 lines)" >&2
+        tail -20 "$WH_LOG" >&2 || true
+    fi
+    exit 1
+}
+
+_wh_binary() {
+    local c
+    if [ -n "${WARDEN_WEBHOOK:-}" ] && [ -x "$WARDEN_WEBHOOK" ]; then
+        echo "$WARDEN_WEBHOOK"; return 0
+    fi
+    for c in "${WARDEN_BINARY_DIR:-/nonexistent}/webhook/warden-webhook" \
+             "$_wh_root"/build/debug/webhook/warden-webhook "$_wh_root"/build*/webhook/warden-webhook; do
+        [ -x "$c" ] && { echo "$c"; return 0; }
+    done
+    echo "warden-webhook binary not found (set WARDEN_WEBHOOK)" >&2
+    return 1
+}
+
+# Print a TCP port of 127.0.0.1 nobody listens on, below the ephemeral range.
+wh_free_port() {
+    local p
+    while :; do
+        p=$((20000 + RANDOM % 12000))
+        (echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
+    done
+}
+
+# Create WH_DIR and pick WH_PORT and WH_HEALTH_PORT (before kube-sim starts: its
+# --service-alias needs the webhook's port).
+wh_init() {
+    WH_BIN=$(_wh_binary) || exit 1
+    WH_DIR=$(mktemp -d "${TMPDIR:-/tmp}/warden-webhook.XXXXXX")
+    ksim_on_exit "rm -rf '$WH_DIR'"
+    WH_LOG=$WH_DIR/webhook.log
+    WH_PORT=$(wh_free_port)
+    WH_HEALTH_PORT=$(wh_free_port)
+    while [ "$WH_HEALTH_PORT" = "$WH_PORT" ]; do WH_HEALTH_PORT=$(wh_free_port); done
+    export WH_DIR WH_LOG WH_PORT WH_HEALTH_PORT WH_BIN
+}
+
+# The --service-alias of kube-sim that sends calls for the webhook Service to WH_PORT.
+wh_alias() {
+    echo "$WH_SERVICE.$WH_NAMESPACE=127.0.0.1:$WH_PORT"
+}
+
+# Development certificates for the webhook Service in $WH_DIR/certs (tls.crt, tls.key,
+# ca.crt: the layout of --webhook-server-tls-server-cert-dir); sets WH_CA_BUNDLE.
+wh_certs() {
+    "$_wh_root/certs/gen-certs.sh" -o "$WH_DIR/certs" -n "$WH_NAMESPACE" -s "$WH_SERVICE" \
+        >/dev/null || wh_fail "certs/gen-certs.sh failed"
+    WH_CA_BUNDLE=$(base64 -w0 <"$WH_DIR/certs/ca.crt")
+}
+
+# Apply the chart's Etcd CRD and wait until kube-sim serves it.
+wh_etcd_crd() {
+    kc apply -f "$_wh_root/charts/etcd-warden/crds/druid.gardener.cloud_etcds.yaml" >/dev/null
+    ksim_wait 20 kc get etcds -A || wh_fail "the Etcd CRD is not served"
+}
+
+_wh_cleanup() {
+    [ -n "$WH_PID" ] || return 0
+    kill "$WH_PID" 2>/dev/null || true
+    wait "$WH_PID" 2>/dev/null || true
+    WH_PID=""
+}
+
+# Start warden-webhook against kube-sim (--kubeconfig $KUBECONFIG) on WH_PORT, with its
+# probes on WH_HEALTH_PORT and no metrics listener, plus the given flags; its output is
+# appended to WH_LOG. Returns once /readyz answers (30 s deadline, else wh_fail).
+wh_start() {
+    "$WH_BIN" --kubeconfig "$KUBECONFIG" --webhook-server-port "$WH_PORT" \
+        --webhook-server-bind-address 127.0.0.1 --metrics-bind-address 0 \
+        --health-probe-bind-address "127.0.0.1:$WH_HEALTH_PORT" "$@" >>"$WH_LOG" 2>&1 &
+    WH_PID=$!
+    ksim_on_exit _wh_cleanup
+    ksim_wait 30 curl -sf "http://127.0.0.1:$WH_HEALTH_PORT/readyz" ||
+        wh_fail "the webhook never became ready"
+}
+
+# SIGTERM the webhook; fail unless it exits 0 and its log holds no sanitizer report
+# (a sanitizer build reports leaks and errors at exit).
+wh_stop() {
+    local status=0
+    kill -TERM "$WH_PID"
+    wait "$WH_PID" || status=$?
+    WH_PID=""
+    [ "$status" -eq 0 ] || wh_fail "warden-webhook exited with $status on SIGTERM"
+    if grep -qE 'Sanitizer|runtime error' "$WH_LOG"; then
+        grep -vE '^\{' "$WH_LOG" >&2
+        wh_fail "sanitizer report from warden-webhook"
+    fi
+}
+
+# The first lines of one entry of a webhook configuration's "webhooks" list (YAML, two
+# spaces deep): name, admissionReviewVersions (VERSIONS, default v1), the webhook Service
+# at PATH with caBundle WH_CA_BUNDLE when set, failurePolicy Fail, sideEffects None,
+# timeoutSeconds 10. The caller adds rules and selectors below it.
+#   wh_webhook NAME PATH [VERSIONS]
+wh_webhook() {
+    echo "- name: $1"
+    echo "  admissionReviewVersions: [${3:-v1}]"
+    echo "  clientConfig:"
+    echo "    service: {name: $WH_SERVICE, namespace: $WH_NAMESPACE, path: $2, port: 443}"
+    [ -z "$WH_CA_BUNDLE" ] || echo "    caBundle: $WH_CA_BUNDLE"
+    echo "  failurePolicy: Fail"
+    echo "  sideEffects: None"
+    echo "  timeoutSeconds: 10"
+}
+
+# Register the ValidatingWebhookConfiguration and MutatingWebhookConfiguration
+# "etcd-warden": Etcd UPDATE and DELETE to /webhooks/etcd, Etcd CREATE to
+# /webhooks/etcd-mutate, and with --components the CREATE of managed components
+# (objectSelector managed-by etcd-druid) to /webhooks/etcd-mutate as well.
+wh_register_etcd() {
+    local components=""
+    if [ "${1:-}" = --components ]; then
+        components="$(wh_webhook components-mutate.webhooks.etcd-warden.io /webhooks/etcd-mutate)
+  objectSelector:
+    matchLabels: {app.kubernetes.io/managed-by: etcd-druid}
+  rules:
+  - {apiGroups: [\"\"], apiVersions: [v1], operations: [CREATE], resources: [serviceaccounts, services, configmaps, persistentvolumeclaims], scope: Namespaced}
+  - {apiGroups: [apps], apiVersions: [v1], operations: [CREATE], resources: [statefulsets], scope: Namespaced}"
+    fi
+    kc apply -f - >/dev/null <<EOF
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: etcd-warden}
+webhooks:
+$(wh_webhook etcd.webhooks.etcd-warden.io /webhooks/etcd)
+  rules:
+  - {apiGroups: [druid.gardener.cloud], apiVersions: [v1alpha1], operations: [UPDATE, DELETE], resources: [etcds], scope: Namespaced}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: etcd-warden}
+webhooks:
+$(wh_webhook etcd-mutate.webhooks.etcd-warden.io /webhooks/etcd-mutate)
+  rules:
+  - {apiGroups: [druid.gardener.cloud], apiVersions: [v1alpha1], operations: [CREATE], resources: [etcds], scope: Namespaced}
+$components
+EOF
+}
+
+# Apply Etcd NAME in namespace NS as a restore re-creates it: annotation
+# etcd-warden.io/status-backup-exists VALUE, one replica, spec.backup BACKUP (YAML flow
+# map) and, when given, the labels LABELS (YAML flow map).
+#   wh_restored_etcd NS NAME VALUE BACKUP [LABELS]
+wh_restored_etcd() {
+    kc apply -f - >/dev/null <<EOF
+apiVersion: druid.gardener.cloud/v1alpha1
+kind: Etcd
+metadata:
+  name: $2
+  namespace: $1
+  annotations: {etcd-warden.io/status-backup-exists: "$3"}
+${5:+  labels: $5}
+spec: {replicas: 1, labels: {app: etcd}, etcd: {}, backup: $4}
+EOF
+}
+
+# Succeeds when Etcd NAME in NS carries the restoring label (empty value).
+#   wh_is_restoring NS NAME
+wh_is_restoring() {
+    kc -n "$1" get etcd "$2" -o jsonpath='{.metadata.labels}' |
+        grep -q '"etcd-warden.io/restoring":""'
+}
