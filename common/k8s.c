@@ -6,11 +6,11 @@
 #include <string.h>
 
 #include "common/k8s_http.h"
+#include "common/pager.h"
 
 #define PATH_MAX_LEN (64u * 1024u) /* cap on a request path with its query */
 #define SEGMENT_MAX  253
 #define LABEL_MAX    63
-#define MAX_PAGES    100000
 
 static const struct k8s_list_opts no_list_opts;
 static const struct k8s_write_opts no_write_opts;
@@ -245,109 +245,18 @@ enum kerr k8s_list(struct k8s_client *c, const struct k8s_resource *res, const c
     return rc;
 }
 
-/* The items array of a List, created when missing or null. NULL on allocation failure. */
-static cJSON *list_items(cJSON *list)
-{
-    cJSON *items = cJSON_GetObjectItemCaseSensitive(list, "items");
-
-    if (cJSON_IsArray(items))
-        return items;
-    cJSON_DeleteItemFromObjectCaseSensitive(list, "items");
-    return cJSON_AddArrayToObject(list, "items");
-}
-
-/* Remove metadata.continue from list; return a copy (TAKES) when it was non-empty. */
-static char *take_continue(cJSON *list)
-{
-    cJSON *meta = cJSON_GetObjectItemCaseSensitive(list, "metadata");
-    const char *cont = meta_str(list, "continue");
-    char *copy = cont && *cont ? strdup(cont) : NULL;
-
-    cJSON_DeleteItemFromObjectCaseSensitive(meta, "continue");
-    cJSON_DeleteItemFromObjectCaseSensitive(meta, "remainingItemCount");
-    return copy;
-}
-
-/* Move next's items to the end of all's, and next's metadata.continue to all. */
-static enum kerr merge_page(cJSON *all, cJSON *next, struct kerr_info *err)
-{
-    cJSON *items = list_items(all);
-    cJSON *more = cJSON_GetObjectItemCaseSensitive(next, "items");
-    cJSON *meta = cJSON_GetObjectItemCaseSensitive(all, "metadata");
-    cJSON *nmeta = cJSON_GetObjectItemCaseSensitive(next, "metadata");
-    cJSON *it;
-
-    if (!items)
-        return kerr_set(err, KERR_NOMEM, "k8s: merging list pages");
-    while (cJSON_IsArray(more) && (it = cJSON_DetachItemFromArray(more, 0)))
-        cJSON_AddItemToArray(items, it);
-    if (cJSON_IsObject(meta) && cJSON_IsObject(nmeta)) {
-        it = cJSON_DetachItemFromObjectCaseSensitive(nmeta, "continue");
-        if (it)
-            cJSON_AddItemToObject(meta, "continue", it);
-        it = cJSON_DetachItemFromObjectCaseSensitive(nmeta, "resourceVersion");
-        if (it)
-            cJSON_ReplaceItemInObjectCaseSensitive(meta, "resourceVersion", it);
-    }
-    return KERR_OK;
-}
-
-/* All pages; *gone is set when a continuation page (not the first) answered 410. */
-static enum kerr list_pages(struct k8s_client *c, const struct k8s_resource *res, const char *ns,
-                            struct k8s_list_opts page, cJSON **out, int *gone,
-                            struct kerr_info *err)
-{
-    cJSON *all = NULL, *next = NULL;
-    char *token = NULL, *prev = NULL;
-    enum kerr rc;
-    int pages = 1;
-
-    page.continue_token = NULL;
-    rc = k8s_list(c, res, ns, &page, &all, err);
-    if (rc == KERR_OK && !list_items(all))
-        rc = kerr_set(err, KERR_NOMEM, "k8s: merging list pages");
-    while (rc == KERR_OK && (token = take_continue(all))) {
-        if ((prev && strcmp(prev, token) == 0) || ++pages > MAX_PAGES) {
-            rc = kerr_set(err, KERR_PARSE, "k8s: LIST %s: continue token does not advance",
-                          res->resource);
-            break;
-        }
-        page.continue_token = token;
-        page.resource_version = NULL; /* a version with continue is a 400 */
-        page.resource_version_match = NULL;
-        rc = k8s_list(c, res, ns, &page, &next, err);
-        *gone = rc == KERR_GONE;
-        if (rc == KERR_OK)
-            rc = merge_page(all, next, err);
-        cJSON_Delete(next);
-        next = NULL;
-        free(prev);
-        prev = token;
-        token = NULL;
-    }
-    free(prev);
-    free(token);
-    if (rc != KERR_OK)
-        cJSON_Delete(all);
-    else
-        *out = all;
-    return rc;
-}
-
 enum kerr k8s_list_all(struct k8s_client *c, const struct k8s_resource *res, const char *ns,
                        const struct k8s_list_opts *opts, cJSON **out, struct kerr_info *err)
 {
-    struct k8s_list_opts page = opts ? *opts : no_list_opts;
-    int gone = 0;
-    enum kerr rc;
+    const struct k8s_list_opts *lo = opts ? opts : &no_list_opts;
+    struct pager_opts po = { .label_selector = lo->label_selector,
+                             .field_selector = lo->field_selector,
+                             .limit = lo->limit,
+                             .resource_version = lo->resource_version,
+                             .resource_version_match = lo->resource_version_match,
+                             .timeout_seconds = lo->timeout_seconds };
 
-    *out = NULL;
-    rc = list_pages(c, res, ns, page, out, &gone, err);
-    if (rc == KERR_GONE && gone) {
-        page.limit = 0; /* the continue token expired: one full list, as client-go's pager */
-        rc = list_pages(c, res, ns, page, out, &gone, err);
-    }
-    return rc;
+    return pager_list_object(c, res, ns, &po, out, err);
 }
 
 /* ns for a write of obj: the argument, else obj's metadata.namespace. */

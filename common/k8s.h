@@ -221,7 +221,8 @@ enum kerr k8s_list(struct k8s_client *c, const struct k8s_resource *res, const c
  * "items" holds all items and whose metadata.resourceVersion is the list's
  * (metadata.continue removed). opts->continue_token is ignored. If a continue
  * token expires (410) the list restarts once from scratch without a limit
- * (as client-go's pager). On KERR_OK *out OWNS the List.
+ * (as client-go's pager); a token that comes back unchanged is KERR_PARSE.
+ * It is pager_list_object of common/pager.h. On KERR_OK *out OWNS the List.
  */
 enum kerr k8s_list_all(struct k8s_client *c, const struct k8s_resource *res, const char *ns,
                        const struct k8s_list_opts *opts, cJSON **out, struct kerr_info *err);

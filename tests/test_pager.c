@@ -189,3 +189,46 @@ Test(pager, errors_end_the_list)
     cr_assert_not_null(strstr(err.msg, "list page"), "%s", err.msg);
     cr_assert_null(items);
 }
+
+Test(pager, list_object_keeps_the_envelope_with_the_last_version)
+{
+    struct pager_opts o = { .limit = 1,
+                            .resource_version = "0",
+                            .project = kobj_project_paths,
+                            .project_ctx = (void *)KOBJ_META_PATHS };
+    const struct mockapi_req *q;
+    cJSON *list = NULL;
+    char got[64];
+
+    mockapi_expect(m, "GET", LIST "&resourceVersion=0&!continue", 200,
+                   "{\"kind\":\"EtcdList\",\"apiVersion\":\"druid.gardener.cloud/v1alpha1\","
+                   "\"metadata\":{\"resourceVersion\":\"20\",\"continue\":\"t\","
+                   "\"remainingItemCount\":1},\"items\":[" ITEM("a", "1") "]}");
+    mockapi_expect(m, "GET", LIST "&continue=t", 200, PAGE("21", "", ITEM("b", "2")));
+    cr_assert_eq(pager_list_object(c, &ETCD, "shoot", &o, &list, &err), KERR_OK, "%s", err.msg);
+    cr_assert_str_eq(kjson_get_str(list, "kind"), "EtcdList");
+    cr_assert_str_eq(kjson_get_str(list, "metadata.resourceVersion"), "21");
+    cr_assert_null(kjson_get(list, "metadata.continue"));
+    cr_assert_null(kjson_get(list, "metadata.remainingItemCount"));
+    names(kjson_get(list, "items"), got, sizeof(got));
+    cr_assert_str_eq(got, "a,b");
+    cr_assert_null(kjson_get(list, "items.0.spec"), "projected");
+    q = mockapi_request(m, 1);
+    cr_assert_null(mockapi_req_param(q, "resourceVersion"), "no resourceVersion with continue");
+    cr_assert_eq(mockapi_unexpected(m), 0);
+    cJSON_Delete(list);
+}
+
+Test(pager, a_continue_token_that_does_not_advance_fails)
+{
+    struct pager_opts o = { .limit = 1 };
+    cJSON *items = (cJSON *)1;
+    char rv[16];
+
+    mockapi_expect(m, "GET", LIST "&!continue", 200, PAGE("20", "same", ITEM("a", "1")));
+    mockapi_expect(m, "GET", LIST "&continue=same", 200, PAGE("20", "same", ITEM("b", "2")));
+    cr_assert_eq(pager_list(c, &ETCD, "shoot", &o, &items, rv, sizeof(rv), &err), KERR_PARSE);
+    cr_assert_null(items);
+    cr_assert_not_null(strstr(err.msg, "does not advance"), "%s", err.msg);
+    cr_assert_eq(mockapi_request_count(m), 2);
+}
