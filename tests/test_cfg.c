@@ -9,71 +9,19 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/ktime.h"
 #include "common/log.h"
+#include "tests/support/testutil.h"
 
 #define CA_PEM "-----BEGIN CERTIFICATE-----\nQ0FDRVJU\n-----END CERTIFICATE-----\n"
 
-/* A temporary directory with the files a test wrote into it, removed at the end. */
-struct tdir {
-    char path[64];
-    char files[16][160];
-    int n;
-    char sub[160];
-};
-
-static void tdir_make(struct tdir *d)
+static void sa_dir(struct testutil_dir *d, const char *ns)
 {
-    memset(d, 0, sizeof(*d));
-    snprintf(d->path, sizeof(d->path), "/tmp/cfg-test.XXXXXX");
-    cr_assert_not_null(mkdtemp(d->path));
-}
-
-static const char *tdir_path(struct tdir *d, const char *name)
-{
-    cr_assert_lt(d->n, 16);
-    snprintf(d->files[d->n], sizeof(d->files[0]), "%s/%s", d->path, name);
-    return d->files[d->n++];
-}
-
-/* Write (or atomically replace) name with content. */
-static const char *tdir_write(struct tdir *d, const char *name, const char *content)
-{
-    char tmp[200], full[160];
-    FILE *f;
-    int i;
-
-    snprintf(full, sizeof(full), "%s/%s", d->path, name);
-    snprintf(tmp, sizeof(tmp), "%s.tmp", full);
-    f = fopen(tmp, "w");
-    cr_assert_not_null(f);
-    cr_assert_eq(fwrite(content, 1, strlen(content), f), strlen(content));
-    fclose(f);
-    cr_assert_eq(rename(tmp, full), 0);
-    for (i = 0; i < d->n; i++) {
-        if (strcmp(d->files[i], full) == 0)
-            return d->files[i];
-    }
-    return tdir_path(d, name);
-}
-
-static void tdir_remove(struct tdir *d)
-{
-    int i;
-
-    for (i = 0; i < d->n; i++)
-        unlink(d->files[i]);
-    if (d->sub[0])
-        rmdir(d->sub);
-    rmdir(d->path);
-}
-
-static void sa_dir(struct tdir *d, const char *ns)
-{
-    tdir_make(d);
-    tdir_write(d, "token", "sa-token-1\n");
-    tdir_write(d, "ca.crt", CA_PEM);
+    testutil_dir_make(d, "cfg-test");
+    testutil_dir_write(d, "token", "sa-token-1\n");
+    testutil_dir_write(d, "ca.crt", CA_PEM);
     if (ns)
-        tdir_write(d, "namespace", ns);
+        testutil_dir_write(d, "namespace", ns);
 }
 
 static void clear_env(void)
@@ -90,7 +38,7 @@ TestSuite(cfg_default, .init = clear_env);
 
 Test(incluster, reads_service_env_and_sa_dir)
 {
-    struct tdir d;
+    struct testutil_dir d;
     struct cfg_rest r;
     struct kerr_info e;
     char want[160];
@@ -108,12 +56,12 @@ Test(incluster, reads_service_env_and_sa_dir)
     cr_expect_str_eq(r.namespace, "kube-system");
     cr_expect_str_eq(r.source, "in-cluster");
     cfg_rest_release(&r);
-    tdir_remove(&d);
+    testutil_dir_remove(&d);
 }
 
 Test(incluster, ipv6_host_is_bracketed)
 {
-    struct tdir d;
+    struct testutil_dir d;
     struct cfg_rest r;
     struct kerr_info e;
 
@@ -124,12 +72,12 @@ Test(incluster, ipv6_host_is_bracketed)
     cr_expect_str_eq(r.server, "https://[fd00:10:96::1]:6443");
     cr_expect_str_eq(r.namespace, "default", "no namespace file");
     cfg_rest_release(&r);
-    tdir_remove(&d);
+    testutil_dir_remove(&d);
 }
 
 Test(incluster, pod_namespace_env_wins)
 {
-    struct tdir d;
+    struct testutil_dir d;
     struct cfg_rest r;
 
     sa_dir(&d, "from-file");
@@ -139,12 +87,12 @@ Test(incluster, pod_namespace_env_wins)
     cr_assert_eq(cfg_load_incluster(d.path, &r, NULL), KERR_OK);
     cr_expect_str_eq(r.namespace, "from-env");
     cfg_rest_release(&r);
-    tdir_remove(&d);
+    testutil_dir_remove(&d);
 }
 
 Test(incluster, errors)
 {
-    struct tdir d;
+    struct testutil_dir d;
     struct cfg_rest r;
     struct kerr_info e;
 
@@ -160,10 +108,10 @@ Test(incluster, errors)
     cr_expect_str_eq(e.msg,
                      "in-cluster: cannot read /nonexistent/sa/token: No such file or directory");
     cr_expect_null(r.server);
-    tdir_remove(&d);
+    testutil_dir_remove(&d);
 }
 
-static void write_kubeconfig(struct tdir *d, const char *name, const char *server)
+static void write_kubeconfig(struct testutil_dir *d, const char *name, const char *server)
 {
     char text[512];
 
@@ -172,17 +120,17 @@ static void write_kubeconfig(struct tdir *d, const char *name, const char *serve
              "contexts: [{name: a, context: {cluster: c}}]\n"
              "clusters: [{name: c, cluster: {server: '%s'}}]\n",
              server);
-    tdir_write(d, name, text);
+    testutil_dir_write(d, name, text);
 }
 
 Test(cfg_default, flag_then_env_then_incluster_then_home)
 {
-    struct tdir d, sa;
+    struct testutil_dir d, sa;
     struct cfg_rest r;
     struct kerr_info e;
     char flag[160], env[400];
 
-    tdir_make(&d);
+    testutil_dir_make(&d, "cfg-test");
     sa_dir(&sa, NULL);
     write_kubeconfig(&d, "flag", "https://from-flag");
     write_kubeconfig(&d, "env", "https://from-env");
@@ -204,15 +152,14 @@ Test(cfg_default, flag_then_env_then_incluster_then_home)
     cr_expect_str_eq(r.source, "in-cluster");
     cfg_rest_release(&r);
     unsetenv("KUBERNETES_SERVICE_HOST");
-    snprintf(d.sub, sizeof(d.sub), "%s/.kube", d.path);
-    cr_assert_eq(mkdir(d.sub, 0700), 0);
+    cr_assert_eq(mkdir(testutil_dir_path(&d, ".kube"), 0700), 0);
     write_kubeconfig(&d, ".kube/config", "https://from-home");
     setenv("HOME", d.path, 1);
     cr_assert_eq(cfg_load_default(NULL, &r, &e), KERR_OK, "%s", e.msg);
     cr_expect_str_eq(r.server, "https://from-home");
     cfg_rest_release(&r);
-    tdir_remove(&sa);
-    tdir_remove(&d);
+    testutil_dir_remove(&sa);
+    testutil_dir_remove(&d);
 }
 
 Test(cfg_default, nothing_configured)
@@ -230,14 +177,14 @@ Test(cfg_default, nothing_configured)
 
 Test(cfg, read_file_caps_and_grows)
 {
-    struct tdir d;
+    struct testutil_dir d;
     struct kerr_info e;
     char *data = NULL;
     size_t len = 0;
     const char *p;
 
-    tdir_make(&d);
-    p = tdir_write(&d, "ten", "0123456789");
+    testutil_dir_make(&d, "cfg-test");
+    p = testutil_dir_write(&d, "ten", "0123456789");
     cr_assert_eq(cfg_read_file(p, 10, &data, &len, &e), KERR_OK, "%s", e.msg);
     cr_expect_eq(len, 10);
     cr_expect_str_eq(data, "0123456789");
@@ -254,7 +201,7 @@ Test(cfg, read_file_caps_and_grows)
     cr_expect_eq(cfg_read_file(d.path, 100, &data, &len, &e), KERR_IO, "a directory");
     cr_expect_eq(cfg_read_file("/dev/zero", 100, &data, &len, &e), KERR_IO);
     cr_expect_str_eq(e.msg, "cannot read /dev/zero: not a regular file");
-    tdir_remove(&d);
+    testutil_dir_remove(&d);
 }
 
 Test(cfg, copy_is_deep_and_trim_trims)
@@ -334,51 +281,43 @@ Test(token, static_and_empty)
 
 Test(token, file_is_trimmed_and_reread_after_invalidate)
 {
-    struct tdir d;
+    struct testutil_dir d;
     struct cfg_token *t;
     const char *p;
 
-    tdir_make(&d);
-    p = tdir_write(&d, "token", "  one\n");
+    testutil_dir_make(&d, "cfg-test");
+    p = testutil_dir_write(&d, "token", "  one\n");
     t = token_for(NULL, p);
     expect_token(t, "one");
-    tdir_write(&d, "token", "two\n");
+    testutil_dir_write(&d, "token", "two\n");
     expect_token(t, "one"); /* cached: the 60 s period has not passed */
     cfg_token_invalidate(t);
     expect_token(t, "two");
     cfg_token_free(t);
-    tdir_remove(&d);
-}
-
-static long ms_since(const struct timespec *t0)
-{
-    struct timespec now;
-
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (long)(now.tv_sec - t0->tv_sec) * 1000 + (now.tv_nsec - t0->tv_nsec) / 1000000;
+    testutil_dir_remove(&d);
 }
 
 Test(token, file_is_reread_after_the_period)
 {
-    struct tdir d;
+    struct testutil_dir d;
     struct cfg_token *t;
     struct timespec t0, nap = { 0, 5 * 1000000L };
     const char *p;
     char *got = NULL;
     int seen_new = 0;
 
-    tdir_make(&d);
-    p = tdir_write(&d, "token", "old");
+    testutil_dir_make(&d, "cfg-test");
+    p = testutil_dir_write(&d, "token", "old");
     t = token_for(NULL, p);
     cfg_token_set_period_ms(t, 1000);
     clock_gettime(CLOCK_MONOTONIC, &t0);
     expect_token(t, "old");
-    tdir_write(&d, "token", "new");
+    testutil_dir_write(&d, "token", "new");
     cr_assert_eq(cfg_token_get(t, &got, NULL), KERR_OK);
-    if (ms_since(&t0) < 900)
+    if (ktime_elapsed_ms(&t0) < 900)
         cr_expect_str_eq(got, "old", "re-read before the period passed");
     free(got);
-    while (!seen_new && ms_since(&t0) < 5000) {
+    while (!seen_new && ktime_elapsed_ms(&t0) < 5000) {
         cr_assert_eq(cfg_token_get(t, &got, NULL), KERR_OK);
         seen_new = strcmp(got, "new") == 0;
         free(got);
@@ -386,14 +325,14 @@ Test(token, file_is_reread_after_the_period)
             nanosleep(&nap, NULL);
     }
     cr_expect(seen_new, "the new token was never read");
-    cr_expect_geq(ms_since(&t0), 1000, "re-read before the period passed");
+    cr_expect_geq(ktime_elapsed_ms(&t0), 1000, "re-read before the period passed");
     cfg_token_free(t);
-    tdir_remove(&d);
+    testutil_dir_remove(&d);
 }
 
 Test(token, failed_reread_keeps_last_token_and_warns)
 {
-    struct tdir d;
+    struct testutil_dir d;
     struct cfg_token *t;
     char logged[4096];
     const char *p;
@@ -402,8 +341,8 @@ Test(token, failed_reread_keeps_last_token_and_warns)
 
     cr_assert_eq(pipe(fds), 0);
     log_set_fd(fds[1]);
-    tdir_make(&d);
-    p = tdir_write(&d, "token", "good");
+    testutil_dir_make(&d, "cfg-test");
+    p = testutil_dir_write(&d, "token", "good");
     t = token_for(NULL, p);
     expect_token(t, "good");
     unlink(p);
@@ -418,29 +357,29 @@ Test(token, failed_reread_keeps_last_token_and_warns)
     cr_expect_not_null(strstr(logged, "keeping the last token"), "%s", logged);
     cr_expect_not_null(strstr(logged, p), "%s", logged);
     close(fds[0]);
-    tdir_write(&d, "token", "back");
+    testutil_dir_write(&d, "token", "back");
     cfg_token_invalidate(t);
     expect_token(t, "back");
     cfg_token_free(t);
-    tdir_remove(&d);
+    testutil_dir_remove(&d);
 }
 
 Test(token, first_read_failure_is_an_error_unless_a_static_token_exists)
 {
-    struct tdir d;
+    struct testutil_dir d;
     struct cfg_token *t;
     struct kerr_info e;
     char *got = (char *)"x";
     const char *p;
 
-    tdir_make(&d);
-    p = tdir_write(&d, "token", " \n");
+    testutil_dir_make(&d, "cfg-test");
+    p = testutil_dir_write(&d, "token", " \n");
     t = token_for(NULL, p);
     cr_expect_eq(cfg_token_get(t, &got, &e), KERR_IO);
     cr_expect_null(got);
     cr_expect_not_null(strstr(e.msg, "is empty"), "%s", e.msg);
     cfg_token_free(t);
-    tdir_write(&d, "token", "abc\r\nX-Injected: 1\n");
+    testutil_dir_write(&d, "token", "abc\r\nX-Injected: 1\n");
     t = token_for(NULL, p);
     cr_expect_eq(cfg_token_get(t, &got, &e), KERR_IO);
     cr_expect_not_null(strstr(e.msg, "not one word of printable characters"), "%s", e.msg);
@@ -449,10 +388,10 @@ Test(token, first_read_failure_is_an_error_unless_a_static_token_exists)
     expect_token(t, "fallback");
     cfg_token_free(t);
     t = token_for("fallback", p);
-    tdir_write(&d, "token", "from-file");
+    testutil_dir_write(&d, "token", "from-file");
     expect_token(t, "from-file");
     cfg_token_free(t);
-    tdir_remove(&d);
+    testutil_dir_remove(&d);
 }
 
 struct reader {
@@ -482,14 +421,14 @@ static void *read_tokens(void *arg)
 
 Test(token, concurrent_readers_see_whole_tokens)
 {
-    struct tdir d;
+    struct testutil_dir d;
     struct reader rd[4];
     pthread_t th[4];
     const char *p;
     int i;
 
-    tdir_make(&d);
-    p = tdir_write(&d, "token", "alpha");
+    testutil_dir_make(&d, "cfg-test");
+    p = testutil_dir_write(&d, "token", "alpha");
     for (i = 0; i < 4; i++) {
         rd[i].t = i == 0 ? token_for(NULL, p) : rd[0].t;
         rd[i].bad = 0;
@@ -498,11 +437,11 @@ Test(token, concurrent_readers_see_whole_tokens)
     for (i = 0; i < 4; i++)
         cr_assert_eq(pthread_create(&th[i], NULL, read_tokens, &rd[i]), 0);
     for (i = 0; i < 40; i++)
-        tdir_write(&d, "token", i % 2 ? "alpha" : "beta");
+        testutil_dir_write(&d, "token", i % 2 ? "alpha" : "beta");
     for (i = 0; i < 4; i++) {
         pthread_join(th[i], NULL);
         cr_expect_eq(rd[i].bad, 0, "reader %d saw %d bad tokens", i, rd[i].bad);
     }
     cfg_token_free(rd[0].t);
-    tdir_remove(&d);
+    testutil_dir_remove(&d);
 }

@@ -5,32 +5,7 @@
 #include <string.h>
 
 #include "common/kjson.h"
-
-static const char etcd_json[] =
-    "{\"apiVersion\":\"druid.gardener.cloud/v1alpha1\",\"kind\":\"Etcd\","
-    "\"metadata\":{\"name\":\"etcd-main\",\"namespace\":\"shoot\",\"generation\":7,"
-    "\"labels\":{\"app.kubernetes.io/part-of\":\"etcd-main\",\"a[b\":\"x\"},"
-    "\"annotations\":{\"etcd-warden.io/hibernate\":\"true\"}},"
-    "\"spec\":{\"replicas\":3,\"backup\":{\"enabled\":true},"
-    "\"containers\":[{\"name\":\"etcd\"},{\"name\":\"backup-restore\"}]}}";
-
-static cJSON *parse(const char *s)
-{
-    cJSON *v = NULL;
-    struct kerr_info err;
-
-    cr_assert_eq(kjson_parse(s, strlen(s), NULL, &v, NULL, &err), KERR_OK, "%s", err.msg);
-    return v;
-}
-
-static void assert_json(const cJSON *v, const char *want)
-{
-    char *text = NULL;
-
-    cr_assert_eq(kjson_print_sorted(v, &text, NULL, NULL), KERR_OK);
-    cr_assert_str_eq(text, want);
-    free(text);
-}
+#include "tests/support/jsonfix.h"
 
 Test(jpatch, json_pointer_escaping)
 {
@@ -51,7 +26,7 @@ Test(jpatch, json_pointer_escaping)
 
 Test(jpatch, json_patch_build_and_apply)
 {
-    cJSON *doc = parse(etcd_json), *patch = cJSON_CreateArray(), *out = NULL;
+    cJSON *doc = jsonfix_parse(jsonfix_etcd), *patch = cJSON_CreateArray(), *out = NULL;
     struct kerr_info err;
 
     cr_assert_eq(jpatch_test(patch, "/metadata/name", cJSON_CreateString("etcd-main"), &err),
@@ -80,51 +55,53 @@ Test(jpatch, json_patch_build_and_apply)
 
 Test(jpatch, json_patch_failures_are_atomic)
 {
-    cJSON *doc = parse("{\"a\":1,\"b\":{\"c\":2}}"), *out = (cJSON *)1, *p;
+    cJSON *doc = jsonfix_parse("{\"a\":1,\"b\":{\"c\":2}}"), *out = (cJSON *)1, *p;
     struct kerr_info err;
 
-    p = parse("[{\"op\":\"replace\",\"path\":\"/a\",\"value\":5},"
-              "{\"op\":\"test\",\"path\":\"/b/c\",\"value\":3}]");
+    p = jsonfix_parse("[{\"op\":\"replace\",\"path\":\"/a\",\"value\":5},"
+                      "{\"op\":\"test\",\"path\":\"/b/c\",\"value\":3}]");
     cr_assert_eq(jpatch_apply(doc, p, &out, &err), KERR_CONFLICT);
     cr_assert_null(out);
     cr_assert_str_eq(err.msg, "jpatch: patch operation 1 (test /b/c): test failed");
     cJSON_Delete(p);
-    p = parse("[{\"op\":\"remove\",\"path\":\"/nope\"}]");
+    p = jsonfix_parse("[{\"op\":\"remove\",\"path\":\"/nope\"}]");
     cr_assert_eq(jpatch_apply(doc, p, &out, &err), KERR_INVAL);
     cr_assert_not_null(strstr(err.msg, "path does not exist"), "%s", err.msg);
     cJSON_Delete(p);
-    p = parse("[{\"op\":\"add\",\"path\":\"/x/y\",\"value\":1}]");
+    p = jsonfix_parse("[{\"op\":\"add\",\"path\":\"/x/y\",\"value\":1}]");
     cr_assert_eq(jpatch_apply(doc, p, &out, &err), KERR_INVAL);
     cJSON_Delete(p);
-    p = parse("[{\"op\":\"frobnicate\",\"path\":\"/a\"}]");
+    p = jsonfix_parse("[{\"op\":\"frobnicate\",\"path\":\"/a\"}]");
     cr_assert_eq(jpatch_apply(doc, p, &out, &err), KERR_INVAL);
     cJSON_Delete(p);
-    p = parse("{\"op\":\"add\"}");
+    p = jsonfix_parse("{\"op\":\"add\"}");
     cr_assert_eq(jpatch_apply(doc, p, &out, &err), KERR_INVAL);
     cJSON_Delete(p);
-    assert_json(doc, "{\"a\":1,\"b\":{\"c\":2}}");
+    jsonfix_assert_sorted(doc, "{\"a\":1,\"b\":{\"c\":2}}");
     cJSON_Delete(doc);
 }
 
 Test(jpatch, merge_patch_apply_with_null_deletion)
 {
-    cJSON *doc = parse(etcd_json), *p, *out = NULL;
+    cJSON *doc = jsonfix_parse(jsonfix_etcd), *p, *out = NULL;
     struct kerr_info err;
 
-    p = parse("{\"metadata\":{\"annotations\":{\"etcd-warden.io/hibernate\":null,"
-              "\"new\":\"v\"},\"labels\":null},\"spec\":{\"replicas\":0,\"containers\":[]}}");
+    p = jsonfix_parse(
+        "{\"metadata\":{\"annotations\":{\"etcd-warden.io/hibernate\":null,"
+        "\"new\":\"v\"},\"labels\":null},\"spec\":{\"replicas\":0,\"containers\":[]}}");
     cr_assert_eq(jpatch_merge_apply(doc, p, &out, &err), KERR_OK, "%s", err.msg);
-    assert_json(kjson_get(out, "metadata"),
-                "{\"annotations\":{\"new\":\"v\"},\"generation\":7,\"name\":\"etcd-main\","
-                "\"namespace\":\"shoot\"}");
-    assert_json(kjson_get(out, "spec"),
-                "{\"backup\":{\"enabled\":true},\"containers\":[],\"replicas\":0}");
+    jsonfix_assert_sorted(
+        kjson_get(out, "metadata"),
+        "{\"annotations\":{\"new\":\"v\"},\"generation\":7,\"name\":\"etcd-main\","
+        "\"namespace\":\"shoot\"}");
+    jsonfix_assert_sorted(kjson_get(out, "spec"),
+                          "{\"backup\":{\"enabled\":true},\"containers\":[],\"replicas\":0}");
     cJSON_Delete(out);
     cJSON_Delete(p);
     /* A non-object patch replaces the whole document. */
-    p = parse("[1]");
+    p = jsonfix_parse("[1]");
     cr_assert_eq(jpatch_merge_apply(doc, p, &out, &err), KERR_OK);
-    assert_json(out, "[1]");
+    jsonfix_assert_sorted(out, "[1]");
     cJSON_Delete(out);
     cJSON_Delete(p);
     cJSON_Delete(doc);
@@ -132,12 +109,12 @@ Test(jpatch, merge_patch_apply_with_null_deletion)
 
 Test(jpatch, merge_diff_round_trips)
 {
-    cJSON *from = parse("{\"a\":1,\"b\":{\"c\":2,\"d\":3},\"l\":[1]}");
-    cJSON *to = parse("{\"b\":{\"d\":3,\"c\":4},\"l\":[1,2],\"e\":\"x\"}");
+    cJSON *from = jsonfix_parse("{\"a\":1,\"b\":{\"c\":2,\"d\":3},\"l\":[1]}");
+    cJSON *to = jsonfix_parse("{\"b\":{\"d\":3,\"c\":4},\"l\":[1,2],\"e\":\"x\"}");
     cJSON *p = NULL, *back = NULL;
 
     cr_assert_eq(jpatch_merge_diff(from, to, &p, NULL), KERR_OK);
-    assert_json(p, "{\"a\":null,\"b\":{\"c\":4},\"e\":\"x\",\"l\":[1,2]}");
+    jsonfix_assert_sorted(p, "{\"a\":null,\"b\":{\"c\":4},\"e\":\"x\",\"l\":[1,2]}");
     cr_assert_eq(jpatch_merge_apply(from, p, &back, NULL), KERR_OK);
     cr_assert(cJSON_Compare(back, to, 1));
     /* Inputs are not reordered. */
@@ -145,7 +122,7 @@ Test(jpatch, merge_diff_round_trips)
     cJSON_Delete(p);
     cJSON_Delete(back);
     cr_assert_eq(jpatch_merge_diff(from, from, &p, NULL), KERR_OK);
-    assert_json(p, "{}");
+    jsonfix_assert_sorted(p, "{}");
     cJSON_Delete(p);
     cJSON_Delete(from);
     cJSON_Delete(to);
@@ -154,25 +131,26 @@ Test(jpatch, merge_diff_round_trips)
 /* Escaped segments and keys differing only in case, as in label keys. */
 Test(jpatch, json_patch_escaped_and_case_sensitive_keys)
 {
-    cJSON *doc =
-        parse("{\"l\":{\"a/b\":\"1\",\"A/B\":\"2\",\"t~x\":\"3\",\"k\":\"4\",\"K\":\"5\"}}");
+    cJSON *doc = jsonfix_parse(
+        "{\"l\":{\"a/b\":\"1\",\"A/B\":\"2\",\"t~x\":\"3\",\"k\":\"4\",\"K\":\"5\"}}");
     cJSON *p, *out = NULL;
     struct kerr_info err;
 
-    p = parse("[{\"op\":\"remove\",\"path\":\"/l/A~1B\"},"
-              "{\"op\":\"replace\",\"path\":\"/l/t~0x\",\"value\":\"r\"},"
-              "{\"op\":\"add\",\"path\":\"/l/new~1key\",\"value\":\"n\"},"
-              "{\"op\":\"add\",\"path\":\"/l/a~1b\",\"value\":\"a\"},"
-              "{\"op\":\"remove\",\"path\":\"/l/K\"},"
-              "{\"op\":\"move\",\"from\":\"/l/k\",\"path\":\"/l/m~1v\"},"
-              "{\"op\":\"copy\",\"from\":\"/l/m~1v\",\"path\":\"/l/c~0p\"},"
-              "{\"op\":\"test\",\"path\":\"/l/c~0p\",\"value\":\"4\"}]");
+    p = jsonfix_parse("[{\"op\":\"remove\",\"path\":\"/l/A~1B\"},"
+                      "{\"op\":\"replace\",\"path\":\"/l/t~0x\",\"value\":\"r\"},"
+                      "{\"op\":\"add\",\"path\":\"/l/new~1key\",\"value\":\"n\"},"
+                      "{\"op\":\"add\",\"path\":\"/l/a~1b\",\"value\":\"a\"},"
+                      "{\"op\":\"remove\",\"path\":\"/l/K\"},"
+                      "{\"op\":\"move\",\"from\":\"/l/k\",\"path\":\"/l/m~1v\"},"
+                      "{\"op\":\"copy\",\"from\":\"/l/m~1v\",\"path\":\"/l/c~0p\"},"
+                      "{\"op\":\"test\",\"path\":\"/l/c~0p\",\"value\":\"4\"}]");
     cr_assert_eq(jpatch_apply(doc, p, &out, &err), KERR_OK, "%s", err.msg);
-    assert_json(out, "{\"l\":{\"a/b\":\"a\",\"c~p\":\"4\",\"m/v\":\"4\",\"new/key\":\"n\","
-                     "\"t~x\":\"r\"}}");
+    jsonfix_assert_sorted(out,
+                          "{\"l\":{\"a/b\":\"a\",\"c~p\":\"4\",\"m/v\":\"4\",\"new/key\":\"n\","
+                          "\"t~x\":\"r\"}}");
     cJSON_Delete(out);
     cJSON_Delete(p);
-    p = parse("[{\"op\":\"replace\",\"path\":\"/l/a~1B\",\"value\":1}]");
+    p = jsonfix_parse("[{\"op\":\"replace\",\"path\":\"/l/a~1B\",\"value\":1}]");
     cr_assert_eq(jpatch_apply(doc, p, &out, &err), KERR_INVAL);
     cJSON_Delete(p);
     cJSON_Delete(doc);
@@ -180,21 +158,21 @@ Test(jpatch, json_patch_escaped_and_case_sensitive_keys)
 
 Test(jpatch, json_patch_arrays_and_root)
 {
-    cJSON *doc = parse("{\"a\":[1,2,3]}"), *p, *out = NULL;
+    cJSON *doc = jsonfix_parse("{\"a\":[1,2,3]}"), *p, *out = NULL;
 
-    p = parse(
+    p = jsonfix_parse(
         "[{\"op\":\"add\",\"path\":\"/a/1\",\"value\":9},{\"op\":\"remove\",\"path\":\"/a/0\"},"
         "{\"op\":\"replace\",\"path\":\"/a/2\",\"value\":0}]");
     cr_assert_eq(jpatch_apply(doc, p, &out, NULL), KERR_OK);
-    assert_json(out, "{\"a\":[9,2,0]}");
+    jsonfix_assert_sorted(out, "{\"a\":[9,2,0]}");
     cJSON_Delete(out);
     cJSON_Delete(p);
-    p = parse("[{\"op\":\"add\",\"path\":\"/a/7\",\"value\":9}]");
+    p = jsonfix_parse("[{\"op\":\"add\",\"path\":\"/a/7\",\"value\":9}]");
     cr_assert_eq(jpatch_apply(doc, p, &out, NULL), KERR_INVAL);
     cJSON_Delete(p);
-    p = parse("[{\"op\":\"replace\",\"path\":\"\",\"value\":{\"b\":true}}]");
+    p = jsonfix_parse("[{\"op\":\"replace\",\"path\":\"\",\"value\":{\"b\":true}}]");
     cr_assert_eq(jpatch_apply(doc, p, &out, NULL), KERR_OK);
-    assert_json(out, "{\"b\":true}");
+    jsonfix_assert_sorted(out, "{\"b\":true}");
     cJSON_Delete(out);
     cJSON_Delete(p);
     cJSON_Delete(doc);
@@ -207,7 +185,8 @@ Test(jpatch, json_patch_arrays_and_root)
  */
 Test(jpatch, restoring_label_round_trip)
 {
-    cJSON *doc = parse(etcd_json), *patch = cJSON_CreateArray(), *mid = NULL, *out = NULL;
+    cJSON *doc = jsonfix_parse(jsonfix_etcd), *patch = cJSON_CreateArray(), *mid = NULL,
+          *out = NULL;
     struct kerr_info err;
 
     cr_assert_eq(jpatch_add(patch, "/metadata/labels/etcd-warden.io~1restoring",
@@ -223,8 +202,8 @@ Test(jpatch, restoring_label_round_trip)
                  KERR_OK);
     cr_assert_eq(jpatch_remove(patch, "/metadata/labels/etcd-warden.io~1restoring", &err), KERR_OK);
     cr_assert_eq(jpatch_apply(mid, patch, &out, &err), KERR_OK, "%s", err.msg);
-    assert_json(kjson_get(out, "metadata.labels"),
-                "{\"a[b\":\"x\",\"app.kubernetes.io/part-of\":\"etcd-main\"}");
+    jsonfix_assert_sorted(kjson_get(out, "metadata.labels"),
+                          "{\"a[b\":\"x\",\"app.kubernetes.io/part-of\":\"etcd-main\"}");
     cJSON_Delete(out);
     cJSON_Delete(mid);
     cJSON_Delete(patch);
@@ -234,22 +213,22 @@ Test(jpatch, restoring_label_round_trip)
 /* Removing or replacing one of two keys that differ only in case touches only that key. */
 Test(jpatch, keys_differing_in_case_are_distinct)
 {
-    cJSON *doc = parse("{\"l\":{\"k\":\"lower\",\"K\":\"upper\"}}"), *p, *out = NULL;
+    cJSON *doc = jsonfix_parse("{\"l\":{\"k\":\"lower\",\"K\":\"upper\"}}"), *p, *out = NULL;
     struct kerr_info err;
 
-    p = parse("[{\"op\":\"remove\",\"path\":\"/l/K\"}]");
+    p = jsonfix_parse("[{\"op\":\"remove\",\"path\":\"/l/K\"}]");
     cr_assert_eq(jpatch_apply(doc, p, &out, &err), KERR_OK, "%s", err.msg);
-    assert_json(out, "{\"l\":{\"k\":\"lower\"}}");
+    jsonfix_assert_sorted(out, "{\"l\":{\"k\":\"lower\"}}");
     cJSON_Delete(out);
     cJSON_Delete(p);
-    p = parse("[{\"op\":\"replace\",\"path\":\"/l/K\",\"value\":\"new\"}]");
+    p = jsonfix_parse("[{\"op\":\"replace\",\"path\":\"/l/K\",\"value\":\"new\"}]");
     cr_assert_eq(jpatch_apply(doc, p, &out, &err), KERR_OK, "%s", err.msg);
-    assert_json(out, "{\"l\":{\"K\":\"new\",\"k\":\"lower\"}}");
+    jsonfix_assert_sorted(out, "{\"l\":{\"K\":\"new\",\"k\":\"lower\"}}");
     cJSON_Delete(out);
     cJSON_Delete(p);
-    p = parse("[{\"op\":\"move\",\"from\":\"/l/K\",\"path\":\"/l/m\"}]");
+    p = jsonfix_parse("[{\"op\":\"move\",\"from\":\"/l/K\",\"path\":\"/l/m\"}]");
     cr_assert_eq(jpatch_apply(doc, p, &out, &err), KERR_OK, "%s", err.msg);
-    assert_json(out, "{\"l\":{\"k\":\"lower\",\"m\":\"upper\"}}");
+    jsonfix_assert_sorted(out, "{\"l\":{\"k\":\"lower\",\"m\":\"upper\"}}");
     cJSON_Delete(out);
     cJSON_Delete(p);
     cJSON_Delete(doc);

@@ -4,35 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char etcd_json[] =
-    "{\"apiVersion\":\"druid.gardener.cloud/v1alpha1\",\"kind\":\"Etcd\","
-    "\"metadata\":{\"name\":\"etcd-main\",\"namespace\":\"shoot\",\"generation\":7,"
-    "\"labels\":{\"app.kubernetes.io/part-of\":\"etcd-main\",\"a[b\":\"x\"},"
-    "\"annotations\":{\"etcd-warden.io/hibernate\":\"true\"}},"
-    "\"spec\":{\"replicas\":3,\"backup\":{\"enabled\":true},"
-    "\"containers\":[{\"name\":\"etcd\"},{\"name\":\"backup-restore\"}]}}";
-
-static cJSON *parse(const char *s)
-{
-    cJSON *v = NULL;
-    struct kerr_info err;
-
-    cr_assert_eq(kjson_parse(s, strlen(s), NULL, &v, NULL, &err), KERR_OK, "%s", err.msg);
-    return v;
-}
-
-static void assert_json(const cJSON *v, const char *want)
-{
-    char *text = NULL;
-
-    cr_assert_eq(kjson_print_sorted(v, &text, NULL, NULL), KERR_OK);
-    cr_assert_str_eq(text, want);
-    free(text);
-}
+#include "tests/support/jsonfix.h"
 
 Test(kjson, getters_with_dotted_and_bracketed_keys)
 {
-    cJSON *o = parse(etcd_json);
+    cJSON *o = jsonfix_parse(jsonfix_etcd);
     static const char *const segs[] = { "metadata", "labels", "app.kubernetes.io/part-of", NULL };
     int64_t n = -1;
     bool b = false;
@@ -73,7 +49,7 @@ Test(kjson, getters_with_dotted_and_bracketed_keys)
 
 Test(kjson, int64_range_and_fractions)
 {
-    cJSON *o = parse("{\"a\":1.5,\"b\":-9007199254740992,\"c\":1e19,\"d\":-0}");
+    cJSON *o = jsonfix_parse("{\"a\":1.5,\"b\":-9007199254740992,\"c\":1e19,\"d\":-0}");
     int64_t n;
 
     cr_assert_eq(kjson_get_int64(o, "a", &n), KERR_INVAL);
@@ -87,7 +63,7 @@ Test(kjson, int64_range_and_fractions)
 
 Test(kjson, setters_create_parents_and_replace_in_place)
 {
-    cJSON *o = parse("{\"metadata\":{\"name\":\"x\",\"uid\":\"u\"}}");
+    cJSON *o = jsonfix_parse("{\"metadata\":{\"name\":\"x\",\"uid\":\"u\"}}");
     static const char *const segs[] = { "metadata", "annotations", "x/y[z]", NULL };
     struct kerr_info err;
 
@@ -100,15 +76,16 @@ Test(kjson, setters_create_parents_and_replace_in_place)
     cr_assert_eq(kjson_set(o, "status", cJSON_CreateObject(), &err), KERR_OK);
     /* Replacing keeps the key where it was. */
     cr_assert_str_eq(o->child->child->string, "name");
-    assert_json(o, "{\"metadata\":{\"annotations\":{\"x/y[z]\":\"v\"},\"labels\":"
-                   "{\"app.kubernetes.io/part-of\":\"main\"},\"name\":\"y\",\"uid\":\"u\"},"
-                   "\"spec\":{\"backup\":{\"enabled\":false},\"replicas\":3},\"status\":{}}");
+    jsonfix_assert_sorted(
+        o, "{\"metadata\":{\"annotations\":{\"x/y[z]\":\"v\"},\"labels\":"
+           "{\"app.kubernetes.io/part-of\":\"main\"},\"name\":\"y\",\"uid\":\"u\"},"
+           "\"spec\":{\"backup\":{\"enabled\":false},\"replicas\":3},\"status\":{}}");
     cJSON_Delete(o);
 }
 
 Test(kjson, setters_refuse_bad_parents)
 {
-    cJSON *o = parse("{\"a\":\"s\",\"l\":[1,2]}");
+    cJSON *o = jsonfix_parse("{\"a\":\"s\",\"l\":[1,2]}");
     struct kerr_info err;
 
     cr_assert_eq(kjson_set_str(o, "a.b", "x", &err), KERR_INVAL);
@@ -119,13 +96,13 @@ Test(kjson, setters_refuse_bad_parents)
     cr_assert_eq(kjson_set_int(o, "l[1]", 9, &err), KERR_OK);
     cr_assert_eq(kjson_set_int(o, "l[2]", 7, &err), KERR_OK);
     cr_assert_eq(kjson_set(o, "x", NULL, &err), KERR_NOMEM);
-    assert_json(o, "{\"a\":\"s\",\"l\":[1,9,7]}");
+    jsonfix_assert_sorted(o, "{\"a\":\"s\",\"l\":[1,9,7]}");
     cJSON_Delete(o);
 }
 
 Test(kjson, delete_paths)
 {
-    cJSON *o = parse(etcd_json);
+    cJSON *o = jsonfix_parse(jsonfix_etcd);
     static const char *const segs[] = { "metadata", "annotations", "etcd-warden.io/hibernate",
                                         NULL };
 
@@ -194,8 +171,8 @@ Test(kjson, parse_caps_depth_and_size)
 
 Test(kjson, sorted_printing_is_deterministic)
 {
-    cJSON *a = parse("{\"b\":{\"y\":1,\"x\":[{\"d\":1,\"c\":2}]},\"a\":\"s\"}");
-    cJSON *b = parse("{\"a\":\"s\",\"b\":{\"x\":[{\"c\":2,\"d\":1}],\"y\":1}}");
+    cJSON *a = jsonfix_parse("{\"b\":{\"y\":1,\"x\":[{\"d\":1,\"c\":2}]},\"a\":\"s\"}");
+    cJSON *b = jsonfix_parse("{\"a\":\"s\",\"b\":{\"x\":[{\"c\":2,\"d\":1}],\"y\":1}}");
     char *ta = NULL, *tb = NULL;
     size_t la = 0;
 

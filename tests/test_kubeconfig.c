@@ -9,46 +9,11 @@
 #include <unistd.h>
 
 #include "common/cfg.h"
+#include "tests/support/testutil.h"
 
 #define CA_PEM   "-----BEGIN CERTIFICATE-----\nQ0FDRVJU\n-----END CERTIFICATE-----\n"
 #define CERT_PEM "-----BEGIN CERTIFICATE-----\nQ0xJRU5U\n-----END CERTIFICATE-----\n"
 #define KEY_PEM  "-----BEGIN PRIVATE KEY-----\nS0VZ\n-----END PRIVATE KEY-----\n"
-
-/* A temporary directory with the files a test wrote into it, removed at the end. */
-struct tdir {
-    char path[64];
-    char files[16][128];
-    int n;
-};
-
-static void tdir_make(struct tdir *d)
-{
-    memset(d, 0, sizeof(*d));
-    snprintf(d->path, sizeof(d->path), "/tmp/kcfg-test.XXXXXX");
-    cr_assert_not_null(mkdtemp(d->path));
-}
-
-static const char *tdir_write(struct tdir *d, const char *name, const char *content)
-{
-    FILE *f;
-
-    cr_assert_lt(d->n, 16);
-    snprintf(d->files[d->n], sizeof(d->files[0]), "%s/%s", d->path, name);
-    f = fopen(d->files[d->n], "w");
-    cr_assert_not_null(f);
-    cr_assert_eq(fwrite(content, 1, strlen(content), f), strlen(content));
-    fclose(f);
-    return d->files[d->n++];
-}
-
-static void tdir_remove(struct tdir *d)
-{
-    int i;
-
-    for (i = 0; i < d->n; i++)
-        unlink(d->files[i]);
-    rmdir(d->path);
-}
 
 static char *b64(const char *s)
 {
@@ -64,21 +29,21 @@ static char *b64(const char *s)
 static void expect_fail(const char *text, const char *context, enum kerr code, int line,
                         const char *problem)
 {
-    struct tdir d;
+    struct testutil_dir d;
     struct cfg_rest r;
     struct kerr_info e;
     char where[128];
     const char *path;
 
-    tdir_make(&d);
-    path = tdir_write(&d, "config", text);
+    testutil_dir_make(&d, "kcfg-test");
+    path = testutil_dir_write(&d, "config", text);
     snprintf(where, sizeof(where), "%s:%d: ", path, line);
     cr_expect_eq(cfg_load_kubeconfig(path, context, &r, &e), code, "code %s, msg: %s",
                  kerr_name(e.code), e.msg);
     cr_expect_not_null(strstr(e.msg, where), "no \"%s\" in: %s", where, e.msg);
     cr_expect_not_null(strstr(e.msg, problem), "no \"%s\" in: %s", problem, e.msg);
     cr_expect_null(r.server);
-    tdir_remove(&d);
+    testutil_dir_remove(&d);
 }
 
 static const char token_config[] = "apiVersion: v1\n"
@@ -196,18 +161,18 @@ Test(kubeconfig, files_are_read_relative_to_the_kubeconfig)
                                "    client-certificate: tls.crt\n"
                                "    client-key: tls.key\n"
                                "    tokenFile: token\n";
-    struct tdir d;
+    struct testutil_dir d;
     struct cfg_rest r;
     struct kerr_info e;
     char want[160];
     const char *path;
 
-    tdir_make(&d);
-    tdir_write(&d, "ca.crt", CA_PEM);
-    tdir_write(&d, "tls.crt", CERT_PEM);
-    tdir_write(&d, "tls.key", KEY_PEM);
-    tdir_write(&d, "token", "tok-from-file\n");
-    path = tdir_write(&d, "config", text);
+    testutil_dir_make(&d, "kcfg-test");
+    testutil_dir_write(&d, "ca.crt", CA_PEM);
+    testutil_dir_write(&d, "tls.crt", CERT_PEM);
+    testutil_dir_write(&d, "tls.key", KEY_PEM);
+    testutil_dir_write(&d, "token", "tok-from-file\n");
+    path = testutil_dir_write(&d, "config", text);
     cr_assert_eq(cfg_load_kubeconfig(path, NULL, &r, &e), KERR_OK, "%s", e.msg);
     cr_expect_str_eq(r.ca_pem, CA_PEM);
     cr_expect_str_eq(r.cert_pem, CERT_PEM);
@@ -216,7 +181,7 @@ Test(kubeconfig, files_are_read_relative_to_the_kubeconfig)
     cr_expect_str_eq(r.token_file, want);
     cr_expect_str_eq(r.source, path);
     cfg_rest_release(&r);
-    tdir_remove(&d);
+    testutil_dir_remove(&d);
 }
 
 Test(kubeconfig, context_without_user_is_anonymous)
@@ -495,7 +460,7 @@ Test(kubeconfig, oversized_input)
 
 Test(kubeconfig, oversized_file)
 {
-    struct tdir d;
+    struct testutil_dir d;
     struct cfg_rest r;
     struct kerr_info e;
     char *big = malloc(CFG_MAX_FILE + 2);
@@ -504,13 +469,13 @@ Test(kubeconfig, oversized_file)
     cr_assert_not_null(big);
     memset(big, '#', CFG_MAX_FILE + 1);
     big[CFG_MAX_FILE + 1] = '\0';
-    tdir_make(&d);
-    path = tdir_write(&d, "config", big);
+    testutil_dir_make(&d, "kcfg-test");
+    path = testutil_dir_write(&d, "config", big);
     cr_expect_eq(cfg_load_kubeconfig(path, NULL, &r, &e), KERR_TOOBIG);
     cr_expect_not_null(strstr(e.msg, path), "%s", e.msg);
     cr_expect_not_null(strstr(e.msg, "larger than"), "%s", e.msg);
     free(big);
-    tdir_remove(&d);
+    testutil_dir_remove(&d);
 }
 
 Test(kubeconfig, missing_file)

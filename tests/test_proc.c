@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/ktime.h"
+
 /* The values a test's flag table writes into. */
 struct opts {
     int debug, leader;
@@ -275,14 +277,6 @@ Test(signals, sighup_requests_reload_once_and_sigpipe_is_ignored)
     cr_expect_eq(proc_shutdown_requested(), 0);
 }
 
-static long ms_since(const struct timespec *t0)
-{
-    struct timespec now;
-
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (long)(now.tv_sec - t0->tv_sec) * 1000 + (now.tv_nsec - t0->tv_nsec) / 1000000;
-}
-
 static void *send_term(void *arg)
 {
     struct timespec nap = { 0, 50 * 1000000L };
@@ -301,11 +295,11 @@ Test(signals, wait_returns_on_signal_and_on_timeout)
     cr_assert_eq(proc_signals_install(NULL), KERR_OK);
     clock_gettime(CLOCK_MONOTONIC, &t0);
     cr_expect_eq(proc_wait_shutdown(120), 0);
-    cr_expect_geq(ms_since(&t0), 120);
+    cr_expect_geq(ktime_elapsed_ms(&t0), 120);
     cr_assert_eq(pthread_create(&th, NULL, send_term, NULL), 0);
     clock_gettime(CLOCK_MONOTONIC, &t0);
     cr_expect_eq(proc_wait_shutdown(10000), 1);
-    cr_expect_lt(ms_since(&t0), 5000, "woke long after the signal");
+    cr_expect_lt(ktime_elapsed_ms(&t0), 5000, "woke long after the signal");
     pthread_join(th, NULL);
 }
 

@@ -8,62 +8,28 @@
 #include <string.h>
 #include <time.h>
 
+#include "tests/support/testutil.h"
+#include "tests/support/wqfix.h"
+
 /* Scheduling on a shared, sanitized build is slow: upper bounds are generous. */
 #define SLACK_MS 400
-
-static long long now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void pause_ms(long ms)
-{
-    struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
-
-    nanosleep(&ts, NULL);
-}
-
-static struct wq *new_queue(const struct wq_opts *o)
-{
-    struct wq *q = NULL;
-    struct kerr_info err;
-
-    cr_assert_eq(wq_new(o, &q, &err), KERR_OK, "%s", err.msg);
-    return q;
-}
 
 /* Get a key and check it; returns the ms the get blocked. */
 static long long get_expect(struct wq *q, const char *want)
 {
-    long long t0 = now_ms();
+    long long t0 = ktime_mono_ms();
     char *key = NULL;
 
     cr_assert_eq(wq_get(q, &key), KERR_OK);
     cr_assert_str_eq(key, want);
     wq_done(q, key);
     free(key);
-    return now_ms() - t0;
-}
-
-/* Wait (with a deadline) until an atomic counter reaches want. */
-static int await_count(atomic_int *c, int want, long timeout_ms)
-{
-    long long end = now_ms() + timeout_ms;
-
-    while (atomic_load(c) < want) {
-        if (now_ms() > end)
-            return 0;
-        pause_ms(1);
-    }
-    return 1;
+    return ktime_mono_ms() - t0;
 }
 
 Test(workqueue, add_deduplicates)
 {
-    struct wq *q = new_queue(NULL);
+    struct wq *q = wqfix_new(NULL);
     struct wq_stats st;
 
     cr_assert_eq(wq_add(q, "ns/a"), KERR_OK);
@@ -81,7 +47,7 @@ Test(workqueue, add_deduplicates)
 
 Test(workqueue, add_while_processing_requeues_after_done)
 {
-    struct wq *q = new_queue(NULL);
+    struct wq *q = wqfix_new(NULL);
     char *key = NULL;
     struct wq_stats st;
 
@@ -104,7 +70,7 @@ Test(workqueue, add_while_processing_requeues_after_done)
 
 Test(workqueue, rejects_bad_keys_and_options)
 {
-    struct wq *q = new_queue(NULL);
+    struct wq *q = wqfix_new(NULL);
     struct wq *bad = NULL;
     char long_key[WQ_KEY_MAX + 2];
     struct wq_opts o = { .base_delay_ms = 100, .max_delay_ms = 10 };
@@ -126,8 +92,8 @@ Test(workqueue, rejects_bad_keys_and_options)
 
 Test(workqueue, add_after_orders_by_ready_time)
 {
-    struct wq *q = new_queue(NULL);
-    long long t0 = now_ms(), t;
+    struct wq *q = wqfix_new(NULL);
+    long long t0 = ktime_mono_ms(), t;
     struct wq_stats st;
 
     cr_assert_eq(wq_add_after(q, "c", 150), KERR_OK);
@@ -137,20 +103,20 @@ Test(workqueue, add_after_orders_by_ready_time)
     wq_get_stats(q, &st);
     cr_assert_eq(st.delayed, 3);
     get_expect(q, "a");
-    t = now_ms() - t0;
+    t = ktime_mono_ms() - t0;
     cr_assert(t >= 50 && t < 50 + SLACK_MS, "a after %lld ms", t);
     get_expect(q, "b");
-    t = now_ms() - t0;
+    t = ktime_mono_ms() - t0;
     cr_assert(t >= 100 && t < 100 + SLACK_MS, "b after %lld ms", t);
     get_expect(q, "c");
-    t = now_ms() - t0;
+    t = ktime_mono_ms() - t0;
     cr_assert(t >= 150 && t < 150 + SLACK_MS, "c after %lld ms", t);
     wq_free(q);
 }
 
 Test(workqueue, add_after_keeps_the_earlier_time)
 {
-    struct wq *q = new_queue(NULL);
+    struct wq *q = wqfix_new(NULL);
     long long t;
 
     cr_assert_eq(wq_add_after(q, "x", 5000), KERR_OK);
@@ -168,12 +134,12 @@ Test(workqueue, add_after_keeps_the_earlier_time)
 
 Test(workqueue, delayed_add_of_queued_key_is_processed_once)
 {
-    struct wq *q = new_queue(NULL);
+    struct wq *q = wqfix_new(NULL);
     struct wq_stats st;
 
     cr_assert_eq(wq_add(q, "k"), KERR_OK);
     cr_assert_eq(wq_add_after(q, "k", 20), KERR_OK);
-    pause_ms(40);
+    testutil_pause_ms(40);
     cr_assert_eq(wq_len(q), 1);
     get_expect(q, "k");
     wq_get_stats(q, &st);
@@ -186,7 +152,7 @@ Test(workqueue, delayed_add_of_queued_key_is_processed_once)
 Test(workqueue, rate_limited_backoff_grows_and_forget_resets)
 {
     struct wq_opts o = { .base_delay_ms = 20, .qps = -1 };
-    struct wq *q = new_queue(&o);
+    struct wq *q = wqfix_new(&o);
     long long t[6];
     int i;
 
@@ -210,7 +176,7 @@ Test(workqueue, rate_limited_backoff_grows_and_forget_resets)
 Test(workqueue, backoff_is_capped)
 {
     struct wq_opts o = { .base_delay_ms = 10, .max_delay_ms = 30, .qps = -1 };
-    struct wq *q = new_queue(&o);
+    struct wq *q = wqfix_new(&o);
     long long t = 0;
     int i;
 
@@ -225,8 +191,8 @@ Test(workqueue, backoff_is_capped)
 Test(workqueue, token_bucket_limits_distinct_keys)
 {
     struct wq_opts o = { .base_delay_ms = 1, .max_delay_ms = 1, .qps = 20, .burst = 2 };
-    struct wq *q = new_queue(&o);
-    long long t0 = now_ms(), t;
+    struct wq *q = wqfix_new(&o);
+    long long t0 = ktime_mono_ms(), t;
     char key[8];
     int i;
 
@@ -238,7 +204,7 @@ Test(workqueue, token_bucket_limits_distinct_keys)
         snprintf(key, sizeof(key), "k%d", i);
         get_expect(q, key);
     }
-    t = now_ms() - t0;
+    t = ktime_mono_ms() - t0;
     /* two tokens at once, then one per 50 ms: the fourth key is due after 100 ms */
     cr_assert(t >= 95 && t < 100 + SLACK_MS, "four keys took %lld ms", t);
     wq_free(q);
@@ -264,7 +230,7 @@ static void *getter_main(void *p)
 
 Test(workqueue, shutdown_wakes_all_getters_and_refuses_adds)
 {
-    struct wq *q = new_queue(NULL);
+    struct wq *q = wqfix_new(NULL);
     struct getter g[3];
     atomic_int started = 0;
     int i;
@@ -276,8 +242,8 @@ Test(workqueue, shutdown_wakes_all_getters_and_refuses_adds)
         g[i].rc = KERR_OK;
         cr_assert_eq(pthread_create(&g[i].th, NULL, getter_main, &g[i]), 0);
     }
-    cr_assert(await_count(&started, 3, 5000));
-    pause_ms(20); /* let them block; the result is the same if they have not yet */
+    cr_assert(testutil_await_count(&started, 3, 5000));
+    testutil_pause_ms(20); /* let them block; the result is the same if they have not yet */
     wq_shutdown(q);
     for (i = 0; i < 3; i++) {
         pthread_join(g[i].th, NULL);
@@ -308,8 +274,8 @@ static void *drainer_main(void *p)
 
 Test(workqueue, shutdown_drain_waits_for_in_flight_keys)
 {
-    struct drainer d = { .q = new_queue(NULL), .rc = KERR_INTERNAL };
-    long long end = now_ms() + 5000;
+    struct drainer d = { .q = wqfix_new(NULL), .rc = KERR_INTERNAL };
+    long long end = ktime_mono_ms() + 5000;
     char *key = NULL;
     pthread_t th;
 
@@ -317,9 +283,9 @@ Test(workqueue, shutdown_drain_waits_for_in_flight_keys)
     cr_assert_eq(wq_get(d.q, &key), KERR_OK);
     cr_assert_eq(wq_shutdown_drain(d.q, 30), KERR_TIMEOUT);
     cr_assert_eq(pthread_create(&th, NULL, drainer_main, &d), 0);
-    while (!wq_is_shutting_down(d.q) && now_ms() < end)
-        pause_ms(1);
-    pause_ms(20);
+    while (!wq_is_shutting_down(d.q) && ktime_mono_ms() < end)
+        testutil_pause_ms(1);
+    testutil_pause_ms(20);
     cr_assert_eq(atomic_load(&d.finished), 0, "drain returned with a key in flight");
     wq_done(d.q, key);
     free(key);
@@ -345,7 +311,7 @@ Test(workqueue, stats_and_observer)
 {
     struct observed seen = { 0 };
     struct wq_opts o = { .name = "etcd", .observe = observe, .observe_arg = &seen };
-    struct wq *q = new_queue(&o);
+    struct wq *q = wqfix_new(&o);
     struct wq_stats st;
     char *key = NULL;
 
@@ -353,7 +319,7 @@ Test(workqueue, stats_and_observer)
     cr_assert_eq(wq_add(q, "b"), KERR_OK);
     cr_assert_eq(wq_add_after(q, "c", 10000), KERR_OK);
     cr_assert_eq(wq_get(q, &key), KERR_OK);
-    pause_ms(20);
+    testutil_pause_ms(20);
     wq_get_stats(q, &st);
     cr_assert_eq(st.depth, 1);
     cr_assert_eq(st.delayed, 1);

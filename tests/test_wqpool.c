@@ -9,43 +9,8 @@
 #include <time.h>
 
 #include "common/workqueue.h"
-
-static long long now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void pause_ms(long ms)
-{
-    struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
-
-    nanosleep(&ts, NULL);
-}
-
-static struct wq *new_queue(const struct wq_opts *o)
-{
-    struct wq *q = NULL;
-    struct kerr_info err;
-
-    cr_assert_eq(wq_new(o, &q, &err), KERR_OK, "%s", err.msg);
-    return q;
-}
-
-/* Wait (with a deadline) until an atomic counter reaches want. */
-static int await_count(atomic_int *c, int want, long timeout_ms)
-{
-    long long end = now_ms() + timeout_ms;
-
-    while (atomic_load(c) < want) {
-        if (now_ms() > end)
-            return 0;
-        pause_ms(1);
-    }
-    return 1;
-}
+#include "tests/support/testutil.h"
+#include "tests/support/wqfix.h"
 
 #define NKEYS 200
 
@@ -72,7 +37,7 @@ static enum wqpool_result count_once(void *arg, const char *key, long *after_ms)
 
 Test(wqpool, workers_process_each_key_exactly_once)
 {
-    struct wq *q = new_queue(NULL);
+    struct wq *q = wqfix_new(NULL);
     struct wqpool *w = NULL;
     struct tally *t = calloc(1, sizeof(*t));
     struct wq_stats st;
@@ -85,7 +50,8 @@ Test(wqpool, workers_process_each_key_exactly_once)
         snprintf(key, sizeof(key), "k%d", i);
         cr_assert_eq(wq_add(q, key), KERR_OK);
     }
-    cr_assert(await_count(&t->total, NKEYS, 10000), "only %d processed", atomic_load(&t->total));
+    cr_assert(testutil_await_count(&t->total, NKEYS, 10000), "only %d processed",
+              atomic_load(&t->total));
     wqpool_free(w);
     for (i = 0; i < NKEYS; i++)
         cr_assert_eq(atomic_load(&t->calls[i]), 1, "key %d processed %d times", i,
@@ -106,7 +72,7 @@ static enum wqpool_result slow_single(void *arg, const char *key, long *after_ms
     (void)after_ms;
     if (atomic_fetch_add(&t->in_flight[0], 1) != 0)
         atomic_store(&t->overlap, 1);
-    pause_ms(2);
+    testutil_pause_ms(2);
     atomic_fetch_sub(&t->in_flight[0], 1);
     atomic_fetch_add(&t->total, 1);
     return WQPOOL_RESULT_OK;
@@ -114,7 +80,7 @@ static enum wqpool_result slow_single(void *arg, const char *key, long *after_ms
 
 Test(wqpool, one_key_is_never_processed_concurrently)
 {
-    struct wq *q = new_queue(NULL);
+    struct wq *q = wqfix_new(NULL);
     struct wqpool *w = NULL;
     struct tally *t = calloc(1, sizeof(*t));
     int i;
@@ -124,9 +90,9 @@ Test(wqpool, one_key_is_never_processed_concurrently)
     for (i = 0; i < 100; i++) {
         cr_assert_eq(wq_add(q, "same"), KERR_OK);
         if (i % 10 == 0)
-            pause_ms(1);
+            testutil_pause_ms(1);
     }
-    cr_assert(await_count(&t->total, 2, 5000));
+    cr_assert(testutil_await_count(&t->total, 2, 5000));
     wqpool_free(w);
     cr_assert_eq(atomic_load(&t->overlap), 0, "a key ran in two workers at once");
     cr_assert(atomic_load(&t->total) < 100, "adds during processing must coalesce");
@@ -154,11 +120,11 @@ static enum wqpool_result requeue_paths(void *arg, const char *key, long *after_
     } else {
         n = atomic_fetch_add(&s->after_calls, 1);
         if (n == 0) {
-            s->after_first = now_ms();
+            s->after_first = ktime_mono_ms();
             *after_ms = 60;
             r = WQPOOL_RESULT_REQUEUE_AFTER;
         } else {
-            s->after_second = now_ms();
+            s->after_second = ktime_mono_ms();
         }
     }
     atomic_fetch_add(&s->total, 1);
@@ -168,7 +134,7 @@ static enum wqpool_result requeue_paths(void *arg, const char *key, long *after_
 Test(wqpool, requeue_paths_follow_the_result)
 {
     struct wq_opts o = { .base_delay_ms = 5, .qps = -1 };
-    struct wq *q = new_queue(&o);
+    struct wq *q = wqfix_new(&o);
     struct wqpool *w = NULL;
     struct requeue_state s = { 0 };
     struct wq_stats st;
@@ -177,7 +143,8 @@ Test(wqpool, requeue_paths_follow_the_result)
     cr_assert_eq(wq_add(q, "err"), KERR_OK);
     cr_assert_eq(wq_add(q, "req"), KERR_OK);
     cr_assert_eq(wq_add(q, "after"), KERR_OK);
-    cr_assert(await_count(&s.total, 3 + 2 + 1 + 1, 5000), "total %d", atomic_load(&s.total));
+    cr_assert(testutil_await_count(&s.total, 3 + 2 + 1 + 1, 5000), "total %d",
+              atomic_load(&s.total));
     wqpool_free(w);
     cr_assert_eq(atomic_load(&s.err_calls), 3);
     cr_assert_eq(atomic_load(&s.req_calls), 2);
@@ -201,7 +168,7 @@ static enum wqpool_result never(void *arg, const char *key, long *after_ms)
 
 Test(wqpool, rejects_bad_arguments)
 {
-    struct wq *q = new_queue(NULL);
+    struct wq *q = wqfix_new(NULL);
     struct wqpool *w = (struct wqpool *)1;
     struct kerr_info err;
 
@@ -215,11 +182,12 @@ Test(wqpool, rejects_bad_arguments)
 
 Test(wqpool, free_shuts_the_queue_down_and_returns_with_idle_workers)
 {
-    struct wq *q = new_queue(NULL);
+    struct wq *q = wqfix_new(NULL);
     struct wqpool *w = NULL;
 
     cr_assert_eq(wqpool_new(q, 3, never, NULL, &w, NULL), KERR_OK);
-    pause_ms(10); /* let the workers block in wq_get; the result is the same if they have not */
+    testutil_pause_ms(
+        10); /* let the workers block in wq_get; the result is the same if they have not */
     wqpool_free(w);
     cr_assert(wq_is_shutting_down(q));
     cr_assert_eq(wq_add(q, "late"), KERR_CLOSED);
