@@ -8,6 +8,7 @@
 #include "common/ktime.h"
 #include "tests/kube-sim/apierr.h"
 #include "tests/kube-sim/auth.h"
+#include "tests/kube-sim/jpath.h"
 #include "tests/kube-sim/patch.h"
 #include "tests/kube-sim/pb.h"
 #include "tests/kube-sim/registry.h"
@@ -211,16 +212,15 @@ Test(kubesim_table, jsonpath_subset)
         js("{\"status\":{\"ready\":true,\"conditions\":[{\"type\":\"A\",\"status\":\"False\"},"
            "{\"type\":\"Ready\",\"status\":\"True\"}],\"list\":[1,2]},\"spec\":{\"n\":3}}");
 
-    cr_assert(cJSON_IsTrue(ksim_table_jsonpath(o, ".status.ready")));
+    cr_assert(cJSON_IsTrue(ksim_jpath_eval(o, ".status.ready")));
     cr_assert_str_eq(
-        ksim_table_jsonpath(o, ".status.conditions[?(@.type==\"Ready\")].status")->valuestring,
-        "True");
-    cr_assert_str_eq(
-        ksim_table_jsonpath(o, ".status.conditions[?(@.type=='A')].status")->valuestring, "False");
-    cr_assert_eq(ksim_table_jsonpath(o, ".status.list[1]")->valuedouble, 2);
-    cr_assert_eq(ksim_table_jsonpath(o, "{.spec.n}")->valuedouble, 3);
-    cr_assert_null(ksim_table_jsonpath(o, ".status.missing"));
-    cr_assert_null(ksim_table_jsonpath(o, ".status.conditions[?(@.type==\"Nope\")].status"));
+        ksim_jpath_eval(o, ".status.conditions[?(@.type==\"Ready\")].status")->valuestring, "True");
+    cr_assert_str_eq(ksim_jpath_eval(o, ".status.conditions[?(@.type=='A')].status")->valuestring,
+                     "False");
+    cr_assert_eq(ksim_jpath_eval(o, ".status.list[1]")->valuedouble, 2);
+    cr_assert_eq(ksim_jpath_eval(o, "{.spec.n}")->valuedouble, 3);
+    cr_assert_null(ksim_jpath_eval(o, ".status.missing"));
+    cr_assert_null(ksim_jpath_eval(o, ".status.conditions[?(@.type==\"Nope\")].status"));
     cJSON_Delete(o);
 }
 

@@ -45,49 +45,49 @@ void ksim_apierr_qualified(const char *group, const char *plural, char *out, siz
         snprintf(out, size, "%s", plural);
 }
 
-int ksim_apierr_not_found(struct ksim_apierr *e, const char *group, const char *plural,
-                          const char *name)
+/*
+ * e = code and reason with the message "<pre><plural.group> \"<name>\"<post><why>"
+ * (without the name part when name is NULL) and the details of the object.
+ */
+static int object_err(struct ksim_apierr *e, int code, const char *reason, const char *group,
+                      const char *plural, const char *name, const char *pre, const char *post,
+                      const char *why)
 {
     char q[300];
 
     ksim_apierr_qualified(group, plural, q, sizeof(q));
-    ksim_apierr_set(e, 404, "NotFound", "%s \"%s\" not found", q, name);
+    if (name)
+        ksim_apierr_set(e, code, reason, "%s%s \"%s\"%s%s", pre, q, name, post, why ? why : "");
+    else
+        ksim_apierr_set(e, code, reason, "%s%s%s%s", pre, q, post, why ? why : "");
     ksim_apierr_details(e, name, group, plural);
-    return 404;
+    return code;
+}
+
+int ksim_apierr_not_found(struct ksim_apierr *e, const char *group, const char *plural,
+                          const char *name)
+{
+    return object_err(e, 404, "NotFound", group, plural, name, "", " not found", NULL);
 }
 
 int ksim_apierr_exists(struct ksim_apierr *e, const char *group, const char *plural,
                        const char *name)
 {
-    char q[300];
-
-    ksim_apierr_qualified(group, plural, q, sizeof(q));
-    ksim_apierr_set(e, 409, "AlreadyExists", "%s \"%s\" already exists", q, name);
-    ksim_apierr_details(e, name, group, plural);
-    return 409;
+    return object_err(e, 409, "AlreadyExists", group, plural, name, "", " already exists", NULL);
 }
 
 int ksim_apierr_conflict(struct ksim_apierr *e, const char *group, const char *plural,
                          const char *name, const char *why)
 {
-    char q[300];
-
-    ksim_apierr_qualified(group, plural, q, sizeof(q));
-    ksim_apierr_set(e, 409, "Conflict", "Operation cannot be fulfilled on %s \"%s\": %s", q, name,
-                    why);
-    ksim_apierr_details(e, name, group, plural);
-    return 409;
+    return object_err(e, 409, "Conflict", group, plural, name, "Operation cannot be fulfilled on ",
+                      ": ", why);
 }
 
 int ksim_apierr_invalid(struct ksim_apierr *e, const char *group, const char *kind,
                         const char *name, const char *field, const char *cause,
                         const char *field_detail)
 {
-    char q[300];
-
-    ksim_apierr_qualified(group, kind, q, sizeof(q));
-    ksim_apierr_set(e, 422, "Invalid", "%s \"%s\" is invalid: %s", q, name, field_detail);
-    ksim_apierr_details(e, name, group, kind);
+    object_err(e, 422, "Invalid", group, kind, name, "", " is invalid: ", field_detail);
     snprintf(e->field, sizeof(e->field), "%s", field ? field : "");
     snprintf(e->cause_reason, sizeof(e->cause_reason), "%s", cause ? cause : "FieldValueInvalid");
     return 422;
@@ -96,15 +96,8 @@ int ksim_apierr_invalid(struct ksim_apierr *e, const char *group, const char *ki
 int ksim_apierr_forbidden(struct ksim_apierr *e, const char *group, const char *plural,
                           const char *name, const char *why)
 {
-    char q[300];
-
-    ksim_apierr_qualified(group, plural, q, sizeof(q));
-    if (name && *name)
-        ksim_apierr_set(e, 403, "Forbidden", "%s \"%s\" is forbidden: %s", q, name, why);
-    else
-        ksim_apierr_set(e, 403, "Forbidden", "%s is forbidden: %s", q, why);
-    ksim_apierr_details(e, name, group, plural);
-    return 403;
+    return object_err(e, 403, "Forbidden", group, plural, name && *name ? name : NULL, "",
+                      " is forbidden: ", why);
 }
 
 int ksim_apierr_bad_request(struct ksim_apierr *e, const char *fmt, ...)

@@ -6,7 +6,6 @@
 
 #include "common/kjson.h"
 #include "tests/kube-sim/admit.h"
-#include "tests/kube-sim/convert.h"
 #include "tests/kube-sim/obj.h"
 
 #define MAX_RETRIES 16
@@ -135,14 +134,7 @@ static int mark_deleting(const struct ksim_write_ctx *c, const cJSON *cur, const
         *out = next;
         return 0;
     }
-    if (ksim_convert_in(c->rt, next) != 0) {
-        cJSON_Delete(next);
-        return ksim_apierr_internal(e, "out of memory");
-    }
-    rc = ksim_store_update(c->api->store, c->rt->store_key, c->ns, c->name, ksim_store_obj_rv(cur),
-                           next, out, &err);
-    if (rc == KERR_OK)
-        ksim_api_externalize(c->rt, *out);
+    rc = ksim_write_store(c, cur, next, out, &err);
     if (rc == KERR_CONFLICT)
         return 1;
     return rc == KERR_OK ? 0 : ksim_apierr_internal(e, "%s", err.msg);

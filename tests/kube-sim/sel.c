@@ -30,53 +30,46 @@ struct lexer {
     char text[320]; /* text of the last T_ID */
 };
 
-static int special(char c)
+/* The operator tokens: c alone, or c followed by '=' (with_eq; alone when there is no pair). */
+static const struct {
+    char c;
+    enum tok alone, with_eq;
+} ops[] = {
+    { '(', T_OPEN, T_OPEN }, { ')', T_CLOSE, T_CLOSE }, { ',', T_COMMA, T_COMMA },
+    { '>', T_GT, T_GT },     { '<', T_LT, T_LT },       { '=', T_EQ, T_DEQ },
+    { '!', T_NOT, T_NEQ },
+};
+
+#define NOPS (sizeof(ops) / sizeof(ops[0]))
+
+/* The index in ops of c, or NOPS. */
+static size_t op_of(char c)
 {
-    return c == '=' || c == '!' || c == '(' || c == ')' || c == ',' || c == '>' || c == '<';
+    size_t i;
+
+    for (i = 0; i < NOPS && ops[i].c != c; i++) {
+    }
+    return i;
 }
 
 static enum tok lex(struct lexer *lx)
 {
-    size_t n = 0;
+    size_t n = 0, i;
 
     while (isspace((unsigned char)*lx->p))
         lx->p++;
-    switch (*lx->p) {
-    case '\0':
+    if (!*lx->p)
         return T_END;
-    case '(':
-        lx->p++;
-        return T_OPEN;
-    case ')':
-        lx->p++;
-        return T_CLOSE;
-    case ',':
-        lx->p++;
-        return T_COMMA;
-    case '>':
-        lx->p++;
-        return T_GT;
-    case '<':
-        lx->p++;
-        return T_LT;
-    case '=':
-        if (lx->p[1] == '=') {
+    i = op_of(*lx->p);
+    if (i < NOPS) {
+        if (ops[i].with_eq != ops[i].alone && lx->p[1] == '=') {
             lx->p += 2;
-            return T_DEQ;
+            return ops[i].with_eq;
         }
         lx->p++;
-        return T_EQ;
-    case '!':
-        if (lx->p[1] == '=') {
-            lx->p += 2;
-            return T_NEQ;
-        }
-        lx->p++;
-        return T_NOT;
-    default:
-        break;
+        return ops[i].alone;
     }
-    while (*lx->p && !isspace((unsigned char)*lx->p) && !special(*lx->p)) {
+    while (*lx->p && !isspace((unsigned char)*lx->p) && op_of(*lx->p) == NOPS) {
         if (n + 1 < sizeof(lx->text))
             lx->text[n++] = *lx->p;
         lx->p++;
@@ -283,12 +276,25 @@ static enum kerr parse_single(struct lexer *lx, struct ksim_sel_req *r, struct k
     return add_value(r, lx->text, err);
 }
 
+/* The operator tokens after a key and the requirements they make. */
+static const struct {
+    enum tok t;
+    enum ksim_sel_op op;
+} tok_ops[] = {
+    { T_EQ, KSIM_SEL_EQ }, { T_DEQ, KSIM_SEL_EQ },      { T_NEQ, KSIM_SEL_NEQ },
+    { T_IN, KSIM_SEL_IN }, { T_NOTIN, KSIM_SEL_NOTIN }, { T_GT, KSIM_SEL_GT },
+    { T_LT, KSIM_SEL_LT },
+};
+
+#define NTOK_OPS (sizeof(tok_ops) / sizeof(tok_ops[0]))
+
 static enum kerr parse_req(struct lexer *lx, struct ksim_sel *sel, struct kerr_info *err)
 {
     struct ksim_sel_req *r = NULL;
     enum ksim_sel_op op;
     enum tok t = lex(lx);
     enum kerr rc;
+    size_t i;
     char key[sizeof(lx->text)];
 
     if (t == T_NOT) {
@@ -306,31 +312,13 @@ static enum kerr parse_req(struct lexer *lx, struct ksim_sel *sel, struct kerr_i
     if (t == T_END || t == T_COMMA)
         return add_req(sel, key, KSIM_SEL_EXISTS, &r, err);
     t = lex(lx);
-    switch (t) {
-    case T_EQ:
-    case T_DEQ:
-        op = KSIM_SEL_EQ;
-        break;
-    case T_NEQ:
-        op = KSIM_SEL_NEQ;
-        break;
-    case T_IN:
-        op = KSIM_SEL_IN;
-        break;
-    case T_NOTIN:
-        op = KSIM_SEL_NOTIN;
-        break;
-    case T_GT:
-        op = KSIM_SEL_GT;
-        break;
-    case T_LT:
-        op = KSIM_SEL_LT;
-        break;
-    default:
+    for (i = 0; i < NTOK_OPS && tok_ops[i].t != t; i++) {
+    }
+    if (i == NTOK_OPS)
         return kerr_set(err, KERR_PARSE,
                         "unable to parse requirement: found unexpected token, expected: "
                         "in, notin, =, ==, !=, gt, lt");
-    }
+    op = tok_ops[i].op;
     rc = add_req(sel, key, op, &r, err);
     if (rc != KERR_OK)
         return rc;
@@ -379,6 +367,19 @@ out:
     return KERR_OK;
 }
 
+/* The operators of a LabelSelectorRequirement. */
+static const struct {
+    const char *name;
+    enum ksim_sel_op op;
+} json_ops[] = {
+    { "In", KSIM_SEL_IN },
+    { "NotIn", KSIM_SEL_NOTIN },
+    { "Exists", KSIM_SEL_EXISTS },
+    { "DoesNotExist", KSIM_SEL_NOTEXISTS },
+};
+
+#define NJSON_OPS (sizeof(json_ops) / sizeof(json_ops[0]))
+
 static enum kerr expr_from_json(struct ksim_sel *sel, const cJSON *e, struct kerr_info *err)
 {
     const cJSON *key = cJSON_GetObjectItemCaseSensitive(e, "key");
@@ -388,20 +389,16 @@ static enum kerr expr_from_json(struct ksim_sel *sel, const cJSON *e, struct ker
     struct ksim_sel_req *r = NULL;
     enum ksim_sel_op o;
     enum kerr rc;
+    size_t i;
 
     if (!cJSON_IsString(key) || !cJSON_IsString(op))
         return kerr_set(err, KERR_PARSE, "matchExpressions: key and operator are required");
-    if (strcmp(op->valuestring, "In") == 0)
-        o = KSIM_SEL_IN;
-    else if (strcmp(op->valuestring, "NotIn") == 0)
-        o = KSIM_SEL_NOTIN;
-    else if (strcmp(op->valuestring, "Exists") == 0)
-        o = KSIM_SEL_EXISTS;
-    else if (strcmp(op->valuestring, "DoesNotExist") == 0)
-        o = KSIM_SEL_NOTEXISTS;
-    else
+    for (i = 0; i < NJSON_OPS && strcmp(json_ops[i].name, op->valuestring) != 0; i++) {
+    }
+    if (i == NJSON_OPS)
         return kerr_set(err, KERR_PARSE, "\"%s\" is not a valid label selector operator",
                         op->valuestring);
+    o = json_ops[i].op;
     rc = add_req(sel, key->valuestring, o, &r, err);
     if (rc != KERR_OK)
         return rc;
@@ -542,6 +539,12 @@ static enum kerr append_values(const struct ksim_sel_req *r, struct buf *out)
     return rc == KERR_OK ? buf_appends(out, ")") : rc;
 }
 
+/* The text of an operator with one value. */
+static const char *single_op_text(enum ksim_sel_op op)
+{
+    return op == KSIM_SEL_EQ ? "=" : op == KSIM_SEL_NEQ ? "!=" : op == KSIM_SEL_GT ? ">" : "<";
+}
+
 enum kerr ksim_sel_to_string(const struct ksim_sel *sel, struct buf *out)
 {
     size_t i;
@@ -556,10 +559,11 @@ enum kerr ksim_sel_to_string(const struct ksim_sel *sel, struct buf *out)
             break;
         switch (r->op) {
         case KSIM_SEL_EQ:
-            rc = buf_appendf(out, "%s=%s", r->key, r->nvalues ? r->values[0] : "");
-            break;
         case KSIM_SEL_NEQ:
-            rc = buf_appendf(out, "%s!=%s", r->key, r->nvalues ? r->values[0] : "");
+        case KSIM_SEL_GT:
+        case KSIM_SEL_LT:
+            rc = buf_appendf(out, "%s%s%s", r->key, single_op_text(r->op),
+                             r->nvalues ? r->values[0] : "");
             break;
         case KSIM_SEL_IN:
         case KSIM_SEL_NOTIN:
@@ -572,11 +576,6 @@ enum kerr ksim_sel_to_string(const struct ksim_sel *sel, struct buf *out)
             break;
         case KSIM_SEL_NOTEXISTS:
             rc = buf_appendf(out, "!%s", r->key);
-            break;
-        case KSIM_SEL_GT:
-        case KSIM_SEL_LT:
-            rc = buf_appendf(out, "%s%s%s", r->key, r->op == KSIM_SEL_GT ? ">" : "<",
-                             r->nvalues ? r->values[0] : "");
             break;
         }
     }

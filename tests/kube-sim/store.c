@@ -8,17 +8,11 @@
 #include <string.h>
 
 #include "tests/kube-sim/hist.h"
-
-struct entry {
-    char *key;  /* OWNS: "ns/name" or "name" */
-    cJSON *obj; /* OWNS */
-    uint64_t rv;
-};
+#include "tests/kube-sim/otab.h"
 
 struct table {
     char *skey;            /* OWNS */
-    struct entry *entries; /* OWNS, sorted by key */
-    size_t n, cap;
+    struct ksim_otab objs; /* OWNS: the objects in key order */
     struct ksim_hist hist; /* OWNS: the events watches replay */
     struct table *next;
 };
@@ -74,20 +68,6 @@ static int set_rv(cJSON *obj, uint64_t rv)
     return cJSON_AddStringToObject(md, "resourceVersion", text) ? 0 : -1;
 }
 
-static char *make_key(const char *ns, const char *name)
-{
-    size_t len = (ns ? strlen(ns) : 0) + strlen(name) + 2;
-    char *k = malloc(len);
-
-    if (!k)
-        return NULL;
-    if (ns && *ns)
-        snprintf(k, len, "%s/%s", ns, name);
-    else
-        snprintf(k, len, "%s", name);
-    return k;
-}
-
 enum kerr ksim_store_new(const struct ksim_store_opts *opts, struct ksim_store **out,
                          struct kerr_info *err)
 {
@@ -112,13 +92,7 @@ enum kerr ksim_store_new(const struct ksim_store_opts *opts, struct ksim_store *
 
 static void table_free(struct table *t)
 {
-    size_t i;
-
-    for (i = 0; i < t->n; i++) {
-        free(t->entries[i].key);
-        cJSON_Delete(t->entries[i].obj);
-    }
-    free(t->entries);
+    ksim_otab_release(&t->objs);
     ksim_hist_release(&t->hist);
     free(t->skey);
     free(t);
@@ -170,28 +144,6 @@ static struct table *find_table(struct ksim_store *st, const char *skey, int cre
     return t;
 }
 
-/* Index of key, or of the insertion point with *found = 0. */
-static size_t search(const struct table *t, const char *key, int *found)
-{
-    size_t lo = 0, hi = t->n, mid;
-    int c;
-
-    *found = 0;
-    while (lo < hi) {
-        mid = lo + (hi - lo) / 2;
-        c = strcmp(t->entries[mid].key, key);
-        if (c == 0) {
-            *found = 1;
-            return mid;
-        }
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /* Record a change (obj and prev TAKEN) at the current rv and wake the watchers. */
 static void record(struct ksim_store *st, struct table *t, enum ksim_event_type type,
                    const char *ns, cJSON *obj, cJSON *prev)
@@ -224,7 +176,7 @@ enum kerr ksim_store_get(struct ksim_store *st, const char *skey, const char *ns
                          cJSON **out, struct kerr_info *err)
 {
     struct table *t;
-    char *key = make_key(ns, name);
+    char *key = ksim_otab_key(ns, name);
     enum kerr rc = KERR_OK;
     size_t i;
     int found = 0;
@@ -234,10 +186,10 @@ enum kerr ksim_store_get(struct ksim_store *st, const char *skey, const char *ns
         return kerr_set(err, KERR_NOMEM, NULL);
     pthread_mutex_lock(&st->mu);
     t = find_table(st, skey, 0);
-    i = t ? search(t, key, &found) : 0;
+    i = t ? ksim_otab_search(&t->objs, key, &found) : 0;
     if (!found)
         rc = kerr_set(err, KERR_NOTFOUND, "%s not found", name);
-    else if (!(*out = cJSON_Duplicate(t->entries[i].obj, 1)))
+    else if (!(*out = cJSON_Duplicate(t->objs.entries[i].obj, 1)))
         rc = kerr_set(err, KERR_NOMEM, NULL);
     pthread_mutex_unlock(&st->mu);
     free(key);
@@ -247,32 +199,21 @@ enum kerr ksim_store_get(struct ksim_store *st, const char *skey, const char *ns
 static enum kerr insert_locked(struct ksim_store *st, struct table *t, char *key, const char *ns,
                                cJSON *obj, cJSON **out, struct kerr_info *err)
 {
-    struct entry *ne;
     cJSON *ev;
     size_t i;
     int found;
 
-    i = search(t, key, &found);
+    i = ksim_otab_search(&t->objs, key, &found);
     if (found)
         return kerr_set(err, KERR_EXISTS, "already exists");
     if (st->count >= st->max_objects)
         return kerr_set(err, KERR_TOOBIG, "object limit of %zu reached", st->max_objects);
-    if (t->n == t->cap) {
-        ne = realloc(t->entries, (t->cap ? t->cap * 2 : 16) * sizeof(*ne));
-        if (!ne)
-            return kerr_set(err, KERR_NOMEM, NULL);
-        t->entries = ne;
-        t->cap = t->cap ? t->cap * 2 : 16;
-    }
-    if (set_rv(obj, st->rv + 1) != 0 || (out && !(*out = cJSON_Duplicate(obj, 1))))
+    if (ksim_otab_reserve(&t->objs) != KERR_OK || set_rv(obj, st->rv + 1) != 0 ||
+        (out && !(*out = cJSON_Duplicate(obj, 1))))
         return kerr_set(err, KERR_NOMEM, NULL);
     ev = cJSON_Duplicate(obj, 1);
     st->rv++;
-    memmove(&t->entries[i + 1], &t->entries[i], (t->n - i) * sizeof(*ne));
-    t->entries[i].key = key;
-    t->entries[i].obj = obj;
-    t->entries[i].rv = st->rv;
-    t->n++;
+    ksim_otab_insert(&t->objs, i, key, obj, st->rv);
     st->count++;
     record(st, t, KSIM_EV_ADDED, ns, ev, NULL);
     return KERR_OK;
@@ -282,7 +223,7 @@ enum kerr ksim_store_create(struct ksim_store *st, const char *skey, const char 
                             const char *name, cJSON *obj, cJSON **out, struct kerr_info *err)
 {
     struct table *t;
-    char *key = make_key(ns, name);
+    char *key = ksim_otab_key(ns, name);
     enum kerr rc;
 
     if (out)
@@ -307,18 +248,18 @@ static enum kerr locate_locked(struct ksim_store *st, const char *skey, const ch
                                const char *name, uint64_t expect_rv, struct table **tp, size_t *idx,
                                struct kerr_info *err)
 {
-    char *key = make_key(ns, name);
+    char *key = ksim_otab_key(ns, name);
     struct table *t;
     int found = 0;
 
     if (!key)
         return kerr_set(err, KERR_NOMEM, NULL);
     t = find_table(st, skey, 0);
-    *idx = t ? search(t, key, &found) : 0;
+    *idx = t ? ksim_otab_search(&t->objs, key, &found) : 0;
     free(key);
     if (!found)
         return kerr_set(err, KERR_NOTFOUND, "%s not found", name);
-    if (expect_rv && t->entries[*idx].rv != expect_rv)
+    if (expect_rv && t->objs.entries[*idx].rv != expect_rv)
         return kerr_set(err, KERR_CONFLICT,
                         "the object has been modified; please apply your changes to the latest "
                         "version and try again");
@@ -331,7 +272,7 @@ enum kerr ksim_store_update(struct ksim_store *st, const char *skey, const char 
                             struct kerr_info *err)
 {
     struct table *t = NULL;
-    struct entry *e;
+    struct ksim_otab_entry *e;
     cJSON *ev = NULL;
     size_t i;
     enum kerr rc;
@@ -345,7 +286,7 @@ enum kerr ksim_store_update(struct ksim_store *st, const char *skey, const char 
          !(ev = cJSON_Duplicate(obj, 1))))
         rc = kerr_set(err, KERR_NOMEM, NULL);
     if (rc == KERR_OK) {
-        e = &t->entries[i];
+        e = &t->objs.entries[i];
         st->rv++;
         record(st, t, KSIM_EV_MODIFIED, ns, ev, e->obj);
         e->obj = obj;
@@ -366,7 +307,7 @@ enum kerr ksim_store_delete(struct ksim_store *st, const char *skey, const char 
                             struct kerr_info *err)
 {
     struct table *t = NULL;
-    struct entry e;
+    struct ksim_otab_entry e;
     size_t i;
     enum kerr rc;
 
@@ -374,12 +315,10 @@ enum kerr ksim_store_delete(struct ksim_store *st, const char *skey, const char 
         *out = NULL;
     pthread_mutex_lock(&st->mu);
     rc = locate_locked(st, skey, ns, name, expect_rv, &t, &i, err);
-    if (rc == KERR_OK && out && !(*out = cJSON_Duplicate(t->entries[i].obj, 1)))
+    if (rc == KERR_OK && out && !(*out = cJSON_Duplicate(t->objs.entries[i].obj, 1)))
         rc = kerr_set(err, KERR_NOMEM, NULL);
     if (rc == KERR_OK) {
-        e = t->entries[i];
-        memmove(&t->entries[i], &t->entries[i + 1], (t->n - i - 1) * sizeof(e));
-        t->n--;
+        ksim_otab_remove(&t->objs, i, &e);
         st->count--;
         st->rv++;
         set_rv(e.obj, st->rv);
@@ -399,51 +338,6 @@ void ksim_store_page_release(struct ksim_store_page *page)
     memset(page, 0, sizeof(*page));
 }
 
-static int ns_match(const struct entry *e, const char *ns)
-{
-    size_t len;
-
-    if (!ns || !*ns)
-        return 1;
-    len = strlen(ns);
-    return strncmp(e->key, ns, len) == 0 && e->key[len] == '/';
-}
-
-static enum kerr list_locked(struct table *t, const char *ns, ksim_store_match_fn match, void *arg,
-                             const char *start_after, size_t limit, struct ksim_store_page *page)
-{
-    size_t i = 0, last = 0, taken = 0;
-    int found;
-    cJSON *copy;
-
-    if (start_after) {
-        i = search(t, start_after, &found);
-        if (found)
-            i++;
-    }
-    for (; i < t->n; i++) {
-        if (!ns_match(&t->entries[i], ns) || (match && !match(t->entries[i].obj, arg)))
-            continue;
-        if (limit && taken == limit) {
-            if (!page->next_key) {
-                page->next_key = strdup(t->entries[last].key);
-                if (!page->next_key)
-                    return KERR_NOMEM;
-            }
-            page->remaining++;
-            continue;
-        }
-        copy = cJSON_Duplicate(t->entries[i].obj, 1);
-        if (!copy || !cJSON_AddItemToArray(page->items, copy)) {
-            cJSON_Delete(copy);
-            return KERR_NOMEM;
-        }
-        taken++;
-        last = i;
-    }
-    return KERR_OK;
-}
-
 enum kerr ksim_store_list(struct ksim_store *st, const char *skey, const char *ns,
                           ksim_store_match_fn match, void *arg, const char *start_after,
                           size_t limit, struct ksim_store_page *page, struct kerr_info *err)
@@ -459,7 +353,7 @@ enum kerr ksim_store_list(struct ksim_store *st, const char *skey, const char *n
     page->rv = st->rv;
     t = find_table(st, skey, 0);
     if (t)
-        rc = list_locked(t, ns, match, arg, start_after, limit, page);
+        rc = ksim_otab_list(&t->objs, ns, match, arg, start_after, limit, page);
     pthread_mutex_unlock(&st->mu);
     if (rc != KERR_OK) {
         ksim_store_page_release(page);
@@ -518,7 +412,6 @@ enum kerr ksim_store_watch_open(struct ksim_store *st, const char *skey, const c
     return KERR_OK;
 }
 
-/* The first event after the cursor in the watcher's namespace, or NULL. */
 /* The first event after the cursor in the watcher's namespace, or NULL. */
 static const struct ksim_hist_event *next_event_locked(struct ksim_store_watch *w)
 {
@@ -674,8 +567,8 @@ void ksim_store_each(struct ksim_store *st, const char *skey,
     for (t = st->tables; t; t = t->next) {
         if (skey && strcmp(skey, t->skey) != 0)
             continue;
-        for (i = 0; i < t->n; i++)
-            fn(t->skey, t->entries[i].obj, arg);
+        for (i = 0; i < t->objs.n; i++)
+            fn(t->skey, t->objs.entries[i].obj, arg);
     }
     pthread_mutex_unlock(&st->mu);
 }
@@ -683,17 +576,12 @@ void ksim_store_each(struct ksim_store *st, const char *skey,
 void ksim_store_drop_table(struct ksim_store *st, const char *skey)
 {
     struct table *t;
-    size_t i;
 
     pthread_mutex_lock(&st->mu);
     t = find_table(st, skey, 0);
     if (t) {
-        for (i = 0; i < t->n; i++) {
-            free(t->entries[i].key);
-            cJSON_Delete(t->entries[i].obj);
-        }
-        st->count -= t->n;
-        t->n = 0;
+        st->count -= t->objs.n;
+        ksim_otab_release(&t->objs);
     }
     pthread_mutex_unlock(&st->mu);
 }

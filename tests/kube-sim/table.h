@@ -3,8 +3,8 @@
  * (Accept: application/json;as=Table;v=v1;g=meta.k8s.io) when it runs
  * `kubectl get`. Built-in kinds get kube-apiserver's columns (pods READY
  * STATUS RESTARTS, statefulsets READY, configmaps DATA, ...); custom
- * resources get their CRD's additionalPrinterColumns evaluated with a
- * JSONPath subset (.a.b, [n], [*], [?(@.k=="v")]), or Name and Age.
+ * resources get their CRD's additionalPrinterColumns evaluated with the
+ * JSONPath subset of jpath.h, or Name and Age.
  * Ages use apimachinery's duration.HumanDuration.
  *
  * Ownership: inputs are BORROWED; returned trees are OWNED by the caller.
@@ -39,12 +39,5 @@ cJSON *ksim_table_build(const struct ksim_rtype *rt, const cJSON *items, const c
 
 /* duration.HumanDuration of seconds ("5s", "2m10s", "3h", "4d", ...). */
 void ksim_table_human_duration(long long seconds, char *out, size_t size);
-
-/*
- * The first value the JSONPath expression (a CRD column jsonPath such as
- * .status.conditions[?(@.type=="Ready")].status) selects in obj, or NULL.
- * BORROWED from obj.
- */
-const cJSON *ksim_table_jsonpath(const cJSON *obj, const char *path);
 
 #endif

@@ -280,6 +280,23 @@ int ksim_write_create(const struct ksim_write_ctx *c, cJSON *obj, cJSON **out,
     return code;
 }
 
+enum kerr ksim_write_store(const struct ksim_write_ctx *c, const cJSON *cur, cJSON *next,
+                           cJSON **out, struct kerr_info *err)
+{
+    enum kerr rc;
+
+    *out = NULL;
+    if (ksim_convert_in(c->rt, next) != 0) {
+        cJSON_Delete(next);
+        return kerr_set(err, KERR_NOMEM, "out of memory");
+    }
+    rc = ksim_store_update(c->api->store, c->rt->store_key, c->ns, c->name, ksim_store_obj_rv(cur),
+                           next, out, err);
+    if (rc == KERR_OK)
+        ksim_api_externalize(c->rt, *out);
+    return rc;
+}
+
 /* Store next over cur; delete it when its last finalizer went while deleting. */
 static int store_update(const struct ksim_write_ctx *c, const cJSON *cur, cJSON *next, cJSON **out,
                         int *retry, struct ksim_apierr *e)
@@ -291,14 +308,7 @@ static int store_update(const struct ksim_write_ctx *c, const cJSON *cur, cJSON 
                !(is_builtin(c->rt, "", "namespaces") &&
                  cJSON_GetArraySize(kjson_get(next, "spec.finalizers")) > 0);
 
-    if (ksim_convert_in(c->rt, next) != 0) {
-        cJSON_Delete(next);
-        return ksim_apierr_internal(e, "out of memory");
-    }
-    rc = ksim_store_update(c->api->store, c->rt->store_key, c->ns, c->name, ksim_store_obj_rv(cur),
-                           next, out, &err);
-    if (rc == KERR_OK)
-        ksim_api_externalize(c->rt, *out);
+    rc = ksim_write_store(c, cur, next, out, &err);
     if (rc == KERR_CONFLICT) {
         *retry = 1;
         return ksim_apierr_conflict(e, c->rt->group, c->rt->plural, c->name, err.msg);

@@ -86,6 +86,15 @@ void ksim_write_attrs(const struct ksim_write_ctx *c, const char *operation, con
 int ksim_write_commit(const struct ksim_write_ctx *c, const cJSON *cur, cJSON *next, cJSON **out,
                       int *retry, struct ksim_apierr *e);
 
+/*
+ * Store next (TAKEN, in the API form) over cur (BORROWED) if cur's
+ * resourceVersion is still the stored one: converted to the stored form,
+ * and on KERR_OK *out OWNS what was stored, in the API form. KERR_CONFLICT,
+ * KERR_NOTFOUND or KERR_NOMEM otherwise, with err filled. No admission.
+ */
+enum kerr ksim_write_store(const struct ksim_write_ctx *c, const cJSON *cur, cJSON *next,
+                           cJSON **out, struct kerr_info *err);
+
 /* The stored object for c (404 in e when absent). */
 int ksim_write_get(const struct ksim_write_ctx *c, cJSON **out, struct ksim_apierr *e);
 
