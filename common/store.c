@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/itab.h"
+#include "common/jarena.h"
 #include "common/storeent.h"
 
 struct store {
@@ -370,10 +371,12 @@ static enum kerr visit_view(void *arg, struct itab_entry *e)
 
     if (!v->s->codec.opts.compact)
         return v->fn(v->ctx, e->key, e->data);
-    if (storeent_copy(&v->s->codec, e->data, &tmp) != KERR_OK)
+    /* A tree for the callback only, on this thread: the thread's arena (common/jarena). */
+    tmp = jarena_parse(e->data, strlen(e->data), NULL);
+    if (!tmp)
         return KERR_NOMEM;
     rc = v->fn(v->ctx, e->key, tmp);
-    cJSON_Delete(tmp);
+    jarena_delete(tmp);
     return rc;
 }
 

@@ -10,6 +10,7 @@
 
 #include "common/cfg.h"
 #include "common/httpsrv.h"
+#include "common/jarena.h"
 #include "common/k8s.h"
 #include "common/log.h"
 #include "common/metrics.h"
@@ -290,6 +291,11 @@ int main(int argc, char **argv)
 
     memset(&a, 0, sizeof(a));
     kerr_clear(&err);
+    /* Before any thread and any cJSON call: reviews are parsed into per-thread arenas. */
+    if (jarena_install(&err)) {
+        fprintf(stderr, "warden-webhook: %s\n", err.msg);
+        return 1;
+    }
     if (wh_config_load(&a.cfg, argc, argv, &err)) {
         fprintf(stderr, "warden-webhook: %s\n", err.msg);
         wh_config_release(&a.cfg);

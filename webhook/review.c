@@ -8,6 +8,7 @@
 
 #include "common/buf.h"
 #include "common/crypto.h"
+#include "common/jarena.h"
 
 static const char empty[] = "";
 
@@ -23,7 +24,7 @@ void review_req_init(struct review_req *r)
 
 void review_req_release(struct review_req *r)
 {
-    cJSON_Delete(r->root);
+    jarena_delete(r->root);
     review_req_init(r);
 }
 
@@ -169,8 +170,10 @@ enum kerr review_req_decode(struct review_req *r, const char *body, size_t len,
      * cJSON directly, not kjson_parse: its depth pre-scan costs a quarter of
      * a review's CPU time, and cJSON's own nesting limit (CJSON_NESTING_LIMIT,
      * 1000) already bounds the recursion of the parser and of every walk here.
+     * Into the thread's arena (common/jarena) when the process installed it:
+     * the tree lives only until review_req_release on this thread.
      */
-    r->root = cJSON_ParseWithLengthOpts(body, len, &end, 0);
+    r->root = jarena_parse(body, len, &end);
     if (!r->root) {
         rc = kerr_set(err, KERR_PARSE, "request body is not valid JSON (near byte %zu)",
                       end && end >= body ? (size_t)(end - body) : (size_t)0);

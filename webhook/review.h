@@ -4,7 +4,9 @@
  * review_req_decode parses the body of a POST into a struct review_req whose
  * string fields point into the parsed tree (BORROWED from the request; valid
  * until review_req_release). A body that is not an AdmissionReview gives
- * KERR_PARSE with a message for a 400 answer.
+ * KERR_PARSE with a message for a 400 answer. The tree is parsed with
+ * common/jarena: it is read-only, and review_req_release must run on the
+ * thread that decoded it.
  *
  * A struct review_resp is the answer being built: review_allow / review_deny
  * / review_errored produce exactly what controller-runtime's

@@ -1,0 +1,68 @@
+/*
+ * jarena - a per-thread bump arena for short-lived cJSON parse trees.
+ *
+ * cJSON allocates every node, key and string on its own: parsing a 3 KB
+ * AdmissionReview is about 180 malloc/free pairs, and on a busy server the
+ * allocator (tcache misses, fastbin consolidation triggered by the TLS
+ * library's 16 KB record buffers) costs more than the parse itself.
+ *
+ * jarena_install() routes cJSON's allocations through this module
+ * (cJSON_InitHooks). Outside jarena_parse nothing changes: every cJSON
+ * allocation is a plain malloc, so text from cJSON_Print* may still be
+ * released with free(). jarena_parse() parses into a block owned by the
+ * calling thread (JARENA_BLOCK bytes, made on first use); what does not fit
+ * spills into malloc. The block is reused once the last tree parsed into it
+ * has been released with jarena_delete(). Without jarena_install the two
+ * functions are cJSON_ParseWithLengthOpts and cJSON_Delete.
+ *
+ * Rules for a tree from jarena_parse: read it, do not add items to it, keep
+ * no pointer into it after jarena_delete, and release it with jarena_delete
+ * on the thread that parsed it.
+ *
+ * With AddressSanitizer the unused part of a block is poisoned, so reads
+ * past an allocation or after jarena_delete are reported as with malloc.
+ *
+ * Thread safety: jarena_install once at start-up, before any other thread
+ * exists and before any cJSON call (cJSON's hooks are process-wide; the
+ * install state is then read-only configuration). jarena_parse,
+ * jarena_delete and jarena_thread_release on any thread, each for its own
+ * block. A thread's block is freed when the thread exits.
+ */
+#ifndef COMMON_JARENA_H
+#define COMMON_JARENA_H
+
+#include <stddef.h>
+
+#include <cJSON.h>
+
+#include "common/kerr.h"
+
+#define JARENA_BLOCK (64u * 1024u) /* bytes per thread */
+
+/* Install the cJSON hooks. Idempotent. KERR_INTERNAL when no thread key can be made. */
+enum kerr jarena_install(struct kerr_info *err);
+
+/* True once jarena_install succeeded. */
+int jarena_installed(void);
+
+/*
+ * cJSON_ParseWithLengthOpts(text, len, end, 0) into the calling thread's
+ * block. NULL when text is not JSON (*end, when given, points near the
+ * error) or memory ran out. The tree OWNS what it uses of the block:
+ * release it with jarena_delete.
+ */
+cJSON *jarena_parse(const char *text, size_t len, const char **end);
+
+/* Release a tree from jarena_parse (NULL is a no-op). */
+void jarena_delete(cJSON *root);
+
+/*
+ * Bytes of the calling thread's block in use (0 when it has none). For
+ * tests: 0 again once every tree parsed on the thread is released.
+ */
+size_t jarena_thread_used(void);
+
+/* Free the calling thread's block now (no tree of it may be alive). */
+void jarena_thread_release(void);
+
+#endif
