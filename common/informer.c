@@ -40,7 +40,7 @@ struct inf {
     pthread_mutex_t mu; /* guards what follows, cond waits for it */
     pthread_cond_t cond;
     int stopping;
-    int synced;
+    atomic_int synced; /* written under mu; read without it (every lookup asks) */
     struct inf_stats st;
     char rv[INF_RV_MAX];
 
@@ -203,8 +203,11 @@ static enum kerr do_list(struct inf *inf)
         log_warn("informer list failed", "informer", inf->o.name, "error", err.msg);
         return rc;
     }
-    /* KERR_NOMEM after the swap only loses handler calls: the store is right. */
-    rc = store_replace(inf->store, items, &ch, &err);
+    /*
+     * KERR_NOMEM after the swap only loses handler calls: the store is right.
+     * Without handlers no list of changes is built: it would copy every object.
+     */
+    rc = store_replace(inf->store, items, inf->nh ? &ch : NULL, &err);
     if (rc != KERR_OK && rc != KERR_NOMEM) {
         stat_inc(inf, &inf->st.list_errors);
         log_warn("informer list unusable", "informer", inf->o.name, "error", err.msg);
@@ -484,6 +487,7 @@ enum kerr inf_new(struct k8s_client *client, const struct inf_opts *opts, struct
         return rc;
     }
     atomic_init(&inf->cancel, 0);
+    atomic_init(&inf->synced, 0);
     *out = inf;
     return KERR_OK;
 }
@@ -543,12 +547,7 @@ void inf_stop(struct inf *inf)
 
 int inf_has_synced(struct inf *inf)
 {
-    int s;
-
-    pthread_mutex_lock(&inf->mu);
-    s = inf->synced;
-    pthread_mutex_unlock(&inf->mu);
-    return s;
+    return atomic_load(&inf->synced);
 }
 
 enum kerr inf_wait_synced(struct inf *inf, long timeout_ms)
