@@ -23,9 +23,10 @@ struct wh_server {
     unsigned short port;
     atomic_long in_flight;
     atomic_int draining;
-    struct metrics_vec *requests;                  /* BORROWED or NULL */
-    struct metrics_child *latency[WH_HOOK__COUNT]; /* BORROWED or NULL */
-    struct metrics_child *gauge[WH_HOOK__COUNT];   /* BORROWED or NULL */
+    struct metrics_vec *requests;                       /* BORROWED or NULL */
+    _Atomic(struct metrics_child *) ok[WH_HOOK__COUNT]; /* BORROWED or NULL: requests_total 200 */
+    struct metrics_child *latency[WH_HOOK__COUNT];      /* BORROWED or NULL */
+    struct metrics_child *gauge[WH_HOOK__COUNT];        /* BORROWED or NULL */
 };
 
 /* One request, from the first call of the handler to the completion notice. */
@@ -34,8 +35,13 @@ struct req_state {
     struct buf body;
     int too_big;
     size_t seen;
+    long long length; /* Content-Length, -1 when not given */
     struct timespec start;
-    unsigned int status; /* HTTP status sent, 0 before */
+    int decided;             /* the review was answered into out */
+    char *out;               /* OWNS or NULL: the answer, until it is queued */
+    size_t out_len;          /* its length */
+    unsigned int out_status; /* its HTTP status */
+    unsigned int status;     /* HTTP status sent, 0 before */
 };
 
 static double since(const struct timespec *t0)
@@ -120,6 +126,7 @@ static enum MHD_Result begin(struct wh_server *s, struct MHD_Connection *c, cons
     *con_cls = st;
     clock_gettime(CLOCK_MONOTONIC, &st->start);
     buf_init(&st->body, s->o.max_body);
+    st->length = -1;
     st->hook = wh_hook_from_path(url, &h) == 0 && !s->o.dispatch->disabled[h] ? (int)h : -1;
     atomic_fetch_add(&s->in_flight, 1);
     if (st->hook < 0)
@@ -136,6 +143,8 @@ static enum MHD_Result begin(struct wh_server *s, struct MHD_Connection *c, cons
     cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
     if (cl) {
         len = strtoull(cl, &end, 10);
+        if (end != cl && *end == '\0' && len <= s->o.max_body)
+            st->length = (long long)len;
         if (end != cl && len > s->o.max_body) {
             st->too_big = 1;
             snprintf(msg, sizeof(msg), "request entity is too large; limit is %zu bytes",
@@ -146,16 +155,48 @@ static enum MHD_Result begin(struct wh_server *s, struct MHD_Connection *c, cons
     return MHD_YES;
 }
 
-/* A chunk of the body: kept up to the cap, then discarded; a slow or endless upload is cut. */
+/*
+ * Answer the review in data (len bytes, BORROWED) into st->out: the answer
+ * waits there for the last call of the handler, the only one that may queue
+ * it. A failure becomes a 500 AdmissionReview (or, failing that, no text).
+ */
+static void decide(struct wh_server *s, struct req_state *st, const char *data, size_t len)
+{
+    struct kerr_info err;
+
+    kerr_clear(&err);
+    st->decided = 1;
+    st->out_status = 200;
+    if (wh_dispatch_review(s->o.dispatch, (enum wh_hook)st->hook, data, len, &st->out, &st->out_len,
+                           &st->out_status, &err) == KERR_OK)
+        return;
+    log_error("cannot answer an admission review", "error", err.msg);
+    st->out_status = MHD_HTTP_INTERNAL_SERVER_ERROR;
+    if (review_encode_error(NULL, MHD_HTTP_INTERNAL_SERVER_ERROR, err.msg, &st->out, &st->out_len,
+                            NULL) != KERR_OK)
+        st->out = NULL;
+}
+
+/*
+ * A chunk of the body: kept up to the cap, then discarded; a slow or endless
+ * upload is cut. A body that arrives whole in one chunk (the usual case) is
+ * decided on the spot, without a copy.
+ */
 static enum MHD_Result receive(struct wh_server *s, struct req_state *st, const char *data,
                                size_t *size)
 {
-    if (st->status)
+    if (st->status || st->decided)
         return MHD_NO;
     if (since(&st->start) * 1000.0 > (double)s->o.budget_ms) {
         log_info("dropping a request that exceeded its time budget", "webhook",
                  st->hook >= 0 ? wh_hook_path((enum wh_hook)st->hook) : "");
         return MHD_NO;
+    }
+    if (st->seen == 0 && st->length >= 0 && (unsigned long long)st->length == *size) {
+        st->seen = *size;
+        *size = 0;
+        decide(s, st, data, st->seen);
+        return MHD_YES;
     }
     st->seen += *size;
     if (!st->too_big && buf_append(&st->body, data, *size) != KERR_OK) {
@@ -168,10 +209,7 @@ static enum MHD_Result receive(struct wh_server *s, struct req_state *st, const 
 
 static enum MHD_Result finish(struct wh_server *s, struct MHD_Connection *c, struct req_state *st)
 {
-    struct kerr_info err;
-    char msg[96], *out = NULL;
-    size_t len = 0;
-    unsigned int status = 200;
+    char msg[96], *out;
 
     if (st->status)
         return MHD_YES;
@@ -180,14 +218,15 @@ static enum MHD_Result finish(struct wh_server *s, struct MHD_Connection *c, str
                  s->o.max_body);
         return send_review_error(s, c, st, MHD_HTTP_CONTENT_TOO_LARGE, msg);
     }
-    kerr_clear(&err);
-    if (wh_dispatch_review(s->o.dispatch, (enum wh_hook)st->hook, st->body.data, st->body.len, &out,
-                           &len, &status, &err) != KERR_OK) {
-        log_error("cannot answer an admission review", "error", err.msg);
-        return send_review_error(s, c, st, MHD_HTTP_INTERNAL_SERVER_ERROR, err.msg);
+    if (!st->decided) {
+        decide(s, st, st->body.data, st->body.len);
+        buf_release(&st->body);
     }
-    buf_release(&st->body);
-    return send_bytes(s, c, st, status, out, len, "application/json", 1);
+    if (!st->out)
+        return send_text(s, c, st, st->out_status, "cannot answer the admission review\n");
+    out = st->out;
+    st->out = NULL;
+    return send_bytes(s, c, st, st->out_status, out, st->out_len, "application/json", 1);
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
@@ -205,13 +244,38 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     return finish(s, c, st);
 }
 
+/*
+ * requests_total{webhook, code} += 1. The child of code 200, the usual one,
+ * is looked up once per webhook and kept; the series still appears only
+ * once a request had that code.
+ */
+static void count_request(struct wh_server *s, int hook, unsigned int status)
+{
+    const char *values[3] = { NULL, NULL, NULL };
+    struct metrics_child *child = NULL;
+    char code[16];
+
+    if (!s->requests || !status)
+        return;
+    if (status == 200 && (child = atomic_load(&s->ok[hook]))) {
+        metrics_inc(child);
+        return;
+    }
+    snprintf(code, sizeof(code), "%u", status);
+    values[0] = wh_hook_path((enum wh_hook)hook);
+    values[1] = code;
+    if (metrics_with(s->requests, values, &child, NULL) != KERR_OK)
+        return;
+    metrics_inc(child);
+    if (status == 200)
+        atomic_store(&s->ok[hook], child);
+}
+
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
                       enum MHD_RequestTerminationCode toe)
 {
     struct wh_server *s = cls;
     struct req_state *st = *con_cls;
-    const char *values[3] = { NULL, NULL, NULL };
-    char code[16];
 
     (void)c;
     (void)toe;
@@ -222,15 +286,11 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
             metrics_add(s->gauge[st->hook], -1);
         if (s->latency[st->hook] && st->status == 200)
             metrics_observe(s->latency[st->hook], since(&st->start));
-        if (s->requests && st->status) {
-            snprintf(code, sizeof(code), "%u", st->status);
-            values[0] = wh_hook_path((enum wh_hook)st->hook);
-            values[1] = code;
-            metrics_vec_add(s->requests, values, 1);
-        }
+        count_request(s, st->hook, st->status);
     }
     atomic_fetch_sub(&s->in_flight, 1);
     buf_release(&st->body);
+    free(st->out);
     free(st);
     *con_cls = NULL;
 }
@@ -322,6 +382,15 @@ enum kerr wh_server_new(const struct wh_server_opts *opts, struct wh_server **ou
     return KERR_OK;
 }
 
+/*
+ * Memory pool of a connection: request line, headers, the read buffer (half
+ * of it) and the response headers. libmicrohttpd zeroes the whole pool after
+ * every request, so its 32 KiB default costs a 32 KiB memset per review;
+ * 16 KiB still takes headers of several KiB (bearer tokens) and reads a
+ * review of up to 8 KiB in one go.
+ */
+#define CONN_MEMORY (16u * 1024u)
+
 static struct MHD_Daemon *start_daemon(struct wh_server *s, unsigned int flags,
                                        const struct sockaddr *addr)
 {
@@ -331,11 +400,11 @@ static struct MHD_Daemon *start_daemon(struct wh_server *s, unsigned int flags,
         flags, s->o.port, NULL, NULL, handle, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
         MHD_OPTION_THREAD_POOL_SIZE, s->o.threads, MHD_OPTION_CONNECTION_TIMEOUT,
         s->o.conn_timeout_s, MHD_OPTION_CONNECTION_LIMIT, s->o.conn_limit,
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, s->o.per_ip_limit, MHD_OPTION_HTTPS_PRIORITIES,
-        WH_TLS_PRIORITIES, MHD_OPTION_HTTPS_CERT_CALLBACK, wh_tls_retrieve,
-        MHD_OPTION_NOTIFY_CONNECTION, wh_tls_notify_connection, s->o.tls,
-        MHD_OPTION_NOTIFY_COMPLETED, completed, s, addr ? MHD_OPTION_SOCK_ADDR : MHD_OPTION_END,
-        addr, MHD_OPTION_END);
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, s->o.per_ip_limit, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)CONN_MEMORY, MHD_OPTION_HTTPS_PRIORITIES, WH_TLS_PRIORITIES,
+        MHD_OPTION_HTTPS_CERT_CALLBACK, wh_tls_retrieve, MHD_OPTION_NOTIFY_CONNECTION,
+        wh_tls_notify_connection, s->o.tls, MHD_OPTION_NOTIFY_COMPLETED, completed, s,
+        addr ? MHD_OPTION_SOCK_ADDR : MHD_OPTION_END, addr, MHD_OPTION_END);
 }
 
 enum kerr wh_server_start(struct wh_server *s, struct kerr_info *err)

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "common/log.h"
+#include "webhook/wh_tlsio.h"
 
 /* A certificate chain and key as GnuTLS uses them, shared by the connections using it. */
 struct cred {
@@ -41,10 +42,11 @@ struct wh_tls {
     int stop;
 };
 
-/* Per connection: which holder, and the pair it was handshaken with. */
+/* Per connection: which holder, the pair it was handshaken with, the read-ahead. */
 struct conn_ctx {
     struct wh_tls *tls;
     struct cred *cred; /* OWNS one reference, or NULL before the handshake */
+    struct wh_tlsio io;
 };
 
 static void cred_unref(struct cred *c)
@@ -330,19 +332,26 @@ time_t wh_tls_not_after(struct wh_tls *t)
 void wh_tls_notify_connection(void *cls, struct MHD_Connection *connection, void **socket_context,
                               enum MHD_ConnectionNotificationCode toe)
 {
+    const union MHD_ConnectionInfo *fd, *session;
     struct conn_ctx *cc;
 
-    (void)connection;
     if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
         cc = calloc(1, sizeof(*cc));
-        if (cc)
+        if (cc) {
             cc->tls = cls;
+            fd = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+            session = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+            wh_tlsio_init(&cc->io, fd ? fd->connect_fd : -1);
+            if (fd && session && session->tls_session)
+                wh_tlsio_attach(&cc->io, (gnutls_session_t)session->tls_session);
+        }
         *socket_context = cc;
         return;
     }
     cc = *socket_context;
     if (cc) {
         cred_unref(cc->cred);
+        wh_tlsio_release(&cc->io);
         free(cc);
     }
     *socket_context = NULL;

@@ -13,7 +13,8 @@
  *
  * The callback finds its struct wh_tls through the connection: pass
  * wh_tls_notify_connection with the struct as MHD_OPTION_NOTIFY_CONNECTION;
- * it stores a small per-connection context as the socket context.
+ * it stores a small per-connection context as the socket context, which
+ * also gives the connection's session its read-ahead (webhook/wh_tlsio).
  *
  * A pair is accepted only when OpenSSL finds that the key matches the
  * certificate and GnuTLS imports both; a bad or half-written pair is
