@@ -8,13 +8,15 @@
 #include <string.h>
 #include <time.h>
 
-#include "common/cfg.h"
 #include "common/k8s.h"
 #include "common/kjson.h"
 #include "common/ktime.h"
 #include "common/log.h"
-#include "tests/kube-sim/harness.h"
-#include "tests/support/mockapi.h"
+#include "tests/support/jsonfix.h"
+#include "tests/support/ksimcli.h"
+#include "tests/support/ksimfix.h"
+#include "tests/support/mockfix.h"
+#include "tests/support/testutil.h"
 
 #define EVENTS_PATH "/apis/events.k8s.io/v1/namespaces/ns/events"
 
@@ -27,46 +29,20 @@ static const struct ev_ref ETCD = { "druid.gardener.cloud/v1alpha1", "Etcd", "ns
 static const struct ev_ref OTHER = { "druid.gardener.cloud/v1alpha1", "Etcd", "ns", "etcd-b",
                                      "1c6d-uid" };
 
-static long long now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void pause_ms(long ms)
-{
-    struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
-
-    nanosleep(&ts, NULL);
-}
-
 /* Poll expr every 2 ms for up to 5 s. */
-#define AWAIT(expr)                        \
-    do {                                   \
-        long long end_ = now_ms() + 5000;  \
-        while (!(expr) && now_ms() < end_) \
-            pause_ms(2);                   \
-    } while (0)
+#define AWAIT(expr) TESTUTIL_AWAIT(expr, 5000)
 
 static void start(void)
 {
-    struct cfg_rest rest;
     struct k8s_client_opts o = { .request_timeout_ms = 3000, .max_retries = -1 };
 
     log_set_level(LOG_ERROR);
-    cr_assert_eq(mockapi_new(&m, &err), KERR_OK, "%s", err.msg);
-    cfg_rest_init(&rest);
-    rest.server = strdup(mockapi_url(m));
-    cr_assert_eq(k8s_client_new(&rest, &o, &c, &err), KERR_OK, "%s", err.msg);
-    cfg_rest_release(&rest);
+    mockfix_start(&m, &c, NULL, &o);
 }
 
 static void stop(void)
 {
-    k8s_client_free(c);
-    mockapi_free(m);
+    mockfix_stop(m, c);
 }
 
 static struct ev_opts base_opts(void)
@@ -97,36 +73,6 @@ static void accept_all(void)
                        .method = "PATCH", .target = EVENTS_PATH "/*", .body = "{}", .times = -1 });
 }
 
-/* Body of the i-th recorded request, which must be method; caller deletes it. */
-static cJSON *body_of(size_t i, const char *method)
-{
-    const struct mockapi_req *q = mockapi_request(m, i);
-    cJSON *j;
-
-    cr_assert_not_null(q, "no request %zu", i);
-    cr_assert_str_eq(q->method, method, "request %zu", i);
-    j = cJSON_ParseWithLengthOpts(q->body, q->body_len, NULL, 0);
-    cr_assert_not_null(j, "request %zu body is not JSON", i);
-    return j;
-}
-
-static void assert_microtime(const char *s)
-{
-    struct timespec ts;
-
-    cr_assert_not_null(s);
-    cr_assert_eq(strlen(s), KTIME_MICROTIME_LEN, "not a MicroTime: %s", s);
-    cr_assert_eq(ktime_parse(s, &ts, NULL), KERR_OK, "%s", s);
-}
-
-static int64_t int_at(const cJSON *j, const char *path)
-{
-    int64_t v = -1;
-
-    cr_assert_eq(kjson_get_int64(j, path, &v), KERR_OK, "%s missing", path);
-    return v;
-}
-
 static struct ev_stats stats(struct ev_recorder *r)
 {
     struct ev_stats s;
@@ -147,7 +93,7 @@ Test(events, created_event_has_every_required_field, .init = start, .fini = stop
     cr_assert_eq(ev_emit(r, &ETCD, EV_WARNING, "SnapshotFailed", "Hibernate", "no space left"),
                  KERR_OK);
     cr_assert_eq(mockapi_wait_requests(m, 1, 5000), 0);
-    b = body_of(0, "POST");
+    b = mockfix_body(m, 0, "POST", NULL);
     cr_assert_str_eq(mockapi_request(m, 0)->path, EVENTS_PATH);
     cr_assert_str_eq(kjson_get_str(b, "apiVersion"), "events.k8s.io/v1");
     cr_assert_str_eq(kjson_get_str(b, "kind"), "Event");
@@ -156,7 +102,7 @@ Test(events, created_event_has_every_required_field, .init = start, .fini = stop
     cr_assert_eq(strncmp(name, "etcd-a.", 7), 0, "%s", name);
     cr_assert(strtoull(name + 7, &end, 16) > 0 && *end == '\0', "hex timestamp: %s", name);
     cr_assert_str_eq(kjson_get_str(b, "metadata.namespace"), "ns");
-    assert_microtime(kjson_get_str(b, "eventTime"));
+    jsonfix_assert_microtime(kjson_get_str(b, "eventTime"));
     cr_assert_str_eq(kjson_get_str(b, "reportingController"), "etcd-warden.io/controller");
     cr_assert_str_eq(kjson_get_str(b, "reportingInstance"), "warden-controller-0");
     cr_assert_str_eq(kjson_get_str(b, "action"), "Hibernate");
@@ -185,26 +131,26 @@ Test(events, repeats_become_a_series, .init = start, .fini = stop)
     accept_all();
     cr_assert_eq(ev_emit(r, &ETCD, EV_NORMAL, "Hibernated", "Hibernate", "scaled to 0"), KERR_OK);
     cr_assert_eq(mockapi_wait_requests(m, 1, 5000), 0);
-    created = body_of(0, "POST");
+    created = mockfix_body(m, 0, "POST", NULL);
     snprintf(path, sizeof(path), "%s/%s", EVENTS_PATH, kjson_get_str(created, "metadata.name"));
     cr_assert_eq(ev_emit(r, &ETCD, EV_NORMAL, "Hibernated", "Hibernate", "scaled to 0"), KERR_OK);
     cr_assert_eq(mockapi_wait_requests(m, 2, 5000), 0);
-    p = body_of(1, "PATCH");
+    p = mockfix_body(m, 1, "PATCH", NULL);
     cr_assert_str_eq(mockapi_request(m, 1)->path, path);
     cr_assert_not_null(
         strstr(mockapi_req_header(mockapi_request(m, 1), "Content-Type"), "merge-patch+json"));
-    cr_assert_eq(int_at(p, "series.count"), 2);
-    assert_microtime(kjson_get_str(p, "series.lastObservedTime"));
+    cr_assert_eq(jsonfix_int_at(p, "series.count"), 2);
+    jsonfix_assert_microtime(kjson_get_str(p, "series.lastObservedTime"));
     cJSON_Delete(p);
     cr_assert_eq(ev_emit(r, &ETCD, EV_NORMAL, "Hibernated", "Hibernate", "scaled to 0"), KERR_OK);
     cr_assert_eq(mockapi_wait_requests(m, 3, 5000), 0);
-    p = body_of(2, "PATCH");
-    cr_assert_eq(int_at(p, "series.count"), 3);
+    p = mockfix_body(m, 2, "PATCH", NULL);
+    cr_assert_eq(jsonfix_int_at(p, "series.count"), 3);
     cJSON_Delete(p);
     /* another note is another event */
     cr_assert_eq(ev_emit(r, &ETCD, EV_NORMAL, "Hibernated", "Hibernate", "scaled to 1"), KERR_OK);
     cr_assert_eq(mockapi_wait_requests(m, 4, 5000), 0);
-    p = body_of(3, "POST");
+    p = mockfix_body(m, 3, "POST", NULL);
     cJSON_Delete(p);
     AWAIT(stats(r).created == 2);
     cr_assert_eq(stats(r).created, 2);
@@ -229,10 +175,10 @@ Test(events, repeats_within_the_patch_interval_are_coalesced, .init = start, .fi
     for (i = 0; i < 3; i++)
         cr_assert_eq(ev_emit(r, &ETCD, EV_NORMAL, "Synced", "Reconcile", NULL), KERR_OK);
     cr_assert_eq(mockapi_wait_requests(m, 2, 5000), 0);
-    p = body_of(1, "PATCH");
-    cr_assert_eq(int_at(p, "series.count"), 4, "one patch for the three repeats");
+    p = mockfix_body(m, 1, "PATCH", NULL);
+    cr_assert_eq(jsonfix_int_at(p, "series.count"), 4, "one patch for the three repeats");
     cJSON_Delete(p);
-    cJSON_Delete(body_of(0, "POST"));
+    cJSON_Delete(mockfix_body(m, 0, "POST", NULL));
     ev_free(r);
 }
 
@@ -247,11 +193,11 @@ Test(events, a_repeat_after_the_window_starts_a_new_event, .init = start, .fini 
     accept_all();
     cr_assert_eq(ev_emit(r, &ETCD, EV_NORMAL, "Synced", "Reconcile", "ok"), KERR_OK);
     cr_assert_eq(mockapi_wait_requests(m, 1, 5000), 0);
-    pause_ms(150); /* the window under test */
+    testutil_pause_ms(150); /* the window under test */
     cr_assert_eq(ev_emit(r, &ETCD, EV_NORMAL, "Synced", "Reconcile", "ok"), KERR_OK);
     cr_assert_eq(mockapi_wait_requests(m, 2, 5000), 0);
-    a = body_of(0, "POST");
-    b = body_of(1, "POST");
+    a = mockfix_body(m, 0, "POST", NULL);
+    b = mockfix_body(m, 1, "POST", NULL);
     cr_assert_str_neq(kjson_get_str(a, "metadata.name"), kjson_get_str(b, "metadata.name"));
     cr_assert_null(kjson_get(b, "series"));
     cJSON_Delete(a);
@@ -272,17 +218,17 @@ Test(events, emit_never_blocks_on_a_hanging_server, .init = start, .fini = stop)
                        .method = "POST", .target = EVENTS_PATH, .delay_ms = 1000, .times = -1 });
     cr_assert_eq(ev_emit(r, &ETCD, EV_NORMAL, "First", "Reconcile", NULL), KERR_OK);
     cr_assert_eq(mockapi_wait_requests(m, 1, 5000), 0, "the sender is now waiting on the server");
-    t0 = now_ms();
+    t0 = ktime_mono_ms();
     for (i = 0; i < 200; i++)
         cr_assert_eq(
             ev_emitf(r, i % 2 ? &ETCD : &OTHER, EV_NORMAL, "Step", "Reconcile", "step %d", i),
             KERR_OK);
-    took = now_ms() - t0;
+    took = ktime_mono_ms() - t0;
     cr_assert(took < 500, "200 emits took %lld ms while the server hangs", took);
     cr_assert_eq(stats(r).emitted, 201);
-    t0 = now_ms();
+    t0 = ktime_mono_ms();
     ev_free(r);
-    took = now_ms() - t0;
+    took = ktime_mono_ms() - t0;
     cr_assert(took < 1800, "stop must not send the backlog past its deadline: %lld ms", took);
 }
 
@@ -328,8 +274,8 @@ Test(events, note_is_cut_at_1kb_on_a_character_boundary, .init = start, .fini = 
     cr_assert_eq(ev_emit(r, &ETCD, EV_NORMAL, "Big", "Reconcile", big), KERR_OK);
     cr_assert_eq(ev_emitf(r, &OTHER, EV_NORMAL, "Utf", "Reconcile", "%s", utf), KERR_OK);
     cr_assert_eq(mockapi_wait_requests(m, 2, 5000), 0);
-    a = body_of(0, "POST");
-    b = body_of(1, "POST");
+    a = mockfix_body(m, 0, "POST", NULL);
+    b = mockfix_body(m, 1, "POST", NULL);
     n0 = kjson_get_str(a, "note");
     n1 = kjson_get_str(b, "note");
     cr_assert_eq(strlen(n0), EV_NOTE_MAX);
@@ -419,8 +365,8 @@ Test(events, stop_flushes_pending_series, .init = start, .fini = stop)
     cr_assert_eq(mockapi_request_count(m), 1, "the patch waits for its interval");
     ev_stop(r);
     cr_assert_eq(mockapi_request_count(m), 2);
-    p = body_of(1, "PATCH");
-    cr_assert_eq(int_at(p, "series.count"), 2);
+    p = mockfix_body(m, 1, "PATCH", NULL);
+    cr_assert_eq(jsonfix_int_at(p, "series.count"), 2);
     cJSON_Delete(p);
     cr_assert_eq(ev_emit(r, &ETCD, EV_NORMAL, "Synced", "Reconcile", NULL), KERR_CLOSED);
     ev_free(r);
@@ -473,7 +419,7 @@ Test(events, cluster_scoped_objects_get_default_namespace, .init = start, .fini 
     cr_assert_null(ref.namespace);
     cr_assert_eq(ev_emit(r, &ref, EV_NORMAL, "Seen", "Observe", NULL), KERR_OK);
     cr_assert_eq(mockapi_wait_requests(m, 1, 5000), 0);
-    b = body_of(0, "POST");
+    b = mockfix_body(m, 0, "POST", NULL);
     cr_assert_str_eq(kjson_get_str(b, "metadata.namespace"), "default");
     cr_assert_null(kjson_get(b, "regarding.namespace"));
     cr_assert_eq(mockapi_unexpected(m), 0);
@@ -509,20 +455,15 @@ static int64_t stored_count(struct k8s_client *kc, char *name, size_t size)
 Test(events, series_is_stored_by_the_api_server, .timeout = 60)
 {
     static const struct ev_ref pod = { "v1", "Pod", "default", "etcd-a-0", "u-1" };
-    struct ksim_harness_opts ho = { .no_controllers = 1 };
-    struct ksim_harness *h = NULL;
+    struct ksim_harness *h;
     struct ev_opts o = base_opts();
-    struct k8s_client *kc = NULL;
+    struct k8s_client *kc;
     struct ev_recorder *r = NULL;
-    struct cfg_rest rest;
-    char path[512], name[300] = "";
+    char name[300] = "";
 
     log_set_level(LOG_ERROR);
-    cr_assert_eq(ksim_harness_start(&ho, &h, &err), KERR_OK, "%s", err.msg);
-    snprintf(path, sizeof(path), "%s/admin.kubeconfig", h->dir);
-    cr_assert_eq(cfg_load_kubeconfig(path, NULL, &rest, &err), KERR_OK, "%s", err.msg);
-    cr_assert_eq(k8s_client_new(&rest, NULL, &kc, &err), KERR_OK, "%s", err.msg);
-    cfg_rest_release(&rest);
+    h = ksimfix_start(NULL);
+    kc = ksimcli_admin(h);
     cr_assert_eq(ev_new(kc, &o, &r, &err), KERR_OK, "%s", err.msg);
     cr_assert_eq(ev_emit(r, &pod, EV_WARNING, "BackOff", "Restart", "restarting"), KERR_OK);
     AWAIT(stats(r).created == 1);

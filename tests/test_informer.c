@@ -9,10 +9,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "common/cfg.h"
 #include "common/kjson.h"
 #include "common/kobj.h"
 #include "tests/support/mockapi.h"
+#include "tests/support/mockfix.h"
+#include "tests/support/testutil.h"
 
 static const struct k8s_resource ETCD = { "druid.gardener.cloud", "v1alpha1", "etcds", 1 };
 
@@ -96,14 +97,6 @@ static void on_delete(void *ctx, const cJSON *o)
     add_line("del %s@%s", nm(o), rv(o));
 }
 
-static long long now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int has_line(const char *want)
 {
     int i, found = 0;
@@ -128,23 +121,13 @@ static int lines(void)
 /* Poll until the handlers have seen want (5 s deadline). */
 static void await_line(const char *want)
 {
-    long long end = now_ms() + 5000;
-
-    while (!has_line(want) && now_ms() < end)
-        nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
+    TESTUTIL_AWAIT(has_line(want), 5000);
     cr_assert(has_line(want), "handlers never saw \"%s\" (%d lines)", want, lines());
 }
 
 static void setup(void)
 {
-    struct cfg_rest rest;
-
-    cr_assert_eq(mockapi_new(&m, &err), KERR_OK, "%s", err.msg);
-    cfg_rest_init(&rest);
-    rest.server = strdup(mockapi_url(m));
-    rest.token = strdup("t");
-    cr_assert_eq(k8s_client_new(&rest, NULL, &c, &err), KERR_OK, "%s", err.msg);
-    cfg_rest_release(&rest);
+    mockfix_start(&m, &c, "t", NULL);
     rec.n = 0;
     rec.inf = NULL;
     inf = NULL;
@@ -153,8 +136,7 @@ static void setup(void)
 static void teardown(void)
 {
     inf_free(inf);
-    k8s_client_free(c);
-    mockapi_free(m);
+    mockfix_stop(m, c);
 }
 
 /* An informer on shoot/etcds with fast backoff and the recording handlers, not started. */
@@ -222,6 +204,24 @@ static void assert_rv(const char *key, const char *want)
 
 TestSuite(informer, .init = setup, .fini = teardown, .timeout = 30);
 
+/*
+ * List a@1 at 10, stream ev on the watch from 10 and hold the watch from
+ * resume_rv; start the informer with o and wait until it has resumed there.
+ */
+static void run_until_resumed(struct inf_opts *o, const char *const *ev, const char *resume_rv)
+{
+    char target[160];
+    int w2;
+
+    snprintf(target, sizeof(target), WATCH "%s", resume_rv);
+    mockapi_expect(m, "GET", LIST, 200, LIST_BODY("10", ITEM("a", "1")));
+    stream(WATCH "10", ev);
+    w2 = held(target, NULL);
+    start(o);
+    cr_assert_eq(mockapi_wait_served(m, w2, 1, 5000), 0, "the next watch resumes from %s",
+                 resume_rv);
+}
+
 Test(informer, list_then_watch_applies_events_in_order)
 {
     static const char *const ev[] = { EVENT("ADDED", "c", "11") EVENT("MODIFIED", "a", "12"),
@@ -275,10 +275,10 @@ Test(informer, stop_cancels_the_watch_in_flight_promptly)
     w = held(WATCH "10", NULL);
     start(&o);
     cr_assert_eq(mockapi_wait_served(m, w, 1, 5000), 0);
-    t0 = now_ms();
+    t0 = ktime_mono_ms();
     inf_stop(inf);
     /* k8s_watch notices its cancel flag within about a second on an idle stream. */
-    cr_assert_lt(now_ms() - t0, 1500, "stop took %lld ms", now_ms() - t0);
+    cr_assert_lt(ktime_mono_ms() - t0, 1500, "stop took %lld ms", ktime_mono_ms() - t0);
     cr_assert_eq(inf_wait_synced(inf, 10), KERR_OK, "synced stays set after stop");
     inf_stop(inf);
 }
@@ -383,13 +383,8 @@ Test(informer, bookmarks_advance_the_resource_version_only)
     const struct mockapi_req *q;
     struct inf_stats st;
     char last[INF_RV_MAX];
-    int w2;
 
-    mockapi_expect(m, "GET", LIST, 200, LIST_BODY("10", ITEM("a", "1")));
-    stream(WATCH "10", ev);
-    w2 = held(WATCH "17", NULL);
-    start(&o);
-    cr_assert_eq(mockapi_wait_served(m, w2, 1, 5000), 0, "the next watch resumes from 17");
+    run_until_resumed(&o, ev, "17");
     q = request_matching(BASE, "17");
     cr_assert_not_null(q);
     cr_assert_str_eq(mockapi_req_param(q, "resourceVersion"), "17");
@@ -439,13 +434,8 @@ Test(informer, malformed_line_ends_the_watch_and_resumes)
                                       EVENT("ADDED", "never", "12"), NULL };
     struct inf_opts o = { 0 };
     struct inf_stats st;
-    int w2;
 
-    mockapi_expect(m, "GET", LIST, 200, LIST_BODY("10", ITEM("a", "1")));
-    stream(WATCH "10", ev);
-    w2 = held(WATCH "11", NULL);
-    start(&o);
-    cr_assert_eq(mockapi_wait_served(m, w2, 1, 5000), 0);
+    run_until_resumed(&o, ev, "11");
     inf_stats(inf, &st);
     cr_assert_eq(st.watch_errors, 1);
     cr_assert(has_line("add c@11"));
@@ -459,13 +449,8 @@ Test(informer, oversized_event_line_ends_the_watch)
                                       NULL };
     struct inf_opts o = { .line_max = 64 };
     struct inf_stats st;
-    int w2;
 
-    mockapi_expect(m, "GET", LIST, 200, LIST_BODY("10", ITEM("a", "1")));
-    stream(WATCH "10", ev);
-    w2 = held(WATCH "10", NULL);
-    start(&o);
-    cr_assert_eq(mockapi_wait_served(m, w2, 1, 5000), 0);
+    run_until_resumed(&o, ev, "10");
     inf_stats(inf, &st);
     cr_assert_eq(st.watch_errors, 1);
     cr_assert_eq(store_count(inf_store(inf)), 1);
@@ -481,13 +466,8 @@ Test(informer, other_error_event_resumes_without_relist)
     };
     struct inf_opts o = { 0 };
     struct inf_stats st;
-    int w2;
 
-    mockapi_expect(m, "GET", LIST, 200, LIST_BODY("10", ITEM("a", "1")));
-    stream(WATCH "10", ev);
-    w2 = held(WATCH "11", NULL);
-    start(&o);
-    cr_assert_eq(mockapi_wait_served(m, w2, 1, 5000), 0);
+    run_until_resumed(&o, ev, "11");
     inf_stats(inf, &st);
     cr_assert_eq(st.lists, 1);
     cr_assert_eq(st.expired, 0);
@@ -525,9 +505,9 @@ Test(informer, wait_synced_times_out_and_stop_ends_a_long_backoff)
     start(&o);
     cr_assert_eq(inf_wait_synced(inf, 100), KERR_TIMEOUT);
     cr_assert_eq(mockapi_wait_requests(m, 1, 5000), 0);
-    t0 = now_ms();
+    t0 = ktime_mono_ms();
     inf_stop(inf);
-    cr_assert_lt(now_ms() - t0, 1000, "stop interrupts the backoff");
+    cr_assert_lt(ktime_mono_ms() - t0, 1000, "stop interrupts the backoff");
     cr_assert_eq(inf_wait_synced(inf, 100), KERR_CANCELLED);
     cr_assert_not(inf_has_synced(inf));
 }

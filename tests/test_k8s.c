@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "common/cfg.h"
+#include "tests/support/jsonfix.h"
 #include "tests/support/mockapi.h"
+#include "tests/support/mockfix.h"
 
 static const struct k8s_resource PODS = { "", "v1", "pods", 1 };
 static const struct k8s_resource NODES = { "", "v1", "nodes", 0 };
@@ -19,28 +21,12 @@ static struct kerr_info err;
 
 static void start(void)
 {
-    struct cfg_rest rest;
-
-    cr_assert_eq(mockapi_new(&m, &err), KERR_OK, "%s", err.msg);
-    cfg_rest_init(&rest);
-    rest.server = strdup(mockapi_url(m));
-    rest.token = strdup("tok-1");
-    cr_assert_eq(k8s_client_new(&rest, NULL, &c, &err), KERR_OK, "%s", err.msg);
-    cfg_rest_release(&rest);
+    mockfix_start(&m, &c, "tok-1", NULL);
 }
 
 static void stop(void)
 {
-    k8s_client_free(c);
-    mockapi_free(m);
-}
-
-static cJSON *parse(const char *s)
-{
-    cJSON *j = cJSON_Parse(s);
-
-    cr_assert_not_null(j, "bad JSON in test: %s", s);
-    return j;
+    mockfix_stop(m, c);
 }
 
 static char *path_of(const struct k8s_resource *res, const char *ns, const char *name,
@@ -197,8 +183,8 @@ Test(k8s, not_found_returns_the_status, .init = start, .fini = stop)
 
 Test(k8s, conflicts_keep_their_reason, .init = start, .fini = stop)
 {
-    cJSON *obj = parse("{\"metadata\":{\"name\":\"x\",\"namespace\":\"default\","
-                       "\"resourceVersion\":\"7\"}}");
+    cJSON *obj = jsonfix_parse("{\"metadata\":{\"name\":\"x\",\"namespace\":\"default\","
+                               "\"resourceVersion\":\"7\"}}");
 
     mockapi_expect(m, "POST", "/api/v1/namespaces/default/pods", 409,
                    "{\"kind\":\"Status\",\"reason\":\"AlreadyExists\",\"code\":409,"
@@ -311,8 +297,8 @@ Test(k8s, list_all_restarts_without_limit_when_continue_expires, .init = start, 
 Test(k8s, create_posts_the_object_with_write_options, .init = start, .fini = stop)
 {
     struct k8s_write_opts o = { .dry_run = 1, .field_manager = "etcd-warden" };
-    cJSON *obj = parse("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\","
-                       "\"metadata\":{\"name\":\"cm\",\"namespace\":\"ns2\"}}");
+    cJSON *obj = jsonfix_parse("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\","
+                               "\"metadata\":{\"name\":\"cm\",\"namespace\":\"ns2\"}}");
     const struct mockapi_req *q;
     cJSON *sent, *got = NULL;
 
@@ -335,8 +321,8 @@ Test(k8s, create_posts_the_object_with_write_options, .init = start, .fini = sto
 Test(k8s, update_of_the_status_subresource, .init = start, .fini = stop)
 {
     struct k8s_write_opts o = { .subresource = "status" };
-    cJSON *obj = parse("{\"metadata\":{\"name\":\"main\",\"namespace\":\"shoot\","
-                       "\"resourceVersion\":\"5\"},\"status\":{\"ready\":true}}");
+    cJSON *obj = jsonfix_parse("{\"metadata\":{\"name\":\"main\",\"namespace\":\"shoot\","
+                               "\"resourceVersion\":\"5\"},\"status\":{\"ready\":true}}");
 
     mockapi_expect(m, "PUT",
                    "/apis/druid.gardener.cloud/v1alpha1/namespaces/shoot/etcds/main/status", 200,
@@ -353,8 +339,8 @@ Test(k8s, patch_types_and_server_side_apply, .init = start, .fini = stop)
                                          "application/strategic-merge-patch+json",
                                          "application/apply-patch+yaml" };
     struct k8s_write_opts o = { .field_manager = "warden", .force = 1 };
-    cJSON *obj = parse("{\"metadata\":{\"labels\":{\"a\":\"b\"}}}");
-    cJSON *ops = parse("[{\"op\":\"remove\",\"path\":\"/metadata/labels/a\"}]");
+    cJSON *obj = jsonfix_parse("{\"metadata\":{\"labels\":{\"a\":\"b\"}}}");
+    cJSON *ops = jsonfix_parse("[{\"op\":\"remove\",\"path\":\"/metadata/labels/a\"}]");
     const struct mockapi_req *q;
     int i;
 

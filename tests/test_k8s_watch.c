@@ -7,8 +7,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "common/cfg.h"
 #include "tests/support/mockapi.h"
+#include "tests/support/mockfix.h"
 
 static const struct k8s_resource ETCD = { "druid.gardener.cloud", "v1alpha1", "etcds", 1 };
 
@@ -47,14 +47,8 @@ static double now(void)
 static void start_with(long idle_s)
 {
     struct k8s_client_opts o = { .watch_idle_s = idle_s };
-    struct cfg_rest rest;
 
-    cr_assert_eq(mockapi_new(&m, &err), KERR_OK, "%s", err.msg);
-    cfg_rest_init(&rest);
-    rest.server = strdup(mockapi_url(m));
-    rest.token = strdup("t");
-    cr_assert_eq(k8s_client_new(&rest, &o, &c, &err), KERR_OK, "%s", err.msg);
-    cfg_rest_release(&rest);
+    mockfix_start(&m, &c, "t", &o);
     buf_init(&seen.data, 1 << 20);
     seen.calls = 0;
     seen.stop_after = 0;
@@ -67,8 +61,7 @@ static void start(void)
 
 static void stop(void)
 {
-    k8s_client_free(c);
-    mockapi_free(m);
+    mockfix_stop(m, c);
     buf_release(&seen.data);
 }
 

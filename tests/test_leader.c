@@ -10,13 +10,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/cfg.h"
 #include "common/k8s.h"
 #include "common/kjson.h"
 #include "common/ktime.h"
 #include "common/log.h"
-#include "tests/kube-sim/harness.h"
-#include "tests/support/mockapi.h"
+#include "tests/support/jsonfix.h"
+#include "tests/support/ksimcli.h"
+#include "tests/support/ksimfix.h"
+#include "tests/support/mockfix.h"
+#include "tests/support/testutil.h"
 
 #define LEASE_PATH  "/apis/coordination.k8s.io/v1/namespaces/ns/leases/lock"
 #define LEASES_PATH "/apis/coordination.k8s.io/v1/namespaces/ns/leases"
@@ -75,21 +77,15 @@ static void on_new_leader(void *arg, const char *id)
 
 static void start(void)
 {
-    struct cfg_rest rest;
     struct k8s_client_opts o = { .request_timeout_ms = 3000 };
 
     log_set_level(LOG_ERROR);
-    cr_assert_eq(mockapi_new(&m, &err), KERR_OK, "%s", err.msg);
-    cfg_rest_init(&rest);
-    rest.server = strdup(mockapi_url(m));
-    cr_assert_eq(k8s_client_new(&rest, &o, &c, &err), KERR_OK, "%s", err.msg);
-    cfg_rest_release(&rest);
+    mockfix_start(&m, &c, NULL, &o);
 }
 
 static void stop(void)
 {
-    k8s_client_free(c);
-    mockapi_free(m);
+    mockfix_stop(m, c);
 }
 
 static struct le_opts base_opts(struct calls *k)
@@ -111,50 +107,6 @@ static struct le *new_le(const struct le_opts *o)
 
     cr_assert_eq(le_new(c, o, &le, &err), KERR_OK, "%s", err.msg);
     return le;
-}
-
-/* The spec of the i-th recorded request's body (caller deletes the returned root). */
-static cJSON *request_body(size_t i, const char *method, const char *path)
-{
-    const struct mockapi_req *r = mockapi_request(m, i);
-    cJSON *j;
-
-    cr_assert_not_null(r, "no request %zu", i);
-    cr_assert_str_eq(r->method, method);
-    cr_assert_str_eq(r->path, path);
-    j = cJSON_ParseWithLengthOpts(r->body, r->body_len, NULL, 0);
-    cr_assert_not_null(j, "request %zu body is not JSON", i);
-    return j;
-}
-
-static void assert_microtime(const char *s)
-{
-    struct timespec ts;
-
-    cr_assert_not_null(s);
-    cr_assert_eq(strlen(s), KTIME_MICROTIME_LEN, "not a MicroTime: %s", s);
-    cr_assert_eq(s[19], '.', "no microseconds: %s", s);
-    cr_assert_eq(ktime_parse(s, &ts, NULL), KERR_OK, "%s", s);
-}
-
-static int64_t spec_int(const cJSON *j, const char *path)
-{
-    int64_t v = -1;
-
-    cr_assert_eq(kjson_get_int64(j, path, &v), KERR_OK, "%s missing", path);
-    return v;
-}
-
-static int await_count(atomic_int *n, int want, long timeout_ms)
-{
-    struct timespec ts = { 0, 2000000 };
-    long waited = 0;
-
-    while (atomic_load(n) < want && waited < timeout_ms) {
-        nanosleep(&ts, NULL);
-        waited += 2;
-    }
-    return atomic_load(n) >= want;
 }
 
 struct vcase {
@@ -245,7 +197,7 @@ Test(leader, acquire_creates_the_lease_when_absent, .init = start, .fini = stop)
     struct calls k = { 0 };
     struct le_opts o = base_opts(&k);
     struct le *le = acquire_absent(&k, &o);
-    cJSON *body = request_body(1, "POST", LEASES_PATH);
+    cJSON *body = mockfix_body(m, 1, "POST", LEASES_PATH);
 
     cr_assert(le_is_leader(le));
     cr_assert_str_eq(kjson_get_str(body, "apiVersion"), "coordination.k8s.io/v1");
@@ -253,10 +205,10 @@ Test(leader, acquire_creates_the_lease_when_absent, .init = start, .fini = stop)
     cr_assert_str_eq(kjson_get_str(body, "metadata.name"), "lock");
     cr_assert_str_eq(kjson_get_str(body, "metadata.namespace"), "ns");
     cr_assert_str_eq(kjson_get_str(body, "spec.holderIdentity"), "me");
-    cr_assert_eq(spec_int(body, "spec.leaseDurationSeconds"), 15);
-    cr_assert_eq(spec_int(body, "spec.leaseTransitions"), 0);
-    assert_microtime(kjson_get_str(body, "spec.acquireTime"));
-    assert_microtime(kjson_get_str(body, "spec.renewTime"));
+    cr_assert_eq(jsonfix_int_at(body, "spec.leaseDurationSeconds"), 15);
+    cr_assert_eq(jsonfix_int_at(body, "spec.leaseTransitions"), 0);
+    jsonfix_assert_microtime(kjson_get_str(body, "spec.acquireTime"));
+    jsonfix_assert_microtime(kjson_get_str(body, "spec.renewTime"));
     cr_assert_eq(mockapi_unexpected(m), 0);
     cJSON_Delete(body);
     le_free(le);
@@ -267,20 +219,20 @@ Test(leader, leader_renews_with_the_last_resource_version, .init = start, .fini 
     struct calls k = { 0 };
     struct le_opts o = base_opts(&k);
     struct le *le = acquire_absent(&k, &o);
-    cJSON *created = request_body(1, "POST", LEASES_PATH), *renewed;
+    cJSON *created = mockfix_body(m, 1, "POST", LEASES_PATH), *renewed;
     enum le_round r;
 
     mockapi_expect(m, "PUT", LEASE_PATH, 200, LEASE("2", "me", 0, "2030-01-01T00:00:01.000000Z"));
     cr_assert_eq(le_try_acquire_or_renew(le, &r, &err), KERR_OK, "%s", err.msg);
     cr_assert_eq(r, LE_ROUND_LEADER);
     cr_assert_eq(mockapi_request_count(m), 3, "a leader renews without a GET");
-    renewed = request_body(2, "PUT", LEASE_PATH);
+    renewed = mockfix_body(m, 2, "PUT", LEASE_PATH);
     cr_assert_str_eq(kjson_get_str(renewed, "metadata.resourceVersion"), "1");
     cr_assert_str_eq(kjson_get_str(renewed, "spec.holderIdentity"), "me");
     cr_assert_str_eq(kjson_get_str(renewed, "spec.acquireTime"),
                      kjson_get_str(created, "spec.acquireTime"), "a renewal keeps acquireTime");
-    cr_assert_eq(spec_int(renewed, "spec.leaseTransitions"), 0);
-    assert_microtime(kjson_get_str(renewed, "spec.renewTime"));
+    cr_assert_eq(jsonfix_int_at(renewed, "spec.leaseTransitions"), 0);
+    jsonfix_assert_microtime(kjson_get_str(renewed, "spec.renewTime"));
     cr_assert(le_is_leader(le));
     cr_assert_eq(le_slowpath_count(le), 0);
     cJSON_Delete(created);
@@ -302,9 +254,9 @@ Test(leader, failed_optimistic_renewal_falls_back_to_get, .init = start, .fini =
     cr_assert_eq(le_try_acquire_or_renew(le, &r, &err), KERR_OK, "%s", err.msg);
     cr_assert_eq(r, LE_ROUND_LEADER);
     cr_assert_eq(le_slowpath_count(le), 1);
-    put = request_body(4, "PUT", LEASE_PATH);
+    put = mockfix_body(m, 4, "PUT", LEASE_PATH);
     cr_assert_str_eq(kjson_get_str(put, "metadata.resourceVersion"), "5");
-    cr_assert_eq(spec_int(put, "spec.leaseTransitions"), 0, "renewing is not a transition");
+    cr_assert_eq(jsonfix_int_at(put, "spec.leaseTransitions"), 0, "renewing is not a transition");
     cJSON_Delete(put);
     le_free(le);
 }
@@ -353,13 +305,13 @@ Test(leader, expired_lease_is_taken_over, .init = start, .fini = stop)
     cr_assert_eq(le_try_acquire_or_renew(le, &r, &err), KERR_OK, "%s", err.msg);
     cr_assert_eq(r, LE_ROUND_LEADER);
     cr_assert(le_is_leader(le));
-    put = request_body(3, "PUT", LEASE_PATH);
+    put = mockfix_body(m, 3, "PUT", LEASE_PATH);
     cr_assert_str_eq(kjson_get_str(put, "metadata.resourceVersion"), "7");
     cr_assert_str_eq(kjson_get_str(put, "spec.holderIdentity"), "me");
-    cr_assert_eq(spec_int(put, "spec.leaseTransitions"), 4);
+    cr_assert_eq(jsonfix_int_at(put, "spec.leaseTransitions"), 4);
     cr_assert_str_neq(kjson_get_str(put, "spec.acquireTime"), "2020-01-01T00:00:00.000000Z",
                       "a takeover sets a new acquireTime");
-    assert_microtime(kjson_get_str(put, "spec.acquireTime"));
+    jsonfix_assert_microtime(kjson_get_str(put, "spec.acquireTime"));
     cJSON_Delete(put);
     le_free(le);
 }
@@ -423,9 +375,9 @@ Test(leader, failing_renewals_step_down_after_the_deadline, .init = start, .fini
     mockapi_expect(m, "POST", LEASES_PATH, 201, LEASE("1", "me", 0, "2030-01-01T00:00:00.000000Z"));
     mockapi_add(m, &(struct mockapi_spec){ .target = LEASE_PATH, .status = 500, .times = -1 });
     cr_assert_eq(le_start(le, &err), KERR_OK, "%s", err.msg);
-    cr_assert(await_count(&k.started, 1, 5000), "never became leader");
+    cr_assert(testutil_await_count(&k.started, 1, 5000), "never became leader");
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    cr_assert(await_count(&k.stopped, 1, 5000), "did not step down");
+    cr_assert(testutil_await_count(&k.stopped, 1, 5000), "did not step down");
     clock_gettime(CLOCK_MONOTONIC, &t1);
     ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
     cr_assert(ms >= 300, "stepped down after %ld ms, before the renew deadline", ms);
@@ -457,7 +409,7 @@ Test(leader, stop_releases_the_lease, .init = start, .fini = stop)
                                         .body = LEASE("2", "me", 0, "2030-01-01T00:00:00.000000Z"),
                                         .times = -1 });
     cr_assert_eq(le_start(le, &err), KERR_OK, "%s", err.msg);
-    cr_assert(await_count(&k.started, 1, 5000));
+    cr_assert(testutil_await_count(&k.started, 1, 5000));
     cr_assert_eq(mockapi_wait_requests(m, 4, 5000), 0, "no renewal seen");
     cr_assert(le_is_leader(le));
     cr_assert_eq(atomic_load(&k.new_leader), 1);
@@ -466,10 +418,10 @@ Test(leader, stop_releases_the_lease, .init = start, .fini = stop)
     cr_assert_eq(atomic_load(&k.stopped), 1);
     cr_assert_not(le_is_leader(le));
     n = mockapi_request_count(m);
-    rel = request_body(n - 1, "PUT", LEASE_PATH);
+    rel = mockfix_body(m, n - 1, "PUT", LEASE_PATH);
     cr_assert_str_eq(kjson_get_str(rel, "spec.holderIdentity"), "");
-    cr_assert_eq(spec_int(rel, "spec.leaseDurationSeconds"), 1);
-    cr_assert_eq(spec_int(rel, "spec.leaseTransitions"), 0);
+    cr_assert_eq(jsonfix_int_at(rel, "spec.leaseDurationSeconds"), 1);
+    cr_assert_eq(jsonfix_int_at(rel, "spec.leaseTransitions"), 0);
     cr_assert_str_eq(kjson_get_str(rel, "metadata.resourceVersion"), "2");
     cJSON_Delete(rel);
     le_free(le);
@@ -480,34 +432,20 @@ Test(leader, stop_releases_the_lease, .init = start, .fini = stop)
 
 static const struct k8s_resource LEASE_RES = { "coordination.k8s.io", "v1", "leases", 1 };
 
-static long long mono_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 Test(leader, two_candidates_hand_over_on_release, .timeout = 60)
 {
-    struct ksim_harness_opts ho = { .no_controllers = 1 };
-    struct ksim_harness *h = NULL;
-    struct cfg_rest rest;
-    struct k8s_client *kc = NULL;
+    struct ksim_harness *h;
+    struct k8s_client *kc;
     struct calls ka = { 0 }, kb = { 0 };
     struct le_opts o = base_opts(&ka);
     struct le *a, *b;
-    char path[512];
     long long t0, took;
     cJSON *lease = NULL;
     int64_t transitions = -1;
 
     log_set_level(LOG_ERROR);
-    cr_assert_eq(ksim_harness_start(&ho, &h, &err), KERR_OK, "%s", err.msg);
-    snprintf(path, sizeof(path), "%s/admin.kubeconfig", h->dir);
-    cr_assert_eq(cfg_load_kubeconfig(path, NULL, &rest, &err), KERR_OK, "%s", err.msg);
-    cr_assert_eq(k8s_client_new(&rest, NULL, &kc, &err), KERR_OK, "%s", err.msg);
-    cfg_rest_release(&rest);
+    h = ksimfix_start(NULL);
+    kc = ksimcli_admin(h);
     o.lease_namespace = "default";
     o.lease_duration_ms = 4000;
     o.renew_deadline_ms = 3000;
@@ -518,17 +456,17 @@ Test(leader, two_candidates_hand_over_on_release, .timeout = 60)
     o.arg = &kb;
     cr_assert_eq(le_new(kc, &o, &b, &err), KERR_OK, "%s", err.msg);
     cr_assert_eq(le_start(a, &err), KERR_OK);
-    cr_assert(await_count(&ka.started, 1, 10000), "a never led");
+    cr_assert(testutil_await_count(&ka.started, 1, 10000), "a never led");
     cr_assert_eq(le_start(b, &err), KERR_OK);
-    cr_assert(await_count(&kb.new_leader, 1, 10000), "b never saw the leader");
+    cr_assert(testutil_await_count(&kb.new_leader, 1, 10000), "b never saw the leader");
     cr_assert_str_eq(kb.leader, "a");
     cr_assert_eq(atomic_load(&kb.started), 0, "two leaders at once");
     cr_assert(le_is_leader(a));
     cr_assert_not(le_is_leader(b));
-    t0 = mono_ms();
+    t0 = ktime_mono_ms();
     le_stop(a);
-    cr_assert(await_count(&kb.started, 1, 10000), "b never took over");
-    took = mono_ms() - t0;
+    cr_assert(testutil_await_count(&kb.started, 1, 10000), "b never took over");
+    took = ktime_mono_ms() - t0;
     cr_assert(took < 3000, "takeover after %lld ms: the release was not seen", took);
     cr_assert_eq(atomic_load(&ka.stopped), 1);
     cr_assert_str_eq(kb.leader, "b");

@@ -6,10 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/cfg.h"
 #include "common/kjson.h"
 #include "common/kobj.h"
+#include "tests/support/jsonfix.h"
 #include "tests/support/mockapi.h"
+#include "tests/support/mockfix.h"
 
 static const struct k8s_resource ETCD = { "druid.gardener.cloud", "v1alpha1", "etcds", 1 };
 
@@ -31,37 +32,15 @@ static struct kerr_info err;
 
 static void setup(void)
 {
-    struct cfg_rest rest;
-
-    cr_assert_eq(mockapi_new(&m, &err), KERR_OK, "%s", err.msg);
-    cfg_rest_init(&rest);
-    rest.server = strdup(mockapi_url(m));
-    rest.token = strdup("t");
-    cr_assert_eq(k8s_client_new(&rest, NULL, &c, &err), KERR_OK, "%s", err.msg);
-    cfg_rest_release(&rest);
+    mockfix_start(&m, &c, "t", NULL);
 }
 
 static void teardown(void)
 {
-    k8s_client_free(c);
-    mockapi_free(m);
+    mockfix_stop(m, c);
 }
 
 TestSuite(pager, .init = setup, .fini = teardown, .timeout = 30);
-
-/* The names of items, joined by ',' into out. */
-static void names(const cJSON *items, char *out, size_t n)
-{
-    const cJSON *it;
-    size_t len = 0;
-
-    out[0] = '\0';
-    cJSON_ArrayForEach (it, items) {
-        len += (size_t)snprintf(out + len, n - len, "%s%s", len ? "," : "",
-                                kjson_get_str(it, "metadata.name"));
-        cr_assert_lt(len, n);
-    }
-}
 
 Test(pager, follows_continue_tokens)
 {
@@ -76,7 +55,7 @@ Test(pager, follows_continue_tokens)
     mockapi_expect(m, "GET", LIST "&limit=2&continue=tok2", 200, PAGE("20", "", ITEM("e", "5")));
     cr_assert_eq(pager_list(c, &ETCD, "shoot", &o, &items, rv, sizeof(rv), &err), KERR_OK, "%s",
                  err.msg);
-    names(items, got, sizeof(got));
+    jsonfix_names(items, got, sizeof(got));
     cr_assert_str_eq(got, "a,b,c,d,e");
     cr_assert_str_eq(rv, "20");
     cr_assert_not_null(kjson_get(cJSON_GetArrayItem(items, 0), "spec"), "kept whole");
@@ -95,7 +74,7 @@ Test(pager, no_limit_is_one_request)
                    "{\"metadata\":{\"resourceVersion\":\"9\"},\"items\":[" ITEM("a", "1") "]}");
     cr_assert_eq(pager_list(c, &ETCD, "shoot", &o, &items, rv, sizeof(rv), &err), KERR_OK, "%s",
                  err.msg);
-    names(items, got, sizeof(got));
+    jsonfix_names(items, got, sizeof(got));
     cr_assert_str_eq(got, "a");
     cr_assert_str_eq(rv, "9");
     cr_assert_eq(mockapi_unexpected(m), 0);
@@ -114,7 +93,7 @@ Test(pager, expired_continue_token_restarts_in_one_piece)
                    PAGE("30", "", ITEM("a", "1") "," ITEM("b", "2")));
     cr_assert_eq(pager_list(c, &ETCD, "shoot", &o, &items, rv, sizeof(rv), &err), KERR_OK, "%s",
                  err.msg);
-    names(items, got, sizeof(got));
+    jsonfix_names(items, got, sizeof(got));
     cr_assert_str_eq(got, "a,b", "the abandoned first page is dropped");
     cr_assert_str_eq(rv, "30");
     cr_assert_eq(mockapi_unexpected(m), 0);
@@ -210,7 +189,7 @@ Test(pager, list_object_keeps_the_envelope_with_the_last_version)
     cr_assert_str_eq(kjson_get_str(list, "metadata.resourceVersion"), "21");
     cr_assert_null(kjson_get(list, "metadata.continue"));
     cr_assert_null(kjson_get(list, "metadata.remainingItemCount"));
-    names(kjson_get(list, "items"), got, sizeof(got));
+    jsonfix_names(kjson_get(list, "items"), got, sizeof(got));
     cr_assert_str_eq(got, "a,b");
     cr_assert_null(kjson_get(list, "items.0.spec"), "projected");
     q = mockapi_request(m, 1);

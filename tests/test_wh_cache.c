@@ -11,11 +11,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/cfg.h"
 #include "common/k8s.h"
 #include "common/kjson.h"
 #include "common/log.h"
 #include "tests/support/mockapi.h"
+#include "tests/support/mockfix.h"
 #include "webhook/wh_cache.h"
 #include "webhook/wh_dispatch.h"
 
@@ -49,12 +49,11 @@ struct fx {
 
 static void up(struct fx *f, int fallback_limit)
 {
-    struct cfg_rest rest;
     struct wh_cache_opts o = { 0 };
     struct kerr_info err;
 
     memset(f, 0, sizeof(*f));
-    cr_assert_eq(mockapi_new(&f->m, &err), KERR_OK, "%s", err.msg);
+    mockfix_start(&f->m, &f->client, "t", NULL);
     mockapi_add(f->m, &(struct mockapi_spec){
                           .method = "GET", .target = ETCD_PATH "?!watch", .body = etcd_list });
     f->etcd_watch = mockapi_add(
@@ -66,11 +65,6 @@ static void up(struct fx *f, int fallback_limit)
                                         .body = sts_list });
     f->sts_watch = mockapi_add(
         f->m, &(struct mockapi_spec){ .method = "GET", .target = STS_PATH "?watch", .hold = 1 });
-    cfg_rest_init(&rest);
-    rest.server = strdup(mockapi_url(f->m));
-    rest.token = strdup("t");
-    cr_assert_eq(k8s_client_new(&rest, NULL, &f->client, &err), KERR_OK, "%s", err.msg);
-    cfg_rest_release(&rest);
     o.client = f->client;
     o.fallback_limit = fallback_limit;
     cr_assert_eq(wh_cache_new(&o, &f->cache, &err), KERR_OK, "%s", err.msg);
@@ -84,8 +78,7 @@ static void up(struct fx *f, int fallback_limit)
 static void down(struct fx *f)
 {
     wh_cache_free(f->cache);
-    k8s_client_free(f->client);
-    mockapi_free(f->m);
+    mockfix_stop(f->m, f->client);
 }
 
 Test(wh_cache, lookups_come_from_the_caches)

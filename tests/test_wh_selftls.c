@@ -10,12 +10,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "common/cfg.h"
 #include "common/crypto.h"
 #include "common/k8s.h"
 #include "common/kjson.h"
 #include "common/tlsx.h"
 #include "tests/support/mockapi.h"
+#include "tests/support/mockfix.h"
 #include "webhook/wh_selftls.h"
 
 #define SECRET_PATH "/api/v1/namespaces/sys/secrets"
@@ -34,18 +34,12 @@ static void up(struct fx *f, long lifetime_s)
 {
     static const char *const vwcs[] = { "warden" };
     static const char *const mwcs[] = { "warden-m" };
-    struct cfg_rest rest;
     struct wh_tls_opts to = { 0 };
     struct wh_selftls_opts so = { 0 };
     struct kerr_info err;
 
     memset(f, 0, sizeof(*f));
-    cr_assert_eq(mockapi_new(&f->m, &err), KERR_OK, "%s", err.msg);
-    cfg_rest_init(&rest);
-    rest.server = strdup(mockapi_url(f->m));
-    rest.token = strdup("t");
-    cr_assert_eq(k8s_client_new(&rest, NULL, &f->client, &err), KERR_OK, "%s", err.msg);
-    cfg_rest_release(&rest);
+    mockfix_start(&f->m, &f->client, "t", NULL);
     cr_assert_eq(wh_tls_new(&to, &f->tls, &err), KERR_OK, "%s", err.msg);
     so.client = f->client;
     so.ns = "sys";
@@ -64,8 +58,7 @@ static void down(struct fx *f)
 {
     wh_selftls_free(f->st);
     wh_tls_free(f->tls);
-    k8s_client_free(f->client);
-    mockapi_free(f->m);
+    mockfix_stop(f->m, f->client);
 }
 
 static char *data_pem(const cJSON *secret, const char *key)

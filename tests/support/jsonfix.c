@@ -52,6 +52,14 @@ int64_t jsonfix_int(const cJSON *j, const char *path)
     return v;
 }
 
+int64_t jsonfix_int_at(const cJSON *j, const char *path)
+{
+    int64_t v = -1;
+
+    cr_assert_eq(kjson_get_int64(j, path, &v), KERR_OK, "%s missing", path);
+    return v;
+}
+
 void jsonfix_assert_microtime(const char *s)
 {
     struct timespec ts;

@@ -33,6 +33,9 @@ const char *jsonfix_str(const cJSON *j, const char *path);
 /* The integer at path, or -1 when absent or not an integer. */
 int64_t jsonfix_int(const cJSON *j, const char *path);
 
+/* The integer at path, asserting that there is one. */
+int64_t jsonfix_int_at(const cJSON *j, const char *path);
+
 /* Assert that s is a metav1.MicroTime ("2006-01-02T15:04:05.000000Z") that ktime_parse reads. */
 void jsonfix_assert_microtime(const char *s);
 
