@@ -131,3 +131,20 @@ char *buf_detach(struct buf *b, size_t *len)
     b->cap = 0;
     return p;
 }
+
+char *buf_dupf(size_t max, const char *fmt, ...)
+{
+    struct buf b;
+    va_list ap;
+    enum kerr rc;
+
+    buf_init(&b, max);
+    va_start(ap, fmt);
+    rc = buf_vappendf(&b, fmt, ap);
+    va_end(ap);
+    if (rc != KERR_OK) {
+        buf_release(&b);
+        return NULL;
+    }
+    return buf_detach(&b, NULL);
+}

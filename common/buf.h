@@ -60,4 +60,11 @@ const char *buf_str(const struct buf *b);
  */
 char *buf_detach(struct buf *b, size_t *len);
 
+/*
+ * Formatted text of at most max bytes as a new NUL-terminated malloc'd
+ * string (TAKES: free() it), e.g. "ns/name" or "dir/file". NULL when it
+ * would be longer than max or without memory.
+ */
+char *buf_dupf(size_t max, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 #endif

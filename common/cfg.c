@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 
 #include <openssl/crypto.h>
 
+#include "common/buf.h"
 #include "common/ktime.h"
 #include "common/kubeconfig.h"
 #include "common/log.h"
@@ -48,14 +50,10 @@ static const char *errtext(int e, char *b, size_t n)
     return b;
 }
 
+/* dir/name; NULL without memory or past PATH_MAX. */
 static char *join(const char *dir, const char *name)
 {
-    size_t n = strlen(dir) + strlen(name) + 2;
-    char *p = malloc(n);
-
-    if (p)
-        snprintf(p, n, "%s/%s", dir, name);
-    return p;
+    return buf_dupf(PATH_MAX, "%s/%s", dir, name);
 }
 
 void cfg_rest_init(struct cfg_rest *r)

@@ -10,8 +10,7 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
-/* Record the oldest queued OpenSSL error behind what, and clear the queue. */
-static enum kerr ossl_fail(struct kerr_info *err, enum kerr code, const char *what)
+enum kerr crypto_ossl_fail(struct kerr_info *err, enum kerr code, const char *who, const char *what)
 {
     char detail[256] = "";
     unsigned long e = ERR_peek_error();
@@ -19,7 +18,12 @@ static enum kerr ossl_fail(struct kerr_info *err, enum kerr code, const char *wh
     if (e)
         ERR_error_string_n(e, detail, sizeof(detail));
     ERR_clear_error();
-    return kerr_set(err, code, "crypto: %s%s%s", what, detail[0] ? ": " : "", detail);
+    return kerr_set(err, code, "%s: %s%s%s", who, what, detail[0] ? ": " : "", detail);
+}
+
+static enum kerr ossl_fail(struct kerr_info *err, enum kerr code, const char *what)
+{
+    return crypto_ossl_fail(err, code, "crypto", what);
 }
 
 enum kerr crypto_b64_encode(const void *data, size_t len, char **out, size_t *out_len,

@@ -1,7 +1,8 @@
 /*
  * crypto - small helpers on OpenSSL 3: base64 (the caBundle of webhook
  * configurations, Secret data), SHA-256 as hex, random hex strings and
- * random (version 4) UUIDs from RAND_bytes.
+ * random (version 4) UUIDs from RAND_bytes, and the message of a failed
+ * OpenSSL call (for tlsx too).
  *
  * Thread safety: every function is reentrant (OpenSSL 3 initialises itself
  * thread-safely); output buffers belong to the caller.
@@ -46,5 +47,13 @@ enum kerr crypto_random_hex(size_t nbytes, char *out, size_t out_size, struct ke
 
 /* A random (version 4, RFC 4122 variant) UUID "xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx". */
 enum kerr crypto_uuid4(char out[CRYPTO_UUID_LEN + 1], struct kerr_info *err);
+
+/*
+ * Record in err "<who>: <what>: <the oldest queued OpenSSL error>" (without
+ * the last part when the queue is empty), clear the thread's OpenSSL error
+ * queue, and return code.
+ */
+enum kerr crypto_ossl_fail(struct kerr_info *err, enum kerr code, const char *who,
+                           const char *what);
 
 #endif

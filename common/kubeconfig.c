@@ -9,6 +9,7 @@
 #include <openssl/evp.h>
 #include <yaml.h>
 
+#include "common/buf.h"
 #include "common/ydoc.h"
 
 /* The walk over one loaded kubeconfig. */
@@ -123,16 +124,9 @@ out:
 
 static char *resolve(struct kc *kc, const char *rel)
 {
-    size_t n;
-    char *p;
-
     if (rel[0] == '/' || !kc->dir)
         return strdup(rel);
-    n = strlen(kc->dir) + strlen(rel) + 2;
-    p = malloc(n);
-    if (p)
-        snprintf(p, n, "%s/%s", kc->dir, rel);
-    return p;
+    return buf_dupf(PATH_MAX, "%s/%s", kc->dir, rel);
 }
 
 static int has_pem(const char *p, size_t n)

@@ -21,6 +21,7 @@
 
 #include <cJSON.h>
 
+#include "common/buf.h"
 #include "common/crypto.h"
 #include "common/k8s.h"
 #include "common/kjson.h"
@@ -123,12 +124,12 @@ static enum kerr default_identity(char **out, struct kerr_info *err)
 
 static enum kerr copy_names(struct le *le, const struct le_opts *o, struct kerr_info *err)
 {
-    size_t n = strlen(o->lease_namespace) + strlen(o->lease_name) + 2;
     enum kerr rc = KERR_OK;
 
     le->ns = strdup(o->lease_namespace);
     le->name = strdup(o->lease_name);
-    le->ref = malloc(n);
+    le->ref = buf_dupf(strlen(o->lease_namespace) + 1 + strlen(o->lease_name), "%s/%s",
+                       o->lease_namespace, o->lease_name);
     if (o->identity)
         le->identity = strdup(o->identity);
     else
@@ -137,7 +138,6 @@ static enum kerr copy_names(struct le *le, const struct le_opts *o, struct kerr_
         return rc;
     if (!le->ns || !le->name || !le->ref || !le->identity)
         return kerr_set(err, KERR_NOMEM, "leader election: out of memory");
-    snprintf(le->ref, n, "%s/%s", le->ns, le->name);
     return KERR_OK;
 }
 

@@ -19,7 +19,7 @@ void strlist_release(struct strlist *l)
     memset(l, 0, sizeof(*l));
 }
 
-enum kerr strlist_add(struct strlist *l, const char *s)
+enum kerr strlist_addn(struct strlist *l, const char *s, size_t len)
 {
     char **nv;
     size_t ncap;
@@ -32,11 +32,16 @@ enum kerr strlist_add(struct strlist *l, const char *s)
         l->v = nv;
         l->cap = ncap;
     }
-    l->v[l->n] = strdup(s);
+    l->v[l->n] = strndup(s, len);
     if (!l->v[l->n])
         return KERR_NOMEM;
     l->n++;
     return KERR_OK;
+}
+
+enum kerr strlist_add(struct strlist *l, const char *s)
+{
+    return strlist_addn(l, s, strlen(s));
 }
 
 int strlist_has(const struct strlist *l, const char *s)

@@ -16,6 +16,7 @@
 #include <openssl/x509v3.h>
 
 #include "common/buf.h"
+#include "common/crypto.h"
 
 #define CA_DEFAULT_LIFETIME   (10L * 365 * 24 * 3600)
 #define LEAF_DEFAULT_LIFETIME (365L * 24 * 3600)
@@ -23,16 +24,9 @@
 
 enum cert_kind { KIND_CA, KIND_SERVING, KIND_CLIENT };
 
-/* Record the oldest queued OpenSSL error behind what, and clear the queue. */
 static enum kerr ossl_fail(struct kerr_info *err, enum kerr code, const char *what)
 {
-    char detail[256] = "";
-    unsigned long e = ERR_peek_error();
-
-    if (e)
-        ERR_error_string_n(e, detail, sizeof(detail));
-    ERR_clear_error();
-    return kerr_set(err, code, "tlsx: %s%s%s", what, detail[0] ? ": " : "", detail);
+    return crypto_ossl_fail(err, code, "tlsx", what);
 }
 
 /* Never prompt for a passphrase: encrypted keys are refused. */

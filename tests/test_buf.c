@@ -98,3 +98,18 @@ Test(buf, grows_through_many_appends)
     cr_assert_eq(b.data[100000], '\0');
     buf_release(&b);
 }
+
+Test(buf, dupf_formats_a_new_string_within_the_cap)
+{
+    char *p = buf_dupf(16, "%s/%s", "ns", "name");
+
+    cr_assert_str_eq(p, "ns/name");
+    free(p);
+    p = buf_dupf(7, "%s/%s", "ns", "name");
+    cr_assert_str_eq(p, "ns/name", "exactly the cap");
+    free(p);
+    cr_assert_null(buf_dupf(6, "%s/%s", "ns", "name"), "one byte over the cap");
+    p = buf_dupf(0, "%s", "");
+    cr_assert_str_eq(p, "");
+    free(p);
+}

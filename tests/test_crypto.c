@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/err.h>
+
 Test(crypto, base64_round_trip)
 {
     const unsigned char bin[] = { 0, 1, 2, 0xfe, 0xff, 'a', '\n', 0 };
@@ -85,4 +87,19 @@ Test(crypto, base64_error_messages_and_large_random)
     for (i = 0; i < 200; i++)
         cr_assert(strchr("0123456789abcdef", big[i]) != NULL, "%s", big);
     cr_assert_eq(crypto_random_hex(1, big, 0, &err), KERR_INVAL);
+}
+
+Test(crypto, openssl_failure_message_takes_the_queued_error)
+{
+    struct kerr_info err;
+
+    ERR_raise(ERR_LIB_USER, ERR_R_PASSED_NULL_PARAMETER);
+    ERR_raise(ERR_LIB_USER, ERR_R_INTERNAL_ERROR);
+    cr_assert_eq(crypto_ossl_fail(&err, KERR_TLS, "tlsx", "loading"), KERR_TLS);
+    cr_assert_eq(err.code, KERR_TLS);
+    cr_assert_eq(strncmp(err.msg, "tlsx: loading: error:", 21), 0, "%s", err.msg);
+    cr_assert_not_null(strstr(err.msg, "passed a null parameter"), "the oldest: %s", err.msg);
+    cr_assert_eq(ERR_peek_error(), 0, "queue cleared");
+    cr_assert_eq(crypto_ossl_fail(&err, KERR_NOMEM, "crypto", "digest"), KERR_NOMEM);
+    cr_assert_str_eq(err.msg, "crypto: digest");
 }

@@ -46,3 +46,16 @@ Test(strlist, grows_in_order)
     cr_assert(strlist_has(&l, "k99"));
     strlist_release(&l);
 }
+
+Test(strlist, addn_copies_a_part)
+{
+    struct strlist l = { 0 };
+
+    cr_assert_eq(strlist_addn(&l, "cm configmaps", 2), KERR_OK);
+    cr_assert_eq(strlist_addn(&l, "x", 0), KERR_OK);
+    cr_assert_eq(l.n, 2);
+    cr_assert_str_eq(l.v[0], "cm");
+    cr_assert_str_eq(l.v[1], "");
+    cr_assert(strlist_has(&l, "cm"));
+    strlist_release(&l);
+}

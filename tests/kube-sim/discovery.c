@@ -229,8 +229,8 @@ static void add_resource(const struct ksim_rtype *rt, void *arg)
         return;
     c->found = 1;
     r = resource(rt->plural, rt->singular, rt->namespaced, rt->kind, rt->verbs);
-    if (!r || add_strings(r, "shortNames", rt->short_names, rt->n_short_names) != 0 ||
-        add_strings(r, "categories", rt->categories, rt->n_categories) != 0 ||
+    if (!r || add_strings(r, "shortNames", rt->short_names.v, rt->short_names.n) != 0 ||
+        add_strings(r, "categories", rt->categories.v, rt->categories.n) != 0 ||
         !cJSON_AddItemToArray(c->list, r)) {
         cJSON_Delete(r);
         c->failed = 1;

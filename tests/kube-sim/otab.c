@@ -1,9 +1,10 @@
 /* otab - see otab.h. */
 #include "tests/kube-sim/otab.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "common/buf.h"
 
 void ksim_otab_release(struct ksim_otab *t)
 {
@@ -19,16 +20,9 @@ void ksim_otab_release(struct ksim_otab *t)
 
 char *ksim_otab_key(const char *ns, const char *name)
 {
-    size_t len = (ns ? strlen(ns) : 0) + strlen(name) + 2;
-    char *k = malloc(len);
-
-    if (!k)
-        return NULL;
-    if (ns && *ns)
-        snprintf(k, len, "%s/%s", ns, name);
-    else
-        snprintf(k, len, "%s", name);
-    return k;
+    if (!ns || !*ns)
+        return strdup(name);
+    return buf_dupf(strlen(ns) + 1 + strlen(name), "%s/%s", ns, name);
 }
 
 size_t ksim_otab_search(const struct ksim_otab *t, const char *key, int *found)

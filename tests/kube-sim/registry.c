@@ -6,7 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/buf.h"
 #include "common/kjson.h"
+
+/* Cap of a store key or list kind: group (253) + plural (63), kind (63) + "List". */
+#define KEY_MAX 1024
 
 /* A built-in kind: short names and categories are space-separated lists. */
 struct builtin {
@@ -102,8 +106,6 @@ struct ksim_reg {
 
 static void rtype_free(struct ksim_rtype *rt)
 {
-    size_t i;
-
     if (!rt)
         return;
     free(rt->group);
@@ -113,12 +115,8 @@ static void rtype_free(struct ksim_rtype *rt)
     free(rt->kind);
     free(rt->list_kind);
     free(rt->store_key);
-    for (i = 0; i < rt->n_short_names; i++)
-        free(rt->short_names[i]);
-    free(rt->short_names);
-    for (i = 0; i < rt->n_categories; i++)
-        free(rt->categories[i]);
-    free(rt->categories);
+    strlist_release(&rt->short_names);
+    strlist_release(&rt->categories);
     free(rt->scale_spec_path);
     free(rt->scale_status_path);
     free(rt->scale_selector_path);
@@ -127,23 +125,8 @@ static void rtype_free(struct ksim_rtype *rt)
     free(rt);
 }
 
-static int push_str(char ***arr, size_t *n, const char *s, size_t len)
-{
-    char **na = realloc(*arr, (*n + 1) * sizeof(*na));
-    char *copy;
-
-    if (!na)
-        return -1;
-    *arr = na;
-    copy = strndup(s, len);
-    if (!copy)
-        return -1;
-    na[(*n)++] = copy;
-    return 0;
-}
-
-/* Split a space-separated list into an array. */
-static int split_words(const char *s, char ***arr, size_t *n)
+/* Split a space-separated list into l. */
+static int split_words(const char *s, struct strlist *l)
 {
     size_t len;
 
@@ -151,31 +134,23 @@ static int split_words(const char *s, char ***arr, size_t *n)
         while (*s == ' ')
             s++;
         len = strcspn(s, " ");
-        if (len && push_str(arr, n, s, len) != 0)
+        if (len && strlist_addn(l, s, len) != KERR_OK)
             return -1;
         s += len;
     }
     return 0;
 }
 
+/* The store key "group/plural". */
 static char *join_key(const char *group, const char *plural)
 {
-    size_t len = strlen(group) + strlen(plural) + 2;
-    char *k = malloc(len);
-
-    if (k)
-        snprintf(k, len, "%s/%s", group, plural);
-    return k;
+    return buf_dupf(KEY_MAX, "%s/%s", group, plural);
 }
 
-static char *cat2(const char *a, const char *b)
+/* The list kind "<kind>List". */
+static char *list_kind_of(const char *kind)
 {
-    size_t len = strlen(a) + strlen(b) + 1;
-    char *s = malloc(len);
-
-    if (s)
-        snprintf(s, len, "%s%s", a, b);
-    return s;
+    return buf_dupf(KEY_MAX, "%sList", kind);
 }
 
 static struct ksim_rtype *rtype_from_builtin(const struct builtin *b)
@@ -189,7 +164,7 @@ static struct ksim_rtype *rtype_from_builtin(const struct builtin *b)
     rt->plural = strdup(b->plural);
     rt->singular = strdup(b->singular);
     rt->kind = strdup(b->kind);
-    rt->list_kind = cat2(b->kind, "List");
+    rt->list_kind = list_kind_of(b->kind);
     /* events.k8s.io/v1 Events are core v1 Events in another shape (see convert.h). */
     rt->store_key = join_key(strcmp(b->group, "events.k8s.io") == 0 ? "" : b->group, b->plural);
     rt->verbs = strstr(b->group, ".k8s.io") && strncmp(b->group, "auth", 4) == 0 ? KSIM_VERB_CREATE
@@ -206,8 +181,8 @@ static struct ksim_rtype *rtype_from_builtin(const struct builtin *b)
     }
     if (!rt->group || !rt->version || !rt->plural || !rt->singular || !rt->kind || !rt->list_kind ||
         !rt->store_key || (b->has_scale && !rt->scale_status_path) ||
-        split_words(b->short_names, &rt->short_names, &rt->n_short_names) != 0 ||
-        split_words(b->categories, &rt->categories, &rt->n_categories) != 0) {
+        split_words(b->short_names, &rt->short_names) != 0 ||
+        split_words(b->categories, &rt->categories) != 0) {
         rtype_free(rt);
         return NULL;
     }
@@ -482,12 +457,12 @@ static char *lower_dup(const char *s)
     return d;
 }
 
-static int str_list(const cJSON *arr, char ***out, size_t *n)
+static int str_list(const cJSON *arr, struct strlist *l)
 {
     const cJSON *it;
 
     cJSON_ArrayForEach (it, arr) {
-        if (cJSON_IsString(it) && push_str(out, n, it->valuestring, strlen(it->valuestring)) != 0)
+        if (cJSON_IsString(it) && strlist_add(l, it->valuestring) != KERR_OK)
             return -1;
     }
     return 0;
@@ -516,7 +491,7 @@ static struct ksim_rtype *rtype_from_crd(const cJSON *crd, const cJSON *ver)
     rt->plural = strdup(kjson_get_str(names, "plural"));
     rt->singular = singular && *singular ? strdup(singular) : lower_dup(kind);
     rt->kind = strdup(kind);
-    rt->list_kind = list_kind && *list_kind ? strdup(list_kind) : cat2(kind, "List");
+    rt->list_kind = list_kind && *list_kind ? strdup(list_kind) : list_kind_of(kind);
     rt->crd_name = strdup(kjson_get_str(crd, "metadata.name"));
     rt->verbs = KSIM_VERBS_ALL;
     rt->namespaced = strcmp(kjson_get_str(crd, "spec.scope"), "Namespaced") == 0;
@@ -533,8 +508,8 @@ static struct ksim_rtype *rtype_from_crd(const cJSON *crd, const cJSON *ver)
         rt->store_key = join_key(rt->group, rt->plural);
     if (!rt->group || !rt->version || !rt->plural || !rt->singular || !rt->kind || !rt->list_kind ||
         !rt->crd_name || !rt->store_key || (cols && !rt->printer_columns) ||
-        str_list(kjson_get(names, "shortNames"), &rt->short_names, &rt->n_short_names) != 0 ||
-        str_list(kjson_get(names, "categories"), &rt->categories, &rt->n_categories) != 0) {
+        str_list(kjson_get(names, "shortNames"), &rt->short_names) != 0 ||
+        str_list(kjson_get(names, "categories"), &rt->categories) != 0) {
         rtype_free(rt);
         return NULL;
     }

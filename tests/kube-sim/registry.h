@@ -23,6 +23,7 @@
 #include <cJSON.h>
 
 #include "common/kerr.h"
+#include "common/strlist.h"
 
 /* Verbs an rtype supports, as discovery lists them. */
 enum ksim_verb {
@@ -40,17 +41,15 @@ enum ksim_verb {
 
 /* One served resource in one version. Immutable once registered (except served). */
 struct ksim_rtype {
-    char *group;     /* "" for the core group */
-    char *version;   /* "v1" */
-    char *plural;    /* "statefulsets" */
-    char *singular;  /* "statefulset" */
-    char *kind;      /* "StatefulSet" */
-    char *list_kind; /* "StatefulSetList" */
-    char *store_key; /* "apps/statefulsets": objects are shared by every version */
-    char **short_names;
-    size_t n_short_names;
-    char **categories;
-    size_t n_categories;
+    char *group;                /* "" for the core group */
+    char *version;              /* "v1" */
+    char *plural;               /* "statefulsets" */
+    char *singular;             /* "statefulset" */
+    char *kind;                 /* "StatefulSet" */
+    char *list_kind;            /* "StatefulSetList" */
+    char *store_key;            /* "apps/statefulsets": objects are shared by every version */
+    struct strlist short_names; /* "sts" */
+    struct strlist categories;  /* "all" */
     unsigned verbs;
     int namespaced;
     int has_status;            /* status subresource */
