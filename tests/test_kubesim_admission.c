@@ -9,6 +9,8 @@
 #include <time.h>
 
 #include "common/kjson.h"
+#include "tests/support/jsonfix.h"
+#include "tests/support/ksimfix.h"
 
 /* What the test webhook answers. */
 struct script {
@@ -73,7 +75,7 @@ static void setup(void)
     o.gc_interval_ms = 50;
     o.token_csv = "robot-token,system:serviceaccount:apps:robot,uid-1,\n"
                   "alice-token,alice,uid-2,\"devs,admins\"\n";
-    cr_assert_eq(ksim_harness_start(&o, &h, &err), KERR_OK, "%s", err.msg);
+    h = ksimfix_start(&o);
 }
 
 static void teardown(void)
@@ -85,34 +87,6 @@ static void teardown(void)
 }
 
 TestSuite(kubesim_admission, .init = setup, .fini = teardown, .timeout = 60);
-
-static cJSON *call_as(const char *token, const char *method, const char *path, const char *ct,
-                      const char *body, long *code, char *warning, size_t wsize)
-{
-    struct ksim_http r;
-    cJSON *j;
-
-    cr_assert_eq(ksim_harness_call(h, token, method, path, ct, body, 0, &r), 0, "%s", path);
-    *code = r.code;
-    if (warning && ksim_http_header(&r, "Warning", warning, wsize) != 0)
-        warning[0] = '\0';
-    j = ksim_http_json(&r);
-    ksim_http_release(&r);
-    return j;
-}
-
-static cJSON *call(const char *method, const char *path, const char *ct, const char *body,
-                   long *code)
-{
-    return call_as(NULL, method, path, ct, body, code, NULL, 0);
-}
-
-static const char *str(const cJSON *j, const char *path)
-{
-    const char *s = kjson_get_str(j, path);
-
-    return s ? s : "";
-}
 
 /*
  * Register a webhook configuration. kind: "Validating" or "Mutating"; rules: the JSON of the
@@ -136,8 +110,8 @@ static void hook_config(const char *kind, const char *rules, const char *extra, 
         ca_bundle, rules, extra);
     snprintf(path, sizeof(path), "/apis/admissionregistration.k8s.io/v1/%swebhookconfigurations",
              kind[0] == 'V' ? "validating" : "mutating");
-    j = call("POST", path, NULL, body, &code);
-    cr_assert_eq(code, 201, "%s", str(j, "message"));
+    j = ksimfix_call(h, "POST", path, NULL, body, &code);
+    cr_assert_eq(code, 201, "%s", jsonfix_str(j, "message"));
     cJSON_Delete(j);
 }
 
@@ -177,18 +151,19 @@ Test(kubesim_admission, denial_carries_the_webhook_message_and_code)
     hook_config("Validating", cm_rules, "", NULL);
     set_script(1, 403, "configmaps are not welcome", NULL);
     sc.warning = "think twice";
-    st = call_as(NULL, "POST", "/api/v1/namespaces/default/configmaps", NULL, cm1, &code, warning,
-                 sizeof(warning));
+    st = ksimfix_call_as(h, NULL, "POST", "/api/v1/namespaces/default/configmaps", NULL, cm1, &code,
+                         warning, sizeof(warning));
     cr_assert_eq(code, 403);
-    cr_assert_str_eq(str(st, "reason"), "Forbidden");
-    cr_assert_str_eq(str(st, "message"), "admission webhook \"check.test.io\" denied the request: "
-                                         "configmaps are not welcome");
+    cr_assert_str_eq(jsonfix_str(st, "reason"), "Forbidden");
+    cr_assert_str_eq(jsonfix_str(st, "message"),
+                     "admission webhook \"check.test.io\" denied the request: "
+                     "configmaps are not welcome");
     cr_assert_str_eq(warning, "299 - \"think twice\"");
     cJSON_Delete(st);
     set_script(1, 200, NULL, NULL);
-    st = call("POST", "/api/v1/namespaces/default/configmaps", NULL, cm1, &code);
+    st = ksimfix_call(h, "POST", "/api/v1/namespaces/default/configmaps", NULL, cm1, &code);
     cr_assert_eq(code, 400, "a denial below 400 becomes 400");
-    cr_assert_str_eq(str(st, "message"),
+    cr_assert_str_eq(jsonfix_str(st, "message"),
                      "admission webhook \"check.test.io\" denied the request without explanation");
     cJSON_Delete(st);
 }
@@ -199,37 +174,39 @@ Test(kubesim_admission, review_describes_the_request)
     cJSON *rv;
 
     hook_config("Validating", cm_rules, "", NULL);
-    cJSON_Delete(call_as("alice-token", "POST", "/api/v1/namespaces/default/configmaps", NULL, cm1,
-                         &code, NULL, 0));
+    cJSON_Delete(ksimfix_call_as(h, "alice-token", "POST", "/api/v1/namespaces/default/configmaps",
+                                 NULL, cm1, &code, NULL, 0));
     cr_assert_eq(code, 201);
     rv = last_review();
-    cr_assert_str_eq(str(rv, "apiVersion"), "admission.k8s.io/v1");
-    cr_assert_str_eq(str(rv, "path"), "/check?timeout=10s");
-    cr_assert_eq(strlen(str(rv, "request.uid")), 36);
-    cr_assert_str_eq(str(rv, "request.kind.kind"), "ConfigMap");
-    cr_assert_str_eq(str(rv, "request.resource.resource"), "configmaps");
-    cr_assert_str_eq(str(rv, "request.operation"), "CREATE");
-    cr_assert_str_eq(str(rv, "request.name"), "c1");
-    cr_assert_str_eq(str(rv, "request.namespace"), "default");
-    cr_assert_str_eq(str(rv, "request.userInfo.username"), "alice");
-    cr_assert_str_eq(str(rv, "request.userInfo.groups.1"), "admins");
-    cr_assert_str_eq(str(rv, "request.userInfo.groups.2"), "system:authenticated");
-    cr_assert_str_eq(str(rv, "request.object.metadata.name"), "c1");
+    cr_assert_str_eq(jsonfix_str(rv, "apiVersion"), "admission.k8s.io/v1");
+    cr_assert_str_eq(jsonfix_str(rv, "path"), "/check?timeout=10s");
+    cr_assert_eq(strlen(jsonfix_str(rv, "request.uid")), 36);
+    cr_assert_str_eq(jsonfix_str(rv, "request.kind.kind"), "ConfigMap");
+    cr_assert_str_eq(jsonfix_str(rv, "request.resource.resource"), "configmaps");
+    cr_assert_str_eq(jsonfix_str(rv, "request.operation"), "CREATE");
+    cr_assert_str_eq(jsonfix_str(rv, "request.name"), "c1");
+    cr_assert_str_eq(jsonfix_str(rv, "request.namespace"), "default");
+    cr_assert_str_eq(jsonfix_str(rv, "request.userInfo.username"), "alice");
+    cr_assert_str_eq(jsonfix_str(rv, "request.userInfo.groups.1"), "admins");
+    cr_assert_str_eq(jsonfix_str(rv, "request.userInfo.groups.2"), "system:authenticated");
+    cr_assert_str_eq(jsonfix_str(rv, "request.object.metadata.name"), "c1");
     cr_assert(cJSON_IsNull(kjson_get(rv, "request.oldObject")));
-    cr_assert_str_eq(str(rv, "request.options.kind"), "CreateOptions");
+    cr_assert_str_eq(jsonfix_str(rv, "request.options.kind"), "CreateOptions");
     cr_assert(cJSON_IsFalse(kjson_get(rv, "request.dryRun")));
     cJSON_Delete(rv);
-    cJSON_Delete(call_as("robot-token", "DELETE", "/api/v1/namespaces/default/configmaps/c1", NULL,
-                         NULL, &code, NULL, 0));
+    cJSON_Delete(ksimfix_call_as(h, "robot-token", "DELETE",
+                                 "/api/v1/namespaces/default/configmaps/c1", NULL, NULL, &code,
+                                 NULL, 0));
     cr_assert_eq(code, 200);
     rv = last_review();
-    cr_assert_str_eq(str(rv, "request.operation"), "DELETE");
+    cr_assert_str_eq(jsonfix_str(rv, "request.operation"), "DELETE");
     cr_assert(cJSON_IsNull(kjson_get(rv, "request.object")));
-    cr_assert_str_eq(str(rv, "request.oldObject.metadata.name"), "c1");
-    cr_assert_str_eq(str(rv, "request.options.kind"), "DeleteOptions");
-    cr_assert_str_eq(str(rv, "request.userInfo.username"), "system:serviceaccount:apps:robot");
-    cr_assert_str_eq(str(rv, "request.userInfo.groups.0"), "system:serviceaccounts");
-    cr_assert_str_eq(str(rv, "request.userInfo.groups.1"), "system:serviceaccounts:apps");
+    cr_assert_str_eq(jsonfix_str(rv, "request.oldObject.metadata.name"), "c1");
+    cr_assert_str_eq(jsonfix_str(rv, "request.options.kind"), "DeleteOptions");
+    cr_assert_str_eq(jsonfix_str(rv, "request.userInfo.username"),
+                     "system:serviceaccount:apps:robot");
+    cr_assert_str_eq(jsonfix_str(rv, "request.userInfo.groups.0"), "system:serviceaccounts");
+    cr_assert_str_eq(jsonfix_str(rv, "request.userInfo.groups.1"), "system:serviceaccounts:apps");
     cJSON_Delete(rv);
 }
 
@@ -240,12 +217,12 @@ Test(kubesim_admission, mutating_patch_is_applied)
 
     hook_config("Mutating", cm_rules, "", NULL);
     set_script(0, 0, NULL, "[{\"op\":\"add\",\"path\":\"/data\",\"value\":{\"added\":\"yes\"}}]");
-    obj = call("POST", "/api/v1/namespaces/default/configmaps", NULL, cm1, &code);
+    obj = ksimfix_call(h, "POST", "/api/v1/namespaces/default/configmaps", NULL, cm1, &code);
     cr_assert_eq(code, 201);
-    cr_assert_str_eq(str(obj, "data.added"), "yes");
+    cr_assert_str_eq(jsonfix_str(obj, "data.added"), "yes");
     cJSON_Delete(obj);
-    obj = call("GET", "/api/v1/namespaces/default/configmaps/c1", NULL, NULL, &code);
-    cr_assert_str_eq(str(obj, "data.added"), "yes", "the patched object is what is stored");
+    obj = ksimfix_call(h, "GET", "/api/v1/namespaces/default/configmaps/c1", NULL, NULL, &code);
+    cr_assert_str_eq(jsonfix_str(obj, "data.added"), "yes", "the patched object is what is stored");
     cJSON_Delete(obj);
 }
 
@@ -260,40 +237,40 @@ Test(kubesim_admission, scale_subresource_rules)
     long code;
     cJSON *rv, *st;
 
-    cJSON_Delete(
-        call("POST", "/apis/apps/v1/namespaces/default/statefulsets", NULL, sts_json, &code));
+    cJSON_Delete(ksimfix_call(h, "POST", "/apis/apps/v1/namespaces/default/statefulsets", NULL,
+                              sts_json, &code));
     hook_config("Validating",
                 "[{\"apiGroups\":[\"apps\"],\"apiVersions\":[\"v1\"],\"operations\":[\"UPDATE\"],"
                 "\"resources\":[\"statefulsets/scale\"]}]",
                 ",\"objectSelector\":{\"matchLabels\":{\"app\":\"web\"}}", NULL);
     set_script(1, 403, "no scaling", NULL);
-    st = call("PATCH", "/apis/apps/v1/namespaces/default/statefulsets/web",
-              "application/merge-patch+json", "{\"spec\":{\"replicas\":3}}", &code);
+    st = ksimfix_call(h, "PATCH", "/apis/apps/v1/namespaces/default/statefulsets/web",
+                      "application/merge-patch+json", "{\"spec\":{\"replicas\":3}}", &code);
     cr_assert_eq(code, 200, "statefulsets/scale does not match the main resource");
     cJSON_Delete(st);
     cr_assert_eq(ksim_harness_hook_calls(hk), 0);
-    st = call("PATCH", "/apis/apps/v1/namespaces/default/statefulsets/web/scale",
-              "application/merge-patch+json", "{\"spec\":{\"replicas\":5}}", &code);
+    st = ksimfix_call(h, "PATCH", "/apis/apps/v1/namespaces/default/statefulsets/web/scale",
+                      "application/merge-patch+json", "{\"spec\":{\"replicas\":5}}", &code);
     cr_assert_eq(code, 200, "the Scale has no labels: the objectSelector does not match it");
     cJSON_Delete(st);
     cr_assert_eq(ksim_harness_hook_calls(hk), 0);
-    cJSON_Delete(call("DELETE",
-                      "/apis/admissionregistration.k8s.io/v1/"
-                      "validatingwebhookconfigurations/cfg",
-                      NULL, NULL, &code));
+    cJSON_Delete(ksimfix_call(h, "DELETE",
+                              "/apis/admissionregistration.k8s.io/v1/"
+                              "validatingwebhookconfigurations/cfg",
+                              NULL, NULL, &code));
     hook_config("Validating",
                 "[{\"apiGroups\":[\"apps\"],\"apiVersions\":[\"v1\"],\"operations\":[\"UPDATE\"],"
                 "\"resources\":[\"statefulsets/scale\"]}]",
                 "", NULL);
-    st = call("PATCH", "/apis/apps/v1/namespaces/default/statefulsets/web/scale",
-              "application/merge-patch+json", "{\"spec\":{\"replicas\":7}}", &code);
+    st = ksimfix_call(h, "PATCH", "/apis/apps/v1/namespaces/default/statefulsets/web/scale",
+                      "application/merge-patch+json", "{\"spec\":{\"replicas\":7}}", &code);
     cr_assert_eq(code, 403);
     cJSON_Delete(st);
     rv = last_review();
-    cr_assert_str_eq(str(rv, "request.kind.group"), "autoscaling");
-    cr_assert_str_eq(str(rv, "request.kind.kind"), "Scale");
-    cr_assert_str_eq(str(rv, "request.resource.resource"), "statefulsets");
-    cr_assert_str_eq(str(rv, "request.subResource"), "scale");
+    cr_assert_str_eq(jsonfix_str(rv, "request.kind.group"), "autoscaling");
+    cr_assert_str_eq(jsonfix_str(rv, "request.kind.kind"), "Scale");
+    cr_assert_str_eq(jsonfix_str(rv, "request.resource.resource"), "statefulsets");
+    cr_assert_str_eq(jsonfix_str(rv, "request.subResource"), "scale");
     cr_assert_eq(kjson_get(rv, "request.object.spec.replicas")->valuedouble, 7);
     cr_assert_eq(kjson_get(rv, "request.oldObject.spec.replicas")->valuedouble, 5);
     cJSON_Delete(rv);
@@ -306,22 +283,23 @@ Test(kubesim_admission, failure_policy)
 
     hook_config("Validating", cm_rules, ",\"failurePolicy\":\"Fail\"",
                 "\"service\":{\"name\":\"missing\",\"namespace\":\"hooks\"}");
-    st = call("POST", "/api/v1/namespaces/default/configmaps", NULL, cm1, &code);
+    st = ksimfix_call(h, "POST", "/api/v1/namespaces/default/configmaps", NULL, cm1, &code);
     cr_assert_eq(code, 500);
-    cr_assert_str_eq(str(st, "reason"), "InternalError");
-    cr_assert_not_null(strstr(str(st, "message"),
+    cr_assert_str_eq(jsonfix_str(st, "reason"), "InternalError");
+    cr_assert_not_null(strstr(jsonfix_str(st, "message"),
                               "Internal error occurred: failed calling webhook \"check.test.io\": "
                               "failed to call webhook: Post \"https://missing.hooks.svc:443/"
                               "?timeout=10s\""),
-                       "%s", str(st, "message"));
+                       "%s", jsonfix_str(st, "message"));
     cJSON_Delete(st);
-    cJSON_Delete(call("DELETE",
-                      "/apis/admissionregistration.k8s.io/v1/"
-                      "validatingwebhookconfigurations/cfg",
-                      NULL, NULL, &code));
+    cJSON_Delete(ksimfix_call(h, "DELETE",
+                              "/apis/admissionregistration.k8s.io/v1/"
+                              "validatingwebhookconfigurations/cfg",
+                              NULL, NULL, &code));
     hook_config("Validating", cm_rules, ",\"failurePolicy\":\"Ignore\"",
                 "\"service\":{\"name\":\"missing\",\"namespace\":\"hooks\"}");
-    cJSON_Delete(call("POST", "/api/v1/namespaces/default/configmaps", NULL, cm1, &code));
+    cJSON_Delete(
+        ksimfix_call(h, "POST", "/api/v1/namespaces/default/configmaps", NULL, cm1, &code));
     cr_assert_eq(code, 201);
 }
 
@@ -336,11 +314,12 @@ Test(kubesim_admission, timeout_fails_the_call)
     sc.sleep_ms = 2500;
     pthread_mutex_unlock(&sc.mu);
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    st = call("POST", "/api/v1/namespaces/default/configmaps", NULL, cm1, &code);
+    st = ksimfix_call(h, "POST", "/api/v1/namespaces/default/configmaps", NULL, cm1, &code);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     cr_assert_eq(code, 500);
-    cr_assert_not_null(strstr(str(st, "message"), "?timeout=1s\": context deadline exceeded"), "%s",
-                       str(st, "message"));
+    cr_assert_not_null(
+        strstr(jsonfix_str(st, "message"), "?timeout=1s\": context deadline exceeded"), "%s",
+        jsonfix_str(st, "message"));
     cr_assert_lt(t1.tv_sec - t0.tv_sec, 2);
     cJSON_Delete(st);
 }
@@ -349,17 +328,20 @@ Test(kubesim_admission, namespace_selector)
 {
     long code;
 
-    cJSON_Delete(call("POST", "/api/v1/namespaces", NULL,
-                      "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":"
-                      "\"guarded\",\"labels\":{\"guard\":\"on\"}}}",
-                      &code));
+    cJSON_Delete(
+        ksimfix_call(h, "POST", "/api/v1/namespaces", NULL,
+                     "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":"
+                     "\"guarded\",\"labels\":{\"guard\":\"on\"}}}",
+                     &code));
     hook_config("Validating", cm_rules,
                 ",\"namespaceSelector\":{\"matchLabels\":{\"guard\":\"on\"}}", NULL);
     set_script(1, 403, "guarded", NULL);
-    cJSON_Delete(call("POST", "/api/v1/namespaces/default/configmaps", NULL, cm1, &code));
+    cJSON_Delete(
+        ksimfix_call(h, "POST", "/api/v1/namespaces/default/configmaps", NULL, cm1, &code));
     cr_assert_eq(code, 201);
     cr_assert_eq(ksim_harness_hook_calls(hk), 0);
-    cJSON_Delete(call("POST", "/api/v1/namespaces/guarded/configmaps", NULL, cm1, &code));
+    cJSON_Delete(
+        ksimfix_call(h, "POST", "/api/v1/namespaces/guarded/configmaps", NULL, cm1, &code));
     cr_assert_eq(code, 403);
     cr_assert_eq(ksim_harness_hook_calls(hk), 1);
 }
@@ -370,8 +352,8 @@ Test(kubesim_admission, dry_run_is_flagged)
     cJSON *rv;
 
     hook_config("Validating", cm_rules, "", NULL);
-    cJSON_Delete(
-        call("POST", "/api/v1/namespaces/default/configmaps?dryRun=All", NULL, cm1, &code));
+    cJSON_Delete(ksimfix_call(h, "POST", "/api/v1/namespaces/default/configmaps?dryRun=All", NULL,
+                              cm1, &code));
     cr_assert_eq(code, 201);
     rv = last_review();
     cr_assert(cJSON_IsTrue(kjson_get(rv, "request.dryRun")));
@@ -387,7 +369,8 @@ Test(kubesim_admission, url_client_config)
              ksim_harness_hook_port(hk));
     hook_config("Validating", cm_rules, "", client);
     set_script(1, 403, "by url", NULL);
-    cJSON_Delete(call("POST", "/api/v1/namespaces/default/configmaps", NULL, cm1, &code));
+    cJSON_Delete(
+        ksimfix_call(h, "POST", "/api/v1/namespaces/default/configmaps", NULL, cm1, &code));
     cr_assert_eq(code, 403);
 }
 
@@ -396,8 +379,8 @@ Test(kubesim_admission, kubectl_shows_the_denial)
     char *out = NULL, file[512], args[600], want[1024];
     FILE *f;
 
-    cJSON_Delete(call("POST", "/apis/apps/v1/namespaces/default/statefulsets", NULL, sts_json,
-                      &(long){ 0 }));
+    cJSON_Delete(ksimfix_call(h, "POST", "/apis/apps/v1/namespaces/default/statefulsets", NULL,
+                              sts_json, &(long){ 0 }));
     hook_config("Validating",
                 "[{\"apiGroups\":[\"\",\"apps\"],\"apiVersions\":[\"v1\"],\"operations\":["
                 "\"CREATE\",\"UPDATE\",\"DELETE\"],\"resources\":[\"configmaps\","
@@ -443,25 +426,27 @@ Test(kubesim_admission, garbage_collector_goes_through_admission)
     cJSON *owner, *rv;
     int i;
 
-    owner = call("POST", "/api/v1/namespaces/default/configmaps", NULL,
-                 "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"owner\"}}",
-                 &code);
+    owner = ksimfix_call(
+        h, "POST", "/api/v1/namespaces/default/configmaps", NULL,
+        "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"owner\"}}", &code);
     snprintf(body, sizeof(body),
              "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"dep\","
              "\"ownerReferences\":[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"name\":"
              "\"owner\",\"uid\":\"%s\"}]}}",
-             str(owner, "metadata.uid"));
-    cJSON_Delete(call("POST", "/api/v1/namespaces/default/configmaps", NULL, body, &code));
+             jsonfix_str(owner, "metadata.uid"));
+    cJSON_Delete(
+        ksimfix_call(h, "POST", "/api/v1/namespaces/default/configmaps", NULL, body, &code));
     hook_config("Validating",
                 "[{\"apiGroups\":[\"\"],\"apiVersions\":[\"v1\"],\"operations\":[\"DELETE\"],"
                 "\"resources\":[\"configmaps\"]}]",
                 "", NULL);
-    cJSON_Delete(call("DELETE", "/api/v1/namespaces/default/configmaps/owner", NULL, NULL, &code));
+    cJSON_Delete(ksimfix_call(h, "DELETE", "/api/v1/namespaces/default/configmaps/owner", NULL,
+                              NULL, &code));
     for (i = 0; i < 100 && ksim_harness_hook_calls(hk) < 2; i++)
         nanosleep(&(struct timespec){ 0, 50000000L }, NULL);
     rv = last_review();
-    cr_assert_str_eq(str(rv, "request.name"), "dep");
-    cr_assert_str_eq(str(rv, "request.userInfo.username"),
+    cr_assert_str_eq(jsonfix_str(rv, "request.name"), "dep");
+    cr_assert_str_eq(jsonfix_str(rv, "request.userInfo.username"),
                      "system:serviceaccount:kube-system:generic-garbage-collector");
     cJSON_Delete(rv);
     cJSON_Delete(owner);
@@ -476,12 +461,13 @@ Test(kubesim_admission, answers_must_echo_the_uid)
     pthread_mutex_lock(&sc.mu);
     sc.bad_uid = 1;
     pthread_mutex_unlock(&sc.mu);
-    st = call("POST", "/api/v1/namespaces/default/configmaps", NULL, cm1, &code);
+    st = ksimfix_call(h, "POST", "/api/v1/namespaces/default/configmaps", NULL, cm1, &code);
     cr_assert_eq(code, 500);
-    cr_assert_not_null(strstr(str(st, "message"), "failed calling webhook \"check.test.io\": "
-                                                  "received invalid webhook response: expected "
-                                                  "response.uid="),
-                       "%s", str(st, "message"));
+    cr_assert_not_null(strstr(jsonfix_str(st, "message"),
+                              "failed calling webhook \"check.test.io\": "
+                              "received invalid webhook response: expected "
+                              "response.uid="),
+                       "%s", jsonfix_str(st, "message"));
     cJSON_Delete(st);
 }
 

@@ -7,17 +7,14 @@
 #include <string.h>
 
 #include "common/kjson.h"
+#include "tests/support/jsonfix.h"
+#include "tests/support/ksimfix.h"
 
 static struct ksim_harness *h;
 
 static void setup(void)
 {
-    struct ksim_harness_opts o;
-    struct kerr_info err;
-
-    memset(&o, 0, sizeof(o));
-    o.no_controllers = 1;
-    cr_assert_eq(ksim_harness_start(&o, &h, &err), KERR_OK, "%s", err.msg);
+    h = ksimfix_start(NULL);
 }
 
 static void teardown(void)
@@ -26,35 +23,6 @@ static void teardown(void)
 }
 
 TestSuite(kubesim_api, .init = setup, .fini = teardown, .timeout = 60);
-
-/* One request as the admin; returns the parsed body (may be NULL), *code the HTTP status. */
-static cJSON *call(const char *method, const char *path, const char *ct, const char *body,
-                   long *code)
-{
-    struct ksim_http r;
-    cJSON *j;
-
-    cr_assert_eq(ksim_harness_call(h, NULL, method, path, ct, body, 0, &r), 0, "%s %s", method,
-                 path);
-    *code = r.code;
-    j = ksim_http_json(&r);
-    ksim_http_release(&r);
-    return j;
-}
-
-static const char *str(const cJSON *j, const char *path)
-{
-    const char *s = kjson_get_str(j, path);
-
-    return s ? s : "";
-}
-
-static double num(const cJSON *j, const char *path)
-{
-    const cJSON *v = kjson_get(j, path);
-
-    return cJSON_IsNumber(v) ? v->valuedouble : -1;
-}
 
 static const char sts_json[] =
     "{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"web\","
@@ -74,7 +42,7 @@ static cJSON *create_cm(const char *name, const char *extra_meta)
              "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"%s\"%s%s},"
              "\"data\":{\"k\":\"v\"}}",
              name, extra_meta ? "," : "", extra_meta ? extra_meta : "");
-    j = call("POST", "/api/v1/namespaces/default/configmaps", NULL, body, &code);
+    j = ksimfix_call(h, "POST", "/api/v1/namespaces/default/configmaps", NULL, body, &code);
     cr_assert_eq(code, 201, "create %s: %ld", name, code);
     return j;
 }
@@ -84,18 +52,18 @@ Test(kubesim_api, create_fills_server_fields)
     cJSON *cm = create_cm("c1", NULL), *sts;
     long code;
 
-    cr_assert_eq(strlen(str(cm, "metadata.uid")), 36);
-    cr_assert_eq(strlen(str(cm, "metadata.creationTimestamp")), 20);
-    cr_assert(strtoull(str(cm, "metadata.resourceVersion"), NULL, 10) > 0);
-    cr_assert_str_eq(str(cm, "metadata.namespace"), "default");
+    cr_assert_eq(strlen(jsonfix_str(cm, "metadata.uid")), 36);
+    cr_assert_eq(strlen(jsonfix_str(cm, "metadata.creationTimestamp")), 20);
+    cr_assert(strtoull(jsonfix_str(cm, "metadata.resourceVersion"), NULL, 10) > 0);
+    cr_assert_str_eq(jsonfix_str(cm, "metadata.namespace"), "default");
     cr_assert_null(kjson_get(cm, "metadata.generation"), "configmaps have no generation");
-    sts = call("POST", sts_path, NULL, sts_json, &code);
+    sts = ksimfix_call(h, "POST", sts_path, NULL, sts_json, &code);
     cr_assert_eq(code, 201);
-    cr_assert_eq(num(sts, "metadata.generation"), 1);
-    cr_assert(strtoull(str(sts, "metadata.resourceVersion"), NULL, 10) >
-                  strtoull(str(cm, "metadata.resourceVersion"), NULL, 10),
+    cr_assert_eq(jsonfix_int(sts, "metadata.generation"), 1);
+    cr_assert(strtoull(jsonfix_str(sts, "metadata.resourceVersion"), NULL, 10) >
+                  strtoull(jsonfix_str(cm, "metadata.resourceVersion"), NULL, 10),
               "one global resourceVersion counter");
-    cr_assert_eq(num(sts, "status.replicas"), 0, "a new StatefulSet reports 0 replicas");
+    cr_assert_eq(jsonfix_int(sts, "status.replicas"), 0, "a new StatefulSet reports 0 replicas");
     cJSON_Delete(cm);
     cJSON_Delete(sts);
 }
@@ -105,27 +73,27 @@ Test(kubesim_api, create_twice_is_already_exists)
     cJSON *st;
     long code;
 
-    cJSON_Delete(call("POST", sts_path, NULL, sts_json, &code));
-    st = call("POST", sts_path, NULL, sts_json, &code);
+    cJSON_Delete(ksimfix_call(h, "POST", sts_path, NULL, sts_json, &code));
+    st = ksimfix_call(h, "POST", sts_path, NULL, sts_json, &code);
     cr_assert_eq(code, 409);
-    cr_assert_str_eq(str(st, "kind"), "Status");
-    cr_assert_str_eq(str(st, "reason"), "AlreadyExists");
-    cr_assert_str_eq(str(st, "message"), "statefulsets.apps \"web\" already exists");
-    cr_assert_str_eq(str(st, "details.name"), "web");
-    cr_assert_str_eq(str(st, "details.kind"), "statefulsets");
+    cr_assert_str_eq(jsonfix_str(st, "kind"), "Status");
+    cr_assert_str_eq(jsonfix_str(st, "reason"), "AlreadyExists");
+    cr_assert_str_eq(jsonfix_str(st, "message"), "statefulsets.apps \"web\" already exists");
+    cr_assert_str_eq(jsonfix_str(st, "details.name"), "web");
+    cr_assert_str_eq(jsonfix_str(st, "details.kind"), "statefulsets");
     cJSON_Delete(st);
 }
 
 Test(kubesim_api, missing_object_is_not_found)
 {
     long code;
-    cJSON *st =
-        call("GET", "/apis/apps/v1/namespaces/default/statefulsets/nope", NULL, NULL, &code);
+    cJSON *st = ksimfix_call(h, "GET", "/apis/apps/v1/namespaces/default/statefulsets/nope", NULL,
+                             NULL, &code);
 
     cr_assert_eq(code, 404);
-    cr_assert_str_eq(str(st, "reason"), "NotFound");
-    cr_assert_str_eq(str(st, "message"), "statefulsets.apps \"nope\" not found");
-    cr_assert_eq(num(st, "code"), 404);
+    cr_assert_str_eq(jsonfix_str(st, "reason"), "NotFound");
+    cr_assert_str_eq(jsonfix_str(st, "message"), "statefulsets.apps \"nope\" not found");
+    cr_assert_eq(jsonfix_int(st, "code"), 404);
     cJSON_Delete(st);
 }
 
@@ -137,14 +105,15 @@ Test(kubesim_api, put_with_stale_resource_version_is_conflict)
 
     kjson_set_str(cm, "data.k", "v2", NULL);
     body = cJSON_PrintUnformatted(cm);
-    upd = call("PUT", "/api/v1/namespaces/default/configmaps/c1", NULL, body, &code);
+    upd = ksimfix_call(h, "PUT", "/api/v1/namespaces/default/configmaps/c1", NULL, body, &code);
     cr_assert_eq(code, 200);
-    cr_assert_str_eq(str(upd, "data.k"), "v2");
-    cr_assert_str_neq(str(upd, "metadata.resourceVersion"), str(cm, "metadata.resourceVersion"));
-    st = call("PUT", "/api/v1/namespaces/default/configmaps/c1", NULL, body, &code);
+    cr_assert_str_eq(jsonfix_str(upd, "data.k"), "v2");
+    cr_assert_str_neq(jsonfix_str(upd, "metadata.resourceVersion"),
+                      jsonfix_str(cm, "metadata.resourceVersion"));
+    st = ksimfix_call(h, "PUT", "/api/v1/namespaces/default/configmaps/c1", NULL, body, &code);
     cr_assert_eq(code, 409, "the second PUT carries the old resourceVersion");
-    cr_assert_str_eq(str(st, "reason"), "Conflict");
-    cr_assert_str_eq(str(st, "message"),
+    cr_assert_str_eq(jsonfix_str(st, "reason"), "Conflict");
+    cr_assert_str_eq(jsonfix_str(st, "message"),
                      "Operation cannot be fulfilled on configmaps \"c1\": the object has been "
                      "modified; please apply your changes to the latest version and try again");
     free(body);
@@ -159,9 +128,10 @@ Test(kubesim_api, unchanged_update_writes_nothing)
     char *body = cJSON_PrintUnformatted(cm);
     long code;
 
-    upd = call("PUT", "/api/v1/namespaces/default/configmaps/c1", NULL, body, &code);
+    upd = ksimfix_call(h, "PUT", "/api/v1/namespaces/default/configmaps/c1", NULL, body, &code);
     cr_assert_eq(code, 200);
-    cr_assert_str_eq(str(upd, "metadata.resourceVersion"), str(cm, "metadata.resourceVersion"));
+    cr_assert_str_eq(jsonfix_str(upd, "metadata.resourceVersion"),
+                     jsonfix_str(cm, "metadata.resourceVersion"));
     free(body);
     cJSON_Delete(cm);
     cJSON_Delete(upd);
@@ -174,18 +144,18 @@ Test(kubesim_api, generation_follows_spec_only)
     cJSON *j;
     long code;
 
-    cJSON_Delete(call("POST", sts_path, NULL, sts_json, &code));
-    j = call("PATCH", path, mp, "{\"metadata\":{\"labels\":{\"x\":\"y\"}}}", &code);
+    cJSON_Delete(ksimfix_call(h, "POST", sts_path, NULL, sts_json, &code));
+    j = ksimfix_call(h, "PATCH", path, mp, "{\"metadata\":{\"labels\":{\"x\":\"y\"}}}", &code);
     cr_assert_eq(code, 200);
-    cr_assert_eq(num(j, "metadata.generation"), 1, "a label is not a spec change");
+    cr_assert_eq(jsonfix_int(j, "metadata.generation"), 1, "a label is not a spec change");
     cJSON_Delete(j);
-    j = call("PATCH", path, mp, "{\"spec\":{\"replicas\":5}}", &code);
-    cr_assert_eq(num(j, "metadata.generation"), 2);
+    j = ksimfix_call(h, "PATCH", path, mp, "{\"spec\":{\"replicas\":5}}", &code);
+    cr_assert_eq(jsonfix_int(j, "metadata.generation"), 2);
     cJSON_Delete(j);
-    j = call("PATCH", "/apis/apps/v1/namespaces/default/statefulsets/web/status", mp,
-             "{\"status\":{\"replicas\":5}}", &code);
+    j = ksimfix_call(h, "PATCH", "/apis/apps/v1/namespaces/default/statefulsets/web/status", mp,
+                     "{\"status\":{\"replicas\":5}}", &code);
     cr_assert_eq(code, 200);
-    cr_assert_eq(num(j, "metadata.generation"), 2, "a status write is not a spec change");
+    cr_assert_eq(jsonfix_int(j, "metadata.generation"), 2, "a status write is not a spec change");
     cJSON_Delete(j);
 }
 
@@ -196,17 +166,18 @@ Test(kubesim_api, status_subresource_is_separate)
     cJSON *j;
     long code;
 
-    cJSON_Delete(call("POST", sts_path, NULL, sts_json, &code));
-    j = call("PATCH", path, mp, "{\"spec\":{\"replicas\":3},\"status\":{\"replicas\":9}}", &code);
+    cJSON_Delete(ksimfix_call(h, "POST", sts_path, NULL, sts_json, &code));
+    j = ksimfix_call(h, "PATCH", path, mp,
+                     "{\"spec\":{\"replicas\":3},\"status\":{\"replicas\":9}}", &code);
     cr_assert_eq(code, 200);
-    cr_assert_eq(num(j, "spec.replicas"), 3);
-    cr_assert_eq(num(j, "status.replicas"), 0, "the main resource ignores status");
+    cr_assert_eq(jsonfix_int(j, "spec.replicas"), 3);
+    cr_assert_eq(jsonfix_int(j, "status.replicas"), 0, "the main resource ignores status");
     cJSON_Delete(j);
-    j = call("PATCH", "/apis/apps/v1/namespaces/default/statefulsets/web/status", mp,
-             "{\"spec\":{\"replicas\":7},\"status\":{\"replicas\":2}}", &code);
+    j = ksimfix_call(h, "PATCH", "/apis/apps/v1/namespaces/default/statefulsets/web/status", mp,
+                     "{\"spec\":{\"replicas\":7},\"status\":{\"replicas\":2}}", &code);
     cr_assert_eq(code, 200);
-    cr_assert_eq(num(j, "spec.replicas"), 3, "/status ignores everything but status");
-    cr_assert_eq(num(j, "status.replicas"), 2);
+    cr_assert_eq(jsonfix_int(j, "spec.replicas"), 3, "/status ignores everything but status");
+    cr_assert_eq(jsonfix_int(j, "status.replicas"), 2);
     cJSON_Delete(j);
 }
 
@@ -216,26 +187,28 @@ Test(kubesim_api, scale_subresource)
     cJSON *j;
     long code;
 
-    cJSON_Delete(call("POST", sts_path, NULL, sts_json, &code));
-    j = call("GET", path, NULL, NULL, &code);
+    cJSON_Delete(ksimfix_call(h, "POST", sts_path, NULL, sts_json, &code));
+    j = ksimfix_call(h, "GET", path, NULL, NULL, &code);
     cr_assert_eq(code, 200);
-    cr_assert_str_eq(str(j, "kind"), "Scale");
-    cr_assert_str_eq(str(j, "apiVersion"), "autoscaling/v1");
-    cr_assert_eq(num(j, "spec.replicas"), 2);
-    cr_assert_str_eq(str(j, "status.selector"), "app=web");
+    cr_assert_str_eq(jsonfix_str(j, "kind"), "Scale");
+    cr_assert_str_eq(jsonfix_str(j, "apiVersion"), "autoscaling/v1");
+    cr_assert_eq(jsonfix_int(j, "spec.replicas"), 2);
+    cr_assert_str_eq(jsonfix_str(j, "status.selector"), "app=web");
     cJSON_Delete(j);
-    j = call("PATCH", path, "application/merge-patch+json", "{\"spec\":{\"replicas\":4}}", &code);
+    j = ksimfix_call(h, "PATCH", path, "application/merge-patch+json",
+                     "{\"spec\":{\"replicas\":4}}", &code);
     cr_assert_eq(code, 200);
-    cr_assert_eq(num(j, "spec.replicas"), 4);
+    cr_assert_eq(jsonfix_int(j, "spec.replicas"), 4);
     cJSON_Delete(j);
-    j = call("GET", "/apis/apps/v1/namespaces/default/statefulsets/web", NULL, NULL, &code);
-    cr_assert_eq(num(j, "spec.replicas"), 4);
-    cr_assert_eq(num(j, "metadata.generation"), 2);
+    j = ksimfix_call(h, "GET", "/apis/apps/v1/namespaces/default/statefulsets/web", NULL, NULL,
+                     &code);
+    cr_assert_eq(jsonfix_int(j, "spec.replicas"), 4);
+    cr_assert_eq(jsonfix_int(j, "metadata.generation"), 2);
     cJSON_Delete(j);
-    j = call("PUT", path, NULL,
-             "{\"kind\":\"Scale\",\"apiVersion\":\"autoscaling/v1\",\"metadata\":{\"name\":"
-             "\"web\",\"resourceVersion\":\"1\"},\"spec\":{\"replicas\":1}}",
-             &code);
+    j = ksimfix_call(h, "PUT", path, NULL,
+                     "{\"kind\":\"Scale\",\"apiVersion\":\"autoscaling/v1\",\"metadata\":{\"name\":"
+                     "\"web\",\"resourceVersion\":\"1\"},\"spec\":{\"replicas\":1}}",
+                     &code);
     cr_assert_eq(code, 409, "a Scale PUT with a stale resourceVersion conflicts");
     cJSON_Delete(j);
 }
@@ -243,32 +216,32 @@ Test(kubesim_api, scale_subresource)
 Test(kubesim_api, namespace_must_exist)
 {
     long code;
-    cJSON *st =
-        call("POST", "/api/v1/namespaces/nope/configmaps", NULL,
-             "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a\"}}", &code);
+    cJSON *st = ksimfix_call(
+        h, "POST", "/api/v1/namespaces/nope/configmaps", NULL,
+        "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a\"}}", &code);
 
     cr_assert_eq(code, 404);
-    cr_assert_str_eq(str(st, "message"), "namespaces \"nope\" not found");
+    cr_assert_str_eq(jsonfix_str(st, "message"), "namespaces \"nope\" not found");
     cJSON_Delete(st);
 }
 
 Test(kubesim_api, generate_name)
 {
     long code;
-    cJSON *j = call("POST", "/api/v1/namespaces/default/configmaps", NULL,
-                    "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{"
-                    "\"generateName\":\"job-\"}}",
-                    &code);
+    cJSON *j = ksimfix_call(h, "POST", "/api/v1/namespaces/default/configmaps", NULL,
+                            "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{"
+                            "\"generateName\":\"job-\"}}",
+                            &code);
 
     cr_assert_eq(code, 201);
-    cr_assert_eq(strncmp(str(j, "metadata.name"), "job-", 4), 0);
-    cr_assert_eq(strlen(str(j, "metadata.name")), 9);
+    cr_assert_eq(strncmp(jsonfix_str(j, "metadata.name"), "job-", 4), 0);
+    cr_assert_eq(strlen(jsonfix_str(j, "metadata.name")), 9);
     cJSON_Delete(j);
-    j = call("POST", "/api/v1/namespaces/default/configmaps", NULL,
-             "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{}}", &code);
+    j = ksimfix_call(h, "POST", "/api/v1/namespaces/default/configmaps", NULL,
+                     "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{}}", &code);
     cr_assert_eq(code, 422);
-    cr_assert_str_eq(str(j, "reason"), "Invalid");
-    cr_assert_not_null(strstr(str(j, "message"), "name or generateName is required"));
+    cr_assert_str_eq(jsonfix_str(j, "reason"), "Invalid");
+    cr_assert_not_null(strstr(jsonfix_str(j, "message"), "name or generateName is required"));
     cJSON_Delete(j);
 }
 
@@ -280,7 +253,7 @@ Test(kubesim_api, authentication)
     cr_assert_eq(ksim_harness_call(h, "", "GET", "/api/v1/namespaces", NULL, NULL, 0, &r), 0);
     cr_assert_eq(r.code, 401);
     j = ksim_http_json(&r);
-    cr_assert_str_eq(str(j, "reason"), "Unauthorized");
+    cr_assert_str_eq(jsonfix_str(j, "reason"), "Unauthorized");
     cJSON_Delete(j);
     ksim_http_release(&r);
     cr_assert_eq(ksim_harness_call(h, "wrong", "GET", "/api/v1/namespaces", NULL, NULL, 0, &r), 0);
@@ -297,9 +270,9 @@ Test(kubesim_api, unknown_paths_and_methods)
     cJSON *j;
     long code;
 
-    j = call("GET", "/api/v1/namespaces/default/widgets", NULL, NULL, &code);
+    j = ksimfix_call(h, "GET", "/api/v1/namespaces/default/widgets", NULL, NULL, &code);
     cr_assert_eq(code, 404);
-    cr_assert_str_eq(str(j, "message"), "the server could not find the requested resource");
+    cr_assert_str_eq(jsonfix_str(j, "message"), "the server could not find the requested resource");
     cJSON_Delete(j);
     cr_assert_eq(
         ksim_harness_call(h, NULL, "GET", "/apis/nope.example.com/v1/things", NULL, NULL, 0, &r),
@@ -307,9 +280,9 @@ Test(kubesim_api, unknown_paths_and_methods)
     cr_assert_eq(r.code, 404);
     cr_assert_str_eq(buf_str(&r.body), "404 page not found\n");
     ksim_http_release(&r);
-    j = call("POST", "/api/v1/namespaces/default/configmaps/x", NULL, "{}", &code);
+    j = ksimfix_call(h, "POST", "/api/v1/namespaces/default/configmaps/x", NULL, "{}", &code);
     cr_assert_eq(code, 405);
-    cr_assert_str_eq(str(j, "reason"), "MethodNotAllowed");
+    cr_assert_str_eq(jsonfix_str(j, "reason"), "MethodNotAllowed");
     cJSON_Delete(j);
 }
 
@@ -320,11 +293,13 @@ Test(kubesim_api, media_types_and_body_limit)
     cJSON *j;
 
     cJSON_Delete(create_cm("c1", NULL));
-    j = call("PATCH", "/api/v1/namespaces/default/configmaps/c1", "text/plain", "{}", &code);
+    j = ksimfix_call(h, "PATCH", "/api/v1/namespaces/default/configmaps/c1", "text/plain", "{}",
+                     &code);
     cr_assert_eq(code, 415);
-    cr_assert_str_eq(str(j, "reason"), "UnsupportedMediaType");
+    cr_assert_str_eq(jsonfix_str(j, "reason"), "UnsupportedMediaType");
     cJSON_Delete(j);
-    j = call("POST", "/api/v1/namespaces/default/configmaps", "application/yaml", "a: b", &code);
+    j = ksimfix_call(h, "POST", "/api/v1/namespaces/default/configmaps", "application/yaml", "a: b",
+                     &code);
     cr_assert_eq(code, 415);
     cJSON_Delete(j);
     big = malloc(4u << 20);
@@ -333,9 +308,9 @@ Test(kubesim_api, media_types_and_body_limit)
     big[(4u << 20) - 1] = '\0';
     big[0] = '{';
     big[(4u << 20) - 2] = '}';
-    j = call("POST", "/api/v1/namespaces/default/configmaps", NULL, big, &code);
+    j = ksimfix_call(h, "POST", "/api/v1/namespaces/default/configmaps", NULL, big, &code);
     cr_assert_eq(code, 413);
-    cr_assert_str_eq(str(j, "reason"), "RequestEntityTooLarge");
+    cr_assert_str_eq(jsonfix_str(j, "reason"), "RequestEntityTooLarge");
     cJSON_Delete(j);
     free(big);
 }
@@ -347,23 +322,25 @@ Test(kubesim_api, finalizers_hold_deletion)
     long code;
 
     cJSON_Delete(create_cm("c1", "\"finalizers\":[\"example.com/hold\"]"));
-    j = call("DELETE", path, NULL, NULL, &code);
+    j = ksimfix_call(h, "DELETE", path, NULL, NULL, &code);
     cr_assert_eq(code, 200);
-    cr_assert_str_eq(str(j, "kind"), "ConfigMap", "a pending deletion answers with the object");
-    cr_assert_neq(strlen(str(j, "metadata.deletionTimestamp")), 0);
+    cr_assert_str_eq(jsonfix_str(j, "kind"), "ConfigMap",
+                     "a pending deletion answers with the object");
+    cr_assert_neq(strlen(jsonfix_str(j, "metadata.deletionTimestamp")), 0);
     cJSON_Delete(j);
-    j = call("GET", path, NULL, NULL, &code);
+    j = ksimfix_call(h, "GET", path, NULL, NULL, &code);
     cr_assert_eq(code, 200, "the object stays while a finalizer is left");
     cJSON_Delete(j);
-    j = call("PATCH", path, "application/merge-patch+json",
-             "{\"metadata\":{\"finalizers\":[\"example.com/hold\",\"example.com/new\"]}}", &code);
+    j = ksimfix_call(h, "PATCH", path, "application/merge-patch+json",
+                     "{\"metadata\":{\"finalizers\":[\"example.com/hold\",\"example.com/new\"]}}",
+                     &code);
     cr_assert_eq(code, 422, "no new finalizers while deleting");
     cJSON_Delete(j);
-    j = call("PATCH", path, "application/json-patch+json",
-             "[{\"op\":\"remove\",\"path\":\"/metadata/finalizers\"}]", &code);
+    j = ksimfix_call(h, "PATCH", path, "application/json-patch+json",
+                     "[{\"op\":\"remove\",\"path\":\"/metadata/finalizers\"}]", &code);
     cr_assert_eq(code, 200);
     cJSON_Delete(j);
-    j = call("GET", path, NULL, NULL, &code);
+    j = ksimfix_call(h, "GET", path, NULL, NULL, &code);
     cr_assert_eq(code, 404, "the object goes with its last finalizer");
     cJSON_Delete(j);
 }
@@ -374,19 +351,21 @@ Test(kubesim_api, delete_answers_status_and_checks_preconditions)
     char body[512];
     long code;
 
-    j = call("DELETE", "/api/v1/namespaces/default/configmaps/c1", NULL,
-             "{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\",\"preconditions\":{\"uid\":"
-             "\"00000000-0000-0000-0000-000000000000\"}}",
-             &code);
+    j = ksimfix_call(h, "DELETE", "/api/v1/namespaces/default/configmaps/c1", NULL,
+                     "{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\",\"preconditions\":{\"uid\":"
+                     "\"00000000-0000-0000-0000-000000000000\"}}",
+                     &code);
     cr_assert_eq(code, 409);
-    cr_assert_not_null(strstr(str(j, "message"), "Precondition failed: UID in precondition"));
+    cr_assert_not_null(
+        strstr(jsonfix_str(j, "message"), "Precondition failed: UID in precondition"));
     cJSON_Delete(j);
-    snprintf(body, sizeof(body), "{\"preconditions\":{\"uid\":\"%s\"}}", str(cm, "metadata.uid"));
-    j = call("DELETE", "/api/v1/namespaces/default/configmaps/c1", NULL, body, &code);
+    snprintf(body, sizeof(body), "{\"preconditions\":{\"uid\":\"%s\"}}",
+             jsonfix_str(cm, "metadata.uid"));
+    j = ksimfix_call(h, "DELETE", "/api/v1/namespaces/default/configmaps/c1", NULL, body, &code);
     cr_assert_eq(code, 200);
-    cr_assert_str_eq(str(j, "kind"), "Status");
-    cr_assert_str_eq(str(j, "status"), "Success");
-    cr_assert_str_eq(str(j, "details.uid"), str(cm, "metadata.uid"));
+    cr_assert_str_eq(jsonfix_str(j, "kind"), "Status");
+    cr_assert_str_eq(jsonfix_str(j, "status"), "Success");
+    cr_assert_str_eq(jsonfix_str(j, "details.uid"), jsonfix_str(cm, "metadata.uid"));
     cJSON_Delete(j);
     cJSON_Delete(cm);
 }
@@ -394,14 +373,14 @@ Test(kubesim_api, delete_answers_status_and_checks_preconditions)
 Test(kubesim_api, dry_run_stores_nothing)
 {
     long code;
-    cJSON *j =
-        call("POST", "/api/v1/namespaces/default/configmaps?dryRun=All", NULL,
-             "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"d\"}}", &code);
+    cJSON *j = ksimfix_call(
+        h, "POST", "/api/v1/namespaces/default/configmaps?dryRun=All", NULL,
+        "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"d\"}}", &code);
 
     cr_assert_eq(code, 201);
-    cr_assert_str_eq(str(j, "metadata.name"), "d");
+    cr_assert_str_eq(jsonfix_str(j, "metadata.name"), "d");
     cJSON_Delete(j);
-    j = call("GET", "/api/v1/namespaces/default/configmaps/d", NULL, NULL, &code);
+    j = ksimfix_call(h, "GET", "/api/v1/namespaces/default/configmaps/d", NULL, NULL, &code);
     cr_assert_eq(code, 404);
     cJSON_Delete(j);
 }
@@ -409,18 +388,20 @@ Test(kubesim_api, dry_run_stores_nothing)
 Test(kubesim_api, body_must_match_url)
 {
     long code;
-    cJSON *j = call("POST", "/api/v1/namespaces/default/configmaps", NULL,
-                    "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a\","
-                    "\"namespace\":\"other\"}}",
-                    &code);
+    cJSON *j =
+        ksimfix_call(h, "POST", "/api/v1/namespaces/default/configmaps", NULL,
+                     "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a\","
+                     "\"namespace\":\"other\"}}",
+                     &code);
 
     cr_assert_eq(code, 400);
-    cr_assert_str_eq(str(j, "message"), "the namespace of the provided object does not match "
-                                        "the namespace sent on the request");
+    cr_assert_str_eq(jsonfix_str(j, "message"),
+                     "the namespace of the provided object does not match "
+                     "the namespace sent on the request");
     cJSON_Delete(j);
-    j = call("POST", "/api/v1/namespaces/default/configmaps", NULL,
-             "{\"apiVersion\":\"apps/v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a\"}}",
-             &code);
+    j = ksimfix_call(
+        h, "POST", "/api/v1/namespaces/default/configmaps", NULL,
+        "{\"apiVersion\":\"apps/v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a\"}}", &code);
     cr_assert_eq(code, 400, "wrong apiVersion");
     cJSON_Delete(j);
 }
@@ -431,57 +412,63 @@ Test(kubesim_api, patch_types)
     cJSON *j;
     long code;
 
-    cJSON_Delete(call("POST", sts_path, NULL, sts_json, &code));
-    j = call("PATCH", path, "application/strategic-merge-patch+json",
-             "{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"side\",\"image\":"
-             "\"busybox\"}]}}}}",
-             &code);
+    cJSON_Delete(ksimfix_call(h, "POST", sts_path, NULL, sts_json, &code));
+    j = ksimfix_call(
+        h, "PATCH", path, "application/strategic-merge-patch+json",
+        "{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"side\",\"image\":"
+        "\"busybox\"}]}}}}",
+        &code);
     cr_assert_eq(code, 200);
     cr_assert_eq(cJSON_GetArraySize(kjson_get(j, "spec.template.spec.containers")), 2,
                  "strategic merge adds to containers by name");
     cJSON_Delete(j);
-    j = call("PATCH", path, "application/json-patch+json",
-             "[{\"op\":\"test\",\"path\":\"/spec/replicas\",\"value\":9}]", &code);
+    j = ksimfix_call(h, "PATCH", path, "application/json-patch+json",
+                     "[{\"op\":\"test\",\"path\":\"/spec/replicas\",\"value\":9}]", &code);
     cr_assert_eq(code, 422, "a failing JSON patch test");
     cJSON_Delete(j);
-    j = call("PATCH", path, "application/apply-patch+yaml", "{\"spec\":{\"replicas\":6}}", &code);
+    j = ksimfix_call(h, "PATCH", path, "application/apply-patch+yaml",
+                     "{\"spec\":{\"replicas\":6}}", &code);
     cr_assert_eq(code, 422, "apply needs a fieldManager");
     cJSON_Delete(j);
-    j = call("PATCH", "/api/v1/namespaces/default/configmaps/applied?fieldManager=test",
-             "application/apply-patch+yaml",
-             "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"applied\"},"
-             "\"data\":{\"a\":\"1\"}}",
-             &code);
+    j = ksimfix_call(
+        h, "PATCH", "/api/v1/namespaces/default/configmaps/applied?fieldManager=test",
+        "application/apply-patch+yaml",
+        "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"applied\"},"
+        "\"data\":{\"a\":\"1\"}}",
+        &code);
     cr_assert_eq(code, 201, "server-side apply creates");
     cJSON_Delete(j);
-    j = call("PATCH", "/api/v1/namespaces/default/configmaps/applied?fieldManager=test",
-             "application/apply-patch+yaml",
-             "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"applied\"},"
-             "\"data\":{\"b\":\"2\"}}",
-             &code);
+    j = ksimfix_call(
+        h, "PATCH", "/api/v1/namespaces/default/configmaps/applied?fieldManager=test",
+        "application/apply-patch+yaml",
+        "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"applied\"},"
+        "\"data\":{\"b\":\"2\"}}",
+        &code);
     cr_assert_eq(code, 200);
-    cr_assert_str_eq(str(j, "data.a"), "1");
-    cr_assert_str_eq(str(j, "data.b"), "2");
+    cr_assert_str_eq(jsonfix_str(j, "data.a"), "1");
+    cr_assert_str_eq(jsonfix_str(j, "data.b"), "2");
     cJSON_Delete(j);
 }
 
 Test(kubesim_api, validation_errors_are_invalid)
 {
     long code;
-    cJSON *j = call("POST", sts_path, NULL,
-                    "{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":"
-                    "\"bad\"},\"spec\":{\"replicas\":-1}}",
-                    &code);
+    cJSON *j =
+        ksimfix_call(h, "POST", sts_path, NULL,
+                     "{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":"
+                     "\"bad\"},\"spec\":{\"replicas\":-1}}",
+                     &code);
 
     cr_assert_eq(code, 422);
-    cr_assert_str_eq(str(j, "message"),
+    cr_assert_str_eq(jsonfix_str(j, "message"),
                      "StatefulSet.apps \"bad\" is invalid: spec.replicas: Invalid value: -1: must "
                      "be greater than or equal to 0");
-    cr_assert_str_eq(str(j, "details.causes.0.field"), "spec.replicas");
+    cr_assert_str_eq(jsonfix_str(j, "details.causes.0.field"), "spec.replicas");
     cJSON_Delete(j);
-    j = call("POST", "/api/v1/namespaces/default/configmaps", NULL,
-             "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"Bad_Name\"}}",
-             &code);
+    j = ksimfix_call(
+        h, "POST", "/api/v1/namespaces/default/configmaps", NULL,
+        "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"Bad_Name\"}}",
+        &code);
     cr_assert_eq(code, 422);
     cJSON_Delete(j);
 }
@@ -489,28 +476,28 @@ Test(kubesim_api, validation_errors_are_invalid)
 Test(kubesim_api, discovery)
 {
     long code;
-    cJSON *j = call("GET", "/apis/apps/v1", NULL, NULL, &code);
+    cJSON *j = ksimfix_call(h, "GET", "/apis/apps/v1", NULL, NULL, &code);
     const cJSON *r;
     int sts = 0, scale = 0;
 
     cr_assert_eq(code, 200);
-    cr_assert_str_eq(str(j, "kind"), "APIResourceList");
+    cr_assert_str_eq(jsonfix_str(j, "kind"), "APIResourceList");
     cJSON_ArrayForEach (r, kjson_get(j, "resources")) {
-        if (strcmp(str(r, "name"), "statefulsets") == 0) {
+        if (strcmp(jsonfix_str(r, "name"), "statefulsets") == 0) {
             sts = 1;
-            cr_assert_str_eq(str(r, "shortNames.0"), "sts");
+            cr_assert_str_eq(jsonfix_str(r, "shortNames.0"), "sts");
             cr_assert(cJSON_IsTrue(kjson_get(r, "namespaced")));
         }
-        if (strcmp(str(r, "name"), "statefulsets/scale") == 0) {
+        if (strcmp(jsonfix_str(r, "name"), "statefulsets/scale") == 0) {
             scale = 1;
-            cr_assert_str_eq(str(r, "group"), "autoscaling");
-            cr_assert_str_eq(str(r, "kind"), "Scale");
+            cr_assert_str_eq(jsonfix_str(r, "group"), "autoscaling");
+            cr_assert_str_eq(jsonfix_str(r, "kind"), "Scale");
         }
     }
     cr_assert(sts && scale);
     cJSON_Delete(j);
-    j = call("GET", "/version", NULL, NULL, &code);
-    cr_assert_str_eq(str(j, "major"), "1");
+    j = ksimfix_call(h, "GET", "/version", NULL, NULL, &code);
+    cr_assert_str_eq(jsonfix_str(j, "major"), "1");
     cJSON_Delete(j);
 }
 
@@ -519,27 +506,30 @@ Test(kubesim_api, events_are_one_resource_in_two_groups)
     long code;
     cJSON *j;
 
-    j = call("POST", "/apis/events.k8s.io/v1/namespaces/default/events", NULL,
-             "{\"apiVersion\":\"events.k8s.io/v1\",\"kind\":\"Event\",\"metadata\":{\"name\":"
-             "\"e1\"},\"eventTime\":\"2026-01-01T00:00:00.000000Z\",\"reportingController\":"
-             "\"example.com/ctl\",\"reportingInstance\":\"i\",\"action\":\"Act\",\"reason\":"
-             "\"Done\",\"type\":\"Normal\",\"note\":\"it worked\",\"regarding\":{\"kind\":"
-             "\"ConfigMap\",\"name\":\"c1\",\"namespace\":\"default\"}}",
-             &code);
-    cr_assert_eq(code, 201, "%s", str(j, "message"));
-    cr_assert_str_eq(str(j, "note"), "it worked");
-    cr_assert_str_eq(str(j, "regarding.name"), "c1");
+    j = ksimfix_call(
+        h, "POST", "/apis/events.k8s.io/v1/namespaces/default/events", NULL,
+        "{\"apiVersion\":\"events.k8s.io/v1\",\"kind\":\"Event\",\"metadata\":{\"name\":"
+        "\"e1\"},\"eventTime\":\"2026-01-01T00:00:00.000000Z\",\"reportingController\":"
+        "\"example.com/ctl\",\"reportingInstance\":\"i\",\"action\":\"Act\",\"reason\":"
+        "\"Done\",\"type\":\"Normal\",\"note\":\"it worked\",\"regarding\":{\"kind\":"
+        "\"ConfigMap\",\"name\":\"c1\",\"namespace\":\"default\"}}",
+        &code);
+    cr_assert_eq(code, 201, "%s", jsonfix_str(j, "message"));
+    cr_assert_str_eq(jsonfix_str(j, "note"), "it worked");
+    cr_assert_str_eq(jsonfix_str(j, "regarding.name"), "c1");
     cJSON_Delete(j);
-    j = call("GET", "/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dc1",
-             NULL, NULL, &code);
+    j = ksimfix_call(h, "GET",
+                     "/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Dc1",
+                     NULL, NULL, &code);
     cr_assert_eq(code, 200);
-    cr_assert_str_eq(str(j, "items.0.message"), "it worked");
-    cr_assert_str_eq(str(j, "items.0.reportingComponent"), "example.com/ctl");
-    cr_assert_str_eq(str(j, "items.0.apiVersion"), "v1");
+    cr_assert_str_eq(jsonfix_str(j, "items.0.message"), "it worked");
+    cr_assert_str_eq(jsonfix_str(j, "items.0.reportingComponent"), "example.com/ctl");
+    cr_assert_str_eq(jsonfix_str(j, "items.0.apiVersion"), "v1");
     cJSON_Delete(j);
-    j = call("GET",
-             "/apis/events.k8s.io/v1/namespaces/default/events?fieldSelector=regarding.name%3Dc2",
-             NULL, NULL, &code);
+    j = ksimfix_call(
+        h, "GET",
+        "/apis/events.k8s.io/v1/namespaces/default/events?fieldSelector=regarding.name%3Dc2", NULL,
+        NULL, &code);
     cr_assert_eq(code, 200);
     cr_assert_eq(cJSON_GetArraySize(kjson_get(j, "items")), 0);
     cJSON_Delete(j);

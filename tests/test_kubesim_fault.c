@@ -2,25 +2,22 @@
 #include "tests/kube-sim/harness.h"
 
 #include <criterion/criterion.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "common/kjson.h"
+#include "tests/support/ksimfix.h"
 
 static struct ksim_harness *h;
 
 static void setup(void)
 {
-    struct ksim_harness_opts o;
-    struct kerr_info err;
+    struct ksim_harness_opts o = { .no_controllers = 1,
+                                   .token_csv = "user-token,someone,uid-9,\n" };
 
-    memset(&o, 0, sizeof(o));
-    o.no_controllers = 1;
-    o.token_csv = "user-token,someone,uid-9,\n";
-    cr_assert_eq(ksim_harness_start(&o, &h, &err), KERR_OK, "%s", err.msg);
+    h = ksimfix_start(&o);
 }
 
 static void teardown(void)
@@ -44,19 +41,14 @@ static long code_of(const char *token, const char *method, const char *path, con
     return code;
 }
 
-static void faults(const char *json)
-{
-    cr_assert_eq(code_of(NULL, "POST", "/kube-sim/faults", json, NULL, 0), 200, "%s", json);
-}
-
 Test(kubesim_fault, throttling_answers_429_with_retry_after)
 {
     char ra[16];
 
-    faults("{\"throttleRate\":1}");
+    ksimfix_faults(h, "{\"throttleRate\":1}");
     cr_assert_eq(code_of(NULL, "GET", "/api/v1/namespaces", NULL, ra, sizeof(ra)), 429);
     cr_assert_str_eq(ra, "1");
-    faults("{\"reset\":true}");
+    ksimfix_faults(h, "{\"reset\":true}");
     cr_assert_eq(code_of(NULL, "GET", "/api/v1/namespaces", NULL, NULL, 0), 200);
 }
 
@@ -64,10 +56,10 @@ Test(kubesim_fault, errors_only_where_matched)
 {
     const char *cm = "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"x\"}}";
 
-    faults("{\"errorRate\":1,\"match\":\"POST /api/v1/namespaces/default/configmaps\"}");
+    ksimfix_faults(h, "{\"errorRate\":1,\"match\":\"POST /api/v1/namespaces/default/configmaps\"}");
     cr_assert_eq(code_of(NULL, "POST", "/api/v1/namespaces/default/configmaps", cm, NULL, 0), 500);
     cr_assert_eq(code_of(NULL, "GET", "/api/v1/namespaces/default/configmaps", NULL, NULL, 0), 200);
-    faults("{\"errorRate\":0.5,\"match\":\"\"}");
+    ksimfix_faults(h, "{\"errorRate\":0.5,\"match\":\"\"}");
     {
         int i, fails = 0;
 
@@ -82,7 +74,7 @@ Test(kubesim_fault, latency_is_added)
     struct timespec t0, t1;
     long ms;
 
-    faults("{\"latencyMs\":300}");
+    ksimfix_faults(h, "{\"latencyMs\":300}");
     clock_gettime(CLOCK_MONOTONIC, &t0);
     cr_assert_eq(code_of(NULL, "GET", "/api/v1/namespaces", NULL, NULL, 0), 200);
     clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -97,49 +89,19 @@ Test(kubesim_fault, only_masters_configure)
     cr_assert_eq(code_of(NULL, "POST", "/kube-sim/faults", "{\"errorRate\":2}", NULL, 0), 400);
 }
 
-struct watcher {
-    char path[512];
-    char *body;
-};
-
-static void *watch_thread(void *arg)
-{
-    struct watcher *w = arg;
-    struct ksim_http r;
-
-    if (ksim_harness_call(h, NULL, "GET", w->path, NULL, NULL, 30000, &r) == 0)
-        w->body = buf_detach(&r.body, NULL);
-    ksim_http_release(&r);
-    return NULL;
-}
-
-static void wait_for_watchers(size_t n)
-{
-    int i;
-
-    for (i = 0; i < 200 && ksim_store_watch_count(h->api->store) < n; i++)
-        nanosleep(&(struct timespec){ 0, 20000000L }, NULL);
-    cr_assert_geq(ksim_store_watch_count(h->api->store), n, "the watch never started");
-}
-
 Test(kubesim_fault, cut_watches_end_streams)
 {
-    struct watcher w;
+    struct ksimfix_watch w;
     struct timespec t0, t1;
-    pthread_t th;
 
-    snprintf(w.path, sizeof(w.path),
-             "/api/v1/namespaces/default/configmaps?watch=1&"
-             "timeoutSeconds=20");
-    w.body = NULL;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    cr_assert_eq(pthread_create(&th, NULL, watch_thread, &w), 0);
-    wait_for_watchers(1);
-    faults("{\"cutWatches\":true}");
-    pthread_join(th, NULL);
+    ksimfix_watch_start(&w, h, "/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=20",
+                        30000);
+    ksimfix_await_watchers(h, 1);
+    ksimfix_faults(h, "{\"cutWatches\":true}");
+    free(ksimfix_watch_join(&w));
     clock_gettime(CLOCK_MONOTONIC, &t1);
     cr_assert_lt(t1.tv_sec - t0.tv_sec, 10, "the watch ended long before its timeout");
-    free(w.body);
 }
 
 Test(kubesim_fault, watch_max_duration)
@@ -147,7 +109,7 @@ Test(kubesim_fault, watch_max_duration)
     struct timespec t0, t1;
     struct ksim_http r;
 
-    faults("{\"watchMaxMs\":300}");
+    ksimfix_faults(h, "{\"watchMaxMs\":300}");
     clock_gettime(CLOCK_MONOTONIC, &t0);
     cr_assert_eq(ksim_harness_call(h, NULL, "GET",
                                    "/api/v1/namespaces/default/configmaps?watch=1&"
@@ -173,7 +135,7 @@ Test(kubesim_fault, expire_history_forces_410)
     snprintf(rv, sizeof(rv), "%s", kjson_get_str(l, "metadata.resourceVersion"));
     cJSON_Delete(l);
     ksim_http_release(&r);
-    faults("{\"expireHistory\":true}");
+    ksimfix_faults(h, "{\"expireHistory\":true}");
     snprintf(path, sizeof(path),
              "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=%s&timeoutSeconds=5",
              rv);

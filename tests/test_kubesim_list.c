@@ -2,26 +2,24 @@
 #include "tests/kube-sim/harness.h"
 
 #include <criterion/criterion.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "common/kjson.h"
+#include "tests/support/jsonfix.h"
+#include "tests/support/ksimfix.h"
 
 static struct ksim_harness *h;
 
 static void start(size_t history, long bookmark_ms)
 {
-    struct ksim_harness_opts o;
-    struct kerr_info err;
+    struct ksim_harness_opts o = { .no_controllers = 1,
+                                   .history = history,
+                                   .bookmark_ms = bookmark_ms };
 
-    memset(&o, 0, sizeof(o));
-    o.no_controllers = 1;
-    o.history = history;
-    o.bookmark_ms = bookmark_ms;
-    cr_assert_eq(ksim_harness_start(&o, &h, &err), KERR_OK, "%s", err.msg);
+    h = ksimfix_start(&o);
 }
 
 static void setup(void)
@@ -37,32 +35,6 @@ static void teardown(void)
 TestSuite(kubesim_list, .init = setup, .fini = teardown, .timeout = 60);
 TestSuite(kubesim_watch, .fini = teardown, .timeout = 60);
 
-static cJSON *call(const char *method, const char *path, const char *ct, const char *body,
-                   long *code)
-{
-    struct ksim_http r;
-    cJSON *j;
-
-    cr_assert_eq(ksim_harness_call(h, NULL, method, path, ct, body, 0, &r), 0, "%s", path);
-    *code = r.code;
-    j = ksim_http_json(&r);
-    ksim_http_release(&r);
-    return j;
-}
-
-/* Raw body of a request (watch streams). */
-static char *raw(const char *path)
-{
-    struct ksim_http r;
-    char *s;
-
-    cr_assert_eq(ksim_harness_call(h, NULL, "GET", path, NULL, NULL, 20000, &r), 0, "%s", path);
-    cr_assert_eq(r.code, 200, "%s: %ld %s", path, r.code, buf_str(&r.body));
-    s = buf_detach(&r.body, NULL);
-    ksim_http_release(&r);
-    return s;
-}
-
 static void cm(const char *ns, const char *name, const char *labels)
 {
     char path[256], body[1024];
@@ -73,7 +45,7 @@ static void cm(const char *ns, const char *name, const char *labels)
              "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"%s\","
              "\"labels\":{%s}}}",
              name, labels);
-    cJSON_Delete(call("POST", path, NULL, body, &code));
+    cJSON_Delete(ksimfix_call(h, "POST", path, NULL, body, &code));
     cr_assert_eq(code, 201, "%s/%s", ns, name);
 }
 
@@ -84,21 +56,8 @@ static void relabel(const char *name, const char *labels)
 
     snprintf(path, sizeof(path), "/api/v1/namespaces/default/configmaps/%s", name);
     snprintf(body, sizeof(body), "{\"metadata\":{\"labels\":%s}}", labels);
-    cJSON_Delete(call("PATCH", path, "application/merge-patch+json", body, &code));
+    cJSON_Delete(ksimfix_call(h, "PATCH", path, "application/merge-patch+json", body, &code));
     cr_assert_eq(code, 200);
-}
-
-/* The names of a list's items joined by commas. */
-static void names(const cJSON *list, char *out, size_t size)
-{
-    const cJSON *it;
-    size_t n = 0;
-
-    out[0] = '\0';
-    cJSON_ArrayForEach (it, kjson_get(list, "items")) {
-        n += (size_t)snprintf(out + n, size - n, "%s%s", n ? "," : "",
-                              kjson_get_str(it, "metadata.name"));
-    }
 }
 
 static void expect_selected(const char *selector_query, const char *want)
@@ -108,9 +67,9 @@ static void expect_selected(const char *selector_query, const char *want)
     cJSON *list;
 
     snprintf(path, sizeof(path), "/api/v1/namespaces/default/configmaps?%s", selector_query);
-    list = call("GET", path, NULL, NULL, &code);
+    list = ksimfix_call(h, "GET", path, NULL, NULL, &code);
     cr_assert_eq(code, 200, "%s", selector_query);
-    names(list, got, sizeof(got));
+    jsonfix_names(kjson_get(list, "items"), got, sizeof(got));
     cr_assert_str_eq(got, want, "%s", selector_query);
     cJSON_Delete(list);
 }
@@ -140,17 +99,17 @@ Test(kubesim_list, field_selectors)
     cm("kube-system", "a", "");
     expect_selected("fieldSelector=metadata.name%3Db", "b");
     expect_selected("fieldSelector=metadata.name!%3Db", "a");
-    st = call("GET", "/api/v1/configmaps?fieldSelector=metadata.namespace%3Dkube-system", NULL,
-              NULL, &code);
+    st = ksimfix_call(h, "GET", "/api/v1/configmaps?fieldSelector=metadata.namespace%3Dkube-system",
+                      NULL, NULL, &code);
     cr_assert_eq(cJSON_GetArraySize(kjson_get(st, "items")), 1);
     cJSON_Delete(st);
-    st = call("GET", "/api/v1/namespaces/default/configmaps?fieldSelector=data.x%3Dy", NULL, NULL,
-              &code);
+    st = ksimfix_call(h, "GET", "/api/v1/namespaces/default/configmaps?fieldSelector=data.x%3Dy",
+                      NULL, NULL, &code);
     cr_assert_eq(code, 400);
     cr_assert_str_eq(kjson_get_str(st, "message"), "field label not supported: data.x");
     cJSON_Delete(st);
-    st =
-        call("GET", "/api/v1/namespaces/default/configmaps?labelSelector=a%20b", NULL, NULL, &code);
+    st = ksimfix_call(h, "GET", "/api/v1/namespaces/default/configmaps?labelSelector=a%20b", NULL,
+                      NULL, &code);
     cr_assert_eq(code, 400, "a malformed label selector");
     cJSON_Delete(st);
 }
@@ -169,9 +128,9 @@ Test(kubesim_list, pagination)
     }
     snprintf(path, sizeof(path), "/api/v1/namespaces/default/configmaps?limit=3");
     for (;;) {
-        page = call("GET", path, NULL, NULL, &code);
+        page = ksimfix_call(h, "GET", path, NULL, NULL, &code);
         cr_assert_eq(code, 200);
-        names(page, got, sizeof(got));
+        jsonfix_names(kjson_get(page, "items"), got, sizeof(got));
         snprintf(all + strlen(all), sizeof(all) - strlen(all), "%s%s", all[0] ? "," : "", got);
         pages++;
         cont = kjson_get_str(page, "metadata.continue");
@@ -197,11 +156,12 @@ Test(kubesim_list, continue_rejects_a_resource_version)
 
     cm("default", "a", "");
     cm("default", "b", "");
-    page = call("GET", "/api/v1/namespaces/default/configmaps?limit=1", NULL, NULL, &code);
+    page =
+        ksimfix_call(h, "GET", "/api/v1/namespaces/default/configmaps?limit=1", NULL, NULL, &code);
     snprintf(path, sizeof(path),
              "/api/v1/namespaces/default/configmaps?limit=1&resourceVersion=5&continue=%s",
              kjson_get_str(page, "metadata.continue"));
-    st = call("GET", path, NULL, NULL, &code);
+    st = ksimfix_call(h, "GET", path, NULL, NULL, &code);
     cr_assert_eq(code, 400);
     cJSON_Delete(st);
     cJSON_Delete(page);
@@ -239,7 +199,7 @@ static int count_lines(const char *s, const char *needle)
 static char *rv_of_list(const char *path)
 {
     long code;
-    cJSON *l = call("GET", path, NULL, NULL, &code);
+    cJSON *l = ksimfix_call(h, "GET", path, NULL, NULL, &code);
     char *rv = strdup(kjson_get_str(l, "metadata.resourceVersion"));
 
     cJSON_Delete(l);
@@ -255,11 +215,12 @@ Test(kubesim_watch, replays_history_in_order)
     rv = rv_of_list("/api/v1/namespaces/default/configmaps");
     cm("default", "w", "");
     relabel("w", "{\"x\":\"1\"}");
-    cJSON_Delete(call("DELETE", "/api/v1/namespaces/default/configmaps/w", NULL, NULL, &code));
+    cJSON_Delete(
+        ksimfix_call(h, "DELETE", "/api/v1/namespaces/default/configmaps/w", NULL, NULL, &code));
     snprintf(path, sizeof(path),
              "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=%s&timeoutSeconds=1",
              rv);
-    body = raw(path);
+    body = ksimfix_raw(h, path);
     a = strstr(body, "{\"type\":\"ADDED\"");
     m = strstr(body, "{\"type\":\"MODIFIED\"");
     d = strstr(body, "{\"type\":\"DELETED\"");
@@ -276,7 +237,7 @@ Test(kubesim_watch, without_resource_version_starts_with_the_state)
     start(0, 0);
     cm("default", "x", "");
     cm("default", "y", "");
-    body = raw("/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=1");
+    body = ksimfix_raw(h, "/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=1");
     cr_assert_eq(count_lines(body, "\"type\":\"ADDED\""), 2, "%s", body);
     free(body);
 }
@@ -296,7 +257,7 @@ Test(kubesim_watch, expired_resource_version_is_410)
     snprintf(path, sizeof(path),
              "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=%s&timeoutSeconds=5",
              rv);
-    body = raw(path);
+    body = ksimfix_raw(h, path);
     cr_assert_eq(count_lines(body, "\n"), 1, "exactly one ERROR event: %s", body);
     cr_assert_eq(kjson_parse(body, strlen(body), NULL, &ev, NULL, NULL), KERR_OK);
     cr_assert_str_eq(kjson_get_str(ev, "type"), "ERROR");
@@ -313,12 +274,12 @@ Test(kubesim_watch, bookmarks_only_when_allowed)
     char *with, *without;
 
     start(0, 200);
-    with = raw("/api/v1/namespaces/default/configmaps?watch=1&allowWatchBookmarks=true&"
-               "timeoutSeconds=1");
+    with = ksimfix_raw(h, "/api/v1/namespaces/default/configmaps?watch=1&allowWatchBookmarks=true&"
+                          "timeoutSeconds=1");
     cr_assert_geq(count_lines(with, "\"type\":\"BOOKMARK\""), 2,
                   "periodic bookmarks plus one at the timeout: %s", with);
     cr_assert_not_null(strstr(with, "\"resourceVersion\""));
-    without = raw("/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=1");
+    without = ksimfix_raw(h, "/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=1");
     cr_assert_eq(count_lines(without, "BOOKMARK"), 0);
     free(with);
     free(without);
@@ -338,7 +299,7 @@ Test(kubesim_watch, selectors_turn_updates_into_added_and_deleted)
              "/api/v1/namespaces/default/configmaps?watch=1&labelSelector=app%%3Dx&"
              "resourceVersion=%s&timeoutSeconds=1",
              rv);
-    body = raw(path);
+    body = ksimfix_raw(h, path);
     a = strstr(body, "\"type\":\"ADDED\"");
     d = strstr(body, "\"type\":\"DELETED\"");
     cr_assert(a && d && a < d, "%s", body);
@@ -353,51 +314,34 @@ Test(kubesim_watch, initial_events_end_with_a_bookmark)
 
     start(0, 0);
     cm("default", "i", "");
-    body = raw("/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true&"
-               "resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=1");
+    body = ksimfix_raw(
+        h, "/api/v1/namespaces/default/configmaps?watch=1&sendInitialEvents=true&"
+           "resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=1");
     cr_assert_not_null(strstr(body, "\"k8s.io/initial-events-end\":\"true\""), "%s", body);
     cr_assert_lt(strstr(body, "ADDED") - body, strstr(body, "initial-events-end") - body);
     free(body);
 }
 
-struct watcher {
-    char path[512];
-    char *body;
-};
-
-static void *watch_thread(void *arg)
-{
-    struct watcher *w = arg;
-    struct ksim_http r;
-
-    if (ksim_harness_call(h, NULL, "GET", w->path, NULL, NULL, 20000, &r) == 0)
-        w->body = buf_detach(&r.body, NULL);
-    ksim_http_release(&r);
-    return NULL;
-}
-
 Test(kubesim_watch, live_events_and_timeout)
 {
-    struct watcher w;
+    struct ksimfix_watch w;
     struct timespec t0, t1;
-    pthread_t th;
-    char *rv;
+    char path[512], *rv, *body;
 
     start(0, 0);
     rv = rv_of_list("/api/v1/namespaces/default/configmaps");
-    snprintf(w.path, sizeof(w.path),
+    snprintf(path, sizeof(path),
              "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=%s&timeoutSeconds=2",
              rv);
-    w.body = NULL;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    cr_assert_eq(pthread_create(&th, NULL, watch_thread, &w), 0);
+    ksimfix_watch_start(&w, h, path, 20000);
     cm("default", "live", "");
-    pthread_join(th, NULL);
+    body = ksimfix_watch_join(&w);
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    cr_assert_not_null(w.body);
-    cr_assert_not_null(strstr(w.body, "\"name\":\"live\""), "%s", w.body);
+    cr_assert_not_null(body);
+    cr_assert_not_null(strstr(body, "\"name\":\"live\""), "%s", body);
     cr_assert_lt(t1.tv_sec - t0.tv_sec, 6, "timeoutSeconds ends the stream");
-    free(w.body);
+    free(body);
     free(rv);
 }
 
@@ -408,8 +352,9 @@ Test(kubesim_watch, one_object_by_name)
     start(0, 0);
     cm("default", "one", "");
     cm("default", "two", "");
-    body = raw("/api/v1/namespaces/default/configmaps?watch=1&fieldSelector=metadata.name%3Dtwo&"
-               "timeoutSeconds=1");
+    body = ksimfix_raw(
+        h, "/api/v1/namespaces/default/configmaps?watch=1&fieldSelector=metadata.name%3Dtwo&"
+           "timeoutSeconds=1");
     cr_assert_eq(count_lines(body, "\n"), 1, "%s", body);
     cr_assert_not_null(strstr(body, "\"name\":\"two\""));
     free(body);
