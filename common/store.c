@@ -195,11 +195,30 @@ enum kerr store_remove(struct store *s, const char *key, cJSON **old_out, struct
     return KERR_OK;
 }
 
-/* Build the new content in fresh (no indexes); a later key replaces an earlier one. */
-static enum kerr prepare_all(struct store *s, cJSON *items, struct itab *fresh,
-                             struct kerr_info *err)
+/* Remove the earlier of the two places of key in order (its last entry is the later one). */
+static void drop_earlier(struct strlist *order, const char *key)
 {
-    struct itab_entry *e;
+    size_t i = order->n - 1;
+
+    while (i-- > 0) {
+        if (strcmp(order->v[i], key) == 0) {
+            free(order->v[i]);
+            memmove(&order->v[i], &order->v[i + 1], (order->n - i - 1) * sizeof(order->v[0]));
+            order->n--;
+            return;
+        }
+    }
+}
+
+/*
+ * Build the new content in fresh (no indexes); a later key replaces an
+ * earlier one. order (optional) receives the keys in list order, each once,
+ * at the place of the item that won.
+ */
+static enum kerr prepare_all(struct store *s, cJSON *items, struct itab *fresh,
+                             struct strlist *order, struct kerr_info *err)
+{
+    struct itab_entry *e, *replaced;
     cJSON *item;
     enum kerr rc;
 
@@ -207,7 +226,14 @@ static enum kerr prepare_all(struct store *s, cJSON *items, struct itab *fresh,
         rc = storeent_prepare(&s->codec, item, &e, NULL, err);
         if (rc != KERR_OK)
             return rc;
-        storeent_retire(&s->codec, itab_put(fresh, e), NULL);
+        if (order && strlist_add(order, e->key) != KERR_OK) {
+            storeent_retire(&s->codec, e, NULL);
+            return kerr_set(err, KERR_NOMEM, "store: out of memory");
+        }
+        replaced = itab_put(fresh, e);
+        if (replaced && order)
+            drop_earlier(order, e->key);
+        storeent_retire(&s->codec, replaced, NULL);
     }
     return KERR_OK;
 }
@@ -311,28 +337,32 @@ enum kerr store_replace(struct store *s, cJSON *items, struct store_changes *cha
     struct itab_entry *updated = NULL;
     struct diff d = { s, &old, changes, &updated, KERR_OK };
     struct deleted del = { s, changes, KERR_OK };
-    size_t first = changes ? changes->n : 0;
+    size_t first = changes ? changes->n : 0, i;
+    struct strlist order;
     enum kerr rc;
 
     if (!cJSON_IsArray(items)) {
         cJSON_Delete(items);
         return kerr_set(err, KERR_INVAL, "store: replace needs an array of objects");
     }
+    strlist_init(&order);
     rc = itab_init(&fresh);
     if (rc == KERR_OK)
-        rc = prepare_all(s, items, &fresh, err);
+        rc = prepare_all(s, items, &fresh, changes ? &order : NULL, err);
     else
         kerr_set(err, rc, "store: out of memory");
     cJSON_Delete(items);
     if (rc != KERR_OK) {
         itab_release(&fresh, storeent_free_cb, &s->codec);
+        strlist_release(&order);
         return rc;
     }
     pthread_rwlock_wrlock(&s->lock);
     itab_swap(&s->t, &fresh, &old);
-    if (changes)
-        itab_walk(&s->t, diff_one, &d);
+    for (i = 0; i < order.n; i++) /* in list order, as client-go delivers a list */
+        diff_one(&d, itab_get(&s->t, order.v[i]));
     pthread_rwlock_unlock(&s->lock);
+    strlist_release(&order);
     rc = d.rc;
     if (changes) {
         rc = fill_changes(s, changes, first, updated) != KERR_OK ? KERR_NOMEM : rc;

@@ -133,8 +133,9 @@ enum kerr store_remove(struct store *s, const char *key, cJSON **old_out, struct
  * Replace the whole content with items (TAKES: a cJSON array of objects,
  * freed in every case), as after a relist; a later item wins over an earlier
  * one with the same key. changes (optional, appended to) receives ADDED for
- * new keys, UPDATED for keys whose stored object differs, DELETED for keys
- * gone. On an error before the swap the store is unchanged; KERR_NOMEM while
+ * new keys and UPDATED for keys whose stored object differs, in the order of
+ * items (a repeated key at the place of its last item), then DELETED for
+ * keys gone. On an error before the swap the store is unchanged; KERR_NOMEM while
  * building changes leaves the store replaced and changes incomplete.
  */
 enum kerr store_replace(struct store *s, cJSON *items, struct store_changes *changes,

@@ -357,6 +357,70 @@ Test(informer, expired_error_event_relists_and_reports_the_differences)
     cr_assert_eq(mockapi_unexpected(m), 0);
 }
 
+/* The handler lines [from, to), joined by ','. */
+static void joined(int from, int to, char *out, size_t n)
+{
+    size_t len = 0;
+    int i;
+
+    out[0] = '\0';
+    pthread_mutex_lock(&rec.mu);
+    for (i = from; i < to && i < rec.n; i++)
+        len += (size_t)snprintf(out + len, n - len, "%s%s", i > from ? "," : "", rec.line[i]);
+    pthread_mutex_unlock(&rec.mu);
+    cr_assert_lt(len, n);
+}
+
+/* Script a LIST answer at list_rv of the items "name@rv ..." of spec, in that order. */
+static void expect_list(const char *list_rv, const char *spec)
+{
+    cJSON *list = cJSON_CreateObject(), *items = cJSON_AddArrayToObject(list, "items"), *it;
+    char name[16], item_rv[16], *text;
+    int used;
+
+    cr_assert_eq(kjson_set_str(list, "metadata.resourceVersion", list_rv, NULL), KERR_OK);
+    while (sscanf(spec, "%15[^@]@%15s%n", name, item_rv, &used) == 2) {
+        it = cJSON_CreateObject();
+        cr_assert(cJSON_AddItemToArray(items, it));
+        cr_assert_eq(kjson_set_str(it, "metadata.name", name, NULL), KERR_OK);
+        cr_assert_eq(kjson_set_str(it, "metadata.namespace", "shoot", NULL), KERR_OK);
+        cr_assert_eq(kjson_set_str(it, "metadata.resourceVersion", item_rv, NULL), KERR_OK);
+        spec += used;
+        spec += *spec == ' ';
+    }
+    text = cJSON_PrintUnformatted(list);
+    cr_assert_geq(mockapi_expect(m, "GET", LIST, 200, text), 0);
+    free(text);
+    cJSON_Delete(list);
+}
+
+Test(informer, list_handlers_fire_in_list_order)
+{
+    static const char *const ev[] = { "{\"type\":\"ERROR\",\"object\":" STATUS_410 "}\n", NULL };
+    struct inf_opts o = { 0 };
+    char got[1024];
+
+    expect_list("10", "q@1 b@2 x@3 a@4 m@5 c@6 z@7 e@8 k@9 d@10");
+    stream(WATCH "10", ev);
+    /* the relist: new and changed objects among unchanged ones, m and k gone, n twice */
+    expect_list("40", "z@31 n@32 q@1 d@33 b@2 y@34 a@35 x@3 c@36 e@8 n@37");
+    held(WATCH "40", NULL);
+    start(&o);
+    TESTUTIL_AWAIT(lines() == 18, 5000);
+    cr_assert_eq(lines(), 18);
+    joined(0, 10, got, sizeof(got));
+    cr_assert_str_eq(got,
+                     "add q@1,add b@2,add x@3,add a@4,add m@5,add c@6,add z@7,add e@8,add k@9,"
+                     "add d@10",
+                     "the initial list: %s", got);
+    joined(10, 16, got, sizeof(got));
+    cr_assert_str_eq(got, "upd z@7>31,upd d@10>33,add y@34,upd a@4>35,upd c@6>36,add n@37",
+                     "the relist's additions and updates (n where it came last): %s", got);
+    joined(16, 18, got, sizeof(got));
+    cr_assert(strcmp(got, "del m@5,del k@9") == 0 || strcmp(got, "del k@9,del m@5") == 0,
+              "then its deletions: %s", got);
+}
+
 Test(informer, http_410_on_the_watch_relists)
 {
     struct inf_opts o = { 0 };
