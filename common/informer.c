@@ -178,13 +178,37 @@ static void resync(struct inf *inf)
 
 /* ---- list ---- */
 
+/*
+ * A listed item of a compact store: the projection kept as its compact text
+ * (a raw item, see storeent_prepare), so a large list waits for the swap as
+ * text, not as trees. ctx is the struct inf.
+ */
+static enum kerr project_text(void *ctx, const cJSON *obj, cJSON **out)
+{
+    struct inf *inf = ctx;
+    cJSON *proj = NULL;
+    char *text;
+    enum kerr rc = KERR_OK;
+
+    *out = NULL;
+    if (inf->o.project)
+        rc = inf->o.project(inf->o.project_ctx, obj, &proj);
+    if (rc != KERR_OK)
+        return rc;
+    text = cJSON_PrintUnformatted(proj ? proj : obj);
+    cJSON_Delete(proj);
+    *out = text ? cJSON_CreateRaw(text) : NULL;
+    free(text);
+    return *out ? KERR_OK : KERR_NOMEM;
+}
+
 static enum kerr do_list(struct inf *inf)
 {
     struct pager_opts po = { .label_selector = inf->o.label_selector,
                              .field_selector = inf->o.field_selector,
                              .limit = inf->o.page_size,
-                             .project = inf->o.project,
-                             .project_ctx = inf->o.project_ctx,
+                             .project = inf->o.compact ? project_text : inf->o.project,
+                             .project_ctx = inf->o.compact ? (void *)inf : inf->o.project_ctx,
                              .stopped = stopping,
                              .stopped_arg = inf };
     struct kerr_info err;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/jarena.h"
 #include "common/kobj.h"
 #include "common/strlist.h"
 
@@ -128,17 +129,56 @@ static enum kerr set_data(const struct storeent_codec *c, struct itab_entry *e, 
     return KERR_OK;
 }
 
+/*
+ * A raw item (TAKES) holding an object's compact text, for a compact store
+ * without a projection: the text is kept as it is, parsed only for the key
+ * and the index values.
+ */
+static enum kerr prepare_text(const struct storeent_codec *c, cJSON *raw, struct itab_entry **out,
+                              cJSON **tree_out, struct kerr_info *err)
+{
+    char key[KOBJ_KEY_MAX];
+    cJSON *tree = jarena_parse(raw->valuestring, strlen(raw->valuestring), NULL);
+    struct itab_entry *e = NULL;
+    enum kerr rc = tree ? KERR_OK : kerr_set(err, KERR_INVAL, "store: a raw item is not JSON");
+
+    if (rc == KERR_OK)
+        rc = kobj_key_of(tree, key, sizeof(key), err);
+    if (rc == KERR_OK)
+        rc = new_entry(c, key, tree, &e, err);
+    if (rc == KERR_OK && tree_out && !(*tree_out = cJSON_Duplicate(tree, 1))) {
+        itab_entry_free(e);
+        rc = kerr_set(err, KERR_NOMEM, "store: cannot copy %s", key);
+    }
+    if (rc == KERR_OK) {
+        e->data = raw->valuestring; /* the item's text becomes the entry's */
+        raw->valuestring = NULL;
+        *out = e;
+    }
+    jarena_delete(tree);
+    cJSON_Delete(raw);
+    return rc;
+}
+
 enum kerr storeent_prepare(const struct storeent_codec *c, cJSON *obj, struct itab_entry **out,
                            cJSON **tree_out, struct kerr_info *err)
 {
     char key[KOBJ_KEY_MAX];
     cJSON *proj = NULL;
     struct itab_entry *e = NULL;
-    enum kerr rc;
+    enum kerr rc = KERR_OK;
 
     *out = NULL;
-    rc = storeent_project(c, obj, &proj, err);
-    cJSON_Delete(obj);
+    if (tree_out)
+        *tree_out = NULL;
+    if (c->opts.compact && !c->opts.project && cJSON_IsRaw(obj) && obj->valuestring)
+        return prepare_text(c, obj, out, tree_out, err);
+    if (c->opts.project) {
+        rc = storeent_project(c, obj, &proj, err);
+        cJSON_Delete(obj);
+    } else {
+        proj = obj; /* taken as it is: no copy */
+    }
     if (rc == KERR_OK)
         rc = kobj_key_of(proj, key, sizeof(key), err);
     if (rc == KERR_OK)

@@ -45,10 +45,13 @@ enum kerr storeent_project(const struct storeent_codec *c, const cJSON *obj, cJS
 
 /*
  * Build an unlinked entry from obj (TAKES: freed in every case):
- * projection, key, index values, data. On KERR_OK *out OWNS the entry
+ * projection, key, index values, data. In a compact codec without a
+ * projection obj may be a raw item (cJSON_CreateRaw) holding the object's
+ * compact text, which is kept as it is. On KERR_OK *out OWNS the entry
  * (storeent_retire frees it) and *tree_out (optional) OWNS a copy of the
- * stored object. KERR_INVAL without a name, KERR_TOOBIG, KERR_NOMEM, or the
- * error of the projection or an index function.
+ * stored object. KERR_INVAL without a name or for a raw item that is not
+ * JSON, KERR_TOOBIG, KERR_NOMEM, or the error of the projection or an index
+ * function.
  */
 enum kerr storeent_prepare(const struct storeent_codec *c, cJSON *obj, struct itab_entry **out,
                            cJSON **tree_out, struct kerr_info *err);

@@ -219,3 +219,43 @@ Test(storeent, differs_compares_the_stored_objects)
         storeent_retire(&c, d, NULL);
     }
 }
+
+Test(storeent, a_raw_item_is_kept_as_its_text_in_a_compact_codec)
+{
+    struct storeent_codec c;
+    struct itab t;
+    struct itab_entry *e = NULL;
+    struct kerr_info err;
+    cJSON *obj = parse(OBJ("9")), *tree = NULL, *copy = NULL;
+    char *text = cJSON_PrintUnformatted(obj);
+
+    codec(&c, 1, 0);
+    cr_assert_eq(storeent_prepare(&c, cJSON_CreateRaw(text), &e, &tree, &err), KERR_OK, "%s",
+                 err.msg);
+    cr_assert_str_eq(e->key, "ns/e");
+    cr_assert_str_eq(e->data, text, "the text is stored as it came");
+    cr_assert(cJSON_Compare(tree, obj, 1), "tree_out is the parsed text");
+    cr_assert_eq(storeent_copy(&c, e->data, &copy), KERR_OK);
+    cr_assert(cJSON_Compare(copy, obj, 1));
+    cr_assert_eq(itab_init(&t), KERR_OK);
+    cr_assert_eq(itab_add_index(&t, "ns"), KERR_OK);
+    cr_assert_eq(itab_add_index(&t, "role"), KERR_OK);
+    cr_assert_eq(itab_add_index(&t, "owner"), KERR_OK);
+    cr_assert_null(itab_put(&t, e));
+    cr_assert_eq(hits(&t, 1, "main"), 1, "index values come from the parsed text");
+    cr_assert_eq(hits(&t, 2, "u2"), 1);
+    itab_release(&t, storeent_free_cb, &c);
+    /* Text that is not JSON is refused (and freed). */
+    cr_assert_eq(storeent_prepare(&c, cJSON_CreateRaw("{\"metadata\":"), &e, NULL, &err),
+                 KERR_INVAL);
+    cr_assert_null(e);
+    /* A tree codec, or a compact one with a projection, does not take raw text as an object. */
+    codec(&c, 0, 0);
+    cr_assert_neq(storeent_prepare(&c, cJSON_CreateRaw(text), &e, NULL, &err), KERR_OK);
+    codec(&c, 1, 1);
+    cr_assert_neq(storeent_prepare(&c, cJSON_CreateRaw(text), &e, NULL, &err), KERR_OK);
+    free(text);
+    cJSON_Delete(copy);
+    cJSON_Delete(tree);
+    cJSON_Delete(obj);
+}

@@ -53,7 +53,7 @@ static size_t make_table(struct wh_config *c, struct proc_flag *out)
           "server threads (0: one per core)" },
         { "cache-fallback-limit", PROC_FLAG_INT, &c->fallbacks, "-1",
           "concurrent API calls after cache misses (0: none, -1: half the server threads)" },
-        { "compact-cache", PROC_FLAG_BOOL, &c->compact_cache, "false",
+        { "compact-cache", PROC_FLAG_BOOL, &c->compact_cache, "true",
           "keep cached objects as text: less memory, a parse per lookup" },
         { "graceful-shutdown-timeout", PROC_FLAG_DURATION, &c->shutdown_ms, "30s",
           "how long reviews in flight may finish after SIGTERM" },
