@@ -327,6 +327,17 @@ static enum kerr parse_req(struct lexer *lx, struct ksim_sel *sel, struct kerr_i
     return parse_single(lx, r, err);
 }
 
+/* *out = sel when rc is KERR_OK, else free sel; returns rc. */
+static enum kerr hand_over(struct ksim_sel *sel, enum kerr rc, struct ksim_sel **out)
+{
+    if (rc != KERR_OK) {
+        ksim_sel_free(sel);
+        return rc;
+    }
+    *out = sel;
+    return KERR_OK;
+}
+
 enum kerr ksim_sel_parse(const char *text, struct ksim_sel **out, struct kerr_info *err)
 {
     struct ksim_sel *sel;
@@ -359,12 +370,7 @@ enum kerr ksim_sel_parse(const char *text, struct ksim_sel **out, struct kerr_in
         }
     }
 out:
-    if (rc != KERR_OK) {
-        ksim_sel_free(sel);
-        return rc;
-    }
-    *out = sel;
-    return KERR_OK;
+    return hand_over(sel, rc, out);
 }
 
 /* The operators of a LabelSelectorRequirement. */
@@ -456,12 +462,7 @@ enum kerr ksim_sel_from_json(const cJSON *selector, int nil_matches_nothing, str
             goto out;
     }
 out:
-    if (rc != KERR_OK) {
-        ksim_sel_free(sel);
-        return rc;
-    }
-    *out = sel;
-    return KERR_OK;
+    return hand_over(sel, rc, out);
 }
 
 static int in_values(const struct ksim_sel_req *r, const char *v)
