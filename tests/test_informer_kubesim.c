@@ -6,32 +6,32 @@
 
 #include <criterion/criterion.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "common/cfg.h"
 #include "common/kjson.h"
 #include "common/kobj.h"
 #include "common/log.h"
 #include "common/workqueue.h"
 #include "common/wqpool.h"
-#include "tests/kube-sim/harness.h"
+#include "tests/support/jsonfix.h"
+#include "tests/support/ksimcli.h"
+#include "tests/support/ksimfix.h"
+#include "tests/support/linerec.h"
+#include "tests/support/testutil.h"
+#include "tests/support/wqfix.h"
 
 static const struct k8s_resource CM = { "", "v1", "configmaps", 1 };
-static const struct k8s_resource NS = { "", "v1", "namespaces", 0 };
 
 /* call returned KERR_OK (else the message is printed). */
-#define OK(call) cr_assert_eq((call), KERR_OK, "%s: %s", #call, err.msg)
+#define OK(call) KSIMCLI_OK(call, err)
 
 /* What one informer's handlers saw, as lines "add ns/name k=v", "upd ns/name v>w",
  * "del ns/name"; optionally feeding keys to a workqueue. */
 struct rec {
-    pthread_mutex_t mu;
-    char line[128][96];
-    int n;
+    struct linerec lines;
     struct wq *q; /* BORROWED or NULL */
 };
 
@@ -39,28 +39,7 @@ static struct ksim_harness *h;
 static struct k8s_client *c;
 static struct inf *infs[2];
 static struct kerr_info err;
-static struct rec recs[2] = { { .mu = PTHREAD_MUTEX_INITIALIZER },
-                              { .mu = PTHREAD_MUTEX_INITIALIZER } };
-
-static const char *str(const cJSON *j, const char *path)
-{
-    const char *s = kjson_get_str(j, path);
-
-    return s ? s : "";
-}
-
-__attribute__((format(printf, 2, 3))) static void add_line(struct rec *r, const char *fmt, ...)
-{
-    va_list ap;
-
-    pthread_mutex_lock(&r->mu);
-    if (r->n < 128) {
-        va_start(ap, fmt);
-        vsnprintf(r->line[r->n++], sizeof(r->line[0]), fmt, ap);
-        va_end(ap);
-    }
-    pthread_mutex_unlock(&r->mu);
-}
+static struct rec recs[2];
 
 static void queue(struct rec *r, const cJSON *o)
 {
@@ -72,71 +51,33 @@ static void queue(struct rec *r, const cJSON *o)
 
 static void on_add(void *ctx, const cJSON *o)
 {
-    add_line(ctx, "add %s/%s k=%s", str(o, "metadata.namespace"), str(o, "metadata.name"),
-             str(o, "data.k"));
+    (void)linerec_addf(&((struct rec *)ctx)->lines, "add %s/%s k=%s",
+                       jsonfix_str(o, "metadata.namespace"), jsonfix_str(o, "metadata.name"),
+                       jsonfix_str(o, "data.k"));
     queue(ctx, o);
 }
 
 static void on_update(void *ctx, const cJSON *old, const cJSON *o)
 {
-    add_line(ctx, "upd %s/%s %s>%s", str(o, "metadata.namespace"), str(o, "metadata.name"),
-             str(old, "data.k"), str(o, "data.k"));
+    (void)linerec_addf(&((struct rec *)ctx)->lines, "upd %s/%s %s>%s",
+                       jsonfix_str(o, "metadata.namespace"), jsonfix_str(o, "metadata.name"),
+                       jsonfix_str(old, "data.k"), jsonfix_str(o, "data.k"));
     queue(ctx, o);
 }
 
 static void on_delete(void *ctx, const cJSON *o)
 {
-    add_line(ctx, "del %s/%s", str(o, "metadata.namespace"), str(o, "metadata.name"));
+    (void)linerec_addf(&((struct rec *)ctx)->lines, "del %s/%s",
+                       jsonfix_str(o, "metadata.namespace"), jsonfix_str(o, "metadata.name"));
     queue(ctx, o);
-}
-
-static long long now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void pause_ms(long ms)
-{
-    nanosleep(&(struct timespec){ ms / 1000, (ms % 1000) * 1000000L }, NULL);
-}
-
-static int has_line(struct rec *r, const char *want)
-{
-    int i, found = 0;
-
-    pthread_mutex_lock(&r->mu);
-    for (i = 0; i < r->n && !found; i++)
-        found = strcmp(r->line[i], want) == 0;
-    pthread_mutex_unlock(&r->mu);
-    return found;
-}
-
-static int lines(struct rec *r)
-{
-    int n;
-
-    pthread_mutex_lock(&r->mu);
-    n = r->n;
-    pthread_mutex_unlock(&r->mu);
-    return n;
 }
 
 /* Poll until cond holds (5 s deadline). */
 #define AWAIT(cond)                               \
     do {                                          \
-        long long end_ = now_ms() + 5000;         \
-        while (!(cond) && now_ms() < end_)        \
-            pause_ms(2);                          \
+        TESTUTIL_AWAIT(cond, 5000);               \
         cr_assert(cond, "never true: %s", #cond); \
     } while (0)
-
-static void await_line(struct rec *r, const char *want)
-{
-    AWAIT(has_line(r, want));
-}
 
 static struct inf_stats stats(int i)
 {
@@ -148,16 +89,11 @@ static struct inf_stats stats(int i)
 
 static void start(const struct ksim_harness_opts *ho)
 {
-    struct ksim_harness_opts quiet = { .no_controllers = 1 };
-    struct cfg_rest rest;
-    char path[512];
-
+    linerec_init(&recs[0].lines);
+    linerec_init(&recs[1].lines);
     log_set_level(LOG_ERROR);
-    OK(ksim_harness_start(ho ? ho : &quiet, &h, &err));
-    snprintf(path, sizeof(path), "%s/admin.kubeconfig", h->dir);
-    OK(cfg_load_kubeconfig(path, NULL, &rest, &err));
-    OK(k8s_client_new(&rest, NULL, &c, &err));
-    cfg_rest_release(&rest);
+    h = ksimfix_start(ho);
+    c = ksimcli_admin(h);
 }
 
 static void stop(void)
@@ -168,6 +104,8 @@ static void stop(void)
     inf_free(infs[1]);
     k8s_client_free(c);
     ksim_harness_stop(h);
+    linerec_release(&recs[0].lines);
+    linerec_release(&recs[1].lines);
 }
 
 TestSuite(informer_kubesim, .fini = stop, .timeout = 30);
@@ -186,24 +124,6 @@ static void run_informer(int i, struct inf_opts o)
     OK(inf_wait_synced(infs[i], 5000));
 }
 
-static void faults(const char *json)
-{
-    struct ksim_http r;
-
-    cr_assert_eq(ksim_harness_call(h, NULL, "POST", "/kube-sim/faults", NULL, json, 0, &r), 0);
-    cr_assert_eq(r.code, 200, "%s", buf_str(&r.body));
-    ksim_http_release(&r);
-}
-
-static void create_ns(const char *name)
-{
-    cJSON *o = cJSON_CreateObject();
-
-    OK(kjson_set_str(o, "metadata.name", name, &err));
-    OK(k8s_create(c, &NS, NULL, o, NULL, NULL, &err));
-    cJSON_Delete(o);
-}
-
 /* Create ConfigMap ns/name with data.k = k and labels app (NULL: none); returns its RV. */
 static unsigned long long put_cm(const char *ns, const char *name, const char *k, const char *app)
 {
@@ -215,7 +135,7 @@ static unsigned long long put_cm(const char *ns, const char *name, const char *k
     if (app)
         OK(kjson_set_str(o, "metadata.labels.app", app, &err));
     OK(k8s_create(c, &CM, ns, o, NULL, &out, &err));
-    rv = strtoull(str(out, "metadata.resourceVersion"), NULL, 10);
+    rv = strtoull(jsonfix_str(out, "metadata.resourceVersion"), NULL, 10);
     cJSON_Delete(o);
     cJSON_Delete(out);
     return rv;
@@ -251,7 +171,7 @@ static unsigned long long list_rv(const char *ns)
     unsigned long long rv;
 
     OK(k8s_list(c, &CM, ns, NULL, &l, &err));
-    rv = strtoull(str(l, "metadata.resourceVersion"), NULL, 10);
+    rv = strtoull(jsonfix_str(l, "metadata.resourceVersion"), NULL, 10);
     cJSON_Delete(l);
     return rv;
 }
@@ -264,7 +184,7 @@ static const char *stored_k(int i, const char *key)
 
     out[0] = '\0';
     if (store_get(inf_store(infs[i]), key, &o, NULL) == KERR_OK)
-        snprintf(out, sizeof(out), "%s", str(o, "data.k"));
+        snprintf(out, sizeof(out), "%s", jsonfix_str(o, "data.k"));
     cJSON_Delete(o);
     return out;
 }
@@ -272,22 +192,19 @@ static const char *stored_k(int i, const char *key)
 /* Line i of r (a copy; "" past the end). */
 static const char *line_at(struct rec *r, int i)
 {
-    static char out[96];
+    static char out[LINEREC_LEN];
 
-    pthread_mutex_lock(&r->mu);
-    snprintf(out, sizeof(out), "%s", i < r->n ? r->line[i] : "");
-    pthread_mutex_unlock(&r->mu);
-    return out;
+    return linerec_at(&r->lines, i, out, sizeof(out));
 }
 
 /* Objects a and b (k=1) in namespace inf, informer 0 synced on that namespace. */
 static void two_objects_watched(void)
 {
-    create_ns("inf");
+    ksimcli_create_ns(c, "inf");
     put_cm("inf", "a", "1", NULL);
     put_cm("inf", "b", "1", NULL);
     run_informer(0, (struct inf_opts){ .ns = "inf" });
-    cr_assert_eq(lines(&recs[0]), 2);
+    cr_assert_eq(linerec_count(&recs[0].lines), 2);
 }
 
 /* The same three writes in every test: add c, update a to k=2, delete b. */
@@ -300,11 +217,11 @@ static void three_writes(void)
 
 static void assert_three_writes_seen(int from)
 {
-    await_line(&recs[0], "del inf/b");
+    linerec_await(&recs[0].lines, "del inf/b", 5000);
     cr_assert_str_eq(line_at(&recs[0], from), "add inf/c k=1");
     cr_assert_str_eq(line_at(&recs[0], from + 1), "upd inf/a 1>2");
     cr_assert_str_eq(line_at(&recs[0], from + 2), "del inf/b");
-    cr_assert_eq(lines(&recs[0]), from + 3, "nothing else, nothing twice");
+    cr_assert_eq(linerec_count(&recs[0].lines), from + 3, "nothing else, nothing twice");
     cr_assert_eq(store_count(inf_store(infs[0])), 2);
     cr_assert_str_eq(stored_k(0, "inf/a"), "2");
     cr_assert_str_eq(stored_k(0, "inf/c"), "1");
@@ -316,13 +233,13 @@ Test(informer_kubesim, list_then_watch_sees_the_clients_writes)
 
     start(NULL);
     put_cm("default", "elsewhere", "1", NULL);
-    create_ns("inf");
+    ksimcli_create_ns(c, "inf");
     put_cm("inf", "a", "1", NULL);
     put_cm("inf", "b", "1", NULL);
     run_informer(0, (struct inf_opts){ .ns = "inf", .page_size = 1 });
     cr_assert_eq(store_count(inf_store(infs[0])), 2, "pages of one, namespace inf only");
-    cr_assert(has_line(&recs[0], "add inf/a k=1"));
-    cr_assert(has_line(&recs[0], "add inf/b k=1"));
+    cr_assert(linerec_has(&recs[0].lines, "add inf/a k=1"));
+    cr_assert(linerec_has(&recs[0].lines, "add inf/b k=1"));
     cr_assert_eq(last_rv(0), list_rv("inf"), "the list's resourceVersion");
     three_writes();
     assert_three_writes_seen(2);
@@ -336,8 +253,8 @@ Test(informer_kubesim, list_then_watch_sees_the_clients_writes)
 /* Break informer 0's watch and keep it broken (its reconnects get 500) until faults change. */
 static void break_watch(void)
 {
-    faults("{\"errorRate\":1,\"match\":\"GET /api/v1/namespaces/inf/configmaps\"}");
-    faults("{\"cutWatches\":true}");
+    ksimfix_faults(h, "{\"errorRate\":1,\"match\":\"GET /api/v1/namespaces/inf/configmaps\"}");
+    ksimfix_faults(h, "{\"cutWatches\":true}");
     AWAIT(stats(0).watch_errors >= 1);
 }
 
@@ -349,7 +266,7 @@ Test(informer_kubesim, cut_watch_resumes_from_the_last_resource_version)
     two_objects_watched();
     break_watch();
     three_writes();
-    faults("{\"errorRate\":0}");
+    ksimfix_faults(h, "{\"errorRate\":0}");
     assert_three_writes_seen(2);
     s = stats(0);
     cr_assert_eq(s.events, 3, "the missed writes came as watch events");
@@ -366,12 +283,12 @@ Test(informer_kubesim, expired_watch_relists_and_reports_the_differences)
     two_objects_watched();
     break_watch();
     three_writes();
-    faults("{\"expireHistory\":true}"); /* while the reconnects still fail */
-    faults("{\"errorRate\":0}");
-    await_line(&recs[0], "del inf/b");
-    cr_assert(has_line(&recs[0], "add inf/c k=1"));
-    cr_assert(has_line(&recs[0], "upd inf/a 1>2"));
-    cr_assert_eq(lines(&recs[0]), 5);
+    ksimfix_faults(h, "{\"expireHistory\":true}"); /* while the reconnects still fail */
+    ksimfix_faults(h, "{\"errorRate\":0}");
+    linerec_await(&recs[0].lines, "del inf/b", 5000);
+    cr_assert(linerec_has(&recs[0].lines, "add inf/c k=1"));
+    cr_assert(linerec_has(&recs[0].lines, "upd inf/a 1>2"));
+    cr_assert_eq(linerec_count(&recs[0].lines), 5);
     cr_assert_eq(store_count(inf_store(infs[0])), 2);
     cr_assert_str_eq(stored_k(0, "inf/a"), "2");
     s = stats(0);
@@ -390,8 +307,8 @@ Test(informer_kubesim, bookmarks_advance_the_resource_version)
     int i;
 
     start(&ho);
-    create_ns("inf");
-    create_ns("other");
+    ksimcli_create_ns(c, "inf");
+    ksimcli_create_ns(c, "other");
     put_cm("inf", "a", "1", NULL);
     run_informer(0, (struct inf_opts){ .ns = "inf" });
     synced = last_rv(0);
@@ -406,14 +323,14 @@ Test(informer_kubesim, bookmarks_advance_the_resource_version)
     cr_assert_eq(s.events, 0, "nothing happened in namespace inf");
     cr_assert_gt(ksim_store_oldest_rv(h->api->store, "/configmaps"), synced,
                  "without the bookmarks the informer would resume from an expired version");
-    faults("{\"cutWatches\":true}");
+    ksimfix_faults(h, "{\"cutWatches\":true}");
     AWAIT(stats(0).watches >= 2);
     put_cm("inf", "b", "1", NULL);
-    await_line(&recs[0], "add inf/b k=1");
+    linerec_await(&recs[0].lines, "add inf/b k=1", 5000);
     s = stats(0);
     cr_assert_eq(s.expired, 0, "resumed from the bookmark's version");
     cr_assert_eq(s.relists, 0);
-    cr_assert_eq(lines(&recs[0]), 2);
+    cr_assert_eq(linerec_count(&recs[0].lines), 2);
 }
 
 Test(informer_kubesim, namespace_and_label_selector_scope_the_cache)
@@ -421,8 +338,8 @@ Test(informer_kubesim, namespace_and_label_selector_scope_the_cache)
     cJSON *o = NULL;
 
     start(NULL);
-    create_ns("inf");
-    create_ns("other");
+    ksimcli_create_ns(c, "inf");
+    ksimcli_create_ns(c, "other");
     put_cm("inf", "one", "1", "etcd");
     put_cm("other", "two", "1", "backup");
     put_cm("inf", "three", "1", "web");
@@ -437,13 +354,14 @@ Test(informer_kubesim, namespace_and_label_selector_scope_the_cache)
     patch_cm("other", "two", "{\"metadata\":{\"labels\":{\"app\":\"web\"}}}");
     put_cm("inf", "five", "1", "web");
     put_cm("other", "six", "1", "etcd");
-    await_line(&recs[0], "add inf/five k=1");
-    await_line(&recs[1], "add other/six k=1");
+    linerec_await(&recs[0].lines, "add inf/five k=1", 5000);
+    linerec_await(&recs[1].lines, "add other/six k=1", 5000);
     cr_assert_str_eq(line_at(&recs[1], 2), "add inf/three k=1", "started to match");
     cr_assert_str_eq(line_at(&recs[1], 3), "del other/two", "stopped matching");
-    cr_assert_eq(lines(&recs[1]), 5, "inf/five, four and the relabelled web never seen");
+    cr_assert_eq(linerec_count(&recs[1].lines), 5,
+                 "inf/five, four and the relabelled web never seen");
     cr_assert_str_eq(line_at(&recs[0], 2), "upd inf/three 1>1");
-    cr_assert_eq(lines(&recs[0]), 4, "namespace other never seen");
+    cr_assert_eq(linerec_count(&recs[0].lines), 4, "namespace other never seen");
     cr_assert_eq(store_count(inf_store(infs[0])), 3);
     cr_assert_eq(store_count(inf_store(infs[1])), 3);
     cr_assert_eq(store_get(inf_store(infs[1]), "other/two", &o, &err), KERR_NOTFOUND);
@@ -470,7 +388,7 @@ static enum wqpool_result process(void *arg, const char *key, long *after_ms)
     if (ok) {
         w->count[i]++;
         w->total++;
-        snprintf(w->seen[i], sizeof(w->seen[i]), "%s", str(o, "data.k"));
+        snprintf(w->seen[i], sizeof(w->seen[i]), "%s", jsonfix_str(o, "data.k"));
     } else {
         w->bad++;
     }
@@ -499,12 +417,12 @@ Test(informer_kubesim, workqueue_fed_by_handlers_processes_each_key_once)
     int i, round;
 
     start(NULL);
-    create_ns("inf");
+    ksimcli_create_ns(c, "inf");
     for (i = 0; i < 10; i++) {
         snprintf(name, sizeof(name), "p%d", i);
         put_cm("inf", name, "1", NULL);
     }
-    OK(wq_new(NULL, &q, &err));
+    q = wqfix_new(NULL);
     recs[0].q = q;
     run_informer(0, (struct inf_opts){ .ns = "inf" });
     for (round = 2; round <= 4; round++) {

@@ -5,8 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/kjson.h"
 #include "common/log.h"
 #include "tests/kube-sim/fault.h"
+#include "tests/support/jsonfix.h"
 #include "tests/support/ksimfix.h"
 
 /* The on_done hook: record code, then run the one-shot action it triggers. */
@@ -24,8 +26,8 @@ static void on_done(void *arg, const char *method, int code, double seconds)
         f->reset_on_429 = 0;
         reset = cJSON_CreateObject();
         cr_assert_not_null(cJSON_AddTrueToObject(reset, "reset"));
-        cr_assert_eq(ksim_fault_configure(f->h->api->fault, f->h->api->store, reset, NULL, &err),
-                     KERR_OK, "%s", err.msg);
+        KSIMCLI_OK(ksim_fault_configure(f->h->api->fault, f->h->api->store, reset, NULL, &err),
+                   err);
         cJSON_Delete(reset);
     }
     if (code == 200 && f->expire_after_get && strcmp(method, "GET") == 0) {
@@ -108,4 +110,47 @@ struct k8s_client *ksimcli_admin(const struct ksim_harness *h)
     cr_assert_eq(k8s_client_new(&rest, NULL, &k, &err), KERR_OK, "%s", err.msg);
     cfg_rest_release(&rest);
     return k;
+}
+
+cJSON *ksimcli_cm(const char *name, const char *labels)
+{
+    cJSON *o =
+        jsonfix_parse("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"data\":{\"k\":\"v\"}}");
+    struct kerr_info err;
+    char path[160], val[64];
+    size_t n, k;
+
+    KSIMCLI_OK(kjson_set_str(o, "metadata.name", name, &err), err);
+    for (; labels && *labels; labels += n + (labels[n] == ',')) {
+        n = strcspn(labels, ",");
+        k = strcspn(labels, "=");
+        cr_assert_lt(k, n, "%s", labels);
+        snprintf(path, sizeof(path), "metadata.labels[%.*s]", (int)k, labels);
+        snprintf(val, sizeof(val), "%.*s", (int)(n - k - 1), labels + k + 1);
+        KSIMCLI_OK(kjson_set_str(o, path, val, &err), err);
+    }
+    return o;
+}
+
+void ksimcli_create_cm(struct k8s_client *c, const char *ns, const char *name, const char *labels,
+                       cJSON **out)
+{
+    static const struct k8s_resource cm = { "", "v1", "configmaps", 1 };
+    cJSON *o = ksimcli_cm(name, labels);
+    struct kerr_info err;
+
+    KSIMCLI_OK(k8s_create(c, &cm, ns, o, NULL, out, &err), err);
+    cJSON_Delete(o);
+}
+
+void ksimcli_create_ns(struct k8s_client *c, const char *name)
+{
+    static const struct k8s_resource ns = { "", "v1", "namespaces", 0 };
+    cJSON *o = cJSON_CreateObject();
+    struct kerr_info err;
+
+    cr_assert_not_null(o);
+    KSIMCLI_OK(kjson_set_str(o, "metadata.name", name, &err), err);
+    KSIMCLI_OK(k8s_create(c, &ns, NULL, o, NULL, NULL, &err), err);
+    cJSON_Delete(o);
 }

@@ -9,7 +9,8 @@
  * Criterion assertion instead of returning an error. Thread safety: start,
  * stop and client creation from the test's main thread; the attempt record
  * is locked (the hook runs on the clients' threads); set the one-shot flags
- * before the request they are for.
+ * before the request they are for. KSIMCLI_OK and KSIMCLI_FAILS expand to
+ * Criterion assertions: include <criterion/criterion.h> to use them.
  */
 #ifndef TESTS_SUPPORT_KSIMCLI_H
 #define TESTS_SUPPORT_KSIMCLI_H
@@ -21,6 +22,17 @@
 #include "tests/kube-sim/harness.h"
 
 #define KSIMCLI_ATTEMPTS 64
+
+/* call (an enum kerr expression) returned KERR_OK; else the test fails with err's message. */
+#define KSIMCLI_OK(call, err) cr_assert_eq((call), KERR_OK, "%s: %s", #call, (err).msg)
+
+/* call failed with code, and err (struct kerr_info) holds HTTP status and the Status reason why. */
+#define KSIMCLI_FAILS(call, err, code, status, why)                 \
+    do {                                                            \
+        cr_assert_eq((call), (code), "%s: %s", #call, (err).msg);   \
+        cr_assert_eq((err).http_status, (status), "%s", (err).msg); \
+        cr_assert_str_eq((err).reason, (why), "%s", (err).msg);     \
+    } while (0)
 
 /* kube-sim, an admin client and the attempts of the clients made through ksimcli_client. */
 struct ksimcli {
@@ -61,6 +73,19 @@ struct k8s_client *ksimcli_client(struct ksimcli *f, const struct cfg_rest *rest
  * none), then forgets them. BORROWED from f, valid until the next call.
  */
 const char *ksimcli_codes(struct ksimcli *f);
+
+/*
+ * A ConfigMap named name with data {k: v} and the labels "a=1,b=2" (NULL:
+ * none), not created. OWNED by the caller (cJSON_Delete).
+ */
+cJSON *ksimcli_cm(const char *name, const char *labels);
+
+/* Create ksimcli_cm(name, labels) in ns through c; *out (optional) the stored object. */
+void ksimcli_create_cm(struct k8s_client *c, const char *ns, const char *name, const char *labels,
+                       cJSON **out);
+
+/* Create the namespace name through c. */
+void ksimcli_create_ns(struct k8s_client *c, const char *name);
 
 /* An API client of a kube-sim (h BORROWED) for its admin with default options; OWNED by the caller.
  */
