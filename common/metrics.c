@@ -414,34 +414,31 @@ uint64_t metrics_count(const struct metrics_child *c)
     return n;
 }
 
-enum kerr metrics_vec_add(struct metrics_vec *v, const char *const *values, double delta)
+/* op(child of values, x): the metrics_vec_* shorthands. */
+static enum kerr vec_apply(struct metrics_vec *v, const char *const *values,
+                           void (*op)(struct metrics_child *c, double x), double x)
 {
     struct metrics_child *c;
     enum kerr rc = metrics_with(v, values, &c, NULL);
 
     if (rc == KERR_OK)
-        metrics_add(c, delta);
+        op(c, x);
     return rc;
+}
+
+enum kerr metrics_vec_add(struct metrics_vec *v, const char *const *values, double delta)
+{
+    return vec_apply(v, values, metrics_add, delta);
 }
 
 enum kerr metrics_vec_set(struct metrics_vec *v, const char *const *values, double value)
 {
-    struct metrics_child *c;
-    enum kerr rc = metrics_with(v, values, &c, NULL);
-
-    if (rc == KERR_OK)
-        metrics_set(c, value);
-    return rc;
+    return vec_apply(v, values, metrics_set, value);
 }
 
 enum kerr metrics_vec_observe(struct metrics_vec *v, const char *const *values, double value)
 {
-    struct metrics_child *c;
-    enum kerr rc = metrics_with(v, values, &c, NULL);
-
-    if (rc == KERR_OK)
-        metrics_observe(c, value);
-    return rc;
+    return vec_apply(v, values, metrics_observe, value);
 }
 
 static enum kerr add_hook(struct metrics_registry *r, metrics_hook_fn fn, void *ctx,
