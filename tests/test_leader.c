@@ -109,6 +109,15 @@ static struct le *new_le(const struct le_opts *o)
     return le;
 }
 
+/* One election round of le that works (KERR_OK); its outcome. */
+static enum le_round round_ok(struct le *le)
+{
+    enum le_round r = LE_ROUND_FAILED;
+
+    cr_assert_eq(le_try_acquire_or_renew(le, &r, &err), KERR_OK, "%s", err.msg);
+    return r;
+}
+
 struct vcase {
     long lease, renew, retry;
     int no_identity, empty_identity, no_name, no_callback;
@@ -182,12 +191,10 @@ Test(leader, default_identity_is_hostname_and_uuid, .init = start, .fini = stop)
 static struct le *acquire_absent(struct calls *k, const struct le_opts *o)
 {
     struct le *le = new_le(o);
-    enum le_round r;
 
     mockapi_expect(m, "GET", LEASE_PATH, 404, NOT_FOUND);
     mockapi_expect(m, "POST", LEASES_PATH, 201, LEASE("1", "me", 0, "2030-01-01T00:00:00.000000Z"));
-    cr_assert_eq(le_try_acquire_or_renew(le, &r, &err), KERR_OK, "%s", err.msg);
-    cr_assert_eq(r, LE_ROUND_LEADER);
+    cr_assert_eq(round_ok(le), LE_ROUND_LEADER);
     (void)k;
     return le;
 }
@@ -220,11 +227,9 @@ Test(leader, leader_renews_with_the_last_resource_version, .init = start, .fini 
     struct le_opts o = base_opts(&k);
     struct le *le = acquire_absent(&k, &o);
     cJSON *created = mockfix_body(m, 1, "POST", LEASES_PATH), *renewed;
-    enum le_round r;
 
     mockapi_expect(m, "PUT", LEASE_PATH, 200, LEASE("2", "me", 0, "2030-01-01T00:00:01.000000Z"));
-    cr_assert_eq(le_try_acquire_or_renew(le, &r, &err), KERR_OK, "%s", err.msg);
-    cr_assert_eq(r, LE_ROUND_LEADER);
+    cr_assert_eq(round_ok(le), LE_ROUND_LEADER);
     cr_assert_eq(mockapi_request_count(m), 3, "a leader renews without a GET");
     renewed = mockfix_body(m, 2, "PUT", LEASE_PATH);
     cr_assert_str_eq(kjson_get_str(renewed, "metadata.resourceVersion"), "1");
@@ -245,14 +250,12 @@ Test(leader, failed_optimistic_renewal_falls_back_to_get, .init = start, .fini =
     struct calls k = { 0 };
     struct le_opts o = base_opts(&k);
     struct le *le = acquire_absent(&k, &o);
-    enum le_round r;
     cJSON *put;
 
     mockapi_expect(m, "PUT", LEASE_PATH, 409, CONFLICT);
     mockapi_expect(m, "GET", LEASE_PATH, 200, LEASE("5", "me", 0, "2030-01-01T00:00:01.000000Z"));
     mockapi_expect(m, "PUT", LEASE_PATH, 200, LEASE("6", "me", 0, "2030-01-01T00:00:02.000000Z"));
-    cr_assert_eq(le_try_acquire_or_renew(le, &r, &err), KERR_OK, "%s", err.msg);
-    cr_assert_eq(r, LE_ROUND_LEADER);
+    cr_assert_eq(round_ok(le), LE_ROUND_LEADER);
     cr_assert_eq(le_slowpath_count(le), 1);
     put = mockfix_body(m, 4, "PUT", LEASE_PATH);
     cr_assert_str_eq(kjson_get_str(put, "metadata.resourceVersion"), "5");
@@ -266,13 +269,11 @@ Test(leader, lease_held_by_another_is_respected, .init = start, .fini = stop)
     struct calls k = { 0 };
     struct le_opts o = base_opts(&k);
     struct le *le = new_le(&o);
-    enum le_round r;
 
     /* renewTime years ago: only the local observation time counts, so it is still held */
     mockapi_expect(m, "GET", LEASE_PATH, 200,
                    LEASE("7", "other", 3, "2001-01-01T00:00:00.000000Z"));
-    cr_assert_eq(le_try_acquire_or_renew(le, &r, &err), KERR_OK, "%s", err.msg);
-    cr_assert_eq(r, LE_ROUND_HELD);
+    cr_assert_eq(round_ok(le), LE_ROUND_HELD);
     cr_assert_not(le_is_leader(le));
     cr_assert_eq(mockapi_request_count(m), 1, "no write to a held lease");
     le_free(le);
@@ -285,7 +286,6 @@ Test(leader, expired_lease_is_taken_over, .init = start, .fini = stop)
     struct calls k = { 0 };
     struct le_opts o = base_opts(&k);
     struct le *le;
-    enum le_round r;
     cJSON *put;
 
     o.clock = &clock;
@@ -295,15 +295,13 @@ Test(leader, expired_lease_is_taken_over, .init = start, .fini = stop)
                                    .target = LEASE_PATH,
                                    .body = LEASE("7", "other", 3, "2030-01-01T00:00:00.000000Z"),
                                    .times = 3 });
-    cr_assert_eq(le_try_acquire_or_renew(le, &r, &err), KERR_OK, "%s", err.msg);
-    cr_assert_eq(r, LE_ROUND_HELD);
+    cr_assert_eq(round_ok(le), LE_ROUND_HELD);
     fake_sleep(&fc, 14LL * 1000000000LL);
-    cr_assert_eq(le_try_acquire_or_renew(le, &r, &err), KERR_OK, "%s", err.msg);
-    cr_assert_eq(r, LE_ROUND_HELD, "15 s have not passed since the record was first seen");
+    cr_assert_eq(round_ok(le), LE_ROUND_HELD,
+                 "15 s have not passed since the record was first seen");
     fake_sleep(&fc, 2LL * 1000000000LL);
     mockapi_expect(m, "PUT", LEASE_PATH, 200, LEASE("8", "me", 4, "2030-01-01T00:00:00.000000Z"));
-    cr_assert_eq(le_try_acquire_or_renew(le, &r, &err), KERR_OK, "%s", err.msg);
-    cr_assert_eq(r, LE_ROUND_LEADER);
+    cr_assert_eq(round_ok(le), LE_ROUND_LEADER);
     cr_assert(le_is_leader(le));
     put = mockfix_body(m, 3, "PUT", LEASE_PATH);
     cr_assert_str_eq(kjson_get_str(put, "metadata.resourceVersion"), "7");
@@ -323,22 +321,21 @@ Test(leader, a_changing_record_keeps_the_lease_valid, .init = start, .fini = sto
     struct calls k = { 0 };
     struct le_opts o = base_opts(&k);
     struct le *le;
-    enum le_round r;
 
     o.clock = &clock;
     le = new_le(&o);
     mockapi_expect(m, "GET", LEASE_PATH, 200,
                    LEASE("7", "other", 3, "2030-01-01T00:00:00.000000Z"));
-    cr_assert_eq(le_try_acquire_or_renew(le, &r, &err), KERR_OK, "%s", err.msg);
+    round_ok(le);
     fake_sleep(&fc, 10LL * 1000000000LL);
     mockapi_expect(m, "GET", LEASE_PATH, 200,
                    LEASE("9", "other", 3, "2030-01-01T00:00:10.000000Z"));
-    cr_assert_eq(le_try_acquire_or_renew(le, &r, &err), KERR_OK, "%s", err.msg);
+    round_ok(le);
     fake_sleep(&fc, 10LL * 1000000000LL);
     mockapi_expect(m, "GET", LEASE_PATH, 200,
                    LEASE("9", "other", 3, "2030-01-01T00:00:10.000000Z"));
-    cr_assert_eq(le_try_acquire_or_renew(le, &r, &err), KERR_OK, "%s", err.msg);
-    cr_assert_eq(r, LE_ROUND_HELD, "the holder renewed 10 s ago (local time): still valid");
+    cr_assert_eq(round_ok(le), LE_ROUND_HELD,
+                 "the holder renewed 10 s ago (local time): still valid");
     cr_assert_eq(mockapi_unexpected(m), 0);
     le_free(le);
 }

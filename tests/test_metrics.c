@@ -7,11 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/support/metricsfix.h"
+
 static struct metrics_registry *reg;
 
 static void setup(void)
 {
-    cr_assert_eq(metrics_registry_new(&reg, NULL), KERR_OK);
+    reg = metricsfix_registry();
 }
 
 static void teardown(void)
@@ -20,17 +22,6 @@ static void teardown(void)
 }
 
 TestSuite(metrics, .init = setup, .fini = teardown);
-
-/* The whole exposition text; the caller frees it. */
-static char *render(void)
-{
-    struct buf b;
-    struct kerr_info err;
-
-    buf_init(&b, 1u << 20);
-    cr_assert_eq(metrics_render(reg, &b, &err), KERR_OK, "%s", err.msg);
-    return buf_detach(&b, NULL);
-}
 
 Test(metrics, exposition_golden_text)
 {
@@ -68,7 +59,7 @@ Test(metrics, exposition_golden_text)
     metrics_observe(c, 0.125);
     metrics_observe(c, 0.75);
     metrics_observe(c, 3);
-    text = render();
+    text = metricsfix_render(reg);
     cr_assert_str_eq(text, "# HELP warden_latency_seconds Latency.\n"
                            "# TYPE warden_latency_seconds histogram\n"
                            "warden_latency_seconds_bucket{webhook=\"etcd\",le=\"0.125\"} 2\n"
@@ -96,7 +87,7 @@ Test(metrics, unlabelled_metrics_render_zero_at_once)
                  KERR_OK);
     cr_assert_eq(metrics_register(reg, METRICS_COUNTER, "a_total", "", NULL, NULL, 0, &v, NULL),
                  KERR_OK);
-    text = render();
+    text = metricsfix_render(reg);
     cr_assert_not_null(strstr(text, "# HELP a_total \n# TYPE a_total counter\na_total 0\n"), "%s",
                        text);
     cr_assert_not_null(strstr(text, "h_bucket{le=\"0.005\"} 0\n"), "%s", text);
@@ -252,8 +243,8 @@ Test(metrics, render_hooks_run_before_rendering)
                  KERR_OK);
     cr_assert_eq(metrics_with(v, NULL, &c, NULL), KERR_OK);
     cr_assert_eq(metrics_on_render(reg, bump, c, NULL), KERR_OK);
-    free(render());
-    text = render();
+    free(metricsfix_render(reg));
+    text = metricsfix_render(reg);
     cr_assert_not_null(strstr(text, "renders 2\n"), "%s", text);
     free(text);
 }

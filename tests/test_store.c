@@ -156,6 +156,19 @@ Test(store, meta_paths_projection)
     store_free(s);
 }
 
+/* How many keys index holds for value. */
+static size_t count_keys(struct store *s, const char *index, const char *value)
+{
+    struct strlist keys;
+    size_t n;
+
+    strlist_init(&keys);
+    cr_assert_eq(store_index_keys(s, index, value, &keys, NULL), KERR_OK);
+    n = keys.n;
+    strlist_release(&keys);
+    return n;
+}
+
 static void assert_keys(struct store *s, const char *index, const char *value, size_t n, ...)
 {
     struct strlist keys;
@@ -377,7 +390,6 @@ Test(store, replace_with_a_bad_item_leaves_the_store_unchanged)
 Test(store, ten_thousand_objects)
 {
     struct store *s = new_store(1, 1);
-    struct strlist keys;
     char ns[16], name[32], role[8];
     cJSON *got = NULL;
     int i;
@@ -394,24 +406,15 @@ Test(store, ten_thousand_objects)
     cr_assert_eq(store_get(s, "ns42/etcd-4242", &got, NULL), KERR_OK);
     cr_assert_str_eq(kjson_get_str(got, "metadata.labels.role"), "r0");
     cJSON_Delete(got);
-    strlist_init(&keys);
-    cr_assert_eq(store_index_keys(s, "ns", "ns7", &keys, NULL), KERR_OK);
-    cr_assert_eq(keys.n, 100);
-    strlist_release(&keys);
-    cr_assert_eq(store_index_keys(s, "role", "r0", &keys, NULL), KERR_OK);
-    cr_assert_eq(keys.n, 1429);
-    strlist_release(&keys);
+    cr_assert_eq(count_keys(s, "ns", "ns7"), 100);
+    cr_assert_eq(count_keys(s, "role", "r0"), 1429);
     for (i = 0; i < 10000; i += 2) {
         snprintf(name, sizeof(name), "ns%d/etcd-%d", i % 100, i);
         cr_assert_eq(store_remove(s, name, NULL, NULL), KERR_OK);
     }
     cr_assert_eq(store_count(s), 5000);
-    cr_assert_eq(store_index_keys(s, "ns", "ns7", &keys, NULL), KERR_OK);
-    cr_assert_eq(keys.n, 100);
-    strlist_release(&keys);
-    cr_assert_eq(store_index_keys(s, "ns", "ns8", &keys, NULL), KERR_OK);
-    cr_assert_eq(keys.n, 0);
-    strlist_release(&keys);
+    cr_assert_eq(count_keys(s, "ns", "ns7"), 100);
+    cr_assert_eq(count_keys(s, "ns", "ns8"), 0);
     store_free(s);
 }
 
