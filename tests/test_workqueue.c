@@ -14,10 +14,12 @@
 /* Scheduling on a shared, sanitized build is slow: upper bounds are generous. */
 #define SLACK_MS 400
 
-/* Get a key and check it; returns the ms the get blocked. */
-static long long get_expect(struct wq *q, const char *want)
+/*
+ * Get a key and check it; returns the ms since t0. Delays are scheduled from
+ * the add, so a lower bound is only sound against a t0 taken before the add.
+ */
+static long long get_since(struct wq *q, const char *want, long long t0)
 {
-    long long t0 = ktime_mono_ms();
     char *key = NULL;
 
     cr_assert_eq(wq_get(q, &key), KERR_OK);
@@ -25,6 +27,12 @@ static long long get_expect(struct wq *q, const char *want)
     wq_done(q, key);
     free(key);
     return ktime_mono_ms() - t0;
+}
+
+/* Get a key and check it; returns the ms the get blocked. */
+static long long get_expect(struct wq *q, const char *want)
+{
+    return get_since(q, want, ktime_mono_ms());
 }
 
 Test(workqueue, add_deduplicates)
@@ -117,11 +125,12 @@ Test(workqueue, add_after_orders_by_ready_time)
 Test(workqueue, add_after_keeps_the_earlier_time)
 {
     struct wq *q = wqfix_new(NULL);
-    long long t;
+    long long t0, t;
 
+    t0 = ktime_mono_ms();
     cr_assert_eq(wq_add_after(q, "x", 5000), KERR_OK);
     cr_assert_eq(wq_add_after(q, "x", 40), KERR_OK);
-    t = get_expect(q, "x");
+    t = get_since(q, "x", t0);
     cr_assert(t >= 39 && t < 40 + SLACK_MS, "earlier time must win: %lld ms", t);
     cr_assert_eq(wq_add_after(q, "y", 40), KERR_OK);
     cr_assert_eq(wq_add_after(q, "y", 5000), KERR_OK);
@@ -153,22 +162,24 @@ Test(workqueue, rate_limited_backoff_grows_and_forget_resets)
 {
     struct wq_opts o = { .base_delay_ms = 20, .qps = -1 };
     struct wq *q = wqfix_new(&o);
-    long long t[6];
+    long long t0, t[6];
     int i;
 
     /* Six failures: without forget the next delay would be 20 ms << 6 = 1280 ms. */
     for (i = 0; i < 6; i++) {
+        t0 = ktime_mono_ms();
         cr_assert_eq(wq_add_rate_limited(q, "k"), KERR_OK);
-        t[i] = get_expect(q, "k");
+        t[i] = get_since(q, "k", t0);
         cr_assert(t[i] >= (20LL << i) - 1, "try %d waited %lld ms", i, t[i]);
     }
     cr_assert(t[5] > t[0] && t[5] >= 600, "backoff must grow: %lld then %lld", t[0], t[5]);
     cr_assert_eq(wq_num_requeues(q, "k"), 6);
     wq_forget(q, "k");
     cr_assert_eq(wq_num_requeues(q, "k"), 0);
+    t0 = ktime_mono_ms();
     cr_assert_eq(wq_add_rate_limited(q, "k"), KERR_OK);
     cr_assert_eq(wq_num_requeues(q, "k"), 1);
-    t[0] = get_expect(q, "k");
+    t[0] = get_since(q, "k", t0);
     cr_assert(t[0] >= 19 && t[0] < 640, "after forget the delay starts over: %lld", t[0]);
     wq_free(q);
 }
@@ -177,12 +188,13 @@ Test(workqueue, backoff_is_capped)
 {
     struct wq_opts o = { .base_delay_ms = 10, .max_delay_ms = 30, .qps = -1 };
     struct wq *q = wqfix_new(&o);
-    long long t = 0;
+    long long t0, t = 0;
     int i;
 
     for (i = 0; i < 6; i++) {
+        t0 = ktime_mono_ms();
         cr_assert_eq(wq_add_rate_limited(q, "k"), KERR_OK);
-        t = get_expect(q, "k");
+        t = get_since(q, "k", t0);
     }
     cr_assert(t >= 29 && t < 30 + SLACK_MS, "capped delay was %lld ms", t);
     wq_free(q);
