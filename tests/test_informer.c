@@ -2,8 +2,7 @@
 #include "common/informer.h"
 
 #include <criterion/criterion.h>
-#include <pthread.h>
-#include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +10,7 @@
 
 #include "common/kjson.h"
 #include "common/kobj.h"
+#include "tests/support/linerec.h"
 #include "tests/support/mockapi.h"
 #include "tests/support/mockfix.h"
 #include "tests/support/testutil.h"
@@ -36,33 +36,23 @@ static const struct k8s_resource ETCD = { "druid.gardener.cloud", "v1alpha1", "e
     "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\"," \
     "\"message\":\"too old resource version: 10 (40)\",\"reason\":\"Expired\",\"code\":410}"
 
-/* What the handlers saw, as lines "add a@1", "upd a@1>2", "del b@1". */
-struct rec {
-    pthread_mutex_t mu;
-    char line[128][48];
-    int n;
-    struct inf *inf;
-    int store_reads; /* handlers read the store: proves they do not run under its lock */
-};
-
 static struct mockapi *m;
 static struct k8s_client *c;
 static struct inf *inf;
-static struct rec rec = { .mu = PTHREAD_MUTEX_INITIALIZER };
 static struct kerr_info err;
+/* What the handlers saw, as lines "add a@1", "upd a@1>2", "del b@1". */
+static struct linerec rec;
+/* The informer whose store the handlers read, and how often: proves they do not run under
+ * the store's lock. */
+static struct inf *read_inf;
+static atomic_int store_reads;
 
-__attribute__((format(printf, 1, 2))) static void add_line(const char *fmt, ...)
+/* After each handler's line: it was kept, and the handler can read the store. */
+static void noted(int added)
 {
-    va_list ap;
-
-    pthread_mutex_lock(&rec.mu);
-    cr_assert_lt(rec.n, 128);
-    va_start(ap, fmt);
-    vsnprintf(rec.line[rec.n++], sizeof(rec.line[0]), fmt, ap);
-    va_end(ap);
-    if (rec.inf && store_count(inf_store(rec.inf)) < 1000000)
-        rec.store_reads++;
-    pthread_mutex_unlock(&rec.mu);
+    cr_assert_eq(added, 0, "more than %d handler calls", LINEREC_MAX);
+    if (read_inf && store_count(inf_store(read_inf)) < 1000000)
+        atomic_fetch_add(&store_reads, 1);
 }
 
 static const char *nm(const cJSON *o)
@@ -82,54 +72,27 @@ static const char *rv(const cJSON *o)
 static void on_add(void *ctx, const cJSON *o)
 {
     (void)ctx;
-    add_line("add %s@%s", nm(o), rv(o));
+    noted(linerec_addf(&rec, "add %s@%s", nm(o), rv(o)));
 }
 
 static void on_update(void *ctx, const cJSON *o, const cJSON *n)
 {
     (void)ctx;
-    add_line("upd %s@%s>%s", nm(o), rv(o), rv(n));
+    noted(linerec_addf(&rec, "upd %s@%s>%s", nm(o), rv(o), rv(n)));
 }
 
 static void on_delete(void *ctx, const cJSON *o)
 {
     (void)ctx;
-    add_line("del %s@%s", nm(o), rv(o));
-}
-
-static int has_line(const char *want)
-{
-    int i, found = 0;
-
-    pthread_mutex_lock(&rec.mu);
-    for (i = 0; i < rec.n && !found; i++)
-        found = strcmp(rec.line[i], want) == 0;
-    pthread_mutex_unlock(&rec.mu);
-    return found;
-}
-
-static int lines(void)
-{
-    int n;
-
-    pthread_mutex_lock(&rec.mu);
-    n = rec.n;
-    pthread_mutex_unlock(&rec.mu);
-    return n;
-}
-
-/* Poll until the handlers have seen want (5 s deadline). */
-static void await_line(const char *want)
-{
-    TESTUTIL_AWAIT(has_line(want), 5000);
-    cr_assert(has_line(want), "handlers never saw \"%s\" (%d lines)", want, lines());
+    noted(linerec_addf(&rec, "del %s@%s", nm(o), rv(o)));
 }
 
 static void setup(void)
 {
     mockfix_start(&m, &c, "t", NULL);
-    rec.n = 0;
-    rec.inf = NULL;
+    linerec_init(&rec);
+    read_inf = NULL;
+    atomic_store(&store_reads, 0);
     inf = NULL;
 }
 
@@ -137,6 +100,7 @@ static void teardown(void)
 {
     inf_free(inf);
     mockfix_stop(m, c);
+    linerec_release(&rec);
 }
 
 /* An informer on shoot/etcds with fast backoff and the recording handlers, not started. */
@@ -152,7 +116,7 @@ static void make(struct inf_opts *o)
         o->backoff_max_ms = 100;
     cr_assert_eq(inf_new(c, o, &inf, &err), KERR_OK, "%s", err.msg);
     cr_assert_eq(inf_add_handlers(inf, &h, &err), KERR_OK);
-    rec.inf = inf;
+    read_inf = inf;
 }
 
 static void start(struct inf_opts *o)
@@ -238,16 +202,16 @@ Test(informer, list_then_watch_applies_events_in_order)
     start(&o);
     cr_assert_eq(inf_wait_synced(inf, 5000), KERR_OK);
     cr_assert(inf_has_synced(inf));
-    await_line("del b@2");
-    cr_assert(has_line("add a@1"), "the list's objects are added, in any order");
-    cr_assert(has_line("add b@2"));
+    linerec_await(&rec, "del b@2", 5000);
+    cr_assert(linerec_has(&rec, "add a@1"), "the list's objects are added, in any order");
+    cr_assert(linerec_has(&rec, "add b@2"));
     cr_assert_str_eq(rec.line[2], "add c@11");
     cr_assert_str_eq(rec.line[3], "upd a@1>12");
     cr_assert_str_eq(rec.line[4], "del b@2");
     cr_assert_eq(store_count(inf_store(inf)), 2);
     assert_rv("shoot/a", "12");
     assert_rv("shoot/c", "11");
-    cr_assert_gt(rec.store_reads, 0);
+    cr_assert_gt(atomic_load(&store_reads), 0);
 
     q = request_matching(BASE, "10");
     cr_assert_not_null(q);
@@ -300,7 +264,7 @@ Test(informer, pagination_of_the_initial_list)
     cr_assert_eq(inf_wait_synced(inf, 5000), KERR_OK);
     cr_assert_eq(store_count(inf_store(inf)), 5);
     assert_rv("shoot/e", "5");
-    cr_assert_eq(lines(), 5);
+    cr_assert_eq(linerec_count(&rec), 5);
     cr_assert_eq(mockapi_wait_requests(m, 4, 5000), 0);
     q = request_matching(BASE, "20");
     cr_assert_not_null(q, "the watch starts from the list's resourceVersion");
@@ -321,7 +285,8 @@ Test(informer, expired_continue_token_restarts_the_list_without_limit)
     start(&o);
     cr_assert_eq(inf_wait_synced(inf, 5000), KERR_OK);
     cr_assert_eq(store_count(inf_store(inf)), 2);
-    cr_assert_eq(lines(), 2, "no duplicate handler calls from the abandoned first page");
+    cr_assert_eq(linerec_count(&rec), 2,
+                 "no duplicate handler calls from the abandoned first page");
     cr_assert_eq(mockapi_unexpected(m), 0);
 }
 
@@ -341,9 +306,9 @@ Test(informer, expired_error_event_relists_and_reports_the_differences)
     mockapi_expect(m, "GET", LIST, 200, LIST_BODY("40", ITEM("a", "12") "," ITEM("c", "3")));
     held(WATCH "40", NULL);
     start(&o);
-    await_line("del b@2");
-    await_line("add c@3");
-    await_line("upd a@11>12");
+    linerec_await(&rec, "del b@2", 5000);
+    linerec_await(&rec, "add c@3", 5000);
+    linerec_await(&rec, "upd a@11>12", 5000);
     cr_assert_eq(store_count(inf_store(inf)), 2);
     assert_rv("shoot/a", "12");
     assert_rv("shoot/c", "3");
@@ -355,20 +320,6 @@ Test(informer, expired_error_event_relists_and_reports_the_differences)
     inf_last_rv(inf, last, sizeof(last));
     cr_assert_str_eq(last, "40");
     cr_assert_eq(mockapi_unexpected(m), 0);
-}
-
-/* The handler lines [from, to), joined by ','. */
-static void joined(int from, int to, char *out, size_t n)
-{
-    size_t len = 0;
-    int i;
-
-    out[0] = '\0';
-    pthread_mutex_lock(&rec.mu);
-    for (i = from; i < to && i < rec.n; i++)
-        len += (size_t)snprintf(out + len, n - len, "%s%s", i > from ? "," : "", rec.line[i]);
-    pthread_mutex_unlock(&rec.mu);
-    cr_assert_lt(len, n);
 }
 
 /* Script a LIST answer at list_rv of the items "name@rv ..." of spec, in that order. */
@@ -406,17 +357,17 @@ Test(informer, list_handlers_fire_in_list_order)
     expect_list("40", "z@31 n@32 q@1 d@33 b@2 y@34 a@35 x@3 c@36 e@8 n@37");
     held(WATCH "40", NULL);
     start(&o);
-    TESTUTIL_AWAIT(lines() == 18, 5000);
-    cr_assert_eq(lines(), 18);
-    joined(0, 10, got, sizeof(got));
+    TESTUTIL_AWAIT(linerec_count(&rec) == 18, 5000);
+    cr_assert_eq(linerec_count(&rec), 18);
+    linerec_join(&rec, 0, 10, got, sizeof(got));
     cr_assert_str_eq(got,
                      "add q@1,add b@2,add x@3,add a@4,add m@5,add c@6,add z@7,add e@8,add k@9,"
                      "add d@10",
                      "the initial list: %s", got);
-    joined(10, 16, got, sizeof(got));
+    linerec_join(&rec, 10, 16, got, sizeof(got));
     cr_assert_str_eq(got, "upd z@7>31,upd d@10>33,add y@34,upd a@4>35,upd c@6>36,add n@37",
                      "the relist's additions and updates (n where it came last): %s", got);
-    joined(16, 18, got, sizeof(got));
+    linerec_join(&rec, 16, 18, got, sizeof(got));
     cr_assert(strcmp(got, "del m@5,del k@9") == 0 || strcmp(got, "del k@9,del m@5") == 0,
               "then its deletions: %s", got);
 }
@@ -431,12 +382,12 @@ Test(informer, http_410_on_the_watch_relists)
     mockapi_expect(m, "GET", LIST, 200, LIST_BODY("50", ITEM("a", "1") "," ITEM("z", "49")));
     held(WATCH "50", NULL);
     start(&o);
-    await_line("add z@49");
+    linerec_await(&rec, "add z@49", 5000);
     cr_assert_eq(mockapi_wait_served(m, 3, 1, 5000), 0);
     inf_stats(inf, &st);
     cr_assert_eq(st.expired, 1);
     cr_assert_eq(st.relists, 1);
-    cr_assert_eq(lines(), 2, "the unchanged object a is not reported again");
+    cr_assert_eq(linerec_count(&rec), 2, "the unchanged object a is not reported again");
     cr_assert_eq(mockapi_unexpected(m), 0);
 }
 
@@ -462,7 +413,7 @@ Test(informer, bookmarks_advance_the_resource_version_only)
     cr_assert_str_eq(last, "17");
     cr_assert_eq(store_count(inf_store(inf)), 1);
     assert_rv("shoot/a", "1");
-    cr_assert_eq(lines(), 1);
+    cr_assert_eq(linerec_count(&rec), 1);
     cr_assert_eq(mockapi_unexpected(m), 0);
 }
 
@@ -477,9 +428,9 @@ Test(informer, dropped_connection_reconnects_from_the_last_rv)
     w1 = held(WATCH "10", ev);
     w2 = held(WATCH "12", NULL);
     start(&o);
-    await_line("add c@11");
+    linerec_await(&rec, "add c@11", 5000);
     cr_assert_eq(mockapi_push(m, w1, EVENT("MODIFIED", "c", "12"), 0), 0);
-    await_line("upd c@11>12");
+    linerec_await(&rec, "upd c@11>12", 5000);
     mockapi_end(m, w1, 1);
     cr_assert_eq(mockapi_wait_served(m, w2, 1, 5000), 0);
     inf_stats(inf, &st);
@@ -502,8 +453,8 @@ Test(informer, malformed_line_ends_the_watch_and_resumes)
     run_until_resumed(&o, ev, "11");
     inf_stats(inf, &st);
     cr_assert_eq(st.watch_errors, 1);
-    cr_assert(has_line("add c@11"));
-    cr_assert_not(has_line("add never@12"));
+    cr_assert(linerec_has(&rec, "add c@11"));
+    cr_assert_not(linerec_has(&rec, "add never@12"));
     cr_assert_eq(store_count(inf_store(inf)), 2);
 }
 
@@ -595,7 +546,7 @@ Test(informer, resync_redelivers_updates)
     q = request_matching(BASE, "10");
     cr_assert_str_eq(mockapi_req_param(q, "timeoutSeconds"), "1",
                      "the watch is capped to end by the resync");
-    await_line("upd a@1>1");
+    linerec_await(&rec, "upd a@1>1", 5000);
     cr_assert_eq(mockapi_wait_served(m, w2, 1, 5000), 0, "the watch resumes after the resync");
     inf_stats(inf, &st);
     cr_assert_eq(st.resyncs, 1);
@@ -617,7 +568,7 @@ Test(informer, projection_and_compact_store)
     cr_assert_eq(inf_start(inf, &err), KERR_OK);
     cr_assert_eq(inf_add_handlers(inf, &(struct inf_handlers){ 0 }, NULL), KERR_INVAL);
     cr_assert_eq(inf_start(inf, NULL), KERR_INVAL);
-    await_line("add c@11");
+    linerec_await(&rec, "add c@11", 5000);
     cr_assert_eq(store_get(inf_store(inf), "shoot/c", &got, NULL), KERR_OK);
     cr_assert_null(kjson_get(got, "spec"), "projected away");
     cr_assert_str_eq(kjson_get_str(got, "metadata.namespace"), "shoot");

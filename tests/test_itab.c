@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tests/support/itabfix.h"
+
 /* A new entry under key with up to two values for index 0 and one for index 1 (NULL: none). */
 static struct itab_entry *entry(const char *key, const char *v0, const char *v0b, const char *v1)
 {
@@ -22,21 +24,6 @@ static struct itab_entry *entry(const char *key, const char *v0, const char *v0b
     cr_assert_str_eq(e->key, key);
     cr_assert_null(e->data);
     return e;
-}
-
-static enum kerr count_visit(void *arg, struct itab_entry *e)
-{
-    (void)e;
-    (*(int *)arg)++;
-    return KERR_OK;
-}
-
-static int hits(const struct itab *t, size_t index, const char *value)
-{
-    int n = 0;
-
-    cr_assert_eq(itab_walk_index(t, index, value, count_visit, &n), KERR_OK);
-    return n;
 }
 
 static void count_free(void *arg, void *data)
@@ -92,23 +79,23 @@ Test(itab, indexes_follow_puts_and_deletes)
     cr_assert_null(itab_put(&t, entry("x/b", "x", NULL, "u2")));
     cr_assert_null(itab_put(&t, entry("y/c", "y", "x", NULL)));
     cr_assert_eq(itab_add_index(&t, "late"), KERR_INVAL, "only while empty");
-    cr_assert_eq(hits(&t, 0, "x"), 3, "a value repeated for one entry counts once");
-    cr_assert_eq(hits(&t, 0, "y"), 1);
-    cr_assert_eq(hits(&t, 1, "u1"), 1);
-    cr_assert_eq(hits(&t, 1, "x"), 0, "indexes are separate");
-    cr_assert_eq(hits(&t, 0, "none"), 0);
-    cr_assert_eq(itab_walk_index(&t, 2, "x", count_visit, &(int){ 0 }), KERR_NOTFOUND);
+    cr_assert_eq(itabfix_hits(&t, 0, "x"), 3, "a value repeated for one entry counts once");
+    cr_assert_eq(itabfix_hits(&t, 0, "y"), 1);
+    cr_assert_eq(itabfix_hits(&t, 1, "u1"), 1);
+    cr_assert_eq(itabfix_hits(&t, 1, "x"), 0, "indexes are separate");
+    cr_assert_eq(itabfix_hits(&t, 0, "none"), 0);
+    cr_assert_eq(itab_walk_index(&t, 2, "x", itabfix_count_visit, &(int){ 0 }), KERR_NOTFOUND);
 
     e = itab_put(&t, entry("x/a", "z", NULL, NULL)); /* replaced: its old values go */
     cr_assert_not_null(e);
     itab_entry_free(e);
-    cr_assert_eq(hits(&t, 0, "x"), 2);
-    cr_assert_eq(hits(&t, 0, "z"), 1);
-    cr_assert_eq(hits(&t, 1, "u1"), 0);
+    cr_assert_eq(itabfix_hits(&t, 0, "x"), 2);
+    cr_assert_eq(itabfix_hits(&t, 0, "z"), 1);
+    cr_assert_eq(itabfix_hits(&t, 1, "u1"), 0);
     e = itab_del(&t, "y/c");
     itab_entry_free(e);
-    cr_assert_eq(hits(&t, 0, "y"), 0);
-    cr_assert_eq(hits(&t, 0, "x"), 1);
+    cr_assert_eq(itabfix_hits(&t, 0, "y"), 0);
+    cr_assert_eq(itabfix_hits(&t, 0, "x"), 1);
     itab_release(&t, NULL, NULL);
 }
 
@@ -127,7 +114,7 @@ Test(itab, walks_visit_everything_and_stop_on_error)
     cr_assert_null(itab_put(&t, entry("a", "x", NULL, NULL)));
     cr_assert_null(itab_put(&t, entry("b", "x", NULL, NULL)));
     cr_assert_null(itab_put(&t, entry("c", "x", NULL, NULL)));
-    cr_assert_eq(itab_walk(&t, count_visit, &n), KERR_OK);
+    cr_assert_eq(itab_walk(&t, itabfix_count_visit, &n), KERR_OK);
     cr_assert_eq(n, 3);
     n = 0;
     cr_assert_eq(itab_walk(&t, stop_at_two, &n), KERR_CANCELLED);
@@ -153,15 +140,15 @@ Test(itab, grows_and_stays_consistent)
         cr_assert_null(itab_put(&t, entry(key, v, NULL, key)));
     }
     cr_assert_eq(t.count, N);
-    cr_assert_eq(hits(&t, 0, "v3"), N / 10);
-    cr_assert_eq(hits(&t, 1, "k4321"), 1);
+    cr_assert_eq(itabfix_hits(&t, 0, "v3"), N / 10);
+    cr_assert_eq(itabfix_hits(&t, 1, "k4321"), 1);
     for (i = 0; i < N; i += 2) {
         snprintf(key, sizeof(key), "k%d", i);
         itab_entry_free(itab_del(&t, key));
     }
     cr_assert_eq(t.count, N / 2);
-    cr_assert_eq(hits(&t, 0, "v3"), N / 10, "odd values keep all their entries");
-    cr_assert_eq(hits(&t, 0, "v4"), 0);
+    cr_assert_eq(itabfix_hits(&t, 0, "v3"), N / 10, "odd values keep all their entries");
+    cr_assert_eq(itabfix_hits(&t, 0, "v4"), 0);
     cr_assert_not_null(itab_get(&t, "k4321"));
     cr_assert_null(itab_get(&t, "k4320"));
     itab_release(&t, NULL, NULL);
@@ -182,9 +169,9 @@ Test(itab, swap_moves_the_old_content_out_and_rebuilds_indexes)
     itab_swap(&t, &fresh, &old);
     cr_assert_eq(t.count, 3);
     cr_assert_eq(t.nidx, 2, "the indexes stay");
-    cr_assert_eq(hits(&t, 0, "y"), 2);
-    cr_assert_eq(hits(&t, 0, "x"), 1, "only the new d");
-    cr_assert_eq(hits(&t, 1, "u"), 1);
+    cr_assert_eq(itabfix_hits(&t, 0, "y"), 2);
+    cr_assert_eq(itabfix_hits(&t, 0, "x"), 1, "only the new d");
+    cr_assert_eq(itabfix_hits(&t, 1, "u"), 1);
     cr_assert_eq(old.count, 2);
     cr_assert_eq(old.nidx, 0);
     cr_assert_not_null(itab_get(&old, "a"));

@@ -6,6 +6,8 @@
 
 #include "common/kjson.h"
 #include "common/kobj.h"
+#include "tests/support/itabfix.h"
+#include "tests/support/jsonfix.h"
 
 #define OBJ(rv)                                                                                \
     "{\"metadata\":{\"name\":\"e\",\"namespace\":\"ns\",\"resourceVersion\":\"" rv "\","       \
@@ -17,14 +19,6 @@ static const struct storeent_index IDX[] = {
     { kobj_index_label, (void *)"role" },
     { kobj_index_owner_uid, NULL },
 };
-
-static cJSON *parse(const char *s)
-{
-    cJSON *j = cJSON_ParseWithLengthOpts(s, strlen(s), NULL, 0);
-
-    cr_assert_not_null(j, "bad test JSON: %s", s);
-    return j;
-}
 
 static void codec(struct storeent_codec *c, int compact, int project)
 {
@@ -38,28 +32,12 @@ static void codec(struct storeent_codec *c, int compact, int project)
     c->nidx = 3;
 }
 
-static enum kerr count_visit(void *arg, struct itab_entry *e)
-{
-    (void)e;
-    (*(int *)arg)++;
-    return KERR_OK;
-}
-
-/* How many entries of t have value for index. */
-static int hits(const struct itab *t, size_t index, const char *value)
-{
-    int n = 0;
-
-    cr_assert_eq(itab_walk_index(t, index, value, count_visit, &n), KERR_OK);
-    return n;
-}
-
 static struct itab_entry *prepare(const struct storeent_codec *c, const char *json, cJSON **tree)
 {
     struct itab_entry *e = NULL;
     struct kerr_info err;
 
-    cr_assert_eq(storeent_prepare(c, parse(json), &e, tree, &err), KERR_OK, "%s", err.msg);
+    cr_assert_eq(storeent_prepare(c, jsonfix_parse(json), &e, tree, &err), KERR_OK, "%s", err.msg);
     return e;
 }
 
@@ -68,7 +46,7 @@ static void roundtrip(int compact)
     struct storeent_codec c;
     struct itab t;
     struct itab_entry *e;
-    cJSON *tree = NULL, *copy = NULL, *want = parse(OBJ("7"));
+    cJSON *tree = NULL, *copy = NULL, *want = jsonfix_parse(OBJ("7"));
 
     codec(&c, compact, 0);
     e = prepare(&c, OBJ("7"), &tree);
@@ -87,11 +65,11 @@ static void roundtrip(int compact)
     cr_assert_eq(itab_add_index(&t, "role"), KERR_OK);
     cr_assert_eq(itab_add_index(&t, "owner"), KERR_OK);
     cr_assert_null(itab_put(&t, e));
-    cr_assert_eq(hits(&t, 0, "ns"), 1);
-    cr_assert_eq(hits(&t, 1, "main"), 1);
-    cr_assert_eq(hits(&t, 2, "u1"), 1);
-    cr_assert_eq(hits(&t, 2, "u2"), 1);
-    cr_assert_eq(hits(&t, 2, "ns"), 0);
+    cr_assert_eq(itabfix_hits(&t, 0, "ns"), 1);
+    cr_assert_eq(itabfix_hits(&t, 1, "main"), 1);
+    cr_assert_eq(itabfix_hits(&t, 2, "u1"), 1);
+    cr_assert_eq(itabfix_hits(&t, 2, "u2"), 1);
+    cr_assert_eq(itabfix_hits(&t, 2, "ns"), 0);
     e = itab_del(&t, "ns/e");
     cr_assert_not_null(e);
     itab_release(&t, storeent_free_cb, &c);
@@ -117,7 +95,7 @@ Test(storeent, projection_comes_first)
 {
     struct storeent_codec c;
     struct itab_entry *e;
-    cJSON *o = parse(OBJ("7")), *p = NULL;
+    cJSON *o = jsonfix_parse(OBJ("7")), *p = NULL;
 
     codec(&c, 1, 1);
     e = prepare(&c, OBJ("7"), NULL);
@@ -163,16 +141,17 @@ Test(storeent, failures_free_the_object_and_say_why)
     struct kerr_info err;
 
     codec(&c, 0, 0);
-    cr_assert_eq(storeent_prepare(&c, parse("{\"metadata\":{}}"), &e, NULL, &err), KERR_INVAL);
+    cr_assert_eq(storeent_prepare(&c, jsonfix_parse("{\"metadata\":{}}"), &e, NULL, &err),
+                 KERR_INVAL);
     cr_assert_null(e);
     cr_assert_not_null(strstr(err.msg, "metadata.name"), "%s", err.msg);
     c.opts.project = refuse;
-    cr_assert_eq(storeent_prepare(&c, parse(OBJ("1")), &e, NULL, &err), KERR_INVAL);
+    cr_assert_eq(storeent_prepare(&c, jsonfix_parse(OBJ("1")), &e, NULL, &err), KERR_INVAL);
     cr_assert_not_null(strstr(err.msg, "projection failed"), "%s", err.msg);
     codec(&c, 1, 0);
     c.idx = bad_idx;
     c.nidx = 1;
-    cr_assert_eq(storeent_prepare(&c, parse(OBJ("1")), &e, NULL, &err), KERR_NOMEM);
+    cr_assert_eq(storeent_prepare(&c, jsonfix_parse(OBJ("1")), &e, NULL, &err), KERR_NOMEM);
     cr_assert_not_null(strstr(err.msg, "index values of ns/e"), "%s", err.msg);
     cr_assert_null(e);
 }
@@ -226,7 +205,7 @@ Test(storeent, a_raw_item_is_kept_as_its_text_in_a_compact_codec)
     struct itab t;
     struct itab_entry *e = NULL;
     struct kerr_info err;
-    cJSON *obj = parse(OBJ("9")), *tree = NULL, *copy = NULL;
+    cJSON *obj = jsonfix_parse(OBJ("9")), *tree = NULL, *copy = NULL;
     char *text = cJSON_PrintUnformatted(obj);
 
     codec(&c, 1, 0);
@@ -242,8 +221,8 @@ Test(storeent, a_raw_item_is_kept_as_its_text_in_a_compact_codec)
     cr_assert_eq(itab_add_index(&t, "role"), KERR_OK);
     cr_assert_eq(itab_add_index(&t, "owner"), KERR_OK);
     cr_assert_null(itab_put(&t, e));
-    cr_assert_eq(hits(&t, 1, "main"), 1, "index values come from the parsed text");
-    cr_assert_eq(hits(&t, 2, "u2"), 1);
+    cr_assert_eq(itabfix_hits(&t, 1, "main"), 1, "index values come from the parsed text");
+    cr_assert_eq(itabfix_hits(&t, 2, "u2"), 1);
     itab_release(&t, storeent_free_cb, &c);
     /* Text that is not JSON is refused (and freed). */
     cr_assert_eq(storeent_prepare(&c, cJSON_CreateRaw("{\"metadata\":"), &e, NULL, &err),
