@@ -14,6 +14,7 @@
 #include "common/kjson.h"
 #include "common/ktime.h"
 #include "common/log.h"
+#include "tests/support/fakeclock.h"
 #include "tests/support/jsonfix.h"
 #include "tests/support/ksimcli.h"
 #include "tests/support/ksimfix.h"
@@ -37,20 +38,6 @@
 static struct mockapi *m;
 static struct k8s_client *c;
 static struct kerr_info err;
-
-struct fake_clock {
-    _Atomic int64_t now;
-};
-
-static int64_t fake_now(void *arg)
-{
-    return atomic_load(&((struct fake_clock *)arg)->now);
-}
-
-static void fake_sleep(void *arg, int64_t ns)
-{
-    atomic_fetch_add(&((struct fake_clock *)arg)->now, ns);
-}
 
 struct calls {
     atomic_int started, stopped, new_leader;
@@ -116,6 +103,38 @@ static enum le_round round_ok(struct le *le)
 
     cr_assert_eq(le_try_acquire_or_renew(le, &r, &err), KERR_OK, "%s", err.msg);
     return r;
+}
+
+/* A fake clock at 1 s and the rl_clock on it. */
+struct fake {
+    struct fakeclock fc;
+    struct rl_clock clock;
+};
+
+/* An elector with the base options (calls into k) on the fake clock f. */
+static struct le *new_le_faked(struct fake *f, struct calls *k)
+{
+    struct le_opts o = base_opts(k);
+
+    f->clock = fakeclock_init(&f->fc, 1000000000LL);
+    o.clock = &f->clock;
+    return new_le(&o);
+}
+
+/* An elector with a 1 s lease, a 400 ms renew deadline and 50 ms retries (calls into k),
+ * scripted to find no lease and create it. */
+static struct le *new_le_fast(struct calls *k)
+{
+    struct le_opts o = base_opts(k);
+    struct le *le;
+
+    o.lease_duration_ms = 1000;
+    o.renew_deadline_ms = 400;
+    o.retry_period_ms = 50;
+    le = new_le(&o);
+    mockapi_expect(m, "GET", LEASE_PATH, 404, NOT_FOUND);
+    mockapi_expect(m, "POST", LEASES_PATH, 201, LEASE("1", "me", 0, "2030-01-01T00:00:00.000000Z"));
+    return le;
 }
 
 struct vcase {
@@ -281,25 +300,21 @@ Test(leader, lease_held_by_another_is_respected, .init = start, .fini = stop)
 
 Test(leader, expired_lease_is_taken_over, .init = start, .fini = stop)
 {
-    struct fake_clock fc = { .now = 1000000000LL };
-    struct rl_clock clock = { fake_now, fake_sleep, &fc };
+    struct fake f;
     struct calls k = { 0 };
-    struct le_opts o = base_opts(&k);
-    struct le *le;
+    struct le *le = new_le_faked(&f, &k);
     cJSON *put;
 
-    o.clock = &clock;
-    le = new_le(&o);
     mockapi_add(
         m, &(struct mockapi_spec){ .method = "GET",
                                    .target = LEASE_PATH,
                                    .body = LEASE("7", "other", 3, "2030-01-01T00:00:00.000000Z"),
                                    .times = 3 });
     cr_assert_eq(round_ok(le), LE_ROUND_HELD);
-    fake_sleep(&fc, 14LL * 1000000000LL);
+    fakeclock_advance(&f.fc, 14LL * 1000000000LL);
     cr_assert_eq(round_ok(le), LE_ROUND_HELD,
                  "15 s have not passed since the record was first seen");
-    fake_sleep(&fc, 2LL * 1000000000LL);
+    fakeclock_advance(&f.fc, 2LL * 1000000000LL);
     mockapi_expect(m, "PUT", LEASE_PATH, 200, LEASE("8", "me", 4, "2030-01-01T00:00:00.000000Z"));
     cr_assert_eq(round_ok(le), LE_ROUND_LEADER);
     cr_assert(le_is_leader(le));
@@ -316,22 +331,18 @@ Test(leader, expired_lease_is_taken_over, .init = start, .fini = stop)
 
 Test(leader, a_changing_record_keeps_the_lease_valid, .init = start, .fini = stop)
 {
-    struct fake_clock fc = { .now = 1000000000LL };
-    struct rl_clock clock = { fake_now, fake_sleep, &fc };
+    struct fake f;
     struct calls k = { 0 };
-    struct le_opts o = base_opts(&k);
-    struct le *le;
+    struct le *le = new_le_faked(&f, &k);
 
-    o.clock = &clock;
-    le = new_le(&o);
     mockapi_expect(m, "GET", LEASE_PATH, 200,
                    LEASE("7", "other", 3, "2030-01-01T00:00:00.000000Z"));
     round_ok(le);
-    fake_sleep(&fc, 10LL * 1000000000LL);
+    fakeclock_advance(&f.fc, 10LL * 1000000000LL);
     mockapi_expect(m, "GET", LEASE_PATH, 200,
                    LEASE("9", "other", 3, "2030-01-01T00:00:10.000000Z"));
     round_ok(le);
-    fake_sleep(&fc, 10LL * 1000000000LL);
+    fakeclock_advance(&f.fc, 10LL * 1000000000LL);
     mockapi_expect(m, "GET", LEASE_PATH, 200,
                    LEASE("9", "other", 3, "2030-01-01T00:00:10.000000Z"));
     cr_assert_eq(round_ok(le), LE_ROUND_HELD,
@@ -359,17 +370,11 @@ Test(leader, conflict_on_update_loses_the_round, .init = start, .fini = stop)
 Test(leader, failing_renewals_step_down_after_the_deadline, .init = start, .fini = stop)
 {
     struct calls k = { 0 };
-    struct le_opts o = base_opts(&k);
     struct timespec t0, t1;
     struct le *le;
     long ms;
 
-    o.lease_duration_ms = 1000;
-    o.renew_deadline_ms = 400;
-    o.retry_period_ms = 50;
-    le = new_le(&o);
-    mockapi_expect(m, "GET", LEASE_PATH, 404, NOT_FOUND);
-    mockapi_expect(m, "POST", LEASES_PATH, 201, LEASE("1", "me", 0, "2030-01-01T00:00:00.000000Z"));
+    le = new_le_fast(&k);
     mockapi_add(m, &(struct mockapi_spec){ .target = LEASE_PATH, .status = 500, .times = -1 });
     cr_assert_eq(le_start(le, &err), KERR_OK, "%s", err.msg);
     cr_assert(testutil_await_count(&k.started, 1, 5000), "never became leader");
@@ -389,17 +394,11 @@ Test(leader, failing_renewals_step_down_after_the_deadline, .init = start, .fini
 Test(leader, stop_releases_the_lease, .init = start, .fini = stop)
 {
     struct calls k = { 0 };
-    struct le_opts o = base_opts(&k);
     size_t n;
     struct le *le;
     cJSON *rel;
 
-    o.lease_duration_ms = 1000;
-    o.renew_deadline_ms = 400;
-    o.retry_period_ms = 50;
-    le = new_le(&o);
-    mockapi_expect(m, "GET", LEASE_PATH, 404, NOT_FOUND);
-    mockapi_expect(m, "POST", LEASES_PATH, 201, LEASE("1", "me", 0, "2030-01-01T00:00:00.000000Z"));
+    le = new_le_fast(&k);
     mockapi_add(m,
                 &(struct mockapi_spec){ .method = "PUT",
                                         .target = LEASE_PATH,

@@ -5,39 +5,10 @@
 #include <stdio.h>
 
 #include "common/ktime.h"
+#include "tests/support/fakeclock.h"
 
 #define MS (1000LL * 1000)
 #define S  (1000LL * MS)
-
-/* A fake clock: sleep() advances the time instead of waiting. */
-struct fake_clock {
-    atomic_llong now;
-    atomic_llong slept;
-};
-
-static int64_t fake_now(void *arg)
-{
-    struct fake_clock *f = arg;
-
-    return atomic_load(&f->now);
-}
-
-static void fake_sleep(void *arg, int64_t ns)
-{
-    struct fake_clock *f = arg;
-
-    atomic_fetch_add(&f->now, ns);
-    atomic_fetch_add(&f->slept, ns);
-}
-
-static struct rl_clock fake(struct fake_clock *f)
-{
-    struct rl_clock c = { fake_now, fake_sleep, f };
-
-    atomic_store(&f->now, 1000 * S);
-    atomic_store(&f->slept, 0);
-    return c;
-}
 
 Test(ratelimit, bucket_rejects_bad_parameters)
 {
@@ -53,8 +24,8 @@ Test(ratelimit, bucket_rejects_bad_parameters)
 
 Test(ratelimit, bucket_starts_full_and_refills_at_rate)
 {
-    struct fake_clock f;
-    struct rl_clock c = fake(&f);
+    struct fakeclock f;
+    struct rl_clock c = fakeclock_init(&f, 1000 * S);
     struct rl_bucket *b = NULL;
     int i;
 
@@ -74,8 +45,8 @@ Test(ratelimit, bucket_starts_full_and_refills_at_rate)
 
 Test(ratelimit, reserve_goes_into_debt_and_reports_the_wait)
 {
-    struct fake_clock f;
-    struct rl_clock c = fake(&f);
+    struct fakeclock f;
+    struct rl_clock c = fakeclock_init(&f, 1000 * S);
     struct rl_bucket *b = NULL;
 
     cr_assert_eq(rl_bucket_new(5, 2, &c, &b, NULL), KERR_OK);
@@ -92,8 +63,8 @@ Test(ratelimit, reserve_goes_into_debt_and_reports_the_wait)
 
 Test(ratelimit, take_sleeps_on_the_clock_until_the_token_is_due)
 {
-    struct fake_clock f;
-    struct rl_clock c = fake(&f);
+    struct fakeclock f;
+    struct rl_clock c = fakeclock_init(&f, 1000 * S);
     struct rl_bucket *b = NULL;
 
     cr_assert_eq(rl_bucket_new(2, 1, &c, &b, NULL), KERR_OK);
@@ -108,8 +79,8 @@ Test(ratelimit, take_sleeps_on_the_clock_until_the_token_is_due)
 
 Test(ratelimit, take_with_a_short_deadline_times_out_without_taking)
 {
-    struct fake_clock f;
-    struct rl_clock c = fake(&f);
+    struct fakeclock f;
+    struct rl_clock c = fakeclock_init(&f, 1000 * S);
     struct rl_bucket *b = NULL;
     struct kerr_info err;
 
@@ -125,8 +96,8 @@ Test(ratelimit, take_with_a_short_deadline_times_out_without_taking)
 
 Test(ratelimit, take_is_cancelled_and_returns_the_token)
 {
-    struct fake_clock f;
-    struct rl_clock c = fake(&f);
+    struct fakeclock f;
+    struct rl_clock c = fakeclock_init(&f, 1000 * S);
     struct rl_bucket *b = NULL;
     atomic_int cancel = 1;
 
@@ -186,8 +157,8 @@ static void *hammer(void *arg)
 
 Test(ratelimit, concurrent_try_never_hands_out_more_than_the_burst)
 {
-    struct fake_clock f;
-    struct rl_clock c = fake(&f);
+    struct fakeclock f;
+    struct rl_clock c = fakeclock_init(&f, 1000 * S);
     struct rl_bucket *b = NULL;
     pthread_t th[4];
     void *got;
