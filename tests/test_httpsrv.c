@@ -93,6 +93,16 @@ static char *expect(unsigned short port, const char *method, const char *path, l
     return buf_detach(&r.body, NULL);
 }
 
+/* As expect, and the body is exactly want. */
+static void expect_text(unsigned short port, const char *method, const char *path, long status,
+                        const char *want)
+{
+    char *body = expect(port, method, path, status);
+
+    cr_assert_str_eq(body, want, "%s %s", method, path);
+    free(body);
+}
+
 static struct httpsrv *start(struct httpsrv_opts *o, struct httpsrv *s)
 {
     struct kerr_info err;
@@ -111,7 +121,6 @@ Test(httpsrv, metrics_healthz_and_method_checks)
     struct httpsrv_opts o = { .bind = "127.0.0.1:0" };
     struct httpsrv *s;
     struct resp r;
-    char *body;
 
     cr_assert_eq(metrics_registry_new(&reg, NULL), KERR_OK);
     cr_assert_eq(metrics_register(reg, METRICS_COUNTER, "warden_test_total", "A test.", NULL, NULL,
@@ -131,17 +140,13 @@ Test(httpsrv, metrics_healthz_and_method_checks)
     cr_assert_eq(r.status, 200);
     cr_assert_eq(r.body.len, 0);
     buf_release(&r.body);
-    body = expect(httpsrv_port(s), "GET", "/healthz", 200);
-    cr_assert_str_eq(body, "ok");
-    free(body);
+    expect_text(httpsrv_port(s), "GET", "/healthz", 200, "ok");
     cr_assert_eq(fetch(httpsrv_port(s), "POST", "/metrics", &r), CURLE_OK);
     cr_assert_eq(r.status, 405);
     cr_assert_str_eq(r.allow, "GET, HEAD");
     buf_release(&r.body);
     free(expect(httpsrv_port(s), "DELETE", "/healthz", 405));
-    body = expect(httpsrv_port(s), "GET", "/nope", 404);
-    cr_assert_str_eq(body, "404 page not found\n");
-    free(body);
+    expect_text(httpsrv_port(s), "GET", "/nope", 404, "404 page not found\n");
     free(expect(httpsrv_port(s), "GET", "/healthzz", 404));
     httpsrv_free(s);
     metrics_registry_free(reg);
@@ -169,7 +174,6 @@ Test(httpsrv, readyz_flips_from_503_to_200)
     struct httpsrv_opts o = { .bind = "127.0.0.1:0" };
     struct httpsrv *s = NULL;
     unsigned short port;
-    char *body;
 
     cr_assert_eq(httpsrv_new(&o, &s, NULL), KERR_OK);
     cr_assert_eq(httpsrv_add_check(s, HTTPSRV_READYZ, "leader", check_ok, NULL, NULL), KERR_OK);
@@ -179,24 +183,16 @@ Test(httpsrv, readyz_flips_from_503_to_200)
                  KERR_INVAL);
     start(&o, s);
     port = httpsrv_port(s);
-    body = expect(port, "GET", "/readyz", 503);
-    cr_assert_str_eq(body, "[-]cache failed: reason withheld\n[+]leader ok\nreadyz check failed\n");
-    free(body);
-    body = expect(port, "GET", "/readyz/cache", 503);
-    cr_assert_str_eq(body, "[-]cache failed: reason withheld\n");
-    free(body);
+    expect_text(port, "GET", "/readyz", 503,
+                "[-]cache failed: reason withheld\n[+]leader ok\nreadyz check failed\n");
+    expect_text(port, "GET", "/readyz/cache", 503, "[-]cache failed: reason withheld\n");
     free(expect(port, "GET", "/readyz/leader", 200));
     free(expect(port, "GET", "/readyz/unknown", 404));
-    body = expect(port, "GET", "/healthz?verbose", 200);
-    cr_assert_str_eq(body, "[+]ping ok\nhealthz check passed\n");
-    free(body);
+    expect_text(port, "GET", "/healthz?verbose", 200, "[+]ping ok\nhealthz check passed\n");
     atomic_store(&cache_synced, 1);
-    body = expect(port, "GET", "/readyz", 200);
-    cr_assert_str_eq(body, "ok");
-    free(body);
-    body = expect(port, "GET", "/readyz?verbose=1", 200);
-    cr_assert_str_eq(body, "[+]cache ok\n[+]leader ok\nreadyz check passed\n");
-    free(body);
+    expect_text(port, "GET", "/readyz", 200, "ok");
+    expect_text(port, "GET", "/readyz?verbose=1", 200,
+                "[+]cache ok\n[+]leader ok\nreadyz check passed\n");
     cr_assert_eq(httpsrv_add_check(s, HTTPSRV_HEALTHZ, "late", check_ok, NULL, NULL), KERR_INVAL);
     httpsrv_stop(s);
     httpsrv_stop(s);
@@ -224,7 +220,6 @@ Test(httpsrv, extra_routes)
     struct httpsrv_opts o = { .bind = "127.0.0.1:0", .threads = 2 };
     struct httpsrv *s = NULL;
     struct resp r;
-    char *body;
 
     cr_assert_eq(httpsrv_new(&o, &s, NULL), KERR_OK);
     cr_assert_eq(httpsrv_add_route(s, "/debug/info", route_info, NULL, NULL), KERR_OK);
@@ -236,9 +231,7 @@ Test(httpsrv, extra_routes)
     cr_assert_str_eq(buf_str(&r.body),
                      "{\"method\":\"GET\",\"path\":\"/debug/info\",\"name\":\"x\",\"ua\":0}");
     buf_release(&r.body);
-    body = expect(httpsrv_port(s), "GET", "/debug/info?name=fail", 500);
-    cr_assert_str_eq(body, "asked to fail\n");
-    free(body);
+    expect_text(httpsrv_port(s), "GET", "/debug/info?name=fail", 500, "asked to fail\n");
     /* No /metrics without a registry. */
     free(expect(httpsrv_port(s), "GET", "/metrics", 404));
     httpsrv_free(s);

@@ -266,56 +266,63 @@ static const char ctx_head[] = "current-context: a\n"                          /
                                "- name: c\n"                                   /* 8 */
                                "  cluster:\n";                                 /* 9 */
 
-static void expect_cluster_fail(const char *body, enum kerr code, int line, const char *problem)
+/* As expect_fail for the text head followed by body. */
+static void expect_fail_after(const char *head, const char *body, enum kerr code, int line,
+                              const char *problem)
 {
     char text[1024];
 
-    snprintf(text, sizeof(text), "%s%s", ctx_head, body);
+    snprintf(text, sizeof(text), "%s%s", head, body);
     expect_fail(text, NULL, code, line, problem);
 }
 
 Test(kubeconfig, missing_or_bad_server)
 {
-    expect_cluster_fail("    insecure-skip-tls-verify: true\n", KERR_PARSE, 10,
-                        "cluster \"c\" has no server");
-    expect_cluster_fail("    server: ftp://k:21\n", KERR_PARSE, 10,
-                        "must start with https:// or http://");
-    expect_cluster_fail("    server: k.example:6443\n", KERR_PARSE, 10,
-                        "must start with https:// or http://");
-    expect_cluster_fail("    server: https:///\n", KERR_PARSE, 10, "has no host");
+    expect_fail_after(ctx_head, "    insecure-skip-tls-verify: true\n", KERR_PARSE, 10,
+                      "cluster \"c\" has no server");
+    expect_fail_after(ctx_head, "    server: ftp://k:21\n", KERR_PARSE, 10,
+                      "must start with https:// or http://");
+    expect_fail_after(ctx_head, "    server: k.example:6443\n", KERR_PARSE, 10,
+                      "must start with https:// or http://");
+    expect_fail_after(ctx_head, "    server: https:///\n", KERR_PARSE, 10, "has no host");
 }
 
 Test(kubeconfig, bad_base64)
 {
-    expect_cluster_fail("    server: https://k\n"
-                        "    certificate-authority-data: 'not*base64!'\n",
-                        KERR_PARSE, 11, "certificate-authority-data is not valid base64");
-    expect_cluster_fail("    server: https://k\n"
-                        "    certificate-authority-data: QUJD=\n",
-                        KERR_PARSE, 11, "is not valid base64");
+    expect_fail_after(ctx_head,
+                      "    server: https://k\n"
+                      "    certificate-authority-data: 'not*base64!'\n",
+                      KERR_PARSE, 11, "certificate-authority-data is not valid base64");
+    expect_fail_after(ctx_head,
+                      "    server: https://k\n"
+                      "    certificate-authority-data: QUJD=\n",
+                      KERR_PARSE, 11, "is not valid base64");
 }
 
 Test(kubeconfig, decoded_data_must_be_pem)
 {
-    expect_cluster_fail("    server: https://k\n"
-                        "    certificate-authority-data: aGVsbG8gd29ybGQ=\n",
-                        KERR_PARSE, 11, "does not contain PEM data");
+    expect_fail_after(ctx_head,
+                      "    server: https://k\n"
+                      "    certificate-authority-data: aGVsbG8gd29ybGQ=\n",
+                      KERR_PARSE, 11, "does not contain PEM data");
 }
 
 Test(kubeconfig, unreadable_referenced_file)
 {
-    expect_cluster_fail("    server: https://k\n"
-                        "    certificate-authority: missing/ca.crt\n",
-                        KERR_IO, 11, "certificate-authority: cannot read");
+    expect_fail_after(ctx_head,
+                      "    server: https://k\n"
+                      "    certificate-authority: missing/ca.crt\n",
+                      KERR_IO, 11, "certificate-authority: cannot read");
 }
 
 Test(kubeconfig, both_file_and_data)
 {
-    expect_cluster_fail("    server: https://k\n"
-                        "    certificate-authority: ca.crt\n"
-                        "    certificate-authority-data: QUJD\n",
-                        KERR_PARSE, 12,
-                        "both certificate-authority and certificate-authority-data are set");
+    expect_fail_after(ctx_head,
+                      "    server: https://k\n"
+                      "    certificate-authority: ca.crt\n"
+                      "    certificate-authority-data: QUJD\n",
+                      KERR_PARSE, 12,
+                      "both certificate-authority and certificate-authority-data are set");
 }
 
 Test(kubeconfig, insecure_with_ca_is_refused)
@@ -327,16 +334,17 @@ Test(kubeconfig, insecure_with_ca_is_refused)
              "    certificate-authority-data: %s\n"
              "    insecure-skip-tls-verify: true\n",
              ca);
-    expect_cluster_fail(body, KERR_PARSE, 12, "cannot be combined with a certificate authority");
+    expect_fail_after(ctx_head, body, KERR_PARSE, 12,
+                      "cannot be combined with a certificate authority");
     free(ca);
 }
 
 Test(kubeconfig, wrong_scalar_types)
 {
-    expect_cluster_fail("    server: [https://a, https://b]\n", KERR_PARSE, 10,
-                        "server must be a string, not a list");
-    expect_cluster_fail("    server: https://k\n    insecure-skip-tls-verify: maybe\n", KERR_PARSE,
-                        11, "insecure-skip-tls-verify must be true or false");
+    expect_fail_after(ctx_head, "    server: [https://a, https://b]\n", KERR_PARSE, 10,
+                      "server must be a string, not a list");
+    expect_fail_after(ctx_head, "    server: https://k\n    insecure-skip-tls-verify: maybe\n",
+                      KERR_PARSE, 11, "insecure-skip-tls-verify must be true or false");
     expect_fail("current-context: {a: b}\n", NULL, KERR_PARSE, 1,
                 "current-context must be a string, not a mapping");
     expect_fail("current-context: a\ncontexts: {a: b}\n", NULL, KERR_PARSE, 2,
@@ -356,55 +364,52 @@ static const char user_head[] = "current-context: a\n"                          
                                 "- name: u\n"                                   /* 7 */
                                 "  user:\n";                                    /* 8 */
 
-static void expect_user_fail(const char *body, enum kerr code, int line, const char *problem)
-{
-    char text[1024];
-
-    snprintf(text, sizeof(text), "%s%s", user_head, body);
-    expect_fail(text, NULL, code, line, problem);
-}
-
 Test(kubeconfig, client_cert_without_key_and_key_without_cert)
 {
     char *cert = b64(CERT_PEM), *key = b64(KEY_PEM), body[512];
 
     snprintf(body, sizeof(body), "    client-certificate-data: %s\n", cert);
-    expect_user_fail(body, KERR_PARSE, 9, "client certificate given without a client key");
+    expect_fail_after(user_head, body, KERR_PARSE, 9,
+                      "client certificate given without a client key");
     snprintf(body, sizeof(body), "    token: x\n    client-key-data: %s\n", key);
-    expect_user_fail(body, KERR_PARSE, 9, "client key given without a client certificate");
+    expect_fail_after(user_head, body, KERR_PARSE, 9,
+                      "client key given without a client certificate");
     free(cert);
     free(key);
 }
 
 Test(kubeconfig, exec_and_auth_provider_are_not_supported)
 {
-    expect_user_fail("    exec:\n"
-                     "      apiVersion: client.authentication.k8s.io/v1\n"
-                     "      command: aws\n",
-                     KERR_UNSUPPORTED, 10, "user \"u\": exec credential plugins are not supported");
-    expect_user_fail("    auth-provider:\n      name: gcp\n", KERR_UNSUPPORTED, 10,
-                     "auth-provider plugins are not supported");
-    expect_user_fail("    username: admin\n    password: secret\n", KERR_UNSUPPORTED, 9,
-                     "basic authentication");
-    expect_user_fail("    token: t\n    as: someone\n", KERR_UNSUPPORTED, 10, "impersonation");
+    expect_fail_after(user_head,
+                      "    exec:\n"
+                      "      apiVersion: client.authentication.k8s.io/v1\n"
+                      "      command: aws\n",
+                      KERR_UNSUPPORTED, 10,
+                      "user \"u\": exec credential plugins are not supported");
+    expect_fail_after(user_head, "    auth-provider:\n      name: gcp\n", KERR_UNSUPPORTED, 10,
+                      "auth-provider plugins are not supported");
+    expect_fail_after(user_head, "    username: admin\n    password: secret\n", KERR_UNSUPPORTED, 9,
+                      "basic authentication");
+    expect_fail_after(user_head, "    token: t\n    as: someone\n", KERR_UNSUPPORTED, 10,
+                      "impersonation");
 }
 
 Test(kubeconfig, token_must_be_one_printable_word)
 {
-    expect_user_fail("    token: \"abc\\r\\nX-Injected: 1\"\n", KERR_PARSE, 9,
-                     "user \"u\": token must be one word of printable characters");
+    expect_fail_after(user_head, "    token: \"abc\\r\\nX-Injected: 1\"\n", KERR_PARSE, 9,
+                      "user \"u\": token must be one word of printable characters");
 }
 
 Test(kubeconfig, proxy_url_is_not_supported)
 {
-    expect_cluster_fail("    server: https://k\n    proxy-url: http://proxy:3128\n",
-                        KERR_UNSUPPORTED, 11, "cluster \"c\": proxy-url is not supported");
+    expect_fail_after(ctx_head, "    server: https://k\n    proxy-url: http://proxy:3128\n",
+                      KERR_UNSUPPORTED, 11, "cluster \"c\": proxy-url is not supported");
 }
 
 Test(kubeconfig, token_file_must_be_readable)
 {
-    expect_user_fail("    tokenFile: /nonexistent/token\n", KERR_IO, 9,
-                     "tokenFile: cannot read /nonexistent/token");
+    expect_fail_after(user_head, "    tokenFile: /nonexistent/token\n", KERR_IO, 9,
+                      "tokenFile: cannot read /nonexistent/token");
 }
 
 Test(kubeconfig, duplicate_names_and_keys)
@@ -422,8 +427,8 @@ Test(kubeconfig, duplicate_names_and_keys)
                 "- {name: a, context: {cluster: c}}\n"
                 "- {name: a, context: {cluster: d}}\n",
                 NULL, KERR_PARSE, 4, "duplicate context name \"a\"");
-    expect_cluster_fail("    server: https://k\n    server: https://j\n", KERR_PARSE, 11,
-                        "duplicate key \"server\"");
+    expect_fail_after(ctx_head, "    server: https://k\n    server: https://j\n", KERR_PARSE, 11,
+                      "duplicate key \"server\"");
 }
 
 Test(kubeconfig, alias_reuse_is_refused)

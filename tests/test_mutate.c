@@ -11,6 +11,7 @@
 #include "common/jpatch.h"
 #include "common/kjson.h"
 #include "common/tlsx.h"
+#include "tests/support/testutil.h"
 #include "webhook/mutate.h"
 
 #define BACKUP_ANN "\"etcd-warden.io/status-backup-exists\":\"true\""
@@ -201,11 +202,8 @@ static void check(const cJSON *doc, const char *spec, const char *title)
 ParameterizedTestParameters(mutate, rows)
 {
     static size_t idx[NROWS];
-    size_t i;
 
-    for (i = 0; i < NROWS; i++)
-        idx[i] = i;
-    return cr_make_param_array(size_t, idx, NROWS);
+    return testutil_row_params(idx, NROWS);
 }
 
 ParameterizedTest(size_t *i, mutate, rows)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/kjson.h"
+#include "tests/support/testutil.h"
 #include "webhook/protect.h"
 
 #define DRUID    "system:serviceaccount:druid:etcd-druid"
@@ -325,11 +326,8 @@ static cJSON *decide_row(const struct row *t, int *calls)
 ParameterizedTestParameters(protect, rows)
 {
     static size_t idx[NROWS];
-    size_t i;
 
-    for (i = 0; i < NROWS; i++)
-        idx[i] = i;
-    return cr_make_param_array(size_t, idx, NROWS);
+    return testutil_row_params(idx, NROWS);
 }
 
 ParameterizedTest(size_t *i, protect, rows)

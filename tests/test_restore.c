@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/kjson.h"
+#include "tests/support/testutil.h"
 #include "webhook/restore.h"
 
 #define RESTORING    "\"etcd-warden.io/restoring\":\"\""
@@ -91,11 +92,8 @@ static void add_raw(cJSON *req, const char *key, const char *json)
 ParameterizedTestParameters(restore, rows)
 {
     static size_t idx[NROWS];
-    size_t i;
 
-    for (i = 0; i < NROWS; i++)
-        idx[i] = i;
-    return cr_make_param_array(size_t, idx, NROWS);
+    return testutil_row_params(idx, NROWS);
 }
 
 ParameterizedTest(size_t *i, restore, rows)

@@ -10,6 +10,7 @@
 
 #include "common/kjson.h"
 #include "common/kobj.h"
+#include "tests/support/testutil.h"
 
 /* {"metadata":{"name","namespace","resourceVersion","labels":{"role":role}},"spec":{...}} */
 static cJSON *mk(const char *ns, const char *name, const char *rv, const char *role)
@@ -422,6 +423,7 @@ Test(store, ten_thousand_objects)
 
 struct race {
     struct store *s;
+    atomic_int started; /* readers running */
     atomic_int stop;
     atomic_long reads;
     atomic_int bad;
@@ -449,6 +451,7 @@ static void *reader(void *arg)
     cJSON *got;
     int i = 0;
 
+    atomic_fetch_add(&r->started, 1);
     while (!atomic_load(&r->stop)) {
         snprintf(key, sizeof(key), "ns/o%d", i++ % 50);
         (void)store_view(r->s, key, check_consistent, r, NULL);
@@ -477,6 +480,9 @@ static void concurrent(int compact)
     cr_assert_eq(store_add_index(r.s, "ns", kobj_index_namespace, NULL, NULL), KERR_OK);
     for (i = 0; i < 3; i++)
         cr_assert_eq(pthread_create(&th[i], NULL, reader, &r), 0);
+    /* the updates start once every reader runs: a busy machine could else finish them first */
+    TESTUTIL_AWAIT(atomic_load(&r.started) == 3, 5000);
+    cr_assert_eq(atomic_load(&r.started), 3);
     for (i = 0; i < 2000; i++) {
         snprintf(name, sizeof(name), "o%d", i % 50);
         snprintf(gen, sizeof(gen), "%d", i);

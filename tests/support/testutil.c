@@ -20,6 +20,15 @@ int testutil_await_count(atomic_int *c, int want, long timeout_ms)
     return atomic_load(c) >= want;
 }
 
+struct criterion_test_params testutil_row_params(size_t *idx, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        idx[i] = i;
+    return cr_make_param_array(size_t, idx, n);
+}
+
 void testutil_write_file(const char *path, const char *content)
 {
     char tmp[600];

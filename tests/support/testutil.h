@@ -13,6 +13,9 @@
 #define TESTS_SUPPORT_TESTUTIL_H
 
 #include <stdatomic.h>
+#include <stddef.h>
+
+#include <criterion/parameterized.h>
 
 #include "common/ktime.h"
 
@@ -39,6 +42,13 @@ int testutil_await_count(atomic_int *c, int want, long timeout_ms);
  * token). Asserts that every step worked.
  */
 void testutil_write_file(const char *path, const char *content);
+
+/*
+ * The parameters of a table-driven ParameterizedTest: the row numbers 0 to
+ * n - 1, written into idx (n elements, static in the caller: Criterion reads
+ * them from each test's process).
+ */
+struct criterion_test_params testutil_row_params(size_t *idx, size_t n);
 
 #define TESTUTIL_DIR_FILES 16
 
