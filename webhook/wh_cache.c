@@ -9,6 +9,7 @@
 
 #include "common/buf.h"
 #include "common/informer.h"
+#include "common/ktime.h"
 #include "common/kjson.h"
 #include "common/kobj.h"
 #include "common/store.h"
@@ -101,16 +102,14 @@ int wh_cache_synced(struct wh_cache *c)
 
 enum kerr wh_cache_wait_synced(struct wh_cache *c, long timeout_ms)
 {
-    struct timespec t0, t1;
+    int64_t t0 = ktime_mono_ms();
     enum kerr rc;
     long spent;
 
-    clock_gettime(CLOCK_MONOTONIC, &t0);
     rc = inf_wait_synced(c->etcds, timeout_ms);
     if (rc)
         return rc;
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    spent = (t1.tv_sec - t0.tv_sec) * 1000L + (t1.tv_nsec - t0.tv_nsec) / 1000000L;
+    spent = (long)(ktime_mono_ms() - t0);
     return inf_wait_synced(c->stses, timeout_ms > spent ? timeout_ms - spent : 0);
 }
 

@@ -5,11 +5,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/buf.h"
 #include "common/crypto.h"
 #include "common/jpatch.h"
 #include "common/kjson.h"
+#include "common/ktime.h"
 #include "common/log.h"
 #include "common/tlsx.h"
 
@@ -343,18 +345,12 @@ static void next_pass(const struct wh_selftls *s, struct timespec *until)
 {
     long ms = s->o.recheck_ms, to_renew;
 
-    clock_gettime(CLOCK_REALTIME, until);
     if (s->renew_at > 0) {
-        to_renew = (long)(s->renew_at - until->tv_sec) * 1000L;
+        to_renew = (long)(s->renew_at - time(NULL)) * 1000L;
         if (to_renew < ms)
             ms = to_renew > 0 ? to_renew : 0;
     }
-    until->tv_sec += ms / 1000;
-    until->tv_nsec += (ms % 1000) * 1000000L;
-    if (until->tv_nsec >= 1000000000L) {
-        until->tv_sec++;
-        until->tv_nsec -= 1000000000L;
-    }
+    ktime_deadline_after(until, ms, CLOCK_REALTIME);
 }
 
 static void *renew_main(void *arg)

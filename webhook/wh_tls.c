@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/ktime.h"
 #include "common/log.h"
 #include "webhook/wh_tlsio.h"
 
@@ -245,13 +246,7 @@ static void *watch_main(void *arg)
 
     pthread_mutex_lock(&t->stop_mu);
     while (!t->stop) {
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += t->poll_ms / 1000;
-        until.tv_nsec += (t->poll_ms % 1000) * 1000000L;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
+        ktime_deadline_after(&until, t->poll_ms, CLOCK_REALTIME);
         pthread_cond_timedwait(&t->stop_cv, &t->stop_mu, &until);
         if (t->stop)
             break;
