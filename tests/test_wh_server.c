@@ -20,122 +20,8 @@
 #include "common/kjson.h"
 #include "common/metrics.h"
 #include "common/tlsx.h"
+#include "tests/support/whfix.h"
 #include "webhook/wh_server.h"
-
-static const char *const reconcilers[] = { "system:serviceaccount:druid:etcd-druid" };
-
-struct env {
-    char dir[64];
-    char cert[96], key[96];
-    struct tlsx_pem ca;
-    struct metrics_registry *reg;
-    struct wh_tls *tls;
-    struct protect_config pc;
-    struct lookup_mem mem;
-    struct lookup lk;
-    struct wh_dispatch d;
-    struct wh_server *srv;
-    long lookup_delay_ms;
-};
-
-/* A lookup that can be slowed down, to keep a review in flight. */
-static enum kerr slow_etcd(void *ctx, const char *ns, const char *name, struct lookup_etcd *out,
-                           struct kerr_info *err)
-{
-    struct env *e = ctx;
-    struct timespec ts = { e->lookup_delay_ms / 1000, (e->lookup_delay_ms % 1000) * 1000000L };
-    struct lookup inner;
-
-    if (e->lookup_delay_ms)
-        nanosleep(&ts, NULL);
-    lookup_mem_bind(&e->mem, &inner);
-    return inner.etcd(inner.ctx, ns, name, out, err);
-}
-
-static void write_pair(struct env *e, const char *cn)
-{
-    static const char *const sans[] = { "127.0.0.1", "localhost", NULL };
-    struct tlsx_cert_opts o = { 0 };
-    struct tlsx_pem leaf;
-    char tmp[128];
-    FILE *f;
-
-    o.cn = cn;
-    o.sans = sans;
-    tlsx_pem_init(&leaf);
-    cr_assert_eq(tlsx_gen_serving(&e->ca, &o, &leaf, NULL), KERR_OK);
-    /* Replace both files by rename, as a Secret volume update does. */
-    snprintf(tmp, sizeof(tmp), "%s/tmp.crt", e->dir);
-    f = fopen(tmp, "w");
-    fputs(leaf.cert, f);
-    fclose(f);
-    cr_assert_eq(rename(tmp, e->cert), 0);
-    snprintf(tmp, sizeof(tmp), "%s/tmp.key", e->dir);
-    f = fopen(tmp, "w");
-    fputs(leaf.key, f);
-    fclose(f);
-    cr_assert_eq(rename(tmp, e->key), 0);
-    tlsx_pem_release(&leaf);
-}
-
-static void env_up_ip(struct env *e, size_t max_body, long budget_ms, unsigned int per_ip)
-{
-    struct tlsx_cert_opts o = { 0 };
-    struct wh_tls_opts to = { 0 };
-    struct wh_server_opts so = { 0 };
-
-    memset(e, 0, sizeof(*e));
-    snprintf(e->dir, sizeof(e->dir), "/tmp/wh-test-XXXXXX");
-    cr_assert_not_null(mkdtemp(e->dir));
-    snprintf(e->cert, sizeof(e->cert), "%s/tls.crt", e->dir);
-    snprintf(e->key, sizeof(e->key), "%s/tls.key", e->dir);
-    o.cn = "test-ca";
-    tlsx_pem_init(&e->ca);
-    cr_assert_eq(tlsx_gen_ca(&o, &e->ca, NULL), KERR_OK);
-    write_pair(e, "first");
-    cr_assert_eq(metrics_registry_new(&e->reg, NULL), KERR_OK);
-    to.cert_file = e->cert;
-    to.key_file = e->key;
-    to.poll_ms = 20;
-    to.registry = e->reg;
-    cr_assert_eq(wh_tls_new(&to, &e->tls, NULL), KERR_OK);
-    e->pc.reconcilers = reconcilers;
-    e->pc.n_reconcilers = 1;
-    lookup_mem_bind(&e->mem, &e->lk);
-    e->lk.ctx = e;
-    e->lk.etcd = slow_etcd;
-    cr_assert_eq(wh_dispatch_init(&e->d, &e->pc, &e->lk, e->reg, NULL), KERR_OK);
-    so.bind_address = "127.0.0.1";
-    so.threads = 2;
-    so.max_body = max_body;
-    so.budget_ms = budget_ms;
-    so.per_ip_limit = per_ip;
-    so.tls = e->tls;
-    so.dispatch = &e->d;
-    so.registry = e->reg;
-    cr_assert_eq(wh_server_new(&so, &e->srv, NULL), KERR_OK);
-    cr_assert_eq(wh_server_start(e->srv, NULL), KERR_OK);
-    cr_assert_gt(wh_server_port(e->srv), 0);
-}
-
-static void env_up(struct env *e, size_t max_body, long budget_ms)
-{
-    env_up_ip(e, max_body, budget_ms, 0);
-}
-
-static void env_down(struct env *e)
-{
-    char path[128];
-
-    wh_server_free(e->srv);
-    wh_tls_free(e->tls);
-    metrics_registry_free(e->reg);
-    tlsx_pem_release(&e->ca);
-    unlink(e->cert);
-    unlink(e->key);
-    snprintf(path, sizeof(path), "%s", e->dir);
-    rmdir(path);
-}
 
 struct reply {
     long status;
@@ -151,7 +37,7 @@ static size_t on_body(char *p, size_t sz, size_t n, void *arg)
     return buf_append(&r->body, p, sz * n) == KERR_OK ? sz * n : 0;
 }
 
-static CURL *client(const struct env *e)
+static CURL *client(const struct whfix *e)
 {
     CURL *c = curl_easy_init();
     struct curl_blob ca = { e->ca.cert, strlen(e->ca.cert), CURL_BLOB_COPY };
@@ -162,7 +48,7 @@ static CURL *client(const struct env *e)
     return c;
 }
 
-static void perform(CURL *c, const struct env *e, const char *method, const char *path,
+static void perform(CURL *c, const struct whfix *e, const char *method, const char *path,
                     const char *ctype, const char *body, struct reply *r)
 {
     char url[128];
@@ -199,7 +85,7 @@ static void perform(CURL *c, const struct env *e, const char *method, const char
     curl_slist_free_all(h);
 }
 
-static void request(const struct env *e, const char *method, const char *path, const char *ctype,
+static void request(const struct whfix *e, const char *method, const char *path, const char *ctype,
                     const char *body, struct reply *r)
 {
     CURL *c = client(e);
@@ -226,11 +112,11 @@ static cJSON *parse(const struct reply *r)
 
 Test(wh_server, answers_reviews_and_http_errors)
 {
-    struct env e;
+    struct whfix e;
     struct reply r;
     cJSON *doc;
 
-    env_up(&e, 4096, 2000);
+    whfix_init(&e, 4096, 2000, 0);
     request(&e, "POST", "/webhooks/etcdcomponents", "application/json", REVIEW, &r);
     cr_assert_eq(r.rc, CURLE_OK, "%s", curl_easy_strerror(r.rc));
     cr_expect_eq(r.status, 200);
@@ -267,18 +153,18 @@ Test(wh_server, answers_reviews_and_http_errors)
     request(&e, "POST", "/nope", "application/json", REVIEW, &r);
     cr_expect_eq(r.status, 404);
     buf_release(&r.body);
-    env_down(&e);
+    whfix_release(&e);
 }
 
 Test(wh_server, body_limit)
 {
-    struct env e;
+    struct whfix e;
     struct reply r;
     char *big = malloc(8192);
     struct curl_slist *h = NULL;
     CURL *c;
 
-    env_up(&e, 4096, 2000);
+    whfix_init(&e, 4096, 2000, 0);
     memset(big, ' ', 8191);
     big[0] = '{';
     big[8190] = '}';
@@ -297,16 +183,16 @@ Test(wh_server, body_limit)
     curl_easy_cleanup(c);
     curl_slist_free_all(h);
     free(big);
-    env_down(&e);
+    whfix_release(&e);
 }
 
 Test(wh_server, tls_1_1_is_refused)
 {
-    struct env e;
+    struct whfix e;
     struct reply r;
     CURL *c;
 
-    env_up(&e, 4096, 2000);
+    whfix_init(&e, 4096, 2000, 0);
     c = client(&e);
     curl_easy_setopt(c, CURLOPT_SSLVERSION, CURL_SSLVERSION_TLSv1_0 | CURL_SSLVERSION_MAX_TLSv1_1);
     perform(c, &e, "POST", "/webhooks/etcd", "application/json", REVIEW, &r);
@@ -318,25 +204,25 @@ Test(wh_server, tls_1_1_is_refused)
     cr_expect_eq(r.status, 200);
     buf_release(&r.body);
     curl_easy_cleanup(c);
-    env_down(&e);
+    whfix_release(&e);
 }
 
 Test(wh_server, certificate_hot_reload_keeps_connections)
 {
-    struct env e;
+    struct whfix e;
     struct reply r;
     CURL *kept, *fresh;
     long conns = 0;
     int i;
 
-    env_up(&e, 4096, 2000);
+    whfix_init(&e, 4096, 2000, 0);
     cr_assert_eq(wh_tls_start_watch(e.tls, NULL), KERR_OK);
     kept = client(&e);
     perform(kept, &e, "POST", "/webhooks/etcd", "application/json", REVIEW, &r);
     cr_assert_eq(r.status, 200);
     cr_expect_not_null(strstr(r.subject, "first"), "%s", r.subject);
     buf_release(&r.body);
-    write_pair(&e, "second");
+    whfix_write_pair(&e, "second");
     /* Poll with a deadline until a new connection is served the new certificate. */
     for (i = 0; i < 200; i++) {
         fresh = client(&e);
@@ -367,7 +253,7 @@ Test(wh_server, certificate_hot_reload_keeps_connections)
     request(&e, "POST", "/webhooks/etcd", "application/json", REVIEW, &r);
     cr_expect_eq(r.status, 200);
     buf_release(&r.body);
-    env_down(&e);
+    whfix_release(&e);
 }
 
 struct slow_upload {
@@ -389,14 +275,14 @@ static size_t slow_read(char *p, size_t sz, size_t n, void *arg)
 
 Test(wh_server, slow_upload_is_cut_at_the_budget)
 {
-    struct env e;
+    struct whfix e;
     struct reply r;
     struct slow_upload u = { 0 };
     struct curl_slist *h = NULL;
     struct timespec t0, t1;
     CURL *c;
 
-    env_up(&e, 4096, 300);
+    whfix_init(&e, 4096, 300, 0);
     c = client(&e);
     h = curl_slist_append(h, "Transfer-Encoding: chunked");
     curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
@@ -411,11 +297,11 @@ Test(wh_server, slow_upload_is_cut_at_the_budget)
     buf_release(&r.body);
     curl_easy_cleanup(c);
     curl_slist_free_all(h);
-    env_down(&e);
+    whfix_release(&e);
 }
 
 struct bg {
-    const struct env *e;
+    const struct whfix *e;
     struct reply r;
 };
 
@@ -429,13 +315,13 @@ static void *bg_request(void *arg)
 
 Test(wh_server, drain_finishes_reviews_in_flight)
 {
-    struct env e;
+    struct whfix e;
     struct bg b;
     pthread_t t;
     struct reply r;
     int i;
 
-    env_up(&e, 4096, 5000);
+    whfix_init(&e, 4096, 5000, 0);
     e.lookup_delay_ms = 400;
     memset(&b, 0, sizeof(b));
     b.e = &e;
@@ -452,17 +338,17 @@ Test(wh_server, drain_finishes_reviews_in_flight)
     request(&e, "POST", "/webhooks/etcd", "application/json", REVIEW, &r);
     cr_expect_neq(r.rc, CURLE_OK, "a drained server accepted a connection");
     buf_release(&r.body);
-    env_down(&e);
+    whfix_release(&e);
 }
 
 Test(wh_server, metrics)
 {
-    struct env e;
+    struct whfix e;
     struct reply r;
     struct buf text;
     int i;
 
-    env_up(&e, 4096, 2000);
+    whfix_init(&e, 4096, 2000, 0);
     for (i = 0; i < 3; i++) {
         request(&e, "POST", "/webhooks/etcdcomponents", "application/json", REVIEW, &r);
         buf_release(&r.body);
@@ -489,7 +375,7 @@ Test(wh_server, metrics)
                                               "etcdcomponents\",result=\"allowed\"} 3"));
     cr_expect_not_null(strstr(buf_str(&text), "certwatcher_read_certificate_total 1"));
     buf_release(&text);
-    env_down(&e);
+    whfix_release(&e);
 }
 
 static int tcp_connect(unsigned short port)
@@ -508,12 +394,12 @@ static int tcp_connect(unsigned short port)
 /* Idle and half-open connections (no TLS handshake, a partial request) do not hold up a review. */
 Test(wh_server, idle_connections_do_not_starve_reviews)
 {
-    struct env e;
+    struct whfix e;
     struct reply r;
     struct timespec t0, t1;
     int fds[64], i;
 
-    env_up(&e, 4096, 2000);
+    whfix_init(&e, 4096, 2000, 0);
     for (i = 0; i < 64; i++) {
         fds[i] = tcp_connect(wh_server_port(e.srv));
         if (i % 2)
@@ -528,17 +414,17 @@ Test(wh_server, idle_connections_do_not_starve_reviews)
     buf_release(&r.body);
     for (i = 0; i < 64; i++)
         close(fds[i]);
-    env_down(&e);
+    whfix_release(&e);
 }
 
 /* The per-IP limit refuses one more connection from an address that holds its share. */
 Test(wh_server, per_ip_limit)
 {
-    struct env e;
+    struct whfix e;
     struct reply r;
     int fds[3], i;
 
-    env_up_ip(&e, 4096, 2000, 3);
+    whfix_init(&e, 4096, 2000, 3);
     for (i = 0; i < 3; i++)
         fds[i] = tcp_connect(wh_server_port(e.srv));
     /* Wait (with a deadline) until the server has accepted all three. */
@@ -562,5 +448,5 @@ Test(wh_server, per_ip_limit)
     cr_expect_eq(r.status, 200);
     close(fds[1]);
     close(fds[2]);
-    env_down(&e);
+    whfix_release(&e);
 }

@@ -22,7 +22,7 @@
 
 #include "common/buf.h"
 #include "common/ktime.h"
-#include "common/tlsx.h"
+#include "tests/support/whfix.h"
 #include "webhook/wh_server.h"
 #include "webhook/wh_tlsio.h"
 
@@ -89,55 +89,6 @@ Test(wh_tlsio, large_reads_go_straight_to_the_caller)
 
 /* ---- the server, read through it ---- */
 
-static const char *const reconcilers[] = { "system:serviceaccount:druid:etcd-druid" };
-
-struct env {
-    struct tlsx_pem ca, leaf;
-    struct wh_tls *tls;
-    struct protect_config pc;
-    struct lookup_mem mem;
-    struct lookup lk;
-    struct wh_dispatch d;
-    struct wh_server *srv;
-};
-
-static void env_up(struct env *e)
-{
-    static const char *const sans[] = { "127.0.0.1", NULL };
-    struct tlsx_cert_opts o = { 0 };
-    struct wh_tls_opts to = { 0 };
-    struct wh_server_opts so = { 0 };
-
-    memset(e, 0, sizeof(*e));
-    tlsx_pem_init(&e->ca);
-    tlsx_pem_init(&e->leaf);
-    o.cn = "test-ca";
-    cr_assert_eq(tlsx_gen_ca(&o, &e->ca, NULL), KERR_OK);
-    o.cn = "server";
-    o.sans = sans;
-    cr_assert_eq(tlsx_gen_serving(&e->ca, &o, &e->leaf, NULL), KERR_OK);
-    cr_assert_eq(wh_tls_new(&to, &e->tls, NULL), KERR_OK);
-    cr_assert_eq(wh_tls_set_pem(e->tls, &e->leaf, NULL), KERR_OK);
-    e->pc.reconcilers = reconcilers;
-    e->pc.n_reconcilers = 1;
-    lookup_mem_bind(&e->mem, &e->lk);
-    cr_assert_eq(wh_dispatch_init(&e->d, &e->pc, &e->lk, NULL, NULL), KERR_OK);
-    so.bind_address = "127.0.0.1";
-    so.threads = 2;
-    so.tls = e->tls;
-    so.dispatch = &e->d;
-    cr_assert_eq(wh_server_new(&so, &e->srv, NULL), KERR_OK);
-    cr_assert_eq(wh_server_start(e->srv, NULL), KERR_OK);
-}
-
-static void env_down(struct env *e)
-{
-    wh_server_free(e->srv);
-    wh_tls_free(e->tls);
-    tlsx_pem_release(&e->leaf);
-    tlsx_pem_release(&e->ca);
-}
-
 /* A TLS client whose records can be held back and written to the socket together. */
 struct client {
     int fd;
@@ -177,7 +128,7 @@ static void flush(struct client *c)
     buf_reset(&c->out);
 }
 
-static void client_up(struct client *c, const struct env *e)
+static void client_up(struct client *c, const struct whfix *e)
 {
     struct sockaddr_in a;
     struct timeval tv = { 10, 0 };
@@ -237,7 +188,7 @@ static void review(struct buf *b, int uid)
                              "\"v1\",\"kind\":\"ConfigMap\"},\"operation\":\"UPDATE\",\"userInfo\":"
                              "{\"username\":\"%s\"},\"object\":{\"metadata\":{\"namespace\":\"ns\","
                              "\"name\":\"c\"}},\"oldObject\":{\"metadata\":{\"name\":\"c\"}}}}",
-                             uid, uid % 2 ? reconcilers[0] : "alice"),
+                             uid, uid % 2 ? WHFIX_RECONCILER : "alice"),
                  KERR_OK);
 }
 
@@ -311,12 +262,12 @@ static void expect_answers(struct client *c, int first, int want)
 
 Test(wh_tlsio, pipelined_requests_in_one_record_and_in_one_write)
 {
-    struct env e;
+    struct whfix e;
     struct client c;
     struct buf b;
     int i;
 
-    env_up(&e);
+    whfix_init(&e, 0, 0, 0);
     client_up(&c, &e);
     buf_init(&b, 1 << 20);
     for (i = 1; i <= 3; i++)
@@ -334,18 +285,18 @@ Test(wh_tlsio, pipelined_requests_in_one_record_and_in_one_write)
     expect_answers(&c, 4, 6);
     buf_release(&b);
     client_down(&c);
-    env_down(&e);
+    whfix_release(&e);
 }
 
 Test(wh_tlsio, bodies_split_across_records_are_put_together)
 {
-    struct env e;
+    struct whfix e;
     struct client c;
     struct buf b;
     size_t cut;
     int i;
 
-    env_up(&e);
+    whfix_init(&e, 0, 0, 0);
     client_up(&c, &e);
     buf_init(&b, 1 << 20);
     for (i = 1; i <= 4; i++) {
@@ -358,18 +309,18 @@ Test(wh_tlsio, bodies_split_across_records_are_put_together)
     }
     buf_release(&b);
     client_down(&c);
-    env_down(&e);
+    whfix_release(&e);
 }
 
 Test(wh_tlsio, a_long_keep_alive_run_has_no_stalls)
 {
-    struct env e;
+    struct whfix e;
     struct client c;
     struct buf b;
     int64_t t0;
     int i;
 
-    env_up(&e);
+    whfix_init(&e, 0, 0, 0);
     client_up(&c, &e);
     buf_init(&b, 1 << 20);
     t0 = ktime_mono_ms();
@@ -384,11 +335,11 @@ Test(wh_tlsio, a_long_keep_alive_run_has_no_stalls)
                  (long long)(ktime_mono_ms() - t0));
     buf_release(&b);
     client_down(&c);
-    env_down(&e);
+    whfix_release(&e);
 }
 
 /* One request with an X-Big header of n bytes; the HTTP status of the answer. */
-static int status_with_header(const struct env *e, size_t n)
+static int status_with_header(const struct whfix *e, size_t n)
 {
     struct client c;
     struct buf b;
@@ -421,10 +372,10 @@ static int status_with_header(const struct env *e, size_t n)
 
 Test(wh_tlsio, request_headers_fit_the_connection_pool_up_to_about_14k)
 {
-    struct env e;
+    struct whfix e;
 
-    env_up(&e);
+    whfix_init(&e, 0, 0, 0);
     cr_expect_eq(status_with_header(&e, 12000), 400, "read: {} is not an AdmissionReview");
     cr_expect_eq(status_with_header(&e, 20000), 431);
-    env_down(&e);
+    whfix_release(&e);
 }
