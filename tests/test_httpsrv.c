@@ -28,6 +28,19 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud)
     return buf_append(&r->body, p, size * n) == KERR_OK ? size * n : 0;
 }
 
+/* Copy header value v into dst (cap bytes); a value that does not fit is kept as
+ * "(too long)", so an assertion on it fails instead of comparing a truncated text. */
+static void keep_value(char *dst, size_t cap, const char *v)
+{
+    size_t len = strlen(v);
+
+    if (len >= cap) {
+        v = "(too long)";
+        len = strlen(v);
+    }
+    memcpy(dst, v, len + 1);
+}
+
 /* Keep the values of Content-Type and Allow. */
 static size_t on_header(char *p, size_t size, size_t n, void *ud)
 {
@@ -41,9 +54,9 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
     line[len] = '\0';
     line[strcspn(line, "\r\n")] = '\0';
     if (strncasecmp(line, "Content-Type: ", 14) == 0)
-        snprintf(r->ctype, sizeof(r->ctype), "%s", line + 14);
+        keep_value(r->ctype, sizeof(r->ctype), line + 14);
     if (strncasecmp(line, "Allow: ", 7) == 0)
-        snprintf(r->allow, sizeof(r->allow), "%s", line + 7);
+        keep_value(r->allow, sizeof(r->allow), line + 7);
     return len;
 }
 

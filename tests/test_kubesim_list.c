@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/buf.h"
 #include "common/kjson.h"
 #include "tests/support/jsonfix.h"
 #include "tests/support/ksimfix.h"
@@ -116,7 +117,8 @@ Test(kubesim_list, field_selectors)
 
 Test(kubesim_list, pagination)
 {
-    char path[1024], got[512], all[512] = "", name[8];
+    char path[1024], got[512], name[8];
+    struct buf all;
     const char *cont;
     cJSON *page;
     long code;
@@ -126,12 +128,13 @@ Test(kubesim_list, pagination)
         snprintf(name, sizeof(name), "m%d", i);
         cm("default", name, "");
     }
+    buf_init(&all, 512);
     snprintf(path, sizeof(path), "/api/v1/namespaces/default/configmaps?limit=3");
     for (;;) {
         page = ksimfix_call(h, "GET", path, NULL, NULL, &code);
         cr_assert_eq(code, 200);
         jsonfix_names(kjson_get(page, "items"), got, sizeof(got));
-        snprintf(all + strlen(all), sizeof(all) - strlen(all), "%s%s", all[0] ? "," : "", got);
+        cr_assert_eq(buf_appendf(&all, "%s%s", all.len ? "," : "", got), KERR_OK);
         pages++;
         cont = kjson_get_str(page, "metadata.continue");
         if (pages == 1)
@@ -145,7 +148,8 @@ Test(kubesim_list, pagination)
         cJSON_Delete(page);
     }
     cr_assert_eq(pages, 3);
-    cr_assert_str_eq(all, "m0,m1,m2,m3,m4,m5,m6");
+    cr_assert_str_eq(buf_str(&all), "m0,m1,m2,m3,m4,m5,m6");
+    buf_release(&all);
 }
 
 Test(kubesim_list, continue_rejects_a_resource_version)
