@@ -137,6 +137,17 @@ enum kerr store_remove(struct store *s, const char *key, cJSON **old_out, struct
  * items (a repeated key at the place of its last item), then DELETED for
  * keys gone. On an error before the swap the store is unchanged; KERR_NOMEM while
  * building changes leaves the store replaced and changes incomplete.
+ *
+ * Raw items: in a compact store without a projection an item may be a raw
+ * item (cJSON_CreateRaw) holding the object's compact JSON text, as an
+ * informer lists into such a store. The text is parsed once for the key and
+ * the index values and stored as it is, never printed again
+ * (storeent_prepare), and it is compared byte for byte with the stored
+ * text: it should be printed as cJSON_PrintUnformatted prints, or an
+ * unchanged object counts as UPDATED. A raw item that is not JSON fails the
+ * call with KERR_INVAL before the swap; in any other store a raw item is no
+ * object and fails the call too (it has no metadata.name). The objects of
+ * the changes are trees either way.
  */
 enum kerr store_replace(struct store *s, cJSON *items, struct store_changes *changes,
                         struct kerr_info *err);
