@@ -27,89 +27,41 @@ if [ -z "${WARDEN_WEBHOOK:-}" ] && [ ! -x "$build/webhook/warden-webhook" ]; the
     cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF >/dev/null
     cmake --build "$build" -j2 --target warden-webhook kube-sim >/dev/null
 fi
-wh=${WARDEN_WEBHOOK:-$build/webhook/warden-webhook}
-ksim=${KUBE_SIM:-$build/tests/kube-sim/kube-sim}
+export WARDEN_WEBHOOK=${WARDEN_WEBHOOK:-$build/webhook/warden-webhook}
+export KUBE_SIM=${KUBE_SIM:-$build/tests/kube-sim/kube-sim}
 for t in wrk nginx curl kubectl; do
     command -v "$t" >/dev/null || { echo "bench: $t is not installed"; exit 1; }
 done
+# kube-sim, the webhook, their cleanup on exit and kubectl (kc) from the e2e helpers.
+# shellcheck source=../tests/lib/webhook.sh
+. "$src/tests/lib/webhook.sh"
 
-work=$(mktemp -d)
-pids=()
-cleanup() {
-    local p
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-    rm -rf "$work"
-}
-trap cleanup EXIT
 die() { echo "bench: $*" >&2; exit 1; }
-eventually() {
-    local limit=$1 start=$SECONDS
-    shift
-    until "$@" >/dev/null 2>&1; do
-        [ $((SECONDS - start)) -lt "$limit" ] || return 1
-        sleep 0.1
-    done
-}
-free_port() {
-    local p
-    while :; do
-        p=$((20000 + RANDOM % 12000))
-        (echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-    done
-}
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 # Private (anonymous, dirty) memory: RSS without the shared library pages.
 private_kb() { awk '/^Private_Dirty:/ {print $2}' "/proc/$1/smaps_rollup"; }
 
 # ---- kube-sim with one Etcd and its StatefulSet; the webhook in front of it
-"$src/certs/gen-certs.sh" -o "$work/certs" -n bench -s warden-webhook >/dev/null
-"$ksim" --data-dir "$work/ksim" >"$work/ksim.log" 2>&1 &
-pids+=($!)
-eventually 20 test -s "$work/ksim/admin.kubeconfig" || die "kube-sim did not start"
-export KUBECONFIG=$work/ksim/admin.kubeconfig
-eventually 20 kubectl get --raw /version || die "kube-sim does not answer"
-kubectl apply -f "$src/charts/etcd-warden/crds/druid.gardener.cloud_etcds.yaml" >/dev/null
-eventually 20 kubectl get etcds -A || die "the Etcd CRD is not served"
-LABELS='{app.kubernetes.io/managed-by: etcd-druid, app.kubernetes.io/part-of: etcd-main}'
-kubectl apply -f - >/dev/null <<EOF
-apiVersion: v1
-kind: Namespace
-metadata: {name: bench}
----
-apiVersion: druid.gardener.cloud/v1alpha1
-kind: Etcd
-metadata: {name: etcd-main, namespace: bench}
-spec: {replicas: 3, labels: {app: etcd}, etcd: {}, backup: {store: {prefix: bench--etcd-main}}}
----
-apiVersion: apps/v1
-kind: StatefulSet
-metadata: {name: etcd-main, namespace: bench, labels: $LABELS}
-spec:
-  replicas: 3
-  serviceName: etcd-main-peer
-  selector: {matchLabels: $LABELS}
-  template:
-    metadata: {labels: $LABELS}
-    spec: {containers: [{name: etcd, image: etcd-wrapper}]}
+wh_init
+work=$WH_DIR
+wh_certs
+kubesim_start
+wh_etcd_crd
+wh_etcd bench etcd-main
+kc -n bench apply -f - >/dev/null <<EOF
+$(wh_statefulset etcd-main)
 EOF
 
-wport=$(free_port)
-hport=$(free_port)
-mport=$(free_port)
-"$wh" --kubeconfig "$KUBECONFIG" \
-    --reconciler-service-account system:serviceaccount:etcd-druid:etcd-druid \
-    --webhook-server-tls-server-cert-dir "$work/certs" --webhook-server-port "$wport" \
-    --webhook-server-bind-address 127.0.0.1 --metrics-bind-address "127.0.0.1:$mport" \
-    --health-probe-bind-address "127.0.0.1:$hport" \
-    >"$work/webhook.log" 2>&1 &
-whpid=$!
-pids+=($whpid)
-eventually 30 curl -sf "http://127.0.0.1:$hport/readyz" || die "the webhook never became ready"
+mport=$(wh_free_port)
+wh_flags=(--reconciler-service-account system:serviceaccount:etcd-druid:etcd-druid
+    --webhook-server-tls-server-cert-dir "$work/certs" --metrics-bind-address "127.0.0.1:$mport")
+wh_start "${wh_flags[@]}"
+wport=$WH_PORT
 metrics_url=http://127.0.0.1:$mport/metrics
+curl -sf "$metrics_url" >/dev/null || die "no metrics on $metrics_url"
 sleep 1
-rss_idle=$(rss_kb "$whpid")
-priv_idle=$(private_kb "$whpid")
+rss_idle=$(rss_kb "$WH_PID")
+priv_idle=$(private_kb "$WH_PID")
 
 # The reviews: etcd-druid updates its ConfigMap (allowed; the common case) and a
 # person tries the same (denied and logged). Both decode the 2.9 KB review with
@@ -129,7 +81,7 @@ curl -sk -H 'Content-Type: application/json' --data-binary @"$work/review-denied
     die "the person's review was not denied"
 
 # ---- nginx: the same certificate, a static body of the same bytes
-nport=$(free_port)
+nport=$(wh_free_port)
 mkdir -p "$work/nginx/logs"
 body=$(sed 's/\\/\\\\/g; s/'"'"'/\\'"'"'/g' "$work/answer.json")
 user_line=""
@@ -163,8 +115,8 @@ http {
 }
 EOF
 nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" -g 'daemon off;' 2>"$work/nginx/stderr" &
-pids+=($!)
-eventually 10 curl -sk "https://127.0.0.1:$nport/" || die "nginx did not start: $(cat "$work/nginx/stderr")"
+ksim_on_exit "kill $!; wait $! 2>/dev/null || true"
+ksim_wait 10 curl -sk "https://127.0.0.1:$nport/" || die "nginx did not start: $(cat "$work/nginx/stderr")"
 cmp -s <(curl -sk -H 'Content-Type: application/json' --data-binary @"$work/review.json" \
     "https://127.0.0.1:$nport/webhooks/etcdcomponents") "$work/answer.json" ||
     die "nginx does not send the webhook's bytes"
@@ -210,7 +162,7 @@ EOF
 cpu_ticks() {
     local p s=0
     case "$1" in
-    *":$wport/"*) awk '{print $14 + $15}' "/proc/$whpid/stat" ;;
+    *":$wport/"*) awk '{print $14 + $15}' "/proc/$WH_PID/stat" ;;
     *)
         for p in $(pgrep -P "$(cat "$work/nginx/nginx.pid")"); do
             s=$((s + $(awk '{print $14 + $15}' "/proc/$p/stat")))
@@ -297,12 +249,12 @@ echo "== paced to half the max rate ($half req/s; max $max_rps at $max_c connect
 echo "   webhook $paced_rps req/s: p50 $paced_p50, p99 $paced_p99;  nginx $rps req/s: p50 $p50, p99 $p99"
 
 # ---- RSS with many Etcds cached
-token=$(awk '/token:/ {print $2; exit}' "$KUBECONFIG")
-api=$(awk '/server:/ {print $2; exit}' "$KUBECONFIG")
+token=$KSIM_TOKEN
+api=$KSIM_URL
 {
     for i in $(seq 1 "$netcds"); do
         printf 'url = "%s/apis/druid.gardener.cloud/v1alpha1/namespaces/bench/etcds"\n' "$api"
-        printf 'cacert = "%s"\nsilent\nwrite-out = "%%{http_code}\\n"\n' "$work/ksim/ca.crt"
+        printf 'cacert = "%s"\nsilent\nwrite-out = "%%{http_code}\\n"\n' "$KSIM_DIR/ca.crt"
         printf 'data = "{\\"apiVersion\\":\\"druid.gardener.cloud/v1alpha1\\",\\"kind\\":\\"Etcd\\",\\"metadata\\":{\\"name\\":\\"etcd-%05d\\",\\"namespace\\":\\"bench\\",\\"labels\\":{\\"gardener.cloud/role\\":\\"controlplane\\",\\"role\\":\\"main\\"},\\"annotations\\":{\\"etcd-warden.io/status-backup-exists\\":\\"true\\"}},\\"spec\\":{\\"replicas\\":3,\\"labels\\":{\\"app\\":\\"etcd-statefulset\\",\\"gardener.cloud/role\\":\\"controlplane\\",\\"role\\":\\"main\\"},\\"etcd\\":{\\"metrics\\":\\"basic\\",\\"defragmentationSchedule\\":\\"0 */24 * * *\\",\\"clientPort\\":2379,\\"serverPort\\":2380,\\"quota\\":\\"8Gi\\",\\"resources\\":{\\"limits\\":{\\"cpu\\":\\"500m\\",\\"memory\\":\\"1Gi\\"},\\"requests\\":{\\"cpu\\":\\"100m\\",\\"memory\\":\\"200Mi\\"}}},\\"backup\\":{\\"port\\":8080,\\"fullSnapshotSchedule\\":\\"0 */24 * * *\\",\\"garbageCollectionPolicy\\":\\"Exponential\\",\\"garbageCollectionPeriod\\":\\"43200s\\",\\"deltaSnapshotPeriod\\":\\"300s\\",\\"store\\":{\\"container\\":\\"etcd-bucket\\",\\"prefix\\":\\"bench--etcd-%05d\\",\\"provider\\":\\"S3\\",\\"secretRef\\":{\\"name\\":\\"etcd-backup\\"}}}},\\"status\\":{}}"\n' "$i" "$i"
         printf 'header = "Content-Type: application/json"\nheader = "Authorization: Bearer %s"\noutput = "/dev/null"\n' "$token"
         [ "$i" -eq "$netcds" ] || echo next
@@ -312,32 +264,22 @@ start=$SECONDS
 created=$(curl -K "$work/create.cfg" | grep -c '^201$' || true)
 [ "$created" -eq "$netcds" ] || die "kube-sim created $created of $netcds Etcds"
 cached() { curl -s "$metrics_url" | grep -q "^warden_webhook_cache_objects{resource=\"etcds\"} $((netcds + 1))\$"; }
-eventually 120 cached || die "the cache never held $((netcds + 1)) Etcds"
+ksim_wait 120 cached || die "the cache never held $((netcds + 1)) Etcds"
 echo "== created $netcds Etcds in kube-sim in $((SECONDS - start)) s; the webhook caches $((netcds + 1))"
 sleep 1
-rss_full=$(rss_kb "$whpid")
-priv_full=$(private_kb "$whpid")
+rss_full=$(rss_kb "$WH_PID")
+priv_full=$(private_kb "$WH_PID")
 run_wrk 16 "https://127.0.0.1:$wport/webhooks/etcdcomponents"
 echo "== with $((netcds + 1)) Etcds cached: $rps req/s at 16 connections, p99 $p99"
-rss_after=$(rss_kb "$whpid")
+rss_after=$(rss_kb "$WH_PID")
 api_calls=$(curl -s "$metrics_url" | awk -F' ' '/^warden_webhook_cache_lookups_total\{result="api"\}/ {print $2}')
 
 # ---- the same Etcds read by the initial LIST: a restarted webhook
-kill "$whpid"
-wait "$whpid" 2>/dev/null || true
-for i in "${!pids[@]}"; do [ "${pids[$i]}" != "$whpid" ] || unset "pids[$i]"; done
-"$wh" --kubeconfig "$KUBECONFIG" \
-    --reconciler-service-account system:serviceaccount:etcd-druid:etcd-druid \
-    --webhook-server-tls-server-cert-dir "$work/certs" --webhook-server-port "$wport" \
-    --webhook-server-bind-address 127.0.0.1 --metrics-bind-address "127.0.0.1:$mport" \
-    --health-probe-bind-address "127.0.0.1:$hport" \
-    >"$work/webhook2.log" 2>&1 &
-whpid=$!
-pids+=($whpid)
-eventually 60 curl -sf "http://127.0.0.1:$hport/readyz" || die "the restarted webhook never became ready"
+wh_stop
+WH_READY_SECONDS=60 wh_start "${wh_flags[@]}"
 sleep 1
-rss_list=$(rss_kb "$whpid")
-priv_list=$(private_kb "$whpid")
+rss_list=$(rss_kb "$WH_PID")
+priv_list=$(private_kb "$WH_PID")
 
 mib() { awk -v k="$1" 'BEGIN { printf "%.1f MiB", k / 1024 }'; }
 verdict() { awk -v ok="$1" 'BEGIN { print (ok ? "met" : "NOT met") }'; }

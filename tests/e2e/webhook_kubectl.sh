@@ -94,17 +94,8 @@ deny_msg() { # user
 }
 
 # ---- an Etcd and its components, created by etcd-druid
-kc apply -f - >/dev/null <<EOF
-apiVersion: v1
-kind: Namespace
-metadata: {name: shoot}
----
-apiVersion: druid.gardener.cloud/v1alpha1
-kind: Etcd
-metadata: {name: etcd-main, namespace: shoot}
-spec: {replicas: 3, labels: {app: etcd}, etcd: {}, backup: {store: {prefix: shoot--etcd-main}}}
-EOF
-LABELS='{app.kubernetes.io/managed-by: etcd-druid, app.kubernetes.io/part-of: etcd-main}'
+wh_etcd shoot etcd-main
+LABELS=$(wh_managed_labels etcd-main)
 as druid apply -f - >/dev/null <<EOF
 apiVersion: v1
 kind: ConfigMap
@@ -139,16 +130,7 @@ kind: PodDisruptionBudget
 metadata: {name: etcd-main, labels: $LABELS}
 spec: {minAvailable: 2, selector: {matchLabels: $LABELS}}
 ---
-apiVersion: apps/v1
-kind: StatefulSet
-metadata: {name: etcd-main, labels: $LABELS}
-spec:
-  replicas: 3
-  serviceName: etcd-main-peer
-  selector: {matchLabels: $LABELS}
-  template:
-    metadata: {labels: $LABELS}
-    spec: {containers: [{name: etcd, image: etcd-wrapper}]}
+$(wh_statefulset etcd-main)
 ---
 apiVersion: v1
 kind: PersistentVolumeClaim
@@ -247,7 +229,7 @@ uid=$(kc -n shoot get etcd etcd-back -o jsonpath='{.metadata.uid}')
 ref() { # uid
     echo "{apiVersion: druid.gardener.cloud/v1alpha1, kind: Etcd, name: etcd-back, uid: $1, controller: true}"
 }
-BACK='{app.kubernetes.io/managed-by: etcd-druid, app.kubernetes.io/part-of: etcd-back}'
+BACK=$(wh_managed_labels etcd-back)
 as druid apply -f - >/dev/null <<EOF
 apiVersion: v1
 kind: ConfigMap

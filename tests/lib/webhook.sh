@@ -6,6 +6,8 @@
 #   wh_certs                          # development certificates (certs/gen-certs.sh)
 #   kubesim_start --service-alias "$(wh_alias)" [kube-sim flags]
 #   wh_etcd_crd                       # the Etcd CRD, applied and served
+#   wh_etcd NS NAME                   # namespace NS and an Etcd NAME in it
+#   kc apply -f - <<EOF ... $(wh_statefulset NAME) ... EOF   # its StatefulSet
 #   wh_start [warden-webhook flags]   # start it and wait for /readyz
 #   kc apply -f - <<EOF ... $(wh_webhook NAME PATH) ... EOF
 #   wh_register_etcd [--components]  # the etcd-warden webhook configurations
@@ -23,6 +25,7 @@
 #   WH_CA_BUNDLE    base64 of the CA for caBundle (wh_certs); empty: no caBundle is written
 #   WH_SERVICE      Service name in certificates and configurations (warden-webhook)
 #   WH_NAMESPACE    its namespace (etcd-warden)
+#   WH_READY_SECONDS  how long wh_start waits for /readyz (30)
 #
 # The warden-webhook binary is $WARDEN_WEBHOOK (set by CTest), else found under
 # $WARDEN_BINARY_DIR or the usual build directories.
@@ -33,6 +36,7 @@
 WH_SERVICE=${WH_SERVICE:-warden-webhook}
 WH_NAMESPACE=${WH_NAMESPACE:-etcd-warden}
 WH_CA_BUNDLE=${WH_CA_BUNDLE:-}
+WH_READY_SECONDS=${WH_READY_SECONDS:-30}
 WH_PID=""
 _wh_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
@@ -100,6 +104,48 @@ wh_etcd_crd() {
     ksim_wait 20 kc get etcds -A || wh_fail "the Etcd CRD is not served"
 }
 
+# The labels of a component of Etcd NAME managed by etcd-druid (YAML flow map).
+#   wh_managed_labels NAME
+wh_managed_labels() {
+    echo "{app.kubernetes.io/managed-by: etcd-druid, app.kubernetes.io/part-of: $1}"
+}
+
+# Apply namespace NS and in it Etcd NAME as etcd-druid's users write one: three
+# replicas, backup store prefix NS--NAME.
+#   wh_etcd NS NAME
+wh_etcd() {
+    kc apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Namespace
+metadata: {name: $1}
+---
+apiVersion: druid.gardener.cloud/v1alpha1
+kind: Etcd
+metadata: {name: $2, namespace: $1}
+spec: {replicas: 3, labels: {app: etcd}, etcd: {}, backup: {store: {prefix: $1--$2}}}
+EOF
+}
+
+# Print the YAML document of the StatefulSet of Etcd NAME as etcd-druid creates it
+# (managed labels, three replicas, no namespace: apply it with -n).
+#   wh_statefulset NAME
+wh_statefulset() {
+    local labels
+    labels=$(wh_managed_labels "$1")
+    cat <<EOF
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: $1, labels: $labels}
+spec:
+  replicas: 3
+  serviceName: $1-peer
+  selector: {matchLabels: $labels}
+  template:
+    metadata: {labels: $labels}
+    spec: {containers: [{name: etcd, image: etcd-wrapper}]}
+EOF
+}
+
 _wh_cleanup() {
     [ -n "$WH_PID" ] || return 0
     kill "$WH_PID" 2>/dev/null || true
@@ -108,15 +154,16 @@ _wh_cleanup() {
 }
 
 # Start warden-webhook against kube-sim (--kubeconfig $KUBECONFIG) on WH_PORT, with its
-# probes on WH_HEALTH_PORT and no metrics listener, plus the given flags; its output is
-# appended to WH_LOG. Returns once /readyz answers (30 s deadline, else wh_fail).
+# probes on WH_HEALTH_PORT and no metrics listener, plus the given flags (a later flag
+# wins, so --metrics-bind-address ADDR opens one); its output is appended to WH_LOG.
+# Returns once /readyz answers (WH_READY_SECONDS deadline, else wh_fail).
 wh_start() {
     "$WH_BIN" --kubeconfig "$KUBECONFIG" --webhook-server-port "$WH_PORT" \
         --webhook-server-bind-address 127.0.0.1 --metrics-bind-address 0 \
         --health-probe-bind-address "127.0.0.1:$WH_HEALTH_PORT" "$@" >>"$WH_LOG" 2>&1 &
     WH_PID=$!
     ksim_on_exit _wh_cleanup
-    ksim_wait 30 curl -sf "http://127.0.0.1:$WH_HEALTH_PORT/readyz" ||
+    ksim_wait "$WH_READY_SECONDS" curl -sf "http://127.0.0.1:$WH_HEALTH_PORT/readyz" ||
         wh_fail "the webhook never became ready"
 }
 
