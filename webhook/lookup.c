@@ -220,34 +220,37 @@ static const cJSON *mem_find(const cJSON *list, const char *ns, const char *name
     return NULL;
 }
 
+/* One lookup by name: counted, failed on request, NotFound worded as the API server does. */
+static enum kerr mem_get(struct lookup_mem *m, const cJSON *list, const char *resource,
+                         const char *ns, const char *name, const cJSON **o, struct kerr_info *err)
+{
+    m->calls++;
+    if (m->fail)
+        return kerr_set(err, m->fail, "injected failure");
+    *o = mem_find(list, ns, name);
+    if (!*o)
+        return kerr_set(err, KERR_NOTFOUND, "%s \"%s\" not found", resource, name);
+    return KERR_OK;
+}
+
 static enum kerr mem_etcd(void *ctx, const char *ns, const char *name, struct lookup_etcd *out,
                           struct kerr_info *err)
 {
     struct lookup_mem *m = ctx;
-    const cJSON *o;
+    const cJSON *o = NULL;
+    enum kerr rc = mem_get(m, m->etcds, "etcds.druid.gardener.cloud", ns, name, &o, err);
 
-    m->calls++;
-    if (m->fail)
-        return kerr_set(err, m->fail, "injected failure");
-    o = mem_find(m->etcds, ns, name);
-    if (!o)
-        return kerr_set(err, KERR_NOTFOUND, "etcds.druid.gardener.cloud \"%s\" not found", name);
-    return lookup_etcd_from_json(o, out, err);
+    return rc ? rc : lookup_etcd_from_json(o, out, err);
 }
 
 static enum kerr mem_sts(void *ctx, const char *ns, const char *name, struct lookup_sts *out,
                          struct kerr_info *err)
 {
     struct lookup_mem *m = ctx;
-    const cJSON *o;
+    const cJSON *o = NULL;
+    enum kerr rc = mem_get(m, m->stses, "statefulsets.apps", ns, name, &o, err);
 
-    m->calls++;
-    if (m->fail)
-        return kerr_set(err, m->fail, "injected failure");
-    o = mem_find(m->stses, ns, name);
-    if (!o)
-        return kerr_set(err, KERR_NOTFOUND, "statefulsets.apps \"%s\" not found", name);
-    return lookup_sts_from_json(o, out, err);
+    return rc ? rc : lookup_sts_from_json(o, out, err);
 }
 
 static enum kerr mem_sts_by_labels(void *ctx, const char *ns, const cJSON *labels,
