@@ -1,0 +1,101 @@
+{{/* Labels every object of the release carries. */}}
+{{- define "etcd-warden.labels" -}}
+app.kubernetes.io/name: etcd-warden
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end }}
+
+{{/* Selector labels of one process: include "etcd-warden.selector" (list . "webhook") */}}
+{{- define "etcd-warden.selector" -}}
+app.kubernetes.io/name: etcd-warden
+app.kubernetes.io/instance: {{ (index . 0).Release.Name }}
+app.kubernetes.io/component: {{ index . 1 }}
+{{- end }}
+
+{{/* Image reference of a process: include "etcd-warden.image" (list . .Values.webhook.image) */}}
+{{- define "etcd-warden.image" -}}
+{{- $img := index . 1 -}}
+{{- printf "%s:%s" $img.repository (default (index . 0).Chart.AppVersion $img.tag) -}}
+{{- end }}
+
+{{/* Username of the controller's service account. */}}
+{{- define "etcd-warden.controllerUser" -}}
+system:serviceaccount:{{ .Release.Namespace }}:{{ .Values.controller.name }}
+{{- end }}
+
+{{/* Name of the webhook configurations (validating and mutating). */}}
+{{- define "etcd-warden.webhookConfigName" -}}
+{{ .Release.Name }}
+{{- end }}
+
+{{/* Name of the cert-manager Certificate of the webhook. */}}
+{{- define "etcd-warden.certificateName" -}}
+{{ .Values.webhook.name }}
+{{- end }}
+
+{{/* Pod anti-affinity spreading the replicas of a process over nodes:
+     include "etcd-warden.antiAffinity" (list . "webhook" .Values.webhook.antiAffinity) */}}
+{{- define "etcd-warden.antiAffinity" -}}
+{{- $term := dict "topologyKey" "kubernetes.io/hostname" "labelSelector" (dict "matchLabels" (include "etcd-warden.selector" (list (index . 0) (index . 1)) | fromYaml)) -}}
+podAntiAffinity:
+{{- if eq (index . 2) "hard" }}
+  requiredDuringSchedulingIgnoredDuringExecution:
+    {{- list $term | toYaml | nindent 4 }}
+{{- else if eq (index . 2) "soft" }}
+  preferredDuringSchedulingIgnoredDuringExecution:
+    - weight: 100
+      podAffinityTerm:
+        {{- toYaml $term | nindent 8 }}
+{{- else }}
+{{- fail "antiAffinity must be soft or hard" }}
+{{- end }}
+{{- end }}
+
+{{/* caBundle and cainjector annotation of the webhook configurations, per TLS mode. */}}
+{{- define "etcd-warden.caBundle" -}}
+{{- if eq .Values.tls.mode "secret" }}
+caBundle: {{ required "tls.secret.caBundle is required when tls.mode is secret" .Values.tls.secret.caBundle }}
+{{- end }}
+{{- end }}
+
+{{- define "etcd-warden.webhookAnnotations" -}}
+{{- if eq .Values.tls.mode "certManager" }}
+annotations:
+  cert-manager.io/inject-ca-from: {{ .Release.Namespace }}/{{ include "etcd-warden.certificateName" . }}
+{{- end }}
+{{- end }}
+
+{{/* One webhook's client configuration: include "etcd-warden.clientConfig" (list . "/webhooks/etcd") */}}
+{{- define "etcd-warden.clientConfig" -}}
+{{- $ := index . 0 -}}
+clientConfig:
+  service:
+    name: {{ $.Values.webhook.name }}
+    namespace: {{ $.Release.Namespace }}
+    path: {{ index . 1 }}
+    port: {{ $.Values.webhook.servicePort }}
+  {{- with include "etcd-warden.caBundle" $ | trim }}{{ . | nindent 2 }}{{ end }}
+failurePolicy: {{ $.Values.webhook.failurePolicy }}
+timeoutSeconds: {{ $.Values.webhook.timeoutSeconds }}
+sideEffects: None
+namespaceSelector:
+  matchExpressions:
+    - key: kubernetes.io/metadata.name
+      operator: NotIn
+      values: [{{ $.Release.Namespace }}]
+{{- end }}
+
+{{/* The checks every render makes before anything is written. */}}
+{{- define "etcd-warden.validate" -}}
+{{- if not (has .Values.tls.mode (list "self" "secret" "certManager")) }}
+{{- fail (printf "tls.mode must be self, secret or certManager, not %q" .Values.tls.mode) }}
+{{- end }}
+{{- if not (has .Values.webhook.failurePolicy (list "Fail" "Ignore")) }}
+{{- fail "webhook.failurePolicy must be Fail or Ignore" }}
+{{- end }}
+{{- if or (lt (int .Values.webhook.timeoutSeconds) 1) (gt (int .Values.webhook.timeoutSeconds) 30) }}
+{{- fail "webhook.timeoutSeconds must be between 1 and 30" }}
+{{- end }}
+{{- end }}

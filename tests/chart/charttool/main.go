@@ -1,0 +1,88 @@
+// charttool: renders and checks the etcd-warden Helm chart without helm.
+//
+//	charttool render CHART [--name N] [--namespace NS] [-f values.yaml]... [--set k=v]...
+//	    print the manifests, as `helm template N CHART -n NS` would
+//	charttool check MANIFESTS [--binary NAME=PATH]... [--api-versions FILE]
+//	    every document parses, has a known apiVersion/kind and its required
+//	    fields; every flag of a container whose command is one of the named
+//	    binaries is one that binary's --help lists
+//	charttool rbac MANIFESTS --src DIR [--process NAME=SA:DIR[,DIR]...]... [--without FILE]...
+//	    the RBAC each service account gets equals the API calls its process's
+//	    code makes (static scan of the C sources)
+//	charttool scan --src DIR --process NAME=SA:DIR[,DIR]...
+//	    print the API calls found for each process
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: charttool render|check|rbac|scan ... (see the header of main.go)")
+	os.Exit(2)
+}
+
+// flagArgs splits "--key value" pairs from positional arguments; repeated
+// keys accumulate.
+func flagArgs(args []string) (map[string][]string, []string) {
+	flags := map[string][]string{}
+	var pos []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if len(a) > 1 && a[0] == '-' && i+1 < len(args) {
+			flags[a] = append(flags[a], args[i+1])
+			i++
+			continue
+		}
+		pos = append(pos, a)
+	}
+	return flags, pos
+}
+
+func one(flags map[string][]string, key, def string) string {
+	if v := flags[key]; len(v) > 0 {
+		return v[len(v)-1]
+	}
+	return def
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+	}
+	flags, pos := flagArgs(os.Args[2:])
+	var err error
+	switch os.Args[1] {
+	case "render":
+		if len(pos) != 1 {
+			usage()
+		}
+		var out string
+		out, err = render(renderOpts{chartDir: pos[0], name: one(flags, "--name", "etcd-warden"),
+			namespace:  one(flags, "--namespace", "etcd-warden"),
+			valueFiles: flags["-f"], sets: flags["--set"],
+			apiVersions: flags["--api-versions"]})
+		if err == nil {
+			fmt.Print(out)
+		}
+	case "check":
+		if len(pos) != 1 {
+			usage()
+		}
+		err = checkManifests(pos[0], flags["--binary"])
+	case "rbac":
+		if len(pos) != 1 {
+			usage()
+		}
+		err = checkRBAC(pos[0], one(flags, "--src", "."), flags["--process"], flags["--without"])
+	case "scan":
+		err = printScan(one(flags, "--src", "."), flags["--process"])
+	default:
+		usage()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "charttool:", err)
+		os.Exit(1)
+	}
+}
