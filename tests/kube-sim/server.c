@@ -186,9 +186,11 @@ static enum MHD_Result serve(struct ksim_server *s, struct MHD_Connection *conn,
     ksim_api_handle(s->api, &req, &resp);
     if (log_enabled(LOG_DEBUG)) {
         char code[8];
+        const char *watch = ksim_req_query(&req, "watch");
 
         snprintf(code, sizeof(code), "%d", resp.code);
-        log_debug("request", "method", method, "path", url, "code", code, "user", req.user->name);
+        log_debug("request", "method", method, "path", url, "watch", watch ? watch : "", "code",
+                  code, "user", req.user->name);
     }
     ret = respond(conn, &resp);
     ksim_resp_release(&resp);

@@ -9,6 +9,12 @@
 //	charttool rbac MANIFESTS --src DIR [--process NAME=SA:DIR[,DIR]...]... [--without FILE]...
 //	    the RBAC each service account gets equals the API calls its process's
 //	    code makes (static scan of the C sources)
+//	charttool audit MANIFESTS --log KUBE-SIM-LOG --src DIR --process NAME=SA:DIR[,DIR]...
+//	    every request kube-sim logged (-v) for the process's service account is
+//	    allowed by the rendered RBAC and was predicted by the scan
+//	charttool get MANIFESTS KIND NAME PATH
+//	    print the value at PATH (dotted, list indexes as numbers) of the object
+//	    KIND NAME as JSON (for assertions in shell tests)
 //	charttool scan --src DIR --process NAME=SA:DIR[,DIR]...
 //	    print the API calls found for each process
 package main
@@ -19,7 +25,7 @@ import (
 )
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: charttool render|check|rbac|scan ... (see the header of main.go)")
+	fmt.Fprintln(os.Stderr, "usage: charttool render|check|rbac|audit|get|scan ... (see the header of main.go)")
 	os.Exit(2)
 }
 
@@ -76,6 +82,16 @@ func main() {
 			usage()
 		}
 		err = checkRBAC(pos[0], one(flags, "--src", "."), flags["--process"], flags["--without"])
+	case "audit":
+		if len(pos) != 1 {
+			usage()
+		}
+		err = checkAudit(pos[0], one(flags, "--log", ""), one(flags, "--src", "."), flags["--process"])
+	case "get":
+		if len(pos) != 4 {
+			usage()
+		}
+		err = printValue(pos[0], pos[1], pos[2], pos[3])
 	case "scan":
 		err = printScan(one(flags, "--src", "."), flags["--process"])
 	default:

@@ -72,7 +72,7 @@ type capabilities struct {
 // files is .Files: every chart file outside templates/, by its path in the chart.
 type files map[string][]byte
 
-func (f files) Get(name string) string     { return string(f[name]) }
+func (f files) Get(name string) string      { return string(f[name]) }
 func (f files) GetBytes(name string) []byte { return f[name] }
 
 // Glob returns the files whose path matches pattern, as a files object.

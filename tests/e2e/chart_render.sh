@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# The chart rendered without helm (tests/chart/charttool: text/template + sprig +
+# Helm's built-ins) with its defaults and every value set of tests/chart/values:
+# every manifest parses and is a known, complete object; every container flag is
+# one its binary's --help lists; the RBAC of each process is exactly the API
+# calls a scan of its code finds. Then the checks are shown to fail on broken
+# input, and bad values to stop the render with their message.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+. "$here/../lib/chart.sh"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/chart-render.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+chart_tool
+read -r -a binaries <<<"$(chart_binaries | tr '\n' ' ')"
+read -r -a procs <<<"$(chart_processes | tr '\n' ' ')"
+chart_controller_ready || echo "note: warden-controller has no flags yet; its Deployment and RBAC are not checked"
+
+for v in "$root"/tests/chart/values/*.yaml; do
+    name=$(basename "$v" .yaml)
+    out=$work/$name.yaml
+    chart_render "$out" -f "$v" || fail "$name: render failed"
+    without=()
+    grep -q 'mode: \(secret\|certManager\)' "$v" && without=(--without webhook/wh_selftls.c)
+    "$CHARTTOOL" check "$out" "${binaries[@]}" >"$work/check.log" 2>&1 ||
+        { cat "$work/check.log"; fail "$name: manifest check"; }
+    "$CHARTTOOL" rbac "$out" --src "$root" "${procs[@]}" "${without[@]}" >"$work/rbac.log" 2>&1 ||
+        { cat "$work/rbac.log"; fail "$name: RBAC check"; }
+    echo "ok $name: $(tail -1 "$work/check.log"); $(head -1 "$work/rbac.log")"
+done
+
+# What each value set must change.
+expect() { [ "$2" = "$3" ] || fail "$1: want $2, got $3"; }
+r=$work
+expect "default CRDs" '"etcdstatusbackups.etcd-warden.io"' \
+    "$(chart_get "$r/defaults.yaml" CustomResourceDefinition etcdstatusbackups.etcd-warden.io metadata.name)"
+chart_get "$r/defaults.yaml" CustomResourceDefinition etcds.druid.gardener.cloud . >/dev/null 2>&1 &&
+    fail "the Etcd CRD is rendered by default"
+chart_get "$r/crds-all.yaml" CustomResourceDefinition etcds.druid.gardener.cloud metadata.name >/dev/null ||
+    fail "crds.etcd does not render the Etcd CRD"
+chart_get "$r/crds-all.yaml" CustomResourceDefinition etcdopstasks.druid.gardener.cloud metadata.name >/dev/null ||
+    fail "crds.etcdOpsTask does not render the EtcdOpsTask CRD"
+! grep -q 'kind: CustomResourceDefinition' "$r/crds-none.yaml" || fail "crds-none renders a CRD"
+expect "default webhooks" '["etcdcomponents.webhooks.druid.gardener.cloud","stsscale.etcdcomponents.webhooks.druid.gardener.cloud","etcd.webhooks.etcd-warden.io"]' \
+    "$(chart_get "$r/defaults.yaml" ValidatingWebhookConfiguration etcd-warden webhooks | grep -o '"name":"[a-z.-]*webhooks[a-z.-]*"' | sed 's/"name"://' | paste -sd, | sed 's/^/[/;s/$/]/')"
+expect "component objectSelector" '{"matchLabels":{"app.kubernetes.io/managed-by":"etcd-druid"}}' \
+    "$(chart_get "$r/defaults.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.0.objectSelector)"
+expect "scale webhook has no objectSelector" null \
+    "$(chart_get "$r/defaults.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.1.objectSelector)"
+expect "own namespace excluded" '["etcd-warden"]' \
+    "$(chart_get "$r/defaults.yaml" MutatingWebhookConfiguration etcd-warden webhooks.1.namespaceSelector.matchExpressions.0.values)"
+expect "componentProtection off" '"etcd.webhooks.etcd-warden.io"' \
+    "$(chart_get "$r/crds-none.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.0.name)"
+expect "failurePolicy value" '"Ignore"' \
+    "$(chart_get "$r/watch-namespace.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.2.failurePolicy)"
+expect "timeoutSeconds value" 5 \
+    "$(chart_get "$r/watch-namespace.yaml" MutatingWebhookConfiguration etcd-warden webhooks.0.timeoutSeconds)"
+args=$(chart_get "$r/defaults.yaml" Deployment warden-webhook spec.template.spec.containers.0.args)
+case "$args" in *'"--self-provision-tls"'*'"--validating-webhook-configuration=etcd-warden"'*) ;;
+*) fail "self mode webhook args: $args" ;; esac
+case "$args" in *'system:serviceaccount:etcd-warden:warden-controller'*) ;;
+*) fail "the controller is no trusted reconciler: $args" ;; esac
+args=$(chart_get "$r/defaults.yaml" Deployment warden-controller spec.template.spec.containers.0.args)
+case "$args" in *'"--immutability-task-image=etcd-warden/controller:0.1.0"'*'"--immutability-task-command=warden-snapshot extend-snapshot-immutability"'*) ;;
+*) fail "immutability task flags: $args" ;; esac
+expect "secret mode mounts the Secret" '"warden-webhook-serving"' \
+    "$(chart_get "$r/tls-secret.yaml" Deployment warden-webhook spec.template.spec.volumes.0.secret.secretName)"
+expect "secret mode caBundle" '"LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg=="' \
+    "$(chart_get "$r/tls-secret.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.0.clientConfig.caBundle)"
+chart_get "$r/tls-secret.yaml" Role warden-webhook-tls . >/dev/null 2>&1 && fail "secret mode grants Secret access"
+expect "cainjector annotation" '{"cert-manager.io/inject-ca-from":"etcd-warden/warden-webhook"}' \
+    "$(chart_get "$r/tls-certmanager.yaml" MutatingWebhookConfiguration etcd-warden metadata.annotations)"
+expect "cert-manager serving certificate" '"warden-webhook-ca"' \
+    "$(chart_get "$r/tls-certmanager.yaml" Certificate warden-webhook spec.issuerRef.name)"
+expect "existing issuer" '"corp-ca"' \
+    "$(chart_get "$r/tls-certmanager-issuer.yaml" Certificate warden-webhook spec.issuerRef.name)"
+chart_get "$r/tls-certmanager-issuer.yaml" Issuer warden-webhook-ca . >/dev/null 2>&1 &&
+    fail "an issuerRef still renders the chart's own CA"
+chart_get "$r/tls-certmanager.yaml" ServiceMonitor warden-controller spec.endpoints >/dev/null ||
+    fail "serviceMonitor.enabled renders no ServiceMonitor"
+expect "watch namespace binding" '"shoot--dev--one"' \
+    "$(chart_get "$r/watch-namespace.yaml" RoleBinding warden-controller metadata.namespace)"
+chart_get "$r/watch-namespace.yaml" ClusterRoleBinding warden-controller . >/dev/null 2>&1 &&
+    fail "a watch namespace still binds the controller cluster-wide"
+expect "leader-election Role namespace" '"kube-system"' \
+    "$(chart_get "$r/watch-namespace.yaml" Role warden-controller-leader-election metadata.namespace)"
+expect "hard anti-affinity" '"kubernetes.io/hostname"' \
+    "$(chart_get "$r/watch-namespace.yaml" Deployment warden-webhook spec.template.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution.0.topologyKey)"
+expect "PDB" 1 "$(chart_get "$r/defaults.yaml" PodDisruptionBudget warden-webhook spec.minAvailable)"
+
+# Bad values stop the render with their message.
+bad() {
+    local want=$1 out
+    shift
+    if out=$(chart_render "$work/bad.yaml" "$@" 2>&1); then fail "rendered with $*"; fi
+    case "$out" in *"$want"*) ;; *) fail "render with $* said: $out" ;; esac
+}
+bad "tls.mode must be self, secret or certManager" --set tls.mode=files
+bad "tls.secret.name is required when tls.mode is secret" --set tls.mode=secret --set tls.secret.caBundle=eA==
+bad "tls.secret.caBundle is required" --set tls.mode=secret --set tls.secret.name=x
+bad "webhook.failurePolicy must be Fail or Ignore" --set webhook.failurePolicy=Retry
+bad "webhook.timeoutSeconds must be between 1 and 30" --set webhook.timeoutSeconds=31
+bad "antiAffinity must be soft or hard" --set webhook.antiAffinity=never
+
+# The checks fail on broken manifests (each mutation of the default render).
+d=$work/defaults.yaml
+must_fail() {
+    local what=$1 want=$2 out
+    shift 2
+    if out=$("$@" 2>&1); then fail "$what: the check passed"; fi
+    case "$out" in *"$want"*) ;; *) fail "$what: the check said: $out" ;; esac
+}
+sed '0,/verbs: \[get, list, watch\]/s//verbs: [get, list, watch, delete]/' "$d" >"$work/m1.yaml"
+must_fail "a verb too many" "never calls" "$CHARTTOOL" rbac "$work/m1.yaml" --src "$root" "${procs[@]}"
+sed '0,/verbs: \[get, list, watch\]/s//verbs: [get, list]/' "$d" >"$work/m2.yaml"
+must_fail "a verb too few" "may not" "$CHARTTOOL" rbac "$work/m2.yaml" --src "$root" "${procs[@]}"
+chart_render "$work/m3.yaml" --set tls.mode=secret --set tls.secret.name=s --set tls.secret.caBundle=eA==
+must_fail "self-provisioning code without its RBAC" "may not" "$CHARTTOOL" rbac "$work/m3.yaml" --src "$root" "${procs[@]}"
+if [ ${#binaries[@]} -gt 0 ]; then
+    sed 's/^\( *\)- --tls-cert-lifetime=8760h/&\n\1- --no-such-flag/' "$d" >"$work/m4.yaml"
+    must_fail "an unknown flag" "does not accept --no-such-flag" "$CHARTTOOL" check "$work/m4.yaml" "${binaries[@]}"
+fi
+sed 's/operator: NotIn/operator: In/' "$d" >"$work/m5.yaml"
+must_fail "own namespace not excluded" "own namespace is not excluded" "$CHARTTOOL" check "$work/m5.yaml"
+sed 's/readOnlyRootFilesystem: true/readOnlyRootFilesystem: false/' "$d" >"$work/m6.yaml"
+must_fail "writable root" "readOnlyRootFilesystem is not true" "$CHARTTOOL" check "$work/m6.yaml"
+sed 's/^kind: PodDisruptionBudget/kind: PodDisruptionBudgett/' "$d" >"$work/m7.yaml"
+must_fail "unknown kind" "unknown apiVersion/kind" "$CHARTTOOL" check "$work/m7.yaml"
+printf -- '---\napiVersion: v1\nkind: Service\nmetadata: {name: x, namespace: etcd-warden}\nspec: {ports: [{port: 1}], selector: {app: none}}\n' >>"$work/m7.yaml"
+sed 's/^kind: PodDisruptionBudgett/kind: PodDisruptionBudget/' "$work/m7.yaml" >"$work/m8.yaml"
+must_fail "a Service selecting nothing" "matches no Deployment" "$CHARTTOOL" check "$work/m8.yaml"
+echo "PASS chart_render"

@@ -1,0 +1,97 @@
+# Helpers for the chart tests and the demo: build charttool (the renderer and
+# checker in tests/chart/charttool, Go with Debian's sprig and sigs.k8s.io/yaml),
+# render the chart, find the binaries. Source after kubesim.sh (uses
+# ksim_fail) or alone:
+#
+#   . "$(dirname "$0")/../lib/chart.sh"
+#   chart_tool                      # sets CHARTTOOL (built once per build dir)
+#   chart_render OUT [-f V]... [--set K=V]...   # helm template etcd-warden -n etcd-warden
+#   chart_binaries                  # --binary arguments of every built binary
+#   chart_processes                 # --process arguments of every implemented process
+#   chart_get FILE KIND NAME PATH   # a value of a rendered object, as JSON
+#
+# Variables: CHART_DIR (the chart), CHART_NS (etcd-warden), CHART_WORK (where
+# charttool is built: $WARDEN_BINARY_DIR/chart, else build/chart).
+
+_chart_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+CHART_DIR=$_chart_root/charts/etcd-warden
+CHART_NS=${CHART_NS:-etcd-warden}
+CHART_WORK=${CHART_WORK:-${WARDEN_BINARY_DIR:-$_chart_root/build}/chart}
+
+_chart_fail() {
+    if declare -F ksim_fail >/dev/null; then ksim_fail "$@"; fi
+    echo "FAIL: $*" >&2
+    exit 1
+}
+
+# Build charttool when a source is newer than the binary. Debian's Go packages
+# live in GOPATH layout under /usr/share/gocode, so this is a GOPATH-mode build
+# (no module download, no network).
+chart_tool() {
+    local src=$_chart_root/tests/chart/charttool f stale=0
+    CHARTTOOL=$CHART_WORK/charttool
+    mkdir -p "$CHART_WORK"
+    [ -x "$CHARTTOOL" ] || stale=1
+    for f in "$src"/*.go; do [ "$f" -nt "$CHARTTOOL" ] && stale=1; done
+    if [ $stale = 1 ]; then
+        command -v go >/dev/null || _chart_fail "go is missing (tests/run-all.sh installs golang-go)"
+        (cd "$src" && GO111MODULE=off GOPATH=/usr/share/gocode GOFLAGS= \
+            GOCACHE="$CHART_WORK/gocache" go build -o "$CHARTTOOL.tmp" .) ||
+            _chart_fail "charttool does not build"
+        mv "$CHARTTOOL.tmp" "$CHARTTOOL"
+    fi
+    export CHARTTOOL
+}
+
+# Render the chart as release etcd-warden in CHART_NS into OUT.
+#   chart_render OUT [charttool render flags]
+chart_render() {
+    local out=$1
+    shift
+    "$CHARTTOOL" render "$CHART_DIR" --name etcd-warden --namespace "$CHART_NS" "$@" >"$out"
+}
+
+chart_get() {
+    "$CHARTTOOL" get "$@"
+}
+
+_chart_find() {
+    local var=$1 rel=$2 c
+    if [ -n "${!var:-}" ] && [ -x "${!var}" ]; then echo "${!var}"; return 0; fi
+    for c in "${WARDEN_BINARY_DIR:-/nonexistent}/$rel" "$_chart_root"/build/debug/"$rel" \
+             "$_chart_root"/build/*/"$rel"; do
+        [ -x "$c" ] && { echo "$c"; return 0; }
+    done
+    return 1
+}
+
+# Paths of the three binaries (empty when not built).
+chart_bin_webhook() { _chart_find WARDEN_WEBHOOK webhook/warden-webhook; }
+chart_bin_controller() { _chart_find WARDEN_CONTROLLER controller/warden-controller; }
+chart_bin_snapshot() { _chart_find WARDEN_SNAPSHOT controller/snapshot/warden-snapshot; }
+
+# Is warden-controller implemented yet (its --help lists the chart's flags)?
+chart_controller_ready() {
+    local b
+    b=$(chart_bin_controller) || return 1
+    "$b" --help 2>&1 | grep -q -- '--leader-elect'
+}
+
+# The --binary arguments of charttool check: container name = binary.
+chart_binaries() {
+    local b
+    b=$(chart_bin_webhook) && echo "--binary webhook=$b"
+    if chart_controller_ready; then
+        echo "--binary controller=$(chart_bin_controller)"
+        b=$(chart_bin_snapshot) && echo "--binary warden-snapshot=$b"
+    fi
+    return 0
+}
+
+# The --process arguments of charttool rbac/audit: NAME=NS/SA:DIRS.
+chart_processes() {
+    echo "--process webhook=$CHART_NS/warden-webhook:webhook,common"
+    if chart_controller_ready; then
+        echo "--process controller=$CHART_NS/warden-controller:controller,common"
+    fi
+}
