@@ -147,6 +147,24 @@ Test(kubesim_patch, strategic_merge_by_keys_and_directives)
     cJSON_Delete(doc);
 }
 
+Test(kubesim_patch, webhooks_merged_by_name_middle_element_too)
+{
+    cJSON *doc = js("{\"webhooks\":[{\"name\":\"a\",\"n\":1},{\"name\":\"b\",\"n\":2},"
+                    "{\"name\":\"c\",\"n\":3}]}");
+    cJSON *patch = js("{\"webhooks\":[{\"name\":\"b\",\"ca\":\"x\"}]}");
+    cJSON *out = ksim_patch_strategic(doc, patch);
+
+    cr_assert_not_null(out);
+    cr_assert_eq(cJSON_GetArraySize(kjson_get(out, "webhooks")), 3);
+    cr_assert_str_eq(kjson_get_str(out, "webhooks.1.name"), "b");
+    cr_assert_str_eq(kjson_get_str(out, "webhooks.1.ca"), "x");
+    cr_assert_eq(kjson_get(out, "webhooks.1.n")->valuedouble, 2);
+    cr_assert_str_eq(kjson_get_str(out, "webhooks.2.name"), "c");
+    cJSON_Delete(out);
+    cJSON_Delete(patch);
+    cJSON_Delete(doc);
+}
+
 Test(kubesim_patch, retain_keys_and_replace)
 {
     cJSON *doc = js("{\"strategy\":{\"type\":\"RollingUpdate\",\"rollingUpdate\":{\"a\":1}},"

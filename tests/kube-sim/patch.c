@@ -36,6 +36,7 @@ static const struct merge_key merge_keys[] = {
     { "topologySpreadConstraints", "topologyKey" },
     { "resourceClaims", "name" },
     { "volumeClaimTemplates", "name" },
+    { "webhooks", "name" },
 };
 
 /* Lists of scalars merged as sets (patchStrategy: merge without a key). */
@@ -147,8 +148,10 @@ static cJSON *merge_keyed(cJSON *doc, const cJSON *patch, const char *key)
             continue;
         }
         if (d) {
-            merged = merge_value(cJSON_DetachItemFromArray(doc, i), p, NULL);
-            if (!merged || !cJSON_InsertItemInArray(doc, i, merged)) {
+            /* merged in a copy and swapped in place: detaching an element and
+               inserting it back at its index breaks for middle elements */
+            merged = merge_value(cJSON_Duplicate(d, 1), p, NULL);
+            if (!merged || !cJSON_ReplaceItemViaPointer(doc, d, merged)) {
                 cJSON_Delete(merged);
                 cJSON_Delete(doc);
                 return NULL;

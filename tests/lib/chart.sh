@@ -95,3 +95,41 @@ chart_processes() {
         echo "--process controller=$CHART_NS/warden-controller:controller,common"
     fi
 }
+
+# Write a token file for kube-sim with a token per process service account (and
+# etcd-druid's), and a kubeconfig per process in DIR: DIR/tokens.csv,
+# DIR/<name>.kubeconfig (needs KUBECONFIG of kube-sim for the server and CA).
+#   chart_identities DIR          (before kubesim_start --token-file DIR/tokens.csv)
+#   chart_kubeconfigs DIR         (after it)
+chart_identities() {
+    local dir=$1
+    mkdir -p "$dir"
+    cat >"$dir/tokens.csv" <<CSV
+token-warden-webhook,system:serviceaccount:$CHART_NS:warden-webhook,uid-webhook,
+token-warden-controller,system:serviceaccount:$CHART_NS:warden-controller,uid-controller,
+token-etcd-druid,system:serviceaccount:etcd-druid:etcd-druid,uid-druid,
+CSV
+}
+
+chart_kubeconfigs() {
+    local dir=$1 p
+    for p in warden-webhook warden-controller etcd-druid; do
+        sed "s/^\( *token: \).*/\1token-$p/" "$KUBECONFIG" >"$dir/$p.kubeconfig"
+    done
+}
+
+# Start warden-webhook with the args of the rendered Deployment, as its service
+# account, followed by local overrides (a later flag wins): HTTPS on 127.0.0.1:PORT,
+# probes on 127.0.0.1:HEALTH, no metrics listener. Sets CHART_WH_PID; output to LOG.
+#   chart_start_webhook RENDERED DIR PORT HEALTH LOG
+chart_start_webhook() {
+    local rendered=$1 dir=$2 port=$3 health=$4 log=$5 bin
+    local -a args
+    bin=$(chart_bin_webhook) || _chart_fail "warden-webhook is not built"
+    mapfile -t args < <("$CHARTTOOL" args "$rendered" warden-webhook)
+    [ ${#args[@]} -gt 0 ] || _chart_fail "no args in the rendered warden-webhook Deployment"
+    "$bin" "${args[@]}" --kubeconfig "$dir/warden-webhook.kubeconfig" \
+        --webhook-server-port "$port" --webhook-server-bind-address 127.0.0.1 \
+        --metrics-bind-address 0 --health-probe-bind-address "127.0.0.1:$health" >>"$log" 2>&1 &
+    CHART_WH_PID=$!
+}

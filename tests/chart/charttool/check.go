@@ -452,3 +452,20 @@ func printValue(manifests, kind, name, path string) error {
 	}
 	return fmt.Errorf("no %s %s in %s", kind, name, manifests)
 }
+
+// printArgs prints the args of the first container of Deployment name.
+func printArgs(manifests, name string) error {
+	all, err := loadManifests(manifests)
+	if err != nil {
+		return err
+	}
+	for _, o := range all {
+		if str(o, "kind") == "Deployment" && str(o, "metadata.name") == name {
+			for _, a := range list(o, "spec.template.spec.containers.0.args") {
+				fmt.Println(a)
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("no Deployment %s in %s", name, manifests)
+}

@@ -15,6 +15,8 @@
 //	charttool get MANIFESTS KIND NAME PATH
 //	    print the value at PATH (dotted, list indexes as numbers) of the object
 //	    KIND NAME as JSON (for assertions in shell tests)
+//	charttool args MANIFESTS DEPLOYMENT
+//	    print the first container's args of a rendered Deployment, one a line
 //	charttool scan --src DIR --process NAME=SA:DIR[,DIR]...
 //	    print the API calls found for each process
 package main
@@ -25,7 +27,7 @@ import (
 )
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: charttool render|check|rbac|audit|get|scan ... (see the header of main.go)")
+	fmt.Fprintln(os.Stderr, "usage: charttool render|check|rbac|audit|get|args|scan ... (see the header of main.go)")
 	os.Exit(2)
 }
 
@@ -92,6 +94,11 @@ func main() {
 			usage()
 		}
 		err = printValue(pos[0], pos[1], pos[2], pos[3])
+	case "args":
+		if len(pos) != 2 {
+			usage()
+		}
+		err = printArgs(pos[0], pos[1])
 	case "scan":
 		err = printScan(one(flags, "--src", "."), flags["--process"])
 	default:
