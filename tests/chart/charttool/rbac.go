@@ -8,14 +8,17 @@
 //     k8s_list_all, pager_list, pager_list_object: list, k8s_watch: watch,
 //     k8s_create: create, k8s_update: update, k8s_patch: patch, k8s_delete:
 //     delete) and an informer's ".res =" option (list and watch);
-//   - a function that passes one of its own struct k8s_resource parameters to
-//     a primitive (or to such a function) becomes a primitive for that
-//     parameter position, to a fixed point;
-//   - subresources come from a literal subresource argument of k8s_get or a
-//     ".subresource = \"x\"" in the call or the calling function;
+//   - a function that passes one of its own parameters (a descriptor, or a
+//     struct holding one) to a primitive (or to such a function) becomes a
+//     primitive for that parameter position, to a fixed point;
+//   - a function returning a struct k8s_resource pointer stands for every
+//     descriptor it (or a function of its file it names) mentions;
+//   - subresources come from a literal subresource argument of k8s_get, or
+//     the write options of k8s_update/k8s_patch (a compound literal, or the
+//     variable's ".subresource = \"x\"" in the calling function);
 //   - only functions reachable from the process's main() count; a function
-//     is reached when its name appears in a reached function (calls and
-//     function pointers alike).
+//     is reached when its name appears in a reached function or in the
+//     initialiser of a reached variable (calls and function pointers alike).
 //
 // checkRBAC compares that set with the rules the rendered manifests grant to
 // the process's ServiceAccount: every call must be allowed, every granted
@@ -48,6 +51,7 @@ type cfunc struct {
 	params     []string // parameter names
 	resParams  map[int]bool
 	body       string
+	returnsRes bool
 }
 
 var (
@@ -56,7 +60,7 @@ var (
 	reVarDecl   = regexp.MustCompile(`(\w+)\s*(?:\[[^\]]*\])?\s*=\s*\{`)
 	reIdent     = regexp.MustCompile(`[A-Za-z_]\w*`)
 	reSubLit    = regexp.MustCompile(`\.subresource\s*=\s*"(\w+)"`)
-	reResOption = regexp.MustCompile(`\.res\s*=\s*&?\s*([A-Za-z_][\w.>-]*)`)
+	reResOption = regexp.MustCompile(`\.res\s*=\s*([^;,}]+)`)
 	reFuncHead  = regexp.MustCompile(`(?s)([A-Za-z_]\w*)\s*\(([^()]*)\)\s*$`)
 )
 
@@ -65,6 +69,25 @@ var primitives = map[string][]string{
 	"pager_list": {"list"}, "pager_list_object": {"list"}, "k8s_watch": {"watch"},
 	"k8s_create": {"create"}, "k8s_update": {"update"}, "k8s_patch": {"patch"},
 	"k8s_delete": {"delete"},
+}
+
+// optsSubresource: the subresource a k8s_write_opts argument ("&wo",
+// "NULL", a compound literal) sets, from the argument itself or from the
+// variable's initialiser or assignment in the calling function's body.
+func optsSubresource(body, arg string) string {
+	if m := reSubLit.FindStringSubmatch(arg); m != nil {
+		return m[1]
+	}
+	v := regexp.MustCompile(`^&?\s*([A-Za-z_]\w*)$`).FindStringSubmatch(strings.TrimSpace(arg))
+	if v == nil {
+		return ""
+	}
+	re := regexp.MustCompile(`\b` + v[1] + `\s*=\s*\{[^;]*?\.subresource\s*=\s*"(\w+)"|\b` +
+		v[1] + `\.subresource\s*=\s*"(\w+)"`)
+	if m := re.FindStringSubmatch(body); m != nil {
+		return m[1] + m[2]
+	}
+	return ""
 }
 
 // splitArgs splits the text of a call's arguments at top-level commas.
@@ -149,7 +172,8 @@ func parseC(file, text string, descs map[string][]call) []*cfunc {
 				block := text[i:end]
 				if m := reFuncHead.FindStringSubmatch(head); m != nil && !strings.Contains(head, "=") {
 					f := &cfunc{name: m[1], file: file, static: strings.Contains(head, "static"),
-						resParams: map[int]bool{}, body: block}
+						resParams: map[int]bool{}, body: block,
+						returnsRes: strings.Contains(head[:strings.LastIndex(head, m[1])], "k8s_resource")}
 					for pi, p := range splitArgs(m[2]) {
 						ids := reIdent.FindAllString(p, -1)
 						if len(ids) > 0 {
@@ -164,6 +188,11 @@ func parseC(file, text string, descs map[string][]call) []*cfunc {
 					for _, t := range reTuple.FindAllStringSubmatch(block, -1) {
 						descs[m[1]] = append(descs[m[1]], call{group: t[1], resource: t[3]})
 					}
+					// a table of function pointers reaches what it names once
+					// the variable is reached
+					funcs = append(funcs, &cfunc{name: m[1], file: file,
+						static: strings.Contains(head, "static"), resParams: map[int]bool{},
+						body: block})
 				}
 				i = end - 1
 				declStart = end
@@ -252,6 +281,30 @@ func scanProcess(src string, p process, without []string) (map[call]string, erro
 	for _, f := range funcs {
 		byName[f.name] = append(byName[f.name], f)
 	}
+	// A function returning a struct k8s_resource pointer stands for every
+	// descriptor its body (or a function of its file it names) mentions.
+	for _, f := range funcs {
+		if !f.returnsRes {
+			continue
+		}
+		seen := map[*cfunc]bool{f: true}
+		todo := []*cfunc{f}
+		for len(todo) > 0 {
+			g := todo[0]
+			todo = todo[1:]
+			for _, id := range reIdent.FindAllString(g.body, -1) {
+				if d, ok := descs[id]; ok && id != f.name {
+					descs[f.name] = append(descs[f.name], d...)
+				}
+				for _, h := range byName[id] {
+					if h.file == f.file && !seen[h] {
+						seen[h] = true
+						todo = append(todo, h)
+					}
+				}
+			}
+		}
+	}
 	// resolve: the function a name means inside file.
 	resolve := func(name, file string) []*cfunc {
 		var local, global []*cfunc
@@ -305,10 +358,9 @@ func scanProcess(src string, p process, without []string) (map[call]string, erro
 			if name == "k8s_get" && len(a) > 4 && strings.HasPrefix(a[4], "\"") {
 				sub = strings.Trim(a[4], "\"")
 			}
-			if sub == "" && (name == "k8s_update" || name == "k8s_patch") {
-				if s := reSubLit.FindStringSubmatch(f.body); s != nil {
-					sub = s[1]
-				}
+			optsAt := map[string]int{"k8s_update": 5, "k8s_patch": 6}
+			if at, ok := optsAt[name]; ok && sub == "" && at < len(a) {
+				sub = optsSubresource(f.body, a[at])
 			}
 			for _, verb := range v {
 				if sub != "" {
@@ -342,8 +394,8 @@ func scanProcess(src string, p process, without []string) (map[call]string, erro
 							}
 						}
 					}
-					for pi := range f.resParams {
-						if pi < len(f.params) && f.params[pi] == id {
+					for pi := range f.params {
+						if f.params[pi] == id {
 							if wraps[f] == nil {
 								wraps[f] = map[int]map[string]bool{}
 							}
