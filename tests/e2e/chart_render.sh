@@ -15,6 +15,9 @@ trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 chart_tool
+"$CHARTTOOL" values-doc "$CHART_DIR/values.yaml" || fail "values.yaml"
+printf 'a:\n  # doc\n  b: 1\nc: 2\n' >"$work/undoc.yaml"
+if "$CHARTTOOL" values-doc "$work/undoc.yaml" >/dev/null 2>&1; then fail "an undocumented value passed"; fi
 read -r -a binaries <<<"$(chart_binaries | tr '\n' ' ')"
 read -r -a procs <<<"$(chart_processes | tr '\n' ' ')"
 chart_controller_ready || echo "note: warden-controller has no flags yet; its Deployment and RBAC are not checked"

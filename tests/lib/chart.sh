@@ -120,16 +120,18 @@ chart_kubeconfigs() {
 
 # Start warden-webhook with the args of the rendered Deployment, as its service
 # account, followed by local overrides (a later flag wins): HTTPS on 127.0.0.1:PORT,
-# probes on 127.0.0.1:HEALTH, no metrics listener. Sets CHART_WH_PID; output to LOG.
-#   chart_start_webhook RENDERED DIR PORT HEALTH LOG
+# probes on 127.0.0.1:HEALTH, no metrics listener, then FLAGS. Sets CHART_WH_PID;
+# output to LOG.
+#   chart_start_webhook RENDERED DIR PORT HEALTH LOG [FLAGS...]
 chart_start_webhook() {
     local rendered=$1 dir=$2 port=$3 health=$4 log=$5 bin
+    shift 5
     local -a args
     bin=$(chart_bin_webhook) || _chart_fail "warden-webhook is not built"
     mapfile -t args < <("$CHARTTOOL" args "$rendered" warden-webhook)
     [ ${#args[@]} -gt 0 ] || _chart_fail "no args in the rendered warden-webhook Deployment"
     "$bin" "${args[@]}" --kubeconfig "$dir/warden-webhook.kubeconfig" \
         --webhook-server-port "$port" --webhook-server-bind-address 127.0.0.1 \
-        --metrics-bind-address 0 --health-probe-bind-address "127.0.0.1:$health" >>"$log" 2>&1 &
+        --metrics-bind-address 0 --health-probe-bind-address "127.0.0.1:$health" "$@" >>"$log" 2>&1 &
     CHART_WH_PID=$!
 }

@@ -17,6 +17,8 @@
 //	    KIND NAME as JSON (for assertions in shell tests)
 //	charttool args MANIFESTS DEPLOYMENT
 //	    print the first container's args of a rendered Deployment, one a line
+//	charttool values-doc VALUES
+//	    every key of a values file is documented by a comment (see valuesdoc.go)
 //	charttool scan --src DIR --process NAME=SA:DIR[,DIR]...
 //	    print the API calls found for each process
 package main
@@ -27,7 +29,7 @@ import (
 )
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: charttool render|check|rbac|audit|get|args|scan ... (see the header of main.go)")
+	fmt.Fprintln(os.Stderr, "usage: charttool render|check|rbac|audit|get|args|values-doc|scan ... (see the header of main.go)")
 	os.Exit(2)
 }
 
@@ -99,6 +101,11 @@ func main() {
 			usage()
 		}
 		err = printArgs(pos[0], pos[1])
+	case "values-doc":
+		if len(pos) != 1 {
+			usage()
+		}
+		err = checkValuesDoc(pos[0])
 	case "scan":
 		err = printScan(one(flags, "--src", "."), flags["--process"])
 	default:
