@@ -5,7 +5,8 @@
 // .Release, .Chart, .Capabilities, .Template and .Files, Helm's value
 // coalescing (chart defaults < -f files < --set, null deletes a key) and its
 // output conventions (templates starting with "_" are partials, empty output
-// is dropped, "<no value>" becomes "", "# Source:" headers).
+// is dropped, "<no value>" becomes "", one "# Source:" header per document,
+// documents sorted by kind in Helm's install order).
 package main
 
 import (
@@ -14,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -329,7 +331,7 @@ func render(o renderOpts) (string, error) {
 		},
 		"Files": chartFiles,
 	}
-	var out strings.Builder
+	var docs []manifest
 	for _, n := range tplNames {
 		if strings.HasPrefix(filepath.Base(n), "_") {
 			continue
@@ -342,10 +344,58 @@ func render(o renderOpts) (string, error) {
 			return "", err
 		}
 		text := strings.ReplaceAll(buf.String(), "<no value>", "")
-		if strings.TrimSpace(text) == "" {
-			continue
+		for _, d := range reDocSep.Split(text, -1) {
+			if strings.TrimSpace(d) == "" {
+				continue
+			}
+			kind := ""
+			if m := reKind.FindStringSubmatch(d); m != nil {
+				kind = m[1]
+			}
+			docs = append(docs, manifest{source: full, kind: kind, text: strings.Trim(d, "\n")})
 		}
-		fmt.Fprintf(&out, "---\n# Source: %s\n%s\n", full, strings.Trim(text, "\n"))
+	}
+	sort.SliceStable(docs, func(i, j int) bool { return lessByKind(docs[i].kind, docs[j].kind) })
+	var out strings.Builder
+	for _, d := range docs {
+		fmt.Fprintf(&out, "---\n# Source: %s\n%s\n", d.source, d.text)
 	}
 	return out.String(), nil
+}
+
+type manifest struct{ source, kind, text string }
+
+var (
+	reDocSep = regexp.MustCompile(`(?m)^---[ \t]*$`)
+	reKind   = regexp.MustCompile(`(?m)^kind:\s*(\S+)`)
+)
+
+// installOrder is Helm's releaseutil.InstallOrder: helm template prints the
+// manifests sorted by kind in this order, other kinds after them by name.
+var installOrder = []string{"PriorityClass", "Namespace", "NetworkPolicy", "ResourceQuota",
+	"LimitRange", "PodSecurityPolicy", "PodDisruptionBudget", "ServiceAccount", "Secret",
+	"SecretList", "ConfigMap", "StorageClass", "PersistentVolume", "PersistentVolumeClaim",
+	"CustomResourceDefinition", "ClusterRole", "ClusterRoleList", "ClusterRoleBinding",
+	"ClusterRoleBindingList", "Role", "RoleList", "RoleBinding", "RoleBindingList", "Service",
+	"DaemonSet", "Pod", "ReplicationController", "ReplicaSet", "Deployment",
+	"HorizontalPodAutoscaler", "StatefulSet", "Job", "CronJob", "IngressClass", "Ingress",
+	"APIService", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"}
+
+func lessByKind(a, b string) bool {
+	ia, ib := len(installOrder), len(installOrder)
+	for i, k := range installOrder {
+		if k == a {
+			ia = i
+		}
+		if k == b {
+			ib = i
+		}
+	}
+	if ia != ib {
+		return ia < ib
+	}
+	if ia == len(installOrder) {
+		return a < b
+	}
+	return false
 }
