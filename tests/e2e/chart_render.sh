@@ -15,6 +15,7 @@ trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 chart_tool
+chart_tool_test
 "$CHARTTOOL" values-doc "$CHART_DIR/values.yaml" || fail "values.yaml"
 printf 'a:\n  # doc\n  b: 1\nc: 2\n' >"$work/undoc.yaml"
 if "$CHARTTOOL" values-doc "$work/undoc.yaml" >/dev/null 2>&1; then fail "an undocumented value passed"; fi

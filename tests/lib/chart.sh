@@ -43,6 +43,13 @@ chart_tool() {
     export CHARTTOOL
 }
 
+# The renderer's own tests (Helm semantics): go test in GOPATH mode.
+chart_tool_test() {
+    (cd "$_chart_root/tests/chart/charttool" && GO111MODULE=off GOPATH=/usr/share/gocode GOFLAGS= \
+        GOCACHE="$CHART_WORK/gocache" go test . >"$CHART_WORK/gotest.log" 2>&1) ||
+        { cat "$CHART_WORK/gotest.log"; _chart_fail "charttool's tests"; }
+}
+
 # Render the chart as release etcd-warden in CHART_NS into OUT.
 #   chart_render OUT [charttool render flags]
 chart_render() {
