@@ -25,6 +25,7 @@
 
 #include <stddef.h>
 
+#include "common/flagfile.h"
 #include "common/kerr.h"
 
 #define CTL_CONFIG_MAX_FILE (1024u * 1024u)
@@ -51,8 +52,7 @@ struct ctl_config {
     const char *config_file;     /* --config */
     int verbosity;               /* -v / --v */
     int help;                    /* -h / --help */
-    char **owned;                /* OWNS: argument strings made from the config file */
-    size_t nowned;
+    struct flagfile file;        /* OWNS: argument strings made from the config file */
 };
 
 /*
