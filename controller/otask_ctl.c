@@ -7,10 +7,7 @@
 enum kerr otask_reconcile(struct ctl *c, const char *ns, const char *name, struct ctl_result *res,
                           struct kerr_info *err)
 {
-    (void)c;
-    (void)ns;
-    (void)name;
-    res->requeue_ms = 0;
-    kerr_clear(err);
-    return KERR_OK;
+    struct otask_env env = { .client = ctl_client(c), .events = ctl_events(c) };
+
+    return otask_step(&env, ns, name, &res->requeue_ms, err);
 }
