@@ -8,9 +8,9 @@
  * owned by the Etcd; labels app.kubernetes.io/managed-by=etcd-warden and
  * app.kubernetes.io/part-of=<etcd>) and deletes it with imt_task_delete.
  *
- * imt_reconcile keeps a task's batch/v1 CronJob (name: the task's, cut to 52
- * characters with a hash when longer), owned by the task (controller
- * reference; the garbage collector deletes it with the task):
+ * imt_reconcile keeps a task's batch/v1 CronJob (built by imtjob: name the
+ * task's, cut to 52 characters with a hash when longer), owned by the task
+ * (controller reference; the garbage collector deletes it with the task):
  *   schedule = spec.config.schedule (else the Etcd's fullSnapshotSchedule),
  *   concurrencyPolicy Forbid; one container "extend-snapshot-immutability"
  *   running --immutability-task-image with --immutability-task-command split
@@ -48,39 +48,13 @@
 #include <cJSON.h>
 
 #include "common/kerr.h"
+#include "controller/imtjob.h"
 
 struct ctl;
 struct ctl_result;
 struct rctx;
 
-#define IMT_TASK_SUFFIX   "-extend-immutability"
-#define IMT_CONTAINER     "extend-snapshot-immutability"
-#define IMT_ANN_SPEC_HASH "etcd-warden.io/spec-hash"
-#define IMT_RETRY_MS      30000L
-#define IMT_CRONJOB_MAX   52
-#define IMT_RUN_AS        65532
-
-/* "<etcd>-extend-immutability" into out. KERR_TOOBIG when n is too small. */
-enum kerr imt_task_name(const char *etcd_name, char *out, size_t n);
-
-/* The CronJob name of a task: the task's, or its first 43 characters + "-" + 8 hex of a hash. */
-void imt_cronjob_name(const char *task_name, char out[IMT_CRONJOB_MAX + 1]);
-
-/*
- * The task hibernation creates for etcd (BORROWED). On KERR_OK *out OWNS it.
- * KERR_INVAL when the Etcd's fullSnapshotSchedule is not a cron expression.
- */
-enum kerr imt_task_build(const cJSON *etcd, cJSON **out, struct kerr_info *err);
-
-/*
- * The CronJob of task (BORROWED) for etcd (BORROWED), with image and
- * command (BORROWED; command split at blanks; NULL: the defaults). KERR_INVAL
- * with a message for a task without creationTimestamp or uid, a bad
- * schedule, an Etcd without a backup store or with an unknown provider. On
- * KERR_OK *out OWNS it, annotated with its spec hash.
- */
-enum kerr imt_cronjob_build(const cJSON *task, const cJSON *etcd, const char *image,
-                            const char *command, cJSON **out, struct kerr_info *err);
+#define IMT_RETRY_MS 30000L
 
 /* Create etcd's task when missing (or fix its schedule); idempotent. */
 enum kerr imt_task_ensure_x(const struct rctx *x, const cJSON *etcd, struct kerr_info *err);
