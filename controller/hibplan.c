@@ -140,8 +140,6 @@ static struct hibplan_step decide_snapshot(const struct hibplan_view *v,
 
     if (!v->store)
         return set_phase(HIBPLAN_SCALING);
-    if (v->svc == HIBPLAN_SVC_OPEN)
-        return act(HIBPLAN_CUT_PORTS);
     switch (v->task) {
     case HIBPLAN_TASK_NONE:
         s = act(HIBPLAN_CREATE_TASK);
@@ -190,6 +188,13 @@ static struct hibplan_step decide_scaling(const struct hibplan_view *v)
 static struct hibplan_step decide_hibernate(const struct hibplan_view *v,
                                             const struct hibplan_opts *o)
 {
+    /* After CuttingTraffic, what it did must still hold (someone may have undone it). */
+    if (v->phase == HIBPLAN_SNAPSHOT || v->phase == HIBPLAN_FAILED || v->phase == HIBPLAN_SCALING) {
+        if (!v->suspended)
+            return act(HIBPLAN_SET_SUSPEND);
+        if (v->svc == HIBPLAN_SVC_OPEN)
+            return act(HIBPLAN_CUT_PORTS);
+    }
     switch (v->phase) {
     case HIBPLAN_CUTTING:
         return decide_cutting(v);

@@ -12,6 +12,8 @@
  *   CuttingTraffic: suspend annotation, then cut the client and server ports,
  *     then delete final-snapshot tasks left from an earlier cycle, then phase
  *     FinalSnapshot (backup store configured) or ScalingDown (no store).
+ *   FinalSnapshot, Failed, ScalingDown: the suspend annotation and the cut
+ *     are checked again first (re-done when undone meanwhile).
  *   FinalSnapshot / Failed: create task attempt n+1 when none is live; a live
  *     task is waited for; Succeeded -> ScalingDown; a failed attempt is
  *     retried after min(base * 2^(n-1), max); after `retries` failed

@@ -4,6 +4,7 @@
  */
 #include "controller/sidecar.h"
 
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -40,16 +41,12 @@ static int host_ok(const char *s)
     return 1;
 }
 
-/* An IP: digits and dots (IPv4) or hex digits and colons (IPv6). */
+/* An IPv4 or IPv6 address in text form. */
 static int ip_ok(const char *s)
 {
-    if (!s || !*s || strlen(s) > 45)
-        return 0;
-    for (; *s; s++)
-        if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f') || (*s >= 'A' && *s <= 'F') ||
-              *s == '.' || *s == ':'))
-            return 0;
-    return 1;
+    unsigned char a[16];
+
+    return s && (inet_pton(AF_INET, s, a) == 1 || inet_pton(AF_INET6, s, a) == 1);
 }
 
 /* The answer body, capped; over is set when the cap stopped the transfer. */
