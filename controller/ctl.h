@@ -110,10 +110,25 @@ struct ctl_result {
     long requeue_ms; /* > 0: call again after that long */
 };
 
+/* A step of an Etcd key (hib_reconcile, sbk_reconcile, oref_reconcile, rst_reconcile). */
+typedef enum kerr (*ctl_etcd_step_fn)(struct ctl *c, const cJSON *etcd, struct ctl_result *res,
+                                      struct kerr_info *err);
+
+/* The step of a task key (otask_reconcile, imt_reconcile). */
+typedef enum kerr (*ctl_task_step_fn)(struct ctl *c, const char *ns, const char *name,
+                                      struct ctl_result *res, struct kerr_info *err);
+
+/* The steps the dispatch calls; NULL entries are skipped (tests replace them). */
+struct ctl_steps {
+    ctl_etcd_step_fn sbk, oref, hib, rst;
+    ctl_task_step_fn otask, imt;
+};
+
 /* Options a test may change; zero means the default. */
 struct ctl_opts {
-    struct k8s_client *client; /* BORROWED: use this client instead of --kubeconfig's */
-    const char *identity;      /* BORROWED: leader-election identity (default hostname_pid) */
+    const struct ctl_steps *steps; /* BORROWED; NULL: the real modules' */
+    struct k8s_client *client;     /* BORROWED: use this client instead of --kubeconfig's */
+    const char *identity;          /* BORROWED: leader-election identity (default hostname_pid) */
     long lease_ms, renew_ms, retry_ms; /* override the config's lease timings */
     int no_servers;                    /* do not start the /metrics and health servers */
 };
