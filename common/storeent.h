@@ -2,8 +2,9 @@
  * storeent - how common/store keeps an object: the codec between cJSON
  * objects and the itab entries of its table (common/itab).
  *
- * Storing an object runs the store's projection, takes the key
- * (the store's key function, by default kobj_key_of), computes the values of every index function, and keeps
+ * Storing an object runs the store's projection, takes the key (the
+ * store's key function, by default kobj_key_of), computes the values of
+ * every index function, and keeps
  * the result either as a cJSON tree or, with opts.compact, as compact JSON
  * text. Reading copies the tree or parses the text. This module holds no
  * lock and no table: common/store links and unlinks the entries under its
