@@ -196,3 +196,45 @@ ctl_phase() {
 ctl_is_leader() {
     ctl_metrics "${1:-}" 2>/dev/null | grep -qE '^leader_election_master_status\{[^}]*\} 1$'
 }
+
+# GET an API path of kube-sim as the admin (curl: fast enough to poll); prints the body.
+#   ctl_get /apis/druid.gardener.cloud/v1alpha1/namespaces/NS/etcds/NAME
+ctl_get() {
+    curl -sfk -H "Authorization: Bearer $KSIM_TOKEN" "$KSIM_URL$1"
+}
+
+# Record every value of Etcd NAME's phase annotation, one line per change, in FILE
+# (kubectl get -w in the background, stopped at exit). "" lines: no phase.
+#   ctl_watch_phases NS NAME FILE
+ctl_watch_phases() {
+    kc -n "$1" get etcd "$2" -w \
+        -o jsonpath='{.metadata.annotations.etcd-warden\.io/hibernation-phase}{"\n"}' >"$3" 2>&1 &
+    ksim_on_exit "kill $! 2>/dev/null || true"
+    sleep 0.3
+}
+
+# The phases recorded by ctl_watch_phases in FILE, repeats collapsed, "-" for no phase,
+# space separated: "- CuttingTraffic FinalSnapshot ScalingDown Hibernated".
+ctl_phases() {
+    sed 's/^$/-/' "$1" | uniq | tr '\n' ' ' | sed 's/ $//'
+}
+
+# Wait (SECONDS, default 30) until Etcd NAME's phase is PHASE ("" : no phase annotation).
+#   ctl_wait_phase NS NAME PHASE [SECONDS]
+ctl_wait_phase() {
+    local deadline=$((SECONDS + ${4:-30})) p=""
+    while :; do
+        p=$(ctl_get "/apis/druid.gardener.cloud/v1alpha1/namespaces/$1/etcds/$2" |
+            grep -o '"etcd-warden.io/hibernation-phase":"[^"]*"' | cut -d'"' -f4) || true
+        [ "$p" = "$3" ] && return 0
+        [ $SECONDS -lt $deadline ] || ctl_fail "$1/$2: phase \"$p\" after ${4:-30}s, want \"$3\""
+        sleep 0.05
+    done
+}
+
+# The events about object NAME in NS: "TYPE REASON: NOTE" lines.
+ctl_events() {
+    kc -n "$1" get events.events.k8s.io -o \
+        jsonpath='{range .items[*]}{.regarding.name}{"\t"}{.type} {.reason}: {.note}{"\n"}{end}' |
+        awk -F'\t' -v n="$2" '$1 == n { print $2 }'
+}

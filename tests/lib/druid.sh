@@ -104,7 +104,9 @@ druid_crds() {
 }
 
 # etcd-druid's ValidatingWebhookConfiguration (component protection, as its chart ships
-# it) and etcd-warden's (Etcd validation, Etcd and component mutation), all served by
+# it) and etcd-warden's (Etcd validation, Etcd mutation on CREATE, and the CREATE of every
+# kind of component etcd-druid owns by the Etcd: ServiceAccount, Service, ConfigMap, PVC,
+# Role, RoleBinding, StatefulSet, PodDisruptionBudget, Lease, Job), all served by
 # warden-webhook.
 druid_register_webhooks() {
     kc apply -f - >/dev/null <<EOF
@@ -132,8 +134,23 @@ $(wh_webhook stsscale.etcdcomponents.webhooks.druid.gardener.cloud /webhooks/etc
   namespaceSelector: {}
   rules:
   - {apiGroups: [apps], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [statefulsets/scale], scope: "*"}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: etcd-warden-components}
+webhooks:
+$(wh_webhook components-mutate.webhooks.etcd-warden.io /webhooks/etcd-mutate)
+  objectSelector:
+    matchLabels: {app.kubernetes.io/managed-by: etcd-druid}
+  rules:
+  - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [serviceaccounts, services, configmaps, persistentvolumeclaims], scope: Namespaced}
+  - {apiGroups: [rbac.authorization.k8s.io], apiVersions: [v1], operations: [CREATE], resources: [roles, rolebindings], scope: Namespaced}
+  - {apiGroups: [apps], apiVersions: [v1], operations: [CREATE], resources: [statefulsets], scope: Namespaced}
+  - {apiGroups: [policy], apiVersions: [v1], operations: [CREATE], resources: [poddisruptionbudgets], scope: Namespaced}
+  - {apiGroups: [coordination.k8s.io], apiVersions: [v1], operations: [CREATE], resources: [leases], scope: Namespaced}
+  - {apiGroups: [batch], apiVersions: [v1], operations: [CREATE], resources: [jobs], scope: Namespaced}
 EOF
-    wh_register_etcd --components
+    wh_register_etcd
 }
 
 # The labels etcd-druid puts on component COMPONENT of Etcd NAME with resource name RNAME.
