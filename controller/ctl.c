@@ -243,7 +243,13 @@ static enum wqpool_result process(void *arg, const char *key, long *after_ms)
                  where, "error", err.msg);
         return WQPOOL_RESULT_ERROR;
     }
-    log_debug("reconciled", "controller", kind, "namespace", ns, "name", name);
+    if (log_enabled(LOG_DEBUG)) {
+        char after[24];
+
+        snprintf(after, sizeof(after), "%ld", requeue);
+        log_debug("reconciled", "controller", kind, "namespace", ns, "name", name, "requeue_ms",
+                  after);
+    }
     if (requeue <= 0)
         return WQPOOL_RESULT_OK;
     *after_ms = requeue;
