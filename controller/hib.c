@@ -520,7 +520,8 @@ enum kerr hib_step(const struct hib_env *env, const cJSON *etcd, long *requeue_m
     const char *ns = kjson_get_str(etcd, "metadata.namespace");
     const char *name = kjson_get_str(etcd, "metadata.name");
     enum kerr rc = KERR_OK;
-    int bad_imm_told = 0;
+    int bad_imm_told = 0, acts = 0;
+    int max = env->max_steps > 0 && env->max_steps < HIB_MAX_STEPS ? env->max_steps : HIB_MAX_STEPS;
 
     *requeue_ms = 0;
     kerr_clear(err);
@@ -555,6 +556,8 @@ enum kerr hib_step(const struct hib_env *env, const cJSON *etcd, long *requeue_m
         round_release(&r);
         s.act = HIBPLAN_WAIT;
         s.wait_ms = CONFLICT_WAIT;
+        if (++acts >= max)
+            break;
     }
     if (rc == KERR_OK && (s.act == HIBPLAN_WAIT || s.act == HIBPLAN_BAD))
         *requeue_ms = s.wait_ms;

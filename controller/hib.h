@@ -69,6 +69,7 @@ struct hib_env {
     hib_imt_fn imt_ensure;
     hib_imt_fn imt_delete;
     void *imt_arg;
+    int max_steps; /* actions per call; 0: HIB_MAX_STEPS (1: stop after each, as a crash) */
 };
 
 /*
