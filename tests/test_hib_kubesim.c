@@ -82,7 +82,7 @@ static void phases_since(const char *rv, char *out, size_t n)
 Test(hib_kubesim, hibernate_with_store_and_immutability_then_wake_up_exactly)
 {
     cJSON *etcd = hibfix_etcd(&x, "e1", STORE_IMM, NULL, 1), *svc, *t;
-    char *before = hibfix_ports(&x, "e1-client"), *after, phases[512], rv[32];
+    char *before = hibfix_ports(&x, "e1-client"), *after, phases[512], rv[32], ip[64];
     const char *imm_name = "e1-extend-immutability";
     int spec, status;
 
@@ -107,6 +107,11 @@ Test(hib_kubesim, hibernate_with_store_and_immutability_then_wake_up_exactly)
     cJSON_Delete(t);
     cr_assert_eq(atomic_load(&x.sc.finals), 1);
     cr_assert_eq(atomic_load(&x.sc.requests), 1);
+    svc = cfix_get(&x.f, &RES_SVC, "e1-client");
+    hibfix_last_ip(&x, ip, sizeof(ip));
+    cr_assert_str_eq(ip, kjson_get_str(svc, "spec.clusterIP"));
+    cr_assert(strncmp(ip, "127.77.", 7) == 0, "%s", ip);
+    cJSON_Delete(svc);
     hibfix_sts(&x, "e1", &spec, &status);
     cr_assert(spec == 0 && status == 0, "sts %d/%d", spec, status);
     t = cfix_get(&x.f, &ETCDSPEC_RES_IMMTASK, imm_name);
@@ -277,4 +282,145 @@ Test(hib_kubesim, a_missing_statefulset_is_reported_and_nothing_scaled)
         hibfix_round(&x, "e6");
     cr_assert_str_eq(hibfix_phase(&x, "e6"), "ScalingDown");
     cr_assert_null(cfix_get(&x.f, &(struct k8s_resource){ "apps", "v1", "statefulsets", 1 }, "e6"));
+}
+
+Test(hib_kubesim, immutability_follows_the_annotation_while_hibernated_and_bad_values_are_left)
+{
+    const char *imm_name = "e7-extend-immutability";
+    char *store = store_for("e7");
+    cJSON *etcd = hibfix_etcd(&x, "e7", store, NULL, 1), *t;
+    int ok = 0;
+
+    cJSON_Delete(etcd);
+    free(store);
+    hibfix_annotate(&x, "e7", ETCDSPEC_ANN_RETENTION_TYPE, "weird");
+    hibfix_annotate(&x, "e7", HIB_ANN_HIBERNATE, "true");
+    cr_assert(hibfix_drive(&x, "e7", "Hibernated", 20000), "phase %s", hibfix_phase(&x, "e7"));
+    cr_assert_null(cfix_get(&x.f, &ETCDSPEC_RES_IMMTASK, imm_name));
+    for (int i = 0; i < 100 && !ok; i++) {
+        ok = hibfix_events(&x, "InvalidImmutability", "Warning") > 0;
+        ktime_sleep_ns(50000000L);
+    }
+    cr_assert(ok, "no Warning event InvalidImmutability");
+
+    hibfix_annotate(&x, "e7", ETCDSPEC_ANN_RETENTION_TYPE, "bucket");
+    hibfix_round(&x, "e7");
+    t = cfix_get(&x.f, &ETCDSPEC_RES_IMMTASK, imm_name);
+    cr_assert_not_null(t, "adding immutability while hibernated creates the task");
+    cJSON_Delete(t);
+    hibfix_annotate(&x, "e7", ETCDSPEC_ANN_RETENTION_TYPE, "weird");
+    hibfix_round(&x, "e7");
+    t = cfix_get(&x.f, &ETCDSPEC_RES_IMMTASK, imm_name);
+    cr_assert_not_null(t, "a malformed value deletes nothing");
+    cJSON_Delete(t);
+    hibfix_annotate(&x, "e7", ETCDSPEC_ANN_RETENTION_TYPE, NULL);
+    hibfix_round(&x, "e7");
+    cr_assert_null(cfix_get(&x.f, &ETCDSPEC_RES_IMMTASK, imm_name),
+                   "removing immutability while hibernated deletes the task");
+    cr_assert_str_eq(hibfix_phase(&x, "e7"), "Hibernated");
+}
+
+Test(hib_kubesim, an_etcd_deleted_mid_flow_leaves_nothing_behind)
+{
+    char *store = store_for("e8"), *out = NULL;
+    cJSON *etcd = hibfix_etcd(&x, "e8", store, NULL, 1), *tasks;
+    int64_t end;
+    int n = 1;
+
+    cJSON_Delete(etcd);
+    free(store);
+    atomic_store(&x.sc.code, 503);
+    hibfix_annotate(&x, "e8", HIB_ANN_HIBERNATE, "true");
+    for (int i = 0; i < 40 && strcmp(hibfix_phase(&x, "e8"), "FinalSnapshot") != 0; i++)
+        hibfix_round(&x, "e8");
+    hibfix_round(&x, "e8");
+    tasks = hibfix_tasks(&x);
+    cr_assert_geq(cJSON_GetArraySize(tasks), 1);
+    cJSON_Delete(tasks);
+    cr_assert_eq(ksim_harness_kubectl(x.f.h, NULL, "delete etcd e8 -n " CFIX_NS, &out), 0, "%s",
+                 out);
+    free(out);
+    end = ktime_mono_ms() + 15000;
+    while (n > 0 && ktime_mono_ms() < end) { /* the garbage collector, the executor's finalizer */
+        hibfix_round(&x, "e8");
+        tasks = hibfix_tasks(&x);
+        n = cJSON_GetArraySize(tasks);
+        cJSON_Delete(tasks);
+        ktime_sleep_ns(50000000L);
+    }
+    cr_assert_eq(n, 0, "final-snapshot tasks left behind");
+    cr_assert(ksimfix_await_status(x.f.h, "/api/v1/namespaces/" CFIX_NS "/services/e8-client", 404,
+                                   10000));
+}
+
+/* Run one hib_step on name limited to max actions; its duration in microseconds. */
+static long timed_step(const char *name, int max)
+{
+    cJSON *etcd = hibfix_get_etcd(&x, name);
+    struct kerr_info e;
+    long rq;
+    int64_t t0 = ktime_mono_ns();
+
+    x.hib.max_steps = max;
+    cr_assert_eq(hib_step(&x.hib, etcd, &rq, &e), KERR_OK, "%s", e.msg);
+    cJSON_Delete(etcd);
+    x.hib.max_steps = 0;
+    return (long)((ktime_mono_ns() - t0) / 1000);
+}
+
+static int cmp_long(const void *a, const void *b)
+{
+    long d = *(const long *)a - *(const long *)b;
+    return (d > 0) - (d < 0);
+}
+
+Test(hib_kubesim, latencies_annotation_to_ports_cut_and_succeeded_to_scale_request)
+{
+    enum { N = 9 };
+    long cut[N], scale[N];
+
+    for (int i = 0; i < N; i++) {
+        char name[16], *store, *ports, patch[128];
+        cJSON *etcd, *p;
+        long tq;
+
+        snprintf(name, sizeof(name), "lat%d", i);
+        store = store_for(name);
+        etcd = hibfix_etcd(&x, name, store, NULL, 1);
+        free(store);
+        snprintf(patch, sizeof(patch), "{\"metadata\":{\"annotations\":{\"%s\":\"true\"}}}",
+                 HIB_ANN_HIBERNATE);
+        p = jsonfix_parse(patch);
+        cr_assert_eq(k8s_patch(x.f.c, &ETCDSPEC_RES_ETCD, CFIX_NS, name, K8S_PATCH_MERGE, p, NULL,
+                               NULL, NULL),
+                     KERR_OK);
+        cJSON_Delete(p);
+        cJSON_Delete(etcd);
+        /* phase CuttingTraffic, suspend, cut: three actions from the annotation */
+        cut[i] = timed_step(name, 3);
+        snprintf(patch, sizeof(patch), "%s-client", name);
+        ports = hibfix_ports(&x, patch);
+        cr_assert(!strstr(ports, "\"client\""), "%s", ports);
+        free(ports);
+        timed_step(name, 0); /* FinalSnapshot: task created */
+        snprintf(patch, sizeof(patch), "%s-final-snapshot-1", name);
+        cr_assert_eq(otask_step(&x.ot, CFIX_NS, patch, &tq, NULL), KERR_OK);
+        cr_assert_str_eq(
+            kjson_get_str(cfix_get(&x.f, &ETCDSPEC_RES_OPSTASK, patch), "status.state"),
+            "Succeeded");
+        /* phase ScalingDown, scale: two actions from the task's Succeeded */
+        scale[i] = timed_step(name, 2);
+        int spec, status;
+        hibfix_sts(&x, name, &spec, &status);
+        cr_assert_eq(spec, 0);
+    }
+    qsort(cut, N, sizeof(long), cmp_long);
+    qsort(scale, N, sizeof(long), cmp_long);
+    fprintf(stderr,
+            "hib latency (in-process kube-sim, %d Etcds): annotation->ports cut median %.2f ms "
+            "max %.2f ms; task Succeeded->scale request median %.2f ms max %.2f ms\n",
+            N, cut[N / 2] / 1000.0, cut[N - 1] / 1000.0, scale[N / 2] / 1000.0,
+            scale[N - 1] / 1000.0);
+    cr_assert_lt(cut[N / 2], 1000000L);
+    cr_assert_lt(scale[N / 2], 1000000L);
 }

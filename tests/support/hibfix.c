@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include "common/events.h"
@@ -29,6 +30,22 @@ static const struct k8s_resource RES_EV = { "events.k8s.io", "v1", "events", 1 }
 
 /* ---- the sidecar ---- */
 
+/* The address the client connected to: the Service's clusterIP it was given. */
+static void record_ip(struct hibfix_sidecar *s, struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    struct sockaddr_in a;
+    socklen_t len = sizeof(a);
+    char ip[INET_ADDRSTRLEN] = "";
+
+    if (ci && getsockname(ci->connect_fd, (struct sockaddr *)&a, &len) == 0)
+        inet_ntop(AF_INET, &a.sin_addr, ip, sizeof(ip));
+    pthread_mutex_lock(&s->mu);
+    snprintf(s->last_ip, sizeof(s->last_ip), "%s", ip);
+    pthread_mutex_unlock(&s->mu);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version, const char *data,
                                   size_t *size, void **state)
@@ -50,6 +67,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     *size = 0;
     body[0] = '\0';
     if (strcmp(method, "POST") == 0 && (full || strcmp(url, "/snapshot/delta") == 0)) {
+        record_ip(s, conn);
         atomic_fetch_add(&s->requests, 1);
         if (final && strcmp(final, "true") == 0)
             atomic_fetch_add(&s->finals, 1);
@@ -79,11 +97,12 @@ static void sidecar_start(struct hibfix_sidecar *s)
     struct MHD_Daemon *d;
 
     atomic_store(&s->code, 200);
-    cr_assert_eq(inet_pton(AF_INET, HIBFIX_IP, &a.sin_addr), 1);
+    pthread_mutex_init(&s->mu, NULL);
+    a.sin_addr.s_addr = htonl(INADDR_ANY); /* every clusterIP of HIBFIX_CIDR reaches it */
     d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD, 0, NULL,
                          NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&a,
                          MHD_OPTION_END);
-    cr_assert_not_null(d, "sidecar stand-in cannot listen on %s", HIBFIX_IP);
+    cr_assert_not_null(d, "sidecar stand-in cannot listen");
     di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
     cr_assert(di && di->port > 0);
     s->daemon = d;
@@ -121,8 +140,8 @@ void hibfix_start(struct hibfix *x)
                           .spam_qps = -1 };
 
     memset(x, 0, sizeof(*x));
-    log_set_level(LOG_ERROR); /* the steps' warnings are what the tests provoke */
     cfix_start(&x->f, &ho);
+    log_set_level(LOG_ERROR); /* the steps' warnings are what the tests provoke */
     sidecar_start(&x->sc);
     cr_assert_eq(ev_new(x->f.c, &eo, &x->ev, NULL), KERR_OK);
     x->f.x.events = x->ev;
@@ -139,8 +158,10 @@ void hibfix_start(struct hibfix *x)
 void hibfix_stop(struct hibfix *x)
 {
     ev_free(x->ev);
-    if (x->sc.daemon)
+    if (x->sc.daemon) {
         MHD_stop_daemon(x->sc.daemon);
+        pthread_mutex_destroy(&x->sc.mu);
+    }
     if (x->f.h)
         cfix_stop(&x->f);
     memset(x, 0, sizeof(*x));
@@ -195,7 +216,7 @@ cJSON *hibfix_etcd(struct hibfix *x, const char *name, const char *store, const 
         ports = text;
     }
     o = jsonfix_parse("{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"spec\":{\"type\":"
-                      "\"ClusterIP\",\"clusterIP\":\"" HIBFIX_IP "\"}}");
+                      "\"ClusterIP\"}}");
     cr_assert_eq(kjson_set_str(o, "metadata.name", svc_name, NULL), KERR_OK);
     cr_assert_eq(kjson_set(o, "spec.ports", jsonfix_parse(ports), NULL), KERR_OK);
     labels(o, name);
@@ -335,4 +356,11 @@ int hibfix_events(struct hibfix *x, const char *reason, const char *type)
     }
     cJSON_Delete(list);
     return n;
+}
+
+void hibfix_last_ip(struct hibfix *x, char *out, size_t n)
+{
+    pthread_mutex_lock(&x->sc.mu);
+    snprintf(out, n, "%s", x->sc.last_ip);
+    pthread_mutex_unlock(&x->sc.mu);
 }

@@ -2,13 +2,14 @@
  * hibfix - fixtures for the tests of hibernation (controller/hib) and of the
  * EtcdOpsTask executor (controller/otask) on an in-process kube-sim:
  *
- *   - a sidecar stand-in: an HTTP server (libmicrohttpd) bound to an address
- *     of the loopback range kube-sim hands out clusterIPs from
- *     (HIBFIX_CIDR), answering POST /snapshot/{full,delta} with a Snapshot
- *     JSON (revisions increase), or with a chosen status; it counts the
- *     requests and those with final=true, and can be slowed down;
+ *   - a sidecar stand-in: an HTTP server (libmicrohttpd) on an ephemeral
+ *     port of every local address, so that each clusterIP kube-sim hands out
+ *     from the loopback range HIBFIX_CIDR reaches it; it records the address
+ *     a request came to (the clusterIP the client chose), answering POST /snapshot/{full,delta}
+ * with a Snapshot JSON (revisions increase), or with a chosen status; it counts the requests and
+ * those with final=true, and can be slowed down;
  *   - an Etcd as etcd-druid runs it: the Etcd (status Ready), its client
- *     Service <etcd>-client (clusterIP = the sidecar's address; ports client
+ *     Service <etcd>-client (clusterIP allocated by kube-sim; ports client
  *     2379, server 2380, backuprestore = the sidecar's port, in etcd-druid's
  *     order) and its StatefulSet (3 replicas), all owned by the Etcd;
  *   - a hib_env and an otask_env on the admin client, and a drive loop that
@@ -21,7 +22,9 @@
 #ifndef TESTS_SUPPORT_HIBFIX_H
 #define TESTS_SUPPORT_HIBFIX_H
 
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 
 #include <cJSON.h>
 
@@ -30,7 +33,6 @@
 #include "tests/support/cfix.h"
 
 #define HIBFIX_CIDR "127.77.0.0/16"
-#define HIBFIX_IP   "127.77.0.10"
 
 struct hibfix_sidecar {
     void *daemon;         /* struct MHD_Daemon, OWNS */
@@ -40,6 +42,8 @@ struct hibfix_sidecar {
     atomic_int requests;  /* snapshot requests received */
     atomic_int finals;    /* ... with final=true */
     atomic_long revision;
+    pthread_mutex_t mu; /* guards last_ip */
+    char last_ip[64];   /* local address of the last snapshot request */
 };
 
 struct hibfix {
@@ -94,5 +98,8 @@ cJSON *hibfix_tasks(struct hibfix *x);
 
 /* How many Events with reason (and type, NULL: any) exist in the namespace. */
 int hibfix_events(struct hibfix *x, const char *reason, const char *type);
+
+/* The clusterIP the last snapshot request was sent to. */
+void hibfix_last_ip(struct hibfix *x, char *out, size_t n);
 
 #endif
