@@ -90,23 +90,51 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     return ret;
 }
 
-static void sidecar_start(struct hibfix_sidecar *s)
+/* Start s on an ephemeral port of every local address; TLS with cert/key when given. */
+static void sidecar_start(struct hibfix_sidecar *s, const char *cert, const char *key)
 {
     struct sockaddr_in a = { .sin_family = AF_INET };
     const union MHD_DaemonInfo *di;
     struct MHD_Daemon *d;
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD;
 
     atomic_store(&s->code, 200);
     pthread_mutex_init(&s->mu, NULL);
     a.sin_addr.s_addr = htonl(INADDR_ANY); /* every clusterIP of HIBFIX_CIDR reaches it */
-    d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD, 0, NULL,
-                         NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&a,
-                         MHD_OPTION_END);
+    if (cert)
+        d = MHD_start_daemon(flags | MHD_USE_TLS, 0, NULL, NULL, on_request, s,
+                             MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&a, MHD_OPTION_HTTPS_MEM_CERT,
+                             cert, MHD_OPTION_HTTPS_MEM_KEY, key, MHD_OPTION_END);
+    else
+        d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR,
+                             (struct sockaddr *)&a, MHD_OPTION_END);
     cr_assert_not_null(d, "sidecar stand-in cannot listen");
     di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
     cr_assert(di && di->port > 0);
     s->daemon = d;
     s->port = di->port;
+}
+
+static void sidecar_stop(struct hibfix_sidecar *s)
+{
+    if (!s->daemon)
+        return;
+    MHD_stop_daemon(s->daemon);
+    pthread_mutex_destroy(&s->mu);
+    s->daemon = NULL;
+}
+
+void hibfix_tls_sidecar(struct hibfix *x, struct hibfix_sidecar *s, const char *cert,
+                        const char *key)
+{
+    (void)x;
+    memset(s, 0, sizeof(*s));
+    sidecar_start(s, cert, key);
+}
+
+void hibfix_sidecar_stop(struct hibfix_sidecar *s)
+{
+    sidecar_stop(s);
 }
 
 /* ---- set-up ---- */
@@ -142,7 +170,7 @@ void hibfix_start(struct hibfix *x)
     memset(x, 0, sizeof(*x));
     cfix_start(&x->f, &ho);
     log_set_level(LOG_ERROR); /* the steps' warnings are what the tests provoke */
-    sidecar_start(&x->sc);
+    sidecar_start(&x->sc, NULL, NULL);
     cr_assert_eq(ev_new(x->f.c, &eo, &x->ev, NULL), KERR_OK);
     x->f.x.events = x->ev;
     x->hib = (struct hib_env){ .client = x->f.c,
@@ -158,10 +186,7 @@ void hibfix_start(struct hibfix *x)
 void hibfix_stop(struct hibfix *x)
 {
     ev_free(x->ev);
-    if (x->sc.daemon) {
-        MHD_stop_daemon(x->sc.daemon);
-        pthread_mutex_destroy(&x->sc.mu);
-    }
+    sidecar_stop(&x->sc);
     if (x->f.h)
         cfix_stop(&x->f);
     memset(x, 0, sizeof(*x));

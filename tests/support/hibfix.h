@@ -99,6 +99,13 @@ cJSON *hibfix_tasks(struct hibfix *x);
 /* How many Events with reason (and type, NULL: any) exist in the namespace. */
 int hibfix_events(struct hibfix *x, const char *reason, const char *type);
 
+/* A second sidecar stand-in (*s zeroed first) speaking HTTPS with cert/key (PEM, BORROWED). */
+void hibfix_tls_sidecar(struct hibfix *x, struct hibfix_sidecar *s, const char *cert,
+                        const char *key);
+
+/* Stop a sidecar stand-in started by hibfix_tls_sidecar. */
+void hibfix_sidecar_stop(struct hibfix_sidecar *s);
+
 /* The clusterIP the last snapshot request was sent to. */
 void hibfix_last_ip(struct hibfix *x, char *out, size_t n);
 
