@@ -1,6 +1,7 @@
 /* ctl - the warden-controller process; see ctl.h. */
 #include "controller/ctl.h"
 
+#include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -318,6 +319,8 @@ static void *supervise(void *arg)
     while (!atomic_load(&c->stopping)) {
         if (!atomic_load(&c->ready) && ctl_caches_synced(c->caches)) {
             atomic_store(&c->ready, 1);
+            /* The initial lists' transient trees are freed: give their pages back. */
+            malloc_trim(0);
             log_info("warden-controller ready", "identity", c->identity);
         }
         if (!workers && atomic_load(&c->ready) && atomic_load(&c->leading) &&
