@@ -381,7 +381,8 @@ Test(hib_kubesim, latencies_annotation_to_ports_cut_and_succeeded_to_scale_reque
 
     for (int i = 0; i < N; i++) {
         char name[16], *store, *ports, patch[128];
-        cJSON *etcd, *p;
+        cJSON *etcd, *p, *t;
+        int spec, status;
         long tq;
 
         snprintf(name, sizeof(name), "lat%d", i);
@@ -405,12 +406,11 @@ Test(hib_kubesim, latencies_annotation_to_ports_cut_and_succeeded_to_scale_reque
         timed_step(name, 0); /* FinalSnapshot: task created */
         snprintf(patch, sizeof(patch), "%s-final-snapshot-1", name);
         cr_assert_eq(otask_step(&x.ot, CFIX_NS, patch, &tq, NULL), KERR_OK);
-        cr_assert_str_eq(
-            kjson_get_str(cfix_get(&x.f, &ETCDSPEC_RES_OPSTASK, patch), "status.state"),
-            "Succeeded");
+        t = cfix_get(&x.f, &ETCDSPEC_RES_OPSTASK, patch);
+        cr_assert_str_eq(kjson_get_str(t, "status.state"), "Succeeded");
+        cJSON_Delete(t);
         /* phase ScalingDown, scale: two actions from the task's Succeeded */
         scale[i] = timed_step(name, 2);
-        int spec, status;
         hibfix_sts(&x, name, &spec, &status);
         cr_assert_eq(spec, 0);
     }
