@@ -10,6 +10,7 @@
 #include "controller/ctl.h"
 
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include "common/kjson.h"
 #include "common/ktime.h"
 #include "common/metrics.h"
+#include "common/proc.h"
 #include "common/store.h"
 #include "common/strlist.h"
 #include "controller/ctl_config.h"
@@ -466,4 +468,77 @@ Test(ctl_kubesim, only_the_leader_reconciles_and_stop_releases_the_lease)
     cr_expect_lt(ktime_mono_ms() - t0, 1400, "took %ld ms", (long)(ktime_mono_ms() - t0));
     AWAIT(calls(S_HIB, other) >= 1);
     cr_expect_str_eq(holder(), other ? "b" : "a");
+}
+
+struct runner {
+    struct ctl *c;
+    enum kerr rc;
+    struct kerr_info err;
+    pthread_t t;
+};
+
+static void *run_ctl(void *arg)
+{
+    struct runner *r = arg;
+
+    r->rc = ctl_run(r->c, &r->err);
+    return NULL;
+}
+
+/* Build controller i as start() does, without starting it. */
+static void build(int i, const char *identity)
+{
+    const char *argv[] = { "warden-controller", "--metrics-bind-address=0",
+                           "--health-probe-bind-address=0", "--leader-election-namespace=ns1" };
+    struct ctl_opts o = { 0 };
+
+    OK(ctl_config_load(&cfgs[i], 4, (char **)argv, &err));
+    o.steps = &steps;
+    o.client = admin;
+    o.identity = identity;
+    o.lease_ms = 1500;
+    o.renew_ms = 1000;
+    o.retry_ms = 200;
+    o.no_servers = 1;
+    OK(ctl_new(&cfgs[i], &o, &ctls[i], &err));
+}
+
+Test(ctl_kubesim, sigterm_ends_run_and_releases_the_lease)
+{
+    struct runner r = { 0 };
+
+    create_etcd("ns1", "s1", NULL);
+    build(0, "a");
+    r.c = ctls[0];
+    cr_assert_eq(pthread_create(&r.t, NULL, run_ctl, &r), 0);
+    AWAIT(ctl_leading(ctls[0]));
+    AWAIT(has("hib ns1/s1 0"));
+    cr_expect_str_eq(holder(), "a");
+    proc_request_shutdown(); /* what SIGTERM does */
+    pthread_join(r.t, NULL);
+    cr_expect_eq(r.rc, KERR_OK, "%s", r.err.msg);
+    cr_expect_str_eq(holder(), "", "released: no holder");
+    cr_expect(!ctl_leading(ctls[0]));
+}
+
+Test(ctl_kubesim, a_lost_lease_ends_run_with_an_error)
+{
+    struct runner r = { 0 };
+    cJSON *l = NULL, *p;
+
+    build(0, "a");
+    r.c = ctls[0];
+    cr_assert_eq(pthread_create(&r.t, NULL, run_ctl, &r), 0);
+    AWAIT(ctl_leading(ctls[0]));
+    /* Another replica takes the Lease behind this one's back (a split brain healed). */
+    OK(k8s_get(admin, &LEASE, "ns1", "warden-controller-leader-election", NULL, &l, &err));
+    p = jsonfix_parse("{\"spec\":{\"holderIdentity\":\"intruder\",\"leaseDurationSeconds\":60}}");
+    OK(k8s_patch(admin, &LEASE, "ns1", "warden-controller-leader-election", K8S_PATCH_MERGE, p,
+                 NULL, NULL, &err));
+    cJSON_Delete(p);
+    cJSON_Delete(l);
+    pthread_join(r.t, NULL);
+    cr_expect_eq(r.rc, KERR_CANCELLED);
+    cr_expect_not_null(strstr(r.err.msg, "lost the leader-election Lease"), "%s", r.err.msg);
+    cr_expect_str_eq(holder(), "intruder", "a replica that lost the Lease leaves it alone");
 }
