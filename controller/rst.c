@@ -62,6 +62,8 @@ struct pass {
     char rv[64];   /* the Etcd's resourceVersion, after our own writes */
     cJSON *backup; /* OWNS: the EtcdStatusBackup, or NULL */
     struct rst_progress p;
+    const char *wait_reason; /* what it waits for, told only when the progress changes */
+    char wait_note[768];
 };
 
 /* Merge-patch the Etcd's metadata with md (TAKES), preconditioned on the resourceVersion. */
@@ -178,8 +180,8 @@ static enum kerr check_status(struct pass *s, struct kerr_info *err)
                    RST_NO_BACKUP_MSG);
         return KERR_OK;
     }
-    rctx_event(s->x, s->etcd, EV_NORMAL, "RestoreAwaitingStatus", "Restore",
-               "waiting for EtcdStatusBackup %s", s->e.name);
+    s->wait_reason = "RestoreAwaitingStatus";
+    snprintf(s->wait_note, sizeof(s->wait_note), "waiting for EtcdStatusBackup %s", s->e.name);
     return KERR_OK;
 }
 
@@ -250,10 +252,11 @@ static enum kerr check_resources(struct pass *s, struct kerr_info *err)
     }
     if (rc == KERR_OK)
         s->p.awaiting_resources = n > 0;
-    if (rc == KERR_OK && n > 0)
-        rctx_event(s->x, s->etcd, EV_NORMAL, "RestoreAwaitingResources", "Restore",
-                   "waiting for %d components: %s%s", n, buf_str(&missing),
-                   n > MISSING_SHOWN ? ", ..." : "");
+    if (rc == KERR_OK && n > 0) {
+        s->wait_reason = "RestoreAwaitingResources";
+        snprintf(s->wait_note, sizeof(s->wait_note), "waiting for %d components: %s%s", n,
+                 buf_str(&missing), n > MISSING_SHOWN ? ", ..." : "");
+    }
     buf_release(&missing);
     cJSON_Delete(inv);
     cJSON_Delete(have);
@@ -337,8 +340,11 @@ enum kerr rst_run(const struct rctx *x, const cJSON *etcd, long *requeue_ms, str
         return rc;
     *requeue_ms = RST_REQUEUE_MS;
     rc = rst_progress_print(&s.p, &now, err);
-    if (rc == KERR_OK && (!before || strcmp(before, now) != 0))
+    if (rc == KERR_OK && (!before || strcmp(before, now) != 0)) {
         rc = write_progress(&s, err);
+        if (s.wait_reason)
+            rctx_event(x, etcd, EV_NORMAL, s.wait_reason, "Restore", "%s", s.wait_note);
+    }
     free(now);
     return rc;
 }
