@@ -287,20 +287,26 @@ static int int_at(const cJSON *o, const char *path)
     return kjson_get_int64(o, path, &v) == KERR_OK ? (int)v : 0;
 }
 
-/* Fill r->v from the API. r->etcd must be set. */
+/* The annotation etcd-warden.io/hibernate is "true". */
+static int hib_wanted(const cJSON *etcd)
+{
+    const char *want = etcdspec_annotation(etcd, HIB_ANN_HIBERNATE);
+    return want && strcmp(want, "true") == 0;
+}
+
+/* Fill r->v from the API (the Service, StatefulSet and tasks not when Hibernated stays). */
 static enum kerr read_state(const struct hib_env *env, struct round *r, struct kerr_info *err)
 {
     char svc_name[ETCDSPEC_NAME_MAX + 8], imm_name[ETCDSPEC_NAME_MAX + 24];
-    const char *want = etcdspec_annotation(r->etcd, HIB_ANN_HIBERNATE);
     cJSON *imm = NULL;
-    int rem = 0;
+    int rem = 0, light;
     enum kerr rc;
 
     r->ns = kjson_get_str(r->etcd, "metadata.namespace");
     r->name = kjson_get_str(r->etcd, "metadata.name");
     if (!r->ns || !r->name || strlen(r->name) > ETCDSPEC_NAME_MAX)
         return kerr_set(err, KERR_INVAL, "Etcd without namespace or name");
-    r->v.want = want && strcmp(want, "true") == 0;
+    r->v.want = hib_wanted(r->etcd);
     r->v.deleting = kjson_has(r->etcd, "metadata.deletionTimestamp");
     r->v.phase = hibplan_phase_parse(etcdspec_annotation(r->etcd, HIB_ANN_PHASE));
     r->v.suspended = etcdspec_annotation(r->etcd, HIB_ANN_SUSPEND) != NULL;
@@ -309,9 +315,11 @@ static enum kerr read_state(const struct hib_env *env, struct round *r, struct k
     r->v.imm = env->bucket(r->etcd, NULL);
     snprintf(svc_name, sizeof(svc_name), "%s-client", r->name);
     snprintf(imm_name, sizeof(imm_name), "%s-extend-immutability", r->name);
-    if ((rc = get_opt(env, &RES_SVC, r->ns, svc_name, &r->svc, err)) ||
-        (rc = get_opt(env, &RES_STS, r->ns, r->name, &r->sts, err)) ||
-        (rc = read_tasks(env, r, err)) ||
+    /* Hibernated and staying so: only the immutability task can need work. */
+    light = r->v.want && r->v.phase == HIBPLAN_HIBERNATED;
+    if ((!light && ((rc = get_opt(env, &RES_SVC, r->ns, svc_name, &r->svc, err)) ||
+                    (rc = get_opt(env, &RES_STS, r->ns, r->name, &r->sts, err)) ||
+                    (rc = read_tasks(env, r, err)))) ||
         (rc = get_opt(env, &ETCDSPEC_RES_IMMTASK, r->ns, imm_name, &imm, err)))
         return rc;
     r->v.svc = hib_svc_state(r->svc, &rem);
@@ -527,6 +535,8 @@ enum kerr hib_step(const struct hib_env *env, const cJSON *etcd, long *requeue_m
     kerr_clear(err);
     if (!ns || !name)
         return kerr_set(err, KERR_INVAL, "Etcd without namespace or name");
+    if (!hib_wanted(etcd) && !etcdspec_annotation(etcd, HIB_ANN_PHASE))
+        return KERR_OK; /* never hibernated: nothing to read */
     for (int i = 0; i < HIB_MAX_STEPS; i++) {
         r.etcd = i == 0 ? cJSON_Duplicate(etcd, 1) : NULL;
         if (i > 0 && (rc = get_opt(env, &ETCDSPEC_RES_ETCD, ns, name, &r.etcd, err)) != KERR_OK)

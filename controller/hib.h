@@ -2,7 +2,8 @@
  * hib - the hibernation flow of an Etcd (issue 7; DEP-06 and etcd-druid
  * #922): the I/O around the decision table of controller/hibplan.h.
  *
- * One call of hib_step reads the state back from the API (never a cache:
+ * An Etcd without the hibernate annotation and without a phase costs no
+ * request. Otherwise one call of hib_step reads the state back from the API (never a cache:
  * the Etcd, its client Service <etcd>-client, its StatefulSet <etcd>, the
  * final-snapshot EtcdOpsTasks labelled etcd-warden.io/final-snapshot-of=<etcd>
  * and the ExtendFullSnapshotImmutabilityTask <etcd>-extend-immutability),

@@ -16,7 +16,7 @@
  * failure means. The answer body is capped at SIDECAR_MAX_BODY.
  *
  * Thread safety: reentrant (one CURL easy handle per call);
- * curl_global_init must have run (the controller's main does it).
+ * curl_global_init must have run (k8s_client_new does it).
  */
 #ifndef CONTROLLER_SIDECAR_H
 #define CONTROLLER_SIDECAR_H
