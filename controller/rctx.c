@@ -20,6 +20,7 @@ void rctx_from_ctl(struct ctl *c, struct rctx *out)
     out->components = ctl_store(c, CTL_C_COMPONENTS);
     out->opstasks = ctl_store(c, CTL_C_OPSTASKS);
     out->immtasks = ctl_store(c, CTL_C_IMMTASKS);
+    out->statusbackups = ctl_store(c, CTL_C_STATUSBACKUPS);
     out->backup_cluster_status = cfg ? cfg->backup_cluster_status : 1;
     out->imm_image = cfg ? cfg->imm_image : NULL;
     out->imm_command = cfg ? cfg->imm_command : NULL;

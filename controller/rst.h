@@ -17,8 +17,9 @@
  *      (StatefulSet <etcd>) as the inventory. Not found otherwise: wait.
  *   2. awaitingResources (once the status is settled): every component of
  *      the inventory must exist (the components cache, else a GET); a
- *      missing one keeps the flag set (Normal event RestoreAwaitingResources
- *      naming them).
+ *      missing one keeps the flag set. The Normal events RestoreAwaitingStatus
+ *      and RestoreAwaitingResources (naming what is missing) are emitted when
+ *      the progress changes, not on every pass.
  *   3. Both clear: one merge patch removes the restoring label, the suspend
  *      annotation and the progress annotation (the webhook judges it). A
  *      refusal goes into "error" (Warning event RestoreResumeRefused) and is

@@ -1,12 +1,14 @@
 /* sbk - the status backup of an Etcd and the status-backup-exists annotation. */
 #include "controller/sbk.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/k8s.h"
 #include "common/kjson.h"
 #include "common/log.h"
+#include "common/store.h"
 #include "controller/ctl.h"
 #include "controller/etcdspec.h"
 #include "controller/oref.h"
@@ -144,6 +146,23 @@ static enum kerr create_backup(const struct rctx *x, const struct etcdspec *e, c
                          : kerr_wrap(err, "creating EtcdStatusBackup %s/%s", e->namespace, e->name);
 }
 
+/*
+ * The stored backup: from the cache when it has it (a stale copy makes the PUT
+ * fail with a conflict, retried by the dispatch), else a GET. KERR_NOTFOUND
+ * when there is none.
+ */
+static enum kerr read_backup(const struct rctx *x, const struct etcdspec *e, cJSON **out,
+                             struct kerr_info *err)
+{
+    char key[2 * ETCDSPEC_NAME_MAX + 2];
+
+    *out = NULL;
+    snprintf(key, sizeof(key), "%s/%s", e->namespace, e->name);
+    if (x->statusbackups && store_get(x->statusbackups, key, out, NULL) == KERR_OK)
+        return KERR_OK;
+    return k8s_get(x->client, &ETCDSPEC_RES_STATUSBACKUP, e->namespace, e->name, NULL, out, err);
+}
+
 /* Create or replace the backup so that it holds spec and the owner reference. TAKES spec. */
 static enum kerr sync_backup(const struct rctx *x, const struct etcdspec *e, const cJSON *etcd,
                              cJSON *spec, struct sbk_stats *st, struct kerr_info *err)
@@ -154,7 +173,7 @@ static enum kerr sync_backup(const struct rctx *x, const struct etcdspec *e, con
 
     rc = etcdspec_owner_ref(etcd, &want, err);
     if (rc == KERR_OK)
-        rc = k8s_get(x->client, &ETCDSPEC_RES_STATUSBACKUP, e->namespace, e->name, NULL, &cur, err);
+        rc = read_backup(x, e, &cur, err);
     if (rc == KERR_OK || rc == KERR_NOTFOUND)
         rc = oref_compute(kjson_get(cur, "metadata.ownerReferences"), want, &refs, &changed, err);
     if (rc != KERR_OK || kjson_has(cur, "metadata.deletionTimestamp"))

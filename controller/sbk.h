@@ -14,7 +14,9 @@
  *     that etcd-druid owns by the Etcd (every kind but PVCs: the StatefulSet
  *     makes those), each {apiVersion, kind, name}, sorted by kind then name;
  *     created when missing, replaced (PUT with its resourceVersion) when the
- *     spec or the owner references differ, else left alone;
+ *     spec or the owner references differ, else left alone (read from the
+ *     status-backup cache when there is one, else a GET; a stale cached copy
+ *     makes the PUT a conflict, retried by the dispatch);
  *   - when off, the backup is deleted (NotFound is fine).
  * Nothing is written when nothing changed. Events: StatusBackupCreated,
  * StatusBackupDeleted (Normal).

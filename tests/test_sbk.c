@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/kjson.h"
+#include "common/store.h"
 #include "controller/etcdspec.h"
 #include "controller/rctx.h"
 #include "tests/support/cfix.h"
@@ -212,6 +213,42 @@ Test(sbk_kubesim, restoring_or_deleting_etcds_are_left_alone)
     OK(sbk_run(&fx.x, e, &st, &err));
     cr_assert_eq(st.created + st.annotated, 0);
     cJSON_Delete(e);
+    cJSON_Delete(p);
+    cJSON_Delete(live);
+}
+
+Test(sbk_kubesim, cache_read_first_stale_copy_is_a_conflict)
+{
+    cJSON *live = setup_etcd(), *b, *e, *p;
+    struct store *cache = NULL;
+    struct sbk_stats st = pass();
+    struct kerr_info err;
+
+    cr_assert_eq(st.created, 1);
+    OK(store_new(NULL, &cache, &err));
+    b = cfix_get(&fx, &ETCDSPEC_RES_STATUSBACKUP, "main");
+    OK(store_put(cache, b, NULL, NULL, &err));
+    fx.x.statusbackups = cache;
+    st = pass();
+    cr_assert_eq(st.created + st.updated + st.annotated, 0, "the cached copy is current");
+    /* someone writes the backup; the cache has not seen it yet */
+    p = jsonfix_parse("{\"metadata\":{\"labels\":{\"x\":\"y\"}}}");
+    OK(k8s_patch(fx.c, &ETCDSPEC_RES_STATUSBACKUP, CFIX_NS, "main", K8S_PATCH_MERGE, p, NULL, NULL,
+                 &err));
+    set_status("{\"ready\":false}");
+    e = fresh();
+    cr_assert_eq(sbk_run(&fx.x, e, &st, &err), KERR_CONFLICT, "%s", err.msg);
+    cJSON_Delete(e);
+    /* the informer catches up: the next pass writes */
+    OK(store_put(cache, cfix_get(&fx, &ETCDSPEC_RES_STATUSBACKUP, "main"), NULL, NULL, &err));
+    st = pass();
+    cr_assert_eq(st.updated, 1);
+    b = cfix_get(&fx, &ETCDSPEC_RES_STATUSBACKUP, "main");
+    cr_assert(cJSON_IsFalse(kjson_get(b, "spec.statusBackup.ready")));
+    cr_assert_str_eq(jsonfix_str(b, "metadata.labels.x"), "y", "the other write survived");
+    fx.x.statusbackups = NULL;
+    store_free(cache);
+    cJSON_Delete(b);
     cJSON_Delete(p);
     cJSON_Delete(live);
 }
