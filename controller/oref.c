@@ -121,9 +121,11 @@ static enum kerr repair_once(struct k8s_client *k, const struct k8s_resource *re
 {
     const char *rv = kjson_get_str(obj, "metadata.resourceVersion");
     cJSON *refs = NULL, *patch = NULL;
+    struct kerr_info perr;
     int changed = 0;
     enum kerr rc;
 
+    kerr_clear(&perr);
     if (!rv)
         return kerr_set(err, KERR_CONFLICT, "%s/%s: no resourceVersion", ns, name);
     rc = oref_compute(kjson_get(obj, "metadata.ownerReferences"), want, &refs, &changed, err);
@@ -132,15 +134,18 @@ static enum kerr repair_once(struct k8s_client *k, const struct k8s_resource *re
         return rc;
     }
     rc = build_patch(rv, refs, &patch, err);
-    if (rc == KERR_OK)
-        rc = k8s_patch(k, res, ns, name, K8S_PATCH_JSON, patch, NULL, NULL, err);
+    if (rc != KERR_OK)
+        return rc;
+    rc = k8s_patch(k, res, ns, name, K8S_PATCH_JSON, patch, NULL, NULL, &perr);
     cJSON_Delete(patch);
+    if (rc != KERR_OK && err)
+        *err = perr;
     if (rc == KERR_OK) {
         st->repaired++;
         log_info("owner reference repaired", "namespace", ns, "name", name, "resource",
                  res->resource, "owner", kjson_get_str(want, "name"), "uid",
                  kjson_get_str(want, "uid"));
-    } else if (rc == KERR_API && err && err->http_status == 422) {
+    } else if (rc == KERR_API && perr.http_status == 422) {
         rc = KERR_CONFLICT; /* the resourceVersion test failed */
     }
     return rc == KERR_NOTFOUND ? KERR_OK : rc;

@@ -133,6 +133,10 @@ Test(oref_kubesim, conflict_is_read_again_never_overwritten)
     cr_assert_str_eq(jsonfix_str(now, "metadata.labels.b"), "2", "the concurrent write survived");
     snprintf(expect, sizeof(expect), "foreign:0,%s:1", jsonfix_str(live, "metadata.uid"));
     cr_assert_str_eq(cfix_owners(&fx, &CM, "main-config", owners, sizeof(owners)), expect);
+    /* the same stale copy again, without an error out-parameter: read again, nothing to do */
+    OK(oref_repair(fx.c, &CM, CFIX_NS, "main-config", stale, want, &st, NULL));
+    cr_assert_eq(st.conflicts, 2);
+    cr_assert_eq(st.repaired, 1, "already right once read again");
     cJSON_Delete(now);
     cJSON_Delete(stale);
     cJSON_Delete(cm);
