@@ -102,13 +102,15 @@ ctl_wait_phase shoot etcd-events "" 30
 sleep 0.3
 expect "wake-up phases" "Hibernated WakingUp -" "$(ctl_phases "$CTL_DIR/phases-main.wake")"
 expect "replicas back" "3" "$(jp shoot sts/etcd-main '{.spec.replicas}')"
-ksim_wait 10 test "$(jp shoot sts/etcd-main '{.status.replicas}')" = 3 || ctl_fail "status.replicas not back"
+sts_back() { [ "$(jp shoot sts/etcd-main '{.status.replicas}')" = 3 ]; }
+ksim_wait 10 sts_back || ctl_fail "status.replicas not back"
 expect "ports restored byte for byte" "$ports_before" "$(jp shoot svc/etcd-main-client '{.spec.ports}')"
 expect "removed-ports annotation gone" "" \
     "$(jp shoot svc/etcd-main-client '{.metadata.annotations.etcd-warden\.io/removed-ports}')"
 expect "suspend annotation gone" "" \
     "$(jp shoot etcd/etcd-main '{.metadata.annotations.druid\.gardener\.cloud/suspend-etcd-spec-reconcile}')"
-ksim_wait 10 test -z "$(jp shoot extendfullsnapshotimmutabilitytasks,cronjobs '{.items[*].metadata.name}')" ||
+imt_gone() { [ -z "$(jp shoot extendfullsnapshotimmutabilitytasks,cronjobs '{.items[*].metadata.name}')" ]; }
+ksim_wait 10 imt_gone ||
     ctl_fail "immutability task or CronJob left: $(kc -n shoot get extendfullsnapshotimmutabilitytasks,cronjobs -o name)"
 ok "immutability task and its CronJob gone"
 expect "etcd-events replicas back" "1" "$(jp shoot sts/etcd-events '{.spec.replicas}')"

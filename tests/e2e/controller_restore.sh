@@ -50,7 +50,8 @@ velero_strip() {
 ctl_stage
 druid_etcd shoot etcd-main
 ctl_start
-ksim_wait 20 test "$(jp shoot etcdstatusbackup/etcd-main '{.spec.components[*].name}' 2>/dev/null | wc -w)" -ge 13 ||
+backed_up() { [ "$(jp shoot etcdstatusbackup/etcd-main '{.spec.components[*].name}' 2>/dev/null | wc -w)" -ge 13 ]; }
+ksim_wait 20 backed_up ||
     ctl_fail "no EtcdStatusBackup with the inventory: $(kc -n shoot get etcdstatusbackups -o yaml 2>&1 | head -40)"
 expect "status-backup-exists" "true" \
     "$(jp shoot etcd/etcd-main '{.metadata.annotations.etcd-warden\.io/status-backup-exists}')"
@@ -75,7 +76,10 @@ ok "exported $(ls "$CTL_DIR/backup" | wc -l) objects, stripped as Velero does"
 
 # ---- disaster: everything goes
 kc -n shoot delete etcd etcd-main >/dev/null
-ksim_wait 20 test -z "$(kc -n shoot get sa,role,rolebinding,svc,cm,pdb,sts,lease,etcdstatusbackups -o name -l app.kubernetes.io/part-of=etcd-main 2>/dev/null; kc -n shoot get etcdstatusbackups -o name)" ||
+all_gone() {
+    [ -z "$(kc -n shoot get sa,role,rolebinding,svc,cm,pdb,sts,lease -o name -l app.kubernetes.io/part-of=etcd-main 2>/dev/null; kc -n shoot get etcdstatusbackups -o name)" ]
+}
+ksim_wait 20 all_gone ||
     ctl_fail "the garbage collector left: $(kc -n shoot get sa,role,rolebinding,svc,cm,pdb,sts,lease,etcdstatusbackups -o name)"
 ok "the Etcd, its components and its status backup are gone"
 
@@ -120,7 +124,8 @@ restore_kind PodDisruptionBudget
 sleep 0.5
 await_progress '"awaitingResources":true' "leases and PDB back, waiting for the StatefulSet"
 restore_kind StatefulSet
-ksim_wait 20 test -z "$(jp shoot etcd/etcd-main '{.metadata.labels.etcd-warden\.io/restoring}{.metadata.annotations.etcd-warden\.io/restore-progress}')" ||
+resumed() { [ -z "$(jp shoot etcd/etcd-main '{.metadata.labels.etcd-warden\.io/restoring}{.metadata.annotations.etcd-warden\.io/restore-progress}')" ]; }
+ksim_wait 20 resumed ||
     ctl_fail "restore did not finish: labels $(jp shoot etcd/etcd-main '{.metadata.labels}'), progress $(progress)"
 ! jp shoot etcd/etcd-main '{.metadata.labels}' | grep -q 'etcd-warden.io/restoring' ||
     ctl_fail "restoring label left"
@@ -152,7 +157,8 @@ expect "status still the backed-up one" "$status_before" "$(jp shoot etcd/etcd-m
 kc -n shoot patch etcd etcd-main --type merge -p '{"spec":{"etcd":{"quota":"10Gi"}}}' >/dev/null ||
     ctl_fail "spec edit refused after the restore"
 ok "spec edits allowed again"
-ksim_wait 10 test "$(jp shoot etcdstatusbackup/etcd-main '{.metadata.ownerReferences[0].uid}')" = "$new_uid" ||
+backup_owned() { [ "$(jp shoot etcdstatusbackup/etcd-main '{.metadata.ownerReferences[0].uid}')" = "$new_uid" ]; }
+ksim_wait 10 backup_owned ||
     ctl_fail "status backup not owned by the new Etcd"
 sleep 1
 expect "the restored components survived the garbage collector" "$(wc -l <<<"$inventory")" \
