@@ -19,7 +19,8 @@
  * etcd/<ns>/<part-of label>; an EtcdOpsTask to its own key and
  * etcd/<ns>/<spec.etcdName>; an immutability task to its own key and
  * etcd/<ns>/<spec.etcdName>; a CronJob to immtask/<ns>/<owning task>; an
- * EtcdStatusBackup to etcd/<ns>/<name>.
+ * EtcdStatusBackup to etcd/<ns>/<name>. A task's own key is not queued for
+ * an update of its status alone (its step's own write; see ctl_caches.h).
  *
  * Dispatch of "etcd/<ns>/<name>" (on a worker thread): a fresh GET of the
  * Etcd (not the cache). Gone: nothing (owner references let the garbage

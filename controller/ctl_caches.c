@@ -199,7 +199,29 @@ static const char *owner_named(const cJSON *obj, const char *kind)
     return NULL;
 }
 
-static void feed(struct feedctx *f, const cJSON *obj)
+/* Whether the update of a task touched more than its status (and resourceVersion). */
+static int task_changed(const cJSON *a, const cJSON *b)
+{
+    static const char *const paths[] = { "spec",
+                                         "metadata.generation",
+                                         "metadata.deletionTimestamp",
+                                         "metadata.finalizers",
+                                         "metadata.labels",
+                                         "metadata.annotations",
+                                         "metadata.ownerReferences" };
+    const cJSON *x, *y;
+    size_t i;
+
+    for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+        x = kjson_get(a, paths[i]);
+        y = kjson_get(b, paths[i]);
+        if (!x != !y || (x && !cJSON_Compare(x, y, 1)))
+            return 1;
+    }
+    return 0;
+}
+
+static void feed(struct feedctx *f, const cJSON *obj, int own_key)
 {
     struct ctl_caches *c = f->c;
 
@@ -212,11 +234,13 @@ static void feed(struct feedctx *f, const cJSON *obj)
         key(c, "etcd", obj, kjson_get_str(obj, "metadata.labels[" CTL_LABEL_PART_OF "]"));
         break;
     case FEED_OPSTASK:
-        key(c, "opstask", obj, kjson_get_str(obj, "metadata.name"));
+        if (own_key)
+            key(c, "opstask", obj, kjson_get_str(obj, "metadata.name"));
         key(c, "etcd", obj, kjson_get_str(obj, "spec.etcdName"));
         break;
     case FEED_IMMTASK:
-        key(c, "immtask", obj, kjson_get_str(obj, "metadata.name"));
+        if (own_key)
+            key(c, "immtask", obj, kjson_get_str(obj, "metadata.name"));
         key(c, "etcd", obj, kjson_get_str(obj, "spec.etcdName"));
         break;
     case FEED_CRONJOB:
@@ -249,7 +273,7 @@ static void on_add(void *ctx, const cJSON *obj)
 
     if (f->k->feed == FEED_COMPONENT)
         mirror_put(f->c, obj);
-    feed(f, obj);
+    feed(f, obj, 1);
 }
 
 static void on_update(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
@@ -262,8 +286,13 @@ static void on_update(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
         mirror_put(f->c, new_obj);
     /* A component that moved to another Etcd concerns both. */
     if (f->k->feed == FEED_COMPONENT && a && (!b || strcmp(a, b) != 0))
-        feed(f, old_obj);
-    feed(f, new_obj);
+        feed(f, old_obj, 1);
+    /*
+     * A task's own key skips updates of its status alone: they are the
+     * executor's own writes, and re-running on them would defeat the
+     * requeue it asked for (a failed attempt would be retried at once).
+     */
+    feed(f, new_obj, old_obj == new_obj || task_changed(old_obj, new_obj));
 }
 
 static void on_delete(void *ctx, const cJSON *obj)
@@ -272,7 +301,7 @@ static void on_delete(void *ctx, const cJSON *obj)
 
     if (f->k->feed == FEED_COMPONENT)
         mirror_remove(f->c, obj);
-    feed(f, obj);
+    feed(f, obj, 1);
 }
 
 /* ---- lifecycle ---- */

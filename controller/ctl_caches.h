@@ -14,7 +14,11 @@
  *
  * Every add, update (resyncs included) and delete calls on_key with the
  * queue keys it maps to (see controller/ctl.h): kind "etcd", "opstask" or
- * "immtask", the namespace and the name.
+ * "immtask", the namespace and the name. An update of an EtcdOpsTask or
+ * an immutability task that changed nothing but its status (and
+ * resourceVersion) does not queue the task's own key (controller-runtime's
+ * GenerationChangedPredicate, with metadata changes counted too): those
+ * are the executor's own writes; the Etcd's key is queued all the same.
  *
  * Ownership: struct ctl_caches (ctl_caches_new / ctl_caches_free) OWNS its
  * informers and stores; the client and the option strings are BORROWED.

@@ -542,3 +542,33 @@ Test(ctl_kubesim, a_lost_lease_ends_run_with_an_error)
     cr_expect_not_null(strstr(r.err.msg, "lost the leader-election Lease"), "%s", r.err.msg);
     cr_expect_str_eq(holder(), "intruder", "a replica that lost the Lease leaves it alone");
 }
+
+Test(ctl_kubesim, a_task_status_write_queues_the_etcd_not_the_task)
+{
+    static const char *const args[] = { "--leader-elect=false", NULL };
+    cJSON *p;
+    int otask, hib;
+
+    create_etcd("ns1", "e3", NULL);
+    create(&OPSTASK, "ns1",
+           "{\"apiVersion\":\"druid.gardener.cloud/v1alpha1\",\"kind\":\"EtcdOpsTask\","
+           "\"metadata\":{\"name\":\"t3\"},\"spec\":{\"etcdName\":\"e3\","
+           "\"config\":{\"onDemandSnapshot\":{\"type\":\"full\"}}}}");
+    start(0, args, "a");
+    AWAIT(has("otask ns1/t3 0"));
+    AWAIT(has("hib ns1/e3 0"));
+    testutil_pause_ms(200);
+    otask = calls(S_OTASK, 0);
+    hib = calls(S_HIB, 0);
+    p = jsonfix_parse("{\"status\":{\"state\":\"InProgress\"}}");
+    OK(k8s_patch(admin, &OPSTASK, "ns1", "t3", K8S_PATCH_MERGE, p,
+                 &(struct k8s_write_opts){ .subresource = "status" }, NULL, &err));
+    cJSON_Delete(p);
+    AWAIT(calls(S_HIB, 0) > hib);
+    testutil_pause_ms(300);
+    cr_expect_eq(calls(S_OTASK, 0), otask, "a status write re-ran the task");
+    p = jsonfix_parse("{\"metadata\":{\"labels\":{\"x\":\"y\"}}}");
+    OK(k8s_patch(admin, &OPSTASK, "ns1", "t3", K8S_PATCH_MERGE, p, NULL, NULL, &err));
+    cJSON_Delete(p);
+    AWAIT(calls(S_OTASK, 0) > otask);
+}
