@@ -279,10 +279,17 @@ enum kerr imt_reconcile(struct ctl *c, const char *ns, const char *name, struct 
 
 enum kerr imt_task_ensure(struct ctl *c, const cJSON *etcd, struct kerr_info *err)
 {
+    char name[ETCDSPEC_NAME_MAX + 32];
     struct rctx x;
+    enum kerr rc;
 
     rctx_from_ctl(c, &x);
-    return imt_task_ensure_x(&x, etcd, err);
+    rc = imt_task_ensure_x(&x, etcd, err);
+    /* the CronJob follows the Etcd's store and schedule: look at the task again */
+    if (rc == KERR_OK &&
+        imtjob_task_name(kjson_get_str(etcd, "metadata.name"), name, sizeof(name)) == KERR_OK)
+        ctl_enqueue(c, "immtask", kjson_get_str(etcd, "metadata.namespace"), name, 0);
+    return rc;
 }
 
 enum kerr imt_task_delete(struct ctl *c, const cJSON *etcd, struct kerr_info *err)

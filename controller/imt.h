@@ -7,6 +7,8 @@
  * spec.backup.fullSnapshotSchedule, else ETCDSPEC_DEFAULT_IMM_SCHEDULE;
  * owned by the Etcd; labels app.kubernetes.io/managed-by=etcd-warden and
  * app.kubernetes.io/part-of=<etcd>) and deletes it with imt_task_delete.
+ * imt_task_ensure also queues the task's key, so that its CronJob follows a
+ * change of the Etcd's store or schedule while hibernated.
  *
  * imt_reconcile keeps a task's batch/v1 CronJob (built by imtjob: name the
  * task's, cut to 52 characters with a hash when longer), owned by the task
