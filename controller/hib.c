@@ -269,7 +269,10 @@ static enum kerr read_tasks(const struct hib_env *env, struct round *r, struct k
     cJSON_ArrayForEach (t, kjson_get_arr(r->tasks, "items")) {
         if (!(n = task_attempt(t, r->name)))
             continue;
-        r->v.ntasks++;
+        if (kjson_has(t, "metadata.deletionTimestamp"))
+            r->v.ndeleting++;
+        else
+            r->v.ntasks++;
         if (n > r->v.attempt) {
             r->v.attempt = n;
             r->latest = t;

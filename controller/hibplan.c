@@ -125,8 +125,9 @@ static struct hibplan_step decide_cutting(const struct hibplan_view *v)
     if (v->svc == HIBPLAN_SVC_OPEN)
         return act(HIBPLAN_CUT_PORTS);
     if (v->ntasks > 0)
-        return v->task == HIBPLAN_TASK_DELETING && v->ntasks == 1 ? wait_for(SHORT_WAIT_MS)
-                                                                  : act(HIBPLAN_DELETE_TASKS);
+        return act(HIBPLAN_DELETE_TASKS);
+    if (v->ndeleting > 0)
+        return wait_for(SHORT_WAIT_MS);
     return set_phase(v->store ? HIBPLAN_SNAPSHOT : HIBPLAN_SCALING);
 }
 

@@ -79,7 +79,8 @@ struct hibplan_view {
     bool svc_remembered;    /* the removed-ports annotation is on the Service */
     enum hibplan_task task; /* state of the latest task */
     int attempt;            /* its attempt number (0 without tasks) */
-    int ntasks;             /* how many final-snapshot tasks of ours exist */
+    int ntasks;             /* final-snapshot tasks of ours not being deleted */
+    int ndeleting;          /* final-snapshot tasks of ours being deleted */
     long failed_ago_ms;     /* TASK_FAILED: time since it finished */
     bool sts_present;       /* StatefulSet <etcd> exists */
     int sts_spec;           /* its spec.replicas */

@@ -83,10 +83,14 @@ Test(hibplan, cutting_traffic_suspends_cuts_cleans_then_moves_on)
     v.task = HIBPLAN_TASK_SUCCEEDED;
     v.attempt = 2;
     EXPECT_ACT(v, HIBPLAN_DELETE_TASKS);
-    v.ntasks = 1;
+    v.ntasks = 1; /* one deleted already, one left */
+    v.ndeleting = 1;
+    EXPECT_ACT(v, HIBPLAN_DELETE_TASKS);
+    v.ntasks = 0;
+    v.ndeleting = 2;
     v.task = HIBPLAN_TASK_DELETING;
     EXPECT_ACT(v, HIBPLAN_WAIT);
-    v.ntasks = 0;
+    v.ndeleting = 0;
     v.task = HIBPLAN_TASK_NONE;
     v.attempt = 0;
     EXPECT_PHASE(v, HIBPLAN_SNAPSHOT);
@@ -334,6 +338,8 @@ static void check_invariants(const struct hibplan_view *v, struct hibplan_step s
         cr_assert_eq(s.act, HIBPLAN_DONE);
     if (s.act == HIBPLAN_SET_PHASE)
         cr_assert_neq(s.phase, v->phase);
+    if (s.act == HIBPLAN_DELETE_TASKS)
+        cr_assert(v->want && v->phase == HIBPLAN_CUTTING && v->ntasks > 0);
 }
 
 Test(hibplan, every_phase_and_read_back_state_keeps_the_invariants)
@@ -366,7 +372,11 @@ Test(hibplan, every_phase_and_read_back_state_keeps_the_invariants)
                                     .svc = svcs[a],
                                     .task = tasks[t],
                                     .attempt = tasks[t] == HIBPLAN_TASK_NONE ? 0 : at + 1,
-                                    .ntasks = tasks[t] == HIBPLAN_TASK_NONE ? 0 : 1,
+                                    .ntasks = tasks[t] == HIBPLAN_TASK_NONE ||
+                                                      tasks[t] == HIBPLAN_TASK_DELETING
+                                                  ? 0
+                                                  : 1,
+                                    .ndeleting = tasks[t] == HIBPLAN_TASK_DELETING,
                                     .failed_ago_ms = at * 20000L,
                                     .imm = imms[i],
                                     .sts_present = sts[k][0],
