@@ -266,13 +266,17 @@ static enum kerr check_resources(struct pass *s, struct kerr_info *err)
 /* Remove the restoring label, the suspend and the progress annotations in one patch. */
 static enum kerr resume(struct pass *s, struct kerr_info *err)
 {
+    const char *hib = etcdspec_annotation(s->etcd, ETCDSPEC_ANN_HIBERNATE);
+    int hibernating = (hib && strcmp(hib, "true") == 0) ||
+                      etcdspec_annotation(s->etcd, ETCDSPEC_ANN_HIBERNATION_PHASE);
     cJSON *md = cJSON_CreateObject();
     enum kerr rc = md ? KERR_OK : KERR_NOMEM;
 
     if (rc == KERR_OK)
         rc = kjson_setv(md, (const char *const[]){ "labels", ETCDSPEC_LABEL_RESTORING, NULL },
                         cJSON_CreateNull(), err);
-    if (rc == KERR_OK)
+    /* a hibernated Etcd keeps etcd-druid suspended: it would scale the StatefulSet back up */
+    if (rc == KERR_OK && !hibernating)
         rc = kjson_setv(md, (const char *const[]){ "annotations", ETCDSPEC_ANN_SUSPEND, NULL },
                         cJSON_CreateNull(), err);
     if (rc == KERR_OK)

@@ -21,7 +21,10 @@
  *      and RestoreAwaitingResources (naming what is missing) are emitted when
  *      the progress changes, not on every pass.
  *   3. Both clear: one merge patch removes the restoring label, the suspend
- *      annotation and the progress annotation (the webhook judges it). A
+ *      annotation and the progress annotation (the webhook judges it). An
+ *      Etcd that is hibernated (etcd-warden.io/hibernate "true" or a
+ *      hibernation phase) keeps the suspend annotation: hibernation owns it,
+ *      and etcd-druid would otherwise scale the StatefulSet back up. A
  *      refusal goes into "error" (Warning event RestoreResumeRefused) and is
  *      retried on the next pass. Success: Normal event RestoreCompleted.
  * The progress annotation is written (merge patch with the resourceVersion)

@@ -293,3 +293,23 @@ Test(rst_kubesim, a_missing_component_keeps_it_waiting)
     cJSON_Delete(e);
     cJSON_Delete(live);
 }
+
+Test(rst_kubesim, a_hibernated_etcd_stays_suspended)
+{
+    cJSON *live = restored_etcd("true"), *e, *p;
+    struct kerr_info err;
+
+    p = jsonfix_parse("{\"metadata\":{\"annotations\":{\"etcd-warden.io/hibernate\":\"true\","
+                      "\"etcd-warden.io/hibernation-phase\":\"Hibernated\"}}}");
+    OK(k8s_patch(fx.c, &ETCDSPEC_RES_ETCD, CFIX_NS, "main", K8S_PATCH_MERGE, p, NULL, NULL, &err));
+    create_backup(live, "{}");
+    cr_assert_eq(cfix_components(&fx, live, NULL), 13);
+    cr_assert_eq(pass(), 0);
+    e = cfix_get(&fx, &ETCDSPEC_RES_ETCD, "main");
+    cr_assert_null(etcdspec_label(e, ETCDSPEC_LABEL_RESTORING), "resumed");
+    cr_assert_not_null(etcdspec_annotation(e, ETCDSPEC_ANN_SUSPEND),
+                       "hibernation keeps etcd-druid suspended");
+    cJSON_Delete(e);
+    cJSON_Delete(p);
+    cJSON_Delete(live);
+}
