@@ -22,8 +22,7 @@ Test(snapxml, s3_list_page)
     struct ostore_list l = { 0 };
     struct snapxml_page pg;
     struct kerr_info err = { 0 };
-    cr_assert_eq(snapxml_s3_list(s3_page, strlen(s3_page), &l, &pg, &err), KERR_OK, "%s",
-                 err.msg);
+    cr_assert_eq(snapxml_s3_list(s3_page, strlen(s3_page), &l, &pg, &err), KERR_OK, "%s", err.msg);
     cr_assert_eq(l.n, 2);
     cr_assert_str_eq(l.v[0].key, "p/v2/Full-00000000-00000010-100.gz");
     cr_assert_eq(l.v[0].size, 5);
