@@ -14,18 +14,23 @@ fuzz_seconds=${FUZZ_SECONDS:-15}
 
 packages=(build-essential cmake pkg-config git clang clang-format libclang-rt-14-dev
           libmicrohttpd-dev libgnutls28-dev libssl-dev libcjson-dev libcurl4-openssl-dev
-          libyaml-dev libcriterion-dev openssl curl procps wrk nginx-light)
+          libyaml-dev libcriterion-dev openssl curl procps wrk nginx-light
+          libxml2-dev python3)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
 command -v kubectl >/dev/null 2>&1 || missing+=(kubernetes-client)
+command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
 if [ ${#missing[@]} -gt 0 ]; then
     echo "== installing: ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+
+# Object-store emulators for the warden-snapshot tests (npm, pinned, project-local).
+tests/install-emulators.sh "$root/build/npm"
 
 run_suite() {
     local dir=$1; shift
