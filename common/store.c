@@ -73,6 +73,12 @@ enum kerr store_project(const struct store *s, const cJSON *obj, cJSON **out, st
     return storeent_project(&s->codec, obj, out, err);
 }
 
+enum kerr store_key_of(const struct store *s, const cJSON *obj, char *out, size_t n,
+                       struct kerr_info *err)
+{
+    return storeent_key(&s->codec, obj, out, n, err);
+}
+
 /* ---- lifecycle ---- */
 
 /*

@@ -59,13 +59,25 @@ typedef enum kerr (*store_project_fn)(void *ctx, const cJSON *obj, cJSON **out);
  */
 typedef enum kerr (*store_index_fn)(void *ctx, const cJSON *obj, struct strlist *values);
 
+/*
+ * Key function: write the key of obj (BORROWED, the projected object) into
+ * out (n bytes, NUL-terminated). KERR_OK, or an error that makes the write fail.
+ */
+typedef enum kerr (*store_key_fn)(void *ctx, const cJSON *obj, char *out, size_t n,
+                                  struct kerr_info *err);
+
 /* Reader callback: obj is BORROWED for the call only. Non-OK stops an iteration. */
 typedef enum kerr (*store_view_fn)(void *ctx, const char *key, const cJSON *obj);
+
+#define STORE_KEY_MAX 512 /* a key of any key function, NUL included; kobj keys fit */
 
 struct store_opts {
     store_project_fn project; /* NULL: store objects whole */
     void *project_ctx;        /* BORROWED, passed to project; must outlive the store */
     int compact;              /* keep objects as compact JSON text (see the top of the file) */
+    store_key_fn key;         /* NULL: kobj_key_of ("namespace/name"); a store holding
+                                 several kinds keys them e.g. "kind/namespace/name" */
+    void *key_ctx;            /* BORROWED, passed to key; must outlive the store */
 };
 
 /* One difference found by store_replace. Objects OWNED by the change. */
@@ -114,6 +126,10 @@ enum kerr store_add_index(struct store *s, const char *name, store_index_fn fn, 
 /* The projection of the store applied to obj (BORROWED); *out OWNED by the caller. */
 enum kerr store_project(const struct store *s, const cJSON *obj, cJSON **out,
                         struct kerr_info *err);
+
+/* The key obj (BORROWED, projected) has in this store, into out (n bytes). */
+enum kerr store_key_of(const struct store *s, const cJSON *obj, char *out, size_t n,
+                       struct kerr_info *err);
 
 /* ---- writes ---- */
 

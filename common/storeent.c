@@ -129,6 +129,14 @@ static enum kerr set_data(const struct storeent_codec *c, struct itab_entry *e, 
     return KERR_OK;
 }
 
+enum kerr storeent_key(const struct storeent_codec *c, const cJSON *obj, char *out, size_t n,
+                       struct kerr_info *err)
+{
+    if (c->opts.key)
+        return c->opts.key(c->opts.key_ctx, obj, out, n, err);
+    return kobj_key_of(obj, out, n, err);
+}
+
 /*
  * A raw item (TAKES) holding an object's compact text, for a compact store
  * without a projection: the text is kept as it is, parsed only for the key
@@ -137,13 +145,13 @@ static enum kerr set_data(const struct storeent_codec *c, struct itab_entry *e, 
 static enum kerr prepare_text(const struct storeent_codec *c, cJSON *raw, struct itab_entry **out,
                               cJSON **tree_out, struct kerr_info *err)
 {
-    char key[KOBJ_KEY_MAX];
+    char key[STORE_KEY_MAX];
     cJSON *tree = jarena_parse(raw->valuestring, strlen(raw->valuestring), NULL);
     struct itab_entry *e = NULL;
     enum kerr rc = tree ? KERR_OK : kerr_set(err, KERR_INVAL, "store: a raw item is not JSON");
 
     if (rc == KERR_OK)
-        rc = kobj_key_of(tree, key, sizeof(key), err);
+        rc = storeent_key(c, tree, key, sizeof(key), err);
     if (rc == KERR_OK)
         rc = new_entry(c, key, tree, &e, err);
     if (rc == KERR_OK && tree_out && !(*tree_out = cJSON_Duplicate(tree, 1))) {
@@ -163,7 +171,7 @@ static enum kerr prepare_text(const struct storeent_codec *c, cJSON *raw, struct
 enum kerr storeent_prepare(const struct storeent_codec *c, cJSON *obj, struct itab_entry **out,
                            cJSON **tree_out, struct kerr_info *err)
 {
-    char key[KOBJ_KEY_MAX];
+    char key[STORE_KEY_MAX];
     cJSON *proj = NULL;
     struct itab_entry *e = NULL;
     enum kerr rc = KERR_OK;
@@ -180,7 +188,7 @@ enum kerr storeent_prepare(const struct storeent_codec *c, cJSON *obj, struct it
         proj = obj; /* taken as it is: no copy */
     }
     if (rc == KERR_OK)
-        rc = kobj_key_of(proj, key, sizeof(key), err);
+        rc = storeent_key(c, proj, key, sizeof(key), err);
     if (rc == KERR_OK)
         rc = new_entry(c, key, proj, &e, err);
     if (rc != KERR_OK) {

@@ -2,10 +2,10 @@
  * storeent - how common/store keeps an object: the codec between cJSON
  * objects and the itab entries of its table (common/itab).
  *
- * Storing an object runs the store's projection, takes the key
- * (kobj_key_of), computes the values of every index function, and keeps
- * the result either as a cJSON tree or, with opts.compact, as compact JSON
- * text. Reading copies the tree or parses the text. This module holds no
+ * Storing an object runs the store's projection, takes the key (the
+ * store's key function, by default kobj_key_of), computes the values of
+ * every index function, and keeps the result either as a cJSON tree or,
+ * with opts.compact, as compact JSON text. Reading copies the tree or parses the text. This module holds no
  * lock and no table: common/store links and unlinks the entries under its
  * lock, and calls the codec outside it wherever it can.
  *
@@ -42,6 +42,10 @@ struct storeent_codec {
 /* The projection of obj (BORROWED) into *out (OWNED by the caller): a copy without one. */
 enum kerr storeent_project(const struct storeent_codec *c, const cJSON *obj, cJSON **out,
                            struct kerr_info *err);
+
+/* The key of obj (BORROWED, projected) by the codec's key function, into out (n bytes). */
+enum kerr storeent_key(const struct storeent_codec *c, const cJSON *obj, char *out, size_t n,
+                       struct kerr_info *err);
 
 /*
  * Build an unlinked entry from obj (TAKES: freed in every case):

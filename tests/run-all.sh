@@ -6,6 +6,7 @@
 #
 #   tests/run-all.sh            everything
 #   FUZZ_SECONDS=60 tests/run-all.sh
+#   tests/run-all.sh --install-only   only the packages and emulators (tests/demo.sh)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -15,18 +16,24 @@ fuzz_seconds=${FUZZ_SECONDS:-15}
 packages=(build-essential cmake pkg-config git clang clang-format libclang-rt-14-dev
           libmicrohttpd-dev libgnutls28-dev libssl-dev libcjson-dev libcurl4-openssl-dev
           libyaml-dev libcriterion-dev openssl curl procps wrk nginx-light
+          libxml2-dev python3
           golang-go golang-github-masterminds-sprig-dev golang-k8s-sigs-yaml-dev)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
 command -v kubectl >/dev/null 2>&1 || missing+=(kubernetes-client)
+command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
 if [ ${#missing[@]} -gt 0 ]; then
     echo "== installing: ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+
+# Object-store emulators for the warden-snapshot tests (npm, pinned, project-local).
+tests/install-emulators.sh "$root/build/npm"
+[ "${1:-}" != --install-only ] || exit 0
 
 run_suite() {
     local dir=$1; shift

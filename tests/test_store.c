@@ -107,12 +107,61 @@ Test(store, put_without_name_fails_and_frees)
     store_free(s);
 }
 
+/* "<spec.kind>/<ns>/<name>", refusing objects without spec.kind. */
+static enum kerr kind_key(void *ctx, const cJSON *obj, char *out, size_t n, struct kerr_info *err)
+{
+    const char *kind = kjson_get_str(obj, "spec.kind");
+    int len;
+
+    (void)ctx;
+    if (!kind)
+        return kerr_set(err, KERR_INVAL, "no kind");
+    len = snprintf(out, n, "%s/%s/%s", kind, kjson_get_str(obj, "metadata.namespace"),
+                   kjson_get_str(obj, "metadata.name"));
+    return len > 0 && (size_t)len < n ? KERR_OK : kerr_set(err, KERR_TOOBIG, "long");
+}
+
+Test(store, key_function)
+{
+    struct store_opts opts = { 0 };
+    struct store *s = NULL;
+    cJSON *a = mk("ns", "x", "1", NULL), *b = mk("ns", "x", "2", NULL), *got = NULL;
+    char key[STORE_KEY_MAX];
+    struct kerr_info err;
+    int compact;
+
+    for (compact = 0; compact < 2; compact++) {
+        opts.compact = compact;
+        opts.key = kind_key;
+        cr_assert_eq(store_new(&opts, &s, NULL), KERR_OK);
+        cr_assert_eq(kjson_set_str(a, "spec.kind", "ConfigMap", NULL), KERR_OK);
+        cr_assert_eq(kjson_set_str(b, "spec.kind", "Service", NULL), KERR_OK);
+        cr_assert_eq(store_key_of(s, a, key, sizeof(key), NULL), KERR_OK);
+        cr_expect_str_eq(key, "ConfigMap/ns/x");
+        cr_assert_eq(store_put(s, cJSON_Duplicate(a, 1), NULL, NULL, NULL), KERR_OK);
+        cr_assert_eq(store_put(s, cJSON_Duplicate(b, 1), NULL, NULL, NULL), KERR_OK);
+        cr_expect_eq(store_count(s), 2, "same namespace and name, two kinds");
+        cr_assert_eq(store_get(s, "Service/ns/x", &got, NULL), KERR_OK);
+        cr_expect_str_eq(rv_of(got), "2");
+        cJSON_Delete(got);
+        cr_expect_eq(store_get(s, "ns/x", &got, NULL), KERR_NOTFOUND);
+        cr_assert_eq(store_remove(s, "ConfigMap/ns/x", NULL, NULL), KERR_OK);
+        cr_expect_eq(store_count(s), 1);
+        cr_assert_eq(kjson_delete(a, "spec.kind"), KERR_OK);
+        cr_expect_eq(store_put(s, cJSON_Duplicate(a, 1), NULL, NULL, &err), KERR_INVAL);
+        cr_expect_str_eq(err.msg, "no kind");
+        store_free(s);
+    }
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+}
+
 Test(store, projection_keeps_only_the_listed_paths)
 {
     static const char *const paths[] = { "metadata.name", "metadata.namespace",
                                          "metadata.annotations[druid.gardener.cloud/x]",
                                          "status.lastOperation", NULL };
-    struct store_opts opts = { kobj_project_paths, (void *)paths, 0 };
+    struct store_opts opts = { kobj_project_paths, (void *)paths, 0, NULL, NULL };
     struct store *s = NULL;
     cJSON *o = mk("ns", "e", "7", "main"), *got = NULL;
 

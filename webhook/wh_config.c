@@ -1,12 +1,10 @@
 /* wh_config - flags and the YAML config file; see wh_config.h. */
 #include "webhook/wh_config.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/buf.h"
-#include "common/ydoc.h"
+#include "common/flagfile.h"
 
 #define MAX_FLAGS 40
 
@@ -82,16 +80,11 @@ static size_t make_table(struct wh_config *c, struct proc_flag *out)
 
 void wh_config_release(struct wh_config *c)
 {
-    size_t i;
     struct proc_flag f[MAX_FLAGS];
     size_t n = make_table(c, f);
 
     proc_flags_release(f, n);
-    for (i = 0; i < c->nowned; i++)
-        free(c->owned[i]);
-    free(c->owned);
-    c->owned = NULL;
-    c->nowned = 0;
+    flagfile_release(&c->file);
 }
 
 enum kerr wh_config_help(char **out, struct kerr_info *err)
@@ -104,162 +97,6 @@ enum kerr wh_config_help(char **out, struct kerr_info *err)
     memset(&c, 0, sizeof(c));
     n = make_table(&c, f);
     rc = proc_flags_help("warden-webhook", summary, f, n, out, err);
-    return rc;
-}
-
-static enum kerr own(struct wh_config *c, char *s)
-{
-    char **nv = realloc(c->owned, (c->nowned + 1) * sizeof(*nv));
-
-    if (!nv) {
-        free(s);
-        return KERR_NOMEM;
-    }
-    c->owned = nv;
-    c->owned[c->nowned++] = s;
-    return KERR_OK;
-}
-
-/* True when argv sets flag name on the command line. */
-static int on_command_line(int argc, char **argv, const char *name)
-{
-    size_t n = strlen(name);
-    int i;
-
-    for (i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--") == 0)
-            return 0;
-        if (strncmp(argv[i], "--", 2) == 0 && strncmp(argv[i] + 2, name, n) == 0 &&
-            (argv[i][2 + n] == '\0' || argv[i][2 + n] == '='))
-            return 1;
-    }
-    return 0;
-}
-
-static const struct proc_flag *find(const struct proc_flag *f, size_t n, const char *name)
-{
-    size_t i;
-
-    for (i = 0; i < n; i++) {
-        if (strcmp(f[i].name, name) == 0)
-            return &f[i];
-    }
-    return NULL;
-}
-
-struct argl {
-    char **v; /* BORROWED strings (owned by the config) */
-    size_t n;
-};
-
-/* Check "--key=value" alone, then keep it for the final parse. */
-static enum kerr add_arg(struct wh_config *c, const struct proc_flag *f, size_t nf, struct ydoc *d,
-                         const char *key, yaml_node_t *val, struct argl *l)
-{
-    char prog[] = "warden-webhook", *argv[2], *s, **nv;
-    struct proc_args a;
-    struct kerr_info e;
-    struct buf b;
-    enum kerr rc;
-
-    if (!val || val->type != YAML_SCALAR_NODE)
-        return ydoc_fail(d, KERR_INVAL, val, "%s: expected a value, found %s", key,
-                         val ? ydoc_kind(val->type) : "nothing");
-    if (strlen((const char *)val->data.scalar.value) != val->data.scalar.length)
-        return ydoc_fail(d, KERR_INVAL, val, "%s: the value holds a NUL byte", key);
-    buf_init(&b, WH_CONFIG_MAX_FILE);
-    rc = buf_appendf(&b, "--%s=%s", key, (const char *)val->data.scalar.value);
-    s = rc ? NULL : buf_detach(&b, NULL);
-    buf_release(&b);
-    if (!s || own(c, s))
-        return ydoc_fail(d, KERR_NOMEM, val, "out of memory");
-    argv[0] = prog;
-    argv[1] = s;
-    kerr_clear(&e);
-    rc = proc_flags_parse(f, nf, 2, argv, &a, &e);
-    proc_args_release(&a);
-    if (rc)
-        return ydoc_fail(d, rc, val, "%s: %s", key, e.msg);
-    nv = realloc(l->v, (l->n + 1) * sizeof(*nv));
-    if (!nv)
-        return ydoc_fail(d, KERR_NOMEM, val, "out of memory");
-    l->v = nv;
-    l->v[l->n++] = s;
-    return KERR_OK;
-}
-
-static enum kerr add_setting(struct wh_config *c, const struct proc_flag *f, size_t nf, int argc,
-                             char **argv, struct ydoc *d, yaml_node_pair_t *pair, struct argl *l)
-{
-    yaml_node_t *k = yaml_document_get_node(&d->doc, pair->key);
-    yaml_node_t *v = yaml_document_get_node(&d->doc, pair->value);
-    const struct proc_flag *flag;
-    const char *key;
-    yaml_node_item_t *it;
-    enum kerr rc = KERR_OK;
-
-    if (!k || k->type != YAML_SCALAR_NODE)
-        return ydoc_fail(d, KERR_INVAL, k, "keys are flag names");
-    key = (const char *)k->data.scalar.value;
-    flag = find(f, nf, key);
-    if (!flag)
-        return ydoc_fail(d, KERR_INVAL, k, "unknown setting \"%.64s\"", key);
-    if (flag->value == &c->config_file)
-        return ydoc_fail(d, KERR_INVAL, k, "config cannot be set in the config file");
-    if (!v || ydoc_is_null(v) || on_command_line(argc, argv, key))
-        return KERR_OK;
-    if (v->type != YAML_SEQUENCE_NODE)
-        return add_arg(c, f, nf, d, key, v, l);
-    if (flag->type != PROC_FLAG_LIST && flag->type != PROC_FLAG_STRINGS)
-        return ydoc_fail(d, KERR_INVAL, v, "%s: expected one value, found a list", key);
-    if ((rc = ydoc_enter(d, v, YAML_SEQUENCE_NODE, key)))
-        return rc;
-    for (it = v->data.sequence.items.start; !rc && it < v->data.sequence.items.top; it++)
-        rc = add_arg(c, f, nf, d, key, yaml_document_get_node(&d->doc, *it), l);
-    return rc;
-}
-
-static enum kerr read_file(const char *path, struct buf *b, struct kerr_info *err)
-{
-    char chunk[8192];
-    size_t n;
-    FILE *fp = fopen(path, "rb");
-    enum kerr rc = KERR_OK;
-
-    if (!fp)
-        return kerr_set(err, KERR_IO, "--config %s: cannot open the file", path);
-    while (!rc && (n = fread(chunk, 1, sizeof(chunk), fp)) > 0)
-        rc = buf_append(b, chunk, n);
-    if (!rc && ferror(fp))
-        rc = KERR_IO;
-    fclose(fp);
-    if (rc)
-        return kerr_set(err, rc, "--config %s: %s", path,
-                        rc == KERR_TOOBIG ? "file too large" : "cannot read the file");
-    return KERR_OK;
-}
-
-static enum kerr file_args(struct wh_config *c, const struct proc_flag *f, size_t nf, int argc,
-                           char **argv, struct argl *l, struct kerr_info *err)
-{
-    struct ydoc d;
-    struct buf text;
-    yaml_node_t *root;
-    yaml_node_pair_t *p;
-    enum kerr rc;
-
-    buf_init(&text, WH_CONFIG_MAX_FILE);
-    memset(&d, 0, sizeof(d));
-    rc = read_file(c->config_file, &text, err);
-    if (!rc)
-        rc = ydoc_load(&d, text.data ? text.data : "", text.len, c->config_file, err);
-    root = rc ? NULL : ydoc_root(&d);
-    if (root && !(rc = ydoc_enter(&d, root, YAML_MAPPING_NODE, "the config file"))) {
-        for (p = root->data.mapping.pairs.start; !rc && p < root->data.mapping.pairs.top; p++)
-            rc = add_setting(c, f, nf, argc, argv, &d, p, l);
-    }
-    ydoc_release(&d);
-    buf_release(&text);
     return rc;
 }
 
@@ -317,40 +154,16 @@ static enum kerr validate(const struct wh_config *c, struct kerr_info *err)
 enum kerr wh_config_load(struct wh_config *c, int argc, char **argv, struct kerr_info *err)
 {
     struct proc_flag f[MAX_FLAGS];
-    struct proc_args a;
-    struct argl l = { NULL, 0 };
-    char **all = NULL;
-    size_t nf, i;
+    size_t nf;
     enum kerr rc;
 
     memset(c, 0, sizeof(*c));
     nf = make_table(c, f);
-    rc = proc_flags_parse(f, nf, argc, argv, &a, err);
-    c->help = a.help;
-    proc_args_release(&a);
+    rc = flagfile_parse(f, nf, "warden-webhook", "config", WH_CONFIG_MAX_FILE, argc, argv, &c->file,
+                        err);
+    c->help = c->file.help;
+    c->verbosity = c->file.verbosity;
     if (rc || c->help)
         return rc;
-    if (*c->config_file && (rc = file_args(c, f, nf, argc, argv, &l, err)))
-        goto out;
-    all = calloc((size_t)argc + l.n + 1, sizeof(*all));
-    if (!all) {
-        rc = kerr_set(err, KERR_NOMEM, "out of memory");
-        goto out;
-    }
-    all[0] = argv[0];
-    for (i = 0; i < l.n; i++)
-        all[1 + i] = l.v[i];
-    for (i = 1; i < (size_t)argc; i++)
-        all[l.n + i] = argv[i];
-    rc = proc_flags_parse(f, nf, argc + (int)l.n, all, &a, err);
-    c->verbosity = a.verbosity;
-    if (!rc && a.npos > 0)
-        rc = kerr_set(err, KERR_INVAL, "unexpected argument \"%.64s\"", a.pos[0]);
-    proc_args_release(&a);
-    if (!rc)
-        rc = validate(c, err);
-out:
-    free(all);
-    free(l.v);
-    return rc;
+    return validate(c, err);
 }

@@ -26,6 +26,7 @@
 
 #include <stddef.h>
 
+#include "common/flagfile.h"
 #include "common/kerr.h"
 #include "common/proc.h"
 
@@ -62,8 +63,7 @@ struct wh_config {
     long cert_lifetime_ms;        /* --tls-cert-lifetime */
     int verbosity;                /* -v / --v */
     int help;                     /* -h / --help */
-    char **owned;                 /* OWNS: argument strings made from the config file */
-    size_t nowned;
+    struct flagfile file;         /* OWNS: argument strings made from the config file */
 };
 
 /*

@@ -15,6 +15,7 @@
 #include "tests/kube-sim/pb.h"
 #include "tests/kube-sim/read.h"
 #include "tests/kube-sim/review.h"
+#include "tests/kube-sim/svcip.h"
 #include "tests/kube-sim/watch.h"
 #include "tests/kube-sim/write.h"
 
@@ -108,22 +109,12 @@ int ksim_api_externalize(const struct ksim_rtype *rt, cJSON *obj)
     return 0;
 }
 
-void ksim_api_alloc_ip(struct ksim_api *api, char *out, size_t size)
-{
-    unsigned n;
-
-    pthread_mutex_lock(&api->ip_mu);
-    n = api->next_ip++;
-    pthread_mutex_unlock(&api->ip_mu);
-    snprintf(out, size, "10.96.%u.%u", (n >> 8) & 255, n & 255);
-}
-
 static int bootstrap(struct ksim_api *api)
 {
     const struct ksim_rtype *nsrt = ksim_reg_find(api->reg, "", "v1", "namespaces");
     const struct ksim_rtype *svc = ksim_reg_find(api->reg, "", "v1", "services");
     cJSON *obj;
-    char json[512];
+    char json[512], ip[KSIM_SVCIP_LEN];
     size_t i;
 
     for (i = 0; i < sizeof(system_namespaces) / sizeof(system_namespaces[0]); i++) {
@@ -138,12 +129,14 @@ static int bootstrap(struct ksim_api *api)
                               NULL) != KERR_OK)
             return -1;
     }
+    ksim_svcip_first(api->svcip, ip);
     snprintf(json, sizeof(json),
              "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"kubernetes\","
              "\"namespace\":\"default\",\"labels\":{\"component\":\"apiserver\",\"provider\":"
-             "\"kubernetes\"}},\"spec\":{\"clusterIP\":\"10.96.0.1\",\"clusterIPs\":["
-             "\"10.96.0.1\"],\"ports\":[{\"name\":\"https\",\"port\":443,\"protocol\":\"TCP\","
-             "\"targetPort\":6443}]}}");
+             "\"kubernetes\"}},\"spec\":{\"clusterIP\":\"%s\",\"clusterIPs\":["
+             "\"%s\"],\"ports\":[{\"name\":\"https\",\"port\":443,\"protocol\":\"TCP\","
+             "\"targetPort\":6443}]}}",
+             ip, ip);
     if (kjson_parse(json, strlen(json), NULL, &obj, NULL, NULL) != KERR_OK)
         return -1;
     if (ksim_obj_prepare_create(svc, obj) != 0 ||
@@ -184,13 +177,14 @@ enum kerr ksim_api_new(const struct ksim_api_opts *opts, struct ksim_api **out,
     *out = NULL;
     if (!api)
         return kerr_set(err, KERR_NOMEM, NULL);
-    pthread_mutex_init(&api->ip_mu, NULL);
-    api->next_ip = 10;
     api->bookmark_ms = opts->bookmark_ms > 0 ? opts->bookmark_ms : 60000;
     api->sts_delay_ms = opts->sts_delay_ms ? opts->sts_delay_ms : 1000;
     api->gc_interval_ms = opts->gc_interval_ms > 0 ? opts->gc_interval_ms : 200;
     api->webhook_ca = opts->webhook_ca ? strdup(opts->webhook_ca) : NULL;
-    rc = ksim_reg_new(&api->reg, err);
+    rc = ksim_svcip_new(opts->service_cidr ? opts->service_cidr : KSIM_SVCIP_DEFAULT_RANGE,
+                        &api->svcip, err);
+    if (rc == KERR_OK)
+        rc = ksim_reg_new(&api->reg, err);
     if (rc == KERR_OK)
         rc = ksim_store_new(&so, &api->store, err);
     if (rc == KERR_OK)
@@ -222,7 +216,7 @@ void ksim_api_free(struct ksim_api *api)
     }
     free(api->aliases);
     free(api->webhook_ca);
-    pthread_mutex_destroy(&api->ip_mu);
+    ksim_svcip_free(api->svcip);
     free(api);
 }
 

@@ -35,6 +35,7 @@
 
 struct ksim_watch;
 struct ksim_fault;
+struct ksim_svcip;
 
 /* --service-alias NAME.NAMESPACE=HOST:PORT */
 struct ksim_alias {
@@ -47,12 +48,13 @@ struct ksim_alias {
 struct ksim_api_opts {
     const struct ksim_alias *aliases; /* BORROWED (copied) */
     size_t naliases;
-    size_t history;         /* watch history per resource (0 = 1000) */
-    size_t max_objects;     /* 0 = 100000 */
-    long bookmark_ms;       /* bookmark interval of watches (0 = 60000) */
-    long sts_delay_ms;      /* StatefulSet status lag (0 = 1000; <0 = immediately) */
-    long gc_interval_ms;    /* controller loop period (0 = 200) */
-    const char *webhook_ca; /* PEM trusted for webhooks without caBundle, BORROWED; NULL */
+    size_t history;           /* watch history per resource (0 = 1000) */
+    size_t max_objects;       /* 0 = 100000 */
+    long bookmark_ms;         /* bookmark interval of watches (0 = 60000) */
+    long sts_delay_ms;        /* StatefulSet status lag (0 = 1000; <0 = immediately) */
+    long gc_interval_ms;      /* controller loop period (0 = 200) */
+    const char *webhook_ca;   /* PEM trusted for webhooks without caBundle, BORROWED; NULL */
+    const char *service_cidr; /* Service clusterIP range, BORROWED; NULL = 10.96.0.0/12 */
 };
 
 struct ksim_api {
@@ -64,9 +66,8 @@ struct ksim_api {
     long bookmark_ms;
     long sts_delay_ms;
     long gc_interval_ms;
-    char *webhook_ca;      /* OWNS or NULL */
-    pthread_mutex_t ip_mu; /* guards next_ip */
-    unsigned next_ip;      /* next Service clusterIP host part */
+    char *webhook_ca;         /* OWNS or NULL */
+    struct ksim_svcip *svcip; /* OWNS: Service clusterIPs (thread-safe) */
 };
 
 /* One query parameter (unescaped). */
@@ -139,8 +140,5 @@ void ksim_resp_release(struct ksim_resp *resp);
 
 /* Set obj's apiVersion and kind to rt's (objects are served in the requested version). 0 or -1. */
 int ksim_api_externalize(const struct ksim_rtype *rt, cJSON *obj);
-
-/* The next free Service clusterIP ("10.96.x.y") into out. */
-void ksim_api_alloc_ip(struct ksim_api *api, char *out, size_t size);
 
 #endif

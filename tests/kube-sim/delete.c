@@ -7,6 +7,7 @@
 #include "common/kjson.h"
 #include "tests/kube-sim/admit.h"
 #include "tests/kube-sim/obj.h"
+#include "tests/kube-sim/svcip.h"
 
 #define MAX_RETRIES 16
 
@@ -158,6 +159,8 @@ static int remove_now(const struct ksim_write_ctx *c, const cJSON *cur, cJSON **
             return ksim_apierr_internal(e, "%s", err.msg);
         if (is_builtin(c->rt, "apiextensions.k8s.io", "customresourcedefinitions"))
             crd_cleanup(c, gone);
+        if (is_builtin(c->rt, "", "services"))
+            ksim_svcip_release_service(c->api->svcip, gone);
     }
     if (is_builtin(c->rt, "", "pods")) {
         *out = gone ? gone : cJSON_Duplicate(cur, 1);

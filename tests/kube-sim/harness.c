@@ -62,6 +62,7 @@ static enum kerr serve(struct ksim_harness *h, const struct ksim_harness_opts *o
     ao.bookmark_ms = o->bookmark_ms;
     ao.sts_delay_ms = o->sts_delay_ms;
     ao.gc_interval_ms = o->gc_interval_ms;
+    ao.service_cidr = o->service_cidr;
     ao.webhook_ca = h->ca.cert;
     rc = ksim_auth_new(o->token_csv, h->token, &h->auth, err);
     if (rc == KERR_OK)

@@ -29,11 +29,12 @@ struct ksim_harness_opts {
     const char *token_csv;            /* token file text, or NULL */
     const struct ksim_alias *aliases; /* --service-alias entries, BORROWED */
     size_t naliases;
-    size_t history;      /* watch history per resource (0 = 1000) */
-    long bookmark_ms;    /* 0 = 60 s */
-    long sts_delay_ms;   /* 0 = 1 s, < 0 = at once */
-    long gc_interval_ms; /* 0 = 200 ms */
-    int no_controllers;  /* do not run the controllers */
+    size_t history;           /* watch history per resource (0 = 1000) */
+    long bookmark_ms;         /* 0 = 60 s */
+    long sts_delay_ms;        /* 0 = 1 s, < 0 = at once */
+    long gc_interval_ms;      /* 0 = 200 ms */
+    int no_controllers;       /* do not run the controllers */
+    const char *service_cidr; /* --service-cluster-ip-range, BORROWED; NULL = 10.96.0.0/12 */
 };
 
 struct ksim_harness {

@@ -26,6 +26,7 @@
 #include "tests/kube-sim/fault.h"
 #include "tests/kube-sim/files.h"
 #include "tests/kube-sim/server.h"
+#include "tests/kube-sim/svcip.h"
 
 #define MAX_TOKEN_FILE (1024u * 1024u)
 
@@ -35,6 +36,7 @@ struct options {
     const char *error_rate;
     const char *throttle_rate;
     const char *fault_match;
+    const char *service_cidr;
     long port;
     long history;
     long max_objects;
@@ -143,6 +145,20 @@ static enum kerr configure_faults(struct ksim_api *api, const struct options *o,
     return rc;
 }
 
+/* 0 when cidr is a usable --service-cluster-ip-range, else a message on stderr and -1. */
+static int check_range(const char *cidr)
+{
+    struct ksim_svcip *a = NULL;
+    struct kerr_info err;
+
+    if (ksim_svcip_new(cidr, &a, &err) != KERR_OK) {
+        fprintf(stderr, "kube-sim: --service-cluster-ip-range: %s\n", err.msg);
+        return -1;
+    }
+    ksim_svcip_free(a);
+    return 0;
+}
+
 static enum kerr run(struct options *o, struct ksim_alias *aliases, size_t naliases,
                      struct kerr_info *err)
 {
@@ -174,6 +190,7 @@ static enum kerr run(struct options *o, struct ksim_alias *aliases, size_t nalia
     ao.max_objects = (size_t)o->max_objects;
     ao.bookmark_ms = o->bookmark_ms;
     ao.sts_delay_ms = o->sts_delay_ms ? o->sts_delay_ms : -1;
+    ao.service_cidr = o->service_cidr;
     if (rc == KERR_OK)
         rc = ksim_api_new(&ao, &api, err);
     if (rc == KERR_OK)
@@ -228,6 +245,8 @@ int main(int argc, char **argv)
           "concurrent connections at most" },
         { "bookmark-interval", PROC_FLAG_DURATION, &o.bookmark_ms, "1m",
           "interval of watch BOOKMARK events (allowWatchBookmarks=true)" },
+        { "service-cluster-ip-range", PROC_FLAG_STRING, &o.service_cidr, KSIM_SVCIP_DEFAULT_RANGE,
+          "CIDR (IPv4, /12 to /30) Service clusterIPs are allocated from, as kube-apiserver" },
         { "statefulset-delay", PROC_FLAG_DURATION, &o.sts_delay_ms, "1s",
           "how long StatefulSet status takes to follow spec.replicas (0: at once)" },
         { "fault-latency", PROC_FLAG_DURATION, &o.latency_ms, "0",
@@ -263,6 +282,10 @@ int main(int argc, char **argv)
         goto out;
     }
     log_set_level(log_level_from_verbosity(args.verbosity));
+    if (check_range(o.service_cidr) != 0) {
+        status = 2;
+        goto out;
+    }
     aliases = calloc(o.aliases.n ? o.aliases.n : 1, sizeof(*aliases));
     for (i = 0; aliases && i < o.aliases.n; i++, n++) {
         if (parse_alias(o.aliases.v[i], &aliases[i]) != 0) {

@@ -12,6 +12,7 @@
 #include "tests/kube-sim/kinds.h"
 #include "tests/kube-sim/obj.h"
 #include "tests/kube-sim/scale.h"
+#include "tests/kube-sim/svcip.h"
 
 #define BODY_MAX_BYTES (3u * 1024u * 1024u + 4096u)
 #define MAX_RETRIES    16
@@ -151,31 +152,15 @@ static int is_builtin(const struct ksim_rtype *rt, const char *group, const char
     return !rt->custom && strcmp(rt->group, group) == 0 && strcmp(rt->plural, plural) == 0;
 }
 
-/* Services get a clusterIP on create and keep it on update. */
-static int service_ip(const struct ksim_write_ctx *c, const cJSON *old, cJSON *obj)
+/* Services get a clusterIP on create and keep it on update (taken: what to give back on failure).
+ */
+static int service_ip(const struct ksim_write_ctx *c, const cJSON *old, cJSON *obj,
+                      char taken[KSIM_SVCIP_LEN], struct ksim_apierr *e)
 {
-    const char *ip = kjson_get_str(obj, "spec.clusterIP");
-    const char *old_ip = old ? kjson_get_str(old, "spec.clusterIP") : NULL;
-    char buf[32];
-    cJSON *ips;
-
+    taken[0] = '\0';
     if (!is_builtin(c->rt, "", "services"))
         return 0;
-    if (ip && *ip)
-        snprintf(buf, sizeof(buf), "%s", ip);
-    else if (old_ip && *old_ip)
-        snprintf(buf, sizeof(buf), "%s", old_ip);
-    else if (kjson_get_str(obj, "spec.type") &&
-             strcmp(kjson_get_str(obj, "spec.type"), "ExternalName") == 0)
-        return 0;
-    else
-        ksim_api_alloc_ip(c->api, buf, sizeof(buf));
-    ips = cJSON_CreateArray();
-    if (!ips || !cJSON_AddItemToArray(ips, cJSON_CreateString(buf)) ||
-        kjson_set_str(obj, "spec.clusterIP", buf, NULL) != KERR_OK ||
-        kjson_set(obj, "spec.clusterIPs", ips, NULL) != KERR_OK)
-        return -1;
-    return 0;
+    return ksim_svcip_assign(c->api->svcip, old, obj, taken, e);
 }
 
 /* Side effects of a stored write: a CRD's resource is served at once. */
@@ -241,7 +226,7 @@ int ksim_write_create(const struct ksim_write_ctx *c, cJSON *obj, cJSON **out,
     struct ksim_write_ctx cc = *c;
     struct ksim_admit_attrs a;
     cJSON *opts = ksim_write_options(c, "CreateOptions");
-    char name[254];
+    char name[254], ip[KSIM_SVCIP_LEN] = "";
     const char *n;
     int code;
 
@@ -259,8 +244,10 @@ int ksim_write_create(const struct ksim_write_ctx *c, cJSON *obj, cJSON **out,
         code = name_of(&cc, obj, name, sizeof(name), e);
     if (!code)
         code = ksim_obj_check_name(c->rt, name, e);
-    if (!code && (ksim_obj_prepare_create(c->rt, obj) != 0 || service_ip(c, NULL, obj) != 0))
+    if (!code && ksim_obj_prepare_create(c->rt, obj) != 0)
         code = ksim_apierr_internal(e, "out of memory");
+    if (!code)
+        code = service_ip(c, NULL, obj, ip, e);
     if (!code)
         code = ksim_kinds_validate(c->rt, obj, e);
     if (!code)
@@ -275,6 +262,8 @@ int ksim_write_create(const struct ksim_write_ctx *c, cJSON *obj, cJSON **out,
         if (code == 201)
             after_write(c, NULL, *out);
     }
+    if (code != 201 || c->dry_run)
+        ksim_svcip_release(c->api->svcip, ip);
     cJSON_Delete(obj);
     cJSON_Delete(opts);
     return code;
@@ -317,9 +306,11 @@ static int store_update(const struct ksim_write_ctx *c, const cJSON *cur, cJSON 
         return ksim_apierr_not_found(e, c->rt->group, c->rt->plural, c->name);
     if (rc != KERR_OK)
         return ksim_apierr_internal(e, "%s", err.msg);
-    if (gone)
+    if (gone &&
         ksim_store_delete(c->api->store, c->rt->store_key, c->ns, c->name, ksim_store_obj_rv(*out),
-                          NULL, NULL);
+                          NULL, NULL) == KERR_OK &&
+        is_builtin(c->rt, "", "services"))
+        ksim_svcip_release_service(c->api->svcip, *out);
     after_write(c, cur, *out);
     return 200;
 }
@@ -329,6 +320,7 @@ int ksim_write_commit(const struct ksim_write_ctx *c, const cJSON *cur, cJSON *n
 {
     struct ksim_admit_attrs a;
     cJSON *opts = ksim_write_options(c, "UpdateOptions");
+    char ip[KSIM_SVCIP_LEN] = "";
     int code;
 
     *out = NULL;
@@ -337,8 +329,8 @@ int ksim_write_commit(const struct ksim_write_ctx *c, const cJSON *cur, cJSON *n
     code = ksim_admit_mutate(c->api, &a, &next, c->resp, e);
     if (!code)
         code = ksim_obj_prepare_update(c->rt, c->sub, cur, next, e);
-    if (!code && service_ip(c, cur, next) != 0)
-        code = ksim_apierr_internal(e, "out of memory");
+    if (!code)
+        code = service_ip(c, cur, next, ip, e);
     if (!code)
         code = ksim_kinds_validate(c->rt, next, e);
     if (!code)
@@ -354,6 +346,8 @@ int ksim_write_commit(const struct ksim_write_ctx *c, const cJSON *cur, cJSON *n
         code = store_update(c, cur, next, out, retry, e);
         next = NULL;
     }
+    if (code != 200 || c->dry_run)
+        ksim_svcip_release(c->api->svcip, ip);
     cJSON_Delete(next);
     cJSON_Delete(opts);
     return code;

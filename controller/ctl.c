@@ -1,0 +1,577 @@
+/* ctl - the warden-controller process; see ctl.h. */
+#include "controller/ctl.h"
+
+#include <malloc.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/buf.h"
+#include "common/cfg.h"
+#include "common/events.h"
+#include "common/httpsrv.h"
+#include "common/k8s.h"
+#include "common/kjson.h"
+#include "common/ktime.h"
+#include "common/leader.h"
+#include "common/log.h"
+#include "common/proc.h"
+#include "common/workqueue.h"
+#include "common/wqpool.h"
+#include "controller/ctl_caches.h"
+#include "controller/ctl_config.h"
+#include "controller/ctl_metrics.h"
+#include "controller/hib.h"
+#include "controller/imt.h"
+#include "controller/oref.h"
+#include "controller/otask.h"
+#include "controller/rst.h"
+#include "controller/sbk.h"
+
+#define LABEL_RESTORING "etcd-warden.io/restoring"
+#define SUPERVISE_MS    20L
+
+static const struct k8s_resource res_etcd = { "druid.gardener.cloud", "v1alpha1", "etcds", 1 };
+
+static const struct ctl_steps real_steps = {
+    sbk_reconcile, oref_reconcile, hib_reconcile, rst_reconcile, otask_reconcile, imt_reconcile,
+};
+
+struct ctl {
+    const struct ctl_config *cfg; /* BORROWED */
+    struct ctl_opts o;
+    struct ctl_steps steps;
+    struct k8s_client *client;    /* OWNS unless opts.client */
+    struct k8s_client *le_client; /* OWNS unless opts.client: short timeouts */
+    char identity[LE_IDENTITY_MAX];
+    char *le_ns; /* OWNS */
+    struct ev_recorder *events;
+    struct ctl_metrics *metrics;
+    struct ctl_caches *caches;
+    struct wq *queue;
+    struct wqpool *pool;
+    struct le *le;
+    struct httpsrv *metrics_srv, *health_srv;
+    pthread_t supervisor;
+    int supervising;
+    atomic_int stopping, leading, lost, ready;
+};
+
+/* ---- the contract's accessors ---- */
+
+struct k8s_client *ctl_client(struct ctl *c)
+{
+    return c->client;
+}
+
+struct ev_recorder *ctl_events(struct ctl *c)
+{
+    return c->events;
+}
+
+const struct ctl_config *ctl_cfg(const struct ctl *c)
+{
+    return c->cfg;
+}
+
+struct store *ctl_store(struct ctl *c, enum ctl_cache w)
+{
+    return (unsigned)w < CTL_C_COUNT ? ctl_caches_store(c->caches, w) : NULL;
+}
+
+struct metrics_registry *ctl_metrics(struct ctl *c)
+{
+    return ctl_metrics_registry(c->metrics);
+}
+
+void ctl_enqueue(struct ctl *c, const char *kind, const char *ns, const char *name, long after_ms)
+{
+    char key[WQ_KEY_MAX];
+    int n = snprintf(key, sizeof(key), "%s/%s/%s", kind, ns ? ns : "", name);
+
+    if (n > 0 && (size_t)n < sizeof(key))
+        (void)wq_add_after(c->queue, key, after_ms);
+}
+
+void ctl_enqueue_etcd(struct ctl *c, const char *ns, const char *name, long after_ms)
+{
+    ctl_enqueue(c, "etcd", ns, name, after_ms);
+}
+
+int ctl_synced(struct ctl *c)
+{
+    return ctl_caches_synced(c->caches);
+}
+
+int ctl_leading(struct ctl *c)
+{
+    return atomic_load(&c->leading);
+}
+
+/* ---- dispatch ---- */
+
+/* Split "kind/ns/name" into buf; 0 when malformed. */
+static int split_key(const char *key, char *buf, size_t n, const char **kind, const char **ns,
+                     const char **name)
+{
+    char *a, *b;
+
+    if (strlen(key) >= n)
+        return 0;
+    memcpy(buf, key, strlen(key) + 1);
+    a = strchr(buf, '/');
+    b = a ? strchr(a + 1, '/') : NULL;
+    if (!b || !b[1])
+        return 0;
+    *a = *b = '\0';
+    *kind = buf;
+    *ns = a + 1;
+    *name = b + 1;
+    return 1;
+}
+
+/* The result of one step merged into the key's: the first error, the smallest requeue. */
+static void merge(enum kerr rc, const struct ctl_result *r, const char *step,
+                  const struct kerr_info *e, enum kerr *first, const char **where,
+                  struct kerr_info *err, long *requeue)
+{
+    if (rc && !*first) {
+        *first = rc;
+        *where = step;
+        *err = *e;
+    }
+    if (r->requeue_ms > 0 && (*requeue <= 0 || r->requeue_ms < *requeue))
+        *requeue = r->requeue_ms;
+}
+
+/* Run the steps of a live Etcd; the first error (step named by *where) or KERR_OK. */
+static enum kerr etcd_steps(struct ctl *c, const cJSON *etcd, long *requeue, const char **where,
+                            struct kerr_info *err)
+{
+    const ctl_etcd_step_fn live[] = { c->steps.sbk, c->steps.oref, c->steps.hib };
+    static const char *const names[] = { "status-backup", "owner-references", "hibernation" };
+    struct ctl_result r;
+    struct kerr_info e;
+    enum kerr first = KERR_OK, rc;
+    size_t i;
+
+    if (kjson_get_str(etcd, "metadata.labels[" LABEL_RESTORING "]")) {
+        if (!c->steps.rst)
+            return KERR_OK;
+        memset(&r, 0, sizeof(r));
+        kerr_clear(&e);
+        rc = c->steps.rst(c, etcd, &r, &e);
+        merge(rc, &r, "restore", &e, &first, where, err, requeue);
+        return first;
+    }
+    for (i = 0; i < sizeof(live) / sizeof(live[0]); i++) {
+        if (!live[i])
+            continue;
+        memset(&r, 0, sizeof(r));
+        kerr_clear(&e);
+        rc = live[i](c, etcd, &r, &e);
+        merge(rc, &r, names[i], &e, &first, where, err, requeue);
+    }
+    return first;
+}
+
+/* An Etcd key: a fresh GET, then the steps. */
+static enum kerr reconcile_etcd(struct ctl *c, const char *ns, const char *name, long *requeue,
+                                const char **where, struct kerr_info *err)
+{
+    cJSON *etcd = NULL;
+    struct ev_ref ref;
+    enum kerr rc = k8s_get(c->client, &res_etcd, ns, name, NULL, &etcd, err);
+
+    *where = "get";
+    if (rc == KERR_NOTFOUND)
+        return KERR_OK; /* gone: owner references let the garbage collector clean up */
+    if (rc)
+        return rc;
+    rc = etcd_steps(c, etcd, requeue, where, err);
+    if (rc && ev_ref_from_object(etcd, &ref) == KERR_OK) {
+        if (!ref.kind)
+            ref.kind = "Etcd";
+        (void)ev_emitf(c->events, &ref, EV_WARNING, "ReconcileFailed", "Reconcile", "%s: %s",
+                       *where, err->msg);
+    }
+    cJSON_Delete(etcd);
+    return rc;
+}
+
+static enum kerr reconcile_task(struct ctl *c, ctl_task_step_fn fn, const char *ns,
+                                const char *name, long *requeue, struct kerr_info *err)
+{
+    struct ctl_result r = { 0 };
+    enum kerr rc;
+
+    if (!fn)
+        return KERR_OK;
+    rc = fn(c, ns, name, &r, err);
+    *requeue = r.requeue_ms;
+    return rc;
+}
+
+static enum wqpool_result process(void *arg, const char *key, long *after_ms)
+{
+    struct ctl *c = arg;
+    char buf[WQ_KEY_MAX];
+    const char *kind, *ns, *name, *where = "";
+    struct kerr_info err;
+    int64_t t0 = ktime_mono_ns();
+    long requeue = 0;
+    enum kerr rc = KERR_OK;
+    enum ctl_metrics_result res;
+
+    kerr_clear(&err);
+    if (!split_key(key, buf, sizeof(buf), &kind, &ns, &name)) {
+        log_warn("dropped a malformed queue key", "key", key);
+        return WQPOOL_RESULT_OK;
+    }
+    if (strcmp(kind, "etcd") == 0)
+        rc = reconcile_etcd(c, ns, name, &requeue, &where, &err);
+    else if (strcmp(kind, "opstask") == 0 && c->cfg->ops_task_executor)
+        rc = reconcile_task(c, c->steps.otask, ns, name, &requeue, &err);
+    else if (strcmp(kind, "immtask") == 0)
+        rc = reconcile_task(c, c->steps.imt, ns, name, &requeue, &err);
+    res = rc ? CTL_R_ERROR : requeue > 0 ? CTL_R_REQUEUE_AFTER : CTL_R_SUCCESS;
+    ctl_metrics_reconcile(c->metrics, kind, res, (double)(ktime_mono_ns() - t0) / 1e9);
+    if (rc) {
+        log_warn("reconcile failed", "controller", kind, "namespace", ns, "name", name, "step",
+                 where, "error", err.msg);
+        return WQPOOL_RESULT_ERROR;
+    }
+    if (log_enabled(LOG_DEBUG)) {
+        char after[24];
+
+        snprintf(after, sizeof(after), "%ld", requeue);
+        log_debug("reconciled", "controller", kind, "namespace", ns, "name", name, "requeue_ms",
+                  after);
+    }
+    if (requeue <= 0)
+        return WQPOOL_RESULT_OK;
+    *after_ms = requeue;
+    return WQPOOL_RESULT_REQUEUE_AFTER;
+}
+
+/* ---- leader election and the supervisor ---- */
+
+static void started_leading(void *arg)
+{
+    struct ctl *c = arg;
+
+    atomic_store(&c->leading, 1);
+    log_info("leading", "lease", c->cfg->le_id, "identity", c->identity);
+}
+
+static void stopped_leading(void *arg)
+{
+    struct ctl *c = arg;
+
+    atomic_store(&c->leading, 0);
+    if (!atomic_load(&c->stopping)) {
+        atomic_store(&c->lost, 1);
+        log_error("leader election lost", "lease", c->cfg->le_id, "identity", c->identity);
+    }
+}
+
+static void new_leader(void *arg, const char *identity)
+{
+    struct ctl *c = arg;
+
+    if (strcmp(identity, c->identity) != 0)
+        log_info("new leader elected", "lease", c->cfg->le_id, "leader", identity);
+}
+
+static int cfg_leading(void *ctx)
+{
+    return ctl_leading(ctx);
+}
+
+static size_t cfg_phase_count(void *ctx, const char *phase)
+{
+    struct ctl *c = ctx;
+
+    return ctl_caches_phase_count(c->caches, phase);
+}
+
+static size_t cfg_objects(void *ctx)
+{
+    struct ctl *c = ctx;
+
+    return ctl_caches_objects(c->caches);
+}
+
+/*
+ * Every SUPERVISE_MS: log readiness once the caches synced, and start the
+ * workers once this replica leads (or elects no leader) and the caches
+ * synced, as controller-runtime waits for its caches before its workers.
+ */
+static void *supervise(void *arg)
+{
+    struct ctl *c = arg;
+    struct kerr_info err;
+    int workers = 0;
+
+    while (!atomic_load(&c->stopping)) {
+        if (!atomic_load(&c->ready) && ctl_caches_synced(c->caches)) {
+            atomic_store(&c->ready, 1);
+            /* The initial lists' transient trees are freed: give their pages back. */
+            malloc_trim(0);
+            log_info("warden-controller ready", "identity", c->identity);
+        }
+        if (!workers && atomic_load(&c->ready) && atomic_load(&c->leading) &&
+            !atomic_load(&c->lost)) {
+            kerr_clear(&err);
+            if (wqpool_new(c->queue, (int)c->cfg->workers, process, c, &c->pool, &err)) {
+                log_error("cannot start the workers", "error", err.msg);
+                atomic_store(&c->lost, 1);
+            }
+            workers = 1;
+        }
+        ktime_sleep_ns(SUPERVISE_MS * 1000000L);
+    }
+    return NULL;
+}
+
+/* ---- construction ---- */
+
+static void on_key(void *ctx, const char *kind, const char *ns, const char *name)
+{
+    ctl_enqueue(ctx, kind, ns, name, 0);
+}
+
+static enum kerr make_clients(struct ctl *c, struct kerr_info *err)
+{
+    struct k8s_client_opts o = { 0 };
+    struct cfg_rest rest;
+    enum kerr rc;
+
+    if (c->o.client) {
+        c->client = c->le_client = c->o.client;
+        return KERR_OK;
+    }
+    cfg_rest_init(&rest);
+    rc = cfg_load_default(*c->cfg->kubeconfig ? c->cfg->kubeconfig : NULL, &rest, err);
+    if (!rc)
+        rc = k8s_client_new(&rest, &o, &c->client, err);
+    /* A renewal stuck in a slow request must not outlast the renew deadline. */
+    o.request_timeout_ms = (c->o.renew_ms ? c->o.renew_ms : c->cfg->renew_ms) / 2;
+    o.max_retries = -1;
+    if (!rc)
+        rc = k8s_client_new(&rest, &o, &c->le_client, err);
+    cfg_rest_release(&rest);
+    return rc ? kerr_wrap(err, "--kubeconfig") : KERR_OK;
+}
+
+static enum kerr make_identity(struct ctl *c, struct kerr_info *err)
+{
+    char host[128] = "warden-controller";
+    int n;
+
+    if (c->o.identity)
+        n = snprintf(c->identity, sizeof(c->identity), "%s", c->o.identity);
+    else {
+        (void)gethostname(host, sizeof(host) - 1);
+        n = snprintf(c->identity, sizeof(c->identity), "%s_%ld", host, (long)getpid());
+    }
+    if (n <= 0 || (size_t)n >= sizeof(c->identity))
+        return kerr_set(err, KERR_INVAL, "leader-election identity too long");
+    c->le_ns =
+        strdup(*c->cfg->le_namespace ? c->cfg->le_namespace : k8s_client_namespace(c->client));
+    return c->le_ns ? KERR_OK : kerr_set(err, KERR_NOMEM, "out of memory");
+}
+
+static enum kerr make_parts(struct ctl *c, struct kerr_info *err)
+{
+    struct ev_opts eo = { 0 };
+    struct wq_opts qo = { 0 };
+    struct ctl_caches_opts co = { 0 };
+    struct ctl_metrics_source ms = { 0 };
+    enum kerr rc;
+
+    eo.reporting_controller = "etcd-warden.io/warden-controller";
+    eo.reporting_instance = c->identity;
+    qo.name = "etcd";
+    co.client = c->client;
+    co.ns = c->cfg->watch_namespace;
+    co.resync_ms = c->cfg->resync_ms;
+    co.on_key = on_key;
+    co.ctx = c;
+    if ((rc = ev_new(c->client, &eo, &c->events, err)) || (rc = wq_new(&qo, &c->queue, err)) ||
+        (rc = ctl_caches_new(&co, &c->caches, err)))
+        return rc;
+    ms.queue = c->queue;
+    ms.queue_name = "etcd";
+    ms.lease_name = c->cfg->le_id;
+    ms.leading = cfg_leading;
+    ms.phase_count = cfg_phase_count;
+    ms.objects = cfg_objects;
+    ms.ctx = c;
+    return ctl_metrics_new(&ms, &c->metrics, err);
+}
+
+enum kerr ctl_new(const struct ctl_config *cfg, const struct ctl_opts *opts, struct ctl **out,
+                  struct kerr_info *err)
+{
+    struct ctl *c;
+    enum kerr rc;
+
+    *out = NULL;
+    c = calloc(1, sizeof(*c));
+    if (!c)
+        return kerr_set(err, KERR_NOMEM, "allocating the controller");
+    c->cfg = cfg;
+    if (opts)
+        c->o = *opts;
+    c->steps = c->o.steps ? *c->o.steps : real_steps;
+    if ((rc = make_clients(c, err)) || (rc = make_identity(c, err)) || (rc = make_parts(c, err))) {
+        ctl_free(c);
+        return rc;
+    }
+    *out = c;
+    return KERR_OK;
+}
+
+/* ---- running ---- */
+
+static enum kerr ready_caches(void *ctx, struct kerr_info *err)
+{
+    return ctl_synced(ctx) ? KERR_OK : kerr_set(err, KERR_UNSUPPORTED, "caches not synced");
+}
+
+static enum kerr healthy(void *ctx, struct kerr_info *err)
+{
+    (void)ctx;
+    (void)err;
+    return KERR_OK;
+}
+
+static enum kerr start_servers(struct ctl *c, struct kerr_info *err)
+{
+    struct httpsrv_opts o = { 0 };
+    enum kerr rc;
+
+    if (c->o.no_servers)
+        return KERR_OK;
+    if (strcmp(c->cfg->metrics_bind, "0") != 0) {
+        o.bind = c->cfg->metrics_bind;
+        o.registry = ctl_metrics(c);
+        if ((rc = httpsrv_new(&o, &c->metrics_srv, err)) ||
+            (rc = httpsrv_start(c->metrics_srv, err)))
+            return kerr_wrap(err, "--metrics-bind-address %s", c->cfg->metrics_bind);
+    }
+    if (strcmp(c->cfg->health_bind, "0") == 0)
+        return KERR_OK;
+    o.bind = c->cfg->health_bind;
+    o.registry = NULL;
+    if ((rc = httpsrv_new(&o, &c->health_srv, err)) ||
+        (rc = httpsrv_add_check(c->health_srv, HTTPSRV_HEALTHZ, "ping", healthy, c, err)) ||
+        (rc = httpsrv_add_check(c->health_srv, HTTPSRV_READYZ, "caches-synced", ready_caches, c,
+                                err)) ||
+        (rc = httpsrv_start(c->health_srv, err)))
+        return kerr_wrap(err, "--health-probe-bind-address %s", c->cfg->health_bind);
+    return KERR_OK;
+}
+
+static enum kerr start_election(struct ctl *c, struct kerr_info *err)
+{
+    struct le_opts o = { 0 };
+    enum kerr rc;
+
+    if (!c->cfg->leader_elect) {
+        atomic_store(&c->leading, 1);
+        return KERR_OK;
+    }
+    o.lease_namespace = c->le_ns;
+    o.lease_name = c->cfg->le_id;
+    o.identity = c->identity;
+    o.lease_duration_ms = c->o.lease_ms ? c->o.lease_ms : c->cfg->lease_ms;
+    o.renew_deadline_ms = c->o.renew_ms ? c->o.renew_ms : c->cfg->renew_ms;
+    o.retry_period_ms = c->o.retry_ms ? c->o.retry_ms : c->cfg->retry_ms;
+    o.on_started_leading = started_leading;
+    o.on_stopped_leading = stopped_leading;
+    o.on_new_leader = new_leader;
+    o.arg = c;
+    if ((rc = le_new(c->le_client, &o, &c->le, err)) || (rc = le_start(c->le, err)))
+        return kerr_wrap(err, "leader election on Lease %s/%s", c->le_ns, c->cfg->le_id);
+    return KERR_OK;
+}
+
+enum kerr ctl_start(struct ctl *c, struct kerr_info *err)
+{
+    enum kerr rc;
+
+    if (c->supervising)
+        return kerr_set(err, KERR_INVAL, "the controller is already started");
+    if ((rc = ctl_caches_start(c->caches, err)) || (rc = start_servers(c, err)) ||
+        (rc = start_election(c, err)))
+        return rc;
+    if (pthread_create(&c->supervisor, NULL, supervise, c) != 0)
+        return kerr_set(err, KERR_INTERNAL, "cannot start the supervisor thread");
+    c->supervising = 1;
+    log_info("warden-controller started", "identity", c->identity, "lease", c->cfg->le_id,
+             "watch-namespace", *c->cfg->watch_namespace ? c->cfg->watch_namespace : "(all)");
+    return KERR_OK;
+}
+
+void ctl_stop(struct ctl *c)
+{
+    if (atomic_exchange(&c->stopping, 1))
+        return;
+    if (c->supervising)
+        pthread_join(c->supervisor, NULL);
+    if (c->queue && wq_shutdown_drain(c->queue, c->cfg->shutdown_ms) == KERR_TIMEOUT)
+        log_warn("reconciles still running at the shutdown timeout");
+    wqpool_free(c->pool);
+    c->pool = NULL;
+    if (c->le)
+        le_stop(c->le); /* releases the Lease */
+    atomic_store(&c->leading, 0);
+    if (c->caches)
+        ctl_caches_stop(c->caches);
+    httpsrv_stop(c->metrics_srv);
+    httpsrv_stop(c->health_srv);
+    if (c->events)
+        ev_stop(c->events);
+}
+
+enum kerr ctl_run(struct ctl *c, struct kerr_info *err)
+{
+    enum kerr rc = ctl_start(c, err);
+
+    while (!rc && !atomic_load(&c->lost) && !proc_wait_shutdown(100))
+        (void)proc_take_reload();
+    if (!rc && atomic_load(&c->lost))
+        rc = kerr_set(err, KERR_CANCELLED, "lost the leader-election Lease %s/%s", c->le_ns,
+                      c->cfg->le_id);
+    if (!rc)
+        log_info("shutting down", "identity", c->identity);
+    ctl_stop(c);
+    if (!rc)
+        log_info("warden-controller stopped", "identity", c->identity);
+    return rc;
+}
+
+void ctl_free(struct ctl *c)
+{
+    if (!c)
+        return;
+    ctl_stop(c);
+    le_free(c->le);
+    httpsrv_free(c->metrics_srv);
+    httpsrv_free(c->health_srv);
+    ctl_caches_free(c->caches);
+    ev_free(c->events);
+    wq_free(c->queue);
+    ctl_metrics_free(c->metrics);
+    if (!c->o.client) {
+        k8s_client_free(c->le_client);
+        k8s_client_free(c->client);
+    }
+    free(c->le_ns);
+    free(c);
+}

@@ -1,0 +1,198 @@
+/*
+ * ctl - the warden-controller process: the API client, the watch-fed
+ * caches, the work queue and its workers, leader election, the events
+ * recorder, the metrics and the health endpoints, and the dispatch of a
+ * queue key to the reconcilers of the other controller modules.
+ *
+ * Caches. Every replica runs the informers of enum ctl_cache (restricted to
+ * --watch-namespace when set). Components are projected to their metadata
+ * so that 1,000 Etcds with 12,000 components stay small. /readyz answers
+ * 200 once every cache has synced; "warden-controller ready" is logged
+ * (msg of a JSON line on stderr) at that moment.
+ *
+ * Queue keys. One de-duplicating, rate-limited work queue holds:
+ *   "etcd/<ns>/<name>"     the Etcd's flows (dispatch below),
+ *   "opstask/<ns>/<name>"  an EtcdOpsTask (otask_reconcile; only with
+ *                          --ops-task-executor=true),
+ *   "immtask/<ns>/<name>"  an ExtendFullSnapshotImmutabilityTask (imt_reconcile).
+ * Informer events map to keys: an Etcd to its own key; a component to
+ * etcd/<ns>/<part-of label>; an EtcdOpsTask to its own key and
+ * etcd/<ns>/<spec.etcdName>; an immutability task to its own key and
+ * etcd/<ns>/<spec.etcdName>; a CronJob to immtask/<ns>/<owning task>; an
+ * EtcdStatusBackup to etcd/<ns>/<name>. A task's own key is not queued for
+ * an update of its status alone (its step's own write; see ctl_caches.h).
+ *
+ * Dispatch of "etcd/<ns>/<name>" (on a worker thread): a fresh GET of the
+ * Etcd (not the cache). Gone: nothing (owner references let the garbage
+ * collector clean up). Label etcd-warden.io/restoring present:
+ * rst_reconcile only. Otherwise sbk_reconcile, oref_reconcile,
+ * hib_reconcile in that order (each runs even when an earlier one failed).
+ * The smallest requeue_ms > 0 of the steps wins. A step that returns an
+ * error: logged with the Etcd's namespace/name, an event (Warning,
+ * ReconcileFailed) unless the step already emitted one, counted in
+ * controller_runtime_reconcile_errors_total, and the key is requeued
+ * rate-limited (5 ms doubling up to 1000 s, client-go's default). Success
+ * forgets the key's failures.
+ *
+ * The step functions (declared in their modules' headers):
+ *   enum kerr hib_reconcile(struct ctl *c, const cJSON *etcd, struct ctl_result *res,
+ *                           struct kerr_info *err);              controller/hib.h
+ *   enum kerr sbk_reconcile(... the same ...);                    controller/sbk.h
+ *   enum kerr oref_reconcile(... the same ...);                   controller/oref.h
+ *   enum kerr rst_reconcile(... the same ...);                    controller/rst.h
+ *   enum kerr otask_reconcile(struct ctl *c, const char *ns, const char *name,
+ *                             struct ctl_result *res, struct kerr_info *err);  otask.h
+ *   enum kerr imt_reconcile(... the same as otask ...);           controller/imt.h
+ * etcd is BORROWED for the call; res is zeroed before the call.
+ *
+ * Leader election: a coordination.k8s.io/v1 Lease (--leader-election-id in
+ * --leader-election-namespace; 15 s lease, 10 s renew deadline, 2 s retry).
+ * Only the leader runs workers; on losing the lease the workers stop and
+ * the process exits (as controller-runtime does) so that no two replicas
+ * reconcile at once. With --leader-elect=false the workers start at once.
+ *
+ * Signals: SIGTERM and SIGINT stop the process gracefully: the workers
+ * finish the keys in hand, the Lease is released (holder cleared) so a
+ * standby takes over at once, then the process exits 0. A second SIGTERM
+ * exits at once with status 1. SIGPIPE is ignored.
+ *
+ * Metrics (/metrics on --metrics-bind-address): controller_runtime_reconcile_total
+ * {controller,result}, controller_runtime_reconcile_time_seconds{controller},
+ * controller_runtime_reconcile_errors_total{controller}, workqueue_depth{name},
+ * workqueue_adds_total{name}, workqueue_retries_total{name},
+ * leader_election_master_status{name}, warden_hibernation_phase_etcds{phase}
+ * (cached Etcds per value of etcd-warden.io/hibernation-phase; "" = none),
+ * plus the process metrics. controller is "etcd", "opstask" or "immtask".
+ * /healthz and /readyz on --health-probe-bind-address.
+ *
+ * Ownership: ctl_new copies what it needs of the config (the struct
+ * ctl_config must outlive the struct ctl, which BORROWS it); everything the
+ * accessors return is BORROWED from the struct ctl and lives until ctl_free.
+ * Thread safety: the accessors and ctl_enqueue_* may be called from any
+ * thread (workers, informer handlers); ctl_new, ctl_start, ctl_run and
+ * ctl_free from one thread.
+ */
+#ifndef CONTROLLER_CTL_H
+#define CONTROLLER_CTL_H
+
+#include <cJSON.h>
+
+#include "common/kerr.h"
+
+struct ctl;              /* the running controller */
+struct ctl_config;       /* controller/ctl_config.h */
+struct k8s_client;       /* common/k8s.h */
+struct ev_recorder;      /* common/events.h */
+struct store;            /* common/store.h */
+struct metrics_registry; /* common/metrics.h */
+
+/* The watch-fed caches (common/store), their keys "<ns>/<name>" unless said otherwise. */
+enum ctl_cache {
+    CTL_C_ETCDS,         /* druid.gardener.cloud/v1alpha1 etcds, full objects */
+    CTL_C_COMPONENTS,    /* every managed component of every kind (ServiceAccount, Service,
+                            ConfigMap, Role, RoleBinding, StatefulSet, PodDisruptionBudget,
+                            Lease, PersistentVolumeClaim) with label
+                            app.kubernetes.io/managed-by=etcd-druid, projected to
+                            apiVersion, kind, metadata (name, namespace, uid,
+                            resourceVersion, labels, ownerReferences);
+                            key "<kind>/<ns>/<name>"; index "part-of" by "<ns>/<part-of label>" */
+    CTL_C_OPSTASKS,      /* druid.gardener.cloud/v1alpha1 etcdopstasks */
+    CTL_C_IMMTASKS,      /* etcd-warden.io/v1alpha1 extendfullsnapshotimmutabilitytasks */
+    CTL_C_CRONJOBS,      /* batch/v1 cronjobs owned by an immutability task */
+    CTL_C_STATUSBACKUPS, /* etcd-warden.io/v1alpha1 etcdstatusbackups */
+    CTL_C_COUNT
+};
+
+/* Name of the index of CTL_C_COMPONENTS: values "<ns>/<part-of label>". */
+#define CTL_INDEX_PART_OF "part-of"
+
+/* What a step asks of the dispatch. */
+struct ctl_result {
+    long requeue_ms; /* > 0: call again after that long */
+};
+
+/* A step of an Etcd key (hib_reconcile, sbk_reconcile, oref_reconcile, rst_reconcile). */
+typedef enum kerr (*ctl_etcd_step_fn)(struct ctl *c, const cJSON *etcd, struct ctl_result *res,
+                                      struct kerr_info *err);
+
+/* The step of a task key (otask_reconcile, imt_reconcile). */
+typedef enum kerr (*ctl_task_step_fn)(struct ctl *c, const char *ns, const char *name,
+                                      struct ctl_result *res, struct kerr_info *err);
+
+/* The steps the dispatch calls; NULL entries are skipped (tests replace them). */
+struct ctl_steps {
+    ctl_etcd_step_fn sbk, oref, hib, rst;
+    ctl_task_step_fn otask, imt;
+};
+
+/* Options a test may change; zero means the default. */
+struct ctl_opts {
+    const struct ctl_steps *steps; /* BORROWED; NULL: the real modules' */
+    struct k8s_client *client;     /* BORROWED: use this client instead of --kubeconfig's */
+    const char *identity;          /* BORROWED: leader-election identity (default hostname_pid) */
+    long lease_ms, renew_ms, retry_ms; /* override the config's lease timings */
+    int no_servers;                    /* do not start the /metrics and health servers */
+};
+
+/* ---- the contract of the step modules ---- */
+
+/* The API client. BORROWED; thread-safe use as common/k8s.h documents. */
+struct k8s_client *ctl_client(struct ctl *c);
+
+/* The events recorder (events.k8s.io/v1). BORROWED. */
+struct ev_recorder *ctl_events(struct ctl *c);
+
+/* The configuration. BORROWED. */
+const struct ctl_config *ctl_cfg(const struct ctl *c);
+
+/* A cache (read with store_get / store_view / store_index_*). BORROWED. */
+struct store *ctl_store(struct ctl *c, enum ctl_cache w);
+
+/* Add "etcd/<ns>/<name>" to the queue now (after_ms <= 0) or after after_ms. */
+void ctl_enqueue_etcd(struct ctl *c, const char *ns, const char *name, long after_ms);
+
+/* Add "<kind>/<ns>/<name>" (kind "etcd", "opstask" or "immtask") as above. */
+void ctl_enqueue(struct ctl *c, const char *kind, const char *ns, const char *name, long after_ms);
+
+/* ---- lifecycle (main.c and the tests) ---- */
+
+/*
+ * Build the controller: the client (opts->client or --kubeconfig), the
+ * caches and informers, the queue, the recorder, the metrics registry and
+ * the elector. Nothing runs yet. cfg is BORROWED and must outlive *out;
+ * opts may be NULL. On KERR_OK *out OWNS the controller (ctl_free).
+ */
+enum kerr ctl_new(const struct ctl_config *cfg, const struct ctl_opts *opts, struct ctl **out,
+                  struct kerr_info *err);
+
+/*
+ * Start the informers, the servers and leader election (or the workers at
+ * once with --leader-elect=false). Returns without waiting for the caches.
+ */
+enum kerr ctl_start(struct ctl *c, struct kerr_info *err);
+
+/* True once every cache has synced. */
+int ctl_synced(struct ctl *c);
+
+/* True while this replica holds the Lease (always with --leader-elect=false). */
+int ctl_leading(struct ctl *c);
+
+/*
+ * Stop: the workers finish their keys, the informers and servers stop, the
+ * Lease is released. Idempotent; ctl_free calls it.
+ */
+void ctl_stop(struct ctl *c);
+
+/*
+ * ctl_start, then wait until SIGTERM / SIGINT (common/proc), the loss of
+ * the Lease or a fatal error, then ctl_stop. KERR_OK after a signal.
+ */
+enum kerr ctl_run(struct ctl *c, struct kerr_info *err);
+
+/* The metrics registry (tests read the exposition from it). BORROWED. */
+struct metrics_registry *ctl_metrics(struct ctl *c);
+
+/* Stop and free. NULL is a no-op. */
+void ctl_free(struct ctl *c);
+
+#endif

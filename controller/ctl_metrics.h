@@ -1,0 +1,62 @@
+/*
+ * ctl_metrics - the metrics of warden-controller, named as controller-runtime
+ * and client-go name theirs:
+ *   controller_runtime_reconcile_total{controller,result}   counter
+ *       result: success, error, requeue, requeue_after
+ *   controller_runtime_reconcile_errors_total{controller}   counter
+ *   controller_runtime_reconcile_time_seconds{controller}   histogram
+ *   workqueue_depth{name}, workqueue_adds_total{name}, workqueue_retries_total{name}
+ *   leader_election_master_status{name}                      gauge, 1 while leading
+ *   warden_hibernation_phase_etcds{phase}                    gauge, cached Etcds per
+ *       hibernation phase ("none": no phase annotation)
+ *   warden_controller_cache_objects                          gauge, cached objects
+ * plus the process metrics (common/procmetrics). The queue, leader and cache
+ * values are read by a render hook (ctl_metrics_source) on every scrape.
+ *
+ * Ownership: struct ctl_metrics (ctl_metrics_new / ctl_metrics_free) OWNS
+ * its registry; metric pointers are BORROWED from it.
+ * Thread safety: ctl_metrics_reconcile from any thread; new/free from one.
+ */
+#ifndef CONTROLLER_CTL_METRICS_H
+#define CONTROLLER_CTL_METRICS_H
+
+#include <stddef.h>
+
+#include "common/kerr.h"
+#include "common/metrics.h"
+#include "common/workqueue.h"
+
+/* The live values a scrape reads; each callback may be NULL. */
+struct ctl_metrics_source {
+    struct wq *queue;          /* BORROWED; workqueue_* */
+    const char *queue_name;    /* BORROWED; the name label */
+    const char *lease_name;    /* BORROWED; leader_election_master_status's name */
+    int (*leading)(void *ctx); /* 1 while leading */
+    size_t (*phase_count)(void *ctx, const char *phase);
+    size_t (*objects)(void *ctx); /* cached objects */
+    void *ctx;                    /* BORROWED */
+};
+
+struct ctl_metrics;
+
+/* The outcome of one reconcile. */
+enum ctl_metrics_result { CTL_R_SUCCESS, CTL_R_ERROR, CTL_R_REQUEUE, CTL_R_REQUEUE_AFTER };
+
+/*
+ * Registry and metrics; src (copied; its pointers BORROWED, must outlive the
+ * metrics) feeds the render hook. On KERR_OK *out OWNS it.
+ */
+enum kerr ctl_metrics_new(const struct ctl_metrics_source *src, struct ctl_metrics **out,
+                          struct kerr_info *err);
+
+/* The registry (BORROWED). */
+struct metrics_registry *ctl_metrics_registry(struct ctl_metrics *m);
+
+/* Count one reconcile of controller ("etcd", "opstask", "immtask") that took seconds. */
+void ctl_metrics_reconcile(struct ctl_metrics *m, const char *controller, enum ctl_metrics_result r,
+                           double seconds);
+
+/* NULL is a no-op. */
+void ctl_metrics_free(struct ctl_metrics *m);
+
+#endif

@@ -1,0 +1,579 @@
+/*
+ * hib - the I/O of the hibernation flow (see hib.h): read the state back
+ * from the API, decide with hibplan_decide, act, repeat.
+ */
+#include "controller/hib.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/buf.h"
+#include "common/events.h"
+#include "common/k8s.h"
+#include "common/kjson.h"
+#include "common/ktime.h"
+#include "common/log.h"
+#include "controller/etcdspec.h"
+
+#define PORT_CLIENT   "client"
+#define PORT_SERVER   "server"
+#define PORT_BACKUP   "backuprestore"
+#define TASK_INFIX    "-final-snapshot-"
+#define REMEMBER_MAX  (64u * 1024u)
+#define CONFLICT_WAIT 200L
+
+static const struct k8s_resource RES_SVC = { "", "v1", "services", 1 };
+static const struct k8s_resource RES_STS = { "apps", "v1", "statefulsets", 1 };
+
+/* What one round read. Every object OWNED by the round. */
+struct round {
+    const char *ns, *name; /* BORROWED from etcd */
+    cJSON *etcd, *svc, *sts, *tasks;
+    const cJSON *latest; /* BORROWED from tasks: the highest attempt */
+    struct hibplan_view v;
+};
+
+static void round_release(struct round *r)
+{
+    cJSON_Delete(r->etcd);
+    cJSON_Delete(r->svc);
+    cJSON_Delete(r->sts);
+    cJSON_Delete(r->tasks);
+    memset(r, 0, sizeof(*r));
+}
+
+/* ---- ports (pure) ---- */
+
+static const char *port_name(const cJSON *p)
+{
+    return kjson_get_str(p, "name");
+}
+
+static int is_cut_port(const cJSON *p)
+{
+    const char *n = port_name(p);
+    return n && (strcmp(n, PORT_CLIENT) == 0 || strcmp(n, PORT_SERVER) == 0);
+}
+
+static int has_port(const cJSON *ports, const char *name)
+{
+    const cJSON *p;
+
+    cJSON_ArrayForEach (p, ports) {
+        if (port_name(p) && strcmp(port_name(p), name) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* The remembered ports of svc: 1 and *out OWNS the array, 0 none, -1 malformed. */
+static int remembered_ports(const cJSON *svc, cJSON **out)
+{
+    const char *text = etcdspec_annotation(svc, HIB_ANN_REMOVED_PORTS);
+    cJSON *arr = NULL;
+    const cJSON *p;
+
+    *out = NULL;
+    if (!text)
+        return 0;
+    if (kjson_parse(text, strlen(text), NULL, &arr, NULL, NULL) != KERR_OK)
+        return -1;
+    if (!cJSON_IsArray(arr))
+        goto bad;
+    cJSON_ArrayForEach (p, arr) {
+        if (!cJSON_IsObject(p) || !port_name(p))
+            goto bad;
+    }
+    *out = arr;
+    return 1;
+bad:
+    cJSON_Delete(arr);
+    return -1;
+}
+
+enum hibplan_svc hib_svc_state(const cJSON *svc, int *remembered)
+{
+    const cJSON *ports = kjson_get_arr(svc, "spec.ports");
+    cJSON *mem = NULL;
+    int rem, open;
+
+    *remembered = 0;
+    if (!svc)
+        return HIBPLAN_SVC_MISSING;
+    rem = remembered_ports(svc, &mem);
+    cJSON_Delete(mem);
+    if (rem < 0)
+        return HIBPLAN_SVC_BAD;
+    *remembered = rem;
+    open = has_port(ports, PORT_CLIENT) || has_port(ports, PORT_SERVER);
+    if (open)
+        return has_port(ports, PORT_BACKUP) ? HIBPLAN_SVC_OPEN : HIBPLAN_SVC_BAD;
+    return rem ? HIBPLAN_SVC_CUT : HIBPLAN_SVC_BAD;
+}
+
+static enum kerr set_annotation(cJSON *obj, const char *key, const char *value,
+                                struct kerr_info *err)
+{
+    const char *segs[] = { "metadata", "annotations", key, NULL };
+
+    if (!value) {
+        kjson_deletev(obj, segs);
+        return KERR_OK;
+    }
+    return kjson_setv(obj, segs, cJSON_CreateString(value), err);
+}
+
+enum kerr hib_ports_cut(const cJSON *svc, cJSON **out, struct kerr_info *err)
+{
+    cJSON *copy = NULL, *ports, *removed = NULL, *p, *next;
+    char *text = NULL;
+    int remembered = 0;
+    enum kerr rc;
+
+    *out = NULL;
+    if (hib_svc_state(svc, &remembered) != HIBPLAN_SVC_OPEN)
+        return kerr_set(err, KERR_INVAL,
+                        "Service has no client/server port to cut or no backuprestore port");
+    rc = kerr_set(err, KERR_NOMEM, "out of memory");
+    if (!(copy = cJSON_Duplicate(svc, 1)) || !(removed = cJSON_CreateArray()))
+        goto out;
+    ports = (cJSON *)kjson_get_arr(copy, "spec.ports");
+    for (p = ports ? ports->child : NULL; p; p = next) {
+        next = p->next;
+        if (is_cut_port(p))
+            cJSON_AddItemToArray(removed, cJSON_DetachItemViaPointer(ports, p));
+    }
+    /* Ports cut again after a wake-up that never completed: the first memory stays. */
+    if (!remembered) {
+        rc = kjson_print(removed, &text, NULL, err);
+        if (rc != KERR_OK || (rc = set_annotation(copy, HIB_ANN_REMOVED_PORTS, text, err)))
+            goto out;
+    }
+    *out = copy;
+    copy = NULL;
+    rc = KERR_OK;
+out:
+    free(text);
+    cJSON_Delete(removed);
+    cJSON_Delete(copy);
+    return rc;
+}
+
+enum kerr hib_ports_restore(const cJSON *svc, cJSON **out, struct kerr_info *err)
+{
+    cJSON *copy = NULL, *mem = NULL, *ports, *p, *fresh = NULL;
+    enum kerr rc;
+
+    *out = NULL;
+    if (remembered_ports(svc, &mem) <= 0)
+        return kerr_set(err, KERR_PARSE, "annotation %s is missing or not a JSON array of ports",
+                        HIB_ANN_REMOVED_PORTS);
+    rc = kerr_set(err, KERR_NOMEM, "out of memory");
+    if (!(copy = cJSON_Duplicate(svc, 1)) || !(fresh = cJSON_CreateArray()))
+        goto out;
+    ports = (cJSON *)kjson_get_arr(copy, "spec.ports");
+    cJSON_ArrayForEach (p, mem) {
+        if (!has_port(ports, port_name(p)) && !cJSON_AddItemToArray(fresh, cJSON_Duplicate(p, 1)))
+            goto out;
+    }
+    while (ports && ports->child)
+        cJSON_AddItemToArray(fresh, cJSON_DetachItemViaPointer(ports, ports->child));
+    if ((rc = kjson_set(copy, "spec.ports", fresh, err)) != KERR_OK) {
+        fresh = NULL; /* kjson_set takes it even on failure */
+        goto out;
+    }
+    fresh = NULL;
+    set_annotation(copy, HIB_ANN_REMOVED_PORTS, NULL, NULL);
+    *out = copy;
+    copy = NULL;
+out:
+    cJSON_Delete(fresh);
+    cJSON_Delete(mem);
+    cJSON_Delete(copy);
+    return rc;
+}
+
+/* ---- reading ---- */
+
+/* GET that maps 404 to *out = NULL. */
+static enum kerr get_opt(const struct hib_env *env, const struct k8s_resource *res, const char *ns,
+                         const char *name, cJSON **out, struct kerr_info *err)
+{
+    enum kerr rc = k8s_get(env->client, res, ns, name, NULL, out, err);
+
+    if (rc == KERR_NOTFOUND) {
+        *out = NULL;
+        kerr_clear(err);
+        return KERR_OK;
+    }
+    return rc;
+}
+
+/* The attempt number of a task named "<etcd>-final-snapshot-<n>", or 0. */
+static int task_attempt(const cJSON *task, const char *etcd)
+{
+    const char *n = kjson_get_str(task, "metadata.name");
+    size_t len = strlen(etcd);
+    char *end = NULL;
+    long v;
+
+    if (!n || strncmp(n, etcd, len) != 0 || strncmp(n + len, TASK_INFIX, strlen(TASK_INFIX)))
+        return 0;
+    n += len + strlen(TASK_INFIX);
+    if (*n < '1' || *n > '9')
+        return 0;
+    errno = 0;
+    v = strtol(n, &end, 10);
+    return errno || *end || v > 1000000 ? 0 : (int)v;
+}
+
+static long since_ms(const char *stamp)
+{
+    struct timespec ts;
+
+    if (!stamp || ktime_parse(stamp, &ts, NULL) != KERR_OK)
+        return 1000L * 86400;
+    return ((long)time(NULL) - (long)ts.tv_sec) * 1000L;
+}
+
+static enum hibplan_task task_state(const cJSON *t)
+{
+    const char *s = kjson_get_str(t, "status.state");
+
+    if (kjson_has(t, "metadata.deletionTimestamp"))
+        return HIBPLAN_TASK_DELETING;
+    if (s && strcmp(s, "Succeeded") == 0)
+        return HIBPLAN_TASK_SUCCEEDED;
+    if (s && (strcmp(s, "Failed") == 0 || strcmp(s, "Rejected") == 0))
+        return HIBPLAN_TASK_FAILED;
+    return HIBPLAN_TASK_LIVE;
+}
+
+static enum kerr read_tasks(const struct hib_env *env, struct round *r, struct kerr_info *err)
+{
+    struct k8s_list_opts lo = { 0 };
+    char sel[400];
+    const cJSON *t;
+    enum kerr rc;
+    int n;
+
+    snprintf(sel, sizeof(sel), "%s=%s", HIB_LABEL_TASK_OF, r->name);
+    lo.label_selector = sel;
+    rc = k8s_list(env->client, &ETCDSPEC_RES_OPSTASK, r->ns, &lo, &r->tasks, err);
+    if (rc != KERR_OK)
+        return rc;
+    cJSON_ArrayForEach (t, kjson_get_arr(r->tasks, "items")) {
+        if (!(n = task_attempt(t, r->name)))
+            continue;
+        if (kjson_has(t, "metadata.deletionTimestamp"))
+            r->v.ndeleting++;
+        else
+            r->v.ntasks++;
+        if (n > r->v.attempt) {
+            r->v.attempt = n;
+            r->latest = t;
+        }
+    }
+    r->v.task = r->latest ? task_state(r->latest) : HIBPLAN_TASK_NONE;
+    if (r->v.task == HIBPLAN_TASK_FAILED)
+        r->v.failed_ago_ms = since_ms(kjson_get_str(r->latest, "status.lastTransitionTime"));
+    return KERR_OK;
+}
+
+static int int_at(const cJSON *o, const char *path)
+{
+    int64_t v = 0;
+    return kjson_get_int64(o, path, &v) == KERR_OK ? (int)v : 0;
+}
+
+/* The annotation etcd-warden.io/hibernate is "true". */
+static int hib_wanted(const cJSON *etcd)
+{
+    const char *want = etcdspec_annotation(etcd, HIB_ANN_HIBERNATE);
+    return want && strcmp(want, "true") == 0;
+}
+
+/* Fill r->v from the API (the Service, StatefulSet and tasks not when Hibernated stays). */
+static enum kerr read_state(const struct hib_env *env, struct round *r, struct kerr_info *err)
+{
+    char svc_name[ETCDSPEC_NAME_MAX + 8], imm_name[ETCDSPEC_NAME_MAX + 24];
+    cJSON *imm = NULL;
+    int rem = 0, light;
+    enum kerr rc;
+
+    r->ns = kjson_get_str(r->etcd, "metadata.namespace");
+    r->name = kjson_get_str(r->etcd, "metadata.name");
+    if (!r->ns || !r->name || strlen(r->name) > ETCDSPEC_NAME_MAX)
+        return kerr_set(err, KERR_INVAL, "Etcd without namespace or name");
+    r->v.want = hib_wanted(r->etcd);
+    r->v.deleting = kjson_has(r->etcd, "metadata.deletionTimestamp");
+    r->v.phase = hibplan_phase_parse(etcdspec_annotation(r->etcd, HIB_ANN_PHASE));
+    r->v.suspended = etcdspec_annotation(r->etcd, HIB_ANN_SUSPEND) != NULL;
+    r->v.store = kjson_get_obj(r->etcd, "spec.backup.store") != NULL;
+    r->v.spec_replicas = int_at(r->etcd, "spec.replicas");
+    r->v.imm = env->bucket(r->etcd, NULL);
+    snprintf(svc_name, sizeof(svc_name), "%s-client", r->name);
+    snprintf(imm_name, sizeof(imm_name), "%s-extend-immutability", r->name);
+    /* Hibernated and staying so: only the immutability task can need work. */
+    light = r->v.want && r->v.phase == HIBPLAN_HIBERNATED;
+    if ((!light && ((rc = get_opt(env, &RES_SVC, r->ns, svc_name, &r->svc, err)) ||
+                    (rc = get_opt(env, &RES_STS, r->ns, r->name, &r->sts, err)) ||
+                    (rc = read_tasks(env, r, err)))) ||
+        (rc = get_opt(env, &ETCDSPEC_RES_IMMTASK, r->ns, imm_name, &imm, err)))
+        return rc;
+    r->v.svc = hib_svc_state(r->svc, &rem);
+    r->v.svc_remembered = rem;
+    r->v.sts_present = r->sts != NULL;
+    r->v.sts_spec = int_at(r->sts, "spec.replicas");
+    r->v.sts_status = int_at(r->sts, "status.replicas");
+    r->v.imm_task = imm != NULL && !kjson_has(imm, "metadata.deletionTimestamp");
+    cJSON_Delete(imm);
+    return KERR_OK;
+}
+
+/* ---- acting ---- */
+
+static void event(const struct hib_env *env, const cJSON *obj, enum ev_type type,
+                  const char *reason, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static void event(const struct hib_env *env, const cJSON *obj, enum ev_type type,
+                  const char *reason, const char *fmt, ...)
+{
+    struct ev_ref ref;
+    char note[EV_NOTE_MAX];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(note, sizeof(note), fmt, ap);
+    va_end(ap);
+    log_msg(type == EV_WARNING ? LOG_WARN : LOG_INFO, note, "namespace",
+            kjson_get_str(obj, "metadata.namespace"), "name", kjson_get_str(obj, "metadata.name"),
+            "reason", reason, (char *)NULL);
+    if (env->events && ev_ref_from_object(obj, &ref) == KERR_OK)
+        ev_emit(env->events, &ref, type, reason, "Hibernation", note);
+}
+
+/* Merge-patch annotation key of the Etcd to value (NULL: remove), resourceVersion checked. */
+static enum kerr patch_etcd(const struct hib_env *env, struct round *r, const char *key,
+                            const char *value, struct kerr_info *err)
+{
+    cJSON *patch = cJSON_CreateObject();
+    const char *segs[] = { "metadata", "annotations", key, NULL };
+    const char *rv = kjson_get_str(r->etcd, "metadata.resourceVersion");
+    enum kerr rc = kerr_set(err, KERR_NOMEM, "out of memory");
+
+    if (!patch || kjson_setv(patch, segs, value ? cJSON_CreateString(value) : cJSON_CreateNull(),
+                             err) != KERR_OK)
+        goto out;
+    if (rv && kjson_set_str(patch, "metadata.resourceVersion", rv, err) != KERR_OK)
+        goto out;
+    rc = k8s_patch(env->client, &ETCDSPEC_RES_ETCD, r->ns, r->name, K8S_PATCH_MERGE, patch, NULL,
+                   NULL, err);
+out:
+    cJSON_Delete(patch);
+    return rc;
+}
+
+static enum kerr put_svc(const struct hib_env *env, struct round *r, int cut, struct kerr_info *err)
+{
+    cJSON *next = NULL;
+    enum kerr rc = cut ? hib_ports_cut(r->svc, &next, err) : hib_ports_restore(r->svc, &next, err);
+
+    if (rc == KERR_OK)
+        rc = k8s_update(env->client, &RES_SVC, r->ns, NULL, next, NULL, NULL, err);
+    cJSON_Delete(next);
+    return rc;
+}
+
+static enum kerr create_task(const struct hib_env *env, struct round *r, int attempt,
+                             struct kerr_info *err)
+{
+    cJSON *t = NULL, *owners = NULL, *owner = NULL;
+    char name[ETCDSPEC_NAME_MAX + 32];
+    const char *lsegs[] = { "metadata", "labels", HIB_LABEL_TASK_OF, NULL };
+    enum kerr rc;
+
+    snprintf(name, sizeof(name), "%s%s%d", r->name, TASK_INFIX, attempt);
+    if ((rc = etcdspec_owner_ref(r->etcd, &owner, err)) != KERR_OK)
+        return rc;
+    rc = kerr_set(err, KERR_NOMEM, "out of memory");
+    if (!(t = cJSON_CreateObject()) || !(owners = cJSON_CreateArray()) ||
+        !cJSON_AddItemToArray(owners, owner)) {
+        cJSON_Delete(owner);
+        cJSON_Delete(owners);
+        goto out;
+    }
+    if (kjson_set_str(t, "apiVersion", ETCDSPEC_API_VERSION, err) ||
+        kjson_set_str(t, "kind", "EtcdOpsTask", err) ||
+        kjson_set_str(t, "metadata.name", name, err) ||
+        kjson_set_str(t, "metadata.namespace", r->ns, err) ||
+        kjson_setv(t, lsegs, cJSON_CreateString(r->name), err) ||
+        kjson_set(t, "metadata.ownerReferences", owners, err) ||
+        kjson_set_str(t, "spec.etcdName", r->name, err) ||
+        kjson_set_str(t, "spec.config.onDemandSnapshot.type", "full", err) ||
+        kjson_set_bool(t, "spec.config.onDemandSnapshot.isFinal", true, err))
+        goto out;
+    rc = k8s_create(env->client, &ETCDSPEC_RES_OPSTASK, r->ns, t, NULL, NULL, err);
+    if (rc == KERR_EXISTS)
+        rc = KERR_OK;
+out:
+    cJSON_Delete(t);
+    return rc;
+}
+
+static enum kerr delete_tasks(const struct hib_env *env, struct round *r, struct kerr_info *err)
+{
+    const cJSON *t;
+    enum kerr rc;
+
+    cJSON_ArrayForEach (t, kjson_get_arr(r->tasks, "items")) {
+        if (!task_attempt(t, r->name) || kjson_has(t, "metadata.deletionTimestamp"))
+            continue;
+        rc = k8s_delete(env->client, &ETCDSPEC_RES_OPSTASK, r->ns,
+                        kjson_get_str(t, "metadata.name"), NULL, NULL, err);
+        if (rc != KERR_OK && rc != KERR_NOTFOUND)
+            return rc;
+    }
+    kerr_clear(err);
+    return KERR_OK;
+}
+
+static enum kerr scale(const struct hib_env *env, struct round *r, int replicas,
+                       struct kerr_info *err)
+{
+    struct k8s_write_opts wo = { .subresource = "scale" };
+    cJSON *patch = cJSON_CreateObject();
+    enum kerr rc = kerr_set(err, KERR_NOMEM, "out of memory");
+
+    if (patch && kjson_set_int(patch, "spec.replicas", replicas, err) == KERR_OK)
+        rc = k8s_patch(env->client, &RES_STS, r->ns, r->name, K8S_PATCH_MERGE, patch, &wo, NULL,
+                       err);
+    cJSON_Delete(patch);
+    return rc;
+}
+
+/* Events that go with a phase about to be written. */
+static void phase_event(const struct hib_env *env, struct round *r, enum hibplan_phase p)
+{
+    const char *desc =
+        r->latest ? kjson_get_str(r->latest, "status.lastOperation.description") : NULL;
+
+    if (p == HIBPLAN_HIBERNATED)
+        event(env, r->etcd, EV_NORMAL, "Hibernated", "hibernated: traffic cut, %s, scaled to 0",
+              r->v.store ? "final full snapshot taken" : "no backup store (no snapshot)");
+    else if (p == HIBPLAN_FAILED)
+        event(env, r->etcd, EV_WARNING, "FinalSnapshotFailed",
+              "phase Failed: %d final snapshot attempts failed (last: %s); still retrying, "
+              "not scaling down",
+              r->v.attempt, desc ? desc : "no detail");
+    else
+        event(env, r->etcd, EV_NORMAL, "HibernationPhase", "hibernation phase %s",
+              hibplan_phase_name(p));
+}
+
+static enum kerr perform(const struct hib_env *env, struct round *r, const struct hibplan_step *s,
+                         struct kerr_info *err)
+{
+    enum kerr rc;
+
+    switch (s->act) {
+    case HIBPLAN_SET_PHASE:
+        rc = patch_etcd(env, r, HIB_ANN_PHASE, hibplan_phase_name(s->phase), err);
+        if (rc == KERR_OK)
+            phase_event(env, r, s->phase);
+        return rc;
+    case HIBPLAN_SET_SUSPEND:
+        return patch_etcd(env, r, HIB_ANN_SUSPEND, "true", err);
+    case HIBPLAN_REMOVE_SUSPEND:
+        return patch_etcd(env, r, HIB_ANN_SUSPEND, NULL, err);
+    case HIBPLAN_REMOVE_PHASE:
+        rc = patch_etcd(env, r, HIB_ANN_PHASE, NULL, err);
+        if (rc == KERR_OK)
+            event(env, r->etcd, EV_NORMAL, "WokeUp",
+                  "woke up: replicas, ports and spec "
+                  "reconciliation restored");
+        return rc;
+    case HIBPLAN_CUT_PORTS:
+        return put_svc(env, r, 1, err);
+    case HIBPLAN_RESTORE_PORTS:
+        return put_svc(env, r, 0, err);
+    case HIBPLAN_DELETE_TASKS:
+        return delete_tasks(env, r, err);
+    case HIBPLAN_CREATE_TASK:
+        if (r->v.task == HIBPLAN_TASK_FAILED)
+            event(env, r->etcd, EV_WARNING, "FinalSnapshotFailed",
+                  "final snapshot attempt %d failed (%s); attempt %d", r->v.attempt,
+                  kjson_get_str(r->latest, "status.lastOperation.description")
+                      ? kjson_get_str(r->latest, "status.lastOperation.description")
+                      : kjson_get_str(r->latest, "status.state"),
+                  s->attempt);
+        return create_task(env, r, s->attempt, err);
+    case HIBPLAN_SCALE:
+        return scale(env, r, s->replicas, err);
+    case HIBPLAN_IMT_ENSURE:
+        return env->imt_ensure(env->imt_arg, r->etcd, err);
+    case HIBPLAN_IMT_DELETE:
+        return env->imt_delete(env->imt_arg, r->etcd, err);
+    default:
+        return KERR_OK;
+    }
+}
+
+enum kerr hib_step(const struct hib_env *env, const cJSON *etcd, long *requeue_ms,
+                   struct kerr_info *err)
+{
+    struct round r = { 0 };
+    struct hibplan_step s = { .act = HIBPLAN_WAIT, .wait_ms = CONFLICT_WAIT };
+    const char *ns = kjson_get_str(etcd, "metadata.namespace");
+    const char *name = kjson_get_str(etcd, "metadata.name");
+    enum kerr rc = KERR_OK;
+    int bad_imm_told = 0, acts = 0;
+    int max = env->max_steps > 0 && env->max_steps < HIB_MAX_STEPS ? env->max_steps : HIB_MAX_STEPS;
+
+    *requeue_ms = 0;
+    kerr_clear(err);
+    if (!ns || !name)
+        return kerr_set(err, KERR_INVAL, "Etcd without namespace or name");
+    if (!hib_wanted(etcd) && !etcdspec_annotation(etcd, HIB_ANN_PHASE))
+        return KERR_OK; /* never hibernated: nothing to read */
+    for (int i = 0; i < HIB_MAX_STEPS; i++) {
+        r.etcd = i == 0 ? cJSON_Duplicate(etcd, 1) : NULL;
+        if (i > 0 && (rc = get_opt(env, &ETCDSPEC_RES_ETCD, ns, name, &r.etcd, err)) != KERR_OK)
+            break;
+        if (!r.etcd) /* deleted meanwhile: owner references clean up */
+            break;
+        if ((rc = read_state(env, &r, err)) != KERR_OK)
+            break;
+        if (r.v.imm < 0 && !bad_imm_told++ && r.v.phase != HIBPLAN_NONE) {
+            struct kerr_info e = { 0 };
+            env->bucket(r.etcd, &e);
+            event(env, r.etcd, EV_WARNING, "InvalidImmutability",
+                  "immutability task left as it is: %s", e.msg);
+        }
+        s = hibplan_decide(&r.v, &env->plan);
+        log_msg(LOG_DEBUG, "hibernation step", "namespace", ns, "name", name, "phase",
+                hibplan_phase_name(r.v.phase), "action", hibplan_act_name(s.act), (char *)NULL);
+        if (s.act == HIBPLAN_BAD)
+            event(env, r.etcd, EV_WARNING, s.reason, "hibernation: %s", s.note);
+        if (s.act == HIBPLAN_DONE || s.act == HIBPLAN_WAIT || s.act == HIBPLAN_BAD)
+            break;
+        rc = perform(env, &r, &s, err);
+        if (rc == KERR_CONFLICT) /* someone wrote first: read again */
+            rc = KERR_OK;
+        if (rc != KERR_OK)
+            break;
+        round_release(&r);
+        s.act = HIBPLAN_WAIT;
+        s.wait_ms = CONFLICT_WAIT;
+        if (++acts >= max)
+            break;
+    }
+    if (rc == KERR_OK && (s.act == HIBPLAN_WAIT || s.act == HIBPLAN_BAD))
+        *requeue_ms = s.wait_ms;
+    round_release(&r);
+    return rc;
+}

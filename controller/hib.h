@@ -1,0 +1,112 @@
+/*
+ * hib - the hibernation flow of an Etcd (issue 7; DEP-06 and etcd-druid
+ * #922): the I/O around the decision table of controller/hibplan.h.
+ *
+ * An Etcd without the hibernate annotation and without a phase costs no
+ * request. Otherwise one call of hib_step reads the state back from the API (never a cache:
+ * the Etcd, its client Service <etcd>-client, its StatefulSet <etcd>, the
+ * final-snapshot EtcdOpsTasks labelled etcd-warden.io/final-snapshot-of=<etcd>
+ * and the ExtendFullSnapshotImmutabilityTask <etcd>-extend-immutability),
+ * asks hibplan_decide for the next action, performs it, and repeats until
+ * the decision is to wait or nothing is left (at most HIB_MAX_STEPS rounds).
+ *
+ * Writes:
+ *   - Etcd annotations (etcd-warden.io/hibernation-phase, the suspend
+ *     annotation) by a merge patch carrying metadata.resourceVersion, so a
+ *     concurrent change is a 409 that makes the round read again.
+ *   - The Service by a PUT of the object read (resourceVersion precondition):
+ *     the client and server ports are removed and, in the same update, the
+ *     removed port objects are remembered exactly in the annotation
+ *     etcd-warden.io/removed-ports (a JSON array in the order they had).
+ *     Wake-up puts them back in front of the ports left (etcd-druid's order
+ *     is client, server, backuprestore), skipping a name present again, and
+ *     removes the annotation in the same update.
+ *   - Final snapshot tasks "<etcd>-final-snapshot-<n>" (n = attempt),
+ *     onDemandSnapshot {type: full, isFinal: true}, owned by the Etcd
+ *     (controller reference), so a deleted Etcd leaves none behind.
+ *   - The StatefulSet through its scale subresource (merge patch).
+ *   - The immutability task through env->imt_ensure / env->imt_delete.
+ * Events (Etcd as regarding object): Normal HibernationPhase on each phase
+ * written, Normal Hibernated and WokeUp, Warning FinalSnapshotFailed per
+ * failed attempt and on phase Failed, Warning on bad input (ClientServiceMissing,
+ * ClientServicePorts, StatefulSetMissing, InvalidImmutability), and nothing
+ * is deleted or scaled on bad input.
+ *
+ * Ownership: env and everything in it BORROWED. Thread safety: hib_step may
+ * run for different Etcds on several threads at once; for one Etcd the
+ * work queue serialises the calls.
+ */
+#ifndef CONTROLLER_HIB_H
+#define CONTROLLER_HIB_H
+
+#include <cJSON.h>
+
+#include "common/kerr.h"
+#include "controller/hibplan.h"
+
+struct ctl;         /* controller/ctl.h */
+struct ctl_result;  /* controller/ctl.h */
+struct k8s_client;  /* common/k8s.h */
+struct ev_recorder; /* common/events.h */
+
+#define HIB_ANN_HIBERNATE     "etcd-warden.io/hibernate"
+#define HIB_ANN_PHASE         "etcd-warden.io/hibernation-phase"
+#define HIB_ANN_REMOVED_PORTS "etcd-warden.io/removed-ports"
+#define HIB_ANN_SUSPEND       "druid.gardener.cloud/suspend-etcd-spec-reconcile"
+#define HIB_LABEL_TASK_OF     "etcd-warden.io/final-snapshot-of"
+#define HIB_MAX_STEPS         24
+
+/* Creates / deletes the immutability task of etcd (BORROWED); idempotent. */
+typedef enum kerr (*hib_imt_fn)(void *arg, const cJSON *etcd, struct kerr_info *err);
+/* 1: bucket retention, 0: none, < 0: the Etcd's immutability block is malformed. */
+typedef int (*hib_bucket_fn)(const cJSON *etcd, struct kerr_info *err);
+
+/* What hib_step needs. All BORROWED; the function pointers are required. */
+struct hib_env {
+    struct k8s_client *client;
+    struct ev_recorder *events; /* NULL: no events */
+    struct hibplan_opts plan;   /* retries (--snapshot-retries), backoff, poll */
+    hib_bucket_fn bucket;
+    hib_imt_fn imt_ensure;
+    hib_imt_fn imt_delete;
+    void *imt_arg;
+    int max_steps; /* actions per call; 0: HIB_MAX_STEPS (1: stop after each, as a crash) */
+};
+
+/*
+ * Run the flow for etcd (BORROWED, freshly read from the API) until it has
+ * to wait. *requeue_ms > 0 asks to be called again after that long (0:
+ * nothing pending). An error is returned with its message when an API call
+ * failed (the caller requeues rate-limited); a 409 only repeats the round.
+ */
+enum kerr hib_step(const struct hib_env *env, const cJSON *etcd, long *requeue_ms,
+                   struct kerr_info *err);
+
+/*
+ * The step of the controller (controller/ctl.h): hib_step with the
+ * controller's client, recorder, --snapshot-retries and controller/imt.h's
+ * task helpers.
+ */
+enum kerr hib_reconcile(struct ctl *c, const cJSON *etcd, struct ctl_result *res,
+                        struct kerr_info *err);
+
+/* ---- pure helpers (exposed for the tests) ---- */
+
+/*
+ * The Service svc (BORROWED) with the client and server ports removed and
+ * remembered: on KERR_OK *out OWNS the copy to write. KERR_INVAL when there
+ * is nothing to cut and nothing remembered, or no backuprestore port.
+ */
+enum kerr hib_ports_cut(const cJSON *svc, cJSON **out, struct kerr_info *err);
+
+/*
+ * The Service svc (BORROWED) with the remembered ports put back and the
+ * annotation removed: on KERR_OK *out OWNS the copy. KERR_PARSE when the
+ * annotation is not a JSON array of port objects.
+ */
+enum kerr hib_ports_restore(const cJSON *svc, cJSON **out, struct kerr_info *err);
+
+/* The state of svc (BORROWED; NULL = missing) for the decision; *remembered set. */
+enum hibplan_svc hib_svc_state(const cJSON *svc, int *remembered);
+
+#endif

@@ -1,0 +1,48 @@
+/*
+ * hib_ctl - hib_reconcile: hib_step on the running controller (controller/ctl.h),
+ * with the immutability task helpers of controller/imt.h and the Etcd
+ * checks of controller/etcdspec.h.
+ */
+#include "common/kjson.h"
+#include "controller/ctl.h"
+#include "controller/ctl_config.h"
+#include "controller/etcdspec.h"
+#include "controller/hib.h"
+#include "controller/imt.h"
+
+/* 1 bucket, 0 none; -1 when an immutability setting is there but the Etcd does not validate. */
+static int bucket(const cJSON *etcd, struct kerr_info *err)
+{
+    int has = kjson_get(etcd, "spec.backup.store.immutability") != NULL ||
+              etcdspec_annotation(etcd, ETCDSPEC_ANN_RETENTION_TYPE) != NULL;
+
+    if (has && etcdspec_validate(etcd, err) != KERR_OK)
+        return -1;
+    return etcdspec_bucket_immutability(etcd) == 1;
+}
+
+static enum kerr imt_ensure(void *arg, const cJSON *etcd, struct kerr_info *err)
+{
+    return imt_task_ensure(arg, etcd, err);
+}
+
+static enum kerr imt_delete(void *arg, const cJSON *etcd, struct kerr_info *err)
+{
+    return imt_task_delete(arg, etcd, err);
+}
+
+enum kerr hib_reconcile(struct ctl *c, const cJSON *etcd, struct ctl_result *res,
+                        struct kerr_info *err)
+{
+    struct hib_env env = {
+        .client = ctl_client(c),
+        .events = ctl_events(c),
+        .plan = { .retries = (int)ctl_cfg(c)->snapshot_retries },
+        .bucket = bucket,
+        .imt_ensure = imt_ensure,
+        .imt_delete = imt_delete,
+        .imt_arg = c,
+    };
+
+    return hib_step(&env, etcd, &res->requeue_ms, err);
+}

@@ -1,0 +1,249 @@
+/*
+ * hibplan - the pure decision table of hibernation (see hibplan.h).
+ *
+ * Each phase has one function that returns the first thing not yet true,
+ * in the order of the flow; the I/O layer performs it and asks again.
+ */
+#include "controller/hibplan.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#define DEF_BACKOFF_MS 5000L
+#define DEF_MAX_MS     60000L
+#define DEF_POLL_MS    5000L
+#define BAD_WAIT_MS    30000L
+#define SHORT_WAIT_MS  1000L
+
+static const char *const PHASE_NAMES[HIBPLAN_PHASE_COUNT] = {
+    [HIBPLAN_NONE] = "",
+    [HIBPLAN_CUTTING] = "CuttingTraffic",
+    [HIBPLAN_SNAPSHOT] = "FinalSnapshot",
+    [HIBPLAN_SCALING] = "ScalingDown",
+    [HIBPLAN_HIBERNATED] = "Hibernated",
+    [HIBPLAN_WAKING] = "WakingUp",
+    [HIBPLAN_FAILED] = "Failed",
+    [HIBPLAN_UNKNOWN] = "?",
+};
+
+static const char *const ACT_NAMES[HIBPLAN_ACT_COUNT] = {
+    [HIBPLAN_DONE] = "Done",
+    [HIBPLAN_WAIT] = "Wait",
+    [HIBPLAN_BAD] = "BadInput",
+    [HIBPLAN_SET_PHASE] = "SetPhase",
+    [HIBPLAN_SET_SUSPEND] = "SetSuspend",
+    [HIBPLAN_CUT_PORTS] = "CutPorts",
+    [HIBPLAN_DELETE_TASKS] = "DeleteTasks",
+    [HIBPLAN_CREATE_TASK] = "CreateTask",
+    [HIBPLAN_SCALE] = "Scale",
+    [HIBPLAN_IMT_ENSURE] = "ImmutabilityTaskEnsure",
+    [HIBPLAN_IMT_DELETE] = "ImmutabilityTaskDelete",
+    [HIBPLAN_RESTORE_PORTS] = "RestorePorts",
+    [HIBPLAN_REMOVE_SUSPEND] = "RemoveSuspend",
+    [HIBPLAN_REMOVE_PHASE] = "RemovePhase",
+};
+
+enum hibplan_phase hibplan_phase_parse(const char *s)
+{
+    if (!s)
+        return HIBPLAN_NONE;
+    for (int p = HIBPLAN_CUTTING; p < HIBPLAN_UNKNOWN; p++)
+        if (strcmp(s, PHASE_NAMES[p]) == 0)
+            return (enum hibplan_phase)p;
+    return HIBPLAN_UNKNOWN;
+}
+
+const char *hibplan_phase_name(enum hibplan_phase p)
+{
+    return (p >= 0 && p < HIBPLAN_PHASE_COUNT) ? PHASE_NAMES[p] : "?";
+}
+
+const char *hibplan_act_name(enum hibplan_act a)
+{
+    return (a >= 0 && a < HIBPLAN_ACT_COUNT) ? ACT_NAMES[a] : "?";
+}
+
+long hibplan_backoff_ms(const struct hibplan_opts *opts, int attempt)
+{
+    long base = opts && opts->backoff_ms > 0 ? opts->backoff_ms : DEF_BACKOFF_MS;
+    long max = opts && opts->backoff_max_ms > 0 ? opts->backoff_max_ms : DEF_MAX_MS;
+    long d = base;
+
+    for (int i = 1; i < attempt && d < max; i++)
+        d *= 2;
+    return d < max ? d : max;
+}
+
+static long poll_ms(const struct hibplan_opts *o)
+{
+    return o && o->poll_ms > 0 ? o->poll_ms : DEF_POLL_MS;
+}
+
+static struct hibplan_step act(enum hibplan_act a)
+{
+    struct hibplan_step s = { .act = a };
+    return s;
+}
+
+static struct hibplan_step set_phase(enum hibplan_phase p)
+{
+    struct hibplan_step s = { .act = HIBPLAN_SET_PHASE, .phase = p };
+    return s;
+}
+
+static struct hibplan_step wait_for(long ms)
+{
+    struct hibplan_step s = { .act = HIBPLAN_WAIT, .wait_ms = ms };
+    return s;
+}
+
+static struct hibplan_step bad(const char *reason, const char *note)
+{
+    struct hibplan_step s = {
+        .act = HIBPLAN_BAD, .wait_ms = BAD_WAIT_MS, .reason = reason, .note = note
+    };
+    return s;
+}
+
+static struct hibplan_step service_bad(const struct hibplan_view *v)
+{
+    if (v->svc == HIBPLAN_SVC_MISSING)
+        return bad("ClientServiceMissing", "the client Service <etcd>-client does not exist");
+    return bad("ClientServicePorts",
+               "the client Service has neither client nor server port (and no remembered "
+               "ports), lacks the backuprestore port, or its removed-ports annotation is "
+               "malformed; nothing changed");
+}
+
+/* CuttingTraffic: suspend, cut, clean earlier tasks, next phase. */
+static struct hibplan_step decide_cutting(const struct hibplan_view *v)
+{
+    if (!v->suspended)
+        return act(HIBPLAN_SET_SUSPEND);
+    if (v->svc == HIBPLAN_SVC_MISSING || v->svc == HIBPLAN_SVC_BAD)
+        return service_bad(v);
+    if (v->svc == HIBPLAN_SVC_OPEN)
+        return act(HIBPLAN_CUT_PORTS);
+    if (v->ntasks > 0)
+        return act(HIBPLAN_DELETE_TASKS);
+    if (v->ndeleting > 0)
+        return wait_for(SHORT_WAIT_MS);
+    return set_phase(v->store ? HIBPLAN_SNAPSHOT : HIBPLAN_SCALING);
+}
+
+/* FinalSnapshot and Failed: run attempts until one succeeds. */
+static struct hibplan_step decide_snapshot(const struct hibplan_view *v,
+                                           const struct hibplan_opts *o)
+{
+    struct hibplan_step s;
+    int retries = o && o->retries > 1 ? o->retries : 1;
+    long delay;
+
+    if (!v->store)
+        return set_phase(HIBPLAN_SCALING);
+    switch (v->task) {
+    case HIBPLAN_TASK_NONE:
+        s = act(HIBPLAN_CREATE_TASK);
+        s.attempt = v->attempt + 1;
+        return s;
+    case HIBPLAN_TASK_DELETING:
+        return wait_for(SHORT_WAIT_MS);
+    case HIBPLAN_TASK_LIVE:
+        return wait_for(poll_ms(o));
+    case HIBPLAN_TASK_SUCCEEDED:
+        return set_phase(HIBPLAN_SCALING);
+    case HIBPLAN_TASK_FAILED:
+        break;
+    }
+    if (v->phase == HIBPLAN_SNAPSHOT && v->attempt >= retries)
+        return set_phase(HIBPLAN_FAILED);
+    delay = hibplan_backoff_ms(o, v->attempt);
+    if (v->failed_ago_ms < delay)
+        return wait_for(delay - v->failed_ago_ms);
+    s = act(HIBPLAN_CREATE_TASK);
+    s.attempt = v->attempt + 1;
+    return s;
+}
+
+/* ScalingDown: prove the snapshot, scale to 0, wait, immutability, Hibernated. */
+static struct hibplan_step decide_scaling(const struct hibplan_view *v)
+{
+    bool at_zero = v->sts_present && v->sts_spec == 0;
+
+    if (v->store && v->task != HIBPLAN_TASK_SUCCEEDED && !at_zero)
+        return set_phase(HIBPLAN_SNAPSHOT);
+    if (!v->sts_present)
+        return bad("StatefulSetMissing", "the StatefulSet <etcd> does not exist; not scaled");
+    if (v->sts_spec != 0) {
+        struct hibplan_step s = act(HIBPLAN_SCALE);
+        s.replicas = 0;
+        return s;
+    }
+    if (v->sts_status != 0)
+        return wait_for(SHORT_WAIT_MS);
+    if (v->imm > 0 && !v->imm_task)
+        return act(HIBPLAN_IMT_ENSURE);
+    return set_phase(HIBPLAN_HIBERNATED);
+}
+
+static struct hibplan_step decide_hibernate(const struct hibplan_view *v,
+                                            const struct hibplan_opts *o)
+{
+    /* After CuttingTraffic, what it did must still hold (someone may have undone it). */
+    if (v->phase == HIBPLAN_SNAPSHOT || v->phase == HIBPLAN_FAILED || v->phase == HIBPLAN_SCALING) {
+        if (!v->suspended)
+            return act(HIBPLAN_SET_SUSPEND);
+        if (v->svc == HIBPLAN_SVC_OPEN)
+            return act(HIBPLAN_CUT_PORTS);
+    }
+    switch (v->phase) {
+    case HIBPLAN_CUTTING:
+        return decide_cutting(v);
+    case HIBPLAN_SNAPSHOT:
+    case HIBPLAN_FAILED:
+        return decide_snapshot(v, o);
+    case HIBPLAN_SCALING:
+        return decide_scaling(v);
+    case HIBPLAN_HIBERNATED:
+        if (v->imm > 0 && !v->imm_task)
+            return act(HIBPLAN_IMT_ENSURE);
+        if (v->imm == 0 && v->imm_task)
+            return act(HIBPLAN_IMT_DELETE);
+        return act(HIBPLAN_DONE);
+    default:
+        return set_phase(HIBPLAN_CUTTING);
+    }
+}
+
+static struct hibplan_step decide_wake(const struct hibplan_view *v)
+{
+    if (v->phase == HIBPLAN_NONE)
+        return act(HIBPLAN_DONE);
+    if (v->phase != HIBPLAN_WAKING)
+        return set_phase(HIBPLAN_WAKING);
+    if (v->imm_task)
+        return act(HIBPLAN_IMT_DELETE);
+    if (!v->sts_present)
+        return bad("StatefulSetMissing", "the StatefulSet <etcd> does not exist; not scaled up");
+    if (v->sts_spec == 0 && v->spec_replicas > 0) {
+        struct hibplan_step s = act(HIBPLAN_SCALE);
+        s.replicas = v->spec_replicas;
+        return s;
+    }
+    if (v->svc_remembered) {
+        if (v->svc == HIBPLAN_SVC_BAD)
+            return service_bad(v);
+        if (v->svc != HIBPLAN_SVC_MISSING)
+            return act(HIBPLAN_RESTORE_PORTS);
+    }
+    if (v->suspended)
+        return act(HIBPLAN_REMOVE_SUSPEND);
+    return act(HIBPLAN_REMOVE_PHASE);
+}
+
+struct hibplan_step hibplan_decide(const struct hibplan_view *v, const struct hibplan_opts *opts)
+{
+    if (v->deleting)
+        return act(HIBPLAN_DONE);
+    return v->want ? decide_hibernate(v, opts) : decide_wake(v);
+}

@@ -1,0 +1,462 @@
+/* imtjob - the immutability task and its CronJob, built as etcd-druid builds its sidecar. */
+#include "controller/imtjob.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/crypto.h"
+#include "common/kjson.h"
+#include "common/ktime.h"
+#include "controller/etcdspec.h"
+
+#define SECRET_VOLUME   "etcd-backup-secret"
+#define MOUNT_NON_GCS   "/var/etcd-backup"
+#define MOUNT_GCS       "/var/.gcp/"
+#define LOCAL_HOST_ROOT "/etc/gardener/local-backupbuckets"
+#define LOCAL_MOUNT     "/home/nonroot/"
+
+enum kerr imtjob_task_name(const char *etcd_name, char *out, size_t n)
+{
+    int w = snprintf(out, n, "%s" IMTJOB_TASK_SUFFIX, etcd_name ? etcd_name : "");
+
+    return w < 0 || (size_t)w >= n ? KERR_TOOBIG : KERR_OK;
+}
+
+void imtjob_cronjob_name(const char *task_name, char out[IMTJOB_CRONJOB_MAX + 1])
+{
+    char hex[CRYPTO_SHA256_HEX_LEN + 1] = "00000000";
+    size_t n = strlen(task_name);
+
+    if (n <= IMTJOB_CRONJOB_MAX) {
+        memcpy(out, task_name, n + 1);
+        return;
+    }
+    (void)crypto_sha256_hex(task_name, n, hex, NULL);
+    snprintf(out, IMTJOB_CRONJOB_MAX + 1, "%.43s-%.8s", task_name, hex);
+}
+
+const char *imtjob_schedule(const cJSON *task, const cJSON *etcd)
+{
+    const char *s = kjson_get_str(task, "spec.config.schedule");
+
+    if (!s || !s[0])
+        s = kjson_get_str(etcd, "spec.backup.fullSnapshotSchedule");
+    return s && s[0] ? s : ETCDSPEC_DEFAULT_IMM_SCHEDULE;
+}
+
+/* Add key: value (string) to obj; 0 on NOMEM. */
+static int put(cJSON *obj, const char *key, const char *value)
+{
+    return cJSON_AddStringToObject(obj, key, value) != NULL;
+}
+
+enum kerr imtjob_task_build(const cJSON *etcd, cJSON **out, struct kerr_info *err)
+{
+    char name[ETCDSPEC_NAME_MAX + 32];
+    const char *sched = imtjob_schedule(NULL, etcd);
+    cJSON *t = NULL, *ref = NULL;
+    struct etcdspec e;
+    enum kerr rc;
+
+    *out = NULL;
+    rc = etcdspec_read(etcd, &e, err);
+    if (rc == KERR_OK && !e.namespace)
+        rc = kerr_set(err, KERR_INVAL, "the Etcd has no namespace");
+    if (rc == KERR_OK && imtjob_task_name(e.name, name, sizeof(name)) != KERR_OK)
+        rc = kerr_set(err, KERR_INVAL, "Etcd name too long: %s", e.name);
+    if (rc == KERR_OK && etcdspec_cron_check(sched, err) != KERR_OK)
+        rc = kerr_wrap(err, "spec.backup.fullSnapshotSchedule");
+    if (rc == KERR_OK)
+        rc = etcdspec_owner_ref(etcd, &ref, err);
+    if (rc != KERR_OK)
+        return rc;
+    t = cJSON_CreateObject();
+    if (t && put(t, "apiVersion", ETCDSPEC_WARDEN_API) && put(t, "kind", IMTJOB_KIND) &&
+        kjson_set_str(t, "metadata.name", name, err) == KERR_OK &&
+        kjson_set_str(t, "metadata.namespace", e.namespace, err) == KERR_OK &&
+        kjson_setv(t,
+                   (const char *const[]){ "metadata", "labels", ETCDSPEC_LABEL_MANAGED_BY, NULL },
+                   cJSON_CreateString(IMTJOB_MANAGED_BY), err) == KERR_OK &&
+        kjson_setv(t, (const char *const[]){ "metadata", "labels", ETCDSPEC_LABEL_PART_OF, NULL },
+                   cJSON_CreateString(e.name), err) == KERR_OK &&
+        kjson_set(t, "metadata.ownerReferences", cJSON_CreateArray(), err) == KERR_OK &&
+        cJSON_AddItemToArray((cJSON *)kjson_get(t, "metadata.ownerReferences"), ref) &&
+        (ref = NULL, kjson_set_str(t, "spec.etcdName", e.name, err) == KERR_OK) &&
+        kjson_set_str(t, "spec.config.schedule", sched, err) == KERR_OK) {
+        *out = t;
+        return KERR_OK;
+    }
+    cJSON_Delete(ref);
+    cJSON_Delete(t);
+    return kerr_set(err, KERR_NOMEM, NULL);
+}
+
+enum kerr imtjob_gc_from(const cJSON *task, int64_t *out, struct kerr_info *err)
+{
+    const char *ct = kjson_get_str(task, "metadata.creationTimestamp");
+    struct timespec ts;
+
+    *out = 0;
+    if (!ct || ktime_parse(ct, &ts, NULL) != KERR_OK)
+        return kerr_set(err, KERR_INVAL, "the task has no valid metadata.creationTimestamp");
+    *out = (int64_t)ts.tv_sec;
+    return KERR_OK;
+}
+
+/* {name, value} or {name, valueFrom: {fieldRef|secretKeyRef}} appended to env. */
+static int env_value(cJSON *env, const char *name, const char *value)
+{
+    cJSON *e = cJSON_CreateObject();
+
+    if (!e || !put(e, "name", name) || !put(e, "value", value) || !cJSON_AddItemToArray(env, e)) {
+        cJSON_Delete(e);
+        return 0;
+    }
+    return 1;
+}
+
+static int env_field(cJSON *env, const char *name, const char *path)
+{
+    cJSON *e = cJSON_CreateObject();
+
+    if (!e || !put(e, "name", name) ||
+        kjson_set_str(e, "valueFrom.fieldRef.fieldPath", path, NULL) != KERR_OK ||
+        !cJSON_AddItemToArray(env, e)) {
+        cJSON_Delete(e);
+        return 0;
+    }
+    return 1;
+}
+
+static int env_secret(cJSON *env, const char *name, const char *secret, const char *key,
+                      int optional)
+{
+    cJSON *e = cJSON_CreateObject();
+
+    if (!e || !put(e, "name", name) ||
+        kjson_set_str(e, "valueFrom.secretKeyRef.name", secret, NULL) != KERR_OK ||
+        kjson_set_str(e, "valueFrom.secretKeyRef.key", key, NULL) != KERR_OK ||
+        (optional && kjson_set_bool(e, "valueFrom.secretKeyRef.optional", true, NULL)) ||
+        !cJSON_AddItemToArray(env, e)) {
+        cJSON_Delete(e);
+        return 0;
+    }
+    return 1;
+}
+
+/* etcd-druid's GetProviderEnvVars: the provider's credentials variable(s). */
+static int provider_env(cJSON *env, const struct etcdspec_store *st)
+{
+    static const char *const DIRS[][2] = {
+        { "S3", "AWS_APPLICATION_CREDENTIALS" },
+        { "ABS", "AZURE_APPLICATION_CREDENTIALS" },
+        { "Swift", "OPENSTACK_APPLICATION_CREDENTIALS" },
+        { "OSS", "ALICLOUD_APPLICATION_CREDENTIALS" },
+        { "OCS", "OPENSHIFT_APPLICATION_CREDENTIALS" },
+    };
+    const char *p = st->provider_kind, *sec = st->secret_name;
+    size_t i;
+
+    for (i = 0; i < sizeof(DIRS) / sizeof(DIRS[0]); i++)
+        if (strcmp(p, DIRS[i][0]) == 0 && !env_value(env, DIRS[i][1], MOUNT_NON_GCS))
+            return 0;
+    if (strcmp(p, "ABS") == 0 && sec &&
+        !env_secret(env, "AZURE_EMULATOR_ENABLED", sec, "emulatorEnabled", 1))
+        return 0;
+    if (strcmp(p, "GCS") == 0 &&
+        !env_value(env, "GOOGLE_APPLICATION_CREDENTIALS", MOUNT_GCS "serviceaccount.json"))
+        return 0;
+    if (strcmp(p, "ECS") == 0 && sec &&
+        (!env_secret(env, "ECS_ENDPOINT", sec, "endpoint", 0) ||
+         !env_secret(env, "ECS_ACCESS_KEY_ID", sec, "accessKeyID", 0) ||
+         !env_secret(env, "ECS_SECRET_ACCESS_KEY", sec, "secretAccessKey", 0)))
+        return 0;
+    return 1;
+}
+
+/* The store volume and its mount (none for ECS, or without a Secret). */
+static enum kerr store_volume(const struct etcdspec_store *st, cJSON *pod, cJSON *ctr,
+                              struct kerr_info *err)
+{
+    const char *p = st->provider_kind, *mount = MOUNT_NON_GCS;
+    char path[512], local[512];
+    cJSON *vol = cJSON_CreateObject(), *vm = cJSON_CreateObject();
+    enum kerr rc = vol && vm ? KERR_OK : KERR_NOMEM;
+
+    if (strcmp(p, "Local") == 0) {
+        snprintf(path, sizeof(path), LOCAL_HOST_ROOT "/%s", st->container ? st->container : "");
+        snprintf(local, sizeof(local), LOCAL_MOUNT "%s", st->container ? st->container : "");
+        if (rc == KERR_OK &&
+            (!put(vol, "name", "host-storage") || kjson_set_str(vol, "hostPath.path", path, err) ||
+             kjson_set_str(vol, "hostPath.type", "DirectoryOrCreate", err) ||
+             !put(vm, "name", "host-storage") || !put(vm, "mountPath", local)))
+            rc = KERR_NOMEM;
+    } else if (strcmp(p, "ECS") != 0 && st->secret_name) {
+        if (strcmp(p, "GCS") == 0)
+            mount = MOUNT_GCS;
+        if (rc == KERR_OK && (!put(vol, "name", SECRET_VOLUME) ||
+                              kjson_set_str(vol, "secret.secretName", st->secret_name, err) ||
+                              !put(vm, "name", SECRET_VOLUME) || !put(vm, "mountPath", mount) ||
+                              !cJSON_AddTrueToObject(vm, "readOnly")))
+            rc = KERR_NOMEM;
+    } else {
+        cJSON_Delete(vol);
+        cJSON_Delete(vm);
+        return KERR_OK;
+    }
+    if (rc == KERR_OK &&
+        (kjson_set(pod, "volumes", cJSON_CreateArray(), err) ||
+         kjson_set(ctr, "volumeMounts", cJSON_CreateArray(), err) ||
+         !cJSON_AddItemToArray((cJSON *)kjson_get(pod, "volumes"), vol) ||
+         (vol = NULL, !cJSON_AddItemToArray((cJSON *)kjson_get(ctr, "volumeMounts"), vm))))
+        rc = KERR_NOMEM;
+    else if (rc == KERR_OK)
+        vm = NULL;
+    cJSON_Delete(vol);
+    cJSON_Delete(vm);
+    return rc == KERR_OK ? rc : kerr_set(err, rc, NULL);
+}
+
+/* command split at blanks into a new array; NULL when empty, too long or NOMEM. */
+static cJSON *split_words(const char *command)
+{
+    cJSON *arr = cJSON_CreateArray(), *w;
+    const char *p = command, *s;
+    char *word;
+    int n = 0;
+
+    while (arr && *p) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (!*p)
+            break;
+        s = p;
+        while (*p && *p != ' ' && *p != '\t')
+            p++;
+        word = strndup(s, (size_t)(p - s));
+        w = word ? cJSON_CreateString(word) : NULL;
+        free(word);
+        if (!w || ++n > IMTJOB_ARGS_MAX || !cJSON_AddItemToArray(arr, w)) {
+            cJSON_Delete(w);
+            cJSON_Delete(arr);
+            return NULL;
+        }
+    }
+    if (arr && n == 0) {
+        cJSON_Delete(arr);
+        return NULL;
+    }
+    return arr;
+}
+
+/* --gc-from-timestamp, --storage-provider, --store-container, --store-prefix. */
+static cJSON *args_of(int64_t gc_from, const struct etcdspec_store *st)
+{
+    char buf[1024];
+    cJSON *a = cJSON_CreateArray();
+    int ok = a != NULL;
+
+    snprintf(buf, sizeof(buf), "--gc-from-timestamp=%lld", (long long)gc_from);
+    ok = ok && cJSON_AddItemToArray(a, cJSON_CreateString(buf));
+    snprintf(buf, sizeof(buf), "--storage-provider=%s", st->provider_kind);
+    ok = ok && cJSON_AddItemToArray(a, cJSON_CreateString(buf));
+    if (st->container) {
+        snprintf(buf, sizeof(buf), "--store-container=%s", st->container);
+        ok = ok && cJSON_AddItemToArray(a, cJSON_CreateString(buf));
+    }
+    snprintf(buf, sizeof(buf), "--store-prefix=%s", st->prefix);
+    ok = ok && cJSON_AddItemToArray(a, cJSON_CreateString(buf));
+    if (!ok) {
+        cJSON_Delete(a);
+        return NULL;
+    }
+    return a;
+}
+
+static cJSON *env_of(const struct etcdspec_store *st)
+{
+    cJSON *env = cJSON_CreateArray();
+
+    if (!env || !env_field(env, "POD_NAME", "metadata.name") ||
+        !env_field(env, "POD_NAMESPACE", "metadata.namespace") ||
+        !env_value(env, "STORAGE_CONTAINER", st->container ? st->container : "") ||
+        !provider_env(env, st)) {
+        cJSON_Delete(env);
+        return NULL;
+    }
+    return env;
+}
+
+/* The container: image, command, args, env, security context. TAKES cmd. */
+static cJSON *container_of(const char *image, cJSON *cmd, int64_t gc_from,
+                           const struct etcdspec_store *st)
+{
+    cJSON *c = cJSON_CreateObject(), *args = args_of(gc_from, st), *env = env_of(st);
+    cJSON *caps = cJSON_CreateArray();
+    int ok = c && args && env && caps && cmd;
+
+    ok = ok && put(c, "name", IMTJOB_CONTAINER) && put(c, "image", image) &&
+         put(c, "imagePullPolicy", "IfNotPresent");
+    ok = ok && cJSON_AddItemToObject(c, "command", cmd) && (cmd = NULL, 1);
+    ok = ok && cJSON_AddItemToObject(c, "args", args) && (args = NULL, 1);
+    ok = ok && cJSON_AddItemToObject(c, "env", env) && (env = NULL, 1);
+    ok = ok && cJSON_AddItemToArray(caps, cJSON_CreateString("ALL"));
+    ok = ok && !kjson_set_bool(c, "securityContext.allowPrivilegeEscalation", false, NULL) &&
+         !kjson_set_bool(c, "securityContext.readOnlyRootFilesystem", true, NULL) &&
+         !kjson_set_bool(c, "securityContext.runAsNonRoot", true, NULL) &&
+         !kjson_set(c, "securityContext.capabilities.drop", caps, NULL);
+    caps = NULL;
+    cJSON_Delete(cmd);
+    cJSON_Delete(args);
+    cJSON_Delete(env);
+    if (!ok) {
+        cJSON_Delete(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* The pod template spec around ctr (TAKES). */
+static cJSON *pod_of(cJSON *ctr, const struct etcdspec_store *st, struct kerr_info *err)
+{
+    cJSON *pod = cJSON_CreateObject();
+    int ok = pod && ctr;
+
+    ok = ok && store_volume(st, pod, ctr, err) == KERR_OK;
+    ok = ok && put(pod, "restartPolicy", "OnFailure") &&
+         !kjson_set_bool(pod, "securityContext.runAsNonRoot", true, NULL) &&
+         !kjson_set_int(pod, "securityContext.runAsUser", IMTJOB_RUN_AS, NULL) &&
+         !kjson_set_int(pod, "securityContext.runAsGroup", IMTJOB_RUN_AS, NULL) &&
+         !kjson_set_int(pod, "securityContext.fsGroup", IMTJOB_RUN_AS, NULL) &&
+         !kjson_set_str(pod, "securityContext.seccompProfile.type", "RuntimeDefault", NULL) &&
+         !kjson_set(pod, "containers", cJSON_CreateArray(), NULL) &&
+         cJSON_AddItemToArray((cJSON *)kjson_get(pod, "containers"), ctr);
+    if (!ok) {
+        if (!pod || !kjson_get(pod, "containers.0"))
+            cJSON_Delete(ctr);
+        cJSON_Delete(pod);
+        return NULL;
+    }
+    return pod;
+}
+
+/* Checks of the inputs; *st and *gc_from filled. */
+static enum kerr check_inputs(const cJSON *task, const cJSON *etcd, struct etcdspec *e,
+                              int64_t *gc_from, struct kerr_info *err)
+{
+    enum kerr rc;
+
+    if (!kjson_get_str(task, "metadata.name") || !kjson_get_str(task, "metadata.uid"))
+        return kerr_set(err, KERR_INVAL, "the task has no metadata.name or metadata.uid");
+    rc = imtjob_gc_from(task, gc_from, err);
+    if (rc == KERR_OK && etcdspec_cron_check(imtjob_schedule(task, etcd), err) != KERR_OK)
+        rc = kerr_wrap(err, "schedule");
+    if (rc == KERR_OK)
+        rc = etcdspec_read(etcd, e, err);
+    if (rc == KERR_OK && !e->has_store)
+        rc = kerr_set(err, KERR_INVAL, "Etcd %s has no backup store (spec.backup.store)", e->name);
+    if (rc == KERR_OK && !e->store.provider_kind)
+        rc = kerr_set(err, KERR_INVAL, "spec.backup.store.provider: %s \"%s\"",
+                      e->store.provider ? "unsupported provider" : "required",
+                      e->store.provider ? e->store.provider : "");
+    if (rc == KERR_OK && !e->store.prefix)
+        rc = kerr_set(err, KERR_INVAL, "spec.backup.store.prefix: required");
+    return rc;
+}
+
+/* Labels, owner reference and spec hash of the CronJob cj for task. */
+static enum kerr finish_meta(cJSON *cj, const cJSON *task, const char *etcd_name,
+                             struct kerr_info *err)
+{
+    cJSON *ref = cJSON_CreateObject(), *lab = cJSON_CreateObject(), *h = cJSON_CreateObject();
+    char hex[CRYPTO_SHA256_HEX_LEN + 1], *text = NULL;
+    size_t len = 0;
+    enum kerr rc = ref && lab && h ? KERR_OK : KERR_NOMEM;
+
+    if (rc == KERR_OK &&
+        (!put(ref, "apiVersion", ETCDSPEC_WARDEN_API) || !put(ref, "kind", IMTJOB_KIND) ||
+         !put(ref, "name", kjson_get_str(task, "metadata.name")) ||
+         !put(ref, "uid", kjson_get_str(task, "metadata.uid")) ||
+         !cJSON_AddTrueToObject(ref, "controller") ||
+         !cJSON_AddTrueToObject(ref, "blockOwnerDeletion") ||
+         !put(lab, ETCDSPEC_LABEL_MANAGED_BY, IMTJOB_MANAGED_BY) ||
+         !put(lab, ETCDSPEC_LABEL_PART_OF, etcd_name) ||
+         !put(lab, IMTJOB_LABEL_TASK, kjson_get_str(task, "metadata.name"))))
+        rc = KERR_NOMEM;
+    if (rc == KERR_OK &&
+        (!cJSON_AddItemToObject(h, "labels", cJSON_CreateObjectReference(lab->child)) ||
+         !cJSON_AddItemToObject(h, "spec",
+                                cJSON_CreateObjectReference(kjson_get_obj(cj, "spec")->child))))
+        rc = KERR_NOMEM;
+    if (rc == KERR_OK)
+        rc = kjson_print_sorted(h, &text, &len, err);
+    if (rc == KERR_OK)
+        rc = crypto_sha256_hex(text, len, hex, err);
+    free(text);
+    cJSON_Delete(h);
+    if (rc == KERR_OK)
+        rc = kjson_set(cj, "metadata.labels", lab, err);
+    else
+        cJSON_Delete(lab);
+    if (rc == KERR_OK)
+        rc = kjson_setv(
+            cj, (const char *const[]){ "metadata", "annotations", IMTJOB_ANN_SPEC_HASH, NULL },
+            cJSON_CreateString(hex), err);
+    if (rc == KERR_OK)
+        rc = kjson_set(cj, "metadata.ownerReferences", cJSON_CreateArray(), err);
+    if (rc == KERR_OK &&
+        !cJSON_AddItemToArray((cJSON *)kjson_get(cj, "metadata.ownerReferences"), ref))
+        rc = KERR_NOMEM;
+    else if (rc == KERR_OK)
+        ref = NULL;
+    cJSON_Delete(ref);
+    return rc == KERR_OK ? rc : kerr_set(err, rc, "building the CronJob's metadata");
+}
+
+enum kerr imtjob_cronjob_build(const cJSON *task, const cJSON *etcd, const char *image,
+                               const char *command, cJSON **out, struct kerr_info *err)
+{
+    char name[IMTJOB_CRONJOB_MAX + 1];
+    struct etcdspec e;
+    int64_t gc_from = 0;
+    cJSON *cj = NULL, *pod = NULL, *cmd;
+    enum kerr rc;
+
+    *out = NULL;
+    rc = check_inputs(task, etcd, &e, &gc_from, err);
+    if (rc != KERR_OK)
+        return rc;
+    cmd = split_words(command ? command : "warden-snapshot extend-snapshot-immutability");
+    if (!cmd)
+        return kerr_set(err, KERR_INVAL, "--immutability-task-command: no command words");
+    pod = pod_of(
+        container_of(image ? image : "etcd-warden/controller:v0.1.0", cmd, gc_from, &e.store),
+        &e.store, err);
+    imtjob_cronjob_name(kjson_get_str(task, "metadata.name"), name);
+    cj = cJSON_CreateObject();
+    if (!pod || !cj) {
+        cJSON_Delete(pod);
+        cJSON_Delete(cj);
+        return kerr_set(err, KERR_NOMEM, "building the CronJob");
+    }
+    if ((kjson_set(cj, "spec.jobTemplate.spec.template.spec", pod, err) ||
+         !put(cj, "apiVersion", "batch/v1") || !put(cj, "kind", "CronJob") ||
+         kjson_set_str(cj, "metadata.name", name, err) ||
+         kjson_set_str(cj, "metadata.namespace", e.namespace, err) ||
+         kjson_set_str(cj, "spec.schedule", imtjob_schedule(task, etcd), err) ||
+         kjson_set_str(cj, "spec.concurrencyPolicy", "Forbid", err) ||
+         kjson_set_int(cj, "spec.successfulJobsHistoryLimit", 1, err) ||
+         kjson_set_int(cj, "spec.failedJobsHistoryLimit", 3, err) ||
+         kjson_set_int(cj, "spec.jobTemplate.spec.backoffLimit", 2, err)))
+        rc = KERR_NOMEM;
+    if (rc == KERR_OK)
+        rc = finish_meta(cj, task, e.name, err);
+    if (rc != KERR_OK) {
+        cJSON_Delete(cj);
+        return kerr_set(err, rc, "building the CronJob: %s", kerr_str(rc));
+    }
+    *out = cj;
+    return KERR_OK;
+}

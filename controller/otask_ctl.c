@@ -1,0 +1,13 @@
+/*
+ * otask_ctl - otask_reconcile: otask_step on the running controller (controller/ctl.h).
+ */
+#include "controller/ctl.h"
+#include "controller/otask.h"
+
+enum kerr otask_reconcile(struct ctl *c, const char *ns, const char *name, struct ctl_result *res,
+                          struct kerr_info *err)
+{
+    struct otask_env env = { .client = ctl_client(c), .events = ctl_events(c) };
+
+    return otask_step(&env, ns, name, &res->requeue_ms, err);
+}

@@ -1,0 +1,7 @@
+/* warden-snapshot: extend-snapshot-immutability and list (controller/snapshot/snapcli.h). */
+#include "controller/snapshot/snapcli.h"
+
+int main(int argc, char **argv)
+{
+    return snapcli_main(argc, argv);
+}

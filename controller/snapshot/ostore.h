@@ -1,0 +1,124 @@
+/*
+ * ostore - the object-store interface warden-snapshot works through, and
+ * the provider-independent parts: opening a store by etcd-druid's provider
+ * name, listings, and the two copy strategies (server-side copy where the
+ * provider has one, streaming through one bounded buffer otherwise).
+ *
+ * Providers: S3 ("aws", "S3", "stackit"; s3.h), ABS ("azure", "ABS";
+ * abs.h), Local ("Local", "local"; lfs.h). GCS, Swift, OSS, ECS and OCS
+ * are refused with KERR_UNSUPPORTED ("... is not supported yet").
+ *
+ * Every write is create-only: a provider never replaces an existing object
+ * (conditional request where it has one, and ostore_copy checks first), and
+ * an upload that fails is aborted so no partial object is left.
+ *
+ * Ownership: a struct ostore is OWNED by its opener and freed with
+ * ostore_free. Listings OWN their objects (ostore_list_release).
+ * Thread safety: one store per thread.
+ */
+#ifndef CONTROLLER_SNAPSHOT_OSTORE_H
+#define CONTROLLER_SNAPSHOT_OSTORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/kerr.h"
+
+/* Default part size of streamed copies (the only large buffer). */
+#define OSTORE_PART_SIZE (8u * 1024u * 1024u)
+/* Server copies above this size go part by part (S3 UploadPartCopy). */
+#define OSTORE_COPY_PART_THRESHOLD (5LL * 1024 * 1024 * 1024)
+
+struct ostore_obj {
+    char *key;               /* OWNS */
+    char *version_id;        /* OWNS; S3 version when the store reports one, else NULL */
+    int64_t size;            /* bytes; -1 unknown */
+    int64_t mtime;           /* Unix seconds; 0 unknown */
+    char md5[33];            /* content MD5 (hex) where the provider reports one, else "" */
+    char etag[80];           /* the provider's ETag without quotes, else "" */
+    bool excluded;           /* tagged x-etcd-snapshot-exclude=true */
+    int64_t immutable_until; /* Unix seconds; 0 unknown / none */
+};
+
+struct ostore_list {
+    struct ostore_obj *v;
+    size_t n;
+    size_t cap;
+};
+
+struct ostore;
+struct ostore_upload;
+
+struct ostore_ops {
+    const char *name;
+    /* Every object whose key starts with prefix (BORROWED); appends to *out. */
+    enum kerr (*list)(struct ostore *s, const char *prefix, struct ostore_list *out,
+                      struct kerr_info *err);
+    /* One object's size and checksums; KERR_NOTFOUND when absent. out->key OWNED after. */
+    enum kerr (*head)(struct ostore *s, const char *key, struct ostore_obj *out,
+                      struct kerr_info *err);
+    /* Exactly len bytes of src from off into dst. */
+    enum kerr (*read)(struct ostore *s, const struct ostore_obj *src, int64_t off, void *dst,
+                      size_t len, struct kerr_info *err);
+    /* A create-only upload of size bytes to key, sent in parts of at most part_size. */
+    enum kerr (*up_begin)(struct ostore *s, const char *key, int64_t size,
+                          struct ostore_upload **out, struct kerr_info *err);
+    enum kerr (*up_part)(struct ostore *s, struct ostore_upload *u, const void *data, size_t len,
+                         struct kerr_info *err);
+    /* Make the object visible (frees u, also on failure, aborting it). KERR_EXISTS when
+     * the key appeared meanwhile. */
+    enum kerr (*up_commit)(struct ostore *s, struct ostore_upload *u, struct kerr_info *err);
+    /* Drop everything sent (frees u). */
+    void (*up_abort)(struct ostore *s, struct ostore_upload *u);
+    /* Server-side create-only copy; NULL or KERR_UNSUPPORTED when the store has none. */
+    enum kerr (*copy)(struct ostore *s, const struct ostore_obj *src, const char *dst,
+                      struct kerr_info *err);
+    /* Delete obj (its version where known). KERR_FORBIDDEN when refused because the object
+     * is immutable. */
+    enum kerr (*del)(struct ostore *s, const struct ostore_obj *obj, struct kerr_info *err);
+    void (*destroy)(struct ostore *s);
+};
+
+/* Embedded first in every provider's state. */
+struct ostore {
+    const struct ostore_ops *ops;
+    size_t part_size;            /* streamed part size */
+    int64_t copy_part_threshold; /* server copy goes multipart above this */
+};
+
+struct ostore_config {
+    const char *provider;        /* etcd-druid's name: "aws", "S3", "azure", "ABS", "Local", ... */
+    const char *container;       /* bucket / container / directory */
+    size_t part_size;            /* 0: OSTORE_PART_SIZE */
+    int64_t copy_part_threshold; /* 0: OSTORE_COPY_PART_THRESHOLD */
+};
+
+/* Open the store named by cfg, reading the provider's credentials from the environment.
+ * On KERR_OK *out OWNS the store (ostore_free). */
+enum kerr ostore_open(const struct ostore_config *cfg, struct ostore **out, struct kerr_info *err);
+
+void ostore_free(struct ostore *s);
+
+/* Append a copy of o (keys duplicated). */
+enum kerr ostore_list_add(struct ostore_list *l, const struct ostore_obj *o, struct kerr_info *err);
+void ostore_list_release(struct ostore_list *l);
+void ostore_obj_release(struct ostore_obj *o);
+
+/* How a copy went, for the log. */
+struct ostore_copy_result {
+    bool server;  /* done server-side */
+    char md5[33]; /* MD5 of the bytes streamed (stream mode), else "" */
+};
+
+/*
+ * Copy src to the new key dst (BORROWED) in the same store: server-side when
+ * server is true and the provider can (falling back to streaming when it
+ * cannot), else streamed through one part_size buffer. Refuses (KERR_EXISTS)
+ * when dst exists. The copy is verified before KERR_OK: same size, and the
+ * same MD5 where the provider reports one for both.
+ */
+enum kerr ostore_copy(struct ostore *s, const struct ostore_obj *src, const char *dst, bool server,
+                      struct ostore_copy_result *res, struct kerr_info *err);
+
+#endif

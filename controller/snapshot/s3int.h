@@ -1,0 +1,62 @@
+/*
+ * s3int - what s3.c and s3up.c share: the S3 store's state, its request
+ * plumbing and the upload/copy operations (s3up.c). Not for other modules.
+ */
+#ifndef CONTROLLER_SNAPSHOT_S3INT_H
+#define CONTROLLER_SNAPSHOT_S3INT_H
+
+#include <stdbool.h>
+
+#include "controller/snapshot/ostore.h"
+#include "controller/snapshot/screds.h"
+#include "controller/snapshot/shttp.h"
+
+#define S3_RETRIES   4
+#define S3_MAX_PARTS 10000
+
+struct s3 {
+    struct ostore base;
+    struct screds_s3 creds;
+    struct shttp http;
+    char *bucket;
+    char *endpoint; /* "<scheme>://<host>[:port][/path]" without a trailing '/' */
+    const char *scheme;
+    char *host;
+    char *sse_key_b64; /* SSE-C key and its MD5, base64; NULL without SSE-C */
+    char *sse_key_md5_b64;
+    bool no_versions; /* the store answered ListObjectVersions with "not implemented" */
+};
+
+/* URL of key (BORROWED; "" for the bucket) with an already encoded, sorted query
+ * (BORROWED, may be NULL). *out OWNS it. */
+enum kerr s3_url(const struct s3 *s, const char *key, const char *query, char **out,
+                 struct kerr_info *err);
+
+/* The base headers (payload hash) plus SSE-C headers for the object (sse) and for a copy
+ * source (copy_source). *out OWNS the list (curl_slist_free_all). */
+enum kerr s3_headers(const struct s3 *s, int sse, int copy_source, struct curl_slist **out,
+                     struct kerr_info *err);
+
+/* One request, retried as shttp does; *resp must be released when KERR_OK. */
+enum kerr s3_do(struct s3 *s, const char *method, const char *key, const char *query,
+                struct curl_slist *extra, const void *body, size_t body_len,
+                struct shttp_resp *resp, struct kerr_info *err);
+
+/* An unexpected answer as an error: 404 NOTFOUND, 403 FORBIDDEN, 412 EXISTS, 501 or
+ * NotImplemented UNSUPPORTED, else HTTP; the message carries the S3 error code. */
+enum kerr s3_status_err(const char *what, const char *key, const struct shttp_resp *r,
+                        struct kerr_info *err);
+
+/* o->etag from a raw (quoted) ETag, and o->md5 when it is a plain MD5 and not SSE-C. */
+void s3_set_etag(struct ostore_obj *o, const char *raw, bool sse);
+
+enum kerr s3_up_begin(struct ostore *s, const char *key, int64_t size, struct ostore_upload **out,
+                      struct kerr_info *err);
+enum kerr s3_up_part(struct ostore *s, struct ostore_upload *u, const void *data, size_t len,
+                     struct kerr_info *err);
+enum kerr s3_up_commit(struct ostore *s, struct ostore_upload *u, struct kerr_info *err);
+void s3_up_abort(struct ostore *s, struct ostore_upload *u);
+enum kerr s3_copy(struct ostore *s, const struct ostore_obj *src, const char *dst,
+                  struct kerr_info *err);
+
+#endif

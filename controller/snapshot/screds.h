@@ -1,0 +1,79 @@
+/*
+ * screds - object-store credentials, read exactly as etcd-backup-restore
+ * reads them (shared/reference/etcd-druid.md section 7).
+ *
+ * S3:  $AWS_APPLICATION_CREDENTIALS_JSON (a JSON file) or
+ *      $AWS_APPLICATION_CREDENTIALS (a directory, one file per field, as a
+ *      mounted Secret); the JSON file wins when both are set. Without
+ *      either, $AWS_ACCESS_KEY_ID / $AWS_SECRET_ACCESS_KEY / $AWS_REGION.
+ *      Fields: accessKeyID, secretAccessKey, region (required); endpoint,
+ *      s3ForcePathStyle, insecureSkipVerify, trustedCaCert (PEM text),
+ *      sseCustomerKey, sseCustomerAlgorithm, bucketName.
+ * ABS: $AZURE_APPLICATION_CREDENTIALS_JSON or $AZURE_APPLICATION_CREDENTIALS.
+ *      Fields: storageAccount, storageKey (base64, required); domain,
+ *      emulatorEnabled.
+ *
+ * In the JSON form booleans are JSON booleans and strings JSON strings (as
+ * Go's json.Unmarshal wants); in the directory form a file holds the value
+ * with trailing whitespace (a final newline) dropped, and booleans are
+ * what Go's strconv.ParseBool accepts. Unknown keys and files are ignored.
+ * Every malformed form is refused with a message naming the field.
+ *
+ * Ownership: the structs OWN their strings; release with *_release.
+ * Thread safety: reentrant; reads the environment.
+ */
+#ifndef CONTROLLER_SNAPSHOT_SCREDS_H
+#define CONTROLLER_SNAPSHOT_SCREDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/kerr.h"
+
+struct screds_s3 {
+    char *access_key; /* accessKeyID */
+    char *secret_key; /* secretAccessKey */
+    char *region;
+    char *endpoint;  /* optional, e.g. "http://127.0.0.1:4566" */
+    char *ca_pem;    /* trustedCaCert, optional */
+    char *sse_key;   /* sseCustomerKey (raw key, 32 bytes for AES256), optional */
+    char *sse_alg;   /* sseCustomerAlgorithm, optional */
+    char *bucket;    /* bucketName, optional */
+    bool path_style; /* s3ForcePathStyle */
+    bool insecure;   /* insecureSkipVerify */
+};
+
+struct screds_abs {
+    char *account;      /* storageAccount */
+    char *key_b64;      /* storageKey as given (base64) */
+    unsigned char *key; /* the decoded key */
+    size_t key_len;
+    char *domain;  /* optional; default "blob.core.windows.net" */
+    bool emulator; /* emulatorEnabled: http://<domain>/<account> */
+};
+
+/* Which form a reader takes. */
+enum screds_form { SCREDS_DIR, SCREDS_JSON };
+
+/* Read S3 credentials from path in the given form and validate them. *out is
+ * zeroed first and released on failure. */
+enum kerr screds_s3_read(enum screds_form form, const char *path, struct screds_s3 *out,
+                         struct kerr_info *err);
+
+/* The same from JSON text (BORROWED, len bytes). */
+enum kerr screds_s3_parse_json(const char *text, size_t len, struct screds_s3 *out,
+                               struct kerr_info *err);
+
+/* From the environment as described above. */
+enum kerr screds_s3_from_env(struct screds_s3 *out, struct kerr_info *err);
+
+void screds_s3_release(struct screds_s3 *c);
+
+enum kerr screds_abs_read(enum screds_form form, const char *path, struct screds_abs *out,
+                          struct kerr_info *err);
+enum kerr screds_abs_parse_json(const char *text, size_t len, struct screds_abs *out,
+                                struct kerr_info *err);
+enum kerr screds_abs_from_env(struct screds_abs *out, struct kerr_info *err);
+void screds_abs_release(struct screds_abs *c);
+
+#endif

@@ -1,0 +1,237 @@
+/* snapcli - warden-snapshot's command line (see snapcli.h). */
+#include "controller/snapshot/snapcli.h"
+
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/ktime.h"
+#include "common/log.h"
+#include "controller/snapshot/snapext.h"
+
+struct cli {
+    const char *cmd;
+    struct ostore_config store;
+    const char *prefix;
+    const char *gc_from;
+    const char *copy_mode;
+    bool dry_run;
+    int verbose;
+};
+
+enum {
+    OPT_PROVIDER = 256,
+    OPT_CONTAINER,
+    OPT_PREFIX,
+    OPT_GC,
+    OPT_MODE,
+    OPT_DRY,
+    OPT_PART,
+    OPT_THRESHOLD
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: warden-snapshot extend-snapshot-immutability --storage-provider P "
+               "--store-container C --store-prefix X --gc-from-timestamp T "
+               "[--copy-mode server|stream] [--dry-run] [-v]\n"
+               "       warden-snapshot list --storage-provider P --store-container C "
+               "--store-prefix X [-v]\n");
+}
+
+/* Decimal digits only into *out. */
+static int parse_i64(const char *s, int64_t *out)
+{
+    char *end = NULL;
+    if (s == NULL || *s < '0' || *s > '9') {
+        return -1;
+    }
+    long long v = strtoll(s, &end, 10);
+    if (*end != '\0' || v < 0) {
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int parse_flags(int argc, char **argv, struct cli *c)
+{
+    static const struct option opts[] = {
+        { "storage-provider", required_argument, NULL, OPT_PROVIDER },
+        { "store-container", required_argument, NULL, OPT_CONTAINER },
+        { "store-prefix", required_argument, NULL, OPT_PREFIX },
+        { "gc-from-timestamp", required_argument, NULL, OPT_GC },
+        { "copy-mode", required_argument, NULL, OPT_MODE },
+        { "dry-run", no_argument, NULL, OPT_DRY },
+        { "part-size", required_argument, NULL, OPT_PART },
+        { "copy-part-threshold", required_argument, NULL, OPT_THRESHOLD },
+        { "verbose", no_argument, NULL, 'v' },
+        { NULL, 0, NULL, 0 },
+    };
+    int64_t v = 0;
+    int o;
+    optind = 1;
+    while ((o = getopt_long(argc, argv, "v", opts, NULL)) != -1) {
+        switch (o) {
+        case OPT_PROVIDER:
+            c->store.provider = optarg;
+            break;
+        case OPT_CONTAINER:
+            c->store.container = optarg;
+            break;
+        case OPT_PREFIX:
+            c->prefix = optarg;
+            break;
+        case OPT_GC:
+            c->gc_from = optarg;
+            break;
+        case OPT_MODE:
+            c->copy_mode = optarg;
+            break;
+        case OPT_DRY:
+            c->dry_run = true;
+            break;
+        case OPT_PART:
+            if (parse_i64(optarg, &v) != 0 || v < 1024 || v > (int64_t)1 << 30) {
+                return -1;
+            }
+            c->store.part_size = (size_t)v;
+            break;
+        case OPT_THRESHOLD:
+            if (parse_i64(optarg, &v) != 0 || v < 1) {
+                return -1;
+            }
+            c->store.copy_part_threshold = v;
+            break;
+        case 'v':
+            c->verbose++;
+            break;
+        default:
+            return -1;
+        }
+    }
+    return optind == argc ? 0 : -1;
+}
+
+static int fail(const char *what, const struct kerr_info *err)
+{
+    log_error(what, "error", err->msg[0] ? err->msg : kerr_str(err->code));
+    return 1;
+}
+
+static int64_t now_seconds(void)
+{
+    const char *fake = getenv("WARDEN_SNAPSHOT_NOW");
+    int64_t v = 0;
+    if (fake && parse_i64(fake, &v) == 0) {
+        return v;
+    }
+    return (int64_t)time(NULL);
+}
+
+static int parse_gc_from(const char *s, int64_t *out)
+{
+    struct timespec ts;
+    if (parse_i64(s, out) == 0) {
+        return 0;
+    }
+    if (s && ktime_parse(s, &ts, NULL) == KERR_OK) {
+        *out = (int64_t)ts.tv_sec;
+        return 0;
+    }
+    return -1;
+}
+
+static int run_extend(struct cli *c, struct ostore *s, int64_t gc)
+{
+    struct snapext_opts o = { .prefix = c->prefix, .gc_from = gc, .dry_run = c->dry_run };
+    struct snapext_result res;
+    struct kerr_info err = { 0 };
+    char n[32];
+    char im[32];
+    o.now = now_seconds();
+    o.server_copy = c->copy_mode == NULL || strcmp(c->copy_mode, "server") == 0;
+    if (snapext_extend(s, &o, &res, &err) != KERR_OK) {
+        return fail("extend-snapshot-immutability failed", &err);
+    }
+    snprintf(n, sizeof n, "%d", res.deleted);
+    snprintf(im, sizeof im, "%d", res.immutable);
+    log_info(c->dry_run ? "dry run done" : "snapshot immutability extended", "source", res.source,
+             "copy", res.copy, "mode", res.server ? "server" : "stream", "deleted", n,
+             "stillImmutable", im);
+    return 0;
+}
+
+static int run(struct cli *c, int64_t gc)
+{
+    struct ostore *s = NULL;
+    struct kerr_info err = { 0 };
+    struct snapext_set set = { 0 };
+    int status = 0;
+    const char *what =
+        strcmp(c->cmd, "list") == 0 ? "list failed" : "extend-snapshot-immutability failed";
+    if (ostore_open(&c->store, &s, &err) != KERR_OK) {
+        return fail(what, &err);
+    }
+    if (strcmp(c->cmd, "list") == 0) {
+        if (snapext_collect(s, c->prefix, &set, &err) != KERR_OK ||
+            snapext_print(&set, stdout, &err) != KERR_OK) {
+            status = fail(what, &err);
+        }
+        snapext_set_release(&set);
+    } else {
+        status = run_extend(c, s, gc);
+    }
+    ostore_free(s);
+    return status;
+}
+
+static int check_args(struct cli *c, int64_t *gc)
+{
+    if (c->store.container == NULL) {
+        c->store.container = getenv("STORAGE_CONTAINER");
+    }
+    if (c->store.provider == NULL || c->store.container == NULL || c->prefix == NULL) {
+        fprintf(stderr, "warden-snapshot: --storage-provider, --store-container and "
+                        "--store-prefix are required\n");
+        return -1;
+    }
+    if (strcmp(c->cmd, "list") == 0) {
+        return 0;
+    }
+    if (c->gc_from == NULL || parse_gc_from(c->gc_from, gc) != 0) {
+        fprintf(stderr, "warden-snapshot: --gc-from-timestamp must be Unix seconds or "
+                        "RFC 3339\n");
+        return -1;
+    }
+    if (c->copy_mode && strcmp(c->copy_mode, "server") != 0 &&
+        strcmp(c->copy_mode, "stream") != 0) {
+        fprintf(stderr, "warden-snapshot: --copy-mode is server or stream\n");
+        return -1;
+    }
+    return 0;
+}
+
+int snapcli_main(int argc, char **argv)
+{
+    struct cli c = { 0 };
+    int64_t gc = 0;
+    if (argc < 2 ||
+        (strcmp(argv[1], "extend-snapshot-immutability") != 0 && strcmp(argv[1], "list") != 0)) {
+        usage(argc >= 2 && strcmp(argv[1], "--help") == 0 ? stdout : stderr);
+        return (argc >= 2 && strcmp(argv[1], "--help") == 0) ? 0 : 2;
+    }
+    c.cmd = argv[1];
+    if (parse_flags(argc - 1, argv + 1, &c) != 0 || check_args(&c, &gc) != 0) {
+        usage(stderr);
+        return 2;
+    }
+    log_set_level(log_level_from_verbosity(c.verbose));
+    /* A file size limit must fail the write (EFBIG), not kill the process. */
+    signal(SIGXFSZ, SIG_IGN);
+    signal(SIGPIPE, SIG_IGN);
+    return run(&c, gc);
+}

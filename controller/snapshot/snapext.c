@@ -1,0 +1,207 @@
+/* snapext - list and extend-snapshot-immutability (see snapext.h). */
+#include "controller/snapshot/snapext.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/buf.h"
+#include "common/ktime.h"
+#include "common/log.h"
+
+static int entry_cmp(const void *a, const void *b)
+{
+    const struct snapext_entry *x = a;
+    const struct snapext_entry *y = b;
+    int c = snap_cmp(&x->name, &y->name);
+    return c ? c : strcmp(x->obj.key, y->obj.key);
+}
+
+void snapext_set_release(struct snapext_set *set)
+{
+    for (size_t i = 0; set && i < set->n; i++) {
+        ostore_obj_release(&set->v[i].obj);
+    }
+    if (set) {
+        free(set->v);
+        set->v = NULL;
+        set->n = 0;
+    }
+}
+
+enum kerr snapext_collect(struct ostore *s, const char *store_prefix, struct snapext_set *out,
+                          struct kerr_info *err)
+{
+    struct ostore_list l = { 0 };
+    size_t pl = strlen(store_prefix);
+    char *listp = buf_dupf(4096, "%s%s", store_prefix, pl ? "/" : "");
+    enum kerr rc = listp ? s->ops->list(s, listp, &l, err) : kerr_set(err, KERR_NOMEM, NULL);
+    out->v = NULL;
+    out->n = 0;
+    if (rc == KERR_OK && l.n > 0 && (out->v = calloc(l.n, sizeof *out->v)) == NULL) {
+        rc = kerr_set(err, KERR_NOMEM, NULL);
+    }
+    for (size_t i = 0; rc == KERR_OK && i < l.n; i++) {
+        struct snap_name sn;
+        if (snap_parse(l.v[i].key, &sn, NULL) != KERR_OK || sn.prefix_len != strlen(listp) ||
+            strncmp(l.v[i].key, listp, sn.prefix_len) != 0) {
+            log_debug("not a snapshot, ignored", "key", l.v[i].key);
+            continue;
+        }
+        out->v[out->n].name = sn;
+        out->v[out->n++].obj = l.v[i];
+        memset(&l.v[i], 0, sizeof l.v[i]);
+    }
+    ostore_list_release(&l);
+    free(listp);
+    if (rc != KERR_OK) {
+        snapext_set_release(out);
+        return rc;
+    }
+    if (out->n > 1) {
+        qsort(out->v, out->n, sizeof *out->v, entry_cmp);
+    }
+    return KERR_OK;
+}
+
+static const char *time_str(int64_t t, char out[KTIME_LEN + 1])
+{
+    if (t <= 0 || ktime_format((time_t)t, out) != KERR_OK) {
+        return "unknown";
+    }
+    return out;
+}
+
+enum kerr snapext_print(const struct snapext_set *set, FILE *f, struct kerr_info *err)
+{
+    for (size_t i = 0; i < set->n; i++) {
+        const struct snapext_entry *e = &set->v[i];
+        char created[KTIME_LEN + 1];
+        char until[KTIME_LEN + 1];
+        int n = fprintf(f,
+                        "%s kind=%s start=%lld last=%lld created=%s(%lld) compression=%s "
+                        "final=%s chunk=%s exclude=%s immutable-until=%s size=%lld\n",
+                        e->obj.key, snap_kind_str(e->name.kind), (long long)e->name.start_rev,
+                        (long long)e->name.last_rev, time_str(e->name.created, created),
+                        (long long)e->name.created,
+                        e->name.compression[0] ? e->name.compression + 1 : "none",
+                        e->name.is_final ? "true" : "false", e->name.is_chunk ? "true" : "false",
+                        e->obj.excluded ? "true" : "false", time_str(e->obj.immutable_until, until),
+                        (long long)e->obj.size);
+        if (n < 0) {
+            return kerr_set(err, KERR_IO, "cannot write the listing");
+        }
+    }
+    return fflush(f) == 0 ? KERR_OK : kerr_set(err, KERR_IO, "cannot write the listing");
+}
+
+/* The latest full snapshot that may be copied, or NULL. */
+static const struct snapext_entry *latest_full(const struct snapext_set *set)
+{
+    for (size_t i = set->n; i > 0; i--) {
+        const struct snapext_entry *e = &set->v[i - 1];
+        if (e->name.kind == SNAP_FULL && !e->name.is_chunk && !e->obj.excluded) {
+            return e;
+        }
+    }
+    return NULL;
+}
+
+static enum kerr new_key(const struct snapext_opts *o, const struct snap_name *src, char **key,
+                         struct kerr_info *err)
+{
+    struct snap_name n = *src;
+    n.created = o->now;
+    if (n.layout == 1) {
+        snprintf(n.snap_dir, sizeof n.snap_dir, "Backup-%lld", (long long)o->now);
+    }
+    enum kerr rc = snap_build_name(&n, err);
+    return rc ? rc : snap_key(o->prefix, &n, key, err);
+}
+
+static bool collectable(const struct snapext_entry *e, const struct snap_name *src,
+                        const struct snapext_opts *o, const char *new_copy)
+{
+    return e->name.kind == SNAP_FULL && !e->name.is_chunk && !e->obj.excluded &&
+           e->name.start_rev == src->start_rev && e->name.last_rev == src->last_rev &&
+           e->name.created >= o->gc_from && e->name.created < o->now &&
+           strcmp(e->obj.key, new_copy) != 0;
+}
+
+static enum kerr collect_garbage(struct ostore *s, const struct snapext_set *set,
+                                 const struct snap_name *src, const struct snapext_opts *o,
+                                 struct snapext_result *res, struct kerr_info *err)
+{
+    enum kerr first = KERR_OK;
+    for (size_t i = 0; i < set->n; i++) {
+        const struct snapext_entry *e = &set->v[i];
+        struct kerr_info e2 = { 0 };
+        if (!collectable(e, src, o, res->copy)) {
+            continue;
+        }
+        if (o->dry_run) {
+            log_info("dry run: would delete an earlier copy", "key", e->obj.key);
+            continue;
+        }
+        enum kerr rc = s->ops->del(s, &e->obj, &e2);
+        if (rc == KERR_OK) {
+            res->deleted++;
+            log_info("deleted an earlier copy", "key", e->obj.key);
+        } else if (rc == KERR_FORBIDDEN) {
+            res->immutable++;
+            log_info("earlier copy still immutable, kept until a later run", "key", e->obj.key,
+                     "reason", e2.msg);
+        } else {
+            log_warn("cannot delete an earlier copy", "key", e->obj.key, "error", e2.msg);
+            if (first == KERR_OK) {
+                first = kerr_set(err, rc, "deleting %s: %s", e->obj.key, e2.msg);
+            }
+        }
+    }
+    return first;
+}
+
+enum kerr snapext_extend(struct ostore *s, const struct snapext_opts *o, struct snapext_result *res,
+                         struct kerr_info *err)
+{
+    struct snapext_set set = { 0 };
+    struct ostore_copy_result cr;
+    char *dst = NULL;
+    memset(res, 0, sizeof *res);
+    enum kerr rc = snapext_collect(s, o->prefix, &set, err);
+    if (rc != KERR_OK) {
+        return rc;
+    }
+    const struct snapext_entry *src = latest_full(&set);
+    if (src == NULL) {
+        rc = kerr_set(err, KERR_NOTFOUND, "no full snapshot under %s/v1 or %s/v2", o->prefix,
+                      o->prefix);
+        goto out;
+    }
+    rc = new_key(o, &src->name, &dst, err);
+    if (rc != KERR_OK) {
+        goto out;
+    }
+    snprintf(res->source, sizeof res->source, "%s", src->obj.key);
+    snprintf(res->copy, sizeof res->copy, "%s", dst);
+    if (src->name.created >= o->now) {
+        rc = kerr_set(err, KERR_INVAL, "latest full snapshot %s is not older than now (%lld)",
+                      src->obj.key, (long long)o->now);
+        goto out;
+    }
+    log_info(o->dry_run ? "dry run: would copy the latest full snapshot"
+                        : "copying the latest full snapshot",
+             "source", src->obj.key, "copy", dst, "mode", o->server_copy ? "server" : "stream");
+    if (!o->dry_run) {
+        rc = ostore_copy(s, &src->obj, dst, o->server_copy, &cr, err);
+        if (rc != KERR_OK) {
+            goto out;
+        }
+        res->server = cr.server;
+        log_info("copy verified", "copy", dst, "mode", cr.server ? "server" : "stream");
+    }
+    rc = collect_garbage(s, &set, &src->name, o, res, err);
+out:
+    free(dst);
+    snapext_set_release(&set);
+    return rc;
+}

@@ -1,0 +1,75 @@
+/*
+ * snapext - what warden-snapshot does with a store: list the snapshots
+ * under a prefix as etcd-backup-restore parses them, and
+ * extend-snapshot-immutability (DEP-06, shared/reference/etcd-druid.md
+ * sections 3.3, 4.4):
+ *
+ *   1. list <prefix>/v1/... and <prefix>/v2/... (snapname.h), sorted as
+ *      etcd-backup-restore sorts them; objects that do not parse are
+ *      foreign and never touched;
+ *   2. take the latest full snapshot that is not a chunk and not tagged
+ *      x-etcd-snapshot-exclude=true, and copy it (ostore_copy: verified,
+ *      create-only) under the same name with createdOn = now, in the same
+ *      layout (v1 gets a new Backup-<now> directory);
+ *   3. garbage-collect the copies this task made earlier: full snapshots
+ *      with the source's revisions, createdOn >= gc_from and older than the
+ *      new copy, not excluded. A deletion refused because the object is
+ *      still immutable is logged and skipped (the next run retries).
+ *
+ * Thread safety: one call at a time per store.
+ */
+#ifndef CONTROLLER_SNAPSHOT_SNAPEXT_H
+#define CONTROLLER_SNAPSHOT_SNAPEXT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "controller/snapshot/ostore.h"
+#include "controller/snapshot/snapname.h"
+
+struct snapext_entry {
+    struct snap_name name;
+    struct ostore_obj obj; /* OWNS its strings */
+};
+
+struct snapext_set {
+    struct snapext_entry *v;
+    size_t n;
+};
+
+/* The snapshots under store_prefix (BORROWED, without "/vN"), sorted; excluded ones are
+ * kept with obj.excluded set. On KERR_OK *out OWNS the entries (snapext_set_release). */
+enum kerr snapext_collect(struct ostore *s, const char *store_prefix, struct snapext_set *out,
+                          struct kerr_info *err);
+
+void snapext_set_release(struct snapext_set *set);
+
+/* One line per snapshot (the `list` subcommand):
+ *   <key> kind=Full start=0 last=9002 created=<RFC 3339>(<unix>) compression=gz|none
+ *   final=true|false chunk=true|false exclude=true|false immutable-until=<RFC 3339>|unknown
+ *   size=<bytes> */
+enum kerr snapext_print(const struct snapext_set *set, FILE *f, struct kerr_info *err);
+
+struct snapext_opts {
+    const char *prefix; /* --store-prefix */
+    int64_t gc_from;    /* --gc-from-timestamp, Unix seconds */
+    int64_t now;        /* createdOn of the new copy, Unix seconds */
+    bool server_copy;   /* --copy-mode server */
+    bool dry_run;
+};
+
+struct snapext_result {
+    char source[512]; /* key of the snapshot copied */
+    char copy[512];   /* key of the new copy */
+    bool server;      /* copied server-side */
+    int deleted;      /* earlier copies deleted */
+    int immutable;    /* deletions refused (still immutable) */
+};
+
+/* Steps 1-3 above. KERR_NOTFOUND when there is no full snapshot to copy. A failed
+ * deletion other than an immutability refusal fails the run after the other deletions. */
+enum kerr snapext_extend(struct ostore *s, const struct snapext_opts *o, struct snapext_result *res,
+                         struct kerr_info *err);
+
+#endif

@@ -1,0 +1,349 @@
+/* bkd - backup-double's answers; see bkd.h. */
+#include "tests/backup-double/bkd.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cJSON.h>
+
+#include "common/buf.h"
+#include "common/ktime.h"
+
+#define REQUESTS_MAX (8u * 1024u * 1024u) /* cap of the request log */
+#define REV_STEP     7                    /* revisions "written" between two snapshots */
+
+struct bkd {
+    pthread_mutex_t mu;
+    int64_t rev;         /* last revision handed out */
+    unsigned reply_code; /* 200 = normal answers */
+    long reply_left;     /* answers of reply_code still to give; 0 = until changed */
+    long delay_ms;
+    cJSON *full;   /* OWNS: latest full snapshot, or NULL */
+    cJSON *deltas; /* OWNS: delta snapshots since it (array) */
+    struct buf requests;
+};
+
+static const char JSON[] = "application/json";
+static const char TEXT[] = "text/plain; charset=utf-8";
+
+enum kerr bkd_new(struct bkd **out, struct kerr_info *err)
+{
+    struct bkd *d = calloc(1, sizeof(*d));
+
+    *out = NULL;
+    if (!d)
+        return kerr_set(err, KERR_NOMEM, "out of memory");
+    d->deltas = cJSON_CreateArray();
+    if (!d->deltas) {
+        free(d);
+        return kerr_set(err, KERR_NOMEM, "out of memory");
+    }
+    pthread_mutex_init(&d->mu, NULL);
+    d->reply_code = 200;
+    buf_init(&d->requests, REQUESTS_MAX);
+    *out = d;
+    return KERR_OK;
+}
+
+void bkd_free(struct bkd *d)
+{
+    if (!d)
+        return;
+    cJSON_Delete(d->full);
+    cJSON_Delete(d->deltas);
+    buf_release(&d->requests);
+    pthread_mutex_destroy(&d->mu);
+    free(d);
+}
+
+void bkd_reply_release(struct bkd_reply *r)
+{
+    free(r->body);
+    memset(r, 0, sizeof(*r));
+}
+
+int bkd_parse_bool(const char *s)
+{
+    static const char *const yes[] = { "1", "t", "T", "TRUE", "true", "True" };
+    static const char *const no[] = { "0", "f", "F", "FALSE", "false", "False" };
+    size_t i;
+
+    for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+        if (strcmp(s, yes[i]) == 0)
+            return 1;
+        if (strcmp(s, no[i]) == 0)
+            return 0;
+    }
+    return -1;
+}
+
+static void set_text(struct bkd_reply *r, unsigned code, const char *type, const char *text)
+{
+    r->code = code;
+    r->content_type = type;
+    r->body = strdup(text);
+    if (!r->body) {
+        r->code = 500;
+        r->content_type = TEXT;
+        return;
+    }
+    r->len = strlen(r->body);
+}
+
+/* Set r to the JSON text of v (BORROWED), or 500. */
+static void set_json(struct bkd_reply *r, const cJSON *v)
+{
+    char *text = cJSON_PrintUnformatted(v);
+
+    if (!text) {
+        set_text(r, 500, TEXT, "");
+        return;
+    }
+    r->code = 200;
+    r->content_type = JSON;
+    r->body = text;
+    r->len = strlen(text);
+}
+
+static const char *arg(const struct bkd_req *req, const char *key)
+{
+    size_t i;
+
+    for (i = 0; i < req->nargs; i++) {
+        if (strcmp(req->args[i].key, key) == 0)
+            return req->args[i].value;
+    }
+    return NULL;
+}
+
+/* An integer argument in [lo, hi]; 0 or -1 (absent or not a number in range). */
+static int int_arg(const struct bkd_req *req, const char *key, long lo, long hi, long *out)
+{
+    const char *s = arg(req, key);
+    char *end = NULL;
+    long v;
+
+    if (!s || !*s)
+        return -1;
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* A Snapshot as etcd-backup-restore marshals brtypes.Snapshot. NULL when out of memory. */
+static cJSON *snapshot(int full, int final, int64_t start, int64_t last)
+{
+    char created[KTIME_LEN + 1], name[128];
+    time_t now = time(NULL);
+    cJSON *s = cJSON_CreateObject();
+
+    if (!s || ktime_format(now, created) != KERR_OK)
+        goto fail;
+    snprintf(name, sizeof(name), "%s-%08lld-%08lld-%lld.gz%s", full ? "Full" : "Incr",
+             (long long)start, (long long)last, (long long)now, final ? ".final" : "");
+    if (!cJSON_AddStringToObject(s, "createdOn", created) ||
+        !cJSON_AddStringToObject(s, "immutabilityExpriyTime", "0001-01-01T00:00:00Z") ||
+        !cJSON_AddNullToObject(s, "versionID") ||
+        !cJSON_AddStringToObject(s, "kind", full ? "Full" : "Incr") ||
+        !cJSON_AddStringToObject(s, "snapDir", "") ||
+        !cJSON_AddStringToObject(s, "snapName", name) ||
+        !cJSON_AddStringToObject(s, "prefix", "v2") ||
+        !cJSON_AddStringToObject(s, "compressionSuffix", ".gz") ||
+        !cJSON_AddNumberToObject(s, "startRevision", (double)start) ||
+        !cJSON_AddNumberToObject(s, "lastRevision", (double)last) ||
+        !cJSON_AddBoolToObject(s, "isChunk", 0) || !cJSON_AddBoolToObject(s, "isFinal", final))
+        goto fail;
+    return s;
+fail:
+    cJSON_Delete(s);
+    return NULL;
+}
+
+/* Append the request line (under d->mu). A full log drops the line. */
+static void log_request(struct bkd *d, const struct bkd_req *req, unsigned code, int64_t last)
+{
+    char when[KTIME_MICROTIME_LEN + 1];
+    cJSON *line = cJSON_CreateObject(), *q = NULL;
+    char *text = NULL;
+    size_t i;
+
+    if (!line || ktime_microtime_now(when) != KERR_OK)
+        goto out;
+    if (!cJSON_AddStringToObject(line, "method", req->method) ||
+        !cJSON_AddStringToObject(line, "path", req->path) ||
+        !(q = cJSON_AddObjectToObject(line, "query")))
+        goto out;
+    for (i = 0; i < req->nargs; i++) {
+        if (!cJSON_AddStringToObject(q, req->args[i].key, req->args[i].value))
+            goto out;
+    }
+    if (!cJSON_AddNumberToObject(line, "code", code) ||
+        !(last >= 0 ? cJSON_AddNumberToObject(line, "lastRevision", (double)last)
+                    : cJSON_AddNullToObject(line, "lastRevision")) ||
+        !cJSON_AddStringToObject(line, "time", when))
+        goto out;
+    text = cJSON_PrintUnformatted(line);
+    if (text && buf_appendf(&d->requests, "%s\n", text) != KERR_OK)
+        buf_reset(&d->requests);
+out:
+    free(text);
+    cJSON_Delete(line);
+}
+
+/* The injected answer for the next snapshot request, or 200 (under d->mu). */
+static unsigned take_injected(struct bkd *d)
+{
+    unsigned code = d->reply_code;
+
+    if (code == 200)
+        return 200;
+    if (d->reply_left > 0 && --d->reply_left == 0)
+        d->reply_code = 200;
+    return code;
+}
+
+/* Record a new snapshot (under d->mu) and answer it. */
+static void take_snapshot(struct bkd *d, int full, int final, struct bkd_reply *r, int64_t *last)
+{
+    int64_t start = 0;
+    cJSON *s, *copy;
+
+    if (!full) {
+        cJSON *prev = cJSON_GetArrayItem(d->deltas, cJSON_GetArraySize(d->deltas) - 1);
+        const cJSON *base = prev ? prev : d->full;
+        start = base ? (int64_t)cJSON_GetObjectItem(base, "lastRevision")->valuedouble + 1 : 1;
+    }
+    d->rev += REV_STEP;
+    s = snapshot(full, final, start, d->rev);
+    copy = s ? cJSON_Duplicate(s, 1) : NULL;
+    if (!copy) {
+        cJSON_Delete(s);
+        set_text(r, 500, TEXT, "");
+        return;
+    }
+    if (full) {
+        cJSON_Delete(d->full);
+        d->full = copy;
+        cJSON_Delete(d->deltas);
+        d->deltas = cJSON_CreateArray();
+    } else {
+        cJSON_AddItemToArray(d->deltas, copy);
+    }
+    set_json(r, s);
+    cJSON_Delete(s);
+    *last = d->rev;
+}
+
+static void serve_snapshot(struct bkd *d, const struct bkd_req *req, int full, struct bkd_reply *r,
+                           int (*cancelled)(void *arg), void *carg)
+{
+    const char *fs = full ? arg(req, "final") : NULL;
+    int final = fs ? bkd_parse_bool(fs) : 0;
+    unsigned code;
+    int64_t last = -1;
+    long delay;
+
+    pthread_mutex_lock(&d->mu);
+    delay = d->delay_ms;
+    pthread_mutex_unlock(&d->mu);
+    if (delay > 0 && cancelled)
+        ktime_sleep_cancellable(delay, 20, cancelled, carg);
+    else if (delay > 0)
+        ktime_sleep_ns((int64_t)delay * KTIME_NS_PER_MS);
+    pthread_mutex_lock(&d->mu);
+    if (final < 0) {
+        set_text(r, 400, TEXT, "");
+    } else if ((code = take_injected(d)) != 200) {
+        set_text(r, code, TEXT, "");
+    } else {
+        take_snapshot(d, full, final, r, &last);
+    }
+    log_request(d, req, r->code, last);
+    pthread_mutex_unlock(&d->mu);
+}
+
+static void serve_latest(struct bkd *d, struct bkd_reply *r)
+{
+    cJSON *o = cJSON_CreateObject();
+
+    pthread_mutex_lock(&d->mu);
+    if (o && d->full)
+        cJSON_AddItemToObject(o, "fullSnapshot", cJSON_Duplicate(d->full, 1));
+    else if (o)
+        cJSON_AddNullToObject(o, "fullSnapshot");
+    if (o && cJSON_GetArraySize(d->deltas) > 0)
+        cJSON_AddItemToObject(o, "deltaSnapshots", cJSON_Duplicate(d->deltas, 1));
+    else if (o)
+        cJSON_AddNullToObject(o, "deltaSnapshots");
+    pthread_mutex_unlock(&d->mu);
+    if (o && cJSON_GetArraySize(o) == 2)
+        set_json(r, o);
+    else
+        set_text(r, 500, TEXT, "");
+    cJSON_Delete(o);
+}
+
+static void serve_admin(struct bkd *d, const struct bkd_req *req, struct bkd_reply *r)
+{
+    long code = 0, count = 0, ms = 0;
+
+    if (strcmp(req->path, "/admin/requests") == 0) {
+        pthread_mutex_lock(&d->mu);
+        set_text(r, 200, "application/x-ndjson", buf_str(&d->requests));
+        pthread_mutex_unlock(&d->mu);
+        return;
+    }
+    if (strcmp(req->method, "POST") != 0) {
+        set_text(r, 405, TEXT, "use POST\n");
+        return;
+    }
+    if (strcmp(req->path, "/admin/reply") == 0) {
+        if (int_arg(req, "code", 100, 599, &code) != 0 ||
+            (arg(req, "count") && int_arg(req, "count", 0, 1000000, &count) != 0)) {
+            set_text(r, 400, TEXT, "want code=100..599 and optional count=K (K >= 0)\n");
+            return;
+        }
+        pthread_mutex_lock(&d->mu);
+        d->reply_code = (unsigned)code;
+        d->reply_left = count;
+        pthread_mutex_unlock(&d->mu);
+    } else {
+        if (int_arg(req, "ms", 0, 600000, &ms) != 0) {
+            set_text(r, 400, TEXT, "want ms=0..600000\n");
+            return;
+        }
+        pthread_mutex_lock(&d->mu);
+        d->delay_ms = ms;
+        pthread_mutex_unlock(&d->mu);
+    }
+    set_text(r, 200, TEXT, "ok\n");
+}
+
+void bkd_handle(struct bkd *d, const struct bkd_req *req, struct bkd_reply *r,
+                int (*cancelled)(void *arg), void *arg)
+{
+    const char *p = req->path;
+
+    memset(r, 0, sizeof(*r));
+    if (strcmp(p, "/snapshot/full") == 0 || strcmp(p, "/snapshot/delta") == 0)
+        serve_snapshot(d, req, strcmp(p, "/snapshot/full") == 0, r, cancelled, arg);
+    else if (strcmp(p, "/snapshot/latest") == 0)
+        serve_latest(d, r);
+    else if (strcmp(p, "/healthz") == 0)
+        set_text(r, 200, JSON, "{\"health\":true}");
+    else if (strcmp(p, "/admin/reply") == 0 || strcmp(p, "/admin/delay") == 0 ||
+             strcmp(p, "/admin/requests") == 0)
+        serve_admin(d, req, r);
+    else
+        set_text(r, 404, TEXT, "404 page not found\n");
+    if (!r->body)
+        set_text(r, 500, TEXT, "");
+}

@@ -1,0 +1,76 @@
+/*
+ * bkd - the state and the answers of backup-double, the test stand-in for
+ * etcd-backup-restore's HTTP API (../shared/reference/etcd-druid.md §4.1),
+ * independent of HTTP plumbing (main.c serves it with libmicrohttpd).
+ *
+ *   GET  /healthz                  {"health":true}
+ *   *    /snapshot/full[?final=B]  200 + Snapshot JSON (kind Full, startRevision 0)
+ *   *    /snapshot/delta           200 + Snapshot JSON (kind Incr, start = last + 1)
+ *   GET  /snapshot/latest          {"fullSnapshot":…,"deltaSnapshots":[…]|null}
+ *   POST /admin/reply?code=N&count=K   the next K snapshot requests answer N with an
+ *                                      empty body (K=0: until changed; code=200 resets)
+ *   POST /admin/delay?ms=N         every snapshot request waits N ms before answering
+ *   GET  /admin/requests           one JSON line per snapshot request received:
+ *                                  {"method","path","query":{…},"code","lastRevision","time"}
+ *
+ * As the real sidecar, the snapshot routes accept any method, an unparsable
+ * final= (Go's strconv.ParseBool) is 400, unknown paths are 404. Every
+ * successful snapshot takes a higher revision than the one before it (as if
+ * etcd had seen writes in between), so revisions strictly increase.
+ *
+ * Ownership: bkd_new returns a state the caller OWNS (bkd_free); a reply
+ * OWNS its body (bkd_reply_release). Thread safety: bkd_handle may run on
+ * any number of threads at once (one mutex guards the state); the delay is
+ * slept outside it and ends early once cancelled() says so.
+ */
+#ifndef BKD_H
+#define BKD_H
+
+#include <stddef.h>
+
+#include "common/kerr.h"
+
+struct bkd;
+
+/* One query argument of a request (BORROWED strings). */
+struct bkd_arg {
+    const char *key;
+    const char *value; /* "" for a key without value */
+};
+
+/* A request; every pointer BORROWED for the duration of bkd_handle. */
+struct bkd_req {
+    const char *method;
+    const char *path; /* without the query */
+    const struct bkd_arg *args;
+    size_t nargs;
+};
+
+/* An answer. */
+struct bkd_reply {
+    unsigned int code;
+    char *body; /* OWNS (malloc'd, NUL-terminated); NULL only when out of memory (a 500) */
+    size_t len;
+    const char *content_type; /* static string */
+};
+
+/* A fresh state: revision 0, normal answers, no delay, no requests. *out OWNS it. */
+enum kerr bkd_new(struct bkd **out, struct kerr_info *err);
+
+/* NULL is a no-op. */
+void bkd_free(struct bkd *d);
+
+/*
+ * Answer req into r (zeroed first). cancelled (may be NULL) is polled while a
+ * delay is slept; arg is passed to it. Never fails: out of memory is a 500.
+ */
+void bkd_handle(struct bkd *d, const struct bkd_req *req, struct bkd_reply *r,
+                int (*cancelled)(void *arg), void *arg);
+
+/* Free the body and zero r. */
+void bkd_reply_release(struct bkd_reply *r);
+
+/* Go's strconv.ParseBool: 1 (true), 0 (false) or -1 (not a boolean). */
+int bkd_parse_bool(const char *s);
+
+#endif

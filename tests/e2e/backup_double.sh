@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# backup-double, the etcd-backup-restore stand-in of the controller tests, with curl:
+# the sidecar's routes and codes (§4.1 of etcd-druid.md), increasing revisions, the
+# admin routes (injected answers for K requests or until changed, delay, request log),
+# HTTPS with a certificate directory, exit 0 on SIGTERM.
+set -euo pipefail
+. "$(dirname "$0")/../lib/druid.sh"
+command -v curl >/dev/null || ksim_fail "curl is not installed"
+
+dir=$(mktemp -d "${TMPDIR:-/tmp}/backup-double.XXXXXX")
+ksim_on_exit "rm -rf '$dir'"
+ip=127.77.$((RANDOM % 200 + 20)).$((RANDOM % 200 + 20))
+
+druid_double_start "$ip" 8080
+url=$DRUID_DOUBLE_URL
+code() { # method path -> HTTP code
+    curl -s -o /dev/null -w '%{http_code}' -X "$1" "$url$2"
+}
+body() { # method path -> body
+    curl -sf -X "$1" "$url$2"
+}
+field() { # JSON key -> value of a flat snapshot document on stdin (no commas in values)
+    local v
+    v=$(grep -o "\"$1\":[^,}]*") || return 1
+    echo "${v#*:}"
+}
+expect() { # what, want, got
+    [ "$2" = "$3" ] || ksim_fail "$1: want $2, got $3"
+    echo "ok: $1"
+}
+
+expect "healthz" '{"health":true}' "$(body GET /healthz)"
+expect "latest before any snapshot" '{"fullSnapshot":null,"deltaSnapshots":null}' \
+    "$(body GET /snapshot/latest)"
+
+full=$(body POST '/snapshot/full?final=true')
+expect "full kind" '"Full"' "$(field kind <<<"$full")"
+expect "full isFinal" 'true' "$(field isFinal <<<"$full")"
+expect "full startRevision" '0' "$(field startRevision <<<"$full")"
+r1=$(field lastRevision <<<"$full")
+[ "$r1" -gt 0 ] || ksim_fail "full lastRevision $r1"
+grep -qE '^"Full-00000000-[0-9]{8}-[0-9]+\.gz\.final"$' <<<"$(field snapName <<<"$full")" ||
+    ksim_fail "snapName: $full"
+for k in createdOn immutabilityExpriyTime versionID snapDir prefix compressionSuffix isChunk; do
+    field "$k" <<<"$full" >/dev/null || ksim_fail "no $k in $full"
+done
+echo "ok: Snapshot document fields"
+
+delta=$(body GET /snapshot/delta)
+expect "delta kind" '"Incr"' "$(field kind <<<"$delta")"
+expect "delta starts after the full" "$((r1 + 1))" "$(field startRevision <<<"$delta")"
+r2=$(field lastRevision <<<"$delta")
+[ "$r2" -gt "$r1" ] || ksim_fail "delta revision $r2 not above $r1"
+full2=$(body POST /snapshot/full)
+expect "plain full is not final" 'false' "$(field isFinal <<<"$full2")"
+r3=$(field lastRevision <<<"$full2")
+[ "$r3" -gt "$r2" ] || ksim_fail "revision $r3 not above $r2"
+echo "ok: revisions increase ($r1 < $r2 < $r3)"
+expect "latest is the last full" "$r3" \
+    "$(body GET /snapshot/latest | grep -o '"fullSnapshot":{[^}]*}' | field lastRevision)"
+
+expect "unparsable final" 400 "$(code POST '/snapshot/full?final=maybe')"
+expect "unknown path" 404 "$(code GET /nope)"
+expect "admin needs POST" 405 "$(code GET '/admin/reply?code=500')"
+expect "admin code checked" 400 "$(code POST '/admin/reply?code=abc')"
+
+# Two failures, then normal answers again.
+expect "inject 500 x2" 200 "$(code POST '/admin/reply?code=500&count=2')"
+expect "1st injected" 500 "$(code POST '/snapshot/full?final=true')"
+expect "2nd injected" 500 "$(code POST /snapshot/delta)"
+expect "then normal" 200 "$(code POST '/snapshot/full?final=true')"
+# Until changed.
+body POST '/admin/reply?code=503&count=0' >/dev/null
+for i in 1 2 3; do expect "until changed ($i)" 503 "$(code POST /snapshot/full)"; done
+body POST '/admin/reply?code=200' >/dev/null
+expect "reset" 200 "$(code POST /snapshot/full)"
+
+body POST '/admin/delay?ms=400' >/dev/null
+start=$(date +%s%N)
+expect "delayed" 200 "$(code POST /snapshot/full)"
+took=$((($(date +%s%N) - start) / 1000000))
+[ "$took" -ge 380 ] || ksim_fail "the delay was $took ms"
+echo "ok: delay ($took ms)"
+body POST '/admin/delay?ms=0' >/dev/null
+
+log=$(body GET /admin/requests)
+n=$(grep -c '' <<<"$log")
+expect "one line per snapshot request" 12 "$n"
+expect "final=true requests" 3 "$(grep '"path":"/snapshot/full"' <<<"$log" | grep -c '"query":{"final":"true"}')"
+expect "failed requests logged with their code" 5 \
+    "$(grep -cE '"code":50[03]' <<<"$log")"
+grep -q '"code":400,"lastRevision":null' <<<"$log" || ksim_fail "400 not logged: $log"
+
+# SIGTERM while an answer is delayed: exit 0 at once.
+body POST '/admin/delay?ms=60000' >/dev/null
+curl -s -o /dev/null -X POST "$url/snapshot/full" &
+sleep 0.3
+druid_double_stop || ksim_fail "backup-double did not exit 0 on SIGTERM"
+wait || true
+echo "ok: exit 0 on SIGTERM with a delayed answer in flight"
+
+# HTTPS from a certificate directory, verified against its CA by name.
+"$(dirname "$0")/../../certs/gen-certs.sh" -o "$dir/tls" -n shoot -s etcd-main-client >/dev/null
+druid_double_start "$ip" 8443 --tls-dir "$dir/tls"
+hdrs=$(curl -sf -D - -o /dev/null --cacert "$dir/tls/ca.crt" \
+    --connect-to "etcd-main-client.shoot.svc:8443:$ip:8443" \
+    -X POST "https://etcd-main-client.shoot.svc:8443/snapshot/full?final=true")
+grep -qi '^strict-transport-security: max-age=31536000' <<<"$hdrs" || ksim_fail "no HSTS: $hdrs"
+echo "ok: HTTPS with the Service name verified, sidecar headers"
+curl -s -o /dev/null "http://$ip:8443/healthz" && ksim_fail "plain HTTP answered on the TLS port"
+druid_double_stop || ksim_fail "backup-double (TLS) did not exit 0"
+echo "PASS"

@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# warden-snapshot under faults, with a fault proxy in front of s3rver and Azurite:
+# transient 500s and 503 SlowDown are retried and the run succeeds; persistent
+# ones fail with one clear line and leave nothing under the prefix; the emulator
+# killed in the middle of a multipart upload fails the run cleanly, and after a
+# restart the next run succeeds; a deletion refused as immutable (403) is logged,
+# the run succeeds, and a later run collects the copy.
+set -euo pipefail
+. "$(dirname "$0")/../lib/snapshot.sh"
+
+proxy_start() { # upstream, then fault_proxy.py flags; sets PROXY_URL, PROXY_PID
+    local up=$1; shift
+    python3 "$SNAP_SRC/tests/support/fault_proxy.py" --upstream "$up" "$@" \
+        >"$SNAP_WORK/proxy.out" 2>>"$SNAP_WORK/proxy.log" &
+    PROXY_PID=$!
+    snap_on_exit "snap_kill $PROXY_PID"
+    local i
+    for i in $(seq 100); do
+        grep -q '^fault-proxy ready' "$SNAP_WORK/proxy.out" 2>/dev/null && break
+        sleep 0.05
+    done
+    PROXY_URL=http://127.0.0.1:$(awk '{print $3}' "$SNAP_WORK/proxy.out")
+}
+proxy_stop() { snap_kill "$PROXY_PID"; }
+s3_via() { printf '%s' "$1" >"$AWS_APPLICATION_CREDENTIALS/endpoint"; }
+
+# extend on day $1 with extra flags; status in RC, log in $SNAP_WORK/run.log
+run_day() {
+    local now=$((1700000000 + $1 * SNAP_DAY)); shift
+    set +e
+    WARDEN_SNAPSHOT_NOW=$now snap_run extend-snapshot-immutability --storage-provider S3 \
+        --store-container "$SNAP_BUCKET" --store-prefix "$SNAP_PREFIX" \
+        --gc-from-timestamp "$SNAP_GC_FROM" "$@" 2>"$SNAP_WORK/run.log"
+    RC=$?
+    set -e
+}
+one_error_line() {
+    local n
+    n=$(grep -c '"level":"error"' "$SNAP_WORK/run.log" || true)
+    [ "$n" -eq 1 ] || { cat "$SNAP_WORK/run.log" >&2; snap_fail "$n error lines, want 1"; }
+    grep '"level":"error"' "$SNAP_WORK/run.log" | grep -q "$1" ||
+        { cat "$SNAP_WORK/run.log" >&2; snap_fail "error line does not say '$1'"; }
+}
+no_copy_of_day() {
+    if snap_s3 ls "$SNAP_PREFIX/" | grep -q -- "-$((1700000000 + $1 * SNAP_DAY)).gz.final"; then
+        snap_fail "a copy of day $1 was left under the prefix"
+    fi
+}
+
+snap_s3_start
+s3_put() { snap_s3 put "$1" "$2"; }
+SNAP_FINAL_SIZE=$((11 * 1024 * 1024)) snap_history s3_put
+echo "$SNAP_S3_PID" >"$SNAP_WORK/s3.pid"
+
+# 1. transient: two 503 SlowDown on PUT, two 500 on GET -> retried, success
+proxy_start "$SNAP_S3_URL" --rule 'PUT:*:503:SlowDown:2' --rule 'GET:*:500:InternalError:2'
+s3_via "$PROXY_URL"
+run_day 1 --copy-mode stream --part-size 5242880
+[ $RC -eq 0 ] || { cat "$SNAP_WORK/run.log"; snap_fail "transient faults were not retried"; }
+grep -q '"status":"503"' "$SNAP_WORK/run.log" || snap_fail "no 503 was seen"
+grep -q '"status":"500"' "$SNAP_WORK/run.log" || snap_fail "no 500 was seen"
+snap_s3 get "$SNAP_PREFIX/v2/Full-00000000-00002300-$((1700000000 + SNAP_DAY)).gz.final" |
+    cmp -s - "$SNAP_FINAL_FILE" || snap_fail "copy after retries differs"
+proxy_stop
+echo "transient 500/503: retried, copy verified"
+
+# 2. persistent 503 SlowDown on part uploads -> one clear line, nothing left
+proxy_start "$SNAP_S3_URL" --rule 'PUT:partNumber=2:503:SlowDown:inf'
+s3_via "$PROXY_URL"
+run_day 2 --copy-mode stream --part-size 5242880
+[ $RC -ne 0 ] || snap_fail "persistent 503 did not fail the run"
+one_error_line "SlowDown"
+no_copy_of_day 2
+proxy_stop
+echo "persistent 503: one error line, nothing left"
+
+# 3. the emulator killed in the middle of a multipart upload
+proxy_start "$SNAP_S3_URL" --kill "PUT:partNumber=2:1:$SNAP_WORK/s3.pid"
+s3_via "$PROXY_URL"
+run_day 3 --copy-mode stream --part-size 5242880
+[ $RC -ne 0 ] || snap_fail "the run survived a dead emulator"
+one_error_line "extend-snapshot-immutability failed"
+proxy_stop
+wait "$SNAP_S3_PID" 2>/dev/null || true
+snap_s3_start
+echo "$SNAP_S3_PID" >"$SNAP_WORK/s3.pid"
+no_copy_of_day 3
+run_day 3 --copy-mode stream --part-size 5242880
+[ $RC -eq 0 ] || { cat "$SNAP_WORK/run.log"; snap_fail "the run after the restart failed"; }
+snap_s3 get "$SNAP_PREFIX/v2/Full-00000000-00002300-$((1700000000 + 3 * SNAP_DAY)).gz.final" |
+    cmp -s - "$SNAP_FINAL_FILE" || snap_fail "copy after the restart differs"
+echo "emulator killed mid-upload: clean failure, next run succeeded"
+
+# 4. deletion refused as immutable: logged, run succeeds, later run collects it
+proxy_start "$SNAP_S3_URL" --rule 'DELETE:*:403:AccessDenied:inf'
+s3_via "$PROXY_URL"
+run_day 4
+[ $RC -eq 0 ] || { cat "$SNAP_WORK/run.log"; snap_fail "an immutable copy failed the run"; }
+grep -q 'still immutable' "$SNAP_WORK/run.log" || snap_fail "the refusal was not logged"
+grep -q '"stillImmutable":"[12]"' "$SNAP_WORK/run.log" || snap_fail "refusal not counted"
+proxy_stop
+s3_via "$SNAP_S3_URL"
+run_day 5
+[ $RC -eq 0 ] || { cat "$SNAP_WORK/run.log"; snap_fail "day 5 failed"; }
+have=$(snap_s3 ls "$SNAP_PREFIX/" | grep -c -- '00002300-17[0-9]*\.gz\.final$' || true)
+[ "$have" -eq 2 ] || { snap_s3 ls "$SNAP_PREFIX/"; snap_fail "earlier copies not collected ($have left)"; }
+echo "immutable deletion: logged, retried and collected on the next run"
+
+# 5. ABS: persistent 503 on Put Block -> one clear line, no blob; then success
+snap_abs_start
+abs_put() { snap_abs put "$1" "$2"; }
+abs_ls() { snap_abs ls "$1"; }
+: >"$SNAP_WORK/seeded"
+abs_put "$SNAP_FINAL" "$SNAP_FINAL_FILE"
+proxy_start "$SNAP_ABS_URL" --rule 'PUT:comp=block:503:ServerBusy:inf'
+printf '%s' "${PROXY_URL#http://}" >"$AZURE_APPLICATION_CREDENTIALS/domain"
+set +e
+WARDEN_SNAPSHOT_NOW=1800000000 snap_run extend-snapshot-immutability --storage-provider ABS \
+    --store-container "$SNAP_BUCKET" --store-prefix "$SNAP_PREFIX" --gc-from-timestamp 1 \
+    --copy-mode stream --part-size 1048576 2>"$SNAP_WORK/run.log"
+RC=$?
+set -e
+[ $RC -ne 0 ] || snap_fail "ABS persistent 503 did not fail the run"
+one_error_line "ServerBusy"
+abs_ls "$SNAP_PREFIX/" | grep -q 1800000000 && snap_fail "ABS: a blob was left"
+proxy_stop
+printf '127.0.0.1:%s' "$SNAP_ABS_PORT" >"$AZURE_APPLICATION_CREDENTIALS/domain"
+WARDEN_SNAPSHOT_NOW=1800000000 snap_run extend-snapshot-immutability --storage-provider ABS \
+    --store-container "$SNAP_BUCKET" --store-prefix "$SNAP_PREFIX" --gc-from-timestamp 1 \
+    --copy-mode stream --part-size 1048576 2>/dev/null || snap_fail "ABS run after faults failed"
+snap_abs get "$SNAP_PREFIX/v2/Full-00000000-00002300-1800000000.gz.final" | cmp -s - "$SNAP_FINAL_FILE" ||
+    snap_fail "ABS copy differs"
+echo "ABS persistent 503: one error line, no blob; next run succeeded"
+echo "snapshot_faults: ok"

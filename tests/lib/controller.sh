@@ -1,0 +1,240 @@
+# warden-controller in end-to-end scripts, the demo and the benches: the whole stage
+# (kube-sim with a loopback Service range, warden-webhook registered as the chart
+# registers it, the CRDs) and the controller itself, run as its service account. Source
+# this file (it sources druid.sh, webhook.sh and kubesim.sh):
+#
+#   . "$(dirname "$0")/../lib/controller.sh"
+#   ctl_stage [kube-sim flags]      # kube-sim + CRDs + warden-webhook + configurations
+#   druid_etcd shoot etcd-main      # an Etcd and its components (druid.sh)
+#   druid_double_for shoot etcd-main
+#   ctl_start [warden-controller flags]   # start one, wait for /readyz; sets CTL_PID
+#   ctl_kill9 [PID]                 # SIGKILL (no cleanup; the Lease stays held)
+#   ctl_stop [PID]                  # SIGTERM: must exit 0 with no sanitizer report
+#   ctl_metrics [PID]               # its /metrics text
+#   ctl_phase NS NAME               # the etcd-warden.io/hibernation-phase annotation
+#   ctl_fail "message"              # FAIL, the tails of the controller and webhook logs, exit 1
+#
+# ctl_stage starts kube-sim with --statefulset-delay CTL_STS_DELAY (100ms), the token
+# file of druid_tokens and --service-cluster-ip-range CTL_IP_RANGE (a random loopback
+# /24 by default: backup-double listens on the client Services' clusterIPs). The
+# controller runs with a kubeconfig for the token of
+# system:serviceaccount:etcd-warden:warden-controller (a trusted reconciler of the
+# webhook), --leader-election-namespace etcd-warden, short leader-election timings
+# (CTL_LEASE, CTL_RENEW, CTL_RETRY: 2s, 1500ms, 200ms) so that tests take over quickly,
+# its probes on a free port and metrics on another. Each started controller's output
+# goes to $CTL_DIR/controller-<n>.log (CTL_LOG is the last one); at exit every
+# controller still running is stopped and any sanitizer report in any log fails the
+# script.
+#
+# The warden-controller binary is $WARDEN_CONTROLLER (set by CTest), else found under
+# $WARDEN_BINARY_DIR or the usual build directories.
+
+# shellcheck source=druid.sh
+. "$(dirname "${BASH_SOURCE[0]}")/druid.sh"
+
+CTL_STS_DELAY=${CTL_STS_DELAY:-100ms}
+CTL_LEASE=${CTL_LEASE:-2s}
+CTL_RENEW=${CTL_RENEW:-1500ms}
+CTL_RETRY=${CTL_RETRY:-200ms}
+CTL_READY_SECONDS=${CTL_READY_SECONDS:-30}
+CTL_PID=""
+_ctl_n=0
+_ctl_pids=()
+declare -A _ctl_health=() _ctl_metrics=() _ctl_logs=()
+
+_ctl_binary() {
+    local c
+    if [ -n "${WARDEN_CONTROLLER:-}" ] && [ -x "$WARDEN_CONTROLLER" ]; then
+        echo "$WARDEN_CONTROLLER"; return 0
+    fi
+    for c in "${WARDEN_BINARY_DIR:-/nonexistent}/controller/warden-controller" \
+             "$_druid_root"/build/debug/controller/warden-controller \
+             "$_druid_root"/build*/controller/warden-controller \
+             "$_druid_root"/build/*/controller/warden-controller; do
+        [ -x "$c" ] && { echo "$c"; return 0; }
+    done
+    echo "warden-controller binary not found (set WARDEN_CONTROLLER)" >&2
+    return 1
+}
+
+# FAIL with the message and the last lines of the controller and webhook logs, exit 1.
+ctl_fail() {
+    local f
+    echo "FAIL: $*" >&2
+    for f in "${_ctl_logs[@]}"; do
+        [ -f "$f" ] || continue
+        echo "--- $(basename "$f") (last 30 lines)" >&2
+        tail -30 "$f" >&2 || true
+    done
+    wh_fail "(see above)"
+}
+
+# Everything but the controller: kube-sim (extra flags passed on), the CRDs, warden-webhook
+# trusting etcd-druid and warden-controller, and both webhook configurations.
+ctl_stage() {
+    wh_init
+    CTL_DIR=$WH_DIR
+    CTL_IP_RANGE=${CTL_IP_RANGE:-$(druid_ip_range)}
+    druid_tokens "$CTL_DIR/tokens.csv"
+    wh_certs
+    kubesim_start --token-file "$CTL_DIR/tokens.csv" --service-alias "$(wh_alias)" \
+        --service-cluster-ip-range "$CTL_IP_RANGE" --statefulset-delay "$CTL_STS_DELAY" "$@" ||
+        wh_fail "kube-sim did not start"
+    druid_crds
+    # shellcheck disable=SC2046
+    wh_start $(druid_webhook_flags) --webhook-server-tls-server-cert-dir "$WH_DIR/certs"
+    druid_register_webhooks
+    kc create namespace etcd-warden >/dev/null
+    sed "s/^\( *token:\).*/\1 warden-token/" "$KUBECONFIG" >"$CTL_DIR/controller.kubeconfig"
+    ksim_on_exit _ctl_cleanup
+    export CTL_DIR CTL_IP_RANGE
+}
+
+# Start a warden-controller (flags passed on; later flags win) and wait for /readyz.
+# Sets CTL_PID, CTL_LOG, CTL_HEALTH_PORT, CTL_METRICS_PORT.
+ctl_start() {
+    local bin
+    bin=$(_ctl_binary) || exit 1
+    _ctl_n=$((_ctl_n + 1))
+    CTL_LOG=$CTL_DIR/controller-$_ctl_n.log
+    CTL_HEALTH_PORT=$(wh_free_port)
+    CTL_METRICS_PORT=$(wh_free_port)
+    "$bin" --kubeconfig "$CTL_DIR/controller.kubeconfig" \
+        --leader-election-namespace etcd-warden \
+        --leader-election-lease-duration "$CTL_LEASE" \
+        --leader-election-renew-deadline "$CTL_RENEW" \
+        --leader-election-retry-period "$CTL_RETRY" \
+        --health-probe-bind-address "127.0.0.1:$CTL_HEALTH_PORT" \
+        --metrics-bind-address "127.0.0.1:$CTL_METRICS_PORT" "$@" >>"$CTL_LOG" 2>&1 &
+    CTL_PID=$!
+    _ctl_pids+=("$CTL_PID")
+    _ctl_health[$CTL_PID]=$CTL_HEALTH_PORT
+    _ctl_metrics[$CTL_PID]=$CTL_METRICS_PORT
+    _ctl_logs[$CTL_PID]=$CTL_LOG
+    _ctl_await_ready "$CTL_PID" "$CTL_HEALTH_PORT"
+    export CTL_PID CTL_LOG CTL_HEALTH_PORT CTL_METRICS_PORT
+}
+
+_ctl_await_ready() {
+    local deadline=$((SECONDS + CTL_READY_SECONDS))
+    until curl -sf "http://127.0.0.1:$2/readyz" >/dev/null 2>&1; do
+        kill -0 "$1" 2>/dev/null || { _ctl_forget "$1"; ctl_fail "warden-controller exited at start"; }
+        [ $SECONDS -lt $deadline ] || ctl_fail "warden-controller not ready after ${CTL_READY_SECONDS}s"
+        sleep 0.05
+    done
+}
+
+_ctl_sanitizer_check() {
+    local f bad=0
+    for f in "${_ctl_logs[@]}"; do
+        if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:|UndefinedBehaviorSanitizer' "$f" 2>/dev/null; then
+            echo "sanitizer report from warden-controller ($f):" >&2
+            grep -vE '^\{' "$f" >&2
+            bad=1
+        fi
+    done
+    return $bad
+}
+
+_ctl_forget() {
+    local p rest=()
+    for p in "${_ctl_pids[@]}"; do [ "$p" = "$1" ] || rest+=("$p"); done
+    _ctl_pids=("${rest[@]+"${rest[@]}"}")
+}
+
+# SIGKILL controller PID (default CTL_PID): no graceful shutdown, the Lease stays held.
+ctl_kill9() {
+    local pid=${1:-$CTL_PID}
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    _ctl_forget "$pid"
+}
+
+# SIGTERM controller PID (default CTL_PID); fails unless it exits 0 within 20 s.
+ctl_stop() {
+    local pid=${1:-$CTL_PID} status=0 i
+    kill -TERM "$pid" 2>/dev/null || ctl_fail "controller $pid is not running"
+    for ((i = 0; i < 200; i++)); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -0 "$pid" 2>/dev/null && { kill -KILL "$pid"; ctl_fail "controller $pid ignored SIGTERM"; }
+    wait "$pid" || status=$?
+    _ctl_forget "$pid"
+    [ "$status" -eq 0 ] || ctl_fail "warden-controller exited with $status on SIGTERM"
+    _ctl_sanitizer_check || ctl_fail "sanitizer report"
+}
+
+_ctl_cleanup() {
+    local p i
+    for p in "${_ctl_pids[@]}"; do
+        kill -TERM "$p" 2>/dev/null || true
+    done
+    for p in "${_ctl_pids[@]}"; do
+        for ((i = 0; i < 100; i++)); do
+            kill -0 "$p" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -KILL "$p" 2>/dev/null || true
+        wait "$p" 2>/dev/null || true
+    done
+    _ctl_pids=()
+    _ctl_sanitizer_check
+}
+
+# The /metrics text of controller PID (default CTL_PID).
+ctl_metrics() {
+    curl -sf "http://127.0.0.1:${_ctl_metrics[${1:-$CTL_PID}]}/metrics"
+}
+
+# The hibernation phase annotation of Etcd NAME in NS ("" when absent).
+ctl_phase() {
+    kc -n "$1" get etcd "$2" -o jsonpath='{.metadata.annotations.etcd-warden\.io/hibernation-phase}'
+}
+
+# Succeeds when controller PID (default CTL_PID) holds the leader Lease (metrics say so).
+ctl_is_leader() {
+    ctl_metrics "${1:-}" 2>/dev/null | grep -qE '^leader_election_master_status\{[^}]*\} 1$'
+}
+
+# GET an API path of kube-sim as the admin (curl: fast enough to poll); prints the body.
+#   ctl_get /apis/druid.gardener.cloud/v1alpha1/namespaces/NS/etcds/NAME
+ctl_get() {
+    curl -sfk -H "Authorization: Bearer $KSIM_TOKEN" "$KSIM_URL$1"
+}
+
+# Record every value of Etcd NAME's phase annotation, one line per change, in FILE
+# (kubectl get -w in the background, stopped at exit). "" lines: no phase.
+#   ctl_watch_phases NS NAME FILE
+ctl_watch_phases() {
+    kc -n "$1" get etcd "$2" -w \
+        -o jsonpath='{.metadata.annotations.etcd-warden\.io/hibernation-phase}{"\n"}' >"$3" 2>&1 &
+    ksim_on_exit "kill $! 2>/dev/null || true"
+    sleep 0.3
+}
+
+# The phases recorded by ctl_watch_phases in FILE, repeats collapsed, "-" for no phase,
+# space separated: "- CuttingTraffic FinalSnapshot ScalingDown Hibernated".
+ctl_phases() {
+    sed 's/^$/-/' "$1" | uniq | tr '\n' ' ' | sed 's/ $//'
+}
+
+# Wait (SECONDS, default 30) until Etcd NAME's phase is PHASE ("" : no phase annotation).
+#   ctl_wait_phase NS NAME PHASE [SECONDS]
+ctl_wait_phase() {
+    local deadline=$((SECONDS + ${4:-30})) p=""
+    while :; do
+        p=$(ctl_get "/apis/druid.gardener.cloud/v1alpha1/namespaces/$1/etcds/$2" |
+            grep -o '"etcd-warden.io/hibernation-phase":"[^"]*"' | cut -d'"' -f4) || true
+        [ "$p" = "$3" ] && return 0
+        [ $SECONDS -lt $deadline ] || ctl_fail "$1/$2: phase \"$p\" after ${4:-30}s, want \"$3\""
+        sleep 0.05
+    done
+}
+
+# The events about object NAME in NS: "TYPE REASON: NOTE" lines.
+ctl_events() {
+    kc -n "$1" get events.events.k8s.io -o \
+        jsonpath='{range .items[*]}{.regarding.name}{"\t"}{.type} {.reason}: {.note}{"\n"}{end}' |
+        awk -F'\t' -v n="$2" '$1 == n { print $2 }'
+}

@@ -1,0 +1,421 @@
+# etcd-druid's part in the controller tests, the demo and the benches. No etcd-druid runs
+# here, so these helpers create an Etcd's components exactly as etcd-druid names and builds
+# them (../shared/reference/etcd-druid.md §6), acting as etcd-druid's service account so the
+# component-protection webhook lets them through, and run backup-double (the
+# etcd-backup-restore stand-in) on the client Service's clusterIP, where the pods behind the
+# Service would answer. Source this file (it sources webhook.sh and kubesim.sh):
+#
+#   . "$(dirname "$0")/../lib/druid.sh"
+#   wh_init
+#   druid_tokens "$WH_DIR/tokens.csv"      # admin, etcd-druid, warden-controller, GC, alice
+#   wh_certs
+#   kubesim_start --token-file "$WH_DIR/tokens.csv" --service-alias "$(wh_alias)" \
+#       --service-cluster-ip-range "$(druid_ip_range)" --statefulset-delay 100ms
+#   druid_crds                            # the chart's four CRDs, served
+#   wh_start $(druid_webhook_flags) --webhook-server-tls-server-cert-dir "$WH_DIR/certs"
+#   druid_register_webhooks              # etcd-druid's and etcd-warden's configurations
+#   druid_etcd NS NAME [--no-store] [--bucket] [--replicas N] [--schedule CRON]
+#   druid_double_for NS NAME             # backup-double on <NAME>-client's clusterIP
+#   druid_double_start IP PORT [--tls-dir DIR]   # one directly
+#   druid_double_stop [PID]              # SIGTERM; fails unless it exits 0
+#   druid_double_requests                # its /admin/requests
+#   druid_double_admin PATH?QUERY        # POST to an admin route
+#   druid_component_names NS NAME        # "kind/name" of every component, one per line
+#
+# Users (tokens in the token file druid_tokens writes):
+#   DRUID_SA  system:serviceaccount:etcd-druid:etcd-druid        token druid-token
+#   CTL_SA    system:serviceaccount:etcd-warden:warden-controller token warden-token
+#   GC_SA     system:serviceaccount:kube-system:generic-garbage-collector token gc-token
+#   alice     a person                                           token alice-token
+# kc_druid ARGS runs kubectl as etcd-druid.
+#
+# The backup-double binary is $BACKUP_DOUBLE (set by CTest), else found under
+# $WARDEN_BINARY_DIR or the usual build directories.
+
+# shellcheck source=webhook.sh
+. "$(dirname "${BASH_SOURCE[0]}")/webhook.sh"
+
+DRUID_SA=system:serviceaccount:etcd-druid:etcd-druid
+CTL_SA=system:serviceaccount:etcd-warden:warden-controller
+GC_SA=system:serviceaccount:kube-system:generic-garbage-collector
+DRUID_DOUBLE_PID=""
+DRUID_DOUBLE_URL=""
+_druid_doubles=()
+_druid_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+
+_druid_double_binary() {
+    local c
+    if [ -n "${BACKUP_DOUBLE:-}" ] && [ -x "$BACKUP_DOUBLE" ]; then
+        echo "$BACKUP_DOUBLE"; return 0
+    fi
+    for c in "${WARDEN_BINARY_DIR:-/nonexistent}/tests/backup-double/backup-double" \
+             "$_druid_root"/build/debug/tests/backup-double/backup-double \
+             "$_druid_root"/build*/tests/backup-double/backup-double \
+             "$_druid_root"/build/*/tests/backup-double/backup-double; do
+        [ -x "$c" ] && { echo "$c"; return 0; }
+    done
+    echo "backup-double binary not found (set BACKUP_DOUBLE)" >&2
+    return 1
+}
+
+# Write a kube-sim token file with the users above (and admin-token for system:masters).
+#   druid_tokens FILE
+druid_tokens() {
+    cat >"$1" <<EOF
+admin-token,admin,u-admin,"system:masters"
+druid-token,$DRUID_SA,u-druid,"system:serviceaccounts"
+warden-token,$CTL_SA,u-warden,"system:serviceaccounts"
+gc-token,$GC_SA,u-gc,"system:serviceaccounts"
+alice-token,alice,u-alice,"dev"
+EOF
+}
+
+# A Service IP range on the loopback interface for --service-cluster-ip-range: a random
+# /24 (or /PREFIX) of 127.64.0.0/10, so that tests running side by side do not share IPs.
+#   druid_ip_range [PREFIX]
+druid_ip_range() {
+    local prefix=${1:-24}
+    case $prefix in
+    24) echo "127.$((64 + RANDOM % 190)).$((RANDOM % 256)).0/24" ;;
+    *) echo "127.$((64 + RANDOM % 190)).$(((RANDOM % 256) & ~((1 << (24 - prefix)) - 1))).0/$prefix" ;;
+    esac
+}
+
+kc_druid() {
+    kc_as druid-token "$@"
+}
+
+# warden-webhook flags naming the trusted reconcilers (etcd-druid, warden-controller) and
+# the garbage collector as exempt, as the chart sets them.
+druid_webhook_flags() {
+    echo "--reconciler-service-account $DRUID_SA --reconciler-service-account $CTL_SA" \
+        "--etcd-components-webhook-exempt-service-accounts $GC_SA"
+}
+
+# Apply the chart's CRDs (Etcd, EtcdOpsTask, EtcdStatusBackup,
+# ExtendFullSnapshotImmutabilityTask) and wait until kube-sim serves them.
+druid_crds() {
+    local f
+    for f in "$_druid_root"/charts/etcd-warden/crds/*.yaml; do
+        kc apply -f "$f" >/dev/null || wh_fail "cannot apply $f"
+    done
+    ksim_wait 20 kc get etcds,etcdopstasks,etcdstatusbackups,extendfullsnapshotimmutabilitytasks -A ||
+        wh_fail "the CRDs are not served"
+}
+
+# etcd-druid's ValidatingWebhookConfiguration (component protection, as its chart ships
+# it) and etcd-warden's (Etcd validation, Etcd mutation on CREATE, and the CREATE of every
+# kind of component etcd-druid owns by the Etcd: ServiceAccount, Service, ConfigMap, PVC,
+# Role, RoleBinding, StatefulSet, PodDisruptionBudget, Lease, Job), all served by
+# warden-webhook.
+druid_register_webhooks() {
+    kc apply -f - >/dev/null <<EOF
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata:
+  name: etcd-druid
+  labels: {app.kubernetes.io/name: etcd-druid}
+webhooks:
+$(wh_webhook etcdcomponents.webhooks.druid.gardener.cloud /webhooks/etcdcomponents "v1beta1, v1")
+  matchPolicy: Exact
+  namespaceSelector: {}
+  objectSelector:
+    matchLabels: {app.kubernetes.io/managed-by: etcd-druid}
+  rules:
+  - {apiGroups: [""], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [serviceaccounts, services, configmaps], scope: "*"}
+  - {apiGroups: [""], apiVersions: [v1], operations: [DELETE], resources: [persistentvolumeclaims], scope: "*"}
+  - {apiGroups: [rbac.authorization.k8s.io], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [roles, rolebindings], scope: "*"}
+  - {apiGroups: [apps], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [statefulsets], scope: "*"}
+  - {apiGroups: [policy], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [poddisruptionbudgets], scope: "*"}
+  - {apiGroups: [batch], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [jobs], scope: "*"}
+  - {apiGroups: [coordination.k8s.io], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [leases], scope: "*"}
+$(wh_webhook stsscale.etcdcomponents.webhooks.druid.gardener.cloud /webhooks/etcdcomponents "v1beta1, v1")
+  matchPolicy: Exact
+  namespaceSelector: {}
+  rules:
+  - {apiGroups: [apps], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [statefulsets/scale], scope: "*"}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {name: etcd-warden-components}
+webhooks:
+$(wh_webhook components-mutate.webhooks.etcd-warden.io /webhooks/etcd-mutate)
+  objectSelector:
+    matchLabels: {app.kubernetes.io/managed-by: etcd-druid}
+  rules:
+  - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [serviceaccounts, services, configmaps, persistentvolumeclaims], scope: Namespaced}
+  - {apiGroups: [rbac.authorization.k8s.io], apiVersions: [v1], operations: [CREATE], resources: [roles, rolebindings], scope: Namespaced}
+  - {apiGroups: [apps], apiVersions: [v1], operations: [CREATE], resources: [statefulsets], scope: Namespaced}
+  - {apiGroups: [policy], apiVersions: [v1], operations: [CREATE], resources: [poddisruptionbudgets], scope: Namespaced}
+  - {apiGroups: [coordination.k8s.io], apiVersions: [v1], operations: [CREATE], resources: [leases], scope: Namespaced}
+  - {apiGroups: [batch], apiVersions: [v1], operations: [CREATE], resources: [jobs], scope: Namespaced}
+EOF
+    wh_register_etcd
+}
+
+# The labels etcd-druid puts on component COMPONENT of Etcd NAME with resource name RNAME.
+_druid_labels() {
+    echo "{app.kubernetes.io/managed-by: etcd-druid, app.kubernetes.io/part-of: $1," \
+        "app.kubernetes.io/component: $2, app.kubernetes.io/name: $3}"
+}
+
+# Apply namespace NS and Etcd NAME (as a user), then its components (as etcd-druid,
+# owned by the Etcd) and its status (Ready, as etcd-druid's status reconcile writes it).
+#   druid_etcd NS NAME [--no-store] [--bucket] [--replicas N] [--schedule CRON] [--tls]
+# Sets DRUID_UID to the Etcd's uid.
+druid_etcd() {
+    local ns=$1 name=$2 store=1 bucket=0 replicas=3 schedule="0 */24 * * *" tls=0 backup
+    shift 2
+    while [ $# -gt 0 ]; do
+        case $1 in
+        --no-store) store=0 ;;
+        --bucket) bucket=1 ;;
+        --replicas) replicas=$2; shift ;;
+        --schedule) schedule=$2; shift ;;
+        --tls) tls=1 ;;
+        *) wh_fail "druid_etcd: unknown option $1" ;;
+        esac
+        shift
+    done
+    backup="{port: 8080, fullSnapshotSchedule: \"$schedule\""
+    [ "$tls" = 0 ] || backup="$backup, tls: {tlsCASecretRef: {name: $name-ca, dataKey: bundle.crt}, serverTLSSecretRef: {name: $name-server-tls}, clientTLSSecretRef: {name: $name-client-tls}}"
+    if [ "$store" = 1 ]; then
+        backup="$backup, store: {container: etcd-bucket, prefix: $ns--$name, provider: S3, secretRef: {name: etcd-backup}"
+        [ "$bucket" = 0 ] || backup="$backup, immutability: {retentionType: bucket}"
+        backup="$backup}"
+    fi
+    backup="$backup}"
+    kc apply -f - >/dev/null <<EOF || wh_fail "cannot create Etcd $ns/$name"
+apiVersion: v1
+kind: Namespace
+metadata: {name: $ns}
+---
+apiVersion: druid.gardener.cloud/v1alpha1
+kind: Etcd
+metadata: {name: $name, namespace: $ns, labels: {app: etcd-statefulset, role: main}}
+spec:
+  replicas: $replicas
+  labels: {app: etcd-statefulset, role: main}
+  etcd: {clientPort: 2379, serverPort: 2380, quota: 8Gi}
+  backup: $backup
+EOF
+    DRUID_UID=$(kc -n "$ns" get etcd "$name" -o jsonpath='{.metadata.uid}')
+    druid_components "$ns" "$name" "$DRUID_UID" "$replicas" | kc_druid -n "$ns" create -f - >/dev/null ||
+        wh_fail "etcd-druid could not create the components of $ns/$name"
+    druid_status "$ns" "$name" "$replicas"
+}
+
+# Print the components of Etcd NAME (uid UID, REPLICAS members) as etcd-druid builds them
+# (YAML documents without namespace), with the owner reference GetAsOwnerReference makes.
+#   druid_components NS NAME UID REPLICAS
+druid_components() {
+    local ns=$1 n=$2 uid=$3 r=$4 i sel owner
+    sel="{app.kubernetes.io/managed-by: etcd-druid, app.kubernetes.io/part-of: $n}"
+    owner="ownerReferences: [{apiVersion: druid.gardener.cloud/v1alpha1, kind: Etcd, name: $n, uid: $uid, controller: true, blockOwnerDeletion: true}]"
+    cat <<EOF
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: $n, labels: $(_druid_labels "$n" etcd-service-account "$n"), $owner}
+automountServiceAccountToken: false
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: "druid.gardener.cloud:etcd:$n", labels: $(_druid_labels "$n" etcd-druid-role "druid.gardener.cloud:etcd:$n"), $owner}
+rules:
+- {apiGroups: [coordination.k8s.io], resources: [leases], verbs: [get, list, patch, update, watch]}
+- {apiGroups: [apps], resources: [statefulsets], verbs: [get, list, patch, update, watch]}
+- {apiGroups: [""], resources: [pods], verbs: [get, list, watch]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: "druid.gardener.cloud:etcd:$n", labels: $(_druid_labels "$n" druid-role-binding "druid.gardener.cloud:etcd:$n"), $owner}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: "druid.gardener.cloud:etcd:$n"}
+subjects: [{kind: ServiceAccount, name: $n, namespace: $ns}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: $n-client, labels: $(_druid_labels "$n" etcd-client-service "$n-client"), $owner}
+spec:
+  type: ClusterIP
+  sessionAffinity: None
+  selector: $sel
+  ports:
+  - {name: client, protocol: TCP, port: 2379, targetPort: 2379}
+  - {name: server, protocol: TCP, port: 2380, targetPort: 2380}
+  - {name: backuprestore, protocol: TCP, port: 8080, targetPort: 8080}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: $n-peer, labels: $(_druid_labels "$n" etcd-peer-service "$n-peer"), $owner}
+spec:
+  clusterIP: None
+  publishNotReadyAddresses: true
+  selector: $sel
+  ports:
+  - {name: peer, protocol: TCP, port: 2380, targetPort: 2380}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: $n-config, labels: $(_druid_labels "$n" etcd-config "$n-config"), $owner}
+data:
+  etcd.conf.yaml: |
+    name: etcd-config
+    data-dir: /var/etcd/data/new.etcd
+    listen-client-urls: http://0.0.0.0:2379
+    advertise-client-urls: "http://$n-client.$ns.svc:2379"
+    listen-peer-urls: http://0.0.0.0:2380
+    initial-cluster-state: new
+    initial-cluster-token: etcd-cluster
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: $n, labels: $(_druid_labels "$n" etcd-pdb "$n"), $owner}
+spec:
+  minAvailable: $((r > 1 ? r / 2 + 1 : 0))
+  selector: {matchLabels: $sel}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: $n, labels: $(_druid_labels "$n" etcd-sts "$n"), $owner}
+spec:
+  replicas: $r
+  serviceName: $n-peer
+  podManagementPolicy: Parallel
+  updateStrategy: {type: RollingUpdate}
+  selector: {matchLabels: $sel}
+  template:
+    metadata: {labels: $sel}
+    spec:
+      serviceAccountName: $n
+      containers:
+      - {name: etcd, image: "europe-docker.pkg.dev/gardener-project/public/gardener/etcd-wrapper:v0.4.2", ports: [{name: server, containerPort: 2380}, {name: client, containerPort: 2379}]}
+      - {name: backup-restore, image: "europe-docker.pkg.dev/gardener-project/public/gardener/etcdbrctl:v0.34.0", args: [server, --server-port=8080], ports: [{name: server, containerPort: 8080}]}
+  volumeClaimTemplates:
+  - metadata: {name: $n}
+    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 16Gi}}}
+EOF
+    for ((i = 0; i < r; i++)); do
+        cat <<EOF
+---
+apiVersion: coordination.k8s.io/v1
+kind: Lease
+metadata: {name: $n-$i, labels: $(_druid_labels "$n" etcd-member-lease "$n-$i"), $owner}
+EOF
+    done
+    for i in full delta; do
+        cat <<EOF
+---
+apiVersion: coordination.k8s.io/v1
+kind: Lease
+metadata: {name: $n-$i-snap, labels: $(_druid_labels "$n" etcd-snapshot-lease "$n-$i-snap"), $owner}
+EOF
+    done
+}
+
+# "kind/name" of every component druid_components creates for NAME with REPLICAS members.
+#   druid_component_names NAME REPLICAS
+druid_component_names() {
+    local n=$1 r=$2 i
+    printf '%s\n' "ServiceAccount/$n" "Role/druid.gardener.cloud:etcd:$n" \
+        "RoleBinding/druid.gardener.cloud:etcd:$n" "Service/$n-client" "Service/$n-peer" \
+        "ConfigMap/$n-config" "PodDisruptionBudget/$n" "StatefulSet/$n"
+    for ((i = 0; i < r; i++)); do echo "Lease/$n-$i"; done
+    printf '%s\n' "Lease/$n-full-snap" "Lease/$n-delta-snap"
+}
+
+# Write the status of Etcd NAME as etcd-druid's status reconcile does for a healthy
+# cluster of REPLICAS members (through /status, as etcd-druid).
+#   druid_status NS NAME REPLICAS
+druid_status() {
+    local ns=$1 n=$2 r=$3 now members="" i
+    now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+    for ((i = 0; i < r; i++)); do
+        members="$members${members:+,}{\"name\":\"$n-$i\",\"id\":\"$((1000 + i))\",\"role\":\"$([ $i = 0 ] && echo Leader || echo Member)\",\"status\":\"Ready\",\"reason\":\"LeaseSucceeded\",\"lastTransitionTime\":\"$now\"}"
+    done
+    kc_druid -n "$ns" patch etcd "$n" --subresource=status --type=merge -p "{\"status\":{
+      \"observedGeneration\":1,
+      \"etcd\":{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"name\":\"$n\"},
+      \"conditions\":[
+        {\"type\":\"Ready\",\"status\":\"True\",\"reason\":\"Quorate\",\"message\":\"The majority of ETCD members is ready\",\"lastTransitionTime\":\"$now\",\"lastUpdateTime\":\"$now\"},
+        {\"type\":\"AllMembersReady\",\"status\":\"True\",\"reason\":\"AllMembersReady\",\"message\":\"All members are ready\",\"lastTransitionTime\":\"$now\",\"lastUpdateTime\":\"$now\"},
+        {\"type\":\"BackupReady\",\"status\":\"True\",\"reason\":\"BackupSucceeded\",\"message\":\"Snapshot backup succeeded\",\"lastTransitionTime\":\"$now\",\"lastUpdateTime\":\"$now\"}],
+      \"lastOperation\":{\"type\":\"Reconcile\",\"state\":\"Succeeded\",\"description\":\"Etcd cluster has been successfully reconciled\",\"runID\":\"6f1c0b1e-0000-4000-8000-000000000001\",\"lastUpdateTime\":\"$now\"},
+      \"lastErrors\":[],
+      \"replicas\":$r,\"currentReplicas\":$r,\"readyReplicas\":$r,\"ready\":true,
+      \"members\":[$members],
+      \"selector\":\"app.kubernetes.io/managed-by=etcd-druid,app.kubernetes.io/part-of=$n\"}}" \
+        >/dev/null || wh_fail "etcd-druid could not write the status of $ns/$n"
+}
+
+_druid_double_cleanup() {
+    local p
+    for p in "${_druid_doubles[@]}"; do
+        kill "$p" 2>/dev/null || true
+        wait "$p" 2>/dev/null || true
+    done
+    _druid_doubles=()
+}
+
+# Start backup-double on IP:PORT (extra flags passed on) and wait for its ready line.
+# Sets DRUID_DOUBLE_PID and DRUID_DOUBLE_URL (http(s)://IP:PORT); the log is
+# DRUID_DOUBLE_LOG. Stopped at exit.
+#   druid_double_start IP PORT [--tls-dir DIR]
+druid_double_start() {
+    local bin dir line="" deadline
+    bin=$(_druid_double_binary) || return 1
+    dir=$(mktemp -d "${TMPDIR:-/tmp}/backup-double.XXXXXX")
+    ksim_on_exit "rm -rf '$dir'"
+    DRUID_DOUBLE_LOG=$dir/log
+    "$bin" --listen "$1:$2" "${@:3}" >"$dir/out" 2>"$DRUID_DOUBLE_LOG" &
+    DRUID_DOUBLE_PID=$!
+    [ ${#_druid_doubles[@]} -gt 0 ] || ksim_on_exit _druid_double_cleanup
+    _druid_doubles+=("$DRUID_DOUBLE_PID")
+    deadline=$((SECONDS + 10))
+    while [ $SECONDS -lt $deadline ]; do
+        line=$(grep -m1 '^backup-double ready ' "$dir/out" 2>/dev/null || true)
+        [ -n "$line" ] && break
+        kill -0 "$DRUID_DOUBLE_PID" 2>/dev/null || break
+        sleep 0.02
+    done
+    [ -n "$line" ] || { cat "$DRUID_DOUBLE_LOG" >&2; echo "backup-double did not start on $1:$2" >&2; return 1; }
+    DRUID_DOUBLE_URL=${line#backup-double ready }
+    export DRUID_DOUBLE_PID DRUID_DOUBLE_URL DRUID_DOUBLE_LOG
+}
+
+# SIGTERM backup-double PID (default: the last started); fails unless it exits 0 with no
+# sanitizer report.
+#   druid_double_stop [PID]
+druid_double_stop() {
+    local pid=${1:-$DRUID_DOUBLE_PID} status=0 i rest=()
+    kill -TERM "$pid" 2>/dev/null || return 1
+    wait "$pid" || status=$?
+    for i in "${_druid_doubles[@]}"; do [ "$i" = "$pid" ] || rest+=("$i"); done
+    _druid_doubles=("${rest[@]+"${rest[@]}"}")
+    if grep -qE 'Sanitizer|runtime error' "$DRUID_DOUBLE_LOG" 2>/dev/null; then
+        cat "$DRUID_DOUBLE_LOG" >&2
+        return 1
+    fi
+    return "$status"
+}
+
+# Start backup-double where the sidecar of Etcd NAME answers: the clusterIP of
+# <NAME>-client on its backuprestore port (extra flags passed on).
+#   druid_double_for NS NAME [--tls-dir DIR]
+druid_double_for() {
+    local ip port
+    ip=$(kc -n "$1" get service "$2-client" -o jsonpath='{.spec.clusterIP}')
+    port=$(kc -n "$1" get service "$2-client" \
+        -o jsonpath='{.spec.ports[?(@.name=="backuprestore")].port}')
+    [ -n "$ip" ] && [ -n "$port" ] || wh_fail "no clusterIP/backuprestore port on $1/$2-client"
+    druid_double_start "$ip" "$port" "${@:3}" || wh_fail "cannot start backup-double on $ip:$port"
+}
+
+# The request log of the last started backup-double (one JSON line per snapshot request).
+druid_double_requests() {
+    curl -sf "$DRUID_DOUBLE_URL/admin/requests" -k
+}
+
+# POST to an admin route of the last started backup-double: druid_double_admin 'reply?code=500'
+druid_double_admin() {
+    curl -sf -k -X POST "$DRUID_DOUBLE_URL/admin/$1" >/dev/null
+}

@@ -1,0 +1,306 @@
+# Helpers for the warden-snapshot end-to-end scripts (tests/e2e/snapshot_*.sh)
+# and the benchmark. Source this file:
+#
+#   . "$(dirname "$0")/../lib/snapshot.sh"
+#   snap_s3_start                      # s3rver on a loopback port, bucket $SNAP_BUCKET
+#   snap_s3 put KEY FILE | get KEY | tag KEY K=V | ls PREFIX | rm KEY
+#   snap_abs_start                     # azurite on a loopback port, container $SNAP_BUCKET
+#   snap_abs put KEY FILE | get KEY | tag KEY K=V | ls PREFIX | rm KEY
+#   snap_run ARGS...                   # warden-snapshot with the store's environment
+#   cronjob_exec CRONJOB_JSON SECRET_DIR
+#   snap_fail "message"                # print and exit 1
+#   snap_on_exit "command"             # run at exit (LIFO)
+#
+# snap_s3_start exports SNAP_S3_URL, SNAP_S3_PID, SNAP_S3_DIR and writes the
+# credentials as etcd-backup-restore reads them (a directory, one file per
+# field) to $SNAP_WORK/aws, exporting AWS_APPLICATION_CREDENTIALS.
+# snap_abs_start does the same for Azurite (SNAP_ABS_URL, SNAP_ABS_PID,
+# $SNAP_WORK/azure, AZURE_APPLICATION_CREDENTIALS). The emulators come from
+# tests/install-emulators.sh (build/npm); SNAP_NPM_DIR overrides.
+#
+# cronjob_exec runs a batch/v1 CronJob's first container as the kubelet
+# would, on this machine: every Secret volume is materialised from
+# SECRET_DIR/<secretName>/ (a directory of files) or SECRET_DIR/<secretName>.json
+# (a Secret object, data base64) under a temporary root; env values,
+# secretKeyRefs and $(VAR) references are resolved; mount paths in env values
+# and arguments are mapped to the materialised directories; the command
+# (whose program must be warden-snapshot, wherever the image keeps it) runs
+# as $WARDEN_SNAPSHOT with command + args exactly as written. Returns its
+# exit status.
+
+_snap_cleanups=()
+snap_on_exit() { _snap_cleanups+=("$1"); }
+_snap_run_cleanups() {
+    local status=$? i
+    for ((i = ${#_snap_cleanups[@]} - 1; i >= 0; i--)); do
+        eval "${_snap_cleanups[i]}" || true
+    done
+    exit "$status"
+}
+trap _snap_run_cleanups EXIT
+
+snap_fail() {
+    echo "FAIL: $*" >&2
+    exit 1
+}
+
+SNAP_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+SNAP_NPM_DIR=${SNAP_NPM_DIR:-$SNAP_SRC/build/npm}
+SNAP_BUCKET=${SNAP_BUCKET:-etcd-backups}
+SNAP_WORK=$(mktemp -d "${TMPDIR:-/tmp}/snap-e2e.XXXXXX")
+snap_on_exit 'rm -rf "$SNAP_WORK"'
+SNAP_ABS_ACCOUNT=devstoreaccount1
+SNAP_ABS_KEY="Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+
+snap_binary() {
+    local c
+    if [ -n "${WARDEN_SNAPSHOT:-}" ] && [ -x "$WARDEN_SNAPSHOT" ]; then
+        echo "$WARDEN_SNAPSHOT"; return 0
+    fi
+    for c in "${WARDEN_BINARY_DIR:-/nonexistent}/controller/snapshot/warden-snapshot" \
+             "$SNAP_SRC"/build/*/controller/snapshot/warden-snapshot; do
+        [ -x "$c" ] && { echo "$c"; return 0; }
+    done
+    echo "warden-snapshot not found (set WARDEN_SNAPSHOT)" >&2
+    return 1
+}
+WARDEN_SNAPSHOT=$(snap_binary) || exit 1
+export WARDEN_SNAPSHOT
+
+snap_free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+_snap_wait_port() {
+    local port=$1 pid=$2 deadline=$((SECONDS + 60))
+    while [ $SECONDS -lt $deadline ]; do
+        (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
+        kill -0 "$pid" 2>/dev/null || return 1
+        sleep 0.1
+    done
+    return 1
+}
+
+_snap_emulator() {
+    local bin=$SNAP_NPM_DIR/node_modules/.bin/$1
+    [ -x "$bin" ] || snap_fail "$1 is not installed: run tests/install-emulators.sh"
+    echo "$bin"
+}
+
+# Kill a process this script started, by pid, and wait for it.
+snap_kill() {
+    local pid=$1 sig=${2:-TERM}
+    kill -s "$sig" "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+}
+
+# s3rver on a loopback port with bucket $SNAP_BUCKET; the data directory survives
+# snap_s3_stop so that snap_s3_start can restart on the same data and port.
+snap_s3_start() {
+    local bin
+    bin=$(_snap_emulator s3rver)
+    SNAP_S3_DIR=${SNAP_S3_DIR:-$SNAP_WORK/s3rver}
+    SNAP_S3_PORT=${SNAP_S3_PORT:-$(snap_free_port)}
+    mkdir -p "$SNAP_S3_DIR"
+    "$bin" --silent -d "$SNAP_S3_DIR" -a 127.0.0.1 -p "$SNAP_S3_PORT" \
+        --configure-bucket "$SNAP_BUCKET" >"$SNAP_WORK/s3rver.log" 2>&1 &
+    SNAP_S3_PID=$!
+    snap_on_exit "snap_kill $SNAP_S3_PID"
+    _snap_wait_port "$SNAP_S3_PORT" "$SNAP_S3_PID" || { cat "$SNAP_WORK/s3rver.log" >&2; snap_fail "s3rver did not start"; }
+    SNAP_S3_URL=http://127.0.0.1:$SNAP_S3_PORT
+    snap_s3_creds "$SNAP_S3_URL"
+    export SNAP_S3_URL SNAP_S3_PID SNAP_S3_PORT SNAP_S3_DIR
+}
+
+snap_s3_stop() { snap_kill "$SNAP_S3_PID" "${1:-TERM}"; }
+
+# The credential directory as etcd-druid mounts the Secret (one file per field).
+snap_s3_creds() {
+    local d=$SNAP_WORK/aws
+    mkdir -p "$d"
+    printf 'S3RVER' >"$d/accessKeyID"
+    printf 'S3RVER' >"$d/secretAccessKey"
+    printf 'us-east-1' >"$d/region"
+    printf '%s' "$1" >"$d/endpoint"
+    printf 'true' >"$d/s3ForcePathStyle"
+    export AWS_APPLICATION_CREDENTIALS=$d
+    unset AWS_APPLICATION_CREDENTIALS_JSON
+}
+
+# Direct S3 calls through curl's own SigV4 (not warden-snapshot's code).
+snap_s3() {
+    local op=$1 key=${2:-} url=${SNAP_S3_URL}/$SNAP_BUCKET
+    local s=(-sS --fail-with-body --aws-sigv4 aws:amz:us-east-1:s3 -u S3RVER:S3RVER
+             -H x-amz-content-sha256:UNSIGNED-PAYLOAD)
+    case $op in
+    put) curl "${s[@]}" -T "$3" "$url/$key" -o /dev/null ;;
+    get) curl "${s[@]}" "$url/$key" ;;
+    rm) curl "${s[@]}" -X DELETE "$url/$key" ;;
+    tag) curl "${s[@]}" -X PUT "$url/$key?tagging=" -o /dev/null --data-binary \
+             "<Tagging><TagSet><Tag><Key>${3%%=*}</Key><Value>${3#*=}</Value></Tag></TagSet></Tagging>" ;;
+    ls) curl "${s[@]}" "$url?list-type=2&prefix=$key" |
+            python3 -c 'import sys,xml.etree.ElementTree as E; [print(k.text) for k in E.parse(sys.stdin).iter() if k.tag.endswith("}Key") or k.tag=="Key"]' ;;
+    *) snap_fail "snap_s3: unknown op $op" ;;
+    esac
+}
+
+snap_abs_start() {
+    local bin
+    bin=$(_snap_emulator azurite-blob)
+    SNAP_ABS_DIR=${SNAP_ABS_DIR:-$SNAP_WORK/azurite}
+    SNAP_ABS_PORT=${SNAP_ABS_PORT:-$(snap_free_port)}
+    mkdir -p "$SNAP_ABS_DIR"
+    "$bin" --blobHost 127.0.0.1 --blobPort "$SNAP_ABS_PORT" --location "$SNAP_ABS_DIR" \
+        --silent --skipApiVersionCheck >"$SNAP_WORK/azurite.log" 2>&1 &
+    SNAP_ABS_PID=$!
+    snap_on_exit "snap_kill $SNAP_ABS_PID"
+    _snap_wait_port "$SNAP_ABS_PORT" "$SNAP_ABS_PID" || { cat "$SNAP_WORK/azurite.log" >&2; snap_fail "azurite did not start"; }
+    SNAP_ABS_URL=http://127.0.0.1:$SNAP_ABS_PORT
+    local d=$SNAP_WORK/azure
+    mkdir -p "$d"
+    printf '%s' "$SNAP_ABS_ACCOUNT" >"$d/storageAccount"
+    printf '%s' "$SNAP_ABS_KEY" >"$d/storageKey"
+    printf '127.0.0.1:%s' "$SNAP_ABS_PORT" >"$d/domain"
+    printf 'true' >"$d/emulatorEnabled"
+    export AZURE_APPLICATION_CREDENTIALS=$d SNAP_ABS_URL SNAP_ABS_PID SNAP_ABS_PORT
+    unset AZURE_APPLICATION_CREDENTIALS_JSON
+    local i
+    for i in 1 2 3 4 5 6 7 8 9 10; do
+        snap_abs mkcontainer 2>/dev/null && return 0
+        sleep 0.5
+    done
+    snap_abs mkcontainer
+}
+
+# Direct ABS calls through tests/support/abs_client.py (not warden-snapshot's code).
+snap_abs() {
+    local op=$1; shift
+    case $op in
+    mkcontainer) python3 "$SNAP_SRC/tests/support/abs_client.py" "$SNAP_ABS_URL" \
+                     "$SNAP_ABS_ACCOUNT" "$SNAP_ABS_KEY" mkcontainer "$SNAP_BUCKET" ;;
+    *) python3 "$SNAP_SRC/tests/support/abs_client.py" "$SNAP_ABS_URL" "$SNAP_ABS_ACCOUNT" \
+           "$SNAP_ABS_KEY" "$op" "$SNAP_BUCKET" "$@" ;;
+    esac
+}
+
+snap_run() { "$WARDEN_SNAPSHOT" "$@"; }
+
+cronjob_exec() {
+    local cj=$1 secrets=$2 root
+    root=$(mktemp -d "$SNAP_WORK/pod.XXXXXX")
+    python3 "$SNAP_SRC/tests/support/cronjob_exec.py" "$cj" "$secrets" "$root" "$WARDEN_SNAPSHOT"
+}
+
+# ---- a realistic backup history and the checks every provider runs ----
+#
+# snap_history STORE_PUT [TAGS]: seeds, through the function STORE_PUT KEY FILE,
+# fulls and deltas in the v1 and v2 layouts, compressed and not, a .final full
+# (the one extend must copy), a chunk, foreign objects under the prefix and a
+# sibling prefix; with TAGS=tags also a newer full tagged
+# x-etcd-snapshot-exclude=true through STORE_TAG KEY K=V (must never be chosen).
+# Sets SNAP_PREFIX, SNAP_FINAL (key), SNAP_FINAL_FILE, SNAP_GC_FROM and writes
+# the list of seeded keys to $SNAP_WORK/seeded.
+SNAP_PREFIX=shoot--dev--main/etcd-main
+SNAP_GC_FROM=1700002500
+SNAP_DAY=86400
+
+snap_history() {
+    local put=$1 tags=${2:-} f k
+    local p=$SNAP_PREFIX
+    mkdir -p "$SNAP_WORK/seed"
+    : >"$SNAP_WORK/seeded"
+    SNAP_FINAL=$p/v2/Full-00000000-00002300-1700002000.gz.final
+    SNAP_FINAL_FILE=$SNAP_WORK/seed/final
+    head -c "${SNAP_FINAL_SIZE:-3145728}" /dev/urandom >"$SNAP_FINAL_FILE"
+    for k in "$p/v1/Backup-1600000000/Full-00000000-00001000-1600000000" \
+             "$p/v1/Backup-1600000000/Incr-00001001-00001500-1600000300" \
+             "$p/v2/Full-00000000-00002000-1700000000.gz" \
+             "$p/v2/Incr-00002001-00002100-1700000300.gz" \
+             "$p/v2/Incr-00002101-00002200-1700000600.zlib" \
+             "$p/v2/Full-00000000-00002200-1700001000.Z" \
+             "$p/v2/Incr-00002201-00002300-1700001300.gz" \
+             "$p/v2/Full-00000000-00003000-1700004000/0000000001" \
+             "$p/v2/README.txt" "$p/v2/Full-abc-def-1700009999.gz" \
+             "$p/other/v2/Full-00000000-00009999-1700009999.gz" \
+             "${p}-2/v2/Full-00000000-00005000-1700005000.gz"; do
+        f=$SNAP_WORK/seed/$(echo "$k" | tr '/' '_')
+        head -c $((1000 + RANDOM)) /dev/urandom >"$f"
+        "$put" "$k" "$f" || snap_fail "seeding $k"
+        echo "$k $f" >>"$SNAP_WORK/seeded"
+    done
+    "$put" "$SNAP_FINAL" "$SNAP_FINAL_FILE" || snap_fail "seeding $SNAP_FINAL"
+    echo "$SNAP_FINAL $SNAP_FINAL_FILE" >>"$SNAP_WORK/seeded"
+    if [ "$tags" = tags ]; then
+        SNAP_EXCLUDED=$p/v2/Full-00000000-00002400-1700003000.gz
+        f=$SNAP_WORK/seed/excluded
+        head -c 5000 /dev/urandom >"$f"
+        "$put" "$SNAP_EXCLUDED" "$f" || snap_fail "seeding $SNAP_EXCLUDED"
+        "$STORE_TAG" "$SNAP_EXCLUDED" x-etcd-snapshot-exclude=true || snap_fail "tagging"
+        echo "$SNAP_EXCLUDED $f" >>"$SNAP_WORK/seeded"
+    fi
+}
+
+# `list` against the seed: every snapshot parsed with its fields, nothing foreign.
+snap_check_list() {
+    local out=$SNAP_WORK/list.out n want=9
+    snap_run list "$@" --store-prefix "$SNAP_PREFIX" >"$out" || snap_fail "list failed"
+    [ -n "${SNAP_EXCLUDED:-}" ] && want=10
+    n=$(wc -l <"$out")
+    [ "$n" -eq "$want" ] || { cat "$out"; snap_fail "list printed $n snapshots, seeded $want"; }
+    grep -q "^$SNAP_PREFIX/v1/Backup-1600000000/Full-00000000-00001000-1600000000 kind=Full start=0 last=1000 created=2020-09-13T12:26:40Z(1600000000) compression=none final=false chunk=false exclude=false" "$out" || snap_fail "v1 full not listed right"
+    grep -q "^$SNAP_FINAL kind=Full start=0 last=2300 .* compression=gz final=true chunk=false exclude=false" "$out" || snap_fail "final full not listed right"
+    grep -q "^$SNAP_PREFIX/v2/Incr-00002101-00002200-1700000600.zlib kind=Incr start=2101 last=2200 .* compression=zlib final=false" "$out" || snap_fail "zlib delta not listed right"
+    grep -q "^$SNAP_PREFIX/v2/Full-00000000-00002200-1700001000.Z kind=Full .* compression=Z " "$out" || snap_fail ".Z full not listed right"
+    grep -q "^$SNAP_PREFIX/v2/Full-00000000-00003000-1700004000/0000000001 kind=Full .* chunk=true " "$out" || snap_fail "chunk not listed right"
+    if [ -n "${SNAP_EXCLUDED:-}" ]; then
+        grep -q "^$SNAP_EXCLUDED kind=Full .* exclude=true " "$out" || snap_fail "excluded full not flagged"
+    fi
+    if grep -E 'README|Full-abc|/other/|etcd-main-2/' "$out"; then
+        snap_fail "foreign objects listed"
+    fi
+    # Sorted as etcd-backup-restore sorts: by last revision.
+    awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^last=/) { sub("last=", "", $i); print $i } }' "$out" |
+        sort -n -c || snap_fail "list not sorted by last revision"
+}
+
+# After extend on day N: the copy of the final full snapshot under day N's name with
+# identical content, the previous day's copy collected, every seeded object untouched.
+# STORE_GET KEY prints an object, STORE_LS PREFIX lists keys.
+snap_check_day() {
+    local now=$1 prev=${2:-} copy k f
+    copy=$SNAP_PREFIX/v2/Full-00000000-00002300-$now.gz.final
+    "$STORE_GET" "$copy" >"$SNAP_WORK/got" || snap_fail "copy $copy missing"
+    cmp -s "$SNAP_WORK/got" "$SNAP_FINAL_FILE" || snap_fail "copy $copy differs from the final snapshot"
+    if [ -n "$prev" ]; then
+        if "$STORE_LS" "$SNAP_PREFIX/" | grep -qx "$SNAP_PREFIX/v2/Full-00000000-00002300-$prev.gz.final"; then
+            snap_fail "the copy of day $prev was not collected"
+        fi
+    fi
+    while read -r k f; do
+        "$STORE_GET" "$k" >"$SNAP_WORK/got" || snap_fail "seeded $k is gone"
+        cmp -s "$SNAP_WORK/got" "$f" || snap_fail "seeded $k changed"
+    done <"$SNAP_WORK/seeded"
+    # Nothing but the seed and today's copy under the store (sibling prefix included).
+    "$STORE_LS" "shoot--dev--main/" | sort >"$SNAP_WORK/have"
+    { cut -d' ' -f1 "$SNAP_WORK/seeded"; echo "$copy"; } | sort >"$SNAP_WORK/want"
+    diff "$SNAP_WORK/want" "$SNAP_WORK/have" >&2 || snap_fail "unexpected objects in the store after day $now"
+}
+
+# Runs extend over simulated days with the store flags "$@" and checks each day.
+# SNAP_MODES: the --copy-mode of each day (default: server stream server).
+snap_days() {
+    local day=0 now prev="" mode log
+    for mode in ${SNAP_MODES:-server stream server}; do
+        day=$((day + 1))
+        now=$((1700000000 + day * SNAP_DAY))
+        log=$SNAP_WORK/day$day.log
+        WARDEN_SNAPSHOT_NOW=$now snap_run extend-snapshot-immutability "$@" \
+            --store-prefix "$SNAP_PREFIX" --gc-from-timestamp "$SNAP_GC_FROM" \
+            --copy-mode "$mode" ${SNAP_EXTRA_FLAGS:-} 2>"$log" || { cat "$log" >&2; snap_fail "extend failed on day $day"; }
+        grep -q '"msg":"snapshot immutability extended"' "$log" || { cat "$log" >&2; snap_fail "no success line on day $day"; }
+        if grep -q '"level":"error"' "$log"; then cat "$log" >&2; snap_fail "error logged on day $day"; fi
+        snap_check_day "$now" "$prev"
+        prev=$now
+        echo "day $day ($mode): copy verified, earlier copy collected, nothing else touched"
+    done
+}

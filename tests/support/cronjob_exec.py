@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Run a CronJob's first container as the kubelet would, on this machine.
+
+  cronjob_exec.py CRONJOB_JSON SECRET_DIR ROOT WARDEN_SNAPSHOT
+
+Secret volumes come from SECRET_DIR/<secretName>/ (files) or
+SECRET_DIR/<secretName>.json (a Secret object, base64 data) and are written
+under ROOT/<mountPath>; env values (literal, secretKeyRef) and $(VAR)
+references are resolved as Kubernetes does; mount paths at the start of env
+values and arguments point into ROOT. The program of the container's command
+must be warden-snapshot (any directory): it runs as WARDEN_SNAPSHOT with the
+command's other words and the args exactly as written. Exit status: the
+command's, or 2 with a message when the CronJob cannot be run.
+"""
+import base64, json, os, re, subprocess, sys
+
+
+def die(msg):
+    print(f"cronjob_exec: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+def secret_data(secret_dir, name):
+    d = os.path.join(secret_dir, name)
+    if os.path.isdir(d):
+        return {f: open(os.path.join(d, f), "rb").read() for f in os.listdir(d)
+                if os.path.isfile(os.path.join(d, f))}
+    j = d + ".json"
+    if os.path.isfile(j):
+        obj = json.load(open(j))
+        data = {k: base64.b64decode(v) for k, v in (obj.get("data") or {}).items()}
+        data.update({k: v.encode() for k, v in (obj.get("stringData") or {}).items()})
+        return data
+    die(f"Secret {name} not found in {secret_dir} (as a directory or {name}.json)")
+
+
+def expand(s, env):
+    # $(VAR) -> value when defined; $$(VAR) -> literal $(VAR), as Kubernetes does.
+    return re.sub(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)",
+                  lambda m: "$" if m.group(0) == "$$" else env.get(m.group(1), m.group(0)), s)
+
+
+def main():
+    cj_path, secret_dir, root, binary = sys.argv[1:5]
+    cj = json.load(open(cj_path))
+    if cj.get("kind") != "CronJob":
+        die(f"{cj_path} is a {cj.get('kind')}, not a CronJob")
+    pod = cj["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    c = pod["containers"][0]
+    volumes = {v["name"]: v for v in pod.get("volumes", [])}
+    mounts = {}
+    for m in c.get("volumeMounts", []):
+        v = volumes.get(m["name"]) or die(f"volumeMount {m['name']} has no volume")
+        if "secret" not in v:
+            die(f"volume {m['name']} is not a Secret volume")
+        target = os.path.join(root, m["mountPath"].lstrip("/"))
+        os.makedirs(target, exist_ok=True)
+        data = secret_data(secret_dir, v["secret"]["secretName"])
+        items = v["secret"].get("items")
+        pairs = [(i["key"], i["path"]) for i in items] if items else [(k, k) for k in data]
+        for key, path in pairs:
+            if key not in data:
+                die(f"Secret {v['secret']['secretName']} has no key {key}")
+            with open(os.path.join(target, path), "wb") as f:
+                f.write(data[key])
+        mounts[m["mountPath"].rstrip("/") or "/"] = target
+
+    def remap(s):
+        for mp, target in sorted(mounts.items(), key=lambda kv: -len(kv[0])):
+            if s == mp or s.startswith(mp + "/") or s == mp + "/":
+                return target + s[len(mp):]
+            if "=" in s and (s.split("=", 1)[1] == mp or s.split("=", 1)[1].startswith(mp + "/")):
+                k, val = s.split("=", 1)
+                return k + "=" + target + val[len(mp):]
+        return s
+
+    env = {}
+    for e in c.get("env", []):
+        if "value" in e:
+            env[e["name"]] = remap(expand(e["value"], env))
+        elif "secretKeyRef" in e.get("valueFrom", {}):
+            ref = e["valueFrom"]["secretKeyRef"]
+            env[e["name"]] = secret_data(secret_dir, ref["name"])[ref["key"]].decode()
+        else:
+            die(f"env {e['name']}: only value and secretKeyRef are supported")
+    words = [expand(w, env) for w in (c.get("command") or []) + (c.get("args") or [])]
+    if not words:
+        die("the container has no command (the image's entrypoint is not known here)")
+    if os.path.basename(words[0]) != "warden-snapshot":
+        die(f"the container runs {words[0]}, not warden-snapshot")
+    argv = [binary] + [remap(w) for w in words[1:]]
+    full_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    for k in ("WARDEN_SNAPSHOT_NOW", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
+        if k in os.environ:
+            full_env[k] = os.environ[k]
+    full_env.update(env)
+    print("cronjob_exec: " + " ".join(argv), file=sys.stderr)
+    sys.exit(subprocess.call(argv, env=full_env))
+
+
+main()

@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""A small HTTP fault proxy in front of an object-store emulator (tests only).
+
+  fault_proxy.py --upstream http://127.0.0.1:PORT [--rule R]... [--kill K]...
+
+Listens on a free loopback port and prints "fault-proxy ready PORT" on stdout.
+  --rule METHOD:MATCH:STATUS:CODE:COUNT  the first COUNT requests (or "inf")
+      whose method is METHOD ("*" any) and whose path+query contains MATCH
+      ("*" any) get HTTP STATUS with an S3/ABS style <Error><Code>CODE</Code>
+      body instead of being forwarded (e.g. PUT:*:503:SlowDown:2).
+  --kill METHOD:MATCH:NTH:PIDFILE  at the NTH matching request, SIGKILL the
+      process whose pid is in PIDFILE (the emulator) and drop the connection.
+Every other request is forwarded as is (Host header included, so signatures
+still verify). Each decision is logged on stderr.
+"""
+import argparse, http.client, http.server, os, signal, sys, threading, urllib.parse
+
+lock = threading.Lock()
+
+
+class Rule:
+    def __init__(self, spec, kill=False):
+        parts = spec.split(":")
+        self.method, self.match = parts[0], parts[1]
+        self.kill = kill
+        if kill:
+            self.nth, self.pidfile, self.count = int(parts[2]), parts[3], 0
+        else:
+            self.status, self.code = int(parts[2]), parts[3]
+            self.left = float("inf") if parts[4] == "inf" else int(parts[4])
+
+    def matches(self, method, path):
+        return self.method in ("*", method) and (self.match == "*" or self.match in path)
+
+
+def make_handler(upstream, rules):
+    up = urllib.parse.urlparse(upstream)
+
+    class H(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, fmt, *args):
+            pass
+
+        def decide(self):
+            with lock:
+                for r in rules:
+                    if not r.matches(self.command, self.path):
+                        continue
+                    if r.kill:
+                        r.count += 1
+                        if r.count == r.nth:
+                            return r
+                    elif r.left > 0:
+                        r.left -= 1
+                        return r
+            return None
+
+        def handle_any(self):
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else b""
+            r = self.decide()
+            if r is not None and r.kill:
+                pid = int(open(r.pidfile).read().strip())
+                print(f"fault-proxy: {self.command} {self.path}: killing {pid}", file=sys.stderr)
+                os.kill(pid, signal.SIGKILL)
+                self.close_connection = True
+                self.connection.shutdown(2)
+                return
+            if r is not None:
+                print(f"fault-proxy: {self.command} {self.path}: {r.status} {r.code}", file=sys.stderr)
+                msg = (f'<?xml version="1.0" encoding="UTF-8"?><Error><Code>{r.code}</Code>'
+                       f"<Message>injected by the fault proxy</Message></Error>").encode()
+                self.send_response(r.status)
+                self.send_header("Content-Type", "application/xml")
+                self.send_header("Content-Length", str(len(msg)))
+                if self.command != "HEAD":
+                    self.end_headers()
+                    self.wfile.write(msg)
+                else:
+                    self.end_headers()
+                return
+            try:
+                conn = http.client.HTTPConnection(up.hostname, up.port, timeout=120)
+                headers = {k: v for k, v in self.headers.items() if k.lower() != "expect"}
+                conn.request(self.command, self.path, body=body if length else None, headers=headers)
+                resp = conn.getresponse()
+            except OSError as e:
+                print(f"fault-proxy: {self.command} {self.path}: upstream {e}", file=sys.stderr)
+                self.send_response(502)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            self.send_response(resp.status)
+            chunked = False
+            for k, v in resp.getheaders():
+                if k.lower() == "transfer-encoding":
+                    chunked = True
+                    continue
+                if k.lower() != "connection":
+                    self.send_header(k, v)
+            data = resp.read()
+            if chunked:
+                self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(data)
+            conn.close()
+
+        do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = handle_any
+
+    return H
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--upstream", required=True)
+    ap.add_argument("--rule", action="append", default=[])
+    ap.add_argument("--kill", action="append", default=[])
+    a = ap.parse_args()
+    rules = [Rule(s) for s in a.rule] + [Rule(s, kill=True) for s in a.kill]
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), make_handler(a.upstream, rules))
+    srv.daemon_threads = True
+    print(f"fault-proxy ready {srv.server_address[1]}", flush=True)
+    srv.serve_forever()
+
+
+main()

@@ -1,0 +1,390 @@
+/*
+ * Tests of controller/hibplan: the decision table of hibernation. Rows
+ * give the expected next action for the states of each phase; an
+ * exhaustive sweep over every phase and every read-back state checks the
+ * invariants (never scale down without a successful final snapshot, never
+ * cut or restore ports that are not there, nothing while the Etcd is being
+ * deleted, wake-up only undoes, waits always come back).
+ */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "controller/hibplan.h"
+
+static const struct hibplan_opts OPTS = {
+    .retries = 3, .backoff_ms = 1000, .backoff_max_ms = 60000, .poll_ms = 2000
+};
+
+/* A cluster about to hibernate: store, 3 replicas, Service open, StatefulSet at 3. */
+static struct hibplan_view base(void)
+{
+    struct hibplan_view v = {
+        .want = true,
+        .phase = HIBPLAN_NONE,
+        .store = true,
+        .spec_replicas = 3,
+        .svc = HIBPLAN_SVC_OPEN,
+        .task = HIBPLAN_TASK_NONE,
+        .sts_present = true,
+        .sts_spec = 3,
+        .sts_status = 3,
+    };
+    return v;
+}
+
+#define EXPECT_ACT(v, a)                                                                          \
+    do {                                                                                          \
+        struct hibplan_step s_ = hibplan_decide(&(v), &OPTS);                                     \
+        cr_assert_eq(s_.act, (a), "line %d: got %s, want %s", __LINE__, hibplan_act_name(s_.act), \
+                     hibplan_act_name(a));                                                        \
+    } while (0)
+
+#define EXPECT_PHASE(v, p)                                                   \
+    do {                                                                     \
+        struct hibplan_step s_ = hibplan_decide(&(v), &OPTS);                \
+        cr_assert_eq(s_.act, HIBPLAN_SET_PHASE, "line %d: got %s", __LINE__, \
+                     hibplan_act_name(s_.act));                              \
+        cr_assert_eq(s_.phase, (p), "line %d: got phase %s", __LINE__,       \
+                     hibplan_phase_name(s_.phase));                          \
+    } while (0)
+
+Test(hibplan, phase_names_round_trip)
+{
+    for (int p = HIBPLAN_CUTTING; p < HIBPLAN_UNKNOWN; p++)
+        cr_assert_eq(hibplan_phase_parse(hibplan_phase_name((enum hibplan_phase)p)), p);
+    cr_assert_eq(hibplan_phase_parse(NULL), HIBPLAN_NONE);
+    cr_assert_eq(hibplan_phase_parse("Sleeping"), HIBPLAN_UNKNOWN);
+    cr_assert_eq(hibplan_phase_parse(""), HIBPLAN_UNKNOWN);
+    cr_assert_str_eq(hibplan_phase_name(HIBPLAN_SNAPSHOT), "FinalSnapshot");
+}
+
+Test(hibplan, hibernate_starts_with_cutting_traffic_from_any_other_phase)
+{
+    struct hibplan_view v = base();
+    enum hibplan_phase from[] = { HIBPLAN_NONE, HIBPLAN_WAKING, HIBPLAN_UNKNOWN };
+
+    for (size_t i = 0; i < sizeof(from) / sizeof(from[0]); i++) {
+        v.phase = from[i];
+        EXPECT_PHASE(v, HIBPLAN_CUTTING);
+    }
+}
+
+Test(hibplan, cutting_traffic_suspends_cuts_cleans_then_moves_on)
+{
+    struct hibplan_view v = base();
+
+    v.phase = HIBPLAN_CUTTING;
+    EXPECT_ACT(v, HIBPLAN_SET_SUSPEND);
+    v.suspended = true;
+    EXPECT_ACT(v, HIBPLAN_CUT_PORTS);
+    v.svc = HIBPLAN_SVC_CUT;
+    v.svc_remembered = true;
+    v.ntasks = 2; /* tasks of an earlier cycle prove nothing about this one */
+    v.task = HIBPLAN_TASK_SUCCEEDED;
+    v.attempt = 2;
+    EXPECT_ACT(v, HIBPLAN_DELETE_TASKS);
+    v.ntasks = 1; /* one deleted already, one left */
+    v.ndeleting = 1;
+    EXPECT_ACT(v, HIBPLAN_DELETE_TASKS);
+    v.ntasks = 0;
+    v.ndeleting = 2;
+    v.task = HIBPLAN_TASK_DELETING;
+    EXPECT_ACT(v, HIBPLAN_WAIT);
+    v.ndeleting = 0;
+    v.task = HIBPLAN_TASK_NONE;
+    v.attempt = 0;
+    EXPECT_PHASE(v, HIBPLAN_SNAPSHOT);
+    v.store = false; /* etcd-druid #922: no store, no snapshot */
+    EXPECT_PHASE(v, HIBPLAN_SCALING);
+}
+
+Test(hibplan, bad_service_is_reported_and_nothing_changes)
+{
+    struct hibplan_view v = base();
+    struct hibplan_step s;
+
+    v.phase = HIBPLAN_CUTTING;
+    v.suspended = true;
+    v.svc = HIBPLAN_SVC_BAD;
+    s = hibplan_decide(&v, &OPTS);
+    cr_assert_eq(s.act, HIBPLAN_BAD);
+    cr_assert_str_eq(s.reason, "ClientServicePorts");
+    cr_assert_gt(s.wait_ms, 0);
+    v.svc = HIBPLAN_SVC_MISSING;
+    s = hibplan_decide(&v, &OPTS);
+    cr_assert_eq(s.act, HIBPLAN_BAD);
+    cr_assert_str_eq(s.reason, "ClientServiceMissing");
+}
+
+Test(hibplan, final_snapshot_creates_waits_and_retries_with_backoff)
+{
+    struct hibplan_view v = base();
+    struct hibplan_step s;
+
+    v.phase = HIBPLAN_SNAPSHOT;
+    v.suspended = true;
+    v.svc = HIBPLAN_SVC_CUT;
+    s = hibplan_decide(&v, &OPTS);
+    cr_assert_eq(s.act, HIBPLAN_CREATE_TASK);
+    cr_assert_eq(s.attempt, 1);
+    v.task = HIBPLAN_TASK_LIVE;
+    v.attempt = 1;
+    v.ntasks = 1;
+    s = hibplan_decide(&v, &OPTS);
+    cr_assert_eq(s.act, HIBPLAN_WAIT);
+    cr_assert_eq(s.wait_ms, 2000);
+    v.task = HIBPLAN_TASK_FAILED;
+    v.failed_ago_ms = 200;
+    s = hibplan_decide(&v, &OPTS);
+    cr_assert_eq(s.act, HIBPLAN_WAIT);
+    cr_assert_eq(s.wait_ms, 800);
+    v.failed_ago_ms = 1000;
+    s = hibplan_decide(&v, &OPTS);
+    cr_assert_eq(s.act, HIBPLAN_CREATE_TASK);
+    cr_assert_eq(s.attempt, 2);
+    v.attempt = 2;
+    v.failed_ago_ms = 1500; /* second retry waits 2 s */
+    EXPECT_ACT(v, HIBPLAN_WAIT);
+    v.attempt = 3; /* --snapshot-retries attempts failed */
+    EXPECT_PHASE(v, HIBPLAN_FAILED);
+    v.task = HIBPLAN_TASK_SUCCEEDED;
+    EXPECT_PHASE(v, HIBPLAN_SCALING);
+    v.task = HIBPLAN_TASK_DELETING;
+    EXPECT_ACT(v, HIBPLAN_WAIT);
+    v.task = HIBPLAN_TASK_FAILED;
+    v.svc = HIBPLAN_SVC_OPEN; /* ports came back meanwhile: cut again first */
+    EXPECT_ACT(v, HIBPLAN_CUT_PORTS);
+}
+
+Test(hibplan, failed_keeps_retrying_at_most_a_minute_apart)
+{
+    struct hibplan_view v = base();
+    struct hibplan_step s;
+
+    v.phase = HIBPLAN_FAILED;
+    v.suspended = true;
+    v.svc = HIBPLAN_SVC_CUT;
+    v.task = HIBPLAN_TASK_FAILED;
+    v.attempt = 9;
+    v.failed_ago_ms = 59999;
+    s = hibplan_decide(&v, &OPTS);
+    cr_assert_eq(s.act, HIBPLAN_WAIT);
+    cr_assert_eq(s.wait_ms, 1);
+    v.failed_ago_ms = 60000;
+    s = hibplan_decide(&v, &OPTS);
+    cr_assert_eq(s.act, HIBPLAN_CREATE_TASK);
+    cr_assert_eq(s.attempt, 10);
+    v.task = HIBPLAN_TASK_LIVE;
+    EXPECT_ACT(v, HIBPLAN_WAIT);
+    v.task = HIBPLAN_TASK_SUCCEEDED; /* the sidecar recovered */
+    EXPECT_PHASE(v, HIBPLAN_SCALING);
+    cr_assert_eq(hibplan_backoff_ms(&OPTS, 1), 1000);
+    cr_assert_eq(hibplan_backoff_ms(&OPTS, 3), 4000);
+    cr_assert_eq(hibplan_backoff_ms(&OPTS, 40), 60000);
+    cr_assert_eq(hibplan_backoff_ms(NULL, 1), 5000);
+}
+
+Test(hibplan, scaling_down_needs_the_snapshot_then_scales_waits_and_hibernates)
+{
+    struct hibplan_view v = base();
+    struct hibplan_step s;
+
+    v.phase = HIBPLAN_SCALING;
+    v.suspended = true;
+    v.svc = HIBPLAN_SVC_CUT;
+    v.task = HIBPLAN_TASK_FAILED; /* no proof: back to FinalSnapshot */
+    EXPECT_PHASE(v, HIBPLAN_SNAPSHOT);
+    v.task = HIBPLAN_TASK_NONE;
+    EXPECT_PHASE(v, HIBPLAN_SNAPSHOT);
+    v.task = HIBPLAN_TASK_SUCCEEDED;
+    s = hibplan_decide(&v, &OPTS);
+    cr_assert_eq(s.act, HIBPLAN_SCALE);
+    cr_assert_eq(s.replicas, 0);
+    v.sts_spec = 0;
+    EXPECT_ACT(v, HIBPLAN_WAIT);
+    v.task = HIBPLAN_TASK_NONE; /* already at 0 (the task expired): no going back */
+    EXPECT_ACT(v, HIBPLAN_WAIT);
+    v.sts_status = 0;
+    EXPECT_PHASE(v, HIBPLAN_HIBERNATED);
+    v.imm = 1;
+    EXPECT_ACT(v, HIBPLAN_IMT_ENSURE);
+    v.imm_task = true;
+    EXPECT_PHASE(v, HIBPLAN_HIBERNATED);
+    v.imm = -1; /* malformed: left alone, still hibernates */
+    v.imm_task = false;
+    EXPECT_PHASE(v, HIBPLAN_HIBERNATED);
+    v.task = HIBPLAN_TASK_SUCCEEDED;
+    v.sts_present = false;
+    s = hibplan_decide(&v, &OPTS);
+    cr_assert_eq(s.act, HIBPLAN_BAD);
+    cr_assert_str_eq(s.reason, "StatefulSetMissing");
+}
+
+Test(hibplan, scaling_down_without_store_needs_no_task)
+{
+    struct hibplan_view v = base();
+    struct hibplan_step s;
+
+    v.phase = HIBPLAN_SCALING;
+    v.store = false;
+    v.suspended = true;
+    v.svc = HIBPLAN_SVC_CUT;
+    s = hibplan_decide(&v, &OPTS);
+    cr_assert_eq(s.act, HIBPLAN_SCALE);
+    v.phase = HIBPLAN_SNAPSHOT; /* store removed while waiting for a snapshot */
+    EXPECT_PHASE(v, HIBPLAN_SCALING);
+}
+
+Test(hibplan, hibernated_follows_the_retention_type)
+{
+    struct hibplan_view v = base();
+
+    v.phase = HIBPLAN_HIBERNATED;
+    v.sts_spec = v.sts_status = 0;
+    EXPECT_ACT(v, HIBPLAN_DONE);
+    v.imm = 1;
+    EXPECT_ACT(v, HIBPLAN_IMT_ENSURE);
+    v.imm_task = true;
+    EXPECT_ACT(v, HIBPLAN_DONE);
+    v.imm = 0;
+    EXPECT_ACT(v, HIBPLAN_IMT_DELETE);
+    v.imm = -1; /* malformed: nothing deleted */
+    EXPECT_ACT(v, HIBPLAN_DONE);
+}
+
+Test(hibplan, wake_up_undoes_every_step_in_order)
+{
+    struct hibplan_view v = base();
+    struct hibplan_step s;
+
+    v.want = false;
+    v.phase = HIBPLAN_HIBERNATED;
+    v.suspended = true;
+    v.svc = HIBPLAN_SVC_CUT;
+    v.svc_remembered = true;
+    v.sts_spec = v.sts_status = 0;
+    v.imm = 1;
+    v.imm_task = true;
+    EXPECT_PHASE(v, HIBPLAN_WAKING);
+    v.phase = HIBPLAN_WAKING;
+    EXPECT_ACT(v, HIBPLAN_IMT_DELETE);
+    v.imm_task = false;
+    s = hibplan_decide(&v, &OPTS);
+    cr_assert_eq(s.act, HIBPLAN_SCALE);
+    cr_assert_eq(s.replicas, 3);
+    v.sts_spec = 3;
+    EXPECT_ACT(v, HIBPLAN_RESTORE_PORTS);
+    v.svc = HIBPLAN_SVC_OPEN;
+    v.svc_remembered = false;
+    EXPECT_ACT(v, HIBPLAN_REMOVE_SUSPEND);
+    v.suspended = false;
+    EXPECT_ACT(v, HIBPLAN_REMOVE_PHASE);
+    v.phase = HIBPLAN_NONE;
+    EXPECT_ACT(v, HIBPLAN_DONE);
+}
+
+Test(hibplan, wake_up_mid_flow_and_deleted_etcds)
+{
+    struct hibplan_view v = base();
+
+    v.want = false;
+    v.phase = HIBPLAN_SNAPSHOT;
+    EXPECT_PHASE(v, HIBPLAN_WAKING);
+    v.phase = HIBPLAN_FAILED;
+    EXPECT_PHASE(v, HIBPLAN_WAKING);
+    v.phase = HIBPLAN_WAKING; /* never cut (woken in CuttingTraffic): nothing to restore */
+    v.svc = HIBPLAN_SVC_OPEN;
+    v.suspended = true;
+    EXPECT_ACT(v, HIBPLAN_REMOVE_SUSPEND);
+    v.phase = HIBPLAN_NONE; /* suspend set by someone else (a restore): not ours */
+    EXPECT_ACT(v, HIBPLAN_DONE);
+    v = base();
+    v.deleting = true;
+    v.phase = HIBPLAN_CUTTING;
+    EXPECT_ACT(v, HIBPLAN_DONE);
+}
+
+/* ---- the sweep ---- */
+
+static void check_invariants(const struct hibplan_view *v, struct hibplan_step s)
+{
+    cr_assert(s.act >= HIBPLAN_DONE && s.act < HIBPLAN_ACT_COUNT);
+    if (s.act == HIBPLAN_SCALE && s.replicas == 0)
+        cr_assert(v->want && (!v->store || v->task == HIBPLAN_TASK_SUCCEEDED),
+                  "scale to 0 without a successful final snapshot (phase %s)",
+                  hibplan_phase_name(v->phase));
+    if (s.act == HIBPLAN_SCALE && s.replicas > 0)
+        cr_assert(!v->want && v->phase == HIBPLAN_WAKING && v->sts_spec == 0);
+    if (s.act == HIBPLAN_CUT_PORTS)
+        cr_assert(v->want && v->svc == HIBPLAN_SVC_OPEN && v->suspended);
+    if (s.act == HIBPLAN_RESTORE_PORTS)
+        cr_assert(!v->want && v->svc_remembered && v->svc != HIBPLAN_SVC_MISSING &&
+                  v->svc != HIBPLAN_SVC_BAD);
+    if (s.act == HIBPLAN_CREATE_TASK)
+        cr_assert(v->want && v->store && v->svc != HIBPLAN_SVC_OPEN &&
+                  s.attempt == v->attempt + 1 &&
+                  (v->task == HIBPLAN_TASK_NONE || v->task == HIBPLAN_TASK_FAILED));
+    if (s.act == HIBPLAN_REMOVE_SUSPEND || s.act == HIBPLAN_REMOVE_PHASE)
+        cr_assert(!v->want && v->phase == HIBPLAN_WAKING);
+    if (s.act == HIBPLAN_IMT_DELETE)
+        cr_assert(v->imm_task && (!v->want || v->imm == 0));
+    if (s.act == HIBPLAN_IMT_ENSURE)
+        cr_assert(v->want && v->imm > 0 && !v->imm_task);
+    if (s.act == HIBPLAN_WAIT || s.act == HIBPLAN_BAD)
+        cr_assert_gt(s.wait_ms, 0);
+    if (s.act == HIBPLAN_BAD)
+        cr_assert(s.reason && s.note);
+    if (v->deleting || (!v->want && v->phase == HIBPLAN_NONE))
+        cr_assert_eq(s.act, HIBPLAN_DONE);
+    if (s.act == HIBPLAN_SET_PHASE)
+        cr_assert_neq(s.phase, v->phase);
+    if (s.act == HIBPLAN_DELETE_TASKS)
+        cr_assert(v->want && v->phase == HIBPLAN_CUTTING && v->ntasks > 0);
+}
+
+Test(hibplan, every_phase_and_read_back_state_keeps_the_invariants)
+{
+    static const enum hibplan_svc svcs[] = { HIBPLAN_SVC_MISSING, HIBPLAN_SVC_OPEN, HIBPLAN_SVC_CUT,
+                                             HIBPLAN_SVC_BAD };
+    static const enum hibplan_task tasks[] = { HIBPLAN_TASK_NONE, HIBPLAN_TASK_LIVE,
+                                               HIBPLAN_TASK_SUCCEEDED, HIBPLAN_TASK_FAILED,
+                                               HIBPLAN_TASK_DELETING };
+    static const int imms[] = { -1, 0, 1 };
+    static const int sts[][3] = { { 0, 0, 0 }, { 1, 3, 3 }, { 1, 0, 2 }, { 1, 0, 0 }, { 1, 3, 0 } };
+    long n = 0;
+
+    for (int m = 0; m < (1 << 6); m++)
+        for (int p = 0; p < HIBPLAN_PHASE_COUNT; p++)
+            for (size_t a = 0; a < 4; a++)
+                for (size_t t = 0; t < 5; t++)
+                    for (size_t i = 0; i < 3; i++)
+                        for (size_t k = 0; k < 5; k++)
+                            for (int at = 0; at < 5; at += 2) {
+                                struct hibplan_view v = {
+                                    .want = m & 1,
+                                    .deleting = (m >> 1) & 1,
+                                    .suspended = (m >> 2) & 1,
+                                    .store = (m >> 3) & 1,
+                                    .svc_remembered = (m >> 4) & 1,
+                                    .imm_task = (m >> 5) & 1,
+                                    .phase = (enum hibplan_phase)p,
+                                    .spec_replicas = 3,
+                                    .svc = svcs[a],
+                                    .task = tasks[t],
+                                    .attempt = tasks[t] == HIBPLAN_TASK_NONE ? 0 : at + 1,
+                                    .ntasks = tasks[t] == HIBPLAN_TASK_NONE ||
+                                                      tasks[t] == HIBPLAN_TASK_DELETING
+                                                  ? 0
+                                                  : 1,
+                                    .ndeleting = tasks[t] == HIBPLAN_TASK_DELETING,
+                                    .failed_ago_ms = at * 20000L,
+                                    .imm = imms[i],
+                                    .sts_present = sts[k][0],
+                                    .sts_spec = sts[k][1],
+                                    .sts_status = sts[k][2],
+                                };
+                                check_invariants(&v, hibplan_decide(&v, &OPTS));
+                                n++;
+                            }
+    cr_assert_eq(n, 64L * HIBPLAN_PHASE_COUNT * 4 * 5 * 3 * 5 * 3);
+}

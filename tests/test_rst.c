@@ -1,0 +1,315 @@
+/* rst: the progress annotation (parse, print), and on kube-sim a restore run pass by pass:
+ * waiting for the EtcdStatusBackup, the status written through /status, waiting for the
+ * inventory, the label, suspend and progress annotations removed at the end with events; an Etcd
+ * backed up without status backups going on with its StatefulSet; a refusal of the label removal
+ * (a validating webhook) recorded in the progress error and retried. */
+#include "controller/rst.h"
+
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/events.h"
+#include "common/kjson.h"
+#include "controller/etcdspec.h"
+#include "controller/rctx.h"
+#include "tests/support/cfix.h"
+#include "tests/support/jsonfix.h"
+#include "tests/support/ksimfix.h"
+#include "tests/support/testutil.h"
+
+#define OK(call) cr_assert_eq((call), KERR_OK, "%s: %s", #call, err.msg)
+
+Test(rst, progress_parse_and_print)
+{
+    struct rst_progress p;
+    struct kerr_info err;
+    char *text = NULL;
+
+    rst_progress_parse(NULL, &p);
+    cr_assert(p.awaiting_status && p.awaiting_resources && !p.error[0]);
+    rst_progress_parse("{not json", &p);
+    cr_assert(p.awaiting_status && p.awaiting_resources);
+    rst_progress_parse("{\"awaitingStatus\":false,\"awaitingResources\":true,\"error\":\"x\\\"y\"}",
+                       &p);
+    cr_assert_not(p.awaiting_status);
+    cr_assert(p.awaiting_resources);
+    cr_assert_str_eq(p.error, "x\"y");
+    OK(rst_progress_print(&p, &text, &err));
+    cr_assert_str_eq(text,
+                     "{\"awaitingStatus\":false,\"awaitingResources\":true,\"error\":\"x\\\"y\"}");
+    free(text);
+}
+
+/* The scripted validating webhook: refuses removing the restoring label while deny is set. */
+static struct {
+    atomic_int deny;
+    atomic_int refused;
+} hook_state;
+
+static cJSON *answer(const cJSON *review, const char *path, void *arg)
+{
+    const cJSON *req = kjson_get(review, "request");
+    int had = kjson_has(req, "oldObject.metadata.labels[etcd-warden.io/restoring]");
+    int has = kjson_has(req, "object.metadata.labels[etcd-warden.io/restoring]");
+    int refuse = atomic_load(&hook_state.deny) && had && !has;
+
+    (void)path;
+    (void)arg;
+    if (refuse)
+        atomic_fetch_add(&hook_state.refused, 1);
+    return ksim_harness_review_answer(
+        review, !refuse, 403, refuse ? "the restored Etcd is not valid yet" : NULL, NULL, NULL);
+}
+
+static struct cfix fx;
+static struct ksim_harness_hook *hk;
+
+static void setup(void)
+{
+    struct ksim_harness_opts o = { 0 };
+    struct ksim_alias alias;
+    struct kerr_info err;
+    char host[] = "127.0.0.1", svc[] = "hook", ns[] = "hooks", body[8192], *ca;
+    long code;
+    cJSON *j;
+
+    atomic_store(&hook_state.deny, 0);
+    atomic_store(&hook_state.refused, 0);
+    OK(ksim_harness_hook_start("hook.hooks.svc", answer, NULL, &hk, &err));
+    alias.service = svc;
+    alias.namespace = ns;
+    alias.host = host;
+    alias.port = ksim_harness_hook_port(hk);
+    o.aliases = &alias;
+    o.naliases = 1;
+    o.no_controllers = 1;
+    cfix_start(&fx, &o);
+    ca = ksim_harness_hook_ca_bundle(hk);
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"admissionregistration.k8s.io/v1\",\"kind\":"
+             "\"ValidatingWebhookConfiguration\",\"metadata\":{\"name\":\"etcds\"},\"webhooks\":"
+             "[{\"name\":\"etcd.test.io\",\"admissionReviewVersions\":[\"v1\"],\"sideEffects\":"
+             "\"None\",\"clientConfig\":{\"service\":{\"name\":\"hook\",\"namespace\":\"hooks\","
+             "\"path\":\"/etcd\"},\"caBundle\":\"%s\"},\"rules\":[{\"apiGroups\":["
+             "\"druid.gardener.cloud\"],\"apiVersions\":[\"v1alpha1\"],\"operations\":["
+             "\"UPDATE\"],\"resources\":[\"etcds\"]}]}]}",
+             ca);
+    free(ca);
+    j = ksimfix_call(fx.h, "POST",
+                     "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations", NULL,
+                     body, &code);
+    cr_assert_eq(code, 201, "%s", jsonfix_str(j, "message"));
+    cJSON_Delete(j);
+}
+
+static void teardown(void)
+{
+    cfix_stop(&fx);
+    ksim_harness_hook_stop(hk);
+}
+
+TestSuite(rst_kubesim, .init = setup, .fini = teardown, .timeout = 60);
+
+/* The Etcd "main" as the mutating webhook leaves a re-created one: restoring, suspended. */
+static cJSON *restored_etcd(const char *backup_exists)
+{
+    cJSON *e = cfix_etcd("main", NULL, NULL), *live;
+    struct kerr_info err;
+
+    OK(kjson_setv(e, (const char *const[]){ "metadata", "labels", ETCDSPEC_LABEL_RESTORING, NULL },
+                  cJSON_CreateString(""), &err));
+    OK(kjson_setv(e, (const char *const[]){ "metadata", "annotations", ETCDSPEC_ANN_SUSPEND, NULL },
+                  cJSON_CreateString(""), &err));
+    OK(kjson_setv(
+        e, (const char *const[]){ "metadata", "annotations", ETCDSPEC_ANN_BACKUP_EXISTS, NULL },
+        cJSON_CreateString(backup_exists), &err));
+    live = cfix_create(&fx, &ETCDSPEC_RES_ETCD, e);
+    cJSON_Delete(e);
+    return live;
+}
+
+/* One pass on a fresh GET; the requeue asked for. */
+static long pass(void)
+{
+    cJSON *e = cfix_get(&fx, &ETCDSPEC_RES_ETCD, "main");
+    struct kerr_info err;
+    long requeue = -1;
+
+    cr_assert_not_null(e);
+    OK(rst_run(&fx.x, e, &requeue, &err));
+    cJSON_Delete(e);
+    return requeue;
+}
+
+/* The progress annotation now ("" when absent). OWNED by the caller. */
+static char *progress(void)
+{
+    cJSON *e = cfix_get(&fx, &ETCDSPEC_RES_ETCD, "main");
+    const char *p = etcdspec_annotation(e, ETCDSPEC_ANN_RESTORE_PROGRESS);
+    char *out = strdup(p ? p : "");
+
+    cJSON_Delete(e);
+    return out;
+}
+
+#define PROGRESS_IS(want)           \
+    do {                            \
+        char *p_ = progress();      \
+        cr_assert_str_eq(p_, want); \
+        free(p_);                   \
+    } while (0)
+
+/* The status backup of live: status and the inventory of the components etcd-druid builds. */
+static void create_backup(const cJSON *live, const char *status)
+{
+    cJSON *b = jsonfix_parse("{\"apiVersion\":\"etcd-warden.io/v1alpha1\",\"kind\":"
+                             "\"EtcdStatusBackup\",\"metadata\":{\"name\":\"main\"}}"),
+          *inv = NULL;
+    struct kerr_info err;
+
+    OK(kjson_set(b, "spec.statusBackup", jsonfix_parse(status), &err));
+    OK(etcdspec_components(live, &inv, &err));
+    OK(kjson_set(b, "spec.components", inv, &err));
+    cJSON_Delete(cfix_create(&fx, &ETCDSPEC_RES_STATUSBACKUP, b));
+    cJSON_Delete(b);
+}
+
+/* Reasons of the Events about main, joined. */
+static int has_event(const char *reason)
+{
+    static const struct k8s_resource EV = { "events.k8s.io", "v1", "events", 1 };
+    cJSON *list = NULL;
+    const cJSON *e;
+    int found = 0;
+
+    cr_assert_eq(k8s_list(fx.c, &EV, CFIX_NS, NULL, &list, NULL), KERR_OK);
+    cJSON_ArrayForEach (e, kjson_get_arr(list, "items"))
+        found |= strcmp(jsonfix_str(e, "reason"), reason) == 0;
+    cJSON_Delete(list);
+    return found;
+}
+
+Test(rst_kubesim, status_then_resources_then_resume)
+{
+    struct ev_opts eo = { .reporting_controller = "etcd-warden.io/controller",
+                          .reporting_instance = "test" };
+    cJSON *live = restored_etcd("true"), *e;
+    struct kerr_info err;
+
+    OK(ev_new(fx.c, &eo, &fx.x.events, &err));
+    cr_assert_eq(pass(), RST_REQUEUE_MS);
+    PROGRESS_IS("{\"awaitingStatus\":true,\"awaitingResources\":true,\"error\":\"\"}");
+    cr_assert_eq(pass(), RST_REQUEUE_MS, "still waiting, nothing rewritten");
+    create_backup(live, "{\"ready\":true,\"replicas\":3,\"members\":[{\"name\":\"main-0\"}]}");
+    cr_assert_eq(pass(), RST_REQUEUE_MS);
+    PROGRESS_IS("{\"awaitingStatus\":false,\"awaitingResources\":true,\"error\":\"\"}");
+    e = cfix_get(&fx, &ETCDSPEC_RES_ETCD, "main");
+    jsonfix_assert_sorted(kjson_get(e, "status"),
+                          "{\"members\":[{\"name\":\"main-0\"}],\"ready\":true,\"replicas\":3}");
+    cr_assert_not_null(etcdspec_label(e, ETCDSPEC_LABEL_RESTORING));
+    cJSON_Delete(e);
+    cr_assert_eq(cfix_components(&fx, live, NULL), 13);
+    cr_assert_eq(pass(), 0);
+    e = cfix_get(&fx, &ETCDSPEC_RES_ETCD, "main");
+    cr_assert_null(etcdspec_label(e, ETCDSPEC_LABEL_RESTORING), "the restoring label is gone");
+    cr_assert_null(etcdspec_annotation(e, ETCDSPEC_ANN_SUSPEND));
+    cr_assert_null(etcdspec_annotation(e, ETCDSPEC_ANN_RESTORE_PROGRESS));
+    cr_assert_str_eq(etcdspec_annotation(e, ETCDSPEC_ANN_BACKUP_EXISTS), "true");
+    cr_assert(cJSON_IsTrue(kjson_get(e, "status.ready")), "the status survived");
+    cJSON_Delete(e);
+    ev_stop(fx.x.events);
+    TESTUTIL_AWAIT(has_event("RestoreCompleted"), 5000);
+    cr_assert(has_event("RestoreCompleted"));
+    cr_assert(has_event("StatusRestored"));
+    cr_assert(has_event("RestoreAwaitingResources"));
+    ev_free(fx.x.events);
+    fx.x.events = NULL;
+    cJSON_Delete(live);
+}
+
+Test(rst_kubesim, no_status_backups_goes_on_with_the_statefulset)
+{
+    cJSON *live = restored_etcd("false"), *sts, *e;
+    char *p;
+
+    cr_assert_eq(pass(), RST_REQUEUE_MS);
+    p = progress();
+    cr_assert(strstr(p, "\"awaitingStatus\":false,\"awaitingResources\":true"), "%s", p);
+    cr_assert(strstr(p, "automatic status recovery is not possible"), "%s", p);
+    free(p);
+    cr_assert_eq(cfix_components(&fx, live, NULL), 13);
+    cr_assert_eq(pass(), 0);
+    e = cfix_get(&fx, &ETCDSPEC_RES_ETCD, "main");
+    cr_assert_null(etcdspec_label(e, ETCDSPEC_LABEL_RESTORING));
+    cJSON_Delete(e);
+    sts = cfix_get(&fx, etcdspec_kind_resource("StatefulSet"), "main");
+    cr_assert_not_null(sts);
+    cJSON_Delete(sts);
+    cJSON_Delete(live);
+}
+
+Test(rst_kubesim, a_refused_resume_is_recorded_and_retried)
+{
+    cJSON *live = restored_etcd("true"), *e;
+    char *p;
+
+    create_backup(live, "{\"ready\":true}");
+    cr_assert_eq(cfix_components(&fx, live, NULL), 13);
+    atomic_store(&hook_state.deny, 1);
+    cr_assert_eq(pass(), RST_REQUEUE_MS);
+    cr_assert_eq(atomic_load(&hook_state.refused), 1);
+    p = progress();
+    cr_assert(strstr(p, "\"awaitingStatus\":false,\"awaitingResources\":false"), "%s", p);
+    cr_assert(strstr(p, "admission webhook \\\"etcd.test.io\\\" denied the request: the restored "
+                        "Etcd is not valid yet"),
+              "%s", p);
+    free(p);
+    atomic_store(&hook_state.deny, 0);
+    cr_assert_eq(pass(), 0);
+    e = cfix_get(&fx, &ETCDSPEC_RES_ETCD, "main");
+    cr_assert_null(etcdspec_label(e, ETCDSPEC_LABEL_RESTORING), "resumed on the retry");
+    cr_assert_null(etcdspec_annotation(e, ETCDSPEC_ANN_RESTORE_PROGRESS));
+    cJSON_Delete(e);
+    cJSON_Delete(live);
+}
+
+Test(rst_kubesim, a_missing_component_keeps_it_waiting)
+{
+    cJSON *live = restored_etcd("true"), *e;
+    struct kerr_info err;
+
+    create_backup(live, "{}");
+    cr_assert_eq(cfix_components(&fx, live, NULL), 13);
+    OK(k8s_delete(fx.c, etcdspec_kind_resource("Lease"), CFIX_NS, "main-full-snap", NULL, NULL,
+                  &err));
+    cr_assert_eq(pass(), RST_REQUEUE_MS);
+    PROGRESS_IS("{\"awaitingStatus\":false,\"awaitingResources\":true,\"error\":\"\"}");
+    e = cfix_get(&fx, &ETCDSPEC_RES_ETCD, "main");
+    cr_assert_not_null(etcdspec_label(e, ETCDSPEC_LABEL_RESTORING));
+    cJSON_Delete(e);
+    cJSON_Delete(live);
+}
+
+Test(rst_kubesim, a_hibernated_etcd_stays_suspended)
+{
+    cJSON *live = restored_etcd("true"), *e, *p;
+    struct kerr_info err;
+
+    p = jsonfix_parse("{\"metadata\":{\"annotations\":{\"etcd-warden.io/hibernate\":\"true\","
+                      "\"etcd-warden.io/hibernation-phase\":\"Hibernated\"}}}");
+    OK(k8s_patch(fx.c, &ETCDSPEC_RES_ETCD, CFIX_NS, "main", K8S_PATCH_MERGE, p, NULL, NULL, &err));
+    create_backup(live, "{}");
+    cr_assert_eq(cfix_components(&fx, live, NULL), 13);
+    cr_assert_eq(pass(), 0);
+    e = cfix_get(&fx, &ETCDSPEC_RES_ETCD, "main");
+    cr_assert_null(etcdspec_label(e, ETCDSPEC_LABEL_RESTORING), "resumed");
+    cr_assert_not_null(etcdspec_annotation(e, ETCDSPEC_ANN_SUSPEND),
+                       "hibernation keeps etcd-druid suspended");
+    cJSON_Delete(e);
+    cJSON_Delete(p);
+    cJSON_Delete(live);
+}

@@ -1,0 +1,230 @@
+#include "controller/snapshot/screds.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char dir[64];
+
+static void mkdir_tmp(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/screds.XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+}
+
+static void put(const char *name, const char *content)
+{
+    char p[256];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    cr_assert_not_null(f);
+    fputs(content, f);
+    fclose(f);
+}
+
+static void cleanup(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(screds, .init = mkdir_tmp, .fini = cleanup);
+
+Test(screds, s3_dir_every_field)
+{
+    struct screds_s3 c;
+    struct kerr_info err = { 0 };
+    put("accessKeyID", "AKIA\n");
+    put("secretAccessKey", "s3cr3t");
+    put("region", "eu-west-1\n");
+    put("endpoint", "https://minio.example:9000");
+    put("s3ForcePathStyle", "true");
+    put("insecureSkipVerify", "1");
+    put("trustedCaCert", "-----BEGIN CERTIFICATE-----\nabc\n-----END CERTIFICATE-----\n");
+    put("sseCustomerKey", "0123456789abcdef0123456789abcdef");
+    put("sseCustomerAlgorithm", "AES256");
+    put("bucketName", "bkt");
+    put("unrelated", "ignored");
+    cr_assert_eq(screds_s3_read(SCREDS_DIR, dir, &c, &err), KERR_OK, "%s", err.msg);
+    cr_assert_str_eq(c.access_key, "AKIA");
+    cr_assert_str_eq(c.secret_key, "s3cr3t");
+    cr_assert_str_eq(c.region, "eu-west-1");
+    cr_assert_str_eq(c.endpoint, "https://minio.example:9000");
+    cr_assert(c.path_style);
+    cr_assert(c.insecure);
+    cr_assert_str_eq(c.ca_pem, "-----BEGIN CERTIFICATE-----\nabc\n-----END CERTIFICATE-----");
+    cr_assert_str_eq(c.sse_key, "0123456789abcdef0123456789abcdef");
+    cr_assert_str_eq(c.sse_alg, "AES256");
+    cr_assert_str_eq(c.bucket, "bkt");
+    screds_s3_release(&c);
+    cr_assert_null(c.access_key);
+}
+
+Test(screds, s3_json_every_field)
+{
+    static const char j[] =
+        "{\"accessKeyID\":\"A\",\"secretAccessKey\":\"S\",\"region\":\"r\","
+        "\"endpoint\":\"http://127.0.0.1:1\",\"s3ForcePathStyle\":true,\"insecureSkipVerify\":"
+        "false,\"trustedCaCert\":\"PEM\",\"sseCustomerKey\":\"0123456789abcdef0123456789abcdef\","
+        "\"sseCustomerAlgorithm\":\"AES256\",\"bucketName\":\"b\",\"other\":[1]}";
+    struct screds_s3 c;
+    struct kerr_info err = { 0 };
+    cr_assert_eq(screds_s3_parse_json(j, strlen(j), &c, &err), KERR_OK, "%s", err.msg);
+    cr_assert_str_eq(c.access_key, "A");
+    cr_assert_str_eq(c.secret_key, "S");
+    cr_assert_str_eq(c.region, "r");
+    cr_assert_str_eq(c.endpoint, "http://127.0.0.1:1");
+    cr_assert(c.path_style);
+    cr_assert_not(c.insecure);
+    cr_assert_str_eq(c.ca_pem, "PEM");
+    cr_assert_str_eq(c.bucket, "b");
+    screds_s3_release(&c);
+}
+
+Test(screds, s3_malformed_json)
+{
+    static const struct {
+        const char *json;
+        const char *why;
+    } bad[] = {
+        { "", "credentials JSON" },
+        { "[]", "not an object" },
+        { "{\"accessKeyID\":\"A\"", "credentials JSON" },
+        { "{\"secretAccessKey\":\"S\",\"region\":\"r\"}", "accessKeyID is missing" },
+        { "{\"accessKeyID\":\"\",\"secretAccessKey\":\"S\",\"region\":\"r\"}",
+          "accessKeyID is missing" },
+        { "{\"accessKeyID\":\"A\",\"region\":\"r\"}", "secretAccessKey is missing" },
+        { "{\"accessKeyID\":\"A\",\"secretAccessKey\":\"S\"}", "region is missing" },
+        { "{\"accessKeyID\":1,\"secretAccessKey\":\"S\",\"region\":\"r\"}",
+          "accessKeyID must be a JSON string" },
+        { "{\"accessKeyID\":\"A\",\"secretAccessKey\":\"S\",\"region\":\"r\","
+          "\"s3ForcePathStyle\":\"true\"}",
+          "s3ForcePathStyle must be a JSON boolean" },
+        { "{\"accessKeyID\":\"A\",\"secretAccessKey\":\"S\",\"region\":\"r\","
+          "\"insecureSkipVerify\":1}",
+          "insecureSkipVerify must be a JSON boolean" },
+        { "{\"accessKeyID\":\"A\",\"secretAccessKey\":\"S\",\"region\":\"r\","
+          "\"sseCustomerKey\":\"0123456789abcdef0123456789abcdef\"}",
+          "must be given together" },
+        { "{\"accessKeyID\":\"A\",\"secretAccessKey\":\"S\",\"region\":\"r\","
+          "\"sseCustomerKey\":\"short\",\"sseCustomerAlgorithm\":\"AES256\"}",
+          "32 bytes" },
+        { "{\"accessKeyID\":\"A\",\"secretAccessKey\":\"S\",\"region\":\"r\","
+          "\"sseCustomerKey\":\"0123456789abcdef0123456789abcdef\",\"sseCustomerAlgorithm\":"
+          "\"aws:kms\"}",
+          "is not AES256" },
+        { "{\"accessKeyID\":\"A\",\"secretAccessKey\":\"S\",\"region\":\"r\","
+          "\"endpoint\":\"ftp://x\"}",
+          "not an http(s) URL" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct screds_s3 c;
+        struct kerr_info err = { 0 };
+        cr_assert_neq(screds_s3_parse_json(bad[i].json, strlen(bad[i].json), &c, &err), KERR_OK,
+                      "accepted %s", bad[i].json);
+        cr_assert(strstr(err.msg, bad[i].why) != NULL, "%s: \"%s\" lacks \"%s\"", bad[i].json,
+                  err.msg, bad[i].why);
+        cr_assert_null(c.access_key);
+    }
+}
+
+Test(screds, s3_malformed_dir)
+{
+    struct screds_s3 c;
+    struct kerr_info err = { 0 };
+    put("accessKeyID", "A");
+    put("secretAccessKey", "S");
+    cr_assert_eq(screds_s3_read(SCREDS_DIR, dir, &c, &err), KERR_INVAL);
+    cr_assert(strstr(err.msg, "region is missing"));
+    put("region", "r");
+    put("s3ForcePathStyle", "yes");
+    cr_assert_eq(screds_s3_read(SCREDS_DIR, dir, &c, &err), KERR_PARSE);
+    cr_assert(strstr(err.msg, "s3ForcePathStyle: \"yes\" is not a boolean"), "%s", err.msg);
+    put("s3ForcePathStyle", "False\n");
+    cr_assert_eq(screds_s3_read(SCREDS_DIR, dir, &c, &err), KERR_OK, "%s", err.msg);
+    cr_assert_not(c.path_style);
+    screds_s3_release(&c);
+    cr_assert_eq(screds_s3_read(SCREDS_DIR, "/nonexistent-dir", &c, &err), KERR_INVAL);
+    cr_assert(strstr(err.msg, "missing"));
+    cr_assert_eq(screds_s3_read(SCREDS_JSON, "/nonexistent-file", &c, &err), KERR_NOTFOUND);
+    cr_assert(strstr(err.msg, "/nonexistent-file"));
+}
+
+Test(screds, s3_env_order)
+{
+    struct screds_s3 c;
+    struct kerr_info err = { 0 };
+    char jp[128];
+    put("accessKeyID", "fromdir");
+    put("secretAccessKey", "S");
+    put("region", "r");
+    snprintf(jp, sizeof jp, "%s/creds.json", dir);
+    FILE *f = fopen(jp, "w");
+    fputs("{\"accessKeyID\":\"fromjson\",\"secretAccessKey\":\"S\",\"region\":\"r\"}", f);
+    fclose(f);
+    setenv("AWS_APPLICATION_CREDENTIALS", dir, 1);
+    setenv("AWS_APPLICATION_CREDENTIALS_JSON", jp, 1);
+    cr_assert_eq(screds_s3_from_env(&c, &err), KERR_OK, "%s", err.msg);
+    cr_assert_str_eq(c.access_key, "fromjson");
+    screds_s3_release(&c);
+    unsetenv("AWS_APPLICATION_CREDENTIALS_JSON");
+    cr_assert_eq(screds_s3_from_env(&c, &err), KERR_OK, "%s", err.msg);
+    cr_assert_str_eq(c.access_key, "fromdir");
+    screds_s3_release(&c);
+    unsetenv("AWS_APPLICATION_CREDENTIALS");
+    unsetenv("AWS_ACCESS_KEY_ID");
+    cr_assert_eq(screds_s3_from_env(&c, &err), KERR_INVAL);
+    cr_assert(strstr(err.msg, "AWS_APPLICATION_CREDENTIALS"));
+}
+
+Test(screds, abs_every_field_and_malformed)
+{
+    struct screds_abs c;
+    struct kerr_info err = { 0 };
+    put("storageAccount", "devstoreaccount1\n");
+    put("storageKey", "a2V5a2V5");
+    put("domain", "127.0.0.1:10000");
+    put("emulatorEnabled", "true");
+    cr_assert_eq(screds_abs_read(SCREDS_DIR, dir, &c, &err), KERR_OK, "%s", err.msg);
+    cr_assert_str_eq(c.account, "devstoreaccount1");
+    cr_assert_eq(c.key_len, 6);
+    cr_assert_eq(memcmp(c.key, "keykey", 6), 0);
+    cr_assert_str_eq(c.domain, "127.0.0.1:10000");
+    cr_assert(c.emulator);
+    screds_abs_release(&c);
+
+    static const struct {
+        const char *json;
+        const char *why;
+    } bad[] = {
+        { "{\"storageKey\":\"a2V5\"}", "storageAccount is missing" },
+        { "{\"storageAccount\":\"acc\"}", "storageKey is missing" },
+        { "{\"storageAccount\":\"acc\",\"storageKey\":\"not base64!\"}", "not base64" },
+        { "{\"storageAccount\":\"Acc\",\"storageKey\":\"a2V5\"}", "lowercase" },
+        { "{\"storageAccount\":\"acc\",\"storageKey\":\"a2V5\",\"emulatorEnabled\":true}",
+          "needs domain" },
+        { "{\"storageAccount\":\"acc\",\"storageKey\":\"a2V5\",\"emulatorEnabled\":\"true\"}",
+          "emulatorEnabled must be a JSON boolean" },
+        { "{\"storageAccount\":\"acc\",\"storageKey\":\"a2V5\",\"domain\":7}",
+          "domain must be a JSON string" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cr_assert_neq(screds_abs_parse_json(bad[i].json, strlen(bad[i].json), &c, &err), KERR_OK,
+                      "accepted %s", bad[i].json);
+        cr_assert(strstr(err.msg, bad[i].why) != NULL, "%s: \"%s\" lacks \"%s\"", bad[i].json,
+                  err.msg, bad[i].why);
+    }
+    static const char ok[] = "{\"storageAccount\":\"acc\",\"storageKey\":\"a2V5\"}";
+    cr_assert_eq(screds_abs_parse_json(ok, strlen(ok), &c, &err), KERR_OK, "%s", err.msg);
+    cr_assert_null(c.domain);
+    cr_assert_not(c.emulator);
+    screds_abs_release(&c);
+    unsetenv("AZURE_APPLICATION_CREDENTIALS");
+    unsetenv("AZURE_APPLICATION_CREDENTIALS_JSON");
+    cr_assert_eq(screds_abs_from_env(&c, &err), KERR_INVAL);
+    cr_assert(strstr(err.msg, "AZURE_APPLICATION_CREDENTIALS"));
+}
