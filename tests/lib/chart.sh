@@ -77,21 +77,17 @@ chart_bin_webhook() { _chart_find WARDEN_WEBHOOK webhook/warden-webhook; }
 chart_bin_controller() { _chart_find WARDEN_CONTROLLER controller/warden-controller; }
 chart_bin_snapshot() { _chart_find WARDEN_SNAPSHOT controller/snapshot/warden-snapshot; }
 
-# Is warden-controller implemented yet (its --help lists the chart's flags)?
+# Is warden-controller built?
 chart_controller_ready() {
-    local b
-    b=$(chart_bin_controller) || return 1
-    "$b" --help 2>&1 | grep -q -- '--leader-elect'
+    chart_bin_controller >/dev/null
 }
 
 # The --binary arguments of charttool check: container name = binary.
 chart_binaries() {
     local b
     b=$(chart_bin_webhook) && echo "--binary webhook=$b"
-    if chart_controller_ready; then
-        echo "--binary controller=$(chart_bin_controller)"
-        b=$(chart_bin_snapshot) && echo "--binary warden-snapshot=$b"
-    fi
+    b=$(chart_bin_controller) && echo "--binary controller=$b"
+    b=$(chart_bin_snapshot) && echo "--binary warden-snapshot=$b"
     return 0
 }
 

@@ -328,12 +328,12 @@ func checkWebhooks(all []obj, where string, o obj) []string {
 
 var helpFlag = regexp.MustCompile(`(?m)^\s*(?:-([A-Za-z0-9]), )?--([a-z0-9][a-z0-9-]*)`)
 
-// helpFlags runs BINARY --help (and BINARY SUB --help for "SUB") and returns
-// the flag names it lists, with their leading dashes.
-func helpFlags(bin string, args ...string) (map[string]bool, string, error) {
-	out, err := exec.Command(bin, append(args, "--help")...).CombinedOutput()
+// helpFlags runs BINARY --help and returns the flag names it lists, with
+// their leading dashes, and the text.
+func helpFlags(bin string) (map[string]bool, string, error) {
+	out, err := exec.Command(bin, "--help").CombinedOutput()
 	if err != nil {
-		return nil, string(out), fmt.Errorf("%s %s --help: %v\n%s", bin, strings.Join(args, " "), err, out)
+		return nil, string(out), fmt.Errorf("%s --help: %v\n%s", bin, err, out)
 	}
 	flags := map[string]bool{}
 	for _, m := range helpFlag.FindAllStringSubmatch(string(out), -1) {
@@ -348,7 +348,7 @@ func helpFlags(bin string, args ...string) (map[string]bool, string, error) {
 // checkFlags: each binary "container=path" is asked for its --help; every
 // argument of that container must be a listed flag. A flag whose value is a
 // command ("--immutability-task-command=BIN SUB") names a binary given as
-// BIN=path whose "SUB --help" must succeed.
+// BIN=path whose --help must list "BIN SUB ".
 func checkFlags(all []obj, binaries []string) []string {
 	var errs []string
 	bins := map[string]string{}
@@ -392,8 +392,13 @@ func checkFlags(all []obj, binaries []string) []string {
 						errs = append(errs, fmt.Sprintf("%s names %s, which was not given with --binary", name, words[0]))
 						continue
 					}
-					if _, _, err := helpFlags(sub, words[1:]...); err != nil {
+					_, help, err := helpFlags(sub)
+					if err != nil {
 						errs = append(errs, err.Error())
+						continue
+					}
+					if len(words) > 1 && !strings.Contains(help, words[0]+" "+words[1]+" ") {
+						errs = append(errs, fmt.Sprintf("%s --help lists no subcommand %s", sub, words[1]))
 					}
 				}
 			}
