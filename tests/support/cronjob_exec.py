@@ -5,8 +5,8 @@
 
 Secret volumes come from SECRET_DIR/<secretName>/ (files) or
 SECRET_DIR/<secretName>.json (a Secret object, base64 data) and are written
-under ROOT/<mountPath>; env values (literal, secretKeyRef) and $(VAR)
-references are resolved as Kubernetes does; mount paths at the start of env
+under ROOT/<mountPath>; env values (literal, secretKeyRef, fieldRef to the
+pod's name and namespace) and $(VAR) references are resolved as Kubernetes does; mount paths at the start of env
 values and arguments point into ROOT. The program of the container's command
 must be warden-snapshot (any directory): it runs as WARDEN_SNAPSHOT with the
 command's other words and the args exactly as written. Exit status: the
@@ -81,8 +81,18 @@ def main():
         elif "secretKeyRef" in e.get("valueFrom", {}):
             ref = e["valueFrom"]["secretKeyRef"]
             env[e["name"]] = secret_data(secret_dir, ref["name"])[ref["key"]].decode()
+        elif "fieldRef" in e.get("valueFrom", {}):
+            # the downward API for the pod a manual run of the CronJob would get
+            path = e["valueFrom"]["fieldRef"].get("fieldPath")
+            meta = cj.get("metadata", {})
+            if path == "metadata.name":
+                env[e["name"]] = meta.get("name", "cronjob") + "-manual"
+            elif path == "metadata.namespace":
+                env[e["name"]] = meta.get("namespace", "default")
+            else:
+                die(f"env {e['name']}: fieldRef {path} is not supported")
         else:
-            die(f"env {e['name']}: only value and secretKeyRef are supported")
+            die(f"env {e['name']}: only value, secretKeyRef and fieldRef are supported")
     words = [expand(w, env) for w in (c.get("command") or []) + (c.get("args") or [])]
     if not words:
         die("the container has no command (the image's entrypoint is not known here)")

@@ -1,0 +1,342 @@
+#!/usr/bin/env bash
+# The etcd-warden demo, the README's first command. On a fresh Debian 12 machine (as
+# root) it installs what is missing, builds the three programs and the test doubles
+# (build/demo), then on kube-sim, the project's Kubernetes API server:
+#   - applies the chart's rendered manifests (CRDs, service accounts, RBAC, Services,
+#     Deployments, webhook configurations) and runs warden-webhook and
+#     warden-controller locally with the flags of their rendered Deployments, each as
+#     its own service account (kube-sim runs no pods);
+#   - starts s3rver (an S3 emulator) as the backup bucket and backup-double (etcd-druid's
+#     backup sidecar stand-in) on the Etcd's client Service;
+#   - walks through component protection, hibernation with the immutability task and its
+#     CronJob, and a backup-and-restore, printing every kubectl command and its output.
+# It exits 0 only when every step behaved as shown, and leaves no process behind.
+# Under ctest (WARDEN_BINARY_DIR set) it installs and builds nothing.
+#
+#   tests/demo.sh
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+started=$SECONDS
+
+if [ -z "${WARDEN_BINARY_DIR:-}" ]; then
+    if [ "$(id -u)" = 0 ]; then
+        tests/run-all.sh --install-only
+    fi
+    tests/install-emulators.sh
+    echo "== building (build/demo)"
+    cmake -S . -B build/demo -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF >/dev/null
+    cmake --build build/demo -j "$(nproc 2>/dev/null || echo 2)" --target warden-webhook \
+        warden-controller warden-snapshot kube-sim backup-double >/dev/null
+    export WARDEN_BINARY_DIR=$root/build/demo
+    started=$SECONDS
+fi
+
+SNAP_BUCKET=etcd-bucket   # the store container tests/lib/druid.sh gives its Etcds
+# shellcheck source=lib/snapshot.sh
+. tests/lib/snapshot.sh
+# shellcheck source=lib/controller.sh
+. tests/lib/controller.sh
+# shellcheck source=lib/chart.sh
+. tests/lib/chart.sh
+# kubesim.sh owns the EXIT trap; the emulator's cleanups run from it
+_demo_snap_cleanup() {
+    local i
+    for ((i = ${#_snap_cleanups[@]} - 1; i >= 0; i--)); do eval "${_snap_cleanups[i]}" || true; done
+    _snap_cleanups=()
+}
+trap _ksim_run_cleanups EXIT
+ksim_on_exit _demo_snap_cleanup
+
+# ---- narration -------------------------------------------------------------------
+if [ -t 1 ]; then B=$'\033[1m' G=$'\033[32m' X=$'\033[0m'; else B="" G="" X=""; fi
+chapter() { printf '\n%s==== %s%s  (%ss)\n' "$B" "$*" "$X" "$((SECONDS - started))"; }
+say() { printf '%s\n' "$*" | fold -s -w 92; }
+quote() {
+    local a out=""
+    for a in "$@"; do
+        case $a in
+        *[!A-Za-z0-9_./:=,@%+-]* | "") out+=" '${a//\'/\'\\\'\'}'" ;;
+        *) out+=" $a" ;;
+        esac
+    done
+    printf '%s' "${out# }"
+}
+# Print "$ CMD ARGS", run it, print its output indented; OUT and RC keep them.
+show() {
+    local name=$1
+    shift
+    printf '%s$ %s%s\n' "$B" "$(quote "$name" "$@")" "$X"
+    set +e
+    case $name in
+    kubectl) OUT=$(kc "$@" 2>&1) ;;
+    warden-snapshot) OUT=$(snap_run "$@" 2>&1) ;;
+    *) OUT=$("$name" "$@" 2>&1) ;;
+    esac
+    RC=$?
+    set -e
+    [ -z "$OUT" ] || printf '%s\n' "$OUT" | sed 's/^/    /'
+}
+k() { show kubectl "$@"; }
+# The last command succeeded / failed, its output holding the text.
+ok() { [ "$RC" = 0 ] || demo_fail "the command failed"; }
+refused() {
+    [ "$RC" != 0 ] || demo_fail "the command was not refused"
+    case $OUT in *"$1"*) ;; *) demo_fail "the refusal does not say: $1" ;; esac
+}
+has() { case $OUT in *"$1"*) ;; *) demo_fail "the output does not show: $1" ;; esac; }
+check() { # what, want, got
+    [ "$2" = "$3" ] || demo_fail "$1: want \"$2\", got \"$3\""
+    printf '%s  ✓ %s: %s%s\n' "$G" "$1" "$3" "$X"
+}
+demo_fail() {
+    printf '\nDEMO FAILED: %s\n' "$*" >&2
+    ctl_fail "the step above did not behave as shown"
+}
+jp() { kc -n "$1" get "$2" -o jsonpath="$3"; }
+
+# ---- the stage -------------------------------------------------------------------
+chapter "Stage: kube-sim, the chart, warden-webhook, warden-controller, S3, the backup sidecar"
+wh_init
+CTL_DIR=$WH_DIR
+ids=$WH_DIR/ids
+mkdir -p "$ids"
+druid_tokens "$ids/tokens.csv"
+echo "webhook-token,system:serviceaccount:$CHART_NS:warden-webhook,u-webhook,\"system:serviceaccounts\"" \
+    >>"$ids/tokens.csv"
+kubesim_start --token-file "$ids/tokens.csv" --service-alias "$(wh_alias)" \
+    --service-cluster-ip-range "$(druid_ip_range)" --statefulset-delay 100ms -v ||
+    demo_fail "kube-sim did not start"
+sed "s/^\( *token:\).*/\1 webhook-token/" "$KUBECONFIG" >"$ids/warden-webhook.kubeconfig"
+sed "s/^\( *token:\).*/\1 warden-token/" "$KUBECONFIG" >"$ids/warden-controller.kubeconfig"
+chart_tool
+rendered=$WH_DIR/etcd-warden.yaml
+chart_render "$rendered" --set crds.etcd=true --set crds.etcdOpsTask=true
+say "kube-sim serves the Kubernetes API at $KSIM_URL. The chart, rendered as
+'helm template etcd-warden charts/etcd-warden -n etcd-warden --set crds.etcd=true
+--set crds.etcdOpsTask=true' would (no etcd-druid here, so its CRDs come from the chart):"
+k create namespace etcd-warden
+ok
+k apply -f "$rendered"
+ok
+check "every rendered object accepted" "$(grep -c '^kind: ' "$rendered")" "$(grep -c ' created$' <<<"$OUT")"
+ksim_wait 20 kc get etcds,etcdopstasks,etcdstatusbackups,extendfullsnapshotimmutabilitytasks -A ||
+    demo_fail "the CRDs are not served"
+
+say "kube-sim runs no pods: each program runs here with its Deployment's flags, as its
+service account (only addresses and the kubeconfig are changed)."
+chart_start_webhook "$rendered" "$ids" "$WH_PORT" "$WH_HEALTH_PORT" "$WH_LOG"
+WH_PID=$CHART_WH_PID
+ksim_on_exit _wh_cleanup
+ksim_wait 30 curl -sf "http://127.0.0.1:$WH_HEALTH_PORT/readyz" || demo_fail "warden-webhook not ready"
+ksim_wait 20 sh -c "kubectl --kubeconfig '$KUBECONFIG' get validatingwebhookconfiguration etcd-warden -o jsonpath='{.webhooks[*].clientConfig.caBundle}' | grep -q ." ||
+    demo_fail "warden-webhook did not patch its caBundle"
+mapfile -t wh_args < <("$CHARTTOOL" args "$rendered" warden-webhook)
+mapfile -t ctl_args < <("$CHARTTOOL" args "$rendered" warden-controller)
+cp "$ids/warden-controller.kubeconfig" "$CTL_DIR/controller.kubeconfig"
+ksim_on_exit _ctl_cleanup
+ctl_local=()   # ctl_start chooses the listen addresses itself
+for a in "${ctl_args[@]}"; do
+    case $a in --metrics-bind-address=* | --health-probe-bind-address=*) ;; *) ctl_local+=("$a") ;; esac
+done
+ctl_start "${ctl_local[@]}"
+printf '    warden-webhook\n'; printf '        %s\n' "${wh_args[@]}"
+printf '    warden-controller\n'; printf '        %s\n' "${ctl_args[@]}"
+k get validatingwebhookconfigurations,mutatingwebhookconfigurations
+ok
+
+snap_s3_start
+say "s3rver serves the bucket '$SNAP_BUCKET' at $SNAP_S3_URL."
+
+# ---- 1. protection ---------------------------------------------------------------
+chapter "1. Component protection: only etcd-druid (and warden-controller) change an Etcd's objects"
+druid_etcd shoot etcd-main --bucket --schedule "0 */6 * * *"
+kc -n shoot create secret generic etcd-backup --from-file="$SNAP_WORK/aws" --dry-run=client -o yaml |
+    kc apply -f - >/dev/null
+druid_double_for shoot etcd-main
+say "etcd-druid (here tests/lib/druid.sh, acting as its service account) created the Etcd
+'etcd-main' and its components; the backup sidecar answers on the client Service."
+k -n shoot get etcd,statefulsets,services
+ok
+k -n shoot scale statefulset etcd-main --replicas=1
+refused "changes from service account kubernetes-admin are disallowed at the moment"
+say "Refused with etcd-druid's own message. The annotation on the Etcd lets it through:"
+k -n shoot annotate etcd etcd-main druid.gardener.cloud/disable-etcd-component-protection=
+ok
+k -n shoot label statefulset etcd-main demo=hand-edited
+ok
+k -n shoot annotate etcd etcd-main druid.gardener.cloud/disable-etcd-component-protection-
+ok
+k -n shoot label statefulset etcd-main demo-
+refused "are disallowed at the moment"
+kc_druid -n shoot label statefulset etcd-main demo- >/dev/null
+
+# ---- 2. hibernation --------------------------------------------------------------
+chapter "2. Hibernation: cut traffic, final snapshot, scale to zero, keep the snapshot immutable"
+now=$(date +%s)
+seed() { # kind-revisions, age in seconds, suffix
+    head -c $((2000 + RANDOM)) /dev/urandom >"$WH_DIR/seed"
+    snap_s3 put "shoot--etcd-main/v2/$1-$((now - $2))$3" "$WH_DIR/seed"
+}
+seed Full-00000000-00000003 7200 .gz   # revisions below the sidecar stand-in's final one
+seed Incr-00000004-00000006 3600 .gz
+store=(--storage-provider S3 --store-container "$SNAP_BUCKET" --store-prefix shoot--etcd-main)
+say "The bucket holds what the sidecar has written so far:"
+show warden-snapshot list "${store[@]}"
+ok
+ctl_watch_phases shoot etcd-main "$WH_DIR/phases"
+k -n shoot annotate etcd etcd-main etcd-warden.io/hibernate=true
+ok
+k -n shoot wait etcd/etcd-main --timeout=40s \
+    '--for=jsonpath={.metadata.annotations.etcd-warden\.io/hibernation-phase}=Hibernated'
+ok
+sleep 0.3
+check "phases, in order" "- CuttingTraffic FinalSnapshot ScalingDown Hibernated" "$(ctl_phases "$WH_DIR/phases")"
+k -n shoot get etcdopstasks -o 'custom-columns=NAME:.metadata.name,STATE:.status.state,RESULT:.status.lastOperation.description'
+ok
+has Succeeded
+final=$(grep -oE 'Full-[0-9]{8}-[0-9]{8}-[0-9]+(\.[a-z]+)?\.final' <<<"$OUT" | head -1)
+[ -n "$final" ] || demo_fail "the task names no final snapshot"
+# backup-double answers like the sidecar but stores nothing: put the object where the
+# sidecar would have uploaded it
+head -c 4096 /dev/urandom >"$WH_DIR/final"
+snap_s3 put "shoot--etcd-main/v2/$final" "$WH_DIR/final"
+check "the sidecar took one final full snapshot" 1 \
+    "$(curl -sf "$DRUID_DOUBLE_URL/admin/requests" | grep -c '"final":"true"')"
+k -n shoot get statefulset etcd-main
+ok
+check "scaled to zero" "0 0" "$(jp shoot sts/etcd-main '{.spec.replicas} {.status.replicas}')"
+k -n shoot get service etcd-main-client -o 'jsonpath={.spec.ports[*].name}'
+ok
+check "client and peer ports removed, backup port kept" backuprestore "$OUT"
+k -n shoot get extendfullsnapshotimmutabilitytasks,cronjobs
+ok
+has etcd-main-extend-immutability
+k -n shoot get events --field-selector involvedObject.name=etcd-main
+ok
+has Hibernated
+
+say "The CronJob's command, run once as the kubelet would run it (Secret volume and
+environment materialised from the CronJob and its Secret):"
+kc -n shoot get cronjob etcd-main-extend-immutability -o json >"$WH_DIR/cronjob.json"
+mkdir -p "$WH_DIR/secrets"
+kc -n shoot get secret etcd-backup -o json >"$WH_DIR/secrets/etcd-backup.json"
+k -n shoot get cronjob etcd-main-extend-immutability \
+    -o 'jsonpath={.spec.jobTemplate.spec.template.spec.containers[0].command} {.spec.jobTemplate.spec.template.spec.containers[0].args}'
+ok
+taken=$(cut -d- -f4 <<<"$final" | cut -d. -f1)
+while [ "$(date +%s)" -le "$taken" ]; do sleep 0.2; done   # the copy gets a newer name
+printf '%s$ %s%s\n' "$B" "(the CronJob's container command)" "$X"
+cronjob_exec "$WH_DIR/cronjob.json" "$WH_DIR/secrets" >"$WH_DIR/cronjob.log" 2>&1 ||
+    { cat "$WH_DIR/cronjob.log"; demo_fail "the CronJob's command failed"; }
+sed 's/^/    /' "$WH_DIR/cronjob.log" | tail -5
+show warden-snapshot list "${store[@]}"
+ok
+newest=$(grep -oE "$(cut -d- -f1-3 <<<"$final")-[0-9]+" <<<"$OUT" | sort -t- -k4 -n | tail -1)
+check "the newest full snapshot is a fresh copy of the final one" "newer than $taken" \
+    "$([ "${newest##*-}" -gt "$taken" ] && echo "newer than $taken" || echo "$newest")"
+
+chapter "2b. Wake-up"
+: >"$WH_DIR/phases.wake"
+ctl_watch_phases shoot etcd-main "$WH_DIR/phases.wake"
+k -n shoot annotate etcd etcd-main etcd-warden.io/hibernate-
+ok
+ctl_wait_phase shoot etcd-main "" 30
+sleep 0.3
+check "wake-up phases" "Hibernated WakingUp -" "$(ctl_phases "$WH_DIR/phases.wake")"
+ksim_wait 10 test "$(jp shoot sts/etcd-main '{.status.replicas}')" = 3 || demo_fail "replicas not back"
+k -n shoot get statefulset etcd-main
+ok
+k -n shoot get service etcd-main-client -o 'jsonpath={.spec.ports[*].name}'
+ok
+check "ports back" "client server backuprestore" "$OUT"
+ksim_wait 10 test -z "$(jp shoot extendfullsnapshotimmutabilitytasks,cronjobs '{.items[*].metadata.name}')" ||
+    demo_fail "the immutability task or its CronJob is left"
+k -n shoot get extendfullsnapshotimmutabilitytasks,cronjobs
+ok
+
+# ---- 3. backup and restore -------------------------------------------------------
+chapter "3. Backup and restore: a re-created Etcd waits, refuses edits, then resumes"
+ksim_wait 20 kc -n shoot get etcdstatusbackup etcd-main >/dev/null || demo_fail "no status backup"
+k -n shoot get etcd etcd-main -o 'jsonpath={.metadata.annotations.etcd-warden\.io/status-backup-exists}'
+ok
+check "status backup recorded on the Etcd" true "$OUT"
+old_uid=$(jp shoot etcd/etcd-main '{.metadata.uid}')
+k -n shoot get etcdstatusbackup etcd-main -o 'jsonpath={range .spec.components[*]}{.kind}/{.name} {end}'
+ok
+inventory=$(jp shoot etcdstatusbackup/etcd-main '{range .spec.components[*]}{.kind}/{.name}{"\n"}{end}')
+[ "$(wc -l <<<"$inventory")" -ge 8 ] || demo_fail "the status backup lists too few components"
+say "A backup tool (here kubectl get -o json, stripped of uid, resourceVersion, status and
+owner references as Velero strips them) saves the Etcd, its status backup and its
+components. Then the Etcd is lost, and the garbage collector takes everything it owned:"
+mkdir -p "$WH_DIR/backup"
+strip() { # kubectl -o json (an object or a List) as documents without what a restore must not carry
+    python3 -c '
+import json, sys
+doc = json.load(sys.stdin)
+for o in doc.get("items", [doc]):
+    o.pop("status", None)
+    for k in ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields",
+              "ownerReferences", "selfLink"):
+        o["metadata"].pop(k, None)
+    spec = o.get("spec", {})
+    if o["kind"] == "Service" and spec.get("clusterIP") != "None":
+        spec.pop("clusterIP", None)
+        spec.pop("clusterIPs", None)
+print("\n".join(json.dumps(o) for o in doc.get("items", [doc])))'
+}
+read -r -a components <<<"$(tr '\n' ' ' <<<"$inventory")"
+kc -n shoot get etcd etcd-main -o json | strip >"$WH_DIR/etcd.json"
+kc -n shoot get "${components[@]}" etcdstatusbackup/etcd-main -o json | strip >"$WH_DIR/backup/rest.json"
+k -n shoot delete etcd etcd-main
+ok
+gone() { [ -z "$(kc -n shoot get sa,role,rolebinding,svc,cm,pdb,sts,lease,etcdstatusbackups -o name -l app.kubernetes.io/part-of=etcd-main 2>/dev/null)" ]; }
+ksim_wait 30 gone || demo_fail "the garbage collector left components"
+k -n shoot get statefulsets,services,etcdstatusbackups
+ok
+
+say "The restore applies the Etcd first. warden-webhook sees the status-backup-exists
+annotation and marks it restoring; warden-controller pauses it until its status and its
+components are back:"
+k create -f "$WH_DIR/etcd.json"
+ok
+k -n shoot get etcd etcd-main --show-labels
+ok
+has etcd-warden.io/restoring
+k -n shoot patch etcd etcd-main --type=merge -p '{"spec":{"replicas":5}}'
+refused "spec changes not allowed while etcd-warden.io/restoring label exists"
+ksim_wait 20 sh -c "kubectl --kubeconfig '$KUBECONFIG' -n shoot get etcd etcd-main -o jsonpath='{.metadata.annotations.etcd-warden\.io/restore-progress}' | grep -q awaiting" ||
+    demo_fail "no restore progress"
+k -n shoot get etcd etcd-main -o 'jsonpath={.metadata.annotations.etcd-warden\.io/restore-progress}'
+ok
+say "Then the rest of the backup:"
+k create -f "$WH_DIR/backup/rest.json" -o name
+ok
+resumed() { [ -z "$(jp shoot etcd/etcd-main '{.metadata.labels.etcd-warden\.io/restoring}{.metadata.annotations.etcd-warden\.io/restore-progress}')" ]; }
+ksim_wait 30 resumed ||
+    demo_fail "the restore did not finish ($(jp shoot etcd/etcd-main '{.metadata.annotations.etcd-warden\.io/restore-progress}'))"
+k -n shoot get etcd etcd-main --show-labels
+ok
+new_uid=$(jp shoot etcd/etcd-main '{.metadata.uid}')
+owned() {
+    [ "$(kc -n shoot get "${components[@]}" -o jsonpath='{range .items[*]}{.metadata.ownerReferences[*].uid}{"\n"}{end}' | sort -u)" = "$new_uid" ]
+}
+ksim_wait 20 owned || demo_fail "owner references not repaired"
+k -n shoot get statefulset etcd-main -o 'jsonpath={.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name} {.metadata.ownerReferences[0].uid}'
+ok
+check "every component owned by the new Etcd (the old one was $old_uid)" "Etcd/etcd-main $new_uid" "$OUT"
+k -n shoot patch etcd etcd-main --type=merge -p '{"spec":{"replicas":3}}'
+ok
+
+# ---- epilogue ----------------------------------------------------------------------
+chapter "Epilogue"
+ctl_stop
+wh_stop
+"$CHARTTOOL" audit "$rendered" --log "$KSIM_DIR/kube-sim.log" --src "$root" \
+    --process "webhook=$CHART_NS/warden-webhook:webhook,common" \
+    --process "controller=$CHART_NS/warden-controller:controller,common" >"$WH_DIR/audit.log" 2>&1 ||
+    { cat "$WH_DIR/audit.log"; demo_fail "a request was not covered by the chart's RBAC"; }
+say "Every API request the two programs made in this demo is allowed by the chart's RBAC:"
+sed -n 's/^audit: \([a-z]*\): \([0-9]*\) requests, \([0-9]*\) of the \([0-9]*\) .*/    \1: \2 requests of \3 kinds (of the \4 API calls its code can make), every one allowed/p' \
+    "$WH_DIR/audit.log"
+printf '\n%sdemo passed in %ss%s\n' "$G" "$((SECONDS - started))" "$X"
