@@ -58,6 +58,8 @@ expect "own namespace excluded" '["etcd-warden"]' \
     "$(chart_get "$r/defaults.yaml" MutatingWebhookConfiguration etcd-warden webhooks.1.namespaceSelector.matchExpressions.0.values)"
 expect "componentProtection off" '"etcd.webhooks.etcd-warden.io"' \
     "$(chart_get "$r/crds-none.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.0.name)"
+expect "a watch namespace limits the webhooks to it" '{"key":"kubernetes.io/metadata.name","operator":"In","values":["shoot--dev--one"]}' \
+    "$(chart_get "$r/watch-namespace.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.0.namespaceSelector.matchExpressions.0)"
 expect "failurePolicy value" '"Ignore"' \
     "$(chart_get "$r/watch-namespace.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.2.failurePolicy)"
 expect "timeoutSeconds value" 5 \

@@ -82,9 +82,16 @@ timeoutSeconds: {{ $.Values.webhook.timeoutSeconds }}
 sideEffects: None
 namespaceSelector:
   matchExpressions:
+    {{- if and $.Values.watchNamespace (ne $.Values.watchNamespace $.Release.Namespace) }}
+    {{- /* only the watched namespace: elsewhere the caches and RBAC cannot answer */}}
+    - key: kubernetes.io/metadata.name
+      operator: In
+      values: [{{ $.Values.watchNamespace }}]
+    {{- else }}
     - key: kubernetes.io/metadata.name
       operator: NotIn
       values: [{{ $.Release.Namespace }}]
+    {{- end }}
 {{- end }}
 
 {{/* The checks every render makes before anything is written. */}}

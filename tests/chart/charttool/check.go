@@ -302,14 +302,21 @@ func checkWebhooks(all []obj, where string, o obj) []string {
 		if !strings.HasPrefix(str(svc, "path"), "/webhooks/") {
 			errs = append(errs, at+": path "+str(svc, "path"))
 		}
+		// the webhook's own namespace is excluded: NotIn it, or In a list without it
 		ownNs := false
 		for _, e := range list(w, "namespaceSelector.matchExpressions") {
-			if str(e, "key") == "kubernetes.io/metadata.name" && str(e, "operator") == "NotIn" {
-				for _, v := range list(e, "values") {
-					if v == str(svc, "namespace") {
-						ownNs = true
-					}
-				}
+			if str(e, "key") != "kubernetes.io/metadata.name" {
+				continue
+			}
+			in := false
+			for _, v := range list(e, "values") {
+				in = in || v == str(svc, "namespace")
+			}
+			switch str(e, "operator") {
+			case "NotIn":
+				ownNs = ownNs || in
+			case "In":
+				ownNs = ownNs || !in
 			}
 		}
 		if !ownNs {
