@@ -11,7 +11,8 @@
 #   chart_get FILE KIND NAME PATH   # a value of a rendered object, as JSON
 #
 # Variables: CHART_DIR (the chart), CHART_NS (etcd-warden), CHART_WORK (where
-# charttool is built: $WARDEN_BINARY_DIR/chart, else build/chart).
+# charttool is built: $WARDEN_BINARY_DIR/chart, else build/chart); Go's build cache is
+# build/gocache, shared by the build directories.
 
 _chart_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 CHART_DIR=$_chart_root/charts/etcd-warden
@@ -36,7 +37,7 @@ chart_tool() {
     if [ $stale = 1 ]; then
         command -v go >/dev/null || _chart_fail "go is missing (tests/run-all.sh installs golang-go)"
         (cd "$src" && GO111MODULE=off GOPATH=/usr/share/gocode GOFLAGS= \
-            GOCACHE="$CHART_WORK/gocache" go build -o "$CHARTTOOL.tmp" .) ||
+            GOCACHE="$_chart_root/build/gocache" go build -o "$CHARTTOOL.tmp" .) ||
             _chart_fail "charttool does not build"
         mv "$CHARTTOOL.tmp" "$CHARTTOOL"
     fi
@@ -46,7 +47,7 @@ chart_tool() {
 # The renderer's own tests (Helm semantics): go test in GOPATH mode.
 chart_tool_test() {
     (cd "$_chart_root/tests/chart/charttool" && GO111MODULE=off GOPATH=/usr/share/gocode GOFLAGS= \
-        GOCACHE="$CHART_WORK/gocache" go test . >"$CHART_WORK/gotest.log" 2>&1) ||
+        GOCACHE="$_chart_root/build/gocache" go test . >"$CHART_WORK/gotest.log" 2>&1) ||
         { cat "$CHART_WORK/gotest.log"; _chart_fail "charttool's tests"; }
 }
 
