@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The images without a Docker engine: each Dockerfile is read for what it builds and
 # stages (a Debian bookworm build stage, a scratch runtime, a non-root USER, an
-# exec-form ENTRYPOINT), its docker/stage-rootfs.sh command is run on this build's
+# exec-form ENTRYPOINT), its tests/lib/stage-rootfs.sh command is run on this build's
 # binaries, and the staged tree must hold no shell, resolve every library each
 # binary loads from inside itself (the staged dynamic loader, --inhibit-cache), and
 # start every binary with --help from the tree alone: chroot as UID 65532 when run
@@ -29,11 +29,11 @@ for df in "$root"/Dockerfile.webhook "$root"/Dockerfile.controller; do
     grep -qE '^USER 65532(:65532)?$' <<<"$text" || fail "$name: not USER 65532"
     entry=$(sed -n 's/^ENTRYPOINT \["\([^"]*\)"\]$/\1/p' <<<"$text")
     [ -n "$entry" ] || fail "$name: no exec-form ENTRYPOINT"
-    stage=$(grep -o 'docker/stage-rootfs.sh /rootfs .*' <<<"$text" | sed 's/ *&&.*//') ||
-        fail "$name: does not stage with docker/stage-rootfs.sh"
+    stage=$(grep -o 'tests/lib/stage-rootfs.sh /rootfs .*' <<<"$text" | sed 's/ *&&.*//') ||
+        fail "$name: does not stage with tests/lib/stage-rootfs.sh"
     read -r -a targets <<<"$(grep -o -- '--target [a-z -]*' <<<"$text" | sed 's/--target //' | tr -s ' ')"
     bins=()
-    for p in ${stage#docker/stage-rootfs.sh /rootfs }; do
+    for p in ${stage#tests/lib/stage-rootfs.sh /rootfs }; do
         local_path=$bdir/${p#/build/}
         b=$(basename "$p")
         printf '%s\n' "${targets[@]}" | grep -qx "$b" || fail "$name: stages $b, which it does not build"
@@ -48,7 +48,7 @@ for df in "$root"/Dockerfile.webhook "$root"/Dockerfile.controller; do
         fail "$name: the ENTRYPOINT $entry is not a staged binary"
 
     tree=$work/${name#Dockerfile.}
-    "$root/docker/stage-rootfs.sh" "$tree" "${bins[@]}" >"$work/stage.log" || { cat "$work/stage.log"; fail "$name: staging"; }
+    "$root/tests/lib/stage-rootfs.sh" "$tree" "${bins[@]}" >"$work/stage.log" || { cat "$work/stage.log"; fail "$name: staging"; }
     [ -x "$tree$entry" ] || fail "$name: $entry missing from the staged tree"
     for sh in bin/sh bin/bash usr/bin/sh usr/bin/bash bin/dash usr/bin/dash; do
         [ ! -e "$tree/$sh" ] || fail "$name: the tree holds a shell ($sh)"

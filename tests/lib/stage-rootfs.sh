@@ -6,7 +6,7 @@
 # tree into an empty (scratch) image; tests/e2e/images.sh runs it on the local build
 # and starts each binary from the staged tree alone.
 #
-#   docker/stage-rootfs.sh ROOTFS BINARY...
+#   tests/lib/stage-rootfs.sh ROOTFS BINARY...
 set -euo pipefail
 [ $# -ge 2 ] || { echo "usage: $0 ROOTFS BINARY..." >&2; exit 2; }
 root=$1
