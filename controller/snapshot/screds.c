@@ -167,8 +167,11 @@ static enum kerr parse_json(const char *text, size_t len, const struct field *fi
 static enum kerr check_required(const struct field *fields, const void *obj, struct kerr_info *err)
 {
     for (const struct field *f = fields; f->name; f++) {
+        if (!f->required || f->type != F_STR) {
+            continue;
+        }
         const char *v = *(char *const *)(const void *)((const char *)obj + f->off);
-        if (f->required && (v == NULL || v[0] == '\0')) {
+        if (v == NULL || v[0] == '\0') {
             return kerr_set(err, KERR_INVAL, "credential field %s is missing or empty", f->name);
         }
     }

@@ -11,7 +11,9 @@ abs_put() { snap_abs put "$1" "$2"; }
 abs_get() { snap_abs get "$1"; }
 abs_ls() { snap_abs ls "$1"; }
 abs_tag() { snap_abs tag "$1" "$2"; }
-STORE_GET=abs_get STORE_LS=abs_ls STORE_TAG=abs_tag
+abs_putmany() { snap_abs putmany "$1"; }
+abs_check() { snap_abs check "$1"; }
+STORE_GET=abs_get STORE_LS=abs_ls STORE_TAG=abs_tag STORE_PUTMANY=abs_putmany STORE_CHECK=abs_check
 flags=(--storage-provider ABS --store-container "$SNAP_BUCKET")
 
 snap_history abs_put tags

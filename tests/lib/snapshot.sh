@@ -193,7 +193,8 @@ cronjob_exec() {
 
 # ---- a realistic backup history and the checks every provider runs ----
 #
-# snap_history STORE_PUT [TAGS]: seeds, through the function STORE_PUT KEY FILE,
+# snap_history STORE_PUT [TAGS]: seeds, through the function STORE_PUT KEY FILE
+# (or STORE_PUTMANY MANIFEST when set, lines "KEY FILE"),
 # fulls and deltas in the v1 and v2 layouts, compressed and not, a .final full
 # (the one extend must copy), a chunk, foreign objects under the prefix and a
 # sibling prefix; with TAGS=tags also a newer full tagged
@@ -225,11 +226,16 @@ snap_history() {
              "${p}-2/v2/Full-00000000-00005000-1700005000.gz"; do
         f=$SNAP_WORK/seed/$(echo "$k" | tr '/' '_')
         head -c $((1000 + RANDOM)) /dev/urandom >"$f"
-        "$put" "$k" "$f" || snap_fail "seeding $k"
         echo "$k $f" >>"$SNAP_WORK/seeded"
     done
-    "$put" "$SNAP_FINAL" "$SNAP_FINAL_FILE" || snap_fail "seeding $SNAP_FINAL"
     echo "$SNAP_FINAL $SNAP_FINAL_FILE" >>"$SNAP_WORK/seeded"
+    if [ -n "${STORE_PUTMANY:-}" ]; then
+        "$STORE_PUTMANY" "$SNAP_WORK/seeded" || snap_fail "seeding"
+    else
+        while read -r k f; do
+            "$put" "$k" "$f" || snap_fail "seeding $k"
+        done <"$SNAP_WORK/seeded"
+    fi
     if [ "$tags" = tags ]; then
         SNAP_EXCLUDED=$p/v2/Full-00000000-00002400-1700003000.gz
         f=$SNAP_WORK/seed/excluded
@@ -265,7 +271,8 @@ snap_check_list() {
 
 # After extend on day N: the copy of the final full snapshot under day N's name with
 # identical content, the previous day's copy collected, every seeded object untouched.
-# STORE_GET KEY prints an object, STORE_LS PREFIX lists keys.
+# STORE_GET KEY prints an object, STORE_LS PREFIX lists keys, STORE_CHECK MANIFEST
+# (optional) compares many objects at once.
 snap_check_day() {
     local now=$1 prev=${2:-} copy k f
     copy=$SNAP_PREFIX/v2/Full-00000000-00002300-$now.gz.final
@@ -276,10 +283,14 @@ snap_check_day() {
             snap_fail "the copy of day $prev was not collected"
         fi
     fi
-    while read -r k f; do
-        "$STORE_GET" "$k" >"$SNAP_WORK/got" || snap_fail "seeded $k is gone"
-        cmp -s "$SNAP_WORK/got" "$f" || snap_fail "seeded $k changed"
-    done <"$SNAP_WORK/seeded"
+    if [ -n "${STORE_CHECK:-}" ]; then
+        "$STORE_CHECK" "$SNAP_WORK/seeded" || snap_fail "seeded objects changed"
+    else
+        while read -r k f; do
+            "$STORE_GET" "$k" >"$SNAP_WORK/got" || snap_fail "seeded $k is gone"
+            cmp -s "$SNAP_WORK/got" "$f" || snap_fail "seeded $k changed"
+        done <"$SNAP_WORK/seeded"
+    fi
     # Nothing but the seed and today's copy under the store (sibling prefix included).
     "$STORE_LS" "shoot--dev--main/" | sort >"$SNAP_WORK/have"
     { cut -d' ' -f1 "$SNAP_WORK/seeded"; echo "$copy"; } | sort >"$SNAP_WORK/want"
