@@ -19,7 +19,7 @@ flags=(--storage-provider ABS --store-container "$SNAP_BUCKET")
 snap_history abs_put tags
 snap_check_list "${flags[@]}"
 # 1 MiB blocks: the 3 MiB snapshot goes as 3 blocks in stream mode.
-SNAP_EXTRA_FLAGS="--part-size 1048576" snap_days "${flags[@]}"
+SNAP_MODES="server stream" SNAP_EXTRA_FLAGS="--part-size 1048576" snap_days "${flags[@]}"
 
 cat >"$SNAP_WORK/azure.json" <<JSON
 {"storageAccount":"$SNAP_ABS_ACCOUNT","storageKey":"$SNAP_ABS_KEY",
