@@ -11,7 +11,8 @@
 #   snap_fail "message"                # print and exit 1
 #   snap_on_exit "command"             # run at exit (LIFO)
 #
-# snap_s3_start exports SNAP_S3_URL, SNAP_S3_PID, SNAP_S3_DIR and writes the
+# snap_s3_start exports SNAP_S3_URL, SNAP_S3_PID, SNAP_S3_DIR (HTTPS with
+# $SNAP_S3_TLS_DIR/{tls.crt,tls.key,ca.crt} when that is set) and writes the
 # credentials as etcd-backup-restore reads them (a directory, one file per
 # field) to $SNAP_WORK/aws, exporting AWS_APPLICATION_CREDENTIALS.
 # snap_abs_start does the same for Azurite (SNAP_ABS_URL, SNAP_ABS_PID,
@@ -102,12 +103,17 @@ snap_s3_start() {
     SNAP_S3_DIR=${SNAP_S3_DIR:-$SNAP_WORK/s3rver}
     SNAP_S3_PORT=${SNAP_S3_PORT:-$(snap_free_port)}
     mkdir -p "$SNAP_S3_DIR"
-    "$bin" --silent -d "$SNAP_S3_DIR" -a 127.0.0.1 -p "$SNAP_S3_PORT" \
+    local tls=() scheme=http
+    if [ -n "${SNAP_S3_TLS_DIR:-}" ]; then
+        tls=(--cert "$SNAP_S3_TLS_DIR/tls.crt" --key "$SNAP_S3_TLS_DIR/tls.key")
+        scheme=https
+    fi
+    "$bin" --silent -d "$SNAP_S3_DIR" -a 127.0.0.1 -p "$SNAP_S3_PORT" "${tls[@]}" \
         --configure-bucket "$SNAP_BUCKET" >"$SNAP_WORK/s3rver.log" 2>&1 &
     SNAP_S3_PID=$!
     snap_on_exit "snap_kill $SNAP_S3_PID"
     _snap_wait_port "$SNAP_S3_PORT" "$SNAP_S3_PID" || { cat "$SNAP_WORK/s3rver.log" >&2; snap_fail "s3rver did not start"; }
-    SNAP_S3_URL=http://127.0.0.1:$SNAP_S3_PORT
+    SNAP_S3_URL=$scheme://127.0.0.1:$SNAP_S3_PORT
     snap_s3_creds "$SNAP_S3_URL"
     export SNAP_S3_URL SNAP_S3_PID SNAP_S3_PORT SNAP_S3_DIR
 }
@@ -132,6 +138,7 @@ snap_s3() {
     local op=$1 key=${2:-} url=${SNAP_S3_URL}/$SNAP_BUCKET
     local s=(-sS --fail-with-body --aws-sigv4 aws:amz:us-east-1:s3 -u S3RVER:S3RVER
              -H x-amz-content-sha256:UNSIGNED-PAYLOAD)
+    [ -n "${SNAP_S3_TLS_DIR:-}" ] && s+=(--cacert "$SNAP_S3_TLS_DIR/ca.crt")
     case $op in
     put) curl "${s[@]}" -T "$3" "$url/$key" -o /dev/null ;;
     get) curl "${s[@]}" "$url/$key" ;;
