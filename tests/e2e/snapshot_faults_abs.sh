@@ -75,6 +75,10 @@ snap_abs get "$SNAP_PREFIX/v2/Full-00000000-00002300-1800000000.gz.final" | cmp 
 echo "ABS persistent 503: one error line, no blob; next run succeeded"
 
 # Azurite killed in the middle of a block upload: clean failure, restart, success.
+# Azurite keeps its metadata in memory and saves it every few seconds or when it
+# stops: stop it cleanly first, so that the kill loses only the upload in flight.
+snap_kill "$SNAP_ABS_PID" TERM
+snap_abs_start
 echo "$SNAP_ABS_PID" >"$SNAP_WORK/abs.pid"
 proxy_start "$SNAP_ABS_URL" --kill "PUT:comp=block:2:$SNAP_WORK/abs.pid"
 printf '%s' "${PROXY_URL#http://}" >"$AZURE_APPLICATION_CREDENTIALS/domain"
@@ -92,7 +96,7 @@ snap_abs_start
 abs_ls "$SNAP_PREFIX/" | grep -q 1800086400 && snap_fail "ABS: a blob was left after the kill"
 WARDEN_SNAPSHOT_NOW=1800086400 snap_run extend-snapshot-immutability --storage-provider ABS \
     --store-container "$SNAP_BUCKET" --store-prefix "$SNAP_PREFIX" --gc-from-timestamp 1 \
-    --copy-mode stream --part-size 1048576 2>/dev/null || snap_fail "ABS run after the restart failed"
+    --copy-mode stream --part-size 1048576 2>"$SNAP_WORK/after.log" || { cat "$SNAP_WORK/after.log"; snap_fail "ABS run after the restart failed"; }
 snap_abs get "$SNAP_PREFIX/v2/Full-00000000-00002300-1800086400.gz.final" | cmp -s - "$SNAP_FINAL_FILE" ||
     snap_fail "ABS copy after the restart differs"
 abs_ls "$SNAP_PREFIX/" | grep -q 1800000000 && snap_fail "ABS: the earlier copy was not collected"
