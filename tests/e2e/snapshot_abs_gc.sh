@@ -31,7 +31,7 @@ grep -q 'still immutable' "$SNAP_WORK/d2.log" || snap_fail "the refusal was not 
 grep -q '"level":"error"' "$SNAP_WORK/d2.log" && snap_fail "the refusal was logged as an error"
 snap_kill "$proxy"
 printf '127.0.0.1:%s' "$SNAP_ABS_PORT" >"$AZURE_APPLICATION_CREDENTIALS/domain"
-snap_abs ls "$p/" | grep -q "Backup-$(day 1)/" || snap_fail "the refused copy is gone"
+snap_abs ls "$p/" | snap_has "Backup-$(day 1)/" || snap_fail "the refused copy is gone"
 
 WARDEN_SNAPSHOT_NOW=$(day 3) snap_run extend-snapshot-immutability "${flags[@]}" 2>"$SNAP_WORK/d3.log" ||
     { cat "$SNAP_WORK/d3.log"; snap_fail "day 3 failed"; }

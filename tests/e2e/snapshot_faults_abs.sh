@@ -36,11 +36,11 @@ one_error_line() {
     local n
     n=$(grep -c '"level":"error"' "$SNAP_WORK/run.log" || true)
     [ "$n" -eq 1 ] || { cat "$SNAP_WORK/run.log" >&2; snap_fail "$n error lines, want 1"; }
-    grep '"level":"error"' "$SNAP_WORK/run.log" | grep -q "$1" ||
+    grep '"level":"error"' "$SNAP_WORK/run.log" | snap_has "$1" ||
         { cat "$SNAP_WORK/run.log" >&2; snap_fail "error line does not say '$1'"; }
 }
 no_copy_of_day() {
-    if snap_s3 ls "$SNAP_PREFIX/" | grep -q -- "-$((1700000000 + $1 * SNAP_DAY)).gz.final"; then
+    if snap_s3 ls "$SNAP_PREFIX/" | snap_has -- "-$((1700000000 + $1 * SNAP_DAY)).gz.final"; then
         snap_fail "a copy of day $1 was left under the prefix"
     fi
 }
@@ -64,7 +64,7 @@ RC=$?
 set -e
 [ $RC -ne 0 ] || snap_fail "ABS persistent 503 did not fail the run"
 one_error_line "ServerBusy"
-abs_ls "$SNAP_PREFIX/" | grep -q 1800000000 && snap_fail "ABS: a blob was left"
+abs_ls "$SNAP_PREFIX/" | snap_has 1800000000 && snap_fail "ABS: a blob was left"
 proxy_stop
 printf '127.0.0.1:%s' "$SNAP_ABS_PORT" >"$AZURE_APPLICATION_CREDENTIALS/domain"
 WARDEN_SNAPSHOT_NOW=1800000000 snap_run extend-snapshot-immutability --storage-provider ABS \
@@ -93,12 +93,12 @@ one_error_line "extend-snapshot-immutability failed"
 proxy_stop
 wait "$SNAP_ABS_PID" 2>/dev/null || true
 snap_abs_start
-abs_ls "$SNAP_PREFIX/" | grep -q 1800086400 && snap_fail "ABS: a blob was left after the kill"
+abs_ls "$SNAP_PREFIX/" | snap_has 1800086400 && snap_fail "ABS: a blob was left after the kill"
 WARDEN_SNAPSHOT_NOW=1800086400 snap_run extend-snapshot-immutability --storage-provider ABS \
     --store-container "$SNAP_BUCKET" --store-prefix "$SNAP_PREFIX" --gc-from-timestamp 1 \
     --copy-mode stream --part-size 1048576 2>"$SNAP_WORK/after.log" || { cat "$SNAP_WORK/after.log"; snap_fail "ABS run after the restart failed"; }
 snap_abs get "$SNAP_PREFIX/v2/Full-00000000-00002300-1800086400.gz.final" | cmp -s - "$SNAP_FINAL_FILE" ||
     snap_fail "ABS copy after the restart differs"
-abs_ls "$SNAP_PREFIX/" | grep -q 1800000000 && snap_fail "ABS: the earlier copy was not collected"
+abs_ls "$SNAP_PREFIX/" | snap_has 1800000000 && snap_fail "ABS: the earlier copy was not collected"
 echo "Azurite killed mid-upload: clean failure, next run succeeded"
 echo "snapshot_faults_abs: ok"

@@ -38,11 +38,11 @@ one_error_line() {
     local n
     n=$(grep -c '"level":"error"' "$SNAP_WORK/run.log" || true)
     [ "$n" -eq 1 ] || { cat "$SNAP_WORK/run.log" >&2; snap_fail "$n error lines, want 1"; }
-    grep '"level":"error"' "$SNAP_WORK/run.log" | grep -q "$1" ||
+    grep '"level":"error"' "$SNAP_WORK/run.log" | snap_has "$1" ||
         { cat "$SNAP_WORK/run.log" >&2; snap_fail "error line does not say '$1'"; }
 }
 no_copy_of_day() {
-    if snap_s3 ls "$SNAP_PREFIX/" | grep -q -- "-$((1700000000 + $1 * SNAP_DAY)).gz.final"; then
+    if snap_s3 ls "$SNAP_PREFIX/" | snap_has -- "-$((1700000000 + $1 * SNAP_DAY)).gz.final"; then
         snap_fail "a copy of day $1 was left under the prefix"
     fi
 }

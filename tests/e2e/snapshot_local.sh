@@ -28,7 +28,7 @@ rc=$?
 set -e
 [ $rc -ne 0 ] || snap_fail "extend succeeded on a full disk"
 [ "$(grep -c '"level":"error"' "$SNAP_WORK/full.log")" -eq 1 ] || { cat "$SNAP_WORK/full.log"; snap_fail "not one error line"; }
-grep '"level":"error"' "$SNAP_WORK/full.log" | grep -q 'File too large' || { cat "$SNAP_WORK/full.log"; snap_fail "error line does not say why"; }
+grep '"level":"error"' "$SNAP_WORK/full.log" | snap_has 'File too large' || { cat "$SNAP_WORK/full.log"; snap_fail "error line does not say why"; }
 [ ! -e "$store/$SNAP_PREFIX/v2/Full-00000000-00002300-$now.gz.final" ] || snap_fail "partial copy left"
 [ -z "$(ls -A "$store/.warden-snapshot-tmp" 2>/dev/null)" ] || snap_fail "temporary file left"
 WARDEN_SNAPSHOT_NOW=$now "$WARDEN_SNAPSHOT" extend-snapshot-immutability "${flags[@]}" \

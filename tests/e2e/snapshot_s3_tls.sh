@@ -20,15 +20,15 @@ if snap_run list "${flags[@]}" >/dev/null 2>"$SNAP_WORK/notrust.log"; then
     snap_fail "an unknown CA was trusted"
 fi
 [ "$(grep -c '"level":"error"' "$SNAP_WORK/notrust.log")" -eq 1 ] || snap_fail "not one error line"
-grep '"level":"error"' "$SNAP_WORK/notrust.log" | grep -qi 'certificate' ||
+grep '"level":"error"' "$SNAP_WORK/notrust.log" | snap_has -i 'certificate' ||
     { cat "$SNAP_WORK/notrust.log"; snap_fail "the error does not name the certificate"; }
 
 cp "$SNAP_S3_TLS_DIR/ca.crt" "$creds/trustedCaCert"
-snap_run list "${flags[@]}" | grep -q "^$SNAP_FINAL " || snap_fail "trustedCaCert not used"
+snap_run list "${flags[@]}" | snap_has "^$SNAP_FINAL " || snap_fail "trustedCaCert not used"
 
 rm "$creds/trustedCaCert"
 printf 'true' >"$creds/insecureSkipVerify"
-snap_run list "${flags[@]}" | grep -q "^$SNAP_FINAL " || snap_fail "insecureSkipVerify not honoured"
+snap_run list "${flags[@]}" | snap_has "^$SNAP_FINAL " || snap_fail "insecureSkipVerify not honoured"
 
 printf '0123456789abcdef0123456789abcdef' >"$creds/sseCustomerKey"
 printf 'AES256' >"$creds/sseCustomerAlgorithm"

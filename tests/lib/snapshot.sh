@@ -45,6 +45,9 @@ snap_fail() {
     exit 1
 }
 
+# grep -q that reads all its input, so the writer of a pipe never sees EPIPE (pipefail).
+snap_has() { grep "$@" >/dev/null; }
+
 SNAP_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 SNAP_NPM_DIR=${SNAP_NPM_DIR:-$SNAP_SRC/build/npm}
 SNAP_BUCKET=${SNAP_BUCKET:-etcd-backups}
@@ -286,7 +289,7 @@ snap_check_day() {
     "$STORE_GET" "$copy" >"$SNAP_WORK/got" || snap_fail "copy $copy missing"
     cmp -s "$SNAP_WORK/got" "$SNAP_FINAL_FILE" || snap_fail "copy $copy differs from the final snapshot"
     if [ -n "$prev" ]; then
-        if "$STORE_LS" "$SNAP_PREFIX/" | grep -qx "$SNAP_PREFIX/v2/Full-00000000-00002300-$prev.gz.final"; then
+        if "$STORE_LS" "$SNAP_PREFIX/" | snap_has -x "$SNAP_PREFIX/v2/Full-00000000-00002300-$prev.gz.final"; then
             snap_fail "the copy of day $prev was not collected"
         fi
     fi
