@@ -49,7 +49,7 @@ no_copy_of_day() {
 
 snap_s3_start
 s3_put() { snap_s3 put "$1" "$2"; }
-SNAP_FINAL_SIZE=$((11 * 1024 * 1024)) snap_history s3_put
+SNAP_FINAL_SIZE=$((6 * 1024 * 1024)) snap_history s3_put
 echo "$SNAP_S3_PID" >"$SNAP_WORK/s3.pid"
 
 # 1. transient: two 503 SlowDown on PUT, two 500 on GET -> retried, success
