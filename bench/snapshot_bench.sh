@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # warden-snapshot extend-snapshot-immutability on a 1 GiB snapshot against s3rver,
 # beside `s3cmd get` + `s3cmd put` of the same object (Debian's s3cmd, the
-# reference, measured in the same run), as ratios; and warden-snapshot's peak RSS.
+# reference, measured in the same run), as ratios; and warden-snapshot's peak RSS
+# (getrusage, from its success log line).
 #
 #   bench/snapshot_bench.sh [BUILD_DIR]          # default build/release, built if missing
 #   BENCH_MB=256 bench/snapshot_bench.sh         # another size
@@ -57,13 +58,13 @@ snap_s3 rm "$prefix/v2/Full-00000000-00001000-1700000001.gz.final" >/dev/null
 run_mode() { # mode day -> "seconds rss_kb"
     local t0 t1
     t0=$(now_s)
-    WARDEN_SNAPSHOT_NOW=$((1700000000 + $2 * 86400)) /usr/bin/time -f '%M' -o "$SNAP_WORK/rss" \
+    WARDEN_SNAPSHOT_NOW=$((1700000000 + $2 * 86400)) \
         "$WARDEN_SNAPSHOT" extend-snapshot-immutability --storage-provider S3 \
         --store-container "$SNAP_BUCKET" --store-prefix "$prefix" \
         --gc-from-timestamp 1700000500 --copy-mode "$1" 2>"$SNAP_WORK/$1.log" ||
         { cat "$SNAP_WORK/$1.log"; exit 1; }
     t1=$(now_s)
-    echo "$(elapsed "$t0" "$t1") $(cat "$SNAP_WORK/rss")"
+    echo "$(elapsed "$t0" "$t1") $(sed -n 's/.*"peakRssKiB":"\([0-9]*\)".*/\1/p' "$SNAP_WORK/$1.log")"
 }
 echo "== warden-snapshot --copy-mode stream"
 read -r t_stream rss_stream < <(run_mode stream 1)

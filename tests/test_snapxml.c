@@ -162,7 +162,9 @@ static const char abs_page[] =
     "<Blob><Name>p/v2/Full-00000000-00000010-100.gz</Name><Properties>"
     "<Last-Modified>Mon, 23 Nov 2026 19:40:20 GMT</Last-Modified><Etag>0x8DC</Etag>"
     "<Content-Length>5</Content-Length><Content-MD5>XUFAKrxLKna5cZ2REBfFkg==</Content-MD5>"
-    "<BlobType>BlockBlob</BlobType></Properties>"
+    "<BlobType>BlockBlob</BlobType>"
+    "<ImmutabilityPolicyUntilDate>Tue, 24 Nov 2026 19:40:20 GMT</ImmutabilityPolicyUntilDate>"
+    "</Properties>"
     "<Tags><TagSet><Tag><Key>x-etcd-snapshot-exclude</Key><Value>true</Value></Tag></TagSet>"
     "</Tags></Blob>"
     "<Blob><Name>p/v2/other</Name><Properties><Content-Length>0</Content-Length>"
@@ -182,7 +184,9 @@ Test(snapxml, abs_list)
     cr_assert_eq(l.v[0].mtime, 1795462820);
     cr_assert_str_eq(l.v[0].md5, "5d41402abc4b2a76b9719d911017c592");
     cr_assert(l.v[0].excluded);
+    cr_assert_eq(l.v[0].immutable_until, 1795462820 + 86400);
     cr_assert_not(l.v[1].excluded);
+    cr_assert_eq(l.v[1].immutable_until, 0);
     cr_assert_str_eq(l.v[1].md5, "");
     cr_assert(pg.truncated);
     cr_assert_str_eq(pg.next, "2!abc");

@@ -247,10 +247,12 @@ static enum kerr a_list(struct ostore *base, const char *prefix, struct ostore_l
         struct shttp_resp r;
         char *em = NULL;
         rc = marker ? shttp_escape(marker, 0, &em, err) : KERR_OK;
-        char *q = buf_dupf(8192, "comp=list&include=tags%s%s&prefix=%s&restype=container",
-                           marker ? "&marker=" : "", marker ? marker : "", prefix);
-        char *uq = buf_dupf(8192, "comp=list&include=tags%s%s&prefix=%s&restype=container",
-                            em ? "&marker=" : "", em ? em : "", ep);
+        char *q = buf_dupf(
+            8192, "comp=list&include=immutabilitypolicy,tags%s%s&prefix=%s&restype=container",
+            marker ? "&marker=" : "", marker ? marker : "", prefix);
+        char *uq = buf_dupf(
+            8192, "comp=list&include=immutabilitypolicy%%2Ctags%s%s&prefix=%s&restype=container",
+            em ? "&marker=" : "", em ? em : "", ep);
         rc = rc ? rc : ((q && uq) ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL));
         rc = rc ? rc : do_req(a, "GET", "", q, uq, NULL, NULL, 0, NULL, 0, &r, err);
         free(q);

@@ -5,13 +5,12 @@
  * emulatorEnabled: http://<domain>/<account> as for Azurite). Requests are
  * signed with SharedKey (HMAC-SHA256 through OpenSSL over the canonical
  * headers and resource, x-ms-version 2021-10-04). Calls: List Blobs with
- * markers (include=tags, so x-etcd-snapshot-exclude=true index tags
- * exclude a blob), Get Blob Properties, ranged Get Blob, Put Blob (one
- * part) or Put Block + Put Block List with If-None-Match: * (uncommitted
- * blocks are dropped by the service, so a failed upload leaves no blob),
- * Copy Blob with If-None-Match: * and x-ms-copy-status polling, Delete Blob
- * (409 BlobImmutableDueTo* is the immutability refusal). Content-MD5 is
- * the checksum compared after a copy. 5xx are retried with backoff.
+ * markers (include=immutabilitypolicy,tags: the x-etcd-snapshot-exclude=true
+ * index tag excludes a blob; the policy's expiry is reported), Get Blob Properties, ranged Get
+ * Blob, Put Blob (one part) or Put Block + Put Block List with If-None-Match: * (uncommitted blocks
+ * are dropped by the service, so a failed upload leaves no blob), Copy Blob with If-None-Match: *
+ * and x-ms-copy-status polling, Delete Blob (409 BlobImmutableDueTo* is the immutability refusal).
+ * Content-MD5 is the checksum compared after a copy. 5xx are retried with backoff.
  *
  * Thread safety: one store per thread.
  */

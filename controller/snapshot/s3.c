@@ -190,6 +190,16 @@ static enum kerr apply_versions(struct s3 *s, const char *prefix, struct ostore_
         s->no_versions = true;
         return KERR_OK;
     }
+    /* Deletions go to the current version (versions are listed newest first). */
+    for (size_t i = 0; rc == KERR_OK && i < out->n; i++) {
+        for (size_t j = 0; out->v[i].version_id == NULL && j < v.n; j++) {
+            if (strcmp(v.v[j].key, out->v[i].key) == 0 && v.v[j].version_id &&
+                strcmp(v.v[j].etag, "delete-marker") != 0) {
+                out->v[i].version_id = strdup(v.v[j].version_id);
+                rc = out->v[i].version_id ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL);
+            }
+        }
+    }
     for (size_t i = 0; rc == KERR_OK && i < v.n; i++) {
         const struct ostore_obj *d = &v.v[i];
         if (strcmp(d->etag, "delete-marker") != 0) {

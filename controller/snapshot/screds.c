@@ -168,7 +168,7 @@ static enum kerr check_required(const struct field *fields, const void *obj, str
 {
     for (const struct field *f = fields; f->name; f++) {
         if (!f->required || f->type != F_STR) {
-            continue; /* a bool field is no char pointer (nor aligned as one) */
+            continue;
         }
         const char *v = *(char *const *)(const void *)((const char *)obj + f->off);
         if (v == NULL || v[0] == '\0') {

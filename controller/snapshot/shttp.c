@@ -26,7 +26,7 @@ enum kerr shttp_init(struct shttp *h, struct kerr_info *err)
     if (h->curl == NULL) {
         return kerr_set(err, KERR_NOMEM, "curl_easy_init failed");
     }
-    backoff_init(&h->bo, 250, 4000, 60000, (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)h);
+    backoff_init(&h->bo, 100, 2000, 60000, (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)h);
     curl_easy_setopt(h->curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h->curl, CURLOPT_CONNECTTIMEOUT, 10L);
     curl_easy_setopt(h->curl, CURLOPT_LOW_SPEED_LIMIT, 1L);

@@ -4,7 +4,7 @@
  * caller buffer (ranged GET: the bounded stream path) or into a capped
  * struct buf (XML), the answer headers the providers need, and retries.
  *
- * Retried (up to req->retries more attempts, backoff 250 ms doubling, with
+ * Retried (up to req->retries more attempts, backoff 100 ms doubling, with
  * jitter; Retry-After honoured up to 5 s): transport failures and HTTP
  * 500, 502, 503 (S3 SlowDown), 504. The provider's signing (CURLOPT_AWS_SIGV4
  * set once on the handle, or an Authorization header computed per request)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "common/ktime.h"
@@ -132,6 +133,17 @@ static int64_t now_seconds(void)
     return (int64_t)time(NULL);
 }
 
+/* The process's peak resident set (getrusage), in KiB, as text. */
+static const char *peak_rss(char *out, size_t n)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0) {
+        return "unknown";
+    }
+    snprintf(out, n, "%ld", ru.ru_maxrss);
+    return out;
+}
+
 static int parse_gc_from(const char *s, int64_t *out)
 {
     struct timespec ts;
@@ -152,6 +164,7 @@ static int run_extend(struct cli *c, struct ostore *s, int64_t gc)
     struct kerr_info err = { 0 };
     char n[32];
     char im[32];
+    char rss[32];
     o.now = now_seconds();
     o.server_copy = c->copy_mode == NULL || strcmp(c->copy_mode, "server") == 0;
     if (snapext_extend(s, &o, &res, &err) != KERR_OK) {
@@ -161,7 +174,7 @@ static int run_extend(struct cli *c, struct ostore *s, int64_t gc)
     snprintf(im, sizeof im, "%d", res.immutable);
     log_info(c->dry_run ? "dry run done" : "snapshot immutability extended", "source", res.source,
              "copy", res.copy, "mode", res.server ? "server" : "stream", "deleted", n,
-             "stillImmutable", im);
+             "stillImmutable", im, "peakRssKiB", peak_rss(rss, sizeof rss));
     return 0;
 }
 

@@ -322,6 +322,9 @@ static enum kerr abs_entry(const xmlNode *b, struct ostore_list *out, struct ker
     snapxml_md5_b64_to_hex(md5, o.md5);
     snprintf(o.etag, sizeof o.etag, "%.79s", etag);
     o.excluded = tagset_excludes(child(child(b, "Tags"), "TagSet"));
+    child_text(props, "ImmutabilityPolicyUntilDate", mtime, sizeof mtime);
+    t = mtime[0] ? curl_getdate(mtime, NULL) : 0;
+    o.immutable_until = t > 0 ? (int64_t)t : 0;
     o.key = text_of(name);
     enum kerr rc = o.key ? ostore_list_add(out, &o, err) : kerr_set(err, KERR_NOMEM, NULL);
     free(o.key);

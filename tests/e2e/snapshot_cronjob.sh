@@ -58,8 +58,8 @@ rm -rf "$secrets/etcd-backup-aws.d"
 day2=$((day1 + SNAP_DAY))
 WARDEN_SNAPSHOT_NOW=$day2 cronjob_exec "$SNAP_WORK/cj.json" "$secrets" 2>"$SNAP_WORK/cj.log" ||
     { cat "$SNAP_WORK/cj.log"; snap_fail "the CronJob's command failed with a Secret object"; }
-snap_s3 ls "$SNAP_PREFIX/" | grep -q -- "-$day2.gz.final" || snap_fail "day 2 copy missing"
-if snap_s3 ls "$SNAP_PREFIX/" | grep -q -- "-$day1.gz.final"; then snap_fail "day 1 copy not collected"; fi
+snap_s3 ls "$SNAP_PREFIX/" | snap_has -- "-$day2.gz.final" || snap_fail "day 2 copy missing"
+if snap_s3 ls "$SNAP_PREFIX/" | snap_has -- "-$day1.gz.final"; then snap_fail "day 1 copy not collected"; fi
 
 # Another program in the CronJob is refused, not run.
 cronjob etcdbrctl "$SNAP_GC_FROM" >"$SNAP_WORK/other.json"

@@ -37,7 +37,7 @@ cat >"$SNAP_WORK/aws.json" <<JSON
  "endpoint":"$SNAP_S3_URL","s3ForcePathStyle":true}
 JSON
 AWS_APPLICATION_CREDENTIALS=/nonexistent AWS_APPLICATION_CREDENTIALS_JSON=$SNAP_WORK/aws.json \
-    snap_run list "${flags[@]}" --store-prefix "$SNAP_PREFIX" | grep -q "^$SNAP_FINAL " ||
+    snap_run list "${flags[@]}" --store-prefix "$SNAP_PREFIX" | snap_has "^$SNAP_FINAL " ||
     snap_fail "JSON credentials not used"
 
 # Never overwrite: the target name is taken by an (excluded) object.
@@ -50,7 +50,7 @@ if WARDEN_SNAPSHOT_NOW=$later snap_run extend-snapshot-immutability "${flags[@]}
     --store-prefix "$SNAP_PREFIX" --gc-from-timestamp "$SNAP_GC_FROM" 2>"$SNAP_WORK/taken.log"; then
     snap_fail "extend wrote over an existing object"
 fi
-grep '"level":"error"' "$SNAP_WORK/taken.log" | grep -q "already exists; not overwriting" ||
+grep '"level":"error"' "$SNAP_WORK/taken.log" | snap_has "already exists; not overwriting" ||
     { cat "$SNAP_WORK/taken.log"; snap_fail "no clear 'already exists' error"; }
 snap_s3 get "$taken" | cmp -s - "$SNAP_WORK/taken" || snap_fail "the existing object was changed"
 echo "snapshot_s3: ok"

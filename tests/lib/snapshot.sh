@@ -11,7 +11,8 @@
 #   snap_fail "message"                # print and exit 1
 #   snap_on_exit "command"             # run at exit (LIFO)
 #
-# snap_s3_start exports SNAP_S3_URL, SNAP_S3_PID, SNAP_S3_DIR and writes the
+# snap_s3_start exports SNAP_S3_URL, SNAP_S3_PID, SNAP_S3_DIR (HTTPS with
+# $SNAP_S3_TLS_DIR/{tls.crt,tls.key,ca.crt} when that is set) and writes the
 # credentials as etcd-backup-restore reads them (a directory, one file per
 # field) to $SNAP_WORK/aws, exporting AWS_APPLICATION_CREDENTIALS.
 # snap_abs_start does the same for Azurite (SNAP_ABS_URL, SNAP_ABS_PID,
@@ -43,6 +44,9 @@ snap_fail() {
     echo "FAIL: $*" >&2
     exit 1
 }
+
+# grep -q that reads all its input, so the writer of a pipe never sees EPIPE (pipefail).
+snap_has() { grep "$@" >/dev/null; }
 
 SNAP_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 SNAP_NPM_DIR=${SNAP_NPM_DIR:-$SNAP_SRC/build/npm}
@@ -102,12 +106,17 @@ snap_s3_start() {
     SNAP_S3_DIR=${SNAP_S3_DIR:-$SNAP_WORK/s3rver}
     SNAP_S3_PORT=${SNAP_S3_PORT:-$(snap_free_port)}
     mkdir -p "$SNAP_S3_DIR"
-    "$bin" --silent -d "$SNAP_S3_DIR" -a 127.0.0.1 -p "$SNAP_S3_PORT" \
+    local tls=() scheme=http
+    if [ -n "${SNAP_S3_TLS_DIR:-}" ]; then
+        tls=(--cert "$SNAP_S3_TLS_DIR/tls.crt" --key "$SNAP_S3_TLS_DIR/tls.key")
+        scheme=https
+    fi
+    "$bin" --silent -d "$SNAP_S3_DIR" -a 127.0.0.1 -p "$SNAP_S3_PORT" "${tls[@]}" \
         --configure-bucket "$SNAP_BUCKET" >"$SNAP_WORK/s3rver.log" 2>&1 &
     SNAP_S3_PID=$!
     snap_on_exit "snap_kill $SNAP_S3_PID"
     _snap_wait_port "$SNAP_S3_PORT" "$SNAP_S3_PID" || { cat "$SNAP_WORK/s3rver.log" >&2; snap_fail "s3rver did not start"; }
-    SNAP_S3_URL=http://127.0.0.1:$SNAP_S3_PORT
+    SNAP_S3_URL=$scheme://127.0.0.1:$SNAP_S3_PORT
     snap_s3_creds "$SNAP_S3_URL"
     export SNAP_S3_URL SNAP_S3_PID SNAP_S3_PORT SNAP_S3_DIR
 }
@@ -132,6 +141,7 @@ snap_s3() {
     local op=$1 key=${2:-} url=${SNAP_S3_URL}/$SNAP_BUCKET
     local s=(-sS --fail-with-body --aws-sigv4 aws:amz:us-east-1:s3 -u S3RVER:S3RVER
              -H x-amz-content-sha256:UNSIGNED-PAYLOAD)
+    [ -n "${SNAP_S3_TLS_DIR:-}" ] && s+=(--cacert "$SNAP_S3_TLS_DIR/ca.crt")
     case $op in
     put) curl "${s[@]}" -T "$3" "$url/$key" -o /dev/null ;;
     get) curl "${s[@]}" "$url/$key" ;;
@@ -193,7 +203,8 @@ cronjob_exec() {
 
 # ---- a realistic backup history and the checks every provider runs ----
 #
-# snap_history STORE_PUT [TAGS]: seeds, through the function STORE_PUT KEY FILE,
+# snap_history STORE_PUT [TAGS]: seeds, through the function STORE_PUT KEY FILE
+# (or STORE_PUTMANY MANIFEST when set, lines "KEY FILE"),
 # fulls and deltas in the v1 and v2 layouts, compressed and not, a .final full
 # (the one extend must copy), a chunk, foreign objects under the prefix and a
 # sibling prefix; with TAGS=tags also a newer full tagged
@@ -225,11 +236,16 @@ snap_history() {
              "${p}-2/v2/Full-00000000-00005000-1700005000.gz"; do
         f=$SNAP_WORK/seed/$(echo "$k" | tr '/' '_')
         head -c $((1000 + RANDOM)) /dev/urandom >"$f"
-        "$put" "$k" "$f" || snap_fail "seeding $k"
         echo "$k $f" >>"$SNAP_WORK/seeded"
     done
-    "$put" "$SNAP_FINAL" "$SNAP_FINAL_FILE" || snap_fail "seeding $SNAP_FINAL"
     echo "$SNAP_FINAL $SNAP_FINAL_FILE" >>"$SNAP_WORK/seeded"
+    if [ -n "${STORE_PUTMANY:-}" ]; then
+        "$STORE_PUTMANY" "$SNAP_WORK/seeded" || snap_fail "seeding"
+    else
+        while read -r k f; do
+            "$put" "$k" "$f" || snap_fail "seeding $k"
+        done <"$SNAP_WORK/seeded"
+    fi
     if [ "$tags" = tags ]; then
         SNAP_EXCLUDED=$p/v2/Full-00000000-00002400-1700003000.gz
         f=$SNAP_WORK/seed/excluded
@@ -265,21 +281,26 @@ snap_check_list() {
 
 # After extend on day N: the copy of the final full snapshot under day N's name with
 # identical content, the previous day's copy collected, every seeded object untouched.
-# STORE_GET KEY prints an object, STORE_LS PREFIX lists keys.
+# STORE_GET KEY prints an object, STORE_LS PREFIX lists keys, STORE_CHECK MANIFEST
+# (optional) compares many objects at once.
 snap_check_day() {
     local now=$1 prev=${2:-} copy k f
     copy=$SNAP_PREFIX/v2/Full-00000000-00002300-$now.gz.final
     "$STORE_GET" "$copy" >"$SNAP_WORK/got" || snap_fail "copy $copy missing"
     cmp -s "$SNAP_WORK/got" "$SNAP_FINAL_FILE" || snap_fail "copy $copy differs from the final snapshot"
     if [ -n "$prev" ]; then
-        if "$STORE_LS" "$SNAP_PREFIX/" | grep -qx "$SNAP_PREFIX/v2/Full-00000000-00002300-$prev.gz.final"; then
+        if "$STORE_LS" "$SNAP_PREFIX/" | snap_has -x "$SNAP_PREFIX/v2/Full-00000000-00002300-$prev.gz.final"; then
             snap_fail "the copy of day $prev was not collected"
         fi
     fi
-    while read -r k f; do
-        "$STORE_GET" "$k" >"$SNAP_WORK/got" || snap_fail "seeded $k is gone"
-        cmp -s "$SNAP_WORK/got" "$f" || snap_fail "seeded $k changed"
-    done <"$SNAP_WORK/seeded"
+    if [ -n "${STORE_CHECK:-}" ]; then
+        "$STORE_CHECK" "$SNAP_WORK/seeded" || snap_fail "seeded objects changed"
+    else
+        while read -r k f; do
+            "$STORE_GET" "$k" >"$SNAP_WORK/got" || snap_fail "seeded $k is gone"
+            cmp -s "$SNAP_WORK/got" "$f" || snap_fail "seeded $k changed"
+        done <"$SNAP_WORK/seeded"
+    fi
     # Nothing but the seed and today's copy under the store (sibling prefix included).
     "$STORE_LS" "shoot--dev--main/" | sort >"$SNAP_WORK/have"
     { cut -d' ' -f1 "$SNAP_WORK/seeded"; echo "$copy"; } | sort >"$SNAP_WORK/want"

@@ -8,6 +8,8 @@ Seeds and inspects Azurite independently of warden-snapshot's own ABS code:
   abs_client.py ENDPOINT ACCOUNT KEY get C BLOB          (content to stdout)
   abs_client.py ENDPOINT ACCOUNT KEY ls C [PREFIX]       (one name per line)
   abs_client.py ENDPOINT ACCOUNT KEY rm C BLOB
+  abs_client.py ENDPOINT ACCOUNT KEY putmany C MANIFEST  (lines "BLOB FILE")
+  abs_client.py ENDPOINT ACCOUNT KEY check C MANIFEST    (each BLOB equals its FILE)
 ENDPOINT is the emulator's http://host:port.
 """
 import base64, hashlib, hmac, sys, urllib.parse, urllib.request, xml.etree.ElementTree as ET
@@ -52,12 +54,24 @@ def main():
     if cmd == "mkcontainer":
         st, b = go("PUT", f"/{args[0]}", {"restype": "container"})
         ok = st in (201, 409)
-    elif cmd == "put":
-        data = open(args[2], "rb").read()
-        st, b = go("PUT", f"/{args[0]}/{args[1]}", body=data,
-                   headers={"x-ms-blob-type": "BlockBlob",
-                            "Content-MD5": base64.b64encode(hashlib.md5(data).digest()).decode()})
-        ok = st == 201
+    elif cmd in ("put", "putmany"):
+        pairs = [args[1:3]] if cmd == "put" else [l.split() for l in open(args[1]) if l.strip()]
+        for blob, path in pairs:
+            data = open(path, "rb").read()
+            st, b = go("PUT", f"/{args[0]}/{blob}", body=data,
+                       headers={"x-ms-blob-type": "BlockBlob",
+                                "Content-MD5": base64.b64encode(hashlib.md5(data).digest()).decode()})
+            ok = st == 201
+            if not ok:
+                break
+    elif cmd == "check":
+        ok = True
+        for blob, path in (l.split() for l in open(args[1]) if l.strip()):
+            st, b = go("GET", f"/{args[0]}/{blob}")
+            if st != 200 or b != open(path, "rb").read():
+                print(f"abs_client check: {blob}: HTTP {st}, content differs or missing", file=sys.stderr)
+                ok = False
+        st, b = 200, b""
     elif cmd == "tag":
         k, v = args[2].split("=", 1)
         body = (f'<?xml version="1.0" encoding="utf-8"?><Tags><TagSet><Tag><Key>{k}</Key>'
