@@ -118,13 +118,22 @@ static enum kerr new_key(const struct snapext_opts *o, const struct snap_name *s
     return rc ? rc : snap_key(o->prefix, &n, key, err);
 }
 
-static bool collectable(const struct snapext_entry *e, const struct snap_name *src,
+static bool same_snapshot(const struct snapext_entry *e, const struct snap_name *src)
+{
+    return e->name.kind == SNAP_FULL && !e->name.is_chunk && e->name.start_rev == src->start_rev &&
+           e->name.last_rev == src->last_rev;
+}
+
+/*
+ * A copy this task made earlier. The oldest object with the source's revisions is the
+ * snapshot the sidecar took, never a copy: it is kept even when it was taken in the same
+ * second as the task was created (its creation time then equals --gc-from-timestamp).
+ */
+static bool collectable(const struct snapext_entry *e, const struct snapext_entry *original,
                         const struct snapext_opts *o, const char *new_copy)
 {
-    return e->name.kind == SNAP_FULL && !e->name.is_chunk && !e->obj.excluded &&
-           e->name.start_rev == src->start_rev && e->name.last_rev == src->last_rev &&
-           e->name.created >= o->gc_from && e->name.created < o->now &&
-           strcmp(e->obj.key, new_copy) != 0;
+    return e != original && !e->obj.excluded && e->name.created >= o->gc_from &&
+           e->name.created < o->now && strcmp(e->obj.key, new_copy) != 0;
 }
 
 static enum kerr collect_garbage(struct ostore *s, const struct snapext_set *set,
@@ -132,10 +141,17 @@ static enum kerr collect_garbage(struct ostore *s, const struct snapext_set *set
                                  struct snapext_result *res, struct kerr_info *err)
 {
     enum kerr first = KERR_OK;
+    const struct snapext_entry *original = NULL;
     for (size_t i = 0; i < set->n; i++) {
         const struct snapext_entry *e = &set->v[i];
         struct kerr_info e2 = { 0 };
-        if (!collectable(e, src, o, res->copy)) {
+        if (!same_snapshot(e, src)) {
+            continue;
+        }
+        if (original == NULL) {
+            original = e; /* the set is sorted by revisions, then creation time */
+        }
+        if (!collectable(e, original, o, res->copy)) {
             continue;
         }
         if (o->dry_run) {

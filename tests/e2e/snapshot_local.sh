@@ -76,6 +76,27 @@ WARDEN_SNAPSHOT_NOW=$((later + SNAP_DAY)) "$WARDEN_SNAPSHOT" extend-snapshot-imm
     "${flags[@]}" --store-prefix "$SNAP_PREFIX" --gc-from-timestamp "$SNAP_GC_FROM" --dry-run 2>/dev/null
 [ "$before" = "$(local_ls "shoot--dev--main/" | sort | md5sum)" ] || snap_fail "dry run changed the store"
 
+# The final snapshot taken in the same second as the task was created (its creation
+# time equals --gc-from-timestamp) is the sidecar's snapshot, not a copy: two days of
+# runs keep it and collect only the first day's copy.
+same=$SNAP_WORK/same
+mkdir -p "$same/p/v2"
+t=1700100000
+echo "final snapshot" >"$same/p/v2/Full-00000000-00000042-$t.gz.final"
+for day in 1 2; do
+    WARDEN_SNAPSHOT_NOW=$((t + day * SNAP_DAY)) "$WARDEN_SNAPSHOT" extend-snapshot-immutability \
+        --storage-provider Local --store-container "$same" --store-prefix p \
+        --gc-from-timestamp "$t" 2>"$SNAP_WORK/same.log" ||
+        { cat "$SNAP_WORK/same.log"; snap_fail "extend (same second, day $day) failed"; }
+done
+[ -e "$same/p/v2/Full-00000000-00000042-$t.gz.final" ] ||
+    snap_fail "the final snapshot of the task's creation second was collected"
+[ ! -e "$same/p/v2/Full-00000000-00000042-$((t + SNAP_DAY)).gz.final" ] ||
+    snap_fail "the first day's copy was not collected"
+[ -e "$same/p/v2/Full-00000000-00000042-$((t + 2 * SNAP_DAY)).gz.final" ] ||
+    snap_fail "the second day's copy is missing"
+echo "same second: the sidecar's final snapshot kept, only the earlier copy collected"
+
 # Providers not implemented yet, and usage errors.
 for p in GCS gcp Swift openstack OSS alicloud; do
     if "$WARDEN_SNAPSHOT" list --storage-provider $p --store-container x --store-prefix y 2>"$SNAP_WORK/p.log"; then
