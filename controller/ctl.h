@@ -47,9 +47,10 @@
  *
  * Leader election: a coordination.k8s.io/v1 Lease (--leader-election-id in
  * --leader-election-namespace; 15 s lease, 10 s renew deadline, 2 s retry).
- * Only the leader runs workers; on losing the lease the workers stop and
- * the process exits (as controller-runtime does) so that no two replicas
- * reconcile at once. With --leader-elect=false the workers start at once.
+ * Only the leader runs workers; on losing the lease the workers stop at
+ * once (requests in flight cancelled) and ctl_run returns an error, so the
+ * process exits (as controller-runtime does) and no two replicas reconcile
+ * at once. With --leader-elect=false the workers start at once.
  *
  * Signals: SIGTERM and SIGINT stop the process gracefully: the workers
  * finish the keys in hand, the Lease is released (holder cleared) so a
