@@ -102,8 +102,8 @@ enum kerr ksim_svcip_new(const char *cidr, struct ksim_svcip **out, struct kerr_
 {
     struct ksim_svcip *a;
     char net[KSIM_SVCIP_LEN];
-    uint32_t base;
-    long prefix;
+    uint32_t base = 0;
+    long prefix = 0;
     enum kerr rc;
 
     *out = NULL;
