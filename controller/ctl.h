@@ -99,7 +99,8 @@ enum ctl_cache {
                             key "<kind>/<ns>/<name>"; index "part-of" by "<ns>/<part-of label>" */
     CTL_C_OPSTASKS,      /* druid.gardener.cloud/v1alpha1 etcdopstasks */
     CTL_C_IMMTASKS,      /* etcd-warden.io/v1alpha1 extendfullsnapshotimmutabilitytasks */
-    CTL_C_CRONJOBS,      /* batch/v1 cronjobs owned by an immutability task */
+    CTL_C_CRONJOBS,      /* batch/v1 cronjobs owned by an immutability task (label
+                            app.kubernetes.io/managed-by=etcd-warden) */
     CTL_C_STATUSBACKUPS, /* etcd-warden.io/v1alpha1 etcdstatusbackups */
     CTL_C_COUNT
 };

@@ -325,6 +325,8 @@ static enum kerr new_informer(struct ctl_caches *c, const struct kind *k, struct
     o.ns = c->ns;
     o.name = k->kind;
     o.compact = 1;
+    if (k->feed == FEED_CRONJOB)
+        o.label_selector = CTL_LABEL_MANAGED_BY "=etcd-warden";
     if (k->feed == FEED_COMPONENT) {
         o.label_selector = CTL_LABEL_MANAGED_BY "=etcd-druid";
         o.project = project_component;
