@@ -167,9 +167,10 @@ sleep 2
 rss_sync=$(rss_mb "$CTL_PID")
 echo "RSS loaded (restarted, synced, settled) $rss_sync MiB $(target "$rss_sync" 64 MiB)"
 cpu() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-c0=$(cpu "$CTL_PID")
+c0=$(cpu "$CTL_PID") k0=$(cpu "$KSIM_PID")
 sleep 5
-echo "CPU while idle with everything cached: $(awk -v a="$c0" -v b="$(cpu "$CTL_PID")" -v t="$(getconf CLK_TCK)" 'BEGIN { printf "%.1f", (b - a) / t / 5 * 100 }') % of a core"
+pct() { awk -v a="$1" -v b="$2" -v t="$(getconf CLK_TCK)" 'BEGIN { printf "%.1f", (b - a) / t / 5 * 100 }'; }
+echo "CPU while idle with everything cached: controller $(pct "$c0" "$(cpu "$CTL_PID")") %, kube-sim $(pct "$k0" "$(cpu "$KSIM_PID")") % of a core"
 
 # ---- latencies on one more Etcd among them
 druid_etcd bench etcd-lat
