@@ -5,9 +5,10 @@
  * Storing an object runs the store's projection, takes the key (the
  * store's key function, by default kobj_key_of), computes the values of
  * every index function, and keeps the result either as a cJSON tree or,
- * with opts.compact, as compact JSON text. Reading copies the tree or parses the text. This module holds no
- * lock and no table: common/store links and unlinks the entries under its
- * lock, and calls the codec outside it wherever it can.
+ * with opts.compact, as compact JSON text. Reading copies the tree or
+ * parses the text. This module holds no lock and no table: common/store
+ * links and unlinks the entries under its lock, and calls the codec
+ * outside it wherever it can.
  *
  * Ownership: a struct storeent_codec BORROWS its index functions; objects
  * and entries follow the TAKES / OWNED notes below.

@@ -520,12 +520,24 @@ enum kerr ctl_start(struct ctl *c, struct kerr_info *err)
 
 void ctl_stop(struct ctl *c)
 {
+    long drain_ms;
+
     if (atomic_exchange(&c->stopping, 1))
         return;
     if (c->supervising)
         pthread_join(c->supervisor, NULL);
-    if (c->queue && wq_shutdown_drain(c->queue, c->cfg->shutdown_ms) == KERR_TIMEOUT)
-        log_warn("reconciles still running at the shutdown timeout");
+    /*
+     * After SIGTERM the keys in hand may finish (--graceful-shutdown-timeout);
+     * after a lost Lease another replica leads already, so they may not. Past
+     * the drain an owned client is stopped: requests in flight end at once.
+     */
+    drain_ms = atomic_load(&c->lost) ? 0 : c->cfg->shutdown_ms;
+    if (c->queue && wq_shutdown_drain(c->queue, drain_ms) == KERR_TIMEOUT) {
+        log_warn("reconciles cut short", "reason",
+                 atomic_load(&c->lost) ? "lost the Lease" : "--graceful-shutdown-timeout");
+        if (!c->o.client)
+            k8s_client_stop(c->client);
+    }
     wqpool_free(c->pool);
     c->pool = NULL;
     if (c->le)

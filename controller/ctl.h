@@ -47,9 +47,10 @@
  *
  * Leader election: a coordination.k8s.io/v1 Lease (--leader-election-id in
  * --leader-election-namespace; 15 s lease, 10 s renew deadline, 2 s retry).
- * Only the leader runs workers; on losing the lease the workers stop and
- * the process exits (as controller-runtime does) so that no two replicas
- * reconcile at once. With --leader-elect=false the workers start at once.
+ * Only the leader runs workers; on losing the lease the workers stop at
+ * once (requests in flight cancelled) and ctl_run returns an error, so the
+ * process exits (as controller-runtime does) and no two replicas reconcile
+ * at once. With --leader-elect=false the workers start at once.
  *
  * Signals: SIGTERM and SIGINT stop the process gracefully: the workers
  * finish the keys in hand, the Lease is released (holder cleared) so a
@@ -98,7 +99,8 @@ enum ctl_cache {
                             key "<kind>/<ns>/<name>"; index "part-of" by "<ns>/<part-of label>" */
     CTL_C_OPSTASKS,      /* druid.gardener.cloud/v1alpha1 etcdopstasks */
     CTL_C_IMMTASKS,      /* etcd-warden.io/v1alpha1 extendfullsnapshotimmutabilitytasks */
-    CTL_C_CRONJOBS,      /* batch/v1 cronjobs owned by an immutability task */
+    CTL_C_CRONJOBS,      /* batch/v1 cronjobs owned by an immutability task (label
+                            app.kubernetes.io/managed-by=etcd-warden) */
     CTL_C_STATUSBACKUPS, /* etcd-warden.io/v1alpha1 etcdstatusbackups */
     CTL_C_COUNT
 };

@@ -249,14 +249,21 @@ static void feed(struct feedctx *f, const cJSON *obj, int own_key)
     }
 }
 
-/* Mirror a component into the combined store. */
+/*
+ * Mirror a component into the combined store, as its compact text (a raw
+ * item: the store keeps the text as it is and parses it once for the key
+ * and the index, cheaper than copying the tree).
+ */
 static void mirror_put(struct ctl_caches *c, const cJSON *obj)
 {
     struct kerr_info err;
-    cJSON *copy = cJSON_Duplicate(obj, 1);
+    char *text = cJSON_PrintUnformatted(obj);
+    cJSON *raw = text ? cJSON_CreateRaw(text) : NULL;
 
-    if (!copy || store_put(c->components, copy, NULL, NULL, &err))
-        log_warn("component not cached", "error", copy ? err.msg : "out of memory");
+    free(text);
+    kerr_clear(&err);
+    if (!raw || store_put(c->components, raw, NULL, NULL, &err))
+        log_warn("component not cached", "error", raw ? err.msg : "out of memory");
 }
 
 static void mirror_remove(struct ctl_caches *c, const cJSON *obj)
@@ -318,6 +325,8 @@ static enum kerr new_informer(struct ctl_caches *c, const struct kind *k, struct
     o.ns = c->ns;
     o.name = k->kind;
     o.compact = 1;
+    if (k->feed == FEED_CRONJOB)
+        o.label_selector = CTL_LABEL_MANAGED_BY "=etcd-warden";
     if (k->feed == FEED_COMPONENT) {
         o.label_selector = CTL_LABEL_MANAGED_BY "=etcd-druid";
         o.project = project_component;

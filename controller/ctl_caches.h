@@ -3,8 +3,9 @@
  * controller/ctl.h) and the mapping of their events to queue keys.
  *
  * One informer per resource: Etcds, EtcdOpsTasks, immutability tasks,
- * CronJobs and EtcdStatusBackups are kept as compact JSON text
- * (metadata.managedFields dropped); the nine kinds of managed components
+ * CronJobs (only those labelled app.kubernetes.io/managed-by=etcd-warden,
+ * as controller/imtjob makes them) and EtcdStatusBackups are kept as
+ * compact JSON text (metadata.managedFields dropped); the nine kinds of managed components
  * (label app.kubernetes.io/managed-by=etcd-druid) are projected to
  * apiVersion, kind and metadata (name, namespace, uid, resourceVersion,
  * labels, ownerReferences) and mirrored into one store keyed

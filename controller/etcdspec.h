@@ -29,20 +29,21 @@
 #define ETCDSPEC_WARDEN_API  "etcd-warden.io/v1alpha1"
 
 /* Labels and annotations (DESIGN.md §1). */
-#define ETCDSPEC_LABEL_MANAGED_BY      "app.kubernetes.io/managed-by"
-#define ETCDSPEC_LABEL_PART_OF         "app.kubernetes.io/part-of"
-#define ETCDSPEC_MANAGED_BY_DRUID      "etcd-druid"
-#define ETCDSPEC_LABEL_RESTORING       "etcd-warden.io/restoring"
-#define ETCDSPEC_ANN_SUSPEND           "druid.gardener.cloud/suspend-etcd-spec-reconcile"
-#define ETCDSPEC_ANN_BACKUP_EXISTS     "etcd-warden.io/status-backup-exists"
-#define ETCDSPEC_ANN_RESTORE_PROGRESS  "etcd-warden.io/restore-progress"
-#define ETCDSPEC_ANN_RETENTION_TYPE    "etcd-warden.io/immutability-retention-type"
-#define ETCDSPEC_ANN_HIBERNATE         "etcd-warden.io/hibernate"
-#define ETCDSPEC_ANN_HIBERNATION_PHASE "etcd-warden.io/hibernation-phase"
-#define ETCDSPEC_ANN_RUNTIME_DISABLED  "druid.gardener.cloud/disable-etcd-runtime-component-creation"
-#define ETCDSPEC_RETENTION_BUCKET      "bucket"
-#define ETCDSPEC_DEFAULT_IMM_SCHEDULE  "0 0 * * *" /* DEP-06's example, when none is set */
-#define ETCDSPEC_NAME_MAX              254
+#define ETCDSPEC_LABEL_MANAGED_BY        "app.kubernetes.io/managed-by"
+#define ETCDSPEC_LABEL_PART_OF           "app.kubernetes.io/part-of"
+#define ETCDSPEC_MANAGED_BY_DRUID        "etcd-druid"
+#define ETCDSPEC_LABEL_RESTORING         "etcd-warden.io/restoring"
+#define ETCDSPEC_ANN_SUSPEND             "druid.gardener.cloud/suspend-etcd-spec-reconcile"
+#define ETCDSPEC_ANN_BACKUP_EXISTS       "etcd-warden.io/status-backup-exists"
+#define ETCDSPEC_ANN_RESTORE_PROGRESS    "etcd-warden.io/restore-progress"
+#define ETCDSPEC_ANN_RETENTION_TYPE      "etcd-warden.io/immutability-retention-type"
+#define ETCDSPEC_LABEL_FINAL_SNAPSHOT_OF "etcd-warden.io/final-snapshot-of" /* hib's tasks */
+#define ETCDSPEC_ANN_HIBERNATE           "etcd-warden.io/hibernate"
+#define ETCDSPEC_ANN_HIBERNATION_PHASE   "etcd-warden.io/hibernation-phase"
+#define ETCDSPEC_ANN_RUNTIME_DISABLED    "druid.gardener.cloud/disable-etcd-runtime-component-creation"
+#define ETCDSPEC_RETENTION_BUCKET        "bucket"
+#define ETCDSPEC_DEFAULT_IMM_SCHEDULE    "0 0 * * *" /* DEP-06's example, when none is set */
+#define ETCDSPEC_NAME_MAX                254
 
 /* The API resources the controller reads and writes. */
 extern const struct k8s_resource ETCDSPEC_RES_ETCD;

@@ -523,42 +523,57 @@ static enum kerr perform(const struct hib_env *env, struct round *r, const struc
     }
 }
 
+/*
+ * Read round i (the Etcd given for the first, a fresh GET after) and decide;
+ * warnings about the input go out as events. r->etcd NULL: the Etcd is gone.
+ */
+static enum kerr read_decide(const struct hib_env *env, const cJSON *etcd, int i, struct round *r,
+                             struct hibplan_step *s, int *told, struct kerr_info *err)
+{
+    const char *ns = kjson_get_str(etcd, "metadata.namespace");
+    const char *name = kjson_get_str(etcd, "metadata.name");
+    enum kerr rc;
+
+    r->etcd = i == 0 ? cJSON_Duplicate(etcd, 1) : NULL;
+    if (i > 0 && (rc = get_opt(env, &ETCDSPEC_RES_ETCD, ns, name, &r->etcd, err)) != KERR_OK)
+        return rc;
+    if (!r->etcd) /* deleted meanwhile: owner references clean up */
+        return KERR_OK;
+    if ((rc = read_state(env, r, err)) != KERR_OK)
+        return rc;
+    if (r->v.imm < 0 && !(*told)++ && r->v.phase != HIBPLAN_NONE) {
+        struct kerr_info e = { 0 };
+        env->bucket(r->etcd, &e);
+        event(env, r->etcd, EV_WARNING, "InvalidImmutability",
+              "immutability task left as it is: %s", e.msg);
+    }
+    *s = hibplan_decide(&r->v, &env->plan);
+    log_msg(LOG_DEBUG, "hibernation step", "namespace", ns, "name", name, "phase",
+            hibplan_phase_name(r->v.phase), "action", hibplan_act_name(s->act), (char *)NULL);
+    if (s->act == HIBPLAN_BAD)
+        event(env, r->etcd, EV_WARNING, s->reason, "hibernation: %s", s->note);
+    return KERR_OK;
+}
+
 enum kerr hib_step(const struct hib_env *env, const cJSON *etcd, long *requeue_ms,
                    struct kerr_info *err)
 {
     struct round r = { 0 };
     struct hibplan_step s = { .act = HIBPLAN_WAIT, .wait_ms = CONFLICT_WAIT };
-    const char *ns = kjson_get_str(etcd, "metadata.namespace");
-    const char *name = kjson_get_str(etcd, "metadata.name");
     enum kerr rc = KERR_OK;
-    int bad_imm_told = 0, acts = 0;
+    int told = 0, acts = 0;
     int max = env->max_steps > 0 && env->max_steps < HIB_MAX_STEPS ? env->max_steps : HIB_MAX_STEPS;
 
     *requeue_ms = 0;
     kerr_clear(err);
-    if (!ns || !name)
+    if (!kjson_get_str(etcd, "metadata.namespace") || !kjson_get_str(etcd, "metadata.name"))
         return kerr_set(err, KERR_INVAL, "Etcd without namespace or name");
     if (!hib_wanted(etcd) && !etcdspec_annotation(etcd, HIB_ANN_PHASE))
         return KERR_OK; /* never hibernated: nothing to read */
     for (int i = 0; i < HIB_MAX_STEPS; i++) {
-        r.etcd = i == 0 ? cJSON_Duplicate(etcd, 1) : NULL;
-        if (i > 0 && (rc = get_opt(env, &ETCDSPEC_RES_ETCD, ns, name, &r.etcd, err)) != KERR_OK)
+        rc = read_decide(env, etcd, i, &r, &s, &told, err);
+        if (rc != KERR_OK || !r.etcd)
             break;
-        if (!r.etcd) /* deleted meanwhile: owner references clean up */
-            break;
-        if ((rc = read_state(env, &r, err)) != KERR_OK)
-            break;
-        if (r.v.imm < 0 && !bad_imm_told++ && r.v.phase != HIBPLAN_NONE) {
-            struct kerr_info e = { 0 };
-            env->bucket(r.etcd, &e);
-            event(env, r.etcd, EV_WARNING, "InvalidImmutability",
-                  "immutability task left as it is: %s", e.msg);
-        }
-        s = hibplan_decide(&r.v, &env->plan);
-        log_msg(LOG_DEBUG, "hibernation step", "namespace", ns, "name", name, "phase",
-                hibplan_phase_name(r.v.phase), "action", hibplan_act_name(s.act), (char *)NULL);
-        if (s.act == HIBPLAN_BAD)
-            event(env, r.etcd, EV_WARNING, s.reason, "hibernation: %s", s.note);
         if (s.act == HIBPLAN_DONE || s.act == HIBPLAN_WAIT || s.act == HIBPLAN_BAD)
             break;
         rc = perform(env, &r, &s, err);

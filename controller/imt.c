@@ -85,6 +85,25 @@ static void fail(struct verdict *v, const char *reason, const char *msg)
     snprintf(v->message, sizeof(v->message), "%s", msg);
 }
 
+/*
+ * Is obj controlled by something other than the task of ref: another kind or
+ * another name (a reference to an older task of the same name is ours)?
+ */
+static int foreign_controller(const cJSON *obj, const cJSON *ref)
+{
+    const char *kind = kjson_get_str(ref, "kind"), *name = kjson_get_str(ref, "name");
+    const cJSON *r;
+
+    cJSON_ArrayForEach (r, kjson_get_arr(obj, "metadata.ownerReferences")) {
+        const char *k = kjson_get_str(r, "kind"), *n = kjson_get_str(r, "name");
+
+        if (cJSON_IsTrue(kjson_get(r, "controller")) &&
+            (!k || !n || strcmp(k, kind) != 0 || strcmp(n, name) != 0))
+            return 1;
+    }
+    return 0;
+}
+
 /* Create or replace the CronJob so that it is want (TAKES). */
 static enum kerr sync_cronjob(const struct rctx *x, const char *ns, cJSON *want, struct verdict *v,
                               struct kerr_info *err)
@@ -100,6 +119,9 @@ static enum kerr sync_cronjob(const struct rctx *x, const char *ns, cJSON *want,
         rc = k8s_create(x->client, &ETCDSPEC_RES_CRONJOB, ns, want, NULL, &v->cronjob, err);
         goto out;
     }
+    if (rc == KERR_OK && foreign_controller(cur, kjson_get(want, "metadata.ownerReferences.0")))
+        rc = kerr_set(err, KERR_EXISTS, "CronJob %s/%s exists and is controlled by another owner",
+                      ns, name);
     if (rc == KERR_OK)
         rc = oref_compute(kjson_get(cur, "metadata.ownerReferences"),
                           kjson_get(want, "metadata.ownerReferences.0"), &refs, &changed, err);

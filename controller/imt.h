@@ -31,6 +31,8 @@
  * The CronJob carries the annotation etcd-warden.io/spec-hash (sha256 of
  * what the controller sets); it is replaced only when that differs or its
  * owner reference is wrong, so defaults an API server adds cause no writes.
+ * A CronJob of that name controlled by another owner is never taken over
+ * (condition CronJobFailed, KERR_EXISTS).
  *
  * Status of the task (subresource, written only when it changed):
  * cronJobName, lastScheduleTime (the CronJob's status.lastScheduleTime),

@@ -197,15 +197,31 @@ static void keep(enum kerr *first, struct kerr_info *ferr, enum kerr rc, const s
 
 struct task_pick {
     const char *etcd;
-    cJSON *found; /* OWNS: copies of the matching tasks */
+    int ours_only; /* only tasks the controller made or an Etcd of that name owned */
+    cJSON *found;  /* OWNS: copies of the matching tasks */
 };
+
+/* Made by hibernation (its label) or owned by an Etcd of that name (maybe stale)? */
+static int ours(const cJSON *task, const char *etcd)
+{
+    const cJSON *r;
+
+    if (str_eq(etcdspec_label(task, ETCDSPEC_LABEL_FINAL_SNAPSHOT_OF), etcd))
+        return 1;
+    cJSON_ArrayForEach (r, kjson_get_arr(task, "metadata.ownerReferences"))
+        if (str_eq(kjson_get_str(r, "kind"), ETCDSPEC_KIND) &&
+            str_eq(kjson_get_str(r, "name"), etcd))
+            return 1;
+    return 0;
+}
 
 static enum kerr pick_task(void *ctx, const char *key, const cJSON *obj)
 {
     struct task_pick *p = ctx;
 
     (void)key;
-    if (str_eq(kjson_get_str(obj, "spec.etcdName"), p->etcd))
+    if (str_eq(kjson_get_str(obj, "spec.etcdName"), p->etcd) &&
+        (!p->ours_only || ours(obj, p->etcd)))
         cJSON_AddItemToArray(p->found, cJSON_Duplicate(obj, 1));
     return KERR_OK;
 }
@@ -215,7 +231,7 @@ static enum kerr repair_tasks(const struct rctx *x, struct store *s, const struc
                               const struct etcdspec *e, const cJSON *want, struct oref_stats *st,
                               struct kerr_info *err)
 {
-    struct task_pick p = { e->name, cJSON_CreateArray() };
+    struct task_pick p = { e->name, res == &ETCDSPEC_RES_OPSTASK, cJSON_CreateArray() };
     struct kerr_info one;
     enum kerr rc = KERR_OK;
     const cJSON *t;

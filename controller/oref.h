@@ -11,8 +11,10 @@
  * top-level ownerReferences), a reference to an Etcd of the same name with
  * another UID (stale: the Etcd was re-created) is dropped, foreign owners are
  * kept (with controller=false: an object has one controller). The same holds
- * for the Etcd's ExtendFullSnapshotImmutabilityTasks and EtcdOpsTasks (those
- * of the caches whose spec.etcdName is the Etcd). The EtcdStatusBackup's
+ * for the Etcd's ExtendFullSnapshotImmutabilityTasks and for the
+ * EtcdOpsTasks hibernation made (label etcd-warden.io/final-snapshot-of) or
+ * an Etcd of that name owned (those of the caches whose spec.etcdName is the
+ * Etcd; a user's own EtcdOpsTask is not given an owner). The EtcdStatusBackup's
  * reference is kept by sbk (it writes the backup with oref_compute's
  * references), the CronJob -> task reference by imt (with oref_repair).
  *

@@ -363,9 +363,11 @@ static enum kerr admit(struct run *r, struct kerr_info *err)
 
     if (otask_spec_read(r->task, &sp, &why) != KERR_OK)
         return reject(r, "ERR_INVALID_CONFIG", why.msg, err);
-    rc = k8s_list(r->env->client, &ETCDSPEC_RES_OPSTASK, r->ns, NULL, &list, err);
+    rc = k8s_list(r->env->client, &ETCDSPEC_RES_OPSTASK, r->ns, NULL, &list, &why);
     if (rc == KERR_FORBIDDEN)
-        rc = reject(r, "ERR_INSUFFICIENT_PERMISSIONS", err->msg, err);
+        rc = reject(r, "ERR_INSUFFICIENT_PERMISSIONS", why.msg, err);
+    else if (rc != KERR_OK)
+        rc = kerr_set_api(err, rc, why.http_status, why.reason, "%s", why.msg);
     if (rc != KERR_OK)
         goto out;
     if (otask_check_duplicate(r->task, kjson_get_arr(list, "items"), &why) != KERR_OK) {
@@ -585,8 +587,8 @@ enum kerr otask_step(const struct otask_env *env, const char *ns, const char *na
 
     *requeue_ms = 0;
     kerr_clear(err);
-    if (crypto_uuid4(r.run_id, err) != KERR_OK)
-        return err->code;
+    if ((rc = crypto_uuid4(r.run_id, err)) != KERR_OK)
+        return rc;
     for (int i = 0; i < MAX_ROUNDS; i++) {
         cJSON_Delete(r.task);
         r.task = NULL;

@@ -300,12 +300,22 @@ Test(ctl_kubesim, caches_sync_project_and_map_events_to_keys)
 
         create(&CRONJOB, "ns1",
                "{\"apiVersion\":\"batch/v1\",\"kind\":\"CronJob\",\"metadata\":{\"name\":\"cj\","
+               "\"labels\":{\"app.kubernetes.io/managed-by\":\"etcd-warden\"},"
                "\"ownerReferences\":[{\"apiVersion\":\"etcd-warden.io/v1alpha1\",\"kind\":"
                "\"ExtendFullSnapshotImmutabilityTask\",\"name\":\"i1\",\"uid\":\"u-1\","
                "\"controller\":true}]},\"spec\":{\"schedule\":\"0 0 * * *\",\"jobTemplate\":"
                "{\"spec\":{\"template\":{\"spec\":{\"restartPolicy\":\"Never\",\"containers\":"
                "[{\"name\":\"x\",\"image\":\"x\"}]}}}}}}");
         AWAIT(calls(S_IMT, 0) > before);
+        AWAIT(store_count(ctl_store(ctls[0], CTL_C_CRONJOBS)) == 1);
+        create(&CRONJOB, "ns1",
+               "{\"apiVersion\":\"batch/v1\",\"kind\":\"CronJob\",\"metadata\":{\"name\":"
+               "\"unrelated\"},\"spec\":{\"schedule\":\"0 0 * * *\",\"jobTemplate\":"
+               "{\"spec\":{\"template\":{\"spec\":{\"restartPolicy\":\"Never\",\"containers\":"
+               "[{\"name\":\"x\",\"image\":\"x\"}]}}}}}}");
+        testutil_pause_ms(300);
+        cr_expect_eq(store_count(ctl_store(ctls[0], CTL_C_CRONJOBS)), 1,
+                     "only etcd-warden's CronJobs are cached");
     }
     {
         int before = calls(S_HIB, 0);

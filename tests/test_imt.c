@@ -421,3 +421,32 @@ Test(imt_gc, cronjob_deleted_with_its_task, .init = gc_setup, .fini = teardown, 
     cr_assert_null(cj, "the garbage collector deleted the CronJob with its task");
     cJSON_Delete(live);
 }
+
+Test(imt_kubesim, a_cronjob_controlled_by_another_owner_is_not_taken)
+{
+    cJSON *live = live_etcd(S3, NULL),
+          *cj = jsonfix_parse(
+              "{\"apiVersion\":\"batch/v1\",\"kind\":\"CronJob\",\"metadata\":{\"name\":\"" TASK
+              "\",\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\","
+              "\"name\":\"d\",\"uid\":\"d-uid\",\"controller\":true}]},\"spec\":{\"schedule\":"
+              "\"1 1 * * *\",\"jobTemplate\":{\"spec\":{\"template\":{\"spec\":{\"containers\":"
+              "[{\"name\":\"c\",\"image\":\"i\"}],\"restartPolicy\":\"Never\"}}}}}}"),
+          *after;
+    struct kerr_info err;
+    long requeue = 0;
+
+    cJSON_Delete(cfix_create(&fx, &ETCDSPEC_RES_CRONJOB, cj));
+    OK(imt_task_ensure_x(&fx.x, live, &err));
+    cr_assert_eq(imt_run(&fx.x, CFIX_NS, TASK, &requeue, &err), KERR_EXISTS);
+    cr_assert(strstr(err.msg, "controlled by another owner"), "%s", err.msg);
+    cr_assert_eq(requeue, IMT_RETRY_MS);
+    after = cfix_get(&fx, &ETCDSPEC_RES_CRONJOB, TASK);
+    cr_assert_str_eq(jsonfix_str(after, "spec.schedule"), "1 1 * * *", "left alone");
+    cr_assert_str_eq(jsonfix_str(after, "metadata.ownerReferences[0].uid"), "d-uid");
+    cJSON_Delete(after);
+    after = cfix_get(&fx, &ETCDSPEC_RES_IMMTASK, TASK);
+    cr_assert_str_eq(jsonfix_str(after, "status.conditions[0].reason"), "CronJobFailed");
+    cJSON_Delete(after);
+    cJSON_Delete(cj);
+    cJSON_Delete(live);
+}

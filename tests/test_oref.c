@@ -333,3 +333,45 @@ Test(oref_gc, repaired_components_go_with_their_etcd_pvcs_stay, .init = gc_setup
     cJSON_Delete(pvc);
     cJSON_Delete(live);
 }
+
+/* An EtcdOpsTask for main named name with labels (JSON text), created and put in cache s. */
+static void ops_task(struct store *s, const char *name, const char *labels)
+{
+    char text[512];
+    cJSON *t, *stored;
+    struct kerr_info err;
+
+    snprintf(text, sizeof(text),
+             "{\"apiVersion\":\"druid.gardener.cloud/v1alpha1\",\"kind\":\"EtcdOpsTask\","
+             "\"metadata\":{\"name\":\"%s\",\"labels\":%s},\"spec\":{\"etcdName\":\"main\","
+             "\"config\":{\"onDemandSnapshot\":{\"type\":\"full\"}}}}",
+             name, labels);
+    t = jsonfix_parse(text);
+    stored = cfix_create(&fx, &ETCDSPEC_RES_OPSTASK, t);
+    OK(store_put(s, stored, NULL, NULL, &err));
+    cJSON_Delete(t);
+}
+
+Test(oref_kubesim, ops_tasks_of_hibernation_owned_a_users_left_alone)
+{
+    cJSON *live = live_etcd();
+    struct store *s = NULL;
+    struct oref_stats st = { 0, 0, 0 };
+    struct kerr_info err;
+    char owners[128], expect[128];
+
+    OK(store_new(NULL, &s, &err));
+    ops_task(s, "final-1", "{\"etcd-warden.io/final-snapshot-of\":\"main\"}");
+    ops_task(s, "users-own", "{}");
+    fx.x.opstasks = s;
+    OK(oref_run(&fx.x, live, &st, &err));
+    cr_assert_eq(st.repaired, 1);
+    snprintf(expect, sizeof(expect), "%s:1", jsonfix_str(live, "metadata.uid"));
+    cr_assert_str_eq(cfix_owners(&fx, &ETCDSPEC_RES_OPSTASK, "final-1", owners, sizeof(owners)),
+                     expect);
+    cr_assert_str_eq(cfix_owners(&fx, &ETCDSPEC_RES_OPSTASK, "users-own", owners, sizeof(owners)),
+                     "");
+    fx.x.opstasks = NULL;
+    store_free(s);
+    cJSON_Delete(live);
+}

@@ -204,13 +204,19 @@ ctl_get() {
 }
 
 # Record every value of Etcd NAME's phase annotation, one line per change, in FILE
-# (kubectl get -w in the background, stopped at exit). "" lines: no phase.
+# (kubectl get -w in the background, stopped at exit; returns once the current state is
+# in FILE). "" lines: no phase.
 #   ctl_watch_phases NS NAME FILE
 ctl_watch_phases() {
     kc -n "$1" get etcd "$2" -w \
         -o jsonpath='{.metadata.annotations.etcd-warden\.io/hibernation-phase}{"\n"}' >"$3" 2>&1 &
     ksim_on_exit "kill $! 2>/dev/null || true"
-    sleep 0.3
+    local i
+    for ((i = 0; i < 200; i++)); do # until the watch has shown the current state
+        [ -s "$3" ] && return 0
+        sleep 0.05
+    done
+    ctl_fail "kubectl get -w on $1/$2 showed nothing"
 }
 
 # The phases recorded by ctl_watch_phases in FILE, repeats collapsed, "-" for no phase,

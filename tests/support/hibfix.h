@@ -52,6 +52,8 @@ struct hibfix {
     struct hib_env hib;       /* on f.c, imm helpers on f.x */
     struct otask_env ot;      /* on f.c */
     struct ev_recorder *ev;   /* OWNS: events of hib and ot */
+    int tolerate;             /* hibfix_round counts step errors instead of failing */
+    int errors;               /* ... how many */
 };
 
 /* Start kube-sim with the CRDs, the sidecar and the envs (retries 3, short backoffs). */
@@ -80,7 +82,8 @@ const char *hibfix_phase(struct hibfix *x, const char *name);
 
 /*
  * One round of the dispatch: hib_step on Etcd name, then otask_step on
- * every EtcdOpsTask of the namespace. Returns hib_step's requeue.
+ * every EtcdOpsTask of the namespace. Returns hib_step's requeue. An
+ * error fails the test, unless x->tolerate (then x->errors counts it).
  */
 long hibfix_round(struct hibfix *x, const char *name);
 
