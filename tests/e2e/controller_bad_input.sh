@@ -6,14 +6,6 @@
 # (in the Etcd and in a task).
 set -euo pipefail
 . "$(dirname "$0")/../lib/controller.sh"
-command -v kubectl >/dev/null || ksim_fail "kubectl is not installed"
-
-ok() { echo "ok: $*"; }
-expect() { # what, want, got
-    [ "$2" = "$3" ] || ctl_fail "$1: want \"$2\", got \"$3\""
-    ok "$1"
-}
-jp() { kc -n "$1" get $2 -o jsonpath="$3"; }
 components() { kc -n shoot get sa,role,rolebinding,svc,cm,pdb,sts,lease -o name -l "app.kubernetes.io/part-of=$1" | wc -l; }
 event_about() { # object, pattern: wait for a matching event
     local i

@@ -8,13 +8,7 @@
 # renewal would exceed its short renew deadline; leader election has its own test).
 set -euo pipefail
 . "$(dirname "$0")/../lib/controller.sh"
-command -v kubectl >/dev/null || ksim_fail "kubectl is not installed"
 
-ok() { echo "ok: $*"; }
-expect() { # what, want, got
-    [ "$2" = "$3" ] || ctl_fail "$1: want \"$2\", got \"$3\""
-    ok "$1"
-}
 faults() { ksim_wait 10 curl -sfk -H "Authorization: Bearer $KSIM_TOKEN" -X POST "$KSIM_URL/kube-sim/faults" -d "$1" >/dev/null; }
 # kubectl and reads retried through the injected errors
 retry() { ksim_wait 20 "$@" >/dev/null || ctl_fail "gave up: $*"; }

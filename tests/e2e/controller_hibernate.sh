@@ -5,16 +5,6 @@
 # backup-double answering on the client Service's clusterIP; the user acts with kubectl.
 set -euo pipefail
 . "$(dirname "$0")/../lib/controller.sh"
-command -v kubectl >/dev/null || ksim_fail "kubectl is not installed"
-
-ok() { echo "ok: $*"; }
-expect() { # what, want, got
-    [ "$2" = "$3" ] || ctl_fail "$1: want \"$2\", got \"$3\""
-    ok "$1"
-}
-jp() { # ns, kubectl get target, jsonpath
-    kc -n "$1" get $2 -o jsonpath="$3"
-}
 
 ctl_stage
 druid_etcd shoot etcd-main --bucket --schedule "15 */6 * * *"

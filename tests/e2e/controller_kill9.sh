@@ -10,7 +10,6 @@
 # 300 ms; some runs also make the first snapshot attempt fail.
 set -euo pipefail
 . "$(dirname "$0")/../lib/controller.sh"
-command -v kubectl >/dev/null || ksim_fail "kubectl is not installed"
 
 RUNS=${CTL_KILL_RUNS:-30}
 CTL_STS_DELAY=300ms
@@ -18,8 +17,6 @@ ETCD=/apis/druid.gardener.cloud/v1alpha1/namespaces/shoot/etcds/etcd-main
 SVC=/api/v1/namespaces/shoot/services/etcd-main-client
 STS=/apis/apps/v1/namespaces/shoot/statefulsets/etcd-main
 
-ok() { echo "ok: $*"; }
-jp() { kc -n "$1" get $2 -o jsonpath="$3"; }
 phase() { ctl_get "$ETCD" | grep -o '"etcd-warden.io/hibernation-phase":"[^"]*"' | cut -d'"' -f4 || true; }
 successes() { druid_double_requests | grep '"final":"true"' | grep -c '"code":200' || true; }
 # Names of the client Service's ports plus those remembered in its annotation, sorted.

@@ -6,14 +6,6 @@
 # new replica leads at once.
 set -euo pipefail
 . "$(dirname "$0")/../lib/controller.sh"
-command -v kubectl >/dev/null || ksim_fail "kubectl is not installed"
-
-ok() { echo "ok: $*"; }
-expect() { # what, want, got
-    [ "$2" = "$3" ] || ctl_fail "$1: want \"$2\", got \"$3\""
-    ok "$1"
-}
-jp() { kc -n "$1" get $2 -o jsonpath="$3"; }
 holder() { jp etcd-warden lease/warden-controller-leader-election '{.spec.holderIdentity}'; }
 identity() { grep -o '"identity":"[^"]*"' "$1" | head -1 | cut -d'"' -f4; }
 reconciles() { # pid: sum of controller_runtime_reconcile_total

@@ -12,14 +12,6 @@
 # the one backed up, and every owner reference points at the new UID.
 set -euo pipefail
 . "$(dirname "$0")/../lib/controller.sh"
-command -v kubectl >/dev/null || ksim_fail "kubectl is not installed"
-
-ok() { echo "ok: $*"; }
-expect() { # what, want, got
-    [ "$2" = "$3" ] || ctl_fail "$1: want \"$2\", got \"$3\""
-    ok "$1"
-}
-jp() { kc -n "$1" get $2 -o jsonpath="$3"; }
 progress() { jp shoot etcd/etcd-main '{.metadata.annotations.etcd-warden\.io/restore-progress}'; }
 await_progress() { # grep pattern, what
     ksim_wait 20 bash -c "kubectl --kubeconfig '$KUBECONFIG' -n shoot get etcd etcd-main \

@@ -5,14 +5,6 @@
 # answers again the flow finishes by itself (scale-down only after a successful snapshot).
 set -euo pipefail
 . "$(dirname "$0")/../lib/controller.sh"
-command -v kubectl >/dev/null || ksim_fail "kubectl is not installed"
-
-ok() { echo "ok: $*"; }
-expect() { # what, want, got
-    [ "$2" = "$3" ] || ctl_fail "$1: want \"$2\", got \"$3\""
-    ok "$1"
-}
-jp() { kc -n "$1" get $2 -o jsonpath="$3"; }
 ns_of() { date -u -d "$1" +%s%N; }
 
 ctl_stage

@@ -6,14 +6,6 @@
 # the live Etcd's, and foreign owners are kept. PVCs are left alone.
 set -euo pipefail
 . "$(dirname "$0")/../lib/controller.sh"
-command -v kubectl >/dev/null || ksim_fail "kubectl is not installed"
-
-ok() { echo "ok: $*"; }
-expect() { # what, want, got
-    [ "$2" = "$3" ] || ctl_fail "$1: want \"$2\", got \"$3\""
-    ok "$1"
-}
-jp() { kc -n "$1" get $2 -o jsonpath="$3"; }
 refs() { jp shoot "$1" '{range .metadata.ownerReferences[*]}{.kind}/{.name}/{.uid}/{.controller}{" "}{end}'; }
 count() { kc -n shoot get sa,role,rolebinding,svc,cm,pdb,sts,lease -o name -l app.kubernetes.io/part-of=etcd-main | wc -l; }
 

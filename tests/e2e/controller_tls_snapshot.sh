@@ -8,14 +8,6 @@
 # scaled down.
 set -euo pipefail
 . "$(dirname "$0")/../lib/controller.sh"
-command -v kubectl >/dev/null || ksim_fail "kubectl is not installed"
-
-ok() { echo "ok: $*"; }
-expect() { # what, want, got
-    [ "$2" = "$3" ] || ctl_fail "$1: want \"$2\", got \"$3\""
-    ok "$1"
-}
-jp() { kc -n "$1" get $2 -o jsonpath="$3"; }
 root=$(cd "$(dirname "$0")/../.." && pwd)
 
 ctl_stage

@@ -244,3 +244,13 @@ ctl_events() {
         jsonpath='{range .items[*]}{.regarding.name}{"\t"}{.type} {.reason}: {.note}{"\n"}{end}' |
         awk -F'\t' -v n="$2" '$1 == n { print $2 }'
 }
+
+# Assertions of the controller's e2e scripts: ok WHAT; expect WHAT WANT GOT; jp NS RESOURCE PATH
+# (a jsonpath read through kubectl).
+command -v kubectl >/dev/null || ksim_fail "kubectl is not installed"
+ok() { echo "ok: $*"; }
+expect() {
+    [ "$2" = "$3" ] || ctl_fail "$1: want \"$2\", got \"$3\""
+    ok "$1"
+}
+jp() { kc -n "$1" get $2 -o jsonpath="$3"; }
