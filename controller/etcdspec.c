@@ -156,6 +156,16 @@ int etcdspec_bucket_immutability(const cJSON *etcd)
     return strcmp(s.retention_type, ETCDSPEC_RETENTION_BUCKET) == 0;
 }
 
+int etcdspec_bucket_state(const cJSON *etcd, struct kerr_info *err)
+{
+    int has = kjson_get(etcd, "spec.backup.store.immutability") != NULL ||
+              etcdspec_annotation(etcd, ETCDSPEC_ANN_RETENTION_TYPE) != NULL;
+
+    if (has && etcdspec_validate(etcd, err) != KERR_OK)
+        return -1;
+    return etcdspec_bucket_immutability(etcd) == 1;
+}
+
 static enum kerr check_immutability(const cJSON *etcd, struct kerr_info *err)
 {
     const cJSON *imm = kjson_get(etcd, "spec.backup.store.immutability");

@@ -98,6 +98,12 @@ enum kerr etcdspec_validate(const cJSON *etcd, struct kerr_info *err);
 int etcdspec_bucket_immutability(const cJSON *etcd);
 
 /*
+ * What hibernation does about immutability: 1 bucket, 0 none; -1 (message in err) when an
+ * immutability setting is there but the Etcd does not validate.
+ */
+int etcdspec_bucket_state(const cJSON *etcd, struct kerr_info *err);
+
+/*
  * Check a standard 5-field cron expression (minute hour day-of-month month
  * day-of-week; '*', '?' in the day fields, numbers, names JAN-DEC and
  * SUN-SAT, ranges a-b, steps /n, lists a,b). KERR_INVAL naming the bad field.

@@ -10,17 +10,6 @@
 #include "controller/hib.h"
 #include "controller/imt.h"
 
-/* 1 bucket, 0 none; -1 when an immutability setting is there but the Etcd does not validate. */
-static int bucket(const cJSON *etcd, struct kerr_info *err)
-{
-    int has = kjson_get(etcd, "spec.backup.store.immutability") != NULL ||
-              etcdspec_annotation(etcd, ETCDSPEC_ANN_RETENTION_TYPE) != NULL;
-
-    if (has && etcdspec_validate(etcd, err) != KERR_OK)
-        return -1;
-    return etcdspec_bucket_immutability(etcd) == 1;
-}
-
 static enum kerr imt_ensure(void *arg, const cJSON *etcd, struct kerr_info *err)
 {
     return imt_task_ensure(arg, etcd, err);
@@ -38,7 +27,7 @@ enum kerr hib_reconcile(struct ctl *c, const cJSON *etcd, struct ctl_result *res
         .client = ctl_client(c),
         .events = ctl_events(c),
         .plan = { .retries = (int)ctl_cfg(c)->snapshot_retries },
-        .bucket = bucket,
+        .bucket = etcdspec_bucket_state,
         .imt_ensure = imt_ensure,
         .imt_delete = imt_delete,
         .imt_arg = c,

@@ -92,6 +92,22 @@ Test(etcdspec, retention_type_field_wins_over_annotation)
     cJSON_Delete(e);
 }
 
+Test(etcdspec, bucket_state_for_hibernation)
+{
+    struct kerr_info err = { 0 };
+    cJSON *e = jsonfix_parse(ETCD);
+
+    cr_assert_eq(etcdspec_bucket_state(e, &err), 0, "no immutability setting");
+    cJSON_Delete(e);
+    e = etcd_with("spec.backup.store.immutability", "{\"retentionType\":\"bucket\"}");
+    cr_assert_eq(etcdspec_bucket_state(e, &err), 1);
+    cJSON_Delete(e);
+    e = etcd_with("spec.backup.store.immutability", "{\"retentionType\":7}");
+    cr_assert_eq(etcdspec_bucket_state(e, &err), -1, "a malformed block is not read as none");
+    cr_assert(strstr(err.msg, "must be a string"), "%s", err.msg);
+    cJSON_Delete(e);
+}
+
 struct bad {
     const char *path, *json, *want;
 };

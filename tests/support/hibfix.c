@@ -139,16 +139,6 @@ void hibfix_sidecar_stop(struct hibfix_sidecar *s)
 
 /* ---- set-up ---- */
 
-static int bucket(const cJSON *etcd, struct kerr_info *err)
-{
-    int has = kjson_get(etcd, "spec.backup.store.immutability") != NULL ||
-              etcdspec_annotation(etcd, ETCDSPEC_ANN_RETENTION_TYPE) != NULL;
-
-    if (has && etcdspec_validate(etcd, err) != KERR_OK)
-        return -1;
-    return etcdspec_bucket_immutability(etcd) == 1;
-}
-
 static enum kerr imt_ensure(void *arg, const cJSON *etcd, struct kerr_info *err)
 {
     return imt_task_ensure_x(arg, etcd, err);
@@ -176,7 +166,7 @@ void hibfix_start(struct hibfix *x)
     x->hib = (struct hib_env){ .client = x->f.c,
                                .events = x->ev,
                                .plan = { .retries = 3, .backoff_ms = 100, .poll_ms = 100 },
-                               .bucket = bucket,
+                               .bucket = etcdspec_bucket_state,
                                .imt_ensure = imt_ensure,
                                .imt_delete = imt_delete,
                                .imt_arg = &x->f.x };
