@@ -325,3 +325,44 @@ snap_days() {
         echo "day $day ($mode): copy verified, earlier copy collected, nothing else touched"
     done
 }
+
+# The fault tests: a fault proxy (tests/support/fault_proxy.py) in front of an emulator,
+# runs of extend on a simulated day, and what a failed run must leave.
+proxy_start() { # upstream, then fault_proxy.py flags; sets PROXY_URL, PROXY_PID
+    local up=$1; shift
+    python3 "$SNAP_SRC/tests/support/fault_proxy.py" --upstream "$up" "$@" \
+        >"$SNAP_WORK/proxy.out" 2>>"$SNAP_WORK/proxy.log" &
+    PROXY_PID=$!
+    snap_on_exit "snap_kill $PROXY_PID"
+    local i
+    for i in $(seq 100); do
+        grep -q '^fault-proxy ready' "$SNAP_WORK/proxy.out" 2>/dev/null && break
+        sleep 0.05
+    done
+    PROXY_URL=http://127.0.0.1:$(awk '{print $3}' "$SNAP_WORK/proxy.out")
+}
+proxy_stop() { snap_kill "$PROXY_PID"; }
+s3_via() { printf '%s' "$1" >"$AWS_APPLICATION_CREDENTIALS/endpoint"; }
+
+# extend on day $1 with extra flags; status in RC, log in $SNAP_WORK/run.log
+run_day() {
+    local now=$((1700000000 + $1 * SNAP_DAY)); shift
+    set +e
+    WARDEN_SNAPSHOT_NOW=$now snap_run extend-snapshot-immutability --storage-provider S3 \
+        --store-container "$SNAP_BUCKET" --store-prefix "$SNAP_PREFIX" \
+        --gc-from-timestamp "$SNAP_GC_FROM" "$@" 2>"$SNAP_WORK/run.log"
+    RC=$?
+    set -e
+}
+one_error_line() {
+    local n
+    n=$(grep -c '"level":"error"' "$SNAP_WORK/run.log" || true)
+    [ "$n" -eq 1 ] || { cat "$SNAP_WORK/run.log" >&2; snap_fail "$n error lines, want 1"; }
+    grep '"level":"error"' "$SNAP_WORK/run.log" | snap_has "$1" ||
+        { cat "$SNAP_WORK/run.log" >&2; snap_fail "error line does not say '$1'"; }
+}
+no_copy_of_day() {
+    if snap_s3 ls "$SNAP_PREFIX/" | snap_has -- "-$((1700000000 + $1 * SNAP_DAY)).gz.final"; then
+        snap_fail "a copy of day $1 was left under the prefix"
+    fi
+}
