@@ -37,9 +37,10 @@ chart_tool() {
     if [ $stale = 1 ]; then
         command -v go >/dev/null || _chart_fail "go is missing (tests/run-all.sh installs golang-go)"
         (cd "$src" && GO111MODULE=off GOPATH=/usr/share/gocode GOFLAGS= \
-            GOCACHE="$_chart_root/build/gocache" go build -o "$CHARTTOOL.tmp" .) ||
+            GOCACHE="$_chart_root/build/gocache" go build -o "$CHARTTOOL.tmp.$$" .) ||
             _chart_fail "charttool does not build"
-        mv "$CHARTTOOL.tmp" "$CHARTTOOL"
+        # Tests running at once may each build it: every build renames its own file.
+        mv -f "$CHARTTOOL.tmp.$$" "$CHARTTOOL"
     fi
     export CHARTTOOL
 }
