@@ -14,6 +14,11 @@ static const cJSON *metadata(const cJSON *obj)
     return cJSON_IsObject(m) ? m : NULL;
 }
 
+int lookup_unconfirmed(enum kerr rc, const struct kerr_info *err)
+{
+    return rc == KERR_NOTFOUND && err && strcmp(err->reason, LOOKUP_REASON_UNCONFIRMED) == 0;
+}
+
 const char *lookup_meta_str(const cJSON *obj, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(metadata(obj), key);

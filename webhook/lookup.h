@@ -56,10 +56,20 @@ struct lookup_sts {
 };
 
 /*
+ * err->reason of a KERR_NOTFOUND that nobody confirmed: a synced cache
+ * misses the object and no API lookup was made (the fallback limit was
+ * reached). Component protection reads it as not found, as documented
+ * (wh_cache.h); the mutating endpoint, which would remove owner references
+ * on "not found", answers 500 instead.
+ */
+#define LOOKUP_REASON_UNCONFIRMED "CacheMissUnconfirmed"
+
+/*
  * The parent lookups. Each returns KERR_OK with *out filled, KERR_NOTFOUND
  * when the object does not exist (err->msg as the API server words it, e.g.
- * `statefulsets.apps "x" not found`), or another code with err->msg for a
- * failed lookup. ctx is passed back untouched.
+ * `statefulsets.apps "x" not found`; err->reason LOOKUP_REASON_UNCONFIRMED
+ * when only a cache says so), or another code with err->msg for a failed
+ * lookup. ctx is passed back untouched.
  */
 struct lookup {
     void *ctx;
@@ -77,6 +87,9 @@ struct lookup {
     enum kerr (*sts_by_labels)(void *ctx, const char *ns, const cJSON *labels,
                                struct lookup_sts *out, size_t *matches, struct kerr_info *err);
 };
+
+/* True when err is a KERR_NOTFOUND no API answer confirmed (LOOKUP_REASON_UNCONFIRMED). */
+int lookup_unconfirmed(enum kerr rc, const struct kerr_info *err);
 
 /* metadata.<key> of obj as a string, "" when absent or not a string. BORROWED. */
 const char *lookup_meta_str(const cJSON *obj, const char *key);

@@ -161,8 +161,12 @@ static enum kerr fallback_get(struct wh_cache *c, const struct k8s_resource *res
 
     *out = NULL;
     if (!take_slot(c)) {
-        if (synced)
-            return not_found(res, name, err);
+        if (synced) {
+            not_found(res, name, err);
+            if (err)
+                snprintf(err->reason, sizeof(err->reason), "%s", LOOKUP_REASON_UNCONFIRMED);
+            return KERR_NOTFOUND;
+        }
         return kerr_set(err, KERR_TOOMANY, "%s cache not synced and too many lookups in flight",
                         res->resource);
     }

@@ -13,8 +13,10 @@
  *     for the PVC rule when the PVC's labels do not select managed
  *     StatefulSets only), so an object created a moment ago is seen;
  *   - at most fallback_limit fallbacks run at once: past that, a synced
- *     cache's answer stands, so a flood of reviews about missing objects
- *     cannot tie up the server threads on API calls.
+ *     cache's answer stands (KERR_NOTFOUND with err->reason
+ *     LOOKUP_REASON_UNCONFIRMED, so a decision can tell it from an API
+ *     answer), so a flood of reviews about missing objects cannot tie up
+ *     the server threads on API calls.
  *
  * Thread safety: the lookups may be called from any number of threads
  * once the cache is started; new/start/free from the controlling thread.
