@@ -7,7 +7,9 @@
  *   - after sync, a cache miss whose fallback lookup was refused is not
  *     read as "the Etcd does not exist" by the mutating endpoint (500, no
  *     owner reference removed), while component protection keeps its
- *     documented answer (allowed, with a warning).
+ *     documented answer (allowed, with a warning);
+ *   - a fallback lookup made for a review ends by the review's deadline,
+ *     whatever Retry-After the API server sends.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -142,8 +144,8 @@ struct fx {
     struct lookup lk;
 };
 
-/* A synced cache with no Etcds and no StatefulSets, and no fallback lookups. */
-static void up(struct fx *f)
+/* A synced cache with no Etcds and no StatefulSets; fallback_limit as in wh_cache_opts. */
+static void up(struct fx *f, int fallback_limit)
 {
     static const char empty[] = "{\"metadata\":{\"resourceVersion\":\"1\"},\"items\":[]}";
     struct wh_cache_opts o = { 0 };
@@ -160,7 +162,7 @@ static void up(struct fx *f)
     mockapi_add(f->m,
                 &(struct mockapi_spec){ .method = "GET", .target = STS_PATH "?watch", .hold = 1 });
     o.client = f->client;
-    o.fallback_limit = -1;
+    o.fallback_limit = fallback_limit;
     cr_assert_eq(wh_cache_new(&o, &f->cache, &err), KERR_OK, "%s", err.msg);
     cr_assert_eq(wh_cache_start(f->cache, &err), KERR_OK, "%s", err.msg);
     cr_assert_eq(wh_cache_wait_synced(f->cache, 5000), KERR_OK);
@@ -192,7 +194,7 @@ Test(wh_defects, a_refused_fallback_is_not_read_as_a_missing_etcd)
     struct kerr_info err;
     struct fx f;
 
-    up(&f);
+    up(&f, -1);
     review_req_init(&r);
     review_resp_init(&resp);
     cr_assert_eq(review_req_decode(&r, create, strlen(create), &err), KERR_OK, "%s", err.msg);
@@ -208,5 +210,31 @@ Test(wh_defects, a_refused_fallback_is_not_read_as_a_missing_etcd)
     cr_expect_eq(resp.n_warnings, 1);
     review_resp_release(&resp);
     review_req_release(&r);
+    down(&f);
+}
+
+Test(wh_defects, a_fallback_lookup_ends_by_the_review_deadline)
+{
+    struct lookup_etcd e;
+    struct kerr_info err;
+    struct fx f;
+    int64_t t0, ms;
+
+    up(&f, 0);
+    mockapi_add(f.m,
+                &(struct mockapi_spec){
+                    .method = "GET",
+                    .target = "/apis/druid.gardener.cloud/v1alpha1/namespaces/shoot/etcds/slow",
+                    .status = 429,
+                    .headers = "Retry-After: 5",
+                    .body = "{\"kind\":\"Status\",\"code\":429,\"reason\":"
+                            "\"TooManyRequests\",\"message\":\"slow down\"}",
+                    .times = -1 });
+    t0 = ktime_mono_ms();
+    lookup_deadline_set(t0 + 500);
+    cr_expect_neq(f.lk.etcd(f.lk.ctx, "shoot", "slow", &e, &err), KERR_OK);
+    lookup_deadline_set(0);
+    ms = ktime_mono_ms() - t0;
+    cr_expect_lt(ms, 1500, "a lookup with 500 ms left took %lld ms", (long long)ms);
     down(&f);
 }

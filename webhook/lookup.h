@@ -17,6 +17,7 @@
 #define WEBHOOK_LOOKUP_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <cJSON.h>
 
@@ -87,6 +88,15 @@ struct lookup {
     enum kerr (*sts_by_labels)(void *ctx, const char *ns, const cJSON *labels,
                                struct lookup_sts *out, size_t *matches, struct kerr_info *err);
 };
+
+/*
+ * The deadline of the review being decided on the calling thread
+ * (ktime_mono_ms() clock; 0: none). The server sets it before a decision
+ * and clears it after; lookups that call the API server bound their calls
+ * by it, so a lookup never outlives its review. Thread-local.
+ */
+void lookup_deadline_set(int64_t deadline_ms);
+int64_t lookup_deadline(void);
 
 /* True when err is a KERR_NOTFOUND no API answer confirmed (LOOKUP_REASON_UNCONFIRMED). */
 int lookup_unconfirmed(enum kerr rc, const struct kerr_info *err);
