@@ -78,33 +78,64 @@ static void key_put(struct key *k, unsigned cp)
 }
 
 /*
+ * The closing quote of the string opened at sc->pos, as cJSON's parse_string
+ * finds it: a backslash hides the byte after it. memchr does the walking:
+ * the quote found is reused until an escape hides it, so every byte is
+ * looked at a bounded number of times. *escaped: a backslash was seen.
+ */
+static int string_end(const struct scan *sc, size_t *end, int *escaped)
+{
+    const unsigned char *s = sc->s, *q = NULL, *bs;
+    size_t i = sc->pos + 1;
+
+    *escaped = 0;
+    for (;;) {
+        if (i >= sc->len)
+            return 0;
+        if (!q || q < s + i) {
+            q = memchr(s + i, '"', sc->len - i);
+            if (!q)
+                return 0;
+        }
+        bs = memchr(s + i, '\\', (size_t)(q - (s + i)));
+        if (!bs) {
+            *end = (size_t)(q - s);
+            return 1;
+        }
+        *escaped = 1;
+        if ((size_t)(bs - s) + 1 >= sc->len)
+            return 0; /* the last byte is a backslash */
+        i = (size_t)(bs - s) + 2;
+    }
+}
+
+/*
  * cJSON's parse_string: find the closing quote (a backslash hides the next
  * byte), then decode the escapes (b f n r t " \ / and \u with surrogate
- * pairs). *nul when the text holds a NUL; k (may be NULL) gets the key.
+ * pairs). *nul (when not NULL) when the text holds a NUL; k (may be NULL)
+ * gets the key.
  */
 static int scan_string(struct scan *sc, int *nul, struct key *k)
 {
     const unsigned char *s = sc->s;
-    size_t i = sc->pos + 1, end, p;
+    size_t end, p;
     unsigned code, code2;
+    int escaped, has_nul = 0;
 
-    *nul = 0;
     if (k)
         memset(k, 0, sizeof(*k));
-    while (i < sc->len && s[i] != '"') {
-        if (s[i] == '\\') {
-            if (i + 1 >= sc->len)
-                return 0;
-            i++;
-        }
-        i++;
-    }
-    if (i >= sc->len)
+    if (!string_end(sc, &end, &escaped))
         return 0;
-    end = i;
+    if (!escaped && !k) {
+        /* No escape to check: only a raw NUL byte matters, and only when asked. */
+        if (nul)
+            *nul = memchr(s + sc->pos + 1, 0, end - sc->pos - 1) != NULL;
+        sc->pos = end + 1;
+        return 1;
+    }
     for (p = sc->pos + 1; p < end;) {
         if (s[p] != '\\') {
-            *nul |= s[p] == 0;
+            has_nul |= s[p] == 0;
             key_put(k, s[p]);
             p++;
             continue;
@@ -140,7 +171,7 @@ static int scan_string(struct scan *sc, int *nul, struct key *k)
                 p += 12;
                 break;
             }
-            *nul |= code == 0;
+            has_nul |= code == 0;
             key_put(k, code);
             p += 6;
             break;
@@ -148,6 +179,8 @@ static int scan_string(struct scan *sc, int *nul, struct key *k)
             return 0;
         }
     }
+    if (nul)
+        *nul = has_nul;
     sc->pos = end + 1;
     return 1;
 }
@@ -241,7 +274,8 @@ static int scan_object(struct scan *sc, const struct jscan_keep *keep, int filte
         if (sc->pos >= sc->len || sc->s[sc->pos] != '"')
             return 0;
         kstart = sc->pos;
-        if (!scan_string(sc, &nul, filter ? &k : NULL))
+        nul = 0;
+        if (!scan_string(sc, keep ? &nul : NULL, filter ? &k : NULL))
             return 0;
         child = !keep ? NULL : filter ? member_keep(keep, &k) : &keep_all;
         if (child && nul)
@@ -346,7 +380,7 @@ static int scan_value(struct scan *sc, const struct jscan_keep *keep, int out)
     if (literal(sc, "null", 4) || literal(sc, "false", 5) || literal(sc, "true", 4))
         ok = 1;
     else if (c == '"')
-        ok = scan_string(sc, &nul, NULL);
+        ok = scan_string(sc, keep ? &nul : NULL, NULL);
     else if (c == '-' || (c >= '0' && c <= '9'))
         ok = scan_number(sc);
     else if (c == '[')
