@@ -4,9 +4,13 @@
  * review_req_decode parses the body of a POST into a struct review_req whose
  * string fields point into the parsed tree (BORROWED from the request; valid
  * until review_req_release). A body that is not an AdmissionReview gives
- * KERR_PARSE with a message for a 400 answer. The tree is parsed with
- * common/jarena: it is read-only, and review_req_release must run on the
- * thread that decoded it.
+ * KERR_PARSE with a message for a 400 answer, and so does one in which a
+ * string the decision reads decodes to text with a NUL (C strings would
+ * stop there). The tree is parsed with common/jarena: it is read-only, and
+ * review_req_release must run on the thread that decoded it.
+ * review_req_decode_sel is the server's decoder: the same answers, but only
+ * what the decision of one webhook reads is parsed into the tree
+ * (webhook/jscan validates and skips the rest in the same pass).
  *
  * A struct review_resp is the answer being built: review_allow / review_deny
  * / review_errored produce exactly what controller-runtime's
