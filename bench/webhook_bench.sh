@@ -6,6 +6,11 @@
 # schedule, wrk 4.1 having no -R), and the webhook's RSS idle and with 10k Etcds
 # cached (watched in, then listed by a restarted webhook). Not a test: it prints
 # figures, and at the end each target of issue 4 with the figure that meets or misses it.
+# Then the 12 KB review of issue 10: a StatefulSet UPDATE whose object and oldObject
+# carry a full pod template (two containers with env, probes, resources, volume mounts;
+# volumes; volumeClaimTemplates), allowed (etcd-druid) and denied (a person), at 16 and
+# 64 connections against nginx answering the same bytes, CPU per request, p99 at half
+# the maximum rate, and private RSS idle, each with its target of issue 10.
 #
 #   bench/webhook_bench.sh [BUILD_DIR]     (default build/release, built if missing)
 #
@@ -13,13 +18,16 @@
 # system, from /proc), a figure less disturbed by other load than the rates.
 # Environment: BENCH_SECONDS (per wrk run, default 5), BENCH_REPEAT (runs per figure, the
 # best is kept, default 3), BENCH_ETCDS (default 10000),
-# WARDEN_WEBHOOK / KUBE_SIM (binaries, default from BUILD_DIR).
+# WARDEN_WEBHOOK / KUBE_SIM (binaries, default from BUILD_DIR), BENCH_PARTS (which parts
+# run, default "review etcds sts": the 3 KB review, the 10k Etcds, the 12 KB StatefulSet).
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$src/build/release}
 secs=${BENCH_SECONDS:-5}
 repeat=${BENCH_REPEAT:-3}
 netcds=${BENCH_ETCDS:-10000}
+parts=" ${BENCH_PARTS:-review etcds sts} "
+part() { [[ $parts == *" $1 "* ]]; }
 cores=$(nproc)
 
 if [ -z "${WARDEN_WEBHOOK:-}" ] && [ ! -x "$build/webhook/warden-webhook" ]; then
@@ -73,6 +81,32 @@ review() { # username
 }
 review system:serviceaccount:etcd-druid:etcd-druid >"$work/review.json"
 review alice >"$work/review-denied.json"
+# The 12 KB StatefulSet UPDATE (issue 10): etcd-druid's StatefulSet with its pod template.
+sts_obj() { # replicas owner-uid
+    local c i env containers="" vols=""
+    for c in 0 1; do
+        env=""
+        for i in $(seq 0 12); do
+            env="$env${env:+,}{\"name\":\"ENV_${c}_$i\",\"value\":\"value-$((i * 7919))-with-some-length\"}"
+        done
+        containers="$containers${containers:+,}{\"name\":\"c$c\",\"image\":\"europe-docker.pkg.dev/gardener/etcd-wrapper:v0.$((c + 4)).0\",\"args\":[\"start-etcd\",\"--backup-restore-tls-enabled=true\",\"--etcd-client-port=2379\"],\"ports\":[{\"name\":\"client\",\"containerPort\":2379,\"protocol\":\"TCP\"},{\"name\":\"peer\",\"containerPort\":2380,\"protocol\":\"TCP\"}],\"env\":[$env],\"resources\":{\"limits\":{\"cpu\":\"2\",\"memory\":\"4Gi\"},\"requests\":{\"cpu\":\"500m\",\"memory\":\"1Gi\"}},\"readinessProbe\":{\"httpGet\":{\"path\":\"/readyz\",\"port\":9095,\"scheme\":\"HTTPS\"},\"initialDelaySeconds\":15,\"periodSeconds\":5,\"failureThreshold\":5},\"livenessProbe\":{\"exec\":{\"command\":[\"/bin/sh\",\"-ec\",\"ETCDCTL_API=3 etcdctl endpoint health\"]},\"initialDelaySeconds\":15,\"periodSeconds\":5},\"volumeMounts\":[{\"name\":\"etcd-main\",\"mountPath\":\"/var/etcd/data/\"},{\"name\":\"etcd-config-file\",\"mountPath\":\"/var/etcd/config/\"},{\"name\":\"client-url-ca-etcd\",\"mountPath\":\"/var/etcd/ssl/client/ca\"},{\"name\":\"backup-secret\",\"mountPath\":\"/var/etcd-backup/\",\"readOnly\":true}],\"securityContext\":{\"runAsNonRoot\":true,\"runAsUser\":65532,\"allowPrivilegeEscalation\":false}}"
+    done
+    for i in $(seq 0 5); do
+        vols="$vols${vols:+,}{\"name\":\"vol-$i\",\"secret\":{\"secretName\":\"secret-$i\",\"defaultMode\":420,\"items\":[{\"key\":\"ca.crt\",\"path\":\"bundle.crt\"}]}}"
+    done
+    printf '{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"etcd-main","namespace":"bench","uid":"9d1c","resourceVersion":"4711","generation":3,"labels":{"app.kubernetes.io/managed-by":"etcd-druid","app.kubernetes.io/part-of":"etcd-main","name":"etcd"},"ownerReferences":[{"apiVersion":"druid.gardener.cloud/v1alpha1","kind":"Etcd","name":"etcd-main","uid":"%s","controller":true,"blockOwnerDeletion":true}],"managedFields":[{"manager":"etcd-druid","operation":"Update","apiVersion":"apps/v1","time":"2026-01-01T00:00:00Z","fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:labels":{".":{},"f:app.kubernetes.io/managed-by":{},"f:app.kubernetes.io/part-of":{},"f:name":{}},"f:ownerReferences":{".":{},"k:{\\"uid\\":\\"%s\\"}":{}}},"f:spec":{"f:podManagementPolicy":{},"f:replicas":{},"f:selector":{},"f:serviceName":{},"f:template":{"f:metadata":{"f:labels":{".":{},"f:name":{}}},"f:spec":{"f:containers":{"k:{\\"name\\":\\"c0\\"}":{},"k:{\\"name\\":\\"c1\\"}":{}},"f:volumes":{}}},"f:volumeClaimTemplates":{}}}}]},"spec":{"replicas":%s,"serviceName":"etcd-main-peer","selector":{"matchLabels":{"name":"etcd"}},"podManagementPolicy":"Parallel","template":{"metadata":{"labels":{"name":"etcd"}},"spec":{"containers":[%s],"volumes":[%s]}},"volumeClaimTemplates":[{"metadata":{"name":"etcd-main"},"spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"25Gi"}},"storageClassName":"default"}}]},"status":{"replicas":3,"readyReplicas":3,"observedGeneration":3}}' "$2" "$2" "$1" "$containers" "$vols"
+}
+sts_review() { # username
+    printf '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"3f6a2b1c-2c4b-4bb4-8a4e-2f8d8c7e6a51","kind":{"group":"apps","version":"v1","kind":"StatefulSet"},"resource":{"group":"apps","version":"v1","resource":"statefulsets"},"requestKind":{"group":"apps","version":"v1","kind":"StatefulSet"},"name":"etcd-main","namespace":"bench","operation":"UPDATE","userInfo":{"username":"%s","groups":["system:authenticated"]},"object":%s,"oldObject":%s,"dryRun":false,"options":{"kind":"UpdateOptions","apiVersion":"meta.k8s.io/v1"}}}' "$1" "$(sts_obj 3 old-uid)" "$(sts_obj 1 live-uid)"
+}
+sts_review system:serviceaccount:etcd-druid:etcd-druid >"$work/sts.json"
+sts_review alice >"$work/sts-denied.json"
+for f in sts sts-denied; do
+    curl -sk -H 'Content-Type: application/json' --data-binary @"$work/$f.json" \
+        "https://127.0.0.1:$wport/webhooks/etcdcomponents" >"$work/$f-answer.json"
+done
+grep -q '"allowed":true' "$work/sts-answer.json" || die "unexpected answer: $(cat "$work/sts-answer.json")"
+grep -q '"allowed":false' "$work/sts-denied-answer.json" || die "the person's StatefulSet update was not denied"
 curl -sk -H 'Content-Type: application/json' --data-binary @"$work/review.json" \
     "https://127.0.0.1:$wport/webhooks/etcdcomponents" >"$work/answer.json"
 grep -q '"allowed":true' "$work/answer.json" || die "unexpected answer: $(cat "$work/answer.json")"
@@ -83,7 +117,10 @@ curl -sk -H 'Content-Type: application/json' --data-binary @"$work/review-denied
 # ---- nginx: the same certificate, a static body of the same bytes
 nport=$(wh_free_port)
 mkdir -p "$work/nginx/logs"
-body=$(sed 's/\\/\\\\/g; s/'"'"'/\\'"'"'/g' "$work/answer.json")
+nginx_body() { sed 's/\\/\\\\/g; s/'"'"'/\\'"'"'/g' "$1"; }
+body=$(nginx_body "$work/answer.json")
+sts_body=$(nginx_body "$work/sts-answer.json")
+sts_denied_body=$(nginx_body "$work/sts-denied-answer.json")
 user_line=""
 [ "$(id -u)" = 0 ] && user_line="user root root;"
 cat >"$work/nginx/nginx.conf" <<EOF
@@ -110,6 +147,14 @@ http {
         location / {
             default_type application/json;
             return 200 '$body';
+        }
+        location /sts/allowed {
+            default_type application/json;
+            return 200 '$sts_body';
+        }
+        location /sts/denied {
+            default_type application/json;
+            return 200 '$sts_denied_body';
         }
     }
 }
@@ -204,6 +249,22 @@ to_ms() { # wrk latency "812.00us" / "1.23ms" / "1.01s" -> ms
     awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /s$/ && v !~ /ms$/) n *= 1000; printf "%.3f", n }'
 }
 
+mib() { awk -v k="$1" 'BEGIN { printf "%.1f MiB", k / 1024 }'; }
+verdict() { awk -v ok="$1" 'BEGIN { print (ok ? "met" : "NOT met") }'; }
+# p99 at the rate $half (64 connections, paced by post.lua): sets p50, p99, rps to the run
+# with the lowest p99 (the least disturbed run), as for the rates.
+paced() { # url: sets p50, p99, rps to the run with the lowest p99
+    local i b50 b99=-1 brps
+    for i in $(seq 1 "$repeat"); do
+        BENCH_RATE=$half wrk_once 64 "$1"
+        if awk -v a="$(to_ms "$p99")" -v b="$b99" 'BEGIN { exit !(b < 0 || a < b) }'; then
+            b50=$p50 b99=$(to_ms "$p99") brps=$rps
+        fi
+    done
+    p50=$b50 p99=${b99}ms rps=$brps
+}
+
+if part review; then
 echo "== warden-webhook vs nginx, HTTPS keep-alive, POST of a $(wc -c <"$work/review.json")-byte AdmissionReview,"
 echo "   best of $repeat runs of ${secs}s each, $cores cores, load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-6s %12s %12s %6s %11s %11s %11s %11s %9s %9s\n' conns webhook_rps nginx_rps ratio \
@@ -231,16 +292,6 @@ echo "== denials (each logged as a JSON line) at 16 connections: $rps req/s, p50
 # webhook rate above (BENCH_RATE), the webhook first, then nginx at the same rate.
 # The best p99 of the runs is kept (the least disturbed run), as for the rates.
 half=$(awk -v m="$max_rps" 'BEGIN { printf "%.0f", m / 2 }')
-paced() { # url: sets p50, p99, rps to the run with the lowest p99
-    local i b50 b99=-1 brps
-    for i in $(seq 1 "$repeat"); do
-        BENCH_RATE=$half wrk_once 64 "$1"
-        if awk -v a="$(to_ms "$p99")" -v b="$b99" 'BEGIN { exit !(b < 0 || a < b) }'; then
-            b50=$p50 b99=$(to_ms "$p99") brps=$rps
-        fi
-    done
-    p50=$b50 p99=${b99}ms rps=$brps
-}
 paced "https://127.0.0.1:$wport/webhooks/etcdcomponents"
 paced_p99=$p99 paced_p50=$p50 paced_rps=$rps
 paced "https://127.0.0.1:$nport/webhooks/etcdcomponents"
@@ -248,6 +299,47 @@ nginx_paced_p99=$p99
 echo "== paced to half the max rate ($half req/s; max $max_rps at $max_c connections), 64 connections:"
 echo "   webhook $paced_rps req/s: p50 $paced_p50, p99 $paced_p99;  nginx $rps req/s: p50 $p50, p99 $p99"
 
+fi
+
+# ---- issue 10: the 12 KB StatefulSet review, allowed and denied, against nginx
+if part sts; then
+    echo "== 12 KB StatefulSet UPDATE: $(wc -c <"$work/sts.json") bytes, answers $(wc -c <"$work/sts-answer.json") / $(wc -c <"$work/sts-denied-answer.json") bytes;"
+    echo "   best of $repeat runs of ${secs}s each, load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+    printf '%-14s %12s %12s %6s %11s %11s %11s %11s %9s %9s %6s\n' case webhook_rps nginx_rps ratio \
+        webhook_p50 webhook_p99 nginx_p50 nginx_p99 wh_cpu_us nx_cpu_us cpu_x
+    sts_max=0
+    sts_verdicts=""
+    for v in allowed denied; do
+        body_file=$work/sts.json
+        [ "$v" = denied ] && body_file=$work/sts-denied.json
+        for c in 16 64; do
+            BENCH_BODY=$body_file run_wrk "$c" "https://127.0.0.1:$wport/webhooks/etcdcomponents"
+            w_rps=$rps w_p50=$p50 w_p99=$p99 w_cpu=$cpu
+            BENCH_BODY=$body_file run_wrk "$c" "https://127.0.0.1:$nport/sts/$v"
+            pct=$(awk -v a="$w_rps" -v b="$rps" 'BEGIN { printf "%.0f", 100 * a / b }')
+            cpux=$(awk -v a="$w_cpu" -v b="$cpu" 'BEGIN { printf "%.2f", a / b }')
+            printf '%-14s %12s %12s %5s%% %11s %11s %11s %11s %9s %9s %6s\n' "$v/$c" "$w_rps" \
+                "$rps" "$pct" "$w_p50" "$w_p99" "$p50" "$p99" "$w_cpu" "$cpu" "$cpux"
+            sts_verdicts="$sts_verdicts
+throughput >= 60% of nginx, $v, $c connections: $pct%, $(verdict "$((pct >= 60))")
+CPU per request <= 1.25x nginx's, $v, $c connections: ${cpux}x ($w_cpu us vs $cpu us), $(verdict "$(awk -v x="$cpux" 'BEGIN { print (x <= 1.25) }')")"
+            if [ "$v" = allowed ] && awk -v a="$w_rps" -v b="$sts_max" 'BEGIN { exit !(a > b) }'; then
+                sts_max=$w_rps
+            fi
+        done
+    done
+    half=$(awk -v m="$sts_max" 'BEGIN { printf "%.0f", m / 2 }')
+    BENCH_BODY=$work/sts.json paced "https://127.0.0.1:$wport/webhooks/etcdcomponents"
+    s_p99=$p99 s_p50=$p50 s_rps=$rps
+    BENCH_BODY=$work/sts.json paced "https://127.0.0.1:$nport/sts/allowed"
+    echo "== paced to half the max rate ($half req/s; max $sts_max), 64 connections:"
+    echo "   webhook $s_rps req/s: p50 $s_p50, p99 $s_p99;  nginx $rps req/s: p50 $p50, p99 $p99"
+    sts_verdicts="$sts_verdicts
+p99 at half the max rate <= nginx's at that rate: $(to_ms "$s_p99") ms vs $(to_ms "$p99") ms, $(verdict "$(awk -v a="$(to_ms "$s_p99")" -v b="$(to_ms "$p99")" 'BEGIN { print (a <= b) }')")
+private (anonymous) RSS idle <= 3 MiB: $(mib "$priv_idle") ($priv_idle kB), $(verdict "$((priv_idle <= 3072))")"
+fi
+
+if part etcds; then
 # ---- RSS with many Etcds cached
 token=$KSIM_TOKEN
 api=$KSIM_URL
@@ -281,13 +373,16 @@ sleep 1
 rss_list=$(rss_kb "$WH_PID")
 priv_list=$(private_kb "$WH_PID")
 
-mib() { awk -v k="$1" 'BEGIN { printf "%.1f MiB", k / 1024 }'; }
-verdict() { awk -v ok="$1" 'BEGIN { print (ok ? "met" : "NOT met") }'; }
+fi
+
 echo
 echo "== summary"
 echo "RSS idle (synced, 1 Etcd):          $(mib "$rss_idle") ($rss_idle kB; private $priv_idle kB, the rest shared library pages)"
+if part etcds; then
 echo "RSS with $((netcds + 1)) Etcds (watched): $(mib "$rss_full") ($rss_full kB; private $priv_full kB); after load $(mib "$rss_after")"
 echo "RSS with $((netcds + 1)) Etcds (listed):  $(mib "$rss_list") ($rss_list kB; private $priv_list kB), after a restart"
+fi
+if part review; then
 echo "p99 at half the max rate:           $(to_ms "$paced_p99") ms at $paced_rps req/s (nginx at that rate: $(to_ms "$nginx_paced_p99") ms)"
 echo "API calls from lookups in the run:  ${api_calls:-0}"
 echo
@@ -298,6 +393,14 @@ for r in $ratios; do
 done
 echo "p99 <= 2 ms at half the max rate: $(to_ms "$paced_p99") ms, $(verdict "$(awk -v p="$(to_ms "$paced_p99")" 'BEGIN { print (p <= 2) }')")"
 echo "RSS idle <= 8 MB: $(mib "$rss_idle"), $(verdict "$((rss_idle <= 8192))")"
+if part etcds; then
 big=$((rss_full > rss_list ? rss_full : rss_list))
 big=$((big > rss_after ? big : rss_after))
 echo "RSS with 10k Etcds <= 32 MB: $(mib "$big") (the largest of the three), $(verdict "$((big <= 32768))")"
+fi
+fi
+if part sts; then
+    echo
+    echo "== against the targets of issue 10 (12 KB StatefulSet review)"
+    echo "${sts_verdicts#?}"
+fi

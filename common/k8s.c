@@ -172,9 +172,9 @@ static enum kerr write_query(struct buf *p, const struct k8s_write_opts *o, int 
 }
 
 /* Send body (BORROWED, may be NULL) as JSON with the given Content-Type. */
-static enum kerr send_json(struct k8s_client *c, const char *method, const struct buf *path,
-                           const char *content_type, const cJSON *body, cJSON **out,
-                           struct kerr_info *err)
+static enum kerr send_json_until(struct k8s_client *c, const char *method, const struct buf *path,
+                                 const char *content_type, const cJSON *body, int64_t deadline_ms,
+                                 cJSON **out, struct kerr_info *err)
 {
     struct k8s_http_req req;
     char *text = NULL;
@@ -191,9 +191,17 @@ static enum kerr send_json(struct k8s_client *c, const char *method, const struc
     }
     req.method = method;
     req.path = buf_str(path);
+    req.deadline_ms = deadline_ms;
     rc = k8s_http_do(c, &req, out, err);
     free(text);
     return rc;
+}
+
+static enum kerr send_json(struct k8s_client *c, const char *method, const struct buf *path,
+                           const char *content_type, const cJSON *body, cJSON **out,
+                           struct kerr_info *err)
+{
+    return send_json_until(c, method, path, content_type, body, 0, out, err);
 }
 
 static const char *meta_str(const cJSON *obj, const char *key)
@@ -207,6 +215,13 @@ static const char *meta_str(const cJSON *obj, const char *key)
 enum kerr k8s_get(struct k8s_client *c, const struct k8s_resource *res, const char *ns,
                   const char *name, const char *subresource, cJSON **out, struct kerr_info *err)
 {
+    return k8s_get_until(c, res, ns, name, subresource, 0, out, err);
+}
+
+enum kerr k8s_get_until(struct k8s_client *c, const struct k8s_resource *res, const char *ns,
+                        const char *name, const char *subresource, int64_t deadline_ms, cJSON **out,
+                        struct kerr_info *err)
+{
     struct buf path;
     enum kerr rc;
 
@@ -216,7 +231,7 @@ enum kerr k8s_get(struct k8s_client *c, const struct k8s_resource *res, const ch
     buf_init(&path, PATH_MAX_LEN);
     rc = k8s_path(res, ns, name, subresource, &path, err);
     if (rc == KERR_OK)
-        rc = send_json(c, "GET", &path, NULL, NULL, out, err);
+        rc = send_json_until(c, "GET", &path, NULL, NULL, deadline_ms, out, err);
     if (rc == KERR_OK && !*out)
         rc = kerr_set(err, KERR_PARSE, "k8s: GET %s: empty answer", buf_str(&path));
     buf_release(&path);
@@ -235,7 +250,7 @@ enum kerr k8s_list(struct k8s_client *c, const struct k8s_resource *res, const c
     if (rc == KERR_OK)
         rc = list_query(&path, opts ? opts : &no_list_opts, err);
     if (rc == KERR_OK)
-        rc = send_json(c, "GET", &path, NULL, NULL, out, err);
+        rc = send_json_until(c, "GET", &path, NULL, NULL, opts ? opts->deadline_ms : 0, out, err);
     if (rc == KERR_OK && !cJSON_IsObject(*out)) {
         cJSON_Delete(*out);
         *out = NULL;

@@ -23,10 +23,16 @@
  * Retries: an answer 429 or 5xx that carries "Retry-After: <seconds>" (as
  * client-go: without the header nothing is retried) is retried up to
  * max_retries times, after sleeping the given seconds (capped at
- * max_retry_delay_ms; the sleep ends early on cancel/stop). 429 is retried for
+ * max_retry_delay_ms; the sleep ends early on cancel/stop; a Retry-After above
+ * K8S_RETRY_AFTER_MAX_S reads as that many seconds). 429 is retried for
  * every verb (the server did nothing); 5xx only for the idempotent verbs
  * GET, PUT and DELETE, never for POST or PATCH. A 401 is retried once, for
  * every verb, after cfg_token_invalidate().
+ *
+ * Deadlines: k8s_get_until and k8s_list_opts.deadline_ms bound one call on
+ * the ktime_mono_ms() clock: every attempt is cut at the deadline
+ * (KERR_TIMEOUT), none starts after it, and a retry whose Retry-After wait
+ * would end past it is not made (the answer's error is returned at once).
  *
  * Paths: every path segment and every query value is percent-encoded
  * (curl_easy_escape); names and namespaces are validated first.
@@ -45,6 +51,7 @@
 
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <cJSON.h>
 
@@ -109,7 +116,11 @@ struct k8s_list_opts {
     const char *resource_version;       /* "", "0" or a version */
     const char *resource_version_match; /* "Exact" | "NotOlderThan"; needs resource_version */
     long timeout_seconds;               /* server-side timeoutSeconds; 0: unset */
+    int64_t deadline_ms;                /* ktime_mono_ms() deadline of the call; 0: none */
 };
+
+/* Retry-After values above this many seconds read as this (one hour). */
+#define K8S_RETRY_AFTER_MAX_S 3600L
 
 /* Options of CREATE / UPDATE / PATCH (all optional). Strings BORROWED. */
 struct k8s_write_opts {
@@ -208,6 +219,14 @@ enum kerr k8s_query_add(struct buf *out, const char *key, const char *value, str
  */
 enum kerr k8s_get(struct k8s_client *c, const struct k8s_resource *res, const char *ns,
                   const char *name, const char *subresource, cJSON **out, struct kerr_info *err);
+
+/*
+ * k8s_get bounded by deadline_ms (ktime_mono_ms() clock; 0: none, as
+ * k8s_get): see Deadlines above. KERR_TIMEOUT when the deadline cut it.
+ */
+enum kerr k8s_get_until(struct k8s_client *c, const struct k8s_resource *res, const char *ns,
+                        const char *name, const char *subresource, int64_t deadline_ms, cJSON **out,
+                        struct kerr_info *err);
 
 /*
  * LIST one page (opts may be NULL). ns NULL lists all namespaces. On KERR_OK

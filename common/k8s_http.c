@@ -2,6 +2,7 @@
 
 #include <curl/curl.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,25 @@ static int setup_tls(struct k8s_client *c, CURL *h)
     return bad;
 }
 
+/* Milliseconds left before req's deadline (at least 1), or LONG_MAX without one. */
+static long left_ms(const struct k8s_http_req *req)
+{
+    int64_t left;
+
+    if (!req->deadline_ms)
+        return LONG_MAX;
+    left = req->deadline_ms - ktime_mono_ms();
+    return left < 1 ? 1 : left > LONG_MAX ? LONG_MAX : (long)left;
+}
+
+/* An attempt's total time: the client's request timeout, cut at the call's deadline. */
+static long attempt_timeout_ms(const struct k8s_client *c, const struct k8s_http_req *req)
+{
+    long left = left_ms(req);
+
+    return c->request_timeout_ms < left ? c->request_timeout_ms : left;
+}
+
 static size_t on_header(char *p, size_t size, size_t n, void *arg)
 {
     struct xfer *x = arg;
@@ -73,8 +93,11 @@ static size_t on_header(char *p, size_t size, size_t n, void *arg)
         v = strtol(line, &end, 10);
         while (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n')
             end++;
+        /* Clamped here: the wait is computed in milliseconds (v * 1000 must not overflow). */
+        if (errno == ERANGE && v == LONG_MAX)
+            errno = 0;
         if (!errno && end != line && *end == '\0' && v >= 0)
-            x->retry_after = v;
+            x->retry_after = v < K8S_RETRY_AFTER_MAX_S ? v : K8S_RETRY_AFTER_MAX_S;
     }
     return len;
 }
@@ -208,7 +231,7 @@ static int setup_request(struct xfer *x, const char *url, struct curl_slist *hdr
         bad |= curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L) != CURLE_OK;
         bad |= curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, c->watch_idle_s) != CURLE_OK;
     } else {
-        bad |= curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->request_timeout_ms) != CURLE_OK;
+        bad |= curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, attempt_timeout_ms(c, req)) != CURLE_OK;
         bad |= curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "gzip") != CURLE_OK;
     }
     if (strcmp(req->method, "GET") != 0)
@@ -389,7 +412,11 @@ static enum kerr before_attempt(struct k8s_client *c, const struct k8s_http_req 
     *token = NULL;
     if (cancelled(c, req))
         return kerr_set(err, KERR_CANCELLED, "k8s: %s %s: cancelled", req->method, req->path);
-    if (c->rl && (rc = rl_take(c->rl, -1, &c->stopped, err)) != KERR_OK)
+    if (req->deadline_ms && ktime_mono_ms() >= req->deadline_ms)
+        return kerr_set(err, KERR_TIMEOUT, "k8s: %s %s: the call's deadline passed", req->method,
+                        req->path);
+    if (c->rl &&
+        (rc = rl_take(c->rl, req->deadline_ms ? left_ms(req) : -1, &c->stopped, err)) != KERR_OK)
         return rc;
     return cfg_token_get(c->token, token, err);
 }
@@ -397,7 +424,7 @@ static enum kerr before_attempt(struct k8s_client *c, const struct k8s_http_req 
 static enum kerr run(struct xfer *x, const char *url, char **token, struct kerr_info *err)
 {
     struct k8s_client *c = x->c;
-    long status;
+    long status, delay;
     int tries = 0, reauth = 0;
     enum kerr rc;
 
@@ -417,14 +444,15 @@ static enum kerr run(struct xfer *x, const char *url, char **token, struct kerr_
             log_debug("k8s: 401, re-reading the token", "url", url);
             continue;
         }
-        if (!should_retry(c, x->req, status, x->retry_after, tries))
+        /* retry_after <= K8S_RETRY_AFTER_MAX_S: the product fits in a long. */
+        delay = x->retry_after * 1000 < c->max_retry_delay_ms ? x->retry_after * 1000
+                                                              : c->max_retry_delay_ms;
+        if (!should_retry(c, x->req, status, x->retry_after, tries) ||
+            (x->req->deadline_ms && ktime_mono_ms() + delay >= x->req->deadline_ms))
             return api_error(status, &x->body, err);
         tries++;
         log_debug("k8s: retrying after Retry-After", "url", url, "method", x->req->method);
-        if (ktime_sleep_cancellable(x->retry_after * 1000 < c->max_retry_delay_ms
-                                        ? x->retry_after * 1000
-                                        : c->max_retry_delay_ms,
-                                    SLEEP_SLICE, xfer_cancelled, x))
+        if (ktime_sleep_cancellable(delay, SLEEP_SLICE, xfer_cancelled, x))
             return kerr_set(err, KERR_CANCELLED, "k8s: %s %s: cancelled", x->req->method, url);
     }
 }

@@ -69,6 +69,7 @@ struct k8s_http_req {
     k8s_watch_fn on_data;     /* watch only */
     void *arg;                /* watch only */
     const atomic_int *cancel; /* optional */
+    int64_t deadline_ms;      /* ktime_mono_ms() deadline; 0: none (see k8s.h, Deadlines) */
 };
 
 /*

@@ -13,6 +13,7 @@
 #include "common/kjson.h"
 #include "tests/support/testutil.h"
 #include "webhook/protect.h"
+#include "tests/support/whdiff.h"
 
 #define DRUID    "system:serviceaccount:druid:etcd-druid"
 #define WARDEN   "system:serviceaccount:warden:warden-controller"
@@ -310,6 +311,7 @@ static cJSON *decide_row(const struct row *t, int *calls)
     review_req_init(&req);
     review_resp_init(&resp);
     cr_assert_eq(review_req_decode(&req, body, strlen(body), &err), KERR_OK, "%s", err.msg);
+    whdiff_same(&cfg, &mem, WH_HOOK_COMPONENTS, body);
     cr_assert_eq(protect_decide(&cfg, &lk, &req, &resp, &err), KERR_OK, "%s", err.msg);
     cr_assert_eq(review_encode(&req, &resp, &out, &len, &err), KERR_OK);
     cr_assert_eq(kjson_parse(out, len, NULL, &doc, NULL, NULL), KERR_OK);

@@ -8,6 +8,7 @@
 #include "common/kjson.h"
 #include "tests/support/testutil.h"
 #include "webhook/restore.h"
+#include "tests/support/whdiff.h"
 
 #define RESTORING    "\"etcd-warden.io/restoring\":\"\""
 #define ALLOW_DELETE "\"etcd-warden.io/allow-delete-while-restoring\":\"yes\""
@@ -113,6 +114,7 @@ ParameterizedTest(size_t *i, restore, rows)
     review_req_init(&r);
     review_resp_init(&resp);
     cr_assert_eq(review_req_decode(&r, body, strlen(body), &err), KERR_OK, "%s", err.msg);
+    whdiff_same(NULL, NULL, WH_HOOK_ETCD, body);
     cr_assert_eq(restore_decide(&r, &resp, &err), KERR_OK);
     cr_expect_eq(resp.allowed, t->allowed, "%s: allowed", t->title);
     cr_expect_eq(resp.code, t->code, "%s: code %d", t->title, resp.code);

@@ -174,10 +174,18 @@ Test(wh_selftls, generates_stores_serves_and_patches)
     cr_assert_not_null(patch);
     cr_expect_str_eq(mockapi_req_header(patch, "Content-Type"), "application/json-patch+json");
     cr_assert_eq(kjson_parse(patch->body, patch->body_len, NULL, &ops, NULL, NULL), KERR_OK);
-    cr_assert_eq(cJSON_GetArraySize(ops), 2);
+    /* Each add is guarded by a test of the webhook's name: the configuration may have
+     * changed between the GET and the PATCH, and the indices with it. */
+    cr_assert_eq(cJSON_GetArraySize(ops), 4, "%.*s", (int)patch->body_len, patch->body);
     cr_assert_eq(crypto_b64_encode(ca, strlen(ca), &b64, NULL, NULL), KERR_OK);
-    cr_expect_str_eq(kjson_get_str(ops, "[1].path"), "/webhooks/1/clientConfig/caBundle");
-    cr_expect_str_eq(kjson_get_str(ops, "[0].value"), b64);
+    cr_expect_str_eq(kjson_get_str(ops, "[0].op"), "test");
+    cr_expect_str_eq(kjson_get_str(ops, "[0].path"), "/webhooks/0/name");
+    cr_expect_str_eq(kjson_get_str(ops, "[0].value"), "a");
+    cr_expect_str_eq(kjson_get_str(ops, "[2].op"), "test");
+    cr_expect_str_eq(kjson_get_str(ops, "[2].path"), "/webhooks/1/name");
+    cr_expect_str_eq(kjson_get_str(ops, "[2].value"), "b");
+    cr_expect_str_eq(kjson_get_str(ops, "[3].path"), "/webhooks/1/clientConfig/caBundle");
+    cr_expect_str_eq(kjson_get_str(ops, "[1].value"), b64);
     free(b64);
     free(ca);
     free(leaf);
@@ -257,6 +265,40 @@ Test(wh_selftls, a_lost_race_uses_the_winner)
     cr_expect_eq(wh_tls_generation(f.tls), 1);
     free(ca);
     free(secret);
+    free(cfgs);
+    down(&f);
+}
+
+Test(wh_selftls, a_new_pair_is_served_only_once_the_ca_bundle_is_published)
+{
+    struct fx f;
+    struct kerr_info err;
+    char *ca = NULL, *secret = secret_json(3600 * 24, 0, &ca), *cfgs = configs_with_bundle(ca);
+    char *ca2 = NULL, *old_leaf = secret_json(3000, time(NULL) - 2500, &ca2);
+
+    up(&f, 0);
+    mockapi_expect(f.m, "GET", SECRET_PATH "/wh-tls", 200, secret);
+    mockapi_expect(f.m, "GET", VWC_PATH, 200, cfgs);
+    mockapi_expect(f.m, "GET", MWC_PATH, 200, cfgs);
+    cr_assert_eq(wh_selftls_ensure(f.st, &err), KERR_OK, "%s", err.msg);
+    cr_assert_eq(wh_tls_generation(f.tls), 1);
+    /* The Secret now holds a pair of another CA that is due for renewal; publishing the
+     * CA fails: the pair in service stays, and the next pass comes soon. */
+    mockapi_expect(f.m, "GET", SECRET_PATH "/wh-tls", 200, old_leaf);
+    mockapi_expect(f.m, "PUT", SECRET_PATH "/wh-tls", 200, "{}");
+    mockapi_expect(f.m, "GET", VWC_PATH, 200, cfgs);
+    mockapi_expect(f.m, "PATCH", VWC_PATH, 500, "{\"kind\":\"Status\",\"code\":500}");
+    mockapi_expect(f.m, "GET", MWC_PATH, 200, cfgs);
+    mockapi_expect(f.m, "PATCH", MWC_PATH, 200, "{}");
+    cr_assert_eq(wh_selftls_ensure(f.st, &err), KERR_OK, "%s", err.msg);
+    cr_expect_eq(mockapi_unexpected(f.m), 0);
+    cr_expect_eq(wh_tls_generation(f.tls), 1, "a pair the API server may not trust was served");
+    cr_expect_leq(wh_selftls_next_pass_ms(f.st), WH_SELFTLS_RETRY_MS,
+                  "a failed caBundle patch waits %ld ms", wh_selftls_next_pass_ms(f.st));
+    free(ca);
+    free(ca2);
+    free(secret);
+    free(old_leaf);
     free(cfgs);
     down(&f);
 }

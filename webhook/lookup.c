@@ -14,6 +14,23 @@ static const cJSON *metadata(const cJSON *obj)
     return cJSON_IsObject(m) ? m : NULL;
 }
 
+static _Thread_local int64_t review_deadline_ms;
+
+void lookup_deadline_set(int64_t deadline_ms)
+{
+    review_deadline_ms = deadline_ms;
+}
+
+int64_t lookup_deadline(void)
+{
+    return review_deadline_ms;
+}
+
+int lookup_unconfirmed(enum kerr rc, const struct kerr_info *err)
+{
+    return rc == KERR_NOTFOUND && err && strcmp(err->reason, LOOKUP_REASON_UNCONFIRMED) == 0;
+}
+
 const char *lookup_meta_str(const cJSON *obj, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(metadata(obj), key);

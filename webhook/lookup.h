@@ -17,6 +17,7 @@
 #define WEBHOOK_LOOKUP_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <cJSON.h>
 
@@ -56,10 +57,20 @@ struct lookup_sts {
 };
 
 /*
+ * err->reason of a KERR_NOTFOUND that nobody confirmed: a synced cache
+ * misses the object and no API lookup was made (the fallback limit was
+ * reached). Component protection reads it as not found, as documented
+ * (wh_cache.h); the mutating endpoint, which would remove owner references
+ * on "not found", answers 500 instead.
+ */
+#define LOOKUP_REASON_UNCONFIRMED "CacheMissUnconfirmed"
+
+/*
  * The parent lookups. Each returns KERR_OK with *out filled, KERR_NOTFOUND
  * when the object does not exist (err->msg as the API server words it, e.g.
- * `statefulsets.apps "x" not found`), or another code with err->msg for a
- * failed lookup. ctx is passed back untouched.
+ * `statefulsets.apps "x" not found`; err->reason LOOKUP_REASON_UNCONFIRMED
+ * when only a cache says so), or another code with err->msg for a failed
+ * lookup. ctx is passed back untouched.
  */
 struct lookup {
     void *ctx;
@@ -77,6 +88,18 @@ struct lookup {
     enum kerr (*sts_by_labels)(void *ctx, const char *ns, const cJSON *labels,
                                struct lookup_sts *out, size_t *matches, struct kerr_info *err);
 };
+
+/*
+ * The deadline of the review being decided on the calling thread
+ * (ktime_mono_ms() clock; 0: none). The server sets it before a decision
+ * and clears it after; lookups that call the API server bound their calls
+ * by it, so a lookup never outlives its review. Thread-local.
+ */
+void lookup_deadline_set(int64_t deadline_ms);
+int64_t lookup_deadline(void);
+
+/* True when err is a KERR_NOTFOUND no API answer confirmed (LOOKUP_REASON_UNCONFIRMED). */
+int lookup_unconfirmed(enum kerr rc, const struct kerr_info *err);
 
 /* metadata.<key> of obj as a string, "" when absent or not a string. BORROWED. */
 const char *lookup_meta_str(const cJSON *obj, const char *key);

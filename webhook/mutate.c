@@ -120,14 +120,36 @@ static size_t count_refs(const cJSON *refs, const char *parent)
     return n;
 }
 
-/* The ownerReferences arrays of obj: [0] the object's, then one per volumeClaimTemplate. */
-static const cJSON *refs_at(const cJSON *obj, int i)
+/*
+ * The ownerReferences arrays of obj: the object's, then one per element of
+ * spec.volumeClaimTemplates (NULL where there is none). Every walk below
+ * goes through each array once: indexing a cJSON array by position walks
+ * it from the start, and a decision must stay linear in the body.
+ */
+static const cJSON *top_refs(const cJSON *obj)
 {
-    const cJSON *vct = kjson_get_arr(obj, "spec.volumeClaimTemplates");
+    return kjson_get_arr(obj, "metadata.ownerReferences");
+}
 
-    if (i == 0)
-        return kjson_get_arr(obj, "metadata.ownerReferences");
-    return kjson_get_arr(cJSON_GetArrayItem(vct, i - 1), "metadata.ownerReferences");
+static const cJSON *vct_refs(const cJSON *vct)
+{
+    return kjson_get_arr(vct, "metadata.ownerReferences");
+}
+
+static const cJSON *vcts(const cJSON *obj)
+{
+    return kjson_get_arr(obj, "spec.volumeClaimTemplates");
+}
+
+static size_t count_all_refs(const cJSON *obj, const char *parent)
+{
+    const cJSON *t;
+    size_t n = count_refs(top_refs(obj), parent);
+
+    cJSON_ArrayForEach (t, vcts(obj)) {
+        n += count_refs(vct_refs(t), parent);
+    }
+    return n;
 }
 
 static enum kerr refs_ptr(struct buf *ptr, int i)
@@ -187,17 +209,18 @@ out:
 }
 
 static enum kerr drop_stale_refs(const cJSON *obj, const char *parent, const char *live_uid,
-                                 int nrefs, struct review_resp *resp, size_t *dropped,
-                                 struct kerr_info *err)
+                                 struct review_resp *resp, size_t *dropped, struct kerr_info *err)
 {
     cJSON *patch = cJSON_CreateArray();
-    enum kerr rc = KERR_OK;
-    int i;
+    const cJSON *t;
+    enum kerr rc;
+    int i = 1;
 
     if (!patch)
         return kerr_set(err, KERR_NOMEM, "building the patch");
-    for (i = 0; i < nrefs && !rc; i++)
-        rc = filter_refs(patch, i, refs_at(obj, i), parent, live_uid, dropped, err);
+    rc = filter_refs(patch, 0, top_refs(obj), parent, live_uid, dropped, err);
+    for (t = vcts(obj) ? vcts(obj)->child : NULL; t && !rc; t = t->next)
+        rc = filter_refs(patch, i++, vct_refs(t), parent, live_uid, dropped, err);
     if (!rc)
         rc = review_set_patch(resp, patch, err);
     cJSON_Delete(patch);
@@ -211,23 +234,25 @@ static enum kerr mutate_component(const struct lookup *lk, const struct review_r
     const char *managed = lookup_map_get(labels, LOOKUP_LABEL_MANAGED_BY);
     const char *parent = lookup_map_get(labels, LOOKUP_LABEL_PART_OF);
     const char *ns = *req->namespace ? req->namespace : lookup_meta_str(obj, "namespace");
-    int nrefs = 1 + cJSON_GetArraySize(kjson_get_arr(obj, "spec.volumeClaimTemplates")), i;
-    size_t candidates = 0, dropped = 0;
+    size_t dropped = 0;
     struct lookup_etcd etcd;
     struct kerr_info e;
     enum kerr rc;
 
     if (!managed || strcmp(managed, LOOKUP_MANAGED_BY_DRUID) != 0 || !parent)
         return review_allow(resp, "resource is not a component of an Etcd: no changes");
-    for (i = 0; i < nrefs; i++)
-        candidates += count_refs(refs_at(obj, i), parent);
-    if (candidates == 0)
+    if (count_all_refs(obj, parent) == 0)
         return review_allow(resp, "no owner references to an Etcd %s: no changes", parent);
     kerr_clear(&e);
     rc = lk->etcd(lk->ctx, ns, parent, &etcd, &e);
+    if (lookup_unconfirmed(rc, &e))
+        return review_errored(resp, 500,
+                              "Etcd %s/%s is not in the cache and no lookup could confirm that "
+                              "it does not exist: owner references left alone",
+                              ns, parent);
     if (rc != KERR_OK && rc != KERR_NOTFOUND)
         return review_errored(resp, 500, "%s", e.msg);
-    rc = drop_stale_refs(obj, parent, rc == KERR_OK ? etcd.uid : NULL, nrefs, resp, &dropped, err);
+    rc = drop_stale_refs(obj, parent, rc == KERR_OK ? etcd.uid : NULL, resp, &dropped, err);
     if (rc)
         return rc;
     if (dropped == 0)

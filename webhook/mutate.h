@@ -13,7 +13,11 @@
  *     volumeClaimTemplates) that point at an Etcd named <etcd> whose uid is
  *     not the live Etcd's, or all of them when no such Etcd exists, so the
  *     garbage collector cannot delete restored components.
- * Every answer allows; a failed Etcd lookup is answered with 500.
+ * Every answer allows; a failed Etcd lookup is answered with 500, and so is
+ * a "not found" that only a cache gave (lookup_unconfirmed): an unknown
+ * answer is never read as "the Etcd does not exist", which would remove the
+ * references to an Etcd created a moment ago. The decision is linear in
+ * the object (each array is walked once).
  *
  * Thread safety: mutate_decide is reentrant.
  */

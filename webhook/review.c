@@ -9,6 +9,7 @@
 #include "common/buf.h"
 #include "common/crypto.h"
 #include "common/jarena.h"
+#include "webhook/jscan.h"
 
 static const char empty[] = "";
 
@@ -156,14 +157,132 @@ static enum kerr decode_request(struct review_req *r, const cJSON *req, struct k
     return KERR_OK;
 }
 
-enum kerr review_req_decode(struct review_req *r, const char *body, size_t len,
-                            struct kerr_info *err)
+/* Static schemas of what each decision reads (see enum review_need). */
+static const struct jscan_keep all = { JSCAN_ALL, NULL, NULL };
+
+static const struct jscan_member meta_components_m[] = {
+    { "name", &all }, { "namespace", &all }, { "labels", &all }, { "deletionTimestamp", &all },
+    { NULL, NULL },
+};
+static const struct jscan_keep meta_components = { JSCAN_MEMBERS, meta_components_m, NULL };
+static const struct jscan_member obj_components_m[] = { { "metadata", &meta_components },
+                                                        { NULL, NULL } };
+static const struct jscan_keep obj_components = { JSCAN_MEMBERS, obj_components_m, NULL };
+
+static const struct jscan_member meta_etcd_m[] = {
+    { "name", &all },
+    { "namespace", &all },
+    { "labels", &all },
+    { NULL, NULL },
+};
+static const struct jscan_keep meta_etcd = { JSCAN_MEMBERS, meta_etcd_m, NULL };
+static const struct jscan_member obj_etcd_m[] = { { "metadata", &meta_etcd },
+                                                  { "spec", &all },
+                                                  { NULL, NULL } };
+static const struct jscan_keep obj_etcd = { JSCAN_MEMBERS, obj_etcd_m, NULL };
+
+static const struct jscan_member meta_mutate_m[] = {
+    { "name", &all },        { "namespace", &all },       { "labels", &all },
+    { "annotations", &all }, { "ownerReferences", &all }, { NULL, NULL },
+};
+static const struct jscan_keep meta_mutate = { JSCAN_MEMBERS, meta_mutate_m, NULL };
+static const struct jscan_member vct_meta_m[] = { { "ownerReferences", &all }, { NULL, NULL } };
+static const struct jscan_keep vct_meta = { JSCAN_MEMBERS, vct_meta_m, NULL };
+static const struct jscan_member vct_m[] = { { "metadata", &vct_meta }, { NULL, NULL } };
+static const struct jscan_keep vct = { JSCAN_MEMBERS, vct_m, NULL };
+static const struct jscan_keep vcts = { JSCAN_ELEMENTS, NULL, &vct };
+static const struct jscan_member spec_mutate_m[] = { { "volumeClaimTemplates", &vcts },
+                                                     { NULL, NULL } };
+static const struct jscan_keep spec_mutate = { JSCAN_MEMBERS, spec_mutate_m, NULL };
+static const struct jscan_member obj_mutate_m[] = { { "metadata", &meta_mutate },
+                                                    { "spec", &spec_mutate },
+                                                    { NULL, NULL } };
+static const struct jscan_keep obj_mutate = { JSCAN_MEMBERS, obj_mutate_m, NULL };
+
+static const struct jscan_member user_m[] = { { "username", &all }, { NULL, NULL } };
+static const struct jscan_keep user = { JSCAN_MEMBERS, user_m, NULL };
+
+#define REQUEST_MEMBERS(object, old)                                                           \
+    { "uid", &all }, { "kind", &all }, { "resource", &all }, { "subResource", &all },          \
+        { "name", &all }, { "namespace", &all }, { "operation", &all }, { "userInfo", &user }, \
+        { "dryRun", &all }, { "object", object }, { "oldObject", old },                        \
+    {                                                                                          \
+        NULL, NULL                                                                             \
+    }
+
+static const struct jscan_member req_components_m[] = { REQUEST_MEMBERS(&obj_components,
+                                                                        &obj_components) };
+static const struct jscan_member req_etcd_m[] = { REQUEST_MEMBERS(&obj_etcd, &obj_etcd) };
+static const struct jscan_member req_mutate_m[] = { REQUEST_MEMBERS(&obj_mutate, NULL) };
+static const struct jscan_keep req_components = { JSCAN_MEMBERS, req_components_m, NULL };
+static const struct jscan_keep req_etcd = { JSCAN_MEMBERS, req_etcd_m, NULL };
+static const struct jscan_keep req_mutate = { JSCAN_MEMBERS, req_mutate_m, NULL };
+
+#define ROOT_MEMBERS(request)                                         \
+    { "apiVersion", &all }, { "kind", &all }, { "request", request }, \
+    {                                                                 \
+        NULL, NULL                                                    \
+    }
+
+static const struct jscan_member root_components_m[] = { ROOT_MEMBERS(&req_components) };
+static const struct jscan_member root_etcd_m[] = { ROOT_MEMBERS(&req_etcd) };
+static const struct jscan_member root_mutate_m[] = { ROOT_MEMBERS(&req_mutate) };
+static const struct jscan_keep root_components = { JSCAN_MEMBERS, root_components_m, NULL };
+static const struct jscan_keep root_etcd = { JSCAN_MEMBERS, root_etcd_m, NULL };
+static const struct jscan_keep root_mutate = { JSCAN_MEMBERS, root_mutate_m, NULL };
+
+static const struct jscan_keep *schema(enum review_need need)
+{
+    switch (need) {
+    case REVIEW_NEED_COMPONENTS:
+        return &root_components;
+    case REVIEW_NEED_ETCD:
+        return &root_etcd;
+    case REVIEW_NEED_MUTATE:
+        return &root_mutate;
+    case REVIEW_NEED_ALL:
+        break;
+    }
+    return &all;
+}
+
+/* Only whitespace (space, tab, CR, LF) between end and the end of the body, no NUL. */
+static int only_space_after(const char *body, size_t len, const char *end)
+{
+    while (end && end < body + len && *end && strchr(" \t\r\n", *end))
+        end++;
+    return !end || end >= body + len;
+}
+
+/* The checks after the parse, on r->root (OWNED by r); nul_at is where a read string has NUL. */
+static enum kerr decode_tree_fields(struct review_req *r, const struct jscan_result *scan,
+                                    struct kerr_info *err)
+{
+    const cJSON *req = NULL;
+    enum kerr rc;
+
+    if ((rc = decode_envelope(r, err)) || (rc = obj_field(r->root, "request", "", &req, err)))
+        return rc;
+    if (!req)
+        return kerr_set(err, KERR_PARSE, "AdmissionReview has no request");
+    if ((rc = decode_request(r, req, err)))
+        return rc;
+    if (scan->has_nul)
+        return kerr_set(err, KERR_PARSE,
+                        "request body: the string at byte %zu contains a NUL character (\\u0000)",
+                        scan->nul_at);
+    return KERR_OK;
+}
+
+enum kerr review_req_decode_tree(struct review_req *r, const char *body, size_t len,
+                                 enum review_need need, struct kerr_info *err)
 {
     const char *end = NULL;
-    const cJSON *req = NULL;
+    struct jscan_result scan;
     enum kerr rc = KERR_OK;
 
     review_req_release(r);
+    memset(&scan, 0, sizeof(scan));
     if (!body || len == 0)
         return kerr_set(err, KERR_PARSE, "request body is empty");
     /*
@@ -179,20 +298,55 @@ enum kerr review_req_decode(struct review_req *r, const char *body, size_t len,
                       end && end >= body ? (size_t)(end - body) : (size_t)0);
         goto out;
     }
-    while (end && end < body + len && *end && strchr(" \t\r\n", *end))
-        end++;
-    if (end && end < body + len) {
+    if (!only_space_after(body, len, end)) {
         rc = kerr_set(err, KERR_PARSE, "request body has data after the JSON value");
         goto out;
     }
-    if ((rc = decode_envelope(r, err)) || (rc = obj_field(r->root, "request", "", &req, err)))
-        goto out;
-    if (!req) {
-        rc = kerr_set(err, KERR_PARSE, "AdmissionReview has no request");
+    /* Where a string the decision reads holds a NUL: the tree cannot tell (C strings). */
+    if (jscan_filter(body, len, schema(need), NULL, &scan) != KERR_OK) {
+        rc = kerr_set(err, KERR_INTERNAL, "the JSON scanner refused what cJSON parsed");
         goto out;
     }
-    rc = decode_request(r, req, err);
+    rc = decode_tree_fields(r, &scan, err);
 out:
+    if (rc)
+        review_req_release(r);
+    return rc;
+}
+
+enum kerr review_req_decode(struct review_req *r, const char *body, size_t len,
+                            struct kerr_info *err)
+{
+    return review_req_decode_tree(r, body, len, REVIEW_NEED_ALL, err);
+}
+
+enum kerr review_req_decode_sel(struct review_req *r, const char *body, size_t len,
+                                enum review_need need, struct kerr_info *err)
+{
+    struct jscan_result scan;
+    struct buf kept;
+    const char *end = NULL;
+    enum kerr rc;
+
+    review_req_release(r);
+    if (!body || len == 0 || need == REVIEW_NEED_ALL)
+        return review_req_decode_tree(r, body, len, need, err);
+    buf_init(&kept, len + 1);
+    rc = jscan_filter(body, len, schema(need), &kept, &scan);
+    if (rc == KERR_NOMEM || rc == KERR_TOOBIG) {
+        buf_release(&kept);
+        return kerr_set(err, KERR_NOMEM, "decoding the review");
+    }
+    /* Not JSON, or data after it: cJSON's parse of the whole body words the error. */
+    if (rc || !only_space_after(body, len, body + scan.end)) {
+        buf_release(&kept);
+        return review_req_decode_tree(r, body, len, need, err);
+    }
+    r->root = jarena_parse(kept.data, kept.len, &end);
+    buf_release(&kept);
+    if (!r->root)
+        return review_req_decode_tree(r, body, len, need, err);
+    rc = decode_tree_fields(r, &scan, err);
     if (rc)
         review_req_release(r);
     return rc;

@@ -4,9 +4,13 @@
  * review_req_decode parses the body of a POST into a struct review_req whose
  * string fields point into the parsed tree (BORROWED from the request; valid
  * until review_req_release). A body that is not an AdmissionReview gives
- * KERR_PARSE with a message for a 400 answer. The tree is parsed with
- * common/jarena: it is read-only, and review_req_release must run on the
- * thread that decoded it.
+ * KERR_PARSE with a message for a 400 answer, and so does one in which a
+ * string the decision reads decodes to text with a NUL (C strings would
+ * stop there). The tree is parsed with common/jarena: it is read-only, and
+ * review_req_release must run on the thread that decoded it.
+ * review_req_decode_sel is the server's decoder: the same answers, but only
+ * what the decision of one webhook reads is parsed into the tree
+ * (webhook/jscan validates and skips the rest in the same pass).
  *
  * A struct review_resp is the answer being built: review_allow / review_deny
  * / review_errored produce exactly what controller-runtime's
@@ -26,6 +30,7 @@
 #include <cJSON.h>
 
 #include "common/kerr.h"
+#include "webhook/jscan.h"
 
 #define REVIEW_API_V1      "admission.k8s.io/v1"
 #define REVIEW_API_V1BETA1 "admission.k8s.io/v1beta1"
@@ -92,6 +97,46 @@ void review_req_release(struct review_req *r);
  */
 enum kerr review_req_decode(struct review_req *r, const char *body, size_t len,
                             struct kerr_info *err);
+
+/*
+ * What a decision reads of a review, for the selective decoder: the
+ * envelope and request fields always (userInfo: its username), and of the
+ * objects
+ *   COMPONENTS  metadata name, namespace, labels, deletionTimestamp;
+ *   ETCD        metadata name, namespace, labels, and the whole spec;
+ *   MUTATE      (object only) metadata name, namespace, labels,
+ *               annotations, ownerReferences, and the ownerReferences of
+ *               each of spec.volumeClaimTemplates (every element kept, so
+ *               indices hold);
+ *   ALL         everything.
+ */
+enum review_need {
+    REVIEW_NEED_ALL = 0,
+    REVIEW_NEED_COMPONENTS,
+    REVIEW_NEED_ETCD,
+    REVIEW_NEED_MUTATE,
+};
+
+/*
+ * As review_req_decode, then refuses (KERR_PARSE, a 400 answer) a review in
+ * which a string that need reads (a key or a value) decodes to text with a
+ * NUL character: every comparison here is of C strings and would stop at
+ * it, where Go compares the whole string. review_req_decode is this with
+ * REVIEW_NEED_ALL. The full tree is parsed.
+ */
+enum kerr review_req_decode_tree(struct review_req *r, const char *body, size_t len,
+                                 enum review_need need, struct kerr_info *err);
+
+/*
+ * The selective decoder: the same answer as review_req_decode_tree for
+ * every body (the same errors, word for word, for the same bodies; the
+ * same field values; trees that read the same along every path need names),
+ * but the body is read once by webhook/jscan and only the parts need names
+ * are parsed into a tree; the rest is validated and skipped. object and
+ * old_object are then partial: read only what need names.
+ */
+enum kerr review_req_decode_sel(struct review_req *r, const char *body, size_t len,
+                                enum review_need need, struct kerr_info *err);
 
 /* Static name of an operation enum ("CREATE", ...; "" for OTHER). */
 const char *review_op_name(enum review_op op);

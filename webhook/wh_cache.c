@@ -161,12 +161,16 @@ static enum kerr fallback_get(struct wh_cache *c, const struct k8s_resource *res
 
     *out = NULL;
     if (!take_slot(c)) {
-        if (synced)
-            return not_found(res, name, err);
+        if (synced) {
+            not_found(res, name, err);
+            if (err)
+                snprintf(err->reason, sizeof(err->reason), "%s", LOOKUP_REASON_UNCONFIRMED);
+            return KERR_NOTFOUND;
+        }
         return kerr_set(err, KERR_TOOMANY, "%s cache not synced and too many lookups in flight",
                         res->resource);
     }
-    rc = k8s_get(c->o.client, res, ns, name, NULL, &obj, err);
+    rc = k8s_get_until(c->o.client, res, ns, name, NULL, lookup_deadline(), &obj, err);
     atomic_fetch_sub(&c->running, 1);
     if (rc == KERR_INVAL) /* a name no object can have */
         return not_found(res, name, err);
@@ -278,6 +282,7 @@ static enum kerr list_match(struct wh_cache *c, const char *ns, struct match *m,
     }
     memset(&lo, 0, sizeof(lo));
     lo.label_selector = buf_str(&sel);
+    lo.deadline_ms = lookup_deadline();
     rc = k8s_list(c->o.client, &res_sts, ns, &lo, &list, err);
     atomic_fetch_sub(&c->running, 1);
     items = kjson_get_arr(list, "items");

@@ -11,10 +11,14 @@
  *   - an object found in the cache is answered from it, with no API call;
  *   - a miss (or a cache not synced yet) falls back to one GET (one LIST
  *     for the PVC rule when the PVC's labels do not select managed
- *     StatefulSets only), so an object created a moment ago is seen;
+ *     StatefulSets only), so an object created a moment ago is seen; the
+ *     call is bounded by the review's deadline (lookup_deadline: no
+ *     attempt or Retry-After wait past it);
  *   - at most fallback_limit fallbacks run at once: past that, a synced
- *     cache's answer stands, so a flood of reviews about missing objects
- *     cannot tie up the server threads on API calls.
+ *     cache's answer stands (KERR_NOTFOUND with err->reason
+ *     LOOKUP_REASON_UNCONFIRMED, so a decision can tell it from an API
+ *     answer), so a flood of reviews about missing objects cannot tie up
+ *     the server threads on API calls.
  *
  * Thread safety: the lookups may be called from any number of threads
  * once the cache is started; new/start/free from the controlling thread.

@@ -63,6 +63,13 @@ enum kerr wh_dispatch_init(struct wh_dispatch *d, const struct protect_config *p
     return rc;
 }
 
+/* What each decision reads: the selective decoder parses only that. */
+static const enum review_need needs[WH_HOOK__COUNT] = {
+    REVIEW_NEED_COMPONENTS,
+    REVIEW_NEED_ETCD,
+    REVIEW_NEED_MUTATE,
+};
+
 static enum wh_result result_of(const struct review_resp *resp)
 {
     if (resp->allowed)
@@ -117,7 +124,12 @@ enum kerr wh_dispatch_review(const struct wh_dispatch *d, enum wh_hook h, const 
     review_req_init(&req);
     review_resp_init(&resp);
     kerr_clear(&derr);
-    rc = review_req_decode(&req, body, len, &derr);
+    if (h >= WH_HOOK__COUNT)
+        rc = review_req_decode(&req, body, len, &derr);
+    else if (d->full_tree)
+        rc = review_req_decode_tree(&req, body, len, needs[h], &derr);
+    else
+        rc = review_req_decode_sel(&req, body, len, needs[h], &derr);
     if (rc == KERR_NOMEM) {
         kerr_set(err, rc, "decoding the review");
         goto out;

@@ -11,6 +11,8 @@
  * A body that is not an AdmissionReview is answered with HTTP 400 and an
  * AdmissionReview carrying code 400 and the reason; every decided review is
  * HTTP 200 (the verdict is inside, as controller-runtime writes it).
+ * Reviews are decoded selectively (see review_req_decode_sel), or as whole
+ * trees when full_tree is set: the answers are the same byte for byte.
  * Each answer is logged as one JSON line with the review uid: denials and
  * errors at info, allowed reviews at debug.
  *
@@ -37,6 +39,12 @@ struct wh_dispatch {
     /* warden_webhook_decisions_total children, BORROWED from the registry (NULL: none) */
     struct metrics_child *decisions[WH_HOOK__COUNT][WH_RESULT__COUNT];
     int disabled[WH_HOOK__COUNT]; /* a disabled webhook is not served (404) */
+    /*
+     * 0: the selective decoder (review_req_decode_sel: only what the
+     * decision reads is parsed); 1: whole trees (review_req_decode_tree),
+     * the reference of the differential tests and of the benchmark.
+     */
+    int full_tree;
 };
 
 /* The path of a webhook ("/webhooks/etcd", ...). */

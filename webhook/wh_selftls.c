@@ -31,6 +31,7 @@ struct wh_selftls {
     char host[320];              /* <service>.<ns>.svc, checked against the certificate */
     char *served;                /* OWNS: the certificate PEM in service */
     time_t renew_at;
+    int retry_soon; /* the last pass could not publish the caBundle everywhere */
     pthread_t thread;
     int running;
     pthread_mutex_t mu;
@@ -225,9 +226,15 @@ static enum kerr patch_config(const struct wh_selftls *s, const struct k8s_resou
     cJSON_ArrayForEach (hook, kjson_get_arr(cfg, "webhooks")) {
         const char *have = kjson_get_str(hook, "clientConfig.caBundle");
 
+        const char *hname = kjson_get_str(hook, "name");
+
         if (!rc && (!have || strcmp(have, b64) != 0)) {
+            /* The index is the GET's: test that it is still the same webhook. */
+            snprintf(ptr, sizeof(ptr), "/webhooks/%d/name", i);
+            rc = jpatch_test(ops, ptr, hname ? cJSON_CreateString(hname) : cJSON_CreateNull(), err);
             snprintf(ptr, sizeof(ptr), "/webhooks/%d/clientConfig/caBundle", i);
-            rc = jpatch_add(ops, ptr, cJSON_CreateString(b64), err);
+            if (!rc)
+                rc = jpatch_add(ops, ptr, cJSON_CreateString(b64), err);
         }
         i++;
     }
@@ -235,28 +242,33 @@ static enum kerr patch_config(const struct wh_selftls *s, const struct k8s_resou
         rc = k8s_patch(s->o.client, res, NULL, name, K8S_PATCH_JSON, ops, NULL, NULL, err);
         if (!rc)
             log_info("caBundle set", "configuration", name, "webhooks",
-                     cJSON_GetArraySize(ops) == 1 ? "1" : "several");
+                     cJSON_GetArraySize(ops) == 2 ? "1" : "several");
     }
     cJSON_Delete(cfg);
     cJSON_Delete(ops);
     return rc;
 }
 
-static void patch_all(const struct wh_selftls *s, const char *ca_pem)
+/* Publish ca_pem as every caBundle: the number of configurations that could not be patched. */
+static int patch_all(const struct wh_selftls *s, const char *ca_pem)
 {
     char *b64 = NULL;
     struct kerr_info e;
     size_t i;
+    int failed = 0;
 
     if (crypto_b64_encode(ca_pem, strlen(ca_pem), &b64, NULL, NULL))
-        return;
+        return 1;
     for (i = 0; i < s->o.nvwcs + s->o.nmwcs; i++) {
         kerr_clear(&e);
-        if (patch_config(s, i < s->o.nvwcs ? &res_vwc : &res_mwc, s->names[i], b64, &e))
+        if (patch_config(s, i < s->o.nvwcs ? &res_vwc : &res_mwc, s->names[i], b64, &e)) {
+            failed++;
             log_warn("cannot set caBundle; will retry", "configuration", s->names[i], "error",
                      e.msg);
+        }
     }
     free(b64);
+    return failed;
 }
 
 static enum kerr install(struct wh_selftls *s, const struct bundle *b, time_t renew,
@@ -290,6 +302,7 @@ static enum kerr attempt(struct wh_selftls *s, int *again, struct kerr_info *err
     cJSON *sec = NULL;
     time_t now = time(NULL), renew = 0;
     enum kerr rc;
+    int failed;
 
     *again = 0;
     bundle_init(&b);
@@ -310,8 +323,22 @@ static enum kerr attempt(struct wh_selftls *s, int *again, struct kerr_info *err
         young(&b.leaf, now, &renew);
         log_info("stored a new serving certificate", "secret", s->secret);
     }
-    if (!(rc = install(s, &b, renew, err)))
-        patch_all(s, b.ca.cert);
+    /*
+     * The CA is published before the pair is served: a pair of a new CA served
+     * first would be refused by the API server until its caBundle caught up.
+     * When publishing fails, a pair already in service (still valid: renewal is
+     * at two thirds of its life) stays until a pass soon after succeeds.
+     */
+    failed = patch_all(s, b.ca.cert);
+    pthread_mutex_lock(&s->mu);
+    s->retry_soon = failed > 0;
+    pthread_mutex_unlock(&s->mu);
+    if (failed && s->served && strcmp(s->served, b.leaf.cert) != 0) {
+        log_warn("new serving certificate held back until the caBundle is published", "secret",
+                 s->secret);
+        goto out;
+    }
+    rc = install(s, &b, renew, err);
 out:
     cJSON_Delete(sec);
     bundle_release(&b);
@@ -340,8 +367,8 @@ time_t wh_selftls_renew_at(struct wh_selftls *s)
     return t;
 }
 
-/* The next pass: after the recheck interval, or at the renewal time when that is sooner. */
-static void next_pass(const struct wh_selftls *s, struct timespec *until)
+/* The next pass (s->mu held): after the recheck interval, or at the renewal time when sooner. */
+static long next_ms(const struct wh_selftls *s)
 {
     long ms = s->o.recheck_ms, to_renew;
 
@@ -350,7 +377,24 @@ static void next_pass(const struct wh_selftls *s, struct timespec *until)
         if (to_renew < ms)
             ms = to_renew > 0 ? to_renew : 0;
     }
-    ktime_deadline_after(until, ms, CLOCK_REALTIME);
+    if (s->retry_soon && ms > WH_SELFTLS_RETRY_MS)
+        ms = WH_SELFTLS_RETRY_MS;
+    return ms;
+}
+
+long wh_selftls_next_pass_ms(struct wh_selftls *s)
+{
+    long ms;
+
+    pthread_mutex_lock(&s->mu);
+    ms = next_ms(s);
+    pthread_mutex_unlock(&s->mu);
+    return ms;
+}
+
+static void next_pass(const struct wh_selftls *s, struct timespec *until)
+{
+    ktime_deadline_after(until, next_ms(s), CLOCK_REALTIME);
 }
 
 static void *renew_main(void *arg)

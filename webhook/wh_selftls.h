@@ -13,10 +13,15 @@
  *      working), and write the Secret (create, or update with its
  *      resourceVersion: when another replica wins the race its pair is
  *      read back and used);
- *   3. serve the pair (wh_tls_set_pem);
- *   4. set clientConfig.caBundle of every webhook of the named
+ *   3. set clientConfig.caBundle of every webhook of the named
  *      Validating/MutatingWebhookConfigurations to ca.crt (JSON patch,
- *      only where it differs).
+ *      only where it differs; each add follows a "test" of the webhook's
+ *      name at that index, so a configuration edited since the GET is not
+ *      patched on the wrong webhook: the patch fails and is retried);
+ *   4. serve the pair (wh_tls_set_pem) — after step 3, so the API server
+ *      trusts its CA before it is served. When a patch failed, a pair
+ *      already in service stays (the new one waits), and the next pass
+ *      comes after WH_SELFTLS_RETRY_MS instead of the recheck interval.
  * wh_selftls_start runs a thread that repeats the pass at the renewal time
  * (two thirds of the serving certificate's lifetime) and every recheck
  * interval, so renewals by other replicas and reset caBundles are picked
@@ -34,6 +39,9 @@
 #include "common/k8s.h"
 #include "common/kerr.h"
 #include "webhook/wh_tls.h"
+
+/* How soon a pass is repeated after a caBundle patch failed (ms). */
+#define WH_SELFTLS_RETRY_MS 5000L
 
 struct wh_selftls_opts {
     struct k8s_client *client; /* BORROWED, required */
@@ -63,6 +71,9 @@ enum kerr wh_selftls_start(struct wh_selftls *s, struct kerr_info *err);
 
 /* When the pair in service is to be renewed (0 before the first pass). */
 time_t wh_selftls_renew_at(struct wh_selftls *s);
+
+/* Milliseconds until the renewal thread's next pass (from now). */
+long wh_selftls_next_pass_ms(struct wh_selftls *s);
 
 /* Two thirds of the way from not_before to not_after. */
 time_t wh_selftls_two_thirds(time_t not_before, time_t not_after);

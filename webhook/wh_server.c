@@ -13,7 +13,9 @@
 #include <unistd.h>
 
 #include "common/buf.h"
+#include "common/ktime.h"
 #include "common/log.h"
+#include "webhook/lookup.h"
 #include "webhook/review.h"
 
 struct wh_server {
@@ -164,11 +166,18 @@ static void decide(struct wh_server *s, struct req_state *st, const char *data, 
 {
     struct kerr_info err;
 
+    double left_ms = (double)s->o.budget_ms * WH_SERVER_LOOKUP_SHARE - since(&st->start) * 1000.0;
+    enum kerr rc;
+
     kerr_clear(&err);
     st->decided = 1;
     st->out_status = 200;
-    if (wh_dispatch_review(s->o.dispatch, (enum wh_hook)st->hook, data, len, &st->out, &st->out_len,
-                           &st->out_status, &err) == KERR_OK)
+    /* Lookups for this review end inside its budget, with time left to answer. */
+    lookup_deadline_set(ktime_mono_ms() + (left_ms > 1.0 ? (int64_t)left_ms : 1));
+    rc = wh_dispatch_review(s->o.dispatch, (enum wh_hook)st->hook, data, len, &st->out,
+                            &st->out_len, &st->out_status, &err);
+    lookup_deadline_set(0);
+    if (rc == KERR_OK)
         return;
     log_error("cannot answer an admission review", "error", err.msg);
     st->out_status = MHD_HTTP_INTERNAL_SERVER_ERROR;

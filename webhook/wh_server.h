@@ -11,7 +11,9 @@
  * Hardening: TLS 1.2+ only (WH_TLS_PRIORITIES) with the hot-swapped
  * certificate of a struct wh_tls; an idle-connection timeout, a connection
  * limit and a per-IP limit; a per-request time budget from the first byte
- * to the answer (a request still uploading past it is dropped); a thread
+ * to the answer (a request still uploading past it is dropped; the API
+ * lookups of its decision get the deadline WH_SERVER_LOOKUP_SHARE of it,
+ * through lookup_deadline_set, and decisions are linear in the body); a thread
  * pool sized to the cores; a drain on shutdown (stop accepting, let the
  * reviews in flight finish, then close). A connection's memory pool is
  * 16 KiB: request headers of more than about 14 KiB get 431.
@@ -42,6 +44,8 @@
 #define WH_SERVER_DEFAULT_CONN_LIMIT   1000u
 #define WH_SERVER_DEFAULT_PER_IP_LIMIT 256u
 #define WH_SERVER_DEFAULT_BUDGET_MS    10000L
+/* Share of the budget, from the first byte, that a review's API lookups may use. */
+#define WH_SERVER_LOOKUP_SHARE 0.75
 
 struct wh_server_opts {
     const char *bind_address;           /* BORROWED; "" or NULL: every address */

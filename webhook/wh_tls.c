@@ -31,8 +31,9 @@ struct filesig {
 struct wh_tls {
     char *cert_file, *key_file; /* OWNS or NULL */
     long poll_ms;
-    pthread_mutex_t mu; /* guards cur and the signatures */
-    struct cred *cur;   /* OWNS one reference */
+    pthread_mutex_t load_mu; /* one load_files at a time (the watcher, SIGHUP, start-up) */
+    pthread_mutex_t mu;      /* guards cur and the signatures */
+    struct cred *cur;        /* OWNS one reference */
     struct filesig sig_cert, sig_key;
     uint64_t generation;
     struct metrics_child *reads, *read_errors; /* BORROWED or NULL */
@@ -144,8 +145,26 @@ static int sig_eq(const struct filesig *a, const struct filesig *b)
            a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec;
 }
 
-/* Load the files; force: even when their signatures did not change. */
+/*
+ * Load the files; force: even when their signatures did not change. Loads
+ * are serialised (load_mu): two of them running at once (the file watcher
+ * and a SIGHUP) could read the old and the new files and install the older
+ * one last, and with it its signatures, so the new pair would wait for the
+ * next change.
+ */
+static enum kerr load_files_locked(struct wh_tls *t, int force, struct kerr_info *err);
+
 static enum kerr load_files(struct wh_tls *t, int force, struct kerr_info *err)
+{
+    enum kerr rc;
+
+    pthread_mutex_lock(&t->load_mu);
+    rc = load_files_locked(t, force, err);
+    pthread_mutex_unlock(&t->load_mu);
+    return rc;
+}
+
+static enum kerr load_files_locked(struct wh_tls *t, int force, struct kerr_info *err)
 {
     struct filesig sc, sk;
     struct tlsx_pem pem;
@@ -218,6 +237,7 @@ enum kerr wh_tls_new(const struct wh_tls_opts *opts, struct wh_tls **out, struct
     *out = NULL;
     if (!t)
         return kerr_set(err, KERR_NOMEM, "allocating the certificate holder");
+    pthread_mutex_init(&t->load_mu, NULL);
     pthread_mutex_init(&t->mu, NULL);
     pthread_mutex_init(&t->stop_mu, NULL);
     pthread_cond_init(&t->stop_cv, NULL);
@@ -286,6 +306,7 @@ void wh_tls_free(struct wh_tls *t)
         pthread_join(t->watcher, NULL);
     }
     cred_unref(t->cur);
+    pthread_mutex_destroy(&t->load_mu);
     pthread_mutex_destroy(&t->mu);
     pthread_mutex_destroy(&t->stop_mu);
     pthread_cond_destroy(&t->stop_cv);

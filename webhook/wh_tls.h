@@ -22,7 +22,8 @@
  *
  * Thread safety: wh_tls_retrieve and wh_tls_notify_connection run on the
  * server threads; wh_tls_set_pem / wh_tls_reload may be called from any
- * thread; new/start_watch/free from the controlling thread.
+ * thread (reloads run one at a time, so the last to finish installs the
+ * newest files); new/start_watch/free from the controlling thread.
  */
 #ifndef WEBHOOK_WH_TLS_H
 #define WEBHOOK_WH_TLS_H
