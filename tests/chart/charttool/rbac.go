@@ -4,7 +4,7 @@
 //
 //   - resource descriptors are the { "group", "version", "plural", 0|1 }
 //     initialisers of struct k8s_resource (alone or in tables), by variable;
-//   - the verb primitives are common/'s API functions (k8s_get: get, k8s_list,
+//   - the verb primitives are common/'s API functions (k8s_get, k8s_get_until: get, k8s_list,
 //     k8s_list_all, pager_list, pager_list_object: list, k8s_watch: watch,
 //     k8s_create: create, k8s_update: update, k8s_patch: patch, k8s_delete:
 //     delete) and an informer's ".res =" option (list and watch);
@@ -65,7 +65,7 @@ var (
 )
 
 var primitives = map[string][]string{
-	"k8s_get": {"get"}, "k8s_list": {"list"}, "k8s_list_all": {"list"},
+	"k8s_get": {"get"}, "k8s_get_until": {"get"}, "k8s_list": {"list"}, "k8s_list_all": {"list"},
 	"pager_list": {"list"}, "pager_list_object": {"list"}, "k8s_watch": {"watch"},
 	"k8s_create": {"create"}, "k8s_update": {"update"}, "k8s_patch": {"patch"},
 	"k8s_delete": {"delete"},
@@ -355,7 +355,7 @@ func scanProcess(src string, p process, without []string) (map[call]string, erro
 			if s := reSubLit.FindStringSubmatch(args); s != nil {
 				sub = s[1]
 			}
-			if name == "k8s_get" && len(a) > 4 && strings.HasPrefix(a[4], "\"") {
+			if (name == "k8s_get" || name == "k8s_get_until") && len(a) > 4 && strings.HasPrefix(a[4], "\"") {
 				sub = strings.Trim(a[4], "\"")
 			}
 			optsAt := map[string]int{"k8s_update": 5, "k8s_patch": 6}
