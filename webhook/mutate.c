@@ -227,19 +227,37 @@ static enum kerr drop_stale_refs(const cJSON *obj, const char *parent, const cha
     return rc;
 }
 
-static enum kerr mutate_component(const struct lookup *lk, const struct review_req *req,
-                                  const cJSON *obj, struct review_resp *resp, struct kerr_info *err)
+/*
+ * The Etcd whose owner references are checked: a component's part-of label, or an
+ * EtcdStatusBackup's own name (it bears its Etcd's name); NULL when the object is neither.
+ */
+static const char *parent_of(const struct review_req *req, const cJSON *obj)
 {
     const cJSON *labels = lookup_meta_map(obj, "labels");
     const char *managed = lookup_map_get(labels, LOOKUP_LABEL_MANAGED_BY);
-    const char *parent = lookup_map_get(labels, LOOKUP_LABEL_PART_OF);
+    const char *name;
+
+    if (strcmp(req->kind_group, "etcd-warden.io") == 0 &&
+        strcmp(req->kind_kind, "EtcdStatusBackup") == 0) {
+        name = lookup_meta_str(obj, "name");
+        return name && *name ? name : (*req->name ? req->name : NULL);
+    }
+    if (!managed || strcmp(managed, LOOKUP_MANAGED_BY_DRUID) != 0)
+        return NULL;
+    return lookup_map_get(labels, LOOKUP_LABEL_PART_OF);
+}
+
+static enum kerr mutate_component(const struct lookup *lk, const struct review_req *req,
+                                  const cJSON *obj, struct review_resp *resp, struct kerr_info *err)
+{
+    const char *parent = parent_of(req, obj);
     const char *ns = *req->namespace ? req->namespace : lookup_meta_str(obj, "namespace");
     size_t dropped = 0;
     struct lookup_etcd etcd;
     struct kerr_info e;
     enum kerr rc;
 
-    if (!managed || strcmp(managed, LOOKUP_MANAGED_BY_DRUID) != 0 || !parent)
+    if (!parent)
         return review_allow(resp, "resource is not a component of an Etcd: no changes");
     if (count_all_refs(obj, parent) == 0)
         return review_allow(resp, "no owner references to an Etcd %s: no changes", parent);

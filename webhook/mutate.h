@@ -12,7 +12,10 @@
  *     drop the ownerReferences (also those in a StatefulSet's
  *     volumeClaimTemplates) that point at an Etcd named <etcd> whose uid is
  *     not the live Etcd's, or all of them when no such Etcd exists, so the
- *     garbage collector cannot delete restored components.
+ *     garbage collector cannot delete restored components;
+ *   - an EtcdStatusBackup (etcd-warden.io), whose name is its Etcd's: the
+ *     same for its ownerReferences, so a backup restored with a stale owner
+ *     reference is not collected before the controller repairs it.
  * Every answer allows; a failed Etcd lookup is answered with 500, and so is
  * a "not found" that only a cache gave (lookup_unconfirmed): an unknown
  * answer is never read as "the Etcd does not exist", which would remove the

@@ -55,15 +55,30 @@ expect "the foreign owner kept" "ConfigMap/keeper/$keeper_uid/" "$(refs cm/etcd-
 sleep 1.5 # several garbage-collector passes (200 ms)
 expect "every component survived the garbage collector" "$n" "$(count)"
 
-# The status backup was deleted with the Etcd: re-create it as the restore would.
+# The status backup was deleted with the Etcd: re-create it as the restore would, with
+# its stale owner reference too, while the controller is stopped (so only the webhook can
+# keep the garbage collector from taking it).
+ctl_stop
 kc -n shoot create -f - >/dev/null <<EOF
 apiVersion: etcd-warden.io/v1alpha1
 kind: EtcdStatusBackup
-metadata: {name: etcd-main, namespace: shoot}
+metadata:
+  name: etcd-main
+  namespace: shoot
+  ownerReferences:
+  - {apiVersion: druid.gardener.cloud/v1alpha1, kind: Etcd, name: etcd-main, uid: $old_uid, controller: true, blockOwnerDeletion: true}
 spec:
   statusBackup: {ready: true, replicas: 3}
   components: [$(while IFS=/ read -r kind name; do printf '{kind: %s, name: "%s"}, ' "$kind" "$name"; done <<<"$inventory")]
 EOF
+case "$(refs etcdstatusbackup/etcd-main)" in
+*"$old_uid"*) ctl_fail "the status backup kept its stale owner reference" ;;
+esac
+sleep 1.5 # several garbage-collector passes
+kc -n shoot get etcdstatusbackup etcd-main >/dev/null 2>&1 ||
+    ctl_fail "the garbage collector deleted the restored status backup"
+ok "warden-webhook dropped the status backup's stale reference on CREATE; it survived the collector"
+ctl_start
 resumed() { [ -z "$(jp shoot etcd/etcd-main '{.metadata.labels.etcd-warden\.io/restoring}')" ]; }
 ksim_wait 20 resumed ||
     ctl_fail "the restore did not finish: $(jp shoot etcd/etcd-main '{.metadata.annotations}')"

@@ -227,6 +227,7 @@ webhooks:
 $(wh_webhook etcd-mutate.webhooks.etcd-warden.io /webhooks/etcd-mutate)
   rules:
   - {apiGroups: [druid.gardener.cloud], apiVersions: [v1alpha1], operations: [CREATE], resources: [etcds], scope: Namespaced}
+  - {apiGroups: [etcd-warden.io], apiVersions: [v1alpha1], operations: [CREATE], resources: [etcdstatusbackups], scope: Namespaced}
 $components
 EOF
 }
