@@ -31,32 +31,7 @@ wh_start --reconciler-service-account "$DRUID" --reconciler-service-account "$WA
     --webhook-server-tls-server-cert-dir "$WH_DIR/certs"
 
 # etcd-druid's configuration, then the etcd-warden ones.
-kc apply -f - >/dev/null <<EOF
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingWebhookConfiguration
-metadata:
-  name: etcd-druid
-  labels: {app.kubernetes.io/name: etcd-druid}
-webhooks:
-$(wh_webhook etcdcomponents.webhooks.druid.gardener.cloud /webhooks/etcdcomponents "v1beta1, v1")
-  matchPolicy: Exact
-  namespaceSelector: {}
-  objectSelector:
-    matchLabels: {app.kubernetes.io/managed-by: etcd-druid}
-  rules:
-  - {apiGroups: [""], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [serviceaccounts, services, configmaps], scope: "*"}
-  - {apiGroups: [""], apiVersions: [v1], operations: [DELETE], resources: [persistentvolumeclaims], scope: "*"}
-  - {apiGroups: [rbac.authorization.k8s.io], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [roles, rolebindings], scope: "*"}
-  - {apiGroups: [apps], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [statefulsets], scope: "*"}
-  - {apiGroups: [policy], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [poddisruptionbudgets], scope: "*"}
-  - {apiGroups: [batch], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [jobs], scope: "*"}
-  - {apiGroups: [coordination.k8s.io], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [leases], scope: "*"}
-$(wh_webhook stsscale.etcdcomponents.webhooks.druid.gardener.cloud /webhooks/etcdcomponents "v1beta1, v1")
-  matchPolicy: Exact
-  namespaceSelector: {}
-  rules:
-  - {apiGroups: [apps], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [statefulsets/scale], scope: "*"}
-EOF
+wh_register_druid
 wh_register_etcd --components
 
 as() { # token, kubectl args...

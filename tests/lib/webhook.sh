@@ -197,6 +197,37 @@ wh_webhook() {
     echo "  timeoutSeconds: 10"
 }
 
+# Register etcd-druid's own ValidatingWebhookConfiguration "etcd-druid" (its two component
+# webhooks as etcd-druid's chart ships them), pointed at warden-webhook.
+wh_register_druid() {
+    kc apply -f - >/dev/null <<EOF
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata:
+  name: etcd-druid
+  labels: {app.kubernetes.io/name: etcd-druid}
+webhooks:
+$(wh_webhook etcdcomponents.webhooks.druid.gardener.cloud /webhooks/etcdcomponents "v1beta1, v1")
+  matchPolicy: Exact
+  namespaceSelector: {}
+  objectSelector:
+    matchLabels: {app.kubernetes.io/managed-by: etcd-druid}
+  rules:
+  - {apiGroups: [""], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [serviceaccounts, services, configmaps], scope: "*"}
+  - {apiGroups: [""], apiVersions: [v1], operations: [DELETE], resources: [persistentvolumeclaims], scope: "*"}
+  - {apiGroups: [rbac.authorization.k8s.io], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [roles, rolebindings], scope: "*"}
+  - {apiGroups: [apps], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [statefulsets], scope: "*"}
+  - {apiGroups: [policy], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [poddisruptionbudgets], scope: "*"}
+  - {apiGroups: [batch], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [jobs], scope: "*"}
+  - {apiGroups: [coordination.k8s.io], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [leases], scope: "*"}
+$(wh_webhook stsscale.etcdcomponents.webhooks.druid.gardener.cloud /webhooks/etcdcomponents "v1beta1, v1")
+  matchPolicy: Exact
+  namespaceSelector: {}
+  rules:
+  - {apiGroups: [apps], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [statefulsets/scale], scope: "*"}
+EOF
+}
+
 # Register the ValidatingWebhookConfiguration and MutatingWebhookConfiguration
 # "etcd-warden": Etcd UPDATE and DELETE to /webhooks/etcd, Etcd CREATE to
 # /webhooks/etcd-mutate, and with --components the CREATE of managed components
