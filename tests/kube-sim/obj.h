@@ -51,12 +51,6 @@ void ksim_obj_remove_finalizer(cJSON *obj, const char *name);
 int ksim_obj_generate_name(const char *prefix, char *out, size_t size);
 
 /*
- * Check a metadata.name for rt (DNS-1123 subdomain for most kinds, path
- * segment rules for the rest). 0 when valid; else 422 in e.
- */
-int ksim_obj_check_name(const struct ksim_rtype *rt, const char *name, struct ksim_apierr *e);
-
-/*
  * Prepare a new object as the registry's BeforeCreate does: uid,
  * creationTimestamp, generation 1 (when tracked), no resourceVersion,
  * deletionTimestamp or status for types with a status subresource (the

@@ -13,6 +13,7 @@
 #include "tests/kube-sim/obj.h"
 #include "tests/kube-sim/scale.h"
 #include "tests/kube-sim/svcip.h"
+#include "tests/kube-sim/validate.h"
 
 #define BODY_MAX_BYTES (3u * 1024u * 1024u + 4096u)
 #define MAX_RETRIES    16
@@ -243,13 +244,15 @@ int ksim_write_create(const struct ksim_write_ctx *c, cJSON *obj, cJSON **out,
     if (!code)
         code = name_of(&cc, obj, name, sizeof(name), e);
     if (!code)
-        code = ksim_obj_check_name(c->rt, name, e);
+        code = ksim_validate_name(c->rt, name, e);
     if (!code && ksim_obj_prepare_create(c->rt, obj) != 0)
         code = ksim_apierr_internal(e, "out of memory");
     if (!code)
         code = service_ip(c, NULL, obj, ip, e);
     if (!code)
         code = ksim_kinds_validate(c->rt, obj, e);
+    if (!code)
+        code = ksim_validate_meta(c->rt, obj, e);
     if (!code)
         code = ksim_admit_validate(c->api, &a, obj, c->resp, e);
     if (!code && c->dry_run) {
@@ -333,6 +336,8 @@ int ksim_write_commit(const struct ksim_write_ctx *c, const cJSON *cur, cJSON *n
         code = service_ip(c, cur, next, ip, e);
     if (!code)
         code = ksim_kinds_validate(c->rt, next, e);
+    if (!code)
+        code = ksim_validate_meta(c->rt, next, e);
     if (!code)
         code = ksim_admit_validate(c->api, &a, next, c->resp, e);
     if (!code && !ksim_obj_changed(cur, next)) {
