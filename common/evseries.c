@@ -5,6 +5,7 @@
  */
 #include "common/evseries.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,6 +204,7 @@ enum evs_outcome evs_ingest(struct evs_cache *c, struct evs_item *it, int64_t no
 {
     struct evs_entry *e = find_series(c, it, now);
     long long ns;
+    size_t part;
 
     *evicted_pending = 0;
     if (e) {
@@ -218,7 +220,10 @@ enum evs_outcome evs_ingest(struct evs_cache *c, struct evs_item *it, int64_t no
     }
     *evicted_pending = make_room(c, now);
     ns = (long long)it->at.tv_sec * KTIME_NS_PER_SEC + it->at.tv_nsec;
-    snprintf(e->name, sizeof(e->name), "%.*s.%llx", EVS_NAME_PART_MAX, evs_field(it, EVS_F_NAME),
+    part = strnlen(evs_field(it, EVS_F_NAME), EVS_NAME_PART_MAX);
+    while (part > 1 && !isalnum((unsigned char)evs_field(it, EVS_F_NAME)[part - 1]))
+        part--; /* a cut name ending in '-' or '.' would not be a DNS subdomain */
+    snprintf(e->name, sizeof(e->name), "%.*s.%llx", (int)part, evs_field(it, EVS_F_NAME),
              (unsigned long long)ns);
     e->item = it;
     e->count = 1;

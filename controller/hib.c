@@ -18,6 +18,8 @@
 #include "common/ktime.h"
 #include "common/log.h"
 #include "controller/etcdspec.h"
+#include "controller/imtjob.h"
+#include "controller/kname.h"
 
 #define PORT_CLIENT   "client"
 #define PORT_SERVER   "server"
@@ -213,17 +215,23 @@ static enum kerr get_opt(const struct hib_env *env, const struct k8s_resource *r
     return rc;
 }
 
-/* The attempt number of a task named "<etcd>-final-snapshot-<n>", or 0. */
+/* "<etcd>-final-snapshot-", cut with a hash (kname) to leave room for the attempt number. */
+static enum kerr task_prefix(const char *etcd, char *out, size_t n)
+{
+    return kname_join(etcd, TASK_INFIX, KNAME_SUBDOMAIN_MAX - 7, out, n);
+}
+
+/* The attempt number of a task named "<task_prefix><n>", or 0. */
 static int task_attempt(const cJSON *task, const char *etcd)
 {
     const char *n = kjson_get_str(task, "metadata.name");
-    size_t len = strlen(etcd);
+    char pre[KNAME_SUBDOMAIN_MAX + 1];
     char *end = NULL;
     long v;
 
-    if (!n || strncmp(n, etcd, len) != 0 || strncmp(n + len, TASK_INFIX, strlen(TASK_INFIX)))
+    if (!n || task_prefix(etcd, pre, sizeof(pre)) != KERR_OK || strncmp(n, pre, strlen(pre)))
         return 0;
-    n += len + strlen(TASK_INFIX);
+    n += strlen(pre);
     if (*n < '1' || *n > '9')
         return 0;
     errno = 0;
@@ -256,12 +264,14 @@ static enum hibplan_task task_state(const cJSON *t)
 static enum kerr read_tasks(const struct hib_env *env, struct round *r, struct kerr_info *err)
 {
     struct k8s_list_opts lo = { 0 };
-    char sel[400];
+    char sel[400], of[KNAME_LABEL_MAX + 1];
     const cJSON *t;
     enum kerr rc;
     int n;
 
-    snprintf(sel, sizeof(sel), "%s=%s", HIB_LABEL_TASK_OF, r->name);
+    if (kname_label_value(r->name, of) != KERR_OK)
+        return kerr_set(err, KERR_INVAL, "Etcd name too long");
+    snprintf(sel, sizeof(sel), "%s=%s", HIB_LABEL_TASK_OF, of);
     lo.label_selector = sel;
     rc = k8s_list(env->client, &ETCDSPEC_RES_OPSTASK, r->ns, &lo, &r->tasks, err);
     if (rc != KERR_OK)
@@ -317,7 +327,8 @@ static enum kerr read_state(const struct hib_env *env, struct round *r, struct k
     r->v.spec_replicas = int_at(r->etcd, "spec.replicas");
     r->v.imm = env->bucket(r->etcd, NULL);
     snprintf(svc_name, sizeof(svc_name), "%s-client", r->name);
-    snprintf(imm_name, sizeof(imm_name), "%s-extend-immutability", r->name);
+    if (imtjob_task_name(r->name, imm_name, sizeof(imm_name)) != KERR_OK)
+        return kerr_set(err, KERR_INVAL, "Etcd name too long");
     /* Hibernated and staying so: only the immutability task can need work. */
     light = r->v.want && r->v.phase == HIBPLAN_HIBERNATED;
     if ((!light && ((rc = get_opt(env, &RES_SVC, r->ns, svc_name, &r->svc, err)) ||
@@ -393,11 +404,14 @@ static enum kerr create_task(const struct hib_env *env, struct round *r, int att
                              struct kerr_info *err)
 {
     cJSON *t = NULL, *owners = NULL, *owner = NULL;
-    char name[ETCDSPEC_NAME_MAX + 32];
+    char name[ETCDSPEC_NAME_MAX + 32], of[KNAME_LABEL_MAX + 1];
     const char *lsegs[] = { "metadata", "labels", HIB_LABEL_TASK_OF, NULL };
     enum kerr rc;
 
-    snprintf(name, sizeof(name), "%s%s%d", r->name, TASK_INFIX, attempt);
+    if (task_prefix(r->name, name, sizeof(name)) != KERR_OK ||
+        kname_label_value(r->name, of) != KERR_OK)
+        return kerr_set(err, KERR_INVAL, "Etcd name too long");
+    snprintf(name + strlen(name), sizeof(name) - strlen(name), "%d", attempt);
     if ((rc = etcdspec_owner_ref(r->etcd, &owner, err)) != KERR_OK)
         return rc;
     rc = kerr_set(err, KERR_NOMEM, "out of memory");
@@ -411,7 +425,7 @@ static enum kerr create_task(const struct hib_env *env, struct round *r, int att
         kjson_set_str(t, "kind", "EtcdOpsTask", err) ||
         kjson_set_str(t, "metadata.name", name, err) ||
         kjson_set_str(t, "metadata.namespace", r->ns, err) ||
-        kjson_setv(t, lsegs, cJSON_CreateString(r->name), err) ||
+        kjson_setv(t, lsegs, cJSON_CreateString(of), err) ||
         kjson_set(t, "metadata.ownerReferences", owners, err) ||
         kjson_set_str(t, "spec.etcdName", r->name, err) ||
         kjson_set_str(t, "spec.config.onDemandSnapshot.type", "full", err) ||

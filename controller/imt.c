@@ -219,7 +219,7 @@ static enum kerr decide(const struct rctx *x, const cJSON *task, struct verdict 
     const char *ns = kjson_get_str(task, "metadata.namespace");
     const char *etcd_name = kjson_get_str(task, "spec.etcdName");
     struct kerr_info why;
-    cJSON *etcd = NULL, *want = NULL;
+    cJSON *etcd = NULL, *want = NULL, *secret = NULL;
     enum kerr rc;
 
     if (!etcd_name) {
@@ -238,8 +238,13 @@ static enum kerr decide(const struct rctx *x, const cJSON *task, struct verdict 
         fail(v, "InvalidSchedule", why.msg);
     else if (!kjson_get_obj(etcd, "spec.backup.store"))
         fail(v, "BackupNotEnabled", "the Etcd has no backup store (spec.backup.store)");
-    else if (imtjob_cronjob_build(task, etcd, x->imm_image, x->imm_command, &want, &why) != KERR_OK)
+    else if (imtjob_local_secret(etcd) &&
+             (rc = k8s_get(x->client, &ETCDSPEC_RES_SECRET, ns, imtjob_local_secret(etcd), NULL,
+                           &secret, &why)) != KERR_OK)
         fail(v, "InvalidEtcd", why.msg);
+    else if (imtjob_cronjob_build_store(task, etcd, secret, x->imm_image, x->imm_command, &want,
+                                        &why) != KERR_OK)
+        fail(v, why.code == KERR_UNSUPPORTED ? "UnsupportedProvider" : "InvalidEtcd", why.msg);
     else if ((rc = sync_cronjob(x, ns, want, v, &why)) != KERR_OK)
         fail(v, "CronJobFailed", why.msg);
     else
@@ -251,6 +256,7 @@ static enum kerr decide(const struct rctx *x, const cJSON *task, struct verdict 
     }
     if (rc != KERR_OK && err)
         *err = why;
+    cJSON_Delete(secret);
     cJSON_Delete(etcd);
     return rc;
 }

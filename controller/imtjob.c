@@ -10,31 +10,66 @@
 #include "common/kjson.h"
 #include "common/ktime.h"
 #include "controller/etcdspec.h"
+#include "controller/kname.h"
 
 #define SECRET_VOLUME   "etcd-backup-secret"
 #define MOUNT_NON_GCS   "/var/etcd-backup"
 #define MOUNT_GCS       "/var/.gcp/"
 #define LOCAL_HOST_ROOT "/etc/gardener/local-backupbuckets"
-#define LOCAL_MOUNT     "/home/nonroot/"
+#define LOCAL_HOME      "/home/nonroot"
+#define LOCAL_MOUNT     LOCAL_HOME "/"
+
+/* What warden-snapshot opens (controller/snapshot/ostore.c, ostore_open), as etcdspec kinds. */
+static const char *const SUPPORTED[] = { "S3", "ABS", "Local", NULL };
+
+int imtjob_provider_supported(const char *kind)
+{
+    const char *const *p;
+
+    for (p = SUPPORTED; kind && *p; p++)
+        if (strcmp(kind, *p) == 0)
+            return 1;
+    return 0;
+}
+
+const char *imtjob_local_secret(const cJSON *etcd)
+{
+    const char *p = kjson_get_str(etcd, "spec.backup.store.provider");
+
+    if (!p || (strcmp(p, "Local") != 0 && strcmp(p, "local") != 0))
+        return NULL;
+    return kjson_get_str(etcd, "spec.backup.store.secretRef.name");
+}
+
+/* The host directory of the Local buckets: the Secret's hostPath (base64), else druid's default. */
+static void local_root(const cJSON *secret, char *out, size_t n)
+{
+    const char *b64 = kjson_get_str(secret, "data.hostPath");
+    unsigned char *raw = NULL;
+    size_t len = 0;
+
+    if (b64 && crypto_b64_decode(b64, strlen(b64), &raw, &len, NULL) == KERR_OK && len > 0 &&
+        raw[0] == '/' && !memchr(raw, '\0', len)) {
+        while (len > 1 && raw[len - 1] == '/')
+            len--;
+        snprintf(out, n, "%.*s", (int)len, (const char *)raw);
+    } else {
+        snprintf(out, n, "%s", LOCAL_HOST_ROOT);
+    }
+    free(raw);
+}
 
 enum kerr imtjob_task_name(const char *etcd_name, char *out, size_t n)
 {
-    int w = snprintf(out, n, "%s" IMTJOB_TASK_SUFFIX, etcd_name ? etcd_name : "");
+    enum kerr rc = kname_join(etcd_name, IMTJOB_TASK_SUFFIX, KNAME_SUBDOMAIN_MAX, out, n);
 
-    return w < 0 || (size_t)w >= n ? KERR_TOOBIG : KERR_OK;
+    return rc == KERR_INVAL ? KERR_TOOBIG : rc;
 }
 
 void imtjob_cronjob_name(const char *task_name, char out[IMTJOB_CRONJOB_MAX + 1])
 {
-    char hex[CRYPTO_SHA256_HEX_LEN + 1] = "00000000";
-    size_t n = strlen(task_name);
-
-    if (n <= IMTJOB_CRONJOB_MAX) {
-        memcpy(out, task_name, n + 1);
-        return;
-    }
-    (void)crypto_sha256_hex(task_name, n, hex, NULL);
-    snprintf(out, IMTJOB_CRONJOB_MAX + 1, "%.43s-%.8s", task_name, hex);
+    if (kname_join(task_name, "", IMTJOB_CRONJOB_MAX, out, IMTJOB_CRONJOB_MAX + 1) != KERR_OK)
+        out[0] = '\0';
 }
 
 const char *imtjob_schedule(const cJSON *task, const cJSON *etcd)
@@ -54,7 +89,7 @@ static int put(cJSON *obj, const char *key, const char *value)
 
 enum kerr imtjob_task_build(const cJSON *etcd, cJSON **out, struct kerr_info *err)
 {
-    char name[ETCDSPEC_NAME_MAX + 32];
+    char name[ETCDSPEC_NAME_MAX + 32], part_of[KNAME_LABEL_MAX + 1];
     const char *sched = imtjob_schedule(NULL, etcd);
     cJSON *t = NULL, *ref = NULL;
     struct etcdspec e;
@@ -64,7 +99,8 @@ enum kerr imtjob_task_build(const cJSON *etcd, cJSON **out, struct kerr_info *er
     rc = etcdspec_read(etcd, &e, err);
     if (rc == KERR_OK && !e.namespace)
         rc = kerr_set(err, KERR_INVAL, "the Etcd has no namespace");
-    if (rc == KERR_OK && imtjob_task_name(e.name, name, sizeof(name)) != KERR_OK)
+    if (rc == KERR_OK && (imtjob_task_name(e.name, name, sizeof(name)) != KERR_OK ||
+                          kname_label_value(e.name, part_of) != KERR_OK))
         rc = kerr_set(err, KERR_INVAL, "Etcd name too long: %s", e.name);
     if (rc == KERR_OK && etcdspec_cron_check(sched, err) != KERR_OK)
         rc = kerr_wrap(err, "spec.backup.fullSnapshotSchedule");
@@ -80,7 +116,7 @@ enum kerr imtjob_task_build(const cJSON *etcd, cJSON **out, struct kerr_info *er
                    (const char *const[]){ "metadata", "labels", ETCDSPEC_LABEL_MANAGED_BY, NULL },
                    cJSON_CreateString(IMTJOB_MANAGED_BY), err) == KERR_OK &&
         kjson_setv(t, (const char *const[]){ "metadata", "labels", ETCDSPEC_LABEL_PART_OF, NULL },
-                   cJSON_CreateString(e.name), err) == KERR_OK &&
+                   cJSON_CreateString(part_of), err) == KERR_OK &&
         kjson_set(t, "metadata.ownerReferences", cJSON_CreateArray(), err) == KERR_OK &&
         cJSON_AddItemToArray((cJSON *)kjson_get(t, "metadata.ownerReferences"), ref) &&
         (ref = NULL, kjson_set_str(t, "spec.etcdName", e.name, err) == KERR_OK) &&
@@ -177,20 +213,21 @@ static int provider_env(cJSON *env, const struct etcdspec_store *st)
 }
 
 /* The store volume and its mount (none for ECS, or without a Secret). */
-static enum kerr store_volume(const struct etcdspec_store *st, cJSON *pod, cJSON *ctr,
-                              struct kerr_info *err)
+static enum kerr store_volume(const struct etcdspec_store *st, const cJSON *secret, cJSON *pod,
+                              cJSON *ctr, struct kerr_info *err)
 {
     const char *p = st->provider_kind, *mount = MOUNT_NON_GCS;
-    char path[512], local[512];
+    char path[1024], local[512], root[512];
     cJSON *vol = cJSON_CreateObject(), *vm = cJSON_CreateObject();
     enum kerr rc = vol && vm ? KERR_OK : KERR_NOMEM;
 
     if (strcmp(p, "Local") == 0) {
-        snprintf(path, sizeof(path), LOCAL_HOST_ROOT "/%s", st->container ? st->container : "");
+        local_root(secret, root, sizeof(root));
+        snprintf(path, sizeof(path), "%s/%s", root, st->container ? st->container : "");
         snprintf(local, sizeof(local), LOCAL_MOUNT "%s", st->container ? st->container : "");
         if (rc == KERR_OK &&
             (!put(vol, "name", "host-storage") || kjson_set_str(vol, "hostPath.path", path, err) ||
-             kjson_set_str(vol, "hostPath.type", "DirectoryOrCreate", err) ||
+             kjson_set_str(vol, "hostPath.type", "Directory", err) ||
              !put(vm, "name", "host-storage") || !put(vm, "mountPath", local)))
             rc = KERR_NOMEM;
     } else if (strcmp(p, "ECS") != 0 && st->secret_name) {
@@ -251,8 +288,9 @@ static cJSON *split_words(const char *command)
     return arr;
 }
 
-/* --gc-from-timestamp, --storage-provider, --store-container, --store-prefix. */
-static cJSON *args_of(int64_t gc_from, const struct etcdspec_store *st)
+/* --gc-from-timestamp, --storage-provider, --store-container, --store-prefix,
+ * --store-endpoint-override. */
+static cJSON *args_of(int64_t gc_from, const struct etcdspec_store *st, const char *endpoint)
 {
     char buf[1024];
     cJSON *a = cJSON_CreateArray();
@@ -268,6 +306,10 @@ static cJSON *args_of(int64_t gc_from, const struct etcdspec_store *st)
     }
     snprintf(buf, sizeof(buf), "--store-prefix=%s", st->prefix);
     ok = ok && cJSON_AddItemToArray(a, cJSON_CreateString(buf));
+    if (endpoint && *endpoint) {
+        snprintf(buf, sizeof(buf), "--store-endpoint-override=%s", endpoint);
+        ok = ok && cJSON_AddItemToArray(a, cJSON_CreateString(buf));
+    }
     if (!ok) {
         cJSON_Delete(a);
         return NULL;
@@ -282,7 +324,8 @@ static cJSON *env_of(const struct etcdspec_store *st)
     if (!env || !env_field(env, "POD_NAME", "metadata.name") ||
         !env_field(env, "POD_NAMESPACE", "metadata.namespace") ||
         !env_value(env, "STORAGE_CONTAINER", st->container ? st->container : "") ||
-        !provider_env(env, st)) {
+        !provider_env(env, st) ||
+        (strcmp(st->provider_kind, "Local") == 0 && !env_value(env, "HOME", LOCAL_HOME))) {
         cJSON_Delete(env);
         return NULL;
     }
@@ -291,9 +334,9 @@ static cJSON *env_of(const struct etcdspec_store *st)
 
 /* The container: image, command, args, env, security context. TAKES cmd. */
 static cJSON *container_of(const char *image, cJSON *cmd, int64_t gc_from,
-                           const struct etcdspec_store *st)
+                           const struct etcdspec_store *st, const char *endpoint)
 {
-    cJSON *c = cJSON_CreateObject(), *args = args_of(gc_from, st), *env = env_of(st);
+    cJSON *c = cJSON_CreateObject(), *args = args_of(gc_from, st, endpoint), *env = env_of(st);
     cJSON *caps = cJSON_CreateArray();
     int ok = c && args && env && caps && cmd;
 
@@ -319,12 +362,13 @@ static cJSON *container_of(const char *image, cJSON *cmd, int64_t gc_from,
 }
 
 /* The pod template spec around ctr (TAKES). */
-static cJSON *pod_of(cJSON *ctr, const struct etcdspec_store *st, struct kerr_info *err)
+static cJSON *pod_of(cJSON *ctr, const struct etcdspec_store *st, const cJSON *secret,
+                     struct kerr_info *err)
 {
     cJSON *pod = cJSON_CreateObject();
     int ok = pod && ctr;
 
-    ok = ok && store_volume(st, pod, ctr, err) == KERR_OK;
+    ok = ok && store_volume(st, secret, pod, ctr, err) == KERR_OK;
     ok = ok && put(pod, "restartPolicy", "OnFailure") &&
          !kjson_set_bool(pod, "securityContext.runAsNonRoot", true, NULL) &&
          !kjson_set_int(pod, "securityContext.runAsUser", IMTJOB_RUN_AS, NULL) &&
@@ -361,6 +405,11 @@ static enum kerr check_inputs(const cJSON *task, const cJSON *etcd, struct etcds
         rc = kerr_set(err, KERR_INVAL, "spec.backup.store.provider: %s \"%s\"",
                       e->store.provider ? "unsupported provider" : "required",
                       e->store.provider ? e->store.provider : "");
+    if (rc == KERR_OK && !imtjob_provider_supported(e->store.provider_kind))
+        rc = kerr_set(err, KERR_UNSUPPORTED,
+                      "spec.backup.store.provider: %s (%s) is not supported by the immutability "
+                      "task (supported: S3, ABS, Local)",
+                      e->store.provider, e->store.provider_kind);
     if (rc == KERR_OK && !e->store.prefix)
         rc = kerr_set(err, KERR_INVAL, "spec.backup.store.prefix: required");
     return rc;
@@ -372,8 +421,13 @@ static enum kerr finish_meta(cJSON *cj, const cJSON *task, const char *etcd_name
 {
     cJSON *ref = cJSON_CreateObject(), *lab = cJSON_CreateObject(), *h = cJSON_CreateObject();
     char hex[CRYPTO_SHA256_HEX_LEN + 1], *text = NULL;
+    char part_of[KNAME_LABEL_MAX + 1], task_label[KNAME_LABEL_MAX + 1];
     size_t len = 0;
     enum kerr rc = ref && lab && h ? KERR_OK : KERR_NOMEM;
+
+    if (rc == KERR_OK && (kname_label_value(etcd_name, part_of) != KERR_OK ||
+                          kname_label_value(kjson_get_str(task, "metadata.name"), task_label)))
+        rc = KERR_INVAL;
 
     if (rc == KERR_OK &&
         (!put(ref, "apiVersion", ETCDSPEC_WARDEN_API) || !put(ref, "kind", IMTJOB_KIND) ||
@@ -382,8 +436,7 @@ static enum kerr finish_meta(cJSON *cj, const cJSON *task, const char *etcd_name
          !cJSON_AddTrueToObject(ref, "controller") ||
          !cJSON_AddTrueToObject(ref, "blockOwnerDeletion") ||
          !put(lab, ETCDSPEC_LABEL_MANAGED_BY, IMTJOB_MANAGED_BY) ||
-         !put(lab, ETCDSPEC_LABEL_PART_OF, etcd_name) ||
-         !put(lab, IMTJOB_LABEL_TASK, kjson_get_str(task, "metadata.name"))))
+         !put(lab, ETCDSPEC_LABEL_PART_OF, part_of) || !put(lab, IMTJOB_LABEL_TASK, task_label)))
         rc = KERR_NOMEM;
     if (rc == KERR_OK &&
         (!cJSON_AddItemToObject(h, "labels", cJSON_CreateObjectReference(lab->child)) ||
@@ -418,6 +471,13 @@ static enum kerr finish_meta(cJSON *cj, const cJSON *task, const char *etcd_name
 enum kerr imtjob_cronjob_build(const cJSON *task, const cJSON *etcd, const char *image,
                                const char *command, cJSON **out, struct kerr_info *err)
 {
+    return imtjob_cronjob_build_store(task, etcd, NULL, image, command, out, err);
+}
+
+enum kerr imtjob_cronjob_build_store(const cJSON *task, const cJSON *etcd, const cJSON *secret,
+                                     const char *image, const char *command, cJSON **out,
+                                     struct kerr_info *err)
+{
     char name[IMTJOB_CRONJOB_MAX + 1];
     struct etcdspec e;
     int64_t gc_from = 0;
@@ -431,9 +491,9 @@ enum kerr imtjob_cronjob_build(const cJSON *task, const cJSON *etcd, const char 
     cmd = split_words(command ? command : "warden-snapshot extend-snapshot-immutability");
     if (!cmd)
         return kerr_set(err, KERR_INVAL, "--immutability-task-command: no command words");
-    pod = pod_of(
-        container_of(image ? image : "etcd-warden/controller:v0.1.0", cmd, gc_from, &e.store),
-        &e.store, err);
+    pod = pod_of(container_of(image ? image : "etcd-warden/controller:v0.1.0", cmd, gc_from,
+                              &e.store, kjson_get_str(etcd, "spec.backup.store.endpointOverride")),
+                 &e.store, secret, err);
     imtjob_cronjob_name(kjson_get_str(task, "metadata.name"), name);
     cj = cJSON_CreateObject();
     if (!pod || !cj) {

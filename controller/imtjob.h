@@ -21,12 +21,19 @@
  * /var/etcd-backup, ECS ECS_ENDPOINT / ECS_ACCESS_KEY_ID /
  * ECS_SECRET_ACCESS_KEY from the Secret; the Secret (secretRef.name) as
  * volume "etcd-backup-secret" at /var/.gcp/ (GCS) or /var/etcd-backup (S3,
- * ABS, OSS, Swift, OCS); Local: hostPath
- * /etc/gardener/local-backupbuckets/<container> (etcd-druid's default) at
- * /home/nonroot/<container>. Pod and container non-root (IMTJOB_RUN_AS), no
+ * ABS, OSS, Swift, OCS); Local: hostPath (type Directory)
+ * <hostPath>/<container>, hostPath the store Secret's key of that name, else
+ * etcd-druid's default /etc/gardener/local-backupbuckets, at
+ * /home/nonroot/<container> with HOME=/home/nonroot, so that warden-snapshot
+ * finds $HOME/<container>/<prefix> as etcd-backup-restore does;
+ * --store-endpoint-override=<spec.backup.store.endpointOverride> when set,
+ * as etcd-druid passes it. Providers warden-snapshot cannot open (GCS, OSS,
+ * Swift, ECS, OCS) are refused before anything is built. Pod and container non-root (IMTJOB_RUN_AS), no
  * privilege escalation, read-only root file system, every capability
  * dropped, seccomp RuntimeDefault. Labels app.kubernetes.io/managed-by=
- * etcd-warden, app.kubernetes.io/part-of=<etcd>, etcd-warden.io/task=<task>;
+ * etcd-warden, app.kubernetes.io/part-of=<etcd>, etcd-warden.io/task=<task>
+ * (label values cut with a hash by kname when longer than 63; the task name
+ * "<etcd>-extend-immutability" and the CronJob name likewise, to 253 and 52);
  * the controller reference to the task; the annotation IMTJOB_ANN_SPEC_HASH,
  * the sha256 of the labels and spec above.
  *
@@ -86,5 +93,21 @@ enum kerr imtjob_gc_from(const cJSON *task, int64_t *out, struct kerr_info *err)
  */
 enum kerr imtjob_cronjob_build(const cJSON *task, const cJSON *etcd, const char *image,
                                const char *command, cJSON **out, struct kerr_info *err);
+
+/*
+ * The same with the store Secret (BORROWED, may be NULL): for Local its
+ * data.hostPath, as etcd-druid reads it, is the host directory of the
+ * buckets. KERR_UNSUPPORTED with a message for a provider warden-snapshot
+ * cannot open (imtjob_provider_supported).
+ */
+enum kerr imtjob_cronjob_build_store(const cJSON *task, const cJSON *etcd, const cJSON *secret,
+                                     const char *image, const char *command, cJSON **out,
+                                     struct kerr_info *err);
+
+/* Does warden-snapshot open this store (an etcdspec provider_kind: S3, ABS, Local)? */
+int imtjob_provider_supported(const char *kind);
+
+/* The store Secret's name when the Etcd's store is Local and names one, else NULL (BORROWED). */
+const char *imtjob_local_secret(const cJSON *etcd);
 
 #endif

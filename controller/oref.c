@@ -10,6 +10,7 @@
 #include "common/store.h"
 #include "controller/ctl.h"
 #include "controller/etcdspec.h"
+#include "controller/kname.h"
 #include "controller/rctx.h"
 
 /* Equal API groups of two apiVersions ("druid.gardener.cloud/v1alpha1"; "v1" is the core group). */
@@ -204,9 +205,11 @@ struct task_pick {
 /* Made by hibernation (its label) or owned by an Etcd of that name (maybe stale)? */
 static int ours(const cJSON *task, const char *etcd)
 {
+    char of[KNAME_LABEL_MAX + 1];
     const cJSON *r;
 
-    if (str_eq(etcdspec_label(task, ETCDSPEC_LABEL_FINAL_SNAPSHOT_OF), etcd))
+    if (kname_label_value(etcd, of) == KERR_OK &&
+        str_eq(etcdspec_label(task, ETCDSPEC_LABEL_FINAL_SNAPSHOT_OF), of))
         return 1;
     cJSON_ArrayForEach (r, kjson_get_arr(task, "metadata.ownerReferences"))
         if (str_eq(kjson_get_str(r, "kind"), ETCDSPEC_KIND) &&
