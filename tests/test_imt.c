@@ -17,6 +17,7 @@
 #include "tests/support/cfix.h"
 #include "tests/support/jsonfix.h"
 #include "tests/support/testutil.h"
+#include "tests/kube-sim/validate.h"
 
 #define OK(call) cr_assert_eq((call), KERR_OK, "%s: %s", #call, err.msg)
 
@@ -138,40 +139,108 @@ Test(imtjob, s3_cronjob_as_etcd_druid_builds_the_sidecar)
 
 Test(imtjob, other_providers)
 {
+    static const char *const refused[][2] = {
+        { "gcp", "GCS" }, { "alicloud", "OSS" }, { "openstack", "Swift" },
+        { "dell", "ECS" }, { "openshift", "OCS" },
+    };
+    char store[256], want[64];
     struct kerr_info err;
     cJSON *cj;
+    size_t i;
 
-    cj = build("{\"provider\":\"gcp\",\"container\":\"b\",\"prefix\":\"p\",\"secretRef\":"
+    for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        snprintf(store, sizeof(store),
+                 "{\"provider\":\"%s\",\"container\":\"b\",\"prefix\":\"p\","
+                 "\"secretRef\":{\"name\":\"s\"}}",
+                 refused[i][0]);
+        cr_assert_null(build(store, NULL, &err, KERR_UNSUPPORTED));
+        snprintf(want, sizeof(want), "%s (%s) is not supported", refused[i][0], refused[i][1]);
+        cr_assert(strstr(err.msg, want), "%s", err.msg);
+    }
+    cj = build("{\"provider\":\"azure\",\"container\":\"b\",\"prefix\":\"p\",\"secretRef\":"
                "{\"name\":\"s\"}}",
                "etcdbrctl  extend-snapshot-immutability", &err, KERR_OK);
     jsonfix_assert_sorted(kjson_get(cj, CTR ".command"),
                           "[\"etcdbrctl\",\"extend-snapshot-immutability\"]");
-    cr_assert_str_eq(jsonfix_str(cj, CTR ".env[3].name"), "GOOGLE_APPLICATION_CREDENTIALS");
-    cr_assert_str_eq(jsonfix_str(cj, CTR ".env[3].value"), "/var/.gcp/serviceaccount.json");
-    cr_assert_str_eq(jsonfix_str(cj, CTR ".volumeMounts[0].mountPath"), "/var/.gcp/");
-    cr_assert_str_eq(jsonfix_str(cj, CTR ".args[1]"), "--storage-provider=GCS");
-    cJSON_Delete(cj);
-    cj = build("{\"provider\":\"azure\",\"container\":\"b\",\"prefix\":\"p\",\"secretRef\":"
-               "{\"name\":\"s\"}}",
-               NULL, &err, KERR_OK);
     cr_assert_str_eq(jsonfix_str(cj, CTR ".env[3].name"), "AZURE_APPLICATION_CREDENTIALS");
     cr_assert_str_eq(jsonfix_str(cj, CTR ".env[4].name"), "AZURE_EMULATOR_ENABLED");
     cr_assert_str_eq(jsonfix_str(cj, CTR ".env[4].valueFrom.secretKeyRef.key"), "emulatorEnabled");
     cr_assert(cJSON_IsTrue(kjson_get(cj, CTR ".env[4].valueFrom.secretKeyRef.optional")));
     cJSON_Delete(cj);
-    cj = build("{\"provider\":\"dell\",\"container\":\"b\",\"prefix\":\"p\",\"secretRef\":"
-               "{\"name\":\"s\"}}",
-               NULL, &err, KERR_OK);
-    cr_assert_str_eq(jsonfix_str(cj, CTR ".env[3].name"), "ECS_ENDPOINT");
-    cr_assert_str_eq(jsonfix_str(cj, CTR ".env[5].valueFrom.secretKeyRef.key"), "secretAccessKey");
-    cr_assert_null(kjson_get(cj, POD ".volumes"), "ECS takes its credentials from the env only");
-    cJSON_Delete(cj);
     cj =
         build("{\"provider\":\"local\",\"container\":\"b\",\"prefix\":\"p\"}", NULL, &err, KERR_OK);
     cr_assert_str_eq(jsonfix_str(cj, POD ".volumes[0].hostPath.path"),
                      "/etc/gardener/local-backupbuckets/b");
+    cr_assert_str_eq(jsonfix_str(cj, POD ".volumes[0].hostPath.type"), "Directory");
     cr_assert_str_eq(jsonfix_str(cj, CTR ".volumeMounts[0].mountPath"), "/home/nonroot/b");
+    cr_assert_str_eq(jsonfix_str(cj, CTR ".env[3].name"), "HOME");
+    cr_assert_str_eq(jsonfix_str(cj, CTR ".env[3].value"), "/home/nonroot");
     cJSON_Delete(cj);
+}
+
+Test(imtjob, endpoint_override_passed_as_etcd_druid_does)
+{
+    struct kerr_info err;
+    cJSON *cj = build("{\"provider\":\"aws\",\"container\":\"bkt\",\"prefix\":\"p\","
+                      "\"endpointOverride\":\"http://minio.store:9000\"}",
+                      NULL, &err, KERR_OK);
+
+    jsonfix_assert_sorted(kjson_get(cj, CTR ".args"),
+                          "[\"--gc-from-timestamp=1795428000\",\"--storage-provider=S3\","
+                          "\"--store-container=bkt\",\"--store-prefix=p\","
+                          "\"--store-endpoint-override=http://minio.store:9000\"]");
+    cJSON_Delete(cj);
+}
+
+Test(imtjob, local_host_path_from_the_secret)
+{
+    cJSON *e = etcd_of("{\"provider\":\"Local\",\"container\":\"bkt\",\"prefix\":\"p\","
+                       "\"secretRef\":{\"name\":\"local-backup\"}}",
+                       NULL),
+          *t = stored_task(e), *cj = NULL;
+    /* hostPath: "/var/buckets/" */
+    cJSON *sec = jsonfix_parse("{\"data\":{\"hostPath\":\"L3Zhci9idWNrZXRzLw==\"}}");
+    struct kerr_info err;
+
+    cr_assert_str_eq(imtjob_local_secret(e), "local-backup");
+    OK(imtjob_cronjob_build_store(t, e, sec, NULL, NULL, &cj, &err));
+    cr_assert_str_eq(jsonfix_str(cj, POD ".volumes[0].hostPath.path"), "/var/buckets/bkt");
+    cr_assert_str_eq(jsonfix_str(cj, CTR ".volumeMounts[0].mountPath"), "/home/nonroot/bkt");
+    cr_assert_null(kjson_get(cj, CTR ".volumeMounts[1]"), "the Local Secret is not mounted");
+    cJSON_Delete(cj);
+    cJSON_Delete(sec);
+    cJSON_Delete(t);
+    cJSON_Delete(e);
+}
+
+Test(imtjob, longest_names_give_names_and_labels_the_api_accepts)
+{
+    /* 56: the longest name whose "<name>-client" Service etcd-druid can create */
+    const char *names[] = { "a-rather-long-etcd-name-of-44-characters-xyz",
+                            "an-etcd-name-of-fifty-six-characters-is-the-longest-one1" };
+    char why[1024];
+    struct kerr_info err;
+    const cJSON *it;
+    size_t i;
+
+    for (i = 0; i < 2; i++) {
+        cJSON *e = cfix_etcd(names[i], S3, NULL), *t, *cj = NULL;
+
+        OK(kjson_set_str(e, "metadata.uid", "etcd-uid", &err));
+        t = stored_task(e);
+        cJSON_ArrayForEach (it, kjson_get_obj(t, "metadata.labels"))
+            cr_assert(ksim_valid_label_value(it->valuestring, why, sizeof(why)), "%s", why);
+        cr_assert(ksim_valid_subdomain(jsonfix_str(t, "metadata.name"), why, sizeof(why)));
+        OK(imtjob_cronjob_build(t, e, NULL, NULL, &cj, &err));
+        cr_assert_leq(strlen(jsonfix_str(cj, "metadata.name")), 52);
+        cJSON_ArrayForEach (it, kjson_get_obj(cj, "metadata.labels"))
+            cr_assert(ksim_valid_label_value(it->valuestring, why, sizeof(why)), "%s: %s",
+                      it->string, why);
+        cr_assert_str_eq(jsonfix_str(cj, "metadata.labels[app.kubernetes.io/part-of]"), names[i]);
+        cJSON_Delete(cj);
+        cJSON_Delete(t);
+        cJSON_Delete(e);
+    }
 }
 
 Test(imtjob, bad_input_named)

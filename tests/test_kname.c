@@ -1,0 +1,100 @@
+/* kname: plain names kept, long ones cut with a hash; every name the controller derives from the
+ * longest valid Etcd names (56: etcd-druid's "<name>-client" Service; 63; 253 with dots) passes
+ * kube-sim's kube-apiserver rules: task names, CronJob names, label values, final-snapshot task
+ * names. */
+#include "controller/kname.h"
+
+#include <criterion/criterion.h>
+#include <ctype.h>
+#include <string.h>
+
+#include "controller/imtjob.h"
+#include "tests/kube-sim/validate.h"
+
+static char why[1024];
+
+#define SUBDOMAIN(s) cr_assert(ksim_valid_subdomain((s), why, sizeof(why)), "%s: %s", (s), why)
+#define LABEL(s)     cr_assert(ksim_valid_label_value((s), why, sizeof(why)), "%s: %s", (s), why)
+
+/* A name of n characters: "e-" and then a repeating pattern with '-' and (dotted) '.'. */
+static void long_name(char *out, size_t n, int dotted)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        out[i] = (i % 7 == 6) ? (dotted && i % 2 ? '.' : '-') : (char)('a' + i % 26);
+    out[n] = '\0';
+    if (n > 0 && !isalnum((unsigned char)out[n - 1]))
+        out[n - 1] = 'z';
+}
+
+Test(kname, plain_when_it_fits)
+{
+    char out[KNAME_SUBDOMAIN_MAX + 1];
+
+    cr_assert_eq(kname_join("main", "-extend-immutability", 63, out, sizeof(out)), KERR_OK);
+    cr_assert_str_eq(out, "main-extend-immutability");
+    cr_assert_eq(kname_label_value("etcd-main", out), KERR_OK);
+    cr_assert_str_eq(out, "etcd-main");
+    cr_assert_eq(kname_label_value("", out), KERR_OK);
+    cr_assert_str_eq(out, "");
+}
+
+Test(kname, cut_with_a_hash_and_never_before_a_separator)
+{
+    char a[KNAME_SUBDOMAIN_MAX + 1], b[KNAME_SUBDOMAIN_MAX + 1];
+    const char *x = "abcdefghijklmnopqrstuvwxyz-abcdefghijklmnopqrstuvwxyz-abcdefghijkl";
+
+    cr_assert_eq(kname_join(x, "-sfx", 40, a, sizeof(a)), KERR_OK);
+    cr_assert_leq(strlen(a), 40);
+    cr_assert_eq(strncmp(a, x, 26), 0, "%s", a);
+    cr_assert(strstr(a, "-sfx") == a + strlen(a) - 4, "%s", a);
+    cr_assert_eq(kname_join("abcdefghijklmnopqrstuvwxyz-abcdefghijklmnopqrstuvwxyz-abcdefghijkm",
+                            "-sfx", 40, b, sizeof(b)),
+                 KERR_OK);
+    cr_assert_str_neq(a, b, "the hash tells the names apart");
+    /* the cut would end at the '-' after 26 letters: it is dropped */
+    cr_assert_eq(kname_join(x, "", 27 + 1 + KNAME_HASH_LEN, a, sizeof(a)), KERR_OK);
+    cr_assert_eq(a[26], '-', "%s", a);
+    cr_assert_eq(strlen(a), 26 + 1 + KNAME_HASH_LEN, "%s", a);
+    LABEL(a);
+    cr_assert_eq(kname_join(x, "-a-long-suffix", 12, a, sizeof(a)), KERR_INVAL);
+    cr_assert_eq(kname_join("", "-s", 40, a, sizeof(a)), KERR_INVAL);
+    cr_assert_eq(kname_join(x, "", 63, a, 10), KERR_TOOBIG);
+}
+
+/* Every derived name for an Etcd called name. */
+static void check_all(const char *name)
+{
+    char task[KNAME_SUBDOMAIN_MAX + 1], cj[IMTJOB_CRONJOB_MAX + 1], lab[KNAME_LABEL_MAX + 1];
+    char pre[KNAME_SUBDOMAIN_MAX + 1];
+
+    SUBDOMAIN(name);
+    cr_assert_eq(imtjob_task_name(name, task, sizeof(task)), KERR_OK, "%s", name);
+    SUBDOMAIN(task);
+    imtjob_cronjob_name(task, cj);
+    SUBDOMAIN(cj);
+    cr_assert_leq(strlen(cj), KSIM_CRONJOB_NAME_MAX, "%s", cj);
+    cr_assert_eq(kname_label_value(name, lab), KERR_OK);
+    LABEL(lab);
+    cr_assert_eq(kname_label_value(task, lab), KERR_OK);
+    LABEL(lab);
+    /* hibernation's EtcdOpsTask "<etcd>-final-snapshot-<n>" (n up to 7 digits) */
+    cr_assert_eq(kname_join(name, "-final-snapshot-", KNAME_SUBDOMAIN_MAX - 7, pre, sizeof(pre)),
+                 KERR_OK);
+    strcat(pre, "1000000");
+    SUBDOMAIN(pre);
+}
+
+Test(kname, every_derived_name_at_the_longest_valid_names)
+{
+    char name[KNAME_SUBDOMAIN_MAX + 1];
+    size_t n;
+
+    for (n = 1; n <= KNAME_SUBDOMAIN_MAX; n++) {
+        long_name(name, n, 0);
+        check_all(name);
+        long_name(name, n, 1);
+        check_all(name);
+    }
+}
