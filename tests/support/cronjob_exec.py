@@ -3,14 +3,23 @@
 
   cronjob_exec.py CRONJOB_JSON SECRET_DIR ROOT WARDEN_SNAPSHOT
 
-Secret volumes come from SECRET_DIR/<secretName>/ (files) or
-SECRET_DIR/<secretName>.json (a Secret object, base64 data) and are written
-under ROOT/<mountPath>; env values (literal, secretKeyRef, fieldRef to the
-pod's name and namespace) and $(VAR) references are resolved as Kubernetes does; mount paths at the start of env
-values and arguments point into ROOT. The program of the container's command
-must be warden-snapshot (any directory): it runs as WARDEN_SNAPSHOT with the
-command's other words and the args exactly as written. Exit status: the
-command's, or 2 with a message when the CronJob cannot be run.
+ROOT stands for the container's root file system. Secret volumes come from
+SECRET_DIR/<secretName>/ (files) or SECRET_DIR/<secretName>.json (a Secret
+object, base64 data) and are written under ROOT/<mountPath>. hostPath volumes
+are materialised by path rewriting: the node's file system is the directory
+$CRONJOB_EXEC_HOST_ROOT (required when the CronJob has one), the volume's
+directory HOST_ROOT/<path> must exist for type Directory (the kubelet refuses
+the pod otherwise) and is created for DirectoryOrCreate, and ROOT/<mountPath>
+becomes a symbolic link to it. Env values (literal, secretKeyRef, fieldRef to
+the pod's name and namespace) and $(VAR) references are resolved as
+Kubernetes does; an absolute path in an env value or an argument (alone or
+after "=") that is a mount path, lies under one or is a directory above one
+(HOME=/home/nonroot above /home/nonroot/<container>) points into ROOT. The
+program runs in ROOT, the container's "/" (the image sets no WORKDIR). The
+program of the container's command must be warden-snapshot (any directory):
+it runs as WARDEN_SNAPSHOT with the command's other words and the args exactly
+as written. Exit status: the command's, or 2 with a message when the CronJob
+cannot be run.
 """
 import base64, json, os, re, subprocess, sys
 
@@ -34,6 +43,25 @@ def secret_data(secret_dir, name):
     die(f"Secret {name} not found in {secret_dir} (as a directory or {name}.json)")
 
 
+def host_path(v, target):
+    """The node's directory of hostPath volume v, linked at target (the mount in ROOT)."""
+    host_root = os.environ.get("CRONJOB_EXEC_HOST_ROOT") or die(
+        f"volume {v['name']} is a hostPath volume: set CRONJOB_EXEC_HOST_ROOT to the node's files")
+    path, kind = v["hostPath"]["path"], v["hostPath"].get("type", "")
+    if not path.startswith("/"):
+        die(f"hostPath {path} is not absolute")
+    host = os.path.join(host_root, path.lstrip("/"))
+    if kind == "DirectoryOrCreate":
+        os.makedirs(host, exist_ok=True)
+    elif kind == "Directory" and not os.path.isdir(host):
+        die(f"hostPath type check failed: {path} is not a directory")
+    elif kind not in ("", "Directory", "DirectoryOrCreate"):
+        die(f"hostPath type {kind} is not supported")
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    os.symlink(host, target)
+    return host
+
+
 def expand(s, env):
     # $(VAR) -> value when defined; $$(VAR) -> literal $(VAR), as Kubernetes does.
     return re.sub(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)",
@@ -51,9 +79,12 @@ def main():
     mounts = {}
     for m in c.get("volumeMounts", []):
         v = volumes.get(m["name"]) or die(f"volumeMount {m['name']} has no volume")
+        target = os.path.join(root, m["mountPath"].strip("/"))
+        if "hostPath" in v:
+            mounts[m["mountPath"].rstrip("/") or "/"] = host_path(v, target)
+            continue
         if "secret" not in v:
-            die(f"volume {m['name']} is not a Secret volume")
-        target = os.path.join(root, m["mountPath"].lstrip("/"))
+            die(f"volume {m['name']} is neither a Secret nor a hostPath volume")
         os.makedirs(target, exist_ok=True)
         data = secret_data(secret_dir, v["secret"]["secretName"])
         items = v["secret"].get("items")
@@ -65,13 +96,18 @@ def main():
                 f.write(data[key])
         mounts[m["mountPath"].rstrip("/") or "/"] = target
 
+    def inside(path):
+        # a mount path, under one, or a directory above one: it lies in ROOT
+        path = path.rstrip("/") or "/"
+        return path.startswith("/") and path != "/" and any(
+            path == mp or path.startswith(mp + "/") or mp.startswith(path + "/") for mp in mounts)
+
     def remap(s):
-        for mp, target in sorted(mounts.items(), key=lambda kv: -len(kv[0])):
-            if s == mp or s.startswith(mp + "/") or s == mp + "/":
-                return target + s[len(mp):]
-            if "=" in s and (s.split("=", 1)[1] == mp or s.split("=", 1)[1].startswith(mp + "/")):
-                k, val = s.split("=", 1)
-                return k + "=" + target + val[len(mp):]
+        if inside(s):
+            return os.path.join(root, s.lstrip("/"))
+        if "=" in s and inside(s.split("=", 1)[1]):
+            k, val = s.split("=", 1)
+            return k + "=" + os.path.join(root, val.lstrip("/"))
         return s
 
     env = {}
@@ -105,7 +141,7 @@ def main():
             full_env[k] = os.environ[k]
     full_env.update(env)
     print("cronjob_exec: " + " ".join(argv), file=sys.stderr)
-    sys.exit(subprocess.call(argv, env=full_env))
+    sys.exit(subprocess.call(argv, env=full_env, cwd=root))
 
 
 main()
