@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The immutability task's CronJob carries the Etcd's store as etcd-druid gives it to its
+# backup sidecar, driven with kubectl: spec.backup.store.endpointOverride becomes
+# --store-endpoint-override; a Local store is the host directory named by the store
+# Secret's hostPath key + "/<container>" (type Directory) at /home/nonroot/<container>
+# with HOME=/home/nonroot; a provider warden-snapshot cannot open (GCS here) gets no
+# CronJob but the task's Ready condition False/UnsupportedProvider and a Warning event.
+set -euo pipefail
+. "$(dirname "$0")/../lib/controller.sh"
+
+condition() { # task: status/reason of its Ready condition
+    jp shoot "extendfullsnapshotimmutabilitytask/$1" '{.status.conditions[?(@.type=="Ready")].status}/{.status.conditions[?(@.type=="Ready")].reason}'
+}
+cond_is() { [ "$(condition "$1")" = "$2" ]; }
+store() { # etcd, store patch (JSON object merged into spec.backup.store)
+    kc -n shoot patch etcd "$1" --type merge -p "{\"spec\":{\"backup\":{\"store\":$2}}}" >/dev/null
+}
+unsupported_event() {
+    ctl_events shoot etcd-gcs-extend-immutability | grep -q '^Warning UnsupportedProvider: '
+}
+
+ctl_stage
+for e in etcd-gcs etcd-local etcd-minio; do druid_etcd shoot "$e"; done
+store etcd-gcs '{"provider":"gcp"}'
+store etcd-local '{"provider":"Local","container":"bkt","secretRef":{"name":"local-backup"}}'
+store etcd-minio '{"endpointOverride":"http://minio.store:9000"}'
+kc -n shoot create secret generic local-backup --from-literal=hostPath=/var/buckets/ >/dev/null
+ctl_start
+for e in etcd-gcs etcd-local etcd-minio; do
+    kc -n shoot apply -f - >/dev/null <<EOF
+apiVersion: etcd-warden.io/v1alpha1
+kind: ExtendFullSnapshotImmutabilityTask
+metadata: {name: $e-extend-immutability}
+spec: {etcdName: $e, config: {schedule: "0 0 * * *"}}
+EOF
+done
+
+# GCS: refused up front
+ksim_wait 20 cond_is etcd-gcs-extend-immutability False/UnsupportedProvider ||
+    ctl_fail "GCS task: condition $(condition etcd-gcs-extend-immutability)"
+ok "GCS task: Ready False/UnsupportedProvider"
+msg=$(jp shoot extendfullsnapshotimmutabilitytask/etcd-gcs-extend-immutability '{.status.conditions[?(@.type=="Ready")].message}')
+grep -q 'gcp (GCS) is not supported' <<<"$msg" || ctl_fail "GCS condition message: $msg"
+ksim_wait 15 unsupported_event ||
+    ctl_fail "no UnsupportedProvider event: $(ctl_events shoot etcd-gcs-extend-immutability)"
+ok "GCS task: Warning UnsupportedProvider event"
+if kc -n shoot get cronjob etcd-gcs-extend-immutability >/dev/null 2>&1; then
+    ctl_fail "a CronJob for GCS"
+fi
+
+# Local: the host directory from the Secret, HOME
+ksim_wait 20 kc -n shoot get cronjob etcd-local-extend-immutability >/dev/null ||
+    ctl_fail "no CronJob for Local: $(condition etcd-local-extend-immutability)"
+pod() { jp shoot cronjob/etcd-local-extend-immutability "{.spec.jobTemplate.spec.template.spec$1}"; }
+expect "Local hostPath from the Secret" "/var/buckets/bkt Directory" \
+    "$(pod '.volumes[0].hostPath.path} {.spec.jobTemplate.spec.template.spec.volumes[0].hostPath.type')"
+expect "Local mount" "/home/nonroot/bkt" "$(pod '.containers[0].volumeMounts[0].mountPath')"
+expect "HOME" "/home/nonroot" "$(pod '.containers[0].env[?(@.name=="HOME")].value')"
+expect "Local args" "--storage-provider=Local --store-container=bkt" \
+    "$(pod '.containers[0].args[1]} {.spec.jobTemplate.spec.template.spec.containers[0].args[2]')"
+
+# S3 with an endpoint override
+ksim_wait 20 kc -n shoot get cronjob etcd-minio-extend-immutability >/dev/null ||
+    ctl_fail "no CronJob for the S3 store: $(condition etcd-minio-extend-immutability)"
+args=$(jp shoot cronjob/etcd-minio-extend-immutability '{.spec.jobTemplate.spec.template.spec.containers[0].args[*]}')
+grep -q -- '--store-endpoint-override=http://minio.store:9000' <<<"$args" ||
+    ctl_fail "no endpoint override in the CronJob's args: $args"
+ok "endpoint override passed: $args"
+ctl_stop
+echo "controller_imt_stores: ok"
