@@ -28,11 +28,11 @@
  * finds $HOME/<container>/<prefix> as etcd-backup-restore does;
  * --store-endpoint-override=<spec.backup.store.endpointOverride> when set,
  * as etcd-druid passes it. Providers warden-snapshot cannot open (GCS, OSS,
- * Swift, ECS, OCS) are refused before anything is built. Pod and container non-root (IMTJOB_RUN_AS), no
- * privilege escalation, read-only root file system, every capability
- * dropped, seccomp RuntimeDefault. Labels app.kubernetes.io/managed-by=
- * etcd-warden, app.kubernetes.io/part-of=<etcd>, etcd-warden.io/task=<task>
- * (label values cut with a hash by kname when longer than 63; the task name
+ * Swift, ECS, OCS) are refused before anything is built. Pod and container non-root
+ * (IMTJOB_RUN_AS), no privilege escalation, read-only root file system, every capability dropped,
+ * seccomp RuntimeDefault. Labels app.kubernetes.io/managed-by= etcd-warden,
+ * app.kubernetes.io/part-of=<etcd>, etcd-warden.io/task=<task> (label values cut with a hash by
+ * kname when longer than 63; the task name
  * "<etcd>-extend-immutability" and the CronJob name likewise, to 253 and 52);
  * the controller reference to the task; the annotation IMTJOB_ANN_SPEC_HASH,
  * the sha256 of the labels and spec above.

@@ -140,7 +140,7 @@ Test(imtjob, s3_cronjob_as_etcd_druid_builds_the_sidecar)
 Test(imtjob, other_providers)
 {
     static const char *const refused[][2] = {
-        { "gcp", "GCS" }, { "alicloud", "OSS" }, { "openstack", "Swift" },
+        { "gcp", "GCS" },  { "alicloud", "OSS" },  { "openstack", "Swift" },
         { "dell", "ECS" }, { "openshift", "OCS" },
     };
     char store[256], want[64];

@@ -6,6 +6,7 @@
 
 #include <criterion/criterion.h>
 #include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "controller/imtjob.h"
@@ -82,7 +83,7 @@ static void check_all(const char *name)
     /* hibernation's EtcdOpsTask "<etcd>-final-snapshot-<n>" (n up to 7 digits) */
     cr_assert_eq(kname_join(name, "-final-snapshot-", KNAME_SUBDOMAIN_MAX - 7, pre, sizeof(pre)),
                  KERR_OK);
-    strcat(pre, "1000000");
+    snprintf(pre + strlen(pre), sizeof(pre) - strlen(pre), "%d", 1000000);
     SUBDOMAIN(pre);
 }
 

@@ -93,12 +93,14 @@ Test(kubesim_validate, objects_answered_as_kube_apiserver)
     size_t n;
 
     ksim_apierr_clear(&e);
-    o = jsonfix_parse("{\"metadata\":{\"name\":\"a-rather-long-etcd-name-of-fifty-three-characters-xyz\"}}");
+    o = jsonfix_parse(
+        "{\"metadata\":{\"name\":\"a-rather-long-etcd-name-of-fifty-three-characters-xyz\"}}");
     cr_assert_eq(ksim_validate_meta(&cj, o, &e), 422);
-    cr_assert_str_eq(e.message, "CronJob.batch \"a-rather-long-etcd-name-of-fifty-three-characters-xyz\" "
-                                "is invalid: metadata.name: Invalid value: \"a-rather-long-etcd-"
-                                "name-of-fifty-three-characters-xyz\": must be no more than 52 "
-                                "characters");
+    cr_assert_str_eq(e.message,
+                     "CronJob.batch \"a-rather-long-etcd-name-of-fifty-three-characters-xyz\" "
+                     "is invalid: metadata.name: Invalid value: \"a-rather-long-etcd-"
+                     "name-of-fifty-three-characters-xyz\": must be no more than 52 "
+                     "characters");
     cr_assert_eq(ksim_validate_meta(&cm, o, &e), 0);
     cJSON_Delete(o);
 

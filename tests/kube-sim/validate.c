@@ -7,27 +7,27 @@
 
 #include "common/kjson.h"
 
-#define QNAME_FMT       "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-#define QNAME_MSG                                                                                  \
-    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "    \
+#define QNAME_FMT "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+#define QNAME_MSG                                                                               \
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an " \
     "alphanumeric character"
-#define QNAME_EXAMPLES  "(e.g. 'MyName',  or 'my.name',  or '123-abc', "
-#define LABEL_VALUE_MSG                                                                            \
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "   \
-    "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "            \
+#define QNAME_EXAMPLES "(e.g. 'MyName',  or 'my.name',  or '123-abc', "
+#define LABEL_VALUE_MSG                                                                         \
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or " \
+    "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "          \
     "'my_value',  or '12345', regex used for validation is '(" QNAME_FMT ")?')"
 #define DNS1123_LABEL_FMT "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-#define SUBDOMAIN_MSG                                                                              \
+#define SUBDOMAIN_MSG                                                                             \
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "  \
     "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used " \
     "for validation is '" DNS1123_LABEL_FMT "(\\." DNS1123_LABEL_FMT ")*')"
-#define DNS1123_LABEL_MSG                                                                          \
-    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "  \
-    "must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex "    \
+#define DNS1123_LABEL_MSG                                                                        \
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and " \
+    "must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex "   \
     "used for validation is '" DNS1123_LABEL_FMT "')"
-#define DNS1035_LABEL_MSG                                                                          \
-    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "  \
-    "alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or "          \
+#define DNS1035_LABEL_MSG                                                                        \
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an " \
+    "alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or "         \
     "'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
 
 static int too_long(size_t len, size_t max, const char *what, char *why, size_t n)

@@ -27,7 +27,7 @@
 #include "tests/kube-sim/apierr.h"
 #include "tests/kube-sim/registry.h"
 
-#define KSIM_ANNOTATIONS_MAX (256 * 1024)
+#define KSIM_ANNOTATIONS_MAX  (256 * 1024)
 #define KSIM_CRONJOB_NAME_MAX 52
 
 /* Each checks s and returns 1 when valid, else 0 with kube-apiserver's message in why. */
