@@ -1,7 +1,6 @@
 /* kname - derived names cut with a hash so that kube-apiserver accepts them. */
 #include "controller/kname.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -29,8 +28,8 @@ enum kerr kname_join(const char *base, const char *suffix, size_t max, char *out
     keep = max - 1 - KNAME_HASH_LEN - slen;
     if (keep > blen)
         keep = blen;
-    while (keep > 0 && !isalnum((unsigned char)base[keep - 1]))
-        keep--;
+    while (keep > 0 && base[keep - 1] == '.')
+        keep--; /* ".-" is no DNS-1123 subdomain */
     w = snprintf(out, n, "%.*s%s%.*s%s", (int)keep, base, keep ? "-" : "", KNAME_HASH_LEN, hex,
                  suffix);
     return w < 0 || (size_t)w >= n ? KERR_TOOBIG : KERR_OK;

@@ -8,10 +8,12 @@
  * most 52, any object name at most 253. When the plain form fits it is used
  * unchanged (so short names keep the names users know); when it does not, the
  * base is cut and "-" plus the first KNAME_HASH_LEN hex digits of the sha256
- * of the whole base is inserted before the suffix. The cut never leaves a '-',
- * '.' or '_' before the hash, so the result keeps the syntax of its input: a
+ * of the whole base is inserted before the suffix. The cut never leaves a '.'
+ * before the hash's '-', so the result keeps the syntax of its input: a
  * subdomain stays a subdomain, a label value stays a label value. Different
- * bases give different results unless their hashes collide.
+ * bases give different results unless their hashes collide. (A CronJob name
+ * so cut is what the controller has always used: the first 43 characters,
+ * '-', 8 hex digits.)
  *
  * Ownership: arguments BORROWED; output into caller buffers.
  * Thread safety: reentrant.

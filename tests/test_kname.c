@@ -54,10 +54,16 @@ Test(kname, cut_with_a_hash_and_never_before_a_separator)
                             "-sfx", 40, b, sizeof(b)),
                  KERR_OK);
     cr_assert_str_neq(a, b, "the hash tells the names apart");
-    /* the cut would end at the '-' after 26 letters: it is dropped */
+    /* a cut ending in '.' drops it ("a.-" is no subdomain); one ending in '-' keeps it */
+    cr_assert_eq(kname_join("abc.defghijklmnop", "", 4 + 1 + KNAME_HASH_LEN, a, sizeof(a)),
+                 KERR_OK);
+    cr_assert_eq(strncmp(a, "abc-", 4), 0, "%s", a);
+    cr_assert_eq(strlen(a), 3 + 1 + KNAME_HASH_LEN, "%s", a);
+    SUBDOMAIN(a);
     cr_assert_eq(kname_join(x, "", 27 + 1 + KNAME_HASH_LEN, a, sizeof(a)), KERR_OK);
-    cr_assert_eq(a[26], '-', "%s", a);
-    cr_assert_eq(strlen(a), 26 + 1 + KNAME_HASH_LEN, "%s", a);
+    cr_assert_eq(strncmp(a, x, 27), 0, "%s", a);
+    cr_assert_eq(a[27], '-', "%s", a);
+    SUBDOMAIN(a);
     LABEL(a);
     cr_assert_eq(kname_join(x, "-a-long-suffix", 12, a, sizeof(a)), KERR_INVAL);
     cr_assert_eq(kname_join("", "-s", 40, a, sizeof(a)), KERR_INVAL);
