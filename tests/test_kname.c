@@ -1,7 +1,7 @@
 /* kname: plain names kept, long ones cut with a hash; every name the controller derives from the
  * longest valid Etcd names (56: etcd-druid's "<name>-client" Service; 63; 253 with dots) passes
  * kube-sim's kube-apiserver rules: task names, CronJob names, label values, final-snapshot task
- * names. */
+ * names, and the names of events about such objects. */
 #include "controller/kname.h"
 
 #include <criterion/criterion.h>
@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/evseries.h"
 #include "controller/imtjob.h"
 #include "tests/kube-sim/validate.h"
 
@@ -104,4 +105,33 @@ Test(kname, every_derived_name_at_the_longest_valid_names)
         long_name(name, n, 1);
         check_all(name);
     }
+}
+
+Test(kname, event_names_about_the_longest_names)
+{
+    char name[KNAME_SUBDOMAIN_MAX + 1];
+    const char *f[EVS_F_COUNT] = { "druid.gardener.cloud/v1alpha1",
+                                   "Etcd",
+                                   "ns",
+                                   name,
+                                   "uid",
+                                   "Normal",
+                                   "Hibernated",
+                                   "Hibernation",
+                                   "note" };
+    struct evs_cache c;
+    struct evs_item *it = NULL;
+    int evicted = 0;
+
+    /* the regarding name is cut to EVS_NAME_PART_MAX: here just after a '-' */
+    memset(name, 'a', EVS_NAME_PART_MAX - 1);
+    name[EVS_NAME_PART_MAX - 1] = '-';
+    memset(name + EVS_NAME_PART_MAX, 'b', KNAME_SUBDOMAIN_MAX - EVS_NAME_PART_MAX);
+    name[KNAME_SUBDOMAIN_MAX] = '\0';
+    SUBDOMAIN(name);
+    evs_init(&c, 600LL * 1000000000LL, 16, -1, 0);
+    cr_assert_eq(evs_item_new(f, 1024, &it), KERR_OK);
+    cr_assert_eq(evs_ingest(&c, it, 1, &evicted), EVS_NEW);
+    SUBDOMAIN(c.first->name);
+    evs_release(&c);
 }
