@@ -23,9 +23,10 @@
 #
 # img_run runs a container as the chart's securityContext runs the pods: user 65532, read-only
 # root file system, every capability dropped, no privilege escalation (img_exec adds the host
-# network: kube-sim, backup-double and the emulators listen on loopback); every container of this run carries the
-# label etcd-warden.test=$IMG_RUN_ID, and img_cleanup (run at exit by the e2e helpers that
-# source this through tests/e2e/image_e2e.sh) removes them all.
+# network: kube-sim, backup-double and the emulators listen on loopback). Every container
+# of a run carries the label etcd-warden.test=$IMG_RUN_ID; img_cleanup, which the
+# tests/e2e/image_*.sh scripts run at exit, removes them all (a SIGKILLed podman client
+# leaves its container behind).
 
 _img_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 if [ -z "${IMG_DIR:-}" ]; then
@@ -129,7 +130,6 @@ img_run() {
         --user "$IMG_UID:$IMG_UID" "${IMG_SECURE[@]}" "$@"
 }
 
-# Remove every container of this run (a SIGKILLed podman client leaves its container).
 img_cleanup() {
     local ids
     ids=$(podman ps -aq --filter "label=etcd-warden.test=$IMG_RUN_ID" 2>/dev/null) || return 0
