@@ -34,8 +34,9 @@ druid_double_for shoot etcd-local
 ctl_start --immutability-task-image "$IMG_CONTROLLER"
 
 started=$(date +%s)
-for e in etcd-main etcd-local; do
-    kc -n shoot annotate etcd "$e" etcd-warden.io/hibernate=true >/dev/null
+for e in etcd-main etcd-local; do # retried: the controller may be writing the Etcd at the same time (409)
+    ksim_wait 10 kc -n shoot annotate --overwrite etcd "$e" etcd-warden.io/hibernate=true >/dev/null ||
+        ctl_fail "cannot annotate $e"
 done
 for e in etcd-main etcd-local; do
     ctl_wait_phase shoot "$e" Hibernated 40
