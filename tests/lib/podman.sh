@@ -56,7 +56,7 @@ img_setup() {
     nproc=$(ulimit -Hu)
     if [ "$nofile" = unlimited ] || [ "$nofile" -gt 1048576 ]; then nofile=1048576; fi
     if [ "$nproc" = unlimited ] || [ "$nproc" -gt 32768 ]; then nproc=32768; fi
-    cat >"$IMG_DIR/containers.conf.tmp" <<EOF
+    cat >"$IMG_DIR/containers.conf.$$" <<EOF
 [containers]
 default_ulimits = ["nofile=$nofile:$nofile", "nproc=$nproc:$nproc"]
 [engine]
@@ -65,19 +65,19 @@ cgroup_manager = "cgroupfs"
 events_logger = "file"
 events_logfile_path = "$IMG_DIR/store/events.log"
 EOF
-    cat >"$IMG_DIR/storage.conf.tmp" <<EOF
+    cat >"$IMG_DIR/storage.conf.$$" <<EOF
 [storage]
 driver = "overlay"
 graphroot = "$IMG_DIR/store/root"
 runroot = "$IMG_DIR/store/run"
 EOF
-    cat >"$IMG_DIR/registries.conf.tmp" <<EOF
+    cat >"$IMG_DIR/registries.conf.$$" <<EOF
 unqualified-search-registries = []
 short-name-mode = "permissive"
 EOF
     local f
     for f in containers storage registries; do
-        mv "$IMG_DIR/$f.conf.tmp" "$IMG_DIR/$f.conf"
+        mv "$IMG_DIR/$f.conf.$$" "$IMG_DIR/$f.conf"
     done
 }
 
