@@ -16,7 +16,8 @@ fuzz_seconds=${FUZZ_SECONDS:-15}
 packages=(build-essential cmake pkg-config git clang clang-format libclang-rt-14-dev
           libmicrohttpd-dev libgnutls28-dev libssl-dev libcjson-dev libcurl4-openssl-dev
           libyaml-dev libcriterion-dev openssl curl procps wrk nginx-light
-          libxml2-dev python3
+          libexpat1-dev python3
+          podman runc debootstrap mmdebstrap
           golang-go golang-github-masterminds-sprig-dev golang-k8s-sigs-yaml-dev)
 missing=()
 for p in "${packages[@]}"; do
@@ -41,12 +42,18 @@ run_suite() {
     cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Debug "$@" >/dev/null
     cmake --build "$dir" -j "$jobs"
     echo "== test $dir"
-    (cd "$dir" && ctest --output-on-failure -j "$jobs")
+    (cd "$dir" && ctest --output-on-failure -j "$jobs" -LE images)
 }
 
 start=$(date +%s)
 run_suite build/debug
 run_suite build/asan -DSANITIZE=ON
+
+# The images: built with podman from the Dockerfiles and run (tests/e2e/image_*.sh).
+echo "== images"
+images_start=$(date +%s)
+(cd build/debug && ctest --output-on-failure -j "$jobs" -L images)
+echo "images: built and run in $(( $(date +%s) - images_start ))s"
 
 # What the Dockerfiles build: optimised, still -Werror clean.
 echo "== build build/release"

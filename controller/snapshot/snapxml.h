@@ -1,12 +1,12 @@
 /*
  * snapxml - decoders of the XML answers of S3 and Azure Blob Storage, on
- * libxml2 (no network, no entity expansion, size-capped input). Element
+ * expat (no network, no entity expansion, size-capped input). Element
  * names are matched by local name, so namespaced and plain answers both
  * decode. Every decoder takes the body as (BORROWED) bytes and returns
  * KERR_PARSE with a message for anything that is not the expected
  * document.
  *
- * Thread safety: reentrant (libxml2 initialises itself; see xmlInitParser).
+ * Thread safety: reentrant (one expat parser per call).
  */
 #ifndef CONTROLLER_SNAPSHOT_SNAPXML_H
 #define CONTROLLER_SNAPSHOT_SNAPXML_H

@@ -3,8 +3,7 @@
 # every shared library they load, as the dynamic loader resolves them (ldd), at the
 # same paths, plus the CA bundle for TLS to object stores. Nothing else: no shell,
 # no package manager. The Dockerfiles RUN this in their build stage and copy the
-# tree into an empty (scratch) image; tests/e2e/images.sh runs it on the local build
-# and starts each binary from the staged tree alone.
+# tree into an empty (scratch) image; tests/e2e/image_*.sh build and run those images.
 #
 #   tests/lib/stage-rootfs.sh ROOTFS BINARY...
 set -euo pipefail

@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# warden-controller from its image (tests/lib/podman.sh, img_exec): WARDEN_CONTROLLER for
+# the end-to-end scripts run by tests/e2e/image_e2e.sh.
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/podman.sh"
+img_exec "$IMG_CONTROLLER" "$@"
