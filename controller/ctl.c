@@ -289,6 +289,7 @@ static void stopped_leading(void *arg)
         atomic_store(&c->lost, 1);
         otask_exec_cancel(c->exec);
         wq_shutdown(c->queue);
+        atomic_store(&c->ready, 0); /* /readyz fails from now on */
         if (!c->o.client)
             k8s_client_stop(c->client);
         log_error("leader election lost", "lease", c->cfg->le_id, "identity", c->identity);
@@ -576,11 +577,11 @@ enum kerr ctl_run(struct ctl *c, struct kerr_info *err)
 {
     enum kerr rc = ctl_start(c, err);
 
-    while (!rc && !atomic_load(&c->lost) && !proc_wait_shutdown(100))
+    while (!rc && !atomic_load(&c->lost) && !proc_wait_shutdown(SUPERVISE_MS))
         (void)proc_take_reload();
-    if (!rc && atomic_load(&c->lost))
-        rc = kerr_set(err, KERR_CANCELLED, "lost the leader-election Lease %s/%s", c->le_ns,
-                      c->cfg->le_id);
+    if (!rc && atomic_load(&c->lost)) /* stopped_leading ended the work: exit at once */
+        return kerr_set(err, KERR_CANCELLED, "lost the leader-election Lease %s/%s", c->le_ns,
+                        c->cfg->le_id);
     if (!rc)
         log_info("shutting down", "identity", c->identity);
     ctl_stop(c);

@@ -202,7 +202,12 @@ void ctl_stop(struct ctl *c);
 
 /*
  * ctl_start, then wait until SIGTERM / SIGINT (common/proc), the loss of
- * the Lease or a fatal error, then ctl_stop. KERR_OK after a signal.
+ * the Lease or a fatal error. After a signal: ctl_stop, KERR_OK. After the
+ * loss of the Lease: KERR_CANCELLED at once, without ctl_stop (the loss
+ * already ended the elector, the sidecar calls, the queues and the client's
+ * requests), so that the process can exit without waiting for the teardown
+ * of its watches (up to a second), as controller-runtime exits; ctl_free
+ * still tears everything down.
  */
 enum kerr ctl_run(struct ctl *c, struct kerr_info *err);
 

@@ -50,6 +50,7 @@ enum kerr otask_exec_start(struct otask_exec *x, wqpool_process_fn process, void
 void otask_exec_cancel(struct otask_exec *x)
 {
     atomic_store(&x->cancel, 1);
+    wq_shutdown(x->queue);
 }
 
 const atomic_int *otask_exec_cancel_flag(struct otask_exec *x)

@@ -34,7 +34,10 @@ void otask_exec_add(struct otask_exec *x, const char *key, long after_ms);
 enum kerr otask_exec_start(struct otask_exec *x, wqpool_process_fn process, void *arg,
                            struct kerr_info *err);
 
-/* End every sidecar call in flight and every later one (KERR_CANCELLED). Idempotent. */
+/*
+ * End every sidecar call in flight and every later one (KERR_CANCELLED), and
+ * take no more keys (the keys in hand end with their calls). Idempotent.
+ */
 void otask_exec_cancel(struct otask_exec *x);
 
 /* The flag otask_exec_cancel sets, for otask_env.cancel. BORROWED. */
