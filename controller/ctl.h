@@ -106,8 +106,9 @@ enum ctl_cache {
                             apiVersion, kind, metadata (name, namespace, uid,
                             resourceVersion, labels, ownerReferences);
                             key "<kind>/<ns>/<name>"; index "part-of" by "<ns>/<part-of label>" */
-    CTL_C_OPSTASKS,      /* druid.gardener.cloud/v1alpha1 etcdopstasks */
-    CTL_C_IMMTASKS,      /* etcd-warden.io/v1alpha1 extendfullsnapshotimmutabilitytasks */
+    CTL_C_OPSTASKS,      /* druid.gardener.cloud/v1alpha1 etcdopstasks; index "etcd-name" */
+    CTL_C_IMMTASKS,      /* etcd-warden.io/v1alpha1 extendfullsnapshotimmutabilitytasks;
+                            index "etcd-name" */
     CTL_C_CRONJOBS,      /* batch/v1 cronjobs owned by an immutability task (label
                             app.kubernetes.io/managed-by=etcd-warden) */
     CTL_C_STATUSBACKUPS, /* etcd-warden.io/v1alpha1 etcdstatusbackups */
@@ -116,6 +117,13 @@ enum ctl_cache {
 
 /* Name of the index of CTL_C_COMPONENTS: values "<ns>/<part-of label>". */
 #define CTL_INDEX_PART_OF "part-of"
+
+/*
+ * Name of the index of CTL_C_OPSTASKS and CTL_C_IMMTASKS: values
+ * "<ns>/<spec.etcdName>", so that one Etcd's reconcile reads its own tasks
+ * only, not every task of every namespace.
+ */
+#define CTL_INDEX_ETCD_NAME "etcd-name"
 
 /* What a step asks of the dispatch. */
 struct ctl_result {
