@@ -299,7 +299,8 @@ static void stopped_leading(void *arg)
 static void new_leader(void *arg, const char *identity)
 {
     if (strcmp(identity, ((struct ctl *)arg)->identity) != 0)
-        log_info("new leader elected", "lease", ((struct ctl *)arg)->cfg->le_id, "leader", identity);
+        log_info("new leader elected", "lease", ((struct ctl *)arg)->cfg->le_id, "leader",
+                 identity);
 }
 
 static int cfg_leading(void *ctx)

@@ -41,8 +41,7 @@ int main(int argc, char **argv)
         return 0;
     }
     log_set_level(log_level_from_verbosity(cfg.verbosity));
-    if (proc_signals_install(&err) || ctl_new(&cfg, NULL, &c, &err) ||
-        (rc = ctl_run(c, &err))) {
+    if (proc_signals_install(&err) || ctl_new(&cfg, NULL, &c, &err) || (rc = ctl_run(c, &err))) {
         log_error("warden-controller failed", "error", err.msg);
         fprintf(stderr, "warden-controller: %s\n", err.msg);
         status = 1;

@@ -40,11 +40,11 @@ enum sidecar_kind { SIDECAR_FULL, SIDECAR_DELTA };
 
 /* Where the sidecar is. Strings BORROWED for the call. */
 struct sidecar_target {
-    const char *host;   /* "<etcd>-client.<ns>.svc": URL host, Host header, TLS name */
-    const char *ip;     /* spec.clusterIP of the Service (IPv4 or IPv6) */
-    int port;           /* the backuprestore port */
-    const char *ca_pem; /* CA bundle (PEM) for https; NULL: plain http */
-    size_t ca_len;      /* bytes of ca_pem */
+    const char *host;         /* "<etcd>-client.<ns>.svc": URL host, Host header, TLS name */
+    const char *ip;           /* spec.clusterIP of the Service (IPv4 or IPv6) */
+    int port;                 /* the backuprestore port */
+    const char *ca_pem;       /* CA bundle (PEM) for https; NULL: plain http */
+    size_t ca_len;            /* bytes of ca_pem */
     const atomic_int *cancel; /* BORROWED, optional: set non-zero (any thread) to end the call */
 };
 

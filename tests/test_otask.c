@@ -447,8 +447,8 @@ static char *last_error(const char *name)
 {
     cJSON *t = task(name);
     const cJSON *errs = kjson_get_arr(t, "status.lastErrors");
-    char *d = strdup(kjson_get_str(cJSON_GetArrayItem(errs, cJSON_GetArraySize(errs) - 1),
-                                   "description"));
+    char *d = strdup(
+        kjson_get_str(cJSON_GetArrayItem(errs, cJSON_GetArraySize(errs) - 1), "description"));
 
     cJSON_Delete(t);
     return d;

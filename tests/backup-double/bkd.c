@@ -23,11 +23,11 @@ struct bkd {
     unsigned reply_code; /* 200 = normal answers */
     long reply_left;     /* answers of reply_code still to give; 0 = until changed */
     long delay_ms;
-    int hold;           /* snapshot requests wait until /admin/release */
-    long held;          /* requests waiting now */
-    pthread_cond_t cv;  /* signalled by /admin/release */
-    cJSON *full;   /* OWNS: latest full snapshot, or NULL */
-    cJSON *deltas; /* OWNS: delta snapshots since it (array) */
+    int hold;          /* snapshot requests wait until /admin/release */
+    long held;         /* requests waiting now */
+    pthread_cond_t cv; /* signalled by /admin/release */
+    cJSON *full;       /* OWNS: latest full snapshot, or NULL */
+    cJSON *deltas;     /* OWNS: delta snapshots since it (array) */
     struct buf requests;
 };
 
