@@ -306,7 +306,8 @@ enum kerr k8s_create(struct k8s_client *c, const struct k8s_resource *res, const
     if (rc == KERR_OK)
         rc = write_query(&path, opts ? opts : &no_write_opts, 0, err);
     if (rc == KERR_OK)
-        rc = send_json(c, "POST", &path, "application/json", obj, out, err);
+        rc = send_json_until(c, "POST", &path, "application/json", obj,
+                             opts ? opts->deadline_ms : 0, out, err);
     buf_release(&path);
     return rc;
 }
@@ -333,7 +334,7 @@ enum kerr k8s_update(struct k8s_client *c, const struct k8s_resource *res, const
     if (rc == KERR_OK)
         rc = write_query(&path, opts, 0, err);
     if (rc == KERR_OK)
-        rc = send_json(c, "PUT", &path, "application/json", obj, out, err);
+        rc = send_json_until(c, "PUT", &path, "application/json", obj, opts->deadline_ms, out, err);
     buf_release(&path);
     return rc;
 }

@@ -129,6 +129,7 @@ struct k8s_write_opts {
     const char *field_manager;    /* fieldManager; required for K8S_PATCH_APPLY */
     int force;                    /* force=true; K8S_PATCH_APPLY only */
     const char *field_validation; /* "Strict" | "Warn" | "Ignore"; NULL: server default */
+    int64_t deadline_ms;          /* CREATE/UPDATE: ktime_mono_ms() deadline (Deadlines); 0: none */
 };
 
 /* PATCH flavours (Content-Type). */

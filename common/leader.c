@@ -62,6 +62,7 @@ struct le {
     cJSON *observed;     /* spec last observed */
     int64_t observed_at; /* clock time it was observed to change */
     char *reported;      /* holder last given to on_new_leader */
+    int64_t deadline_ms; /* ktime_mono_ms() bound of every request of a round; 0: none */
     unsigned seed;
 };
 
@@ -292,6 +293,7 @@ static enum kerr apply_record(cJSON *obj, const struct le_record *r, struct kerr
 static enum kerr write_lease(struct le *le, cJSON *body, const struct le_record *r, bool create,
                              int64_t now, struct kerr_info *err)
 {
+    struct k8s_write_opts wo = { .deadline_ms = le->deadline_ms };
     cJSON *got = NULL;
     enum kerr rc;
 
@@ -303,9 +305,9 @@ static enum kerr write_lease(struct le *le, cJSON *body, const struct le_record 
     if (rc != KERR_OK)
         goto out;
     if (create)
-        rc = k8s_create(le->client, &LEASES, le->ns, body, NULL, &got, err);
+        rc = k8s_create(le->client, &LEASES, le->ns, body, &wo, &got, err);
     else
-        rc = k8s_update(le->client, &LEASES, le->ns, le->name, body, NULL, &got, err);
+        rc = k8s_update(le->client, &LEASES, le->ns, le->name, body, &wo, &got, err);
     if (rc != KERR_OK)
         goto out;
     rc = observe(le, kjson_get_obj(body, "spec"), now);
@@ -407,7 +409,7 @@ enum kerr le_try_acquire_or_renew(struct le *le, enum le_round *out, struct kerr
         log_debug("optimistic lease renewal failed", "lease", le->ref, "error",
                   err ? err->msg : "");
     }
-    rc = k8s_get(le->client, &LEASES, le->ns, le->name, NULL, &cur, err);
+    rc = k8s_get_until(le->client, &LEASES, le->ns, le->name, NULL, le->deadline_ms, &cur, err);
     if (rc == KERR_NOTFOUND) {
         rc = write_lease(le, new_lease_object(le), &r, true, now, err);
         if (rc == KERR_OK) {
@@ -497,6 +499,25 @@ static bool acquire(struct le *le)
     }
 }
 
+/*
+ * One renewal round bounded by the renew deadline, as client-go runs
+ * tryAcquireOrRenew under a context that ends renewDeadline after the last
+ * renewal: no request of the round outlives it.
+ */
+static void renew_round(struct le *le, enum le_round *r, struct kerr_info *err)
+{
+    int64_t left_ns = atomic_load(&le->renewed_at) + le->renew_ns - clock_now(le);
+
+    *r = LE_ROUND_FAILED;
+    if (left_ns <= 0) {
+        kerr_set(err, KERR_TIMEOUT, "leader election: renew deadline passed");
+        return;
+    }
+    le->deadline_ms = ktime_mono_ms() + (left_ns + KTIME_NS_PER_MS - 1) / KTIME_NS_PER_MS;
+    (void)le_try_acquire_or_renew(le, r, err);
+    le->deadline_ms = 0;
+}
+
 /* Leader: renew every retry period until lost, past the deadline, or stopping. */
 static void lead(struct le *le)
 {
@@ -507,7 +528,7 @@ static void lead(struct le *le)
     le->started(le->arg);
     while (!(stopping = wait_stop(le, le->retry_ns))) {
         kerr_clear(&err);
-        (void)le_try_acquire_or_renew(le, &r, &err);
+        renew_round(le, &r, &err);
         report_leader(le);
         if (r == LE_ROUND_LEADER)
             continue;
@@ -539,11 +560,12 @@ static bool stopping(struct le *le)
     return stop;
 }
 
+/* Acquire, lead until lost or stopped, then end: a lost Lease is never taken again. */
 static void *run(void *p)
 {
     struct le *le = p;
 
-    while (!stopping(le) && acquire(le))
+    if (!stopping(le) && acquire(le))
         lead(le);
     return NULL;
 }

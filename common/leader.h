@@ -16,8 +16,12 @@
  * The election thread (le_start) tries to acquire every retry period (with
  * client-go's jitter factor 1.2), calls on_started_leading when it wins,
  * renews every retry period, and steps down - on_stopped_leading - when it
- * has not renewed for renew_deadline or sees another holder. It then becomes
- * a candidate again (the controller normally exits in on_stopped_leading).
+ * has not renewed for renew_deadline or sees another holder. Each renewal
+ * round is bounded by the renew deadline (every request of the round is cut
+ * when renew_deadline has passed since the last renewal), so the step-down
+ * comes at the deadline, not a request timeout later. After a step-down the
+ * thread ends, as client-go's Run returns: it never takes the Lease again
+ * (the process is expected to exit; le_stop then only joins the thread).
  * on_new_leader reports every change of the observed holder, this process
  * included. le_stop() releases a held Lease (client-go ReleaseOnCancel:
  * holderIdentity "", leaseDurationSeconds 1, renewTime/acquireTime now,

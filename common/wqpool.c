@@ -27,8 +27,12 @@ static void handle_result(struct wq *q, const char *key, enum wqpool_result r, l
         wq_forget(q, key);
         (void)wq_add_after(q, key, after_ms);
         break;
-    case WQPOOL_RESULT_REQUEUE:
     case WQPOOL_RESULT_ERROR:
+        (void)wq_add_rate_limited(q, key);
+        if (after_ms > 0) /* the queue keeps the earlier of the two */
+            (void)wq_add_after(q, key, after_ms);
+        break;
+    case WQPOOL_RESULT_REQUEUE:
     default:
         (void)wq_add_rate_limited(q, key);
         break;

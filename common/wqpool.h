@@ -22,7 +22,8 @@ enum wqpool_result {
     WQPOOL_RESULT_OK,            /* done: the key's backoff is forgotten */
     WQPOOL_RESULT_REQUEUE,       /* run again after the rate limiter's delay */
     WQPOOL_RESULT_REQUEUE_AFTER, /* forget the backoff, run again after *after_ms */
-    WQPOOL_RESULT_ERROR,         /* failed: run again after the rate limiter's delay */
+    WQPOOL_RESULT_ERROR,         /* failed: run again after the rate limiter's delay, or
+                                    after *after_ms when that is set and comes earlier */
 };
 
 /*

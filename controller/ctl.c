@@ -28,6 +28,7 @@
 #include "controller/imt.h"
 #include "controller/oref.h"
 #include "controller/otask.h"
+#include "controller/otask_exec.h"
 #include "controller/rst.h"
 #include "controller/sbk.h"
 
@@ -53,6 +54,7 @@ struct ctl {
     struct ctl_caches *caches;
     struct wq *queue;
     struct wqpool *pool;
+    struct otask_exec *exec; /* the EtcdOpsTask keys' own queue and workers */
     struct le *le;
     struct httpsrv *metrics_srv, *health_srv;
     pthread_t supervisor;
@@ -92,7 +94,11 @@ void ctl_enqueue(struct ctl *c, const char *kind, const char *ns, const char *na
     char key[WQ_KEY_MAX];
     int n = snprintf(key, sizeof(key), "%s/%s/%s", kind, ns ? ns : "", name);
 
-    if (n > 0 && (size_t)n < sizeof(key))
+    if (n <= 0 || (size_t)n >= sizeof(key))
+        return;
+    if (strcmp(kind, "opstask") == 0)
+        otask_exec_add(c->exec, key, after_ms);
+    else
         (void)wq_add_after(c->queue, key, after_ms);
 }
 
@@ -109,6 +115,11 @@ int ctl_synced(struct ctl *c)
 int ctl_leading(struct ctl *c)
 {
     return atomic_load(&c->leading);
+}
+
+const atomic_int *ctl_ops_cancel(struct ctl *c)
+{
+    return otask_exec_cancel_flag(c->exec);
 }
 
 /* ---- dispatch ---- */
@@ -242,6 +253,7 @@ static enum wqpool_result process(void *arg, const char *key, long *after_ms)
     if (rc) {
         log_warn("reconcile failed", "controller", kind, "namespace", ns, "name", name, "step",
                  where, "error", err.msg);
+        *after_ms = requeue; /* another step's polling is not slowed by this backoff */
         return WQPOOL_RESULT_ERROR;
     }
     if (log_enabled(LOG_DEBUG)) {
@@ -273,17 +285,22 @@ static void stopped_leading(void *arg)
 
     atomic_store(&c->leading, 0);
     if (!atomic_load(&c->stopping)) {
+        /* Another replica may lead now: nothing more is written from here. */
         atomic_store(&c->lost, 1);
+        otask_exec_cancel(c->exec);
+        wq_shutdown(c->queue);
+        atomic_store(&c->ready, 0); /* /readyz fails from now on */
+        if (!c->o.client)
+            k8s_client_stop(c->client);
         log_error("leader election lost", "lease", c->cfg->le_id, "identity", c->identity);
     }
 }
 
 static void new_leader(void *arg, const char *identity)
 {
-    struct ctl *c = arg;
-
-    if (strcmp(identity, c->identity) != 0)
-        log_info("new leader elected", "lease", c->cfg->le_id, "leader", identity);
+    if (strcmp(identity, ((struct ctl *)arg)->identity) != 0)
+        log_info("new leader elected", "lease", ((struct ctl *)arg)->cfg->le_id, "leader",
+                 identity);
 }
 
 static int cfg_leading(void *ctx)
@@ -326,7 +343,8 @@ static void *supervise(void *arg)
         if (!workers && atomic_load(&c->ready) && atomic_load(&c->leading) &&
             !atomic_load(&c->lost)) {
             kerr_clear(&err);
-            if (wqpool_new(c->queue, (int)c->cfg->workers, process, c, &c->pool, &err)) {
+            if (wqpool_new(c->queue, (int)c->cfg->workers, process, c, &c->pool, &err) ||
+                otask_exec_start(c->exec, process, c, &err)) {
                 log_error("cannot start the workers", "error", err.msg);
                 atomic_store(&c->lost, 1);
             }
@@ -402,6 +420,7 @@ static enum kerr make_parts(struct ctl *c, struct kerr_info *err)
     co.on_key = on_key;
     co.ctx = c;
     if ((rc = ev_new(c->client, &eo, &c->events, err)) || (rc = wq_new(&qo, &c->queue, err)) ||
+        (rc = otask_exec_new("opstask", (int)c->cfg->ops_task_workers, &c->exec, err)) ||
         (rc = ctl_caches_new(&co, &c->caches, err)))
         return rc;
     ms.queue = c->queue;
@@ -520,6 +539,7 @@ enum kerr ctl_start(struct ctl *c, struct kerr_info *err)
 
 void ctl_stop(struct ctl *c)
 {
+    int64_t t0;
     long drain_ms;
 
     if (atomic_exchange(&c->stopping, 1))
@@ -532,12 +552,15 @@ void ctl_stop(struct ctl *c)
      * the drain an owned client is stopped: requests in flight end at once.
      */
     drain_ms = atomic_load(&c->lost) ? 0 : c->cfg->shutdown_ms;
+    t0 = ktime_mono_ms();
     if (c->queue && wq_shutdown_drain(c->queue, drain_ms) == KERR_TIMEOUT) {
         log_warn("reconciles cut short", "reason",
                  atomic_load(&c->lost) ? "lost the Lease" : "--graceful-shutdown-timeout");
         if (!c->o.client)
             k8s_client_stop(c->client);
     }
+    if (c->exec) /* the rest of the drain, then its sidecar calls are cancelled */
+        otask_exec_stop(c->exec, drain_ms - (long)(ktime_mono_ms() - t0));
     wqpool_free(c->pool);
     c->pool = NULL;
     if (c->le)
@@ -555,11 +578,11 @@ enum kerr ctl_run(struct ctl *c, struct kerr_info *err)
 {
     enum kerr rc = ctl_start(c, err);
 
-    while (!rc && !atomic_load(&c->lost) && !proc_wait_shutdown(100))
+    while (!rc && !atomic_load(&c->lost) && !proc_wait_shutdown(SUPERVISE_MS))
         (void)proc_take_reload();
-    if (!rc && atomic_load(&c->lost))
-        rc = kerr_set(err, KERR_CANCELLED, "lost the leader-election Lease %s/%s", c->le_ns,
-                      c->cfg->le_id);
+    if (!rc && atomic_load(&c->lost)) /* stopped_leading ended the work: exit at once */
+        return kerr_set(err, KERR_CANCELLED, "lost the leader-election Lease %s/%s", c->le_ns,
+                        c->cfg->le_id);
     if (!rc)
         log_info("shutting down", "identity", c->identity);
     ctl_stop(c);
@@ -579,6 +602,7 @@ void ctl_free(struct ctl *c)
     ctl_caches_free(c->caches);
     ev_free(c->events);
     wq_free(c->queue);
+    otask_exec_free(c->exec);
     ctl_metrics_free(c->metrics);
     if (!c->o.client) {
         k8s_client_free(c->le_client);

@@ -10,11 +10,14 @@
  * 200 once every cache has synced; "warden-controller ready" is logged
  * (msg of a JSON line on stderr) at that moment.
  *
- * Queue keys. One de-duplicating, rate-limited work queue holds:
+ * Queue keys. A de-duplicating, rate-limited work queue (--workers) holds:
  *   "etcd/<ns>/<name>"     the Etcd's flows (dispatch below),
- *   "opstask/<ns>/<name>"  an EtcdOpsTask (otask_reconcile; only with
- *                          --ops-task-executor=true),
  *   "immtask/<ns>/<name>"  an ExtendFullSnapshotImmutabilityTask (imt_reconcile).
+ * The EtcdOpsTask executor has a queue and workers of its own
+ * (--ops-task-workers; controller/otask_exec.h), so that sidecar calls that
+ * take long cannot hold up the other flows:
+ *   "opstask/<ns>/<name>"  an EtcdOpsTask (otask_reconcile; only with
+ *                          --ops-task-executor=true).
  * Informer events map to keys: an Etcd to its own key; a component to
  * etcd/<ns>/<part-of label>; an EtcdOpsTask to its own key and
  * etcd/<ns>/<spec.etcdName>; an immutability task to its own key and
@@ -31,8 +34,10 @@
  * error: logged with the Etcd's namespace/name, an event (Warning,
  * ReconcileFailed) unless the step already emitted one, counted in
  * controller_runtime_reconcile_errors_total, and the key is requeued
- * rate-limited (5 ms doubling up to 1000 s, client-go's default). Success
- * forgets the key's failures.
+ * rate-limited (5 ms doubling up to 1000 s, client-go's default), but no
+ * later than the smallest requeue_ms another step asked for: one step's
+ * failure does not slow another step's polling. Success forgets the key's
+ * failures.
  *
  * The step functions (declared in their modules' headers):
  *   enum kerr hib_reconcile(struct ctl *c, const cJSON *etcd, struct ctl_result *res,
@@ -48,9 +53,11 @@
  * Leader election: a coordination.k8s.io/v1 Lease (--leader-election-id in
  * --leader-election-namespace; 15 s lease, 10 s renew deadline, 2 s retry).
  * Only the leader runs workers; on losing the lease the workers stop at
- * once (requests in flight cancelled) and ctl_run returns an error, so the
- * process exits (as controller-runtime does) and no two replicas reconcile
- * at once. With --leader-elect=false the workers start at once.
+ * once (API requests and sidecar calls in flight cancelled, the elector
+ * ended: it never takes the Lease again) and ctl_run returns an error, so
+ * the process exits non-zero (as controller-runtime does) within about the
+ * renew deadline after its last renewal, and no two replicas reconcile at
+ * once. With --leader-elect=false the workers start at once.
  *
  * Signals: SIGTERM and SIGINT stop the process gracefully: the workers
  * finish the keys in hand, the Lease is released (holder cleared) so a
@@ -76,6 +83,8 @@
 #ifndef CONTROLLER_CTL_H
 #define CONTROLLER_CTL_H
 
+#include <stdatomic.h>
+
 #include <cJSON.h>
 
 #include "common/kerr.h"
@@ -97,8 +106,9 @@ enum ctl_cache {
                             apiVersion, kind, metadata (name, namespace, uid,
                             resourceVersion, labels, ownerReferences);
                             key "<kind>/<ns>/<name>"; index "part-of" by "<ns>/<part-of label>" */
-    CTL_C_OPSTASKS,      /* druid.gardener.cloud/v1alpha1 etcdopstasks */
-    CTL_C_IMMTASKS,      /* etcd-warden.io/v1alpha1 extendfullsnapshotimmutabilitytasks */
+    CTL_C_OPSTASKS,      /* druid.gardener.cloud/v1alpha1 etcdopstasks; index "etcd-name" */
+    CTL_C_IMMTASKS,      /* etcd-warden.io/v1alpha1 extendfullsnapshotimmutabilitytasks;
+                            index "etcd-name" */
     CTL_C_CRONJOBS,      /* batch/v1 cronjobs owned by an immutability task (label
                             app.kubernetes.io/managed-by=etcd-warden) */
     CTL_C_STATUSBACKUPS, /* etcd-warden.io/v1alpha1 etcdstatusbackups */
@@ -107,6 +117,13 @@ enum ctl_cache {
 
 /* Name of the index of CTL_C_COMPONENTS: values "<ns>/<part-of label>". */
 #define CTL_INDEX_PART_OF "part-of"
+
+/*
+ * Name of the index of CTL_C_OPSTASKS and CTL_C_IMMTASKS: values
+ * "<ns>/<spec.etcdName>", so that one Etcd's reconcile reads its own tasks
+ * only, not every task of every namespace.
+ */
+#define CTL_INDEX_ETCD_NAME "etcd-name"
 
 /* What a step asks of the dispatch. */
 struct ctl_result {
@@ -156,6 +173,12 @@ void ctl_enqueue_etcd(struct ctl *c, const char *ns, const char *name, long afte
 /* Add "<kind>/<ns>/<name>" (kind "etcd", "opstask" or "immtask") as above. */
 void ctl_enqueue(struct ctl *c, const char *kind, const char *ns, const char *name, long after_ms);
 
+/*
+ * The cancel flag of the EtcdOpsTask executor's sidecar calls: set once this
+ * replica lost the Lease or stops past its drain. BORROWED.
+ */
+const atomic_int *ctl_ops_cancel(struct ctl *c);
+
 /* ---- lifecycle (main.c and the tests) ---- */
 
 /*
@@ -187,7 +210,12 @@ void ctl_stop(struct ctl *c);
 
 /*
  * ctl_start, then wait until SIGTERM / SIGINT (common/proc), the loss of
- * the Lease or a fatal error, then ctl_stop. KERR_OK after a signal.
+ * the Lease or a fatal error. After a signal: ctl_stop, KERR_OK. After the
+ * loss of the Lease: KERR_CANCELLED at once, without ctl_stop (the loss
+ * already ended the elector, the sidecar calls, the queues and the client's
+ * requests), so that the process can exit without waiting for the teardown
+ * of its watches (up to a second), as controller-runtime exits; ctl_free
+ * still tears everything down.
  */
 enum kerr ctl_run(struct ctl *c, struct kerr_info *err);
 

@@ -166,6 +166,23 @@ static enum kerr index_part_of(void *ctx, const cJSON *obj, struct strlist *valu
     return strlist_add(values, v);
 }
 
+/* "<ns>/<spec.etcdName>" of a task. */
+static enum kerr index_etcd_name(void *ctx, const cJSON *obj, struct strlist *values)
+{
+    const char *ns = kjson_get_str(obj, "metadata.namespace");
+    const char *etcd = kjson_get_str(obj, "spec.etcdName");
+    char v[KOBJ_KEY_MAX];
+    int len;
+
+    (void)ctx;
+    if (!etcd || !*etcd)
+        return KERR_OK;
+    len = snprintf(v, sizeof(v), "%s/%s", ns ? ns : "", etcd);
+    if (len < 0 || (size_t)len >= sizeof(v))
+        return KERR_OK;
+    return strlist_add(values, v);
+}
+
 /* The hibernation phase of an Etcd, "none" without one. */
 static enum kerr index_phase(void *ctx, const cJSON *obj, struct strlist *values)
 {
@@ -342,6 +359,8 @@ static enum kerr new_informer(struct ctl_caches *c, const struct kind *k, struct
         return rc;
     if (k->feed == FEED_ETCD)
         rc = store_add_index(inf_store(*out), CTL_INDEX_PHASE, index_phase, NULL, err);
+    if (k->feed == FEED_OPSTASK || k->feed == FEED_IMMTASK)
+        rc = store_add_index(inf_store(*out), CTL_INDEX_ETCD_NAME, index_etcd_name, NULL, err);
     return rc;
 }
 

@@ -42,6 +42,10 @@ static size_t make_table(struct ctl_config *c, struct proc_flag *out)
           "keep an EtcdStatusBackup of every Etcd (false: delete them)" },
         { "ops-task-executor", PROC_FLAG_BOOL, &c->ops_task_executor, "true",
           "execute EtcdOpsTasks (false where etcd-druid executes them itself)" },
+        { "ops-task-workers", PROC_FLAG_INT, &c->ops_task_workers, "3",
+          "concurrent EtcdOpsTask calls to backup sidecars, apart from --workers (1-64)" },
+        { "ops-task-call-timeout", PROC_FLAG_DURATION, &c->ops_task_call_ms, "15m",
+          "longest wait for one sidecar answer, within the task's own timeout (1s-1h)" },
         { "snapshot-retries", PROC_FLAG_INT, &c->snapshot_retries, "3",
           "final-snapshot attempts before the hibernation phase Failed (1-100)" },
         { "immutability-task-image", PROC_FLAG_STRING, &c->imm_image,
@@ -135,6 +139,8 @@ static enum kerr validate(const struct ctl_config *c, struct kerr_info *err)
 
     if ((rc = range(c->snapshot_retries, 1, 100, "snapshot-retries", err)) ||
         (rc = range(c->workers, 1, 256, "workers", err)) ||
+        (rc = range(c->ops_task_workers, 1, 64, "ops-task-workers", err)) ||
+        (rc = range(c->ops_task_call_ms, 1000L, 3600000L, "ops-task-call-timeout", err)) ||
         (rc = range(c->resync_ms, 0, 86400000L, "sync-period", err)) ||
         (rc = range(c->shutdown_ms, 0, 3600000L, "graceful-shutdown-timeout", err)) ||
         (rc = address(c->metrics_bind, "metrics-bind-address", err)) ||

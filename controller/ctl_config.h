@@ -40,6 +40,8 @@ struct ctl_config {
     long retry_ms;               /* --leader-election-retry-period (2s) */
     int backup_cluster_status;   /* --backup-cluster-status (default true) */
     int ops_task_executor;       /* --ops-task-executor (default true) */
+    long ops_task_workers;       /* --ops-task-workers: the executor's own workers (1-64) */
+    long ops_task_call_ms;       /* --ops-task-call-timeout: cap of one sidecar call (1s-1h) */
     long snapshot_retries;       /* --snapshot-retries: final-snapshot attempts, >= 1 */
     const char *imm_image;       /* --immutability-task-image */
     const char *imm_command;     /* --immutability-task-command (split at spaces) */

@@ -5,6 +5,7 @@
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "common/proc.h"
@@ -17,6 +18,7 @@ int main(int argc, char **argv)
     struct ctl *c = NULL;
     struct kerr_info err;
     char *help = NULL;
+    enum kerr rc = KERR_OK;
     int status = 0;
 
     kerr_clear(&err);
@@ -39,10 +41,19 @@ int main(int argc, char **argv)
         return 0;
     }
     log_set_level(log_level_from_verbosity(cfg.verbosity));
-    if (proc_signals_install(&err) || ctl_new(&cfg, NULL, &c, &err) || ctl_run(c, &err)) {
+    if (proc_signals_install(&err) || ctl_new(&cfg, NULL, &c, &err) || (rc = ctl_run(c, &err))) {
         log_error("warden-controller failed", "error", err.msg);
         fprintf(stderr, "warden-controller: %s\n", err.msg);
         status = 1;
+    }
+    if (rc == KERR_CANCELLED) {
+        /*
+         * The Lease is lost and another replica may lead: nothing of this
+         * process writes any more (see ctl_run). Exit now, as
+         * controller-runtime does, rather than after the watches' teardown.
+         */
+        fflush(stderr);
+        _exit(status);
     }
     ctl_free(c);
     ctl_config_release(&cfg);

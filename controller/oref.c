@@ -6,6 +6,7 @@
 
 #include "common/jpatch.h"
 #include "common/kjson.h"
+#include "common/kobj.h"
 #include "common/log.h"
 #include "common/store.h"
 #include "controller/ctl.h"
@@ -235,14 +236,16 @@ static enum kerr repair_tasks(const struct rctx *x, struct store *s, const struc
                               struct kerr_info *err)
 {
     struct task_pick p = { e->name, res == &ETCDSPEC_RES_OPSTASK, cJSON_CreateArray() };
+    char key[KOBJ_KEY_MAX];
     struct kerr_info one;
     enum kerr rc = KERR_OK;
     const cJSON *t;
 
     if (!p.found)
         return kerr_set(err, KERR_NOMEM, NULL);
-    if (s)
-        (void)store_foreach(s, pick_task, &p, NULL);
+    if (s && snprintf(key, sizeof(key), "%s/%s", e->namespace, e->name) < (int)sizeof(key) &&
+        store_index_view(s, CTL_INDEX_ETCD_NAME, key, pick_task, &p, NULL) == KERR_NOTFOUND)
+        (void)store_foreach(s, pick_task, &p, NULL); /* a cache without the index */
     cJSON_ArrayForEach (t, p.found) {
         const char *ns = kjson_get_str(t, "metadata.namespace");
 

@@ -410,6 +410,7 @@ static enum kerr read_ca(struct run *r, const cJSON *etcd, unsigned char **pem, 
     const char *key = kjson_get_str(ref, "dataKey");
     const char *segs[] = { "data", NULL, NULL };
     const char *b64;
+    struct kerr_info why = { 0 };
     cJSON *secret = NULL;
     enum kerr rc;
 
@@ -419,18 +420,28 @@ static enum kerr read_ca(struct run *r, const cJSON *etcd, unsigned char **pem, 
         return KERR_OK;
     if (!sname)
         return kerr_set(err, KERR_INVAL, "spec.backup.tls.tlsCASecretRef.name is not set");
-    rc = k8s_get(r->env->client, &ETCDSPEC_RES_SECRET, sns && *sns ? sns : r->ns, sname, NULL,
-                 &secret, err);
-    if (rc != KERR_OK)
-        return kerr_wrap(err, "backup CA secret %s", sname);
+    if (sns && *sns && strcmp(sns, r->ns) != 0)
+        return kerr_set(err, KERR_INVAL,
+                        "spec.backup.tls.tlsCASecretRef.namespace must be empty or the Etcd's "
+                        "own namespace");
     segs[1] = key && *key ? key : DEFAULT_CA_KEY;
-    b64 = cJSON_GetStringValue(kjson_getv(secret, segs));
-    rc = b64 ? crypto_b64_decode(b64, strlen(b64), pem, len, err)
-             : kerr_set(err, KERR_INVAL, "backup CA secret %s has no key %s", sname, segs[1]);
-    if (rc == KERR_OK && *len == 0)
-        rc = kerr_set(err, KERR_INVAL, "backup CA secret %s: key %s is empty", sname, segs[1]);
+    rc = k8s_get(r->env->client, &ETCDSPEC_RES_SECRET, r->ns, sname, NULL, &secret, &why);
+    if (rc == KERR_OK) {
+        b64 = cJSON_GetStringValue(kjson_getv(secret, segs));
+        rc = b64 ? crypto_b64_decode(b64, strlen(b64), pem, len, &why)
+                 : kerr_set(&why, KERR_INVAL, "no key %s", segs[1]);
+        if (rc == KERR_OK && *len == 0)
+            rc = kerr_set(&why, KERR_INVAL, "key %s is empty", segs[1]);
+    }
     cJSON_Delete(secret);
-    return rc;
+    if (rc == KERR_OK)
+        return KERR_OK;
+    free(*pem);
+    *pem = NULL;
+    *len = 0;
+    log_warn("backup CA not usable", "namespace", r->ns, "task", r->name, "secret", sname, "key",
+             segs[1], "error", why.msg);
+    return kerr_set(err, rc, "the backup CA (Secret %s, key %s) is not available", sname, segs[1]);
 }
 
 /* Ask the sidecar. KERR_OK with *res filled when an answer came; else a transport error. */
@@ -459,6 +470,7 @@ static enum kerr call_sidecar(struct run *r, const struct otask_spec *sp, const 
     t.port = backup_port(svc, etcd);
     t.ca_pem = (const char *)ca;
     t.ca_len = ca_len;
+    t.cancel = r->env->cancel;
     rc = sidecar_snapshot(&t, sp->delta ? SIDECAR_DELTA : SIDECAR_FULL, sp->final, timeout_ms, res,
                           err);
 out:
@@ -504,7 +516,7 @@ static enum kerr execute(struct run *r, long *requeue_ms, struct kerr_info *err)
     struct timespec started;
     cJSON *etcd = NULL;
     const char *code = NULL;
-    long left;
+    long left, call_ms;
     enum kerr rc;
 
     if (otask_spec_read(r->task, &sp, &why) != KERR_OK)
@@ -522,8 +534,13 @@ static enum kerr execute(struct run *r, long *requeue_ms, struct kerr_info *err)
         rc = transition(r, OTASK_FAILED, "Execution", "Failed", code, why.msg, err);
         goto out;
     }
-    rc = call_sidecar(r, &sp, etcd, left, &res, &why);
-    if (rc == KERR_OK) {
+    call_ms = r->env->call_timeout_ms > 0 && r->env->call_timeout_ms < left
+                  ? r->env->call_timeout_ms
+                  : left;
+    rc = call_sidecar(r, &sp, etcd, call_ms, &res, &why);
+    if (rc == KERR_CANCELLED) { /* this process stops: write nothing more */
+        rc = kerr_set(err, KERR_CANCELLED, "%s", why.msg);
+    } else if (rc == KERR_OK) {
         rc = conclude(r, &sp, &res, err);
     } else {
         long wait = r->env->requeue_ms > 0 ? r->env->requeue_ms : OTASK_DEFAULT_REQUEUE;

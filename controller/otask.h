@@ -16,7 +16,13 @@
  *      /snapshot/full[?final=true] or /snapshot/delta to the sidecar
  *      (controller/sidecar.h) at the clusterIP of <etcd>-client on its
  *      backuprestore port (else spec.backup.port, else 8080), https with the
- *      CA of spec.backup.tls.tlsCASecretRef (data key default bundle.crt).
+ *      CA of spec.backup.tls.tlsCASecretRef (data key default bundle.crt),
+ *      read in the Etcd's own namespace only, as etcd-druid mounts it (a
+ *      namespace other than the Etcd's is refused without a read). Whatever
+ *      keeps the CA from being used (no Secret, no key, no access, an API
+ *      failure) reads the same in the status; the controller's log has why.
+ *      One call waits at most env->call_timeout_ms (and never past the
+ *      task's timeout); a call cut by that cap is a transport error.
  *      200 -> Succeeded; any other status -> Failed ERR_CREATE_SNAPSHOT;
  *      a transport error is recorded (ERR_EXECUTE_HTTP_REQUEST) and
  *      retried after the requeue interval, until the task's timeout
@@ -36,6 +42,7 @@
 #ifndef CONTROLLER_OTASK_H
 #define CONTROLLER_OTASK_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <time.h>
 
@@ -70,6 +77,9 @@ struct otask_env {
     struct k8s_client *client;  /* BORROWED, required */
     struct ev_recorder *events; /* BORROWED; NULL: no events */
     long requeue_ms;            /* after a transport error; 0: 15 s */
+    long call_timeout_ms;       /* cap of one sidecar call; 0: the task's time left only */
+    const atomic_int *cancel;   /* BORROWED, optional: once set, a sidecar call in flight ends
+                                   and the step returns KERR_CANCELLED writing nothing */
 };
 
 /* What a task asks for (spec.config.onDemandSnapshot). */

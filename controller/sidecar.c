@@ -69,6 +69,8 @@ static size_t on_body(char *p, size_t size, size_t n, void *arg)
 static enum kerr curl_fail(CURLcode cc, const struct sink *body, const char *url,
                            struct kerr_info *err)
 {
+    if (cc == CURLE_ABORTED_BY_CALLBACK)
+        return kerr_set(err, KERR_CANCELLED, "sidecar %s: cancelled", url);
     if (body->over)
         return kerr_set(err, KERR_TOOBIG, "sidecar %s: answer larger than %u bytes", url,
                         SIDECAR_MAX_BODY);
@@ -135,6 +137,42 @@ static int setup(CURL *h, const struct sidecar_target *t, const char *url,
     return bad;
 }
 
+/*
+ * curl_easy_perform on a multi handle, checking t->cancel between polls
+ * (CURLE_ABORTED_BY_CALLBACK once it is set).
+ */
+static CURLcode perform(CURL *h, const atomic_int *cancel)
+{
+    CURLM *m = curl_multi_init();
+    CURLcode cc = CURLE_OUT_OF_MEMORY;
+    CURLMsg *msg;
+    int running = 1, left;
+
+    if (!m)
+        return cc;
+    if (curl_multi_add_handle(m, h) != CURLM_OK)
+        goto out;
+    while (running) {
+        if (cancel && atomic_load(cancel)) {
+            cc = CURLE_ABORTED_BY_CALLBACK;
+            goto out;
+        }
+        if (curl_multi_perform(m, &running) != CURLM_OK ||
+            (running && curl_multi_poll(m, NULL, 0, (int)SIDECAR_POLL_MS, NULL) != CURLM_OK)) {
+            cc = CURLE_RECV_ERROR;
+            goto out;
+        }
+    }
+    cc = CURLE_RECV_ERROR;
+    while ((msg = curl_multi_info_read(m, &left)))
+        if (msg->msg == CURLMSG_DONE && msg->easy_handle == h)
+            cc = msg->data.result;
+out:
+    curl_multi_remove_handle(m, h);
+    curl_multi_cleanup(m);
+    return cc;
+}
+
 enum kerr sidecar_snapshot(const struct sidecar_target *t, enum sidecar_kind kind, int final,
                            long timeout_ms, struct sidecar_result *out, struct kerr_info *err)
 {
@@ -162,7 +200,7 @@ enum kerr sidecar_snapshot(const struct sidecar_target *t, enum sidecar_kind kin
     rc = kerr_set(err, KERR_INTERNAL, "sidecar: curl option refused");
     if (setup(h, t, url, connect_to, timeout_ms, &body))
         goto out;
-    cc = curl_easy_perform(h);
+    cc = perform(h, t->cancel);
     if (cc != CURLE_OK) {
         rc = curl_fail(cc, &body, url, err);
         goto out;

@@ -15,12 +15,17 @@
  * One request, no retries: the caller (controller/otask) decides what a
  * failure means. The answer body is capped at SIDECAR_MAX_BODY.
  *
- * Thread safety: reentrant (one CURL easy handle per call);
+ * Cancellation: the transfer runs on a curl multi handle polled every
+ * SIDECAR_POLL_MS; once the caller's cancel flag is set the call ends
+ * within that time (KERR_CANCELLED), whatever the timeout.
+ *
+ * Thread safety: reentrant (one CURL easy and multi handle per call);
  * curl_global_init must have run (k8s_client_new does it).
  */
 #ifndef CONTROLLER_SIDECAR_H
 #define CONTROLLER_SIDECAR_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include <cJSON.h>
@@ -29,16 +34,18 @@
 
 #define SIDECAR_MAX_BODY    (64u * 1024u) /* a Snapshot JSON is a few hundred bytes */
 #define SIDECAR_EXCERPT_LEN 256
+#define SIDECAR_POLL_MS     50L
 
 enum sidecar_kind { SIDECAR_FULL, SIDECAR_DELTA };
 
 /* Where the sidecar is. Strings BORROWED for the call. */
 struct sidecar_target {
-    const char *host;   /* "<etcd>-client.<ns>.svc": URL host, Host header, TLS name */
-    const char *ip;     /* spec.clusterIP of the Service (IPv4 or IPv6) */
-    int port;           /* the backuprestore port */
-    const char *ca_pem; /* CA bundle (PEM) for https; NULL: plain http */
-    size_t ca_len;      /* bytes of ca_pem */
+    const char *host;         /* "<etcd>-client.<ns>.svc": URL host, Host header, TLS name */
+    const char *ip;           /* spec.clusterIP of the Service (IPv4 or IPv6) */
+    int port;                 /* the backuprestore port */
+    const char *ca_pem;       /* CA bundle (PEM) for https; NULL: plain http */
+    size_t ca_len;            /* bytes of ca_pem */
+    const atomic_int *cancel; /* BORROWED, optional: set non-zero (any thread) to end the call */
 };
 
 /* The answer of one snapshot request. */
@@ -53,7 +60,8 @@ struct sidecar_result {
  * timeout_ms (> 0) for the whole answer. KERR_OK whenever an HTTP answer
  * arrived, whatever its status (out->http_status tells; a 200 body must be
  * a JSON object or null, else KERR_PARSE). Transport failures: KERR_TIMEOUT,
- * KERR_TLS (handshake, certificate), KERR_HTTP (connect, reset); KERR_TOOBIG
+ * KERR_TLS (handshake, certificate), KERR_HTTP (connect, reset), KERR_CANCELLED
+ * (t->cancel set); KERR_TOOBIG
  * for an answer over SIDECAR_MAX_BODY; KERR_INVAL for a bad target. *out is
  * cleared first; release it with sidecar_result_release in every case.
  */

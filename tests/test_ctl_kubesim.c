@@ -394,6 +394,18 @@ Test(ctl_kubesim, ops_task_executor_off_and_watch_namespace)
     start(0, args, "a");
     AWAIT(has("hib ns2/b1 0"));
     AWAIT(store_count(ctl_store(ctls[0], CTL_C_OPSTASKS)) == 1);
+    {
+        struct strlist keys;
+
+        strlist_init(&keys);
+        OK(store_index_keys(ctl_store(ctls[0], CTL_C_OPSTASKS), CTL_INDEX_ETCD_NAME, "ns2/b1",
+                            &keys, &err));
+        cr_expect_eq(keys.n, 1, "the task is indexed by its Etcd");
+        strlist_release(&keys);
+        OK(store_index_keys(ctl_store(ctls[0], CTL_C_IMMTASKS), CTL_INDEX_ETCD_NAME, "ns2/b1",
+                            &keys, &err));
+        strlist_release(&keys);
+    }
     testutil_pause_ms(300);
     cr_expect_eq(calls(S_OTASK, 0), 0, "no opstask key is processed");
     cr_expect(!has("hib ns1/a1 0"), "ns1 is not watched");

@@ -391,6 +391,36 @@ Test(leader, failing_renewals_step_down_after_the_deadline, .init = start, .fini
     le_free(le);
 }
 
+/* Renewals that hang for 2 s each (a slow API server): the round is cut at the renew deadline
+ * (400 ms), not after two requests of the client's timeout; then the elector never
+ * campaigns again. */
+Test(leader, a_renewal_round_ends_at_the_renew_deadline, .init = start, .fini = stop)
+{
+    struct calls k = { 0 };
+    struct timespec t0, t1;
+    struct le *le;
+    size_t n;
+    long ms;
+
+    le = new_le_fast(&k);
+    mockapi_add(m, &(struct mockapi_spec){
+                       .target = LEASE_PATH, .status = 500, .delay_ms = 2000, .times = -1 });
+    cr_assert_eq(le_start(le, &err), KERR_OK, "%s", err.msg);
+    cr_assert(testutil_await_count(&k.started, 1, 5000), "never became leader");
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    cr_assert(testutil_await_count(&k.stopped, 1, 5000), "did not step down");
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+    cr_assert(ms < 1000, "stepped down %ld ms after leading; the renew deadline is 400 ms", ms);
+    n = mockapi_request_count(m);
+    usleep(300 * 1000); /* six retry periods: a candidate would have asked again */
+    cr_assert_eq(mockapi_request_count(m), n, "the elector campaigned again after losing");
+    le_stop(le);
+    cr_assert_eq(atomic_load(&k.started), 1);
+    cr_assert_eq(atomic_load(&k.stopped), 1);
+    le_free(le);
+}
+
 Test(leader, stop_releases_the_lease, .init = start, .fini = stop)
 {
     struct calls k = { 0 };

@@ -441,3 +441,102 @@ Test(otask_kubesim, https_with_the_ca_of_spec_backup_tls)
     tlsx_pem_release(&ca);
     tlsx_pem_release(&serving);
 }
+
+/* The lastErrors description of the last error of task name (OWNED copy). */
+static char *last_error(const char *name)
+{
+    cJSON *t = task(name);
+    const cJSON *errs = kjson_get_arr(t, "status.lastErrors");
+    char *d = strdup(
+        kjson_get_str(cJSON_GetArrayItem(errs, cJSON_GetArraySize(errs) - 1), "description"));
+
+    cJSON_Delete(t);
+    return d;
+}
+
+/* Delete task name and let the executor remove its finalizer. */
+static void drop(const char *name)
+{
+    cr_assert_eq(k8s_delete(x.f.c, &ETCDSPEC_RES_OPSTASK, CFIX_NS, name, NULL, NULL, NULL),
+                 KERR_OK);
+    step(name);
+    cr_assert_null(task(name));
+}
+
+static void set_ca_ref(const char *ref)
+{
+    char text[512];
+    cJSON *s;
+
+    snprintf(text, sizeof(text), "{\"spec\":{\"backup\":{\"tls\":{\"tlsCASecretRef\":%s}}}}", ref);
+    s = jsonfix_parse(text);
+    cr_assert_eq(
+        k8s_patch(x.f.c, &ETCDSPEC_RES_ETCD, CFIX_NS, "e1", K8S_PATCH_MERGE, s, NULL, NULL, NULL),
+        KERR_OK);
+    cJSON_Delete(s);
+}
+
+/* A namespace user points tlsCASecretRef at kube-system: the Secret there is never read, and
+ * whatever keeps a CA from being used reads alike in the status (nothing tells which Secrets
+ * or keys exist). */
+Test(otask_kubesim, the_backup_ca_is_read_in_the_etcds_namespace_only)
+{
+    const char *sans[] = { "e1-client.ns1.svc", NULL };
+    struct tlsx_cert_opts co = { .cn = "backup-ca" }, so = { .cn = "e1-client", .sans = sans };
+    struct tlsx_pem ca, serving;
+    struct hibfix_sidecar tls;
+    char ports[512], *b64 = NULL, secret[8192], *missing, *nokey, *other;
+    cJSON *etcd, *s;
+
+    tlsx_pem_init(&ca);
+    tlsx_pem_init(&serving);
+    cr_assert_eq(tlsx_gen_ca(&co, &ca, NULL), KERR_OK);
+    cr_assert_eq(tlsx_gen_serving(&ca, &so, &serving, NULL), KERR_OK);
+    hibfix_tls_sidecar(&x, &tls, serving.cert, serving.key);
+    cr_assert_eq(crypto_b64_encode(ca.cert, strlen(ca.cert), &b64, NULL, NULL), KERR_OK);
+    snprintf(secret, sizeof(secret),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":\"ca\"},"
+             "\"data\":{\"bundle.crt\":\"%s\"}}",
+             b64);
+    s = jsonfix_parse(secret);
+    cr_assert_eq(k8s_create(x.f.c, &ETCDSPEC_RES_SECRET, "kube-system", s, NULL, NULL, NULL),
+                 KERR_OK);
+    cJSON_Delete(cfix_create(&x.f, &ETCDSPEC_RES_SECRET, s)); /* and ns1/ca */
+    cJSON_Delete(s);
+    snprintf(ports, sizeof(ports),
+             "[{\"name\":\"client\",\"port\":2379},{\"name\":\"server\",\"port\":2380},"
+             "{\"name\":\"backuprestore\",\"port\":%d}]",
+             tls.port);
+    etcd = hibfix_etcd(&x, "e1", STORE, ports, 1);
+
+    set_ca_ref("{\"name\":\"ca\",\"namespace\":\"kube-system\"}");
+    create_task("t1", "e1", "{\"type\":\"full\"}", 3600);
+    cr_assert_gt(step("t1"), 0);
+    expect_state("t1", "InProgress", "ERR_EXECUTE_HTTP_REQUEST");
+    cr_assert_eq(atomic_load(&tls.requests), 0, "a CA from another namespace was used");
+    other = last_error("t1");
+    cr_assert_str_eq(other, "spec.backup.tls.tlsCASecretRef.namespace must be empty or the "
+                            "Etcd's own namespace");
+    drop("t1");
+
+    set_ca_ref("{\"name\":\"nope\",\"namespace\":\"ns1\"}");
+    create_task("t2", "e1", "{\"type\":\"full\"}", 3600);
+    cr_assert_gt(step("t2"), 0);
+    missing = last_error("t2");
+    drop("t2");
+    set_ca_ref("{\"name\":\"ca\",\"dataKey\":\"ca.crt\"}");
+    create_task("t3", "e1", "{\"type\":\"full\"}", 3600);
+    cr_assert_gt(step("t3"), 0);
+    nokey = last_error("t3");
+    cr_assert_str_eq(missing, "the backup CA (Secret nope, key bundle.crt) is not available");
+    cr_assert_str_eq(nokey, "the backup CA (Secret ca, key ca.crt) is not available");
+    cr_assert_eq(atomic_load(&tls.requests), 0);
+    hibfix_sidecar_stop(&tls);
+    free(other);
+    free(missing);
+    free(nokey);
+    free(b64);
+    cJSON_Delete(etcd);
+    tlsx_pem_release(&ca);
+    tlsx_pem_release(&serving);
+}

@@ -193,3 +193,35 @@ Test(wqpool, free_shuts_the_queue_down_and_returns_with_idle_workers)
     cr_assert_eq(wq_add(q, "late"), KERR_CLOSED);
     wq_free(q);
 }
+
+/* Fails every time but asks to be polled again after 50 ms (an Etcd key whose
+ * status-backup step fails while hibernation polls): counts the calls. */
+static enum wqpool_result fail_but_poll(void *arg, const char *key, long *after_ms)
+{
+    struct tally *t = arg;
+
+    (void)key;
+    atomic_fetch_add(&t->total, 1);
+    *after_ms = 50;
+    return WQPOOL_RESULT_ERROR;
+}
+
+Test(wqpool, an_error_keeps_the_requeue_another_step_asked_for)
+{
+    /* A backoff that starts at 10 s: without the requeue the key would not come back. */
+    struct wq_opts o = { .base_delay_ms = 10000, .max_delay_ms = 1000000 };
+    struct wq *q = wqfix_new(&o);
+    struct wqpool *w = NULL;
+    struct tally *t = calloc(1, sizeof(*t));
+
+    cr_assert_not_null(t);
+    cr_assert_eq(wqpool_new(q, 1, fail_but_poll, t, &w, NULL), KERR_OK);
+    cr_assert_eq(wq_add(q, "etcd/ns/a"), KERR_OK);
+    cr_assert(testutil_await_count(&t->total, 4, 5000),
+              "the failing key came back %d times in 5 s; it asked for every 50 ms",
+              atomic_load(&t->total));
+    cr_assert_geq(wq_num_requeues(q, "etcd/ns/a"), 3, "the failures still count for the backoff");
+    wqpool_free(w);
+    wq_free(q);
+    free(t);
+}

@@ -23,8 +23,11 @@ struct bkd {
     unsigned reply_code; /* 200 = normal answers */
     long reply_left;     /* answers of reply_code still to give; 0 = until changed */
     long delay_ms;
-    cJSON *full;   /* OWNS: latest full snapshot, or NULL */
-    cJSON *deltas; /* OWNS: delta snapshots since it (array) */
+    int hold;          /* snapshot requests wait until /admin/release */
+    long held;         /* requests waiting now */
+    pthread_cond_t cv; /* signalled by /admin/release */
+    cJSON *full;       /* OWNS: latest full snapshot, or NULL */
+    cJSON *deltas;     /* OWNS: delta snapshots since it (array) */
     struct buf requests;
 };
 
@@ -44,6 +47,7 @@ enum kerr bkd_new(struct bkd **out, struct kerr_info *err)
         return kerr_set(err, KERR_NOMEM, "out of memory");
     }
     pthread_mutex_init(&d->mu, NULL);
+    pthread_cond_init(&d->cv, NULL);
     d->reply_code = 200;
     buf_init(&d->requests, REQUESTS_MAX);
     *out = d;
@@ -57,6 +61,7 @@ void bkd_free(struct bkd *d)
     cJSON_Delete(d->full);
     cJSON_Delete(d->deltas);
     buf_release(&d->requests);
+    pthread_cond_destroy(&d->cv);
     pthread_mutex_destroy(&d->mu);
     free(d);
 }
@@ -242,6 +247,24 @@ static void take_snapshot(struct bkd *d, int full, int final, struct bkd_reply *
     *last = d->rev;
 }
 
+/* Wait (under d->mu) while requests are held, polling cancelled every 20 ms. */
+static void wait_held(struct bkd *d, int (*cancelled)(void *arg), void *carg)
+{
+    struct timespec ts;
+
+    d->held++;
+    while (d->hold && !(cancelled && cancelled(carg))) {
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 20 * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&d->cv, &d->mu, &ts);
+    }
+    d->held--;
+}
+
 static void serve_snapshot(struct bkd *d, const struct bkd_req *req, int full, struct bkd_reply *r,
                            int (*cancelled)(void *arg), void *carg)
 {
@@ -252,6 +275,7 @@ static void serve_snapshot(struct bkd *d, const struct bkd_req *req, int full, s
     long delay;
 
     pthread_mutex_lock(&d->mu);
+    wait_held(d, cancelled, carg);
     delay = d->delay_ms;
     pthread_mutex_unlock(&d->mu);
     if (delay > 0 && cancelled)
@@ -295,17 +319,31 @@ static void serve_admin(struct bkd *d, const struct bkd_req *req, struct bkd_rep
 {
     long code = 0, count = 0, ms = 0;
 
+    char n[32];
+
     if (strcmp(req->path, "/admin/requests") == 0) {
         pthread_mutex_lock(&d->mu);
         set_text(r, 200, "application/x-ndjson", buf_str(&d->requests));
         pthread_mutex_unlock(&d->mu);
         return;
     }
+    if (strcmp(req->path, "/admin/held") == 0) {
+        pthread_mutex_lock(&d->mu);
+        snprintf(n, sizeof(n), "%ld\n", d->held);
+        pthread_mutex_unlock(&d->mu);
+        set_text(r, 200, TEXT, n);
+        return;
+    }
     if (strcmp(req->method, "POST") != 0) {
         set_text(r, 405, TEXT, "use POST\n");
         return;
     }
-    if (strcmp(req->path, "/admin/reply") == 0) {
+    if (strcmp(req->path, "/admin/hold") == 0 || strcmp(req->path, "/admin/release") == 0) {
+        pthread_mutex_lock(&d->mu);
+        d->hold = strcmp(req->path, "/admin/hold") == 0;
+        pthread_cond_broadcast(&d->cv);
+        pthread_mutex_unlock(&d->mu);
+    } else if (strcmp(req->path, "/admin/reply") == 0) {
         if (int_arg(req, "code", 100, 599, &code) != 0 ||
             (arg(req, "count") && int_arg(req, "count", 0, 1000000, &count) != 0)) {
             set_text(r, 400, TEXT, "want code=100..599 and optional count=K (K >= 0)\n");
@@ -339,8 +377,10 @@ void bkd_handle(struct bkd *d, const struct bkd_req *req, struct bkd_reply *r,
         serve_latest(d, r);
     else if (strcmp(p, "/healthz") == 0)
         set_text(r, 200, JSON, "{\"health\":true}");
-    else if (strcmp(p, "/admin/reply") == 0 || strcmp(p, "/admin/delay") == 0 ||
-             strcmp(p, "/admin/requests") == 0)
+    else if (strncmp(p, "/admin/", 7) == 0 &&
+             (strcmp(p + 7, "reply") == 0 || strcmp(p + 7, "delay") == 0 ||
+              strcmp(p + 7, "requests") == 0 || strcmp(p + 7, "hold") == 0 ||
+              strcmp(p + 7, "release") == 0 || strcmp(p + 7, "held") == 0))
         serve_admin(d, req, r);
     else
         set_text(r, 404, TEXT, "404 page not found\n");

@@ -10,6 +10,9 @@
  *   POST /admin/reply?code=N&count=K   the next K snapshot requests answer N with an
  *                                      empty body (K=0: until changed; code=200 resets)
  *   POST /admin/delay?ms=N         every snapshot request waits N ms before answering
+ *   POST /admin/hold               from now on snapshot requests are held (no answer)
+ *   POST /admin/release            answer the held requests and hold no more
+ *   GET  /admin/held               the number of requests held now ("N\n")
  *   GET  /admin/requests           one JSON line per snapshot request received:
  *                                  {"method","path","query":{…},"code","lastRevision","time"}
  *
@@ -21,7 +24,7 @@
  * Ownership: bkd_new returns a state the caller OWNS (bkd_free); a reply
  * OWNS its body (bkd_reply_release). Thread safety: bkd_handle may run on
  * any number of threads at once (one mutex guards the state); the delay is
- * slept outside it and ends early once cancelled() says so.
+ * slept outside it, and it and a hold end early once cancelled() says so.
  */
 #ifndef BKD_H
 #define BKD_H

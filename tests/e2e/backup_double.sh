@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # backup-double, the etcd-backup-restore stand-in of the controller tests, with curl:
 # the sidecar's routes and codes (§4.1 of etcd-druid.md), increasing revisions, the
-# admin routes (injected answers for K requests or until changed, delay, request log),
+# admin routes (injected answers for K requests or until changed, delay, hold and release,
+# request log),
 # HTTPS with a certificate directory, exit 0 on SIGTERM.
 set -euo pipefail
 . "$(dirname "$0")/../lib/druid.sh"
@@ -91,12 +92,26 @@ expect "failed requests logged with their code" 5 \
     "$(grep -cE '"code":50[03]' <<<"$log")"
 grep -q '"code":400,"lastRevision":null' <<<"$log" || ksim_fail "400 not logged: $log"
 
+# Hold: snapshot requests get no answer until released; /admin/held counts them.
+body POST /admin/hold >/dev/null
+curl -s -o /dev/null -w '%{http_code}' -X POST "$url/snapshot/full" >"$dir/held.code" &
+held=$!
+ksim_wait 5 bash -c "[ \"\$(curl -sf '$url/admin/held')\" = 1 ]" || ksim_fail "the request was not held"
+kill -0 "$held" 2>/dev/null || ksim_fail "a held request was answered"
+expect "admin routes answer while a request is held" 200 "$(code POST /admin/release)"
+reap_child "$held" 5 none || ksim_fail "the released request did not end"
+expect "the released request answered" 200 "$(cat "$dir/held.code")"
+expect "nothing held after the release" 0 "$(body GET /admin/held)"
+expect "no hold after the release" 200 "$(code POST /snapshot/full)"
+echo "ok: hold and release"
+
 # SIGTERM while an answer is delayed: exit 0 at once.
 body POST '/admin/delay?ms=60000' >/dev/null
 curl -s -o /dev/null -X POST "$url/snapshot/full" &
+held=$!
 sleep 0.3
 druid_double_stop || ksim_fail "backup-double did not exit 0 on SIGTERM"
-wait || true
+reap_child "$held" 5 none || true
 echo "ok: exit 0 on SIGTERM with a delayed answer in flight"
 
 # HTTPS from a certificate directory, verified against its CA by name.

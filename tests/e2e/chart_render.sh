@@ -29,6 +29,8 @@ for v in "$root"/tests/chart/values/*.yaml; do
     chart_render "$out" -f "$v" || fail "$name: render failed"
     without=()
     grep -q 'mode: \(secret\|certManager\)' "$v" && without=(--without webhook/wh_selftls.c)
+    grep -q 'opsTaskExecutor: false' "$v" &&
+        without+=(--without controller/otask.c --without controller/otask_ctl.c)
     "$CHARTTOOL" check "$out" "${binaries[@]}" >"$work/check.log" 2>&1 ||
         { cat "$work/check.log"; fail "$name: manifest check"; }
     "$CHARTTOOL" rbac "$out" --src "$root" "${procs[@]}" "${without[@]}" >"$work/rbac.log" 2>&1 ||

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # warden-controller end to end (issue 7, test 7): two replicas with leader election on a
 # Lease (2 s lease here). Only the leader reconciles; kill -9 the leader in the middle of a
-# hibernation (the final snapshot takes 3 s at backup-double) and the standby takes over
-# within the lease duration and finishes the flow. A graceful stop releases the Lease, so a
+# hibernation (backup-double holds the final snapshot's answer until the kill, so the call
+# is in flight) and the standby takes over within the lease duration and finishes the flow. A graceful stop releases the Lease, so a
 # new replica leads at once.
 set -euo pipefail
 . "$(dirname "$0")/../lib/controller.sh"
@@ -15,7 +15,8 @@ reconciles() { # pid: sum of controller_runtime_reconcile_total
 ctl_stage
 druid_etcd shoot etcd-main
 druid_double_for shoot etcd-main
-druid_double_admin 'delay?ms=3000'
+druid_double_admin hold
+held() { [ "$(curl -sf "$DRUID_DOUBLE_URL/admin/held")" -ge "$1" ]; }
 
 ctl_start
 a=$CTL_PID a_log=$CTL_LOG
@@ -31,8 +32,7 @@ ok "the second replica is ready and standing by"
 ctl_watch_phases shoot etcd-main "$CTL_DIR/phases"
 kc -n shoot annotate etcd etcd-main etcd-warden.io/hibernate=true >/dev/null
 ctl_wait_phase shoot etcd-main FinalSnapshot 20
-ksim_wait 10 bash -c "curl -sf '$DRUID_DOUBLE_URL/admin/requests' | grep -q final" ||
-    ctl_fail "no snapshot request reached the sidecar"
+ksim_wait 10 held 1 || ctl_fail "no snapshot request reached the sidecar"
 expect "the standby reconciled nothing" 0 "$(reconciles "$b")"
 [ "$(reconciles "$a")" -gt 0 ] || ctl_fail "the leader reconciled nothing"
 grep -q 'hibernation phase' "$b_log" && ctl_fail "the standby acted: $(grep 'hibernation phase' "$b_log")"
@@ -46,6 +46,8 @@ took=$((($(date +%s%N) - killed_at) / 1000000))
 [ "$took" -le 6000 ] || ctl_fail "take-over took $took ms (lease 2 s)"
 ok "the standby took over in $took ms"
 expect "the Lease is held by the second replica" "$b_id" "$(holder)"
+expect "still waiting for the final snapshot" FinalSnapshot "$(ctl_phase shoot etcd-main)"
+druid_double_admin release
 ctl_wait_phase shoot etcd-main Hibernated 40
 sleep 0.3
 expect "the flow finished by the new leader" "- CuttingTraffic FinalSnapshot ScalingDown Hibernated" \

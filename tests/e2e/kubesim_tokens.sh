@@ -32,10 +32,10 @@ code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$KSIM_DIR/ca.crt" "$KSIM
 [ "$code" = 200 ] || ksim_fail "/healthz got $code"
 
 # SIGTERM: the process exits 0 promptly
-kill -TERM "$KSIM_PID"
-for _ in $(seq 100); do kill -0 "$KSIM_PID" 2>/dev/null || break; sleep 0.1; done
-if kill -0 "$KSIM_PID" 2>/dev/null; then ksim_fail "kube-sim ignored SIGTERM"; fi
-wait "$KSIM_PID" || ksim_fail "kube-sim exited with $?"
+st=0
+reap_child "$KSIM_PID" 10 || st=$?
+[ "$REAP_KILLED" = 0 ] || ksim_fail "kube-sim ignored SIGTERM"
+[ "$st" -eq 0 ] || ksim_fail "kube-sim exited with $st"
 if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$KSIM_DIR/kube-sim.log"; then
     cat "$KSIM_DIR/kube-sim.log" >&2
     ksim_fail "sanitizer report"

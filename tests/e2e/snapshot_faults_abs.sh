@@ -52,7 +52,7 @@ set -e
 [ $RC -ne 0 ] || snap_fail "the run survived a dead Azurite"
 one_error_line "extend-snapshot-immutability failed"
 proxy_stop
-wait "$SNAP_ABS_PID" 2>/dev/null || true
+reap_child "$SNAP_ABS_PID" 10 none || true
 snap_abs_start
 abs_ls "$SNAP_PREFIX/" | snap_has 1800086400 && snap_fail "ABS: a blob was left after the kill"
 WARDEN_SNAPSHOT_NOW=1800086400 snap_run extend-snapshot-immutability --storage-provider ABS \

@@ -42,7 +42,7 @@ run_day 3 --copy-mode stream --part-size 5242880
 [ $RC -ne 0 ] || snap_fail "the run survived a dead emulator"
 one_error_line "extend-snapshot-immutability failed"
 proxy_stop
-wait "$SNAP_S3_PID" 2>/dev/null || true
+reap_child "$SNAP_S3_PID" 10 none || true
 snap_s3_start
 echo "$SNAP_S3_PID" >"$SNAP_WORK/s3.pid"
 no_copy_of_day 3

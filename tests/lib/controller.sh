@@ -145,38 +145,28 @@ _ctl_forget() {
 # SIGKILL controller PID (default CTL_PID): no graceful shutdown, the Lease stays held.
 ctl_kill9() {
     local pid=${1:-$CTL_PID}
-    kill -KILL "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
+    reap_child "$pid" 5 KILL || true
     _ctl_forget "$pid"
 }
 
 # SIGTERM controller PID (default CTL_PID); fails unless it exits 0 within 20 s.
 ctl_stop() {
-    local pid=${1:-$CTL_PID} status=0 i
-    kill -TERM "$pid" 2>/dev/null || ctl_fail "controller $pid is not running"
-    for ((i = 0; i < 200; i++)); do
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.1
-    done
-    kill -0 "$pid" 2>/dev/null && { kill -KILL "$pid"; ctl_fail "controller $pid ignored SIGTERM"; }
-    wait "$pid" || status=$?
+    local pid=${1:-$CTL_PID} status=0
+    kill -0 "$pid" 2>/dev/null || ctl_fail "controller $pid is not running"
+    reap_child "$pid" 20 || status=$?
     _ctl_forget "$pid"
+    [ "$REAP_KILLED" = 0 ] || ctl_fail "controller $pid ignored SIGTERM"
     [ "$status" -eq 0 ] || ctl_fail "warden-controller exited with $status on SIGTERM"
     _ctl_sanitizer_check || ctl_fail "sanitizer report"
 }
 
 _ctl_cleanup() {
-    local p i
+    local p
     for p in "${_ctl_pids[@]}"; do
         kill -TERM "$p" 2>/dev/null || true
     done
     for p in "${_ctl_pids[@]}"; do
-        for ((i = 0; i < 100; i++)); do
-            kill -0 "$p" 2>/dev/null || break
-            sleep 0.1
-        done
-        kill -KILL "$p" 2>/dev/null || true
-        wait "$p" 2>/dev/null || true
+        reap_child "$p" 10 none || true
     done
     _ctl_pids=()
     _ctl_sanitizer_check

@@ -337,8 +337,7 @@ druid_status() {
 _druid_double_cleanup() {
     local p
     for p in "${_druid_doubles[@]}"; do
-        kill "$p" 2>/dev/null || true
-        wait "$p" 2>/dev/null || true
+        reap_child "$p" 10 || true
     done
     _druid_doubles=()
 }
@@ -374,8 +373,8 @@ druid_double_start() {
 #   druid_double_stop [PID]
 druid_double_stop() {
     local pid=${1:-$DRUID_DOUBLE_PID} status=0 i rest=()
-    kill -TERM "$pid" 2>/dev/null || return 1
-    wait "$pid" || status=$?
+    kill -0 "$pid" 2>/dev/null || return 1
+    reap_child "$pid" 10 || status=$?
     for i in "${_druid_doubles[@]}"; do [ "$i" = "$pid" ] || rest+=("$i"); done
     _druid_doubles=("${rest[@]+"${rest[@]}"}")
     if grep -qE 'Sanitizer|runtime error' "$DRUID_DOUBLE_LOG" 2>/dev/null; then

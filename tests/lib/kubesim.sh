@@ -23,6 +23,9 @@
 # The kube-sim binary is $KUBE_SIM (set by CTest), else found under
 # $WARDEN_BINARY_DIR or the usual build directories.
 
+# shellcheck source=reap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/reap.sh"
+
 _ksim_cleanups=()
 
 ksim_on_exit() {
@@ -85,19 +88,13 @@ kubesim_start() {
 }
 
 kubesim_stop() {
-    local i bad=0
+    local bad=0
     [ -n "${KSIM_PID:-}" ] || return 0
-    kill -TERM "$KSIM_PID" 2>/dev/null || true
-    for ((i = 0; i < 100; i++)); do
-        kill -0 "$KSIM_PID" 2>/dev/null || break
-        sleep 0.1
-    done
-    if kill -0 "$KSIM_PID" 2>/dev/null; then
+    reap_child "$KSIM_PID" 10 || true
+    if [ "$REAP_KILLED" = 1 ]; then
         echo "kube-sim did not stop on SIGTERM" >&2
-        kill -KILL "$KSIM_PID" 2>/dev/null || true
         bad=1
     fi
-    wait "$KSIM_PID" 2>/dev/null || true
     if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:|UndefinedBehaviorSanitizer' \
         "$KSIM_DIR/kube-sim.log" 2>/dev/null; then
         echo "kube-sim sanitizer report:" >&2

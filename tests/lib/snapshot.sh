@@ -29,6 +29,9 @@
 # as $WARDEN_SNAPSHOT with command + args exactly as written. Returns its
 # exit status.
 
+# shellcheck source=reap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/reap.sh"
+
 _snap_cleanups=()
 snap_on_exit() { _snap_cleanups+=("$1"); }
 _snap_run_cleanups() {
@@ -91,11 +94,9 @@ _snap_emulator() {
     echo "$bin"
 }
 
-# Kill a process this script started, by pid, and wait for it.
+# Kill a process this script started, by pid, and reap it (SIGKILL after 10 s).
 snap_kill() {
-    local pid=$1 sig=${2:-TERM}
-    kill -s "$sig" "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
+    reap_child "$1" 10 "${2:-TERM}" || true
 }
 
 # s3rver on a loopback port with bucket $SNAP_BUCKET; the data directory survives

@@ -148,8 +148,7 @@ EOF
 
 _wh_cleanup() {
     [ -n "$WH_PID" ] || return 0
-    kill "$WH_PID" 2>/dev/null || true
-    wait "$WH_PID" 2>/dev/null || true
+    reap_child "$WH_PID" 10 || true
     WH_PID=""
 }
 
@@ -171,8 +170,7 @@ wh_start() {
 # (a sanitizer build reports leaks and errors at exit).
 wh_stop() {
     local status=0
-    kill -TERM "$WH_PID"
-    wait "$WH_PID" || status=$?
+    reap_child "$WH_PID" 20 || status=$?
     WH_PID=""
     [ "$status" -eq 0 ] || wh_fail "warden-webhook exited with $status on SIGTERM"
     if grep -qE 'Sanitizer|runtime error' "$WH_LOG"; then
