@@ -12,7 +12,10 @@
  *
  * Queue keys. A de-duplicating, rate-limited work queue (--workers) holds:
  *   "etcd/<ns>/<name>"     the Etcd's flows (dispatch below),
- *   "immtask/<ns>/<name>"  an ExtendFullSnapshotImmutabilityTask (imt_reconcile).
+ *   "immtask/<ns>/<name>"  an ExtendFullSnapshotImmutabilityTask (imt_reconcile),
+ *   "bucket//<name>"       a BackupBucket and its BackupEntries (bke_reconcile; only
+ *                          with --backup-entries; every Etcd event queues every
+ *                          bucket's key, an entry's event its bucket's).
  * The EtcdOpsTask executor has a queue and workers of its own
  * (--ops-task-workers; controller/otask_exec.h), so that sidecar calls that
  * take long cannot hold up the other flows:
@@ -112,6 +115,10 @@ enum ctl_cache {
     CTL_C_CRONJOBS,      /* batch/v1 cronjobs owned by an immutability task (label
                             app.kubernetes.io/managed-by=etcd-warden) */
     CTL_C_STATUSBACKUPS, /* etcd-warden.io/v1alpha1 etcdstatusbackups */
+    CTL_C_BUCKETS,       /* etcd-warden.io/v1alpha1 backupbuckets (cluster-scoped, key "<name>";
+                            with --backup-entries only, else NULL) */
+    CTL_C_BKENTRIES,     /* etcd-warden.io/v1alpha1 backupentries (likewise); index
+                            BKE_INDEX_BUCKET (controller/bke.h) */
     CTL_C_COUNT
 };
 
@@ -142,6 +149,7 @@ typedef enum kerr (*ctl_task_step_fn)(struct ctl *c, const char *ns, const char 
 struct ctl_steps {
     ctl_etcd_step_fn sbk, oref, hib, rst;
     ctl_task_step_fn otask, imt;
+    ctl_task_step_fn bke; /* "bucket//<name>": bke_reconcile */
 };
 
 /* Options a test may change; zero means the default. */

@@ -11,9 +11,19 @@
 #include "common/kobj.h"
 #include "common/log.h"
 #include "common/store.h"
+#include "controller/bke.h"
 
 /* How one informer's events become keys. */
-enum feed { FEED_ETCD, FEED_COMPONENT, FEED_OPSTASK, FEED_IMMTASK, FEED_CRONJOB, FEED_BACKUP };
+enum feed {
+    FEED_ETCD,
+    FEED_COMPONENT,
+    FEED_OPSTASK,
+    FEED_IMMTASK,
+    FEED_CRONJOB,
+    FEED_BACKUP,
+    FEED_BUCKET,
+    FEED_BKENTRY
+};
 
 /* One watched resource. */
 struct kind {
@@ -38,11 +48,15 @@ static const struct kind objects[] = {
       NULL,
       "EtcdStatusBackup",
       FEED_BACKUP },
+    /* with --backup-entries only (cluster-scoped: never restricted to a namespace) */
+    { { "etcd-warden.io", "v1alpha1", "backupbuckets", 0 }, NULL, "BackupBucket", FEED_BUCKET },
+    { { "etcd-warden.io", "v1alpha1", "backupentries", 0 }, NULL, "BackupEntry", FEED_BKENTRY },
 };
 
 /* The cache each entry of objects fills. */
-static const enum ctl_cache object_cache[] = { CTL_C_ETCDS, CTL_C_OPSTASKS, CTL_C_IMMTASKS,
-                                               CTL_C_CRONJOBS, CTL_C_STATUSBACKUPS };
+static const enum ctl_cache object_cache[] = { CTL_C_ETCDS,    CTL_C_OPSTASKS,      CTL_C_IMMTASKS,
+                                               CTL_C_CRONJOBS, CTL_C_STATUSBACKUPS, CTL_C_BUCKETS,
+                                               CTL_C_BKENTRIES };
 
 static const struct kind components[] = {
     { { "", "v1", "serviceaccounts", 1 }, "v1", "ServiceAccount", FEED_COMPONENT },
@@ -238,12 +252,36 @@ static int task_changed(const cJSON *a, const cJSON *b)
     return 0;
 }
 
+/* Every bucket's key: an Etcd may join or leave any bucket. */
+static void bucket_keys(struct ctl_caches *c)
+{
+    struct store *s = ctl_caches_store(c, CTL_C_BUCKETS);
+    struct strlist keys;
+    size_t i;
+
+    strlist_init(&keys);
+    if (s && store_keys(s, &keys, NULL) == KERR_OK) {
+        for (i = 0; i < keys.n; i++)
+            c->o.on_key(c->o.ctx, "bucket", "", keys.v[i]);
+    }
+    strlist_release(&keys);
+}
+
 static void feed(struct feedctx *f, const cJSON *obj, int own_key)
 {
     struct ctl_caches *c = f->c;
 
     switch (f->k->feed) {
+    case FEED_BUCKET:
+        key(c, "bucket", obj, kjson_get_str(obj, "metadata.name"));
+        break;
+    case FEED_BKENTRY:
+        key(c, "bucket", obj, kjson_get_str(obj, "spec.bucketName"));
+        break;
     case FEED_ETCD:
+        bucket_keys(c);
+        key(c, "etcd", obj, kjson_get_str(obj, "metadata.name"));
+        break;
     case FEED_BACKUP:
         key(c, "etcd", obj, kjson_get_str(obj, "metadata.name"));
         break;
@@ -339,7 +377,7 @@ static enum kerr new_informer(struct ctl_caches *c, const struct kind *k, struct
 
     memset(&o, 0, sizeof(o));
     o.res = &k->res;
-    o.ns = c->ns;
+    o.ns = k->res.namespaced ? c->ns : NULL;
     o.name = k->kind;
     o.compact = 1;
     if (k->feed == FEED_CRONJOB)
@@ -361,6 +399,8 @@ static enum kerr new_informer(struct ctl_caches *c, const struct kind *k, struct
         rc = store_add_index(inf_store(*out), CTL_INDEX_PHASE, index_phase, NULL, err);
     if (k->feed == FEED_OPSTASK || k->feed == FEED_IMMTASK)
         rc = store_add_index(inf_store(*out), CTL_INDEX_ETCD_NAME, index_etcd_name, NULL, err);
+    if (k->feed == FEED_BKENTRY)
+        rc = store_add_index(inf_store(*out), BKE_INDEX_BUCKET, bke_index_bucket, NULL, err);
     return rc;
 }
 
@@ -385,8 +425,11 @@ enum kerr ctl_caches_new(const struct ctl_caches_opts *o, struct ctl_caches **ou
     so.key = component_key;
     if (!rc && !(rc = store_new(&so, &c->components, err)))
         rc = store_add_index(c->components, CTL_INDEX_PART_OF, index_part_of, NULL, err);
-    for (i = 0; !rc && i < NOBJECTS; i++)
-        rc = new_informer(c, &objects[i], &c->objctx[i], &c->objs[i], err);
+    for (i = 0; !rc && i < NOBJECTS; i++) {
+        if (o->backup_entries ||
+            (objects[i].feed != FEED_BUCKET && objects[i].feed != FEED_BKENTRY))
+            rc = new_informer(c, &objects[i], &c->objctx[i], &c->objs[i], err);
+    }
     for (i = 0; !rc && i < NCOMPONENTS; i++)
         rc = new_informer(c, &components[i], &c->compctx[i], &c->comps[i], err);
     if (rc) {
@@ -403,7 +446,7 @@ enum kerr ctl_caches_start(struct ctl_caches *c, struct kerr_info *err)
     size_t i;
 
     for (i = 0; !rc && i < NOBJECTS; i++)
-        rc = inf_start(c->objs[i], err);
+        rc = c->objs[i] ? inf_start(c->objs[i], err) : KERR_OK;
     for (i = 0; !rc && i < NCOMPONENTS; i++)
         rc = inf_start(c->comps[i], err);
     return rc;
@@ -414,7 +457,7 @@ int ctl_caches_synced(struct ctl_caches *c)
     size_t i;
 
     for (i = 0; i < NOBJECTS; i++) {
-        if (!inf_has_synced(c->objs[i]))
+        if (c->objs[i] && !inf_has_synced(c->objs[i]))
             return 0;
     }
     for (i = 0; i < NCOMPONENTS; i++) {
@@ -432,7 +475,7 @@ struct store *ctl_caches_store(struct ctl_caches *c, enum ctl_cache w)
         return c->components;
     for (i = 0; i < NOBJECTS; i++) {
         if (object_cache[i] == w)
-            return inf_store(c->objs[i]);
+            return c->objs[i] ? inf_store(c->objs[i]) : NULL;
     }
     return NULL;
 }
@@ -454,7 +497,7 @@ size_t ctl_caches_objects(struct ctl_caches *c)
     size_t i, n = store_count(c->components);
 
     for (i = 0; i < NOBJECTS; i++)
-        n += store_count(inf_store(c->objs[i]));
+        n += c->objs[i] ? store_count(inf_store(c->objs[i])) : 0;
     return n;
 }
 

@@ -10,6 +10,10 @@
  * apiVersion, kind and metadata (name, namespace, uid, resourceVersion,
  * labels, ownerReferences) and mirrored into one store keyed
  * "<kind>/<ns>/<name>" with the index CTL_INDEX_PART_OF ("<ns>/<part-of>").
+ * With backup_entries, BackupBuckets and BackupEntries (cluster-scoped,
+ * never restricted to ns) are cached too, the entries indexed by
+ * BKE_INDEX_BUCKET; a bucket maps to "bucket//<name>", an entry to its
+ * bucket's key, and an Etcd to every cached bucket's key as well as its own.
  * The Etcd store has an index "phase" by the value of the annotation
  * etcd-warden.io/hibernation-phase.
  *
@@ -48,6 +52,7 @@ struct ctl_caches_opts {
     const char *ns;            /* BORROWED; NULL or "": every namespace */
     long resync_ms;            /* Etcds re-delivered this often (0: never) */
     ctl_caches_key_fn on_key;  /* required */
+    int backup_entries;        /* also BackupBuckets and BackupEntries (cluster-wide) */
     void *ctx;                 /* BORROWED, passed to on_key */
 };
 

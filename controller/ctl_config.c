@@ -42,6 +42,8 @@ static size_t make_table(struct ctl_config *c, struct proc_flag *out)
           "keep an EtcdStatusBackup of every Etcd (false: delete them)" },
         { "ops-task-executor", PROC_FLAG_BOOL, &c->ops_task_executor, "true",
           "execute EtcdOpsTasks (false where etcd-druid executes them itself)" },
+        { "backup-entries", PROC_FLAG_BOOL, &c->backup_entries, "true",
+          "keep a BackupEntry per Etcd backing up into a BackupBucket (needs their CRDs)" },
         { "ops-task-workers", PROC_FLAG_INT, &c->ops_task_workers, "3",
           "concurrent EtcdOpsTask calls to backup sidecars, apart from --workers (1-64)" },
         { "ops-task-call-timeout", PROC_FLAG_DURATION, &c->ops_task_call_ms, "15m",

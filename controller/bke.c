@@ -1,0 +1,585 @@
+/* bke - BackupBuckets and the BackupEntries kept in them; see bke.h. */
+#include "controller/bke.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "common/crypto.h"
+#include "common/events.h"
+#include "common/kjson.h"
+#include "common/kpath.h"
+#include "common/ktime.h"
+#include "common/log.h"
+#include "common/proc.h"
+#include "common/store.h"
+#include "controller/ctl.h"
+#include "controller/ctl_config.h"
+#include "controller/etcdspec.h"
+
+const struct k8s_resource BKE_RES_BUCKET = { "etcd-warden.io", "v1alpha1", "backupbuckets", 0 };
+const struct k8s_resource BKE_RES_ENTRY = { "etcd-warden.io", "v1alpha1", "backupentries", 0 };
+
+/* A bucket as read: strings BORROWED from its object. */
+struct bucket {
+    const cJSON *obj;
+    const char *name, *kind, *container, *endpoint;
+    long grace_ms;
+};
+
+enum kerr bke_entry_name(const char *ns, const char *name, const char *uid, const char *prefix,
+                         char out[KNAME_SUBDOMAIN_MAX + 1])
+{
+    char hash[CRYPTO_SHA256_HEX_LEN + 1] = "", *base, *clean = NULL;
+    size_t n;
+    enum kerr rc = KERR_OK;
+
+    if (!ns || !*ns || !name || !*name || !uid || !*uid)
+        return KERR_INVAL;
+    if (prefix) {
+        n = strlen(prefix) + 2;
+        clean = malloc(n);
+        rc = clean ? kpath_clean(prefix, clean, n) : KERR_NOMEM;
+        if (rc == KERR_OK)
+            rc = crypto_sha256_hex(clean, strlen(clean), hash, NULL);
+        free(clean);
+        if (rc != KERR_OK)
+            return rc;
+    }
+    n = strlen(ns) + strlen(name) + 32;
+    base = malloc(n);
+    if (!base)
+        return KERR_NOMEM;
+    snprintf(base, n, "%s--%s--%.8s%s%.8s", ns, name, uid, *hash ? "--" : "", hash);
+    rc = kname_join(base, "", KNAME_SUBDOMAIN_MAX, out, KNAME_SUBDOMAIN_MAX + 1);
+    free(base);
+    return rc;
+}
+
+static const char *str_or_empty(const cJSON *obj, const char *path)
+{
+    const char *s = kjson_get_str(obj, path);
+
+    return s ? s : "";
+}
+
+static int same_store(const struct bucket *b, const cJSON *etcd)
+{
+    const char *kind = etcdspec_provider_kind(kjson_get_str(etcd, "spec.backup.store.provider"));
+    const char *container = kjson_get_str(etcd, "spec.backup.store.container");
+
+    return kind && b->kind && strcasecmp(kind, b->kind) == 0 && container &&
+           strcmp(container, b->container) == 0 &&
+           strcmp(str_or_empty(etcd, "spec.backup.store.endpointOverride"), b->endpoint) == 0 &&
+           kjson_get_str(etcd, "spec.backup.store.prefix");
+}
+
+/* Read obj into *b; KERR_INVAL with the field in err when it does not validate. */
+static enum kerr read_bucket(const cJSON *obj, struct bucket *b, struct kerr_info *err)
+{
+    const char *provider = kjson_get_str(obj, "spec.provider");
+    const char *grace = kjson_get_str(obj, "spec.deletionGracePeriod");
+
+    memset(b, 0, sizeof(*b));
+    b->obj = obj;
+    b->name = kjson_get_str(obj, "metadata.name");
+    b->kind = etcdspec_provider_kind(provider);
+    b->container = kjson_get_str(obj, "spec.container");
+    b->endpoint = str_or_empty(obj, "spec.endpointOverride");
+    if (!b->kind)
+        return kerr_set(err, KERR_INVAL, "spec.provider: unknown provider \"%s\"",
+                        provider ? provider : "");
+    if (!b->container || !*b->container)
+        return kerr_set(err, KERR_INVAL, "spec.container: required");
+    if (proc_parse_duration(grace && *grace ? grace : BKE_DEFAULT_GRACE, &b->grace_ms, err) !=
+        KERR_OK)
+        return kerr_set(err, KERR_INVAL, "spec.deletionGracePeriod: \"%s\" is not a duration",
+                        grace);
+    return KERR_OK;
+}
+
+int bke_store_matches(const cJSON *bucket, const cJSON *etcd)
+{
+    struct bucket b;
+
+    return read_bucket(bucket, &b, NULL) == KERR_OK && same_store(&b, etcd);
+}
+
+enum kerr bke_index_bucket(void *ctx, const cJSON *obj, struct strlist *values)
+{
+    const char *b = kjson_get_str(obj, "spec.bucketName");
+
+    (void)ctx;
+    return b && *b ? strlist_add(values, b) : KERR_OK;
+}
+
+static void event(const struct bke_ctx *x, const cJSON *obj, const char *kind, enum ev_type type,
+                  const char *reason, const char *action, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
+
+static void event(const struct bke_ctx *x, const cJSON *obj, const char *kind, enum ev_type type,
+                  const char *reason, const char *action, const char *fmt, ...)
+{
+    struct ev_ref ref;
+    char note[EV_NOTE_MAX];
+    va_list ap;
+
+    if (!x->events || ev_ref_from_object(obj, &ref) != KERR_OK)
+        return;
+    ref.kind = kind;
+    ref.api_version = ETCDSPEC_WARDEN_API;
+    va_start(ap, fmt);
+    vsnprintf(note, sizeof(note), fmt, ap);
+    va_end(ap);
+    (void)ev_emitf(x->events, &ref, type, reason, action, "%s", note);
+}
+
+/* Write status {phase, message} of entry (the stored object, BORROWED) when it differs. */
+static enum kerr entry_status(const struct bke_ctx *x, const cJSON *entry, const char *phase,
+                              const char *message, struct kerr_info *err)
+{
+    cJSON *obj;
+    enum kerr rc;
+
+    if (strcmp(str_or_empty(entry, "status.phase"), phase) == 0 &&
+        strcmp(str_or_empty(entry, "status.message"), message) == 0)
+        return KERR_OK;
+    obj = cJSON_Duplicate(entry, 1);
+    if (!obj)
+        return kerr_set(err, KERR_NOMEM, NULL);
+    rc = kjson_set_str(obj, "status.phase", phase, err);
+    if (rc == KERR_OK)
+        rc = kjson_set_str(obj, "status.message", message, err);
+    if (rc == KERR_OK)
+        rc = k8s_update(x->client, &BKE_RES_ENTRY, NULL, kjson_get_str(entry, "metadata.name"), obj,
+                        &(struct k8s_write_opts){ .subresource = "status" }, NULL, err);
+    cJSON_Delete(obj);
+    return rc;
+}
+
+/* A copy of a cached entry ready for a PUT (lists leave apiVersion and kind out). */
+static cJSON *entry_copy(const cJSON *entry)
+{
+    cJSON *obj = cJSON_Duplicate(entry, 1);
+
+    if (obj && (kjson_set_str(obj, "apiVersion", ETCDSPEC_WARDEN_API, NULL) != KERR_OK ||
+                kjson_set_str(obj, "kind", "BackupEntry", NULL) != KERR_OK)) {
+        cJSON_Delete(obj);
+        return NULL;
+    }
+    return obj;
+}
+
+/* 1 when the stored entry ename has a prefix other than prefix (the Etcd moved). */
+static int other_prefix(const struct bke_ctx *x, const char *ename, const char *prefix)
+{
+    cJSON *cur = NULL;
+    int other = 0;
+
+    if (k8s_get(x->client, &BKE_RES_ENTRY, NULL, ename, NULL, &cur, NULL) == KERR_OK)
+        other = kpath_equal(str_or_empty(cur, "spec.prefix"), prefix) != 1;
+    cJSON_Delete(cur);
+    return other;
+}
+
+static enum kerr create_entry(const struct bke_ctx *x, const struct bucket *b, const cJSON *etcd,
+                              long *requeue, struct kerr_info *err)
+{
+    const char *ns = kjson_get_str(etcd, "metadata.namespace");
+    const char *name = kjson_get_str(etcd, "metadata.name");
+    const char *uid = kjson_get_str(etcd, "metadata.uid");
+    const char *prefix = kjson_get_str(etcd, "spec.backup.store.prefix");
+    char ename[KNAME_SUBDOMAIN_MAX + 1], msg[512];
+    cJSON *e = cJSON_CreateObject(), *created = NULL;
+    enum kerr rc = e ? KERR_OK : KERR_NOMEM;
+
+    if (rc == KERR_OK && (rc = bke_entry_name(ns, name, uid, NULL, ename)) != KERR_OK)
+        rc = kerr_set(err, rc, "no BackupEntry name for Etcd %s/%s", ns, name);
+    if (rc == KERR_OK)
+        rc = kjson_set_str(e, "apiVersion", ETCDSPEC_WARDEN_API, err);
+    if (rc == KERR_OK)
+        rc = kjson_set_str(e, "kind", "BackupEntry", err);
+    if (rc == KERR_OK)
+        rc = kjson_set_str(e, "metadata.name", ename, err);
+    if (rc == KERR_OK)
+        rc = kjson_set_str(e, "metadata.labels[" ETCDSPEC_LABEL_MANAGED_BY "]", "etcd-warden", err);
+    if (rc == KERR_OK)
+        rc = kjson_set_str(e, "spec.bucketName", b->name, err);
+    if (rc == KERR_OK)
+        rc = kjson_set_str(e, "spec.prefix", prefix, err);
+    if (rc == KERR_OK)
+        rc = kjson_set_str(e, "spec.etcd.namespace", ns, err);
+    if (rc == KERR_OK)
+        rc = kjson_set_str(e, "spec.etcd.name", name, err);
+    if (rc == KERR_OK)
+        rc = kjson_set_str(e, "spec.etcd.uid", uid, err);
+    if (rc == KERR_OK)
+        rc = k8s_create(x->client, &BKE_RES_ENTRY, NULL, e, NULL, &created, err);
+    if (rc == KERR_EXISTS && other_prefix(x, ename, prefix) &&
+        bke_entry_name(ns, name, uid, prefix, ename) == KERR_OK &&
+        kjson_set_str(e, "metadata.name", ename, err) == KERR_OK)
+        rc = k8s_create(x->client, &BKE_RES_ENTRY, NULL, e, NULL, &created, err);
+    if (rc == KERR_EXISTS) { /* ours, not cached yet */
+        *requeue = BKE_RETRY_MS;
+        rc = KERR_OK;
+    } else if (rc == KERR_OK) {
+        snprintf(msg, sizeof(msg), "backups of Etcd %s/%s under prefix \"%s\"", ns, name, prefix);
+        event(x, created, "BackupEntry", EV_NORMAL, "Created", "KeepEntry",
+              "BackupEntry %s created in bucket %s for Etcd %s/%s, prefix \"%s\"", ename, b->name,
+              ns, name, prefix);
+        rc = entry_status(x, created, BKE_PHASE_ACTIVE, msg, err);
+    }
+    cJSON_Delete(created);
+    cJSON_Delete(e);
+    return rc;
+}
+
+/* Make entry (cached, BORROWED) the live etcd's: uid, no deletion time, phase Active. */
+static enum kerr attach_entry(const struct bke_ctx *x, const cJSON *entry, const cJSON *etcd,
+                              struct kerr_info *err)
+{
+    const char *ns = kjson_get_str(etcd, "metadata.namespace");
+    const char *name = kjson_get_str(etcd, "metadata.name");
+    const char *uid = str_or_empty(etcd, "metadata.uid");
+    const char *ename = kjson_get_str(entry, "metadata.name");
+    const char *old_uid = str_or_empty(entry, "spec.etcd.uid");
+    int pending = kjson_has(entry, "spec.etcdDeletedAt");
+    char msg[512];
+    cJSON *obj = NULL, *stored = NULL;
+    enum kerr rc = KERR_OK;
+
+    snprintf(msg, sizeof(msg), "backups of Etcd %s/%s under prefix \"%s\"", ns, name,
+             str_or_empty(entry, "spec.prefix"));
+    if (pending || strcmp(old_uid, uid) != 0) {
+        obj = entry_copy(entry);
+        if (!obj)
+            return kerr_set(err, KERR_NOMEM, NULL);
+        (void)kjson_delete(obj, "spec.etcdDeletedAt");
+        rc = kjson_set_str(obj, "spec.etcd.uid", uid, err);
+        if (rc == KERR_OK)
+            rc = k8s_update(x->client, &BKE_RES_ENTRY, NULL, ename, obj, NULL, &stored, err);
+        cJSON_Delete(obj);
+        if (rc != KERR_OK)
+            return rc;
+        event(x, stored, "BackupEntry", EV_NORMAL, "Reattached", "KeepEntry",
+              "Etcd %s/%s (uid %s) reattached to BackupEntry %s%s", ns, name, uid, ename,
+              pending ? ": pending deletion cancelled" : "");
+        log_info("backup entry reattached", "entry", ename, "namespace", ns, "name", name);
+        entry = stored;
+    }
+    rc = entry_status(x, entry, BKE_PHASE_ACTIVE, msg, err);
+    cJSON_Delete(stored);
+    return rc;
+}
+
+/* Is the Etcd of entry alive and still backing up into it? A GET, not the cache. */
+static enum kerr entry_claimed(const struct bke_ctx *x, const struct bucket *b, const cJSON *entry,
+                               int *claimed, struct kerr_info *err)
+{
+    cJSON *etcd = NULL;
+    enum kerr rc =
+        k8s_get(x->client, &ETCDSPEC_RES_ETCD, kjson_get_str(entry, "spec.etcd.namespace"),
+                kjson_get_str(entry, "spec.etcd.name"), NULL, &etcd, err);
+
+    *claimed = 0;
+    if (rc == KERR_NOTFOUND)
+        return KERR_OK;
+    if (rc == KERR_OK)
+        *claimed =
+            same_store(b, etcd) && kpath_equal(kjson_get_str(etcd, "spec.backup.store.prefix"),
+                                               str_or_empty(entry, "spec.prefix")) == 1;
+    cJSON_Delete(etcd);
+    return rc;
+}
+
+static void requeue_min(long *requeue, long ms)
+{
+    if (ms < 1)
+        ms = 1;
+    if (*requeue <= 0 || ms < *requeue)
+        *requeue = ms;
+}
+
+/* An entry no live Etcd of the cache claims: PendingDeletion, or wait out the grace period. */
+static enum kerr release_entry(const struct bke_ctx *x, const struct bucket *b, const cJSON *entry,
+                               long *requeue, struct kerr_info *err)
+{
+    const char *ename = kjson_get_str(entry, "metadata.name");
+    const char *ns = str_or_empty(entry, "spec.etcd.namespace");
+    const char *name = str_or_empty(entry, "spec.etcd.name");
+    const char *deleted = kjson_get_str(entry, "spec.etcdDeletedAt");
+    char now[KTIME_LEN + 1], due[KTIME_LEN + 1], msg[512];
+    struct timespec at;
+    time_t t = time(NULL), due_t;
+    cJSON *obj, *stored = NULL;
+    int claimed;
+    enum kerr rc;
+
+    if (x->watch_ns && *x->watch_ns && strcmp(ns, x->watch_ns) != 0)
+        return KERR_OK;
+    if (deleted && ktime_parse(deleted, &at, NULL) == KERR_OK) {
+        due_t = at.tv_sec + (time_t)(b->grace_ms / 1000);
+        if (due_t > t)
+            requeue_min(requeue, (long)(due_t - t) * 1000L);
+        if (ktime_format(due_t, due) != KERR_OK)
+            due[0] = '\0';
+        snprintf(msg, sizeof(msg), "Etcd %s/%s deleted at %s; its backups are deletable from %s",
+                 ns, name, deleted, due);
+        return entry_status(x, entry, BKE_PHASE_PENDING, msg, err);
+    }
+    if ((rc = entry_claimed(x, b, entry, &claimed, err)) != KERR_OK || claimed) {
+        if (claimed) /* the cache is behind: look again */
+            requeue_min(requeue, BKE_RETRY_MS);
+        return rc;
+    }
+    if (ktime_format(t, now) != KERR_OK || ktime_format(t + b->grace_ms / 1000, due) != KERR_OK)
+        return kerr_set(err, KERR_INTERNAL, "cannot format the time");
+    obj = entry_copy(entry);
+    if (!obj)
+        return kerr_set(err, KERR_NOMEM, NULL);
+    rc = kjson_set_str(obj, "spec.etcdDeletedAt", now, err);
+    if (rc == KERR_OK)
+        rc = k8s_update(x->client, &BKE_RES_ENTRY, NULL, ename, obj, NULL, &stored, err);
+    cJSON_Delete(obj);
+    if (rc != KERR_OK)
+        return rc;
+    event(x, stored, "BackupEntry", EV_NORMAL, "PendingDeletion", "KeepEntry",
+          "Etcd %s/%s is gone from bucket %s; its backups under \"%s\" are kept until %s", ns, name,
+          b->name, str_or_empty(entry, "spec.prefix"), due);
+    log_info("backup entry pending deletion", "entry", ename, "until", due);
+    snprintf(msg, sizeof(msg), "Etcd %s/%s deleted at %s; its backups are deletable from %s", ns,
+             name, now, due);
+    rc = entry_status(x, stored, BKE_PHASE_PENDING, msg, err);
+    requeue_min(requeue, b->grace_ms);
+    cJSON_Delete(stored);
+    return rc;
+}
+
+/* What collect_etcd gathers. */
+struct collect {
+    const struct bucket *b;
+    cJSON *etcds; /* OWNS copies of the matching Etcds */
+};
+
+/* store_foreach: copy every Etcd matching the bucket. */
+static enum kerr collect_etcd(void *ctx, const char *key, const cJSON *etcd)
+{
+    struct collect *c = ctx;
+    cJSON *copy;
+
+    (void)key;
+    if (!same_store(c->b, etcd))
+        return KERR_OK;
+    copy = cJSON_Duplicate(etcd, 1);
+    if (!copy || !cJSON_AddItemToArray(c->etcds, copy)) {
+        cJSON_Delete(copy);
+        return KERR_NOMEM;
+    }
+    return KERR_OK;
+}
+
+/* The entry of entries (not yet claimed) for etcd: same namespace, name and prefix; or -1. */
+static int find_entry(const cJSON *entries, const char *claimed, const cJSON *etcd)
+{
+    const char *ns = kjson_get_str(etcd, "metadata.namespace");
+    const char *name = kjson_get_str(etcd, "metadata.name");
+    const char *prefix = kjson_get_str(etcd, "spec.backup.store.prefix");
+    const cJSON *e;
+    int i = 0;
+
+    cJSON_ArrayForEach (e, entries) {
+        if (!claimed[i] && strcmp(str_or_empty(e, "spec.etcd.namespace"), ns) == 0 &&
+            strcmp(str_or_empty(e, "spec.etcd.name"), name) == 0 &&
+            kpath_equal(str_or_empty(e, "spec.prefix"), prefix) == 1)
+            return i;
+        i++;
+    }
+    return -1;
+}
+
+/* Keep the status and the finalizer of the bucket for count entries. */
+static enum kerr sync_bucket(const struct bke_ctx *x, const struct bucket *b, int count,
+                             const char *names, const char *invalid, struct kerr_info *err)
+{
+    const cJSON *obj = b->obj, *f;
+    int deleting = kjson_has(obj, "metadata.deletionTimestamp"), has = 0, ready;
+    const char *reason, *ltt = NULL;
+    char msg[768], now[KTIME_LEN + 1] = "";
+    cJSON *copy, *fins, *cond, *stored = NULL;
+    int64_t gen = 0;
+    enum kerr rc = KERR_OK;
+
+    cJSON_ArrayForEach (f, kjson_get_arr(obj, "metadata.finalizers"))
+        has |= cJSON_IsString(f) && strcmp(f->valuestring, BKE_FINALIZER) == 0;
+    if ((count > 0) != has) {
+        copy = cJSON_Duplicate(obj, 1);
+        fins = copy ? cJSON_CreateArray() : NULL;
+        if (!fins) {
+            cJSON_Delete(copy);
+            return kerr_set(err, KERR_NOMEM, NULL);
+        }
+        cJSON_ArrayForEach (f, kjson_get_arr(obj, "metadata.finalizers"))
+            if (cJSON_IsString(f) && strcmp(f->valuestring, BKE_FINALIZER) != 0)
+                cJSON_AddItemToArray(fins, cJSON_CreateString(f->valuestring));
+        if (count > 0)
+            cJSON_AddItemToArray(fins, cJSON_CreateString(BKE_FINALIZER));
+        rc = kjson_set(copy, "metadata.finalizers", fins, err);
+        if (rc == KERR_OK)
+            rc = k8s_update(x->client, &BKE_RES_BUCKET, NULL, b->name, copy, NULL, &stored, err);
+        cJSON_Delete(copy);
+        if (rc == KERR_NOTFOUND || (rc == KERR_OK && count == 0 && deleting)) {
+            cJSON_Delete(stored);
+            return KERR_OK; /* gone with its last finalizer */
+        }
+        if (rc != KERR_OK)
+            return rc;
+        obj = stored;
+    }
+    ready = !invalid && !(deleting && count > 0);
+    reason = invalid ? "InvalidSpec" : ready ? "EntriesKept" : "EntriesRemain";
+    if (invalid)
+        snprintf(msg, sizeof(msg), "%s", invalid);
+    else if (!ready)
+        snprintf(msg, sizeof(msg), "the bucket is kept until its %d BackupEntries are gone: %s",
+                 count, names);
+    else
+        snprintf(msg, sizeof(msg), "%d BackupEntries", count);
+    cJSON_ArrayForEach (f, kjson_get_arr(obj, "status.conditions"))
+        if (strcmp(str_or_empty(f, "type"), "Ready") == 0 &&
+            strcmp(str_or_empty(f, "status"), ready ? "True" : "False") == 0)
+            ltt = kjson_get_str(f, "lastTransitionTime");
+    if (!ltt && ktime_format(time(NULL), now) == KERR_OK)
+        ltt = now;
+    (void)kjson_get_int64(obj, "metadata.generation", &gen);
+    copy = cJSON_Duplicate(obj, 1);
+    cond = cJSON_CreateObject();
+    if (!copy || !cond || !cJSON_AddStringToObject(cond, "type", "Ready") ||
+        !cJSON_AddStringToObject(cond, "status", ready ? "True" : "False") ||
+        !cJSON_AddStringToObject(cond, "reason", reason) ||
+        !cJSON_AddStringToObject(cond, "message", msg) ||
+        !cJSON_AddStringToObject(cond, "lastTransitionTime", ltt ? ltt : "") ||
+        kjson_set_int(copy, "status.entryCount", count, err) != KERR_OK ||
+        kjson_set_int(copy, "status.observedGeneration", gen, err) != KERR_OK ||
+        kjson_set(copy, "status.conditions", cJSON_CreateArray(), err) != KERR_OK ||
+        !cJSON_AddItemToArray((cJSON *)kjson_get_arr(copy, "status.conditions"), cond)) {
+        cJSON_Delete(copy);
+        cJSON_Delete(stored);
+        return kerr_set(err, KERR_NOMEM, NULL);
+    }
+    if (!cJSON_Compare(kjson_get(obj, "status"), kjson_get(copy, "status"), 1)) {
+        if (!ready)
+            log_warn("backup bucket not ready", "bucket", b->name, "reason", reason, "message",
+                     msg);
+        if (!ready)
+            event(x, obj, "BackupBucket", EV_WARNING, invalid ? "InvalidSpec" : "DeletionBlocked",
+                  "KeepBucket", "%s", msg);
+        rc = k8s_update(x->client, &BKE_RES_BUCKET, NULL, b->name, copy,
+                        &(struct k8s_write_opts){ .subresource = "status" }, NULL, err);
+        rc = rc == KERR_NOTFOUND ? KERR_OK : rc;
+    }
+    cJSON_Delete(copy);
+    cJSON_Delete(stored);
+    return rc;
+}
+
+/* Keep (or create) the entry of every matching Etcd, release the others. */
+static enum kerr keep_entries(const struct bke_ctx *x, const struct bucket *b, cJSON *entries,
+                              int *count, char *names, size_t nn, long *requeue,
+                              struct kerr_info *err)
+{
+    struct collect col = { b, cJSON_CreateArray() };
+    int n = cJSON_GetArraySize(entries), i,
+        deleting = kjson_has(b->obj, "metadata.deletionTimestamp");
+    char *claimed = calloc((size_t)n + 1, 1);
+    const cJSON *e;
+    struct kerr_info one;
+    enum kerr rc = KERR_OK, first = KERR_OK;
+
+    if (!col.etcds || !claimed || (!deleting && store_foreach(x->etcds, collect_etcd, &col, err))) {
+        cJSON_Delete(col.etcds);
+        free(claimed);
+        return kerr_set(err, KERR_NOMEM, NULL);
+    }
+    *count = n;
+    cJSON_ArrayForEach (e, col.etcds) {
+        kerr_clear(&one);
+        i = find_entry(entries, claimed, e);
+        if (i >= 0) {
+            claimed[i] = 1;
+            rc = attach_entry(x, cJSON_GetArrayItem(entries, i), e, &one);
+        } else {
+            rc = create_entry(x, b, e, requeue, &one);
+            *count += rc == KERR_OK;
+        }
+        if (rc != KERR_OK && first == KERR_OK) {
+            first = rc;
+            *err = one;
+        }
+    }
+    i = 0;
+    cJSON_ArrayForEach (e, entries) {
+        if (strlen(names) + 256 < nn)
+            snprintf(names + strlen(names), nn - strlen(names), "%s%s", *names ? ", " : "",
+                     str_or_empty(e, "metadata.name"));
+        if (!claimed[i++]) {
+            kerr_clear(&one);
+            rc = release_entry(x, b, e, requeue, &one);
+            if (rc != KERR_OK && first == KERR_OK) {
+                first = rc;
+                *err = one;
+            }
+        }
+    }
+    cJSON_Delete(col.etcds);
+    free(claimed);
+    return first;
+}
+
+enum kerr bke_run(const struct bke_ctx *x, const char *name, long *requeue_ms,
+                  struct kerr_info *err)
+{
+    struct bucket b;
+    struct kerr_info why;
+    cJSON *obj = NULL, *entries = NULL;
+    char names[1024] = "";
+    int count = 0;
+    enum kerr rc, src;
+
+    *requeue_ms = 0;
+    rc = k8s_get(x->client, &BKE_RES_BUCKET, NULL, name, NULL, &obj, err);
+    if (rc != KERR_OK)
+        return rc == KERR_NOTFOUND ? KERR_OK : rc;
+    kerr_clear(&why);
+    rc = store_index_list(x->entries, BKE_INDEX_BUCKET, name, &entries, err);
+    if (rc == KERR_OK && read_bucket(obj, &b, &why) != KERR_OK) {
+        count = cJSON_GetArraySize(entries);
+        rc = sync_bucket(x, &b, count, "", why.msg, err);
+    } else if (rc == KERR_OK) {
+        rc = keep_entries(x, &b, entries, &count, names, sizeof(names), requeue_ms, err);
+        src = sync_bucket(x, &b, count, names, NULL, &why);
+        if (rc == KERR_OK && src != KERR_OK) {
+            rc = src;
+            if (err)
+                *err = why;
+        }
+    }
+    cJSON_Delete(entries);
+    cJSON_Delete(obj);
+    return rc;
+}
+
+enum kerr bke_reconcile(struct ctl *c, const char *ns, const char *name, struct ctl_result *res,
+                        struct kerr_info *err)
+{
+    struct bke_ctx x = { ctl_client(c), ctl_events(c), ctl_store(c, CTL_C_ETCDS),
+                         ctl_store(c, CTL_C_BKENTRIES), ctl_cfg(c)->watch_namespace };
+
+    (void)ns;
+    res->requeue_ms = 0;
+    if (!x.entries)
+        return KERR_OK; /* --backup-entries=false */
+    return bke_run(&x, name, &res->requeue_ms, err);
+}

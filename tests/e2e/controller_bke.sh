@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# Backups that outlive their Etcd, driven with kubectl: a BackupBucket shared by two Etcds
+# gets one BackupEntry each (an Etcd in another container none); `kubectl get
+# backupentries` shows bucket, prefix, Etcd and phase; the bucket keeps a finalizer and
+# counts them. A deleted Etcd's entry turns PendingDeletion with the time; the Etcd
+# re-created with the same namespace, name and store reattaches (uid updated, pending
+# deletion cancelled, no second entry); an Etcd moved to another prefix leaves its old
+# entry and gets a new one. A bucket with a grace period that is no duration is
+# Ready False/InvalidSpec. A deleted bucket waits (Ready False/EntriesRemain, a
+# DeletionBlocked event, no new entries) until its entries are gone, then goes.
+set -euo pipefail
+. "$(dirname "$0")/../lib/controller.sh"
+
+etcd() { # ns name container prefix: an Etcd with an S3 store (no components needed)
+    kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply Etcd $1/$2"
+apiVersion: druid.gardener.cloud/v1alpha1
+kind: Etcd
+metadata: {name: $2, namespace: $1}
+spec:
+  replicas: 1
+  labels: {app: etcd-statefulset}
+  etcd: {clientPort: 2379, serverPort: 2380}
+  backup: {port: 8080, store: {provider: S3, container: $3, prefix: "$4", secretRef: {name: etcd-backup}}}
+EOF
+}
+bucket() { # name grace
+    kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply BackupBucket $1"
+apiVersion: etcd-warden.io/v1alpha1
+kind: BackupBucket
+metadata: {name: $1}
+spec:
+  provider: aws
+  container: etcd-bucket
+  secretRef: {namespace: etcd-warden, name: bucket-credentials}
+  deletionGracePeriod: "$2"
+EOF
+}
+entries() { # bucket: "<ns>/<etcd> <prefix> <phase>" per entry of the bucket, sorted
+    kc get backupentries -o jsonpath='{range .items[*]}{.spec.bucketName} {.spec.etcd.namespace}/{.spec.etcd.name} {.spec.prefix} {.status.phase}{"\n"}{end}' |
+        awk -v b="$1" '$1 == b { print $2, $3, $4 }' | sort
+}
+entries_are() { [ "$(entries "$1")" = "$2" ]; }
+entry_of() { # ns name prefix: the entry's name
+    kc get backupentries -o jsonpath='{range .items[*]}{.metadata.name} {.spec.etcd.namespace}/{.spec.etcd.name} {.spec.prefix}{"\n"}{end}' |
+        awk -v e="$1/$2" -v p="$3" '$2 == e && $3 == p { print $1 }'
+}
+cond() { # bucket: status/reason of its Ready condition
+    kc get backupbucket "$1" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}/{.status.conditions[?(@.type=="Ready")].reason}'
+}
+count() { kc get backupbucket "$1" -o jsonpath='{.status.entryCount}'; }
+count_is() { [ "$(count "$1")" = "$2" ]; }
+cond_is() { [ "$(cond "$1")" = "$2" ]; }
+has_event() { ctl_events default "$1" | grep -q "$2"; }
+gone() { ! kc get "$@" >/dev/null 2>&1; }
+
+ctl_stage
+kc create namespace shoot >/dev/null
+kc create namespace other >/dev/null
+etcd shoot etcd-main etcd-bucket shoot--etcd-main
+etcd shoot etcd-events etcd-bucket shoot--etcd-events
+etcd other etcd-main other-bucket other--etcd-main
+bucket shared 1h
+bucket broken "7 days"
+ctl_start
+
+want="shoot/etcd-events shoot--etcd-events Active
+shoot/etcd-main shoot--etcd-main Active"
+ksim_wait 20 entries_are shared "$want" || ctl_fail "entries: $(entries shared)"
+ok "one entry per Etcd of the bucket, none for another container"
+e_main=$(entry_of shoot etcd-main shoot--etcd-main)
+uid=$(kc -n shoot get etcd etcd-main -o jsonpath='{.metadata.uid}')
+expect "entry name" "shoot--etcd-main--${uid:0:8}" "$e_main"
+table=$(kc get backupentries)
+head -1 <<<"$table" | grep -q 'NAME *BUCKET *PREFIX *NAMESPACE *ETCD *PHASE *AGE' ||
+    ctl_fail "kubectl get backupentries columns: $table"
+grep -q "^$e_main *shared *shoot--etcd-main *shoot *etcd-main *Active" <<<"$table" ||
+    ctl_fail "kubectl get backupentries row: $table"
+ok "kubectl get backupentries shows bucket, prefix, Etcd and phase"
+ksim_wait 10 has_event "$e_main" '^Normal Created: ' ||
+    ctl_fail "no Created event: $(ctl_events default "$e_main")"
+ksim_wait 10 cond_is shared True/EntriesKept || ctl_fail "bucket condition $(cond shared)"
+expect "entry count" 2 "$(count shared)"
+expect "bucket finalizer" '["etcd-warden.io/backup-entries"]' \
+    "$(kc get backupbucket shared -o jsonpath='{.metadata.finalizers}')"
+ksim_wait 10 cond_is broken False/InvalidSpec || ctl_fail "broken bucket: $(cond broken)"
+grep -q 'spec.deletionGracePeriod' <<<"$(kc get backupbucket broken -o jsonpath='{.status.conditions[0].message}')" ||
+    ctl_fail "InvalidSpec message does not name the field"
+ok "a grace period that is no duration: Ready False/InvalidSpec"
+
+# The Etcd deleted: its entry is kept, PendingDeletion with the time.
+kc -n shoot delete etcd etcd-main --wait=false >/dev/null
+want="shoot/etcd-events shoot--etcd-events Active
+shoot/etcd-main shoot--etcd-main PendingDeletion"
+ksim_wait 20 entries_are shared "$want" || ctl_fail "after the delete: $(entries shared)"
+deleted=$(kc get backupentry "$e_main" -o jsonpath='{.spec.etcdDeletedAt}')
+[ -n "$deleted" ] || ctl_fail "no spec.etcdDeletedAt"
+ksim_wait 10 has_event "$e_main" '^Normal PendingDeletion: .*kept until' ||
+    ctl_fail "no PendingDeletion event: $(ctl_events default "$e_main")"
+ok "deleted Etcd: entry PendingDeletion since $deleted"
+
+# Re-created within the grace period: reattached to the same entry.
+ksim_wait 20 gone -n shoot etcd etcd-main || ctl_fail "the Etcd is not gone"
+etcd shoot etcd-main etcd-bucket shoot--etcd-main
+uid2=$(kc -n shoot get etcd etcd-main -o jsonpath='{.metadata.uid}')
+[ "$uid2" != "$uid" ] || ctl_fail "the re-created Etcd has the old uid"
+want="shoot/etcd-events shoot--etcd-events Active
+shoot/etcd-main shoot--etcd-main Active"
+ksim_wait 20 entries_are shared "$want" || ctl_fail "after the re-creation: $(entries shared)"
+expect "reattached uid" "$uid2" "$(kc get backupentry "$e_main" -o jsonpath='{.spec.etcd.uid}')"
+expect "deletion time removed" "" "$(kc get backupentry "$e_main" -o jsonpath='{.spec.etcdDeletedAt}')"
+ksim_wait 10 has_event "$e_main" '^Normal Reattached: .*pending deletion cancelled' ||
+    ctl_fail "no Reattached event: $(ctl_events default "$e_main")"
+
+# Moved to another prefix: the old entry is released, a new one made.
+kc -n shoot patch etcd etcd-events --type merge \
+    -p '{"spec":{"backup":{"store":{"prefix":"shoot--etcd-events-v2"}}}}' >/dev/null
+want="shoot/etcd-events shoot--etcd-events PendingDeletion
+shoot/etcd-events shoot--etcd-events-v2 Active
+shoot/etcd-main shoot--etcd-main Active"
+ksim_wait 20 entries_are shared "$want" || ctl_fail "after the prefix change: $(entries shared)"
+ksim_wait 10 count_is shared 3 || ctl_fail "entry count after the move: $(count shared)"
+ok "prefix moved: old entry PendingDeletion, new entry Active"
+
+# The bucket deleted while entries reference it: kept, no new entries, then gone.
+kc delete backupbucket shared --wait=false >/dev/null
+ksim_wait 20 cond_is shared False/EntriesRemain || ctl_fail "deleted bucket: $(cond shared)"
+ksim_wait 10 has_event shared '^Warning DeletionBlocked: ' ||
+    ctl_fail "no DeletionBlocked event: $(ctl_events default shared)"
+etcd shoot etcd-late etcd-bucket shoot--etcd-late
+kc get backupentries -o name | while read -r e; do kc delete "$e" >/dev/null; done
+ksim_wait 20 gone backupbucket shared || ctl_fail "the bucket stays: $(cond shared)"
+expect "no entry made for a bucket being deleted" "" "$(entries shared)"
+ok "deleted bucket: kept while entries remain, gone after"
+ctl_stop
+echo "controller_bke: ok"
