@@ -11,7 +11,7 @@ static void clean(const char *p, char *out)
     int rooted = n > 0 && p[0] == '/';
 
     if (n == 0) {
-        strcpy(out, ".");
+        memcpy(out, ".", 2);
         return;
     }
     if (rooted) {
@@ -67,7 +67,7 @@ enum kerr kpath_clean(const char *p, char *out, size_t n)
         free(tmp);
         return KERR_TOOBIG;
     }
-    strcpy(out, tmp);
+    memcpy(out, tmp, strlen(tmp) + 1);
     free(tmp);
     return KERR_OK;
 }
