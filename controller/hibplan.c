@@ -33,6 +33,7 @@ static const char *const ACT_NAMES[HIBPLAN_ACT_COUNT] = {
     [HIBPLAN_SET_PHASE] = "SetPhase",
     [HIBPLAN_SET_SUSPEND] = "SetSuspend",
     [HIBPLAN_CUT_PORTS] = "CutPorts",
+    [HIBPLAN_SET_CUT_AT] = "SetCutAt",
     [HIBPLAN_DELETE_TASKS] = "DeleteTasks",
     [HIBPLAN_CREATE_TASK] = "CreateTask",
     [HIBPLAN_SCALE] = "Scale",
@@ -40,6 +41,7 @@ static const char *const ACT_NAMES[HIBPLAN_ACT_COUNT] = {
     [HIBPLAN_IMT_DELETE] = "ImmutabilityTaskDelete",
     [HIBPLAN_RESTORE_PORTS] = "RestorePorts",
     [HIBPLAN_REMOVE_SUSPEND] = "RemoveSuspend",
+    [HIBPLAN_REMOVE_CUT_AT] = "RemoveCutAt",
     [HIBPLAN_REMOVE_PHASE] = "RemovePhase",
 };
 
@@ -124,6 +126,8 @@ static struct hibplan_step decide_cutting(const struct hibplan_view *v)
         return service_bad(v);
     if (v->svc == HIBPLAN_SVC_OPEN)
         return act(HIBPLAN_CUT_PORTS);
+    if (!v->cut_at)
+        return act(HIBPLAN_SET_CUT_AT);
     if (v->ntasks > 0)
         return act(HIBPLAN_DELETE_TASKS);
     if (v->ndeleting > 0)
@@ -131,46 +135,62 @@ static struct hibplan_step decide_cutting(const struct hibplan_view *v)
     return set_phase(v->store ? HIBPLAN_SNAPSHOT : HIBPLAN_SCALING);
 }
 
-/* FinalSnapshot and Failed: run attempts until one succeeds. */
-static struct hibplan_step decide_snapshot(const struct hibplan_view *v,
-                                           const struct hibplan_opts *o)
+/* The StatefulSet is (going) to 0 already: nothing left to snapshot. */
+static bool at_zero(const struct hibplan_view *v)
 {
-    struct hibplan_step s;
-    int retries = o && o->retries > 1 ? o->retries : 1;
-    long delay;
+    return v->sts_present && v->sts_spec == 0;
+}
 
-    if (!v->store)
-        return set_phase(HIBPLAN_SCALING);
-    switch (v->task) {
-    case HIBPLAN_TASK_NONE:
-        s = act(HIBPLAN_CREATE_TASK);
-        s.attempt = v->attempt + 1;
-        return s;
-    case HIBPLAN_TASK_DELETING:
-        return wait_for(SHORT_WAIT_MS);
-    case HIBPLAN_TASK_LIVE:
+static struct hibplan_step create_task(const struct hibplan_view *v, const struct hibplan_opts *o)
+{
+    struct hibplan_step s = act(HIBPLAN_CREATE_TASK);
+
+    /* etcd-druid's executor rejects a task while another one of the Etcd is unfinished */
+    if (v->other_live)
         return wait_for(poll_ms(o));
-    case HIBPLAN_TASK_SUCCEEDED:
-        return set_phase(HIBPLAN_SCALING);
-    case HIBPLAN_TASK_FAILED:
-        break;
-    }
-    if (v->phase == HIBPLAN_SNAPSHOT && v->attempt >= retries)
-        return set_phase(HIBPLAN_FAILED);
-    delay = hibplan_backoff_ms(o, v->attempt);
-    if (v->failed_ago_ms < delay)
-        return wait_for(delay - v->failed_ago_ms);
-    s = act(HIBPLAN_CREATE_TASK);
     s.attempt = v->attempt + 1;
     return s;
 }
 
-/* ScalingDown: prove the snapshot, scale to 0, wait, immutability, Hibernated. */
+/* FinalSnapshot and Failed: run attempts until one succeeds (or someone else's counts). */
+static struct hibplan_step decide_snapshot(const struct hibplan_view *v,
+                                           const struct hibplan_opts *o)
+{
+    int retries = o && o->retries > 1 ? o->retries : 1;
+    long delay;
+
+    if (!v->store || v->counted || at_zero(v))
+        return set_phase(HIBPLAN_SCALING);
+    switch (v->task) {
+    case HIBPLAN_TASK_NONE:
+        return create_task(v, o);
+    case HIBPLAN_TASK_DELETING:
+        return wait_for(SHORT_WAIT_MS);
+    case HIBPLAN_TASK_LIVE:
+        return wait_for(poll_ms(o));
+    case HIBPLAN_TASK_SUCCEEDED: /* but not after the cut: a new attempt */
+    case HIBPLAN_TASK_FAILED:
+        break;
+    }
+    if (v->phase == HIBPLAN_SNAPSHOT && v->task == HIBPLAN_TASK_FAILED && v->attempt >= retries)
+        return set_phase(HIBPLAN_FAILED);
+    if (v->phase == HIBPLAN_FAILED && v->break_glass)
+        return set_phase(HIBPLAN_SCALING);
+    delay = v->task == HIBPLAN_TASK_FAILED ? hibplan_backoff_ms(o, v->attempt) : 0;
+    if (v->failed_ago_ms < delay)
+        return wait_for(delay - v->failed_ago_ms);
+    return create_task(v, o);
+}
+
+/*
+ * ScalingDown: prove the snapshot, scale to 0, wait, immutability, hand the
+ * spec path back to etcd-druid, Hibernated.
+ */
 static struct hibplan_step decide_scaling(const struct hibplan_view *v)
 {
-    bool at_zero = v->sts_present && v->sts_spec == 0;
+    bool zero = v->sts_present && v->sts_spec == 0;
 
-    if (v->store && v->task != HIBPLAN_TASK_SUCCEEDED && !at_zero)
+    if (v->store && !v->counted && !zero && !v->break_glass)
         return set_phase(HIBPLAN_SNAPSHOT);
     if (!v->sts_present)
         return bad("StatefulSetMissing", "the StatefulSet <etcd> does not exist; not scaled");
@@ -182,7 +202,9 @@ static struct hibplan_step decide_scaling(const struct hibplan_view *v)
     if (v->sts_status != 0)
         return wait_for(SHORT_WAIT_MS);
     if (v->imm > 0 && !v->imm_task)
-        return act(HIBPLAN_IMT_ENSURE);
+        return v->imm_deleting ? wait_for(SHORT_WAIT_MS) : act(HIBPLAN_IMT_ENSURE);
+    if (v->spec_signal && v->suspend_ours)
+        return act(HIBPLAN_REMOVE_SUSPEND);
     return set_phase(HIBPLAN_HIBERNATED);
 }
 
@@ -190,11 +212,18 @@ static struct hibplan_step decide_hibernate(const struct hibplan_view *v,
                                             const struct hibplan_opts *o)
 {
     /* After CuttingTraffic, what it did must still hold (someone may have undone it). */
-    if (v->phase == HIBPLAN_SNAPSHOT || v->phase == HIBPLAN_FAILED || v->phase == HIBPLAN_SCALING) {
+    bool held = !(v->spec_signal && v->sts_present && v->sts_spec == 0);
+
+    /* ... until the spec path's StatefulSet is at 0: then etcd-druid takes over again. */
+    if ((v->phase == HIBPLAN_SNAPSHOT || v->phase == HIBPLAN_FAILED ||
+         v->phase == HIBPLAN_SCALING) &&
+        held) {
         if (!v->suspended)
             return act(HIBPLAN_SET_SUSPEND);
         if (v->svc == HIBPLAN_SVC_OPEN)
             return act(HIBPLAN_CUT_PORTS);
+        if (!v->cut_at)
+            return act(HIBPLAN_SET_CUT_AT);
     }
     switch (v->phase) {
     case HIBPLAN_CUTTING:
@@ -206,7 +235,7 @@ static struct hibplan_step decide_hibernate(const struct hibplan_view *v,
         return decide_scaling(v);
     case HIBPLAN_HIBERNATED:
         if (v->imm > 0 && !v->imm_task)
-            return act(HIBPLAN_IMT_ENSURE);
+            return v->imm_deleting ? wait_for(SHORT_WAIT_MS) : act(HIBPLAN_IMT_ENSURE);
         if (v->imm == 0 && v->imm_task)
             return act(HIBPLAN_IMT_DELETE);
         return act(HIBPLAN_DONE);
@@ -223,9 +252,11 @@ static struct hibplan_step decide_wake(const struct hibplan_view *v)
         return set_phase(HIBPLAN_WAKING);
     if (v->imm_task)
         return act(HIBPLAN_IMT_DELETE);
-    if (!v->sts_present)
-        return bad("StatefulSetMissing", "the StatefulSet <etcd> does not exist; not scaled up");
-    if (v->sts_spec == 0 && v->spec_replicas > 0) {
+    /* a snapshot still to be taken would be a final one of a live cluster */
+    if (v->task == HIBPLAN_TASK_LIVE)
+        return act(HIBPLAN_DELETE_TASKS);
+    /* without a StatefulSet etcd-druid creates one at spec.replicas once not suspended */
+    if (v->sts_present && v->sts_spec == 0 && v->spec_replicas > 0) {
         struct hibplan_step s = act(HIBPLAN_SCALE);
         s.replicas = v->spec_replicas;
         return s;
@@ -236,8 +267,10 @@ static struct hibplan_step decide_wake(const struct hibplan_view *v)
         if (v->svc != HIBPLAN_SVC_MISSING)
             return act(HIBPLAN_RESTORE_PORTS);
     }
-    if (v->suspended)
+    if (v->suspend_ours)
         return act(HIBPLAN_REMOVE_SUSPEND);
+    if (v->cut_at)
+        return act(HIBPLAN_REMOVE_CUT_AT);
     return act(HIBPLAN_REMOVE_PHASE);
 }
 
