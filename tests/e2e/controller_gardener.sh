@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# warden-controller end to end on Gardener's path: hibernation by spec.replicas: 0 with
+# gardener.cloud/operation: reconcile (no hibernate annotation), beside the druid actor of
+# tests/lib/druid.sh (etcd-druid v0.38's spec reconcile gate, pre-sync snapshot and
+# StatefulSet sync), once with etcd-warden's EtcdOpsTask executor and once with etcd-druid's
+# (the actor's, with its one-unfinished-task rejection). Immutability through the
+# annotation. Each run: traffic cut, one Succeeded full snapshot before the StatefulSet
+# reaches 0, no Rejected task, the immutability task, etcd-druid reconciled the change itself
+# (Gardener's waiter: no lastErrors, observedGeneration == generation, the operation
+# annotation gone); wake-up by spec.replicas: 3 restores everything.
+set -euo pipefail
+. "$(dirname "$0")/../lib/controller.sh"
+
+ctl_stage
+
+# Gardener's waiter (pkg/component/etcd/etcd/waiter.go CheckEtcdObject): etcd-druid has
+# reconciled the current generation and removed the operation annotation, without errors.
+druid_done() {
+    ctl_get "/apis/druid.gardener.cloud/v1alpha1/namespaces/$1/etcds/$2" | jq -e '
+        .metadata.generation == .status.observedGeneration and
+        ((.metadata.annotations // {})["gardener.cloud/operation"] == null) and
+        ((.status.lastErrors // []) | length == 0)' >/dev/null
+}
+
+# One Gardener hibernation and wake-up of Etcd NAME in namespace NS.
+#   cycle NS NAME EXECUTOR_LABEL
+cycle() {
+    local ns=$1 n=$2 who=$3 ports_before tasks cut counted final
+    ports_before=$(jp "$ns" "svc/$n-client" '{.spec.ports}')
+    ctl_watch_phases "$ns" "$n" "$CTL_DIR/phases-$ns"
+    # kube-apiserver is at 0 already (no writer); Gardener's two changes
+    kc -n "$ns" patch etcd "$n" --type merge -p '{"spec":{"replicas":0}}' >/dev/null
+    kc -n "$ns" annotate etcd "$n" gardener.cloud/operation=reconcile >/dev/null
+    ctl_wait_phase "$ns" "$n" Hibernated 60
+    ksim_wait 30 druid_done "$ns" "$n" ||
+        ctl_fail "$who: etcd-druid did not finish: $(jp "$ns" "etcd/$n" '{.metadata.generation} {.status.observedGeneration} {.metadata.annotations} {.status.lastErrors}'); actor: $(tail -5 "$DRUID_ACTOR_LOG" 2>&1)"
+    ok "$who: etcd-druid reconciled spec.replicas: 0 (Gardener's waiter is satisfied)"
+    expect "$who: phases" "- CuttingTraffic FinalSnapshot ScalingDown Hibernated" \
+        "$(ctl_phases "$CTL_DIR/phases-$ns")"
+    expect "$who: scaled to 0" "0 0" "$(jp "$ns" "sts/$n" '{.spec.replicas} {.status.replicas}')"
+    tasks=$(jp "$ns" etcdopstasks '{range .items[*]}{.metadata.name} {.spec.config.onDemandSnapshot.type} {.status.state}{"\n"}{end}')
+    grep -q Rejected <<<"$tasks" && ctl_fail "$who: a Rejected task: $tasks"
+    ok "$who: no Rejected task"
+    # the snapshot of this cycle: a full one that Succeeded and was created at or after the
+    # cut (etcd-warden's final one, or etcd-druid's pre-sync one had it raced the cut)
+    cut=$(jp "$ns" "etcd/$n" '{.metadata.annotations.etcd-warden\.io/traffic-cut-at}')
+    [ -n "$cut" ] || ctl_fail "$who: no traffic-cut-at annotation"
+    counted=$(ctl_get "/apis/druid.gardener.cloud/v1alpha1/namespaces/$ns/etcdopstasks" |
+        jq --arg c "$cut" '[.items[] | select(.spec.etcdName == "etcd-main" and
+            .spec.config.onDemandSnapshot.type == "full" and .status.state == "Succeeded" and
+            .metadata.creationTimestamp >= $c)] | length')
+    [ "$counted" -ge 1 ] || ctl_fail "$who: no Succeeded snapshot after the cut ($cut): $tasks"
+    ok "$who: a Succeeded full snapshot after the traffic cut, before the scale-down"
+    final=$(ctl_get "/apis/druid.gardener.cloud/v1alpha1/namespaces/$ns/etcdopstasks" |
+        jq -r '[.items[] | select(.metadata.name | startswith("etcd-main-final-snapshot-"))
+            | .spec.config.onDemandSnapshot.isFinal] | unique | join(",")')
+    expect "$who: etcd-warden's snapshots are final" true "$final"
+    [ "$(druid_double_requests | grep -c '"final":"true"')" -le 1 ] ||
+        ctl_fail "$who: more than one final snapshot: $(druid_double_requests)"
+    ok "$who: at most one final snapshot request reached the sidecar"
+    grep -q '"name":"client"' <<<"$(jp "$ns" "svc/$n-client" '{.metadata.annotations.etcd-warden\.io/removed-ports}')" ||
+        ctl_fail "$who: the traffic was never cut"
+    ok "$who: traffic cut (ports remembered)"
+    expect "$who: immutability task" "$n-extend-immutability" \
+        "$(jp "$ns" extendfullsnapshotimmutabilitytasks '{.items[*].metadata.name}')"
+    expect "$who: etcd-druid not left suspended" "" \
+        "$(jp "$ns" "etcd/$n" '{.metadata.annotations.druid\.gardener\.cloud/suspend-etcd-spec-reconcile}')"
+
+    # ---- wake-up: spec.replicas: 3 with the operation annotation
+    kc -n "$ns" patch etcd "$n" --type merge \
+        -p '{"metadata":{"annotations":{"gardener.cloud/operation":"reconcile"}},"spec":{"replicas":3}}' >/dev/null
+    ctl_wait_phase "$ns" "$n" "" 60
+    ksim_wait 30 druid_done "$ns" "$n" || ctl_fail "$who: etcd-druid did not finish the wake-up"
+    ok "$who: etcd-druid reconciled spec.replicas: 3"
+    expect "$who: replicas back" "3" "$(jp "$ns" "sts/$n" '{.spec.replicas}')"
+    expect "$who: ports back" "$ports_before" "$(jp "$ns" "svc/$n-client" '{.spec.ports}')"
+    expect "$who: cut time gone" "" \
+        "$(jp "$ns" "etcd/$n" '{.metadata.annotations.etcd-warden\.io/traffic-cut-at}')"
+    imt_gone() { [ -z "$(jp "$ns" extendfullsnapshotimmutabilitytasks '{.items[*].metadata.name}')" ]; }
+    ksim_wait 10 imt_gone || ctl_fail "$who: immutability task left"
+    ok "$who: immutability task gone"
+}
+
+# ---- 1. etcd-warden's executor
+druid_etcd g1 etcd-main
+ksim_wait 10 kc -n g1 annotate etcd etcd-main etcd-warden.io/immutability-retention-type=bucket >/dev/null
+druid_double_for g1 etcd-main
+druid_actor_start g1
+ctl_start --ops-task-executor=true
+cycle g1 etcd-main "warden's executor"
+ctl_stop
+druid_actor_stop
+druid_double_stop
+
+# ---- 2. etcd-druid's executor
+druid_etcd g2 etcd-main
+ksim_wait 10 kc -n g2 annotate etcd etcd-main etcd-warden.io/immutability-retention-type=bucket >/dev/null
+druid_double_for g2 etcd-main
+DRUID_ACTOR_LOG=$CTL_DIR/druid-actor-2.log
+druid_actor_start g2 --executor
+ctl_start --ops-task-executor=false
+cycle g2 etcd-main "druid's executor"
+grep -q 'etcd-main-final-snapshot-1: Succeeded' "$DRUID_ACTOR_LOG" ||
+    ctl_fail "etcd-druid's executor did not run the final snapshot: $(cat "$DRUID_ACTOR_LOG")"
+ok "etcd-druid's executor ran etcd-warden's final snapshot"
+ctl_stop
+echo "PASS"
