@@ -3,6 +3,26 @@
  *
  * Each phase has one function that returns the first thing not yet true,
  * in the order of the flow; the I/O layer performs it and asks again.
+ *
+ * What the flow relies on of etcd-druid v0.38 (gardener/etcd-druid 5b90b4a7):
+ *   - internal/controller/etcd/reconcile_spec.go:147-152 shouldReconcileSpec:
+ *     with the suspend annotation no spec reconcile runs, so neither PreSync
+ *     nor the StatefulSet sync: suspending first keeps etcd-druid from
+ *     scaling down (or back up) under the flow; reconciler.go:130-141: the
+ *     operation annotation is removed and observedGeneration written only
+ *     after a spec reconcile, which is why the spec path lifts the
+ *     suspension once the StatefulSet is at 0 (Gardener waits for both).
+ *   - internal/component/statefulset/statefulset.go:91-107 PreSync: the
+ *     pre-sync snapshot only while the StatefulSet is above 0, so etcd-druid
+ *     released at 0 takes no second snapshot and just syncs replicas 0;
+ *     136-173 ensurePreSyncSnapshot / 200-223 createPreSyncTask: a full
+ *     snapshot task with spec.etcdName and no isFinal, its Succeeded state
+ *     read back: it may serve as this cycle's snapshot when created at or
+ *     after the cut (hib.c task_counts).
+ *   - internal/controller/etcdopstask/reconcile_task.go:110-117 admitTask:
+ *     a task is Rejected while another task of the same etcdName is not
+ *     completed, so a task of ours is created only when no other task of
+ *     the Etcd is unfinished (other_live), and never beside etcd-druid's.
  */
 #include "controller/hibplan.h"
 
