@@ -13,6 +13,7 @@
 
 #include "common/buf.h"
 #include "common/events.h"
+#include "common/hibguard.h"
 #include "common/k8s.h"
 #include "common/kjson.h"
 #include "common/ktime.h"
@@ -267,25 +268,6 @@ static int task_ours(const cJSON *t, const char *etcd)
     return of && strcmp(of, etcd) == 0 ? task_attempt(t, etcd) : 0;
 }
 
-/*
- * The rule the component webhook applies before a StatefulSet of a backed-up
- * Etcd may go to 0 (DESIGN.md §2): a full snapshot task of this Etcd
- * (spec.etcdName) that Succeeded and was created at or after the traffic cut.
- * Whoever created it: ours, or etcd-druid's pre-sync task.
- */
-static int task_counts(const cJSON *t, const char *etcd, time_t cut_at)
-{
-    const char *en = kjson_get_str(t, "spec.etcdName");
-    const char *type = kjson_get_str(t, "spec.config.onDemandSnapshot.type");
-    const char *state = kjson_get_str(t, "status.state");
-    const char *created = kjson_get_str(t, "metadata.creationTimestamp");
-    struct timespec ts;
-
-    return en && strcmp(en, etcd) == 0 && type && strcmp(type, "full") == 0 && state &&
-           strcmp(state, "Succeeded") == 0 && created &&
-           ktime_parse(created, &ts, NULL) == KERR_OK && ts.tv_sec >= cut_at;
-}
-
 /* Not Succeeded, Failed or Rejected: etcd-druid's IsCompleted() is false. */
 static int task_unfinished(const cJSON *t)
 {
@@ -297,10 +279,9 @@ static int task_unfinished(const cJSON *t)
 /* The cut time of the Etcd (etcd-warden.io/traffic-cut-at), or -1. */
 static time_t cut_time(const cJSON *etcd)
 {
-    const char *v = etcdspec_annotation(etcd, HIB_ANN_CUT_AT);
-    struct timespec ts;
+    time_t t;
 
-    return v && ktime_parse(v, &ts, NULL) == KERR_OK ? ts.tv_sec : (time_t)-1;
+    return hibguard_cut_at(etcd, &t, NULL) == KERR_OK ? t : (time_t)-1;
 }
 
 /*
@@ -321,7 +302,8 @@ static enum kerr read_tasks(const struct hib_env *env, struct round *r, struct k
     if (rc != KERR_OK)
         return rc;
     cJSON_ArrayForEach (t, kjson_get_arr(r->tasks, "items")) {
-        if (cut >= 0 && task_counts(t, r->name, cut))
+        /* the webhook's rule for a scale-down to 0 (common/hibguard.h) */
+        if (cut >= 0 && hibguard_task_counts(t, r->ns, r->name, cut))
             r->v.counted = true;
         if (!(n = task_ours(t, r->name))) {
             en = kjson_get_str(t, "spec.etcdName");

@@ -51,6 +51,7 @@
 
 #include <cJSON.h>
 
+#include "common/hibguard.h"
 #include "common/kerr.h"
 #include "controller/etcdspec.h"
 #include "controller/hibplan.h"
@@ -65,8 +66,8 @@ struct ev_recorder; /* common/events.h */
 #define HIB_ANN_REMOVED_PORTS "etcd-warden.io/removed-ports"
 #define HIB_ANN_SUSPEND       "druid.gardener.cloud/suspend-etcd-spec-reconcile"
 #define HIB_ANN_SUSPEND_ADDED ETCDSPEC_ANN_SUSPEND_ADDED
-#define HIB_ANN_CUT_AT        "etcd-warden.io/traffic-cut-at"
-#define HIB_ANN_BREAK_GLASS   "etcd-warden.io/allow-scale-down-without-snapshot"
+#define HIB_ANN_CUT_AT        HIBGUARD_ANN_CUT_AT
+#define HIB_ANN_BREAK_GLASS   HIBGUARD_ANN_BREAK_GLASS
 #define HIB_LABEL_TASK_OF     "etcd-warden.io/final-snapshot-of"
 #define HIB_MAX_STEPS         24
 /* API requests one hib_step call may make (a round takes at most HIB_ROUND_REQUESTS) */

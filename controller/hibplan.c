@@ -18,7 +18,7 @@
  *     136-173 ensurePreSyncSnapshot / 200-223 createPreSyncTask: a full
  *     snapshot task with spec.etcdName and no isFinal, its Succeeded state
  *     read back: it may serve as this cycle's snapshot when created at or
- *     after the cut (hib.c task_counts).
+ *     after the cut (common/hibguard.h, the webhook's rule too).
  *   - internal/controller/etcdopstask/reconcile_task.go:110-117 admitTask:
  *     a task is Rejected while another task of the same etcdName is not
  *     completed, so a task of ours is created only when no other task of

@@ -29,8 +29,10 @@ cycle() {
     ports_before=$(jp "$ns" "svc/$n-client" '{.spec.ports}')
     ctl_watch_phases "$ns" "$n" "$CTL_DIR/phases-$ns"
     # kube-apiserver is at 0 already (no writer); Gardener's two changes
-    kc -n "$ns" patch etcd "$n" --type merge -p '{"spec":{"replicas":0}}' >/dev/null
-    kc -n "$ns" annotate etcd "$n" gardener.cloud/operation=reconcile >/dev/null
+    # (retried: kube-sim answers a merge patch racing another write with 409, where
+    # kube-apiserver retries it itself)
+    ksim_wait 10 kc -n "$ns" patch etcd "$n" --type merge -p '{"spec":{"replicas":0}}' >/dev/null
+    ksim_wait 10 kc -n "$ns" annotate --overwrite etcd "$n" gardener.cloud/operation=reconcile >/dev/null
     ctl_wait_phase "$ns" "$n" Hibernated 60
     ksim_wait 30 druid_done "$ns" "$n" ||
         ctl_fail "$who: etcd-druid did not finish: $(jp "$ns" "etcd/$n" '{.metadata.generation} {.status.observedGeneration} {.metadata.annotations} {.status.lastErrors}'); actor: $(tail -5 "$DRUID_ACTOR_LOG" 2>&1)"
@@ -67,7 +69,7 @@ cycle() {
         "$(jp "$ns" "etcd/$n" '{.metadata.annotations.druid\.gardener\.cloud/suspend-etcd-spec-reconcile}')"
 
     # ---- wake-up: spec.replicas: 3 with the operation annotation
-    kc -n "$ns" patch etcd "$n" --type merge \
+    ksim_wait 10 kc -n "$ns" patch etcd "$n" --type merge \
         -p '{"metadata":{"annotations":{"gardener.cloud/operation":"reconcile"}},"spec":{"replicas":3}}' >/dev/null
     ctl_wait_phase "$ns" "$n" "" 60
     ksim_wait 30 druid_done "$ns" "$n" || ctl_fail "$who: etcd-druid did not finish the wake-up"
