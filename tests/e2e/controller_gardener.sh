@@ -10,7 +10,8 @@
 # annotation gone); wake-up by spec.replicas: 3 restores everything. With a failing sidecar:
 # etcd-druid alone runs its three pre-sync attempts and its scale-down is refused by the
 # webhook's guard (the denial in its status.lastErrors) until the break-glass annotation;
-# with warden-controller, phase Failed and nothing scaled until break glass.
+# with warden-controller, phase Failed and nothing scaled until break glass. Two Etcds of one
+# namespace at once, and a second hibernation within the hour, each with its own snapshot.
 set -euo pipefail
 . "$(dirname "$0")/../lib/controller.sh"
 
@@ -171,5 +172,36 @@ expect "break glass: scaled to 0" 0 "$(jp g4 sts/etcd-main '{.spec.replicas}')"
 ctl_events g4 etcd-main | grep -q '^Warning ScaleDownWithoutSnapshot' ||
     ctl_fail "no ScaleDownWithoutSnapshot event: $(ctl_events g4 etcd-main)"
 ok "break glass: warden-controller scaled down, evented, and etcd-druid reconciled"
+ctl_stop
+druid_actor_stop
+druid_double_stop
+
+# ---- 5. two Etcds of one namespace hibernate at once (etcd-druid's pre-sync task names
+# carry no Etcd name): each scale-down waits for a snapshot of its own Etcd
+druid_etcd g5 etcd-main
+druid_etcd g5 etcd-events
+druid_double_for g5 etcd-main
+druid_double_for g5 etcd-events
+DRUID_ACTOR_LOG=$CTL_DIR/druid-actor-5.log
+druid_actor_start g5 --executor
+ctl_start --ops-task-executor=false
+for e in etcd-main etcd-events; do
+    ksim_wait 10 kc -n g5 patch etcd "$e" --type merge \
+        -p '{"metadata":{"annotations":{"gardener.cloud/operation":"reconcile"}},"spec":{"replicas":0}}' >/dev/null
+done
+for e in etcd-main etcd-events; do
+    ctl_wait_phase g5 "$e" Hibernated 60
+    ksim_wait 30 druid_done g5 "$e" || ctl_fail "$e: etcd-druid did not finish"
+    cut=$(jp g5 "etcd/$e" '{.metadata.annotations.etcd-warden\.io/traffic-cut-at}')
+    own=$(ctl_get /apis/druid.gardener.cloud/v1alpha1/namespaces/g5/etcdopstasks |
+        jq --arg c "$cut" --arg e "$e" '[.items[] | select(.spec.etcdName == $e and
+            .spec.config.onDemandSnapshot.type == "full" and .status.state == "Succeeded" and
+            .metadata.creationTimestamp >= $c)] | length')
+    [ "$own" -ge 1 ] || ctl_fail "$e: no snapshot of its own after its cut"
+    expect "$e: scaled to 0 after a snapshot of its own" 0 "$(jp g5 "sts/$e" '{.spec.replicas}')"
+done
+jp g5 etcdopstasks '{.items[*].status.state}' | grep -q Rejected &&
+    ctl_fail "a Rejected task: $(jp g5 etcdopstasks '{.items[*].metadata.name}')"
+ok "two Etcds of one namespace: no Rejected task"
 ctl_stop
 echo "PASS"
