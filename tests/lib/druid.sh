@@ -46,8 +46,6 @@
 # $WARDEN_BINARY_DIR or the usual build directories.
 
 # shellcheck source=webhook.sh
-DRUID_ACTOR_PERIOD=${DRUID_ACTOR_PERIOD:-0.2}
-DRUID_ACTOR_PID=""
 . "$(dirname "${BASH_SOURCE[0]}")/webhook.sh"
 
 DRUID_SA=system:serviceaccount:etcd-druid:etcd-druid
@@ -55,6 +53,8 @@ CTL_SA=system:serviceaccount:etcd-warden:warden-controller
 GC_SA=system:serviceaccount:kube-system:generic-garbage-collector
 DRUID_DOUBLE_PID=""
 DRUID_DOUBLE_URL=""
+DRUID_ACTOR_PERIOD=${DRUID_ACTOR_PERIOD:-0.2}
+DRUID_ACTOR_PID=""
 _druid_doubles=()
 _druid_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
