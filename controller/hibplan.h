@@ -18,8 +18,8 @@
  *     earlier cycle, then phase FinalSnapshot (backup store configured) or
  *     ScalingDown (no store).
  *   FinalSnapshot, Failed, ScalingDown: the suspension, the cut and the cut
- *     time are checked again first (re-done when undone meanwhile) while the
- *     StatefulSet is above 0.
+ *     time are checked again first (re-done when undone meanwhile); on the
+ *     spec path only until the StatefulSet is at 0.
  *   FinalSnapshot / Failed: a full snapshot of this Etcd that Succeeded after
  *     the cut (ours, or etcd-druid's pre-sync task) -> ScalingDown; a
  *     StatefulSet already at 0 has nothing to snapshot -> ScalingDown. Else
