@@ -109,7 +109,7 @@ enum kerr hib_step(const struct hib_env *env, const cJSON *etcd, long *requeue_m
 enum kerr hib_reconcile(struct ctl *c, const cJSON *etcd, struct ctl_result *res,
                         struct kerr_info *err);
 
-/* ---- pure helpers (exposed for the tests) ---- */
+/* ---- pure helpers (exposed for the tests; in controller/hib_ports.c) ---- */
 
 /*
  * The Service svc (BORROWED) with the client and server ports removed and
