@@ -29,11 +29,13 @@
 #define ETCDSPEC_WARDEN_API  "etcd-warden.io/v1alpha1"
 
 /* Labels and annotations (DESIGN.md §1). */
-#define ETCDSPEC_LABEL_MANAGED_BY        "app.kubernetes.io/managed-by"
-#define ETCDSPEC_LABEL_PART_OF           "app.kubernetes.io/part-of"
-#define ETCDSPEC_MANAGED_BY_DRUID        "etcd-druid"
-#define ETCDSPEC_LABEL_RESTORING         "etcd-warden.io/restoring"
-#define ETCDSPEC_ANN_SUSPEND             "druid.gardener.cloud/suspend-etcd-spec-reconcile"
+#define ETCDSPEC_LABEL_MANAGED_BY "app.kubernetes.io/managed-by"
+#define ETCDSPEC_LABEL_PART_OF    "app.kubernetes.io/part-of"
+#define ETCDSPEC_MANAGED_BY_DRUID "etcd-druid"
+#define ETCDSPEC_LABEL_RESTORING  "etcd-warden.io/restoring"
+#define ETCDSPEC_ANN_SUSPEND      "druid.gardener.cloud/suspend-etcd-spec-reconcile"
+/* Set beside the suspend annotation by whoever of etcd-warden added it: only then it is removed. */
+#define ETCDSPEC_ANN_SUSPEND_ADDED       "etcd-warden.io/suspend-added"
 #define ETCDSPEC_ANN_BACKUP_EXISTS       "etcd-warden.io/status-backup-exists"
 #define ETCDSPEC_ANN_RESTORE_PROGRESS    "etcd-warden.io/restore-progress"
 #define ETCDSPEC_ANN_RETENTION_TYPE      "etcd-warden.io/immutability-retention-type"

@@ -13,6 +13,7 @@
 
 #include "common/buf.h"
 #include "common/events.h"
+#include "common/hibguard.h"
 #include "common/k8s.h"
 #include "common/kjson.h"
 #include "common/ktime.h"
@@ -21,12 +22,9 @@
 #include "controller/imtjob.h"
 #include "controller/kname.h"
 
-#define PORT_CLIENT   "client"
-#define PORT_SERVER   "server"
-#define PORT_BACKUP   "backuprestore"
-#define TASK_INFIX    "-final-snapshot-"
-#define REMEMBER_MAX  (64u * 1024u)
-#define CONFLICT_WAIT 200L
+#define TASK_INFIX       "-final-snapshot-"
+#define CONFLICT_WAIT    200L
+#define CONFLICT_BACKOFF 1000L
 
 static const struct k8s_resource RES_SVC = { "", "v1", "services", 1 };
 static const struct k8s_resource RES_STS = { "apps", "v1", "statefulsets", 1 };
@@ -34,6 +32,7 @@ static const struct k8s_resource RES_STS = { "apps", "v1", "statefulsets", 1 };
 /* What one round read. Every object OWNED by the round. */
 struct round {
     const char *ns, *name; /* BORROWED from etcd */
+    int *used;             /* API requests of this hib_step call so far */
     cJSON *etcd, *svc, *sts, *tasks;
     const cJSON *latest; /* BORROWED from tasks: the highest attempt */
     struct hibplan_view v;
@@ -41,172 +40,25 @@ struct round {
 
 static void round_release(struct round *r)
 {
+    int *used = r->used;
+
     cJSON_Delete(r->etcd);
     cJSON_Delete(r->svc);
     cJSON_Delete(r->sts);
     cJSON_Delete(r->tasks);
     memset(r, 0, sizeof(*r));
-}
-
-/* ---- ports (pure) ---- */
-
-static const char *port_name(const cJSON *p)
-{
-    return kjson_get_str(p, "name");
-}
-
-static int is_cut_port(const cJSON *p)
-{
-    const char *n = port_name(p);
-    return n && (strcmp(n, PORT_CLIENT) == 0 || strcmp(n, PORT_SERVER) == 0);
-}
-
-static int has_port(const cJSON *ports, const char *name)
-{
-    const cJSON *p;
-
-    cJSON_ArrayForEach (p, ports) {
-        if (port_name(p) && strcmp(port_name(p), name) == 0)
-            return 1;
-    }
-    return 0;
-}
-
-/* The remembered ports of svc: 1 and *out OWNS the array, 0 none, -1 malformed. */
-static int remembered_ports(const cJSON *svc, cJSON **out)
-{
-    const char *text = etcdspec_annotation(svc, HIB_ANN_REMOVED_PORTS);
-    cJSON *arr = NULL;
-    const cJSON *p;
-
-    *out = NULL;
-    if (!text)
-        return 0;
-    if (kjson_parse(text, strlen(text), NULL, &arr, NULL, NULL) != KERR_OK)
-        return -1;
-    if (!cJSON_IsArray(arr))
-        goto bad;
-    cJSON_ArrayForEach (p, arr) {
-        if (!cJSON_IsObject(p) || !port_name(p))
-            goto bad;
-    }
-    *out = arr;
-    return 1;
-bad:
-    cJSON_Delete(arr);
-    return -1;
-}
-
-enum hibplan_svc hib_svc_state(const cJSON *svc, int *remembered)
-{
-    const cJSON *ports = kjson_get_arr(svc, "spec.ports");
-    cJSON *mem = NULL;
-    int rem, open;
-
-    *remembered = 0;
-    if (!svc)
-        return HIBPLAN_SVC_MISSING;
-    rem = remembered_ports(svc, &mem);
-    cJSON_Delete(mem);
-    if (rem < 0)
-        return HIBPLAN_SVC_BAD;
-    *remembered = rem;
-    open = has_port(ports, PORT_CLIENT) || has_port(ports, PORT_SERVER);
-    if (open)
-        return has_port(ports, PORT_BACKUP) ? HIBPLAN_SVC_OPEN : HIBPLAN_SVC_BAD;
-    return rem ? HIBPLAN_SVC_CUT : HIBPLAN_SVC_BAD;
-}
-
-static enum kerr set_annotation(cJSON *obj, const char *key, const char *value,
-                                struct kerr_info *err)
-{
-    const char *segs[] = { "metadata", "annotations", key, NULL };
-
-    if (!value) {
-        kjson_deletev(obj, segs);
-        return KERR_OK;
-    }
-    return kjson_setv(obj, segs, cJSON_CreateString(value), err);
-}
-
-enum kerr hib_ports_cut(const cJSON *svc, cJSON **out, struct kerr_info *err)
-{
-    cJSON *copy = NULL, *ports, *removed = NULL, *p, *next;
-    char *text = NULL;
-    int remembered = 0;
-    enum kerr rc;
-
-    *out = NULL;
-    if (hib_svc_state(svc, &remembered) != HIBPLAN_SVC_OPEN)
-        return kerr_set(err, KERR_INVAL,
-                        "Service has no client/server port to cut or no backuprestore port");
-    rc = kerr_set(err, KERR_NOMEM, "out of memory");
-    if (!(copy = cJSON_Duplicate(svc, 1)) || !(removed = cJSON_CreateArray()))
-        goto out;
-    ports = (cJSON *)kjson_get_arr(copy, "spec.ports");
-    for (p = ports ? ports->child : NULL; p; p = next) {
-        next = p->next;
-        if (is_cut_port(p))
-            cJSON_AddItemToArray(removed, cJSON_DetachItemViaPointer(ports, p));
-    }
-    /* Ports cut again after a wake-up that never completed: the first memory stays. */
-    if (!remembered) {
-        rc = kjson_print(removed, &text, NULL, err);
-        if (rc != KERR_OK || (rc = set_annotation(copy, HIB_ANN_REMOVED_PORTS, text, err)))
-            goto out;
-    }
-    *out = copy;
-    copy = NULL;
-    rc = KERR_OK;
-out:
-    free(text);
-    cJSON_Delete(removed);
-    cJSON_Delete(copy);
-    return rc;
-}
-
-enum kerr hib_ports_restore(const cJSON *svc, cJSON **out, struct kerr_info *err)
-{
-    cJSON *copy = NULL, *mem = NULL, *ports, *p, *fresh = NULL;
-    enum kerr rc;
-
-    *out = NULL;
-    if (remembered_ports(svc, &mem) <= 0)
-        return kerr_set(err, KERR_PARSE, "annotation %s is missing or not a JSON array of ports",
-                        HIB_ANN_REMOVED_PORTS);
-    rc = kerr_set(err, KERR_NOMEM, "out of memory");
-    if (!(copy = cJSON_Duplicate(svc, 1)) || !(fresh = cJSON_CreateArray()))
-        goto out;
-    ports = (cJSON *)kjson_get_arr(copy, "spec.ports");
-    cJSON_ArrayForEach (p, mem) {
-        if (!has_port(ports, port_name(p)) && !cJSON_AddItemToArray(fresh, cJSON_Duplicate(p, 1)))
-            goto out;
-    }
-    while (ports && ports->child)
-        cJSON_AddItemToArray(fresh, cJSON_DetachItemViaPointer(ports, ports->child));
-    if ((rc = kjson_set(copy, "spec.ports", fresh, err)) != KERR_OK) {
-        fresh = NULL; /* kjson_set takes it even on failure */
-        goto out;
-    }
-    fresh = NULL;
-    set_annotation(copy, HIB_ANN_REMOVED_PORTS, NULL, NULL);
-    *out = copy;
-    copy = NULL;
-out:
-    cJSON_Delete(fresh);
-    cJSON_Delete(mem);
-    cJSON_Delete(copy);
-    return rc;
+    r->used = used;
 }
 
 /* ---- reading ---- */
 
 /* GET that maps 404 to *out = NULL. */
-static enum kerr get_opt(const struct hib_env *env, const struct k8s_resource *res, const char *ns,
-                         const char *name, cJSON **out, struct kerr_info *err)
+static enum kerr get_opt(const struct hib_env *env, struct round *r, const struct k8s_resource *res,
+                         const char *ns, const char *name, cJSON **out, struct kerr_info *err)
 {
     enum kerr rc = k8s_get(env->client, res, ns, name, NULL, out, err);
 
+    (*r->used)++;
     if (rc == KERR_NOTFOUND) {
         *out = NULL;
         kerr_clear(err);
@@ -261,24 +113,60 @@ static enum hibplan_task task_state(const cJSON *t)
     return HIBPLAN_TASK_LIVE;
 }
 
+/* A task of ours: labelled with the Etcd and named "<etcd>-final-snapshot-<n>". */
+static int task_ours(const cJSON *t, const char *etcd)
+{
+    const char *of = etcdspec_label(t, HIB_LABEL_TASK_OF);
+    char want[KNAME_LABEL_MAX + 1];
+
+    if (!of || kname_label_value(etcd, want) != KERR_OK || strcmp(of, want) != 0)
+        return 0;
+    return task_attempt(t, etcd);
+}
+
+/* Not Succeeded, Failed or Rejected: etcd-druid's IsCompleted() is false. */
+static int task_unfinished(const cJSON *t)
+{
+    const char *s = kjson_get_str(t, "status.state");
+
+    return !s || (strcmp(s, "Succeeded") && strcmp(s, "Failed") && strcmp(s, "Rejected"));
+}
+
+/* The cut time of the Etcd (etcd-warden.io/traffic-cut-at), or -1. */
+static time_t cut_time(const cJSON *etcd)
+{
+    time_t t;
+
+    return hibguard_cut_at(etcd, &t, NULL) == KERR_OK ? t : (time_t)-1;
+}
+
+/*
+ * Every EtcdOpsTask of the namespace: ours (final-snapshot attempts) and the
+ * others of this Etcd (etcd-druid's pre-sync tasks, a user's), which decide
+ * whether we may create one and whether a snapshot of this cycle exists.
+ */
 static enum kerr read_tasks(const struct hib_env *env, struct round *r, struct kerr_info *err)
 {
-    struct k8s_list_opts lo = { 0 };
-    char sel[400], of[KNAME_LABEL_MAX + 1];
+    time_t cut = cut_time(r->etcd);
     const cJSON *t;
+    const char *en;
     enum kerr rc;
     int n;
 
-    if (kname_label_value(r->name, of) != KERR_OK)
-        return kerr_set(err, KERR_INVAL, "Etcd name too long");
-    snprintf(sel, sizeof(sel), "%s=%s", HIB_LABEL_TASK_OF, of);
-    lo.label_selector = sel;
-    rc = k8s_list(env->client, &ETCDSPEC_RES_OPSTASK, r->ns, &lo, &r->tasks, err);
+    rc = k8s_list(env->client, &ETCDSPEC_RES_OPSTASK, r->ns, NULL, &r->tasks, err);
+    (*r->used)++;
     if (rc != KERR_OK)
         return rc;
     cJSON_ArrayForEach (t, kjson_get_arr(r->tasks, "items")) {
-        if (!(n = task_attempt(t, r->name)))
+        /* the webhook's rule for a scale-down to 0 (common/hibguard.h) */
+        if (cut >= 0 && hibguard_task_counts(t, r->ns, r->name, cut))
+            r->v.counted = true;
+        if (!(n = task_ours(t, r->name))) {
+            en = kjson_get_str(t, "spec.etcdName");
+            if (en && strcmp(en, r->name) == 0 && task_unfinished(t))
+                r->v.other_live = true;
             continue;
+        }
         if (kjson_has(t, "metadata.deletionTimestamp"))
             r->v.ndeleting++;
         else
@@ -307,6 +195,20 @@ static int hib_wanted(const cJSON *etcd)
     return want && strcmp(want, "true") == 0;
 }
 
+/* spec.replicas is set to 0 (Gardener's signal, when the StatefulSet is above 0). */
+static int spec_zero(const cJSON *etcd)
+{
+    int64_t v = -1;
+    return kjson_get_int64(etcd, "spec.replicas", &v) == KERR_OK && v == 0;
+}
+
+/* A phase of the way down or asleep: the spec path's intent holds while spec.replicas is 0. */
+static int phase_asleep(enum hibplan_phase p)
+{
+    return p == HIBPLAN_CUTTING || p == HIBPLAN_SNAPSHOT || p == HIBPLAN_SCALING ||
+           p == HIBPLAN_FAILED || p == HIBPLAN_HIBERNATED;
+}
+
 /* Fill r->v from the API (the Service, StatefulSet and tasks not when Hibernated stays). */
 static enum kerr read_state(const struct hib_env *env, struct round *r, struct kerr_info *err)
 {
@@ -319,22 +221,39 @@ static enum kerr read_state(const struct hib_env *env, struct round *r, struct k
     r->name = kjson_get_str(r->etcd, "metadata.name");
     if (!r->ns || !r->name || strlen(r->name) > ETCDSPEC_NAME_MAX)
         return kerr_set(err, KERR_INVAL, "Etcd without namespace or name");
-    r->v.want = hib_wanted(r->etcd);
-    r->v.deleting = kjson_has(r->etcd, "metadata.deletionTimestamp");
     r->v.phase = hibplan_phase_parse(etcdspec_annotation(r->etcd, HIB_ANN_PHASE));
+    r->v.spec_signal = !hib_wanted(r->etcd) && spec_zero(r->etcd);
+    r->v.want = hib_wanted(r->etcd) || (r->v.spec_signal && phase_asleep(r->v.phase));
+    r->v.deleting = kjson_has(r->etcd, "metadata.deletionTimestamp");
     r->v.suspended = etcdspec_annotation(r->etcd, HIB_ANN_SUSPEND) != NULL;
+    r->v.suspend_ours = etcdspec_annotation(r->etcd, HIB_ANN_SUSPEND_ADDED) != NULL;
+    r->v.cut_at = etcdspec_annotation(r->etcd, HIB_ANN_CUT_AT) != NULL;
+    r->v.break_glass = etcdspec_annotation(r->etcd, HIB_ANN_BREAK_GLASS) != NULL;
     r->v.store = kjson_get_obj(r->etcd, "spec.backup.store") != NULL;
     r->v.spec_replicas = int_at(r->etcd, "spec.replicas");
     r->v.imm = env->bucket(r->etcd, NULL);
     snprintf(svc_name, sizeof(svc_name), "%s-client", r->name);
     if (imtjob_task_name(r->name, imm_name, sizeof(imm_name)) != KERR_OK)
         return kerr_set(err, KERR_INVAL, "Etcd name too long");
+    if (!r->v.want && r->v.phase == HIBPLAN_NONE) {
+        /* only spec.replicas: 0 brought us here: the StatefulSet says whether it is new */
+        if ((rc = get_opt(env, r, &RES_STS, r->ns, r->name, &r->sts, err)) != KERR_OK)
+            return rc;
+        r->v.sts_present = r->sts != NULL;
+        r->v.sts_spec = int_at(r->sts, "spec.replicas");
+        r->v.sts_status = int_at(r->sts, "status.replicas");
+        r->v.want = r->v.spec_signal && r->v.sts_spec > 0;
+        if (!r->v.want)
+            return KERR_OK;
+        cJSON_Delete(r->sts);
+        r->sts = NULL;
+    }
     /* Hibernated and staying so: only the immutability task can need work. */
     light = r->v.want && r->v.phase == HIBPLAN_HIBERNATED;
-    if ((!light && ((rc = get_opt(env, &RES_SVC, r->ns, svc_name, &r->svc, err)) ||
-                    (rc = get_opt(env, &RES_STS, r->ns, r->name, &r->sts, err)) ||
+    if ((!light && ((rc = get_opt(env, r, &RES_SVC, r->ns, svc_name, &r->svc, err)) ||
+                    (rc = get_opt(env, r, &RES_STS, r->ns, r->name, &r->sts, err)) ||
                     (rc = read_tasks(env, r, err)))) ||
-        (rc = get_opt(env, &ETCDSPEC_RES_IMMTASK, r->ns, imm_name, &imm, err)))
+        (rc = get_opt(env, r, &ETCDSPEC_RES_IMMTASK, r->ns, imm_name, &imm, err)))
         return rc;
     r->v.svc = hib_svc_state(r->svc, &rem);
     r->v.svc_remembered = rem;
@@ -342,6 +261,7 @@ static enum kerr read_state(const struct hib_env *env, struct round *r, struct k
     r->v.sts_spec = int_at(r->sts, "spec.replicas");
     r->v.sts_status = int_at(r->sts, "status.replicas");
     r->v.imm_task = imm != NULL && !kjson_has(imm, "metadata.deletionTimestamp");
+    r->v.imm_deleting = imm != NULL && !r->v.imm_task;
     cJSON_Delete(imm);
     return KERR_OK;
 }
@@ -368,25 +288,42 @@ static void event(const struct hib_env *env, const cJSON *obj, enum ev_type type
         ev_emit(env->events, &ref, type, reason, "Hibernation", note);
 }
 
-/* Merge-patch annotation key of the Etcd to value (NULL: remove), resourceVersion checked. */
-static enum kerr patch_etcd(const struct hib_env *env, struct round *r, const char *key,
-                            const char *value, struct kerr_info *err)
+/*
+ * Merge-patch annotations of the Etcd, resourceVersion checked: n pairs of
+ * key and value (NULL: remove), in one write.
+ */
+static enum kerr patch_etcd(const struct hib_env *env, struct round *r, int n,
+                            const char *const kv[], struct kerr_info *err)
 {
     cJSON *patch = cJSON_CreateObject();
-    const char *segs[] = { "metadata", "annotations", key, NULL };
     const char *rv = kjson_get_str(r->etcd, "metadata.resourceVersion");
     enum kerr rc = kerr_set(err, KERR_NOMEM, "out of memory");
 
-    if (!patch || kjson_setv(patch, segs, value ? cJSON_CreateString(value) : cJSON_CreateNull(),
-                             err) != KERR_OK)
+    if (!patch)
         goto out;
+    for (int i = 0; i < n; i++) {
+        const char *segs[] = { "metadata", "annotations", kv[2 * i], NULL };
+        const char *value = kv[2 * i + 1];
+
+        if (kjson_setv(patch, segs, value ? cJSON_CreateString(value) : cJSON_CreateNull(), err) !=
+            KERR_OK)
+            goto out;
+    }
     if (rv && kjson_set_str(patch, "metadata.resourceVersion", rv, err) != KERR_OK)
         goto out;
     rc = k8s_patch(env->client, &ETCDSPEC_RES_ETCD, r->ns, r->name, K8S_PATCH_MERGE, patch, NULL,
                    NULL, err);
+    (*r->used)++;
 out:
     cJSON_Delete(patch);
     return rc;
+}
+
+static enum kerr patch_one(const struct hib_env *env, struct round *r, const char *key,
+                           const char *value, struct kerr_info *err)
+{
+    const char *kv[] = { key, value };
+    return patch_etcd(env, r, 1, kv, err);
 }
 
 static enum kerr put_svc(const struct hib_env *env, struct round *r, int cut, struct kerr_info *err)
@@ -394,8 +331,10 @@ static enum kerr put_svc(const struct hib_env *env, struct round *r, int cut, st
     cJSON *next = NULL;
     enum kerr rc = cut ? hib_ports_cut(r->svc, &next, err) : hib_ports_restore(r->svc, &next, err);
 
-    if (rc == KERR_OK)
+    if (rc == KERR_OK) {
         rc = k8s_update(env->client, &RES_SVC, r->ns, NULL, next, NULL, NULL, err);
+        (*r->used)++;
+    }
     cJSON_Delete(next);
     return rc;
 }
@@ -432,6 +371,7 @@ static enum kerr create_task(const struct hib_env *env, struct round *r, int att
         kjson_set_bool(t, "spec.config.onDemandSnapshot.isFinal", true, err))
         goto out;
     rc = k8s_create(env->client, &ETCDSPEC_RES_OPSTASK, r->ns, t, NULL, NULL, err);
+    (*r->used)++;
     if (rc == KERR_EXISTS)
         rc = KERR_OK;
 out:
@@ -445,10 +385,11 @@ static enum kerr delete_tasks(const struct hib_env *env, struct round *r, struct
     enum kerr rc;
 
     cJSON_ArrayForEach (t, kjson_get_arr(r->tasks, "items")) {
-        if (!task_attempt(t, r->name) || kjson_has(t, "metadata.deletionTimestamp"))
+        if (!task_ours(t, r->name) || kjson_has(t, "metadata.deletionTimestamp"))
             continue;
         rc = k8s_delete(env->client, &ETCDSPEC_RES_OPSTASK, r->ns,
                         kjson_get_str(t, "metadata.name"), NULL, NULL, err);
+        (*r->used)++;
         if (rc != KERR_OK && rc != KERR_NOTFOUND)
             return rc;
     }
@@ -466,6 +407,7 @@ static enum kerr scale(const struct hib_env *env, struct round *r, int replicas,
     if (patch && kjson_set_int(patch, "spec.replicas", replicas, err) == KERR_OK)
         rc = k8s_patch(env->client, &RES_STS, r->ns, r->name, K8S_PATCH_MERGE, patch, &wo, NULL,
                        err);
+    (*r->used)++;
     cJSON_Delete(patch);
     return rc;
 }
@@ -494,18 +436,35 @@ static enum kerr perform(const struct hib_env *env, struct round *r, const struc
 {
     enum kerr rc;
 
+    char now[KTIME_LEN + 1];
+
     switch (s->act) {
-    case HIBPLAN_SET_PHASE:
-        rc = patch_etcd(env, r, HIB_ANN_PHASE, hibplan_phase_name(s->phase), err);
+    case HIBPLAN_SET_PHASE: {
+        /* a new cycle starts without the cut time of the last one */
+        const char *kv[] = { HIB_ANN_PHASE, hibplan_phase_name(s->phase), HIB_ANN_CUT_AT, NULL };
+
+        rc = patch_etcd(env, r, s->phase == HIBPLAN_CUTTING && r->v.cut_at ? 2 : 1, kv, err);
         if (rc == KERR_OK)
             phase_event(env, r, s->phase);
         return rc;
-    case HIBPLAN_SET_SUSPEND:
-        return patch_etcd(env, r, HIB_ANN_SUSPEND, "true", err);
-    case HIBPLAN_REMOVE_SUSPEND:
-        return patch_etcd(env, r, HIB_ANN_SUSPEND, NULL, err);
+    }
+    case HIBPLAN_SET_SUSPEND: {
+        const char *kv[] = { HIB_ANN_SUSPEND, "true", HIB_ANN_SUSPEND_ADDED, "true" };
+        return patch_etcd(env, r, 2, kv, err);
+    }
+    case HIBPLAN_REMOVE_SUSPEND: {
+        /* only what the controller added: an operator's suspension stays */
+        const char *kv[] = { HIB_ANN_SUSPEND_ADDED, NULL, HIB_ANN_SUSPEND, NULL };
+        return patch_etcd(env, r, 2, kv, err);
+    }
+    case HIBPLAN_SET_CUT_AT:
+        if ((rc = ktime_format(time(NULL), now)) != KERR_OK)
+            return kerr_set(err, rc, "formatting the time");
+        return patch_one(env, r, HIB_ANN_CUT_AT, now, err);
+    case HIBPLAN_REMOVE_CUT_AT:
+        return patch_one(env, r, HIB_ANN_CUT_AT, NULL, err);
     case HIBPLAN_REMOVE_PHASE:
-        rc = patch_etcd(env, r, HIB_ANN_PHASE, NULL, err);
+        rc = patch_one(env, r, HIB_ANN_PHASE, NULL, err);
         if (rc == KERR_OK)
             event(env, r->etcd, EV_NORMAL, "WokeUp",
                   "woke up: replicas, ports and spec "
@@ -527,10 +486,16 @@ static enum kerr perform(const struct hib_env *env, struct round *r, const struc
                   s->attempt);
         return create_task(env, r, s->attempt, err);
     case HIBPLAN_SCALE:
+        if (s->replicas == 0 && r->v.store && !r->v.counted)
+            event(env, r->etcd, EV_WARNING, "ScaleDownWithoutSnapshot",
+                  "scaling to 0 without a final snapshot: %s is set (%s)", HIB_ANN_BREAK_GLASS,
+                  etcdspec_annotation(r->etcd, HIB_ANN_BREAK_GLASS));
         return scale(env, r, s->replicas, err);
     case HIBPLAN_IMT_ENSURE:
+        *r->used += 2; /* a GET and a write */
         return env->imt_ensure(env->imt_arg, r->etcd, err);
     case HIBPLAN_IMT_DELETE:
+        (*r->used)++;
         return env->imt_delete(env->imt_arg, r->etcd, err);
     default:
         return KERR_OK;
@@ -549,7 +514,7 @@ static enum kerr read_decide(const struct hib_env *env, const cJSON *etcd, int i
     enum kerr rc;
 
     r->etcd = i == 0 ? cJSON_Duplicate(etcd, 1) : NULL;
-    if (i > 0 && (rc = get_opt(env, &ETCDSPEC_RES_ETCD, ns, name, &r->etcd, err)) != KERR_OK)
+    if (i > 0 && (rc = get_opt(env, r, &ETCDSPEC_RES_ETCD, ns, name, &r->etcd, err)) != KERR_OK)
         return rc;
     if (!r->etcd) /* deleted meanwhile: owner references clean up */
         return KERR_OK;
@@ -575,29 +540,38 @@ enum kerr hib_step(const struct hib_env *env, const cJSON *etcd, long *requeue_m
     struct round r = { 0 };
     struct hibplan_step s = { .act = HIBPLAN_WAIT, .wait_ms = CONFLICT_WAIT };
     enum kerr rc = KERR_OK;
-    int told = 0, acts = 0;
+    int told = 0, acts = 0, conflicts = 0, used = 0;
     int max = env->max_steps > 0 && env->max_steps < HIB_MAX_STEPS ? env->max_steps : HIB_MAX_STEPS;
 
     *requeue_ms = 0;
     kerr_clear(err);
+    r.used = &used;
     if (!kjson_get_str(etcd, "metadata.namespace") || !kjson_get_str(etcd, "metadata.name"))
         return kerr_set(err, KERR_INVAL, "Etcd without namespace or name");
-    if (!hib_wanted(etcd) && !etcdspec_annotation(etcd, HIB_ANN_PHASE))
+    if (!hib_wanted(etcd) && !spec_zero(etcd) && !etcdspec_annotation(etcd, HIB_ANN_PHASE))
         return KERR_OK; /* never hibernated: nothing to read */
     for (int i = 0; i < HIB_MAX_STEPS; i++) {
+        /* the rest waits for the next call rather than exceed the budget of one */
+        if (used + HIB_ROUND_REQUESTS > HIB_MAX_REQUESTS)
+            break;
         rc = read_decide(env, etcd, i, &r, &s, &told, err);
         if (rc != KERR_OK || !r.etcd)
             break;
         if (s.act == HIBPLAN_DONE || s.act == HIBPLAN_WAIT || s.act == HIBPLAN_BAD)
             break;
         rc = perform(env, &r, &s, err);
-        if (rc == KERR_CONFLICT) /* someone wrote first: read again */
-            rc = KERR_OK;
-        if (rc != KERR_OK)
-            break;
         round_release(&r);
         s.act = HIBPLAN_WAIT;
         s.wait_ms = CONFLICT_WAIT;
+        if (rc == KERR_CONFLICT) { /* someone wrote first: read again, a few times */
+            rc = KERR_OK;
+            if (++conflicts >= HIB_MAX_CONFLICTS) {
+                s.wait_ms = CONFLICT_BACKOFF;
+                break;
+            }
+        }
+        if (rc != KERR_OK)
+            break;
         if (++acts >= max)
             break;
     }

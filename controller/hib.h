@@ -2,18 +2,27 @@
  * hib - the hibernation flow of an Etcd (issue 7; DEP-06 and etcd-druid
  * #922): the I/O around the decision table of controller/hibplan.h.
  *
- * An Etcd without the hibernate annotation and without a phase costs no
- * request. Otherwise one call of hib_step reads the state back from the API (never a cache:
- * the Etcd, its client Service <etcd>-client, its StatefulSet <etcd>, the
- * final-snapshot EtcdOpsTasks labelled etcd-warden.io/final-snapshot-of=<etcd>
- * and the ExtendFullSnapshotImmutabilityTask <etcd>-extend-immutability),
- * asks hibplan_decide for the next action, performs it, and repeats until
- * the decision is to wait or nothing is left (at most HIB_MAX_STEPS rounds).
+ * An Etcd with neither signal (the hibernate annotation, spec.replicas: 0) and
+ * without a phase costs no request; spec.replicas: 0 without a phase costs one
+ * GET of the StatefulSet (above 0: hibernation starts). Otherwise one call of
+ * hib_step reads the state back from the API (never a cache: the Etcd, its
+ * client Service <etcd>-client, its StatefulSet <etcd>, the EtcdOpsTasks of
+ * the namespace (ours are labelled etcd-warden.io/final-snapshot-of=<etcd>;
+ * the others of this Etcd, etcd-druid's pre-sync tasks among them, decide
+ * whether ours may be created and may count as this cycle's snapshot) and
+ * the ExtendFullSnapshotImmutabilityTask <etcd>-extend-immutability), asks
+ * hibplan_decide for the next action, performs it, and repeats until the
+ * decision is to wait or nothing is left: at most HIB_MAX_STEPS rounds and
+ * HIB_MAX_REQUESTS API requests per call (the rest follows on a requeue),
+ * and after HIB_MAX_CONFLICTS conflicts it requeues instead of reading again.
  *
  * Writes:
  *   - Etcd annotations (etcd-warden.io/hibernation-phase, the suspend
- *     annotation) by a merge patch carrying metadata.resourceVersion, so a
- *     concurrent change is a 409 that makes the round read again.
+ *     annotation with etcd-warden.io/suspend-added beside it, the cut time
+ *     etcd-warden.io/traffic-cut-at) by a merge patch carrying
+ *     metadata.resourceVersion, so a concurrent change is a 409 that makes
+ *     the round read again. The suspension is lifted only where
+ *     suspend-added says the controller set it: an operator's stays.
  *   - The Service by a PUT of the object read (resourceVersion precondition):
  *     the client and server ports are removed and, in the same update, the
  *     removed port objects are remembered exactly in the annotation
@@ -28,9 +37,10 @@
  *   - The immutability task through env->imt_ensure / env->imt_delete.
  * Events (Etcd as regarding object): Normal HibernationPhase on each phase
  * written, Normal Hibernated and WokeUp, Warning FinalSnapshotFailed per
- * failed attempt and on phase Failed, Warning on bad input (ClientServiceMissing,
- * ClientServicePorts, StatefulSetMissing, InvalidImmutability), and nothing
- * is deleted or scaled on bad input.
+ * failed attempt and on phase Failed, Warning ScaleDownWithoutSnapshot when
+ * the break-glass annotation lets a scale-down through, Warning on bad input
+ * (ClientServiceMissing, ClientServicePorts, StatefulSetMissing,
+ * InvalidImmutability), and nothing is deleted or scaled on bad input.
  *
  * Ownership: env and everything in it BORROWED. Thread safety: hib_step may
  * run for different Etcds on several threads at once; for one Etcd the
@@ -41,7 +51,9 @@
 
 #include <cJSON.h>
 
+#include "common/hibguard.h"
 #include "common/kerr.h"
+#include "controller/etcdspec.h"
 #include "controller/hibplan.h"
 
 struct ctl;         /* controller/ctl.h */
@@ -53,8 +65,15 @@ struct ev_recorder; /* common/events.h */
 #define HIB_ANN_PHASE         "etcd-warden.io/hibernation-phase"
 #define HIB_ANN_REMOVED_PORTS "etcd-warden.io/removed-ports"
 #define HIB_ANN_SUSPEND       "druid.gardener.cloud/suspend-etcd-spec-reconcile"
+#define HIB_ANN_SUSPEND_ADDED ETCDSPEC_ANN_SUSPEND_ADDED
+#define HIB_ANN_CUT_AT        HIBGUARD_ANN_CUT_AT
+#define HIB_ANN_BREAK_GLASS   HIBGUARD_ANN_BREAK_GLASS
 #define HIB_LABEL_TASK_OF     "etcd-warden.io/final-snapshot-of"
 #define HIB_MAX_STEPS         24
+/* API requests one hib_step call may make (a round takes at most HIB_ROUND_REQUESTS) */
+#define HIB_MAX_REQUESTS   48
+#define HIB_ROUND_REQUESTS 8
+#define HIB_MAX_CONFLICTS  3 /* conflicts per call before a requeue */
 
 /* Creates / deletes the immutability task of etcd (BORROWED); idempotent. */
 typedef enum kerr (*hib_imt_fn)(void *arg, const cJSON *etcd, struct kerr_info *err);
@@ -90,7 +109,7 @@ enum kerr hib_step(const struct hib_env *env, const cJSON *etcd, long *requeue_m
 enum kerr hib_reconcile(struct ctl *c, const cJSON *etcd, struct ctl_result *res,
                         struct kerr_info *err);
 
-/* ---- pure helpers (exposed for the tests) ---- */
+/* ---- pure helpers (exposed for the tests; in controller/hib_ports.c) ---- */
 
 /*
  * The Service svc (BORROWED) with the client and server ports removed and

@@ -3,6 +3,26 @@
  *
  * Each phase has one function that returns the first thing not yet true,
  * in the order of the flow; the I/O layer performs it and asks again.
+ *
+ * What the flow relies on of etcd-druid v0.38 (gardener/etcd-druid 5b90b4a7):
+ *   - internal/controller/etcd/reconcile_spec.go:147-152 shouldReconcileSpec:
+ *     with the suspend annotation no spec reconcile runs, so neither PreSync
+ *     nor the StatefulSet sync: suspending first keeps etcd-druid from
+ *     scaling down (or back up) under the flow; reconciler.go:130-141: the
+ *     operation annotation is removed and observedGeneration written only
+ *     after a spec reconcile, which is why the spec path lifts the
+ *     suspension once the StatefulSet is at 0 (Gardener waits for both).
+ *   - internal/component/statefulset/statefulset.go:91-107 PreSync: the
+ *     pre-sync snapshot only while the StatefulSet is above 0, so etcd-druid
+ *     released at 0 takes no second snapshot and just syncs replicas 0;
+ *     136-173 ensurePreSyncSnapshot / 200-223 createPreSyncTask: a full
+ *     snapshot task with spec.etcdName and no isFinal, its Succeeded state
+ *     read back: it may serve as this cycle's snapshot when created at or
+ *     after the cut (common/hibguard.h, the webhook's rule too).
+ *   - internal/controller/etcdopstask/reconcile_task.go:110-117 admitTask:
+ *     a task is Rejected while another task of the same etcdName is not
+ *     completed, so a task of ours is created only when no other task of
+ *     the Etcd is unfinished (other_live), and never beside etcd-druid's.
  */
 #include "controller/hibplan.h"
 
@@ -33,6 +53,7 @@ static const char *const ACT_NAMES[HIBPLAN_ACT_COUNT] = {
     [HIBPLAN_SET_PHASE] = "SetPhase",
     [HIBPLAN_SET_SUSPEND] = "SetSuspend",
     [HIBPLAN_CUT_PORTS] = "CutPorts",
+    [HIBPLAN_SET_CUT_AT] = "SetCutAt",
     [HIBPLAN_DELETE_TASKS] = "DeleteTasks",
     [HIBPLAN_CREATE_TASK] = "CreateTask",
     [HIBPLAN_SCALE] = "Scale",
@@ -40,6 +61,7 @@ static const char *const ACT_NAMES[HIBPLAN_ACT_COUNT] = {
     [HIBPLAN_IMT_DELETE] = "ImmutabilityTaskDelete",
     [HIBPLAN_RESTORE_PORTS] = "RestorePorts",
     [HIBPLAN_REMOVE_SUSPEND] = "RemoveSuspend",
+    [HIBPLAN_REMOVE_CUT_AT] = "RemoveCutAt",
     [HIBPLAN_REMOVE_PHASE] = "RemovePhase",
 };
 
@@ -124,6 +146,8 @@ static struct hibplan_step decide_cutting(const struct hibplan_view *v)
         return service_bad(v);
     if (v->svc == HIBPLAN_SVC_OPEN)
         return act(HIBPLAN_CUT_PORTS);
+    if (!v->cut_at)
+        return act(HIBPLAN_SET_CUT_AT);
     if (v->ntasks > 0)
         return act(HIBPLAN_DELETE_TASKS);
     if (v->ndeleting > 0)
@@ -131,46 +155,62 @@ static struct hibplan_step decide_cutting(const struct hibplan_view *v)
     return set_phase(v->store ? HIBPLAN_SNAPSHOT : HIBPLAN_SCALING);
 }
 
-/* FinalSnapshot and Failed: run attempts until one succeeds. */
-static struct hibplan_step decide_snapshot(const struct hibplan_view *v,
-                                           const struct hibplan_opts *o)
+/* The StatefulSet is (going) to 0 already: nothing left to snapshot. */
+static bool at_zero(const struct hibplan_view *v)
 {
-    struct hibplan_step s;
-    int retries = o && o->retries > 1 ? o->retries : 1;
-    long delay;
+    return v->sts_present && v->sts_spec == 0;
+}
 
-    if (!v->store)
-        return set_phase(HIBPLAN_SCALING);
-    switch (v->task) {
-    case HIBPLAN_TASK_NONE:
-        s = act(HIBPLAN_CREATE_TASK);
-        s.attempt = v->attempt + 1;
-        return s;
-    case HIBPLAN_TASK_DELETING:
-        return wait_for(SHORT_WAIT_MS);
-    case HIBPLAN_TASK_LIVE:
+static struct hibplan_step create_task(const struct hibplan_view *v, const struct hibplan_opts *o)
+{
+    struct hibplan_step s = act(HIBPLAN_CREATE_TASK);
+
+    /* etcd-druid's executor rejects a task while another one of the Etcd is unfinished */
+    if (v->other_live)
         return wait_for(poll_ms(o));
-    case HIBPLAN_TASK_SUCCEEDED:
-        return set_phase(HIBPLAN_SCALING);
-    case HIBPLAN_TASK_FAILED:
-        break;
-    }
-    if (v->phase == HIBPLAN_SNAPSHOT && v->attempt >= retries)
-        return set_phase(HIBPLAN_FAILED);
-    delay = hibplan_backoff_ms(o, v->attempt);
-    if (v->failed_ago_ms < delay)
-        return wait_for(delay - v->failed_ago_ms);
-    s = act(HIBPLAN_CREATE_TASK);
     s.attempt = v->attempt + 1;
     return s;
 }
 
-/* ScalingDown: prove the snapshot, scale to 0, wait, immutability, Hibernated. */
+/* FinalSnapshot and Failed: run attempts until one succeeds (or someone else's counts). */
+static struct hibplan_step decide_snapshot(const struct hibplan_view *v,
+                                           const struct hibplan_opts *o)
+{
+    int retries = o && o->retries > 1 ? o->retries : 1;
+    long delay;
+
+    if (!v->store || v->counted || at_zero(v))
+        return set_phase(HIBPLAN_SCALING);
+    switch (v->task) {
+    case HIBPLAN_TASK_NONE:
+        return create_task(v, o);
+    case HIBPLAN_TASK_DELETING:
+        return wait_for(SHORT_WAIT_MS);
+    case HIBPLAN_TASK_LIVE:
+        return wait_for(poll_ms(o));
+    case HIBPLAN_TASK_SUCCEEDED: /* but not after the cut: a new attempt */
+    case HIBPLAN_TASK_FAILED:
+        break;
+    }
+    if (v->phase == HIBPLAN_SNAPSHOT && v->task == HIBPLAN_TASK_FAILED && v->attempt >= retries)
+        return set_phase(HIBPLAN_FAILED);
+    if (v->phase == HIBPLAN_FAILED && v->break_glass)
+        return set_phase(HIBPLAN_SCALING);
+    delay = v->task == HIBPLAN_TASK_FAILED ? hibplan_backoff_ms(o, v->attempt) : 0;
+    if (v->failed_ago_ms < delay)
+        return wait_for(delay - v->failed_ago_ms);
+    return create_task(v, o);
+}
+
+/*
+ * ScalingDown: prove the snapshot, scale to 0, wait, immutability, hand the
+ * spec path back to etcd-druid, Hibernated.
+ */
 static struct hibplan_step decide_scaling(const struct hibplan_view *v)
 {
-    bool at_zero = v->sts_present && v->sts_spec == 0;
+    bool zero = v->sts_present && v->sts_spec == 0;
 
-    if (v->store && v->task != HIBPLAN_TASK_SUCCEEDED && !at_zero)
+    if (v->store && !v->counted && !zero && !v->break_glass)
         return set_phase(HIBPLAN_SNAPSHOT);
     if (!v->sts_present)
         return bad("StatefulSetMissing", "the StatefulSet <etcd> does not exist; not scaled");
@@ -182,7 +222,9 @@ static struct hibplan_step decide_scaling(const struct hibplan_view *v)
     if (v->sts_status != 0)
         return wait_for(SHORT_WAIT_MS);
     if (v->imm > 0 && !v->imm_task)
-        return act(HIBPLAN_IMT_ENSURE);
+        return v->imm_deleting ? wait_for(SHORT_WAIT_MS) : act(HIBPLAN_IMT_ENSURE);
+    if (v->spec_signal && v->suspend_ours)
+        return act(HIBPLAN_REMOVE_SUSPEND);
     return set_phase(HIBPLAN_HIBERNATED);
 }
 
@@ -190,11 +232,18 @@ static struct hibplan_step decide_hibernate(const struct hibplan_view *v,
                                             const struct hibplan_opts *o)
 {
     /* After CuttingTraffic, what it did must still hold (someone may have undone it). */
-    if (v->phase == HIBPLAN_SNAPSHOT || v->phase == HIBPLAN_FAILED || v->phase == HIBPLAN_SCALING) {
+    bool held = !(v->spec_signal && v->sts_present && v->sts_spec == 0);
+
+    /* ... until the spec path's StatefulSet is at 0: then etcd-druid takes over again. */
+    if ((v->phase == HIBPLAN_SNAPSHOT || v->phase == HIBPLAN_FAILED ||
+         v->phase == HIBPLAN_SCALING) &&
+        held) {
         if (!v->suspended)
             return act(HIBPLAN_SET_SUSPEND);
         if (v->svc == HIBPLAN_SVC_OPEN)
             return act(HIBPLAN_CUT_PORTS);
+        if (!v->cut_at)
+            return act(HIBPLAN_SET_CUT_AT);
     }
     switch (v->phase) {
     case HIBPLAN_CUTTING:
@@ -206,7 +255,7 @@ static struct hibplan_step decide_hibernate(const struct hibplan_view *v,
         return decide_scaling(v);
     case HIBPLAN_HIBERNATED:
         if (v->imm > 0 && !v->imm_task)
-            return act(HIBPLAN_IMT_ENSURE);
+            return v->imm_deleting ? wait_for(SHORT_WAIT_MS) : act(HIBPLAN_IMT_ENSURE);
         if (v->imm == 0 && v->imm_task)
             return act(HIBPLAN_IMT_DELETE);
         return act(HIBPLAN_DONE);
@@ -223,9 +272,11 @@ static struct hibplan_step decide_wake(const struct hibplan_view *v)
         return set_phase(HIBPLAN_WAKING);
     if (v->imm_task)
         return act(HIBPLAN_IMT_DELETE);
-    if (!v->sts_present)
-        return bad("StatefulSetMissing", "the StatefulSet <etcd> does not exist; not scaled up");
-    if (v->sts_spec == 0 && v->spec_replicas > 0) {
+    /* a snapshot still to be taken would be a final one of a live cluster */
+    if (v->task == HIBPLAN_TASK_LIVE)
+        return act(HIBPLAN_DELETE_TASKS);
+    /* without a StatefulSet etcd-druid creates one at spec.replicas once not suspended */
+    if (v->sts_present && v->sts_spec == 0 && v->spec_replicas > 0) {
         struct hibplan_step s = act(HIBPLAN_SCALE);
         s.replicas = v->spec_replicas;
         return s;
@@ -236,8 +287,10 @@ static struct hibplan_step decide_wake(const struct hibplan_view *v)
         if (v->svc != HIBPLAN_SVC_MISSING)
             return act(HIBPLAN_RESTORE_PORTS);
     }
-    if (v->suspended)
+    if (v->suspend_ours)
         return act(HIBPLAN_REMOVE_SUSPEND);
+    if (v->cut_at)
+        return act(HIBPLAN_REMOVE_CUT_AT);
     return act(HIBPLAN_REMOVE_PHASE);
 }
 

@@ -7,27 +7,42 @@
  * whatever the API says.
  *
  * The phases are the values of the annotation etcd-warden.io/hibernation-phase
- * (DESIGN.md §1). Hibernating (etcd-warden.io/hibernate: "true"):
- *   none/WakingUp/unknown -> phase CuttingTraffic
- *   CuttingTraffic: suspend annotation, then cut the client and server ports,
- *     then delete final-snapshot tasks left from an earlier cycle, then phase
- *     FinalSnapshot (backup store configured) or ScalingDown (no store).
- *   FinalSnapshot, Failed, ScalingDown: the suspend annotation and the cut
- *     are checked again first (re-done when undone meanwhile).
- *   FinalSnapshot / Failed: create task attempt n+1 when none is live; a live
- *     task is waited for; Succeeded -> ScalingDown; a failed attempt is
- *     retried after min(base * 2^(n-1), max); after `retries` failed
- *     attempts in FinalSnapshot the phase becomes Failed and the retries go on.
- *   ScalingDown: with a store and no Succeeded task the phase goes back to
- *     FinalSnapshot unless the StatefulSet already is at 0 (never scale down
- *     without a successful final snapshot); scale to 0; wait for
- *     status.replicas 0; ensure the immutability task (bucket retention);
- *     phase Hibernated.
+ * (DESIGN.md §1). Hibernation is wanted on either signal: the annotation
+ * etcd-warden.io/hibernate: "true", or spec.replicas: 0 (as Gardener sets it)
+ * on an Etcd whose StatefulSet is above 0 or whose flow has begun (the
+ * "spec path"). Hibernating:
+ *   none/WakingUp/unknown -> phase CuttingTraffic (clearing an old cut time)
+ *   CuttingTraffic: suspend etcd-druid (recording that the controller did),
+ *     cut the client and server ports, write the cut time
+ *     (etcd-warden.io/traffic-cut-at), delete final-snapshot tasks left from an
+ *     earlier cycle, then phase FinalSnapshot (backup store configured) or
+ *     ScalingDown (no store).
+ *   FinalSnapshot, Failed, ScalingDown: the suspension, the cut and the cut
+ *     time are checked again first (re-done when undone meanwhile); on the
+ *     spec path only until the StatefulSet is at 0.
+ *   FinalSnapshot / Failed: a full snapshot of this Etcd that Succeeded after
+ *     the cut (ours, or etcd-druid's pre-sync task) -> ScalingDown; a
+ *     StatefulSet already at 0 has nothing to snapshot -> ScalingDown. Else
+ *     create attempt n+1 when none of ours is live and no other task of this
+ *     Etcd is unfinished (etcd-druid's executor would reject one of the two);
+ *     a live task is waited for; a failed attempt is retried after
+ *     min(base * 2^(n-1), max); after `retries` failed attempts in
+ *     FinalSnapshot the phase becomes Failed and the retries go on. In Failed
+ *     with the break-glass annotation: ScalingDown without a snapshot.
+ *   ScalingDown: with a store, no counted snapshot and no break-glass the
+ *     phase goes back to FinalSnapshot unless the StatefulSet already is at 0
+ *     (never scale down without a successful final snapshot); scale to 0;
+ *     wait for status.replicas 0; ensure the immutability task (bucket
+ *     retention; a task being deleted is waited for); on the spec path lift
+ *     the suspension the controller set, so that etcd-druid reconciles
+ *     spec.replicas: 0 itself (Gardener waits for that); phase Hibernated.
  *   Hibernated: the immutability task follows the retention type.
- * Waking up (annotation absent or not "true"): any phase -> WakingUp;
- * WakingUp: delete the immutability task, scale a StatefulSet at 0 back to
- * spec.replicas, restore the remembered ports, remove the suspend
- * annotation, remove the phase. No phase: nothing to do.
+ * Waking up (neither signal): any phase -> WakingUp; WakingUp: delete the
+ * immutability task, delete this cycle's unfinished final-snapshot tasks,
+ * scale a StatefulSet at 0 back to spec.replicas (a missing StatefulSet is
+ * left to etcd-druid, which creates it at spec.replicas), restore the
+ * remembered ports, remove the suspension only when the controller set it,
+ * remove the cut time, remove the phase. No phase: nothing to do.
  *
  * Thread safety: pure functions; the strings returned are static.
  */
@@ -69,10 +84,16 @@ enum hibplan_task {
 
 /* Everything the decision needs, read from the API. */
 struct hibplan_view {
-    bool want;     /* etcd-warden.io/hibernate == "true" */
-    bool deleting; /* the Etcd has a deletionTimestamp */
+    bool want;        /* either signal (see above) */
+    bool spec_signal; /* wanted through spec.replicas: 0 alone (the spec path) */
+    bool deleting;    /* the Etcd has a deletionTimestamp */
     enum hibplan_phase phase;
     bool suspended;    /* druid.gardener.cloud/suspend-etcd-spec-reconcile present */
+    bool suspend_ours; /* etcd-warden.io/suspend-added: the controller set the suspension */
+    bool cut_at;       /* etcd-warden.io/traffic-cut-at present */
+    bool counted;      /* a full snapshot of this Etcd Succeeded since the cut (any task) */
+    bool other_live;   /* an unfinished EtcdOpsTask of this Etcd that is not ours */
+    bool break_glass;  /* etcd-warden.io/allow-scale-down-without-snapshot present */
     bool store;        /* spec.backup.store set */
     int spec_replicas; /* Etcd spec.replicas */
     enum hibplan_svc svc;
@@ -87,6 +108,7 @@ struct hibplan_view {
     int sts_status;         /* its status.replicas */
     int imm;                /* bucket immutability: 1 yes, 0 no, < 0 malformed */
     bool imm_task;          /* the ExtendFullSnapshotImmutabilityTask exists */
+    bool imm_deleting;      /* ... and is being deleted (a finalizer holds it) */
 };
 
 /* Tunables of the decision. */
@@ -99,19 +121,21 @@ struct hibplan_opts {
 
 /* The actions, one per step. */
 enum hibplan_act {
-    HIBPLAN_DONE,          /* nothing to do, no requeue */
-    HIBPLAN_WAIT,          /* come back after wait_ms */
-    HIBPLAN_BAD,           /* bad input: Warning event `reason`/`note`, come back after wait_ms */
-    HIBPLAN_SET_PHASE,     /* write the phase annotation `phase` */
-    HIBPLAN_SET_SUSPEND,   /* add the suspend annotation */
-    HIBPLAN_CUT_PORTS,     /* remove client+server ports, remember them */
-    HIBPLAN_DELETE_TASKS,  /* delete the final-snapshot tasks of an earlier cycle */
-    HIBPLAN_CREATE_TASK,   /* create final-snapshot task number `attempt` */
-    HIBPLAN_SCALE,         /* scale the StatefulSet to `replicas` */
-    HIBPLAN_IMT_ENSURE,    /* create the immutability task */
-    HIBPLAN_IMT_DELETE,    /* delete the immutability task */
-    HIBPLAN_RESTORE_PORTS, /* put the remembered ports back, drop the annotation */
-    HIBPLAN_REMOVE_SUSPEND,
+    HIBPLAN_DONE,           /* nothing to do, no requeue */
+    HIBPLAN_WAIT,           /* come back after wait_ms */
+    HIBPLAN_BAD,            /* bad input: Warning event `reason`/`note`, come back after wait_ms */
+    HIBPLAN_SET_PHASE,      /* write the phase annotation `phase` */
+    HIBPLAN_SET_SUSPEND,    /* add the suspend annotation and the record that we did */
+    HIBPLAN_CUT_PORTS,      /* remove client+server ports, remember them */
+    HIBPLAN_SET_CUT_AT,     /* write etcd-warden.io/traffic-cut-at (now) */
+    HIBPLAN_DELETE_TASKS,   /* delete our final-snapshot tasks (earlier cycle; or on wake-up) */
+    HIBPLAN_CREATE_TASK,    /* create final-snapshot task number `attempt` */
+    HIBPLAN_SCALE,          /* scale the StatefulSet to `replicas` */
+    HIBPLAN_IMT_ENSURE,     /* create the immutability task */
+    HIBPLAN_IMT_DELETE,     /* delete the immutability task */
+    HIBPLAN_RESTORE_PORTS,  /* put the remembered ports back, drop the annotation */
+    HIBPLAN_REMOVE_SUSPEND, /* remove the suspension the controller set, and its record */
+    HIBPLAN_REMOVE_CUT_AT,
     HIBPLAN_REMOVE_PHASE,
     HIBPLAN_ACT_COUNT
 };

@@ -275,10 +275,19 @@ static enum kerr resume(struct pass *s, struct kerr_info *err)
     if (rc == KERR_OK)
         rc = kjson_setv(md, (const char *const[]){ "labels", ETCDSPEC_LABEL_RESTORING, NULL },
                         cJSON_CreateNull(), err);
-    /* a hibernated Etcd keeps etcd-druid suspended: it would scale the StatefulSet back up */
-    if (rc == KERR_OK && !hibernating)
+    /*
+     * A hibernated Etcd keeps etcd-druid suspended: it would scale the StatefulSet back up.
+     * Otherwise the suspension goes only when etcd-warden added it (the mutating webhook on
+     * the re-creation, or hibernation before the backup): an operator's stays.
+     */
+    if (rc == KERR_OK && !hibernating && etcdspec_annotation(s->etcd, ETCDSPEC_ANN_SUSPEND_ADDED)) {
         rc = kjson_setv(md, (const char *const[]){ "annotations", ETCDSPEC_ANN_SUSPEND, NULL },
                         cJSON_CreateNull(), err);
+        if (rc == KERR_OK)
+            rc = kjson_setv(
+                md, (const char *const[]){ "annotations", ETCDSPEC_ANN_SUSPEND_ADDED, NULL },
+                cJSON_CreateNull(), err);
+    }
     if (rc == KERR_OK)
         rc = kjson_setv(md,
                         (const char *const[]){ "annotations", ETCDSPEC_ANN_RESTORE_PROGRESS, NULL },

@@ -2,9 +2,11 @@
  * Tests of controller/hibplan: the decision table of hibernation. Rows
  * give the expected next action for the states of each phase; an
  * exhaustive sweep over every phase and every read-back state checks the
- * invariants (never scale down without a successful final snapshot, never
- * cut or restore ports that are not there, nothing while the Etcd is being
- * deleted, wake-up only undoes, waits always come back).
+ * invariants (never scale down without a successful final snapshot of this
+ * cycle unless the break-glass annotation is set, never cut or restore ports
+ * that are not there, never a task beside another unfinished one of the
+ * Etcd, nothing while the Etcd is being deleted, wake-up only undoes and
+ * lifts only the suspension the controller set, waits always come back).
  */
 #include <criterion/criterion.h>
 #include <string.h>
@@ -28,6 +30,7 @@ static struct hibplan_view base(void)
         .sts_present = true,
         .sts_spec = 3,
         .sts_status = 3,
+        .cut_at = true,
     };
     return v;
 }
@@ -74,11 +77,14 @@ Test(hibplan, cutting_traffic_suspends_cuts_cleans_then_moves_on)
     struct hibplan_view v = base();
 
     v.phase = HIBPLAN_CUTTING;
+    v.cut_at = false; /* cleared when the phase was set */
     EXPECT_ACT(v, HIBPLAN_SET_SUSPEND);
-    v.suspended = true;
+    v.suspended = v.suspend_ours = true;
     EXPECT_ACT(v, HIBPLAN_CUT_PORTS);
     v.svc = HIBPLAN_SVC_CUT;
     v.svc_remembered = true;
+    EXPECT_ACT(v, HIBPLAN_SET_CUT_AT); /* after the cut: what counts is taken after it */
+    v.cut_at = true;
     v.ntasks = 2; /* tasks of an earlier cycle prove nothing about this one */
     v.task = HIBPLAN_TASK_SUCCEEDED;
     v.attempt = 2;
@@ -148,12 +154,158 @@ Test(hibplan, final_snapshot_creates_waits_and_retries_with_backoff)
     v.attempt = 3; /* --snapshot-retries attempts failed */
     EXPECT_PHASE(v, HIBPLAN_FAILED);
     v.task = HIBPLAN_TASK_SUCCEEDED;
+    v.counted = true;
     EXPECT_PHASE(v, HIBPLAN_SCALING);
+    v.counted = false;
     v.task = HIBPLAN_TASK_DELETING;
     EXPECT_ACT(v, HIBPLAN_WAIT);
     v.task = HIBPLAN_TASK_FAILED;
     v.svc = HIBPLAN_SVC_OPEN; /* ports came back meanwhile: cut again first */
     EXPECT_ACT(v, HIBPLAN_CUT_PORTS);
+    v.svc = HIBPLAN_SVC_CUT;
+    v.cut_at = false; /* the cut time removed meanwhile: written again */
+    EXPECT_ACT(v, HIBPLAN_SET_CUT_AT);
+}
+
+Test(hibplan, final_snapshot_coexists_with_etcd_druids_pre_sync_task)
+{
+    struct hibplan_view v = base();
+    struct hibplan_step s;
+
+    v.phase = HIBPLAN_SNAPSHOT;
+    v.suspended = true;
+    v.svc = HIBPLAN_SVC_CUT;
+    v.other_live = true; /* etcd-druid's pre-sync task is unfinished: ours would be rejected */
+    s = hibplan_decide(&v, &OPTS);
+    cr_assert_eq(s.act, HIBPLAN_WAIT);
+    cr_assert_eq(s.wait_ms, 2000);
+    v.task = HIBPLAN_TASK_FAILED; /* a retry waits for it as well */
+    v.attempt = 1;
+    v.failed_ago_ms = 100000;
+    EXPECT_ACT(v, HIBPLAN_WAIT);
+    v.other_live = false; /* it finished; taken before the cut, it does not count */
+    s = hibplan_decide(&v, &OPTS);
+    cr_assert_eq(s.act, HIBPLAN_CREATE_TASK);
+    cr_assert_eq(s.attempt, 2);
+    v.counted = true; /* it Succeeded after the cut: it is this cycle's snapshot */
+    EXPECT_PHASE(v, HIBPLAN_SCALING);
+    v.phase = HIBPLAN_SCALING;
+    s = hibplan_decide(&v, &OPTS);
+    cr_assert_eq(s.act, HIBPLAN_SCALE);
+    cr_assert_eq(s.replicas, 0);
+    v.counted = false; /* our own Succeeded task from before the cut proves nothing */
+    v.task = HIBPLAN_TASK_SUCCEEDED;
+    EXPECT_PHASE(v, HIBPLAN_SNAPSHOT);
+    v.phase = HIBPLAN_SNAPSHOT;
+    EXPECT_ACT(v, HIBPLAN_CREATE_TASK);
+}
+
+Test(hibplan, a_statefulset_already_at_zero_hibernates_without_a_snapshot)
+{
+    struct hibplan_view v = base();
+
+    v.phase = HIBPLAN_SNAPSHOT;
+    v.suspended = true;
+    v.svc = HIBPLAN_SVC_CUT;
+    v.sts_spec = v.sts_status = 0; /* nothing runs: its last snapshot in the store is its state */
+    v.imm = 1;
+    EXPECT_PHASE(v, HIBPLAN_SCALING);
+    v.phase = HIBPLAN_FAILED;
+    v.task = HIBPLAN_TASK_FAILED;
+    v.attempt = 5;
+    EXPECT_PHASE(v, HIBPLAN_SCALING);
+    v.phase = HIBPLAN_SCALING;
+    EXPECT_ACT(v, HIBPLAN_IMT_ENSURE);
+    v.imm_task = true;
+    EXPECT_PHASE(v, HIBPLAN_HIBERNATED);
+    v.sts_spec = 3; /* above 0 but not Ready: no proof of its state, keep trying */
+    v.sts_status = 1;
+    v.phase = HIBPLAN_SNAPSHOT;
+    EXPECT_PHASE(v, HIBPLAN_FAILED);
+}
+
+Test(hibplan, break_glass_scales_down_after_failed_attempts_only)
+{
+    struct hibplan_view v = base();
+    struct hibplan_step s;
+
+    v.phase = HIBPLAN_SNAPSHOT;
+    v.suspended = true;
+    v.svc = HIBPLAN_SVC_CUT;
+    v.break_glass = true;
+    EXPECT_ACT(v, HIBPLAN_CREATE_TASK); /* a snapshot is still tried first */
+    v.task = HIBPLAN_TASK_FAILED;
+    v.attempt = 3;
+    EXPECT_PHASE(v, HIBPLAN_FAILED);
+    v.phase = HIBPLAN_FAILED;
+    EXPECT_PHASE(v, HIBPLAN_SCALING);
+    v.phase = HIBPLAN_SCALING;
+    s = hibplan_decide(&v, &OPTS);
+    cr_assert_eq(s.act, HIBPLAN_SCALE);
+    cr_assert_eq(s.replicas, 0);
+    v.break_glass = false; /* removed before the scale: back to the snapshot */
+    EXPECT_PHASE(v, HIBPLAN_SNAPSHOT);
+}
+
+Test(hibplan, spec_path_hands_the_scaled_down_etcd_back_to_etcd_druid)
+{
+    struct hibplan_view v = base();
+    struct hibplan_step s;
+
+    v.spec_signal = true; /* spec.replicas: 0, no annotation */
+    v.spec_replicas = 0;
+    v.phase = HIBPLAN_SCALING;
+    v.suspended = v.suspend_ours = true;
+    v.svc = HIBPLAN_SVC_CUT;
+    v.counted = true;
+    s = hibplan_decide(&v, &OPTS);
+    cr_assert_eq(s.act, HIBPLAN_SCALE);
+    v.sts_spec = 0;
+    EXPECT_ACT(v, HIBPLAN_WAIT);
+    v.sts_status = 0;
+    v.imm = 1;
+    EXPECT_ACT(v, HIBPLAN_IMT_ENSURE);
+    v.imm_task = true;
+    /* etcd-druid must reconcile spec.replicas: 0 itself (Gardener waits for it) */
+    EXPECT_ACT(v, HIBPLAN_REMOVE_SUSPEND);
+    v.suspended = v.suspend_ours = false;
+    v.svc = HIBPLAN_SVC_OPEN; /* etcd-druid syncs the Service again: no pod behind it */
+    EXPECT_PHASE(v, HIBPLAN_HIBERNATED);
+    v.phase = HIBPLAN_HIBERNATED;
+    EXPECT_ACT(v, HIBPLAN_DONE);
+    v.suspended = true; /* an operator's suspension is not ours to lift */
+    v.phase = HIBPLAN_SCALING;
+    EXPECT_PHASE(v, HIBPLAN_HIBERNATED);
+    /* the annotation path keeps etcd-druid suspended while hibernated */
+    v = base();
+    v.phase = HIBPLAN_SCALING;
+    v.suspended = v.suspend_ours = true;
+    v.svc = HIBPLAN_SVC_CUT;
+    v.sts_spec = v.sts_status = 0;
+    EXPECT_PHASE(v, HIBPLAN_HIBERNATED);
+    v.suspended = false;
+    EXPECT_ACT(v, HIBPLAN_SET_SUSPEND);
+}
+
+Test(hibplan, an_immutability_task_being_deleted_is_waited_for)
+{
+    struct hibplan_view v = base();
+    struct hibplan_step s;
+
+    v.phase = HIBPLAN_HIBERNATED;
+    v.sts_spec = v.sts_status = 0;
+    v.imm = 1;
+    v.imm_deleting = true; /* a finalizer holds the old one: no request loop */
+    s = hibplan_decide(&v, &OPTS);
+    cr_assert_eq(s.act, HIBPLAN_WAIT);
+    cr_assert_geq(s.wait_ms, 1000);
+    v.phase = HIBPLAN_SCALING;
+    v.suspended = true;
+    v.svc = HIBPLAN_SVC_CUT;
+    v.counted = true;
+    EXPECT_ACT(v, HIBPLAN_WAIT);
+    v.imm_deleting = false;
+    EXPECT_ACT(v, HIBPLAN_IMT_ENSURE);
 }
 
 Test(hibplan, failed_keeps_retrying_at_most_a_minute_apart)
@@ -177,6 +329,7 @@ Test(hibplan, failed_keeps_retrying_at_most_a_minute_apart)
     v.task = HIBPLAN_TASK_LIVE;
     EXPECT_ACT(v, HIBPLAN_WAIT);
     v.task = HIBPLAN_TASK_SUCCEEDED; /* the sidecar recovered */
+    v.counted = true;
     EXPECT_PHASE(v, HIBPLAN_SCALING);
     cr_assert_eq(hibplan_backoff_ms(&OPTS, 1), 1000);
     cr_assert_eq(hibplan_backoff_ms(&OPTS, 3), 4000);
@@ -197,12 +350,14 @@ Test(hibplan, scaling_down_needs_the_snapshot_then_scales_waits_and_hibernates)
     v.task = HIBPLAN_TASK_NONE;
     EXPECT_PHASE(v, HIBPLAN_SNAPSHOT);
     v.task = HIBPLAN_TASK_SUCCEEDED;
+    v.counted = true;
     s = hibplan_decide(&v, &OPTS);
     cr_assert_eq(s.act, HIBPLAN_SCALE);
     cr_assert_eq(s.replicas, 0);
     v.sts_spec = 0;
     EXPECT_ACT(v, HIBPLAN_WAIT);
     v.task = HIBPLAN_TASK_NONE; /* already at 0 (the task expired): no going back */
+    v.counted = false;
     EXPECT_ACT(v, HIBPLAN_WAIT);
     v.sts_status = 0;
     EXPECT_PHASE(v, HIBPLAN_HIBERNATED);
@@ -214,6 +369,7 @@ Test(hibplan, scaling_down_needs_the_snapshot_then_scales_waits_and_hibernates)
     v.imm_task = false;
     EXPECT_PHASE(v, HIBPLAN_HIBERNATED);
     v.task = HIBPLAN_TASK_SUCCEEDED;
+    v.counted = true;
     v.sts_present = false;
     s = hibplan_decide(&v, &OPTS);
     cr_assert_eq(s.act, HIBPLAN_BAD);
@@ -259,7 +415,7 @@ Test(hibplan, wake_up_undoes_every_step_in_order)
 
     v.want = false;
     v.phase = HIBPLAN_HIBERNATED;
-    v.suspended = true;
+    v.suspended = v.suspend_ours = true;
     v.svc = HIBPLAN_SVC_CUT;
     v.svc_remembered = true;
     v.sts_spec = v.sts_status = 0;
@@ -277,10 +433,58 @@ Test(hibplan, wake_up_undoes_every_step_in_order)
     v.svc = HIBPLAN_SVC_OPEN;
     v.svc_remembered = false;
     EXPECT_ACT(v, HIBPLAN_REMOVE_SUSPEND);
-    v.suspended = false;
+    v.suspended = v.suspend_ours = false;
+    EXPECT_ACT(v, HIBPLAN_REMOVE_CUT_AT);
+    v.cut_at = false;
     EXPECT_ACT(v, HIBPLAN_REMOVE_PHASE);
     v.phase = HIBPLAN_NONE;
     EXPECT_ACT(v, HIBPLAN_DONE);
+}
+
+Test(hibplan, wake_up_keeps_an_operators_suspension)
+{
+    struct hibplan_view v = base();
+
+    v.want = false;
+    v.phase = HIBPLAN_WAKING;
+    v.suspended = true; /* operator-maintenance, there before the hibernation */
+    v.cut_at = false;
+    EXPECT_ACT(v, HIBPLAN_REMOVE_PHASE);
+}
+
+Test(hibplan, wake_up_without_a_statefulset_restores_ports_and_lifts_the_suspension)
+{
+    struct hibplan_view v = base();
+
+    v.want = false;
+    v.phase = HIBPLAN_WAKING;
+    v.suspended = v.suspend_ours = true;
+    v.svc = HIBPLAN_SVC_CUT;
+    v.svc_remembered = true;
+    v.sts_present = false; /* etcd-druid creates it at spec.replicas once not suspended */
+    v.sts_spec = v.sts_status = 0;
+    EXPECT_ACT(v, HIBPLAN_RESTORE_PORTS);
+    v.svc = HIBPLAN_SVC_OPEN;
+    v.svc_remembered = false;
+    EXPECT_ACT(v, HIBPLAN_REMOVE_SUSPEND);
+}
+
+Test(hibplan, waking_up_during_the_final_snapshot_deletes_its_task)
+{
+    struct hibplan_view v = base();
+
+    v.want = false;
+    v.phase = HIBPLAN_WAKING;
+    v.suspended = v.suspend_ours = true;
+    v.svc = HIBPLAN_SVC_CUT;
+    v.svc_remembered = true;
+    v.task = HIBPLAN_TASK_LIVE; /* the snapshot would be a final one of a live cluster */
+    v.attempt = v.ntasks = 1;
+    EXPECT_ACT(v, HIBPLAN_DELETE_TASKS);
+    v.task = HIBPLAN_TASK_DELETING;
+    v.ntasks = 0;
+    v.ndeleting = 1;
+    EXPECT_ACT(v, HIBPLAN_RESTORE_PORTS);
 }
 
 Test(hibplan, wake_up_mid_flow_and_deleted_etcds)
@@ -294,7 +498,7 @@ Test(hibplan, wake_up_mid_flow_and_deleted_etcds)
     EXPECT_PHASE(v, HIBPLAN_WAKING);
     v.phase = HIBPLAN_WAKING; /* never cut (woken in CuttingTraffic): nothing to restore */
     v.svc = HIBPLAN_SVC_OPEN;
-    v.suspended = true;
+    v.suspended = v.suspend_ours = true;
     EXPECT_ACT(v, HIBPLAN_REMOVE_SUSPEND);
     v.phase = HIBPLAN_NONE; /* suspend set by someone else (a restore): not ours */
     EXPECT_ACT(v, HIBPLAN_DONE);
@@ -308,28 +512,40 @@ Test(hibplan, wake_up_mid_flow_and_deleted_etcds)
 
 static void check_invariants(const struct hibplan_view *v, struct hibplan_step s)
 {
+    bool zero = v->sts_present && v->sts_spec == 0 && v->sts_status == 0;
+
     cr_assert(s.act >= HIBPLAN_DONE && s.act < HIBPLAN_ACT_COUNT);
     if (s.act == HIBPLAN_SCALE && s.replicas == 0)
-        cr_assert(v->want && (!v->store || v->task == HIBPLAN_TASK_SUCCEEDED),
+        cr_assert(v->want && (!v->store || v->counted || v->break_glass),
                   "scale to 0 without a successful final snapshot (phase %s)",
                   hibplan_phase_name(v->phase));
     if (s.act == HIBPLAN_SCALE && s.replicas > 0)
         cr_assert(!v->want && v->phase == HIBPLAN_WAKING && v->sts_spec == 0);
     if (s.act == HIBPLAN_CUT_PORTS)
         cr_assert(v->want && v->svc == HIBPLAN_SVC_OPEN && v->suspended);
+    if (s.act == HIBPLAN_SET_SUSPEND)
+        cr_assert(v->want && !v->suspended);
+    if (s.act == HIBPLAN_SET_CUT_AT)
+        cr_assert(v->want && !v->cut_at && v->svc != HIBPLAN_SVC_OPEN);
     if (s.act == HIBPLAN_RESTORE_PORTS)
         cr_assert(!v->want && v->svc_remembered && v->svc != HIBPLAN_SVC_MISSING &&
                   v->svc != HIBPLAN_SVC_BAD);
     if (s.act == HIBPLAN_CREATE_TASK)
-        cr_assert(v->want && v->store && v->svc != HIBPLAN_SVC_OPEN &&
-                  s.attempt == v->attempt + 1 &&
-                  (v->task == HIBPLAN_TASK_NONE || v->task == HIBPLAN_TASK_FAILED));
-    if (s.act == HIBPLAN_REMOVE_SUSPEND || s.act == HIBPLAN_REMOVE_PHASE)
+        cr_assert(v->want && v->store && v->cut_at && v->svc != HIBPLAN_SVC_OPEN && !v->counted &&
+                  !v->other_live && s.attempt == v->attempt + 1 && v->task != HIBPLAN_TASK_LIVE &&
+                  v->task != HIBPLAN_TASK_DELETING);
+    if (s.act == HIBPLAN_REMOVE_SUSPEND)
+        cr_assert(v->suspend_ours &&
+                  ((!v->want && v->phase == HIBPLAN_WAKING) ||
+                   (v->want && v->spec_signal && zero && v->phase == HIBPLAN_SCALING)));
+    if (s.act == HIBPLAN_REMOVE_PHASE || s.act == HIBPLAN_REMOVE_CUT_AT)
         cr_assert(!v->want && v->phase == HIBPLAN_WAKING);
+    if (s.act == HIBPLAN_REMOVE_PHASE)
+        cr_assert(!v->suspend_ours && !v->cut_at);
     if (s.act == HIBPLAN_IMT_DELETE)
         cr_assert(v->imm_task && (!v->want || v->imm == 0));
     if (s.act == HIBPLAN_IMT_ENSURE)
-        cr_assert(v->want && v->imm > 0 && !v->imm_task);
+        cr_assert(v->want && v->imm > 0 && !v->imm_task && !v->imm_deleting);
     if (s.act == HIBPLAN_WAIT || s.act == HIBPLAN_BAD)
         cr_assert_gt(s.wait_ms, 0);
     if (s.act == HIBPLAN_BAD)
@@ -339,7 +555,8 @@ static void check_invariants(const struct hibplan_view *v, struct hibplan_step s
     if (s.act == HIBPLAN_SET_PHASE)
         cr_assert_neq(s.phase, v->phase);
     if (s.act == HIBPLAN_DELETE_TASKS)
-        cr_assert(v->want && v->phase == HIBPLAN_CUTTING && v->ntasks > 0);
+        cr_assert((v->want && v->phase == HIBPLAN_CUTTING && v->ntasks > 0) ||
+                  (!v->want && v->phase == HIBPLAN_WAKING && v->task == HIBPLAN_TASK_LIVE));
 }
 
 Test(hibplan, every_phase_and_read_back_state_keeps_the_invariants)
@@ -353,13 +570,13 @@ Test(hibplan, every_phase_and_read_back_state_keeps_the_invariants)
     static const int sts[][3] = { { 0, 0, 0 }, { 1, 3, 3 }, { 1, 0, 2 }, { 1, 0, 0 }, { 1, 3, 0 } };
     long n = 0;
 
-    for (int m = 0; m < (1 << 6); m++)
+    for (int m = 0; m < (1 << 13); m++)
         for (int p = 0; p < HIBPLAN_PHASE_COUNT; p++)
             for (size_t a = 0; a < 4; a++)
                 for (size_t t = 0; t < 5; t++)
                     for (size_t i = 0; i < 3; i++)
                         for (size_t k = 0; k < 5; k++)
-                            for (int at = 0; at < 5; at += 2) {
+                            for (int at = 0; at < 5; at += 4) {
                                 struct hibplan_view v = {
                                     .want = m & 1,
                                     .deleting = (m >> 1) & 1,
@@ -367,6 +584,13 @@ Test(hibplan, every_phase_and_read_back_state_keeps_the_invariants)
                                     .store = (m >> 3) & 1,
                                     .svc_remembered = (m >> 4) & 1,
                                     .imm_task = (m >> 5) & 1,
+                                    .spec_signal = (m >> 6) & 1,
+                                    .suspend_ours = (m >> 7) & 1,
+                                    .cut_at = (m >> 8) & 1,
+                                    .counted = (m >> 9) & 1,
+                                    .other_live = (m >> 10) & 1,
+                                    .break_glass = (m >> 11) & 1,
+                                    .imm_deleting = (m >> 12) & 1,
                                     .phase = (enum hibplan_phase)p,
                                     .spec_replicas = 3,
                                     .svc = svcs[a],
@@ -386,5 +610,5 @@ Test(hibplan, every_phase_and_read_back_state_keeps_the_invariants)
                                 check_invariants(&v, hibplan_decide(&v, &OPTS));
                                 n++;
                             }
-    cr_assert_eq(n, 64L * HIBPLAN_PHASE_COUNT * 4 * 5 * 3 * 5 * 3);
+    cr_assert_eq(n, 8192L * HIBPLAN_PHASE_COUNT * 4 * 5 * 3 * 5 * 2);
 }

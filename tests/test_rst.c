@@ -114,7 +114,10 @@ static void teardown(void)
 
 TestSuite(rst_kubesim, .init = setup, .fini = teardown, .timeout = 60);
 
-/* The Etcd "main" as the mutating webhook leaves a re-created one: restoring, suspended. */
+/*
+ * The Etcd "main" as the mutating webhook leaves a re-created one: restoring, suspended, and
+ * the record that etcd-warden added the suspension.
+ */
 static cJSON *restored_etcd(const char *backup_exists)
 {
     cJSON *e = cfix_etcd("main", NULL, NULL), *live;
@@ -124,6 +127,9 @@ static cJSON *restored_etcd(const char *backup_exists)
                   cJSON_CreateString(""), &err));
     OK(kjson_setv(e, (const char *const[]){ "metadata", "annotations", ETCDSPEC_ANN_SUSPEND, NULL },
                   cJSON_CreateString(""), &err));
+    OK(kjson_setv(
+        e, (const char *const[]){ "metadata", "annotations", ETCDSPEC_ANN_SUSPEND_ADDED, NULL },
+        cJSON_CreateString("true"), &err));
     OK(kjson_setv(
         e, (const char *const[]){ "metadata", "annotations", ETCDSPEC_ANN_BACKUP_EXISTS, NULL },
         cJSON_CreateString(backup_exists), &err));
@@ -309,6 +315,27 @@ Test(rst_kubesim, a_hibernated_etcd_stays_suspended)
     cr_assert_null(etcdspec_label(e, ETCDSPEC_LABEL_RESTORING), "resumed");
     cr_assert_not_null(etcdspec_annotation(e, ETCDSPEC_ANN_SUSPEND),
                        "hibernation keeps etcd-druid suspended");
+    cJSON_Delete(e);
+    cJSON_Delete(p);
+    cJSON_Delete(live);
+}
+
+Test(rst_kubesim, an_operators_suspension_outlives_the_restore)
+{
+    cJSON *live = restored_etcd("true"), *e, *p;
+    struct kerr_info err;
+
+    /* the Etcd was backed up while an operator held etcd-druid: the webhook added nothing */
+    p = jsonfix_parse("{\"metadata\":{\"annotations\":{\"etcd-warden.io/suspend-added\":null,"
+                      "\"druid.gardener.cloud/suspend-etcd-spec-reconcile\":"
+                      "\"operator-maintenance\"}}}");
+    OK(k8s_patch(fx.c, &ETCDSPEC_RES_ETCD, CFIX_NS, "main", K8S_PATCH_MERGE, p, NULL, NULL, &err));
+    create_backup(live, "{}");
+    cr_assert_eq(cfix_components(&fx, live, NULL), 13);
+    cr_assert_eq(pass(), 0);
+    e = cfix_get(&fx, &ETCDSPEC_RES_ETCD, "main");
+    cr_assert_null(etcdspec_label(e, ETCDSPEC_LABEL_RESTORING), "resumed");
+    cr_assert_str_eq(etcdspec_annotation(e, ETCDSPEC_ANN_SUSPEND), "operator-maintenance");
     cJSON_Delete(e);
     cJSON_Delete(p);
     cJSON_Delete(live);

@@ -21,6 +21,7 @@
 
 #define ETCD_PATH "/apis/druid.gardener.cloud/v1alpha1/etcds"
 #define STS_PATH  "/apis/apps/v1/statefulsets"
+#define TASK_PATH "/apis/druid.gardener.cloud/v1alpha1/etcdopstasks"
 #define MANAGED                                                                                  \
     "\"labels\":{\"app.kubernetes.io/managed-by\":\"etcd-druid\",\"app.kubernetes.io/part-of\":" \
     "\"etcd-main\"}"
@@ -44,7 +45,7 @@ struct fx {
     struct k8s_client *client;
     struct wh_cache *cache;
     struct lookup lk;
-    int etcd_watch, sts_watch;
+    int etcd_watch, sts_watch, task_watch;
 };
 
 static void up(struct fx *f, int fallback_limit)
@@ -65,6 +66,13 @@ static void up(struct fx *f, int fallback_limit)
                                         .body = sts_list });
     f->sts_watch = mockapi_add(
         f->m, &(struct mockapi_spec){ .method = "GET", .target = STS_PATH "?watch", .hold = 1 });
+    mockapi_add(f->m,
+                &(struct mockapi_spec){ .method = "GET",
+                                        .target = TASK_PATH "?!watch",
+                                        .body = "{\"kind\":\"EtcdOpsTaskList\",\"metadata\":{"
+                                                "\"resourceVersion\":\"30\"},\"items\":[]}" });
+    f->task_watch = mockapi_add(
+        f->m, &(struct mockapi_spec){ .method = "GET", .target = TASK_PATH "?watch", .hold = 1 });
     o.client = f->client;
     o.fallback_limit = fallback_limit;
     cr_assert_eq(wh_cache_new(&o, &f->cache, &err), KERR_OK, "%s", err.msg);
@@ -72,6 +80,7 @@ static void up(struct fx *f, int fallback_limit)
     cr_assert_eq(wh_cache_wait_synced(f->cache, 5000), KERR_OK);
     cr_assert_eq(mockapi_wait_served(f->m, f->etcd_watch, 1, 5000), 0);
     cr_assert_eq(mockapi_wait_served(f->m, f->sts_watch, 1, 5000), 0);
+    cr_assert_eq(mockapi_wait_served(f->m, f->task_watch, 1, 5000), 0);
     wh_cache_bind(f->cache, &f->lk);
 }
 
@@ -238,7 +247,7 @@ Test(wh_cache, burst_of_reviews_makes_no_api_call)
     static const char *const kinds[][2] = { { "", "ConfigMap" },
                                             { "apps", "StatefulSet" },
                                             { "coordination.k8s.io", "Lease" } };
-    struct protect_config pc = { reconcilers, 1, NULL, 0 };
+    struct protect_config pc = { reconcilers, 1, NULL, 0, NULL };
     struct wh_dispatch d;
     struct fx f;
     char body[1024], *out = NULL;

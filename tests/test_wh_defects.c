@@ -111,7 +111,7 @@ Test(wh_defects, a_nul_in_the_username_is_refused)
         "\"operation\":\"DELETE\",\"namespace\":\"shoot\",\"name\":\"c\",\"userInfo\":{"
         "\"username\":\"" DRUID "\\u0000mallory\"},\"oldObject\":{\"metadata\":{"
         "\"namespace\":\"shoot\",\"name\":\"c\"," MANAGED "}}}}";
-    struct protect_config cfg = { reconcilers, 1, NULL, 0 };
+    struct protect_config cfg = { reconcilers, 1, NULL, 0, NULL };
     struct lookup_mem mem = { 0 };
     struct lookup lk;
     struct wh_dispatch d;
@@ -136,6 +136,7 @@ Test(wh_defects, a_nul_in_the_username_is_refused)
 
 #define ETCD_PATH "/apis/druid.gardener.cloud/v1alpha1/etcds"
 #define STS_PATH  "/apis/apps/v1/statefulsets"
+#define TASK_PATH "/apis/druid.gardener.cloud/v1alpha1/etcdopstasks"
 
 struct fx {
     struct mockapi *m;
@@ -161,6 +162,10 @@ static void up(struct fx *f, int fallback_limit)
                           .method = "GET", .target = STS_PATH "?!watch", .body = empty });
     mockapi_add(f->m,
                 &(struct mockapi_spec){ .method = "GET", .target = STS_PATH "?watch", .hold = 1 });
+    mockapi_add(f->m, &(struct mockapi_spec){
+                          .method = "GET", .target = TASK_PATH "?!watch", .body = empty });
+    mockapi_add(f->m,
+                &(struct mockapi_spec){ .method = "GET", .target = TASK_PATH "?watch", .hold = 1 });
     o.client = f->client;
     o.fallback_limit = fallback_limit;
     cr_assert_eq(wh_cache_new(&o, &f->cache, &err), KERR_OK, "%s", err.msg);
@@ -188,7 +193,7 @@ Test(wh_defects, a_refused_fallback_is_not_read_as_a_missing_etcd)
         "\"kind\":\"ConfigMap\"},\"namespace\":\"shoot\",\"userInfo\":{\"username\":\"alice\"},"
         "\"object\":{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"c\"," MANAGED "}},"
         "\"oldObject\":{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"c\"," MANAGED "}}}}";
-    struct protect_config cfg = { reconcilers, 1, NULL, 0 };
+    struct protect_config cfg = { reconcilers, 1, NULL, 0, NULL };
     struct review_req r;
     struct review_resp resp;
     struct kerr_info err;

@@ -1,10 +1,13 @@
 /* lookup - views of parent objects and their projections; see lookup.h. */
 #include "webhook/lookup.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
+#include "common/hibguard.h"
 #include "common/kjson.h"
+#include "common/kobj.h"
 #include "common/ktime.h"
 
 static const cJSON *metadata(const cJSON *obj)
@@ -113,10 +116,18 @@ enum kerr lookup_etcd_from_json(const cJSON *etcd, struct lookup_etcd *out, stru
     const cJSON *ann = lookup_meta_map(etcd, "annotations");
     const cJSON *status = cJSON_GetObjectItemCaseSensitive(etcd, "status");
     const cJSON *lastop = cJSON_GetObjectItemCaseSensitive(status, "lastOperation");
+    const char *reason;
 
     memset(out, 0, sizeof(*out));
     out->protection_disabled = has_key(ann, LOOKUP_ANN_DISABLE_PROTECTION);
     out->runtime_disabled = has_key(ann, LOOKUP_ANN_DISABLE_RUNTIME);
+    out->has_backup_store = kjson_get_obj(etcd, "spec.backup.store") != NULL;
+    out->cut_rc = hibguard_cut_at(etcd, &out->cut_at, NULL);
+    reason = lookup_map_get(ann, HIBGUARD_ANN_BREAK_GLASS);
+    if (reason) {
+        out->break_glass = 1;
+        snprintf(out->break_glass_reason, sizeof(out->break_glass_reason), "%s", reason);
+    }
     if (cJSON_IsObject(lastop)) {
         out->reconcile_in_progress = in_progress(lastop, "Reconcile");
         out->deletion_in_progress = in_progress(lastop, "Delete");
@@ -189,7 +200,8 @@ static int project_etcd_status(cJSON *root, const cJSON *etcd)
 
 cJSON *lookup_etcd_project(const cJSON *etcd)
 {
-    static const char *const keep[] = { LOOKUP_ANN_DISABLE_PROTECTION, LOOKUP_ANN_DISABLE_RUNTIME };
+    static const char *const keep[] = { LOOKUP_ANN_DISABLE_PROTECTION, LOOKUP_ANN_DISABLE_RUNTIME,
+                                        HIBGUARD_ANN_CUT_AT, HIBGUARD_ANN_BREAK_GLASS };
     const cJSON *ann = lookup_meta_map(etcd, "annotations");
     cJSON *root = cJSON_CreateObject(), *meta, *a = NULL;
     size_t i;
@@ -204,6 +216,9 @@ cJSON *lookup_etcd_project(const cJSON *etcd)
         if (copy_member(a, ann, keep[i]))
             goto fail;
     }
+    if (kjson_get_obj(etcd, "spec.backup.store") &&
+        kjson_set(root, "spec.backup.store", cJSON_CreateObject(), NULL))
+        goto fail;
     if (project_etcd_status(root, etcd))
         goto fail;
     return root;
@@ -223,6 +238,21 @@ cJSON *lookup_sts_project(const cJSON *sts)
         return NULL;
     }
     return root;
+}
+
+cJSON *lookup_task_project(const cJSON *task)
+{
+    static const char *const paths[] = { "metadata.name",
+                                         "metadata.namespace",
+                                         "metadata.resourceVersion",
+                                         "metadata.creationTimestamp",
+                                         "spec.etcdName",
+                                         "spec.config.onDemandSnapshot.type",
+                                         "status.state",
+                                         NULL };
+    cJSON *out = NULL;
+
+    return kobj_project_paths((void *)paths, task, &out) == KERR_OK ? out : NULL;
 }
 
 static const cJSON *mem_find(const cJSON *list, const char *ns, const char *name)
@@ -291,10 +321,30 @@ static enum kerr mem_sts_by_labels(void *ctx, const char *ns, const cJSON *label
     return first ? lookup_sts_from_json(first, out, err) : KERR_OK;
 }
 
+static enum kerr mem_snapshot(void *ctx, const char *ns, const char *etcd, time_t cut_at,
+                              int *found, struct kerr_info *err)
+{
+    struct lookup_mem *m = ctx;
+    const cJSON *t;
+
+    *found = 0;
+    m->calls++;
+    if (m->fail)
+        return kerr_set(err, m->fail, "injected failure");
+    cJSON_ArrayForEach (t, m->tasks) {
+        if (hibguard_task_counts(t, ns, etcd, cut_at)) {
+            *found = 1;
+            break;
+        }
+    }
+    return KERR_OK;
+}
+
 void lookup_mem_bind(struct lookup_mem *m, struct lookup *out)
 {
     out->ctx = m;
     out->etcd = mem_etcd;
     out->sts = mem_sts;
     out->sts_by_labels = mem_sts_by_labels;
+    out->snapshot = mem_snapshot;
 }

@@ -18,13 +18,15 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <cJSON.h>
 
 #include "common/kerr.h"
 
-#define LOOKUP_NAME_MAX 253 /* longest object name or namespace (DNS subdomain) */
-#define LOOKUP_UID_MAX  63
+#define LOOKUP_NAME_MAX   253 /* longest object name or namespace (DNS subdomain) */
+#define LOOKUP_UID_MAX    63
+#define LOOKUP_REASON_MAX 255 /* longest break-glass reason kept */
 
 /* Label and annotation keys the decisions read. */
 #define LOOKUP_LABEL_MANAGED_BY       "app.kubernetes.io/managed-by"
@@ -44,6 +46,11 @@ struct lookup_etcd {
     int runtime_disabled;      /* has LOOKUP_ANN_DISABLE_RUNTIME */
     int reconcile_in_progress; /* lastOperation Reconcile in Processing|Error|Requeue */
     int deletion_in_progress;  /* lastOperation Delete in Processing|Error|Requeue */
+    int has_backup_store;      /* spec.backup.store is an object */
+    enum kerr cut_rc;          /* hibguard_cut_at: KERR_OK, KERR_NOTFOUND or KERR_PARSE */
+    time_t cut_at;             /* the traffic cut when cut_rc is KERR_OK */
+    int break_glass;           /* has HIBGUARD_ANN_BREAK_GLASS */
+    char break_glass_reason[LOOKUP_REASON_MAX + 1]; /* its value, cut to fit */
 };
 
 /* What the decisions need of a StatefulSet (the parent of a scale or a PVC). */
@@ -87,6 +94,13 @@ struct lookup {
      */
     enum kerr (*sts_by_labels)(void *ctx, const char *ns, const cJSON *labels,
                                struct lookup_sts *out, size_t *matches, struct kerr_info *err);
+    /*
+     * Whether a snapshot of Etcd ns/etcd counts for the hibernation cycle
+     * whose traffic cut was at cut_at (hibguard_task_counts): *found is 1
+     * when an EtcdOpsTask does. Answered from a cache only.
+     */
+    enum kerr (*snapshot)(void *ctx, const char *ns, const char *etcd, time_t cut_at, int *found,
+                          struct kerr_info *err);
 };
 
 /*
@@ -128,8 +142,9 @@ enum kerr lookup_sts_from_json(const cJSON *sts, struct lookup_sts *out, struct 
 
 /*
  * The part of an Etcd the views read: metadata name, namespace, uid,
- * resourceVersion, the two protection annotations, and
- * status.lastOperation type and state. TAKES: a new tree (cJSON_Delete),
+ * resourceVersion, the two protection annotations, the two scale-down
+ * guard annotations (common/hibguard.h), spec.backup.store as an empty
+ * object when present, and status.lastOperation type and state. TAKES: a new tree (cJSON_Delete),
  * NULL on allocation failure.
  */
 cJSON *lookup_etcd_project(const cJSON *etcd);
@@ -139,8 +154,15 @@ cJSON *lookup_etcd_project(const cJSON *etcd);
 cJSON *lookup_sts_project(const cJSON *sts);
 
 /*
+ * The part of an EtcdOpsTask hibguard_task_counts reads: metadata name,
+ * namespace, resourceVersion, creationTimestamp, spec.etcdName,
+ * spec.config.onDemandSnapshot.type and status.state. TAKES as above.
+ */
+cJSON *lookup_task_project(const cJSON *task);
+
+/*
  * An in-memory lookup over JSON lists (for tests, fuzzing and tools): the
- * Etcds and StatefulSets are arrays of objects (BORROWED, may be NULL),
+ * Etcds, StatefulSets and EtcdOpsTasks are arrays of objects (BORROWED, may be NULL),
  * matched by metadata.namespace and metadata.name. When fail is not
  * KERR_OK every call fails with it ("injected failure"). calls counts the
  * calls (not synchronised: one thread).
@@ -148,6 +170,7 @@ cJSON *lookup_sts_project(const cJSON *sts);
 struct lookup_mem {
     const cJSON *etcds;
     const cJSON *stses;
+    const cJSON *tasks;
     enum kerr fail;
     int calls;
 };

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "common/cfg.h"
+#include "common/events.h"
 #include "common/httpsrv.h"
 #include "common/jarena.h"
 #include "common/k8s.h"
@@ -28,6 +29,7 @@ struct app {
     struct metrics_registry *reg;
     struct k8s_client *client;
     struct wh_cache *cache;
+    struct ev_recorder *events;
     struct lookup lookup;
     struct wh_tls *tls;
     struct wh_selftls *selftls;
@@ -89,6 +91,8 @@ static void render_cache(void *ctx)
     metrics_vec_set(a->cache_objects, v, (double)st.etcds);
     v[0] = "statefulsets";
     metrics_vec_set(a->cache_objects, v, (double)st.stses);
+    v[0] = "etcdopstasks";
+    metrics_vec_set(a->cache_objects, v, (double)st.tasks);
     v[0] = "hit";
     metrics_vec_set(a->cache_lookups, v, (double)st.hits);
     v[0] = "api";
@@ -208,6 +212,20 @@ static enum kerr start_probes(struct app *a, struct kerr_info *err)
     return KERR_OK;
 }
 
+/* The recorder of the scale-down guard's break-glass events, named after the host (the pod). */
+static enum kerr start_events(struct app *a, struct kerr_info *err)
+{
+    struct ev_opts o = { 0 };
+    char host[128];
+
+    if (gethostname(host, sizeof(host)) != 0 || !*host)
+        snprintf(host, sizeof(host), "warden-webhook");
+    host[sizeof(host) - 1] = '\0';
+    o.reporting_controller = "etcd-warden.io/warden-webhook";
+    o.reporting_instance = host;
+    return ev_new(a->client, &o, &a->events, err);
+}
+
 static enum kerr start_server(struct app *a, struct kerr_info *err)
 {
     struct wh_server_opts o = { 0 };
@@ -217,6 +235,7 @@ static enum kerr start_server(struct app *a, struct kerr_info *err)
     a->protect.n_reconcilers = a->cfg.reconcilers.n;
     a->protect.exempt = (const char *const *)a->cfg.exempt.v;
     a->protect.n_exempt = a->cfg.exempt.n;
+    a->protect.events = a->events;
     if ((rc = wh_dispatch_init(&a->dispatch, &a->protect, &a->lookup, a->reg, err)))
         return rc;
     a->dispatch.disabled[WH_HOOK_COMPONENTS] = !a->cfg.enable_components;
@@ -241,8 +260,8 @@ static enum kerr start(struct app *a, struct kerr_info *err)
     enum kerr rc;
 
     if ((rc = metrics_registry_new(&a->reg, err)) || (rc = procmetrics_register(a->reg, err)) ||
-        (rc = start_client(a, err)) || (rc = start_cache(a, err)) || (rc = start_tls(a, err)) ||
-        (rc = start_server(a, err)) || (rc = start_probes(a, err)))
+        (rc = start_client(a, err)) || (rc = start_cache(a, err)) || (rc = start_events(a, err)) ||
+        (rc = start_tls(a, err)) || (rc = start_server(a, err)) || (rc = start_probes(a, err)))
         return rc;
     log_info("warden-webhook started", "reconcilers", a->cfg.reconcilers.v[0]);
     return KERR_OK;
@@ -273,6 +292,7 @@ static void stop(struct app *a)
     httpsrv_free(a->health_srv);
     httpsrv_free(a->metrics_srv);
     wh_server_free(a->server);
+    ev_free(a->events);
     wh_selftls_free(a->selftls);
     if (a->client)
         k8s_client_stop(a->client);

@@ -69,7 +69,8 @@ static enum kerr mutate_etcd(const struct review_req *req, const cJSON *obj,
 {
     const cJSON *ann = kjson_get_obj(obj, "metadata.annotations");
     cJSON *patch = NULL;
-    int changed = 0;
+    int changed = 0,
+        had_suspend = cJSON_GetObjectItemCaseSensitive(ann, LOOKUP_ANN_SUSPEND_RECONCILE) != NULL;
     enum kerr rc;
 
     if (!cJSON_GetObjectItemCaseSensitive(ann, LOOKUP_ANN_STATUS_BACKUP))
@@ -81,6 +82,9 @@ static enum kerr mutate_etcd(const struct review_req *req, const cJSON *obj,
     if ((rc = add_meta_key(patch, obj, "labels", LOOKUP_LABEL_RESTORING, "", &changed, err)) ||
         (rc = add_meta_key(patch, obj, "annotations", LOOKUP_ANN_SUSPEND_RECONCILE,
                            MUTATE_SUSPEND_VALUE, &changed, err)) ||
+        /* recorded, so that the controller lifts only a suspension etcd-warden added */
+        (!had_suspend && (rc = add_meta_key(patch, obj, "annotations", MUTATE_ANN_SUSPEND_ADDED,
+                                            "true", &changed, err))) ||
         (rc = review_set_patch(resp, patch, err)))
         goto out;
     rc = review_allow(resp, "Etcd %s/%s is re-created from a backup: label %s and annotation %s %s",

@@ -32,7 +32,8 @@
 #include "webhook/review.h"
 
 /* Value written for the suspend annotation. */
-#define MUTATE_SUSPEND_VALUE "true"
+#define MUTATE_SUSPEND_VALUE     "true"
+#define MUTATE_ANN_SUSPEND_ADDED "etcd-warden.io/suspend-added"
 
 /*
  * Decide req (BORROWED) into resp: the verdict, a message saying what was

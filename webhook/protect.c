@@ -1,7 +1,12 @@
 /* protect - etcd-druid's component-protection decision; see protect.h. */
 #include "webhook/protect.h"
 
+#include <stdio.h>
 #include <string.h>
+
+#include "common/hibguard.h"
+#include "common/kjson.h"
+#include "common/ktime.h"
 
 #define SA_PREFIX "system:serviceaccount:"
 
@@ -263,6 +268,101 @@ static enum kerr handle_update(const struct protect_config *cfg, const struct re
                        user, LOOKUP_ANN_DISABLE_PROTECTION);
 }
 
+/*
+ * spec.replicas of a StatefulSet (absent: its default, 1) or of a Scale
+ * (absent: 0, the field is omitted when empty); -1 when not a number.
+ */
+static long replicas_of(const cJSON *obj, int scale)
+{
+    int64_t r;
+    enum kerr rc = kjson_get_int64(obj, "spec.replicas", &r);
+
+    if (rc == KERR_NOTFOUND)
+        return scale ? 0 : 1;
+    return rc == KERR_OK && r >= 0 ? (long)r : -1;
+}
+
+/* True when req takes a StatefulSet (or its scale) from above 0 replicas to 0. */
+static int scales_to_zero(const struct review_req *req)
+{
+    int scale = is_kind(req, "autoscaling", "Scale");
+
+    if (req->op != REVIEW_OP_UPDATE || (!scale && !is_kind(req, "apps", "StatefulSet")))
+        return 0;
+    return replicas_of(req->old_object, scale) > 0 && replicas_of(req->object, scale) == 0;
+}
+
+static void event_break_glass(const struct protect_config *cfg, const struct review_req *req,
+                              const struct meta *m, const struct lookup_etcd *etcd)
+{
+    struct ev_ref ref = { "druid.gardener.cloud/v1alpha1", "Etcd", m->ns, m->part_of, etcd->uid };
+
+    if (!cfg->events || req->dry_run)
+        return;
+    ev_emitf(cfg->events, &ref, EV_WARNING, "ScaleDownWithoutSnapshot", "BreakGlass",
+             "%s scaled StatefulSet %s to 0 without a snapshot of this cycle, allowed by "
+             "annotation %s: %s",
+             req->username, m->name, HIBGUARD_ANN_BREAK_GLASS, etcd->break_glass_reason);
+}
+
+/*
+ * The scale-down guard (see protect.h). *decided is 1 when resp holds the
+ * answer (a denial or a failed lookup); 0 lets the usual checks go on.
+ */
+static enum kerr guard_scale_down(const struct protect_config *cfg, const struct lookup *lk,
+                                  const struct review_req *req, const struct meta *m,
+                                  const struct lookup_etcd *etcd, struct review_resp *resp,
+                                  int *decided)
+{
+    char cut[KTIME_LEN + 1] = "", missing[160];
+    struct kerr_info e;
+    int found = 0;
+    enum kerr rc;
+
+    *decided = 0;
+    if (!scales_to_zero(req) || !etcd->has_backup_store)
+        return KERR_OK;
+    if (etcd->cut_rc == KERR_OK && lk->snapshot) {
+        kerr_clear(&e);
+        if ((rc = lk->snapshot(lk->ctx, m->ns, m->part_of, etcd->cut_at, &found, &e))) {
+            *decided = 1;
+            return review_errored(resp, 500, "looking up the snapshots of Etcd %s: %s", m->part_of,
+                                  e.msg);
+        }
+        if (found)
+            return KERR_OK;
+    }
+    if (etcd->break_glass) {
+        event_break_glass(cfg, req, m, etcd);
+        return review_warn(resp,
+                           "StatefulSet %s/%s is scaled to 0 without a snapshot of Etcd %s taken "
+                           "for this hibernation, allowed by annotation %s: %s",
+                           m->ns, m->name, m->part_of, HIBGUARD_ANN_BREAK_GLASS,
+                           etcd->break_glass_reason);
+    }
+    if (etcd->cut_rc == KERR_NOTFOUND)
+        snprintf(missing, sizeof(missing), "its traffic has not been cut yet (no annotation %s)",
+                 HIBGUARD_ANN_CUT_AT);
+    else if (etcd->cut_rc != KERR_OK)
+        snprintf(missing, sizeof(missing), "annotation %s is not an RFC 3339 time",
+                 HIBGUARD_ANN_CUT_AT);
+    else if (ktime_format(etcd->cut_at, cut) == KERR_OK)
+        snprintf(missing, sizeof(missing),
+                 "no full snapshot EtcdOpsTask of it has Succeeded since its traffic cut at %s",
+                 cut);
+    else
+        snprintf(missing, sizeof(missing),
+                 "no full snapshot EtcdOpsTask of it has Succeeded since its traffic cut");
+    *decided = 1;
+    return review_deny(resp,
+                       "scaling StatefulSet %s/%s to 0 replicas needs a full snapshot of Etcd %s "
+                       "taken for this hibernation: %s. Wait for the snapshot or, if the backups "
+                       "of Etcd %s are broken, allow the scale-down without one: kubectl annotate "
+                       "etcd -n %s %s %s=<reason>",
+                       m->ns, m->name, m->part_of, missing, m->part_of, m->ns, m->part_of,
+                       HIBGUARD_ANN_BREAK_GLASS);
+}
+
 /* Steps 5-9 for an object managed by etcd-druid. */
 static enum kerr judge_managed(const struct protect_config *cfg, const struct lookup *lk,
                                const struct review_req *req, const struct meta *m,
@@ -271,6 +371,7 @@ static enum kerr judge_managed(const struct protect_config *cfg, const struct lo
     const struct component *c = find_component(req);
     struct lookup_etcd etcd;
     struct kerr_info e;
+    int decided = 0;
     enum kerr rc;
 
     if (!m->part_of) {
@@ -295,6 +396,8 @@ static enum kerr judge_managed(const struct protect_config *cfg, const struct lo
     }
     if (rc != KERR_OK)
         return review_errored(resp, 500, "%s", e.msg);
+    if ((rc = guard_scale_down(cfg, lk, req, m, &etcd, resp, &decided)) || decided)
+        return rc;
     if (etcd.protection_disabled)
         return review_allow(resp, "changes allowed, since Etcd %s has annotation %s", m->part_of,
                             LOOKUP_ANN_DISABLE_PROTECTION);

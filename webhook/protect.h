@@ -23,6 +23,17 @@
  * The trusted reconciler is a list (etcd-druid's and warden-controller's
  * service accounts) instead of one name.
  *
+ * Before steps 6-9, etcd-warden's scale-down guard (common/hibguard.h):
+ * an UPDATE of a managed StatefulSet, or of its scale subresource, that
+ * takes spec.replicas from above 0 to 0 for an Etcd with a backup store
+ * (spec.backup.store) is refused - whoever asks, reconcilers and an Etcd
+ * with component protection disabled included - unless a full snapshot of
+ * that Etcd Succeeded after its traffic cut (annotation
+ * HIBGUARD_ANN_CUT_AT; the snapshot lookup reads a cache), or the Etcd
+ * carries HIBGUARD_ANN_BREAK_GLASS: then the update goes on to the usual
+ * checks with an admission warning, and a Warning event on the Etcd
+ * (not for a dry run). Without a backup store there is nothing to wait for.
+ *
  * Thread safety: protect_decide is reentrant; the config is read-only.
  */
 #ifndef WEBHOOK_PROTECT_H
@@ -30,6 +41,7 @@
 
 #include <stddef.h>
 
+#include "common/events.h"
 #include "common/kerr.h"
 #include "webhook/lookup.h"
 #include "webhook/review.h"
@@ -40,6 +52,7 @@ struct protect_config {
     size_t n_reconcilers;
     const char *const *exempt; /* full usernames, exact match */
     size_t n_exempt;
+    struct ev_recorder *events; /* BORROWED, may be NULL: break-glass scale-downs are evented */
 };
 
 /*

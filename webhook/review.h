@@ -102,7 +102,8 @@ enum kerr review_req_decode(struct review_req *r, const char *body, size_t len,
  * What a decision reads of a review, for the selective decoder: the
  * envelope and request fields always (userInfo: its username), and of the
  * objects
- *   COMPONENTS  metadata name, namespace, labels, deletionTimestamp;
+ *   COMPONENTS  metadata name, namespace, labels, deletionTimestamp, and
+ *               spec.replicas;
  *   ETCD        metadata name, namespace, labels, and the whole spec;
  *   MUTATE      (object only) metadata name, namespace, labels,
  *               annotations, ownerReferences, and the ownerReferences of

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "common/buf.h"
+#include "common/hibguard.h"
 #include "common/informer.h"
 #include "common/ktime.h"
 #include "common/kjson.h"
@@ -16,6 +17,8 @@
 
 static const struct k8s_resource res_etcd = { "druid.gardener.cloud", "v1alpha1", "etcds", 1 };
 static const struct k8s_resource res_sts = { "apps", "v1", "statefulsets", 1 };
+static const struct k8s_resource res_task = { "druid.gardener.cloud", "v1alpha1", "etcdopstasks",
+                                              1 };
 
 #define MANAGED_SELECTOR LOOKUP_LABEL_MANAGED_BY "=" LOOKUP_MANAGED_BY_DRUID
 #define NS_INDEX         "namespace"
@@ -23,7 +26,7 @@ static const struct k8s_resource res_sts = { "apps", "v1", "statefulsets", 1 };
 struct wh_cache {
     struct wh_cache_opts o;
     char *ns; /* OWNS or NULL */
-    struct inf *etcds, *stses;
+    struct inf *etcds, *stses, *tasks;
     atomic_int running; /* fallbacks in flight */
     atomic_ulong hits, fallbacks, refused;
 };
@@ -39,6 +42,13 @@ static enum kerr project_sts(void *ctx, const cJSON *obj, cJSON **out)
 {
     (void)ctx;
     *out = lookup_sts_project(obj);
+    return *out ? KERR_OK : KERR_NOMEM;
+}
+
+static enum kerr project_task(void *ctx, const cJSON *obj, cJSON **out)
+{
+    (void)ctx;
+    *out = lookup_task_project(obj);
     return *out ? KERR_OK : KERR_NOMEM;
 }
 
@@ -79,7 +89,9 @@ enum kerr wh_cache_new(const struct wh_cache_opts *opts, struct wh_cache **out,
     c->o.ns = c->ns;
     if ((rc = new_informer(c, &res_etcd, NULL, project_etcd, &c->etcds, err)) ||
         (rc = new_informer(c, &res_sts, MANAGED_SELECTOR, project_sts, &c->stses, err)) ||
-        (rc = store_add_index(inf_store(c->stses), NS_INDEX, kobj_index_namespace, NULL, err)))
+        (rc = store_add_index(inf_store(c->stses), NS_INDEX, kobj_index_namespace, NULL, err)) ||
+        (rc = new_informer(c, &res_task, NULL, project_task, &c->tasks, err)) ||
+        (rc = store_add_index(inf_store(c->tasks), NS_INDEX, kobj_index_namespace, NULL, err)))
         goto fail;
     *out = c;
     return KERR_OK;
@@ -92,12 +104,14 @@ enum kerr wh_cache_start(struct wh_cache *c, struct kerr_info *err)
 {
     enum kerr rc = inf_start(c->etcds, err);
 
-    return rc ? rc : inf_start(c->stses, err);
+    if (!rc)
+        rc = inf_start(c->stses, err);
+    return rc ? rc : inf_start(c->tasks, err);
 }
 
 int wh_cache_synced(struct wh_cache *c)
 {
-    return inf_has_synced(c->etcds) && inf_has_synced(c->stses);
+    return inf_has_synced(c->etcds) && inf_has_synced(c->stses) && inf_has_synced(c->tasks);
 }
 
 enum kerr wh_cache_wait_synced(struct wh_cache *c, long timeout_ms)
@@ -110,7 +124,11 @@ enum kerr wh_cache_wait_synced(struct wh_cache *c, long timeout_ms)
     if (rc)
         return rc;
     spent = (long)(ktime_mono_ms() - t0);
-    return inf_wait_synced(c->stses, timeout_ms > spent ? timeout_ms - spent : 0);
+    rc = inf_wait_synced(c->stses, timeout_ms > spent ? timeout_ms - spent : 0);
+    if (rc)
+        return rc;
+    spent = (long)(ktime_mono_ms() - t0);
+    return inf_wait_synced(c->tasks, timeout_ms > spent ? timeout_ms - spent : 0);
 }
 
 void wh_cache_stats(struct wh_cache *c, struct wh_cache_stats *out)
@@ -121,6 +139,7 @@ void wh_cache_stats(struct wh_cache *c, struct wh_cache_stats *out)
     out->refused = atomic_load(&c->refused);
     out->etcds = store_count(inf_store(c->etcds));
     out->stses = store_count(inf_store(c->stses));
+    out->tasks = store_count(inf_store(c->tasks));
 }
 
 void wh_cache_free(struct wh_cache *c)
@@ -129,6 +148,7 @@ void wh_cache_free(struct wh_cache *c)
         return;
     inf_free(c->etcds);
     inf_free(c->stses);
+    inf_free(c->tasks);
     free(c->ns);
     free(c);
 }
@@ -315,10 +335,44 @@ static enum kerr c_sts_by_labels(void *ctx, const char *ns, const cJSON *labels,
     return rc;
 }
 
+struct snap_match {
+    const char *ns, *etcd;
+    time_t cut_at;
+    int found;
+};
+
+static enum kerr view_snapshot(void *ctx, const char *key, const cJSON *obj)
+{
+    struct snap_match *m = ctx;
+
+    (void)key;
+    if (!m->found && hibguard_task_counts(obj, m->ns, m->etcd, m->cut_at))
+        m->found = 1;
+    return KERR_OK;
+}
+
+/* From the EtcdOpsTask cache only: no fallback, a task is never looked up by name. */
+static enum kerr c_snapshot(void *ctx, const char *ns, const char *etcd, time_t cut_at, int *found,
+                            struct kerr_info *err)
+{
+    struct wh_cache *c = ctx;
+    struct snap_match m = { ns, etcd, cut_at, 0 };
+    enum kerr rc;
+
+    *found = 0;
+    if (!inf_has_synced(c->tasks))
+        return kerr_set(err, KERR_UNSUPPORTED, "the EtcdOpsTask cache has not synced yet");
+    rc = store_index_view(inf_store(c->tasks), NS_INDEX, ns, view_snapshot, &m, err);
+    atomic_fetch_add(&c->hits, 1);
+    *found = m.found;
+    return rc;
+}
+
 void wh_cache_bind(struct wh_cache *c, struct lookup *out)
 {
     out->ctx = c;
     out->etcd = c_etcd;
     out->sts = c_sts;
     out->sts_by_labels = c_sts_by_labels;
+    out->snapshot = c_snapshot;
 }

@@ -1,11 +1,14 @@
 /*
  * wh_cache - the parent lookups of the webhook, served from watch-fed caches.
  *
- * Two informers (common/informer): every Etcd
- * (druid.gardener.cloud/v1alpha1), and the StatefulSets labelled
- * app.kubernetes.io/managed-by=etcd-druid. Both keep only what the
- * decisions read (lookup_etcd_project / lookup_sts_project); StatefulSets
- * are indexed by namespace for the PVC rule.
+ * Three informers (common/informer): every Etcd
+ * (druid.gardener.cloud/v1alpha1), the StatefulSets labelled
+ * app.kubernetes.io/managed-by=etcd-druid, and every EtcdOpsTask. Each
+ * keeps only what the decisions read (lookup_etcd_project /
+ * lookup_sts_project / lookup_task_project); StatefulSets are indexed by
+ * namespace for the PVC rule, EtcdOpsTasks for the scale-down guard, whose
+ * snapshot lookup is answered by the cache alone (no fallback; an error
+ * until the cache has synced).
  *
  * wh_cache_bind turns the caches into a struct lookup:
  *   - an object found in the cache is answered from it, with no API call;
@@ -41,10 +44,10 @@ struct wh_cache_opts {
 
 /* Counters since wh_cache_new. */
 struct wh_cache_stats {
-    unsigned long hits;      /* lookups answered by a cache */
-    unsigned long fallbacks; /* GET / LIST calls made */
-    unsigned long refused;   /* fallbacks skipped because fallback_limit was reached */
-    size_t etcds, stses;     /* objects cached */
+    unsigned long hits;         /* lookups answered by a cache */
+    unsigned long fallbacks;    /* GET / LIST calls made */
+    unsigned long refused;      /* fallbacks skipped because fallback_limit was reached */
+    size_t etcds, stses, tasks; /* objects cached */
 };
 
 struct wh_cache;
@@ -53,10 +56,10 @@ struct wh_cache;
 enum kerr wh_cache_new(const struct wh_cache_opts *opts, struct wh_cache **out,
                        struct kerr_info *err);
 
-/* Start both informers. */
+/* Start the informers. */
 enum kerr wh_cache_start(struct wh_cache *c, struct kerr_info *err);
 
-/* True once both informers filled their stores. */
+/* True once every informer filled its store. */
 int wh_cache_synced(struct wh_cache *c);
 
 /* Wait until synced: KERR_OK or KERR_TIMEOUT. */

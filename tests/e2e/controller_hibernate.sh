@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # warden-controller end to end (issue 7, tests 1 and 2): hibernation with a backup store
-# and bucket immutability, then wake-up; hibernation of an Etcd without a store. kube-sim
+# and bucket immutability, then wake-up; hibernation of an Etcd without a store, whose
+# operator-set suspension of etcd-druid outlives the wake-up. kube-sim
 # with warden-webhook registered, etcd-druid's components made by tests/lib/druid.sh,
 # backup-double answering on the client Service's clusterIP; the user acts with kubectl.
 set -euo pipefail
@@ -20,6 +21,8 @@ kc -n shoot get etcdopstasks -w -o name >"$CTL_DIR/tasks-events" 2>&1 &
 ksim_on_exit "kill $! 2>/dev/null || true"
 
 # ---- 1. hibernate with a backup store
+# an operator froze etcd-druid on etcd-events before: the controller must leave that alone
+kc -n shoot annotate etcd etcd-events druid.gardener.cloud/suspend-etcd-spec-reconcile=operator-maintenance >/dev/null
 kc -n shoot annotate etcd etcd-main etcd-warden.io/hibernate=true >/dev/null
 kc -n shoot annotate etcd etcd-events etcd-warden.io/hibernate=true >/dev/null
 kc -n shoot wait etcd/etcd-main --timeout=40s \
@@ -106,6 +109,8 @@ ok "immutability task and its CronJob gone"
 expect "etcd-events replicas back" "1" "$(jp shoot sts/etcd-events '{.spec.replicas}')"
 expect "etcd-events ports back" "client server backuprestore" \
     "$(jp shoot svc/etcd-events-client '{.spec.ports[*].name}')"
+expect "etcd-events: the operator's suspension kept" "operator-maintenance" \
+    "$(jp shoot etcd/etcd-events '{.metadata.annotations.druid\.gardener\.cloud/suspend-etcd-spec-reconcile}')"
 expect "the sidecar saw no other final snapshot" 1 \
     "$(curl -sf "$double_main/admin/requests" | grep -c '"final":"true"')"
 ctl_stop

@@ -125,7 +125,7 @@ denied "a person deletes the client Service" "$COMP$(deny_msg alice)" \
 denied "a person edits the Role" "$COMP$(deny_msg alice)" alice label role etcd-main x=y
 denied "a person edits the PDB" "$COMP$(deny_msg alice)" alice label pdb etcd-main x=y
 denied "a person scales the StatefulSet" "$SCALE$(deny_msg alice)" \
-    alice scale statefulset etcd-main --replicas=0
+    alice scale statefulset etcd-main --replicas=1
 denied "a person deletes a member's PVC" "$COMP$(deny_msg alice)" \
     alice delete pvc etcd-main-etcd-main-0
 allowed "a person edits an unmanaged ConfigMap" alice label configmap unmanaged x=y

@@ -46,7 +46,7 @@ static void answer(const struct review_req *req, struct review_resp *resp)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static cJSON *etcds, *stses;
-    struct protect_config cfg = { reconcilers, 1, exempt, 1 };
+    struct protect_config cfg = { reconcilers, 1, exempt, 1, NULL };
     struct lookup_mem mem = { 0 };
     struct lookup lk;
     struct review_req req;

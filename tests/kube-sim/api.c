@@ -13,6 +13,7 @@
 #include "tests/kube-sim/obj.h"
 #include "tests/kube-sim/openapi.h"
 #include "tests/kube-sim/pb.h"
+#include "tests/kube-sim/prune.h"
 #include "tests/kube-sim/read.h"
 #include "tests/kube-sim/review.h"
 #include "tests/kube-sim/svcip.h"
@@ -305,6 +306,8 @@ static int handle_patch(const struct ksim_write_ctx *c, const struct ksim_req *r
                                    "force: Forbidden: may not be specified for non-apply patch");
     if (!code)
         code = ksim_patch_parse(type, req->body, req->body_len, &patch, e);
+    if (!code && strcmp(c->sub, "scale") != 0)
+        code = ksim_prune_validate(c->rt, req, type, patch, c->resp, e);
     if (!code)
         code = ksim_write_patch(c, type, patch, force && strcmp(force, "true") == 0, out, e);
     cJSON_Delete(patch);
@@ -387,6 +390,9 @@ static void handle_write(struct ksim_api *api, const struct ksim_req *req,
             code = (body = cJSON_CreateObject()) ? 0 : ksim_apierr_internal(&e, "out of memory");
         if (!code && ksim_review_is(t->rt))
             code = ksim_review_answer(t->rt, req->user, body, &out, &e);
+        else if (!code &&
+                 (code = ksim_prune_validate(t->rt, req, KSIM_PATCH_UNKNOWN, body, resp, &e)) != 0)
+            cJSON_Delete(body);
         else if (!code)
             code = ksim_write_create(&c, body, &out, &e);
     } else if (!code && (strcmp(m, "PUT") == 0 || strcmp(m, "PATCH") == 0) && !*t->name) {
@@ -394,8 +400,12 @@ static void handle_write(struct ksim_api *api, const struct ksim_req *req,
         return;
     } else if (!code && strcmp(m, "PUT") == 0) {
         code = decode_body(req, &body, &e);
+        if (!code && strcmp(t->sub, "scale") != 0)
+            code = ksim_prune_validate(t->rt, req, KSIM_PATCH_UNKNOWN, body, resp, &e);
         if (!code)
             code = ksim_write_update(&c, body, &out, &e);
+        else
+            cJSON_Delete(body);
     } else if (!code && strcmp(m, "PATCH") == 0) {
         code = handle_patch(&c, req, &out, &e);
     } else if (!code && strcmp(m, "DELETE") == 0 && !*t->sub) {

@@ -122,6 +122,7 @@ static void rtype_free(struct ksim_rtype *rt)
     free(rt->scale_selector_path);
     free(rt->crd_name);
     cJSON_Delete(rt->printer_columns);
+    cJSON_Delete(rt->schema);
     free(rt);
 }
 
@@ -483,6 +484,7 @@ static struct ksim_rtype *rtype_from_crd(const cJSON *crd, const cJSON *ver)
     const char *list_kind = kjson_get_str(names, "listKind");
     const cJSON *scale = kjson_get(ver, "subresources.scale");
     const cJSON *cols = kjson_get(ver, "additionalPrinterColumns");
+    const cJSON *schema = kjson_get(ver, "schema.openAPIV3Schema");
 
     if (!rt)
         return NULL;
@@ -504,10 +506,12 @@ static struct ksim_rtype *rtype_from_crd(const cJSON *crd, const cJSON *ver)
     rt->scale_status_path = opt_dup(kjson_get_str(scale, "statusReplicasPath"));
     rt->scale_selector_path = opt_dup(kjson_get_str(scale, "labelSelectorPath"));
     rt->printer_columns = cols ? cJSON_Duplicate(cols, 1) : NULL;
+    rt->schema = schema ? cJSON_Duplicate(schema, 1) : NULL;
     if (rt->group && rt->plural)
         rt->store_key = join_key(rt->group, rt->plural);
     if (!rt->group || !rt->version || !rt->plural || !rt->singular || !rt->kind || !rt->list_kind ||
         !rt->crd_name || !rt->store_key || (cols && !rt->printer_columns) ||
+        (schema && !rt->schema) ||
         str_list(kjson_get(names, "shortNames"), &rt->short_names) != 0 ||
         str_list(kjson_get(names, "categories"), &rt->categories) != 0) {
         rtype_free(rt);

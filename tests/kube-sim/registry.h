@@ -61,6 +61,7 @@ struct ksim_rtype {
     int custom;                /* defined by a CRD */
     char *crd_name;            /* "etcds.druid.gardener.cloud" for custom types */
     cJSON *printer_columns;    /* OWNS: CRD additionalPrinterColumns, or NULL */
+    cJSON *schema; /* OWNS: the CRD version's openAPIV3Schema when it prunes (prune.h), or NULL */
     const char *const *fields; /* extra field-selector paths (built-ins), NULL-terminated */
     int served;                /* 0 once the CRD is deleted or replaced */
 };

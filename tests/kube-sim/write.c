@@ -11,6 +11,7 @@
 #include "tests/kube-sim/delete.h"
 #include "tests/kube-sim/kinds.h"
 #include "tests/kube-sim/obj.h"
+#include "tests/kube-sim/prune.h"
 #include "tests/kube-sim/scale.h"
 #include "tests/kube-sim/svcip.h"
 #include "tests/kube-sim/validate.h"
@@ -239,8 +240,12 @@ int ksim_write_create(const struct ksim_write_ctx *c, cJSON *obj, cJSON **out,
     code = check_body(&cc, obj, e);
     if (!code)
         code = check_namespace(&cc, 1, e);
+    if (!code && ksim_prune_obj(c->rt, obj) != 0)
+        code = ksim_apierr_internal(e, "out of memory");
     if (!code)
         code = ksim_admit_mutate(c->api, &a, &obj, c->resp, e);
+    if (!code && ksim_prune_obj(c->rt, obj) != 0)
+        code = ksim_apierr_internal(e, "out of memory");
     if (!code)
         code = name_of(&cc, obj, name, sizeof(name), e);
     if (!code)
@@ -329,7 +334,11 @@ int ksim_write_commit(const struct ksim_write_ctx *c, const cJSON *cur, cJSON *n
     *out = NULL;
     *retry = 0;
     ksim_write_attrs(c, "UPDATE", cur, opts, &a);
-    code = ksim_admit_mutate(c->api, &a, &next, c->resp, e);
+    code = ksim_prune_obj(c->rt, next) ? ksim_apierr_internal(e, "out of memory") : 0;
+    if (!code)
+        code = ksim_admit_mutate(c->api, &a, &next, c->resp, e);
+    if (!code && ksim_prune_obj(c->rt, next) != 0)
+        code = ksim_apierr_internal(e, "out of memory");
     if (!code)
         code = ksim_obj_prepare_update(c->rt, c->sub, cur, next, e);
     if (!code)

@@ -21,6 +21,19 @@
 #   druid_double_requests                # its /admin/requests
 #   druid_double_admin PATH?QUERY        # POST to an admin route
 #   druid_component_names NS NAME        # "kind/name" of every component, one per line
+#   druid_actor_start NS [--executor] [--auto-reconcile]   # etcd-druid's model (below)
+#   druid_actor_stop                     # stop it (SIGTERM, then SIGKILL)
+#
+# The druid actor is a small model of etcd-druid v0.38 (gardener/etcd-druid 5b90b4a7), checked
+# against its source for what hibernation depends on; each step cites the lines it models. It
+# polls the Etcds of NS every DRUID_ACTOR_PERIOD (0.2 s, for druid's requeues) as etcd-druid's
+# service account, through the API with curl and jq, and logs to $DRUID_ACTOR_LOG. It models:
+# the spec reconcile gate (the suspend annotation, the operation annotation or auto-reconcile),
+# the StatefulSet's PreSync hibernation snapshot with three attempts, the StatefulSet and client
+# Service sync, the completion (observedGeneration, the operation annotation removed, the
+# errors of a failed step in status.lastErrors), and with --executor the EtcdOpsTask executor
+# (the one-unfinished-task rejection, POST /snapshot/full on the client Service). Not modelled:
+# pods, members, TTL clean-up of tasks, the Etcd's Ready check of the executor.
 #
 # Users (tokens in the token file druid_tokens writes):
 #   DRUID_SA  system:serviceaccount:etcd-druid:etcd-druid        token druid-token
@@ -40,6 +53,8 @@ CTL_SA=system:serviceaccount:etcd-warden:warden-controller
 GC_SA=system:serviceaccount:kube-system:generic-garbage-collector
 DRUID_DOUBLE_PID=""
 DRUID_DOUBLE_URL=""
+DRUID_ACTOR_PERIOD=${DRUID_ACTOR_PERIOD:-0.2}
+DRUID_ACTOR_PID=""
 _druid_doubles=()
 _druid_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
@@ -405,3 +420,7 @@ druid_double_requests() {
 druid_double_admin() {
     curl -sf -k -X POST "$DRUID_DOUBLE_URL/admin/$1" >/dev/null
 }
+
+# The druid actor (druid_actor_start, druid_actor_stop).
+# shellcheck source=druidactor.sh
+. "$(dirname "${BASH_SOURCE[0]}")/druidactor.sh"

@@ -5,7 +5,7 @@
 #   wh_init                           # temporary directory and free ports
 #   wh_certs                          # development certificates (certs/gen-certs.sh)
 #   kubesim_start --service-alias "$(wh_alias)" [kube-sim flags]
-#   wh_etcd_crd                       # the Etcd CRD, applied and served
+#   wh_etcd_crd                       # the Etcd and EtcdOpsTask CRDs, applied and served
 #   wh_etcd NS NAME                   # namespace NS and an Etcd NAME in it
 #   kc apply -f - <<EOF ... $(wh_statefulset NAME) ... EOF   # its StatefulSet
 #   wh_start [warden-webhook flags]   # start it and wait for /readyz
@@ -98,10 +98,12 @@ wh_certs() {
     WH_CA_BUNDLE=$(base64 -w0 <"$WH_DIR/certs/ca.crt")
 }
 
-# Apply the chart's Etcd CRD and wait until kube-sim serves it.
+# Apply the chart's Etcd and EtcdOpsTask CRDs (the webhook caches both) and wait until
+# kube-sim serves them.
 wh_etcd_crd() {
     kc apply -f "$_wh_root/charts/etcd-warden/crds/druid.gardener.cloud_etcds.yaml" >/dev/null
-    ksim_wait 20 kc get etcds -A || wh_fail "the Etcd CRD is not served"
+    kc apply -f "$_wh_root/charts/etcd-warden/crds/druid.gardener.cloud_etcdopstasks.yaml" >/dev/null
+    ksim_wait 20 kc get etcds,etcdopstasks -A || wh_fail "the Etcd CRDs are not served"
 }
 
 # The labels of a component of Etcd NAME managed by etcd-druid (YAML flow map).

@@ -52,6 +52,7 @@ struct hibfix {
     struct hib_env hib;       /* on f.c, imm helpers on f.x */
     struct otask_env ot;      /* on f.c */
     struct ev_recorder *ev;   /* OWNS: events of hib and ot */
+    const char *hold_prefix;  /* tasks named so are left to "another executor": not run */
     int tolerate;             /* hibfix_round counts step errors instead of failing */
     int errors;               /* ... how many */
 };
@@ -95,6 +96,14 @@ void hibfix_sts(struct hibfix *x, const char *name, int *spec, int *status);
 
 /* The spec.ports of Service name printed (compact), OWNED (free); NULL when missing. */
 char *hibfix_ports(struct hibfix *x, const char *svc);
+
+/*
+ * Create an EtcdOpsTask as etcd-druid's pre-sync does (onDemandSnapshot full, no isFinal,
+ * spec.etcdName etcd, owned by it) named name; its state (NULL: none) written through
+ * /status as an executor would. set_state alone (create 0) changes an existing one.
+ */
+void hibfix_druid_task(struct hibfix *x, const char *name, const char *etcd, const char *state,
+                       int create);
 
 /* The EtcdOpsTasks of the namespace (items array of a List), OWNED by the caller. */
 cJSON *hibfix_tasks(struct hibfix *x);

@@ -1,0 +1,47 @@
+/*
+ * hibguard - the scale-to-zero rule shared by the webhook (which refuses a
+ * scale-down without a snapshot) and the controller (which waits for one):
+ * when an Etcd's traffic was cut for hibernation, and which EtcdOpsTask is a
+ * snapshot of that Etcd taken for the current cycle.
+ *
+ * The controller records the cut on the Etcd as annotation
+ * HIBGUARD_ANN_CUT_AT (RFC 3339, UTC). A task counts for the cycle when it
+ * is a full on-demand snapshot of that Etcd (spec.etcdName, same
+ * namespace) that Succeeded and was created at or after the cut: a task of
+ * an earlier cycle, or of another Etcd of the namespace, never counts.
+ * HIBGUARD_ANN_BREAK_GLASS on the Etcd (its value: the reason) lets a
+ * scale-down through without a snapshot, for an Etcd whose backups are
+ * broken.
+ *
+ * Ownership: every object is BORROWED. Thread safety: pure functions.
+ */
+#ifndef COMMON_HIBGUARD_H
+#define COMMON_HIBGUARD_H
+
+#include <stdbool.h>
+#include <time.h>
+
+#include <cJSON.h>
+
+#include "common/kerr.h"
+
+#define HIBGUARD_ANN_CUT_AT      "etcd-warden.io/traffic-cut-at"
+#define HIBGUARD_ANN_BREAK_GLASS "etcd-warden.io/allow-scale-down-without-snapshot"
+
+/*
+ * The time of the traffic cut recorded on etcd into *out (seconds; a
+ * fraction is dropped). KERR_NOTFOUND when the annotation is absent,
+ * KERR_PARSE when it is not an RFC 3339 time; *out is 0 unless KERR_OK.
+ */
+enum kerr hibguard_cut_at(const cJSON *etcd, time_t *out, struct kerr_info *err);
+
+/*
+ * True when task (an EtcdOpsTask) is in namespace ns, its spec.etcdName is
+ * etcd_name, spec.config.onDemandSnapshot.type is "full", status.state is
+ * "Succeeded" and metadata.creationTimestamp is at or after cut_at. A task
+ * missing any of these, or with a malformed creationTimestamp, does not
+ * count.
+ */
+bool hibguard_task_counts(const cJSON *task, const char *ns, const char *etcd_name, time_t cut_at);
+
+#endif

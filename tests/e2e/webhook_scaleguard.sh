@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# The scale-down guard end to end on kube-sim with kubectl: a managed StatefulSet of an
+# Etcd with a backup store cannot go from above 0 replicas to 0 - by patch or through
+# `kubectl scale`, as a person, as etcd-druid or as warden-controller - until a full
+# snapshot EtcdOpsTask of that Etcd has Succeeded after its traffic cut
+# (etcd-warden.io/traffic-cut-at); two Etcds of one namespace each need their own; a task
+# created before the cut does not count; the break-glass annotation lets it through with
+# a warning and an event; without a backup store nothing is guarded. Every review is
+# answered from the caches: the webhook's API-lookup counter does not move.
+set -euo pipefail
+. "$(dirname "$0")/../lib/druid.sh"
+command -v kubectl >/dev/null || { echo "FAIL: kubectl is not installed"; exit 1; }
+
+wh_init
+druid_tokens "$WH_DIR/tokens.csv"
+wh_certs
+kubesim_start --token-file "$WH_DIR/tokens.csv" --service-alias "$(wh_alias)"
+druid_crds
+MPORT=$(wh_free_port)
+while [ "$MPORT" = "$WH_PORT" ] || [ "$MPORT" = "$WH_HEALTH_PORT" ]; do MPORT=$(wh_free_port); done
+wh_start $(druid_webhook_flags) --webhook-server-tls-server-cert-dir "$WH_DIR/certs" \
+    --metrics-bind-address "127.0.0.1:$MPORT"
+druid_register_webhooks
+
+for e in etcd-main etcd-events etcd-broken; do druid_etcd shoot "$e"; done
+druid_etcd shoot etcd-nostore --no-store
+
+metric() { # the value of a metric line (name{labels}), 0 when absent
+    curl -sf "http://127.0.0.1:$MPORT/metrics" | awk -v m="$1" '$1 == m { print $2; f = 1 } END { if (!f) print 0 }'
+}
+api_lookups() { metric 'warden_webhook_cache_lookups_total{result="api"}'; }
+as() { # token, kubectl args...
+    local tok=$1
+    shift
+    kc_as "$tok-token" -n shoot "$@"
+}
+allowed() { # what, token, kubectl args...
+    local what=$1 out
+    shift
+    out=$(as "$@" 2>&1) || wh_fail "$what: refused: $out"
+    echo "ok: $what"
+}
+denied() { # what, expected text, token, kubectl args...
+    local what=$1 want=$2 out
+    shift 2
+    if out=$(as "$@" 2>&1); then wh_fail "$what: allowed: $out"; fi
+    grep -qF -- "$want" <<<"$out" || wh_fail "$what: expected \"$want\" in: $out"
+    echo "ok: $what"
+}
+# As allowed, retrying until the webhook's caches have caught up with a change.
+allowed_soon() {
+    ksim_wait 10 allowed "$@" >/dev/null 2>&1 || allowed "$@"
+    echo "ok: $1"
+}
+guard_msg() { # etcd
+    echo "scaling StatefulSet shoot/$1 to 0 replicas needs a full snapshot of Etcd $1 taken for this hibernation"
+}
+scale_to_0() { # token, etcd: a merge patch of the StatefulSet, as Gardener's and druid's clients send
+    as "$1" patch statefulset "$2" --type merge -p '{"spec":{"replicas":0}}'
+}
+back_to_3() {
+    as druid scale statefulset "$1" --replicas=3 >/dev/null
+}
+cut() { # etcd, time: the traffic cut as warden-controller records it
+    kc -n shoot annotate etcd "$1" --overwrite "etcd-warden.io/traffic-cut-at=$2" >/dev/null
+}
+# task NAME ETCD TYPE: a Succeeded on-demand snapshot task (created as druid's executor
+# would, its status written through /status); prints its creationTimestamp.
+task() {
+    kc -n shoot apply -f - >/dev/null <<EOT
+apiVersion: druid.gardener.cloud/v1alpha1
+kind: EtcdOpsTask
+metadata: {name: $1}
+spec: {etcdName: $2, config: {onDemandSnapshot: {type: $3}}}
+EOT
+    kc_druid -n shoot patch etcdopstask "$1" --subresource=status --type merge \
+        -p '{"status":{"state":"Succeeded"}}' >/dev/null
+    kc -n shoot get etcdopstask "$1" -o jsonpath='{.metadata.creationTimestamp}'
+}
+
+# The caches hold the four Etcds and their StatefulSets before the first review.
+ksim_wait 20 test "$(metric 'warden_webhook_cache_objects{resource="statefulsets"}')" = 4 ||
+    wh_fail "the StatefulSet cache never held the four StatefulSets"
+now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+for e in etcd-main etcd-events etcd-broken; do cut "$e" "$now"; done
+api0=$(api_lookups)
+hits0=$(metric 'warden_webhook_cache_lookups_total{result="hit"}')
+M=$(guard_msg etcd-main)
+
+# ---- nobody scales to 0 before the snapshot
+denied "no traffic cut is seen yet, or no snapshot: etcd-druid's patch" "$M" druid \
+    patch statefulset etcd-main --type merge -p '{"spec":{"replicas":0}}'
+ksim_wait 10 denied "x" "since its traffic cut at $now" druid patch statefulset etcd-main \
+    --type merge -p '{"spec":{"replicas":0}}' >/dev/null ||
+    wh_fail "the denial never named the traffic cut"
+echo "ok: the denial names the traffic cut at $now"
+denied "the denial says how to break glass" \
+    "kubectl annotate etcd -n shoot etcd-main etcd-warden.io/allow-scale-down-without-snapshot=<reason>" \
+    druid patch statefulset etcd-main --type merge -p '{"spec":{"replicas":0}}'
+denied "warden-controller's patch" "$M" warden patch statefulset etcd-main --type merge \
+    -p '{"spec":{"replicas":0}}'
+denied "a person's patch" "$M" alice patch statefulset etcd-main --type merge \
+    -p '{"spec":{"replicas":0}}'
+denied "etcd-druid's kubectl scale (statefulsets/scale)" \
+    "admission webhook \"stsscale.etcdcomponents.webhooks.druid.gardener.cloud\" denied the request: $M" \
+    druid scale statefulset etcd-main --replicas=0
+denied "a person's kubectl scale" "$M" alice scale statefulset etcd-main --replicas=0
+allowed "scaling 3 to 1 is not guarded" druid scale statefulset etcd-main --replicas=1
+back_to_3 etcd-main
+
+# ---- a snapshot of the earlier cycle does not count
+t_old=$(task snap-old etcd-main full)
+later=$(date -u -d "$t_old + 1 second" +%Y-%m-%dT%H:%M:%SZ)
+cut etcd-main "$later"
+ksim_wait 10 denied "x" "since its traffic cut at $later" druid scale statefulset etcd-main \
+    --replicas=0 >/dev/null || wh_fail "the new cut was never seen"
+echo "ok: a Succeeded task created before the cut ($t_old < $later) does not count"
+
+# ---- two Etcds of one namespace: each needs its own fresh snapshot
+task snap-events etcd-events full >/dev/null
+task snap-main-delta etcd-main delta >/dev/null
+allowed_soon "etcd-events, with its snapshot, scales to 0" druid scale statefulset etcd-events \
+    --replicas=0
+denied "etcd-main does not take etcd-events' snapshot (nor its own delta)" "$M" druid \
+    scale statefulset etcd-main --replicas=0
+# the next task is created at or after the cut of etcd-main
+clock_at() { test "$(date -u +%s)" -ge "$1"; }
+ksim_wait 10 clock_at "$(date -u -d "$later" +%s)" || wh_fail "the clock never reached $later"
+task snap-main etcd-main full >/dev/null
+allowed_soon "etcd-main, with its own snapshot, scales to 0 (kubectl scale, etcd-druid)" druid \
+    scale statefulset etcd-main --replicas=0
+back_to_3 etcd-main
+allowed "etcd-main, with its snapshot, patched to 0 by warden-controller" warden \
+    patch statefulset etcd-main --type merge -p '{"spec":{"replicas":0}}'
+
+# ---- break glass
+denied "etcd-broken without a snapshot" "$(guard_msg etcd-broken)" druid scale statefulset \
+    etcd-broken --replicas=0
+kc -n shoot annotate etcd etcd-broken \
+    "etcd-warden.io/allow-scale-down-without-snapshot=bucket deleted by the provider" >/dev/null
+out=""
+for ((i = 0; i < 100; i++)); do
+    if out=$(scale_to_0 druid etcd-broken 2>&1); then break; fi
+    sleep 0.1
+done
+grep -q "Warning: StatefulSet shoot/etcd-broken is scaled to 0 without a snapshot of Etcd etcd-broken taken for this hibernation, allowed by annotation etcd-warden.io/allow-scale-down-without-snapshot: bucket deleted by the provider" <<<"$out" ||
+    wh_fail "break glass: no admission warning in: $out"
+echo "ok: break glass lets etcd-druid through, with an admission warning"
+ev=""
+for ((i = 0; i < 100; i++)); do
+    ev=$(kc -n shoot get events.events.k8s.io -o jsonpath='{range .items[?(@.regarding.name=="etcd-broken")]}{.type} {.reason} {.note}{"\n"}{end}' 2>/dev/null || true)
+    grep -q "^Warning ScaleDownWithoutSnapshot " <<<"$ev" && break
+    sleep 0.1
+done
+grep -q "^Warning ScaleDownWithoutSnapshot .*system:serviceaccount:etcd-druid:etcd-druid scaled StatefulSet etcd-broken to 0.*bucket deleted by the provider" <<<"$ev" ||
+    wh_fail "break glass: no event on the Etcd: $ev"
+echo "ok: break glass is evented on the Etcd"
+
+# ---- without a backup store nothing is guarded
+allowed "without a backup store etcd-druid scales to 0" druid scale statefulset etcd-nostore \
+    --replicas=0
+
+# ---- every review came from the caches
+api1=$(api_lookups)
+[ "$api0" = "$api1" ] || wh_fail "API lookups during the reviews: $api0 before, $api1 after"
+hits1=$(metric 'warden_webhook_cache_lookups_total{result="hit"}')
+[ "${hits1%.*}" -gt "${hits0%.*}" ] || wh_fail "the cache counters did not move: $hits0 -> $hits1"
+echo "ok: 0 API calls for the reviews (warden_webhook_cache_lookups_total{result=\"api\"} stayed $api1)"
+wh_stop
+echo PASS

@@ -1,0 +1,103 @@
+#include "common/hibguard.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+/* 2026-11-24T20:01:02Z */
+#define CUT 1795550462
+
+static cJSON *etcd_with(const char *cut_at)
+{
+    cJSON *e = cJSON_Parse("{\"metadata\":{\"name\":\"etcd-main\",\"namespace\":\"shoot\","
+                           "\"annotations\":{}}}");
+    if (cut_at)
+        cJSON_AddStringToObject(
+            cJSON_GetObjectItem(cJSON_GetObjectItem(e, "metadata"), "annotations"),
+            HIBGUARD_ANN_CUT_AT, cut_at);
+    return e;
+}
+
+static cJSON *task(const char *ns, const char *etcd, const char *type, const char *state,
+                   const char *created)
+{
+    char buf[1024];
+
+    snprintf(buf, sizeof(buf),
+             "{\"metadata\":{\"name\":\"t\",\"namespace\":\"%s\",\"creationTimestamp\":\"%s\"},"
+             "\"spec\":{\"etcdName\":\"%s\",\"config\":{\"onDemandSnapshot\":{\"type\":\"%s\"}}},"
+             "\"status\":{\"state\":\"%s\"}}",
+             ns, created, etcd, type, state);
+    return cJSON_Parse(buf);
+}
+
+Test(hibguard, cut_at)
+{
+    struct kerr_info err;
+    time_t t = 7;
+    cJSON *e;
+
+    e = etcd_with("2026-11-24T20:01:02Z");
+    cr_assert_eq(hibguard_cut_at(e, &t, &err), KERR_OK);
+    cr_assert_eq(t, CUT);
+    cJSON_Delete(e);
+
+    e = etcd_with("2026-11-24T20:01:02.75Z");
+    cr_assert_eq(hibguard_cut_at(e, &t, &err), KERR_OK);
+    cr_assert_eq(t, CUT);
+    cJSON_Delete(e);
+
+    e = etcd_with(NULL);
+    cr_assert_eq(hibguard_cut_at(e, &t, &err), KERR_NOTFOUND);
+    cr_assert_eq(t, 0);
+    cJSON_Delete(e);
+
+    e = etcd_with("yesterday");
+    t = 7;
+    cr_assert_eq(hibguard_cut_at(e, &t, &err), KERR_PARSE);
+    cr_assert_eq(t, 0);
+    cr_assert(strstr(err.msg, HIBGUARD_ANN_CUT_AT));
+    cJSON_Delete(e);
+}
+
+Test(hibguard, task_counts_table)
+{
+    static const struct {
+        const char *ns, *etcd, *type, *state, *created;
+        bool counts;
+    } rows[] = {
+        { "shoot", "etcd-main", "full", "Succeeded", "2026-11-24T20:01:02Z", true },
+        { "shoot", "etcd-main", "full", "Succeeded", "2026-11-24T21:00:00Z", true },
+        /* created before the cut: an earlier cycle's snapshot */
+        { "shoot", "etcd-main", "full", "Succeeded", "2026-11-24T20:01:01Z", false },
+        /* another Etcd of the namespace */
+        { "shoot", "etcd-events", "full", "Succeeded", "2026-11-24T20:05:00Z", false },
+        { "other", "etcd-main", "full", "Succeeded", "2026-11-24T20:05:00Z", false },
+        { "shoot", "etcd-main", "delta", "Succeeded", "2026-11-24T20:05:00Z", false },
+        { "shoot", "etcd-main", "full", "InProgress", "2026-11-24T20:05:00Z", false },
+        { "shoot", "etcd-main", "full", "Failed", "2026-11-24T20:05:00Z", false },
+        { "shoot", "etcd-main", "full", "Rejected", "2026-11-24T20:05:00Z", false },
+        { "shoot", "etcd-main", "full", "Succeeded", "not a time", false },
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        cJSON *t = task(rows[i].ns, rows[i].etcd, rows[i].type, rows[i].state, rows[i].created);
+
+        cr_assert_eq(hibguard_task_counts(t, "shoot", "etcd-main", CUT), rows[i].counts, "row %zu",
+                     i);
+        cJSON_Delete(t);
+    }
+}
+
+Test(hibguard, task_missing_fields)
+{
+    cJSON *t = cJSON_Parse("{\"metadata\":{\"namespace\":\"shoot\","
+                           "\"creationTimestamp\":\"2026-11-24T20:05:00Z\"},"
+                           "\"spec\":{\"etcdName\":\"etcd-main\"},"
+                           "\"status\":{\"state\":\"Succeeded\"}}");
+
+    cr_assert_not(hibguard_task_counts(t, "shoot", "etcd-main", CUT));
+    cr_assert_not(hibguard_task_counts(NULL, "shoot", "etcd-main", CUT));
+    cJSON_Delete(t);
+}

@@ -1,0 +1,256 @@
+/*
+ * Tests of the scale-down guard of webhook/protect: an UPDATE of a managed
+ * StatefulSet, or of its scale subresource, taking spec.replicas from above
+ * 0 to 0 for an Etcd with a backup store is refused, whoever asks, unless a
+ * full snapshot of that Etcd Succeeded after its traffic cut or the Etcd
+ * carries the break-glass annotation. One row per rule, each sent through
+ * the decode - decide - encode pipeline with in-memory lookups, and through
+ * both review decoders (whdiff).
+ */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/hibguard.h"
+#include "common/kjson.h"
+#include "tests/support/testutil.h"
+#include "tests/support/whdiff.h"
+#include "webhook/protect.h"
+
+#define DRUID     "system:serviceaccount:druid:etcd-druid"
+#define WARDEN    "system:serviceaccount:warden:warden-controller"
+#define PERSON    "alice@example.com"
+
+#define CUT       "2026-11-24T20:00:00Z"
+#define BEFORE    "2026-11-24T19:59:59Z"
+#define AFTER     "2026-11-24T20:03:00Z"
+#define ANN_CUT   "\"" HIBGUARD_ANN_CUT_AT "\":\"" CUT "\""
+#define ANN_BREAK "\"" HIBGUARD_ANN_BREAK_GLASS "\":\"bucket deleted by the provider\""
+#define ANN_OPEN  "\"druid.gardener.cloud/disable-etcd-component-protection\":\"\""
+#define STORE     "\"backup\":{\"store\":{\"container\":\"b\",\"prefix\":\"p\",\"provider\":\"S3\"}}"
+
+#define ETCD(name, ann, spec)                                                          \
+    "{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"" name "\",\"uid\":\"uid-" name \
+    "\",\"annotations\":{" ann "}},\"spec\":{\"replicas\":0" spec "},"                 \
+    "\"status\":{\"lastOperation\":{\"type\":\"Reconcile\",\"state\":\"Succeeded\"}}}"
+#define TASK(etcd, type, state, created)                                       \
+    "{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"t-" etcd                \
+    "\",\"creationTimestamp\":\"" created "\"},\"spec\":{\"etcdName\":\"" etcd \
+    "\",\"config\":{\"onDemandSnapshot\":{"                                    \
+    "\"type\":\"" type "\"}}},\"status\":{\"state\":\"" state "\"}}"
+#define FRESH TASK("etcd-main", "full", "Succeeded", AFTER)
+
+enum target { STS, SCALE };
+
+struct row {
+    const char *title;
+    enum target target;
+    const char *user;
+    int old_replicas, new_replicas; /* -1: field absent */
+    const char *etcd;               /* the Etcd etcd-main (one object) */
+    const char *tasks;              /* JSON array */
+    int allowed;
+    const char *message; /* a substring of status.message */
+    const char *warning; /* a substring of the first warning; NULL: none */
+};
+
+#define DENIED \
+    "scaling StatefulSet shoot/etcd-main to 0 replicas needs a full snapshot of Etcd etcd-main"
+
+static const struct row rows[] = {
+    { "reconciler refused without a snapshot", STS, DRUID, 3, 0,
+      ETCD("etcd-main", ANN_CUT, "," STORE), "[]", 0, DENIED, NULL },
+    { "the message says what is missing and how to break glass", STS, DRUID, 3, 0,
+      ETCD("etcd-main", ANN_CUT, "," STORE), "[]", 0,
+      "no full snapshot EtcdOpsTask of it has Succeeded since its traffic cut at " CUT
+      ". Wait for the snapshot or, if the backups of Etcd etcd-main are broken, allow the "
+      "scale-down without one: kubectl annotate etcd -n shoot etcd-main " HIBGUARD_ANN_BREAK_GLASS
+      "=<reason>",
+      NULL },
+    { "controller refused too", STS, WARDEN, 1, 0, ETCD("etcd-main", ANN_CUT, "," STORE), "[]", 0,
+      DENIED, NULL },
+    { "person refused even with protection disabled", STS, PERSON, 3, 0,
+      ETCD("etcd-main", ANN_CUT "," ANN_OPEN, "," STORE), "[]", 0, DENIED, NULL },
+    { "scale subresource refused", SCALE, DRUID, 3, 0, ETCD("etcd-main", ANN_CUT, "," STORE), "[]",
+      0, DENIED, NULL },
+    { "scale to 0 omits spec.replicas", SCALE, DRUID, 3, -1, ETCD("etcd-main", ANN_CUT, "," STORE),
+      "[]", 0, DENIED, NULL },
+    { "no traffic cut yet", STS, DRUID, 3, 0, ETCD("etcd-main", "", "," STORE), "[" FRESH "]", 0,
+      "its traffic has not been cut yet (no annotation " HIBGUARD_ANN_CUT_AT ")", NULL },
+    { "malformed cut", STS, DRUID, 3, 0,
+      ETCD("etcd-main", "\"" HIBGUARD_ANN_CUT_AT "\":\"soon\"", "," STORE), "[" FRESH "]", 0,
+      "is not an RFC 3339 time", NULL },
+    { "a fresh snapshot lets the reconciler through", STS, DRUID, 3, 0,
+      ETCD("etcd-main", ANN_CUT, "," STORE), "[" FRESH "]", 1,
+      "update of managed resources by etcd-druid is allowed", NULL },
+    { "a fresh snapshot lets the scale through", SCALE, DRUID, 3, -1,
+      ETCD("etcd-main", ANN_CUT, "," STORE), "[" FRESH "]", 1, "", NULL },
+    { "a fresh snapshot: a person still meets component protection", STS, PERSON, 3, 0,
+      ETCD("etcd-main", ANN_CUT, "," STORE), "[" FRESH "]", 0, "changes from service account",
+      NULL },
+    { "a snapshot taken at the cut counts", STS, DRUID, 3, 0, ETCD("etcd-main", ANN_CUT, "," STORE),
+      "[" TASK("etcd-main", "full", "Succeeded", CUT) "]", 1, "", NULL },
+    { "a snapshot of the earlier cycle does not count", STS, DRUID, 3, 0,
+      ETCD("etcd-main", ANN_CUT, "," STORE), "[" TASK("etcd-main", "full", "Succeeded", BEFORE) "]",
+      0, DENIED, NULL },
+    { "another Etcd's snapshot does not count", STS, DRUID, 3, 0,
+      ETCD("etcd-main", ANN_CUT, "," STORE),
+      "[" TASK("etcd-events", "full", "Succeeded", AFTER) "]", 0, DENIED, NULL },
+    { "a delta snapshot does not count", STS, DRUID, 3, 0, ETCD("etcd-main", ANN_CUT, "," STORE),
+      "[" TASK("etcd-main", "delta", "Succeeded", AFTER) "]", 0, DENIED, NULL },
+    { "a failed snapshot does not count", STS, DRUID, 3, 0, ETCD("etcd-main", ANN_CUT, "," STORE),
+      "[" TASK("etcd-main", "full", "Failed", AFTER) "]", 0, DENIED, NULL },
+    { "break glass allows with a warning", STS, DRUID, 3, 0,
+      ETCD("etcd-main", ANN_CUT "," ANN_BREAK, "," STORE), "[]", 1,
+      "update of managed resources by etcd-druid is allowed",
+      "StatefulSet shoot/etcd-main is scaled to 0 without a snapshot of Etcd etcd-main taken for "
+      "this hibernation, allowed by annotation " HIBGUARD_ANN_BREAK_GLASS
+      ": bucket deleted by the provider" },
+    { "break glass without a cut", SCALE, DRUID, 3, 0, ETCD("etcd-main", ANN_BREAK, "," STORE),
+      "[]", 1, "", "allowed by annotation" },
+    { "without a backup store there is nothing to wait for", STS, DRUID, 3, 0,
+      ETCD("etcd-main", "", ""), "[]", 1, "update of managed resources by etcd-druid is allowed",
+      NULL },
+    { "scaling up is not guarded", STS, DRUID, 0, 3, ETCD("etcd-main", "", "," STORE), "[]", 1, "",
+      NULL },
+    { "0 to 0 is not guarded", STS, DRUID, 0, 0, ETCD("etcd-main", "", "," STORE), "[]", 1, "",
+      NULL },
+    { "3 to 1 is not guarded", STS, DRUID, 3, 1, ETCD("etcd-main", "", "," STORE), "[]", 1, "",
+      NULL },
+    { "a StatefulSet without spec.replicas has 1", STS, DRUID, -1, 0,
+      ETCD("etcd-main", ANN_CUT, "," STORE), "[]", 0, DENIED, NULL },
+};
+
+#define NROWS (sizeof(rows) / sizeof(rows[0]))
+
+static const char *const reconcilers[] = { DRUID, WARDEN };
+
+static cJSON *object(const struct row *t, int replicas)
+{
+    cJSON *o = cJSON_CreateObject(), *spec;
+
+    cJSON_AddStringToObject(o, "apiVersion", t->target == SCALE ? "autoscaling/v1" : "apps/v1");
+    cJSON_AddStringToObject(o, "kind", t->target == SCALE ? "Scale" : "StatefulSet");
+    if (t->target == STS)
+        cJSON_AddItemToObject(
+            o, "metadata",
+            cJSON_Parse("{\"namespace\":\"shoot\",\"name\":\"etcd-main\",\"labels\":{"
+                        "\"app.kubernetes.io/managed-by\":\"etcd-druid\","
+                        "\"app.kubernetes.io/part-of\":\"etcd-main\"}}"));
+    else
+        cJSON_AddItemToObject(o, "metadata",
+                              cJSON_Parse("{\"namespace\":\"shoot\",\"name\":\"etcd-main\"}"));
+    spec = cJSON_AddObjectToObject(o, "spec");
+    if (replicas >= 0)
+        cJSON_AddNumberToObject(spec, "replicas", replicas);
+    return o;
+}
+
+static char *review_body(const struct row *t)
+{
+    cJSON *root = cJSON_CreateObject(), *req, *k;
+    char *text;
+
+    cJSON_AddStringToObject(root, "apiVersion", "admission.k8s.io/v1");
+    cJSON_AddStringToObject(root, "kind", "AdmissionReview");
+    req = cJSON_AddObjectToObject(root, "request");
+    cJSON_AddStringToObject(req, "uid", "0000-1111");
+    k = cJSON_AddObjectToObject(req, "kind");
+    cJSON_AddStringToObject(k, "group", t->target == SCALE ? "autoscaling" : "apps");
+    cJSON_AddStringToObject(k, "version", "v1");
+    cJSON_AddStringToObject(k, "kind", t->target == SCALE ? "Scale" : "StatefulSet");
+    k = cJSON_AddObjectToObject(req, "resource");
+    cJSON_AddStringToObject(k, "group", "apps");
+    cJSON_AddStringToObject(k, "version", "v1");
+    cJSON_AddStringToObject(k, "resource", "statefulsets");
+    if (t->target == SCALE)
+        cJSON_AddStringToObject(req, "subResource", "scale");
+    cJSON_AddStringToObject(req, "name", "etcd-main");
+    cJSON_AddStringToObject(req, "namespace", "shoot");
+    cJSON_AddStringToObject(req, "operation", "UPDATE");
+    k = cJSON_AddObjectToObject(req, "userInfo");
+    cJSON_AddStringToObject(k, "username", t->user);
+    cJSON_AddItemToObject(req, "object", object(t, t->new_replicas));
+    cJSON_AddItemToObject(req, "oldObject", object(t, t->old_replicas));
+    text = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    return text;
+}
+
+static const char stses[] = "[{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"etcd-main\","
+                            "\"labels\":{\"app.kubernetes.io/managed-by\":\"etcd-druid\","
+                            "\"app.kubernetes.io/part-of\":\"etcd-main\"}}}]";
+
+static cJSON *decide_row(const struct row *t)
+{
+    struct protect_config cfg = { reconcilers, 2, NULL, 0, NULL };
+    struct review_req req;
+    struct review_resp resp;
+    struct lookup_mem mem = { 0 };
+    struct lookup lk;
+    struct kerr_info err;
+    cJSON *etcds = cJSON_CreateArray(), *sts = cJSON_Parse(stses), *tasks = cJSON_Parse(t->tasks);
+    cJSON *doc = NULL, *e = cJSON_Parse(t->etcd);
+    char *body = review_body(t), *out = NULL;
+    size_t len = 0;
+
+    cr_assert_not_null(e, "%s: the Etcd does not parse", t->title);
+    cr_assert_not_null(tasks, "%s: the tasks do not parse", t->title);
+    cJSON_AddItemToArray(etcds, e);
+    mem.etcds = etcds;
+    mem.stses = sts;
+    mem.tasks = tasks;
+    lookup_mem_bind(&mem, &lk);
+    review_req_init(&req);
+    review_resp_init(&resp);
+    cr_assert_eq(review_req_decode(&req, body, strlen(body), &err), KERR_OK, "%s", err.msg);
+    whdiff_same(&cfg, &mem, WH_HOOK_COMPONENTS, body);
+    cr_assert_eq(protect_decide(&cfg, &lk, &req, &resp, &err), KERR_OK, "%s", err.msg);
+    cr_assert_eq(review_encode(&req, &resp, &out, &len, &err), KERR_OK);
+    cr_assert_eq(kjson_parse(out, len, NULL, &doc, NULL, NULL), KERR_OK);
+    free(out);
+    free(body);
+    review_resp_release(&resp);
+    review_req_release(&req);
+    cJSON_Delete(etcds);
+    cJSON_Delete(sts);
+    cJSON_Delete(tasks);
+    return doc;
+}
+
+ParameterizedTestParameters(scaleguard, rows)
+{
+    static size_t idx[NROWS];
+
+    return testutil_row_params(idx, NROWS);
+}
+
+ParameterizedTest(size_t *i, scaleguard, rows)
+{
+    const struct row *t = &rows[*i];
+    const cJSON *w;
+    const char *msg;
+    bool allowed = false;
+    cJSON *doc = decide_row(t);
+
+    cr_assert_eq(kjson_get_bool(doc, "response.allowed", &allowed), KERR_OK);
+    cr_expect_eq(allowed, t->allowed != 0, "%s: allowed", t->title);
+    msg = kjson_get_str(doc, "response.status.message");
+    cr_expect(msg && strstr(msg, t->message), "%s: message %s", t->title, msg ? msg : "(none)");
+    w = cJSON_GetArrayItem(kjson_get_arr(doc, "response.warnings"), 0);
+    if (t->warning)
+        cr_expect(cJSON_IsString(w) && strstr(w->valuestring, t->warning), "%s: warning %s",
+                  t->title, cJSON_IsString(w) ? w->valuestring : "(none)");
+    else
+        cr_expect_null(w, "%s: unexpected warning %s", t->title,
+                       cJSON_IsString(w) ? w->valuestring : "");
+    if (!allowed) {
+        int64_t code = 0;
+
+        cr_expect_eq(kjson_get_int64(doc, "response.status.code", &code), KERR_OK);
+        cr_expect_eq(code, 403, "%s: code", t->title);
+    }
+    cJSON_Delete(doc);
+}
