@@ -8,6 +8,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "common/bstore.h"
 #include "common/crypto.h"
 #include "common/events.h"
 #include "common/kjson.h"
@@ -68,7 +69,7 @@ static const char *str_or_empty(const cJSON *obj, const char *path)
 
 static int same_store(const struct bucket *b, const cJSON *etcd)
 {
-    const char *kind = etcdspec_provider_kind(kjson_get_str(etcd, "spec.backup.store.provider"));
+    const char *kind = bstore_provider_kind(kjson_get_str(etcd, "spec.backup.store.provider"));
     const char *container = kjson_get_str(etcd, "spec.backup.store.container");
 
     return kind && b->kind && strcasecmp(kind, b->kind) == 0 && container &&
@@ -86,7 +87,7 @@ static enum kerr read_bucket(const cJSON *obj, struct bucket *b, struct kerr_inf
     memset(b, 0, sizeof(*b));
     b->obj = obj;
     b->name = kjson_get_str(obj, "metadata.name");
-    b->kind = etcdspec_provider_kind(provider);
+    b->kind = bstore_provider_kind(provider);
     b->container = kjson_get_str(obj, "spec.container");
     b->endpoint = str_or_empty(obj, "spec.endpointOverride");
     if (!b->kind)
@@ -173,6 +174,26 @@ static cJSON *entry_copy(const cJSON *entry)
     return obj;
 }
 
+/* spec.store of an entry: the bucket's store, for the webhook's one-prefix-one-cluster rule. */
+static enum kerr set_store(cJSON *entry, const struct bucket *b, struct kerr_info *err)
+{
+    enum kerr rc = kjson_set_str(entry, "spec.store.provider", b->kind, err);
+
+    if (rc == KERR_OK)
+        rc = kjson_set_str(entry, "spec.store.container", b->container, err);
+    if (rc == KERR_OK)
+        rc = kjson_set_str(entry, "spec.store.endpointOverride", b->endpoint, err);
+    return rc;
+}
+
+/* 1 when entry's spec.store is not b's. */
+static int store_differs(const cJSON *entry, const struct bucket *b)
+{
+    return strcmp(str_or_empty(entry, "spec.store.provider"), b->kind) != 0 ||
+           strcmp(str_or_empty(entry, "spec.store.container"), b->container) != 0 ||
+           strcmp(str_or_empty(entry, "spec.store.endpointOverride"), b->endpoint) != 0;
+}
+
 /* 1 when the stored entry ename has a prefix other than prefix (the Etcd moved). */
 static int other_prefix(const struct bke_ctx *x, const char *ename, const char *prefix)
 {
@@ -211,6 +232,8 @@ static enum kerr create_entry(const struct bke_ctx *x, const struct bucket *b, c
     if (rc == KERR_OK)
         rc = kjson_set_str(e, "spec.prefix", prefix, err);
     if (rc == KERR_OK)
+        rc = set_store(e, b, err);
+    if (rc == KERR_OK)
         rc = kjson_set_str(e, "spec.etcd.namespace", ns, err);
     if (rc == KERR_OK)
         rc = kjson_set_str(e, "spec.etcd.name", name, err);
@@ -238,8 +261,8 @@ static enum kerr create_entry(const struct bke_ctx *x, const struct bucket *b, c
 }
 
 /* Make entry (cached, BORROWED) the live etcd's: uid, no deletion time, phase Active. */
-static enum kerr attach_entry(const struct bke_ctx *x, const cJSON *entry, const cJSON *etcd,
-                              struct kerr_info *err)
+static enum kerr attach_entry(const struct bke_ctx *x, const struct bucket *b, const cJSON *entry,
+                              const cJSON *etcd, struct kerr_info *err)
 {
     const char *ns = kjson_get_str(etcd, "metadata.namespace");
     const char *name = kjson_get_str(etcd, "metadata.name");
@@ -253,21 +276,25 @@ static enum kerr attach_entry(const struct bke_ctx *x, const cJSON *entry, const
 
     snprintf(msg, sizeof(msg), "backups of Etcd %s/%s under prefix \"%s\"", ns, name,
              str_or_empty(entry, "spec.prefix"));
-    if (pending || strcmp(old_uid, uid) != 0) {
+    if (pending || strcmp(old_uid, uid) != 0 || store_differs(entry, b)) {
         obj = entry_copy(entry);
         if (!obj)
             return kerr_set(err, KERR_NOMEM, NULL);
         (void)kjson_delete(obj, "spec.etcdDeletedAt");
         rc = kjson_set_str(obj, "spec.etcd.uid", uid, err);
         if (rc == KERR_OK)
+            rc = set_store(obj, b, err);
+        if (rc == KERR_OK)
             rc = k8s_update(x->client, &BKE_RES_ENTRY, NULL, ename, obj, NULL, &stored, err);
         cJSON_Delete(obj);
         if (rc != KERR_OK)
             return rc;
-        event(x, stored, "BackupEntry", EV_NORMAL, "Reattached", "KeepEntry",
-              "Etcd %s/%s (uid %s) reattached to BackupEntry %s%s", ns, name, uid, ename,
-              pending ? ": pending deletion cancelled" : "");
-        log_info("backup entry reattached", "entry", ename, "namespace", ns, "name", name);
+        if (pending || strcmp(old_uid, uid) != 0) {
+            event(x, stored, "BackupEntry", EV_NORMAL, "Reattached", "KeepEntry",
+                  "Etcd %s/%s (uid %s) reattached to BackupEntry %s%s", ns, name, uid, ename,
+                  pending ? ": pending deletion cancelled" : "");
+            log_info("backup entry reattached", "entry", ename, "namespace", ns, "name", name);
+        }
         entry = stored;
     }
     rc = entry_status(x, entry, BKE_PHASE_ACTIVE, msg, err);
@@ -509,7 +536,7 @@ static enum kerr keep_entries(const struct bke_ctx *x, const struct bucket *b, c
         i = find_entry(entries, claimed, e);
         if (i >= 0) {
             claimed[i] = 1;
-            rc = attach_entry(x, cJSON_GetArrayItem(entries, i), e, &one);
+            rc = attach_entry(x, b, cJSON_GetArrayItem(entries, i), e, &one);
         } else {
             rc = create_entry(x, b, e, requeue, &one);
             *count += rc == KERR_OK;

@@ -16,7 +16,9 @@
  * to another prefix gets a second entry: "--" and the first 8 hex digits of
  * the sha256 of the cleaned prefix appended; cut with a hash by
  * controller/kname when longer than 253), with spec.bucketName, spec.prefix
- * (the Etcd's store prefix) and spec.etcd {namespace, name, uid}, no owner
+ * (the Etcd's store prefix), spec.store {provider (etcd-backup-restore's
+ * name), container, endpointOverride} (the bucket's, which the webhook
+ * compares prefixes within) and spec.etcd {namespace, name, uid}, no owner
  * reference. Status: phase Active or PendingDeletion, and a message.
  *
  * One reconcile per bucket (queue key "bucket//<bucket name>"; every Etcd
