@@ -17,6 +17,7 @@
 #include "common/metrics.h"
 #include "common/proc.h"
 #include "common/procmetrics.h"
+#include "webhook/prefix.h"
 #include "webhook/wh_cache.h"
 #include "webhook/wh_config.h"
 #include "webhook/wh_dispatch.h"
@@ -29,6 +30,7 @@ struct app {
     struct metrics_registry *reg;
     struct k8s_client *client;
     struct wh_cache *cache;
+    struct prefix_cache *prefixes; /* with --backup-entries */
     struct ev_recorder *events;
     struct lookup lookup;
     struct wh_tls *tls;
@@ -44,7 +46,9 @@ static enum kerr ready_caches(void *ctx, struct kerr_info *err)
 {
     struct app *a = ctx;
 
-    return wh_cache_synced(a->cache) ? KERR_OK : kerr_set(err, KERR_UNSUPPORTED, "not synced");
+    return wh_cache_synced(a->cache) && (!a->prefixes || prefix_cache_synced(a->prefixes))
+               ? KERR_OK
+               : kerr_set(err, KERR_UNSUPPORTED, "not synced");
 }
 
 static enum kerr ready_tls(void *ctx, struct kerr_info *err)
@@ -147,6 +151,11 @@ static enum kerr start_cache(struct app *a, struct kerr_info *err)
         (rc = wh_cache_start(a->cache, err)))
         return rc;
     wh_cache_bind(a->cache, &a->lookup);
+    if (a->cfg.backup_entries &&
+        ((rc = prefix_cache_new(&(struct prefix_cache_opts){ a->client, o.ns }, &a->prefixes,
+                                err)) ||
+         (rc = prefix_cache_start(a->prefixes, err))))
+        return rc;
     return KERR_OK;
 }
 
@@ -239,6 +248,7 @@ static enum kerr start_server(struct app *a, struct kerr_info *err)
     if ((rc = wh_dispatch_init(&a->dispatch, &a->protect, &a->lookup, a->reg, err)))
         return rc;
     a->dispatch.disabled[WH_HOOK_COMPONENTS] = !a->cfg.enable_components;
+    a->dispatch.prefix = a->prefixes;
     o.bind_address = a->cfg.bind;
     o.port = (unsigned short)a->cfg.port;
     o.threads = (unsigned int)a->cfg.threads;
@@ -297,6 +307,7 @@ static void stop(struct app *a)
     if (a->client)
         k8s_client_stop(a->client);
     wh_cache_free(a->cache);
+    prefix_cache_free(a->prefixes);
     wh_tls_free(a->tls);
     k8s_client_free(a->client);
     metrics_registry_free(a->reg);

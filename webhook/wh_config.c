@@ -51,6 +51,9 @@ static size_t make_table(struct wh_config *c, struct proc_flag *out)
           "server threads (0: one per core)" },
         { "cache-fallback-limit", PROC_FLAG_INT, &c->fallbacks, "-1",
           "concurrent API calls after cache misses (0: none, -1: half the server threads)" },
+        { "backup-entries", PROC_FLAG_BOOL, &c->backup_entries, "false",
+          "refuse an Etcd whose backup prefix overlaps another Etcd's or BackupEntry's "
+          "(needs the BackupEntry CRD)" },
         { "compact-cache", PROC_FLAG_BOOL, &c->compact_cache, "true",
           "keep cached objects as text: less memory, a parse per lookup" },
         { "graceful-shutdown-timeout", PROC_FLAG_DURATION, &c->shutdown_ms, "30s",

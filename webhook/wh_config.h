@@ -54,6 +54,7 @@ struct wh_config {
     long shutdown_ms;             /* --graceful-shutdown-timeout */
     long cert_poll_ms;            /* --cert-poll-interval */
     int compact_cache;            /* --compact-cache */
+    int backup_entries;           /* --backup-entries: one prefix, one cluster (webhook/prefix.h) */
     int self_tls;                 /* --self-provision-tls */
     const char *tls_secret;       /* --tls-secret-name */
     const char *tls_namespace;    /* --tls-namespace ("" = the client's namespace) */

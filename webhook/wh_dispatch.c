@@ -6,6 +6,7 @@
 
 #include "common/log.h"
 #include "webhook/mutate.h"
+#include "webhook/prefix.h"
 #include "webhook/restore.h"
 #include "webhook/review.h"
 
@@ -98,8 +99,13 @@ static enum kerr decide(const struct wh_dispatch *d, enum wh_hook h, const struc
     switch (h) {
     case WH_HOOK_COMPONENTS:
         return protect_decide(d->protect, d->lookup, req, resp, err);
-    case WH_HOOK_ETCD:
-        return restore_decide(req, resp, err);
+    case WH_HOOK_ETCD: {
+        enum kerr rc = restore_decide(req, resp, err);
+
+        if (rc == KERR_OK && resp->allowed && d->prefix)
+            rc = prefix_decide(d->prefix, req, resp, err);
+        return rc;
+    }
     case WH_HOOK_MUTATE:
         return mutate_decide(d->lookup, req, resp, err);
     case WH_HOOK__COUNT:

@@ -29,6 +29,8 @@
 #include "webhook/lookup.h"
 #include "webhook/protect.h"
 
+struct prefix_cache; /* webhook/prefix.h */
+
 enum wh_hook { WH_HOOK_COMPONENTS = 0, WH_HOOK_ETCD, WH_HOOK_MUTATE, WH_HOOK__COUNT };
 
 enum wh_result { WH_RESULT_ALLOWED = 0, WH_RESULT_DENIED, WH_RESULT_ERRORED, WH_RESULT__COUNT };
@@ -36,6 +38,7 @@ enum wh_result { WH_RESULT_ALLOWED = 0, WH_RESULT_DENIED, WH_RESULT_ERRORED, WH_
 struct wh_dispatch {
     const struct protect_config *protect; /* BORROWED */
     const struct lookup *lookup;          /* BORROWED */
+    struct prefix_cache *prefix; /* BORROWED or NULL: one prefix, one cluster (webhook/prefix.h) */
     /* warden_webhook_decisions_total children, BORROWED from the registry (NULL: none) */
     struct metrics_child *decisions[WH_HOOK__COUNT][WH_RESULT__COUNT];
     int disabled[WH_HOOK__COUNT]; /* a disabled webhook is not served (404) */

@@ -70,7 +70,8 @@ ctl_fail() {
 }
 
 # Everything but the controller: kube-sim (extra flags passed on), the CRDs, warden-webhook
-# trusting etcd-druid and warden-controller, and both webhook configurations.
+# trusting etcd-druid and warden-controller (and the flags of CTL_WEBHOOK_FLAGS), and both
+# webhook configurations.
 ctl_stage() {
     wh_init
     CTL_DIR=$WH_DIR
@@ -82,7 +83,7 @@ ctl_stage() {
         wh_fail "kube-sim did not start"
     druid_crds
     # shellcheck disable=SC2046
-    wh_start $(druid_webhook_flags) --webhook-server-tls-server-cert-dir "$WH_DIR/certs"
+    wh_start $(druid_webhook_flags) ${CTL_WEBHOOK_FLAGS:-} --webhook-server-tls-server-cert-dir "$WH_DIR/certs"
     druid_register_webhooks
     kc create namespace etcd-warden >/dev/null
     sed "s/^\( *token:\).*/\1 warden-token/" "$KUBECONFIG" >"$CTL_DIR/controller.kubeconfig"

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# One prefix, one cluster, with kubectl against kube-sim, warden-webhook (--backup-entries,
+# the Etcd webhook also on CREATE as the chart registers it) and warden-controller keeping
+# the BackupEntries of a BackupBucket: an Etcd whose prefix in the same store equals,
+# contains or is contained by another Etcd's, as paths, is refused naming the other
+# (a trailing slash never matters); "ns--etcd-events" next to "ns--etcd" is allowed, as is
+# the same prefix in another container. An UPDATE moving an Etcd into another's prefix is
+# refused, one keeping its prefix is not. A deleted Etcd's pending entry keeps its prefix
+# from a different Etcd (named in the message) but not from the same namespace/name,
+# which reattaches.
+set -euo pipefail
+. "$(dirname "$0")/../lib/controller.sh"
+
+etcd() { # ns name prefix [container]
+    kc apply -f - <<EOF
+apiVersion: druid.gardener.cloud/v1alpha1
+kind: Etcd
+metadata: {name: $2, namespace: $1}
+spec:
+  replicas: 1
+  labels: {app: etcd-statefulset}
+  etcd: {clientPort: 2379, serverPort: 2380}
+  backup: {port: 8080, store: {provider: S3, container: ${4:-etcd-bucket}, prefix: "$3", secretRef: {name: etcd-backup}}}
+EOF
+}
+allowed() { # what, then etcd's arguments
+    local what=$1 out
+    shift
+    out=$(etcd "$@" 2>&1) || ctl_fail "$what: refused: $out"
+    ok "$what"
+}
+refused() { # what, the text the denial must hold, then etcd's arguments
+    local what=$1 want=$2 out
+    shift 2
+    if out=$(etcd "$@" 2>&1); then ctl_fail "$what: allowed: $out"; fi
+    case "$out" in
+    *'denied the request: spec.backup.store.prefix'*"$want"*'one prefix, one cluster'*) ;;
+    *) ctl_fail "$what: $out" ;;
+    esac
+    ok "$what"
+}
+refused_now() { ! out=$(etcd "$@" 2>&1) && grep -q 'BackupEntry' <<<"$out"; }
+phase_is() { [ "$(kc get backupentries -o jsonpath="{.items[?(@.spec.etcd.name==\"$1\")].status.phase}")" = "$2" ]; }
+
+CTL_WEBHOOK_FLAGS=--backup-entries ctl_stage
+kc apply -f - >/dev/null <<EOF
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: etcd-warden-create}
+webhooks:
+$(wh_webhook create.etcd.webhooks.etcd-warden.io /webhooks/etcd)
+  rules:
+  - {apiGroups: [druid.gardener.cloud], apiVersions: [v1alpha1], operations: [CREATE], resources: [etcds], scope: Namespaced}
+EOF
+for ns in shoot other team; do kc create namespace "$ns" >/dev/null; done
+kc apply -f - >/dev/null <<EOF
+apiVersion: etcd-warden.io/v1alpha1
+kind: BackupBucket
+metadata: {name: shared}
+spec: {provider: aws, container: etcd-bucket, secretRef: {namespace: etcd-warden, name: creds}, deletionGracePeriod: 1h}
+EOF
+ctl_start
+
+allowed "first Etcd" shoot etcd-main shoot--etcd-main
+allowed "first Etcd of a team" team etcd-a team/a
+ksim_wait 10 phase_is etcd-main Active || ctl_fail "no entry for etcd-main"
+refused "equal prefix" 'of Etcd shoot/etcd-main' other etcd-copy shoot--etcd-main
+refused "equal but for a trailing slash" 'of Etcd shoot/etcd-main' other etcd-copy shoot--etcd-main/
+refused "nested inside another's" 'of Etcd shoot/etcd-main' other etcd-copy shoot--etcd-main/backup
+refused "containing another's" 'of Etcd team/etcd-a' other etcd-team team
+refused "inside another's, cleaned" 'of Etcd team/etcd-a' other etcd-team ./team//a/b
+allowed "a string prefix is no path prefix" shoot etcd-events shoot--etcd-main-events
+allowed "the same prefix in another container" other etcd-copy shoot--etcd-main other-bucket
+allowed "an UPDATE keeping the prefix" shoot etcd-main shoot--etcd-main/
+refused "an UPDATE moving into another's prefix" 'of Etcd shoot/etcd-events' \
+    shoot etcd-main shoot--etcd-main-events/x
+
+# A deleted Etcd's entry keeps its prefix within the grace period.
+kc -n shoot delete etcd etcd-main >/dev/null
+ksim_wait 20 phase_is etcd-main PendingDeletion || ctl_fail "entry not PendingDeletion"
+ksim_wait 10 refused_now other etcd-steal shoot--etcd-main ||
+    ctl_fail "a pending entry's prefix taken: $(etcd other etcd-steal shoot--etcd-main 2>&1)"
+refused "a pending entry's prefix, for another Etcd" \
+    'of BackupEntry shoot--etcd-main--' other etcd-steal shoot--etcd-main/x
+allowed "a pending entry's prefix, for the same namespace/name" shoot etcd-main shoot--etcd-main
+ksim_wait 20 phase_is etcd-main Active || ctl_fail "entry not reattached"
+ok "reattached"
+ctl_stop
+echo "webhook_prefix: ok"

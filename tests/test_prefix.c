@@ -1,0 +1,197 @@
+/* prefix: one prefix, one cluster, decided from the projected caches (no API). */
+#include <stdio.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "common/store.h"
+#include "webhook/prefix.h"
+#include "webhook/review.h"
+
+static const enum prefix_kind k_etcd = PREFIX_ETCD, k_entry = PREFIX_ENTRY;
+static struct store *etcds, *entries;
+
+static struct store *new_store(const enum prefix_kind *k)
+{
+    struct store_opts o = { prefix_project, (void *)k, 0, NULL, NULL };
+    struct store *s = NULL;
+
+    cr_assert_eq(store_new(&o, &s, NULL), KERR_OK);
+    cr_assert_eq(store_add_index(s, PREFIX_INDEX_STORE, prefix_index_store, NULL, NULL), KERR_OK);
+    return s;
+}
+
+static void setup(void)
+{
+    etcds = new_store(&k_etcd);
+    entries = new_store(&k_entry);
+}
+
+static void teardown(void)
+{
+    store_free(etcds);
+    store_free(entries);
+}
+
+static cJSON *etcd(const char *ns, const char *name, const char *provider, const char *container,
+                   const char *endpoint, const char *prefix)
+{
+    char text[1024];
+    cJSON *o;
+
+    snprintf(text, sizeof(text),
+             "{\"metadata\":{\"namespace\":\"%s\",\"name\":\"%s\"},\"spec\":{\"backup\":"
+             "{\"store\":{\"provider\":\"%s\",\"container\":\"%s\",\"prefix\":\"%s\"%s%s%s}}}}",
+             ns, name, provider, container, prefix, endpoint ? ",\"endpointOverride\":\"" : "",
+             endpoint ? endpoint : "", endpoint ? "\"" : "");
+    o = cJSON_Parse(text);
+    cr_assert_not_null(o);
+    return o;
+}
+
+static void cache_etcd(const char *ns, const char *name, const char *prefix)
+{
+    cr_assert_eq(store_put(etcds, etcd(ns, name, "S3", "bkt", NULL, prefix), NULL, NULL, NULL),
+                 KERR_OK);
+}
+
+static void cache_entry(const char *ename, const char *ns, const char *name, const char *prefix,
+                        const char *deleted)
+{
+    char text[1024];
+    cJSON *o;
+
+    snprintf(text, sizeof(text),
+             "{\"metadata\":{\"name\":\"%s\"},\"spec\":{\"bucketName\":\"b\",\"prefix\":\"%s\","
+             "\"store\":{\"provider\":\"S3\",\"container\":\"bkt\",\"endpointOverride\":\"\"},"
+             "\"etcd\":{\"namespace\":\"%s\",\"name\":\"%s\",\"uid\":\"u\"}%s%s%s}}",
+             ename, prefix, ns, name, deleted ? ",\"etcdDeletedAt\":\"" : "",
+             deleted ? deleted : "", deleted ? "\"" : "");
+    o = cJSON_Parse(text);
+    cr_assert_not_null(o);
+    cr_assert_eq(store_put(entries, o, NULL, NULL, NULL), KERR_OK);
+}
+
+/* The verdict on obj (TAKES; old TAKES, may be NULL): "" allowed, else the message. */
+static const char *decide(enum review_op op, cJSON *obj, cJSON *old)
+{
+    static char msg[1024];
+    struct review_req req;
+    struct review_resp resp;
+
+    review_req_init(&req);
+    review_resp_init(&resp);
+    cr_assert_eq(review_allow(&resp, "%s", ""), KERR_OK);
+    req.op = op;
+    req.object = obj;
+    req.old_object = old;
+    cr_assert_eq(prefix_check(etcds, entries, &req, &resp, NULL), KERR_OK);
+    snprintf(msg, sizeof(msg), "%s", resp.allowed ? "" : resp.message);
+    if (!resp.allowed)
+        cr_assert_eq(resp.code, 403);
+    review_resp_release(&resp);
+    cJSON_Delete(obj);
+    cJSON_Delete(old);
+    return msg;
+}
+
+static const char *create(const char *ns, const char *name, const char *prefix)
+{
+    return decide(REVIEW_OP_CREATE, etcd(ns, name, "S3", "bkt", NULL, prefix), NULL);
+}
+
+TestSuite(prefix, .init = setup, .fini = teardown);
+
+Test(prefix, as_paths)
+{
+    static const struct {
+        const char *cached, *candidate;
+        int refused;
+    } t[] = {
+        { "ns--etcd", "ns--etcd", 1 },         /* equal */
+        { "ns--etcd", "ns--etcd/", 1 },        /* a trailing slash never matters */
+        { "ns--etcd", "ns--etcd/v2", 1 },      /* contained */
+        { "ns--etcd/v2", "ns--etcd", 1 },      /* contains */
+        { "ns--etcd", "./ns--etcd//a/..", 1 }, /* cleaned as Go's path.Clean */
+        { "ns--etcd", "ns--etcd-events", 0 },  /* a string prefix is no path prefix */
+        { "ns--etcd-events", "ns--etcd", 0 },  { "ns--etcd/v2", "ns--etcd/v20", 0 },
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+        store_free(etcds);
+        etcds = new_store(&k_etcd);
+        cache_etcd("other", "etcd", t[i].cached);
+        cr_expect_eq(*create("ns", "etcd", t[i].candidate) != '\0', t[i].refused,
+                     "cached \"%s\", candidate \"%s\"", t[i].cached, t[i].candidate);
+    }
+}
+
+Test(prefix, message_names_the_other_etcd)
+{
+    cache_etcd("shoot", "etcd-main", "shoot--etcd-main");
+    cr_expect_str_eq(create("other", "etcd-x", "shoot--etcd-main/"),
+                     "spec.backup.store.prefix \"shoot--etcd-main/\" overlaps the prefix "
+                     "\"shoot--etcd-main\" of Etcd shoot/etcd-main in the same store (S3|bkt|): "
+                     "one prefix, one cluster");
+}
+
+Test(prefix, only_within_one_store)
+{
+    cache_etcd("shoot", "etcd-main", "p");
+    cr_expect_str_eq(decide(REVIEW_OP_CREATE, etcd("a", "b", "S3", "other", NULL, "p"), NULL), "");
+    cr_expect_str_eq(
+        decide(REVIEW_OP_CREATE, etcd("a", "b", "S3", "bkt", "http://minio:9000", "p"), NULL), "");
+    cr_expect_str_eq(decide(REVIEW_OP_CREATE, etcd("a", "b", "ABS", "bkt", NULL, "p"), NULL), "");
+    cr_expect_neq(*decide(REVIEW_OP_CREATE, etcd("a", "b", "aws", "bkt", NULL, "p"), NULL), '\0',
+                  "aws is S3");
+}
+
+Test(prefix, itself_and_no_store)
+{
+    cache_etcd("shoot", "etcd-main", "p");
+    cr_expect_str_eq(create("shoot", "etcd-main", "p"), "", "the same namespace/name");
+    cr_expect_str_eq(decide(REVIEW_OP_CREATE,
+                            cJSON_Parse("{\"metadata\":{\"namespace\":\"a\",\"name\":\"b\"},"
+                                        "\"spec\":{\"replicas\":1}}"),
+                            NULL),
+                     "", "no backup store");
+    cr_expect_str_eq(decide(REVIEW_OP_DELETE, NULL, etcd("a", "b", "S3", "bkt", NULL, "p")), "");
+}
+
+Test(prefix, update)
+{
+    cache_etcd("shoot", "etcd-main", "p");
+    cache_etcd("shoot", "etcd-events", "p"); /* in conflict before the rule: not disrupted */
+    cr_expect_str_eq(decide(REVIEW_OP_UPDATE, etcd("shoot", "etcd-events", "S3", "bkt", NULL, "p/"),
+                            etcd("shoot", "etcd-events", "S3", "bkt", NULL, "p")),
+                     "", "an UPDATE keeping the prefix");
+    cr_expect_neq(*decide(REVIEW_OP_UPDATE, etcd("shoot", "etcd-events", "S3", "bkt", NULL, "p/x"),
+                          etcd("shoot", "etcd-events", "S3", "bkt", NULL, "q")),
+                  '\0', "an UPDATE moving into another's prefix");
+}
+
+Test(prefix, pending_entry)
+{
+    cache_entry("shoot--etcd-main--1234abcd", "shoot", "etcd-main", "shoot--etcd-main",
+                "2026-01-02T03:04:05Z");
+    cr_expect_str_eq(create("other", "etcd", "shoot--etcd-main"),
+                     "spec.backup.store.prefix \"shoot--etcd-main\" overlaps the prefix "
+                     "\"shoot--etcd-main\" of BackupEntry shoot--etcd-main--1234abcd of Etcd "
+                     "shoot/etcd-main, deleted at 2026-01-02T03:04:05Z and kept until the bucket's "
+                     "deletion grace period ends in the same store (S3|bkt|): one prefix, one "
+                     "cluster");
+    cr_expect_str_eq(create("shoot", "etcd-main", "shoot--etcd-main"), "",
+                     "the same namespace/name reattaches");
+    cr_expect_str_eq(create("other", "etcd", "shoot--etcd-main-2"), "");
+}
+
+Test(prefix, projection_without_store)
+{
+    cJSON *out = NULL, *in = cJSON_Parse("{\"metadata\":{\"name\":\"x\"},\"spec\":{}}");
+
+    cr_assert_eq(prefix_project((void *)&k_entry, in, &out), KERR_OK);
+    cr_expect_null(cJSON_GetObjectItem(out, "claim"));
+    cJSON_Delete(out);
+    cJSON_Delete(in);
+}

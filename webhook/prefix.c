@@ -1,0 +1,253 @@
+/* prefix - one prefix, one cluster; see prefix.h. */
+#include "webhook/prefix.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/bstore.h"
+#include "common/informer.h"
+#include "common/kjson.h"
+#include "common/kpath.h"
+
+#define KEY_MAX 1024
+
+static const struct k8s_resource res_etcd = { "druid.gardener.cloud", "v1alpha1", "etcds", 1 };
+static const struct k8s_resource res_entry = { "etcd-warden.io", "v1alpha1", "backupentries", 0 };
+static const enum prefix_kind kind_etcd = PREFIX_ETCD, kind_entry = PREFIX_ENTRY;
+
+struct prefix_cache {
+    struct k8s_client *client; /* BORROWED */
+    char *ns;                  /* OWNS or NULL */
+    struct inf *etcds, *entries;
+};
+
+/* The claim {namespace, name, store, prefix, deletedAt} of obj into out; 0 when it has none. */
+static int claim_of(enum prefix_kind k, const cJSON *obj, cJSON *out)
+{
+    const char *ns, *name, *prefix, *deleted = NULL;
+    char key[KEY_MAX];
+    char *clean;
+    size_t n;
+    int ok;
+
+    if (k == PREFIX_ETCD) {
+        ns = kjson_get_str(obj, "metadata.namespace");
+        name = kjson_get_str(obj, "metadata.name");
+        prefix = kjson_get_str(obj, "spec.backup.store.prefix");
+        ok = bstore_key(kjson_get_str(obj, "spec.backup.store.provider"),
+                        kjson_get_str(obj, "spec.backup.store.container"),
+                        kjson_get_str(obj, "spec.backup.store.endpointOverride"), key,
+                        sizeof(key)) == KERR_OK;
+    } else {
+        ns = kjson_get_str(obj, "spec.etcd.namespace");
+        name = kjson_get_str(obj, "spec.etcd.name");
+        prefix = kjson_get_str(obj, "spec.prefix");
+        deleted = kjson_get_str(obj, "spec.etcdDeletedAt");
+        ok = bstore_key(kjson_get_str(obj, "spec.store.provider"),
+                        kjson_get_str(obj, "spec.store.container"),
+                        kjson_get_str(obj, "spec.store.endpointOverride"), key,
+                        sizeof(key)) == KERR_OK;
+    }
+    if (!ok || !ns || !name || !prefix)
+        return 0;
+    n = strlen(prefix) + 2;
+    clean = malloc(n);
+    ok = clean && kpath_clean(prefix, clean, n) == KERR_OK &&
+         cJSON_AddStringToObject(out, "namespace", ns) &&
+         cJSON_AddStringToObject(out, "name", name) && cJSON_AddStringToObject(out, "store", key) &&
+         cJSON_AddStringToObject(out, "prefix", clean) &&
+         (!deleted || cJSON_AddStringToObject(out, "deletedAt", deleted));
+    free(clean);
+    return ok;
+}
+
+enum kerr prefix_project(void *ctx, const cJSON *obj, cJSON **out)
+{
+    enum prefix_kind k = *(const enum prefix_kind *)ctx;
+    const char *ns = kjson_get_str(obj, "metadata.namespace");
+    const char *name = kjson_get_str(obj, "metadata.name");
+    cJSON *o = cJSON_CreateObject(), *md = cJSON_AddObjectToObject(o, "metadata"), *claim;
+
+    *out = NULL;
+    if (!md || (name && !cJSON_AddStringToObject(md, "name", name)) ||
+        (ns && !cJSON_AddStringToObject(md, "namespace", ns))) {
+        cJSON_Delete(o);
+        return KERR_NOMEM;
+    }
+    claim = cJSON_CreateObject();
+    if (claim && claim_of(k, obj, claim))
+        cJSON_AddItemToObject(o, "claim", claim);
+    else
+        cJSON_Delete(claim);
+    *out = o;
+    return KERR_OK;
+}
+
+enum kerr prefix_index_store(void *ctx, const cJSON *obj, struct strlist *values)
+{
+    const char *s = kjson_get_str(obj, "claim.store");
+
+    (void)ctx;
+    return s ? strlist_add(values, s) : KERR_OK;
+}
+
+/* What one check looks for and found. */
+struct probe {
+    const cJSON *self; /* the candidate's claim */
+    char other[512];   /* the conflicting owner, described; "" when none */
+};
+
+static int same_owner(const cJSON *a, const cJSON *b)
+{
+    return strcmp(kjson_get_str(a, "namespace"), kjson_get_str(b, "namespace")) == 0 &&
+           strcmp(kjson_get_str(a, "name"), kjson_get_str(b, "name")) == 0;
+}
+
+/* store_view_fn over Etcds: stops (KERR_EXISTS) at the first other Etcd in the way. */
+static enum kerr view_etcd(void *ctx, const char *key, const cJSON *obj)
+{
+    struct probe *p = ctx;
+    const cJSON *c = kjson_get(obj, "claim");
+
+    (void)key;
+    if (!c || same_owner(p->self, c) ||
+        !kpath_overlap_clean(kjson_get_str(p->self, "prefix"), kjson_get_str(c, "prefix")))
+        return KERR_OK;
+    snprintf(p->other, sizeof(p->other), "the prefix \"%s\" of Etcd %s/%s",
+             kjson_get_str(c, "prefix"), kjson_get_str(c, "namespace"), kjson_get_str(c, "name"));
+    return KERR_EXISTS;
+}
+
+/* store_view_fn over BackupEntries: as view_etcd. */
+static enum kerr view_entry(void *ctx, const char *key, const cJSON *obj)
+{
+    struct probe *p = ctx;
+    const cJSON *c = kjson_get(obj, "claim");
+    const char *deleted;
+
+    (void)key;
+    if (!c || same_owner(p->self, c) ||
+        !kpath_overlap_clean(kjson_get_str(p->self, "prefix"), kjson_get_str(c, "prefix")))
+        return KERR_OK;
+    deleted = kjson_get_str(c, "deletedAt");
+    snprintf(p->other, sizeof(p->other), "the prefix \"%s\" of BackupEntry %s of Etcd %s/%s%s%s",
+             kjson_get_str(c, "prefix"), kjson_get_str(obj, "metadata.name"),
+             kjson_get_str(c, "namespace"), kjson_get_str(c, "name"),
+             deleted ? ", deleted at " : "", deleted ? deleted : "");
+    if (deleted)
+        snprintf(p->other + strlen(p->other), sizeof(p->other) - strlen(p->other),
+                 " and kept until the bucket's deletion grace period ends");
+    return KERR_EXISTS;
+}
+
+enum kerr prefix_check(struct store *etcds, struct store *entries, const struct review_req *req,
+                       struct review_resp *resp, struct kerr_info *err)
+{
+    cJSON *self = cJSON_CreateObject(), *old = cJSON_CreateObject();
+    struct probe p = { NULL, "" };
+    enum kerr rc = self && old ? KERR_OK : KERR_NOMEM;
+    const char *store;
+
+    if (rc != KERR_OK || (req->op != REVIEW_OP_CREATE && req->op != REVIEW_OP_UPDATE) ||
+        !claim_of(PREFIX_ETCD, req->object, self))
+        goto out;
+    /* an UPDATE keeping the store and prefix as they were: nothing new is claimed */
+    if (req->op == REVIEW_OP_UPDATE && req->old_object &&
+        claim_of(PREFIX_ETCD, req->old_object, old) &&
+        strcmp(kjson_get_str(old, "store"), kjson_get_str(self, "store")) == 0 &&
+        strcmp(kjson_get_str(old, "prefix"), kjson_get_str(self, "prefix")) == 0)
+        goto out;
+    p.self = self;
+    store = kjson_get_str(self, "store");
+    if (etcds)
+        rc = store_index_view(etcds, PREFIX_INDEX_STORE, store, view_etcd, &p, NULL);
+    if (entries && (rc == KERR_OK || rc == KERR_NOTFOUND) && !*p.other)
+        rc = store_index_view(entries, PREFIX_INDEX_STORE, store, view_entry, &p, NULL);
+    rc = KERR_OK;
+    if (*p.other)
+        rc = review_deny(resp,
+                         "spec.backup.store.prefix \"%s\" overlaps %s in the same store (%s): "
+                         "one prefix, one cluster",
+                         kjson_get_str(req->object, "spec.backup.store.prefix"), p.other, store);
+out:
+    cJSON_Delete(self);
+    cJSON_Delete(old);
+    return rc == KERR_OK ? rc : kerr_set(err, rc, "building the answer");
+}
+
+/* ---- the caches ---- */
+
+static enum kerr new_informer(struct prefix_cache *c, const struct k8s_resource *res,
+                              const enum prefix_kind *k, struct inf **out, struct kerr_info *err)
+{
+    struct inf_opts o;
+    enum kerr rc;
+
+    memset(&o, 0, sizeof(o));
+    o.res = res;
+    o.ns = res->namespaced ? c->ns : NULL;
+    o.name = *k == PREFIX_ETCD ? "Etcd (prefixes)" : "BackupEntry";
+    o.project = prefix_project;
+    o.project_ctx = (void *)k;
+    if ((rc = inf_new(c->client, &o, out, err)) != KERR_OK)
+        return rc;
+    return store_add_index(inf_store(*out), PREFIX_INDEX_STORE, prefix_index_store, NULL, err);
+}
+
+enum kerr prefix_cache_new(const struct prefix_cache_opts *o, struct prefix_cache **out,
+                           struct kerr_info *err)
+{
+    struct prefix_cache *c = calloc(1, sizeof(*c));
+    enum kerr rc = KERR_OK;
+
+    *out = NULL;
+    if (!c)
+        return kerr_set(err, KERR_NOMEM, "allocating the prefix caches");
+    c->client = o->client;
+    if (o->ns && *o->ns && !(c->ns = strdup(o->ns)))
+        rc = kerr_set(err, KERR_NOMEM, "allocating the prefix caches");
+    if (rc == KERR_OK)
+        rc = new_informer(c, &res_etcd, &kind_etcd, &c->etcds, err);
+    if (rc == KERR_OK)
+        rc = new_informer(c, &res_entry, &kind_entry, &c->entries, err);
+    if (rc != KERR_OK) {
+        prefix_cache_free(c);
+        return rc;
+    }
+    *out = c;
+    return KERR_OK;
+}
+
+enum kerr prefix_cache_start(struct prefix_cache *c, struct kerr_info *err)
+{
+    enum kerr rc = inf_start(c->etcds, err);
+
+    return rc == KERR_OK ? inf_start(c->entries, err) : rc;
+}
+
+int prefix_cache_synced(struct prefix_cache *c)
+{
+    return inf_has_synced(c->etcds) && inf_has_synced(c->entries);
+}
+
+enum kerr prefix_decide(struct prefix_cache *c, const struct review_req *req,
+                        struct review_resp *resp, struct kerr_info *err)
+{
+    if (!prefix_cache_synced(c)) {
+        if (review_errored(resp, 500, "the Etcd and BackupEntry caches have not synced yet"))
+            return kerr_set(err, KERR_NOMEM, "building the answer");
+        return KERR_OK;
+    }
+    return prefix_check(inf_store(c->etcds), inf_store(c->entries), req, resp, err);
+}
+
+void prefix_cache_free(struct prefix_cache *c)
+{
+    if (!c)
+        return;
+    inf_free(c->etcds);
+    inf_free(c->entries);
+    free(c->ns);
+    free(c);
+}
