@@ -24,6 +24,8 @@
 const struct k8s_resource BKE_RES_BUCKET = { "etcd-warden.io", "v1alpha1", "backupbuckets", 0 };
 const struct k8s_resource BKE_RES_ENTRY = { "etcd-warden.io", "v1alpha1", "backupentries", 0 };
 
+#define BKE_WHY_MAX 768
+
 /* A bucket as read: strings BORROWED from its object. */
 struct bucket {
     const cJSON *obj;
@@ -138,15 +140,21 @@ static void event(const struct bke_ctx *x, const cJSON *obj, const char *kind, e
     (void)ev_emitf(x->events, &ref, type, reason, action, "%s", note);
 }
 
-/* Write status {phase, message} of entry (the stored object, BORROWED) when it differs. */
+/*
+ * Write status {phase, message, conditions} of entry (the stored object,
+ * BORROWED) when it differs; conflict (NULL: none) is the PrefixConflict
+ * condition's message, with a Warning event when it is new.
+ */
 static enum kerr entry_status(const struct bke_ctx *x, const cJSON *entry, const char *phase,
-                              const char *message, struct kerr_info *err)
+                              const char *message, const char *conflict, struct kerr_info *err)
 {
-    cJSON *obj;
+    const char *had = kjson_get_str(entry, "status.conditions.0.message");
+    cJSON *obj, *conds = NULL, *c;
     enum kerr rc;
 
     if (strcmp(str_or_empty(entry, "status.phase"), phase) == 0 &&
-        strcmp(str_or_empty(entry, "status.message"), message) == 0)
+        strcmp(str_or_empty(entry, "status.message"), message) == 0 && !had == !conflict &&
+        (!had || strcmp(had, conflict) == 0))
         return KERR_OK;
     obj = cJSON_Duplicate(entry, 1);
     if (!obj)
@@ -154,6 +162,25 @@ static enum kerr entry_status(const struct bke_ctx *x, const cJSON *entry, const
     rc = kjson_set_str(obj, "status.phase", phase, err);
     if (rc == KERR_OK)
         rc = kjson_set_str(obj, "status.message", message, err);
+    (void)kjson_delete(obj, "status.conditions");
+    if (rc == KERR_OK && conflict) {
+        conds = cJSON_CreateArray();
+        c = cJSON_CreateObject();
+        if (!conds || !c || !cJSON_AddItemToArray(conds, c) ||
+            !cJSON_AddStringToObject(c, "type", "PrefixConflict") ||
+            !cJSON_AddStringToObject(c, "status", "True") ||
+            !cJSON_AddStringToObject(c, "reason", "PrefixOverlaps") ||
+            !cJSON_AddStringToObject(c, "message", conflict)) {
+            if (!cJSON_IsArray(conds) || !cJSON_GetArraySize(conds))
+                cJSON_Delete(c);
+            cJSON_Delete(conds);
+            cJSON_Delete(obj);
+            return kerr_set(err, KERR_NOMEM, NULL);
+        }
+        rc = kjson_set(obj, "status.conditions", conds, err);
+    }
+    if (rc == KERR_OK && conflict && (!had || strcmp(had, conflict) != 0))
+        event(x, entry, "BackupEntry", EV_WARNING, "PrefixConflict", "KeepEntry", "%s", conflict);
     if (rc == KERR_OK)
         rc = k8s_update(x->client, &BKE_RES_ENTRY, NULL, kjson_get_str(entry, "metadata.name"), obj,
                         &(struct k8s_write_opts){ .subresource = "status" }, NULL, err);
@@ -253,7 +280,7 @@ static enum kerr create_entry(const struct bke_ctx *x, const struct bucket *b, c
         event(x, created, "BackupEntry", EV_NORMAL, "Created", "KeepEntry",
               "BackupEntry %s created in bucket %s for Etcd %s/%s, prefix \"%s\"", ename, b->name,
               ns, name, prefix);
-        rc = entry_status(x, created, BKE_PHASE_ACTIVE, msg, err);
+        rc = entry_status(x, created, BKE_PHASE_ACTIVE, msg, NULL, err);
     }
     cJSON_Delete(created);
     cJSON_Delete(e);
@@ -262,7 +289,7 @@ static enum kerr create_entry(const struct bke_ctx *x, const struct bucket *b, c
 
 /* Make entry (cached, BORROWED) the live etcd's: uid, no deletion time, phase Active. */
 static enum kerr attach_entry(const struct bke_ctx *x, const struct bucket *b, const cJSON *entry,
-                              const cJSON *etcd, struct kerr_info *err)
+                              const cJSON *etcd, const char *conflict, struct kerr_info *err)
 {
     const char *ns = kjson_get_str(etcd, "metadata.namespace");
     const char *name = kjson_get_str(etcd, "metadata.name");
@@ -297,7 +324,7 @@ static enum kerr attach_entry(const struct bke_ctx *x, const struct bucket *b, c
         }
         entry = stored;
     }
-    rc = entry_status(x, entry, BKE_PHASE_ACTIVE, msg, err);
+    rc = entry_status(x, entry, BKE_PHASE_ACTIVE, msg, conflict, err);
     cJSON_Delete(stored);
     return rc;
 }
@@ -332,7 +359,7 @@ static void requeue_min(long *requeue, long ms)
 
 /* An entry no live Etcd of the cache claims: PendingDeletion, or wait out the grace period. */
 static enum kerr release_entry(const struct bke_ctx *x, const struct bucket *b, const cJSON *entry,
-                               long *requeue, struct kerr_info *err)
+                               const char *conflict, long *requeue, struct kerr_info *err)
 {
     const char *ename = kjson_get_str(entry, "metadata.name");
     const char *ns = str_or_empty(entry, "spec.etcd.namespace");
@@ -355,7 +382,7 @@ static enum kerr release_entry(const struct bke_ctx *x, const struct bucket *b, 
             due[0] = '\0';
         snprintf(msg, sizeof(msg), "Etcd %s/%s deleted at %s; its backups are deletable from %s",
                  ns, name, deleted, due);
-        return entry_status(x, entry, BKE_PHASE_PENDING, msg, err);
+        return entry_status(x, entry, BKE_PHASE_PENDING, msg, conflict, err);
     }
     if ((rc = entry_claimed(x, b, entry, &claimed, err)) != KERR_OK || claimed) {
         if (claimed) /* the cache is behind: look again */
@@ -379,7 +406,7 @@ static enum kerr release_entry(const struct bke_ctx *x, const struct bucket *b, 
     log_info("backup entry pending deletion", "entry", ename, "until", due);
     snprintf(msg, sizeof(msg), "Etcd %s/%s deleted at %s; its backups are deletable from %s", ns,
              name, now, due);
-    rc = entry_status(x, stored, BKE_PHASE_PENDING, msg, err);
+    rc = entry_status(x, stored, BKE_PHASE_PENDING, msg, conflict, err);
     requeue_min(requeue, b->grace_ms);
     cJSON_Delete(stored);
     return rc;
@@ -512,6 +539,33 @@ static enum kerr sync_bucket(const struct bke_ctx *x, const struct bucket *b, in
     return rc;
 }
 
+/*
+ * The first entry of entries (one bucket: one store) of another Etcd whose
+ * prefix overlaps that of entry i, described into why (BKE_WHY_MAX); NULL when none.
+ * Conflicts the webhook would refuse today, made before it was installed.
+ */
+static const char *conflict(const cJSON *entries, int i, char *why)
+{
+    const cJSON *a = cJSON_GetArrayItem(entries, i), *e;
+
+    cJSON_ArrayForEach (e, entries) {
+        if (e == a ||
+            (strcmp(str_or_empty(e, "spec.etcd.namespace"),
+                    str_or_empty(a, "spec.etcd.namespace")) == 0 &&
+             strcmp(str_or_empty(e, "spec.etcd.name"), str_or_empty(a, "spec.etcd.name")) == 0) ||
+            kpath_overlap(str_or_empty(e, "spec.prefix"), str_or_empty(a, "spec.prefix")) != 1)
+            continue;
+        snprintf(why, BKE_WHY_MAX,
+                 "prefix \"%s\" overlaps the prefix \"%s\" of BackupEntry %s of Etcd %s/%s: "
+                 "two clusters' backups in one prefix",
+                 str_or_empty(a, "spec.prefix"), str_or_empty(e, "spec.prefix"),
+                 str_or_empty(e, "metadata.name"), str_or_empty(e, "spec.etcd.namespace"),
+                 str_or_empty(e, "spec.etcd.name"));
+        return why;
+    }
+    return NULL;
+}
+
 /* Keep (or create) the entry of every matching Etcd, release the others. */
 static enum kerr keep_entries(const struct bke_ctx *x, const struct bucket *b, cJSON *entries,
                               int *count, char *names, size_t nn, long *requeue,
@@ -520,7 +574,7 @@ static enum kerr keep_entries(const struct bke_ctx *x, const struct bucket *b, c
     struct collect col = { b, cJSON_CreateArray() };
     int n = cJSON_GetArraySize(entries), i,
         deleting = kjson_has(b->obj, "metadata.deletionTimestamp");
-    char *claimed = calloc((size_t)n + 1, 1);
+    char *claimed = calloc((size_t)n + 1, 1), why[BKE_WHY_MAX];
     const cJSON *e;
     struct kerr_info one;
     enum kerr rc = KERR_OK, first = KERR_OK;
@@ -536,7 +590,8 @@ static enum kerr keep_entries(const struct bke_ctx *x, const struct bucket *b, c
         i = find_entry(entries, claimed, e);
         if (i >= 0) {
             claimed[i] = 1;
-            rc = attach_entry(x, b, cJSON_GetArrayItem(entries, i), e, &one);
+            rc = attach_entry(x, b, cJSON_GetArrayItem(entries, i), e, conflict(entries, i, why),
+                              &one);
         } else {
             rc = create_entry(x, b, e, requeue, &one);
             *count += rc == KERR_OK;
@@ -553,7 +608,7 @@ static enum kerr keep_entries(const struct bke_ctx *x, const struct bucket *b, c
                      str_or_empty(e, "metadata.name"));
         if (!claimed[i++]) {
             kerr_clear(&one);
-            rc = release_entry(x, b, e, requeue, &one);
+            rc = release_entry(x, b, e, conflict(entries, i - 1, why), requeue, &one);
             if (rc != KERR_OK && first == KERR_OK) {
                 first = rc;
                 *err = one;

@@ -5,7 +5,8 @@
 # counts them. A deleted Etcd's entry turns PendingDeletion with the time; the Etcd
 # re-created with the same namespace, name and store reattaches (uid updated, pending
 # deletion cancelled, no second entry); an Etcd moved to another prefix leaves its old
-# entry and gets a new one. A bucket with a grace period that is no duration is
+# entry and gets a new one. Two Etcds in one prefix get a PrefixConflict condition and a
+# Warning event on their entries, nothing more. A bucket with a grace period that is no duration is
 # Ready False/InvalidSpec. A deleted bucket waits (Ready False/EntriesRemain, a
 # DeletionBlocked event, no new entries) until its entries are gone, then goes.
 set -euo pipefail
@@ -120,6 +121,19 @@ shoot/etcd-main shoot--etcd-main Active"
 ksim_wait 20 entries_are shared "$want" || ctl_fail "after the prefix change: $(entries shared)"
 ksim_wait 10 count_is shared 3 || ctl_fail "entry count after the move: $(count shared)"
 ok "prefix moved: old entry PendingDeletion, new entry Active"
+
+# Two clusters in one prefix (made while the webhook's rule was off): reported, not disrupted.
+conflict_of() { kc get backupentry "$1" -o jsonpath='{.status.conditions[?(@.type=="PrefixConflict")].message}'; }
+has_conflict() { conflict_of "$1" | grep -q "$2"; }
+kc create namespace other2 >/dev/null
+etcd other2 etcd-dup etcd-bucket shoot--etcd-main/x
+ksim_wait 20 has_conflict "$e_main" 'of Etcd other2/etcd-dup' ||
+    ctl_fail "no PrefixConflict condition on $e_main: $(conflict_of "$e_main")"
+ksim_wait 10 has_event "$e_main" '^Warning PrefixConflict: prefix "shoot--etcd-main" overlaps' ||
+    ctl_fail "no PrefixConflict event: $(ctl_events default "$e_main")"
+expect "the Etcd in conflict is not disrupted" Active \
+    "$(kc get backupentry "$e_main" -o jsonpath='{.status.phase}')"
+ok "two Etcds in one prefix: PrefixConflict condition and event on the entry"
 
 # The bucket deleted while entries reference it: kept, no new entries, then gone.
 kc delete backupbucket shared --wait=false >/dev/null
