@@ -22,6 +22,7 @@ struct script {
     const char *warning;
     long sleep_ms;
     int bad_uid; /* answer with another uid */
+    int race;    /* once: merge-patch data.b of ConfigMap c1 before answering */
     cJSON *last; /* the last review received */
 };
 
@@ -34,6 +35,8 @@ static cJSON *answer(const cJSON *review, const char *path, void *arg)
 {
     struct script *s = arg;
     struct timespec ts;
+    long code = 0;
+    int race;
     cJSON *a;
 
     (void)path;
@@ -46,9 +49,19 @@ static cJSON *answer(const cJSON *review, const char *path, void *arg)
         kjson_set_str(a, "response.uid", "not-the-request-uid", NULL);
     ts.tv_sec = s->sleep_ms / 1000;
     ts.tv_nsec = (s->sleep_ms % 1000) * 1000000L;
+    race = s->race;
+    s->race = 0;
     pthread_mutex_unlock(&s->mu);
     if (ts.tv_sec || ts.tv_nsec)
         nanosleep(&ts, NULL);
+    if (race) {
+        /* the stored object lacks the label the webhook selects: this write is not sent here */
+        cJSON_Delete(ksimfix_call(h, "PATCH", "/api/v1/namespaces/default/configmaps/c1",
+                                  "application/merge-patch+json", "{\"data\":{\"b\":\"2\"}}",
+                                  &code));
+        if (code != 200)
+            fprintf(stderr, "the racing write answered %ld\n", code);
+    }
     return a;
 }
 
@@ -485,4 +498,38 @@ Test(kubesim_admission, kubectl_sees_the_mutation)
                  out);
     cr_assert_not_null(strstr(out, "mutated=yes"), "%s", out);
     free(out);
+}
+
+/*
+ * A PATCH without a resourceVersion that loses a race (another write lands while its
+ * admission call is out) is applied again to the new object, as kube-apiserver's
+ * GuaranteedUpdate does: the client sees 200 and both changes, never a 409.
+ */
+Test(kubesim_admission, patch_that_loses_a_race_is_retried)
+{
+    long code;
+    cJSON *j;
+
+    hook_config("Validating", cm_rules, ",\"objectSelector\":{\"matchLabels\":{\"race\":\"yes\"}}",
+                NULL);
+    set_script(0, 0, NULL, NULL);
+    cJSON_Delete(
+        ksimfix_call(h, "POST", "/api/v1/namespaces/default/configmaps", NULL, cm1, &code));
+    cr_assert_eq(code, 201);
+    pthread_mutex_lock(&sc.mu);
+    sc.race = 1;
+    pthread_mutex_unlock(&sc.mu);
+    j = ksimfix_call(
+        h, "PATCH", "/api/v1/namespaces/default/configmaps/c1", "application/merge-patch+json",
+        "{\"metadata\":{\"labels\":{\"race\":\"yes\"}},\"data\":{\"a\":\"1\"}}", &code);
+    cr_assert_eq(code, 200, "%ld: %s", code, jsonfix_str(j, "message"));
+    cJSON_Delete(j);
+    pthread_mutex_lock(&sc.mu);
+    cr_assert_eq(sc.race, 0, "the webhook was not called");
+    pthread_mutex_unlock(&sc.mu);
+    j = ksimfix_call(h, "GET", "/api/v1/namespaces/default/configmaps/c1", NULL, NULL, &code);
+    cr_assert_str_eq(jsonfix_str(j, "data.a"), "1");
+    cr_assert_str_eq(jsonfix_str(j, "data.b"), "2");
+    cr_assert_str_eq(jsonfix_str(j, "metadata.labels.race"), "yes");
+    cJSON_Delete(j);
 }
