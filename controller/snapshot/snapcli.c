@@ -11,6 +11,7 @@
 
 #include "common/ktime.h"
 #include "common/log.h"
+#include "controller/snapshot/snapdel.h"
 #include "controller/snapshot/snapext.h"
 
 struct cli {
@@ -232,6 +233,9 @@ int snapcli_main(int argc, char **argv)
 {
     struct cli c = { 0 };
     int64_t gc = 0;
+    if (argc >= 2 && strcmp(argv[1], "delete-snapshots") == 0) {
+        return snapdel_main(argc - 1, argv + 1);
+    }
     if (argc < 2 ||
         (strcmp(argv[1], "extend-snapshot-immutability") != 0 && strcmp(argv[1], "list") != 0)) {
         usage(argc >= 2 && strcmp(argv[1], "--help") == 0 ? stdout : stderr);

@@ -1,0 +1,181 @@
+/* snapdel: delete-snapshots against an in-memory store double (ostore's interface). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "controller/snapshot/snapdel.h"
+
+#define MAXV 4
+
+/* One key with its versions, newest last; lock: 0 none, > 0 until then, -1 forever. */
+struct fkey {
+    const char *key;
+    int nv;
+    int64_t lock;
+    enum kerr fail; /* what a delete answers, KERR_OK: as the lock says */
+};
+
+struct fake {
+    struct ostore base;
+    struct fkey *keys;
+    size_t n;
+    int lists, deletes;
+};
+
+static enum kerr f_list(struct ostore *s, const char *prefix, struct ostore_list *out,
+                        struct kerr_info *err)
+{
+    struct fake *f = (struct fake *)s;
+    char v[16];
+
+    f->lists++;
+    for (size_t i = 0; i < f->n; i++) {
+        struct ostore_obj o = { 0 };
+
+        if (f->keys[i].nv == 0 || strncmp(f->keys[i].key, prefix, strlen(prefix)) != 0)
+            continue;
+        snprintf(v, sizeof(v), "v%d", f->keys[i].nv);
+        o.key = (char *)f->keys[i].key;
+        o.version_id = v;
+        o.immutable_until = f->keys[i].lock > 0 ? f->keys[i].lock : 0;
+        if (ostore_list_add(out, &o, err) != KERR_OK)
+            return KERR_NOMEM;
+    }
+    return KERR_OK;
+}
+
+static enum kerr f_del(struct ostore *s, const struct ostore_obj *obj, struct kerr_info *err)
+{
+    struct fake *f = (struct fake *)s;
+    char v[16];
+
+    for (size_t i = 0; i < f->n; i++) {
+        struct fkey *k = &f->keys[i];
+
+        if (strcmp(k->key, obj->key) != 0)
+            continue;
+        snprintf(v, sizeof(v), "v%d", k->nv);
+        cr_assert_str_eq(obj->version_id, v, "the current version is deleted");
+        if (k->fail)
+            return kerr_set(err, k->fail, "%s: injected failure", k->key);
+        if (k->lock)
+            return kerr_set(err, KERR_FORBIDDEN, "%s is immutable", k->key);
+        k->nv--;
+        f->deletes++;
+        return KERR_OK;
+    }
+    return kerr_set(err, KERR_NOTFOUND, "%s", obj->key);
+}
+
+static const struct ostore_ops fake_ops = { .name = "fake", .list = f_list, .del = f_del };
+
+static struct fake fake_of(struct fkey *keys, size_t n)
+{
+    struct fake f = { { &fake_ops, 0, 0 }, keys, n, 0, 0 };
+
+    return f;
+}
+
+static int left(const struct fake *f, const char *key)
+{
+    for (size_t i = 0; i < f->n; i++)
+        if (strcmp(f->keys[i].key, key) == 0)
+            return f->keys[i].nv;
+    return -1;
+}
+
+Test(snapdel, exactly_the_prefix_as_a_path)
+{
+    struct fkey keys[] = {
+        { "ns--etcd", 1, 0, 0 },           { "ns--etcd/v2/Full-1", 1, 0, 0 },
+        { "ns--etcd/v2/Incr-2", 1, 0, 0 }, { "ns--etcd-events/v2/Full-1", 1, 0, 0 },
+        { "ns--etcdx", 1, 0, 0 },          { "other/ns--etcd/x", 1, 0, 0 },
+    };
+    struct fake f = fake_of(keys, sizeof(keys) / sizeof(keys[0]));
+    struct snapdel_result r;
+
+    cr_assert_eq(snapdel_run(&f.base, "ns--etcd/", false, &r, NULL), KERR_OK);
+    cr_expect_eq(r.deleted, 3);
+    cr_expect_eq(r.locked + r.failed, 0);
+    cr_expect_eq(left(&f, "ns--etcd"), 0);
+    cr_expect_eq(left(&f, "ns--etcd/v2/Full-1"), 0);
+    cr_expect_eq(left(&f, "ns--etcd-events/v2/Full-1"), 1, "a neighbour's snapshot deleted");
+    cr_expect_eq(left(&f, "ns--etcdx"), 1);
+    cr_expect_eq(left(&f, "other/ns--etcd/x"), 1);
+}
+
+Test(snapdel, every_version)
+{
+    struct fkey keys[] = { { "p/v2/Full-1", 3, 0, 0 }, { "p/v2/Incr-2", 1, 0, 0 } };
+    struct fake f = fake_of(keys, 2);
+    struct snapdel_result r;
+
+    cr_assert_eq(snapdel_run(&f.base, "p", false, &r, NULL), KERR_OK);
+    cr_expect_eq(r.deleted, 4);
+    cr_expect_eq(left(&f, "p/v2/Full-1"), 0);
+    cr_expect_eq(f.lists, 4, "rounds until one deletes nothing");
+}
+
+Test(snapdel, locked_objects_are_reported_not_failed)
+{
+    struct fkey keys[] = {
+        { "p/a", 1, 2000000000, 0 },
+        { "p/b", 2, 1700000000, 0 },
+        { "p/c", 2, 0, 0 },
+        { "p/d", 1, -1, 0 },
+    };
+    struct fake f = fake_of(keys, 4);
+    struct snapdel_result r;
+    char line[512] = "";
+    FILE *m = fmemopen(line, sizeof(line), "w");
+
+    cr_assert_eq(snapdel_run(&f.base, "p", false, &r, NULL), KERR_OK);
+    cr_expect_eq(r.deleted, 2);
+    cr_expect_eq(r.locked, 3);
+    cr_expect_eq(r.failed, 0);
+    cr_expect_eq(r.earliest, 1700000000);
+    snapdel_print(m, "p", false, &r);
+    fclose(m);
+    cr_expect_str_eq(line, "{\"prefix\":\"p\",\"deleted\":2,\"locked\":3,\"failed\":0,"
+                           "\"remaining\":3,\"earliestDeletable\":\"2023-11-14T22:13:20Z\","
+                           "\"dryRun\":false}\n");
+}
+
+Test(snapdel, other_failures_count)
+{
+    struct fkey keys[] = { { "p/a", 1, 0, KERR_IO }, { "p/b", 1, 0, 0 } };
+    struct fake f = fake_of(keys, 2);
+    struct snapdel_result r;
+    struct kerr_info err = { 0 };
+
+    cr_assert_eq(snapdel_run(&f.base, "p", false, &r, &err), KERR_OK);
+    cr_expect_eq(r.failed, 1);
+    cr_expect_eq(r.deleted, 1);
+    cr_expect(strstr(err.msg, "p/a: injected failure") != NULL, "%s", err.msg);
+}
+
+Test(snapdel, dry_run_deletes_nothing)
+{
+    struct fkey keys[] = { { "p/a", 2, 0, 0 }, { "q/b", 1, 0, 0 } };
+    struct fake f = fake_of(keys, 2);
+    struct snapdel_result r;
+
+    cr_assert_eq(snapdel_run(&f.base, "p", true, &r, NULL), KERR_OK);
+    cr_expect_eq(r.deleted, 1, "one object would go (listed once)");
+    cr_expect_eq(f.deletes, 0);
+}
+
+Test(snapdel, never_the_whole_store)
+{
+    static const char *const whole[] = { "", ".", "/", "a/..", "./" };
+    struct fkey keys[] = { { "a", 1, 0, 0 } };
+    struct fake f = fake_of(keys, 1);
+    struct snapdel_result r;
+
+    for (size_t i = 0; i < sizeof(whole) / sizeof(whole[0]); i++)
+        cr_expect_eq(snapdel_run(&f.base, whole[i], false, &r, NULL), KERR_INVAL, "\"%s\"",
+                     whole[i]);
+    cr_expect_eq(f.deletes, 0);
+}
