@@ -18,6 +18,7 @@
 #include "common/proc.h"
 #include "common/store.h"
 #include "controller/ctl.h"
+#include "controller/bkebucket.h"
 #include "controller/ctl_config.h"
 #include "controller/etcdspec.h"
 
@@ -119,12 +120,8 @@ enum kerr bke_index_bucket(void *ctx, const cJSON *obj, struct strlist *values)
     return b && *b ? strlist_add(values, b) : KERR_OK;
 }
 
-static void event(const struct bke_ctx *x, const cJSON *obj, const char *kind, enum ev_type type,
-                  const char *reason, const char *action, const char *fmt, ...)
-    __attribute__((format(printf, 7, 8)));
-
-static void event(const struct bke_ctx *x, const cJSON *obj, const char *kind, enum ev_type type,
-                  const char *reason, const char *action, const char *fmt, ...)
+void bke_event(const struct bke_ctx *x, const cJSON *obj, const char *kind, enum ev_type type,
+               const char *reason, const char *action, const char *fmt, ...)
 {
     struct ev_ref ref;
     char note[EV_NOTE_MAX];
@@ -180,7 +177,8 @@ static enum kerr entry_status(const struct bke_ctx *x, const cJSON *entry, const
         rc = kjson_set(obj, "status.conditions", conds, err);
     }
     if (rc == KERR_OK && conflict && (!had || strcmp(had, conflict) != 0))
-        event(x, entry, "BackupEntry", EV_WARNING, "PrefixConflict", "KeepEntry", "%s", conflict);
+        bke_event(x, entry, "BackupEntry", EV_WARNING, "PrefixConflict", "KeepEntry", "%s",
+                  conflict);
     if (rc == KERR_OK)
         rc = k8s_update(x->client, &BKE_RES_ENTRY, NULL, kjson_get_str(entry, "metadata.name"), obj,
                         &(struct k8s_write_opts){ .subresource = "status" }, NULL, err);
@@ -277,9 +275,9 @@ static enum kerr create_entry(const struct bke_ctx *x, const struct bucket *b, c
         rc = KERR_OK;
     } else if (rc == KERR_OK) {
         snprintf(msg, sizeof(msg), "backups of Etcd %s/%s under prefix \"%s\"", ns, name, prefix);
-        event(x, created, "BackupEntry", EV_NORMAL, "Created", "KeepEntry",
-              "BackupEntry %s created in bucket %s for Etcd %s/%s, prefix \"%s\"", ename, b->name,
-              ns, name, prefix);
+        bke_event(x, created, "BackupEntry", EV_NORMAL, "Created", "KeepEntry",
+                  "BackupEntry %s created in bucket %s for Etcd %s/%s, prefix \"%s\"", ename,
+                  b->name, ns, name, prefix);
         rc = entry_status(x, created, BKE_PHASE_ACTIVE, msg, NULL, err);
     }
     cJSON_Delete(created);
@@ -317,9 +315,9 @@ static enum kerr attach_entry(const struct bke_ctx *x, const struct bucket *b, c
         if (rc != KERR_OK)
             return rc;
         if (pending || strcmp(old_uid, uid) != 0) {
-            event(x, stored, "BackupEntry", EV_NORMAL, "Reattached", "KeepEntry",
-                  "Etcd %s/%s (uid %s) reattached to BackupEntry %s%s", ns, name, uid, ename,
-                  pending ? ": pending deletion cancelled" : "");
+            bke_event(x, stored, "BackupEntry", EV_NORMAL, "Reattached", "KeepEntry",
+                      "Etcd %s/%s (uid %s) reattached to BackupEntry %s%s", ns, name, uid, ename,
+                      pending ? ": pending deletion cancelled" : "");
             log_info("backup entry reattached", "entry", ename, "namespace", ns, "name", name);
         }
         entry = stored;
@@ -400,9 +398,9 @@ static enum kerr release_entry(const struct bke_ctx *x, const struct bucket *b, 
     cJSON_Delete(obj);
     if (rc != KERR_OK)
         return rc;
-    event(x, stored, "BackupEntry", EV_NORMAL, "PendingDeletion", "KeepEntry",
-          "Etcd %s/%s is gone from bucket %s; its backups under \"%s\" are kept until %s", ns, name,
-          b->name, str_or_empty(entry, "spec.prefix"), due);
+    bke_event(x, stored, "BackupEntry", EV_NORMAL, "PendingDeletion", "KeepEntry",
+              "Etcd %s/%s is gone from bucket %s; its backups under \"%s\" are kept until %s", ns,
+              name, b->name, str_or_empty(entry, "spec.prefix"), due);
     log_info("backup entry pending deletion", "entry", ename, "until", due);
     snprintf(msg, sizeof(msg), "Etcd %s/%s deleted at %s; its backups are deletable from %s", ns,
              name, now, due);
@@ -452,91 +450,6 @@ static int find_entry(const cJSON *entries, const char *claimed, const cJSON *et
         i++;
     }
     return -1;
-}
-
-/* Keep the status and the finalizer of the bucket for count entries. */
-static enum kerr sync_bucket(const struct bke_ctx *x, const struct bucket *b, int count,
-                             const char *names, const char *invalid, struct kerr_info *err)
-{
-    const cJSON *obj = b->obj, *f;
-    int deleting = kjson_has(obj, "metadata.deletionTimestamp"), has = 0, ready;
-    const char *reason, *ltt = NULL;
-    char msg[768], now[KTIME_LEN + 1] = "";
-    cJSON *copy, *fins, *cond, *stored = NULL;
-    int64_t gen = 0;
-    enum kerr rc = KERR_OK;
-
-    cJSON_ArrayForEach (f, kjson_get_arr(obj, "metadata.finalizers"))
-        has |= cJSON_IsString(f) && strcmp(f->valuestring, BKE_FINALIZER) == 0;
-    if ((count > 0) != has) {
-        copy = cJSON_Duplicate(obj, 1);
-        fins = copy ? cJSON_CreateArray() : NULL;
-        if (!fins) {
-            cJSON_Delete(copy);
-            return kerr_set(err, KERR_NOMEM, NULL);
-        }
-        cJSON_ArrayForEach (f, kjson_get_arr(obj, "metadata.finalizers"))
-            if (cJSON_IsString(f) && strcmp(f->valuestring, BKE_FINALIZER) != 0)
-                cJSON_AddItemToArray(fins, cJSON_CreateString(f->valuestring));
-        if (count > 0)
-            cJSON_AddItemToArray(fins, cJSON_CreateString(BKE_FINALIZER));
-        rc = kjson_set(copy, "metadata.finalizers", fins, err);
-        if (rc == KERR_OK)
-            rc = k8s_update(x->client, &BKE_RES_BUCKET, NULL, b->name, copy, NULL, &stored, err);
-        cJSON_Delete(copy);
-        if (rc == KERR_NOTFOUND || (rc == KERR_OK && count == 0 && deleting)) {
-            cJSON_Delete(stored);
-            return KERR_OK; /* gone with its last finalizer */
-        }
-        if (rc != KERR_OK)
-            return rc;
-        obj = stored;
-    }
-    ready = !invalid && !(deleting && count > 0);
-    reason = invalid ? "InvalidSpec" : ready ? "EntriesKept" : "EntriesRemain";
-    if (invalid)
-        snprintf(msg, sizeof(msg), "%s", invalid);
-    else if (!ready)
-        snprintf(msg, sizeof(msg), "the bucket is kept until its %d BackupEntries are gone: %s",
-                 count, names);
-    else
-        snprintf(msg, sizeof(msg), "%d BackupEntries", count);
-    cJSON_ArrayForEach (f, kjson_get_arr(obj, "status.conditions"))
-        if (strcmp(str_or_empty(f, "type"), "Ready") == 0 &&
-            strcmp(str_or_empty(f, "status"), ready ? "True" : "False") == 0)
-            ltt = kjson_get_str(f, "lastTransitionTime");
-    if (!ltt && ktime_format(time(NULL), now) == KERR_OK)
-        ltt = now;
-    (void)kjson_get_int64(obj, "metadata.generation", &gen);
-    copy = cJSON_Duplicate(obj, 1);
-    cond = cJSON_CreateObject();
-    if (!copy || !cond || !cJSON_AddStringToObject(cond, "type", "Ready") ||
-        !cJSON_AddStringToObject(cond, "status", ready ? "True" : "False") ||
-        !cJSON_AddStringToObject(cond, "reason", reason) ||
-        !cJSON_AddStringToObject(cond, "message", msg) ||
-        !cJSON_AddStringToObject(cond, "lastTransitionTime", ltt ? ltt : "") ||
-        kjson_set_int(copy, "status.entryCount", count, err) != KERR_OK ||
-        kjson_set_int(copy, "status.observedGeneration", gen, err) != KERR_OK ||
-        kjson_set(copy, "status.conditions", cJSON_CreateArray(), err) != KERR_OK ||
-        !cJSON_AddItemToArray((cJSON *)kjson_get_arr(copy, "status.conditions"), cond)) {
-        cJSON_Delete(copy);
-        cJSON_Delete(stored);
-        return kerr_set(err, KERR_NOMEM, NULL);
-    }
-    if (!cJSON_Compare(kjson_get(obj, "status"), kjson_get(copy, "status"), 1)) {
-        if (!ready)
-            log_warn("backup bucket not ready", "bucket", b->name, "reason", reason, "message",
-                     msg);
-        if (!ready)
-            event(x, obj, "BackupBucket", EV_WARNING, invalid ? "InvalidSpec" : "DeletionBlocked",
-                  "KeepBucket", "%s", msg);
-        rc = k8s_update(x->client, &BKE_RES_BUCKET, NULL, b->name, copy,
-                        &(struct k8s_write_opts){ .subresource = "status" }, NULL, err);
-        rc = rc == KERR_NOTFOUND ? KERR_OK : rc;
-    }
-    cJSON_Delete(copy);
-    cJSON_Delete(stored);
-    return rc;
 }
 
 /*
@@ -638,10 +551,10 @@ enum kerr bke_run(const struct bke_ctx *x, const char *name, long *requeue_ms,
     rc = store_index_list(x->entries, BKE_INDEX_BUCKET, name, &entries, err);
     if (rc == KERR_OK && read_bucket(obj, &b, &why) != KERR_OK) {
         count = cJSON_GetArraySize(entries);
-        rc = sync_bucket(x, &b, count, "", why.msg, err);
+        rc = bkebucket_sync(x, b.obj, count, "", why.msg, err);
     } else if (rc == KERR_OK) {
         rc = keep_entries(x, &b, entries, &count, names, sizeof(names), requeue_ms, err);
-        src = sync_bucket(x, &b, count, names, NULL, &why);
+        src = bkebucket_sync(x, b.obj, count, names, NULL, &why);
         if (rc == KERR_OK && src != KERR_OK) {
             rc = src;
             if (err)

@@ -54,6 +54,7 @@
 
 #include <cJSON.h>
 
+#include "common/events.h"
 #include "common/k8s.h"
 #include "common/kerr.h"
 #include "common/strlist.h"
@@ -61,7 +62,6 @@
 
 struct ctl;
 struct ctl_result;
-struct ev_recorder;
 struct store;
 
 #define BKE_FINALIZER     "etcd-warden.io/backup-entries"
@@ -100,6 +100,11 @@ enum kerr bke_index_bucket(void *ctx, const cJSON *obj, struct strlist *values);
 /* Reconcile the bucket named bucket; *requeue_ms set when it is to be looked at again. */
 enum kerr bke_run(const struct bke_ctx *x, const char *bucket, long *requeue_ms,
                   struct kerr_info *err);
+
+/* An event about obj (kind BackupEntry or BackupBucket) when x has a recorder. */
+void bke_event(const struct bke_ctx *x, const cJSON *obj, const char *kind, enum ev_type type,
+               const char *reason, const char *action, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
 
 /* The step of the key "bucket//<name>" (controller/ctl.h); ns is "". */
 enum kerr bke_reconcile(struct ctl *c, const char *ns, const char *name, struct ctl_result *res,
