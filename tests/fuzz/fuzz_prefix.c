@@ -1,0 +1,73 @@
+/*
+ * libFuzzer target: what the one-prefix-one-cluster rule reads from
+ * untrusted objects. The input is an Etcd or BackupEntry as JSON (projected
+ * by webhook/prefix) up to the first NUL, and after it two prefixes
+ * separated by a second NUL, checked against kpath's promises (aborts
+ * otherwise): cleaning is idempotent and leaves no empty, "." or ".."-after-
+ * a-name element nor a trailing '/', overlap is symmetric and reflexive, and
+ * the cleaned form overlaps the raw one.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/kjson.h"
+#include "common/kpath.h"
+#include "webhook/prefix.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void project(const char *text, size_t len)
+{
+    static const enum prefix_kind kinds[] = { PREFIX_ETCD, PREFIX_ENTRY };
+    struct strlist values;
+    cJSON *doc = NULL, *out = NULL;
+
+    if (kjson_parse(text, len, NULL, &doc, NULL, NULL) != KERR_OK)
+        return;
+    for (size_t i = 0; i < 2; i++) {
+        if (prefix_project((void *)&kinds[i], doc, &out) != KERR_OK)
+            continue;
+        strlist_init(&values);
+        if (prefix_index_store(NULL, out, &values) != KERR_OK)
+            abort();
+        strlist_release(&values);
+        cJSON_Delete(out);
+    }
+    cJSON_Delete(doc);
+}
+
+static void cleaned(const char *p)
+{
+    size_t n = strlen(p) + 2;
+    char *a = malloc(n), *b = malloc(n);
+
+    if (!a || !b || kpath_clean(p, a, n) != KERR_OK || kpath_clean(a, b, n) != KERR_OK)
+        abort();
+    if (strcmp(a, b) != 0 || !*a || strstr(a, "//") || strstr(a, "/./") ||
+        (strlen(a) > 1 && a[strlen(a) - 1] == '/') || kpath_overlap(p, a) != 1 ||
+        kpath_overlap(a, a) != 1)
+        abort();
+    free(a);
+    free(b);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *s = malloc(size + 2), *a, *b;
+
+    if (!s)
+        return 0;
+    memcpy(s, data, size);
+    s[size] = s[size + 1] = '\0';
+    project(s, strlen(s));
+    a = s + strlen(s) + (strlen(s) < size ? 1 : 0);
+    b = a + strlen(a) + (a + strlen(a) < s + size ? 1 : 0);
+    cleaned(a);
+    cleaned(b);
+    if (kpath_overlap(a, b) != kpath_overlap(b, a))
+        abort();
+    free(s);
+    return 0;
+}
