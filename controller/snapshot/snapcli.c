@@ -41,7 +41,9 @@ static void usage(FILE *f)
                "--store-container C --store-prefix X --gc-from-timestamp T "
                "[--copy-mode server|stream] [--dry-run] [-v]\n"
                "       warden-snapshot list --storage-provider P --store-container C "
-               "--store-prefix X [-v]\n");
+               "--store-prefix X [-v]\n"
+               "       warden-snapshot delete-snapshots --storage-provider P --store-container C "
+               "--store-prefix X [--dry-run] [-v]\n");
 }
 
 /* Decimal digits only into *out. */
