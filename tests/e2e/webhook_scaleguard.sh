@@ -165,6 +165,6 @@ api1=$(api_lookups)
 [ "$api0" = "$api1" ] || wh_fail "API lookups during the reviews: $api0 before, $api1 after"
 hits1=$(metric 'warden_webhook_cache_lookups_total{result="hit"}')
 [ "${hits1%.*}" -gt "${hits0%.*}" ] || wh_fail "the cache counters did not move: $hits0 -> $hits1"
-echo "ok: 0 API calls for the reviews (warden_webhook_cache_lookups_total{result=\"api\"} stayed $api1)"
+echo "ok: 0 API calls for the reviews (warden_webhook_cache_lookups_total{result=\"api\"} stayed $api1; cache hits $hits0 -> $hits1)"
 wh_stop
 echo PASS
