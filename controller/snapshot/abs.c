@@ -176,7 +176,7 @@ static enum kerr status_err(const char *what, const char *key, const struct shtt
     } else if (r->status == 409 || r->status == 412) {
         k = KERR_EXISTS;
     } else if (r->status == 403) {
-        k = KERR_FORBIDDEN;
+        k = KERR_UNAUTHORIZED; /* AuthorizationPermissionMismatch & co: never "immutable" */
     } else if (r->status == 501) {
         k = KERR_UNSUPPORTED;
     }
@@ -580,7 +580,26 @@ static const struct ostore_ops abs_ops = {
     .destroy = a_destroy,
 };
 
-enum kerr abs_open(const char *container, struct ostore **out, struct kerr_info *err)
+/* base_url and the canonical resource's start from --store-endpoint-override. */
+static enum kerr override_base(struct abs *a, const char *ep, struct kerr_info *err)
+{
+    size_t n = strlen(ep);
+    while (n > 0 && ep[n - 1] == '/') {
+        n--;
+    }
+    const char *host = strstr(ep, "://");
+    if (host == NULL || (size_t)(host - ep) >= n) {
+        return kerr_set(err, KERR_INVAL, "--store-endpoint-override %s is not a URL", ep);
+    }
+    const char *path = memchr(host + 3, '/', n - (size_t)(host + 3 - ep));
+    a->base_url = strndup(ep, n);
+    a->canon_base = buf_dupf(1024, "/%s%.*s", a->creds.account,
+                             path ? (int)(n - (size_t)(path - ep)) : 0, path ? path : "");
+    return (a->base_url && a->canon_base) ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL);
+}
+
+enum kerr abs_open(const char *container, const char *endpoint_override, struct ostore **out,
+                   struct kerr_info *err)
 {
     struct abs *a = calloc(1, sizeof *a);
     *out = NULL;
@@ -591,7 +610,9 @@ enum kerr abs_open(const char *container, struct ostore **out, struct kerr_info 
     a->base.ops = &abs_ops;
     enum kerr rc = screds_abs_from_env(&a->creds, err);
     rc = rc ? rc : shttp_init(&a->http, err);
-    if (rc == KERR_OK) {
+    if (rc == KERR_OK && endpoint_override && endpoint_override[0]) {
+        rc = override_base(a, endpoint_override, err);
+    } else if (rc == KERR_OK) {
         const char *dom = a->creds.domain ? a->creds.domain : "blob.core.windows.net";
         if (a->creds.emulator) {
             a->base_url = buf_dupf(1024, "http://%s/%s", dom, a->creds.account);

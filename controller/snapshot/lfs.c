@@ -282,9 +282,8 @@ static enum kerr l_del(struct ostore *s, const struct ostore_obj *obj, struct ke
         return kerr_set(err, KERR_NOMEM, NULL);
     }
     if (unlink(p) != 0) {
-        rc = (errno == EPERM || errno == EACCES)
-                 ? kerr_set(err, KERR_FORBIDDEN, "%s is immutable", obj->key)
-                 : sys_fail(err, "cannot delete", p);
+        rc = errno == EPERM ? kerr_set(err, KERR_FORBIDDEN, "%s is immutable", obj->key)
+                            : sys_fail(err, "cannot delete", p);
     }
     free(p);
     return rc;
@@ -314,15 +313,28 @@ static const struct ostore_ops lfs_ops = {
 enum kerr lfs_open(const char *dir, struct ostore **out, struct kerr_info *err)
 {
     struct stat st;
+    const char *home = getenv("HOME");
+    char *root = NULL;
     *out = NULL;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        return kerr_set(err, KERR_NOTFOUND, "store container %s is not a directory", dir);
+    if (dir[0] != '/' && (home == NULL || home[0] == '\0')) {
+        return kerr_set(err, KERR_INVAL, "store container %s is relative and $HOME is not set",
+                        dir);
     }
-    struct lfs *l = calloc(1, sizeof *l);
-    if (l == NULL || (l->root = strdup(dir)) == NULL) {
-        free(l);
+    root = dir[0] == '/' ? strdup(dir) : buf_dupf(8192, "%s/%s", home, dir);
+    if (root == NULL) {
         return kerr_set(err, KERR_NOMEM, NULL);
     }
+    if (stat(root, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        enum kerr rc = kerr_set(err, KERR_NOTFOUND, "store container %s is not a directory", root);
+        free(root);
+        return rc;
+    }
+    struct lfs *l = calloc(1, sizeof *l);
+    if (l == NULL) {
+        free(root);
+        return kerr_set(err, KERR_NOMEM, NULL);
+    }
+    l->root = root;
     l->base.ops = &lfs_ops;
     *out = &l->base;
     return KERR_OK;

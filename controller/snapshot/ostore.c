@@ -34,9 +34,9 @@ enum kerr ostore_open(const struct ostore_config *cfg, struct ostore **out, stru
         return kerr_set(err, KERR_INVAL, "--storage-provider and --store-container are required");
     }
     if (name_in(cfg->provider, s3)) {
-        rc = s3_open(cfg->container, out, err);
+        rc = s3_open(cfg->container, cfg->endpoint_override, out, err);
     } else if (name_in(cfg->provider, abs)) {
-        rc = abs_open(cfg->container, out, err);
+        rc = abs_open(cfg->container, cfg->endpoint_override, out, err);
     } else if (name_in(cfg->provider, local)) {
         rc = lfs_open(cfg->container, out, err);
     } else if (name_in(cfg->provider, later)) {

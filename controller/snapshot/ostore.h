@@ -88,10 +88,12 @@ struct ostore {
 };
 
 struct ostore_config {
-    const char *provider;        /* etcd-druid's name: "aws", "S3", "azure", "ABS", "Local", ... */
-    const char *container;       /* bucket / container / directory */
-    size_t part_size;            /* 0: OSTORE_PART_SIZE */
-    int64_t copy_part_threshold; /* 0: OSTORE_COPY_PART_THRESHOLD */
+    const char *provider;  /* etcd-druid's name: "aws", "S3", "azure", "ABS", "Local", ... */
+    const char *container; /* bucket / container / directory (Local: relative to $HOME) */
+    const char *endpoint_override; /* --store-endpoint-override; wins over the credentials'
+                                    * endpoint (S3) and domain (ABS); NULL or "" for none */
+    size_t part_size;              /* 0: OSTORE_PART_SIZE */
+    int64_t copy_part_threshold;   /* 0: OSTORE_COPY_PART_THRESHOLD */
 };
 
 /* Open the store named by cfg, reading the provider's credentials from the environment.

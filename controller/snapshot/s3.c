@@ -342,6 +342,7 @@ static enum kerr s_del(struct ostore *base, const struct ostore_obj *obj, struct
     rc = rc ? rc : s3_do(s, "DELETE", obj->key, q, h, NULL, 0, &r, err);
     if (rc == KERR_OK && r.status != 204 && r.status != 200) {
         rc = s3_status_err("DeleteObject", obj->key, &r, err);
+        rc = rc == KERR_FORBIDDEN ? s3_delete_refused(s, obj, err) : rc;
     }
     if (rc == KERR_OK || r.status) {
         shttp_resp_release(&r);
@@ -418,10 +419,14 @@ static enum kerr setup_curl(struct s3 *s, struct kerr_info *err)
     return KERR_OK;
 }
 
-static enum kerr setup_endpoint(struct s3 *s, struct kerr_info *err)
+static enum kerr setup_endpoint(struct s3 *s, const char *override, struct kerr_info *err)
 {
-    const char *ep = s->creds.endpoint;
+    const char *ep = override && override[0] ? override : s->creds.endpoint;
     char *def = NULL;
+    if (override && override[0] && s->creds.endpoint && s->creds.endpoint[0]) {
+        log_info("the endpoint of --store-endpoint-override wins over the credentials' endpoint",
+                 "endpoint", override);
+    }
     if (ep == NULL || ep[0] == '\0') {
         def = buf_dupf(256, "https://s3.%s.amazonaws.com", s->creds.region);
         ep = def;
@@ -440,7 +445,8 @@ static enum kerr setup_endpoint(struct s3 *s, struct kerr_info *err)
     return (s->endpoint && s->host) ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL);
 }
 
-enum kerr s3_open(const char *bucket, struct ostore **out, struct kerr_info *err)
+enum kerr s3_open(const char *bucket, const char *endpoint_override, struct ostore **out,
+                  struct kerr_info *err)
 {
     struct s3 *s = calloc(1, sizeof *s);
     enum kerr rc = KERR_OK;
@@ -452,7 +458,7 @@ enum kerr s3_open(const char *bucket, struct ostore **out, struct kerr_info *err
     s->base.ops = &s3_ops;
     rc = screds_s3_from_env(&s->creds, err);
     rc = rc ? rc : shttp_init(&s->http, err);
-    rc = rc ? rc : setup_endpoint(s, err);
+    rc = rc ? rc : setup_endpoint(s, endpoint_override, err);
     rc = rc ? rc : setup_sse(s, err);
     rc = rc ? rc : setup_curl(s, err);
     if (rc != KERR_OK) {

@@ -26,7 +26,10 @@
 #include "controller/snapshot/ostore.h"
 
 /* Open bucket (BORROWED) with credentials from the environment (screds_s3_from_env).
- * *out OWNS the store (ostore_free). */
-enum kerr s3_open(const char *bucket, struct ostore **out, struct kerr_info *err);
+ * endpoint_override (BORROWED, NULL or "" for none) is --store-endpoint-override: it wins
+ * over the credentials' endpoint, as in etcd-backup-restore (the region's AWS endpoint is
+ * the default of both). *out OWNS the store (ostore_free). */
+enum kerr s3_open(const char *bucket, const char *endpoint_override, struct ostore **out,
+                  struct kerr_info *err);
 
 #endif

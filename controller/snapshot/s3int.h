@@ -50,6 +50,13 @@ enum kerr s3_status_err(const char *what, const char *key, const struct shttp_re
 /* o->etag from a raw (quoted) ETag, and o->md5 when it is a plain MD5 and not SSE-C. */
 void s3_set_etag(struct ostore_obj *o, const char *raw, bool sse);
 
+/*
+ * A DeleteObject refused with 403 (err holds its message): KERR_FORBIDDEN when the refusal
+ * is Object Lock's (its message names the object lock, or the version has a retention
+ * that has not ended or a legal hold), else KERR_UNAUTHORIZED (a permission error).
+ */
+enum kerr s3_delete_refused(struct s3 *s, const struct ostore_obj *obj, struct kerr_info *err);
+
 enum kerr s3_up_begin(struct ostore *s, const char *key, int64_t size, struct ostore_upload **out,
                       struct kerr_info *err);
 enum kerr s3_up_part(struct ostore *s, struct ostore_upload *u, const void *data, size_t len,

@@ -17,6 +17,7 @@ struct cli {
     const char *cmd;
     struct ostore_config store;
     const char *prefix;
+    char *clean_prefix; /* OWNS: prefix as etcd-backup-restore cleans it */
     const char *gc_from;
     const char *copy_mode;
     bool dry_run;
@@ -26,6 +27,7 @@ struct cli {
 enum {
     OPT_PROVIDER = 256,
     OPT_CONTAINER,
+    OPT_ENDPOINT,
     OPT_PREFIX,
     OPT_GC,
     OPT_MODE,
@@ -37,10 +39,11 @@ enum {
 static void usage(FILE *f)
 {
     fprintf(f, "usage: warden-snapshot extend-snapshot-immutability --storage-provider P "
-               "--store-container C --store-prefix X --gc-from-timestamp T "
+               "--store-container C --store-prefix X [--store-endpoint-override URL] "
+               "--gc-from-timestamp T "
                "[--copy-mode server|stream] [--dry-run] [-v]\n"
                "       warden-snapshot list --storage-provider P --store-container C "
-               "--store-prefix X [-v]\n");
+               "--store-prefix X [--store-endpoint-override URL] [-v]\n");
 }
 
 /* Decimal digits only into *out. */
@@ -64,6 +67,7 @@ static int parse_flags(int argc, char **argv, struct cli *c)
         { "storage-provider", required_argument, NULL, OPT_PROVIDER },
         { "store-container", required_argument, NULL, OPT_CONTAINER },
         { "store-prefix", required_argument, NULL, OPT_PREFIX },
+        { "store-endpoint-override", required_argument, NULL, OPT_ENDPOINT },
         { "gc-from-timestamp", required_argument, NULL, OPT_GC },
         { "copy-mode", required_argument, NULL, OPT_MODE },
         { "dry-run", no_argument, NULL, OPT_DRY },
@@ -85,6 +89,9 @@ static int parse_flags(int argc, char **argv, struct cli *c)
             break;
         case OPT_PREFIX:
             c->prefix = optarg;
+            break;
+        case OPT_ENDPOINT:
+            c->store.endpoint_override = optarg;
             break;
         case OPT_GC:
             c->gc_from = optarg;
@@ -159,7 +166,7 @@ static int parse_gc_from(const char *s, int64_t *out)
 
 static int run_extend(struct cli *c, struct ostore *s, int64_t gc)
 {
-    struct snapext_opts o = { .prefix = c->prefix, .gc_from = gc, .dry_run = c->dry_run };
+    struct snapext_opts o = { .prefix = c->clean_prefix, .gc_from = gc, .dry_run = c->dry_run };
     struct snapext_result res;
     struct kerr_info err = { 0 };
     char n[32];
@@ -190,7 +197,7 @@ static int run(struct cli *c, int64_t gc)
         return fail(what, &err);
     }
     if (strcmp(c->cmd, "list") == 0) {
-        if (snapext_collect(s, c->prefix, &set, &err) != KERR_OK ||
+        if (snapext_collect(s, c->clean_prefix, &set, &err) != KERR_OK ||
             snapext_print(&set, stdout, &err) != KERR_OK) {
             status = fail(what, &err);
         }
@@ -210,6 +217,10 @@ static int check_args(struct cli *c, int64_t *gc)
     if (c->store.provider == NULL || c->store.container == NULL || c->prefix == NULL) {
         fprintf(stderr, "warden-snapshot: --storage-provider, --store-container and "
                         "--store-prefix are required\n");
+        return -1;
+    }
+    if (snap_clean_prefix(c->prefix, &c->clean_prefix, NULL) != KERR_OK) {
+        fprintf(stderr, "warden-snapshot: out of memory\n");
         return -1;
     }
     if (strcmp(c->cmd, "list") == 0) {
@@ -239,6 +250,7 @@ int snapcli_main(int argc, char **argv)
     }
     c.cmd = argv[1];
     if (parse_flags(argc - 1, argv + 1, &c) != 0 || check_args(&c, &gc) != 0) {
+        free(c.clean_prefix);
         usage(stderr);
         return 2;
     }
@@ -246,5 +258,7 @@ int snapcli_main(int argc, char **argv)
     /* A file size limit must fail the write (EFBIG), not kill the process. */
     signal(SIGXFSZ, SIG_IGN);
     signal(SIGPIPE, SIG_IGN);
-    return run(&c, gc);
+    int status = run(&c, gc);
+    free(c.clean_prefix);
+    return status;
 }

@@ -4,10 +4,11 @@
   fault_proxy.py --upstream http://127.0.0.1:PORT [--rule R]... [--kill K]...
 
 Listens on a free loopback port and prints "fault-proxy ready PORT" on stdout.
-  --rule METHOD:MATCH:STATUS:CODE:COUNT  the first COUNT requests (or "inf")
-      whose method is METHOD ("*" any) and whose path+query contains MATCH
-      ("*" any) get HTTP STATUS with an S3/ABS style <Error><Code>CODE</Code>
-      body instead of being forwarded (e.g. PUT:*:503:SlowDown:2).
+  --rule METHOD:MATCH:STATUS:CODE:COUNT[:MESSAGE]  the first COUNT requests
+      (or "inf") whose method is METHOD ("*" any) and whose path+query
+      contains MATCH ("*" any) get HTTP STATUS with an S3/ABS style
+      <Error><Code>CODE</Code><Message>MESSAGE</Message> body instead of being
+      forwarded (e.g. PUT:*:503:SlowDown:2).
   --kill METHOD:MATCH:NTH:PIDFILE  at the NTH matching request, SIGKILL the
       process whose pid is in PIDFILE (the emulator) and drop the connection.
 Every other request is forwarded as is (Host header included, so signatures
@@ -28,6 +29,7 @@ class Rule:
         else:
             self.status, self.code = int(parts[2]), parts[3]
             self.left = float("inf") if parts[4] == "inf" else int(parts[4])
+            self.message = ":".join(parts[5:]) or "injected by the fault proxy"
 
     def matches(self, method, path):
         return self.method in ("*", method) and (self.match == "*" or self.match in path)
@@ -70,7 +72,7 @@ def make_handler(upstream, rules):
             if r is not None:
                 print(f"fault-proxy: {self.command} {self.path}: {r.status} {r.code}", file=sys.stderr)
                 msg = (f'<?xml version="1.0" encoding="UTF-8"?><Error><Code>{r.code}</Code>'
-                       f"<Message>injected by the fault proxy</Message></Error>").encode()
+                       f"<Message>{r.message}</Message></Error>").encode()
                 self.send_response(r.status)
                 self.send_header("Content-Type", "application/xml")
                 self.send_header("Content-Length", str(len(msg)))

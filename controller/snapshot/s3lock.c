@@ -1,0 +1,97 @@
+/* s3lock - S3 Object Lock: telling an immutability refusal from a permission error. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/buf.h"
+#include "common/ktime.h"
+#include "common/log.h"
+#include "controller/snapshot/s3int.h"
+#include "controller/snapshot/snapxml.h"
+
+/* Leeway for a retention that ended just now: the store may still refuse for a moment. */
+#define S3_LOCK_LEEWAY_S 5
+
+/* One Object Lock subresource (retention or legal-hold) of obj's version; *text gets the
+ * element named elem, NULL when the store has none (404, 501, no such element). */
+static enum kerr lock_get(struct s3 *s, const struct ostore_obj *obj, const char *sub,
+                          const char *elem, char **text, struct kerr_info *err)
+{
+    struct shttp_resp r;
+    char *ev = NULL;
+    char *q = NULL;
+    struct curl_slist *h = NULL;
+    *text = NULL;
+    enum kerr rc = obj->version_id ? shttp_escape(obj->version_id, 0, &ev, err) : KERR_OK;
+    if (rc == KERR_OK) {
+        q = buf_dupf(1024, "%s=%s%s", sub, ev ? "&versionId=" : "", ev ? ev : "");
+        rc = q ? s3_headers(s, 0, 0, &h, err) : kerr_set(err, KERR_NOMEM, NULL);
+    }
+    rc = rc ? rc : s3_do(s, "GET", obj->key, q, h, NULL, 0, &r, err);
+    if (rc == KERR_OK) {
+        if (r.status == 200 &&
+            snapxml_find(buf_str(&r.body), r.body.len, elem, text, NULL) != KERR_OK) {
+            *text = NULL;
+        }
+        shttp_resp_release(&r);
+    }
+    curl_slist_free_all(h);
+    free(q);
+    free(ev);
+    return rc;
+}
+
+/* Whether obj's version is under a retention that has not ended or a legal hold. */
+static bool locked(struct s3 *s, const struct ostore_obj *obj, char *why, size_t n)
+{
+    char *until = NULL;
+    char *hold = NULL;
+    struct timespec ts;
+    bool res = false;
+    if (lock_get(s, obj, "retention=", "RetainUntilDate", &until, NULL) == KERR_OK && until &&
+        ktime_parse(until, &ts, NULL) == KERR_OK &&
+        (int64_t)ts.tv_sec + S3_LOCK_LEEWAY_S >= (int64_t)time(NULL)) {
+        snprintf(why, n, "retained until %s", until);
+        res = true;
+    }
+    if (!res && lock_get(s, obj, "legal-hold=", "Status", &hold, NULL) == KERR_OK && hold &&
+        strcmp(hold, "ON") == 0) {
+        snprintf(why, n, "under legal hold");
+        res = true;
+    }
+    free(until);
+    free(hold);
+    return res;
+}
+
+/* ASCII case-insensitive substring test. */
+static bool has_words(const char *s, const char *words)
+{
+    size_t n = strlen(words);
+    for (; *s; s++) {
+        size_t i = 0;
+        while (i < n && s[i] && (s[i] | 0x20) == (words[i] | 0x20)) {
+            i++;
+        }
+        if (i == n) {
+            return true;
+        }
+    }
+    return false;
+}
+
+enum kerr s3_delete_refused(struct s3 *s, const struct ostore_obj *obj, struct kerr_info *err)
+{
+    char why[160];
+    if (err && has_words(err->msg, "object lock")) {
+        return KERR_FORBIDDEN; /* AWS "protected by object lock", Ceph "forbidden by object lock" */
+    }
+    if (locked(s, obj, why, sizeof why)) {
+        return kerr_set(err, KERR_FORBIDDEN, "S3 DeleteObject %s: %s", obj->key, why);
+    }
+    return kerr_set(err, KERR_UNAUTHORIZED,
+                    "S3 DeleteObject %s: access denied and the object is not locked "
+                    "(missing s3:DeleteObject / s3:DeleteObjectVersion permission?): %s",
+                    obj->key, err ? err->msg : "");
+}
