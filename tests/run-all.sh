@@ -17,6 +17,7 @@ packages=(build-essential cmake pkg-config git clang clang-format libclang-rt-14
           libmicrohttpd-dev libgnutls28-dev libssl-dev libcjson-dev libcurl4-openssl-dev
           libyaml-dev libcriterion-dev openssl curl procps wrk nginx-light
           libxml2-dev python3
+          radosgw ceph-mon ceph-osd ceph-common
           golang-go golang-github-masterminds-sprig-dev golang-k8s-sigs-yaml-dev)
 missing=()
 for p in "${packages[@]}"; do

@@ -517,6 +517,24 @@ static enum kerr wait_copy(struct abs *a, const char *dst, struct kerr_info *err
     return kerr_set(err, KERR_TIMEOUT, "ABS Copy Blob %s still pending after 20 minutes", dst);
 }
 
+/* Abort Copy Blob: a pending copy left behind could still complete later. */
+static void abort_copy(struct abs *a, const char *dst, const char *copy_id)
+{
+    struct shttp_resp r;
+    struct kerr_info e2 = { 0 };
+    char *q = buf_dupf(512, "comp=copy&copyid=%s", copy_id);
+    struct curl_slist *h = curl_slist_append(NULL, "x-ms-copy-action: abort");
+    if (q && h && do_req(a, "PUT", dst, q, NULL, h, NULL, 0, NULL, 0, &r, &e2) == KERR_OK) {
+        if (r.status != 204) {
+            status_err("Abort Copy Blob", dst, &r, &e2);
+            log_warn("cannot abort the pending copy", "key", dst, "error", e2.msg);
+        }
+        shttp_resp_release(&r);
+    }
+    curl_slist_free_all(h);
+    free(q);
+}
+
 static enum kerr a_copy(struct ostore *base, const struct ostore_obj *src, const char *dst,
                         struct kerr_info *err)
 {
@@ -533,7 +551,12 @@ static enum kerr a_copy(struct ostore *base, const struct ostore_obj *src, const
     if (rc == KERR_OK) {
         rc = r.status == 202 || r.status == 201 ? KERR_OK : status_err("Copy Blob", dst, &r, err);
         if (rc == KERR_OK && strcmp(r.copy_status, "success") != 0) {
-            rc = wait_copy(a, dst, err);
+            rc = strcmp(r.copy_status, "pending") == 0
+                     ? wait_copy(a, dst, err)
+                     : kerr_set(err, KERR_IO, "ABS Copy Blob %s: status %s", dst, r.copy_status);
+            if (rc == KERR_TIMEOUT && r.copy_id[0]) {
+                abort_copy(a, dst, r.copy_id);
+            }
         }
         shttp_resp_release(&r);
     }
@@ -552,6 +575,28 @@ static enum kerr a_del(struct ostore *base, const struct ostore_obj *obj, struct
         rc = r.status == 202 ? KERR_OK : status_err("Delete Blob", obj->key, &r, err);
         shttp_resp_release(&r);
     }
+    return rc;
+}
+
+/* Set Blob Tags x-etcd-snapshot-exclude=true: etcd-backup-restore skips a blob so tagged. */
+static enum kerr a_exclude(struct ostore *base, const struct ostore_obj *obj, struct kerr_info *err)
+{
+    static const char body[] = "<?xml version=\"1.0\" encoding=\"utf-8\"?><Tags><TagSet><Tag>"
+                               "<Key>x-etcd-snapshot-exclude</Key><Value>true</Value>"
+                               "</Tag></TagSet></Tags>";
+    struct abs *a = (struct abs *)base;
+    struct shttp_resp r;
+    struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/xml");
+    enum kerr rc = h ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL);
+    rc = rc ? rc
+            : do_req(a, "PUT", obj->key, "comp=tags", NULL, h, body, sizeof body - 1, NULL, 0, &r,
+                     err);
+    if (rc == KERR_OK) {
+        rc = r.status == 204 || r.status == 200 ? KERR_OK
+                                                : status_err("Set Blob Tags", obj->key, &r, err);
+        shttp_resp_release(&r);
+    }
+    curl_slist_free_all(h);
     return rc;
 }
 
@@ -577,6 +622,7 @@ static const struct ostore_ops abs_ops = {
     .up_abort = a_up_abort,
     .copy = a_copy,
     .del = a_del,
+    .exclude = a_exclude,
     .destroy = a_destroy,
 };
 

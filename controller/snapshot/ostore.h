@@ -35,7 +35,7 @@ struct ostore_obj {
     char *version_id;        /* OWNS; S3 version when the store reports one, else NULL */
     int64_t size;            /* bytes; -1 unknown */
     int64_t mtime;           /* Unix seconds; 0 unknown */
-    char md5[33];            /* content MD5 (hex) where the provider reports one, else "" */
+    char md5[33];            /* content MD5 (hex) where the provider guarantees it, else "" */
     char etag[80];           /* the provider's ETag without quotes, else "" */
     bool excluded;           /* tagged x-etcd-snapshot-exclude=true */
     int64_t immutable_until; /* Unix seconds; 0 unknown / none */
@@ -75,8 +75,11 @@ struct ostore_ops {
     enum kerr (*copy)(struct ostore *s, const struct ostore_obj *src, const char *dst,
                       struct kerr_info *err);
     /* Delete obj (its version where known). KERR_FORBIDDEN when refused because the object
-     * is immutable. */
+     * is immutable; any other refusal (permissions) is another error. */
     enum kerr (*del)(struct ostore *s, const struct ostore_obj *obj, struct kerr_info *err);
+    /* Mark an immutable obj excluded (x-etcd-snapshot-exclude=true) the way the provider's
+     * etcd-backup-restore skips it on restore; NULL where there is no such mark (Local). */
+    enum kerr (*exclude)(struct ostore *s, const struct ostore_obj *obj, struct kerr_info *err);
     void (*destroy)(struct ostore *s);
 };
 
@@ -117,8 +120,12 @@ struct ostore_copy_result {
  * Copy src to the new key dst (BORROWED) in the same store: server-side when
  * server is true and the provider can (falling back to streaming when it
  * cannot), else streamed through one part_size buffer. Refuses (KERR_EXISTS)
- * when dst exists. The copy is verified before KERR_OK: same size, and the
- * same MD5 where the provider reports one for both.
+ * when dst exists. The copy is verified against the source's content before
+ * KERR_OK: same size and same MD5, where the provider guarantees an MD5
+ * (ostore_obj.md5) taken from it, else computed by reading the bytes back
+ * through a 1 MiB buffer. A copy that fails (verification, a failed or
+ * timed-out server copy) is deleted by version, or marked excluded where
+ * it is immutable, so no restore can pick it.
  */
 enum kerr ostore_copy(struct ostore *s, const struct ostore_obj *src, const char *dst, bool server,
                       struct ostore_copy_result *res, struct kerr_info *err);

@@ -97,6 +97,7 @@ enum kerr s3_do(struct s3 *s, const char *method, const char *key, const char *q
     }
     rq.url = url;
     rc = shttp_perform(&s->http, &rq, resp, err);
+    s->kms_seen = s->kms_seen || (rc == KERR_OK && s3_kms(resp));
     curl_slist_free_all(base);
     free(url);
     return rc;
@@ -238,9 +239,10 @@ static enum kerr s_list(struct ostore *base, const char *prefix, struct ostore_l
         if (strstr(out->v[i].key, "/Full-") != NULL) {
             rc = get_excluded(s, out->v[i].key, NULL, &out->v[i].excluded, err);
         }
-        if (s->sse_key_b64) {
-            out->v[i].md5[0] = '\0';
-        }
+    }
+    /* A listed ETag says nothing about SSE-KMS or SSE-C: never an MD5 (HEAD tells). */
+    for (size_t i = first; i < out->n; i++) {
+        out->v[i].md5[0] = '\0';
     }
     return rc;
 }
@@ -262,7 +264,7 @@ static enum kerr s_head(struct ostore *base, const char *key, struct ostore_obj 
         struct ostore_obj tmp = { 0 };
         out->size = r.content_length;
         out->mtime = (int64_t)curl_getdate(r.last_modified, NULL);
-        s3_set_etag(out, r.etag, s->sse_key_b64 != NULL);
+        s3_set_etag(out, r.etag, s->sse_key_b64 != NULL || s3_kms(&r));
         (void)tmp;
         out->key = strdup(key);
         out->version_id = r.version_id[0] ? strdup(r.version_id) : NULL;
@@ -270,6 +272,11 @@ static enum kerr s_head(struct ostore *base, const char *key, struct ostore_obj 
     }
     shttp_resp_release(&r);
     return rc;
+}
+
+bool s3_kms(const struct shttp_resp *r)
+{
+    return strncmp(r->sse, "aws:kms", 7) == 0;
 }
 
 void s3_set_etag(struct ostore_obj *o, const char *raw, bool sse)
@@ -377,6 +384,7 @@ static const struct ostore_ops s3_ops = {
     .up_abort = s3_up_abort,
     .copy = s3_copy,
     .del = s_del,
+    .exclude = s3_exclude,
     .destroy = s_destroy,
 };
 

@@ -25,6 +25,7 @@ struct s3 {
     char *sse_key_b64; /* SSE-C key and its MD5, base64; NULL without SSE-C */
     char *sse_key_md5_b64;
     bool no_versions; /* the store answered ListObjectVersions with "not implemented" */
+    bool kms_seen;    /* an answer said SSE-KMS: its ETags are no MD5s */
 };
 
 /* URL of key (BORROWED; "" for the bucket) with an already encoded, sorted query
@@ -47,8 +48,18 @@ enum kerr s3_do(struct s3 *s, const char *method, const char *key, const char *q
 enum kerr s3_status_err(const char *what, const char *key, const struct shttp_resp *r,
                         struct kerr_info *err);
 
-/* o->etag from a raw (quoted) ETag, and o->md5 when it is a plain MD5 and not SSE-C. */
+/*
+ * o->etag from a raw (quoted) ETag, and o->md5 when AWS guarantees it is the content's
+ * MD5: 32 hex digits (not multipart) and not encrypted with SSE-C or SSE-KMS (sse true).
+ */
 void s3_set_etag(struct ostore_obj *o, const char *raw, bool sse);
+
+/* Whether an answer's x-amz-server-side-encryption makes its ETag no MD5 (SSE-KMS). */
+bool s3_kms(const struct shttp_resp *r);
+
+/* Mark obj excluded as etcd-backup-restore reads the mark on a versioned bucket: tag its
+ * version x-etcd-snapshot-exclude=true, then add a delete marker on top. */
+enum kerr s3_exclude(struct ostore *s, const struct ostore_obj *obj, struct kerr_info *err);
 
 /*
  * A DeleteObject refused with 403 (err holds its message): KERR_FORBIDDEN when the refusal

@@ -1,10 +1,13 @@
-/* s3lock - S3 Object Lock: telling an immutability refusal from a permission error. */
+/* s3lock - S3 Object Lock: immutability refusals told from permission errors, and the
+ * exclude mark on a version that cannot be deleted. */
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "common/buf.h"
+#include "common/crypto.h"
 #include "common/ktime.h"
 #include "common/log.h"
 #include "controller/snapshot/s3int.h"
@@ -94,4 +97,46 @@ enum kerr s3_delete_refused(struct s3 *s, const struct ostore_obj *obj, struct k
                     "S3 DeleteObject %s: access denied and the object is not locked "
                     "(missing s3:DeleteObject / s3:DeleteObjectVersion permission?): %s",
                     obj->key, err ? err->msg : "");
+}
+
+enum kerr s3_exclude(struct ostore *base, const struct ostore_obj *obj, struct kerr_info *err)
+{
+    static const char body[] = "<Tagging><TagSet><Tag><Key>x-etcd-snapshot-exclude</Key>"
+                               "<Value>true</Value></Tag></TagSet></Tagging>";
+    struct s3 *s = (struct s3 *)base;
+    struct shttp_resp r;
+    struct curl_slist *h = NULL;
+    char *ev = NULL;
+    char *q = NULL;
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned ml = 0;
+    char *b64 = NULL;
+    enum kerr rc = obj->version_id ? shttp_escape(obj->version_id, 0, &ev, err) : KERR_OK;
+    q = rc ? NULL : buf_dupf(1024, "tagging=%s%s", ev ? "&versionId=" : "", ev ? ev : "");
+    rc = q ? s3_headers(s, 0, 0, &h, err) : kerr_set(err, KERR_NOMEM, NULL);
+    /* PutObjectTagging requires Content-MD5 (or a flexible checksum). */
+    if (rc == KERR_OK && (EVP_Digest(body, sizeof body - 1, md, &ml, EVP_md5(), NULL) != 1 ||
+                          crypto_b64_encode(md, ml, &b64, NULL, err) != KERR_OK)) {
+        rc = kerr_set(err, KERR_INTERNAL, "MD5 of the tagging body failed");
+    }
+    char *line = b64 ? buf_dupf(128, "Content-MD5: %s", b64) : NULL;
+    if (rc == KERR_OK && (line == NULL || curl_slist_append(h, line) == NULL)) {
+        rc = kerr_set(err, KERR_NOMEM, NULL);
+    }
+    rc = rc ? rc : s3_do(s, "PUT", obj->key, q, h, body, sizeof body - 1, &r, err);
+    if (rc == KERR_OK) {
+        rc = r.status == 200 ? KERR_OK : s3_status_err("PutObjectTagging", obj->key, &r, err);
+        shttp_resp_release(&r);
+    }
+    if (rc == KERR_OK) {
+        /* The delete marker: a plain DeleteObject, allowed under Object Lock. */
+        struct ostore_obj current = { .key = obj->key };
+        rc = base->ops->del(base, &current, err);
+    }
+    curl_slist_free_all(h);
+    free(line);
+    free(b64);
+    free(q);
+    free(ev);
+    return rc;
 }

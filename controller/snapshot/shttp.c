@@ -104,6 +104,7 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
         { "x-ms-copy-id", offsetof(struct shttp_resp, copy_id), 128 },
         { "x-ms-error-code", offsetof(struct shttp_resp, error_code), 64 },
         { "x-amz-tagging-count", offsetof(struct shttp_resp, tag_count), 16 },
+        { "x-amz-server-side-encryption", offsetof(struct shttp_resp, sse), 32 },
     };
     struct xfer *x = ud;
     size_t len = size * n;

@@ -56,6 +56,7 @@ struct shttp_resp {
     char copy_id[128];    /* x-ms-copy-id */
     char error_code[64];  /* x-ms-error-code */
     char tag_count[16];   /* x-amz-tagging-count */
+    char sse[32];         /* x-amz-server-side-encryption: AES256, aws:kms, aws:kms:dsse */
     long retry_after_s;
 };
 

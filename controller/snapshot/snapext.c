@@ -94,16 +94,32 @@ enum kerr snapext_print(const struct snapext_set *set, FILE *f, struct kerr_info
     return fflush(f) == 0 ? KERR_OK : kerr_set(err, KERR_IO, "cannot write the listing");
 }
 
-/* The latest full snapshot that may be copied, or NULL. */
-static const struct snapext_entry *latest_full(const struct snapext_set *set)
+static bool same_snapshot(const struct snapext_entry *e, const struct snap_name *src)
 {
-    for (size_t i = set->n; i > 0; i--) {
+    return e->name.kind == SNAP_FULL && !e->name.is_chunk && e->name.start_rev == src->start_rev &&
+           e->name.last_rev == src->last_rev;
+}
+
+/*
+ * What to copy: the revisions of the latest full snapshot that is not excluded, and of
+ * those objects the oldest (the snapshot the sidecar took; later ones are copies, and a
+ * copy is never trusted as a source: a bad one would be copied on and on). NULL if none.
+ */
+static const struct snapext_entry *source_full(const struct snapext_set *set)
+{
+    const struct snapext_entry *latest = NULL;
+    for (size_t i = set->n; i > 0 && latest == NULL; i--) {
         const struct snapext_entry *e = &set->v[i - 1];
         if (e->name.kind == SNAP_FULL && !e->name.is_chunk && !e->obj.excluded) {
-            return e;
+            latest = e;
         }
     }
-    return NULL;
+    for (size_t i = 0; latest && i < set->n; i++) {
+        if (same_snapshot(&set->v[i], &latest->name) && !set->v[i].obj.excluded) {
+            return &set->v[i]; /* sorted by revisions, then creation time */
+        }
+    }
+    return latest;
 }
 
 static enum kerr new_key(const struct snapext_opts *o, const struct snap_name *src, char **key,
@@ -116,12 +132,6 @@ static enum kerr new_key(const struct snapext_opts *o, const struct snap_name *s
     }
     enum kerr rc = snap_build_name(&n, err);
     return rc ? rc : snap_key(o->prefix, &n, key, err);
-}
-
-static bool same_snapshot(const struct snapext_entry *e, const struct snap_name *src)
-{
-    return e->name.kind == SNAP_FULL && !e->name.is_chunk && e->name.start_rev == src->start_rev &&
-           e->name.last_rev == src->last_rev;
 }
 
 /*
@@ -187,7 +197,7 @@ enum kerr snapext_extend(struct ostore *s, const struct snapext_opts *o, struct 
     if (rc != KERR_OK) {
         return rc;
     }
-    const struct snapext_entry *src = latest_full(&set);
+    const struct snapext_entry *src = source_full(&set);
     if (src == NULL) {
         rc = kerr_set(err, KERR_NOTFOUND, "no full snapshot under %s/v1 or %s/v2", o->prefix,
                       o->prefix);

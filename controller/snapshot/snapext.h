@@ -8,9 +8,11 @@
  *      etcd-backup-restore sorts them; objects that do not parse are
  *      foreign and never touched;
  *   2. take the latest full snapshot that is not a chunk and not tagged
- *      x-etcd-snapshot-exclude=true, and copy it (ostore_copy: verified,
- *      create-only) under the same name with createdOn = now, in the same
- *      layout (v1 gets a new Backup-<now> directory);
+ *      x-etcd-snapshot-exclude=true; of the objects with its revisions, copy
+ *      the oldest (the sidecar's own snapshot, never an earlier copy) with
+ *      ostore_copy (content-verified against it, create-only) under the same
+ *      name with createdOn = now, in the same layout (v1 gets a new
+ *      Backup-<now> directory);
  *   3. garbage-collect the copies this task made earlier: full snapshots
  *      with the source's revisions, createdOn >= gc_from and older than the
  *      new copy, not excluded. A deletion refused because the object is

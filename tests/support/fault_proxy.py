@@ -11,6 +11,9 @@ Listens on a free loopback port and prints "fault-proxy ready PORT" on stdout.
       forwarded (e.g. PUT:*:503:SlowDown:2).
   --kill METHOD:MATCH:NTH:PIDFILE  at the NTH matching request, SIGKILL the
       process whose pid is in PIDFILE (the emulator) and drop the connection.
+  --set-header METHOD:MATCH:NAME:VALUE  matching requests are forwarded and the
+      answer's header NAME is set to VALUE (the rest of the spec, colons included),
+      e.g. '*:*:x-amz-server-side-encryption:aws:kms'.
 Every other request is forwarded as is (Host header included, so signatures
 still verify). Each decision is logged on stderr.
 """
@@ -35,7 +38,16 @@ class Rule:
         return self.method in ("*", method) and (self.match == "*" or self.match in path)
 
 
-def make_handler(upstream, rules):
+def set_headers(specs, method, path):
+    out = {}
+    for spec in specs:
+        m, match, name, value = spec.split(":", 3)
+        if m in ("*", method) and (match == "*" or match in path):
+            out[name.lower()] = (name, value)
+    return out
+
+
+def make_handler(upstream, rules, header_specs=()):
     up = urllib.parse.urlparse(upstream)
 
     class H(http.server.BaseHTTPRequestHandler):
@@ -95,11 +107,15 @@ def make_handler(upstream, rules):
                 return
             self.send_response(resp.status)
             chunked = False
+            forced = set_headers(header_specs, self.command, self.path)
+            for name, value in forced.values():
+                print(f"fault-proxy: {self.command} {self.path}: {name}: {value}", file=sys.stderr)
+                self.send_header(name, value)
             for k, v in resp.getheaders():
                 if k.lower() == "transfer-encoding":
                     chunked = True
                     continue
-                if k.lower() != "connection":
+                if k.lower() != "connection" and k.lower() not in forced:
                     self.send_header(k, v)
             data = resp.read()
             if chunked:
@@ -119,9 +135,10 @@ def main():
     ap.add_argument("--upstream", required=True)
     ap.add_argument("--rule", action="append", default=[])
     ap.add_argument("--kill", action="append", default=[])
+    ap.add_argument("--set-header", action="append", default=[])
     a = ap.parse_args()
     rules = [Rule(s) for s in a.rule] + [Rule(s, kill=True) for s in a.kill]
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), make_handler(a.upstream, rules))
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), make_handler(a.upstream, rules, a.set_header))
     srv.daemon_threads = True
     print(f"fault-proxy ready {srv.server_address[1]}", flush=True)
     srv.serve_forever()

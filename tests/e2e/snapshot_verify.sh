@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Copies are verified against the original's content, never by size alone, and a failed
+# copy never stays visible to a restore:
+#  - Local: a 0-byte newest "copy" of the final snapshot is not chosen as the source; the
+#    new copy has the sidecar's bytes and the bad copy is collected;
+#  - S3 (s3rver behind a fault proxy that makes every answer say SSE-KMS, with ETags that
+#    are no MD5s, as AWS documents): good copies are kept in server and stream mode (the
+#    content is read back instead of trusting the ETag);
+#  - ABS (Azurite behind a fault proxy): a Copy Blob that ends "failed" fails the run and
+#    the destination blob is deleted.
+set -euo pipefail
+. "$(dirname "$0")/../lib/snapshot.sh"
+
+# ---- Local: the 0-byte newest copy ----
+store=$SNAP_WORK/store
+p=shoot--dev--main/etcd-main
+mkdir -p "$store/$p/v2"
+orig=$store/$p/v2/Full-00000000-00000100-1700000000.gz.final
+head -c 100000 /dev/urandom >"$orig"
+: >"$store/$p/v2/Full-00000000-00000100-1700086400.gz.final" # a copy that went wrong
+WARDEN_SNAPSHOT_NOW=1700172800 snap_run extend-snapshot-immutability --storage-provider Local \
+    --store-container "$store" --store-prefix "$p" --gc-from-timestamp 1700000000 2>"$SNAP_WORK/l.log" ||
+    { cat "$SNAP_WORK/l.log"; snap_fail "Local extend failed"; }
+cmp -s "$orig" "$store/$p/v2/Full-00000000-00000100-1700172800.gz.final" ||
+    { cat "$SNAP_WORK/l.log"; snap_fail "the new copy is not the sidecar's snapshot (a 0-byte copy was the source?)"; }
+[ -e "$orig" ] || snap_fail "the original was collected"
+[ ! -e "$store/$p/v2/Full-00000000-00000100-1700086400.gz.final" ] || snap_fail "the 0-byte copy was kept"
+echo "Local: a 0-byte copy is never the source; the new copy has the original's bytes"
+
+# ---- S3 under SSE-KMS: ETags are no MD5s ----
+snap_s3_start
+head -c $((3 * 1024 * 1024)) /dev/urandom >"$SNAP_WORK/final"
+snap_s3 put "$p/v2/Full-00000000-00000200-1700000000.gz" "$SNAP_WORK/final"
+fake='"0123456789abcdef0123456789abcdef"'
+proxy_start "$SNAP_S3_URL" --set-header '*:*:x-amz-server-side-encryption:aws:kms' \
+    --set-header "HEAD:*:ETag:$fake" --set-header "PUT:*:ETag:$fake"
+s3_via "$PROXY_URL"
+day=1
+for mode in server stream; do
+    now=$((1700000000 + day * 86400))
+    WARDEN_SNAPSHOT_NOW=$now snap_run extend-snapshot-immutability --storage-provider S3 \
+        --store-container "$SNAP_BUCKET" --store-prefix "$p" --gc-from-timestamp 1700000000 \
+        --copy-mode $mode 2>"$SNAP_WORK/kms.log" ||
+        { cat "$SNAP_WORK/kms.log"; snap_fail "S3 $mode copy under SSE-KMS failed (ETag taken as MD5?)"; }
+    snap_s3 get "$p/v2/Full-00000000-00000200-$now.gz" | cmp -s - "$SNAP_WORK/final" ||
+        snap_fail "S3 $mode copy under SSE-KMS missing or different"
+    day=$((day + 1))
+done
+grep -q 'aws:kms' "$SNAP_WORK/proxy.log" || snap_fail "the proxy did not rewrite the answers"
+proxy_stop
+s3_via "$SNAP_S3_URL"
+echo "S3 SSE-KMS: non-MD5 ETags not trusted, copies verified by content"
+
+# ---- ABS: a Copy Blob that ends failed ----
+snap_abs_start
+snap_abs put "$p/v2/Full-00000000-00000300-1700000000.gz" "$SNAP_WORK/final"
+now=1700086400
+proxy_start "$SNAP_ABS_URL" --set-header "*:-$now.gz:x-ms-copy-status:failed"
+printf '%s' "${PROXY_URL#http://}" >"$AZURE_APPLICATION_CREDENTIALS/domain"
+if WARDEN_SNAPSHOT_NOW=$now snap_run extend-snapshot-immutability --storage-provider ABS \
+    --store-container "$SNAP_BUCKET" --store-prefix "$p" --gc-from-timestamp 1700000000 \
+    --copy-mode server 2>"$SNAP_WORK/abs.log"; then
+    snap_fail "a failed Copy Blob passed"
+fi
+proxy_stop
+grep '"level":"error"' "$SNAP_WORK/abs.log" | snap_has 'status failed' ||
+    { cat "$SNAP_WORK/abs.log"; snap_fail "no clear error for the failed copy"; }
+if snap_abs ls "$p/" | snap_has -- "-$now.gz"; then
+    snap_fail "the failed copy's blob is still visible to a restore"
+fi
+echo "ABS: a failed Copy Blob is deleted"
+echo "snapshot_verify: ok"
