@@ -517,6 +517,18 @@ static enum kerr wait_copy(struct abs *a, const char *dst, struct kerr_info *err
     return kerr_set(err, KERR_TIMEOUT, "ABS Copy Blob %s still pending after 20 minutes", dst);
 }
 
+static enum kerr a_del(struct ostore *base, const struct ostore_obj *obj, struct kerr_info *err)
+{
+    struct abs *a = (struct abs *)base;
+    struct shttp_resp r;
+    enum kerr rc = do_req(a, "DELETE", obj->key, NULL, NULL, NULL, NULL, 0, NULL, 0, &r, err);
+    if (rc == KERR_OK) {
+        rc = r.status == 202 ? KERR_OK : status_err("Delete Blob", obj->key, &r, err);
+        shttp_resp_release(&r);
+    }
+    return rc;
+}
+
 /* Abort Copy Blob: a pending copy left behind could still complete later. */
 static void abort_copy(struct abs *a, const char *dst, const char *copy_id)
 {
@@ -557,24 +569,19 @@ static enum kerr a_copy(struct ostore *base, const struct ostore_obj *src, const
             if (rc == KERR_TIMEOUT && r.copy_id[0]) {
                 abort_copy(a, dst, r.copy_id);
             }
+            /* The destination of this copy (failed, aborted, or pending and aborted now)
+             * holds no snapshot: it must not stay visible to a restore. */
+            struct ostore_obj o = { .key = (char *)(uintptr_t)dst };
+            struct kerr_info e2 = { 0 };
+            if (rc != KERR_OK && a_del(base, &o, &e2) != KERR_OK) {
+                log_warn("cannot delete the failed copy", "key", dst, "error", e2.msg);
+            }
         }
         shttp_resp_release(&r);
     }
     curl_slist_free_all(h);
     free(line);
     free(ek);
-    return rc;
-}
-
-static enum kerr a_del(struct ostore *base, const struct ostore_obj *obj, struct kerr_info *err)
-{
-    struct abs *a = (struct abs *)base;
-    struct shttp_resp r;
-    enum kerr rc = do_req(a, "DELETE", obj->key, NULL, NULL, NULL, NULL, 0, NULL, 0, &r, err);
-    if (rc == KERR_OK) {
-        rc = r.status == 202 ? KERR_OK : status_err("Delete Blob", obj->key, &r, err);
-        shttp_resp_release(&r);
-    }
     return rc;
 }
 

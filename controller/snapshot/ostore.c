@@ -258,12 +258,8 @@ static enum kerr drop_bad_copy(struct ostore *s, const char *dst, enum kerr rc)
         return rc;
     }
     if (h != KERR_OK) {
-        /* e.g. an ABS blob whose copy failed: delete it by its key */
-        log_debug("the failed copy's properties are unreadable", "key", dst, "error", e2.msg);
-        o.key = strdup(dst);
-        if (o.key == NULL) {
-            return rc;
-        }
+        log_warn("cannot find the failed copy to delete it", "key", dst, "error", e2.msg);
+        return rc;
     }
     enum kerr d = s->ops->del(s, &o, &e2);
     if (d == KERR_FORBIDDEN && s->ops->exclude) {
@@ -312,8 +308,9 @@ enum kerr ostore_copy(struct ostore *s, const struct ostore_obj *src, const char
             goto out;
         }
         if (rc != KERR_UNSUPPORTED) {
-            /* KERR_EXISTS: someone else's object appeared; never touch it. */
-            rc = rc == KERR_EXISTS ? rc : drop_bad_copy(s, dst, rc);
+            /* Nothing to drop here: a failed S3 copy creates no object, an ABS copy that
+             * ends failed is deleted by the provider (it alone knows the copy is its own),
+             * and whatever else is at dst now is not ours. */
             goto out;
         }
         log_info("server-side copy not available here, streaming instead", "provider", s->ops->name,

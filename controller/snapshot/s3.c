@@ -240,9 +240,14 @@ static enum kerr s_list(struct ostore *base, const char *prefix, struct ostore_l
             rc = get_excluded(s, out->v[i].key, NULL, &out->v[i].excluded, err);
         }
     }
-    /* A listed ETag says nothing about SSE-KMS or SSE-C: never an MD5 (HEAD tells). */
-    for (size_t i = first; i < out->n; i++) {
-        out->v[i].md5[0] = '\0';
+    /* A listed ETag says nothing about SSE-KMS or SSE-C: never an MD5 (HEAD tells). On a
+     * versioned bucket, a full snapshot's retain-until date is its version's retention. */
+    for (size_t i = first; rc == KERR_OK && i < out->n; i++) {
+        struct ostore_obj *o = &out->v[i];
+        o->md5[0] = '\0';
+        if (!s->no_versions && o->version_id && strstr(o->key, "/Full-") != NULL) {
+            rc = s3_retain_until(s, o, &o->immutable_until, err);
+        }
     }
     return rc;
 }

@@ -68,6 +68,11 @@ enum kerr s3_exclude(struct ostore *s, const struct ostore_obj *obj, struct kerr
  */
 enum kerr s3_delete_refused(struct s3 *s, const struct ostore_obj *obj, struct kerr_info *err);
 
+/* GetObjectRetention of obj's version: *until its RetainUntilDate (Unix seconds), 0 when
+ * it has none (or the store has no Object Lock). */
+enum kerr s3_retain_until(struct s3 *s, const struct ostore_obj *obj, int64_t *until,
+                          struct kerr_info *err);
+
 enum kerr s3_up_begin(struct ostore *s, const char *key, int64_t size, struct ostore_upload **out,
                       struct kerr_info *err);
 enum kerr s3_up_part(struct ostore *s, struct ostore_upload *u, const void *data, size_t len,

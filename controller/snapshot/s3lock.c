@@ -28,7 +28,7 @@ static enum kerr lock_get(struct s3 *s, const struct ostore_obj *obj, const char
     *text = NULL;
     enum kerr rc = obj->version_id ? shttp_escape(obj->version_id, 0, &ev, err) : KERR_OK;
     if (rc == KERR_OK) {
-        q = buf_dupf(1024, "%s=%s%s", sub, ev ? "&versionId=" : "", ev ? ev : "");
+        q = buf_dupf(1024, "%s%s%s", sub, ev ? "&versionId=" : "", ev ? ev : "");
         rc = q ? s3_headers(s, 0, 0, &h, err) : kerr_set(err, KERR_NOMEM, NULL);
     }
     rc = rc ? rc : s3_do(s, "GET", obj->key, q, h, NULL, 0, &r, err);
@@ -66,6 +66,20 @@ static bool locked(struct s3 *s, const struct ostore_obj *obj, char *why, size_t
     free(until);
     free(hold);
     return res;
+}
+
+enum kerr s3_retain_until(struct s3 *s, const struct ostore_obj *obj, int64_t *until,
+                          struct kerr_info *err)
+{
+    char *text = NULL;
+    struct timespec ts;
+    *until = 0;
+    enum kerr rc = lock_get(s, obj, "retention=", "RetainUntilDate", &text, err);
+    if (rc == KERR_OK && text && ktime_parse(text, &ts, NULL) == KERR_OK) {
+        *until = (int64_t)ts.tv_sec;
+    }
+    free(text);
+    return rc;
 }
 
 /* ASCII case-insensitive substring test. */

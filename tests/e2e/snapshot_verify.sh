@@ -6,6 +6,8 @@
 #  - S3 (s3rver behind a fault proxy that makes every answer say SSE-KMS, with ETags that
 #    are no MD5s, as AWS documents): good copies are kept in server and stream mode (the
 #    content is read back instead of trusting the ETag);
+#  - S3: the server-side copy is create-only (If-None-Match: *), also when the HEAD
+#    before it was wrong;
 #  - ABS (Azurite behind a fault proxy): a Copy Blob that ends "failed" fails the run and
 #    the destination blob is deleted.
 set -euo pipefail
@@ -50,6 +52,28 @@ grep -q 'aws:kms' "$SNAP_WORK/proxy.log" || snap_fail "the proxy did not rewrite
 proxy_stop
 s3_via "$SNAP_S3_URL"
 echo "S3 SSE-KMS: non-MD5 ETags not trusted, copies verified by content"
+
+# ---- S3: CopyObject is create-only (If-None-Match: *, as AWS honours it) ----
+# The HEAD before the copy is told the name is free; the proxy honours If-None-Match as
+# AWS does (s3rver ignores it), so only the copy's own condition protects the object.
+now=$((1700000000 + 5 * 86400))
+taken=$p/v2/Full-00000000-00000200-$now.gz
+echo "someone else's object" >"$SNAP_WORK/other"
+snap_s3 put "$taken" "$SNAP_WORK/other"
+snap_s3 tag "$taken" x-etcd-snapshot-exclude=true # someone else's, never a source
+proxy_start "$SNAP_S3_URL" --if-none-match S3RVER:S3RVER --rule "HEAD:/$taken:404:NoSuchKey:1"
+s3_via "$PROXY_URL"
+if WARDEN_SNAPSHOT_NOW=$now snap_run extend-snapshot-immutability --storage-provider S3 \
+    --store-container "$SNAP_BUCKET" --store-prefix "$p" --gc-from-timestamp 1700000000 \
+    --copy-mode server 2>"$SNAP_WORK/cond.log"; then
+    snap_fail "CopyObject replaced an existing object"
+fi
+proxy_stop
+s3_via "$SNAP_S3_URL"
+snap_s3 get "$taken" | cmp -s - "$SNAP_WORK/other" || snap_fail "an existing object was overwritten"
+grep '"level":"error"' "$SNAP_WORK/cond.log" | snap_has 'PreconditionFailed' ||
+    { cat "$SNAP_WORK/cond.log"; snap_fail "no clear error for the refused copy"; }
+echo "S3: CopyObject carries If-None-Match and never overwrites"
 
 # ---- ABS: a Copy Blob that ends failed ----
 snap_abs_start

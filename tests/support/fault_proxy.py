@@ -14,10 +14,16 @@ Listens on a free loopback port and prints "fault-proxy ready PORT" on stdout.
   --set-header METHOD:MATCH:NAME:VALUE  matching requests are forwarded and the
       answer's header NAME is set to VALUE (the rest of the spec, colons included),
       e.g. '*:*:x-amz-server-side-encryption:aws:kms'.
+  --if-none-match ACCESS:SECRET  honour "If-None-Match: *" on every PUT as AWS
+      does (also on CopyObject): 412 PreconditionFailed when the key exists (a
+      HEAD upstream first, signed by curl with these keys), for emulators that
+      ignore the header.
+  --corrupt METHOD:MATCH  matching requests are forwarded and the first byte of a
+      2xx answer's body is flipped (a store handing out damaged bytes).
 Every other request is forwarded as is (Host header included, so signatures
 still verify). Each decision is logged on stderr.
 """
-import argparse, http.client, http.server, os, signal, sys, threading, urllib.parse
+import argparse, http.client, http.server, os, signal, subprocess, sys, threading, urllib.parse
 
 lock = threading.Lock()
 
@@ -47,7 +53,7 @@ def set_headers(specs, method, path):
     return out
 
 
-def make_handler(upstream, rules, header_specs=()):
+def make_handler(upstream, rules, header_specs=(), corrupt=(), if_none_match=False):
     up = urllib.parse.urlparse(upstream)
 
     class H(http.server.BaseHTTPRequestHandler):
@@ -81,6 +87,17 @@ def make_handler(upstream, rules, header_specs=()):
                 self.close_connection = True
                 self.connection.shutdown(2)
                 return
+            if (r is None and if_none_match and self.command == "PUT"
+                    and self.headers.get("If-None-Match") == "*" and "uploadId=" not in self.path):
+                head = subprocess.run(
+                    ["curl", "-s", "-I", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "30",
+                     "--aws-sigv4", "aws:amz:us-east-1:s3", "-u", if_none_match,
+                     "-H", "x-amz-content-sha256:UNSIGNED-PAYLOAD",
+                     upstream.rstrip("/") + self.path.split("?")[0]],
+                    capture_output=True, text=True, timeout=60)
+                exists = head.stdout.strip() == "200"
+                if exists:
+                    r = Rule("PUT:*:412:PreconditionFailed:1")
             if r is not None:
                 print(f"fault-proxy: {self.command} {self.path}: {r.status} {r.code}", file=sys.stderr)
                 msg = (f'<?xml version="1.0" encoding="UTF-8"?><Error><Code>{r.code}</Code>'
@@ -118,6 +135,12 @@ def make_handler(upstream, rules, header_specs=()):
                 if k.lower() != "connection" and k.lower() not in forced:
                     self.send_header(k, v)
             data = resp.read()
+            for spec in corrupt:
+                m, match = spec.split(":", 1)
+                if (m in ("*", self.command) and (match == "*" or match in self.path)
+                        and 200 <= resp.status < 300 and data):
+                    print(f"fault-proxy: {self.command} {self.path}: body corrupted", file=sys.stderr)
+                    data = bytes([data[0] ^ 0xFF]) + data[1:]
             if chunked:
                 self.send_header("Content-Length", str(len(data)))
             self.end_headers()
@@ -136,9 +159,11 @@ def main():
     ap.add_argument("--rule", action="append", default=[])
     ap.add_argument("--kill", action="append", default=[])
     ap.add_argument("--set-header", action="append", default=[])
+    ap.add_argument("--corrupt", action="append", default=[])
+    ap.add_argument("--if-none-match", default="")
     a = ap.parse_args()
     rules = [Rule(s) for s in a.rule] + [Rule(s, kill=True) for s in a.kill]
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), make_handler(a.upstream, rules, a.set_header))
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), make_handler(a.upstream, rules, a.set_header, a.corrupt, a.if_none_match))
     srv.daemon_threads = True
     print(f"fault-proxy ready {srv.server_address[1]}", flush=True)
     srv.serve_forever()
