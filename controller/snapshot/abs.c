@@ -293,6 +293,7 @@ static enum kerr a_head(struct ostore *base, const char *key, struct ostore_obj 
         out->mtime = (int64_t)curl_getdate(r.last_modified, NULL);
         snapxml_md5_b64_to_hex(r.content_md5, out->md5);
         snprintf(out->etag, sizeof out->etag, "%.79s", r.etag);
+        out->own_copy = strcmp(r.copy_mark, "true") == 0;
         out->key = strdup(key);
         rc = out->key ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL);
         if (r.copy_status[0] && strcmp(r.copy_status, "success") != 0) {
@@ -386,6 +387,7 @@ static enum kerr put_blob(struct abs *a, struct abs_upload *u, const void *data,
         h = curl_slist_append(h, md);
         h = h ? curl_slist_append(h, "x-ms-blob-type: BlockBlob") : NULL;
         h = h ? curl_slist_append(h, "If-None-Match: *") : NULL;
+        h = h ? curl_slist_append(h, OSTORE_COPY_MARK_ABS ": true") : NULL;
         rc = h ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL);
     }
     rc = rc ? rc : do_req(a, "PUT", u->key, NULL, NULL, h, data, len, NULL, 0, &r, err);
@@ -459,6 +461,7 @@ static enum kerr put_block_list(struct abs *a, struct abs_upload *u, struct kerr
     char *line = b64 ? buf_dupf(128, "x-ms-blob-content-md5: %s", b64) : NULL;
     struct curl_slist *h = line ? curl_slist_append(NULL, line) : NULL;
     h = h ? curl_slist_append(h, "If-None-Match: *") : NULL;
+    h = h ? curl_slist_append(h, OSTORE_COPY_MARK_ABS ": true") : NULL;
     if (rc == KERR_OK && (h == NULL || buf_appendf(&body,
                                                    "<?xml version=\"1.0\" encoding=\"utf-8\"?>"
                                                    "<BlockList>%s</BlockList>",
@@ -558,6 +561,7 @@ static enum kerr a_copy(struct ostore *base, const struct ostore_obj *src, const
         ek ? buf_dupf(32768, "x-ms-copy-source: %s/%s/%s", a->base_url, a->container, ek) : NULL;
     struct curl_slist *h = line ? curl_slist_append(NULL, line) : NULL;
     h = h ? curl_slist_append(h, "If-None-Match: *") : NULL;
+    h = h ? curl_slist_append(h, OSTORE_COPY_MARK_ABS ": true") : NULL;
     rc = rc ? rc : (h ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL));
     rc = rc ? rc : do_req(a, "PUT", dst, NULL, NULL, h, NULL, 0, NULL, 0, &r, err);
     if (rc == KERR_OK) {

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "common/buf.h"
@@ -123,6 +124,9 @@ static enum kerr l_head(struct ostore *s, const char *key, struct ostore_obj *ou
     if (fd < 0 || fstat(fd, &st) != 0) {
         rc = p ? sys_fail(err, "cannot open", p) : kerr_set(err, KERR_NOMEM, NULL);
     } else {
+        char mark[8] = "";
+        ssize_t ml = fgetxattr(fd, OSTORE_COPY_MARK_LOCAL, mark, sizeof mark - 1);
+        out->own_copy = ml == 4 && memcmp(mark, "true", 4) == 0;
         out->size = st.st_size;
         out->mtime = st.st_mtime;
         out->key = strdup(key);
@@ -257,7 +261,9 @@ static enum kerr make_parents(char *path, struct kerr_info *err)
 static enum kerr l_up_commit(struct ostore *s, struct ostore_upload *u, struct kerr_info *err)
 {
     enum kerr rc = KERR_OK;
-    if (fsync(u->fd) != 0) {
+    if (fsetxattr(u->fd, OSTORE_COPY_MARK_LOCAL, "true", 4, 0) != 0) {
+        rc = sys_fail(err, "cannot mark (extended attribute " OSTORE_COPY_MARK_LOCAL ")", u->dst);
+    } else if (fsync(u->fd) != 0) {
         rc = sys_fail(err, "cannot write", u->dst);
     } else if (close(u->fd) != 0) {
         u->fd = -1;

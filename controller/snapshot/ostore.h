@@ -25,6 +25,16 @@
 
 #include "common/kerr.h"
 
+/*
+ * The mark every object warden-snapshot writes carries, and nothing else writes: object
+ * metadata etcd-warden-copy=true (S3 x-amz-meta-etcd-warden-copy; ABS
+ * x-ms-meta-etcdwardencopy, ABS metadata names being identifiers; Local the extended
+ * attribute user.etcd-warden-copy). Garbage collection deletes only objects so marked.
+ */
+#define OSTORE_COPY_MARK_S3    "x-amz-meta-etcd-warden-copy"
+#define OSTORE_COPY_MARK_ABS   "x-ms-meta-etcdwardencopy"
+#define OSTORE_COPY_MARK_LOCAL "user.etcd-warden-copy"
+
 /* Default part size of streamed copies (the only large buffer). */
 #define OSTORE_PART_SIZE (8u * 1024u * 1024u)
 /* Server copies above this size go part by part (S3 UploadPartCopy). */
@@ -38,6 +48,7 @@ struct ostore_obj {
     char md5[33];            /* content MD5 (hex) where the provider guarantees it, else "" */
     char etag[80];           /* the provider's ETag without quotes, else "" */
     bool excluded;           /* tagged x-etcd-snapshot-exclude=true */
+    bool own_copy;           /* head only: carries OSTORE_COPY_MARK (written by warden-snapshot) */
     int64_t immutable_until; /* Unix seconds; 0 unknown / none */
 };
 

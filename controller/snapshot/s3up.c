@@ -39,6 +39,9 @@ static enum kerr create_multipart(struct s3 *s, struct s3_upload *u, struct kerr
     struct curl_slist *h = NULL;
     char *id = NULL;
     enum kerr rc = s3_headers(s, 1, 0, &h, err);
+    if (rc == KERR_OK && curl_slist_append(h, OSTORE_COPY_MARK_S3 ": true") == NULL) {
+        rc = kerr_set(err, KERR_NOMEM, NULL);
+    }
     rc = rc ? rc : s3_do(s, "POST", u->key, "uploads=", h, NULL, 0, &r, err);
     curl_slist_free_all(h);
     if (rc != KERR_OK) {
@@ -123,8 +126,10 @@ static enum kerr put_bytes(struct s3 *s, struct s3_upload *u, const char *query,
     struct curl_slist *h = NULL;
     enum kerr rc = md5_header(data, len, md, line, err);
     rc = rc ? rc : s3_headers(s, 1, 0, &h, err);
-    if (rc == KERR_OK && (curl_slist_append(h, line) == NULL ||
-                          (create_only && curl_slist_append(h, "If-None-Match: *") == NULL))) {
+    if (rc == KERR_OK &&
+        (curl_slist_append(h, line) == NULL ||
+         (create_only && (curl_slist_append(h, "If-None-Match: *") == NULL ||
+                          curl_slist_append(h, OSTORE_COPY_MARK_S3 ": true") == NULL)))) {
         rc = kerr_set(err, KERR_NOMEM, NULL);
     }
     rc = rc ? rc : s3_do(s, "PUT", u->key, query, h, data, len, &r, err);
@@ -299,13 +304,14 @@ static enum kerr copy_call(struct s3 *s, const struct ostore_obj *src, const cha
     *etag = NULL;
     enum kerr rc = s3_headers(s, 1, 1, &h, err);
     rc = rc ? rc : copy_source(s, src, &src_line, err);
-    /* CopyObject: create-only where the store honours If-None-Match (AWS; Ceph on
-     * unversioned buckets), and REPLACE so the copy takes the bucket's default retention
+    /* CopyObject: create-only where the store honours If-None-Match (AWS), and REPLACE
+     * with warden-snapshot's mark, so the copy also takes the bucket's default retention
      * from now (Ceph's COPY directive keeps the source's retain-until date). */
     if (rc == KERR_OK &&
         (curl_slist_append(h, src_line) == NULL || (range && curl_slist_append(h, range) == NULL) ||
          (!range && curl_slist_append(h, "If-None-Match: *") == NULL) ||
-         (!range && curl_slist_append(h, "x-amz-metadata-directive: REPLACE") == NULL))) {
+         (!range && curl_slist_append(h, "x-amz-metadata-directive: REPLACE") == NULL) ||
+         (!range && curl_slist_append(h, OSTORE_COPY_MARK_S3 ": true") == NULL))) {
         rc = kerr_set(err, KERR_NOMEM, NULL);
     }
     rc = rc ? rc : s3_do(s, "PUT", dst, query, h, NULL, 0, &r, err);

@@ -105,6 +105,8 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
         { "x-ms-error-code", offsetof(struct shttp_resp, error_code), 64 },
         { "x-amz-tagging-count", offsetof(struct shttp_resp, tag_count), 16 },
         { "x-amz-server-side-encryption", offsetof(struct shttp_resp, sse), 32 },
+        { "x-amz-meta-etcd-warden-copy", offsetof(struct shttp_resp, copy_mark), 8 },
+        { "x-ms-meta-etcdwardencopy", offsetof(struct shttp_resp, copy_mark), 8 },
     };
     struct xfer *x = ud;
     size_t len = size * n;

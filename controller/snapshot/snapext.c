@@ -164,6 +164,20 @@ static enum kerr collect_garbage(struct ostore *s, const struct snapext_set *set
         if (!collectable(e, original, o, res->copy)) {
             continue;
         }
+        /* Only what warden-snapshot wrote: the sidecar's own snapshots with these revisions
+         * (a wake-up snapshot, a final one taken a second off) carry no mark. */
+        struct ostore_obj h = { 0 };
+        enum kerr hr = s->ops->head(s, e->obj.key, &h, &e2);
+        bool own = hr == KERR_OK && h.own_copy;
+        ostore_obj_release(&h);
+        if (hr != KERR_OK && hr != KERR_NOTFOUND) {
+            log_warn("cannot read an earlier copy's mark, kept", "key", e->obj.key, "error",
+                     e2.msg);
+        }
+        if (!own) {
+            log_info("not written by warden-snapshot, kept", "key", e->obj.key);
+            continue;
+        }
         if (o->dry_run) {
             log_info("dry run: would delete an earlier copy", "key", e->obj.key);
             continue;

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Copies are verified against the original's content, never by size alone, and a failed
 # copy never stays visible to a restore:
-#  - Local: a 0-byte newest "copy" of the final snapshot is not chosen as the source; the
-#    new copy has the sidecar's bytes and the bad copy is collected;
+#  - Local: a 0-byte newest copy of the final snapshot (written by warden-snapshot: it
+#    carries the mark) is not chosen as the source; the new copy has the sidecar's bytes
+#    and the bad copy is collected; the sidecar's own later snapshot of the same revision
+#    (no mark: a wake-up snapshot) is never collected, whatever its time;
 #  - S3 (s3rver behind a fault proxy that makes every answer say SSE-KMS, with ETags that
 #    are no MD5s, as AWS documents): good copies are kept in server and stream mode (the
-#    content is read back instead of trusting the ETag);
+#    content is read back instead of trusting the ETag), and the day before's copy is
+#    collected while an unmarked snapshot of the same revision is kept;
 #  - S3: the server-side copy is create-only (If-None-Match: *), also when the HEAD
 #    before it was wrong;
 #  - ABS (Azurite behind a fault proxy): a Copy Blob that ends "failed" fails the run and
@@ -20,6 +23,10 @@ mkdir -p "$store/$p/v2"
 orig=$store/$p/v2/Full-00000000-00000100-1700000000.gz.final
 head -c 100000 /dev/urandom >"$orig"
 : >"$store/$p/v2/Full-00000000-00000100-1700086400.gz.final" # a copy that went wrong
+python3 -c 'import os, sys; os.setxattr(sys.argv[1], "user.etcd-warden-copy", b"true")' \
+    "$store/$p/v2/Full-00000000-00000100-1700086400.gz.final"
+wake=$store/$p/v2/Full-00000000-00000100-1700090000.gz # the sidecar's, after wake-up
+head -c 1000 /dev/urandom >"$wake"
 WARDEN_SNAPSHOT_NOW=1700172800 snap_run extend-snapshot-immutability --storage-provider Local \
     --store-container "$store" --store-prefix "$p" --gc-from-timestamp 1700000000 2>"$SNAP_WORK/l.log" ||
     { cat "$SNAP_WORK/l.log"; snap_fail "Local extend failed"; }
@@ -27,12 +34,15 @@ cmp -s "$orig" "$store/$p/v2/Full-00000000-00000100-1700172800.gz.final" ||
     { cat "$SNAP_WORK/l.log"; snap_fail "the new copy is not the sidecar's snapshot (a 0-byte copy was the source?)"; }
 [ -e "$orig" ] || snap_fail "the original was collected"
 [ ! -e "$store/$p/v2/Full-00000000-00000100-1700086400.gz.final" ] || snap_fail "the 0-byte copy was kept"
-echo "Local: a 0-byte copy is never the source; the new copy has the original's bytes"
+[ -e "$wake" ] || snap_fail "the sidecar's wake-up snapshot was collected"
+snap_has 'not written by warden-snapshot, kept' "$SNAP_WORK/l.log" || snap_fail "no log line for the kept snapshot"
+echo "Local: a 0-byte copy is never the source; the new copy has the original's bytes; the sidecar's snapshots are kept"
 
 # ---- S3 under SSE-KMS: ETags are no MD5s ----
 snap_s3_start
 head -c $((3 * 1024 * 1024)) /dev/urandom >"$SNAP_WORK/final"
 snap_s3 put "$p/v2/Full-00000000-00000200-1700000000.gz" "$SNAP_WORK/final"
+snap_s3 put "$p/v2/Full-00000000-00000200-1700000500.gz" /etc/hostname # the sidecar's, unmarked
 fake='"0123456789abcdef0123456789abcdef"'
 proxy_start "$SNAP_S3_URL" --set-header '*:*:x-amz-server-side-encryption:aws:kms' \
     --set-header "HEAD:*:ETag:$fake" --set-header "PUT:*:ETag:$fake"
@@ -49,6 +59,10 @@ for mode in server stream; do
     day=$((day + 1))
 done
 grep -q 'aws:kms' "$SNAP_WORK/proxy.log" || snap_fail "the proxy did not rewrite the answers"
+snap_s3 get "$p/v2/Full-00000000-00000200-1700000500.gz" >/dev/null || snap_fail "S3: the sidecar's snapshot was collected"
+if snap_s3 get "$p/v2/Full-00000000-00000200-1700086400.gz" >/dev/null 2>&1; then
+    snap_fail "S3: day 1's copy was not collected"
+fi
 proxy_stop
 s3_via "$SNAP_S3_URL"
 echo "S3 SSE-KMS: non-MD5 ETags not trusted, copies verified by content"
