@@ -290,7 +290,18 @@ enum kerr ostore_copy(struct ostore *s, const struct ostore_obj *src, const char
     /* The source as the store reports it now: its size and, where guaranteed, its MD5
      * (a listing's ETag may be no MD5 at all, e.g. under SSE-KMS). */
     rc = s->ops->head(s, src->key, &fresh, err);
+    if (rc == KERR_NOTFOUND && src->version_id) {
+        /* a version under a delete marker (a restore still uses it): the listing's size,
+         * no trusted MD5, the bytes read back by version */
+        ostore_obj_release(&fresh);
+        fresh = *src;
+        fresh.md5[0] = '\0';
+        fresh.key = strdup(src->key);
+        fresh.version_id = NULL;
+        rc = fresh.key ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL);
+    }
     if (rc != KERR_OK) {
+        ostore_obj_release(&fresh);
         return kerr_wrap(err, "reading the source %s", src->key);
     }
     free(fresh.version_id);

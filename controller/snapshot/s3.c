@@ -180,72 +180,84 @@ static enum kerr list_pages(struct s3 *s, const char *prefix, bool versions,
     return rc;
 }
 
-/* Versioned buckets: etcd-backup-restore's rule (delete marker + tagged oldest version). */
-static enum kerr apply_versions(struct s3 *s, const char *prefix, struct ostore_list *out,
+/* GetBucketVersioning: *on when Status is Enabled (a store without the call: off). */
+static enum kerr versioning_enabled(struct s3 *s, bool *on, struct kerr_info *err)
+{
+    struct shttp_resp r;
+    char *status = NULL;
+    *on = false;
+    enum kerr rc = s3_do(s, "GET", "", "versioning=", NULL, NULL, 0, &r, err);
+    if (rc != KERR_OK) {
+        return rc;
+    }
+    if (r.status == 200) {
+        *on = snapxml_find(buf_str(&r.body), r.body.len, "Status", &status, NULL) == KERR_OK &&
+              strcmp(status, "Enabled") == 0;
+    } else if (r.status != 404 && r.status != 405 && r.status != 501) {
+        rc = s3_status_err("GetBucketVersioning", s->bucket, &r, err);
+    }
+    free(status);
+    shttp_resp_release(&r);
+    return rc;
+}
+
+/*
+ * A versioned bucket as etcd-backup-restore lists it: every key with its oldest version
+ * (LastModified; listed newest first, so a tie goes to the later entry), including keys
+ * under a delete marker, except those whose oldest version is tagged
+ * x-etcd-snapshot-exclude=true (kept here with excluded set, never chosen). The versions
+ * of one key come together (the listing is sorted by key).
+ */
+static enum kerr list_versioned(struct s3 *s, const char *prefix, struct ostore_list *out,
                                 struct kerr_info *err)
 {
     struct ostore_list v = { 0 };
     enum kerr rc = list_pages(s, prefix, true, &v, err);
-    if (rc == KERR_UNSUPPORTED || (rc != KERR_OK && err && strstr(err->msg, "HTTP 405"))) {
-        ostore_list_release(&v);
-        s->no_versions = true;
-        return KERR_OK;
-    }
-    /* Deletions go to the current version (versions are listed newest first). */
-    for (size_t i = 0; rc == KERR_OK && i < out->n; i++) {
-        for (size_t j = 0; out->v[i].version_id == NULL && j < v.n; j++) {
-            if (strcmp(v.v[j].key, out->v[i].key) == 0 && v.v[j].version_id &&
-                strcmp(v.v[j].etag, "delete-marker") != 0) {
-                out->v[i].version_id = strdup(v.v[j].version_id);
-                rc = out->v[i].version_id ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL);
-            }
-        }
-    }
-    for (size_t i = 0; rc == KERR_OK && i < v.n; i++) {
-        const struct ostore_obj *d = &v.v[i];
-        if (strcmp(d->etag, "delete-marker") != 0) {
-            continue;
-        }
-        /* The oldest version of that key is the last one listed for it. */
+    for (size_t i = 0; rc == KERR_OK && i < v.n;) {
+        size_t end = i;
         const struct ostore_obj *old = NULL;
-        for (size_t j = 0; j < v.n; j++) {
-            if (strcmp(v.v[j].key, d->key) == 0 && strcmp(v.v[j].etag, "delete-marker") != 0) {
-                old = &v.v[j];
+        bool marker = false;
+        for (; end < v.n && strcmp(v.v[end].key, v.v[i].key) == 0; end++) {
+            if (strcmp(v.v[end].etag, "delete-marker") == 0) {
+                marker = true;
+            } else if (old == NULL || v.v[end].mtime <= old->mtime) {
+                old = &v.v[end];
             }
         }
-        bool ex = false;
-        rc = old ? get_excluded(s, old->key, old->version_id, &ex, err) : KERR_OK;
-        if (rc == KERR_OK && ex) {
+        if (old != NULL) {
+            bool ex = false;
+            rc = marker ? get_excluded(s, old->key, old->version_id, &ex, err) : KERR_OK;
             struct ostore_obj o = *old;
-            o.excluded = true;
-            rc = ostore_list_add(out, &o, err);
+            o.excluded = ex;
+            rc = rc ? rc : ostore_list_add(out, &o, err);
         }
+        i = end;
     }
     ostore_list_release(&v);
     return rc;
 }
 
+/*
+ * etcd-backup-restore's listing: GetBucketVersioning, then the versioned listing above,
+ * or ListObjectsV2 where exclude tags are not read at all (as upstream ignores them there).
+ */
 static enum kerr s_list(struct ostore *base, const char *prefix, struct ostore_list *out,
                         struct kerr_info *err)
 {
     struct s3 *s = (struct s3 *)base;
     size_t first = out->n;
-    enum kerr rc = list_pages(s, prefix, false, out, err);
-    if (rc == KERR_OK && !s->no_versions) {
-        rc = apply_versions(s, prefix, out, err);
-    }
-    /* Stores without versions: a tag on the current version of a full snapshot. */
-    for (size_t i = first; rc == KERR_OK && s->no_versions && i < out->n; i++) {
-        if (strstr(out->v[i].key, "/Full-") != NULL) {
-            rc = get_excluded(s, out->v[i].key, NULL, &out->v[i].excluded, err);
-        }
+    bool versioned = false;
+    enum kerr rc = versioning_enabled(s, &versioned, err);
+    if (rc == KERR_OK) {
+        rc = versioned ? list_versioned(s, prefix, out, err)
+                       : list_pages(s, prefix, false, out, err);
     }
     /* A listed ETag says nothing about SSE-KMS or SSE-C: never an MD5 (HEAD tells). On a
      * versioned bucket, a full snapshot's retain-until date is its version's retention. */
     for (size_t i = first; rc == KERR_OK && i < out->n; i++) {
         struct ostore_obj *o = &out->v[i];
         o->md5[0] = '\0';
-        if (!s->no_versions && o->version_id && strstr(o->key, "/Full-") != NULL) {
+        if (versioned && o->version_id && strstr(o->key, "/Full-") != NULL) {
             rc = s3_retain_until(s, o, &o->immutable_until, err);
         }
     }

@@ -24,8 +24,7 @@ struct s3 {
     char *host;
     char *sse_key_b64; /* SSE-C key and its MD5, base64; NULL without SSE-C */
     char *sse_key_md5_b64;
-    bool no_versions; /* the store answered ListObjectVersions with "not implemented" */
-    bool kms_seen;    /* an answer said SSE-KMS: its ETags are no MD5s */
+    bool kms_seen; /* an answer said SSE-KMS: its ETags are no MD5s */
 };
 
 /* URL of key (BORROWED; "" for the bucket) with an already encoded, sorted query

@@ -6,6 +6,8 @@
 #     refused (403 "forbidden by object lock"), kept, and the run succeeds; once its
 #     retention has passed the next run deletes it by version (no version or delete
 #     marker left); `list` shows the real retain-until dates.
+#     A newer full under a delete marker but not tagged is listed and extended, as
+#     etcd-backup-restore's versioned listing keeps it for restore.
 #  2. A bucket with a default retention: a copy damaged on the way (stream mode, the
 #     source's bytes flipped by a fault proxy) fails the run, cannot be deleted (locked),
 #     and is excluded as etcd-backup-restore reads it (its version tagged
@@ -105,6 +107,20 @@ snap_has '"deleted":"1"' "$SNAP_WORK/run.log" || { cat "$SNAP_WORK/run.log"; sna
 [ "$(versions_of worm "$orig" | grep -c '^version')" -eq 1 ] || snap_fail "the sidecar's snapshot was touched"
 [ "$(versions_of worm "$(copy_key 2)" | grep -c '^version')" -eq 1 ] || snap_fail "the locked day-2 copy was deleted"
 echo "Object Lock: locked copies refused and kept, collected by version once deletable, list shows retain-until"
+
+# A newer full under a delete marker, not tagged: etcd-backup-restore's versioned listing
+# keeps it (oldest version) and its restore takes it, so it is the one extended.
+marked=$p/v2/Full-00000000-00002500-1700200000.gz
+head -c 70000 /dev/urandom >"$SNAP_WORK/marked"
+rgw_s3 -T "$SNAP_WORK/marked" "$RGW_URL/worm/$marked" -o /dev/null
+rgw_s3 -X DELETE "$RGW_URL/worm/$marked" -o /dev/null
+run worm 4
+[ $RC -eq 0 ] || { cat "$SNAP_WORK/run.log"; snap_fail "day 4 failed"; }
+snap_has "\"source\":\"$marked\"" "$SNAP_WORK/run.log" ||
+    { cat "$SNAP_WORK/run.log"; snap_fail "the delete-marked, untagged full (restored upstream) was not the source"; }
+rgw_s3 "$RGW_URL/worm/$p/v2/Full-00000000-00002500-$((1700000000 + 4 * 86400)).gz" | cmp -s - "$SNAP_WORK/marked" ||
+    snap_fail "the copy of the delete-marked full differs"
+echo "versioned listing as upstream: an untagged delete-marked full is kept and extended"
 
 # ---- 2. default retention: a damaged copy is excluded, never chosen ----
 mkbucket wormd lock
