@@ -8,6 +8,7 @@
 #   rgw_stop         # radosgw, osd, mon: TERM, then KILL after 10 s; also at exit
 #
 # Needs radosgw, ceph-mon, ceph-osd, ceph-common (tests/run-all.sh installs them).
+# RGW_MEMSTORE_BYTES: the OSD's in-memory store (768 MiB; it holds about twice the data).
 # Every wait is bounded; a daemon that ignores TERM is killed.
 
 RGW_ACCESS=wardenaccesskey
@@ -106,7 +107,7 @@ mon data = $S/mon.\$id
 osd data = $S/osd.\$id
 keyring = $S/osd.\$id/keyring
 osd objectstore = memstore
-memstore device bytes = 805306368
+memstore device bytes = ${RGW_MEMSTORE_BYTES:-805306368}
 osd op num shards = 1
 osd op num threads per shard = 2
 osd max scrubs = 0
