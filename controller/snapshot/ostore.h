@@ -91,6 +91,11 @@ struct ostore_ops {
     /* Mark an immutable obj excluded (x-etcd-snapshot-exclude=true) the way the provider's
      * etcd-backup-restore skips it on restore; NULL where there is no such mark (Local). */
     enum kerr (*exclude)(struct ostore *s, const struct ostore_obj *obj, struct kerr_info *err);
+    /* Extend obj's retention in place to now + period seconds (0: the store's default
+     * retention), never shortening it; *until the retain-until date afterwards. NULL, or
+     * KERR_UNSUPPORTED, where the store (or bucket) has no object-level lock. */
+    enum kerr (*extend)(struct ostore *s, const struct ostore_obj *obj, int64_t period,
+                        int64_t *until, struct kerr_info *err);
     void (*destroy)(struct ostore *s);
 };
 

@@ -403,6 +403,7 @@ static const struct ostore_ops s3_ops = {
     .copy = s3_copy,
     .del = s_del,
     .exclude = s3_exclude,
+    .extend = s3_extend,
     .destroy = s_destroy,
 };
 

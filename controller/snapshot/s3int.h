@@ -56,6 +56,15 @@ void s3_set_etag(struct ostore_obj *o, const char *raw, bool sse);
 /* Whether an answer's x-amz-server-side-encryption makes its ETag no MD5 (SSE-KMS). */
 bool s3_kms(const struct shttp_resp *r);
 
+/*
+ * Extend obj's version's Object Lock retention in place to now + period (seconds; 0: the
+ * bucket's default retention), keeping the mode it has (else the bucket default's). Never
+ * shortens: a retention already reaching that far is left alone. *until: the retain-until
+ * date it has afterwards. KERR_UNSUPPORTED when the bucket has no Object Lock.
+ */
+enum kerr s3_extend(struct ostore *s, const struct ostore_obj *obj, int64_t period, int64_t *until,
+                    struct kerr_info *err);
+
 /* Mark obj excluded as etcd-backup-restore reads the mark on a versioned bucket: tag its
  * version x-etcd-snapshot-exclude=true, then add a delete marker on top. */
 enum kerr s3_exclude(struct ostore *s, const struct ostore_obj *obj, struct kerr_info *err);

@@ -154,3 +154,115 @@ enum kerr s3_exclude(struct ostore *base, const struct ostore_obj *obj, struct k
     free(ev);
     return rc;
 }
+
+/* GetObjectLockConfiguration: *enabled, and the default retention (seconds, mode). */
+static enum kerr lock_config(struct s3 *s, bool *enabled, int64_t *period, char mode[16],
+                             struct kerr_info *err)
+{
+    struct shttp_resp r;
+    char *v = NULL;
+    *enabled = false;
+    *period = 0;
+    snprintf(mode, 16, "GOVERNANCE");
+    enum kerr rc = s3_do(s, "GET", "", "object-lock=", NULL, NULL, 0, &r, err);
+    if (rc != KERR_OK) {
+        return rc;
+    }
+    const char *xml = buf_str(&r.body);
+    if (r.status == 200) {
+        *enabled = snapxml_find(xml, r.body.len, "ObjectLockEnabled", &v, NULL) == KERR_OK &&
+                   strcmp(v, "Enabled") == 0;
+        free(v);
+        v = NULL;
+        if (snapxml_find(xml, r.body.len, "Days", &v, NULL) == KERR_OK) {
+            *period = strtoll(v, NULL, 10) * 86400;
+        } else if (snapxml_find(xml, r.body.len, "Years", &v, NULL) == KERR_OK) {
+            *period = strtoll(v, NULL, 10) * 365 * 86400;
+        }
+        free(v);
+        v = NULL;
+        if (snapxml_find(xml, r.body.len, "Mode", &v, NULL) == KERR_OK) {
+            snprintf(mode, 16, "%s", v);
+        }
+        free(v);
+    } else if (r.status != 404 && r.status != 400 && r.status != 501) {
+        rc = s3_status_err("GetObjectLockConfiguration", s->bucket, &r, err);
+    }
+    shttp_resp_release(&r);
+    return rc;
+}
+
+enum kerr s3_extend(struct ostore *base, const struct ostore_obj *obj, int64_t period,
+                    int64_t *until, struct kerr_info *err)
+{
+    struct s3 *s = (struct s3 *)base;
+    bool enabled = false;
+    int64_t def = 0;
+    int64_t cur = 0;
+    char mode[16];
+    char *cur_mode = NULL;
+    char date[KTIME_LEN + 1];
+    *until = 0;
+    enum kerr rc = lock_config(s, &enabled, &def, mode, err);
+    if (rc == KERR_OK && !enabled) {
+        return kerr_set(err, KERR_UNSUPPORTED, "bucket %s has no Object Lock", s->bucket);
+    }
+    period = period > 0 ? period : def;
+    if (rc == KERR_OK && period <= 0) {
+        return kerr_set(err, KERR_INVAL,
+                        "bucket %s has no default retention: give --retention-days", s->bucket);
+    }
+    rc = rc ? rc : s3_retain_until(s, obj, &cur, err);
+    if (rc == KERR_OK && lock_get(s, obj, "retention=", "Mode", &cur_mode, err) == KERR_OK &&
+        cur_mode) {
+        snprintf(mode, sizeof mode, "%s", cur_mode); /* a retention keeps its mode */
+    }
+    free(cur_mode);
+    int64_t want = (int64_t)time(NULL) + period;
+    if (rc != KERR_OK || cur >= want) {
+        *until = cur; /* never shortened */
+        return rc;
+    }
+    if (ktime_format((time_t)want, date) != KERR_OK) {
+        return kerr_set(err, KERR_INVAL, "retention date out of range");
+    }
+    char *body = buf_dupf(512,
+                          "<Retention xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Mode>%s"
+                          "</Mode><RetainUntilDate>%s</RetainUntilDate></Retention>",
+                          mode, date);
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned ml = 0;
+    char *b64 = NULL;
+    char *ev = NULL;
+    char *q = NULL;
+    char *line = NULL;
+    struct curl_slist *h = NULL;
+    struct shttp_resp r;
+    rc = body ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL);
+    if (rc == KERR_OK && (EVP_Digest(body, strlen(body), md, &ml, EVP_md5(), NULL) != 1 ||
+                          crypto_b64_encode(md, ml, &b64, NULL, err) != KERR_OK)) {
+        rc = kerr_set(err, KERR_INTERNAL, "MD5 of the retention body failed");
+    }
+    rc = (rc == KERR_OK && obj->version_id) ? shttp_escape(obj->version_id, 0, &ev, err) : rc;
+    if (rc == KERR_OK) {
+        q = buf_dupf(1024, "retention=%s%s", ev ? "&versionId=" : "", ev ? ev : "");
+        line = buf_dupf(128, "Content-MD5: %s", b64);
+        rc = q && line ? s3_headers(s, 0, 0, &h, err) : kerr_set(err, KERR_NOMEM, NULL);
+    }
+    if (rc == KERR_OK && curl_slist_append(h, line) == NULL) {
+        rc = kerr_set(err, KERR_NOMEM, NULL);
+    }
+    rc = rc ? rc : s3_do(s, "PUT", obj->key, q, h, body, strlen(body), &r, err);
+    if (rc == KERR_OK) {
+        rc = r.status == 200 ? KERR_OK : s3_status_err("PutObjectRetention", obj->key, &r, err);
+        shttp_resp_release(&r);
+    }
+    *until = rc == KERR_OK ? want : cur;
+    curl_slist_free_all(h);
+    free(line);
+    free(q);
+    free(ev);
+    free(b64);
+    free(body);
+    return rc;
+}

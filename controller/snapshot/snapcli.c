@@ -20,6 +20,8 @@ struct cli {
     char *clean_prefix; /* OWNS: prefix as etcd-backup-restore cleans it */
     const char *gc_from;
     const char *copy_mode;
+    const char *mode;
+    int64_t retention_days;
     bool dry_run;
     int verbose;
 };
@@ -33,17 +35,21 @@ enum {
     OPT_MODE,
     OPT_DRY,
     OPT_PART,
-    OPT_THRESHOLD
+    OPT_THRESHOLD,
+    OPT_EXTMODE,
+    OPT_RETENTION
 };
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: warden-snapshot extend-snapshot-immutability --storage-provider P "
-               "--store-container C --store-prefix X [--store-endpoint-override URL] "
-               "--gc-from-timestamp T "
-               "[--copy-mode server|stream] [--dry-run] [-v]\n"
-               "       warden-snapshot list --storage-provider P --store-container C "
-               "--store-prefix X [--store-endpoint-override URL] [-v]\n");
+    fprintf(f,
+            "usage: warden-snapshot extend-snapshot-immutability --storage-provider P "
+            "--store-container C --store-prefix X [--store-endpoint-override URL] "
+            "--gc-from-timestamp T "
+            "[--mode copy|extend-in-place|auto] [--retention-days N] [--copy-mode server|stream] "
+            "[--dry-run] [-v]\n"
+            "       warden-snapshot list --storage-provider P --store-container C "
+            "--store-prefix X [--store-endpoint-override URL] [-v]\n");
 }
 
 /* Decimal digits only into *out. */
@@ -70,6 +76,8 @@ static int parse_flags(int argc, char **argv, struct cli *c)
         { "store-endpoint-override", required_argument, NULL, OPT_ENDPOINT },
         { "gc-from-timestamp", required_argument, NULL, OPT_GC },
         { "copy-mode", required_argument, NULL, OPT_MODE },
+        { "mode", required_argument, NULL, OPT_EXTMODE },
+        { "retention-days", required_argument, NULL, OPT_RETENTION },
         { "dry-run", no_argument, NULL, OPT_DRY },
         { "part-size", required_argument, NULL, OPT_PART },
         { "copy-part-threshold", required_argument, NULL, OPT_THRESHOLD },
@@ -98,6 +106,15 @@ static int parse_flags(int argc, char **argv, struct cli *c)
             break;
         case OPT_MODE:
             c->copy_mode = optarg;
+            break;
+        case OPT_EXTMODE:
+            c->mode = optarg;
+            break;
+        case OPT_RETENTION:
+            if (parse_i64(optarg, &c->retention_days) != 0 || c->retention_days < 1 ||
+                c->retention_days > 36500) {
+                return -1;
+            }
             break;
         case OPT_DRY:
             c->dry_run = true;
@@ -174,8 +191,21 @@ static int run_extend(struct cli *c, struct ostore *s, int64_t gc)
     char rss[32];
     o.now = now_seconds();
     o.server_copy = c->copy_mode == NULL || strcmp(c->copy_mode, "server") == 0;
+    o.mode = c->mode == NULL || strcmp(c->mode, "copy") == 0 ? SNAPEXT_COPY
+             : strcmp(c->mode, "auto") == 0                  ? SNAPEXT_AUTO
+                                                             : SNAPEXT_IN_PLACE;
+    o.retention = c->retention_days * 86400;
     if (snapext_extend(s, &o, &res, &err) != KERR_OK) {
         return fail("extend-snapshot-immutability failed", &err);
+    }
+    if (res.in_place) {
+        char until[KTIME_LEN + 1] = "unknown";
+        if (res.until > 0) {
+            ktime_format((time_t)res.until, until);
+        }
+        log_info(c->dry_run ? "dry run done" : "snapshot immutability extended in place", "key",
+                 res.source, "retainUntil", until, "peakRssKiB", peak_rss(rss, sizeof rss));
+        return 0;
     }
     snprintf(n, sizeof n, "%d", res.deleted);
     snprintf(im, sizeof im, "%d", res.immutable);
@@ -234,6 +264,11 @@ static int check_args(struct cli *c, int64_t *gc)
     if (c->copy_mode && strcmp(c->copy_mode, "server") != 0 &&
         strcmp(c->copy_mode, "stream") != 0) {
         fprintf(stderr, "warden-snapshot: --copy-mode is server or stream\n");
+        return -1;
+    }
+    if (c->mode && strcmp(c->mode, "copy") != 0 && strcmp(c->mode, "extend-in-place") != 0 &&
+        strcmp(c->mode, "auto") != 0) {
+        fprintf(stderr, "warden-snapshot: --mode is copy, extend-in-place or auto\n");
         return -1;
     }
     return 0;

@@ -200,6 +200,46 @@ static enum kerr collect_garbage(struct ostore *s, const struct snapext_set *set
     return first;
 }
 
+/* The latest full snapshot that is not excluded: the one a restore takes. */
+static const struct snapext_entry *restore_full(const struct snapext_set *set)
+{
+    for (size_t i = set->n; i > 0; i--) {
+        const struct snapext_entry *e = &set->v[i - 1];
+        if (e->name.kind == SNAP_FULL && !e->name.is_chunk && !e->obj.excluded) {
+            return e;
+        }
+    }
+    return NULL;
+}
+
+/* --mode extend-in-place/auto: KERR_UNSUPPORTED (auto: copy instead) where the store has
+ * no object-level lock. */
+static enum kerr extend_in_place(struct ostore *s, const struct snapext_set *set,
+                                 const struct snapext_opts *o, struct snapext_result *res,
+                                 struct kerr_info *err)
+{
+    const struct snapext_entry *e = restore_full(set);
+    if (e == NULL) {
+        return kerr_set(err, KERR_NOTFOUND, "no full snapshot under %s/v1 or %s/v2", o->prefix,
+                        o->prefix);
+    }
+    if (s->ops->extend == NULL) {
+        return kerr_set(err, KERR_UNSUPPORTED, "%s has no object-level lock", s->ops->name);
+    }
+    snprintf(res->source, sizeof res->source, "%s", e->obj.key);
+    if (o->dry_run && o->mode == SNAPEXT_AUTO) {
+        return kerr_set(err, KERR_UNSUPPORTED, "a dry run of auto shows the copy");
+    }
+    if (o->dry_run) {
+        log_info("dry run: would extend the retention in place", "key", e->obj.key);
+        res->in_place = true;
+        return KERR_OK;
+    }
+    enum kerr rc = s->ops->extend(s, &e->obj, o->retention, &res->until, err);
+    res->in_place = rc == KERR_OK;
+    return rc;
+}
+
 enum kerr snapext_extend(struct ostore *s, const struct snapext_opts *o, struct snapext_result *res,
                          struct kerr_info *err)
 {
@@ -210,6 +250,15 @@ enum kerr snapext_extend(struct ostore *s, const struct snapext_opts *o, struct 
     enum kerr rc = snapext_collect(s, o->prefix, &set, err);
     if (rc != KERR_OK) {
         return rc;
+    }
+    if (o->mode != SNAPEXT_COPY) {
+        rc = extend_in_place(s, &set, o, res, err);
+        if (rc != KERR_UNSUPPORTED || o->mode == SNAPEXT_IN_PLACE) {
+            goto out;
+        }
+        log_info("no object-level lock here: copying instead", "reason", err ? err->msg : "");
+        memset(res, 0, sizeof *res);
+        rc = KERR_OK;
     }
     const struct snapext_entry *src = source_full(&set);
     if (src == NULL) {
