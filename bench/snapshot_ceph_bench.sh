@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # warden-snapshot extend-snapshot-immutability on Ceph's RADOS Gateway (tests/lib/ceph-rgw.sh,
-# an Object Lock bucket, as a WORM store is used): server-side copy vs stream copy of the same
-# snapshot in the same run (times, the ratio) and warden-snapshot's peak RSS in each mode
-# (getrusage, from its success line), against the 32 MB bound.
+# an Object Lock bucket, as a WORM store is used): extend-in-place vs server-side copy vs
+# stream copy of the same snapshot in the same run (times, ratios) and warden-snapshot's peak
+# RSS in each mode (getrusage, from its success line), against the 32 MB bound.
 #
 #   bench/snapshot_ceph_bench.sh [BUILD_DIR]    # default build/release, built if missing
 #   BENCH_MB=64 bench/snapshot_ceph_bench.sh    # another size (default 256 MiB)
@@ -40,23 +40,27 @@ rm -f "$SNAP_WORK/snap"
 now_s() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
 div() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
-run_mode() { # mode day [flags] -> "seconds rss_kb"
-    local mode=$1 day=$2 t0 t1; shift 2
+run_mode() { # label day flags... -> "seconds rss_kb"
+    local label=$1 day=$2 t0 t1; shift 2
     t0=$(now_s)
     WARDEN_SNAPSHOT_NOW=$((1700000000 + day * 86400)) \
         "$WARDEN_SNAPSHOT" extend-snapshot-immutability --storage-provider S3 \
         --store-container bench --store-prefix "$prefix" --store-endpoint-override "$RGW_URL" \
-        --gc-from-timestamp 1700000500 --copy-mode "$mode" "$@" 2>"$SNAP_WORK/$mode.log" ||
-        { cat "$SNAP_WORK/$mode.log" >&2; exit 1; }
+        --gc-from-timestamp 1700000500 "$@" 2>"$SNAP_WORK/$label.log" ||
+        { cat "$SNAP_WORK/$label.log" >&2; exit 1; }
     t1=$(now_s)
-    echo "$(elapsed "$t0" "$t1") $(sed -n 's/.*"peakRssKiB":"\([0-9]*\)".*/\1/p' "$SNAP_WORK/$mode.log")"
+    echo "$(elapsed "$t0" "$t1") $(sed -n 's/.*"peakRssKiB":"\([0-9]*\)".*/\1/p' "$SNAP_WORK/$label.log")"
 }
+echo "== warden-snapshot --mode extend-in-place"
+read -r t_inplace rss_inplace < <(run_mode inplace 1 --mode extend-in-place --retention-days 1)
 echo "== warden-snapshot --copy-mode server"
-read -r t_server rss_server < <(run_mode server 1)
+read -r t_server rss_server < <(run_mode server 2 --copy-mode server)
 echo "== warden-snapshot --copy-mode stream"
-read -r t_stream rss_stream < <(run_mode stream 2)
+read -r t_stream rss_stream < <(run_mode stream 3 --copy-mode stream)
 
 printf '\n%s MiB snapshot, Ceph RGW (memstore) on loopback, Object Lock bucket\n' "$mb"
+printf '  extend-in-place         %8.2f s   %6.2f x stream speed   peak RSS %5.1f MB\n' \
+    "$t_inplace" "$(div "$t_stream" "$t_inplace")" "$(div "$rss_inplace" 1024)"
 printf '  warden-snapshot server  %8.2f s   %6.2f x stream speed   peak RSS %5.1f MB\n' \
     "$t_server" "$(div "$t_stream" "$t_server")" "$(div "$rss_server" 1024)"
 printf '  warden-snapshot stream  %8.2f s                          peak RSS %5.1f MB\n' \

@@ -156,6 +156,9 @@ static void set_method(CURL *c, const struct shttp_req *req, struct xfer *x)
     if (strcmp(req->method, "HEAD") == 0) {
         curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
     } else if (strcmp(req->method, "PUT") == 0) {
+        /* The body is in memory and small or a part: no "Expect: 100-continue" round trip
+         * (radosgw answers it only after curl's 1 s timeout). */
+        curl_easy_setopt(c, CURLOPT_EXPECT_100_TIMEOUT_MS, 0L);
         curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
         curl_easy_setopt(c, CURLOPT_READFUNCTION, on_read);
         curl_easy_setopt(c, CURLOPT_READDATA, x);
