@@ -18,6 +18,7 @@ packages=(build-essential cmake pkg-config git clang clang-format libclang-rt-14
           libyaml-dev libcriterion-dev openssl curl procps wrk nginx-light
           libexpat1-dev python3 jq
           podman runc debootstrap mmdebstrap
+          radosgw ceph-mon ceph-osd ceph-common
           golang-go golang-github-masterminds-sprig-dev golang-k8s-sigs-yaml-dev)
 missing=()
 for p in "${packages[@]}"; do

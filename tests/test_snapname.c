@@ -43,6 +43,17 @@ static const struct valid valid[] = {
     { "v1/x/v2/Full-1-1-1", SNAP_FULL, 1, 1, 1, "", false, false, 2, "", "Full-1-1-1", 5 },
     { "p/v2/Full-5-5-99999999999", SNAP_FULL, 5, 5, 99999999999LL, "", false, false, 2, "",
       "Full-5-5-99999999999", 2 },
+    /* any suffix, read as ParseSnapshot reads it */
+    { "p/v2/Full-00000000-00000010-100.zst", SNAP_FULL, 0, 10, 100, ".zst", false, false, 2, "",
+      "Full-00000000-00000010-100.zst", 2 },
+    { "p/v2/Full-00000000-00000010-100.bz2.final", SNAP_FULL, 0, 10, 100, ".bz2", true, false, 2,
+      "", "Full-00000000-00000010-100.bz2.final", 2 },
+    { "p/v2/Full-00000000-00000010-100.final.gz", SNAP_FULL, 0, 10, 100, "", false, false, 2, "",
+      "Full-00000000-00000010-100.final.gz", 2 },
+    { "p/v2/Full-00000000-00000010-100.gz.gz", SNAP_FULL, 0, 10, 100, ".gz", false, false, 2, "",
+      "Full-00000000-00000010-100.gz.gz", 2 },
+    { "p/v2/Full-00000000-00000010-100.", SNAP_FULL, 0, 10, 100, ".", false, false, 2, "",
+      "Full-00000000-00000010-100.", 2 },
 };
 
 Test(snapname, valid_table)
@@ -85,10 +96,6 @@ Test(snapname, invalid_table)
         { "p/v2/Incr-00000020-00000010-100", "is after last revision" },
         { "p/v2/Full-00000000-00000010-", "invalid creation time" },
         { "p/v2/Full-00000000-00000010-1x0", "invalid creation time" },
-        { "p/v2/Full-00000000-00000010-100.bz2", "unknown suffix" },
-        { "p/v2/Full-00000000-00000010-100.final.gz", "unknown suffix" },
-        { "p/v2/Full-00000000-00000010-100.gz.gz", "unknown suffix" },
-        { "p/v2/Full-00000000-00000010-100.", "unknown suffix" },
         { "p/v2/", "empty or too long" },
         { "p/v2/Full-00000000-00000010-100/", "chunk" },
         { "p/v2/Full-00000000-00000010-100/a/b", "chunk" },
@@ -132,8 +139,40 @@ Test(snapname, build_and_key_round_trip)
     s.last_rev = 1;
     cr_assert_eq(snap_build_name(&s, NULL), KERR_INVAL);
     s.last_rev = 4;
-    memcpy(s.compression, ".xz", 4);
+    memcpy(s.suffix, ".x/z", 5);
     cr_assert_eq(snap_build_name(&s, NULL), KERR_INVAL);
+
+    /* An unknown compression is kept verbatim in the copy's name. */
+    cr_assert_eq(snap_parse("p/v2/Full-00000000-00000010-100.zst.final", &s, NULL), KERR_OK);
+    s.created = 200;
+    cr_assert_eq(snap_build_name(&s, NULL), KERR_OK);
+    cr_assert_str_eq(s.name, "Full-00000000-00000010-200.zst.final");
+}
+
+Test(snapname, prefix_cleaned_as_path_join)
+{
+    static const char *const cases[][2] = {
+        { "etcd-main/", "etcd-main" },
+        { "etcd-main", "etcd-main" },
+        { "a//b///", "a/b" },
+        { "./a/./b", "a/b" },
+        { "a/../b", "b" },
+        { "a/b/../..", "" },
+        { "", "" },
+        { ".", "" },
+        { "/", "" },
+        { "/a/b/", "/a/b" },
+        { "/../a", "/a" },
+        { "../a", "../a" },
+        { "../../a/..", "../.." },
+        { "shoot--x/etcd-main", "shoot--x/etcd-main" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *out = NULL;
+        cr_assert_eq(snap_clean_prefix(cases[i][0], &out, NULL), KERR_OK);
+        cr_assert_str_eq(out, cases[i][1], "\"%s\" -> \"%s\"", cases[i][0], out);
+        free(out);
+    }
 }
 
 Test(snapname, order_of_etcd_backup_restore)

@@ -1,8 +1,8 @@
 /* abs - Azure Blob Storage provider (see abs.h). */
 #include "controller/snapshot/abs.h"
+#include "controller/snapshot/absint.h"
 
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,19 +16,9 @@
 #include "controller/snapshot/shttp.h"
 #include "controller/snapshot/snapxml.h"
 
-#define ABS_VERSION      "2021-10-04"
 #define ABS_RETRIES      4
 #define ABS_MAX_BLOCKS   50000
 #define ABS_COPY_POLL_MS 200
-
-struct abs {
-    struct ostore base;
-    struct screds_abs creds;
-    struct shttp http;
-    char *container;
-    char *base_url;   /* "http://host:port/account" or "https://account.domain" */
-    char *canon_base; /* "/account" + the URL path before the container */
-};
 
 struct abs_upload {
     char *key;
@@ -38,126 +28,6 @@ struct abs_upload {
     struct buf list; /* the Put Block List body */
     EVP_MD_CTX *md;  /* MD5 of the whole blob, for x-ms-blob-content-md5 */
 };
-
-/* What the SharedKey signature covers; built by the caller, signed per attempt. */
-struct sign_ctx {
-    const struct abs *a;
-    const char *method;
-    const char *path;  /* escaped, "/container/blob" */
-    const char *query; /* sorted "k=v&k=v" with plain values, or NULL */
-    size_t body_len;
-};
-
-static enum kerr sign(void *vctx, struct curl_slist **headers, struct kerr_info *err);
-
-static int hdr_cmp(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* The value of standard header name among hs, or "". */
-static const char *std_header(struct curl_slist *hs, const char *name, char *out, size_t n)
-{
-    size_t nl = strlen(name);
-    out[0] = '\0';
-    for (; hs; hs = hs->next) {
-        if (strncasecmp(hs->data, name, nl) == 0 && hs->data[nl] == ':') {
-            snprintf(out, n, "%s", hs->data + nl + 1 + (hs->data[nl + 1] == ' '));
-        }
-    }
-    return out;
-}
-
-/* "x-ms-a:v\nx-ms-b:v\n" sorted, into b. */
-static enum kerr canon_headers(struct curl_slist *hs, struct buf *b, struct kerr_info *err)
-{
-    const char *v[64];
-    size_t n = 0;
-    for (; hs && n < 64; hs = hs->next) {
-        if (strncmp(hs->data, "x-ms-", 5) == 0) {
-            v[n++] = hs->data;
-        }
-    }
-    qsort(v, n, sizeof v[0], hdr_cmp);
-    for (size_t i = 0; i < n; i++) {
-        const char *c = strchr(v[i], ':');
-        const char *val = c ? c + 1 : "";
-        while (*val == ' ') {
-            val++;
-        }
-        if (buf_appendf(b, "%.*s:%s\n", c ? (int)(c - v[i]) : 0, v[i], val) != KERR_OK) {
-            return kerr_set(err, KERR_NOMEM, NULL);
-        }
-    }
-    return KERR_OK;
-}
-
-static enum kerr canon_query(const char *q, struct buf *b, struct kerr_info *err)
-{
-    while (q && *q) {
-        const char *amp = strchr(q, '&');
-        size_t n = amp ? (size_t)(amp - q) : strlen(q);
-        const char *eq = memchr(q, '=', n);
-        size_t kl = eq ? (size_t)(eq - q) : n;
-        if (buf_appendf(b, "\n%.*s:%.*s", (int)kl, q, eq ? (int)(n - kl - 1) : 0,
-                        eq ? eq + 1 : "") != KERR_OK) {
-            return kerr_set(err, KERR_NOMEM, NULL);
-        }
-        q = amp ? amp + 1 : NULL;
-    }
-    return KERR_OK;
-}
-
-static enum kerr sign(void *vctx, struct curl_slist **headers, struct kerr_info *err)
-{
-    const struct sign_ctx *c = vctx;
-    char date[64];
-    char std[8][128];
-    char len[32];
-    unsigned char mac[EVP_MAX_MD_SIZE];
-    unsigned ml = 0;
-    char *b64 = NULL;
-    struct buf s;
-    time_t now = time(NULL);
-    struct tm tm;
-    static const char *const names[] = { "Content-Encoding",  "Content-Language",   "Content-MD5",
-                                         "Content-Type",      "If-Match",           "If-None-Match",
-                                         "If-Modified-Since", "If-Unmodified-Since" };
-    gmtime_r(&now, &tm);
-    strftime(date, sizeof date, "x-ms-date: %a, %d %b %Y %H:%M:%S GMT", &tm);
-    struct curl_slist *h = curl_slist_append(*headers, date);
-    if (h == NULL) {
-        return kerr_set(err, KERR_NOMEM, NULL);
-    }
-    *headers = h;
-    for (int i = 0; i < 8; i++) {
-        std_header(h, names[i], std[i], sizeof std[i]);
-    }
-    snprintf(len, sizeof len, "%zu", c->body_len);
-    buf_init(&s, 64 * 1024);
-    enum kerr rc =
-        buf_appendf(&s, "%s\n%s\n%s\n%s\n%s\n%s\n\n%s\n%s\n%s\n%s\n\n", c->method, std[0], std[1],
-                    c->body_len ? len : "", std[2], std[3], std[6], std[4], std[5], std[7]);
-    rc = rc ? kerr_set(err, KERR_NOMEM, NULL) : canon_headers(h, &s, err);
-    if (rc == KERR_OK && buf_appendf(&s, "%s%s", c->a->canon_base, c->path) != KERR_OK) {
-        rc = kerr_set(err, KERR_NOMEM, NULL);
-    }
-    rc = rc ? rc : canon_query(c->query, &s, err);
-    if (rc == KERR_OK && HMAC(EVP_sha256(), c->a->creds.key, (int)c->a->creds.key_len,
-                              (const unsigned char *)s.data, s.len, mac, &ml) == NULL) {
-        rc = kerr_set(err, KERR_INTERNAL, "HMAC-SHA256 failed");
-    }
-    rc = rc ? rc : crypto_b64_encode(mac, ml, &b64, NULL, err);
-    buf_release(&s);
-    if (rc == KERR_OK) {
-        char *line = buf_dupf(512, "Authorization: SharedKey %s:%s", c->a->creds.account, b64);
-        h = line ? curl_slist_append(*headers, line) : NULL;
-        rc = h ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL);
-        free(line);
-    }
-    free(b64);
-    return rc;
-}
 
 static enum kerr status_err(const char *what, const char *key, const struct shttp_resp *r,
                             struct kerr_info *err)
@@ -176,7 +46,7 @@ static enum kerr status_err(const char *what, const char *key, const struct shtt
     } else if (r->status == 409 || r->status == 412) {
         k = KERR_EXISTS;
     } else if (r->status == 403) {
-        k = KERR_FORBIDDEN;
+        k = KERR_UNAUTHORIZED; /* AuthorizationPermissionMismatch & co: never "immutable" */
     } else if (r->status == 501) {
         k = KERR_UNSUPPORTED;
     }
@@ -215,7 +85,7 @@ static enum kerr do_req(struct abs *a, const char *method, const char *key, cons
     rc = rc ? rc : (t ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL));
     h = t ? t : h;
     if (rc == KERR_OK) {
-        struct sign_ctx sc = { a, method, path, query, body_len };
+        struct abs_sign_ctx sc = { a, method, path, query, body_len };
         struct shttp_req rq = { .method = method,
                                 .url = url,
                                 .headers = h,
@@ -224,7 +94,7 @@ static enum kerr do_req(struct abs *a, const char *method, const char *key, cons
                                 .dst = dst,
                                 .dst_len = dst_len,
                                 .retries = ABS_RETRIES,
-                                .sign = sign,
+                                .sign = abs_sign,
                                 .sign_ctx = &sc };
         rc = shttp_perform(&a->http, &rq, resp, err);
     }
@@ -293,6 +163,7 @@ static enum kerr a_head(struct ostore *base, const char *key, struct ostore_obj 
         out->mtime = (int64_t)curl_getdate(r.last_modified, NULL);
         snapxml_md5_b64_to_hex(r.content_md5, out->md5);
         snprintf(out->etag, sizeof out->etag, "%.79s", r.etag);
+        out->own_copy = strcmp(r.copy_mark, "true") == 0;
         out->key = strdup(key);
         rc = out->key ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL);
         if (r.copy_status[0] && strcmp(r.copy_status, "success") != 0) {
@@ -386,6 +257,7 @@ static enum kerr put_blob(struct abs *a, struct abs_upload *u, const void *data,
         h = curl_slist_append(h, md);
         h = h ? curl_slist_append(h, "x-ms-blob-type: BlockBlob") : NULL;
         h = h ? curl_slist_append(h, "If-None-Match: *") : NULL;
+        h = h ? curl_slist_append(h, OSTORE_COPY_MARK_ABS ": true") : NULL;
         rc = h ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL);
     }
     rc = rc ? rc : do_req(a, "PUT", u->key, NULL, NULL, h, data, len, NULL, 0, &r, err);
@@ -459,6 +331,7 @@ static enum kerr put_block_list(struct abs *a, struct abs_upload *u, struct kerr
     char *line = b64 ? buf_dupf(128, "x-ms-blob-content-md5: %s", b64) : NULL;
     struct curl_slist *h = line ? curl_slist_append(NULL, line) : NULL;
     h = h ? curl_slist_append(h, "If-None-Match: *") : NULL;
+    h = h ? curl_slist_append(h, OSTORE_COPY_MARK_ABS ": true") : NULL;
     if (rc == KERR_OK && (h == NULL || buf_appendf(&body,
                                                    "<?xml version=\"1.0\" encoding=\"utf-8\"?>"
                                                    "<BlockList>%s</BlockList>",
@@ -517,6 +390,36 @@ static enum kerr wait_copy(struct abs *a, const char *dst, struct kerr_info *err
     return kerr_set(err, KERR_TIMEOUT, "ABS Copy Blob %s still pending after 20 minutes", dst);
 }
 
+static enum kerr a_del(struct ostore *base, const struct ostore_obj *obj, struct kerr_info *err)
+{
+    struct abs *a = (struct abs *)base;
+    struct shttp_resp r;
+    enum kerr rc = do_req(a, "DELETE", obj->key, NULL, NULL, NULL, NULL, 0, NULL, 0, &r, err);
+    if (rc == KERR_OK) {
+        rc = r.status == 202 ? KERR_OK : status_err("Delete Blob", obj->key, &r, err);
+        shttp_resp_release(&r);
+    }
+    return rc;
+}
+
+/* Abort Copy Blob: a pending copy left behind could still complete later. */
+static void abort_copy(struct abs *a, const char *dst, const char *copy_id)
+{
+    struct shttp_resp r;
+    struct kerr_info e2 = { 0 };
+    char *q = buf_dupf(512, "comp=copy&copyid=%s", copy_id);
+    struct curl_slist *h = curl_slist_append(NULL, "x-ms-copy-action: abort");
+    if (q && h && do_req(a, "PUT", dst, q, NULL, h, NULL, 0, NULL, 0, &r, &e2) == KERR_OK) {
+        if (r.status != 204) {
+            status_err("Abort Copy Blob", dst, &r, &e2);
+            log_warn("cannot abort the pending copy", "key", dst, "error", e2.msg);
+        }
+        shttp_resp_release(&r);
+    }
+    curl_slist_free_all(h);
+    free(q);
+}
+
 static enum kerr a_copy(struct ostore *base, const struct ostore_obj *src, const char *dst,
                         struct kerr_info *err)
 {
@@ -528,12 +431,25 @@ static enum kerr a_copy(struct ostore *base, const struct ostore_obj *src, const
         ek ? buf_dupf(32768, "x-ms-copy-source: %s/%s/%s", a->base_url, a->container, ek) : NULL;
     struct curl_slist *h = line ? curl_slist_append(NULL, line) : NULL;
     h = h ? curl_slist_append(h, "If-None-Match: *") : NULL;
+    h = h ? curl_slist_append(h, OSTORE_COPY_MARK_ABS ": true") : NULL;
     rc = rc ? rc : (h ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL));
     rc = rc ? rc : do_req(a, "PUT", dst, NULL, NULL, h, NULL, 0, NULL, 0, &r, err);
     if (rc == KERR_OK) {
         rc = r.status == 202 || r.status == 201 ? KERR_OK : status_err("Copy Blob", dst, &r, err);
         if (rc == KERR_OK && strcmp(r.copy_status, "success") != 0) {
-            rc = wait_copy(a, dst, err);
+            rc = strcmp(r.copy_status, "pending") == 0
+                     ? wait_copy(a, dst, err)
+                     : kerr_set(err, KERR_IO, "ABS Copy Blob %s: status %s", dst, r.copy_status);
+            if (rc == KERR_TIMEOUT && r.copy_id[0]) {
+                abort_copy(a, dst, r.copy_id);
+            }
+            /* The destination of this copy (failed, aborted, or pending and aborted now)
+             * holds no snapshot: it must not stay visible to a restore. */
+            struct ostore_obj o = { .key = (char *)(uintptr_t)dst };
+            struct kerr_info e2 = { 0 };
+            if (rc != KERR_OK && a_del(base, &o, &e2) != KERR_OK) {
+                log_warn("cannot delete the failed copy", "key", dst, "error", e2.msg);
+            }
         }
         shttp_resp_release(&r);
     }
@@ -543,15 +459,25 @@ static enum kerr a_copy(struct ostore *base, const struct ostore_obj *src, const
     return rc;
 }
 
-static enum kerr a_del(struct ostore *base, const struct ostore_obj *obj, struct kerr_info *err)
+/* Set Blob Tags x-etcd-snapshot-exclude=true: etcd-backup-restore skips a blob so tagged. */
+static enum kerr a_exclude(struct ostore *base, const struct ostore_obj *obj, struct kerr_info *err)
 {
+    static const char body[] = "<?xml version=\"1.0\" encoding=\"utf-8\"?><Tags><TagSet><Tag>"
+                               "<Key>x-etcd-snapshot-exclude</Key><Value>true</Value>"
+                               "</Tag></TagSet></Tags>";
     struct abs *a = (struct abs *)base;
     struct shttp_resp r;
-    enum kerr rc = do_req(a, "DELETE", obj->key, NULL, NULL, NULL, NULL, 0, NULL, 0, &r, err);
+    struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/xml");
+    enum kerr rc = h ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL);
+    rc = rc ? rc
+            : do_req(a, "PUT", obj->key, "comp=tags", NULL, h, body, sizeof body - 1, NULL, 0, &r,
+                     err);
     if (rc == KERR_OK) {
-        rc = r.status == 202 ? KERR_OK : status_err("Delete Blob", obj->key, &r, err);
+        rc = r.status == 204 || r.status == 200 ? KERR_OK
+                                                : status_err("Set Blob Tags", obj->key, &r, err);
         shttp_resp_release(&r);
     }
+    curl_slist_free_all(h);
     return rc;
 }
 
@@ -577,10 +503,30 @@ static const struct ostore_ops abs_ops = {
     .up_abort = a_up_abort,
     .copy = a_copy,
     .del = a_del,
+    .exclude = a_exclude,
     .destroy = a_destroy,
 };
 
-enum kerr abs_open(const char *container, struct ostore **out, struct kerr_info *err)
+/* base_url and the canonical resource's start from --store-endpoint-override. */
+static enum kerr override_base(struct abs *a, const char *ep, struct kerr_info *err)
+{
+    size_t n = strlen(ep);
+    while (n > 0 && ep[n - 1] == '/') {
+        n--;
+    }
+    const char *host = strstr(ep, "://");
+    if (host == NULL || (size_t)(host - ep) >= n) {
+        return kerr_set(err, KERR_INVAL, "--store-endpoint-override %s is not a URL", ep);
+    }
+    const char *path = memchr(host + 3, '/', n - (size_t)(host + 3 - ep));
+    a->base_url = strndup(ep, n);
+    a->canon_base = buf_dupf(1024, "/%s%.*s", a->creds.account,
+                             path ? (int)(n - (size_t)(path - ep)) : 0, path ? path : "");
+    return (a->base_url && a->canon_base) ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL);
+}
+
+enum kerr abs_open(const char *container, const char *endpoint_override, struct ostore **out,
+                   struct kerr_info *err)
 {
     struct abs *a = calloc(1, sizeof *a);
     *out = NULL;
@@ -591,7 +537,9 @@ enum kerr abs_open(const char *container, struct ostore **out, struct kerr_info 
     a->base.ops = &abs_ops;
     enum kerr rc = screds_abs_from_env(&a->creds, err);
     rc = rc ? rc : shttp_init(&a->http, err);
-    if (rc == KERR_OK) {
+    if (rc == KERR_OK && endpoint_override && endpoint_override[0]) {
+        rc = override_base(a, endpoint_override, err);
+    } else if (rc == KERR_OK) {
         const char *dom = a->creds.domain ? a->creds.domain : "blob.core.windows.net";
         if (a->creds.emulator) {
             a->base_url = buf_dupf(1024, "http://%s/%s", dom, a->creds.account);

@@ -20,7 +20,10 @@
 #include "controller/snapshot/ostore.h"
 
 /* Open container (BORROWED) with credentials from the environment (screds_abs_from_env).
- * *out OWNS the store (ostore_free). */
-enum kerr abs_open(const char *container, struct ostore **out, struct kerr_info *err);
+ * endpoint_override (BORROWED, NULL or "" for none) is --store-endpoint-override: the
+ * container's URL is then <override>/<container> (url.JoinPath, as etcd-backup-restore),
+ * whatever domain and emulatorEnabled say. *out OWNS the store (ostore_free). */
+enum kerr abs_open(const char *container, const char *endpoint_override, struct ostore **out,
+                   struct kerr_info *err);
 
 #endif

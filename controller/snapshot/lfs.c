@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "common/buf.h"
@@ -123,6 +124,9 @@ static enum kerr l_head(struct ostore *s, const char *key, struct ostore_obj *ou
     if (fd < 0 || fstat(fd, &st) != 0) {
         rc = p ? sys_fail(err, "cannot open", p) : kerr_set(err, KERR_NOMEM, NULL);
     } else {
+        char mark[8] = "";
+        ssize_t ml = fgetxattr(fd, OSTORE_COPY_MARK_LOCAL, mark, sizeof mark - 1);
+        out->own_copy = ml == 4 && memcmp(mark, "true", 4) == 0;
         out->size = st.st_size;
         out->mtime = st.st_mtime;
         out->key = strdup(key);
@@ -257,7 +261,9 @@ static enum kerr make_parents(char *path, struct kerr_info *err)
 static enum kerr l_up_commit(struct ostore *s, struct ostore_upload *u, struct kerr_info *err)
 {
     enum kerr rc = KERR_OK;
-    if (fsync(u->fd) != 0) {
+    if (fsetxattr(u->fd, OSTORE_COPY_MARK_LOCAL, "true", 4, 0) != 0) {
+        rc = sys_fail(err, "cannot mark (extended attribute " OSTORE_COPY_MARK_LOCAL ")", u->dst);
+    } else if (fsync(u->fd) != 0) {
         rc = sys_fail(err, "cannot write", u->dst);
     } else if (close(u->fd) != 0) {
         u->fd = -1;
@@ -282,9 +288,8 @@ static enum kerr l_del(struct ostore *s, const struct ostore_obj *obj, struct ke
         return kerr_set(err, KERR_NOMEM, NULL);
     }
     if (unlink(p) != 0) {
-        rc = (errno == EPERM || errno == EACCES)
-                 ? kerr_set(err, KERR_FORBIDDEN, "%s is immutable", obj->key)
-                 : sys_fail(err, "cannot delete", p);
+        rc = errno == EPERM ? kerr_set(err, KERR_FORBIDDEN, "%s is immutable", obj->key)
+                            : sys_fail(err, "cannot delete", p);
     }
     free(p);
     return rc;
@@ -314,15 +319,28 @@ static const struct ostore_ops lfs_ops = {
 enum kerr lfs_open(const char *dir, struct ostore **out, struct kerr_info *err)
 {
     struct stat st;
+    const char *home = getenv("HOME");
+    char *root = NULL;
     *out = NULL;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        return kerr_set(err, KERR_NOTFOUND, "store container %s is not a directory", dir);
+    if (dir[0] != '/' && (home == NULL || home[0] == '\0')) {
+        return kerr_set(err, KERR_INVAL, "store container %s is relative and $HOME is not set",
+                        dir);
     }
-    struct lfs *l = calloc(1, sizeof *l);
-    if (l == NULL || (l->root = strdup(dir)) == NULL) {
-        free(l);
+    root = dir[0] == '/' ? strdup(dir) : buf_dupf(8192, "%s/%s", home, dir);
+    if (root == NULL) {
         return kerr_set(err, KERR_NOMEM, NULL);
     }
+    if (stat(root, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        enum kerr rc = kerr_set(err, KERR_NOTFOUND, "store container %s is not a directory", root);
+        free(root);
+        return rc;
+    }
+    struct lfs *l = calloc(1, sizeof *l);
+    if (l == NULL) {
+        free(root);
+        return kerr_set(err, KERR_NOMEM, NULL);
+    }
+    l->root = root;
     l->base.ops = &lfs_ops;
     *out = &l->base;
     return KERR_OK;

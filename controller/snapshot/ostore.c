@@ -34,9 +34,9 @@ enum kerr ostore_open(const struct ostore_config *cfg, struct ostore **out, stru
         return kerr_set(err, KERR_INVAL, "--storage-provider and --store-container are required");
     }
     if (name_in(cfg->provider, s3)) {
-        rc = s3_open(cfg->container, out, err);
+        rc = s3_open(cfg->container, cfg->endpoint_override, out, err);
     } else if (name_in(cfg->provider, abs)) {
-        rc = abs_open(cfg->container, out, err);
+        rc = abs_open(cfg->container, cfg->endpoint_override, out, err);
     } else if (name_in(cfg->provider, local)) {
         rc = lfs_open(cfg->container, out, err);
     } else if (name_in(cfg->provider, later)) {
@@ -113,11 +113,52 @@ static void hex_of(const unsigned char *d, size_t n, char *out)
     out[2 * n] = '\0';
 }
 
-/* The new object against its source: size, then MD5 where both sides know it. */
+/* Read-back buffer: small, the copy's own buffer is the large one. */
+#define OSTORE_VERIFY_BUF (1u << 20)
+
+/* MD5 (hex) of an object's bytes, read back through one bounded buffer. */
+static enum kerr read_md5(struct ostore *s, const struct ostore_obj *o, char out[33],
+                          struct kerr_info *err)
+{
+    size_t bl = s->part_size < OSTORE_VERIFY_BUF ? s->part_size : OSTORE_VERIFY_BUF;
+    unsigned char *buf = malloc(bl);
+    unsigned char d[EVP_MAX_MD_SIZE];
+    unsigned dl = 0;
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+    enum kerr rc = KERR_OK;
+    if (buf == NULL || md == NULL || EVP_DigestInit_ex(md, EVP_md5(), NULL) != 1) {
+        rc = kerr_set(err, KERR_NOMEM, NULL);
+    }
+    for (int64_t off = 0; rc == KERR_OK && off < o->size;) {
+        size_t n = (size_t)(o->size - off < (int64_t)bl ? o->size - off : (int64_t)bl);
+        rc = s->ops->read(s, o, off, buf, n, err);
+        if (rc == KERR_OK && EVP_DigestUpdate(md, buf, n) != 1) {
+            rc = kerr_set(err, KERR_INTERNAL, "MD5 update failed");
+        }
+        off += (int64_t)n;
+    }
+    if (rc == KERR_OK && EVP_DigestFinal_ex(md, d, &dl) == 1) {
+        hex_of(d, dl, out);
+    }
+    free(buf);
+    EVP_MD_CTX_free(md);
+    return rc;
+}
+
+/*
+ * The new object against its source's content: the same size, and the same MD5, taken
+ * from the store only where it guarantees the MD5 (ostore_obj.md5), else computed here by
+ * reading the bytes back. want_md5 is the source's MD5 when known ("" otherwise: the
+ * source is read too). Size alone is never enough: a 0-byte copy of a 0-byte read is not
+ * a verified copy of a snapshot.
+ */
 static enum kerr verify(struct ostore *s, const struct ostore_obj *src, const char *dst,
-                        const char *streamed_md5, struct kerr_info *err)
+                        const char *want_md5, struct kerr_info *err)
 {
     struct ostore_obj d = { 0 };
+    char src_md5[33] = "";
+    char dst_md5[33] = "";
+    const char *how = "reported by the store";
     enum kerr rc = s->ops->head(s, dst, &d, err);
     if (rc != KERR_OK) {
         return kerr_wrap(err, "verifying %s", dst);
@@ -125,13 +166,24 @@ static enum kerr verify(struct ostore *s, const struct ostore_obj *src, const ch
     if (d.size != src->size) {
         rc = kerr_set(err, KERR_IO, "copy %s has %lld bytes, source %lld", dst, (long long)d.size,
                       (long long)src->size);
-    } else if (d.md5[0] && src->md5[0] && strcmp(d.md5, src->md5) != 0) {
-        rc = kerr_set(err, KERR_IO, "copy %s has MD5 %s, source %s", dst, d.md5, src->md5);
-    } else if (d.md5[0] && streamed_md5 && streamed_md5[0] && strcmp(d.md5, streamed_md5) != 0) {
-        rc = kerr_set(err, KERR_IO, "copy %s has MD5 %s, streamed bytes %s", dst, d.md5,
-                      streamed_md5);
+        goto out;
     }
-    log_debug("copy verified", "key", dst, "md5", d.md5[0] ? d.md5 : "(not reported)");
+    snprintf(src_md5, sizeof src_md5, "%s", want_md5 ? want_md5 : "");
+    if (src_md5[0] == '\0') {
+        rc = read_md5(s, src, src_md5, err);
+        how = "read back";
+    }
+    if (rc == KERR_OK && d.md5[0]) {
+        memcpy(dst_md5, d.md5, sizeof dst_md5);
+    } else if (rc == KERR_OK) {
+        rc = read_md5(s, &d, dst_md5, err);
+        how = "read back";
+    }
+    if (rc == KERR_OK && strcmp(dst_md5, src_md5) != 0) {
+        rc = kerr_set(err, KERR_IO, "copy %s has MD5 %s, source %s", dst, dst_md5, src_md5);
+    }
+    log_debug("copy verified", "key", dst, "md5", dst_md5, "how", how);
+out:
     ostore_obj_release(&d);
     return rc;
 }
@@ -159,8 +211,9 @@ static enum kerr stream_parts(struct ostore *s, const struct ostore_obj *src,
     return KERR_OK;
 }
 
+/* *committed: the upload reached its commit (before it, a failure leaves no object). */
 static enum kerr stream_copy(struct ostore *s, const struct ostore_obj *src, const char *dst,
-                             char md5hex[33], struct kerr_info *err)
+                             char md5hex[33], bool *committed, struct kerr_info *err)
 {
     struct ostore_upload *u = NULL;
     unsigned char digest[EVP_MAX_MD_SIZE];
@@ -181,6 +234,7 @@ static enum kerr stream_copy(struct ostore *s, const struct ostore_obj *src, con
         s->ops->up_abort(s, u);
         goto out;
     }
+    *committed = true;
     rc = s->ops->up_commit(s, u, err);
     if (rc == KERR_OK && EVP_DigestFinal_ex(md, digest, &dlen) == 1) {
         hex_of(digest, dlen, md5hex);
@@ -191,15 +245,31 @@ out:
     return rc;
 }
 
-/* A copy that failed verification must not stay under the prefix. */
+/*
+ * A copy that failed must not stay visible to a restore: delete it (its version, where the
+ * store keeps versions), and where it is immutable mark it excluded instead.
+ */
 static enum kerr drop_bad_copy(struct ostore *s, const char *dst, enum kerr rc)
 {
     struct ostore_obj o = { 0 };
     struct kerr_info e2 = { 0 };
-    o.key = (char *)(uintptr_t)dst;
-    if (s->ops->del(s, &o, &e2) != KERR_OK) {
-        log_error("cannot delete the unverified copy", "key", dst, "error", e2.msg);
+    enum kerr h = s->ops->head(s, dst, &o, &e2);
+    if (h == KERR_NOTFOUND) {
+        return rc;
     }
+    if (h != KERR_OK) {
+        log_warn("cannot find the failed copy to delete it", "key", dst, "error", e2.msg);
+        return rc;
+    }
+    enum kerr d = s->ops->del(s, &o, &e2);
+    if (d == KERR_FORBIDDEN && s->ops->exclude) {
+        log_warn("the failed copy is immutable: marking it excluded", "key", dst, "reason", e2.msg);
+        d = s->ops->exclude(s, &o, &e2);
+    }
+    if (d != KERR_OK) {
+        log_warn("cannot delete or exclude the failed copy", "key", dst, "error", e2.msg);
+    }
+    ostore_obj_release(&o);
     return rc;
 }
 
@@ -207,6 +277,7 @@ enum kerr ostore_copy(struct ostore *s, const struct ostore_obj *src, const char
                       struct ostore_copy_result *res, struct kerr_info *err)
 {
     struct ostore_obj probe = { 0 };
+    struct ostore_obj fresh = { 0 };
     memset(res, 0, sizeof *res);
     enum kerr rc = s->ops->head(s, dst, &probe, err);
     ostore_obj_release(&probe);
@@ -216,27 +287,59 @@ enum kerr ostore_copy(struct ostore *s, const struct ostore_obj *src, const char
     if (rc != KERR_NOTFOUND) {
         return rc;
     }
+    /* The source as the store reports it now: its size and, where guaranteed, its MD5
+     * (a listing's ETag may be no MD5 at all, e.g. under SSE-KMS). */
+    rc = s->ops->head(s, src->key, &fresh, err);
+    if (rc == KERR_NOTFOUND && src->version_id) {
+        /* a version under a delete marker (a restore still uses it): the listing's size,
+         * no trusted MD5, the bytes read back by version */
+        ostore_obj_release(&fresh);
+        fresh = *src;
+        fresh.md5[0] = '\0';
+        fresh.key = strdup(src->key);
+        fresh.version_id = NULL;
+        rc = fresh.key ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL);
+    }
+    if (rc != KERR_OK) {
+        ostore_obj_release(&fresh);
+        return kerr_wrap(err, "reading the source %s", src->key);
+    }
+    free(fresh.version_id);
+    fresh.version_id = src->version_id ? strdup(src->version_id) : NULL;
+    if (src->version_id && fresh.version_id == NULL) {
+        ostore_obj_release(&fresh);
+        return kerr_set(err, KERR_NOMEM, NULL);
+    }
     if (server && s->ops->copy) {
-        rc = s->ops->copy(s, src, dst, err);
+        rc = s->ops->copy(s, &fresh, dst, err);
         if (rc == KERR_OK) {
             res->server = true;
-            rc = verify(s, src, dst, NULL, err);
-            return rc ? drop_bad_copy(s, dst, rc) : KERR_OK;
+            rc = verify(s, &fresh, dst, fresh.md5, err);
+            rc = rc ? drop_bad_copy(s, dst, rc) : KERR_OK;
+            goto out;
         }
         if (rc != KERR_UNSUPPORTED) {
-            return rc;
+            /* Nothing to drop here: a failed S3 copy creates no object, an ABS copy that
+             * ends failed is deleted by the provider (it alone knows the copy is its own),
+             * and whatever else is at dst now is not ours. */
+            goto out;
         }
         log_info("server-side copy not available here, streaming instead", "provider", s->ops->name,
                  "reason", err ? err->msg : "");
     }
-    rc = stream_copy(s, src, dst, res->md5, err);
+    bool committed = false;
+    rc = stream_copy(s, &fresh, dst, res->md5, &committed, err);
     if (rc != KERR_OK) {
-        return rc;
+        rc = (rc == KERR_EXISTS || !committed) ? rc : drop_bad_copy(s, dst, rc);
+        goto out;
     }
-    if (src->md5[0] && strcmp(src->md5, res->md5) != 0) {
+    if (fresh.md5[0] && strcmp(fresh.md5, res->md5) != 0) {
         rc = kerr_set(err, KERR_IO, "read %s with MD5 %s, the store reports %s", src->key, res->md5,
-                      src->md5);
+                      fresh.md5);
     }
-    rc = rc ? rc : verify(s, src, dst, res->md5, err);
-    return rc ? drop_bad_copy(s, dst, rc) : KERR_OK;
+    rc = rc ? rc : verify(s, &fresh, dst, res->md5, err);
+    rc = rc ? drop_bad_copy(s, dst, rc) : KERR_OK;
+out:
+    ostore_obj_release(&fresh);
+    return rc;
 }

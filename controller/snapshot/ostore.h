@@ -25,6 +25,16 @@
 
 #include "common/kerr.h"
 
+/*
+ * The mark every object warden-snapshot writes carries, and nothing else writes: object
+ * metadata etcd-warden-copy=true (S3 x-amz-meta-etcd-warden-copy; ABS
+ * x-ms-meta-etcdwardencopy, ABS metadata names being identifiers; Local the extended
+ * attribute user.etcd-warden-copy). Garbage collection deletes only objects so marked.
+ */
+#define OSTORE_COPY_MARK_S3    "x-amz-meta-etcd-warden-copy"
+#define OSTORE_COPY_MARK_ABS   "x-ms-meta-etcdwardencopy"
+#define OSTORE_COPY_MARK_LOCAL "user.etcd-warden-copy"
+
 /* Default part size of streamed copies (the only large buffer). */
 #define OSTORE_PART_SIZE (8u * 1024u * 1024u)
 /* Server copies above this size go part by part (S3 UploadPartCopy). */
@@ -35,9 +45,10 @@ struct ostore_obj {
     char *version_id;        /* OWNS; S3 version when the store reports one, else NULL */
     int64_t size;            /* bytes; -1 unknown */
     int64_t mtime;           /* Unix seconds; 0 unknown */
-    char md5[33];            /* content MD5 (hex) where the provider reports one, else "" */
+    char md5[33];            /* content MD5 (hex) where the provider guarantees it, else "" */
     char etag[80];           /* the provider's ETag without quotes, else "" */
     bool excluded;           /* tagged x-etcd-snapshot-exclude=true */
+    bool own_copy;           /* head only: carries OSTORE_COPY_MARK (written by warden-snapshot) */
     int64_t immutable_until; /* Unix seconds; 0 unknown / none */
 };
 
@@ -75,8 +86,16 @@ struct ostore_ops {
     enum kerr (*copy)(struct ostore *s, const struct ostore_obj *src, const char *dst,
                       struct kerr_info *err);
     /* Delete obj (its version where known). KERR_FORBIDDEN when refused because the object
-     * is immutable. */
+     * is immutable; any other refusal (permissions) is another error. */
     enum kerr (*del)(struct ostore *s, const struct ostore_obj *obj, struct kerr_info *err);
+    /* Mark an immutable obj excluded (x-etcd-snapshot-exclude=true) the way the provider's
+     * etcd-backup-restore skips it on restore; NULL where there is no such mark (Local). */
+    enum kerr (*exclude)(struct ostore *s, const struct ostore_obj *obj, struct kerr_info *err);
+    /* Extend obj's retention in place to now + period seconds (0: the store's default
+     * retention), never shortening it; *until the retain-until date afterwards. NULL, or
+     * KERR_UNSUPPORTED, where the store (or bucket) has no object-level lock. */
+    enum kerr (*extend)(struct ostore *s, const struct ostore_obj *obj, int64_t period,
+                        int64_t *until, struct kerr_info *err);
     void (*destroy)(struct ostore *s);
 };
 
@@ -88,10 +107,12 @@ struct ostore {
 };
 
 struct ostore_config {
-    const char *provider;        /* etcd-druid's name: "aws", "S3", "azure", "ABS", "Local", ... */
-    const char *container;       /* bucket / container / directory */
-    size_t part_size;            /* 0: OSTORE_PART_SIZE */
-    int64_t copy_part_threshold; /* 0: OSTORE_COPY_PART_THRESHOLD */
+    const char *provider;  /* etcd-druid's name: "aws", "S3", "azure", "ABS", "Local", ... */
+    const char *container; /* bucket / container / directory (Local: relative to $HOME) */
+    const char *endpoint_override; /* --store-endpoint-override; wins over the credentials'
+                                    * endpoint (S3) and domain (ABS); NULL or "" for none */
+    size_t part_size;              /* 0: OSTORE_PART_SIZE */
+    int64_t copy_part_threshold;   /* 0: OSTORE_COPY_PART_THRESHOLD */
 };
 
 /* Open the store named by cfg, reading the provider's credentials from the environment.
@@ -115,8 +136,12 @@ struct ostore_copy_result {
  * Copy src to the new key dst (BORROWED) in the same store: server-side when
  * server is true and the provider can (falling back to streaming when it
  * cannot), else streamed through one part_size buffer. Refuses (KERR_EXISTS)
- * when dst exists. The copy is verified before KERR_OK: same size, and the
- * same MD5 where the provider reports one for both.
+ * when dst exists. The copy is verified against the source's content before
+ * KERR_OK: same size and same MD5, where the provider guarantees an MD5
+ * (ostore_obj.md5) taken from it, else computed by reading the bytes back
+ * through a 1 MiB buffer. A copy that fails (verification, a failed or
+ * timed-out server copy) is deleted by version, or marked excluded where
+ * it is immutable, so no restore can pick it.
  */
 enum kerr ostore_copy(struct ostore *s, const struct ostore_obj *src, const char *dst, bool server,
                       struct ostore_copy_result *res, struct kerr_info *err);

@@ -97,6 +97,7 @@ enum kerr s3_do(struct s3 *s, const char *method, const char *key, const char *q
     }
     rq.url = url;
     rc = shttp_perform(&s->http, &rq, resp, err);
+    s->kms_seen = s->kms_seen || (rc == KERR_OK && s3_kms(resp));
     curl_slist_free_all(base);
     free(url);
     return rc;
@@ -179,67 +180,85 @@ static enum kerr list_pages(struct s3 *s, const char *prefix, bool versions,
     return rc;
 }
 
-/* Versioned buckets: etcd-backup-restore's rule (delete marker + tagged oldest version). */
-static enum kerr apply_versions(struct s3 *s, const char *prefix, struct ostore_list *out,
+/* GetBucketVersioning: *on when Status is Enabled (a store without the call: off). */
+static enum kerr versioning_enabled(struct s3 *s, bool *on, struct kerr_info *err)
+{
+    struct shttp_resp r;
+    char *status = NULL;
+    *on = false;
+    enum kerr rc = s3_do(s, "GET", "", "versioning=", NULL, NULL, 0, &r, err);
+    if (rc != KERR_OK) {
+        return rc;
+    }
+    if (r.status == 200) {
+        *on = snapxml_find(buf_str(&r.body), r.body.len, "Status", &status, NULL) == KERR_OK &&
+              strcmp(status, "Enabled") == 0;
+    } else if (r.status != 404 && r.status != 405 && r.status != 501) {
+        rc = s3_status_err("GetBucketVersioning", s->bucket, &r, err);
+    }
+    free(status);
+    shttp_resp_release(&r);
+    return rc;
+}
+
+/*
+ * A versioned bucket as etcd-backup-restore lists it: every key with its oldest version
+ * (LastModified; listed newest first, so a tie goes to the later entry), including keys
+ * under a delete marker, except those whose oldest version is tagged
+ * x-etcd-snapshot-exclude=true (kept here with excluded set, never chosen). The versions
+ * of one key come together (the listing is sorted by key).
+ */
+static enum kerr list_versioned(struct s3 *s, const char *prefix, struct ostore_list *out,
                                 struct kerr_info *err)
 {
     struct ostore_list v = { 0 };
     enum kerr rc = list_pages(s, prefix, true, &v, err);
-    if (rc == KERR_UNSUPPORTED || (rc != KERR_OK && err && strstr(err->msg, "HTTP 405"))) {
-        ostore_list_release(&v);
-        s->no_versions = true;
-        return KERR_OK;
-    }
-    /* Deletions go to the current version (versions are listed newest first). */
-    for (size_t i = 0; rc == KERR_OK && i < out->n; i++) {
-        for (size_t j = 0; out->v[i].version_id == NULL && j < v.n; j++) {
-            if (strcmp(v.v[j].key, out->v[i].key) == 0 && v.v[j].version_id &&
-                strcmp(v.v[j].etag, "delete-marker") != 0) {
-                out->v[i].version_id = strdup(v.v[j].version_id);
-                rc = out->v[i].version_id ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL);
-            }
-        }
-    }
-    for (size_t i = 0; rc == KERR_OK && i < v.n; i++) {
-        const struct ostore_obj *d = &v.v[i];
-        if (strcmp(d->etag, "delete-marker") != 0) {
-            continue;
-        }
-        /* The oldest version of that key is the last one listed for it. */
+    for (size_t i = 0; rc == KERR_OK && i < v.n;) {
+        size_t end = i;
         const struct ostore_obj *old = NULL;
-        for (size_t j = 0; j < v.n; j++) {
-            if (strcmp(v.v[j].key, d->key) == 0 && strcmp(v.v[j].etag, "delete-marker") != 0) {
-                old = &v.v[j];
+        bool marker = false;
+        for (; end < v.n && strcmp(v.v[end].key, v.v[i].key) == 0; end++) {
+            if (strcmp(v.v[end].etag, "delete-marker") == 0) {
+                marker = true;
+            } else if (old == NULL || v.v[end].mtime <= old->mtime) {
+                old = &v.v[end];
             }
         }
-        bool ex = false;
-        rc = old ? get_excluded(s, old->key, old->version_id, &ex, err) : KERR_OK;
-        if (rc == KERR_OK && ex) {
+        if (old != NULL) {
+            bool ex = false;
+            rc = marker ? get_excluded(s, old->key, old->version_id, &ex, err) : KERR_OK;
             struct ostore_obj o = *old;
-            o.excluded = true;
-            rc = ostore_list_add(out, &o, err);
+            o.excluded = ex;
+            rc = rc ? rc : ostore_list_add(out, &o, err);
         }
+        i = end;
     }
     ostore_list_release(&v);
     return rc;
 }
 
+/*
+ * etcd-backup-restore's listing: GetBucketVersioning, then the versioned listing above,
+ * or ListObjectsV2 where exclude tags are not read at all (as upstream ignores them there).
+ */
 static enum kerr s_list(struct ostore *base, const char *prefix, struct ostore_list *out,
                         struct kerr_info *err)
 {
     struct s3 *s = (struct s3 *)base;
     size_t first = out->n;
-    enum kerr rc = list_pages(s, prefix, false, out, err);
-    if (rc == KERR_OK && !s->no_versions) {
-        rc = apply_versions(s, prefix, out, err);
+    bool versioned = false;
+    enum kerr rc = versioning_enabled(s, &versioned, err);
+    if (rc == KERR_OK) {
+        rc = versioned ? list_versioned(s, prefix, out, err)
+                       : list_pages(s, prefix, false, out, err);
     }
-    /* Stores without versions: a tag on the current version of a full snapshot. */
-    for (size_t i = first; rc == KERR_OK && s->no_versions && i < out->n; i++) {
-        if (strstr(out->v[i].key, "/Full-") != NULL) {
-            rc = get_excluded(s, out->v[i].key, NULL, &out->v[i].excluded, err);
-        }
-        if (s->sse_key_b64) {
-            out->v[i].md5[0] = '\0';
+    /* A listed ETag says nothing about SSE-KMS or SSE-C: never an MD5 (HEAD tells). On a
+     * versioned bucket, a full snapshot's retain-until date is its version's retention. */
+    for (size_t i = first; rc == KERR_OK && i < out->n; i++) {
+        struct ostore_obj *o = &out->v[i];
+        o->md5[0] = '\0';
+        if (versioned && o->version_id && strstr(o->key, "/Full-") != NULL) {
+            rc = s3_retain_until(s, o, &o->immutable_until, err);
         }
     }
     return rc;
@@ -262,7 +281,8 @@ static enum kerr s_head(struct ostore *base, const char *key, struct ostore_obj 
         struct ostore_obj tmp = { 0 };
         out->size = r.content_length;
         out->mtime = (int64_t)curl_getdate(r.last_modified, NULL);
-        s3_set_etag(out, r.etag, s->sse_key_b64 != NULL);
+        s3_set_etag(out, r.etag, s->sse_key_b64 != NULL || s3_kms(&r));
+        out->own_copy = strcmp(r.copy_mark, "true") == 0;
         (void)tmp;
         out->key = strdup(key);
         out->version_id = r.version_id[0] ? strdup(r.version_id) : NULL;
@@ -270,6 +290,11 @@ static enum kerr s_head(struct ostore *base, const char *key, struct ostore_obj 
     }
     shttp_resp_release(&r);
     return rc;
+}
+
+bool s3_kms(const struct shttp_resp *r)
+{
+    return strncmp(r->sse, "aws:kms", 7) == 0;
 }
 
 void s3_set_etag(struct ostore_obj *o, const char *raw, bool sse)
@@ -342,6 +367,7 @@ static enum kerr s_del(struct ostore *base, const struct ostore_obj *obj, struct
     rc = rc ? rc : s3_do(s, "DELETE", obj->key, q, h, NULL, 0, &r, err);
     if (rc == KERR_OK && r.status != 204 && r.status != 200) {
         rc = s3_status_err("DeleteObject", obj->key, &r, err);
+        rc = rc == KERR_FORBIDDEN ? s3_delete_refused(s, obj, err) : rc;
     }
     if (rc == KERR_OK || r.status) {
         shttp_resp_release(&r);
@@ -376,6 +402,8 @@ static const struct ostore_ops s3_ops = {
     .up_abort = s3_up_abort,
     .copy = s3_copy,
     .del = s_del,
+    .exclude = s3_exclude,
+    .extend = s3_extend,
     .destroy = s_destroy,
 };
 
@@ -418,10 +446,14 @@ static enum kerr setup_curl(struct s3 *s, struct kerr_info *err)
     return KERR_OK;
 }
 
-static enum kerr setup_endpoint(struct s3 *s, struct kerr_info *err)
+static enum kerr setup_endpoint(struct s3 *s, const char *override, struct kerr_info *err)
 {
-    const char *ep = s->creds.endpoint;
+    const char *ep = override && override[0] ? override : s->creds.endpoint;
     char *def = NULL;
+    if (override && override[0] && s->creds.endpoint && s->creds.endpoint[0]) {
+        log_info("the endpoint of --store-endpoint-override wins over the credentials' endpoint",
+                 "endpoint", override);
+    }
     if (ep == NULL || ep[0] == '\0') {
         def = buf_dupf(256, "https://s3.%s.amazonaws.com", s->creds.region);
         ep = def;
@@ -440,7 +472,8 @@ static enum kerr setup_endpoint(struct s3 *s, struct kerr_info *err)
     return (s->endpoint && s->host) ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL);
 }
 
-enum kerr s3_open(const char *bucket, struct ostore **out, struct kerr_info *err)
+enum kerr s3_open(const char *bucket, const char *endpoint_override, struct ostore **out,
+                  struct kerr_info *err)
 {
     struct s3 *s = calloc(1, sizeof *s);
     enum kerr rc = KERR_OK;
@@ -452,7 +485,7 @@ enum kerr s3_open(const char *bucket, struct ostore **out, struct kerr_info *err
     s->base.ops = &s3_ops;
     rc = screds_s3_from_env(&s->creds, err);
     rc = rc ? rc : shttp_init(&s->http, err);
-    rc = rc ? rc : setup_endpoint(s, err);
+    rc = rc ? rc : setup_endpoint(s, endpoint_override, err);
     rc = rc ? rc : setup_sse(s, err);
     rc = rc ? rc : setup_curl(s, err);
     if (rc != KERR_OK) {

@@ -24,7 +24,7 @@ struct s3 {
     char *host;
     char *sse_key_b64; /* SSE-C key and its MD5, base64; NULL without SSE-C */
     char *sse_key_md5_b64;
-    bool no_versions; /* the store answered ListObjectVersions with "not implemented" */
+    bool kms_seen; /* an answer said SSE-KMS: its ETags are no MD5s */
 };
 
 /* URL of key (BORROWED; "" for the bucket) with an already encoded, sorted query
@@ -47,8 +47,39 @@ enum kerr s3_do(struct s3 *s, const char *method, const char *key, const char *q
 enum kerr s3_status_err(const char *what, const char *key, const struct shttp_resp *r,
                         struct kerr_info *err);
 
-/* o->etag from a raw (quoted) ETag, and o->md5 when it is a plain MD5 and not SSE-C. */
+/*
+ * o->etag from a raw (quoted) ETag, and o->md5 when AWS guarantees it is the content's
+ * MD5: 32 hex digits (not multipart) and not encrypted with SSE-C or SSE-KMS (sse true).
+ */
 void s3_set_etag(struct ostore_obj *o, const char *raw, bool sse);
+
+/* Whether an answer's x-amz-server-side-encryption makes its ETag no MD5 (SSE-KMS). */
+bool s3_kms(const struct shttp_resp *r);
+
+/*
+ * Extend obj's version's Object Lock retention in place to now + period (seconds; 0: the
+ * bucket's default retention), keeping the mode it has (else the bucket default's). Never
+ * shortens: a retention already reaching that far is left alone. *until: the retain-until
+ * date it has afterwards. KERR_UNSUPPORTED when the bucket has no Object Lock.
+ */
+enum kerr s3_extend(struct ostore *s, const struct ostore_obj *obj, int64_t period, int64_t *until,
+                    struct kerr_info *err);
+
+/* Mark obj excluded as etcd-backup-restore reads the mark on a versioned bucket: tag its
+ * version x-etcd-snapshot-exclude=true, then add a delete marker on top. */
+enum kerr s3_exclude(struct ostore *s, const struct ostore_obj *obj, struct kerr_info *err);
+
+/*
+ * A DeleteObject refused with 403 (err holds its message): KERR_FORBIDDEN when the refusal
+ * is Object Lock's (its message names the object lock, or the version has a retention
+ * that has not ended or a legal hold), else KERR_UNAUTHORIZED (a permission error).
+ */
+enum kerr s3_delete_refused(struct s3 *s, const struct ostore_obj *obj, struct kerr_info *err);
+
+/* GetObjectRetention of obj's version: *until its RetainUntilDate (Unix seconds), 0 when
+ * it has none (or the store has no Object Lock). */
+enum kerr s3_retain_until(struct s3 *s, const struct ostore_obj *obj, int64_t *until,
+                          struct kerr_info *err);
 
 enum kerr s3_up_begin(struct ostore *s, const char *key, int64_t size, struct ostore_upload **out,
                       struct kerr_info *err);

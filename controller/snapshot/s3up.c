@@ -39,6 +39,9 @@ static enum kerr create_multipart(struct s3 *s, struct s3_upload *u, struct kerr
     struct curl_slist *h = NULL;
     char *id = NULL;
     enum kerr rc = s3_headers(s, 1, 0, &h, err);
+    if (rc == KERR_OK && curl_slist_append(h, OSTORE_COPY_MARK_S3 ": true") == NULL) {
+        rc = kerr_set(err, KERR_NOMEM, NULL);
+    }
     rc = rc ? rc : s3_do(s, "POST", u->key, "uploads=", h, NULL, 0, &r, err);
     curl_slist_free_all(h);
     if (rc != KERR_OK) {
@@ -123,8 +126,10 @@ static enum kerr put_bytes(struct s3 *s, struct s3_upload *u, const char *query,
     struct curl_slist *h = NULL;
     enum kerr rc = md5_header(data, len, md, line, err);
     rc = rc ? rc : s3_headers(s, 1, 0, &h, err);
-    if (rc == KERR_OK && (curl_slist_append(h, line) == NULL ||
-                          (create_only && curl_slist_append(h, "If-None-Match: *") == NULL))) {
+    if (rc == KERR_OK &&
+        (curl_slist_append(h, line) == NULL ||
+         (create_only && (curl_slist_append(h, "If-None-Match: *") == NULL ||
+                          curl_slist_append(h, OSTORE_COPY_MARK_S3 ": true") == NULL)))) {
         rc = kerr_set(err, KERR_NOMEM, NULL);
     }
     rc = rc ? rc : s3_do(s, "PUT", u->key, query, h, data, len, &r, err);
@@ -135,7 +140,7 @@ static enum kerr put_bytes(struct s3 *s, struct s3_upload *u, const char *query,
     if (r.status != 200) {
         rc = s3_status_err(query ? "UploadPart" : "PutObject", u->key, &r, err);
     } else {
-        s3_set_etag(etag, r.etag, s->sse_key_b64 != NULL);
+        s3_set_etag(etag, r.etag, s->sse_key_b64 != NULL || s3_kms(&r));
     }
     shttp_resp_release(&r);
     return rc;
@@ -177,16 +182,6 @@ enum kerr s3_up_part(struct ostore *base, struct ostore_upload *up, const void *
                : kerr_set(err, KERR_TOOBIG, "too many parts");
 }
 
-/* The object just assembled is not what was sent: it must not stay. */
-static void drop_object(struct s3 *s, const char *key)
-{
-    struct ostore_obj o = { .key = (char *)(uintptr_t)key };
-    struct kerr_info e = { 0 };
-    if (s->base.ops->del(&s->base, &o, &e) != KERR_OK) {
-        log_error("cannot delete the corrupt copy", "key", key, "error", e.msg);
-    }
-}
-
 /* POST ?uploadId=: assemble the parts; the answer's ETag must be MD5(part MD5s)-N. */
 static enum kerr complete(struct s3 *s, struct s3_upload *u, struct kerr_info *err)
 {
@@ -221,12 +216,13 @@ static enum kerr complete(struct s3 *s, struct s3_upload *u, struct kerr_info *e
         hex16(md, want);
         snprintf(want + 32, sizeof want - 32, "-%d", u->parts);
         s3_set_etag(&et, got, true);
-        /* AWS answers MD5(part MD5s)-N; stores answering a plain MD5 are checked by the
-         * caller's verification against the streamed bytes. */
-        if (s->sse_key_b64 == NULL && strchr(et.etag, '-') && strcmp(et.etag, want) != 0) {
+        /* AWS answers MD5(part MD5s)-N (not under SSE-C or SSE-KMS); stores answering a
+         * plain MD5 are checked by the caller's verification against the streamed bytes,
+         * which also drops an object assembled wrong. */
+        if (s->sse_key_b64 == NULL && !s->kms_seen && strchr(et.etag, '-') &&
+            strcmp(et.etag, want) != 0) {
             rc = kerr_set(err, KERR_IO, "S3 CompleteMultipartUpload %s: ETag %s, expected %s",
                           u->key, et.etag, want);
-            drop_object(s, u->key);
         }
     }
     free(got);
@@ -308,8 +304,14 @@ static enum kerr copy_call(struct s3 *s, const struct ostore_obj *src, const cha
     *etag = NULL;
     enum kerr rc = s3_headers(s, 1, 1, &h, err);
     rc = rc ? rc : copy_source(s, src, &src_line, err);
-    if (rc == KERR_OK && (curl_slist_append(h, src_line) == NULL ||
-                          (range && curl_slist_append(h, range) == NULL))) {
+    /* CopyObject: create-only where the store honours If-None-Match (AWS), and REPLACE
+     * with warden-snapshot's mark, so the copy also takes the bucket's default retention
+     * from now (Ceph's COPY directive keeps the source's retain-until date). */
+    if (rc == KERR_OK &&
+        (curl_slist_append(h, src_line) == NULL || (range && curl_slist_append(h, range) == NULL) ||
+         (!range && curl_slist_append(h, "If-None-Match: *") == NULL) ||
+         (!range && curl_slist_append(h, "x-amz-metadata-directive: REPLACE") == NULL) ||
+         (!range && curl_slist_append(h, OSTORE_COPY_MARK_S3 ": true") == NULL))) {
         rc = kerr_set(err, KERR_NOMEM, NULL);
     }
     rc = rc ? rc : s3_do(s, "PUT", dst, query, h, NULL, 0, &r, err);

@@ -104,6 +104,9 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
         { "x-ms-copy-id", offsetof(struct shttp_resp, copy_id), 128 },
         { "x-ms-error-code", offsetof(struct shttp_resp, error_code), 64 },
         { "x-amz-tagging-count", offsetof(struct shttp_resp, tag_count), 16 },
+        { "x-amz-server-side-encryption", offsetof(struct shttp_resp, sse), 32 },
+        { "x-amz-meta-etcd-warden-copy", offsetof(struct shttp_resp, copy_mark), 8 },
+        { "x-ms-meta-etcdwardencopy", offsetof(struct shttp_resp, copy_mark), 8 },
     };
     struct xfer *x = ud;
     size_t len = size * n;
@@ -153,6 +156,9 @@ static void set_method(CURL *c, const struct shttp_req *req, struct xfer *x)
     if (strcmp(req->method, "HEAD") == 0) {
         curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
     } else if (strcmp(req->method, "PUT") == 0) {
+        /* The body is in memory and small or a part: no "Expect: 100-continue" round trip
+         * (radosgw answers it only after curl's 1 s timeout). */
+        curl_easy_setopt(c, CURLOPT_EXPECT_100_TIMEOUT_MS, 0L);
         curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
         curl_easy_setopt(c, CURLOPT_READFUNCTION, on_read);
         curl_easy_setopt(c, CURLOPT_READDATA, x);

@@ -56,6 +56,8 @@ struct shttp_resp {
     char copy_id[128];    /* x-ms-copy-id */
     char error_code[64];  /* x-ms-error-code */
     char tag_count[16];   /* x-amz-tagging-count */
+    char sse[32];         /* x-amz-server-side-encryption: AES256, aws:kms, aws:kms:dsse */
+    char copy_mark[8];    /* x-amz-meta-etcd-warden-copy or x-ms-meta-etcdwardencopy */
     long retry_after_s;
 };
 

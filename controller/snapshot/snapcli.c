@@ -18,8 +18,11 @@ struct cli {
     const char *cmd;
     struct ostore_config store;
     const char *prefix;
+    char *clean_prefix; /* OWNS: prefix as etcd-backup-restore cleans it */
     const char *gc_from;
     const char *copy_mode;
+    const char *mode;
+    int64_t retention_days;
     bool dry_run;
     int verbose;
 };
@@ -27,23 +30,29 @@ struct cli {
 enum {
     OPT_PROVIDER = 256,
     OPT_CONTAINER,
+    OPT_ENDPOINT,
     OPT_PREFIX,
     OPT_GC,
     OPT_MODE,
     OPT_DRY,
     OPT_PART,
-    OPT_THRESHOLD
+    OPT_THRESHOLD,
+    OPT_EXTMODE,
+    OPT_RETENTION
 };
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: warden-snapshot extend-snapshot-immutability --storage-provider P "
-               "--store-container C --store-prefix X --gc-from-timestamp T "
-               "[--copy-mode server|stream] [--dry-run] [-v]\n"
-               "       warden-snapshot list --storage-provider P --store-container C "
-               "--store-prefix X [-v]\n"
-               "       warden-snapshot delete-snapshots --storage-provider P --store-container C "
-               "--store-prefix X [--dry-run] [-v]\n");
+    fprintf(f,
+            "usage: warden-snapshot extend-snapshot-immutability --storage-provider P "
+            "--store-container C --store-prefix X [--store-endpoint-override URL] "
+            "--gc-from-timestamp T "
+            "[--mode copy|extend-in-place|auto] [--retention-days N] [--copy-mode server|stream] "
+            "[--dry-run] [-v]\n"
+            "       warden-snapshot list --storage-provider P --store-container C "
+            "--store-prefix X [--store-endpoint-override URL] [-v]\n"
+            "       warden-snapshot delete-snapshots --storage-provider P --store-container C "
+            "--store-prefix X [--store-endpoint-override URL] [--dry-run] [-v]\n");
 }
 
 /* Decimal digits only into *out. */
@@ -67,8 +76,11 @@ static int parse_flags(int argc, char **argv, struct cli *c)
         { "storage-provider", required_argument, NULL, OPT_PROVIDER },
         { "store-container", required_argument, NULL, OPT_CONTAINER },
         { "store-prefix", required_argument, NULL, OPT_PREFIX },
+        { "store-endpoint-override", required_argument, NULL, OPT_ENDPOINT },
         { "gc-from-timestamp", required_argument, NULL, OPT_GC },
         { "copy-mode", required_argument, NULL, OPT_MODE },
+        { "mode", required_argument, NULL, OPT_EXTMODE },
+        { "retention-days", required_argument, NULL, OPT_RETENTION },
         { "dry-run", no_argument, NULL, OPT_DRY },
         { "part-size", required_argument, NULL, OPT_PART },
         { "copy-part-threshold", required_argument, NULL, OPT_THRESHOLD },
@@ -89,11 +101,23 @@ static int parse_flags(int argc, char **argv, struct cli *c)
         case OPT_PREFIX:
             c->prefix = optarg;
             break;
+        case OPT_ENDPOINT:
+            c->store.endpoint_override = optarg;
+            break;
         case OPT_GC:
             c->gc_from = optarg;
             break;
         case OPT_MODE:
             c->copy_mode = optarg;
+            break;
+        case OPT_EXTMODE:
+            c->mode = optarg;
+            break;
+        case OPT_RETENTION:
+            if (parse_i64(optarg, &c->retention_days) != 0 || c->retention_days < 1 ||
+                c->retention_days > 36500) {
+                return -1;
+            }
             break;
         case OPT_DRY:
             c->dry_run = true;
@@ -162,7 +186,7 @@ static int parse_gc_from(const char *s, int64_t *out)
 
 static int run_extend(struct cli *c, struct ostore *s, int64_t gc)
 {
-    struct snapext_opts o = { .prefix = c->prefix, .gc_from = gc, .dry_run = c->dry_run };
+    struct snapext_opts o = { .prefix = c->clean_prefix, .gc_from = gc, .dry_run = c->dry_run };
     struct snapext_result res;
     struct kerr_info err = { 0 };
     char n[32];
@@ -170,8 +194,21 @@ static int run_extend(struct cli *c, struct ostore *s, int64_t gc)
     char rss[32];
     o.now = now_seconds();
     o.server_copy = c->copy_mode == NULL || strcmp(c->copy_mode, "server") == 0;
+    o.mode = c->mode == NULL || strcmp(c->mode, "copy") == 0 ? SNAPEXT_COPY
+             : strcmp(c->mode, "auto") == 0                  ? SNAPEXT_AUTO
+                                                             : SNAPEXT_IN_PLACE;
+    o.retention = c->retention_days * 86400;
     if (snapext_extend(s, &o, &res, &err) != KERR_OK) {
         return fail("extend-snapshot-immutability failed", &err);
+    }
+    if (res.in_place) {
+        char until[KTIME_LEN + 1] = "unknown";
+        if (res.until > 0) {
+            ktime_format((time_t)res.until, until);
+        }
+        log_info(c->dry_run ? "dry run done" : "snapshot immutability extended in place", "key",
+                 res.source, "retainUntil", until, "peakRssKiB", peak_rss(rss, sizeof rss));
+        return 0;
     }
     snprintf(n, sizeof n, "%d", res.deleted);
     snprintf(im, sizeof im, "%d", res.immutable);
@@ -193,7 +230,7 @@ static int run(struct cli *c, int64_t gc)
         return fail(what, &err);
     }
     if (strcmp(c->cmd, "list") == 0) {
-        if (snapext_collect(s, c->prefix, &set, &err) != KERR_OK ||
+        if (snapext_collect(s, c->clean_prefix, &set, &err) != KERR_OK ||
             snapext_print(&set, stdout, &err) != KERR_OK) {
             status = fail(what, &err);
         }
@@ -215,6 +252,10 @@ static int check_args(struct cli *c, int64_t *gc)
                         "--store-prefix are required\n");
         return -1;
     }
+    if (snap_clean_prefix(c->prefix, &c->clean_prefix, NULL) != KERR_OK) {
+        fprintf(stderr, "warden-snapshot: out of memory\n");
+        return -1;
+    }
     if (strcmp(c->cmd, "list") == 0) {
         return 0;
     }
@@ -226,6 +267,11 @@ static int check_args(struct cli *c, int64_t *gc)
     if (c->copy_mode && strcmp(c->copy_mode, "server") != 0 &&
         strcmp(c->copy_mode, "stream") != 0) {
         fprintf(stderr, "warden-snapshot: --copy-mode is server or stream\n");
+        return -1;
+    }
+    if (c->mode && strcmp(c->mode, "copy") != 0 && strcmp(c->mode, "extend-in-place") != 0 &&
+        strcmp(c->mode, "auto") != 0) {
+        fprintf(stderr, "warden-snapshot: --mode is copy, extend-in-place or auto\n");
         return -1;
     }
     return 0;
@@ -245,6 +291,7 @@ int snapcli_main(int argc, char **argv)
     }
     c.cmd = argv[1];
     if (parse_flags(argc - 1, argv + 1, &c) != 0 || check_args(&c, &gc) != 0) {
+        free(c.clean_prefix);
         usage(stderr);
         return 2;
     }
@@ -252,5 +299,7 @@ int snapcli_main(int argc, char **argv)
     /* A file size limit must fail the write (EFBIG), not kill the process. */
     signal(SIGXFSZ, SIG_IGN);
     signal(SIGPIPE, SIG_IGN);
-    return run(&c, gc);
+    int status = run(&c, gc);
+    free(c.clean_prefix);
+    return status;
 }

@@ -94,16 +94,32 @@ enum kerr snapext_print(const struct snapext_set *set, FILE *f, struct kerr_info
     return fflush(f) == 0 ? KERR_OK : kerr_set(err, KERR_IO, "cannot write the listing");
 }
 
-/* The latest full snapshot that may be copied, or NULL. */
-static const struct snapext_entry *latest_full(const struct snapext_set *set)
+static bool same_snapshot(const struct snapext_entry *e, const struct snap_name *src)
 {
-    for (size_t i = set->n; i > 0; i--) {
+    return e->name.kind == SNAP_FULL && !e->name.is_chunk && e->name.start_rev == src->start_rev &&
+           e->name.last_rev == src->last_rev;
+}
+
+/*
+ * What to copy: the revisions of the latest full snapshot that is not excluded, and of
+ * those objects the oldest (the snapshot the sidecar took; later ones are copies, and a
+ * copy is never trusted as a source: a bad one would be copied on and on). NULL if none.
+ */
+static const struct snapext_entry *source_full(const struct snapext_set *set)
+{
+    const struct snapext_entry *latest = NULL;
+    for (size_t i = set->n; i > 0 && latest == NULL; i--) {
         const struct snapext_entry *e = &set->v[i - 1];
         if (e->name.kind == SNAP_FULL && !e->name.is_chunk && !e->obj.excluded) {
-            return e;
+            latest = e;
         }
     }
-    return NULL;
+    for (size_t i = 0; latest && i < set->n; i++) {
+        if (same_snapshot(&set->v[i], &latest->name) && !set->v[i].obj.excluded) {
+            return &set->v[i]; /* sorted by revisions, then creation time */
+        }
+    }
+    return latest;
 }
 
 static enum kerr new_key(const struct snapext_opts *o, const struct snap_name *src, char **key,
@@ -116,12 +132,6 @@ static enum kerr new_key(const struct snapext_opts *o, const struct snap_name *s
     }
     enum kerr rc = snap_build_name(&n, err);
     return rc ? rc : snap_key(o->prefix, &n, key, err);
-}
-
-static bool same_snapshot(const struct snapext_entry *e, const struct snap_name *src)
-{
-    return e->name.kind == SNAP_FULL && !e->name.is_chunk && e->name.start_rev == src->start_rev &&
-           e->name.last_rev == src->last_rev;
 }
 
 /*
@@ -154,6 +164,20 @@ static enum kerr collect_garbage(struct ostore *s, const struct snapext_set *set
         if (!collectable(e, original, o, res->copy)) {
             continue;
         }
+        /* Only what warden-snapshot wrote: the sidecar's own snapshots with these revisions
+         * (a wake-up snapshot, a final one taken a second off) carry no mark. */
+        struct ostore_obj h = { 0 };
+        enum kerr hr = s->ops->head(s, e->obj.key, &h, &e2);
+        bool own = hr == KERR_OK && h.own_copy;
+        ostore_obj_release(&h);
+        if (hr != KERR_OK && hr != KERR_NOTFOUND) {
+            log_warn("cannot read an earlier copy's mark, kept", "key", e->obj.key, "error",
+                     e2.msg);
+        }
+        if (!own) {
+            log_info("not written by warden-snapshot, kept", "key", e->obj.key);
+            continue;
+        }
         if (o->dry_run) {
             log_info("dry run: would delete an earlier copy", "key", e->obj.key);
             continue;
@@ -176,6 +200,46 @@ static enum kerr collect_garbage(struct ostore *s, const struct snapext_set *set
     return first;
 }
 
+/* The latest full snapshot that is not excluded: the one a restore takes. */
+static const struct snapext_entry *restore_full(const struct snapext_set *set)
+{
+    for (size_t i = set->n; i > 0; i--) {
+        const struct snapext_entry *e = &set->v[i - 1];
+        if (e->name.kind == SNAP_FULL && !e->name.is_chunk && !e->obj.excluded) {
+            return e;
+        }
+    }
+    return NULL;
+}
+
+/* --mode extend-in-place/auto: KERR_UNSUPPORTED (auto: copy instead) where the store has
+ * no object-level lock. */
+static enum kerr extend_in_place(struct ostore *s, const struct snapext_set *set,
+                                 const struct snapext_opts *o, struct snapext_result *res,
+                                 struct kerr_info *err)
+{
+    const struct snapext_entry *e = restore_full(set);
+    if (e == NULL) {
+        return kerr_set(err, KERR_NOTFOUND, "no full snapshot under %s/v1 or %s/v2", o->prefix,
+                        o->prefix);
+    }
+    if (s->ops->extend == NULL) {
+        return kerr_set(err, KERR_UNSUPPORTED, "%s has no object-level lock", s->ops->name);
+    }
+    snprintf(res->source, sizeof res->source, "%s", e->obj.key);
+    if (o->dry_run && o->mode == SNAPEXT_AUTO) {
+        return kerr_set(err, KERR_UNSUPPORTED, "a dry run of auto shows the copy");
+    }
+    if (o->dry_run) {
+        log_info("dry run: would extend the retention in place", "key", e->obj.key);
+        res->in_place = true;
+        return KERR_OK;
+    }
+    enum kerr rc = s->ops->extend(s, &e->obj, o->retention, &res->until, err);
+    res->in_place = rc == KERR_OK;
+    return rc;
+}
+
 enum kerr snapext_extend(struct ostore *s, const struct snapext_opts *o, struct snapext_result *res,
                          struct kerr_info *err)
 {
@@ -187,7 +251,16 @@ enum kerr snapext_extend(struct ostore *s, const struct snapext_opts *o, struct 
     if (rc != KERR_OK) {
         return rc;
     }
-    const struct snapext_entry *src = latest_full(&set);
+    if (o->mode != SNAPEXT_COPY) {
+        rc = extend_in_place(s, &set, o, res, err);
+        if (rc != KERR_UNSUPPORTED || o->mode == SNAPEXT_IN_PLACE) {
+            goto out;
+        }
+        log_info("no object-level lock here: copying instead", "reason", err ? err->msg : "");
+        memset(res, 0, sizeof *res);
+        rc = KERR_OK;
+    }
+    const struct snapext_entry *src = source_full(&set);
     if (src == NULL) {
         rc = kerr_set(err, KERR_NOTFOUND, "no full snapshot under %s/v1 or %s/v2", o->prefix,
                       o->prefix);

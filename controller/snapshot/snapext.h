@@ -8,9 +8,11 @@
  *      etcd-backup-restore sorts them; objects that do not parse are
  *      foreign and never touched;
  *   2. take the latest full snapshot that is not a chunk and not tagged
- *      x-etcd-snapshot-exclude=true, and copy it (ostore_copy: verified,
- *      create-only) under the same name with createdOn = now, in the same
- *      layout (v1 gets a new Backup-<now> directory);
+ *      x-etcd-snapshot-exclude=true; of the objects with its revisions, copy
+ *      the oldest (the sidecar's own snapshot, never an earlier copy) with
+ *      ostore_copy (content-verified against it, create-only) under the same
+ *      name with createdOn = now, in the same layout (v1 gets a new
+ *      Backup-<now> directory);
  *   3. garbage-collect the copies this task made earlier: full snapshots
  *      with the source's revisions, createdOn >= gc_from and older than the
  *      new copy, not excluded. A deletion refused because the object is
@@ -51,12 +53,19 @@ void snapext_set_release(struct snapext_set *set);
  *   size=<bytes> */
 enum kerr snapext_print(const struct snapext_set *set, FILE *f, struct kerr_info *err);
 
+/* --mode: copy (steps 1-3), extend-in-place (the retention of the snapshot a restore would
+ * take is extended where it lies: no bytes copied, no new object, nothing to collect), or
+ * auto (in place where the store and bucket have object-level lock, else copy). */
+enum snapext_mode { SNAPEXT_COPY, SNAPEXT_IN_PLACE, SNAPEXT_AUTO };
+
 struct snapext_opts {
     const char *prefix; /* --store-prefix */
     int64_t gc_from;    /* --gc-from-timestamp, Unix seconds */
     int64_t now;        /* createdOn of the new copy, Unix seconds */
     bool server_copy;   /* --copy-mode server */
     bool dry_run;
+    enum snapext_mode mode;
+    int64_t retention; /* --retention-days in seconds; 0: the bucket's default retention */
 };
 
 struct snapext_result {
@@ -65,6 +74,8 @@ struct snapext_result {
     bool server;      /* copied server-side */
     int deleted;      /* earlier copies deleted */
     int immutable;    /* deletions refused (still immutable) */
+    bool in_place;    /* extended in place: copy is "", until the new retain-until date */
+    int64_t until;
 };
 
 /* Steps 1-3 above. KERR_NOTFOUND when there is no full snapshot to copy. A failed

@@ -7,8 +7,6 @@
 
 #include "common/buf.h"
 
-static const char *const compressions[] = { ".gz", ".Z", ".zlib" };
-
 /* Decimal digits only, at most 18 of them (no overflow), into *out. */
 static int parse_num(const char *s, size_t n, int64_t *out)
 {
@@ -39,7 +37,11 @@ static const char *find_version(const char *key)
     return found;
 }
 
-/* "<ts>[.gz|.Z|.zlib][.final]" */
+/*
+ * "<ts>[.<field>...]", read as ParseSnapshot does: the fields after the time are split at
+ * '.'; the first is the compression suffix unless it is "final", and the name is final when
+ * the last field is "final".
+ */
 static enum kerr parse_time_suffix(const char *s, struct snap_name *out, struct kerr_info *err)
 {
     const char *dot = strchr(s, '.');
@@ -48,26 +50,19 @@ static enum kerr parse_time_suffix(const char *s, struct snap_name *out, struct 
         return kerr_set(err, KERR_PARSE, "invalid creation time in snapshot name");
     }
     const char *rest = s + n;
-    if (strcmp(rest, ".final") == 0) {
-        out->is_final = true;
-        return KERR_OK;
-    }
+    snprintf(out->suffix, sizeof out->suffix, "%s", rest);
     if (*rest == '\0') {
         return KERR_OK;
     }
-    for (size_t i = 0; i < sizeof compressions / sizeof compressions[0]; i++) {
-        size_t cl = strlen(compressions[i]);
-        if (strncmp(rest, compressions[i], cl) != 0) {
-            continue;
-        }
-        if (rest[cl] != '\0' && strcmp(rest + cl, ".final") != 0) {
-            continue;
-        }
-        memcpy(out->compression, compressions[i], cl + 1);
-        out->is_final = rest[cl] != '\0';
-        return KERR_OK;
+    const char *next = strchr(rest + 1, '.');
+    size_t fl = next ? (size_t)(next - rest) : strlen(rest);
+    if (!(fl == 6 && memcmp(rest, ".final", 6) == 0)) {
+        memcpy(out->compression, rest, fl);
+        out->compression[fl] = '\0';
     }
-    return kerr_set(err, KERR_PARSE, "unknown suffix \"%.32s\" in snapshot name", rest);
+    const char *last = strrchr(rest, '.');
+    out->is_final = strcmp(last, ".final") == 0;
+    return KERR_OK;
 }
 
 /* The SnapName "Kind-start-last-ts[suffixes]" of len n at s. */
@@ -154,16 +149,13 @@ const char *snap_kind_str(enum snap_kind kind)
 
 enum kerr snap_build_name(struct snap_name *s, struct kerr_info *err)
 {
-    bool known = s->compression[0] == '\0';
-    for (size_t i = 0; i < sizeof compressions / sizeof compressions[0]; i++) {
-        known = known || strcmp(s->compression, compressions[i]) == 0;
-    }
-    if (!known || s->start_rev < 0 || s->last_rev < s->start_rev || s->created < 0) {
+    bool ok = s->suffix[0] == '\0' || (s->suffix[0] == '.' && strpbrk(s->suffix, "/-") == NULL);
+    if (!ok || s->start_rev < 0 || s->last_rev < s->start_rev || s->created < 0) {
         return kerr_set(err, KERR_INVAL, "cannot build a snapshot name from these fields");
     }
-    int n = snprintf(s->name, sizeof s->name, "%s-%08lld-%08lld-%lld%s%s", snap_kind_str(s->kind),
-                     (long long)s->start_rev, (long long)s->last_rev, (long long)s->created,
-                     s->compression, s->is_final ? ".final" : "");
+    int n =
+        snprintf(s->name, sizeof s->name, "%s-%08lld-%08lld-%lld%s", snap_kind_str(s->kind),
+                 (long long)s->start_rev, (long long)s->last_rev, (long long)s->created, s->suffix);
     if (n < 0 || (size_t)n >= sizeof s->name) {
         return kerr_set(err, KERR_INVAL, "snapshot name too long");
     }
@@ -195,4 +187,60 @@ int snap_cmp(const struct snap_name *a, const struct snap_name *b)
         return a->created < b->created ? -1 : 1;
     }
     return 0;
+}
+
+enum kerr snap_clean_prefix(const char *prefix, char **out, struct kerr_info *err)
+{
+    size_t n = strlen(prefix);
+    bool rooted = n > 0 && prefix[0] == '/';
+    char *res = malloc(n + 2);
+    size_t len = 0;
+    *out = NULL;
+    if (res == NULL) {
+        return kerr_set(err, KERR_NOMEM, NULL);
+    }
+    if (rooted) {
+        res[len++] = '/';
+    }
+    for (const char *p = prefix; *p;) {
+        while (*p == '/') {
+            p++;
+        }
+        const char *e = strchr(p, '/');
+        size_t el = e ? (size_t)(e - p) : strlen(p);
+        size_t base = rooted ? 1 : 0;
+        if (el == 0 || (el == 1 && p[0] == '.')) {
+            /* empty or "." element */
+        } else if (el == 2 && p[0] == '.' && p[1] == '.') {
+            /* ".." drops the last element; at the root it stays the root; in a relative
+             * path with nothing (or only "..") left it is kept, as path.Clean keeps it */
+            bool only_up = len >= base + 2 && memcmp(res + len - 2, "..", 2) == 0 &&
+                           (len == base + 2 || res[len - 3] == '/');
+            if (len > base && !only_up) {
+                while (len > base && res[len - 1] != '/') {
+                    len--;
+                }
+                len = len > base ? len - 1 : base;
+            } else if (!rooted) {
+                if (len > base) {
+                    res[len++] = '/';
+                }
+                memcpy(res + len, "..", 2);
+                len += 2;
+            }
+        } else {
+            if (len > base) {
+                res[len++] = '/';
+            }
+            memcpy(res + len, p, el);
+            len += el;
+        }
+        p += el;
+    }
+    res[len] = '\0';
+    if (strcmp(res, "/") == 0) {
+        res[0] = '\0';
+    }
+    *out = res;
+    return KERR_OK;
 }

@@ -3,8 +3,10 @@
 # transient 500s and 503 SlowDown are retried and the run succeeds; persistent
 # ones fail with one clear line and leave nothing under the prefix; the emulator
 # killed in the middle of a multipart upload fails the run cleanly, and after a
-# restart the next run succeeds; a deletion refused as immutable (403) is logged,
-# the run succeeds, and a later run collects the copy. (ABS: snapshot_faults_abs.sh)
+# restart the next run succeeds; a deletion refused as immutable (403 naming the
+# object lock) is logged, the run succeeds, and a later run collects the copy; a
+# 403 on an unlocked object is a permission error and fails the run.
+# (ABS: snapshot_faults_abs.sh)
 set -euo pipefail
 . "$(dirname "$0")/../lib/snapshot.sh"
 
@@ -52,8 +54,10 @@ snap_s3 get "$SNAP_PREFIX/v2/Full-00000000-00002300-$((1700000000 + 3 * SNAP_DAY
     cmp -s - "$SNAP_FINAL_FILE" || snap_fail "copy after the restart differs"
 echo "emulator killed mid-upload: clean failure, next run succeeded"
 
-# 4. deletion refused as immutable: logged, run succeeds, later run collects it
-proxy_start "$SNAP_S3_URL" --rule 'DELETE:*:403:AccessDenied:inf'
+# 4. deletion refused as immutable (AWS's Object Lock refusal: 403 AccessDenied naming the
+#    object lock): logged, run succeeds, later run collects it
+proxy_start "$SNAP_S3_URL" \
+    --rule 'DELETE:*:403:AccessDenied:inf:Access Denied because object protected by object lock.'
 s3_via "$PROXY_URL"
 run_day 4
 [ $RC -eq 0 ] || { cat "$SNAP_WORK/run.log"; snap_fail "an immutable copy failed the run"; }
@@ -66,5 +70,17 @@ run_day 5
 have=$(snap_s3 ls "$SNAP_PREFIX/" | grep -c -- '00002300-17[0-9]*\.gz\.final$' || true)
 [ "$have" -eq 2 ] || { snap_s3 ls "$SNAP_PREFIX/"; snap_fail "earlier copies not collected ($have left)"; }
 echo "immutable deletion: logged, retried and collected on the next run"
+
+# 5. a 403 that is a permission error (an IAM policy without s3:DeleteObjectVersion; the
+#    object has no retention or legal hold) fails the run with one line saying so
+proxy_start "$SNAP_S3_URL" --rule 'DELETE:*:403:AccessDenied:inf:Access Denied'
+s3_via "$PROXY_URL"
+run_day 6
+[ $RC -ne 0 ] || { cat "$SNAP_WORK/run.log"; snap_fail "a permission error passed as immutability"; }
+one_error_line "not locked"
+if grep -q 'still immutable' "$SNAP_WORK/run.log"; then snap_fail "a permission error logged as immutable"; fi
+proxy_stop
+s3_via "$SNAP_S3_URL"
+echo "permission error on delete: the run fails, not read as immutability"
 
 echo "snapshot_faults_s3: ok"

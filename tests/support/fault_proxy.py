@@ -4,16 +4,26 @@
   fault_proxy.py --upstream http://127.0.0.1:PORT [--rule R]... [--kill K]...
 
 Listens on a free loopback port and prints "fault-proxy ready PORT" on stdout.
-  --rule METHOD:MATCH:STATUS:CODE:COUNT  the first COUNT requests (or "inf")
-      whose method is METHOD ("*" any) and whose path+query contains MATCH
-      ("*" any) get HTTP STATUS with an S3/ABS style <Error><Code>CODE</Code>
-      body instead of being forwarded (e.g. PUT:*:503:SlowDown:2).
+  --rule METHOD:MATCH:STATUS:CODE:COUNT[:MESSAGE]  the first COUNT requests
+      (or "inf") whose method is METHOD ("*" any) and whose path+query
+      contains MATCH ("*" any) get HTTP STATUS with an S3/ABS style
+      <Error><Code>CODE</Code><Message>MESSAGE</Message> body instead of being
+      forwarded (e.g. PUT:*:503:SlowDown:2).
   --kill METHOD:MATCH:NTH:PIDFILE  at the NTH matching request, SIGKILL the
       process whose pid is in PIDFILE (the emulator) and drop the connection.
+  --set-header METHOD:MATCH:NAME:VALUE  matching requests are forwarded and the
+      answer's header NAME is set to VALUE (the rest of the spec, colons included),
+      e.g. '*:*:x-amz-server-side-encryption:aws:kms'.
+  --if-none-match ACCESS:SECRET  honour "If-None-Match: *" on every PUT as AWS
+      does (also on CopyObject): 412 PreconditionFailed when the key exists (a
+      HEAD upstream first, signed by curl with these keys), for emulators that
+      ignore the header.
+  --corrupt METHOD:MATCH  matching requests are forwarded and the first byte of a
+      2xx answer's body is flipped (a store handing out damaged bytes).
 Every other request is forwarded as is (Host header included, so signatures
 still verify). Each decision is logged on stderr.
 """
-import argparse, http.client, http.server, os, signal, sys, threading, urllib.parse
+import argparse, http.client, http.server, os, signal, subprocess, sys, threading, urllib.parse
 
 lock = threading.Lock()
 
@@ -28,12 +38,22 @@ class Rule:
         else:
             self.status, self.code = int(parts[2]), parts[3]
             self.left = float("inf") if parts[4] == "inf" else int(parts[4])
+            self.message = ":".join(parts[5:]) or "injected by the fault proxy"
 
     def matches(self, method, path):
         return self.method in ("*", method) and (self.match == "*" or self.match in path)
 
 
-def make_handler(upstream, rules):
+def set_headers(specs, method, path):
+    out = {}
+    for spec in specs:
+        m, match, name, value = spec.split(":", 3)
+        if m in ("*", method) and (match == "*" or match in path):
+            out[name.lower()] = (name, value)
+    return out
+
+
+def make_handler(upstream, rules, header_specs=(), corrupt=(), if_none_match=False):
     up = urllib.parse.urlparse(upstream)
 
     class H(http.server.BaseHTTPRequestHandler):
@@ -67,10 +87,21 @@ def make_handler(upstream, rules):
                 self.close_connection = True
                 self.connection.shutdown(2)
                 return
+            if (r is None and if_none_match and self.command == "PUT"
+                    and self.headers.get("If-None-Match") == "*" and "uploadId=" not in self.path):
+                head = subprocess.run(
+                    ["curl", "-s", "-I", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "30",
+                     "--aws-sigv4", "aws:amz:us-east-1:s3", "-u", if_none_match,
+                     "-H", "x-amz-content-sha256:UNSIGNED-PAYLOAD",
+                     upstream.rstrip("/") + self.path.split("?")[0]],
+                    capture_output=True, text=True, timeout=60)
+                exists = head.stdout.strip() == "200"
+                if exists:
+                    r = Rule("PUT:*:412:PreconditionFailed:1")
             if r is not None:
                 print(f"fault-proxy: {self.command} {self.path}: {r.status} {r.code}", file=sys.stderr)
                 msg = (f'<?xml version="1.0" encoding="UTF-8"?><Error><Code>{r.code}</Code>'
-                       f"<Message>injected by the fault proxy</Message></Error>").encode()
+                       f"<Message>{r.message}</Message></Error>").encode()
                 self.send_response(r.status)
                 self.send_header("Content-Type", "application/xml")
                 self.send_header("Content-Length", str(len(msg)))
@@ -93,13 +124,23 @@ def make_handler(upstream, rules):
                 return
             self.send_response(resp.status)
             chunked = False
+            forced = set_headers(header_specs, self.command, self.path)
+            for name, value in forced.values():
+                print(f"fault-proxy: {self.command} {self.path}: {name}: {value}", file=sys.stderr)
+                self.send_header(name, value)
             for k, v in resp.getheaders():
                 if k.lower() == "transfer-encoding":
                     chunked = True
                     continue
-                if k.lower() != "connection":
+                if k.lower() != "connection" and k.lower() not in forced:
                     self.send_header(k, v)
             data = resp.read()
+            for spec in corrupt:
+                m, match = spec.split(":", 1)
+                if (m in ("*", self.command) and (match == "*" or match in self.path)
+                        and 200 <= resp.status < 300 and data):
+                    print(f"fault-proxy: {self.command} {self.path}: body corrupted", file=sys.stderr)
+                    data = bytes([data[0] ^ 0xFF]) + data[1:]
             if chunked:
                 self.send_header("Content-Length", str(len(data)))
             self.end_headers()
@@ -117,9 +158,12 @@ def main():
     ap.add_argument("--upstream", required=True)
     ap.add_argument("--rule", action="append", default=[])
     ap.add_argument("--kill", action="append", default=[])
+    ap.add_argument("--set-header", action="append", default=[])
+    ap.add_argument("--corrupt", action="append", default=[])
+    ap.add_argument("--if-none-match", default="")
     a = ap.parse_args()
     rules = [Rule(s) for s in a.rule] + [Rule(s, kill=True) for s in a.kill]
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), make_handler(a.upstream, rules))
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), make_handler(a.upstream, rules, a.set_header, a.corrupt, a.if_none_match))
     srv.daemon_threads = True
     print(f"fault-proxy ready {srv.server_address[1]}", flush=True)
     srv.serve_forever()
