@@ -444,6 +444,14 @@ static enum kerr read_ca(struct run *r, const cJSON *etcd, unsigned char **pem, 
     return kerr_set(err, rc, "the backup CA (Secret %s, key %s) is not available", sname, segs[1]);
 }
 
+/* The task was deleted while its sidecar call is in flight (a wake-up took its cycle back). */
+static int run_abandoned(void *arg)
+{
+    const struct run *r = arg;
+
+    return r->env->task_deleted && r->env->task_deleted(r->env->task_deleted_arg, r->ns, r->name);
+}
+
 /* Ask the sidecar. KERR_OK with *res filled when an answer came; else a transport error. */
 static enum kerr call_sidecar(struct run *r, const struct otask_spec *sp, const cJSON *etcd,
                               long timeout_ms, struct sidecar_result *res, struct kerr_info *err)
@@ -471,6 +479,8 @@ static enum kerr call_sidecar(struct run *r, const struct otask_spec *sp, const 
     t.ca_pem = (const char *)ca;
     t.ca_len = ca_len;
     t.cancel = r->env->cancel;
+    t.abandon = run_abandoned;
+    t.abandon_arg = r;
     rc = sidecar_snapshot(&t, sp->delta ? SIDECAR_DELTA : SIDECAR_FULL, sp->final, timeout_ms, res,
                           err);
 out:
@@ -538,7 +548,13 @@ static enum kerr execute(struct run *r, long *requeue_ms, struct kerr_info *err)
                   ? r->env->call_timeout_ms
                   : left;
     rc = call_sidecar(r, &sp, etcd, call_ms, &res, &why);
-    if (rc == KERR_CANCELLED) { /* this process stops: write nothing more */
+    if (rc == KERR_CANCELLED && !(r->env->cancel && atomic_load(r->env->cancel))) {
+        /* abandoned: the task is being deleted; read it again now, write nothing */
+        log_info("sidecar call abandoned: the task is being deleted", "namespace", r->ns, "task",
+                 r->name);
+        *requeue_ms = 1;
+        rc = KERR_OK;
+    } else if (rc == KERR_CANCELLED) { /* this process stops: write nothing more */
         rc = kerr_set(err, KERR_CANCELLED, "%s", why.msg);
     } else if (rc == KERR_OK) {
         rc = conclude(r, &sp, &res, err);

@@ -80,6 +80,11 @@ struct otask_env {
     long call_timeout_ms;       /* cap of one sidecar call; 0: the task's time left only */
     const atomic_int *cancel;   /* BORROWED, optional: once set, a sidecar call in flight ends
                                    and the step returns KERR_CANCELLED writing nothing */
+    /* optional: 1 when the task ns/name is gone or being deleted (a cache read, asked every
+     * SIDECAR_POLL_MS during a sidecar call): the call is abandoned and the step comes back
+     * at once to read the task again; arg BORROWED */
+    int (*task_deleted)(void *arg, const char *ns, const char *name);
+    void *task_deleted_arg;
 };
 
 /* What a task asks for (spec.config.onDemandSnapshot). */

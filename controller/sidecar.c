@@ -138,10 +138,10 @@ static int setup(CURL *h, const struct sidecar_target *t, const char *url,
 }
 
 /*
- * curl_easy_perform on a multi handle, checking t->cancel between polls
- * (CURLE_ABORTED_BY_CALLBACK once it is set).
+ * curl_easy_perform on a multi handle, checking t->cancel and t->abandon
+ * between polls (CURLE_ABORTED_BY_CALLBACK once either says so).
  */
-static CURLcode perform(CURL *h, const atomic_int *cancel)
+static CURLcode perform(CURL *h, const struct sidecar_target *t)
 {
     CURLM *m = curl_multi_init();
     CURLcode cc = CURLE_OUT_OF_MEMORY;
@@ -153,7 +153,7 @@ static CURLcode perform(CURL *h, const atomic_int *cancel)
     if (curl_multi_add_handle(m, h) != CURLM_OK)
         goto out;
     while (running) {
-        if (cancel && atomic_load(cancel)) {
+        if ((t->cancel && atomic_load(t->cancel)) || (t->abandon && t->abandon(t->abandon_arg))) {
             cc = CURLE_ABORTED_BY_CALLBACK;
             goto out;
         }
@@ -200,7 +200,7 @@ enum kerr sidecar_snapshot(const struct sidecar_target *t, enum sidecar_kind kin
     rc = kerr_set(err, KERR_INTERNAL, "sidecar: curl option refused");
     if (setup(h, t, url, connect_to, timeout_ms, &body))
         goto out;
-    cc = perform(h, t->cancel);
+    cc = perform(h, t);
     if (cc != CURLE_OK) {
         rc = curl_fail(cc, &body, url, err);
         goto out;

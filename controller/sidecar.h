@@ -46,6 +46,10 @@ struct sidecar_target {
     const char *ca_pem;       /* CA bundle (PEM) for https; NULL: plain http */
     size_t ca_len;            /* bytes of ca_pem */
     const atomic_int *cancel; /* BORROWED, optional: set non-zero (any thread) to end the call */
+    /* optional: asked every SIDECAR_POLL_MS on the calling thread; non-zero ends the call
+     * (KERR_CANCELLED), as cancel does, for a request nobody waits for any more */
+    int (*abandon)(void *arg);
+    void *abandon_arg; /* BORROWED */
 };
 
 /* The answer of one snapshot request. */
@@ -61,7 +65,7 @@ struct sidecar_result {
  * arrived, whatever its status (out->http_status tells; a 200 body must be
  * a JSON object or null, else KERR_PARSE). Transport failures: KERR_TIMEOUT,
  * KERR_TLS (handshake, certificate), KERR_HTTP (connect, reset), KERR_CANCELLED
- * (t->cancel set); KERR_TOOBIG
+ * (t->cancel set or t->abandon said so); KERR_TOOBIG
  * for an answer over SIDECAR_MAX_BODY; KERR_INVAL for a bad target. *out is
  * cleared first; release it with sidecar_result_release in every case.
  */
