@@ -21,9 +21,6 @@
 #include "tests/support/ksimfix.h"
 
 #define STORE "{\"container\":\"bkt\",\"prefix\":\"ns1/%s\",\"provider\":\"S3\"}"
-#define STORE_IMM                                                                        \
-    "{\"container\":\"bkt\",\"prefix\":\"ns1/e1\",\"provider\":\"S3\",\"immutability\":" \
-    "{\"retentionType\":\"bucket\"}}"
 #define CUT_PORTS_ANN                                                                \
     "[{\"name\":\"client\",\"protocol\":\"TCP\",\"port\":2379,\"targetPort\":2379}," \
     "{\"name\":\"server\",\"protocol\":\"TCP\",\"port\":2380,\"targetPort\":2380}]"
@@ -81,11 +78,18 @@ static void phases_since(const char *rv, char *out, size_t n)
 
 Test(hib_kubesim, hibernate_with_store_and_immutability_then_wake_up_exactly)
 {
-    cJSON *etcd = hibfix_etcd(&x, "e1", STORE_IMM, NULL, 1), *svc, *t;
+    cJSON *etcd = hibfix_etcd(&x, "e1",
+                              "{\"container\":\"bkt\",\"prefix\":\"ns1/e1\",\"provider\":\"S3\"}",
+                              NULL, 1),
+          *svc, *t;
     char *before = hibfix_ports(&x, "e1-client"), *after, phases[512], rv[32], ip[64];
     const char *imm_name = "e1-extend-immutability";
     int spec, status;
 
+    /* bucket immutability as users set it: etcd-druid's CRD prunes a spec field for it */
+    hibfix_annotate(&x, "e1", ETCDSPEC_ANN_RETENTION_TYPE, "bucket");
+    cJSON_Delete(etcd);
+    etcd = hibfix_get_etcd(&x, "e1");
     snprintf(rv, sizeof(rv), "%s", kjson_get_str(etcd, "metadata.resourceVersion"));
     hibfix_annotate(&x, "e1", HIB_ANN_HIBERNATE, "true");
     cr_assert(hibfix_drive(&x, "e1", "Hibernated", 20000), "phase %s", hibfix_phase(&x, "e1"));

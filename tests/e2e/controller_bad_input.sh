@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # warden-controller end to end (issue 7, test 9): bad input gets a clear event or condition,
-# no crash, and nothing is deleted: an Etcd with a malformed immutability block, an
+# no crash, and nothing is deleted: an Etcd with an unsupported immutability retention type, an
 # EtcdOpsTask and an ExtendFullSnapshotImmutabilityTask for an Etcd that does not exist, a
 # client Service without the expected ports, a schedule that is not a cron expression
 # (in the Etcd and in a task).
@@ -21,7 +21,7 @@ condition() { # task: reason of its Ready condition
 
 ctl_stage
 druid_etcd shoot etcd-imm --bucket
-kc -n shoot patch etcd etcd-imm --type merge -p '{"spec":{"backup":{"store":{"immutability":"bucket"}}}}' >/dev/null
+kc -n shoot annotate --overwrite etcd etcd-imm etcd-warden.io/immutability-retention-type=object >/dev/null
 druid_double_for shoot etcd-imm
 druid_etcd shoot etcd-ports
 kc_druid -n shoot patch svc etcd-ports-client --type merge \
@@ -57,7 +57,7 @@ spec: {etcdName: etcd-ok, config: {schedule: "bogus"}}
 EOF
 
 # malformed immutability block
-event_about etcd-imm '^Warning InvalidImmutability: .*spec\.backup\.store\.immutability'
+event_about etcd-imm '^Warning InvalidImmutability: .*etcd-warden\.io/immutability-retention-type'
 # client Service without the expected ports
 event_about etcd-ports '^Warning ClientServicePorts'
 expect "etcd-ports: Service untouched" "$ports_ports" "$(jp shoot svc/etcd-ports-client '{.spec.ports}')"

@@ -166,7 +166,7 @@ _druid_name_label() {
 #   druid_etcd NS NAME [--no-store] [--bucket] [--replicas N] [--schedule CRON] [--tls]
 # Sets DRUID_UID to the Etcd's uid.
 druid_etcd() {
-    local ns=$1 name=$2 store=1 bucket=0 replicas=3 schedule="0 */24 * * *" tls=0 backup
+    local ns=$1 name=$2 store=1 bucket=0 replicas=3 schedule="0 */24 * * *" tls=0 backup ann
     shift 2
     while [ $# -gt 0 ]; do
         case $1 in
@@ -179,11 +179,13 @@ druid_etcd() {
         esac
         shift
     done
+    # bucket immutability as users set it: etcd-druid's CRD has no field for it (it prunes one)
+    ann=""
+    [ "$bucket" = 0 ] || ann=", annotations: {etcd-warden.io/immutability-retention-type: bucket}"
     backup="{port: 8080, fullSnapshotSchedule: \"$schedule\""
     [ "$tls" = 0 ] || backup="$backup, tls: {tlsCASecretRef: {name: $name-ca, dataKey: bundle.crt}, serverTLSSecretRef: {name: $name-server-tls}, clientTLSSecretRef: {name: $name-client-tls}}"
     if [ "$store" = 1 ]; then
         backup="$backup, store: {container: etcd-bucket, prefix: $ns--$name, provider: S3, secretRef: {name: etcd-backup}"
-        [ "$bucket" = 0 ] || backup="$backup, immutability: {retentionType: bucket}"
         backup="$backup}"
     fi
     backup="$backup}"
@@ -194,7 +196,7 @@ metadata: {name: $ns}
 ---
 apiVersion: druid.gardener.cloud/v1alpha1
 kind: Etcd
-metadata: {name: $name, namespace: $ns, labels: {app: etcd-statefulset, role: main}}
+metadata: {name: $name, namespace: $ns, labels: {app: etcd-statefulset, role: main}$ann}
 spec:
   replicas: $replicas
   labels: {app: etcd-statefulset, role: main}
