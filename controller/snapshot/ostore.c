@@ -118,7 +118,7 @@ static void hex_of(const unsigned char *d, size_t n, char *out)
 
 /* MD5 (hex) of an object's bytes, read back through one bounded buffer. */
 enum kerr ostore_read_md5(struct ostore *s, const struct ostore_obj *o, char out[33],
-                         struct kerr_info *err)
+                          struct kerr_info *err)
 {
     size_t bl = s->part_size < OSTORE_VERIFY_BUF ? s->part_size : OSTORE_VERIFY_BUF;
     unsigned char *buf = malloc(bl);

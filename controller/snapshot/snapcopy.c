@@ -251,8 +251,10 @@ static enum kerr plan(struct ostore *dst, const struct snapext_set *set, const s
         rc = rc ? rc : dst->ops->head(dst, it->destination, &probe, err);
         ostore_obj_release(&probe);
         if (rc == KERR_OK) {
-            return kerr_set(err, KERR_EXISTS, "%s already exists in the destination; not "
-                                              "overwriting it", it->destination);
+            return kerr_set(err, KERR_EXISTS,
+                            "%s already exists in the destination; not "
+                            "overwriting it",
+                            it->destination);
         }
         if (rc != KERR_NOTFOUND) {
             return rc;
@@ -279,8 +281,7 @@ enum kerr snapcopy_run(struct ostore *src, struct ostore *dst, const struct snap
     }
     for (size_t i = 0; rc == KERR_OK && i < n; i++) {
         struct snapcopy_item *it = &res->v[i];
-        rc = copy_one(src, &set.v[idx[i]].obj, dst, it->destination, buf, bl, it, &committed,
-                      err);
+        rc = copy_one(src, &set.v[idx[i]].obj, dst, it->destination, buf, bl, it, &committed, err);
         if (rc != KERR_OK) {
             failed_at = i;
         } else {
@@ -421,8 +422,8 @@ static int parse_until(const char *s, int64_t *out)
 
 enum { O_FP = 256, O_FC, O_FX, O_FE, O_FD, O_TP, O_TC, O_TX, O_TE, O_TD, O_SNAP, O_UNTIL, O_PART };
 
-static int parse(int argc, char **argv, struct side *from, struct side *to,
-                 struct snapcopy_opts *o, int *verbose)
+static int parse(int argc, char **argv, struct side *from, struct side *to, struct snapcopy_opts *o,
+                 int *verbose)
 {
     static const struct option opts[] = {
         { "from-storage-provider", required_argument, NULL, O_FP },
@@ -442,11 +443,16 @@ static int parse(int argc, char **argv, struct side *from, struct side *to,
         { NULL, 0, NULL, 0 },
     };
     const char **slot[] = {
-        [O_FP - O_FP] = &from->cfg.provider, [O_FC - O_FP] = &from->cfg.container,
-        [O_FX - O_FP] = &from->prefix,       [O_FE - O_FP] = &from->cfg.endpoint_override,
-        [O_FD - O_FP] = &from->creds_dir,    [O_TP - O_FP] = &to->cfg.provider,
-        [O_TC - O_FP] = &to->cfg.container,  [O_TX - O_FP] = &to->prefix,
-        [O_TE - O_FP] = &to->cfg.endpoint_override, [O_TD - O_FP] = &to->creds_dir,
+        [O_FP - O_FP] = &from->cfg.provider,
+        [O_FC - O_FP] = &from->cfg.container,
+        [O_FX - O_FP] = &from->prefix,
+        [O_FE - O_FP] = &from->cfg.endpoint_override,
+        [O_FD - O_FP] = &from->creds_dir,
+        [O_TP - O_FP] = &to->cfg.provider,
+        [O_TC - O_FP] = &to->cfg.container,
+        [O_TX - O_FP] = &to->prefix,
+        [O_TE - O_FP] = &to->cfg.endpoint_override,
+        [O_TD - O_FP] = &to->creds_dir,
         [O_SNAP - O_FP] = &o->snapshot,
     };
     char *end = NULL;
