@@ -352,15 +352,14 @@ static enum kerr open_side(struct side *sd, struct ostore **out, struct kerr_inf
     return rc;
 }
 
-static void usage(void)
+static void usage(FILE *f)
 {
-    fprintf(stderr,
-            "usage: warden-snapshot copy --from-storage-provider P --from-store-container C "
-            "--from-store-prefix X [--from-store-endpoint-override URL] "
-            "[--from-credentials-dir DIR]\n"
-            "           --to-storage-provider P --to-store-container C --to-store-prefix X "
-            "[--to-store-endpoint-override URL] [--to-credentials-dir DIR]\n"
-            "           [--snapshot NAME | --until TIME] [--part-size BYTES] [-v]\n");
+    fprintf(f, "usage: warden-snapshot copy --from-storage-provider P --from-store-container C "
+               "--from-store-prefix X [--from-store-endpoint-override URL] "
+               "[--from-credentials-dir DIR]\n"
+               "           --to-storage-provider P --to-store-container C --to-store-prefix X "
+               "[--to-store-endpoint-override URL] [--to-credentials-dir DIR]\n"
+               "           [--snapshot NAME | --until TIME] [-v]\n");
 }
 
 static void print_result(const struct snapcopy_opts *o, const struct snapcopy_result *r)
@@ -440,6 +439,7 @@ static int parse(int argc, char **argv, struct side *from, struct side *to, stru
         { "until", required_argument, NULL, O_UNTIL },
         { "part-size", required_argument, NULL, O_PART },
         { "verbose", no_argument, NULL, 'v' },
+        { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     const char **slot[] = {
@@ -476,6 +476,8 @@ static int parse(int argc, char **argv, struct side *from, struct side *to, stru
             from->cfg.part_size = to->cfg.part_size = (size_t)part;
         } else if (c == 'v') {
             (*verbose)++;
+        } else if (c == 'h') {
+            return 1;
         } else {
             return -1;
         }
@@ -502,9 +504,10 @@ int snapcopy_main(int argc, char **argv)
     struct ostore *dst = NULL;
     int verbose = 0;
     enum kerr rc;
-    if (parse(argc, argv, &from, &to, &o, &verbose) != 0) {
-        usage();
-        return 2;
+    int p = parse(argc, argv, &from, &to, &o, &verbose);
+    if (p != 0) {
+        usage(p > 0 ? stdout : stderr);
+        return p > 0 ? 0 : 2;
     }
     if (snap_clean_prefix(from.prefix, &from.clean, &err) != KERR_OK ||
         snap_clean_prefix(to.prefix, &to.clean, &err) != KERR_OK) {
