@@ -1,6 +1,7 @@
 /* snapcopy: which snapshots `warden-snapshot copy` takes (snapcopy_choose), over sets built
  * from keys as snapext_collect sorts them. The copies themselves run against the emulators
  * in tests/e2e/snapshot_copy.sh. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,9 +56,9 @@ static char *chosen(const struct snapcopy_opts *o, const char *excluded, enum ke
     char *out = calloc(1, 4096);
     build(&set, excluded);
     *rc = snapcopy_choose(&set, o, &idx, &n, &err);
-    for (size_t i = 0; *rc == KERR_OK && i < n; i++) {
-        strcat(out, i ? " " : "");
-        strcat(out, set.v[idx[i]].obj.key);
+    for (size_t i = 0, len = 0; *rc == KERR_OK && i < n; i++) {
+        len += (size_t)snprintf(out + len, 4096 - len, "%s%s", i ? " " : "", set.v[idx[i]].obj.key);
+        cr_assert_lt(len, 4096);
     }
     free(idx);
     snapext_set_release(&set);
