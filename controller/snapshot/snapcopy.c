@@ -13,6 +13,20 @@
 #include "common/ktime.h"
 #include "common/log.h"
 
+/* Set by SIGTERM/SIGINT (snapcopy_main): the run stops between parts and rolls back. */
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+}
+
+static enum kerr check_stop(struct kerr_info *err)
+{
+    return stop_requested ? kerr_set(err, KERR_CANCELLED, "terminated by a signal") : KERR_OK;
+}
+
 static bool eligible(const struct snapext_entry *e, int64_t until)
 {
     return !e->name.is_chunk && !e->obj.excluded && (until <= 0 || e->name.created <= until);
@@ -96,7 +110,8 @@ static enum kerr stream_parts(struct ostore *src, const struct ostore_obj *o, st
 {
     for (int64_t off = 0; off < o->size;) {
         size_t n = (size_t)(o->size - off < (int64_t)bl ? o->size - off : (int64_t)bl);
-        enum kerr rc = src->ops->read(src, o, off, buf, n, err);
+        enum kerr rc = check_stop(err);
+        rc = rc ? rc : src->ops->read(src, o, off, buf, n, err);
         if (rc != KERR_OK) {
             return kerr_wrap(err, "reading %s at %lld", o->key, (long long)off);
         }
@@ -139,8 +154,9 @@ static enum kerr verify(struct ostore *dst, const char *key, int64_t size, const
     return rc;
 }
 
-/* One object: src (as listed) to key in dst; it->md5/size filled. *committed: the
- * upload reached its commit, so an object may exist at key. */
+/* One object: src (as listed) to key in dst; it->md5/size filled. *committed: the upload
+ * began, so an object of ours may exist at key (a provider may send a one-part object in
+ * up_part already), unless the store answered KERR_EXISTS (the key is someone else's). */
 static enum kerr copy_one(struct ostore *src, const struct ostore_obj *listed, struct ostore *dst,
                           const char *key, unsigned char *buf, size_t bl, struct snapcopy_item *it,
                           bool *committed, struct kerr_info *err)
@@ -177,12 +193,13 @@ static enum kerr copy_one(struct ostore *src, const struct ostore_obj *listed, s
     if (rc != KERR_OK) {
         goto out;
     }
+    *committed = true;
     rc = stream_parts(src, &o, dst, u, buf, bl, md, err);
+    rc = rc ? rc : check_stop(err);
     if (rc != KERR_OK) {
         dst->ops->up_abort(dst, u);
         goto out;
     }
-    *committed = true;
     rc = dst->ops->up_commit(dst, u, err);
     if (rc != KERR_OK) {
         goto out;
@@ -281,7 +298,11 @@ enum kerr snapcopy_run(struct ostore *src, struct ostore *dst, const struct snap
     }
     for (size_t i = 0; rc == KERR_OK && i < n; i++) {
         struct snapcopy_item *it = &res->v[i];
-        rc = copy_one(src, &set.v[idx[i]].obj, dst, it->destination, buf, bl, it, &committed, err);
+        committed = false;
+        rc = check_stop(err);
+        rc = rc ? rc
+                : copy_one(src, &set.v[idx[i]].obj, dst, it->destination, buf, bl, it, &committed,
+                           err);
         if (rc != KERR_OK) {
             failed_at = i;
         } else {
@@ -290,7 +311,7 @@ enum kerr snapcopy_run(struct ostore *src, struct ostore *dst, const struct snap
     }
     if (rc != KERR_OK) {
         /* Nothing partial: every object this run committed, and the one in flight once its
-         * commit was attempted, unless the commit found the key taken by another writer. */
+         * upload began, unless the store found the key taken by another writer. */
         size_t upto = failed_at + ((committed && rc != KERR_EXISTS) ? 1 : 0);
         for (size_t i = 0; i < upto; i++) {
             drop(dst, res->v[i].destination);
@@ -521,6 +542,11 @@ int snapcopy_main(int argc, char **argv)
     /* A file size limit must fail the write (EFBIG), not kill the process. */
     signal(SIGXFSZ, SIG_IGN);
     signal(SIGPIPE, SIG_IGN);
+    /* A Job deleted or past its deadline gets SIGTERM: stop and remove what was written. */
+    struct sigaction sa = { .sa_handler = on_stop };
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
     rc = open_side(&from, &src, &err);
     rc = rc ? kerr_wrap(&err, "source store") : open_side(&to, &dst, &err);
     if (rc == KERR_OK && dst == NULL) {

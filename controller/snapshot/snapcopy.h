@@ -34,9 +34,12 @@
  * allocation: peak memory stays near part size) while its MD5 is computed;
  * the destination is then verified: same size, and the same MD5 as the
  * bytes read, taken from the destination where it reports one, else read
- * back. A failure at any point (a read, a part, the commit, verification)
- * aborts the upload in flight and deletes every object this run created, so
- * the destination prefix holds all the chosen snapshots or none of them.
+ * back. A failure at any point (a read, a part, the commit, verification,
+ * SIGTERM or SIGINT, checked before every part and object) aborts the upload
+ * in flight and deletes every object this run created, so the destination
+ * prefix holds all the chosen snapshots or none of them. Only SIGKILL (or a
+ * crash) can leave the objects already written; a new run then refuses
+ * their names until they are deleted.
  *
  * Output: JSON log lines on stderr; the last line on stdout one JSON object:
  *   {"from":"<prefix>","to":"<prefix>","snapshots":[{"name":..,"kind":"Full",

@@ -5,8 +5,8 @@
 # --snapshot exactly one, each to <prefix>/v2/<name> with the source's bytes; a v1 source
 # lands in v2; every store's credentials from its own directory; create-only (a second
 # run refuses and changes nothing); faults mid-copy (a part refused, the second object's
-# upload refused, damaged bytes read from the source) leave nothing under the destination
-# prefix; a 40 MiB snapshot is copied within 32 MiB of peak RSS.
+# upload refused, damaged bytes read from the source, SIGTERM) leave nothing under the
+# destination prefix; a 40 MiB snapshot is copied within 32 MiB of peak RSS.
 set -euo pipefail
 . "$(dirname "$0")/../lib/snapshot.sh"
 
@@ -186,6 +186,33 @@ snap_has 'MD5' "$SNAP_WORK/copy.log" || snap_fail "no MD5 mismatch reported"
 [ -z "$(ls_prefix Local damaged)" ] || snap_fail "Local: a damaged copy was left"
 proxy_stop
 echo "faults mid-copy (refused upload, refused block, damaged source): nothing left"
+
+#   SIGTERM (a Job deleted) while the second object's upload is held by the proxy: the run
+#   stops before the next step and removes the full it had already written
+proxy_start "$SNAP_S3_URL" --hold "PUT:Incr-00002201:$SNAP_WORK/release"
+printf '%s' "$PROXY_URL" >"$SNAP_WORK/aws-proxy/endpoint"
+# shellcheck disable=SC2046
+"$WARDEN_SNAPSHOT" copy $(side from Local) --from-store-prefix "$P" \
+    $(side to S3 "$SNAP_WORK/aws-proxy") --to-store-prefix termed --until 1700001300 \
+    >"$SNAP_WORK/copy.out" 2>"$SNAP_WORK/copy.log" &
+copy_pid=$!
+snap_on_exit "snap_kill $copy_pid KILL"
+for _ in $(seq 600); do
+    snap_has -F 'holding' "$SNAP_WORK/proxy.log" && break
+    sleep 0.1
+done
+snap_has -F 'holding' "$SNAP_WORK/proxy.log" || snap_fail "the upload never reached the proxy"
+[ "$(ls_prefix S3 termed)" = "termed/v2/Full-00000000-00002200-1700001000.gz" ] ||
+    snap_fail "the full was not written before the held upload"
+kill -TERM "$copy_pid"
+touch "$SNAP_WORK/release"
+RC=0
+reap_child "$copy_pid" 60 none || RC=$?
+[ "$RC" -eq 1 ] || { cat "$SNAP_WORK/copy.log"; snap_fail "a terminated copy exited with $RC"; }
+snap_has 'terminated by a signal' "$SNAP_WORK/copy.log" || snap_fail "no termination message"
+[ -z "$(ls_prefix S3 termed)" ] || { ls_prefix S3 termed; snap_fail "a terminated copy left objects"; }
+proxy_stop
+echo "SIGTERM mid-copy: stopped, and everything written removed"
 
 # 6. bounded memory: 40 MiB through the default 8 MiB part.
 head -c $((40 * 1024 * 1024)) /dev/urandom >"$SNAP_WORK/seed/large"
