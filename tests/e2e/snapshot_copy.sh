@@ -148,6 +148,19 @@ copy S3 Local "$P" none --until 1500000000
 [ $RC -eq 1 ] || snap_fail "a time before every full did not fail"
 echo "v1 lands in v2; --snapshot copies one; absent, excluded and too early are refused"
 
+# 3b. endpoint overrides win over the credentials' endpoint (S3) and domain (ABS) on each side.
+cp -r "$S3_CREDS" "$SNAP_WORK/aws-wrong"
+cp -r "$ABS_CREDS" "$SNAP_WORK/azure-wrong"
+printf 'http://127.0.0.1:9' >"$SNAP_WORK/aws-wrong/endpoint"
+printf '127.0.0.1:9' >"$SNAP_WORK/azure-wrong/domain"
+FROM_CREDS=$SNAP_WORK/azure-wrong TO_CREDS=$SNAP_WORK/aws-wrong copy ABS S3 "$P" overridden \
+    --snapshot Incr-00002001-00002100-1700000300.gz \
+    --from-store-endpoint-override "$SNAP_ABS_URL/$SNAP_ABS_ACCOUNT" \
+    --to-store-endpoint-override "$SNAP_S3_URL"
+[ $RC -eq 0 ] || { cat "$SNAP_WORK/copy.log"; snap_fail "copy with endpoint overrides failed"; }
+expect S3 overridden v2/Incr-00002001-00002100-1700000300.gz
+echo "endpoint overrides on both sides"
+
 # 4. create-only: the same copy again is refused before anything is written.
 before=$(get Local "restored/S3-Local/v2/Full-00000000-00002200-1700001000.gz" | md5sum)
 copy S3 Local "$P" "restored/S3-Local" --until 1700001300
