@@ -126,6 +126,10 @@ enum kerr ostore_list_add(struct ostore_list *l, const struct ostore_obj *o, str
 void ostore_list_release(struct ostore_list *l);
 void ostore_obj_release(struct ostore_obj *o);
 
+/* The MD5 (hex) of o's bytes, read back through a 1 MiB buffer. */
+enum kerr ostore_read_md5(struct ostore *s, const struct ostore_obj *o, char out[33],
+                          struct kerr_info *err);
+
 /* How a copy went, for the log. */
 struct ostore_copy_result {
     bool server;  /* done server-side */

@@ -11,6 +11,7 @@
 
 #include "common/ktime.h"
 #include "common/log.h"
+#include "controller/snapshot/snapcopy.h"
 #include "controller/snapshot/snapdel.h"
 #include "controller/snapshot/snapext.h"
 
@@ -52,7 +53,10 @@ static void usage(FILE *f)
             "       warden-snapshot list --storage-provider P --store-container C "
             "--store-prefix X [--store-endpoint-override URL] [-v]\n"
             "       warden-snapshot delete-snapshots --storage-provider P --store-container C "
-            "--store-prefix X [--store-endpoint-override URL] [--dry-run] [-v]\n");
+            "--store-prefix X [--store-endpoint-override URL] [--dry-run] [-v]\n"
+            "       warden-snapshot copy --from-storage-provider P --from-store-container C "
+            "--from-store-prefix X --to-storage-provider P --to-store-container C "
+            "--to-store-prefix X [--snapshot NAME | --until TIME] (copy --help: all flags)\n");
 }
 
 /* Decimal digits only into *out. */
@@ -283,6 +287,9 @@ int snapcli_main(int argc, char **argv)
     int64_t gc = 0;
     if (argc >= 2 && strcmp(argv[1], "delete-snapshots") == 0) {
         return snapdel_main(argc - 1, argv + 1);
+    }
+    if (argc >= 2 && strcmp(argv[1], "copy") == 0) {
+        return snapcopy_main(argc - 1, argv + 1);
     }
     if (argc < 2 ||
         (strcmp(argv[1], "extend-snapshot-immutability") != 0 && strcmp(argv[1], "list") != 0)) {
