@@ -225,6 +225,7 @@ struct outcome {
     const char *next;         /* nextDeletionAt, NULL: removed */
     const char *job_uid;      /* deletionJobUID: the finished Job decided on, NULL: kept */
     long failures;            /* deletionFailures */
+    long rechecks;            /* lockedRechecks: runs that left locked objects of unknown expiry */
     const struct bkejob_summary *sum; /* objects left, immutable, earliest; NULL: kept */
 };
 
@@ -260,7 +261,8 @@ static enum kerr put_status(const struct bke_ctx *x, const cJSON *entry, const s
          !kjson_set_str(obj, "status.message", o->message, NULL) &&
          set_or_drop(obj, "status.lastError", o->last_error) &&
          set_or_drop(obj, "status.nextDeletionAt", o->next) &&
-         !kjson_set_int(obj, "status.deletionFailures", o->failures, NULL);
+         !kjson_set_int(obj, "status.deletionFailures", o->failures, NULL) &&
+         !kjson_set_int(obj, "status.lockedRechecks", o->rechecks, NULL);
     if (ok && o->job_uid)
         ok = !kjson_set_str(obj, "status.deletionJobUID", o->job_uid, NULL);
     if (ok && o->sum) {
@@ -285,12 +287,16 @@ static enum kerr put_status(const struct bke_ctx *x, const cJSON *entry, const s
     return rc;
 }
 
-static long status_failures(const cJSON *entry)
+static long status_count(const cJSON *entry, const char *path)
 {
     int64_t n = 0;
 
-    return kjson_get_int64(entry, "status.deletionFailures", &n) == KERR_OK && n > 0 ? (long)n
-                                                                                     : 0;
+    return kjson_get_int64(entry, path, &n) == KERR_OK && n > 0 ? (long)n : 0;
+}
+
+static long status_failures(const cJSON *entry)
+{
+    return status_count(entry, "status.deletionFailures");
 }
 
 /* No Job: start one, unless status.nextDeletionAt lies ahead. */
@@ -329,22 +335,27 @@ static enum kerr start_job(const struct bke_ctx *x, const cJSON *bucket, const c
     requeue_min(requeue, BKEJOB_POLL_MS);
     return put_status(x, entry,
                       &(struct outcome){ msg, kjson_get_str(entry, "status.lastError"), NULL, NULL,
-                                         status_failures(entry), NULL },
+                                         status_failures(entry),
+                                         status_count(entry, "status.lockedRechecks"), NULL },
                       err);
 }
 
-/* The terminated Pod of the Job jname in ns into *s (s->terminated 0 when none). */
-static enum kerr job_pod(const struct bke_ctx *x, const char *ns, const char *jname,
+/*
+ * The terminated Pod of the Job with uid juid in ns into *s (s->terminated 0
+ * when none): selected by the Job controller's label controller-uid, never a
+ * Pod of an earlier Job of the same name.
+ */
+static enum kerr job_pod(const struct bke_ctx *x, const char *ns, const char *juid,
                          struct bkejob_summary *s, struct kerr_info *err)
 {
-    char sel[KNAME_LABEL_MAX + 16];
+    char sel[128];
     cJSON *list = NULL;
     const cJSON *pod;
     enum kerr rc;
 
     memset(s, 0, sizeof(*s));
     s->exit_code = -1;
-    snprintf(sel, sizeof(sel), "job-name=%s", jname);
+    snprintf(sel, sizeof(sel), "controller-uid=%s", juid);
     rc = k8s_list(x->client, &RES_POD, ns, &(struct k8s_list_opts){ .label_selector = sel }, &list,
                   err);
     cJSON_ArrayForEach (pod, cJSON_GetObjectItemCaseSensitive(list, "items")) {
@@ -370,9 +381,10 @@ static enum kerr finish_job(const struct bke_ctx *x, const cJSON *entry, const c
     char msg[512], why[512], next[KTIME_LEN + 1];
     struct timespec at;
     time_t now = time(NULL);
-    long failures = status_failures(entry), wait_ms;
+    long failures = status_failures(entry), wait_ms,
+         rechecks = status_count(entry, "status.lockedRechecks");
     int done = 0;
-    enum kerr rc = job_pod(x, ns, jname, &s, err);
+    enum kerr rc = job_pod(x, ns, juid, &s, err);
 
     if (rc != KERR_OK)
         return rc;
@@ -382,18 +394,22 @@ static enum kerr finish_job(const struct bke_ctx *x, const cJSON *entry, const c
         done = 1;
         snprintf(msg, sizeof(msg), "prefix \"%s\" emptied: %ld objects deleted",
                  str_or_empty(entry, "spec.prefix"), s.deleted);
-        o = (struct outcome){ msg, NULL, NULL, juid, 0, &s };
+        o = (struct outcome){ msg, NULL, NULL, juid, 0, 0, &s };
     } else if (s.terminated && s.exit_code == 0 && s.parsed && s.failed == 0 && s.locked > 0) {
-        wait_ms = BKEJOB_POLL_MS;
-        if (*s.earliest && ktime_parse(s.earliest, &at, NULL) == KERR_OK && at.tv_sec > now)
-            wait_ms = (long)(at.tv_sec - now) * 1000L;
+        if (*s.earliest && ktime_parse(s.earliest, &at, NULL) == KERR_OK) {
+            wait_ms = at.tv_sec > now ? (long)(at.tv_sec - now) * 1000L : BKEJOB_POLL_MS;
+        } else { /* a lock of unknown expiry: looked at again later and later */
+            if (!decided)
+                rechecks++;
+            wait_ms = bkejob_backoff_ms(rechecks);
+        }
         if (ktime_format(now + wait_ms / 1000, next) != KERR_OK)
             return kerr_set(err, KERR_INTERNAL, "cannot format the time");
         snprintf(msg, sizeof(msg),
                  "%ld objects deleted; %ld still immutable, the earliest deletable at %s; the "
                  "deletion runs again then",
                  s.deleted, s.locked, *s.earliest ? s.earliest : "an unknown time");
-        o = (struct outcome){ msg, NULL, next, juid, 0, &s };
+        o = (struct outcome){ msg, NULL, next, juid, 0, rechecks, &s };
         if (!decided)
             bke_event(x, entry, "BackupEntry", EV_NORMAL, "ObjectsLocked", "DeleteBackups", "%s",
                       msg);
@@ -410,7 +426,7 @@ static enum kerr finish_job(const struct bke_ctx *x, const cJSON *entry, const c
             snprintf(why, sizeof(why), "Job %s/%s: exit status %d%s%s", ns, jname, s.exit_code,
                      *s.message ? ": " : "", s.message);
         snprintf(msg, sizeof(msg), "deletion failed %ld time(s); retried at %s", failures, next);
-        o = (struct outcome){ msg, why, next, juid, failures, o.sum };
+        o = (struct outcome){ msg, why, next, juid, failures, rechecks, o.sum };
         if (!decided)
             bke_event(x, entry, "BackupEntry", EV_WARNING, "DeletionFailed", "DeleteBackups",
                       "%s; retried at %s", why, next);

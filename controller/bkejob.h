@@ -28,7 +28,9 @@
  *       exit 0, remaining 0: the entry is deleted (event Deleted on it);
  *       exit 0, only locked objects left: status objectsLeft,
  *         objectsImmutable, earliestDeletable, nextDeletionAt = that time
- *         (event ObjectsLocked), the Job re-run then;
+ *         (event ObjectsLocked), the Job re-run then; when the store does not
+ *         say until when (earliestDeletable null), after a backoff as below
+ *         counted in status.lockedRechecks;
  *       anything else (exit non-zero, no Pod, no summary): status lastError,
  *         deletionFailures + 1, nextDeletionAt = now + backoff (2 s doubled
  *         per failure, at most BKEJOB_BACKOFF_MAX_MS; a Warning event
