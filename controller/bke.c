@@ -572,9 +572,13 @@ enum kerr bke_run(const struct bke_ctx *x, const char *name, long *requeue_ms,
 enum kerr bke_reconcile(struct ctl *c, const char *ns, const char *name, struct ctl_result *res,
                         struct kerr_info *err)
 {
-    struct bke_ctx x = { ctl_client(c), ctl_events(c), ctl_store(c, CTL_C_ETCDS),
-                         ctl_store(c, CTL_C_BKENTRIES), ctl_cfg(c)->watch_namespace,
-                         ctl_cfg(c)->bke_image, ctl_cfg(c)->bke_command };
+    struct bke_ctx x = { ctl_client(c),
+                         ctl_events(c),
+                         ctl_store(c, CTL_C_ETCDS),
+                         ctl_store(c, CTL_C_BKENTRIES),
+                         ctl_cfg(c)->watch_namespace,
+                         ctl_cfg(c)->bke_image,
+                         ctl_cfg(c)->bke_command };
 
     (void)ns;
     res->requeue_ms = 0;

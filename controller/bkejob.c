@@ -53,7 +53,8 @@ static enum kerr stand_ins(const cJSON *entry, const cJSON *bucket, cJSON *etcd,
     if (!ename || !*ename || !prefix || !*prefix)
         return kerr_set(err, KERR_INVAL, "BackupEntry without metadata.name or spec.prefix");
     if (!sns || !*sns || !sname || !*sname)
-        return kerr_set(err, KERR_INVAL, "BackupBucket %s: spec.secretRef {namespace, name} required",
+        return kerr_set(err, KERR_INVAL,
+                        "BackupBucket %s: spec.secretRef {namespace, name} required",
                         str_or_empty(bucket, "metadata.name"));
     rc = kjson_set_str(etcd, "metadata.name", ename, err);
     if (rc == KERR_OK)
@@ -221,11 +222,11 @@ void bkejob_read_pod(const cJSON *pod, struct bkejob_summary *s)
 /* What one step writes in the entry's status. */
 struct outcome {
     const char *message;
-    const char *last_error;   /* NULL: removed */
-    const char *next;         /* nextDeletionAt, NULL: removed */
-    const char *job_uid;      /* deletionJobUID: the finished Job decided on, NULL: kept */
-    long failures;            /* deletionFailures */
-    long rechecks;            /* lockedRechecks: runs that left locked objects of unknown expiry */
+    const char *last_error; /* NULL: removed */
+    const char *next;       /* nextDeletionAt, NULL: removed */
+    const char *job_uid;    /* deletionJobUID: the finished Job decided on, NULL: kept */
+    long failures;          /* deletionFailures */
+    long rechecks;          /* lockedRechecks: runs that left locked objects of unknown expiry */
     const struct bkejob_summary *sum; /* objects left, immutable, earliest; NULL: kept */
 };
 
@@ -435,8 +436,7 @@ static enum kerr finish_job(const struct bke_ctx *x, const cJSON *entry, const c
     rc = put_status(x, entry, &o, err);
     if (rc == KERR_OK) {
         rc = k8s_delete(x->client, &RES_JOB, ns, jname,
-                        &(struct k8s_delete_opts){ .propagation_policy = "Background" }, NULL,
-                        err);
+                        &(struct k8s_delete_opts){ .propagation_policy = "Background" }, NULL, err);
         if (rc == KERR_NOTFOUND)
             rc = KERR_OK;
     }
@@ -448,7 +448,8 @@ static enum kerr finish_job(const struct bke_ctx *x, const cJSON *entry, const c
     if (rc == KERR_OK) {
         bke_event(x, entry, "BackupEntry", EV_NORMAL, "Deleted", "DeleteBackups",
                   "%s; BackupEntry %s deleted", msg, ename);
-        log_info("backup entry deleted", "entry", ename, "deleted", s.deleted > 0 ? "some" : "none");
+        log_info("backup entry deleted", "entry", ename, "deleted",
+                 s.deleted > 0 ? "some" : "none");
     }
     return rc;
 }

@@ -49,9 +49,8 @@ Test(bkejob, build)
         "shoot--main--0123abcd");
     cr_assert_null(kjson_get(job, "metadata.ownerReferences"));
     cr_assert_str_eq(kjson_get_str(job, "spec.template.spec.restartPolicy"), "Never");
-    cr_assert_str_eq(
-        kjson_get_str(job, "spec.template.spec.containers.0.terminationMessagePolicy"),
-        "FallbackToLogsOnError");
+    cr_assert_str_eq(kjson_get_str(job, "spec.template.spec.containers.0.terminationMessagePolicy"),
+                     "FallbackToLogsOnError");
     cr_assert_str_eq(kjson_get_str(job, "spec.template.spec.containers.0.image"), "img:1");
     cr_assert_str_eq(kjson_get_str(job, "spec.template.spec.containers.0.command.0"),
                      "warden-snapshot");
@@ -86,8 +85,9 @@ Test(bkejob, build_refuses)
 {
     cJSON *b = parse("{\"metadata\":{\"name\":\"b\"},\"spec\":{\"provider\":\"aws\","
                      "\"container\":\"bkt\"}}"),
-          *gcs = parse("{\"metadata\":{\"name\":\"b\"},\"spec\":{\"provider\":\"gcp\","
-                       "\"container\":\"bkt\",\"secretRef\":{\"namespace\":\"o\",\"name\":\"s\"}}}"),
+          *gcs =
+              parse("{\"metadata\":{\"name\":\"b\"},\"spec\":{\"provider\":\"gcp\","
+                    "\"container\":\"bkt\",\"secretRef\":{\"namespace\":\"o\",\"name\":\"s\"}}}"),
           *e = parse(ENTRY), *job = NULL;
     struct kerr_info err = { 0 };
 
