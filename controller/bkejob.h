@@ -6,7 +6,7 @@
  * characters, a label value, as the Job controller labels its Pods with it),
  * in the namespace of the bucket's spec.secretRef: the operator's namespace,
  * which outlives the Etcd's. One container, image and command from
- * --backup-deletion-image/--backup-deletion-command, built as the
+ * --deletion-job-image/--deletion-job-command, built as the
  * immutability CronJob's (controller/imtjob.h: the Secret volume and
  * environment etcd-druid gives its backup sidecar, here from the bucket's
  * Secret; Local: the default host directory of the buckets) with the args
