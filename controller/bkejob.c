@@ -175,11 +175,14 @@ enum kerr bkejob_build(const cJSON *entry, const cJSON *bucket, const char *imag
     return KERR_OK;
 }
 
+/* A count of the summary: a whole number from 0 to 2^53, else -1 (never a cast out of range). */
 static long num(const cJSON *o, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
 
-    return cJSON_IsNumber(v) ? (long)v->valuedouble : -1;
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= 9007199254740992.0))
+        return -1;
+    return (long)v->valuedouble;
 }
 
 void bkejob_read_pod(const cJSON *pod, struct bkejob_summary *s)
@@ -195,7 +198,7 @@ void bkejob_read_pod(const cJSON *pod, struct bkejob_summary *s)
     if (!cJSON_IsObject(t))
         return;
     s->terminated = 1;
-    if (kjson_get_int64(t, "exitCode", &code) == KERR_OK)
+    if (kjson_get_int64(t, "exitCode", &code) == KERR_OK && code >= 0 && code <= 255)
         s->exit_code = (int)code;
     msg = kjson_get_str(t, "message");
     if (!msg)

@@ -138,6 +138,11 @@ Test(bkejob, read_pod)
     cr_assert(strstr(s.message, "delete-snapshots failed"));
     cJSON_Delete(p);
 
+    p = pod(0, "{\"deleted\":1e300,\"locked\":0,\"failed\":0,\"remaining\":0}");
+    bkejob_read_pod(p, &s);
+    cr_assert(s.terminated && !s.parsed, "a count out of range is no summary");
+    cJSON_Delete(p);
+
     p = pod(0, NULL); /* a kubelet keeps no log tail on exit 0 */
     bkejob_read_pod(p, &s);
     cr_assert(s.terminated && !s.parsed);
