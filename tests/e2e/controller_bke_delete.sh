@@ -7,7 +7,9 @@
 # waits out the grace period, a Job empties its prefix (as a path: the neighbour
 # "<prefix>-events" and every other prefix untouched), the entry goes; the Etcd's
 # namespace deleted with its Secret: the entry still cleans up with the bucket's Secret.
-# Locked objects (a fault proxy refusing their DELETE as S3 Object Lock does): the entry
+# A store that cannot be reached: lastError, a Warning event, retried with backoff, finished
+# once the bucket's Secret is right. Locked objects (a fault proxy refusing their DELETE as S3
+# Object Lock does): the entry
 # stays Deleting with objectsImmutable, the Job re-runs, and once the lock is gone the
 # entry finishes. The controller SIGKILLed at random points of the deletion (a few
 # rounds): no object outside the prefix is ever deleted and the entry converges.
@@ -137,6 +139,28 @@ expect "the other entries" "Active Active" "$(phase "$e_ev") $(phase "$e_l2")"
 no_jobs() { [ -z "$(kc -n etcd-warden get jobs -o name)" ]; }
 ksim_wait 20 no_jobs || ctl_fail "Jobs left: $(kc -n etcd-warden get jobs -o name)"
 ok "grace period over: prefixes emptied (namespace gone: the bucket's Secret), entries gone"
+
+# A store that cannot be reached: lastError, a DeletionFailed event, retried with backoff;
+# once the Secret is right again the entry finishes.
+s3_secret "http://127.0.0.1:$(snap_free_port)"
+seed_s3 shoot--etcd-f/v2/Full-00000000-00000100-1700000000.gz
+etcd shoot etcd-f S3 "$SNAP_BUCKET" shoot--etcd-f
+ksim_wait 20 has_entry shoot etcd-f || ctl_fail "no entry for etcd-f"
+e_f=$(entry_of shoot etcd-f)
+kc -n shoot delete etcd etcd-f >/dev/null
+failures() { kc get backupentry "$e_f" -o jsonpath='{.status.deletionFailures}'; }
+failed_twice() { [ "$(failures)" -ge 2 ] 2>/dev/null; }
+ksim_wait 60 failed_twice || ctl_fail "etcd-f: $(kc get backupentry "$e_f" -o jsonpath='{.status}')"
+kc get backupentry "$e_f" -o jsonpath='{.status.lastError}' | grep -q "exit status 1" ||
+    ctl_fail "etcd-f: no lastError: $(kc get backupentry "$e_f" -o jsonpath='{.status}')"
+has_event "$e_f" '^Warning DeletionFailed: Job etcd-warden/.*exit status 1' ||
+    ctl_fail "no DeletionFailed event: $(ctl_events default "$e_f")"
+expect "etcd-f's backups still there" shoot--etcd-f/v2/Full-00000000-00000100-1700000000.gz \
+    "$(s3_keys shoot--etcd-f/)"
+s3_secret "$SNAP_S3_URL"
+ksim_wait 60 gone backupentry "$e_f" || ctl_fail "$e_f stays: $(kc get backupentry "$e_f" -o jsonpath='{.status}')"
+expect "etcd-f's prefix emptied" "" "$(s3_keys shoot--etcd-f/)"
+ok "store unreachable: lastError, DeletionFailed, retried with backoff, finished once reachable"
 
 # Locked objects: the DELETE of one key refused as S3 Object Lock refuses it.
 proxy_start "$SNAP_S3_URL" \
