@@ -504,7 +504,10 @@ static enum kerr keep_entries(const struct bke_ctx *x, const struct bucket *b, c
     cJSON_ArrayForEach (e, col.etcds) {
         kerr_clear(&one);
         i = find_entry(entries, claimed, e);
-        if (i >= 0) {
+        if (i >= 0 && bkejob_in_progress(cJSON_GetArrayItem(entries, i))) {
+            claimed[i] = 1;
+            rc = bkejob_hold(x, b->obj, cJSON_GetArrayItem(entries, i), e, requeue, &one);
+        } else if (i >= 0) {
             claimed[i] = 1;
             rc = attach_entry(x, b, cJSON_GetArrayItem(entries, i), e, conflict(entries, i, why),
                               &one);

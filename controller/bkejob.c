@@ -303,13 +303,13 @@ static long status_failures(const cJSON *entry)
     return status_count(entry, "status.deletionFailures");
 }
 
-/* No Job: start one, unless status.nextDeletionAt lies ahead. */
+/* No Job: start one, unless status.nextDeletionAt of entry (the stored one) lies ahead. */
 static enum kerr start_job(const struct bke_ctx *x, const cJSON *bucket, const cJSON *entry,
                            const char *jname, long *requeue, struct kerr_info *err)
 {
+    const char *ns = kjson_get_str(bucket, "spec.secretRef.namespace");
     const char *ename = kjson_get_str(entry, "metadata.name");
     const char *next = kjson_get_str(entry, "status.nextDeletionAt");
-    const char *ns = kjson_get_str(bucket, "spec.secretRef.namespace");
     struct timespec at;
     time_t now = time(NULL);
     char msg[512];
@@ -457,13 +457,13 @@ static enum kerr finish_job(const struct bke_ctx *x, const cJSON *entry, const c
     return rc;
 }
 
-enum kerr bkejob_step(const struct bke_ctx *x, const cJSON *bucket, const cJSON *entry,
+enum kerr bkejob_step(const struct bke_ctx *x, const cJSON *bucket, const cJSON *cached,
                       long *requeue, struct kerr_info *err)
 {
-    const char *ename = kjson_get_str(entry, "metadata.name");
+    const char *ename = kjson_get_str(cached, "metadata.name");
     const char *ns = kjson_get_str(bucket, "spec.secretRef.namespace");
     char jname[KNAME_LABEL_MAX + 1];
-    cJSON *job = NULL;
+    cJSON *job = NULL, *entry = NULL;
     int64_t ok = 0, failed = 0;
     enum kerr rc;
 
@@ -472,17 +472,49 @@ enum kerr bkejob_step(const struct bke_ctx *x, const cJSON *bucket, const cJSON 
     if (!ns || !*ns)
         return kerr_set(err, KERR_INVAL, "BackupBucket %s: spec.secretRef.namespace required",
                         str_or_empty(bucket, "metadata.name"));
-    rc = k8s_get(x->client, &RES_JOB, ns, jname, NULL, &job, err);
+    /* The stored entry, never the cached one: a cache behind a finished step (the entry
+     * gone, nextDeletionAt or deletionJobUID just written) must not start another Job. */
+    rc = k8s_get(x->client, &BKE_RES_ENTRY, NULL, ename, NULL, &entry, err);
+    if (rc == KERR_NOTFOUND || (rc == KERR_OK && !bkejob_due(entry))) {
+        kerr_clear(err);
+        cJSON_Delete(entry);
+        return KERR_OK; /* deleted, or reattached meanwhile */
+    }
+    if (rc == KERR_OK)
+        rc = k8s_get(x->client, &RES_JOB, ns, jname, NULL, &job, err);
     if (rc == KERR_NOTFOUND) {
         kerr_clear(err);
-        return start_job(x, bucket, entry, jname, requeue, err);
-    }
-    if (rc == KERR_OK && !kjson_has(job, "metadata.deletionTimestamp") &&
-        ((kjson_get_int64(job, "status.succeeded", &ok) == KERR_OK && ok > 0) ||
-         (kjson_get_int64(job, "status.failed", &failed) == KERR_OK && failed > 0)))
+        rc = start_job(x, bucket, entry, jname, requeue, err);
+    } else if (rc == KERR_OK && !kjson_has(job, "metadata.deletionTimestamp") &&
+               ((kjson_get_int64(job, "status.succeeded", &ok) == KERR_OK && ok > 0) ||
+                (kjson_get_int64(job, "status.failed", &failed) == KERR_OK && failed > 0))) {
         rc = finish_job(x, entry, job, requeue, err);
-    else if (rc == KERR_OK)
+    } else if (rc == KERR_OK) {
         requeue_min(requeue, BKEJOB_POLL_MS);
+    }
     cJSON_Delete(job);
+    cJSON_Delete(entry);
     return rc;
+}
+
+int bkejob_due(const cJSON *entry)
+{
+    return kjson_has(entry, "spec.etcdDeletedAt");
+}
+
+int bkejob_in_progress(const cJSON *entry)
+{
+    return kjson_has(entry, "spec.etcdDeletedAt") &&
+           strcmp(str_or_empty(entry, "status.phase"), BKE_PHASE_DELETING) == 0;
+}
+
+enum kerr bkejob_hold(const struct bke_ctx *x, const cJSON *bucket, const cJSON *entry,
+                      const cJSON *etcd, long *requeue, struct kerr_info *err)
+{
+    bke_event(x, entry, "BackupEntry", EV_WARNING, "DeletionInProgress", "KeepEntry",
+              "Etcd %s/%s is back, but the grace period is over and its backups under \"%s\" "
+              "are being deleted: the deletion ends first, then the Etcd gets a new entry",
+              str_or_empty(etcd, "metadata.namespace"), str_or_empty(etcd, "metadata.name"),
+              str_or_empty(entry, "spec.prefix"));
+    return bkejob_step(x, bucket, entry, requeue, err);
 }

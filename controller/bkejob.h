@@ -38,6 +38,9 @@
  *     then the Job is deleted (its Pods with it, propagation Background).
  *     The status is written before the Job goes, so a controller killed in
  *     between finds the finished Job again and decides the same.
+ * An Etcd re-created once the deletion has begun (phase Deleting) is not
+ * reattached: the deletion runs to its end (a Warning event
+ * DeletionInProgress on each look), then the Etcd gets a new entry.
  * Nothing but the Job deletes objects, and it only under the entry's prefix
  * (as a path: controller/snapshot/snapdel.h).
  *
@@ -89,9 +92,23 @@ void bkejob_read_pod(const cJSON *pod, struct bkejob_summary *s);
 /* The next delay after failures failed deletions (1, 2, ...). */
 long bkejob_backoff_ms(long failures);
 
+/* 1 when entry's Etcd is deleted (spec.etcdDeletedAt); the grace period is bke's to check. */
+int bkejob_due(const cJSON *entry);
+
+/* 1 when entry's deletion has begun (phase Deleting, its Etcd deleted). */
+int bkejob_in_progress(const cJSON *entry);
+
 /*
- * One step of the deletion of entry (the stored object) from bucket; *requeue
- * lowered to when it is to be looked at again. A deleted entry is success.
+ * entry's deletion has begun and etcd (same namespace, name, prefix) is back:
+ * an event saying the deletion ends first, then bkejob_step.
+ */
+enum kerr bkejob_hold(const struct bke_ctx *x, const cJSON *bucket, const cJSON *entry,
+                      const cJSON *etcd, long *requeue, struct kerr_info *err);
+
+/*
+ * One step of the deletion of entry (as cached: it is read again from the API
+ * server before anything is decided) from bucket; *requeue lowered to when it
+ * is to be looked at again. An entry deleted or reattached meanwhile is success.
  */
 enum kerr bkejob_step(const struct bke_ctx *x, const cJSON *bucket, const cJSON *entry,
                       long *requeue, struct kerr_info *err);

@@ -8,7 +8,8 @@
 # "<prefix>-events" and every other prefix untouched), the entry goes; the Etcd's
 # namespace deleted with its Secret: the entry still cleans up with the bucket's Secret.
 # A store that cannot be reached: lastError, a Warning event, retried with backoff, finished
-# once the bucket's Secret is right. Locked objects (a fault proxy refusing their DELETE as S3
+# once the bucket's Secret is right. Re-created once the deletion has begun: not
+# reattached, the deletion ends, then a new entry. Locked objects (a fault proxy refusing their DELETE as S3
 # Object Lock does): the entry
 # stays Deleting with objectsImmutable, the Job re-runs, and once the lock is gone the
 # entry finishes. The controller SIGKILLed at random points of the deletion (a few
@@ -34,7 +35,7 @@ spec:
   backup: {port: 8080, store: {provider: $3, container: $4, prefix: "$5", secretRef: {name: etcd-backup}}}
 EOF
 }
-bucket() { # name provider container secret grace
+bucket() { # name provider container secret grace [secret namespace]
     kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply BackupBucket $1"
 apiVersion: etcd-warden.io/v1alpha1
 kind: BackupBucket
@@ -42,12 +43,12 @@ metadata: {name: $1}
 spec:
   provider: $2
   container: $3
-  secretRef: {namespace: etcd-warden, name: $4}
+  secretRef: {namespace: ${6:-etcd-warden}, name: $4}
   deletionGracePeriod: "$5"
 EOF
 }
-s3_secret() { # endpoint: the bucket's credentials, as etcd-druid's backup Secret holds them
-    kc -n etcd-warden create secret generic s3-bucket --dry-run=client -o yaml \
+s3_secret() { # endpoint [namespace]: the bucket's credentials, as etcd-druid's backup Secret holds them
+    kc -n "${2:-etcd-warden}" create secret generic s3-bucket --dry-run=client -o yaml \
         --from-literal=accessKeyID=S3RVER --from-literal=secretAccessKey=S3RVER \
         --from-literal=region=us-east-1 --from-literal=s3ForcePathStyle=true \
         --from-literal=endpoint="$1" | kc apply -f - >/dev/null
@@ -186,6 +187,33 @@ proxy_stop
 ksim_wait 90 gone backupentry "$e_c" || ctl_fail "$e_c stays: $(immutable)"
 expect "locked prefix emptied after the lock" "" "$(s3_keys shoot--etcd-c/)"
 ok "locked objects: entry kept Deleting with objectsImmutable, finished once deletable"
+
+# Re-created once the deletion has begun: not reattached; the deletion ends, then a new
+# entry. The bucket's Secret moves to a namespace job_exec does not serve, holding the Job.
+kc create namespace held >/dev/null
+s3_secret "$SNAP_S3_URL" held
+bucket s3 aws "$SNAP_BUCKET" s3-bucket 2s held
+seed_s3 shoot--etcd-r/v2/Full-00000000-00000100-1700000000.gz
+etcd shoot etcd-r S3 "$SNAP_BUCKET" shoot--etcd-r
+ksim_wait 20 has_entry shoot etcd-r || ctl_fail "no entry for etcd-r"
+e_r=$(entry_of shoot etcd-r)
+kc -n shoot delete etcd etcd-r >/dev/null
+held_job() { kc -n held get jobs -o name | grep -q .; }
+ksim_wait 30 held_job || ctl_fail "no deletion Job in held: $(kc get backupentry "$e_r" -o jsonpath='{.status}')"
+ksim_wait 10 phase_is "$e_r" Deleting || ctl_fail "$e_r: $(phase "$e_r")"
+etcd shoot etcd-r S3 "$SNAP_BUCKET" shoot--etcd-r
+ksim_wait 20 has_event "$e_r" '^Warning DeletionInProgress: Etcd shoot/etcd-r is back' ||
+    ctl_fail "no DeletionInProgress event: $(ctl_events default "$e_r")"
+expect "not reattached while deleting" Deleting "$(phase "$e_r")"
+job_r=$(kc -n held get jobs -o name)
+python3 "$SNAP_SRC/tests/support/job_exec.py" run held "${job_r#*/}" "$SNAP_WORK" "$WARDEN_SNAPSHOT" \
+    2>>"$SNAP_WORK/job_exec.log" || ctl_fail "job_exec run failed"
+ksim_wait 30 gone backupentry "$e_r" || ctl_fail "$e_r stays: $(kc get backupentry "$e_r" -o jsonpath='{.status}')"
+new_entry() { local e; e=$(entry_of shoot etcd-r); [ -n "$e" ] && [ "$e" != "$e_r" ] && phase_is "$e" Active; }
+ksim_wait 20 new_entry || ctl_fail "no new entry for etcd-r: $(entry_of shoot etcd-r)"
+expect "the old backups deleted" "" "$(s3_keys shoot--etcd-r/)"
+bucket s3 aws "$SNAP_BUCKET" s3-bucket 2s
+ok "re-created after the grace period: the deletion ends first, then a new entry"
 
 # The controller SIGKILLed at random points of the deletion.
 for round in 1 2 3; do
