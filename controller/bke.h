@@ -36,6 +36,8 @@
  *     prefix or bucket leaves its old entry the same way.
  *     With --watch-namespace, entries of Etcds of other namespaces are left
  *     alone;
+ *   - an entry past its grace period: a Job deletes its backups and then the
+ *     entry goes (phase Deleting; controller/bkejob.h);
  *   - the bucket keeps the finalizer BKE_FINALIZER while entries reference
  *     it, and status {entryCount, observedGeneration, conditions [Ready]}:
  *     True/EntriesKept, False/InvalidSpec (a bad provider or grace period; a
@@ -81,6 +83,8 @@ struct bke_ctx {
     struct store *etcds;        /* the Etcd cache (keys "<ns>/<name>"), required */
     struct store *entries;      /* the BackupEntry cache with index BKE_INDEX_BUCKET, required */
     const char *watch_ns;       /* NULL or "": every namespace */
+    const char *job_image;      /* the deletion Job's image (controller/bkejob.h) */
+    const char *job_command;    /* and command, NULL: the defaults */
 };
 
 /*
