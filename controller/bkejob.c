@@ -71,6 +71,10 @@ static enum kerr stand_ins(const cJSON *entry, const cJSON *bucket, cJSON *etcd,
         rc = kjson_set_str(etcd, "spec.backup.store.prefix", prefix, err);
     if (rc == KERR_OK)
         rc = kjson_set_str(etcd, "spec.backup.store.secretRef.name", sname, err);
+    /* imtjob passes it as --store-endpoint-override, which wins over the Secret's endpoint */
+    if (rc == KERR_OK && kjson_get_str(bucket, "spec.endpointOverride"))
+        rc = kjson_set_str(etcd, "spec.backup.store.endpointOverride",
+                           kjson_get_str(bucket, "spec.endpointOverride"), err);
     if (rc == KERR_OK)
         rc = kjson_set_str(task, "metadata.name", ename, err);
     if (rc == KERR_OK)

@@ -70,6 +70,26 @@ Test(bkejob, build)
     cJSON_Delete(e);
 }
 
+/* The bucket's endpointOverride reaches the Job as the sidecar gets it (it wins over the
+ * Secret's endpoint): without it the deletion would go to another endpoint. */
+Test(bkejob, endpoint_override_is_passed)
+{
+    cJSON *b = parse("{\"metadata\":{\"name\":\"shared\"},\"spec\":{\"provider\":\"aws\","
+                     "\"container\":\"bkt\",\"endpointOverride\":\"https://s3.example:9000\","
+                     "\"secretRef\":{\"namespace\":\"ops\",\"name\":\"bucket-creds\"}}}"),
+          *e = parse(ENTRY), *job = NULL;
+    struct kerr_info err = { 0 };
+    int i, found = 0;
+
+    OK(bkejob_build(e, b, "img:1", NULL, &job, &err));
+    for (i = 0; arg(job, i); i++)
+        found |= strcmp(arg(job, i), "--store-endpoint-override=https://s3.example:9000") == 0;
+    cr_assert(found, "no --store-endpoint-override in the Job's args");
+    cJSON_Delete(job);
+    cJSON_Delete(b);
+    cJSON_Delete(e);
+}
+
 Test(bkejob, long_entry_name_stays_a_label_value)
 {
     char name[300], out[KNAME_LABEL_MAX + 1];

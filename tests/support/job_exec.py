@@ -16,11 +16,11 @@ status.phase Succeeded or Failed and containerStatuses[0].state.terminated
 {exitCode, reason, message}, then the Job's status (succeeded or failed 1,
 a Complete or Failed condition, startTime, completionTime).
 
-The message is the container's output (stdout and stderr, in order) cut to
-its last 80 lines and 2048 bytes, as the kubelet keeps it for
-terminationMessagePolicy FallbackToLogsOnError. A kubelet does so only when
-the container exits non-zero; here it is kept on exit 0 too, standing for a
-program that writes its last line to its terminationMessagePath.
+The message is what the program wrote to its termination-message file (a
+file of the run's own, named by WARDEN_TERMINATION_LOG, standing for the
+kubelet's /dev/termination-log); when that is empty and the container failed,
+its output (stdout and stderr, in order) cut to its last 80 lines and 2048
+bytes, as the kubelet does for terminationMessagePolicy FallbackToLogsOnError.
 
 serve runs every Job matching SELECTOR in NAMESPACE that has no status yet,
 once per uid, polling every 0.1 s until STOP_FILE exists or SECONDS pass.
@@ -71,7 +71,7 @@ def run(ns, name, work, binary):
     root = tempfile.mkdtemp(prefix="pod.", dir=work)
     secrets = os.path.join(root + ".secrets")
     os.makedirs(secrets)
-    code, out = None, ""
+    code, out, written = None, "", ""
     for s in secret_names(spec):
         p = kubectl("-n", ns, "get", "secret", s, "-o", "json", check=False)
         if p.returncode != 0:
@@ -85,10 +85,16 @@ def run(ns, name, work, binary):
         cj_path = root + ".cronjob.json"
         with open(cj_path, "w") as f:
             json.dump(cj, f)
+        tlog = root + ".termination-log"
         p = subprocess.run([sys.executable, os.path.join(HERE, "cronjob_exec.py"), cj_path,
                             secrets, root, binary], stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, text=True, timeout=300)
+                           stderr=subprocess.STDOUT, text=True, timeout=300,
+                           env=dict(os.environ, WARDEN_TERMINATION_LOG=tlog))
         code, out = p.returncode, p.stdout
+        if os.path.exists(tlog):
+            with open(tlog) as f:
+                written = f.read()[:4096]
+            os.unlink(tlog)
         sys.stderr.write(out)
     ok = code == 0
     ctr = spec["containers"][0]
@@ -110,7 +116,8 @@ def run(ns, name, work, binary):
                   "restartCount": 0, "imageID": "", "started": False,
                   "state": {"terminated": {"exitCode": code,
                                            "reason": "Completed" if ok else "Error",
-                                           "message": tail(out), "startedAt": started,
+                                           "message": written or (tail(out) if not ok else ""),
+                                           "startedAt": started,
                                            "finishedAt": now()}}}]}
     kubectl("-n", ns, "patch", "pod", pod_name, "--subresource=status", "--type=merge",
             "-p", json.dumps({"status": status}))
