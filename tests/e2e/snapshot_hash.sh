@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# --verify-hash: a real etcd snapshot (etcd-server and etcdctl on loopback) ends with the
+# SHA-256 of everything before it; warden-snapshot checks it before a full snapshot becomes
+# the source of a copy, through gzip and zlib as etcd-backup-restore compresses them.
+# On Local and S3 (s3rver): a good snapshot (none, gz, zlib) is copied; one with a byte
+# flipped and a truncated one are never copied, the earlier good copy of the same
+# revisions is not collected, the run exits non-zero with one error line naming the
+# object, and `list --verify-hash` marks it corrupt.
+set -euo pipefail
+. "$(dirname "$0")/../lib/snapshot.sh"
+
+command -v etcd >/dev/null && command -v etcdctl >/dev/null ||
+    snap_fail "etcd and etcdctl are not installed (etcd-server, etcd-client)"
+
+# ---- a real snapshot ----
+cport=$(snap_free_port)
+pport=$(snap_free_port)
+ETCDCTL_API=3 && export ETCDCTL_API
+etcd --name hash --data-dir "$SNAP_WORK/etcd" --listen-client-urls "http://127.0.0.1:$cport" \
+    --advertise-client-urls "http://127.0.0.1:$cport" --listen-peer-urls "http://127.0.0.1:$pport" \
+    --initial-advertise-peer-urls "http://127.0.0.1:$pport" \
+    --initial-cluster "hash=http://127.0.0.1:$pport" >"$SNAP_WORK/etcd.log" 2>&1 &
+etcd_pid=$!
+snap_on_exit "snap_kill $etcd_pid"
+ep=(--endpoints "127.0.0.1:$cport" --command-timeout 5s)
+deadline=$((SECONDS + 60))
+until etcdctl "${ep[@]}" put /warden/ready yes >/dev/null 2>&1; do
+    kill -0 "$etcd_pid" 2>/dev/null || { cat "$SNAP_WORK/etcd.log"; snap_fail "etcd exited"; }
+    [ $SECONDS -lt $deadline ] || snap_fail "etcd did not answer within 60 s"
+    sleep 0.2
+done
+for i in $(seq 1 200); do
+    etcdctl "${ep[@]}" put "/registry/pods/ns/pod-$i" "value-$i-$(head -c 300 /dev/urandom | base64 -w0)" >/dev/null
+done
+db=$SNAP_WORK/db
+timeout -s KILL 60 etcdctl "${ep[@]}" snapshot save "$db" >/dev/null 2>"$SNAP_WORK/save.log" || { cat "$SNAP_WORK/save.log"; snap_fail "etcdctl snapshot save"; }
+snap_kill "$etcd_pid"
+# What the check relies on, on etcd's own output: the last 32 bytes are the SHA-256 of the rest.
+python3 - "$db" <<'PY' || snap_fail "etcd's snapshot does not end with the SHA-256 of its content"
+import hashlib, sys
+b = open(sys.argv[1], "rb").read()
+sys.exit(0 if len(b) > 32 and hashlib.sha256(b[:-32]).digest() == b[-32:] else 1)
+PY
+
+# Variants: flipped (one byte in the database changed), truncated (the compressed stream cut).
+python3 - "$db" "$SNAP_WORK" <<'PY'
+import gzip, sys, zlib
+db, out = open(sys.argv[1], "rb").read(), sys.argv[2]
+flipped = bytearray(db); flipped[len(db) // 2] ^= 0x01
+open(out + "/good", "wb").write(db)
+open(out + "/good.gz", "wb").write(gzip.compress(db))
+open(out + "/good.zlib", "wb").write(zlib.compress(db))
+open(out + "/flipped.gz", "wb").write(gzip.compress(bytes(flipped)))
+open(out + "/flipped", "wb").write(bytes(flipped))
+gz = gzip.compress(db)
+open(out + "/truncated.gz", "wb").write(gz[: len(gz) - 200])
+open(out + "/truncated", "wb").write(db[: len(db) - 4096])
+PY
+
+p=shoot--dev--main/etcd-main
+T0=1700000000
+DAY=86400
+# One provider: $1 put function, $2... flags. Every variant under its own revisions.
+check_store() {
+    local put=$1 exists=$2
+    shift 2
+    local rev=100 v suffix key copy earlier now
+    for v in good good.gz good.zlib flipped flipped.gz truncated truncated.gz; do
+        rev=$((rev + 1))
+        suffix=${v#*.}; [ "$suffix" = "$v" ] && suffix= || suffix=.$suffix
+        key=$p/v2/Full-00000000-$(printf %08d $rev)-$T0$suffix
+        earlier=$p/v2/Full-00000000-$(printf %08d $rev)-$((T0 + DAY))$suffix
+        now=$((T0 + 2 * DAY))
+        copy=$p/v2/Full-00000000-$(printf %08d $rev)-$now$suffix
+        "$put" "$key" "$SNAP_WORK/$v"
+        # yesterday's copy, as warden-snapshot wrote it (marked), of the same revisions
+        WARDEN_SNAPSHOT_NOW=$((T0 + DAY)) snap_run extend-snapshot-immutability "$@" \
+            --store-prefix "$p" --gc-from-timestamp $T0 2>"$SNAP_WORK/seed.log" ||
+            { cat "$SNAP_WORK/seed.log"; snap_fail "$v: seeding yesterday's copy"; }
+        "$exists" "$earlier" || snap_fail "$v: yesterday's copy was not made"
+        set +e
+        WARDEN_SNAPSHOT_NOW=$now snap_run extend-snapshot-immutability "$@" --store-prefix "$p" \
+            --gc-from-timestamp $T0 --verify-hash 2>"$SNAP_WORK/run.log"
+        rc=$?
+        set -e
+        case $v in
+        good*)
+            [ $rc -eq 0 ] || { cat "$SNAP_WORK/run.log"; snap_fail "$v: a good snapshot was refused"; }
+            "$exists" "$copy" || snap_fail "$v: not copied"
+            "$exists" "$earlier" && snap_fail "$v: yesterday's copy not collected"
+            snap_has '"snapshot verified"' "$SNAP_WORK/run.log" || snap_fail "$v: no verification logged"
+            ;;
+        *)
+            [ $rc -ne 0 ] || { cat "$SNAP_WORK/run.log"; snap_fail "$v: a corrupt snapshot was copied"; }
+            "$exists" "$copy" && snap_fail "$v: the corrupt snapshot was copied"
+            "$exists" "$earlier" || snap_fail "$v: yesterday's copy was collected in a failed run"
+            [ "$(grep -c '"level":"error"' "$SNAP_WORK/run.log")" -eq 1 ] ||
+                { cat "$SNAP_WORK/run.log"; snap_fail "$v: not one error line"; }
+            grep '"level":"error"' "$SNAP_WORK/run.log" | snap_has -F "snapshot $key is corrupt" ||
+                { cat "$SNAP_WORK/run.log"; snap_fail "$v: the error line does not name the object"; }
+            ;;
+        esac
+    done
+    snap_run list "$@" --store-prefix "$p" --verify-hash >"$SNAP_WORK/list" 2>"$SNAP_WORK/list.log" ||
+        { cat "$SNAP_WORK/list.log"; snap_fail "list --verify-hash failed"; }
+    for v in flipped truncated; do
+        grep -E "^$p/v2/Full-00000000-[0-9]+-$T0 .* sha256=corrupt$" "$SNAP_WORK/list" | snap_has . ||
+            { cat "$SNAP_WORK/list"; snap_fail "list does not mark $v"; }
+    done
+    [ "$(grep -c ' sha256=corrupt$' "$SNAP_WORK/list")" -eq 8 ] || { cat "$SNAP_WORK/list"; snap_fail "not 8 corrupt (4 sources, their copies)"; }
+    [ "$(grep -c ' sha256=ok$' "$SNAP_WORK/list")" -eq 6 ] || { cat "$SNAP_WORK/list"; snap_fail "not 6 ok"; }
+}
+
+# ---- Local ----
+store=$SNAP_WORK/store
+local_put() { mkdir -p "$(dirname "$store/$1")" && cp "$2" "$store/$1"; }
+local_exists() { [ -e "$store/$1" ]; }
+check_store local_put local_exists --storage-provider Local --store-container "$store"
+echo "Local: good snapshots copied, corrupt and truncated ones refused and marked"
+
+# ---- S3 (s3rver) ----
+snap_s3_start
+s3_put() { snap_s3 put "$1" "$2"; }
+s3_exists() { snap_s3 get "$1" >/dev/null 2>&1; }
+check_store s3_put s3_exists --storage-provider S3 --store-container "$SNAP_BUCKET"
+echo "S3: good snapshots copied, corrupt and truncated ones refused and marked"
+echo "snapshot_hash: ok"
