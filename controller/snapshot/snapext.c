@@ -96,17 +96,18 @@ enum kerr snapext_print(const struct snapext_set *set, FILE *f, struct kerr_info
     return fflush(f) == 0 ? KERR_OK : kerr_set(err, KERR_IO, "cannot write the listing");
 }
 
-/* KERR_IO naming the object when it is corrupt; KERR_OK when verified or unverifiable
- * (LZW: logged). */
+/* KERR_IO naming the object when it is corrupt; KERR_OK when verified (hex: its digest) or
+ * unverifiable (LZW: logged, hex ""). */
 static enum kerr verify_one(struct ostore *s, const struct snapext_entry *e, const char **mark,
-                            struct kerr_info *err)
+                            char hex[SNAPVERIFY_HEX_LEN + 1], struct kerr_info *err)
 {
-    char hex[SNAPVERIFY_HEX_LEN + 1];
     struct kerr_info e2 = { 0 };
+    hex[0] = '\0';
     enum kerr rc = snapverify_object(s, &e->obj, e->name.compression, hex, &e2);
     if (rc == KERR_UNSUPPORTED) {
         log_warn("snapshot not verified", "key", e->obj.key, "reason", e2.msg);
         *mark = "unchecked";
+        hex[0] = '\0';
         return KERR_OK;
     }
     if (rc == KERR_PARSE) {
@@ -126,10 +127,11 @@ enum kerr snapext_verify_all(struct ostore *s, struct snapext_set *set, struct k
     for (size_t i = 0; i < set->n; i++) {
         struct snapext_entry *e = &set->v[i];
         struct kerr_info e2 = { 0 };
+        char hex[SNAPVERIFY_HEX_LEN + 1];
         if (e->name.kind != SNAP_FULL || e->name.is_chunk) {
             continue;
         }
-        enum kerr rc = verify_one(s, e, &e->hash, &e2);
+        enum kerr rc = verify_one(s, e, &e->hash, hex, &e2);
         if (rc != KERR_OK && e->hash == NULL) {
             return kerr_set(err, rc, "%s", e2.msg);
         }
@@ -138,6 +140,30 @@ enum kerr snapext_verify_all(struct ostore *s, struct snapext_set *set, struct k
         }
     }
     return KERR_OK;
+}
+
+/*
+ * --verify-hash before src is copied: a copy warden-snapshot verified before carries the
+ * digest (OSTORE_SHA256) and is not read again; anything else is read and verified. The
+ * digest is then recorded on the new copy (s->copy_sha256).
+ */
+static enum kerr verify_source(struct ostore *s, const struct snapext_entry *src,
+                               struct kerr_info *err)
+{
+    struct ostore_obj h = { 0 };
+    struct kerr_info e2 = { 0 };
+    const char *mark = NULL;
+    s->copy_sha256[0] = '\0';
+    if (s->ops->head(s, src->obj.key, &h, &e2) == KERR_OK && h.own_copy &&
+        strlen(h.sha256) == SNAPVERIFY_HEX_LEN) {
+        snprintf(s->copy_sha256, sizeof s->copy_sha256, "%s", h.sha256);
+        log_info("snapshot verified before, not read again", "key", src->obj.key, "sha256",
+                 h.sha256);
+        ostore_obj_release(&h);
+        return KERR_OK;
+    }
+    ostore_obj_release(&h);
+    return verify_one(s, src, &mark, s->copy_sha256, err);
 }
 
 static bool same_snapshot(const struct snapext_entry *e, const struct snap_name *src)
@@ -327,14 +353,14 @@ enum kerr snapext_extend(struct ostore *s, const struct snapext_opts *o, struct 
                         : "copying the latest full snapshot",
              "source", src->obj.key, "copy", dst, "mode", o->server_copy ? "server" : "stream");
     if (o->verify) {
-        const char *mark = NULL;
-        rc = verify_one(s, src, &mark, err);
+        rc = verify_source(s, src, err);
         if (rc != KERR_OK) {
             goto out; /* nothing copied, nothing collected */
         }
     }
     if (!o->dry_run) {
         rc = ostore_copy(s, &src->obj, dst, o->server_copy, &cr, err);
+        s->copy_sha256[0] = '\0';
         if (rc != KERR_OK) {
             goto out;
         }
@@ -343,6 +369,7 @@ enum kerr snapext_extend(struct ostore *s, const struct snapext_opts *o, struct 
     }
     rc = collect_garbage(s, &set, &src->name, o, res, err);
 out:
+    s->copy_sha256[0] = '\0';
     free(dst);
     snapext_set_release(&set);
     return rc;

@@ -70,8 +70,10 @@ struct snapext_opts {
     int64_t now;        /* createdOn of the new copy, Unix seconds */
     bool server_copy;   /* --copy-mode server */
     bool dry_run;
-    bool verify; /* --verify-hash: the source's SHA-256 is checked before it is copied; a
-                  * corrupt source fails the run before anything is copied or collected */
+    bool verify; /* --verify-hash: the source's SHA-256 is checked before it is copied (not
+                  * read again when it is a copy carrying its recorded digest) and recorded
+                  * on the new copy; a corrupt source fails the run before anything is
+                  * copied or collected */
     enum snapext_mode mode;
     int64_t retention; /* --retention-days in seconds; 0: the bucket's default retention */
 };

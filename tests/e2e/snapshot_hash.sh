@@ -5,7 +5,9 @@
 # On Local and S3 (s3rver): a good snapshot (none, gz, zlib) is copied; one with a byte
 # flipped and a truncated one are never copied, the earlier good copy of the same
 # revisions is not collected, the run exits non-zero with one error line naming the
-# object, and `list --verify-hash` marks it corrupt.
+# object, and `list --verify-hash` marks it corrupt. The verified digest is recorded on the
+# copy, and a later run whose source is that copy does not read it again (S3: every GET of
+# it refused by a proxy).
 set -euo pipefail
 . "$(dirname "$0")/../lib/snapshot.sh"
 
@@ -42,6 +44,8 @@ b = open(sys.argv[1], "rb").read()
 sys.exit(0 if len(b) > 32 and hashlib.sha256(b[:-32]).digest() == b[-32:] else 1)
 PY
 
+want_sha=$(tail -c 32 "$db" | od -An -tx1 -v | tr -d ' \n')
+
 # Variants: flipped (one byte in the database changed), truncated (the compressed stream cut).
 python3 - "$db" "$SNAP_WORK" <<'PY'
 import gzip, sys, zlib
@@ -60,10 +64,11 @@ PY
 p=shoot--dev--main/etcd-main
 T0=1700000000
 DAY=86400
-# One provider: $1 put function, $2... flags. Every variant under its own revisions.
+# One provider: put, exists and rm functions, then its flags. Every variant under its own
+# revisions.
 check_store() {
-    local put=$1 exists=$2
-    shift 2
+    local exists=$1
+    shift
     local rev=100 v suffix key copy earlier now
     for v in good good.gz good.zlib flipped flipped.gz truncated truncated.gz; do
         rev=$((rev + 1))
@@ -111,17 +116,69 @@ check_store() {
     [ "$(grep -c ' sha256=ok$' "$SNAP_WORK/list")" -eq 6 ] || { cat "$SNAP_WORK/list"; snap_fail "not 6 ok"; }
 }
 
+# The verified digest is recorded on the copy; once the sidecar's snapshot is gone (its own
+# retention) the copy is the source, and its recorded digest spares reading it again.
+# $@: flags; the last run's log in $SNAP_WORK/again.log.
+P2=shoot--dev--other/etcd-main
+ORIG=$P2/v2/Full-00000000-00000200-$T0.gz
+COPY1=$P2/v2/Full-00000000-00000200-$((T0 + DAY)).gz
+COPY2=$P2/v2/Full-00000000-00000200-$((T0 + 2 * DAY)).gz
+record_first() {
+    "$put" "$ORIG" "$SNAP_WORK/good.gz"
+    WARDEN_SNAPSHOT_NOW=$((T0 + DAY)) snap_run extend-snapshot-immutability "$@" --store-prefix "$P2" \
+        --gc-from-timestamp $T0 --verify-hash 2>"$SNAP_WORK/first.log" ||
+        { cat "$SNAP_WORK/first.log"; snap_fail "the first verified copy failed"; }
+    [ "$("$meta" "$COPY1")" = "$want_sha" ] || snap_fail "the copy does not carry the verified digest"
+    [ -z "$("$meta" "$ORIG")" ] || snap_fail "the source was changed"
+    "$rm" "$ORIG"
+}
+from_copy() {
+    WARDEN_SNAPSHOT_NOW=$((T0 + 2 * DAY)) snap_run extend-snapshot-immutability "$@" --store-prefix "$P2" \
+        --gc-from-timestamp $T0 --verify-hash 2>"$SNAP_WORK/again.log" ||
+        { cat "$SNAP_WORK/again.log"; snap_fail "copying the verified copy failed"; }
+    snap_has '"snapshot verified before, not read again"' "$SNAP_WORK/again.log" ||
+        { cat "$SNAP_WORK/again.log"; snap_fail "the recorded digest was not used"; }
+    [ "$("$meta" "$COPY2")" = "$want_sha" ] || snap_fail "the copy of the copy does not carry the digest"
+}
+
 # ---- Local ----
 store=$SNAP_WORK/store
 local_put() { mkdir -p "$(dirname "$store/$1")" && cp "$2" "$store/$1"; }
 local_exists() { [ -e "$store/$1" ]; }
-check_store local_put local_exists --storage-provider Local --store-container "$store"
+local_rm() { rm "$store/$1"; }
+put=local_put meta=local_meta rm=local_rm
+local_meta() {
+    python3 -c 'import os, sys
+try: print(os.getxattr(sys.argv[1], "user.etcd-warden-sha256").decode())
+except OSError: pass' "$store/$1"
+}
+check_store local_exists --storage-provider Local --store-container "$store"
+record_first --storage-provider Local --store-container "$store"
+from_copy --storage-provider Local --store-container "$store"
 echo "Local: good snapshots copied, corrupt and truncated ones refused and marked"
 
 # ---- S3 (s3rver) ----
 snap_s3_start
 s3_put() { snap_s3 put "$1" "$2"; }
 s3_exists() { snap_s3 get "$1" >/dev/null 2>&1; }
-check_store s3_put s3_exists --storage-provider S3 --store-container "$SNAP_BUCKET"
+s3_rm() { snap_s3 rm "$1"; }
+s3_meta() {
+    curl -sSI --aws-sigv4 aws:amz:us-east-1:s3 -u S3RVER:S3RVER -H x-amz-content-sha256:UNSIGNED-PAYLOAD \
+        "$SNAP_S3_URL/$SNAP_BUCKET/$1" | tr -d '\r' | sed -n 's/^x-amz-meta-etcd-warden-sha256: //Ip'
+}
+put=s3_put meta=s3_meta rm=s3_rm
+check_store s3_exists --storage-provider S3 --store-container "$SNAP_BUCKET"
+record_first --storage-provider S3 --store-container "$SNAP_BUCKET"
+# Server-side, the verified copy is not read at all: every GET of it is refused.
+proxy_start "$SNAP_S3_URL" --rule "GET:/$COPY1:500:InternalError:inf"
+s3_via "$PROXY_URL"
+from_copy --storage-provider S3 --store-container "$SNAP_BUCKET" --copy-mode server
+# (the refusal bites: reading it, as list --verify-hash does, fails)
+if snap_run list --storage-provider S3 --store-container "$SNAP_BUCKET" --store-prefix "$P2" \
+    --verify-hash >/dev/null 2>"$SNAP_WORK/refused.log"; then
+    snap_fail "the proxy did not refuse reading the copy"
+fi
+proxy_stop
+s3_via "$SNAP_S3_URL"
 echo "S3: good snapshots copied, corrupt and truncated ones refused and marked"
 echo "snapshot_hash: ok"
