@@ -2,7 +2,7 @@
 # --verify-hash: a real etcd snapshot (etcd-server and etcdctl on loopback) ends with the
 # SHA-256 of everything before it; warden-snapshot checks it before a full snapshot becomes
 # the source of a copy, through gzip and zlib as etcd-backup-restore compresses them.
-# On Local and S3 (s3rver): a good snapshot (none, gz, zlib) is copied; one with a byte
+# On Local, S3 (s3rver) and ABS (Azurite): a good snapshot (none, gz, zlib) is copied; one with a byte
 # flipped and a truncated one are never copied, the earlier good copy of the same
 # revisions is not collected, the run exits non-zero with one error line naming the
 # object, and `list --verify-hash` marks it corrupt. The verified digest is recorded on the
@@ -181,4 +181,16 @@ fi
 proxy_stop
 s3_via "$SNAP_S3_URL"
 echo "S3: good snapshots copied, corrupt and truncated ones refused and marked"
+
+# ---- ABS (Azurite) ----
+snap_abs_start
+abs_put() { snap_abs put "$1" "$2"; }
+abs_exists() { snap_abs get "$1" >/dev/null 2>&1; }
+abs_rm() { snap_abs rm "$1"; }
+abs_meta() { snap_abs meta "$1" etcdwardensha256; }
+put=abs_put meta=abs_meta rm=abs_rm
+check_store abs_exists --storage-provider ABS --store-container "$SNAP_BUCKET"
+record_first --storage-provider ABS --store-container "$SNAP_BUCKET"
+from_copy --storage-provider ABS --store-container "$SNAP_BUCKET" --copy-mode server
+echo "ABS: good snapshots copied, corrupt and truncated ones refused and marked, digest recorded"
 echo "snapshot_hash: ok"
