@@ -67,8 +67,8 @@ Test(snapverify, good_snapshots_pass_in_any_pieces)
                      err.msg);
         cr_expect_eq(run(".gz", gz, gl, steps[i], &err), KERR_OK, "gz, step %zu: %s", steps[i],
                      err.msg);
-        cr_expect_eq(run(".zlib", zz, zl, steps[i], &err), KERR_OK, "zlib, step %zu: %s",
-                     steps[i], err.msg);
+        cr_expect_eq(run(".zlib", zz, zl, steps[i], &err), KERR_OK, "zlib, step %zu: %s", steps[i],
+                     err.msg);
     }
     free(s);
     free(gz);
@@ -140,7 +140,7 @@ Test(snapverify, wrong_or_trailing_data_fails)
     unsigned char *gz = compress_as(s, n, 31, &gl);
     unsigned char *more = malloc(gl + 10);
     struct kerr_info err;
-    cr_expect_eq(run(".gz", s, n, 4096, &err), KERR_PARSE); /* not gzip at all */
+    cr_expect_eq(run(".gz", s, n, 4096, &err), KERR_PARSE);     /* not gzip at all */
     cr_expect_eq(run(".zlib", gz, gl, 4096, &err), KERR_PARSE); /* gzip named zlib */
     memcpy(more, gz, gl);
     memset(more + gl, 'x', 10);

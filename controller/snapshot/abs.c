@@ -271,7 +271,7 @@ static enum kerr put_blob(struct abs *a, struct abs_upload *u, const void *data,
         h = h ? curl_slist_append(h, "x-ms-blob-type: BlockBlob") : NULL;
         h = h ? curl_slist_append(h, "If-None-Match: *") : NULL;
         h = h ? curl_slist_append(h, OSTORE_COPY_MARK_ABS ": true") : NULL;
-    h = h ? sha256_meta(a, h) : NULL;
+        h = h ? sha256_meta(a, h) : NULL;
         rc = h ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL);
     }
     rc = rc ? rc : do_req(a, "PUT", u->key, NULL, NULL, h, data, len, NULL, 0, &r, err);

@@ -141,9 +141,9 @@ static enum kerr put_bytes(struct s3 *s, struct s3_upload *u, const char *query,
     rc = rc ? rc : s3_headers(s, 1, 0, &h, err);
     if (rc == KERR_OK &&
         (curl_slist_append(h, line) == NULL ||
-         (create_only && (curl_slist_append(h, "If-None-Match: *") == NULL ||
-                          curl_slist_append(h, OSTORE_COPY_MARK_S3 ": true") == NULL ||
-                          !sha256_meta(s, h))))) {
+         (create_only &&
+          (curl_slist_append(h, "If-None-Match: *") == NULL ||
+           curl_slist_append(h, OSTORE_COPY_MARK_S3 ": true") == NULL || !sha256_meta(s, h))))) {
         rc = kerr_set(err, KERR_NOMEM, NULL);
     }
     rc = rc ? rc : s3_do(s, "PUT", u->key, query, h, data, len, &r, err);

@@ -192,8 +192,9 @@ static int parse_gc_from(const char *s, int64_t *out)
 
 static int run_extend(struct cli *c, struct ostore *s, int64_t gc)
 {
-    struct snapext_opts o = { .prefix = c->clean_prefix, .gc_from = gc, .dry_run = c->dry_run,
-                              .verify = c->verify };
+    struct snapext_opts o = {
+        .prefix = c->clean_prefix, .gc_from = gc, .dry_run = c->dry_run, .verify = c->verify
+    };
     struct snapext_result res;
     struct kerr_info err = { 0 };
     char n[32];

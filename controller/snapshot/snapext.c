@@ -87,8 +87,7 @@ enum kerr snapext_print(const struct snapext_set *set, FILE *f, struct kerr_info
                         e->name.compression[0] ? e->name.compression + 1 : "none",
                         e->name.is_final ? "true" : "false", e->name.is_chunk ? "true" : "false",
                         e->obj.excluded ? "true" : "false", time_str(e->obj.immutable_until, until),
-                        (long long)e->obj.size, e->hash ? " sha256=" : "",
-                        e->hash ? e->hash : "");
+                        (long long)e->obj.size, e->hash ? " sha256=" : "", e->hash ? e->hash : "");
         if (n < 0) {
             return kerr_set(err, KERR_IO, "cannot write the listing");
         }

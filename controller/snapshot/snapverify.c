@@ -9,22 +9,21 @@
 #include <zlib.h>
 
 #define DIGEST_LEN 32
-#define OUT_BUF (64u * 1024u)
-#define READ_BUF (1u << 20)
+#define OUT_BUF    (64u * 1024u)
+#define READ_BUF   (1u << 20)
 
 struct snapverify {
     EVP_MD_CTX *md;
     bool inflating; /* compressed: the bytes go through zs */
     bool ended;     /* the compressed stream ended */
     z_stream zs;
-    unsigned char *out;           /* OWNS: OUT_BUF inflated bytes */
+    unsigned char *out;             /* OWNS: OUT_BUF inflated bytes */
     unsigned char tail[DIGEST_LEN]; /* the last bytes seen, not hashed yet */
     size_t tail_len;
     unsigned long long total; /* decompressed bytes */
 };
 
-enum kerr snapverify_new(const char *compression, struct snapverify **out,
-                         struct kerr_info *err)
+enum kerr snapverify_new(const char *compression, struct snapverify **out, struct kerr_info *err)
 {
     int wbits;
     *out = NULL;
@@ -155,9 +154,8 @@ enum kerr snapverify_finish(struct snapverify *v, char hex[SNAPVERIFY_HEX_LEN + 
     return KERR_OK;
 }
 
-enum kerr snapverify_object(struct ostore *s, const struct ostore_obj *obj,
-                            const char *compression, char hex[SNAPVERIFY_HEX_LEN + 1],
-                            struct kerr_info *err)
+enum kerr snapverify_object(struct ostore *s, const struct ostore_obj *obj, const char *compression,
+                            char hex[SNAPVERIFY_HEX_LEN + 1], struct kerr_info *err)
 {
     struct snapverify *v = NULL;
     enum kerr rc = snapverify_new(compression, &v, err);

@@ -30,8 +30,7 @@ struct snapverify;
 
 /* compression: the name's suffix ("", ".gz", ".zlib"; BORROWED). KERR_UNSUPPORTED for
  * any other. On KERR_OK *out OWNS the verifier. */
-enum kerr snapverify_new(const char *compression, struct snapverify **out,
-                         struct kerr_info *err);
+enum kerr snapverify_new(const char *compression, struct snapverify **out, struct kerr_info *err);
 
 /* The next len bytes of the stored object. KERR_PARSE when they cannot be decompressed or
  * follow the end of the compressed stream. */
@@ -48,8 +47,7 @@ void snapverify_free(struct snapverify *v);
 
 /* Read obj (its size from obj->size) from s through one bounded buffer and verify it as
  * above: KERR_PARSE when it is corrupt, the store's error when it cannot be read. */
-enum kerr snapverify_object(struct ostore *s, const struct ostore_obj *obj,
-                            const char *compression, char hex[SNAPVERIFY_HEX_LEN + 1],
-                            struct kerr_info *err);
+enum kerr snapverify_object(struct ostore *s, const struct ostore_obj *obj, const char *compression,
+                            char hex[SNAPVERIFY_HEX_LEN + 1], struct kerr_info *err);
 
 #endif
