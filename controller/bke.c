@@ -138,6 +138,30 @@ void bke_event(const struct bke_ctx *x, const cJSON *obj, const char *kind, enum
     (void)ev_emitf(x->events, &ref, type, reason, action, "%s", note);
 }
 
+static enum kerr count_conflict(void *ctx, const char *key, const cJSON *entry)
+{
+    const cJSON *c;
+
+    (void)key;
+    cJSON_ArrayForEach (c, kjson_get_arr(entry, "status.conditions")) {
+        if (strcmp(str_or_empty(c, "type"), "PrefixConflict") == 0 &&
+            strcmp(str_or_empty(c, "status"), "True") == 0) {
+            (*(size_t *)ctx)++;
+            break;
+        }
+    }
+    return KERR_OK;
+}
+
+size_t bke_conflicts(struct store *s)
+{
+    size_t n = 0;
+
+    if (s)
+        (void)store_foreach(s, count_conflict, &n, NULL);
+    return n;
+}
+
 /*
  * Write status {phase, message, conditions} of entry (the stored object,
  * BORROWED) when it differs; conflict (NULL: none) is the PrefixConflict

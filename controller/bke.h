@@ -111,6 +111,10 @@ void bke_event(const struct bke_ctx *x, const cJSON *obj, const char *kind, enum
     __attribute__((format(printf, 7, 8)));
 
 /* The step of the key "bucket//<name>" (controller/ctl.h); ns is "". */
+/* Cached BackupEntries (s, BORROWED; NULL: 0) whose PrefixConflict condition is True:
+ * Etcds that shared a prefix before the webhook's rule, for a metric. */
+size_t bke_conflicts(struct store *s);
+
 enum kerr bke_reconcile(struct ctl *c, const char *ns, const char *name, struct ctl_result *res,
                         struct kerr_info *err);
 
