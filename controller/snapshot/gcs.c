@@ -5,18 +5,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "common/buf.h"
 #include "common/kjson.h"
-#include "common/ktime.h"
 #include "controller/snapshot/gcsauth.h"
+#include "controller/snapshot/gcsjson.h"
 #include "controller/snapshot/shttp.h"
-#include "controller/snapshot/snapxml.h"
 
 #define GCS_RETRIES     4
 #define GCS_URL_MAX     16384
-#define GCS_LIST_MAX    (16u * 1024u * 1024u)
 #define GCS_REWRITE_MAX 10000 /* rewrite calls for one copy before giving up */
 
 struct gcs {
@@ -35,20 +32,12 @@ struct gcs_upload {
     int64_t sent;
 };
 
-/* An error answer {"error":{"code":403,"message":...,"errors":[{"reason":...}]}} mapped. */
+/* A non-success answer mapped: 403 retentionPolicyNotMet is the Bucket Lock refusal. */
 static enum kerr status_err(const char *what, const char *key, const struct shttp_resp *r,
                             struct kerr_info *err)
 {
-    cJSON *root = NULL;
-    const char *reason = "", *msg = "";
-    if (kjson_parse(buf_str(&r->body), r->body.len, NULL, &root, NULL, NULL) == KERR_OK) {
-        const cJSON *e = cJSON_GetObjectItemCaseSensitive(root, "error");
-        const cJSON *m = cJSON_GetObjectItemCaseSensitive(e, "message");
-        const cJSON *rs = cJSON_GetObjectItemCaseSensitive(
-            cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(e, "errors"), 0), "reason");
-        msg = cJSON_IsString(m) ? m->valuestring : "";
-        reason = cJSON_IsString(rs) ? rs->valuestring : "";
-    }
+    char reason[64], msg[256];
+    gcsjson_error(buf_str(&r->body), r->body.len, reason, msg);
     enum kerr k = KERR_HTTP;
     if (r->status == 404) {
         k = KERR_NOTFOUND;
@@ -59,10 +48,8 @@ static enum kerr status_err(const char *what, const char *key, const struct shtt
     } else if (r->status == 401 || r->status == 403) {
         k = KERR_UNAUTHORIZED; /* permissions: never "immutable" */
     }
-    k = kerr_set(err, k, "GCS %s %s: HTTP %ld %s%s%.200s", what, key, r->status, reason,
-                 reason[0] && msg[0] ? ": " : "", msg);
-    cJSON_Delete(root);
-    return k;
+    return kerr_set(err, k, "GCS %s %s: HTTP %ld %s%s%.200s", what, key, r->status, reason,
+                    reason[0] && msg[0] ? ": " : "", msg);
 }
 
 /* One request to url (BORROWED) with the bearer token; extra headers BORROWED. */
@@ -120,42 +107,6 @@ static enum kerr obj_url(const struct gcs *g, const char *key, const char *rest,
     return rc;
 }
 
-/* An object resource (objects#resource) into o; o->key OWNED after. */
-static enum kerr take_obj(const cJSON *it, struct ostore_obj *o, struct kerr_info *err)
-{
-    const char *name = kjson_get_str(it, "name");
-    const char *size = kjson_get_str(it, "size");
-    const char *gen = kjson_get_str(it, "generation");
-    const char *md5 = kjson_get_str(it, "md5Hash");
-    const char *etag = kjson_get_str(it, "etag");
-    const char *upd = kjson_get_str(it, "updated");
-    const char *ret = kjson_get_str(it, "retentionExpirationTime");
-    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(it, "metadata");
-    const cJSON *ex = cJSON_GetObjectItemCaseSensitive(meta, "x-etcd-snapshot-exclude");
-    const cJSON *mark = cJSON_GetObjectItemCaseSensitive(meta, GCS_COPY_MARK);
-    struct timespec ts;
-    memset(o, 0, sizeof *o);
-    if (name == NULL) {
-        return kerr_set(err, KERR_PARSE, "GCS object without a name");
-    }
-    o->size = size ? strtoll(size, NULL, 10) : -1;
-    o->mtime = ktime_parse(upd, &ts, NULL) == KERR_OK ? (int64_t)ts.tv_sec : 0;
-    o->immutable_until = ktime_parse(ret, &ts, NULL) == KERR_OK ? (int64_t)ts.tv_sec : 0;
-    if (md5 == NULL || !snapxml_md5_b64_to_hex(md5, o->md5)) {
-        o->md5[0] = '\0';
-    }
-    snprintf(o->etag, sizeof o->etag, "%s", etag ? etag : "");
-    o->excluded = cJSON_IsString(ex) && strcmp(ex->valuestring, "true") == 0;
-    o->own_copy = cJSON_IsString(mark) && strcmp(mark->valuestring, "true") == 0;
-    o->key = strdup(name);
-    o->version_id = gen ? strdup(gen) : NULL;
-    if (o->key == NULL || (gen && o->version_id == NULL)) {
-        ostore_obj_release(o);
-        return kerr_set(err, KERR_NOMEM, NULL);
-    }
-    return KERR_OK;
-}
-
 /* objects.list: GET .../b/<bucket>/o?prefix=..&pageToken=.. until no nextPageToken. */
 static enum kerr g_list(struct ostore *base, const char *prefix, struct ostore_list *out,
                         struct kerr_info *err)
@@ -165,7 +116,6 @@ static enum kerr g_list(struct ostore *base, const char *prefix, struct ostore_l
     enum kerr rc = shttp_escape(prefix, 0, &ep, err);
     while (rc == KERR_OK) {
         struct shttp_resp r = { 0 };
-        cJSON *root = NULL;
         char *et = NULL;
         rc = token ? shttp_escape(token, 0, &et, err) : KERR_OK;
         char *url = rc ? NULL
@@ -178,26 +128,10 @@ static enum kerr g_list(struct ostore *base, const char *prefix, struct ostore_l
         rc = rc ? rc : do_req(g, "GET", url, NULL, NULL, 0, NULL, 0, &r, err);
         free(url);
         if (rc == KERR_OK) {
-            struct kjson_limits lim = { GCS_LIST_MAX, 16 };
-            rc = r.status == 200 ? kjson_parse(buf_str(&r.body), r.body.len, &lim, &root, NULL, err)
+            rc = r.status == 200 ? gcsjson_list(buf_str(&r.body), r.body.len, out, &token, err)
                                  : status_err("objects.list", prefix, &r, err);
         }
         shttp_resp_release(&r);
-        const cJSON *it = NULL;
-        const cJSON *items = cJSON_GetObjectItemCaseSensitive(root, "items");
-        cJSON_ArrayForEach (it, items) {
-            struct ostore_obj o;
-            rc = take_obj(it, &o, err);
-            rc = rc ? rc : ostore_list_add(out, &o, err);
-            ostore_obj_release(&o);
-            if (rc != KERR_OK) {
-                break;
-            }
-        }
-        const char *next = rc ? NULL : kjson_get_str(root, "nextPageToken");
-        token = next && next[0] ? strdup(next) : NULL;
-        rc = rc ? rc : (next && next[0] && token == NULL ? kerr_set(err, KERR_NOMEM, NULL) : rc);
-        cJSON_Delete(root);
         if (token == NULL) {
             break;
         }
@@ -214,17 +148,14 @@ static enum kerr g_head(struct ostore *base, const char *key, struct ostore_obj 
     struct gcs *g = (struct gcs *)base;
     struct shttp_resp r;
     char *url = NULL;
-    cJSON *root = NULL;
     memset(out, 0, sizeof *out);
     enum kerr rc = obj_url(g, key, "", &url, err);
     rc = rc ? rc : do_req(g, "GET", url, NULL, NULL, 0, NULL, 0, &r, err);
     if (rc == KERR_OK) {
-        rc = r.status == 200 ? kjson_parse(buf_str(&r.body), r.body.len, NULL, &root, NULL, err)
+        rc = r.status == 200 ? gcsjson_object(buf_str(&r.body), r.body.len, out, err)
                              : status_err("objects.get", key, &r, err);
         shttp_resp_release(&r);
     }
-    rc = rc ? rc : take_obj(root, out, err);
-    cJSON_Delete(root);
     free(url);
     return rc;
 }
