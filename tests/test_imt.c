@@ -142,8 +142,6 @@ Test(imtjob, other_providers)
     static const char *const refused[][2] = {
         { "alicloud", "OSS" },
         { "openstack", "Swift" },
-        { "dell", "ECS" },
-        { "openshift", "OCS" },
     };
     char store[256], want[64];
     struct kerr_info err;

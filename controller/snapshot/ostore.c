@@ -28,8 +28,9 @@ enum kerr ostore_open(const struct ostore_config *cfg, struct ostore **out, stru
     static const char *const abs[] = { "azure", "ABS", NULL };
     static const char *const local[] = { "Local", "local", NULL };
     static const char *const gcs[] = { "gcp", "GCS", NULL };
-    static const char *const later[] = { "openstack", "Swift",     "alicloud", "OSS", "dell",
-                                         "ECS",       "openshift", "OCS",      NULL };
+    static const char *const ecs[] = { "dell", "ECS", NULL };
+    static const char *const ocs[] = { "openshift", "OCS", NULL };
+    static const char *const later[] = { "openstack", "Swift", "alicloud", "OSS", NULL };
     enum kerr rc;
     *out = NULL;
     if (cfg->provider == NULL || cfg->container == NULL || cfg->container[0] == '\0') {
@@ -41,6 +42,10 @@ enum kerr ostore_open(const struct ostore_config *cfg, struct ostore **out, stru
         rc = abs_open(cfg->container, cfg->endpoint_override, out, err);
     } else if (name_in(cfg->provider, gcs)) {
         rc = gcs_open(cfg->container, cfg->endpoint_override, out, err);
+    } else if (name_in(cfg->provider, ecs)) {
+        rc = s3_open_with(cfg->container, cfg->endpoint_override, screds_ecs_from_env, out, err);
+    } else if (name_in(cfg->provider, ocs)) {
+        rc = s3_open_with(cfg->container, cfg->endpoint_override, screds_ocs_from_env, out, err);
     } else if (name_in(cfg->provider, local)) {
         rc = lfs_open(cfg->container, out, err);
     } else if (name_in(cfg->provider, later)) {
