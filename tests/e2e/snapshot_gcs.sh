@@ -9,7 +9,8 @@
 # copy) and stream mode (a resumable upload in 1 MiB chunks), an earlier copy
 # still under the retention period refused (403 retentionPolicyNotMet) and
 # collected by a later run, both writes create-only against an object that
-# appears meanwhile, and a wrong key refused with one clear line.
+# appears meanwhile, delete-snapshots counting what the lock holds as locked, and a
+# wrong key refused with one clear line.
 set -euo pipefail
 . "$(dirname "$0")/../lib/snapshot.sh"
 
@@ -109,6 +110,22 @@ for mode in server stream; do
 done
 sc "$URL/_standin/log" | snap_has "^POST .*/rewriteTo/.*ifGenerationMatch=0.* 412$" || snap_fail "no create-only rewrite"
 sc "$URL/_standin/log" | snap_has "^PUT /upload/.* 412$" || snap_fail "no create-only upload"
+
+# delete-snapshots under the 2-day retention: what the lock holds is counted as locked
+# (with the earliest retentionExpirationTime), the rest deleted; nothing failed.
+# The object that appeared on day 17 is the one still locked on day 18.
+clock "$(day 18)"
+snap_run delete-snapshots "${flags[@]}" --store-prefix "$SNAP_PREFIX" >"$SNAP_WORK/del.out" 2>"$SNAP_WORK/del.log" ||
+    { cat "$SNAP_WORK/del.log"; snap_fail "delete-snapshots failed with only locked objects left"; }
+tail -1 "$SNAP_WORK/del.out" | python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+want = {"deleted": r["deleted"] > 0, "locked": r["locked"] == 1, "failed": r["failed"] == 0,
+        "remaining": r["remaining"] == 1, "earliest": r["earliestDeletable"] == "2023-12-03T22:13:20Z"}
+bad = [k for k, ok in want.items() if not ok]
+sys.exit("delete-snapshots summary wrong (%s): %s" % (bad, r) if bad else 0)' || { cat "$SNAP_WORK/del.log"; snap_fail "delete-snapshots on GCS"; }
+gcs_ls "$SNAP_PREFIX/" | snap_has -x "$SNAP_PREFIX/v2/Full-00000000-00002300-$(day 17).gz.final" ||
+    snap_fail "the locked object was deleted"
 
 # A key the service account does not have: the token endpoint refuses the assertion.
 openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$SNAP_WORK/other.key" 2>/dev/null
