@@ -19,6 +19,7 @@
 #include "common/store.h"
 #include "controller/ctl.h"
 #include "controller/bkebucket.h"
+#include "controller/bkejob.h"
 #include "controller/ctl_config.h"
 #include "controller/etcdspec.h"
 
@@ -135,6 +136,30 @@ void bke_event(const struct bke_ctx *x, const cJSON *obj, const char *kind, enum
     vsnprintf(note, sizeof(note), fmt, ap);
     va_end(ap);
     (void)ev_emitf(x->events, &ref, type, reason, action, "%s", note);
+}
+
+static enum kerr count_conflict(void *ctx, const char *key, const cJSON *entry)
+{
+    const cJSON *c;
+
+    (void)key;
+    cJSON_ArrayForEach (c, kjson_get_arr(entry, "status.conditions")) {
+        if (strcmp(str_or_empty(c, "type"), "PrefixConflict") == 0 &&
+            strcmp(str_or_empty(c, "status"), "True") == 0) {
+            (*(size_t *)ctx)++;
+            break;
+        }
+    }
+    return KERR_OK;
+}
+
+size_t bke_conflicts(struct store *s)
+{
+    size_t n = 0;
+
+    if (s)
+        (void)store_foreach(s, count_conflict, &n, NULL);
+    return n;
 }
 
 /*
@@ -374,6 +399,8 @@ static enum kerr release_entry(const struct bke_ctx *x, const struct bucket *b, 
         return KERR_OK;
     if (deleted && ktime_parse(deleted, &at, NULL) == KERR_OK) {
         due_t = at.tv_sec + (time_t)(b->grace_ms / 1000);
+        if (due_t <= t)
+            return bkejob_step(x, b->obj, entry, requeue, err);
         if (due_t > t)
             requeue_min(requeue, (long)(due_t - t) * 1000L);
         if (ktime_format(due_t, due) != KERR_OK)
@@ -501,7 +528,10 @@ static enum kerr keep_entries(const struct bke_ctx *x, const struct bucket *b, c
     cJSON_ArrayForEach (e, col.etcds) {
         kerr_clear(&one);
         i = find_entry(entries, claimed, e);
-        if (i >= 0) {
+        if (i >= 0 && bkejob_in_progress(cJSON_GetArrayItem(entries, i))) {
+            claimed[i] = 1;
+            rc = bkejob_hold(x, b->obj, cJSON_GetArrayItem(entries, i), e, requeue, &one);
+        } else if (i >= 0) {
             claimed[i] = 1;
             rc = attach_entry(x, b, cJSON_GetArrayItem(entries, i), e, conflict(entries, i, why),
                               &one);
@@ -569,8 +599,13 @@ enum kerr bke_run(const struct bke_ctx *x, const char *name, long *requeue_ms,
 enum kerr bke_reconcile(struct ctl *c, const char *ns, const char *name, struct ctl_result *res,
                         struct kerr_info *err)
 {
-    struct bke_ctx x = { ctl_client(c), ctl_events(c), ctl_store(c, CTL_C_ETCDS),
-                         ctl_store(c, CTL_C_BKENTRIES), ctl_cfg(c)->watch_namespace };
+    struct bke_ctx x = { ctl_client(c),
+                         ctl_events(c),
+                         ctl_store(c, CTL_C_ETCDS),
+                         ctl_store(c, CTL_C_BKENTRIES),
+                         ctl_cfg(c)->watch_namespace,
+                         ctl_cfg(c)->bke_image,
+                         ctl_cfg(c)->bke_command };
 
     (void)ns;
     res->requeue_ms = 0;

@@ -36,6 +36,8 @@
  *     prefix or bucket leaves its old entry the same way.
  *     With --watch-namespace, entries of Etcds of other namespaces are left
  *     alone;
+ *   - an entry past its grace period: a Job deletes its backups and then the
+ *     entry goes (phase Deleting; controller/bkejob.h);
  *   - the bucket keeps the finalizer BKE_FINALIZER while entries reference
  *     it, and status {entryCount, observedGeneration, conditions [Ready]}:
  *     True/EntriesKept, False/InvalidSpec (a bad provider or grace period; a
@@ -81,6 +83,8 @@ struct bke_ctx {
     struct store *etcds;        /* the Etcd cache (keys "<ns>/<name>"), required */
     struct store *entries;      /* the BackupEntry cache with index BKE_INDEX_BUCKET, required */
     const char *watch_ns;       /* NULL or "": every namespace */
+    const char *job_image;      /* the deletion Job's image (controller/bkejob.h) */
+    const char *job_command;    /* and command, NULL: the defaults */
 };
 
 /*
@@ -107,6 +111,10 @@ void bke_event(const struct bke_ctx *x, const cJSON *obj, const char *kind, enum
     __attribute__((format(printf, 7, 8)));
 
 /* The step of the key "bucket//<name>" (controller/ctl.h); ns is "". */
+/* Cached BackupEntries (s, BORROWED; NULL: 0) whose PrefixConflict condition is True:
+ * Etcds that shared a prefix before the webhook's rule, for a metric. */
+size_t bke_conflicts(struct store *s);
+
 enum kerr bke_reconcile(struct ctl *c, const char *ns, const char *name, struct ctl_result *res,
                         struct kerr_info *err);
 

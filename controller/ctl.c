@@ -326,6 +326,11 @@ static size_t cfg_objects(void *ctx)
     return ctl_caches_objects(c->caches);
 }
 
+static size_t cfg_conflicts(void *ctx)
+{
+    return bke_conflicts(ctl_store(ctx, CTL_C_BKENTRIES));
+}
+
 /*
  * Every SUPERVISE_MS: log readiness once the caches synced, and start the
  * workers once this replica leads (or elects no leader) and the caches
@@ -434,6 +439,7 @@ static enum kerr make_parts(struct ctl *c, struct kerr_info *err)
     ms.leading = cfg_leading;
     ms.phase_count = cfg_phase_count;
     ms.objects = cfg_objects;
+    ms.conflicts = cfg_conflicts;
     ms.ctx = c;
     return ctl_metrics_new(&ms, &c->metrics, err);
 }

@@ -55,6 +55,11 @@ static size_t make_table(struct ctl_config *c, struct proc_flag *out)
         { "immutability-task-command", PROC_FLAG_STRING, &c->imm_command,
           "warden-snapshot extend-snapshot-immutability",
           "command of the immutability CronJobs (words split at spaces)" },
+        { "deletion-job-image", PROC_FLAG_STRING, &c->bke_image, "etcd-warden/controller:v0.1.0",
+          "container image of the backup deletion Jobs" },
+        { "deletion-job-command", PROC_FLAG_STRING, &c->bke_command,
+          "warden-snapshot delete-snapshots",
+          "command of the backup deletion Jobs (words split at spaces)" },
         { "workers", PROC_FLAG_INT, &c->workers, "3", "concurrent reconciles (1-256)" },
         { "watch-namespace", PROC_FLAG_STRING, &c->watch_namespace, "",
           "watch and reconcile this namespace only (empty: all)" },
@@ -156,6 +161,11 @@ static enum kerr validate(const struct ctl_config *c, struct kerr_info *err)
                         c->imm_image);
     if (!c->imm_command[0] || strspn(c->imm_command, " ") == strlen(c->imm_command))
         return kerr_set(err, KERR_INVAL, "--immutability-task-command: empty");
+    if (!c->bke_image[0] || strchr(c->bke_image, ' '))
+        return kerr_set(err, KERR_INVAL, "--deletion-job-image: \"%.64s\" is not an image",
+                        c->bke_image);
+    if (!c->bke_command[0] || strspn(c->bke_command, " ") == strlen(c->bke_command))
+        return kerr_set(err, KERR_INVAL, "--deletion-job-command: empty");
     if (c->leader_elect &&
         (c->lease_ms <= c->renew_ms || c->renew_ms * 10 <= c->retry_ms * 12 || c->retry_ms <= 0))
         return kerr_set(err, KERR_INVAL,

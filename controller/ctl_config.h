@@ -46,6 +46,8 @@ struct ctl_config {
     long snapshot_retries;       /* --snapshot-retries: final-snapshot attempts, >= 1 */
     const char *imm_image;       /* --immutability-task-image */
     const char *imm_command;     /* --immutability-task-command (split at spaces) */
+    const char *bke_image;       /* --deletion-job-image */
+    const char *bke_command;     /* --deletion-job-command (split at spaces) */
     long workers;                /* --workers (>= 1) */
     const char *watch_namespace; /* --watch-namespace ("" = all) */
     const char *metrics_bind;    /* --metrics-bind-address ("0" = off) */

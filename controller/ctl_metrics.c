@@ -16,7 +16,7 @@ struct ctl_metrics {
     struct ctl_metrics_source src;
     struct metrics_registry *reg; /* OWNS */
     struct metrics_vec *total, *errors, *seconds, *depth, *adds, *retries, *leader, *phase,
-        *objects;
+        *objects, *conflicts;
 };
 
 struct ctl_metrics_def {
@@ -58,6 +58,10 @@ static const struct ctl_metrics_def defs[] = {
       by_phase, offsetof(struct ctl_metrics, phase) },
     { METRICS_GAUGE, "warden_controller_cache_objects", "Objects held by the controller's caches",
       NULL, offsetof(struct ctl_metrics, objects) },
+    { METRICS_GAUGE, "warden_backup_entry_prefix_conflicts",
+      "BackupEntries whose prefix overlaps another Etcd's (condition PrefixConflict; made before "
+      "the webhook's one-prefix rule)",
+      NULL, offsetof(struct ctl_metrics, conflicts) },
 };
 
 /* Render hook: the values read from the queue, the elector and the caches. */
@@ -85,6 +89,8 @@ static void render(void *ctx)
     }
     if (s->objects)
         metrics_vec_set(m->objects, NULL, (double)s->objects(s->ctx));
+    if (s->conflicts)
+        metrics_vec_set(m->conflicts, NULL, (double)s->conflicts(s->ctx));
 }
 
 /* Every controller's series from the start, at 0, as controller-runtime does. */

@@ -33,8 +33,9 @@ struct ctl_metrics_source {
     const char *lease_name;    /* BORROWED; leader_election_master_status's name */
     int (*leading)(void *ctx); /* 1 while leading */
     size_t (*phase_count)(void *ctx, const char *phase);
-    size_t (*objects)(void *ctx); /* cached objects */
-    void *ctx;                    /* BORROWED */
+    size_t (*objects)(void *ctx);   /* cached objects */
+    size_t (*conflicts)(void *ctx); /* BackupEntries with a PrefixConflict condition */
+    void *ctx;                      /* BORROWED */
 };
 
 struct ctl_metrics;

@@ -9,7 +9,10 @@
 #   - starts s3rver (an S3 emulator) as the backup bucket and backup-double (etcd-druid's
 #     backup sidecar stand-in) on the Etcd's client Service;
 #   - walks through component protection, hibernation with the immutability task and its
-#     CronJob, and a backup-and-restore, printing every kubectl command and its output.
+#     CronJob, a backup-and-restore, and backups that outlive their Etcd (a BackupBucket, a
+#     re-attachment within the grace period, a deletion Job after it, run by
+#     tests/support/job_exec.py as a kubelet would), printing every kubectl command and its
+#     output.
 # It exits 0 only when every step behaved as shown, and leaves no process behind.
 # Under ctest (WARDEN_BINARY_DIR set) it installs and builds nothing.
 #
@@ -327,6 +330,80 @@ ok
 check "every component owned by the new Etcd (the old one was $old_uid)" "Etcd/etcd-main $new_uid" "$OUT"
 k -n shoot patch etcd etcd-main --type=merge -p '{"spec":{"replicas":3}}'
 ok
+
+# ---- 4. backups that outlive their Etcd ----------------------------------------------
+chapter "4. Backups that outlive their Etcd: a shared bucket, a grace period, a deletion Job"
+kc -n etcd-warden create secret generic bucket-credentials --from-file="$SNAP_WORK/aws" >/dev/null
+say "The operator declares the bucket the Etcds share, with credentials of its own in the
+namespace etcd-warden, and a grace period during which a deleted Etcd's backups are kept:"
+k apply -f - <<END
+apiVersion: etcd-warden.io/v1alpha1
+kind: BackupBucket
+metadata: {name: demo-bucket}
+spec: {provider: aws, container: $SNAP_BUCKET, secretRef: {namespace: etcd-warden, name: bucket-credentials}, deletionGracePeriod: 1h}
+END
+ok
+cat >"$WH_DIR/etcd-events.yaml" <<END
+apiVersion: druid.gardener.cloud/v1alpha1
+kind: Etcd
+metadata: {name: etcd-events, namespace: shoot}
+spec:
+  replicas: 1
+  labels: {app: etcd-events}
+  etcd: {clientPort: 2379, serverPort: 2380}
+  backup: {port: 8080, store: {provider: S3, container: $SNAP_BUCKET, prefix: shoot--etcd-events, secretRef: {name: etcd-backup}}}
+END
+kc apply -f "$WH_DIR/etcd-events.yaml" >/dev/null
+echo snapshot >"$WH_DIR/snap"
+snap_s3 put shoot--etcd-events/v2/Full-00000000-00000100-1700000000.gz "$WH_DIR/snap"
+entry_phase() { # etcd name: the phase of its entry
+    kc get backupentries -o jsonpath='{range .items[*]}{.spec.etcd.name} {.status.phase}{"\n"}{end}' |
+        awk -v e="$1" '$1 == e { print $2 }'
+}
+phase_is() { [ "$(entry_phase "$1")" = "$2" ]; }
+ksim_wait 20 phase_is etcd-events Active || demo_fail "no entry for etcd-events"
+ksim_wait 20 phase_is etcd-main Active || demo_fail "no entry for etcd-main"
+say "warden-controller keeps one BackupEntry per Etcd of the bucket:"
+k get backupentries
+ok
+e_events=$(kc get backupentries -o jsonpath='{range .items[?(@.spec.etcd.name=="etcd-events")]}{.metadata.name}{end}')
+say "Deleted by mistake, etcd-events leaves its entry PendingDeletion; created again within
+the grace period, it reattaches, and its snapshots are where it left them:"
+k -n shoot delete etcd etcd-events
+ok
+ksim_wait 20 phase_is etcd-events PendingDeletion || demo_fail "not PendingDeletion"
+k get backupentries
+ok
+k create -f "$WH_DIR/etcd-events.yaml"
+ok
+ksim_wait 20 phase_is etcd-events Active || demo_fail "not reattached"
+k -n default get events --field-selector involvedObject.name="$e_events"
+ok
+has Reattached
+check "its snapshot kept" shoot--etcd-events/v2/Full-00000000-00000100-1700000000.gz "$(snap_s3 ls shoot--etcd-events/)"
+
+say "Deleted for good: after the grace period (shortened here to 3s) a Job in the bucket
+Secret's namespace runs 'warden-snapshot delete-snapshots' on the entry's prefix, and the
+entry goes with the backups. (tests/support/job_exec.py stands for the kubelet.)"
+python3 tests/support/job_exec.py serve etcd-warden app.kubernetes.io/managed-by=etcd-warden \
+    "$WH_DIR" "$WARDEN_SNAPSHOT" "$WH_DIR/job_exec.stop" 120 2>"$WH_DIR/job_exec.log" &
+jobs_pid=$!
+ksim_on_exit "touch $WH_DIR/job_exec.stop; reap_child $jobs_pid 10 TERM || true"
+main_before=$(snap_s3 ls shoot--etcd-main/)
+k -n shoot delete etcd etcd-events
+ok
+k patch backupbucket demo-bucket --type=merge -p '{"spec":{"deletionGracePeriod":"3s"}}'
+ok
+no_entry() { [ -z "$(entry_phase etcd-events)" ]; }
+ksim_wait 60 no_entry || demo_fail "the entry stays: $(entry_phase etcd-events)"
+k -n default get events --field-selector involvedObject.name="$e_events"
+ok
+has DeletionStarted
+has Deleted
+k get backupentries
+ok
+check "its prefix emptied" "" "$(snap_s3 ls shoot--etcd-events/)"
+check "etcd-main's backups untouched" "$main_before" "$(snap_s3 ls shoot--etcd-main/)"
 
 # ---- epilogue ----------------------------------------------------------------------
 chapter "Epilogue"

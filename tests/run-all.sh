@@ -16,7 +16,7 @@ fuzz_seconds=${FUZZ_SECONDS:-15}
 packages=(build-essential cmake pkg-config git clang clang-format libclang-rt-14-dev
           libmicrohttpd-dev libgnutls28-dev libssl-dev libcjson-dev libcurl4-openssl-dev
           libyaml-dev libcriterion-dev openssl curl procps wrk nginx-light
-          libexpat1-dev python3 jq
+          libexpat1-dev python3 jq zlib1g-dev etcd-server etcd-client
           podman runc debootstrap mmdebstrap
           radosgw ceph-mon ceph-osd ceph-common
           golang-go golang-github-masterminds-sprig-dev golang-k8s-sigs-yaml-dev)

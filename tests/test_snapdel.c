@@ -73,7 +73,7 @@ static const struct ostore_ops fake_ops = { .name = "fake", .list = f_list, .del
 
 static struct fake fake_of(struct fkey *keys, size_t n)
 {
-    struct fake f = { { &fake_ops, 0, 0 }, keys, n, 0, 0 };
+    struct fake f = { { .ops = &fake_ops }, keys, n, 0, 0 };
 
     return f;
 }

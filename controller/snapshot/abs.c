@@ -164,6 +164,7 @@ static enum kerr a_head(struct ostore *base, const char *key, struct ostore_obj 
         snapxml_md5_b64_to_hex(r.content_md5, out->md5);
         snprintf(out->etag, sizeof out->etag, "%.79s", r.etag);
         out->own_copy = strcmp(r.copy_mark, "true") == 0;
+        snprintf(out->sha256, sizeof out->sha256, "%s", r.sha256);
         out->key = strdup(key);
         rc = out->key ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL);
         if (r.copy_status[0] && strcmp(r.copy_status, "success") != 0) {
@@ -216,6 +217,18 @@ static enum kerr md5_line(const void *data, size_t len, const char *name, char l
     return rc;
 }
 
+/* h with the verified snapshot's digest (OSTORE_SHA256_ABS) appended when one is being
+ * recorded; NULL when out of memory. */
+static struct curl_slist *sha256_meta(const struct abs *a, struct curl_slist *h)
+{
+    char line[128];
+    if (a->base.copy_sha256[0] == '\0') {
+        return h;
+    }
+    snprintf(line, sizeof line, OSTORE_SHA256_ABS ": %s", a->base.copy_sha256);
+    return curl_slist_append(h, line);
+}
+
 static void upload_free(struct abs_upload *u)
 {
     if (u) {
@@ -258,6 +271,7 @@ static enum kerr put_blob(struct abs *a, struct abs_upload *u, const void *data,
         h = h ? curl_slist_append(h, "x-ms-blob-type: BlockBlob") : NULL;
         h = h ? curl_slist_append(h, "If-None-Match: *") : NULL;
         h = h ? curl_slist_append(h, OSTORE_COPY_MARK_ABS ": true") : NULL;
+        h = h ? sha256_meta(a, h) : NULL;
         rc = h ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL);
     }
     rc = rc ? rc : do_req(a, "PUT", u->key, NULL, NULL, h, data, len, NULL, 0, &r, err);
@@ -332,6 +346,7 @@ static enum kerr put_block_list(struct abs *a, struct abs_upload *u, struct kerr
     struct curl_slist *h = line ? curl_slist_append(NULL, line) : NULL;
     h = h ? curl_slist_append(h, "If-None-Match: *") : NULL;
     h = h ? curl_slist_append(h, OSTORE_COPY_MARK_ABS ": true") : NULL;
+    h = h ? sha256_meta(a, h) : NULL;
     if (rc == KERR_OK && (h == NULL || buf_appendf(&body,
                                                    "<?xml version=\"1.0\" encoding=\"utf-8\"?>"
                                                    "<BlockList>%s</BlockList>",
@@ -432,6 +447,7 @@ static enum kerr a_copy(struct ostore *base, const struct ostore_obj *src, const
     struct curl_slist *h = line ? curl_slist_append(NULL, line) : NULL;
     h = h ? curl_slist_append(h, "If-None-Match: *") : NULL;
     h = h ? curl_slist_append(h, OSTORE_COPY_MARK_ABS ": true") : NULL;
+    h = h ? sha256_meta(a, h) : NULL;
     rc = rc ? rc : (h ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL));
     rc = rc ? rc : do_req(a, "PUT", dst, NULL, NULL, h, NULL, 0, NULL, 0, &r, err);
     if (rc == KERR_OK) {

@@ -127,6 +127,8 @@ static enum kerr l_head(struct ostore *s, const char *key, struct ostore_obj *ou
         char mark[8] = "";
         ssize_t ml = fgetxattr(fd, OSTORE_COPY_MARK_LOCAL, mark, sizeof mark - 1);
         out->own_copy = ml == 4 && memcmp(mark, "true", 4) == 0;
+        ml = fgetxattr(fd, OSTORE_SHA256_LOCAL, out->sha256, sizeof out->sha256 - 1);
+        out->sha256[ml == (ssize_t)sizeof out->sha256 - 1 ? ml : 0] = '\0';
         out->size = st.st_size;
         out->mtime = st.st_mtime;
         out->key = strdup(key);
@@ -261,8 +263,11 @@ static enum kerr make_parents(char *path, struct kerr_info *err)
 static enum kerr l_up_commit(struct ostore *s, struct ostore_upload *u, struct kerr_info *err)
 {
     enum kerr rc = KERR_OK;
+    const char *sha = s->copy_sha256;
     if (fsetxattr(u->fd, OSTORE_COPY_MARK_LOCAL, "true", 4, 0) != 0) {
         rc = sys_fail(err, "cannot mark (extended attribute " OSTORE_COPY_MARK_LOCAL ")", u->dst);
+    } else if (sha[0] && fsetxattr(u->fd, OSTORE_SHA256_LOCAL, sha, strlen(sha), 0) != 0) {
+        rc = sys_fail(err, "cannot record (extended attribute " OSTORE_SHA256_LOCAL ")", u->dst);
     } else if (fsync(u->fd) != 0) {
         rc = sys_fail(err, "cannot write", u->dst);
     } else if (close(u->fd) != 0) {

@@ -126,7 +126,7 @@ static void hex_of(const unsigned char *d, size_t n, char *out)
 #define OSTORE_VERIFY_BUF (1u << 20)
 
 /* MD5 (hex) of an object's bytes, read back through one bounded buffer. */
-static enum kerr read_md5(struct ostore *s, const struct ostore_obj *o, char out[33],
+enum kerr ostore_read_md5(struct ostore *s, const struct ostore_obj *o, char out[33],
                           struct kerr_info *err)
 {
     size_t bl = s->part_size < OSTORE_VERIFY_BUF ? s->part_size : OSTORE_VERIFY_BUF;
@@ -179,13 +179,13 @@ static enum kerr verify(struct ostore *s, const struct ostore_obj *src, const ch
     }
     snprintf(src_md5, sizeof src_md5, "%s", want_md5 ? want_md5 : "");
     if (src_md5[0] == '\0') {
-        rc = read_md5(s, src, src_md5, err);
+        rc = ostore_read_md5(s, src, src_md5, err);
         how = "read back";
     }
     if (rc == KERR_OK && d.md5[0]) {
         memcpy(dst_md5, d.md5, sizeof dst_md5);
     } else if (rc == KERR_OK) {
-        rc = read_md5(s, &d, dst_md5, err);
+        rc = ostore_read_md5(s, &d, dst_md5, err);
         how = "read back";
     }
     if (rc == KERR_OK && strcmp(dst_md5, src_md5) != 0) {

@@ -36,6 +36,16 @@
 #define OSTORE_COPY_MARK_ABS   "x-ms-meta-etcdwardencopy"
 #define OSTORE_COPY_MARK_LOCAL "user.etcd-warden-copy"
 
+/*
+ * The SHA-256 (hex) of the etcd snapshot a copy was verified to hold (snapverify.h), recorded
+ * on the copy as it is created while struct ostore.copy_sha256 is set: S3
+ * x-amz-meta-etcd-warden-sha256, ABS x-ms-meta-etcdwardensha256, Local the extended
+ * attribute user.etcd-warden-sha256. head reports it in ostore_obj.sha256.
+ */
+#define OSTORE_SHA256_S3    "x-amz-meta-etcd-warden-sha256"
+#define OSTORE_SHA256_ABS   "x-ms-meta-etcdwardensha256"
+#define OSTORE_SHA256_LOCAL "user.etcd-warden-sha256"
+
 /* Default part size of streamed copies (the only large buffer). */
 #define OSTORE_PART_SIZE (8u * 1024u * 1024u)
 /* Server copies above this size go part by part (S3 UploadPartCopy). */
@@ -50,6 +60,7 @@ struct ostore_obj {
     char etag[80];           /* the provider's ETag without quotes, else "" */
     bool excluded;           /* tagged x-etcd-snapshot-exclude=true */
     bool own_copy;           /* head only: carries OSTORE_COPY_MARK (written by warden-snapshot) */
+    char sha256[65];         /* head only: the recorded OSTORE_SHA256 (64 hex), else "" */
     int64_t immutable_until; /* Unix seconds; 0 unknown / none */
 };
 
@@ -105,6 +116,7 @@ struct ostore {
     const struct ostore_ops *ops;
     size_t part_size;            /* streamed part size */
     int64_t copy_part_threshold; /* server copy goes multipart above this */
+    char copy_sha256[65];        /* non-empty: recorded (OSTORE_SHA256) on objects created */
 };
 
 struct ostore_config {
@@ -126,6 +138,10 @@ void ostore_free(struct ostore *s);
 enum kerr ostore_list_add(struct ostore_list *l, const struct ostore_obj *o, struct kerr_info *err);
 void ostore_list_release(struct ostore_list *l);
 void ostore_obj_release(struct ostore_obj *o);
+
+/* The MD5 (hex) of o's bytes, read back through a 1 MiB buffer. */
+enum kerr ostore_read_md5(struct ostore *s, const struct ostore_obj *o, char out[33],
+                          struct kerr_info *err);
 
 /* How a copy went, for the log. */
 struct ostore_copy_result {

@@ -283,6 +283,7 @@ static enum kerr s_head(struct ostore *base, const char *key, struct ostore_obj 
         out->mtime = (int64_t)curl_getdate(r.last_modified, NULL);
         s3_set_etag(out, r.etag, s->sse_key_b64 != NULL || s3_kms(&r));
         out->own_copy = strcmp(r.copy_mark, "true") == 0;
+        snprintf(out->sha256, sizeof out->sha256, "%s", r.sha256);
         (void)tmp;
         out->key = strdup(key);
         out->version_id = r.version_id[0] ? strdup(r.version_id) : NULL;

@@ -32,6 +32,18 @@ static void upload_free(struct s3_upload *u)
     }
 }
 
+/* Append the verified snapshot's digest (OSTORE_SHA256_S3) when one is being recorded;
+ * false when out of memory. */
+static bool sha256_meta(const struct s3 *s, struct curl_slist *h)
+{
+    char line[128];
+    if (s->base.copy_sha256[0] == '\0') {
+        return true;
+    }
+    snprintf(line, sizeof line, OSTORE_SHA256_S3 ": %s", s->base.copy_sha256);
+    return curl_slist_append(h, line) != NULL;
+}
+
 /* POST ?uploads=: a new multipart upload of key. */
 static enum kerr create_multipart(struct s3 *s, struct s3_upload *u, struct kerr_info *err)
 {
@@ -39,7 +51,8 @@ static enum kerr create_multipart(struct s3 *s, struct s3_upload *u, struct kerr
     struct curl_slist *h = NULL;
     char *id = NULL;
     enum kerr rc = s3_headers(s, 1, 0, &h, err);
-    if (rc == KERR_OK && curl_slist_append(h, OSTORE_COPY_MARK_S3 ": true") == NULL) {
+    if (rc == KERR_OK &&
+        (curl_slist_append(h, OSTORE_COPY_MARK_S3 ": true") == NULL || !sha256_meta(s, h))) {
         rc = kerr_set(err, KERR_NOMEM, NULL);
     }
     rc = rc ? rc : s3_do(s, "POST", u->key, "uploads=", h, NULL, 0, &r, err);
@@ -128,8 +141,9 @@ static enum kerr put_bytes(struct s3 *s, struct s3_upload *u, const char *query,
     rc = rc ? rc : s3_headers(s, 1, 0, &h, err);
     if (rc == KERR_OK &&
         (curl_slist_append(h, line) == NULL ||
-         (create_only && (curl_slist_append(h, "If-None-Match: *") == NULL ||
-                          curl_slist_append(h, OSTORE_COPY_MARK_S3 ": true") == NULL)))) {
+         (create_only &&
+          (curl_slist_append(h, "If-None-Match: *") == NULL ||
+           curl_slist_append(h, OSTORE_COPY_MARK_S3 ": true") == NULL || !sha256_meta(s, h))))) {
         rc = kerr_set(err, KERR_NOMEM, NULL);
     }
     rc = rc ? rc : s3_do(s, "PUT", u->key, query, h, data, len, &r, err);
@@ -311,7 +325,8 @@ static enum kerr copy_call(struct s3 *s, const struct ostore_obj *src, const cha
         (curl_slist_append(h, src_line) == NULL || (range && curl_slist_append(h, range) == NULL) ||
          (!range && curl_slist_append(h, "If-None-Match: *") == NULL) ||
          (!range && curl_slist_append(h, "x-amz-metadata-directive: REPLACE") == NULL) ||
-         (!range && curl_slist_append(h, OSTORE_COPY_MARK_S3 ": true") == NULL))) {
+         (!range && curl_slist_append(h, OSTORE_COPY_MARK_S3 ": true") == NULL) ||
+         (!range && !sha256_meta(s, h)))) {
         rc = kerr_set(err, KERR_NOMEM, NULL);
     }
     rc = rc ? rc : s3_do(s, "PUT", dst, query, h, NULL, 0, &r, err);

@@ -107,6 +107,8 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
         { "x-amz-server-side-encryption", offsetof(struct shttp_resp, sse), 32 },
         { "x-amz-meta-etcd-warden-copy", offsetof(struct shttp_resp, copy_mark), 8 },
         { "x-ms-meta-etcdwardencopy", offsetof(struct shttp_resp, copy_mark), 8 },
+        { "x-amz-meta-etcd-warden-sha256", offsetof(struct shttp_resp, sha256), 65 },
+        { "x-ms-meta-etcdwardensha256", offsetof(struct shttp_resp, sha256), 65 },
         { "location", offsetof(struct shttp_resp, location), 1024 },
     };
     struct xfer *x = ud;

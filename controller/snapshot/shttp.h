@@ -58,6 +58,7 @@ struct shttp_resp {
     char tag_count[16];   /* x-amz-tagging-count */
     char sse[32];         /* x-amz-server-side-encryption: AES256, aws:kms, aws:kms:dsse */
     char copy_mark[8];    /* x-amz-meta-etcd-warden-copy or x-ms-meta-etcdwardencopy */
+    char sha256[65];      /* x-amz-meta-etcd-warden-sha256 or x-ms-meta-etcdwardensha256 */
     char location[1024];  /* Location (GCS resumable upload session URI) */
     long retry_after_s;
 };

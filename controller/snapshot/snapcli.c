@@ -11,6 +11,7 @@
 
 #include "common/ktime.h"
 #include "common/log.h"
+#include "controller/snapshot/snapcopy.h"
 #include "controller/snapshot/snapdel.h"
 #include "controller/snapshot/snapext.h"
 
@@ -24,6 +25,7 @@ struct cli {
     const char *mode;
     int64_t retention_days;
     bool dry_run;
+    bool verify;
     int verbose;
 };
 
@@ -38,7 +40,8 @@ enum {
     OPT_PART,
     OPT_THRESHOLD,
     OPT_EXTMODE,
-    OPT_RETENTION
+    OPT_RETENTION,
+    OPT_VERIFY
 };
 
 static void usage(FILE *f)
@@ -48,11 +51,14 @@ static void usage(FILE *f)
             "--store-container C --store-prefix X [--store-endpoint-override URL] "
             "--gc-from-timestamp T "
             "[--mode copy|extend-in-place|auto] [--retention-days N] [--copy-mode server|stream] "
-            "[--dry-run] [-v]\n"
+            "[--verify-hash] [--dry-run] [-v]\n"
             "       warden-snapshot list --storage-provider P --store-container C "
-            "--store-prefix X [--store-endpoint-override URL] [-v]\n"
+            "--store-prefix X [--store-endpoint-override URL] [--verify-hash] [-v]\n"
             "       warden-snapshot delete-snapshots --storage-provider P --store-container C "
-            "--store-prefix X [--store-endpoint-override URL] [--dry-run] [-v]\n");
+            "--store-prefix X [--store-endpoint-override URL] [--dry-run] [-v]\n"
+            "       warden-snapshot copy --from-storage-provider P --from-store-container C "
+            "--from-store-prefix X --to-storage-provider P --to-store-container C "
+            "--to-store-prefix X [--snapshot NAME | --until TIME] (copy --help: all flags)\n");
 }
 
 /* Decimal digits only into *out. */
@@ -84,6 +90,7 @@ static int parse_flags(int argc, char **argv, struct cli *c)
         { "dry-run", no_argument, NULL, OPT_DRY },
         { "part-size", required_argument, NULL, OPT_PART },
         { "copy-part-threshold", required_argument, NULL, OPT_THRESHOLD },
+        { "verify-hash", no_argument, NULL, OPT_VERIFY },
         { "verbose", no_argument, NULL, 'v' },
         { NULL, 0, NULL, 0 },
     };
@@ -121,6 +128,9 @@ static int parse_flags(int argc, char **argv, struct cli *c)
             break;
         case OPT_DRY:
             c->dry_run = true;
+            break;
+        case OPT_VERIFY:
+            c->verify = true;
             break;
         case OPT_PART:
             if (parse_i64(optarg, &v) != 0 || v < 1024 || v > (int64_t)1 << 30) {
@@ -186,7 +196,9 @@ static int parse_gc_from(const char *s, int64_t *out)
 
 static int run_extend(struct cli *c, struct ostore *s, int64_t gc)
 {
-    struct snapext_opts o = { .prefix = c->clean_prefix, .gc_from = gc, .dry_run = c->dry_run };
+    struct snapext_opts o = {
+        .prefix = c->clean_prefix, .gc_from = gc, .dry_run = c->dry_run, .verify = c->verify
+    };
     struct snapext_result res;
     struct kerr_info err = { 0 };
     char n[32];
@@ -231,6 +243,7 @@ static int run(struct cli *c, int64_t gc)
     }
     if (strcmp(c->cmd, "list") == 0) {
         if (snapext_collect(s, c->clean_prefix, &set, &err) != KERR_OK ||
+            (c->verify && snapext_verify_all(s, &set, &err) != KERR_OK) ||
             snapext_print(&set, stdout, &err) != KERR_OK) {
             status = fail(what, &err);
         }
@@ -283,6 +296,9 @@ int snapcli_main(int argc, char **argv)
     int64_t gc = 0;
     if (argc >= 2 && strcmp(argv[1], "delete-snapshots") == 0) {
         return snapdel_main(argc - 1, argv + 1);
+    }
+    if (argc >= 2 && strcmp(argv[1], "copy") == 0) {
+        return snapcopy_main(argc - 1, argv + 1);
     }
     if (argc < 2 ||
         (strcmp(argv[1], "extend-snapshot-immutability") != 0 && strcmp(argv[1], "list") != 0)) {

@@ -1,10 +1,12 @@
 /* snapdel - delete-snapshots: every object of a prefix, as a path; see snapdel.h. */
 #include "controller/snapshot/snapdel.h"
 
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cJSON.h>
 
@@ -109,10 +111,35 @@ void snapdel_print(FILE *f, const char *prefix, bool dry_run, const struct snapd
     cJSON_Delete(o);
 }
 
+/*
+ * In a container the summary is also the termination message, whatever the exit status, so
+ * that the controller reads it from the Pod's status (with FallbackToLogsOnError the kubelet
+ * keeps the logs' tail only on failure). The file is $WARDEN_TERMINATION_LOG when set, else
+ * /dev/termination-log where it exists (the kubelet mounts it; it is never created on a
+ * host). Nothing where it cannot be opened.
+ */
+static void write_termination_log(const char *prefix, bool dry_run,
+                                  const struct snapdel_result *res)
+{
+    const char *path = getenv("WARDEN_TERMINATION_LOG");
+    int fd = path && *path ? open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)
+                           : open(SNAPDEL_TERMINATION_LOG, O_WRONLY | O_TRUNC | O_CLOEXEC);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+    if (!f) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    snapdel_print(f, prefix, dry_run, res);
+    fclose(f);
+}
+
 static void usage(void)
 {
     fprintf(stderr, "usage: warden-snapshot delete-snapshots --storage-provider P "
-                    "--store-container C --store-prefix X [--dry-run] [-v]\n");
+                    "--store-container C --store-prefix X [--store-endpoint-override URL] "
+                    "[--dry-run] [-v]\n");
 }
 
 int snapdel_main(int argc, char **argv)
@@ -121,6 +148,7 @@ int snapdel_main(int argc, char **argv)
         { "storage-provider", required_argument, NULL, 'p' },
         { "store-container", required_argument, NULL, 'c' },
         { "store-prefix", required_argument, NULL, 'x' },
+        { "store-endpoint-override", required_argument, NULL, 'e' },
         { "dry-run", no_argument, NULL, 'n' },
         { "verbose", no_argument, NULL, 'v' },
         { NULL, 0, NULL, 0 },
@@ -144,6 +172,9 @@ int snapdel_main(int argc, char **argv)
             break;
         case 'x':
             prefix = optarg;
+            break;
+        case 'e':
+            cfg.endpoint_override = optarg;
             break;
         case 'n':
             dry_run = true;
@@ -183,5 +214,6 @@ int snapdel_main(int argc, char **argv)
         log_error("delete-snapshots failed", "failed", res.failed > 1 ? "several" : "one", "error",
                   err.msg);
     snapdel_print(stdout, prefix, dry_run, &res);
+    write_termination_log(prefix, dry_run, &res);
     return status;
 }

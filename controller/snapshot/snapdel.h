@@ -42,6 +42,9 @@
 
 #define SNAPDEL_MAX_ROUNDS 64
 
+/* Where the kubelet reads a container's termination message (terminationMessagePath). */
+#define SNAPDEL_TERMINATION_LOG "/dev/termination-log"
+
 struct snapdel_result {
     long deleted, locked, failed;
     int64_t earliest; /* Unix seconds of the earliest locked expiry; 0 unknown / none */

@@ -33,6 +33,7 @@
 struct snapext_entry {
     struct snap_name name;
     struct ostore_obj obj; /* OWNS its strings */
+    const char *hash;      /* snapext_verify_all: "ok", "corrupt", "unchecked"; else NULL */
 };
 
 struct snapext_set {
@@ -50,8 +51,13 @@ void snapext_set_release(struct snapext_set *set);
 /* One line per snapshot (the `list` subcommand):
  *   <key> kind=Full start=0 last=9002 created=<RFC 3339>(<unix>) compression=gz|none
  *   final=true|false chunk=true|false exclude=true|false immutable-until=<RFC 3339>|unknown
- *   size=<bytes> */
+ *   size=<bytes> [sha256=ok|corrupt|unchecked (after snapext_verify_all)] */
 enum kerr snapext_print(const struct snapext_set *set, FILE *f, struct kerr_info *err);
+
+/* --verify-hash for `list`: read every full snapshot (not chunks) through snapverify.h and
+ * set its hash mark; unchecked where it cannot be verified (LZW). A corrupt one is logged
+ * with the reason; errors reading the store fail the call. */
+enum kerr snapext_verify_all(struct ostore *s, struct snapext_set *set, struct kerr_info *err);
 
 /* --mode: copy (steps 1-3), extend-in-place (the retention of the snapshot a restore would
  * take is extended where it lies: no bytes copied, no new object, nothing to collect), or
@@ -64,6 +70,10 @@ struct snapext_opts {
     int64_t now;        /* createdOn of the new copy, Unix seconds */
     bool server_copy;   /* --copy-mode server */
     bool dry_run;
+    bool verify; /* --verify-hash: the source's SHA-256 is checked before it is copied (not
+                  * read again when it is a copy carrying its recorded digest) and recorded
+                  * on the new copy; a corrupt source fails the run before anything is
+                  * copied or collected */
     enum snapext_mode mode;
     int64_t retention; /* --retention-days in seconds; 0: the bucket's default retention */
 };

@@ -133,7 +133,14 @@ ksim_wait 10 has_event "$e_main" '^Warning PrefixConflict: prefix "shoot--etcd-m
     ctl_fail "no PrefixConflict event: $(ctl_events default "$e_main")"
 expect "the Etcd in conflict is not disrupted" Active \
     "$(kc get backupentry "$e_main" -o jsonpath='{.status.phase}')"
-ok "two Etcds in one prefix: PrefixConflict condition and event on the entry"
+conflicts_metric() {
+    curl -sf "http://127.0.0.1:$CTL_METRICS_PORT/metrics" |
+        awk '$1 == "warden_backup_entry_prefix_conflicts" {print $2}'
+}
+metric_at_least_one() { [ "$(conflicts_metric)" -ge 1 ] 2>/dev/null; }
+ksim_wait 10 metric_at_least_one ||
+    ctl_fail "warden_backup_entry_prefix_conflicts: '$(conflicts_metric)'"
+ok "two Etcds in one prefix: PrefixConflict condition, event and metric ($(conflicts_metric)) on the entries"
 
 # The bucket deleted while entries reference it: kept, no new entries, then gone.
 kc delete backupbucket shared --wait=false >/dev/null

@@ -15,6 +15,14 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/controller.sh"
 
+# etcd-druid's own Etcd and EtcdOpsTask CRDs where CI has them (DRUID_CRD_DIR), as a real
+# cluster serves them: unknown fields pruned, no immutability field
+if [ -n "${DRUID_CRD_DIR:-}" ]; then
+    export DRUID_REAL_CRDS=1
+    echo "etcd-druid's CRDs from $DRUID_CRD_DIR"
+else
+    echo "etcd-druid's CRDs: DRUID_CRD_DIR unset, the chart's copy"
+fi
 ctl_stage
 
 # Gardener's waiter (pkg/component/etcd/etcd/waiter.go CheckEtcdObject): etcd-druid has

@@ -108,10 +108,18 @@ druid_webhook_flags() {
 }
 
 # Apply the chart's CRDs (Etcd, EtcdOpsTask, EtcdStatusBackup,
-# ExtendFullSnapshotImmutabilityTask) and wait until kube-sim serves them.
+# ExtendFullSnapshotImmutabilityTask) and wait until kube-sim serves them. With
+# DRUID_REAL_CRDS=1 and DRUID_CRD_DIR naming a folder of etcd-druid's own CRDs, its Etcd
+# (without CEL: kube-sim evaluates no CEL rules) and EtcdOpsTask CRDs are used instead.
 druid_crds() {
     local f
     for f in "$_druid_root"/charts/etcd-warden/crds/*.yaml; do
+        if [ "${DRUID_REAL_CRDS:-0}" = 1 ] && [ -n "${DRUID_CRD_DIR:-}" ]; then
+            case $f in
+            */druid.gardener.cloud_etcds.yaml) f=$DRUID_CRD_DIR/druid.gardener.cloud_etcds_without_cel.yaml ;;
+            */druid.gardener.cloud_etcdopstasks.yaml) f=$DRUID_CRD_DIR/druid.gardener.cloud_etcdopstasks.yaml ;;
+            esac
+        fi
         kc apply -f "$f" >/dev/null || wh_fail "cannot apply $f"
     done
     ksim_wait 20 kc get etcds,etcdopstasks,etcdstatusbackups,extendfullsnapshotimmutabilitytasks -A ||

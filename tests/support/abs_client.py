@@ -18,6 +18,9 @@ from email.utils import formatdate
 VERSION = "2021-10-04"
 
 
+last_headers = {}
+
+
 def request(endpoint, account, key, method, path, query=None, body=b"", headers=None):
     query = query or {}
     headers = dict(headers or {})
@@ -40,8 +43,10 @@ def request(endpoint, account, key, method, path, query=None, body=b"", headers=
         url += "?" + urllib.parse.urlencode(sorted(query.items()))
     req = urllib.request.Request(url, data=body if method in ("PUT", "POST") else None,
                                  method=method, headers=headers)
+    global last_headers
     try:
         with urllib.request.urlopen(req, timeout=30) as r:
+            last_headers = r.headers
             return r.status, r.read()
     except urllib.error.HTTPError as e:
         return e.code, e.read()
@@ -93,6 +98,11 @@ def main():
         if ok:
             for n in ET.fromstring(b).iter("Name"):
                 print(n.text)
+    elif cmd == "meta":  # one metadata value (x-ms-meta-NAME), "" when absent
+        st, b = go("HEAD", f"/{args[0]}/{args[1]}")
+        ok = st == 200
+        if ok:
+            print(last_headers.get(f"x-ms-meta-{args[2]}", ""))
     elif cmd == "rm":
         st, b = go("DELETE", f"/{args[0]}/{args[1]}")
         ok = st == 202

@@ -136,7 +136,8 @@ def main():
         die(f"the container runs {words[0]}, not warden-snapshot")
     argv = [binary] + [remap(w) for w in words[1:]]
     full_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-    for k in ("WARDEN_SNAPSHOT_NOW", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
+    for k in ("WARDEN_SNAPSHOT_NOW", "WARDEN_TERMINATION_LOG", "ASAN_OPTIONS", "UBSAN_OPTIONS",
+              "LSAN_OPTIONS"):
         if k in os.environ:
             full_env[k] = os.environ[k]
     full_env.update(env)

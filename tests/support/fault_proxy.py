@@ -18,12 +18,14 @@ Listens on a free loopback port and prints "fault-proxy ready PORT" on stdout.
       does (also on CopyObject): 412 PreconditionFailed when the key exists (a
       HEAD upstream first, signed by curl with these keys), for emulators that
       ignore the header.
+  --hold METHOD:MATCH:FILE  matching requests are held (at most 120 s) until FILE
+      exists, then forwarded; "fault-proxy: ... holding" is logged when one arrives.
   --corrupt METHOD:MATCH  matching requests are forwarded and the first byte of a
       2xx answer's body is flipped (a store handing out damaged bytes).
 Every other request is forwarded as is (Host header included, so signatures
 still verify). Each decision is logged on stderr.
 """
-import argparse, http.client, http.server, os, signal, subprocess, sys, threading, urllib.parse
+import argparse, http.client, http.server, os, signal, subprocess, sys, threading, time, urllib.parse
 
 lock = threading.Lock()
 
@@ -53,7 +55,18 @@ def set_headers(specs, method, path):
     return out
 
 
-def make_handler(upstream, rules, header_specs=(), corrupt=(), if_none_match=False):
+def hold(specs, method, path):
+    for spec in specs:
+        m, match, path_file = spec.split(":", 2)
+        if m in ("*", method) and (match == "*" or match in path):
+            print(f"fault-proxy: {method} {path}: holding until {path_file}", file=sys.stderr, flush=True)
+            for _ in range(1200):
+                if os.path.exists(path_file):
+                    break
+                time.sleep(0.1)
+
+
+def make_handler(upstream, rules, header_specs=(), corrupt=(), if_none_match=False, holds=()):
     up = urllib.parse.urlparse(upstream)
 
     class H(http.server.BaseHTTPRequestHandler):
@@ -111,6 +124,7 @@ def make_handler(upstream, rules, header_specs=(), corrupt=(), if_none_match=Fal
                 else:
                     self.end_headers()
                 return
+            hold(holds, self.command, self.path)
             try:
                 conn = http.client.HTTPConnection(up.hostname, up.port, timeout=120)
                 headers = {k: v for k, v in self.headers.items() if k.lower() != "expect"}
@@ -161,9 +175,10 @@ def main():
     ap.add_argument("--set-header", action="append", default=[])
     ap.add_argument("--corrupt", action="append", default=[])
     ap.add_argument("--if-none-match", default="")
+    ap.add_argument("--hold", action="append", default=[])
     a = ap.parse_args()
     rules = [Rule(s) for s in a.rule] + [Rule(s, kill=True) for s in a.kill]
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), make_handler(a.upstream, rules, a.set_header, a.corrupt, a.if_none_match))
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), make_handler(a.upstream, rules, a.set_header, a.corrupt, a.if_none_match, a.hold))
     srv.daemon_threads = True
     print(f"fault-proxy ready {srv.server_address[1]}", flush=True)
     srv.serve_forever()

@@ -1,0 +1,53 @@
+/*
+ * snapverify - the integrity check of a full etcd snapshot, as `etcdctl
+ * snapshot restore` does it: the last 32 bytes of the (decompressed)
+ * snapshot stream are the SHA-256 of every byte before them.
+ *
+ * The bytes are fed as they are read (snapverify_update), decompressed on
+ * the way through zlib where the name says so (".gz": gzip, ".zlib": zlib,
+ * as etcd-backup-restore's compressors write them); memory is bounded (a
+ * 64 KiB inflate buffer, zlib's window and one SHA-256 context) whatever
+ * the snapshot's size. LZW (".Z") and any other compression are refused
+ * with KERR_UNSUPPORTED: such a snapshot is not verified.
+ *
+ * Only full snapshots are etcd snapshots; delta snapshots are JSON event
+ * lists and carry no such digest.
+ *
+ * Ownership: a struct snapverify is OWNED by its creator (snapverify_free).
+ * Thread safety: one verifier per thread.
+ */
+#ifndef CONTROLLER_SNAPSHOT_SNAPVERIFY_H
+#define CONTROLLER_SNAPSHOT_SNAPVERIFY_H
+
+#include <stddef.h>
+
+#include "common/kerr.h"
+#include "controller/snapshot/ostore.h"
+
+#define SNAPVERIFY_HEX_LEN 64
+
+struct snapverify;
+
+/* compression: the name's suffix ("", ".gz", ".zlib"; BORROWED). KERR_UNSUPPORTED for
+ * any other. On KERR_OK *out OWNS the verifier. */
+enum kerr snapverify_new(const char *compression, struct snapverify **out, struct kerr_info *err);
+
+/* The next len bytes of the stored object. KERR_PARSE when they cannot be decompressed or
+ * follow the end of the compressed stream. */
+enum kerr snapverify_update(struct snapverify *v, const void *data, size_t len,
+                            struct kerr_info *err);
+
+/* After the last byte: KERR_OK and the digest (hex) when the stream is complete and its
+ * last 32 bytes are the SHA-256 of the rest; KERR_PARSE otherwise (truncated, no digest,
+ * digest mismatch). */
+enum kerr snapverify_finish(struct snapverify *v, char hex[SNAPVERIFY_HEX_LEN + 1],
+                            struct kerr_info *err);
+
+void snapverify_free(struct snapverify *v);
+
+/* Read obj (its size from obj->size) from s through one bounded buffer and verify it as
+ * above: KERR_PARSE when it is corrupt, the store's error when it cannot be read. */
+enum kerr snapverify_object(struct ostore *s, const struct ostore_obj *obj, const char *compression,
+                            char hex[SNAPVERIFY_HEX_LEN + 1], struct kerr_info *err);
+
+#endif

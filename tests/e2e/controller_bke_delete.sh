@@ -1,0 +1,236 @@
+#!/usr/bin/env bash
+# The deletion of a BackupEntry's backups after its grace period, driven with kubectl:
+# tests/support/job_exec.py stands for the kubelet and the Job controller (kube-sim runs
+# no pods) and runs the Jobs the controller creates in the bucket Secret's namespace
+# against s3rver and a Local store. Re-created within the grace period: reattached, no
+# Job, nothing deleted. Two Etcds in one bucket (S3, and Local): the deleted one's entry
+# waits out the grace period, a Job empties its prefix (as a path: the neighbour
+# "<prefix>-events" and every other prefix untouched), the entry goes; the Etcd's
+# namespace deleted with its Secret: the entry still cleans up with the bucket's Secret.
+# A store that cannot be reached: lastError, a Warning event, retried with backoff, finished
+# once the bucket's Secret is right. Re-created once the deletion has begun: not
+# reattached, the deletion ends, then a new entry. Locked objects (a fault proxy refusing their DELETE as S3
+# Object Lock does): the entry
+# stays Deleting with objectsImmutable, the Job re-runs, and once the lock is gone the
+# entry finishes. The controller SIGKILLed at random points of the deletion (a few
+# rounds): no object outside the prefix is ever deleted and the entry converges.
+set -euo pipefail
+. "$(dirname "$0")/../lib/snapshot.sh"
+. "$(dirname "$0")/../lib/controller.sh"
+# kubesim.sh's EXIT trap is the one left: it runs snapshot.sh's clean-ups (emulators, work dir).
+ksim_on_exit 'for ((i = ${#_snap_cleanups[@]} - 1; i >= 0; i--)); do eval "${_snap_cleanups[i]}" || true; done'
+
+LOCAL_ROOT=$SNAP_WORK/node/etc/gardener/local-backupbuckets
+export CRONJOB_EXEC_HOST_ROOT=$SNAP_WORK/node
+
+etcd() { # ns name provider container prefix
+    kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply Etcd $1/$2"
+apiVersion: druid.gardener.cloud/v1alpha1
+kind: Etcd
+metadata: {name: $2, namespace: $1}
+spec:
+  replicas: 1
+  labels: {app: etcd-statefulset}
+  etcd: {clientPort: 2379, serverPort: 2380}
+  backup: {port: 8080, store: {provider: $3, container: $4, prefix: "$5", secretRef: {name: etcd-backup}}}
+EOF
+}
+bucket() { # name provider container secret grace [secret namespace]
+    kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply BackupBucket $1"
+apiVersion: etcd-warden.io/v1alpha1
+kind: BackupBucket
+metadata: {name: $1}
+spec:
+  provider: $2
+  container: $3
+  secretRef: {namespace: ${6:-etcd-warden}, name: $4}
+  deletionGracePeriod: "$5"
+EOF
+}
+s3_secret() { # endpoint [namespace]: the bucket's credentials, as etcd-druid's backup Secret holds them
+    kc -n "${2:-etcd-warden}" create secret generic s3-bucket --dry-run=client -o yaml \
+        --from-literal=accessKeyID=S3RVER --from-literal=secretAccessKey=S3RVER \
+        --from-literal=region=us-east-1 --from-literal=s3ForcePathStyle=true \
+        --from-literal=endpoint="$1" | kc apply -f - >/dev/null
+}
+entry_of() { # ns name: the entry's name
+    kc get backupentries -o jsonpath='{range .items[*]}{.metadata.name} {.spec.etcd.namespace}/{.spec.etcd.name}{"\n"}{end}' |
+        awk -v e="$1/$2" '$2 == e { print $1 }'
+}
+has_entry() { [ -n "$(entry_of "$1" "$2")" ]; }
+phase() { kc get backupentry "$1" -o jsonpath='{.status.phase}'; }
+phase_is() { [ "$(phase "$1")" = "$2" ]; }
+gone() { ! kc get "$@" >/dev/null 2>&1; }
+has_event() { ctl_events default "$1" | grep -q "$2"; }
+s3_keys() { snap_s3 ls "$1" | sort; }
+local_keys() { [ -d "$LOCAL_ROOT/bkt/$1" ] || return 0; (cd "$LOCAL_ROOT/bkt" && find "$1" -type f | sort); }
+seed_s3() { for k in "$@"; do snap_s3 put "$k" "$SNAP_WORK/obj"; done; }
+seed_local() {
+    for k in "$@"; do mkdir -p "$(dirname "$LOCAL_ROOT/bkt/$k")" && cp "$SNAP_WORK/obj" "$LOCAL_ROOT/bkt/$k"; done
+}
+all_s3() { snap_s3 ls "" | sort; }
+# the keys of a prefix as a path: <p>/...; the neighbour <p>-events/... is not one of them
+outside() { grep -v "^$1/" || true; }
+
+echo snapshot >"$SNAP_WORK/obj"
+mkdir -p "$LOCAL_ROOT/bkt"
+snap_s3_start
+ctl_stage
+s3_secret "$SNAP_S3_URL"
+kc -n etcd-warden create secret generic local-bucket --from-literal=hostPath=/etc/gardener/local-backupbuckets >/dev/null
+for ns in shoot doomed; do kc create namespace "$ns" >/dev/null; done
+kc -n doomed create secret generic etcd-backup --from-literal=accessKeyID=S3RVER >/dev/null
+bucket s3 aws "$SNAP_BUCKET" s3-bucket 1h
+bucket local Local bkt local-bucket 1h
+etcd doomed etcd-a S3 "$SNAP_BUCKET" shoot--etcd-a
+etcd shoot etcd-a-events S3 "$SNAP_BUCKET" shoot--etcd-a-events
+etcd shoot etcd-l Local bkt shoot--etcd-l
+etcd shoot etcd-l2 Local bkt shoot--etcd-l2
+seed_s3 shoot--etcd-a/v2/Full-00000000-00000100-1700000000.gz \
+    shoot--etcd-a/v2/Incr-00000101-00000200-1700000100.gz shoot--etcd-a/v2/nested/member.json \
+    shoot--etcd-a-events/v2/Full-00000000-00000100-1700000000.gz \
+    other/shoot--etcd-a/v2/Full-00000000-00000100-1700000000.gz
+seed_local shoot--etcd-l/v2/Full-00000000-00000100-1700000000.gz shoot--etcd-l/v2/chunk/1 \
+    shoot--etcd-l2/v2/Full-00000000-00000100-1700000000.gz
+s3_before=$(all_s3)
+
+stop=$SNAP_WORK/job_exec.stop
+python3 "$SNAP_SRC/tests/support/job_exec.py" serve etcd-warden app.kubernetes.io/managed-by=etcd-warden \
+    "$SNAP_WORK" "$WARDEN_SNAPSHOT" "$stop" 600 2>"$SNAP_WORK/job_exec.log" &
+jobs_pid=$!
+ksim_on_exit "touch $stop; reap_child $jobs_pid 10 TERM || true"
+ctl_start
+for e in doomed/etcd-a shoot/etcd-a-events shoot/etcd-l shoot/etcd-l2; do
+    ksim_wait 20 has_entry "${e%/*}" "${e#*/}" || ctl_fail "no entry for $e"
+done
+e_a=$(entry_of doomed etcd-a); e_ev=$(entry_of shoot etcd-a-events)
+e_l=$(entry_of shoot etcd-l); e_l2=$(entry_of shoot etcd-l2)
+ok "four entries in two buckets"
+
+# Re-created within the grace period: reattached, no Job, nothing deleted.
+kc -n shoot delete etcd etcd-a-events >/dev/null
+ksim_wait 20 phase_is "$e_ev" PendingDeletion || ctl_fail "not pending: $(phase "$e_ev")"
+etcd shoot etcd-a-events S3 "$SNAP_BUCKET" shoot--etcd-a-events
+ksim_wait 20 has_event "$e_ev" '^Normal Reattached: ' || ctl_fail "not reattached"
+expect "phase after reattachment" Active "$(phase "$e_ev")"
+expect "no deletion Job" "" "$(kc -n etcd-warden get jobs -o name)"
+expect "nothing deleted" "$s3_before" "$(all_s3)"
+ok "re-created within the grace period: reattached, nothing deleted"
+
+# Deleted: the namespace of etcd-a with its Secret, and etcd-l; then the grace period ends.
+kc delete namespace doomed --wait=false >/dev/null
+kc -n shoot delete etcd etcd-l >/dev/null
+ksim_wait 30 gone namespace doomed || ctl_fail "namespace doomed stays"
+ksim_wait 20 phase_is "$e_a" PendingDeletion || ctl_fail "$e_a: $(phase "$e_a")"
+ksim_wait 20 phase_is "$e_l" PendingDeletion || ctl_fail "$e_l: $(phase "$e_l")"
+bucket s3 aws "$SNAP_BUCKET" s3-bucket 2s
+bucket local Local bkt local-bucket 2s
+ksim_wait 60 gone backupentry "$e_a" || ctl_fail "$e_a stays: $(kc get backupentry "$e_a" -o jsonpath='{.status}')"
+ksim_wait 60 gone backupentry "$e_l" || ctl_fail "$e_l stays: $(kc get backupentry "$e_l" -o jsonpath='{.status}')"
+expect "S3 prefix emptied" "" "$(s3_keys shoot--etcd-a/)"
+expect "S3: nothing outside the prefix deleted" "$(outside shoot--etcd-a <<<"$s3_before")" "$(all_s3)"
+expect "Local prefix emptied" "" "$(local_keys shoot--etcd-l)"
+expect "Local: the other prefix untouched" shoot--etcd-l2/v2/Full-00000000-00000100-1700000000.gz \
+    "$(local_keys shoot--etcd-l2)"
+for e in "$e_a" "$e_l"; do
+    has_event "$e" '^Normal DeletionStarted: Job etcd-warden/' || ctl_fail "$e: no DeletionStarted"
+    has_event "$e" '^Normal Deleted: prefix .* emptied' || ctl_fail "$e: no Deleted event"
+done
+expect "the other entries" "Active Active" "$(phase "$e_ev") $(phase "$e_l2")"
+no_jobs() { [ -z "$(kc -n etcd-warden get jobs -o name)" ]; }
+ksim_wait 20 no_jobs || ctl_fail "Jobs left: $(kc -n etcd-warden get jobs -o name)"
+ok "grace period over: prefixes emptied (namespace gone: the bucket's Secret), entries gone"
+
+# A store that cannot be reached: lastError, a DeletionFailed event, retried with backoff;
+# once the Secret is right again the entry finishes.
+s3_secret "http://127.0.0.1:$(snap_free_port)"
+seed_s3 shoot--etcd-f/v2/Full-00000000-00000100-1700000000.gz
+etcd shoot etcd-f S3 "$SNAP_BUCKET" shoot--etcd-f
+ksim_wait 20 has_entry shoot etcd-f || ctl_fail "no entry for etcd-f"
+e_f=$(entry_of shoot etcd-f)
+kc -n shoot delete etcd etcd-f >/dev/null
+failures() { kc get backupentry "$e_f" -o jsonpath='{.status.deletionFailures}'; }
+failed_twice() { [ "$(failures)" -ge 2 ] 2>/dev/null; }
+ksim_wait 60 failed_twice || ctl_fail "etcd-f: $(kc get backupentry "$e_f" -o jsonpath='{.status}')"
+kc get backupentry "$e_f" -o jsonpath='{.status.lastError}' | grep -q "exit status 1" ||
+    ctl_fail "etcd-f: no lastError: $(kc get backupentry "$e_f" -o jsonpath='{.status}')"
+has_event "$e_f" '^Warning DeletionFailed: Job etcd-warden/.*exit status 1' ||
+    ctl_fail "no DeletionFailed event: $(ctl_events default "$e_f")"
+expect "etcd-f's backups still there" shoot--etcd-f/v2/Full-00000000-00000100-1700000000.gz \
+    "$(s3_keys shoot--etcd-f/)"
+s3_secret "$SNAP_S3_URL"
+ksim_wait 60 gone backupentry "$e_f" || ctl_fail "$e_f stays: $(kc get backupentry "$e_f" -o jsonpath='{.status}')"
+expect "etcd-f's prefix emptied" "" "$(s3_keys shoot--etcd-f/)"
+ok "store unreachable: lastError, DeletionFailed, retried with backoff, finished once reachable"
+
+# Locked objects: the DELETE of one key refused as S3 Object Lock refuses it.
+proxy_start "$SNAP_S3_URL" \
+    --rule 'DELETE:Full-locked:403:AccessDenied:inf:Access Denied because object protected by object lock.'
+s3_secret "$PROXY_URL"
+seed_s3 shoot--etcd-c/v2/Full-locked shoot--etcd-c/v2/Incr-1
+etcd shoot etcd-c S3 "$SNAP_BUCKET" shoot--etcd-c
+ksim_wait 20 has_entry shoot etcd-c || ctl_fail "no entry for etcd-c"
+e_c=$(entry_of shoot etcd-c)
+kc -n shoot delete etcd etcd-c >/dev/null
+immutable() { kc get backupentry "$e_c" -o jsonpath='{.status.phase} {.status.objectsLeft} {.status.objectsImmutable}'; }
+immutable_is() { [ "$(immutable)" = "$1" ]; }
+ksim_wait 60 immutable_is "Deleting 1 1" || ctl_fail "locked: $(immutable)"
+ksim_wait 10 has_event "$e_c" '^Normal ObjectsLocked: 1 objects deleted; 1 still immutable' ||
+    ctl_fail "no ObjectsLocked event: $(ctl_events default "$e_c")"
+expect "the locked object stays" shoot--etcd-c/v2/Full-locked "$(s3_keys shoot--etcd-c/)"
+reran() { [ "$(grep -c 'shoot--etcd-c.*exit 0' "$SNAP_WORK/job_exec.log")" -ge 2 ]; }
+ksim_wait 30 reran ||
+    ctl_fail "the Job was not re-run while locked"
+expect "locked objects never fail the entry" "" "$(kc get backupentry "$e_c" -o jsonpath='{.status.lastError}')"
+s3_secret "$SNAP_S3_URL" # the retention is over
+proxy_stop
+ksim_wait 90 gone backupentry "$e_c" || ctl_fail "$e_c stays: $(immutable)"
+expect "locked prefix emptied after the lock" "" "$(s3_keys shoot--etcd-c/)"
+ok "locked objects: entry kept Deleting with objectsImmutable, finished once deletable"
+
+# Re-created once the deletion has begun: not reattached; the deletion ends, then a new
+# entry. The bucket's Secret moves to a namespace job_exec does not serve, holding the Job.
+kc create namespace held >/dev/null
+s3_secret "$SNAP_S3_URL" held
+bucket s3 aws "$SNAP_BUCKET" s3-bucket 2s held
+seed_s3 shoot--etcd-r/v2/Full-00000000-00000100-1700000000.gz
+etcd shoot etcd-r S3 "$SNAP_BUCKET" shoot--etcd-r
+ksim_wait 20 has_entry shoot etcd-r || ctl_fail "no entry for etcd-r"
+e_r=$(entry_of shoot etcd-r)
+kc -n shoot delete etcd etcd-r >/dev/null
+held_job() { kc -n held get jobs -o name | grep -q .; }
+ksim_wait 30 held_job || ctl_fail "no deletion Job in held: $(kc get backupentry "$e_r" -o jsonpath='{.status}')"
+ksim_wait 10 phase_is "$e_r" Deleting || ctl_fail "$e_r: $(phase "$e_r")"
+etcd shoot etcd-r S3 "$SNAP_BUCKET" shoot--etcd-r
+ksim_wait 20 has_event "$e_r" '^Warning DeletionInProgress: Etcd shoot/etcd-r is back' ||
+    ctl_fail "no DeletionInProgress event: $(ctl_events default "$e_r")"
+expect "not reattached while deleting" Deleting "$(phase "$e_r")"
+job_r=$(kc -n held get jobs -o name)
+python3 "$SNAP_SRC/tests/support/job_exec.py" run held "${job_r#*/}" "$SNAP_WORK" "$WARDEN_SNAPSHOT" \
+    2>>"$SNAP_WORK/job_exec.log" || ctl_fail "job_exec run failed"
+ksim_wait 30 gone backupentry "$e_r" || ctl_fail "$e_r stays: $(kc get backupentry "$e_r" -o jsonpath='{.status}')"
+new_entry() { local e; e=$(entry_of shoot etcd-r); [ -n "$e" ] && [ "$e" != "$e_r" ] && phase_is "$e" Active; }
+ksim_wait 20 new_entry || ctl_fail "no new entry for etcd-r: $(entry_of shoot etcd-r)"
+expect "the old backups deleted" "" "$(s3_keys shoot--etcd-r/)"
+bucket s3 aws "$SNAP_BUCKET" s3-bucket 2s
+ok "re-created after the grace period: the deletion ends first, then a new entry"
+
+# The controller SIGKILLed at random points of the deletion.
+for round in 1 2 3; do
+    p=shoot--kill-$round
+    seed_s3 "$p/v2/Full-00000000-00000100-1700000000.gz" "$p/v2/Incr-1" "$p-events/v2/Incr-1"
+    etcd shoot "kill-$round" S3 "$SNAP_BUCKET" "$p"
+    ksim_wait 20 has_entry shoot "kill-$round" || ctl_fail "no entry for kill-$round"
+    e=$(entry_of shoot "kill-$round")
+    before=$(all_s3)
+    kc -n shoot delete etcd "kill-$round" >/dev/null
+    sleep "$(awk -v r="$RANDOM" 'BEGIN { printf "%.2f", 1 + (r % 400) / 100 }')"
+    ctl_kill9
+    ctl_start
+    ksim_wait 90 gone backupentry "$e" || ctl_fail "round $round: $e stays: $(kc get backupentry "$e" -o jsonpath='{.status}')"
+    expect "round $round: prefix emptied" "" "$(s3_keys "$p/")"
+    expect "round $round: nothing outside the prefix deleted" "$(outside "$p" <<<"$before")" "$(all_s3)"
+done
+ok "controller killed during deletions: entries converge, nothing outside a prefix deleted"
+ctl_stop
+echo "controller_bke_delete: ok"

@@ -1,0 +1,182 @@
+/* bkejob: the deletion Job of a BackupEntry (namespace of the bucket's Secret, the entry's
+ * prefix, no --gc-from-timestamp, run once, FallbackToLogsOnError, a name that stays a label
+ * value), the summary read from a finished Pod's termination message, the backoff. */
+#include "controller/bkejob.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/kjson.h"
+
+#define OK(call) cr_assert_eq((call), KERR_OK, "%s: %s", #call, err.msg)
+
+static cJSON *parse(const char *s)
+{
+    cJSON *j = cJSON_Parse(s);
+
+    cr_assert_not_null(j, "bad JSON: %s", s);
+    return j;
+}
+
+static const char BUCKET[] =
+    "{\"metadata\":{\"name\":\"shared\"},\"spec\":{\"provider\":\"aws\",\"container\":\"bkt\","
+    "\"secretRef\":{\"namespace\":\"ops\",\"name\":\"bucket-creds\"}}}";
+static const char ENTRY[] = "{\"metadata\":{\"name\":\"shoot--main--0123abcd\",\"uid\":\"u1\"},"
+                            "\"spec\":{\"bucketName\":\"shared\",\"prefix\":\"shoot--main\"}}";
+
+static const char *arg(const cJSON *job, int i)
+{
+    char path[96];
+
+    snprintf(path, sizeof(path), "spec.template.spec.containers.0.args.%d", i);
+    return kjson_get_str(job, path);
+}
+
+Test(bkejob, build)
+{
+    cJSON *b = parse(BUCKET), *e = parse(ENTRY), *job = NULL;
+    struct kerr_info err = { 0 };
+
+    OK(bkejob_build(e, b, "img:1", NULL, &job, &err));
+    cr_assert_str_eq(kjson_get_str(job, "kind"), "Job");
+    cr_assert_str_eq(kjson_get_str(job, "metadata.name"), "shoot--main--0123abcd-delete");
+    cr_assert_str_eq(kjson_get_str(job, "metadata.namespace"), "ops");
+    cr_assert_str_eq(kjson_get_str(job, "metadata.labels[etcd-warden.io/backup-entry]"),
+                     "shoot--main--0123abcd");
+    cr_assert_str_eq(
+        kjson_get_str(job, "spec.template.metadata.labels[etcd-warden.io/backup-entry]"),
+        "shoot--main--0123abcd");
+    cr_assert_null(kjson_get(job, "metadata.ownerReferences"));
+    cr_assert_str_eq(kjson_get_str(job, "spec.template.spec.restartPolicy"), "Never");
+    cr_assert_str_eq(kjson_get_str(job, "spec.template.spec.containers.0.terminationMessagePolicy"),
+                     "FallbackToLogsOnError");
+    cr_assert_str_eq(kjson_get_str(job, "spec.template.spec.containers.0.image"), "img:1");
+    cr_assert_str_eq(kjson_get_str(job, "spec.template.spec.containers.0.command.0"),
+                     "warden-snapshot");
+    cr_assert_str_eq(kjson_get_str(job, "spec.template.spec.containers.0.command.1"),
+                     "delete-snapshots");
+    cr_assert_str_eq(arg(job, 0), "--storage-provider=S3");
+    cr_assert_str_eq(arg(job, 1), "--store-container=bkt");
+    cr_assert_str_eq(arg(job, 2), "--store-prefix=shoot--main");
+    cr_assert_null(arg(job, 3));
+    cr_assert_str_eq(kjson_get_str(job, "spec.template.spec.volumes.0.secret.secretName"),
+                     "bucket-creds");
+    int64_t limit = -1;
+    cr_assert_eq(kjson_get_int64(job, "spec.backoffLimit", &limit), KERR_OK);
+    cr_assert_eq(limit, 0);
+    cJSON_Delete(job);
+    cJSON_Delete(b);
+    cJSON_Delete(e);
+}
+
+/* The bucket's endpointOverride reaches the Job as the sidecar gets it (it wins over the
+ * Secret's endpoint): without it the deletion would go to another endpoint. */
+Test(bkejob, endpoint_override_is_passed)
+{
+    cJSON *b = parse("{\"metadata\":{\"name\":\"shared\"},\"spec\":{\"provider\":\"aws\","
+                     "\"container\":\"bkt\",\"endpointOverride\":\"https://s3.example:9000\","
+                     "\"secretRef\":{\"namespace\":\"ops\",\"name\":\"bucket-creds\"}}}"),
+          *e = parse(ENTRY), *job = NULL;
+    struct kerr_info err = { 0 };
+    int i, found = 0;
+
+    OK(bkejob_build(e, b, "img:1", NULL, &job, &err));
+    for (i = 0; arg(job, i); i++)
+        found |= strcmp(arg(job, i), "--store-endpoint-override=https://s3.example:9000") == 0;
+    cr_assert(found, "no --store-endpoint-override in the Job's args");
+    cJSON_Delete(job);
+    cJSON_Delete(b);
+    cJSON_Delete(e);
+}
+
+Test(bkejob, long_entry_name_stays_a_label_value)
+{
+    char name[300], out[KNAME_LABEL_MAX + 1];
+
+    memset(name, 'a', 250);
+    name[250] = '\0';
+    cr_assert_eq(bkejob_name(name, out), KERR_OK);
+    cr_assert_leq(strlen(out), KNAME_LABEL_MAX);
+    cr_assert(strstr(out, "-delete") == out + strlen(out) - 7);
+}
+
+Test(bkejob, build_refuses)
+{
+    cJSON *b = parse("{\"metadata\":{\"name\":\"b\"},\"spec\":{\"provider\":\"aws\","
+                     "\"container\":\"bkt\"}}"),
+          *gcs =
+              parse("{\"metadata\":{\"name\":\"b\"},\"spec\":{\"provider\":\"gcp\","
+                    "\"container\":\"bkt\",\"secretRef\":{\"namespace\":\"o\",\"name\":\"s\"}}}"),
+          *e = parse(ENTRY), *job = NULL;
+    struct kerr_info err = { 0 };
+
+    cr_assert_eq(bkejob_build(e, b, "i", NULL, &job, &err), KERR_INVAL);
+    cr_assert(strstr(err.msg, "secretRef"), "%s", err.msg);
+    cr_assert_eq(bkejob_build(e, gcs, "i", NULL, &job, &err), KERR_UNSUPPORTED);
+    cr_assert_null(job);
+    cJSON_Delete(b);
+    cJSON_Delete(gcs);
+    cJSON_Delete(e);
+}
+
+static cJSON *pod(int code, const char *message)
+{
+    cJSON *p = parse("{}");
+    cJSON *t = parse("{}");
+
+    cJSON_AddNumberToObject(t, "exitCode", code);
+    if (message)
+        cJSON_AddStringToObject(t, "message", message);
+    cr_assert_eq(kjson_set(p, "status.containerStatuses", cJSON_CreateArray(), NULL), KERR_OK);
+    cJSON *cs = cJSON_CreateObject();
+    cJSON_AddItemToArray((cJSON *)kjson_get(p, "status.containerStatuses"), cs);
+    cr_assert_eq(kjson_set(cs, "state.terminated", t, NULL), KERR_OK);
+    return p;
+}
+
+Test(bkejob, read_pod)
+{
+    struct bkejob_summary s;
+    cJSON *p = pod(0, "{\"level\":\"info\",\"msg\":\"x\"}\n"
+                      "{\"prefix\":\"p\",\"deleted\":3,\"locked\":2,\"failed\":0,\"remaining\":2,"
+                      "\"earliestDeletable\":\"2030-01-02T03:04:05Z\",\"dryRun\":false}\n");
+
+    bkejob_read_pod(p, &s);
+    cr_assert(s.terminated && s.parsed);
+    cr_assert_eq(s.exit_code, 0);
+    cr_assert_eq(s.deleted, 3);
+    cr_assert_eq(s.locked, 2);
+    cr_assert_eq(s.remaining, 2);
+    cr_assert_str_eq(s.earliest, "2030-01-02T03:04:05Z");
+    cJSON_Delete(p);
+
+    p = pod(1, "{\"level\":\"error\",\"msg\":\"delete-snapshots failed\"}");
+    bkejob_read_pod(p, &s);
+    cr_assert(s.terminated && !s.parsed);
+    cr_assert_eq(s.exit_code, 1);
+    cr_assert(strstr(s.message, "delete-snapshots failed"));
+    cJSON_Delete(p);
+
+    p = pod(0, "{\"deleted\":1e300,\"locked\":0,\"failed\":0,\"remaining\":0}");
+    bkejob_read_pod(p, &s);
+    cr_assert(s.terminated && !s.parsed, "a count out of range is no summary");
+    cJSON_Delete(p);
+
+    p = pod(0, NULL); /* a kubelet keeps no log tail on exit 0 */
+    bkejob_read_pod(p, &s);
+    cr_assert(s.terminated && !s.parsed);
+    cJSON_Delete(p);
+
+    p = parse("{\"status\":{\"phase\":\"Running\"}}");
+    bkejob_read_pod(p, &s);
+    cr_assert(!s.terminated);
+    cJSON_Delete(p);
+}
+
+Test(bkejob, backoff)
+{
+    cr_assert_eq(bkejob_backoff_ms(1), BKEJOB_BACKOFF_MS);
+    cr_assert_eq(bkejob_backoff_ms(2), 2 * BKEJOB_BACKOFF_MS);
+    cr_assert_eq(bkejob_backoff_ms(100), BKEJOB_BACKOFF_MAX_MS);
+}
