@@ -119,9 +119,11 @@ Test(gcsjson, list_reads_retention_exclusion_mark_and_page_token)
         "\"size\":\"3145728\",\"md5Hash\":\"1B2M2Y8AsgTpgAmY7PhCfg==\",\"etag\":\"CIDg\","
         "\"updated\":\"2023-11-14T22:13:20.000Z\","
         "\"retentionExpirationTime\":\"2023-11-15T22:13:20.5Z\","
-        "\"metadata\":{\"x-etcd-snapshot-exclude\":\"true\",\"etcd-warden-copy\":\"true\"}},"
+        "\"metadata\":{\"x-etcd-snapshot-exclude\":\"true\",\"etcd-warden-copy\":\"true\",\"etcd-"
+        "warden-sha256\":\"abababababababababababababababababababababababababababababababab\"}},"
         "{\"name\":\"p/"
-        "other\",\"size\":\"12\",\"metadata\":{\"x-etcd-snapshot-exclude\":\"false\"}}"
+        "other\",\"size\":\"12\",\"metadata\":{\"x-etcd-snapshot-exclude\":\"false\",\"etcd-warden-"
+        "sha256\":\"AB\"}}"
         "]}";
     struct ostore_list l = { 0 };
     char *next = NULL;
@@ -137,6 +139,9 @@ Test(gcsjson, list_reads_retention_exclusion_mark_and_page_token)
     cr_assert_eq(l.v[0].immutable_until, 1700086400);
     cr_assert(l.v[0].excluded && l.v[0].own_copy);
     cr_assert(!l.v[1].excluded && !l.v[1].own_copy);
+    cr_assert_str_eq(l.v[0].sha256,
+                     "abababababababababababababababababababababababababababababababab");
+    cr_assert_str_eq(l.v[1].sha256, "");
     cr_assert_null(l.v[1].version_id);
     cr_assert_eq(l.v[1].immutable_until, 0);
     cr_assert_str_eq(l.v[1].md5, "");

@@ -186,6 +186,16 @@ static enum kerr g_read(struct ostore *base, const struct ostore_obj *src, int64
     return rc;
 }
 
+/* The metadata of an object warden-snapshot creates: the copy mark, and the verified
+ * SHA-256 while base.copy_sha256 is set. *out OWNS it. */
+static enum kerr create_meta(const struct gcs *g, char **out, struct kerr_info *err)
+{
+    const char *sha = g->base.copy_sha256;
+    *out = buf_dupf(512, "{\"metadata\":{\"" GCS_COPY_MARK "\":\"true\"%s%s%s}}",
+                    sha[0] ? ",\"" GCS_SHA256 "\":\"" : "", sha, sha[0] ? "\"" : "");
+    return *out ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL);
+}
+
 static void upload_free(struct gcs_upload *u)
 {
     if (u) {
@@ -199,9 +209,9 @@ static void upload_free(struct gcs_upload *u)
 static enum kerr g_up_begin(struct ostore *base, const char *key, int64_t size,
                             struct ostore_upload **out, struct kerr_info *err)
 {
-    static const char body[] = "{\"metadata\":{\"" GCS_COPY_MARK "\":\"true\"}}";
     struct gcs *g = (struct gcs *)base;
     struct gcs_upload *u = calloc(1, sizeof *u);
+    char *body = NULL;
     char *ek = NULL, *url = NULL;
     struct shttp_resp r;
     *out = NULL;
@@ -210,7 +220,8 @@ static enum kerr g_up_begin(struct ostore *base, const char *key, int64_t size,
         return kerr_set(err, KERR_NOMEM, NULL);
     }
     u->size = size;
-    enum kerr rc = shttp_escape(key, 0, &ek, err);
+    enum kerr rc = create_meta(g, &body, err);
+    rc = rc ? rc : shttp_escape(key, 0, &ek, err);
     if (rc == KERR_OK) {
         url = buf_dupf(GCS_URL_MAX,
                        "%s/upload/storage/v1/b/%s/o?uploadType=resumable&ifGenerationMatch=0"
@@ -221,7 +232,7 @@ static enum kerr g_up_begin(struct ostore *base, const char *key, int64_t size,
     struct curl_slist *h = rc ? NULL : curl_slist_append(NULL, "Content-Type: application/json");
     rc = rc ? rc : (h ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL));
     if (rc == KERR_OK) {
-        rc = do_req(g, "POST", url, h, body, sizeof body - 1, NULL, 0, &r, err);
+        rc = do_req(g, "POST", url, h, body, strlen(body), NULL, 0, &r, err);
         if (rc == KERR_OK && r.status != 200) {
             rc = status_err("resumable upload", key, &r, err);
         } else if (rc == KERR_OK && r.location[0] == '\0') {
@@ -235,6 +246,7 @@ static enum kerr g_up_begin(struct ostore *base, const char *key, int64_t size,
     curl_slist_free_all(h);
     free(url);
     free(ek);
+    free(body);
     if (rc != KERR_OK) {
         upload_free(u);
         return rc;
@@ -318,12 +330,12 @@ static enum kerr g_up_commit(struct ostore *base, struct ostore_upload *up, stru
 static enum kerr g_copy(struct ostore *base, const struct ostore_obj *src, const char *dst,
                         struct kerr_info *err)
 {
-    static const char body[] = "{\"metadata\":{\"" GCS_COPY_MARK "\":\"true\"}}";
     struct gcs *g = (struct gcs *)base;
-    char *ed = NULL, *url = NULL, *tok = NULL;
+    char *ed = NULL, *url = NULL, *tok = NULL, *body = NULL;
     bool done = false;
     struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
-    enum kerr rc = h ? shttp_escape(dst, 0, &ed, err) : kerr_set(err, KERR_NOMEM, NULL);
+    enum kerr rc = h ? create_meta(g, &body, err) : kerr_set(err, KERR_NOMEM, NULL);
+    rc = rc ? rc : shttp_escape(dst, 0, &ed, err);
     for (int i = 0; rc == KERR_OK && !done; i++) {
         struct shttp_resp r = { 0 };
         cJSON *root = NULL;
@@ -342,7 +354,7 @@ static enum kerr g_copy(struct ostore *base, const struct ostore_obj *src, const
         url = NULL;
         rc = rc ? rc : obj_url(g, src->key, rest, &url, err);
         free(rest);
-        rc = rc ? rc : do_req(g, "POST", url, h, body, sizeof body - 1, NULL, 0, &r, err);
+        rc = rc ? rc : do_req(g, "POST", url, h, body, strlen(body), NULL, 0, &r, err);
         if (rc == KERR_OK) {
             rc = r.status == 200 ? kjson_parse(buf_str(&r.body), r.body.len, NULL, &root, NULL, err)
                                  : status_err("objects.rewrite", dst, &r, err);
@@ -366,6 +378,7 @@ static enum kerr g_copy(struct ostore *base, const struct ostore_obj *src, const
     free(tok);
     free(url);
     free(ed);
+    free(body);
     return rc;
 }
 

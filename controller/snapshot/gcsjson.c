@@ -76,6 +76,10 @@ static enum kerr take(const cJSON *it, struct ostore_obj *o, struct kerr_info *e
     snprintf(o->etag, sizeof o->etag, "%s", etag ? etag : "");
     o->excluded = meta_true(meta, "x-etcd-snapshot-exclude");
     o->own_copy = meta_true(meta, GCS_COPY_MARK);
+    const char *sha = str(meta, GCS_SHA256);
+    if (sha && strlen(sha) == 64 && strspn(sha, "0123456789abcdef") == 64) {
+        memcpy(o->sha256, sha, 65);
+    }
     o->key = strdup(name);
     o->version_id = gen ? strdup(gen) : NULL;
     if (o->key == NULL || (gen && o->version_id == NULL)) {

@@ -6,8 +6,9 @@
  * Of an object: name (key), generation (version_id), size, md5Hash (base64;
  * composite objects have none), etag, updated (mtime),
  * retentionExpirationTime (immutable_until, Bucket Lock), and the custom
- * metadata x-etcd-snapshot-exclude=true (excluded) and GCS_COPY_MARK=true
- * (own_copy). Untrusted input: every malformed answer is KERR_PARSE.
+ * metadata x-etcd-snapshot-exclude=true (excluded), GCS_COPY_MARK=true
+ * (own_copy) and GCS_SHA256 (sha256, 64 hex digits or nothing). Untrusted input: every malformed
+ * answer is KERR_PARSE.
  *
  * Ownership: outputs are OWNED by the caller (ostore_obj_release,
  * ostore_list_release, free). Thread safety: reentrant.
@@ -21,6 +22,7 @@
 #include "controller/snapshot/ostore.h"
 
 #define GCS_COPY_MARK "etcd-warden-copy"
+#define GCS_SHA256    "etcd-warden-sha256" /* the verified SHA-256 (ostore.h) */
 
 /* One object resource from text (BORROWED, len bytes) into *out. */
 enum kerr gcsjson_object(const char *text, size_t len, struct ostore_obj *out,

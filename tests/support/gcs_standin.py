@@ -19,6 +19,7 @@ one bucket held in memory, plus:
       PUT  /_standin/o/NAME               create NAME with the request body
       GET  /_standin/o/NAME               NAME's bytes
       POST /_standin/meta/NAME?k=v        set NAME's custom metadata k=v
+      GET  /_standin/meta/NAME            NAME's custom metadata (JSON)
       GET  /_standin/ls?prefix=P          names, one a line
       GET  /_standin/log                  the JSON API calls so far, "METHOD path status"
       POST /_standin/appear?name=N        someone else creates N just before the next
@@ -356,6 +357,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(200, "ok\n", ctype="text/plain")
         if what == "o" and name in OBJECTS:
             return self.send(200, OBJECTS[name]["data"], ctype="application/octet-stream")
+        if what == "meta" and name in OBJECTS and self.command == "GET":
+            return self.send(200, OBJECTS[name]["metadata"])
         if what == "meta" and name in OBJECTS:
             OBJECTS[name]["metadata"].update(q)
             return self.send(200, "ok\n", ctype="text/plain")
