@@ -20,7 +20,7 @@
 #define LOCAL_MOUNT     LOCAL_HOME "/"
 
 /* What warden-snapshot opens (controller/snapshot/ostore.c, ostore_open), as etcdspec kinds. */
-static const char *const SUPPORTED[] = { "S3", "ABS", "Local", NULL };
+static const char *const SUPPORTED[] = { "S3", "ABS", "GCS", "ECS", "OCS", "Local", NULL };
 
 int imtjob_provider_supported(const char *kind)
 {
@@ -408,7 +408,7 @@ static enum kerr check_inputs(const cJSON *task, const cJSON *etcd, struct etcds
     if (rc == KERR_OK && !imtjob_provider_supported(e->store.provider_kind))
         rc = kerr_set(err, KERR_UNSUPPORTED,
                       "spec.backup.store.provider: %s (%s) is not supported by the immutability "
-                      "task (supported: S3, ABS, Local)",
+                      "task (supported: S3, ABS, GCS, ECS, OCS, Local)",
                       e->store.provider, e->store.provider_kind);
     if (rc == KERR_OK && !e->store.prefix)
         rc = kerr_set(err, KERR_INVAL, "spec.backup.store.prefix: required");

@@ -140,8 +140,8 @@ Test(imtjob, s3_cronjob_as_etcd_druid_builds_the_sidecar)
 Test(imtjob, other_providers)
 {
     static const char *const refused[][2] = {
-        { "gcp", "GCS" },  { "alicloud", "OSS" },  { "openstack", "Swift" },
-        { "dell", "ECS" }, { "openshift", "OCS" },
+        { "alicloud", "OSS" },
+        { "openstack", "Swift" },
     };
     char store[256], want[64];
     struct kerr_info err;
@@ -166,6 +166,13 @@ Test(imtjob, other_providers)
     cr_assert_str_eq(jsonfix_str(cj, CTR ".env[4].name"), "AZURE_EMULATOR_ENABLED");
     cr_assert_str_eq(jsonfix_str(cj, CTR ".env[4].valueFrom.secretKeyRef.key"), "emulatorEnabled");
     cr_assert(cJSON_IsTrue(kjson_get(cj, CTR ".env[4].valueFrom.secretKeyRef.optional")));
+    cJSON_Delete(cj);
+    cj = build("{\"provider\":\"gcp\",\"container\":\"b\",\"prefix\":\"p\",\"secretRef\":"
+               "{\"name\":\"s\"}}",
+               NULL, &err, KERR_OK);
+    cr_assert_str_eq(jsonfix_str(cj, CTR ".env[3].name"), "GOOGLE_APPLICATION_CREDENTIALS");
+    cr_assert_str_eq(jsonfix_str(cj, CTR ".env[3].value"), "/var/.gcp/serviceaccount.json");
+    cr_assert_str_eq(jsonfix_str(cj, CTR ".volumeMounts[0].mountPath"), "/var/.gcp/");
     cJSON_Delete(cj);
     cj =
         build("{\"provider\":\"local\",\"container\":\"b\",\"prefix\":\"p\"}", NULL, &err, KERR_OK);

@@ -228,3 +228,41 @@ Test(screds, abs_every_field_and_malformed)
     cr_assert_eq(screds_abs_from_env(&c, &err), KERR_INVAL);
     cr_assert(strstr(err.msg, "AZURE_APPLICATION_CREDENTIALS"));
 }
+
+Test(screds, ocs_dir_and_ecs_env_are_path_style_with_the_scheme_from_disable_ssl)
+{
+    struct screds_s3 c;
+    struct kerr_info err = { 0 };
+    put("accessKeyID", "ak");
+    put("secretAccessKey", "sk");
+    put("region", "r1");
+    put("endpoint", "ocs.example:9000");
+    put("disableSSL", "true\n");
+    setenv("OPENSHIFT_APPLICATION_CREDENTIALS", dir, 1);
+    unsetenv("OPENSHIFT_APPLICATION_CREDENTIALS_JSON");
+    cr_assert_eq(screds_ocs_from_env(&c, &err), KERR_OK, "%s", err.msg);
+    cr_assert_str_eq(c.endpoint, "http://ocs.example:9000");
+    cr_assert(c.path_style);
+    screds_s3_release(&c);
+    put("disableSSL", "false");
+    cr_assert_eq(screds_ocs_from_env(&c, &err), KERR_OK, "%s", err.msg);
+    cr_assert_str_eq(c.endpoint, "https://ocs.example:9000");
+    screds_s3_release(&c);
+    put("endpoint", "");
+    cr_assert_eq(screds_ocs_from_env(&c, &err), KERR_INVAL);
+    cr_assert(strstr(err.msg, "endpoint"), "%s", err.msg);
+    unsetenv("OPENSHIFT_APPLICATION_CREDENTIALS");
+
+    setenv("ECS_ENDPOINT", "https://ecs.example", 1);
+    setenv("ECS_ACCESS_KEY_ID", "ak", 1);
+    unsetenv("ECS_SECRET_ACCESS_KEY");
+    cr_assert_eq(screds_ecs_from_env(&c, &err), KERR_INVAL);
+    cr_assert(strstr(err.msg, "ECS_SECRET_ACCESS_KEY"), "%s", err.msg);
+    setenv("ECS_SECRET_ACCESS_KEY", "sk", 1);
+    setenv("ECS_DISABLE_SSL", "not-a-bool", 1);
+    cr_assert_eq(screds_ecs_from_env(&c, &err), KERR_OK, "%s", err.msg);
+    cr_assert_str_eq(c.endpoint, "https://ecs.example");
+    cr_assert_str_eq(c.region, "US-Standard");
+    cr_assert(c.path_style && !c.disable_ssl);
+    screds_s3_release(&c);
+}

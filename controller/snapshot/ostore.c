@@ -8,6 +8,7 @@
 
 #include "common/log.h"
 #include "controller/snapshot/abs.h"
+#include "controller/snapshot/gcs.h"
 #include "controller/snapshot/lfs.h"
 #include "controller/snapshot/s3.h"
 
@@ -26,8 +27,10 @@ enum kerr ostore_open(const struct ostore_config *cfg, struct ostore **out, stru
     static const char *const s3[] = { "aws", "S3", "stackit", NULL };
     static const char *const abs[] = { "azure", "ABS", NULL };
     static const char *const local[] = { "Local", "local", NULL };
-    static const char *const later[] = { "gcp",  "GCS", "openstack", "Swift", "alicloud", "OSS",
-                                         "dell", "ECS", "openshift", "OCS",   NULL };
+    static const char *const gcs[] = { "gcp", "GCS", NULL };
+    static const char *const ecs[] = { "dell", "ECS", NULL };
+    static const char *const ocs[] = { "openshift", "OCS", NULL };
+    static const char *const later[] = { "openstack", "Swift", "alicloud", "OSS", NULL };
     enum kerr rc;
     *out = NULL;
     if (cfg->provider == NULL || cfg->container == NULL || cfg->container[0] == '\0') {
@@ -37,6 +40,12 @@ enum kerr ostore_open(const struct ostore_config *cfg, struct ostore **out, stru
         rc = s3_open(cfg->container, cfg->endpoint_override, out, err);
     } else if (name_in(cfg->provider, abs)) {
         rc = abs_open(cfg->container, cfg->endpoint_override, out, err);
+    } else if (name_in(cfg->provider, gcs)) {
+        rc = gcs_open(cfg->container, cfg->endpoint_override, out, err);
+    } else if (name_in(cfg->provider, ecs)) {
+        rc = s3_open_with(cfg->container, cfg->endpoint_override, screds_ecs_from_env, out, err);
+    } else if (name_in(cfg->provider, ocs)) {
+        rc = s3_open_with(cfg->container, cfg->endpoint_override, screds_ocs_from_env, out, err);
     } else if (name_in(cfg->provider, local)) {
         rc = lfs_open(cfg->container, out, err);
     } else if (name_in(cfg->provider, later)) {

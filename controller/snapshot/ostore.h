@@ -5,8 +5,9 @@
  * provider has one, streaming through one bounded buffer otherwise).
  *
  * Providers: S3 ("aws", "S3", "stackit"; s3.h), ABS ("azure", "ABS";
- * abs.h), Local ("Local", "local"; lfs.h). GCS, Swift, OSS, ECS and OCS
- * are refused with KERR_UNSUPPORTED ("... is not supported yet").
+ * abs.h), GCS ("gcp", "GCS"; gcs.h), ECS ("dell", "ECS") and OCS ("openshift",
+ * "OCS") as path-style S3 (s3.h, screds.h), Local ("Local", "local"; lfs.h).
+ * Swift and OSS are refused with KERR_UNSUPPORTED ("... is not supported yet").
  *
  * Every write is create-only: a provider never replaces an existing object
  * (conditional request where it has one, and ostore_copy checks first), and

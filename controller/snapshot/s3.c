@@ -476,6 +476,13 @@ static enum kerr setup_endpoint(struct s3 *s, const char *override, struct kerr_
 enum kerr s3_open(const char *bucket, const char *endpoint_override, struct ostore **out,
                   struct kerr_info *err)
 {
+    return s3_open_with(bucket, endpoint_override, screds_s3_from_env, out, err);
+}
+
+enum kerr s3_open_with(const char *bucket, const char *endpoint_override,
+                       enum kerr (*creds)(struct screds_s3 *, struct kerr_info *),
+                       struct ostore **out, struct kerr_info *err)
+{
     struct s3 *s = calloc(1, sizeof *s);
     enum kerr rc = KERR_OK;
     *out = NULL;
@@ -484,7 +491,7 @@ enum kerr s3_open(const char *bucket, const char *endpoint_override, struct osto
         return kerr_set(err, KERR_NOMEM, NULL);
     }
     s->base.ops = &s3_ops;
-    rc = screds_s3_from_env(&s->creds, err);
+    rc = creds(&s->creds, err);
     rc = rc ? rc : shttp_init(&s->http, err);
     rc = rc ? rc : setup_endpoint(s, endpoint_override, err);
     rc = rc ? rc : setup_sse(s, err);

@@ -26,6 +26,7 @@
 #define CONTROLLER_SNAPSHOT_S3_H
 
 #include "controller/snapshot/ostore.h"
+#include "controller/snapshot/screds.h"
 
 /* Open bucket (BORROWED) with credentials from the environment (screds_s3_from_env).
  * endpoint_override (BORROWED, NULL or "" for none) is --store-endpoint-override: it wins
@@ -33,5 +34,11 @@
  * the default of both). *out OWNS the store (ostore_free). */
 enum kerr s3_open(const char *bucket, const char *endpoint_override, struct ostore **out,
                   struct kerr_info *err);
+
+/* The same with the credentials from creds (screds_ecs_from_env, screds_ocs_from_env: the
+ * generic S3 stores). */
+enum kerr s3_open_with(const char *bucket, const char *endpoint_override,
+                       enum kerr (*creds)(struct screds_s3 *, struct kerr_info *),
+                       struct ostore **out, struct kerr_info *err);
 
 #endif

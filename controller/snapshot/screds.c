@@ -37,6 +37,17 @@ static const struct field s3_fields[] = {
     { NULL, F_STR, 0, false },
 };
 
+/* The generic S3 stores' credential files (etcd-backup-restore's ocsAuthOptions). */
+static const struct field ocs_fields[] = {
+    { "accessKeyID", F_STR, offsetof(struct screds_s3, access_key), true },
+    { "secretAccessKey", F_STR, offsetof(struct screds_s3, secret_key), true },
+    { "region", F_STR, offsetof(struct screds_s3, region), true },
+    { "endpoint", F_STR, offsetof(struct screds_s3, endpoint), true },
+    { "disableSSL", F_BOOL, offsetof(struct screds_s3, disable_ssl), false },
+    { "insecureSkipVerify", F_BOOL, offsetof(struct screds_s3, insecure), false },
+    { NULL, F_STR, 0, false },
+};
+
 static const struct field abs_fields[] = {
     { "storageAccount", F_STR, offsetof(struct screds_abs, account), true },
     { "storageKey", F_STR, offsetof(struct screds_abs, key_b64), true },
@@ -358,4 +369,97 @@ void screds_abs_release(struct screds_abs *c)
     free(c->key);
     free(c->domain);
     memset(c, 0, sizeof *c);
+}
+
+/*
+ * A generic S3 store (ECS, OCS) as etcd-backup-restore's newGenericS3FromAuthOpt: path
+ * style; an endpoint without a scheme is http:// with disableSSL, else https://.
+ */
+static enum kerr generic_finish(struct screds_s3 *c, const struct field *fields,
+                                struct kerr_info *err)
+{
+    enum kerr rc = check_required(fields, c, err);
+    c->path_style = true;
+    if (rc == KERR_OK && strstr(c->endpoint, "://") == NULL) {
+        char *u = buf_dupf(FIELD_MAX, "%s%s", c->disable_ssl ? "http://" : "https://", c->endpoint);
+        rc = u ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL);
+        if (u) {
+            free(c->endpoint);
+            c->endpoint = u;
+        }
+    }
+    rc = rc ? rc : s3_validate(c, err);
+    if (rc != KERR_OK) {
+        screds_s3_release(c);
+    }
+    return rc;
+}
+
+/* Go's GetEnvVarToBool with its default: false when unset or not a boolean. */
+static bool env_bool(const char *name)
+{
+    bool v = false;
+    const char *s = getenv(name);
+    return s && parse_bool(s, &v) == 0 && v;
+}
+
+/* The named variables into c's strings; KERR_INVAL naming the first one unset. */
+static enum kerr env_strs(struct screds_s3 *c, const char *endpoint, const char *ak, const char *sk,
+                          const char *region, struct kerr_info *err)
+{
+    const char *names[] = { endpoint, ak, sk, region };
+    char **slots[] = { &c->endpoint, &c->access_key, &c->secret_key, &c->region };
+    for (size_t i = 0; i < 4; i++) {
+        const char *v = names[i] ? getenv(names[i]) : NULL;
+        if (names[i] && (v == NULL || v[0] == '\0')) {
+            return kerr_set(err, KERR_INVAL, "%s is not set", names[i]);
+        }
+        if (v && (*slots[i] = strdup(v)) == NULL) {
+            return kerr_set(err, KERR_NOMEM, NULL);
+        }
+    }
+    return KERR_OK;
+}
+
+enum kerr screds_ocs_from_env(struct screds_s3 *out, struct kerr_info *err)
+{
+    const char *json = getenv("OPENSHIFT_APPLICATION_CREDENTIALS_JSON");
+    const char *dir = getenv("OPENSHIFT_APPLICATION_CREDENTIALS");
+    enum kerr rc;
+    memset(out, 0, sizeof *out);
+    if (json && json[0]) {
+        rc = read_any(SCREDS_JSON, json, ocs_fields, out, err);
+    } else if (dir && dir[0]) {
+        rc = read_any(SCREDS_DIR, dir, ocs_fields, out, err);
+    } else if (getenv("OCS_ENDPOINT")) {
+        rc = env_strs(out, "OCS_ENDPOINT", "OCS_ACCESS_KEY_ID", "OCS_SECRET_ACCESS_KEY",
+                      "OCS_REGION", err);
+        out->disable_ssl = env_bool("OCS_DISABLE_SSL");
+        out->insecure = env_bool("OCS_INSECURE_SKIP_VERIFY");
+    } else {
+        rc = kerr_set(err, KERR_INVAL,
+                      "no OCS credentials: set OPENSHIFT_APPLICATION_CREDENTIALS (directory) or "
+                      "OPENSHIFT_APPLICATION_CREDENTIALS_JSON (file)");
+    }
+    if (rc != KERR_OK) {
+        screds_s3_release(out);
+        return rc;
+    }
+    return generic_finish(out, ocs_fields, err);
+}
+
+enum kerr screds_ecs_from_env(struct screds_s3 *out, struct kerr_info *err)
+{
+    memset(out, 0, sizeof *out);
+    enum kerr rc =
+        env_strs(out, "ECS_ENDPOINT", "ECS_ACCESS_KEY_ID", "ECS_SECRET_ACCESS_KEY", NULL, err);
+    out->region = rc ? NULL : strdup("US-Standard");
+    rc = rc ? rc : (out->region ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL));
+    if (rc != KERR_OK) {
+        screds_s3_release(out);
+        return rc;
+    }
+    out->disable_ssl = env_bool("ECS_DISABLE_SSL");
+    out->insecure = env_bool("ECS_INSECURE_SKIP_VERIFY");
+    return generic_finish(out, ocs_fields, err);
 }

@@ -34,13 +34,14 @@ struct screds_s3 {
     char *access_key; /* accessKeyID */
     char *secret_key; /* secretAccessKey */
     char *region;
-    char *endpoint;  /* optional, e.g. "http://127.0.0.1:4566" */
-    char *ca_pem;    /* trustedCaCert, optional */
-    char *sse_key;   /* sseCustomerKey (raw key, 32 bytes for AES256), optional */
-    char *sse_alg;   /* sseCustomerAlgorithm, optional */
-    char *bucket;    /* bucketName, optional */
-    bool path_style; /* s3ForcePathStyle */
-    bool insecure;   /* insecureSkipVerify */
+    char *endpoint;   /* optional, e.g. "http://127.0.0.1:4566" */
+    char *ca_pem;     /* trustedCaCert, optional */
+    char *sse_key;    /* sseCustomerKey (raw key, 32 bytes for AES256), optional */
+    char *sse_alg;    /* sseCustomerAlgorithm, optional */
+    char *bucket;     /* bucketName, optional */
+    bool path_style;  /* s3ForcePathStyle */
+    bool insecure;    /* insecureSkipVerify */
+    bool disable_ssl; /* disableSSL (ECS, OCS): an endpoint without scheme is http:// */
 };
 
 struct screds_abs {
@@ -68,6 +69,17 @@ enum kerr screds_s3_parse_json(const char *text, size_t len, struct screds_s3 *o
 enum kerr screds_s3_from_env(struct screds_s3 *out, struct kerr_info *err);
 
 void screds_s3_release(struct screds_s3 *c);
+
+/* OCS (path-style S3): $OPENSHIFT_APPLICATION_CREDENTIALS_JSON (file), else
+ * $OPENSHIFT_APPLICATION_CREDENTIALS (directory), else $OCS_ENDPOINT, $OCS_ACCESS_KEY_ID,
+ * $OCS_SECRET_ACCESS_KEY, $OCS_REGION (+ $OCS_DISABLE_SSL, $OCS_INSECURE_SKIP_VERIFY).
+ * Fields: endpoint, region, accessKeyID, secretAccessKey (required), disableSSL,
+ * insecureSkipVerify. ECS (path-style S3, region US-Standard): $ECS_ENDPOINT,
+ * $ECS_ACCESS_KEY_ID, $ECS_SECRET_ACCESS_KEY (required), $ECS_DISABLE_SSL,
+ * $ECS_INSECURE_SKIP_VERIFY. An endpoint without scheme is http:// with disableSSL,
+ * else https://. */
+enum kerr screds_ocs_from_env(struct screds_s3 *out, struct kerr_info *err);
+enum kerr screds_ecs_from_env(struct screds_s3 *out, struct kerr_info *err);
 
 enum kerr screds_abs_read(enum screds_form form, const char *path, struct screds_abs *out,
                           struct kerr_info *err);

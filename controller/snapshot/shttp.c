@@ -109,6 +109,7 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
         { "x-ms-meta-etcdwardencopy", offsetof(struct shttp_resp, copy_mark), 8 },
         { "x-amz-meta-etcd-warden-sha256", offsetof(struct shttp_resp, sha256), 65 },
         { "x-ms-meta-etcdwardensha256", offsetof(struct shttp_resp, sha256), 65 },
+        { "location", offsetof(struct shttp_resp, location), 1024 },
     };
     struct xfer *x = ud;
     size_t len = size * n;
@@ -165,10 +166,13 @@ static void set_method(CURL *c, const struct shttp_req *req, struct xfer *x)
         curl_easy_setopt(c, CURLOPT_READFUNCTION, on_read);
         curl_easy_setopt(c, CURLOPT_READDATA, x);
         curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t)req->body_len);
-    } else if (strcmp(req->method, "POST") == 0) {
+    } else if (strcmp(req->method, "POST") == 0 || strcmp(req->method, "PATCH") == 0) {
         curl_easy_setopt(c, CURLOPT_POST, 1L);
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, req->body ? req->body : "");
         curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->body_len);
+        if (req->method[1] == 'A') { /* PATCH: a POST body under another verb */
+            curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, req->method);
+        }
     } else if (strcmp(req->method, "GET") != 0) {
         curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, req->method);
     }

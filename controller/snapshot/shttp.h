@@ -32,7 +32,7 @@ struct shttp {
 typedef enum kerr (*shttp_sign_fn)(void *ctx, struct curl_slist **headers, struct kerr_info *err);
 
 struct shttp_req {
-    const char *method;         /* GET HEAD PUT POST DELETE */
+    const char *method;         /* GET HEAD PUT POST PATCH DELETE */
     const char *url;            /* BORROWED */
     struct curl_slist *headers; /* BORROWED (the sign hook may append) */
     const void *body;           /* PUT/POST body, BORROWED; NULL for none */
@@ -59,6 +59,7 @@ struct shttp_resp {
     char sse[32];         /* x-amz-server-side-encryption: AES256, aws:kms, aws:kms:dsse */
     char copy_mark[8];    /* x-amz-meta-etcd-warden-copy or x-ms-meta-etcdwardencopy */
     char sha256[65];      /* x-amz-meta-etcd-warden-sha256 or x-ms-meta-etcdwardensha256 */
+    char location[1024];  /* Location (GCS resumable upload session URI) */
     long retry_after_s;
 };
 

@@ -3,7 +3,7 @@
 # backup sidecar, driven with kubectl: spec.backup.store.endpointOverride becomes
 # --store-endpoint-override; a Local store is the host directory named by the store
 # Secret's hostPath key + "/<container>" (type Directory) at /home/nonroot/<container>
-# with HOME=/home/nonroot; a provider warden-snapshot cannot open (GCS here) gets no
+# with HOME=/home/nonroot; a provider warden-snapshot cannot open (OSS here) gets no
 # CronJob but the task's Ready condition False/UnsupportedProvider and a Warning event.
 set -euo pipefail
 . "$(dirname "$0")/../lib/controller.sh"
@@ -16,17 +16,17 @@ store() { # etcd, store patch (JSON object merged into spec.backup.store)
     kc -n shoot patch etcd "$1" --type merge -p "{\"spec\":{\"backup\":{\"store\":$2}}}" >/dev/null
 }
 unsupported_event() {
-    ctl_events shoot etcd-gcs-extend-immutability | grep -q '^Warning UnsupportedProvider: '
+    ctl_events shoot etcd-oss-extend-immutability | grep -q '^Warning UnsupportedProvider: '
 }
 
 ctl_stage
-for e in etcd-gcs etcd-local etcd-minio; do druid_etcd shoot "$e"; done
-store etcd-gcs '{"provider":"gcp"}'
+for e in etcd-oss etcd-local etcd-minio; do druid_etcd shoot "$e"; done
+store etcd-oss '{"provider":"alicloud"}'
 store etcd-local '{"provider":"Local","container":"bkt","secretRef":{"name":"local-backup"}}'
 store etcd-minio '{"endpointOverride":"http://minio.store:9000"}'
 kc -n shoot create secret generic local-backup --from-literal=hostPath=/var/buckets/ >/dev/null
 ctl_start
-for e in etcd-gcs etcd-local etcd-minio; do
+for e in etcd-oss etcd-local etcd-minio; do
     kc -n shoot apply -f - >/dev/null <<EOF
 apiVersion: etcd-warden.io/v1alpha1
 kind: ExtendFullSnapshotImmutabilityTask
@@ -35,17 +35,17 @@ spec: {etcdName: $e, config: {schedule: "0 0 * * *"}}
 EOF
 done
 
-# GCS: refused up front
-ksim_wait 20 cond_is etcd-gcs-extend-immutability False/UnsupportedProvider ||
-    ctl_fail "GCS task: condition $(condition etcd-gcs-extend-immutability)"
-ok "GCS task: Ready False/UnsupportedProvider"
-msg=$(jp shoot extendfullsnapshotimmutabilitytask/etcd-gcs-extend-immutability '{.status.conditions[?(@.type=="Ready")].message}')
-grep -q 'gcp (GCS) is not supported' <<<"$msg" || ctl_fail "GCS condition message: $msg"
+# OSS: refused up front
+ksim_wait 20 cond_is etcd-oss-extend-immutability False/UnsupportedProvider ||
+    ctl_fail "OSS task: condition $(condition etcd-oss-extend-immutability)"
+ok "OSS task: Ready False/UnsupportedProvider"
+msg=$(jp shoot extendfullsnapshotimmutabilitytask/etcd-oss-extend-immutability '{.status.conditions[?(@.type=="Ready")].message}')
+grep -q 'alicloud (OSS) is not supported' <<<"$msg" || ctl_fail "OSS condition message: $msg"
 ksim_wait 15 unsupported_event ||
-    ctl_fail "no UnsupportedProvider event: $(ctl_events shoot etcd-gcs-extend-immutability)"
-ok "GCS task: Warning UnsupportedProvider event"
-if kc -n shoot get cronjob etcd-gcs-extend-immutability >/dev/null 2>&1; then
-    ctl_fail "a CronJob for GCS"
+    ctl_fail "no UnsupportedProvider event: $(ctl_events shoot etcd-oss-extend-immutability)"
+ok "OSS task: Warning UnsupportedProvider event"
+if kc -n shoot get cronjob etcd-oss-extend-immutability >/dev/null 2>&1; then
+    ctl_fail "a CronJob for OSS"
 fi
 
 # Local: the host directory from the Secret, HOME
