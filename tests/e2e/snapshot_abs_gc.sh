@@ -19,17 +19,13 @@ WARDEN_SNAPSHOT_NOW=$(day 1) snap_run extend-snapshot-immutability "${flags[@]}"
 snap_abs get "$p/v1/Backup-$(day 1)/Full-00000000-00001000-$(day 1).gz" | cmp -s - "$SNAP_WORK/v1full" ||
     snap_fail "v1 copy not under a new Backup-<now> directory"
 
-python3 "$SNAP_SRC/tests/support/fault_proxy.py" --upstream "$SNAP_ABS_URL" \
-    --rule 'DELETE:*:409:BlobImmutableDueToPolicy:inf' >"$SNAP_WORK/proxy.out" 2>/dev/null &
-proxy=$!
-snap_on_exit "snap_kill $proxy"
-for i in $(seq 100); do grep -q ready "$SNAP_WORK/proxy.out" 2>/dev/null && break; sleep 0.05; done
-printf '127.0.0.1:%s' "$(awk '{print $3}' "$SNAP_WORK/proxy.out")" >"$AZURE_APPLICATION_CREDENTIALS/domain"
+proxy_start "$SNAP_ABS_URL" --rule 'DELETE:*:409:BlobImmutableDueToPolicy:inf'
+printf '%s' "${PROXY_URL#http://}" >"$AZURE_APPLICATION_CREDENTIALS/domain"
 WARDEN_SNAPSHOT_NOW=$(day 2) snap_run extend-snapshot-immutability "${flags[@]}" 2>"$SNAP_WORK/d2.log" ||
     { cat "$SNAP_WORK/d2.log"; snap_fail "an immutable earlier copy failed the run"; }
 grep -q 'still immutable' "$SNAP_WORK/d2.log" || snap_fail "the refusal was not logged"
 grep -q '"level":"error"' "$SNAP_WORK/d2.log" && snap_fail "the refusal was logged as an error"
-snap_kill "$proxy"
+proxy_stop
 printf '127.0.0.1:%s' "$SNAP_ABS_PORT" >"$AZURE_APPLICATION_CREDENTIALS/domain"
 snap_abs ls "$p/" | snap_has "Backup-$(day 1)/" || snap_fail "the refused copy is gone"
 

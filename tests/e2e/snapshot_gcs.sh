@@ -25,7 +25,7 @@ python3 "$SNAP_SRC/tests/support/gcs_standin.py" --bucket "$SNAP_BUCKET" --pubke
     --client-email "$EMAIL" --retention 43200 >"$SNAP_WORK/standin.out" 2>"$SNAP_WORK/standin.log" &
 standin=$!
 snap_on_exit "snap_kill $standin"
-for _ in $(seq 200); do
+for _ in $(seq 600); do
     grep -q '^gcs-standin ready' "$SNAP_WORK/standin.out" 2>/dev/null && break
     kill -0 "$standin" 2>/dev/null || break
     sleep 0.05

@@ -330,17 +330,22 @@ snap_days() {
 # The fault tests: a fault proxy (tests/support/fault_proxy.py) in front of an emulator,
 # runs of extend on a simulated day, and what a failed run must leave.
 proxy_start() { # upstream, then fault_proxy.py flags; sets PROXY_URL, PROXY_PID
-    local up=$1; shift
+    local up=$1 out=$SNAP_WORK/proxy.$RANDOM.out deadline=$((SECONDS + 60)) port=""; shift
+    # a file of this start's own: the background redirection truncates it only once the
+    # child runs, so an earlier proxy's "ready" line must never be read for this one
+    : >"$out"
     python3 "$SNAP_SRC/tests/support/fault_proxy.py" --upstream "$up" "$@" \
-        >"$SNAP_WORK/proxy.out" 2>>"$SNAP_WORK/proxy.log" &
+        >"$out" 2>>"$SNAP_WORK/proxy.log" &
     PROXY_PID=$!
     snap_on_exit "snap_kill $PROXY_PID"
-    local i
-    for i in $(seq 100); do
-        grep -q '^fault-proxy ready' "$SNAP_WORK/proxy.out" 2>/dev/null && break
+    while [ $SECONDS -lt $deadline ]; do
+        port=$(awk '$1 == "fault-proxy" && $2 == "ready" {print $3}' "$out" 2>/dev/null)
+        [ -n "$port" ] && break
+        kill -0 "$PROXY_PID" 2>/dev/null || break
         sleep 0.05
     done
-    PROXY_URL=http://127.0.0.1:$(awk '{print $3}' "$SNAP_WORK/proxy.out")
+    [ -n "$port" ] || snap_fail "the fault proxy did not start: $(tail -5 "$SNAP_WORK/proxy.log")"
+    PROXY_URL=http://127.0.0.1:$port
 }
 proxy_stop() { snap_kill "$PROXY_PID"; }
 s3_via() { printf '%s' "$1" >"$AWS_APPLICATION_CREDENTIALS/endpoint"; }
