@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/bstore.h"
 #include "common/kjson.h"
 
 const struct k8s_resource ETCDSPEC_RES_ETCD = { "druid.gardener.cloud", "v1alpha1", "etcds", 1 };
@@ -76,23 +77,10 @@ int etcdspec_kind_owned(const char *kind)
     return k && k->owned;
 }
 
-/* The provider names etcd-druid accepts (StorageProviderFromInfraProvider). */
-static const char *const PROVIDERS[][2] = {
-    { "aws", "S3" },      { "S3", "S3" },         { "stackit", "S3" }, { "azure", "ABS" },
-    { "ABS", "ABS" },     { "alicloud", "OSS" },  { "OSS", "OSS" },    { "openstack", "Swift" },
-    { "Swift", "Swift" }, { "gcp", "GCS" },       { "GCS", "GCS" },    { "dell", "ECS" },
-    { "ECS", "ECS" },     { "openshift", "OCS" }, { "OCS", "OCS" },    { "Local", "Local" },
-    { "local", "Local" },
-};
-
+/* The provider names etcd-druid accepts: one table, common/bstore's. */
 const char *etcdspec_provider_kind(const char *provider)
 {
-    size_t i;
-
-    for (i = 0; provider && i < sizeof(PROVIDERS) / sizeof(PROVIDERS[0]); i++)
-        if (strcmp(PROVIDERS[i][0], provider) == 0)
-            return PROVIDERS[i][1];
-    return NULL;
+    return bstore_provider_kind(provider);
 }
 
 static const char *map_str(const cJSON *obj, const char *map, const char *key)

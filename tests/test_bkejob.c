@@ -105,18 +105,18 @@ Test(bkejob, build_refuses)
 {
     cJSON *b = parse("{\"metadata\":{\"name\":\"b\"},\"spec\":{\"provider\":\"aws\","
                      "\"container\":\"bkt\"}}"),
-          *gcs =
-              parse("{\"metadata\":{\"name\":\"b\"},\"spec\":{\"provider\":\"gcp\","
+          *oss =
+              parse("{\"metadata\":{\"name\":\"b\"},\"spec\":{\"provider\":\"alicloud\","
                     "\"container\":\"bkt\",\"secretRef\":{\"namespace\":\"o\",\"name\":\"s\"}}}"),
           *e = parse(ENTRY), *job = NULL;
     struct kerr_info err = { 0 };
 
     cr_assert_eq(bkejob_build(e, b, "i", NULL, &job, &err), KERR_INVAL);
     cr_assert(strstr(err.msg, "secretRef"), "%s", err.msg);
-    cr_assert_eq(bkejob_build(e, gcs, "i", NULL, &job, &err), KERR_UNSUPPORTED);
+    cr_assert_eq(bkejob_build(e, oss, "i", NULL, &job, &err), KERR_UNSUPPORTED);
     cr_assert_null(job);
     cJSON_Delete(b);
-    cJSON_Delete(gcs);
+    cJSON_Delete(oss);
     cJSON_Delete(e);
 }
 
