@@ -22,13 +22,7 @@ export WARDEN_SNAPSHOT=$build/controller/snapshot/warden-snapshot
 # the source, two copies, headroom: memstore holds about twice the data
 export RGW_MEMSTORE_BYTES=$(((mb * 8 + 512) * 1024 * 1024))
 rgw_start
-d=$SNAP_WORK/aws
-mkdir -p "$d"
-printf '%s' "$RGW_ACCESS" >"$d/accessKeyID"
-printf '%s' "$RGW_SECRET" >"$d/secretAccessKey"
-printf 'us-east-1' >"$d/region"
-printf 'true' >"$d/s3ForcePathStyle"
-export AWS_APPLICATION_CREDENTIALS=$d
+rgw_aws_credentials
 rgw_s3 -X PUT "$RGW_URL/bench" -H 'x-amz-bucket-object-lock-enabled: true' -o /dev/null
 prefix=bench/etcd-main
 echo "== seeding a ${mb} MiB snapshot"

@@ -21,13 +21,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/ceph-rgw.sh"
 
 rgw_start
-d=$SNAP_WORK/aws
-mkdir -p "$d"
-printf '%s' "$RGW_ACCESS" >"$d/accessKeyID"
-printf '%s' "$RGW_SECRET" >"$d/secretAccessKey"
-printf 'us-east-1' >"$d/region"
-printf 'true' >"$d/s3ForcePathStyle"
-export AWS_APPLICATION_CREDENTIALS=$d
+rgw_aws_credentials
 p=shoot--dev--main/etcd-main
 final=$SNAP_WORK/final
 head -c $((3 * 1024 * 1024)) /dev/urandom >"$final"

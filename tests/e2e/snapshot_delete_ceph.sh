@@ -11,13 +11,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/ceph-rgw.sh"
 
 rgw_start
-d=$SNAP_WORK/aws
-mkdir -p "$d"
-printf '%s' "$RGW_ACCESS" >"$d/accessKeyID"
-printf '%s' "$RGW_SECRET" >"$d/secretAccessKey"
-printf 'us-east-1' >"$d/region"
-printf 'true' >"$d/s3ForcePathStyle"
-export AWS_APPLICATION_CREDENTIALS=$d
+rgw_aws_credentials
 ns='xmlns="http://s3.amazonaws.com/doc/2006-03-01/"'
 md5b64() { printf '%s' "$1" | openssl md5 -binary | base64; }
 locked=shoot--a/v2/Full-00000000-00002300-1700000000.gz

@@ -176,3 +176,15 @@ rgw_s3() {
     curl -sS --fail-with-body --max-time 60 --aws-sigv4 aws:amz:us-east-1:s3 \
         -u "$RGW_ACCESS:$RGW_SECRET" -H x-amz-content-sha256:UNSIGNED-PAYLOAD "$@"
 }
+
+# etcd-backup-restore's S3 credentials directory for radosgw (path-style, us-east-1) in
+# $SNAP_WORK/aws, exported as AWS_APPLICATION_CREDENTIALS.
+rgw_aws_credentials() {
+    local d=$SNAP_WORK/aws
+    mkdir -p "$d"
+    printf '%s' "$RGW_ACCESS" >"$d/accessKeyID"
+    printf '%s' "$RGW_SECRET" >"$d/secretAccessKey"
+    printf 'us-east-1' >"$d/region"
+    printf 'true' >"$d/s3ForcePathStyle"
+    export AWS_APPLICATION_CREDENTIALS=$d
+}
