@@ -162,7 +162,8 @@ Test(screds, s3_env_order)
     put("accessKeyID", "fromdir");
     put("secretAccessKey", "S");
     put("region", "r");
-    snprintf(jp, sizeof jp, "%s/creds.json", dir);
+    /* not named *.json: such a file in the directory would be read instead of the others */
+    snprintf(jp, sizeof jp, "%s/creds-json", dir);
     FILE *f = fopen(jp, "w");
     fputs("{\"accessKeyID\":\"fromjson\",\"secretAccessKey\":\"S\",\"region\":\"r\"}", f);
     fclose(f);
@@ -265,4 +266,128 @@ Test(screds, ocs_dir_and_ecs_env_are_path_style_with_the_scheme_from_disable_ssl
     cr_assert_str_eq(c.region, "US-Standard");
     cr_assert(c.path_style && !c.disable_ssl);
     screds_s3_release(&c);
+}
+
+Test(screds, s3_env_chain_session_token_and_web_identity)
+{
+    struct screds_s3 c;
+    struct kerr_info err = { 0 };
+    char missing[128], tok[128];
+    unsetenv("AWS_APPLICATION_CREDENTIALS_JSON");
+    snprintf(missing, sizeof missing, "%s/not-mounted", dir);
+    setenv("AWS_APPLICATION_CREDENTIALS", missing, 1); /* as etcd-druid sets it without a Secret */
+    setenv("AWS_ACCESS_KEY_ID", "ASIATEMP", 1);
+    setenv("AWS_SECRET_ACCESS_KEY", "S", 1);
+    setenv("AWS_SESSION_TOKEN", "FwoGZXIvYXdzE", 1);
+    unsetenv("AWS_REGION");
+    setenv("AWS_DEFAULT_REGION", "eu-central-1", 1);
+    cr_assert_eq(screds_s3_from_env(&c, &err), KERR_OK, "%s", err.msg);
+    cr_assert_str_eq(c.access_key, "ASIATEMP");
+    cr_assert_str_eq(c.session_token, "FwoGZXIvYXdzE");
+    cr_assert_str_eq(c.region, "eu-central-1");
+    cr_assert_not(screds_s3_web_identity(&c));
+    screds_s3_release(&c);
+
+    unsetenv("AWS_ACCESS_KEY_ID");
+    unsetenv("AWS_SECRET_ACCESS_KEY");
+    unsetenv("AWS_SESSION_TOKEN");
+    snprintf(tok, sizeof tok, "%s/token", dir);
+    put("token", "eyJhbGciOi");
+    setenv("AWS_ROLE_ARN", "arn:aws:iam::123456789012:role/etcd-backup", 1);
+    setenv("AWS_WEB_IDENTITY_TOKEN_FILE", tok, 1);
+    setenv("AWS_ROLE_SESSION_NAME", "etcd-main", 1);
+    cr_assert_eq(screds_s3_from_env(&c, &err), KERR_OK, "%s", err.msg);
+    cr_assert(screds_s3_web_identity(&c));
+    cr_assert_null(c.access_key);
+    cr_assert_str_eq(c.role_arn, "arn:aws:iam::123456789012:role/etcd-backup");
+    cr_assert_str_eq(c.token_path, tok);
+    cr_assert_str_eq(c.session_name, "etcd-main");
+    screds_s3_release(&c);
+
+    unsetenv("AWS_DEFAULT_REGION");
+    cr_assert_eq(screds_s3_from_env(&c, &err), KERR_INVAL);
+    cr_assert(strstr(err.msg, "does not exist"), "%s", err.msg);
+    unsetenv("AWS_ROLE_ARN");
+    unsetenv("AWS_WEB_IDENTITY_TOKEN_FILE");
+    unsetenv("AWS_ROLE_SESSION_NAME");
+    unsetenv("AWS_APPLICATION_CREDENTIALS");
+}
+
+Test(screds, s3_json_file_in_the_directory_wins)
+{
+    struct screds_s3 c;
+    struct kerr_info err = { 0 };
+    char *p = NULL;
+    put("accessKeyID", "fromfiles");
+    put("secretAccessKey", "S");
+    put("region", "r");
+    cr_assert_eq(screds_dir_json(dir, &p, &err), KERR_OK);
+    cr_assert_null(p);
+    /* the first by name of the *.json entries; "json" without the dot is no extension */
+    put("zz.json", "{\"accessKeyID\":\"fromzz\",\"secretAccessKey\":\"S\",\"region\":\"r\"}");
+    put("b.json", "{\"accessKeyID\":\"fromb\",\"secretAccessKey\":\"S\",\"region\":\"x\"}");
+    put("a.json.bak", "{}");
+    put("ajson", "{}");
+    cr_assert_eq(screds_s3_read(SCREDS_DIR, dir, &c, &err), KERR_OK, "%s", err.msg);
+    cr_assert_str_eq(c.access_key, "fromb");
+    cr_assert_str_eq(c.region, "x");
+    screds_s3_release(&c);
+    /* a broken JSON file is an error naming it, never a fall-back to the per-key files */
+    put("a.json", "{\"accessKeyID\":");
+    cr_assert_neq(screds_s3_read(SCREDS_DIR, dir, &c, &err), KERR_OK);
+    cr_assert(strstr(err.msg, "a.json"), "%s", err.msg);
+    /* ABS reads it the same way */
+    put("a.json", "{\"storageAccount\":\"acct\",\"storageKey\":\"a2V5\"}");
+    struct screds_abs a;
+    cr_assert_eq(screds_abs_read(SCREDS_DIR, dir, &a, &err), KERR_OK, "%s", err.msg);
+    cr_assert_str_eq(a.account, "acct");
+    screds_abs_release(&a);
+    cr_assert_eq(screds_dir_json("/nonexistent-dir", &p, &err), KERR_NOTFOUND);
+}
+
+Test(screds, s3_web_identity_and_checksum_fields)
+{
+    struct screds_s3 c;
+    struct kerr_info err = { 0 };
+    char tok[128];
+    snprintf(tok, sizeof tok, "%s/token", dir);
+    put("roleARN", "arn:aws:iam::123456789012:role/etcd\n");
+    put("region", "eu-west-1");
+    put("token", "eyJhbGciOi\n");
+    put("requestChecksumCalculation", "WHEN_REQUIRED\n");
+    put("responseChecksumValidation", "when_supported");
+    cr_assert_eq(screds_s3_read(SCREDS_DIR, dir, &c, &err), KERR_OK, "%s", err.msg);
+    cr_assert(screds_s3_web_identity(&c));
+    cr_assert_str_eq(c.role_arn, "arn:aws:iam::123456789012:role/etcd");
+    cr_assert_str_eq(c.token_path, tok); /* the file's path: read again at each renewal */
+    cr_assert_eq(c.req_cs, SCREDS_CS_WHEN_REQUIRED);
+    cr_assert_eq(c.resp_cs, SCREDS_CS_WHEN_SUPPORTED);
+    screds_s3_release(&c);
+
+    /* static keys win over web identity, as upstream */
+    put("accessKeyID", "AK");
+    put("secretAccessKey", "SK");
+    cr_assert_eq(screds_s3_read(SCREDS_DIR, dir, &c, &err), KERR_OK, "%s", err.msg);
+    cr_assert_not(screds_s3_web_identity(&c) && c.access_key == NULL);
+    cr_assert_str_eq(c.access_key, "AK");
+    screds_s3_release(&c);
+
+    put("requestChecksumCalculation", "ALWAYS");
+    cr_assert_eq(screds_s3_read(SCREDS_DIR, dir, &c, &err), KERR_INVAL);
+    cr_assert(strstr(err.msg, "requestChecksumCalculation"), "%s", err.msg);
+    cr_assert(strstr(err.msg, "WHEN_SUPPORTED or WHEN_REQUIRED"), "%s", err.msg);
+
+    const char *j = "{\"roleARN\":\"arn:aws:iam::1:role/r\",\"tokenPath\":\"/var/run/token\","
+                    "\"region\":\"r\",\"responseChecksumValidation\":\"When_Required\"}";
+    cr_assert_eq(screds_s3_parse_json(j, strlen(j), &c, &err), KERR_OK, "%s", err.msg);
+    cr_assert_str_eq(c.token_path, "/var/run/token");
+    cr_assert_eq(c.resp_cs, SCREDS_CS_WHEN_REQUIRED);
+    cr_assert_eq(c.req_cs, SCREDS_CS_UNSET);
+    screds_s3_release(&c);
+    /* "token" is the directory form's file; in JSON the key is tokenPath */
+    j = "{\"roleARN\":\"arn:aws:iam::1:role/r\",\"token\":\"/var/run/token\",\"region\":\"r\"}";
+    cr_assert_eq(screds_s3_parse_json(j, strlen(j), &c, &err), KERR_INVAL);
+    cr_assert(strstr(err.msg, "roleARN and token"), "%s", err.msg);
+    j = "{\"region\":\"r\",\"responseChecksumValidation\":true}";
+    cr_assert_eq(screds_s3_parse_json(j, strlen(j), &c, &err), KERR_PARSE);
 }

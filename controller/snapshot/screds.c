@@ -2,10 +2,13 @@
 #include "controller/snapshot/screds.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/buf.h"
@@ -14,46 +17,59 @@
 
 #define FIELD_MAX (64 * 1024)
 
-enum ftype { F_STR, F_BOOL };
+/* F_PATH: in the directory form only, the path of the file when it exists (not its text). */
+enum ftype { F_STR, F_BOOL, F_PATH };
+
+/* Which forms read a field. */
+#define IN_DIR  1u
+#define IN_JSON 2u
+#define IN_BOTH (IN_DIR | IN_JSON)
 
 struct field {
     const char *name;
     enum ftype type;
     size_t off; /* offset of the char * or bool in the struct */
     bool required;
+    unsigned forms; /* 0: both */
 };
 
 static const struct field s3_fields[] = {
-    { "accessKeyID", F_STR, offsetof(struct screds_s3, access_key), true },
-    { "secretAccessKey", F_STR, offsetof(struct screds_s3, secret_key), true },
-    { "region", F_STR, offsetof(struct screds_s3, region), true },
-    { "endpoint", F_STR, offsetof(struct screds_s3, endpoint), false },
-    { "s3ForcePathStyle", F_BOOL, offsetof(struct screds_s3, path_style), false },
-    { "insecureSkipVerify", F_BOOL, offsetof(struct screds_s3, insecure), false },
-    { "trustedCaCert", F_STR, offsetof(struct screds_s3, ca_pem), false },
-    { "sseCustomerKey", F_STR, offsetof(struct screds_s3, sse_key), false },
-    { "sseCustomerAlgorithm", F_STR, offsetof(struct screds_s3, sse_alg), false },
-    { "bucketName", F_STR, offsetof(struct screds_s3, bucket), false },
-    { NULL, F_STR, 0, false },
+    /* either these two or roleARN + the token file: checked in s3_validate */
+    { "accessKeyID", F_STR, offsetof(struct screds_s3, access_key), false, 0 },
+    { "secretAccessKey", F_STR, offsetof(struct screds_s3, secret_key), false, 0 },
+    { "roleARN", F_STR, offsetof(struct screds_s3, role_arn), false, 0 },
+    { "tokenPath", F_STR, offsetof(struct screds_s3, token_path), false, IN_JSON },
+    { "token", F_PATH, offsetof(struct screds_s3, token_path), false, IN_DIR },
+    { "requestChecksumCalculation", F_STR, offsetof(struct screds_s3, req_checksum), false, 0 },
+    { "responseChecksumValidation", F_STR, offsetof(struct screds_s3, resp_checksum), false, 0 },
+    { "region", F_STR, offsetof(struct screds_s3, region), true, 0 },
+    { "endpoint", F_STR, offsetof(struct screds_s3, endpoint), false, 0 },
+    { "s3ForcePathStyle", F_BOOL, offsetof(struct screds_s3, path_style), false, 0 },
+    { "insecureSkipVerify", F_BOOL, offsetof(struct screds_s3, insecure), false, 0 },
+    { "trustedCaCert", F_STR, offsetof(struct screds_s3, ca_pem), false, 0 },
+    { "sseCustomerKey", F_STR, offsetof(struct screds_s3, sse_key), false, 0 },
+    { "sseCustomerAlgorithm", F_STR, offsetof(struct screds_s3, sse_alg), false, 0 },
+    { "bucketName", F_STR, offsetof(struct screds_s3, bucket), false, 0 },
+    { NULL, F_STR, 0, false, 0 },
 };
 
 /* The generic S3 stores' credential files (etcd-backup-restore's ocsAuthOptions). */
 static const struct field ocs_fields[] = {
-    { "accessKeyID", F_STR, offsetof(struct screds_s3, access_key), true },
-    { "secretAccessKey", F_STR, offsetof(struct screds_s3, secret_key), true },
-    { "region", F_STR, offsetof(struct screds_s3, region), true },
-    { "endpoint", F_STR, offsetof(struct screds_s3, endpoint), true },
-    { "disableSSL", F_BOOL, offsetof(struct screds_s3, disable_ssl), false },
-    { "insecureSkipVerify", F_BOOL, offsetof(struct screds_s3, insecure), false },
-    { NULL, F_STR, 0, false },
+    { "accessKeyID", F_STR, offsetof(struct screds_s3, access_key), true, 0 },
+    { "secretAccessKey", F_STR, offsetof(struct screds_s3, secret_key), true, 0 },
+    { "region", F_STR, offsetof(struct screds_s3, region), true, 0 },
+    { "endpoint", F_STR, offsetof(struct screds_s3, endpoint), true, 0 },
+    { "disableSSL", F_BOOL, offsetof(struct screds_s3, disable_ssl), false, 0 },
+    { "insecureSkipVerify", F_BOOL, offsetof(struct screds_s3, insecure), false, 0 },
+    { NULL, F_STR, 0, false, 0 },
 };
 
 static const struct field abs_fields[] = {
-    { "storageAccount", F_STR, offsetof(struct screds_abs, account), true },
-    { "storageKey", F_STR, offsetof(struct screds_abs, key_b64), true },
-    { "domain", F_STR, offsetof(struct screds_abs, domain), false },
-    { "emulatorEnabled", F_BOOL, offsetof(struct screds_abs, emulator), false },
-    { NULL, F_STR, 0, false },
+    { "storageAccount", F_STR, offsetof(struct screds_abs, account), true, 0 },
+    { "storageKey", F_STR, offsetof(struct screds_abs, key_b64), true, 0 },
+    { "domain", F_STR, offsetof(struct screds_abs, domain), false, 0 },
+    { "emulatorEnabled", F_BOOL, offsetof(struct screds_abs, emulator), false, 0 },
+    { NULL, F_STR, 0, false, 0 },
 };
 
 /* Go's strconv.ParseBool. */
@@ -114,14 +130,33 @@ static enum kerr read_file(const char *path, struct buf *b, struct kerr_info *er
     return rc;
 }
 
+static bool in_form(const struct field *f, unsigned form)
+{
+    return f->forms == 0 || (f->forms & form) != 0;
+}
+
 static enum kerr read_dir(const char *dir, const struct field *fields, void *obj,
                           struct kerr_info *err)
 {
     enum kerr rc = KERR_OK;
     struct buf b;
+    struct stat st;
     buf_init(&b, FIELD_MAX);
     for (const struct field *f = fields; f->name && rc == KERR_OK; f++) {
+        if (!in_form(f, IN_DIR)) {
+            continue;
+        }
         char *path = buf_dupf(4096, "%s/%s", dir, f->name);
+        if (path && f->type == F_PATH) {
+            char **slot = (char **)(void *)((char *)obj + f->off);
+            if (stat(path, &st) == 0) {
+                free(*slot);
+                *slot = path;
+            } else {
+                free(path);
+            }
+            continue;
+        }
         buf_reset(&b);
         rc = path ? read_file(path, &b, err) : kerr_set(err, KERR_NOMEM, NULL);
         free(path);
@@ -158,6 +193,9 @@ static enum kerr parse_json(const char *text, size_t len, const struct field *fi
         rc = kerr_set(err, KERR_PARSE, "credentials JSON is not an object");
     }
     for (const struct field *f = fields; f->name && rc == KERR_OK; f++) {
+        if (!in_form(f, IN_JSON)) {
+            continue;
+        }
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, f->name);
         if (v == NULL || cJSON_IsNull(v)) {
             continue;
@@ -189,11 +227,52 @@ static enum kerr check_required(const struct field *fields, const void *obj, str
     return KERR_OK;
 }
 
+enum kerr screds_dir_json(const char *dir, char **out, struct kerr_info *err)
+{
+    struct dirent **names = NULL;
+    *out = NULL;
+    int n = scandir(dir, &names, NULL, NULL);
+    if (n < 0) {
+        return kerr_set(err, errno == ENOENT ? KERR_NOTFOUND : KERR_IO,
+                        "cannot list the credentials directory %s: %s", dir,
+                        errno == ENOENT ? "no such directory" : "access failed");
+    }
+    /* Go's os.ReadDir order (bytes), the first whose extension (from the last dot) is .json */
+    const char *best = NULL;
+    for (int i = 0; i < n; i++) {
+        const char *dot = strrchr(names[i]->d_name, '.');
+        if (dot && strcmp(dot, ".json") == 0 &&
+            (best == NULL || strcmp(names[i]->d_name, best) < 0)) {
+            best = names[i]->d_name;
+        }
+    }
+    enum kerr rc = KERR_OK;
+    if (best && (*out = buf_dupf(8192, "%s/%s", dir, best)) == NULL) {
+        rc = kerr_set(err, KERR_NOMEM, NULL);
+    }
+    for (int i = 0; i < n; i++) {
+        free(names[i]);
+    }
+    free(names);
+    return rc;
+}
+
 static enum kerr read_any(enum screds_form form, const char *path, const struct field *fields,
                           void *obj, struct kerr_info *err)
 {
     if (form == SCREDS_DIR) {
-        return read_dir(path, fields, obj, err);
+        char *json = NULL;
+        enum kerr rc = screds_dir_json(path, &json, err);
+        if (rc == KERR_OK && json) {
+            rc = read_any(SCREDS_JSON, json, fields, obj, err);
+            if (rc != KERR_OK) {
+                kerr_wrap(err, "%s", json);
+            }
+            free(json);
+            return rc;
+        }
+        rc = rc == KERR_NOTFOUND ? KERR_OK : rc;
+        return rc ? rc : read_dir(path, fields, obj, err);
     }
     struct buf b;
     buf_init(&b, FIELD_MAX * 4);
@@ -205,9 +284,50 @@ static enum kerr read_any(enum screds_form form, const char *path, const struct 
     return rc;
 }
 
+bool screds_s3_web_identity(const struct screds_s3 *c)
+{
+    return c->role_arn && c->role_arn[0] && c->token_path && c->token_path[0];
+}
+
+/* requestChecksumCalculation / responseChecksumValidation as the AWS SDK's config reads
+ * them: when_supported or when_required, in any case. */
+static enum kerr checksum_mode(const char *name, const char *v, enum screds_checksum *out,
+                               struct kerr_info *err)
+{
+    if (v == NULL) {
+        *out = SCREDS_CS_UNSET;
+    } else if (strcasecmp(v, "when_supported") == 0) {
+        *out = SCREDS_CS_WHEN_SUPPORTED;
+    } else if (strcasecmp(v, "when_required") == 0) {
+        *out = SCREDS_CS_WHEN_REQUIRED;
+    } else {
+        return kerr_set(err, KERR_INVAL,
+                        "credential field %s: invalid value \"%.32s\", must be WHEN_SUPPORTED or "
+                        "WHEN_REQUIRED",
+                        name, v);
+    }
+    return KERR_OK;
+}
+
 static enum kerr s3_validate(struct screds_s3 *c, struct kerr_info *err)
 {
     enum kerr rc = check_required(s3_fields, c, err);
+    if (rc != KERR_OK) {
+        return rc;
+    }
+    /* etcd-backup-restore: static keys when accessKeyID is set, else web identity */
+    if (c->access_key && c->access_key[0]) {
+        if (c->secret_key == NULL || c->secret_key[0] == '\0') {
+            return kerr_set(err, KERR_INVAL,
+                            "credential field secretAccessKey is missing or empty");
+        }
+    } else if (!screds_s3_web_identity(c)) {
+        return kerr_set(err, KERR_INVAL,
+                        "credential field accessKeyID is missing or empty: set accessKeyID and "
+                        "secretAccessKey, or roleARN and token (web identity)");
+    }
+    rc = checksum_mode("requestChecksumCalculation", c->req_checksum, &c->req_cs, err);
+    rc = rc ? rc : checksum_mode("responseChecksumValidation", c->resp_checksum, &c->resp_cs, err);
     if (rc != KERR_OK) {
         return rc;
     }
@@ -253,33 +373,72 @@ enum kerr screds_s3_read(enum screds_form form, const char *path, struct screds_
     return rc;
 }
 
+/* A set, non-empty environment variable, else NULL. */
+static const char *env_str(const char *name)
+{
+    const char *v = getenv(name);
+    return v && v[0] ? v : NULL;
+}
+
+/* The AWS default chain's environment: static keys (with the session token), else web
+ * identity; the region from AWS_REGION, else AWS_DEFAULT_REGION. */
+static enum kerr s3_env_chain(struct screds_s3 *out, const char *dir, struct kerr_info *err)
+{
+    const char *region =
+        env_str("AWS_REGION") ? env_str("AWS_REGION") : env_str("AWS_DEFAULT_REGION");
+    const char *ak = env_str("AWS_ACCESS_KEY_ID");
+    const char *vals[6] = { NULL };
+    char **slots[6] = { &out->region,        &out->access_key, &out->secret_key,
+                        &out->session_token, &out->role_arn,   &out->token_path };
+    vals[0] = region;
+    if (ak && env_str("AWS_SECRET_ACCESS_KEY")) {
+        vals[1] = ak;
+        vals[2] = env_str("AWS_SECRET_ACCESS_KEY");
+        vals[3] = env_str("AWS_SESSION_TOKEN");
+    } else if (env_str("AWS_ROLE_ARN") && env_str("AWS_WEB_IDENTITY_TOKEN_FILE")) {
+        vals[4] = env_str("AWS_ROLE_ARN");
+        vals[5] = env_str("AWS_WEB_IDENTITY_TOKEN_FILE");
+    }
+    if (!region || (!vals[1] && !vals[4])) {
+        return kerr_set(err, KERR_INVAL,
+                        "no S3 credentials: set AWS_APPLICATION_CREDENTIALS (directory%s%s%s) or "
+                        "AWS_APPLICATION_CREDENTIALS_JSON (file), or AWS_REGION with "
+                        "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or with AWS_ROLE_ARN and "
+                        "AWS_WEB_IDENTITY_TOKEN_FILE",
+                        dir ? ": " : "", dir ? dir : "", dir ? " does not exist" : "");
+    }
+    for (size_t i = 0; i < 6; i++) {
+        if (vals[i] && (*slots[i] = strdup(vals[i])) == NULL) {
+            return kerr_set(err, KERR_NOMEM, NULL);
+        }
+    }
+    const char *name = env_str("AWS_ROLE_SESSION_NAME");
+    if (name && (out->session_name = strdup(name)) == NULL) {
+        return kerr_set(err, KERR_NOMEM, NULL);
+    }
+    return KERR_OK;
+}
+
 enum kerr screds_s3_from_env(struct screds_s3 *out, struct kerr_info *err)
 {
     const char *json = getenv("AWS_APPLICATION_CREDENTIALS_JSON");
     const char *dir = getenv("AWS_APPLICATION_CREDENTIALS");
+    struct stat st;
     memset(out, 0, sizeof *out);
     if (json && json[0]) {
         return screds_s3_read(SCREDS_JSON, json, out, err);
     }
-    if (dir && dir[0]) {
+    /* etcd-druid sets the directory even without a Secret to mount (ambient credentials):
+     * a directory that does not exist leaves the choice to the environment */
+    if (dir && dir[0] && (stat(dir, &st) == 0 || errno != ENOENT)) {
         return screds_s3_read(SCREDS_DIR, dir, out, err);
     }
-    const char *ak = getenv("AWS_ACCESS_KEY_ID");
-    const char *sk = getenv("AWS_SECRET_ACCESS_KEY");
-    const char *region = getenv("AWS_REGION");
-    if (!ak || !sk || !region) {
-        return kerr_set(err, KERR_INVAL,
-                        "no S3 credentials: set AWS_APPLICATION_CREDENTIALS (directory) or "
-                        "AWS_APPLICATION_CREDENTIALS_JSON (file)");
-    }
-    out->access_key = strdup(ak);
-    out->secret_key = strdup(sk);
-    out->region = strdup(region);
-    if (!out->access_key || !out->secret_key || !out->region) {
+    enum kerr rc = s3_env_chain(out, dir && dir[0] ? dir : NULL, err);
+    rc = rc ? rc : s3_validate(out, err);
+    if (rc != KERR_OK) {
         screds_s3_release(out);
-        return kerr_set(err, KERR_NOMEM, NULL);
     }
-    return KERR_OK;
+    return rc;
 }
 
 void screds_s3_release(struct screds_s3 *c)
@@ -289,6 +448,12 @@ void screds_s3_release(struct screds_s3 *c)
     }
     free(c->access_key);
     free(c->secret_key);
+    free(c->session_token);
+    free(c->role_arn);
+    free(c->token_path);
+    free(c->session_name);
+    free(c->req_checksum);
+    free(c->resp_checksum);
     free(c->region);
     free(c->endpoint);
     free(c->ca_pem);
