@@ -96,8 +96,18 @@ enum kerr s3_do(struct s3 *s, const char *method, const char *key, const char *q
         return rc;
     }
     rq.url = url;
+    struct curl_slist *tok = NULL;
+    rc = s3_auth(s, (struct curl_slist *)rq.headers, &tok, err);
+    if (rc != KERR_OK) {
+        curl_slist_free_all(base);
+        free(url);
+        memset(resp, 0, sizeof *resp);
+        return rc;
+    }
+    rq.headers = tok ? tok : rq.headers;
     rc = shttp_perform(&s->http, &rq, resp, err);
     s->kms_seen = s->kms_seen || (rc == KERR_OK && s3_kms(resp));
+    curl_slist_free_all(tok);
     curl_slist_free_all(base);
     free(url);
     return rc;
@@ -332,10 +342,12 @@ static enum kerr s_read(struct ostore *base, const struct ostore_obj *src, int64
         q = ev ? buf_dupf(1024, "versionId=%s", ev) : NULL;
     }
     rc = rc ? rc : s3_url(s, src->key, q, &url, err);
+    struct curl_slist *tok = NULL;
+    rc = rc ? rc : s3_auth(s, h, &tok, err);
     if (rc == KERR_OK) {
         struct shttp_req rq = { .method = "GET",
                                 .url = url,
-                                .headers = h,
+                                .headers = tok ? tok : h,
                                 .dst = dst,
                                 .dst_len = len,
                                 .retries = S3_RETRIES };
@@ -346,6 +358,7 @@ static enum kerr s_read(struct ostore *base, const struct ostore_obj *src, int64
         }
         shttp_resp_release(&r);
     }
+    curl_slist_free_all(tok);
     curl_slist_free_all(h);
     free(url);
     free(q);
@@ -432,8 +445,6 @@ static enum kerr setup_curl(struct s3 *s, struct kerr_info *err)
     if (curl_easy_setopt(c, CURLOPT_AWS_SIGV4, sig) != CURLE_OK) {
         return kerr_set(err, KERR_UNSUPPORTED, "libcurl without CURLOPT_AWS_SIGV4");
     }
-    curl_easy_setopt(c, CURLOPT_USERNAME, s->creds.access_key);
-    curl_easy_setopt(c, CURLOPT_PASSWORD, s->creds.secret_key);
     if (s->creds.ca_pem) {
         ca.data = s->creds.ca_pem;
         ca.len = strlen(s->creds.ca_pem);
@@ -496,6 +507,7 @@ enum kerr s3_open_with(const char *bucket, const char *endpoint_override,
     rc = rc ? rc : setup_endpoint(s, endpoint_override, err);
     rc = rc ? rc : setup_sse(s, err);
     rc = rc ? rc : setup_curl(s, err);
+    rc = rc ? rc : s3_auth_init(s, err);
     if (rc != KERR_OK) {
         s_destroy(&s->base);
         return rc;

@@ -6,6 +6,7 @@
 #define CONTROLLER_SNAPSHOT_S3INT_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "controller/snapshot/ostore.h"
 #include "controller/snapshot/screds.h"
@@ -24,8 +25,22 @@ struct s3 {
     char *host;
     char *sse_key_b64; /* SSE-C key and its MD5, base64; NULL without SSE-C */
     char *sse_key_md5_b64;
-    bool kms_seen; /* an answer said SSE-KMS: its ETags are no MD5s */
+    bool kms_seen;        /* an answer said SSE-KMS: its ETags are no MD5s */
+    bool web_identity;    /* the keys come from STS (s3auth.c) */
+    int64_t creds_expiry; /* when they expire, Unix seconds */
 };
+
+/* The request keys: static ones as read, or web identity's first from STS. */
+enum kerr s3_auth_init(struct s3 *s, struct kerr_info *err);
+
+/*
+ * Before each request: renew web identity's keys when they expire within minutes (a
+ * failed renewal is only logged while the current ones are still valid), and, when there
+ * is a session token, *out = a copy of h (BORROWED) with x-amz-security-token added
+ * (OWNS; curl signs it with the rest); else *out = NULL and h is sent as is.
+ */
+enum kerr s3_auth(struct s3 *s, struct curl_slist *h, struct curl_slist **out,
+                  struct kerr_info *err);
 
 /* URL of key (BORROWED; "" for the bucket) with an already encoded, sorted query
  * (BORROWED, may be NULL). *out OWNS it. */
