@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# S3 web identity as etcd-backup-restore reads it (roleARN + token in the store Secret,
+# or roleARN + tokenPath in a *.json file inside the credentials directory): warden-snapshot
+# calls STS AssumeRoleWithWebIdentity (tests/support/sts_standin.py, which checks the call
+# as the STS API reference specifies it) and sends the temporary keys' session token,
+# signed, on every S3 request (the stand-in's S3 gate refuses anything else before s3rver).
+# Keys issued inside the renewal window are renewed before the next request; a rotated
+# token file is read at the next call; a refused role fails the run with one error line.
+set -euo pipefail
+. "$(dirname "$0")/../lib/snapshot.sh"
+
+role=arn:aws:iam::123456789012:role/etcd-backup
+snap_s3_start
+snap_s3 put "$SNAP_PREFIX/v2/Full-00000000-00000100-1700000000.gz" /etc/hostname
+unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN AWS_ROLE_ARN AWS_WEB_IDENTITY_TOKEN_FILE
+
+# The store Secret as Gardener's workload identity writes it: no keys, a role and a token.
+wi=$SNAP_WORK/wi
+mkdir -p "$wi"
+printf '%s' "$role" >"$wi/roleARN"
+printf 'eyJhbGciOiJSUzI1NiJ9.first-token.sig\n' >"$wi/token"
+printf 'us-east-1' >"$wi/region"
+printf 'true' >"$wi/s3ForcePathStyle"
+
+STS_LOG=$SNAP_WORK/sts.log
+sts_start() { # sts_standin.py flags; sets STS_URL, GATE_URL
+    local out=$SNAP_WORK/sts.$RANDOM.out deadline=$((SECONDS + 60)) ports=""
+    : >"$out"
+    : >"$STS_LOG"
+    python3 "$SNAP_SRC/tests/support/sts_standin.py" --s3-upstream "$SNAP_S3_URL" \
+        --token-file "$wi/token" --log "$STS_LOG" "$@" >"$out" 2>>"$SNAP_WORK/sts.err" &
+    STS_PID=$!
+    snap_on_exit "snap_kill $STS_PID"
+    while [ $SECONDS -lt $deadline ]; do
+        ports=$(awk '$1 == "sts-standin" && $2 == "ready" {print $3, $4}' "$out" 2>/dev/null)
+        [ -n "$ports" ] && break
+        kill -0 "$STS_PID" 2>/dev/null || break
+        sleep 0.05
+    done
+    [ -n "$ports" ] || snap_fail "the STS stand-in did not start: $(tail -5 "$SNAP_WORK/sts.err")"
+    export AWS_ENDPOINT_URL_STS=http://127.0.0.1:${ports% *}/
+    GATE_URL=http://127.0.0.1:${ports#* }
+}
+# count of log entries matching a python expression over e (one entry)
+sts_count() {
+    python3 -c 'import json,sys; print(sum(1 for l in open(sys.argv[1]) for e in [json.loads(l)] if eval(sys.argv[2])))' \
+        "$STS_LOG" "$1"
+}
+
+# ---- the Secret's directory form; the first keys expire within the renewal window ----
+sts_start --role-arn "$role" --lifetime 120 --lifetime 3600
+printf '%s' "$GATE_URL" >"$wi/endpoint"
+export AWS_APPLICATION_CREDENTIALS=$wi
+unset AWS_APPLICATION_CREDENTIALS_JSON
+s3=(--storage-provider S3 --store-container "$SNAP_BUCKET" --store-prefix "$SNAP_PREFIX")
+snap_run list "${s3[@]}" >"$SNAP_WORK/list" 2>"$SNAP_WORK/list.log" ||
+    { cat "$SNAP_WORK/list.log" "$STS_LOG"; snap_fail "list with web identity failed"; }
+snap_has "Full-00000000-00000100-1700000000.gz kind=Full" "$SNAP_WORK/list" || snap_fail "not listed"
+[ "$(sts_count 'e["api"]=="sts" and e["ok"]')" -eq 2 ] ||
+    { cat "$STS_LOG"; snap_fail "want 2 STS calls: the first keys expire inside the window"; }
+[ "$(sts_count 'e["api"]=="s3" and not e["ok"]')" -eq 0 ] || { cat "$STS_LOG"; snap_fail "the S3 gate refused a request"; }
+[ "$(sts_count 'e["api"]=="s3"')" -ge 2 ] || { cat "$STS_LOG"; snap_fail "fewer than 2 S3 requests"; }
+python3 - "$STS_LOG" <<'EOF' || { cat "$STS_LOG"; snap_fail "S3 requests did not carry the newest session token"; }
+import json, sys
+toks, s3 = [], []
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if e["api"] == "sts":
+        toks.append(e["sessionToken"])
+    else:
+        s3.append((e["sessionToken"], len(toks)))
+# every S3 request carries the token of the latest STS answer before it
+assert all(tok == toks[n - 1] for tok, n in s3), s3
+EOF
+echo "directory form: STS called unsigned, keys renewed inside the window, session token signed on every request"
+
+# ---- a rotated token is read at the next call; extend works through the gate ----
+printf 'eyJhbGciOiJSUzI1NiJ9.rotated-token.sig\n' >"$wi/token"
+WARDEN_SNAPSHOT_NOW=1700086400 snap_run extend-snapshot-immutability "${s3[@]}" \
+    --gc-from-timestamp 1700000000 2>"$SNAP_WORK/x.log" ||
+    { cat "$SNAP_WORK/x.log" "$STS_LOG"; snap_fail "extend with web identity failed"; }
+snap_s3 get "$SNAP_PREFIX/v2/Full-00000000-00000100-1700086400.gz" | cmp -s - /etc/hostname ||
+    snap_fail "no copy made with web identity"
+[ "$(sts_count 'e["api"]=="s3" and not e["ok"]')" -eq 0 ] || { cat "$STS_LOG"; snap_fail "the S3 gate refused a request"; }
+snap_kill "$STS_PID"
+echo "rotated token: read at the next call; extend copied through temporary credentials"
+
+# ---- a *.json file inside the directory wins over its per-key files ----
+sts_start --role-arn "$role"
+wj=$SNAP_WORK/wj
+mkdir -p "$wj"
+printf 'AKIDONOTUSE' >"$wj/accessKeyID" # per-key files: ignored once a JSON file is there
+printf 'x' >"$wj/secretAccessKey"
+printf 'eu-west-1' >"$wj/region"
+cat >"$wj/credentials.json" <<EOF
+{"roleARN":"$role","tokenPath":"$wi/token","region":"us-east-1","endpoint":"$GATE_URL",
+ "s3ForcePathStyle":true,"requestChecksumCalculation":"WHEN_REQUIRED",
+ "responseChecksumValidation":"when_supported"}
+EOF
+export AWS_APPLICATION_CREDENTIALS=$wj
+snap_run list "${s3[@]}" >"$SNAP_WORK/list" 2>"$SNAP_WORK/list.log" ||
+    { cat "$SNAP_WORK/list.log" "$STS_LOG"; snap_fail "list with the directory's JSON file failed"; }
+snap_has "Full-00000000-00000100-1700086400.gz kind=Full" "$SNAP_WORK/list" || snap_fail "not listed (JSON)"
+[ "$(sts_count 'e["api"]=="sts" and e["ok"]')" -eq 1 ] || { cat "$STS_LOG"; snap_fail "want 1 STS call"; }
+[ "$(sts_count 'e["api"]=="s3" and not e["ok"]')" -eq 0 ] || { cat "$STS_LOG"; snap_fail "the S3 gate refused a request"; }
+
+# an invalid checksum setting is refused up front, naming the key
+sed -i 's/"WHEN_REQUIRED"/"ALWAYS"/' "$wj/credentials.json"
+if snap_run list "${s3[@]}" >/dev/null 2>"$SNAP_WORK/bad.log"; then snap_fail "requestChecksumCalculation ALWAYS accepted"; fi
+snap_has 'requestChecksumCalculation' "$SNAP_WORK/bad.log" || { cat "$SNAP_WORK/bad.log"; snap_fail "the error does not name the key"; }
+sed -i 's/"ALWAYS"/"WHEN_REQUIRED"/' "$wj/credentials.json"
+snap_kill "$STS_PID"
+echo "JSON file in the directory: read instead of the per-key files; bad checksum setting refused"
+
+# ---- a role STS refuses fails the run with one error line naming the refusal ----
+sts_start --role-arn arn:aws:iam::123456789012:role/another-role
+sed -i "s|\"endpoint\":\"[^\"]*\"|\"endpoint\":\"$GATE_URL\"|" "$wj/credentials.json"
+run_day 2
+[ "$RC" -ne 0 ] || { cat "$SNAP_WORK/run.log"; snap_fail "a refused role passed"; }
+one_error_line "AccessDenied"
+[ "$(sts_count 'e["api"]=="s3"')" -eq 0 ] || snap_fail "S3 was called without credentials"
+echo "refused role: the run fails with STS's AccessDenied, S3 is never called"
+echo "snapshot_s3_web_identity: ok"
