@@ -8,6 +8,7 @@
 # token file is read at the next call; a refused role fails the run with one error line.
 set -euo pipefail
 . "$(dirname "$0")/../lib/snapshot.sh"
+. "$(dirname "$0")/../lib/sts.sh"
 
 role=arn:aws:iam::123456789012:role/etcd-backup
 snap_s3_start
@@ -22,33 +23,8 @@ printf 'eyJhbGciOiJSUzI1NiJ9.first-token.sig\n' >"$wi/token"
 printf 'us-east-1' >"$wi/region"
 printf 'true' >"$wi/s3ForcePathStyle"
 
-STS_LOG=$SNAP_WORK/sts.log
-sts_start() { # sts_standin.py flags; sets STS_URL, GATE_URL
-    local out=$SNAP_WORK/sts.$RANDOM.out deadline=$((SECONDS + 60)) ports=""
-    : >"$out"
-    : >"$STS_LOG"
-    python3 "$SNAP_SRC/tests/support/sts_standin.py" --s3-upstream "$SNAP_S3_URL" \
-        --token-file "$wi/token" --log "$STS_LOG" "$@" >"$out" 2>>"$SNAP_WORK/sts.err" &
-    STS_PID=$!
-    snap_on_exit "snap_kill $STS_PID"
-    while [ $SECONDS -lt $deadline ]; do
-        ports=$(awk '$1 == "sts-standin" && $2 == "ready" {print $3, $4}' "$out" 2>/dev/null)
-        [ -n "$ports" ] && break
-        kill -0 "$STS_PID" 2>/dev/null || break
-        sleep 0.05
-    done
-    [ -n "$ports" ] || snap_fail "the STS stand-in did not start: $(tail -5 "$SNAP_WORK/sts.err")"
-    export AWS_ENDPOINT_URL_STS=http://127.0.0.1:${ports% *}/
-    GATE_URL=http://127.0.0.1:${ports#* }
-}
-# count of log entries matching a python expression over e (one entry)
-sts_count() {
-    python3 -c 'import json,sys; print(sum(1 for l in open(sys.argv[1]) for e in [json.loads(l)] if eval(sys.argv[2])))' \
-        "$STS_LOG" "$1"
-}
-
 # ---- the Secret's directory form; the first keys expire within the renewal window ----
-sts_start --role-arn "$role" --lifetime 120 --lifetime 3600
+sts_start "$wi/token" --role-arn "$role" --lifetime 120 --lifetime 3600
 printf '%s' "$GATE_URL" >"$wi/endpoint"
 export AWS_APPLICATION_CREDENTIALS=$wi
 unset AWS_APPLICATION_CREDENTIALS_JSON
@@ -82,11 +58,11 @@ WARDEN_SNAPSHOT_NOW=1700086400 snap_run extend-snapshot-immutability "${s3[@]}" 
 snap_s3 get "$SNAP_PREFIX/v2/Full-00000000-00000100-1700086400.gz" | cmp -s - /etc/hostname ||
     snap_fail "no copy made with web identity"
 [ "$(sts_count 'e["api"]=="s3" and not e["ok"]')" -eq 0 ] || { cat "$STS_LOG"; snap_fail "the S3 gate refused a request"; }
-snap_kill "$STS_PID"
+sts_stop
 echo "rotated token: read at the next call; extend copied through temporary credentials"
 
 # ---- a *.json file inside the directory wins over its per-key files ----
-sts_start --role-arn "$role"
+sts_start "$wi/token" --role-arn "$role"
 wj=$SNAP_WORK/wj
 mkdir -p "$wj"
 printf 'AKIDONOTUSE' >"$wj/accessKeyID" # per-key files: ignored once a JSON file is there
@@ -109,11 +85,11 @@ sed -i 's/"WHEN_REQUIRED"/"ALWAYS"/' "$wj/credentials.json"
 if snap_run list "${s3[@]}" >/dev/null 2>"$SNAP_WORK/bad.log"; then snap_fail "requestChecksumCalculation ALWAYS accepted"; fi
 snap_has 'requestChecksumCalculation' "$SNAP_WORK/bad.log" || { cat "$SNAP_WORK/bad.log"; snap_fail "the error does not name the key"; }
 sed -i 's/"ALWAYS"/"WHEN_REQUIRED"/' "$wj/credentials.json"
-snap_kill "$STS_PID"
+sts_stop
 echo "JSON file in the directory: read instead of the per-key files; bad checksum setting refused"
 
 # ---- a role STS refuses fails the run with one error line naming the refusal ----
-sts_start --role-arn arn:aws:iam::123456789012:role/another-role
+sts_start "$wi/token" --role-arn arn:aws:iam::123456789012:role/another-role
 sed -i "s|\"endpoint\":\"[^\"]*\"|\"endpoint\":\"$GATE_URL\"|" "$wj/credentials.json"
 run_day 2
 [ "$RC" -ne 0 ] || { cat "$SNAP_WORK/run.log"; snap_fail "a refused role passed"; }
