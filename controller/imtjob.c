@@ -361,14 +361,36 @@ static cJSON *container_of(const char *image, cJSON *cmd, int64_t gc_from,
     return c;
 }
 
-/* The pod template spec around ctr (TAKES). */
+/*
+ * The ServiceAccount of a pod without a store Secret: etcd-druid then mounts nothing and
+ * the sidecar takes the ambient credentials its pod gets through the Etcd's ServiceAccount
+ * (EKS IRSA's webhook injects AWS_ROLE_ARN, AWS_WEB_IDENTITY_TOKEN_FILE and the projected
+ * token for that account), so the CronJob runs as that account too: the Etcd's name, as
+ * etcd-druid names it, unless runtime component creation is disabled (the default account,
+ * as etcd-druid's pod). NULL when a Secret is mounted.
+ */
+static const char *ambient_account(const cJSON *etcd, const struct etcdspec_store *st)
+{
+    const cJSON *ann = kjson_get(etcd, "metadata.annotations");
+
+    if (st->secret_name || strcmp(st->provider_kind, "Local") == 0)
+        return NULL;
+    if (cJSON_GetObjectItemCaseSensitive(ann, ETCDSPEC_ANN_RUNTIME_DISABLED))
+        return "default";
+    return kjson_get_str(etcd, "metadata.name");
+}
+
+/* The pod template spec around ctr (TAKES); runs as sa when not NULL. */
 static cJSON *pod_of(cJSON *ctr, const struct etcdspec_store *st, const cJSON *secret,
-                     struct kerr_info *err)
+                     const char *sa, struct kerr_info *err)
 {
     cJSON *pod = cJSON_CreateObject();
     int ok = pod && ctr;
 
     ok = ok && store_volume(st, secret, pod, ctr, err) == KERR_OK;
+    /* the ambient identity comes with the account; its API token is not needed */
+    ok = ok && (!sa || (put(pod, "serviceAccountName", sa) &&
+                        !kjson_set_bool(pod, "automountServiceAccountToken", false, NULL)));
     ok = ok && put(pod, "restartPolicy", "OnFailure") &&
          !kjson_set_bool(pod, "securityContext.runAsNonRoot", true, NULL) &&
          !kjson_set_int(pod, "securityContext.runAsUser", IMTJOB_RUN_AS, NULL) &&
@@ -412,6 +434,14 @@ static enum kerr check_inputs(const cJSON *task, const cJSON *etcd, struct etcds
                       e->store.provider, e->store.provider_kind);
     if (rc == KERR_OK && !e->store.prefix)
         rc = kerr_set(err, KERR_INVAL, "spec.backup.store.prefix: required");
+    /* without a Secret only S3 has ambient credentials warden-snapshot reads (web identity
+     * from the environment); etcd-druid itself refuses ECS without one */
+    if (rc == KERR_OK && !e->store.secret_name && strcmp(e->store.provider_kind, "S3") != 0 &&
+        strcmp(e->store.provider_kind, "Local") != 0)
+        rc = kerr_set(err, KERR_INVAL,
+                      "spec.backup.store.secretRef: required for %s (the immutability task reads "
+                      "ambient credentials for S3 only)",
+                      e->store.provider_kind);
     return rc;
 }
 
@@ -493,7 +523,7 @@ enum kerr imtjob_cronjob_build_store(const cJSON *task, const cJSON *etcd, const
         return kerr_set(err, KERR_INVAL, "--immutability-task-command: no command words");
     pod = pod_of(container_of(image ? image : "etcd-warden/controller:v0.1.0", cmd, gc_from,
                               &e.store, kjson_get_str(etcd, "spec.backup.store.endpointOverride")),
-                 &e.store, secret, err);
+                 &e.store, secret, ambient_account(etcd, &e.store), err);
     imtjob_cronjob_name(kjson_get_str(task, "metadata.name"), name);
     cj = cJSON_CreateObject();
     if (!pod || !cj) {
