@@ -136,8 +136,9 @@ def main():
         die(f"the container runs {words[0]}, not warden-snapshot")
     argv = [binary] + [remap(w) for w in words[1:]]
     full_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    # AWS_ENDPOINT_URL_STS: the tests' STS stand-in, where a pod reaches AWS's STS
     for k in ("WARDEN_SNAPSHOT_NOW", "WARDEN_TERMINATION_LOG", "ASAN_OPTIONS", "UBSAN_OPTIONS",
-              "LSAN_OPTIONS"):
+              "LSAN_OPTIONS", "AWS_ENDPOINT_URL_STS"):
         if k in os.environ:
             full_env[k] = os.environ[k]
     full_env.update(env)
