@@ -164,11 +164,6 @@ enum kerr sts_assume_web_identity(const struct sts_web_identity *in, struct sts_
     }
     rc = rc ? rc : shttp_init(&h, err);
     if (rc == KERR_OK) {
-        if (in->ca_pem) {
-            struct curl_blob ca = { (void *)(uintptr_t)in->ca_pem, strlen(in->ca_pem),
-                                    CURL_BLOB_COPY };
-            curl_easy_setopt(h.curl, CURLOPT_CAINFO_BLOB, &ca);
-        }
         struct shttp_resp r;
         struct shttp_req rq = { .method = "POST",
                                 .url = url,

@@ -31,13 +31,13 @@ struct sts_creds {
     int64_t expires;     /* Expiration, Unix seconds */
 };
 
-/* What one call needs; every string BORROWED. session_name and ca_pem may be NULL. */
+/* What one call needs; every string BORROWED; session_name may be NULL. STS is reached with
+ * the system's CAs, as etcd-backup-restore's STS client (trustedCaCert is the store's). */
 struct sts_web_identity {
     const char *role_arn;
     const char *token_path;
     const char *session_name; /* NULL: "etcd-warden-<unix seconds>" */
     const char *region;
-    const char *ca_pem; /* extra trusted CA (PEM) for the endpoint, or NULL */
 };
 
 /*
