@@ -89,11 +89,11 @@ Test(gcsauth, jwt_is_rs256_signed_with_the_key_and_claims_rfc7523)
 Test(gcsauth, refusals_name_the_field)
 {
     EVP_PKEY *key;
-    char *js = sa_json("external_account", &key);
+    char *js = sa_json("authorized_user", &key);
     struct gcsauth a;
     struct kerr_info err;
     cr_assert_eq(gcsauth_parse(js, strlen(js), &a, &err), KERR_UNSUPPORTED);
-    cr_assert(strstr(err.msg, "external_account"), "%s", err.msg);
+    cr_assert(strstr(err.msg, "authorized_user"), "%s", err.msg);
     static const char *const bad[][2] = {
         { "{\"type\":\"service_account\",\"private_key\":\"x\"}", "client_email" },
         { "{\"type\":\"service_account\",\"client_email\":\"e\"}", "private_key" },

@@ -35,10 +35,19 @@ enum kerr gcsauth_parse(const char *text, size_t len, struct gcsauth *out, struc
     const char *email = str_field(root, "client_email");
     const char *pem = str_field(root, "private_key");
     const char *uri = str_field(root, "token_uri");
+    if (type && strcmp(type, "external_account") == 0) {
+        out->ext = calloc(1, sizeof *out->ext);
+        rc = out->ext ? stsgcp_parse(root, out->ext, err) : kerr_set(err, KERR_NOMEM, NULL);
+        cJSON_Delete(root);
+        if (rc != KERR_OK) {
+            gcsauth_release(out);
+        }
+        return rc;
+    }
     if (type == NULL || strcmp(type, "service_account") != 0) {
         rc = kerr_set(err, KERR_UNSUPPORTED,
                       "GCS credentials: type %s is not supported "
-                      "(service_account is)",
+                      "(service_account and external_account are)",
                       type ? type : "(missing)");
     } else if (email == NULL || pem == NULL) {
         rc = kerr_set(err, KERR_INVAL, "GCS credentials: %s is required",
@@ -99,6 +108,8 @@ void gcsauth_release(struct gcsauth *a)
         free(a->token_uri);
         free(a->token);
         EVP_PKEY_free(a->key);
+        stsgcp_release(a->ext);
+        free(a->ext);
         memset(a, 0, sizeof *a);
     }
 }
@@ -196,6 +207,18 @@ enum kerr gcsauth_token(struct gcsauth *a, struct shttp *h, const char **tok, st
     if (a->token && a->token_exp - 60 > now) {
         *tok = a->token;
         return KERR_OK;
+    }
+    if (a->ext) {
+        char *t = NULL;
+        int64_t exp = 0;
+        enum kerr xrc = stsgcp_token(a->ext, h, GCSAUTH_SCOPE, &t, &exp, err);
+        if (xrc == KERR_OK) {
+            free(a->token);
+            a->token = t;
+            a->token_exp = exp;
+            *tok = t;
+        }
+        return xrc;
     }
     enum kerr rc = gcsauth_jwt(a, now, &jwt, err);
     if (rc == KERR_OK) {

@@ -10,6 +10,8 @@
  * Fields read: type (must be "service_account"), client_email, private_key
  * (PEM), token_uri (default https://oauth2.googleapis.com/token). Unknown
  * fields are ignored; every missing or malformed one is refused naming it.
+ * Type "external_account" (workload identity federation) is read and its
+ * tokens obtained by stsgcp.
  *
  * Ownership: struct gcsauth OWNS its strings and key (gcsauth_release).
  * Thread safety: reentrant.
@@ -23,6 +25,7 @@
 
 #include "common/kerr.h"
 #include "controller/snapshot/shttp.h"
+#include "controller/snapshot/stsgcp.h"
 
 #define GCSAUTH_SCOPE     "https://www.googleapis.com/auth/devstorage.full_control"
 #define GCSAUTH_TOKEN_URI "https://oauth2.googleapis.com/token"
@@ -31,8 +34,9 @@ struct gcsauth {
     char *client_email;
     char *token_uri;
     EVP_PKEY *key;
-    char *token;       /* current access token, or NULL */
-    int64_t token_exp; /* Unix seconds it expires */
+    struct stsgcp *ext; /* external_account instead of the above, or NULL */
+    char *token;        /* current access token, or NULL */
+    int64_t token_exp;  /* Unix seconds it expires */
 };
 
 /* Parse a service-account key from JSON text (BORROWED, len bytes). */
