@@ -10,7 +10,7 @@
 
 static enum kerr parse(const char *text, struct stsgcp *x, struct kerr_info *err)
 {
-    cJSON *root = cJSON_Parse(text);
+    cJSON *root = cJSON_ParseWithLength(text, strlen(text));
     cr_assert_not_null(root, "%s", text);
     enum kerr rc = stsgcp_parse(root, x, err);
     cJSON_Delete(root);
