@@ -1,9 +1,11 @@
 #include "controller/snapshot/sts.h"
 
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "controller/snapshot/s3.h"
 #include "controller/snapshot/s3int.h"
 
 /* The answer as the STS API reference shows it. */
@@ -116,4 +118,38 @@ Test(s3auth, session_token_header_on_a_copy)
     cr_assert_str_eq(out->data, "x-amz-security-token: FwoGZXIvYXdzEXAMPLE");
     curl_slist_free_all(out);
     curl_slist_free_all(h);
+}
+
+/* Static keys, path style, an endpoint where nothing listens. */
+static enum kerr dead_store(struct screds_s3 *c, struct kerr_info *err)
+{
+    memset(c, 0, sizeof *c);
+    c->access_key = strdup("AK");
+    c->secret_key = strdup("SK");
+    c->region = strdup("us-east-1");
+    c->endpoint = strdup("http://127.0.0.1:9");
+    c->path_style = true;
+    return c->access_key && c->secret_key && c->region && c->endpoint
+               ? KERR_OK
+               : kerr_set(err, KERR_NOMEM, NULL);
+}
+
+/* A 403 that is no Object Lock refusal keeps the store's own words after the explanation
+ * (the message is built into the buffer holding them). */
+Test(s3auth, permission_refusal_keeps_the_store_message, .timeout = 60)
+{
+    struct ostore *st = NULL;
+    struct kerr_info err = { 0 };
+    struct ostore_obj obj = { 0 };
+    char key[] = "p/Full-1";
+    static const char store_said[] =
+        "S3 DeleteObject p/Full-1: HTTP 403 AccessDenied: Access Denied";
+    cr_assert_eq(s3_open_with("bkt", NULL, dead_store, &st, &err), KERR_OK, "%s", err.msg);
+    obj.key = key;
+    snprintf(err.msg, sizeof err.msg, "%s", store_said);
+    cr_assert_eq(s3_delete_refused((struct s3 *)st, &obj, &err), KERR_UNAUTHORIZED);
+    cr_assert(strstr(err.msg, "DeleteObjectVersion permission?): "), "%s", err.msg);
+    const char *tail = err.msg + strlen(err.msg) - strlen(store_said);
+    cr_assert_str_eq(tail, store_said, "%s", err.msg);
+    ostore_free(st);
 }

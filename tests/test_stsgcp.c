@@ -115,3 +115,16 @@ Test(stsgcp, answers)
     cr_assert_eq(stsgcp_impersonation_answer(200, nodate, strlen(nodate), &tok, &exp, &err),
                  KERR_PARSE);
 }
+
+/* A malformed credentials file: the parser's reason behind one prefix (the message used to
+ * be formatted into the buffer it was read from). */
+Test(stsgcp, malformed_file_message_keeps_its_reason)
+{
+    struct gcsauth a;
+    struct kerr_info err = { 0 };
+    cr_assert_eq(gcsauth_parse("{\"type\":", 8, &a, &err), KERR_PARSE);
+    const char *first = strstr(err.msg, "GCS credentials: ");
+    cr_assert_not_null(first, "%s", err.msg);
+    cr_assert_null(strstr(first + 1, "GCS credentials"), "%s", err.msg);
+    cr_assert_gt(strlen(err.msg), strlen("GCS credentials: ") + 4, "%s", err.msg);
+}

@@ -29,7 +29,8 @@ enum kerr gcsauth_parse(const char *text, size_t len, struct gcsauth *out, struc
     memset(out, 0, sizeof *out);
     enum kerr rc = kjson_parse(text, len, &lim, &root, NULL, err);
     if (rc != KERR_OK) {
-        return kerr_set(err, rc, "GCS credentials: %s", err ? err->msg : "malformed JSON");
+        kerr_wrap(err, "GCS credentials");
+        return rc;
     }
     const char *type = str_field(root, "type");
     const char *email = str_field(root, "client_email");

@@ -107,10 +107,13 @@ enum kerr s3_delete_refused(struct s3 *s, const struct ostore_obj *obj, struct k
     if (locked(s, obj, why, sizeof why)) {
         return kerr_set(err, KERR_FORBIDDEN, "S3 DeleteObject %s: %s", obj->key, why);
     }
+    /* the message is built into err: the refusal's text must be copied out first */
+    char refusal[sizeof err->msg];
+    snprintf(refusal, sizeof refusal, "%s", err ? err->msg : "");
     return kerr_set(err, KERR_UNAUTHORIZED,
                     "S3 DeleteObject %s: access denied and the object is not locked "
                     "(missing s3:DeleteObject / s3:DeleteObjectVersion permission?): %s",
-                    obj->key, err ? err->msg : "");
+                    obj->key, refusal);
 }
 
 enum kerr s3_exclude(struct ostore *base, const struct ostore_obj *obj, struct kerr_info *err)
