@@ -23,6 +23,7 @@
 
 #include "common/kerr.h"
 #include "controller/snapshot/ostore.h"
+#include "controller/snapshot/snapname.h"
 
 #define SNAPVERIFY_HEX_LEN 64
 
@@ -49,5 +50,17 @@ void snapverify_free(struct snapverify *v);
  * above: KERR_PARSE when it is corrupt, the store's error when it cannot be read. */
 enum kerr snapverify_object(struct ostore *s, const struct ostore_obj *obj, const char *compression,
                             char hex[SNAPVERIFY_HEX_LEN + 1], struct kerr_info *err);
+
+/* A verifier for the snapshot n stored at key (BORROWED) into *out (OWNED), or NULL
+ * (KERR_OK) when it is not verified: not a full snapshot, a chunk, or a compression this
+ * module cannot read (logged as a warning naming key). */
+enum kerr snapverify_for(const struct snap_name *n, const char *key, struct snapverify **out,
+                         struct kerr_info *err);
+
+/* The len bytes at off of the size-byte object key into v (NULL: nothing to do); after the
+ * last one (off + len == size) the verdict: KERR_IO "snapshot <key> is corrupt: ..." when it
+ * fails. */
+enum kerr snapverify_piece(struct snapverify *v, const char *key, int64_t size, int64_t off,
+                           const void *data, size_t len, struct kerr_info *err);
 
 #endif
