@@ -9,6 +9,7 @@
 #include <zlib.h>
 
 #include "common/log.h"
+#include "controller/snapshot/lzw.h"
 
 #define DIGEST_LEN 32
 #define SECTOR     512u
@@ -20,6 +21,7 @@ struct snapverify {
     bool inflating; /* compressed: the bytes go through zs */
     bool ended;     /* the compressed stream ended */
     z_stream zs;
+    struct lzw *lzw;                /* OWNS; ".Z": the bytes go through it */
     unsigned char *out;             /* OWNS: OUT_BUF inflated bytes */
     unsigned char tail[DIGEST_LEN]; /* the last bytes seen, not hashed yet */
     size_t tail_len;
@@ -36,6 +38,8 @@ enum kerr snapverify_new(const char *compression, struct snapverify **out, struc
         wbits = 16 + MAX_WBITS;
     } else if (strcmp(compression, ".zlib") == 0) {
         wbits = MAX_WBITS;
+    } else if (strcmp(compression, ".Z") == 0) {
+        wbits = -1;
     } else {
         return kerr_set(err, KERR_UNSUPPORTED, "cannot verify %s-compressed snapshots",
                         compression + 1);
@@ -46,7 +50,11 @@ enum kerr snapverify_new(const char *compression, struct snapverify **out, struc
         snapverify_free(v);
         return kerr_set(err, KERR_NOMEM, NULL);
     }
-    if (wbits) {
+    if (wbits < 0 && lzw_new(&v->lzw, err) != KERR_OK) {
+        snapverify_free(v);
+        return KERR_NOMEM;
+    }
+    if (wbits > 0) {
         if ((v->out = malloc(OUT_BUF)) == NULL || inflateInit2(&v->zs, wbits) != Z_OK) {
             snapverify_free(v);
             return kerr_set(err, KERR_NOMEM, NULL);
@@ -63,6 +71,7 @@ void snapverify_free(struct snapverify *v)
         if (v->inflating) {
             inflateEnd(&v->zs);
         }
+        lzw_free(v->lzw);
         EVP_MD_CTX_free(v->md);
         free(v->out);
         free(v);
@@ -93,9 +102,17 @@ static enum kerr feed(struct snapverify *v, const unsigned char *p, size_t n, st
     return KERR_OK;
 }
 
+static enum kerr feed_sink(void *ctx, const unsigned char *p, size_t n, struct kerr_info *err)
+{
+    return feed(ctx, p, n, err);
+}
+
 enum kerr snapverify_update(struct snapverify *v, const void *data, size_t len,
                             struct kerr_info *err)
 {
+    if (v->lzw) {
+        return lzw_update(v->lzw, data, len, feed_sink, v, err);
+    }
     if (!v->inflating) {
         return feed(v, data, len, err);
     }
@@ -137,7 +154,7 @@ enum kerr snapverify_finish(struct snapverify *v, char hex[SNAPVERIFY_HEX_LEN + 
     static const char digits[] = "0123456789abcdef";
     unsigned char d[EVP_MAX_MD_SIZE];
     unsigned dl = 0;
-    if (v->inflating && !v->ended) {
+    if ((v->inflating && !v->ended) || (v->lzw && !lzw_ended(v->lzw))) {
         return kerr_set(err, KERR_PARSE, "truncated: the compressed stream does not end");
     }
     /* etcd's rule (etcdctl snapshot restore, etcd-backup-restore before an upload): the
