@@ -26,7 +26,7 @@ rgw_aws_credentials
 rgw_s3 -X PUT "$RGW_URL/bench" -H 'x-amz-bucket-object-lock-enabled: true' -o /dev/null
 prefix=bench/etcd-main
 echo "== seeding a ${mb} MiB snapshot"
-head -c "$((mb * 1024 * 1024))" /dev/urandom >"$SNAP_WORK/snap"
+snap_fixture "$SNAP_WORK/snap" "$((mb * 1024 * 1024))" Full.gz
 rgw_s3 --max-time 600 -T "$SNAP_WORK/snap" \
     "$RGW_URL/bench/$prefix/v2/Full-00000000-00001000-1700000000.gz.final" -o /dev/null
 rm -f "$SNAP_WORK/snap"

@@ -12,7 +12,7 @@ rgw_start
 rgw_aws_credentials
 p=shoot--dev--main/etcd-main
 key=$p/v2/Full-00000000-00002300-1700000000.gz.final
-head -c 100000 /dev/urandom >"$SNAP_WORK/final"
+snap_fixture "$SNAP_WORK/final" 100000 "$key"
 ns='xmlns="http://s3.amazonaws.com/doc/2006-03-01/"'
 md5b64() { printf '%s' "$1" | openssl md5 -binary | base64; }
 
