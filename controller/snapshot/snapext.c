@@ -152,7 +152,7 @@ enum kerr snapext_mark_recorded(struct ostore *s, struct snapext_set *set, struc
             continue;
         }
         enum kerr rc = s->ops->head(s, e->obj.key, &h, &e2);
-        if (rc != KERR_OK) {
+        if (rc != KERR_OK && rc != KERR_NOTFOUND) { /* not found: under a delete marker */
             log_warn("cannot read a snapshot's recorded digest", "key", e->obj.key, "error",
                      e2.msg);
         }

@@ -42,7 +42,8 @@ echo "Local: a 0-byte copy is never the source; the new copy has the original's 
 snap_s3_start
 snap_fixture "$SNAP_WORK/final" $((3 * 1024 * 1024)) Full.gz
 snap_s3 put "$p/v2/Full-00000000-00000200-1700000000.gz" "$SNAP_WORK/final"
-snap_s3 put "$p/v2/Full-00000000-00000200-1700000500.gz" /etc/hostname # the sidecar's, unmarked
+snap_fixture "$SNAP_WORK/sidecar" 2048 Full.gz
+snap_s3 put "$p/v2/Full-00000000-00000200-1700000500.gz" "$SNAP_WORK/sidecar" # the sidecar's, unmarked
 fake='"0123456789abcdef0123456789abcdef"'
 proxy_start "$SNAP_S3_URL" --set-header '*:*:x-amz-server-side-encryption:aws:kms' \
     --set-header "HEAD:*:ETag:$fake" --set-header "PUT:*:ETag:$fake"
