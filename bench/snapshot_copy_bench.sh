@@ -25,7 +25,7 @@ snap_s3_start
 snap_abs_start
 src=bench/etcd-main/v2/Full-00000000-00001000-1700000000.gz
 echo "== seeding a ${mb} MiB snapshot in s3rver"
-head -c "$((mb * 1024 * 1024))" /dev/urandom >"$SNAP_WORK/snap"
+snap_fixture "$SNAP_WORK/snap" "$((mb * 1024 * 1024))" "$src"
 snap_s3 put "$src" "$SNAP_WORK/snap"
 rm -f "$SNAP_WORK/snap"
 

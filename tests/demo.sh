@@ -178,7 +178,7 @@ kc_druid -n shoot label statefulset etcd-main demo- >/dev/null
 chapter "2. Hibernation: cut traffic, final snapshot, scale to zero, keep the snapshot immutable"
 now=$(date +%s)
 seed() { # kind-revisions, age in seconds, suffix
-    head -c $((2000 + RANDOM)) /dev/urandom >"$WH_DIR/seed"
+    snap_fixture "$WH_DIR/seed" $((2000 + RANDOM)) "$3"
     snap_s3 put "shoot--etcd-main/v2/$1-$((now - $2))$3" "$WH_DIR/seed"
 }
 seed Full-00000000-00000003 7200 .gz   # revisions below the sidecar stand-in's final one
@@ -202,7 +202,7 @@ final=$(grep -oE 'Full-[0-9]{8}-[0-9]{8}-[0-9]+(\.[a-z]+)?\.final' <<<"$OUT" | h
 [ -n "$final" ] || demo_fail "the task names no final snapshot"
 # backup-double answers like the sidecar but stores nothing: put the object where the
 # sidecar would have uploaded it
-head -c 4096 /dev/urandom >"$WH_DIR/final"
+snap_fixture "$WH_DIR/final" 4096 "$final"
 snap_s3 put "shoot--etcd-main/v2/$final" "$WH_DIR/final"
 check "the sidecar took one final full snapshot" 1 \
     "$(curl -sf "$DRUID_DOUBLE_URL/admin/requests" | grep -c '"final":"true"')"

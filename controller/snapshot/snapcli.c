@@ -25,7 +25,8 @@ struct cli {
     const char *mode;
     int64_t retention_days;
     bool dry_run;
-    bool verify;
+    bool verify_hash; /* list: read every full snapshot; extend: a no-op (the default) */
+    bool skip_hash;   /* --skip-hash-check: no verification at all */
     int verbose;
 };
 
@@ -41,7 +42,8 @@ enum {
     OPT_THRESHOLD,
     OPT_EXTMODE,
     OPT_RETENTION,
-    OPT_VERIFY
+    OPT_VERIFY,
+    OPT_SKIP_HASH
 };
 
 static void usage(FILE *f)
@@ -51,9 +53,10 @@ static void usage(FILE *f)
             "--store-container C --store-prefix X [--store-endpoint-override URL] "
             "--gc-from-timestamp T "
             "[--mode copy|extend-in-place|auto] [--retention-days N] [--copy-mode server|stream] "
-            "[--verify-hash] [--dry-run] [-v]\n"
+            "[--skip-hash-check] [--dry-run] [-v]\n"
             "       warden-snapshot list --storage-provider P --store-container C "
-            "--store-prefix X [--store-endpoint-override URL] [--verify-hash] [-v]\n"
+            "--store-prefix X [--store-endpoint-override URL] [--verify-hash | --skip-hash-check] "
+            "[-v]\n"
             "       warden-snapshot delete-snapshots --storage-provider P --store-container C "
             "--store-prefix X [--store-endpoint-override URL] [--dry-run] [-v]\n"
             "       warden-snapshot copy --from-storage-provider P --from-store-container C "
@@ -91,6 +94,7 @@ static int parse_flags(int argc, char **argv, struct cli *c)
         { "part-size", required_argument, NULL, OPT_PART },
         { "copy-part-threshold", required_argument, NULL, OPT_THRESHOLD },
         { "verify-hash", no_argument, NULL, OPT_VERIFY },
+        { "skip-hash-check", no_argument, NULL, OPT_SKIP_HASH },
         { "verbose", no_argument, NULL, 'v' },
         { NULL, 0, NULL, 0 },
     };
@@ -130,7 +134,10 @@ static int parse_flags(int argc, char **argv, struct cli *c)
             c->dry_run = true;
             break;
         case OPT_VERIFY:
-            c->verify = true;
+            c->verify_hash = true;
+            break;
+        case OPT_SKIP_HASH:
+            c->skip_hash = true;
             break;
         case OPT_PART:
             if (parse_i64(optarg, &v) != 0 || v < 1024 || v > (int64_t)1 << 30) {
@@ -197,7 +204,7 @@ static int parse_gc_from(const char *s, int64_t *out)
 static int run_extend(struct cli *c, struct ostore *s, int64_t gc)
 {
     struct snapext_opts o = {
-        .prefix = c->clean_prefix, .gc_from = gc, .dry_run = c->dry_run, .verify = c->verify
+        .prefix = c->clean_prefix, .gc_from = gc, .dry_run = c->dry_run, .verify = !c->skip_hash
     };
     struct snapext_result res;
     struct kerr_info err = { 0 };
@@ -243,7 +250,8 @@ static int run(struct cli *c, int64_t gc)
     }
     if (strcmp(c->cmd, "list") == 0) {
         if (snapext_collect(s, c->clean_prefix, &set, &err) != KERR_OK ||
-            (c->verify && snapext_verify_all(s, &set, &err) != KERR_OK) ||
+            (c->verify_hash && snapext_verify_all(s, &set, &err) != KERR_OK) ||
+            (!c->verify_hash && !c->skip_hash && snapext_mark_recorded(s, &set, &err) != KERR_OK) ||
             snapext_print(&set, stdout, &err) != KERR_OK) {
             status = fail(what, &err);
         }
@@ -267,6 +275,11 @@ static int check_args(struct cli *c, int64_t *gc)
     }
     if (snap_clean_prefix(c->prefix, &c->clean_prefix, NULL) != KERR_OK) {
         fprintf(stderr, "warden-snapshot: out of memory\n");
+        return -1;
+    }
+    if (c->verify_hash && c->skip_hash) {
+        fprintf(stderr, "warden-snapshot: --verify-hash and --skip-hash-check exclude each "
+                        "other\n");
         return -1;
     }
     if (strcmp(c->cmd, "list") == 0) {

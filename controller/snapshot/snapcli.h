@@ -3,9 +3,16 @@
  *
  *   warden-snapshot extend-snapshot-immutability --storage-provider P
  *       --store-container C --store-prefix X --gc-from-timestamp T
- *       [--copy-mode server|stream] [--dry-run] [-v]
+ *       [--mode copy|extend-in-place|auto] [--retention-days N]
+ *       [--copy-mode server|stream] [--skip-hash-check] [--dry-run] [-v]
  *   warden-snapshot list --storage-provider P --store-container C
- *       --store-prefix X [-v]
+ *       --store-prefix X [--verify-hash | --skip-hash-check] [-v]
+ *
+ * extend-snapshot-immutability checks the SHA-256 of the snapshot it copies
+ * or extends (snapverify.h) unless --skip-hash-check; --verify-hash is
+ * accepted there and changes nothing. list reads every full snapshot to
+ * check it only with --verify-hash, else marks the recorded digests
+ * (snapext.h); --skip-hash-check leaves the marks out.
  *
  * Flags take "--flag=value" or "--flag value". --store-container falls back
  * to $STORAGE_CONTAINER (as etcd-backup-restore). --gc-from-timestamp is

@@ -12,6 +12,7 @@
 
 #include "common/ktime.h"
 #include "common/log.h"
+#include "controller/snapshot/snapverify.h"
 
 /* Set by SIGTERM/SIGINT (snapcopy_main): the run stops between parts and rolls back. */
 static volatile sig_atomic_t stop_requested;
@@ -103,11 +104,14 @@ static void hex_of(const unsigned char *d, size_t n, char *out)
     out[2 * n] = '\0';
 }
 
-/* src's bytes through buf into an upload u of dst, hashed on the way. */
+/* src's bytes through buf into an upload u of dst, hashed (and verified by v) on the way. */
 static enum kerr stream_parts(struct ostore *src, const struct ostore_obj *o, struct ostore *dst,
                               struct ostore_upload *u, unsigned char *buf, size_t bl,
-                              EVP_MD_CTX *md, struct kerr_info *err)
+                              EVP_MD_CTX *md, struct snapverify *v, struct kerr_info *err)
 {
+    if (o->size == 0) {
+        return snapverify_piece(v, o->key, 0, 0, buf, 0, err);
+    }
     for (int64_t off = 0; off < o->size;) {
         size_t n = (size_t)(o->size - off < (int64_t)bl ? o->size - off : (int64_t)bl);
         enum kerr rc = check_stop(err);
@@ -117,6 +121,11 @@ static enum kerr stream_parts(struct ostore *src, const struct ostore_obj *o, st
         }
         if (EVP_DigestUpdate(md, buf, n) != 1) {
             return kerr_set(err, KERR_INTERNAL, "MD5 update failed");
+        }
+        /* the verdict before the last part is sent: a corrupt snapshot is never visible */
+        rc = snapverify_piece(v, o->key, o->size, off, buf, n, err);
+        if (rc != KERR_OK) {
+            return rc;
         }
         rc = dst->ops->up_part(dst, u, buf, n, err);
         if (rc != KERR_OK) {
@@ -154,12 +163,13 @@ static enum kerr verify(struct ostore *dst, const char *key, int64_t size, const
     return rc;
 }
 
-/* One object: src (as listed) to key in dst; it->md5/size filled. *committed: the upload
- * began, so an object of ours may exist at key (a provider may send a one-part object in
- * up_part already), unless the store answered KERR_EXISTS (the key is someone else's). */
+/* One object: src (as listed) to key in dst; it->md5/size filled; v (NULL: none) verifies
+ * it. *committed: the upload began, so an object of ours may exist at key (a provider may
+ * send a one-part object in up_part already), unless the store answered KERR_EXISTS (the
+ * key is someone else's). */
 static enum kerr copy_one(struct ostore *src, const struct ostore_obj *listed, struct ostore *dst,
-                          const char *key, unsigned char *buf, size_t bl, struct snapcopy_item *it,
-                          bool *committed, struct kerr_info *err)
+                          const char *key, unsigned char *buf, size_t bl, struct snapverify *v,
+                          struct snapcopy_item *it, bool *committed, struct kerr_info *err)
 {
     struct ostore_obj o = { 0 };
     struct ostore_upload *u = NULL;
@@ -194,7 +204,7 @@ static enum kerr copy_one(struct ostore *src, const struct ostore_obj *listed, s
         goto out;
     }
     *committed = true;
-    rc = stream_parts(src, &o, dst, u, buf, bl, md, err);
+    rc = stream_parts(src, &o, dst, u, buf, bl, md, v, err);
     rc = rc ? rc : check_stop(err);
     if (rc != KERR_OK) {
         dst->ops->up_abort(dst, u);
@@ -298,11 +308,16 @@ enum kerr snapcopy_run(struct ostore *src, struct ostore *dst, const struct snap
     }
     for (size_t i = 0; rc == KERR_OK && i < n; i++) {
         struct snapcopy_item *it = &res->v[i];
+        struct snapverify *v = NULL;
         committed = false;
         rc = check_stop(err);
+        if (!o->skip_hash_check) {
+            rc = rc ? rc : snapverify_for(&set.v[idx[i]].name, set.v[idx[i]].obj.key, &v, err);
+        }
         rc = rc ? rc
-                : copy_one(src, &set.v[idx[i]].obj, dst, it->destination, buf, bl, it, &committed,
-                           err);
+                : copy_one(src, &set.v[idx[i]].obj, dst, it->destination, buf, bl, v, it,
+                           &committed, err);
+        snapverify_free(v);
         if (rc != KERR_OK) {
             failed_at = i;
         } else {
@@ -380,7 +395,7 @@ static void usage(FILE *f)
                "[--from-credentials-dir DIR]\n"
                "           --to-storage-provider P --to-store-container C --to-store-prefix X "
                "[--to-store-endpoint-override URL] [--to-credentials-dir DIR]\n"
-               "           [--snapshot NAME | --until TIME] [-v]\n");
+               "           [--snapshot NAME | --until TIME] [--skip-hash-check] [-v]\n");
 }
 
 static void print_result(const struct snapcopy_opts *o, const struct snapcopy_result *r)
@@ -440,7 +455,22 @@ static int parse_until(const char *s, int64_t *out)
     return -1;
 }
 
-enum { O_FP = 256, O_FC, O_FX, O_FE, O_FD, O_TP, O_TC, O_TX, O_TE, O_TD, O_SNAP, O_UNTIL, O_PART };
+enum {
+    O_FP = 256,
+    O_FC,
+    O_FX,
+    O_FE,
+    O_FD,
+    O_TP,
+    O_TC,
+    O_TX,
+    O_TE,
+    O_TD,
+    O_SNAP,
+    O_UNTIL,
+    O_PART,
+    O_SKIP
+};
 
 static int parse(int argc, char **argv, struct side *from, struct side *to, struct snapcopy_opts *o,
                  int *verbose)
@@ -459,6 +489,7 @@ static int parse(int argc, char **argv, struct side *from, struct side *to, stru
         { "snapshot", required_argument, NULL, O_SNAP },
         { "until", required_argument, NULL, O_UNTIL },
         { "part-size", required_argument, NULL, O_PART },
+        { "skip-hash-check", no_argument, NULL, O_SKIP },
         { "verbose", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -495,6 +526,8 @@ static int parse(int argc, char **argv, struct side *from, struct side *to, stru
                 return -1;
             }
             from->cfg.part_size = to->cfg.part_size = (size_t)part;
+        } else if (c == O_SKIP) {
+            o->skip_hash_check = true;
         } else if (c == 'v') {
             (*verbose)++;
         } else if (c == 'h') {

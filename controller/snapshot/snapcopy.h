@@ -8,7 +8,7 @@
  *       [--from-credentials-dir DIR]
  *       --to-storage-provider P --to-store-container C --to-store-prefix X
  *       [--to-store-endpoint-override URL] [--to-credentials-dir DIR]
- *       [--snapshot NAME | --until TIME] [--part-size BYTES] [-v]
+ *       [--snapshot NAME | --until TIME] [--part-size BYTES] [--skip-hash-check] [-v]
  *
  * Credentials: each side's provider reads them as the other subcommands do
  * (screds.h); --from/--to-credentials-dir name a mounted Secret directory
@@ -27,6 +27,13 @@
  *   neither          the same over every snapshot.
  * Each goes to "<to-prefix>/v2/<SnapName>" (a v1 source lands in v2, the
  * name unchanged), full first, deltas in order.
+ *
+ * Every full snapshot (not a chunk) is verified as it is streamed, unless
+ * --skip-hash-check: its last 32 bytes (decompressed) must be the SHA-256 of
+ * the rest (snapverify.h); the verdict comes before its last part is sent,
+ * so a corrupt one is never committed: the run fails naming it ("snapshot
+ * <key> is corrupt: ...") and rolls back as below. A compression snapverify
+ * cannot read is copied unverified, with a warning.
  *
  * Every destination key is checked absent before anything is written
  * (create-only; the providers' conditional writes guard the race). Each
@@ -81,6 +88,7 @@ struct snapcopy_opts {
     const char *to_prefix;
     const char *snapshot; /* --snapshot, or NULL */
     int64_t until;        /* --until, Unix seconds; 0: no bound */
+    bool skip_hash_check; /* --skip-hash-check: full snapshots are not verified */
 };
 
 /*

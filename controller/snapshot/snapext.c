@@ -141,8 +141,31 @@ enum kerr snapext_verify_all(struct ostore *s, struct snapext_set *set, struct k
     return KERR_OK;
 }
 
+enum kerr snapext_mark_recorded(struct ostore *s, struct snapext_set *set, struct kerr_info *err)
+{
+    (void)err;
+    for (size_t i = 0; i < set->n; i++) {
+        struct snapext_entry *e = &set->v[i];
+        struct ostore_obj h = { 0 };
+        struct kerr_info e2 = { 0 };
+        if (e->name.kind != SNAP_FULL || e->name.is_chunk) {
+            continue;
+        }
+        enum kerr rc = s->ops->head(s, e->obj.key, &h, &e2);
+        if (rc != KERR_OK && rc != KERR_NOTFOUND) { /* not found: under a delete marker */
+            log_warn("cannot read a snapshot's recorded digest", "key", e->obj.key, "error",
+                     e2.msg);
+        }
+        e->hash = rc == KERR_OK && h.own_copy && strlen(h.sha256) == SNAPVERIFY_HEX_LEN
+                      ? "recorded"
+                      : "unchecked";
+        ostore_obj_release(&h);
+    }
+    return KERR_OK;
+}
+
 /*
- * --verify-hash before src is copied: a copy warden-snapshot verified before carries the
+ * Before src is copied or extended: a copy warden-snapshot verified before carries the
  * digest (OSTORE_SHA256) and is not read again; anything else is read and verified. The
  * digest is then recorded on the new copy (s->copy_sha256).
  */
@@ -298,6 +321,13 @@ static enum kerr extend_in_place(struct ostore *s, const struct snapext_set *set
         return kerr_set(err, KERR_UNSUPPORTED, "%s has no object-level lock", s->ops->name);
     }
     snprintf(res->source, sizeof res->source, "%s", e->obj.key);
+    if (o->verify) {
+        enum kerr rc = verify_source(s, e, err);
+        if (rc != KERR_OK) {
+            return rc; /* not extended */
+        }
+        res->verified = true;
+    }
     if (o->dry_run && o->mode == SNAPEXT_AUTO) {
         return kerr_set(err, KERR_UNSUPPORTED, "a dry run of auto shows the copy");
     }
@@ -317,6 +347,7 @@ enum kerr snapext_extend(struct ostore *s, const struct snapext_opts *o, struct 
     struct snapext_set set = { 0 };
     struct ostore_copy_result cr;
     char *dst = NULL;
+    char verified[sizeof res->source] = "";
     memset(res, 0, sizeof *res);
     enum kerr rc = snapext_collect(s, o->prefix, &set, err);
     if (rc != KERR_OK) {
@@ -328,6 +359,8 @@ enum kerr snapext_extend(struct ostore *s, const struct snapext_opts *o, struct 
             goto out;
         }
         log_info("no object-level lock here: copying instead", "reason", err ? err->msg : "");
+        /* the snapshot verified for the extension need not be read again for the copy */
+        snprintf(verified, sizeof verified, "%s", res->verified ? res->source : "");
         memset(res, 0, sizeof *res);
         rc = KERR_OK;
     }
@@ -351,7 +384,7 @@ enum kerr snapext_extend(struct ostore *s, const struct snapext_opts *o, struct 
     log_info(o->dry_run ? "dry run: would copy the latest full snapshot"
                         : "copying the latest full snapshot",
              "source", src->obj.key, "copy", dst, "mode", o->server_copy ? "server" : "stream");
-    if (o->verify) {
+    if (o->verify && strcmp(verified, src->obj.key) != 0) {
         rc = verify_source(s, src, err);
         if (rc != KERR_OK) {
             goto out; /* nothing copied, nothing collected */

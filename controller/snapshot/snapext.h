@@ -33,7 +33,7 @@
 struct snapext_entry {
     struct snap_name name;
     struct ostore_obj obj; /* OWNS its strings */
-    const char *hash;      /* snapext_verify_all: "ok", "corrupt", "unchecked"; else NULL */
+    const char *hash;      /* "ok", "corrupt", "unchecked", "recorded" (see below); else NULL */
 };
 
 struct snapext_set {
@@ -51,13 +51,20 @@ void snapext_set_release(struct snapext_set *set);
 /* One line per snapshot (the `list` subcommand):
  *   <key> kind=Full start=0 last=9002 created=<RFC 3339>(<unix>) compression=gz|none
  *   final=true|false chunk=true|false exclude=true|false immutable-until=<RFC 3339>|unknown
- *   size=<bytes> [sha256=ok|corrupt|unchecked (after snapext_verify_all)] */
+ *   size=<bytes> [sha256=ok|corrupt|unchecked|recorded (full snapshots, after
+ *   snapext_verify_all or snapext_mark_recorded)] */
 enum kerr snapext_print(const struct snapext_set *set, FILE *f, struct kerr_info *err);
 
-/* --verify-hash for `list`: read every full snapshot (not chunks) through snapverify.h and
- * set its hash mark; unchecked where it cannot be verified (LZW). A corrupt one is logged
- * with the reason; errors reading the store fail the call. */
+/* `list --verify-hash`: read every full snapshot (not chunks) through snapverify.h and
+ * set its hash mark; unchecked where it cannot be verified (an unknown compression). A
+ * corrupt one is logged with the reason; errors reading the store fail the call. */
 enum kerr snapext_verify_all(struct ostore *s, struct snapext_set *set, struct kerr_info *err);
+
+/* `list` without --verify-hash: no snapshot is read; every full snapshot (not chunks) is
+ * marked "recorded" when it carries the digest warden-snapshot verified as it made it
+ * (OSTORE_SHA256 with its mark; one head request each), else "unchecked". Never fails: a
+ * head that fails is logged and marked unchecked. */
+enum kerr snapext_mark_recorded(struct ostore *s, struct snapext_set *set, struct kerr_info *err);
 
 /* --mode: copy (steps 1-3), extend-in-place (the retention of the snapshot a restore would
  * take is extended where it lies: no bytes copied, no new object, nothing to collect), or
@@ -70,10 +77,10 @@ struct snapext_opts {
     int64_t now;        /* createdOn of the new copy, Unix seconds */
     bool server_copy;   /* --copy-mode server */
     bool dry_run;
-    bool verify; /* --verify-hash: the source's SHA-256 is checked before it is copied (not
-                  * read again when it is a copy carrying its recorded digest) and recorded
-                  * on the new copy; a corrupt source fails the run before anything is
-                  * copied or collected */
+    bool verify; /* unless --skip-hash-check: the SHA-256 of the snapshot to copy or to
+                  * extend in place is checked first (not read again when it is a copy
+                  * carrying its recorded digest) and recorded on the new copy; a corrupt
+                  * one fails the run before anything is copied, extended or collected */
     enum snapext_mode mode;
     int64_t retention; /* --retention-days in seconds; 0: the bucket's default retention */
 };
@@ -85,6 +92,7 @@ struct snapext_result {
     int deleted;      /* earlier copies deleted */
     int immutable;    /* deletions refused (still immutable) */
     bool in_place;    /* extended in place: copy is "", until the new retain-until date */
+    bool verified;    /* the snapshot to extend in place was verified (or unverifiable) */
     int64_t until;
 };
 

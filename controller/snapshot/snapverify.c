@@ -8,7 +8,11 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "common/log.h"
+#include "controller/snapshot/lzw.h"
+
 #define DIGEST_LEN 32
+#define SECTOR     512u
 #define OUT_BUF    (64u * 1024u)
 #define READ_BUF   (1u << 20)
 
@@ -17,6 +21,7 @@ struct snapverify {
     bool inflating; /* compressed: the bytes go through zs */
     bool ended;     /* the compressed stream ended */
     z_stream zs;
+    struct lzw *lzw;                /* OWNS; ".Z": the bytes go through it */
     unsigned char *out;             /* OWNS: OUT_BUF inflated bytes */
     unsigned char tail[DIGEST_LEN]; /* the last bytes seen, not hashed yet */
     size_t tail_len;
@@ -33,6 +38,8 @@ enum kerr snapverify_new(const char *compression, struct snapverify **out, struc
         wbits = 16 + MAX_WBITS;
     } else if (strcmp(compression, ".zlib") == 0) {
         wbits = MAX_WBITS;
+    } else if (strcmp(compression, ".Z") == 0) {
+        wbits = -1;
     } else {
         return kerr_set(err, KERR_UNSUPPORTED, "cannot verify %s-compressed snapshots",
                         compression + 1);
@@ -43,7 +50,11 @@ enum kerr snapverify_new(const char *compression, struct snapverify **out, struc
         snapverify_free(v);
         return kerr_set(err, KERR_NOMEM, NULL);
     }
-    if (wbits) {
+    if (wbits < 0 && lzw_new(&v->lzw, err) != KERR_OK) {
+        snapverify_free(v);
+        return KERR_NOMEM;
+    }
+    if (wbits > 0) {
         if ((v->out = malloc(OUT_BUF)) == NULL || inflateInit2(&v->zs, wbits) != Z_OK) {
             snapverify_free(v);
             return kerr_set(err, KERR_NOMEM, NULL);
@@ -60,6 +71,7 @@ void snapverify_free(struct snapverify *v)
         if (v->inflating) {
             inflateEnd(&v->zs);
         }
+        lzw_free(v->lzw);
         EVP_MD_CTX_free(v->md);
         free(v->out);
         free(v);
@@ -90,9 +102,17 @@ static enum kerr feed(struct snapverify *v, const unsigned char *p, size_t n, st
     return KERR_OK;
 }
 
+static enum kerr feed_sink(void *ctx, const unsigned char *p, size_t n, struct kerr_info *err)
+{
+    return feed(ctx, p, n, err);
+}
+
 enum kerr snapverify_update(struct snapverify *v, const void *data, size_t len,
                             struct kerr_info *err)
 {
+    if (v->lzw) {
+        return lzw_update(v->lzw, data, len, feed_sink, v, err);
+    }
     if (!v->inflating) {
         return feed(v, data, len, err);
     }
@@ -134,11 +154,17 @@ enum kerr snapverify_finish(struct snapverify *v, char hex[SNAPVERIFY_HEX_LEN + 
     static const char digits[] = "0123456789abcdef";
     unsigned char d[EVP_MAX_MD_SIZE];
     unsigned dl = 0;
-    if (v->inflating && !v->ended) {
+    if ((v->inflating && !v->ended) || (v->lzw && !lzw_ended(v->lzw))) {
         return kerr_set(err, KERR_PARSE, "truncated: the compressed stream does not end");
     }
-    if (v->tail_len < DIGEST_LEN) {
-        return kerr_set(err, KERR_PARSE, "truncated: %llu bytes, no SHA-256 at the end", v->total);
+    /* etcd's rule (etcdctl snapshot restore, etcd-backup-restore before an upload): the
+     * database is whole 512-byte sectors, so the digest is there when the length is
+     * 512 k + 32. */
+    if (v->tail_len < DIGEST_LEN || v->total % SECTOR != DIGEST_LEN) {
+        return kerr_set(err, KERR_PARSE,
+                        "no SHA-256 at the end: %llu bytes, not 512 k + 32 (truncated, or not "
+                        "an etcd snapshot)",
+                        v->total);
     }
     if (EVP_DigestFinal_ex(v->md, d, &dl) != 1 || dl != DIGEST_LEN) {
         return kerr_set(err, KERR_INTERNAL, "SHA-256 failed");
@@ -178,4 +204,35 @@ enum kerr snapverify_object(struct ostore *s, const struct ostore_obj *obj, cons
     free(buf);
     snapverify_free(v);
     return rc;
+}
+
+enum kerr snapverify_for(const struct snap_name *n, const char *key, struct snapverify **out,
+                         struct kerr_info *err)
+{
+    struct kerr_info e2 = { 0 };
+    *out = NULL;
+    if (n->kind != SNAP_FULL || n->is_chunk) {
+        return KERR_OK;
+    }
+    enum kerr rc = snapverify_new(n->compression, out, &e2);
+    if (rc == KERR_UNSUPPORTED) {
+        log_warn("snapshot not verified", "key", key, "reason", e2.msg);
+        return KERR_OK;
+    }
+    return rc ? kerr_set(err, rc, "%s", e2.msg) : KERR_OK;
+}
+
+enum kerr snapverify_piece(struct snapverify *v, const char *key, int64_t size, int64_t off,
+                           const void *data, size_t len, struct kerr_info *err)
+{
+    struct kerr_info e2 = { 0 };
+    char hex[SNAPVERIFY_HEX_LEN + 1];
+    enum kerr rc = v ? snapverify_update(v, data, len, &e2) : KERR_OK;
+    if (rc == KERR_OK && v && off + (int64_t)len == size) {
+        rc = snapverify_finish(v, hex, &e2);
+    }
+    if (rc == KERR_PARSE) {
+        return kerr_set(err, KERR_IO, "snapshot %s is corrupt: %s", key, e2.msg);
+    }
+    return rc ? kerr_set(err, rc, "verifying %s: %s", key, e2.msg) : KERR_OK;
 }

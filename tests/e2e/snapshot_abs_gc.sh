@@ -8,7 +8,7 @@ set -euo pipefail
 
 snap_abs_start
 p=$SNAP_PREFIX
-head -c 200000 /dev/urandom >"$SNAP_WORK/v1full"
+snap_fixture "$SNAP_WORK/v1full" 200000 Full.gz
 snap_abs put "$p/v1/Backup-1600000000/Full-00000000-00001000-1600000000.gz" "$SNAP_WORK/v1full"
 flags=(--storage-provider ABS --store-container "$SNAP_BUCKET" --store-prefix "$p"
        --gc-from-timestamp 1600000500)

@@ -3,7 +3,9 @@
 # bucket with a default COMPLIANCE retention: the retention of the snapshot a restore would
 # take is extended where it lies (retain-until read back; no new object or version), never
 # shortened (a shorter --retention-days leaves it; the store itself refuses a shorter date);
-# --mode auto extends in place there and copies on a bucket without Object Lock.
+# --mode auto extends in place there and copies on a bucket without Object Lock (reading
+# the snapshot once to verify it). A corrupt snapshot is not extended: the run fails naming
+# it, its retain-until unchanged; --skip-hash-check extends it.
 set -euo pipefail
 . "$(dirname "$0")/../lib/snapshot.sh"
 . "$(dirname "$0")/../lib/ceph-rgw.sh"
@@ -12,7 +14,7 @@ rgw_start
 rgw_aws_credentials
 p=shoot--dev--main/etcd-main
 key=$p/v2/Full-00000000-00002300-1700000000.gz.final
-head -c 100000 /dev/urandom >"$SNAP_WORK/final"
+snap_fixture "$SNAP_WORK/final" 100000 "$key"
 ns='xmlns="http://s3.amazonaws.com/doc/2006-03-01/"'
 md5b64() { printf '%s' "$1" | openssl md5 -binary | base64; }
 
@@ -20,7 +22,7 @@ rgw_s3 -X PUT "$RGW_URL/inplace" -H 'x-amz-bucket-object-lock-enabled: true' -o 
 body="<ObjectLockConfiguration $ns><ObjectLockEnabled>Enabled</ObjectLockEnabled><Rule><DefaultRetention><Mode>COMPLIANCE</Mode><Days>1</Days></DefaultRetention></Rule></ObjectLockConfiguration>"
 rgw_s3 -X PUT "$RGW_URL/inplace?object-lock=" -H "Content-MD5: $(md5b64 "$body")" --data-binary "$body" -o /dev/null
 rgw_s3 -T "$SNAP_WORK/final" "$RGW_URL/inplace/$key" -o /dev/null
-until_of() { rgw_s3 "$RGW_URL/inplace/$key?retention=" | sed -n 's/.*<RetainUntilDate>\([^<.]*\).*/\1/p'; }
+until_of() { rgw_s3 "$RGW_URL/inplace/${1:-$key}?retention=" | sed -n 's/.*<RetainUntilDate>\([^<.]*\).*/\1/p'; }
 versions() { rgw_s3 "$RGW_URL/inplace?prefix=shoot--dev--main%2F&versions=" | grep -o '<VersionId>' | wc -l; }
 run() { # flags...; status in RC
     set +e
@@ -60,7 +62,25 @@ rgw_s3 -X PUT "$RGW_URL/plainb" -o /dev/null
 rgw_s3 -T "$SNAP_WORK/final" "$RGW_URL/plainb/$key" -o /dev/null
 run --store-container plainb --mode auto
 [ $RC -eq 0 ] || { cat "$SNAP_WORK/run.log"; snap_fail "auto on an unlocked bucket failed"; }
+[ "$(grep -c '"snapshot verified"' "$SNAP_WORK/run.log")" -eq 1 ] ||
+    { cat "$SNAP_WORK/run.log"; snap_fail "auto did not verify the snapshot exactly once"; }
 rgw_s3 "$RGW_URL/plainb/$p/v2/Full-00000000-00002300-1700086400.gz.final" | cmp -s - "$SNAP_WORK/final" ||
     snap_fail "auto did not copy on a bucket without Object Lock"
 echo "auto: in place with Object Lock, a copy without"
+
+bad=$p/v2/Full-00000000-00002400-1700000500
+snap_fixture "$SNAP_WORK/bad" 100000
+printf 'X' | dd of="$SNAP_WORK/bad" bs=1 seek=5000 conv=notrunc status=none
+rgw_s3 -T "$SNAP_WORK/bad" "$RGW_URL/inplace/$bad" -o /dev/null
+bad_before=$(until_of "$bad")
+run --store-container inplace --mode extend-in-place --retention-days 3
+[ $RC -ne 0 ] || { cat "$SNAP_WORK/run.log"; snap_fail "a corrupt snapshot was extended"; }
+[ "$(grep -c '"level":"error"' "$SNAP_WORK/run.log")" -eq 1 ] &&
+    grep '"level":"error"' "$SNAP_WORK/run.log" | snap_has -F "snapshot $bad is corrupt" ||
+    { cat "$SNAP_WORK/run.log"; snap_fail "not one error line naming the corrupt snapshot"; }
+[ "$(until_of "$bad")" = "$bad_before" ] || snap_fail "the corrupt snapshot's retention changed"
+run --store-container inplace --mode extend-in-place --retention-days 3 --skip-hash-check
+[ $RC -eq 0 ] && [ "$(until_of "$bad")" != "$bad_before" ] ||
+    { cat "$SNAP_WORK/run.log"; snap_fail "--skip-hash-check did not extend it"; }
+echo "a corrupt snapshot is not extended in place (--skip-hash-check extends it)"
 echo "snapshot_ceph_inplace: ok"

@@ -24,7 +24,7 @@ rgw_start
 rgw_aws_credentials
 p=shoot--dev--main/etcd-main
 final=$SNAP_WORK/final
-head -c $((3 * 1024 * 1024)) /dev/urandom >"$final"
+snap_fixture "$final" $((3 * 1024 * 1024)) Full.gz
 
 ns='xmlns="http://s3.amazonaws.com/doc/2006-03-01/"'
 mkbucket() { # name, then lock|none
@@ -105,7 +105,7 @@ echo "Object Lock: locked copies refused and kept, collected by version once del
 # A newer full under a delete marker, not tagged: etcd-backup-restore's versioned listing
 # keeps it (oldest version) and its restore takes it, so it is the one extended.
 marked=$p/v2/Full-00000000-00002500-1700200000.gz
-head -c 70000 /dev/urandom >"$SNAP_WORK/marked"
+snap_fixture "$SNAP_WORK/marked" 70000 "$marked"
 rgw_s3 -T "$SNAP_WORK/marked" "$RGW_URL/worm/$marked" -o /dev/null
 rgw_s3 -X DELETE "$RGW_URL/worm/$marked" -o /dev/null
 run worm 4
@@ -123,10 +123,12 @@ rgw_s3 -X PUT "$RGW_URL/wormd?object-lock=" -H "Content-MD5: $(printf '%s' "$bod
     --data-binary "$body" -o /dev/null
 rgw_s3 -T "$final" "$RGW_URL/wormd/$orig" -o /dev/null
 proxy_start "$RGW_URL" --corrupt "GET:/wormd/$orig"
+# --skip-hash-check: the SHA-256 check would refuse the damaged read before copying; this is
+# the copy's own content check
 set +e
 WARDEN_SNAPSHOT_NOW=$((1700000000 + 86400)) snap_run extend-snapshot-immutability --storage-provider S3 \
     --store-container wormd --store-prefix "$p" --store-endpoint-override "$PROXY_URL" \
-    --gc-from-timestamp 1700000001 --copy-mode stream 2>"$SNAP_WORK/run.log"
+    --gc-from-timestamp 1700000001 --copy-mode stream --skip-hash-check 2>"$SNAP_WORK/run.log"
 RC=$?
 set -e
 proxy_stop

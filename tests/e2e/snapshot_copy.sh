@@ -76,10 +76,10 @@ KEYS=(v1/Backup-1600000000/Full-00000000-00001000-1600000000
       v2/Full-00000000-00003000-1700004000/0000000001
       v2/README.txt)
 for k in "${KEYS[@]}"; do
-    head -c $((2000 + RANDOM)) /dev/urandom >"$SNAP_WORK/seed/$(echo "$k" | tr / _)"
+    snap_fixture "$SNAP_WORK/seed/$(echo "$k" | tr / _)" $((2000 + RANDOM)) "$k"
 done
-head -c 6000 /dev/urandom >"$SNAP_WORK/seed/excluded"
-head -c 6000 /dev/urandom >"$SNAP_WORK/seed/sibling"
+snap_fixture "$SNAP_WORK/seed/excluded" 6000 Full.gz
+snap_fixture "$SNAP_WORK/seed/sibling" 6000 Full.gz
 for s in Local S3 ABS; do
     for k in "${KEYS[@]}"; do put $s "$P/$k" "$SNAP_WORK/seed/$(echo "$k" | tr / _)"; done
     put $s "$P-2/v2/Full-00000000-00005000-1700005000.gz" "$SNAP_WORK/seed/sibling"
@@ -182,7 +182,7 @@ TO_CREDS=$SNAP_WORK/aws-proxy copy Local S3 "$P" faulty --until 1700001300
 snap_has 'partial copy deleted' "$SNAP_WORK/copy.log" || snap_fail "the full was not deleted"
 proxy_stop
 #   a block of a multi-block upload refused by Azurite
-head -c $((12 * 1024 * 1024)) /dev/urandom >"$SNAP_WORK/seed/big"
+snap_fixture "$SNAP_WORK/seed/big" $((12 * 1024 * 1024)) Full.gz
 put Local "big/v2/Full-00000000-00009000-1700009000.gz" "$SNAP_WORK/seed/big"
 proxy_start "$SNAP_ABS_URL" --rule 'PUT:comp=block:503:ServerBusy:inf'
 printf '%s' "${PROXY_URL#http://}" >"$SNAP_WORK/azure-proxy/domain"
@@ -228,7 +228,7 @@ proxy_stop
 echo "SIGTERM mid-copy: stopped, and everything written removed"
 
 # 6. bounded memory: 40 MiB through the default 8 MiB part.
-head -c $((40 * 1024 * 1024)) /dev/urandom >"$SNAP_WORK/seed/large"
+snap_fixture "$SNAP_WORK/seed/large" $((40 * 1024 * 1024)) Full.gz
 put S3 "large/v2/Full-00000000-00009999-1700009999.gz" "$SNAP_WORK/seed/large"
 copy S3 ABS large large
 [ $RC -eq 0 ] || { cat "$SNAP_WORK/copy.log"; snap_fail "the large copy failed"; }

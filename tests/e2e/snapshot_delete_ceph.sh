@@ -19,7 +19,7 @@ free=shoot--a/v2/Incr-00002301-00002400-1700000100.gz
 beside=shoot--a-events/v2/Full-00000000-00000100-1700000000.gz
 
 rgw_s3 -X PUT "$RGW_URL/entries" -H 'x-amz-bucket-object-lock-enabled: true' -o /dev/null
-head -c 20000 /dev/urandom >"$SNAP_WORK/obj"
+snap_fixture "$SNAP_WORK/obj" 20000 Full.gz
 for k in "$locked" "$free" "$free" "$beside"; do # the free key twice: two versions
     rgw_s3 -T "$SNAP_WORK/obj" "$RGW_URL/entries/$k" -o /dev/null
 done

@@ -11,7 +11,9 @@ dead=http://127.0.0.1:9 # discard port: nothing listens
 
 # ---- S3 ----
 snap_s3_start
-snap_s3 put "$SNAP_PREFIX/v2/Full-00000000-00000100-1700000000.gz" /etc/hostname
+full=$SNAP_WORK/full.gz
+snap_fixture "$full" 4096
+snap_s3 put "$SNAP_PREFIX/v2/Full-00000000-00000100-1700000000.gz" "$full"
 printf '%s' "$dead" >"$AWS_APPLICATION_CREDENTIALS/endpoint"
 s3=(--storage-provider S3 --store-container "$SNAP_BUCKET" --store-prefix "$SNAP_PREFIX")
 if snap_run list "${s3[@]}" >/dev/null 2>&1; then
@@ -23,13 +25,13 @@ snap_has "Full-00000000-00000100-1700000000.gz kind=Full" "$SNAP_WORK/s3.list" |
 WARDEN_SNAPSHOT_NOW=1700086400 snap_run extend-snapshot-immutability "${s3[@]}" \
     --store-endpoint-override "$SNAP_S3_URL/" --gc-from-timestamp 1700000000 2>"$SNAP_WORK/s3x.log" ||
     { cat "$SNAP_WORK/s3x.log"; snap_fail "S3 extend with --store-endpoint-override failed"; }
-snap_s3 get "$SNAP_PREFIX/v2/Full-00000000-00000100-1700086400.gz" | cmp -s - /etc/hostname ||
+snap_s3 get "$SNAP_PREFIX/v2/Full-00000000-00000100-1700086400.gz" | cmp -s - "$full" ||
     snap_fail "S3: no copy through the override"
 echo "S3: the override wins over the Secret's endpoint"
 
 # ---- ABS ----
 snap_abs_start
-snap_abs put "$SNAP_PREFIX/v2/Full-00000000-00000100-1700000000.gz" /etc/hostname
+snap_abs put "$SNAP_PREFIX/v2/Full-00000000-00000100-1700000000.gz" "$full"
 printf '127.0.0.1:9' >"$AZURE_APPLICATION_CREDENTIALS/domain"
 abs=(--storage-provider ABS --store-container "$SNAP_BUCKET" --store-prefix "$SNAP_PREFIX")
 if snap_run list "${abs[@]}" >/dev/null 2>&1; then
@@ -53,7 +55,7 @@ abs_day() { # day, then the proxy's rules; status in RC
 }
 abs_day 1
 [ $RC -eq 0 ] || { cat "$SNAP_WORK/run.log"; snap_fail "ABS extend through the override failed"; }
-snap_abs get "$SNAP_PREFIX/v2/Full-00000000-00000100-1700086400.gz" | cmp -s - /etc/hostname ||
+snap_abs get "$SNAP_PREFIX/v2/Full-00000000-00000100-1700086400.gz" | cmp -s - "$full" ||
     snap_fail "ABS: no copy through the override"
 abs_day 2 --rule 'DELETE:*:409:BlobImmutableDueToPolicy:inf:This operation is not permitted as the blob is immutable due to a policy.'
 [ $RC -eq 0 ] || { cat "$SNAP_WORK/run.log"; snap_fail "an immutable blob failed the run"; }

@@ -11,7 +11,7 @@ snap_abs_start
 abs_put() { snap_abs put "$1" "$2"; }
 SNAP_FINAL=$SNAP_PREFIX/v2/Full-00000000-00002300-1700002000.gz.final
 SNAP_FINAL_FILE=$SNAP_WORK/final
-head -c $((3 * 1024 * 1024)) /dev/urandom >"$SNAP_FINAL_FILE"
+snap_fixture "$SNAP_FINAL_FILE" $((3 * 1024 * 1024)) "$SNAP_FINAL"
 abs_ls() { snap_abs ls "$1"; }
 : >"$SNAP_WORK/seeded"
 abs_put "$SNAP_FINAL" "$SNAP_FINAL_FILE"

@@ -127,14 +127,15 @@ sys.exit("delete-snapshots summary wrong (%s): %s" % (bad, r) if bad else 0)' ||
 gcs_ls "$SNAP_PREFIX/" | snap_has -x "$SNAP_PREFIX/v2/Full-00000000-00002300-$(day 17).gz.final" ||
     snap_fail "the locked object was deleted"
 
-# --verify-hash: the digest a snapshot ends with is recorded on its copy (custom metadata).
+# Verification (the default): the digest a snapshot ends with is recorded on its copy (custom
+# metadata).
 p2=shoot--dev--hash/etcd-main
-python3 -c 'import hashlib, os, sys; b = os.urandom(5000); sys.stdout.buffer.write(b + hashlib.sha256(b).digest())' >"$SNAP_WORK/hashed"
+snap_fixture "$SNAP_WORK/hashed" 5120
 gcs_put "$p2/v2/Full-00000000-00000042-1700000000" "$SNAP_WORK/hashed"
-want=$(head -c 5000 "$SNAP_WORK/hashed" | sha256sum | cut -d' ' -f1)
+want=$(head -c 5120 "$SNAP_WORK/hashed" | sha256sum | cut -d' ' -f1)
 clock "$(day 20)"
 WARDEN_SNAPSHOT_NOW=$(day 20) snap_run extend-snapshot-immutability "${flags[@]}" --store-prefix "$p2" \
-    --gc-from-timestamp 1700000001 --verify-hash 2>"$SNAP_WORK/hash.log" || { cat "$SNAP_WORK/hash.log"; snap_fail "verified extend failed"; }
+    --gc-from-timestamp 1700000001 2>"$SNAP_WORK/hash.log" || { cat "$SNAP_WORK/hash.log"; snap_fail "verified extend failed"; }
 sc "$URL/_standin/meta/$(enc "$p2/v2/Full-00000000-00000042-$(day 20)")" | snap_has "\"etcd-warden-sha256\": \"$want\"" ||
     snap_fail "the verified SHA-256 is not recorded on the copy"
 

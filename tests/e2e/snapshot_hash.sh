@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# --verify-hash: a real etcd snapshot (etcd-server and etcdctl on loopback) ends with the
-# SHA-256 of everything before it; warden-snapshot checks it before a full snapshot becomes
-# the source of a copy, through gzip and zlib as etcd-backup-restore compresses them.
-# On Local, S3 (s3rver) and ABS (Azurite): a good snapshot (none, gz, zlib) is copied; one with a byte
-# flipped and a truncated one are never copied, the earlier good copy of the same
-# revisions is not collected, the run exits non-zero with one error line naming the
-# object, and `list --verify-hash` marks it corrupt. The verified digest is recorded on the
-# copy, and a later run whose source is that copy does not read it again (S3: every GET of
-# it refused by a proxy).
+# Verification, on by default: a real etcd snapshot (etcd-server and etcdctl on loopback)
+# ends with the SHA-256 of everything before it; warden-snapshot checks it before a full
+# snapshot becomes the source of a copy, through gzip, zlib and LZW as etcd-backup-restore
+# compresses them (LZW written as Go's compress/lzw writes it: tests/support/lzw_encode.py).
+# On Local, S3 (s3rver) and ABS (Azurite): a good snapshot (none, gz, zlib, Z) is copied; one
+# with a byte flipped and a truncated one are never copied (--skip-hash-check copies them),
+# the earlier good copy of the same revisions is not collected, the run exits non-zero with
+# one error line naming the object, and `list --verify-hash` marks it corrupt; plain `list`
+# marks the copies carrying a recorded digest without reading anything. The verified digest
+# is recorded on the copy, and a later run whose source is that copy does not read it again
+# (S3: every GET of it refused by a proxy). `copy` refuses a corrupt full snapshot and writes
+# nothing.
 set -euo pipefail
 . "$(dirname "$0")/../lib/snapshot.sh"
 
@@ -47,8 +50,16 @@ PY
 want_sha=$(tail -c 32 "$db" | od -An -tx1 -v | tr -d ' \n')
 
 # Variants: flipped (one byte in the database changed), truncated (the compressed stream cut).
-python3 - "$db" "$SNAP_WORK" <<'PY'
-import gzip, sys, zlib
+python3 - "$db" "$SNAP_WORK" "$SNAP_SRC/tests/support" <<'PY'
+import gzip, io, sys, zlib
+sys.path.insert(0, sys.argv[3])
+import lzw_encode
+def lzw(b):
+    f = io.BytesIO()
+    w = lzw_encode.Writer(f)
+    w.write(b)
+    w.close()
+    return f.getvalue()
 db, out = open(sys.argv[1], "rb").read(), sys.argv[2]
 flipped = bytearray(db); flipped[len(db) // 2] ^= 0x01
 open(out + "/good", "wb").write(db)
@@ -59,6 +70,9 @@ open(out + "/flipped", "wb").write(bytes(flipped))
 gz = gzip.compress(db)
 open(out + "/truncated.gz", "wb").write(gz[: len(gz) - 200])
 open(out + "/truncated", "wb").write(db[: len(db) - 4096])
+open(out + "/good.Z", "wb").write(lzw(db))
+open(out + "/flipped.Z", "wb").write(lzw(bytes(flipped)))
+open(out + "/truncated.Z", "wb").write(lzw(db)[:-200])
 PY
 
 p=shoot--dev--main/etcd-main
@@ -70,7 +84,8 @@ check_store() {
     local exists=$1
     shift
     local rev=100 v suffix key copy earlier now
-    for v in good good.gz good.zlib flipped flipped.gz truncated truncated.gz; do
+    for v in good good.gz good.zlib good.Z flipped flipped.gz flipped.Z truncated truncated.gz \
+        truncated.Z; do
         rev=$((rev + 1))
         suffix=${v#*.}; [ "$suffix" = "$v" ] && suffix= || suffix=.$suffix
         key=$p/v2/Full-00000000-$(printf %08d $rev)-$T0$suffix
@@ -78,14 +93,15 @@ check_store() {
         now=$((T0 + 2 * DAY))
         copy=$p/v2/Full-00000000-$(printf %08d $rev)-$now$suffix
         "$put" "$key" "$SNAP_WORK/$v"
-        # yesterday's copy, as warden-snapshot wrote it (marked), of the same revisions
+        # yesterday's copy, as warden-snapshot wrote it (marked), of the same revisions;
+        # --skip-hash-check copies even a corrupt one
         WARDEN_SNAPSHOT_NOW=$((T0 + DAY)) snap_run extend-snapshot-immutability "$@" \
-            --store-prefix "$p" --gc-from-timestamp $T0 2>"$SNAP_WORK/seed.log" ||
+            --store-prefix "$p" --gc-from-timestamp $T0 --skip-hash-check 2>"$SNAP_WORK/seed.log" ||
             { cat "$SNAP_WORK/seed.log"; snap_fail "$v: seeding yesterday's copy"; }
         "$exists" "$earlier" || snap_fail "$v: yesterday's copy was not made"
         set +e
         WARDEN_SNAPSHOT_NOW=$now snap_run extend-snapshot-immutability "$@" --store-prefix "$p" \
-            --gc-from-timestamp $T0 --verify-hash 2>"$SNAP_WORK/run.log"
+            --gc-from-timestamp $T0 2>"$SNAP_WORK/run.log"
         rc=$?
         set -e
         case $v in
@@ -112,8 +128,15 @@ check_store() {
         grep -E "^$p/v2/Full-00000000-[0-9]+-$T0 .* sha256=corrupt$" "$SNAP_WORK/list" | snap_has . ||
             { cat "$SNAP_WORK/list"; snap_fail "list does not mark $v"; }
     done
-    [ "$(grep -c ' sha256=corrupt$' "$SNAP_WORK/list")" -eq 8 ] || { cat "$SNAP_WORK/list"; snap_fail "not 8 corrupt (4 sources, their copies)"; }
-    [ "$(grep -c ' sha256=ok$' "$SNAP_WORK/list")" -eq 6 ] || { cat "$SNAP_WORK/list"; snap_fail "not 6 ok"; }
+    [ "$(grep -c ' sha256=corrupt$' "$SNAP_WORK/list")" -eq 12 ] || { cat "$SNAP_WORK/list"; snap_fail "not 12 corrupt (6 sources, their copies)"; }
+    [ "$(grep -c ' sha256=ok$' "$SNAP_WORK/list")" -eq 8 ] || { cat "$SNAP_WORK/list"; snap_fail "not 8 ok"; }
+    # without --verify-hash nothing is read: today's 4 verified copies carry their digest
+    snap_run list "$@" --store-prefix "$p" >"$SNAP_WORK/list" 2>"$SNAP_WORK/list.log" ||
+        { cat "$SNAP_WORK/list.log"; snap_fail "list failed"; }
+    [ "$(grep -c " sha256=recorded$" "$SNAP_WORK/list")" -eq 4 ] &&
+        [ "$(grep -c " sha256=unchecked$" "$SNAP_WORK/list")" -eq 16 ] &&
+        ! snap_has '"snapshot verified"' "$SNAP_WORK/list.log" ||
+        { cat "$SNAP_WORK/list" "$SNAP_WORK/list.log"; snap_fail "list's marks without reading"; }
 }
 
 # The verified digest is recorded on the copy; once the sidecar's snapshot is gone (its own
@@ -126,7 +149,7 @@ COPY2=$P2/v2/Full-00000000-00000200-$((T0 + 2 * DAY)).gz
 record_first() {
     "$put" "$ORIG" "$SNAP_WORK/good.gz"
     WARDEN_SNAPSHOT_NOW=$((T0 + DAY)) snap_run extend-snapshot-immutability "$@" --store-prefix "$P2" \
-        --gc-from-timestamp $T0 --verify-hash 2>"$SNAP_WORK/first.log" ||
+        --gc-from-timestamp $T0 2>"$SNAP_WORK/first.log" ||
         { cat "$SNAP_WORK/first.log"; snap_fail "the first verified copy failed"; }
     [ "$("$meta" "$COPY1")" = "$want_sha" ] || snap_fail "the copy does not carry the verified digest"
     [ -z "$("$meta" "$ORIG")" ] || snap_fail "the source was changed"
@@ -157,6 +180,29 @@ record_first --storage-provider Local --store-container "$store"
 from_copy --storage-provider Local --store-container "$store"
 echo "Local: good snapshots copied, corrupt and truncated ones refused and marked"
 
+# copy: a corrupt full snapshot is refused before anything is written; good ones (Z too) go
+copy_to() { # snapshot name, destination prefix, extra flags
+    local name=$1 to=$2
+    shift 2
+    snap_run copy --from-storage-provider Local --from-store-container "$store" \
+        --from-store-prefix "$p" --to-storage-provider Local --to-store-container "$SNAP_WORK/dst" \
+        --to-store-prefix "$to" --snapshot "$name" "$@" >"$SNAP_WORK/copy.out" 2>"$SNAP_WORK/copy.log"
+}
+mkdir -p "$SNAP_WORK/dst"
+copy_to "Full-00000000-00000104-$T0.Z" good ||
+    { cat "$SNAP_WORK/copy.log"; snap_fail "copy refused a good LZW snapshot"; }
+[ -e "$SNAP_WORK/dst/good/v2/Full-00000000-00000104-$T0.Z" ] || snap_fail "copy wrote no good.Z"
+for name in "Full-00000000-00000106-$T0.gz" "Full-00000000-00000107-$T0.Z" \
+    "Full-00000000-00000110-$T0.Z"; do
+    if copy_to "$name" bad; then snap_fail "copy copied the corrupt $name"; fi
+    grep '"level":"error"' "$SNAP_WORK/copy.log" | snap_has -F "snapshot $p/v2/$name is corrupt" ||
+        { cat "$SNAP_WORK/copy.log"; snap_fail "copy's error does not name $name"; }
+    [ -z "$(find "$SNAP_WORK/dst/bad" -type f 2>/dev/null)" ] || snap_fail "copy left $name behind"
+done
+copy_to "Full-00000000-00000106-$T0.gz" skipped --skip-hash-check ||
+    { cat "$SNAP_WORK/copy.log"; snap_fail "copy --skip-hash-check refused"; }
+echo "Local: copy refuses corrupt full snapshots (gz, Z, truncated Z), copies good ones"
+
 # Memory: a 64 MiB gzip'd snapshot verified then streamed stays within 32 MB peak RSS (not
 # measured under ASan, whose shadow memory dominates).
 python3 - "$SNAP_WORK/big.gz" <<'PY'
@@ -171,7 +217,7 @@ local_put "$big" "$SNAP_WORK/big.gz"
 rm -f "$SNAP_WORK/big.gz"
 WARDEN_SNAPSHOT_NOW=$((T0 + DAY)) snap_run extend-snapshot-immutability --storage-provider Local \
     --store-container "$store" --store-prefix shoot--dev--big/etcd-main --gc-from-timestamp $T0 \
-    --verify-hash --copy-mode stream 2>"$SNAP_WORK/big.log" ||
+    --copy-mode stream 2>"$SNAP_WORK/big.log" ||
     { cat "$SNAP_WORK/big.log"; snap_fail "verifying and copying a 64 MiB snapshot failed"; }
 rss=$(sed -n 's/.*"peakRssKiB":"\([0-9]*\)".*/\1/p' "$SNAP_WORK/big.log")
 [ -n "$rss" ] || snap_fail "no peak RSS in the log"

@@ -22,7 +22,7 @@ SNAP_EXTRA_FLAGS="--part-size 65536" snap_days "${flags[@]}"
 # through the default 8 MiB buffer keeps the peak RSS under 32 MB (not measured
 # under ASan, whose shadow memory dominates).
 big=$SNAP_PREFIX/v2/Full-00000000-00009000-1700050000.gz
-head -c $((96 * 1024 * 1024)) /dev/urandom >"$SNAP_WORK/big"
+snap_fixture "$SNAP_WORK/big" $((96 * 1024 * 1024)) "$big"
 local_put "$big" "$SNAP_WORK/big"
 rm -f "$SNAP_WORK/big"
 WARDEN_SNAPSHOT_NOW=1700060000 "$WARDEN_SNAPSHOT" extend-snapshot-immutability "${flags[@]}" \
@@ -82,7 +82,7 @@ WARDEN_SNAPSHOT_NOW=$((later + SNAP_DAY)) "$WARDEN_SNAPSHOT" extend-snapshot-imm
 same=$SNAP_WORK/same
 mkdir -p "$same/p/v2"
 t=1700100000
-echo "final snapshot" >"$same/p/v2/Full-00000000-00000042-$t.gz.final"
+snap_fixture "$same/p/v2/Full-00000000-00000042-$t.gz.final" 512
 for day in 1 2; do
     WARDEN_SNAPSHOT_NOW=$((t + day * SNAP_DAY)) "$WARDEN_SNAPSHOT" extend-snapshot-immutability \
         --storage-provider Local --store-container "$same" --store-prefix p \

@@ -59,7 +59,7 @@ snap_s3 get "$taken" | cmp -s - "$SNAP_WORK/taken" || snap_fail "the existing ob
 # Unversioned bucket: etcd-backup-restore lists with ListObjectsV2 and never reads tags, so a
 # tagged full at a higher revision is what its restore takes: listed exclude=false, copied.
 tagged=$SNAP_PREFIX/v2/Full-00000000-00002400-1700003000.gz
-head -c 5000 /dev/urandom >"$SNAP_WORK/tagged"
+snap_fixture "$SNAP_WORK/tagged" 5000 "$tagged"
 snap_s3 put "$tagged" "$SNAP_WORK/tagged"
 snap_s3 tag "$tagged" x-etcd-snapshot-exclude=true
 snap_run list "${flags[@]}" --store-prefix "$SNAP_PREFIX" | snap_has "^$tagged .* exclude=false " ||

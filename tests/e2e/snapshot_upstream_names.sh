@@ -13,9 +13,9 @@ home=$SNAP_WORK/home
 store=$home/default.bkp
 p=shoot--dev--main/etcd-main
 mkdir -p "$store/$p/v2"
-head -c 4096 /dev/urandom >"$store/$p/v2/Full-00000000-00000100-1700000000.gz"
-head -c 5000 /dev/urandom >"$store/$p/v2/Full-00000000-00000200-1700001000.zst.final"
-head -c 300 /dev/urandom >"$store/$p/v2/Incr-00000101-00000200-1700000500.gz"
+snap_fixture "$store/$p/v2/Full-00000000-00000100-1700000000.gz" 4096
+snap_fixture "$store/$p/v2/Full-00000000-00000200-1700001000.zst.final" 5000 # stored as it is: .zst is not verified
+snap_fixture "$store/$p/v2/Incr-00000101-00000200-1700000500.gz" 300
 src=$store/$p/v2/Full-00000000-00000200-1700001000.zst.final
 
 # list: the .zst full is a snapshot (compression=zst), not a foreign object.

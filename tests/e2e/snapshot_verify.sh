@@ -21,12 +21,12 @@ store=$SNAP_WORK/store
 p=shoot--dev--main/etcd-main
 mkdir -p "$store/$p/v2"
 orig=$store/$p/v2/Full-00000000-00000100-1700000000.gz.final
-head -c 100000 /dev/urandom >"$orig"
+snap_fixture "$orig" 100000
 : >"$store/$p/v2/Full-00000000-00000100-1700086400.gz.final" # a copy that went wrong
 python3 -c 'import os, sys; os.setxattr(sys.argv[1], "user.etcd-warden-copy", b"true")' \
     "$store/$p/v2/Full-00000000-00000100-1700086400.gz.final"
 wake=$store/$p/v2/Full-00000000-00000100-1700090000.gz # the sidecar's, after wake-up
-head -c 1000 /dev/urandom >"$wake"
+snap_fixture "$wake" 1000
 WARDEN_SNAPSHOT_NOW=1700172800 snap_run extend-snapshot-immutability --storage-provider Local \
     --store-container "$store" --store-prefix "$p" --gc-from-timestamp 1700000000 2>"$SNAP_WORK/l.log" ||
     { cat "$SNAP_WORK/l.log"; snap_fail "Local extend failed"; }
@@ -40,9 +40,10 @@ echo "Local: a 0-byte copy is never the source; the new copy has the original's 
 
 # ---- S3 under SSE-KMS: ETags are no MD5s ----
 snap_s3_start
-head -c $((3 * 1024 * 1024)) /dev/urandom >"$SNAP_WORK/final"
+snap_fixture "$SNAP_WORK/final" $((3 * 1024 * 1024)) Full.gz
 snap_s3 put "$p/v2/Full-00000000-00000200-1700000000.gz" "$SNAP_WORK/final"
-snap_s3 put "$p/v2/Full-00000000-00000200-1700000500.gz" /etc/hostname # the sidecar's, unmarked
+snap_fixture "$SNAP_WORK/sidecar" 2048 Full.gz
+snap_s3 put "$p/v2/Full-00000000-00000200-1700000500.gz" "$SNAP_WORK/sidecar" # the sidecar's, unmarked
 fake='"0123456789abcdef0123456789abcdef"'
 proxy_start "$SNAP_S3_URL" --set-header '*:*:x-amz-server-side-encryption:aws:kms' \
     --set-header "HEAD:*:ETag:$fake" --set-header "PUT:*:ETag:$fake"

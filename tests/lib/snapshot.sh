@@ -7,6 +7,7 @@
 #   snap_abs_start                     # azurite on a loopback port, container $SNAP_BUCKET
 #   snap_abs put KEY FILE | get KEY | tag KEY K=V | ls PREFIX | rm KEY
 #   snap_run ARGS...                   # warden-snapshot with the store's environment
+#   snap_fixture FILE BYTES [NAME]     # random etcd snapshot stand-in, SHA-256 at its end
 #   cronjob_exec CRONJOB_JSON SECRET_DIR
 #   snap_fail "message"                # print and exit 1
 #   snap_on_exit "command"             # run at exit (LIFO)
@@ -46,6 +47,15 @@ trap _snap_run_cleanups EXIT
 snap_fail() {
     echo "FAIL: $*" >&2
     exit 1
+}
+
+# snap_fixture FILE BYTES [NAME]: a stand-in for an etcd snapshot as warden-snapshot
+# verifies it (tests/support/snap_fixture.py): BYTES random bytes rounded up to whole
+# 512-byte sectors, then their SHA-256, compressed as NAME (default FILE) says: .gz gzip,
+# .zlib zlib, .Z LZW (before an optional .final), else as it is.
+snap_fixture() {
+    python3 "$(dirname "${BASH_SOURCE[0]}")/../support/snap_fixture.py" "$@" ||
+        { echo "FAIL: snap_fixture $*" >&2; exit 1; }
 }
 
 # grep -q that reads all its input, so the writer of a pipe never sees EPIPE (pipefail).
@@ -223,7 +233,7 @@ snap_history() {
     : >"$SNAP_WORK/seeded"
     SNAP_FINAL=$p/v2/Full-00000000-00002300-1700002000.gz.final
     SNAP_FINAL_FILE=$SNAP_WORK/seed/final
-    head -c "${SNAP_FINAL_SIZE:-3145728}" /dev/urandom >"$SNAP_FINAL_FILE"
+    snap_fixture "$SNAP_FINAL_FILE" "${SNAP_FINAL_SIZE:-3145728}" "$SNAP_FINAL"
     for k in "$p/v1/Backup-1600000000/Full-00000000-00001000-1600000000" \
              "$p/v1/Backup-1600000000/Incr-00001001-00001500-1600000300" \
              "$p/v2/Full-00000000-00002000-1700000000.gz" \
@@ -236,7 +246,7 @@ snap_history() {
              "$p/other/v2/Full-00000000-00009999-1700009999.gz" \
              "${p}-2/v2/Full-00000000-00005000-1700005000.gz"; do
         f=$SNAP_WORK/seed/$(echo "$k" | tr '/' '_')
-        head -c $((1000 + RANDOM)) /dev/urandom >"$f"
+        snap_fixture "$f" $((1000 + RANDOM)) "$k"
         echo "$k $f" >>"$SNAP_WORK/seeded"
     done
     echo "$SNAP_FINAL $SNAP_FINAL_FILE" >>"$SNAP_WORK/seeded"
@@ -250,7 +260,7 @@ snap_history() {
     if [ "$tags" = tags ]; then
         SNAP_EXCLUDED=$p/v2/Full-00000000-00002400-1700003000.gz
         f=$SNAP_WORK/seed/excluded
-        head -c 5000 /dev/urandom >"$f"
+        snap_fixture "$f" 5000 "$SNAP_EXCLUDED"
         "$put" "$SNAP_EXCLUDED" "$f" || snap_fail "seeding $SNAP_EXCLUDED"
         "$STORE_TAG" "$SNAP_EXCLUDED" x-etcd-snapshot-exclude=true || snap_fail "tagging"
         echo "$SNAP_EXCLUDED $f" >>"$SNAP_WORK/seeded"
