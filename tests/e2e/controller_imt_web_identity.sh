@@ -18,7 +18,9 @@ role=arn:aws:iam::123456789012:role/shoot--dev--main-etcd-backup
 prefix=shoot--etcd-wi
 snap_s3_start
 unset AWS_APPLICATION_CREDENTIALS
-snap_s3 put "$prefix/v2/Full-00000000-00000100-1700000000.gz" /etc/hostname
+full=$SNAP_WORK/full.gz
+snap_fixture "$full" 4096 # an etcd snapshot stand-in: extend verifies it
+snap_s3 put "$prefix/v2/Full-00000000-00000100-1700000000.gz" "$full"
 printf 'eyJhbGciOiJSUzI1NiJ9.projected.sig' >"$SNAP_WORK/token"
 sts_start "$SNAP_WORK/token" --role-arn "$role"
 
@@ -61,7 +63,7 @@ kc -n shoot get secret etcd-backup-wi -o json >"$SNAP_WORK/secrets/etcd-backup-w
 day1=1700086400
 WARDEN_SNAPSHOT_NOW=$day1 cronjob_exec "$SNAP_WORK/cj.json" "$SNAP_WORK/secrets" 2>"$SNAP_WORK/cj.log" ||
     { cat "$SNAP_WORK/cj.log" "$STS_LOG"; ctl_fail "the CronJob's run with web identity failed"; }
-snap_s3 get "$prefix/v2/Full-00000000-00000100-$day1.gz" | cmp -s - /etc/hostname ||
+snap_s3 get "$prefix/v2/Full-00000000-00000100-$day1.gz" | cmp -s - "$full" ||
     ctl_fail "the CronJob did not copy the snapshot"
 [ "$(sts_count 'e["api"]=="sts" and e["ok"]')" -eq 1 ] || { cat "$STS_LOG"; ctl_fail "want one STS call"; }
 [ "$(sts_count 'e["api"]=="s3" and e["ok"]')" -ge 3 ] || { cat "$STS_LOG"; ctl_fail "S3 not reached through the gate"; }

@@ -48,7 +48,9 @@ print(json.dumps(c))
 PY
 }
 text_source="{\"file\":\"$SNAP_WORK/subject\",\"format\":{\"type\":\"text\"}}"
-sc -X PUT --data-binary @/etc/hostname \
+full=$SNAP_WORK/full.gz
+snap_fixture "$full" 4096 # an etcd snapshot stand-in: extend verifies it
+sc -X PUT --data-binary @"$full" \
     "$URL/_standin/o/$(enc "$SNAP_PREFIX/v2/Full-00000000-00000100-1700000000.gz")" >/dev/null
 flags=(--storage-provider GCS --store-container "$SNAP_BUCKET" --store-prefix "$SNAP_PREFIX")
 
@@ -71,7 +73,7 @@ sc -X POST "$URL/_standin/clock?now=$day1" >/dev/null
 WARDEN_SNAPSHOT_NOW=$day1 snap_run extend-snapshot-immutability "${flags[@]}" \
     --gc-from-timestamp 1700000000 2>"$SNAP_WORK/x.log" ||
     { cat "$SNAP_WORK/x.log"; snap_fail "extend with impersonation failed"; }
-sc "$URL/_standin/o/$(enc "$SNAP_PREFIX/v2/Full-00000000-00000100-$day1.gz")" | cmp -s - /etc/hostname ||
+sc "$URL/_standin/o/$(enc "$SNAP_PREFIX/v2/Full-00000000-00000100-$day1.gz")" | cmp -s - "$full" ||
     snap_fail "no copy made through the impersonated service account"
 [ "$(calls exchange)" -eq 2 ] && [ "$(calls impersonate)" -eq 1 ] ||
     snap_fail "want 2 exchanges and 1 impersonation: $(sc "$URL/_standin/calls" | tr '\n' ' ')"

@@ -12,7 +12,9 @@ set -euo pipefail
 
 role=arn:aws:iam::123456789012:role/etcd-backup
 snap_s3_start
-snap_s3 put "$SNAP_PREFIX/v2/Full-00000000-00000100-1700000000.gz" /etc/hostname
+full=$SNAP_WORK/full.gz
+snap_fixture "$full" 4096 # an etcd snapshot stand-in: extend verifies it
+snap_s3 put "$SNAP_PREFIX/v2/Full-00000000-00000100-1700000000.gz" "$full"
 unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN AWS_ROLE_ARN AWS_WEB_IDENTITY_TOKEN_FILE
 
 # The store Secret as Gardener's workload identity writes it: no keys, a role and a token.
@@ -55,7 +57,7 @@ printf 'eyJhbGciOiJSUzI1NiJ9.rotated-token.sig\n' >"$wi/token"
 WARDEN_SNAPSHOT_NOW=1700086400 snap_run extend-snapshot-immutability "${s3[@]}" \
     --gc-from-timestamp 1700000000 2>"$SNAP_WORK/x.log" ||
     { cat "$SNAP_WORK/x.log" "$STS_LOG"; snap_fail "extend with web identity failed"; }
-snap_s3 get "$SNAP_PREFIX/v2/Full-00000000-00000100-1700086400.gz" | cmp -s - /etc/hostname ||
+snap_s3 get "$SNAP_PREFIX/v2/Full-00000000-00000100-1700086400.gz" | cmp -s - "$full" ||
     snap_fail "no copy made with web identity"
 [ "$(sts_count 'e["api"]=="s3" and not e["ok"]')" -eq 0 ] || { cat "$STS_LOG"; snap_fail "the S3 gate refused a request"; }
 sts_stop
