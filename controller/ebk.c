@@ -411,6 +411,10 @@ static enum kerr start_copy(const struct ebk_env *env, const cJSON *stored, cons
             rc = fail(env, stored, *why ? why : "no Job name for this backup", err);
         goto out;
     }
+    /* first: the Job's fields below are borrowed from the updated object */
+    rc = add_finalizer(env, &b, err);
+    if (rc != KERR_OK)
+        goto out;
     s.name = jname;
     s.ns = ns;
     s.owner = b;
@@ -430,7 +434,6 @@ static enum kerr start_copy(const struct ebk_env *env, const cJSON *stored, cons
         s.latest_full = 1;
         s.until = *until ? until : NULL;
     }
-    rc = add_finalizer(env, &b, err);
     if (rc == KERR_OK)
         rc = cpjob_build(&s, &job, err);
     if (rc == KERR_OK)
