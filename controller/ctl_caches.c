@@ -57,8 +57,8 @@ static const struct kind objects[] = {
 };
 
 /* The cache each entry of objects fills. */
-static const enum ctl_cache object_cache[] = { CTL_C_ETCDS,    CTL_C_OPSTASKS,      CTL_C_IMMTASKS,
-                                               CTL_C_CRONJOBS, CTL_C_STATUSBACKUPS, CTL_C_BUCKETS,
+static const enum ctl_cache object_cache[] = { CTL_C_ETCDS,     CTL_C_OPSTASKS,      CTL_C_IMMTASKS,
+                                               CTL_C_CRONJOBS,  CTL_C_STATUSBACKUPS, CTL_C_BUCKETS,
                                                CTL_C_BKENTRIES, CTL_C_BACKUPS };
 
 static const struct kind components[] = {
