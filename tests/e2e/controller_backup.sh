@@ -5,7 +5,8 @@
 # tests/support/job_exec.py runs the Jobs (the kubelet and Job controller: kube-sim runs no
 # pods). The backup goes Pending -> Snapshotting -> Uploading -> Completed with the snapshot
 # copied, byte for byte, to a Local destination (another provider: S3 -> Local), its
-# status and events; kubectl delete removes the copy (finalizer, delete Job) and then the
+# status and events (a controller SIGKILLed while the copy runs: the next one finds the
+# Job and goes on); kubectl delete removes the copy (finalizer, delete Job) and then the
 # backup. A sidecar answering 500: the backup is Failed with the task's error, a Warning
 # event, no finalizer, no Job. A destination the copy cannot open: Failed at once.
 set -euo pipefail
@@ -62,6 +63,9 @@ ksim_wait 30 has_job b1-copy || ctl_fail "no copy Job: $(status b1 phase) $(stat
 expect "phase while the copy is held" Uploading "$(status b1 phase)"
 expect "the copy takes the task's snapshot" "--snapshot=$snap" \
     "$(jp "$NS" job/b1-copy '{.spec.template.spec.containers[0].args}' | tr ',' '\n' | tr -d '"[]' | grep -- '^--snapshot=')"
+# The controller killed while the copy is held: the next one finds the Job and goes on.
+ctl_kill9
+ctl_start
 head -c 1500000 /dev/urandom >"$SNAP_WORK/snap"
 snap_s3 put "shoot--etcd-main/v2/$snap" "$SNAP_WORK/snap"
 
