@@ -146,7 +146,7 @@ static enum kerr finish(const struct ebk_env *env, const cJSON *b, const cJSON *
 {
     const char *ns = str(b, "metadata.namespace"), *jname = str(job, "metadata.name");
     const char *juid = str(job, "metadata.uid");
-    int decided = strcmp(str(b, "status.deletionJobUID"), juid) == 0;
+    int decided = strcmp(str(b, "status.deletionJobUID"), juid) == 0, locked;
     int64_t failures = 0;
     struct bkejob_summary s;
     char why[512], next[KTIME_LEN + 1];
@@ -173,7 +173,8 @@ static enum kerr finish(const struct ebk_env *env, const cJSON *b, const cJSON *
     if (!decided)
         failures++;
     wait_ms = bkejob_backoff_ms(failures > 0 ? (long)failures : 1);
-    if (s.terminated && s.exit_code == 0 && s.parsed && s.failed == 0 && s.locked > 0) {
+    locked = s.terminated && s.exit_code == 0 && s.parsed && s.failed == 0 && s.locked > 0;
+    if (locked) {
         if (*s.earliest && ktime_parse(s.earliest, &at, NULL) == KERR_OK)
             wait_ms = at.tv_sec > now ? (long)(at.tv_sec - now) * 1000L : EBK_POLL_MS;
         snprintf(why, sizeof(why), "the copy %s is locked in the store until %s",
@@ -195,8 +196,8 @@ static enum kerr finish(const struct ebk_env *env, const cJSON *b, const cJSON *
     rc = rc ? rc : ebk_put_status(env, b, nb, err);
     cJSON_Delete(nb);
     if (rc == KERR_OK && !decided)
-        ebk_event(env, b, s.locked > 0 && s.failed == 0,
-                  s.locked > 0 ? "CopyLocked" : "DeletionFailed", "%s; retried at %s", why, next);
+        ebk_event(env, b, !locked, locked ? "CopyLocked" : "DeletionFailed", "%s; retried at %s",
+                  why, next);
     if (rc == KERR_OK)
         rc = k8s_delete(env->client, &RES_JOB, ns, jname,
                         &(struct k8s_delete_opts){ .propagation_policy = "Background" }, NULL, err);
