@@ -8,7 +8,10 @@
 # status and events (a controller SIGKILLed while the copy runs: the next one finds the
 # Job and goes on); kubectl delete removes the copy (finalizer, delete Job) and then the
 # backup. A sidecar answering 500: the backup is Failed with the task's error, a Warning
-# event, no finalizer, no Job. A destination the copy cannot open: Failed at once.
+# event, no finalizer, no Job. A destination the copy cannot open: Failed at once. A copy
+# the destination keeps locked (S3 Object Lock's refusal, from a fault proxy): the backup
+# stays with deletionError and a CopyLocked event, retried with backoff, and goes once the
+# lock is over.
 set -euo pipefail
 . "$(dirname "$0")/../lib/snapshot.sh"
 . "$(dirname "$0")/../lib/controller.sh"
@@ -19,7 +22,7 @@ LOCAL_ROOT=$SNAP_WORK/node/etc/gardener/local-backupbuckets
 export CRONJOB_EXEC_HOST_ROOT=$SNAP_WORK/node
 NS=shoot
 
-backup() { # name provider [deletionPolicy]
+backup() { # name provider [deletionPolicy [container [secret]]]
     kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply EtcdBackup $1"
 apiVersion: etcd-warden.io/v1alpha1
 kind: EtcdBackup
@@ -27,7 +30,7 @@ metadata: {name: $1, namespace: $NS}
 spec:
   etcdName: etcd-main
   deletionPolicy: ${3:-Delete}
-  destination: {provider: $2, container: offsite, prefix: copies/etcd-main, secretRef: {name: offsite}}
+  destination: {provider: $2, container: ${4:-offsite}, prefix: copies/etcd-main, secretRef: {name: ${5:-offsite}}}
 EOF
 }
 status() { jp "$NS" "etcdbackup/$1" "{.status.$2}"; }
@@ -119,5 +122,43 @@ ksim_wait 20 phase_is b3 Failed || ctl_fail "b3: $(kc -n "$NS" get etcdbackup b3
 status b3 error | grep -q 'not supported' || ctl_fail "b3 error: $(status b3 error)"
 gone etcdopstask b3 || ctl_fail "a task for b3"
 ok "unsupported destination: Failed at once"
+
+# A locked copy. The Jobs are held again until the new snapshot is in the Etcd's store.
+touch "$stop"
+reap_child "$jobs_pid" 10 TERM || true
+proxy_start "$SNAP_S3_URL" \
+    --rule 'DELETE:copies/etcd-main:403:AccessDenied:inf:Access Denied because object protected by object lock.'
+s3_dest() { # endpoint
+    kc -n "$NS" create secret generic offsite-s3 --dry-run=client -o yaml \
+        --from-literal=accessKeyID=S3RVER --from-literal=secretAccessKey=S3RVER \
+        --from-literal=region=us-east-1 --from-literal=s3ForcePathStyle=true \
+        --from-literal=endpoint="$1" | kc apply -f - >/dev/null
+}
+s3_dest "$PROXY_URL"
+backup b4 S3 Delete "$SNAP_BUCKET" offsite-s3
+ksim_wait 30 task_state_is b4 Succeeded || ctl_fail "task b4 did not succeed"
+snap4=$(jp "$NS" etcdopstask/b4 '{.status.lastOperation.description}' | sed -n 's/^full snapshot \(Full-[^ ]*\) taken.*/\1/p')
+ksim_wait 30 has_job b4-copy || ctl_fail "no copy Job for b4: $(status b4 error)"
+snap_s3 put "shoot--etcd-main/v2/$snap4" "$SNAP_WORK/snap"
+stop=$SNAP_WORK/job_exec2.stop
+python3 "$SNAP_SRC/tests/support/job_exec.py" serve "$NS" app.kubernetes.io/managed-by=etcd-warden \
+    "$SNAP_WORK" "$WARDEN_SNAPSHOT" "$stop" 600 2>>"$SNAP_WORK/job_exec.log" &
+jobs_pid=$!
+ksim_on_exit "touch $stop; reap_child $jobs_pid 10 TERM || true"
+ksim_wait 60 phase_is b4 Completed || ctl_fail "b4: $(kc -n "$NS" get etcdbackup b4 -o jsonpath='{.status}')"
+expect "the S3 copy" "copies/etcd-main/v2/$snap4" "$(snap_s3 ls copies/etcd-main/)"
+kc -n "$NS" delete etcdbackup b4 --wait=false >/dev/null
+locked() { status b4 deletionError | grep -q 'locked in the store'; }
+ksim_wait 60 locked || ctl_fail "b4 not locked: $(kc -n "$NS" get etcdbackup b4 -o jsonpath='{.status}')"
+ksim_wait 10 eval 'events b4 | grep -q "^Normal CopyLocked: the copy copies/etcd-main/v2/$snap4 is locked"' ||
+    ctl_fail "no CopyLocked event: $(events b4)"
+expect "the locked copy stays" "copies/etcd-main/v2/$snap4" "$(snap_s3 ls copies/etcd-main/)"
+relocked() { [ "$(status b4 deletionFailures)" -ge 2 ] 2>/dev/null; }
+ksim_wait 60 relocked || ctl_fail "the deletion was not retried: $(status b4 deletionFailures)"
+s3_dest "$SNAP_S3_URL" # the retention is over
+proxy_stop
+ksim_wait 90 gone etcdbackup b4 || ctl_fail "b4 stays: $(kc -n "$NS" get etcdbackup b4 -o jsonpath='{.status}')"
+expect "the copy deleted after the lock" "" "$(snap_s3 ls copies/etcd-main/)"
+ok "locked copy: the backup kept with deletionError, retried, gone once deletable"
 ctl_stop
 echo "controller_backup: ok"
