@@ -74,7 +74,8 @@
  * workqueue_adds_total{name}, workqueue_retries_total{name},
  * leader_election_master_status{name}, warden_hibernation_phase_etcds{phase}
  * (cached Etcds per value of etcd-warden.io/hibernation-phase; "" = none),
- * plus the process metrics. controller is "etcd", "opstask", "immtask" or "bucket".
+ * plus the process metrics. controller is "etcd", "opstask", "immtask", "bucket" or
+ * "backup".
  * /healthz and /readyz on --health-probe-bind-address.
  *
  * Ownership: ctl_new copies what it needs of the config (the struct

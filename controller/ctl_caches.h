@@ -14,6 +14,8 @@
  * never restricted to ns) are cached too, the entries indexed by
  * BKE_INDEX_BUCKET; a bucket maps to "bucket//<name>", an entry to its
  * bucket's key, and an Etcd to every cached bucket's key as well as its own.
+ * With backups, EtcdBackups are cached too, indexed by CTL_INDEX_ETCD_NAME;
+ * one maps to "backup/<ns>/<name>".
  * The Etcd store has an index "phase" by the value of the annotation
  * etcd-warden.io/hibernation-phase.
  *
