@@ -91,8 +91,13 @@ void ebk_event(const struct ebk_env *env, const cJSON *backup, int warning, cons
 enum kerr ebk_put_status(const struct ebk_env *env, const cJSON *stored, cJSON *backup,
                          struct kerr_info *err)
 {
-    const cJSON *a = kjson_get(stored, "status"), *b = kjson_get(backup, "status");
+    const cJSON *a = kjson_get(stored, "status"), *b;
+    int64_t gen = 0;
 
+    if (kjson_get_int64(backup, "metadata.generation", &gen) == KERR_OK &&
+        kjson_set_int(backup, "status.observedGeneration", gen, err) != KERR_OK)
+        return kerr_set(err, KERR_NOMEM, NULL);
+    b = kjson_get(backup, "status");
     if (a && b && cJSON_Compare(a, b, 1))
         return KERR_OK;
     return k8s_update(env->client, &EBK_RES_BACKUP, str(backup, "metadata.namespace"),

@@ -13,13 +13,13 @@
  *     phase Failed with the error, a Warning event Failed. Else, unless
  *     another unfinished EtcdOpsTask of that Etcd exists (then Pending, an
  *     event Waiting, looked at again in EBK_WAIT_MS), the EtcdOpsTask
- *     EBK_TASK_NAME(backup) with spec {etcdName, config.onDemandSnapshot
+ *     ebk_task_name(backup) with spec {etcdName, config.onDemandSnapshot
  *     {type: full}} and the backup's controller reference is created:
  *     phase Snapshotting, startTime, opsTaskName, event SnapshotStarted.
  *   - Snapshotting: the task's status.state, whoever executes it
  *     (controller/otask.h or etcd-druid). Failed or Rejected: Failed with
  *     its lastErrors' last description. Succeeded: the copy Job
- *     (cpjob_build, name EBK_JOB_NAME(backup)) from the Etcd's store to the
+ *     (cpjob_build, name ebk_job_name(backup)) from the Etcd's store to the
  *     destination, with --snapshot NAME when the task's
  *     lastOperation.description names the snapshot as the executor of
  *     otask.c writes it ("full snapshot NAME taken ..."), else --latest-full
@@ -43,7 +43,7 @@
  * Deletion (metadata.deletionTimestamp) with the finalizer: a copy Job
  * still running is waited for (and its result recorded as above); then,
  * with deletionPolicy Delete and a destinationKey, the delete Job
- * EBK_DEL_JOB_NAME(backup) runs `warden-snapshot delete-snapshots` with the
+ * ebk_del_job_name(backup) runs `warden-snapshot delete-snapshots` with the
  * destination key as the prefix (exactly that object: a prefix is a path,
  * controller/snapshot/snapdel.h) and the destination's Secret. Exit 0 and
  * nothing left: the finalizer is removed (event CopyDeleted). Locked objects
@@ -124,7 +124,10 @@ enum kerr ebk_reconcile(struct ctl *c, const char *ns, const char *name, struct 
 enum kerr ebk_delete_step(const struct ebk_env *env, const cJSON *backup, long *requeue_ms,
                           struct kerr_info *err);
 
-/* Write backup's status (the whole object's, through /status) when it differs from stored. */
+/*
+ * Write backup's status (the whole object's, through /status) with observedGeneration
+ * = metadata.generation, when it differs from stored's.
+ */
 enum kerr ebk_put_status(const struct ebk_env *env, const cJSON *stored, cJSON *backup,
                          struct kerr_info *err);
 

@@ -349,6 +349,7 @@ Test(ebk_kubesim, snapshot_copy_complete_then_delete_the_copy)
     cr_assert_str_eq(jsonfix_str(b, "status.destinationKey"),
                      "copies/main/v2/Full-00000000-00000010-1700000000.gz");
     cr_assert_not_null(kjson_get(b, "status.completionTime"));
+    cr_assert_eq(jsonfix_int(b, "status.observedGeneration"), 1);
     cJSON_Delete(b);
     cr_assert_null(cfix_get(&fx, &RES_JOB, "b1-copy"), "the Job goes once its result is written");
     cr_assert_eq(step(), 0, "Completed is terminal");
