@@ -114,7 +114,11 @@ int ebk_snapshot_of(const cJSON *task, char *out, size_t n);
 enum kerr ebk_step(const struct ebk_env *env, const char *ns, const char *name, long *requeue_ms,
                    struct kerr_info *err);
 
-/* The step of the controller (controller/ctl.h) on its client, recorder and flags. */
+/*
+ * The step of the controller (controller/ctl.h) on its client, recorder and flags: the
+ * copy Jobs run --copy-job-image/--copy-job-command, the delete Jobs
+ * --deletion-job-image/--deletion-job-command.
+ */
 enum kerr ebk_reconcile(struct ctl *c, const char *ns, const char *name, struct ctl_result *res,
                         struct kerr_info *err);
 
