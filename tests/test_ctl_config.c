@@ -226,3 +226,38 @@ Test(ctl_config, yaml_errors_name_file_line_and_key)
     cr_expect_not_null(strstr(err.msg, path), "%s", err.msg);
     ctl_config_release(&c);
 }
+
+Test(ctl_config, backups_and_the_copy_jobs)
+{
+    const char *dflt[] = { "warden-controller" };
+    const char *argv[] = { "warden-controller", "--backups=false",
+                           "--copy-job-image=reg.example/c:1",
+                           "--copy-job-command=warden-snapshot copy -v" };
+    static const struct bad bad[] = {
+        { "--copy-job-image=", "--copy-job-image" },
+        { "--copy-job-image=a b", "--copy-job-image" },
+        { "--copy-job-command= ", "--copy-job-command: empty" },
+        { "--backups=perhaps", "backups" },
+    };
+    const char *one[2] = { "warden-controller", NULL };
+    struct ctl_config c;
+    struct kerr_info err;
+    size_t i;
+
+    cr_assert_eq(load(&c, &err, 1, dflt), KERR_OK, "%s", err.msg);
+    cr_expect_eq(c.backups, 1);
+    cr_expect_str_eq(c.copy_image, "etcd-warden/controller:v0.1.0");
+    cr_expect_str_eq(c.copy_command, "warden-snapshot copy");
+    ctl_config_release(&c);
+    cr_assert_eq(load(&c, &err, 4, argv), KERR_OK, "%s", err.msg);
+    cr_expect_eq(c.backups, 0);
+    cr_expect_str_eq(c.copy_image, "reg.example/c:1");
+    cr_expect_str_eq(c.copy_command, "warden-snapshot copy -v");
+    ctl_config_release(&c);
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        one[1] = bad[i].arg;
+        cr_expect_neq(load(&c, &err, 2, one), KERR_OK, "%s accepted", bad[i].arg);
+        cr_expect_not_null(strstr(err.msg, bad[i].want), "%s: '%s'", bad[i].arg, err.msg);
+        ctl_config_release(&c);
+    }
+}
