@@ -332,7 +332,8 @@ struct side {
     struct ostore_config cfg;
     const char *prefix;
     const char *creds_dir;
-    char *clean; /* OWNS */
+    char *clean;       /* OWNS */
+    int require_empty; /* --require-empty-destination (the destination side only) */
 };
 
 static const char *const cred_vars[] = { "AWS_APPLICATION_CREDENTIALS",
@@ -373,6 +374,26 @@ static enum kerr open_side(struct side *sd, struct ostore **out, struct kerr_inf
     return rc;
 }
 
+/*
+ * --require-empty-destination: the destination prefix must hold no snapshot at all (as
+ * etcd-backup-restore lists them, v1 and v2, excluded ones too), so that a restore copies
+ * into a prefix no cluster has written: a store with other snapshots is refused before
+ * anything is written.
+ */
+static enum kerr require_empty(struct ostore *dst, const char *prefix, struct kerr_info *err)
+{
+    struct snapext_set set = { 0 };
+    enum kerr rc = snapext_collect(dst, prefix, &set, err);
+    if (rc == KERR_OK && set.n > 0) {
+        rc = kerr_set(err, KERR_EXISTS,
+                      "the destination prefix \"%s\" already holds %zu snapshot(s) (%s): "
+                      "--require-empty-destination",
+                      prefix, set.n, set.v[0].obj.key);
+    }
+    snapext_set_release(&set);
+    return rc;
+}
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: warden-snapshot copy --from-storage-provider P --from-store-container C "
@@ -380,7 +401,7 @@ static void usage(FILE *f)
                "[--from-credentials-dir DIR]\n"
                "           --to-storage-provider P --to-store-container C --to-store-prefix X "
                "[--to-store-endpoint-override URL] [--to-credentials-dir DIR]\n"
-               "           [--snapshot NAME | --until TIME] [-v]\n");
+               "           [--snapshot NAME | --until TIME] [--require-empty-destination] [-v]\n");
 }
 
 static void print_result(const struct snapcopy_opts *o, const struct snapcopy_result *r)
@@ -441,6 +462,7 @@ static int parse_until(const char *s, int64_t *out)
 }
 
 enum { O_FP = 256, O_FC, O_FX, O_FE, O_FD, O_TP, O_TC, O_TX, O_TE, O_TD, O_SNAP, O_UNTIL, O_PART };
+#define O_EMPTY (O_PART + 100)
 
 static int parse(int argc, char **argv, struct side *from, struct side *to, struct snapcopy_opts *o,
                  int *verbose)
@@ -459,6 +481,7 @@ static int parse(int argc, char **argv, struct side *from, struct side *to, stru
         { "snapshot", required_argument, NULL, O_SNAP },
         { "until", required_argument, NULL, O_UNTIL },
         { "part-size", required_argument, NULL, O_PART },
+        { "require-empty-destination", no_argument, NULL, O_EMPTY },
         { "verbose", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -495,6 +518,8 @@ static int parse(int argc, char **argv, struct side *from, struct side *to, stru
                 return -1;
             }
             from->cfg.part_size = to->cfg.part_size = (size_t)part;
+        } else if (c == O_EMPTY) {
+            to->require_empty = 1;
         } else if (c == 'v') {
             (*verbose)++;
         } else if (c == 'h') {
@@ -552,6 +577,7 @@ int snapcopy_main(int argc, char **argv)
     if (rc == KERR_OK && dst == NULL) {
         rc = KERR_INTERNAL;
     }
+    rc = rc || !to.require_empty ? rc : require_empty(dst, to.clean, &err);
     rc = rc ? rc : snapcopy_run(src, dst, &o, &res, &err);
     if (rc == KERR_OK) {
         print_result(&o, &res);

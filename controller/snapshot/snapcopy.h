@@ -8,7 +8,8 @@
  *       [--from-credentials-dir DIR]
  *       --to-storage-provider P --to-store-container C --to-store-prefix X
  *       [--to-store-endpoint-override URL] [--to-credentials-dir DIR]
- *       [--snapshot NAME | --until TIME] [--part-size BYTES] [-v]
+ *       [--snapshot NAME | --until TIME] [--part-size BYTES]
+ *       [--require-empty-destination] [-v]
  *
  * Credentials: each side's provider reads them as the other subcommands do
  * (screds.h); --from/--to-credentials-dir name a mounted Secret directory
@@ -27,6 +28,10 @@
  *   neither          the same over every snapshot.
  * Each goes to "<to-prefix>/v2/<SnapName>" (a v1 source lands in v2, the
  * name unchanged), full first, deltas in order.
+ *
+ * With --require-empty-destination a destination prefix that holds any
+ * snapshot already (as snapext_collect lists them) is refused before
+ * anything is written (exit 1): a restore's target must be a fresh prefix.
  *
  * Every destination key is checked absent before anything is written
  * (create-only; the providers' conditional writes guard the race). Each
