@@ -44,6 +44,8 @@ static size_t make_table(struct ctl_config *c, struct proc_flag *out)
           "execute EtcdOpsTasks (false where etcd-druid executes them itself)" },
         { "backup-entries", PROC_FLAG_BOOL, &c->backup_entries, "true",
           "keep a BackupEntry per Etcd backing up into a BackupBucket (needs their CRDs)" },
+        { "backups", PROC_FLAG_BOOL, &c->backups, "true",
+          "reconcile EtcdBackups, EtcdBackupSchedules and EtcdRestores (needs their CRDs)" },
         { "ops-task-workers", PROC_FLAG_INT, &c->ops_task_workers, "3",
           "concurrent EtcdOpsTask calls to backup sidecars, apart from --workers (1-64)" },
         { "ops-task-call-timeout", PROC_FLAG_DURATION, &c->ops_task_call_ms, "15m",
@@ -60,6 +62,10 @@ static size_t make_table(struct ctl_config *c, struct proc_flag *out)
         { "deletion-job-command", PROC_FLAG_STRING, &c->bke_command,
           "warden-snapshot delete-snapshots",
           "command of the backup deletion Jobs (words split at spaces)" },
+        { "copy-job-image", PROC_FLAG_STRING, &c->copy_image, "etcd-warden/controller:v0.1.0",
+          "container image of the Jobs copying snapshots between stores" },
+        { "copy-job-command", PROC_FLAG_STRING, &c->copy_command, "warden-snapshot copy",
+          "command of the copy Jobs (words split at spaces)" },
         { "workers", PROC_FLAG_INT, &c->workers, "3", "concurrent reconciles (1-256)" },
         { "watch-namespace", PROC_FLAG_STRING, &c->watch_namespace, "",
           "watch and reconcile this namespace only (empty: all)" },
@@ -166,6 +172,11 @@ static enum kerr validate(const struct ctl_config *c, struct kerr_info *err)
                         c->bke_image);
     if (!c->bke_command[0] || strspn(c->bke_command, " ") == strlen(c->bke_command))
         return kerr_set(err, KERR_INVAL, "--deletion-job-command: empty");
+    if (!c->copy_image[0] || strchr(c->copy_image, ' '))
+        return kerr_set(err, KERR_INVAL, "--copy-job-image: \"%.64s\" is not an image",
+                        c->copy_image);
+    if (!c->copy_command[0] || strspn(c->copy_command, " ") == strlen(c->copy_command))
+        return kerr_set(err, KERR_INVAL, "--copy-job-command: empty");
     if (c->leader_elect &&
         (c->lease_ms <= c->renew_ms || c->renew_ms * 10 <= c->retry_ms * 12 || c->retry_ms <= 0))
         return kerr_set(err, KERR_INVAL,

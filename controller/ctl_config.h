@@ -41,6 +41,7 @@ struct ctl_config {
     int backup_cluster_status;   /* --backup-cluster-status (default true) */
     int ops_task_executor;       /* --ops-task-executor (default true) */
     int backup_entries;          /* --backup-entries: BackupBuckets and entries (default true) */
+    int backups;                 /* --backups: EtcdBackups, schedules, restores (default true) */
     long ops_task_workers;       /* --ops-task-workers: the executor's own workers (1-64) */
     long ops_task_call_ms;       /* --ops-task-call-timeout: cap of one sidecar call (1s-1h) */
     long snapshot_retries;       /* --snapshot-retries: final-snapshot attempts, >= 1 */
@@ -48,6 +49,8 @@ struct ctl_config {
     const char *imm_command;     /* --immutability-task-command (split at spaces) */
     const char *bke_image;       /* --deletion-job-image */
     const char *bke_command;     /* --deletion-job-command (split at spaces) */
+    const char *copy_image;      /* --copy-job-image */
+    const char *copy_command;    /* --copy-job-command (split at spaces) */
     long workers;                /* --workers (>= 1) */
     const char *watch_namespace; /* --watch-namespace ("" = all) */
     const char *metrics_bind;    /* --metrics-bind-address ("0" = off) */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cJSON.h>
 #include <criterion/criterion.h>
 
 #include "controller/snapshot/snapcopy.h"
@@ -136,4 +137,67 @@ Test(snapcopy, snapshot_by_name_and_refusals)
     o.until = 1500000000;
     free(chosen(&o, NULL, &rc));
     cr_assert_eq(rc, KERR_NOTFOUND, "no full before the time");
+}
+
+Test(snapcopy, latest_full_alone)
+{
+    struct snapcopy_opts o = {
+        .from_prefix = "p", .to_prefix = "q", .until = 1700001050, .latest_full = true
+    };
+    enum kerr rc;
+    char *s = chosen(&o, NULL, &rc);
+    cr_assert_eq(rc, KERR_OK);
+    cr_assert_str_eq(s, "p/v2/Full-00000000-00002100-1700000400.gz", "no deltas: %s", s);
+    free(s);
+}
+
+/* n copies: one full, then deltas, with long destination keys. */
+static void fake_result(struct snapcopy_result *r, size_t n)
+{
+    char key[300];
+    r->v = calloc(n, sizeof *r->v);
+    r->n = n;
+    for (size_t i = 0; i < n; i++) {
+        snprintf(key, sizeof key, "p/v2/%s-%08zu-%08zu-17000%05zu.gz", i ? "Incr" : "Full", i,
+                 i + 1, i);
+        cr_assert_eq(snap_parse(key, &r->v[i].name, NULL), KERR_OK, "%s", key);
+        snprintf(key, sizeof key, "a/rather/long/destination/prefix/of/the/backup/v2/%zu", i);
+        r->v[i].destination = strdup(key);
+        r->v[i].source = strdup(key);
+        r->v[i].size = 1000 + (int64_t)i;
+        snprintf(r->v[i].md5, sizeof r->v[i].md5, "%032zx", i);
+    }
+}
+
+Test(snapcopy, summary_fits_the_termination_message)
+{
+    struct snapcopy_result r = { 0 };
+    char *text = NULL;
+    cJSON *j;
+    fake_result(&r, 3);
+    cr_assert_eq(snapcopy_summary(&r, NULL, &text, NULL), KERR_OK);
+    j = cJSON_Parse(text);
+    cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "snapshots")), 3);
+    cr_assert_eq(cJSON_GetObjectItem(j, "total")->valueint, 3);
+    cr_assert_str_eq(cJSON_GetObjectItem(j, "error")->valuestring, "");
+    cJSON_Delete(j);
+    free(text);
+    snapcopy_result_release(&r);
+
+    fake_result(&r, 500);
+    cr_assert_eq(snapcopy_summary(&r, NULL, &text, NULL), KERR_OK);
+    cr_assert_lt(strlen(text) + 1, SNAPCOPY_SUMMARY_MAX);
+    j = cJSON_Parse(text);
+    cJSON *a = cJSON_GetObjectItem(j, "snapshots");
+    cr_assert_eq(cJSON_GetArraySize(a), 2, "the full and the last delta");
+    cr_assert_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(a, 0), "kind")->valuestring, "Full");
+    cr_assert_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(a, 1), "lastRevision")->valueint, 500);
+    cr_assert_eq(cJSON_GetObjectItem(j, "total")->valueint, 500);
+    cJSON_Delete(j);
+    free(text);
+    snapcopy_result_release(&r);
+
+    cr_assert_eq(snapcopy_summary(NULL, "first line\nsecond", &text, NULL), KERR_OK);
+    cr_assert_str_eq(text, "{\"snapshots\":[],\"total\":0,\"error\":\"first line\"}");
+    free(text);
 }

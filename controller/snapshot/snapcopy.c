@@ -62,7 +62,7 @@ enum kerr snapcopy_choose(const struct snapext_set *set, const struct snapcopy_o
             v[0] = i;
             k = 1;
             have_full = true;
-        } else if (have_full) {
+        } else if (have_full && !o->latest_full) {
             v[k++] = i;
         }
     }
@@ -401,7 +401,8 @@ static void usage(FILE *f)
                "[--from-credentials-dir DIR]\n"
                "           --to-storage-provider P --to-store-container C --to-store-prefix X "
                "[--to-store-endpoint-override URL] [--to-credentials-dir DIR]\n"
-               "           [--snapshot NAME | --until TIME] [--require-empty-destination] [-v]\n");
+               "           [--snapshot NAME | [--latest-full] [--until TIME]] "
+               "[--require-empty-destination] [-v]\n");
 }
 
 static void print_result(const struct snapcopy_opts *o, const struct snapcopy_result *r)
@@ -461,8 +462,23 @@ static int parse_until(const char *s, int64_t *out)
     return -1;
 }
 
-enum { O_FP = 256, O_FC, O_FX, O_FE, O_FD, O_TP, O_TC, O_TX, O_TE, O_TD, O_SNAP, O_UNTIL, O_PART };
-#define O_EMPTY (O_PART + 100)
+enum {
+    O_FP = 256,
+    O_FC,
+    O_FX,
+    O_FE,
+    O_FD,
+    O_TP,
+    O_TC,
+    O_TX,
+    O_TE,
+    O_TD,
+    O_SNAP,
+    O_UNTIL,
+    O_PART,
+    O_LATEST,
+    O_EMPTY
+};
 
 static int parse(int argc, char **argv, struct side *from, struct side *to, struct snapcopy_opts *o,
                  int *verbose)
@@ -480,6 +496,7 @@ static int parse(int argc, char **argv, struct side *from, struct side *to, stru
         { "to-credentials-dir", required_argument, NULL, O_TD },
         { "snapshot", required_argument, NULL, O_SNAP },
         { "until", required_argument, NULL, O_UNTIL },
+        { "latest-full", no_argument, NULL, O_LATEST },
         { "part-size", required_argument, NULL, O_PART },
         { "require-empty-destination", no_argument, NULL, O_EMPTY },
         { "verbose", no_argument, NULL, 'v' },
@@ -520,6 +537,8 @@ static int parse(int argc, char **argv, struct side *from, struct side *to, stru
             from->cfg.part_size = to->cfg.part_size = (size_t)part;
         } else if (c == O_EMPTY) {
             to->require_empty = 1;
+        } else if (c == O_LATEST) {
+            o->latest_full = true;
         } else if (c == 'v') {
             (*verbose)++;
         } else if (c == 'h') {
@@ -532,8 +551,8 @@ static int parse(int argc, char **argv, struct side *from, struct side *to, stru
         !to->cfg.provider || !to->cfg.container || !to->prefix) {
         return -1;
     }
-    if (o->snapshot && o->until > 0) {
-        fprintf(stderr, "warden-snapshot: --snapshot and --until exclude each other\n");
+    if (o->snapshot && (o->until > 0 || o->latest_full)) {
+        fprintf(stderr, "warden-snapshot: --snapshot excludes --until and --latest-full\n");
         return -1;
     }
     return 0;
@@ -581,8 +600,10 @@ int snapcopy_main(int argc, char **argv)
     rc = rc ? rc : snapcopy_run(src, dst, &o, &res, &err);
     if (rc == KERR_OK) {
         print_result(&o, &res);
+        snapcopy_write_termination_log(&res, NULL);
     } else {
         log_error("copy failed", "error", err.msg[0] ? err.msg : kerr_str(rc));
+        snapcopy_write_termination_log(NULL, err.msg[0] ? err.msg : kerr_str(rc));
     }
     snapcopy_result_release(&res);
     ostore_free(src);

@@ -8,7 +8,7 @@
  *       [--from-credentials-dir DIR]
  *       --to-storage-provider P --to-store-container C --to-store-prefix X
  *       [--to-store-endpoint-override URL] [--to-credentials-dir DIR]
- *       [--snapshot NAME | --until TIME] [--part-size BYTES]
+ *       [--snapshot NAME | [--latest-full] [--until TIME]] [--part-size BYTES]
  *       [--require-empty-destination] [-v]
  *
  * Credentials: each side's provider reads them as the other subcommands do
@@ -25,7 +25,8 @@
  *                    snapshots created at or before TIME (Unix seconds or
  *                    RFC 3339): the latest full, then every delta after it
  *                    (GetLatestFullSnapshotAndDeltaSnapList);
- *   neither          the same over every snapshot.
+ *   neither          the same over every snapshot;
+ *   --latest-full    with --until or alone: the full only, no deltas after it.
  * Each goes to "<to-prefix>/v2/<SnapName>" (a v1 source lands in v2, the
  * name unchanged), full first, deltas in order.
  *
@@ -51,6 +52,15 @@
  *    "startRevision":N,"lastRevision":N,"createdOn":"<RFC 3339>","size":N,
  *    "md5":"<hex>","source":"<key>","destination":"<key>"},...],
  *    "peakRssKiB":N}
+ * The same result, compacted, is written to the termination log
+ * ($WARDEN_TERMINATION_LOG, else /dev/termination-log where the kubelet
+ * mounts it; never created on a host) whatever the exit status, so that the
+ * controller reads it from the Pod's status (snapcopy_summary):
+ *   {"snapshots":[{"name","kind","startRevision","lastRevision","size",
+ *    "md5","destination"},...],"total":N,"error":"<one line>"}
+ * error "" on success; on failure snapshots is empty. When the list does
+ * not fit in SNAPCOPY_SUMMARY_MAX bytes, only the full and the last delta
+ * are listed (total still counts them all).
  * Exit status: 0 copied, 1 failure, 2 usage error.
  *
  * Ownership: arguments BORROWED; results OWN their strings. Thread safety:
@@ -86,7 +96,11 @@ struct snapcopy_opts {
     const char *to_prefix;
     const char *snapshot; /* --snapshot, or NULL */
     int64_t until;        /* --until, Unix seconds; 0: no bound */
+    bool latest_full;     /* --latest-full: the full alone */
 };
+
+/* The kubelet's cap of a termination message. */
+#define SNAPCOPY_SUMMARY_MAX 4096
 
 /*
  * The snapshots of set to copy under o (indices into set->v, in copy order) into
@@ -102,6 +116,17 @@ enum kerr snapcopy_run(struct ostore *src, struct ostore *dst, const struct snap
                        struct snapcopy_result *res, struct kerr_info *err);
 
 void snapcopy_result_release(struct snapcopy_result *r);
+
+/*
+ * The termination-log summary of r (NULL: nothing copied) and error (NULL or
+ * "": none; cut to one line of at most 200 bytes) into *out (OWNED, free()),
+ * at most SNAPCOPY_SUMMARY_MAX bytes with its newline.
+ */
+enum kerr snapcopy_summary(const struct snapcopy_result *r, const char *error, char **out,
+                           struct kerr_info *err);
+
+/* Write that summary to the termination log (above); silent where it cannot. */
+void snapcopy_write_termination_log(const struct snapcopy_result *r, const char *error);
 
 /* The subcommand: argv[0] is "copy". Returns the exit status. */
 int snapcopy_main(int argc, char **argv);

@@ -1,0 +1,469 @@
+/* cpjob - the copy Job of an EtcdBackup or EtcdRestore; see cpjob.h. */
+#include "controller/cpjob.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/bstore.h"
+#include "common/crypto.h"
+#include "common/k8s.h"
+#include "common/kjson.h"
+#include "controller/etcdspec.h"
+#include "controller/kname.h"
+
+#define LOCAL_HOST_ROOT "/etc/gardener/local-backupbuckets"
+#define LOCAL_HOME      "/home/nonroot"
+#define RUN_AS          65532
+#define ARGS_MAX        32
+
+static const struct k8s_resource RES_JOB = { "batch", "v1", "jobs", 1 };
+static const struct k8s_resource RES_POD = { "", "v1", "pods", 1 };
+
+static int put(cJSON *obj, const char *key, const char *value)
+{
+    return cJSON_AddStringToObject(obj, key, value) != NULL;
+}
+
+static int push(cJSON *arr, cJSON *item)
+{
+    if (!item || !cJSON_AddItemToArray(arr, item)) {
+        cJSON_Delete(item);
+        return 0;
+    }
+    return 1;
+}
+
+/* "--flag=value" appended to args. */
+static int arg(cJSON *args, const char *flag, const char *value)
+{
+    char buf[1200];
+
+    if (snprintf(buf, sizeof(buf), "--%s=%s", flag, value) >= (int)sizeof(buf))
+        return 0;
+    return push(args, cJSON_CreateString(buf));
+}
+
+/* The host directory of the Local buckets: the Secret's hostPath (base64), else druid's default. */
+static void local_root(const cJSON *secret, char *out, size_t n)
+{
+    const char *b64 = kjson_get_str(secret, "data.hostPath");
+    unsigned char *raw = NULL;
+    size_t len = 0;
+
+    if (b64 && crypto_b64_decode(b64, strlen(b64), &raw, &len, NULL) == KERR_OK && len > 0 &&
+        raw[0] == '/' && !memchr(raw, '\0', len)) {
+        while (len > 1 && raw[len - 1] == '/')
+            len--;
+        snprintf(out, n, "%.*s", (int)len, (const char *)raw);
+    } else {
+        snprintf(out, n, "%s", LOCAL_HOST_ROOT);
+    }
+    free(raw);
+}
+
+/* Check one side; *kind is its etcd-backup-restore provider name. */
+static enum kerr check_store(const char *side, const struct cpjob_store *st, const char **kind,
+                             struct kerr_info *err)
+{
+    *kind = st->provider ? bstore_provider_kind(st->provider) : NULL;
+    if (!st->provider || !*st->provider)
+        return kerr_set(err, KERR_INVAL, "%s store: provider required", side);
+    if (!*kind)
+        return kerr_set(err, KERR_INVAL, "%s store: unknown provider \"%s\"", side, st->provider);
+    if (strcmp(*kind, "S3") != 0 && strcmp(*kind, "ABS") != 0 && strcmp(*kind, "Local") != 0)
+        return kerr_set(err, KERR_UNSUPPORTED,
+                        "%s store: provider %s is not supported by the copy (S3, ABS, Local)", side,
+                        st->provider);
+    if (!st->container || !*st->container || !st->prefix || !*st->prefix)
+        return kerr_set(err, KERR_INVAL, "%s store: container and prefix required", side);
+    if (!kjson_get_str(st->secret, "metadata.name"))
+        return kerr_set(err, KERR_INVAL, "%s store: the Secret is required", side);
+    return KERR_OK;
+}
+
+/* Volume and mount of one side. Local sides sharing a container share one volume. */
+static int side_volume(const char *side, const char *kind, const struct cpjob_store *st,
+                       cJSON *vols, cJSON *mounts, const char *dir)
+{
+    char vname[32], path[1024], root[512], mount[512];
+    cJSON *v = cJSON_CreateObject(), *m = cJSON_CreateObject();
+    int ok = v && m;
+
+    snprintf(vname, sizeof(vname), "%s-store", side);
+    if (strcmp(kind, "Local") == 0) {
+        local_root(st->secret, root, sizeof(root));
+        snprintf(path, sizeof(path), "%s/%s", root, st->container);
+        snprintf(mount, sizeof(mount), LOCAL_HOME "/%s", st->container);
+        ok = ok && put(v, "name", vname) && !kjson_set_str(v, "hostPath.path", path, NULL) &&
+             !kjson_set_str(v, "hostPath.type", "Directory", NULL) && put(m, "name", vname) &&
+             put(m, "mountPath", mount);
+    } else {
+        ok = ok && put(v, "name", vname) &&
+             !kjson_set_str(v, "secret.secretName", kjson_get_str(st->secret, "metadata.name"),
+                            NULL) &&
+             put(m, "name", vname) && put(m, "mountPath", dir) &&
+             cJSON_AddTrueToObject(m, "readOnly");
+    }
+    if (!ok) {
+        cJSON_Delete(v);
+        cJSON_Delete(m);
+        return 0;
+    }
+    return push(vols, v) && push(mounts, m);
+}
+
+static int side_args(cJSON *args, const char *side, const char *kind, const struct cpjob_store *st,
+                     const char *dir)
+{
+    char f[64];
+    int ok = 1;
+
+    snprintf(f, sizeof(f), "%s-storage-provider", side);
+    ok = ok && arg(args, f, kind);
+    snprintf(f, sizeof(f), "%s-store-container", side);
+    ok = ok && arg(args, f, st->container);
+    snprintf(f, sizeof(f), "%s-store-prefix", side);
+    ok = ok && arg(args, f, st->prefix);
+    if (st->endpoint_override && *st->endpoint_override) {
+        snprintf(f, sizeof(f), "%s-store-endpoint-override", side);
+        ok = ok && arg(args, f, st->endpoint_override);
+    }
+    if (strcmp(kind, "Local") != 0) {
+        snprintf(f, sizeof(f), "%s-credentials-dir", side);
+        ok = ok && arg(args, f, dir);
+    }
+    return ok;
+}
+
+/* command split at blanks into a new array; NULL when empty, too long or NOMEM. */
+static cJSON *split_words(const char *command)
+{
+    cJSON *arr = cJSON_CreateArray();
+    const char *p = command, *s;
+    char *word;
+    int n = 0;
+
+    while (arr && *p) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (!*p)
+            break;
+        s = p;
+        while (*p && *p != ' ' && *p != '\t')
+            p++;
+        word = strndup(s, (size_t)(p - s));
+        if (!word || ++n > ARGS_MAX || !push(arr, cJSON_CreateString(word))) {
+            free(word);
+            cJSON_Delete(arr);
+            return NULL;
+        }
+        free(word);
+    }
+    if (arr && n == 0) {
+        cJSON_Delete(arr);
+        return NULL;
+    }
+    return arr;
+}
+
+/* The container: image, command, args, env, mounts, security context. */
+static cJSON *container_of(const struct cpjob_spec *s, const char *fk, const char *tk,
+                           cJSON *mounts)
+{
+    cJSON *c = cJSON_CreateObject(), *args = cJSON_CreateArray(), *env = cJSON_CreateArray();
+    cJSON *cmd = split_words(s->command ? s->command : CPJOB_DEFAULT_COMMAND);
+    cJSON *caps = cJSON_CreateArray(), *e = cJSON_CreateObject();
+    int ok = c && args && env && cmd && caps && e;
+
+    ok = ok && side_args(args, "from", fk, &s->from, CPJOB_FROM_DIR) &&
+         side_args(args, "to", tk, &s->to, CPJOB_TO_DIR);
+    if (s->snapshot)
+        ok = ok && arg(args, "snapshot", s->snapshot);
+    if (s->latest_full)
+        ok = ok && push(args, cJSON_CreateString("--latest-full"));
+    if (s->until)
+        ok = ok && arg(args, "until", s->until);
+    ok = ok && put(e, "name", "HOME") && put(e, "value", LOCAL_HOME) && push(env, e);
+    e = NULL;
+    ok = ok && push(caps, cJSON_CreateString("ALL"));
+    ok = ok && put(c, "name", CPJOB_CONTAINER) &&
+         put(c, "image", s->image ? s->image : CPJOB_DEFAULT_IMAGE) &&
+         put(c, "imagePullPolicy", "IfNotPresent") &&
+         put(c, "terminationMessagePolicy", "FallbackToLogsOnError");
+    ok = ok && cJSON_AddItemToObject(c, "command", cmd) && (cmd = NULL, 1);
+    ok = ok && cJSON_AddItemToObject(c, "args", args) && (args = NULL, 1);
+    ok = ok && cJSON_AddItemToObject(c, "env", env) && (env = NULL, 1);
+    ok = ok && cJSON_AddItemToObject(c, "volumeMounts", mounts) && (mounts = NULL, 1);
+    ok = ok && !kjson_set_bool(c, "securityContext.allowPrivilegeEscalation", false, NULL) &&
+         !kjson_set_bool(c, "securityContext.readOnlyRootFilesystem", true, NULL) &&
+         !kjson_set_bool(c, "securityContext.runAsNonRoot", true, NULL) &&
+         !kjson_set(c, "securityContext.capabilities.drop", caps, NULL) && (caps = NULL, 1);
+    cJSON_Delete(e);
+    cJSON_Delete(cmd);
+    cJSON_Delete(args);
+    cJSON_Delete(env);
+    cJSON_Delete(mounts);
+    cJSON_Delete(caps);
+    if (!ok) {
+        cJSON_Delete(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* The pod spec: one container, the two sides' volumes. */
+static cJSON *pod_of(const struct cpjob_spec *s, const char *fk, const char *tk)
+{
+    cJSON *pod = cJSON_CreateObject(), *vols = cJSON_CreateArray(), *mounts = cJSON_CreateArray();
+    cJSON *ctr = NULL;
+    int same_local = strcmp(fk, "Local") == 0 && strcmp(tk, "Local") == 0 &&
+                     strcmp(s->from.container, s->to.container) == 0;
+    int ok = pod && vols && mounts;
+
+    ok = ok && side_volume("from", fk, &s->from, vols, mounts, CPJOB_FROM_DIR);
+    ok = ok && (same_local || side_volume("to", tk, &s->to, vols, mounts, CPJOB_TO_DIR));
+    ctr = ok ? container_of(s, fk, tk, mounts) : NULL;
+    mounts = ok ? NULL : mounts;
+    ok = ok && ctr;
+    ok = ok && put(pod, "restartPolicy", "Never") &&
+         !kjson_set_bool(pod, "securityContext.runAsNonRoot", true, NULL) &&
+         !kjson_set_int(pod, "securityContext.runAsUser", RUN_AS, NULL) &&
+         !kjson_set_int(pod, "securityContext.runAsGroup", RUN_AS, NULL) &&
+         !kjson_set_int(pod, "securityContext.fsGroup", RUN_AS, NULL) &&
+         !kjson_set_str(pod, "securityContext.seccompProfile.type", "RuntimeDefault", NULL) &&
+         cJSON_AddItemToObject(pod, "volumes", vols) && (vols = NULL, 1) &&
+         !kjson_set(pod, "containers", cJSON_CreateArray(), NULL) &&
+         push((cJSON *)kjson_get(pod, "containers"), ctr);
+    if (!ok && !kjson_get(pod, "containers.0"))
+        cJSON_Delete(ctr);
+    cJSON_Delete(vols);
+    cJSON_Delete(mounts);
+    if (!ok) {
+        cJSON_Delete(pod);
+        return NULL;
+    }
+    return pod;
+}
+
+/* Labels of the Job and its Pods. */
+static cJSON *labels_of(const char *value)
+{
+    cJSON *l = cJSON_CreateObject();
+
+    if (!l || !put(l, ETCDSPEC_LABEL_MANAGED_BY, CPJOB_MANAGED_BY) ||
+        !put(l, CPJOB_LABEL_FOR, value)) {
+        cJSON_Delete(l);
+        return NULL;
+    }
+    return l;
+}
+
+static cJSON *owner_ref(const cJSON *owner)
+{
+    cJSON *r = cJSON_CreateObject(), *a = cJSON_CreateArray();
+
+    if (!r || !a || !put(r, "apiVersion", kjson_get_str(owner, "apiVersion")) ||
+        !put(r, "kind", kjson_get_str(owner, "kind")) ||
+        !put(r, "name", kjson_get_str(owner, "metadata.name")) ||
+        !put(r, "uid", kjson_get_str(owner, "metadata.uid")) ||
+        !cJSON_AddTrueToObject(r, "controller") ||
+        !cJSON_AddTrueToObject(r, "blockOwnerDeletion")) {
+        cJSON_Delete(r);
+        cJSON_Delete(a);
+        return NULL;
+    }
+    if (!push(a, r)) {
+        cJSON_Delete(a);
+        return NULL;
+    }
+    return a;
+}
+
+/* "<kind lowercase>.<name>" as a label value. */
+static enum kerr for_label(const cJSON *owner, char out[KNAME_LABEL_MAX + 1])
+{
+    char buf[300];
+    const char *kind = kjson_get_str(owner, "kind"), *name = kjson_get_str(owner, "metadata.name");
+    size_t i;
+
+    if (snprintf(buf, sizeof(buf), "%s.%s", kind, name) >= (int)sizeof(buf))
+        return KERR_TOOBIG;
+    for (i = 0; buf[i] && buf[i] != '.'; i++)
+        buf[i] = (char)tolower((unsigned char)buf[i]);
+    return kname_label_value(buf, out);
+}
+
+static enum kerr check_spec(const struct cpjob_spec *s, const char **fk, const char **tk,
+                            struct kerr_info *err)
+{
+    enum kerr rc;
+
+    if (!s->name || !*s->name || !s->ns || !*s->ns)
+        return kerr_set(err, KERR_INVAL, "the copy Job needs a name and a namespace");
+    if (!kjson_get_str(s->owner, "kind") || !kjson_get_str(s->owner, "apiVersion") ||
+        !kjson_get_str(s->owner, "metadata.name") || !kjson_get_str(s->owner, "metadata.uid"))
+        return kerr_set(err, KERR_INVAL, "the copy Job's owner needs apiVersion, kind, name, uid");
+    if (s->snapshot && s->until)
+        return kerr_set(err, KERR_INVAL, "--snapshot and --until exclude each other");
+    rc = check_store("source", &s->from, fk, err);
+    if (rc == KERR_OK)
+        rc = check_store("destination", &s->to, tk, err);
+    if (rc == KERR_OK && strcmp(*fk, "Local") == 0 && strcmp(*tk, "Local") == 0 &&
+        strcmp(s->from.container, s->to.container) == 0) {
+        char a[512], b[512];
+
+        local_root(s->from.secret, a, sizeof(a));
+        local_root(s->to.secret, b, sizeof(b));
+        if (strcmp(a, b) != 0)
+            rc = kerr_set(err, KERR_INVAL,
+                          "Local stores of one container name under two host paths");
+    }
+    return rc;
+}
+
+enum kerr cpjob_build(const struct cpjob_spec *s, cJSON **out, struct kerr_info *err)
+{
+    const char *fk = NULL, *tk = NULL;
+    char label[KNAME_LABEL_MAX + 1];
+    cJSON *job = NULL, *pod = NULL;
+    enum kerr rc;
+
+    *out = NULL;
+    rc = check_spec(s, &fk, &tk, err);
+    if (rc == KERR_OK && for_label(s->owner, label) != KERR_OK)
+        rc = kerr_set(err, KERR_INVAL, "no label value for the copy Job's owner");
+    if (rc != KERR_OK)
+        return rc;
+    job = cJSON_CreateObject();
+    pod = pod_of(s, fk, tk);
+    if (!job || !pod || !put(job, "apiVersion", "batch/v1") || !put(job, "kind", "Job") ||
+        kjson_set_str(job, "metadata.name", s->name, NULL) ||
+        kjson_set_str(job, "metadata.namespace", s->ns, NULL) ||
+        kjson_set(job, "metadata.labels", labels_of(label), NULL) ||
+        kjson_set(job, "metadata.ownerReferences", owner_ref(s->owner), NULL) ||
+        kjson_set_int(job, "spec.backoffLimit", 0, NULL) ||
+        kjson_set(job, "spec.template.metadata.labels", labels_of(label), NULL) ||
+        kjson_set(job, "spec.template.spec", pod, NULL)) {
+        if (!kjson_get(job, "spec.template.spec"))
+            cJSON_Delete(pod);
+        cJSON_Delete(job);
+        return kerr_set(err, KERR_NOMEM, "building the copy Job");
+    }
+    *out = job;
+    return KERR_OK;
+}
+
+/* A whole number from 0 to 2^53 of o, else -1. */
+static long long num(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= 9007199254740992.0))
+        return -1;
+    return (long long)v->valuedouble;
+}
+
+static void copy_str(char *dst, size_t n, const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+    snprintf(dst, n, "%s", cJSON_IsString(v) ? v->valuestring : "");
+}
+
+static int read_summary(const char *line, size_t len, struct cpjob_summary *out)
+{
+    cJSON *sum = cJSON_ParseWithLength(line, len);
+    const cJSON *snaps = cJSON_GetObjectItemCaseSensitive(sum, "snapshots"), *sn;
+    long long total = num(sum, "total");
+    int ok = cJSON_IsObject(sum) && cJSON_IsArray(snaps) && total >= 0;
+
+    if (!ok)
+        snaps = NULL;
+    cJSON_ArrayForEach (sn, snaps) {
+        struct cpjob_snap *p = &out->snaps[out->n];
+
+        if (out->n >= CPJOB_SNAPS_MAX || !cJSON_IsObject(sn))
+            break;
+        copy_str(p->name, sizeof(p->name), sn, "name");
+        copy_str(p->kind, sizeof(p->kind), sn, "kind");
+        copy_str(p->md5, sizeof(p->md5), sn, "md5");
+        copy_str(p->destination, sizeof(p->destination), sn, "destination");
+        p->start_rev = num(sn, "startRevision");
+        p->last_rev = num(sn, "lastRevision");
+        p->size = num(sn, "size");
+        out->n++;
+    }
+    if (ok) {
+        out->total = (size_t)total;
+        copy_str(out->error, sizeof(out->error), sum, "error");
+    }
+    cJSON_Delete(sum);
+    return ok;
+}
+
+void cpjob_read_pod(const cJSON *pod, struct cpjob_summary *out)
+{
+    const cJSON *t = kjson_get(pod, "status.containerStatuses.0.state.terminated");
+    const char *msg, *line, *nl;
+    int64_t code = -1;
+    size_t len;
+
+    out->parsed = 0;
+    out->exit_code = -1;
+    out->n = out->total = 0;
+    out->error[0] = '\0';
+    if (!cJSON_IsObject(t))
+        return;
+    if (kjson_get_int64(t, "exitCode", &code) == KERR_OK && code >= 0 && code <= 255)
+        out->exit_code = (int)code;
+    msg = kjson_get_str(t, "message");
+    if (!msg)
+        return;
+    len = strlen(msg);
+    while (len > 0 && (msg[len - 1] == '\n' || msg[len - 1] == '\r'))
+        len--;
+    line = msg;
+    for (nl = msg; (nl = memchr(nl, '\n', (size_t)(msg + len - nl))) != NULL; nl++)
+        line = nl + 1;
+    out->parsed = read_summary(line, (size_t)(msg + len - line), out);
+    if (!out->parsed) {
+        out->n = out->total = 0;
+        snprintf(out->error, sizeof(out->error), "%.*s", (int)(msg + len - line), line);
+    }
+}
+
+enum kerr cpjob_read(struct k8s_client *cl, const char *ns, const char *job_name,
+                     struct cpjob_summary *out, struct kerr_info *err)
+{
+    cJSON *job = NULL, *list = NULL;
+    const cJSON *pod;
+    int64_t ok = 0, failed = 0;
+    char sel[128];
+    enum kerr rc;
+
+    memset(out, 0, sizeof(*out));
+    out->exit_code = -1;
+    rc = k8s_get(cl, &RES_JOB, ns, job_name, NULL, &job, err);
+    if (rc != KERR_OK)
+        return rc;
+    out->succeeded = kjson_get_int64(job, "status.succeeded", &ok) == KERR_OK && ok > 0;
+    out->finished =
+        out->succeeded || (kjson_get_int64(job, "status.failed", &failed) == KERR_OK && failed > 0);
+    if (out->finished) {
+        const char *uid = kjson_get_str(job, "metadata.uid");
+
+        snprintf(sel, sizeof(sel), "controller-uid=%s", uid ? uid : "-");
+        rc = k8s_list(cl, &RES_POD, ns, &(struct k8s_list_opts){ .label_selector = sel }, &list,
+                      err);
+        cJSON_ArrayForEach (pod, cJSON_GetObjectItemCaseSensitive(list, "items")) {
+            cpjob_read_pod(pod, out);
+            if (out->exit_code >= 0)
+                break;
+        }
+    }
+    cJSON_Delete(list);
+    cJSON_Delete(job);
+    return rc;
+}

@@ -1,0 +1,115 @@
+/*
+ * cpjob - the batch/v1 Job that copies snapshots from one object store to
+ * another with `warden-snapshot copy` (controller/snapshot/snapcopy.h), for
+ * an EtcdBackup (the Etcd's store to the backup's destination) or an
+ * EtcdRestore (a source store to the new Etcd's), and the reading of a
+ * finished one's result.
+ *
+ * The Job (cpjob_build): named s->name in s->ns, one container "copy"
+ * running s->image with s->command split at blanks (default
+ * CPJOB_DEFAULT_COMMAND) and the args
+ *   --from-storage-provider=<kind> --from-store-container=C
+ *   --from-store-prefix=X [--from-store-endpoint-override=URL]
+ *   [--from-credentials-dir=CPJOB_FROM_DIR], the same with --to-,
+ *   then --snapshot=NAME, or [--latest-full] [--until=TIME].
+ * Providers are etcd-backup-restore's names or etcd-druid's aliases
+ * (common/bstore: aws, azure, local, ...); the copy opens S3 and ABS (the
+ * Secret mounted at CPJOB_FROM_DIR / CPJOB_TO_DIR, one file per key, read
+ * as the credentials directory of that side) and Local (a hostPath volume
+ * <hostPath>/<container>, hostPath the Secret's key of that name, else
+ * etcd-druid's default /etc/gardener/local-backupbuckets, at
+ * /home/nonroot/<container> with HOME=/home/nonroot, as etcd-backup-restore
+ * finds $HOME/<container>/<prefix>); any other provider is KERR_UNSUPPORTED.
+ * restartPolicy Never, backoffLimit 0 (the owner decides what a failure
+ * means), terminationMessagePolicy FallbackToLogsOnError; pod and container
+ * non-root, read-only root file system, no capabilities, seccomp
+ * RuntimeDefault, as the immutability CronJob (controller/imtjob.h). Labels
+ * app.kubernetes.io/managed-by=etcd-warden and CPJOB_LABEL_FOR=
+ * "<owner kind, lowercase>.<owner name>" (cut by kname to a label value),
+ * on the Job and its Pods; the controller reference to s->owner.
+ *
+ * The result (cpjob_read): the Job (status.succeeded / status.failed) and
+ * its Pod (label controller-uid=<the Job's uid>, never a Pod of an earlier
+ * Job of the same name): containerStatuses[0].state.terminated {exitCode,
+ * message}; the message's last line is the summary `warden-snapshot copy`
+ * writes to its termination log:
+ *   {"snapshots":[{"name","kind","startRevision","lastRevision","size",
+ *    "md5","destination"},...],"total":N,"error":"..."}
+ * (snapshots may list fewer than total when the message had to fit in 4096
+ * bytes: the full, the last delta).
+ *
+ * Ownership: arguments BORROWED; results OWNED by the caller.
+ * Thread safety: reentrant.
+ */
+#ifndef CONTROLLER_CPJOB_H
+#define CONTROLLER_CPJOB_H
+
+#include <stddef.h>
+
+#include <cJSON.h>
+
+#include "common/kerr.h"
+
+struct k8s_client;
+
+#define CPJOB_LABEL_FOR       "etcd-warden.io/copy-for"
+#define CPJOB_MANAGED_BY      "etcd-warden"
+#define CPJOB_CONTAINER       "copy"
+#define CPJOB_FROM_DIR        "/var/etcd-backup-from"
+#define CPJOB_TO_DIR          "/var/etcd-backup-to"
+#define CPJOB_DEFAULT_COMMAND "warden-snapshot copy"
+#define CPJOB_DEFAULT_IMAGE   "etcd-warden/controller:v0.1.0"
+#define CPJOB_SNAPS_MAX       8
+
+/* One side of the copy. All BORROWED. */
+struct cpjob_store {
+    const char *provider, *container, *prefix, *endpoint_override;
+    const cJSON *secret; /* the Secret object (data base64), read by the caller */
+};
+
+/* What to build. All BORROWED. */
+struct cpjob_spec {
+    const char *name, *ns;
+    const cJSON *owner; /* the EtcdBackup or EtcdRestore: apiVersion, kind, metadata.name/uid */
+    struct cpjob_store from, to;
+    const char *snapshot, *until; /* --snapshot NAME, or --until TIME (RFC 3339), or neither */
+    int latest_full;              /* --latest-full: the latest full only, no deltas */
+    const char *image, *command;  /* NULL: the defaults above */
+};
+
+/*
+ * The Job of s. KERR_INVAL with a message for a missing name, namespace,
+ * owner (name, uid, kind), store field or Secret, or both snapshot and
+ * until; KERR_UNSUPPORTED for a provider the copy does not open. On KERR_OK
+ * *out OWNS the Job.
+ */
+enum kerr cpjob_build(const struct cpjob_spec *s, cJSON **out, struct kerr_info *err);
+
+/* What a Job says. */
+struct cpjob_summary {
+    int finished;  /* the Job has status.succeeded or status.failed > 0 */
+    int succeeded; /* status.succeeded > 0 */
+    int parsed;    /* the Pod's message was a summary */
+    int exit_code; /* -1: no terminated container */
+    size_t n;      /* snaps used */
+    struct cpjob_snap {
+        char name[128], kind[8];
+        long long start_rev, last_rev, size;
+        char md5[33], destination[512];
+    } snaps[CPJOB_SNAPS_MAX];
+    size_t total;    /* snapshots copied (may exceed n) */
+    char error[256]; /* the summary's error, else the message's last line when not a summary */
+};
+
+/* Read a Pod's first container's termination into *out (finished/succeeded untouched). */
+void cpjob_read_pod(const cJSON *pod, struct cpjob_summary *out);
+
+/*
+ * Read the Job job_name of ns and, once finished, its Pod into *out
+ * (zeroed first). KERR_NOTFOUND when there is no such Job; the client's
+ * error otherwise.
+ */
+enum kerr cpjob_read(struct k8s_client *cl, const char *ns, const char *job_name,
+                     struct cpjob_summary *out, struct kerr_info *err);
+
+#endif
