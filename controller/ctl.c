@@ -25,6 +25,7 @@
 #include "controller/ctl_config.h"
 #include "controller/ctl_metrics.h"
 #include "controller/bke.h"
+#include "controller/erst.h"
 #include "controller/hib.h"
 #include "controller/imt.h"
 #include "controller/oref.h"
@@ -40,7 +41,7 @@ static const struct k8s_resource res_etcd = { "druid.gardener.cloud", "v1alpha1"
 
 static const struct ctl_steps real_steps = {
     sbk_reconcile,   oref_reconcile, hib_reconcile, rst_reconcile,
-    otask_reconcile, imt_reconcile,  bke_reconcile,
+    otask_reconcile, imt_reconcile,  bke_reconcile, erst_reconcile,
 };
 
 struct ctl {
@@ -252,6 +253,8 @@ static enum wqpool_result process(void *arg, const char *key, long *after_ms)
         rc = reconcile_task(c, c->steps.imt, ns, name, &requeue, &err);
     else if (strcmp(kind, "bucket") == 0)
         rc = reconcile_task(c, c->steps.bke, ns, name, &requeue, &err);
+    else if (strcmp(kind, "restore") == 0 && c->cfg->backups)
+        rc = reconcile_task(c, c->steps.erst, ns, name, &requeue, &err);
     res = rc ? CTL_R_ERROR : requeue > 0 ? CTL_R_REQUEUE_AFTER : CTL_R_SUCCESS;
     ctl_metrics_reconcile(c->metrics, kind, res, (double)(ktime_mono_ns() - t0) / 1e9);
     if (rc) {
@@ -428,6 +431,7 @@ static enum kerr make_parts(struct ctl *c, struct kerr_info *err)
     co.resync_ms = c->cfg->resync_ms;
     co.on_key = on_key;
     co.backup_entries = c->cfg->backup_entries;
+    co.backups = c->cfg->backups;
     co.ctx = c;
     if ((rc = ev_new(c->client, &eo, &c->events, err)) || (rc = wq_new(&qo, &c->queue, err)) ||
         (rc = otask_exec_new("opstask", (int)c->cfg->ops_task_workers, &c->exec, err)) ||

@@ -22,7 +22,8 @@ enum feed {
     FEED_CRONJOB,
     FEED_BACKUP,
     FEED_BUCKET,
-    FEED_BKENTRY
+    FEED_BKENTRY,
+    FEED_RESTORE
 };
 
 /* One watched resource. */
@@ -51,12 +52,14 @@ static const struct kind objects[] = {
     /* with --backup-entries only (cluster-scoped: never restricted to a namespace) */
     { { "etcd-warden.io", "v1alpha1", "backupbuckets", 0 }, NULL, "BackupBucket", FEED_BUCKET },
     { { "etcd-warden.io", "v1alpha1", "backupentries", 0 }, NULL, "BackupEntry", FEED_BKENTRY },
+    /* with --backups only */
+    { { "etcd-warden.io", "v1alpha1", "etcdrestores", 1 }, NULL, "EtcdRestore", FEED_RESTORE },
 };
 
 /* The cache each entry of objects fills. */
-static const enum ctl_cache object_cache[] = { CTL_C_ETCDS,    CTL_C_OPSTASKS,      CTL_C_IMMTASKS,
-                                               CTL_C_CRONJOBS, CTL_C_STATUSBACKUPS, CTL_C_BUCKETS,
-                                               CTL_C_BKENTRIES };
+static const enum ctl_cache object_cache[] = { CTL_C_ETCDS,     CTL_C_OPSTASKS,      CTL_C_IMMTASKS,
+                                               CTL_C_CRONJOBS,  CTL_C_STATUSBACKUPS, CTL_C_BUCKETS,
+                                               CTL_C_BKENTRIES, CTL_C_RESTORES };
 
 static const struct kind components[] = {
     { { "", "v1", "serviceaccounts", 1 }, "v1", "ServiceAccount", FEED_COMPONENT },
@@ -278,6 +281,9 @@ static void feed(struct feedctx *f, const cJSON *obj, int own_key)
     case FEED_BKENTRY:
         key(c, "bucket", obj, kjson_get_str(obj, "spec.bucketName"));
         break;
+    case FEED_RESTORE:
+        key(c, "restore", obj, kjson_get_str(obj, "metadata.name"));
+        break;
     case FEED_ETCD:
         bucket_keys(c);
         key(c, "etcd", obj, kjson_get_str(obj, "metadata.name"));
@@ -426,8 +432,9 @@ enum kerr ctl_caches_new(const struct ctl_caches_opts *o, struct ctl_caches **ou
     if (!rc && !(rc = store_new(&so, &c->components, err)))
         rc = store_add_index(c->components, CTL_INDEX_PART_OF, index_part_of, NULL, err);
     for (i = 0; !rc && i < NOBJECTS; i++) {
-        if (o->backup_entries ||
-            (objects[i].feed != FEED_BUCKET && objects[i].feed != FEED_BKENTRY))
+        if ((o->backup_entries ||
+             (objects[i].feed != FEED_BUCKET && objects[i].feed != FEED_BKENTRY)) &&
+            (o->backups || objects[i].feed != FEED_RESTORE))
             rc = new_informer(c, &objects[i], &c->objctx[i], &c->objs[i], err);
     }
     for (i = 0; !rc && i < NCOMPONENTS; i++)
