@@ -361,7 +361,6 @@ static enum kerr check_target(const struct erst_ctx *x, const cJSON *rs, struct 
     const char *ns = kjson_get_str(rs, "metadata.namespace");
     const char *target = kjson_get_str(rs, "spec.target.etcdName");
     char why[WHY_MAX - 160], a[1024], b[1024];
-    cJSON *cur = NULL;
     enum kerr rc;
     int used;
 
@@ -370,14 +369,6 @@ static enum kerr check_target(const struct erst_ctx *x, const cJSON *rs, struct 
                        p->from.provider ?: "");
     if (!bstore_provider_kind(p->to.provider))
         return verdict(p, 0, "the target store: unknown provider \"%s\"", p->to.provider ?: "");
-    rc = k8s_get(x->client, &ETCDSPEC_RES_ETCD, ns, target, NULL, &cur, err);
-    cJSON_Delete(cur);
-    if (rc == KERR_OK)
-        return verdict(p, 0,
-                       "Etcd %s/%s exists: a restore creates a new Etcd, never restores in place",
-                       ns, target);
-    if (rc != KERR_NOTFOUND)
-        return rc;
     if (bstore_key(p->from.provider, p->from.container, p->from.endpoint, a, sizeof(a)) ==
             KERR_OK &&
         bstore_key(p->to.provider, p->to.container, p->to.endpoint, b, sizeof(b)) == KERR_OK &&
@@ -398,11 +389,30 @@ static enum kerr check_target(const struct erst_ctx *x, const cJSON *rs, struct 
     return get_secret(x, ns, p->to.secret, "target", &p->to_secret, p, err);
 }
 
+/* A restore never touches an existing Etcd: the target name must be free. */
+static enum kerr check_name(const struct erst_ctx *x, const cJSON *rs, struct plan *p,
+                            struct kerr_info *err)
+{
+    const char *ns = kjson_get_str(rs, "metadata.namespace");
+    const char *target = kjson_get_str(rs, "spec.target.etcdName");
+    cJSON *cur = NULL;
+    enum kerr rc = k8s_get(x->client, &ETCDSPEC_RES_ETCD, ns, target, NULL, &cur, err);
+
+    cJSON_Delete(cur);
+    if (rc == KERR_OK)
+        return verdict(p, 0,
+                       "Etcd %s/%s exists: a restore creates a new Etcd, never restores in place",
+                       ns, target);
+    return rc == KERR_NOTFOUND ? KERR_OK : rc;
+}
+
 static enum kerr resolve(const struct erst_ctx *x, const cJSON *rs, int checks, struct plan *p,
                          struct kerr_info *err)
 {
     enum kerr rc = resolve_source(x, rs, p, err);
 
+    if (!rc && checks && !p->wait && !p->refuse)
+        rc = check_name(x, rs, p, err);
     if (!rc && !p->wait && !p->refuse)
         rc = resolve_target(x, rs, p, err);
     if (!rc && checks && !p->wait && !p->refuse)
