@@ -554,6 +554,11 @@ static enum kerr pending(const struct erst_ctx *x, cJSON *rs, long *requeue, str
             rc = kerr_set(err, rc, "the restore's name gives no Job name");
         if (!rc)
             rc = build_job(x, rs, &p, name, &job, err);
+        if (rc == KERR_INVAL || rc == KERR_UNSUPPORTED) { /* a store the copy cannot open */
+            snprintf(p.why, sizeof(p.why), "the copy Job: %s", err->msg);
+            rc = fail(x, rs, "Refused", p.why, err);
+            goto out;
+        }
         if (!rc)
             rc = k8s_create(x->client, &res_job, ns, job, NULL, NULL, err);
         if (rc == KERR_EXISTS) /* created by an earlier pass that did not get to the status */
@@ -571,6 +576,7 @@ static enum kerr pending(const struct erst_ctx *x, cJSON *rs, long *requeue, str
             *requeue = ERST_POLL_MS;
         }
     }
+out:
     cJSON_Delete(job);
     plan_release(&p);
     return rc;

@@ -225,6 +225,11 @@ Test(erst_kubesim, refusals)
                         "\"target\":{\"etcdName\":\"copy\",\"store\":{\"container\":\"c\","
                         "\"prefix\":\"p\",\"secretRef\":{\"name\":\"nope\"}}}}");
     assert_refused("nosecret", "the Secret nope of the target store");
+    restore("oss", "{\"source\":{\"store\":{\"provider\":\"alicloud\",\"container\":\"b\","
+                   "\"prefix\":\"p\",\"secretRef\":{\"name\":\"creds\"}},\"etcdName\":\"main\"},"
+                   "\"target\":{\"etcdName\":\"copy\",\"store\":{\"container\":\"c\","
+                   "\"prefix\":\"p\"}}}");
+    assert_refused("oss", "the copy Job: ");
 }
 
 /* A prefix kept by a BackupEntry of a deleted Etcd (the cache the controller has) is in use;
