@@ -78,7 +78,7 @@ static enum kerr check_store(const char *side, const struct cpjob_store *st, con
                         st->provider);
     if (!st->container || !*st->container || !st->prefix || !*st->prefix)
         return kerr_set(err, KERR_INVAL, "%s store: container and prefix required", side);
-    if (!kjson_get_str(st->secret, "metadata.name"))
+    if (strcmp(*kind, "Local") != 0 && !kjson_get_str(st->secret, "metadata.name"))
         return kerr_set(err, KERR_INVAL, "%s store: the Secret is required", side);
     return KERR_OK;
 }
@@ -168,28 +168,15 @@ static cJSON *split_words(const char *command)
     return arr;
 }
 
-/* The container: image, command, args, env, mounts, security context. */
-static cJSON *container_of(const struct cpjob_spec *s, const char *fk, const char *tk,
+/* The container: image, command, args, env, mounts (all three TAKEN), security context. */
+static cJSON *container_of(const char *image, const char *command, cJSON *args, cJSON *env,
                            cJSON *mounts)
 {
-    cJSON *c = cJSON_CreateObject(), *args = cJSON_CreateArray(), *env = cJSON_CreateArray();
-    cJSON *cmd = split_words(s->command ? s->command : CPJOB_DEFAULT_COMMAND);
-    cJSON *caps = cJSON_CreateArray(), *e = cJSON_CreateObject();
-    int ok = c && args && env && cmd && caps && e;
+    cJSON *c = cJSON_CreateObject(), *cmd = split_words(command), *caps = cJSON_CreateArray();
+    int ok = c && args && env && cmd && caps && mounts;
 
-    ok = ok && side_args(args, "from", fk, &s->from, CPJOB_FROM_DIR) &&
-         side_args(args, "to", tk, &s->to, CPJOB_TO_DIR);
-    if (s->snapshot)
-        ok = ok && arg(args, "snapshot", s->snapshot);
-    if (s->latest_full)
-        ok = ok && push(args, cJSON_CreateString("--latest-full"));
-    if (s->until)
-        ok = ok && arg(args, "until", s->until);
-    ok = ok && put(e, "name", "HOME") && put(e, "value", LOCAL_HOME) && push(env, e);
-    e = NULL;
     ok = ok && push(caps, cJSON_CreateString("ALL"));
-    ok = ok && put(c, "name", CPJOB_CONTAINER) &&
-         put(c, "image", s->image ? s->image : CPJOB_DEFAULT_IMAGE) &&
+    ok = ok && put(c, "name", CPJOB_CONTAINER) && put(c, "image", image) &&
          put(c, "imagePullPolicy", "IfNotPresent") &&
          put(c, "terminationMessagePolicy", "FallbackToLogsOnError");
     ok = ok && cJSON_AddItemToObject(c, "command", cmd) && (cmd = NULL, 1);
@@ -200,7 +187,6 @@ static cJSON *container_of(const struct cpjob_spec *s, const char *fk, const cha
          !kjson_set_bool(c, "securityContext.readOnlyRootFilesystem", true, NULL) &&
          !kjson_set_bool(c, "securityContext.runAsNonRoot", true, NULL) &&
          !kjson_set(c, "securityContext.capabilities.drop", caps, NULL) && (caps = NULL, 1);
-    cJSON_Delete(e);
     cJSON_Delete(cmd);
     cJSON_Delete(args);
     cJSON_Delete(env);
@@ -213,20 +199,12 @@ static cJSON *container_of(const struct cpjob_spec *s, const char *fk, const cha
     return c;
 }
 
-/* The pod spec: one container, the two sides' volumes. */
-static cJSON *pod_of(const struct cpjob_spec *s, const char *fk, const char *tk)
+/* The pod spec around ctr and vols (both TAKEN). */
+static cJSON *pod_of(cJSON *ctr, cJSON *vols)
 {
-    cJSON *pod = cJSON_CreateObject(), *vols = cJSON_CreateArray(), *mounts = cJSON_CreateArray();
-    cJSON *ctr = NULL;
-    int same_local = strcmp(fk, "Local") == 0 && strcmp(tk, "Local") == 0 &&
-                     strcmp(s->from.container, s->to.container) == 0;
-    int ok = pod && vols && mounts;
+    cJSON *pod = cJSON_CreateObject();
+    int ok = pod && ctr && vols;
 
-    ok = ok && side_volume("from", fk, &s->from, vols, mounts, CPJOB_FROM_DIR);
-    ok = ok && (same_local || side_volume("to", tk, &s->to, vols, mounts, CPJOB_TO_DIR));
-    ctr = ok ? container_of(s, fk, tk, mounts) : NULL;
-    mounts = ok ? NULL : mounts;
-    ok = ok && ctr;
     ok = ok && put(pod, "restartPolicy", "Never") &&
          !kjson_set_bool(pod, "securityContext.runAsNonRoot", true, NULL) &&
          !kjson_set_int(pod, "securityContext.runAsUser", RUN_AS, NULL) &&
@@ -235,16 +213,90 @@ static cJSON *pod_of(const struct cpjob_spec *s, const char *fk, const char *tk)
          !kjson_set_str(pod, "securityContext.seccompProfile.type", "RuntimeDefault", NULL) &&
          cJSON_AddItemToObject(pod, "volumes", vols) && (vols = NULL, 1) &&
          !kjson_set(pod, "containers", cJSON_CreateArray(), NULL) &&
-         push((cJSON *)kjson_get(pod, "containers"), ctr);
-    if (!ok && !kjson_get(pod, "containers.0"))
-        cJSON_Delete(ctr);
+         push((cJSON *)kjson_get(pod, "containers"), ctr) && (ctr = NULL, 1);
+    cJSON_Delete(ctr);
     cJSON_Delete(vols);
-    cJSON_Delete(mounts);
     if (!ok) {
         cJSON_Delete(pod);
         return NULL;
     }
     return pod;
+}
+
+/* {name: HOME, value: /home/nonroot} and, when dir_var, {name: dir_var, value: dir}. */
+static cJSON *env_of(const char *dir_var, const char *dir)
+{
+    cJSON *env = cJSON_CreateArray(), *e = cJSON_CreateObject(), *d = NULL;
+    int ok = env && e && put(e, "name", "HOME") && put(e, "value", LOCAL_HOME) && push(env, e);
+
+    e = NULL;
+    if (ok && dir_var) {
+        d = cJSON_CreateObject();
+        ok = d && put(d, "name", dir_var) && put(d, "value", dir) && push(env, d);
+    }
+    if (!ok) {
+        cJSON_Delete(env);
+        return NULL;
+    }
+    return env;
+}
+
+/* The copy's pod spec: the two sides' volumes, args as above. */
+static cJSON *copy_pod(const struct cpjob_spec *s, const char *fk, const char *tk)
+{
+    cJSON *vols = cJSON_CreateArray(), *mounts = cJSON_CreateArray(), *args = cJSON_CreateArray();
+    int same_local = strcmp(fk, "Local") == 0 && strcmp(tk, "Local") == 0 &&
+                     strcmp(s->from.container, s->to.container) == 0;
+    int ok = vols && mounts && args;
+
+    ok = ok && side_volume("from", fk, &s->from, vols, mounts, CPJOB_FROM_DIR);
+    ok = ok && (same_local || side_volume("to", tk, &s->to, vols, mounts, CPJOB_TO_DIR));
+    ok = ok && side_args(args, "from", fk, &s->from, CPJOB_FROM_DIR) &&
+         side_args(args, "to", tk, &s->to, CPJOB_TO_DIR);
+    if (s->snapshot)
+        ok = ok && arg(args, "snapshot", s->snapshot);
+    if (s->latest_full)
+        ok = ok && push(args, cJSON_CreateString("--latest-full"));
+    if (s->until)
+        ok = ok && arg(args, "until", s->until);
+    if (!ok) {
+        cJSON_Delete(vols);
+        cJSON_Delete(mounts);
+        cJSON_Delete(args);
+        return NULL;
+    }
+    return pod_of(container_of(s->image ? s->image : CPJOB_DEFAULT_IMAGE,
+                               s->command ? s->command : CPJOB_DEFAULT_COMMAND, args,
+                               env_of(NULL, NULL), mounts),
+                  vols);
+}
+
+/* The delete's pod spec: the store's volume, its credentials directory through the
+ * provider's variable (delete-snapshots reads it as etcd-backup-restore does). */
+static cJSON *delete_pod(const struct cpjob_delete_spec *s, const char *kind)
+{
+    cJSON *vols = cJSON_CreateArray(), *mounts = cJSON_CreateArray(), *args = cJSON_CreateArray();
+    const char *var = strcmp(kind, "S3") == 0    ? "AWS_APPLICATION_CREDENTIALS"
+                      : strcmp(kind, "ABS") == 0 ? "AZURE_APPLICATION_CREDENTIALS"
+                                                 : NULL;
+    int ok = vols && mounts && args;
+
+    ok = ok && side_volume("to", kind, &s->store, vols, mounts, CPJOB_TO_DIR);
+    ok = ok && arg(args, "storage-provider", kind) &&
+         arg(args, "store-container", s->store.container) &&
+         arg(args, "store-prefix", s->store.prefix);
+    if (s->store.endpoint_override && *s->store.endpoint_override)
+        ok = ok && arg(args, "store-endpoint-override", s->store.endpoint_override);
+    if (!ok) {
+        cJSON_Delete(vols);
+        cJSON_Delete(mounts);
+        cJSON_Delete(args);
+        return NULL;
+    }
+    return pod_of(container_of(s->image ? s->image : CPJOB_DEFAULT_IMAGE,
+                               s->command ? s->command : CPJOB_DEFAULT_DELETE_COMMAND, args,
+                               env_of(var, CPJOB_TO_DIR), mounts),
+                  vols);
 }
 
 /* Labels of the Job and its Pods. */
@@ -323,11 +375,33 @@ static enum kerr check_spec(const struct cpjob_spec *s, const char **fk, const c
     return rc;
 }
 
+/* The Job around pod (TAKEN): name, namespace, labels, the owner's reference (owner may be
+ * NULL: none), backoffLimit 0. */
+static cJSON *job_of(const char *name, const char *ns, const char *label, const cJSON *owner,
+                     cJSON *pod)
+{
+    cJSON *job = cJSON_CreateObject();
+
+    if (!job || !pod || !put(job, "apiVersion", "batch/v1") || !put(job, "kind", "Job") ||
+        kjson_set_str(job, "metadata.name", name, NULL) ||
+        kjson_set_str(job, "metadata.namespace", ns, NULL) ||
+        kjson_set(job, "metadata.labels", labels_of(label), NULL) ||
+        (owner && kjson_set(job, "metadata.ownerReferences", owner_ref(owner), NULL)) ||
+        kjson_set_int(job, "spec.backoffLimit", 0, NULL) ||
+        kjson_set(job, "spec.template.metadata.labels", labels_of(label), NULL) ||
+        kjson_set(job, "spec.template.spec", pod, NULL)) {
+        if (!kjson_get(job, "spec.template.spec"))
+            cJSON_Delete(pod);
+        cJSON_Delete(job);
+        return NULL;
+    }
+    return job;
+}
+
 enum kerr cpjob_build(const struct cpjob_spec *s, cJSON **out, struct kerr_info *err)
 {
     const char *fk = NULL, *tk = NULL;
     char label[KNAME_LABEL_MAX + 1];
-    cJSON *job = NULL, *pod = NULL;
     enum kerr rc;
 
     *out = NULL;
@@ -336,23 +410,28 @@ enum kerr cpjob_build(const struct cpjob_spec *s, cJSON **out, struct kerr_info 
         rc = kerr_set(err, KERR_INVAL, "no label value for the copy Job's owner");
     if (rc != KERR_OK)
         return rc;
-    job = cJSON_CreateObject();
-    pod = pod_of(s, fk, tk);
-    if (!job || !pod || !put(job, "apiVersion", "batch/v1") || !put(job, "kind", "Job") ||
-        kjson_set_str(job, "metadata.name", s->name, NULL) ||
-        kjson_set_str(job, "metadata.namespace", s->ns, NULL) ||
-        kjson_set(job, "metadata.labels", labels_of(label), NULL) ||
-        kjson_set(job, "metadata.ownerReferences", owner_ref(s->owner), NULL) ||
-        kjson_set_int(job, "spec.backoffLimit", 0, NULL) ||
-        kjson_set(job, "spec.template.metadata.labels", labels_of(label), NULL) ||
-        kjson_set(job, "spec.template.spec", pod, NULL)) {
-        if (!kjson_get(job, "spec.template.spec"))
-            cJSON_Delete(pod);
-        cJSON_Delete(job);
-        return kerr_set(err, KERR_NOMEM, "building the copy Job");
-    }
-    *out = job;
-    return KERR_OK;
+    *out = job_of(s->name, s->ns, label, s->owner, copy_pod(s, fk, tk));
+    return *out ? KERR_OK : kerr_set(err, KERR_NOMEM, "building the copy Job");
+}
+
+enum kerr cpjob_build_delete(const struct cpjob_delete_spec *s, cJSON **out, struct kerr_info *err)
+{
+    const char *kind = NULL;
+    char label[KNAME_LABEL_MAX + 1];
+    enum kerr rc;
+
+    *out = NULL;
+    if (!s->name || !*s->name || !s->ns || !*s->ns)
+        return kerr_set(err, KERR_INVAL, "the delete Job needs a name and a namespace");
+    if (!kjson_get_str(s->owner, "kind") || !kjson_get_str(s->owner, "metadata.name"))
+        return kerr_set(err, KERR_INVAL, "the delete Job's owner needs a kind and a name");
+    rc = check_store("the", &s->store, &kind, err);
+    if (rc == KERR_OK && for_label(s->owner, label) != KERR_OK)
+        rc = kerr_set(err, KERR_INVAL, "no label value for the delete Job's owner");
+    if (rc != KERR_OK)
+        return rc;
+    *out = job_of(s->name, s->ns, label, NULL, delete_pod(s, kind));
+    return *out ? KERR_OK : kerr_set(err, KERR_NOMEM, "building the delete Job");
 }
 
 /* A whole number from 0 to 2^53 of o, else -1. */

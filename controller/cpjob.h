@@ -11,7 +11,8 @@
  *   --from-storage-provider=<kind> --from-store-container=C
  *   --from-store-prefix=X [--from-store-endpoint-override=URL]
  *   [--from-credentials-dir=CPJOB_FROM_DIR], the same with --to-,
- *   then --snapshot=NAME, or [--latest-full] [--until=TIME].
+ *   then --snapshot=NAME, or [--latest-full] [--until=TIME]. A Local store's
+ * Secret is optional (without it: the default host directory).
  * Providers are etcd-backup-restore's names or etcd-druid's aliases
  * (common/bstore: aws, azure, local, ...); the copy opens S3 and ABS (the
  * Secret mounted at CPJOB_FROM_DIR / CPJOB_TO_DIR, one file per key, read
@@ -52,14 +53,15 @@
 
 struct k8s_client;
 
-#define CPJOB_LABEL_FOR       "etcd-warden.io/copy-for"
-#define CPJOB_MANAGED_BY      "etcd-warden"
-#define CPJOB_CONTAINER       "copy"
-#define CPJOB_FROM_DIR        "/var/etcd-backup-from"
-#define CPJOB_TO_DIR          "/var/etcd-backup-to"
-#define CPJOB_DEFAULT_COMMAND "warden-snapshot copy"
-#define CPJOB_DEFAULT_IMAGE   "etcd-warden/controller:v0.1.0"
-#define CPJOB_SNAPS_MAX       8
+#define CPJOB_LABEL_FOR              "etcd-warden.io/copy-for"
+#define CPJOB_MANAGED_BY             "etcd-warden"
+#define CPJOB_CONTAINER              "copy"
+#define CPJOB_FROM_DIR               "/var/etcd-backup-from"
+#define CPJOB_TO_DIR                 "/var/etcd-backup-to"
+#define CPJOB_DEFAULT_COMMAND        "warden-snapshot copy"
+#define CPJOB_DEFAULT_IMAGE          "etcd-warden/controller:v0.1.0"
+#define CPJOB_DEFAULT_DELETE_COMMAND "warden-snapshot delete-snapshots"
+#define CPJOB_SNAPS_MAX              8
 
 /* One side of the copy. All BORROWED. */
 struct cpjob_store {
@@ -84,6 +86,26 @@ struct cpjob_spec {
  * *out OWNS the Job.
  */
 enum kerr cpjob_build(const struct cpjob_spec *s, cJSON **out, struct kerr_info *err);
+
+/*
+ * The Job deleting what lies under store.prefix (a path: one object when it is
+ * an object's key; controller/snapshot/snapdel.h) with `warden-snapshot
+ * delete-snapshots` (default CPJOB_DEFAULT_DELETE_COMMAND): --storage-provider,
+ * --store-container, --store-prefix, --store-endpoint-override; the Secret
+ * mounted at CPJOB_TO_DIR, named by the provider's credentials variable
+ * (AWS_APPLICATION_CREDENTIALS, AZURE_APPLICATION_CREDENTIALS), or Local's
+ * hostPath as above. Labels as the copy's; no owner reference (it runs
+ * while its owner is being deleted; the owner's reconcile deletes it).
+ */
+struct cpjob_delete_spec {
+    const char *name, *ns;
+    const cJSON *owner; /* kind and metadata.name, for the label */
+    struct cpjob_store store;
+    const char *image, *command;
+};
+
+/* The delete Job of s; errors as cpjob_build. On KERR_OK *out OWNS it. */
+enum kerr cpjob_build_delete(const struct cpjob_delete_spec *s, cJSON **out, struct kerr_info *err);
 
 /* What a Job says. */
 struct cpjob_summary {

@@ -15,7 +15,8 @@
  *   "immtask/<ns>/<name>"  an ExtendFullSnapshotImmutabilityTask (imt_reconcile),
  *   "bucket//<name>"       a BackupBucket and its BackupEntries (bke_reconcile; only
  *                          with --backup-entries; every Etcd event queues every
- *                          bucket's key, an entry's event its bucket's).
+ *                          bucket's key, an entry's event its bucket's),
+ *   "backup/<ns>/<name>"   an EtcdBackup (ebk_reconcile; only with --backups),
  *   "restore/<ns>/<name>"  an EtcdRestore (erst_reconcile; only with --backups).
  * The EtcdOpsTask executor has a queue and workers of its own
  * (--ops-task-workers; controller/otask_exec.h), so that sidecar calls that
@@ -121,6 +122,8 @@ enum ctl_cache {
                             with --backup-entries only, else NULL) */
     CTL_C_BKENTRIES,     /* etcd-warden.io/v1alpha1 backupentries (likewise); index
                             BKE_INDEX_BUCKET (controller/bke.h) */
+    CTL_C_BACKUPS,       /* etcd-warden.io/v1alpha1 etcdbackups (with --backups only, else
+                            NULL); index CTL_INDEX_ETCD_NAME */
     CTL_C_RESTORES,      /* etcd-warden.io/v1alpha1 etcdrestores (with --backups only, else NULL) */
     CTL_C_COUNT
 };
@@ -153,6 +156,7 @@ struct ctl_steps {
     ctl_etcd_step_fn sbk, oref, hib, rst;
     ctl_task_step_fn otask, imt;
     ctl_task_step_fn bke;  /* "bucket//<name>": bke_reconcile */
+    ctl_task_step_fn ebk;  /* "backup/<ns>/<name>": ebk_reconcile */
     ctl_task_step_fn erst; /* "restore/<ns>/<name>": erst_reconcile */
 };
 

@@ -53,7 +53,8 @@ struct ctl_caches_opts {
     long resync_ms;            /* Etcds re-delivered this often (0: never) */
     ctl_caches_key_fn on_key;  /* required */
     int backup_entries;        /* also BackupBuckets and BackupEntries (cluster-wide) */
-    int backups;               /* also EtcdRestores (each maps to "restore/<ns>/<name>") */
+    int backups;               /* also EtcdBackups ("backup/<ns>/<name>") and EtcdRestores
+                                  ("restore/<ns>/<name>") */
     void *ctx;                 /* BORROWED, passed to on_key */
 };
 
