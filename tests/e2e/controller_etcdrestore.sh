@@ -7,6 +7,8 @@
 #     (GetLatestFullSnapshotAndDeltaSnapList over the snapshots not newer than it), listed in
 #     the status; the new Etcd exists on the target prefix with the source's spec, labelled
 #     with the restore; the copy Job is gone; the source Etcd and prefix are untouched;
+#   - without a point in time: the latest full and its deltas; into another provider (the
+#     target store's provider and Secret given: S3 to Azurite's ABS), byte for byte;
 #   - a restore from a Completed EtcdBackup (written with kubectl): exactly its snapshot;
 #   - refused, with the reason in `kubectl get erst -o wide`: a target Etcd that exists, a
 #     target prefix another Etcd uses; a target prefix that holds snapshots already: the
@@ -47,17 +49,20 @@ settle() { # name want: wait (bounded) for a terminal phase, then want it
     [ "$(phase "$1")" = "$2" ] || ctl_fail "$1: want $2, got $(phase "$1"): $(jp shoot "etcdrestore $1" '{.status.error}')"
 }
 keys() { snap_s3 ls "$1/" | sed "s|^$1/||" | sort; }
+abs_keys() { snap_abs ls "$1/" | sed "s|^$1/||" | sort; }
 seed() { for k in "$@"; do snap_s3 put "$k" "$SNAP_WORK/obj"; done; }
 gone() { ! kc get "$@" >/dev/null 2>&1; }
 has_event() { ctl_events shoot "$1" | grep -q "$2"; }
 
 head -c 4096 /dev/urandom >"$SNAP_WORK/obj"
 snap_s3_start
+snap_abs_start
 ctl_stage
 kc create namespace shoot >/dev/null
 kc -n shoot create secret generic etcd-backup --from-literal=accessKeyID=S3RVER \
     --from-literal=secretAccessKey=S3RVER --from-literal=region=us-east-1 \
     --from-literal=s3ForcePathStyle=true --from-literal=endpoint="$SNAP_S3_URL" >/dev/null
+kc -n shoot create secret generic abs --from-file="$SNAP_WORK/azure" >/dev/null
 etcd etcd-main shoot--etcd-main
 etcd etcd-events shoot--etcd-events
 src=shoot--etcd-main/v2
@@ -101,6 +106,24 @@ settle latest Completed
 expect "target prefix, latest" "v2/Full-00000000-00000600-1700000500.gz
 v2/Incr-00000601-00000700-1700000600.gz" "$(keys shoot--etcd-latest)"
 ok "store without pointInTime: the latest full and its deltas"
+
+# Into another provider: the target's provider and Secret given (S3 to ABS).
+kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply EtcdRestore toabs"
+apiVersion: etcd-warden.io/v1alpha1
+kind: EtcdRestore
+metadata: {name: toabs, namespace: shoot}
+spec:
+  source: {store: {provider: S3, container: $SNAP_BUCKET, prefix: shoot--etcd-main, secretRef: {name: etcd-backup}}, etcdName: etcd-main}
+  target: {etcdName: etcd-abs, store: {provider: ABS, container: $SNAP_BUCKET, prefix: shoot--etcd-abs, secretRef: {name: abs}}}
+EOF
+settle toabs Completed
+expect "ABS target prefix" "v2/Full-00000000-00000600-1700000500.gz
+v2/Incr-00000601-00000700-1700000600.gz" "$(abs_keys shoot--etcd-abs)"
+snap_abs get shoot--etcd-abs/v2/Full-00000000-00000600-1700000500.gz >"$SNAP_WORK/got"
+cmp -s "$SNAP_WORK/obj" "$SNAP_WORK/got" || ctl_fail "the ABS copy differs from the S3 snapshot"
+expect "new Etcd's ABS store" "ABS shoot--etcd-abs abs" \
+    "$(jp shoot 'etcd etcd-abs' '{.spec.backup.store.provider} {.spec.backup.store.prefix} {.spec.backup.store.secretRef.name}')"
+ok "S3 to ABS: the target's provider and Secret, byte for byte"
 
 # From a Completed EtcdBackup (its object and status written as its controller would).
 seed offsite/etcd-main/v2/Full-00000000-00000600-1700000500.gz
