@@ -58,6 +58,11 @@ static enum kerr verdict(struct plan *p, int wait, const char *fmt, ...)
     return KERR_OK;
 }
 
+static const char *dflt(const char *s, const char *d)
+{
+    return s ? s : d;
+}
+
 static void read_store(const cJSON *o, struct erst_store *s)
 {
     s->provider = kjson_get_str(o, "provider");
@@ -97,9 +102,9 @@ static enum kerr resolve_source(const struct erst_ctx *x, const cJSON *rs, struc
     phase = kjson_get_str(p->backup, "status.phase");
     if (phase && strcmp(phase, "Failed") == 0)
         return verdict(p, 0, "EtcdBackup %s Failed: %s", bname,
-                       kjson_get_str(p->backup, "status.error") ?: "no error recorded");
+                       dflt(kjson_get_str(p->backup, "status.error"), "no error recorded"));
     if (!phase || strcmp(phase, "Completed") != 0)
-        return verdict(p, 1, "waiting for EtcdBackup %s: phase %s", bname, phase ?: "Pending");
+        return verdict(p, 1, "waiting for EtcdBackup %s: phase %s", bname, dflt(phase, "Pending"));
     read_store(kjson_get(p->backup, "spec.destination"), &p->from);
     p->snapshot = kjson_get_str(p->backup, "status.snapshot.name");
     if (!p->snapshot || !*p->snapshot)
@@ -182,9 +187,9 @@ static enum kerr check_target(const struct erst_ctx *x, const cJSON *rs, struct 
 
     if (!bstore_provider_kind(p->from.provider) || !p->from.container || !p->from.prefix)
         return verdict(p, 0, "the source store: unknown provider \"%s\" or no container/prefix",
-                       p->from.provider ?: "");
+                       dflt(p->from.provider, ""));
     if (!bstore_provider_kind(p->to.provider))
-        return verdict(p, 0, "the target store: unknown provider \"%s\"", p->to.provider ?: "");
+        return verdict(p, 0, "the target store: unknown provider \"%s\"", dflt(p->to.provider, ""));
     if (bstore_key(p->from.provider, p->from.container, p->from.endpoint, a, sizeof(a)) ==
             KERR_OK &&
         bstore_key(p->to.provider, p->to.container, p->to.endpoint, b, sizeof(b)) == KERR_OK &&
