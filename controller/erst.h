@@ -46,6 +46,8 @@
  * there, is deleted). Status writes go through /status with the resourceVersion
  * read, so a concurrent change is a conflict retried by the work queue.
  *
+ * Files: erst.c the pass; erst_etcd.c the new Etcd and the prefix check.
+ *
  * Ownership: arguments BORROWED; results OWNED by the caller as documented.
  * Thread safety: reentrant (one reconcile per key at a time, as the queue ensures).
  */
