@@ -26,6 +26,7 @@
 #include "controller/ctl_metrics.h"
 #include "controller/bke.h"
 #include "controller/ebk.h"
+#include "controller/erst.h"
 #include "controller/hib.h"
 #include "controller/imt.h"
 #include "controller/oref.h"
@@ -40,8 +41,8 @@
 static const struct k8s_resource res_etcd = { "druid.gardener.cloud", "v1alpha1", "etcds", 1 };
 
 static const struct ctl_steps real_steps = {
-    sbk_reconcile,   oref_reconcile, hib_reconcile, rst_reconcile,
-    otask_reconcile, imt_reconcile,  bke_reconcile, ebk_reconcile,
+    sbk_reconcile, oref_reconcile, hib_reconcile, rst_reconcile,  otask_reconcile,
+    imt_reconcile, bke_reconcile,  ebk_reconcile, erst_reconcile,
 };
 
 struct ctl {
@@ -255,6 +256,8 @@ static enum wqpool_result process(void *arg, const char *key, long *after_ms)
         rc = reconcile_task(c, c->steps.bke, ns, name, &requeue, &err);
     else if (strcmp(kind, "backup") == 0 && c->cfg->backups)
         rc = reconcile_task(c, c->steps.ebk, ns, name, &requeue, &err);
+    else if (strcmp(kind, "restore") == 0 && c->cfg->backups)
+        rc = reconcile_task(c, c->steps.erst, ns, name, &requeue, &err);
     res = rc ? CTL_R_ERROR : requeue > 0 ? CTL_R_REQUEUE_AFTER : CTL_R_SUCCESS;
     ctl_metrics_reconcile(c->metrics, kind, res, (double)(ktime_mono_ns() - t0) / 1e9);
     if (rc) {

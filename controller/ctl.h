@@ -16,7 +16,8 @@
  *   "bucket//<name>"       a BackupBucket and its BackupEntries (bke_reconcile; only
  *                          with --backup-entries; every Etcd event queues every
  *                          bucket's key, an entry's event its bucket's),
- *   "backup/<ns>/<name>"   an EtcdBackup (ebk_reconcile; only with --backups).
+ *   "backup/<ns>/<name>"   an EtcdBackup (ebk_reconcile; only with --backups),
+ *   "restore/<ns>/<name>"  an EtcdRestore (erst_reconcile; only with --backups).
  * The EtcdOpsTask executor has a queue and workers of its own
  * (--ops-task-workers; controller/otask_exec.h), so that sidecar calls that
  * take long cannot hold up the other flows:
@@ -74,8 +75,8 @@
  * workqueue_adds_total{name}, workqueue_retries_total{name},
  * leader_election_master_status{name}, warden_hibernation_phase_etcds{phase}
  * (cached Etcds per value of etcd-warden.io/hibernation-phase; "" = none),
- * plus the process metrics. controller is "etcd", "opstask", "immtask", "bucket" or
- * "backup".
+ * plus the process metrics. controller is "etcd", "opstask", "immtask", "bucket",
+ * "backup" or "restore".
  * /healthz and /readyz on --health-probe-bind-address.
  *
  * Ownership: ctl_new copies what it needs of the config (the struct
@@ -123,6 +124,7 @@ enum ctl_cache {
                             BKE_INDEX_BUCKET (controller/bke.h) */
     CTL_C_BACKUPS,       /* etcd-warden.io/v1alpha1 etcdbackups (with --backups only, else
                             NULL); index CTL_INDEX_ETCD_NAME */
+    CTL_C_RESTORES,      /* etcd-warden.io/v1alpha1 etcdrestores (with --backups only, else NULL) */
     CTL_C_COUNT
 };
 
@@ -153,8 +155,9 @@ typedef enum kerr (*ctl_task_step_fn)(struct ctl *c, const char *ns, const char 
 struct ctl_steps {
     ctl_etcd_step_fn sbk, oref, hib, rst;
     ctl_task_step_fn otask, imt;
-    ctl_task_step_fn bke; /* "bucket//<name>": bke_reconcile */
-    ctl_task_step_fn ebk; /* "backup/<ns>/<name>": ebk_reconcile */
+    ctl_task_step_fn bke;  /* "bucket//<name>": bke_reconcile */
+    ctl_task_step_fn ebk;  /* "backup/<ns>/<name>": ebk_reconcile */
+    ctl_task_step_fn erst; /* "restore/<ns>/<name>": erst_reconcile */
 };
 
 /* Options a test may change; zero means the default. */

@@ -23,7 +23,8 @@ enum feed {
     FEED_BACKUP,
     FEED_BUCKET,
     FEED_BKENTRY,
-    FEED_EBACKUP
+    FEED_EBACKUP,
+    FEED_RESTORE
 };
 
 /* One watched resource. */
@@ -54,12 +55,14 @@ static const struct kind objects[] = {
     { { "etcd-warden.io", "v1alpha1", "backupentries", 0 }, NULL, "BackupEntry", FEED_BKENTRY },
     /* with --backups only */
     { { "etcd-warden.io", "v1alpha1", "etcdbackups", 1 }, NULL, "EtcdBackup", FEED_EBACKUP },
+    { { "etcd-warden.io", "v1alpha1", "etcdrestores", 1 }, NULL, "EtcdRestore", FEED_RESTORE },
 };
 
 /* The cache each entry of objects fills. */
-static const enum ctl_cache object_cache[] = { CTL_C_ETCDS,     CTL_C_OPSTASKS,      CTL_C_IMMTASKS,
-                                               CTL_C_CRONJOBS,  CTL_C_STATUSBACKUPS, CTL_C_BUCKETS,
-                                               CTL_C_BKENTRIES, CTL_C_BACKUPS };
+static const enum ctl_cache object_cache[] = {
+    CTL_C_ETCDS,   CTL_C_OPSTASKS,  CTL_C_IMMTASKS, CTL_C_CRONJOBS, CTL_C_STATUSBACKUPS,
+    CTL_C_BUCKETS, CTL_C_BKENTRIES, CTL_C_BACKUPS,  CTL_C_RESTORES
+};
 
 static const struct kind components[] = {
     { { "", "v1", "serviceaccounts", 1 }, "v1", "ServiceAccount", FEED_COMPONENT },
@@ -284,6 +287,9 @@ static void feed(struct feedctx *f, const cJSON *obj, int own_key)
     case FEED_EBACKUP:
         key(c, "backup", obj, kjson_get_str(obj, "metadata.name"));
         break;
+    case FEED_RESTORE:
+        key(c, "restore", obj, kjson_get_str(obj, "metadata.name"));
+        break;
     case FEED_ETCD:
         bucket_keys(c);
         key(c, "etcd", obj, kjson_get_str(obj, "metadata.name"));
@@ -434,7 +440,7 @@ enum kerr ctl_caches_new(const struct ctl_caches_opts *o, struct ctl_caches **ou
     for (i = 0; !rc && i < NOBJECTS; i++) {
         if ((o->backup_entries ||
              (objects[i].feed != FEED_BUCKET && objects[i].feed != FEED_BKENTRY)) &&
-            (o->backups || objects[i].feed != FEED_EBACKUP))
+            (o->backups || (objects[i].feed != FEED_EBACKUP && objects[i].feed != FEED_RESTORE)))
             rc = new_informer(c, &objects[i], &c->objctx[i], &c->objs[i], err);
     }
     for (i = 0; !rc && i < NCOMPONENTS; i++)

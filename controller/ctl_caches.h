@@ -55,7 +55,8 @@ struct ctl_caches_opts {
     long resync_ms;            /* Etcds re-delivered this often (0: never) */
     ctl_caches_key_fn on_key;  /* required */
     int backup_entries;        /* also BackupBuckets and BackupEntries (cluster-wide) */
-    int backups;               /* also EtcdBackups ("backup/<ns>/<name>") */
+    int backups;               /* also EtcdBackups ("backup/<ns>/<name>") and EtcdRestores
+                                  ("restore/<ns>/<name>") */
     void *ctx;                 /* BORROWED, passed to on_key */
 };
 

@@ -347,7 +347,8 @@ struct side {
     struct ostore_config cfg;
     const char *prefix;
     const char *creds_dir;
-    char *clean; /* OWNS */
+    char *clean;       /* OWNS */
+    int require_empty; /* --require-empty-destination (the destination side only) */
 };
 
 static const char *const cred_vars[] = { "AWS_APPLICATION_CREDENTIALS",
@@ -388,6 +389,26 @@ static enum kerr open_side(struct side *sd, struct ostore **out, struct kerr_inf
     return rc;
 }
 
+/*
+ * --require-empty-destination: the destination prefix must hold no snapshot at all (as
+ * etcd-backup-restore lists them, v1 and v2, excluded ones too), so that a restore copies
+ * into a prefix no cluster has written: a store with other snapshots is refused before
+ * anything is written.
+ */
+static enum kerr require_empty(struct ostore *dst, const char *prefix, struct kerr_info *err)
+{
+    struct snapext_set set = { 0 };
+    enum kerr rc = snapext_collect(dst, prefix, &set, err);
+    if (rc == KERR_OK && set.n > 0) {
+        rc = kerr_set(err, KERR_EXISTS,
+                      "the destination prefix \"%s\" already holds %zu snapshot(s) (%s): "
+                      "--require-empty-destination",
+                      prefix, set.n, set.v[0].obj.key);
+    }
+    snapext_set_release(&set);
+    return rc;
+}
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: warden-snapshot copy --from-storage-provider P --from-store-container C "
@@ -396,7 +417,7 @@ static void usage(FILE *f)
                "           --to-storage-provider P --to-store-container C --to-store-prefix X "
                "[--to-store-endpoint-override URL] [--to-credentials-dir DIR]\n"
                "           [--snapshot NAME | [--latest-full] [--until TIME]] [--skip-hash-check] "
-               "[-v]\n");
+               "[--require-empty-destination] [-v]\n");
 }
 
 static void print_result(const struct snapcopy_opts *o, const struct snapcopy_result *r)
@@ -471,7 +492,8 @@ enum {
     O_UNTIL,
     O_PART,
     O_SKIP,
-    O_LATEST
+    O_LATEST,
+    O_EMPTY
 };
 
 static int parse(int argc, char **argv, struct side *from, struct side *to, struct snapcopy_opts *o,
@@ -492,7 +514,9 @@ static int parse(int argc, char **argv, struct side *from, struct side *to, stru
         { "until", required_argument, NULL, O_UNTIL },
         { "latest-full", no_argument, NULL, O_LATEST },
         { "part-size", required_argument, NULL, O_PART },
-        { "skip-hash-check", no_argument, NULL, O_SKIP },
+    O_SKIP,
+    O_LATEST,
+    O_EMPTY
         { "verbose", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -529,8 +553,9 @@ static int parse(int argc, char **argv, struct side *from, struct side *to, stru
                 return -1;
             }
             from->cfg.part_size = to->cfg.part_size = (size_t)part;
-        } else if (c == O_SKIP) {
-            o->skip_hash_check = true;
+    O_SKIP,
+    O_LATEST,
+    O_EMPTY
         } else if (c == O_LATEST) {
             o->latest_full = true;
         } else if (c == 'v') {
@@ -590,6 +615,7 @@ int snapcopy_main(int argc, char **argv)
     if (rc == KERR_OK && dst == NULL) {
         rc = KERR_INTERNAL;
     }
+    rc = rc || !to.require_empty ? rc : require_empty(dst, to.clean, &err);
     rc = rc ? rc : snapcopy_run(src, dst, &o, &res, &err);
     if (rc == KERR_OK) {
         print_result(&o, &res);

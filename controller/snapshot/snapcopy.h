@@ -9,7 +9,7 @@
  *       --to-storage-provider P --to-store-container C --to-store-prefix X
  *       [--to-store-endpoint-override URL] [--to-credentials-dir DIR]
  *       [--snapshot NAME | [--latest-full] [--until TIME]] [--part-size BYTES]
- *       [--skip-hash-check] [-v]
+ *       [--skip-hash-check] [--require-empty-destination] [-v]
  *
  * Credentials: each side's provider reads them as the other subcommands do
  * (screds.h); --from/--to-credentials-dir name a mounted Secret directory
@@ -36,6 +36,10 @@
  * so a corrupt one is never committed: the run fails naming it ("snapshot
  * <key> is corrupt: ...") and rolls back as below. A compression snapverify
  * cannot read is copied unverified, with a warning.
+ *
+ * With --require-empty-destination a destination prefix that holds any
+ * snapshot already (as snapext_collect lists them) is refused before
+ * anything is written (exit 1): a restore's target must be a fresh prefix.
  *
  * Every destination key is checked absent before anything is written
  * (create-only; the providers' conditional writes guard the race). Each

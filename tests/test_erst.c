@@ -1,0 +1,502 @@
+/* erst: the new Etcd built from a live Etcd or a template (marks dropped, the target store,
+ * replicas of a hibernated source); on kube-sim, pass by pass: the refusals (two sources, an
+ * existing target, a prefix in use by an Etcd or a BackupEntry, overlapping the source, no
+ * spec to start from), the wait for an EtcdBackup and its failure, the copy Job's arguments,
+ * the Job's result into the status and the Job deleted, the Etcd created, and the crash
+ * points: a Job or an Etcd made by a pass that did not get to write the status. */
+#include "controller/erst.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/kjson.h"
+#include "common/store.h"
+#include "controller/cpjob.h"
+#include "controller/etcdspec.h"
+#include "tests/support/cfix.h"
+#include "tests/support/jsonfix.h"
+#include "tests/support/ksimfix.h"
+
+#define OK(call) cr_assert_eq((call), KERR_OK, "%s: %s", #call, err.msg)
+
+static const struct k8s_resource RES_JOB = { "batch", "v1", "jobs", 1 };
+static const struct k8s_resource RES_POD = { "", "v1", "pods", 1 };
+
+#define SRC_STORE                                                           \
+    "{\"provider\":\"aws\",\"container\":\"bkt\",\"prefix\":\"ns1--main\"," \
+    "\"secretRef\":{\"name\":\"creds\"}}"
+
+/* ---- the new Etcd, pure ---- */
+
+Test(erst, build_from_live_etcd)
+{
+    cJSON *rs = jsonfix_parse("{\"metadata\":{\"name\":\"r1\",\"namespace\":\"ns1\"},"
+                              "\"spec\":{\"target\":{\"etcdName\":\"copy\"}}}");
+    cJSON *src = jsonfix_parse(
+        "{\"metadata\":{\"name\":\"main\",\"uid\":\"u\",\"resourceVersion\":\"7\","
+        "\"finalizers\":[\"x\"],\"labels\":{\"team\":\"a\",\"etcd-warden.io/restoring\":\"\"},"
+        "\"annotations\":{\"note\":\"kept\",\"etcd-warden.io/hibernate\":\"true\","
+        "\"etcd-warden.io/hibernation-phase\":\"Hibernated\","
+        "\"etcd-warden.io/status-backup-exists\":\"true\","
+        "\"etcd-warden.io/immutability-retention-type\":\"bucket\","
+        "\"druid.gardener.cloud/suspend-etcd-spec-reconcile\":\"\"}},"
+        "\"spec\":{\"replicas\":0,\"labels\":{\"app\":\"etcd\"},\"etcd\":{},\"backup\":{\"store\":"
+        "{\"provider\":\"aws\",\"container\":\"old\",\"prefix\":\"p\",\"immutability\":{}}}},"
+        "\"status\":{\"ready\":true}}");
+    struct erst_store to = { "S3", "bkt2", "ns1--copy", "http://s3:1", "creds2" };
+    struct kerr_info err = { 0 };
+    cJSON *e = NULL;
+    int64_t replicas = -1;
+
+    OK(erst_build_etcd(rs, kjson_get(src, "spec"), kjson_get(src, "metadata"), &to, &e, &err));
+    cr_assert_str_eq(kjson_get_str(e, "metadata.name"), "copy");
+    cr_assert_str_eq(kjson_get_str(e, "metadata.namespace"), "ns1");
+    cr_assert_null(kjson_get(e, "metadata.uid"));
+    cr_assert_null(kjson_get(e, "metadata.resourceVersion"));
+    cr_assert_null(kjson_get(e, "metadata.finalizers"));
+    cr_assert_null(kjson_get(e, "status"));
+    cr_assert_str_eq(kjson_get_str(e, "metadata.labels[team]"), "a");
+    cr_assert_str_eq(kjson_get_str(e, "metadata.labels[" ERST_LABEL_RESTORED_FROM "]"), "r1");
+    cr_assert_null(kjson_get(e, "metadata.labels[etcd-warden.io/restoring]"));
+    cr_assert_str_eq(kjson_get_str(e, "metadata.annotations[note]"), "kept");
+    cr_assert_str_eq(
+        kjson_get_str(e, "metadata.annotations[etcd-warden.io/immutability-retention-type]"),
+        "bucket");
+    cr_assert_null(kjson_get(e, "metadata.annotations[etcd-warden.io/hibernate]"));
+    cr_assert_null(kjson_get(e, "metadata.annotations[etcd-warden.io/hibernation-phase]"));
+    cr_assert_null(kjson_get(e, "metadata.annotations[etcd-warden.io/status-backup-exists]"));
+    cr_assert_null(
+        kjson_get(e, "metadata.annotations[druid.gardener.cloud/suspend-etcd-spec-reconcile]"));
+    cr_assert_str_eq(kjson_get_str(e, "spec.backup.store.provider"), "S3");
+    cr_assert_str_eq(kjson_get_str(e, "spec.backup.store.container"), "bkt2");
+    cr_assert_str_eq(kjson_get_str(e, "spec.backup.store.prefix"), "ns1--copy");
+    cr_assert_str_eq(kjson_get_str(e, "spec.backup.store.endpointOverride"), "http://s3:1");
+    cr_assert_str_eq(kjson_get_str(e, "spec.backup.store.secretRef.name"), "creds2");
+    cr_assert_null(kjson_get(e, "spec.backup.store.immutability"));
+    cr_assert_eq(kjson_get_int64(e, "spec.replicas", &replicas), KERR_OK);
+    cr_assert_eq(replicas, 1, "a hibernated source gives 1 replica, not %lld", (long long)replicas);
+    /* the source is untouched */
+    cr_assert_str_eq(kjson_get_str(src, "spec.backup.store.container"), "old");
+    cJSON_Delete(e);
+    cJSON_Delete(src);
+    cJSON_Delete(rs);
+}
+
+Test(erst, build_from_template_keeps_its_replicas)
+{
+    cJSON *rs = jsonfix_parse("{\"metadata\":{\"name\":\"r1\",\"namespace\":\"ns1\"},"
+                              "\"spec\":{\"target\":{\"etcdName\":\"copy\"}}}");
+    cJSON *t = jsonfix_parse("{\"replicas\":5,\"labels\":{\"app\":\"x\"},\"etcd\":{}}");
+    struct erst_store to = { "ABS", "c", "p", NULL, NULL };
+    struct kerr_info err = { 0 };
+    cJSON *e = NULL;
+    int64_t replicas = -1;
+
+    OK(erst_build_etcd(rs, t, NULL, &to, &e, &err));
+    cr_assert_eq(kjson_get_int64(e, "spec.replicas", &replicas), KERR_OK);
+    cr_assert_eq(replicas, 5);
+    cr_assert_str_eq(kjson_get_str(e, "spec.backup.store.provider"), "ABS");
+    cr_assert_null(kjson_get(e, "spec.backup.store.endpointOverride"));
+    cr_assert_null(kjson_get(e, "spec.backup.store.secretRef"));
+    cr_assert_str_eq(kjson_get_str(e, "metadata.labels[" ERST_LABEL_RESTORED_FROM "]"), "r1");
+    cr_assert_null(kjson_get(e, "metadata.annotations.note"));
+    cJSON_Delete(e);
+    cJSON_Delete(t);
+    cJSON_Delete(rs);
+}
+
+/* ---- on kube-sim ---- */
+
+static struct cfix fx;
+static struct erst_ctx ctx;
+
+static void setup(void)
+{
+    cJSON *s;
+
+    cfix_start(&fx, NULL);
+    memset(&ctx, 0, sizeof(ctx));
+    ctx.client = fx.c;
+    ctx.job_image = "img:1";
+    s = jsonfix_parse("{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":"
+                      "\"creds\"},\"data\":{\"accessKeyID\":\"QQ==\"}}");
+    cJSON_Delete(cfix_create(&fx, &ETCDSPEC_RES_SECRET, s));
+    cJSON_Delete(s);
+}
+
+static void teardown(void)
+{
+    cfix_stop(&fx);
+}
+
+TestSuite(erst_kubesim, .init = setup, .fini = teardown, .timeout = 60);
+
+/* Create the EtcdRestore name with the spec text. */
+static void restore(const char *name, const char *spec)
+{
+    char text[4096];
+    cJSON *o;
+
+    snprintf(text, sizeof(text),
+             "{\"apiVersion\":\"etcd-warden.io/v1alpha1\",\"kind\":\"EtcdRestore\","
+             "\"metadata\":{\"name\":\"%s\"},\"spec\":%s}",
+             name, spec);
+    o = jsonfix_parse(text);
+    cJSON_Delete(cfix_create(&fx, &ERST_RES_RESTORE, o));
+    cJSON_Delete(o);
+}
+
+/* One pass; its requeue. */
+static long run(const char *name)
+{
+    struct kerr_info err = { 0 };
+    long requeue = -1;
+
+    OK(erst_run(&ctx, CFIX_NS, name, &requeue, &err));
+    return requeue;
+}
+
+/* status.<field> of the restore name, "" when absent; in a static buffer. */
+static const char *st(const char *name, const char *field)
+{
+    static char out[1024];
+    char path[64];
+    cJSON *o = cfix_get(&fx, &ERST_RES_RESTORE, name);
+    const char *v;
+
+    snprintf(path, sizeof(path), "status.%s", field);
+    v = kjson_get_str(o, path);
+    snprintf(out, sizeof(out), "%s", v ? v : "");
+    cJSON_Delete(o);
+    return out;
+}
+
+static void etcd(const char *name, const char *store)
+{
+    cJSON *e = cfix_etcd(name, store, NULL);
+
+    cJSON_Delete(cfix_create(&fx, &ETCDSPEC_RES_ETCD, e));
+    cJSON_Delete(e);
+}
+
+#define STORE_SPEC(target_prefix)                                                           \
+    "{\"source\":{\"store\":" SRC_STORE ",\"etcdName\":\"main\"},\"target\":{\"etcdName\":" \
+    "\"copy\",\"store\":{\"container\":\"bkt\",\"prefix\":\"" target_prefix "\"}}}"
+
+static void assert_refused(const char *name, const char *needle)
+{
+    cr_assert_eq(run(name), 0);
+    cr_assert_str_eq(st(name, "phase"), ERST_PHASE_FAILED, "error: %s", st(name, "error"));
+    cr_assert(strstr(st(name, "error"), needle), "error \"%s\" lacks \"%s\"", st(name, "error"),
+              needle);
+    cr_assert_str_neq(st(name, "completionTime"), "");
+    /* terminal: another pass changes nothing */
+    cr_assert_eq(run(name), 0);
+    cr_assert_str_eq(st(name, "phase"), ERST_PHASE_FAILED);
+    cr_assert_null(cfix_get(&fx, &ETCDSPEC_RES_ETCD, "copy"));
+}
+
+Test(erst_kubesim, refusals)
+{
+    etcd("main", SRC_STORE);
+    restore("two", "{\"source\":{\"backupName\":\"b\",\"store\":" SRC_STORE "},"
+                   "\"target\":{\"etcdName\":\"copy\",\"store\":{\"container\":\"c\","
+                   "\"prefix\":\"p\"}}}");
+    assert_refused("two", "exactly one of backupName and store");
+    restore("inplace", "{\"source\":{\"store\":" SRC_STORE "},\"target\":{\"etcdName\":\"main\","
+                       "\"store\":{\"container\":\"c\",\"prefix\":\"p\"}}}");
+    assert_refused("inplace", "Etcd ns1/main exists");
+    /* "ns1--main/x" lies inside the live Etcd's prefix "ns1--main" of the same store */
+    restore("inside", STORE_SPEC("ns1--main/x"));
+    assert_refused("inside", "overlaps the source prefix");
+    etcd("other", "{\"provider\":\"S3\",\"container\":\"bkt\",\"prefix\":\"team/other\"}");
+    restore("used", STORE_SPEC("team"));
+    assert_refused("used", "the prefix \"team/other\" of Etcd ns1/other");
+    restore("nospec", "{\"source\":{\"store\":" SRC_STORE "},\"target\":{\"etcdName\":\"copy\","
+                      "\"store\":{\"container\":\"c\",\"prefix\":\"p\"}}}");
+    assert_refused("nospec", "an EtcdStatusBackup keeps no spec");
+    restore("gone", "{\"source\":{\"store\":" SRC_STORE ",\"etcdName\":\"deleted\"},"
+                    "\"target\":{\"etcdName\":\"copy\",\"store\":{\"container\":\"c\","
+                    "\"prefix\":\"p\"}}}");
+    assert_refused("gone", "the source Etcd deleted does not exist");
+    restore("nosecret", "{\"source\":{\"store\":" SRC_STORE ",\"etcdName\":\"main\"},"
+                        "\"target\":{\"etcdName\":\"copy\",\"store\":{\"container\":\"c\","
+                        "\"prefix\":\"p\",\"secretRef\":{\"name\":\"nope\"}}}}");
+    assert_refused("nosecret", "the Secret nope of the target store");
+    restore("oss", "{\"source\":{\"store\":{\"provider\":\"alicloud\",\"container\":\"b\","
+                   "\"prefix\":\"p\",\"secretRef\":{\"name\":\"creds\"}},\"etcdName\":\"main\"},"
+                   "\"target\":{\"etcdName\":\"copy\",\"store\":{\"container\":\"c\","
+                   "\"prefix\":\"p\"}}}");
+    assert_refused("oss", "the copy Job: ");
+}
+
+/* A prefix kept by a BackupEntry of a deleted Etcd (the cache the controller has) is in use;
+ * a neighbour prefix ("team-b" beside "team") is not. */
+Test(erst_kubesim, prefix_of_a_backup_entry)
+{
+    struct store_opts so = { 0 };
+    struct store *entries = NULL;
+    struct kerr_info err = { 0 };
+    cJSON *entry = jsonfix_parse(
+        "{\"metadata\":{\"name\":\"ns1--gone--0123abcd\"},\"spec\":{\"bucketName\":\"b\","
+        "\"prefix\":\"team\",\"store\":{\"provider\":\"S3\",\"container\":\"bkt\"},"
+        "\"etcd\":{\"namespace\":\"ns1\",\"name\":\"gone\",\"uid\":\"u\"},"
+        "\"etcdDeletedAt\":\"2026-01-01T00:00:00Z\"}}");
+
+    OK(store_new(&so, &entries, &err));
+    OK(store_put(entries, entry, NULL, NULL, &err));
+    ctx.entries = entries;
+    etcd("main", SRC_STORE);
+    restore("entry", STORE_SPEC("team/sub"));
+    assert_refused("entry", "BackupEntry ns1--gone--0123abcd of Etcd ns1/gone");
+    restore("beside", STORE_SPEC("team-b"));
+    cr_assert_eq(run("beside"), ERST_POLL_MS);
+    cr_assert_str_eq(st("beside", "phase"), ERST_PHASE_COPYING, "%s", st("beside", "error"));
+    ctx.entries = NULL;
+    store_free(entries);
+}
+
+/* The arguments of the Job's container. */
+static int job_has_arg(const cJSON *job, const char *want)
+{
+    const cJSON *a;
+
+    cJSON_ArrayForEach (a, kjson_get(job, "spec.template.spec.containers.0.args")) {
+        if (cJSON_IsString(a) && strcmp(a->valuestring, want) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* What job_exec.py writes for a finished Job: its Pod with the termination message, then the
+ * Job's status. */
+static void finish_job(const char *job, int ok, const char *message)
+{
+    struct k8s_write_opts wo = { .subresource = "status" };
+    struct kerr_info err = { 0 };
+    cJSON *j = cfix_get(&fx, &RES_JOB, job), *pod, *patch;
+    char text[4096];
+
+    cr_assert_not_null(j, "no Job %s", job);
+    snprintf(text, sizeof(text),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s-abcde\","
+             "\"labels\":{\"controller-uid\":\"%s\",\"job-name\":\"%s\"}},\"spec\":{"
+             "\"containers\":[{\"name\":\"copy\",\"image\":\"img:1\"}]}}",
+             job, kjson_get_str(j, "metadata.uid"), job);
+    pod = jsonfix_parse(text);
+    cJSON_Delete(cfix_create(&fx, &RES_POD, pod));
+    cJSON_Delete(pod);
+    patch = cJSON_CreateObject();
+    OK(kjson_set_str(patch, "status.phase", ok ? "Succeeded" : "Failed", &err));
+    OK(kjson_set(patch, "status.containerStatuses",
+                 jsonfix_parse("[{\"name\":\"copy\",\"state\":{\"terminated\":{}}}]"), &err));
+    OK(kjson_set_int(patch, "status.containerStatuses.0.state.terminated.exitCode", ok ? 0 : 1,
+                     &err));
+    OK(kjson_set_str(patch, "status.containerStatuses.0.state.terminated.message", message, &err));
+    snprintf(text, sizeof(text), "%s-abcde", job);
+    OK(k8s_patch(fx.c, &RES_POD, CFIX_NS, text, K8S_PATCH_MERGE, patch, &wo, NULL, &err));
+    cJSON_Delete(patch);
+    patch = jsonfix_parse(ok ? "{\"status\":{\"succeeded\":1}}" : "{\"status\":{\"failed\":1}}");
+    OK(k8s_patch(fx.c, &RES_JOB, CFIX_NS, job, K8S_PATCH_MERGE, patch, &wo, NULL, &err));
+    cJSON_Delete(patch);
+    cJSON_Delete(j);
+}
+
+static const char SUMMARY[] =
+    "{\"snapshots\":[{\"name\":\"Full-00000000-00000010-1700000000.gz\",\"kind\":\"Full\","
+    "\"startRevision\":0,\"lastRevision\":10,\"size\":100,\"md5\":"
+    "\"d41d8cd98f00b204e9800998ecf8427e\","
+    "\"destination\":\"ns1--copy/v2/Full-00000000-00000010-1700000000.gz\"},"
+    "{\"name\":\"Incr-00000011-00000020-1700000100.gz\",\"kind\":\"Incr\",\"startRevision\":11,"
+    "\"lastRevision\":20,\"size\":5,\"md5\":\"d41d8cd98f00b204e9800998ecf8427e\","
+    "\"destination\":\"ns1--copy/v2/Incr-00000011-00000020-1700000100.gz\"}],\"total\":2}";
+
+/* A store source with a point in time, from the live Etcd's spec, to the end. */
+Test(erst_kubesim, store_source_to_completed)
+{
+    cJSON *job, *e, *rs;
+    int64_t rev = 0;
+
+    etcd("main", SRC_STORE);
+    restore("r1", "{\"source\":{\"store\":" SRC_STORE ",\"etcdName\":\"main\","
+                  "\"pointInTime\":\"2026-01-02T03:04:05Z\"},\"target\":{\"etcdName\":\"copy\","
+                  "\"store\":{\"container\":\"bkt\",\"prefix\":\"ns1--copy\"}}}");
+    cr_assert_eq(run("r1"), ERST_POLL_MS);
+    cr_assert_str_eq(st("r1", "phase"), ERST_PHASE_COPYING, "%s", st("r1", "error"));
+    cr_assert_str_eq(st("r1", "jobName"), "r1" ERST_JOB_SUFFIX);
+    cr_assert_str_neq(st("r1", "startTime"), "");
+    job = cfix_get(&fx, &RES_JOB, "r1-restore");
+    cr_assert_not_null(job);
+    cr_assert(job_has_arg(job, "--from-store-prefix=ns1--main"));
+    cr_assert(job_has_arg(job, "--to-store-prefix=ns1--copy"));
+    cr_assert(job_has_arg(job, "--until=2026-01-02T03:04:05Z"));
+    cr_assert(job_has_arg(job, "--require-empty-destination"));
+    cr_assert_str_eq(kjson_get_str(job, "metadata.ownerReferences.0.kind"), "EtcdRestore");
+    cJSON_Delete(job);
+    /* running: polled, nothing changes */
+    cr_assert_eq(run("r1"), ERST_POLL_MS);
+    cr_assert_str_eq(st("r1", "phase"), ERST_PHASE_COPYING);
+    finish_job("r1-restore", 1, SUMMARY);
+    cr_assert_gt(run("r1"), 0);
+    cr_assert_str_eq(st("r1", "phase"), ERST_PHASE_CREATING, "%s", st("r1", "error"));
+    cr_assert(
+        ksimfix_await_status(fx.h, "/apis/batch/v1/namespaces/ns1/jobs/r1-restore", 404, 10000),
+        "the Job is not deleted once its result is in the status");
+    rs = cfix_get(&fx, &ERST_RES_RESTORE, "r1");
+    cr_assert_str_eq(kjson_get_str(rs, "status.snapshots.0.name"),
+                     "Full-00000000-00000010-1700000000.gz");
+    cr_assert_str_eq(kjson_get_str(rs, "status.snapshots.1.kind"), "Incr");
+    cr_assert_eq(kjson_get_int64(rs, "status.snapshots.1.lastRevision", &rev), KERR_OK);
+    cr_assert_eq(rev, 20);
+    cJSON_Delete(rs);
+    cr_assert_eq(run("r1"), 0);
+    cr_assert_str_eq(st("r1", "phase"), ERST_PHASE_COMPLETED, "%s", st("r1", "error"));
+    cr_assert_str_eq(st("r1", "etcdName"), "copy");
+    cr_assert_str_neq(st("r1", "completionTime"), "");
+    e = cfix_get(&fx, &ETCDSPEC_RES_ETCD, "copy");
+    cr_assert_not_null(e);
+    cr_assert_str_eq(kjson_get_str(e, "spec.backup.store.prefix"), "ns1--copy");
+    cr_assert_str_eq(kjson_get_str(e, "spec.backup.store.provider"), "aws");
+    cr_assert_str_eq(kjson_get_str(e, "spec.backup.store.secretRef.name"), "creds");
+    cr_assert_str_eq(kjson_get_str(e, "metadata.labels[" ERST_LABEL_RESTORED_FROM "]"), "r1");
+    cJSON_Delete(e);
+    /* the source Etcd is untouched */
+    e = cfix_get(&fx, &ETCDSPEC_RES_ETCD, "main");
+    cr_assert_str_eq(kjson_get_str(e, "spec.backup.store.prefix"), "ns1--main");
+    cJSON_Delete(e);
+}
+
+static void backup(const char *name, const char *status)
+{
+    char text[2048];
+    cJSON *o, *b;
+    struct kerr_info err = { 0 };
+    struct k8s_write_opts wo = { .subresource = "status" };
+
+    snprintf(text, sizeof(text),
+             "{\"apiVersion\":\"etcd-warden.io/v1alpha1\",\"kind\":\"EtcdBackup\","
+             "\"metadata\":{\"name\":\"%s\"},\"spec\":{\"etcdName\":\"main\",\"destination\":"
+             "{\"provider\":\"S3\",\"container\":\"offsite\",\"prefix\":\"backups/main\","
+             "\"secretRef\":{\"name\":\"creds\"}}}}",
+             name);
+    o = jsonfix_parse(text);
+    b = cfix_create(&fx, &ERST_RES_BACKUP, o);
+    cJSON_Delete(o);
+    OK(kjson_set(b, "status", jsonfix_parse(status), &err));
+    OK(k8s_update(fx.c, &ERST_RES_BACKUP, CFIX_NS, name, b, &wo, NULL, &err));
+    cJSON_Delete(b);
+}
+
+#define BACKUP_SPEC(b)                                                                     \
+    "{\"source\":{\"backupName\":\"" b "\"},\"target\":{\"etcdName\":\"copy\",\"store\":{" \
+    "\"container\":\"bkt\",\"prefix\":\"ns1--copy\"}}}"
+
+/* A backup source: waits while the backup is missing or running, fails with it, and copies
+ * exactly its snapshot once Completed; the target store defaults to the live Etcd's. */
+Test(erst_kubesim, backup_source)
+{
+    cJSON *job;
+
+    etcd("main", SRC_STORE);
+    restore("early", BACKUP_SPEC("b1"));
+    cr_assert_eq(run("early"), ERST_WAIT_MS);
+    cr_assert_str_eq(st("early", "phase"), ERST_PHASE_PENDING);
+    cr_assert(strstr(st("early", "error"), "EtcdBackup b1: not found"), "%s", st("early", "error"));
+    backup("b1", "{\"phase\":\"Uploading\"}");
+    cr_assert_eq(run("early"), ERST_WAIT_MS);
+    cr_assert(strstr(st("early", "error"), "phase Uploading"), "%s", st("early", "error"));
+    backup("bad", "{\"phase\":\"Failed\",\"error\":\"sidecar down\"}");
+    restore("frombad", BACKUP_SPEC("bad"));
+    assert_refused("frombad", "EtcdBackup bad Failed: sidecar down");
+    restore("pit", "{\"source\":{\"backupName\":\"b1\",\"pointInTime\":\"2026-01-01T00:00:00Z\"},"
+                   "\"target\":{\"etcdName\":\"copy\",\"store\":{\"container\":\"c\","
+                   "\"prefix\":\"p\"}}}");
+    assert_refused("pit", "pointInTime is for a store source only");
+    backup("b2", "{\"phase\":\"Completed\",\"snapshot\":{\"name\":"
+                 "\"Full-00000000-00000010-1700000000.gz\",\"kind\":\"Full\"}}");
+    restore("ok", BACKUP_SPEC("b2"));
+    cr_assert_eq(run("ok"), ERST_POLL_MS);
+    cr_assert_str_eq(st("ok", "phase"), ERST_PHASE_COPYING, "%s", st("ok", "error"));
+    job = cfix_get(&fx, &RES_JOB, "ok-restore");
+    cr_assert(job_has_arg(job, "--from-store-container=offsite"));
+    cr_assert(job_has_arg(job, "--from-store-prefix=backups/main"));
+    cr_assert(job_has_arg(job, "--snapshot=Full-00000000-00000010-1700000000.gz"));
+    cr_assert(job_has_arg(job, "--to-storage-provider=S3"), "the live Etcd's provider (aws)");
+    cr_assert(job_has_arg(job, "--require-empty-destination"));
+    cJSON_Delete(job);
+}
+
+/* The copy fails (a target prefix with snapshots already): Failed with the Job's error line,
+ * the Job deleted, no Etcd. */
+Test(erst_kubesim, copy_fails)
+{
+    etcd("main", SRC_STORE);
+    restore("r2", STORE_SPEC("ns1--copy"));
+    cr_assert_eq(run("r2"), ERST_POLL_MS);
+    finish_job("r2-restore", 0,
+               "{\"snapshots\":[],\"total\":0,\"error\":\"the destination prefix \\\"ns1--copy\\\" "
+               "already holds 1 snapshot(s)\"}");
+    cr_assert_eq(run("r2"), 0);
+    cr_assert_str_eq(st("r2", "phase"), ERST_PHASE_FAILED);
+    cr_assert(strstr(st("r2", "error"), "already holds 1 snapshot"), "%s", st("r2", "error"));
+    cr_assert_eq(ksimfix_status(fx.h, "/apis/batch/v1/namespaces/ns1/jobs/r2-restore"), 404);
+    cr_assert_null(cfix_get(&fx, &ETCDSPEC_RES_ETCD, "copy"));
+}
+
+/* Crash points: the Job created by a pass that died before the status (the next pass takes it
+ * as its own); the Etcd created by a pass that died before Completed (ours by the label: fine;
+ * someone else's: Failed, and it is left alone). */
+Test(erst_kubesim, crash_safety)
+{
+    struct k8s_write_opts wo = { .subresource = "status" };
+    struct kerr_info err = { 0 };
+    cJSON *rs, *e;
+
+    etcd("main", SRC_STORE);
+    restore("r3", STORE_SPEC("ns1--copy"));
+    cr_assert_eq(run("r3"), ERST_POLL_MS);
+    /* back to no status, the Job left: as if the status write had not happened */
+    rs = cfix_get(&fx, &ERST_RES_RESTORE, "r3");
+    cJSON_DeleteItemFromObjectCaseSensitive(rs, "status");
+    OK(kjson_set(rs, "status", cJSON_CreateObject(), &err));
+    OK(k8s_update(fx.c, &ERST_RES_RESTORE, CFIX_NS, "r3", rs, &wo, NULL, &err));
+    cJSON_Delete(rs);
+    cr_assert_eq(run("r3"), ERST_POLL_MS);
+    cr_assert_str_eq(st("r3", "phase"), ERST_PHASE_COPYING, "%s", st("r3", "error"));
+    finish_job("r3-restore", 1, SUMMARY);
+    cr_assert_gt(run("r3"), 0);
+    cr_assert_str_eq(st("r3", "phase"), ERST_PHASE_CREATING);
+    /* the Etcd made by an earlier pass (ours) */
+    rs = cfix_get(&fx, &ERST_RES_RESTORE, "r3");
+    e = cfix_get(&fx, &ETCDSPEC_RES_ETCD, "main");
+    {
+        struct erst_store to = { "aws", "bkt", "ns1--copy", NULL, "creds" };
+        cJSON *mine = NULL;
+
+        OK(erst_build_etcd(rs, kjson_get(e, "spec"), kjson_get(e, "metadata"), &to, &mine, &err));
+        cJSON_Delete(cfix_create(&fx, &ETCDSPEC_RES_ETCD, mine));
+        cJSON_Delete(mine);
+    }
+    cJSON_Delete(e);
+    cJSON_Delete(rs);
+    cr_assert_eq(run("r3"), 0);
+    cr_assert_str_eq(st("r3", "phase"), ERST_PHASE_COMPLETED, "%s", st("r3", "error"));
+
+    /* someone else's Etcd under the target name while the copy ran */
+    restore("r4",
+            "{\"source\":{\"store\":" SRC_STORE ",\"etcdName\":\"main\"},\"target\":{"
+            "\"etcdName\":\"late\",\"store\":{\"container\":\"bkt\",\"prefix\":\"ns1--late\"}}}");
+    cr_assert_eq(run("r4"), ERST_POLL_MS);
+    finish_job("r4-restore", 1, SUMMARY);
+    cr_assert_gt(run("r4"), 0);
+    etcd("late", "{\"provider\":\"S3\",\"container\":\"other\",\"prefix\":\"x\"}");
+    cr_assert_eq(run("r4"), 0);
+    cr_assert_str_eq(st("r4", "phase"), ERST_PHASE_FAILED);
+    cr_assert(strstr(st("r4", "error"), "created meanwhile by someone else"), "%s",
+              st("r4", "error"));
+    e = cfix_get(&fx, &ETCDSPEC_RES_ETCD, "late");
+    cr_assert_str_eq(kjson_get_str(e, "spec.backup.store.container"), "other");
+    cJSON_Delete(e);
+}
