@@ -514,9 +514,8 @@ static int parse(int argc, char **argv, struct side *from, struct side *to, stru
         { "until", required_argument, NULL, O_UNTIL },
         { "latest-full", no_argument, NULL, O_LATEST },
         { "part-size", required_argument, NULL, O_PART },
-    O_SKIP,
-    O_LATEST,
-    O_EMPTY
+        { "skip-hash-check", no_argument, NULL, O_SKIP },
+        { "require-empty-destination", no_argument, NULL, O_EMPTY },
         { "verbose", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -553,9 +552,10 @@ static int parse(int argc, char **argv, struct side *from, struct side *to, stru
                 return -1;
             }
             from->cfg.part_size = to->cfg.part_size = (size_t)part;
-    O_SKIP,
-    O_LATEST,
-    O_EMPTY
+        } else if (c == O_SKIP) {
+            o->skip_hash_check = true;
+        } else if (c == O_EMPTY) {
+            to->require_empty = 1;
         } else if (c == O_LATEST) {
             o->latest_full = true;
         } else if (c == 'v') {
