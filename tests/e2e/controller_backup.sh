@@ -69,7 +69,7 @@ expect "the copy takes the task's snapshot" "--snapshot=$snap" \
 # The controller killed while the copy is held: the next one finds the Job and goes on.
 ctl_kill9
 ctl_start
-head -c 1500000 /dev/urandom >"$SNAP_WORK/snap"
+snap_fixture "$SNAP_WORK/snap" 1500000 "$snap"
 snap_s3 put "shoot--etcd-main/v2/$snap" "$SNAP_WORK/snap"
 
 stop=$SNAP_WORK/job_exec.stop
@@ -82,7 +82,7 @@ ksim_wait 60 phase_is b1 Completed ||
 key=copies/etcd-main/v2/$snap
 expect "status.snapshot.name" "$snap" "$(status b1 snapshot.name)"
 expect "status.destinationKey" "$key" "$(status b1 destinationKey)"
-expect "status.snapshot.size" 1500000 "$(status b1 snapshot.size)"
+expect "status.snapshot.size" "$(stat -c %s "$SNAP_WORK/snap")" "$(status b1 snapshot.size)"
 expect "status.snapshot.md5" "$(md5sum <"$SNAP_WORK/snap" | cut -d' ' -f1)" "$(status b1 snapshot.md5)"
 cmp -s "$SNAP_WORK/snap" "$LOCAL_ROOT/offsite/$key" || ctl_fail "the copy differs from the snapshot"
 ok "Completed: the snapshot copied byte for byte to the destination"

@@ -54,7 +54,7 @@ seed() { for k in "$@"; do snap_s3 put "$k" "$SNAP_WORK/obj"; done; }
 gone() { ! kc get "$@" >/dev/null 2>&1; }
 has_event() { ctl_events shoot "$1" | grep -q "$2"; }
 
-head -c 4096 /dev/urandom >"$SNAP_WORK/obj"
+snap_fixture "$SNAP_WORK/obj" 4096 Full.gz
 snap_s3_start
 snap_abs_start
 ctl_stage
