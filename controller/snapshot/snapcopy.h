@@ -136,7 +136,13 @@ enum kerr snapcopy_summary(const struct snapcopy_result *r, const char *error, c
 /* Write that summary to the termination log (above); silent where it cannot. */
 void snapcopy_write_termination_log(const struct snapcopy_result *r, const char *error);
 
-/* The subcommand: argv[0] is "copy". Returns the exit status. */
+/*
+ * Ask a run in progress to stop (async-signal-safe: the SIGTERM/SIGINT handler
+ * of snapcopy_main calls it): it stops between parts and rolls back.
+ */
+void snapcopy_stop(void);
+
+/* The subcommand (snapcopy_cli.c): argv[0] is "copy". Returns the exit status. */
 int snapcopy_main(int argc, char **argv);
 
 #endif

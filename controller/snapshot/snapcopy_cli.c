@@ -1,0 +1,307 @@
+/* snapcopy_cli - the command line of `warden-snapshot copy` (see snapcopy.h). */
+#include <cJSON.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "common/ktime.h"
+#include "common/log.h"
+#include "controller/snapshot/snapcopy.h"
+
+static void on_stop(int sig)
+{
+    (void)sig;
+    snapcopy_stop();
+}
+
+struct side {
+    struct ostore_config cfg;
+    const char *prefix;
+    const char *creds_dir;
+    char *clean;       /* OWNS */
+    int require_empty; /* --require-empty-destination (the destination side only) */
+};
+
+static const char *const cred_vars[] = { "AWS_APPLICATION_CREDENTIALS",
+                                         "AWS_APPLICATION_CREDENTIALS_JSON",
+                                         "AZURE_APPLICATION_CREDENTIALS",
+                                         "AZURE_APPLICATION_CREDENTIALS_JSON" };
+#define N_CRED_VARS (sizeof cred_vars / sizeof cred_vars[0])
+
+/* Open one side; with a credentials directory, the providers read it through their usual
+ * environment variables, set for the open and restored after. */
+static enum kerr open_side(struct side *sd, struct ostore **out, struct kerr_info *err)
+{
+    char *saved[N_CRED_VARS] = { 0 };
+    enum kerr rc = KERR_OK;
+    if (sd->creds_dir) {
+        for (size_t i = 0; i < N_CRED_VARS; i++) {
+            const char *v = getenv(cred_vars[i]);
+            if (v && (saved[i] = strdup(v)) == NULL) {
+                rc = kerr_set(err, KERR_NOMEM, NULL);
+            }
+        }
+        for (size_t i = 0; rc == KERR_OK && i < N_CRED_VARS; i++) {
+            if ((i % 2 == 0 ? setenv(cred_vars[i], sd->creds_dir, 1) : unsetenv(cred_vars[i])) !=
+                0) {
+                rc = kerr_set(err, KERR_NOMEM, NULL);
+            }
+        }
+    }
+    rc = rc ? rc : ostore_open(&sd->cfg, out, err);
+    for (size_t i = 0; sd->creds_dir && i < N_CRED_VARS; i++) {
+        if (saved[i]) {
+            setenv(cred_vars[i], saved[i], 1);
+        } else {
+            unsetenv(cred_vars[i]);
+        }
+        free(saved[i]);
+    }
+    return rc;
+}
+
+/*
+ * --require-empty-destination: the destination prefix must hold no snapshot at all (as
+ * etcd-backup-restore lists them, v1 and v2, excluded ones too), so that a restore copies
+ * into a prefix no cluster has written: a store with other snapshots is refused before
+ * anything is written.
+ */
+static enum kerr require_empty(struct ostore *dst, const char *prefix, struct kerr_info *err)
+{
+    struct snapext_set set = { 0 };
+    enum kerr rc = snapext_collect(dst, prefix, &set, err);
+    if (rc == KERR_OK && set.n > 0) {
+        rc = kerr_set(err, KERR_EXISTS,
+                      "the destination prefix \"%s\" already holds %zu snapshot(s) (%s): "
+                      "--require-empty-destination",
+                      prefix, set.n, set.v[0].obj.key);
+    }
+    snapext_set_release(&set);
+    return rc;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: warden-snapshot copy --from-storage-provider P --from-store-container C "
+               "--from-store-prefix X [--from-store-endpoint-override URL] "
+               "[--from-credentials-dir DIR]\n"
+               "           --to-storage-provider P --to-store-container C --to-store-prefix X "
+               "[--to-store-endpoint-override URL] [--to-credentials-dir DIR]\n"
+               "           [--snapshot NAME | [--latest-full] [--until TIME]] [--skip-hash-check] "
+               "[--require-empty-destination] [-v]\n");
+}
+
+static void print_result(const struct snapcopy_opts *o, const struct snapcopy_result *r)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON *a = NULL;
+    struct rusage ru;
+    char *text = NULL;
+    char when[KTIME_LEN + 1];
+    cJSON_AddStringToObject(j, "from", o->from_prefix);
+    cJSON_AddStringToObject(j, "to", o->to_prefix);
+    a = cJSON_AddArrayToObject(j, "snapshots");
+    for (size_t i = 0; a && i < r->n; i++) {
+        const struct snapcopy_item *it = &r->v[i];
+        cJSON *s = cJSON_CreateObject();
+        if (s == NULL || !cJSON_AddItemToArray(a, s)) {
+            cJSON_Delete(s);
+            break;
+        }
+        cJSON_AddStringToObject(s, "name", it->name.name);
+        cJSON_AddStringToObject(s, "kind", snap_kind_str(it->name.kind));
+        cJSON_AddNumberToObject(s, "startRevision", (double)it->name.start_rev);
+        cJSON_AddNumberToObject(s, "lastRevision", (double)it->name.last_rev);
+        if (ktime_format((time_t)it->name.created, when) == KERR_OK) {
+            cJSON_AddStringToObject(s, "createdOn", when);
+        }
+        cJSON_AddNumberToObject(s, "size", (double)it->size);
+        cJSON_AddStringToObject(s, "md5", it->md5);
+        cJSON_AddStringToObject(s, "source", it->source);
+        cJSON_AddStringToObject(s, "destination", it->destination);
+    }
+    if (getrusage(RUSAGE_SELF, &ru) == 0) {
+        cJSON_AddNumberToObject(j, "peakRssKiB", (double)ru.ru_maxrss);
+    }
+    text = cJSON_PrintUnformatted(j);
+    printf("%s\n", text ? text : "{}");
+    fflush(stdout);
+    free(text);
+    cJSON_Delete(j);
+}
+
+static int parse_until(const char *s, int64_t *out)
+{
+    char *end = NULL;
+    struct timespec ts;
+    if (s[0] >= '0' && s[0] <= '9') {
+        long long v = strtoll(s, &end, 10);
+        if (*end == '\0' && v > 0) {
+            *out = v;
+            return 0;
+        }
+    }
+    if (ktime_parse(s, &ts, NULL) == KERR_OK && ts.tv_sec > 0) {
+        *out = (int64_t)ts.tv_sec;
+        return 0;
+    }
+    return -1;
+}
+
+enum {
+    O_FP = 256,
+    O_FC,
+    O_FX,
+    O_FE,
+    O_FD,
+    O_TP,
+    O_TC,
+    O_TX,
+    O_TE,
+    O_TD,
+    O_SNAP,
+    O_UNTIL,
+    O_PART,
+    O_SKIP,
+    O_LATEST,
+    O_EMPTY
+};
+
+static int parse(int argc, char **argv, struct side *from, struct side *to, struct snapcopy_opts *o,
+                 int *verbose)
+{
+    static const struct option opts[] = {
+        { "from-storage-provider", required_argument, NULL, O_FP },
+        { "from-store-container", required_argument, NULL, O_FC },
+        { "from-store-prefix", required_argument, NULL, O_FX },
+        { "from-store-endpoint-override", required_argument, NULL, O_FE },
+        { "from-credentials-dir", required_argument, NULL, O_FD },
+        { "to-storage-provider", required_argument, NULL, O_TP },
+        { "to-store-container", required_argument, NULL, O_TC },
+        { "to-store-prefix", required_argument, NULL, O_TX },
+        { "to-store-endpoint-override", required_argument, NULL, O_TE },
+        { "to-credentials-dir", required_argument, NULL, O_TD },
+        { "snapshot", required_argument, NULL, O_SNAP },
+        { "until", required_argument, NULL, O_UNTIL },
+        { "latest-full", no_argument, NULL, O_LATEST },
+        { "part-size", required_argument, NULL, O_PART },
+        { "skip-hash-check", no_argument, NULL, O_SKIP },
+        { "require-empty-destination", no_argument, NULL, O_EMPTY },
+        { "verbose", no_argument, NULL, 'v' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    const char **slot[] = {
+        [O_FP - O_FP] = &from->cfg.provider,
+        [O_FC - O_FP] = &from->cfg.container,
+        [O_FX - O_FP] = &from->prefix,
+        [O_FE - O_FP] = &from->cfg.endpoint_override,
+        [O_FD - O_FP] = &from->creds_dir,
+        [O_TP - O_FP] = &to->cfg.provider,
+        [O_TC - O_FP] = &to->cfg.container,
+        [O_TX - O_FP] = &to->prefix,
+        [O_TE - O_FP] = &to->cfg.endpoint_override,
+        [O_TD - O_FP] = &to->creds_dir,
+        [O_SNAP - O_FP] = &o->snapshot,
+    };
+    char *end = NULL;
+    long long part = 0;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "v", opts, NULL)) != -1) {
+        if (c >= O_FP && c <= O_SNAP) {
+            *slot[c - O_FP] = optarg;
+        } else if (c == O_UNTIL) {
+            if (parse_until(optarg, &o->until) != 0) {
+                fprintf(stderr, "warden-snapshot: --until must be Unix seconds or RFC 3339\n");
+                return -1;
+            }
+        } else if (c == O_PART) {
+            part = strtoll(optarg, &end, 10);
+            if (*end != '\0' || part < 5 * 1024 * 1024 || part > 1024LL * 1024 * 1024) {
+                fprintf(stderr, "warden-snapshot: --part-size is 5 MiB to 1 GiB\n");
+                return -1;
+            }
+            from->cfg.part_size = to->cfg.part_size = (size_t)part;
+        } else if (c == O_SKIP) {
+            o->skip_hash_check = true;
+        } else if (c == O_EMPTY) {
+            to->require_empty = 1;
+        } else if (c == O_LATEST) {
+            o->latest_full = true;
+        } else if (c == 'v') {
+            (*verbose)++;
+        } else if (c == 'h') {
+            return 1;
+        } else {
+            return -1;
+        }
+    }
+    if (optind != argc || !from->cfg.provider || !from->cfg.container || !from->prefix ||
+        !to->cfg.provider || !to->cfg.container || !to->prefix) {
+        return -1;
+    }
+    if (o->snapshot && (o->until > 0 || o->latest_full)) {
+        fprintf(stderr, "warden-snapshot: --snapshot excludes --until and --latest-full\n");
+        return -1;
+    }
+    return 0;
+}
+
+int snapcopy_main(int argc, char **argv)
+{
+    struct side from = { 0 };
+    struct side to = { 0 };
+    struct snapcopy_opts o = { 0 };
+    struct snapcopy_result res = { 0 };
+    struct kerr_info err = { 0 };
+    struct ostore *src = NULL;
+    struct ostore *dst = NULL;
+    int verbose = 0;
+    enum kerr rc;
+    int p = parse(argc, argv, &from, &to, &o, &verbose);
+    if (p != 0) {
+        usage(p > 0 ? stdout : stderr);
+        return p > 0 ? 0 : 2;
+    }
+    if (snap_clean_prefix(from.prefix, &from.clean, &err) != KERR_OK ||
+        snap_clean_prefix(to.prefix, &to.clean, &err) != KERR_OK) {
+        fprintf(stderr, "warden-snapshot: %s\n", err.msg);
+        free(from.clean);
+        return 2;
+    }
+    o.from_prefix = from.clean;
+    o.to_prefix = to.clean;
+    log_set_level(log_level_from_verbosity(verbose));
+    /* A file size limit must fail the write (EFBIG), not kill the process. */
+    signal(SIGXFSZ, SIG_IGN);
+    signal(SIGPIPE, SIG_IGN);
+    /* A Job deleted or past its deadline gets SIGTERM: stop and remove what was written. */
+    struct sigaction sa = { .sa_handler = on_stop };
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    rc = open_side(&from, &src, &err);
+    rc = rc ? kerr_wrap(&err, "source store") : open_side(&to, &dst, &err);
+    if (rc == KERR_OK && dst == NULL) {
+        rc = KERR_INTERNAL;
+    }
+    rc = rc || !to.require_empty ? rc : require_empty(dst, to.clean, &err);
+    rc = rc ? rc : snapcopy_run(src, dst, &o, &res, &err);
+    if (rc == KERR_OK) {
+        print_result(&o, &res);
+        snapcopy_write_termination_log(&res, NULL);
+    } else {
+        log_error("copy failed", "error", err.msg[0] ? err.msg : kerr_str(rc));
+        snapcopy_write_termination_log(NULL, err.msg[0] ? err.msg : kerr_str(rc));
+    }
+    snapcopy_result_release(&res);
+    ostore_free(src);
+    ostore_free(dst);
+    free(from.clean);
+    free(to.clean);
+    return rc == KERR_OK ? 0 : 1;
+}
