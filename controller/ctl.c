@@ -25,6 +25,7 @@
 #include "controller/ctl_config.h"
 #include "controller/ctl_metrics.h"
 #include "controller/bke.h"
+#include "controller/ebs.h"
 #include "controller/hib.h"
 #include "controller/imt.h"
 #include "controller/oref.h"
@@ -40,7 +41,7 @@ static const struct k8s_resource res_etcd = { "druid.gardener.cloud", "v1alpha1"
 
 static const struct ctl_steps real_steps = {
     sbk_reconcile,   oref_reconcile, hib_reconcile, rst_reconcile,
-    otask_reconcile, imt_reconcile,  bke_reconcile,
+    otask_reconcile, imt_reconcile,  bke_reconcile, ebs_reconcile,
 };
 
 struct ctl {
@@ -74,6 +75,16 @@ struct k8s_client *ctl_client(struct ctl *c)
 struct ev_recorder *ctl_events(struct ctl *c)
 {
     return c->events;
+}
+
+long long ctl_now_ms(const struct ctl *c)
+{
+    struct timespec ts;
+
+    if (c->o.now_ms)
+        return c->o.now_ms();
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 const struct ctl_config *ctl_cfg(const struct ctl *c)
@@ -252,6 +263,8 @@ static enum wqpool_result process(void *arg, const char *key, long *after_ms)
         rc = reconcile_task(c, c->steps.imt, ns, name, &requeue, &err);
     else if (strcmp(kind, "bucket") == 0)
         rc = reconcile_task(c, c->steps.bke, ns, name, &requeue, &err);
+    else if (strcmp(kind, "bschedule") == 0 && c->cfg->backups)
+        rc = reconcile_task(c, c->steps.bschedule, ns, name, &requeue, &err);
     res = rc ? CTL_R_ERROR : requeue > 0 ? CTL_R_REQUEUE_AFTER : CTL_R_SUCCESS;
     ctl_metrics_reconcile(c->metrics, kind, res, (double)(ktime_mono_ns() - t0) / 1e9);
     if (rc) {
@@ -428,6 +441,7 @@ static enum kerr make_parts(struct ctl *c, struct kerr_info *err)
     co.resync_ms = c->cfg->resync_ms;
     co.on_key = on_key;
     co.backup_entries = c->cfg->backup_entries;
+    co.backups = c->cfg->backups;
     co.ctx = c;
     if ((rc = ev_new(c->client, &eo, &c->events, err)) || (rc = wq_new(&qo, &c->queue, err)) ||
         (rc = otask_exec_new("opstask", (int)c->cfg->ops_task_workers, &c->exec, err)) ||

@@ -16,6 +16,8 @@
  *   "bucket//<name>"       a BackupBucket and its BackupEntries (bke_reconcile; only
  *                          with --backup-entries; every Etcd event queues every
  *                          bucket's key, an entry's event its bucket's).
+ *   "bschedule/<ns>/<name>" an EtcdBackupSchedule (ebs_reconcile; only with --backups;
+ *                          its own events but those of its status alone).
  * The EtcdOpsTask executor has a queue and workers of its own
  * (--ops-task-workers; controller/otask_exec.h), so that sidecar calls that
  * take long cannot hold up the other flows:
@@ -73,7 +75,8 @@
  * workqueue_adds_total{name}, workqueue_retries_total{name},
  * leader_election_master_status{name}, warden_hibernation_phase_etcds{phase}
  * (cached Etcds per value of etcd-warden.io/hibernation-phase; "" = none),
- * plus the process metrics. controller is "etcd", "opstask", "immtask" or "bucket".
+ * plus the process metrics. controller is "etcd", "opstask", "immtask", "bucket" or
+ * "bschedule".
  * /healthz and /readyz on --health-probe-bind-address.
  *
  * Ownership: ctl_new copies what it needs of the config (the struct
@@ -119,6 +122,7 @@ enum ctl_cache {
                             with --backup-entries only, else NULL) */
     CTL_C_BKENTRIES,     /* etcd-warden.io/v1alpha1 backupentries (likewise); index
                             BKE_INDEX_BUCKET (controller/bke.h) */
+    CTL_C_SCHEDULES,     /* etcd-warden.io/v1alpha1 etcdbackupschedules (with --backups only) */
     CTL_C_COUNT
 };
 
@@ -149,7 +153,8 @@ typedef enum kerr (*ctl_task_step_fn)(struct ctl *c, const char *ns, const char 
 struct ctl_steps {
     ctl_etcd_step_fn sbk, oref, hib, rst;
     ctl_task_step_fn otask, imt;
-    ctl_task_step_fn bke; /* "bucket//<name>": bke_reconcile */
+    ctl_task_step_fn bke;       /* "bucket//<name>": bke_reconcile */
+    ctl_task_step_fn bschedule; /* "bschedule/<ns>/<name>": ebs_reconcile */
 };
 
 /* Options a test may change; zero means the default. */
@@ -159,6 +164,7 @@ struct ctl_opts {
     const char *identity;          /* BORROWED: leader-election identity (default hostname_pid) */
     long lease_ms, renew_ms, retry_ms; /* override the config's lease timings */
     int no_servers;                    /* do not start the /metrics and health servers */
+    long long (*now_ms)(void); /* the wall clock of the steps (Unix ms); NULL: the real one */
 };
 
 /* ---- the contract of the step modules ---- */
@@ -168,6 +174,9 @@ struct k8s_client *ctl_client(struct ctl *c);
 
 /* The events recorder (events.k8s.io/v1). BORROWED. */
 struct ev_recorder *ctl_events(struct ctl *c);
+
+/* The wall clock the steps go by, Unix milliseconds (ctl_opts.now_ms in tests). */
+long long ctl_now_ms(const struct ctl *c);
 
 /* The configuration. BORROWED. */
 const struct ctl_config *ctl_cfg(const struct ctl *c);

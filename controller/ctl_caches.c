@@ -22,7 +22,8 @@ enum feed {
     FEED_CRONJOB,
     FEED_BACKUP,
     FEED_BUCKET,
-    FEED_BKENTRY
+    FEED_BKENTRY,
+    FEED_SCHEDULE
 };
 
 /* One watched resource. */
@@ -51,12 +52,17 @@ static const struct kind objects[] = {
     /* with --backup-entries only (cluster-scoped: never restricted to a namespace) */
     { { "etcd-warden.io", "v1alpha1", "backupbuckets", 0 }, NULL, "BackupBucket", FEED_BUCKET },
     { { "etcd-warden.io", "v1alpha1", "backupentries", 0 }, NULL, "BackupEntry", FEED_BKENTRY },
+    /* with --backups only */
+    { { "etcd-warden.io", "v1alpha1", "etcdbackupschedules", 1 },
+      NULL,
+      "EtcdBackupSchedule",
+      FEED_SCHEDULE },
 };
 
 /* The cache each entry of objects fills. */
-static const enum ctl_cache object_cache[] = { CTL_C_ETCDS,    CTL_C_OPSTASKS,      CTL_C_IMMTASKS,
-                                               CTL_C_CRONJOBS, CTL_C_STATUSBACKUPS, CTL_C_BUCKETS,
-                                               CTL_C_BKENTRIES };
+static const enum ctl_cache object_cache[] = { CTL_C_ETCDS,     CTL_C_OPSTASKS,      CTL_C_IMMTASKS,
+                                               CTL_C_CRONJOBS,  CTL_C_STATUSBACKUPS, CTL_C_BUCKETS,
+                                               CTL_C_BKENTRIES, CTL_C_SCHEDULES };
 
 static const struct kind components[] = {
     { { "", "v1", "serviceaccounts", 1 }, "v1", "ServiceAccount", FEED_COMPONENT },
@@ -301,6 +307,10 @@ static void feed(struct feedctx *f, const cJSON *obj, int own_key)
     case FEED_CRONJOB:
         key(c, "immtask", obj, owner_named(obj, "ExtendFullSnapshotImmutabilityTask"));
         break;
+    case FEED_SCHEDULE:
+        if (own_key)
+            key(c, "bschedule", obj, kjson_get_str(obj, "metadata.name"));
+        break;
     }
 }
 
@@ -426,8 +436,9 @@ enum kerr ctl_caches_new(const struct ctl_caches_opts *o, struct ctl_caches **ou
     if (!rc && !(rc = store_new(&so, &c->components, err)))
         rc = store_add_index(c->components, CTL_INDEX_PART_OF, index_part_of, NULL, err);
     for (i = 0; !rc && i < NOBJECTS; i++) {
-        if (o->backup_entries ||
-            (objects[i].feed != FEED_BUCKET && objects[i].feed != FEED_BKENTRY))
+        if ((o->backup_entries ||
+             (objects[i].feed != FEED_BUCKET && objects[i].feed != FEED_BKENTRY)) &&
+            (o->backups || objects[i].feed != FEED_SCHEDULE))
             rc = new_informer(c, &objects[i], &c->objctx[i], &c->objs[i], err);
     }
     for (i = 0; !rc && i < NCOMPONENTS; i++)

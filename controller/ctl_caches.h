@@ -14,6 +14,8 @@
  * never restricted to ns) are cached too, the entries indexed by
  * BKE_INDEX_BUCKET; a bucket maps to "bucket//<name>", an entry to its
  * bucket's key, and an Etcd to every cached bucket's key as well as its own.
+ * With backups, EtcdBackupSchedules are cached too, each mapped to
+ * "bschedule/<ns>/<name>" (not for an update of its status alone).
  * The Etcd store has an index "phase" by the value of the annotation
  * etcd-warden.io/hibernation-phase.
  *
@@ -53,6 +55,7 @@ struct ctl_caches_opts {
     long resync_ms;            /* Etcds re-delivered this often (0: never) */
     ctl_caches_key_fn on_key;  /* required */
     int backup_entries;        /* also BackupBuckets and BackupEntries (cluster-wide) */
+    int backups;               /* also EtcdBackupSchedules */
     void *ctx;                 /* BORROWED, passed to on_key */
 };
 
