@@ -8,6 +8,7 @@
 
 #include <criterion/criterion.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,8 @@
 #include "common/events.h"
 #include "common/kjson.h"
 #include "common/ktime.h"
+#include "controller/ctl.h"
+#include "controller/ctl_config.h"
 #include "controller/rctx.h"
 #include "tests/support/cfix.h"
 #include "tests/support/jsonfix.h"
@@ -429,4 +432,78 @@ Test(ebs_kubesim, a_long_name_keeps_its_backups_and_cuts_the_label)
     cr_assert_str_eq(jsonfix_str(list, "items[0].metadata.name"), bname(name, m, n1));
     cr_assert_eq(strlen(jsonfix_str(list, "items[0].metadata.labels[" EBS_LABEL_SCHEDULE "]")), 63);
     cJSON_Delete(list);
+}
+
+/* ---- the whole controller on the test's clock ---- */
+
+static atomic_llong fake_now_ms;
+
+static long long fake_now(void)
+{
+    return atomic_load(&fake_now_ms);
+}
+
+/* Touch the schedule (a label): its key is queued, as any edit of it queues it. */
+static void touch(const char *name, int i)
+{
+    char text[128];
+    struct kerr_info err;
+    cJSON *patch;
+
+    snprintf(text, sizeof(text), "{\"metadata\":{\"labels\":{\"touched\":\"%d\"}}}", i);
+    patch = jsonfix_parse(text);
+    OK(k8s_patch(fx.c, &EBS_RES_SCHEDULE, CFIX_NS, name, K8S_PATCH_MERGE, patch, NULL, NULL, &err));
+    cJSON_Delete(patch);
+}
+
+static int count_backups(const char *sched)
+{
+    char *got = backups_of(sched);
+    int n = *got ? 1 : 0;
+    const char *p;
+
+    for (p = got; *p; p++)
+        n += *p == ',';
+    free(got);
+    return n;
+}
+
+Test(ebs_kubesim, the_controller_runs_schedules_on_its_clock)
+{
+    static const struct ctl_steps steps = { .bschedule = ebs_reconcile };
+    const char *argv[] = { "warden-controller", "--metrics-bind-address=0",
+                           "--health-probe-bind-address=0", "--leader-elect=false" };
+    struct ctl_config cfg;
+    struct ctl_opts o = { 0 };
+    struct ctl *c = NULL;
+    struct kerr_info err;
+    int64_t m, later;
+    char n1[128];
+
+    atomic_store(&fake_now_ms, (long long)time(NULL) * 1000);
+    OK(ctl_config_load(&cfg, 4, (char **)argv, &err));
+    o.steps = &steps;
+    o.client = fx.c;
+    o.no_servers = 1;
+    o.now_ms = fake_now;
+    OK(ctl_new(&cfg, &o, &c, &err));
+    OK(ctl_start(c, &err));
+    TESTUTIL_AWAIT(ctl_synced(c), 10000);
+    cr_assert(ctl_synced(c));
+    cr_assert_eq(ctl_now_ms(c), fake_now());
+    m = minute_after(schedule("c", "* * * * *", NULL));
+    atomic_store(&fake_now_ms, (long long)(m + 1) * 1000);
+    touch("c", 1);
+    TESTUTIL_AWAIT(count_backups("c") == 1, 10000);
+    BACKUPS_ARE("c", bname("c", m, n1));
+    finish(n1, "Completed", m + 2);
+    /* ten days later: one backup more, for the latest fire time */
+    later = m + 10 * 86400 + 30;
+    atomic_store(&fake_now_ms, (long long)later * 1000);
+    touch("c", 2);
+    TESTUTIL_AWAIT(count_backups("c") == 2, 10000);
+    cr_assert_eq(count_backups("c"), 2);
+    ctl_free(c);
+    ctl_config_release(&cfg);
+    cr_assert_eq(count_backups("c"), 2, "once");
 }
