@@ -41,7 +41,7 @@ struct ctl_config {
     int backup_cluster_status;   /* --backup-cluster-status (default true) */
     int ops_task_executor;       /* --ops-task-executor (default true) */
     int backup_entries;          /* --backup-entries: BackupBuckets and entries (default true) */
-    int backups;                 /* --backups: EtcdBackup, -Schedule, EtcdRestore (default true) */
+    int backups;                 /* --backups: EtcdBackups, schedules, restores (default true) */
     long ops_task_workers;       /* --ops-task-workers: the executor's own workers (1-64) */
     long ops_task_call_ms;       /* --ops-task-call-timeout: cap of one sidecar call (1s-1h) */
     long snapshot_retries;       /* --snapshot-retries: final-snapshot attempts, >= 1 */
