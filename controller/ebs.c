@@ -88,16 +88,20 @@ static int64_t count_at(const cJSON *obj, const char *path, int64_t def)
 }
 
 /* Check the spec into *sp; KERR_INVAL with the reason (*reason) and message otherwise. */
-static enum kerr read_spec(const cJSON *s, struct spec *sp, const char **reason,
+static enum kerr read_spec(const cJSON *s, int64_t now, struct spec *sp, const char **reason,
                            struct kerr_info *err)
 {
     const char *name = kjson_get_str(s, "metadata.name");
     bool suspend = false;
+    int64_t next;
 
     memset(sp, 0, sizeof(*sp));
     *reason = "InvalidSchedule";
     if (cron_parse(kjson_get_str(s, "spec.schedule"), &sp->cron, err) != KERR_OK)
         return kerr_wrap(err, "spec.schedule");
+    if (cron_next(&sp->cron, now, &next) != KERR_OK)
+        return kerr_set(err, KERR_INVAL, "spec.schedule: no fire time in the next %d years",
+                        CRON_SEARCH_YEARS);
     *reason = "InvalidSpec";
     sp->tmpl = kjson_get_obj(s, "spec.backupTemplate");
     sp->etcd = kjson_get_str(s, "spec.backupTemplate.etcdName");
@@ -476,7 +480,7 @@ enum kerr ebs_run(const struct rctx *x, const char *ns, const char *name, int64_
     p.now = now_ms / 1000;
     p.last_sched = time_at(sched, "status.lastScheduleTime");
     kerr_clear(&why);
-    if (read_spec(sched, &sp, &p.reason, &why) != KERR_OK) {
+    if (read_spec(sched, p.now, &sp, &p.reason, &why) != KERR_OK) {
         snprintf(p.message, sizeof(p.message), "%s", why.msg);
         log_warn("invalid backup schedule", "namespace", ns, "name", name, "error", why.msg);
         rctx_event(x, sched, EV_WARNING, p.reason, "Schedule", "%s; no backups are made", why.msg);

@@ -5,7 +5,8 @@
  *
  * One pass over a schedule (queue key "bschedule/<ns>/<name>"), at the
  * time "now" the caller gives (ctl_now_ms: a test may set the clock):
- *   - The spec is checked: schedule (cron_parse), backupTemplate.etcdName,
+ *   - The spec is checked: schedule (cron_parse, and a fire time within
+ *     CRON_SEARCH_YEARS: "0 0 30 2 *" is refused), backupTemplate.etcdName,
  *     startingDeadlineSeconds and both history limits >= 0. An invalid one
  *     gets condition Ready False (reason InvalidSchedule, or InvalidSpec),
  *     a Warning event of that reason, and no backups; nothing is requeued

@@ -414,6 +414,18 @@ Test(ebs_kubesim, an_invalid_schedule_gets_a_condition_and_no_backups)
     cr_assert_eq(events("InvalidSchedule"), 1);
 }
 
+Test(ebs_kubesim, a_schedule_that_never_fires_is_invalid)
+{
+    int64_t m = minute_after(schedule("feb30", "0 0 30 2 *", NULL));
+    cJSON *s;
+
+    cr_assert_eq(pass("feb30", m), 0);
+    s = sched_obj("feb30");
+    cr_assert_str_eq(jsonfix_str(s, "status.conditions[0].reason"), "InvalidSchedule");
+    cr_assert(strstr(jsonfix_str(s, "status.conditions[0].message"), "no fire time") != NULL);
+    cJSON_Delete(s);
+}
+
 Test(ebs_kubesim, a_long_name_keeps_its_backups_and_cuts_the_label)
 {
     char name[120], n1[160];
