@@ -71,7 +71,9 @@ ksim_wait 15 reason_is Scheduled || ctl_fail "no Ready/Scheduled condition: $(st
 ksim_wait 15 backups_are "old-completed old-failed-2" ||
     ctl_fail "failed limit 1: want old-completed old-failed-2, got $(backups)"
 ok "the oldest Failed backup pruned at once (failedBackupsHistoryLimit 1)"
-kc -n shoot get ebs "$S" >/dev/null || ctl_fail "short name ebs"
+row=$(kc -n shoot get ebs "$S" --no-headers) || ctl_fail "short name ebs"
+grep -qE "^$S +etcd-main +\* \* \* \* \* " <<<"$row" || ctl_fail "printer columns: $row"
+ok "kubectl get ebs: $row"
 
 # The controller is down while a fire time passes: caught up once at its start.
 expect "no fire time passed yet" "" "$(status lastScheduleTime)"
