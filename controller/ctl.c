@@ -27,6 +27,7 @@
 #include "controller/bke.h"
 #include "controller/ebk.h"
 #include "controller/erst.h"
+#include "controller/ebs.h"
 #include "controller/hib.h"
 #include "controller/imt.h"
 #include "controller/oref.h"
@@ -42,7 +43,7 @@ static const struct k8s_resource res_etcd = { "druid.gardener.cloud", "v1alpha1"
 
 static const struct ctl_steps real_steps = {
     sbk_reconcile, oref_reconcile, hib_reconcile, rst_reconcile,  otask_reconcile,
-    imt_reconcile, bke_reconcile,  ebk_reconcile, erst_reconcile,
+    imt_reconcile, bke_reconcile,  ebk_reconcile, erst_reconcile, ebs_reconcile,
 };
 
 struct ctl {
@@ -76,6 +77,16 @@ struct k8s_client *ctl_client(struct ctl *c)
 struct ev_recorder *ctl_events(struct ctl *c)
 {
     return c->events;
+}
+
+long long ctl_now_ms(const struct ctl *c)
+{
+    struct timespec ts;
+
+    if (c->o.now_ms)
+        return c->o.now_ms();
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 const struct ctl_config *ctl_cfg(const struct ctl *c)
@@ -258,6 +269,8 @@ static enum wqpool_result process(void *arg, const char *key, long *after_ms)
         rc = reconcile_task(c, c->steps.ebk, ns, name, &requeue, &err);
     else if (strcmp(kind, "restore") == 0 && c->cfg->backups)
         rc = reconcile_task(c, c->steps.erst, ns, name, &requeue, &err);
+    else if (strcmp(kind, "bschedule") == 0 && c->cfg->backups)
+        rc = reconcile_task(c, c->steps.bschedule, ns, name, &requeue, &err);
     res = rc ? CTL_R_ERROR : requeue > 0 ? CTL_R_REQUEUE_AFTER : CTL_R_SUCCESS;
     ctl_metrics_reconcile(c->metrics, kind, res, (double)(ktime_mono_ns() - t0) / 1e9);
     if (rc) {

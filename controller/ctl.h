@@ -17,7 +17,9 @@
  *                          with --backup-entries; every Etcd event queues every
  *                          bucket's key, an entry's event its bucket's),
  *   "backup/<ns>/<name>"   an EtcdBackup (ebk_reconcile; only with --backups),
- *   "restore/<ns>/<name>"  an EtcdRestore (erst_reconcile; only with --backups).
+ *   "restore/<ns>/<name>"  an EtcdRestore (erst_reconcile; only with --backups),
+ *   "bschedule/<ns>/<name>" an EtcdBackupSchedule (ebs_reconcile; only with --backups;
+ *                          its own events but those of its status alone).
  * The EtcdOpsTask executor has a queue and workers of its own
  * (--ops-task-workers; controller/otask_exec.h), so that sidecar calls that
  * take long cannot hold up the other flows:
@@ -76,7 +78,7 @@
  * leader_election_master_status{name}, warden_hibernation_phase_etcds{phase}
  * (cached Etcds per value of etcd-warden.io/hibernation-phase; "" = none),
  * plus the process metrics. controller is "etcd", "opstask", "immtask", "bucket",
- * "backup" or "restore".
+ * "backup", "restore" or "bschedule".
  * /healthz and /readyz on --health-probe-bind-address.
  *
  * Ownership: ctl_new copies what it needs of the config (the struct
@@ -125,6 +127,7 @@ enum ctl_cache {
     CTL_C_BACKUPS,       /* etcd-warden.io/v1alpha1 etcdbackups (with --backups only, else
                             NULL); index CTL_INDEX_ETCD_NAME */
     CTL_C_RESTORES,      /* etcd-warden.io/v1alpha1 etcdrestores (with --backups only, else NULL) */
+    CTL_C_SCHEDULES,     /* etcd-warden.io/v1alpha1 etcdbackupschedules (with --backups only) */
     CTL_C_COUNT
 };
 
@@ -158,6 +161,7 @@ struct ctl_steps {
     ctl_task_step_fn bke;  /* "bucket//<name>": bke_reconcile */
     ctl_task_step_fn ebk;  /* "backup/<ns>/<name>": ebk_reconcile */
     ctl_task_step_fn erst; /* "restore/<ns>/<name>": erst_reconcile */
+    ctl_task_step_fn bschedule; /* "bschedule/<ns>/<name>": ebs_reconcile */
 };
 
 /* Options a test may change; zero means the default. */
@@ -167,6 +171,7 @@ struct ctl_opts {
     const char *identity;          /* BORROWED: leader-election identity (default hostname_pid) */
     long lease_ms, renew_ms, retry_ms; /* override the config's lease timings */
     int no_servers;                    /* do not start the /metrics and health servers */
+    long long (*now_ms)(void); /* the wall clock of the steps (Unix ms); NULL: the real one */
 };
 
 /* ---- the contract of the step modules ---- */
@@ -176,6 +181,9 @@ struct k8s_client *ctl_client(struct ctl *c);
 
 /* The events recorder (events.k8s.io/v1). BORROWED. */
 struct ev_recorder *ctl_events(struct ctl *c);
+
+/* The wall clock the steps go by, Unix milliseconds (ctl_opts.now_ms in tests). */
+long long ctl_now_ms(const struct ctl *c);
 
 /* The configuration. BORROWED. */
 const struct ctl_config *ctl_cfg(const struct ctl *c);

@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "common/store.h"
 #include "controller/bke.h"
+#include "controller/ebs.h"
 
 /* How one informer's events become keys. */
 enum feed {
@@ -24,7 +25,8 @@ enum feed {
     FEED_BUCKET,
     FEED_BKENTRY,
     FEED_EBACKUP,
-    FEED_RESTORE
+    FEED_RESTORE,
+    FEED_SCHEDULE
 };
 
 /* One watched resource. */
@@ -56,12 +58,16 @@ static const struct kind objects[] = {
     /* with --backups only */
     { { "etcd-warden.io", "v1alpha1", "etcdbackups", 1 }, NULL, "EtcdBackup", FEED_EBACKUP },
     { { "etcd-warden.io", "v1alpha1", "etcdrestores", 1 }, NULL, "EtcdRestore", FEED_RESTORE },
+    { { "etcd-warden.io", "v1alpha1", "etcdbackupschedules", 1 },
+      NULL,
+      "EtcdBackupSchedule",
+      FEED_SCHEDULE },
 };
 
 /* The cache each entry of objects fills. */
 static const enum ctl_cache object_cache[] = {
     CTL_C_ETCDS,   CTL_C_OPSTASKS,  CTL_C_IMMTASKS, CTL_C_CRONJOBS, CTL_C_STATUSBACKUPS,
-    CTL_C_BUCKETS, CTL_C_BKENTRIES, CTL_C_BACKUPS,  CTL_C_RESTORES
+    CTL_C_BUCKETS, CTL_C_BKENTRIES, CTL_C_BACKUPS,  CTL_C_RESTORES, CTL_C_SCHEDULES
 };
 
 static const struct kind components[] = {
@@ -286,6 +292,7 @@ static void feed(struct feedctx *f, const cJSON *obj, int own_key)
         break;
     case FEED_EBACKUP:
         key(c, "backup", obj, kjson_get_str(obj, "metadata.name"));
+        key(c, "bschedule", obj, ebs_backup_schedule(obj));
         break;
     case FEED_RESTORE:
         key(c, "restore", obj, kjson_get_str(obj, "metadata.name"));
@@ -312,6 +319,10 @@ static void feed(struct feedctx *f, const cJSON *obj, int own_key)
         break;
     case FEED_CRONJOB:
         key(c, "immtask", obj, owner_named(obj, "ExtendFullSnapshotImmutabilityTask"));
+        break;
+    case FEED_SCHEDULE:
+        if (own_key)
+            key(c, "bschedule", obj, kjson_get_str(obj, "metadata.name"));
         break;
     }
 }
@@ -440,7 +451,8 @@ enum kerr ctl_caches_new(const struct ctl_caches_opts *o, struct ctl_caches **ou
     for (i = 0; !rc && i < NOBJECTS; i++) {
         if ((o->backup_entries ||
              (objects[i].feed != FEED_BUCKET && objects[i].feed != FEED_BKENTRY)) &&
-            (o->backups || (objects[i].feed != FEED_EBACKUP && objects[i].feed != FEED_RESTORE)))
+            (o->backups || (objects[i].feed != FEED_EBACKUP && objects[i].feed != FEED_RESTORE &&
+                            objects[i].feed != FEED_SCHEDULE)))
             rc = new_informer(c, &objects[i], &c->objctx[i], &c->objs[i], err);
     }
     for (i = 0; !rc && i < NCOMPONENTS; i++)

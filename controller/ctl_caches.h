@@ -15,7 +15,10 @@
  * BKE_INDEX_BUCKET; a bucket maps to "bucket//<name>", an entry to its
  * bucket's key, and an Etcd to every cached bucket's key as well as its own.
  * With backups, EtcdBackups are cached too, indexed by CTL_INDEX_ETCD_NAME;
- * one maps to "backup/<ns>/<name>".
+ * one maps to "backup/<ns>/<name>" and, when a schedule made it, to its
+ * schedule's "bschedule/<ns>/<label>" (controller/ebs.h).
+ * EtcdRestores map to "restore/<ns>/<name>", EtcdBackupSchedules to
+ * "bschedule/<ns>/<name>" (not for an update of its status alone).
  * The Etcd store has an index "phase" by the value of the annotation
  * etcd-warden.io/hibernation-phase.
  *
@@ -55,8 +58,9 @@ struct ctl_caches_opts {
     long resync_ms;            /* Etcds re-delivered this often (0: never) */
     ctl_caches_key_fn on_key;  /* required */
     int backup_entries;        /* also BackupBuckets and BackupEntries (cluster-wide) */
-    int backups;               /* also EtcdBackups ("backup/<ns>/<name>") and EtcdRestores
-                                  ("restore/<ns>/<name>") */
+    int backups;               /* also EtcdBackups ("backup/<ns>/<name>"), EtcdRestores
+                                  ("restore/<ns>/<name>") and EtcdBackupSchedules
+                                  ("bschedule/<ns>/<name>") */
     void *ctx;                 /* BORROWED, passed to on_key */
 };
 

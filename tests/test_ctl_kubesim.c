@@ -141,7 +141,7 @@ static enum kerr f_imt(struct ctl *c, const char *ns, const char *name, struct c
 }
 
 static const struct ctl_steps steps = { f_sbk, f_oref, f_hib, f_rst, f_otask,
-                                        f_imt, NULL,   NULL,  NULL };
+                                        f_imt, NULL,   NULL,  NULL,  NULL };
 
 static int calls(int step, int inst)
 {
