@@ -29,8 +29,8 @@ struct abs_upload {
     EVP_MD_CTX *md;  /* MD5 of the whole blob, for x-ms-blob-content-md5 */
 };
 
-static enum kerr status_err(const char *what, const char *key, const struct shttp_resp *r,
-                            struct kerr_info *err)
+enum kerr abs_status_err(const char *what, const char *key, const struct shttp_resp *r,
+                         struct kerr_info *err)
 {
     char code[64];
     char msg[256];
@@ -54,14 +54,10 @@ static enum kerr status_err(const char *what, const char *key, const struct shtt
                     msg[0] ? ": " : "", msg);
 }
 
-/*
- * One request on blob key ("" for the container). query: sorted "k=v&..." with values
- * that need no escaping except where escq gives the escaped form for the URL.
- */
-static enum kerr do_req(struct abs *a, const char *method, const char *key, const char *query,
-                        const char *url_query, struct curl_slist *extra, const void *body,
-                        size_t body_len, void *dst, size_t dst_len, struct shttp_resp *resp,
-                        struct kerr_info *err)
+enum kerr abs_do_req(struct abs *a, const char *method, const char *key, const char *query,
+                     const char *url_query, struct curl_slist *extra, const void *body,
+                     size_t body_len, void *dst, size_t dst_len, struct shttp_resp *resp,
+                     struct kerr_info *err)
 {
     char *ek = NULL;
     char *path = NULL;
@@ -124,13 +120,13 @@ static enum kerr a_list(struct ostore *base, const char *prefix, struct ostore_l
             8192, "comp=list&include=immutabilitypolicy%%2Ctags%s%s&prefix=%s&restype=container",
             em ? "&marker=" : "", em ? em : "", ep);
         rc = rc ? rc : ((q && uq) ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL));
-        rc = rc ? rc : do_req(a, "GET", "", q, uq, NULL, NULL, 0, NULL, 0, &r, err);
+        rc = rc ? rc : abs_do_req(a, "GET", "", q, uq, NULL, NULL, 0, NULL, 0, &r, err);
         free(q);
         free(uq);
         free(em);
         if (rc == KERR_OK) {
             rc = r.status == 200 ? snapxml_abs_list(buf_str(&r.body), r.body.len, out, &page, err)
-                                 : status_err("List Blobs", a->container, &r, err);
+                                 : abs_status_err("List Blobs", a->container, &r, err);
         }
         shttp_resp_release(&r);
         free(marker);
@@ -154,9 +150,9 @@ static enum kerr a_head(struct ostore *base, const char *key, struct ostore_obj 
     struct abs *a = (struct abs *)base;
     struct shttp_resp r;
     memset(out, 0, sizeof *out);
-    enum kerr rc = do_req(a, "HEAD", key, NULL, NULL, NULL, NULL, 0, NULL, 0, &r, err);
+    enum kerr rc = abs_do_req(a, "HEAD", key, NULL, NULL, NULL, NULL, 0, NULL, 0, &r, err);
     if (rc == KERR_OK && r.status != 200) {
-        rc = status_err("Get Blob Properties", key, &r, err);
+        rc = abs_status_err("Get Blob Properties", key, &r, err);
     }
     if (rc == KERR_OK) {
         out->size = r.content_length;
@@ -187,10 +183,10 @@ static enum kerr a_read(struct ostore *base, const struct ostore_obj *src, int64
     snprintf(range, sizeof range, "x-ms-range: bytes=%lld-%lld", (long long)off,
              (long long)(off + (int64_t)len - 1));
     struct curl_slist *h = curl_slist_append(NULL, range);
-    enum kerr rc = h ? do_req(a, "GET", src->key, NULL, NULL, h, NULL, 0, dst, len, &r, err)
+    enum kerr rc = h ? abs_do_req(a, "GET", src->key, NULL, NULL, h, NULL, 0, dst, len, &r, err)
                      : kerr_set(err, KERR_NOMEM, NULL);
     if (rc == KERR_OK && r.status != 206 && r.status != 200) {
-        rc = status_err("Get Blob", src->key, &r, err);
+        rc = abs_status_err("Get Blob", src->key, &r, err);
     }
     if (h) {
         shttp_resp_release(&r);
@@ -274,10 +270,10 @@ static enum kerr put_blob(struct abs *a, struct abs_upload *u, const void *data,
         h = h ? sha256_meta(a, h) : NULL;
         rc = h ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL);
     }
-    rc = rc ? rc : do_req(a, "PUT", u->key, NULL, NULL, h, data, len, NULL, 0, &r, err);
+    rc = rc ? rc : abs_do_req(a, "PUT", u->key, NULL, NULL, h, data, len, NULL, 0, &r, err);
     curl_slist_free_all(h);
     if (rc == KERR_OK) {
-        rc = r.status == 201 ? KERR_OK : status_err("Put Blob", u->key, &r, err);
+        rc = r.status == 201 ? KERR_OK : abs_status_err("Put Blob", u->key, &r, err);
         shttp_resp_release(&r);
     }
     return rc;
@@ -306,10 +302,10 @@ static enum kerr a_up_part(struct ostore *base, struct ostore_upload *up, const 
     rc = rc ? rc : ((h && q) ? shttp_escape(id64, 0, &eid, err) : kerr_set(err, KERR_NOMEM, NULL));
     char *uq = eid ? buf_dupf(256, "blockid=%s&comp=block", eid) : NULL;
     rc = rc ? rc
-            : (uq ? do_req(a, "PUT", u->key, q, uq, h, data, len, NULL, 0, &r, err)
+            : (uq ? abs_do_req(a, "PUT", u->key, q, uq, h, data, len, NULL, 0, &r, err)
                   : kerr_set(err, KERR_NOMEM, NULL));
     if (rc == KERR_OK) {
-        rc = r.status == 201 ? KERR_OK : status_err("Put Block", u->key, &r, err);
+        rc = r.status == 201 ? KERR_OK : abs_status_err("Put Block", u->key, &r, err);
         shttp_resp_release(&r);
     }
     if (rc == KERR_OK && buf_appendf(&u->list, "<Latest>%s</Latest>", id64) != KERR_OK) {
@@ -354,10 +350,10 @@ static enum kerr put_block_list(struct abs *a, struct abs_upload *u, struct kerr
         rc = kerr_set(err, KERR_NOMEM, NULL);
     }
     rc = rc ? rc
-            : do_req(a, "PUT", u->key, "comp=blocklist", NULL, h, body.data, body.len, NULL, 0, &r,
-                     err);
+            : abs_do_req(a, "PUT", u->key, "comp=blocklist", NULL, h, body.data, body.len, NULL, 0,
+                         &r, err);
     if (rc == KERR_OK) {
-        rc = r.status == 201 ? KERR_OK : status_err("Put Block List", u->key, &r, err);
+        rc = r.status == 201 ? KERR_OK : abs_status_err("Put Block List", u->key, &r, err);
         shttp_resp_release(&r);
     }
     curl_slist_free_all(h);
@@ -385,9 +381,9 @@ static enum kerr wait_copy(struct abs *a, const char *dst, struct kerr_info *err
 {
     for (int i = 0; i < 6000; i++) {
         struct shttp_resp r;
-        enum kerr rc = do_req(a, "HEAD", dst, NULL, NULL, NULL, NULL, 0, NULL, 0, &r, err);
+        enum kerr rc = abs_do_req(a, "HEAD", dst, NULL, NULL, NULL, NULL, 0, NULL, 0, &r, err);
         if (rc == KERR_OK && r.status != 200) {
-            rc = status_err("Get Blob Properties", dst, &r, err);
+            rc = abs_status_err("Get Blob Properties", dst, &r, err);
         }
         if (rc == KERR_OK && strcmp(r.copy_status, "pending") != 0) {
             if (r.copy_status[0] && strcmp(r.copy_status, "success") != 0) {
@@ -409,9 +405,9 @@ static enum kerr a_del(struct ostore *base, const struct ostore_obj *obj, struct
 {
     struct abs *a = (struct abs *)base;
     struct shttp_resp r;
-    enum kerr rc = do_req(a, "DELETE", obj->key, NULL, NULL, NULL, NULL, 0, NULL, 0, &r, err);
+    enum kerr rc = abs_do_req(a, "DELETE", obj->key, NULL, NULL, NULL, NULL, 0, NULL, 0, &r, err);
     if (rc == KERR_OK) {
-        rc = r.status == 202 ? KERR_OK : status_err("Delete Blob", obj->key, &r, err);
+        rc = r.status == 202 ? KERR_OK : abs_status_err("Delete Blob", obj->key, &r, err);
         shttp_resp_release(&r);
     }
     return rc;
@@ -424,9 +420,9 @@ static void abort_copy(struct abs *a, const char *dst, const char *copy_id)
     struct kerr_info e2 = { 0 };
     char *q = buf_dupf(512, "comp=copy&copyid=%s", copy_id);
     struct curl_slist *h = curl_slist_append(NULL, "x-ms-copy-action: abort");
-    if (q && h && do_req(a, "PUT", dst, q, NULL, h, NULL, 0, NULL, 0, &r, &e2) == KERR_OK) {
+    if (q && h && abs_do_req(a, "PUT", dst, q, NULL, h, NULL, 0, NULL, 0, &r, &e2) == KERR_OK) {
         if (r.status != 204) {
-            status_err("Abort Copy Blob", dst, &r, &e2);
+            abs_status_err("Abort Copy Blob", dst, &r, &e2);
             log_warn("cannot abort the pending copy", "key", dst, "error", e2.msg);
         }
         shttp_resp_release(&r);
@@ -449,9 +445,10 @@ static enum kerr a_copy(struct ostore *base, const struct ostore_obj *src, const
     h = h ? curl_slist_append(h, OSTORE_COPY_MARK_ABS ": true") : NULL;
     h = h ? sha256_meta(a, h) : NULL;
     rc = rc ? rc : (h ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL));
-    rc = rc ? rc : do_req(a, "PUT", dst, NULL, NULL, h, NULL, 0, NULL, 0, &r, err);
+    rc = rc ? rc : abs_do_req(a, "PUT", dst, NULL, NULL, h, NULL, 0, NULL, 0, &r, err);
     if (rc == KERR_OK) {
-        rc = r.status == 202 || r.status == 201 ? KERR_OK : status_err("Copy Blob", dst, &r, err);
+        rc = r.status == 202 || r.status == 201 ? KERR_OK
+                                                : abs_status_err("Copy Blob", dst, &r, err);
         if (rc == KERR_OK && strcmp(r.copy_status, "success") != 0) {
             rc = strcmp(r.copy_status, "pending") == 0
                      ? wait_copy(a, dst, err)
@@ -486,11 +483,12 @@ static enum kerr a_exclude(struct ostore *base, const struct ostore_obj *obj, st
     struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/xml");
     enum kerr rc = h ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL);
     rc = rc ? rc
-            : do_req(a, "PUT", obj->key, "comp=tags", NULL, h, body, sizeof body - 1, NULL, 0, &r,
-                     err);
+            : abs_do_req(a, "PUT", obj->key, "comp=tags", NULL, h, body, sizeof body - 1, NULL, 0,
+                         &r, err);
     if (rc == KERR_OK) {
-        rc = r.status == 204 || r.status == 200 ? KERR_OK
-                                                : status_err("Set Blob Tags", obj->key, &r, err);
+        rc = r.status == 204 || r.status == 200
+                 ? KERR_OK
+                 : abs_status_err("Set Blob Tags", obj->key, &r, err);
         shttp_resp_release(&r);
     }
     curl_slist_free_all(h);
@@ -520,6 +518,7 @@ static const struct ostore_ops abs_ops = {
     .copy = a_copy,
     .del = a_del,
     .exclude = a_exclude,
+    .extend = abs_extend,
     .destroy = a_destroy,
 };
 

@@ -11,6 +11,8 @@
  * are dropped by the service, so a failed upload leaves no blob), Copy Blob with If-None-Match: *
  * and x-ms-copy-status polling, Delete Blob (409 BlobImmutableDueTo* is the immutability refusal).
  * Content-MD5 is the checksum compared after a copy. 5xx are retried with backoff.
+ * Extension in place (absimm.c): Get Container Properties, Get Blob Properties and Set Blob
+ * Immutability Policy on a container with version-level immutability.
  *
  * Thread safety: one store per thread.
  */

@@ -117,6 +117,7 @@ struct ostore {
     size_t part_size;            /* streamed part size */
     int64_t copy_part_threshold; /* server copy goes multipart above this */
     char copy_sha256[65];        /* non-empty: recorded (OSTORE_SHA256) on objects created */
+    bool extend_lock;            /* extend: lock the retention (ABS: policy mode Locked) */
 };
 
 struct ostore_config {

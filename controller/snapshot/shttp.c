@@ -110,6 +110,10 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
         { "x-amz-meta-etcd-warden-sha256", offsetof(struct shttp_resp, sha256), 65 },
         { "x-ms-meta-etcdwardensha256", offsetof(struct shttp_resp, sha256), 65 },
         { "location", offsetof(struct shttp_resp, location), 1024 },
+        { "x-ms-immutability-policy-until-date", offsetof(struct shttp_resp, imm_until), 40 },
+        { "x-ms-immutability-policy-mode", offsetof(struct shttp_resp, imm_mode), 16 },
+        { "x-ms-immutable-storage-with-versioning-enabled", offsetof(struct shttp_resp, imm_vers),
+          8 },
     };
     struct xfer *x = ud;
     size_t len = size * n;

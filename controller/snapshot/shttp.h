@@ -60,6 +60,9 @@ struct shttp_resp {
     char copy_mark[8];    /* x-amz-meta-etcd-warden-copy or x-ms-meta-etcdwardencopy */
     char sha256[65];      /* x-amz-meta-etcd-warden-sha256 or x-ms-meta-etcdwardensha256 */
     char location[1024];  /* Location (GCS resumable upload session URI) */
+    char imm_until[40];   /* x-ms-immutability-policy-until-date (RFC 1123) */
+    char imm_mode[16];    /* x-ms-immutability-policy-mode: unlocked, locked */
+    char imm_vers[8];     /* x-ms-immutable-storage-with-versioning-enabled */
     long retry_after_s;
 };
 

@@ -24,6 +24,7 @@ struct cli {
     const char *copy_mode;
     const char *mode;
     int64_t retention_days;
+    bool lock_retention; /* --lock-retention: ABS in place, the policy becomes Locked */
     bool dry_run;
     bool verify_hash; /* list: read every full snapshot; extend: a no-op (the default) */
     bool skip_hash;   /* --skip-hash-check: no verification at all */
@@ -43,7 +44,8 @@ enum {
     OPT_EXTMODE,
     OPT_RETENTION,
     OPT_VERIFY,
-    OPT_SKIP_HASH
+    OPT_SKIP_HASH,
+    OPT_LOCK
 };
 
 static void usage(FILE *f)
@@ -52,7 +54,8 @@ static void usage(FILE *f)
             "usage: warden-snapshot extend-snapshot-immutability --storage-provider P "
             "--store-container C --store-prefix X [--store-endpoint-override URL] "
             "--gc-from-timestamp T "
-            "[--mode copy|extend-in-place|auto] [--retention-days N] [--copy-mode server|stream] "
+            "[--mode copy|extend-in-place|auto] [--retention-days N] [--lock-retention] "
+            "[--copy-mode server|stream] "
             "[--skip-hash-check] [--dry-run] [-v]\n"
             "       warden-snapshot list --storage-provider P --store-container C "
             "--store-prefix X [--store-endpoint-override URL] [--verify-hash | --skip-hash-check] "
@@ -90,6 +93,7 @@ static int parse_flags(int argc, char **argv, struct cli *c)
         { "copy-mode", required_argument, NULL, OPT_MODE },
         { "mode", required_argument, NULL, OPT_EXTMODE },
         { "retention-days", required_argument, NULL, OPT_RETENTION },
+        { "lock-retention", no_argument, NULL, OPT_LOCK },
         { "dry-run", no_argument, NULL, OPT_DRY },
         { "part-size", required_argument, NULL, OPT_PART },
         { "copy-part-threshold", required_argument, NULL, OPT_THRESHOLD },
@@ -132,6 +136,9 @@ static int parse_flags(int argc, char **argv, struct cli *c)
             break;
         case OPT_DRY:
             c->dry_run = true;
+            break;
+        case OPT_LOCK:
+            c->lock_retention = true;
             break;
         case OPT_VERIFY:
             c->verify_hash = true;
@@ -217,6 +224,7 @@ static int run_extend(struct cli *c, struct ostore *s, int64_t gc)
              : strcmp(c->mode, "auto") == 0                  ? SNAPEXT_AUTO
                                                              : SNAPEXT_IN_PLACE;
     o.retention = c->retention_days * 86400;
+    s->extend_lock = c->lock_retention;
     if (snapext_extend(s, &o, &res, &err) != KERR_OK) {
         return fail("extend-snapshot-immutability failed", &err);
     }

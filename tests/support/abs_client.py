@@ -8,12 +8,14 @@ Seeds and inspects Azurite independently of warden-snapshot's own ABS code:
   abs_client.py ENDPOINT ACCOUNT KEY get C BLOB          (content to stdout)
   abs_client.py ENDPOINT ACCOUNT KEY ls C [PREFIX]       (one name per line)
   abs_client.py ENDPOINT ACCOUNT KEY rm C BLOB
+  abs_client.py ENDPOINT ACCOUNT KEY policy C BLOB       ("UNIX-SECONDS MODE", "" when none)
+  abs_client.py ENDPOINT ACCOUNT KEY setpolicy C BLOB UNIX-SECONDS MODE  (Unlocked|Locked)
   abs_client.py ENDPOINT ACCOUNT KEY putmany C MANIFEST  (lines "BLOB FILE")
   abs_client.py ENDPOINT ACCOUNT KEY check C MANIFEST    (each BLOB equals its FILE)
 ENDPOINT is the emulator's http://host:port.
 """
 import base64, hashlib, hmac, sys, urllib.parse, urllib.request, xml.etree.ElementTree as ET
-from email.utils import formatdate
+from email.utils import formatdate, parsedate_to_datetime
 
 VERSION = "2021-10-04"
 
@@ -103,6 +105,20 @@ def main():
         ok = st == 200
         if ok:
             print(last_headers.get(f"x-ms-meta-{args[2]}", ""))
+    elif cmd == "policy":  # the current version's immutability policy (Get Blob Properties)
+        st, b = go("HEAD", f"/{args[0]}/{args[1]}")
+        ok = st == 200
+        until = last_headers.get("x-ms-immutability-policy-until-date", "") if ok else ""
+        if ok and until:
+            print(int(parsedate_to_datetime(until).timestamp()),
+                  last_headers.get("x-ms-immutability-policy-mode", ""))
+        elif ok:
+            print("")
+    elif cmd == "setpolicy":  # Set Blob Immutability Policy
+        st, b = go("PUT", f"/{args[0]}/{args[1]}", {"comp": "immutabilityPolicies"},
+                   headers={"x-ms-immutability-policy-until-date": formatdate(int(args[2]), usegmt=True),
+                            "x-ms-immutability-policy-mode": args[3]})
+        ok = st == 200
     elif cmd == "rm":
         st, b = go("DELETE", f"/{args[0]}/{args[1]}")
         ok = st == 202
