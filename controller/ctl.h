@@ -158,9 +158,9 @@ typedef enum kerr (*ctl_task_step_fn)(struct ctl *c, const char *ns, const char 
 struct ctl_steps {
     ctl_etcd_step_fn sbk, oref, hib, rst;
     ctl_task_step_fn otask, imt;
-    ctl_task_step_fn bke;  /* "bucket//<name>": bke_reconcile */
-    ctl_task_step_fn ebk;  /* "backup/<ns>/<name>": ebk_reconcile */
-    ctl_task_step_fn erst; /* "restore/<ns>/<name>": erst_reconcile */
+    ctl_task_step_fn bke;       /* "bucket//<name>": bke_reconcile */
+    ctl_task_step_fn ebk;       /* "backup/<ns>/<name>": ebk_reconcile */
+    ctl_task_step_fn erst;      /* "restore/<ns>/<name>": erst_reconcile */
     ctl_task_step_fn bschedule; /* "bschedule/<ns>/<name>": ebs_reconcile */
 };
 

@@ -65,10 +65,10 @@ static const struct kind objects[] = {
 };
 
 /* The cache each entry of objects fills. */
-static const enum ctl_cache object_cache[] = {
-    CTL_C_ETCDS,   CTL_C_OPSTASKS,  CTL_C_IMMTASKS, CTL_C_CRONJOBS, CTL_C_STATUSBACKUPS,
-    CTL_C_BUCKETS, CTL_C_BKENTRIES, CTL_C_BACKUPS,  CTL_C_RESTORES, CTL_C_SCHEDULES
-};
+static const enum ctl_cache object_cache[] = { CTL_C_ETCDS,     CTL_C_OPSTASKS,      CTL_C_IMMTASKS,
+                                               CTL_C_CRONJOBS,  CTL_C_STATUSBACKUPS, CTL_C_BUCKETS,
+                                               CTL_C_BKENTRIES, CTL_C_BACKUPS,       CTL_C_RESTORES,
+                                               CTL_C_SCHEDULES };
 
 static const struct kind components[] = {
     { { "", "v1", "serviceaccounts", 1 }, "v1", "ServiceAccount", FEED_COMPONENT },

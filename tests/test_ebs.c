@@ -44,7 +44,8 @@ static void setup(void)
     cfix_start(&fx, NULL);
     /* the chart's EtcdBackup CRD, unless the harness has it already */
     if (k8s_get(fx.c, &RES_CRD, NULL, "etcdbackups.etcd-warden.io", NULL, &crd, NULL) != KERR_OK) {
-        snprintf(cmd, sizeof(cmd), "apply -f '%s/charts/etcd-warden/crds/etcd-warden.io_etcdbackups.yaml'",
+        snprintf(cmd, sizeof(cmd),
+                 "apply -f '%s/charts/etcd-warden/crds/etcd-warden.io_etcdbackups.yaml'",
                  src ? src : ".");
         cr_assert_eq(ksim_harness_kubectl(fx.h, NULL, cmd, &out), 0, "%s", out ? out : "");
         free(out);
