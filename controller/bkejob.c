@@ -128,8 +128,7 @@ const char *bkejob_local_secret(const cJSON *bucket)
 }
 
 enum kerr bkejob_build(const cJSON *entry, const cJSON *bucket, const cJSON *secret,
-                       const char *image, const char *command, cJSON **out,
-                       struct kerr_info *err)
+                       const char *image, const char *command, cJSON **out, struct kerr_info *err)
 {
     cJSON *etcd = cJSON_CreateObject(), *task = cJSON_CreateObject(), *cj = NULL, *job = NULL,
           *pod = NULL;

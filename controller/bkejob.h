@@ -77,8 +77,7 @@ enum kerr bkejob_name(const char *entry, char out[KNAME_LABEL_MAX + 1]);
  * open. On KERR_OK *out OWNS it.
  */
 enum kerr bkejob_build(const cJSON *entry, const cJSON *bucket, const cJSON *secret,
-                       const char *image, const char *command, cJSON **out,
-                       struct kerr_info *err);
+                       const char *image, const char *command, cJSON **out, struct kerr_info *err);
 
 /* The name of bucket's Secret when its store is Local (the Secret is read then), else NULL. */
 const char *bkejob_local_secret(const cJSON *bucket);

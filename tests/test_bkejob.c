@@ -97,9 +97,10 @@ Test(bkejob, local_host_path_from_the_secret)
     cJSON *b = parse("{\"metadata\":{\"name\":\"loc\"},\"spec\":{\"provider\":\"Local\","
                      "\"container\":\"bkt\",\"secretRef\":{\"namespace\":\"ops\","
                      "\"name\":\"local-bucket\"}}}"),
-          *e = parse(ENTRY), *job = NULL,
+          *e = parse(ENTRY),
+          *job = NULL,
           /* "/var/lib/buckets/" */
-          *sec = parse("{\"data\":{\"hostPath\":\"L3Zhci9saWIvYnVja2V0cy8=\"}}"),
+              *sec = parse("{\"data\":{\"hostPath\":\"L3Zhci9saWIvYnVja2V0cy8=\"}}"),
           *bare = parse("{\"data\":{}}"), *s3 = parse(BUCKET);
     struct kerr_info err = { 0 };
 

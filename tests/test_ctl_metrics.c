@@ -32,8 +32,8 @@ static int has_series(const char *text, const char *controller)
     snprintf(total, sizeof(total),
              "controller_runtime_reconcile_total{controller=\"%s\",result=\"requeue_after\"} 0",
              controller);
-    snprintf(errors, sizeof(errors), "controller_runtime_reconcile_errors_total{controller=\"%s\"} 0",
-             controller);
+    snprintf(errors, sizeof(errors),
+             "controller_runtime_reconcile_errors_total{controller=\"%s\"} 0", controller);
     return strstr(text, total) && strstr(text, errors);
 }
 
