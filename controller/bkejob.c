@@ -118,8 +118,17 @@ static enum kerr set_labels(cJSON *obj, const char *path_labels, const char *lab
     return kjson_set(obj, path_labels, l, err);
 }
 
-enum kerr bkejob_build(const cJSON *entry, const cJSON *bucket, const char *image,
-                       const char *command, cJSON **out, struct kerr_info *err)
+const char *bkejob_local_secret(const cJSON *bucket)
+{
+    const char *p = kjson_get_str(bucket, "spec.provider");
+
+    if (!p || (strcmp(p, "Local") != 0 && strcmp(p, "local") != 0))
+        return NULL;
+    return kjson_get_str(bucket, "spec.secretRef.name");
+}
+
+enum kerr bkejob_build(const cJSON *entry, const cJSON *bucket, const cJSON *secret,
+                       const char *image, const char *command, cJSON **out, struct kerr_info *err)
 {
     cJSON *etcd = cJSON_CreateObject(), *task = cJSON_CreateObject(), *cj = NULL, *job = NULL,
           *pod = NULL;
@@ -134,7 +143,7 @@ enum kerr bkejob_build(const cJSON *entry, const cJSON *bucket, const char *imag
         (bkejob_name(ename, name) != KERR_OK || kname_label_value(ename, label) != KERR_OK))
         rc = kerr_set(err, KERR_INVAL, "no Job name for BackupEntry %s", ename);
     if (rc == KERR_OK)
-        rc = imtjob_cronjob_build_store(task, etcd, NULL, image,
+        rc = imtjob_cronjob_build_store(task, etcd, secret, image,
                                         command ? command : "warden-snapshot delete-snapshots", &cj,
                                         err);
     if (rc == KERR_OK) {
@@ -316,17 +325,23 @@ static enum kerr start_job(const struct bke_ctx *x, const cJSON *bucket, const c
     const char *next = kjson_get_str(entry, "status.nextDeletionAt");
     struct timespec at;
     time_t now = time(NULL);
+    const char *sname = bkejob_local_secret(bucket);
     char msg[512];
-    cJSON *job = NULL;
-    enum kerr rc;
+    cJSON *job = NULL, *secret = NULL;
+    enum kerr rc = KERR_OK;
 
     if (next && ktime_parse(next, &at, NULL) == KERR_OK && at.tv_sec > now) {
         requeue_min(requeue, (long)(at.tv_sec - now) * 1000L);
         return KERR_OK;
     }
-    rc = bkejob_build(entry, bucket, x->job_image, x->job_command, &job, err);
+    /* Local: the Secret's hostPath is where the buckets are on the node */
+    if (sname)
+        rc = k8s_get(x->client, &ETCDSPEC_RES_SECRET, ns, sname, NULL, &secret, err);
+    if (rc == KERR_OK)
+        rc = bkejob_build(entry, bucket, secret, x->job_image, x->job_command, &job, err);
     if (rc == KERR_OK)
         rc = k8s_create(x->client, &RES_JOB, ns, job, NULL, NULL, err);
+    cJSON_Delete(secret);
     cJSON_Delete(job);
     if (rc == KERR_EXISTS)
         rc = KERR_OK;

@@ -9,7 +9,7 @@
  * --deletion-job-image/--deletion-job-command, built as the
  * immutability CronJob's (controller/imtjob.h: the Secret volume and
  * environment etcd-druid gives its backup sidecar, here from the bucket's
- * Secret; Local: the default host directory of the buckets) with the args
+ * Secret; Local: the Secret's hostPath, else the default host directory) with the args
  * --storage-provider, --store-container, --store-prefix=<entry's prefix>;
  * restartPolicy Never, backoffLimit 0 (the controller retries, with backoff),
  * terminationMessagePolicy FallbackToLogsOnError: the summary line
@@ -69,12 +69,18 @@ enum kerr bkejob_name(const char *entry, char out[KNAME_LABEL_MAX + 1]);
 
 /*
  * The Job deleting entry's prefix with the credentials of bucket (both
- * BORROWED), running image with command. KERR_INVAL with a message for a
- * bucket without secretRef or an entry without prefix; KERR_UNSUPPORTED for
- * a provider warden-snapshot cannot open. On KERR_OK *out OWNS it.
+ * BORROWED), running image with command. secret (BORROWED, may be NULL) is
+ * the bucket's Secret: for a Local bucket its hostPath key is the host
+ * directory of the buckets, as etcd-druid reads it (bkejob_local_secret).
+ * KERR_INVAL with a message for a bucket without secretRef or an entry
+ * without prefix; KERR_UNSUPPORTED for a provider warden-snapshot cannot
+ * open. On KERR_OK *out OWNS it.
  */
-enum kerr bkejob_build(const cJSON *entry, const cJSON *bucket, const char *image,
-                       const char *command, cJSON **out, struct kerr_info *err);
+enum kerr bkejob_build(const cJSON *entry, const cJSON *bucket, const cJSON *secret,
+                       const char *image, const char *command, cJSON **out, struct kerr_info *err);
+
+/* The name of bucket's Secret when its store is Local (the Secret is read then), else NULL. */
+const char *bkejob_local_secret(const cJSON *bucket);
 
 /* What a finished Job's Pod says. */
 struct bkejob_summary {

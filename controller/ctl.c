@@ -56,6 +56,7 @@ struct ctl {
     char *le_ns; /* OWNS */
     struct ev_recorder *events;
     struct ctl_metrics *metrics;
+    const char *controllers[CTL_METRICS_CONTROLLERS_MAX + 1]; /* their metrics' names */
     struct ctl_caches *caches;
     struct wq *queue;
     struct wqpool *pool;
@@ -461,6 +462,8 @@ static enum kerr make_parts(struct ctl *c, struct kerr_info *err)
     ms.objects = cfg_objects;
     ms.conflicts = cfg_conflicts;
     ms.ctx = c;
+    ctl_metrics_controllers(c->cfg->backup_entries, c->cfg->backups, c->controllers);
+    ms.controllers = c->controllers;
     return ctl_metrics_new(&ms, &c->metrics, err);
 }
 

@@ -93,16 +93,33 @@ static void render(void *ctx)
         metrics_vec_set(m->conflicts, NULL, (double)s->conflicts(s->ctx));
 }
 
-/* Every controller's series from the start, at 0, as controller-runtime does. */
+void ctl_metrics_controllers(int backup_entries, int backups,
+                             const char *out[CTL_METRICS_CONTROLLERS_MAX + 1])
+{
+    static const char *const backup_kinds[] = { "backup", "restore", "bschedule" };
+    size_t n = 0, i;
+
+    out[n++] = "etcd";
+    out[n++] = "opstask";
+    out[n++] = "immtask";
+    if (backup_entries)
+        out[n++] = "bucket";
+    for (i = 0; backups && i < sizeof(backup_kinds) / sizeof(backup_kinds[0]); i++)
+        out[n++] = backup_kinds[i];
+    out[n] = NULL;
+}
+
+/* Every running controller's series from the start, at 0, as controller-runtime does. */
 static enum kerr zero_children(struct ctl_metrics *m, struct kerr_info *err)
 {
-    static const char *const controllers[] = { "etcd", "opstask", "immtask" };
+    static const char *const always[] = { "etcd", "opstask", "immtask", NULL };
+    const char *const *controllers = m->src.controllers ? m->src.controllers : always;
     struct metrics_child *ch;
     const char *v[3] = { NULL, NULL, NULL };
     enum kerr rc = KERR_OK;
     size_t i, j;
 
-    for (i = 0; !rc && i < sizeof(controllers) / sizeof(controllers[0]); i++) {
+    for (i = 0; !rc && controllers[i]; i++) {
         v[0] = controllers[i];
         for (j = 0; !rc && j < sizeof(result_names) / sizeof(result_names[0]); j++) {
             v[1] = result_names[j];

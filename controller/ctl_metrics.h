@@ -36,7 +36,20 @@ struct ctl_metrics_source {
     size_t (*objects)(void *ctx);   /* cached objects */
     size_t (*conflicts)(void *ctx); /* BackupEntries with a PrefixConflict condition */
     void *ctx;                      /* BORROWED */
+    /* The controllers that run (NULL-terminated, BORROWED; NULL: "etcd", "opstask",
+     * "immtask"): their reconcile series exist at 0 from the start, as controller-runtime's. */
+    const char *const *controllers;
 };
+
+#define CTL_METRICS_CONTROLLERS_MAX 7
+
+/*
+ * The controllers that run into out, NULL-terminated (static strings): "etcd",
+ * "opstask", "immtask" always; "bucket" with --backup-entries (backup_entries
+ * non-zero); "backup", "restore", "bschedule" with --backups.
+ */
+void ctl_metrics_controllers(int backup_entries, int backups,
+                             const char *out[CTL_METRICS_CONTROLLERS_MAX + 1]);
 
 struct ctl_metrics;
 
@@ -53,7 +66,7 @@ enum kerr ctl_metrics_new(const struct ctl_metrics_source *src, struct ctl_metri
 /* The registry (BORROWED). */
 struct metrics_registry *ctl_metrics_registry(struct ctl_metrics *m);
 
-/* Count one reconcile of controller ("etcd", "opstask", "immtask") that took seconds. */
+/* Count one reconcile of controller (ctl_metrics_controllers) that took seconds. */
 void ctl_metrics_reconcile(struct ctl_metrics *m, const char *controller, enum ctl_metrics_result r,
                            double seconds);
 

@@ -1,13 +1,12 @@
 /* etcdspec - reading and validating an Etcd; component names as etcd-druid gives them. */
 #include "controller/etcdspec.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 #include "common/bstore.h"
 #include "common/kjson.h"
+#include "controller/cron.h"
 
 const struct k8s_resource ETCDSPEC_RES_ETCD = { "druid.gardener.cloud", "v1alpha1", "etcds", 1 };
 const struct k8s_resource ETCDSPEC_RES_STATUSBACKUP = { "etcd-warden.io", "v1alpha1",
@@ -229,110 +228,15 @@ enum kerr etcdspec_validate(const cJSON *etcd, struct kerr_info *err)
 
 /* ---- cron ---- */
 
-struct cron_field {
-    const char *what;
-    int lo, hi;
-    const char *const *names; /* index + lo is the value, or NULL */
-};
-
-static const char *const MONTHS[] = { "JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL",
-                                      "AUG", "SEP", "OCT", "NOV", "DEC", NULL };
-static const char *const DAYS[] = { "SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT", NULL };
-
-static const struct cron_field FIELDS[5] = {
-    { "minute", 0, 59, NULL },  { "hour", 0, 23, NULL },       { "day of month", 1, 31, NULL },
-    { "month", 1, 12, MONTHS }, { "day of week", 0, 6, DAYS },
-};
-
-/* A value at s..e (exclusive): a number in range or a name. -1 when invalid. */
-static int cron_value(const struct cron_field *f, const char *s, const char *e)
-{
-    size_t n = (size_t)(e - s), i;
-    long v = 0;
-
-    if (n == 0 || n > 3)
-        return -1;
-    if (isdigit((unsigned char)s[0])) {
-        for (i = 0; i < n; i++) {
-            if (!isdigit((unsigned char)s[i]))
-                return -1;
-            v = v * 10 + (s[i] - '0');
-        }
-        return v >= f->lo && v <= f->hi ? (int)v : -1;
-    }
-    for (i = 0; f->names && f->names[i]; i++)
-        if (n == 3 && strncasecmp(f->names[i], s, 3) == 0)
-            return (int)i + f->lo;
-    return -1;
-}
-
-/* One list element s..e: "*" or "?" (day fields) or a[-b], then optional /step. */
-static int cron_item(const struct cron_field *f, int day_field, const char *s, const char *e)
-{
-    const char *slash = memchr(s, '/', (size_t)(e - s)), *end = slash ? slash : e, *dash;
-    int a, b;
-
-    if (slash) {
-        struct cron_field step = { "step", 1, f->hi - f->lo + 1, NULL };
-
-        if (cron_value(&step, slash + 1, e) < 0)
-            return -1;
-    }
-    if (end - s == 1 && (*s == '*' || (*s == '?' && day_field)))
-        return 0;
-    dash = memchr(s, '-', (size_t)(end - s));
-    if (!dash)
-        return cron_value(f, s, end) < 0 ? -1 : 0;
-    a = cron_value(f, s, dash);
-    b = cron_value(f, dash + 1, end);
-    return a < 0 || b < 0 || a > b ? -1 : 0;
-}
-
-static int cron_field_ok(int idx, const char *s, const char *e)
-{
-    const char *p = s, *comma;
-
-    while (p <= e) {
-        comma = memchr(p, ',', (size_t)(e - p));
-        if (!comma)
-            comma = e;
-        if (cron_item(&FIELDS[idx], idx == 2 || idx == 4, p, comma) < 0)
-            return 0;
-        p = comma + 1;
-    }
-    return 1;
-}
-
 enum kerr etcdspec_cron_check(const char *expr, struct kerr_info *err)
 {
-    const char *p = expr, *start;
-    int n = 0;
+    struct cron c;
 
-    if (!expr || !expr[0])
-        return kerr_set(err, KERR_INVAL, "empty cron expression");
-    while (*p) {
-        while (*p == ' ' || *p == '\t')
-            p++;
-        if (!*p)
-            break;
-        start = p;
-        while (*p && *p != ' ' && *p != '\t')
-            p++;
-        if (n >= 5)
-            return kerr_set(err, KERR_INVAL, "\"%s\" is not a cron expression: more than 5 fields",
-                            expr);
-        if (!cron_field_ok(n, start, p))
-            return kerr_set(err, KERR_INVAL,
-                            "\"%s\" is not a cron expression: bad %s field \"%.*s\" (%d-%d)", expr,
-                            FIELDS[n].what, (int)(p - start), start, FIELDS[n].lo, FIELDS[n].hi);
-        n++;
-    }
-    if (n != 5)
-        return kerr_set(err, KERR_INVAL,
-                        "\"%s\" is not a cron expression: %d fields, want 5 (minute hour "
-                        "day-of-month month day-of-week)",
-                        expr, n);
-    return KERR_OK;
+    if (cron_parse(expr, &c, err) == KERR_OK)
+        return KERR_OK;
+    if (!err)
+        return KERR_INVAL;
+    return kerr_wrap(err, "\"%.*s\" is not a cron expression", 64, expr ? expr : "");
 }
 
 /* ---- components ---- */

@@ -8,7 +8,7 @@
  * (../shared/reference/etcd-druid.md §6) and the owner reference it puts on
  * them; the API resource of each component kind; and validation of what the
  * controller acts on, with messages that name the field (a malformed
- * immutability block, a schedule that is not a 5-field cron expression).
+ * immutability block, a schedule that is not a cron expression).
  *
  * Pure functions: no I/O. Ownership: every string in a struct etcdspec is
  * BORROWED from the Etcd it was read from and valid while that tree lives.
@@ -90,7 +90,7 @@ enum kerr etcdspec_read(const cJSON *etcd, struct etcdspec *out, struct kerr_inf
 /*
  * Check what the controller acts on: the immutability block (an object whose
  * retentionType is a string, and "bucket", the only type DEP-06 defines; the
- * annotation likewise), fullSnapshotSchedule a 5-field cron expression, a
+ * annotation likewise), fullSnapshotSchedule a cron schedule (etcdspec_cron_check), a
  * known storage provider, a prefix when a store is set. KERR_INVAL with a
  * message naming the field.
  */
@@ -106,9 +106,9 @@ int etcdspec_bucket_immutability(const cJSON *etcd);
 int etcdspec_bucket_state(const cJSON *etcd, struct kerr_info *err);
 
 /*
- * Check a standard 5-field cron expression (minute hour day-of-month month
- * day-of-week; '*', '?' in the day fields, numbers, names JAN-DEC and
- * SUN-SAT, ranges a-b, steps /n, lists a,b). KERR_INVAL naming the bad field.
+ * Check a cron schedule as Kubernetes' CronJob and etcd-backup-restore read
+ * it (controller/cron.h: cron_parse). KERR_INVAL with the message
+ * "\"<expr>\" is not a cron expression: <what is wrong, naming the field>".
  */
 enum kerr etcdspec_cron_check(const char *expr, struct kerr_info *err);
 

@@ -38,7 +38,7 @@ Test(bkejob, build)
     cJSON *b = parse(BUCKET), *e = parse(ENTRY), *job = NULL;
     struct kerr_info err = { 0 };
 
-    OK(bkejob_build(e, b, "img:1", NULL, &job, &err));
+    OK(bkejob_build(e, b, NULL, "img:1", NULL, &job, &err));
     cr_assert_str_eq(kjson_get_str(job, "kind"), "Job");
     cr_assert_str_eq(kjson_get_str(job, "metadata.name"), "shoot--main--0123abcd-delete");
     cr_assert_str_eq(kjson_get_str(job, "metadata.namespace"), "ops");
@@ -81,11 +81,43 @@ Test(bkejob, endpoint_override_is_passed)
     struct kerr_info err = { 0 };
     int i, found = 0;
 
-    OK(bkejob_build(e, b, "img:1", NULL, &job, &err));
+    OK(bkejob_build(e, b, NULL, "img:1", NULL, &job, &err));
     for (i = 0; arg(job, i); i++)
         found |= strcmp(arg(job, i), "--store-endpoint-override=https://s3.example:9000") == 0;
     cr_assert(found, "no --store-endpoint-override in the Job's args");
     cJSON_Delete(job);
+    cJSON_Delete(b);
+    cJSON_Delete(e);
+}
+
+/* A Local bucket: the Job mounts the host directory its Secret's hostPath names (as etcd-druid
+ * reads it), the default one only when the Secret has none. */
+Test(bkejob, local_host_path_from_the_secret)
+{
+    cJSON *b = parse("{\"metadata\":{\"name\":\"loc\"},\"spec\":{\"provider\":\"Local\","
+                     "\"container\":\"bkt\",\"secretRef\":{\"namespace\":\"ops\","
+                     "\"name\":\"local-bucket\"}}}"),
+          *e = parse(ENTRY),
+          *job = NULL,
+          /* "/var/lib/buckets/" */
+              *sec = parse("{\"data\":{\"hostPath\":\"L3Zhci9saWIvYnVja2V0cy8=\"}}"),
+          *bare = parse("{\"data\":{}}"), *s3 = parse(BUCKET);
+    struct kerr_info err = { 0 };
+
+    cr_assert_str_eq(bkejob_local_secret(b), "local-bucket");
+    cr_assert_null(bkejob_local_secret(s3));
+    OK(bkejob_build(e, b, sec, "img:1", NULL, &job, &err));
+    cr_assert_str_eq(kjson_get_str(job, "spec.template.spec.volumes.0.hostPath.path"),
+                     "/var/lib/buckets/bkt");
+    cr_assert_str_eq(arg(job, 0), "--storage-provider=Local");
+    cJSON_Delete(job);
+    OK(bkejob_build(e, b, bare, "img:1", NULL, &job, &err));
+    cr_assert_str_eq(kjson_get_str(job, "spec.template.spec.volumes.0.hostPath.path"),
+                     "/etc/gardener/local-backupbuckets/bkt");
+    cJSON_Delete(job);
+    cJSON_Delete(sec);
+    cJSON_Delete(bare);
+    cJSON_Delete(s3);
     cJSON_Delete(b);
     cJSON_Delete(e);
 }
@@ -111,9 +143,9 @@ Test(bkejob, build_refuses)
           *e = parse(ENTRY), *job = NULL;
     struct kerr_info err = { 0 };
 
-    cr_assert_eq(bkejob_build(e, b, "i", NULL, &job, &err), KERR_INVAL);
+    cr_assert_eq(bkejob_build(e, b, NULL, "i", NULL, &job, &err), KERR_INVAL);
     cr_assert(strstr(err.msg, "secretRef"), "%s", err.msg);
-    cr_assert_eq(bkejob_build(e, oss, "i", NULL, &job, &err), KERR_UNSUPPORTED);
+    cr_assert_eq(bkejob_build(e, oss, NULL, "i", NULL, &job, &err), KERR_UNSUPPORTED);
     cr_assert_null(job);
     cJSON_Delete(b);
     cJSON_Delete(oss);

@@ -427,6 +427,11 @@ Test(ctl_kubesim, metrics_exposition_names)
         "warden_hibernation_phase_etcds{phase=\"Hibernated\"} 1",
         "warden_hibernation_phase_etcds{phase=\"none\"} 1",
         "process_resident_memory_bytes",
+        /* every running controller's series at 0 before its first reconcile */
+        "controller_runtime_reconcile_total{controller=\"bucket\",result=\"error\"} 0",
+        "controller_runtime_reconcile_total{controller=\"backup\",result=\"success\"} 0",
+        "controller_runtime_reconcile_total{controller=\"restore\",result=\"requeue\"} 0",
+        "controller_runtime_reconcile_errors_total{controller=\"bschedule\"} 0",
     };
     char *text;
     size_t i;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/kjson.h"
+#include "controller/cron.h"
 #include "tests/support/jsonfix.h"
 
 static const char ETCD[] =
@@ -121,7 +122,8 @@ Test(etcdspec, validation_names_the_field)
           "unsupported value \"object\"" },
         { "spec.backup.fullSnapshotSchedule", "\"every day\"",
           "spec.backup.fullSnapshotSchedule: \"every day\" is not a cron expression" },
-        { "spec.backup.fullSnapshotSchedule", "\"61 * * * *\"", "bad minute field \"61\"" },
+        { "spec.backup.fullSnapshotSchedule", "\"61 * * * *\"",
+          "\"61 * * * *\" is not a cron expression: minute: 61 is outside 0-59" },
         { "spec.backup.fullSnapshotSchedule", "5", "fullSnapshotSchedule: must be a string" },
         { "spec.backup.store.provider", "\"dropbox\"", "unsupported provider \"dropbox\"" },
         { "spec.backup.store.prefix", NULL, "spec.backup.store.prefix: required" },
@@ -171,12 +173,26 @@ Test(etcdspec, cron_expressions)
     static const char *const good[] = {
         "0 0 * * *",   "*/5 * * * *",     "0 */24 * * *",  "0-59/15 1,2,3 1-31 JAN-dec sun",
         " 1 2 3 4 5 ", "0 0 ? * MON-FRI", "59 23 31 12 6", "0 0 1 */3 *",
+        "0 0 30 2 *", /* parses; it never fires (the schedule controller says so) */
     };
     static const char *const bad[] = {
-        "",          "* * * *",    "* * * * * *",  "60 * * * *",  "* 24 * * *",
-        "* * 0 * *", "* * * 13 *", "* * * * 7",    "*/0 * * * *", "5-1 * * * *",
-        "a * * * *", "? * * * *",  "1,,2 * * * *", "* * * FOO *", "*/61 * * * *",
-        "@daily",
+        "",
+        "* * * *",
+        "* * * * * *",
+        "60 * * * *",
+        "* 24 * * *",
+        "* * 0 * *",
+        "* * * 13 *",
+        "* * * * 7",
+        "*/0 * * * *",
+        "5-1 * * * *",
+        "a * * * *",
+        "1,,2 * * * *",
+        "* * * FOO *",
+        "@every 1h",
+        "@often",
+        "TZ=UTC 0 0 * * *",
+        NULL,
     };
     struct kerr_info err;
     size_t i;
@@ -186,9 +202,30 @@ Test(etcdspec, cron_expressions)
     for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         cr_assert_eq(etcdspec_cron_check(bad[i], &err), KERR_INVAL, "\"%s\" accepted", bad[i]);
     cr_assert_eq(etcdspec_cron_check("* * * 13 *", &err), KERR_INVAL);
-    cr_assert(strstr(err.msg, "bad month field \"13\" (1-12)"), "%s", err.msg);
+    cr_assert(strstr(err.msg, "\"* * * 13 *\" is not a cron expression: month: 13 is outside 1-12"),
+              "%s", err.msg);
     cr_assert_eq(etcdspec_cron_check("* * *", &err), KERR_INVAL);
-    cr_assert(strstr(err.msg, "3 fields, want 5"), "%s", err.msg);
+    cr_assert(strstr(err.msg, "is not a cron expression: expected exactly 5 fields"), "%s",
+              err.msg);
+}
+
+/* One parser: what a Kubernetes CronJob (robfig/cron's ParseStandard) accepts, etcdspec accepts,
+ * and the schedule of the immutability CronJob is never refused by one and taken by the other. */
+Test(etcdspec, cron_as_kubernetes_reads_it)
+{
+    static const char *const robfig[] = {
+        "@daily",    "@hourly",   "@weekly",   "@monthly",     "@yearly",
+        "@annually", "@midnight", "? * * * *", "*/61 * * * *", "0 0 * * 0/9",
+    };
+    struct kerr_info err;
+    struct cron c;
+    size_t i;
+
+    for (i = 0; i < sizeof(robfig) / sizeof(robfig[0]); i++) {
+        cr_assert_eq(cron_parse(robfig[i], &c, &err), KERR_OK, "\"%s\": %s", robfig[i], err.msg);
+        cr_assert_eq(etcdspec_cron_check(robfig[i], &err), KERR_OK, "\"%s\": %s", robfig[i],
+                     err.msg);
+    }
 }
 
 Test(etcdspec, providers_as_etcd_druid_maps_them)

@@ -254,3 +254,116 @@ ParameterizedTest(size_t *i, scaleguard, rows)
     }
     cJSON_Delete(doc);
 }
+
+/*
+ * The guard alone (/webhooks/scaleguard, registered where etcd-druid's own component webhook
+ * runs): the same refusals of a scale-down to 0, and nothing of component protection, which
+ * etcd-druid's webhook applies once already.
+ */
+struct guard_row {
+    const struct row r;
+    int protected_allowed; /* what /webhooks/etcdcomponents answers the same review */
+};
+
+static const struct guard_row guard_rows[] = {
+    { { "reconciler refused without a snapshot", STS, DRUID, 3, 0,
+        ETCD("etcd-main", ANN_CUT, "," STORE), "[]", 0, DENIED, NULL },
+      0 },
+    { { "scale subresource refused", SCALE, PERSON, 3, -1, ETCD("etcd-main", ANN_CUT, "," STORE),
+        "[]", 0, DENIED, NULL },
+      0 },
+    { { "refused with protection disabled", STS, PERSON, 3, 0,
+        ETCD("etcd-main", ANN_CUT "," ANN_OPEN, "," STORE), "[]", 0, DENIED, NULL },
+      0 },
+    { { "a fresh snapshot lets anyone through", STS, PERSON, 3, 0,
+        ETCD("etcd-main", ANN_CUT, "," STORE), "[" FRESH "]", 1,
+        "scale-down of StatefulSet shoot/etcd-main allowed", NULL },
+      0 },
+    { { "break glass allows with a warning", SCALE, PERSON, 3, 0,
+        ETCD("etcd-main", ANN_CUT "," ANN_BREAK, "," STORE), "[]", 1, "allowed",
+        "allowed by annotation " HIBGUARD_ANN_BREAK_GLASS ": bucket deleted by the provider" },
+      0 },
+    { { "a person's UPDATE that is no scale-down is allowed", STS, PERSON, 3, 3,
+        ETCD("etcd-main", ANN_CUT, "," STORE), "[]", 1, "not a scale-down to 0 replicas", NULL },
+      0 },
+    { { "a person scaling up is allowed", SCALE, PERSON, 0, 3, ETCD("etcd-main", "", "," STORE),
+        "[]", 1, "not a scale-down to 0 replicas", NULL },
+      0 },
+    { { "without a backup store there is nothing to wait for", STS, PERSON, 3, 0,
+        ETCD("etcd-main", "", ""), "[]", 1, "allowed", NULL },
+      0 },
+    { { "the reconciler with a fresh snapshot", STS, DRUID, 3, 0,
+        ETCD("etcd-main", ANN_CUT, "," STORE), "[" FRESH "]", 1, "allowed", NULL },
+      1 },
+};
+
+#define NGUARD (sizeof(guard_rows) / sizeof(guard_rows[0]))
+
+/* The answer of webhook h to t's review through wh_dispatch, as the server gives it. */
+static cJSON *dispatch_row(const struct row *t, enum wh_hook h)
+{
+    struct protect_config cfg = { reconcilers, 2, NULL, 0, NULL };
+    struct lookup_mem mem = { 0 };
+    struct wh_dispatch d;
+    struct lookup lk;
+    struct kerr_info err;
+    cJSON *etcds = cJSON_CreateArray(), *sts = cJSON_Parse(stses), *tasks = cJSON_Parse(t->tasks);
+    cJSON *doc = NULL;
+    char *body = review_body(t), *out = NULL;
+    size_t len = 0;
+    unsigned int status = 0;
+
+    cJSON_AddItemToArray(etcds, cJSON_Parse(t->etcd));
+    mem.etcds = etcds;
+    mem.stses = sts;
+    mem.tasks = tasks;
+    lookup_mem_bind(&mem, &lk);
+    cr_assert_eq(wh_dispatch_init(&d, &cfg, &lk, NULL, &err), KERR_OK, "%s", err.msg);
+    whdiff_same(&cfg, &mem, h, body);
+    cr_assert_eq(wh_dispatch_review(&d, h, body, strlen(body), &out, &len, &status, &err), KERR_OK,
+                 "%s", err.msg);
+    cr_assert_eq(status, 200);
+    cr_assert_eq(kjson_parse(out, len, NULL, &doc, NULL, NULL), KERR_OK);
+    free(out);
+    free(body);
+    cJSON_Delete(etcds);
+    cJSON_Delete(sts);
+    cJSON_Delete(tasks);
+    return doc;
+}
+
+ParameterizedTestParameters(scaleguard, guard_only)
+{
+    static size_t idx[NGUARD];
+
+    return testutil_row_params(idx, NGUARD);
+}
+
+ParameterizedTest(size_t *i, scaleguard, guard_only)
+{
+    const struct row *t = &guard_rows[*i].r;
+    const cJSON *w;
+    const char *msg;
+    bool allowed = false;
+    cJSON *doc;
+
+    cr_assert_str_eq(wh_hook_path(WH_HOOK_SCALEGUARD), "/webhooks/scaleguard");
+    doc = dispatch_row(t, WH_HOOK_SCALEGUARD);
+    cr_assert_eq(kjson_get_bool(doc, "response.allowed", &allowed), KERR_OK);
+    cr_expect_eq(allowed, t->allowed != 0, "%s: allowed", t->title);
+    msg = kjson_get_str(doc, "response.status.message");
+    cr_expect(msg && strstr(msg, t->message), "%s: message %s", t->title, msg ? msg : "(none)");
+    w = cJSON_GetArrayItem(kjson_get_arr(doc, "response.warnings"), 0);
+    if (t->warning)
+        cr_expect(cJSON_IsString(w) && strstr(w->valuestring, t->warning), "%s: warning %s",
+                  t->title, cJSON_IsString(w) ? w->valuestring : "(none)");
+    else
+        cr_expect_null(w, "%s: unexpected warning", t->title);
+    cJSON_Delete(doc);
+    /* what component protection alone would answer: the guard-only path is not it */
+    doc = dispatch_row(t, WH_HOOK_COMPONENTS);
+    cr_assert_eq(kjson_get_bool(doc, "response.allowed", &allowed), KERR_OK);
+    cr_expect_eq(allowed, guard_rows[*i].protected_allowed != 0, "%s: etcdcomponents allowed",
+                 t->title);
+    cJSON_Delete(doc);
+}

@@ -442,3 +442,51 @@ out:
         kerr_set(err, rc, "building the admission response");
     return rc;
 }
+
+enum kerr protect_guard_decide(const struct protect_config *cfg, const struct lookup *lk,
+                               const struct review_req *req, struct review_resp *resp,
+                               struct kerr_info *err)
+{
+    struct lookup_etcd etcd;
+    struct kerr_info e;
+    struct meta m;
+    int decided = 0;
+    enum kerr rc = KERR_OK;
+
+    /* Only a scale-down to 0 is judged: nothing else is looked up, nothing else refused. */
+    if (!scales_to_zero(req)) {
+        rc = review_allow(resp, "not a scale-down to 0 replicas");
+        goto out;
+    }
+    switch (decode_meta(lk, req, &m, resp, &rc)) {
+    case DEC_ANSWERED:
+        goto out;
+    case DEC_UNSUPPORTED:
+        m.managed = 0;
+        break;
+    case DEC_META:
+        break;
+    }
+    if (!m.managed || !m.part_of) {
+        rc = review_allow(resp, "resource: %s/%s is not a component of an Etcd", m.ns, m.name);
+        goto out;
+    }
+    kerr_clear(&e);
+    rc = lk->etcd(lk->ctx, m.ns, m.part_of, &etcd, &e);
+    if (rc == KERR_NOTFOUND) {
+        rc = review_allow(resp, "parent Etcd %s of resource %s/%s not found", m.part_of, m.ns,
+                          m.name);
+        goto out;
+    }
+    if (rc != KERR_OK) {
+        rc = review_errored(resp, 500, "%s", e.msg);
+        goto out;
+    }
+    if ((rc = guard_scale_down(cfg, lk, req, &m, &etcd, resp, &decided)) || decided)
+        goto out;
+    rc = review_allow(resp, "scale-down of StatefulSet %s/%s allowed", m.ns, m.name);
+out:
+    if (rc)
+        kerr_set(err, rc, "building the admission response");
+    return rc;
+}

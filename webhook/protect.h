@@ -65,6 +65,18 @@ enum kerr protect_decide(const struct protect_config *cfg, const struct lookup *
                          const struct review_req *req, struct review_resp *resp,
                          struct kerr_info *err);
 
+/*
+ * The scale-down guard alone (/webhooks/scaleguard, registered where
+ * etcd-druid's own component webhook protects the components): a scale-down
+ * of a managed StatefulSet (or its scale) to 0 is judged as above, refused
+ * or allowed with the same messages; everything else is allowed without a
+ * lookup, so component protection is never applied twice. Returns as
+ * protect_decide.
+ */
+enum kerr protect_guard_decide(const struct protect_config *cfg, const struct lookup *lk,
+                               const struct review_req *req, struct review_resp *resp,
+                               struct kerr_info *err);
+
 /* True when user is in list (exact match). */
 int protect_user_in(const char *user, const char *const *list, size_t n);
 

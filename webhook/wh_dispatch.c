@@ -14,6 +14,7 @@ static const char *const paths[WH_HOOK__COUNT] = {
     "/webhooks/etcdcomponents",
     "/webhooks/etcd",
     "/webhooks/etcd-mutate",
+    "/webhooks/scaleguard",
 };
 
 static const char *const results[WH_RESULT__COUNT] = { "allowed", "denied", "errored" };
@@ -69,6 +70,7 @@ static const enum review_need needs[WH_HOOK__COUNT] = {
     REVIEW_NEED_COMPONENTS,
     REVIEW_NEED_ETCD,
     REVIEW_NEED_MUTATE,
+    REVIEW_NEED_COMPONENTS,
 };
 
 static enum wh_result result_of(const struct review_resp *resp)
@@ -108,6 +110,8 @@ static enum kerr decide(const struct wh_dispatch *d, enum wh_hook h, const struc
     }
     case WH_HOOK_MUTATE:
         return mutate_decide(d->lookup, req, resp, err);
+    case WH_HOOK_SCALEGUARD:
+        return protect_guard_decide(d->protect, d->lookup, req, resp, err);
     case WH_HOOK__COUNT:
         break;
     }

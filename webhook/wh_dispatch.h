@@ -1,12 +1,14 @@
 /*
  * wh_dispatch - from a request body to the AdmissionReview answer of one of
- * the three webhooks, with the decision metric and the review log line.
+ * the webhooks, with the decision metric and the review log line.
  * Everything between the HTTP layer (wh_server) and the pure decisions
  * (protect, restore, mutate); no sockets, so it is tested directly.
  *
  *   /webhooks/etcdcomponents  protect_decide  (validating, etcd-druid's)
  *   /webhooks/etcd            restore_decide  (validating, restoring rules)
  *   /webhooks/etcd-mutate     mutate_decide   (mutating)
+ *   /webhooks/scaleguard      protect_guard_decide (validating: the scale-down
+ *                             guard alone, next to etcd-druid's component webhook)
  *
  * A body that is not an AdmissionReview is answered with HTTP 400 and an
  * AdmissionReview carrying code 400 and the reason; every decided review is
@@ -31,7 +33,13 @@
 
 struct prefix_cache; /* webhook/prefix.h */
 
-enum wh_hook { WH_HOOK_COMPONENTS = 0, WH_HOOK_ETCD, WH_HOOK_MUTATE, WH_HOOK__COUNT };
+enum wh_hook {
+    WH_HOOK_COMPONENTS = 0,
+    WH_HOOK_ETCD,
+    WH_HOOK_MUTATE,
+    WH_HOOK_SCALEGUARD,
+    WH_HOOK__COUNT
+};
 
 enum wh_result { WH_RESULT_ALLOWED = 0, WH_RESULT_DENIED, WH_RESULT_ERRORED, WH_RESULT__COUNT };
 

@@ -58,8 +58,23 @@ expect "scale webhook has no objectSelector" null \
     "$(chart_get "$r/defaults.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.1.objectSelector)"
 expect "own namespace excluded" '["etcd-warden"]' \
     "$(chart_get "$r/defaults.yaml" MutatingWebhookConfiguration etcd-warden webhooks.1.namespaceSelector.matchExpressions.0.values)"
-expect "componentProtection off" '"etcd.webhooks.etcd-warden.io"' \
-    "$(chart_get "$r/crds-none.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.0.name)"
+hook_names() { # file: the validating webhooks' names as a JSON list
+    chart_get "$1" ValidatingWebhookConfiguration etcd-warden webhooks | grep -o '"name":"[a-z.-]*webhooks[a-z.-]*"' |
+        sed 's/"name"://' | paste -sd, | sed 's/^/[/;s/$/]/'
+}
+# componentProtection off: the scale-down guard alone (webhook.scaleDownGuard, on), on its own
+# path; StatefulSets by the objectSelector, their scale (no labels to select) without one.
+expect "componentProtection off" '["scaleguard.webhooks.etcd-warden.io","stsscale.scaleguard.webhooks.etcd-warden.io","etcd.webhooks.etcd-warden.io"]' \
+    "$(hook_names "$r/crds-none.yaml")"
+expect "scale guard path" '"/webhooks/scaleguard" "/webhooks/scaleguard"' \
+    "$(chart_get "$r/crds-none.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.0.clientConfig.service.path) $(chart_get "$r/crds-none.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.1.clientConfig.service.path)"
+expect "scale guard objectSelector" '{"matchLabels":{"app.kubernetes.io/managed-by":"etcd-druid"}}' \
+    "$(chart_get "$r/crds-none.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.0.objectSelector)"
+expect "scale guard rules" '[{"apiGroups":["apps"],"apiVersions":["v1"],"operations":["UPDATE"],"resources":["statefulsets"],"scope":"*"}] [{"apiGroups":["apps"],"apiVersions":["v1"],"operations":["UPDATE"],"resources":["statefulsets/scale"],"scope":"*"}]' \
+    "$(chart_get "$r/crds-none.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.0.rules) $(chart_get "$r/crds-none.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.1.rules)"
+expect "scale guard's scale entry has no objectSelector" null \
+    "$(chart_get "$r/crds-none.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.1.objectSelector)"
+expect "scaleDownGuard off" '["etcd.webhooks.etcd-warden.io"]' "$(hook_names "$r/no-scale-guard.yaml")"
 expect "a watch namespace limits the webhooks to it" '{"key":"kubernetes.io/metadata.name","operator":"In","values":["shoot--dev--one"]}' \
     "$(chart_get "$r/watch-namespace.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.0.namespaceSelector.matchExpressions.0)"
 expect "failurePolicy value" '"Ignore"' \

@@ -20,7 +20,9 @@ set -euo pipefail
 # kubesim.sh's EXIT trap is the one left: it runs snapshot.sh's clean-ups (emulators, work dir).
 ksim_on_exit 'for ((i = ${#_snap_cleanups[@]} - 1; i >= 0; i--)); do eval "${_snap_cleanups[i]}" || true; done'
 
-LOCAL_ROOT=$SNAP_WORK/node/etc/gardener/local-backupbuckets
+# The Local bucket's Secret names a host directory other than etcd-druid's default
+# /etc/gardener/local-backupbuckets: the Job must mount that one.
+LOCAL_ROOT=$SNAP_WORK/node/var/lib/local-buckets
 export CRONJOB_EXEC_HOST_ROOT=$SNAP_WORK/node
 
 etcd() { # ns name provider container prefix
@@ -77,7 +79,7 @@ mkdir -p "$LOCAL_ROOT/bkt"
 snap_s3_start
 ctl_stage
 s3_secret "$SNAP_S3_URL"
-kc -n etcd-warden create secret generic local-bucket --from-literal=hostPath=/etc/gardener/local-backupbuckets >/dev/null
+kc -n etcd-warden create secret generic local-bucket --from-literal=hostPath=/var/lib/local-buckets >/dev/null
 for ns in shoot doomed; do kc create namespace "$ns" >/dev/null; done
 kc -n doomed create secret generic etcd-backup --from-literal=accessKeyID=S3RVER >/dev/null
 bucket s3 aws "$SNAP_BUCKET" s3-bucket 1h

@@ -1,0 +1,68 @@
+/* ctl_metrics: every running controller's reconcile series exist at 0 from the start, as
+ * controller-runtime's do; the backup controllers only where their flags turn them on. */
+#include "controller/ctl_metrics.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support/metricsfix.h"
+
+static char *render_with(int backup_entries, int backups)
+{
+    const char *names[CTL_METRICS_CONTROLLERS_MAX + 1];
+    struct ctl_metrics_source src = { 0 };
+    struct ctl_metrics *m = NULL;
+    struct kerr_info err = { 0 };
+    char *text;
+
+    ctl_metrics_controllers(backup_entries, backups, names);
+    src.controllers = names;
+    cr_assert_eq(ctl_metrics_new(&src, &m, &err), KERR_OK, "%s", err.msg);
+    text = metricsfix_render(ctl_metrics_registry(m));
+    ctl_metrics_free(m);
+    return text;
+}
+
+static int has_series(const char *text, const char *controller)
+{
+    char total[160], errors[160];
+
+    snprintf(total, sizeof(total),
+             "controller_runtime_reconcile_total{controller=\"%s\",result=\"requeue_after\"} 0",
+             controller);
+    snprintf(errors, sizeof(errors),
+             "controller_runtime_reconcile_errors_total{controller=\"%s\"} 0", controller);
+    return strstr(text, total) && strstr(text, errors);
+}
+
+Test(ctl_metrics, every_running_controller_at_zero)
+{
+    static const char *const all[] = { "etcd",   "opstask", "immtask",  "bucket",
+                                       "backup", "restore", "bschedule" };
+    char *text = render_with(1, 1);
+    size_t i;
+
+    for (i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+        cr_expect(has_series(text, all[i]), "no series at 0 for %s:\n%s", all[i], text);
+    free(text);
+}
+
+Test(ctl_metrics, controllers_turned_off_have_none)
+{
+    char *text = render_with(0, 0);
+
+    cr_expect(has_series(text, "etcd") && has_series(text, "immtask"), "%s", text);
+    cr_expect_null(strstr(text, "controller=\"bucket\""), "%s", text);
+    cr_expect_null(strstr(text, "controller=\"bschedule\""), "%s", text);
+    free(text);
+    text = render_with(1, 0);
+    cr_expect(has_series(text, "bucket"), "%s", text);
+    cr_expect_null(strstr(text, "controller=\"restore\""), "%s", text);
+    free(text);
+    text = render_with(0, 1);
+    cr_expect_null(strstr(text, "controller=\"bucket\""), "%s", text);
+    cr_expect(has_series(text, "backup") && has_series(text, "bschedule"), "%s", text);
+    free(text);
+}
