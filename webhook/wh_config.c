@@ -10,8 +10,9 @@
 
 static const char summary[] =
     "Admission webhook for etcd-druid Etcd clusters: etcd-druid's component protection\n"
-    "(/webhooks/etcdcomponents), the restoring rules for Etcd objects (/webhooks/etcd) and the\n"
-    "mutating patches for restored objects (/webhooks/etcd-mutate), over HTTPS.";
+    "(/webhooks/etcdcomponents), the restoring rules for Etcd objects (/webhooks/etcd), the\n"
+    "mutating patches for restored objects (/webhooks/etcd-mutate) and the scale-down guard\n"
+    "alone (/webhooks/scaleguard), over HTTPS.";
 
 static size_t make_table(struct wh_config *c, struct proc_flag *out)
 {
