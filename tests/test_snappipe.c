@@ -16,7 +16,8 @@
 #define KEY   "p/v2/Full-00000000-00001000-1700000000"
 #define PART  4096u
 #define PARTS 5
-#define SIZE  ((int64_t)PART * (PARTS - 1) + 512 * 3 + 32) /* 512 k + 32 bytes, a short last part */
+/* 512 k + 32 bytes (an etcd snapshot), the last part short */
+#define SIZE ((int64_t)PART * (PARTS - 1) + 512 * 3 + 32)
 
 /* One in-memory store: the source (one object) or the destination (what was sent). */
 struct mem {
@@ -29,11 +30,11 @@ struct mem {
     int fail_read;       /* source: the read of this part fails (-1: none) */
     unsigned char *sent; /* destination: the parts sent so far */
     int64_t sent_len;
-    int parts;           /* destination: up_part calls */
-    int fail_part;       /* destination: this part is refused (-1: none) */
-    bool hold_first;     /* destination: part 0 waits for the read of part 1 (bounded) */
-    bool overlapped;     /* part 1 was read while part 0 was being sent */
-    bool stop_in_first;  /* destination: part 0 asks the run to stop (SIGTERM) */
+    int parts;          /* destination: up_part calls */
+    int fail_part;      /* destination: this part is refused (-1: none) */
+    bool hold_first;    /* destination: part 0 waits for the read of part 1 (bounded) */
+    bool overlapped;    /* part 1 was read while part 0 was being sent */
+    bool stop_in_first; /* destination: part 0 asks the run to stop (SIGTERM) */
     int aborts, commits;
 };
 

@@ -108,8 +108,14 @@ static enum kerr stream_parts(struct ostore *src, const struct ostore_obj *o, st
     unsigned char *buf = bufs[0];
     if (o->size > (int64_t)bl && src != dst) {
         /* more than one part: read the next while this one is sent (snappipe.h) */
-        struct snappipe_job j = { .src = src, .obj = o, .dst = dst, .up = u,
-                                  .buf = { bufs[0], bufs[1] }, .part = bl, .md = md, .v = v,
+        struct snappipe_job j = { .src = src,
+                                  .obj = o,
+                                  .dst = dst,
+                                  .up = u,
+                                  .buf = { bufs[0], bufs[1] },
+                                  .part = bl,
+                                  .md = md,
+                                  .v = v,
                                   .stop = check_stop };
         return snappipe_stream(&j, err);
     }
