@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "controller/snapshot/snappipe.h"
 #include "controller/snapshot/snapverify.h"
 
 /* Set by SIGTERM/SIGINT (snapcopy_main): the run stops between parts and rolls back. */
@@ -101,9 +102,23 @@ static void hex_of(const unsigned char *d, size_t n, char *out)
 
 /* src's bytes through buf into an upload u of dst, hashed (and verified by v) on the way. */
 static enum kerr stream_parts(struct ostore *src, const struct ostore_obj *o, struct ostore *dst,
-                              struct ostore_upload *u, unsigned char *buf, size_t bl,
+                              struct ostore_upload *u, unsigned char *bufs[2], size_t bl,
                               EVP_MD_CTX *md, struct snapverify *v, struct kerr_info *err)
 {
+    unsigned char *buf = bufs[0];
+    if (o->size > (int64_t)bl && src != dst) {
+        /* more than one part: read the next while this one is sent (snappipe.h) */
+        struct snappipe_job j = { .src = src,
+                                  .obj = o,
+                                  .dst = dst,
+                                  .up = u,
+                                  .buf = { bufs[0], bufs[1] },
+                                  .part = bl,
+                                  .md = md,
+                                  .v = v,
+                                  .stop = check_stop };
+        return snappipe_stream(&j, err);
+    }
     if (o->size == 0) {
         return snapverify_piece(v, o->key, 0, 0, buf, 0, err);
     }
@@ -163,7 +178,7 @@ static enum kerr verify(struct ostore *dst, const char *key, int64_t size, const
  * send a one-part object in up_part already), unless the store answered KERR_EXISTS (the
  * key is someone else's). */
 static enum kerr copy_one(struct ostore *src, const struct ostore_obj *listed, struct ostore *dst,
-                          const char *key, unsigned char *buf, size_t bl, struct snapverify *v,
+                          const char *key, unsigned char *buf[2], size_t bl, struct snapverify *v,
                           struct snapcopy_item *it, bool *committed, struct kerr_info *err)
 {
     struct ostore_obj o = { 0 };
@@ -292,13 +307,14 @@ enum kerr snapcopy_run(struct ostore *src, struct ostore *dst, const struct snap
     size_t *idx = NULL;
     size_t n = 0, failed_at = 0;
     size_t bl = dst->part_size;
-    unsigned char *buf = NULL;
+    unsigned char *buf[2] = { NULL, NULL };
     bool committed = false;
     memset(res, 0, sizeof *res);
     enum kerr rc = snapext_collect(src, o->from_prefix, &set, err);
     rc = rc ? rc : snapcopy_choose(&set, o, &idx, &n, err);
     rc = rc ? rc : plan(dst, &set, idx, n, o, res, err);
-    if (rc == KERR_OK && (buf = malloc(bl)) == NULL) {
+    /* two part buffers (snappipe.h); the second is touched only by objects of several parts */
+    if (rc == KERR_OK && ((buf[0] = malloc(bl)) == NULL || (buf[1] = malloc(bl)) == NULL)) {
         rc = kerr_set(err, KERR_NOMEM, "cannot allocate the copy buffer");
     }
     for (size_t i = 0; rc == KERR_OK && i < n; i++) {
@@ -330,7 +346,8 @@ enum kerr snapcopy_run(struct ostore *src, struct ostore *dst, const struct snap
     if (rc != KERR_OK) {
         snapcopy_result_release(res);
     }
-    free(buf);
+    free(buf[0]);
+    free(buf[1]);
     free(idx);
     snapext_set_release(&set);
     return rc;

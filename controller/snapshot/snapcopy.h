@@ -43,8 +43,9 @@
  *
  * Every destination key is checked absent before anything is written
  * (create-only; the providers' conditional writes guard the race). Each
- * object is streamed through one part-size buffer (the only large
- * allocation: peak memory stays near part size) while its MD5 is computed;
+ * object is streamed through two part-size buffers (the only large
+ * allocations: peak memory stays near twice the part size), the next part
+ * read while the last one is sent (snappipe.h), while its MD5 is computed;
  * the destination is then verified: same size, and the same MD5 as the
  * bytes read, taken from the destination where it reports one, else read
  * back. A failure at any point (a read, a part, the commit, verification,
