@@ -9,10 +9,13 @@
 #   - starts s3rver (an S3 emulator) as the backup bucket and backup-double (etcd-druid's
 #     backup sidecar stand-in) on the Etcd's client Service;
 #   - walks through component protection, hibernation with the immutability task and its
-#     CronJob, a backup-and-restore, and backups that outlive their Etcd (a BackupBucket, a
-#     re-attachment within the grace period, a deletion Job after it, run by
-#     tests/support/job_exec.py as a kubelet would), printing every kubectl command and its
-#     output.
+#     CronJob, a backup-and-restore, backups that outlive their Etcd (a BackupBucket, a
+#     re-attachment within the grace period, a deletion Job after it), and an
+#     EtcdBackupSchedule firing every minute whose first EtcdBackup (an EtcdOpsTask's full
+#     snapshot, copied by a Job to a second bucket) an EtcdRestore brings up as a new Etcd on
+#     a new prefix (and one refused restore onto an existing Etcd), printing every kubectl
+#     command and its output. tests/support/job_exec.py runs the Jobs as a kubelet would.
+# Chapter 5 waits for the schedule's first fire time: up to a minute of the run.
 # It exits 0 only when every step behaved as shown, and leaves no process behind.
 # Under ctest (WARDEN_BINARY_DIR set) it installs and builds nothing.
 #
@@ -487,8 +490,9 @@ has etcd-main-offsite
 k -n shoot get events --field-selector involvedObject.name="$b"
 ok
 has Completed
-say "The copy, in etcd-backup-restore's layout, in the off-site bucket:"
-show warden-snapshot list --storage-provider S3 --store-container "$OFFSITE" --store-prefix shoot--etcd-main
+say "The copy, in etcd-backup-restore's layout, in the off-site bucket (its SHA-256 trailer
+checked):"
+show warden-snapshot list --storage-provider S3 --store-container "$OFFSITE" --store-prefix shoot--etcd-main --verify-hash
 ok
 check "the destination key" "shoot--etcd-main/v2/$snap" "$(jp shoot "etcdbackup/$b" '{.status.destinationKey}')"
 offsite get "shoot--etcd-main/v2/$snap" >"$WH_DIR/copy"
@@ -498,6 +502,9 @@ say "The schedule would go on every minute (pruning all but the last 3 Completed
 their copies); suspended for the rest of the demo:"
 k -n shoot patch ebs etcd-main-offsite --type=merge -p '{"spec":{"suspend":true}}'
 ok
+k -n shoot get ebs etcd-main-offsite -o 'jsonpath={.spec.suspend}'
+ok
+check "suspended" true "$OUT"
 
 say "That backup brought up as a new Etcd, on a new prefix of the Etcd's bucket. A restore never
 touches an existing Etcd:"
@@ -528,7 +535,7 @@ ok
 has etcd-warden.io/restored-from=etcd-main-from-offsite
 say "etcd-backup-restore's initializer restores the new cluster's members from its prefix at
 their first start; it holds exactly the backup's snapshot:"
-show warden-snapshot list --storage-provider S3 --store-container "$SNAP_BUCKET" --store-prefix shoot--etcd-main-restored
+show warden-snapshot list --storage-provider S3 --store-container "$SNAP_BUCKET" --store-prefix shoot--etcd-main-restored --verify-hash
 ok
 check "the target prefix" "shoot--etcd-main-restored/v2/$snap" "$(snap_s3 ls shoot--etcd-main-restored/)"
 
@@ -547,7 +554,7 @@ k -n shoot get erst -o wide
 ok
 check "the restore onto etcd-main" Failed "$(restore_phase etcd-main-in-place)"
 has "Etcd shoot/etcd-main exists: a restore creates a new Etcd, never restores in place"
-check "nothing written" "" "$(snap_s3 ls shoot--etcd-main-again/)"
+check "objects written under shoot--etcd-main-again" 0 "$(snap_s3 ls shoot--etcd-main-again/ | wc -l)"
 
 # ---- epilogue ----------------------------------------------------------------------
 chapter "Epilogue"
