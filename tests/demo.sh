@@ -451,8 +451,9 @@ END
 ok
 deadline=$((SECONDS + 75))
 left() { echo $((deadline - SECONDS)); }
-say "It fires at the next minute, in $((60 - $(date +%s) % 60))s. Waiting (at most 75s) for
-its first EtcdBackup, named after the schedule and the fire time, to be Completed:"
+fire_in=$((60 - $(date +%s) % 60))
+say "It fires at the next minute, in ${fire_in}s. Waiting (at most 75s) for its first EtcdBackup, named
+after the schedule and the fire time, to be Completed:"
 first_backup() { kc -n shoot get etcdbackups -l etcd-warden.io/backup-schedule=etcd-main-offsite \
     -o jsonpath='{.items[0].metadata.name}' 2>/dev/null; }
 made_one() { [ -n "$(first_backup)" ]; }
@@ -490,8 +491,7 @@ has etcd-main-offsite
 k -n shoot get events --field-selector involvedObject.name="$b"
 ok
 has Completed
-say "The copy, in etcd-backup-restore's layout, in the off-site bucket (its SHA-256 trailer
-checked):"
+say "The copy, in etcd-backup-restore's layout, in the off-site bucket (its SHA-256 checked):"
 show warden-snapshot list --storage-provider S3 --store-container "$OFFSITE" --store-prefix shoot--etcd-main --verify-hash
 ok
 check "the destination key" "shoot--etcd-main/v2/$snap" "$(jp shoot "etcdbackup/$b" '{.status.destinationKey}')"
