@@ -9,10 +9,13 @@
 #   - starts s3rver (an S3 emulator) as the backup bucket and backup-double (etcd-druid's
 #     backup sidecar stand-in) on the Etcd's client Service;
 #   - walks through component protection, hibernation with the immutability task and its
-#     CronJob, a backup-and-restore, and backups that outlive their Etcd (a BackupBucket, a
-#     re-attachment within the grace period, a deletion Job after it, run by
-#     tests/support/job_exec.py as a kubelet would), printing every kubectl command and its
-#     output.
+#     CronJob, a backup-and-restore, backups that outlive their Etcd (a BackupBucket, a
+#     re-attachment within the grace period, a deletion Job after it), and an
+#     EtcdBackupSchedule firing every minute whose first EtcdBackup (an EtcdOpsTask's full
+#     snapshot, copied by a Job to a second bucket) an EtcdRestore brings up as a new Etcd on
+#     a new prefix (and one refused restore onto an existing Etcd), printing every kubectl
+#     command and its output. tests/support/job_exec.py runs the Jobs as a kubelet would.
+# Chapter 5 waits for the schedule's first fire time: up to a minute of the run.
 # It exits 0 only when every step behaved as shown, and leaves no process behind.
 # Under ctest (WARDEN_BINARY_DIR set) it installs and builds nothing.
 #
@@ -81,6 +84,17 @@ show() {
     [ -z "$OUT" ] || printf '%s\n' "$OUT" | sed 's/^/    /'
 }
 k() { show kubectl "$@"; }
+# Print "$ kubectl apply -f - <<END", the document and END, then apply it as show does.
+k_apply() {
+    local doc
+    doc=$(cat)
+    printf '%s$ kubectl apply -f - <<END%s\n%s\nEND\n' "$B" "$X" "$doc"
+    set +e
+    OUT=$(kc apply -f - 2>&1 <<<"$doc")
+    RC=$?
+    set -e
+    [ -z "$OUT" ] || printf '%s\n' "$OUT" | sed 's/^/    /'
+}
 # The last command succeeded / failed, its output holding the text.
 ok() { [ "$RC" = 0 ] || demo_fail "the command failed"; }
 refused() {
@@ -157,6 +171,7 @@ druid_etcd shoot etcd-main --bucket --schedule "0 */6 * * *"
 kc -n shoot create secret generic etcd-backup --from-file="$SNAP_WORK/aws" --dry-run=client -o yaml |
     kc apply -f - >/dev/null
 druid_double_for shoot etcd-main
+double_ip=$(jp shoot svc/etcd-main-client '{.spec.clusterIP}')
 say "etcd-druid (here tests/lib/druid.sh, acting as its service account) created the Etcd
 'etcd-main' and its components; the backup sidecar answers on the client Service."
 k -n shoot get etcd,statefulsets,services
@@ -330,13 +345,19 @@ ok
 check "every component owned by the new Etcd (the old one was $old_uid)" "Etcd/etcd-main $new_uid" "$OUT"
 k -n shoot patch etcd etcd-main --type=merge -p '{"spec":{"replicas":3}}'
 ok
+# The restored client Service got a new clusterIP (the restore dropped it, as Velero does): the
+# sidecar stand-in moves behind it, where the members' sidecars would answer
+if [ "$(jp shoot svc/etcd-main-client '{.spec.clusterIP}')" != "$double_ip" ]; then
+    druid_double_stop || demo_fail "backup-double did not stop cleanly"
+    druid_double_for shoot etcd-main
+fi
 
 # ---- 4. backups that outlive their Etcd ----------------------------------------------
 chapter "4. Backups that outlive their Etcd: a shared bucket, a grace period, a deletion Job"
 kc -n etcd-warden create secret generic bucket-credentials --from-file="$SNAP_WORK/aws" >/dev/null
 say "The operator declares the bucket the Etcds share, with credentials of its own in the
 namespace etcd-warden, and a grace period during which a deleted Etcd's backups are kept:"
-k apply -f - <<END
+k_apply <<END
 apiVersion: etcd-warden.io/v1alpha1
 kind: BackupBucket
 metadata: {name: demo-bucket}
@@ -404,6 +425,136 @@ k get backupentries
 ok
 check "its prefix emptied" "" "$(snap_s3 ls shoot--etcd-events/)"
 check "etcd-main's backups untouched" "$main_before" "$(snap_s3 ls shoot--etcd-main/)"
+
+# ---- 5. scheduled off-site backups, and a restore ----------------------------------
+chapter "5. Off-site backups on a schedule, and a restore into a new Etcd"
+OFFSITE=etcd-offsite
+offsite() { SNAP_BUCKET=$OFFSITE snap_s3 "$@"; }
+curl -sS --fail-with-body --aws-sigv4 aws:amz:us-east-1:s3 -u S3RVER:S3RVER \
+    -H x-amz-content-sha256:UNSIGNED-PAYLOAD -X PUT "$SNAP_S3_URL/$OFFSITE" -o /dev/null ||
+    demo_fail "cannot create the bucket $OFFSITE"
+kc -n shoot create secret generic offsite-credentials --from-file="$SNAP_WORK/aws" >/dev/null
+say "The sidecar's snapshots are one copy, in the Etcd's own bucket. A second bucket,
+'$OFFSITE' (on the same s3rver here; another region or provider in earnest), gets a copy
+of a fresh full snapshot every minute, with credentials of its own:"
+k_apply <<END
+apiVersion: etcd-warden.io/v1alpha1
+kind: EtcdBackupSchedule
+metadata: {name: etcd-main-offsite, namespace: shoot}
+spec:
+  schedule: "* * * * *"
+  successfulBackupsHistoryLimit: 3
+  backupTemplate:
+    etcdName: etcd-main
+    destination: {provider: aws, container: $OFFSITE, prefix: shoot--etcd-main, secretRef: {name: offsite-credentials}}
+END
+ok
+deadline=$((SECONDS + 75))
+left() { echo $((deadline - SECONDS)); }
+fire_in=$((60 - $(date +%s) % 60))
+say "It fires at the next minute, in ${fire_in}s. Waiting (at most 75s) for its first EtcdBackup, named
+after the schedule and the fire time, to be Completed:"
+first_backup() { kc -n shoot get etcdbackups -l etcd-warden.io/backup-schedule=etcd-main-offsite \
+    -o jsonpath='{.items[0].metadata.name}' 2>/dev/null; }
+made_one() { [ -n "$(first_backup)" ]; }
+ksim_wait "$(left)" made_one ||
+    demo_fail "the schedule made no EtcdBackup: $(jp shoot ebs/etcd-main-offsite '{.status}')"
+b=$(first_backup)
+task_done() { [ "$(jp shoot "etcdopstask/$b" '{.status.state}' 2>/dev/null)" = Succeeded ]; }
+ksim_wait "$(left)" task_done ||
+    demo_fail "the snapshot task of $b did not succeed: $(jp shoot "etcdopstask/$b" '{.status}' 2>&1)"
+snap=$(jp shoot "etcdopstask/$b" '{.status.lastOperation.description}' |
+    sed -n 's/^full snapshot \(Full-[^ ]*\) taken.*/\1/p')
+[ -n "$snap" ] || demo_fail "the task of $b names no snapshot"
+printf '    %s: EtcdOpsTask %s took %s through the sidecar\n' "$b" "$b" "$snap"
+# backup-double answers like the sidecar but stores nothing: put the snapshot where the
+# sidecar would have uploaded it, before the copy Job runs
+snap_fixture "$WH_DIR/scheduled" 300000 "$snap"
+snap_s3 put "shoot--etcd-main/v2/$snap" "$WH_DIR/scheduled"
+python3 tests/support/job_exec.py serve shoot app.kubernetes.io/managed-by=etcd-warden \
+    "$WH_DIR" "$WARDEN_SNAPSHOT" "$WH_DIR/job_exec_shoot.stop" 120 2>"$WH_DIR/job_exec_shoot.log" &
+shoot_jobs_pid=$!
+ksim_on_exit "touch $WH_DIR/job_exec_shoot.stop; reap_child $shoot_jobs_pid 10 TERM || true"
+backup_phase() { jp shoot "etcdbackup/$b" '{.status.phase}'; }
+completed() { [ "$(backup_phase)" = Completed ]; }
+ksim_wait "$(left)" completed ||
+    demo_fail "$b is $(backup_phase): $(jp shoot "etcdbackup/$b" '{.status.error}')"
+k -n shoot get ebk -o wide
+ok
+check "the first scheduled backup" "$b Completed $snap" \
+    "$(jp shoot "etcdbackup/$b" '{.metadata.name} {.status.phase} {.status.snapshot.name}')"
+successful() { [ -n "$(jp shoot ebs/etcd-main-offsite '{.status.lastSuccessfulTime}')" ]; }
+ksim_wait 10 successful || demo_fail "the schedule records no successful backup"
+k -n shoot get ebs
+ok
+has etcd-main-offsite
+k -n shoot get events --field-selector involvedObject.name="$b"
+ok
+has Completed
+say "The copy, in etcd-backup-restore's layout, in the off-site bucket (its SHA-256 checked):"
+show warden-snapshot list --storage-provider S3 --store-container "$OFFSITE" --store-prefix shoot--etcd-main --verify-hash
+ok
+check "the destination key" "shoot--etcd-main/v2/$snap" "$(jp shoot "etcdbackup/$b" '{.status.destinationKey}')"
+offsite get "shoot--etcd-main/v2/$snap" >"$WH_DIR/copy"
+cmp -s "$WH_DIR/scheduled" "$WH_DIR/copy" || demo_fail "the copy differs from the snapshot"
+printf '%s  ✓ the copy is the snapshot, byte for byte%s\n' "$G" "$X"
+say "The schedule would go on every minute (pruning all but the last 3 Completed backups, and
+their copies); suspended for the rest of the demo:"
+k -n shoot patch ebs etcd-main-offsite --type=merge -p '{"spec":{"suspend":true}}'
+ok
+k -n shoot get ebs etcd-main-offsite -o 'jsonpath={.spec.suspend}'
+ok
+check "suspended" true "$OUT"
+
+say "That backup brought up as a new Etcd, on a new prefix of the Etcd's bucket. A restore never
+touches an existing Etcd:"
+k_apply <<END
+apiVersion: etcd-warden.io/v1alpha1
+kind: EtcdRestore
+metadata: {name: etcd-main-from-offsite, namespace: shoot}
+spec:
+  source: {backupName: $b}
+  target: {etcdName: etcd-main-restored, store: {container: $SNAP_BUCKET, prefix: shoot--etcd-main-restored}}
+END
+ok
+restore_phase() { jp shoot "etcdrestore/$1" '{.status.phase}'; }
+settled() { case $(restore_phase "$1") in Completed | Failed) return 0 ;; *) return 1 ;; esac; }
+ksim_wait 40 settled etcd-main-from-offsite ||
+    demo_fail "the restore is $(restore_phase etcd-main-from-offsite): $(tail -3 "$WH_DIR/job_exec_shoot.log")"
+k -n shoot get erst
+ok
+check "the restore" Completed "$(restore_phase etcd-main-from-offsite)"
+k -n shoot get events --field-selector involvedObject.name=etcd-main-from-offsite
+ok
+has Copying
+k -n shoot get etcd etcd-main-restored -o 'jsonpath={.spec.backup.store.prefix}'
+ok
+check "the new Etcd's store prefix" shoot--etcd-main-restored "$OUT"
+k -n shoot get etcd etcd-main-restored --show-labels
+ok
+has etcd-warden.io/restored-from=etcd-main-from-offsite
+say "etcd-backup-restore's initializer restores the new cluster's members from its prefix at
+their first start; it holds exactly the backup's snapshot:"
+show warden-snapshot list --storage-provider S3 --store-container "$SNAP_BUCKET" --store-prefix shoot--etcd-main-restored --verify-hash
+ok
+check "the target prefix" "shoot--etcd-main-restored/v2/$snap" "$(snap_s3 ls shoot--etcd-main-restored/)"
+
+say "A restore onto an Etcd that exists is refused:"
+k_apply <<END
+apiVersion: etcd-warden.io/v1alpha1
+kind: EtcdRestore
+metadata: {name: etcd-main-in-place, namespace: shoot}
+spec:
+  source: {backupName: $b}
+  target: {etcdName: etcd-main, store: {container: $SNAP_BUCKET, prefix: shoot--etcd-main-again}}
+END
+ok
+ksim_wait 20 settled etcd-main-in-place || demo_fail "the restore onto etcd-main is $(restore_phase etcd-main-in-place)"
+k -n shoot get erst -o wide
+ok
+check "the restore onto etcd-main" Failed "$(restore_phase etcd-main-in-place)"
+has "Etcd shoot/etcd-main exists: a restore creates a new Etcd, never restores in place"
+check "objects written under shoot--etcd-main-again" 0 "$(snap_s3 ls shoot--etcd-main-again/ | wc -l)"
 
 # ---- epilogue ----------------------------------------------------------------------
 chapter "Epilogue"
