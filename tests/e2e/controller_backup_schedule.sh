@@ -37,6 +37,9 @@ phase_is() { [ "$(bstatus "$1" phase 2>/dev/null)" = "$2" ]; }
 reason_is() { [ "$(sstatus 'conditions[?(@.type=="Ready")].reason')" = "$1" ]; }
 copies() { SNAP_BUCKET=$DEST snap_s3 ls copies/etcd-main/ | sort | xargs; }
 copies_are() { [ "$(copies)" = "$1" ]; }
+tasks() { kc -n "$NS" get etcdopstasks -o jsonpath='{.items[*].metadata.name}' | tr ' ' '\n' | sort | xargs; }
+tasks_are() { [ "$(tasks)" = "$1" ]; }
+no_jobs() { [ -z "$(kc -n "$NS" get jobs -o name)" ]; }
 # The copy keys the named backups record, sorted.
 keys_of() {
     local b
@@ -215,5 +218,8 @@ ksim_wait 30 backups_are "$b2 $b3" || ctl_fail "resumed: want $b2 $b3, got $(bac
 ksim_wait 10 copies_are "$(keys_of "$b3")" || ctl_fail "copies: want $(keys_of "$b3"), got $(copies)"
 expect "caught up once" 1 "$(ctl_events "$NS" "$S" | grep -c "^Normal BackupCreated: created EtcdBackup $b3 ")"
 ok "minute 3: suspended, no backup; resumed, $b3 caught up once, Completed; $b1 pruned with its copy"
+ksim_wait 20 tasks_are "$b2 $b3" || ctl_fail "EtcdOpsTasks: want $b2 $b3, got $(tasks)"
+ksim_wait 20 no_jobs || ctl_fail "Jobs stay: $(kc -n "$NS" get jobs -o name)"
+ok "the pruned backups' EtcdOpsTasks collected with them; no Job left"
 ctl_stop
 ok "controller_backup_schedule"
