@@ -1,109 +1,225 @@
 #!/usr/bin/env bash
-# An EtcdBackupSchedule on the real clock, driven with kubectl: a schedule "* * * * *" with
-# history limits 1/1; the controller restarted across a minute boundary catches the missed
-# fire time up once; the script plays the EtcdBackup controller (status patched Completed)
-# and sees the oldest Completed and Failed backups of the schedule pruned beyond the limits;
-# suspended (kubectl patch), a fire time passes without a backup; resumed, the missed one is
-# caught up once. About two minutes: two minute boundaries are waited for.
+# An EtcdBackupSchedule on the real clock, driven with kubectl, on the whole stack: kube-sim,
+# an Etcd whose sidecar is backup-double and whose store is s3rver, a second s3rver bucket as
+# the destination, warden-controller running the EtcdOpsTasks itself. A loop plays the
+# sidecar's upload and the kubelet: before a copy Job runs, the snapshot it names is put in
+# the Etcd's store (snap_fixture), then tests/support/job_exec.py runs the Job.
+#
+# A schedule "* * * * *" with history limits 1/1 over four backups of its own from before
+# (two Completed, two Failed, really taken): the oldest of each pruned at once, the
+# Completed one's copy deleted from the destination. Minute 1: a backup taken, copied and
+# Completed; the older Completed one pruned with its copy. Minute 2, the controller down and
+# the sidecar answering 500: caught up exactly once at the controller's start, Failed, the
+# older Failed one pruned. Minute 3, suspended: no backup; resumed, the missed fire time is
+# caught up once, Completed, and the previous Completed one pruned with its copy. Three
+# minute boundaries: about three to four minutes.
 set -euo pipefail
+. "$(dirname "$0")/../lib/snapshot.sh"
 . "$(dirname "$0")/../lib/controller.sh"
+# kubesim.sh's EXIT trap is the one left: it runs snapshot.sh's clean-ups (emulators, work dir).
+ksim_on_exit 'for ((i = ${#_snap_cleanups[@]} - 1; i >= 0; i--)); do eval "${_snap_cleanups[i]}" || true; done'
 
+NS=shoot
 S=nightly
 SEL="etcd-warden.io/backup-schedule=$S"
+DEST=offsite
+JOBS_LOG=$SNAP_WORK/jobs.log
 
-backups() { kc -n shoot get etcdbackups -l "$SEL" -o jsonpath='{.items[*].metadata.name}'; }
-backups_are() { [ "$(backups)" = "$1" ]; }
-count_is() { [ "$(wc -w <<<"$(backups)")" -eq "$1" ]; }
-status() { jp shoot "etcdbackupschedule/$S" "{.status.$1}"; }
-reason_is() { [ "$(status 'conditions[?(@.type=="Ready")].reason')" = "$1" ]; }
-set_phase() { # backup phase
-    kc -n shoot patch etcdbackup "$1" --subresource=status --type=merge \
-        -p "{\"status\":{\"phase\":\"$2\",\"completionTime\":\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\"}}" >/dev/null
+# ---- the schedule's backups, their copies in the destination ----
+backups() {
+    kc -n "$NS" get etcdbackups -l "$SEL" -o jsonpath='{.items[*].metadata.name}' |
+        tr ' ' '\n' | sort | xargs
 }
-old_backup() { # name, scheduled-at, phase: a backup of the schedule from before
-    kc -n shoot apply -f - >/dev/null <<EOF
+backups_are() { [ "$(backups)" = "$1" ]; }
+sstatus() { jp "$NS" "etcdbackupschedule/$S" "{.status.$1}"; }
+bstatus() { jp "$NS" "etcdbackup/$1" "{.status.$2}"; }
+phase_is() { [ "$(bstatus "$1" phase 2>/dev/null)" = "$2" ]; }
+reason_is() { [ "$(sstatus 'conditions[?(@.type=="Ready")].reason')" = "$1" ]; }
+copies() { SNAP_BUCKET=$DEST snap_s3 ls copies/etcd-main/ | sort | xargs; }
+copies_are() { [ "$(copies)" = "$1" ]; }
+tasks() { kc -n "$NS" get etcdopstasks -o jsonpath='{.items[*].metadata.name}' | tr ' ' '\n' | sort | xargs; }
+tasks_are() { [ "$(tasks)" = "$1" ]; }
+no_jobs() { [ -z "$(kc -n "$NS" get jobs -o name)" ]; }
+# The copy keys the named backups record, sorted.
+keys_of() {
+    local b
+    for b in "$@"; do bstatus "$b" destinationKey; echo; done | sort | xargs
+}
+# The backup of the schedule for the fire time of Unix time $1 (its minute).
+name_at() { echo "$S-$(($1 / 60))"; }
+why() { # a backup's status and the tail of the Jobs' log, for a failure message
+    echo "$1: $(kc -n "$NS" get etcdbackup "$1" -o jsonpath='{.status}' 2>&1); jobs: $(tail -5 "$JOBS_LOG")"
+}
+# A backup of the schedule from before (labelled, scheduled at $2), taken for real.
+old_backup() { # name scheduled-at
+    kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply EtcdBackup $1"
 apiVersion: etcd-warden.io/v1alpha1
 kind: EtcdBackup
 metadata:
   name: $1
+  namespace: $NS
   labels: {etcd-warden.io/backup-schedule: $S}
   annotations: {etcd-warden.io/scheduled-at: "$2"}
-spec: {etcdName: etcd-main}
+spec:
+  etcdName: etcd-main
+  destination: {provider: S3, container: $DEST, prefix: copies/etcd-main, secretRef: {name: offsite}}
 EOF
-    set_phase "$1" "$3"
 }
-# Wait (bounded by the clock: at most 62 s) until the next minute boundary is 2 s behind.
+# Until the next minute boundary is 2 s behind (bounded by the clock: at most 62 s); prints
+# that boundary's Unix time.
 past_next_minute() {
-    local target=$(( ($(date +%s) / 60 + 1) * 60 + 2 ))
-    while [ "$(date +%s)" -lt "$target" ]; do sleep 0.2; done
+    local b=$((($(date +%s) / 60 + 1) * 60))
+    while [ "$(date +%s)" -lt $((b + 2)) ]; do sleep 0.2; done
+    echo "$b"
 }
-# The name of the backup of the schedule's lastScheduleTime.
-due_name() {
-    local t
-    t=$(status lastScheduleTime)
-    [ -n "$t" ] || ctl_fail "no lastScheduleTime"
-    echo "$S-$(( $(date -u -d "$t" +%s) / 60 ))"
+# Fail unless the clock is still in the minute that starts at $1: the next step needs the
+# next fire time ahead of it.
+same_minute() {
+    [ $(($(date +%s) / 60)) -eq $(($1 / 60)) ] ||
+        ctl_fail "$2 took past the next minute boundary (a machine this slow cannot run the test)"
 }
 
+# The sidecar's upload and the kubelet: each Job of the controller runs once; a copy Job's
+# snapshot (--snapshot=NAME, which backup-double named) is put in the Etcd's store first.
+# Runs until the file $1 exists (600 s at most).
+serve_jobs() {
+    local seen=" " uid name snap deadline=$((SECONDS + 600))
+    while [ ! -e "$1" ] && [ $SECONDS -lt $deadline ]; do
+        while read -r uid name snap; do
+            case $seen in *" $uid "*) continue ;; esac
+            seen="$seen$uid "
+            if [[ $name == *-copy && $name != *-delete-copy && $snap != - ]]; then
+                echo "sidecar: $snap"
+                python3 "$SNAP_SRC/tests/support/snap_fixture.py" "$SNAP_WORK/$snap" 300000 "$snap" &&
+                    snap_s3 put "shoot--etcd-main/v2/$snap" "$SNAP_WORK/$snap" ||
+                    echo "sidecar: cannot upload $snap"
+            fi
+            python3 "$SNAP_SRC/tests/support/job_exec.py" run "$NS" "$name" "$SNAP_WORK" \
+                "$WARDEN_SNAPSHOT" || echo "job_exec: $name: exit $?"
+        done < <(kc -n "$NS" get jobs -l app.kubernetes.io/managed-by=etcd-warden -o json 2>/dev/null |
+            python3 -c '
+import json, sys
+for j in json.load(sys.stdin).get("items", []):
+    st = j.get("status") or {}
+    if st.get("succeeded") or st.get("failed") or j["metadata"].get("deletionTimestamp"):
+        continue
+    args = j["spec"]["template"]["spec"]["containers"][0].get("args") or []
+    snap = [a.split("=", 1)[1] for a in args if a.startswith("--snapshot=")]
+    print(j["metadata"]["uid"], j["metadata"]["name"], snap[0] if snap else "-")' || true)
+        sleep 0.1
+    done
+}
+
+# ---- the stage ----
+snap_s3_start
+curl -sS --fail-with-body --aws-sigv4 aws:amz:us-east-1:s3 -u S3RVER:S3RVER \
+    -H x-amz-content-sha256:UNSIGNED-PAYLOAD -X PUT "$SNAP_S3_URL/$DEST" -o /dev/null ||
+    snap_fail "cannot create the bucket $DEST"
 ctl_stage
-kc create namespace shoot >/dev/null 2>&1 || true
-old_backup old-completed 2026-01-01T00:00:00Z Completed
-old_backup old-failed-1 2026-01-01T00:00:00Z Failed
-old_backup old-failed-2 2026-01-01T01:00:00Z Failed
+druid_etcd "$NS" etcd-main
+kc -n "$NS" patch etcd etcd-main --type merge \
+    -p "{\"spec\":{\"backup\":{\"store\":{\"container\":\"$SNAP_BUCKET\"}}}}" >/dev/null
+for s in etcd-backup offsite; do
+    kc -n "$NS" create secret generic "$s" --from-literal=accessKeyID=S3RVER \
+        --from-literal=secretAccessKey=S3RVER --from-literal=region=us-east-1 \
+        --from-literal=s3ForcePathStyle=true --from-literal=endpoint="$SNAP_S3_URL" >/dev/null
+done
+druid_double_for "$NS" etcd-main
 ctl_start
-# the first checks need the controller running with no fire time passing: 20 s at least
-[ $(( $(date +%s) % 60 )) -lt 40 ] || past_next_minute
-kc -n shoot apply -f - >/dev/null <<EOF
+stop=$SNAP_WORK/jobs.stop
+serve_jobs "$stop" >>"$JOBS_LOG" 2>&1 &
+jobs_pid=$!
+ksim_on_exit "touch $stop; reap_child $jobs_pid 10 TERM || true"
+
+# ---- history from before: two Completed backups, then two Failed (the sidecar answers 500) ----
+old_backup old-ok-1 2026-01-01T00:00:00Z
+ksim_wait 60 phase_is old-ok-1 Completed || ctl_fail "$(why old-ok-1)"
+old_backup old-ok-2 2026-01-01T01:00:00Z
+ksim_wait 60 phase_is old-ok-2 Completed || ctl_fail "$(why old-ok-2)"
+druid_double_admin 'reply?code=500&count=0'
+old_backup old-bad-1 2026-01-01T00:00:00Z
+ksim_wait 30 phase_is old-bad-1 Failed || ctl_fail "$(why old-bad-1)"
+old_backup old-bad-2 2026-01-01T01:00:00Z
+ksim_wait 30 phase_is old-bad-2 Failed || ctl_fail "$(why old-bad-2)"
+druid_double_admin 'reply?code=200'
+ok1=$(keys_of old-ok-1) ok2=$(keys_of old-ok-2)
+[ -n "$ok1" ] && [ -n "$ok2" ] && [ "$ok1" != "$ok2" ] || ctl_fail "destination keys: '$ok1' '$ok2'"
+expect "both copies in the destination" "$(keys_of old-ok-1 old-ok-2)" "$(copies)"
+ok "history: two backups Completed with their copies in bucket $DEST, two Failed"
+
+# ---- the schedule: the oldest Completed (and its copy) and the oldest Failed pruned ----
+# The checks need no fire time passing: 20 s at least before the next one.
+[ $(($(date +%s) % 60)) -lt 40 ] || past_next_minute >/dev/null
+kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply the EtcdBackupSchedule"
 apiVersion: etcd-warden.io/v1alpha1
 kind: EtcdBackupSchedule
-metadata: {name: $S}
+metadata: {name: $S, namespace: $NS}
 spec:
   schedule: "* * * * *"
+  startingDeadlineSeconds: 300
   successfulBackupsHistoryLimit: 1
   failedBackupsHistoryLimit: 1
   backupTemplate:
     etcdName: etcd-main
-    destination: {provider: S3, container: offsite, prefix: shoot/etcd-main, secretRef: {name: offsite}}
+    destination: {provider: S3, container: $DEST, prefix: copies/etcd-main, secretRef: {name: offsite}}
 EOF
-ksim_wait 15 reason_is Scheduled || ctl_fail "no Ready/Scheduled condition: $(status conditions)"
-ksim_wait 15 backups_are "old-completed old-failed-2" ||
-    ctl_fail "failed limit 1: want old-completed old-failed-2, got $(backups)"
-ok "the oldest Failed backup pruned at once (failedBackupsHistoryLimit 1)"
-row=$(kc -n shoot get ebs "$S" --no-headers) || ctl_fail "short name ebs"
+ksim_wait 15 reason_is Scheduled || ctl_fail "no Ready/Scheduled condition: $(sstatus conditions)"
+ksim_wait 30 backups_are "old-bad-2 old-ok-2" ||
+    ctl_fail "limits 1/1: want old-bad-2 old-ok-2, got $(backups); jobs: $(tail -5 "$JOBS_LOG")"
+ksim_wait 10 copies_are "$ok2" || ctl_fail "the pruned backup's copy stays: $(copies)"
+ctl_events "$NS" "$S" | grep -q '^Normal BackupDeleted: deleted EtcdBackup old-ok-1 ' ||
+    ctl_fail "no BackupDeleted event: $(ctl_events "$NS" "$S")"
+expect "no fire time passed yet" "" "$(sstatus lastScheduleTime)"
+row=$(kc -n "$NS" get ebs "$S" --no-headers) || ctl_fail "short name ebs"
 grep -qE "^$S +etcd-main +\* \* \* \* \* " <<<"$row" || ctl_fail "printer columns: $row"
-ok "kubectl get ebs: $row"
+ok "the oldest Completed backup pruned with its copy, the oldest Failed one pruned (limits 1/1)"
 
-# The controller is down while a fire time passes: caught up once at its start.
-expect "no fire time passed yet" "" "$(status lastScheduleTime)"
+# ---- minute 1: a backup taken, copied, Completed; the older Completed one pruned with its copy ----
+t1=$(past_next_minute)
+b1=$(name_at "$t1")
+ksim_wait 20 eval 'backups | grep -qw "$b1"' || ctl_fail "no backup $b1 at $(date -u -d "@$t1"): $(backups)"
+ksim_wait 60 phase_is "$b1" Completed || ctl_fail "$(why "$b1")"
+ksim_wait 30 backups_are "$b1 old-bad-2" || ctl_fail "successful limit 1: want $b1 old-bad-2, got $(backups)"
+ksim_wait 10 copies_are "$(keys_of "$b1")" || ctl_fail "copies: want $(keys_of "$b1"), got $(copies)"
+expect "lastScheduleTime" "$(date -u -d "@$t1" +%Y-%m-%dT%H:%M:%SZ)" "$(sstatus lastScheduleTime)"
+ksim_wait 10 test -n "$(sstatus lastSuccessfulTime)" || ctl_fail "no lastSuccessfulTime"
+expect "its template" "$DEST" "$(jp "$NS" "etcdbackup/$b1" '{.spec.destination.container}')"
+ctl_events "$NS" "$S" | grep -q "^Normal BackupCreated: created EtcdBackup $b1 " ||
+    ctl_fail "no BackupCreated event: $(ctl_events "$NS" "$S")"
+same_minute "$t1" "minute 1"
+ok "minute 1: $b1 Completed, its copy the only one in $DEST; old-ok-2 pruned with its copy"
+
+# ---- minute 2: the controller down, the sidecar failing: caught up once, Failed ----
 ctl_stop
-past_next_minute
+druid_double_admin 'reply?code=500&count=0'
+t2=$(past_next_minute)
+b2=$(name_at "$t2")
 ctl_start
-ksim_wait 20 count_is 3 || ctl_fail "no backup caught up: $(backups)"
-b1=$(due_name)
-expect "the caught-up backup is the one of lastScheduleTime" "$b1 old-completed old-failed-2" "$(backups)"
-expect "active" "$b1" "$(status 'active[*].name')"
-expect "its label" "$S" "$(jp shoot "etcdbackup/$b1" '{.metadata.labels.etcd-warden\.io/backup-schedule}')"
-expect "its template" "offsite" "$(jp shoot "etcdbackup/$b1" '{.spec.destination.container}')"
-ctl_events shoot "$S" | grep -q '^Normal BackupCreated: ' || ctl_fail "no BackupCreated event"
+ksim_wait 30 phase_is "$b2" Failed || ctl_fail "no Failed catch-up backup $b2: $(backups); $(why "$b2")"
+bstatus "$b2" error | grep -q "EtcdOpsTask $NS/$b2 Failed" || ctl_fail "$b2 error: $(bstatus "$b2" error)"
+ksim_wait 20 backups_are "$b1 $b2" || ctl_fail "failed limit 1: want $b1 $b2, got $(backups)"
+expect "caught up once" 1 "$(ctl_events "$NS" "$S" | grep -c "^Normal BackupCreated: created EtcdBackup $b2 ")"
+expect "lastScheduleTime" "$(date -u -d "@$t2" +%Y-%m-%dT%H:%M:%SZ)" "$(sstatus lastScheduleTime)"
+expect "the Completed copy kept" "$(keys_of "$b1")" "$(copies)"
+same_minute "$t2" "minute 2"
+ok "minute 2: the controller restarted, $b2 caught up once, Failed; old-bad-2 pruned"
 
-# Play the backup controller: Completed, so the older Completed one goes.
-set_phase "$b1" Completed
-ksim_wait 20 backups_are "$b1 old-failed-2" ||
-    ctl_fail "successful limit 1: want $b1 old-failed-2, got $(backups)"
-ok "the older Completed backup pruned (successfulBackupsHistoryLimit 1)"
-ksim_wait 10 test -n "$(status lastSuccessfulTime)" || ctl_fail "no lastSuccessfulTime"
-ok "lastSuccessfulTime $(status lastSuccessfulTime)"
-
-# Suspended: a fire time passes without a backup.
-kc -n shoot patch ebs "$S" --type=merge -p '{"spec":{"suspend":true}}' >/dev/null
-ksim_wait 15 reason_is Suspended || ctl_fail "not Suspended: $(status conditions)"
-past_next_minute
-expect "no backup while suspended" "$b1 old-failed-2" "$(backups)"
-# Resumed: the fire time missed while suspended is caught up, once.
-kc -n shoot patch ebs "$S" --type=merge -p '{"spec":{"suspend":false}}' >/dev/null
-ksim_wait 20 count_is 3 || ctl_fail "resumed: no backup: $(backups)"
-b2=$(due_name)
-expect "resumed: one backup, of the latest fire time" "$b1 $b2 old-failed-2" "$(backups)"
-expect "active after resume" "$b2" "$(status 'active[*].name')"
+# ---- minute 3, suspended: no backup. Resumed: caught up once, Completed; $b1 pruned ----
+kc -n "$NS" patch ebs "$S" --type=merge -p '{"spec":{"suspend":true}}' >/dev/null
+ksim_wait 15 reason_is Suspended || ctl_fail "not Suspended: $(sstatus conditions)"
+druid_double_admin 'reply?code=200'
+t3=$(past_next_minute)
+b3=$(name_at "$t3")
+expect "no backup while suspended" "$b1 $b2" "$(backups)"
+expect "lastScheduleTime while suspended" "$(date -u -d "@$t2" +%Y-%m-%dT%H:%M:%SZ)" "$(sstatus lastScheduleTime)"
+kc -n "$NS" patch ebs "$S" --type=merge -p '{"spec":{"suspend":false}}' >/dev/null
+ksim_wait 60 phase_is "$b3" Completed || ctl_fail "resumed: $(backups); $(why "$b3")"
+ksim_wait 30 backups_are "$b2 $b3" || ctl_fail "resumed: want $b2 $b3, got $(backups)"
+ksim_wait 10 copies_are "$(keys_of "$b3")" || ctl_fail "copies: want $(keys_of "$b3"), got $(copies)"
+expect "caught up once" 1 "$(ctl_events "$NS" "$S" | grep -c "^Normal BackupCreated: created EtcdBackup $b3 ")"
+ok "minute 3: suspended, no backup; resumed, $b3 caught up once, Completed; $b1 pruned with its copy"
+ksim_wait 20 tasks_are "$b2 $b3" || ctl_fail "EtcdOpsTasks: want $b2 $b3, got $(tasks)"
+ksim_wait 20 no_jobs || ctl_fail "Jobs stay: $(kc -n "$NS" get jobs -o name)"
+ok "the pruned backups' EtcdOpsTasks collected with them; no Job left"
 ctl_stop
 ok "controller_backup_schedule"
