@@ -305,3 +305,16 @@ enum kerr s3sign_v4(const struct s3sign_req *rq, const struct curl_slist *h,
     buf_release(&sts);
     return rc;
 }
+
+enum kerr s3sign_hook(void *ctx, struct curl_slist **headers, struct kerr_info *err)
+{
+    struct s3sign_req rq = *(const struct s3sign_req *)ctx;
+    struct curl_slist *out = NULL;
+    rq.now = (int64_t)time(NULL);
+    enum kerr rc = s3sign_v4(&rq, *headers, &out, err);
+    if (rc == KERR_OK) {
+        curl_slist_free_all(*headers);
+        *headers = out;
+    }
+    return rc;
+}

@@ -7,8 +7,8 @@
  * x-amz-copy-source-range on UploadPartCopy; the SSE-C ...-customer-key and
  * ...-customer-key-MD5) ':' sorts after '-', so its canonical request and SignedHeaders
  * list the longer name first, while SigV4 (AWS, radosgw) sorts by name: the store answers
- * 403 SignatureDoesNotMatch. Such a request gets an Authorization header signed here;
- * libcurl sends a request that already has one as it is.
+ * 403 SignatureDoesNotMatch. s3.c signs such a request here (s3sign_hook) whatever the
+ * libcurl; libcurl sends a request that already has an Authorization header as it is.
  */
 #ifndef CONTROLLER_SNAPSHOT_S3SIGN_H
 #define CONTROLLER_SNAPSHOT_S3SIGN_H
@@ -41,5 +41,10 @@ struct s3sign_req {
  */
 enum kerr s3sign_v4(const struct s3sign_req *rq, const struct curl_slist *h,
                     struct curl_slist **out, struct kerr_info *err);
+
+/* shttp's per-attempt sign hook (shttp.h): ctx a struct s3sign_req (BORROWED) whose now is
+ * ignored (each attempt is signed at the current time); *headers replaced by the signed
+ * copy. */
+enum kerr s3sign_hook(void *ctx, struct curl_slist **headers, struct kerr_info *err);
 
 #endif

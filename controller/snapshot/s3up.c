@@ -3,13 +3,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "common/buf.h"
 #include "common/crypto.h"
 #include "common/log.h"
 #include "controller/snapshot/s3int.h"
-#include "controller/snapshot/s3sign.h"
 #include "controller/snapshot/snapxml.h"
 
 struct s3_upload {
@@ -310,63 +308,6 @@ static enum kerr copy_source(const struct s3 *s, const struct ostore_obj *src, c
     return rc;
 }
 
-struct copy_sign {
-    struct s3 *s;
-    const char *url;
-};
-
-/* shttp's hook: each attempt signed by s3sign with the current time. */
-static enum kerr copy_sign(void *ctx, struct curl_slist **headers, struct kerr_info *err)
-{
-    const struct copy_sign *c = ctx;
-    struct curl_slist *out = NULL;
-    struct s3sign_req sr = { .method = "PUT",
-                             .url = c->url,
-                             .region = c->s->creds.region,
-                             .access_key = c->s->creds.access_key,
-                             .secret_key = c->s->creds.secret_key,
-                             .now = (int64_t)time(NULL) };
-    enum kerr rc = s3sign_v4(&sr, *headers, &out, err);
-    if (rc == KERR_OK) {
-        curl_slist_free_all(*headers);
-        *headers = out;
-    }
-    return rc;
-}
-
-/*
- * The PUT of a copy with headers h (BORROWED). UploadPartCopy's x-amz-copy-source-range
- * (and SSE-C's key and key-MD5) are headers libcurl's signer before 8.10.0 puts in the
- * wrong order (s3sign.h): such a request is signed by s3sign, which libcurl leaves as is.
- */
-static enum kerr copy_put(struct s3 *s, const char *dst, const char *query, struct curl_slist *h,
-                          struct shttp_resp *r, struct kerr_info *err)
-{
-    if (!s3sign_misordered(h)) {
-        return s3_do(s, "PUT", dst, query, h, NULL, 0, r, err);
-    }
-    struct curl_slist *tok = NULL;
-    struct copy_sign cs = { .s = s };
-    char *url = NULL;
-    memset(r, 0, sizeof *r);
-    enum kerr rc = s3_url(s, dst, query, &url, err);
-    rc = rc ? rc : s3_auth(s, h, &tok, err); /* x-amz-security-token, signed with the rest */
-    if (rc == KERR_OK) {
-        cs.url = url;
-        struct shttp_req rq = { .method = "PUT",
-                                .url = url,
-                                .headers = tok ? tok : h,
-                                .retries = S3_RETRIES,
-                                .sign = copy_sign,
-                                .sign_ctx = &cs };
-        rc = shttp_perform(&s->http, &rq, r, err);
-        s->kms_seen = s->kms_seen || (rc == KERR_OK && s3_kms(r));
-    }
-    curl_slist_free_all(tok);
-    free(url);
-    return rc;
-}
-
 /* One CopyObject or UploadPartCopy (range != NULL); *etag gets the result's ETag. */
 static enum kerr copy_call(struct s3 *s, const struct ostore_obj *src, const char *dst,
                            const char *query, const char *range, char **etag, struct kerr_info *err)
@@ -388,7 +329,7 @@ static enum kerr copy_call(struct s3 *s, const struct ostore_obj *src, const cha
          (!range && !sha256_meta(s, h)))) {
         rc = kerr_set(err, KERR_NOMEM, NULL);
     }
-    rc = rc ? rc : copy_put(s, dst, query, h, &r, err);
+    rc = rc ? rc : s3_do(s, "PUT", dst, query, h, NULL, 0, &r, err);
     if (rc == KERR_OK) {
         const char *what = range ? "UploadPartCopy" : "CopyObject";
         rc = r.status == 200 ? snapxml_find(buf_str(&r.body), r.body.len, "ETag", etag, err)
