@@ -35,25 +35,29 @@ static int by_line(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* The lowercased "name:value" lines of h (at most n) into lines[]; their count, or -1. */
+/* The lowercased "name:value" lines of h (at most n) into lines[] (OWNS each); their
+ * count, or -1 (nothing kept) when out of memory or more than n. */
 static int lower_lines(const struct curl_slist *h, char **lines, int n)
 {
     int k = 0;
-    for (; h && k < n; h = h->next) {
+    for (; h; h = h->next) {
         const char *c = strchr(h->data, ':');
         if (c == NULL) {
             continue;
         }
-        lines[k] = strdup(h->data);
-        if (lines[k] == NULL) {
+        char *l = k < n ? strdup(h->data) : NULL;
+        if (l == NULL) {
+            while (k > 0) {
+                free(lines[--k]);
+            }
             return -1;
         }
-        for (char *p = lines[k]; p < lines[k] + (c - h->data); p++) {
+        for (char *p = l; p < l + (c - h->data); p++) {
             *p = (char)tolower((unsigned char)*p);
         }
-        k++;
+        lines[k++] = l;
     }
-    return h ? -1 : k;
+    return k;
 }
 
 bool s3sign_misordered(const struct curl_slist *h)
