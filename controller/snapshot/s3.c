@@ -106,16 +106,7 @@ enum kerr s3_do(struct s3 *s, const char *method, const char *key, const char *q
         return rc;
     }
     rq.headers = tok ? tok : rq.headers;
-    struct s3sign_req sr = { .method = method,
-                             .url = url,
-                             .region = s->creds.region,
-                             .access_key = s->creds.access_key,
-                             .secret_key = s->creds.secret_key };
-    if (s3sign_misordered(rq.headers)) { /* libcurl's signer would order them wrongly */
-        rq.sign = s3sign_hook;
-        rq.sign_ctx = &sr;
-    }
-    rc = shttp_perform(&s->http, &rq, resp, err);
+    rc = s3sign_perform(&s->http, &rq, &s->creds, resp, err);
     s->kms_seen = s->kms_seen || (rc == KERR_OK && s3_kms(resp));
     curl_slist_free_all(tok);
     curl_slist_free_all(base);
@@ -361,16 +352,7 @@ static enum kerr s_read(struct ostore *base, const struct ostore_obj *src, int64
                                 .dst = dst,
                                 .dst_len = len,
                                 .retries = S3_RETRIES };
-        struct s3sign_req sr = { .method = "GET",
-                                 .url = url,
-                                 .region = s->creds.region,
-                                 .access_key = s->creds.access_key,
-                                 .secret_key = s->creds.secret_key };
-        if (s3sign_misordered(rq.headers)) { /* SSE-C's key and key-MD5 */
-            rq.sign = s3sign_hook;
-            rq.sign_ctx = &sr;
-        }
-        rc = shttp_perform(&s->http, &rq, &r, err);
+        rc = s3sign_perform(&s->http, &rq, &s->creds, &r, err);
         if (rc == KERR_OK && r.status != 206 &&
             !(r.status == 200 && off == 0 && (int64_t)len == src->size)) {
             rc = s3_status_err("GetObject", src->key, &r, err);

@@ -310,7 +310,8 @@ enum kerr s3sign_v4(const struct s3sign_req *rq, const struct curl_slist *h,
     return rc;
 }
 
-enum kerr s3sign_hook(void *ctx, struct curl_slist **headers, struct kerr_info *err)
+/* shttp's per-attempt hook: ctx a struct s3sign_req, signed at the current time. */
+static enum kerr sign_hook(void *ctx, struct curl_slist **headers, struct kerr_info *err)
 {
     struct s3sign_req rq = *(const struct s3sign_req *)ctx;
     struct curl_slist *out = NULL;
@@ -320,5 +321,26 @@ enum kerr s3sign_hook(void *ctx, struct curl_slist **headers, struct kerr_info *
         curl_slist_free_all(*headers);
         *headers = out;
     }
+    return rc;
+}
+
+enum kerr s3sign_perform(struct shttp *http, struct shttp_req *rq, const struct screds_s3 *creds,
+                         struct shttp_resp *resp, struct kerr_info *err)
+{
+    if (!s3sign_misordered(rq->headers)) {
+        return shttp_perform(http, rq, resp, err);
+    }
+    struct s3sign_req sr = { .method = rq->method,
+                             .url = rq->url,
+                             .region = creds->region,
+                             .access_key = creds->access_key,
+                             .secret_key = creds->secret_key };
+    char sig[160];
+    snprintf(sig, sizeof sig, "aws:amz:%.64s:s3", creds->region);
+    rq->sign = sign_hook;
+    rq->sign_ctx = &sr;
+    curl_easy_setopt(http->curl, CURLOPT_HTTPAUTH, (long)CURLAUTH_NONE);
+    enum kerr rc = shttp_perform(http, rq, resp, err);
+    curl_easy_setopt(http->curl, CURLOPT_AWS_SIGV4, sig); /* as s3.c set it before */
     return rc;
 }

@@ -7,8 +7,8 @@
  * x-amz-copy-source-range on UploadPartCopy; the SSE-C ...-customer-key and
  * ...-customer-key-MD5) ':' sorts after '-', so its canonical request and SignedHeaders
  * list the longer name first, while SigV4 (AWS, radosgw) sorts by name: the store answers
- * 403 SignatureDoesNotMatch. s3.c signs such a request here (s3sign_hook) whatever the
- * libcurl; libcurl sends a request that already has an Authorization header as it is.
+ * 403 SignatureDoesNotMatch. s3.c sends every request through s3sign_perform, which signs
+ * such a request here whatever the libcurl.
  */
 #ifndef CONTROLLER_SNAPSHOT_S3SIGN_H
 #define CONTROLLER_SNAPSHOT_S3SIGN_H
@@ -18,6 +18,8 @@
 #include <stdint.h>
 
 #include "common/kerr.h"
+#include "controller/snapshot/screds.h"
+#include "controller/snapshot/shttp.h"
 
 /* Whether h's headers (BORROWED) sorted as whole lowercased lines come in another order
  * than sorted by name: libcurl's signer before 8.10.0 would sign them wrongly. */
@@ -42,9 +44,15 @@ struct s3sign_req {
 enum kerr s3sign_v4(const struct s3sign_req *rq, const struct curl_slist *h,
                     struct curl_slist **out, struct kerr_info *err);
 
-/* shttp's per-attempt sign hook (shttp.h): ctx a struct s3sign_req (BORROWED) whose now is
- * ignored (each attempt is signed at the current time); *headers replaced by the signed
- * copy. */
-enum kerr s3sign_hook(void *ctx, struct curl_slist **headers, struct kerr_info *err);
+/*
+ * shttp_perform of an S3 request on http (whose handle has libcurl's SigV4 for
+ * creds->region on), rq (BORROWED; its sign hook is set here) signed at every attempt by
+ * s3sign_v4 with creds (BORROWED) when s3sign_misordered(rq->headers), else by libcurl.
+ * libcurl's signer is off for such a request and back on afterwards: left on, it takes a
+ * request that already carries an Authorization header for an authentication round trip
+ * and sends it without its body.
+ */
+enum kerr s3sign_perform(struct shttp *http, struct shttp_req *rq, const struct screds_s3 *creds,
+                         struct shttp_resp *resp, struct kerr_info *err);
 
 #endif
