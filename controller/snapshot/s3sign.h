@@ -48,9 +48,9 @@ enum kerr s3sign_v4(const struct s3sign_req *rq, const struct curl_slist *h,
  * shttp_perform of an S3 request on http (whose handle has libcurl's SigV4 for
  * creds->region on), rq (BORROWED; its sign hook is set here) signed at every attempt by
  * s3sign_v4 with creds (BORROWED) when s3sign_misordered(rq->headers), else by libcurl.
- * libcurl's signer is off for such a request and back on afterwards: left on, it takes a
- * request that already carries an Authorization header for an authentication round trip
- * and sends it without its body.
+ * libcurl's signer is off for such a request and back on afterwards: left on, libcurl 7.88
+ * sends a PUT that already carries an Authorization header with Content-Length: 0 (as a
+ * first pass of a multi-pass authentication), without its body.
  */
 enum kerr s3sign_perform(struct shttp *http, struct shttp_req *rq, const struct screds_s3 *creds,
                          struct shttp_resp *resp, struct kerr_info *err);
