@@ -10,6 +10,7 @@
 #include "common/crypto.h"
 #include "common/log.h"
 #include "controller/snapshot/s3int.h"
+#include "controller/snapshot/s3sign.h"
 #include "controller/snapshot/snapxml.h"
 
 enum kerr s3_status_err(const char *what, const char *key, const struct shttp_resp *r,
@@ -105,7 +106,7 @@ enum kerr s3_do(struct s3 *s, const char *method, const char *key, const char *q
         return rc;
     }
     rq.headers = tok ? tok : rq.headers;
-    rc = shttp_perform(&s->http, &rq, resp, err);
+    rc = s3sign_perform(&s->http, &rq, &s->creds, resp, err);
     s->kms_seen = s->kms_seen || (rc == KERR_OK && s3_kms(resp));
     curl_slist_free_all(tok);
     curl_slist_free_all(base);
@@ -351,7 +352,7 @@ static enum kerr s_read(struct ostore *base, const struct ostore_obj *src, int64
                                 .dst = dst,
                                 .dst_len = len,
                                 .retries = S3_RETRIES };
-        rc = shttp_perform(&s->http, &rq, &r, err);
+        rc = s3sign_perform(&s->http, &rq, &s->creds, &r, err);
         if (rc == KERR_OK && r.status != 206 &&
             !(r.status == 200 && off == 0 && (int64_t)len == src->size)) {
             rc = s3_status_err("GetObject", src->key, &r, err);
