@@ -11,6 +11,7 @@
 #include "common/log.h"
 #include "controller/etcdspec.h"
 #include "controller/imtjob.h"
+#include "controller/podjob.h"
 
 static const struct k8s_resource RES_JOB = { "batch", "v1", "jobs", 1 };
 static const struct k8s_resource RES_POD = { "", "v1", "pods", 1 };
@@ -200,30 +201,18 @@ static long num(const cJSON *o, const char *key)
 
 void bkejob_read_pod(const cJSON *pod, struct bkejob_summary *s)
 {
-    const cJSON *t = kjson_get(pod, "status.containerStatuses.0.state.terminated"), *e;
-    const char *msg, *line, *nl;
-    int64_t code = -1;
+    const char *line = NULL;
+    const cJSON *e;
     cJSON *sum;
-    size_t len;
+    size_t len = 0;
 
     memset(s, 0, sizeof(*s));
     s->exit_code = -1;
-    if (!cJSON_IsObject(t))
+    s->terminated = podjob_terminated(pod, &s->exit_code, &line, &len);
+    if (!line)
         return;
-    s->terminated = 1;
-    if (kjson_get_int64(t, "exitCode", &code) == KERR_OK && code >= 0 && code <= 255)
-        s->exit_code = (int)code;
-    msg = kjson_get_str(t, "message");
-    if (!msg)
-        return;
-    len = strlen(msg);
-    while (len > 0 && (msg[len - 1] == '\n' || msg[len - 1] == '\r'))
-        len--;
-    line = msg;
-    for (nl = msg; (nl = memchr(nl, '\n', (size_t)(msg + len - nl))) != NULL; nl++)
-        line = nl + 1;
-    snprintf(s->message, sizeof(s->message), "%.*s", (int)(msg + len - line), line);
-    sum = cJSON_ParseWithLength(line, (size_t)(msg + len - line));
+    snprintf(s->message, sizeof(s->message), "%.*s", (int)len, line);
+    sum = cJSON_ParseWithLength(line, len);
     if (cJSON_IsObject(sum) && (s->deleted = num(sum, "deleted")) >= 0 &&
         (s->locked = num(sum, "locked")) >= 0 && (s->failed = num(sum, "failed")) >= 0 &&
         (s->remaining = num(sum, "remaining")) >= 0) {

@@ -1,0 +1,111 @@
+/* podjob - what the controller's Jobs share; see podjob.h. */
+#include "controller/podjob.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/crypto.h"
+#include "common/kjson.h"
+
+void podjob_local_root(const cJSON *secret, char *out, size_t n)
+{
+    const char *b64 = kjson_get_str(secret, "data.hostPath");
+    unsigned char *raw = NULL;
+    size_t len = 0;
+
+    if (b64 && crypto_b64_decode(b64, strlen(b64), &raw, &len, NULL) == KERR_OK && len > 0 &&
+        raw[0] == '/' && !memchr(raw, '\0', len)) {
+        while (len > 1 && raw[len - 1] == '/')
+            len--;
+        snprintf(out, n, "%.*s", (int)len, (const char *)raw);
+    } else {
+        snprintf(out, n, "%s", PODJOB_LOCAL_HOST_ROOT);
+    }
+    free(raw);
+}
+
+cJSON *podjob_split_words(const char *command, int max)
+{
+    cJSON *arr = cJSON_CreateArray(), *w;
+    const char *p = command, *s;
+    char *word;
+    int n = 0;
+
+    while (arr && *p) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (!*p)
+            break;
+        s = p;
+        while (*p && *p != ' ' && *p != '\t')
+            p++;
+        word = strndup(s, (size_t)(p - s));
+        w = word ? cJSON_CreateString(word) : NULL;
+        free(word);
+        if (!w || ++n > max || !cJSON_AddItemToArray(arr, w)) {
+            cJSON_Delete(w);
+            cJSON_Delete(arr);
+            return NULL;
+        }
+    }
+    if (arr && n == 0) {
+        cJSON_Delete(arr);
+        return NULL;
+    }
+    return arr;
+}
+
+int podjob_secure_container(cJSON *ctr)
+{
+    cJSON *caps;
+
+    if (kjson_set_bool(ctr, "securityContext.allowPrivilegeEscalation", false, NULL) ||
+        kjson_set_bool(ctr, "securityContext.readOnlyRootFilesystem", true, NULL) ||
+        kjson_set_bool(ctr, "securityContext.runAsNonRoot", true, NULL))
+        return 0;
+    caps = cJSON_CreateArray();
+    if (!caps || !cJSON_AddItemToArray(caps, cJSON_CreateString("ALL"))) {
+        cJSON_Delete(caps);
+        return 0;
+    }
+    return kjson_set(ctr, "securityContext.capabilities.drop", caps, NULL) == KERR_OK;
+}
+
+int podjob_secure_pod(cJSON *pod, int run_as)
+{
+    return !kjson_set_bool(pod, "securityContext.runAsNonRoot", true, NULL) &&
+           !kjson_set_int(pod, "securityContext.runAsUser", run_as, NULL) &&
+           !kjson_set_int(pod, "securityContext.runAsGroup", run_as, NULL) &&
+           !kjson_set_int(pod, "securityContext.fsGroup", run_as, NULL) &&
+           !kjson_set_str(pod, "securityContext.seccompProfile.type", "RuntimeDefault", NULL);
+}
+
+int podjob_terminated(const cJSON *pod, int *exit_code, const char **line, size_t *len)
+{
+    const cJSON *t = kjson_get(pod, "status.containerStatuses.0.state.terminated");
+    const char *msg, *nl;
+    int64_t code = -1;
+    size_t end;
+
+    if (!cJSON_IsObject(t))
+        return 0;
+    *exit_code = kjson_get_int64(t, "exitCode", &code) == KERR_OK && code >= 0 && code <= 255
+                     ? (int)code
+                     : -1;
+    *line = NULL;
+    *len = 0;
+    msg = kjson_get_str(t, "message");
+    if (!msg)
+        return 1;
+    end = strlen(msg);
+    while (end > 0 && (msg[end - 1] == '\n' || msg[end - 1] == '\r'))
+        end--;
+    *line = msg;
+    for (nl = msg; (nl = memchr(nl, '\n', (size_t)(msg + end - nl))) != NULL; nl++)
+        *line = nl + 1;
+    *len = (size_t)(msg + end - *line);
+    return 1;
+}
