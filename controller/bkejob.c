@@ -224,6 +224,27 @@ void bkejob_read_pod(const cJSON *pod, struct bkejob_summary *s)
     cJSON_Delete(sum);
 }
 
+enum kerr bkejob_job_pod(struct k8s_client *cl, const char *ns, const char *juid,
+                         struct bkejob_summary *s, struct kerr_info *err)
+{
+    char sel[128];
+    cJSON *list = NULL;
+    const cJSON *pod;
+    enum kerr rc;
+
+    memset(s, 0, sizeof(*s));
+    s->exit_code = -1;
+    snprintf(sel, sizeof(sel), "controller-uid=%s", juid);
+    rc = k8s_list(cl, &RES_POD, ns, &(struct k8s_list_opts){ .label_selector = sel }, &list, err);
+    cJSON_ArrayForEach (pod, cJSON_GetObjectItemCaseSensitive(list, "items")) {
+        bkejob_read_pod(pod, s);
+        if (s->terminated)
+            break;
+    }
+    cJSON_Delete(list);
+    return rc;
+}
+
 /* What one step writes in the entry's status. */
 struct outcome {
     const char *message;
@@ -352,33 +373,6 @@ static enum kerr start_job(const struct bke_ctx *x, const cJSON *bucket, const c
                       err);
 }
 
-/*
- * The terminated Pod of the Job with uid juid in ns into *s (s->terminated 0
- * when none): selected by the Job controller's label controller-uid, never a
- * Pod of an earlier Job of the same name.
- */
-static enum kerr job_pod(const struct bke_ctx *x, const char *ns, const char *juid,
-                         struct bkejob_summary *s, struct kerr_info *err)
-{
-    char sel[128];
-    cJSON *list = NULL;
-    const cJSON *pod;
-    enum kerr rc;
-
-    memset(s, 0, sizeof(*s));
-    s->exit_code = -1;
-    snprintf(sel, sizeof(sel), "controller-uid=%s", juid);
-    rc = k8s_list(x->client, &RES_POD, ns, &(struct k8s_list_opts){ .label_selector = sel }, &list,
-                  err);
-    cJSON_ArrayForEach (pod, cJSON_GetObjectItemCaseSensitive(list, "items")) {
-        bkejob_read_pod(pod, s);
-        if (s->terminated)
-            break;
-    }
-    cJSON_Delete(list);
-    return rc;
-}
-
 /* A finished Job: decide from its Pod, write the status, delete the Job, maybe the entry. */
 static enum kerr finish_job(const struct bke_ctx *x, const cJSON *entry, const cJSON *job,
                             long *requeue, struct kerr_info *err)
@@ -396,7 +390,7 @@ static enum kerr finish_job(const struct bke_ctx *x, const cJSON *entry, const c
     long failures = status_failures(entry), wait_ms,
          rechecks = status_count(entry, "status.lockedRechecks");
     int done = 0;
-    enum kerr rc = job_pod(x, ns, juid, &s, err);
+    enum kerr rc = bkejob_job_pod(x->client, ns, juid, &s, err);
 
     if (rc != KERR_OK)
         return rc;
@@ -472,7 +466,6 @@ enum kerr bkejob_step(const struct bke_ctx *x, const cJSON *bucket, const cJSON 
     const char *ns = kjson_get_str(bucket, "spec.secretRef.namespace");
     char jname[KNAME_LABEL_MAX + 1];
     cJSON *job = NULL, *entry = NULL;
-    int64_t ok = 0, failed = 0;
     enum kerr rc;
 
     if (!ename || bkejob_name(ename, jname) != KERR_OK)
@@ -493,9 +486,7 @@ enum kerr bkejob_step(const struct bke_ctx *x, const cJSON *bucket, const cJSON 
     if (rc == KERR_NOTFOUND) {
         kerr_clear(err);
         rc = start_job(x, bucket, entry, jname, requeue, err);
-    } else if (rc == KERR_OK && !kjson_has(job, "metadata.deletionTimestamp") &&
-               ((kjson_get_int64(job, "status.succeeded", &ok) == KERR_OK && ok > 0) ||
-                (kjson_get_int64(job, "status.failed", &failed) == KERR_OK && failed > 0))) {
+    } else if (rc == KERR_OK && podjob_job_done(job)) {
         rc = finish_job(x, entry, job, requeue, err);
     } else if (rc == KERR_OK) {
         requeue_min(requeue, BKEJOB_POLL_MS);

@@ -15,9 +15,9 @@
 #include "controller/cpjob.h"
 #include "controller/ebk.h"
 #include "controller/etcdspec.h"
+#include "controller/podjob.h"
 
 static const struct k8s_resource RES_JOB = { "batch", "v1", "jobs", 1 };
-static const struct k8s_resource RES_POD = { "", "v1", "pods", 1 };
 
 static const char *str(const cJSON *obj, const char *path)
 {
@@ -67,29 +67,6 @@ static enum kerr drop_finalizer(const struct ebk_env *env, const cJSON *b, struc
         rc = KERR_OK;
     }
     cJSON_Delete(nb);
-    return rc;
-}
-
-/* The terminated Pod of the Job with uid juid into *s (s->terminated 0 when none). */
-static enum kerr job_pod(const struct ebk_env *env, const char *ns, const char *juid,
-                         struct bkejob_summary *s, struct kerr_info *err)
-{
-    char sel[128];
-    cJSON *list = NULL;
-    const cJSON *pod;
-    enum kerr rc;
-
-    memset(s, 0, sizeof(*s));
-    s->exit_code = -1;
-    snprintf(sel, sizeof(sel), "controller-uid=%s", juid);
-    rc = k8s_list(env->client, &RES_POD, ns, &(struct k8s_list_opts){ .label_selector = sel },
-                  &list, err);
-    cJSON_ArrayForEach (pod, cJSON_GetObjectItemCaseSensitive(list, "items")) {
-        bkejob_read_pod(pod, s);
-        if (s->terminated)
-            break;
-    }
-    cJSON_Delete(list);
     return rc;
 }
 
@@ -154,7 +131,7 @@ static enum kerr finish(const struct ebk_env *env, const cJSON *b, const cJSON *
     time_t now = time(NULL);
     long wait_ms;
     cJSON *nb = NULL;
-    enum kerr rc = job_pod(env, ns, juid, &s, err);
+    enum kerr rc = bkejob_job_pod(env->client, ns, juid, &s, err);
 
     if (rc != KERR_OK)
         return rc;
@@ -214,7 +191,6 @@ enum kerr ebk_delete_step(const struct ebk_env *env, const cJSON *b, long *reque
 {
     const char *ns = str(b, "metadata.namespace"), *name = str(b, "metadata.name");
     char jname[KNAME_LABEL_MAX + 1];
-    int64_t ok = 0, failed = 0;
     cJSON *job = NULL;
     enum kerr rc;
 
@@ -231,9 +207,7 @@ enum kerr ebk_delete_step(const struct ebk_env *env, const cJSON *b, long *reque
     if (rc == KERR_NOTFOUND) {
         kerr_clear(err);
         rc = start(env, b, jname, requeue, err);
-    } else if (rc == KERR_OK && !kjson_has(job, "metadata.deletionTimestamp") &&
-               ((kjson_get_int64(job, "status.succeeded", &ok) == KERR_OK && ok > 0) ||
-                (kjson_get_int64(job, "status.failed", &failed) == KERR_OK && failed > 0))) {
+    } else if (rc == KERR_OK && podjob_job_done(job)) {
         rc = finish(env, b, job, requeue, err);
     } else if (rc == KERR_OK) {
         requeue_min(requeue, EBK_POLL_MS);

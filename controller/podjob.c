@@ -109,3 +109,12 @@ int podjob_terminated(const cJSON *pod, int *exit_code, const char **line, size_
     *len = (size_t)(msg + end - *line);
     return 1;
 }
+
+int podjob_job_done(const cJSON *job)
+{
+    int64_t ok = 0, failed = 0;
+
+    return !kjson_has(job, "metadata.deletionTimestamp") &&
+           ((kjson_get_int64(job, "status.succeeded", &ok) == KERR_OK && ok > 0) ||
+            (kjson_get_int64(job, "status.failed", &failed) == KERR_OK && failed > 0));
+}

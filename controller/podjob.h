@@ -4,7 +4,8 @@
  * CronJob of controller/imtjob.h and the BackupEntry deletion Job built from
  * it, controller/bkejob.h): the host directory of Local buckets, the command
  * split into words, the restricted security contexts of pod and container,
- * and the reading of a terminated container's last message line.
+ * the reading of a terminated container's last message line, and whether a
+ * Job is done.
  *
  * Ownership: arguments BORROWED; results as documented.
  * Thread safety: reentrant.
@@ -47,5 +48,9 @@ int podjob_secure_pod(cJSON *pod, int run_as);
  * (outputs untouched).
  */
 int podjob_terminated(const cJSON *pod, int *exit_code, const char **line, size_t *len);
+
+/* Whether the Job has finished (status.succeeded or status.failed above 0) and is not being
+ * deleted (no metadata.deletionTimestamp). */
+int podjob_job_done(const cJSON *job);
 
 #endif
