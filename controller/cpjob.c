@@ -181,6 +181,22 @@ static cJSON *env_of(const char *dir_var, const char *dir)
     return env;
 }
 
+/* The pod of the container running image (NULL: CPJOB_DEFAULT_IMAGE) with command, args,
+ * env and mounts, with vols (all four TAKEN); NULL, all four deleted, when ok is 0. */
+static cJSON *pod_around(int ok, const char *image, const char *command, cJSON *args, cJSON *env,
+                         cJSON *mounts, cJSON *vols)
+{
+    if (!ok) {
+        cJSON_Delete(args);
+        cJSON_Delete(env);
+        cJSON_Delete(mounts);
+        cJSON_Delete(vols);
+        return NULL;
+    }
+    return pod_of(container_of(image ? image : CPJOB_DEFAULT_IMAGE, command, args, env, mounts),
+                  vols);
+}
+
 /* The copy's pod spec: the two sides' volumes, args as above. */
 static cJSON *copy_pod(const struct cpjob_spec *s, const char *fk, const char *tk)
 {
@@ -199,16 +215,8 @@ static cJSON *copy_pod(const struct cpjob_spec *s, const char *fk, const char *t
         ok = ok && push(args, cJSON_CreateString("--latest-full"));
     if (s->until)
         ok = ok && arg(args, "until", s->until);
-    if (!ok) {
-        cJSON_Delete(vols);
-        cJSON_Delete(mounts);
-        cJSON_Delete(args);
-        return NULL;
-    }
-    return pod_of(container_of(s->image ? s->image : CPJOB_DEFAULT_IMAGE,
-                               s->command ? s->command : CPJOB_DEFAULT_COMMAND, args,
-                               env_of(NULL, NULL), mounts),
-                  vols);
+    return pod_around(ok, s->image, s->command ? s->command : CPJOB_DEFAULT_COMMAND, args,
+                      ok ? env_of(NULL, NULL) : NULL, mounts, vols);
 }
 
 /* The delete's pod spec: the store's volume, its credentials directory through the
@@ -227,16 +235,8 @@ static cJSON *delete_pod(const struct cpjob_delete_spec *s, const char *kind)
          arg(args, "store-prefix", s->store.prefix);
     if (s->store.endpoint_override && *s->store.endpoint_override)
         ok = ok && arg(args, "store-endpoint-override", s->store.endpoint_override);
-    if (!ok) {
-        cJSON_Delete(vols);
-        cJSON_Delete(mounts);
-        cJSON_Delete(args);
-        return NULL;
-    }
-    return pod_of(container_of(s->image ? s->image : CPJOB_DEFAULT_IMAGE,
-                               s->command ? s->command : CPJOB_DEFAULT_DELETE_COMMAND, args,
-                               env_of(var, CPJOB_TO_DIR), mounts),
-                  vols);
+    return pod_around(ok, s->image, s->command ? s->command : CPJOB_DEFAULT_DELETE_COMMAND, args,
+                      ok ? env_of(var, CPJOB_TO_DIR) : NULL, mounts, vols);
 }
 
 /* Labels of the Job and its Pods. */
