@@ -12,7 +12,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/sts.sh"
 . "$(dirname "$0")/../lib/controller.sh"
 # kubesim.sh's EXIT trap is the one left: it runs snapshot.sh's clean-ups (emulators, work dir).
-ksim_on_exit 'for ((i = ${#_snap_cleanups[@]} - 1; i >= 0; i--)); do eval "${_snap_cleanups[i]}" || true; done'
+ksim_on_exit snap_cleanups
 
 role=arn:aws:iam::123456789012:role/shoot--dev--main-etcd-backup
 prefix=shoot--etcd-wi
