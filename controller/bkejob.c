@@ -13,9 +13,6 @@
 #include "controller/imtjob.h"
 #include "controller/podjob.h"
 
-static const struct k8s_resource RES_JOB = { "batch", "v1", "jobs", 1 };
-static const struct k8s_resource RES_POD = { "", "v1", "pods", 1 };
-
 static const char *str_or_empty(const cJSON *obj, const char *path)
 {
     const char *s = kjson_get_str(obj, path);
@@ -235,7 +232,8 @@ enum kerr bkejob_job_pod(struct k8s_client *cl, const char *ns, const char *juid
     memset(s, 0, sizeof(*s));
     s->exit_code = -1;
     snprintf(sel, sizeof(sel), "controller-uid=%s", juid);
-    rc = k8s_list(cl, &RES_POD, ns, &(struct k8s_list_opts){ .label_selector = sel }, &list, err);
+    rc = k8s_list(cl, &ETCDSPEC_RES_POD, ns, &(struct k8s_list_opts){ .label_selector = sel },
+                  &list, err);
     cJSON_ArrayForEach (pod, cJSON_GetObjectItemCaseSensitive(list, "items")) {
         bkejob_read_pod(pod, s);
         if (s->terminated)
@@ -350,11 +348,9 @@ static enum kerr start_job(const struct bke_ctx *x, const cJSON *bucket, const c
     if (rc == KERR_OK)
         rc = bkejob_build(entry, bucket, secret, x->job_image, x->job_command, &job, err);
     if (rc == KERR_OK)
-        rc = k8s_create(x->client, &RES_JOB, ns, job, NULL, NULL, err);
+        rc = podjob_create_job(x->client, ns, job, err);
     cJSON_Delete(secret);
     cJSON_Delete(job);
-    if (rc == KERR_EXISTS)
-        rc = KERR_OK;
     if (rc != KERR_OK) {
         bke_event(x, entry, "BackupEntry", EV_WARNING, "DeletionFailed", "DeleteBackups",
                   "cannot start the deletion Job %s/%s: %s", ns ? ns : "", jname,
@@ -440,10 +436,7 @@ static enum kerr finish_job(const struct bke_ctx *x, const cJSON *entry, const c
     }
     rc = put_status(x, entry, &o, err);
     if (rc == KERR_OK) {
-        rc = k8s_delete(x->client, &RES_JOB, ns, jname,
-                        &(struct k8s_delete_opts){ .propagation_policy = "Background" }, NULL, err);
-        if (rc == KERR_NOTFOUND)
-            rc = KERR_OK;
+        rc = podjob_delete_job(x->client, ns, jname, err);
     }
     if (rc != KERR_OK || !done)
         return rc;
@@ -482,7 +475,7 @@ enum kerr bkejob_step(const struct bke_ctx *x, const cJSON *bucket, const cJSON 
         return KERR_OK; /* deleted, or reattached meanwhile */
     }
     if (rc == KERR_OK)
-        rc = k8s_get(x->client, &RES_JOB, ns, jname, NULL, &job, err);
+        rc = k8s_get(x->client, &ETCDSPEC_RES_JOB, ns, jname, NULL, &job, err);
     if (rc == KERR_NOTFOUND) {
         kerr_clear(err);
         rc = start_job(x, bucket, entry, jname, requeue, err);

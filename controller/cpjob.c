@@ -16,9 +16,6 @@
 #define RUN_AS   65532
 #define ARGS_MAX 32
 
-static const struct k8s_resource RES_JOB = { "batch", "v1", "jobs", 1 };
-static const struct k8s_resource RES_POD = { "", "v1", "pods", 1 };
-
 static int put(cJSON *obj, const char *key, const char *value)
 {
     return cJSON_AddStringToObject(obj, key, value) != NULL;
@@ -451,7 +448,7 @@ enum kerr cpjob_read(struct k8s_client *cl, const char *ns, const char *job_name
 
     memset(out, 0, sizeof(*out));
     out->exit_code = -1;
-    rc = k8s_get(cl, &RES_JOB, ns, job_name, NULL, &job, err);
+    rc = k8s_get(cl, &ETCDSPEC_RES_JOB, ns, job_name, NULL, &job, err);
     if (rc != KERR_OK)
         return rc;
     out->succeeded = kjson_get_int64(job, "status.succeeded", &ok) == KERR_OK && ok > 0;
@@ -461,8 +458,8 @@ enum kerr cpjob_read(struct k8s_client *cl, const char *ns, const char *job_name
         const char *uid = kjson_get_str(job, "metadata.uid");
 
         snprintf(sel, sizeof(sel), "controller-uid=%s", uid ? uid : "-");
-        rc = k8s_list(cl, &RES_POD, ns, &(struct k8s_list_opts){ .label_selector = sel }, &list,
-                      err);
+        rc = k8s_list(cl, &ETCDSPEC_RES_POD, ns, &(struct k8s_list_opts){ .label_selector = sel },
+                      &list, err);
         cJSON_ArrayForEach (pod, cJSON_GetObjectItemCaseSensitive(list, "items")) {
             cpjob_read_pod(pod, out);
             if (out->exit_code >= 0)

@@ -17,8 +17,6 @@
 #include "controller/etcdspec.h"
 #include "controller/podjob.h"
 
-static const struct k8s_resource RES_JOB = { "batch", "v1", "jobs", 1 };
-
 static const char *str(const cJSON *obj, const char *path)
 {
     const char *s = kjson_get_str(obj, path);
@@ -103,11 +101,7 @@ static enum kerr start(const struct ebk_env *env, const cJSON *b, const char *jn
     if (rc == KERR_OK)
         rc = cpjob_build_delete(&s, &job, err);
     if (rc == KERR_OK)
-        rc = k8s_create(env->client, &RES_JOB, ns, job, NULL, NULL, err);
-    if (rc == KERR_EXISTS) {
-        kerr_clear(err);
-        rc = KERR_OK;
-    }
+        rc = podjob_create_job(env->client, ns, job, err);
     if (rc == KERR_OK)
         ebk_event(env, b, 0, "CopyDeletionStarted", "Job %s/%s deletes %s", ns, jname,
                   str(b, "status.destinationKey"));
@@ -140,11 +134,9 @@ static enum kerr finish(const struct ebk_env *env, const cJSON *b, const cJSON *
         if (rc == KERR_OK) {
             ebk_event(env, b, 0, "CopyDeleted", "%s deleted from the destination",
                       str(b, "status.destinationKey"));
-            rc = k8s_delete(env->client, &RES_JOB, ns, jname,
-                            &(struct k8s_delete_opts){ .propagation_policy = "Background" }, NULL,
-                            err);
+            rc = podjob_delete_job(env->client, ns, jname, err);
         }
-        return rc == KERR_NOTFOUND ? (kerr_clear(err), KERR_OK) : rc;
+        return rc;
     }
     (void)kjson_get_int64(b, "status.deletionFailures", &failures);
     if (!decided)
@@ -176,9 +168,8 @@ static enum kerr finish(const struct ebk_env *env, const cJSON *b, const cJSON *
         ebk_event(env, b, !locked, locked ? "CopyLocked" : "DeletionFailed", "%s; retried at %s",
                   why, next);
     if (rc == KERR_OK)
-        rc = k8s_delete(env->client, &RES_JOB, ns, jname,
-                        &(struct k8s_delete_opts){ .propagation_policy = "Background" }, NULL, err);
-    if (rc == KERR_NOTFOUND) {
+        rc = podjob_delete_job(env->client, ns, jname, err);
+    if (rc == KERR_NOTFOUND) { /* the backup gone meanwhile */
         kerr_clear(err);
         rc = KERR_OK;
     }
@@ -203,7 +194,7 @@ enum kerr ebk_delete_step(const struct ebk_env *env, const cJSON *b, long *reque
         return drop_finalizer(env, b, err);
     if (ebk_del_job_name(name, jname) != KERR_OK)
         return kerr_set(err, KERR_INVAL, "no delete Job name for EtcdBackup %s", name);
-    rc = k8s_get(env->client, &RES_JOB, ns, jname, NULL, &job, err);
+    rc = k8s_get(env->client, &ETCDSPEC_RES_JOB, ns, jname, NULL, &job, err);
     if (rc == KERR_NOTFOUND) {
         kerr_clear(err);
         rc = start(env, b, jname, requeue, err);

@@ -9,6 +9,7 @@
 
 #include "common/crypto.h"
 #include "common/kjson.h"
+#include "controller/etcdspec.h"
 
 void podjob_local_root(const cJSON *secret, char *out, size_t n)
 {
@@ -117,4 +118,30 @@ int podjob_job_done(const cJSON *job)
     return !kjson_has(job, "metadata.deletionTimestamp") &&
            ((kjson_get_int64(job, "status.succeeded", &ok) == KERR_OK && ok > 0) ||
             (kjson_get_int64(job, "status.failed", &failed) == KERR_OK && failed > 0));
+}
+
+enum kerr podjob_create_job(struct k8s_client *cl, const char *ns, const cJSON *job,
+                            struct kerr_info *err)
+{
+    enum kerr rc = k8s_create(cl, &ETCDSPEC_RES_JOB, ns, job, NULL, NULL, err);
+
+    if (rc == KERR_EXISTS) {
+        kerr_clear(err);
+        rc = KERR_OK;
+    }
+    return rc;
+}
+
+enum kerr podjob_delete_job(struct k8s_client *cl, const char *ns, const char *name,
+                            struct kerr_info *err)
+{
+    enum kerr rc =
+        k8s_delete(cl, &ETCDSPEC_RES_JOB, ns, name,
+                   &(struct k8s_delete_opts){ .propagation_policy = "Background" }, NULL, err);
+
+    if (rc == KERR_NOTFOUND) {
+        kerr_clear(err);
+        rc = KERR_OK;
+    }
+    return rc;
 }

@@ -4,8 +4,8 @@
  * CronJob of controller/imtjob.h and the BackupEntry deletion Job built from
  * it, controller/bkejob.h): the host directory of Local buckets, the command
  * split into words, the restricted security contexts of pod and container,
- * the reading of a terminated container's last message line, and whether a
- * Job is done.
+ * the reading of a terminated container's last message line, whether a Job
+ * is done, and a Job's creation and deletion.
  *
  * Ownership: arguments BORROWED; results as documented.
  * Thread safety: reentrant.
@@ -16,6 +16,9 @@
 #include <stddef.h>
 
 #include <cJSON.h>
+
+#include "common/k8s.h"
+#include "common/kerr.h"
 
 /* etcd-druid's default host directory of Local buckets, and the home the
  * snapshot tools find $HOME/<container> under. */
@@ -52,5 +55,15 @@ int podjob_terminated(const cJSON *pod, int *exit_code, const char **line, size_
 /* Whether the Job has finished (status.succeeded or status.failed above 0) and is not being
  * deleted (no metadata.deletionTimestamp). */
 int podjob_job_done(const cJSON *job);
+
+/* Create job (BORROWED) in ns: KERR_OK also when a Job of its name is there already (an
+ * earlier pass created it; err cleared). */
+enum kerr podjob_create_job(struct k8s_client *cl, const char *ns, const cJSON *job,
+                            struct kerr_info *err);
+
+/* Delete the Job ns/name with propagation Background (its Pods go too): KERR_OK also when it
+ * is gone already (err cleared). */
+enum kerr podjob_delete_job(struct k8s_client *cl, const char *ns, const char *name,
+                            struct kerr_info *err);
 
 #endif
