@@ -11,11 +11,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/druid.sh"
 command -v kubectl >/dev/null || { echo "FAIL: kubectl is not installed"; exit 1; }
 
-wh_init
-druid_tokens "$WH_DIR/tokens.csv"
-wh_certs
-kubesim_start --token-file "$WH_DIR/tokens.csv" --service-alias "$(wh_alias)"
-druid_crds
+druid_stage
 MPORT=$(wh_free_port)
 while [ "$MPORT" = "$WH_PORT" ] || [ "$MPORT" = "$WH_HEALTH_PORT" ]; do MPORT=$(wh_free_port); done
 wh_start $(druid_webhook_flags) --webhook-server-tls-server-cert-dir "$WH_DIR/certs" \

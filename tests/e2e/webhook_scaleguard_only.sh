@@ -9,11 +9,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/druid.sh"
 command -v kubectl >/dev/null || { echo "FAIL: kubectl is not installed"; exit 1; }
 
-wh_init
-druid_tokens "$WH_DIR/tokens.csv"
-wh_certs
-kubesim_start --token-file "$WH_DIR/tokens.csv" --service-alias "$(wh_alias)"
-druid_crds
+druid_stage
 wh_start $(druid_webhook_flags) --webhook-server-tls-server-cert-dir "$WH_DIR/certs"
 # The chart's two guard entries (templates/webhookconfigurations.yaml), and nothing else.
 kc apply -f - >/dev/null <<EOT
