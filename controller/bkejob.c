@@ -11,9 +11,7 @@
 #include "common/log.h"
 #include "controller/etcdspec.h"
 #include "controller/imtjob.h"
-
-static const struct k8s_resource RES_JOB = { "batch", "v1", "jobs", 1 };
-static const struct k8s_resource RES_POD = { "", "v1", "pods", 1 };
+#include "controller/podjob.h"
 
 static const char *str_or_empty(const cJSON *obj, const char *path)
 {
@@ -200,30 +198,18 @@ static long num(const cJSON *o, const char *key)
 
 void bkejob_read_pod(const cJSON *pod, struct bkejob_summary *s)
 {
-    const cJSON *t = kjson_get(pod, "status.containerStatuses.0.state.terminated"), *e;
-    const char *msg, *line, *nl;
-    int64_t code = -1;
+    const char *line = NULL;
+    const cJSON *e;
     cJSON *sum;
-    size_t len;
+    size_t len = 0;
 
     memset(s, 0, sizeof(*s));
     s->exit_code = -1;
-    if (!cJSON_IsObject(t))
+    s->terminated = podjob_terminated(pod, &s->exit_code, &line, &len);
+    if (!line)
         return;
-    s->terminated = 1;
-    if (kjson_get_int64(t, "exitCode", &code) == KERR_OK && code >= 0 && code <= 255)
-        s->exit_code = (int)code;
-    msg = kjson_get_str(t, "message");
-    if (!msg)
-        return;
-    len = strlen(msg);
-    while (len > 0 && (msg[len - 1] == '\n' || msg[len - 1] == '\r'))
-        len--;
-    line = msg;
-    for (nl = msg; (nl = memchr(nl, '\n', (size_t)(msg + len - nl))) != NULL; nl++)
-        line = nl + 1;
-    snprintf(s->message, sizeof(s->message), "%.*s", (int)(msg + len - line), line);
-    sum = cJSON_ParseWithLength(line, (size_t)(msg + len - line));
+    snprintf(s->message, sizeof(s->message), "%.*s", (int)len, line);
+    sum = cJSON_ParseWithLength(line, len);
     if (cJSON_IsObject(sum) && (s->deleted = num(sum, "deleted")) >= 0 &&
         (s->locked = num(sum, "locked")) >= 0 && (s->failed = num(sum, "failed")) >= 0 &&
         (s->remaining = num(sum, "remaining")) >= 0) {
@@ -233,6 +219,28 @@ void bkejob_read_pod(const cJSON *pod, struct bkejob_summary *s)
             snprintf(s->earliest, sizeof(s->earliest), "%s", e->valuestring);
     }
     cJSON_Delete(sum);
+}
+
+enum kerr bkejob_job_pod(struct k8s_client *cl, const char *ns, const char *juid,
+                         struct bkejob_summary *s, struct kerr_info *err)
+{
+    char sel[128];
+    cJSON *list = NULL;
+    const cJSON *pod;
+    enum kerr rc;
+
+    memset(s, 0, sizeof(*s));
+    s->exit_code = -1;
+    snprintf(sel, sizeof(sel), "controller-uid=%s", juid);
+    rc = k8s_list(cl, &ETCDSPEC_RES_POD, ns, &(struct k8s_list_opts){ .label_selector = sel },
+                  &list, err);
+    cJSON_ArrayForEach (pod, cJSON_GetObjectItemCaseSensitive(list, "items")) {
+        bkejob_read_pod(pod, s);
+        if (s->terminated)
+            break;
+    }
+    cJSON_Delete(list);
+    return rc;
 }
 
 /* What one step writes in the entry's status. */
@@ -340,11 +348,9 @@ static enum kerr start_job(const struct bke_ctx *x, const cJSON *bucket, const c
     if (rc == KERR_OK)
         rc = bkejob_build(entry, bucket, secret, x->job_image, x->job_command, &job, err);
     if (rc == KERR_OK)
-        rc = k8s_create(x->client, &RES_JOB, ns, job, NULL, NULL, err);
+        rc = podjob_create_job(x->client, ns, job, err);
     cJSON_Delete(secret);
     cJSON_Delete(job);
-    if (rc == KERR_EXISTS)
-        rc = KERR_OK;
     if (rc != KERR_OK) {
         bke_event(x, entry, "BackupEntry", EV_WARNING, "DeletionFailed", "DeleteBackups",
                   "cannot start the deletion Job %s/%s: %s", ns ? ns : "", jname,
@@ -361,33 +367,6 @@ static enum kerr start_job(const struct bke_ctx *x, const cJSON *bucket, const c
                                          status_failures(entry),
                                          status_count(entry, "status.lockedRechecks"), NULL },
                       err);
-}
-
-/*
- * The terminated Pod of the Job with uid juid in ns into *s (s->terminated 0
- * when none): selected by the Job controller's label controller-uid, never a
- * Pod of an earlier Job of the same name.
- */
-static enum kerr job_pod(const struct bke_ctx *x, const char *ns, const char *juid,
-                         struct bkejob_summary *s, struct kerr_info *err)
-{
-    char sel[128];
-    cJSON *list = NULL;
-    const cJSON *pod;
-    enum kerr rc;
-
-    memset(s, 0, sizeof(*s));
-    s->exit_code = -1;
-    snprintf(sel, sizeof(sel), "controller-uid=%s", juid);
-    rc = k8s_list(x->client, &RES_POD, ns, &(struct k8s_list_opts){ .label_selector = sel }, &list,
-                  err);
-    cJSON_ArrayForEach (pod, cJSON_GetObjectItemCaseSensitive(list, "items")) {
-        bkejob_read_pod(pod, s);
-        if (s->terminated)
-            break;
-    }
-    cJSON_Delete(list);
-    return rc;
 }
 
 /* A finished Job: decide from its Pod, write the status, delete the Job, maybe the entry. */
@@ -407,7 +386,7 @@ static enum kerr finish_job(const struct bke_ctx *x, const cJSON *entry, const c
     long failures = status_failures(entry), wait_ms,
          rechecks = status_count(entry, "status.lockedRechecks");
     int done = 0;
-    enum kerr rc = job_pod(x, ns, juid, &s, err);
+    enum kerr rc = bkejob_job_pod(x->client, ns, juid, &s, err);
 
     if (rc != KERR_OK)
         return rc;
@@ -457,10 +436,7 @@ static enum kerr finish_job(const struct bke_ctx *x, const cJSON *entry, const c
     }
     rc = put_status(x, entry, &o, err);
     if (rc == KERR_OK) {
-        rc = k8s_delete(x->client, &RES_JOB, ns, jname,
-                        &(struct k8s_delete_opts){ .propagation_policy = "Background" }, NULL, err);
-        if (rc == KERR_NOTFOUND)
-            rc = KERR_OK;
+        rc = podjob_delete_job(x->client, ns, jname, err);
     }
     if (rc != KERR_OK || !done)
         return rc;
@@ -483,7 +459,6 @@ enum kerr bkejob_step(const struct bke_ctx *x, const cJSON *bucket, const cJSON 
     const char *ns = kjson_get_str(bucket, "spec.secretRef.namespace");
     char jname[KNAME_LABEL_MAX + 1];
     cJSON *job = NULL, *entry = NULL;
-    int64_t ok = 0, failed = 0;
     enum kerr rc;
 
     if (!ename || bkejob_name(ename, jname) != KERR_OK)
@@ -500,13 +475,11 @@ enum kerr bkejob_step(const struct bke_ctx *x, const cJSON *bucket, const cJSON 
         return KERR_OK; /* deleted, or reattached meanwhile */
     }
     if (rc == KERR_OK)
-        rc = k8s_get(x->client, &RES_JOB, ns, jname, NULL, &job, err);
+        rc = k8s_get(x->client, &ETCDSPEC_RES_JOB, ns, jname, NULL, &job, err);
     if (rc == KERR_NOTFOUND) {
         kerr_clear(err);
         rc = start_job(x, bucket, entry, jname, requeue, err);
-    } else if (rc == KERR_OK && !kjson_has(job, "metadata.deletionTimestamp") &&
-               ((kjson_get_int64(job, "status.succeeded", &ok) == KERR_OK && ok > 0) ||
-                (kjson_get_int64(job, "status.failed", &failed) == KERR_OK && failed > 0))) {
+    } else if (rc == KERR_OK && podjob_job_done(job)) {
         rc = finish_job(x, entry, job, requeue, err);
     } else if (rc == KERR_OK) {
         requeue_min(requeue, BKEJOB_POLL_MS);

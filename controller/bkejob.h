@@ -95,6 +95,14 @@ struct bkejob_summary {
 /* Read pod's first container's termination into *s. */
 void bkejob_read_pod(const cJSON *pod, struct bkejob_summary *s);
 
+/*
+ * The terminated Pod of the Job with uid juid in ns read into *s (s->terminated 0 when
+ * none): selected by the Job controller's label controller-uid, never a Pod of an earlier
+ * Job of the same name.
+ */
+enum kerr bkejob_job_pod(struct k8s_client *cl, const char *ns, const char *juid,
+                         struct bkejob_summary *s, struct kerr_info *err);
+
 /* The next delay after failures failed deletions (1, 2, ...). */
 long bkejob_backoff_ms(long failures);
 

@@ -7,19 +7,14 @@
 #include <string.h>
 
 #include "common/bstore.h"
-#include "common/crypto.h"
 #include "common/k8s.h"
 #include "common/kjson.h"
 #include "controller/etcdspec.h"
 #include "controller/kname.h"
+#include "controller/podjob.h"
 
-#define LOCAL_HOST_ROOT "/etc/gardener/local-backupbuckets"
-#define LOCAL_HOME      "/home/nonroot"
-#define RUN_AS          65532
-#define ARGS_MAX        32
-
-static const struct k8s_resource RES_JOB = { "batch", "v1", "jobs", 1 };
-static const struct k8s_resource RES_POD = { "", "v1", "pods", 1 };
+#define RUN_AS   65532
+#define ARGS_MAX 32
 
 static int put(cJSON *obj, const char *key, const char *value)
 {
@@ -43,24 +38,6 @@ static int arg(cJSON *args, const char *flag, const char *value)
     if (snprintf(buf, sizeof(buf), "--%s=%s", flag, value) >= (int)sizeof(buf))
         return 0;
     return push(args, cJSON_CreateString(buf));
-}
-
-/* The host directory of the Local buckets: the Secret's hostPath (base64), else druid's default. */
-static void local_root(const cJSON *secret, char *out, size_t n)
-{
-    const char *b64 = kjson_get_str(secret, "data.hostPath");
-    unsigned char *raw = NULL;
-    size_t len = 0;
-
-    if (b64 && crypto_b64_decode(b64, strlen(b64), &raw, &len, NULL) == KERR_OK && len > 0 &&
-        raw[0] == '/' && !memchr(raw, '\0', len)) {
-        while (len > 1 && raw[len - 1] == '/')
-            len--;
-        snprintf(out, n, "%.*s", (int)len, (const char *)raw);
-    } else {
-        snprintf(out, n, "%s", LOCAL_HOST_ROOT);
-    }
-    free(raw);
 }
 
 /* Check one side; *kind is its etcd-backup-restore provider name. */
@@ -93,9 +70,9 @@ static int side_volume(const char *side, const char *kind, const struct cpjob_st
 
     snprintf(vname, sizeof(vname), "%s-store", side);
     if (strcmp(kind, "Local") == 0) {
-        local_root(st->secret, root, sizeof(root));
+        podjob_local_root(st->secret, root, sizeof(root));
         snprintf(path, sizeof(path), "%s/%s", root, st->container);
-        snprintf(mount, sizeof(mount), LOCAL_HOME "/%s", st->container);
+        snprintf(mount, sizeof(mount), PODJOB_LOCAL_HOME "/%s", st->container);
         ok = ok && put(v, "name", vname) && !kjson_set_str(v, "hostPath.path", path, NULL) &&
              !kjson_set_str(v, "hostPath.type", "Directory", NULL) && put(m, "name", vname) &&
              put(m, "mountPath", mount);
@@ -137,45 +114,13 @@ static int side_args(cJSON *args, const char *side, const char *kind, const stru
     return ok;
 }
 
-/* command split at blanks into a new array; NULL when empty, too long or NOMEM. */
-static cJSON *split_words(const char *command)
-{
-    cJSON *arr = cJSON_CreateArray();
-    const char *p = command, *s;
-    char *word;
-    int n = 0;
-
-    while (arr && *p) {
-        while (*p == ' ' || *p == '\t')
-            p++;
-        if (!*p)
-            break;
-        s = p;
-        while (*p && *p != ' ' && *p != '\t')
-            p++;
-        word = strndup(s, (size_t)(p - s));
-        if (!word || ++n > ARGS_MAX || !push(arr, cJSON_CreateString(word))) {
-            free(word);
-            cJSON_Delete(arr);
-            return NULL;
-        }
-        free(word);
-    }
-    if (arr && n == 0) {
-        cJSON_Delete(arr);
-        return NULL;
-    }
-    return arr;
-}
-
 /* The container: image, command, args, env, mounts (all three TAKEN), security context. */
 static cJSON *container_of(const char *image, const char *command, cJSON *args, cJSON *env,
                            cJSON *mounts)
 {
-    cJSON *c = cJSON_CreateObject(), *cmd = split_words(command), *caps = cJSON_CreateArray();
-    int ok = c && args && env && cmd && caps && mounts;
+    cJSON *c = cJSON_CreateObject(), *cmd = podjob_split_words(command, ARGS_MAX);
+    int ok = c && args && env && cmd && mounts;
 
-    ok = ok && push(caps, cJSON_CreateString("ALL"));
     ok = ok && put(c, "name", CPJOB_CONTAINER) && put(c, "image", image) &&
          put(c, "imagePullPolicy", "IfNotPresent") &&
          put(c, "terminationMessagePolicy", "FallbackToLogsOnError");
@@ -183,15 +128,11 @@ static cJSON *container_of(const char *image, const char *command, cJSON *args, 
     ok = ok && cJSON_AddItemToObject(c, "args", args) && (args = NULL, 1);
     ok = ok && cJSON_AddItemToObject(c, "env", env) && (env = NULL, 1);
     ok = ok && cJSON_AddItemToObject(c, "volumeMounts", mounts) && (mounts = NULL, 1);
-    ok = ok && !kjson_set_bool(c, "securityContext.allowPrivilegeEscalation", false, NULL) &&
-         !kjson_set_bool(c, "securityContext.readOnlyRootFilesystem", true, NULL) &&
-         !kjson_set_bool(c, "securityContext.runAsNonRoot", true, NULL) &&
-         !kjson_set(c, "securityContext.capabilities.drop", caps, NULL) && (caps = NULL, 1);
+    ok = ok && podjob_secure_container(c);
     cJSON_Delete(cmd);
     cJSON_Delete(args);
     cJSON_Delete(env);
     cJSON_Delete(mounts);
-    cJSON_Delete(caps);
     if (!ok) {
         cJSON_Delete(c);
         return NULL;
@@ -205,12 +146,7 @@ static cJSON *pod_of(cJSON *ctr, cJSON *vols)
     cJSON *pod = cJSON_CreateObject();
     int ok = pod && ctr && vols;
 
-    ok = ok && put(pod, "restartPolicy", "Never") &&
-         !kjson_set_bool(pod, "securityContext.runAsNonRoot", true, NULL) &&
-         !kjson_set_int(pod, "securityContext.runAsUser", RUN_AS, NULL) &&
-         !kjson_set_int(pod, "securityContext.runAsGroup", RUN_AS, NULL) &&
-         !kjson_set_int(pod, "securityContext.fsGroup", RUN_AS, NULL) &&
-         !kjson_set_str(pod, "securityContext.seccompProfile.type", "RuntimeDefault", NULL) &&
+    ok = ok && put(pod, "restartPolicy", "Never") && podjob_secure_pod(pod, RUN_AS) &&
          cJSON_AddItemToObject(pod, "volumes", vols) && (vols = NULL, 1) &&
          !kjson_set(pod, "containers", cJSON_CreateArray(), NULL) &&
          push((cJSON *)kjson_get(pod, "containers"), ctr) && (ctr = NULL, 1);
@@ -227,7 +163,8 @@ static cJSON *pod_of(cJSON *ctr, cJSON *vols)
 static cJSON *env_of(const char *dir_var, const char *dir)
 {
     cJSON *env = cJSON_CreateArray(), *e = cJSON_CreateObject(), *d = NULL;
-    int ok = env && e && put(e, "name", "HOME") && put(e, "value", LOCAL_HOME) && push(env, e);
+    int ok =
+        env && e && put(e, "name", "HOME") && put(e, "value", PODJOB_LOCAL_HOME) && push(env, e);
 
     e = NULL;
     if (ok && dir_var) {
@@ -239,6 +176,22 @@ static cJSON *env_of(const char *dir_var, const char *dir)
         return NULL;
     }
     return env;
+}
+
+/* The pod of the container running image (NULL: CPJOB_DEFAULT_IMAGE) with command, args,
+ * env and mounts, with vols (all four TAKEN); NULL, all four deleted, when ok is 0. */
+static cJSON *pod_around(int ok, const char *image, const char *command, cJSON *args, cJSON *env,
+                         cJSON *mounts, cJSON *vols)
+{
+    if (!ok) {
+        cJSON_Delete(args);
+        cJSON_Delete(env);
+        cJSON_Delete(mounts);
+        cJSON_Delete(vols);
+        return NULL;
+    }
+    return pod_of(container_of(image ? image : CPJOB_DEFAULT_IMAGE, command, args, env, mounts),
+                  vols);
 }
 
 /* The copy's pod spec: the two sides' volumes, args as above. */
@@ -259,16 +212,8 @@ static cJSON *copy_pod(const struct cpjob_spec *s, const char *fk, const char *t
         ok = ok && push(args, cJSON_CreateString("--latest-full"));
     if (s->until)
         ok = ok && arg(args, "until", s->until);
-    if (!ok) {
-        cJSON_Delete(vols);
-        cJSON_Delete(mounts);
-        cJSON_Delete(args);
-        return NULL;
-    }
-    return pod_of(container_of(s->image ? s->image : CPJOB_DEFAULT_IMAGE,
-                               s->command ? s->command : CPJOB_DEFAULT_COMMAND, args,
-                               env_of(NULL, NULL), mounts),
-                  vols);
+    return pod_around(ok, s->image, s->command ? s->command : CPJOB_DEFAULT_COMMAND, args,
+                      ok ? env_of(NULL, NULL) : NULL, mounts, vols);
 }
 
 /* The delete's pod spec: the store's volume, its credentials directory through the
@@ -287,16 +232,8 @@ static cJSON *delete_pod(const struct cpjob_delete_spec *s, const char *kind)
          arg(args, "store-prefix", s->store.prefix);
     if (s->store.endpoint_override && *s->store.endpoint_override)
         ok = ok && arg(args, "store-endpoint-override", s->store.endpoint_override);
-    if (!ok) {
-        cJSON_Delete(vols);
-        cJSON_Delete(mounts);
-        cJSON_Delete(args);
-        return NULL;
-    }
-    return pod_of(container_of(s->image ? s->image : CPJOB_DEFAULT_IMAGE,
-                               s->command ? s->command : CPJOB_DEFAULT_DELETE_COMMAND, args,
-                               env_of(var, CPJOB_TO_DIR), mounts),
-                  vols);
+    return pod_around(ok, s->image, s->command ? s->command : CPJOB_DEFAULT_DELETE_COMMAND, args,
+                      ok ? env_of(var, CPJOB_TO_DIR) : NULL, mounts, vols);
 }
 
 /* Labels of the Job and its Pods. */
@@ -366,8 +303,8 @@ static enum kerr check_spec(const struct cpjob_spec *s, const char **fk, const c
         strcmp(s->from.container, s->to.container) == 0) {
         char a[512], b[512];
 
-        local_root(s->from.secret, a, sizeof(a));
-        local_root(s->to.secret, b, sizeof(b));
+        podjob_local_root(s->from.secret, a, sizeof(a));
+        podjob_local_root(s->to.secret, b, sizeof(b));
         if (strcmp(a, b) != 0)
             rc = kerr_set(err, KERR_INVAL,
                           "Local stores of one container name under two host paths");
@@ -484,32 +421,19 @@ static int read_summary(const char *line, size_t len, struct cpjob_summary *out)
 
 void cpjob_read_pod(const cJSON *pod, struct cpjob_summary *out)
 {
-    const cJSON *t = kjson_get(pod, "status.containerStatuses.0.state.terminated");
-    const char *msg, *line, *nl;
-    int64_t code = -1;
-    size_t len;
+    const char *line = NULL;
+    size_t len = 0;
 
     out->parsed = 0;
     out->exit_code = -1;
     out->n = out->total = 0;
     out->error[0] = '\0';
-    if (!cJSON_IsObject(t))
+    if (!podjob_terminated(pod, &out->exit_code, &line, &len) || !line)
         return;
-    if (kjson_get_int64(t, "exitCode", &code) == KERR_OK && code >= 0 && code <= 255)
-        out->exit_code = (int)code;
-    msg = kjson_get_str(t, "message");
-    if (!msg)
-        return;
-    len = strlen(msg);
-    while (len > 0 && (msg[len - 1] == '\n' || msg[len - 1] == '\r'))
-        len--;
-    line = msg;
-    for (nl = msg; (nl = memchr(nl, '\n', (size_t)(msg + len - nl))) != NULL; nl++)
-        line = nl + 1;
-    out->parsed = read_summary(line, (size_t)(msg + len - line), out);
+    out->parsed = read_summary(line, len, out);
     if (!out->parsed) {
         out->n = out->total = 0;
-        snprintf(out->error, sizeof(out->error), "%.*s", (int)(msg + len - line), line);
+        snprintf(out->error, sizeof(out->error), "%.*s", (int)len, line);
     }
 }
 
@@ -524,7 +448,7 @@ enum kerr cpjob_read(struct k8s_client *cl, const char *ns, const char *job_name
 
     memset(out, 0, sizeof(*out));
     out->exit_code = -1;
-    rc = k8s_get(cl, &RES_JOB, ns, job_name, NULL, &job, err);
+    rc = k8s_get(cl, &ETCDSPEC_RES_JOB, ns, job_name, NULL, &job, err);
     if (rc != KERR_OK)
         return rc;
     out->succeeded = kjson_get_int64(job, "status.succeeded", &ok) == KERR_OK && ok > 0;
@@ -534,8 +458,8 @@ enum kerr cpjob_read(struct k8s_client *cl, const char *ns, const char *job_name
         const char *uid = kjson_get_str(job, "metadata.uid");
 
         snprintf(sel, sizeof(sel), "controller-uid=%s", uid ? uid : "-");
-        rc = k8s_list(cl, &RES_POD, ns, &(struct k8s_list_opts){ .label_selector = sel }, &list,
-                      err);
+        rc = k8s_list(cl, &ETCDSPEC_RES_POD, ns, &(struct k8s_list_opts){ .label_selector = sel },
+                      &list, err);
         cJSON_ArrayForEach (pod, cJSON_GetObjectItemCaseSensitive(list, "items")) {
             cpjob_read_pod(pod, out);
             if (out->exit_code >= 0)

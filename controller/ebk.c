@@ -15,9 +15,9 @@
 #include "controller/ctl.h"
 #include "controller/ctl_config.h"
 #include "controller/etcdspec.h"
+#include "controller/podjob.h"
 
 const struct k8s_resource EBK_RES_BACKUP = { "etcd-warden.io", "v1alpha1", "etcdbackups", 1 };
-static const struct k8s_resource RES_JOB = { "batch", "v1", "jobs", 1 };
 
 /* What the executor of otask.c writes to lastOperation.description on success. */
 #define DESC_PREFIX "full snapshot "
@@ -442,11 +442,7 @@ static enum kerr start_copy(const struct ebk_env *env, const cJSON *stored, cons
     if (rc == KERR_OK)
         rc = cpjob_build(&s, &job, err);
     if (rc == KERR_OK)
-        rc = k8s_create(env->client, &RES_JOB, ns, job, NULL, NULL, err);
-    if (rc == KERR_EXISTS) {
-        kerr_clear(err);
-        rc = KERR_OK;
-    }
+        rc = podjob_create_job(env->client, ns, job, err);
     if (rc != KERR_OK)
         goto out;
     nb = cJSON_Duplicate(b, 1);
@@ -523,20 +519,6 @@ static enum kerr record(const struct ebk_env *env, const cJSON *b, const struct 
     return rc;
 }
 
-static enum kerr delete_job(const struct ebk_env *env, const char *ns, const char *name,
-                            struct kerr_info *err)
-{
-    enum kerr rc =
-        k8s_delete(env->client, &RES_JOB, ns, name,
-                   &(struct k8s_delete_opts){ .propagation_policy = "Background" }, NULL, err);
-
-    if (rc == KERR_NOTFOUND) {
-        kerr_clear(err);
-        rc = KERR_OK;
-    }
-    return rc;
-}
-
 /* Uploading: the Job's result, then the Job deleted. */
 static enum kerr step_upload(const struct ebk_env *env, const cJSON *b, long *requeue,
                              struct kerr_info *err)
@@ -553,7 +535,7 @@ static enum kerr step_upload(const struct ebk_env *env, const cJSON *b, long *re
     } else if (rc == KERR_OK) {
         rc = record(env, b, s, err);
         if (rc == KERR_OK)
-            rc = delete_job(env, ns, jname, err);
+            rc = podjob_delete_job(env->client, ns, jname, err);
     }
     free(s);
     return rc == KERR_NOMEM && !err->msg[0] ? kerr_set(err, rc, NULL) : rc;
@@ -564,7 +546,9 @@ static enum kerr step_done(const struct ebk_env *env, const cJSON *b, struct ker
 {
     const char *jname = kjson_get_str(b, "status.jobName");
 
-    return jname && *jname ? delete_job(env, str(b, "metadata.namespace"), jname, err) : KERR_OK;
+    return jname && *jname
+               ? podjob_delete_job(env->client, str(b, "metadata.namespace"), jname, err)
+               : KERR_OK;
 }
 
 enum kerr ebk_step(const struct ebk_env *env, const char *ns, const char *name, long *requeue_ms,

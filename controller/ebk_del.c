@@ -15,9 +15,7 @@
 #include "controller/cpjob.h"
 #include "controller/ebk.h"
 #include "controller/etcdspec.h"
-
-static const struct k8s_resource RES_JOB = { "batch", "v1", "jobs", 1 };
-static const struct k8s_resource RES_POD = { "", "v1", "pods", 1 };
+#include "controller/podjob.h"
 
 static const char *str(const cJSON *obj, const char *path)
 {
@@ -70,29 +68,6 @@ static enum kerr drop_finalizer(const struct ebk_env *env, const cJSON *b, struc
     return rc;
 }
 
-/* The terminated Pod of the Job with uid juid into *s (s->terminated 0 when none). */
-static enum kerr job_pod(const struct ebk_env *env, const char *ns, const char *juid,
-                         struct bkejob_summary *s, struct kerr_info *err)
-{
-    char sel[128];
-    cJSON *list = NULL;
-    const cJSON *pod;
-    enum kerr rc;
-
-    memset(s, 0, sizeof(*s));
-    s->exit_code = -1;
-    snprintf(sel, sizeof(sel), "controller-uid=%s", juid);
-    rc = k8s_list(env->client, &RES_POD, ns, &(struct k8s_list_opts){ .label_selector = sel },
-                  &list, err);
-    cJSON_ArrayForEach (pod, cJSON_GetObjectItemCaseSensitive(list, "items")) {
-        bkejob_read_pod(pod, s);
-        if (s->terminated)
-            break;
-    }
-    cJSON_Delete(list);
-    return rc;
-}
-
 /* No delete Job: start one unless status.nextDeletionAt lies ahead. */
 static enum kerr start(const struct ebk_env *env, const cJSON *b, const char *jname, long *requeue,
                        struct kerr_info *err)
@@ -126,11 +101,7 @@ static enum kerr start(const struct ebk_env *env, const cJSON *b, const char *jn
     if (rc == KERR_OK)
         rc = cpjob_build_delete(&s, &job, err);
     if (rc == KERR_OK)
-        rc = k8s_create(env->client, &RES_JOB, ns, job, NULL, NULL, err);
-    if (rc == KERR_EXISTS) {
-        kerr_clear(err);
-        rc = KERR_OK;
-    }
+        rc = podjob_create_job(env->client, ns, job, err);
     if (rc == KERR_OK)
         ebk_event(env, b, 0, "CopyDeletionStarted", "Job %s/%s deletes %s", ns, jname,
                   str(b, "status.destinationKey"));
@@ -154,7 +125,7 @@ static enum kerr finish(const struct ebk_env *env, const cJSON *b, const cJSON *
     time_t now = time(NULL);
     long wait_ms;
     cJSON *nb = NULL;
-    enum kerr rc = job_pod(env, ns, juid, &s, err);
+    enum kerr rc = bkejob_job_pod(env->client, ns, juid, &s, err);
 
     if (rc != KERR_OK)
         return rc;
@@ -163,11 +134,9 @@ static enum kerr finish(const struct ebk_env *env, const cJSON *b, const cJSON *
         if (rc == KERR_OK) {
             ebk_event(env, b, 0, "CopyDeleted", "%s deleted from the destination",
                       str(b, "status.destinationKey"));
-            rc = k8s_delete(env->client, &RES_JOB, ns, jname,
-                            &(struct k8s_delete_opts){ .propagation_policy = "Background" }, NULL,
-                            err);
+            rc = podjob_delete_job(env->client, ns, jname, err);
         }
-        return rc == KERR_NOTFOUND ? (kerr_clear(err), KERR_OK) : rc;
+        return rc;
     }
     (void)kjson_get_int64(b, "status.deletionFailures", &failures);
     if (!decided)
@@ -199,9 +168,8 @@ static enum kerr finish(const struct ebk_env *env, const cJSON *b, const cJSON *
         ebk_event(env, b, !locked, locked ? "CopyLocked" : "DeletionFailed", "%s; retried at %s",
                   why, next);
     if (rc == KERR_OK)
-        rc = k8s_delete(env->client, &RES_JOB, ns, jname,
-                        &(struct k8s_delete_opts){ .propagation_policy = "Background" }, NULL, err);
-    if (rc == KERR_NOTFOUND) {
+        rc = podjob_delete_job(env->client, ns, jname, err);
+    if (rc == KERR_NOTFOUND) { /* the backup gone meanwhile */
         kerr_clear(err);
         rc = KERR_OK;
     }
@@ -214,7 +182,6 @@ enum kerr ebk_delete_step(const struct ebk_env *env, const cJSON *b, long *reque
 {
     const char *ns = str(b, "metadata.namespace"), *name = str(b, "metadata.name");
     char jname[KNAME_LABEL_MAX + 1];
-    int64_t ok = 0, failed = 0;
     cJSON *job = NULL;
     enum kerr rc;
 
@@ -227,13 +194,11 @@ enum kerr ebk_delete_step(const struct ebk_env *env, const cJSON *b, long *reque
         return drop_finalizer(env, b, err);
     if (ebk_del_job_name(name, jname) != KERR_OK)
         return kerr_set(err, KERR_INVAL, "no delete Job name for EtcdBackup %s", name);
-    rc = k8s_get(env->client, &RES_JOB, ns, jname, NULL, &job, err);
+    rc = k8s_get(env->client, &ETCDSPEC_RES_JOB, ns, jname, NULL, &job, err);
     if (rc == KERR_NOTFOUND) {
         kerr_clear(err);
         rc = start(env, b, jname, requeue, err);
-    } else if (rc == KERR_OK && !kjson_has(job, "metadata.deletionTimestamp") &&
-               ((kjson_get_int64(job, "status.succeeded", &ok) == KERR_OK && ok > 0) ||
-                (kjson_get_int64(job, "status.failed", &failed) == KERR_OK && failed > 0))) {
+    } else if (rc == KERR_OK && podjob_job_done(job)) {
         rc = finish(env, b, job, requeue, err);
     } else if (rc == KERR_OK) {
         requeue_min(requeue, EBK_POLL_MS);

@@ -358,28 +358,9 @@ static enum kerr schedule(const struct rctx *x, struct pass *p, const struct spe
 /* The Ready condition of p, keeping the transition time of an equal one in old (BORROWED). */
 static cJSON *condition(const struct pass *p, int ready, const cJSON *old)
 {
-    const char *status = ready ? "True" : "False", *ltt = NULL;
     char now[KTIME_LEN + 1];
-    cJSON *c = cJSON_CreateObject();
-    const cJSON *o;
 
-    cJSON_ArrayForEach (o, kjson_get_arr(old, "status.conditions")) {
-        const char *t = kjson_get_str(o, "type"), *s = kjson_get_str(o, "status");
-
-        if (t && s && strcmp(t, "Ready") == 0 && strcmp(s, status) == 0)
-            ltt = kjson_get_str(o, "lastTransitionTime");
-    }
-    if (!ltt)
-        ltt = fmt_time(p->now, now);
-    if (!c || !cJSON_AddStringToObject(c, "type", "Ready") ||
-        !cJSON_AddStringToObject(c, "status", status) ||
-        !cJSON_AddStringToObject(c, "reason", p->reason) ||
-        !cJSON_AddStringToObject(c, "message", p->message) ||
-        !cJSON_AddStringToObject(c, "lastTransitionTime", ltt)) {
-        cJSON_Delete(c);
-        return NULL;
-    }
-    return c;
+    return rctx_ready_condition(ready, p->reason, p->message, old, fmt_time(p->now, now));
 }
 
 /* Build the status of p (ready: the spec is valid) and write it when it changed. */

@@ -15,11 +15,11 @@
 #include "controller/ctl.h"
 #include "controller/ctl_config.h"
 #include "controller/etcdspec.h"
+#include "controller/podjob.h"
 #include "controller/kname.h"
 
 const struct k8s_resource ERST_RES_RESTORE = { "etcd-warden.io", "v1alpha1", "etcdrestores", 1 };
 const struct k8s_resource ERST_RES_BACKUP = { "etcd-warden.io", "v1alpha1", "etcdbackups", 1 };
-static const struct k8s_resource res_job = { "batch", "v1", "jobs", 1 };
 
 #define WHY_MAX 640
 
@@ -305,15 +305,11 @@ static enum kerr fail(const struct erst_ctx *x, cJSON *rs, const char *reason, c
 /* Delete the restore's copy Job, if any (NotFound is fine). */
 static enum kerr delete_job(const struct erst_ctx *x, const cJSON *rs, struct kerr_info *err)
 {
-    struct k8s_delete_opts o = { .propagation_policy = "Background" };
     const char *job = kjson_get_str(rs, "status.jobName");
-    enum kerr rc;
 
     if (!job || !*job)
         return KERR_OK;
-    rc = k8s_delete(x->client, &res_job, kjson_get_str(rs, "metadata.namespace"), job, &o, NULL,
-                    err);
-    return rc == KERR_NOTFOUND ? KERR_OK : rc;
+    return podjob_delete_job(x->client, kjson_get_str(rs, "metadata.namespace"), job, err);
 }
 
 /* ---- the phases ---- */
@@ -381,9 +377,7 @@ static enum kerr pending(const struct erst_ctx *x, cJSON *rs, long *requeue, str
             goto out;
         }
         if (!rc)
-            rc = k8s_create(x->client, &res_job, ns, job, NULL, NULL, err);
-        if (rc == KERR_EXISTS) /* created by an earlier pass that did not get to the status */
-            rc = KERR_OK;
+            rc = podjob_create_job(x->client, ns, job, err); /* also one of an earlier pass */
         if (!rc)
             rc = kjson_set_str(rs, "status.jobName", name, err);
         if (!rc)

@@ -17,6 +17,8 @@ const struct k8s_resource ETCDSPEC_RES_OPSTASK = { "druid.gardener.cloud", "v1al
                                                    "etcdopstasks", 1 };
 const struct k8s_resource ETCDSPEC_RES_CRONJOB = { "batch", "v1", "cronjobs", 1 };
 const struct k8s_resource ETCDSPEC_RES_SECRET = { "", "v1", "secrets", 1 };
+const struct k8s_resource ETCDSPEC_RES_JOB = { "batch", "v1", "jobs", 1 };
+const struct k8s_resource ETCDSPEC_RES_POD = { "", "v1", "pods", 1 };
 
 /* A component kind: its resource, apiVersion and whether etcd-druid owns it by the Etcd. */
 struct kind_info {

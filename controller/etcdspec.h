@@ -54,6 +54,8 @@ extern const struct k8s_resource ETCDSPEC_RES_IMMTASK;
 extern const struct k8s_resource ETCDSPEC_RES_OPSTASK;
 extern const struct k8s_resource ETCDSPEC_RES_CRONJOB;
 extern const struct k8s_resource ETCDSPEC_RES_SECRET;
+extern const struct k8s_resource ETCDSPEC_RES_JOB;
+extern const struct k8s_resource ETCDSPEC_RES_POD;
 
 /* The backup store of an Etcd (spec.backup.store). */
 struct etcdspec_store {

@@ -150,28 +150,11 @@ out:
 /* The condition of v, keeping the transition time of an equal one in old (BORROWED). */
 static cJSON *condition(const struct verdict *v, const cJSON *old)
 {
-    const char *status = v->ready ? "True" : "False", *ltt = NULL;
     char now[KTIME_LEN + 1] = "";
-    cJSON *c = cJSON_CreateObject();
-    const cJSON *o;
 
-    cJSON_ArrayForEach (o, kjson_get_arr(old, "status.conditions")) {
-        const char *t = kjson_get_str(o, "type"), *s = kjson_get_str(o, "status");
-
-        if (t && s && strcmp(t, "Ready") == 0 && strcmp(s, status) == 0)
-            ltt = kjson_get_str(o, "lastTransitionTime");
-    }
-    if (!ltt && ktime_format(time(NULL), now) == KERR_OK)
-        ltt = now;
-    if (!c || !cJSON_AddStringToObject(c, "type", "Ready") ||
-        !cJSON_AddStringToObject(c, "status", status) ||
-        !cJSON_AddStringToObject(c, "reason", v->reason) ||
-        !cJSON_AddStringToObject(c, "message", v->message) ||
-        !cJSON_AddStringToObject(c, "lastTransitionTime", ltt ? ltt : "")) {
-        cJSON_Delete(c);
-        return NULL;
-    }
-    return c;
+    if (ktime_format(time(NULL), now) != KERR_OK)
+        now[0] = '\0';
+    return rctx_ready_condition(v->ready, v->reason, v->message, old, now);
 }
 
 /* The task's status for v; written through /status when it differs. */

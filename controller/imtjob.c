@@ -11,13 +11,12 @@
 #include "common/ktime.h"
 #include "controller/etcdspec.h"
 #include "controller/kname.h"
+#include "controller/podjob.h"
 
-#define SECRET_VOLUME   "etcd-backup-secret"
-#define MOUNT_NON_GCS   "/var/etcd-backup"
-#define MOUNT_GCS       "/var/.gcp/"
-#define LOCAL_HOST_ROOT "/etc/gardener/local-backupbuckets"
-#define LOCAL_HOME      "/home/nonroot"
-#define LOCAL_MOUNT     LOCAL_HOME "/"
+#define SECRET_VOLUME "etcd-backup-secret"
+#define MOUNT_NON_GCS "/var/etcd-backup"
+#define MOUNT_GCS     "/var/.gcp/"
+#define LOCAL_MOUNT   PODJOB_LOCAL_HOME "/"
 
 /* What warden-snapshot opens (controller/snapshot/ostore.c, ostore_open), as etcdspec kinds. */
 static const char *const SUPPORTED[] = { "S3", "ABS", "GCS", "ECS", "OCS", "Local", NULL };
@@ -39,24 +38,6 @@ const char *imtjob_local_secret(const cJSON *etcd)
     if (!p || (strcmp(p, "Local") != 0 && strcmp(p, "local") != 0))
         return NULL;
     return kjson_get_str(etcd, "spec.backup.store.secretRef.name");
-}
-
-/* The host directory of the Local buckets: the Secret's hostPath (base64), else druid's default. */
-static void local_root(const cJSON *secret, char *out, size_t n)
-{
-    const char *b64 = kjson_get_str(secret, "data.hostPath");
-    unsigned char *raw = NULL;
-    size_t len = 0;
-
-    if (b64 && crypto_b64_decode(b64, strlen(b64), &raw, &len, NULL) == KERR_OK && len > 0 &&
-        raw[0] == '/' && !memchr(raw, '\0', len)) {
-        while (len > 1 && raw[len - 1] == '/')
-            len--;
-        snprintf(out, n, "%.*s", (int)len, (const char *)raw);
-    } else {
-        snprintf(out, n, "%s", LOCAL_HOST_ROOT);
-    }
-    free(raw);
 }
 
 enum kerr imtjob_task_name(const char *etcd_name, char *out, size_t n)
@@ -222,7 +203,7 @@ static enum kerr store_volume(const struct etcdspec_store *st, const cJSON *secr
     enum kerr rc = vol && vm ? KERR_OK : KERR_NOMEM;
 
     if (strcmp(p, "Local") == 0) {
-        local_root(secret, root, sizeof(root));
+        podjob_local_root(secret, root, sizeof(root));
         snprintf(path, sizeof(path), "%s/%s", root, st->container ? st->container : "");
         snprintf(local, sizeof(local), LOCAL_MOUNT "%s", st->container ? st->container : "");
         if (rc == KERR_OK &&
@@ -254,38 +235,6 @@ static enum kerr store_volume(const struct etcdspec_store *st, const cJSON *secr
     cJSON_Delete(vol);
     cJSON_Delete(vm);
     return rc == KERR_OK ? rc : kerr_set(err, rc, NULL);
-}
-
-/* command split at blanks into a new array; NULL when empty, too long or NOMEM. */
-static cJSON *split_words(const char *command)
-{
-    cJSON *arr = cJSON_CreateArray(), *w;
-    const char *p = command, *s;
-    char *word;
-    int n = 0;
-
-    while (arr && *p) {
-        while (*p == ' ' || *p == '\t')
-            p++;
-        if (!*p)
-            break;
-        s = p;
-        while (*p && *p != ' ' && *p != '\t')
-            p++;
-        word = strndup(s, (size_t)(p - s));
-        w = word ? cJSON_CreateString(word) : NULL;
-        free(word);
-        if (!w || ++n > IMTJOB_ARGS_MAX || !cJSON_AddItemToArray(arr, w)) {
-            cJSON_Delete(w);
-            cJSON_Delete(arr);
-            return NULL;
-        }
-    }
-    if (arr && n == 0) {
-        cJSON_Delete(arr);
-        return NULL;
-    }
-    return arr;
 }
 
 /* --gc-from-timestamp, --storage-provider, --store-container, --store-prefix,
@@ -325,7 +274,7 @@ static cJSON *env_of(const struct etcdspec_store *st)
         !env_field(env, "POD_NAMESPACE", "metadata.namespace") ||
         !env_value(env, "STORAGE_CONTAINER", st->container ? st->container : "") ||
         !provider_env(env, st) ||
-        (strcmp(st->provider_kind, "Local") == 0 && !env_value(env, "HOME", LOCAL_HOME))) {
+        (strcmp(st->provider_kind, "Local") == 0 && !env_value(env, "HOME", PODJOB_LOCAL_HOME))) {
         cJSON_Delete(env);
         return NULL;
     }
@@ -337,20 +286,14 @@ static cJSON *container_of(const char *image, cJSON *cmd, int64_t gc_from,
                            const struct etcdspec_store *st, const char *endpoint)
 {
     cJSON *c = cJSON_CreateObject(), *args = args_of(gc_from, st, endpoint), *env = env_of(st);
-    cJSON *caps = cJSON_CreateArray();
-    int ok = c && args && env && caps && cmd;
+    int ok = c && args && env && cmd;
 
     ok = ok && put(c, "name", IMTJOB_CONTAINER) && put(c, "image", image) &&
          put(c, "imagePullPolicy", "IfNotPresent");
     ok = ok && cJSON_AddItemToObject(c, "command", cmd) && (cmd = NULL, 1);
     ok = ok && cJSON_AddItemToObject(c, "args", args) && (args = NULL, 1);
     ok = ok && cJSON_AddItemToObject(c, "env", env) && (env = NULL, 1);
-    ok = ok && cJSON_AddItemToArray(caps, cJSON_CreateString("ALL"));
-    ok = ok && !kjson_set_bool(c, "securityContext.allowPrivilegeEscalation", false, NULL) &&
-         !kjson_set_bool(c, "securityContext.readOnlyRootFilesystem", true, NULL) &&
-         !kjson_set_bool(c, "securityContext.runAsNonRoot", true, NULL) &&
-         !kjson_set(c, "securityContext.capabilities.drop", caps, NULL);
-    caps = NULL;
+    ok = ok && podjob_secure_container(c);
     cJSON_Delete(cmd);
     cJSON_Delete(args);
     cJSON_Delete(env);
@@ -391,12 +334,7 @@ static cJSON *pod_of(cJSON *ctr, const struct etcdspec_store *st, const cJSON *s
     /* the ambient identity comes with the account; its API token is not needed */
     ok = ok && (!sa || (put(pod, "serviceAccountName", sa) &&
                         !kjson_set_bool(pod, "automountServiceAccountToken", false, NULL)));
-    ok = ok && put(pod, "restartPolicy", "OnFailure") &&
-         !kjson_set_bool(pod, "securityContext.runAsNonRoot", true, NULL) &&
-         !kjson_set_int(pod, "securityContext.runAsUser", IMTJOB_RUN_AS, NULL) &&
-         !kjson_set_int(pod, "securityContext.runAsGroup", IMTJOB_RUN_AS, NULL) &&
-         !kjson_set_int(pod, "securityContext.fsGroup", IMTJOB_RUN_AS, NULL) &&
-         !kjson_set_str(pod, "securityContext.seccompProfile.type", "RuntimeDefault", NULL) &&
+    ok = ok && put(pod, "restartPolicy", "OnFailure") && podjob_secure_pod(pod, IMTJOB_RUN_AS) &&
          !kjson_set(pod, "containers", cJSON_CreateArray(), NULL) &&
          cJSON_AddItemToArray((cJSON *)kjson_get(pod, "containers"), ctr);
     if (!ok) {
@@ -518,7 +456,8 @@ enum kerr imtjob_cronjob_build_store(const cJSON *task, const cJSON *etcd, const
     rc = check_inputs(task, etcd, &e, &gc_from, err);
     if (rc != KERR_OK)
         return rc;
-    cmd = split_words(command ? command : "warden-snapshot extend-snapshot-immutability");
+    cmd = podjob_split_words(command ? command : "warden-snapshot extend-snapshot-immutability",
+                             IMTJOB_ARGS_MAX);
     if (!cmd)
         return kerr_set(err, KERR_INVAL, "--immutability-task-command: no command words");
     pod = pod_of(container_of(image ? image : "etcd-warden/controller:v0.1.0", cmd, gc_from,

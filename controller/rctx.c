@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "common/k8s.h"
 #include "common/kjson.h"
@@ -98,4 +99,28 @@ enum kerr rctx_components(const struct rctx *x, const char *ns, const char *name
     }
     *out = arr;
     return KERR_OK;
+}
+
+cJSON *rctx_ready_condition(int ready, const char *reason, const char *message, const cJSON *old,
+                            const char *now)
+{
+    const char *status = ready ? "True" : "False", *ltt = NULL;
+    cJSON *c = cJSON_CreateObject();
+    const cJSON *o;
+
+    cJSON_ArrayForEach (o, kjson_get_arr(old, "status.conditions")) {
+        const char *t = kjson_get_str(o, "type"), *s = kjson_get_str(o, "status");
+
+        if (t && s && strcmp(t, "Ready") == 0 && strcmp(s, status) == 0)
+            ltt = kjson_get_str(o, "lastTransitionTime");
+    }
+    if (!c || !cJSON_AddStringToObject(c, "type", "Ready") ||
+        !cJSON_AddStringToObject(c, "status", status) ||
+        !cJSON_AddStringToObject(c, "reason", reason) ||
+        !cJSON_AddStringToObject(c, "message", message) ||
+        !cJSON_AddStringToObject(c, "lastTransitionTime", ltt ? ltt : now)) {
+        cJSON_Delete(c);
+        return NULL;
+    }
+    return c;
 }

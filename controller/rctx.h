@@ -58,4 +58,12 @@ void rctx_event(const struct rctx *x, const cJSON *obj, enum ev_type type, const
 enum kerr rctx_components(const struct rctx *x, const char *ns, const char *name, cJSON **out,
                           struct kerr_info *err);
 
+/*
+ * A new Ready condition {type Ready, status "True" when ready else "False", reason, message,
+ * lastTransitionTime}: the transition time of a Ready condition of the same status in old's
+ * (BORROWED, may be NULL) status.conditions, else now. OWNED by the caller; NULL on NOMEM.
+ */
+cJSON *rctx_ready_condition(int ready, const char *reason, const char *message, const cJSON *old,
+                            const char *now);
+
 #endif

@@ -229,18 +229,10 @@ enum kerr gcsauth_token(struct gcsauth *a, struct shttp *h, const char **tok, st
                         jwt);
         rc = body ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL);
     }
-    struct curl_slist *hd =
-        rc ? NULL : curl_slist_append(NULL, "Content-Type: application/x-www-form-urlencoded");
-    rc = rc ? rc : (hd ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL));
     if (rc == KERR_OK) {
         struct shttp_resp r;
-        struct shttp_req rq = { .method = "POST",
-                                .url = a->token_uri,
-                                .headers = hd,
-                                .body = body,
-                                .body_len = strlen(body),
-                                .retries = GCSAUTH_RETRIES };
-        rc = shttp_perform(h, &rq, &r, err);
+        rc = shttp_post(h, a->token_uri, "application/x-www-form-urlencoded", NULL, body,
+                        GCSAUTH_RETRIES, &r, err);
         if (rc == KERR_OK && r.status != 200) {
             rc = kerr_set(err, KERR_UNAUTHORIZED, "GCS token endpoint %s: HTTP %ld %.200s",
                           a->token_uri, r.status, buf_str(&r.body));
@@ -248,7 +240,6 @@ enum kerr gcsauth_token(struct gcsauth *a, struct shttp *h, const char **tok, st
         rc = rc ? rc : take_token(a, &r, now, err);
         shttp_resp_release(&r);
     }
-    curl_slist_free_all(hd);
     free(jwt);
     free(body);
     *tok = rc ? NULL : a->token;

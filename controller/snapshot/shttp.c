@@ -295,3 +295,29 @@ enum kerr shttp_escape(const char *s, int keep_slash, char **out, struct kerr_in
     }
     return *out ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL);
 }
+
+enum kerr shttp_post(struct shttp *h, const char *url, const char *content_type, const char *extra,
+                     const char *body, int retries, struct shttp_resp *resp, struct kerr_info *err)
+{
+    char ct[256];
+    struct curl_slist *hd = NULL, *all = NULL;
+    if (snprintf(ct, sizeof ct, "Content-Type: %s", content_type) < (int)sizeof ct) {
+        hd = curl_slist_append(NULL, ct);
+        all = hd && extra ? curl_slist_append(hd, extra) : hd;
+    }
+    if (!all) {
+        curl_slist_free_all(hd);
+        memset(resp, 0, sizeof *resp);
+        buf_init(&resp->body, BODY_MAX);
+        return kerr_set(err, KERR_NOMEM, NULL);
+    }
+    struct shttp_req rq = { .method = "POST",
+                            .url = url,
+                            .headers = hd,
+                            .body = body,
+                            .body_len = strlen(body),
+                            .retries = retries };
+    enum kerr rc = shttp_perform(h, &rq, resp, err);
+    curl_slist_free_all(hd);
+    return rc;
+}

@@ -79,6 +79,15 @@ enum kerr shttp_perform(struct shttp *h, const struct shttp_req *req, struct sht
 
 void shttp_resp_release(struct shttp_resp *r);
 
+/*
+ * POST body (a string, BORROWED) to url with the header "Content-Type: content_type" and,
+ * when not NULL, the header line extra after it, with retries extra attempts: as
+ * shttp_perform. *resp is initialised here (also on KERR_NOMEM, when the headers cannot be
+ * built) and must be released by the caller whatever the result.
+ */
+enum kerr shttp_post(struct shttp *h, const char *url, const char *content_type, const char *extra,
+                     const char *body, int retries, struct shttp_resp *resp, struct kerr_info *err);
+
 /* Percent-encode s for a URL path (keep_slash) or a query value, into *out (OWNS). */
 enum kerr shttp_escape(const char *s, int keep_slash, char **out, struct kerr_info *err);
 

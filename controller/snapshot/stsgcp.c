@@ -177,19 +177,6 @@ enum kerr stsgcp_impersonation_answer(long status, const char *body, size_t len,
     return rc;
 }
 
-/* POST body to url with the headers; the answer in *r (release it). */
-static enum kerr post(struct shttp *h, const char *url, struct curl_slist *hd, const char *body,
-                      struct shttp_resp *r, struct kerr_info *err)
-{
-    struct shttp_req rq = { .method = "POST",
-                            .url = url,
-                            .headers = hd,
-                            .body = body,
-                            .body_len = strlen(body),
-                            .retries = STSGCP_RETRIES };
-    return shttp_perform(h, &rq, r, err);
-}
-
 /* The RFC 8693 exchange of the subject token for a Google access token. */
 static enum kerr exchange(const struct stsgcp *x, struct shttp *h, const char *scope, char **tok,
                           int64_t *exp, struct kerr_info *err)
@@ -210,19 +197,16 @@ static enum kerr exchange(const struct stsgcp *x, struct shttp *h, const char *s
                         e[0], e[1], e[2], e[3]);
         rc = body ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL);
     }
-    struct curl_slist *hd =
-        rc ? NULL : curl_slist_append(NULL, "Content-Type: application/x-www-form-urlencoded");
-    rc = rc ? rc : (hd ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL));
     if (rc == KERR_OK) {
         struct shttp_resp r;
         int64_t now = (int64_t)time(NULL);
-        rc = post(h, x->token_url, hd, body, &r, err);
+        rc = shttp_post(h, x->token_url, "application/x-www-form-urlencoded", NULL, body,
+                        STSGCP_RETRIES, &r, err);
         rc =
             rc ? rc
                : stsgcp_exchange_answer(r.status, buf_str(&r.body), r.body.len, now, tok, exp, err);
         shttp_resp_release(&r);
     }
-    curl_slist_free_all(hd);
     for (size_t i = 0; i < 4; i++) {
         free(e[i]);
     }
@@ -244,18 +228,15 @@ static enum kerr impersonate(const struct stsgcp *x, struct shttp *h, const char
         rc = kerr_set(err, KERR_NOMEM, NULL);
     }
     rc = rc ? rc : kjson_print(req, &body, NULL, err);
-    struct curl_slist *hd = rc ? NULL : curl_slist_append(NULL, "Content-Type: application/json");
-    struct curl_slist *hd2 = hd ? curl_slist_append(hd, auth) : NULL;
-    rc = rc ? rc : (hd2 ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL));
     if (rc == KERR_OK) {
         struct shttp_resp r;
-        rc = post(h, x->impersonation_url, hd, body, &r, err);
+        rc = shttp_post(h, x->impersonation_url, "application/json", auth, body, STSGCP_RETRIES, &r,
+                        err);
         rc =
             rc ? rc
                : stsgcp_impersonation_answer(r.status, buf_str(&r.body), r.body.len, tok, exp, err);
         shttp_resp_release(&r);
     }
-    curl_slist_free_all(hd);
     cJSON_Delete(scopes);
     cJSON_Delete(req);
     free(auth);

@@ -18,7 +18,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/snapshot.sh"
 . "$(dirname "$0")/../lib/controller.sh"
 # kubesim.sh's EXIT trap is the one left: it runs snapshot.sh's clean-ups (emulators, work dir).
-ksim_on_exit 'for ((i = ${#_snap_cleanups[@]} - 1; i >= 0; i--)); do eval "${_snap_cleanups[i]}" || true; done'
+ksim_on_exit snap_cleanups
 
 # The Local bucket's Secret names a host directory other than etcd-druid's default
 # /etc/gardener/local-backupbuckets: the Job must mount that one.

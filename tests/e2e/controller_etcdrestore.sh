@@ -17,7 +17,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/snapshot.sh"
 . "$(dirname "$0")/../lib/controller.sh"
 # kubesim.sh's EXIT trap is the one left: it runs snapshot.sh's clean-ups (emulators, work dir).
-ksim_on_exit 'for ((i = ${#_snap_cleanups[@]} - 1; i >= 0; i--)); do eval "${_snap_cleanups[i]}" || true; done'
+ksim_on_exit snap_cleanups
 
 etcd() { # name prefix: an Etcd of namespace shoot with an S3 store
     kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply Etcd $1"

@@ -8,36 +8,22 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/controller.sh"
 
-condition() { # task: status/reason of its Ready condition
-    jp shoot "extendfullsnapshotimmutabilitytask/$1" '{.status.conditions[?(@.type=="Ready")].status}/{.status.conditions[?(@.type=="Ready")].reason}'
-}
-cond_is() { [ "$(condition "$1")" = "$2" ]; }
-store() { # etcd, store patch (JSON object merged into spec.backup.store)
-    kc -n shoot patch etcd "$1" --type merge -p "{\"spec\":{\"backup\":{\"store\":$2}}}" >/dev/null
-}
 unsupported_event() {
     ctl_events shoot etcd-oss-extend-immutability | grep -q '^Warning UnsupportedProvider: '
 }
 
 ctl_stage
 for e in etcd-oss etcd-local etcd-minio; do druid_etcd shoot "$e"; done
-store etcd-oss '{"provider":"alicloud"}'
-store etcd-local '{"provider":"Local","container":"bkt","secretRef":{"name":"local-backup"}}'
-store etcd-minio '{"endpointOverride":"http://minio.store:9000"}'
+ctl_store etcd-oss '{"provider":"alicloud"}'
+ctl_store etcd-local '{"provider":"Local","container":"bkt","secretRef":{"name":"local-backup"}}'
+ctl_store etcd-minio '{"endpointOverride":"http://minio.store:9000"}'
 kc -n shoot create secret generic local-backup --from-literal=hostPath=/var/buckets/ >/dev/null
 ctl_start
-for e in etcd-oss etcd-local etcd-minio; do
-    kc -n shoot apply -f - >/dev/null <<EOF
-apiVersion: etcd-warden.io/v1alpha1
-kind: ExtendFullSnapshotImmutabilityTask
-metadata: {name: $e-extend-immutability}
-spec: {etcdName: $e, config: {schedule: "0 0 * * *"}}
-EOF
-done
+ctl_imt_tasks etcd-oss etcd-local etcd-minio
 
 # OSS: refused up front
-ksim_wait 20 cond_is etcd-oss-extend-immutability False/UnsupportedProvider ||
-    ctl_fail "OSS task: condition $(condition etcd-oss-extend-immutability)"
+ksim_wait 20 ctl_imt_condition_is etcd-oss-extend-immutability False/UnsupportedProvider ||
+    ctl_fail "OSS task: condition $(ctl_imt_condition etcd-oss-extend-immutability)"
 ok "OSS task: Ready False/UnsupportedProvider"
 msg=$(jp shoot extendfullsnapshotimmutabilitytask/etcd-oss-extend-immutability '{.status.conditions[?(@.type=="Ready")].message}')
 grep -q 'alicloud (OSS) is not supported' <<<"$msg" || ctl_fail "OSS condition message: $msg"
@@ -50,7 +36,7 @@ fi
 
 # Local: the host directory from the Secret, HOME
 ksim_wait 20 kc -n shoot get cronjob etcd-local-extend-immutability >/dev/null ||
-    ctl_fail "no CronJob for Local: $(condition etcd-local-extend-immutability)"
+    ctl_fail "no CronJob for Local: $(ctl_imt_condition etcd-local-extend-immutability)"
 pod() { jp shoot cronjob/etcd-local-extend-immutability "{.spec.jobTemplate.spec.template.spec$1}"; }
 expect "Local hostPath from the Secret" "/var/buckets/bkt Directory" \
     "$(pod '.volumes[0].hostPath.path} {.spec.jobTemplate.spec.template.spec.volumes[0].hostPath.type')"
@@ -61,7 +47,7 @@ expect "Local args" "--storage-provider=Local --store-container=bkt" \
 
 # S3 with an endpoint override
 ksim_wait 20 kc -n shoot get cronjob etcd-minio-extend-immutability >/dev/null ||
-    ctl_fail "no CronJob for the S3 store: $(condition etcd-minio-extend-immutability)"
+    ctl_fail "no CronJob for the S3 store: $(ctl_imt_condition etcd-minio-extend-immutability)"
 args=$(jp shoot cronjob/etcd-minio-extend-immutability '{.spec.jobTemplate.spec.template.spec.containers[0].args[*]}')
 grep -q -- '--store-endpoint-override=http://minio.store:9000' <<<"$args" ||
     ctl_fail "no endpoint override in the CronJob's args: $args"

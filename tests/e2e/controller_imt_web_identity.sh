@@ -12,7 +12,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/sts.sh"
 . "$(dirname "$0")/../lib/controller.sh"
 # kubesim.sh's EXIT trap is the one left: it runs snapshot.sh's clean-ups (emulators, work dir).
-ksim_on_exit 'for ((i = ${#_snap_cleanups[@]} - 1; i >= 0; i--)); do eval "${_snap_cleanups[i]}" || true; done'
+ksim_on_exit snap_cleanups
 
 role=arn:aws:iam::123456789012:role/shoot--dev--main-etcd-backup
 prefix=shoot--etcd-wi
@@ -24,33 +24,21 @@ snap_s3 put "$prefix/v2/Full-00000000-00000100-1700000000.gz" "$full"
 printf 'eyJhbGciOiJSUzI1NiJ9.projected.sig' >"$SNAP_WORK/token"
 sts_start "$SNAP_WORK/token" --role-arn "$role"
 
-condition() { # task: status/reason of its Ready condition
-    jp shoot "extendfullsnapshotimmutabilitytask/$1" '{.status.conditions[?(@.type=="Ready")].status}/{.status.conditions[?(@.type=="Ready")].reason}'
-}
-cond_is() { [ "$(condition "$1")" = "$2" ]; }
-store() { kc -n shoot patch etcd "$1" --type merge -p "{\"spec\":{\"backup\":{\"store\":$2}}}" >/dev/null; }
 
 ctl_stage
 for e in etcd-wi etcd-ambient etcd-abs; do druid_etcd shoot "$e"; done
-store etcd-wi "{\"container\":\"$SNAP_BUCKET\",\"secretRef\":{\"name\":\"etcd-backup-wi\"}}"
-store etcd-ambient '{"secretRef":null}'
-store etcd-abs '{"provider":"azure","secretRef":null}'
+ctl_store etcd-wi "{\"container\":\"$SNAP_BUCKET\",\"secretRef\":{\"name\":\"etcd-backup-wi\"}}"
+ctl_store etcd-ambient '{"secretRef":null}'
+ctl_store etcd-abs '{"provider":"azure","secretRef":null}'
 kc -n shoot create secret generic etcd-backup-wi --from-literal=roleARN="$role" \
     --from-file=token="$SNAP_WORK/token" --from-literal=region=us-east-1 \
     --from-literal=endpoint="$GATE_URL" --from-literal=s3ForcePathStyle=true >/dev/null
 ctl_start
-for e in etcd-wi etcd-ambient etcd-abs; do
-    kc -n shoot apply -f - >/dev/null <<EOF
-apiVersion: etcd-warden.io/v1alpha1
-kind: ExtendFullSnapshotImmutabilityTask
-metadata: {name: $e-extend-immutability}
-spec: {etcdName: $e, config: {schedule: "0 0 * * *"}}
-EOF
-done
+ctl_imt_tasks etcd-wi etcd-ambient etcd-abs
 
 # ---- web identity in the Secret: mounted as for the sidecar, the run goes through STS ----
 ksim_wait 20 kc -n shoot get cronjob etcd-wi-extend-immutability >/dev/null ||
-    ctl_fail "no CronJob for etcd-wi: $(condition etcd-wi-extend-immutability)"
+    ctl_fail "no CronJob for etcd-wi: $(ctl_imt_condition etcd-wi-extend-immutability)"
 pod() { jp shoot "cronjob/$1" "{.spec.jobTemplate.spec.template.spec$2}"; }
 expect "Secret volume" "etcd-backup-wi" "$(pod etcd-wi-extend-immutability '.volumes[0].secret.secretName')"
 expect "Secret mount" "/var/etcd-backup" "$(pod etcd-wi-extend-immutability '.containers[0].volumeMounts[0].mountPath')"
@@ -72,15 +60,15 @@ ok "web identity Secret: mounted as for the sidecar; the run got STS keys and co
 
 # ---- no secretRef: no volume, the Etcd's ServiceAccount, no API token ----
 ksim_wait 20 kc -n shoot get cronjob etcd-ambient-extend-immutability >/dev/null ||
-    ctl_fail "no CronJob for etcd-ambient: $(condition etcd-ambient-extend-immutability)"
+    ctl_fail "no CronJob for etcd-ambient: $(ctl_imt_condition etcd-ambient-extend-immutability)"
 expect "ambient: account" "etcd-ambient" "$(pod etcd-ambient-extend-immutability '.serviceAccountName')"
 expect "ambient: API token" "false" "$(pod etcd-ambient-extend-immutability '.automountServiceAccountToken')"
 expect "ambient: volumes" "" "$(pod etcd-ambient-extend-immutability '.volumes')"
 ok "no secretRef: the CronJob runs as the Etcd's ServiceAccount, nothing mounted"
 
 # ---- ABS without a Secret: refused up front ----
-ksim_wait 20 cond_is etcd-abs-extend-immutability False/InvalidEtcd ||
-    ctl_fail "ABS task: condition $(condition etcd-abs-extend-immutability)"
+ksim_wait 20 ctl_imt_condition_is etcd-abs-extend-immutability False/InvalidEtcd ||
+    ctl_fail "ABS task: condition $(ctl_imt_condition etcd-abs-extend-immutability)"
 msg=$(jp shoot extendfullsnapshotimmutabilitytask/etcd-abs-extend-immutability '{.status.conditions[?(@.type=="Ready")].message}')
 grep -q 'secretRef: required for ABS' <<<"$msg" || ctl_fail "ABS condition message: $msg"
 if kc -n shoot get cronjob etcd-abs-extend-immutability >/dev/null 2>&1; then ctl_fail "a CronJob for ABS without a Secret"; fi

@@ -11,11 +11,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 SNAP_BUCKET=etcd-bucket
 . "$here/../lib/snapshot.sh"
 . "$here/../lib/controller.sh" # its exit trap replaces snapshot.sh's: run those cleanups from it
-_img_snap_cleanups() {
-    local i
-    for ((i = ${#_snap_cleanups[@]} - 1; i >= 0; i--)); do eval "${_snap_cleanups[i]}" || true; done
-}
-ksim_on_exit _img_snap_cleanups
+ksim_on_exit snap_cleanups
 . "$here/../lib/podman.sh"
 . "$here/../lib/podman-cronjob.sh"
 img_setup

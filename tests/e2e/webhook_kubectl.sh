@@ -34,29 +34,10 @@ wh_start --reconciler-service-account "$DRUID" --reconciler-service-account "$WA
 wh_register_druid
 wh_register_etcd --components
 
-as() { # token, kubectl args...
-    local tok=$1
-    shift
-    kc_as "$tok-token" -n shoot "$@"
-}
-allowed() { # what, token, kubectl args...
-    local what=$1 out
-    shift
-    out=$(as "$@" 2>&1) || wh_fail "$what: refused: $out"
-    echo "ok: $what"
-}
-denied() { # what, expected text, token, kubectl args...
-    local what=$1 want=$2 out
-    shift 2
-    if out=$(as "$@" 2>&1); then wh_fail "$what: allowed: $out"; fi
-    grep -qF -- "$want" <<<"$out" || wh_fail "$what: expected \"$want\" in: $out"
-    [ -z "${E2E_VERBOSE:-}" ] || echo "$out"
-    echo "ok: $what"
-}
 # As denied, retrying until the webhook's cache has caught up with a change.
 denied_soon() {
-    if ! ksim_wait 10 denied "$@" >/dev/null 2>&1; then
-        denied "$@"
+    if ! ksim_wait 10 wh_denied "$@" >/dev/null 2>&1; then
+        wh_denied "$@"
         return
     fi
     echo "ok: $1"
@@ -71,7 +52,7 @@ deny_msg() { # user
 # ---- an Etcd and its components, created by etcd-druid
 wh_etcd shoot etcd-main
 LABELS=$(wh_managed_labels etcd-main)
-as druid apply -f - >/dev/null <<EOF
+wh_as druid apply -f - >/dev/null <<EOF
 apiVersion: v1
 kind: ConfigMap
 metadata: {name: etcd-main-config, labels: $LABELS}
@@ -118,25 +99,25 @@ metadata: {name: unmanaged}
 EOF
 
 # ---- component protection
-denied "a person edits a managed ConfigMap" "$COMP$(deny_msg alice)" \
+wh_denied "a person edits a managed ConfigMap" "$COMP$(deny_msg alice)" \
     alice label configmap etcd-main-config edited=yes
-denied "a person deletes the client Service" "$COMP$(deny_msg alice)" \
+wh_denied "a person deletes the client Service" "$COMP$(deny_msg alice)" \
     alice delete service etcd-main-client
-denied "a person edits the Role" "$COMP$(deny_msg alice)" alice label role etcd-main x=y
-denied "a person edits the PDB" "$COMP$(deny_msg alice)" alice label pdb etcd-main x=y
-denied "a person scales the StatefulSet" "$SCALE$(deny_msg alice)" \
+wh_denied "a person edits the Role" "$COMP$(deny_msg alice)" alice label role etcd-main x=y
+wh_denied "a person edits the PDB" "$COMP$(deny_msg alice)" alice label pdb etcd-main x=y
+wh_denied "a person scales the StatefulSet" "$SCALE$(deny_msg alice)" \
     alice scale statefulset etcd-main --replicas=1
-denied "a person deletes a member's PVC" "$COMP$(deny_msg alice)" \
+wh_denied "a person deletes a member's PVC" "$COMP$(deny_msg alice)" \
     alice delete pvc etcd-main-etcd-main-0
-allowed "a person edits an unmanaged ConfigMap" alice label configmap unmanaged x=y
-allowed "etcd-druid edits a managed ConfigMap" druid label configmap etcd-main-config by=druid
-allowed "warden-controller edits a managed ConfigMap" warden label configmap etcd-main-config \
+wh_allowed "a person edits an unmanaged ConfigMap" alice label configmap unmanaged x=y
+wh_allowed "etcd-druid edits a managed ConfigMap" druid label configmap etcd-main-config by=druid
+wh_allowed "warden-controller edits a managed ConfigMap" warden label configmap etcd-main-config \
     by=warden --overwrite
-allowed "etcd-druid scales the StatefulSet" druid scale statefulset etcd-main --replicas=3
-allowed "an etcd member renews its Lease" member annotate lease etcd-main-0 renew=1
-denied "an etcd member edits a ConfigMap" "$COMP$(deny_msg "$MEMBER")" \
+wh_allowed "etcd-druid scales the StatefulSet" druid scale statefulset etcd-main --replicas=3
+wh_allowed "an etcd member renews its Lease" member annotate lease etcd-main-0 renew=1
+wh_denied "an etcd member edits a ConfigMap" "$COMP$(deny_msg "$MEMBER")" \
     member label configmap etcd-main-config x=y
-allowed "the exempt service account edits while the Etcd is idle" gc label service \
+wh_allowed "the exempt service account edits while the Etcd is idle" gc label service \
     etcd-main-client gc=yes
 
 # Etcd being reconciled: the exempt service account is refused too.
@@ -151,13 +132,13 @@ kc -n shoot patch etcd etcd-main --subresource=status --type=merge \
 denied_soon "a person deletes during the deletion of the Etcd" \
     "${COMP}no external intervention allowed during ongoing deletion of Etcd etcd-main by etcd-druid" \
     alice delete configmap etcd-main-scratch
-allowed "the exempt service account deletes during the deletion" gc delete configmap \
+wh_allowed "the exempt service account deletes during the deletion" gc delete configmap \
     etcd-main-scratch
 
 # The protection annotation on the Etcd turns it off.
 kc -n shoot annotate etcd etcd-main druid.gardener.cloud/disable-etcd-component-protection= \
     >/dev/null
-ksim_wait 10 as alice label configmap etcd-main-config protection=off ||
+ksim_wait 10 wh_as alice label configmap etcd-main-config protection=off ||
     wh_fail "the disable annotation was not honoured"
 echo "ok: protection disabled by the Etcd annotation"
 
@@ -170,7 +151,7 @@ got=$(kc -n shoot get etcd etcd-restored \
 wh_is_restoring shoot etcd-restored || wh_fail "no restoring label"
 echo "ok: a re-created Etcd is marked restoring and suspended"
 
-denied "a spec change while restoring" \
+wh_denied "a spec change while restoring" \
     "spec changes not allowed while etcd-warden.io/restoring label exists" \
     admin patch etcd etcd-restored --type=merge -p '{"spec":{"replicas":3}}'
 # KubeDirector's form: the reasons start on a new line after the API server's prefix.
@@ -178,25 +159,25 @@ out=$(kc -n shoot patch etcd etcd-restored --type=merge -p '{"spec":{"replicas":
 [ "$out" = "Error from server (Forbidden): $EW
 spec changes not allowed while etcd-warden.io/restoring label exists" ] ||
     wh_fail "unexpected form of the restoring denial: $out"
-denied "a delete while restoring" \
+wh_denied "a delete while restoring" \
     "delete not allowed while etcd-warden.io/restoring label exists, unless etcd-warden.io/allow-delete-while-restoring label also exists" \
     admin delete etcd etcd-restored
-denied "leaving the restoring state with an invalid Etcd" \
+wh_denied "leaving the restoring state with an invalid Etcd" \
     "etcd-warden.io/restoring label cannot be removed: spec.backup.store.prefix is missing although a store is set" \
     admin label etcd etcd-restored etcd-warden.io/restoring-
-denied "leaving the restoring state together with a spec change" \
+wh_denied "leaving the restoring state together with a spec change" \
     "spec changes not allowed while etcd-warden.io/restoring label exists" admin patch etcd etcd-restored --type=merge \
     -p '{"metadata":{"labels":{"etcd-warden.io/restoring":null}},"spec":{"backup":{"store":{"prefix":"shoot--r"}}}}'
-allowed "a metadata edit while restoring" admin label etcd etcd-restored team=storage
-allowed "the allow-delete label while restoring" admin label etcd etcd-restored \
+wh_allowed "a metadata edit while restoring" admin label etcd etcd-restored team=storage
+wh_allowed "the allow-delete label while restoring" admin label etcd etcd-restored \
     etcd-warden.io/allow-delete-while-restoring=
-allowed "a delete with the allow-delete label" admin delete etcd etcd-restored
+wh_allowed "a delete with the allow-delete label" admin delete etcd etcd-restored
 
 wh_restored_etcd shoot etcd-back false '{store: {prefix: shoot--etcd-back}}' '{team: storage}'
 wh_is_restoring shoot etcd-back || wh_fail "no restoring label next to existing labels"
-allowed "leaving the restoring state with a valid Etcd" admin label etcd etcd-back \
+wh_allowed "leaving the restoring state with a valid Etcd" admin label etcd etcd-back \
     etcd-warden.io/restoring-
-allowed "a spec change once restored" admin patch etcd etcd-back --type=merge \
+wh_allowed "a spec change once restored" admin patch etcd etcd-back --type=merge \
     -p '{"spec":{"replicas":3}}'
 
 # ---- owner references of restored components
@@ -205,7 +186,7 @@ ref() { # uid
     echo "{apiVersion: druid.gardener.cloud/v1alpha1, kind: Etcd, name: etcd-back, uid: $1, controller: true}"
 }
 BACK=$(wh_managed_labels etcd-back)
-as druid apply -f - >/dev/null <<EOF
+wh_as druid apply -f - >/dev/null <<EOF
 apiVersion: v1
 kind: ConfigMap
 metadata: {name: restored-stale, labels: $BACK, ownerReferences: [$(ref 0000-old-uid)]}
@@ -214,9 +195,9 @@ apiVersion: v1
 kind: ConfigMap
 metadata: {name: restored-live, labels: $BACK, ownerReferences: [$(ref "$uid")]}
 EOF
-got=$(as druid get configmap restored-stale -o jsonpath='{.metadata.ownerReferences}')
+got=$(wh_as druid get configmap restored-stale -o jsonpath='{.metadata.ownerReferences}')
 [ -z "$got" ] || wh_fail "the stale owner reference was kept: $got"
-got=$(as druid get configmap restored-live -o jsonpath='{.metadata.ownerReferences[0].uid}')
+got=$(wh_as druid get configmap restored-live -o jsonpath='{.metadata.ownerReferences[0].uid}')
 [ "$got" = "$uid" ] || wh_fail "the live owner reference was dropped: '$got'"
 echo "ok: stale owner references dropped, live ones kept"
 

@@ -11,11 +11,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/druid.sh"
 command -v kubectl >/dev/null || { echo "FAIL: kubectl is not installed"; exit 1; }
 
-wh_init
-druid_tokens "$WH_DIR/tokens.csv"
-wh_certs
-kubesim_start --token-file "$WH_DIR/tokens.csv" --service-alias "$(wh_alias)"
-druid_crds
+druid_stage
 MPORT=$(wh_free_port)
 while [ "$MPORT" = "$WH_PORT" ] || [ "$MPORT" = "$WH_HEALTH_PORT" ]; do MPORT=$(wh_free_port); done
 wh_start $(druid_webhook_flags) --webhook-server-tls-server-cert-dir "$WH_DIR/certs" \
@@ -29,37 +25,19 @@ metric() { # the value of a metric line (name{labels}), 0 when absent
     curl -sf "http://127.0.0.1:$MPORT/metrics" | awk -v m="$1" '$1 == m { print $2; f = 1 } END { if (!f) print 0 }'
 }
 api_lookups() { metric 'warden_webhook_cache_lookups_total{result="api"}'; }
-as() { # token, kubectl args...
-    local tok=$1
-    shift
-    kc_as "$tok-token" -n shoot "$@"
-}
-allowed() { # what, token, kubectl args...
-    local what=$1 out
-    shift
-    out=$(as "$@" 2>&1) || wh_fail "$what: refused: $out"
-    echo "ok: $what"
-}
-denied() { # what, expected text, token, kubectl args...
-    local what=$1 want=$2 out
-    shift 2
-    if out=$(as "$@" 2>&1); then wh_fail "$what: allowed: $out"; fi
-    grep -qF -- "$want" <<<"$out" || wh_fail "$what: expected \"$want\" in: $out"
-    echo "ok: $what"
-}
 # As allowed, retrying until the webhook's caches have caught up with a change.
 allowed_soon() {
-    ksim_wait 10 allowed "$@" >/dev/null 2>&1 || allowed "$@"
+    ksim_wait 10 wh_allowed "$@" >/dev/null 2>&1 || wh_allowed "$@"
     echo "ok: $1"
 }
 guard_msg() { # etcd
     echo "scaling StatefulSet shoot/$1 to 0 replicas needs a full snapshot of Etcd $1 taken for this hibernation"
 }
 scale_to_0() { # token, etcd: a merge patch of the StatefulSet, as Gardener's and druid's clients send
-    as "$1" patch statefulset "$2" --type merge -p '{"spec":{"replicas":0}}'
+    wh_as "$1" patch statefulset "$2" --type merge -p '{"spec":{"replicas":0}}'
 }
 back_to_3() {
-    as druid scale statefulset "$1" --replicas=3 >/dev/null
+    wh_as druid scale statefulset "$1" --replicas=3 >/dev/null
 }
 cut() { # etcd, time: the traffic cut as warden-controller records it
     kc -n shoot annotate etcd "$1" --overwrite "etcd-warden.io/traffic-cut-at=$2" >/dev/null
@@ -88,31 +66,31 @@ hits0=$(metric 'warden_webhook_cache_lookups_total{result="hit"}')
 M=$(guard_msg etcd-main)
 
 # ---- nobody scales to 0 before the snapshot
-denied "no traffic cut is seen yet, or no snapshot: etcd-druid's patch" "$M" druid \
+wh_denied "no traffic cut is seen yet, or no snapshot: etcd-druid's patch" "$M" druid \
     patch statefulset etcd-main --type merge -p '{"spec":{"replicas":0}}'
-ksim_wait 10 denied "x" "since its traffic cut at $now" druid patch statefulset etcd-main \
+ksim_wait 10 wh_denied "x" "since its traffic cut at $now" druid patch statefulset etcd-main \
     --type merge -p '{"spec":{"replicas":0}}' >/dev/null ||
     wh_fail "the denial never named the traffic cut"
 echo "ok: the denial names the traffic cut at $now"
-denied "the denial says how to break glass" \
+wh_denied "the denial says how to break glass" \
     "kubectl annotate etcd -n shoot etcd-main etcd-warden.io/allow-scale-down-without-snapshot=<reason>" \
     druid patch statefulset etcd-main --type merge -p '{"spec":{"replicas":0}}'
-denied "warden-controller's patch" "$M" warden patch statefulset etcd-main --type merge \
+wh_denied "warden-controller's patch" "$M" warden patch statefulset etcd-main --type merge \
     -p '{"spec":{"replicas":0}}'
-denied "a person's patch" "$M" alice patch statefulset etcd-main --type merge \
+wh_denied "a person's patch" "$M" alice patch statefulset etcd-main --type merge \
     -p '{"spec":{"replicas":0}}'
-denied "etcd-druid's kubectl scale (statefulsets/scale)" \
+wh_denied "etcd-druid's kubectl scale (statefulsets/scale)" \
     "admission webhook \"stsscale.etcdcomponents.webhooks.druid.gardener.cloud\" denied the request: $M" \
     druid scale statefulset etcd-main --replicas=0
-denied "a person's kubectl scale" "$M" alice scale statefulset etcd-main --replicas=0
-allowed "scaling 3 to 1 is not guarded" druid scale statefulset etcd-main --replicas=1
+wh_denied "a person's kubectl scale" "$M" alice scale statefulset etcd-main --replicas=0
+wh_allowed "scaling 3 to 1 is not guarded" druid scale statefulset etcd-main --replicas=1
 back_to_3 etcd-main
 
 # ---- a snapshot of the earlier cycle does not count
 t_old=$(task snap-old etcd-main full)
 later=$(date -u -d "$t_old + 1 second" +%Y-%m-%dT%H:%M:%SZ)
 cut etcd-main "$later"
-ksim_wait 10 denied "x" "since its traffic cut at $later" druid scale statefulset etcd-main \
+ksim_wait 10 wh_denied "x" "since its traffic cut at $later" druid scale statefulset etcd-main \
     --replicas=0 >/dev/null || wh_fail "the new cut was never seen"
 echo "ok: a Succeeded task created before the cut ($t_old < $later) does not count"
 
@@ -121,7 +99,7 @@ task snap-events etcd-events full >/dev/null
 task snap-main-delta etcd-main delta >/dev/null
 allowed_soon "etcd-events, with its snapshot, scales to 0" druid scale statefulset etcd-events \
     --replicas=0
-denied "etcd-main does not take etcd-events' snapshot (nor its own delta)" "$M" druid \
+wh_denied "etcd-main does not take etcd-events' snapshot (nor its own delta)" "$M" druid \
     scale statefulset etcd-main --replicas=0
 # the next task is created at or after the cut of etcd-main
 clock_at() { test "$(date -u +%s)" -ge "$1"; }
@@ -130,11 +108,11 @@ task snap-main etcd-main full >/dev/null
 allowed_soon "etcd-main, with its own snapshot, scales to 0 (kubectl scale, etcd-druid)" druid \
     scale statefulset etcd-main --replicas=0
 back_to_3 etcd-main
-allowed "etcd-main, with its snapshot, patched to 0 by warden-controller" warden \
+wh_allowed "etcd-main, with its snapshot, patched to 0 by warden-controller" warden \
     patch statefulset etcd-main --type merge -p '{"spec":{"replicas":0}}'
 
 # ---- break glass
-denied "etcd-broken without a snapshot" "$(guard_msg etcd-broken)" druid scale statefulset \
+wh_denied "etcd-broken without a snapshot" "$(guard_msg etcd-broken)" druid scale statefulset \
     etcd-broken --replicas=0
 kc -n shoot annotate etcd etcd-broken \
     "etcd-warden.io/allow-scale-down-without-snapshot=bucket deleted by the provider" >/dev/null
@@ -157,7 +135,7 @@ grep -q "^Warning ScaleDownWithoutSnapshot .*system:serviceaccount:etcd-druid:et
 echo "ok: break glass is evented on the Etcd"
 
 # ---- without a backup store nothing is guarded
-allowed "without a backup store etcd-druid scales to 0" druid scale statefulset etcd-nostore \
+wh_allowed "without a backup store etcd-druid scales to 0" druid scale statefulset etcd-nostore \
     --replicas=0
 
 # ---- every review came from the caches

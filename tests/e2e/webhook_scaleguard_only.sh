@@ -9,11 +9,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/druid.sh"
 command -v kubectl >/dev/null || { echo "FAIL: kubectl is not installed"; exit 1; }
 
-wh_init
-druid_tokens "$WH_DIR/tokens.csv"
-wh_certs
-kubesim_start --token-file "$WH_DIR/tokens.csv" --service-alias "$(wh_alias)"
-druid_crds
+druid_stage
 wh_start $(druid_webhook_flags) --webhook-server-tls-server-cert-dir "$WH_DIR/certs"
 # The chart's two guard entries (templates/webhookconfigurations.yaml), and nothing else.
 kc apply -f - >/dev/null <<EOT
@@ -34,42 +30,24 @@ $(wh_webhook stsscale.scaleguard.webhooks.etcd-warden.io /webhooks/scaleguard "v
 EOT
 druid_etcd shoot etcd-main
 
-as() { # token, kubectl args...
-    local tok=$1
-    shift
-    kc_as "$tok-token" -n shoot "$@"
-}
-allowed() { # what, token, kubectl args...
-    local what=$1 out
-    shift
-    out=$(as "$@" 2>&1) || wh_fail "$what: refused: $out"
-    echo "ok: $what"
-}
-denied() { # what, expected text, token, kubectl args...
-    local what=$1 want=$2 out
-    shift 2
-    if out=$(as "$@" 2>&1); then wh_fail "$what: allowed: $out"; fi
-    grep -qF -- "$want" <<<"$out" || wh_fail "$what: expected \"$want\" in: $out"
-    echo "ok: $what"
-}
 M="scaling StatefulSet shoot/etcd-main to 0 replicas needs a full snapshot of Etcd etcd-main taken for this hibernation"
 
 kc -n shoot annotate etcd etcd-main --overwrite \
     "etcd-warden.io/traffic-cut-at=$(date -u +%Y-%m-%dT%H:%M:%SZ)" >/dev/null
 # the webhook's caches hold the StatefulSet once the guard refuses its scale-down
-ksim_wait 20 denied "x" "$M" druid patch statefulset etcd-main --type merge \
+ksim_wait 20 wh_denied "x" "$M" druid patch statefulset etcd-main --type merge \
     -p '{"spec":{"replicas":0}}' >/dev/null || wh_fail "the guard never refused etcd-druid's patch"
-denied "etcd-druid's patch to 0" \
+wh_denied "etcd-druid's patch to 0" \
     "admission webhook \"scaleguard.webhooks.etcd-warden.io\" denied the request: $M" druid \
     patch statefulset etcd-main --type merge -p '{"spec":{"replicas":0}}'
-denied "a person's kubectl scale to 0" \
+wh_denied "a person's kubectl scale to 0" \
     "admission webhook \"stsscale.scaleguard.webhooks.etcd-warden.io\" denied the request: $M" \
     alice scale statefulset etcd-main --replicas=0
 # component protection alone would refuse these two: here they are etcd-druid's webhook's
-allowed "a person's label UPDATE (component protection is etcd-druid's)" alice \
+wh_allowed "a person's label UPDATE (component protection is etcd-druid's)" alice \
     label statefulset etcd-main example.com/team=storage
-allowed "a person's scale to 1" alice scale statefulset etcd-main --replicas=1
-as druid scale statefulset etcd-main --replicas=3 >/dev/null
+wh_allowed "a person's scale to 1" alice scale statefulset etcd-main --replicas=1
+wh_as druid scale statefulset etcd-main --replicas=3 >/dev/null
 
 kc -n shoot apply -f - >/dev/null <<EOT
 apiVersion: druid.gardener.cloud/v1alpha1
@@ -79,8 +57,8 @@ spec: {etcdName: etcd-main, config: {onDemandSnapshot: {type: full}}}
 EOT
 kc_druid -n shoot patch etcdopstask snap-main --subresource=status --type merge \
     -p '{"status":{"state":"Succeeded"}}' >/dev/null
-ksim_wait 10 allowed "x" alice scale statefulset etcd-main --replicas=0 >/dev/null 2>&1 ||
-    allowed "with this hibernation's snapshot a person scales to 0" alice scale statefulset \
+ksim_wait 10 wh_allowed "x" alice scale statefulset etcd-main --replicas=0 >/dev/null 2>&1 ||
+    wh_allowed "with this hibernation's snapshot a person scales to 0" alice scale statefulset \
         etcd-main --replicas=0
 echo "ok: with this hibernation's snapshot a person scales to 0"
 wh_stop

@@ -245,3 +245,28 @@ expect() {
     ok "$1"
 }
 jp() { kc -n "$1" get $2 -o jsonpath="$3"; }
+
+# The immutability task's e2e scripts, all in namespace shoot.
+# ctl_imt_condition TASK: "status/reason" of the Ready condition of the
+# ExtendFullSnapshotImmutabilityTask TASK; ctl_imt_condition_is TASK WANT: whether it is WANT.
+ctl_imt_condition() {
+    jp shoot "extendfullsnapshotimmutabilitytask/$1" '{.status.conditions[?(@.type=="Ready")].status}/{.status.conditions[?(@.type=="Ready")].reason}'
+}
+ctl_imt_condition_is() { [ "$(ctl_imt_condition "$1")" = "$2" ]; }
+# ctl_store ETCD STORE: the JSON object STORE merged into the Etcd's spec.backup.store.
+ctl_store() {
+    kc -n shoot patch etcd "$1" --type merge -p "{\"spec\":{\"backup\":{\"store\":$2}}}" >/dev/null
+}
+# ctl_imt_tasks ETCD...: an ExtendFullSnapshotImmutabilityTask ETCD-extend-immutability of each
+# ETCD, scheduled "0 0 * * *".
+ctl_imt_tasks() {
+    local e
+    for e in "$@"; do
+        kc -n shoot apply -f - >/dev/null <<EOF
+apiVersion: etcd-warden.io/v1alpha1
+kind: ExtendFullSnapshotImmutabilityTask
+metadata: {name: $e-extend-immutability}
+spec: {etcdName: $e, config: {schedule: "0 0 * * *"}}
+EOF
+    done
+}

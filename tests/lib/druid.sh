@@ -12,6 +12,7 @@
 #   kubesim_start --token-file "$WH_DIR/tokens.csv" --service-alias "$(wh_alias)" \
 #       --service-cluster-ip-range "$(druid_ip_range)" --statefulset-delay 100ms
 #   druid_crds                            # the chart's four CRDs, served
+#   (or, for the five lines above: druid_stage [KUBESIM-ARGS...])
 #   wh_start $(druid_webhook_flags) --webhook-server-tls-server-cert-dir "$WH_DIR/certs"
 #   druid_register_webhooks              # etcd-druid's and etcd-warden's configurations
 #   druid_etcd NS NAME [--no-store] [--bucket] [--replicas N] [--schedule CRON]
@@ -71,6 +72,17 @@ _druid_double_binary() {
     done
     echo "backup-double binary not found (set BACKUP_DOUBLE)" >&2
     return 1
+}
+
+# wh_init, druid_tokens, wh_certs, kube-sim started with that token file, the webhook's
+# Service alias and KUBESIM-ARGS, then druid_crds: what a webhook test needs before wh_start.
+#   druid_stage [KUBESIM-ARGS...]
+druid_stage() {
+    wh_init
+    druid_tokens "$WH_DIR/tokens.csv"
+    wh_certs
+    kubesim_start --token-file "$WH_DIR/tokens.csv" --service-alias "$(wh_alias)" "$@"
+    druid_crds
 }
 
 # Write a kube-sim token file with the users above (and admin-token for system:masters).

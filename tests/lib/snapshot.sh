@@ -35,11 +35,17 @@
 
 _snap_cleanups=()
 snap_on_exit() { _snap_cleanups+=("$1"); }
-_snap_run_cleanups() {
-    local status=$? i
+# Run the snap_on_exit clean-ups, last first, without exiting: for a library sourced later
+# whose EXIT trap replaces this one (kubesim.sh's: `ksim_on_exit snap_cleanups`).
+snap_cleanups() {
+    local i
     for ((i = ${#_snap_cleanups[@]} - 1; i >= 0; i--)); do
         eval "${_snap_cleanups[i]}" || true
     done
+}
+_snap_run_cleanups() {
+    local status=$?
+    snap_cleanups
     exit "$status"
 }
 trap _snap_run_cleanups EXIT

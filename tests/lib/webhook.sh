@@ -50,6 +50,35 @@ wh_fail() {
     exit 1
 }
 
+# kubectl in namespace WH_AS_NS (default shoot) as the user of the token TOKEN-token.
+#   wh_as TOKEN KUBECTL-ARGS...
+wh_as() {
+    local tok=$1
+    shift
+    kc_as "$tok-token" -n "${WH_AS_NS:-shoot}" "$@"
+}
+
+# wh_as ... must go through: "ok: WHAT", else wh_fail with what kubectl printed.
+#   wh_allowed WHAT TOKEN KUBECTL-ARGS...
+wh_allowed() {
+    local what=$1 out
+    shift
+    out=$(wh_as "$@" 2>&1) || wh_fail "$what: refused: $out"
+    echo "ok: $what"
+}
+
+# wh_as ... must be refused with TEXT in what kubectl prints (shown with E2E_VERBOSE set):
+# "ok: WHAT", else wh_fail.
+#   wh_denied WHAT TEXT TOKEN KUBECTL-ARGS...
+wh_denied() {
+    local what=$1 want=$2 out
+    shift 2
+    if out=$(wh_as "$@" 2>&1); then wh_fail "$what: allowed: $out"; fi
+    grep -qF -- "$want" <<<"$out" || wh_fail "$what: expected \"$want\" in: $out"
+    [ -z "${E2E_VERBOSE:-}" ] || echo "$out"
+    echo "ok: $what"
+}
+
 _wh_binary() {
     local c
     if [ -n "${WARDEN_WEBHOOK:-}" ] && [ -x "$WARDEN_WEBHOOK" ]; then
