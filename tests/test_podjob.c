@@ -49,7 +49,7 @@ Test(podjob, split_words)
     cJSON_Delete(w);
     cr_assert_null(podjob_split_words(" \t ", 32));
     for (i = 0; i < 4; i++)
-        strcat(many, "w ");
+        memcpy(many + 2 * i, "w ", 3);
     w = podjob_split_words(many, 4);
     cr_assert_eq(cJSON_GetArraySize(w), 4);
     cJSON_Delete(w);
