@@ -12,18 +12,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/controller.sh"
 
-etcd() { # ns name container prefix: an Etcd with an S3 store (no components needed)
-    kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply Etcd $1/$2"
-apiVersion: druid.gardener.cloud/v1alpha1
-kind: Etcd
-metadata: {name: $2, namespace: $1}
-spec:
-  replicas: 1
-  labels: {app: etcd-statefulset}
-  etcd: {clientPort: 2379, serverPort: 2380}
-  backup: {port: 8080, store: {provider: S3, container: $3, prefix: "$4", secretRef: {name: etcd-backup}}}
-EOF
-}
+etcd() { ctl_store_etcd "$1" "$2" S3 "$3" "$4"; } # ns name container prefix: an S3 store
 bucket() { # name grace
     kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply BackupBucket $1"
 apiVersion: etcd-warden.io/v1alpha1

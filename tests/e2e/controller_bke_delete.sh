@@ -25,18 +25,6 @@ ksim_on_exit snap_cleanups
 LOCAL_ROOT=$SNAP_WORK/node/var/lib/local-buckets
 export CRONJOB_EXEC_HOST_ROOT=$SNAP_WORK/node
 
-etcd() { # ns name provider container prefix
-    kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply Etcd $1/$2"
-apiVersion: druid.gardener.cloud/v1alpha1
-kind: Etcd
-metadata: {name: $2, namespace: $1}
-spec:
-  replicas: 1
-  labels: {app: etcd-statefulset}
-  etcd: {clientPort: 2379, serverPort: 2380}
-  backup: {port: 8080, store: {provider: $3, container: $4, prefix: "$5", secretRef: {name: etcd-backup}}}
-EOF
-}
 bucket() { # name provider container secret grace [secret namespace]
     kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply BackupBucket $1"
 apiVersion: etcd-warden.io/v1alpha1
@@ -84,10 +72,10 @@ for ns in shoot doomed; do kc create namespace "$ns" >/dev/null; done
 kc -n doomed create secret generic etcd-backup --from-literal=accessKeyID=S3RVER >/dev/null
 bucket s3 aws "$SNAP_BUCKET" s3-bucket 1h
 bucket local Local bkt local-bucket 1h
-etcd doomed etcd-a S3 "$SNAP_BUCKET" shoot--etcd-a
-etcd shoot etcd-a-events S3 "$SNAP_BUCKET" shoot--etcd-a-events
-etcd shoot etcd-l Local bkt shoot--etcd-l
-etcd shoot etcd-l2 Local bkt shoot--etcd-l2
+ctl_store_etcd doomed etcd-a S3 "$SNAP_BUCKET" shoot--etcd-a
+ctl_store_etcd shoot etcd-a-events S3 "$SNAP_BUCKET" shoot--etcd-a-events
+ctl_store_etcd shoot etcd-l Local bkt shoot--etcd-l
+ctl_store_etcd shoot etcd-l2 Local bkt shoot--etcd-l2
 seed_s3 shoot--etcd-a/v2/Full-00000000-00000100-1700000000.gz \
     shoot--etcd-a/v2/Incr-00000101-00000200-1700000100.gz shoot--etcd-a/v2/nested/member.json \
     shoot--etcd-a-events/v2/Full-00000000-00000100-1700000000.gz \
@@ -112,7 +100,7 @@ ok "four entries in two buckets"
 # Re-created within the grace period: reattached, no Job, nothing deleted.
 kc -n shoot delete etcd etcd-a-events >/dev/null
 ksim_wait 20 phase_is "$e_ev" PendingDeletion || ctl_fail "not pending: $(phase "$e_ev")"
-etcd shoot etcd-a-events S3 "$SNAP_BUCKET" shoot--etcd-a-events
+ctl_store_etcd shoot etcd-a-events S3 "$SNAP_BUCKET" shoot--etcd-a-events
 ksim_wait 20 has_event "$e_ev" '^Normal Reattached: ' || ctl_fail "not reattached"
 expect "phase after reattachment" Active "$(phase "$e_ev")"
 expect "no deletion Job" "" "$(kc -n etcd-warden get jobs -o name)"
@@ -147,7 +135,7 @@ ok "grace period over: prefixes emptied (namespace gone: the bucket's Secret), e
 # once the Secret is right again the entry finishes.
 s3_secret "http://127.0.0.1:$(snap_free_port)"
 seed_s3 shoot--etcd-f/v2/Full-00000000-00000100-1700000000.gz
-etcd shoot etcd-f S3 "$SNAP_BUCKET" shoot--etcd-f
+ctl_store_etcd shoot etcd-f S3 "$SNAP_BUCKET" shoot--etcd-f
 ksim_wait 20 has_entry shoot etcd-f || ctl_fail "no entry for etcd-f"
 e_f=$(entry_of shoot etcd-f)
 kc -n shoot delete etcd etcd-f >/dev/null
@@ -170,7 +158,7 @@ proxy_start "$SNAP_S3_URL" \
     --rule 'DELETE:Full-locked:403:AccessDenied:inf:Access Denied because object protected by object lock.'
 s3_secret "$PROXY_URL"
 seed_s3 shoot--etcd-c/v2/Full-locked shoot--etcd-c/v2/Incr-1
-etcd shoot etcd-c S3 "$SNAP_BUCKET" shoot--etcd-c
+ctl_store_etcd shoot etcd-c S3 "$SNAP_BUCKET" shoot--etcd-c
 ksim_wait 20 has_entry shoot etcd-c || ctl_fail "no entry for etcd-c"
 e_c=$(entry_of shoot etcd-c)
 kc -n shoot delete etcd etcd-c >/dev/null
@@ -196,14 +184,14 @@ kc create namespace held >/dev/null
 s3_secret "$SNAP_S3_URL" held
 bucket s3 aws "$SNAP_BUCKET" s3-bucket 2s held
 seed_s3 shoot--etcd-r/v2/Full-00000000-00000100-1700000000.gz
-etcd shoot etcd-r S3 "$SNAP_BUCKET" shoot--etcd-r
+ctl_store_etcd shoot etcd-r S3 "$SNAP_BUCKET" shoot--etcd-r
 ksim_wait 20 has_entry shoot etcd-r || ctl_fail "no entry for etcd-r"
 e_r=$(entry_of shoot etcd-r)
 kc -n shoot delete etcd etcd-r >/dev/null
 held_job() { kc -n held get jobs -o name | grep -q .; }
 ksim_wait 30 held_job || ctl_fail "no deletion Job in held: $(kc get backupentry "$e_r" -o jsonpath='{.status}')"
 ksim_wait 10 phase_is "$e_r" Deleting || ctl_fail "$e_r: $(phase "$e_r")"
-etcd shoot etcd-r S3 "$SNAP_BUCKET" shoot--etcd-r
+ctl_store_etcd shoot etcd-r S3 "$SNAP_BUCKET" shoot--etcd-r
 ksim_wait 20 has_event "$e_r" '^Warning DeletionInProgress: Etcd shoot/etcd-r is back' ||
     ctl_fail "no DeletionInProgress event: $(ctl_events default "$e_r")"
 expect "not reattached while deleting" Deleting "$(phase "$e_r")"
@@ -221,7 +209,7 @@ ok "re-created after the grace period: the deletion ends first, then a new entry
 for round in 1 2 3; do
     p=shoot--kill-$round
     seed_s3 "$p/v2/Full-00000000-00000100-1700000000.gz" "$p/v2/Incr-1" "$p-events/v2/Incr-1"
-    etcd shoot "kill-$round" S3 "$SNAP_BUCKET" "$p"
+    ctl_store_etcd shoot "kill-$round" S3 "$SNAP_BUCKET" "$p"
     ksim_wait 20 has_entry shoot "kill-$round" || ctl_fail "no entry for kill-$round"
     e=$(entry_of shoot "kill-$round")
     before=$(all_s3)

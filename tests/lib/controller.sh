@@ -253,6 +253,20 @@ ctl_imt_condition() {
     jp shoot "extendfullsnapshotimmutabilitytask/$1" '{.status.conditions[?(@.type=="Ready")].status}/{.status.conditions[?(@.type=="Ready")].reason}'
 }
 ctl_imt_condition_is() { [ "$(ctl_imt_condition "$1")" = "$2" ]; }
+# ctl_store_etcd NS NAME PROVIDER CONTAINER PREFIX: an Etcd of one replica whose backup store
+# is that one, with the Secret etcd-backup (no components needed).
+ctl_store_etcd() {
+    kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply Etcd $1/$2"
+apiVersion: druid.gardener.cloud/v1alpha1
+kind: Etcd
+metadata: {name: $2, namespace: $1}
+spec:
+  replicas: 1
+  labels: {app: etcd-statefulset}
+  etcd: {clientPort: 2379, serverPort: 2380}
+  backup: {port: 8080, store: {provider: $3, container: $4, prefix: "$5", secretRef: {name: etcd-backup}}}
+EOF
+}
 # ctl_store ETCD STORE: the JSON object STORE merged into the Etcd's spec.backup.store.
 ctl_store() {
     kc -n shoot patch etcd "$1" --type merge -p "{\"spec\":{\"backup\":{\"store\":$2}}}" >/dev/null
