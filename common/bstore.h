@@ -1,14 +1,33 @@
 /*
- * bstore - which object store an Etcd's backups go to, as both processes
- * compare them: the provider as etcd-backup-restore names it (etcd-druid's
- * StorageProviderFromInfraProvider: "aws" and "S3" are both S3), the
- * container and the endpoint override ("" when absent). Two stores are the
- * same when their keys "<provider>|<container>|<endpoint>" are equal; the
- * one-prefix-one-cluster rule and the BackupEntries compare prefixes
- * (common/kpath) within one store only.
+ * bstore - the identity of a backup store and of a prefix in it, as
+ * etcd-backup-restore (the backup sidecar) sees them. Every part of
+ * etcd-warden that names, claims, compares, writes or deletes a prefix
+ * goes through this module, so that "two clusters share backups" means
+ * what it means to the sidecar:
  *
- * Pure functions. Ownership: arguments BORROWED; output into caller buffers.
- * Thread safety: reentrant.
+ *  - the provider as the sidecar names it (etcd-druid's
+ *    StorageProviderFromInfraProvider: "aws" and "S3" are both S3); S3, ECS
+ *    and OCS are one family (one S3 client, one bucket namespace per
+ *    endpoint);
+ *  - the endpoint override canonicalised: scheme and host lower-case, the
+ *    scheme's default port dropped, trailing '/' dropped; "" is the
+ *    provider's default endpoint;
+ *  - the container; for Local stores the container is a directory joined
+ *    with the prefix (path.Join(home, container, prefix)), so it is part of
+ *    the claim's prefix and the key holds no container;
+ *  - the prefix, canonical: Go's path.Clean, then without leading '/'
+ *    (the S3 client cleans the request path, Local joins paths), "" for the
+ *    whole container ("", ".", "/").
+ *
+ * Two claims overlap when their keys are equal and either sidecar's
+ * listing would return the other's objects: the sidecar lists with the
+ * prefix as a plain string, without a trailing '/' ("p/etcd" lists
+ * "p/etcd-2/..."), so one canonical prefix being a string prefix of the
+ * other, in either direction, is an overlap, and "" overlaps everything in
+ * its container.
+ *
+ * Pure functions. Ownership: arguments BORROWED; output into caller buffers
+ * unless a function says it allocates. Thread safety: reentrant.
  */
 #ifndef COMMON_BSTORE_H
 #define COMMON_BSTORE_H
@@ -17,15 +36,69 @@
 
 #include "common/kerr.h"
 
+#define BSTORE_KEY_MAX 1024
+
+/* One prefix of one store, canonical. */
+struct bstore_claim {
+    char key[BSTORE_KEY_MAX]; /* "<family>|<container>|<endpoint>"; Local: "Local||" */
+    char *prefix;             /* OWNS; canonical, "" = the whole container */
+};
+
 /* etcd-backup-restore's provider name for provider ("aws" -> "S3"), or NULL if unknown. */
 const char *bstore_provider_kind(const char *provider);
 
+/* The providers bstore_provider_kind knows, comma-separated, for messages. */
+const char *bstore_provider_list(void);
+
+/* The family of a provider kind: "S3" for S3, ECS and OCS; the kind otherwise. */
+const char *bstore_family(const char *kind);
+
 /*
- * "<provider kind>|<container>|<endpoint>" into out. KERR_INVAL for an
+ * The canonical endpoint of endpoint (NULL or "": "") into out. KERR_TOOBIG
+ * when n is too small.
+ */
+enum kerr bstore_endpoint(const char *endpoint, char *out, size_t n);
+
+/*
+ * The canonical prefix of prefix (NULL is "") into out, which needs at most
+ * strlen(prefix) + 2 bytes. KERR_TOOBIG when it does not fit.
+ */
+enum kerr bstore_prefix(const char *prefix, char *out, size_t n);
+
+/*
+ * "<family>|<container>|<canonical endpoint>" of a store (a bucket, whose
+ * Etcds and entries are compared by it) into out. KERR_INVAL for an
  * unknown provider or a missing container; KERR_TOOBIG when n is too small.
- * endpoint NULL is "".
  */
 enum kerr bstore_key(const char *provider, const char *container, const char *endpoint, char *out,
                      size_t n);
+
+/*
+ * The claim of a prefix in a store into *c. KERR_INVAL (with the field in
+ * err) for an unknown provider, a missing container or a NULL prefix. On
+ * KERR_OK c->prefix is allocated: bstore_claim_release frees it.
+ */
+enum kerr bstore_claim_init(struct bstore_claim *c, const char *provider, const char *container,
+                            const char *endpoint, const char *prefix, struct kerr_info *err);
+
+/* Free what c OWNS; c can be released twice. */
+void bstore_claim_release(struct bstore_claim *c);
+
+/* 1 when canonical prefixes a and b overlap (string prefix either way, "" overlaps all). */
+int bstore_prefix_overlap(const char *a, const char *b);
+
+/* 1 when two claims overlap: one key, overlapping prefixes. */
+int bstore_claims_overlap(const struct bstore_claim *a, const struct bstore_claim *b);
+
+/*
+ * Where the sidecar of provider kind writes a cluster's objects for prefix,
+ * into out (strlen(prefix) + 2 bytes do): path.Clean of the prefix, without
+ * leading '/' for S3, ECS, OCS and OSS (their clients clean the request
+ * path); with it kept for ABS, GCS and Swift (their object names are
+ * path.Join(prefix, ...) as is); "" for the whole container. Every object of
+ * the cluster is "<out>/..." (or anything, for ""). For Local the directory
+ * is path.Join(container, out).
+ */
+enum kerr bstore_object_prefix(const char *kind, const char *prefix, char *out, size_t n);
 
 #endif
