@@ -102,7 +102,7 @@ static const char *create(const char *ns, const char *name, const char *prefix)
 
 TestSuite(prefix, .init = setup, .fini = teardown);
 
-Test(prefix, as_paths)
+Test(prefix, as_the_sidecar_lists)
 {
     static const struct {
         const char *cached, *candidate;
@@ -113,8 +113,16 @@ Test(prefix, as_paths)
         { "ns--etcd", "ns--etcd/v2", 1 },      /* contained */
         { "ns--etcd/v2", "ns--etcd", 1 },      /* contains */
         { "ns--etcd", "./ns--etcd//a/..", 1 }, /* cleaned as Go's path.Clean */
-        { "ns--etcd", "ns--etcd-events", 0 },  /* a string prefix is no path prefix */
-        { "ns--etcd-events", "ns--etcd", 0 },  { "ns--etcd/v2", "ns--etcd/v20", 0 },
+        { "ns/etcd", "ns/etcd-2", 1 },         /* the sidecar lists "ns/etcd" as a string */
+        { "ns--etcd-events", "ns--etcd", 1 },
+        { "ns--etcd/v2", "ns--etcd/v20", 1 },
+        { "/web/a/b", "web/a/b", 1 }, /* the S3 client cleans the path */
+        { "a//b", "a/b", 1 },
+        { "/", "x", 1 }, /* the whole bucket */
+        { "x", "", 1 },
+        { "x", ".", 1 },
+        { "ns--etcd-main", "ns--etcd-events", 0 }, /* no string prefix either way */
+        { "shoot--etcd-main", "shoot--restored-etcd-main", 0 },
     };
     size_t i;
 
@@ -133,7 +141,8 @@ Test(prefix, message_names_the_other_etcd)
     cr_expect_str_eq(create("other", "etcd-x", "shoot--etcd-main/"),
                      "spec.backup.store.prefix \"shoot--etcd-main/\" overlaps the prefix "
                      "\"shoot--etcd-main\" of Etcd shoot/etcd-main in the same store (S3|bkt|): "
-                     "one prefix, one cluster");
+                     "the backup sidecar lists a prefix as a plain string, so either cluster's "
+                     "restore could read the other's snapshots; one prefix, one cluster");
 }
 
 Test(prefix, only_within_one_store)
@@ -179,11 +188,54 @@ Test(prefix, pending_entry)
                      "spec.backup.store.prefix \"shoot--etcd-main\" overlaps the prefix "
                      "\"shoot--etcd-main\" of BackupEntry shoot--etcd-main--1234abcd of Etcd "
                      "shoot/etcd-main, deleted at 2026-01-02T03:04:05Z and kept until the bucket's "
-                     "deletion grace period ends in the same store (S3|bkt|): one prefix, one "
-                     "cluster");
+                     "deletion grace period ends in the same store (S3|bkt|): the backup sidecar "
+                     "lists a prefix as a plain string, so either cluster's restore could read "
+                     "the other's snapshots; one prefix, one cluster");
     cr_expect_str_eq(create("shoot", "etcd-main", "shoot--etcd-main"), "",
                      "the same namespace/name reattaches");
-    cr_expect_str_eq(create("other", "etcd", "shoot--etcd-main-2"), "");
+    cr_expect_neq(*create("other", "etcd", "shoot--etcd-main-2"), '\0',
+                  "a sibling the sidecar would list with it");
+    cr_expect_str_eq(create("other", "etcd", "shoot--etcd-x"), "",
+                     "entries are checked by the same rule both ways");
+}
+
+Test(prefix, endpoint_spellings_are_one_store)
+{
+    cr_assert_eq(
+        store_put(etcds, etcd("a", "x", "S3", "bkt", "http://h:9000/", "p"), NULL, NULL, NULL),
+        KERR_OK);
+    cr_expect_neq(
+        *decide(REVIEW_OP_CREATE, etcd("b", "y", "aws", "bkt", "HTTP://H:9000", "p/q"), NULL),
+        '\0');
+    cr_expect_str_eq(
+        decide(REVIEW_OP_CREATE, etcd("b", "y", "aws", "bkt", "http://h:9001", "p/q"), NULL), "");
+}
+
+Test(prefix, a_prefix_leaving_its_container)
+{
+    cr_expect_str_eq(create("a", "b", "../x"),
+                     "spec.backup.store.prefix: prefix \"../x\" leaves its container");
+}
+
+Test(prefix, fails_closed_when_the_cache_cannot_answer)
+{
+    struct review_req req;
+    struct review_resp resp;
+    struct store_opts o = { prefix_project, (void *)&k_etcd, 0, NULL, NULL };
+    struct store *bare = NULL;
+
+    cr_assert_eq(store_new(&o, &bare, NULL), KERR_OK);
+    review_req_init(&req);
+    review_resp_init(&resp);
+    cr_assert_eq(review_allow(&resp, "%s", ""), KERR_OK);
+    req.op = REVIEW_OP_CREATE;
+    req.object = etcd("a", "b", "S3", "bkt", NULL, "p");
+    cr_assert_eq(prefix_check(bare, entries, &req, &resp, NULL), KERR_OK);
+    cr_expect_not(resp.allowed, "no index to look in: refused, not waved through");
+    cr_expect_eq(resp.code, 500);
+    review_resp_release(&resp);
+    cJSON_Delete((cJSON *)req.object);
+    store_free(bare);
 }
 
 Test(prefix, projection_without_store)

@@ -8,7 +8,6 @@
 #include "common/bstore.h"
 #include "common/informer.h"
 #include "common/kjson.h"
-#include "common/kpath.h"
 
 #define KEY_MAX 1024
 
@@ -22,43 +21,43 @@ struct prefix_cache {
     struct inf *etcds, *entries;
 };
 
-/* The claim {namespace, name, store, prefix, deletedAt} of obj into out; 0 when it has none. */
+/*
+ * The claim {namespace, name, store, prefix, deletedAt} of obj into out (store and prefix
+ * canonical, common/bstore); 0 when it has none. An Etcd whose store names a prefix that
+ * cannot be claimed (one leaving its container) gets {invalid: reason} instead.
+ */
 static int claim_of(enum prefix_kind k, const cJSON *obj, cJSON *out)
 {
-    const char *ns, *name, *prefix, *deleted = NULL;
-    char key[KEY_MAX];
-    char *clean;
-    size_t n;
+    const char *ns, *name, *prefix, *deleted = NULL, *base;
+    struct bstore_claim c = { "", NULL };
+    struct kerr_info err = { 0 };
+    enum kerr rc;
     int ok;
 
+    base = k == PREFIX_ETCD ? "spec.backup.store" : "spec.store";
     if (k == PREFIX_ETCD) {
         ns = kjson_get_str(obj, "metadata.namespace");
         name = kjson_get_str(obj, "metadata.name");
         prefix = kjson_get_str(obj, "spec.backup.store.prefix");
-        ok = bstore_key(kjson_get_str(obj, "spec.backup.store.provider"),
-                        kjson_get_str(obj, "spec.backup.store.container"),
-                        kjson_get_str(obj, "spec.backup.store.endpointOverride"), key,
-                        sizeof(key)) == KERR_OK;
     } else {
         ns = kjson_get_str(obj, "spec.etcd.namespace");
         name = kjson_get_str(obj, "spec.etcd.name");
         prefix = kjson_get_str(obj, "spec.prefix");
         deleted = kjson_get_str(obj, "spec.etcdDeletedAt");
-        ok = bstore_key(kjson_get_str(obj, "spec.store.provider"),
-                        kjson_get_str(obj, "spec.store.container"),
-                        kjson_get_str(obj, "spec.store.endpointOverride"), key,
-                        sizeof(key)) == KERR_OK;
     }
-    if (!ok || !ns || !name || !prefix)
+    if (!ns || !name || !prefix)
         return 0;
-    n = strlen(prefix) + 2;
-    clean = malloc(n);
-    ok = clean && kpath_clean(prefix, clean, n) == KERR_OK &&
-         cJSON_AddStringToObject(out, "namespace", ns) &&
-         cJSON_AddStringToObject(out, "name", name) && cJSON_AddStringToObject(out, "store", key) &&
-         cJSON_AddStringToObject(out, "prefix", clean) &&
+    rc = bstore_claim_init(&c, kjson_get_str(kjson_get(obj, base), "provider"),
+                           kjson_get_str(kjson_get(obj, base), "container"),
+                           kjson_get_str(kjson_get(obj, base), "endpointOverride"), prefix, &err);
+    if (rc == KERR_INVAL && bstore_provider_kind(kjson_get_str(kjson_get(obj, base), "provider")))
+        return k == PREFIX_ETCD && cJSON_AddStringToObject(out, "invalid", err.msg);
+    ok = rc == KERR_OK && cJSON_AddStringToObject(out, "namespace", ns) &&
+         cJSON_AddStringToObject(out, "name", name) &&
+         cJSON_AddStringToObject(out, "store", c.key) &&
+         cJSON_AddStringToObject(out, "prefix", c.prefix) &&
          (!deleted || cJSON_AddStringToObject(out, "deletedAt", deleted));
-    free(clean);
+    bstore_claim_release(&c);
     return ok;
 }
 
@@ -111,8 +110,8 @@ static enum kerr view_etcd(void *ctx, const char *key, const cJSON *obj)
     const cJSON *c = kjson_get(obj, "claim");
 
     (void)key;
-    if (!c || same_owner(p->self, c) ||
-        !kpath_overlap_clean(kjson_get_str(p->self, "prefix"), kjson_get_str(c, "prefix")))
+    if (!c || !kjson_get_str(c, "prefix") || same_owner(p->self, c) ||
+        !bstore_prefix_overlap(kjson_get_str(p->self, "prefix"), kjson_get_str(c, "prefix")))
         return KERR_OK;
     snprintf(p->other, sizeof(p->other), "the prefix \"%s\" of Etcd %s/%s",
              kjson_get_str(c, "prefix"), kjson_get_str(c, "namespace"), kjson_get_str(c, "name"));
@@ -127,8 +126,8 @@ static enum kerr view_entry(void *ctx, const char *key, const cJSON *obj)
     const char *deleted;
 
     (void)key;
-    if (!c || same_owner(p->self, c) ||
-        !kpath_overlap_clean(kjson_get_str(p->self, "prefix"), kjson_get_str(c, "prefix")))
+    if (!c || !kjson_get_str(c, "prefix") || same_owner(p->self, c) ||
+        !bstore_prefix_overlap(kjson_get_str(p->self, "prefix"), kjson_get_str(c, "prefix")))
         return KERR_OK;
     deleted = kjson_get_str(c, "deletedAt");
     snprintf(p->other, sizeof(p->other), "the prefix \"%s\" of BackupEntry %s of Etcd %s/%s%s%s",
@@ -146,30 +145,44 @@ enum kerr prefix_check(struct store *etcds, struct store *entries, const struct 
 {
     cJSON *self = cJSON_CreateObject(), *old = cJSON_CreateObject();
     struct probe p = { NULL, "" };
+    struct kerr_info lookup = { 0 };
     enum kerr rc = self && old ? KERR_OK : KERR_NOMEM;
     const char *store;
 
     if (rc != KERR_OK || (req->op != REVIEW_OP_CREATE && req->op != REVIEW_OP_UPDATE) ||
         !claim_of(PREFIX_ETCD, req->object, self))
         goto out;
+    if (kjson_get_str(self, "invalid")) {
+        rc = review_deny(resp, "spec.backup.store.prefix: %s", kjson_get_str(self, "invalid"));
+        goto out;
+    }
     /* an UPDATE keeping the store and prefix as they were: nothing new is claimed */
     if (req->op == REVIEW_OP_UPDATE && req->old_object &&
-        claim_of(PREFIX_ETCD, req->old_object, old) &&
+        claim_of(PREFIX_ETCD, req->old_object, old) && kjson_get_str(old, "store") &&
         strcmp(kjson_get_str(old, "store"), kjson_get_str(self, "store")) == 0 &&
         strcmp(kjson_get_str(old, "prefix"), kjson_get_str(self, "prefix")) == 0)
         goto out;
     p.self = self;
     store = kjson_get_str(self, "store");
     if (etcds)
-        rc = store_index_view(etcds, PREFIX_INDEX_STORE, store, view_etcd, &p, NULL);
-    if (entries && (rc == KERR_OK || rc == KERR_NOTFOUND) && !*p.other)
-        rc = store_index_view(entries, PREFIX_INDEX_STORE, store, view_entry, &p, NULL);
-    rc = KERR_OK;
+        rc = store_index_view(etcds, PREFIX_INDEX_STORE, store, view_etcd, &p, &lookup);
+    if (entries && rc == KERR_OK && !*p.other)
+        rc = store_index_view(entries, PREFIX_INDEX_STORE, store, view_entry, &p, &lookup);
     if (*p.other)
         rc = review_deny(resp,
                          "spec.backup.store.prefix \"%s\" overlaps %s in the same store (%s): "
-                         "one prefix, one cluster",
+                         "the backup sidecar lists a prefix as a plain string, so either "
+                         "cluster's restore could read the other's snapshots; one prefix, one "
+                         "cluster",
                          kjson_get_str(req->object, "spec.backup.store.prefix"), p.other, store);
+    else if (rc != KERR_OK)
+        /* fail closed: an unchecked claim could share another cluster's backups */
+        rc = review_errored(resp, 500, "checking the prefix against the caches: %s",
+                            lookup.msg[0] ? lookup.msg : kerr_str(rc))
+                 ? KERR_NOMEM
+                 : KERR_OK;
+    else
+        rc = KERR_OK;
 out:
     cJSON_Delete(self);
     cJSON_Delete(old);

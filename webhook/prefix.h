@@ -1,14 +1,17 @@
 /*
  * prefix - one prefix, one cluster: the rule of /webhooks/etcd that refuses
- * an Etcd CREATE or UPDATE whose backup store (common/bstore: provider,
- * container, endpoint) is another Etcd's and whose spec.backup.store.prefix
- * equals, contains or is contained by, as paths (common/kpath: "ns--etcd"
- * does not contain "ns--etcd-events"), the prefix of
+ * an Etcd CREATE or UPDATE whose claim (common/bstore: the store as the
+ * backup sidecar sees it, the prefix canonical) overlaps, as the sidecar
+ * lists prefixes (one a plain string prefix of the other: "ns/etcd" and
+ * "ns/etcd-2"; "" and "/" overlap every prefix of their container), the
+ * claim of
  *   - another live Etcd (another namespace/name), or
  *   - a BackupEntry (etcd-warden.io/v1alpha1, spec.store, spec.prefix,
  *     spec.etcd) of another Etcd: one kept for a deleted Etcd within its
  *     grace period (spec.etcdDeletedAt), or one of a live Etcd this
  *     webhook does not watch.
+ * A prefix that leaves its container ("../x") is refused. When the caches
+ * cannot answer, the request is refused (500), never waved through.
  * An Etcd of the same namespace and name is never a conflict (its own
  * entry: a re-creation reattaches). An UPDATE that keeps the store and
  * prefix as they were is never refused, so Etcds already in conflict when

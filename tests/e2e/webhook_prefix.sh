@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # One prefix, one cluster, with kubectl against kube-sim, warden-webhook (--backup-entries,
 # the Etcd webhook also on CREATE as the chart registers it) and warden-controller keeping
-# the BackupEntries of a BackupBucket: an Etcd whose prefix in the same store equals,
-# contains or is contained by another Etcd's, as paths, is refused naming the other
-# (a trailing slash never matters); "ns--etcd-events" next to "ns--etcd" is allowed, as is
-# the same prefix in another container. An UPDATE moving an Etcd into another's prefix is
+# the BackupEntries of a BackupBucket: an Etcd whose prefix in the same store overlaps
+# another Etcd's as the backup sidecar lists it (one cleaned prefix a string prefix of the
+# other: "ns--etcd-2" next to "ns--etcd", "/x" next to "x", "/" next to anything) is refused
+# naming the other; the same prefix in another container is allowed. An UPDATE moving an Etcd into another's prefix is
 # refused, one keeping its prefix is not. A deleted Etcd's pending entry keeps its prefix
 # from a different Etcd (named in the message) but not from the same namespace/name,
 # which reattaches.
@@ -69,11 +69,16 @@ refused "equal but for a trailing slash" 'of Etcd shoot/etcd-main' other etcd-co
 refused "nested inside another's" 'of Etcd shoot/etcd-main' other etcd-copy shoot--etcd-main/backup
 refused "containing another's" 'of Etcd team/etcd-a' other etcd-team team
 refused "inside another's, cleaned" 'of Etcd team/etcd-a' other etcd-team ./team//a/b
-allowed "a string prefix is no path prefix" shoot etcd-events shoot--etcd-main-events
+refused "a sibling the sidecar lists with it" 'of Etcd shoot/etcd-main' \
+    shoot etcd-events shoot--etcd-main-events
+refused "a leading slash the S3 client cleans away" 'of Etcd shoot/etcd-main' \
+    other etcd-copy /shoot--etcd-main
+refused "the whole bucket" 'of Etcd ' other etcd-copy /
+allowed "a prefix no other one starts" shoot etcd-events shoot--events
 allowed "the same prefix in another container" other etcd-copy shoot--etcd-main other-bucket
 allowed "an UPDATE keeping the prefix" shoot etcd-main shoot--etcd-main/
 refused "an UPDATE moving into another's prefix" 'of Etcd shoot/etcd-events' \
-    shoot etcd-main shoot--etcd-main-events/x
+    shoot etcd-main shoot--events/x
 
 # A deleted Etcd's entry keeps its prefix within the grace period.
 kc -n shoot delete etcd etcd-main >/dev/null

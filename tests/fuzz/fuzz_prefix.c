@@ -5,13 +5,17 @@
  * separated by a second NUL, checked against kpath's promises (aborts
  * otherwise): cleaning is idempotent and leaves no empty, "." or ".."-after-
  * a-name element nor a trailing '/', overlap is symmetric and reflexive, and
- * the cleaned form overlaps the raw one.
+ * the cleaned form overlaps the raw one; and against bstore's: canonical
+ * prefixes and endpoints are fixed points, a prefix overlaps itself and the
+ * whole container, overlap is symmetric, and a claim overlaps the claim of
+ * its canonical forms.
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/bstore.h"
 #include "common/kjson.h"
 #include "common/kpath.h"
 #include "webhook/prefix.h"
@@ -53,6 +57,34 @@ static void cleaned(const char *p)
     free(b);
 }
 
+/* bstore: canonical forms are fixed points, without leading '/', and overlap themselves. */
+static void canonical(const char *p, const char *q)
+{
+    size_t n = strlen(p) + 2, m = strlen(p) * 2 + 16;
+    char *a = malloc(n), *b = malloc(n), *e = malloc(m), *f = malloc(m);
+    struct bstore_claim x, y;
+
+    if (!a || !b || !e || !f || bstore_prefix(p, a, n) != KERR_OK ||
+        bstore_prefix(a, b, n) != KERR_OK || strcmp(a, b) != 0 || a[0] == '/' ||
+        !bstore_prefix_overlap(a, a) || !bstore_prefix_overlap(a, "") ||
+        bstore_prefix_overlap(a, q) != bstore_prefix_overlap(q, a))
+        abort();
+    if (bstore_endpoint(p, e, m) == KERR_OK &&
+        (bstore_endpoint(e, f, m) != KERR_OK || strcmp(e, f) != 0))
+        abort();
+    if (bstore_claim_init(&x, "aws", "b", p, p, NULL) == KERR_OK) {
+        if (bstore_claim_init(&y, "S3", "b", e, a, NULL) != KERR_OK ||
+            !bstore_claims_overlap(&x, &y))
+            abort();
+        bstore_claim_release(&y);
+    }
+    bstore_claim_release(&x);
+    free(a);
+    free(b);
+    free(e);
+    free(f);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char *s = malloc(size + 2), *a, *b;
@@ -68,6 +100,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cleaned(b);
     if (kpath_overlap(a, b) != kpath_overlap(b, a))
         abort();
+    canonical(a, b);
+    canonical(b, a);
     free(s);
     return 0;
 }
