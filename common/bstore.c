@@ -184,10 +184,20 @@ int bstore_prefix_overlap(const char *a, const char *b)
     return strncmp(a, b, la < lb ? la : lb) == 0;
 }
 
+int bstore_overlap(const char *key, const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b), n = la < lb ? la : lb;
+
+    if (strncmp(key, "Local|", 6) != 0 || !bstore_prefix_overlap(a, b))
+        return bstore_prefix_overlap(a, b);
+    /* a directory walk: the shorter one is the longer one or a directory of it */
+    return n == 0 || la == lb || (la < lb ? b[la] : a[lb]) == '/';
+}
+
 int bstore_claims_overlap(const struct bstore_claim *a, const struct bstore_claim *b)
 {
     return a->prefix && b->prefix && strcmp(a->key, b->key) == 0 &&
-           bstore_prefix_overlap(a->prefix, b->prefix);
+           bstore_overlap(a->key, a->prefix, b->prefix);
 }
 
 enum kerr bstore_object_prefix(const char *kind, const char *prefix, char *out, size_t n)

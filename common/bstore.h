@@ -20,11 +20,12 @@
  *    whole container ("", ".", "/").
  *
  * Two claims overlap when their keys are equal and either sidecar's
- * listing would return the other's objects: the sidecar lists with the
- * prefix as a plain string, without a trailing '/' ("p/etcd" lists
- * "p/etcd-2/..."), so one canonical prefix being a string prefix of the
- * other, in either direction, is an overlap, and "" overlaps everything in
- * its container.
+ * listing would return the other's objects: the sidecar lists an object
+ * store with the prefix as a plain string, without a trailing '/'
+ * ("p/etcd" lists "p/etcd-2/..."), so one canonical prefix being a string
+ * prefix of the other, in either direction, is an overlap; it walks a
+ * Local store's directory, so there one prefix must contain the other as a
+ * path. "" overlaps everything in its container.
  *
  * Pure functions. Ownership: arguments BORROWED; output into caller buffers
  * unless a function says it allocates. Thread safety: reentrant.
@@ -86,6 +87,14 @@ void bstore_claim_release(struct bstore_claim *c);
 
 /* 1 when canonical prefixes a and b overlap (string prefix either way, "" overlaps all). */
 int bstore_prefix_overlap(const char *a, const char *b);
+
+/*
+ * 1 when canonical prefixes a and b of the store key overlap as that store's sidecar lists:
+ * a Local store walks a directory (path.Join(home, container, prefix)), so "x" and "x2" are
+ * apart while "x" and "x/y" are not; every other provider lists a plain string prefix
+ * (bstore_prefix_overlap).
+ */
+int bstore_overlap(const char *key, const char *a, const char *b);
 
 /* 1 when two claims overlap: one key, overlapping prefixes. */
 int bstore_claims_overlap(const struct bstore_claim *a, const struct bstore_claim *b);

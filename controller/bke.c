@@ -5,64 +5,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 
 #include "common/bstore.h"
-#include "common/crypto.h"
 #include "common/events.h"
 #include "common/kjson.h"
-#include "common/kpath.h"
 #include "common/ktime.h"
 #include "common/log.h"
-#include "common/proc.h"
 #include "common/store.h"
 #include "controller/ctl.h"
 #include "controller/bkebucket.h"
 #include "controller/bkejob.h"
+#include "controller/bkeclaim.h"
 #include "controller/ctl_config.h"
 #include "controller/etcdspec.h"
 
 const struct k8s_resource BKE_RES_BUCKET = { "etcd-warden.io", "v1alpha1", "backupbuckets", 0 };
 const struct k8s_resource BKE_RES_ENTRY = { "etcd-warden.io", "v1alpha1", "backupentries", 0 };
-
-#define BKE_WHY_MAX 768
-
-/* A bucket as read: strings BORROWED from its object. */
-struct bucket {
-    const cJSON *obj;
-    const char *name, *kind, *container, *endpoint;
-    long grace_ms;
-};
-
-enum kerr bke_entry_name(const char *ns, const char *name, const char *uid, const char *prefix,
-                         char out[KNAME_SUBDOMAIN_MAX + 1])
-{
-    char hash[CRYPTO_SHA256_HEX_LEN + 1] = "", *base, *clean = NULL;
-    size_t n;
-    enum kerr rc = KERR_OK;
-
-    if (!ns || !*ns || !name || !*name || !uid || !*uid)
-        return KERR_INVAL;
-    if (prefix) {
-        n = strlen(prefix) + 2;
-        clean = malloc(n);
-        rc = clean ? kpath_clean(prefix, clean, n) : KERR_NOMEM;
-        if (rc == KERR_OK)
-            rc = crypto_sha256_hex(clean, strlen(clean), hash, NULL);
-        free(clean);
-        if (rc != KERR_OK)
-            return rc;
-    }
-    n = strlen(ns) + strlen(name) + 32;
-    base = malloc(n);
-    if (!base)
-        return KERR_NOMEM;
-    snprintf(base, n, "%s--%s--%.8s%s%.8s", ns, name, uid, *hash ? "--" : "", hash);
-    rc = kname_join(base, "", KNAME_SUBDOMAIN_MAX, out, KNAME_SUBDOMAIN_MAX + 1);
-    free(base);
-    return rc;
-}
 
 static const char *str_or_empty(const cJSON *obj, const char *path)
 {
@@ -71,46 +30,11 @@ static const char *str_or_empty(const cJSON *obj, const char *path)
     return s ? s : "";
 }
 
-static int same_store(const struct bucket *b, const cJSON *etcd)
-{
-    const char *kind = bstore_provider_kind(kjson_get_str(etcd, "spec.backup.store.provider"));
-    const char *container = kjson_get_str(etcd, "spec.backup.store.container");
-
-    return kind && b->kind && strcasecmp(kind, b->kind) == 0 && container &&
-           strcmp(container, b->container) == 0 &&
-           strcmp(str_or_empty(etcd, "spec.backup.store.endpointOverride"), b->endpoint) == 0 &&
-           kjson_get_str(etcd, "spec.backup.store.prefix");
-}
-
-/* Read obj into *b; KERR_INVAL with the field in err when it does not validate. */
-static enum kerr read_bucket(const cJSON *obj, struct bucket *b, struct kerr_info *err)
-{
-    const char *provider = kjson_get_str(obj, "spec.provider");
-    const char *grace = kjson_get_str(obj, "spec.deletionGracePeriod");
-
-    memset(b, 0, sizeof(*b));
-    b->obj = obj;
-    b->name = kjson_get_str(obj, "metadata.name");
-    b->kind = bstore_provider_kind(provider);
-    b->container = kjson_get_str(obj, "spec.container");
-    b->endpoint = str_or_empty(obj, "spec.endpointOverride");
-    if (!b->kind)
-        return kerr_set(err, KERR_INVAL, "spec.provider: unknown provider \"%s\"",
-                        provider ? provider : "");
-    if (!b->container || !*b->container)
-        return kerr_set(err, KERR_INVAL, "spec.container: required");
-    if (proc_parse_duration(grace && *grace ? grace : BKE_DEFAULT_GRACE, &b->grace_ms, err) !=
-        KERR_OK)
-        return kerr_set(err, KERR_INVAL, "spec.deletionGracePeriod: \"%s\" is not a duration",
-                        grace);
-    return KERR_OK;
-}
-
 int bke_store_matches(const cJSON *bucket, const cJSON *etcd)
 {
-    struct bucket b;
+    struct bke_bucket b;
 
-    return read_bucket(bucket, &b, NULL) == KERR_OK && same_store(&b, etcd);
+    return bkeclaim_read_bucket(bucket, &b, NULL) == KERR_OK && bkeclaim_same_store(&b, etcd);
 }
 
 enum kerr bke_index_bucket(void *ctx, const cJSON *obj, struct strlist *values)
@@ -225,7 +149,7 @@ static cJSON *entry_copy(const cJSON *entry)
 }
 
 /* spec.store of an entry: the bucket's store, for the webhook's one-prefix-one-cluster rule. */
-static enum kerr set_store(cJSON *entry, const struct bucket *b, struct kerr_info *err)
+static enum kerr set_store(cJSON *entry, const struct bke_bucket *b, struct kerr_info *err)
 {
     enum kerr rc = kjson_set_str(entry, "spec.store.provider", b->kind, err);
 
@@ -237,38 +161,44 @@ static enum kerr set_store(cJSON *entry, const struct bucket *b, struct kerr_inf
 }
 
 /* 1 when entry's spec.store is not b's. */
-static int store_differs(const cJSON *entry, const struct bucket *b)
+static int store_differs(const cJSON *entry, const struct bke_bucket *b)
 {
     return strcmp(str_or_empty(entry, "spec.store.provider"), b->kind) != 0 ||
            strcmp(str_or_empty(entry, "spec.store.container"), b->container) != 0 ||
            strcmp(str_or_empty(entry, "spec.store.endpointOverride"), b->endpoint) != 0;
 }
 
-/* 1 when the stored entry ename has a prefix other than prefix (the Etcd moved). */
-static int other_prefix(const struct bke_ctx *x, const char *ename, const char *prefix)
+/* A Warning event on the Etcd etcd (BORROWED). */
+static void etcd_warning(const struct bke_ctx *x, const cJSON *etcd, const char *reason,
+                         const char *note)
 {
-    cJSON *cur = NULL;
-    int other = 0;
+    struct ev_ref ref;
 
-    if (k8s_get(x->client, &BKE_RES_ENTRY, NULL, ename, NULL, &cur, NULL) == KERR_OK)
-        other = kpath_equal(str_or_empty(cur, "spec.prefix"), prefix) != 1;
-    cJSON_Delete(cur);
-    return other;
+    if (!x->events || ev_ref_from_object(etcd, &ref) != KERR_OK)
+        return;
+    ref.kind = "Etcd";
+    ref.api_version = ETCDSPEC_API_VERSION;
+    (void)ev_emitf(x->events, &ref, EV_WARNING, reason, "KeepEntry", "%s", note);
 }
 
-static enum kerr create_entry(const struct bke_ctx *x, const struct bucket *b, const cJSON *etcd,
-                              long *requeue, struct kerr_info *err)
+static enum kerr create_entry(const struct bke_ctx *x, const struct bke_bucket *b,
+                              const cJSON *etcd, long *requeue, struct kerr_info *err)
 {
     const char *ns = kjson_get_str(etcd, "metadata.namespace");
     const char *name = kjson_get_str(etcd, "metadata.name");
     const char *uid = kjson_get_str(etcd, "metadata.uid");
     const char *prefix = kjson_get_str(etcd, "spec.backup.store.prefix");
-    char ename[KNAME_SUBDOMAIN_MAX + 1], msg[512];
+    char ename[KNAME_SUBDOMAIN_MAX + 1], msg[768], other[512] = "";
+    struct bstore_claim c = { "", NULL };
     cJSON *e = cJSON_CreateObject(), *created = NULL;
     enum kerr rc = e ? KERR_OK : KERR_NOMEM;
 
-    if (rc == KERR_OK && (rc = bke_entry_name(ns, name, uid, NULL, ename)) != KERR_OK)
+    /* named after the claim, so that the API server lets one Etcd have it */
+    if (rc == KERR_OK)
+        rc = bstore_claim_init(&c, b->kind, b->container, b->endpoint, prefix, err);
+    if (rc == KERR_OK && (rc = bke_entry_name(&c, ename)) != KERR_OK)
         rc = kerr_set(err, rc, "no BackupEntry name for Etcd %s/%s", ns, name);
+    bstore_claim_release(&c);
     if (rc == KERR_OK)
         rc = kjson_set_str(e, "apiVersion", ETCDSPEC_WARDEN_API, err);
     if (rc == KERR_OK)
@@ -291,11 +221,17 @@ static enum kerr create_entry(const struct bke_ctx *x, const struct bucket *b, c
         rc = kjson_set_str(e, "spec.etcd.uid", uid, err);
     if (rc == KERR_OK)
         rc = k8s_create(x->client, &BKE_RES_ENTRY, NULL, e, NULL, &created, err);
-    if (rc == KERR_EXISTS && other_prefix(x, ename, prefix) &&
-        bke_entry_name(ns, name, uid, prefix, ename) == KERR_OK &&
-        kjson_set_str(e, "metadata.name", ename, err) == KERR_OK)
-        rc = k8s_create(x->client, &BKE_RES_ENTRY, NULL, e, NULL, &created, err);
-    if (rc == KERR_EXISTS) { /* ours, not cached yet */
+    if (rc == KERR_EXISTS && bkeclaim_owner(x, ename, etcd, other, sizeof(other)) == 0) {
+        /* two Etcds admitted at once for one prefix: the first keeps it */
+        snprintf(msg, sizeof(msg),
+                 "prefix \"%s\" of bucket %s is claimed by %s: this Etcd's backups share it; "
+                 "give one of the Etcds another prefix",
+                 prefix, b->name, other);
+        etcd_warning(x, etcd, "PrefixConflict", msg);
+        log_warn("prefix claimed twice", "namespace", ns, "name", name, "other", other);
+        *requeue = BKE_CONFLICT_MS;
+        rc = KERR_OK;
+    } else if (rc == KERR_EXISTS) { /* ours, not cached yet */
         *requeue = BKE_RETRY_MS;
         rc = KERR_OK;
     } else if (rc == KERR_OK) {
@@ -311,8 +247,9 @@ static enum kerr create_entry(const struct bke_ctx *x, const struct bucket *b, c
 }
 
 /* Make entry (cached, BORROWED) the live etcd's: uid, no deletion time, phase Active. */
-static enum kerr attach_entry(const struct bke_ctx *x, const struct bucket *b, const cJSON *entry,
-                              const cJSON *etcd, const char *conflict, struct kerr_info *err)
+static enum kerr attach_entry(const struct bke_ctx *x, const struct bke_bucket *b,
+                              const cJSON *entry, const cJSON *etcd, const char *conflict,
+                              struct kerr_info *err)
 {
     const char *ns = kjson_get_str(etcd, "metadata.namespace");
     const char *name = kjson_get_str(etcd, "metadata.name");
@@ -353,8 +290,8 @@ static enum kerr attach_entry(const struct bke_ctx *x, const struct bucket *b, c
 }
 
 /* Is the Etcd of entry alive and still backing up into it? A GET, not the cache. */
-static enum kerr entry_claimed(const struct bke_ctx *x, const struct bucket *b, const cJSON *entry,
-                               int *claimed, struct kerr_info *err)
+static enum kerr entry_claimed(const struct bke_ctx *x, const struct bke_bucket *b,
+                               const cJSON *entry, int *claimed, struct kerr_info *err)
 {
     cJSON *etcd = NULL;
     enum kerr rc =
@@ -365,9 +302,9 @@ static enum kerr entry_claimed(const struct bke_ctx *x, const struct bucket *b, 
     if (rc == KERR_NOTFOUND)
         return KERR_OK;
     if (rc == KERR_OK)
-        *claimed =
-            same_store(b, etcd) && kpath_equal(kjson_get_str(etcd, "spec.backup.store.prefix"),
-                                               str_or_empty(entry, "spec.prefix")) == 1;
+        *claimed = bkeclaim_same_store(b, etcd) &&
+                   bkeclaim_same_prefix(kjson_get_str(etcd, "spec.backup.store.prefix"),
+                                        str_or_empty(entry, "spec.prefix")) == 1;
     cJSON_Delete(etcd);
     return rc;
 }
@@ -381,14 +318,15 @@ static void requeue_min(long *requeue, long ms)
 }
 
 /* An entry no live Etcd of the cache claims: PendingDeletion, or wait out the grace period. */
-static enum kerr release_entry(const struct bke_ctx *x, const struct bucket *b, const cJSON *entry,
-                               const char *conflict, long *requeue, struct kerr_info *err)
+static enum kerr release_entry(const struct bke_ctx *x, const struct bke_bucket *b,
+                               const cJSON *entry, const char *conflict, long *requeue,
+                               struct kerr_info *err)
 {
     const char *ename = kjson_get_str(entry, "metadata.name");
     const char *ns = str_or_empty(entry, "spec.etcd.namespace");
     const char *name = str_or_empty(entry, "spec.etcd.name");
     const char *deleted = kjson_get_str(entry, "spec.etcdDeletedAt");
-    char now[KTIME_LEN + 1], due[KTIME_LEN + 1], msg[512];
+    char now[KTIME_LEN + 1], due[KTIME_LEN + 1], msg[1536], why[BKECLAIM_WHY_MAX];
     struct timespec at;
     time_t t = time(NULL), due_t;
     cJSON *obj, *stored = NULL;
@@ -399,6 +337,18 @@ static enum kerr release_entry(const struct bke_ctx *x, const struct bucket *b, 
         return KERR_OK;
     if (deleted && ktime_parse(deleted, &at, NULL) == KERR_OK) {
         due_t = at.tv_sec + (time_t)(b->grace_ms / 1000);
+        if (due_t <= t && !bkejob_in_progress(entry)) {
+            rc = bkeclaim_deletion_blocked(x, b, entry, why, sizeof(why), err);
+            if (rc != KERR_OK)
+                return rc;
+            if (*why) {
+                requeue_min(requeue, BKE_CONFLICT_MS);
+                snprintf(msg, sizeof(msg), "Etcd %s/%s deleted at %s; its backups are kept: %s", ns,
+                         name, deleted, why);
+                log_warn("backup entry deletion blocked", "entry", ename, "why", why);
+                return entry_status(x, entry, BKE_PHASE_PENDING, msg, why, err);
+            }
+        }
         if (due_t <= t)
             return bkejob_step(x, b->obj, entry, requeue, err);
         if (due_t > t)
@@ -439,7 +389,7 @@ static enum kerr release_entry(const struct bke_ctx *x, const struct bucket *b, 
 
 /* What collect_etcd gathers. */
 struct collect {
-    const struct bucket *b;
+    const struct bke_bucket *b;
     cJSON *etcds; /* OWNS copies of the matching Etcds */
 };
 
@@ -450,7 +400,7 @@ static enum kerr collect_etcd(void *ctx, const char *key, const cJSON *etcd)
     cJSON *copy;
 
     (void)key;
-    if (!same_store(c->b, etcd))
+    if (!bkeclaim_same_store(c->b, etcd))
         return KERR_OK;
     copy = cJSON_Duplicate(etcd, 1);
     if (!copy || !cJSON_AddItemToArray(c->etcds, copy)) {
@@ -472,49 +422,22 @@ static int find_entry(const cJSON *entries, const char *claimed, const cJSON *et
     cJSON_ArrayForEach (e, entries) {
         if (!claimed[i] && strcmp(str_or_empty(e, "spec.etcd.namespace"), ns) == 0 &&
             strcmp(str_or_empty(e, "spec.etcd.name"), name) == 0 &&
-            kpath_equal(str_or_empty(e, "spec.prefix"), prefix) == 1)
+            bkeclaim_same_prefix(str_or_empty(e, "spec.prefix"), prefix) == 1)
             return i;
         i++;
     }
     return -1;
 }
 
-/*
- * The first entry of entries (one bucket: one store) of another Etcd whose
- * prefix overlaps that of entry i, described into why (BKE_WHY_MAX); NULL when none.
- * Conflicts the webhook would refuse today, made before it was installed.
- */
-static const char *conflict(const cJSON *entries, int i, char *why)
-{
-    const cJSON *a = cJSON_GetArrayItem(entries, i), *e;
-
-    cJSON_ArrayForEach (e, entries) {
-        if (e == a ||
-            (strcmp(str_or_empty(e, "spec.etcd.namespace"),
-                    str_or_empty(a, "spec.etcd.namespace")) == 0 &&
-             strcmp(str_or_empty(e, "spec.etcd.name"), str_or_empty(a, "spec.etcd.name")) == 0) ||
-            kpath_overlap(str_or_empty(e, "spec.prefix"), str_or_empty(a, "spec.prefix")) != 1)
-            continue;
-        snprintf(why, BKE_WHY_MAX,
-                 "prefix \"%s\" overlaps the prefix \"%s\" of BackupEntry %s of Etcd %s/%s: "
-                 "two clusters' backups in one prefix",
-                 str_or_empty(a, "spec.prefix"), str_or_empty(e, "spec.prefix"),
-                 str_or_empty(e, "metadata.name"), str_or_empty(e, "spec.etcd.namespace"),
-                 str_or_empty(e, "spec.etcd.name"));
-        return why;
-    }
-    return NULL;
-}
-
 /* Keep (or create) the entry of every matching Etcd, release the others. */
-static enum kerr keep_entries(const struct bke_ctx *x, const struct bucket *b, cJSON *entries,
+static enum kerr keep_entries(const struct bke_ctx *x, const struct bke_bucket *b, cJSON *entries,
                               int *count, char *names, size_t nn, long *requeue,
                               struct kerr_info *err)
 {
     struct collect col = { b, cJSON_CreateArray() };
     int n = cJSON_GetArraySize(entries), i,
         deleting = kjson_has(b->obj, "metadata.deletionTimestamp");
-    char *claimed = calloc((size_t)n + 1, 1), why[BKE_WHY_MAX];
+    char *claimed = calloc((size_t)n + 1, 1), why[BKECLAIM_WHY_MAX];
     const cJSON *e;
     struct kerr_info one;
     enum kerr rc = KERR_OK, first = KERR_OK;
@@ -533,8 +456,8 @@ static enum kerr keep_entries(const struct bke_ctx *x, const struct bucket *b, c
             rc = bkejob_hold(x, b->obj, cJSON_GetArrayItem(entries, i), e, requeue, &one);
         } else if (i >= 0) {
             claimed[i] = 1;
-            rc = attach_entry(x, b, cJSON_GetArrayItem(entries, i), e, conflict(entries, i, why),
-                              &one);
+            rc = attach_entry(x, b, cJSON_GetArrayItem(entries, i), e,
+                              bkeclaim_conflict(b, entries, i, why), &one);
         } else {
             rc = create_entry(x, b, e, requeue, &one);
             *count += rc == KERR_OK;
@@ -551,7 +474,7 @@ static enum kerr keep_entries(const struct bke_ctx *x, const struct bucket *b, c
                      str_or_empty(e, "metadata.name"));
         if (!claimed[i++]) {
             kerr_clear(&one);
-            rc = release_entry(x, b, e, conflict(entries, i - 1, why), requeue, &one);
+            rc = release_entry(x, b, e, bkeclaim_conflict(b, entries, i - 1, why), requeue, &one);
             if (rc != KERR_OK && first == KERR_OK) {
                 first = rc;
                 *err = one;
@@ -566,10 +489,10 @@ static enum kerr keep_entries(const struct bke_ctx *x, const struct bucket *b, c
 enum kerr bke_run(const struct bke_ctx *x, const char *name, long *requeue_ms,
                   struct kerr_info *err)
 {
-    struct bucket b;
+    struct bke_bucket b;
     struct kerr_info why;
     cJSON *obj = NULL, *entries = NULL;
-    char names[1024] = "";
+    char names[1024] = "", other[256];
     int count = 0;
     enum kerr rc, src;
 
@@ -579,7 +502,16 @@ enum kerr bke_run(const struct bke_ctx *x, const char *name, long *requeue_ms,
         return rc == KERR_NOTFOUND ? KERR_OK : rc;
     kerr_clear(&why);
     rc = store_index_list(x->entries, BKE_INDEX_BUCKET, name, &entries, err);
-    if (rc == KERR_OK && read_bucket(obj, &b, &why) != KERR_OK) {
+    if (rc == KERR_OK && bkeclaim_read_bucket(obj, &b, &why) != KERR_OK) {
+        count = cJSON_GetArraySize(entries);
+        rc = bkebucket_sync(x, b.obj, count, "", why.msg, err);
+    } else if (rc == KERR_OK &&
+               (rc = bkeclaim_duplicate_of(x, &b, other, sizeof(other), err)) == KERR_OK &&
+               *other) {
+        (void)kerr_set(&why, KERR_INVAL,
+                       "the store of spec.provider, spec.container and spec.endpointOverride is "
+                       "BackupBucket %s's: one store, one bucket; this one keeps no entries",
+                       other);
         count = cJSON_GetArraySize(entries);
         rc = bkebucket_sync(x, b.obj, count, "", why.msg, err);
     } else if (rc == KERR_OK) {

@@ -56,6 +56,7 @@
 
 #include <cJSON.h>
 
+#include "common/bstore.h"
 #include "common/events.h"
 #include "common/k8s.h"
 #include "common/kerr.h"
@@ -71,7 +72,8 @@ struct store;
 #define BKE_INDEX_BUCKET  "bucket" /* index of the entry cache: spec.bucketName */
 #define BKE_PHASE_ACTIVE  "Active"
 #define BKE_PHASE_PENDING "PendingDeletion"
-#define BKE_RETRY_MS      1000L /* an entry created but not cached yet */
+#define BKE_RETRY_MS      1000L  /* an entry created but not cached yet */
+#define BKE_CONFLICT_MS   60000L /* a claim taken, a deletion blocked: looked at again */
 
 extern const struct k8s_resource BKE_RES_BUCKET;
 extern const struct k8s_resource BKE_RES_ENTRY;
@@ -88,12 +90,12 @@ struct bke_ctx {
 };
 
 /*
- * The entry name of the Etcd ns/name/uid into out; with prefix (NULL: none)
- * the second form, for an Etcd whose first entry has another prefix.
- * KERR_INVAL for an empty part.
+ * The entry name of claim c into out: the canonical prefix as a name, "--"
+ * and 8 hex digits of the sha256 of the store key and prefix ("root--..."
+ * for the whole container). One claim, one name: of two Etcds created at
+ * once with one prefix, the API server lets one create the entry.
  */
-enum kerr bke_entry_name(const char *ns, const char *name, const char *uid, const char *prefix,
-                         char out[KNAME_SUBDOMAIN_MAX + 1]);
+enum kerr bke_entry_name(const struct bstore_claim *c, char out[KNAME_SUBDOMAIN_MAX + 1]);
 
 /* 1 when etcd's spec.backup.store is bucket's store (provider, container, endpoint). */
 int bke_store_matches(const cJSON *bucket, const cJSON *etcd);

@@ -104,6 +104,10 @@ Test(bstore, local_joins_container_and_prefix)
     cr_assert(overlap("Local", "c/lw", NULL, "x", "Local", "c", NULL, "lw/x"));
     cr_assert(overlap("Local", "/c", NULL, "x", "Local", "c", NULL, "x"));
     cr_assert_not(overlap("Local", "c", NULL, "x", "Local", "d", NULL, "x"));
+    /* a directory walk, not a string listing */
+    cr_assert_not(overlap("Local", "c", NULL, "etcd-l", "Local", "c", NULL, "etcd-l2"));
+    cr_assert(overlap("Local", "c", NULL, "etcd-l", "Local", "c", NULL, "etcd-l/sub"));
+    cr_assert(overlap("Local", "c", NULL, "/", "Local", "c", NULL, "x"), "the home itself");
 }
 
 Test(bstore, refused_claims)

@@ -111,7 +111,8 @@ static enum kerr view_etcd(void *ctx, const char *key, const cJSON *obj)
 
     (void)key;
     if (!c || !kjson_get_str(c, "prefix") || same_owner(p->self, c) ||
-        !bstore_prefix_overlap(kjson_get_str(p->self, "prefix"), kjson_get_str(c, "prefix")))
+        !bstore_overlap(kjson_get_str(p->self, "store"), kjson_get_str(p->self, "prefix"),
+                        kjson_get_str(c, "prefix")))
         return KERR_OK;
     snprintf(p->other, sizeof(p->other), "the prefix \"%s\" of Etcd %s/%s",
              kjson_get_str(c, "prefix"), kjson_get_str(c, "namespace"), kjson_get_str(c, "name"));
@@ -127,7 +128,8 @@ static enum kerr view_entry(void *ctx, const char *key, const cJSON *obj)
 
     (void)key;
     if (!c || !kjson_get_str(c, "prefix") || same_owner(p->self, c) ||
-        !bstore_prefix_overlap(kjson_get_str(p->self, "prefix"), kjson_get_str(c, "prefix")))
+        !bstore_overlap(kjson_get_str(p->self, "store"), kjson_get_str(p->self, "prefix"),
+                        kjson_get_str(c, "prefix")))
         return KERR_OK;
     deleted = kjson_get_str(c, "deletedAt");
     snprintf(p->other, sizeof(p->other), "the prefix \"%s\" of BackupEntry %s of Etcd %s/%s%s%s",

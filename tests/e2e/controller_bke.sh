@@ -6,7 +6,8 @@
 # re-created with the same namespace, name and store reattaches (uid updated, pending
 # deletion cancelled, no second entry); an Etcd moved to another prefix leaves its old
 # entry and gets a new one. Two Etcds in one prefix get a PrefixConflict condition and a
-# Warning event on their entries, nothing more. A bucket with a grace period that is no duration is
+# Warning event on their entries, nothing more. A second bucket of the same store is
+# InvalidSpec naming the first and keeps no entries. A bucket with a grace period that is no duration is
 # Ready False/InvalidSpec. A deleted bucket waits (Ready False/EntriesRemain, a
 # DeletionBlocked event, no new entries) until its entries are gone, then goes.
 set -euo pipefail
@@ -59,7 +60,8 @@ ksim_wait 20 entries_are shared "$want" || ctl_fail "entries: $(entries shared)"
 ok "one entry per Etcd of the bucket, none for another container"
 e_main=$(entry_of shoot etcd-main shoot--etcd-main)
 uid=$(kc -n shoot get etcd etcd-main -o jsonpath='{.metadata.uid}')
-expect "entry name" "shoot--etcd-main--${uid:0:8}" "$e_main"
+# named after the claim (store and canonical prefix), so the API server lets one Etcd have it
+expect "entry name" "shoot--etcd-main--$(printf 'S3|etcd-bucket|\nshoot--etcd-main' | sha256sum | cut -c1-8)" "$e_main"
 table=$(kc get backupentries)
 head -1 <<<"$table" | grep -q 'NAME *BUCKET *PREFIX *NAMESPACE *ETCD *PHASE *AGE' ||
     ctl_fail "kubectl get backupentries columns: $table"
@@ -73,6 +75,23 @@ expect "entry count" 2 "$(count shared)"
 expect "bucket finalizer" '["etcd-warden.io/backup-entries"]' \
     "$(kc get backupbucket shared -o jsonpath='{.metadata.finalizers}')"
 ksim_wait 10 cond_is broken False/InvalidSpec || ctl_fail "broken bucket: $(cond broken)"
+# One store, one bucket: a second BackupBucket of the same store (another spelling of the
+# provider) is refused its entries, and the first keeps them.
+sleep 1 # a later creationTimestamp
+kc apply -f - >/dev/null <<EOF
+apiVersion: etcd-warden.io/v1alpha1
+kind: BackupBucket
+metadata: {name: twin}
+spec: {provider: S3, container: etcd-bucket, secretRef: {namespace: etcd-warden, name: bucket-credentials}, deletionGracePeriod: 1s}
+EOF
+ksim_wait 10 cond_is twin False/InvalidSpec || ctl_fail "twin bucket: $(cond twin)"
+kc get backupbucket twin -o jsonpath='{.status.conditions[?(@.type=="Ready")].message}' |
+    grep -q "is BackupBucket shared's: one store, one bucket" ||
+    ctl_fail "twin's message: $(kc get backupbucket twin -o jsonpath='{.status.conditions}')"
+expect "the twin keeps no entries" "" "$(entries twin)"
+expect "the first bucket keeps its entries" 2 "$(count shared)"
+kc delete backupbucket twin >/dev/null
+ok "a second BackupBucket of one store: InvalidSpec naming the first, no entries"
 grep -q 'spec.deletionGracePeriod' <<<"$(kc get backupbucket broken -o jsonpath='{.status.conditions[0].message}')" ||
     ctl_fail "InvalidSpec message does not name the field"
 ok "a grace period that is no duration: Ready False/InvalidSpec"

@@ -4,8 +4,10 @@
 # no pods) and runs the Jobs the controller creates in the bucket Secret's namespace
 # against s3rver and a Local store. Re-created within the grace period: reattached, no
 # Job, nothing deleted. Two Etcds in one bucket (S3, and Local): the deleted one's entry
-# waits out the grace period, a Job empties its prefix (as a path: the neighbour
-# "<prefix>-events" and every other prefix untouched), the entry goes; the Etcd's
+# waits out the grace period, a Job empties its prefix (every other prefix untouched), the
+# entry goes; a live Etcd whose prefix the backup sidecar lists with the entry's (a string
+# prefix of it) blocks the deletion (PrefixConflict condition and event naming it, no Job,
+# nothing deleted), and so does an entry whose prefix is the whole container; the Etcd's
 # namespace deleted with its Secret: the entry still cleans up with the bucket's Secret.
 # A store that cannot be reached: lastError, a Warning event, retried with backoff, finished
 # once the bucket's Secret is right. Re-created once the deletion has begun: not
@@ -59,7 +61,7 @@ seed_local() {
     for k in "$@"; do mkdir -p "$(dirname "$LOCAL_ROOT/bkt/$k")" && cp "$SNAP_WORK/obj" "$LOCAL_ROOT/bkt/$k"; done
 }
 all_s3() { snap_s3 ls "" | sort; }
-# the keys of a prefix as a path: <p>/...; the neighbour <p>-events/... is not one of them
+# the keys of a prefix: <p>/...
 outside() { grep -v "^$1/" || true; }
 
 echo snapshot >"$SNAP_WORK/obj"
@@ -73,12 +75,12 @@ kc -n doomed create secret generic etcd-backup --from-literal=accessKeyID=S3RVER
 bucket s3 aws "$SNAP_BUCKET" s3-bucket 1h
 bucket local Local bkt local-bucket 1h
 ctl_store_etcd doomed etcd-a S3 "$SNAP_BUCKET" shoot--etcd-a
-ctl_store_etcd shoot etcd-a-events S3 "$SNAP_BUCKET" shoot--etcd-a-events
+ctl_store_etcd shoot etcd-a-events S3 "$SNAP_BUCKET" shoot--events-a
 ctl_store_etcd shoot etcd-l Local bkt shoot--etcd-l
 ctl_store_etcd shoot etcd-l2 Local bkt shoot--etcd-l2
 seed_s3 shoot--etcd-a/v2/Full-00000000-00000100-1700000000.gz \
     shoot--etcd-a/v2/Incr-00000101-00000200-1700000100.gz shoot--etcd-a/v2/nested/member.json \
-    shoot--etcd-a-events/v2/Full-00000000-00000100-1700000000.gz \
+    shoot--events-a/v2/Full-00000000-00000100-1700000000.gz \
     other/shoot--etcd-a/v2/Full-00000000-00000100-1700000000.gz
 seed_local shoot--etcd-l/v2/Full-00000000-00000100-1700000000.gz shoot--etcd-l/v2/chunk/1 \
     shoot--etcd-l2/v2/Full-00000000-00000100-1700000000.gz
@@ -100,7 +102,7 @@ ok "four entries in two buckets"
 # Re-created within the grace period: reattached, no Job, nothing deleted.
 kc -n shoot delete etcd etcd-a-events >/dev/null
 ksim_wait 20 phase_is "$e_ev" PendingDeletion || ctl_fail "not pending: $(phase "$e_ev")"
-ctl_store_etcd shoot etcd-a-events S3 "$SNAP_BUCKET" shoot--etcd-a-events
+ctl_store_etcd shoot etcd-a-events S3 "$SNAP_BUCKET" shoot--events-a
 ksim_wait 20 has_event "$e_ev" '^Normal Reattached: ' || ctl_fail "not reattached"
 expect "phase after reattachment" Active "$(phase "$e_ev")"
 expect "no deletion Job" "" "$(kc -n etcd-warden get jobs -o name)"
@@ -130,6 +132,41 @@ expect "the other entries" "Active Active" "$(phase "$e_ev") $(phase "$e_l2")"
 no_jobs() { [ -z "$(kc -n etcd-warden get jobs -o name)" ]; }
 ksim_wait 20 no_jobs || ctl_fail "Jobs left: $(kc -n etcd-warden get jobs -o name)"
 ok "grace period over: prefixes emptied (namespace gone: the bucket's Secret), entries gone"
+
+# A live Etcd the sidecar lists with the entry's prefix ("shoot--etcd-b" lists
+# "shoot--etcd-b-2/..."), made before the webhook's rule: the deletion never starts.
+seed_s3 shoot--etcd-b/v2/Full-00000000-00000100-1700000000.gz \
+    shoot--etcd-b-2/v2/Full-00000000-00000100-1700000200.gz
+ctl_store_etcd shoot etcd-b S3 "$SNAP_BUCKET" shoot--etcd-b
+ctl_store_etcd shoot etcd-b-2 S3 "$SNAP_BUCKET" shoot--etcd-b-2
+ksim_wait 20 has_entry shoot etcd-b || ctl_fail "no entry for etcd-b"
+e_b=$(entry_of shoot etcd-b)
+b_before=$(all_s3)
+kc -n shoot delete etcd etcd-b >/dev/null
+blocked_by() { kc get backupentry "$1" -o jsonpath='{.status.conditions[?(@.type=="PrefixConflict")].message}' | grep -q "$2"; }
+ksim_wait 30 blocked_by "$e_b" 'blocked: it overlaps the prefix "shoot--etcd-b-2" of Etcd shoot/etcd-b-2' ||
+    ctl_fail "$e_b not blocked: $(kc get backupentry "$e_b" -o jsonpath='{.status}')"
+ksim_wait 10 has_event "$e_b" '^Warning PrefixConflict: deletion of prefix "shoot--etcd-b" blocked' ||
+    ctl_fail "no PrefixConflict event: $(ctl_events default "$e_b")"
+sleep 3 # the grace period (2s) is over: a Job would have been made by now
+expect "blocked: still PendingDeletion" PendingDeletion "$(phase "$e_b")"
+expect "blocked: no deletion Job" "" "$(kc -n etcd-warden get jobs -o name)"
+expect "blocked: nothing deleted" "$b_before" "$(all_s3)"
+ok "a live Etcd in an overlapping prefix blocks the deletion: condition, event, no Job"
+
+# An entry whose prefix is the whole container: never emptied, said once.
+bucket whole aws whole-bucket s3-bucket 2s
+ctl_store_etcd shoot etcd-root S3 whole-bucket ""
+ksim_wait 20 has_entry shoot etcd-root || ctl_fail "no entry for etcd-root"
+e_root=$(entry_of shoot etcd-root)
+kc -n shoot delete etcd etcd-root >/dev/null
+ksim_wait 30 blocked_by "$e_root" 'is the whole container whole-bucket' ||
+    ctl_fail "$e_root: $(kc get backupentry "$e_root" -o jsonpath='{.status}')"
+expect "whole container: no deletion Job" "" "$(kc -n etcd-warden get jobs -o name)"
+[ "$(ctl_events default "$e_root" | grep -c 'PrefixConflict')" = 1 ] ||
+    ctl_fail "the whole-container entry's event: $(ctl_events default "$e_root")"
+kc delete backupentry "$e_root" >/dev/null
+ok "an entry of the whole container: kept PendingDeletion with its reason, no Job"
 
 # A store that cannot be reached: lastError, a DeletionFailed event, retried with backoff;
 # once the Secret is right again the entry finishes.
@@ -187,6 +224,7 @@ seed_s3 shoot--etcd-r/v2/Full-00000000-00000100-1700000000.gz
 ctl_store_etcd shoot etcd-r S3 "$SNAP_BUCKET" shoot--etcd-r
 ksim_wait 20 has_entry shoot etcd-r || ctl_fail "no entry for etcd-r"
 e_r=$(entry_of shoot etcd-r)
+uid_r=$(kc get backupentry "$e_r" -o jsonpath='{.metadata.uid}')
 kc -n shoot delete etcd etcd-r >/dev/null
 held_job() { kc -n held get jobs -o name | grep -q .; }
 ksim_wait 30 held_job || ctl_fail "no deletion Job in held: $(kc get backupentry "$e_r" -o jsonpath='{.status}')"
@@ -198,8 +236,13 @@ expect "not reattached while deleting" Deleting "$(phase "$e_r")"
 job_r=$(kc -n held get jobs -o name)
 python3 "$SNAP_SRC/tests/support/job_exec.py" run held "${job_r#*/}" "$SNAP_WORK" "$WARDEN_SNAPSHOT" \
     2>>"$SNAP_WORK/job_exec.log" || ctl_fail "job_exec run failed"
-ksim_wait 30 gone backupentry "$e_r" || ctl_fail "$e_r stays: $(kc get backupentry "$e_r" -o jsonpath='{.status}')"
-new_entry() { local e; e=$(entry_of shoot etcd-r); [ -n "$e" ] && [ "$e" != "$e_r" ] && phase_is "$e" Active; }
+# the entry is named after the claim: the new one has the old one's name, not its uid
+new_entry() {
+    local e
+    e=$(entry_of shoot etcd-r)
+    [ -n "$e" ] && [ "$(kc get backupentry "$e" -o jsonpath='{.metadata.uid}')" != "$uid_r" ] &&
+        phase_is "$e" Active
+}
 ksim_wait 20 new_entry || ctl_fail "no new entry for etcd-r: $(entry_of shoot etcd-r)"
 expect "the old backups deleted" "" "$(s3_keys shoot--etcd-r/)"
 bucket s3 aws "$SNAP_BUCKET" s3-bucket 2s
@@ -208,7 +251,7 @@ ok "re-created after the grace period: the deletion ends first, then a new entry
 # The controller SIGKILLed at random points of the deletion.
 for round in 1 2 3; do
     p=shoot--kill-$round
-    seed_s3 "$p/v2/Full-00000000-00000100-1700000000.gz" "$p/v2/Incr-1" "$p-events/v2/Incr-1"
+    seed_s3 "$p/v2/Full-00000000-00000100-1700000000.gz" "$p/v2/Incr-1" "shoot--neighbour-$round/v2/Incr-1"
     ctl_store_etcd shoot "kill-$round" S3 "$SNAP_BUCKET" "$p"
     ksim_wait 20 has_entry shoot "kill-$round" || ctl_fail "no entry for kill-$round"
     e=$(entry_of shoot "kill-$round")

@@ -1,0 +1,58 @@
+/*
+ * claims - who else owns backups a destructive step or a copy would touch,
+ * read from the API server when the step is about to run (never only from
+ * the caches, which may be behind).
+ *
+ * A claim is a prefix of a store (common/bstore). The claims in a cluster:
+ *   - every Etcd with spec.backup.store (of the watched namespace, or all);
+ *   - every BackupEntry (spec.store, spec.prefix);
+ *   - every EtcdBackup's copy: status.destination {provider, container,
+ *     endpointOverride, prefix} where it wrote, else spec.destination (a
+ *     copy about to be written).
+ * claims_find reports the first claim overlapping c as the sidecar lists
+ * prefixes, skipping what struct claims_skip names as c's own owner.
+ *
+ * Ownership: arguments BORROWED; why written into the caller's buffer.
+ * Thread safety: reentrant (the client is thread-safe).
+ */
+#ifndef CONTROLLER_CLAIMS_H
+#define CONTROLLER_CLAIMS_H
+
+#include <stddef.h>
+
+#include <cJSON.h>
+
+#include "common/bstore.h"
+#include "common/k8s.h"
+#include "common/kerr.h"
+
+#define CLAIMS_WHY_MAX 512
+
+/* What is c's own: NULL fields skip nothing. */
+struct claims_skip {
+    const char *etcd_ns, *etcd_name; /* the Etcd of c: its own Etcd and its entries */
+    const char *entry;               /* a BackupEntry by name */
+    const char *backup_ns, *backup;  /* an EtcdBackup by namespace/name */
+    int backups_of_etcd; /* skip EtcdBackups of etcd_ns/etcd_name (a shared copy prefix) */
+};
+
+/*
+ * The claim of obj, read from its store fields at base ("spec.backup.store",
+ * "spec.store" with the prefix at "spec.prefix", "spec.destination",
+ * "status.destination"): prefix_path NULL means base + ".prefix". KERR_INVAL
+ * when obj has no usable claim there (reason in err); on KERR_OK release c.
+ */
+enum kerr claims_of(const cJSON *obj, const char *base, const char *prefix_path,
+                    struct bstore_claim *c, struct kerr_info *err);
+
+/*
+ * The first claim in the cluster overlapping c that skip does not name, described into why
+ * (CLAIMS_WHY_MAX bytes: "the prefix \"x\" of Etcd ns/name", ...); why "" when none.
+ * watch_ns NULL or "": Etcds of every namespace. Errors of the LISTs are returned: a step
+ * that cannot prove the prefix free must not run.
+ */
+enum kerr claims_find(struct k8s_client *k, const char *watch_ns, const struct bstore_claim *c,
+                      const struct claims_skip *skip, char why[CLAIMS_WHY_MAX],
+                      struct kerr_info *err);
+
+#endif

@@ -1,0 +1,67 @@
+/* bkeclaim: entry names derived from the claim, and how a bucket's entries compare. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "common/kjson.h"
+#include "controller/bkeclaim.h"
+
+static void name_of(const char *provider, const char *container, const char *endpoint,
+                    const char *prefix, char out[KNAME_SUBDOMAIN_MAX + 1])
+{
+    struct bstore_claim c;
+
+    cr_assert_eq(bstore_claim_init(&c, provider, container, endpoint, prefix, NULL), KERR_OK);
+    cr_assert_eq(bke_entry_name(&c, out), KERR_OK);
+    bstore_claim_release(&c);
+}
+
+Test(bkeclaim, one_claim_one_name)
+{
+    char a[KNAME_SUBDOMAIN_MAX + 1], b[KNAME_SUBDOMAIN_MAX + 1];
+
+    name_of("aws", "bkt", NULL, "shoot--etcd-main", a);
+    cr_assert(strncmp(a, "shoot--etcd-main--", 18) == 0, "%s", a);
+    cr_assert_eq(strlen(a), 18 + 8);
+    name_of("S3", "bkt", "", "/shoot--etcd-main/", b);
+    cr_assert_str_eq(a, b, "one claim however it is spelled");
+    name_of("aws", "other", NULL, "shoot--etcd-main", b);
+    cr_assert_str_neq(a, b, "another container");
+    name_of("aws", "bkt", NULL, "shoot--etcd-main-2", b);
+    cr_assert_str_neq(a, b);
+    name_of("aws", "bkt", NULL, "/", b);
+    cr_assert(strncmp(b, "root--", 6) == 0, "%s", b);
+    name_of("aws", "bkt", NULL, "Shoot/Etcd_Main", b);
+    cr_assert(strncmp(b, "shoot-etcd-main--", 17) == 0, "%s", b);
+}
+
+Test(bkeclaim, long_prefixes_make_valid_names)
+{
+    char p[600], out[KNAME_SUBDOMAIN_MAX + 1];
+
+    memset(p, 'a', sizeof(p) - 1);
+    p[sizeof(p) - 1] = '\0';
+    name_of("aws", "bkt", NULL, p, out);
+    cr_assert_leq(strlen(out), KNAME_SUBDOMAIN_MAX);
+    for (const char *c = out; *c; c++)
+        cr_assert((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-', "%s", out);
+}
+
+Test(bkeclaim, entries_compare_as_their_store_lists)
+{
+    const char *text =
+        "[{\"metadata\":{\"name\":\"a\"},\"spec\":{\"prefix\":\"p/etcd\",\"etcd\":{\"namespace\":"
+        "\"n\",\"name\":\"a\"}}},{\"metadata\":{\"name\":\"b\"},\"spec\":{\"prefix\":\"p/etcd-2\","
+        "\"etcd\":{\"namespace\":\"n\",\"name\":\"b\"}}}]";
+    cJSON *entries = NULL;
+    struct bke_bucket s3 = { .key = "S3|bkt|" }, local = { .key = "Local|bkt|" };
+    char why[BKECLAIM_WHY_MAX];
+
+    cr_assert_eq(kjson_parse(text, strlen(text), NULL, &entries, NULL, NULL), KERR_OK);
+    cr_assert_not_null(bkeclaim_conflict(&s3, entries, 0, why), "S3 lists p/etcd-2 with p/etcd");
+    cr_assert(strstr(why, "BackupEntry b of Etcd n/b"), "%s", why);
+    cr_assert_null(bkeclaim_conflict(&local, entries, 0, why), "a Local walk does not");
+    cr_assert_eq(bkeclaim_same_prefix("/p//x/", "p/x"), 1);
+    cr_assert_eq(bkeclaim_overlapping(&s3, "p", "p2"), 1);
+    cr_assert_eq(bkeclaim_overlapping(&local, "p", "p2"), 0);
+    cJSON_Delete(entries);
+}
