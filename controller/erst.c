@@ -9,7 +9,6 @@
 
 #include "common/bstore.h"
 #include "common/kjson.h"
-#include "common/kpath.h"
 #include "common/ktime.h"
 #include "controller/cpjob.h"
 #include "controller/ctl.h"
@@ -181,23 +180,30 @@ static enum kerr check_target(const struct erst_ctx *x, const cJSON *rs, struct 
 {
     const char *ns = kjson_get_str(rs, "metadata.namespace");
     const char *target = kjson_get_str(rs, "spec.target.etcdName");
-    char why[WHY_MAX - 160], a[1024], b[1024];
+    char why[WHY_MAX - 160];
+    struct bstore_claim a = { "", NULL }, b = { "", NULL };
     enum kerr rc;
-    int used;
+    int used = 0;
 
     if (!bstore_provider_kind(p->from.provider) || !p->from.container || !p->from.prefix)
         return verdict(p, 0, "the source store: unknown provider \"%s\" or no container/prefix",
                        dflt(p->from.provider, ""));
     if (!bstore_provider_kind(p->to.provider))
         return verdict(p, 0, "the target store: unknown provider \"%s\"", dflt(p->to.provider, ""));
-    if (bstore_key(p->from.provider, p->from.container, p->from.endpoint, a, sizeof(a)) ==
-            KERR_OK &&
-        bstore_key(p->to.provider, p->to.container, p->to.endpoint, b, sizeof(b)) == KERR_OK &&
-        strcmp(a, b) == 0 && kpath_overlap(p->from.prefix, p->to.prefix) == 1)
-        return verdict(p, 0, "spec.target.store.prefix \"%s\" overlaps the source prefix \"%s\"",
+    if (bstore_claim_init(&a, p->from.provider, p->from.container, p->from.endpoint, p->from.prefix,
+                          NULL) == KERR_OK &&
+        bstore_claim_init(&b, p->to.provider, p->to.container, p->to.endpoint, p->to.prefix,
+                          NULL) == KERR_OK)
+        used = bstore_claims_overlap(&a, &b);
+    bstore_claim_release(&a);
+    bstore_claim_release(&b);
+    if (used)
+        return verdict(p, 0,
+                       "spec.target.store.prefix \"%s\" overlaps the source prefix \"%s\": the "
+                       "backup sidecar lists a prefix as a plain string, so the new cluster's "
+                       "snapshots would become the source's newest and its restore would fail",
                        p->to.prefix, p->from.prefix);
-    used = erst_prefix_in_use(x->client, x->etcds, x->entries, ns, target, &p->to, why, sizeof(why),
-                              err);
+    used = erst_prefix_in_use(x->client, ns, target, &p->to, why, sizeof(why), err);
     if (used < 0)
         return err->code == KERR_INVAL ? verdict(p, 0, "%s", err->msg) : err->code;
     if (used)

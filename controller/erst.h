@@ -107,14 +107,14 @@ enum kerr erst_build_etcd(const cJSON *restore, const cJSON *spec, const cJSON *
                           const struct erst_store *target, cJSON **out, struct kerr_info *err);
 
 /*
- * The first Etcd (of etcds, a cache; NULL: a LIST of every namespace) or
- * BackupEntry (of entries, NULL: none) other than ns/name whose prefix overlaps
- * s's in the same store, described into why (n bytes); 0 when none, 1 when one
- * does, -1 (err set) when s is not a usable store or the LIST failed.
+ * The first claim (controller/claims: an Etcd, a BackupEntry, an EtcdBackup's
+ * copies, read from the API server now) other than the Etcd ns/name's whose
+ * prefix overlaps s's as the backup sidecar lists it, described into why (n
+ * bytes); 0 when none, 1 when one does, -1 (err set; KERR_INVAL when s is not
+ * a usable store) when it cannot be told.
  */
-int erst_prefix_in_use(struct k8s_client *client, struct store *etcds, struct store *entries,
-                       const char *ns, const char *name, const struct erst_store *s, char *why,
-                       size_t n, struct kerr_info *err);
+int erst_prefix_in_use(struct k8s_client *client, const char *ns, const char *name,
+                       const struct erst_store *s, char *why, size_t n, struct kerr_info *err);
 
 /* One pass over the restore ns/name; *requeue_ms set when it is to be looked at again. */
 enum kerr erst_run(const struct erst_ctx *x, const char *ns, const char *name, long *requeue_ms,

@@ -5,8 +5,8 @@
 
 #include "common/bstore.h"
 #include "common/kjson.h"
-#include "common/kpath.h"
 #include "common/store.h"
+#include "controller/claims.h"
 #include "controller/erst.h"
 #include "controller/etcdspec.h"
 
@@ -107,88 +107,21 @@ out:
 
 /* ---- one prefix, one cluster ---- */
 
-struct probe {
-    const char *key, *prefix, *ns, *name;
-    char *why;
-    size_t n;
-    int found;
-};
-
-/* Another owner than p's whose claim (store key of provider/container/endpoint, prefix) overlaps.
- */
-static int overlaps(struct probe *p, const char *ons, const char *oname, const char *provider,
-                    const char *container, const char *endpoint, const char *prefix)
+int erst_prefix_in_use(struct k8s_client *client, const char *ns, const char *name,
+                       const struct erst_store *s, char *why, size_t n, struct kerr_info *err)
 {
-    char key[1024];
-
-    if (!prefix || !ons || !oname || (strcmp(ons, p->ns) == 0 && strcmp(oname, p->name) == 0) ||
-        bstore_key(provider, container, endpoint, key, sizeof(key)) != KERR_OK ||
-        strcmp(key, p->key) != 0)
-        return 0;
-    return kpath_overlap(p->prefix, prefix) == 1;
-}
-
-static enum kerr view_etcd(void *ctx, const char *k, const cJSON *o)
-{
-    struct probe *p = ctx;
-    const char *prefix = kjson_get_str(o, "spec.backup.store.prefix");
-
-    (void)k;
-    if (!overlaps(p, kjson_get_str(o, "metadata.namespace"), kjson_get_str(o, "metadata.name"),
-                  kjson_get_str(o, "spec.backup.store.provider"),
-                  kjson_get_str(o, "spec.backup.store.container"),
-                  kjson_get_str(o, "spec.backup.store.endpointOverride"), prefix))
-        return KERR_OK;
-    snprintf(p->why, p->n, "the prefix \"%s\" of Etcd %s/%s", prefix,
-             kjson_get_str(o, "metadata.namespace"), kjson_get_str(o, "metadata.name"));
-    p->found = 1;
-    return KERR_EXISTS;
-}
-
-static enum kerr view_entry(void *ctx, const char *k, const cJSON *o)
-{
-    struct probe *p = ctx;
-    const char *prefix = kjson_get_str(o, "spec.prefix");
-
-    (void)k;
-    if (!overlaps(p, kjson_get_str(o, "spec.etcd.namespace"), kjson_get_str(o, "spec.etcd.name"),
-                  kjson_get_str(o, "spec.store.provider"), kjson_get_str(o, "spec.store.container"),
-                  kjson_get_str(o, "spec.store.endpointOverride"), prefix))
-        return KERR_OK;
-    snprintf(p->why, p->n, "the prefix \"%s\" of BackupEntry %s of Etcd %s/%s", prefix,
-             kjson_get_str(o, "metadata.name"), kjson_get_str(o, "spec.etcd.namespace"),
-             kjson_get_str(o, "spec.etcd.name"));
-    p->found = 1;
-    return KERR_EXISTS;
-}
-
-int erst_prefix_in_use(struct k8s_client *client, struct store *etcds, struct store *entries,
-                       const char *ns, const char *name, const struct erst_store *s, char *why,
-                       size_t n, struct kerr_info *err)
-{
-    char key[1024];
-    struct probe p = { key, s->prefix, ns, name, why, n, 0 };
-    cJSON *list = NULL;
-    const cJSON *it;
+    struct claims_skip skip = { .etcd_ns = ns, .etcd_name = name };
+    struct bstore_claim c;
+    char other[CLAIMS_WHY_MAX];
     enum kerr rc;
 
     *why = '\0';
-    if (!s->prefix || bstore_key(s->provider, s->container, s->endpoint, key, sizeof(key)))
-        return kerr_set(err, KERR_INVAL, "the target store has no known provider or no container"),
-               -1;
-    if (etcds) {
-        (void)store_foreach(etcds, view_etcd, &p, NULL);
-    } else {
-        rc = k8s_list_all(client, &ETCDSPEC_RES_ETCD, NULL, NULL, &list, err);
-        if (rc)
-            return -1;
-        cJSON_ArrayForEach (it, kjson_get_arr(list, "items")) {
-            if (view_etcd(&p, NULL, it) != KERR_OK)
-                break;
-        }
-        cJSON_Delete(list);
-    }
-    if (!p.found && entries)
-        (void)store_foreach(entries, view_entry, &p, NULL);
-    return p.found;
+    if (bstore_claim_init(&c, s->provider, s->container, s->endpoint, s->prefix, err) != KERR_OK)
+        return -1;
+    rc = claims_find(client, NULL, &c, &skip, other, err);
+    bstore_claim_release(&c);
+    if (rc != KERR_OK)
+        return -1;
+    snprintf(why, n, "%s", other);
+    return *other != '\0';
 }

@@ -514,7 +514,7 @@ kind: EtcdRestore
 metadata: {name: etcd-main-from-offsite, namespace: shoot}
 spec:
   source: {backupName: $b}
-  target: {etcdName: etcd-main-restored, store: {container: $SNAP_BUCKET, prefix: shoot--etcd-main-restored}}
+  target: {etcdName: etcd-main-restored, store: {container: $SNAP_BUCKET, prefix: restored--shoot--etcd-main}}
 END
 ok
 restore_phase() { jp shoot "etcdrestore/$1" '{.status.phase}'; }
@@ -529,15 +529,15 @@ ok
 has Copying
 k -n shoot get etcd etcd-main-restored -o 'jsonpath={.spec.backup.store.prefix}'
 ok
-check "the new Etcd's store prefix" shoot--etcd-main-restored "$OUT"
+check "the new Etcd's store prefix" restored--shoot--etcd-main "$OUT"
 k -n shoot get etcd etcd-main-restored --show-labels
 ok
 has etcd-warden.io/restored-from=etcd-main-from-offsite
 say "etcd-backup-restore's initializer restores the new cluster's members from its prefix at
 their first start; it holds exactly the backup's snapshot:"
-show warden-snapshot list --storage-provider S3 --store-container "$SNAP_BUCKET" --store-prefix shoot--etcd-main-restored --verify-hash
+show warden-snapshot list --storage-provider S3 --store-container "$SNAP_BUCKET" --store-prefix restored--shoot--etcd-main --verify-hash
 ok
-check "the target prefix" "shoot--etcd-main-restored/v2/$snap" "$(snap_s3 ls shoot--etcd-main-restored/)"
+check "the target prefix" "restored--shoot--etcd-main/v2/$snap" "$(snap_s3 ls restored--shoot--etcd-main/)"
 
 say "A restore onto an Etcd that exists is refused:"
 k_apply <<END

@@ -232,30 +232,52 @@ Test(erst_kubesim, refusals)
     assert_refused("oss", "the copy Job: ");
 }
 
-/* A prefix kept by a BackupEntry of a deleted Etcd (the cache the controller has) is in use;
- * a neighbour prefix ("team-b" beside "team") is not. */
-Test(erst_kubesim, prefix_of_a_backup_entry)
+/*
+ * A prefix kept by a BackupEntry of a deleted Etcd, or holding an EtcdBackup's copies, is in
+ * use (read from the API server when the restore is checked); so is a sibling the backup
+ * sidecar lists with it ("team-b" beside "team"); another prefix is not.
+ */
+Test(erst_kubesim, prefix_of_a_backup_entry_or_copy)
 {
-    struct store_opts so = { 0 };
-    struct store *entries = NULL;
-    struct kerr_info err = { 0 };
+    static const struct k8s_resource res_entry = { "etcd-warden.io", "v1alpha1", "backupentries",
+                                                   0 };
     cJSON *entry = jsonfix_parse(
-        "{\"metadata\":{\"name\":\"ns1--gone--0123abcd\"},\"spec\":{\"bucketName\":\"b\","
+        "{\"apiVersion\":\"etcd-warden.io/v1alpha1\",\"kind\":\"BackupEntry\","
+        "\"metadata\":{\"name\":\"ns1--gone--0123abcd\"},\"spec\":{\"bucketName\":\"b\","
         "\"prefix\":\"team\",\"store\":{\"provider\":\"S3\",\"container\":\"bkt\"},"
         "\"etcd\":{\"namespace\":\"ns1\",\"name\":\"gone\",\"uid\":\"u\"},"
         "\"etcdDeletedAt\":\"2026-01-01T00:00:00Z\"}}");
+    cJSON *backup = jsonfix_parse(
+        "{\"apiVersion\":\"etcd-warden.io/v1alpha1\",\"kind\":\"EtcdBackup\","
+        "\"metadata\":{\"name\":\"nightly\",\"namespace\":\"ns1\"},\"spec\":{\"etcdName\":"
+        "\"other\",\"destination\":{\"provider\":\"aws\",\"container\":\"bkt\",\"prefix\":"
+        "\"/offsite/x\",\"secretRef\":{\"name\":\"creds\"}}}}");
 
-    OK(store_new(&so, &entries, &err));
-    OK(store_put(entries, entry, NULL, NULL, &err));
-    ctx.entries = entries;
+    cJSON_Delete(cfix_create(&fx, &res_entry, entry));
+    cJSON_Delete(cfix_create(&fx, &ERST_RES_BACKUP, backup));
     etcd("main", SRC_STORE);
     restore("entry", STORE_SPEC("team/sub"));
     assert_refused("entry", "BackupEntry ns1--gone--0123abcd of Etcd ns1/gone");
-    restore("beside", STORE_SPEC("team-b"));
+    restore("sibling", STORE_SPEC("team-b"));
+    assert_refused("sibling", "BackupEntry ns1--gone--0123abcd of Etcd ns1/gone");
+    restore("copies", STORE_SPEC("offsite"));
+    assert_refused("copies", "the copies of EtcdBackup ns1/nightly");
+    restore("beside", STORE_SPEC("ns1--restored"));
     cr_assert_eq(run("beside"), ERST_POLL_MS);
     cr_assert_str_eq(st("beside", "phase"), ERST_PHASE_COPYING, "%s", st("beside", "error"));
-    ctx.entries = NULL;
-    store_free(entries);
+    cJSON_Delete(entry);
+    cJSON_Delete(backup);
+}
+
+/* The sidecar lists "ns1--main" as a plain string: a target "ns1--main-2" would put the new
+ * cluster's snapshots into the source's listing. */
+Test(erst_kubesim, a_sibling_of_the_source)
+{
+    etcd("main", SRC_STORE);
+    restore("sib", STORE_SPEC("ns1--main-2"));
+    assert_refused("sib", "overlaps the source prefix \"ns1--main\"");
+    restore("slash", STORE_SPEC("/ns1--main"));
+    assert_refused("slash", "overlaps the source prefix");
 }
 
 /* The arguments of the Job's container. */
