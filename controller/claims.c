@@ -104,8 +104,8 @@ static void search_backups(struct search *s, const cJSON *items)
         ns = kjson_get_str(b, "metadata.namespace");
         if ((eq(ns, s->skip->backup_ns) &&
              eq(kjson_get_str(b, "metadata.name"), s->skip->backup)) ||
-            (s->skip->backups_of_etcd && eq(ns, s->skip->etcd_ns) &&
-             eq(kjson_get_str(b, "spec.etcdName"), s->skip->etcd_name)))
+            (eq(ns, s->skip->backup_ns) &&
+             eq(kjson_get_str(b, "spec.etcdName"), s->skip->backups_of)))
             continue;
         if (overlaps(s, b,
                      kjson_has(b, "status.destination") ? "status.destination" : "spec.destination",

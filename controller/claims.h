@@ -33,7 +33,8 @@ struct claims_skip {
     const char *etcd_ns, *etcd_name; /* the Etcd of c: its own Etcd and its entries */
     const char *entry;               /* a BackupEntry by name */
     const char *backup_ns, *backup;  /* an EtcdBackup by namespace/name */
-    int backups_of_etcd; /* skip EtcdBackups of etcd_ns/etcd_name (a shared copy prefix) */
+    const char *backups_of;          /* with backup_ns: every EtcdBackup of this Etcd
+                                        (spec.etcdName), whose copies may share a prefix */
 };
 
 /*

@@ -11,6 +11,7 @@
 #include "common/kjson.h"
 #include "common/ktime.h"
 #include "common/log.h"
+#include "controller/claims.h"
 #include "controller/cpjob.h"
 #include "controller/ctl.h"
 #include "controller/ctl_config.h"
@@ -169,6 +170,54 @@ static void inputs_release(struct inputs *in)
     memset(in, 0, sizeof(*in));
 }
 
+/* status.destination of nb: where its copy is written, the only place ever deleted. */
+static enum kerr record_destination(cJSON *nb, struct kerr_info *err)
+{
+    static const char *const fields[] = { "provider", "container", "prefix", "endpointOverride" };
+    char from[64], to[64];
+    const char *v;
+    enum kerr rc = KERR_OK;
+
+    (void)kjson_delete(nb, "status.destination");
+    for (size_t i = 0; rc == KERR_OK && i < sizeof(fields) / sizeof(fields[0]); i++) {
+        snprintf(from, sizeof(from), "spec.destination.%s", fields[i]);
+        snprintf(to, sizeof(to), "status.destination.%s", fields[i]);
+        if ((v = kjson_get_str(nb, from)))
+            rc = kjson_set_str(nb, to, v, err);
+    }
+    return rc;
+}
+
+/*
+ * Why the destination of backup b may not be written, into why: it overlaps, as the backup
+ * sidecar lists prefixes, the prefix of an Etcd (the source's included), a BackupEntry, or the
+ * copies of an EtcdBackup of another Etcd (read from the API server now). The copies of one
+ * Etcd may share a prefix.
+ */
+static enum kerr destination_free(const struct ebk_env *env, const cJSON *b, char *why, size_t n,
+                                  struct kerr_info *err)
+{
+    struct claims_skip skip = { .backup_ns = str(b, "metadata.namespace"),
+                                .backup = str(b, "metadata.name"),
+                                .backups_of = str(b, "spec.etcdName") };
+    struct bstore_claim c;
+    struct kerr_info e = { 0 };
+    char other[CLAIMS_WHY_MAX];
+    enum kerr rc;
+
+    if (claims_of(b, "spec.destination", NULL, &c, &e) != KERR_OK)
+        return snprintf(why, n, "spec.destination: %s", e.msg), KERR_OK;
+    rc = claims_find(env->client, NULL, &c, &skip, other, err);
+    if (rc == KERR_OK && *other)
+        snprintf(why, n,
+                 "spec.destination.prefix \"%s\" overlaps %s in the same store: the backup "
+                 "sidecar lists a prefix as a plain string, so the copy would become that "
+                 "cluster's snapshot; one prefix, one cluster",
+                 str(b, "spec.destination.prefix"), other);
+    bstore_claim_release(&c);
+    return rc;
+}
+
 /*
  * Read and check the inputs of backup. KERR_OK with *why "" when usable; with *why set when the
  * backup must fail; another code for an API error.
@@ -223,7 +272,7 @@ static enum kerr read_inputs(const struct ebk_env *env, const cJSON *b, struct i
     if (cpjob_build(&s, &job, &e) != KERR_OK)
         snprintf(why, n, "%s", e.msg);
     cJSON_Delete(job);
-    return KERR_OK;
+    return *why ? KERR_OK : destination_free(env, b, why, n, err);
 }
 
 /* Another unfinished EtcdOpsTask of etcd than mine: its name into other. */
@@ -447,7 +496,7 @@ static enum kerr start_copy(const struct ebk_env *env, const cJSON *stored, cons
         goto out;
     nb = cJSON_Duplicate(b, 1);
     if (!nb || kjson_set_str(nb, "status.phase", EBK_PHASE_UPLOADING, err) ||
-        kjson_set_str(nb, "status.jobName", jname, err))
+        kjson_set_str(nb, "status.jobName", jname, err) || record_destination(nb, err))
         rc = kerr_set(err, KERR_NOMEM, NULL);
     rc = rc ? rc : ebk_put_status(env, b, nb, err);
     if (rc == KERR_OK) {

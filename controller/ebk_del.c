@@ -17,6 +17,19 @@
 #include "controller/etcdspec.h"
 #include "controller/podjob.h"
 
+/* The path of field of the store a copy was written to. */
+static const char *dst_path(const cJSON *b, const char *field)
+{
+    static const char *const rec[] = { "status.destination.provider",
+                                       "status.destination.container",
+                                       "status.destination.endpointOverride" };
+    static const char *const spec[] = { "spec.destination.provider", "spec.destination.container",
+                                        "spec.destination.endpointOverride" };
+    int i = strcmp(field, "provider") == 0 ? 0 : strcmp(field, "container") == 0 ? 1 : 2;
+
+    return kjson_has(b, "status.destination") ? rec[i] : spec[i];
+}
+
 static const char *str(const cJSON *obj, const char *path)
 {
     const char *s = kjson_get_str(obj, path);
@@ -92,10 +105,12 @@ static enum kerr start(const struct ebk_env *env, const cJSON *b, const char *jn
     s.name = jname;
     s.ns = ns;
     s.owner = b;
-    s.store = (struct cpjob_store){ kjson_get_str(b, "spec.destination.provider"),
-                                    kjson_get_str(b, "spec.destination.container"),
+    /* where the copy was written (status.destination), never where spec.destination now
+     * points; a backup written before that was recorded has only spec.destination */
+    s.store = (struct cpjob_store){ kjson_get_str(b, dst_path(b, "provider")),
+                                    kjson_get_str(b, dst_path(b, "container")),
                                     kjson_get_str(b, "status.destinationKey"),
-                                    kjson_get_str(b, "spec.destination.endpointOverride"), secret };
+                                    kjson_get_str(b, dst_path(b, "endpointOverride")), secret };
     s.image = env->del_image ? env->del_image : env->copy_image;
     s.command = env->del_command;
     if (rc == KERR_OK)

@@ -354,6 +354,13 @@ Test(ebk_kubesim, snapshot_copy_complete_then_delete_the_copy)
     cr_assert_null(cfix_get(&fx, &RES_JOB, "b1-copy"), "the Job goes once its result is written");
     cr_assert_eq(step(), 0, "Completed is terminal");
 
+    /* spec.destination edited after the upload: the deletion goes where the copy was written */
+    b = cfix_get(&fx, &EBK_RES_BACKUP, "b1");
+    cr_assert_str_eq(jsonfix_str(b, "status.destination.container"), "offsite");
+    kjson_set_str(b, "spec.destination.container", "someone-elses", NULL);
+    OK(k8s_update(fx.c, &EBK_RES_BACKUP, CFIX_NS, "b1", b, NULL, NULL, &err));
+    cJSON_Delete(b);
+
     /* deleted: the copy's delete Job; a locked copy keeps the finalizer */
     OK(k8s_delete(fx.c, &EBK_RES_BACKUP, CFIX_NS, "b1", NULL, NULL, &err));
     step();
@@ -361,6 +368,7 @@ Test(ebk_kubesim, snapshot_copy_complete_then_delete_the_copy)
     cr_assert_not_null(job);
     cr_assert_str_eq(arg_of(job, "--store-prefix="),
                      "--store-prefix=copies/main/v2/Full-00000000-00000010-1700000000.gz");
+    cr_assert_str_eq(arg_of(job, "--store-container="), "--store-container=offsite");
     cJSON_Delete(job);
     finish_job("b1-delete-copy",
                "{\"prefix\":\"x\",\"deleted\":0,\"locked\":1,\"failed\":0,\"remaining\":1,"
@@ -390,6 +398,27 @@ Test(ebk_kubesim, snapshot_copy_complete_then_delete_the_copy)
                0);
     step();
     cr_assert_str_eq(phase_of(ph, sizeof(ph)), "(gone)");
+}
+
+/* The destination in the live prefix of another Etcd, as its sidecar lists it: never copied. */
+Test(ebk_kubesim, destination_in_another_clusters_prefix)
+{
+    cJSON *b, *e = cfix_etcd("events",
+                             "{\"provider\":\"S3\",\"container\":\"offsite\",\"prefix\":"
+                             "\"copies/main-2\",\"secretRef\":{\"name\":\"etcd-backup\"}}",
+                             NULL);
+
+    cJSON_Delete(cfix_create(&fx, &ETCDSPEC_RES_ETCD, e));
+    cJSON_Delete(e);
+    world("S3");
+    step();
+    b = cfix_get(&fx, &EBK_RES_BACKUP, "b1");
+    cr_assert_str_eq(jsonfix_str(b, "status.phase"), "Failed");
+    cr_assert(strstr(jsonfix_str(b, "status.error"),
+                     "overlaps the prefix \"copies/main-2\" of Etcd ns1/events"),
+              "%s", jsonfix_str(b, "status.error"));
+    cJSON_Delete(b);
+    cr_assert_null(cfix_get(&fx, &ETCDSPEC_RES_OPSTASK, "b1"), "no snapshot for a refused copy");
 }
 
 Test(ebk_kubesim, waits_for_another_unfinished_task)
