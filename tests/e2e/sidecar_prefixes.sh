@@ -12,7 +12,9 @@
 #    etcdbrctl restore of p/etcd restores A key for key (etcd started on the restored data
 #    directory, compared with A's own `etcdctl get "" --prefix`);
 # 4. the sidecar of the prefix /pl/x writes its snapshots at pl/x/... (its S3 client cleans
-#    the request path); delete-snapshots --store-prefix /pl/x deletes all of them.
+#    the request path); delete-snapshots --store-prefix /pl/x deletes all of them;
+# 5. cluster C under r/a, cluster D with more revisions under r/a/b: etcdbrctl restore of
+#    r/a succeeds and gives D's keys, as check-prefixes says ("restore wrong-data").
 #
 # Skipped (77) without $WARDEN_ETCDBRCTL or etcd.
 set -euo pipefail
@@ -134,4 +136,25 @@ tail -1 "$SNAP_WORK/del.out" | snap_has "\"objectPrefix\":\"pl/x\",\"deleted\":$
 [ -z "$(snap_s3 ls pl/)" ] || snap_fail "left under pl/: $(snap_s3 ls pl/)"
 diff "$SNAP_WORK/a.keys" <(snap_s3 ls "" | sort) >&2 || snap_fail "objects of other prefixes changed"
 echo "ok: the sidecar of /pl/x wrote $n snapshots at pl/x/, delete-snapshots --store-prefix /pl/x deleted them, 0 left"
+# 5. r/a beside r/a/b: the rebuilt key path.Join("r/a", "/b/v2/<name>") exists
+snap_brctl_snapshot c2 "$c_url" r/a
+snap_wait_key r/a/ '^r/a/v2/Full-'
+snap_kill "$SNAP_BR_PID"
+snap_kill "$SNAP_ETCD_PID"
+snap_etcd_start d
+d_url=$SNAP_ETCD_URL
+for i in $(seq 1 12); do snap_etcdctl "$d_url" put "/registry/d/$i" "d-value-$i" >/dev/null; done
+d_rev=$(snap_etcd_rev "$d_url")
+snap_brctl_snapshot d "$d_url" r/a/b
+snap_wait_key r/a/b/ "^r/a/b/v2/Full-00000000-0*$d_rev-"
+snap_kill "$SNAP_BR_PID"
+snap_etcd_dump "$d_url" >"$SNAP_WORK/d.want"
+snap_kill "$SNAP_ETCD_PID"
+checks 1
+snap_has -x 'overlap: "r/a" and "r/a/b": restore wrong-data' "$SNAP_WORK/check.out" ||
+    { cat "$SNAP_WORK/check.out"; snap_fail "check-prefixes does not report r/a's restore as taking r/a/b's data"; }
+restore r/a r5
+[ $RC -eq 0 ] || { tail -20 "$SNAP_WORK/restore-r5.log"; snap_fail "restore of r/a failed"; }
+same_data r5 "$SNAP_WORK/d.want"
+echo "ok: etcdbrctl restore of r/a beside r/a/b's newer full snapshot restores r/a/b's keys"
 echo "sidecar_prefixes: ok"
