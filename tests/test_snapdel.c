@@ -314,3 +314,33 @@ Test(snapdel, round_limit_lists_again)
     cr_expect_eq(r.remaining, 1);
     snapdel_result_release(&r);
 }
+
+/* The summary is a termination message (4096 bytes kept): long foreign keys are counted only. */
+Test(snapdel, foreign_keys_stay_within_a_termination_message)
+{
+    static char names[8][1100];
+    struct fkey keys[9] = { { "p/own", 1, 0, 0 } };
+    struct fake f;
+    struct snapdel_result r;
+    char *line = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&line, &len);
+
+    for (int i = 0; i < 8; i++) {
+        int n = snprintf(names[i], sizeof(names[i]), "p-%d/", i);
+
+        memset(names[i] + n, i % 2 ? '"' : '\x01', 1000);
+        names[i][n + 1000] = '\0';
+        keys[i + 1] = (struct fkey){ names[i], 1, 0, 0 };
+    }
+    f = fake_of(keys, 9);
+    cr_assert_eq(snapdel_run(&f.base, "S3", "p", false, &r, NULL), KERR_OK);
+    cr_expect_eq(r.foreign, 8);
+    cr_expect_eq(r.remaining, 8);
+    cr_expect_null(r.foreign_keys[0], "a key of 6000 bytes of JSON is not named");
+    snapdel_print(m, "p", false, &r);
+    fclose(m);
+    cr_expect_lt(len, 4096, "%zu bytes", len);
+    free(line);
+    snapdel_result_release(&r);
+}

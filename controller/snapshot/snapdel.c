@@ -22,16 +22,31 @@ static bool under(const char *p, const char *key)
     return strncmp(key, p, n) == 0 && (key[n] == '\0' || key[n] == '/');
 }
 
-/* Count a key of another prefix the listing returned; the first ones are kept. */
+/* An upper bound of s's length as a JSON string's contents (cJSON's escapes). */
+static size_t json_len(const char *s)
+{
+    size_t n = 0;
+
+    for (; *s; s++)
+        n += (unsigned char)*s < 0x20 ? 6 : (*s == '"' || *s == '\\') ? 2 : 1;
+    return n;
+}
+
+/*
+ * Count a key of another prefix the listing returned; the first ones are named, as long
+ * as they fit in SNAPDEL_FOREIGN_BYTES together.
+ */
 static enum kerr add_foreign(struct snapdel_result *res, const char *key, struct kerr_info *err)
 {
-    if (res->foreign < SNAPDEL_FOREIGN_KEYS) {
-        res->foreign_keys[res->foreign] = strdup(key);
-        if (!res->foreign_keys[res->foreign])
-            return kerr_set(err, KERR_NOMEM, NULL);
-    }
+    size_t used = 0, i = 0;
+
+    for (; i < SNAPDEL_FOREIGN_KEYS && res->foreign_keys[i]; i++)
+        used += json_len(res->foreign_keys[i]);
     res->foreign++;
-    return KERR_OK;
+    if (i == SNAPDEL_FOREIGN_KEYS || used + json_len(key) > SNAPDEL_FOREIGN_BYTES)
+        return KERR_OK;
+    res->foreign_keys[i] = strdup(key);
+    return res->foreign_keys[i] ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL);
 }
 
 static void clear_foreign(struct snapdel_result *res)

@@ -24,9 +24,10 @@
  * emptied only when it returns nothing. Objects of other prefixes it
  * returns ("p/etcd-2/..." for "p/etcd": the sidecar of "p/etcd" would take
  * them for its own) are foreign: never deleted, counted, the first
- * SNAPDEL_FOREIGN_KEYS of them named. Local is the exception: its sidecar
- * walks the directory "<container>/<object prefix>", which holds the own
- * objects only, so a neighbour directory is not foreign there. An object refused because it is
+ * SNAPDEL_FOREIGN_KEYS of them named (those that fit in
+ * SNAPDEL_FOREIGN_BYTES). Local is the exception: its sidecar walks the
+ * directory "<container>/<object prefix>", which holds the own objects
+ * only, so a neighbour directory is not foreign there. An object refused because it is
  * immutable (ostore's KERR_FORBIDDEN) is locked: counted, its
  * immutable_until kept for the earliest expiry; it never makes the run
  * fail. Versions hidden behind a delete marker are not reported by
@@ -58,8 +59,12 @@
 
 #define SNAPDEL_MAX_ROUNDS 64
 
-/* How many foreign keys a result names. */
-#define SNAPDEL_FOREIGN_KEYS 5
+/*
+ * How many foreign keys a result names, and how many bytes of JSON they take at most: the
+ * summary is the Pod's termination message, of which the kubelet keeps 4096 bytes.
+ */
+#define SNAPDEL_FOREIGN_KEYS  5
+#define SNAPDEL_FOREIGN_BYTES 1024
 
 /* Where the kubelet reads a container's termination message (terminationMessagePath). */
 #define SNAPDEL_TERMINATION_LOG "/dev/termination-log"
@@ -70,7 +75,7 @@ struct snapdel_result {
     long remaining;      /* objects the final listing returns (dry run: would delete + foreign) */
     int64_t earliest;    /* Unix seconds of the earliest locked expiry; 0 unknown / none */
     char *object_prefix; /* OWNS: where the objects were looked for */
-    char *foreign_keys[SNAPDEL_FOREIGN_KEYS]; /* OWNS: the first foreign keys, then NULL */
+    char *foreign_keys[SNAPDEL_FOREIGN_KEYS]; /* OWNS: the first foreign keys that fit, then NULL */
 };
 
 /*
