@@ -304,3 +304,28 @@ Test(snapcheck, text_report)
     free(buf);
     snapcheck_release(&c);
 }
+
+/* A key from the store cannot forge a line of the report. */
+Test(snapcheck, text_report_escapes_keys)
+{
+    static const char *const keys[] = {
+        "p\noverlap: \"x\"/v2/Full-00000000-00000010-1700000000",
+        "p\noverlap: \"x\"-2/v2/Full-00000000-00000500-1700000500",
+    };
+    struct snapcheck c = { 0 };
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    int lines = 0;
+
+    add_all(&c, keys, 2);
+    cr_assert_eq(c.npairs, 1);
+    snapcheck_print_text(&c, "S3|b|", m);
+    fclose(m);
+    for (size_t i = 0; i < len; i++)
+        lines += buf[i] == '\n';
+    cr_expect_eq(lines, 6, "%s", buf);
+    cr_expect(strstr(buf, "overlap: \"p\\x0aoverlap: \\x22x\\x22\" and ") != NULL, "%s", buf);
+    free(buf);
+    snapcheck_release(&c);
+}

@@ -108,7 +108,10 @@ void snapcheck_release(struct snapcheck *c);
 /* "at-risk", "fails", "wrong-data", "same-prefix". */
 const char *snapcheck_effect_str(enum snapcheck_effect e);
 
-/* The human-readable report of c (after snapcheck_pairs) for the store named into f. */
+/*
+ * The human-readable report of c (after snapcheck_pairs) for the store named into f; in
+ * keys and prefixes control characters, '"' and '\' are written as \xHH.
+ */
 void snapcheck_print_text(const struct snapcheck *c, const char *store, FILE *f);
 
 /*

@@ -3,6 +3,7 @@
 
 #include <getopt.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,60 +18,91 @@ static const char *kind_of(const struct snapcheck_latest *l)
     return l->name.kind == SNAP_FULL ? "full" : "delta";
 }
 
+/* s with control characters, '"' and '\' as \xHH: a key cannot forge a line or a quote. */
+static void put_escaped(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+
+        if (ch < 0x20 || ch == 0x7f || ch == '"' || ch == '\\')
+            fprintf(f, "\\x%02x", ch);
+        else
+            fputc(ch, f);
+    }
+}
+
+/* fmt with each "%s" (its only conversion) replaced by the next argument, escaped. */
+static void say(FILE *f, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    for (const char *p = fmt; *p; p++) {
+        if (p[0] == '%' && p[1] == 's') {
+            put_escaped(f, va_arg(ap, const char *));
+            p++;
+        } else {
+            fputc(*p, f);
+        }
+    }
+    va_end(ap);
+}
+
 /* The sentence on what a pair does to the shorter prefix's restore. */
 static void effect_line(const struct snapcheck *c, const struct snapcheck_pair *p, FILE *f)
 {
     const struct snapcheck_prefix *s = &c->v[p->shorter], *l = &c->v[p->longer];
+    const char *kind = p->newer_full ? "full" : kind_of(&l->any);
+    const char *key = p->newer_full ? l->full.key : l->any.key;
 
     switch (p->effect) {
     case SNAPCHECK_FAILS:
-        fprintf(f,
-                "  restore of \"%s\" fails with NoSuchKey: it takes the newer %s snapshot %s "
-                "of \"%s\" and looks for it under its own prefix\n",
-                s->prefix, p->newer_full ? "full" : kind_of(&l->any),
-                p->newer_full ? l->full.key : l->any.key, l->prefix);
+        say(f,
+            "  restore of \"%s\" fails with NoSuchKey: it takes the newer %s snapshot %s of "
+            "\"%s\" and looks for it under its own prefix\n",
+            s->prefix, kind, key, l->prefix);
         break;
     case SNAPCHECK_WRONG_DATA:
-        fprintf(f,
-                "  restore of \"%s\" restores the data of \"%s\": it takes the newer %s snapshot "
-                "%s\n",
-                s->prefix, l->prefix, p->newer_full ? "full" : kind_of(&l->any),
-                p->newer_full ? l->full.key : l->any.key);
+        say(f,
+            "  restore of \"%s\" restores the data of \"%s\": it takes the newer %s snapshot %s\n",
+            s->prefix, l->prefix, kind, key);
         break;
     case SNAPCHECK_SAME:
-        fprintf(f,
-                "  one prefix \"%s\" to etcd-warden, although this store's listings of the two "
-                "do not mix\n",
-                s->canonical);
+        say(f,
+            "  one prefix \"%s\" to etcd-warden, although this store's listings of the two do "
+            "not mix\n",
+            s->canonical);
         break;
     default:
-        fprintf(f,
-                "  restore of \"%s\" still works: \"%s\" holds no snapshot after its latest full "
-                "one; the next one it writes breaks it\n",
-                s->prefix, l->prefix);
+        say(f,
+            "  restore of \"%s\" still works: \"%s\" holds no snapshot after its latest full one; "
+            "the next one it writes breaks it\n",
+            s->prefix, l->prefix);
         break;
     }
 }
 
 static void prefix_line(const struct snapcheck_prefix *p, FILE *f)
 {
-    fprintf(f, "  \"%s\": %ld snapshots, latest full %s, latest %s\n", p->prefix, p->snapshots,
-            p->full.set ? p->full.key : "none", p->any.set ? p->any.key : "none");
+    char n[32];
+
+    snprintf(n, sizeof(n), "%ld", p->snapshots);
+    say(f, "  \"%s\": %s snapshots, latest full %s, latest %s\n", p->prefix, n,
+        p->full.set ? p->full.key : "none", p->any.set ? p->any.key : "none");
 }
 
 void snapcheck_print_text(const struct snapcheck *c, const char *store, FILE *f)
 {
     long broken = 0;
 
-    fprintf(f,
-            "check-prefixes: %s: %ld objects, %zu cluster prefixes with snapshots, %zu "
-            "overlapping pairs\n",
-            store, c->objects, c->n, c->npairs);
+    say(f, "check-prefixes: %s: ", store);
+    fprintf(f, "%ld objects, %zu cluster prefixes with snapshots, %zu overlapping pairs\n",
+            c->objects, c->n, c->npairs);
     for (size_t i = 0; i < c->npairs; i++) {
         const struct snapcheck_pair *p = &c->pairs[i];
 
-        fprintf(f, "overlap: \"%s\" and \"%s\": restore %s\n", c->v[p->shorter].prefix,
-                c->v[p->longer].prefix, snapcheck_effect_str(p->effect));
+        say(f, "overlap: \"%s\" and \"%s\": restore %s\n", c->v[p->shorter].prefix,
+            c->v[p->longer].prefix, snapcheck_effect_str(p->effect));
         prefix_line(&c->v[p->shorter], f);
         prefix_line(&c->v[p->longer], f);
         effect_line(c, p, f);
