@@ -190,7 +190,7 @@ Test(snapcheck, canonically_one_prefix)
 
     add_all(&c, keys, 2);
     cr_assert_eq(c.npairs, 1);
-    cr_expect_eq(c.pairs[0].effect, SNAPCHECK_SAME);
+    cr_expect_eq(c.pairs[0].effect, SNAPCHECK_APART);
     snapcheck_release(&c);
 }
 
@@ -327,5 +327,27 @@ Test(snapcheck, text_report_escapes_keys)
     cr_expect_eq(lines, 6, "%s", buf);
     cr_expect(strstr(buf, "overlap: \"p\\x0aoverlap: \\x22x\\x22\" and ") != NULL, "%s", buf);
     free(buf);
+    snapcheck_release(&c);
+}
+
+/* Local's sidecar walks the prefix's directory: only a prefix inside another mixes. */
+Test(snapcheck, local_walks_directories)
+{
+    static const char *const keys[] = {
+        "p/etcd/v2/Full-00000000-00000010-1700000000",
+        "p/etcd-2/v2/Full-00000000-00000500-1700000500",
+        "p/etcd/sub/v2/Full-00000000-00000600-1700000600",
+    };
+    struct snapcheck c = { .local = true };
+    const struct snapcheck_pair *p;
+
+    add_all(&c, keys, 3);
+    cr_expect_eq(c.npairs, 2);
+    p = pair(&c, "p/etcd", "p/etcd-2");
+    cr_assert_not_null(p);
+    cr_expect_eq(p->effect, SNAPCHECK_APART);
+    p = pair(&c, "p/etcd", "p/etcd/sub");
+    cr_assert_not_null(p);
+    cr_expect_eq(p->effect, SNAPCHECK_WRONG_DATA);
     snapcheck_release(&c);
 }

@@ -142,8 +142,8 @@ static struct snapcheck_pair judge(const struct snapcheck *c, size_t s, size_t l
 
     p.newer_full = after(&ps->full, &pl->full);
     p.newer = after(&ps->full, &pl->any);
-    if (strncmp(pl->prefix, ps->prefix, n) != 0)
-        p.effect = SNAPCHECK_SAME;
+    if (strncmp(pl->prefix, ps->prefix, n) != 0 || (c->local && n > 0 && pl->prefix[n] != '/'))
+        p.effect = SNAPCHECK_APART;
     else if (!p.newer)
         p.effect = SNAPCHECK_AT_RISK;
     else if (n == 0 || pl->prefix[n] == '/')
@@ -212,8 +212,8 @@ const char *snapcheck_effect_str(enum snapcheck_effect e)
         return "fails";
     case SNAPCHECK_WRONG_DATA:
         return "wrong-data";
-    case SNAPCHECK_SAME:
-        return "same-prefix";
+    case SNAPCHECK_APART:
+        return "apart";
     default:
         return "at-risk";
     }

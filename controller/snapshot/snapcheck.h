@@ -26,9 +26,11 @@
  *    (SNAPCHECK_FAILS);
  *  - otherwise the restore still works, until the longer cluster's next
  *    snapshot (SNAPCHECK_AT_RISK);
- *  - two prefixes that differ but are canonically one ("/x" and "x" on a
- *    store that keeps the '/') are one prefix to etcd-warden, whose
- *    listings do not mix (SNAPCHECK_SAME).
+ *  - two prefixes that overlap for etcd-warden but whose listings this
+ *    store keeps apart are SNAPCHECK_APART: "/x" and "x" on a store that
+ *    keeps the '/' (ABS, GCS), and on Local (struct snapcheck.local), whose
+ *    sidecar walks the prefix's directory, every pair but a prefix inside
+ *    another as a path ("p/etcd" and "p/etcd/sub", or "").
  *
  * Output: one line per pair and its details on stdout, or with --json one
  * JSON object (snapcheck_print_json). Exit status: 0 no pair, 1 pairs
@@ -72,7 +74,7 @@ enum snapcheck_effect {
     SNAPCHECK_AT_RISK,    /* restores today; the longer prefix's next snapshot breaks it */
     SNAPCHECK_FAILS,      /* the restore takes a key it cannot fetch: NoSuchKey */
     SNAPCHECK_WRONG_DATA, /* the restore takes the longer prefix's snapshots */
-    SNAPCHECK_SAME,       /* one prefix to etcd-warden; the listings do not mix */
+    SNAPCHECK_APART,      /* one claim to etcd-warden; this store's listings do not mix */
 };
 
 /* Two prefixes the sidecar mixes: indexes into struct snapcheck.v. */
@@ -90,6 +92,7 @@ struct snapcheck {
     struct snapcheck_pair *pairs;
     size_t npairs, pcap;
     long objects; /* keys seen */
+    bool local;   /* set by the caller for a Local store: its sidecar walks directories */
     size_t last;  /* index of the last prefix added to (consecutive keys share it) */
 };
 
@@ -105,7 +108,7 @@ enum kerr snapcheck_pairs(struct snapcheck *c, struct kerr_info *err);
 /* Free what c OWNS; c can be released twice. */
 void snapcheck_release(struct snapcheck *c);
 
-/* "at-risk", "fails", "wrong-data", "same-prefix". */
+/* "at-risk", "fails", "wrong-data", "apart". */
 const char *snapcheck_effect_str(enum snapcheck_effect e);
 
 /*

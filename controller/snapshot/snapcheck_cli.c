@@ -67,11 +67,11 @@ static void effect_line(const struct snapcheck *c, const struct snapcheck_pair *
             "  restore of \"%s\" restores the data of \"%s\": it takes the newer %s snapshot %s\n",
             s->prefix, l->prefix, kind, key);
         break;
-    case SNAPCHECK_SAME:
+    case SNAPCHECK_APART:
         say(f,
-            "  one prefix \"%s\" to etcd-warden, although this store's listings of the two do "
-            "not mix\n",
-            s->canonical);
+            "  restore of \"%s\" is not affected: this store's listing of it does not return "
+            "the snapshots of \"%s\"; etcd-warden still counts the two as one claim\n",
+            s->prefix, l->prefix);
         break;
     default:
         say(f,
@@ -200,7 +200,11 @@ static int check(const struct ostore_config *cfg, struct snapcheck *c)
     struct kerr_info err = { 0 };
     struct ostore_list l = { 0 };
     struct ostore *s = NULL;
+    const char *kind;
     enum kerr rc = ostore_open(cfg, &s, &err);
+
+    kind = bstore_provider_kind(cfg->provider);
+    c->local = kind && strcmp(kind, "Local") == 0;
 
     if (rc == KERR_OK)
         rc = s->ops->list(s, "", &l, &err);

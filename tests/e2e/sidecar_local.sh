@@ -5,6 +5,9 @@
 # delete-snapshots --storage-provider Local --store-container bkt --store-prefix /ld/x
 # (container resolved against $HOME the same way) deletes every one of them, and leaves the
 # neighbour directory ld/x2, which the sidecar's directory walk never lists.
+# Then clusters E under p/etcd and F, with more revisions, under p/etcd-2: on Local the
+# restore of p/etcd still restores E key for key (the walk of p/etcd never lists p/etcd-2),
+# and check-prefixes reports the pair as "apart".
 # Skipped (77) without $WARDEN_ETCDBRCTL or etcd.
 set -euo pipefail
 . "$(dirname "$0")/../lib/snapshot.sh"
@@ -44,4 +47,45 @@ snap_run delete-snapshots --storage-provider Local --store-container bkt --store
     snap_fail "delete-snapshots said $(tail -1 "$SNAP_WORK/out")"
 [ -z "$(files ld/x)" ] || snap_fail "left in ld/x: $(files ld/x)"
 [ "$(files ld/x2)" = ld/x2/v2/Full-00000000-00000001-1700000000 ] || snap_fail "the neighbour directory was touched"
-echo "sidecar_local: ok: $n snapshots of /ld/x deleted, ld/x2 untouched"
+echo "ok: $n snapshots of /ld/x deleted, ld/x2 untouched"
+
+# p/etcd beside p/etcd-2 on Local
+e_url=$SNAP_ETCD_URL e_pid=$SNAP_ETCD_PID
+snap_brctl_snapshot e "$e_url" p/etcd Local bkt
+deadline=$((SECONDS + 60))
+until files p/etcd | snap_has -E '^p/etcd/v2/Full-'; do
+    [ $SECONDS -lt $deadline ] || { tail -5 "$SNAP_WORK/br-e.log"; snap_fail "no full snapshot of p/etcd"; }
+    sleep 0.2
+done
+snap_kill "$SNAP_BR_PID"
+snap_etcd_dump "$e_url" >"$SNAP_WORK/e.want"
+snap_kill "$e_pid"
+snap_etcd_start f
+for i in $(seq 1 12); do snap_etcdctl "$SNAP_ETCD_URL" put "/registry/f/$i" f >/dev/null; done
+f_rev=$(snap_etcd_rev "$SNAP_ETCD_URL")
+snap_brctl_snapshot f "$SNAP_ETCD_URL" p/etcd-2 Local bkt
+deadline=$((SECONDS + 60))
+until files p/etcd-2 | snap_has -E "^p/etcd-2/v2/Full-00000000-0*$f_rev-"; do
+    [ $SECONDS -lt $deadline ] || { tail -5 "$SNAP_WORK/br-f.log"; snap_fail "no full snapshot of p/etcd-2"; }
+    sleep 0.2
+done
+snap_kill "$SNAP_BR_PID"
+snap_kill "$SNAP_ETCD_PID"
+peer=$(snap_free_port)
+mkdir -p "$SNAP_WORK/r"
+(cd "$SNAP_WORK/r" && timeout 120 "$WARDEN_ETCDBRCTL" restore --storage-provider Local \
+    --store-container bkt --store-prefix p/etcd --data-dir "$SNAP_WORK/r/data" --name r \
+    --initial-cluster "r=http://127.0.0.1:$peer" --initial-advertise-peer-urls "http://127.0.0.1:$peer" \
+    --snapstore-temp-directory "$SNAP_WORK/r") >"$SNAP_WORK/restore.log" 2>&1 ||
+    { tail -20 "$SNAP_WORK/restore.log"; snap_fail "restore of p/etcd on Local failed beside p/etcd-2"; }
+snap_etcd_start r "$SNAP_WORK/r/data" "$peer"
+snap_etcd_dump "$SNAP_ETCD_URL" | diff "$SNAP_WORK/e.want" - >&2 || snap_fail "the restored keys differ from E's"
+set +e
+snap_run check-prefixes --storage-provider Local --store-container bkt >"$SNAP_WORK/check.out" 2>&1
+rc=$?
+set -e
+[ $rc -eq 1 ] || { cat "$SNAP_WORK/check.out"; snap_fail "check-prefixes exited $rc"; }
+snap_has -x 'overlap: "p/etcd" and "p/etcd-2": restore apart' "$SNAP_WORK/check.out" ||
+    { cat "$SNAP_WORK/check.out"; snap_fail "check-prefixes does not report the Local pair as apart"; }
+echo "ok: on Local etcdbrctl restore of p/etcd beside p/etcd-2 restores E key for key; check-prefixes: apart"
+echo "sidecar_local: ok"

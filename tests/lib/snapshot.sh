@@ -397,7 +397,9 @@ no_copy_of_day() {
 #   snap_etcd_rev URL                  # the current revision
 #   snap_etcd_dump URL                 # every key and value, as `etcdctl get "" --prefix`
 #   snap_brctl ARGS...                 # $WARDEN_ETCDBRCTL with S3 against s3rver
-#   snap_brctl_snapshot NAME URL PREFIX  # its snapshotter in the background; SNAP_BR_PID
+#   snap_brctl_snapshot NAME URL PREFIX [PROVIDER CONTAINER]
+#                                      # its snapshotter in the background (default: S3,
+#                                      # s3rver's bucket); SNAP_BR_PID
 #   snap_wait_key PREFIX REGEX [SECS]  # until snap_s3 ls PREFIX shows a key matching REGEX
 #
 # WARDEN_ETCDBRCTL is etcd-backup-restore's etcdbrctl (.ci/run sets it where the machine
@@ -453,10 +455,10 @@ snap_brctl() {
 # The snapshotter of the sidecar: a full snapshot at once, deltas every second, no
 # garbage collection, the next scheduled full one far away. Its log: $SNAP_WORK/br-NAME.log.
 snap_brctl_snapshot() {
-    local name=$1 url=$2 prefix=$3
+    local name=$1 url=$2 prefix=$3 provider=${4:-S3} container=${5:-$SNAP_BUCKET}
     mkdir -p "$SNAP_WORK/br-$name"
     (cd "$SNAP_WORK/br-$name" &&
-        exec "$WARDEN_ETCDBRCTL" snapshot --storage-provider S3 --store-container "$SNAP_BUCKET" \
+        exec "$WARDEN_ETCDBRCTL" snapshot --storage-provider "$provider" --store-container "$container" \
             --store-prefix "$prefix" --endpoints "$url" --schedule '0 0 1 1 *' \
             --delta-snapshot-period 1s --garbage-collection-period 0 \
             --snapstore-temp-directory "$SNAP_WORK/br-$name") >"$SNAP_WORK/br-$name.log" 2>&1 &
