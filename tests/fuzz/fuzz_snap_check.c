@@ -1,8 +1,9 @@
 /*
  * fuzz_snap_check - libFuzzer target for check-prefixes' grouping of a
  * container's keys: the input is split at '\n' into keys (object keys are
- * whatever the store holds), each counted into one report, the pairs found
- * and both reports written to a throw-away stream; everything is freed.
+ * whatever the store holds), each counted into one report (of a Local store
+ * when the first byte is odd), the pairs found and both reports written to
+ * a throw-away stream; everything is freed.
  */
 #include "controller/snapshot/snapcheck.h"
 
@@ -28,6 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         return 0;
     }
+    c.local = size > 0 && (data[0] & 1) != 0;
     memcpy(text, data, size);
     text[size] = '\0';
     for (key = text; key != NULL; key = next) {
