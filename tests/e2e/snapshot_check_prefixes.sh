@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# warden-snapshot check-prefixes on s3rver and on a Local directory: an empty container and
-# one whose cluster prefixes are apart are clean (exit 0); overlapping prefixes are
-# reported with what they do to the shorter prefix's restore (exit 1). On S3 the sidecar
-# lists a prefix as a plain string: p/etcd beside p/etcd-2 holding a newer full snapshot
-# fails (NoSuchKey), q/etcd beside an older q/etcd-events is at risk; on Local it walks the
-# prefix's directory, so both pairs are apart. On both r/a around r/a/b's newer snapshot
-# restores the wrong data. The same in --json. Once p/etcd-2 is deleted that pair is gone.
-# A missing flag is a usage error (2), a missing bucket 3.
+# warden-snapshot check-prefixes on s3rver, Azurite and a Local directory: an empty
+# container and one whose cluster prefixes are apart are clean (exit 0); overlapping
+# prefixes are reported with what they do to the shorter prefix's restore (exit 1). On S3
+# and ABS the sidecar lists a prefix as a plain string: p/etcd beside p/etcd-2 holding a
+# newer full snapshot fails (NoSuchKey), q/etcd beside an older q/etcd-events is at risk;
+# on Local it walks the prefix's directory, so both pairs are apart. Everywhere r/a around
+# r/a/b's newer snapshot restores the wrong data. The same in --json. Once p/etcd-2 is
+# deleted that pair is gone. A missing flag is a usage error (2), a missing bucket 3.
 set -euo pipefail
 . "$(dirname "$0")/../lib/snapshot.sh"
 
@@ -90,6 +90,11 @@ snap_s3_start
 s3_put() { snap_s3 put "$1" "$2"; }
 s3_rm() { snap_s3 rm "$1"; }
 PUT=s3_put RM=s3_rm check S3 fails at-risk --storage-provider S3 --store-container "$SNAP_BUCKET"
+
+snap_abs_start
+abs_put() { snap_abs put "$1" "$2"; }
+abs_rm() { snap_abs rm "$1"; }
+PUT=abs_put RM=abs_rm check ABS fails at-risk --storage-provider ABS --store-container "$SNAP_BUCKET"
 
 set +e
 snap_run check-prefixes --storage-provider S3 >/dev/null 2>&1
