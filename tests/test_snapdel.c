@@ -96,7 +96,7 @@ Test(snapdel, exactly_the_prefix_as_a_path)
     struct fake f = fake_of(keys, sizeof(keys) / sizeof(keys[0]));
     struct snapdel_result r;
 
-    cr_assert_eq(snapdel_run(&f.base, "ns--etcd/", false, &r, NULL), KERR_OK);
+    cr_assert_eq(snapdel_run(&f.base, "S3", "ns--etcd/", false, &r, NULL), KERR_OK);
     cr_expect_eq(r.deleted, 3);
     cr_expect_eq(r.locked + r.failed, 0);
     cr_expect_eq(left(&f, "ns--etcd"), 0);
@@ -104,6 +104,9 @@ Test(snapdel, exactly_the_prefix_as_a_path)
     cr_expect_eq(left(&f, "ns--etcd-events/v2/Full-1"), 1, "a neighbour's snapshot deleted");
     cr_expect_eq(left(&f, "ns--etcdx"), 1);
     cr_expect_eq(left(&f, "other/ns--etcd/x"), 1);
+    cr_expect_eq(r.foreign, 2, "ns--etcd-events/... and ns--etcdx are listed, not deleted");
+    cr_expect_eq(r.remaining, 2);
+    snapdel_result_release(&r);
 }
 
 Test(snapdel, every_version)
@@ -112,10 +115,12 @@ Test(snapdel, every_version)
     struct fake f = fake_of(keys, 2);
     struct snapdel_result r;
 
-    cr_assert_eq(snapdel_run(&f.base, "p", false, &r, NULL), KERR_OK);
+    cr_assert_eq(snapdel_run(&f.base, "S3", "p", false, &r, NULL), KERR_OK);
     cr_expect_eq(r.deleted, 4);
     cr_expect_eq(left(&f, "p/v2/Full-1"), 0);
     cr_expect_eq(f.lists, 4, "rounds until one deletes nothing");
+    cr_expect_eq(r.remaining, 0);
+    snapdel_result_release(&r);
 }
 
 Test(snapdel, locked_objects_are_reported_not_failed)
@@ -131,16 +136,18 @@ Test(snapdel, locked_objects_are_reported_not_failed)
     char line[512] = "";
     FILE *m = fmemopen(line, sizeof(line), "w");
 
-    cr_assert_eq(snapdel_run(&f.base, "p", false, &r, NULL), KERR_OK);
+    cr_assert_eq(snapdel_run(&f.base, "S3", "p", false, &r, NULL), KERR_OK);
     cr_expect_eq(r.deleted, 2);
     cr_expect_eq(r.locked, 3);
     cr_expect_eq(r.failed, 0);
     cr_expect_eq(r.earliest, 1700000000);
     snapdel_print(m, "p", false, &r);
     fclose(m);
-    cr_expect_str_eq(line, "{\"prefix\":\"p\",\"deleted\":2,\"locked\":3,\"failed\":0,"
-                           "\"remaining\":3,\"earliestDeletable\":\"2023-11-14T22:13:20Z\","
-                           "\"dryRun\":false}\n");
+    cr_expect_str_eq(line, "{\"prefix\":\"p\",\"objectPrefix\":\"p\",\"deleted\":2,"
+                           "\"locked\":3,\"failed\":0,\"remaining\":3,"
+                           "\"earliestDeletable\":\"2023-11-14T22:13:20Z\",\"dryRun\":false,"
+                           "\"foreign\":0,\"foreignKeys\":[]}\n");
+    snapdel_result_release(&r);
 }
 
 Test(snapdel, other_failures_count)
@@ -150,10 +157,12 @@ Test(snapdel, other_failures_count)
     struct snapdel_result r;
     struct kerr_info err = { 0 };
 
-    cr_assert_eq(snapdel_run(&f.base, "p", false, &r, &err), KERR_OK);
+    cr_assert_eq(snapdel_run(&f.base, "S3", "p", false, &r, &err), KERR_OK);
     cr_expect_eq(r.failed, 1);
     cr_expect_eq(r.deleted, 1);
     cr_expect(strstr(err.msg, "p/a: injected failure") != NULL, "%s", err.msg);
+    cr_expect_eq(r.remaining, 1);
+    snapdel_result_release(&r);
 }
 
 Test(snapdel, dry_run_deletes_nothing)
@@ -162,20 +171,176 @@ Test(snapdel, dry_run_deletes_nothing)
     struct fake f = fake_of(keys, 2);
     struct snapdel_result r;
 
-    cr_assert_eq(snapdel_run(&f.base, "p", true, &r, NULL), KERR_OK);
+    cr_assert_eq(snapdel_run(&f.base, "S3", "p", true, &r, NULL), KERR_OK);
     cr_expect_eq(r.deleted, 1, "one object would go (listed once)");
     cr_expect_eq(f.deletes, 0);
+    cr_expect_eq(r.remaining, 1);
+    snapdel_result_release(&r);
 }
 
 Test(snapdel, never_the_whole_store)
 {
-    static const char *const whole[] = { "", ".", "/", "a/..", "./" };
+    static const char *const whole[] = { "", ".", "/", "a/..", "./", "//", "/./" };
     struct fkey keys[] = { { "a", 1, 0, 0 } };
     struct fake f = fake_of(keys, 1);
     struct snapdel_result r;
 
-    for (size_t i = 0; i < sizeof(whole) / sizeof(whole[0]); i++)
-        cr_expect_eq(snapdel_run(&f.base, whole[i], false, &r, NULL), KERR_INVAL, "\"%s\"",
+    for (size_t i = 0; i < sizeof(whole) / sizeof(whole[0]); i++) {
+        cr_expect_eq(snapdel_run(&f.base, "S3", whole[i], false, &r, NULL), KERR_INVAL, "\"%s\"",
                      whole[i]);
+        snapdel_result_release(&r);
+        cr_expect_eq(snapdel_run(&f.base, "ABS", whole[i], false, &r, NULL), KERR_INVAL,
+                     "ABS \"%s\"", whole[i]);
+        snapdel_result_release(&r);
+    }
     cr_expect_eq(f.deletes, 0);
+    cr_expect_eq(f.lists, 0);
+}
+
+/* S3's client cleans the request path: the sidecar of "/pl/x" writes "pl/x/...". */
+Test(snapdel, s3_rooted_prefix_is_where_the_sidecar_writes)
+{
+    struct fkey keys[] = {
+        { "pl/x/v2/Full-00000000-00000010-1700000000", 1, 0, 0 },
+        { "pl/x/v2/Incr-00000011-00000020-1700000100", 1, 0, 0 },
+        { "pl/xy/v2/Full-00000000-00000010-1700000000", 1, 0, 0 },
+        { "/pl/x/v2/Full-00000000-00000010-1700000000", 1, 0, 0 },
+    };
+    struct fake f = fake_of(keys, 4);
+    struct snapdel_result r;
+
+    cr_assert_eq(snapdel_run(&f.base, "S3", "/pl/x", false, &r, NULL), KERR_OK);
+    cr_expect_str_eq(r.object_prefix, "pl/x");
+    cr_expect_eq(r.deleted, 2);
+    cr_expect_eq(left(&f, "pl/x/v2/Full-00000000-00000010-1700000000"), 0);
+    cr_expect_eq(left(&f, "pl/x/v2/Incr-00000011-00000020-1700000100"), 0);
+    cr_expect_eq(left(&f, "pl/xy/v2/Full-00000000-00000010-1700000000"), 1);
+    cr_expect_eq(left(&f, "/pl/x/v2/Full-00000000-00000010-1700000000"), 1);
+    cr_expect_eq(r.foreign, 1);
+    cr_expect_str_eq(r.foreign_keys[0], "pl/xy/v2/Full-00000000-00000010-1700000000");
+    cr_expect_eq(r.remaining, 1, "a listing that still returns something is not empty");
+    snapdel_result_release(&r);
+}
+
+/*
+ * Local joins home, container and prefix: "/ld/x" is the directory "ld/x", which its
+ * sidecar walks: "ld/x2" is not in its view.
+ */
+Test(snapdel, local_rooted_prefix)
+{
+    struct fkey keys[] = { { "ld/x/v2/Full-1", 1, 0, 0 }, { "ld/x2/v2/Full-1", 1, 0, 0 } };
+    struct fake f = fake_of(keys, 2);
+    struct snapdel_result r;
+
+    cr_assert_eq(snapdel_run(&f.base, "Local", "//ld/./x/", false, &r, NULL), KERR_OK);
+    cr_expect_str_eq(r.object_prefix, "ld/x");
+    cr_expect_eq(r.deleted, 1);
+    cr_expect_eq(left(&f, "ld/x2/v2/Full-1"), 1);
+    cr_expect_eq(r.foreign, 0);
+    cr_expect_eq(r.remaining, 0);
+    snapdel_result_release(&r);
+}
+
+/* ABS object names are path.Join(prefix, ...) as is: the leading '/' stays. */
+Test(snapdel, abs_keeps_the_root)
+{
+    struct fkey keys[] = { { "/pl/x/v2/Full-1", 1, 0, 0 }, { "pl/x/v2/Full-1", 1, 0, 0 } };
+    struct fake f = fake_of(keys, 2);
+    struct snapdel_result r;
+
+    cr_assert_eq(snapdel_run(&f.base, "ABS", "/pl/x", false, &r, NULL), KERR_OK);
+    cr_expect_str_eq(r.object_prefix, "/pl/x");
+    cr_expect_eq(r.deleted, 1);
+    cr_expect_eq(left(&f, "/pl/x/v2/Full-1"), 0);
+    cr_expect_eq(left(&f, "pl/x/v2/Full-1"), 1);
+    cr_expect_eq(r.remaining, 0);
+    snapdel_result_release(&r);
+}
+
+Test(snapdel, foreign_keys_are_named_in_the_summary)
+{
+    struct fkey keys[] = {
+        { "p/etcd/v2/Full-1", 1, 0, 0 },   { "p/etcd-2/v2/Full-1", 1, 0, 0 },
+        { "p/etcd-2/v2/Incr-2", 1, 0, 0 }, { "p/etcd-3/v2/Full-1", 1, 0, 0 },
+        { "p/etcd-4/v2/Full-1", 1, 0, 0 }, { "p/etcd-5/v2/Full-1", 1, 0, 0 },
+        { "p/etcd-6/v2/Full-1", 1, 0, 0 }, { "p/etcdx", 1, 0, 0 },
+    };
+    struct fake f = fake_of(keys, 8);
+    struct snapdel_result r;
+    char line[1024] = "";
+    FILE *m = fmemopen(line, sizeof(line), "w");
+
+    cr_assert_eq(snapdel_run(&f.base, "S3", "p/etcd", false, &r, NULL), KERR_OK);
+    cr_expect_eq(r.deleted, 1);
+    cr_expect_eq(r.foreign, 7);
+    cr_expect_eq(r.remaining, 7);
+    for (size_t i = 1; i < 8; i++)
+        cr_expect_eq(left(&f, keys[i].key), 1, "%s deleted", keys[i].key);
+    snapdel_print(m, "p/etcd", false, &r);
+    fclose(m);
+    cr_expect_str_eq(line,
+                     "{\"prefix\":\"p/etcd\",\"objectPrefix\":\"p/etcd\",\"deleted\":1,"
+                     "\"locked\":0,\"failed\":0,\"remaining\":7,"
+                     "\"earliestDeletable\":null,\"dryRun\":false,\"foreign\":7,"
+                     "\"foreignKeys\":[\"p/etcd-2/v2/Full-1\",\"p/etcd-2/v2/Incr-2\","
+                     "\"p/etcd-3/v2/Full-1\",\"p/etcd-4/v2/Full-1\",\"p/etcd-5/v2/Full-1\"]}\n");
+    snapdel_result_release(&r);
+}
+
+Test(snapdel, dry_run_counts_foreign_as_remaining)
+{
+    struct fkey keys[] = { { "p/a", 1, 0, 0 }, { "p-2/b", 1, 0, 0 } };
+    struct fake f = fake_of(keys, 2);
+    struct snapdel_result r;
+
+    cr_assert_eq(snapdel_run(&f.base, "S3", "p", true, &r, NULL), KERR_OK);
+    cr_expect_eq(r.deleted, 1);
+    cr_expect_eq(r.foreign, 1);
+    cr_expect_eq(r.remaining, 2);
+    cr_expect_eq(f.deletes, 0);
+    snapdel_result_release(&r);
+}
+
+/* A run stopped by the round limit lists once more: what is left is not "emptied". */
+Test(snapdel, round_limit_lists_again)
+{
+    struct fkey keys[] = { { "p/v2/Full-1", SNAPDEL_MAX_ROUNDS + 3, 0, 0 } };
+    struct fake f = fake_of(keys, 1);
+    struct snapdel_result r;
+
+    cr_assert_eq(snapdel_run(&f.base, "S3", "p", false, &r, NULL), KERR_OK);
+    cr_expect_eq(r.deleted, SNAPDEL_MAX_ROUNDS);
+    cr_expect_eq(f.lists, SNAPDEL_MAX_ROUNDS + 1);
+    cr_expect_eq(r.remaining, 1);
+    snapdel_result_release(&r);
+}
+
+/* The summary is a termination message (4096 bytes kept): long foreign keys are counted only. */
+Test(snapdel, foreign_keys_stay_within_a_termination_message)
+{
+    static char names[8][1100];
+    struct fkey keys[9] = { { "p/own", 1, 0, 0 } };
+    struct fake f;
+    struct snapdel_result r;
+    char *line = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&line, &len);
+
+    for (int i = 0; i < 8; i++) {
+        int n = snprintf(names[i], sizeof(names[i]), "p-%d/", i);
+
+        memset(names[i] + n, i % 2 ? '"' : '\x01', 1000);
+        names[i][n + 1000] = '\0';
+        keys[i + 1] = (struct fkey){ names[i], 1, 0, 0 };
+    }
+    f = fake_of(keys, 9);
+    cr_assert_eq(snapdel_run(&f.base, "S3", "p", false, &r, NULL), KERR_OK);
+    cr_expect_eq(r.foreign, 8);
+    cr_expect_eq(r.remaining, 8);
+    cr_expect_null(r.foreign_keys[0], "a key of 6000 bytes of JSON is not named");
+    snapdel_print(m, "p", false, &r);
+    fclose(m);
+    cr_expect_lt(len, 4096, "%zu bytes", len);
+    free(line);
+    snapdel_result_release(&r);
 }

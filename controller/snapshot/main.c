@@ -1,7 +1,15 @@
-/* warden-snapshot: extend-snapshot-immutability and list (controller/snapshot/snapcli.h). */
+/*
+ * warden-snapshot: extend-snapshot-immutability, list, delete-snapshots, copy
+ * (controller/snapshot/snapcli.h) and check-prefixes (controller/snapshot/snapcheck.h).
+ */
+#include <string.h>
+
+#include "controller/snapshot/snapcheck.h"
 #include "controller/snapshot/snapcli.h"
 
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && strcmp(argv[1], "check-prefixes") == 0)
+        return snapcheck_main(argc - 1, argv + 1);
     return snapcli_main(argc, argv);
 }

@@ -10,11 +10,11 @@
 
 #include <cJSON.h>
 
-#include "common/kpath.h"
+#include "common/bstore.h"
 #include "common/ktime.h"
 #include "common/log.h"
 
-/* Is key the prefix p (cleaned, not "." or "/") itself or under it? */
+/* Is key the object prefix p (not "") itself or under it? */
 static bool under(const char *p, const char *key)
 {
     size_t n = strlen(p);
@@ -22,89 +22,187 @@ static bool under(const char *p, const char *key)
     return strncmp(key, p, n) == 0 && (key[n] == '\0' || key[n] == '/');
 }
 
-/* One round: delete what the listing shows under p; *progress set when something went. */
-static enum kerr round_once(struct ostore *s, const char *p, bool dry_run,
-                            struct snapdel_result *res, bool *progress, struct kerr_info *err)
+/* An upper bound of s's length as a JSON string's contents (cJSON's escapes). */
+static size_t json_len(const char *s)
+{
+    size_t n = 0;
+
+    for (; *s; s++)
+        n += (unsigned char)*s < 0x20 ? 6 : (*s == '"' || *s == '\\') ? 2 : 1;
+    return n;
+}
+
+/*
+ * Count a key of another prefix the listing returned; the first ones are named, as long
+ * as they fit in SNAPDEL_FOREIGN_BYTES together.
+ */
+static enum kerr add_foreign(struct snapdel_result *res, const char *key, struct kerr_info *err)
+{
+    size_t used = 0, i = 0;
+
+    for (; i < SNAPDEL_FOREIGN_KEYS && res->foreign_keys[i]; i++)
+        used += json_len(res->foreign_keys[i]);
+    res->foreign++;
+    if (i == SNAPDEL_FOREIGN_KEYS || used + json_len(key) > SNAPDEL_FOREIGN_BYTES)
+        return KERR_OK;
+    res->foreign_keys[i] = strdup(key);
+    return res->foreign_keys[i] ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL);
+}
+
+static void clear_foreign(struct snapdel_result *res)
+{
+    for (size_t i = 0; i < SNAPDEL_FOREIGN_KEYS; i++) {
+        free(res->foreign_keys[i]);
+        res->foreign_keys[i] = NULL;
+    }
+    res->foreign = 0;
+}
+
+/* Delete one own object, counting it as deleted, locked or failed. */
+static void delete_one(struct ostore *s, const struct ostore_obj *o, struct snapdel_result *res,
+                       bool *progress, struct kerr_info *err)
+{
+    struct kerr_info one;
+    enum kerr d;
+
+    kerr_clear(&one);
+    d = s->ops->del(s, o, &one);
+    if (d == KERR_OK || d == KERR_NOTFOUND) {
+        res->deleted++;
+        *progress = true;
+        log_debug("deleted", "key", o->key, "version", o->version_id ? o->version_id : "");
+    } else if (d == KERR_FORBIDDEN) {
+        res->locked++;
+        if (o->immutable_until > 0 && (res->earliest == 0 || o->immutable_until < res->earliest))
+            res->earliest = o->immutable_until;
+        log_info("locked", "key", o->key, "error", one.msg);
+    } else {
+        if (res->failed++ == 0 && err)
+            *err = one;
+        log_warn("cannot delete", "key", o->key, "error", one.msg);
+    }
+}
+
+/*
+ * One round: list p as a plain string and delete what is p's own (with del false only
+ * count it in *own); *progress set when something went. Foreign keys are those of this
+ * round's listing the sidecar sees too: all of them but on Local (local), whose sidecar
+ * walks the directory p.
+ */
+static enum kerr round_once(struct ostore *s, const char *p, bool local, bool dry_run, bool del,
+                            struct snapdel_result *res, long *own, bool *progress,
+                            struct kerr_info *err)
 {
     struct ostore_list l = { 0 };
-    struct kerr_info one;
     enum kerr rc = s->ops->list(s, p, &l, err);
 
     *progress = false;
-    res->locked = res->failed = 0;
-    res->earliest = 0;
+    *own = 0;
+    if (del) {
+        res->locked = res->failed = 0;
+        res->earliest = 0;
+    }
+    clear_foreign(res);
     for (size_t i = 0; rc == KERR_OK && i < l.n; i++) {
         const struct ostore_obj *o = &l.v[i];
 
-        if (!under(p, o->key))
-            continue;
-        if (dry_run) {
+        if (!under(p, o->key)) {
+            rc = local ? KERR_OK : add_foreign(res, o->key, err);
+        } else if (!del) {
+            (*own)++;
+        } else if (dry_run) {
             res->deleted++;
             log_info("would delete", "key", o->key, "version", o->version_id ? o->version_id : "");
-            continue;
-        }
-        kerr_clear(&one);
-        enum kerr d = s->ops->del(s, o, &one);
-        if (d == KERR_OK || d == KERR_NOTFOUND) {
-            res->deleted++;
-            *progress = true;
-            log_debug("deleted", "key", o->key, "version", o->version_id ? o->version_id : "");
-        } else if (d == KERR_FORBIDDEN) {
-            res->locked++;
-            if (o->immutable_until > 0 &&
-                (res->earliest == 0 || o->immutable_until < res->earliest))
-                res->earliest = o->immutable_until;
-            log_info("locked", "key", o->key, "error", one.msg);
         } else {
-            if (res->failed++ == 0 && err)
-                *err = one;
-            log_warn("cannot delete", "key", o->key, "error", one.msg);
+            delete_one(s, o, res, progress, err);
         }
     }
     ostore_list_release(&l);
     return rc;
 }
 
-enum kerr snapdel_run(struct ostore *s, const char *prefix, bool dry_run,
+enum kerr snapdel_run(struct ostore *s, const char *kind, const char *prefix, bool dry_run,
                       struct snapdel_result *res, struct kerr_info *err)
 {
     size_t n = strlen(prefix ? prefix : "") + 2;
-    char *p = malloc(n);
-    bool progress = true;
-    enum kerr rc = p ? kpath_clean(prefix, p, n) : KERR_NOMEM;
+    bool progress = true, local = kind && strcmp(kind, "Local") == 0;
+    long own = 0;
+    enum kerr rc;
 
     memset(res, 0, sizeof(*res));
-    if (rc == KERR_OK && (strcmp(p, ".") == 0 || strcmp(p, "/") == 0))
-        rc = kerr_set(err, KERR_INVAL, "--store-prefix \"%s\" is the whole store", prefix);
-    else if (rc != KERR_OK)
-        rc = kerr_set(err, rc, "--store-prefix");
+    res->object_prefix = malloc(n);
+    if (!res->object_prefix)
+        return kerr_set(err, KERR_NOMEM, NULL);
+    rc = bstore_object_prefix(kind, prefix, res->object_prefix, n);
+    if (rc != KERR_OK)
+        return kerr_set(err, rc, "--store-prefix");
+    if (res->object_prefix[0] == '\0')
+        return kerr_set(err, KERR_INVAL, "--store-prefix \"%s\" is the whole store",
+                        prefix ? prefix : "");
     for (int r = 0; rc == KERR_OK && progress && r < SNAPDEL_MAX_ROUNDS; r++) {
-        rc = round_once(s, p, dry_run, res, &progress, err);
+        rc = round_once(s, res->object_prefix, local, dry_run, true, res, &own, &progress, err);
         if (dry_run)
             break;
     }
-    free(p);
+    if (rc != KERR_OK)
+        return rc;
+    if (dry_run) {
+        res->remaining = res->deleted + res->foreign;
+    } else if (progress) { /* stopped by the round limit: the sidecar's view once more */
+        rc = round_once(s, res->object_prefix, local, false, false, res, &own, &progress, err);
+        res->remaining = own + res->foreign;
+    } else { /* the last round deleted nothing: its listing is the view after deletion */
+        res->remaining = res->locked + res->failed + res->foreign;
+    }
     return rc;
+}
+
+void snapdel_result_release(struct snapdel_result *res)
+{
+    clear_foreign(res);
+    free(res->object_prefix);
+    res->object_prefix = NULL;
+}
+
+/* The summary object of res, or NULL on NOMEM. */
+static cJSON *summary(const char *prefix, bool dry_run, const struct snapdel_result *res)
+{
+    char when[KTIME_LEN + 1] = "";
+    cJSON *o = cJSON_CreateObject(), *keys = NULL;
+    bool ok;
+
+    if (res->earliest > 0 && ktime_format((time_t)res->earliest, when) != KERR_OK)
+        when[0] = '\0';
+    ok = o && cJSON_AddStringToObject(o, "prefix", prefix) &&
+         cJSON_AddStringToObject(o, "objectPrefix", res->object_prefix ? res->object_prefix : "") &&
+         cJSON_AddNumberToObject(o, "deleted", (double)(dry_run ? 0 : res->deleted)) &&
+         cJSON_AddNumberToObject(o, "locked", (double)res->locked) &&
+         cJSON_AddNumberToObject(o, "failed", (double)res->failed) &&
+         cJSON_AddNumberToObject(o, "remaining", (double)res->remaining) &&
+         (*when ? cJSON_AddStringToObject(o, "earliestDeletable", when)
+                : cJSON_AddNullToObject(o, "earliestDeletable")) &&
+         cJSON_AddBoolToObject(o, "dryRun", dry_run) &&
+         cJSON_AddNumberToObject(o, "foreign", (double)res->foreign) &&
+         (keys = cJSON_AddArrayToObject(o, "foreignKeys")) != NULL;
+    for (size_t i = 0; ok && i < SNAPDEL_FOREIGN_KEYS && res->foreign_keys[i]; i++) {
+        cJSON *k = cJSON_CreateString(res->foreign_keys[i]);
+
+        ok = k && cJSON_AddItemToArray(keys, k);
+        if (!ok)
+            cJSON_Delete(k);
+    }
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
 }
 
 void snapdel_print(FILE *f, const char *prefix, bool dry_run, const struct snapdel_result *res)
 {
-    char when[KTIME_LEN + 1] = "";
-    char *esc = NULL;
-    cJSON *o = cJSON_CreateObject();
+    cJSON *o = summary(prefix, dry_run, res);
+    char *esc = o ? cJSON_PrintUnformatted(o) : NULL;
 
-    if (res->earliest > 0 && ktime_format((time_t)res->earliest, when) != KERR_OK)
-        when[0] = '\0';
-    if (o && cJSON_AddStringToObject(o, "prefix", prefix) &&
-        cJSON_AddNumberToObject(o, "deleted", (double)(dry_run ? 0 : res->deleted)) &&
-        cJSON_AddNumberToObject(o, "locked", (double)res->locked) &&
-        cJSON_AddNumberToObject(o, "failed", (double)res->failed) &&
-        cJSON_AddNumberToObject(o, "remaining",
-                                (double)(dry_run ? res->deleted : res->locked + res->failed)) &&
-        (*when ? cJSON_AddStringToObject(o, "earliestDeletable", when)
-               : cJSON_AddNullToObject(o, "earliestDeletable")) &&
-        cJSON_AddBoolToObject(o, "dryRun", dry_run))
-        esc = cJSON_PrintUnformatted(o);
     fprintf(f, "%s\n", esc ? esc : "{}");
     fflush(f);
     free(esc);
@@ -135,6 +233,25 @@ static void write_termination_log(const char *prefix, bool dry_run,
     fclose(f);
 }
 
+/* The error line of a run that left more than locked objects; its exit status. */
+static int report(const struct snapdel_result *res, bool dry_run, const struct kerr_info *err)
+{
+    char n[32];
+
+    if (res->failed)
+        log_error("delete-snapshots failed", "failed", res->failed > 1 ? "several" : "one", "error",
+                  err->msg);
+    else if (res->foreign && !dry_run) {
+        snprintf(n, sizeof(n), "%ld", res->foreign);
+        log_error("delete-snapshots failed", "error",
+                  "the backup sidecar's listing of the prefix returns objects of other prefixes "
+                  "(a plain string prefix): they are not this prefix's and were not deleted",
+                  "objectPrefix", res->object_prefix, "foreign", n, "example",
+                  res->foreign_keys[0]);
+    }
+    return res->failed || (res->foreign && !dry_run) ? 1 : 0;
+}
+
 static void usage(void)
 {
     fprintf(stderr, "usage: warden-snapshot delete-snapshots --storage-provider P "
@@ -154,7 +271,7 @@ int snapdel_main(int argc, char **argv)
         { NULL, 0, NULL, 0 },
     };
     struct ostore_config cfg = { 0 };
-    struct snapdel_result res;
+    struct snapdel_result res = { 0 };
     struct kerr_info err = { 0 };
     struct ostore *s = NULL;
     const char *prefix = NULL;
@@ -199,21 +316,21 @@ int snapdel_main(int argc, char **argv)
         log_error("delete-snapshots failed", "error", err.msg);
         return 1;
     }
-    enum kerr rc = snapdel_run(s, prefix, dry_run, &res, &err);
+    enum kerr rc = snapdel_run(s, bstore_provider_kind(cfg.provider), prefix, dry_run, &res, &err);
     ostore_free(s);
     if (rc == KERR_INVAL) {
         fprintf(stderr, "warden-snapshot: %s\n", err.msg);
+        snapdel_result_release(&res);
         return 2;
     }
     if (rc != KERR_OK) {
         log_error("delete-snapshots failed", "error", err.msg[0] ? err.msg : kerr_str(rc));
+        snapdel_result_release(&res);
         return 1;
     }
-    status = res.failed ? 1 : 0;
-    if (res.failed)
-        log_error("delete-snapshots failed", "failed", res.failed > 1 ? "several" : "one", "error",
-                  err.msg);
+    status = report(&res, dry_run, &err);
     snapdel_print(stdout, prefix, dry_run, &res);
     write_termination_log(prefix, dry_run, &res);
+    snapdel_result_release(&res);
     return status;
 }

@@ -3,32 +3,49 @@
  * backup prefix, the clean-up of a BackupEntry whose grace period is over.
  *
  *   warden-snapshot delete-snapshots --storage-provider P --store-container C
- *       --store-prefix X [--dry-run] [-v]
+ *       --store-prefix X [--store-endpoint-override URL] [--dry-run] [-v]
  *
- * The prefix is a path (common/kpath): the objects deleted are X itself and
- * those under "X/" after cleaning, never "X-events/..." of a neighbour whose
- * name merely starts with the same characters. A prefix that cleans to "."
- * or "/" (the whole store) is refused as a usage error.
+ * The prefix is where etcd-backup-restore (the backup sidecar) of that
+ * provider writes (common/bstore's bstore_object_prefix): path.Clean of it,
+ * and for S3, ECS, OCS, OSS and Local without a leading '/' ("/pl/x" is
+ * written at "pl/x/..."; ABS, GCS and Swift keep it). The objects deleted
+ * are the cluster's own: the object prefix itself and those under
+ * "<object prefix>/", never "X-events/..." of a neighbour whose name merely
+ * starts with the same characters. A prefix that is the whole container
+ * ("", ".", "/") is refused as a usage error.
  *
- * Rounds: list the prefix, delete each object (its version where the store
- * reports one); on a versioned store deleting the current version makes the
- * next older one current, so the next round lists and deletes it, until a
- * round deletes nothing (at most SNAPDEL_MAX_ROUNDS). An object refused
- * because it is immutable (ostore's KERR_FORBIDDEN) is locked: counted, its
- * immutable_until kept for the earliest expiry; it never makes the run fail.
- * Versions hidden behind a delete marker are not reported by ostore's
- * listing and so are not reached.
+ * Rounds: list the object prefix as the sidecar lists it (a plain string,
+ * no trailing '/'), delete each own object (its version where the store
+ * reports one); on a versioned store deleting the current version makes
+ * the next older one current, so the next round lists and deletes it, until
+ * a round deletes nothing (at most SNAPDEL_MAX_ROUNDS). That last round's
+ * listing, made after every deletion, is the sidecar's view of the prefix
+ * (a run stopped by the round limit lists once more): the prefix is
+ * emptied only when it returns nothing. Objects of other prefixes it
+ * returns ("p/etcd-2/..." for "p/etcd": the sidecar of "p/etcd" would take
+ * them for its own) are foreign: never deleted, counted, the first
+ * SNAPDEL_FOREIGN_KEYS of them named (those that fit in
+ * SNAPDEL_FOREIGN_BYTES). Local is the exception: its sidecar walks the
+ * directory "<container>/<object prefix>", which holds the own objects
+ * only, so a neighbour directory is not foreign there. An object refused because it is
+ * immutable (ostore's KERR_FORBIDDEN) is locked: counted, its
+ * immutable_until kept for the earliest expiry; it never makes the run
+ * fail. Versions hidden behind a delete marker are not reported by
+ * ostore's listing and so are not reached.
  *
  * Output: JSON log lines on stderr (one per deletion at -v); the last line
  * on stdout is one JSON object:
- *   {"prefix":"X","deleted":N,"locked":M,"failed":F,"remaining":R,
- *    "earliestDeletable":"<RFC 3339>"|null,"dryRun":false}
- * remaining = locked + failed after the last round (with --dry-run: what
- * would be deleted). Exit status: 0 when nothing but locked objects remain,
- * 1 on any other failure (listing, a deletion refused for another reason),
- * 2 usage error.
+ *   {"prefix":"X","objectPrefix":"O","deleted":N,"locked":M,"failed":F,
+ *    "remaining":R,"earliestDeletable":"<RFC 3339>"|null,"dryRun":false,
+ *    "foreign":G,"foreignKeys":["..."]}
+ * remaining = what the final listing still returns: locked + failed +
+ * foreign (with --dry-run: what would be deleted + foreign). Exit status:
+ * 0 when nothing but locked objects remain, 1 on any other failure
+ * (listing, a deletion refused for another reason, foreign objects in the
+ * listing), 2 usage error.
  *
- * Ownership: arguments BORROWED. Thread safety: one run per thread.
+ * Ownership: arguments BORROWED; a struct snapdel_result OWNS its keys
+ * (snapdel_result_release). Thread safety: one run per thread.
  */
 #ifndef CONTROLLER_SNAPSHOT_SNAPDEL_H
 #define CONTROLLER_SNAPSHOT_SNAPDEL_H
@@ -42,21 +59,37 @@
 
 #define SNAPDEL_MAX_ROUNDS 64
 
+/*
+ * How many foreign keys a result names, and how many bytes of JSON they take at most: the
+ * summary is the Pod's termination message, of which the kubelet keeps 4096 bytes.
+ */
+#define SNAPDEL_FOREIGN_KEYS  5
+#define SNAPDEL_FOREIGN_BYTES 1024
+
 /* Where the kubelet reads a container's termination message (terminationMessagePath). */
 #define SNAPDEL_TERMINATION_LOG "/dev/termination-log"
 
 struct snapdel_result {
     long deleted, locked, failed;
-    int64_t earliest; /* Unix seconds of the earliest locked expiry; 0 unknown / none */
+    long foreign;        /* objects of other prefixes in the final listing */
+    long remaining;      /* objects the final listing returns (dry run: would delete + foreign) */
+    int64_t earliest;    /* Unix seconds of the earliest locked expiry; 0 unknown / none */
+    char *object_prefix; /* OWNS: where the objects were looked for */
+    char *foreign_keys[SNAPDEL_FOREIGN_KEYS]; /* OWNS: the first foreign keys that fit, then NULL */
 };
 
 /*
- * Delete (or with dry_run count) the objects of prefix in s. KERR_INVAL for a
- * prefix that is the whole store; the listing's error otherwise; deletions
- * that fail are counted in res->failed (first message in err) with KERR_OK.
+ * Delete (or with dry_run count) the objects of prefix in s, a store of provider kind
+ * (bstore_provider_kind: "S3", "ABS", "Local", ...). KERR_INVAL for a prefix that is the
+ * whole store; the listing's error otherwise; deletions that fail are counted in
+ * res->failed (first message in err) with KERR_OK. res is zeroed first and must be
+ * released with snapdel_result_release whatever the result.
  */
-enum kerr snapdel_run(struct ostore *s, const char *prefix, bool dry_run,
+enum kerr snapdel_run(struct ostore *s, const char *kind, const char *prefix, bool dry_run,
                       struct snapdel_result *res, struct kerr_info *err);
+
+/* Free what res OWNS; it can be released twice. */
+void snapdel_result_release(struct snapdel_result *res);
 
 /* The summary line (no newline) of res for prefix into f. */
 void snapdel_print(FILE *f, const char *prefix, bool dry_run, const struct snapdel_result *res);

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # warden-snapshot delete-snapshots on a store that really enforces WORM: Ceph's RADOS Gateway
 # (tests/lib/ceph-rgw.sh), an Object Lock bucket. Under prefix shoot--a one snapshot is
-# locked for a few seconds (COMPLIANCE retention), another is not; shoot--a-events/ beside it
-# is never touched. The first run deletes every version of the unlocked one, leaves the locked
+# locked for a few seconds (COMPLIANCE retention), another is not; shoot--b/ beside it is
+# never touched. The first run deletes every version of the unlocked one, leaves the locked
 # one, exits 0 and names its retain-until as earliestDeletable on its last line; once that
 # time has passed, the second run deletes it and nothing is left under the prefix, versions
 # and delete markers included.
@@ -16,7 +16,7 @@ ns='xmlns="http://s3.amazonaws.com/doc/2006-03-01/"'
 md5b64() { printf '%s' "$1" | openssl md5 -binary | base64; }
 locked=shoot--a/v2/Full-00000000-00002300-1700000000.gz
 free=shoot--a/v2/Incr-00002301-00002400-1700000100.gz
-beside=shoot--a-events/v2/Full-00000000-00000100-1700000000.gz
+beside=shoot--b/v2/Full-00000000-00000100-1700000000.gz
 
 rgw_s3 -X PUT "$RGW_URL/entries" -H 'x-amz-bucket-object-lock-enabled: true' -o /dev/null
 snap_fixture "$SNAP_WORK/obj" 20000 Full.gz
@@ -45,7 +45,7 @@ run
 [ "$(field remaining)" = 1 ] || snap_fail "remaining: $LAST"
 [ "$(field earliestDeletable)" = "$until" ] || snap_fail "earliestDeletable is not the retain-until $until: $LAST"
 [ "$(versions shoot--a/)" -eq 1 ] || snap_fail "under the prefix: $(versions shoot--a/) versions, want the locked one"
-[ "$(versions shoot--a-events/)" -eq 1 ] || snap_fail "the neighbour prefix was touched"
+[ "$(versions shoot--b/)" -eq 1 ] || snap_fail "the neighbour prefix was touched"
 echo "first run: $LAST"
 
 # wait out the retention (bounded), then the locked one goes too
@@ -58,6 +58,6 @@ while :; do
 done
 [ $RC -eq 0 ] || snap_fail "the last run exited $RC"
 [ "$(versions shoot--a/)" -eq 0 ] || snap_fail "versions left under the prefix: $(versions shoot--a/)"
-[ "$(versions shoot--a-events/)" -eq 1 ] || snap_fail "the neighbour prefix was touched"
+[ "$(versions shoot--b/)" -eq 1 ] || snap_fail "the neighbour prefix was touched"
 echo "after the retention: $LAST"
 echo PASS

@@ -388,3 +388,88 @@ no_copy_of_day() {
         snap_fail "a copy of day $1 was left under the prefix"
     fi
 }
+
+# ---- Debian's etcd and the real backup sidecar (tests/e2e/sidecar_*.sh) ----
+#
+#   snap_need_sidecar                  # exit 77 (skip) naming what is missing
+#   snap_etcd_start NAME [DIR [PEER]]  # etcd on loopback ports; SNAP_ETCD_URL, SNAP_ETCD_PID
+#   snap_etcdctl URL ARGS...           # etcdctl v3, every call bounded
+#   snap_etcd_rev URL                  # the current revision
+#   snap_etcd_dump URL                 # every key and value, as `etcdctl get "" --prefix`
+#   snap_brctl ARGS...                 # $WARDEN_ETCDBRCTL with S3 against s3rver
+#   snap_brctl_snapshot NAME URL PREFIX [PROVIDER CONTAINER]
+#                                      # its snapshotter in the background (default: S3,
+#                                      # s3rver's bucket); SNAP_BR_PID
+#   snap_wait_key PREFIX REGEX [SECS]  # until snap_s3 ls PREFIX shows a key matching REGEX
+#
+# WARDEN_ETCDBRCTL is etcd-backup-restore's etcdbrctl (.ci/run sets it where the machine
+# has one); snap_need_sidecar skips the test without it or without etcd and etcdctl.
+
+snap_need_sidecar() {
+    if [ -z "${WARDEN_ETCDBRCTL:-}" ] || [ ! -x "$WARDEN_ETCDBRCTL" ]; then
+        echo "SKIP: WARDEN_ETCDBRCTL does not name etcd-backup-restore's etcdbrctl"
+        exit 77
+    fi
+    if ! command -v etcd >/dev/null || ! command -v etcdctl >/dev/null; then
+        echo "SKIP: etcd and etcdctl are not installed (Debian: etcd-server, etcd-client)"
+        exit 77
+    fi
+}
+
+snap_etcdctl() {
+    local url=$1
+    shift
+    ETCDCTL_API=3 timeout 30 etcdctl --endpoints "$url" --dial-timeout 5s --command-timeout 20s "$@"
+}
+
+snap_etcd_start() {
+    local name=$1 dir=${2:-$SNAP_WORK/etcd-$1/data} peer=${3:-$(snap_free_port)} client
+    local deadline=$((SECONDS + 60))
+    client=$(snap_free_port)
+    mkdir -p "$SNAP_WORK/etcd-$name"
+    etcd --name "$name" --data-dir "$dir" \
+        --listen-client-urls "http://127.0.0.1:$client" --advertise-client-urls "http://127.0.0.1:$client" \
+        --listen-peer-urls "http://127.0.0.1:$peer" --initial-advertise-peer-urls "http://127.0.0.1:$peer" \
+        --initial-cluster "$name=http://127.0.0.1:$peer" >>"$SNAP_WORK/etcd-$name/etcd.log" 2>&1 &
+    SNAP_ETCD_PID=$!
+    snap_on_exit "snap_kill $SNAP_ETCD_PID"
+    SNAP_ETCD_URL=http://127.0.0.1:$client
+    until snap_etcdctl "$SNAP_ETCD_URL" endpoint health >/dev/null 2>&1; do
+        kill -0 "$SNAP_ETCD_PID" 2>/dev/null && [ $SECONDS -lt $deadline ] ||
+            { tail -20 "$SNAP_WORK/etcd-$name/etcd.log" >&2; snap_fail "etcd $name did not start"; }
+        sleep 0.2
+    done
+}
+
+snap_etcd_rev() {
+    snap_etcdctl "$1" endpoint status -w json |
+        python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["Status"]["header"]["revision"])'
+}
+
+snap_etcd_dump() { snap_etcdctl "$1" get "" --prefix; }
+
+snap_brctl() {
+    "$WARDEN_ETCDBRCTL" "$@" --storage-provider S3 --store-container "$SNAP_BUCKET"
+}
+
+# The snapshotter of the sidecar: a full snapshot at once, deltas every second, no
+# garbage collection, the next scheduled full one far away. Its log: $SNAP_WORK/br-NAME.log.
+snap_brctl_snapshot() {
+    local name=$1 url=$2 prefix=$3 provider=${4:-S3} container=${5:-$SNAP_BUCKET}
+    mkdir -p "$SNAP_WORK/br-$name"
+    (cd "$SNAP_WORK/br-$name" &&
+        exec "$WARDEN_ETCDBRCTL" snapshot --storage-provider "$provider" --store-container "$container" \
+            --store-prefix "$prefix" --endpoints "$url" --schedule '0 0 1 1 *' \
+            --delta-snapshot-period 1s --garbage-collection-period 0 \
+            --snapstore-temp-directory "$SNAP_WORK/br-$name") >"$SNAP_WORK/br-$name.log" 2>&1 &
+    SNAP_BR_PID=$!
+    snap_on_exit "snap_kill $SNAP_BR_PID"
+}
+
+snap_wait_key() {
+    local prefix=$1 re=$2 deadline=$((SECONDS + ${3:-60}))
+    until snap_s3 ls "$prefix" | snap_has -E "$re"; do
+        [ $SECONDS -lt $deadline ] || snap_fail "no key under $prefix matching $re after ${3:-60}s"
+        sleep 0.2
+    done
+}
