@@ -15,6 +15,7 @@
 #include "common/store.h"
 #include "controller/cpjob.h"
 #include "controller/etcdspec.h"
+#include "controller/podjob.h"
 #include "tests/support/cfix.h"
 #include "tests/support/jsonfix.h"
 #include "tests/support/ksimfix.h"
@@ -499,4 +500,47 @@ Test(erst_kubesim, crash_safety)
     e = cfix_get(&fx, &ETCDSPEC_RES_ETCD, "late");
     cr_assert_str_eq(kjson_get_str(e, "spec.backup.store.container"), "other");
     cJSON_Delete(e);
+}
+
+/* A Job of the copy Job's name that is not the restore's: Failed naming it, the Job left alone.
+ * A copy Job the deadline stopped before any Pod ran: Failed with DeadlineExceeded. */
+Test(erst_kubesim, a_foreign_job_and_the_deadline)
+{
+    struct k8s_write_opts wo = { .subresource = "status" };
+    struct kerr_info err = { 0 };
+    cJSON *job, *patch;
+    char uid[64];
+
+    etcd("main", SRC_STORE);
+    job = jsonfix_parse("{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":"
+                        "\"r5--restore\"},\"spec\":{\"template\":{\"spec\":{\"restartPolicy\":"
+                        "\"Never\",\"containers\":[{\"name\":\"c\",\"image\":\"other:1\"}]}}}}");
+    patch = cfix_create(&fx, &RES_JOB, job);
+    snprintf(uid, sizeof(uid), "%s", kjson_get_str(patch, "metadata.uid"));
+    cJSON_Delete(patch);
+    cJSON_Delete(job);
+    restore("r5", STORE_SPEC("ns1--copy"));
+    assert_refused("r5", "the copy Job: Job ns1/r5--restore exists and is not ours: it has no "
+                         "owner");
+    job = cfix_get(&fx, &RES_JOB, "r5--restore");
+    cr_assert_str_eq(kjson_get_str(job, "metadata.uid"), uid, "left alone");
+    cJSON_Delete(job);
+
+    restore("r6", STORE_SPEC("ns1--copy"));
+    cr_assert_eq(run("r6"), ERST_POLL_MS);
+    job = cfix_get(&fx, &RES_JOB, "r6--restore");
+    cr_assert_eq(jsonfix_int(job, "spec.activeDeadlineSeconds"), PODJOB_COPY_DEADLINE_S);
+    cJSON_Delete(job);
+    patch = jsonfix_parse("{\"status\":{\"conditions\":[{\"type\":\"Failed\",\"status\":\"True\","
+                          "\"reason\":\"DeadlineExceeded\",\"message\":\"Job was active longer "
+                          "than specified deadline\"}]}}");
+    OK(k8s_patch(fx.c, &RES_JOB, CFIX_NS, "r6--restore", K8S_PATCH_MERGE, patch, &wo, NULL, &err));
+    cJSON_Delete(patch);
+    run("r6");
+    cr_assert_str_eq(st("r6", "phase"), ERST_PHASE_FAILED);
+    cr_assert(strstr(st("r6", "error"), "DeadlineExceeded: Job was active longer than specified"),
+              "%s", st("r6", "error"));
+    cr_assert(
+        ksimfix_await_status(fx.h, "/apis/batch/v1/namespaces/ns1/jobs/r6--restore", 404, 10000),
+        "the stopped Job is deleted");
 }
