@@ -22,7 +22,7 @@ static const char *str_or_empty(const cJSON *obj, const char *path)
 
 enum kerr bkejob_name(const char *entry, char out[KNAME_LABEL_MAX + 1])
 {
-    return kname_join(entry, BKEJOB_SUFFIX, KNAME_LABEL_MAX, out, KNAME_LABEL_MAX + 1);
+    return kname_job(entry, BKEJOB_TAG, out);
 }
 
 long bkejob_backoff_ms(long failures)
@@ -48,8 +48,9 @@ static enum kerr stand_ins(const cJSON *entry, const cJSON *bucket, cJSON *etcd,
     const char *prefix = kjson_get_str(entry, "spec.prefix");
     enum kerr rc;
 
-    if (!ename || !*ename || !prefix || !*prefix)
-        return kerr_set(err, KERR_INVAL, "BackupEntry without metadata.name or spec.prefix");
+    if (!ename || !*ename || !prefix || !*prefix || !*str_or_empty(entry, "metadata.uid"))
+        return kerr_set(err, KERR_INVAL,
+                        "BackupEntry without metadata.name, metadata.uid or spec.prefix");
     if (!sns || !*sns || !sname || !*sname)
         return kerr_set(err, KERR_INVAL,
                         "BackupBucket %s: spec.secretRef {namespace, name} required",
@@ -167,7 +168,13 @@ enum kerr bkejob_build(const cJSON *entry, const cJSON *bucket, const cJSON *sec
             job, (const char *const[]){ "metadata", "annotations", BKEJOB_LABEL_ENTRY, NULL },
             cJSON_CreateString(ename), err);
     if (rc == KERR_OK)
+        rc = kjson_setv(
+            job, (const char *const[]){ "metadata", "annotations", PODJOB_ANN_OWNER_UID, NULL },
+            cJSON_CreateString(str_or_empty(entry, "metadata.uid")), err);
+    if (rc == KERR_OK)
         rc = kjson_set_int(job, "spec.backoffLimit", 0, err);
+    if (rc == KERR_OK)
+        rc = kjson_set_int(job, "spec.activeDeadlineSeconds", PODJOB_DELETE_DEADLINE_S, err);
     if (rc == KERR_OK)
         rc = set_labels(job, "spec.template.metadata.labels", label, err);
     if (rc == KERR_OK) {
@@ -422,7 +429,12 @@ static enum kerr finish_job(const struct bke_ctx *x, const cJSON *entry, const c
         wait_ms = bkejob_backoff_ms(failures);
         if (ktime_format(now + wait_ms / 1000, next) != KERR_OK)
             return kerr_set(err, KERR_INTERNAL, "cannot format the time");
-        if (!s.terminated)
+        if (podjob_deadline_exceeded(job) || (!s.terminated && podjob_job_failed(job, NULL, 0))) {
+            char f[256];
+
+            (void)podjob_job_failed(job, f, sizeof(f));
+            snprintf(why, sizeof(why), "Job %s/%s failed: %s", ns, jname, f);
+        } else if (!s.terminated)
             snprintf(why, sizeof(why), "Job %s/%s failed without a terminated Pod", ns, jname);
         else
             snprintf(why, sizeof(why), "Job %s/%s: exit status %d%s%s", ns, jname, s.exit_code,
@@ -436,7 +448,7 @@ static enum kerr finish_job(const struct bke_ctx *x, const cJSON *entry, const c
     }
     rc = put_status(x, entry, &o, err);
     if (rc == KERR_OK) {
-        rc = podjob_delete_job(x->client, ns, jname, err);
+        rc = podjob_delete_job(x->client, ns, jname, str_or_empty(entry, "metadata.uid"), err);
     }
     if (rc != KERR_OK || !done)
         return rc;
@@ -479,6 +491,13 @@ enum kerr bkejob_step(const struct bke_ctx *x, const cJSON *bucket, const cJSON 
     if (rc == KERR_NOTFOUND) {
         kerr_clear(err);
         rc = start_job(x, bucket, entry, jname, requeue, err);
+    } else if (rc == KERR_OK && !podjob_owned(job, str_or_empty(entry, "metadata.uid"))) {
+        char why[512];
+
+        podjob_foreign(job, why, sizeof(why));
+        bke_event(x, entry, "BackupEntry", EV_WARNING, "DeletionFailed", "DeleteBackups",
+                  "%s; the backups are not deleted", why);
+        rc = kerr_set(err, KERR_EXISTS, "%s", why);
     } else if (rc == KERR_OK && podjob_job_done(job)) {
         rc = finish_job(x, entry, job, requeue, err);
     } else if (rc == KERR_OK) {

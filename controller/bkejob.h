@@ -2,26 +2,31 @@
  * bkejob - the deletion of a BackupEntry's backups once its grace period is
  * over (controller/bke.h has the flow before it).
  *
- * The Job: batch/v1, named "<entry>-delete" (cut with a hash by kname to 63
- * characters, a label value, as the Job controller labels its Pods with it),
- * in the namespace of the bucket's spec.secretRef: the operator's namespace,
- * which outlives the Etcd's. One container, image and command from
+ * The Job: batch/v1, named by kname_job(entry, BKEJOB_TAG) ("<entry>--delete",
+ * or cut with a hash: a label value, as the Job controller labels its Pods
+ * with it, one per entry and never an EtcdBackup's Job name), in the namespace of the bucket's
+ * spec.secretRef: the operator's namespace, which outlives the Etcd's. One container, image and
+ * command from
  * --deletion-job-image/--deletion-job-command, built as the
  * immutability CronJob's (controller/imtjob.h: the Secret volume and
  * environment etcd-druid gives its backup sidecar, here from the bucket's
  * Secret; Local: the Secret's hostPath, else the default host directory) with the args
  * --storage-provider, --store-container, --store-prefix=<entry's prefix>;
  * restartPolicy Never, backoffLimit 0 (the controller retries, with backoff),
- * terminationMessagePolicy FallbackToLogsOnError: the summary line
- * `warden-snapshot delete-snapshots` prints last (controller/snapshot/
- * snapdel.h) is the Pod's termination message. Labels
- * app.kubernetes.io/managed-by=etcd-warden and BKEJOB_LABEL_ENTRY=<entry, as
- * a label value>; annotation BKEJOB_LABEL_ENTRY=<entry name>.
+ * activeDeadlineSeconds PODJOB_DELETE_DEADLINE_S, terminationMessagePolicy FallbackToLogsOnError:
+ * the summary line `warden-snapshot delete-snapshots` prints last (controller/snapshot/ snapdel.h)
+ * is the Pod's termination message. Labels app.kubernetes.io/managed-by=etcd-warden and
+ * BKEJOB_LABEL_ENTRY=<entry, as a label value>; annotations BKEJOB_LABEL_ENTRY=<entry name> and
+ * PODJOB_ANN_OWNER_UID=<entry uid> (a Job in another namespace than its
+ * cluster-scoped entry has no owner reference; controller/podjob.h).
  *
  * One step per reconcile of an entry past its grace period (bkejob_step):
  *   - no Job: when status.nextDeletionAt lies ahead, wait for it; else
  *     create the Job; phase Deleting, event DeletionStarted;
  *   - the Job running: phase Deleting, looked at again in BKEJOB_POLL_MS;
+ *   - a Job of that name whose owner uid is not the entry's: left alone, a
+ *     Warning event DeletionFailed naming it, an error (retried with the
+ *     work queue's backoff);
  *   - the Job finished (status.succeeded or status.failed > 0): its Pod's
  *     containerStatuses[0].state.terminated {exitCode, message}, the
  *     message's last line read as the summary:
@@ -31,7 +36,8 @@
  *         (event ObjectsLocked), the Job re-run then; when the store does not
  *         say until when (earliestDeletable null), after a backoff as below
  *         counted in status.lockedRechecks;
- *       anything else (exit non-zero, no Pod, no summary): status lastError,
+ *       anything else (exit non-zero, no Pod, no summary, the deadline
+ *         exceeded: "DeadlineExceeded: ..."): status lastError,
  *         deletionFailures + 1, nextDeletionAt = now + backoff (2 s doubled
  *         per failure, at most BKEJOB_BACKOFF_MAX_MS; a Warning event
  *         DeletionFailed);
@@ -57,7 +63,7 @@
 #include "controller/bke.h"
 #include "controller/kname.h"
 
-#define BKEJOB_SUFFIX         "-delete"
+#define BKEJOB_TAG            "delete" /* kname_job */
 #define BKEJOB_LABEL_ENTRY    "etcd-warden.io/backup-entry"
 #define BKEJOB_POLL_MS        2000L
 #define BKEJOB_BACKOFF_MS     2000L

@@ -312,10 +312,10 @@ static enum kerr check_spec(const struct cpjob_spec *s, const char **fk, const c
     return rc;
 }
 
-/* The Job around pod (TAKEN): name, namespace, labels, the owner's reference (owner may be
- * NULL: none), backoffLimit 0. */
+/* The Job around pod (TAKEN): name, namespace, labels, the owner's controller reference (ref
+ * 1) or its uid as annotation PODJOB_ANN_OWNER_UID (ref 0), backoffLimit 0, the deadline. */
 static cJSON *job_of(const char *name, const char *ns, const char *label, const cJSON *owner,
-                     cJSON *pod)
+                     int ref, long deadline_s, cJSON *pod)
 {
     cJSON *job = cJSON_CreateObject();
 
@@ -323,8 +323,11 @@ static cJSON *job_of(const char *name, const char *ns, const char *label, const 
         kjson_set_str(job, "metadata.name", name, NULL) ||
         kjson_set_str(job, "metadata.namespace", ns, NULL) ||
         kjson_set(job, "metadata.labels", labels_of(label), NULL) ||
-        (owner && kjson_set(job, "metadata.ownerReferences", owner_ref(owner), NULL)) ||
+        (ref && kjson_set(job, "metadata.ownerReferences", owner_ref(owner), NULL)) ||
+        (!ref && kjson_set_str(job, "metadata.annotations[" PODJOB_ANN_OWNER_UID "]",
+                               kjson_get_str(owner, "metadata.uid"), NULL)) ||
         kjson_set_int(job, "spec.backoffLimit", 0, NULL) ||
+        kjson_set_int(job, "spec.activeDeadlineSeconds", deadline_s, NULL) ||
         kjson_set(job, "spec.template.metadata.labels", labels_of(label), NULL) ||
         kjson_set(job, "spec.template.spec", pod, NULL)) {
         if (!kjson_get(job, "spec.template.spec"))
@@ -347,7 +350,8 @@ enum kerr cpjob_build(const struct cpjob_spec *s, cJSON **out, struct kerr_info 
         rc = kerr_set(err, KERR_INVAL, "no label value for the copy Job's owner");
     if (rc != KERR_OK)
         return rc;
-    *out = job_of(s->name, s->ns, label, s->owner, copy_pod(s, fk, tk));
+    *out = job_of(s->name, s->ns, label, s->owner, 1,
+                  s->deadline_s > 0 ? s->deadline_s : PODJOB_COPY_DEADLINE_S, copy_pod(s, fk, tk));
     return *out ? KERR_OK : kerr_set(err, KERR_NOMEM, "building the copy Job");
 }
 
@@ -360,14 +364,17 @@ enum kerr cpjob_build_delete(const struct cpjob_delete_spec *s, cJSON **out, str
     *out = NULL;
     if (!s->name || !*s->name || !s->ns || !*s->ns)
         return kerr_set(err, KERR_INVAL, "the delete Job needs a name and a namespace");
-    if (!kjson_get_str(s->owner, "kind") || !kjson_get_str(s->owner, "metadata.name"))
-        return kerr_set(err, KERR_INVAL, "the delete Job's owner needs a kind and a name");
+    if (!kjson_get_str(s->owner, "kind") || !kjson_get_str(s->owner, "metadata.name") ||
+        !kjson_get_str(s->owner, "metadata.uid"))
+        return kerr_set(err, KERR_INVAL, "the delete Job's owner needs a kind, a name and a uid");
     rc = check_store("the", &s->store, &kind, err);
     if (rc == KERR_OK && for_label(s->owner, label) != KERR_OK)
         rc = kerr_set(err, KERR_INVAL, "no label value for the delete Job's owner");
     if (rc != KERR_OK)
         return rc;
-    *out = job_of(s->name, s->ns, label, NULL, delete_pod(s, kind));
+    *out =
+        job_of(s->name, s->ns, label, s->owner, 0,
+               s->deadline_s > 0 ? s->deadline_s : PODJOB_DELETE_DEADLINE_S, delete_pod(s, kind));
     return *out ? KERR_OK : kerr_set(err, KERR_NOMEM, "building the delete Job");
 }
 
@@ -438,12 +445,12 @@ void cpjob_read_pod(const cJSON *pod, struct cpjob_summary *out)
 }
 
 enum kerr cpjob_read(struct k8s_client *cl, const char *ns, const char *job_name,
-                     struct cpjob_summary *out, struct kerr_info *err)
+                     const char *owner_uid, struct cpjob_summary *out, struct kerr_info *err)
 {
     cJSON *job = NULL, *list = NULL;
     const cJSON *pod;
-    int64_t ok = 0, failed = 0;
-    char sel[128];
+    int64_t ok = 0;
+    char sel[128], why[sizeof(out->error)], foreign[KERR_MSG_LEN];
     enum kerr rc;
 
     memset(out, 0, sizeof(*out));
@@ -451,9 +458,13 @@ enum kerr cpjob_read(struct k8s_client *cl, const char *ns, const char *job_name
     rc = k8s_get(cl, &ETCDSPEC_RES_JOB, ns, job_name, NULL, &job, err);
     if (rc != KERR_OK)
         return rc;
+    if (!podjob_owned(job, owner_uid)) {
+        podjob_foreign(job, foreign, sizeof(foreign));
+        cJSON_Delete(job);
+        return kerr_set(err, KERR_EXISTS, "%s", foreign);
+    }
     out->succeeded = kjson_get_int64(job, "status.succeeded", &ok) == KERR_OK && ok > 0;
-    out->finished =
-        out->succeeded || (kjson_get_int64(job, "status.failed", &failed) == KERR_OK && failed > 0);
+    out->finished = out->succeeded || podjob_job_finished(job);
     if (out->finished) {
         const char *uid = kjson_get_str(job, "metadata.uid");
 
@@ -465,6 +476,12 @@ enum kerr cpjob_read(struct k8s_client *cl, const char *ns, const char *job_name
             if (out->exit_code >= 0)
                 break;
         }
+    }
+    /* a Job stopped at its deadline: that is the error, whatever its Pod said (if it ran) */
+    if (out->finished && !out->succeeded && podjob_job_failed(job, why, sizeof(why)) &&
+        (podjob_deadline_exceeded(job) || !*out->error)) {
+        out->parsed = 0;
+        snprintf(out->error, sizeof(out->error), "%s", why);
     }
     cJSON_Delete(list);
     cJSON_Delete(job);

@@ -22,12 +22,14 @@
  * /home/nonroot/<container> with HOME=/home/nonroot, as etcd-backup-restore
  * finds $HOME/<container>/<prefix>); any other provider is KERR_UNSUPPORTED.
  * restartPolicy Never, backoffLimit 0 (the owner decides what a failure
- * means), terminationMessagePolicy FallbackToLogsOnError; pod and container
+ * means), activeDeadlineSeconds (default PODJOB_COPY_DEADLINE_S),
+ * terminationMessagePolicy FallbackToLogsOnError; pod and container
  * non-root, read-only root file system, no capabilities, seccomp
  * RuntimeDefault, as the immutability CronJob (controller/imtjob.h). Labels
  * app.kubernetes.io/managed-by=etcd-warden and CPJOB_LABEL_FOR=
  * "<owner kind, lowercase>.<owner name>" (cut by kname to a label value),
- * on the Job and its Pods; the controller reference to s->owner.
+ * on the Job and its Pods; the controller reference to s->owner. The
+ * name, s->name, is the caller's (kname_job: one per kind of Job and owner).
  *
  * The result (cpjob_read): the Job (status.succeeded / status.failed) and
  * its Pod (label controller-uid=<the Job's uid>, never a Pod of an earlier
@@ -77,6 +79,7 @@ struct cpjob_spec {
     const char *snapshot, *until; /* --snapshot NAME, or --until TIME (RFC 3339), or neither */
     int latest_full;              /* --latest-full: the latest full only, no deltas */
     const char *image, *command;  /* NULL: the defaults above */
+    long deadline_s;              /* activeDeadlineSeconds; 0: PODJOB_COPY_DEADLINE_S */
 };
 
 /*
@@ -94,14 +97,18 @@ enum kerr cpjob_build(const struct cpjob_spec *s, cJSON **out, struct kerr_info 
  * --store-container, --store-prefix, --store-endpoint-override; the Secret
  * mounted at CPJOB_TO_DIR, named by the provider's credentials variable
  * (AWS_APPLICATION_CREDENTIALS, AZURE_APPLICATION_CREDENTIALS), or Local's
- * hostPath as above. Labels as the copy's; no owner reference (it runs
- * while its owner is being deleted; the owner's reconcile deletes it).
+ * hostPath as above. Labels as the copy's; activeDeadlineSeconds (default
+ * PODJOB_DELETE_DEADLINE_S); no owner reference (it runs while its owner is
+ * being deleted, and a foreground deletion would delete it first; the
+ * owner's reconcile deletes it) but the owner's uid in the annotation
+ * PODJOB_ANN_OWNER_UID (controller/podjob.h).
  */
 struct cpjob_delete_spec {
     const char *name, *ns;
-    const cJSON *owner; /* kind and metadata.name, for the label */
+    const cJSON *owner; /* kind and metadata.name, for the label; metadata.uid */
     struct cpjob_store store;
     const char *image, *command;
+    long deadline_s; /* activeDeadlineSeconds; 0: PODJOB_DELETE_DEADLINE_S */
 };
 
 /* The delete Job of s; errors as cpjob_build. On KERR_OK *out OWNS it. */
@@ -109,7 +116,7 @@ enum kerr cpjob_build_delete(const struct cpjob_delete_spec *s, cJSON **out, str
 
 /* What a Job says. */
 struct cpjob_summary {
-    int finished;  /* the Job has status.succeeded or status.failed > 0 */
+    int finished;  /* podjob_job_finished */
     int succeeded; /* status.succeeded > 0 */
     int parsed;    /* the Pod's message was a summary */
     int exit_code; /* -1: no terminated container */
@@ -127,11 +134,14 @@ struct cpjob_summary {
 void cpjob_read_pod(const cJSON *pod, struct cpjob_summary *out);
 
 /*
- * Read the Job job_name of ns and, once finished, its Pod into *out
- * (zeroed first). KERR_NOTFOUND when there is no such Job; the client's
- * error otherwise.
+ * Read the Job job_name of ns and, once finished (controller/podjob.h:
+ * podjob_job_finished), its Pod into *out (zeroed first). A failed Job's
+ * condition ("DeadlineExceeded: <message>") is the error when the deadline
+ * stopped it or the Pod said nothing. KERR_NOTFOUND when there is no such
+ * Job; KERR_EXISTS with a message naming it when its owner's uid is not
+ * owner_uid (it is not read); the client's error otherwise.
  */
 enum kerr cpjob_read(struct k8s_client *cl, const char *ns, const char *job_name,
-                     struct cpjob_summary *out, struct kerr_info *err);
+                     const char *owner_uid, struct cpjob_summary *out, struct kerr_info *err);
 
 #endif

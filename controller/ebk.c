@@ -44,12 +44,12 @@ enum kerr ebk_task_name(const char *backup, char out[KNAME_SUBDOMAIN_MAX + 1])
 
 enum kerr ebk_job_name(const char *backup, char out[KNAME_LABEL_MAX + 1])
 {
-    return kname_join(backup, EBK_COPY_SUFFIX, KNAME_LABEL_MAX, out, KNAME_LABEL_MAX + 1);
+    return kname_job(backup, EBK_COPY_JOB_TAG, out);
 }
 
 enum kerr ebk_del_job_name(const char *backup, char out[KNAME_LABEL_MAX + 1])
 {
-    return kname_join(backup, EBK_DEL_SUFFIX, KNAME_LABEL_MAX, out, KNAME_LABEL_MAX + 1);
+    return kname_job(backup, EBK_DEL_JOB_TAG, out);
 }
 
 int ebk_snapshot_of(const cJSON *task, char *out, size_t n)
@@ -492,6 +492,10 @@ static enum kerr start_copy(const struct ebk_env *env, const cJSON *stored, cons
         rc = cpjob_build(&s, &job, err);
     if (rc == KERR_OK)
         rc = podjob_create_job(env->client, ns, job, err);
+    if (rc == KERR_EXISTS) { /* a Job of that name that is not this backup's */
+        rc = fail(env, b, err->msg, err);
+        goto out;
+    }
     if (rc != KERR_OK)
         goto out;
     nb = cJSON_Duplicate(b, 1);
@@ -574,17 +578,20 @@ static enum kerr step_upload(const struct ebk_env *env, const cJSON *b, long *re
 {
     const char *ns = str(b, "metadata.namespace"), *jname = str(b, "status.jobName");
     struct cpjob_summary *s = malloc(sizeof(*s));
-    enum kerr rc = s ? cpjob_read(env->client, ns, jname, s, err) : KERR_NOMEM;
+    enum kerr rc =
+        s ? cpjob_read(env->client, ns, jname, str(b, "metadata.uid"), s, err) : KERR_NOMEM;
 
     if (rc == KERR_NOTFOUND) {
         kerr_clear(err);
         rc = fail(env, b, "the copy Job is gone before its result was read", err);
+    } else if (rc == KERR_EXISTS) { /* not this backup's: never read nor deleted */
+        rc = fail(env, b, err->msg, err);
     } else if (rc == KERR_OK && !s->finished) {
         requeue_min(requeue, EBK_POLL_MS);
     } else if (rc == KERR_OK) {
         rc = record(env, b, s, err);
         if (rc == KERR_OK)
-            rc = podjob_delete_job(env->client, ns, jname, err);
+            rc = podjob_delete_job(env->client, ns, jname, str(b, "metadata.uid"), err);
     }
     free(s);
     return rc == KERR_NOMEM && !err->msg[0] ? kerr_set(err, rc, NULL) : rc;
@@ -595,9 +602,9 @@ static enum kerr step_done(const struct ebk_env *env, const cJSON *b, struct ker
 {
     const char *jname = kjson_get_str(b, "status.jobName");
 
-    return jname && *jname
-               ? podjob_delete_job(env->client, str(b, "metadata.namespace"), jname, err)
-               : KERR_OK;
+    return jname && *jname ? podjob_delete_job(env->client, str(b, "metadata.namespace"), jname,
+                                               str(b, "metadata.uid"), err)
+                           : KERR_OK;
 }
 
 enum kerr ebk_step(const struct ebk_env *env, const char *ns, const char *name, long *requeue_ms,

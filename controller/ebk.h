@@ -19,7 +19,8 @@
  *   - Snapshotting: the task's status.state, whoever executes it
  *     (controller/otask.h or etcd-druid). Failed or Rejected: Failed with
  *     its lastErrors' last description. Succeeded: the copy Job
- *     (cpjob_build, name ebk_job_name(backup)) from the Etcd's store to the
+ *     (cpjob_build, name ebk_job_name(backup), activeDeadlineSeconds
+ *     PODJOB_COPY_DEADLINE_S) from the Etcd's store to the
  *     destination, with --snapshot NAME when the task's
  *     lastOperation.description names the snapshot as the executor of
  *     otask.c writes it ("full snapshot NAME taken ..."), else --latest-full
@@ -28,13 +29,15 @@
  *     the finalizer EBK_FINALIZER is added first, so that a backup deleted
  *     while the copy runs still has its copy removed. Phase Uploading,
  *     jobName, events SnapshotTaken and UploadStarted. A task gone before
- *     that: Failed.
+ *     that: Failed. A Job of that name owned by another (controller/podjob.h):
+ *     Failed with an error naming it; it is left alone.
  *   - Uploading: the Job's result (cpjob_read). Running: looked at again in
  *     EBK_POLL_MS. Succeeded with a summary naming a full snapshot:
  *     Completed, completionTime, status.snapshot {name, kind, startRevision,
  *     lastRevision, size, md5, createdOn} and destinationKey, event
  *     Completed; anything else: Failed with the summary's error (or the exit
- *     status), a Warning event Failed. The status is written before the Job
+ *     status; a Job stopped at its deadline: "DeadlineExceeded: ..."), a
+ *     Warning event Failed. The status is written before the Job
  *     is deleted (propagation Background), so a restarted controller finds
  *     the finished Job again and decides the same. A Job gone before its
  *     result was read: Failed.
@@ -52,7 +55,9 @@
  * say, an event CopyLocked saying until when; other failures likewise with
  * the backoff of bkejob_backoff_ms (status.deletionFailures) and a Warning
  * event DeletionFailed. Without a copy (Retain, Failed, never uploaded)
- * the finalizer is simply removed.
+ * the finalizer is simply removed. A Job of the delete Job's name owned by
+ * another: status deletionError naming it, a Warning event DeletionFailed,
+ * looked at again after a backoff; it is never deleted.
  *
  * Ownership: env BORROWED; strings BORROWED. Thread safety: ebk_step may run
  * for different backups at once; one backup's calls are serialised by the
@@ -73,8 +78,8 @@ struct ev_recorder; /* common/events.h */
 
 #define EBK_KIND            "EtcdBackup"
 #define EBK_FINALIZER       "etcd-warden.io/backup-copy"
-#define EBK_DEL_SUFFIX      "-delete-copy"
-#define EBK_COPY_SUFFIX     "-copy"
+#define EBK_DEL_JOB_TAG     "delete-copy" /* kname_job: "<backup>--delete-copy" */
+#define EBK_COPY_JOB_TAG    "copy"        /* kname_job: "<backup>--copy" */
 #define EBK_POLL_MS         2000L
 #define EBK_WAIT_MS         5000L
 #define EBK_PHASE_PENDING   "Pending"
@@ -96,7 +101,8 @@ struct ebk_env {
     const char *del_command; /* NULL: "warden-snapshot delete-snapshots" */
 };
 
-/* The EtcdOpsTask, copy Job and delete Job names of a backup (kname: at most 253 / 63). */
+/* The EtcdOpsTask, copy Job and delete Job names of a backup (kname: at most 253; kname_job:
+ * a label, one per kind of Job and backup). */
 enum kerr ebk_task_name(const char *backup, char out[KNAME_SUBDOMAIN_MAX + 1]);
 enum kerr ebk_job_name(const char *backup, char out[KNAME_LABEL_MAX + 1]);
 enum kerr ebk_del_job_name(const char *backup, char out[KNAME_LABEL_MAX + 1]);

@@ -81,6 +81,28 @@ static enum kerr drop_finalizer(const struct ebk_env *env, const cJSON *b, struc
     return rc;
 }
 
+/* A Job of the delete Job's name that is not this backup's (why names it): left alone; the
+ * error in status.deletionError and a Warning event when new; looked at again after a
+ * backoff. */
+static enum kerr foreign(const struct ebk_env *env, const cJSON *b, const char *why, long *requeue,
+                         struct kerr_info *err)
+{
+    cJSON *nb = NULL;
+    enum kerr rc = KERR_OK;
+
+    requeue_min(requeue, bkejob_backoff_ms(4));
+    if (strcmp(str(b, "status.deletionError"), why) == 0)
+        return KERR_OK;
+    nb = cJSON_Duplicate(b, 1);
+    if (!nb || kjson_set_str(nb, "status.deletionError", why, err))
+        rc = kerr_set(err, KERR_NOMEM, NULL);
+    rc = rc ? rc : ebk_put_status(env, b, nb, err);
+    cJSON_Delete(nb);
+    if (rc == KERR_OK)
+        ebk_event(env, b, 1, "DeletionFailed", "%s; the copy is not deleted", why);
+    return rc;
+}
+
 /* No delete Job: start one unless status.nextDeletionAt lies ahead. */
 static enum kerr start(const struct ebk_env *env, const cJSON *b, const char *jname, long *requeue,
                        struct kerr_info *err)
@@ -117,7 +139,13 @@ static enum kerr start(const struct ebk_env *env, const cJSON *b, const char *jn
         rc = cpjob_build_delete(&s, &job, err);
     if (rc == KERR_OK)
         rc = podjob_create_job(env->client, ns, job, err);
-    if (rc == KERR_OK)
+    if (rc == KERR_EXISTS) { /* made meanwhile by another */
+        char why[512];
+
+        snprintf(why, sizeof(why), "%s", err->msg);
+        kerr_clear(err);
+        rc = foreign(env, b, why, requeue, err);
+    } else if (rc == KERR_OK)
         ebk_event(env, b, 0, "CopyDeletionStarted", "Job %s/%s deletes %s", ns, jname,
                   str(b, "status.destinationKey"));
     cJSON_Delete(job);
@@ -149,7 +177,7 @@ static enum kerr finish(const struct ebk_env *env, const cJSON *b, const cJSON *
         if (rc == KERR_OK) {
             ebk_event(env, b, 0, "CopyDeleted", "%s deleted from the destination",
                       str(b, "status.destinationKey"));
-            rc = podjob_delete_job(env->client, ns, jname, err);
+            rc = podjob_delete_job(env->client, ns, jname, str(b, "metadata.uid"), err);
         }
         return rc;
     }
@@ -163,6 +191,12 @@ static enum kerr finish(const struct ebk_env *env, const cJSON *b, const cJSON *
             wait_ms = at.tv_sec > now ? (long)(at.tv_sec - now) * 1000L : EBK_POLL_MS;
         snprintf(why, sizeof(why), "the copy %s is locked in the store until %s",
                  str(b, "status.destinationKey"), *s.earliest ? s.earliest : "an unknown time");
+    } else if (podjob_deadline_exceeded(job) ||
+               (!s.terminated && podjob_job_failed(job, NULL, 0))) {
+        char f[256];
+
+        (void)podjob_job_failed(job, f, sizeof(f));
+        snprintf(why, sizeof(why), "delete Job %s failed: %s", jname, f);
     } else if (!s.terminated) {
         snprintf(why, sizeof(why), "delete Job %s failed without a terminated Pod", jname);
     } else {
@@ -183,7 +217,7 @@ static enum kerr finish(const struct ebk_env *env, const cJSON *b, const cJSON *
         ebk_event(env, b, !locked, locked ? "CopyLocked" : "DeletionFailed", "%s; retried at %s",
                   why, next);
     if (rc == KERR_OK)
-        rc = podjob_delete_job(env->client, ns, jname, err);
+        rc = podjob_delete_job(env->client, ns, jname, str(b, "metadata.uid"), err);
     if (rc == KERR_NOTFOUND) { /* the backup gone meanwhile */
         kerr_clear(err);
         rc = KERR_OK;
@@ -213,6 +247,11 @@ enum kerr ebk_delete_step(const struct ebk_env *env, const cJSON *b, long *reque
     if (rc == KERR_NOTFOUND) {
         kerr_clear(err);
         rc = start(env, b, jname, requeue, err);
+    } else if (rc == KERR_OK && !podjob_owned(job, str(b, "metadata.uid"))) {
+        char why[512];
+
+        podjob_foreign(job, why, sizeof(why));
+        rc = foreign(env, b, why, requeue, err);
     } else if (rc == KERR_OK && podjob_job_done(job)) {
         rc = finish(env, b, job, requeue, err);
     } else if (rc == KERR_OK) {

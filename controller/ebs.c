@@ -39,6 +39,7 @@ struct pass {
     cJSON *backups;     /* OWNS: the namespace's EtcdBackup list */
     cJSON *active;      /* OWNS: [{name}] of the schedule's unfinished backups */
     const char *busy;   /* an unfinished backup of the same Etcd (BORROWED), or NULL */
+    const cJSON *stuck; /* the oldest one unfinished for over EBS_STUCK_S (BORROWED), or NULL */
     int64_t last_sched; /* 0: none */
     int64_t last_ok;    /* 0: none */
     const char *reason; /* of the Ready condition */
@@ -193,6 +194,28 @@ static enum kerr prune_phase(const struct rctx *x, struct pass *p, const struct 
     return rc == KERR_OK ? rc : kerr_wrap(err, "pruning %s backups", phase);
 }
 
+/* Since when backup b is there: its fire time (a schedule's), else its creation. */
+static int64_t since_of(const cJSON *b)
+{
+    int64_t t = time_at(b, ANN_PATH);
+
+    return t > 0 ? t : time_at(b, "metadata.creationTimestamp");
+}
+
+/* An unfinished backup b of the schedule's Etcd: p->busy, or p->stuck when it is there for
+ * more than EBS_STUCK_S (it holds nothing back then). */
+static void busy_or_stuck(struct pass *p, const cJSON *b)
+{
+    int64_t since = since_of(b);
+
+    if (since > 0 && p->now - since > EBS_STUCK_S) {
+        if (!p->stuck || since < since_of(p->stuck))
+            p->stuck = b;
+    } else if (!p->busy) {
+        p->busy = kjson_get_str(b, "metadata.name");
+    }
+}
+
 /* List the namespace's backups; the schedule's unfinished ones, the Etcd's, the last success. */
 static enum kerr survey(const struct rctx *x, struct pass *p, const struct spec *sp,
                         struct kerr_info *err)
@@ -214,8 +237,8 @@ static enum kerr survey(const struct rctx *x, struct pass *p, const struct spec 
         int64_t done = time_at(b, "status.completionTime");
         cJSON *ref;
 
-        if (running && etcd && strcmp(etcd, sp->etcd) == 0 && !p->busy)
-            p->busy = name;
+        if (running && etcd && strcmp(etcd, sp->etcd) == 0)
+            busy_or_stuck(p, b);
         if (!is_ours(b, sp))
             continue;
         if (phase && strcmp(phase, "Completed") == 0 && done > p->last_ok)
@@ -363,14 +386,82 @@ static cJSON *condition(const struct pass *p, int ready, const cJSON *old)
     return rctx_ready_condition(ready, p->reason, p->message, old, fmt_time(p->now, now));
 }
 
+/* The message of the BackupStuck condition of p into out. */
+static void stuck_message(const struct pass *p, const struct spec *sp, char *out, size_t n)
+{
+    char since[KTIME_LEN + 1];
+    const char *phase = kjson_get_str(p->stuck, "status.phase");
+
+    snprintf(out, n,
+             "EtcdBackup %s of Etcd %s has not finished since %s (phase %s, over %ld s): it no "
+             "longer holds the fire times back",
+             kjson_get_str(p->stuck, "metadata.name"), sp->etcd,
+             fmt_time(since_of(p->stuck), since), phase && *phase ? phase : "none",
+             (long)EBS_STUCK_S);
+}
+
+/* The lastTransitionTime of the BackupStuck condition of the stored status when it has the
+ * message msg, else NULL. BORROWED from p->sched. */
+static const char *stuck_since(const struct pass *p, const char *msg)
+{
+    const cJSON *o;
+
+    cJSON_ArrayForEach (o, kjson_get_arr(p->sched, "status.conditions")) {
+        const char *t = kjson_get_str(o, "type"), *m = kjson_get_str(o, "message");
+
+        if (t && strcmp(t, EBS_COND_STUCK) == 0 && m && strcmp(m, msg) == 0)
+            return kjson_get_str(o, "lastTransitionTime");
+    }
+    return NULL;
+}
+
+/* A Warning event BackupStuck when p has a stuck backup the stored status does not report. */
+static void report_stuck(const struct rctx *x, const struct pass *p, const struct spec *sp)
+{
+    char msg[512];
+
+    if (!p->stuck)
+        return;
+    stuck_message(p, sp, msg, sizeof(msg));
+    if (!stuck_since(p, msg))
+        rctx_event(x, p->sched, EV_WARNING, "BackupStuck", "Schedule", "%s", msg);
+}
+
+/* The BackupStuck condition of p (the transition time of an equal stored one kept); NULL
+ * when there is none to write (*bad 0) or on NOMEM (*bad 1). */
+static cJSON *stuck_condition(const struct pass *p, const struct spec *sp, int *bad)
+{
+    char msg[512], now[KTIME_LEN + 1];
+    const char *ltt;
+    cJSON *c;
+
+    *bad = 0;
+    if (!p->stuck || !sp)
+        return NULL;
+    stuck_message(p, sp, msg, sizeof(msg));
+    ltt = stuck_since(p, msg);
+    c = cJSON_CreateObject();
+    if (!c || !cJSON_AddStringToObject(c, "type", EBS_COND_STUCK) ||
+        !cJSON_AddStringToObject(c, "status", "True") ||
+        !cJSON_AddStringToObject(c, "reason", "BackupNotFinished") ||
+        !cJSON_AddStringToObject(c, "message", msg) ||
+        !cJSON_AddStringToObject(c, "lastTransitionTime", ltt ? ltt : fmt_time(p->now, now))) {
+        cJSON_Delete(c);
+        *bad = 1;
+        return NULL;
+    }
+    return c;
+}
+
 /* Build the status of p (ready: the spec is valid) and write it when it changed. */
-static enum kerr write_status(const struct rctx *x, struct pass *p, int ready,
-                              struct kerr_info *err)
+static enum kerr write_status(const struct rctx *x, struct pass *p, const struct spec *sp,
+                              int ready, struct kerr_info *err)
 {
     char a[KTIME_LEN + 1], b[KTIME_LEN + 1];
-    cJSON *st = cJSON_CreateObject(), *conds = cJSON_CreateArray(), *obj = NULL;
+    cJSON *st = cJSON_CreateObject(), *conds = cJSON_CreateArray(), *obj = NULL, *stuck;
     int64_t gen = 0, old_ok = time_at(p->sched, "status.lastSuccessfulTime");
     enum kerr rc = KERR_OK;
+    int bad = 0;
 
     (void)kjson_get_int64(p->sched, "metadata.generation", &gen);
     if (old_ok > p->last_ok)
@@ -384,6 +475,7 @@ static enum kerr write_status(const struct rctx *x, struct pass *p, int ready,
          !cJSON_AddItemReferenceToObject(st, "active", p->active)) ||
         !cJSON_AddNumberToObject(st, "observedGeneration", (double)gen) ||
         !cJSON_AddItemToArray(conds, condition(p, ready, p->sched)) ||
+        ((stuck = stuck_condition(p, sp, &bad)) && !cJSON_AddItemToArray(conds, stuck)) || bad ||
         !cJSON_AddItemToObject(st, "conditions", conds)) {
         if (!cJSON_GetObjectItemCaseSensitive(st, "conditions"))
             cJSON_Delete(conds);
@@ -432,11 +524,12 @@ static enum kerr run_valid(const struct rctx *x, struct pass *p, const struct sp
         rc = schedule(x, p, sp, err);
     if (rc != KERR_OK)
         return rc;
+    report_stuck(x, p, sp);
     p->reason = sp->suspend ? "Suspended" : "Scheduled";
     snprintf(p->message, sizeof(p->message), "%s \"%s\" (UTC)",
              sp->suspend ? "suspended; schedule" : "backups on schedule",
              kjson_get_str(p->sched, "spec.schedule"));
-    return write_status(x, p, 1, err);
+    return write_status(x, p, sp, 1, err);
 }
 
 enum kerr ebs_run(const struct rctx *x, const char *ns, const char *name, int64_t now_ms,
@@ -466,7 +559,7 @@ enum kerr ebs_run(const struct rctx *x, const char *ns, const char *name, int64_
         log_warn("invalid backup schedule", "namespace", ns, "name", name, "error", why.msg);
         rctx_event(x, sched, EV_WARNING, p.reason, "Schedule", "%s; no backups are made", why.msg);
         p.active = cJSON_CreateArray();
-        rc = write_status(x, &p, 0, err);
+        rc = write_status(x, &p, NULL, 0, err);
     } else {
         rc = run_valid(x, &p, &sp, err);
         if (rc == KERR_OK)

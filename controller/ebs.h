@@ -32,8 +32,15 @@
  *     exists (a crash after the create): lastScheduleTime = t. An unfinished
  *     EtcdBackup of the same Etcd exists (this schedule's, another's or a
  *     hand-made one): t is skipped, Normal event BackupAlreadyActive,
- *     lastScheduleTime = t. Otherwise the EtcdBackup "<schedule>-<t in Unix
- *     minutes>" (kname_join: cut with a hash when too long) is created with
+ *     lastScheduleTime = t. An unfinished one there for more than
+ *     EBS_STUCK_S (since its fire time EBS_ANN_SCHEDULED_AT, else its
+ *     creationTimestamp) is stuck (its Jobs have deadlines well below
+ *     that: something else holds it, such as an EtcdOpsTask that never
+ *     ends): it is reported (condition EBS_COND_STUCK, a Warning event BackupStuck when
+ *     the condition is new) and holds no fire time back, so the schedule
+ *     makes at most one new backup per EBS_STUCK_S while that lasts.
+ *     Otherwise the EtcdBackup "<schedule>-<t in Unix minutes>"
+ *     (kname_join: cut with a hash when too long) is created with
  *     spec = backupTemplate, the label, the annotation = t (RFC 3339) and no
  *     owner reference (it outlives the schedule); AlreadyExists counts as
  *     created; Normal event BackupCreated; lastScheduleTime = t.
@@ -41,7 +48,9 @@
  *     lastScheduleTime, lastSuccessfulTime (the newest completionTime of
  *     the schedule's Completed backups, never going back), active [{name}]
  *     (its unfinished backups), observedGeneration, conditions [Ready: True
- *     Scheduled or Suspended, or False as above].
+ *     Scheduled or Suspended, or False as above; BackupStuck: True,
+ *     reason BackupNotFinished, naming the oldest stuck backup, only while
+ *     there is one].
  *   - Requeue: at the next fire time after now; while the schedule has an
  *     unfinished backup, after EBS_POLL_MS at the latest (to follow its
  *     phase, to prune and to fill lastSuccessfulTime).
@@ -69,6 +78,8 @@ struct rctx;
 #define EBS_POLL_MS          5000L
 #define EBS_DEFAULT_KEEP_OK  3
 #define EBS_DEFAULT_KEEP_BAD 1
+#define EBS_STUCK_S          (3L * 3600) /* the copy Job's deadline (controller/podjob.h) + 1 h */
+#define EBS_COND_STUCK       "BackupStuck"
 
 extern const struct k8s_resource EBS_RES_SCHEDULE; /* etcdbackupschedules */
 extern const struct k8s_resource EBS_RES_BACKUP;   /* etcdbackups */

@@ -315,7 +315,8 @@ static enum kerr delete_job(const struct erst_ctx *x, const cJSON *rs, struct ke
 
     if (!job || !*job)
         return KERR_OK;
-    return podjob_delete_job(x->client, kjson_get_str(rs, "metadata.namespace"), job, err);
+    return podjob_delete_job(x->client, kjson_get_str(rs, "metadata.namespace"), job,
+                             kjson_get_str(rs, "metadata.uid"), err);
 }
 
 /* ---- the phases ---- */
@@ -371,8 +372,7 @@ static enum kerr pending(const struct erst_ctx *x, cJSON *rs, long *requeue, str
     } else if (!rc && p.refuse) {
         rc = fail(x, rs, "Refused", p.why, err);
     } else if (!rc) {
-        rc = kname_join(kjson_get_str(rs, "metadata.name"), ERST_JOB_SUFFIX, KNAME_LABEL_MAX, name,
-                        sizeof(name));
+        rc = kname_job(kjson_get_str(rs, "metadata.name"), ERST_JOB_TAG, name);
         if (rc)
             rc = kerr_set(err, rc, "the restore's name gives no Job name");
         if (!rc)
@@ -384,6 +384,11 @@ static enum kerr pending(const struct erst_ctx *x, cJSON *rs, long *requeue, str
         }
         if (!rc)
             rc = podjob_create_job(x->client, ns, job, err); /* also one of an earlier pass */
+        if (rc == KERR_EXISTS) {                             /* not this restore's: left alone */
+            snprintf(p.why, sizeof(p.why), "the copy Job: %s", err->msg);
+            rc = fail(x, rs, "Failed", p.why, err);
+            goto out;
+        }
         if (!rc)
             rc = kjson_set_str(rs, "status.jobName", name, err);
         if (!rc)
@@ -414,8 +419,16 @@ static enum kerr copying(const struct erst_ctx *x, cJSON *rs, long *requeue, str
 
     if (!s)
         return kerr_set(err, KERR_NOMEM, "the Job summary");
-    rc = job ? cpjob_read(x->client, kjson_get_str(rs, "metadata.namespace"), job, s, err)
+    rc = job ? cpjob_read(x->client, kjson_get_str(rs, "metadata.namespace"), job,
+                          kjson_get_str(rs, "metadata.uid"), s, err)
              : KERR_NOTFOUND;
+    if (rc == KERR_EXISTS) { /* not this restore's: never read nor deleted */
+        char foreign[WHY_MAX];
+
+        snprintf(foreign, sizeof(foreign), "the copy Job: %s", err->msg);
+        rc = fail(x, rs, "Failed", foreign, err);
+        goto out;
+    }
     if (rc == KERR_NOTFOUND) {
         snprintf(why, sizeof(why), "the copy Job %s is gone without a result", job ? job : "");
         rc = fail(x, rs, "Failed", why, err);

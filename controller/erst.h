@@ -29,8 +29,9 @@
  *     webhook's one-prefix-one-cluster rule, webhook/prefix.h, composed of the
  *     same two common functions) or the source prefix itself; Secrets of either
  *     store missing from the restore's namespace; an unknown provider.
- * Copying: a copy Job (controller/cpjob.h: "<restore>-restore", cut by kname,
- *   owned by the restore) copies from the source store into the target prefix
+ * Copying: a copy Job (controller/cpjob.h: "<restore>--restore", kname_job,
+ *   owned by the restore; a Job of that name owned by another fails the
+ *   restore and is left alone) copies from the source store into the target prefix
  *   with `--snapshot <the backup's snapshot>` or `--until <pointInTime>` (neither:
  *   the latest full snapshot and its deltas), always with
  *   --require-empty-destination: a target prefix holding snapshots fails the
@@ -65,7 +66,7 @@ struct ctl_result;
 struct store;
 
 #define ERST_LABEL_RESTORED_FROM "etcd-warden.io/restored-from"
-#define ERST_JOB_SUFFIX          "-restore"
+#define ERST_JOB_TAG             "restore"
 #define ERST_POLL_MS             2000L  /* a copy Job running */
 #define ERST_WAIT_MS             10000L /* waiting for the source EtcdBackup */
 

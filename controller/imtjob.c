@@ -478,7 +478,9 @@ enum kerr imtjob_cronjob_build_store(const cJSON *task, const cJSON *etcd, const
          kjson_set_str(cj, "spec.concurrencyPolicy", "Forbid", err) ||
          kjson_set_int(cj, "spec.successfulJobsHistoryLimit", 1, err) ||
          kjson_set_int(cj, "spec.failedJobsHistoryLimit", 3, err) ||
-         kjson_set_int(cj, "spec.jobTemplate.spec.backoffLimit", 2, err)))
+         kjson_set_int(cj, "spec.jobTemplate.spec.backoffLimit", 2, err) ||
+         kjson_set_int(cj, "spec.jobTemplate.spec.activeDeadlineSeconds", PODJOB_IMT_DEADLINE_S,
+                       err)))
         rc = KERR_NOMEM;
     if (rc == KERR_OK)
         rc = finish_meta(cj, task, e.name, err);

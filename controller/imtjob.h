@@ -6,7 +6,9 @@
  *
  * The CronJob (etcd-druid.md §3.3, §7): schedule from the task
  * (spec.config.schedule, else the Etcd's fullSnapshotSchedule, else
- * ETCDSPEC_DEFAULT_IMM_SCHEDULE), concurrencyPolicy Forbid; one container
+ * ETCDSPEC_DEFAULT_IMM_SCHEDULE), concurrencyPolicy Forbid; Jobs with
+ * backoffLimit 2 and activeDeadlineSeconds PODJOB_IMT_DEADLINE_S (a Job that
+ * hangs would hold every later run back: Forbid); one container
  * IMTJOB_CONTAINER running the image with the command split into words and
  * the args --gc-from-timestamp=<task creationTimestamp, unix seconds>,
  * --storage-provider=<S3|ABS|GCS|OSS|Swift|ECS|OCS|Local>,

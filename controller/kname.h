@@ -41,4 +41,25 @@ enum kerr kname_join(const char *base, const char *suffix, size_t max, char *out
 /* A label value for s (kname_join(s, "", KNAME_LABEL_MAX)); out holds KNAME_LABEL_MAX + 1. */
 enum kerr kname_label_value(const char *s, char out[KNAME_LABEL_MAX + 1]);
 
+/*
+ * The name of the Job of kind tag that owner's controller runs: a DNS-1123
+ * label of at most KNAME_LABEL_MAX characters, one per (tag, owner).
+ *   - "<owner>--<tag>" when owner is a label without "--" and this fits;
+ *   - else "<cut>--<tag>-<hash>": cut is owner with every run of characters
+ *     other than [a-z0-9] turned into one '-', shortened to what fits and
+ *     without a '-' at either end; hash the first KNAME_HASH_LEN hex digits
+ *     of the sha256 of the whole owner.
+ * The first "--" of a name ends the part the owner gives (neither owner in
+ * the plain form nor cut contains one), so what follows it, the tag alone
+ * or the tag and a hash, says which kind of Job and which form it is: two
+ * tags give different names whatever the owners are called (an owner named
+ * "x--copy" or "x-delete" included), and two owners of one tag differ in
+ * the plain form by name and in the cut form by hash. tag is [a-z] words
+ * joined by single '-', its last word not KNAME_HASH_LEN hex digits (so a
+ * tag alone never reads as another tag and a hash). KERR_INVAL for an empty
+ * owner or a tag breaking these rules or longer than
+ * KNAME_LABEL_MAX - 4 - KNAME_HASH_LEN.
+ */
+enum kerr kname_job(const char *owner, const char *tag, char out[KNAME_LABEL_MAX + 1]);
+
 #endif

@@ -111,37 +111,141 @@ int podjob_terminated(const cJSON *pod, int *exit_code, const char **line, size_
     return 1;
 }
 
-int podjob_job_done(const cJSON *job)
+/* The condition type of job with status "True", or NULL. */
+static const cJSON *condition_true(const cJSON *job, const char *type)
+{
+    const cJSON *c;
+
+    cJSON_ArrayForEach (c, kjson_get_arr(job, "status.conditions")) {
+        const char *t = kjson_get_str(c, "type"), *st = kjson_get_str(c, "status");
+
+        if (t && st && strcmp(t, type) == 0 && strcmp(st, "True") == 0)
+            return c;
+    }
+    return NULL;
+}
+
+int podjob_job_finished(const cJSON *job)
 {
     int64_t ok = 0, failed = 0;
 
-    return !kjson_has(job, "metadata.deletionTimestamp") &&
-           ((kjson_get_int64(job, "status.succeeded", &ok) == KERR_OK && ok > 0) ||
-            (kjson_get_int64(job, "status.failed", &failed) == KERR_OK && failed > 0));
+    return (kjson_get_int64(job, "status.succeeded", &ok) == KERR_OK && ok > 0) ||
+           (kjson_get_int64(job, "status.failed", &failed) == KERR_OK && failed > 0) ||
+           condition_true(job, "Complete") || condition_true(job, "Failed");
+}
+
+int podjob_job_done(const cJSON *job)
+{
+    return !kjson_has(job, "metadata.deletionTimestamp") && podjob_job_finished(job);
+}
+
+int podjob_job_failed(const cJSON *job, char *out, size_t n)
+{
+    const cJSON *c = condition_true(job, "Failed");
+    const char *reason = c ? kjson_get_str(c, "reason") : NULL;
+    const char *msg = c ? kjson_get_str(c, "message") : NULL;
+
+    if (n)
+        out[0] = '\0';
+    if (!c)
+        return 0;
+    if (n)
+        snprintf(out, n, "%s%s%s", reason ? reason : "Failed", msg && *msg ? ": " : "",
+                 msg ? msg : "");
+    return 1;
+}
+
+int podjob_deadline_exceeded(const cJSON *job)
+{
+    const cJSON *c = condition_true(job, "Failed");
+    const char *reason = c ? kjson_get_str(c, "reason") : NULL;
+
+    return reason && strcmp(reason, "DeadlineExceeded") == 0;
+}
+
+const char *podjob_owner_uid(const cJSON *job)
+{
+    const cJSON *r;
+    bool ctl = false;
+
+    cJSON_ArrayForEach (r, kjson_get_arr(job, "metadata.ownerReferences")) {
+        ctl = false;
+        if (kjson_get_bool(r, "controller", &ctl) == KERR_OK && ctl)
+            return kjson_get_str(r, "uid");
+    }
+    return kjson_get_str(job, "metadata.annotations[" PODJOB_ANN_OWNER_UID "]");
+}
+
+int podjob_owned(const cJSON *job, const char *uid)
+{
+    const char *have = podjob_owner_uid(job);
+
+    return uid && *uid && have && strcmp(have, uid) == 0;
+}
+
+static const char *or_empty(const char *s)
+{
+    return s ? s : "";
+}
+
+void podjob_foreign(const cJSON *job, char *out, size_t n)
+{
+    const cJSON *r, *ctl_ref = NULL;
+    const char *uid = podjob_owner_uid(job);
+    const char *ns = or_empty(kjson_get_str(job, "metadata.namespace"));
+    const char *name = or_empty(kjson_get_str(job, "metadata.name"));
+    bool ctl = false;
+
+    cJSON_ArrayForEach (r, kjson_get_arr(job, "metadata.ownerReferences"))
+        if (!ctl_ref && kjson_get_bool(r, "controller", &ctl) == KERR_OK && ctl)
+            ctl_ref = r;
+    if (ctl_ref)
+        snprintf(out, n, "Job %s/%s exists and is not ours: its owner is %s %s (uid %s)", ns, name,
+                 or_empty(kjson_get_str(ctl_ref, "kind")), or_empty(kjson_get_str(ctl_ref, "name")),
+                 uid ? uid : "none");
+    else if (uid)
+        snprintf(out, n, "Job %s/%s exists and is not ours: it belongs to uid %s", ns, name, uid);
+    else
+        snprintf(out, n, "Job %s/%s exists and is not ours: it has no owner", ns, name);
 }
 
 enum kerr podjob_create_job(struct k8s_client *cl, const char *ns, const cJSON *job,
                             struct kerr_info *err)
 {
+    const char *name = or_empty(kjson_get_str(job, "metadata.name"));
+    char msg[512];
+    cJSON *cur = NULL;
     enum kerr rc = k8s_create(cl, &ETCDSPEC_RES_JOB, ns, job, NULL, NULL, err);
 
-    if (rc == KERR_EXISTS) {
-        kerr_clear(err);
-        rc = KERR_OK;
+    if (rc != KERR_EXISTS)
+        return rc;
+    kerr_clear(err);
+    rc = k8s_get(cl, &ETCDSPEC_RES_JOB, ns, name, NULL, &cur, err);
+    if (rc == KERR_NOTFOUND)
+        rc = kerr_set(err, KERR_CONFLICT, "Job %s/%s went while it was read", ns, name);
+    else if (rc == KERR_OK && !podjob_owned(cur, podjob_owner_uid(job))) {
+        podjob_foreign(cur, msg, sizeof(msg));
+        rc = kerr_set(err, KERR_EXISTS, "%s", msg);
     }
+    cJSON_Delete(cur);
     return rc;
 }
 
 enum kerr podjob_delete_job(struct k8s_client *cl, const char *ns, const char *name,
-                            struct kerr_info *err)
+                            const char *owner_uid, struct kerr_info *err)
 {
-    enum kerr rc =
-        k8s_delete(cl, &ETCDSPEC_RES_JOB, ns, name,
-                   &(struct k8s_delete_opts){ .propagation_policy = "Background" }, NULL, err);
+    struct k8s_delete_opts o = { .propagation_policy = "Background" };
+    cJSON *cur = NULL;
+    enum kerr rc = k8s_get(cl, &ETCDSPEC_RES_JOB, ns, name, NULL, &cur, err);
 
+    if (rc == KERR_OK && podjob_owned(cur, owner_uid)) {
+        o.precondition_uid = kjson_get_str(cur, "metadata.uid");
+        rc = k8s_delete(cl, &ETCDSPEC_RES_JOB, ns, name, &o, NULL, err);
+    }
     if (rc == KERR_NOTFOUND) {
         kerr_clear(err);
         rc = KERR_OK;
     }
+    cJSON_Delete(cur);
     return rc;
 }

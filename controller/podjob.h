@@ -5,7 +5,19 @@
  * it, controller/bkejob.h): the host directory of Local buckets, the command
  * split into words, the restricted security contexts of pod and container,
  * the reading of a terminated container's last message line, whether a Job
- * is done, and a Job's creation and deletion.
+ * is done or failed, who owns a Job, and a Job's creation (adopting only a
+ * Job of the same owner) and deletion (only of its owner's Job).
+ *
+ * Every Job the controller builds has spec.activeDeadlineSeconds: the Job
+ * controller stops one running longer (or never started: a Pod that cannot
+ * be scheduled or pull its image) and marks it Failed with reason
+ * DeadlineExceeded, which its owner reports as a failure.
+ *
+ * A Job's owner is known by uid: its controller ownerReference's, else, for
+ * a Job that cannot have one (the deletion Jobs: they run while their owner
+ * is being deleted, or in another namespace), the annotation
+ * PODJOB_ANN_OWNER_UID. A Job of the expected name with another owner is
+ * never adopted, read as a result, nor deleted.
  *
  * Ownership: arguments BORROWED; results as documented.
  * Thread safety: reentrant.
@@ -24,6 +36,15 @@
  * snapshot tools find $HOME/<container> under. */
 #define PODJOB_LOCAL_HOST_ROOT "/etc/gardener/local-backupbuckets"
 #define PODJOB_LOCAL_HOME      "/home/nonroot"
+
+/* The owner of a Job without an owner reference (its uid). */
+#define PODJOB_ANN_OWNER_UID "etcd-warden.io/owner-uid"
+
+/* spec.activeDeadlineSeconds: copy Jobs (EtcdBackup, EtcdRestore), the deletion Jobs (an
+ * EtcdBackup's copy, a BackupEntry's prefix), the immutability CronJob's Jobs. */
+#define PODJOB_COPY_DEADLINE_S   (2L * 3600)
+#define PODJOB_DELETE_DEADLINE_S (1L * 3600)
+#define PODJOB_IMT_DEADLINE_S    (1L * 3600)
 
 /*
  * The host directory of the Local buckets into out (n bytes): the Secret's
@@ -52,18 +73,51 @@ int podjob_secure_pod(cJSON *pod, int run_as);
  */
 int podjob_terminated(const cJSON *pod, int *exit_code, const char **line, size_t *len);
 
-/* Whether the Job has finished (status.succeeded or status.failed above 0) and is not being
- * deleted (no metadata.deletionTimestamp). */
+/* Whether the Job has finished: status.succeeded or status.failed above 0, or a condition
+ * Complete or Failed with status "True" (a Job stopped before any Pod ran has only that). */
+int podjob_job_finished(const cJSON *job);
+
+/* Whether the Job has finished and is not being deleted (no metadata.deletionTimestamp). */
 int podjob_job_done(const cJSON *job);
 
-/* Create job (BORROWED) in ns: KERR_OK also when a Job of its name is there already (an
- * earlier pass created it; err cleared). */
+/*
+ * 1 when the Job has a condition Failed with status "True" (the deadline exceeded, the
+ * backoff limit reached): "<reason>: <message>" of it into out (n bytes, cut; the parts it
+ * has; out may be NULL when n is 0); 0 otherwise (out "").
+ */
+int podjob_job_failed(const cJSON *job, char *out, size_t n);
+
+/* 1 when the Job's condition Failed says the deadline was exceeded (reason DeadlineExceeded). */
+int podjob_deadline_exceeded(const cJSON *job);
+
+/* The uid of the Job's owner (above), or NULL. BORROWED from job. */
+const char *podjob_owner_uid(const cJSON *job);
+
+/* 1 when the Job's owner is uid (not NULL, not empty). */
+int podjob_owned(const cJSON *job, const char *uid);
+
+/*
+ * "Job <ns>/<name> exists and is not ours: its owner is <kind> <name> (uid <uid>)" (or "it
+ * belongs to uid <uid>", "it has no owner") into out (n bytes): the error of a Job of an
+ * expected name owned by another.
+ */
+void podjob_foreign(const cJSON *job, char *out, size_t n);
+
+/*
+ * Create job (BORROWED, carrying its owner's uid as above) in ns. A Job of its name there
+ * already: KERR_OK (err cleared) when it has the same owner (an earlier pass created it);
+ * KERR_EXISTS with the podjob_foreign message when it has another or
+ * none; KERR_CONFLICT when it went between the create and the read (try again).
+ */
 enum kerr podjob_create_job(struct k8s_client *cl, const char *ns, const cJSON *job,
                             struct kerr_info *err);
 
-/* Delete the Job ns/name with propagation Background (its Pods go too): KERR_OK also when it
- * is gone already (err cleared). */
+/*
+ * Delete the Job ns/name of the owner with uid owner_uid, with propagation Background (its
+ * Pods go too) and the Job's uid as precondition: KERR_OK also when it is gone already or
+ * is not that owner's (left alone; err cleared).
+ */
 enum kerr podjob_delete_job(struct k8s_client *cl, const char *ns, const char *name,
-                            struct kerr_info *err);
+                            const char *owner_uid, struct kerr_info *err);
 
 #endif

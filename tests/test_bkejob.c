@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/kjson.h"
+#include "controller/podjob.h"
 
 #define OK(call) cr_assert_eq((call), KERR_OK, "%s: %s", #call, err.msg)
 
@@ -37,10 +38,16 @@ Test(bkejob, build)
 {
     cJSON *b = parse(BUCKET), *e = parse(ENTRY), *job = NULL;
     struct kerr_info err = { 0 };
+    const char *name;
 
     OK(bkejob_build(e, b, NULL, "img:1", NULL, &job, &err));
     cr_assert_str_eq(kjson_get_str(job, "kind"), "Job");
-    cr_assert_str_eq(kjson_get_str(job, "metadata.name"), "shoot--main--0123abcd-delete");
+    /* the entry's "--" would read as the end of its part: the cut form, with the hash */
+    name = kjson_get_str(job, "metadata.name");
+    cr_assert_eq(strncmp(name, "shoot-main-0123abcd--delete-", 28), 0, "%s", name);
+    cr_assert_eq(strlen(name), 28 + KNAME_HASH_LEN, "%s", name);
+    cr_assert_eq(strspn(name + 28, "0123456789abcdef"), KNAME_HASH_LEN, "%s", name);
+    cr_assert_str_eq(kjson_get_str(job, "metadata.annotations[" PODJOB_ANN_OWNER_UID "]"), "u1");
     cr_assert_str_eq(kjson_get_str(job, "metadata.namespace"), "ops");
     cr_assert_str_eq(kjson_get_str(job, "metadata.labels[etcd-warden.io/backup-entry]"),
                      "shoot--main--0123abcd");
@@ -65,6 +72,8 @@ Test(bkejob, build)
     int64_t limit = -1;
     cr_assert_eq(kjson_get_int64(job, "spec.backoffLimit", &limit), KERR_OK);
     cr_assert_eq(limit, 0);
+    cr_assert_eq(kjson_get_int64(job, "spec.activeDeadlineSeconds", &limit), KERR_OK);
+    cr_assert_eq(limit, PODJOB_DELETE_DEADLINE_S);
     cJSON_Delete(job);
     cJSON_Delete(b);
     cJSON_Delete(e);
@@ -130,7 +139,9 @@ Test(bkejob, long_entry_name_stays_a_label_value)
     name[250] = '\0';
     cr_assert_eq(bkejob_name(name, out), KERR_OK);
     cr_assert_leq(strlen(out), KNAME_LABEL_MAX);
-    cr_assert(strstr(out, "-delete") == out + strlen(out) - 7);
+    cr_assert(strstr(out, "--delete-") == out + strlen(out) - 9 - KNAME_HASH_LEN, "%s", out);
+    cr_assert_eq(bkejob_name("shoot-main", out), KERR_OK);
+    cr_assert_str_eq(out, "shoot-main--delete");
 }
 
 Test(bkejob, build_refuses)

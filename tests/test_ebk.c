@@ -45,14 +45,14 @@ Test(cpjob, copy_job_between_s3_and_abs)
     cJSON *owner = jsonfix_parse(OWNER), *job = NULL;
     cJSON *s1 = jsonfix_parse("{\"metadata\":{\"name\":\"etcd-backup\"}}");
     cJSON *s2 = jsonfix_parse("{\"metadata\":{\"name\":\"dest\"}}");
-    struct cpjob_spec s = { .name = "b1-copy", .ns = "ns1", .owner = owner };
+    struct cpjob_spec s = { .name = "b1--copy", .ns = "ns1", .owner = owner };
     struct kerr_info err = { 0 };
 
     s.from = (struct cpjob_store){ "aws", "bkt", "ns1/main", NULL, s1 };
     s.to = (struct cpjob_store){ "ABS", "offsite", "copies/main", "http://127.0.0.1:1", s2 };
     s.snapshot = "Full-00000000-00000010-1700000000.gz";
     OK(cpjob_build(&s, &job, &err));
-    cr_assert_str_eq(jsonfix_str(job, "metadata.name"), "b1-copy");
+    cr_assert_str_eq(jsonfix_str(job, "metadata.name"), "b1--copy");
     cr_assert_str_eq(jsonfix_str(job, "metadata.labels[etcd-warden.io/copy-for]"), "etcdbackup.b1");
     cr_assert_str_eq(jsonfix_str(job, "spec.template.metadata.labels[etcd-warden.io/copy-for]"),
                      "etcdbackup.b1");
@@ -106,8 +106,8 @@ Test(cpjob, local_stores_share_one_volume_and_delete_job)
     cJSON *owner = jsonfix_parse(OWNER), *job = NULL;
     cJSON *sec = jsonfix_parse("{\"metadata\":{\"name\":\"local\"},\"data\":{\"hostPath\":"
                                "\"L3Nydi9idWNrZXRz\"}}"); /* /srv/buckets */
-    struct cpjob_spec s = { .name = "b1-copy", .ns = "ns1", .owner = owner };
-    struct cpjob_delete_spec d = { .name = "b1-delete-copy", .ns = "ns1", .owner = owner };
+    struct cpjob_spec s = { .name = "b1--copy", .ns = "ns1", .owner = owner };
+    struct cpjob_delete_spec d = { .name = "b1--delete-copy", .ns = "ns1", .owner = owner };
     struct kerr_info err = { 0 };
 
     s.from = (struct cpjob_store){ "local", "dir", "ns1/main", NULL, sec };
@@ -327,7 +327,7 @@ Test(ebk_kubesim, snapshot_copy_complete_then_delete_the_copy)
                "taken (last revision 10)\",\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}}");
     step();
     cr_assert_str_eq(phase_of(ph, sizeof(ph)), "Uploading");
-    job = cfix_get(&fx, &RES_JOB, "b1-copy");
+    job = cfix_get(&fx, &RES_JOB, "b1--copy");
     cr_assert_not_null(job);
     cr_assert_str_eq(arg_of(job, "--snapshot="), "--snapshot=Full-00000000-00000010-1700000000.gz");
     cr_assert_str_eq(arg_of(job, "--to-store-prefix="), "--to-store-prefix=copies/main");
@@ -337,7 +337,7 @@ Test(ebk_kubesim, snapshot_copy_complete_then_delete_the_copy)
     cJSON_Delete(b);
     cr_assert_gt(step(), 0, "the copy runs: polled");
 
-    finish_job("b1-copy", SUMMARY, 0);
+    finish_job("b1--copy", SUMMARY, 0);
     step();
     b = cfix_get(&fx, &EBK_RES_BACKUP, "b1");
     cr_assert_str_eq(jsonfix_str(b, "status.phase"), "Completed");
@@ -351,7 +351,7 @@ Test(ebk_kubesim, snapshot_copy_complete_then_delete_the_copy)
     cr_assert_not_null(kjson_get(b, "status.completionTime"));
     cr_assert_eq(jsonfix_int(b, "status.observedGeneration"), 1);
     cJSON_Delete(b);
-    cr_assert_null(cfix_get(&fx, &RES_JOB, "b1-copy"), "the Job goes once its result is written");
+    cr_assert_null(cfix_get(&fx, &RES_JOB, "b1--copy"), "the Job goes once its result is written");
     cr_assert_eq(step(), 0, "Completed is terminal");
 
     /* spec.destination edited after the upload: the deletion goes where the copy was written */
@@ -364,13 +364,13 @@ Test(ebk_kubesim, snapshot_copy_complete_then_delete_the_copy)
     /* deleted: the copy's delete Job; a locked copy keeps the finalizer */
     OK(k8s_delete(fx.c, &EBK_RES_BACKUP, CFIX_NS, "b1", NULL, NULL, &err));
     step();
-    job = cfix_get(&fx, &RES_JOB, "b1-delete-copy");
+    job = cfix_get(&fx, &RES_JOB, "b1--delete-copy");
     cr_assert_not_null(job);
     cr_assert_str_eq(arg_of(job, "--store-prefix="),
                      "--store-prefix=copies/main/v2/Full-00000000-00000010-1700000000.gz");
     cr_assert_str_eq(arg_of(job, "--store-container="), "--store-container=offsite");
     cJSON_Delete(job);
-    finish_job("b1-delete-copy",
+    finish_job("b1--delete-copy",
                "{\"prefix\":\"x\",\"deleted\":0,\"locked\":1,\"failed\":0,\"remaining\":1,"
                "\"earliestDeletable\":\"2099-01-01T00:00:00Z\",\"dryRun\":false}",
                0);
@@ -381,9 +381,9 @@ Test(ebk_kubesim, snapshot_copy_complete_then_delete_the_copy)
               jsonfix_str(b, "status.deletionError"));
     cr_assert_str_eq(jsonfix_str(b, "status.nextDeletionAt"), "2099-01-01T00:00:00Z");
     cJSON_Delete(b);
-    cr_assert_null(cfix_get(&fx, &RES_JOB, "b1-delete-copy"));
+    cr_assert_null(cfix_get(&fx, &RES_JOB, "b1--delete-copy"));
     step();
-    cr_assert_null(cfix_get(&fx, &RES_JOB, "b1-delete-copy"), "no new Job before the lock ends");
+    cr_assert_null(cfix_get(&fx, &RES_JOB, "b1--delete-copy"), "no new Job before the lock ends");
 
     /* the lock is over (the test moves the retry time): deleted, the backup goes */
     b = cfix_get(&fx, &EBK_RES_BACKUP, "b1");
@@ -392,7 +392,7 @@ Test(ebk_kubesim, snapshot_copy_complete_then_delete_the_copy)
                   &(struct k8s_write_opts){ .subresource = "status" }, NULL, &err));
     cJSON_Delete(b);
     step();
-    finish_job("b1-delete-copy",
+    finish_job("b1--delete-copy",
                "{\"prefix\":\"x\",\"deleted\":1,\"locked\":0,\"failed\":0,\"remaining\":0,"
                "\"earliestDeletable\":null,\"dryRun\":false}",
                0);
@@ -485,14 +485,14 @@ Test(ebk_kubesim, failed_task_and_failed_copy)
                "{\"state\":\"Succeeded\",\"lastOperation\":{\"description\":\"Snapshot taken\","
                "\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}}");
     step();
-    b = cfix_get(&fx, &RES_JOB, "b1-copy");
+    b = cfix_get(&fx, &RES_JOB, "b1--copy");
     cr_assert_not_null(arg_of(b, "--latest-full"));
     cr_assert_str_eq(arg_of(b, "--until="), "--until=2026-01-01T00:00:00Z");
     cJSON_Delete(b);
     b = cfix_get(&fx, &EBK_RES_BACKUP, "b1");
     cr_assert_null(kjson_get(b, "metadata.finalizers"), "Retain: no finalizer");
     cJSON_Delete(b);
-    finish_job("b1-copy", "{\"snapshots\":[],\"total\":0,\"error\":\"no full snapshot under x\"}",
+    finish_job("b1--copy", "{\"snapshots\":[],\"total\":0,\"error\":\"no full snapshot under x\"}",
                1);
     step();
     b = cfix_get(&fx, &EBK_RES_BACKUP, "b1");
@@ -500,5 +500,5 @@ Test(ebk_kubesim, failed_task_and_failed_copy)
     cr_assert(strstr(jsonfix_str(b, "status.error"), "no full snapshot under x"), "%s",
               jsonfix_str(b, "status.error"));
     cJSON_Delete(b);
-    cr_assert_null(cfix_get(&fx, &RES_JOB, "b1-copy"));
+    cr_assert_null(cfix_get(&fx, &RES_JOB, "b1--copy"));
 }

@@ -520,3 +520,50 @@ Test(ebs_kubesim, the_controller_runs_schedules_on_its_clock)
     ctl_config_release(&cfg);
     cr_assert_eq(count_backups("c"), 2, "once");
 }
+
+/* The status condition type of the schedule name, as "status reason: message", or "". */
+static const char *cond_of(const char *name, const char *type, char *out, size_t n)
+{
+    cJSON *s = sched_obj(name);
+    const cJSON *c;
+
+    out[0] = '\0';
+    cJSON_ArrayForEach (c, kjson_get_arr(s, "status.conditions"))
+        if (strcmp(jsonfix_str(c, "type"), type) == 0)
+            snprintf(out, n, "%s %s: %s @%s", jsonfix_str(c, "status"), jsonfix_str(c, "reason"),
+                     jsonfix_str(c, "message"), jsonfix_str(c, "lastTransitionTime"));
+    cJSON_Delete(s);
+    return out;
+}
+
+Test(ebs_kubesim, a_stuck_backup_is_reported_and_holds_nothing_back)
+{
+    int64_t m = minute_after(schedule("a", "* * * * *", NULL)), t = m + EBS_STUCK_S + 60;
+    char n1[128], n2[128], want[600], got[600], first[600], when[KTIME_LEN + 1];
+
+    pass("a", m);
+    BACKUPS_ARE("a", bname("a", m, n1));
+    pass("a", m + 60);
+    cr_assert_str_eq(cond_of("a", EBS_COND_STUCK, got, sizeof(got)), "");
+    /* n1 unfinished for longer than any of its Jobs may run: reported, and the fire time is
+     * taken all the same */
+    pass("a", t);
+    snprintf(want, sizeof(want), "%s,%s", n1, bname("a", t, n2));
+    BACKUPS_ARE("a", want);
+    snprintf(want, sizeof(want),
+             "True BackupNotFinished: EtcdBackup %s of Etcd main has not finished since %s "
+             "(phase none, over %ld s): it no longer holds the fire times back @%s",
+             n1, fmt(m, when), (long)EBS_STUCK_S, fmt(t, got));
+    cr_assert_str_eq(cond_of("a", EBS_COND_STUCK, first, sizeof(first)), want);
+    /* the new one, not stuck, holds the next fire time back; the report stays as it was */
+    pass("a", t + 60);
+    snprintf(want, sizeof(want), "%s,%s", n1, n2);
+    BACKUPS_ARE("a", want);
+    cr_assert_str_eq(cond_of("a", EBS_COND_STUCK, got, sizeof(got)), first);
+    finish(n1, "Failed", t + 70);
+    pass("a", t + 120);
+    cr_assert_str_eq(cond_of("a", EBS_COND_STUCK, got, sizeof(got)), "", "gone with it");
+    BACKUPS_ARE("a", want);
+    cr_assert_eq(events("BackupStuck"), 1);
+    cr_assert_eq(events("BackupAlreadyActive"), 3);
+}

@@ -15,6 +15,7 @@
 #include "common/store.h"
 #include "controller/cpjob.h"
 #include "controller/etcdspec.h"
+#include "controller/podjob.h"
 #include "tests/support/cfix.h"
 #include "tests/support/jsonfix.h"
 #include "tests/support/ksimfix.h"
@@ -347,9 +348,9 @@ Test(erst_kubesim, store_source_to_completed)
                   "\"store\":{\"container\":\"bkt\",\"prefix\":\"ns1--copy\"}}}");
     cr_assert_eq(run("r1"), ERST_POLL_MS);
     cr_assert_str_eq(st("r1", "phase"), ERST_PHASE_COPYING, "%s", st("r1", "error"));
-    cr_assert_str_eq(st("r1", "jobName"), "r1" ERST_JOB_SUFFIX);
+    cr_assert_str_eq(st("r1", "jobName"), "r1--" ERST_JOB_TAG);
     cr_assert_str_neq(st("r1", "startTime"), "");
-    job = cfix_get(&fx, &RES_JOB, "r1-restore");
+    job = cfix_get(&fx, &RES_JOB, "r1--restore");
     cr_assert_not_null(job);
     cr_assert(job_has_arg(job, "--from-store-prefix=ns1--main"));
     cr_assert(job_has_arg(job, "--to-store-prefix=ns1--copy"));
@@ -360,11 +361,11 @@ Test(erst_kubesim, store_source_to_completed)
     /* running: polled, nothing changes */
     cr_assert_eq(run("r1"), ERST_POLL_MS);
     cr_assert_str_eq(st("r1", "phase"), ERST_PHASE_COPYING);
-    finish_job("r1-restore", 1, SUMMARY);
+    finish_job("r1--restore", 1, SUMMARY);
     cr_assert_gt(run("r1"), 0);
     cr_assert_str_eq(st("r1", "phase"), ERST_PHASE_CREATING, "%s", st("r1", "error"));
     cr_assert(
-        ksimfix_await_status(fx.h, "/apis/batch/v1/namespaces/ns1/jobs/r1-restore", 404, 10000),
+        ksimfix_await_status(fx.h, "/apis/batch/v1/namespaces/ns1/jobs/r1--restore", 404, 10000),
         "the Job is not deleted once its result is in the status");
     rs = cfix_get(&fx, &ERST_RES_RESTORE, "r1");
     cr_assert_str_eq(kjson_get_str(rs, "status.snapshots.0.name"),
@@ -441,7 +442,7 @@ Test(erst_kubesim, backup_source)
     restore("ok", BACKUP_SPEC("b2"));
     cr_assert_eq(run("ok"), ERST_POLL_MS);
     cr_assert_str_eq(st("ok", "phase"), ERST_PHASE_COPYING, "%s", st("ok", "error"));
-    job = cfix_get(&fx, &RES_JOB, "ok-restore");
+    job = cfix_get(&fx, &RES_JOB, "ok--restore");
     cr_assert(job_has_arg(job, "--from-store-container=offsite"));
     cr_assert(job_has_arg(job, "--from-store-prefix=backups/main"));
     cr_assert(job_has_arg(job, "--snapshot=Full-00000000-00000010-1700000000.gz"));
@@ -457,13 +458,13 @@ Test(erst_kubesim, copy_fails)
     etcd("main", SRC_STORE);
     restore("r2", STORE_SPEC("ns1--copy"));
     cr_assert_eq(run("r2"), ERST_POLL_MS);
-    finish_job("r2-restore", 0,
+    finish_job("r2--restore", 0,
                "{\"snapshots\":[],\"total\":0,\"error\":\"the destination prefix \\\"ns1--copy\\\" "
                "already holds 1 snapshot(s)\"}");
     cr_assert_eq(run("r2"), 0);
     cr_assert_str_eq(st("r2", "phase"), ERST_PHASE_FAILED);
     cr_assert(strstr(st("r2", "error"), "already holds 1 snapshot"), "%s", st("r2", "error"));
-    cr_assert_eq(ksimfix_status(fx.h, "/apis/batch/v1/namespaces/ns1/jobs/r2-restore"), 404);
+    cr_assert_eq(ksimfix_status(fx.h, "/apis/batch/v1/namespaces/ns1/jobs/r2--restore"), 404);
     cr_assert_null(cfix_get(&fx, &ETCDSPEC_RES_ETCD, "copy"));
 }
 
@@ -487,7 +488,7 @@ Test(erst_kubesim, crash_safety)
     cJSON_Delete(rs);
     cr_assert_eq(run("r3"), ERST_POLL_MS);
     cr_assert_str_eq(st("r3", "phase"), ERST_PHASE_COPYING, "%s", st("r3", "error"));
-    finish_job("r3-restore", 1, SUMMARY);
+    finish_job("r3--restore", 1, SUMMARY);
     cr_assert_gt(run("r3"), 0);
     cr_assert_str_eq(st("r3", "phase"), ERST_PHASE_CREATING);
     /* the Etcd made by an earlier pass (ours) */
@@ -511,7 +512,7 @@ Test(erst_kubesim, crash_safety)
             "{\"source\":{\"store\":" SRC_STORE ",\"etcdName\":\"main\"},\"target\":{"
             "\"etcdName\":\"late\",\"store\":{\"container\":\"bkt\",\"prefix\":\"ns1--late\"}}}");
     cr_assert_eq(run("r4"), ERST_POLL_MS);
-    finish_job("r4-restore", 1, SUMMARY);
+    finish_job("r4--restore", 1, SUMMARY);
     cr_assert_gt(run("r4"), 0);
     etcd("late", "{\"provider\":\"S3\",\"container\":\"other\",\"prefix\":\"x\"}");
     cr_assert_eq(run("r4"), 0);
@@ -521,4 +522,47 @@ Test(erst_kubesim, crash_safety)
     e = cfix_get(&fx, &ETCDSPEC_RES_ETCD, "late");
     cr_assert_str_eq(kjson_get_str(e, "spec.backup.store.container"), "other");
     cJSON_Delete(e);
+}
+
+/* A Job of the copy Job's name that is not the restore's: Failed naming it, the Job left alone.
+ * A copy Job the deadline stopped before any Pod ran: Failed with DeadlineExceeded. */
+Test(erst_kubesim, a_foreign_job_and_the_deadline)
+{
+    struct k8s_write_opts wo = { .subresource = "status" };
+    struct kerr_info err = { 0 };
+    cJSON *job, *patch;
+    char uid[64];
+
+    etcd("main", SRC_STORE);
+    job = jsonfix_parse("{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{\"name\":"
+                        "\"r5--restore\"},\"spec\":{\"template\":{\"spec\":{\"restartPolicy\":"
+                        "\"Never\",\"containers\":[{\"name\":\"c\",\"image\":\"other:1\"}]}}}}");
+    patch = cfix_create(&fx, &RES_JOB, job);
+    snprintf(uid, sizeof(uid), "%s", kjson_get_str(patch, "metadata.uid"));
+    cJSON_Delete(patch);
+    cJSON_Delete(job);
+    restore("r5", STORE_SPEC("ns1--copy"));
+    assert_refused("r5", "the copy Job: Job ns1/r5--restore exists and is not ours: it has no "
+                         "owner");
+    job = cfix_get(&fx, &RES_JOB, "r5--restore");
+    cr_assert_str_eq(kjson_get_str(job, "metadata.uid"), uid, "left alone");
+    cJSON_Delete(job);
+
+    restore("r6", STORE_SPEC("ns1--copy"));
+    cr_assert_eq(run("r6"), ERST_POLL_MS);
+    job = cfix_get(&fx, &RES_JOB, "r6--restore");
+    cr_assert_eq(jsonfix_int(job, "spec.activeDeadlineSeconds"), PODJOB_COPY_DEADLINE_S);
+    cJSON_Delete(job);
+    patch = jsonfix_parse("{\"status\":{\"conditions\":[{\"type\":\"Failed\",\"status\":\"True\","
+                          "\"reason\":\"DeadlineExceeded\",\"message\":\"Job was active longer "
+                          "than specified deadline\"}]}}");
+    OK(k8s_patch(fx.c, &RES_JOB, CFIX_NS, "r6--restore", K8S_PATCH_MERGE, patch, &wo, NULL, &err));
+    cJSON_Delete(patch);
+    run("r6");
+    cr_assert_str_eq(st("r6", "phase"), ERST_PHASE_FAILED);
+    cr_assert(strstr(st("r6", "error"), "DeadlineExceeded: Job was active longer than specified"),
+              "%s", st("r6", "error"));
+    cr_assert(
+        ksimfix_await_status(fx.h, "/apis/batch/v1/namespaces/ns1/jobs/r6--restore", 404, 10000),
+        "the stopped Job is deleted");
 }

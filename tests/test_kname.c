@@ -135,3 +135,73 @@ Test(kname, event_names_about_the_longest_names)
     SUBDOMAIN(c.first->name);
     evs_release(&c);
 }
+
+/* The tags of the controller's Jobs (controller/ebk.h, erst.h, bkejob.h). */
+static const char *const TAGS[] = { "copy", "delete-copy", "restore", "delete" };
+#define NTAGS (sizeof(TAGS) / sizeof(TAGS[0]))
+
+Test(kname, job_names_one_per_kind_and_owner)
+{
+    /* owners named after the others' names: a name with a tag in it, a "--", a dot, the cut
+     * form of a long name written out, the longest names (plain and cut) */
+    static char owners[20][KNAME_SUBDOMAIN_MAX + 1] = {
+        "x",      "x-delete", "x-copy", "x--copy", "x--delete-copy", "x-delete-copy",
+        "x.copy", "x-d",      "copy",   "delete",  "x--restore",     "x-restore",
+    };
+    static char names[20 * NTAGS][KNAME_LABEL_MAX + 1];
+    char cut[KNAME_LABEL_MAX + 1];
+    size_t n = 12, i, j, k = 0;
+
+    long_name(owners[n++], KNAME_SUBDOMAIN_MAX, 1);
+    long_name(owners[n++], KNAME_LABEL_MAX, 0);
+    long_name(owners[n++], KNAME_LABEL_MAX - 2 - 4, 0); /* "<63 - 6>--copy": plain, 63 */
+    /* the cut name of owners[12] with the tag "copy", minus "--copy": an owner whose plain
+     * name would be that cut name if the tag did not end the owner's part */
+    cr_assert_eq(kname_job(owners[12], "copy", cut), KERR_OK);
+    snprintf(owners[n++], KNAME_SUBDOMAIN_MAX + 1, "%.*s-%s", (int)(strstr(cut, "--") - cut), cut,
+             strrchr(cut, '-') + 1);
+    snprintf(owners[n++], KNAME_SUBDOMAIN_MAX + 1, "%s", cut); /* the cut name itself */
+    for (i = 0; i < n; i++)
+        for (j = 0; j < NTAGS; j++, k++) {
+            cr_assert_eq(kname_job(owners[i], TAGS[j], names[k]), KERR_OK, "%s %s", owners[i],
+                         TAGS[j]);
+            cr_assert(ksim_valid_dns1123_label(names[k], why, sizeof(why)), "%s: %s", names[k],
+                      why);
+        }
+    for (i = 0; i < k; i++)
+        for (j = i + 1; j < k; j++)
+            cr_assert_str_neq(names[i], names[j], "%s (%s) and %s (%s)", owners[i / NTAGS],
+                              TAGS[i % NTAGS], owners[j / NTAGS], TAGS[j % NTAGS]);
+    /* short names keep the name users know */
+    cr_assert_str_eq(names[0], "x--copy");
+    cr_assert_str_eq(names[1 * NTAGS + 0], "x-delete--copy");
+    cr_assert_str_eq(names[0 * NTAGS + 1], "x--delete-copy");
+    cr_assert_eq(strlen(names[14 * NTAGS]), KNAME_LABEL_MAX, "%s", names[14 * NTAGS]);
+    cr_assert_null(strchr(names[14 * NTAGS], '.'));
+}
+
+Test(kname, job_name_refuses_bad_tags_and_owners)
+{
+    char out[KNAME_LABEL_MAX + 1];
+    char tag[KNAME_LABEL_MAX + 1];
+
+    cr_assert_eq(kname_job("", "copy", out), KERR_INVAL);
+    cr_assert_eq(kname_job(NULL, "copy", out), KERR_INVAL);
+    cr_assert_eq(kname_job("x", "", out), KERR_INVAL);
+    cr_assert_eq(kname_job("x", "-copy", out), KERR_INVAL);
+    cr_assert_eq(kname_job("x", "copy-", out), KERR_INVAL);
+    cr_assert_eq(kname_job("x", "a--b", out), KERR_INVAL);
+    cr_assert_eq(kname_job("x", "Copy", out), KERR_INVAL);
+    cr_assert_eq(kname_job("x", "copy2", out), KERR_INVAL);
+    /* a last word of 8 hex digits would read as the hash of the cut form */
+    cr_assert_eq(kname_job("x", "copy-deadbeef", out), KERR_INVAL);
+    cr_assert_eq(kname_job("x", "copy-deadbeefa", out), KERR_OK);
+    memset(tag, 'a', KNAME_LABEL_MAX - 4 - KNAME_HASH_LEN);
+    tag[KNAME_LABEL_MAX - 4 - KNAME_HASH_LEN] = '\0';
+    cr_assert_eq(kname_job("x", tag, out), KERR_OK);
+    cr_assert_eq(kname_job(".-.", tag, out), KERR_OK, "an owner of no letters still gets a name");
+    cr_assert(ksim_valid_dns1123_label(out, why, sizeof(why)), "%s: %s", out, why);
+    tag[KNAME_LABEL_MAX - 4 - KNAME_HASH_LEN] = 'a';
+    tag[KNAME_LABEL_MAX - 3 - KNAME_HASH_LEN] = '\0';
+    cr_assert_eq(kname_job("x", tag, out), KERR_INVAL);
+}

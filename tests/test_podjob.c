@@ -119,3 +119,73 @@ Test(podjob, job_done)
     cJSON_Delete(going);
     cJSON_Delete(active);
 }
+
+Test(podjob, job_done_by_its_conditions)
+{
+    /* the deadline passed before any Pod ran: no counts, only the condition */
+    cJSON *deadline = parse("{\"status\":{\"conditions\":[{\"type\":\"FailureTarget\",\"status\":"
+                            "\"True\"},{\"type\":\"Failed\",\"status\":\"True\",\"reason\":"
+                            "\"DeadlineExceeded\",\"message\":\"Job was active longer than "
+                            "specified deadline\"}]}}");
+    cJSON *complete =
+        parse("{\"status\":{\"conditions\":[{\"type\":\"Complete\",\"status\":\"True\"}]}}");
+    cJSON *not_yet = parse("{\"status\":{\"conditions\":[{\"type\":\"Failed\",\"status\":"
+                           "\"False\"},{\"type\":\"Suspended\",\"status\":\"True\"}]}}");
+    cJSON *backoff = parse("{\"status\":{\"failed\":1,\"conditions\":[{\"type\":\"Failed\","
+                           "\"status\":\"True\",\"reason\":\"BackoffLimitExceeded\"}]}}");
+    char why[40]; /* cut */
+
+    cr_assert(podjob_job_done(deadline));
+    cr_assert(podjob_job_finished(deadline));
+    cr_assert(podjob_job_done(complete));
+    cr_assert(!podjob_job_done(not_yet));
+    cr_assert(podjob_job_failed(deadline, why, sizeof(why)));
+    cr_assert_str_eq(why, "DeadlineExceeded: Job was active longer");
+    cr_assert(podjob_deadline_exceeded(deadline));
+    cr_assert(podjob_job_failed(backoff, why, sizeof(why)));
+    cr_assert_str_eq(why, "BackoffLimitExceeded");
+    cr_assert(!podjob_deadline_exceeded(backoff));
+    cr_assert(!podjob_job_failed(complete, why, sizeof(why)));
+    cr_assert_str_eq(why, "");
+    cr_assert(!podjob_job_failed(not_yet, NULL, 0));
+    cJSON_Delete(deadline);
+    cJSON_Delete(complete);
+    cJSON_Delete(not_yet);
+    cJSON_Delete(backoff);
+}
+
+Test(podjob, owner_by_controller_reference_or_annotation)
+{
+    cJSON *ref =
+        parse("{\"metadata\":{\"name\":\"b--copy\",\"namespace\":\"ns\","
+              "\"ownerReferences\":[{\"kind\":\"Other\",\"name\":\"o\",\"uid\":\"u0\"},"
+              "{\"kind\":\"EtcdBackup\",\"name\":\"b\",\"uid\":\"u1\","
+              "\"controller\":true}],\"annotations\":{\"" PODJOB_ANN_OWNER_UID "\":\"u2\"}}}");
+    cJSON *ann =
+        parse("{\"metadata\":{\"name\":\"b--delete-copy\",\"namespace\":\"ns\","
+              "\"ownerReferences\":[{\"kind\":\"Other\",\"name\":\"o\",\"uid\":\"u0\","
+              "\"controller\":false}],\"annotations\":{\"" PODJOB_ANN_OWNER_UID "\":\"u2\"}}}");
+    cJSON *none = parse("{\"metadata\":{\"name\":\"b--copy\",\"namespace\":\"ns\"}}");
+    char msg[256];
+
+    cr_assert_str_eq(podjob_owner_uid(ref), "u1", "the controller reference wins");
+    cr_assert(podjob_owned(ref, "u1"));
+    cr_assert(!podjob_owned(ref, "u0"), "a reference that is not the controller's");
+    cr_assert(!podjob_owned(ref, "u2"));
+    cr_assert_str_eq(podjob_owner_uid(ann), "u2");
+    cr_assert(podjob_owned(ann, "u2"));
+    cr_assert_null(podjob_owner_uid(none));
+    cr_assert(!podjob_owned(none, ""));
+    cr_assert(!podjob_owned(none, NULL));
+    cr_assert(!podjob_owned(ann, ""));
+    podjob_foreign(ref, msg, sizeof(msg));
+    cr_assert_str_eq(msg,
+                     "Job ns/b--copy exists and is not ours: its owner is EtcdBackup b (uid u1)");
+    podjob_foreign(ann, msg, sizeof(msg));
+    cr_assert_str_eq(msg, "Job ns/b--delete-copy exists and is not ours: it belongs to uid u2");
+    podjob_foreign(none, msg, sizeof(msg));
+    cr_assert_str_eq(msg, "Job ns/b--copy exists and is not ours: it has no owner");
+    cJSON_Delete(ref);
+    cJSON_Delete(ann);
+    cJSON_Delete(none);
+}

@@ -62,10 +62,10 @@ ksim_wait 30 task_state_is b1 Succeeded ||
 desc=$(jp "$NS" etcdopstask/b1 '{.status.lastOperation.description}')
 snap=$(sed -n 's/^full snapshot \(Full-[^ ]*\) taken.*/\1/p' <<<"$desc")
 [ -n "$snap" ] || ctl_fail "no snapshot name in the task's description: $desc"
-ksim_wait 30 has_job b1-copy || ctl_fail "no copy Job: $(status b1 phase) $(status b1 error)"
+ksim_wait 30 has_job b1--copy || ctl_fail "no copy Job: $(status b1 phase) $(status b1 error)"
 expect "phase while the copy is held" Uploading "$(status b1 phase)"
 expect "the copy takes the task's snapshot" "--snapshot=$snap" \
-    "$(jp "$NS" job/b1-copy '{.spec.template.spec.containers[0].args}' | tr ',' '\n' | tr -d '"[]' | grep -- '^--snapshot=')"
+    "$(jp "$NS" job/b1--copy '{.spec.template.spec.containers[0].args}' | tr ',' '\n' | tr -d '"[]' | grep -- '^--snapshot=')"
 # The controller killed while the copy is held: the next one finds the Job and goes on.
 ctl_kill9
 ctl_start
@@ -92,7 +92,7 @@ for e in '^Normal SnapshotStarted: ' '^Normal SnapshotTaken: ' '^Normal UploadSt
     events b1 | grep -q "$e" || ctl_fail "no event $e: $(events b1)"
 done
 ok "events SnapshotStarted, SnapshotTaken, UploadStarted, Completed"
-ksim_wait 20 gone job b1-copy || ctl_fail "the copy Job stays"
+ksim_wait 20 gone job b1--copy || ctl_fail "the copy Job stays"
 kc -n "$NS" get ebk b1 | grep -q Completed || ctl_fail "kubectl get ebk: $(kc -n "$NS" get ebk b1)"
 ok "the Job deleted once its result is written; kubectl get ebk"
 
@@ -101,7 +101,7 @@ kc -n "$NS" delete etcdbackup b1 --timeout=60s >/dev/null || ctl_fail "delete b1
 [ ! -e "$LOCAL_ROOT/offsite/$key" ] || ctl_fail "the copy is still in the destination"
 expect "the source snapshot untouched" "shoot--etcd-main/v2/$snap" "$(snap_s3 ls shoot--etcd-main/)"
 events b1 | grep -q '^Normal CopyDeleted: ' || ctl_fail "no CopyDeleted event: $(events b1)"
-ksim_wait 20 gone job b1-delete-copy || ctl_fail "the delete Job stays"
+ksim_wait 20 gone job b1--delete-copy || ctl_fail "the delete Job stays"
 ok "kubectl delete: the copy deleted, then the backup"
 
 # A sidecar answering 500: Failed with the task's error, a Warning event; deleted at once.
@@ -138,7 +138,7 @@ s3_dest "$PROXY_URL"
 backup b4 S3 Delete "$SNAP_BUCKET" offsite-s3
 ksim_wait 30 task_state_is b4 Succeeded || ctl_fail "task b4 did not succeed"
 snap4=$(jp "$NS" etcdopstask/b4 '{.status.lastOperation.description}' | sed -n 's/^full snapshot \(Full-[^ ]*\) taken.*/\1/p')
-ksim_wait 30 has_job b4-copy || ctl_fail "no copy Job for b4: $(status b4 error)"
+ksim_wait 30 has_job b4--copy || ctl_fail "no copy Job for b4: $(status b4 error)"
 snap_s3 put "shoot--etcd-main/v2/$snap4" "$SNAP_WORK/snap"
 stop=$SNAP_WORK/job_exec2.stop
 python3 "$SNAP_SRC/tests/support/job_exec.py" serve "$NS" app.kubernetes.io/managed-by=etcd-warden \

@@ -88,7 +88,7 @@ serve_jobs() {
         while read -r uid name snap; do
             case $seen in *" $uid "*) continue ;; esac
             seen="$seen$uid "
-            if [[ $name == *-copy && $name != *-delete-copy && $snap != - ]]; then
+            if [[ $name == *--copy && $snap != - ]]; then
                 echo "sidecar: $snap"
                 python3 "$SNAP_SRC/tests/support/snap_fixture.py" "$SNAP_WORK/$snap" 300000 "$snap" &&
                     snap_s3 put "shoot--etcd-main/v2/$snap" "$SNAP_WORK/$snap" ||

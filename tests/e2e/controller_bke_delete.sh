@@ -205,7 +205,7 @@ ksim_wait 60 immutable_is "Deleting 1 1" || ctl_fail "locked: $(immutable)"
 ksim_wait 10 has_event "$e_c" '^Normal ObjectsLocked: 1 objects deleted; 1 still immutable' ||
     ctl_fail "no ObjectsLocked event: $(ctl_events default "$e_c")"
 expect "the locked object stays" shoot--etcd-c/v2/Full-locked "$(s3_keys shoot--etcd-c/)"
-reran() { [ "$(grep -c 'shoot--etcd-c.*exit 0' "$SNAP_WORK/job_exec.log")" -ge 2 ]; }
+reran() { [ "$(grep -c '/shoot-etcd-c-[0-9a-f]*--delete-[0-9a-f]*: .*exit 0' "$SNAP_WORK/job_exec.log")" -ge 2 ]; }
 ksim_wait 30 reran ||
     ctl_fail "the Job was not re-run while locked"
 expect "locked objects never fail the entry" "" "$(kc get backupentry "$e_c" -o jsonpath='{.status.lastError}')"

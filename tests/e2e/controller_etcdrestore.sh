@@ -96,7 +96,7 @@ expect "new Etcd's spec from the live source" "3 8Gi blue pit" \
     "$(jp shoot 'etcd etcd-pit' '{.spec.replicas} {.spec.etcd.quota} {.metadata.labels.team} {.metadata.labels.etcd-warden\.io/restored-from}')"
 expect "source Etcd untouched" shoot--etcd-main "$(jp shoot 'etcd etcd-main' '{.spec.backup.store.prefix}')"
 expect "source prefix untouched" "$src_before" "$(keys shoot--etcd-main)"
-ksim_wait 20 gone -n shoot job pit-restore || ctl_fail "the copy Job stays"
+ksim_wait 20 gone -n shoot job pit--restore || ctl_fail "the copy Job stays"
 ksim_wait 10 has_event pit '^Normal Completed: ' || ctl_fail "no Completed event: $(ctl_events shoot pit)"
 ok "store + pointInTime: Completed, the snapshots etcd-backup-restore would pick, a new Etcd"
 
@@ -166,5 +166,5 @@ jp shoot 'etcdrestore dirty' '{.status.error}' | snap_has 'already holds 1 snaps
     ctl_fail "error: $(jp shoot 'etcdrestore dirty' '{.status.error}')"
 expect "dirty prefix unchanged" "$dirty_before" "$(keys shoot--dirty)"
 gone -n shoot etcd etcd-dirty || ctl_fail "a failed restore created an Etcd"
-ksim_wait 20 gone -n shoot job dirty-restore || ctl_fail "the failed copy Job stays"
+ksim_wait 20 gone -n shoot job dirty--restore || ctl_fail "the failed copy Job stays"
 ok "a target prefix holding snapshots: Failed, nothing written"
