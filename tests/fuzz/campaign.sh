@@ -57,10 +57,17 @@ for name in $targets; do
     fi
     tail -30 "$log"
     mkdir -p "$regress"
+    # libFuzzer's crash-<sha1> becomes <sha1>-crash (the repository ignores crash-* files)
     for f in "$work/$name/art"/*; do
         [ -f "$f" ] || continue
-        cp "$f" "$regress/"
-        echo "$name: saved tests/fuzz/regress/$name/$(basename "$f")"
+        base=$(basename "$f")
+        known=$(find "$regress" -type f -exec cmp -s "$f" {} \; -print -quit)
+        if [ -n "$known" ]; then
+            echo "$name: the input is already tests/fuzz/regress/$name/$(basename "$known")"
+            continue
+        fi
+        cp "$f" "$regress/${base#*-}-${base%%-*}"
+        echo "$name: saved tests/fuzz/regress/$name/${base#*-}-${base%%-*}"
     done
     echo "$name: CRASH ($(grep -m1 -o 'Seed: [0-9]*' "$log"); log: $log)"
     crashed+=("$name")
