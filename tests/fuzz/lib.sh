@@ -11,7 +11,7 @@ fuzz_jobs=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}
 # Configures and builds the libFuzzer targets with clang into $fuzz_build.
 fuzz_build_all() {
     CC=clang cmake -S "$fuzz_root" -B "$fuzz_build" -DFUZZ=ON -DBUILD_TESTING=OFF \
-        -DCMAKE_BUILD_TYPE=Debug >/dev/null
+        -DCMAKE_BUILD_TYPE=Debug -DWERROR=ON >/dev/null
     cmake --build "$fuzz_build" -j "$fuzz_jobs" >/dev/null
 }
 
