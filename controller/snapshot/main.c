@@ -1,4 +1,5 @@
-/* warden-snapshot: extend-snapshot-immutability and list (controller/snapshot/snapcli.h). */
+/* warden-snapshot: extend-snapshot-immutability, list, delete-snapshots and copy
+ * (controller/snapshot/snapcli.h). */
 #include "controller/snapshot/snapcli.h"
 
 int main(int argc, char **argv)
