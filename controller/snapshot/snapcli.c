@@ -52,13 +52,15 @@ static void usage(FILE *f)
 {
     fputs("usage: warden-snapshot COMMAND [flags]\n"
           "\n"
-          "commands:\n"
-          "  extend-snapshot-immutability  keep the latest full snapshot inside the bucket's\n"
-          "                                immutability period (a fresh copy, or its retention\n"
-          "                                extended in place) and delete the earlier copies\n"
-          "  list                          list the snapshots under a prefix\n"
-          "  delete-snapshots              delete every object under a prefix\n"
-          "  copy                          copy snapshots from one store to another\n"
+          "  warden-snapshot extend-snapshot-immutability [flags]\n"
+          "      keep the latest full snapshot inside the bucket's immutability period (a fresh\n"
+          "      copy, or its retention extended in place) and delete the earlier copies\n"
+          "  warden-snapshot list [flags]\n"
+          "      list the snapshots under a prefix\n"
+          "  warden-snapshot delete-snapshots [flags]\n"
+          "      delete every object under a prefix\n"
+          "  warden-snapshot copy [flags]\n"
+          "      copy snapshots from one store to another\n"
           "\n"
           "warden-snapshot COMMAND --help shows the flags of a command.\n",
           f);

@@ -43,7 +43,7 @@ usage_error() {
 for h in --help -h help; do
     help "warden-snapshot $h" "$h"
     for c in "${commands[@]}"; do
-        grep -q "^  $c " <<<"$OUT" || snap_fail "warden-snapshot $h does not list $c"
+        grep -q "^  warden-snapshot $c " <<<"$OUT" || snap_fail "warden-snapshot $h does not list $c"
     done
 done
 for c in "${commands[@]}"; do
