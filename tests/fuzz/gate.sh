@@ -5,7 +5,10 @@
 #   1. runs each committed input once: tests/fuzz/corpus/<name>/ and every
 #      input that ever crashed it, tests/fuzz/regress/<name>/;
 #   2. fuzzes from those inputs with a fixed seed for a fixed number of
-#      executions (FUZZ_SEED, default 1; FUZZ_RUNS, default 100000).
+#      executions (FUZZ_SEED, default 1; FUZZ_RUNS, default 100000), without
+#      libFuzzer's comparison tracing (-use_cmp=0): the values it records hold
+#      addresses, which differ from one run to the next and would steer the
+#      same seed elsewhere each time.
 # A crash, leak or timeout fails the gate with the input libFuzzer saved.
 # Random, open-ended fuzzing is tests/fuzz/campaign.sh.
 #
@@ -40,7 +43,7 @@ for name in $targets; do
     fi
     rm -rf "$work/$name"
     fuzz_seed_dir "$name" "$work/$name/corpus"
-    if ! "$bin" -seed="$seed" -runs="$runs" -rss_limit_mb=2048 -timeout=60 -print_final_stats=1 \
+    if ! "$bin" -seed="$seed" -runs="$runs" -use_cmp=0 -rss_limit_mb=2048 -timeout=60 -print_final_stats=1 \
         -artifact_prefix="$logs/$name-" "$work/$name/corpus" >>"$log" 2>&1; then
         tail -40 "$log"
         echo "fuzz $name: crash with -seed=$seed (input saved as $logs/$name-*; log: $log)"
