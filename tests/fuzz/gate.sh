@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The fuzzing part of the test gate: deterministic, so a commit passes or
-# fails the same way every time. Builds the libFuzzer targets (clang), then
+# The fuzzing part of the test gate: no random seed, so a commit passes or
+# fails the same way every time (as far as the code under test does the same
+# for the same input). Builds the libFuzzer targets (clang), then
 # for every target (or the ones named):
 #   1. runs each committed input once: tests/fuzz/corpus/<name>/ and every
 #      input that ever crashed it, tests/fuzz/regress/<name>/;
