@@ -61,7 +61,7 @@ struct k8s_client;
 #define CPJOB_FROM_DIR               "/var/etcd-backup-from"
 #define CPJOB_TO_DIR                 "/var/etcd-backup-to"
 #define CPJOB_DEFAULT_COMMAND        "warden-snapshot copy"
-#define CPJOB_DEFAULT_IMAGE          "etcd-warden/controller:v0.1.0"
+#define CPJOB_DEFAULT_IMAGE          WARDEN_DEFAULT_IMAGE
 #define CPJOB_DEFAULT_DELETE_COMMAND "warden-snapshot delete-snapshots"
 #define CPJOB_SNAPS_MAX              8
 

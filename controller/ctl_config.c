@@ -13,7 +13,9 @@ static const char summary[] =
     "Reconciles etcd-warden's flows for druid.gardener.cloud/v1alpha1 Etcd objects: hibernation\n"
     "(annotation etcd-warden.io/hibernate), the EtcdOpsTask executor, the\n"
     "ExtendFullSnapshotImmutabilityTask CronJobs, the status backup, restore progress and\n"
-    "owner-reference repair.\n"
+    "owner-reference repair; the backups that outlive their Etcd (BackupBuckets,\n"
+    "BackupEntries and their deletion Jobs, --backup-entries) and the off-site backups\n"
+    "(EtcdBackups, EtcdBackupSchedules, EtcdRestores and their copy Jobs, --backups).\n"
     "\n"
     "Signals: SIGTERM and SIGINT stop gracefully (keys in hand finish, the leader-election\n"
     "Lease is released, exit 0); a second one exits at once (status 1). SIGPIPE is ignored.\n"
@@ -52,17 +54,17 @@ static size_t make_table(struct ctl_config *c, struct proc_flag *out)
           "longest wait for one sidecar answer, within the task's own timeout (1s-1h)" },
         { "snapshot-retries", PROC_FLAG_INT, &c->snapshot_retries, "3",
           "final-snapshot attempts before the hibernation phase Failed (1-100)" },
-        { "immutability-task-image", PROC_FLAG_STRING, &c->imm_image,
-          "etcd-warden/controller:v0.1.0", "container image of the immutability CronJobs" },
+        { "immutability-task-image", PROC_FLAG_STRING, &c->imm_image, WARDEN_DEFAULT_IMAGE,
+          "container image of the immutability CronJobs" },
         { "immutability-task-command", PROC_FLAG_STRING, &c->imm_command,
           "warden-snapshot extend-snapshot-immutability",
           "command of the immutability CronJobs (words split at spaces)" },
-        { "deletion-job-image", PROC_FLAG_STRING, &c->bke_image, "etcd-warden/controller:v0.1.0",
+        { "deletion-job-image", PROC_FLAG_STRING, &c->bke_image, WARDEN_DEFAULT_IMAGE,
           "container image of the backup deletion Jobs" },
         { "deletion-job-command", PROC_FLAG_STRING, &c->bke_command,
           "warden-snapshot delete-snapshots",
           "command of the backup deletion Jobs (words split at spaces)" },
-        { "copy-job-image", PROC_FLAG_STRING, &c->copy_image, "etcd-warden/controller:v0.1.0",
+        { "copy-job-image", PROC_FLAG_STRING, &c->copy_image, WARDEN_DEFAULT_IMAGE,
           "container image of the Jobs copying snapshots between stores" },
         { "copy-job-command", PROC_FLAG_STRING, &c->copy_command, "warden-snapshot copy",
           "command of the copy Jobs (words split at spaces)" },

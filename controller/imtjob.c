@@ -460,8 +460,8 @@ enum kerr imtjob_cronjob_build_store(const cJSON *task, const cJSON *etcd, const
                              IMTJOB_ARGS_MAX);
     if (!cmd)
         return kerr_set(err, KERR_INVAL, "--immutability-task-command: no command words");
-    pod = pod_of(container_of(image ? image : "etcd-warden/controller:v0.1.0", cmd, gc_from,
-                              &e.store, kjson_get_str(etcd, "spec.backup.store.endpointOverride")),
+    pod = pod_of(container_of(image ? image : WARDEN_DEFAULT_IMAGE, cmd, gc_from, &e.store,
+                              kjson_get_str(etcd, "spec.backup.store.endpointOverride")),
                  &e.store, secret, ambient_account(etcd, &e.store), err);
     imtjob_cronjob_name(kjson_get_str(task, "metadata.name"), name);
     cj = cJSON_CreateObject();

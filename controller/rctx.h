@@ -23,7 +23,7 @@ struct ctl;        /* controller/ctl.h */
 struct k8s_client; /* common/k8s.h */
 struct store;      /* common/store.h */
 
-#define RCTX_DEFAULT_IMAGE   "etcd-warden/controller:v0.1.0"
+#define RCTX_DEFAULT_IMAGE   WARDEN_DEFAULT_IMAGE /* CMakeLists.txt: the chart's appVersion */
 #define RCTX_DEFAULT_COMMAND "warden-snapshot extend-snapshot-immutability"
 
 struct rctx {

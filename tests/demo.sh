@@ -25,34 +25,14 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 started=$SECONDS
 
+# shellcheck source=lib/stage-build.sh
+. tests/lib/stage-build.sh
 if [ -z "${WARDEN_BINARY_DIR:-}" ]; then
-    if [ "$(id -u)" = 0 ]; then
-        tests/run-all.sh --install-only
-    fi
-    tests/install-emulators.sh
-    echo "== building (build/demo)"
-    cmake -S . -B build/demo -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF >/dev/null
-    cmake --build build/demo -j "$(nproc 2>/dev/null || echo 2)" --target warden-webhook \
-        warden-controller warden-snapshot kube-sim backup-double >/dev/null
-    export WARDEN_BINARY_DIR=$root/build/demo
+    stage_build
     started=$SECONDS
 fi
-
-SNAP_BUCKET=etcd-bucket   # the store container tests/lib/druid.sh gives its Etcds
-# shellcheck source=lib/snapshot.sh
-. tests/lib/snapshot.sh
-# shellcheck source=lib/controller.sh
-. tests/lib/controller.sh
-# shellcheck source=lib/chart.sh
-. tests/lib/chart.sh
-# kubesim.sh owns the EXIT trap; the emulator's cleanups run from it
-_demo_snap_cleanup() {
-    local i
-    for ((i = ${#_snap_cleanups[@]} - 1; i >= 0; i--)); do eval "${_snap_cleanups[i]}" || true; done
-    _snap_cleanups=()
-}
-trap _ksim_run_cleanups EXIT
-ksim_on_exit _demo_snap_cleanup
+# shellcheck source=lib/stage.sh
+. tests/lib/stage.sh
 
 # ---- narration -------------------------------------------------------------------
 if [ -t 1 ]; then B=$'\033[1m' G=$'\033[32m' X=$'\033[0m'; else B="" G="" X=""; fi
@@ -114,21 +94,8 @@ jp() { kc -n "$1" get "$2" -o jsonpath="$3"; }
 
 # ---- the stage -------------------------------------------------------------------
 chapter "Stage: kube-sim, the chart, warden-webhook, warden-controller, S3, the backup sidecar"
-wh_init
-CTL_DIR=$WH_DIR
-ids=$WH_DIR/ids
-mkdir -p "$ids"
-druid_tokens "$ids/tokens.csv"
-echo "webhook-token,system:serviceaccount:$CHART_NS:warden-webhook,u-webhook,\"system:serviceaccounts\"" \
-    >>"$ids/tokens.csv"
-kubesim_start --token-file "$ids/tokens.csv" --service-alias "$(wh_alias)" \
-    --service-cluster-ip-range "$(druid_ip_range)" --statefulset-delay 100ms -v ||
-    demo_fail "kube-sim did not start"
-sed "s/^\( *token:\).*/\1 webhook-token/" "$KUBECONFIG" >"$ids/warden-webhook.kubeconfig"
-sed "s/^\( *token:\).*/\1 warden-token/" "$KUBECONFIG" >"$ids/warden-controller.kubeconfig"
-chart_tool
-rendered=$WH_DIR/etcd-warden.yaml
-chart_render "$rendered" --set crds.etcd=true --set crds.etcdOpsTask=true
+stage_kubesim -v
+rendered=$STAGE_RENDERED
 say "kube-sim serves the Kubernetes API at $KSIM_URL. The chart, rendered as
 'helm template etcd-warden charts/etcd-warden -n etcd-warden --set crds.etcd=true
 --set crds.etcdOpsTask=true' would (no etcd-druid here, so its CRDs come from the chart):"
@@ -137,32 +104,14 @@ ok
 k apply -f "$rendered"
 ok
 check "every rendered object accepted" "$(grep -c '^kind: ' "$rendered")" "$(grep -c ' created$' <<<"$OUT")"
-ksim_wait 20 kc get etcds,etcdopstasks,etcdstatusbackups,extendfullsnapshotimmutabilitytasks -A ||
-    demo_fail "the CRDs are not served"
 
 say "kube-sim runs no pods: each program runs here with its Deployment's flags, as its
 service account (only addresses and the kubeconfig are changed)."
-chart_start_webhook "$rendered" "$ids" "$WH_PORT" "$WH_HEALTH_PORT" "$WH_LOG"
-WH_PID=$CHART_WH_PID
-ksim_on_exit _wh_cleanup
-ksim_wait 30 curl -sf "http://127.0.0.1:$WH_HEALTH_PORT/readyz" || demo_fail "warden-webhook not ready"
-ksim_wait 20 sh -c "kubectl --kubeconfig '$KUBECONFIG' get validatingwebhookconfiguration etcd-warden -o jsonpath='{.webhooks[*].clientConfig.caBundle}' | grep -q ." ||
-    demo_fail "warden-webhook did not patch its caBundle"
-mapfile -t wh_args < <("$CHARTTOOL" args "$rendered" warden-webhook)
-mapfile -t ctl_args < <("$CHARTTOOL" args "$rendered" warden-controller)
-cp "$ids/warden-controller.kubeconfig" "$CTL_DIR/controller.kubeconfig"
-ksim_on_exit _ctl_cleanup
-ctl_local=()   # ctl_start chooses the listen addresses itself
-for a in "${ctl_args[@]}"; do
-    case $a in --metrics-bind-address=* | --health-probe-bind-address=*) ;; *) ctl_local+=("$a") ;; esac
-done
-ctl_start "${ctl_local[@]}"
-printf '    warden-webhook\n'; printf '        %s\n' "${wh_args[@]}"
-printf '    warden-controller\n'; printf '        %s\n' "${ctl_args[@]}"
+stage_programs
+printf '    warden-webhook\n'; printf '        %s\n' "${STAGE_WH_ARGS[@]}"
+printf '    warden-controller\n'; printf '        %s\n' "${STAGE_CTL_ARGS[@]}"
 k get validatingwebhookconfigurations,mutatingwebhookconfigurations
 ok
-
-snap_s3_start
 say "s3rver serves the bucket '$SNAP_BUCKET' at $SNAP_S3_URL."
 
 # ---- 1. protection ---------------------------------------------------------------

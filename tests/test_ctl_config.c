@@ -44,7 +44,7 @@ Test(ctl_config, defaults)
     cr_expect_eq(c.backup_cluster_status, 1);
     cr_expect_eq(c.ops_task_executor, 1);
     cr_expect_eq(c.snapshot_retries, 3);
-    cr_expect_str_eq(c.imm_image, "etcd-warden/controller:v0.1.0");
+    cr_expect_str_eq(c.imm_image, WARDEN_DEFAULT_IMAGE);
     cr_expect_str_eq(c.imm_command, "warden-snapshot extend-snapshot-immutability");
     cr_expect_eq(c.workers, 3);
     cr_expect_str_eq(c.watch_namespace, "");
@@ -246,7 +246,7 @@ Test(ctl_config, backups_and_the_copy_jobs)
 
     cr_assert_eq(load(&c, &err, 1, dflt), KERR_OK, "%s", err.msg);
     cr_expect_eq(c.backups, 1);
-    cr_expect_str_eq(c.copy_image, "etcd-warden/controller:v0.1.0");
+    cr_expect_str_eq(c.copy_image, WARDEN_DEFAULT_IMAGE);
     cr_expect_str_eq(c.copy_command, "warden-snapshot copy");
     ctl_config_release(&c);
     cr_assert_eq(load(&c, &err, 4, argv), KERR_OK, "%s", err.msg);

@@ -131,10 +131,12 @@ static char *backups_of(const char *sched)
         free(got_);                                           \
     } while (0)
 
-/* "<sched>-<t / 60>" */
+/* "<sched>-<t / 60>" into out (128 bytes) */
 static const char *bname(const char *sched, int64_t t, char *out)
 {
-    snprintf(out, 128, "%s-%" PRId64, sched, t / 60);
+    int n = snprintf(out, 128, "%s-%" PRId64, sched, t / 60);
+
+    cr_assert(n > 0 && n < 128, "backup name of %s too long", sched);
     return out;
 }
 

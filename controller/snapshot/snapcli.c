@@ -50,21 +50,88 @@ enum {
 
 static void usage(FILE *f)
 {
+    fputs("usage: warden-snapshot COMMAND [flags]\n"
+          "\n"
+          "  warden-snapshot extend-snapshot-immutability [flags]\n"
+          "      keep the latest full snapshot inside the bucket's immutability period (a fresh\n"
+          "      copy, or its retention extended in place) and delete the earlier copies\n"
+          "  warden-snapshot list [flags]\n"
+          "      list the snapshots under a prefix\n"
+          "  warden-snapshot delete-snapshots [flags]\n"
+          "      delete a cluster's objects under a prefix, as the backup sidecar names them\n"
+          "  warden-snapshot copy [flags]\n"
+          "      copy snapshots from one store to another\n"
+          "  warden-snapshot check-prefixes [flags]\n"
+          "      report every pair of prefixes in a container that the backup sidecar mixes up\n"
+          "\n"
+          "warden-snapshot COMMAND --help shows the flags of a command.\n",
+          f);
+}
+
+/* The flags extend-snapshot-immutability and list share. */
+static const char STORE_FLAGS[] =
+    "  --storage-provider P           S3, ABS, GCS, ECS, OCS or Local (or etcd-druid's names:\n"
+    "                                 aws, azure, gcp, dell, openshift, local)\n"
+    "  --store-container C            the bucket (default $STORAGE_CONTAINER)\n"
+    "  --store-prefix X               the Etcd's spec.backup.store.prefix\n"
+    "  --store-endpoint-override URL  the store's endpoint (spec.backup.store.endpointOverride)\n";
+
+static void usage_extend(FILE *f)
+{
+    fprintf(
+        f,
+        "usage: warden-snapshot extend-snapshot-immutability --storage-provider P\n"
+        "           --store-container C --store-prefix X --gc-from-timestamp T [flags]\n"
+        "\n"
+        "%s"
+        "  --gc-from-timestamp T          Unix seconds or RFC 3339: the earlier copies made at\n"
+        "                                 or after T are deleted\n"
+        "  --mode M                       copy (default), extend-in-place or auto\n"
+        "  --retention-days N             extend-in-place: retain for N days (1 to 36500)\n"
+        "  --lock-retention               extend-in-place on ABS: lock the policy\n"
+        "  --copy-mode M                  server (default) or stream\n"
+        "  --skip-hash-check              do not check the snapshot's SHA-256 first\n"
+        "  --dry-run                      log what would be done, change nothing\n"
+        "  -v, --verbose                  debug logs\n"
+        "  -h, --help                     this help\n",
+        STORE_FLAGS);
+}
+
+static void usage_list(FILE *f)
+{
     fprintf(f,
-            "usage: warden-snapshot extend-snapshot-immutability --storage-provider P "
-            "--store-container C --store-prefix X [--store-endpoint-override URL] "
-            "--gc-from-timestamp T "
-            "[--mode copy|extend-in-place|auto] [--retention-days N] [--lock-retention] "
-            "[--copy-mode server|stream] "
-            "[--skip-hash-check] [--dry-run] [-v]\n"
-            "       warden-snapshot list --storage-provider P --store-container C "
-            "--store-prefix X [--store-endpoint-override URL] [--verify-hash | --skip-hash-check] "
-            "[-v]\n"
-            "       warden-snapshot delete-snapshots --storage-provider P --store-container C "
-            "--store-prefix X [--store-endpoint-override URL] [--dry-run] [-v]\n"
-            "       warden-snapshot copy --from-storage-provider P --from-store-container C "
-            "--from-store-prefix X --to-storage-provider P --to-store-container C "
-            "--to-store-prefix X [--snapshot NAME | --until TIME] (copy --help: all flags)\n");
+            "usage: warden-snapshot list --storage-provider P --store-container C\n"
+            "           --store-prefix X [flags]\n"
+            "\n"
+            "%s"
+            "  --verify-hash                  read every full snapshot and check its SHA-256\n"
+            "  --skip-hash-check              do not report the digests recorded on copies\n"
+            "  -v, --verbose                  debug logs\n"
+            "  -h, --help                     this help\n",
+            STORE_FLAGS);
+}
+
+static void usage_cmd(const char *cmd, FILE *f)
+{
+    if (strcmp(cmd, "list") == 0)
+        usage_list(f);
+    else
+        usage_extend(f);
+}
+
+void snapcli_flag_error(const char *cmd, char **argv, int optidx, int ret, int opt)
+{
+    const char *arg = optidx > 0 ? argv[optidx - 1] : "";
+    int len = (int)strcspn(arg, "=");
+
+    if (ret == ':')
+        fprintf(stderr, "warden-snapshot %s: %s needs a value\n", cmd, arg);
+    else if (strncmp(arg, "--", 2) == 0 && opt)
+        fprintf(stderr, "warden-snapshot %s: %.*s takes no value\n", cmd, len, arg);
+    else if (strncmp(arg, "--", 2) == 0)
+        fprintf(stderr, "warden-snapshot %s: unknown flag %.*s\n", cmd, len, arg);
+    else
+        fprintf(stderr, "warden-snapshot %s: unknown flag -%c\n", cmd, opt ? opt : '?');
 }
 
 /* Decimal digits only into *out. */
@@ -82,6 +149,14 @@ static int parse_i64(const char *s, int64_t *out)
     return 0;
 }
 
+/* Report an invalid flag value; returns -1. */
+static int bad_value(const char *cmd, const char *flag, const char *value, const char *want)
+{
+    fprintf(stderr, "warden-snapshot %s: %s must be %s, not \"%s\"\n", cmd, flag, want, value);
+    return -1;
+}
+
+/* 0 to run, 1 for --help, -1 on a usage error (said on stderr). */
 static int parse_flags(int argc, char **argv, struct cli *c)
 {
     static const struct option opts[] = {
@@ -100,12 +175,14 @@ static int parse_flags(int argc, char **argv, struct cli *c)
         { "verify-hash", no_argument, NULL, OPT_VERIFY },
         { "skip-hash-check", no_argument, NULL, OPT_SKIP_HASH },
         { "verbose", no_argument, NULL, 'v' },
+        { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     int64_t v = 0;
     int o;
     optind = 1;
-    while ((o = getopt_long(argc, argv, "v", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((o = getopt_long(argc, argv, ":hv", opts, NULL)) != -1) {
         switch (o) {
         case OPT_PROVIDER:
             c->store.provider = optarg;
@@ -131,7 +208,8 @@ static int parse_flags(int argc, char **argv, struct cli *c)
         case OPT_RETENTION:
             if (parse_i64(optarg, &c->retention_days) != 0 || c->retention_days < 1 ||
                 c->retention_days > 36500) {
-                return -1;
+                return bad_value(c->cmd, "--retention-days", optarg,
+                                 "a number of days, 1 to 36500");
             }
             break;
         case OPT_DRY:
@@ -148,24 +226,32 @@ static int parse_flags(int argc, char **argv, struct cli *c)
             break;
         case OPT_PART:
             if (parse_i64(optarg, &v) != 0 || v < 1024 || v > (int64_t)1 << 30) {
-                return -1;
+                return bad_value(c->cmd, "--part-size", optarg, "1024 to 1073741824 bytes");
             }
             c->store.part_size = (size_t)v;
             break;
         case OPT_THRESHOLD:
             if (parse_i64(optarg, &v) != 0 || v < 1) {
-                return -1;
+                return bad_value(c->cmd, "--copy-part-threshold", optarg,
+                                 "a positive number of bytes");
             }
             c->store.copy_part_threshold = v;
             break;
         case 'v':
             c->verbose++;
             break;
+        case 'h':
+            return 1;
         default:
+            snapcli_flag_error(c->cmd, argv, optind, o, optopt);
             return -1;
         }
     }
-    return optind == argc ? 0 : -1;
+    if (optind != argc) {
+        fprintf(stderr, "warden-snapshot %s: unexpected argument \"%s\"\n", c->cmd, argv[optind]);
+        return -1;
+    }
+    return 0;
 }
 
 static int fail(const char *what, const struct kerr_info *err)
@@ -271,65 +357,95 @@ static int run(struct cli *c, int64_t gc)
     return status;
 }
 
+/* The flags together; a usage error said on stderr. */
 static int check_args(struct cli *c, int64_t *gc)
 {
+    const char *cmd = c->cmd;
     if (c->store.container == NULL) {
         c->store.container = getenv("STORAGE_CONTAINER");
     }
     if (c->store.provider == NULL || c->store.container == NULL || c->prefix == NULL) {
-        fprintf(stderr, "warden-snapshot: --storage-provider, --store-container and "
-                        "--store-prefix are required\n");
+        fprintf(stderr,
+                "warden-snapshot %s: --storage-provider, --store-container (or "
+                "$STORAGE_CONTAINER) and --store-prefix are required\n",
+                cmd);
         return -1;
     }
     if (snap_clean_prefix(c->prefix, &c->clean_prefix, NULL) != KERR_OK) {
-        fprintf(stderr, "warden-snapshot: out of memory\n");
+        fprintf(stderr, "warden-snapshot %s: out of memory\n", cmd);
         return -1;
     }
     if (c->verify_hash && c->skip_hash) {
-        fprintf(stderr, "warden-snapshot: --verify-hash and --skip-hash-check exclude each "
-                        "other\n");
+        fprintf(stderr,
+                "warden-snapshot %s: --verify-hash and --skip-hash-check exclude each other\n",
+                cmd);
         return -1;
     }
-    if (strcmp(c->cmd, "list") == 0) {
+    if (strcmp(cmd, "list") == 0) {
         return 0;
     }
-    if (c->gc_from == NULL || parse_gc_from(c->gc_from, gc) != 0) {
-        fprintf(stderr, "warden-snapshot: --gc-from-timestamp must be Unix seconds or "
-                        "RFC 3339\n");
+    if (c->gc_from == NULL) {
+        fprintf(stderr, "warden-snapshot %s: --gc-from-timestamp is required\n", cmd);
         return -1;
+    }
+    if (parse_gc_from(c->gc_from, gc) != 0) {
+        return bad_value(cmd, "--gc-from-timestamp", c->gc_from, "Unix seconds or RFC 3339");
     }
     if (c->copy_mode && strcmp(c->copy_mode, "server") != 0 &&
         strcmp(c->copy_mode, "stream") != 0) {
-        fprintf(stderr, "warden-snapshot: --copy-mode is server or stream\n");
-        return -1;
+        return bad_value(cmd, "--copy-mode", c->copy_mode, "server or stream");
     }
     if (c->mode && strcmp(c->mode, "copy") != 0 && strcmp(c->mode, "extend-in-place") != 0 &&
         strcmp(c->mode, "auto") != 0) {
-        fprintf(stderr, "warden-snapshot: --mode is copy, extend-in-place or auto\n");
-        return -1;
+        return bad_value(cmd, "--mode", c->mode, "copy, extend-in-place or auto");
     }
     return 0;
+}
+
+static int is_help(const char *arg)
+{
+    return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0 || strcmp(arg, "help") == 0;
 }
 
 int snapcli_main(int argc, char **argv)
 {
     struct cli c = { 0 };
     int64_t gc = 0;
+    int p;
     if (argc >= 2 && strcmp(argv[1], "delete-snapshots") == 0) {
         return snapdel_main(argc - 1, argv + 1);
     }
     if (argc >= 2 && strcmp(argv[1], "copy") == 0) {
         return snapcopy_main(argc - 1, argv + 1);
     }
-    if (argc < 2 ||
-        (strcmp(argv[1], "extend-snapshot-immutability") != 0 && strcmp(argv[1], "list") != 0)) {
-        usage(argc >= 2 && strcmp(argv[1], "--help") == 0 ? stdout : stderr);
-        return (argc >= 2 && strcmp(argv[1], "--help") == 0) ? 0 : 2;
+    if (argc >= 2 && is_help(argv[1])) {
+        usage(stdout);
+        return 0;
+    }
+    if (argc < 2) {
+        fprintf(stderr, "warden-snapshot: a command is required\n");
+        usage(stderr);
+        return 2;
+    }
+    if (argv[1][0] == '-') {
+        fprintf(stderr, "warden-snapshot: a command comes before the flags, not \"%s\"\n", argv[1]);
+        usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "extend-snapshot-immutability") != 0 && strcmp(argv[1], "list") != 0) {
+        fprintf(stderr, "warden-snapshot: unknown command \"%s\"\n", argv[1]);
+        usage(stderr);
+        return 2;
     }
     c.cmd = argv[1];
-    if (parse_flags(argc - 1, argv + 1, &c) != 0 || check_args(&c, &gc) != 0) {
+    p = parse_flags(argc - 1, argv + 1, &c);
+    if (p > 0) {
+        usage_cmd(c.cmd, stdout);
+        return 0;
+    }
+    if (p != 0 || check_args(&c, &gc) != 0) {
         free(c.clean_prefix);
-        usage(stderr);
+        usage_cmd(c.cmd, stderr);
         return 2;
     }
     log_set_level(log_level_from_verbosity(c.verbose));

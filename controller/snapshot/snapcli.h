@@ -7,6 +7,7 @@
  *       [--copy-mode server|stream] [--skip-hash-check] [--dry-run] [-v]
  *   warden-snapshot list --storage-provider P --store-container C
  *       --store-prefix X [--verify-hash | --skip-hash-check] [-v]
+ *   warden-snapshot delete-snapshots ... (snapdel.h), copy ... (snapcopy.h)
  *
  * extend-snapshot-immutability checks the SHA-256 of the snapshot it copies
  * or extends (snapverify.h) unless --skip-hash-check; --verify-hash is
@@ -22,6 +23,10 @@
  * default 5 GiB). $WARDEN_SNAPSHOT_NOW (Unix seconds) replaces the clock
  * as "now" (test-only: simulated days).
  *
+ * Every command takes -h/--help (its usage on stdout, exit 0); so does
+ * warden-snapshot itself. A usage error says what is wrong on stderr, then
+ * the usage.
+ *
  * Exit status: 0 success, 1 failure (one JSON error line saying why),
  * 2 usage error.
  */
@@ -30,5 +35,13 @@
 
 /* Run warden-snapshot with argv (BORROWED); returns the exit status. */
 int snapcli_main(int argc, char **argv);
+
+/*
+ * Say on stderr what is wrong with the flag getopt_long (opterr 0, optstring
+ * starting with ':') just refused in command cmd: ret is what it returned
+ * (':' a value missing, '?' otherwise), optidx its optind, opt its optopt.
+ * argv BORROWED.
+ */
+void snapcli_flag_error(const char *cmd, char **argv, int optidx, int ret, int opt);
 
 #endif

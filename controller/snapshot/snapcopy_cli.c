@@ -9,6 +9,7 @@
 
 #include "common/ktime.h"
 #include "common/log.h"
+#include "controller/snapshot/snapcli.h"
 #include "controller/snapshot/snapcopy.h"
 
 static void on_stop(int sig)
@@ -91,7 +92,7 @@ static void usage(FILE *f)
                "           --to-storage-provider P --to-store-container C --to-store-prefix X "
                "[--to-store-endpoint-override URL] [--to-credentials-dir DIR]\n"
                "           [--snapshot NAME | [--latest-full] [--until TIME]] [--skip-hash-check] "
-               "[--require-empty-destination] [-v]\n");
+               "[--require-empty-destination] [-v] [-h]\n");
 }
 
 static void print_result(const struct snapcopy_opts *o, const struct snapcopy_result *r)
@@ -211,7 +212,8 @@ static int parse(int argc, char **argv, struct side *from, struct side *to, stru
     long long part = 0;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "v", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":hv", opts, NULL)) != -1) {
         if (c >= O_FP && c <= O_SNAP) {
             *slot[c - O_FP] = optarg;
         } else if (c == O_UNTIL) {
@@ -237,11 +239,18 @@ static int parse(int argc, char **argv, struct side *from, struct side *to, stru
         } else if (c == 'h') {
             return 1;
         } else {
+            snapcli_flag_error("copy", argv, optind, c, optopt);
             return -1;
         }
     }
-    if (optind != argc || !from->cfg.provider || !from->cfg.container || !from->prefix ||
-        !to->cfg.provider || !to->cfg.container || !to->prefix) {
+    if (optind != argc) {
+        fprintf(stderr, "warden-snapshot copy: unexpected argument \"%s\"\n", argv[optind]);
+        return -1;
+    }
+    if (!from->cfg.provider || !from->cfg.container || !from->prefix || !to->cfg.provider ||
+        !to->cfg.container || !to->prefix) {
+        fprintf(stderr, "warden-snapshot copy: --{from,to}-storage-provider, "
+                        "--{from,to}-store-container and --{from,to}-store-prefix are required\n");
         return -1;
     }
     if (o->snapshot && (o->until > 0 || o->latest_full)) {

@@ -13,6 +13,7 @@
 #include "common/bstore.h"
 #include "common/ktime.h"
 #include "common/log.h"
+#include "controller/snapshot/snapcli.h"
 
 /* Is key the object prefix p (not "") itself or under it? */
 static bool under(const char *p, const char *key)
@@ -252,11 +253,11 @@ static int report(const struct snapdel_result *res, bool dry_run, const struct k
     return res->failed || (res->foreign && !dry_run) ? 1 : 0;
 }
 
-static void usage(void)
+static void usage(FILE *f)
 {
-    fprintf(stderr, "usage: warden-snapshot delete-snapshots --storage-provider P "
-                    "--store-container C --store-prefix X [--store-endpoint-override URL] "
-                    "[--dry-run] [-v]\n");
+    fprintf(f, "usage: warden-snapshot delete-snapshots --storage-provider P "
+               "--store-container C --store-prefix X [--store-endpoint-override URL] "
+               "[--dry-run] [-v] [-h]\n");
 }
 
 int snapdel_main(int argc, char **argv)
@@ -268,6 +269,7 @@ int snapdel_main(int argc, char **argv)
         { "store-endpoint-override", required_argument, NULL, 'e' },
         { "dry-run", no_argument, NULL, 'n' },
         { "verbose", no_argument, NULL, 'v' },
+        { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     struct ostore_config cfg = { 0 };
@@ -279,7 +281,8 @@ int snapdel_main(int argc, char **argv)
     int o, verbose = 0, status;
 
     optind = 1;
-    while ((o = getopt_long(argc, argv, "v", opts, NULL)) != -1) {
+    opterr = 0;
+    while ((o = getopt_long(argc, argv, ":hv", opts, NULL)) != -1) {
         switch (o) {
         case 'p':
             cfg.provider = optarg;
@@ -299,15 +302,25 @@ int snapdel_main(int argc, char **argv)
         case 'v':
             verbose++;
             break;
+        case 'h':
+            usage(stdout);
+            return 0;
         default:
-            usage();
+            snapcli_flag_error("delete-snapshots", argv, optind, o, optopt);
+            usage(stderr);
             return 2;
         }
     }
     if (!cfg.container)
         cfg.container = getenv("STORAGE_CONTAINER");
+    if (optind != argc)
+        fprintf(stderr, "warden-snapshot delete-snapshots: unexpected argument \"%s\"\n",
+                argv[optind]);
+    else if (!cfg.provider || !cfg.container || !prefix)
+        fprintf(stderr, "warden-snapshot delete-snapshots: --storage-provider, --store-container "
+                        "and --store-prefix are required\n");
     if (optind != argc || !cfg.provider || !cfg.container || !prefix) {
-        usage();
+        usage(stderr);
         return 2;
     }
     log_set_level(log_level_from_verbosity(verbose));

@@ -60,7 +60,9 @@ expect "CronJob owned by the task" "ExtendFullSnapshotImmutabilityTask/etcd-main
     "$(cj '{.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name} {.metadata.ownerReferences[0].controller}')"
 expect "CronJob command" "warden-snapshot extend-snapshot-immutability" \
     "$(cj '{.spec.jobTemplate.spec.template.spec.containers[0].command[*]}')"
-expect "CronJob image" "etcd-warden/controller:v0.1.0" \
+# the default image is the controller's, tagged with the chart's appVersion
+app_version=$(sed -n 's/^appVersion: *"\{0,1\}\([^" ]*\)"\{0,1\} *$/\1/p' "$(dirname "$0")/../../charts/etcd-warden/Chart.yaml")
+expect "CronJob image" "etcd-warden/controller:$app_version" \
     "$(cj '{.spec.jobTemplate.spec.template.spec.containers[0].image}')"
 expect "CronJob args" \
     "--gc-from-timestamp=$(date -u -d "$task_created" +%s) --storage-provider=S3 --store-container=etcd-bucket --store-prefix=shoot--etcd-main" \
