@@ -81,11 +81,14 @@ static void search_entries(struct search *s, const cJSON *items)
     char p[256];
 
     cJSON_ArrayForEach (e, items) {
-        if (eq(kjson_get_str(e, "metadata.name"), s->skip->entry) ||
-            (eq(kjson_get_str(e, "spec.etcd.namespace"), s->skip->etcd_ns) &&
-             eq(kjson_get_str(e, "spec.etcd.name"), s->skip->etcd_name)))
+        if (eq(kjson_get_str(e, "metadata.name"), s->skip->entry))
             continue;
-        if (overlaps(s, e, "spec.store", "spec.prefix", p, sizeof(p))) {
+        /* the Etcd's own entry of the same prefix is its own; one of an earlier, other
+         * prefix still holds snapshots its sidecar would list */
+        if (overlaps(s, e, "spec.store", "spec.prefix", p, sizeof(p)) &&
+            !(eq(kjson_get_str(e, "spec.etcd.namespace"), s->skip->etcd_ns) &&
+              eq(kjson_get_str(e, "spec.etcd.name"), s->skip->etcd_name) &&
+              strcmp(p, s->c->prefix) == 0)) {
             snprintf(s->why, CLAIMS_WHY_MAX, "the prefix \"%s\" of BackupEntry %s of Etcd %s/%s", p,
                      str_or_empty(e, "metadata.name"), str_or_empty(e, "spec.etcd.namespace"),
                      str_or_empty(e, "spec.etcd.name"));
@@ -115,6 +118,21 @@ static void search_backups(struct search *s, const cJSON *items)
             return;
         }
     }
+}
+
+void claims_find_in(const cJSON *etcds, const cJSON *entries, const cJSON *backups,
+                    const struct bstore_claim *c, const struct claims_skip *skip,
+                    char why[CLAIMS_WHY_MAX])
+{
+    static const struct claims_skip none = { 0 };
+    struct search s = { c, skip ? skip : &none, why };
+
+    why[0] = '\0';
+    search_etcds(&s, etcds);
+    if (!*why)
+        search_entries(&s, entries);
+    if (!*why)
+        search_backups(&s, backups);
 }
 
 enum kerr claims_find(struct k8s_client *k, const char *watch_ns, const struct bstore_claim *c,

@@ -5,7 +5,8 @@
  *
  * A claim is a prefix of a store (common/bstore). The claims in a cluster:
  *   - every Etcd with spec.backup.store (of the watched namespace, or all);
- *   - every BackupEntry (spec.store, spec.prefix);
+ *   - every BackupEntry (spec.store, spec.prefix); one of the skipped Etcd
+ *     is its own only with the same prefix;
  *   - every EtcdBackup's copy: status.destination {provider, container,
  *     endpointOverride, prefix} where it wrote, else spec.destination (a
  *     copy about to be written).
@@ -55,5 +56,10 @@ enum kerr claims_of(const cJSON *obj, const char *base, const char *prefix_path,
 enum kerr claims_find(struct k8s_client *k, const char *watch_ns, const struct bstore_claim *c,
                       const struct claims_skip *skip, char why[CLAIMS_WHY_MAX],
                       struct kerr_info *err);
+
+/* claims_find over lists already read (arrays of objects, NULL: none). */
+void claims_find_in(const cJSON *etcds, const cJSON *entries, const cJSON *backups,
+                    const struct bstore_claim *c, const struct claims_skip *skip,
+                    char why[CLAIMS_WHY_MAX]);
 
 #endif

@@ -238,6 +238,15 @@ Test(prefix, fails_closed_when_the_cache_cannot_answer)
     store_free(bare);
 }
 
+Test(prefix, the_same_etcds_earlier_prefix)
+{
+    /* its own entry of the same prefix reattaches; its entry of "a-2" still holds snapshots
+     * the sidecar of "a" would list */
+    cache_entry("a-2--1234abcd", "shoot", "etcd-main", "a-2", "2026-01-02T03:04:05Z");
+    cr_expect_str_eq(create("shoot", "etcd-main", "a-2/"), "");
+    cr_expect_neq(*create("shoot", "etcd-main", "a"), '\0');
+}
+
 Test(prefix, projection_without_store)
 {
     cJSON *out = NULL, *in = cJSON_Parse("{\"metadata\":{\"name\":\"x\"},\"spec\":{}}");

@@ -127,7 +127,11 @@ static enum kerr view_entry(void *ctx, const char *key, const cJSON *obj)
     const char *deleted;
 
     (void)key;
-    if (!c || !kjson_get_str(c, "prefix") || same_owner(p->self, c) ||
+    /* the Etcd's own entry of the same prefix reattaches; one of an earlier, other prefix
+     * of the same Etcd still holds snapshots its sidecar would list */
+    if (!c || !kjson_get_str(c, "prefix") ||
+        (same_owner(p->self, c) &&
+         strcmp(kjson_get_str(p->self, "prefix"), kjson_get_str(c, "prefix")) == 0) ||
         !bstore_overlap(kjson_get_str(p->self, "store"), kjson_get_str(p->self, "prefix"),
                         kjson_get_str(c, "prefix")))
         return KERR_OK;
