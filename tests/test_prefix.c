@@ -247,6 +247,39 @@ Test(prefix, the_same_etcds_earlier_prefix)
     cr_expect_neq(*create("shoot", "etcd-main", "a"), '\0');
 }
 
+Test(prefix, an_etcdbackups_copies)
+{
+    static const enum prefix_kind k_backup = PREFIX_BACKUP;
+    struct store *backups = new_store(&k_backup);
+    struct review_req req;
+    struct review_resp resp;
+    cJSON *b = cJSON_Parse("{\"metadata\":{\"namespace\":\"ns\",\"name\":\"nightly\"},"
+                           "\"spec\":{\"etcdName\":\"main\",\"destination\":{\"provider\":"
+                           "\"aws\",\"container\":\"bkt\",\"prefix\":\"spec/x\"}},\"status\":"
+                           "{\"destination\":{\"provider\":\"aws\",\"container\":\"bkt\","
+                           "\"prefix\":\"copies/x\"}}}");
+
+    cr_assert_eq(store_put(backups, b, NULL, NULL, NULL), KERR_OK);
+    review_req_init(&req);
+    review_resp_init(&resp);
+    cr_assert_eq(review_allow(&resp, "%s", ""), KERR_OK);
+    req.op = REVIEW_OP_CREATE;
+    req.object = etcd("ns", "main", "S3", "bkt", NULL, "copies/x-2");
+    cr_assert_eq(prefix_check3(etcds, entries, backups, &req, &resp, NULL), KERR_OK);
+    cr_expect_not(resp.allowed, "its own backups' copies too: the sidecar would list them");
+    cr_expect(strstr(resp.message, "the copies of EtcdBackup ns/nightly"), "%s", resp.message);
+    review_resp_release(&resp);
+    cJSON_Delete((cJSON *)req.object);
+    review_resp_init(&resp);
+    cr_assert_eq(review_allow(&resp, "%s", ""), KERR_OK);
+    req.object = etcd("ns", "other", "S3", "bkt", NULL, "spec/x");
+    cr_assert_eq(prefix_check3(etcds, entries, backups, &req, &resp, NULL), KERR_OK);
+    cr_expect(resp.allowed, "where it wrote counts, not spec.destination: %s", resp.message);
+    review_resp_release(&resp);
+    cJSON_Delete((cJSON *)req.object);
+    store_free(backups);
+}
+
 Test(prefix, projection_without_store)
 {
     cJSON *out = NULL, *in = cJSON_Parse("{\"metadata\":{\"name\":\"x\"},\"spec\":{}}");

@@ -152,8 +152,8 @@ static enum kerr start_cache(struct app *a, struct kerr_info *err)
         return rc;
     wh_cache_bind(a->cache, &a->lookup);
     if (a->cfg.backup_entries &&
-        ((rc = prefix_cache_new(&(struct prefix_cache_opts){ a->client, o.ns }, &a->prefixes,
-                                err)) ||
+        ((rc = prefix_cache_new(&(struct prefix_cache_opts){ a->client, o.ns, a->cfg.etcd_backups },
+                                &a->prefixes, err)) ||
          (rc = prefix_cache_start(a->prefixes, err))))
         return rc;
     return KERR_OK;

@@ -13,12 +13,14 @@
 
 static const struct k8s_resource res_etcd = { "druid.gardener.cloud", "v1alpha1", "etcds", 1 };
 static const struct k8s_resource res_entry = { "etcd-warden.io", "v1alpha1", "backupentries", 0 };
-static const enum prefix_kind kind_etcd = PREFIX_ETCD, kind_entry = PREFIX_ENTRY;
+static const struct k8s_resource res_backup = { "etcd-warden.io", "v1alpha1", "etcdbackups", 1 };
+static const enum prefix_kind kind_etcd = PREFIX_ETCD, kind_entry = PREFIX_ENTRY,
+                              kind_backup = PREFIX_BACKUP;
 
 struct prefix_cache {
-    struct k8s_client *client; /* BORROWED */
-    char *ns;                  /* OWNS or NULL */
-    struct inf *etcds, *entries;
+    struct k8s_client *client;             /* BORROWED */
+    char *ns;                              /* OWNS or NULL */
+    struct inf *etcds, *entries, *backups; /* backups NULL without opts.backups */
 };
 
 /*
@@ -39,6 +41,11 @@ static int claim_of(enum prefix_kind k, const cJSON *obj, cJSON *out)
         ns = kjson_get_str(obj, "metadata.namespace");
         name = kjson_get_str(obj, "metadata.name");
         prefix = kjson_get_str(obj, "spec.backup.store.prefix");
+    } else if (k == PREFIX_BACKUP) { /* the copies: where written, else where to be */
+        base = kjson_has(obj, "status.destination") ? "status.destination" : "spec.destination";
+        ns = kjson_get_str(obj, "metadata.namespace");
+        name = kjson_get_str(obj, "metadata.name");
+        prefix = kjson_get_str(kjson_get(obj, base), "prefix");
     } else {
         ns = kjson_get_str(obj, "spec.etcd.namespace");
         name = kjson_get_str(obj, "spec.etcd.name");
@@ -146,8 +153,31 @@ static enum kerr view_entry(void *ctx, const char *key, const cJSON *obj)
     return KERR_EXISTS;
 }
 
+/* store_view_fn over EtcdBackups: as view_etcd, for any owner. */
+static enum kerr view_backup(void *ctx, const char *key, const cJSON *obj)
+{
+    struct probe *p = ctx;
+    const cJSON *c = kjson_get(obj, "claim");
+
+    (void)key;
+    if (!c || !kjson_get_str(c, "prefix") ||
+        !bstore_overlap(kjson_get_str(p->self, "store"), kjson_get_str(p->self, "prefix"),
+                        kjson_get_str(c, "prefix")))
+        return KERR_OK;
+    snprintf(p->other, sizeof(p->other), "the prefix \"%s\" of the copies of EtcdBackup %s/%s",
+             kjson_get_str(c, "prefix"), kjson_get_str(c, "namespace"), kjson_get_str(c, "name"));
+    return KERR_EXISTS;
+}
+
 enum kerr prefix_check(struct store *etcds, struct store *entries, const struct review_req *req,
                        struct review_resp *resp, struct kerr_info *err)
+{
+    return prefix_check3(etcds, entries, NULL, req, resp, err);
+}
+
+enum kerr prefix_check3(struct store *etcds, struct store *entries, struct store *backups,
+                        const struct review_req *req, struct review_resp *resp,
+                        struct kerr_info *err)
 {
     cJSON *self = cJSON_CreateObject(), *old = cJSON_CreateObject();
     struct probe p = { NULL, "" };
@@ -174,6 +204,8 @@ enum kerr prefix_check(struct store *etcds, struct store *entries, const struct 
         rc = store_index_view(etcds, PREFIX_INDEX_STORE, store, view_etcd, &p, &lookup);
     if (entries && rc == KERR_OK && !*p.other)
         rc = store_index_view(entries, PREFIX_INDEX_STORE, store, view_entry, &p, &lookup);
+    if (backups && rc == KERR_OK && !*p.other)
+        rc = store_index_view(backups, PREFIX_INDEX_STORE, store, view_backup, &p, &lookup);
     if (*p.other)
         rc = review_deny(resp,
                          "spec.backup.store.prefix \"%s\" overlaps %s in the same store (%s): "
@@ -206,7 +238,9 @@ static enum kerr new_informer(struct prefix_cache *c, const struct k8s_resource 
     memset(&o, 0, sizeof(o));
     o.res = res;
     o.ns = res->namespaced ? c->ns : NULL;
-    o.name = *k == PREFIX_ETCD ? "Etcd (prefixes)" : "BackupEntry";
+    o.name = *k == PREFIX_ETCD    ? "Etcd (prefixes)"
+             : *k == PREFIX_ENTRY ? "BackupEntry"
+                                  : "EtcdBackup";
     o.project = prefix_project;
     o.project_ctx = (void *)k;
     if ((rc = inf_new(c->client, &o, out, err)) != KERR_OK)
@@ -230,6 +264,8 @@ enum kerr prefix_cache_new(const struct prefix_cache_opts *o, struct prefix_cach
         rc = new_informer(c, &res_etcd, &kind_etcd, &c->etcds, err);
     if (rc == KERR_OK)
         rc = new_informer(c, &res_entry, &kind_entry, &c->entries, err);
+    if (rc == KERR_OK && o->backups)
+        rc = new_informer(c, &res_backup, &kind_backup, &c->backups, err);
     if (rc != KERR_OK) {
         prefix_cache_free(c);
         return rc;
@@ -242,12 +278,15 @@ enum kerr prefix_cache_start(struct prefix_cache *c, struct kerr_info *err)
 {
     enum kerr rc = inf_start(c->etcds, err);
 
-    return rc == KERR_OK ? inf_start(c->entries, err) : rc;
+    if (rc == KERR_OK)
+        rc = inf_start(c->entries, err);
+    return rc == KERR_OK && c->backups ? inf_start(c->backups, err) : rc;
 }
 
 int prefix_cache_synced(struct prefix_cache *c)
 {
-    return inf_has_synced(c->etcds) && inf_has_synced(c->entries);
+    return inf_has_synced(c->etcds) && inf_has_synced(c->entries) &&
+           (!c->backups || inf_has_synced(c->backups));
 }
 
 enum kerr prefix_decide(struct prefix_cache *c, const struct review_req *req,
@@ -258,7 +297,8 @@ enum kerr prefix_decide(struct prefix_cache *c, const struct review_req *req,
             return kerr_set(err, KERR_NOMEM, "building the answer");
         return KERR_OK;
     }
-    return prefix_check(inf_store(c->etcds), inf_store(c->entries), req, resp, err);
+    return prefix_check3(inf_store(c->etcds), inf_store(c->entries),
+                         c->backups ? inf_store(c->backups) : NULL, req, resp, err);
 }
 
 void prefix_cache_free(struct prefix_cache *c)
@@ -267,6 +307,7 @@ void prefix_cache_free(struct prefix_cache *c)
         return;
     inf_free(c->etcds);
     inf_free(c->entries);
+    inf_free(c->backups);
     free(c->ns);
     free(c);
 }

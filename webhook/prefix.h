@@ -9,7 +9,10 @@
  *   - a BackupEntry (etcd-warden.io/v1alpha1, spec.store, spec.prefix,
  *     spec.etcd) of another Etcd: one kept for a deleted Etcd within its
  *     grace period (spec.etcdDeletedAt), or one of a live Etcd this
- *     webhook does not watch.
+ *     webhook does not watch; or one of the same Etcd with another prefix;
+ *   - with opts.backups, an EtcdBackup's copies (etcd-warden.io/v1alpha1,
+ *     status.destination where it wrote, else spec.destination), of any
+ *     Etcd: a cluster listing them would restore another's data.
  * A prefix that leaves its container ("../x") is refused. When the caches
  * cannot answer, the request is refused (500), never waved through.
  * An Etcd of the same namespace and name is never a conflict (its own
@@ -41,11 +44,12 @@
 #define PREFIX_INDEX_STORE "store"
 
 /* Which kind of object prefix_project reads. */
-enum prefix_kind { PREFIX_ETCD, PREFIX_ENTRY };
+enum prefix_kind { PREFIX_ETCD, PREFIX_ENTRY, PREFIX_BACKUP };
 
 struct prefix_cache_opts {
     struct k8s_client *client; /* BORROWED, required */
     const char *ns;            /* BORROWED; NULL or "": Etcds of every namespace */
+    int backups;               /* also EtcdBackups (their copies' prefixes) */
 };
 
 struct prefix_cache;
@@ -56,6 +60,15 @@ enum kerr prefix_project(void *ctx, const cJSON *obj, cJSON **out);
 
 /* store_index_fn of PREFIX_INDEX_STORE over projected objects. */
 enum kerr prefix_index_store(void *ctx, const cJSON *obj, struct strlist *values);
+
+/*
+ * prefix_check with a third cache, EtcdBackups projected with PREFIX_BACKUP
+ * (NULL: not consulted): the copies of a backup (status.destination, else
+ * spec.destination) are a claim too, whoever's backup it is.
+ */
+enum kerr prefix_check3(struct store *etcds, struct store *entries, struct store *backups,
+                        const struct review_req *req, struct review_resp *resp,
+                        struct kerr_info *err);
 
 /*
  * The rule for req (an Etcd review) against the projected caches etcds and

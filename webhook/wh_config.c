@@ -55,6 +55,9 @@ static size_t make_table(struct wh_config *c, struct proc_flag *out)
         { "backup-entries", PROC_FLAG_BOOL, &c->backup_entries, "false",
           "refuse an Etcd whose backup prefix overlaps another Etcd's or BackupEntry's "
           "(needs the BackupEntry CRD)" },
+        { "etcd-backups", PROC_FLAG_BOOL, &c->etcd_backups, "false",
+          "with --backup-entries, also an Etcd whose backup prefix overlaps an EtcdBackup's "
+          "copies (needs the EtcdBackup CRD)" },
         { "compact-cache", PROC_FLAG_BOOL, &c->compact_cache, "true",
           "keep cached objects as text: less memory, a parse per lookup" },
         { "graceful-shutdown-timeout", PROC_FLAG_DURATION, &c->shutdown_ms, "30s",

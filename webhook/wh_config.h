@@ -55,6 +55,7 @@ struct wh_config {
     long cert_poll_ms;            /* --cert-poll-interval */
     int compact_cache;            /* --compact-cache */
     int backup_entries;           /* --backup-entries: one prefix, one cluster (webhook/prefix.h) */
+    int etcd_backups;             /* --etcd-backups: EtcdBackup copies are claims too */
     int self_tls;                 /* --self-provision-tls */
     const char *tls_secret;       /* --tls-secret-name */
     const char *tls_namespace;    /* --tls-namespace ("" = the client's namespace) */
