@@ -148,15 +148,21 @@ restore exists etcd-events shoot--somewhere "{store: {provider: S3, container: $
 settle exists Failed
 restore inuse etcd-new shoot--etcd-events/restored "{store: {provider: S3, container: $SNAP_BUCKET, prefix: shoot--etcd-main, secretRef: {name: etcd-backup}}, etcdName: etcd-main}"
 settle inuse Failed
+# the README's old example: a target prefix the source's is the start of
+restore sibling etcd-main-restored shoot--etcd-main-restored "{store: {provider: S3, container: $SNAP_BUCKET, prefix: shoot--etcd-main, secretRef: {name: etcd-backup}}, etcdName: etcd-main}"
+settle sibling Failed
 table=$(kc -n shoot get erst -o wide)
+grep -q '^sibling .*Failed.*overlaps the source prefix "shoot--etcd-main"' <<<"$table" ||
+    ctl_fail "kubectl get erst -o wide (sibling): $table"
 grep -q '^exists .*Failed.*Etcd shoot/etcd-events exists: a restore creates a new Etcd' <<<"$table" ||
     ctl_fail "kubectl get erst -o wide: $table"
 grep -q '^inuse .*Failed.*is in use: it overlaps the prefix "shoot--etcd-events" of Etcd shoot/etcd-events' <<<"$table" ||
     ctl_fail "kubectl get erst -o wide: $table"
 ksim_wait 10 has_event inuse '^Warning Refused: ' || ctl_fail "no Refused event: $(ctl_events shoot inuse)"
-expect "nothing written for refused restores" "" "$(keys shoot--somewhere)$(keys shoot--etcd-events)"
+expect "nothing written for refused restores" "" \
+    "$(keys shoot--somewhere)$(keys shoot--etcd-events)$(keys shoot--etcd-main-restored)"
 gone -n shoot etcd etcd-new || ctl_fail "a refused restore created an Etcd"
-ok "refused: an existing target Etcd, a prefix in use (kubectl shows why)"
+ok "refused: an existing target Etcd, a prefix in use, a sibling of the source's (kubectl shows why)"
 
 # A target prefix with snapshots already (no Etcd claims it): the copy refuses, writes nothing.
 dirty_before=$(keys shoot--dirty)
