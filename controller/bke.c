@@ -345,7 +345,8 @@ static enum kerr release_entry(const struct bke_ctx *x, const struct bke_bucket 
                 requeue_min(requeue, BKE_CONFLICT_MS);
                 snprintf(msg, sizeof(msg), "Etcd %s/%s deleted at %s; its backups are kept: %s", ns,
                          name, deleted, why);
-                log_warn("backup entry deletion blocked", "entry", ename, "why", why);
+                if (strcmp(str_or_empty(entry, "status.conditions.0.message"), why) != 0)
+                    log_warn("backup entry deletion blocked", "entry", ename, "why", why);
                 return entry_status(x, entry, BKE_PHASE_PENDING, msg, why, err);
             }
         }
