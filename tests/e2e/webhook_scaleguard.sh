@@ -5,7 +5,9 @@
 # snapshot EtcdOpsTask of that Etcd has Succeeded after its traffic cut
 # (etcd-warden.io/traffic-cut-at); two Etcds of one namespace each need their own; a task
 # created before the cut does not count; the break-glass annotation lets it through with
-# a warning and an event; without a backup store nothing is guarded. Every review is
+# a warning and an event; without a backup store nothing is guarded. A request that also
+# drops the managed-by or part-of label is judged by the old object (and nobody but the
+# reconcilers changes those labels); deleting the StatefulSet with its pods is guarded too. Every review is
 # answered from the caches: the webhook's API-lookup counter does not move.
 set -euo pipefail
 . "$(dirname "$0")/../lib/druid.sh"
@@ -83,6 +85,27 @@ wh_denied "etcd-druid's kubectl scale (statefulsets/scale)" \
     "admission webhook \"stsscale.etcdcomponents.webhooks.druid.gardener.cloud\" denied the request: $M" \
     druid scale statefulset etcd-main --replicas=0
 wh_denied "a person's kubectl scale" "$M" alice scale statefulset etcd-main --replicas=0
+# ---- the labels that decide whether a request is checked are read from the old object
+DROP_MANAGED='[{"op":"remove","path":"/metadata/labels/app.kubernetes.io~1managed-by"},{"op":"replace","path":"/spec/replicas","value":0}]'
+wh_denied "a person's JSON patch dropping managed-by and scaling to 0" "$M" alice \
+    patch statefulset etcd-main --type json -p "$DROP_MANAGED"
+wh_denied "a person's merge patch part-of: nope and scaling to 0" "$M" alice \
+    patch statefulset etcd-main --type merge \
+    -p '{"metadata":{"labels":{"app.kubernetes.io/part-of":"nope"}},"spec":{"replicas":0}}'
+wh_denied "etcd-druid's JSON patch dropping managed-by and scaling to 0" "$M" druid \
+    patch statefulset etcd-main --type json -p "$DROP_MANAGED"
+wh_denied "a person removing managed-by" \
+    "label app.kubernetes.io/managed-by of StatefulSet shoot/etcd-main cannot be changed from \"etcd-druid\" to (removed) by alice" \
+    alice label statefulset etcd-main app.kubernetes.io/managed-by-
+wh_denied "a person changing part-of" \
+    "label app.kubernetes.io/part-of of StatefulSet shoot/etcd-main cannot be changed from \"etcd-main\" to \"nope\"" \
+    alice label statefulset etcd-main --overwrite app.kubernetes.io/part-of=nope
+wh_denied "etcd-druid deleting the StatefulSet with its pods" \
+    "deleting StatefulSet shoot/etcd-main needs a full snapshot of Etcd etcd-main" druid \
+    delete statefulset etcd-main --wait=false
+[ "$(kc -n shoot get statefulset etcd-main -o jsonpath='{.spec.replicas} {.metadata.labels.app\.kubernetes\.io/managed-by} {.metadata.labels.app\.kubernetes\.io/part-of}')" = "3 etcd-druid etcd-main" ] ||
+    wh_fail "the StatefulSet changed: $(kc -n shoot get statefulset etcd-main -o jsonpath='{.spec.replicas} {.metadata.labels}')"
+echo "ok: the StatefulSet kept 3 replicas and its labels"
 wh_allowed "scaling 3 to 1 is not guarded" druid scale statefulset etcd-main --replicas=1
 back_to_3 etcd-main
 
