@@ -33,6 +33,12 @@
  *   - Final snapshot tasks "<etcd>-final-snapshot-<n>" (n = attempt),
  *     onDemandSnapshot {type: full, isFinal: true}, owned by the Etcd
  *     (controller reference), so a deleted Etcd leaves none behind.
+ * One clock, the API server's: the cut time written is the
+ * creationTimestamp the server stamps on a dry-run create of such a task
+ * (generateName, nothing stored), and before creating a task the same
+ * dry-run tells whether the server's clock is past the second of the cut
+ * (a task of that second would not count, common/hibguard.h): if not, the
+ * call ends with a requeue for the next second.
  *   - The StatefulSet through its scale subresource (merge patch).
  *   - The immutability task through env->imt_ensure / env->imt_delete.
  * Events (Etcd as regarding object): Normal HibernationPhase on each phase

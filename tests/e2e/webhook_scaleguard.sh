@@ -4,7 +4,7 @@
 # `kubectl scale`, as a person, as etcd-druid or as warden-controller - until a full
 # snapshot EtcdOpsTask of that Etcd has Succeeded after its traffic cut
 # (etcd-warden.io/traffic-cut-at); two Etcds of one namespace each need their own; a task
-# created before the cut does not count; the break-glass annotation lets it through with
+# created before the cut, or in the cut's own second, does not count; the break-glass annotation lets it through with
 # a warning and an event; without a backup store nothing is guarded. A request that also
 # drops the managed-by or part-of label is judged by the old object (and nobody but the
 # reconcilers changes those labels); deleting the StatefulSet with its pods is guarded too. Every review is
@@ -40,6 +40,14 @@ scale_to_0() { # token, etcd: a merge patch of the StatefulSet, as Gardener's an
 }
 back_to_3() {
     wh_as druid scale statefulset "$1" --replicas=3 >/dev/null
+}
+# Wait until the clock (kube-sim's, on this machine) is in a later second than TIME (RFC 3339):
+# a task created then counts for a cut at TIME.
+after_second() {
+    local t
+    t=$(date -u -d "$1" +%s)
+    past() { test "$(date -u +%s)" -gt "$t"; }
+    ksim_wait 10 past || wh_fail "the clock never passed $1"
 }
 cut() { # etcd, time: the traffic cut as warden-controller records it
     kc -n shoot annotate etcd "$1" --overwrite "etcd-warden.io/traffic-cut-at=$2" >/dev/null
@@ -116,17 +124,25 @@ cut etcd-main "$later"
 ksim_wait 10 wh_denied "x" "since its traffic cut at $later" druid scale statefulset etcd-main \
     --replicas=0 >/dev/null || wh_fail "the new cut was never seen"
 echo "ok: a Succeeded task created before the cut ($t_old < $later) does not count"
+# ---- nor one created in the second of the cut: it may predate the cut (one clock, the API
+# server's, stamps both)
+t_same=$(task snap-same etcd-main full)
+later=$t_same
+cut etcd-main "$later"
+ksim_wait 10 wh_denied "x" "since its traffic cut at $later" druid scale statefulset etcd-main \
+    --replicas=0 >/dev/null || wh_fail "a task created in the second of the cut counted"
+echo "ok: a Succeeded task created in the cut's own second ($t_same) does not count"
 
 # ---- two Etcds of one namespace: each needs its own fresh snapshot
+after_second "$now"
 task snap-events etcd-events full >/dev/null
 task snap-main-delta etcd-main delta >/dev/null
 allowed_soon "etcd-events, with its snapshot, scales to 0" druid scale statefulset etcd-events \
     --replicas=0
 wh_denied "etcd-main does not take etcd-events' snapshot (nor its own delta)" "$M" druid \
     scale statefulset etcd-main --replicas=0
-# the next task is created at or after the cut of etcd-main
-clock_at() { test "$(date -u +%s)" -ge "$1"; }
-ksim_wait 10 clock_at "$(date -u -d "$later" +%s)" || wh_fail "the clock never reached $later"
+# the next task is created after the second of the cut of etcd-main
+after_second "$later"
 task snap-main etcd-main full >/dev/null
 allowed_soon "etcd-main, with its own snapshot, scales to 0 (kubectl scale, etcd-druid)" druid \
     scale statefulset etcd-main --replicas=0

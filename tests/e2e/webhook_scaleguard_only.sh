@@ -34,8 +34,8 @@ druid_etcd shoot etcd-main
 
 M="scaling StatefulSet shoot/etcd-main to 0 replicas needs a full snapshot of Etcd etcd-main taken for this hibernation"
 
-kc -n shoot annotate etcd etcd-main --overwrite \
-    "etcd-warden.io/traffic-cut-at=$(date -u +%Y-%m-%dT%H:%M:%SZ)" >/dev/null
+CUT=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+kc -n shoot annotate etcd etcd-main --overwrite "etcd-warden.io/traffic-cut-at=$CUT" >/dev/null
 # the webhook's caches hold the StatefulSet once the guard refuses its scale-down
 ksim_wait 20 wh_denied "x" "$M" druid patch statefulset etcd-main --type merge \
     -p '{"spec":{"replicas":0}}' >/dev/null || wh_fail "the guard never refused etcd-druid's patch"
@@ -69,6 +69,9 @@ wh_allowed "a person's label UPDATE (component protection is etcd-druid's)" alic
 wh_allowed "a person's scale to 1" alice scale statefulset etcd-main --replicas=1
 wh_as druid scale statefulset etcd-main --replicas=3 >/dev/null
 
+# a task counts when created after the second of the cut
+past_cut() { test "$(date -u +%s)" -gt "$(date -u -d "$CUT" +%s)"; }
+ksim_wait 10 past_cut || wh_fail "the clock never passed $CUT"
 kc -n shoot apply -f - >/dev/null <<EOT
 apiVersion: druid.gardener.cloud/v1alpha1
 kind: EtcdOpsTask
