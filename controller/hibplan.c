@@ -270,6 +270,13 @@ static struct hibplan_step decide_wake(const struct hibplan_view *v)
         return act(HIBPLAN_DONE);
     if (v->phase != HIBPLAN_WAKING)
         return set_phase(HIBPLAN_WAKING);
+    /*
+     * The cut goes first: while it stands, a snapshot of this cycle lets the StatefulSet go
+     * to 0 (common/hibguard.h), and once the pods are back and the ports restored, writes
+     * flow that such a snapshot does not hold.
+     */
+    if (v->cut_at)
+        return act(HIBPLAN_REMOVE_CUT_AT);
     if (v->imm_task)
         return act(HIBPLAN_IMT_DELETE);
     /* a snapshot still to be taken would be a final one of a live cluster */
@@ -289,8 +296,6 @@ static struct hibplan_step decide_wake(const struct hibplan_view *v)
     }
     if (v->suspend_ours)
         return act(HIBPLAN_REMOVE_SUSPEND);
-    if (v->cut_at)
-        return act(HIBPLAN_REMOVE_CUT_AT);
     return act(HIBPLAN_REMOVE_PHASE);
 }
 

@@ -37,12 +37,14 @@
  *     the suspension the controller set, so that etcd-druid reconciles
  *     spec.replicas: 0 itself (Gardener waits for that); phase Hibernated.
  *   Hibernated: the immutability task follows the retention type.
- * Waking up (neither signal): any phase -> WakingUp; WakingUp: delete the
- * immutability task, delete this cycle's unfinished final-snapshot tasks,
- * scale a StatefulSet at 0 back to spec.replicas (a missing StatefulSet is
- * left to etcd-druid, which creates it at spec.replicas), restore the
- * remembered ports, remove the suspension only when the controller set it,
- * remove the cut time, remove the phase. No phase: nothing to do.
+ * Waking up (neither signal): any phase -> WakingUp; WakingUp: remove the
+ * cut time first (while it stands, this cycle's snapshot lets the
+ * StatefulSet go to 0: it must be gone before writes flow again), delete
+ * the immutability task, delete this cycle's unfinished final-snapshot
+ * tasks, scale a StatefulSet at 0 back to spec.replicas (a missing
+ * StatefulSet is left to etcd-druid, which creates it at spec.replicas),
+ * restore the remembered ports, remove the suspension only when the
+ * controller set it, remove the phase. No phase: nothing to do.
  *
  * Thread safety: pure functions; the strings returned are static.
  */

@@ -423,6 +423,9 @@ Test(hibplan, wake_up_undoes_every_step_in_order)
     v.imm_task = true;
     EXPECT_PHASE(v, HIBPLAN_WAKING);
     v.phase = HIBPLAN_WAKING;
+    /* the cut first: before the pods and the ports are back, the snapshot no longer counts */
+    EXPECT_ACT(v, HIBPLAN_REMOVE_CUT_AT);
+    v.cut_at = false;
     EXPECT_ACT(v, HIBPLAN_IMT_DELETE);
     v.imm_task = false;
     s = hibplan_decide(&v, &OPTS);
@@ -434,8 +437,6 @@ Test(hibplan, wake_up_undoes_every_step_in_order)
     v.svc_remembered = false;
     EXPECT_ACT(v, HIBPLAN_REMOVE_SUSPEND);
     v.suspended = v.suspend_ours = false;
-    EXPECT_ACT(v, HIBPLAN_REMOVE_CUT_AT);
-    v.cut_at = false;
     EXPECT_ACT(v, HIBPLAN_REMOVE_PHASE);
     v.phase = HIBPLAN_NONE;
     EXPECT_ACT(v, HIBPLAN_DONE);
@@ -458,6 +459,8 @@ Test(hibplan, wake_up_without_a_statefulset_restores_ports_and_lifts_the_suspens
 
     v.want = false;
     v.phase = HIBPLAN_WAKING;
+    EXPECT_ACT(v, HIBPLAN_REMOVE_CUT_AT);
+    v.cut_at = false;
     v.suspended = v.suspend_ours = true;
     v.svc = HIBPLAN_SVC_CUT;
     v.svc_remembered = true;
@@ -475,6 +478,8 @@ Test(hibplan, waking_up_during_the_final_snapshot_deletes_its_task)
 
     v.want = false;
     v.phase = HIBPLAN_WAKING;
+    EXPECT_ACT(v, HIBPLAN_REMOVE_CUT_AT);
+    v.cut_at = false;
     v.suspended = v.suspend_ours = true;
     v.svc = HIBPLAN_SVC_CUT;
     v.svc_remembered = true;
@@ -497,6 +502,7 @@ Test(hibplan, wake_up_mid_flow_and_deleted_etcds)
     v.phase = HIBPLAN_FAILED;
     EXPECT_PHASE(v, HIBPLAN_WAKING);
     v.phase = HIBPLAN_WAKING; /* never cut (woken in CuttingTraffic): nothing to restore */
+    v.cut_at = false;
     v.svc = HIBPLAN_SVC_OPEN;
     v.suspended = v.suspend_ours = true;
     EXPECT_ACT(v, HIBPLAN_REMOVE_SUSPEND);
@@ -542,6 +548,12 @@ static void check_invariants(const struct hibplan_view *v, struct hibplan_step s
         cr_assert(!v->want && v->phase == HIBPLAN_WAKING);
     if (s.act == HIBPLAN_REMOVE_PHASE)
         cr_assert(!v->suspend_ours && !v->cut_at);
+    /* waking up: nothing is undone while the cut stands (a snapshot of it would still count) */
+    if (!v->want && v->cut_at && v->phase == HIBPLAN_WAKING)
+        cr_assert(s.act == HIBPLAN_REMOVE_CUT_AT || s.act == HIBPLAN_DONE,
+                  "waking up does %s before the cut is removed", hibplan_act_name(s.act));
+    if (s.act == HIBPLAN_RESTORE_PORTS || (s.act == HIBPLAN_SCALE && s.replicas > 0))
+        cr_assert(!v->cut_at, "%s with the cut still standing", hibplan_act_name(s.act));
     if (s.act == HIBPLAN_IMT_DELETE)
         cr_assert(v->imm_task && (!v->want || v->imm == 0));
     if (s.act == HIBPLAN_IMT_ENSURE)
@@ -611,4 +623,22 @@ Test(hibplan, every_phase_and_read_back_state_keeps_the_invariants)
                                 n++;
                             }
     cr_assert_eq(n, 8192L * HIBPLAN_PHASE_COUNT * 4 * 5 * 3 * 5 * 2);
+}
+
+/* The report's window: the ports back (or the controller down right after) with the cut still
+ * there. */
+Test(hibplan, waking_up_removes_the_cut_before_the_ports_come_back)
+{
+    struct hibplan_view v = base();
+
+    v.want = false;
+    v.phase = HIBPLAN_WAKING;
+    v.suspended = v.suspend_ours = true;
+    v.svc = HIBPLAN_SVC_CUT;
+    v.svc_remembered = true;
+    v.sts_spec = v.sts_status = 3; /* already scaled back up (a crash after the scale) */
+    v.counted = true;              /* the snapshot of the cycle would let a scale-down through */
+    EXPECT_ACT(v, HIBPLAN_REMOVE_CUT_AT);
+    v.cut_at = false;
+    EXPECT_ACT(v, HIBPLAN_RESTORE_PORTS);
 }
