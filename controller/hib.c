@@ -178,6 +178,8 @@ static enum kerr read_tasks(const struct hib_env *env, struct round *r, struct k
         }
     }
     r->v.task = r->latest ? task_state(r->latest) : HIBPLAN_TASK_NONE;
+    r->v.task_errors = r->v.task == HIBPLAN_TASK_LIVE &&
+                       cJSON_GetArraySize(kjson_get_arr(r->latest, "status.lastErrors")) > 0;
     if (r->v.task == HIBPLAN_TASK_FAILED)
         r->v.failed_ago_ms = since_ms(kjson_get_str(r->latest, "status.lastTransitionTime"));
     return KERR_OK;
@@ -229,6 +231,7 @@ static enum kerr read_state(const struct hib_env *env, struct round *r, struct k
     r->v.suspended = etcdspec_annotation(r->etcd, HIB_ANN_SUSPEND) != NULL;
     r->v.suspend_ours = etcdspec_annotation(r->etcd, HIB_ANN_SUSPEND_ADDED) != NULL;
     r->v.cut_at = etcdspec_annotation(r->etcd, HIB_ANN_CUT_AT) != NULL;
+    r->v.failing_noted = etcdspec_annotation(r->etcd, HIB_ANN_CONDITION) != NULL;
     r->v.break_glass = etcdspec_annotation(r->etcd, HIB_ANN_BREAK_GLASS) != NULL;
     r->v.store = kjson_get_obj(r->etcd, "spec.backup.store") != NULL;
     r->v.spec_replicas = int_at(r->etcd, "spec.replicas");
@@ -481,6 +484,56 @@ static enum kerr scale(const struct hib_env *env, struct round *r, int replicas,
     return rc;
 }
 
+/*
+ * The condition of the failing final snapshot (HIB_ANN_CONDITION) from the latest task of
+ * ours, written on the Etcd with a Warning event that carries the sidecar's reason.
+ */
+static enum kerr note_failing(const struct hib_env *env, struct round *r, struct kerr_info *err)
+{
+    const cJSON *errs = kjson_get_arr(r->latest, "status.lastErrors");
+    const cJSON *last = cJSON_GetArrayItem(errs, cJSON_GetArraySize(errs) - 1);
+    const char *task = kjson_get_str(r->latest, "metadata.name");
+    const char *code = kjson_get_str(last, "code"), *why = kjson_get_str(last, "description");
+    int failed = r->v.task == HIBPLAN_TASK_FAILED;
+    char now[KTIME_LEN + 1], msg[1024];
+    cJSON *cond = cJSON_CreateObject();
+    char *text = NULL;
+    enum kerr rc;
+
+    if (!why)
+        why = kjson_get_str(r->latest, "status.lastOperation.description");
+    if (!code)
+        code = failed ? "SnapshotFailed" : "SidecarCallFailed";
+    snprintf(msg, sizeof(msg),
+             "final snapshot attempt %d (EtcdOpsTask %s) %s: %s; hibernation waits and retries "
+             "(%s). If the backups of this Etcd are broken, scale down without a snapshot: "
+             "kubectl annotate etcd -n %s %s %s=<reason>",
+             r->v.attempt, task ? task : "?",
+             failed ? "failed" : "could not reach the backup sidecar", why ? why : "no detail",
+             failed ? "a new attempt follows"
+                    : "the sidecar is called again until the task's timeout",
+             r->ns, r->name, HIB_ANN_BREAK_GLASS);
+    if (ktime_format(time(NULL), now) != KERR_OK)
+        now[0] = '\0';
+    if (!cond || !cJSON_AddStringToObject(cond, "type", "FinalSnapshotFailing") ||
+        !cJSON_AddStringToObject(cond, "status", "True") ||
+        !cJSON_AddStringToObject(cond, "reason", code) ||
+        !cJSON_AddStringToObject(cond, "message", msg) ||
+        !cJSON_AddStringToObject(cond, "task", task ? task : "") ||
+        !cJSON_AddNumberToObject(cond, "attempt", r->v.attempt) ||
+        !cJSON_AddStringToObject(cond, "lastTransitionTime", now) ||
+        !(text = cJSON_PrintUnformatted(cond))) {
+        cJSON_Delete(cond);
+        return kerr_set(err, KERR_NOMEM, "out of memory");
+    }
+    cJSON_Delete(cond);
+    rc = patch_one(env, r, HIB_ANN_CONDITION, text, err);
+    free(text);
+    if (rc == KERR_OK)
+        event(env, r->etcd, EV_WARNING, "FinalSnapshotFailing", "%s", msg);
+    return rc;
+}
+
 /* Events that go with a phase about to be written. */
 static void phase_event(const struct hib_env *env, struct round *r, enum hibplan_phase p)
 {
@@ -543,6 +596,10 @@ static enum kerr perform(const struct hib_env *env, struct round *r, const struc
                   "woke up: replicas, ports and spec "
                   "reconciliation restored");
         return rc;
+    case HIBPLAN_NOTE_FAILING:
+        return note_failing(env, r, err);
+    case HIBPLAN_CLEAR_FAILING:
+        return patch_one(env, r, HIB_ANN_CONDITION, NULL, err);
     case HIBPLAN_CUT_PORTS:
         return put_svc(env, r, 1, err);
     case HIBPLAN_RESTORE_PORTS:
