@@ -39,5 +39,6 @@ bool hibguard_task_counts(const cJSON *task, const char *ns, const char *etcd_na
         return false;
     if (ktime_parse(kjson_get_str(task, "metadata.creationTimestamp"), &created, NULL) != KERR_OK)
         return false;
-    return created.tv_sec >= cut_at;
+    /* strictly after: a task of the cut's own second may predate the cut */
+    return created.tv_sec > cut_at;
 }

@@ -5,10 +5,15 @@
  * snapshot of that Etcd taken for the current cycle.
  *
  * The controller records the cut on the Etcd as annotation
- * HIBGUARD_ANN_CUT_AT (RFC 3339, UTC). A task counts for the cycle when it
- * is a full on-demand snapshot of that Etcd (spec.etcdName, same
- * namespace) that Succeeded and was created at or after the cut: a task of
- * an earlier cycle, or of another Etcd of the namespace, never counts.
+ * HIBGUARD_ANN_CUT_AT (RFC 3339, UTC), on one clock: the API server's (the
+ * creationTimestamp the server stamps on a dry-run create, after the ports
+ * are cut), the clock that stamps the tasks it is compared with. A task
+ * counts for the cycle when it is a full on-demand snapshot of that Etcd
+ * (spec.etcdName, same namespace) that Succeeded and was created strictly
+ * after the second of the cut: a task created in the cut's own second may
+ * predate the cut and does not count (the controller waits for the next
+ * second before it creates its own); a task of an earlier cycle, or of
+ * another Etcd of the namespace, never counts.
  * HIBGUARD_ANN_BREAK_GLASS on the Etcd (its value: the reason) lets a
  * scale-down through without a snapshot, for an Etcd whose backups are
  * broken.
@@ -38,7 +43,8 @@ enum kerr hibguard_cut_at(const cJSON *etcd, time_t *out, struct kerr_info *err)
 /*
  * True when task (an EtcdOpsTask) is in namespace ns, its spec.etcdName is
  * etcd_name, spec.config.onDemandSnapshot.type is "full", status.state is
- * "Succeeded" and metadata.creationTimestamp is at or after cut_at. A task
+ * "Succeeded" and metadata.creationTimestamp is in a later second than
+ * cut_at (strictly after; a fraction of either is dropped). A task
  * missing any of these, or with a malformed creationTimestamp, does not
  * count.
  */

@@ -36,6 +36,7 @@ struct round {
     cJSON *etcd, *svc, *sts, *tasks;
     const cJSON *latest; /* BORROWED from tasks: the highest attempt */
     struct hibplan_view v;
+    long defer_ms; /* set by an action that has to wait: requeue after this long */
 };
 
 static void round_release(struct round *r)
@@ -177,6 +178,8 @@ static enum kerr read_tasks(const struct hib_env *env, struct round *r, struct k
         }
     }
     r->v.task = r->latest ? task_state(r->latest) : HIBPLAN_TASK_NONE;
+    r->v.task_errors = r->v.task == HIBPLAN_TASK_LIVE &&
+                       cJSON_GetArraySize(kjson_get_arr(r->latest, "status.lastErrors")) > 0;
     if (r->v.task == HIBPLAN_TASK_FAILED)
         r->v.failed_ago_ms = since_ms(kjson_get_str(r->latest, "status.lastTransitionTime"));
     return KERR_OK;
@@ -228,6 +231,7 @@ static enum kerr read_state(const struct hib_env *env, struct round *r, struct k
     r->v.suspended = etcdspec_annotation(r->etcd, HIB_ANN_SUSPEND) != NULL;
     r->v.suspend_ours = etcdspec_annotation(r->etcd, HIB_ANN_SUSPEND_ADDED) != NULL;
     r->v.cut_at = etcdspec_annotation(r->etcd, HIB_ANN_CUT_AT) != NULL;
+    r->v.failing_noted = etcdspec_annotation(r->etcd, HIB_ANN_CONDITION) != NULL;
     r->v.break_glass = etcdspec_annotation(r->etcd, HIB_ANN_BREAK_GLASS) != NULL;
     r->v.store = kjson_get_obj(r->etcd, "spec.backup.store") != NULL;
     r->v.spec_replicas = int_at(r->etcd, "spec.replicas");
@@ -339,18 +343,23 @@ static enum kerr put_svc(const struct hib_env *env, struct round *r, int cut, st
     return rc;
 }
 
-static enum kerr create_task(const struct hib_env *env, struct round *r, int attempt,
-                             struct kerr_info *err)
+/*
+ * A final-snapshot task of attempt n for the Etcd of r (n 0: no name, the
+ * server generates one from the prefix): *out OWNS it.
+ */
+static enum kerr build_task(struct round *r, int attempt, cJSON **out, struct kerr_info *err)
 {
     cJSON *t = NULL, *owners = NULL, *owner = NULL;
     char name[ETCDSPEC_NAME_MAX + 32], of[KNAME_LABEL_MAX + 1];
     const char *lsegs[] = { "metadata", "labels", HIB_LABEL_TASK_OF, NULL };
     enum kerr rc;
 
+    *out = NULL;
     if (task_prefix(r->name, name, sizeof(name)) != KERR_OK ||
         kname_label_value(r->name, of) != KERR_OK)
         return kerr_set(err, KERR_INVAL, "Etcd name too long");
-    snprintf(name + strlen(name), sizeof(name) - strlen(name), "%d", attempt);
+    if (attempt > 0)
+        snprintf(name + strlen(name), sizeof(name) - strlen(name), "%d", attempt);
     if ((rc = etcdspec_owner_ref(r->etcd, &owner, err)) != KERR_OK)
         return rc;
     rc = kerr_set(err, KERR_NOMEM, "out of memory");
@@ -358,23 +367,86 @@ static enum kerr create_task(const struct hib_env *env, struct round *r, int att
         !cJSON_AddItemToArray(owners, owner)) {
         cJSON_Delete(owner);
         cJSON_Delete(owners);
-        goto out;
+        goto fail;
     }
     if (kjson_set_str(t, "apiVersion", ETCDSPEC_API_VERSION, err) ||
         kjson_set_str(t, "kind", "EtcdOpsTask", err) ||
-        kjson_set_str(t, "metadata.name", name, err) ||
+        kjson_set_str(t, attempt > 0 ? "metadata.name" : "metadata.generateName", name, err) ||
         kjson_set_str(t, "metadata.namespace", r->ns, err) ||
         kjson_setv(t, lsegs, cJSON_CreateString(of), err) ||
         kjson_set(t, "metadata.ownerReferences", owners, err) ||
         kjson_set_str(t, "spec.etcdName", r->name, err) ||
         kjson_set_str(t, "spec.config.onDemandSnapshot.type", "full", err) ||
         kjson_set_bool(t, "spec.config.onDemandSnapshot.isFinal", true, err))
-        goto out;
+        goto fail;
+    *out = t;
+    return KERR_OK;
+fail:
+    cJSON_Delete(t);
+    return rc;
+}
+
+/*
+ * The API server's clock, the one clock of the scale-down guard: the
+ * creationTimestamp the server stamps on a task created with dryRun=All
+ * (nothing is stored, nothing is watched). *now is its second; text, when
+ * not NULL, receives it as RFC 3339 (KTIME_LEN + 1 bytes).
+ */
+static enum kerr server_now(const struct hib_env *env, struct round *r, time_t *now, char *text,
+                            struct kerr_info *err)
+{
+    struct k8s_write_opts wo = { .dry_run = 1 };
+    struct timespec ts;
+    cJSON *t = NULL, *made = NULL;
+    const char *stamp;
+    enum kerr rc;
+
+    if ((rc = build_task(r, 0, &t, err)) != KERR_OK)
+        return rc;
+    rc = k8s_create(env->client, &ETCDSPEC_RES_OPSTASK, r->ns, t, &wo, &made, err);
+    (*r->used)++;
+    cJSON_Delete(t);
+    if (rc != KERR_OK)
+        return rc;
+    stamp = kjson_get_str(made, "metadata.creationTimestamp");
+    if (!stamp || ktime_parse(stamp, &ts, NULL) != KERR_OK)
+        rc = kerr_set(err, KERR_PARSE,
+                      "the API server's dry-run create of an EtcdOpsTask has no creationTimestamp");
+    else if (text && (rc = ktime_format(ts.tv_sec, text)) != KERR_OK)
+        kerr_set(err, rc, "formatting the time");
+    else
+        *now = ts.tv_sec;
+    cJSON_Delete(made);
+    return rc;
+}
+
+/*
+ * Create attempt n, once the API server's clock is past the second of the
+ * cut: a task created in that second might have been created before the
+ * cut, and does not count (common/hibguard.h). Before that *defer_ms says
+ * how long to wait.
+ */
+static enum kerr create_task(const struct hib_env *env, struct round *r, int attempt,
+                             long *defer_ms, struct kerr_info *err)
+{
+    time_t cut = cut_time(r->etcd), now = 0;
+    cJSON *t = NULL;
+    enum kerr rc;
+
+    if (cut >= 0) {
+        if ((rc = server_now(env, r, &now, NULL, err)) != KERR_OK)
+            return rc;
+        if (now <= cut) {
+            *defer_ms = 1000L * (long)(cut - now + 1);
+            return KERR_OK;
+        }
+    }
+    if ((rc = build_task(r, attempt, &t, err)) != KERR_OK)
+        return rc;
     rc = k8s_create(env->client, &ETCDSPEC_RES_OPSTASK, r->ns, t, NULL, NULL, err);
     (*r->used)++;
     if (rc == KERR_EXISTS)
         rc = KERR_OK;
-out:
     cJSON_Delete(t);
     return rc;
 }
@@ -409,6 +481,56 @@ static enum kerr scale(const struct hib_env *env, struct round *r, int replicas,
                        err);
     (*r->used)++;
     cJSON_Delete(patch);
+    return rc;
+}
+
+/*
+ * The condition of the failing final snapshot (HIB_ANN_CONDITION) from the latest task of
+ * ours, written on the Etcd with a Warning event that carries the sidecar's reason.
+ */
+static enum kerr note_failing(const struct hib_env *env, struct round *r, struct kerr_info *err)
+{
+    const cJSON *errs = kjson_get_arr(r->latest, "status.lastErrors");
+    const cJSON *last = cJSON_GetArrayItem(errs, cJSON_GetArraySize(errs) - 1);
+    const char *task = kjson_get_str(r->latest, "metadata.name");
+    const char *code = kjson_get_str(last, "code"), *why = kjson_get_str(last, "description");
+    int failed = r->v.task == HIBPLAN_TASK_FAILED;
+    char now[KTIME_LEN + 1], msg[1024];
+    cJSON *cond = cJSON_CreateObject();
+    char *text = NULL;
+    enum kerr rc;
+
+    if (!why)
+        why = kjson_get_str(r->latest, "status.lastOperation.description");
+    if (!code)
+        code = failed ? "SnapshotFailed" : "SidecarCallFailed";
+    snprintf(msg, sizeof(msg),
+             "final snapshot attempt %d (EtcdOpsTask %s) %s: %s; hibernation waits and retries "
+             "(%s). If the backups of this Etcd are broken, scale down without a snapshot: "
+             "kubectl annotate etcd -n %s %s %s=<reason>",
+             r->v.attempt, task ? task : "?",
+             failed ? "failed" : "could not reach the backup sidecar", why ? why : "no detail",
+             failed ? "a new attempt follows"
+                    : "the sidecar is called again until the task's timeout",
+             r->ns, r->name, HIB_ANN_BREAK_GLASS);
+    if (ktime_format(time(NULL), now) != KERR_OK)
+        now[0] = '\0';
+    if (!cond || !cJSON_AddStringToObject(cond, "type", "FinalSnapshotFailing") ||
+        !cJSON_AddStringToObject(cond, "status", "True") ||
+        !cJSON_AddStringToObject(cond, "reason", code) ||
+        !cJSON_AddStringToObject(cond, "message", msg) ||
+        !cJSON_AddStringToObject(cond, "task", task ? task : "") ||
+        !cJSON_AddNumberToObject(cond, "attempt", r->v.attempt) ||
+        !cJSON_AddStringToObject(cond, "lastTransitionTime", now) ||
+        !(text = cJSON_PrintUnformatted(cond))) {
+        cJSON_Delete(cond);
+        return kerr_set(err, KERR_NOMEM, "out of memory");
+    }
+    cJSON_Delete(cond);
+    rc = patch_one(env, r, HIB_ANN_CONDITION, text, err);
+    free(text);
+    if (rc == KERR_OK)
+        event(env, r->etcd, EV_WARNING, "FinalSnapshotFailing", "%s", msg);
     return rc;
 }
 
@@ -457,10 +579,14 @@ static enum kerr perform(const struct hib_env *env, struct round *r, const struc
         const char *kv[] = { HIB_ANN_SUSPEND_ADDED, NULL, HIB_ANN_SUSPEND, NULL };
         return patch_etcd(env, r, 2, kv, err);
     }
-    case HIBPLAN_SET_CUT_AT:
-        if ((rc = ktime_format(time(NULL), now)) != KERR_OK)
-            return kerr_set(err, rc, "formatting the time");
+    case HIBPLAN_SET_CUT_AT: {
+        /* the API server's time, which stamps the tasks it is compared with */
+        time_t t;
+
+        if ((rc = server_now(env, r, &t, now, err)) != KERR_OK)
+            return rc;
         return patch_one(env, r, HIB_ANN_CUT_AT, now, err);
+    }
     case HIBPLAN_REMOVE_CUT_AT:
         return patch_one(env, r, HIB_ANN_CUT_AT, NULL, err);
     case HIBPLAN_REMOVE_PHASE:
@@ -470,6 +596,10 @@ static enum kerr perform(const struct hib_env *env, struct round *r, const struc
                   "woke up: replicas, ports and spec "
                   "reconciliation restored");
         return rc;
+    case HIBPLAN_NOTE_FAILING:
+        return note_failing(env, r, err);
+    case HIBPLAN_CLEAR_FAILING:
+        return patch_one(env, r, HIB_ANN_CONDITION, NULL, err);
     case HIBPLAN_CUT_PORTS:
         return put_svc(env, r, 1, err);
     case HIBPLAN_RESTORE_PORTS:
@@ -484,7 +614,7 @@ static enum kerr perform(const struct hib_env *env, struct round *r, const struc
                       ? kjson_get_str(r->latest, "status.lastOperation.description")
                       : kjson_get_str(r->latest, "status.state"),
                   s->attempt);
-        return create_task(env, r, s->attempt, err);
+        return create_task(env, r, s->attempt, &r->defer_ms, err);
     case HIBPLAN_SCALE:
         if (s->replicas == 0 && r->v.store && !r->v.counted)
             event(env, r->etcd, EV_WARNING, "ScaleDownWithoutSnapshot",
@@ -541,6 +671,7 @@ enum kerr hib_step(const struct hib_env *env, const cJSON *etcd, long *requeue_m
     struct hibplan_step s = { .act = HIBPLAN_WAIT, .wait_ms = CONFLICT_WAIT };
     enum kerr rc = KERR_OK;
     int told = 0, acts = 0, conflicts = 0, used = 0;
+    long defer;
     int max = env->max_steps > 0 && env->max_steps < HIB_MAX_STEPS ? env->max_steps : HIB_MAX_STEPS;
 
     *requeue_ms = 0;
@@ -560,9 +691,14 @@ enum kerr hib_step(const struct hib_env *env, const cJSON *etcd, long *requeue_m
         if (s.act == HIBPLAN_DONE || s.act == HIBPLAN_WAIT || s.act == HIBPLAN_BAD)
             break;
         rc = perform(env, &r, &s, err);
+        defer = r.defer_ms;
         round_release(&r);
         s.act = HIBPLAN_WAIT;
         s.wait_ms = CONFLICT_WAIT;
+        if (rc == KERR_OK && defer > 0) { /* the action waits for the API server's clock */
+            s.wait_ms = defer;
+            break;
+        }
         if (rc == KERR_CONFLICT) { /* someone wrote first: read again, a few times */
             rc = KERR_OK;
             if (++conflicts >= HIB_MAX_CONFLICTS) {

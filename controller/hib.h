@@ -33,11 +33,25 @@
  *   - Final snapshot tasks "<etcd>-final-snapshot-<n>" (n = attempt),
  *     onDemandSnapshot {type: full, isFinal: true}, owned by the Etcd
  *     (controller reference), so a deleted Etcd leaves none behind.
+ * One clock, the API server's: the cut time written is the
+ * creationTimestamp the server stamps on a dry-run create of such a task
+ * (generateName, nothing stored), and before creating a task the same
+ * dry-run tells whether the server's clock is past the second of the cut
+ * (a task of that second would not count, common/hibguard.h): if not, the
+ * call ends with a requeue for the next second.
  *   - The StatefulSet through its scale subresource (merge patch).
  *   - The immutability task through env->imt_ensure / env->imt_delete.
+ *   - The condition of a failing final snapshot, HIB_ANN_CONDITION on the
+ *     Etcd: a JSON object {type: FinalSnapshotFailing, status: "True",
+ *     reason: the task's last error code (ERR_EXECUTE_HTTP_REQUEST for an
+ *     unreachable sidecar), message: the sidecar's reason and what to do,
+ *     task, attempt, lastTransitionTime}, written when an attempt has first
+ *     failed (the task Failed, or a sidecar call of a live task failed) and
+ *     removed when the flow moves on.
  * Events (Etcd as regarding object): Normal HibernationPhase on each phase
- * written, Normal Hibernated and WokeUp, Warning FinalSnapshotFailed per
- * failed attempt and on phase Failed, Warning ScaleDownWithoutSnapshot when
+ * written, Normal Hibernated and WokeUp, Warning FinalSnapshotFailing with
+ * the condition, Warning FinalSnapshotFailed per failed attempt and on
+ * phase Failed, Warning ScaleDownWithoutSnapshot when
  * the break-glass annotation lets a scale-down through, Warning on bad input
  * (ClientServiceMissing, ClientServicePorts, StatefulSetMissing,
  * InvalidImmutability), and nothing is deleted or scaled on bad input.
@@ -63,6 +77,7 @@ struct ev_recorder; /* common/events.h */
 
 #define HIB_ANN_HIBERNATE     "etcd-warden.io/hibernate"
 #define HIB_ANN_PHASE         "etcd-warden.io/hibernation-phase"
+#define HIB_ANN_CONDITION     "etcd-warden.io/hibernation-condition"
 #define HIB_ANN_REMOVED_PORTS "etcd-warden.io/removed-ports"
 #define HIB_ANN_SUSPEND       "druid.gardener.cloud/suspend-etcd-spec-reconcile"
 #define HIB_ANN_SUSPEND_ADDED ETCDSPEC_ANN_SUSPEND_ADDED

@@ -9,6 +9,8 @@
 #include "controller/etcdspec.h"
 #include "controller/hib.h"
 #include "controller/imt.h"
+#include "controller/rctx.h"
+#include "controller/rst.h"
 
 static enum kerr imt_ensure(void *arg, const cJSON *etcd, struct kerr_info *err)
 {
@@ -23,6 +25,8 @@ static enum kerr imt_delete(void *arg, const cJSON *etcd, struct kerr_info *err)
 enum kerr hib_reconcile(struct ctl *c, const cJSON *etcd, struct ctl_result *res,
                         struct kerr_info *err)
 {
+    struct rctx x;
+    enum kerr rc;
     struct hib_env env = {
         .client = ctl_client(c),
         .events = ctl_events(c),
@@ -33,5 +37,17 @@ enum kerr hib_reconcile(struct ctl *c, const cJSON *etcd, struct ctl_result *res
         .imt_arg = c,
     };
 
+    /*
+     * The suspension is shared with the restore: a restore ended by hand (the restoring label
+     * removed) leaves etcd-warden's suspension behind, which is lifted here, where the Etcd is
+     * live again (controller/rst.h); the next pass reads the Etcd that results.
+     */
+    if (rst_ended_by_hand(etcd)) {
+        rctx_from_ctl(c, &x);
+        rc = rst_run(&x, etcd, &res->requeue_ms, err);
+        if (rc == KERR_OK)
+            res->requeue_ms = 1;
+        return rc;
+    }
     return hib_step(&env, etcd, &res->requeue_ms, err);
 }

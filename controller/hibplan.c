@@ -63,6 +63,8 @@ static const char *const ACT_NAMES[HIBPLAN_ACT_COUNT] = {
     [HIBPLAN_REMOVE_SUSPEND] = "RemoveSuspend",
     [HIBPLAN_REMOVE_CUT_AT] = "RemoveCutAt",
     [HIBPLAN_REMOVE_PHASE] = "RemovePhase",
+    [HIBPLAN_NOTE_FAILING] = "NoteFailing",
+    [HIBPLAN_CLEAR_FAILING] = "ClearFailing",
 };
 
 enum hibplan_phase hibplan_phase_parse(const char *s)
@@ -152,7 +154,15 @@ static struct hibplan_step decide_cutting(const struct hibplan_view *v)
         return act(HIBPLAN_DELETE_TASKS);
     if (v->ndeleting > 0)
         return wait_for(SHORT_WAIT_MS);
+    if (v->failing_noted) /* left by an earlier cycle */
+        return act(HIBPLAN_CLEAR_FAILING);
     return set_phase(v->store ? HIBPLAN_SNAPSHOT : HIBPLAN_SCALING);
+}
+
+/* The latest attempt has failed: Failed, or live with a failed sidecar call recorded. */
+static bool attempt_failed(const struct hibplan_view *v)
+{
+    return v->task == HIBPLAN_TASK_FAILED || (v->task == HIBPLAN_TASK_LIVE && v->task_errors);
 }
 
 /* The StatefulSet is (going) to 0 already: nothing left to snapshot. */
@@ -181,6 +191,11 @@ static struct hibplan_step decide_snapshot(const struct hibplan_view *v,
 
     if (!v->store || v->counted || at_zero(v))
         return set_phase(HIBPLAN_SCALING);
+    if (attempt_failed(v) && !v->failing_noted)
+        return act(HIBPLAN_NOTE_FAILING);
+    /* break glass as soon as an attempt has failed: no waiting out a dead sidecar's timeouts */
+    if (v->break_glass && (attempt_failed(v) || v->phase == HIBPLAN_FAILED))
+        return set_phase(HIBPLAN_SCALING);
     switch (v->task) {
     case HIBPLAN_TASK_NONE:
         return create_task(v, o);
@@ -194,8 +209,6 @@ static struct hibplan_step decide_snapshot(const struct hibplan_view *v,
     }
     if (v->phase == HIBPLAN_SNAPSHOT && v->task == HIBPLAN_TASK_FAILED && v->attempt >= retries)
         return set_phase(HIBPLAN_FAILED);
-    if (v->phase == HIBPLAN_FAILED && v->break_glass)
-        return set_phase(HIBPLAN_SCALING);
     delay = v->task == HIBPLAN_TASK_FAILED ? hibplan_backoff_ms(o, v->attempt) : 0;
     if (v->failed_ago_ms < delay)
         return wait_for(delay - v->failed_ago_ms);
@@ -212,6 +225,8 @@ static struct hibplan_step decide_scaling(const struct hibplan_view *v)
 
     if (v->store && !v->counted && !zero && !v->break_glass)
         return set_phase(HIBPLAN_SNAPSHOT);
+    if (v->failing_noted)
+        return act(HIBPLAN_CLEAR_FAILING);
     if (!v->sts_present)
         return bad("StatefulSetMissing", "the StatefulSet <etcd> does not exist; not scaled");
     if (v->sts_spec != 0) {
@@ -254,6 +269,8 @@ static struct hibplan_step decide_hibernate(const struct hibplan_view *v,
     case HIBPLAN_SCALING:
         return decide_scaling(v);
     case HIBPLAN_HIBERNATED:
+        if (v->failing_noted)
+            return act(HIBPLAN_CLEAR_FAILING);
         if (v->imm > 0 && !v->imm_task)
             return v->imm_deleting ? wait_for(SHORT_WAIT_MS) : act(HIBPLAN_IMT_ENSURE);
         if (v->imm == 0 && v->imm_task)
@@ -270,6 +287,15 @@ static struct hibplan_step decide_wake(const struct hibplan_view *v)
         return act(HIBPLAN_DONE);
     if (v->phase != HIBPLAN_WAKING)
         return set_phase(HIBPLAN_WAKING);
+    /*
+     * The cut goes first: while it stands, a snapshot of this cycle lets the StatefulSet go
+     * to 0 (common/hibguard.h), and once the pods are back and the ports restored, writes
+     * flow that such a snapshot does not hold.
+     */
+    if (v->cut_at)
+        return act(HIBPLAN_REMOVE_CUT_AT);
+    if (v->failing_noted)
+        return act(HIBPLAN_CLEAR_FAILING);
     if (v->imm_task)
         return act(HIBPLAN_IMT_DELETE);
     /* a snapshot still to be taken would be a final one of a live cluster */
@@ -289,8 +315,6 @@ static struct hibplan_step decide_wake(const struct hibplan_view *v)
     }
     if (v->suspend_ours)
         return act(HIBPLAN_REMOVE_SUSPEND);
-    if (v->cut_at)
-        return act(HIBPLAN_REMOVE_CUT_AT);
     return act(HIBPLAN_REMOVE_PHASE);
 }
 

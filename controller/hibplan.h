@@ -27,8 +27,15 @@
  *     Etcd is unfinished (etcd-druid's executor would reject one of the two);
  *     a live task is waited for; a failed attempt is retried after
  *     min(base * 2^(n-1), max); after `retries` failed attempts in
- *     FinalSnapshot the phase becomes Failed and the retries go on. In Failed
- *     with the break-glass annotation: ScalingDown without a snapshot.
+ *     FinalSnapshot the phase becomes Failed and the retries go on.
+ *     An attempt has failed when the latest task Failed, or when it is live
+ *     and has recorded a failed sidecar call (an unreachable sidecar is
+ *     retried until the task's timeout, 15 min by default): the first time,
+ *     the condition etcd-warden.io/hibernation-condition is written (Warning
+ *     event FinalSnapshotFailing with the sidecar's reason); from then on,
+ *     and in Failed, the break-glass annotation means ScalingDown without a
+ *     snapshot. The condition is removed in ScalingDown, Hibernated, a new
+ *     CuttingTraffic and WakingUp.
  *   ScalingDown: with a store, no counted snapshot and no break-glass the
  *     phase goes back to FinalSnapshot unless the StatefulSet already is at 0
  *     (never scale down without a successful final snapshot); scale to 0;
@@ -37,12 +44,14 @@
  *     the suspension the controller set, so that etcd-druid reconciles
  *     spec.replicas: 0 itself (Gardener waits for that); phase Hibernated.
  *   Hibernated: the immutability task follows the retention type.
- * Waking up (neither signal): any phase -> WakingUp; WakingUp: delete the
- * immutability task, delete this cycle's unfinished final-snapshot tasks,
- * scale a StatefulSet at 0 back to spec.replicas (a missing StatefulSet is
- * left to etcd-druid, which creates it at spec.replicas), restore the
- * remembered ports, remove the suspension only when the controller set it,
- * remove the cut time, remove the phase. No phase: nothing to do.
+ * Waking up (neither signal): any phase -> WakingUp; WakingUp: remove the
+ * cut time first (while it stands, this cycle's snapshot lets the
+ * StatefulSet go to 0: it must be gone before writes flow again), delete
+ * the immutability task, delete this cycle's unfinished final-snapshot
+ * tasks, scale a StatefulSet at 0 back to spec.replicas (a missing
+ * StatefulSet is left to etcd-druid, which creates it at spec.replicas),
+ * restore the remembered ports, remove the suspension only when the
+ * controller set it, remove the phase. No phase: nothing to do.
  *
  * Thread safety: pure functions; the strings returned are static.
  */
@@ -103,6 +112,8 @@ struct hibplan_view {
     int ntasks;             /* final-snapshot tasks of ours not being deleted */
     int ndeleting;          /* final-snapshot tasks of ours being deleted */
     long failed_ago_ms;     /* TASK_FAILED: time since it finished */
+    bool task_errors;       /* TASK_LIVE: it has recorded a failed sidecar call (lastErrors) */
+    bool failing_noted;     /* etcd-warden.io/hibernation-condition present */
     bool sts_present;       /* StatefulSet <etcd> exists */
     int sts_spec;           /* its spec.replicas */
     int sts_status;         /* its status.replicas */
@@ -137,6 +148,8 @@ enum hibplan_act {
     HIBPLAN_REMOVE_SUSPEND, /* remove the suspension the controller set, and its record */
     HIBPLAN_REMOVE_CUT_AT,
     HIBPLAN_REMOVE_PHASE,
+    HIBPLAN_NOTE_FAILING,  /* write the condition that an attempt failed, Warning event */
+    HIBPLAN_CLEAR_FAILING, /* remove that condition */
     HIBPLAN_ACT_COUNT
 };
 

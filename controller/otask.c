@@ -517,6 +517,20 @@ static enum kerr conclude(struct run *r, const struct otask_spec *sp,
     return rc;
 }
 
+/* True when status.lastErrors of task holds an entry with code. */
+static int has_error(const cJSON *task, const char *code)
+{
+    const cJSON *e;
+
+    cJSON_ArrayForEach (e, kjson_get_arr(task, "status.lastErrors")) {
+        const char *c = kjson_get_str(e, "code");
+
+        if (c && strcmp(c, code) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 /* InProgress -> Succeeded / Failed, or a transport error recorded and *requeue_ms set. */
 static enum kerr execute(struct run *r, long *requeue_ms, struct kerr_info *err)
 {
@@ -560,9 +574,17 @@ static enum kerr execute(struct run *r, long *requeue_ms, struct kerr_info *err)
         rc = conclude(r, &sp, &res, err);
     } else {
         long wait = r->env->requeue_ms > 0 ? r->env->requeue_ms : OTASK_DEFAULT_REQUEUE;
+        int first = !has_error(r->task, "ERR_EXECUTE_HTTP_REQUEST");
+
         rc = transition(r, OTASK_INPROGRESS, "Execution", "InProgress", "ERR_EXECUTE_HTTP_REQUEST",
                         why.msg, err);
         *requeue_ms = wait < left ? wait : left;
+        /* the first failed call is told at once, not after the task's timeout */
+        if (rc == KERR_OK && first)
+            task_event(r, EV_WARNING, "SnapshotCallFailed",
+                       "the backup sidecar could not be reached: %s; retried every %lds until "
+                       "the task's timeout (%lds after it started)",
+                       why.msg, *requeue_ms / 1000, sp.timeout_s);
     }
 out:
     sidecar_result_release(&res);

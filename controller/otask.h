@@ -34,7 +34,8 @@
  * Status is written through the /status subresource with the object's
  * resourceVersion (a 409 is retried on the next call, never overwritten);
  * lastErrors keeps the last 3. Events: Normal SnapshotSucceeded, Warning
- * SnapshotFailed / TaskRejected, on the task.
+ * SnapshotFailed / TaskRejected, and Warning SnapshotCallFailed on the first
+ * failed sidecar call of a task (with the reason), on the task.
  *
  * Ownership: env BORROWED. Thread safety: otask_step may run for different
  * tasks at once; one task's calls are serialised by the work queue.

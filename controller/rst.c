@@ -323,6 +323,60 @@ static enum kerr finish(struct pass *s, long *requeue_ms, struct kerr_info *err)
     return write_progress(s, err);
 }
 
+bool rst_ended_by_hand(const cJSON *etcd)
+{
+    return etcdspec_annotation(etcd, ETCDSPEC_ANN_RESTORE_PROGRESS) &&
+           !etcdspec_label(etcd, ETCDSPEC_LABEL_RESTORING) &&
+           !kjson_has(etcd, "metadata.deletionTimestamp");
+}
+
+/*
+ * The restoring label was removed by hand: lift what etcd-warden added for the restore (the
+ * suspension, when its record says etcd-warden set it and no hibernation holds it; the
+ * progress annotation), and tell what the restore had not done yet.
+ */
+static enum kerr ended_by_hand(struct pass *s, struct kerr_info *err)
+{
+    const char *hib = etcdspec_annotation(s->etcd, ETCDSPEC_ANN_HIBERNATE);
+    int hibernating = (hib && strcmp(hib, "true") == 0) ||
+                      etcdspec_annotation(s->etcd, ETCDSPEC_ANN_HIBERNATION_PHASE);
+    int ours = etcdspec_annotation(s->etcd, ETCDSPEC_ANN_SUSPEND_ADDED) != NULL;
+    int lift = ours && !hibernating;
+    int unfinished = s->p.awaiting_status || s->p.awaiting_resources;
+    cJSON *md = cJSON_CreateObject();
+    enum kerr rc = md ? KERR_OK : KERR_NOMEM;
+
+    if (rc == KERR_OK)
+        rc = kjson_setv(md,
+                        (const char *const[]){ "annotations", ETCDSPEC_ANN_RESTORE_PROGRESS, NULL },
+                        cJSON_CreateNull(), err);
+    if (rc == KERR_OK && lift)
+        rc = kjson_setv(md, (const char *const[]){ "annotations", ETCDSPEC_ANN_SUSPEND, NULL },
+                        cJSON_CreateNull(), err);
+    if (rc == KERR_OK && lift)
+        rc =
+            kjson_setv(md, (const char *const[]){ "annotations", ETCDSPEC_ANN_SUSPEND_ADDED, NULL },
+                       cJSON_CreateNull(), err);
+    if (rc != KERR_OK) {
+        cJSON_Delete(md);
+        return kerr_set(err, rc, NULL);
+    }
+    if ((rc = patch_meta(s, md, err)) != KERR_OK)
+        return kerr_wrap(err, "lifting the restore ended by hand");
+    log_info("restoring label removed by hand, restore ended", "namespace", s->e.namespace, "name",
+             s->e.name);
+    rctx_event(s->x, s->etcd, unfinished ? EV_WARNING : EV_NORMAL, "RestoreEndedByHand", "Restore",
+               "the restoring label was removed by hand%s%s%s%s; %s",
+               unfinished ? " before the restore finished (still awaiting " : "",
+               s->p.awaiting_status ? "the status from the EtcdStatusBackup" : "",
+               s->p.awaiting_status && s->p.awaiting_resources ? " and " : "",
+               unfinished ? (s->p.awaiting_resources ? "components)" : ")") : "",
+               lift ? "etcd-warden lifted the suspension it had added: etcd-druid reconciles again"
+               : hibernating ? "etcd-druid stays suspended: the Etcd is hibernated"
+                             : "the suspension was not etcd-warden's and stays");
+    return KERR_OK;
+}
+
 enum kerr rst_run(const struct rctx *x, const cJSON *etcd, long *requeue_ms, struct kerr_info *err)
 {
     const char *before = etcdspec_annotation(etcd, ETCDSPEC_ANN_RESTORE_PROGRESS);
@@ -333,12 +387,14 @@ enum kerr rst_run(const struct rctx *x, const cJSON *etcd, long *requeue_ms, str
     *requeue_ms = 0;
     rc = etcdspec_read(etcd, &s.e, err);
     if (rc != KERR_OK || !s.e.namespace || kjson_has(etcd, "metadata.deletionTimestamp") ||
-        !etcdspec_label(etcd, ETCDSPEC_LABEL_RESTORING))
+        (!etcdspec_label(etcd, ETCDSPEC_LABEL_RESTORING) && !rst_ended_by_hand(etcd)))
         return rc;
     before = kjson_get_str(etcd, "metadata.resourceVersion");
     snprintf(s.rv, sizeof(s.rv), "%s", before ? before : "");
     before = etcdspec_annotation(etcd, ETCDSPEC_ANN_RESTORE_PROGRESS);
     rst_progress_parse(before, &s.p);
+    if (rst_ended_by_hand(etcd))
+        return ended_by_hand(&s, err);
     if (s.p.awaiting_status)
         rc = check_status(&s, err);
     if (rc == KERR_OK && !s.p.awaiting_status)

@@ -27,6 +27,13 @@
  *      and etcd-druid would otherwise scale the StatefulSet back up. A
  *      refusal goes into "error" (Warning event RestoreResumeRefused) and is
  *      retried on the next pass. Success: Normal event RestoreCompleted.
+ * Removed by hand (the README's toggle; the webhook lets it go only from a
+ * valid Etcd), the label leaves the progress annotation behind: the next
+ * pass on such an Etcd (rst_ended_by_hand; the live steps call it, as the
+ * Etcd is no longer restoring) removes the progress annotation and the
+ * suspension when etcd-warden added it and no hibernation holds it, in one
+ * merge patch, with an event RestoreEndedByHand (Warning when the restore
+ * had not finished, naming what it still awaited).
  * The progress annotation is written (merge patch with the resourceVersion)
  * only when it changed. While waiting, the step asks to be called again
  * after RST_REQUEUE_MS (the informers also wake it).
@@ -65,7 +72,13 @@ void rst_progress_parse(const char *text, struct rst_progress *out);
 /* The annotation text of p. On KERR_OK *out OWNS it (free()). */
 enum kerr rst_progress_print(const struct rst_progress *p, char **out, struct kerr_info *err);
 
-/* One pass for etcd (BORROWED, carrying the restoring label); *requeue_ms set when waiting. */
+/* True when etcd (BORROWED, live) has the restore progress but no restoring label. */
+bool rst_ended_by_hand(const cJSON *etcd);
+
+/*
+ * One pass for etcd (BORROWED, carrying the restoring label, or rst_ended_by_hand);
+ * *requeue_ms set when waiting.
+ */
 enum kerr rst_run(const struct rctx *x, const cJSON *etcd, long *requeue_ms, struct kerr_info *err);
 
 /* The step of the contract (controller/ctl.h). */

@@ -193,6 +193,69 @@ Test(hib_kubesim, a_failing_sidecar_never_scales_down_goes_failed_and_recovers)
     cJSON_Delete(tasks);
 }
 
+/*
+ * A dead sidecar (nothing listens on the backuprestore port): the task stays InProgress and
+ * its calls fail until the task's timeout (15 min). The first failed call is told at once -
+ * the condition on the Etcd and Warning events with the sidecar's reason - and the
+ * break-glass annotation is honoured from then on, without waiting out the timeouts.
+ */
+Test(hib_kubesim, a_dead_sidecar_is_told_at_once_and_break_glass_needs_no_timeouts)
+{
+    static const char ports[] =
+        "[{\"name\":\"client\",\"protocol\":\"TCP\",\"port\":2379,\"targetPort\":2379},"
+        "{\"name\":\"server\",\"protocol\":\"TCP\",\"port\":2380,\"targetPort\":2380},"
+        "{\"name\":\"backuprestore\",\"protocol\":\"TCP\",\"port\":1,\"targetPort\":8080}]";
+    char *store = store_for("e9");
+    cJSON *etcd = hibfix_etcd(&x, "e9", store, ports, 1), *e, *cond, *task;
+    const char *ann;
+    int64_t end;
+    int spec, status, ev = 0, tev = 0;
+
+    cJSON_Delete(etcd);
+    free(store);
+    hibfix_annotate(&x, "e9", HIB_ANN_HIBERNATE, "true");
+    end = ktime_mono_ms() + 10000;
+    for (ann = NULL; !ann && ktime_mono_ms() < end; ktime_sleep_ns(50000000L)) {
+        hibfix_round(&x, "e9");
+        e = hibfix_get_etcd(&x, "e9");
+        ann = etcdspec_annotation(e, HIB_ANN_CONDITION) ? "" : NULL;
+        cJSON_Delete(e);
+    }
+    cr_assert_not_null(ann, "no condition on the Etcd after a failed sidecar call");
+    cr_assert_str_eq(hibfix_phase(&x, "e9"), "FinalSnapshot");
+    task = cfix_get(&x.f, &ETCDSPEC_RES_OPSTASK, "e9-final-snapshot-1");
+    cr_assert_str_eq(kjson_get_str(task, "status.state"), "InProgress");
+    cJSON_Delete(task);
+    e = hibfix_get_etcd(&x, "e9");
+    cond = jsonfix_parse(etcdspec_annotation(e, HIB_ANN_CONDITION));
+    cr_assert_str_eq(kjson_get_str(cond, "type"), "FinalSnapshotFailing");
+    cr_assert_str_eq(kjson_get_str(cond, "status"), "True");
+    cr_assert_str_eq(kjson_get_str(cond, "reason"), "ERR_EXECUTE_HTTP_REQUEST");
+    cr_assert_str_eq(kjson_get_str(cond, "task"), "e9-final-snapshot-1");
+    cr_assert(strstr(kjson_get_str(cond, "message"), "could not reach the backup sidecar") &&
+                  strstr(kjson_get_str(cond, "message"), HIB_ANN_BREAK_GLASS),
+              "%s", kjson_get_str(cond, "message"));
+    cJSON_Delete(cond);
+    cJSON_Delete(e);
+    hibfix_sts(&x, "e9", &spec, &status);
+    cr_assert_eq(spec, 3, "scaled down without a snapshot or break glass");
+    for (int i = 0; i < 100 && !(ev && tev); i++) { /* the recorder sends asynchronously */
+        ev = hibfix_events(&x, "FinalSnapshotFailing", "Warning") > 0;
+        tev = hibfix_events(&x, "SnapshotCallFailed", "Warning") > 0;
+        ktime_sleep_ns(50000000L);
+    }
+    cr_assert(ev, "no Warning event FinalSnapshotFailing on the Etcd");
+    cr_assert(tev, "no Warning event SnapshotCallFailed on the task");
+    /* the backups are known broken: the operator breaks glass, honoured at once */
+    hibfix_annotate(&x, "e9", HIB_ANN_BREAK_GLASS, "sidecar-image-gone");
+    cr_assert(hibfix_drive(&x, "e9", "Hibernated", 10000), "phase %s", hibfix_phase(&x, "e9"));
+    hibfix_sts(&x, "e9", &spec, &status);
+    cr_assert_eq(spec, 0);
+    e = hibfix_get_etcd(&x, "e9");
+    cr_assert_null(etcdspec_annotation(e, HIB_ANN_CONDITION), "the condition stays after the flow");
+    cJSON_Delete(e);
+}
+
 /* After each single action: the invariants of a crash at that point. */
 static void check_safe(const char *name, const char *before)
 {
@@ -337,7 +400,7 @@ Test(hib_kubesim, an_etcd_deleted_mid_flow_leaves_nothing_behind)
     hibfix_annotate(&x, "e8", HIB_ANN_HIBERNATE, "true");
     for (int i = 0; i < 40 && strcmp(hibfix_phase(&x, "e8"), "FinalSnapshot") != 0; i++)
         hibfix_round(&x, "e8");
-    hibfix_round(&x, "e8");
+    cr_assert(hibfix_await_task(&x, "e8", "e8-final-snapshot-", 5000));
     tasks = hibfix_tasks(&x);
     cr_assert_geq(cJSON_GetArraySize(tasks), 1);
     cJSON_Delete(tasks);
@@ -407,7 +470,10 @@ Test(hib_kubesim, latencies_annotation_to_ports_cut_and_succeeded_to_scale_reque
         ports = hibfix_ports(&x, patch);
         cr_assert(!strstr(ports, "\"client\""), "%s", ports);
         free(ports);
-        timed_step(name, 0); /* FinalSnapshot: task created */
+        timed_step(name, 0); /* FinalSnapshot */
+        snprintf(patch, sizeof(patch), "%s-final-snapshot-", name);
+        /* the task, once the API server's clock is past the second of the cut */
+        cr_assert(hibfix_await_task(&x, name, patch, 5000));
         snprintf(patch, sizeof(patch), "%s-final-snapshot-1", name);
         cr_assert_eq(otask_step(&x.ot, CFIX_NS, patch, &tq, NULL), KERR_OK);
         t = cfix_get(&x.f, &ETCDSPEC_RES_OPSTASK, patch);

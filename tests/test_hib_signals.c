@@ -3,7 +3,8 @@
  * for the two signals and for living beside etcd-druid: spec.replicas: 0 as
  * Gardener sends it (the Etcd handed back to etcd-druid once at 0, woken by
  * spec.replicas above 0), etcd-druid's pre-sync task (waited for, never
- * raced, and used as the cycle's snapshot when it Succeeded after the cut),
+ * raced, and used as the cycle's snapshot when it Succeeded after the cut, not
+ * when created in the cut's own second),
  * an operator's suspension left alone, wake-up without a StatefulSet and
  * during the final snapshot, an Etcd already at 0, break-glass, and the API
  * requests one reconcile makes (an immutability task held by a finalizer).
@@ -13,9 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/buf.h"
 #include "common/cfg.h"
+#include "common/hibguard.h"
 #include "common/k8s.h"
 #include "common/kjson.h"
 #include "common/ktime.h"
@@ -227,7 +230,8 @@ Test(hib_signals, druids_pre_sync_snapshot_after_the_cut_is_the_cycles_snapshot)
     for (int i = 0; i < 20 && strcmp(hibfix_phase(&x, "d2"), "FinalSnapshot") != 0; i++)
         hibfix_round(&x, "d2");
     cr_assert_str_eq(hibfix_phase(&x, "d2"), "FinalSnapshot");
-    /* created after the cut (creationTimestamp >= traffic-cut-at) */
+    /* created after the cut (creationTimestamp in a later second than traffic-cut-at) */
+    hibfix_after_cut(&x, "d2");
     hibfix_druid_task(&x, PRESYNC "0", "d2", "InProgress", 1);
     x.hib.max_steps = 0;
     for (int i = 0; i < 5; i++)
@@ -239,6 +243,68 @@ Test(hib_signals, druids_pre_sync_snapshot_after_the_cut_is_the_cycles_snapshot)
     cr_assert(spec == 0 && status == 0, "sts %d/%d", spec, status);
     cr_assert_eq(tasks_named("d2-final-snapshot-", NULL), 0, "no second snapshot");
     cr_assert_eq(atomic_load(&x.sc.requests), 0);
+}
+
+/* metadata.creationTimestamp of task name, in seconds (-1 when missing). */
+static time_t task_created(const char *name)
+{
+    cJSON *t = cfix_get(&x.f, &ETCDSPEC_RES_OPSTASK, name);
+    struct timespec ts = { .tv_sec = -1 };
+
+    if (t)
+        ktime_parse(kjson_get_str(t, "metadata.creationTimestamp"), &ts, NULL);
+    cJSON_Delete(t);
+    return ts.tv_sec;
+}
+
+static time_t cut_of(const char *name)
+{
+    cJSON *e = hibfix_get_etcd(&x, name);
+    time_t cut = -1;
+
+    cr_assert_eq(hibguard_cut_at(e, &cut, NULL), KERR_OK, "no traffic cut on %s", name);
+    cJSON_Delete(e);
+    return cut;
+}
+
+/*
+ * One clock, strictly after: a snapshot created in the second of the cut may predate the cut
+ * and does not count, even Succeeded; the controller then takes its own, created in a later
+ * second (it waits for the API server's clock to pass the cut), and only that one lets the
+ * StatefulSet go to 0.
+ */
+Test(hib_signals, a_snapshot_of_the_cuts_own_second_does_not_count)
+{
+    char name[16] = "", task[64], ours[64];
+    time_t cut = 0;
+    int spec, status, ok;
+
+    x.hold_prefix = PRESYNC;
+    /* the pre-sync task must land in the cut's second: a few tries at most */
+    for (int attempt = 0; attempt < 5; attempt++) {
+        snprintf(name, sizeof(name), "c%d", attempt);
+        snprintf(task, sizeof(task), PRESYNC "%s", name);
+        etcd_with_store(name);
+        x.hib.max_steps = 1;
+        hibfix_annotate(&x, name, HIB_ANN_HIBERNATE, "true");
+        for (int i = 0; i < 20 && strcmp(hibfix_phase(&x, name), "FinalSnapshot") != 0; i++)
+            hibfix_round(&x, name);
+        x.hib.max_steps = 0;
+        cr_assert_str_eq(hibfix_phase(&x, name), "FinalSnapshot");
+        hibfix_druid_task(&x, task, name, "Succeeded", 1);
+        cut = cut_of(name);
+        if (task_created(task) == cut)
+            break;
+        cr_assert_lt(attempt, 4, "the pre-sync task never landed in the second of the cut");
+    }
+    cr_assert(hibfix_drive(&x, name, "Hibernated", 20000), "phase %s", hibfix_phase(&x, name));
+    snprintf(ours, sizeof(ours), "%s-final-snapshot-1", name);
+    cr_assert_eq(tasks_named(ours, &ok), 1, "the controller took a snapshot of its own");
+    cr_assert_eq(ok, 1);
+    cr_assert_gt(task_created(ours), cut, "our task is created after the second of the cut");
+    cr_assert_gt(atomic_load(&x.sc.finals), 0);
+    hibfix_sts(&x, name, &spec, &status);
+    cr_assert(spec == 0 && status == 0, "sts %d/%d", spec, status);
 }
 
 Test(hib_signals, an_operators_suspension_survives_hibernation_and_wake_up)
@@ -288,8 +354,7 @@ Test(hib_signals, waking_up_during_the_final_snapshot_deletes_its_task)
     x.hold_prefix = "w2-final-snapshot-"; /* the snapshot is in flight until told */
     etcd_with_store("w2");
     hibfix_annotate(&x, "w2", HIB_ANN_HIBERNATE, "true");
-    for (int i = 0; i < 20 && tasks_named("w2-final-snapshot-", NULL) == 0; i++)
-        hibfix_round(&x, "w2");
+    cr_assert(hibfix_await_task(&x, "w2", "w2-final-snapshot-", 5000));
     cr_assert_eq(tasks_named("w2-final-snapshot-", NULL), 1);
     cr_assert_str_eq(hibfix_phase(&x, "w2"), "FinalSnapshot");
     hibfix_annotate(&x, "w2", HIB_ANN_HIBERNATE, NULL);

@@ -66,8 +66,12 @@ Test(hibguard, task_counts_table)
         const char *ns, *etcd, *type, *state, *created;
         bool counts;
     } rows[] = {
-        { "shoot", "etcd-main", "full", "Succeeded", "2026-11-24T20:01:02Z", true },
+        /* strictly after the second of the cut */
+        { "shoot", "etcd-main", "full", "Succeeded", "2026-11-24T20:01:03Z", true },
         { "shoot", "etcd-main", "full", "Succeeded", "2026-11-24T21:00:00Z", true },
+        /* created in the cut's own second: it may predate the cut (12:00:00 for 12:00:00.9) */
+        { "shoot", "etcd-main", "full", "Succeeded", "2026-11-24T20:01:02Z", false },
+        { "shoot", "etcd-main", "full", "Succeeded", "2026-11-24T20:01:02.999Z", false },
         /* created before the cut: an earlier cycle's snapshot */
         { "shoot", "etcd-main", "full", "Succeeded", "2026-11-24T20:01:01Z", false },
         /* another Etcd of the namespace */
@@ -100,4 +104,22 @@ Test(hibguard, task_missing_fields)
     cr_assert_not(hibguard_task_counts(t, "shoot", "etcd-main", CUT));
     cr_assert_not(hibguard_task_counts(NULL, "shoot", "etcd-main", CUT));
     cJSON_Delete(t);
+}
+
+/* A cut written with a fraction (12:00:00.9) is its second: a task of that second does not count.
+ */
+Test(hibguard, a_fractional_cut_and_a_task_of_its_second)
+{
+    cJSON *e = etcd_with("2026-11-24T20:01:02.900Z");
+    cJSON *same = task("shoot", "etcd-main", "full", "Succeeded", "2026-11-24T20:01:02Z");
+    cJSON *next = task("shoot", "etcd-main", "full", "Succeeded", "2026-11-24T20:01:03Z");
+    time_t cut = 0;
+
+    cr_assert_eq(hibguard_cut_at(e, &cut, NULL), KERR_OK);
+    cr_assert_eq(cut, CUT);
+    cr_assert_not(hibguard_task_counts(same, "shoot", "etcd-main", cut));
+    cr_assert(hibguard_task_counts(next, "shoot", "etcd-main", cut));
+    cJSON_Delete(e);
+    cJSON_Delete(same);
+    cJSON_Delete(next);
 }

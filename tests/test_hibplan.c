@@ -141,6 +141,8 @@ Test(hibplan, final_snapshot_creates_waits_and_retries_with_backoff)
     cr_assert_eq(s.wait_ms, 2000);
     v.task = HIBPLAN_TASK_FAILED;
     v.failed_ago_ms = 200;
+    EXPECT_ACT(v, HIBPLAN_NOTE_FAILING); /* the first failed attempt is told at once */
+    v.failing_noted = true;
     s = hibplan_decide(&v, &OPTS);
     cr_assert_eq(s.act, HIBPLAN_WAIT);
     cr_assert_eq(s.wait_ms, 800);
@@ -180,6 +182,7 @@ Test(hibplan, final_snapshot_coexists_with_etcd_druids_pre_sync_task)
     cr_assert_eq(s.act, HIBPLAN_WAIT);
     cr_assert_eq(s.wait_ms, 2000);
     v.task = HIBPLAN_TASK_FAILED; /* a retry waits for it as well */
+    v.failing_noted = true;
     v.attempt = 1;
     v.failed_ago_ms = 100000;
     EXPECT_ACT(v, HIBPLAN_WAIT);
@@ -190,6 +193,8 @@ Test(hibplan, final_snapshot_coexists_with_etcd_druids_pre_sync_task)
     v.counted = true; /* it Succeeded after the cut: it is this cycle's snapshot */
     EXPECT_PHASE(v, HIBPLAN_SCALING);
     v.phase = HIBPLAN_SCALING;
+    EXPECT_ACT(v, HIBPLAN_CLEAR_FAILING); /* our failed attempt's condition goes */
+    v.failing_noted = false;
     s = hibplan_decide(&v, &OPTS);
     cr_assert_eq(s.act, HIBPLAN_SCALE);
     cr_assert_eq(s.replicas, 0);
@@ -221,10 +226,11 @@ Test(hibplan, a_statefulset_already_at_zero_hibernates_without_a_snapshot)
     v.sts_spec = 3; /* above 0 but not Ready: no proof of its state, keep trying */
     v.sts_status = 1;
     v.phase = HIBPLAN_SNAPSHOT;
+    v.failing_noted = true;
     EXPECT_PHASE(v, HIBPLAN_FAILED);
 }
 
-Test(hibplan, break_glass_scales_down_after_failed_attempts_only)
+Test(hibplan, break_glass_scales_down_as_soon_as_an_attempt_has_failed)
 {
     struct hibplan_view v = base();
     struct hibplan_step s;
@@ -234,17 +240,68 @@ Test(hibplan, break_glass_scales_down_after_failed_attempts_only)
     v.svc = HIBPLAN_SVC_CUT;
     v.break_glass = true;
     EXPECT_ACT(v, HIBPLAN_CREATE_TASK); /* a snapshot is still tried first */
-    v.task = HIBPLAN_TASK_FAILED;
-    v.attempt = 3;
-    EXPECT_PHASE(v, HIBPLAN_FAILED);
-    v.phase = HIBPLAN_FAILED;
-    EXPECT_PHASE(v, HIBPLAN_SCALING);
+    v.task = HIBPLAN_TASK_LIVE;
+    v.attempt = v.ntasks = 1;
+    EXPECT_ACT(v, HIBPLAN_WAIT); /* no call has failed yet */
+    /* a dead sidecar: the call failed, the task stays InProgress until its timeout */
+    v.task_errors = true;
+    EXPECT_ACT(v, HIBPLAN_NOTE_FAILING);
+    v.failing_noted = true;
+    EXPECT_PHASE(v, HIBPLAN_SCALING); /* not 3 x 15 minutes later */
     v.phase = HIBPLAN_SCALING;
+    EXPECT_ACT(v, HIBPLAN_CLEAR_FAILING);
+    v.failing_noted = false;
     s = hibplan_decide(&v, &OPTS);
     cr_assert_eq(s.act, HIBPLAN_SCALE);
     cr_assert_eq(s.replicas, 0);
     v.break_glass = false; /* removed before the scale: back to the snapshot */
     EXPECT_PHASE(v, HIBPLAN_SNAPSHOT);
+    /* a Failed attempt, not yet the last one, is enough too */
+    v = base();
+    v.phase = HIBPLAN_SNAPSHOT;
+    v.suspended = true;
+    v.svc = HIBPLAN_SVC_CUT;
+    v.break_glass = v.failing_noted = true;
+    v.task = HIBPLAN_TASK_FAILED;
+    v.attempt = 1;
+    EXPECT_PHASE(v, HIBPLAN_SCALING);
+    v.phase = HIBPLAN_FAILED; /* and phase Failed */
+    EXPECT_PHASE(v, HIBPLAN_SCALING);
+}
+
+Test(hibplan, without_break_glass_a_failing_attempt_is_noted_once_and_waited_for)
+{
+    struct hibplan_view v = base();
+    struct hibplan_step s;
+
+    v.phase = HIBPLAN_SNAPSHOT;
+    v.suspended = true;
+    v.svc = HIBPLAN_SVC_CUT;
+    v.task = HIBPLAN_TASK_LIVE;
+    v.attempt = v.ntasks = 1;
+    v.task_errors = true;
+    EXPECT_ACT(v, HIBPLAN_NOTE_FAILING);
+    v.failing_noted = true;
+    s = hibplan_decide(&v, &OPTS);
+    cr_assert_eq(s.act, HIBPLAN_WAIT); /* the executor retries the sidecar */
+    v.task = HIBPLAN_TASK_SUCCEEDED;   /* it came back */
+    v.counted = true;
+    EXPECT_PHASE(v, HIBPLAN_SCALING);
+    v.phase = HIBPLAN_SCALING;
+    EXPECT_ACT(v, HIBPLAN_CLEAR_FAILING);
+    /* woken up meanwhile: removed after the cut */
+    v.want = false;
+    v.phase = HIBPLAN_WAKING;
+    EXPECT_ACT(v, HIBPLAN_REMOVE_CUT_AT);
+    v.cut_at = false;
+    EXPECT_ACT(v, HIBPLAN_CLEAR_FAILING);
+    /* a new cycle does not start with the last one's condition */
+    v = base();
+    v.phase = HIBPLAN_CUTTING;
+    v.suspended = true;
+    v.svc = HIBPLAN_SVC_CUT;
+    v.failing_noted = true;
+    EXPECT_ACT(v, HIBPLAN_CLEAR_FAILING);
 }
 
 Test(hibplan, spec_path_hands_the_scaled_down_etcd_back_to_etcd_druid)
@@ -317,6 +374,7 @@ Test(hibplan, failed_keeps_retrying_at_most_a_minute_apart)
     v.suspended = true;
     v.svc = HIBPLAN_SVC_CUT;
     v.task = HIBPLAN_TASK_FAILED;
+    v.failing_noted = true;
     v.attempt = 9;
     v.failed_ago_ms = 59999;
     s = hibplan_decide(&v, &OPTS);
@@ -423,6 +481,9 @@ Test(hibplan, wake_up_undoes_every_step_in_order)
     v.imm_task = true;
     EXPECT_PHASE(v, HIBPLAN_WAKING);
     v.phase = HIBPLAN_WAKING;
+    /* the cut first: before the pods and the ports are back, the snapshot no longer counts */
+    EXPECT_ACT(v, HIBPLAN_REMOVE_CUT_AT);
+    v.cut_at = false;
     EXPECT_ACT(v, HIBPLAN_IMT_DELETE);
     v.imm_task = false;
     s = hibplan_decide(&v, &OPTS);
@@ -434,8 +495,6 @@ Test(hibplan, wake_up_undoes_every_step_in_order)
     v.svc_remembered = false;
     EXPECT_ACT(v, HIBPLAN_REMOVE_SUSPEND);
     v.suspended = v.suspend_ours = false;
-    EXPECT_ACT(v, HIBPLAN_REMOVE_CUT_AT);
-    v.cut_at = false;
     EXPECT_ACT(v, HIBPLAN_REMOVE_PHASE);
     v.phase = HIBPLAN_NONE;
     EXPECT_ACT(v, HIBPLAN_DONE);
@@ -458,6 +517,8 @@ Test(hibplan, wake_up_without_a_statefulset_restores_ports_and_lifts_the_suspens
 
     v.want = false;
     v.phase = HIBPLAN_WAKING;
+    EXPECT_ACT(v, HIBPLAN_REMOVE_CUT_AT);
+    v.cut_at = false;
     v.suspended = v.suspend_ours = true;
     v.svc = HIBPLAN_SVC_CUT;
     v.svc_remembered = true;
@@ -475,6 +536,8 @@ Test(hibplan, waking_up_during_the_final_snapshot_deletes_its_task)
 
     v.want = false;
     v.phase = HIBPLAN_WAKING;
+    EXPECT_ACT(v, HIBPLAN_REMOVE_CUT_AT);
+    v.cut_at = false;
     v.suspended = v.suspend_ours = true;
     v.svc = HIBPLAN_SVC_CUT;
     v.svc_remembered = true;
@@ -497,6 +560,7 @@ Test(hibplan, wake_up_mid_flow_and_deleted_etcds)
     v.phase = HIBPLAN_FAILED;
     EXPECT_PHASE(v, HIBPLAN_WAKING);
     v.phase = HIBPLAN_WAKING; /* never cut (woken in CuttingTraffic): nothing to restore */
+    v.cut_at = false;
     v.svc = HIBPLAN_SVC_OPEN;
     v.suspended = v.suspend_ours = true;
     EXPECT_ACT(v, HIBPLAN_REMOVE_SUSPEND);
@@ -541,7 +605,26 @@ static void check_invariants(const struct hibplan_view *v, struct hibplan_step s
     if (s.act == HIBPLAN_REMOVE_PHASE || s.act == HIBPLAN_REMOVE_CUT_AT)
         cr_assert(!v->want && v->phase == HIBPLAN_WAKING);
     if (s.act == HIBPLAN_REMOVE_PHASE)
-        cr_assert(!v->suspend_ours && !v->cut_at);
+        cr_assert(!v->suspend_ours && !v->cut_at && !v->failing_noted);
+    if (s.act == HIBPLAN_NOTE_FAILING)
+        cr_assert(
+            v->want && !v->failing_noted &&
+            (v->task == HIBPLAN_TASK_FAILED || (v->task == HIBPLAN_TASK_LIVE && v->task_errors)) &&
+            (v->phase == HIBPLAN_SNAPSHOT || v->phase == HIBPLAN_FAILED));
+    if (s.act == HIBPLAN_CLEAR_FAILING)
+        cr_assert(v->failing_noted);
+    /* break glass: honoured once an attempt has failed, never before */
+    if (s.act == HIBPLAN_SET_PHASE && s.phase == HIBPLAN_SCALING &&
+        (v->phase == HIBPLAN_SNAPSHOT || v->phase == HIBPLAN_FAILED) && v->store && !v->counted &&
+        !(v->sts_present && v->sts_spec == 0))
+        cr_assert(v->break_glass && (v->phase == HIBPLAN_FAILED || v->task == HIBPLAN_TASK_FAILED ||
+                                     (v->task == HIBPLAN_TASK_LIVE && v->task_errors)));
+    /* waking up: nothing is undone while the cut stands (a snapshot of it would still count) */
+    if (!v->want && v->cut_at && v->phase == HIBPLAN_WAKING)
+        cr_assert(s.act == HIBPLAN_REMOVE_CUT_AT || s.act == HIBPLAN_DONE,
+                  "waking up does %s before the cut is removed", hibplan_act_name(s.act));
+    if (s.act == HIBPLAN_RESTORE_PORTS || (s.act == HIBPLAN_SCALE && s.replicas > 0))
+        cr_assert(!v->cut_at, "%s with the cut still standing", hibplan_act_name(s.act));
     if (s.act == HIBPLAN_IMT_DELETE)
         cr_assert(v->imm_task && (!v->want || v->imm == 0));
     if (s.act == HIBPLAN_IMT_ENSURE)
@@ -570,7 +653,7 @@ Test(hibplan, every_phase_and_read_back_state_keeps_the_invariants)
     static const int sts[][3] = { { 0, 0, 0 }, { 1, 3, 3 }, { 1, 0, 2 }, { 1, 0, 0 }, { 1, 3, 0 } };
     long n = 0;
 
-    for (int m = 0; m < (1 << 13); m++)
+    for (int m = 0; m < (1 << 15); m++)
         for (int p = 0; p < HIBPLAN_PHASE_COUNT; p++)
             for (size_t a = 0; a < 4; a++)
                 for (size_t t = 0; t < 5; t++)
@@ -591,6 +674,8 @@ Test(hibplan, every_phase_and_read_back_state_keeps_the_invariants)
                                     .other_live = (m >> 10) & 1,
                                     .break_glass = (m >> 11) & 1,
                                     .imm_deleting = (m >> 12) & 1,
+                                    .task_errors = (m >> 13) & 1,
+                                    .failing_noted = (m >> 14) & 1,
                                     .phase = (enum hibplan_phase)p,
                                     .spec_replicas = 3,
                                     .svc = svcs[a],
@@ -610,5 +695,23 @@ Test(hibplan, every_phase_and_read_back_state_keeps_the_invariants)
                                 check_invariants(&v, hibplan_decide(&v, &OPTS));
                                 n++;
                             }
-    cr_assert_eq(n, 8192L * HIBPLAN_PHASE_COUNT * 4 * 5 * 3 * 5 * 2);
+    cr_assert_eq(n, 32768L * HIBPLAN_PHASE_COUNT * 4 * 5 * 3 * 5 * 2);
+}
+
+/* The report's window: the ports back (or the controller down right after) with the cut still
+ * there. */
+Test(hibplan, waking_up_removes_the_cut_before_the_ports_come_back)
+{
+    struct hibplan_view v = base();
+
+    v.want = false;
+    v.phase = HIBPLAN_WAKING;
+    v.suspended = v.suspend_ours = true;
+    v.svc = HIBPLAN_SVC_CUT;
+    v.svc_remembered = true;
+    v.sts_spec = v.sts_status = 3; /* already scaled back up (a crash after the scale) */
+    v.counted = true;              /* the snapshot of the cycle would let a scale-down through */
+    EXPECT_ACT(v, HIBPLAN_REMOVE_CUT_AT);
+    v.cut_at = false;
+    EXPECT_ACT(v, HIBPLAN_RESTORE_PORTS);
 }

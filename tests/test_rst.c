@@ -340,3 +340,107 @@ Test(rst_kubesim, an_operators_suspension_outlives_the_restore)
     cJSON_Delete(p);
     cJSON_Delete(live);
 }
+
+/* Remove the restoring label as a person does (kubectl label etcd main etcd-warden.io/restoring-).
+ */
+static void remove_label_by_hand(void)
+{
+    cJSON *p = jsonfix_parse("{\"metadata\":{\"labels\":{\"etcd-warden.io/restoring\":null}}}");
+    struct kerr_info err;
+
+    OK(k8s_patch(fx.c, &ETCDSPEC_RES_ETCD, CFIX_NS, "main", K8S_PATCH_MERGE, p, NULL, NULL, &err));
+    cJSON_Delete(p);
+}
+
+/* The note of the first Event with reason about main, "" when none. OWNED by the caller. */
+static char *event_note(const char *reason, char *type, size_t n)
+{
+    static const struct k8s_resource EV = { "events.k8s.io", "v1", "events", 1 };
+    cJSON *list = NULL;
+    const cJSON *e;
+    char *note = NULL;
+
+    cr_assert_eq(k8s_list(fx.c, &EV, CFIX_NS, NULL, &list, NULL), KERR_OK);
+    cJSON_ArrayForEach (e, kjson_get_arr(list, "items")) {
+        if (!note && strcmp(jsonfix_str(e, "reason"), reason) == 0) {
+            note = strdup(jsonfix_str(e, "note"));
+            snprintf(type, n, "%s", jsonfix_str(e, "type"));
+        }
+    }
+    cJSON_Delete(list);
+    return note ? note : strdup("");
+}
+
+/*
+ * The README's toggle: the restoring label removed by hand mid-restore. The pass that follows
+ * lifts what etcd-warden added (its suspension, the progress) and tells what was skipped.
+ */
+Test(rst_kubesim, a_label_removed_by_hand_lifts_what_etcd_warden_added)
+{
+    struct ev_opts eo = { .reporting_controller = "etcd-warden.io/controller",
+                          .reporting_instance = "test" };
+    cJSON *live = restored_etcd("true"), *e;
+    struct kerr_info err;
+    char type[32] = "", *note;
+
+    OK(ev_new(fx.c, &eo, &fx.x.events, &err));
+    cr_assert_eq(pass(), RST_REQUEUE_MS); /* waiting for the status backup */
+    remove_label_by_hand();
+    e = cfix_get(&fx, &ETCDSPEC_RES_ETCD, "main");
+    cr_assert(rst_ended_by_hand(e));
+    cJSON_Delete(e);
+    cr_assert_eq(pass(), 0);
+    e = cfix_get(&fx, &ETCDSPEC_RES_ETCD, "main");
+    cr_assert_null(etcdspec_annotation(e, ETCDSPEC_ANN_SUSPEND), "etcd-druid left suspended");
+    cr_assert_null(etcdspec_annotation(e, ETCDSPEC_ANN_SUSPEND_ADDED));
+    cr_assert_null(etcdspec_annotation(e, ETCDSPEC_ANN_RESTORE_PROGRESS), "stale progress");
+    cr_assert_not(rst_ended_by_hand(e));
+    cJSON_Delete(e);
+    cr_assert_eq(pass(), 0, "nothing more to do");
+    ev_stop(fx.x.events);
+    TESTUTIL_AWAIT(has_event("RestoreEndedByHand"), 5000);
+    note = event_note("RestoreEndedByHand", type, sizeof(type));
+    cr_assert_str_eq(type, "Warning");
+    cr_assert(strstr(note, "removed by hand before the restore finished (still awaiting the "
+                           "status from the EtcdStatusBackup and components)") &&
+                  strstr(note, "lifted the suspension it had added"),
+              "%s", note);
+    free(note);
+    ev_free(fx.x.events);
+    fx.x.events = NULL;
+    cJSON_Delete(live);
+}
+
+Test(rst_kubesim, a_label_removed_by_hand_keeps_a_hibernation_or_an_operators_suspension)
+{
+    cJSON *live = restored_etcd("true"), *e, *p;
+    struct kerr_info err;
+
+    p = jsonfix_parse("{\"metadata\":{\"annotations\":{\"etcd-warden.io/hibernate\":\"true\","
+                      "\"etcd-warden.io/hibernation-phase\":\"Hibernated\"}}}");
+    OK(k8s_patch(fx.c, &ETCDSPEC_RES_ETCD, CFIX_NS, "main", K8S_PATCH_MERGE, p, NULL, NULL, &err));
+    cJSON_Delete(p);
+    cr_assert_eq(pass(), RST_REQUEUE_MS);
+    remove_label_by_hand();
+    cr_assert_eq(pass(), 0);
+    e = cfix_get(&fx, &ETCDSPEC_RES_ETCD, "main");
+    cr_assert_not_null(etcdspec_annotation(e, ETCDSPEC_ANN_SUSPEND), "hibernation holds it");
+    cr_assert_null(etcdspec_annotation(e, ETCDSPEC_ANN_RESTORE_PROGRESS));
+    cJSON_Delete(e);
+    /* an operator's suspension (no record that etcd-warden added it) stays too */
+    p = jsonfix_parse("{\"metadata\":{\"labels\":{\"etcd-warden.io/restoring\":\"\"},"
+                      "\"annotations\":{\"etcd-warden.io/hibernate\":null,"
+                      "\"etcd-warden.io/hibernation-phase\":null,"
+                      "\"etcd-warden.io/suspend-added\":null,"
+                      "\"druid.gardener.cloud/suspend-etcd-spec-reconcile\":\"operator\"}}}");
+    OK(k8s_patch(fx.c, &ETCDSPEC_RES_ETCD, CFIX_NS, "main", K8S_PATCH_MERGE, p, NULL, NULL, &err));
+    cJSON_Delete(p);
+    cr_assert_eq(pass(), RST_REQUEUE_MS);
+    remove_label_by_hand();
+    cr_assert_eq(pass(), 0);
+    e = cfix_get(&fx, &ETCDSPEC_RES_ETCD, "main");
+    cr_assert_str_eq(etcdspec_annotation(e, ETCDSPEC_ANN_SUSPEND), "operator");
+    cr_assert_null(etcdspec_annotation(e, ETCDSPEC_ANN_RESTORE_PROGRESS));
+    cJSON_Delete(e);
+    cJSON_Delete(live);
+}

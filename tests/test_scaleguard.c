@@ -90,8 +90,12 @@ static const struct row rows[] = {
     { "a fresh snapshot: a person still meets component protection", STS, PERSON, 3, 0,
       ETCD("etcd-main", ANN_CUT, "," STORE), "[" FRESH "]", 0, "changes from service account",
       NULL },
-    { "a snapshot taken at the cut counts", STS, DRUID, 3, 0, ETCD("etcd-main", ANN_CUT, "," STORE),
-      "[" TASK("etcd-main", "full", "Succeeded", CUT) "]", 1, "", NULL },
+    { "a snapshot created in the cut's second does not count", STS, DRUID, 3, 0,
+      ETCD("etcd-main", ANN_CUT, "," STORE), "[" TASK("etcd-main", "full", "Succeeded", CUT) "]", 0,
+      DENIED, NULL },
+    { "a snapshot created a second after the cut counts", STS, DRUID, 3, 0,
+      ETCD("etcd-main", ANN_CUT, "," STORE),
+      "[" TASK("etcd-main", "full", "Succeeded", "2026-11-24T20:00:01Z") "]", 1, "", NULL },
     { "a snapshot of the earlier cycle does not count", STS, DRUID, 3, 0,
       ETCD("etcd-main", ANN_CUT, "," STORE), "[" TASK("etcd-main", "full", "Succeeded", BEFORE) "]",
       0, DENIED, NULL },
@@ -366,4 +370,236 @@ ParameterizedTest(size_t *i, scaleguard, guard_only)
     cr_expect_eq(allowed, guard_rows[*i].protected_allowed != 0, "%s: etcdcomponents allowed",
                  t->title);
     cJSON_Delete(doc);
+}
+
+/*
+ * Decided from the old object: a request that rewrites the labels deciding whether it is
+ * checked (managed-by, part-of) is judged as a change of the component it was, on both
+ * paths; a non-reconciler cannot change those labels; a DELETE that takes the pods of a
+ * StatefulSet needs the snapshot as a scale-down does, unless the Etcd itself is being
+ * deleted or the DELETE orphans the pods.
+ */
+#define LBL_MAIN                                                            \
+    "{\"app.kubernetes.io/managed-by\":\"etcd-druid\",\"app.kubernetes.io/" \
+    "part-of\":\"etcd-main\"}"
+#define LBL_NO_MANAGED "{\"app.kubernetes.io/part-of\":\"etcd-main\"}"
+#define LBL_NOPE                                                            \
+    "{\"app.kubernetes.io/managed-by\":\"etcd-druid\",\"app.kubernetes.io/" \
+    "part-of\":\"nope\"}"
+#define LBL_TEAM                                                            \
+    "{\"app.kubernetes.io/managed-by\":\"etcd-druid\",\"app.kubernetes.io/" \
+    "part-of\":\"etcd-main\",\"example.com/team\":\"storage\"}"
+#define LABEL_MSG(label, from, to) \
+    "label " label " of StatefulSet shoot/etcd-main cannot be changed from " from " to " to " by "
+#define DELETED_MSG "deleting StatefulSet shoot/etcd-main needs a full snapshot of Etcd etcd-main"
+#define ETCD_DELETING                                                                          \
+    "{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"etcd-main\",\"uid\":\"uid-etcd-main\"," \
+    "\"deletionTimestamp\":\"2026-11-24T20:05:00Z\",\"annotations\":{" ANN_CUT "}},"           \
+    "\"spec\":{\"replicas\":3," STORE "}}"
+
+struct lrow {
+    const char *title;
+    enum wh_hook hook;
+    const char *op; /* UPDATE or DELETE */
+    const char *user;
+    const char *old_labels, *new_labels; /* new_labels unused for DELETE */
+    int old_replicas, new_replicas;
+    int orphan; /* DELETE with propagationPolicy Orphan */
+    const char *etcd;
+    const char *tasks;
+    int allowed;
+    const char *message;
+    const char *warning;
+};
+
+static const struct lrow lrows[] = {
+    /* the report's four requests, with component protection */
+    { "a person's JSON patch removing managed-by and scaling to 0", WH_HOOK_COMPONENTS, "UPDATE",
+      PERSON, LBL_MAIN, LBL_NO_MANAGED, 3, 0, 0, ETCD("etcd-main", ANN_CUT, "," STORE), "[]", 0,
+      DENIED, NULL },
+    { "a person's merge patch part-of nope and scaling to 0", WH_HOOK_COMPONENTS, "UPDATE", PERSON,
+      LBL_MAIN, LBL_NOPE, 3, 0, 0, ETCD("etcd-main", ANN_CUT, "," STORE), "[]", 0, DENIED, NULL },
+    { "etcd-druid's JSON patch removing managed-by and scaling to 0", WH_HOOK_COMPONENTS, "UPDATE",
+      DRUID, LBL_MAIN, LBL_NO_MANAGED, 3, 0, 0, ETCD("etcd-main", ANN_CUT, "," STORE), "[]", 0,
+      DENIED, NULL },
+    { "a person removing managed-by", WH_HOOK_COMPONENTS, "UPDATE", PERSON, LBL_MAIN,
+      LBL_NO_MANAGED, 3, 3, 0, ETCD("etcd-main", "", "," STORE), "[]", 0,
+      LABEL_MSG("app.kubernetes.io/managed-by", "\"etcd-druid\"", "(removed)") PERSON
+      ": the object is a component of Etcd etcd-main",
+      NULL },
+    /* the same four through the guard alone */
+    { "guard only: a person removing managed-by and scaling to 0", WH_HOOK_SCALEGUARD, "UPDATE",
+      PERSON, LBL_MAIN, LBL_NO_MANAGED, 3, 0, 0, ETCD("etcd-main", ANN_CUT, "," STORE), "[]", 0,
+      DENIED, NULL },
+    { "guard only: a person's part-of nope and scaling to 0", WH_HOOK_SCALEGUARD, "UPDATE", PERSON,
+      LBL_MAIN, LBL_NOPE, 3, 0, 0, ETCD("etcd-main", ANN_CUT, "," STORE), "[]", 0, DENIED, NULL },
+    { "guard only: etcd-druid removing managed-by and scaling to 0", WH_HOOK_SCALEGUARD, "UPDATE",
+      DRUID, LBL_MAIN, LBL_NO_MANAGED, 3, 0, 0, ETCD("etcd-main", ANN_CUT, "," STORE), "[]", 0,
+      DENIED, NULL },
+    { "guard only: a person removing managed-by", WH_HOOK_SCALEGUARD, "UPDATE", PERSON, LBL_MAIN,
+      LBL_NO_MANAGED, 3, 3, 0, ETCD("etcd-main", "", "," STORE), "[]", 0,
+      LABEL_MSG("app.kubernetes.io/managed-by", "\"etcd-druid\"", "(removed)"), NULL },
+    /* the label rule */
+    { "a person changing part-of", WH_HOOK_COMPONENTS, "UPDATE", PERSON, LBL_MAIN, LBL_NOPE, 3, 3,
+      0, ETCD("etcd-main", "", "," STORE), "[]", 0,
+      LABEL_MSG("app.kubernetes.io/part-of", "\"etcd-main\"", "\"nope\""), NULL },
+    { "the label rule binds with protection disabled", WH_HOOK_COMPONENTS, "UPDATE", PERSON,
+      LBL_MAIN, LBL_NO_MANAGED, 3, 3, 0, ETCD("etcd-main", ANN_OPEN, "," STORE), "[]", 0,
+      LABEL_MSG("app.kubernetes.io/managed-by", "\"etcd-druid\"", "(removed)"), NULL },
+    { "the label rule binds without a backup store", WH_HOOK_COMPONENTS, "UPDATE", PERSON, LBL_MAIN,
+      LBL_NO_MANAGED, 3, 3, 0, ETCD("etcd-main", "", ""), "[]", 0,
+      LABEL_MSG("app.kubernetes.io/managed-by", "\"etcd-druid\"", "(removed)"), NULL },
+    { "a reconciler may change the labels", WH_HOOK_COMPONENTS, "UPDATE", DRUID, LBL_MAIN,
+      LBL_NO_MANAGED, 3, 3, 0, ETCD("etcd-main", "", "," STORE), "[]", 1,
+      "update of managed resources by etcd-druid is allowed", NULL },
+    { "guard only: a reconciler may change the labels", WH_HOOK_SCALEGUARD, "UPDATE", WARDEN,
+      LBL_MAIN, LBL_NOPE, 3, 3, 0, ETCD("etcd-main", "", "," STORE), "[]", 1,
+      "not a scale-down to 0 replicas", NULL },
+    { "guard only: another label is component protection's (etcd-druid's)", WH_HOOK_SCALEGUARD,
+      "UPDATE", PERSON, LBL_MAIN, LBL_TEAM, 3, 3, 0, ETCD("etcd-main", "", "," STORE), "[]", 1,
+      "not a scale-down to 0 replicas", NULL },
+    { "guard only: a label change of an Etcd that does not exist", WH_HOOK_SCALEGUARD, "UPDATE",
+      PERSON, LBL_NOPE, LBL_NO_MANAGED, 3, 3, 0, ETCD("etcd-main", "", "," STORE), "[]", 1,
+      "parent Etcd nope of resource shoot/etcd-main not found", NULL },
+    { "adding the labels is judged by the new object, as etcd-druid does", WH_HOOK_COMPONENTS,
+      "UPDATE", PERSON, "{}", LBL_MAIN, 3, 3, 0, ETCD("etcd-main", "", "," STORE), "[]", 0,
+      "changes from service account " PERSON " are disallowed", NULL },
+    { "adding the labels and scaling to 0 is guarded", WH_HOOK_SCALEGUARD, "UPDATE", DRUID, "{}",
+      LBL_MAIN, 3, 0, 0, ETCD("etcd-main", ANN_CUT, "," STORE), "[]", 0, DENIED, NULL },
+    /* DELETE of the StatefulSet */
+    { "etcd-druid deleting the StatefulSet without a snapshot", WH_HOOK_COMPONENTS, "DELETE", DRUID,
+      LBL_MAIN, NULL, 3, 0, 0, ETCD("etcd-main", ANN_CUT, "," STORE), "[]", 0, DELETED_MSG, NULL },
+    { "guard only: a person deleting the StatefulSet without a snapshot", WH_HOOK_SCALEGUARD,
+      "DELETE", PERSON, LBL_MAIN, NULL, 3, 0, 0, ETCD("etcd-main", "", "," STORE), "[]", 0,
+      DELETED_MSG, NULL },
+    { "deleting it with this hibernation's snapshot", WH_HOOK_SCALEGUARD, "DELETE", PERSON,
+      LBL_MAIN, NULL, 3, 0, 0, ETCD("etcd-main", ANN_CUT, "," STORE), "[" FRESH "]", 1,
+      "deletion of StatefulSet shoot/etcd-main allowed", NULL },
+    { "deleting it with break glass", WH_HOOK_COMPONENTS, "DELETE", DRUID, LBL_MAIN, NULL, 3, 0, 0,
+      ETCD("etcd-main", ANN_BREAK, "," STORE), "[]", 1, "",
+      "StatefulSet shoot/etcd-main is deleted without a snapshot of Etcd etcd-main" },
+    { "guard only: the StatefulSet of an Etcd being deleted", WH_HOOK_SCALEGUARD, "DELETE", DRUID,
+      LBL_MAIN, NULL, 3, 0, 0, ETCD_DELETING, "[]", 1, "deletion of StatefulSet", NULL },
+    { "the StatefulSet of an Etcd being deleted", WH_HOOK_COMPONENTS, "DELETE", DRUID, LBL_MAIN,
+      NULL, 3, 0, 0, ETCD_DELETING, "[]", 1, "", NULL },
+    { "an orphaning DELETE leaves the pods: not guarded", WH_HOOK_COMPONENTS, "DELETE", DRUID,
+      LBL_MAIN, NULL, 3, 0, 1, ETCD("etcd-main", ANN_CUT, "," STORE), "[]", 1, "", NULL },
+    { "guard only: an orphaning DELETE", WH_HOOK_SCALEGUARD, "DELETE", PERSON, LBL_MAIN, NULL, 3, 0,
+      1, ETCD("etcd-main", ANN_CUT, "," STORE), "[]", 1, "not a scale-down to 0 replicas", NULL },
+    { "a StatefulSet at 0 replicas has no pods to lose", WH_HOOK_SCALEGUARD, "DELETE", PERSON,
+      LBL_MAIN, NULL, 0, 0, 0, ETCD("etcd-main", ANN_CUT, "," STORE), "[]", 1,
+      "not a scale-down to 0 replicas", NULL },
+    { "without a backup store a DELETE is component protection's", WH_HOOK_COMPONENTS, "DELETE",
+      DRUID, LBL_MAIN, NULL, 3, 0, 0, ETCD("etcd-main", "", ""), "[]", 1, "", NULL },
+};
+
+#define NLROWS (sizeof(lrows) / sizeof(lrows[0]))
+
+static cJSON *lobject(const char *labels, int replicas)
+{
+    cJSON *o = cJSON_CreateObject(), *meta, *spec;
+
+    cJSON_AddStringToObject(o, "apiVersion", "apps/v1");
+    cJSON_AddStringToObject(o, "kind", "StatefulSet");
+    meta = cJSON_AddObjectToObject(o, "metadata");
+    cJSON_AddStringToObject(meta, "namespace", "shoot");
+    cJSON_AddStringToObject(meta, "name", "etcd-main");
+    cJSON_AddItemToObject(meta, "labels", cJSON_Parse(labels));
+    spec = cJSON_AddObjectToObject(o, "spec");
+    cJSON_AddNumberToObject(spec, "replicas", replicas);
+    return o;
+}
+
+static char *lreview_body(const struct lrow *t)
+{
+    cJSON *root = cJSON_CreateObject(), *req, *k;
+    int del = strcmp(t->op, "DELETE") == 0;
+    char *text;
+
+    cJSON_AddStringToObject(root, "apiVersion", "admission.k8s.io/v1");
+    cJSON_AddStringToObject(root, "kind", "AdmissionReview");
+    req = cJSON_AddObjectToObject(root, "request");
+    cJSON_AddStringToObject(req, "uid", "0000-2222");
+    k = cJSON_AddObjectToObject(req, "kind");
+    cJSON_AddStringToObject(k, "group", "apps");
+    cJSON_AddStringToObject(k, "version", "v1");
+    cJSON_AddStringToObject(k, "kind", "StatefulSet");
+    k = cJSON_AddObjectToObject(req, "resource");
+    cJSON_AddStringToObject(k, "group", "apps");
+    cJSON_AddStringToObject(k, "version", "v1");
+    cJSON_AddStringToObject(k, "resource", "statefulsets");
+    cJSON_AddStringToObject(req, "name", "etcd-main");
+    cJSON_AddStringToObject(req, "namespace", "shoot");
+    cJSON_AddStringToObject(req, "operation", t->op);
+    k = cJSON_AddObjectToObject(req, "userInfo");
+    cJSON_AddStringToObject(k, "username", t->user);
+    if (del)
+        cJSON_AddNullToObject(req, "object");
+    else
+        cJSON_AddItemToObject(req, "object", lobject(t->new_labels, t->new_replicas));
+    cJSON_AddItemToObject(req, "oldObject", lobject(t->old_labels, t->old_replicas));
+    k = cJSON_AddObjectToObject(req, "options");
+    cJSON_AddStringToObject(k, "kind", del ? "DeleteOptions" : "UpdateOptions");
+    cJSON_AddStringToObject(k, "apiVersion", "meta.k8s.io/v1");
+    if (del)
+        cJSON_AddStringToObject(k, "propagationPolicy", t->orphan ? "Orphan" : "Background");
+    text = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    return text;
+}
+
+ParameterizedTestParameters(scaleguard, labels_and_deletes)
+{
+    static size_t idx[NLROWS];
+
+    return testutil_row_params(idx, NLROWS);
+}
+
+ParameterizedTest(size_t *i, scaleguard, labels_and_deletes)
+{
+    const struct lrow *t = &lrows[*i];
+    struct protect_config cfg = { reconcilers, 2, NULL, 0, NULL };
+    struct lookup_mem mem = { 0 };
+    struct wh_dispatch d;
+    struct lookup lk;
+    struct kerr_info err;
+    cJSON *etcds = cJSON_CreateArray(), *sts = cJSON_Parse(stses), *tasks = cJSON_Parse(t->tasks);
+    cJSON *doc = NULL, *e = cJSON_Parse(t->etcd);
+    const cJSON *w;
+    const char *msg;
+    char *body = lreview_body(t), *out = NULL;
+    size_t len = 0;
+    unsigned int status = 0;
+    bool allowed = false;
+
+    cr_assert_not_null(e, "%s: the Etcd does not parse", t->title);
+    cr_assert_not_null(tasks, "%s: the tasks do not parse", t->title);
+    cJSON_AddItemToArray(etcds, e);
+    mem.etcds = etcds;
+    mem.stses = sts;
+    mem.tasks = tasks;
+    lookup_mem_bind(&mem, &lk);
+    cr_assert_eq(wh_dispatch_init(&d, &cfg, &lk, NULL, &err), KERR_OK, "%s", err.msg);
+    whdiff_same(&cfg, &mem, t->hook, body);
+    cr_assert_eq(wh_dispatch_review(&d, t->hook, body, strlen(body), &out, &len, &status, &err),
+                 KERR_OK, "%s", err.msg);
+    cr_assert_eq(status, 200);
+    cr_assert_eq(kjson_parse(out, len, NULL, &doc, NULL, NULL), KERR_OK);
+    cr_assert_eq(kjson_get_bool(doc, "response.allowed", &allowed), KERR_OK);
+    cr_expect_eq(allowed, t->allowed != 0, "%s: allowed", t->title);
+    msg = kjson_get_str(doc, "response.status.message");
+    cr_expect(msg && strstr(msg, t->message), "%s: message %s", t->title, msg ? msg : "(none)");
+    w = cJSON_GetArrayItem(kjson_get_arr(doc, "response.warnings"), 0);
+    if (t->warning)
+        cr_expect(cJSON_IsString(w) && strstr(w->valuestring, t->warning), "%s: warning %s",
+                  t->title, cJSON_IsString(w) ? w->valuestring : "(none)");
+    else
+        cr_expect_null(w, "%s: unexpected warning %s", t->title,
+                       cJSON_IsString(w) ? w->valuestring : "");
+    cJSON_Delete(doc);
+    free(out);
+    free(body);
+    cJSON_Delete(etcds);
+    cJSON_Delete(sts);
+    cJSON_Delete(tasks);
 }

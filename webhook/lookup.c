@@ -122,6 +122,7 @@ enum kerr lookup_etcd_from_json(const cJSON *etcd, struct lookup_etcd *out, stru
     out->protection_disabled = has_key(ann, LOOKUP_ANN_DISABLE_PROTECTION);
     out->runtime_disabled = has_key(ann, LOOKUP_ANN_DISABLE_RUNTIME);
     out->has_backup_store = kjson_get_obj(etcd, "spec.backup.store") != NULL;
+    out->deleting = lookup_meta_deleting(etcd);
     out->cut_rc = hibguard_cut_at(etcd, &out->cut_at, NULL);
     reason = lookup_map_get(ann, HIBGUARD_ANN_BREAK_GLASS);
     if (reason) {
@@ -206,7 +207,8 @@ cJSON *lookup_etcd_project(const cJSON *etcd)
     cJSON *root = cJSON_CreateObject(), *meta, *a = NULL;
     size_t i;
 
-    if (!root || !(meta = base_meta(root, etcd)))
+    if (!root || !(meta = base_meta(root, etcd)) ||
+        copy_member(meta, metadata(etcd), "deletionTimestamp"))
         goto fail;
     for (i = 0; ann && i < sizeof(keep) / sizeof(keep[0]); i++) {
         if (!has_key(ann, keep[i]))

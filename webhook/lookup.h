@@ -46,6 +46,7 @@ struct lookup_etcd {
     int runtime_disabled;      /* has LOOKUP_ANN_DISABLE_RUNTIME */
     int reconcile_in_progress; /* lastOperation Reconcile in Processing|Error|Requeue */
     int deletion_in_progress;  /* lastOperation Delete in Processing|Error|Requeue */
+    int deleting;              /* metadata.deletionTimestamp set */
     int has_backup_store;      /* spec.backup.store is an object */
     enum kerr cut_rc;          /* hibguard_cut_at: KERR_OK, KERR_NOTFOUND or KERR_PARSE */
     time_t cut_at;             /* the traffic cut when cut_rc is KERR_OK */
@@ -142,7 +143,7 @@ enum kerr lookup_sts_from_json(const cJSON *sts, struct lookup_sts *out, struct 
 
 /*
  * The part of an Etcd the views read: metadata name, namespace, uid,
- * resourceVersion, the two protection annotations, the two scale-down
+ * resourceVersion, deletionTimestamp, the two protection annotations, the two scale-down
  * guard annotations (common/hibguard.h), spec.backup.store as an empty
  * object when present, and status.lastOperation type and state. TAKES: a new tree (cJSON_Delete),
  * NULL on allocation failure.

@@ -17,6 +17,13 @@ struct meta {
     const char *part_of; /* NULL when the label is absent */
     int deleting;
     struct lookup_sts sts; /* storage when the metadata is a parent StatefulSet's */
+    /*
+     * An UPDATE of a component: the label (LOOKUP_LABEL_MANAGED_BY or
+     * LOOKUP_LABEL_PART_OF) whose value the request changes while the old
+     * object is a component of an Etcd, with its old and new values (NULL:
+     * absent); label is NULL when there is none.
+     */
+    const char *label, *label_old, *label_new;
 };
 
 enum decoded { DEC_META, DEC_UNSUPPORTED, DEC_ANSWERED };
@@ -92,6 +99,46 @@ static void meta_from_object(const cJSON *obj, struct meta *m)
     m->deleting = lookup_meta_deleting(obj);
 }
 
+static int same_str(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/*
+ * The metadata of an UPDATE of a component (both objects decode). The
+ * labels that decide whether a request is checked are read from the old
+ * object: when it is a component of an Etcd (managed, with a part-of
+ * label) the request is judged as a change of that component, whatever
+ * the new object says, and a change of either label is recorded in m;
+ * otherwise the new object decides, as etcd-druid decides.
+ */
+static void meta_from_update(const cJSON *old, const cJSON *obj, struct meta *m)
+{
+    const cJSON *lo = lookup_meta_map(old, "labels"), *ln = lookup_meta_map(obj, "labels");
+    static const char *const keys[] = { LOOKUP_LABEL_MANAGED_BY, LOOKUP_LABEL_PART_OF };
+    struct meta n;
+    size_t i;
+
+    memset(&n, 0, sizeof(n));
+    meta_from_object(old, m);
+    meta_from_object(obj, &n);
+    if (!m->managed || !m->part_of) {
+        *m = n;
+        return;
+    }
+    m->deleting = m->deleting || n.deleting;
+    for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        const char *a = lookup_map_get(lo, keys[i]), *b = lookup_map_get(ln, keys[i]);
+
+        if (!same_str(a, b)) {
+            m->label = keys[i];
+            m->label_old = a;
+            m->label_new = b;
+            break;
+        }
+    }
+}
+
 static void meta_from_sts(struct meta *m)
 {
     m->ns = m->sts.namespace;
@@ -104,7 +151,8 @@ static void meta_from_sts(struct meta *m)
 /*
  * The object of the request as etcd-druid decodes it: UPDATE needs both
  * objects and reads the new one, DELETE reads the old one, an unknown
- * operation reads nothing. *obj is NULL for "nothing".
+ * operation reads nothing. *obj is NULL for "nothing". (A component's
+ * UPDATE then reads both: meta_from_update.)
  */
 static enum decoded decode_object(const struct review_req *req, const cJSON **obj,
                                   struct review_resp *resp, enum kerr *rc)
@@ -196,7 +244,9 @@ static enum decoded decode_meta(const struct lookup *lk, const struct review_req
     m->ns = m->name = "";
     if (find_component(req)) {
         d = decode_object(req, &obj, resp, rc);
-        if (d == DEC_META)
+        if (d == DEC_META && req->op == REVIEW_OP_UPDATE)
+            meta_from_update(req->old_object, obj, m);
+        else if (d == DEC_META)
             meta_from_object(obj, m);
         return d;
     }
@@ -292,6 +342,24 @@ static int scales_to_zero(const struct review_req *req)
     return replicas_of(req->old_object, scale) > 0 && replicas_of(req->object, scale) == 0;
 }
 
+/*
+ * True when req deletes a StatefulSet that has pods (spec.replicas above
+ * 0) and its pods with it: a DELETE that orphans them (etcd-druid's
+ * re-creation of a StatefulSet whose immutable fields changed) leaves the
+ * pods running and is not guarded.
+ */
+static int deletes_pods(const struct review_req *req)
+{
+    return req->op == REVIEW_OP_DELETE && is_kind(req, "apps", "StatefulSet") && !req->orphan &&
+           cJSON_IsObject(req->old_object) && replicas_of(req->old_object, 0) > 0;
+}
+
+/* What the scale-down guard judges: a scale-down to 0, or a DELETE that takes the pods. */
+static int guarded(const struct review_req *req)
+{
+    return scales_to_zero(req) || deletes_pods(req);
+}
+
 static void event_break_glass(const struct protect_config *cfg, const struct review_req *req,
                               const struct meta *m, const struct lookup_etcd *etcd)
 {
@@ -300,9 +368,11 @@ static void event_break_glass(const struct protect_config *cfg, const struct rev
     if (!cfg->events || req->dry_run)
         return;
     ev_emitf(cfg->events, &ref, EV_WARNING, "ScaleDownWithoutSnapshot", "BreakGlass",
-             "%s scaled StatefulSet %s to 0 without a snapshot of this cycle, allowed by "
+             "%s %s StatefulSet %s%s without a snapshot of this cycle, allowed by "
              "annotation %s: %s",
-             req->username, m->name, HIBGUARD_ANN_BREAK_GLASS, etcd->break_glass_reason);
+             req->username, req->op == REVIEW_OP_DELETE ? "deleted" : "scaled", m->name,
+             req->op == REVIEW_OP_DELETE ? "" : " to 0", HIBGUARD_ANN_BREAK_GLASS,
+             etcd->break_glass_reason);
 }
 
 /*
@@ -315,12 +385,16 @@ static enum kerr guard_scale_down(const struct protect_config *cfg, const struct
                                   int *decided)
 {
     char cut[KTIME_LEN + 1] = "", missing[160];
+    int del = req->op == REVIEW_OP_DELETE;
     struct kerr_info e;
     int found = 0;
     enum kerr rc;
 
     *decided = 0;
-    if (!scales_to_zero(req) || !etcd->has_backup_store)
+    if (!guarded(req) || !etcd->has_backup_store)
+        return KERR_OK;
+    /* the components of an Etcd being deleted go with it */
+    if (del && (etcd->deleting || etcd->deletion_in_progress))
         return KERR_OK;
     if (etcd->cut_rc == KERR_OK && lk->snapshot) {
         kerr_clear(&e);
@@ -335,10 +409,10 @@ static enum kerr guard_scale_down(const struct protect_config *cfg, const struct
     if (etcd->break_glass) {
         event_break_glass(cfg, req, m, etcd);
         return review_warn(resp,
-                           "StatefulSet %s/%s is scaled to 0 without a snapshot of Etcd %s taken "
+                           "StatefulSet %s/%s is %s without a snapshot of Etcd %s taken "
                            "for this hibernation, allowed by annotation %s: %s",
-                           m->ns, m->name, m->part_of, HIBGUARD_ANN_BREAK_GLASS,
-                           etcd->break_glass_reason);
+                           m->ns, m->name, del ? "deleted" : "scaled to 0", m->part_of,
+                           HIBGUARD_ANN_BREAK_GLASS, etcd->break_glass_reason);
     }
     if (etcd->cut_rc == KERR_NOTFOUND)
         snprintf(missing, sizeof(missing), "its traffic has not been cut yet (no annotation %s)",
@@ -355,12 +429,47 @@ static enum kerr guard_scale_down(const struct protect_config *cfg, const struct
                  "no full snapshot EtcdOpsTask of it has Succeeded since its traffic cut");
     *decided = 1;
     return review_deny(resp,
-                       "scaling StatefulSet %s/%s to 0 replicas needs a full snapshot of Etcd %s "
+                       "%s StatefulSet %s/%s%s needs a full snapshot of Etcd %s "
                        "taken for this hibernation: %s. Wait for the snapshot or, if the backups "
-                       "of Etcd %s are broken, allow the scale-down without one: kubectl annotate "
+                       "of Etcd %s are broken, allow the %s without one: kubectl annotate "
                        "etcd -n %s %s %s=<reason>",
-                       m->ns, m->name, m->part_of, missing, m->part_of, m->ns, m->part_of,
-                       HIBGUARD_ANN_BREAK_GLASS);
+                       del ? "deleting" : "scaling", m->ns, m->name, del ? "" : " to 0 replicas",
+                       m->part_of, missing, m->part_of, del ? "deletion" : "scale-down", m->ns,
+                       m->part_of, HIBGUARD_ANN_BREAK_GLASS);
+}
+
+/*
+ * etcd-warden's label rule: an UPDATE that changes the managed-by or the
+ * part-of label of a component of an Etcd is refused unless a reconciler
+ * asks; those labels decide whether the component is checked at all (the
+ * webhooks' objectSelector, component protection, the scale-down guard),
+ * so a change of them would take it out of every check for good.
+ * *decided as guard_scale_down.
+ */
+static enum kerr guard_labels(const struct protect_config *cfg, const struct review_req *req,
+                              const struct meta *m, struct review_resp *resp, int *decided)
+{
+    char from[LOOKUP_NAME_MAX + 8], to[LOOKUP_NAME_MAX + 8];
+
+    *decided = 0;
+    if (!m->label || protect_user_in(req->username, cfg->reconcilers, cfg->n_reconcilers))
+        return KERR_OK;
+    if (m->label_old)
+        snprintf(from, sizeof(from), "\"%.*s\"", LOOKUP_NAME_MAX, m->label_old);
+    else
+        snprintf(from, sizeof(from), "(absent)");
+    if (m->label_new)
+        snprintf(to, sizeof(to), "\"%.*s\"", LOOKUP_NAME_MAX, m->label_new);
+    else
+        snprintf(to, sizeof(to), "(removed)");
+    *decided = 1;
+    return review_deny(resp,
+                       "label %s of %s %s/%s cannot be changed from %s to %s by %s: the object "
+                       "is a component of Etcd %s, and its labels %s and %s decide whether "
+                       "component protection and the scale-down guard apply to it, so only the "
+                       "reconcilers of the Etcd (etcd-druid, warden-controller) may change them",
+                       m->label, req->kind_kind, m->ns, m->name, from, to, req->username,
+                       m->part_of, LOOKUP_LABEL_MANAGED_BY, LOOKUP_LABEL_PART_OF);
 }
 
 /* Steps 5-9 for an object managed by etcd-druid. */
@@ -397,6 +506,9 @@ static enum kerr judge_managed(const struct protect_config *cfg, const struct lo
     if (rc != KERR_OK)
         return review_errored(resp, 500, "%s", e.msg);
     if ((rc = guard_scale_down(cfg, lk, req, m, &etcd, resp, &decided)) || decided)
+        return rc;
+    if (!(c && c->runtime && etcd.runtime_disabled) &&
+        ((rc = guard_labels(cfg, req, m, resp, &decided)) || decided))
         return rc;
     if (etcd.protection_disabled)
         return review_allow(resp, "changes allowed, since Etcd %s has annotation %s", m->part_of,
@@ -450,11 +562,16 @@ enum kerr protect_guard_decide(const struct protect_config *cfg, const struct lo
     struct lookup_etcd etcd;
     struct kerr_info e;
     struct meta m;
-    int decided = 0;
+    int decided = 0, judged = guarded(req);
     enum kerr rc = KERR_OK;
 
-    /* Only a scale-down to 0 is judged: nothing else is looked up, nothing else refused. */
-    if (!scales_to_zero(req)) {
+    /*
+     * Only a scale-down to 0, a DELETE that takes the pods and a change of
+     * the labels that decide whether a StatefulSet is checked are judged:
+     * nothing else is looked up, nothing else refused.
+     */
+    if (!judged && (req->op != REVIEW_OP_UPDATE || !is_kind(req, "apps", "StatefulSet") ||
+                    raw_problem(req->old_object) || raw_problem(req->object))) {
         rc = review_allow(resp, "not a scale-down to 0 replicas");
         goto out;
     }
@@ -466,6 +583,11 @@ enum kerr protect_guard_decide(const struct protect_config *cfg, const struct lo
         break;
     case DEC_META:
         break;
+    }
+    if (!judged &&
+        (!m.label || protect_user_in(req->username, cfg->reconcilers, cfg->n_reconcilers))) {
+        rc = review_allow(resp, "not a scale-down to 0 replicas");
+        goto out;
     }
     if (!m.managed || !m.part_of) {
         rc = review_allow(resp, "resource: %s/%s is not a component of an Etcd", m.ns, m.name);
@@ -484,7 +606,12 @@ enum kerr protect_guard_decide(const struct protect_config *cfg, const struct lo
     }
     if ((rc = guard_scale_down(cfg, lk, req, &m, &etcd, resp, &decided)) || decided)
         goto out;
-    rc = review_allow(resp, "scale-down of StatefulSet %s/%s allowed", m.ns, m.name);
+    if ((rc = guard_labels(cfg, req, &m, resp, &decided)) || decided)
+        goto out;
+    if (req->op == REVIEW_OP_DELETE)
+        rc = review_allow(resp, "deletion of StatefulSet %s/%s allowed", m.ns, m.name);
+    else
+        rc = review_allow(resp, "scale-down of StatefulSet %s/%s allowed", m.ns, m.name);
 out:
     if (rc)
         kerr_set(err, rc, "building the admission response");

@@ -23,16 +23,31 @@
  * The trusted reconciler is a list (etcd-druid's and warden-controller's
  * service accounts) instead of one name.
  *
+ * Deliberate differences (README "Deliberate differences from etcd-druid's
+ * component webhook"):
+ *
+ * An UPDATE of a component is decided from the OLD object when that one is
+ * a component of an Etcd (managed, with a part-of label): a request cannot
+ * rewrite the labels that decide whether it is checked. Otherwise the new
+ * object decides, as in etcd-druid.
+ *
  * Before steps 6-9, etcd-warden's scale-down guard (common/hibguard.h):
  * an UPDATE of a managed StatefulSet, or of its scale subresource, that
  * takes spec.replicas from above 0 to 0 for an Etcd with a backup store
- * (spec.backup.store) is refused - whoever asks, reconcilers and an Etcd
- * with component protection disabled included - unless a full snapshot of
+ * (spec.backup.store), or a DELETE of such a StatefulSet with replicas
+ * above 0 that does not orphan its pods (unless the Etcd is itself being
+ * deleted), is refused - whoever asks, reconcilers and an Etcd with
+ * component protection disabled included - unless a full snapshot of
  * that Etcd Succeeded after its traffic cut (annotation
  * HIBGUARD_ANN_CUT_AT; the snapshot lookup reads a cache), or the Etcd
- * carries HIBGUARD_ANN_BREAK_GLASS: then the update goes on to the usual
+ * carries HIBGUARD_ANN_BREAK_GLASS: then the request goes on to the usual
  * checks with an admission warning, and a Warning event on the Etcd
  * (not for a dry run). Without a backup store there is nothing to wait for.
+ *
+ * Then the label rule: an UPDATE that changes the managed-by or part-of
+ * label of a component of a live Etcd is refused unless a reconciler asks
+ * (component protection disabled or not; not for a runtime component of an
+ * Etcd with runtime component creation disabled).
  *
  * Thread safety: protect_decide is reentrant; the config is read-only.
  */
@@ -68,10 +83,11 @@ enum kerr protect_decide(const struct protect_config *cfg, const struct lookup *
 /*
  * The scale-down guard alone (/webhooks/scaleguard, registered where
  * etcd-druid's own component webhook protects the components): a scale-down
- * of a managed StatefulSet (or its scale) to 0 is judged as above, refused
- * or allowed with the same messages; everything else is allowed without a
- * lookup, so component protection is never applied twice. Returns as
- * protect_decide.
+ * of a managed StatefulSet (or its scale) to 0, a DELETE that takes its
+ * pods, and a non-reconciler's change of its managed-by or part-of label
+ * are judged as above, refused or allowed with the same messages;
+ * everything else is allowed without a lookup, so component protection is
+ * never applied twice. Returns as protect_decide.
  */
 enum kerr protect_guard_decide(const struct protect_config *cfg, const struct lookup *lk,
                                const struct review_req *req, struct review_resp *resp,

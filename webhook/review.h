@@ -69,6 +69,12 @@ struct review_req {
     const cJSON *object;     /* BORROWED or NULL */
     const cJSON *old_object; /* BORROWED or NULL */
     int dry_run;
+    /*
+     * A DELETE that orphans the dependents: options.propagationPolicy
+     * "Orphan", or the deprecated options.orphanDependents true (read
+     * leniently: options of another shape read as no options).
+     */
+    int orphan;
 };
 
 /* An answer being built. Strings are OWNED (malloc'd) and freed by review_resp_release. */
@@ -100,7 +106,8 @@ enum kerr review_req_decode(struct review_req *r, const char *body, size_t len,
 
 /*
  * What a decision reads of a review, for the selective decoder: the
- * envelope and request fields always (userInfo: its username), and of the
+ * envelope and request fields always (userInfo: its username; options:
+ * propagationPolicy and orphanDependents), and of the
  * objects
  *   COMPONENTS  metadata name, namespace, labels, deletionTimestamp, and
  *               spec.replicas;

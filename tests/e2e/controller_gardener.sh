@@ -57,14 +57,14 @@ cycle() {
     tasks=$(jp "$ns" etcdopstasks '{range .items[*]}{.metadata.name} {.spec.config.onDemandSnapshot.type} {.status.state}{"\n"}{end}')
     grep -q Rejected <<<"$tasks" && ctl_fail "$who: a Rejected task: $tasks"
     ok "$who: no Rejected task"
-    # the snapshot of this cycle: a full one that Succeeded and was created at or after the
-    # cut (etcd-warden's final one, or etcd-druid's pre-sync one had it raced the cut)
+    # the snapshot of this cycle: a full one that Succeeded and was created after the second
+    # of the cut (etcd-warden's final one, or etcd-druid's pre-sync one had it raced the cut)
     cut=$(jp "$ns" "etcd/$n" '{.metadata.annotations.etcd-warden\.io/traffic-cut-at}')
     [ -n "$cut" ] || ctl_fail "$who: no traffic-cut-at annotation"
     counted=$(ctl_get "/apis/druid.gardener.cloud/v1alpha1/namespaces/$ns/etcdopstasks" |
         jq --arg c "$cut" '[.items[] | select(.spec.etcdName == "etcd-main" and
             .spec.config.onDemandSnapshot.type == "full" and .status.state == "Succeeded" and
-            .metadata.creationTimestamp >= $c)] | length')
+            .metadata.creationTimestamp > $c)] | length')
     [ "$counted" -ge 1 ] || ctl_fail "$who: no Succeeded snapshot after the cut ($cut): $tasks"
     ok "$who: a Succeeded full snapshot after the traffic cut, before the scale-down"
     final=$(ctl_get "/apis/druid.gardener.cloud/v1alpha1/namespaces/$ns/etcdopstasks" |
@@ -204,7 +204,7 @@ for e in etcd-main etcd-events; do
     own=$(ctl_get /apis/druid.gardener.cloud/v1alpha1/namespaces/g5/etcdopstasks |
         jq --arg c "$cut" --arg e "$e" '[.items[] | select(.spec.etcdName == $e and
             .spec.config.onDemandSnapshot.type == "full" and .status.state == "Succeeded" and
-            .metadata.creationTimestamp >= $c)] | length')
+            .metadata.creationTimestamp > $c)] | length')
     [ "$own" -ge 1 ] || ctl_fail "$e: no snapshot of its own after its cut"
     expect "$e: scaled to 0 after a snapshot of its own" 0 "$(jp g5 "sts/$e" '{.spec.replicas}')"
 done

@@ -9,7 +9,8 @@
 # (roles, serviceaccounts, rolebindings, configmaps, services, then by resource.group:
 # etcdstatusbackups, leases, poddisruptionbudgets, statefulsets) -> the restore progress
 # moves from awaitingStatus to awaitingResources to done, the label goes, the status is
-# the one backed up, and every owner reference points at the new UID.
+# the one backed up, and every owner reference points at the new UID. A restoring label removed
+# by hand mid-restore leaves nothing of etcd-warden's behind (suspension, progress).
 set -euo pipefail
 . "$(dirname "$0")/../lib/controller.sh"
 progress() { jp shoot etcd/etcd-main '{.metadata.annotations.etcd-warden\.io/restore-progress}'; }
@@ -155,5 +156,22 @@ ksim_wait 10 backup_owned ||
 sleep 1
 expect "the restored components survived the garbage collector" "$(wc -l <<<"$inventory")" \
     "$(kc -n shoot get sa,role,rolebinding,svc,cm,pdb,sts,lease -o name -l app.kubernetes.io/part-of=etcd-main | wc -l)"
+# ---- the restoring label removed by hand (the README's toggle) while the restore still
+# waits for the status: etcd-warden lifts what it added (its suspension, the progress) and says
+# what was skipped.
+wh_restored_etcd shoot etcd-hand true "{store: {prefix: shoot--etcd-hand, container: b, provider: S3}}"
+ksim_wait 10 wh_is_restoring shoot etcd-hand || ctl_fail "etcd-hand is not restoring"
+hand_progress() { [ -n "$(jp shoot etcd/etcd-hand '{.metadata.annotations.etcd-warden\.io/restore-progress}')" ]; }
+ksim_wait 20 hand_progress || ctl_fail "no restore progress on etcd-hand"
+kc -n shoot label etcd etcd-hand etcd-warden.io/restoring- >/dev/null ||
+    ctl_fail "the restoring label could not be removed by hand"
+lifted() {
+    [ -z "$(jp shoot etcd/etcd-hand '{.metadata.annotations.druid\.gardener\.cloud/suspend-etcd-spec-reconcile}{.metadata.annotations.etcd-warden\.io/suspend-added}{.metadata.annotations.etcd-warden\.io/restore-progress}')" ]
+}
+ksim_wait 20 lifted || ctl_fail "etcd-druid left suspended after the label was removed by hand: $(jp shoot etcd/etcd-hand '{.metadata.annotations}')"
+ok "label removed by hand: suspension and progress lifted"
+hand_event() { ctl_events shoot etcd-hand | grep -q '^Warning RestoreEndedByHand: the restoring label was removed by hand before the restore finished'; }
+ksim_wait 10 hand_event || ctl_fail "no RestoreEndedByHand event: $(ctl_events shoot etcd-hand)"
+ok "label removed by hand: Warning event RestoreEndedByHand"
 ctl_stop
 echo "PASS"

@@ -3,6 +3,8 @@
 # answers 500): the StatefulSet is never scaled down, the phase becomes Failed with a
 # Warning event after --snapshot-retries attempts, the retries go on, and once the sidecar
 # answers again the flow finishes by itself (scale-down only after a successful snapshot).
+# A dead sidecar (nothing answers) is told at once (condition and Warning events), and the
+# break-glass annotation lets it hibernate without waiting out the task's timeouts.
 set -euo pipefail
 . "$(dirname "$0")/../lib/controller.sh"
 ns_of() { date -u -d "$1" +%s%N; }
@@ -64,5 +66,35 @@ kc -n shoot annotate etcd etcd-main etcd-warden.io/hibernate- >/dev/null
 ctl_wait_phase shoot etcd-main "" 30
 expect "ports restored" "$ports_before" "$(jp shoot svc/etcd-main-client '{.spec.ports}')"
 expect "replicas back" "3" "$(jp shoot sts/etcd-main '{.spec.replicas}')"
+# ---- a dead sidecar (nothing answers on the client Service): the task stays InProgress, its
+# calls fail until its timeout (15 min). The first failed call is told at once: a condition on
+# the Etcd and Warning events with the sidecar's reason; and break glass is honoured from then on.
+druid_etcd shoot etcd-dead
+kc -n shoot annotate etcd etcd-dead etcd-warden.io/hibernate=true >/dev/null
+cond() { jp shoot etcd/etcd-dead '{.metadata.annotations.etcd-warden\.io/hibernation-condition}'; }
+has_cond() { [ -n "$(cond)" ]; }
+ksim_wait 20 has_cond || ctl_fail "no hibernation-condition after a failed sidecar call: $(kc -n shoot get etcd etcd-dead -o yaml)"
+c=$(cond)
+expect "dead sidecar: condition type" "FinalSnapshotFailing True ERR_EXECUTE_HTTP_REQUEST" \
+    "$(jq -r '"\(.type) \(.status) \(.reason)"' <<<"$c")"
+grep -q "could not reach the backup sidecar" <<<"$c" || ctl_fail "no reason in the condition: $c"
+grep -q "etcd-warden.io/allow-scale-down-without-snapshot=<reason>" <<<"$c" ||
+    ctl_fail "the condition does not say how to break glass: $c"
+ok "dead sidecar: the condition names the sidecar's failure and the way out"
+expect "dead sidecar: still FinalSnapshot" "FinalSnapshot" "$(ctl_phase shoot etcd-dead)"
+expect "dead sidecar: the task is InProgress" "InProgress" \
+    "$(jp shoot etcdopstask/etcd-dead-final-snapshot-1 '{.status.state}')"
+ev_seen() { ctl_events shoot "$1" | grep -q "^Warning $2: "; }
+ksim_wait 10 ev_seen etcd-dead FinalSnapshotFailing ||
+    ctl_fail "no Warning FinalSnapshotFailing on the Etcd: $(ctl_events shoot etcd-dead)"
+ksim_wait 10 ev_seen etcd-dead-final-snapshot-1 SnapshotCallFailed ||
+    ctl_fail "no Warning SnapshotCallFailed on the task: $(ctl_events shoot etcd-dead-final-snapshot-1)"
+ok "dead sidecar: Warning events on the Etcd and on the task"
+expect "dead sidecar: still 3 replicas" "3" "$(jp shoot sts/etcd-dead '{.spec.replicas}')"
+kc -n shoot annotate etcd etcd-dead \
+    "etcd-warden.io/allow-scale-down-without-snapshot=sidecar gone, backups known broken" >/dev/null
+ctl_wait_phase shoot etcd-dead Hibernated 20
+expect "dead sidecar: scaled to 0 with break glass" "0" "$(jp shoot sts/etcd-dead '{.spec.replicas}')"
+expect "dead sidecar: the condition is gone" "" "$(cond)"
 ctl_stop
 echo "PASS"

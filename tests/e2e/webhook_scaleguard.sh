@@ -4,8 +4,10 @@
 # `kubectl scale`, as a person, as etcd-druid or as warden-controller - until a full
 # snapshot EtcdOpsTask of that Etcd has Succeeded after its traffic cut
 # (etcd-warden.io/traffic-cut-at); two Etcds of one namespace each need their own; a task
-# created before the cut does not count; the break-glass annotation lets it through with
-# a warning and an event; without a backup store nothing is guarded. Every review is
+# created before the cut, or in the cut's own second, does not count; the break-glass annotation lets it through with
+# a warning and an event; without a backup store nothing is guarded. A request that also
+# drops the managed-by or part-of label is judged by the old object (and nobody but the
+# reconcilers changes those labels); deleting the StatefulSet with its pods is guarded too. Every review is
 # answered from the caches: the webhook's API-lookup counter does not move.
 set -euo pipefail
 . "$(dirname "$0")/../lib/druid.sh"
@@ -38,6 +40,14 @@ scale_to_0() { # token, etcd: a merge patch of the StatefulSet, as Gardener's an
 }
 back_to_3() {
     wh_as druid scale statefulset "$1" --replicas=3 >/dev/null
+}
+# Wait until the clock (kube-sim's, on this machine) is in a later second than TIME (RFC 3339):
+# a task created then counts for a cut at TIME.
+after_second() {
+    local t
+    t=$(date -u -d "$1" +%s)
+    past() { test "$(date -u +%s)" -gt "$t"; }
+    ksim_wait 10 past || wh_fail "the clock never passed $1"
 }
 cut() { # etcd, time: the traffic cut as warden-controller records it
     kc -n shoot annotate etcd "$1" --overwrite "etcd-warden.io/traffic-cut-at=$2" >/dev/null
@@ -83,6 +93,27 @@ wh_denied "etcd-druid's kubectl scale (statefulsets/scale)" \
     "admission webhook \"stsscale.etcdcomponents.webhooks.druid.gardener.cloud\" denied the request: $M" \
     druid scale statefulset etcd-main --replicas=0
 wh_denied "a person's kubectl scale" "$M" alice scale statefulset etcd-main --replicas=0
+# ---- the labels that decide whether a request is checked are read from the old object
+DROP_MANAGED='[{"op":"remove","path":"/metadata/labels/app.kubernetes.io~1managed-by"},{"op":"replace","path":"/spec/replicas","value":0}]'
+wh_denied "a person's JSON patch dropping managed-by and scaling to 0" "$M" alice \
+    patch statefulset etcd-main --type json -p "$DROP_MANAGED"
+wh_denied "a person's merge patch part-of: nope and scaling to 0" "$M" alice \
+    patch statefulset etcd-main --type merge \
+    -p '{"metadata":{"labels":{"app.kubernetes.io/part-of":"nope"}},"spec":{"replicas":0}}'
+wh_denied "etcd-druid's JSON patch dropping managed-by and scaling to 0" "$M" druid \
+    patch statefulset etcd-main --type json -p "$DROP_MANAGED"
+wh_denied "a person removing managed-by" \
+    "label app.kubernetes.io/managed-by of StatefulSet shoot/etcd-main cannot be changed from \"etcd-druid\" to (removed) by alice" \
+    alice label statefulset etcd-main app.kubernetes.io/managed-by-
+wh_denied "a person changing part-of" \
+    "label app.kubernetes.io/part-of of StatefulSet shoot/etcd-main cannot be changed from \"etcd-main\" to \"nope\"" \
+    alice label statefulset etcd-main --overwrite app.kubernetes.io/part-of=nope
+wh_denied "etcd-druid deleting the StatefulSet with its pods" \
+    "deleting StatefulSet shoot/etcd-main needs a full snapshot of Etcd etcd-main" druid \
+    delete statefulset etcd-main --wait=false
+[ "$(kc -n shoot get statefulset etcd-main -o jsonpath='{.spec.replicas} {.metadata.labels.app\.kubernetes\.io/managed-by} {.metadata.labels.app\.kubernetes\.io/part-of}')" = "3 etcd-druid etcd-main" ] ||
+    wh_fail "the StatefulSet changed: $(kc -n shoot get statefulset etcd-main -o jsonpath='{.spec.replicas} {.metadata.labels}')"
+echo "ok: the StatefulSet kept 3 replicas and its labels"
 wh_allowed "scaling 3 to 1 is not guarded" druid scale statefulset etcd-main --replicas=1
 back_to_3 etcd-main
 
@@ -93,17 +124,25 @@ cut etcd-main "$later"
 ksim_wait 10 wh_denied "x" "since its traffic cut at $later" druid scale statefulset etcd-main \
     --replicas=0 >/dev/null || wh_fail "the new cut was never seen"
 echo "ok: a Succeeded task created before the cut ($t_old < $later) does not count"
+# ---- nor one created in the second of the cut: it may predate the cut (one clock, the API
+# server's, stamps both)
+t_same=$(task snap-same etcd-main full)
+later=$t_same
+cut etcd-main "$later"
+ksim_wait 10 wh_denied "x" "since its traffic cut at $later" druid scale statefulset etcd-main \
+    --replicas=0 >/dev/null || wh_fail "a task created in the second of the cut counted"
+echo "ok: a Succeeded task created in the cut's own second ($t_same) does not count"
 
 # ---- two Etcds of one namespace: each needs its own fresh snapshot
+after_second "$now"
 task snap-events etcd-events full >/dev/null
 task snap-main-delta etcd-main delta >/dev/null
 allowed_soon "etcd-events, with its snapshot, scales to 0" druid scale statefulset etcd-events \
     --replicas=0
 wh_denied "etcd-main does not take etcd-events' snapshot (nor its own delta)" "$M" druid \
     scale statefulset etcd-main --replicas=0
-# the next task is created at or after the cut of etcd-main
-clock_at() { test "$(date -u +%s)" -ge "$1"; }
-ksim_wait 10 clock_at "$(date -u -d "$later" +%s)" || wh_fail "the clock never reached $later"
+# the next task is created after the second of the cut of etcd-main
+after_second "$later"
 task snap-main etcd-main full >/dev/null
 allowed_soon "etcd-main, with its own snapshot, scales to 0 (kubectl scale, etcd-druid)" druid \
     scale statefulset etcd-main --replicas=0

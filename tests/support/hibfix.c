@@ -12,6 +12,7 @@
 
 #include "common/events.h"
 #include "common/k8s.h"
+#include "common/hibguard.h"
 #include "common/kjson.h"
 #include "common/log.h"
 #include "common/ktime.h"
@@ -380,6 +381,46 @@ int hibfix_drive(struct hibfix *x, const char *name, const char *want, long time
         ktime_sleep_ns((rq > 0 && rq < 50 ? rq : 50) * 1000000L);
     }
     return 0;
+}
+
+static int task_with_prefix(struct hibfix *x, const char *prefix)
+{
+    cJSON *items = hibfix_tasks(x);
+    const cJSON *t;
+    int n = 0;
+
+    cJSON_ArrayForEach (t, items) {
+        const char *tn = kjson_get_str(t, "metadata.name");
+
+        n += tn && strncmp(tn, prefix, strlen(prefix)) == 0;
+    }
+    cJSON_Delete(items);
+    return n > 0;
+}
+
+int hibfix_await_task(struct hibfix *x, const char *name, const char *prefix, long timeout_ms)
+{
+    int64_t end = ktime_mono_ms() + timeout_ms;
+    long rq;
+
+    while (!task_with_prefix(x, prefix)) {
+        if (ktime_mono_ms() >= end)
+            return 0;
+        rq = hibfix_round(x, name);
+        ktime_sleep_ns((rq > 0 && rq < 50 ? rq : 50) * 1000000L);
+    }
+    return 1;
+}
+
+void hibfix_after_cut(struct hibfix *x, const char *name)
+{
+    cJSON *e = hibfix_get_etcd(x, name);
+    time_t cut = 0;
+
+    cr_assert_eq(hibguard_cut_at(e, &cut, NULL), KERR_OK, "Etcd %s has no traffic cut", name);
+    cJSON_Delete(e);
+    while (time(NULL) <= cut)
+        ktime_sleep_ns(20000000L);
 }
 
 void hibfix_sts(struct hibfix *x, const char *name, int *spec, int *status)

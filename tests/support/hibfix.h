@@ -91,6 +91,19 @@ long hibfix_round(struct hibfix *x, const char *name);
 /* Rounds until the phase is want ("" = none) or timeout_ms passed: 1 when reached. */
 int hibfix_drive(struct hibfix *x, const char *name, const char *want, long timeout_ms);
 
+/*
+ * Rounds until an EtcdOpsTask whose name starts with prefix exists or timeout_ms passed
+ * (the controller creates its task once the API server's clock is past the second of the
+ * cut): 1 when one exists.
+ */
+int hibfix_await_task(struct hibfix *x, const char *name, const char *prefix, long timeout_ms);
+
+/*
+ * Wait until the clock (kube-sim's, in this process) is in a later second than the traffic
+ * cut of Etcd name, so that a task created now counts for the cycle (common/hibguard.h).
+ */
+void hibfix_after_cut(struct hibfix *x, const char *name);
+
 /* spec.replicas and status.replicas of StatefulSet name (-1 when missing). */
 void hibfix_sts(struct hibfix *x, const char *name, int *spec, int *status);
 
