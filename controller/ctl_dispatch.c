@@ -94,7 +94,8 @@ static enum kerr reconcile_etcd(struct ctl *c, const char *ns, const char *name,
     if (rc)
         return rc;
     rc = etcd_steps(c, etcd, requeue, where, err);
-    if (rc && ev_ref_from_object(etcd, &ref) == KERR_OK) {
+    /* a conflict (the object changed since it was read) is a retry, not a failure to report */
+    if (rc && rc != KERR_CONFLICT && ev_ref_from_object(etcd, &ref) == KERR_OK) {
         if (!ref.kind)
             ref.kind = "Etcd";
         (void)ev_emitf(c->events, &ref, EV_WARNING, "ReconcileFailed", "Reconcile", "%s: %s",
