@@ -182,10 +182,8 @@ static const struct jscan_member obj_components_m[] = { { "metadata", &meta_comp
 static const struct jscan_keep obj_components = { JSCAN_MEMBERS, obj_components_m, NULL };
 
 static const struct jscan_member meta_etcd_m[] = {
-    { "name", &all },
-    { "namespace", &all },
-    { "labels", &all },
-    { NULL, NULL },
+    { "name", &all },        { "namespace", &all }, { "labels", &all },
+    { "annotations", &all }, { NULL, NULL },
 };
 static const struct jscan_keep meta_etcd = { JSCAN_MEMBERS, meta_etcd_m, NULL };
 static const struct jscan_member obj_etcd_m[] = { { "metadata", &meta_etcd },

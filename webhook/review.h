@@ -111,7 +111,8 @@ enum kerr review_req_decode(struct review_req *r, const char *body, size_t len,
  * objects
  *   COMPONENTS  metadata name, namespace, labels, deletionTimestamp, and
  *               spec.replicas;
- *   ETCD        metadata name, namespace, labels, and the whole spec;
+ *   ETCD        metadata name, namespace, labels, annotations, and the
+ *               whole spec;
  *   MUTATE      (object only) metadata name, namespace, labels,
  *               annotations, ownerReferences, and the ownerReferences of
  *               each of spec.volumeClaimTemplates (every element kept, so

@@ -8,6 +8,7 @@
 #include "webhook/mutate.h"
 #include "webhook/prefix.h"
 #include "webhook/restore.h"
+#include "webhook/toggles.h"
 #include "webhook/review.h"
 
 static const char *const paths[WH_HOOK__COUNT] = {
@@ -104,6 +105,8 @@ static enum kerr decide(const struct wh_dispatch *d, enum wh_hook h, const struc
     case WH_HOOK_ETCD: {
         enum kerr rc = restore_decide(req, resp, err);
 
+        if (rc == KERR_OK && resp->allowed)
+            rc = toggles_decide(req, resp, err);
         if (rc == KERR_OK && resp->allowed && d->prefix)
             rc = prefix_decide(d->prefix, req, resp, err);
         return rc;

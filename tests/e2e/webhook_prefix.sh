@@ -90,5 +90,14 @@ refused "a pending entry's prefix, for another Etcd" \
 allowed "a pending entry's prefix, for the same namespace/name" shoot etcd-main shoot--etcd-main
 ksim_wait 20 phase_is etcd-main Active || ctl_fail "entry not reattached"
 ok "reattached"
+
+# A careless toggle gets an answer, not silence.
+out=$(kc -n shoot annotate etcd etcd-main etcd-warden.io/hibernate=yes 2>&1) &&
+    ctl_fail "hibernate=yes accepted: $out"
+grep -q 'is neither "true" (hibernate) nor "false"' <<<"$out" || ctl_fail "hibernate=yes: $out"
+out=$(kc -n shoot annotate etcd etcd-main etcd-warden.io/allow-scale-down-without-snapshot= 2>&1) &&
+    ctl_fail "an empty break-glass reason accepted: $out"
+grep -q 'say why' <<<"$out" || ctl_fail "empty break-glass reason: $out"
+ok "hibernate=yes and a break glass without a reason are refused, saying what to write"
 ctl_stop
 echo "webhook_prefix: ok"
