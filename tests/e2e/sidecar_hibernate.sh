@@ -11,8 +11,10 @@
 # - kubectl annotate etcd etcd-warden.io/hibernate=true: the phases go CuttingTraffic,
 #   FinalSnapshot, ScalingDown, Hibernated; the final snapshot task asked the sidecar for
 #   /snapshot/full?final=true and names its answer (a .final full snapshot, saved by it);
-#   the StatefulSet's spec.replicas, polled, is first seen at 0 with that snapshot already in
-#   the store;
+# - the sidecar reaches s3rver through tests/support/fault_proxy.py, which holds the upload
+#   of that snapshot: for 3 s the StatefulSet stays at 1 replica (phase FinalSnapshot), and
+#   once the upload is let through, spec.replicas (polled) is first seen at 0 with the
+#   snapshot in the store;
 # - the pod gone (sidecar and etcd stopped), etcdbrctl restore of the prefix, etcd started on
 #   the restored data directory: exactly etcd-main-0's keys at the final snapshot's revision
 #   (`etcdctl get "" --prefix --rev`), and among them every key whose write completed before
@@ -41,6 +43,10 @@ kc -n "$NS" create secret generic etcd-backup --from-literal=accessKeyID=S3RVER 
     --from-literal=s3ForcePathStyle=true --from-literal=endpoint="$SNAP_S3_URL" >/dev/null
 port=$(snap_free_port)
 druid_backup_port "$NS" etcd-main "$port"
+# the sidecar's uploads of a final snapshot wait for $release
+release=$SNAP_WORK/release
+proxy_start "$SNAP_S3_URL" --hold "PUT:.final:$release"
+s3_via "$PROXY_URL"
 
 peer=$(snap_free_port)
 snap_etcd_start etcd-main-0 "" "$peer"
@@ -87,6 +93,17 @@ ctl_watch_phases "$NS" etcd-main "$CTL_DIR/phases"
 writing() { [ -s "$SNAP_WORK/written" ] && [ $(($(date +%s%N) - $(head -1 "$SNAP_WORK/written" | cut -d' ' -f2))) -gt 2000000000 ]; }
 ksim_wait 30 writing || ctl_fail "the client wrote $(wc -l <"$SNAP_WORK/written") keys"
 kc -n "$NS" annotate etcd etcd-main etcd-warden.io/hibernate=true >/dev/null
+held() { grep -q 'fault-proxy: PUT .*\.final.*: holding' "$SNAP_WORK/proxy.log"; }
+ksim_wait 60 held || ctl_fail "the sidecar did not upload a final snapshot (phases: $(ctl_phases "$CTL_DIR/phases"))"
+at_one() { [ "$(ctl_get "$STS" | jq -r .spec.replicas)" = 1 ]; }
+for _ in $(seq 30); do
+    at_one || ctl_fail "the StatefulSet was scaled while the final snapshot's upload was held"
+    sleep 0.1
+done
+expect "the phase while the upload is held" FinalSnapshot "$(ctl_phase "$NS" etcd-main)"
+[ ! -f "$SNAP_WORK/at-zero" ] || ctl_fail "spec.replicas 0 seen while the upload was held"
+ok "the final snapshot's upload held for 3 s: the StatefulSet stays at 1 replica"
+touch "$release"
 ctl_wait_phase "$NS" etcd-main Hibernated 90
 sleep 0.3
 expect "phases in order" "- CuttingTraffic FinalSnapshot ScalingDown Hibernated" "$(ctl_phases "$CTL_DIR/phases")"
