@@ -17,6 +17,7 @@
 #   druid_register_webhooks              # etcd-druid's and etcd-warden's configurations
 #   druid_etcd NS NAME [--no-store] [--bucket] [--replicas N] [--schedule CRON]
 #   druid_double_for NS NAME             # backup-double on <NAME>-client's clusterIP
+#   druid_backup_port NS NAME PORT       # spec.backup.port and the Service's backuprestore port
 #   druid_double_start IP PORT [--tls-dir DIR]   # one directly
 #   druid_double_stop [PID]              # SIGTERM; fails unless it exits 0
 #   druid_double_requests                # its /admin/requests
@@ -431,6 +432,23 @@ druid_double_for() {
         -o jsonpath='{.spec.ports[?(@.name=="backuprestore")].port}')
     [ -n "$ip" ] && [ -n "$port" ] || wh_fail "no clusterIP/backuprestore port on $1/$2-client"
     druid_double_start "$ip" "$port" "${@:3}" || wh_fail "cannot start backup-double on $ip:$port"
+}
+
+# Etcd NAME's backup port PORT, as etcd-druid derives it from spec.backup.port: the spec (as a
+# user) and the client Service's backuprestore port and targetPort (as etcd-druid), for a
+# sidecar on a port of its own (the real one binds every address: one per test).
+#   druid_backup_port NS NAME PORT
+druid_backup_port() {
+    local i
+    kc -n "$1" patch etcd "$2" --type merge -p "{\"spec\":{\"backup\":{\"port\":$3}}}" >/dev/null ||
+        wh_fail "cannot set the backup port of $1/$2"
+    i=$(kc -n "$1" get service "$2-client" -o jsonpath='{range .spec.ports[*]}{.name}{"\n"}{end}' |
+        grep -nx backuprestore | cut -d: -f1)
+    [ -n "$i" ] || wh_fail "no backuprestore port on $1/$2-client"
+    kc_druid -n "$1" patch service "$2-client" --type json -p \
+        "[{\"op\":\"replace\",\"path\":\"/spec/ports/$((i - 1))/port\",\"value\":$3},
+          {\"op\":\"replace\",\"path\":\"/spec/ports/$((i - 1))/targetPort\",\"value\":$3}]" >/dev/null ||
+        wh_fail "etcd-druid could not set the backuprestore port of $1/$2-client"
 }
 
 # The request log of the last started backup-double (one JSON line per snapshot request).

@@ -401,6 +401,10 @@ no_copy_of_day() {
 #                                      # its snapshotter in the background (default: S3,
 #                                      # s3rver's bucket); SNAP_BR_PID
 #   snap_wait_key PREFIX REGEX [SECS]  # until snap_s3 ls PREFIX shows a key matching REGEX
+#   snap_brctl_server NAME URL PEER PREFIX PORT [FLAGS...]
+#                                      # `etcdbrctl server` beside member NAME; SNAP_BR_PID
+#   snap_brctl_restore PREFIX DIR      # `etcdbrctl restore` of PREFIX into DIR/data;
+#                                      # SNAP_RESTORE_PEER
 #
 # WARDEN_ETCDBRCTL is etcd-backup-restore's etcdbrctl (.ci/run sets it where the machine
 # has one); snap_need_sidecar skips the test without it or without etcd and etcdctl.
@@ -472,4 +476,59 @@ snap_wait_key() {
         [ $SECONDS -lt $deadline ] || snap_fail "no key under $prefix matching $re after ${3:-60}s"
         sleep 0.2
     done
+}
+
+# The sidecar as etcd-druid runs it beside member NAME (etcd at URL, its peer port PEER, as
+# snap_etcd_start NAME "" PEER starts it): `etcdbrctl server` with its HTTP API on PORT (it
+# binds every address, so a Service clusterIP on the loopback reaches it), the snapshots of
+# PREFIX in s3rver's bucket, gzip-compressed as etcd-druid configures it, the next
+# scheduled full snapshot far away, no garbage collection; FLAGS passed on (later ones win).
+# It reads the member's etcd.conf.yaml (ETCD_CONF, written here as etcd-druid's ConfigMap
+# holds it) and its pod's name (POD_NAME: NAME). Returns once /healthz answers 200 and the
+# initial full snapshot is in the store. Log: $SNAP_WORK/br-NAME.log; sets SNAP_BR_PID.
+snap_brctl_server() {
+    local name=$1 url=$2 peer=$3 prefix=$4 port=$5 d=$SNAP_WORK/br-$1 deadline
+    shift 5
+    mkdir -p "$d"
+    cat >"$d/etcd.conf.yaml" <<EOF
+name: $name
+data-dir: $SNAP_WORK/etcd-$name/data
+listen-client-urls: $url
+advertise-client-urls: $url
+listen-peer-urls: http://127.0.0.1:$peer
+initial-advertise-peer-urls: http://127.0.0.1:$peer
+initial-cluster: $name=http://127.0.0.1:$peer
+initial-cluster-state: new
+initial-cluster-token: etcd-cluster
+EOF
+    (cd "$d" && ETCD_CONF=$d/etcd.conf.yaml POD_NAME=$name POD_NAMESPACE=default \
+        exec "$WARDEN_ETCDBRCTL" server --storage-provider S3 --store-container "$SNAP_BUCKET" \
+            --store-prefix "$prefix" --endpoints "$url" --server-port "$port" \
+            --data-dir "$d/data" --schedule '0 0 1 1 *' --compress-snapshots \
+            --garbage-collection-period 0 --snapstore-temp-directory "$d" "$@") \
+        >"$SNAP_WORK/br-$name.log" 2>&1 &
+    SNAP_BR_PID=$!
+    snap_on_exit "snap_kill $SNAP_BR_PID"
+    deadline=$((SECONDS + 60))
+    until curl -sf "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 &&
+        snap_s3 ls "${prefix#/}/" | snap_has -E "/v2/Full-"; do
+        kill -0 "$SNAP_BR_PID" 2>/dev/null && [ $SECONDS -lt $deadline ] ||
+            { tail -20 "$SNAP_WORK/br-$name.log" >&2; snap_fail "etcdbrctl server of $name did not start"; }
+        sleep 0.2
+    done
+}
+
+# etcdbrctl restore of PREFIX (s3rver's bucket) into DIR/data, as a member named restored
+# whose peer port is SNAP_RESTORE_PEER (start etcd on it with
+# snap_etcd_start restored DIR/data "$SNAP_RESTORE_PEER"). Fails the script when it fails.
+snap_brctl_restore() {
+    local prefix=$1 d=$2
+    SNAP_RESTORE_PEER=$(snap_free_port)
+    mkdir -p "$d"
+    (cd "$d" && timeout 120 "$WARDEN_ETCDBRCTL" restore --storage-provider S3 \
+        --store-container "$SNAP_BUCKET" --store-prefix "$prefix" --data-dir "$d/data" \
+        --name restored --initial-cluster "restored=http://127.0.0.1:$SNAP_RESTORE_PEER" \
+        --initial-advertise-peer-urls "http://127.0.0.1:$SNAP_RESTORE_PEER" \
+        --snapstore-temp-directory "$d") >"$d.log" 2>&1 ||
+        { tail -20 "$d.log" >&2; snap_fail "etcdbrctl restore of $prefix failed"; }
 }
