@@ -25,7 +25,7 @@ enum getter {
     G_NONE,      /* always "<none>" */
     G_ROLE,      /* roleRef.kind/roleRef.name */
     G_EVENT_OBJ, /* involvedObject kind/name */
-    G_LAST_SEEN, /* age of lastTimestamp / eventTime */
+    G_LAST_SEEN, /* age of series.lastObservedTime / lastTimestamp / eventTime */
     G_SELECTOR,  /* spec.selector as a string */
 };
 
@@ -168,6 +168,34 @@ static void age_of(const char *ts, char *out, size_t size)
     ksim_table_human_duration((long long)(time(NULL) - t.tv_sec), out, size);
 }
 
+/* A timestamp field, core v1 or events.k8s.io/v1 name; NULL when absent or empty. */
+static const char *event_time(const cJSON *obj, const char *core, const char *events)
+{
+    const char *ts = kjson_get_str(obj, core);
+
+    if (!ts || !*ts)
+        ts = kjson_get_str(obj, events);
+    return ts && *ts ? ts : NULL;
+}
+
+/*
+ * When an Event was last seen, as kube-apiserver's printer says: the
+ * series' lastObservedTime, else lastTimestamp, else the first time
+ * (firstTimestamp, else eventTime).
+ */
+static const char *event_last_seen(const cJSON *obj)
+{
+    const char *ts = event_time(obj, "series.lastObservedTime", "series.lastObservedTime");
+
+    if (!ts && cJSON_IsObject(kjson_get(obj, "series")))
+        return NULL;
+    if (!ts)
+        ts = event_time(obj, "lastTimestamp", "deprecatedLastTimestamp");
+    if (!ts)
+        ts = event_time(obj, "firstTimestamp", "deprecatedFirstTimestamp");
+    return ts ? ts : event_time(obj, "eventTime", "eventTime");
+}
+
 static const char *or_empty(const char *s)
 {
     return s ? s : "";
@@ -239,7 +267,6 @@ static void selector_text(const cJSON *obj, const char *path, char *out, size_t 
 /* The text of one built-in cell. */
 static void cell_text(const struct col *c, const cJSON *obj, char *out, size_t size)
 {
-    const char *ts;
     char *p;
 
     switch (c->g) {
@@ -290,8 +317,7 @@ static void cell_text(const struct col *c, const cJSON *obj, char *out, size_t s
             *p = (char)tolower((unsigned char)*p);
         break;
     case G_LAST_SEEN:
-        ts = kjson_get_str(obj, "lastTimestamp");
-        age_of(ts ? ts : kjson_get_str(obj, "eventTime"), out, size);
+        age_of(event_last_seen(obj), out, size);
         break;
     case G_SELECTOR:
         selector_text(obj, c->a, out, size);
