@@ -8,11 +8,17 @@
 #define REPEAT_MAX 1000 /* Go's limit on {n,m} */
 #define ERE_MAX    (64 * 1024)
 
+#define DEPTH_MAX  64 /* nested groups */
+
 struct tr {
     const char *p;
     char *out;
     size_t n, len;
     int err;
+    int prev;                 /* what came last: 0 nothing or an operator, 1 an atom, 2 a repeat */
+    int depth;                /* open groups */
+    long prod[DEPTH_MAX + 1]; /* per open group: the largest product of nested repeat counts */
+    long last;                /* that product for the last atom */
 };
 
 /* A byte set: one bit per byte value (0 never matches). */
@@ -280,8 +286,8 @@ bad:
     t->err = 1;
 }
 
-/* Length of a valid "{n}", "{n,}" or "{n,m}" at p, else 0. */
-static size_t repeat_len(const char *p)
+/* Length of a valid "{n}", "{n,}" or "{n,m}" at p (its count, m or else n, in *count), else 0. */
+static size_t repeat_len(const char *p, long *count)
 {
     const char *q = p + 1;
     long n = 0, m = -1;
@@ -300,6 +306,7 @@ static size_t repeat_len(const char *p)
     }
     if (*q != '}' || n > REPEAT_MAX || m > REPEAT_MAX || (m >= 0 && m < n))
         return 0;
+    *count = m >= 0 ? m : n;
     return (size_t)(q - p) + 1;
 }
 
@@ -344,56 +351,114 @@ static void group(struct tr *t)
     putc1(t, '(');
 }
 
+static void atom_done(struct tr *t, long inner)
+{
+    t->prev = 1;
+    t->last = inner;
+    if (inner > t->prod[t->depth])
+        t->prod[t->depth] = inner;
+}
+
+/*
+ * A repeat (count k, 0 for * + ?) of the last atom. Go refuses one without
+ * an atom, a repeat of a repeat, and nested repeat counts above 1000.
+ */
+static void repeated(struct tr *t, long k)
+{
+    long p = k > 0 ? t->last * k : t->last;
+
+    if (t->prev != 1 || p > REPEAT_MAX) {
+        t->err = 1;
+        return;
+    }
+    if (p > t->prod[t->depth])
+        t->prod[t->depth] = p;
+    t->prev = 2;
+}
+
+static void close_group(struct tr *t)
+{
+    long inner;
+
+    if (t->depth == 0) {
+        t->err = 1;
+        return;
+    }
+    inner = t->prod[t->depth--];
+    putc1(t, ')');
+    t->p++;
+    atom_done(t, inner);
+}
+
+static void open_group(struct tr *t)
+{
+    group(t);
+    if (t->err || t->depth == DEPTH_MAX) {
+        t->err = 1;
+        return;
+    }
+    t->prod[++t->depth] = 1;
+    t->prev = 0;
+}
+
 static void step(struct tr *t)
 {
+    long count = 0;
     size_t k;
     int c = (unsigned char)*t->p;
 
     switch (c) {
-    case '\\':
-        escape(t);
-        return;
-    case '[':
-        t->p++;
-        bracket(t);
-        return;
     case '(':
-        group(t);
+        open_group(t);
+        return;
+    case ')':
+        close_group(t);
         return;
     case '{':
-        k = repeat_len(t->p);
-        if (!k) {
-            put_lit(t, '{');
-            t->p++;
-            return;
-        }
+        k = repeat_len(t->p, &count);
+        if (!k)
+            break;
+        repeated(t, count);
         put(t, t->p, k);
         t->p += k;
-        break;
+        if (*t->p == '?') /* non-greedy: the same strings match */
+            t->p++;
+        return;
     case '*':
     case '+':
     case '?':
+        repeated(t, 0);
         putc1(t, c);
-        t->p++;
-        break;
-    case '.':
-        put(t, "[^\n]", 4);
-        t->p++;
+        if (*++t->p == '?')
+            t->p++;
         return;
-    case ')':
-    case '^':
-    case '$':
     case '|':
         putc1(t, c);
         t->p++;
+        t->prev = 0;
+        return;
+    case '^':
+    case '$':
+        putc1(t, c);
+        t->p++;
+        atom_done(t, 1);
         return;
     default:
+        break;
+    }
+    if (c == '\\') {
+        escape(t);
+    } else if (c == '[') {
+        t->p++;
+        bracket(t);
+    } else if (c == '.') {
+        put(t, "[^\n]", 4);
+        t->p++;
+    } else {
         put_lit(t, c);
         t->p++;
-        return;
     }
-    if (*t->p == '?') /* non-greedy: the same strings match */
-        t->p++;
+    atom_done(t, 1);
 }
 
 int ksim_goregex_translate(const char *pattern, char *out, size_t n)
@@ -409,9 +474,10 @@ int ksim_goregex_translate(const char *pattern, char *out, size_t n)
     t.p = pattern;
     t.out = out;
     t.n = n;
+    t.prod[0] = 1;
     while (*t.p && !t.err)
         step(&t);
-    if (t.err) {
+    if (t.err || t.depth) {
         out[0] = '\0';
         return -1;
     }

@@ -83,7 +83,7 @@ static int set_defaults(const cJSON *schema, cJSON *x)
         copy = cJSON_Duplicate(d, 1);
         if (!copy)
             return -1;
-        if (cur ? !cJSON_ReplaceItemViaPointer(x, cur, copy)
+        if (cur ? !cJSON_ReplaceItemInObjectCaseSensitive(x, p->string, copy)
                 : !cJSON_AddItemToObject(x, p->string, copy)) {
             cJSON_Delete(copy);
             return -1;

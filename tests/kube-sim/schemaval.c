@@ -40,7 +40,8 @@ __attribute__((format(printf, 4, 5))) static void add(struct vctx *c, const char
     if (c->quiet || c->n >= c->max)
         return;
     f = &c->errs[c->n++];
-    snprintf(f->field, sizeof(f->field), "%s", field[0] == '.' ? field + 1 : field);
+    field += field[0] == '.';
+    snprintf(f->field, sizeof(f->field), "%s", *field ? field : "<nil>"); /* the root: no path */
     snprintf(f->reason, sizeof(f->reason), "%s", reason);
     va_start(ap, fmt);
     if (vsnprintf(f->body, sizeof(f->body), fmt, ap) < 0)
