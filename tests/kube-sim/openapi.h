@@ -4,8 +4,8 @@
  * kind carrying x-kubernetes-group-version-kind and the fieldValidation
  * query parameter. That is how kubectl 1.32 learns that the server
  * validates fields itself, so `kubectl create/apply` work without
- * --validate=false. No schemas are served: kube-sim accepts unknown fields
- * (fieldValidation=Strict is not enforced), and kubectl falls back to its
+ * --validate=false. No schemas are served (kube-sim validates custom
+ * resources itself, prune.h and schemaval.h), and kubectl falls back to its
  * built-in strategic-merge metadata for `kubectl apply`.
  *
  * /openapi/v2 is a Swagger 2.0 document without paths or definitions, in
