@@ -157,61 +157,63 @@ static void nil_invalid(struct vctx *c, const char *path, const char *what)
     add(c, "<nil>", "FieldValueInvalid", "Invalid value: \"\": %s %s", q, what);
 }
 
-/* anyOf, oneOf, allOf and not (kube-openapi's schemaPropsValidator). */
-static void check_props(struct vctx *c, const cJSON *s, const cJSON *x, const char *path, int depth)
+static void any_of(struct vctx *c, const cJSON *any, const cJSON *x, const char *path, int depth)
 {
-    const cJSON *any = get(s, "anyOf"), *one = get(s, "oneOf"), *all = get(s, "allOf"), *b;
-    const cJSON *first_bad = NULL;
+    const cJSON *b, *first_bad = NULL;
+
+    cJSON_ArrayForEach (b, any) {
+        if (passes(c, b, x, path, depth))
+            return;
+        first_bad = first_bad ? first_bad : b;
+    }
+    nil_invalid(c, path, "must validate at least one schema (anyOf)");
+    validate(c, first_bad, x, path, depth);
+}
+
+static void one_of(struct vctx *c, const cJSON *one, const cJSON *x, const char *path, int depth)
+{
+    const cJSON *b, *first_bad = NULL;
     char msg[128];
     int valid = 0;
 
-    if (cJSON_GetArraySize(any) > 0) {
-        cJSON_ArrayForEach (b, any) {
-            if (passes(c, b, x, path, depth)) {
-                valid = 1;
-                break;
-            }
+    cJSON_ArrayForEach (b, one) {
+        if (passes(c, b, x, path, depth))
+            valid++;
+        else
             first_bad = first_bad ? first_bad : b;
-        }
-        if (!valid) {
-            nil_invalid(c, path, "must validate at least one schema (anyOf)");
-            validate(c, first_bad, x, path, depth);
+    }
+    if (valid == 1)
+        return;
+    if (valid)
+        snprintf(msg, sizeof(msg),
+                 "must validate one and only one schema (oneOf). Found %d valid alternatives",
+                 valid);
+    else
+        snprintf(msg, sizeof(msg),
+                 "must validate one and only one schema (oneOf). Found none valid");
+    nil_invalid(c, path, msg);
+    if (!valid && first_bad)
+        validate(c, first_bad, x, path, depth);
+}
+
+/* anyOf, oneOf, allOf and not (kube-openapi's schemaPropsValidator). */
+static void check_props(struct vctx *c, const cJSON *s, const cJSON *x, const char *path, int depth)
+{
+    const cJSON *all = get(s, "allOf"), *b;
+    int valid = 1;
+
+    if (cJSON_GetArraySize(get(s, "anyOf")) > 0)
+        any_of(c, get(s, "anyOf"), x, path, depth);
+    if (cJSON_GetArraySize(get(s, "oneOf")) > 0)
+        one_of(c, get(s, "oneOf"), x, path, depth);
+    cJSON_ArrayForEach (b, all) {
+        if (!passes(c, b, x, path, depth)) {
+            valid = 0;
+            validate(c, b, x, path, depth);
         }
     }
-    if (cJSON_GetArraySize(one) > 0) {
-        valid = 0;
-        first_bad = NULL;
-        cJSON_ArrayForEach (b, one) {
-            if (passes(c, b, x, path, depth))
-                valid++;
-            else
-                first_bad = first_bad ? first_bad : b;
-        }
-        if (valid != 1) {
-            if (valid)
-                snprintf(msg, sizeof(msg),
-                         "must validate one and only one schema (oneOf). Found %d valid "
-                         "alternatives",
-                         valid);
-            else
-                snprintf(msg, sizeof(msg),
-                         "must validate one and only one schema (oneOf). Found none valid");
-            nil_invalid(c, path, msg);
-            if (!valid && first_bad)
-                validate(c, first_bad, x, path, depth);
-        }
-    }
-    if (cJSON_GetArraySize(all) > 0) {
-        valid = 1;
-        cJSON_ArrayForEach (b, all) {
-            if (!passes(c, b, x, path, depth)) {
-                valid = 0;
-                validate(c, b, x, path, depth);
-            }
-        }
-        if (!valid)
-            nil_invalid(c, path, "must validate all the schemas (allOf)");
-    }
+    if (!valid)
+        nil_invalid(c, path, "must validate all the schemas (allOf)");
     if (cJSON_IsObject(get(s, "not")) && passes(c, get(s, "not"), x, path, depth))
         nil_invalid(c, path, "must not validate the schema (not)");
 }
