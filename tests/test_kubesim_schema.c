@@ -192,6 +192,29 @@ Test(kubesim_schema, int_or_string_any_of)
                   "integer: \"boolean\"");
 }
 
+Test(kubesim_schema, list_types_set_and_map)
+{
+    const char *s = "{\"type\":\"object\",\"properties\":{\"tags\":{\"type\":\"array\","
+                    "\"x-kubernetes-list-type\":\"set\",\"items\":{\"type\":\"string\"}},"
+                    "\"conditions\":{\"type\":\"array\",\"x-kubernetes-list-type\":\"map\","
+                    "\"x-kubernetes-list-map-keys\":[\"type\"],\"items\":{\"type\":\"object\","
+                    "\"properties\":{\"type\":{\"type\":\"string\",\"default\":\"Ready\"}}}}}}";
+
+    EXPECT_ERRORS(s, "{\"tags\":[\"a\",\"b\",\"a\",\"a\",\"b\"]}",
+                  "tags[2]: Duplicate value: \"a\" | tags[4]: Duplicate value: \"b\"");
+    /* a missing key counts as its default; every repeat is reported */
+    EXPECT_ERRORS(
+        s,
+        "{\"conditions\":[{\"type\":\"Ready\"},{},{\"type\":\"Ready\",\"x\":1},{\"type\":\"B\"}]}",
+        "conditions[1]: Duplicate value: map[string]interface {}{\"type\":\"Ready\"} | "
+        "conditions[2]: Duplicate value: map[string]interface {}{\"type\":\"Ready\"}");
+    EXPECT_ERRORS(s, "{\"conditions\":[\"x\",\"y\"]}",
+                  "conditions[0]: Invalid value: \"string\": conditions[0] in body must be of type "
+                  "object: \"string\" | conditions[1]: Invalid value: \"string\": conditions[1] in "
+                  "body must be of type object: \"string\" | conditions[0]: Invalid value: \"x\": "
+                  "must be an object for an array of list-type map");
+}
+
 /* ---- defaulting */
 
 static char *defaulted(const char *schema_json, const char *obj_json)

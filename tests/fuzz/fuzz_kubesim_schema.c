@@ -4,7 +4,7 @@
  * input is a JSON object checked against a fixed schema that uses every
  * keyword kube-sim knows (types, formats, enum, pattern, lengths, bounds,
  * multipleOf, item and property counts, required, anyOf/oneOf/allOf/not,
- * defaults, nullable), or, when it holds a NUL byte, a schema (before it)
+ * defaults, nullable, list-type set and map), or, when it holds a NUL byte, a schema (before it)
  * and an object (after it). Invariants: defaulting is idempotent, validation
  * answers the same twice, stores no more errors than asked and every stored
  * error has a field and a body.
@@ -29,12 +29,14 @@ static const char schema_json[] =
     "\"s\":{\"type\":\"string\",\"pattern\":\"^[a-z](\\\\d|-)*$\",\"maxLength\":8,"
     "\"minLength\":1,\"enum\":[\"a\",\"a-1\",5]},"
     "\"t\":{\"type\":\"string\",\"format\":\"date-time\",\"nullable\":true},"
+    "\"set\":{\"type\":\"array\",\"x-kubernetes-list-type\":\"set\"},"
     "\"q\":{\"x-kubernetes-int-or-string\":true,\"anyOf\":[{\"type\":\"integer\"},{\"type\":"
     "\"string\"}]},"
     "\"o\":{\"oneOf\":[{\"required\":[\"a\"]},{\"required\":[\"b\"]}],\"not\":{\"required\":["
     "\"c\"]},\"allOf\":[{\"minProperties\":1}],\"type\":\"object\",\"additionalProperties\":{"
     "\"type\":\"boolean\",\"default\":true}},"
-    "\"l\":{\"type\":\"array\",\"maxItems\":4,\"minItems\":1,\"uniqueItems\":true,\"items\":{"
+    "\"l\":{\"type\":\"array\",\"maxItems\":4,\"minItems\":1,\"uniqueItems\":true,"
+    "\"x-kubernetes-list-type\":\"map\",\"x-kubernetes-list-map-keys\":[\"k\",\"ip\"],\"items\":{"
     "\"type\":\"object\",\"default\":{},\"properties\":{\"k\":{\"type\":\"string\",\"default\":"
     "\"v\",\"format\":\"uuid\"},\"ip\":{\"type\":\"string\",\"format\":\"cidr\"}}}},"
     "\"m\":{\"type\":\"object\",\"default\":{\"x\":1},\"properties\":{\"x\":{\"type\":"

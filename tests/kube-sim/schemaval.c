@@ -11,6 +11,7 @@
 #include "tests/kube-sim/goregex.h"
 #include "tests/kube-sim/govalue.h"
 #include "tests/kube-sim/obj.h"
+#include "tests/kube-sim/schemalist.h"
 
 #define PATH_LEN   1024
 #define DEPTH_MAX  128
@@ -489,6 +490,7 @@ size_t ksim_schemaval_check(const cJSON *schema, const cJSON *obj, struct ksim_f
     c.errs = errs;
     c.max = max;
     validate(&c, schema, obj, "", 0);
+    c.count += ksim_schemalist_check(schema, obj, errs, max, &c.n);
     return c.count;
 }
 

@@ -20,8 +20,9 @@
  * (which end the object's checks), additionalProperties, properties (in
  * schema order), required. Paths are "spec.list[0].name". Patterns run on
  * POSIX regexps (goregex.h); one kube-sim cannot translate is not checked.
- * x-kubernetes-validations (CEL) and the list-type invariants are not checked,
- * nor is ratcheting (unchanged invalid values on update are refused too).
+ * The list-type invariants follow (schemalist.h). x-kubernetes-validations
+ * (CEL) are not checked, nor is there ratcheting (an update keeping an
+ * invalid value it does not change is refused too).
  *
  * Ownership: arguments BORROWED. Thread safety: reentrant.
  */
