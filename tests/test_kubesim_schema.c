@@ -30,7 +30,7 @@ static void errors_of(const char *schema_json, const char *obj_json, char *out, 
 
     cr_assert_not_null(schema, "%s", schema_json);
     cr_assert_not_null(obj, "%s", obj_json);
-    k = ksim_schemaval_check(schema, obj, errs, 16);
+    k = ksim_schemaval_check(schema, obj, NULL, errs, 16);
     out[0] = '\0';
     for (i = 0; i < k && i < 16 && len < n; i++)
         len += (size_t)snprintf(out + len, n - len, "%s%s: %s", i ? " | " : "", errs[i].field,
@@ -439,6 +439,26 @@ Test(kubesim_schema, defaults_on_create_update_and_status, .init = up, .fini = d
     cr_expect_eq(kjson_get(w, "spec.size")->valueint, 3);
     cr_expect_null(kjson_get(w, "status.phase"));
     cJSON_Delete(w);
+}
+
+Test(kubesim_schema, updates_are_ratcheted)
+{
+    const char *s = SPEC("name", "{\"type\":\"string\",\"maxLength\":3}");
+    cJSON *schema = cJSON_Parse(s), *old = cJSON_Parse("{\"spec\":{\"name\":\"long\"}}");
+    cJSON *same = cJSON_Parse("{\"spec\":{\"name\":\"long\",\"x\":1}}");
+    cJSON *changed = cJSON_Parse("{\"spec\":{\"name\":\"longer\"}}");
+    struct ksim_fielderr errs[4];
+
+    cr_assert(schema && old && same && changed);
+    cr_expect_eq(ksim_schemaval_check(schema, same, NULL, errs, 4), 1, "a create is validated");
+    cr_expect_eq(ksim_schemaval_check(schema, same, old, errs, 4), 0,
+                 "an update keeping the invalid value passes");
+    cr_expect_eq(ksim_schemaval_check(schema, changed, old, errs, 4), 1,
+                 "an update changing it to another invalid value does not");
+    cJSON_Delete(schema);
+    cJSON_Delete(old);
+    cJSON_Delete(same);
+    cJSON_Delete(changed);
 }
 
 /* The CRD with one more defaulted property, spec.color. */

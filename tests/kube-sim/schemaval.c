@@ -23,7 +23,13 @@ struct vctx {
     int quiet;            /* > 0: count errors without storing them (anyOf branches) */
 };
 
-static void validate(struct vctx *c, const cJSON *s, const cJSON *x, const char *path, int depth);
+static void validate_node(struct vctx *c, const cJSON *s, const cJSON *x, const cJSON *old,
+                          const char *path, int depth);
+
+static void validate(struct vctx *c, const cJSON *s, const cJSON *x, const char *path, int depth)
+{
+    validate_node(c, s, x, NULL, path, depth);
+}
 
 static const cJSON *get(const cJSON *s, const char *key)
 {
@@ -418,9 +424,9 @@ static void child_path(const char *path, const char *key, char *out, size_t n)
     snprintf(out, n, "%s%s%s", path, *path ? "." : "", key);
 }
 
-/* kube-openapi's objectValidator. */
-static void check_object(struct vctx *c, const cJSON *s, const cJSON *x, const char *path,
-                         int depth)
+/* kube-openapi's objectValidator; properties are ratcheted against their old values in old. */
+static void check_object(struct vctx *c, const cJSON *s, const cJSON *x, const cJSON *old,
+                         const char *path, int depth)
 {
     const cJSON *props = get(s, "properties"), *addl = get(s, "additionalProperties");
     const cJSON *minp = get(s, "minProperties"), *maxp = get(s, "maxProperties"), *p, *v;
@@ -450,7 +456,7 @@ static void check_object(struct vctx *c, const cJSON *s, const cJSON *x, const c
         if (!p->string || !(v = get(x, p->string)))
             continue;
         child_path(path, p->string, sub, sizeof(sub));
-        validate(c, p, v, sub, depth + 1);
+        validate_node(c, p, v, cJSON_IsObject(old) ? get(old, p->string) : NULL, sub, depth + 1);
     }
     cJSON_ArrayForEach (p, get(s, "required")) {
         if (!cJSON_IsString(p) || get(x, p->valuestring))
@@ -460,9 +466,15 @@ static void check_object(struct vctx *c, const cJSON *s, const cJSON *x, const c
     }
 }
 
-static void validate(struct vctx *c, const cJSON *s, const cJSON *x, const char *path, int depth)
+/*
+ * Validate x by s. With old (x's correlated value in the object an update
+ * replaces), an unchanged value is not validated: kube-apiserver's
+ * ratcheting drops the errors of a value equal to its old one.
+ */
+static void validate_node(struct vctx *c, const cJSON *s, const cJSON *x, const cJSON *old,
+                          const char *path, int depth)
 {
-    if (!cJSON_IsObject(s) || depth > DEPTH_MAX)
+    if (!cJSON_IsObject(s) || depth > DEPTH_MAX || (old && cJSON_Compare(old, x, 1)))
         return;
     check_type(c, s, x, path);
     if (cJSON_IsNull(x)) {
@@ -478,23 +490,24 @@ static void validate(struct vctx *c, const cJSON *s, const cJSON *x, const char 
         check_array(c, s, x, path, depth);
     check_enum(c, s, x, path);
     if (cJSON_IsObject(x))
-        check_object(c, s, x, path, depth);
+        check_object(c, s, x, old, path, depth);
 }
 
-size_t ksim_schemaval_check(const cJSON *schema, const cJSON *obj, struct ksim_fielderr *errs,
-                            size_t max)
+size_t ksim_schemaval_check(const cJSON *schema, const cJSON *obj, const cJSON *old,
+                            struct ksim_fielderr *errs, size_t max)
 {
     struct vctx c;
 
     memset(&c, 0, sizeof(c));
     c.errs = errs;
     c.max = max;
-    validate(&c, schema, obj, "", 0);
+    validate_node(&c, schema, obj, old, "", 0);
     c.count += ksim_schemalist_check(schema, obj, errs, max, &c.n);
     return c.count;
 }
 
-int ksim_schemaval_obj(const struct ksim_rtype *rt, const cJSON *obj, struct ksim_apierr *e)
+int ksim_schemaval_obj(const struct ksim_rtype *rt, const cJSON *obj, const cJSON *old,
+                       struct ksim_apierr *e)
 {
     struct ksim_fielderr *errs;
     const char *name;
@@ -506,7 +519,7 @@ int ksim_schemaval_obj(const struct ksim_rtype *rt, const cJSON *obj, struct ksi
     errs = calloc(KSIM_SCHEMAVAL_MAX, sizeof(*errs));
     if (!errs)
         return ksim_apierr_internal(e, "out of memory");
-    n = ksim_schemaval_check(rt->schema, obj, errs, KSIM_SCHEMAVAL_MAX);
+    n = ksim_schemaval_check(rt->schema, obj, old, errs, KSIM_SCHEMAVAL_MAX);
     if (n) {
         name = ksim_obj_meta_str(obj, "name");
         code = ksim_apierr_invalid_list(e, rt->group, rt->kind, name ? name : "", errs,

@@ -21,8 +21,14 @@
  * schema order), required. Paths are "spec.list[0].name". Patterns run on
  * POSIX regexps (goregex.h); one kube-sim cannot translate is not checked.
  * The list-type invariants follow (schemalist.h). x-kubernetes-validations
- * (CEL) are not checked, nor is there ratcheting (an update keeping an
- * invalid value it does not change is refused too).
+ * (CEL) are not checked.
+ *
+ * Updates are ratcheted as kube-apiserver 1.32 does (CRDValidationRatcheting,
+ * on by default; kube-openapi's ratchetingSchemaValidator): a value equal to
+ * its old one, found through the same property names from the root, is not
+ * validated, so an update may keep what a stricter CRD now refuses. Array
+ * elements are not correlated (they are validated whenever their array
+ * changed); the list-type invariants are not ratcheted.
  *
  * Ownership: arguments BORROWED. Thread safety: reentrant.
  */
@@ -39,17 +45,19 @@
 #define KSIM_SCHEMAVAL_MAX 32 /* field errors reported at most */
 
 /*
- * Validate obj (a whole resource) by schema into errs (max entries): the
- * number of errors found (also those beyond max, which are not stored).
+ * Validate obj (a whole resource) by schema into errs (max entries), old
+ * the object an update replaces (NULL on create): the number of errors
+ * found (also those beyond max, which are not stored).
  */
-size_t ksim_schemaval_check(const cJSON *schema, const cJSON *obj, struct ksim_fielderr *errs,
-                            size_t max);
+size_t ksim_schemaval_check(const cJSON *schema, const cJSON *obj, const cJSON *old,
+                            struct ksim_fielderr *errs, size_t max);
 
 /*
  * Validate obj about to be stored as a resource of rt (no-op for kinds
- * without a schema): 0, or 422 Invalid in e naming every error as
- * kube-apiserver does (500 when out of memory).
+ * without a schema), old the object it replaces or NULL: 0, or 422 Invalid
+ * in e naming every error as kube-apiserver does (500 when out of memory).
  */
-int ksim_schemaval_obj(const struct ksim_rtype *rt, const cJSON *obj, struct ksim_apierr *e);
+int ksim_schemaval_obj(const struct ksim_rtype *rt, const cJSON *obj, const cJSON *old,
+                       struct ksim_apierr *e);
 
 #endif

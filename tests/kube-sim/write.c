@@ -260,7 +260,7 @@ int ksim_write_create(const struct ksim_write_ctx *c, cJSON *obj, cJSON **out,
     if (!code)
         code = ksim_validate_meta(c->rt, obj, e);
     if (!code)
-        code = ksim_schemaval_obj(c->rt, obj, e);
+        code = ksim_schemaval_obj(c->rt, obj, NULL, e);
     if (!code)
         code = ksim_admit_validate(c->api, &a, obj, c->resp, e);
     if (!code && c->dry_run) {
@@ -351,7 +351,7 @@ int ksim_write_commit(const struct ksim_write_ctx *c, const cJSON *cur, cJSON *n
     if (!code)
         code = ksim_validate_meta(c->rt, next, e);
     if (!code)
-        code = ksim_schemaval_obj(c->rt, next, e);
+        code = ksim_schemaval_obj(c->rt, next, cur, e);
     if (!code)
         code = ksim_admit_validate(c->api, &a, next, c->resp, e);
     if (!code && !ksim_obj_changed(cur, next)) {
