@@ -109,7 +109,7 @@ out=$(kc apply -f "$work/list.yaml" 2>&1) || ksim_fail "kubectl apply of a List 
 expect "List applied again" "configmap/one unchanged" "$out"
 
 first=$(date -u -d '-3 hours' +%Y-%m-%dT%H:%M:%S.000000Z)
-last=$(date -u -d '-4 minutes' +%Y-%m-%dT%H:%M:%S.000000Z)
+last=$(date -u -d '-30 minutes' +%Y-%m-%dT%H:%M:%S.000000Z)
 cat >"$work/event.json" <<Y
 {"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{"name":"e1"},
  "eventTime":"$first","reportingController":"etcd-warden","reportingInstance":"i",
@@ -119,7 +119,7 @@ cat >"$work/event.json" <<Y
 Y
 kc create -f "$work/event.json" >/dev/null
 out=$(kc get events)
-echo "$out" | grep -Eq '^4m +Normal +Copied +etcdbackup/dflt' \
+echo "$out" | grep -Eq '^30m +Normal +Copied +etcdbackup/dflt' \
     || ksim_fail "LAST SEEN is not the series' last time: $out"
 ok "LAST SEEN of a series"
 echo "kubesim_schema: ok"
