@@ -62,6 +62,11 @@ static void teardown(void)
 
 TestSuite(ebs_kubesim, .init = setup, .fini = teardown, .timeout = 60);
 
+/* A destination as the EtcdBackup CRD requires it, for backups made by hand. */
+#define DEST                                                                                  \
+    "\"destination\":{\"provider\":\"S3\",\"container\":\"offsite\",\"prefix\":\"ns1/main\"," \
+    "\"secretRef\":{\"name\":\"offsite\"}}"
+
 /* Create the schedule name (spec fields in extra, JSON without braces); its creation time. */
 static int64_t schedule(const char *name, const char *cron, const char *extra)
 {
@@ -354,9 +359,11 @@ Test(ebs_kubesim, no_second_backup_of_an_etcd_while_one_is_unfinished)
     finish(n1, "Failed", m + 70);
     /* a hand-made backup of the same Etcd blocks too; one of another Etcd does not */
     other = jsonfix_parse("{\"apiVersion\":\"etcd-warden.io/v1alpha1\",\"kind\":\"EtcdBackup\","
-                          "\"metadata\":{\"name\":\"other\"},\"spec\":{\"etcdName\":\"other\"}}");
+                          "\"metadata\":{\"name\":\"other\"},\"spec\":{\"etcdName\":\"other\"," DEST
+                          "}}");
     mine = jsonfix_parse("{\"apiVersion\":\"etcd-warden.io/v1alpha1\",\"kind\":\"EtcdBackup\","
-                         "\"metadata\":{\"name\":\"by-hand\"},\"spec\":{\"etcdName\":\"main\"}}");
+                         "\"metadata\":{\"name\":\"by-hand\"},\"spec\":{\"etcdName\":\"main\"," DEST
+                         "}}");
     cJSON_Delete(cfix_create(&fx, &EBS_RES_BACKUP, other));
     cJSON_Delete(cfix_create(&fx, &EBS_RES_BACKUP, mine));
     pass("a", m + 120);
@@ -380,7 +387,7 @@ Test(ebs_kubesim, a_backup_created_before_a_crash_is_not_made_again)
     snprintf(text, sizeof(text),
              "{\"apiVersion\":\"etcd-warden.io/v1alpha1\",\"kind\":\"EtcdBackup\",\"metadata\":"
              "{\"name\":\"%s\",\"labels\":{\"" EBS_LABEL_SCHEDULE "\":\"k\"}},\"spec\":"
-             "{\"etcdName\":\"main\"}}",
+             "{\"etcdName\":\"main\"," DEST "}}",
              bname("k", m, n1));
     bk = jsonfix_parse(text);
     cJSON_Delete(cfix_create(&fx, &EBS_RES_BACKUP, bk));

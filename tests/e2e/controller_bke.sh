@@ -7,7 +7,8 @@
 # deletion cancelled, no second entry); an Etcd moved to another prefix leaves its old
 # entry and gets a new one. Two Etcds in one prefix get a PrefixConflict condition and a
 # Warning event on their entries, nothing more. A second bucket of the same store is
-# InvalidSpec naming the first and keeps no entries. A bucket with a grace period that is no duration is
+# InvalidSpec naming the first and keeps no entries. A bucket with a grace period the CRD's
+# pattern admits but no duration the controller can hold (more hours than fit in 64 bits) is
 # Ready False/InvalidSpec. A deleted bucket waits (Ready False/EntriesRemain, a
 # DeletionBlocked event, no new entries) until its entries are gone, then goes.
 set -euo pipefail
@@ -51,7 +52,7 @@ etcd shoot etcd-main etcd-bucket shoot--etcd-main
 etcd shoot etcd-events etcd-bucket shoot--etcd-events
 etcd other etcd-main other-bucket other--etcd-main
 bucket shared 1h
-bucket broken "7 days"
+bucket broken 99999999999999999999h
 ctl_start
 
 want="shoot/etcd-events shoot--etcd-events Active
@@ -94,7 +95,7 @@ kc delete backupbucket twin >/dev/null
 ok "a second BackupBucket of one store: InvalidSpec naming the first, no entries"
 grep -q 'spec.deletionGracePeriod' <<<"$(kc get backupbucket broken -o jsonpath='{.status.conditions[0].message}')" ||
     ctl_fail "InvalidSpec message does not name the field"
-ok "a grace period that is no duration: Ready False/InvalidSpec"
+ok "a grace period too long to hold: Ready False/InvalidSpec"
 
 # The Etcd deleted: its entry is kept, PendingDeletion with the time.
 kc -n shoot delete etcd etcd-main --wait=false >/dev/null

@@ -66,7 +66,7 @@ cat >"$work/etcd.yaml" <<'Y'
 apiVersion: druid.gardener.cloud/v1alpha1
 kind: Etcd
 metadata: {name: main}
-spec: {replicas: 3, labels: {app: etcd}, selector: {matchLabels: {app: etcd}}}
+spec: {replicas: 3, labels: {app: etcd}, selector: {matchLabels: {app: etcd}}, etcd: {}, backup: {}}
 Y
 kc apply -f "$work/etcd.yaml" >/dev/null
 kc patch etcd main --subresource=status --type=merge \

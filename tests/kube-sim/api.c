@@ -456,25 +456,9 @@ static void handle_faults(struct ksim_api *api, const struct ksim_req *req, stru
     cJSON_Delete(doc);
 }
 
-static void openapi(struct ksim_api *api, char segs[][254], size_t n, struct ksim_resp *resp)
-{
-    cJSON *doc = NULL;
-
-    if (n == 2)
-        doc = ksim_openapi_root(api->reg);
-    else if (n == 4 && strcmp(segs[2], "api") == 0)
-        doc = ksim_openapi_gv(api->reg, "", segs[3]);
-    else if (n == 5 && strcmp(segs[2], "apis") == 0)
-        doc = ksim_openapi_gv(api->reg, segs[3], segs[4]);
-    if (!doc)
-        plain(resp, 404, "404 page not found\n");
-    else
-        ksim_resp_json(resp, 200, doc);
-}
-
 /* Discovery and the other non-resource paths; 1 when handled. */
-static int non_resource(struct ksim_api *api, const char *host, char segs[][254], size_t n,
-                        struct ksim_resp *resp)
+static int non_resource(struct ksim_api *api, const char *host, const char *accept,
+                        char segs[][254], size_t n, struct ksim_resp *resp)
 {
     if (n == 1 && (strcmp(segs[0], "healthz") == 0 || strcmp(segs[0], "livez") == 0 ||
                    strcmp(segs[0], "readyz") == 0)) {
@@ -503,8 +487,8 @@ static int non_resource(struct ksim_api *api, const char *host, char segs[][254]
             plain(resp, 404, "404 page not found\n");
         else
             ksim_resp_json(resp, 200, r);
-    } else if (n >= 2 && strcmp(segs[0], "openapi") == 0 && strcmp(segs[1], "v3") == 0) {
-        openapi(api, segs, n, resp);
+    } else if (n >= 2 && strcmp(segs[0], "openapi") == 0) {
+        ksim_openapi_serve(api->reg, accept, segs, n, resp);
     } else {
         return 0;
     }
@@ -576,7 +560,7 @@ void ksim_api_handle(struct ksim_api *api, const struct ksim_req *req, struct ks
     }
     if (fault_injected(api, req, resp))
         return;
-    if (non_resource(api, req->host, segs, n, resp))
+    if (non_resource(api, req->host, req->accept, segs, n, resp))
         return;
     if (n > 2 && strcmp(segs[0], "api") == 0 && strcmp(segs[1], "v1") == 0)
         rc = resolve(api, "", "v1", segs + 2, n - 2, &t, &e);

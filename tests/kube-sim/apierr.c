@@ -93,6 +93,77 @@ int ksim_apierr_invalid(struct ksim_apierr *e, const char *group, const char *ki
     return 422;
 }
 
+/* Whether errs[i]'s message appeared before it. */
+static int seen_before(const struct ksim_fielderr *errs, size_t i)
+{
+    size_t j;
+
+    for (j = 0; j < i; j++) {
+        if (strcmp(errs[j].field, errs[i].field) == 0 && strcmp(errs[j].body, errs[i].body) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static int causes_json(struct ksim_apierr *e, const struct ksim_fielderr *errs, size_t n)
+{
+    cJSON *arr = cJSON_CreateArray(), *c;
+    char *text = NULL;
+    size_t i;
+    int rc = -1;
+
+    if (!arr)
+        return -1;
+    for (i = 0; i < n; i++) {
+        c = cJSON_CreateObject();
+        if (!c || !cJSON_AddItemToArray(arr, c) ||
+            !cJSON_AddStringToObject(c, "reason", errs[i].reason) ||
+            !cJSON_AddStringToObject(c, "message", errs[i].body) ||
+            !cJSON_AddStringToObject(c, "field", errs[i].field))
+            goto out;
+        text = cJSON_PrintUnformatted(arr);
+        if (!text || strlen(text) >= sizeof(e->causes))
+            break; /* the causes are cut where the buffer ends */
+        snprintf(e->causes, sizeof(e->causes), "%s", text);
+        cJSON_free(text);
+        text = NULL;
+    }
+    rc = 0;
+out:
+    cJSON_free(text);
+    cJSON_Delete(arr);
+    return rc;
+}
+
+int ksim_apierr_invalid_list(struct ksim_apierr *e, const char *group, const char *kind,
+                             const char *name, const struct ksim_fielderr *errs, size_t n)
+{
+    char msg[sizeof(e->message)];
+    size_t i, len = 0, distinct = 0;
+    int w;
+
+    msg[0] = '\0';
+    for (i = 0; i < n; i++)
+        distinct += !seen_before(errs, i);
+    for (i = 0; i < n && len < sizeof(msg); i++) {
+        if (seen_before(errs, i))
+            continue;
+        w = snprintf(msg + len, sizeof(msg) - len, "%s%s%s: %s", len ? ", " : "",
+                     distinct > 1 && !len ? "[" : "", errs[i].field, errs[i].body);
+        len += w > 0 ? (size_t)w : 0;
+    }
+    if (distinct > 1 && len + 1 < sizeof(msg))
+        snprintf(msg + len, sizeof(msg) - len, "]");
+    object_err(e, 422, "Invalid", group, kind, name, "", " is invalid: ", msg);
+    if (n) {
+        snprintf(e->field, sizeof(e->field), "%s", errs[0].field);
+        snprintf(e->cause_reason, sizeof(e->cause_reason), "%s", errs[0].reason);
+    }
+    if (causes_json(e, errs, n) != 0)
+        e->causes[0] = '\0';
+    return 422;
+}
+
 int ksim_apierr_forbidden(struct ksim_apierr *e, const char *group, const char *plural,
                           const char *name, const char *why)
 {
@@ -136,7 +207,13 @@ static int add_details(cJSON *st, const struct ksim_apierr *e)
         (e->group[0] && !cJSON_AddStringToObject(d, "group", e->group)) ||
         (e->kind[0] && !cJSON_AddStringToObject(d, "kind", e->kind)))
         return -1;
-    if (e->field[0] || e->cause_reason[0] || e->cause_message[0]) {
+    if (e->causes[0]) {
+        causes = cJSON_Parse(e->causes);
+        if (!causes || !cJSON_AddItemToObject(d, "causes", causes)) {
+            cJSON_Delete(causes);
+            return -1;
+        }
+    } else if (e->field[0] || e->cause_reason[0] || e->cause_message[0]) {
         const char *colon = e->cause_message[0] ? NULL : strstr(e->message, "is invalid: ");
         const char *cmsg = e->cause_message[0] ? e->cause_message : colon ? colon + 12 : e->message;
 

@@ -27,6 +27,14 @@ struct ksim_apierr {
     char cause_reason[64];    /* details.causes[0].reason, e.g. "FieldValueInvalid" */
     char cause_message[1024]; /* details.causes[0].message when it differs from the message */
     int retry_after;          /* details.retryAfterSeconds and the Retry-After header, 0 = none */
+    char causes[6144]; /* details.causes as a JSON array when set by ksim_apierr_invalid_list */
+};
+
+/* One field error of a field.ErrorList (k8s.io/apimachinery pkg/util/validation/field). */
+struct ksim_fielderr {
+    char field[256]; /* "spec.deletionPolicy" */
+    char reason[32]; /* the cause type: "FieldValueNotSupported", ... */
+    char body[768];  /* ErrorBody(): "Unsupported value: \"Keep\": supported values: ..." */
 };
 
 /* Reset to "no error". */
@@ -67,6 +75,16 @@ int ksim_apierr_conflict(struct ksim_apierr *e, const char *group, const char *p
 int ksim_apierr_invalid(struct ksim_apierr *e, const char *group, const char *kind,
                         const char *name, const char *field, const char *cause,
                         const char *field_detail);
+
+/*
+ * 422 Invalid from n (>= 1) field errors, as kube-apiserver's NewInvalid:
+ * the message "<Kind>.<group> \"<name>\" is invalid: <field>: <body>", or with
+ * several distinct errors "... is invalid: [<field>: <body>, <field>: <body>]"
+ * (duplicates once), and one details.causes entry {reason, message: body,
+ * field} per error. Messages longer than the buffers are cut.
+ */
+int ksim_apierr_invalid_list(struct ksim_apierr *e, const char *group, const char *kind,
+                             const char *name, const struct ksim_fielderr *errs, size_t n);
 
 /* 403 Forbidden: <res> "<name>" is forbidden: <why>. */
 int ksim_apierr_forbidden(struct ksim_apierr *e, const char *group, const char *plural,

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tests/kube-sim/schemadef.h"
+
 /* events.k8s.io/v1 field, core v1 field. */
 static const char *const event_fields[][2] = {
     { "regarding", "involvedObject" },
@@ -42,6 +44,8 @@ static int rename_keys(cJSON *obj, int from, int to)
 
 int ksim_convert_out(const struct ksim_rtype *rt, cJSON *obj)
 {
+    if (rt->custom && rt->schema)
+        return ksim_schemadef_default(rt->schema, obj);
     return ksim_convert_needed(rt) ? rename_keys(obj, 1, 0) : 0;
 }
 

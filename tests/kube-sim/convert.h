@@ -7,7 +7,9 @@
  * <-> source, deprecatedFirstTimestamp / deprecatedLastTimestamp /
  * deprecatedCount <-> firstTimestamp / lastTimestamp / count; the other
  * fields keep their names. Field selectors of events.k8s.io (regarding.name,
- * ...) are mapped the same way.
+ * ...) are mapped the same way. A custom resource read from storage gets the
+ * defaults of the served version's schema (schemadef.h), as kube-apiserver
+ * applies them when it reads from etcd.
  *
  * Ownership: objects are converted in place. Thread safety: reentrant.
  */
@@ -23,7 +25,7 @@
 /* True when rt is served from another resource's storage shape (events.k8s.io/v1 events). */
 int ksim_convert_needed(const struct ksim_rtype *rt);
 
-/* Storage shape (core v1 Event) to rt's shape. 0 or -1 without memory. */
+/* Storage shape (core v1 Event) to rt's shape, defaults of a CRD's schema applied. 0 or -1. */
 int ksim_convert_out(const struct ksim_rtype *rt, cJSON *obj);
 
 /* rt's shape to the storage shape. 0 or -1. */

@@ -1,7 +1,10 @@
 #include "tests/kube-sim/openapi.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "tests/kube-sim/discovery.h"
 
 struct root_ctx {
     cJSON *paths;
@@ -122,4 +125,88 @@ cJSON *ksim_openapi_gv(struct ksim_reg *reg, const char *group, const char *vers
         return NULL;
     }
     return doc;
+}
+
+int ksim_openapi_v2(const char *accept, char **body, size_t *len, const char **ctype)
+{
+    /* openapi_v2.Document: swagger = 1, info = 2 (title = 1, version = 2), paths = 8 */
+    unsigned char pb[64];
+    const char *title = "Kubernetes", *version = KSIM_GIT_VERSION;
+    size_t n = 0, tl = strlen(title), vl = strlen(version);
+    char json[256];
+
+    *body = NULL;
+    *len = 0;
+    if (accept && strstr(accept, "protobuf") && tl + vl + 16 < sizeof(pb) && vl < 64) {
+        pb[n++] = 0x0a;
+        pb[n++] = 3;
+        memcpy(pb + n, "2.0", 3);
+        n += 3;
+        pb[n++] = 0x12;
+        pb[n++] = (unsigned char)(tl + vl + 4);
+        pb[n++] = 0x0a;
+        pb[n++] = (unsigned char)tl;
+        memcpy(pb + n, title, tl);
+        n += tl;
+        pb[n++] = 0x12;
+        pb[n++] = (unsigned char)vl;
+        memcpy(pb + n, version, vl);
+        n += vl;
+        pb[n++] = 0x42;
+        pb[n++] = 0;
+        *ctype = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
+    } else {
+        snprintf(json, sizeof(json),
+                 "{\"swagger\":\"2.0\",\"info\":{\"title\":\"%s\",\"version\":\"%s\"},"
+                 "\"paths\":{},\"definitions\":{}}",
+                 title, version);
+        n = strlen(json);
+        *ctype = "application/json";
+    }
+    *body = malloc(n + 1);
+    if (!*body)
+        return -1;
+    memcpy(*body, (*ctype)[12] == 'j' ? (const void *)json : (const void *)pb, n);
+    (*body)[n] = '\0';
+    *len = n;
+    return 0;
+}
+
+static void not_found(struct ksim_resp *resp)
+{
+    free(resp->body);
+    resp->body = strdup("404 page not found\n");
+    resp->body_len = resp->body ? strlen(resp->body) : 0;
+    resp->code = 404;
+    resp->content_type = "text/plain; charset=utf-8";
+}
+
+void ksim_openapi_serve(struct ksim_reg *reg, const char *accept, char segs[][254], size_t n,
+                        struct ksim_resp *resp)
+{
+    cJSON *doc = NULL;
+
+    if (n == 2 && strcmp(segs[1], "v2") == 0) {
+        free(resp->body);
+        resp->body = NULL;
+        if (ksim_openapi_v2(accept, &resp->body, &resp->body_len, &resp->content_type) != 0) {
+            not_found(resp);
+            resp->code = 500;
+            return;
+        }
+        resp->code = 200;
+        return;
+    }
+    if (strcmp(segs[1], "v3") != 0)
+        doc = NULL;
+    else if (n == 2)
+        doc = ksim_openapi_root(reg);
+    else if (n == 4 && strcmp(segs[2], "api") == 0)
+        doc = ksim_openapi_gv(reg, "", segs[3]);
+    else if (n == 5 && strcmp(segs[2], "apis") == 0)
+        doc = ksim_openapi_gv(reg, segs[3], segs[4]);
+    if (!doc)
+        not_found(resp);
+    else
+        ksim_resp_json(resp, 200, doc);
 }

@@ -4,10 +4,15 @@
  * kind carrying x-kubernetes-group-version-kind and the fieldValidation
  * query parameter. That is how kubectl 1.32 learns that the server
  * validates fields itself, so `kubectl create/apply` work without
- * --validate=false. No schemas are served: kube-sim accepts unknown fields
- * (fieldValidation=Strict is not enforced), and kubectl falls back to its
- * built-in strategic-merge metadata for `kubectl apply`. /openapi/v2 stays
- * 404, as kubectl only reads it when v3 is missing.
+ * --validate=false. No schemas are served (kube-sim validates custom
+ * resources itself, prune.h and schemaval.h), and kubectl falls back to its
+ * built-in strategic-merge metadata for `kubectl apply`.
+ *
+ * /openapi/v2 is a Swagger 2.0 document without paths or definitions, in
+ * protobuf (gnostic's openapi_v2.Document, what kubectl asks for) or JSON.
+ * kubectl reads it to validate what it cannot leave to the server: the
+ * items of a `kind: List` (v1 List supports no fieldValidation), which it
+ * then sends one by one; with no definitions it finds nothing to check.
  *
  * Ownership: returned trees are OWNED by the caller (NULL when unknown).
  * Thread safety: reentrant.
@@ -17,6 +22,7 @@
 
 #include <cJSON.h>
 
+#include "tests/kube-sim/api.h"
 #include "tests/kube-sim/registry.h"
 
 /* GET /openapi/v3 */
@@ -24,5 +30,16 @@ cJSON *ksim_openapi_root(struct ksim_reg *reg);
 
 /* GET /openapi/v3/api/v1 (group "") and /openapi/v3/apis/G/V; NULL when not served. */
 cJSON *ksim_openapi_gv(struct ksim_reg *reg, const char *group, const char *version);
+
+/* Serve GET /openapi/... (segs: the n path segments) into resp: the documents above or 404. */
+void ksim_openapi_serve(struct ksim_reg *reg, const char *accept, char segs[][254], size_t n,
+                        struct ksim_resp *resp);
+
+/*
+ * GET /openapi/v2 for a request's Accept header (NULL: JSON): *body (OWNED,
+ * free()) of *len bytes, *ctype its static content type. 0, or -1 when out
+ * of memory.
+ */
+int ksim_openapi_v2(const char *accept, char **body, size_t *len, const char **ctype);
 
 #endif

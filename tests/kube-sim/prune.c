@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/buf.h"
+#include "tests/kube-sim/schemadef.h"
 
 #define PATH_MAX_LEN 4096
 
@@ -136,7 +137,12 @@ const cJSON *ksim_prune_schema(const struct ksim_rtype *rt)
 
 int ksim_prune_obj(const struct ksim_rtype *rt, cJSON *obj)
 {
-    return ksim_prune(ksim_prune_schema(rt), obj, NULL);
+    const cJSON *schema = ksim_prune_schema(rt);
+
+    if (!schema || ksim_prune(schema, obj, NULL) != 0)
+        return schema ? -1 : 0;
+    ksim_schemadef_prune_nulls(schema, obj);
+    return ksim_schemadef_default(schema, obj);
 }
 
 /* Drop the null members of a merge patch: they delete fields, they do not set them. */

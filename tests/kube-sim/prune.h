@@ -48,7 +48,11 @@ int ksim_prune(const cJSON *schema, cJSON *obj, struct strlist *paths);
 /* The pruning schema of rt (a CRD version's openAPIV3Schema), or NULL: nothing is pruned. */
 const cJSON *ksim_prune_schema(const struct ksim_rtype *rt);
 
-/* Prune obj as a resource of rt (no-op without a schema). 0, or -1 when out of memory. */
+/*
+ * Decode obj as a resource of rt the way kube-apiserver does (no-op without
+ * a schema): prune it, drop the nulls of non-nullable fields without a
+ * default, apply the defaults (schemadef.h). 0, or -1 when out of memory.
+ */
 int ksim_prune_obj(const struct ksim_rtype *rt, cJSON *obj);
 
 /*

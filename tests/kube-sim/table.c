@@ -25,7 +25,7 @@ enum getter {
     G_NONE,      /* always "<none>" */
     G_ROLE,      /* roleRef.kind/roleRef.name */
     G_EVENT_OBJ, /* involvedObject kind/name */
-    G_LAST_SEEN, /* age of lastTimestamp / eventTime */
+    G_LAST_SEEN, /* age of series.lastObservedTime / lastTimestamp / eventTime */
     G_SELECTOR,  /* spec.selector as a string */
 };
 
@@ -68,7 +68,7 @@ static const struct col cols[] = {
     { "", "events", "Type", "string", 0, G_STR, "type", NULL },
     { "", "events", "Reason", "string", 0, G_STR, "reason", NULL },
     { "", "events", "Object", "string", 0, G_EVENT_OBJ, NULL, NULL },
-    { "", "events", "Message", "string", 0, G_STR, "message", NULL },
+    { "", "events", "Message", "string", 0, G_STR, "message", "note" },
     { "apps", "statefulsets", "Ready", "string", 0, G_RATIO, "status.readyReplicas",
       "spec.replicas" },
     { "apps", "statefulsets", "Age", "string", 0, G_AGE, NULL, NULL },
@@ -168,6 +168,34 @@ static void age_of(const char *ts, char *out, size_t size)
     ksim_table_human_duration((long long)(time(NULL) - t.tv_sec), out, size);
 }
 
+/* A timestamp field, core v1 or events.k8s.io/v1 name; NULL when absent or empty. */
+static const char *event_time(const cJSON *obj, const char *core, const char *events)
+{
+    const char *ts = kjson_get_str(obj, core);
+
+    if (!ts || !*ts)
+        ts = kjson_get_str(obj, events);
+    return ts && *ts ? ts : NULL;
+}
+
+/*
+ * When an Event was last seen, as kube-apiserver's printer says: the
+ * series' lastObservedTime, else lastTimestamp, else the first time
+ * (firstTimestamp, else eventTime).
+ */
+static const char *event_last_seen(const cJSON *obj)
+{
+    const char *ts = event_time(obj, "series.lastObservedTime", "series.lastObservedTime");
+
+    if (!ts && cJSON_IsObject(kjson_get(obj, "series")))
+        return NULL;
+    if (!ts)
+        ts = event_time(obj, "lastTimestamp", "deprecatedLastTimestamp");
+    if (!ts)
+        ts = event_time(obj, "firstTimestamp", "deprecatedFirstTimestamp");
+    return ts ? ts : event_time(obj, "eventTime", "eventTime");
+}
+
 static const char *or_empty(const char *s)
 {
     return s ? s : "";
@@ -239,15 +267,17 @@ static void selector_text(const cJSON *obj, const char *path, char *out, size_t 
 /* The text of one built-in cell. */
 static void cell_text(const struct col *c, const cJSON *obj, char *out, size_t size)
 {
-    const char *ts;
+    const cJSON *ref;
     char *p;
 
     switch (c->g) {
     case G_NAME:
         ksim_jpath_text(kjson_get(obj, "metadata.name"), out, size);
         break;
-    case G_STR:
+    case G_STR: /* b: the field's name in events.k8s.io/v1 */
         ksim_jpath_text(kjson_get(obj, c->a), out, size);
+        if (!*out && c->b)
+            ksim_jpath_text(kjson_get(obj, c->b), out, size);
         break;
     case G_INT:
         snprintf(out, size, "%lld", int_at(obj, c->a));
@@ -284,14 +314,15 @@ static void cell_text(const struct col *c, const cJSON *obj, char *out, size_t s
                  or_empty(kjson_get_str(obj, "roleRef.name")));
         break;
     case G_EVENT_OBJ:
-        snprintf(out, size, "%s/%s", or_empty(kjson_get_str(obj, "involvedObject.kind")),
-                 or_empty(kjson_get_str(obj, "involvedObject.name")));
+        ref = kjson_get(obj, "involvedObject") ? kjson_get(obj, "involvedObject")
+                                               : kjson_get(obj, "regarding");
+        snprintf(out, size, "%s/%s", or_empty(kjson_get_str(ref, "kind")),
+                 or_empty(kjson_get_str(ref, "name")));
         for (p = out; *p && *p != '/'; p++)
             *p = (char)tolower((unsigned char)*p);
         break;
     case G_LAST_SEEN:
-        ts = kjson_get_str(obj, "lastTimestamp");
-        age_of(ts ? ts : kjson_get_str(obj, "eventTime"), out, size);
+        age_of(event_last_seen(obj), out, size);
         break;
     case G_SELECTOR:
         selector_text(obj, c->a, out, size);
@@ -315,12 +346,20 @@ static cJSON *column_def(const char *name, const char *type, const char *format,
     return c;
 }
 
+/* Events of either group: kube-apiserver prints both with the core Event printer. */
+static int is_events(const struct ksim_rtype *rt)
+{
+    return !rt->custom && strcmp(rt->plural, "events") == 0 &&
+           (!*rt->group || strcmp(rt->group, "events.k8s.io") == 0);
+}
+
 static int builtin_cols(const struct ksim_rtype *rt, const struct col **out, size_t max)
 {
     size_t i, n = 0;
+    const char *group = is_events(rt) ? "" : rt->group;
 
     for (i = 0; i < sizeof(cols) / sizeof(cols[0]) && n < max; i++)
-        if (!rt->custom && strcmp(cols[i].group, rt->group) == 0 &&
+        if (!rt->custom && strcmp(cols[i].group, group) == 0 &&
             strcmp(cols[i].plural, rt->plural) == 0)
             out[n++] = &cols[i];
     if (n == 0 && !rt->printer_columns)
@@ -335,7 +374,7 @@ static cJSON *definitions(const struct ksim_rtype *rt)
     cJSON *defs = cJSON_CreateArray(), *c;
     const cJSON *pc;
     /* kubectl get events shows no NAME column unless -o wide, as with kube-apiserver */
-    int name_prio = !rt->custom && !*rt->group && strcmp(rt->plural, "events") == 0;
+    int name_prio = is_events(rt);
 
     if (!defs || !cJSON_AddItemToArray(defs, column_def("Name", "string", "name",
                                                         "Name must be unique within a namespace.",

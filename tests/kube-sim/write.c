@@ -12,6 +12,7 @@
 #include "tests/kube-sim/kinds.h"
 #include "tests/kube-sim/obj.h"
 #include "tests/kube-sim/prune.h"
+#include "tests/kube-sim/schemaval.h"
 #include "tests/kube-sim/scale.h"
 #include "tests/kube-sim/svcip.h"
 #include "tests/kube-sim/validate.h"
@@ -259,6 +260,8 @@ int ksim_write_create(const struct ksim_write_ctx *c, cJSON *obj, cJSON **out,
     if (!code)
         code = ksim_validate_meta(c->rt, obj, e);
     if (!code)
+        code = ksim_schemaval_obj(c->rt, obj, NULL, e);
+    if (!code)
         code = ksim_admit_validate(c->api, &a, obj, c->resp, e);
     if (!code && c->dry_run) {
         *out = obj;
@@ -347,6 +350,8 @@ int ksim_write_commit(const struct ksim_write_ctx *c, const cJSON *cur, cJSON *n
         code = ksim_kinds_validate(c->rt, next, e);
     if (!code)
         code = ksim_validate_meta(c->rt, next, e);
+    if (!code)
+        code = ksim_schemaval_obj(c->rt, next, cur, e);
     if (!code)
         code = ksim_admit_validate(c->api, &a, next, c->resp, e);
     if (!code && !ksim_obj_changed(cur, next)) {
