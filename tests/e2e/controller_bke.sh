@@ -71,6 +71,10 @@ ok "kubectl get backupentries shows bucket, prefix, Etcd and phase"
 ksim_wait 10 has_event "$e_main" '^Normal Created: ' ||
     ctl_fail "no Created event: $(ctl_events default "$e_main")"
 ksim_wait 10 cond_is shared True/EntriesKept || ctl_fail "bucket condition $(cond shared)"
+table=$(kc get backupbuckets)
+head -1 <<<"$table" | grep -q 'ENTRIES *READY *AGE' || ctl_fail "kubectl get backupbuckets columns: $table"
+grep -q '^shared .* 2 *True ' <<<"$table" || ctl_fail "kubectl get backupbuckets row: $table"
+ok "kubectl get backupbuckets shows Ready"
 expect "entry count" 2 "$(count shared)"
 expect "bucket finalizer" '["etcd-warden.io/backup-entries"]' \
     "$(kc get backupbucket shared -o jsonpath='{.metadata.finalizers}')"
