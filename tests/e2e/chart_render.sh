@@ -3,8 +3,9 @@
 # Helm's built-ins) with its defaults and every value set of tests/chart/values:
 # every manifest parses and is a known, complete object; every container flag is
 # one its binary's --help lists; the RBAC of each process is exactly the API
-# calls a scan of its code finds. Then the checks are shown to fail on broken
-# input, and bad values to stop the render with their message.
+# calls a scan of its code finds; the values pass values.schema.json. Then the
+# checks are shown to fail on broken input, and bad values (typos, out of enum,
+# type or range) to stop the render with their message.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -121,12 +122,33 @@ bad() {
     if out=$(chart_render "$work/bad.yaml" "$@" 2>&1); then fail "rendered with $*"; fi
     case "$out" in *"$want"*) ;; *) fail "render with $* said: $out" ;; esac
 }
-bad "tls.mode must be self, secret or certManager" --set tls.mode=files
+bad "tls.mode must be one of the following" --set tls.mode=files
 bad "tls.secret.name is required when tls.mode is secret" --set tls.mode=secret --set tls.secret.caBundle=eA==
 bad "tls.secret.caBundle is required" --set tls.mode=secret --set tls.secret.name=x
-bad "webhook.failurePolicy must be Fail or Ignore" --set webhook.failurePolicy=Retry
-bad "webhook.timeoutSeconds must be between 1 and 30" --set webhook.timeoutSeconds=31
-bad "antiAffinity must be soft or hard" --set webhook.antiAffinity=never
+bad "webhook.failurePolicy must be one of the following" --set webhook.failurePolicy=Retry
+bad "- webhook.timeoutSeconds: Must be less than or equal to 30" --set webhook.timeoutSeconds=31
+bad 'webhook.antiAffinity must be one of the following: "soft", "hard"' --set webhook.antiAffinity=never
+# values.schema.json: a typo, a value out of its enum, type or range, a duration the
+# binaries cannot read; the defaults (every value set above) pass it.
+bad "- webhook: Additional property failurPolicy is not allowed" --set webhook.failurPolicy=Ignore
+bad "- (root): Additional property watchNamespaces is not allowed" --set watchNamespaces=a
+bad '- webhook.failurePolicy: webhook.failurePolicy must be one of the following: "Fail", "Ignore"' \
+    --set webhook.failurePolicy=fail
+bad '- tls.mode: tls.mode must be one of the following: "self", "secret", "certManager"' --set tls.mode=Self
+bad "- controller.workers: Invalid type. Expected: integer/null, given: string" --set controller.workers=four
+bad "- controller.opsTaskWorkers: Must be less than or equal to 64" --set controller.opsTaskWorkers=100
+bad "- controller.opsTaskCallTimeout: Does not match pattern" --set controller.opsTaskCallTimeout=10min
+bad "- tls.self.certLifetime: Does not match pattern" --set "tls.self.certLifetime=1 year"
+bad "- webhook.podDisruptionBudget: Additional property minAvailble is not allowed" \
+    -f <(printf 'webhook:\n  podDisruptionBudget: {minAvailble: 1}\n')
+# Durations in range, as the binaries check them.
+bad 'controller.opsTaskCallTimeout must be between 1s and 1h, not "2h"' --set controller.opsTaskCallTimeout=2h
+bad 'controller.opsTaskCallTimeout must be between 1s and 1h, not "500ms"' --set controller.opsTaskCallTimeout=500ms
+bad 'tls.self.certLifetime must be at least 1h, not "30m"' --set tls.self.certLifetime=30m
+bad 'controller.opsTaskCallTimeout must be between 1s and 1h, not "1h30s"' --set controller.opsTaskCallTimeout=1h30s
+chart_render "$work/ok.yaml" --set controller.opsTaskCallTimeout=59m60s --set controller.workers=4 ||
+    fail "59m60s refused"
+grep -q -- '--ops-task-call-timeout=59m60s' "$work/ok.yaml" || fail "no --ops-task-call-timeout=59m60s"
 
 # The checks fail on broken manifests (each mutation of the default render).
 d=$work/defaults.yaml
