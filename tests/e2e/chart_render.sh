@@ -114,6 +114,32 @@ expect "leader-election Role namespace" '"kube-system"' \
 expect "hard anti-affinity" '"kubernetes.io/hostname"' \
     "$(chart_get "$r/watch-namespace.yaml" Deployment warden-webhook spec.template.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution.0.topologyKey)"
 expect "PDB" 1 "$(chart_get "$r/defaults.yaml" PodDisruptionBudget warden-webhook spec.minAvailable)"
+# What users may do: view reads every namespaced etcd-warden.io kind, edit writes backups
+# and schedules, admin restores and reads the cluster-scoped kinds; each role carries the
+# labels of the roles above it.
+role() { chart_get "$1" ClusterRole "$2" "$3"; }
+expect "view" '[{"apiGroups":["etcd-warden.io"],"resources":["etcdstatusbackups","extendfullsnapshotimmutabilitytasks","etcdbackups","etcdbackupschedules","etcdrestores"],"verbs":["get","list","watch"]}]' \
+    "$(role "$r/defaults.yaml" etcd-warden-view rules)"
+expect "edit" '[{"apiGroups":["etcd-warden.io"],"resources":["etcdbackups","etcdbackupschedules"],"verbs":["create","update","patch","delete","deletecollection"]}]' \
+    "$(role "$r/defaults.yaml" etcd-warden-edit rules)"
+expect "admin" '[{"apiGroups":["etcd-warden.io"],"resources":["etcdrestores"],"verbs":["create","update","patch","delete","deletecollection"]},{"apiGroups":["etcd-warden.io"],"resources":["backupbuckets","backupentries"],"verbs":["get","list","watch"]}]' \
+    "$(role "$r/defaults.yaml" etcd-warden-admin rules)"
+agg() { role "$r/defaults.yaml" "$1" metadata.labels | grep -o 'aggregate-to-[a-z]*' | sort | paste -sd' '; }
+expect "view's labels" "aggregate-to-admin aggregate-to-edit aggregate-to-view" "$(agg etcd-warden-view)"
+expect "edit's labels" "aggregate-to-admin aggregate-to-edit" "$(agg etcd-warden-edit)"
+expect "admin's labels" "aggregate-to-admin" "$(agg etcd-warden-admin)"
+# every etcd-warden.io kind the chart defines is readable by someone
+plurals=$(grep -h '^ *plural:' "$CHART_DIR"/crds/etcd-warden.io_*.yaml | awk '{print $2}' | sort | paste -sd' ')
+readable=$( (role "$r/defaults.yaml" etcd-warden-view rules.0.resources; role "$r/defaults.yaml" etcd-warden-admin rules.1.resources) |
+    tr -d '[]"' | tr ',' '\n' | sort | paste -sd' ')
+expect "every etcd-warden.io kind in the user roles" "$plurals" "$readable"
+chart_render "$work/nousers.yaml" --set userRoles.enabled=false
+! grep -q 'aggregate-to-' "$work/nousers.yaml" || fail "userRoles.enabled=false renders aggregated roles"
+chart_render "$work/nobackups.yaml" --set backups.enabled=false --set backupEntries.enabled=false
+expect "view without backups" '["etcdstatusbackups","extendfullsnapshotimmutabilitytasks"]' \
+    "$(role "$work/nobackups.yaml" etcd-warden-view rules.0.resources)"
+role "$work/nobackups.yaml" etcd-warden-edit . >/dev/null 2>&1 && fail "an edit role without backups"
+role "$work/nobackups.yaml" etcd-warden-admin . >/dev/null 2>&1 && fail "an admin role without backups"
 
 # Bad values stop the render with their message.
 bad() {
