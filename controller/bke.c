@@ -515,6 +515,11 @@ enum kerr bke_run(const struct bke_ctx *x, const char *name, long *requeue_ms,
                        other);
         count = cJSON_GetArraySize(entries);
         rc = bkebucket_sync(x, b.obj, count, "", why.msg, err);
+    } else if (rc == KERR_OK &&
+               (rc = bkebucket_secret(x, b.obj, names, sizeof(names), err)) == KERR_OK && *names) {
+        count = cJSON_GetArraySize(entries);
+        rc = bkebucket_sync_secret(x, b.obj, count, names, err);
+        *requeue_ms = BKEBUCKET_SECRET_RETRY_MS; /* Secrets are not watched */
     } else if (rc == KERR_OK) {
         rc = keep_entries(x, &b, entries, &count, names, sizeof(names), requeue_ms, err);
         src = bkebucket_sync(x, b.obj, count, names, NULL, &why);

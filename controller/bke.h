@@ -41,7 +41,9 @@
  *   - the bucket keeps the finalizer BKE_FINALIZER while entries reference
  *     it, and status {entryCount, observedGeneration, conditions [Ready]}:
  *     True/EntriesKept, False/InvalidSpec (a bad provider or grace period; a
- *     Warning event), or, when deleted while entries remain, False/
+ *     Warning event), False/SecretNotFound (spec.secretRef names no Secret:
+ *     entries neither made nor deleted; a Warning event; looked at again every
+ *     BKEBUCKET_SECRET_RETRY_MS), or, when deleted while entries remain, False/
  *     EntriesRemain naming them (a Warning event DeletionBlocked); no entry is
  *     created for a bucket being deleted. The finalizer goes when the last
  *     entry does.

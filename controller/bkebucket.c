@@ -8,6 +8,7 @@
 #include "common/kjson.h"
 #include "common/ktime.h"
 #include "common/log.h"
+#include "controller/etcdspec.h"
 
 static const char *str_or_empty(const cJSON *obj, const char *path)
 {
@@ -16,8 +17,35 @@ static const char *str_or_empty(const cJSON *obj, const char *path)
     return s ? s : "";
 }
 
-enum kerr bkebucket_sync(const struct bke_ctx *x, const cJSON *bucket, int count, const char *names,
-                         const char *invalid, struct kerr_info *err)
+enum kerr bkebucket_secret(const struct bke_ctx *x, const cJSON *bucket, char *why, size_t n,
+                           struct kerr_info *err)
+{
+    const char *ns = kjson_get_str(bucket, "spec.secretRef.namespace");
+    const char *name = kjson_get_str(bucket, "spec.secretRef.name");
+    cJSON *secret = NULL;
+    enum kerr rc;
+
+    why[0] = '\0';
+    if (!ns || !*ns || !name || !*name) {
+        snprintf(why, n, "spec.secretRef: namespace and name are required");
+        return KERR_OK;
+    }
+    rc = k8s_get(x->client, &ETCDSPEC_RES_SECRET, ns, name, NULL, &secret, err);
+    cJSON_Delete(secret);
+    if (rc == KERR_NOTFOUND) {
+        snprintf(why, n,
+                 "Secret %s/%s (spec.secretRef) not found: no entries are kept and no backups "
+                 "deleted until it exists",
+                 ns, name);
+        return KERR_OK;
+    }
+    return rc;
+}
+
+/* The status for count entries; invalid: why not Ready (NULL: Ready unless deleting), with
+ * reason nr_reason. */
+static enum kerr sync(const struct bke_ctx *x, const cJSON *bucket, int count, const char *names,
+                      const char *nr_reason, const char *invalid, struct kerr_info *err)
 {
     const char *name = kjson_get_str(bucket, "metadata.name");
     const cJSON *obj = bucket, *f;
@@ -55,7 +83,7 @@ enum kerr bkebucket_sync(const struct bke_ctx *x, const cJSON *bucket, int count
         obj = stored;
     }
     ready = !invalid && !(deleting && count > 0);
-    reason = invalid ? "InvalidSpec" : ready ? "EntriesKept" : "EntriesRemain";
+    reason = invalid ? nr_reason : ready ? "EntriesKept" : "EntriesRemain";
     if (invalid)
         snprintf(msg, sizeof(msg), "%s", invalid);
     else if (!ready)
@@ -89,8 +117,8 @@ enum kerr bkebucket_sync(const struct bke_ctx *x, const cJSON *bucket, int count
         if (!ready)
             log_warn("backup bucket not ready", "bucket", name, "reason", reason, "message", msg);
         if (!ready)
-            bke_event(x, obj, "BackupBucket", EV_WARNING,
-                      invalid ? "InvalidSpec" : "DeletionBlocked", "KeepBucket", "%s", msg);
+            bke_event(x, obj, "BackupBucket", EV_WARNING, invalid ? nr_reason : "DeletionBlocked",
+                      "KeepBucket", "%s", msg);
         rc = k8s_update(x->client, &BKE_RES_BUCKET, NULL, name, copy,
                         &(struct k8s_write_opts){ .subresource = "status" }, NULL, err);
         rc = rc == KERR_NOTFOUND ? KERR_OK : rc;
@@ -98,4 +126,16 @@ enum kerr bkebucket_sync(const struct bke_ctx *x, const cJSON *bucket, int count
     cJSON_Delete(copy);
     cJSON_Delete(stored);
     return rc;
+}
+
+enum kerr bkebucket_sync(const struct bke_ctx *x, const cJSON *bucket, int count, const char *names,
+                         const char *invalid, struct kerr_info *err)
+{
+    return sync(x, bucket, count, names, "InvalidSpec", invalid, err);
+}
+
+enum kerr bkebucket_sync_secret(const struct bke_ctx *x, const cJSON *bucket, int count,
+                                const char *why, struct kerr_info *err)
+{
+    return sync(x, bucket, count, "", "SecretNotFound", why, err);
 }

@@ -105,10 +105,19 @@ enum kerr bkeclaim_read_bucket(const cJSON *obj, struct bke_bucket *b, struct ke
         return kerr_set(err, KERR_INVAL, "spec.container: required");
     if (bstore_key(provider, b->container, b->endpoint, b->key, sizeof(b->key)) != KERR_OK)
         return kerr_set(err, KERR_INVAL, "spec.container: too long");
+    if (grace && *grace == '-')
+        return kerr_set(err, KERR_INVAL,
+                        "spec.deletionGracePeriod: \"%s\" must be positive, e.g. %s", grace,
+                        BKE_DEFAULT_GRACE);
     if (proc_parse_duration(grace && *grace ? grace : BKE_DEFAULT_GRACE, &b->grace_ms, err) !=
         KERR_OK)
-        return kerr_set(err, KERR_INVAL, "spec.deletionGracePeriod: \"%s\" is not a duration",
-                        grace);
+        return kerr_set(err, KERR_INVAL,
+                        "spec.deletionGracePeriod: \"%s\" is not a duration (e.g. %s, 1h30m)",
+                        grace, BKE_DEFAULT_GRACE);
+    if (b->grace_ms <= 0)
+        return kerr_set(err, KERR_INVAL,
+                        "spec.deletionGracePeriod: \"%s\" must be positive, e.g. %s", grace,
+                        BKE_DEFAULT_GRACE);
     return KERR_OK;
 }
 

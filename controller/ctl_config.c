@@ -1,6 +1,7 @@
 /* ctl_config - flags and the YAML config file; see ctl_config.h. */
 #include "controller/ctl_config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -113,6 +114,34 @@ static enum kerr range(long v, long lo, long hi, const char *flag, struct kerr_i
     return KERR_OK;
 }
 
+/* ms as the shortest duration flag text that reads back as it: 0, 2h, 90s, 1500ms. */
+static void duration_text(long ms, char *out, size_t size)
+{
+    if (ms == 0)
+        snprintf(out, size, "0");
+    else if (ms % 3600000L == 0)
+        snprintf(out, size, "%ldh", ms / 3600000L);
+    else if (ms % 60000L == 0)
+        snprintf(out, size, "%ldm", ms / 60000L);
+    else if (ms % 1000L == 0)
+        snprintf(out, size, "%lds", ms / 1000L);
+    else
+        snprintf(out, size, "%ldms", ms);
+}
+
+/* A duration flag's range, said in durations (the flag's own units), not milliseconds. */
+static enum kerr duration_range(long ms, long lo, long hi, const char *flag, struct kerr_info *err)
+{
+    char v[32], l[32], h[32];
+
+    if (ms >= lo && ms <= hi)
+        return KERR_OK;
+    duration_text(ms, v, sizeof(v));
+    duration_text(lo, l, sizeof(l));
+    duration_text(hi, h, sizeof(h));
+    return kerr_set(err, KERR_INVAL, "--%s: %s is out of range [%s, %s]", flag, v, l, h);
+}
+
 /* "0" (off), or "[host]:port" with a port 0-65535. */
 static enum kerr address(const char *v, const char *flag, struct kerr_info *err)
 {
@@ -155,9 +184,9 @@ static enum kerr validate(const struct ctl_config *c, struct kerr_info *err)
     if ((rc = range(c->snapshot_retries, 1, 100, "snapshot-retries", err)) ||
         (rc = range(c->workers, 1, 256, "workers", err)) ||
         (rc = range(c->ops_task_workers, 1, 64, "ops-task-workers", err)) ||
-        (rc = range(c->ops_task_call_ms, 1000L, 3600000L, "ops-task-call-timeout", err)) ||
-        (rc = range(c->resync_ms, 0, 86400000L, "sync-period", err)) ||
-        (rc = range(c->shutdown_ms, 0, 3600000L, "graceful-shutdown-timeout", err)) ||
+        (rc = duration_range(c->ops_task_call_ms, 1000L, 3600000L, "ops-task-call-timeout", err)) ||
+        (rc = duration_range(c->resync_ms, 0, 86400000L, "sync-period", err)) ||
+        (rc = duration_range(c->shutdown_ms, 0, 3600000L, "graceful-shutdown-timeout", err)) ||
         (rc = address(c->metrics_bind, "metrics-bind-address", err)) ||
         (rc = address(c->health_bind, "health-probe-bind-address", err)) ||
         (rc = k8s_name(c->le_id, 0, "leader-election-id", err)) ||

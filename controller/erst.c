@@ -71,6 +71,33 @@ static void read_store(const cJSON *o, struct erst_store *s)
     s->secret = kjson_get_str(o, "secretRef.name");
 }
 
+/* How long ago the restore was created, in ms; 0 when that cannot be told. */
+static long age_ms(const cJSON *rs)
+{
+    struct timespec created;
+    time_t now = time(NULL);
+
+    if (ktime_parse(kjson_get_str(rs, "metadata.creationTimestamp"), &created, NULL) != KERR_OK ||
+        created.tv_sec > now)
+        return 0;
+    return (long)(now - created.tv_sec) * 1000L;
+}
+
+/* A DNS-1123 subdomain, as an Etcd's name must be: [a-z0-9.-], alphanumeric at both ends,
+ * 1-253 characters. */
+static int etcd_name_ok(const char *s)
+{
+    size_t n = s ? strlen(s) : 0, i;
+
+    if (n == 0 || n > 253)
+        return 0;
+    for (i = 0; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-' ||
+              s[i] == '.'))
+            return 0;
+    return !(s[0] == '-' || s[0] == '.' || s[n - 1] == '-' || s[n - 1] == '.');
+}
+
 /* The source: a Completed EtcdBackup's destination and snapshot, or a store. */
 static enum kerr resolve_source(const struct erst_ctx *x, const cJSON *rs, struct plan *p,
                                 struct kerr_info *err)
@@ -94,8 +121,14 @@ static enum kerr resolve_source(const struct erst_ctx *x, const cJSON *rs, struc
     if (pit)
         return verdict(p, 0, "spec.source.pointInTime is for a store source only");
     rc = k8s_get(x->client, &ERST_RES_BACKUP, ns, bname, NULL, &p->backup, err);
+    if (rc == KERR_NOTFOUND && age_ms(rs) >= x->backup_wait_ms)
+        return verdict(p, 0,
+                       "EtcdBackup %s not found in namespace %s (waited %lds): check "
+                       "spec.source.backupName",
+                       bname, dflt(ns, ""), x->backup_wait_ms / 1000);
     if (rc == KERR_NOTFOUND)
-        return verdict(p, 1, "waiting for EtcdBackup %s: not found", bname);
+        return verdict(p, 1, "waiting for EtcdBackup %s: not found (refused after %lds)", bname,
+                       x->backup_wait_ms / 1000);
     if (rc)
         return rc;
     phase = kjson_get_str(p->backup, "status.phase");
@@ -236,7 +269,16 @@ static enum kerr check_name(const struct erst_ctx *x, const cJSON *rs, struct pl
 static enum kerr resolve(const struct erst_ctx *x, const cJSON *rs, int checks, struct plan *p,
                          struct kerr_info *err)
 {
-    enum kerr rc = resolve_source(x, rs, p, err);
+    const char *target = kjson_get_str(rs, "spec.target.etcdName");
+    enum kerr rc;
+
+    if (checks && !etcd_name_ok(target))
+        return verdict(p, 0,
+                       "spec.target.etcdName \"%.253s\" is not a valid Etcd name: lowercase "
+                       "letters, digits, '-' and '.', starting and ending with a letter or digit, "
+                       "at most 253 characters (e.g. etcd-restored)",
+                       dflt(target, ""));
+    rc = resolve_source(x, rs, p, err);
 
     if (!rc && checks && !p->wait && !p->refuse)
         rc = check_name(x, rs, p, err);
@@ -562,5 +604,6 @@ enum kerr erst_reconcile(struct ctl *c, const char *ns, const char *name, struct
     x.entries = ctl_store(c, CTL_C_BKENTRIES);
     x.job_image = cfg->copy_image;
     x.job_command = cfg->copy_command;
+    x.backup_wait_ms = ERST_BACKUP_WAIT_MS;
     return erst_run(&x, ns, name, &res->requeue_ms, err);
 }

@@ -7,9 +7,13 @@
  * reads back (a fresh GET of the restore), so a crash at any point resumes:
  *
  * Pending (no phase yet): the spec is checked and the stores resolved:
+ *   - the target name (spec.target.etcdName) must be a valid Etcd name (a
+ *     DNS-1123 subdomain), else the restore is refused before anything else;
  *   - source: exactly one of backupName and store. backupName: the EtcdBackup of
- *     this namespace; while it is missing or not terminal the restore waits
- *     (status.error says why, looked at again in ERST_WAIT_MS); Failed when the
+ *     this namespace; while it is not terminal, or missing for less than
+ *     backup_wait_ms since the restore was created (an EtcdBackup applied with
+ *     it), the restore waits (status.error says why, looked at again in
+ *     ERST_WAIT_MS); missing for longer: refused ("EtcdBackup X not found"); Failed when the
  *     backup Failed; Completed: its spec.destination is the source store and
  *     status.snapshot.name the one snapshot copied (pointInTime is refused with
  *     a backup). store: that store, pointInTime (RFC 3339) bounding the choice;
@@ -69,6 +73,7 @@ struct store;
 #define ERST_JOB_TAG             "restore"
 #define ERST_POLL_MS             2000L  /* a copy Job running */
 #define ERST_WAIT_MS             10000L /* waiting for the source EtcdBackup */
+#define ERST_BACKUP_WAIT_MS      60000L /* a source EtcdBackup missing this long: refused */
 
 #define ERST_PHASE_PENDING       "Pending"
 #define ERST_PHASE_COPYING       "Copying"
@@ -87,6 +92,8 @@ struct erst_ctx {
     struct store *entries;      /* the BackupEntry cache, or NULL: entries are not consulted */
     const char *job_image;      /* the copy Job's image and command (NULL: cpjob's defaults) */
     const char *job_command;
+    long backup_wait_ms; /* how long after its creation a restore waits for a missing source
+                            EtcdBackup before it is refused (ERST_BACKUP_WAIT_MS; 0: not at all) */
 };
 
 /* A store of a restore, its strings BORROWED. */

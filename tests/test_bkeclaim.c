@@ -1,5 +1,6 @@
 /* bkeclaim: entry names derived from the claim, and how a bucket's entries compare. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "common/kjson.h"
@@ -64,4 +65,46 @@ Test(bkeclaim, entries_compare_as_their_store_lists)
     cr_assert_eq(bkeclaim_overlapping(&s3, "p", "p2"), 1);
     cr_assert_eq(bkeclaim_overlapping(&local, "p", "p2"), 0);
     cJSON_Delete(entries);
+}
+
+/* A bucket with deletionGracePeriod grace (NULL: none); its read result and message. */
+static enum kerr read_grace(const char *grace, long *ms, struct kerr_info *err)
+{
+    char text[256];
+    struct bke_bucket b;
+    cJSON *obj;
+    enum kerr rc;
+
+    snprintf(text, sizeof(text),
+             "{\"metadata\":{\"name\":\"b\"},\"spec\":{\"provider\":\"aws\",\"container\":\"c\","
+             "\"secretRef\":{\"namespace\":\"n\",\"name\":\"s\"}%s%s%s}}",
+             grace ? ",\"deletionGracePeriod\":\"" : "", grace ? grace : "", grace ? "\"" : "");
+    obj = cJSON_Parse(text);
+    cr_assert_not_null(obj);
+    kerr_clear(err);
+    rc = bkeclaim_read_bucket(obj, &b, err);
+    *ms = b.grace_ms;
+    cJSON_Delete(obj);
+    return rc;
+}
+
+Test(bkeclaim, grace_period_must_be_positive)
+{
+    static const char *const bad[] = { "0s", "0", "-1h", "-0s", "0h0m" };
+    struct kerr_info err;
+    long ms;
+    size_t i;
+
+    cr_assert_eq(read_grace(NULL, &ms, &err), KERR_OK);
+    cr_assert_eq(ms, 168L * 3600000L, "the default: 168h");
+    cr_assert_eq(read_grace("1s", &ms, &err), KERR_OK);
+    cr_assert_eq(ms, 1000L);
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        cr_assert_eq(read_grace(bad[i], &ms, &err), KERR_INVAL, "%s accepted", bad[i]);
+        cr_assert_not_null(strstr(err.msg, "must be positive, e.g. 168h"), "%s: %s", bad[i],
+                           err.msg);
+        cr_assert_not_null(strstr(err.msg, "spec.deletionGracePeriod"), "%s", err.msg);
+    }
+    cr_assert_eq(read_grace("7 days", &ms, &err), KERR_INVAL);
+    cr_assert_not_null(strstr(err.msg, "is not a duration"), "%s", err.msg);
 }

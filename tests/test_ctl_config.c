@@ -111,6 +111,13 @@ Test(ctl_config, errors_name_the_flag)
         { "--watch-namespace=UPPER", "--watch-namespace" },
         { "--leader-election-renew-deadline=20s", "--leader-election-lease-duration" },
         { "--sync-period=soon", "sync-period" },
+        { "--ops-task-call-timeout=2h", "--ops-task-call-timeout: 2h is out of range [1s, 1h]" },
+        { "--ops-task-call-timeout=500ms",
+          "--ops-task-call-timeout: 500ms is out of range [1s, 1h]" },
+        { "--ops-task-call-timeout=1h0m1s", "--ops-task-call-timeout: 3601s is out of range" },
+        { "--graceful-shutdown-timeout=90m",
+          "--graceful-shutdown-timeout: 90m is out of range [0, 1h]" },
+        { "--sync-period=25h", "--sync-period: 25h is out of range [0, 24h]" },
         { "--no-such-flag=1", "--no-such-flag" },
         { "stray", "unexpected argument \"stray\"" },
     };

@@ -121,6 +121,7 @@ static void setup(void)
     memset(&ctx, 0, sizeof(ctx));
     ctx.client = fx.c;
     ctx.job_image = "img:1";
+    ctx.backup_wait_ms = ERST_BACKUP_WAIT_MS;
     s = jsonfix_parse("{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":"
                       "\"creds\"},\"data\":{\"accessKeyID\":\"QQ==\"}}");
     cJSON_Delete(cfix_create(&fx, &ETCDSPEC_RES_SECRET, s));
@@ -449,6 +450,42 @@ Test(erst_kubesim, backup_source)
     cr_assert(job_has_arg(job, "--to-storage-provider=S3"), "the live Etcd's provider (aws)");
     cr_assert(job_has_arg(job, "--require-empty-destination"));
     cJSON_Delete(job);
+}
+
+/* Careless input refused at once, before any Job: a target name that is no Etcd name, and a
+ * backupName no EtcdBackup has once the wait for one is over. */
+Test(erst_kubesim, careless_input)
+{
+    static const char *const bad[] = { "Etcd_Restored", "-copy", "copy.", "UPPER", "a b" };
+    char spec[512];
+    size_t i;
+
+    etcd("main", SRC_STORE);
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char name[16];
+
+        snprintf(name, sizeof(name), "bad%zu", i);
+        snprintf(spec, sizeof(spec),
+                 "{\"source\":{\"store\":" SRC_STORE ",\"etcdName\":\"main\"},"
+                 "\"target\":{\"etcdName\":\"%s\",\"store\":{\"container\":\"c\","
+                 "\"prefix\":\"p\"}}}",
+                 bad[i]);
+        restore(name, spec);
+        snprintf(spec, sizeof(spec), "spec.target.etcdName \"%s\" is not a valid Etcd name",
+                 bad[i]);
+        assert_refused(name, spec);
+        snprintf(spec, sizeof(spec), "%s--restore", name);
+        cr_assert_null(cfix_get(&fx, &RES_JOB, spec), "a Job for %s", bad[i]);
+    }
+    restore("valid", STORE_SPEC("ns1--copy")); /* target "copy" */
+    cr_assert_eq(run("valid"), ERST_POLL_MS, "%s", st("valid", "error"));
+    restore("typo", BACKUP_SPEC("no-such-backup"));
+    cr_assert_eq(run("typo"), ERST_WAIT_MS);
+    cr_assert(strstr(st("typo", "error"), "not found (refused after 60s)"), "%s",
+              st("typo", "error"));
+    ctx.backup_wait_ms = 0; /* the wait over */
+    assert_refused("typo", "EtcdBackup no-such-backup not found in namespace ns1 (waited 0s): "
+                           "check spec.source.backupName");
 }
 
 /* The copy fails (a target prefix with snapshots already): Failed with the Job's error line,

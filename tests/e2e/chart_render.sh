@@ -3,8 +3,9 @@
 # Helm's built-ins) with its defaults and every value set of tests/chart/values:
 # every manifest parses and is a known, complete object; every container flag is
 # one its binary's --help lists; the RBAC of each process is exactly the API
-# calls a scan of its code finds. Then the checks are shown to fail on broken
-# input, and bad values to stop the render with their message.
+# calls a scan of its code finds; the values pass values.schema.json. Then the
+# checks are shown to fail on broken input, and bad values (typos, out of enum,
+# type or range) to stop the render with their message.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -113,6 +114,32 @@ expect "leader-election Role namespace" '"kube-system"' \
 expect "hard anti-affinity" '"kubernetes.io/hostname"' \
     "$(chart_get "$r/watch-namespace.yaml" Deployment warden-webhook spec.template.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution.0.topologyKey)"
 expect "PDB" 1 "$(chart_get "$r/defaults.yaml" PodDisruptionBudget warden-webhook spec.minAvailable)"
+# What users may do: view reads every namespaced etcd-warden.io kind, edit writes backups
+# and schedules, admin restores and reads the cluster-scoped kinds; each role carries the
+# labels of the roles above it.
+role() { chart_get "$1" ClusterRole "$2" "$3"; }
+expect "view" '[{"apiGroups":["etcd-warden.io"],"resources":["etcdstatusbackups","extendfullsnapshotimmutabilitytasks","etcdbackups","etcdbackupschedules","etcdrestores"],"verbs":["get","list","watch"]}]' \
+    "$(role "$r/defaults.yaml" etcd-warden-view rules)"
+expect "edit" '[{"apiGroups":["etcd-warden.io"],"resources":["etcdbackups","etcdbackupschedules"],"verbs":["create","update","patch","delete","deletecollection"]}]' \
+    "$(role "$r/defaults.yaml" etcd-warden-edit rules)"
+expect "admin" '[{"apiGroups":["etcd-warden.io"],"resources":["etcdrestores"],"verbs":["create","update","patch","delete","deletecollection"]},{"apiGroups":["etcd-warden.io"],"resources":["backupbuckets","backupentries"],"verbs":["get","list","watch"]}]' \
+    "$(role "$r/defaults.yaml" etcd-warden-admin rules)"
+agg() { role "$r/defaults.yaml" "$1" metadata.labels | grep -o 'aggregate-to-[a-z]*' | sort | paste -sd' '; }
+expect "view's labels" "aggregate-to-admin aggregate-to-edit aggregate-to-view" "$(agg etcd-warden-view)"
+expect "edit's labels" "aggregate-to-admin aggregate-to-edit" "$(agg etcd-warden-edit)"
+expect "admin's labels" "aggregate-to-admin" "$(agg etcd-warden-admin)"
+# every etcd-warden.io kind the chart defines is readable by someone
+plurals=$(grep -h '^ *plural:' "$CHART_DIR"/crds/etcd-warden.io_*.yaml | awk '{print $2}' | sort | paste -sd' ')
+readable=$( (role "$r/defaults.yaml" etcd-warden-view rules.0.resources; role "$r/defaults.yaml" etcd-warden-admin rules.1.resources) |
+    tr -d '[]"' | tr ',' '\n' | sort | paste -sd' ')
+expect "every etcd-warden.io kind in the user roles" "$plurals" "$readable"
+chart_render "$work/nousers.yaml" --set userRoles.enabled=false
+! grep -q 'aggregate-to-' "$work/nousers.yaml" || fail "userRoles.enabled=false renders aggregated roles"
+chart_render "$work/nobackups.yaml" --set backups.enabled=false --set backupEntries.enabled=false
+expect "view without backups" '["etcdstatusbackups","extendfullsnapshotimmutabilitytasks"]' \
+    "$(role "$work/nobackups.yaml" etcd-warden-view rules.0.resources)"
+role "$work/nobackups.yaml" etcd-warden-edit . >/dev/null 2>&1 && fail "an edit role without backups"
+role "$work/nobackups.yaml" etcd-warden-admin . >/dev/null 2>&1 && fail "an admin role without backups"
 
 # Bad values stop the render with their message.
 bad() {
@@ -121,12 +148,33 @@ bad() {
     if out=$(chart_render "$work/bad.yaml" "$@" 2>&1); then fail "rendered with $*"; fi
     case "$out" in *"$want"*) ;; *) fail "render with $* said: $out" ;; esac
 }
-bad "tls.mode must be self, secret or certManager" --set tls.mode=files
+bad "tls.mode must be one of the following" --set tls.mode=files
 bad "tls.secret.name is required when tls.mode is secret" --set tls.mode=secret --set tls.secret.caBundle=eA==
 bad "tls.secret.caBundle is required" --set tls.mode=secret --set tls.secret.name=x
-bad "webhook.failurePolicy must be Fail or Ignore" --set webhook.failurePolicy=Retry
-bad "webhook.timeoutSeconds must be between 1 and 30" --set webhook.timeoutSeconds=31
-bad "antiAffinity must be soft or hard" --set webhook.antiAffinity=never
+bad "webhook.failurePolicy must be one of the following" --set webhook.failurePolicy=Retry
+bad "- webhook.timeoutSeconds: Must be less than or equal to 30" --set webhook.timeoutSeconds=31
+bad 'webhook.antiAffinity must be one of the following: "soft", "hard"' --set webhook.antiAffinity=never
+# values.schema.json: a typo, a value out of its enum, type or range, a duration the
+# binaries cannot read; the defaults (every value set above) pass it.
+bad "- webhook: Additional property failurPolicy is not allowed" --set webhook.failurPolicy=Ignore
+bad "- (root): Additional property watchNamespaces is not allowed" --set watchNamespaces=a
+bad '- webhook.failurePolicy: webhook.failurePolicy must be one of the following: "Fail", "Ignore"' \
+    --set webhook.failurePolicy=fail
+bad '- tls.mode: tls.mode must be one of the following: "self", "secret", "certManager"' --set tls.mode=Self
+bad "- controller.workers: Invalid type. Expected: integer/null, given: string" --set controller.workers=four
+bad "- controller.opsTaskWorkers: Must be less than or equal to 64" --set controller.opsTaskWorkers=100
+bad "- controller.opsTaskCallTimeout: Does not match pattern" --set controller.opsTaskCallTimeout=10min
+bad "- tls.self.certLifetime: Does not match pattern" --set "tls.self.certLifetime=1 year"
+bad "- webhook.podDisruptionBudget: Additional property minAvailble is not allowed" \
+    -f <(printf 'webhook:\n  podDisruptionBudget: {minAvailble: 1}\n')
+# Durations in range, as the binaries check them.
+bad 'controller.opsTaskCallTimeout must be between 1s and 1h, not "2h"' --set controller.opsTaskCallTimeout=2h
+bad 'controller.opsTaskCallTimeout must be between 1s and 1h, not "500ms"' --set controller.opsTaskCallTimeout=500ms
+bad 'tls.self.certLifetime must be at least 1h, not "30m"' --set tls.self.certLifetime=30m
+bad 'controller.opsTaskCallTimeout must be between 1s and 1h, not "1h30s"' --set controller.opsTaskCallTimeout=1h30s
+chart_render "$work/ok.yaml" --set controller.opsTaskCallTimeout=59m60s --set controller.workers=4 ||
+    fail "59m60s refused"
+grep -q -- '--ops-task-call-timeout=59m60s' "$work/ok.yaml" || fail "no --ops-task-call-timeout=59m60s"
 
 # The checks fail on broken manifests (each mutation of the default render).
 d=$work/defaults.yaml

@@ -120,6 +120,9 @@ druid_double_admin 'reply?code=200'
 backup b3 gcp
 ksim_wait 20 phase_is b3 Failed || ctl_fail "b3: $(kc -n "$NS" get etcdbackup b3 -o jsonpath='{.status}')"
 status b3 error | grep -q 'not supported' || ctl_fail "b3 error: $(status b3 error)"
+table=$(kc -n "$NS" get etcdbackup b3 -o wide)
+head -1 <<<"$table" | grep -q ' ERROR ' || ctl_fail "no ERROR column in kubectl get -o wide: $table"
+grep -q '^b3 .* Failed .*not supported' <<<"$table" || ctl_fail "kubectl get -o wide row: $table"
 gone etcdopstask b3 || ctl_fail "a task for b3"
 ok "unsupported destination: Failed at once"
 

@@ -164,6 +164,9 @@ spec:
     destination: {provider: S3, container: $DEST, prefix: copies/etcd-main, secretRef: {name: offsite}}
 EOF
 ksim_wait 15 reason_is Scheduled || ctl_fail "no Ready/Scheduled condition: $(sstatus conditions)"
+table=$(kc -n "$NS" get etcdbackupschedule "$S" -o wide)
+head -1 <<<"$table" | grep -q 'SUCCESSFUL *READY *REASON *AGE' || ctl_fail "kubectl get columns: $table"
+grep -q "^$S .* True *Scheduled " <<<"$table" || ctl_fail "kubectl get row: $table"
 ksim_wait 30 backups_are "old-bad-2 old-ok-2" ||
     ctl_fail "limits 1/1: want old-bad-2 old-ok-2, got $(backups); jobs: $(tail -5 "$JOBS_LOG")"
 ksim_wait 10 copies_are "$ok2" || ctl_fail "the pruned backup's copy stays: $(copies)"

@@ -8,22 +8,23 @@
 # entry and gets a new one. Two Etcds in one prefix get a PrefixConflict condition and a
 # Warning event on their entries, nothing more. A second bucket of the same store is
 # InvalidSpec naming the first and keeps no entries. A bucket with a grace period the CRD's
-# pattern admits but no duration the controller can hold (more hours than fit in 64 bits) is
-# Ready False/InvalidSpec. A deleted bucket waits (Ready False/EntriesRemain, a
+# pattern admits but no duration the controller can hold (more hours than fit in 64 bits), or
+# not positive (0s), is Ready False/InvalidSpec; one whose Secret is missing
+# False/SecretNotFound until it exists. A deleted bucket waits (Ready False/EntriesRemain, a
 # DeletionBlocked event, no new entries) until its entries are gone, then goes.
 set -euo pipefail
 . "$(dirname "$0")/../lib/controller.sh"
 
 etcd() { ctl_store_etcd "$1" "$2" S3 "$3" "$4"; } # ns name container prefix: an S3 store
-bucket() { # name grace
+bucket() { # name grace [container [secret]]
     kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply BackupBucket $1"
 apiVersion: etcd-warden.io/v1alpha1
 kind: BackupBucket
 metadata: {name: $1}
 spec:
   provider: aws
-  container: etcd-bucket
-  secretRef: {namespace: etcd-warden, name: bucket-credentials}
+  container: ${3:-etcd-bucket}
+  secretRef: {namespace: etcd-warden, name: ${4:-bucket-credentials}}
   deletionGracePeriod: "$2"
 EOF
 }
@@ -51,8 +52,10 @@ kc create namespace other >/dev/null
 etcd shoot etcd-main etcd-bucket shoot--etcd-main
 etcd shoot etcd-events etcd-bucket shoot--etcd-events
 etcd other etcd-main other-bucket other--etcd-main
+kc -n etcd-warden create secret generic bucket-credentials --from-literal=accessKeyID=S3RVER >/dev/null
 bucket shared 1h
 bucket broken 99999999999999999999h
+bucket zero 0s zero-bucket
 ctl_start
 
 want="shoot/etcd-events shoot--etcd-events Active
@@ -72,6 +75,10 @@ ok "kubectl get backupentries shows bucket, prefix, Etcd and phase"
 ksim_wait 10 has_event "$e_main" '^Normal Created: ' ||
     ctl_fail "no Created event: $(ctl_events default "$e_main")"
 ksim_wait 10 cond_is shared True/EntriesKept || ctl_fail "bucket condition $(cond shared)"
+table=$(kc get backupbuckets)
+head -1 <<<"$table" | grep -q 'ENTRIES *READY *AGE' || ctl_fail "kubectl get backupbuckets columns: $table"
+grep -q '^shared .* 2 *True ' <<<"$table" || ctl_fail "kubectl get backupbuckets row: $table"
+ok "kubectl get backupbuckets shows Ready"
 expect "entry count" 2 "$(count shared)"
 expect "bucket finalizer" '["etcd-warden.io/backup-entries"]' \
     "$(kc get backupbucket shared -o jsonpath='{.metadata.finalizers}')"
@@ -96,6 +103,21 @@ ok "a second BackupBucket of one store: InvalidSpec naming the first, no entries
 grep -q 'spec.deletionGracePeriod' <<<"$(kc get backupbucket broken -o jsonpath='{.status.conditions[0].message}')" ||
     ctl_fail "InvalidSpec message does not name the field"
 ok "a grace period too long to hold: Ready False/InvalidSpec"
+ksim_wait 10 cond_is zero False/InvalidSpec || ctl_fail "a grace period of 0s: $(cond zero)"
+grep -q 'spec.deletionGracePeriod: "0s" must be positive, e.g. 168h' <<<"$(kc get backupbucket zero -o jsonpath='{.status.conditions[0].message}')" ||
+    ctl_fail "0s: $(kc get backupbucket zero -o jsonpath='{.status.conditions[0].message}')"
+ok "a grace period of 0s: Ready False/InvalidSpec, must be positive"
+# A Secret that is not there: not Ready, named; Ready once it exists.
+bucket nosecret 1h lonely-bucket missing-credentials
+ksim_wait 10 cond_is nosecret False/SecretNotFound || ctl_fail "a missing Secret: $(cond nosecret)"
+grep -q 'Secret etcd-warden/missing-credentials (spec.secretRef) not found' <<<"$(kc get backupbucket nosecret -o jsonpath='{.status.conditions[0].message}')" ||
+    ctl_fail "SecretNotFound message: $(kc get backupbucket nosecret -o jsonpath='{.status.conditions}')"
+ksim_wait 10 has_event nosecret '^Warning SecretNotFound: ' || ctl_fail "no SecretNotFound event: $(ctl_events default nosecret)"
+kc -n etcd-warden create secret generic missing-credentials --from-literal=accessKeyID=S3RVER >/dev/null
+kc annotate backupbucket nosecret touched=1 >/dev/null
+ksim_wait 10 cond_is nosecret True/EntriesKept || ctl_fail "Secret created: $(cond nosecret)"
+kc delete backupbucket nosecret zero >/dev/null
+ok "a BackupBucket whose Secret is missing: Ready False/SecretNotFound, Ready once it exists"
 
 # The Etcd deleted: its entry is kept, PendingDeletion with the time.
 kc -n shoot delete etcd etcd-main --wait=false >/dev/null

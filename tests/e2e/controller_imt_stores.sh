@@ -25,6 +25,12 @@ ctl_imt_tasks etcd-oss etcd-local etcd-minio
 ksim_wait 20 ctl_imt_condition_is etcd-oss-extend-immutability False/UnsupportedProvider ||
     ctl_fail "OSS task: condition $(ctl_imt_condition etcd-oss-extend-immutability)"
 ok "OSS task: Ready False/UnsupportedProvider"
+table=$(kc -n shoot get extendfullsnapshotimmutabilitytask etcd-oss-extend-immutability)
+head -1 <<<"$table" | grep -q 'ETCD *SCHEDULE *LAST RUN *READY *REASON *AGE' ||
+    ctl_fail "kubectl get columns: $table"
+grep -q '^etcd-oss-extend-immutability *etcd-oss .* False *UnsupportedProvider ' <<<"$table" ||
+    ctl_fail "kubectl get row: $table"
+ok "kubectl get extendfullsnapshotimmutabilitytask shows Ready and its reason"
 msg=$(jp shoot extendfullsnapshotimmutabilitytask/etcd-oss-extend-immutability '{.status.conditions[?(@.type=="Ready")].message}')
 grep -q 'alicloud (OSS) is not supported' <<<"$msg" || ctl_fail "OSS condition message: $msg"
 ksim_wait 15 unsupported_event ||

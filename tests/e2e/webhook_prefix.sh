@@ -53,6 +53,7 @@ $(wh_webhook create.etcd.webhooks.etcd-warden.io /webhooks/etcd)
   - {apiGroups: [druid.gardener.cloud], apiVersions: [v1alpha1], operations: [CREATE], resources: [etcds], scope: Namespaced}
 EOF
 for ns in shoot other team; do kc create namespace "$ns" >/dev/null; done
+kc -n etcd-warden create secret generic creds --from-literal=accessKeyID=S3RVER >/dev/null
 kc apply -f - >/dev/null <<EOF
 apiVersion: etcd-warden.io/v1alpha1
 kind: BackupBucket

@@ -105,4 +105,23 @@ namespaceSelector:
 {{- if or (lt (int .Values.webhook.timeoutSeconds) 1) (gt (int .Values.webhook.timeoutSeconds) 30) }}
 {{- fail "webhook.timeoutSeconds must be between 1 and 30" }}
 {{- end }}
+{{- with .Values.controller.opsTaskCallTimeout }}
+{{- $ms := float64 (include "etcd-warden.durationMs" .) }}
+{{- if or (lt $ms 1000.0) (gt $ms 3600000.0) }}
+{{- fail (printf "controller.opsTaskCallTimeout must be between 1s and 1h, not %q" .) }}
+{{- end }}
+{{- end }}
+{{- if lt (float64 (include "etcd-warden.durationMs" .Values.tls.self.certLifetime)) 3600000.0 }}
+{{- fail (printf "tls.self.certLifetime must be at least 1h, not %q" .Values.tls.self.certLifetime) }}
+{{- end }}
+{{- end }}
+
+{{/* Milliseconds of a duration as the binaries read it (1h30m, 10m, 1.5s, 500ms). */}}
+{{- define "etcd-warden.durationMs" -}}
+{{- $ms := 0.0 }}
+{{- range regexFindAll "[0-9]+(\\.[0-9]+)?(ms|s|m|h)" (toString .) -1 }}
+{{- $unit := get (dict "ms" 1 "s" 1000 "m" 60000 "h" 3600000) (regexReplaceAll "^[0-9.]+" . "") }}
+{{- $ms = addf $ms (mulf (float64 (regexFind "^[0-9.]+" .)) $unit) }}
+{{- end }}
+{{- $ms }}
 {{- end }}

@@ -1,7 +1,8 @@
 // charttool: renders and checks the etcd-warden Helm chart without helm.
 //
 //	charttool render CHART [--name N] [--namespace NS] [-f values.yaml]... [--set k=v]...
-//	    print the manifests, as `helm template N CHART -n NS` would
+//	    print the manifests, as `helm template N CHART -n NS` would (values
+//	    checked against the chart's values.schema.json first, see schema.go)
 //	charttool check MANIFESTS [--binary NAME=PATH]... [--api-versions FILE]
 //	    every document parses, has a known apiVersion/kind and its required
 //	    fields; every flag of a container whose command is one of the named

@@ -3,7 +3,8 @@
 // (the one Helm registers) and Helm's own additions (include, tpl, required,
 // toYaml, fromYaml, toJson, fromJson, lookup), the built-in objects .Values,
 // .Release, .Chart, .Capabilities, .Template and .Files, Helm's value
-// coalescing (chart defaults < -f files < --set, null deletes a key) and its
+// coalescing (chart defaults < -f files < --set, null deletes a key), the
+// check of the values against values.schema.json (schema.go) and its
 // output conventions (templates starting with "_" are partials, empty output
 // is dropped, "<no value>" becomes "", one "# Source:" header per document,
 // documents sorted by kind in Helm's install order).
@@ -281,6 +282,15 @@ func render(o renderOpts) (string, error) {
 		if err := setValue(vals, s); err != nil {
 			return "", err
 		}
+	}
+
+	schema, err := loadSchema(filepath.Join(o.chartDir, "values.schema.json"))
+	if err != nil {
+		return "", err
+	}
+	if errs := validateValues(schema, vals); schema != nil && len(errs) > 0 {
+		return "", fmt.Errorf("values don't meet the specifications of the schema(s) in the following chart(s):\n%s:\n%s",
+			meta.Name, strings.Join(errs, "\n"))
 	}
 
 	chartFiles := files{}

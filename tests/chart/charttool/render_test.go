@@ -111,3 +111,57 @@ func TestRequiredAndFail(t *testing.T) {
 		t.Error("env is not a Helm function")
 	}
 }
+
+func TestValuesSchema(t *testing.T) {
+	dir := chart(t, "w: {policy: Fail, num: 3, d: 10m, args: [a]}\nopt: null\n", map[string]string{"t.yaml": `v: {{ .Values.w.policy }}`})
+	schema := `{"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+	  "additionalProperties": false,
+	  "properties": {
+	    "opt": {"type": ["integer", "null"], "minimum": 1},
+	    "w": {"type": "object", "additionalProperties": false, "required": ["policy"],
+	      "properties": {
+	        "policy": {"type": "string", "enum": ["Fail", "Ignore"]},
+	        "num": {"type": "integer", "minimum": 1, "maximum": 30},
+	        "d": {"type": "string", "pattern": "^([0-9]+(ms|s|m|h))+$"},
+	        "args": {"type": "array", "items": {"type": "string", "minLength": 1}}}}}}`
+	if err := os.WriteFile(filepath.Join(dir, "values.schema.json"), []byte(schema), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out := renderOK(t, renderOpts{chartDir: dir}); !strings.Contains(out, "v: Fail") {
+		t.Errorf("defaults: %s", out)
+	}
+	renderOK(t, renderOpts{chartDir: dir, sets: []string{"opt=2", "w.num=30"}})
+	for set, want := range map[string]string{
+		"w.polcy=Fail":  "- w: Additional property polcy is not allowed",
+		"x=1":           "- (root): Additional property x is not allowed",
+		"w.policy=Stop": `- w.policy: w.policy must be one of the following: "Fail", "Ignore"`,
+		"w.num=31":      "- w.num: Must be less than or equal to 30",
+		"w.num=0":       "- w.num: Must be greater than or equal to 1",
+		"w.num=three":   "- w.num: Invalid type. Expected: integer, given: string",
+		"opt=0":         "- opt: Must be greater than or equal to 1",
+		"w.d=1 day":     "- w.d: Does not match pattern",
+		"w.args=a":      "- w.args: Invalid type. Expected: array, given: string",
+		"w.policy=null": "- w: policy is required",
+	} {
+		_, err := render(renderOpts{chartDir: dir, sets: []string{set}})
+		if err == nil || !strings.Contains(err.Error(), want) ||
+			!strings.Contains(err.Error(), "values don't meet the specifications of the schema(s) in the following chart(s):\nc:\n") {
+			t.Errorf("--set %s: want %q, got %v", set, want, err)
+		}
+	}
+	f := filepath.Join(t.TempDir(), "v.yaml")
+	if err := os.WriteFile(f, []byte("w: {args: [\"\"], num: 2.5}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := render(renderOpts{chartDir: dir, valueFiles: []string{f}})
+	if err == nil || !strings.Contains(err.Error(), "- w.args.0: String length must be greater than or equal to 1") ||
+		!strings.Contains(err.Error(), "- w.num: Invalid type. Expected: integer, given: number") {
+		t.Errorf("-f: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "values.schema.json"), []byte(`{"oneOf": []}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := render(renderOpts{chartDir: dir}); err == nil || !strings.Contains(err.Error(), `keyword "oneOf" is not supported`) {
+		t.Errorf("an unsupported keyword: %v", err)
+	}
+}
