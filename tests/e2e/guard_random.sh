@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# The scale-down guard under seeded random sequences: kube-sim with warden-webhook registered
+# as the chart registers it, warden-controller (hibernating, executing the snapshot tasks),
+# the druid actor (etcd-druid's spec reconcile and pre-sync snapshot) and a backup-double per
+# Etcd. tests/support/guard_random.py draws, from each seed alone, operations of every kind -
+# patches (JSON, merge, strategic, server-side apply) and `kubectl scale` of the StatefulSets
+# and the Etcds, Gardener's spec.replicas with gardener.cloud/operation, the hibernate,
+# break-glass, protection, restoring, managed-by and part-of toggles, DELETEs, sidecar
+# failures and stalls, controller kills and restarts - as a person, etcd-druid and
+# warden-controller, in a namespace of its own, and checks after every one, from watches of
+# what kube-sim holds: (a) no StatefulSet of an Etcd with a backup store went to 0 replicas
+# (or was deleted with its pods) without a full snapshot created after its cycle's traffic
+# cut, or break glass (and its Warning event); (b) no component's managed-by or part-of
+# label was changed by a non-reconciler; (c) nothing a non-reconciler may not delete was
+# deleted. Safety properties only: they hold at every instant, whatever the controller is
+# doing; every wait is bounded.
+#
+#   GUARD_SEED=N        replay one seed
+#   GUARD_SEEDS="1 2"   these seeds (default: a fixed list, so the run always tries the same)
+#   GUARD_OPS=N         operations per seed (default 205: 1025 in all; 60 per seed in a
+#                       sanitizer build)
+#   GUARD_SHRINK_SECONDS  time to shorten a failing sequence (default 90)
+# On a violation: the seed, the sequence up to it and a shortened one that still fails.
+set -euo pipefail
+. "$(dirname "$0")/../lib/controller.sh"
+command -v jq >/dev/null || ksim_fail "jq is not installed"
+
+SEEDS=${GUARD_SEEDS:-1 2 3 4 5}
+[ -z "${GUARD_SEED:-}" ] || SEEDS=$GUARD_SEED
+sanitized=0
+if [ -n "${ASAN_OPTIONS:-}${WARDEN_SANITIZED:-}" ] || grep -qa __asan_init "$(_wh_binary)" 2>/dev/null; then
+    sanitized=1
+fi
+OPS=${GUARD_OPS:-$([ "$sanitized" = 1 ] && echo 60 || echo 205)}
+DRUID_ACTOR_PERIOD=${DRUID_ACTOR_PERIOD:-0.5}
+
+ctl_stage
+CTL_FLAGS=(--leader-elect=false --ops-task-call-timeout 3s --snapshot-retries 2)
+ctl_start "${CTL_FLAGS[@]}"
+echo "seeds: $SEEDS; $OPS operations each (sanitizer build: $sanitized)"
+
+declare -A doubles=()
+setup() { # NS: two Etcds with their components, a double each, the druid actor
+    local ns=$1 e urls=""
+    for e in etcd-a etcd-b; do
+        druid_etcd "$ns" "$e"
+        druid_double_for "$ns" "$e"
+        doubles[$ns/$e]=$DRUID_DOUBLE_PID
+        urls="$urls $DRUID_DOUBLE_URL"
+    done
+    DRUID_ACTOR_LOG=$CTL_DIR/druid-actor-$ns.log druid_actor_start "$ns"
+    echo "ok$urls"
+}
+teardown() {
+    local ns=$1 e
+    druid_actor_stop
+    for e in etcd-a etcd-b; do
+        druid_double_stop "${doubles[$ns/$e]}" || true
+        unset "doubles[$ns/$e]"
+    done
+    echo ok
+}
+recreate() { # NS ETCD: etcd-druid creates what is missing of the Etcd's components
+    local uid
+    uid=$(kc -n "$1" get etcd "$2" -o jsonpath='{.metadata.uid}')
+    druid_components "$1" "$2" "$uid" 3 | kc_druid -n "$1" create -f - >/dev/null 2>&1 || true
+    echo ok
+}
+controller() { # kill9|stop, then start again
+    if [ "$1" = kill9 ]; then ctl_kill9; else ctl_stop; fi
+    ctl_start "${CTL_FLAGS[@]}"
+    echo ok
+}
+
+start=$SECONDS
+coproc DRIVER { python3 "$(dirname "$0")/../support/guard_random.py" --seeds "$SEEDS" --ops "$OPS" \
+    --shrink-seconds "${GUARD_SHRINK_SECONDS:-90}"; }
+result=""
+while IFS= read -r -u "${DRIVER[0]}" line; do
+    set -- $line
+    case $1 in
+    setup | teardown | recreate) "$1" "$2" ${3:+"$3"} >"$CTL_DIR/reply" 2>&1 ;;
+    ctl) controller "$2" >"$CTL_DIR/reply" 2>&1 ;;
+    done) result=$2; break ;;
+    *) ctl_fail "the driver asked for: $line" ;;
+    esac
+    tail -1 "$CTL_DIR/reply" >&"${DRIVER[1]}"
+done
+wait "$DRIVER_PID" || true
+[ "$result" = pass ] || ctl_fail "guard_random: a violation (above), or the driver stopped"
+ctl_stop
+echo "ok: $((SECONDS - start))s"
+echo PASS

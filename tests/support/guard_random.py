@@ -1,0 +1,765 @@
+#!/usr/bin/env python3
+"""Seeded random sequences against the scale-down guard (driven by tests/e2e/guard_random.sh).
+
+  guard_random.py --seeds 1,2,3 --ops N [--shrink-seconds S]
+
+Runs as the coprocess of guard_random.sh: the stage (kube-sim, warden-webhook registered as
+the chart registers it, warden-controller, backup-double, the druid actor) belongs to the
+script, which this driver asks for things on stdout, one line each, and reads the answer of
+on stdin:
+
+  setup NS            two Etcds etcd-a and etcd-b in a fresh namespace NS with their
+                      components, a backup-double each and the druid actor: "ok URL-A URL-B"
+  teardown NS         stop the doubles and the druid actor of NS: "ok"
+  recreate NS ETCD    etcd-druid re-creates the missing components of ETCD: "ok"
+  ctl kill9|stop      SIGKILL / SIGTERM warden-controller, then start it again: "ok"
+
+Each seed gets a namespace of its own and a sequence of operations drawn from
+random.Random(seed) alone (never from the state it meets), so a seed always tries the same
+requests: scale, JSON, merge and strategic merge patches and server-side apply of the
+StatefulSets, `kubectl scale` and Gardener's spec.replicas of the Etcds, the hibernate,
+break-glass, protection, restoring, managed-by and part-of toggles, DELETEs, sidecar failures
+and stalls, controller kills and restarts, by a person (alice), etcd-druid and
+warden-controller. After every operation the invariants are checked on what kube-sim holds,
+with watches of the StatefulSets, Etcds and EtcdOpsTasks so that every instant counts, not
+only the one seen after the operation:
+
+  (a) no StatefulSet of an Etcd with a backup store, a component of it at that moment, went
+      from above 0 replicas to 0 (or was deleted with its pods) unless, on a version of its
+      Etcd the webhook may still have been reading (the current one, or one replaced less
+      than STALE seconds before: the webhook decides from watch-fed caches), the traffic
+      cut was recorded and a full snapshot EtcdOpsTask of that Etcd that had Succeeded by
+      then was created in a later second than the cut, or the break-glass annotation was
+      set (then a Warning event ScaleDownWithoutSnapshot on the Etcd must follow);
+  (b) no component lost or changed its managed-by or part-of label through a request of
+      a non-reconciler (runtime components of an Etcd with runtime component creation
+      disabled excepted, as etcd-druid);
+  (c) nothing was deleted that a non-reconciler may not delete (a component of an Etcd
+      with protection on), and no component disappeared but by a request of the test.
+
+The summary line on stderr: "guard_random: seeds ... ops N checks M (invariants a b c after
+every operation) violations V". On a violation: the seed, the sequence up to it, and a
+shortened sequence that still fails (prefix replays, then dropping operations, within
+--shrink-seconds).
+"""
+import argparse, http.client, json, os, random, re, ssl, subprocess, sys, threading, time
+import calendar
+
+KSIM_URL = os.environ["KSIM_URL"]
+KSIM_TOKEN = os.environ["KSIM_TOKEN"]
+KSIM_DIR = os.environ["KSIM_DIR"]
+KUBECONFIG = os.environ["KUBECONFIG"]
+KUBECTL_SHARE = 0.2  # of the requests sent with kubectl; the rest go as kubectl sends them
+STALE = float(os.environ.get("GUARD_STALE_SECONDS", "3"))
+HOST, PORT = KSIM_URL.split("//")[1].split(":")
+PORT = int(PORT)
+SSL = ssl.create_default_context(cafile=os.path.join(KSIM_DIR, "ca.crt"))
+
+USERS = {"alice": "alice-token", "druid": "druid-token", "warden": "warden-token"}
+RECONCILERS = ("druid", "warden")
+ETCDS = ("etcd-a", "etcd-b")
+CUT = "etcd-warden.io/traffic-cut-at"
+BREAK = "etcd-warden.io/allow-scale-down-without-snapshot"
+NOPROT = "druid.gardener.cloud/disable-etcd-component-protection"
+NORUNTIME = "druid.gardener.cloud/disable-etcd-runtime-component-creation"
+MANAGED = "app.kubernetes.io/managed-by"
+PARTOF = "app.kubernetes.io/part-of"
+
+# kind: (kubectl resource, API collection path, runtime component, name of ETCD's)
+KINDS = {
+    "StatefulSet": ("statefulset", "/apis/apps/v1/namespaces/{ns}/statefulsets", False, "{e}"),
+    "ClientService": ("service", "/api/v1/namespaces/{ns}/services", True, "{e}-client"),
+    "PeerService": ("service", "/api/v1/namespaces/{ns}/services", True, "{e}-peer"),
+    "ConfigMap": ("configmap", "/api/v1/namespaces/{ns}/configmaps", False, "{e}-config"),
+    "ServiceAccount": ("serviceaccount", "/api/v1/namespaces/{ns}/serviceaccounts", True, "{e}"),
+    "Role": ("role", "/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/roles", True,
+             "druid.gardener.cloud:etcd:{e}"),
+    "RoleBinding": ("rolebinding", "/apis/rbac.authorization.k8s.io/v1/namespaces/{ns}/rolebindings",
+                    True, "druid.gardener.cloud:etcd:{e}"),
+    "PodDisruptionBudget": ("poddisruptionbudget", "/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets",
+                            True, "{e}"),
+    "Lease": ("lease", "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases", True, "{e}-0"),
+    "SnapLease": ("lease", "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases", True, "{e}-full-snap"),
+}
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+def rfc3339(s):
+    """Seconds of an RFC 3339 UTC time (fraction dropped); None when not one."""
+    m = re.match(r"^(\d{4})-(\d\d)-(\d\d)[Tt](\d\d):(\d\d):(\d\d)(\.\d+)?([Zz]|[+-]\d\d:\d\d)$", s or "")
+    if not m:
+        return None
+    t = calendar.timegm(tuple(int(m.group(i)) for i in range(1, 7)) + (0, 0, 0))
+    z = m.group(8)
+    if z not in ("Z", "z"):
+        off = (int(z[1:3]) * 60 + int(z[4:6])) * 60
+        t = t - off if z[0] == "+" else t + off
+    return t
+
+
+_conns = threading.local()
+
+
+def api(method, path, body=None, ctype="application/json", token=KSIM_TOKEN, timeout=15):
+    """One request on this thread's kept-alive connection (opened again once on a failure)."""
+    h = {"Authorization": "Bearer " + token}
+    if body is not None:
+        h["Content-Type"] = ctype
+        body = body if isinstance(body, (bytes, str)) else json.dumps(body)
+    for attempt in (0, 1):
+        c = getattr(_conns, "c", None)
+        if c is None:
+            c = _conns.c = http.client.HTTPSConnection(HOST, PORT, context=SSL, timeout=timeout)
+        try:
+            c.request(method, path, body=body, headers=h)
+            r = c.getresponse()
+            data = r.read()
+            return r.status, (json.loads(data) if data else None)
+        except (http.client.HTTPException, OSError):
+            c.close()
+            _conns.c = None
+            if attempt:
+                raise
+
+
+def kubectl(user, args, stdin=None):
+    cmd = ["kubectl", "--kubeconfig", KUBECONFIG, "--cache-dir", os.path.join(KSIM_DIR, "kubectl-cache"),
+           "--request-timeout=20s"]
+    if user != "admin":
+        cmd.append("--token=" + USERS[user])
+    p = subprocess.run(cmd + args, input=stdin, capture_output=True, text=True, timeout=60)
+    return p.returncode, (p.stdout + p.stderr).strip()
+
+
+class Stage:
+    """The script on the other end of stdin/stdout."""
+
+    def ask(self, line):
+        print(line, flush=True)
+        ans = sys.stdin.readline().strip()
+        if not ans.startswith("ok"):
+            raise RuntimeError("%s: %s" % (line, ans))
+        return ans.split()[1:]
+
+
+STAGE = Stage()
+
+
+class Watch:
+    """Every version of the objects of one collection, in resourceVersion order."""
+
+    def __init__(self, path):
+        self.path = path
+        self.lock = threading.Lock()
+        self.events = []  # (rv, recv time, type, name, object)
+        self.latest = {}  # name -> (rv, object)
+        self.stop = False
+        st, lst = api("GET", path)
+        if st != 200:
+            raise RuntimeError("list %s: %s" % (path, st))
+        now = time.time()
+        for o in lst["items"]:
+            self._add(int(o["metadata"]["resourceVersion"]), now, "ADDED", o)
+        self.rv = lst["metadata"]["resourceVersion"]
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _add(self, rv, t, typ, o):
+        name = o["metadata"]["name"]
+        with self.lock:
+            self.events.append((rv, t, typ, name, o))
+            if typ == "DELETED":
+                self.latest.pop(name, None)
+            else:
+                self.latest[name] = (rv, o)
+
+    def _run(self):
+        while not self.stop:
+            try:
+                c = http.client.HTTPSConnection(HOST, PORT, context=SSL, timeout=30)
+                c.request("GET", "%s?watch=1&resourceVersion=%s" % (self.path, self.rv),
+                          headers={"Authorization": "Bearer " + KSIM_TOKEN})
+                r = c.getresponse()
+                if r.status != 200:
+                    raise RuntimeError("watch %s: %s" % (self.path, r.status))
+                while not self.stop:
+                    line = r.readline()
+                    if not line:
+                        break
+                    ev = json.loads(line)
+                    o = ev["object"]
+                    if ev["type"] in ("BOOKMARK", "ERROR"):
+                        if ev["type"] == "ERROR":
+                            raise RuntimeError("watch %s: %s" % (self.path, o))
+                        continue
+                    rv = int(o["metadata"]["resourceVersion"])
+                    self.rv = str(rv)
+                    self._add(rv, time.time(), ev["type"], o)
+                c.close()
+            except Exception as e:  # a watch that ends is started again from the last version
+                if self.stop:
+                    return
+                log("watch %s: %s (again)" % (self.path, e))
+                time.sleep(0.1)
+
+    def synced(self):
+        """Wait (bounded) until every object of a fresh list has been seen at its version."""
+        deadline = time.time() + 20
+        while True:
+            st, lst = api("GET", self.path)
+            want = {o["metadata"]["name"]: int(o["metadata"]["resourceVersion"]) for o in lst["items"]}
+            with self.lock:
+                have = {n: v[0] for n, v in self.latest.items()}
+            if all(have.get(n, -1) >= rv for n, rv in want.items()) and all(n in want for n in have):
+                return
+            if time.time() > deadline:
+                raise RuntimeError("watch of %s did not catch up" % self.path)
+            time.sleep(0.02)
+
+
+def labels_of(o):
+    return (o.get("metadata", {}).get("labels") or {})
+
+
+def ann_of(o):
+    return (o.get("metadata", {}).get("annotations") or {})
+
+
+def replicas_of(o):
+    r = o.get("spec", {}).get("replicas")
+    return 1 if r is None else r
+
+
+def gen_ops(seed, n):
+    """The operations of a seed: a list of dicts, drawn from the seed alone."""
+    rnd = random.Random(seed)
+    ops = []
+
+    def user(p_alice=0.45):
+        x = rnd.random()
+        return "alice" if x < p_alice else ("druid" if x < p_alice + (1 - p_alice) * 0.6 else "warden")
+
+    table = [
+        ("sts_scale", 12), ("sts_patch", 16), ("sts_apply", 5), ("etcd_scale", 3), ("etcd_gardener", 6),
+        ("hibernate", 11), ("break_glass", 4), ("protection", 3), ("runtime", 2), ("restoring", 2),
+        ("label", 9), ("delete", 6), ("recreate", 4), ("sidecar", 6), ("controller", 2), ("wait", 4), ("settle", 4),
+    ]
+    names = [t for t, _ in table]
+    weights = [w for _, w in table]
+    for _ in range(n):
+        k = rnd.choices(names, weights)[0]
+        e = rnd.choice(ETCDS)
+        op = {"k": k, "e": e}
+        if k in ("sts_scale", "sts_patch", "sts_apply", "etcd_scale", "etcd_gardener", "hibernate",
+                 "break_glass", "protection", "runtime", "restoring", "label", "delete"):
+            op["via"] = "kubectl" if rnd.random() < KUBECTL_SHARE else "api"
+        if k == "sts_scale":
+            op.update(u=user(), r=rnd.choice([0, 0, 1, 3]))
+        elif k == "sts_patch":
+            op.update(u=user(), r=rnd.choice([0, 0, 1, 3]), t=rnd.choice(["json", "merge", "strategic"]),
+                      tamper=rnd.choice([None, None, None, "drop-managed", "part-of", "managed-other"]))
+        elif k == "sts_apply":
+            op.update(u=user(), r=rnd.choice([0, 3]), tamper=rnd.choice([None, None, "drop-managed", "part-of"]))
+        elif k == "etcd_scale":
+            op.update(r=rnd.choice([0, 3]))
+        elif k == "etcd_gardener":
+            op.update(r=rnd.choice([0, 0, 3]))
+        elif k == "hibernate":
+            op.update(v=rnd.choice(["true", "true", "true", "true", "-", "false"]))
+        elif k in ("break_glass", "protection", "runtime", "restoring"):
+            op.update(on=rnd.random() < {"break_glass": 0.3, "restoring": 0.3}.get(k, 0.4))
+        elif k == "label":
+            op.update(u=user(0.6), c=rnd.choice(list(KINDS)), l=rnd.choice(
+                ["drop-managed", "managed-other", "part-of-other", "part-of-sibling", "restore"]))
+        elif k == "delete":
+            op.update(u=user(0.6), c=rnd.choice(list(KINDS) + ["StatefulSet"] * 3),
+                      p=rnd.choice(["background", "foreground", "orphan"]))
+        elif k == "sidecar":
+            op.update(f=rnd.choice(["fail1", "fail3", "failall", "ok", "ok", "hold", "release", "release", "delay"]))
+        elif k == "controller":
+            op.update(how=rnd.choice(["kill9", "kill9", "stop"]))
+        elif k == "wait":
+            op.update(s=round(rnd.uniform(0.1, 1.0), 2))
+        elif k == "settle":
+            op.update(s=2.5)
+        ops.append(op)
+    return ops
+
+
+def describe(op):
+    return " ".join("%s=%s" % (k, op[k]) for k in op if op[k] is not None)
+
+
+class Violation(Exception):
+    pass
+
+
+class Run:
+    def __init__(self, ns, urls):
+        self.ns = ns
+        self.urls = dict(zip(ETCDS, urls))
+        self.held = {e: False for e in ETCDS}
+        base = "/apis/druid.gardener.cloud/v1alpha1/namespaces/%s" % ns
+        self.w_sts = Watch("/apis/apps/v1/namespaces/%s/statefulsets" % ns)
+        self.w_etcd = Watch(base + "/etcds")
+        self.w_task = Watch(base + "/etcdopstasks")
+        self.sts_seen = 0  # events of w_sts already judged
+        self.orphaned = {}  # sts name -> rv bound of an orphaning DELETE by the test
+        self.test_deletes = set()  # (kind, name) whose deletion a request of the test started
+        self.test_deletes_now = set()
+        self.break_glass_used = set()
+        self.checks = 0
+        self.stats = {"refused": 0, "downs": 0, "glass": 0, "t_op": 0.0, "t_check": 0.0}
+        self.labels = self.component_labels()
+
+    def close(self):
+        for w in (self.w_sts, self.w_etcd, self.w_task):
+            w.stop = True
+
+    # ---- what kube-sim holds
+    def component_labels(self):
+        out, lists = {}, {}
+        for kind, (_, coll, _, pat) in KINDS.items():
+            path = coll.format(ns=self.ns)
+            if path not in lists:
+                st, lst = api("GET", path)
+                lists[path] = {o["metadata"]["name"]: o for o in lst["items"]}
+            for e in ETCDS:
+                o = lists[path].get(pat.format(e=e))
+                if o is not None:
+                    lb = labels_of(o)
+                    out[(kind, pat.format(e=e))] = (lb.get(MANAGED), lb.get(PARTOF), e,
+                                                    bool(o["metadata"].get("deletionTimestamp")))
+        return out
+
+    def etcd_versions(self, name, rv, t):
+        """The versions of Etcd name the webhook may have read for a request at rv (seen at t)."""
+        with self.w_etcd.lock:
+            evs = [x for x in self.w_etcd.events if x[3] == name]
+        out = []
+        for i, (erv, et, typ, _, o) in enumerate(evs):
+            if erv >= rv or typ == "DELETED":
+                continue
+            nxt = next((x for x in evs[i + 1:]), None)
+            if nxt is None or nxt[0] > rv or nxt[1] >= t - STALE:
+                out.append(o)
+        return out
+
+    def succeeded_tasks(self, rv):
+        """Tasks that were Succeeded in some version before rv: (etcdName, type, created seconds)."""
+        out = []
+        with self.w_task.lock:
+            for (trv, _, typ, _, o) in self.w_task.events:
+                if trv < rv and typ != "DELETED" and (o.get("status") or {}).get("state") == "Succeeded":
+                    cfg = ((o.get("spec") or {}).get("config") or {}).get("onDemandSnapshot") or {}
+                    out.append(((o.get("spec") or {}).get("etcdName"), cfg.get("type"),
+                                rfc3339(o["metadata"].get("creationTimestamp"))))
+        return out
+
+    def sync(self):
+        for w in (self.w_etcd, self.w_task, self.w_sts):
+            w.synced()
+
+    # ---- invariant (a), over every StatefulSet event not judged yet
+    def check_a(self):
+        with self.w_sts.lock:
+            evs = list(self.w_sts.events)
+        prev, orphan_uids = {}, set()
+        for i, (rv, t, typ, name, o) in enumerate(evs):
+            p = prev.get(name)
+            prev[name] = None if typ == "DELETED" else o
+            if "orphan" in (o["metadata"].get("finalizers") or []):
+                orphan_uids.add(o["metadata"].get("uid"))
+            if i < self.sts_seen or p is None:
+                continue
+            pl = labels_of(p)
+            etcd = pl.get(PARTOF)
+            if pl.get(MANAGED) != "etcd-druid" or etcd not in ETCDS or replicas_of(p) <= 0:
+                continue
+            # a deletion is judged when it is accepted: the first version with a
+            # deletionTimestamp (a finalizer holds it), else the DELETED event
+            deleting = typ == "DELETED" or bool(o["metadata"].get("deletionTimestamp"))
+            if deleting and not p["metadata"].get("deletionTimestamp"):
+                if self.orphaned.get(name, -1) >= rv or o["metadata"].get("uid") in orphan_uids:
+                    continue
+                what = "deleted with its pods"
+            elif not deleting and replicas_of(o) == 0:
+                what = "scaled %d -> 0" % replicas_of(p)
+            else:
+                continue
+            versions = self.etcd_versions(etcd, rv, t)
+            tasks = self.succeeded_tasks(rv)
+            ok, glass = False, False
+            for v in versions:
+                if not (v.get("spec", {}).get("backup") or {}).get("store"):
+                    ok = True
+                    break
+                if deleting and (v["metadata"].get("deletionTimestamp") or
+                                         (((v.get("status") or {}).get("lastOperation") or {}).get("type") == "Delete")):
+                    ok = True
+                    break
+                cut = rfc3339(ann_of(v).get(CUT))
+                if cut is not None and any(en == etcd and ty == "full" and c is not None and c > cut
+                                           for en, ty, c in tasks):
+                    ok = True
+                    break
+                if BREAK in ann_of(v):
+                    glass = True
+            if not ok and glass:
+                self.break_glass_used.add(etcd)
+                self.stats["glass"] += 1
+                ok = True
+            self.stats["downs"] += 1
+            if not ok:
+                cuts = sorted(set(str(ann_of(v).get(CUT)) for v in versions))
+                raise Violation("(a) StatefulSet %s/%s %s at resourceVersion %d without a snapshot of "
+                                "this hibernation: traffic-cut-at %s, Succeeded full tasks of %s created %s, "
+                                "no break glass" % (self.ns, name, what, rv, cuts, etcd,
+                                                    sorted(c for en, ty, c in tasks if en == etcd and ty == "full")))
+        self.sts_seen = len(evs)
+
+    def check_a_events(self):
+        """Every break-glass scale-down left its Warning event (bounded wait)."""
+        deadline = time.time() + 15
+        for etcd in sorted(self.break_glass_used):
+            while True:
+                st, lst = api("GET", "/apis/events.k8s.io/v1/namespaces/%s/events" % self.ns)
+                if any(ev.get("type") == "Warning" and ev.get("reason") == "ScaleDownWithoutSnapshot" and
+                       (ev.get("regarding") or {}).get("name") == etcd for ev in lst.get("items", [])):
+                    break
+                if time.time() > deadline:
+                    raise Violation("(a) a break-glass scale-down of %s/%s left no Warning event "
+                                    "ScaleDownWithoutSnapshot" % (self.ns, etcd))
+                time.sleep(0.1)
+        self.checks += 1
+
+    # ---- invariants (b) and (c) around one request of the test
+    def check_bc(self, op, before, t0):
+        after = self.component_labels()
+        user = op.get("u", "admin")
+        for key, (m, p, etcd, deleting) in before.items():
+            kind, name = key
+            runtime = KINDS[kind][2]
+            now = after.get(key)
+            component = m == "etcd-druid" and p == etcd
+            if key in self.test_deletes_now and (now is None or now[3]) and not deleting:
+                # this request deleted it (or started to): was it one the user may send?
+                self.test_deletes.add(key)
+                if component and user not in RECONCILERS:
+                    vs = self.etcd_versions(etcd, 1 << 62, t0)
+                    if not any(NOPROT in ann_of(v) or (runtime and NORUNTIME in ann_of(v)) for v in vs):
+                        raise Violation("(c) %s deleted %s %s/%s, a component of Etcd %s with protection on" %
+                                        (user, kind, self.ns, name, etcd))
+            if now is None:
+                if key not in self.test_deletes:
+                    raise Violation("(c) %s %s/%s disappeared, deleted by no request of the test" %
+                                    (kind, self.ns, name))
+                continue
+            if (now[0], now[1]) != (m, p) and component and user not in RECONCILERS:
+                vs = self.etcd_versions(etcd, 1 << 62, t0)
+                if not (runtime and any(NORUNTIME in ann_of(v) for v in vs)):
+                    raise Violation("(b) %s changed the labels of %s %s/%s from managed-by=%s part-of=%s "
+                                    "to managed-by=%s part-of=%s" % (user, kind, self.ns, name, m, p,
+                                                                     now[0], now[1]))
+        for key, now in after.items():
+            if not now[3]:  # there again (etcd-druid re-created it): its next deletion is judged again
+                self.test_deletes.discard(key)
+        self.labels = after
+
+    # ---- the operations
+    def sts_body_patch(self, op):
+        e, r, tamper = op["e"], op["r"], op.get("tamper")
+        if op["t"] == "json":
+            ps = [{"op": "replace", "path": "/spec/replicas", "value": r}]
+            if tamper == "drop-managed":
+                ps.insert(0, {"op": "remove", "path": "/metadata/labels/app.kubernetes.io~1managed-by"})
+            elif tamper == "part-of":
+                ps.insert(0, {"op": "replace", "path": "/metadata/labels/app.kubernetes.io~1part-of",
+                              "value": "nope"})
+            elif tamper == "managed-other":
+                ps.insert(0, {"op": "replace", "path": "/metadata/labels/app.kubernetes.io~1managed-by",
+                              "value": "someone"})
+            return json.dumps(ps)
+        body = {"spec": {"replicas": r}}
+        if tamper == "drop-managed":
+            body["metadata"] = {"labels": {MANAGED: None}}
+        elif tamper == "part-of":
+            body["metadata"] = {"labels": {PARTOF: "nope"}}
+        elif tamper == "managed-other":
+            body["metadata"] = {"labels": {MANAGED: "someone"}}
+        return json.dumps(body)
+
+    def do(self, op):
+        k, e, ns = op["k"], op["e"], self.ns
+        self.test_deletes_now = set()
+        if op.get("via") == "api":
+            return self.do_api(op)
+        if k == "sts_scale":
+            return kubectl(op["u"], ["-n", ns, "scale", "statefulset", e, "--replicas=%d" % op["r"]])
+        if k == "sts_patch":
+            return kubectl(op["u"], ["-n", ns, "patch", "statefulset", e, "--type", op["t"],
+                                     "-p", self.sts_body_patch(op)])
+        if k == "sts_apply":
+            lb = {}
+            if op["tamper"] == "part-of":
+                lb = {PARTOF: "nope", MANAGED: "etcd-druid"}
+            doc = {"apiVersion": "apps/v1", "kind": "StatefulSet",
+                   "metadata": {"name": e, "namespace": ns}, "spec": {"replicas": op["r"]}}
+            if lb:
+                doc["metadata"]["labels"] = lb
+            rc, out = kubectl(op["u"], ["-n", ns, "apply", "--server-side", "--force-conflicts",
+                                        "--field-manager=guard-random", "--validate=false", "-f", "-"],
+                              stdin=json.dumps(doc))
+            if op["tamper"] == "drop-managed":  # apply cannot remove a label it never owned: a patch
+                rc, out = kubectl(op["u"], ["-n", ns, "label", "statefulset", e, MANAGED + "-"])
+            return rc, out
+        if k == "etcd_scale":
+            return kubectl("admin", ["-n", ns, "scale", "etcd", e, "--replicas=%d" % op["r"]])
+        if k == "etcd_gardener":
+            return kubectl("admin", ["-n", ns, "patch", "etcd", e, "--type", "merge", "-p", json.dumps(
+                {"metadata": {"annotations": {"gardener.cloud/operation": "reconcile"}},
+                 "spec": {"replicas": op["r"]}})])
+        if k == "hibernate":
+            v = op["v"]
+            arg = "etcd-warden.io/hibernate-" if v == "-" else "etcd-warden.io/hibernate=" + v
+            return kubectl("admin", ["-n", ns, "annotate", "--overwrite", "etcd", e, arg])
+        if k in ("break_glass", "protection", "runtime"):
+            key = {"break_glass": BREAK, "protection": NOPROT, "runtime": NORUNTIME}[k]
+            arg = key + ("=sidecar broken in a random test" if k == "break_glass" else "=") if op["on"] else key + "-"
+            return kubectl("admin", ["-n", ns, "annotate", "--overwrite", "etcd", e, arg])
+        if k == "restoring":
+            arg = "etcd-warden.io/restoring=" if op["on"] else "etcd-warden.io/restoring-"
+            return kubectl("admin", ["-n", ns, "label", "--overwrite", "etcd", e, arg])
+        if k == "label":
+            res, _, _, pat = KINDS[op["c"]]
+            name = pat.format(e=e)
+            other = ETCDS[1 - ETCDS.index(e)]
+            arg = {"drop-managed": [MANAGED + "-"], "managed-other": [MANAGED + "=someone"],
+                   "part-of-other": [PARTOF + "=nope"], "part-of-sibling": [PARTOF + "=" + other],
+                   "restore": [MANAGED + "=etcd-druid", PARTOF + "=" + e]}[op["l"]]
+            return kubectl(op["u"], ["-n", ns, "label", "--overwrite", res, name] + arg)
+        if k == "delete":
+            res, _, _, pat = KINDS[op["c"]]
+            name = pat.format(e=e)
+            self.test_deletes_now.add((op["c"], name))
+            if op["c"] == "StatefulSet" and op["p"] == "orphan":
+                self.orphaned[name] = 1 << 62
+            rc, out = kubectl(op["u"], ["-n", ns, "delete", res, name, "--wait=false",
+                                        "--cascade=" + op["p"]])
+            if op["c"] == "StatefulSet" and op["p"] == "orphan":
+                st, lst = api("GET", "/apis/apps/v1/namespaces/%s/statefulsets" % ns)
+                self.orphaned[name] = int(lst["metadata"]["resourceVersion"])
+            return rc, out
+        if k == "recreate":
+            if all((kind, KINDS[kind][3].format(e=e)) in self.labels and
+                   not self.labels[(kind, KINDS[kind][3].format(e=e))][3] for kind in KINDS):
+                return 0, ""  # nothing is missing
+            STAGE.ask("recreate %s %s" % (ns, e))
+            return 0, ""
+        if k == "sidecar":
+            url = self.urls[e]
+            path = {"fail1": "reply?code=500&count=1", "fail3": "reply?code=500&count=3",
+                    "failall": "reply?code=500&count=0", "ok": "reply?code=200", "hold": "hold",
+                    "release": "release", "delay": "delay?ms=%d" % 300}[op["f"]]
+            if op["f"] == "hold":
+                self.held[e] = True
+            if op["f"] == "release":
+                self.held[e] = False
+            subprocess.run(["curl", "-sf", "-X", "POST", "--max-time", "10", url + "/admin/" + path],
+                           capture_output=True)
+            return 0, ""
+        if k == "controller":
+            STAGE.ask("ctl " + op["how"])
+            return 0, ""
+        if k == "wait":
+            time.sleep(op["s"])
+            return 0, ""
+        if k == "settle":  # give a hibernation of e time to finish (bounded)
+            deadline = time.time() + op["s"]
+            while time.time() < deadline:
+                st, o = api("GET", "/apis/druid.gardener.cloud/v1alpha1/namespaces/%s/etcds/%s" % (ns, e))
+                if st != 200 or ann_of(o).get("etcd-warden.io/hibernation-phase") in (None, "Hibernated", "Failed"):
+                    break
+                time.sleep(0.1)
+            return 0, ""
+        raise ValueError(k)
+
+    def do_api(self, op):
+        """The request kubectl would send for op, sent directly (faster than a kubectl run)."""
+        k, e, ns = op["k"], op["e"], self.ns
+        user = USERS.get(op.get("u"), KSIM_TOKEN)
+        sts = "/apis/apps/v1/namespaces/%s/statefulsets/%s" % (ns, e)
+        etcd = "/apis/druid.gardener.cloud/v1alpha1/namespaces/%s/etcds/%s" % (ns, e)
+        merge = "application/merge-patch+json"
+        if k == "sts_scale":
+            st, _ = api("PATCH", sts + "/scale", {"spec": {"replicas": op["r"]}}, merge, user)
+        elif k == "sts_patch":
+            ct = {"json": "application/json-patch+json", "merge": merge,
+                  "strategic": "application/strategic-merge-patch+json"}[op["t"]]
+            st, _ = api("PATCH", sts, self.sts_body_patch(op), ct, user)
+        elif k == "sts_apply":
+            doc = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": e, "namespace": ns},
+                   "spec": {"replicas": op["r"]}}
+            if op["tamper"] == "part-of":
+                doc["metadata"]["labels"] = {PARTOF: "nope", MANAGED: "etcd-druid"}
+            st, _ = api("PATCH", sts + "?fieldManager=guard-random&force=true", doc,
+                        "application/apply-patch+yaml", user)
+            if op["tamper"] == "drop-managed":
+                st, _ = api("PATCH", sts, {"metadata": {"labels": {MANAGED: None}}}, merge, user)
+        elif k == "etcd_scale":
+            st, _ = api("PATCH", etcd + "/scale", {"spec": {"replicas": op["r"]}}, merge)
+        elif k == "etcd_gardener":
+            st, _ = api("PATCH", etcd, {"metadata": {"annotations": {"gardener.cloud/operation": "reconcile"}},
+                                        "spec": {"replicas": op["r"]}}, merge)
+        elif k in ("hibernate", "break_glass", "protection", "runtime"):
+            key = {"hibernate": "etcd-warden.io/hibernate", "break_glass": BREAK, "protection": NOPROT,
+                   "runtime": NORUNTIME}[k]
+            if k == "hibernate":
+                val = None if op["v"] == "-" else op["v"]
+            else:
+                val = ("sidecar broken in a random test" if k == "break_glass" else "") if op["on"] else None
+            st, _ = api("PATCH", etcd, {"metadata": {"annotations": {key: val}}}, merge)
+        elif k == "restoring":
+            st, _ = api("PATCH", etcd, {"metadata": {"labels": {"etcd-warden.io/restoring": "" if op["on"] else None}}},
+                        merge)
+        elif k == "label":
+            _, coll, _, pat = KINDS[op["c"]]
+            other = ETCDS[1 - ETCDS.index(e)]
+            lb = {"drop-managed": {MANAGED: None}, "managed-other": {MANAGED: "someone"},
+                  "part-of-other": {PARTOF: "nope"}, "part-of-sibling": {PARTOF: other},
+                  "restore": {MANAGED: "etcd-druid", PARTOF: e}}[op["l"]]
+            st, _ = api("PATCH", "%s/%s" % (coll.format(ns=ns), pat.format(e=e)),
+                        {"metadata": {"labels": lb}}, merge, user)
+        elif k == "delete":
+            _, coll, _, pat = KINDS[op["c"]]
+            name = pat.format(e=e)
+            self.test_deletes_now.add((op["c"], name))
+            orphan = op["c"] == "StatefulSet" and op["p"] == "orphan"
+            if orphan:
+                self.orphaned[name] = 1 << 62
+            st, _ = api("DELETE", "%s/%s" % (coll.format(ns=ns), name),
+                        {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": op["p"].capitalize()},
+                        "application/json", user)
+            if orphan:
+                _, lst = api("GET", "/apis/apps/v1/namespaces/%s/statefulsets" % ns)
+                self.orphaned[name] = int(lst["metadata"]["resourceVersion"])
+        else:
+            raise ValueError(k)
+        return (0 if 200 <= st < 300 else 1), ""
+
+    def step(self, op):
+        before = self.labels
+        t0 = time.time()
+        rc, _ = self.do(op)
+        self.stats["refused"] += rc != 0
+        t1 = time.time()
+        self.sync()
+        self.check_a()
+        self.check_bc(op, before, t0)
+        self.checks += 3
+        self.stats["t_op"] += t1 - t0
+        self.stats["t_check"] += time.time() - t1
+
+
+def run_sequence(ops, ns, trace):
+    """Run ops in a fresh namespace; returns (index of the failing op, message) or (None, None)."""
+    urls = STAGE.ask("setup " + ns)
+    run = Run(ns, urls)
+    try:
+        for i, op in enumerate(ops):
+            trace.append(op)
+            try:
+                run.step(op)
+            except Violation as v:
+                return i, str(v), run.checks
+        # the end: release the sidecars, let the controller and the druid actor act, check again
+        for e in ETCDS:
+            subprocess.run(["curl", "-sf", "-X", "POST", "--max-time", "10", run.urls[e] + "/admin/release"],
+                           capture_output=True)
+        time.sleep(1.0)
+        try:
+            run.sync()
+            run.check_a()
+            run.check_a_events()
+        except Violation as v:
+            return len(ops), str(v), run.checks
+        log("  refused %(refused)d, scale-downs and deletions with pods judged %(downs)d (break glass %(glass)d); "
+            "%(t_op).1fs in operations, %(t_check).1fs in checks" % run.stats)
+        return None, None, run.checks
+    finally:
+        run.close()
+        STAGE.ask("teardown " + ns)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seeds", required=True)
+    ap.add_argument("--ops", type=int, required=True)
+    ap.add_argument("--shrink-seconds", type=float, default=90)
+    a = ap.parse_args()
+    seeds = [int(s) for s in a.seeds.replace(",", " ").split()]
+    total_ops = total_checks = 0
+    t_start = time.time()
+    for seed in seeds:
+        ops = gen_ops(seed, a.ops)
+        trace = []
+        t = time.time()
+        idx, msg, checks = run_sequence(ops, "gr-%d" % seed, trace)
+        total_ops += len(trace)
+        total_checks += checks
+        log("guard_random: seed %d: %d operations, %d invariant checks, %.1fs%s" %
+            (seed, len(trace), checks, time.time() - t, "" if idx is None else ", VIOLATION"))
+        if idx is None:
+            continue
+        log("VIOLATION, seed %d (replay: GUARD_SEED=%d GUARD_OPS=%d): %s" % (seed, seed, a.ops, msg))
+        log("the sequence up to it:")
+        for i, op in enumerate(trace):
+            log("  %3d %s" % (i, describe(op)))
+        shrink(seed, ops[:idx + 1] if idx < len(ops) else ops, a.shrink_seconds)
+        log("guard_random: FAIL after %d operations (%.0fs)" % (total_ops, time.time() - t_start))
+        print("done fail", flush=True)
+        return 1
+    log("guard_random: seeds %s ops %d checks %d (invariants a b c after every operation) "
+        "violations 0 in %.0fs" % (",".join(map(str, seeds)), total_ops, total_checks, time.time() - t_start))
+    print("done pass", flush=True)
+    return 0
+
+
+def shrink(seed, ops, budget):
+    """Shorten a failing sequence: drop chunks, then single ops, while it still fails."""
+    deadline = time.time() + budget
+    best = list(ops)
+    n = 0
+
+    def fails(cand):
+        nonlocal n
+        n += 1
+        idx, msg, _ = run_sequence(cand, "gr-%d-s%d" % (seed, n), [])
+        return idx is not None
+
+    # the failing operation alone, then with only the operations on its Etcd
+    last = best[-1]
+    for cand in ([last], [op for op in best if op["e"] == last["e"]]):
+        if len(cand) < len(best) and time.time() < deadline and fails(cand):
+            best = cand
+    chunk = max(1, len(best) // 2)
+    while chunk >= 1 and time.time() < deadline:
+        i = 0
+        while i < len(best) - 1 and time.time() < deadline:
+            cand = best[:i] + best[i + chunk:]
+            if cand and fails(cand):
+                best = cand
+            else:
+                i += chunk
+        chunk //= 2
+    log("shortest failing sequence found (%d replays, %s): %d operations" %
+        (n, "budget spent" if time.time() >= deadline else "done", len(best)))
+    for i, op in enumerate(best):
+        log("  %3d %s" % (i, describe(op)))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
