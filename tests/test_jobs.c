@@ -319,6 +319,7 @@ static cJSON *entry_world(void)
     create_text(&BKE_RES_ENTRY,
                 "{\"apiVersion\":\"etcd-warden.io/v1alpha1\",\"kind\":\"BackupEntry\",\"metadata\":"
                 "{\"name\":\"e1\"},\"spec\":{\"bucketName\":\"shared\",\"prefix\":\"ns1--main\","
+                "\"etcd\":{\"namespace\":\"ns1\",\"name\":\"main\",\"uid\":\"u1\"},"
                 "\"etcdDeletedAt\":\"2026-01-01T00:00:00Z\"}}");
     return jsonfix_parse("{\"metadata\":{\"name\":\"shared\"},\"spec\":{\"provider\":\"aws\","
                          "\"container\":\"bkt\",\"secretRef\":{\"namespace\":\"" CFIX_NS "\","
