@@ -122,7 +122,7 @@ static void owner_of(const char *name, const char *provider, const char *endpoin
     struct bstore_claim c;
 
     claim_of(provider, endpoint, prefix, &c);
-    snprintf(out, n, "%s|%s|%s", name, c.key, c.prefix);
+    cr_assert_lt(snprintf(out, n, "%s|%s|%s", name, c.key, c.prefix), (int)n);
     bstore_claim_release(&c);
 }
 
