@@ -58,32 +58,31 @@ int bkeclaim_same_store(const struct bke_bucket *b, const cJSON *etcd)
            strcmp(key, b->key) == 0;
 }
 
-/* 1 when prefixes a and b are one as the sidecar sees them; -1 when one cannot be read. */
-int bkeclaim_same_prefix(const char *a, const char *b)
+/*
+ * Prefixes a and b made canonical and compared: by key's overlap (key NULL: equality).
+ * -1 when one cannot be read.
+ */
+static int compare(const char *key, const char *a, const char *b)
 {
     size_t na = strlen(a ? a : "") + 2, nb = strlen(b ? b : "") + 2;
     char *ca = malloc(na), *cb = malloc(nb);
     int r = -1;
 
     if (ca && cb && bstore_prefix(a, ca, na) == KERR_OK && bstore_prefix(b, cb, nb) == KERR_OK)
-        r = strcmp(ca, cb) == 0;
+        r = key ? bstore_overlap(key, ca, cb) : strcmp(ca, cb) == 0;
     free(ca);
     free(cb);
     return r;
 }
 
-/* 1 when prefixes a and b of b's store overlap as its sidecar lists them; -1: unreadable. */
+int bkeclaim_same_prefix(const char *a, const char *b)
+{
+    return compare(NULL, a, b);
+}
+
 int bkeclaim_overlapping(const struct bke_bucket *bk, const char *a, const char *b)
 {
-    size_t na = strlen(a ? a : "") + 2, nb = strlen(b ? b : "") + 2;
-    char *ca = malloc(na), *cb = malloc(nb);
-    int r = -1;
-
-    if (ca && cb && bstore_prefix(a, ca, na) == KERR_OK && bstore_prefix(b, cb, nb) == KERR_OK)
-        r = bstore_overlap(bk->key, ca, cb);
-    free(ca);
-    free(cb);
-    return r;
+    return compare(bk->key, a, b);
 }
 
 /* Read obj into *b; KERR_INVAL with the field in err when it does not validate. */
