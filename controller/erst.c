@@ -600,8 +600,6 @@ enum kerr erst_reconcile(struct ctl *c, const char *ns, const char *name, struct
 
     x.client = ctl_client(c);
     x.events = ctl_events(c);
-    x.etcds = ctl_store(c, CTL_C_ETCDS);
-    x.entries = ctl_store(c, CTL_C_BKENTRIES);
     x.job_image = cfg->copy_image;
     x.job_command = cfg->copy_command;
     x.backup_wait_ms = ERST_BACKUP_WAIT_MS;

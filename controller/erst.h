@@ -67,7 +67,6 @@
 
 struct ctl;
 struct ctl_result;
-struct store;
 
 #define ERST_LABEL_RESTORED_FROM "etcd-warden.io/restored-from"
 #define ERST_JOB_TAG             "restore"
@@ -88,8 +87,6 @@ extern const struct k8s_resource ERST_RES_BACKUP;  /* etcd-warden.io/v1alpha1 et
 struct erst_ctx {
     struct k8s_client *client;  /* required */
     struct ev_recorder *events; /* NULL: no events */
-    struct store *etcds;        /* the Etcd cache, or NULL: a LIST of every namespace */
-    struct store *entries;      /* the BackupEntry cache, or NULL: entries are not consulted */
     const char *job_image;      /* the copy Job's image and command (NULL: cpjob's defaults) */
     const char *job_command;
     long backup_wait_ms; /* how long after its creation a restore waits for a missing source

@@ -4,8 +4,7 @@
  * by webhook/prefix) up to the first NUL, and after it two prefixes
  * separated by a second NUL, checked against kpath's promises (aborts
  * otherwise): cleaning is idempotent and leaves no empty, "." or ".."-after-
- * a-name element nor a trailing '/', overlap is symmetric and reflexive, and
- * the cleaned form overlaps the raw one; and against bstore's: canonical
+ * a-name element nor a trailing '/'; and against bstore's: canonical
  * prefixes and endpoints are fixed points, a prefix overlaps itself and the
  * whole container, overlap is symmetric, and a claim overlaps the claim of
  * its canonical forms.
@@ -50,8 +49,7 @@ static void cleaned(const char *p)
     if (!a || !b || kpath_clean(p, a, n) != KERR_OK || kpath_clean(a, b, n) != KERR_OK)
         abort();
     if (strcmp(a, b) != 0 || !*a || strstr(a, "//") || strstr(a, "/./") ||
-        (strlen(a) > 1 && a[strlen(a) - 1] == '/') || kpath_overlap(p, a) != 1 ||
-        kpath_overlap(a, a) != 1)
+        (strlen(a) > 1 && a[strlen(a) - 1] == '/'))
         abort();
     free(a);
     free(b);
@@ -98,8 +96,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     b = a + strlen(a) + (a + strlen(a) < s + size ? 1 : 0);
     cleaned(a);
     cleaned(b);
-    if (kpath_overlap(a, b) != kpath_overlap(b, a))
-        abort();
     canonical(a, b);
     canonical(b, a);
     free(s);
