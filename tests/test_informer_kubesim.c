@@ -250,12 +250,16 @@ Test(informer_kubesim, list_then_watch_sees_the_clients_writes)
     cr_assert_eq(s.watches, 1, "one watch, never broken");
 }
 
-/* Break informer 0's watch and keep it broken (its reconnects get 500) until faults change. */
+/*
+ * Break informer 0's watch and keep it broken (its reconnects get 500) until faults change.
+ * Returns once the cut and at least one failed reconnect have happened, so that the
+ * reconnects are known to fail while the caller writes.
+ */
 static void break_watch(void)
 {
     ksimfix_faults(h, "{\"errorRate\":1,\"match\":\"GET /api/v1/namespaces/inf/configmaps\"}");
     ksimfix_faults(h, "{\"cutWatches\":true}");
-    AWAIT(stats(0).watch_errors >= 1);
+    AWAIT(stats(0).watch_errors >= 2 && stats(0).reconnects >= 1);
 }
 
 Test(informer_kubesim, cut_watch_resumes_from_the_last_resource_version)
