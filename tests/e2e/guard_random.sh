@@ -40,15 +40,18 @@ ctl_start "${CTL_FLAGS[@]}"
 echo "seeds: $SEEDS; $OPS operations each (sanitizer build: $sanitized)"
 
 declare -A doubles=()
+# The doubles and the druid actor run on in the background: their output goes to a log of
+# their own, never to the reply file the driver reads (a write of theirs there, a "cat" of a
+# stopping actor say, would become the answer to a later request).
 setup() { # NS: two Etcds with their components, a double each, the druid actor
-    local ns=$1 e urls=""
+    local ns=$1 e urls="" log=$CTL_DIR/background-$1.log
     for e in etcd-a etcd-b; do
         druid_etcd "$ns" "$e"
-        druid_double_for "$ns" "$e"
+        druid_double_for "$ns" "$e" >>"$log" 2>&1
         doubles[$ns/$e]=$DRUID_DOUBLE_PID
         urls="$urls $DRUID_DOUBLE_URL"
     done
-    DRUID_ACTOR_LOG=$CTL_DIR/druid-actor-$ns.log druid_actor_start "$ns"
+    DRUID_ACTOR_LOG=$CTL_DIR/druid-actor-$ns.log druid_actor_start "$ns" >>"$log" 2>&1
     echo "ok$urls"
 }
 teardown() {
