@@ -143,9 +143,15 @@ ksim_wait 60 refused || ctl_fail "etcd-druid's scale-down was not refused: $(cat
 expect "etcd-druid's three pre-sync attempts failed" "Failed Failed Failed" \
     "$(jp g3 etcdopstasks '{.items[*].status.state}')"
 expect "the StatefulSet stays above 0" 3 "$(jp g3 sts/etcd-main '{.spec.replicas}')"
-errs=$(jp g3 etcd/etcd-main '{.status.lastErrors[*].description}')
-grep -q 'denied the request' <<<"$errs" && grep -q 'allow-scale-down-without-snapshot' <<<"$errs" ||
-    ctl_fail "the denial is not in etcd-druid's errors: $errs"
+# the actor logs the refusal before it writes the Etcd's status: wait for the status
+druid_errors() { jp g3 etcd/etcd-main '{.status.lastErrors[*].description}'; }
+denial_recorded() {
+    local errs
+    errs=$(druid_errors)
+    grep -q 'denied the request' <<<"$errs" && grep -q 'allow-scale-down-without-snapshot' <<<"$errs"
+}
+ksim_wait 10 denial_recorded ||
+    ctl_fail "the denial is not in etcd-druid's errors: $(druid_errors)"
 ok "the denial is in etcd-druid's status.lastErrors (Gardener sees a retriable error)"
 ksim_wait 10 kc -n g3 annotate etcd etcd-main \
     etcd-warden.io/allow-scale-down-without-snapshot=backups-lost >/dev/null
