@@ -401,9 +401,21 @@ static int backup_port(const cJSON *svc, const cJSON *etcd)
     return (int)int_or(etcd, "spec.backup.port", DEFAULT_PORT);
 }
 
-/* The CA of spec.backup.tls.tlsCASecretRef, when spec.backup.tls is set. *pem OWNED (free). */
+/*
+ * A failure of the API server itself (5xx, 429, transport): the read is retried by the queue
+ * and says nothing about the sidecar.
+ */
+static int api_failed(enum kerr rc)
+{
+    return rc == KERR_API || rc == KERR_TOOMANY || rc == KERR_HTTP || rc == KERR_TIMEOUT;
+}
+
+/*
+ * The CA of spec.backup.tls.tlsCASecretRef, when spec.backup.tls is set. *pem OWNED (free).
+ * *api set when the API server failed the read (api_failed).
+ */
 static enum kerr read_ca(struct run *r, const cJSON *etcd, unsigned char **pem, size_t *len,
-                         struct kerr_info *err)
+                         int *api, struct kerr_info *err)
 {
     const cJSON *ref = kjson_get_obj(etcd, "spec.backup.tls.tlsCASecretRef");
     const char *sname = kjson_get_str(ref, "name"), *sns = kjson_get_str(ref, "namespace");
@@ -426,6 +438,10 @@ static enum kerr read_ca(struct run *r, const cJSON *etcd, unsigned char **pem, 
                         "own namespace");
     segs[1] = key && *key ? key : DEFAULT_CA_KEY;
     rc = k8s_get(r->env->client, &ETCDSPEC_RES_SECRET, r->ns, sname, NULL, &secret, &why);
+    if (api_failed(rc)) {
+        *api = 1;
+        return kerr_set(err, rc, "reading the backup CA (Secret %s): %s", sname, why.msg);
+    }
     if (rc == KERR_OK) {
         b64 = cJSON_GetStringValue(kjson_getv(secret, segs));
         rc = b64 ? crypto_b64_decode(b64, strlen(b64), pem, len, &why)
@@ -452,9 +468,13 @@ static int run_abandoned(void *arg)
     return r->env->task_deleted && r->env->task_deleted(r->env->task_deleted_arg, r->ns, r->name);
 }
 
-/* Ask the sidecar. KERR_OK with *res filled when an answer came; else a transport error. */
+/*
+ * Ask the sidecar. KERR_OK with *res filled when an answer came; else a transport error, or
+ * with *api set, a failure of the API server reading the Service or the CA (api_failed).
+ */
 static enum kerr call_sidecar(struct run *r, const struct otask_spec *sp, const cJSON *etcd,
-                              long timeout_ms, struct sidecar_result *res, struct kerr_info *err)
+                              long timeout_ms, struct sidecar_result *res, int *api,
+                              struct kerr_info *err)
 {
     char svc_name[ETCDSPEC_NAME_MAX + 8], host[ETCDSPEC_NAME_MAX + 80];
     struct sidecar_target t = { 0 };
@@ -468,10 +488,11 @@ static enum kerr call_sidecar(struct run *r, const struct otask_spec *sp, const 
     snprintf(host, sizeof(host), "%s.%s.svc", svc_name, r->ns);
     rc = k8s_get(r->env->client, &RES_SVC, r->ns, svc_name, NULL, &svc, err);
     if (rc != KERR_OK) {
+        *api = api_failed(rc);
         kerr_wrap(err, "client Service %s", svc_name);
         goto out;
     }
-    if ((rc = read_ca(r, etcd, &ca, &ca_len, err)) != KERR_OK)
+    if ((rc = read_ca(r, etcd, &ca, &ca_len, api, err)) != KERR_OK)
         goto out;
     t.host = host;
     t.ip = kjson_get_str(svc, "spec.clusterIP");
@@ -541,6 +562,7 @@ static enum kerr execute(struct run *r, long *requeue_ms, struct kerr_info *err)
     cJSON *etcd = NULL;
     const char *code = NULL;
     long left, call_ms;
+    int api = 0;
     enum kerr rc;
 
     if (otask_spec_read(r->task, &sp, &why) != KERR_OK)
@@ -561,8 +583,10 @@ static enum kerr execute(struct run *r, long *requeue_ms, struct kerr_info *err)
     call_ms = r->env->call_timeout_ms > 0 && r->env->call_timeout_ms < left
                   ? r->env->call_timeout_ms
                   : left;
-    rc = call_sidecar(r, &sp, etcd, call_ms, &res, &why);
-    if (rc == KERR_CANCELLED && !(r->env->cancel && atomic_load(r->env->cancel))) {
+    rc = call_sidecar(r, &sp, etcd, call_ms, &res, &api, &why);
+    if (api) { /* the API server's failure, not the sidecar's: the queue retries */
+        rc = kerr_set(err, rc, "%s", why.msg);
+    } else if (rc == KERR_CANCELLED && !(r->env->cancel && atomic_load(r->env->cancel))) {
         /* abandoned: the task is being deleted; read it again now, write nothing */
         log_info("sidecar call abandoned: the task is being deleted", "namespace", r->ns, "task",
                  r->name);

@@ -351,6 +351,29 @@ Test(otask_kubesim, transport_errors_are_retried_until_the_timeout)
     expect_state("old", "Failed", "ERR_CREATE_SNAPSHOT");
 }
 
+Test(otask_kubesim, an_api_server_failure_reading_the_service_is_not_the_sidecars)
+{
+    struct kerr_info e;
+    long rq = 0;
+    cJSON *t;
+
+    cJSON_Delete(hibfix_etcd(&x, "e1", STORE, NULL, 1));
+    create_task("t", "e1", "{\"type\":\"full\",\"isFinal\":true}", 3600);
+    ksimfix_faults(x.f.h, "{\"errorRate\":1,\"match\":\"GET /api/v1/namespaces/ns1/services/\"}");
+    cr_assert_neq(otask_step(&x.ot, CFIX_NS, "t", &rq, &e), KERR_OK,
+                  "the queue retries a failure of the API server");
+    ksimfix_faults(x.f.h, "{\"reset\":true}");
+    cr_assert(strstr(e.msg, "e1-client"), "%s", e.msg);
+    t = task("t");
+    cr_assert_eq(cJSON_GetArraySize(kjson_get_arr(t, "status.lastErrors")), 0,
+                 "nothing recorded against the sidecar");
+    cJSON_Delete(t);
+    cr_assert_eq(hibfix_events(&x, "SnapshotCallFailed", NULL), 0);
+    step("t");
+    expect_state("t", "Succeeded", NULL);
+    cr_assert_eq(atomic_load(&x.sc.finals), 1);
+}
+
 Test(otask_kubesim, after_the_ttl_the_task_is_deleted_and_a_users_delete_is_honoured)
 {
     char *out = NULL;
