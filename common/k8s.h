@@ -309,6 +309,13 @@ enum kerr k8s_request(struct k8s_client *c, const char *method, const char *path
                       struct kerr_info *err);
 
 /*
+ * API requests (calls of the verbs above, watches included; a retry after a
+ * Retry-After is part of its call) made so far by the calling thread, on any
+ * client. The difference across a piece of work is what that work cost.
+ */
+unsigned long k8s_thread_requests(void);
+
+/*
  * Map an HTTP status (>= 300) and Status reason to the enum kerr listed at
  * the top of this file. reason may be NULL.
  */

@@ -457,6 +457,14 @@ static enum kerr run(struct xfer *x, const char *url, char **token, struct kerr_
     }
 }
 
+/* Calls of k8s_http_do by this thread (k8s_thread_requests). */
+static __thread unsigned long thread_requests;
+
+unsigned long k8s_thread_requests(void)
+{
+    return thread_requests;
+}
+
 enum kerr k8s_http_do(struct k8s_client *c, const struct k8s_http_req *req, cJSON **out,
                       struct kerr_info *err)
 {
@@ -467,6 +475,7 @@ enum kerr k8s_http_do(struct k8s_client *c, const struct k8s_http_req *req, cJSO
 
     if (out)
         *out = NULL;
+    thread_requests++;
     memset(&x, 0, sizeof(x));
     x.c = c;
     x.req = req;

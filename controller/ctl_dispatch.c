@@ -125,6 +125,7 @@ enum wqpool_result ctl_dispatch(void *arg, const char *key, long *after_ms)
     const char *kind, *ns, *name, *where = "";
     struct kerr_info err;
     int64_t t0 = ktime_mono_ns();
+    unsigned long req0 = k8s_thread_requests(), reqs;
     long requeue = 0;
     enum kerr rc = KERR_OK;
     enum ctl_metrics_result res;
@@ -149,7 +150,8 @@ enum wqpool_result ctl_dispatch(void *arg, const char *key, long *after_ms)
     else if (strcmp(kind, "bschedule") == 0 && c->cfg->backups)
         rc = reconcile_task(c, c->steps.bschedule, ns, name, &requeue, &err);
     res = rc ? CTL_R_ERROR : requeue > 0 ? CTL_R_REQUEUE_AFTER : CTL_R_SUCCESS;
-    ctl_metrics_reconcile(c->metrics, kind, res, (double)(ktime_mono_ns() - t0) / 1e9);
+    reqs = k8s_thread_requests() - req0;
+    ctl_metrics_reconcile(c->metrics, kind, res, (double)(ktime_mono_ns() - t0) / 1e9, reqs);
     if (rc) {
         log_warn("reconcile failed", "controller", kind, "namespace", ns, "name", name, "step",
                  where, "error", err.msg);
@@ -157,11 +159,12 @@ enum wqpool_result ctl_dispatch(void *arg, const char *key, long *after_ms)
         return WQPOOL_RESULT_ERROR;
     }
     if (log_enabled(LOG_DEBUG)) {
-        char after[24];
+        char after[24], made[24];
 
         snprintf(after, sizeof(after), "%ld", requeue);
+        snprintf(made, sizeof(made), "%lu", reqs);
         log_debug("reconciled", "controller", kind, "namespace", ns, "name", name, "requeue_ms",
-                  after);
+                  after, "requests", made);
     }
     if (requeue <= 0)
         return WQPOOL_RESULT_OK;

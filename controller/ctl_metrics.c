@@ -16,7 +16,7 @@ struct ctl_metrics {
     struct ctl_metrics_source src;
     struct metrics_registry *reg; /* OWNS */
     struct metrics_vec *total, *errors, *seconds, *depth, *adds, *retries, *leader, *phase,
-        *objects, *conflicts;
+        *objects, *conflicts, *requests;
 };
 
 struct ctl_metrics_def {
@@ -26,6 +26,9 @@ struct ctl_metrics_def {
     const char *const *labels;
     size_t off; /* where the vec goes */
 };
+
+/* API requests per reconcile: the budget of a hibernation reconcile is 8 (controller/hib.h). */
+static const double request_buckets[] = { 0, 1, 2, 4, 8, 16, 32, 64 };
 
 static const char *const by_controller_result[] = { "controller", "result", NULL };
 static const char *const by_controller[] = { "controller", NULL };
@@ -130,6 +133,8 @@ static enum kerr zero_children(struct ctl_metrics *m, struct kerr_info *err)
             rc = metrics_with(m->errors, v, &ch, err);
         if (!rc)
             rc = metrics_with(m->seconds, v, &ch, err);
+        if (!rc)
+            rc = metrics_with(m->requests, v, &ch, err);
     }
     return rc;
 }
@@ -158,6 +163,13 @@ enum kerr ctl_metrics_new(const struct ctl_metrics_source *src, struct ctl_metri
                               metrics_reconcile_buckets, METRICS_RECONCILE_BUCKETS_LEN,
                               (struct metrics_vec **)((char *)m + defs[i].off), err);
     if (!rc)
+        rc = metrics_register(m->reg, METRICS_HISTOGRAM, "warden_reconcile_api_requests",
+                              "API requests made by one reconciliation per controller (a retry "
+                              "after Retry-After is part of its request)",
+                              by_controller, request_buckets,
+                              sizeof(request_buckets) / sizeof(request_buckets[0]), &m->requests,
+                              err);
+    if (!rc)
         rc = metrics_on_render(m->reg, render, m, err);
     if (!rc)
         rc = zero_children(m, err);
@@ -175,7 +187,7 @@ struct metrics_registry *ctl_metrics_registry(struct ctl_metrics *m)
 }
 
 void ctl_metrics_reconcile(struct ctl_metrics *m, const char *controller, enum ctl_metrics_result r,
-                           double seconds)
+                           double seconds, unsigned long requests)
 {
     const char *v[3] = { controller, result_names[r], NULL };
 
@@ -184,6 +196,7 @@ void ctl_metrics_reconcile(struct ctl_metrics *m, const char *controller, enum c
     if (r == CTL_R_ERROR)
         metrics_vec_add(m->errors, v, 1.0);
     metrics_vec_observe(m->seconds, v, seconds);
+    metrics_vec_observe(m->requests, v, (double)requests);
 }
 
 void ctl_metrics_free(struct ctl_metrics *m)

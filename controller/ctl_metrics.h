@@ -10,6 +10,8 @@
  *   warden_hibernation_phase_etcds{phase}                    gauge, cached Etcds per
  *       hibernation phase ("none": no phase annotation)
  *   warden_controller_cache_objects                          gauge, cached objects
+ *   warden_reconcile_api_requests{controller}                histogram, API requests
+ *       made by one reconciliation (k8s_thread_requests)
  * plus the process metrics (common/procmetrics). The queue, leader and cache
  * values are read by a render hook (ctl_metrics_source) on every scrape.
  *
@@ -66,9 +68,10 @@ enum kerr ctl_metrics_new(const struct ctl_metrics_source *src, struct ctl_metri
 /* The registry (BORROWED). */
 struct metrics_registry *ctl_metrics_registry(struct ctl_metrics *m);
 
-/* Count one reconcile of controller (ctl_metrics_controllers) that took seconds. */
+/* Count one reconcile of controller (ctl_metrics_controllers) that took seconds and made
+ * requests API requests. */
 void ctl_metrics_reconcile(struct ctl_metrics *m, const char *controller, enum ctl_metrics_result r,
-                           double seconds);
+                           double seconds, unsigned long requests);
 
 /* NULL is a no-op. */
 void ctl_metrics_free(struct ctl_metrics *m);
