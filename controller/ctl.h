@@ -112,7 +112,9 @@ enum ctl_cache {
                             Lease, PersistentVolumeClaim) with label
                             app.kubernetes.io/managed-by=etcd-druid, projected to
                             apiVersion, kind, metadata (name, namespace, uid,
-                            resourceVersion, labels, ownerReferences);
+                            resourceVersion, labels, ownerReferences), Services also to
+                            metadata.annotations and spec.ports, StatefulSets to
+                            spec.replicas and status.replicas (what hibernation reads);
                             key "<kind>/<ns>/<name>"; index "part-of" by "<ns>/<part-of label>" */
     CTL_C_OPSTASKS,      /* druid.gardener.cloud/v1alpha1 etcdopstasks; index "etcd-name" */
     CTL_C_IMMTASKS,      /* etcd-warden.io/v1alpha1 extendfullsnapshotimmutabilitytasks;

@@ -140,11 +140,36 @@ static enum kerr project_object(void *ctx, const cJSON *obj, cJSON **out)
     return KERR_OK;
 }
 
-/* apiVersion, kind (of the informer: lists leave them out) and the metadata of component_paths. */
+/* Beside component_paths, what hibernation reads of the client Service and the StatefulSet. */
+static const char *const service_paths[] = {
+    "metadata.name",
+    "metadata.namespace",
+    "metadata.uid",
+    "metadata.labels",
+    "metadata.annotations",
+    "metadata.resourceVersion",
+    "metadata.ownerReferences",
+    "spec.ports",
+    NULL,
+};
+
+static const char *const statefulset_paths[] = {
+    "metadata.name",   "metadata.namespace",       "metadata.uid",
+    "metadata.labels", "metadata.resourceVersion", "metadata.ownerReferences",
+    "spec.replicas",   "status.replicas",          NULL,
+};
+
+/*
+ * apiVersion, kind (of the informer: lists leave them out) and the metadata of
+ * component_paths; Services and StatefulSets keep what hibernation reads too.
+ */
 static enum kerr project_component(void *ctx, const cJSON *obj, cJSON **out)
 {
     const struct kind *k = ctx;
-    enum kerr rc = kobj_project_paths((void *)component_paths, obj, out);
+    const char *const *paths = strcmp(k->kind, "Service") == 0       ? service_paths
+                               : strcmp(k->kind, "StatefulSet") == 0 ? statefulset_paths
+                                                                     : component_paths;
+    enum kerr rc = kobj_project_paths((void *)paths, obj, out);
 
     if (rc)
         return rc;

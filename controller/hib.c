@@ -4,7 +4,6 @@
  */
 #include "controller/hib.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,256 +18,15 @@
 #include "common/ktime.h"
 #include "common/log.h"
 #include "controller/etcdspec.h"
+#include "controller/hib_int.h"
 #include "controller/imtjob.h"
 #include "controller/kname.h"
 
-#define TASK_INFIX       "-final-snapshot-"
 #define CONFLICT_WAIT    200L
 #define CONFLICT_BACKOFF 1000L
 
 static const struct k8s_resource RES_SVC = { "", "v1", "services", 1 };
 static const struct k8s_resource RES_STS = { "apps", "v1", "statefulsets", 1 };
-
-/* What one round read. Every object OWNED by the round. */
-struct round {
-    const char *ns, *name; /* BORROWED from etcd */
-    int *used;             /* API requests of this hib_step call so far */
-    cJSON *etcd, *svc, *sts, *tasks;
-    const cJSON *latest; /* BORROWED from tasks: the highest attempt */
-    struct hibplan_view v;
-    long defer_ms; /* set by an action that has to wait: requeue after this long */
-};
-
-static void round_release(struct round *r)
-{
-    int *used = r->used;
-
-    cJSON_Delete(r->etcd);
-    cJSON_Delete(r->svc);
-    cJSON_Delete(r->sts);
-    cJSON_Delete(r->tasks);
-    memset(r, 0, sizeof(*r));
-    r->used = used;
-}
-
-/* ---- reading ---- */
-
-/* GET that maps 404 to *out = NULL. */
-static enum kerr get_opt(const struct hib_env *env, struct round *r, const struct k8s_resource *res,
-                         const char *ns, const char *name, cJSON **out, struct kerr_info *err)
-{
-    enum kerr rc = k8s_get(env->client, res, ns, name, NULL, out, err);
-
-    (*r->used)++;
-    if (rc == KERR_NOTFOUND) {
-        *out = NULL;
-        kerr_clear(err);
-        return KERR_OK;
-    }
-    return rc;
-}
-
-/* "<etcd>-final-snapshot-", cut with a hash (kname) to leave room for the attempt number. */
-static enum kerr task_prefix(const char *etcd, char *out, size_t n)
-{
-    return kname_join(etcd, TASK_INFIX, KNAME_SUBDOMAIN_MAX - 7, out, n);
-}
-
-/* The attempt number of a task named "<task_prefix><n>", or 0. */
-static int task_attempt(const cJSON *task, const char *etcd)
-{
-    const char *n = kjson_get_str(task, "metadata.name");
-    char pre[KNAME_SUBDOMAIN_MAX + 1];
-    char *end = NULL;
-    long v;
-
-    if (!n || task_prefix(etcd, pre, sizeof(pre)) != KERR_OK || strncmp(n, pre, strlen(pre)))
-        return 0;
-    n += strlen(pre);
-    if (*n < '1' || *n > '9')
-        return 0;
-    errno = 0;
-    v = strtol(n, &end, 10);
-    return errno || *end || v > 1000000 ? 0 : (int)v;
-}
-
-static long since_ms(const char *stamp)
-{
-    struct timespec ts;
-
-    if (!stamp || ktime_parse(stamp, &ts, NULL) != KERR_OK)
-        return 1000L * 86400;
-    return ((long)time(NULL) - (long)ts.tv_sec) * 1000L;
-}
-
-static enum hibplan_task task_state(const cJSON *t)
-{
-    const char *s = kjson_get_str(t, "status.state");
-
-    if (kjson_has(t, "metadata.deletionTimestamp"))
-        return HIBPLAN_TASK_DELETING;
-    if (s && strcmp(s, "Succeeded") == 0)
-        return HIBPLAN_TASK_SUCCEEDED;
-    if (s && (strcmp(s, "Failed") == 0 || strcmp(s, "Rejected") == 0))
-        return HIBPLAN_TASK_FAILED;
-    return HIBPLAN_TASK_LIVE;
-}
-
-/* A task of ours: labelled with the Etcd and named "<etcd>-final-snapshot-<n>". */
-static int task_ours(const cJSON *t, const char *etcd)
-{
-    const char *of = etcdspec_label(t, HIB_LABEL_TASK_OF);
-    char want[KNAME_LABEL_MAX + 1];
-
-    if (!of || kname_label_value(etcd, want) != KERR_OK || strcmp(of, want) != 0)
-        return 0;
-    return task_attempt(t, etcd);
-}
-
-/* Not Succeeded, Failed or Rejected: etcd-druid's IsCompleted() is false. */
-static int task_unfinished(const cJSON *t)
-{
-    const char *s = kjson_get_str(t, "status.state");
-
-    return !s || (strcmp(s, "Succeeded") && strcmp(s, "Failed") && strcmp(s, "Rejected"));
-}
-
-/* The cut time of the Etcd (etcd-warden.io/traffic-cut-at), or -1. */
-static time_t cut_time(const cJSON *etcd)
-{
-    time_t t;
-
-    return hibguard_cut_at(etcd, &t, NULL) == KERR_OK ? t : (time_t)-1;
-}
-
-/*
- * Every EtcdOpsTask of the namespace: ours (final-snapshot attempts) and the
- * others of this Etcd (etcd-druid's pre-sync tasks, a user's), which decide
- * whether we may create one and whether a snapshot of this cycle exists.
- */
-static enum kerr read_tasks(const struct hib_env *env, struct round *r, struct kerr_info *err)
-{
-    time_t cut = cut_time(r->etcd);
-    const cJSON *t;
-    const char *en;
-    enum kerr rc;
-    int n;
-
-    rc = k8s_list(env->client, &ETCDSPEC_RES_OPSTASK, r->ns, NULL, &r->tasks, err);
-    (*r->used)++;
-    if (rc != KERR_OK)
-        return rc;
-    cJSON_ArrayForEach (t, kjson_get_arr(r->tasks, "items")) {
-        /* the webhook's rule for a scale-down to 0 (common/hibguard.h) */
-        if (cut >= 0 && hibguard_task_counts(t, r->ns, r->name, cut))
-            r->v.counted = true;
-        if (!(n = task_ours(t, r->name))) {
-            en = kjson_get_str(t, "spec.etcdName");
-            if (en && strcmp(en, r->name) == 0 && task_unfinished(t))
-                r->v.other_live = true;
-            continue;
-        }
-        if (kjson_has(t, "metadata.deletionTimestamp"))
-            r->v.ndeleting++;
-        else
-            r->v.ntasks++;
-        if (n > r->v.attempt) {
-            r->v.attempt = n;
-            r->latest = t;
-        }
-    }
-    r->v.task = r->latest ? task_state(r->latest) : HIBPLAN_TASK_NONE;
-    r->v.task_errors = r->v.task == HIBPLAN_TASK_LIVE &&
-                       cJSON_GetArraySize(kjson_get_arr(r->latest, "status.lastErrors")) > 0;
-    if (r->v.task == HIBPLAN_TASK_FAILED)
-        r->v.failed_ago_ms = since_ms(kjson_get_str(r->latest, "status.lastTransitionTime"));
-    return KERR_OK;
-}
-
-static int int_at(const cJSON *o, const char *path)
-{
-    int64_t v = 0;
-    return kjson_get_int64(o, path, &v) == KERR_OK ? (int)v : 0;
-}
-
-/* The annotation etcd-warden.io/hibernate is "true". */
-static int hib_wanted(const cJSON *etcd)
-{
-    const char *want = etcdspec_annotation(etcd, HIB_ANN_HIBERNATE);
-    return want && strcmp(want, "true") == 0;
-}
-
-/* spec.replicas is set to 0 (Gardener's signal, when the StatefulSet is above 0). */
-static int spec_zero(const cJSON *etcd)
-{
-    int64_t v = -1;
-    return kjson_get_int64(etcd, "spec.replicas", &v) == KERR_OK && v == 0;
-}
-
-/* A phase of the way down or asleep: the spec path's intent holds while spec.replicas is 0. */
-static int phase_asleep(enum hibplan_phase p)
-{
-    return p == HIBPLAN_CUTTING || p == HIBPLAN_SNAPSHOT || p == HIBPLAN_SCALING ||
-           p == HIBPLAN_FAILED || p == HIBPLAN_HIBERNATED;
-}
-
-/* Fill r->v from the API (the Service, StatefulSet and tasks not when Hibernated stays). */
-static enum kerr read_state(const struct hib_env *env, struct round *r, struct kerr_info *err)
-{
-    char svc_name[ETCDSPEC_NAME_MAX + 8], imm_name[ETCDSPEC_NAME_MAX + 24];
-    cJSON *imm = NULL;
-    int rem = 0, light;
-    enum kerr rc;
-
-    r->ns = kjson_get_str(r->etcd, "metadata.namespace");
-    r->name = kjson_get_str(r->etcd, "metadata.name");
-    if (!r->ns || !r->name || strlen(r->name) > ETCDSPEC_NAME_MAX)
-        return kerr_set(err, KERR_INVAL, "Etcd without namespace or name");
-    r->v.phase = hibplan_phase_parse(etcdspec_annotation(r->etcd, HIB_ANN_PHASE));
-    r->v.spec_signal = !hib_wanted(r->etcd) && spec_zero(r->etcd);
-    r->v.want = hib_wanted(r->etcd) || (r->v.spec_signal && phase_asleep(r->v.phase));
-    r->v.deleting = kjson_has(r->etcd, "metadata.deletionTimestamp");
-    r->v.suspended = etcdspec_annotation(r->etcd, HIB_ANN_SUSPEND) != NULL;
-    r->v.suspend_ours = etcdspec_annotation(r->etcd, HIB_ANN_SUSPEND_ADDED) != NULL;
-    r->v.cut_at = etcdspec_annotation(r->etcd, HIB_ANN_CUT_AT) != NULL;
-    r->v.failing_noted = etcdspec_annotation(r->etcd, HIB_ANN_CONDITION) != NULL;
-    r->v.break_glass = etcdspec_annotation(r->etcd, HIB_ANN_BREAK_GLASS) != NULL;
-    r->v.store = kjson_get_obj(r->etcd, "spec.backup.store") != NULL;
-    r->v.spec_replicas = int_at(r->etcd, "spec.replicas");
-    r->v.imm = env->bucket(r->etcd, NULL);
-    snprintf(svc_name, sizeof(svc_name), "%s-client", r->name);
-    if (imtjob_task_name(r->name, imm_name, sizeof(imm_name)) != KERR_OK)
-        return kerr_set(err, KERR_INVAL, "Etcd name too long");
-    if (!r->v.want && r->v.phase == HIBPLAN_NONE) {
-        /* only spec.replicas: 0 brought us here: the StatefulSet says whether it is new */
-        if ((rc = get_opt(env, r, &RES_STS, r->ns, r->name, &r->sts, err)) != KERR_OK)
-            return rc;
-        r->v.sts_present = r->sts != NULL;
-        r->v.sts_spec = int_at(r->sts, "spec.replicas");
-        r->v.sts_status = int_at(r->sts, "status.replicas");
-        r->v.want = r->v.spec_signal && r->v.sts_spec > 0;
-        if (!r->v.want)
-            return KERR_OK;
-        cJSON_Delete(r->sts);
-        r->sts = NULL;
-    }
-    /* Hibernated and staying so: only the immutability task can need work. */
-    light = r->v.want && r->v.phase == HIBPLAN_HIBERNATED;
-    if ((!light && ((rc = get_opt(env, r, &RES_SVC, r->ns, svc_name, &r->svc, err)) ||
-                    (rc = get_opt(env, r, &RES_STS, r->ns, r->name, &r->sts, err)) ||
-                    (rc = read_tasks(env, r, err)))) ||
-        (rc = get_opt(env, r, &ETCDSPEC_RES_IMMTASK, r->ns, imm_name, &imm, err)))
-        return rc;
-    r->v.svc = hib_svc_state(r->svc, &rem);
-    r->v.svc_remembered = rem;
-    r->v.sts_present = r->sts != NULL;
-    r->v.sts_spec = int_at(r->sts, "spec.replicas");
-    r->v.sts_status = int_at(r->sts, "status.replicas");
-    r->v.imm_task = imm != NULL && !kjson_has(imm, "metadata.deletionTimestamp");
-    r->v.imm_deleting = imm != NULL && !r->v.imm_task;
-    cJSON_Delete(imm);
-    return KERR_OK;
-}
 
 /* ---- acting ---- */
 
@@ -294,12 +52,13 @@ static void event(const struct hib_env *env, const cJSON *obj, enum ev_type type
 
 /*
  * Merge-patch annotations of the Etcd, resourceVersion checked: n pairs of
- * key and value (NULL: remove), in one write.
+ * key and value (NULL: remove), in one write. The answer is the Etcd from
+ * then on; a conflict has it read again.
  */
 static enum kerr patch_etcd(const struct hib_env *env, struct round *r, int n,
                             const char *const kv[], struct kerr_info *err)
 {
-    cJSON *patch = cJSON_CreateObject();
+    cJSON *patch = cJSON_CreateObject(), *ans = NULL;
     const char *rv = kjson_get_str(r->etcd, "metadata.resourceVersion");
     enum kerr rc = kerr_set(err, KERR_NOMEM, "out of memory");
 
@@ -316,9 +75,15 @@ static enum kerr patch_etcd(const struct hib_env *env, struct round *r, int n,
     if (rv && kjson_set_str(patch, "metadata.resourceVersion", rv, err) != KERR_OK)
         goto out;
     rc = k8s_patch(env->client, &ETCDSPEC_RES_ETCD, r->ns, r->name, K8S_PATCH_MERGE, patch, NULL,
-                   NULL, err);
-    (*r->used)++;
+                   &ans, err);
+    r->used++;
+    if (rc == KERR_OK || rc == KERR_CONFLICT) {
+        cJSON_Delete(r->etcd);
+        r->etcd = rc == KERR_OK ? ans : NULL;
+        ans = NULL;
+    }
 out:
+    cJSON_Delete(ans);
     cJSON_Delete(patch);
     return rc;
 }
@@ -330,15 +95,46 @@ static enum kerr patch_one(const struct hib_env *env, struct round *r, const cha
     return patch_etcd(env, r, 1, kv, err);
 }
 
-static enum kerr put_svc(const struct hib_env *env, struct round *r, int cut, struct kerr_info *err)
+/*
+ * Cut or restore the ports: a merge patch of spec.ports and the removed-ports annotation,
+ * resourceVersion checked (the Service read may be the cache's, projected). The answer is
+ * the Service from then on; a conflict has it read again from the API.
+ */
+static enum kerr patch_svc(const struct hib_env *env, struct round *r, int cut,
+                           struct kerr_info *err)
 {
-    cJSON *next = NULL;
+    const char *segs[] = { "metadata", "annotations", HIB_ANN_REMOVED_PORTS, NULL };
+    const char *rv = kjson_get_str(r->svc, "metadata.resourceVersion");
+    const char *name = kjson_get_str(r->svc, "metadata.name");
+    const char *rem;
+    cJSON *next = NULL, *patch = NULL, *ans = NULL;
     enum kerr rc = cut ? hib_ports_cut(r->svc, &next, err) : hib_ports_restore(r->svc, &next, err);
 
-    if (rc == KERR_OK) {
-        rc = k8s_update(env->client, &RES_SVC, r->ns, NULL, next, NULL, NULL, err);
-        (*r->used)++;
+    if (rc != KERR_OK)
+        return rc;
+    if (!name || !rv) {
+        rc = kerr_set(err, KERR_INVAL, "the client Service has no name or resourceVersion");
+        goto out;
     }
+    rem = etcdspec_annotation(next, HIB_ANN_REMOVED_PORTS);
+    rc = kerr_set(err, KERR_NOMEM, "out of memory");
+    if (!(patch = cJSON_CreateObject()) ||
+        kjson_set_str(patch, "metadata.resourceVersion", rv, err) ||
+        kjson_setv(patch, segs, rem ? cJSON_CreateString(rem) : cJSON_CreateNull(), err) ||
+        kjson_set(patch, "spec.ports", cJSON_Duplicate(kjson_get_arr(next, "spec.ports"), 1), err))
+        goto out;
+    rc = k8s_patch(env->client, &RES_SVC, r->ns, name, K8S_PATCH_MERGE, patch, NULL, &ans, err);
+    r->used++;
+    if (rc == KERR_OK || rc == KERR_CONFLICT) {
+        cJSON_Delete(r->svc);
+        r->svc = rc == KERR_OK ? ans : NULL;
+        r->svc_read = rc == KERR_OK;
+        r->svc_api = r->svc_api || rc == KERR_CONFLICT;
+        ans = NULL;
+    }
+out:
+    cJSON_Delete(ans);
+    cJSON_Delete(patch);
     cJSON_Delete(next);
     return rc;
 }
@@ -355,7 +151,7 @@ static enum kerr build_task(struct round *r, int attempt, cJSON **out, struct ke
     enum kerr rc;
 
     *out = NULL;
-    if (task_prefix(r->name, name, sizeof(name)) != KERR_OK ||
+    if (hib_task_prefix(r->name, name, sizeof(name)) != KERR_OK ||
         kname_label_value(r->name, of) != KERR_OK)
         return kerr_set(err, KERR_INVAL, "Etcd name too long");
     if (attempt > 0)
@@ -404,7 +200,7 @@ static enum kerr server_now(const struct hib_env *env, struct round *r, time_t *
     if ((rc = build_task(r, 0, &t, err)) != KERR_OK)
         return rc;
     rc = k8s_create(env->client, &ETCDSPEC_RES_OPSTASK, r->ns, t, &wo, &made, err);
-    (*r->used)++;
+    r->used++;
     cJSON_Delete(t);
     if (rc != KERR_OK)
         return rc;
@@ -429,8 +225,8 @@ static enum kerr server_now(const struct hib_env *env, struct round *r, time_t *
 static enum kerr create_task(const struct hib_env *env, struct round *r, int attempt,
                              long *defer_ms, struct kerr_info *err)
 {
-    time_t cut = cut_time(r->etcd), now = 0;
-    cJSON *t = NULL;
+    time_t cut = hib_cut_time(r->etcd), now = 0;
+    cJSON *t = NULL, *made = NULL;
     enum kerr rc;
 
     if (cut >= 0) {
@@ -443,43 +239,82 @@ static enum kerr create_task(const struct hib_env *env, struct round *r, int att
     }
     if ((rc = build_task(r, attempt, &t, err)) != KERR_OK)
         return rc;
-    rc = k8s_create(env->client, &ETCDSPEC_RES_OPSTASK, r->ns, t, NULL, NULL, err);
-    (*r->used)++;
-    if (rc == KERR_EXISTS)
-        rc = KERR_OK;
+    rc = k8s_create(env->client, &ETCDSPEC_RES_OPSTASK, r->ns, t, NULL, &made, err);
+    r->used++;
+    if (rc == KERR_EXISTS) /* created by an earlier call the cache has not shown yet */
+        rc = hib_get_opt(env, r, &ETCDSPEC_RES_OPSTASK, kjson_get_str(t, "metadata.name"), &made,
+                         err);
+    if (rc == KERR_OK && made)
+        hib_keep_task(r, made);
+    else
+        cJSON_Delete(made);
     cJSON_Delete(t);
     return rc;
 }
 
-static enum kerr delete_tasks(const struct hib_env *env, struct round *r, struct kerr_info *err)
+/* Delete our live tasks, as many as the budget of the call allows (then *defer_ms: 1). */
+static enum kerr delete_tasks(const struct hib_env *env, struct round *r, long *defer_ms,
+                              struct kerr_info *err)
 {
+    char name[KNAME_SUBDOMAIN_MAX + 1];
     const cJSON *t;
+    cJSON *ans;
     enum kerr rc;
 
-    cJSON_ArrayForEach (t, kjson_get_arr(r->tasks, "items")) {
-        if (!task_ours(t, r->name) || kjson_has(t, "metadata.deletionTimestamp"))
-            continue;
-        rc = k8s_delete(env->client, &ETCDSPEC_RES_OPSTASK, r->ns,
-                        kjson_get_str(t, "metadata.name"), NULL, NULL, err);
-        (*r->used)++;
-        if (rc != KERR_OK && rc != KERR_NOTFOUND)
+    for (;;) {
+        name[0] = '\0';
+        cJSON_ArrayForEach (t, r->tasks) {
+            if (hib_task_ours(t, r->name) && !kjson_has(t, "metadata.deletionTimestamp")) {
+                snprintf(name, sizeof(name), "%s", kjson_get_str(t, "metadata.name"));
+                break;
+            }
+        }
+        if (!name[0])
+            break;
+        if (r->used >= HIB_MAX_REQUESTS) {
+            *defer_ms = 1;
+            break;
+        }
+        ans = NULL;
+        rc = k8s_delete(env->client, &ETCDSPEC_RES_OPSTASK, r->ns, name, NULL, &ans, err);
+        r->used++;
+        if (rc != KERR_OK && rc != KERR_NOTFOUND) {
+            cJSON_Delete(ans);
             return rc;
+        }
+        hib_task_deleted(r, name, rc == KERR_OK ? ans : NULL);
+        cJSON_Delete(ans);
     }
     kerr_clear(err);
     return KERR_OK;
 }
 
+/* Scale through the scale subresource; the answer's replicas are the StatefulSet's from then on. */
 static enum kerr scale(const struct hib_env *env, struct round *r, int replicas,
                        struct kerr_info *err)
 {
     struct k8s_write_opts wo = { .subresource = "scale" };
-    cJSON *patch = cJSON_CreateObject();
+    cJSON *patch = cJSON_CreateObject(), *ans = NULL;
     enum kerr rc = kerr_set(err, KERR_NOMEM, "out of memory");
+    int64_t spec = replicas, status = -1;
 
-    if (patch && kjson_set_int(patch, "spec.replicas", replicas, err) == KERR_OK)
-        rc = k8s_patch(env->client, &RES_STS, r->ns, r->name, K8S_PATCH_MERGE, patch, &wo, NULL,
+    if (patch && kjson_set_int(patch, "spec.replicas", replicas, err) == KERR_OK) {
+        rc = k8s_patch(env->client, &RES_STS, r->ns, r->name, K8S_PATCH_MERGE, patch, &wo, &ans,
                        err);
-    (*r->used)++;
+        r->used++;
+    }
+    if (rc == KERR_OK && r->sts) {
+        (void)kjson_get_int64(ans, "spec.replicas", &spec);
+        if (kjson_get_int64(ans, "status.replicas", &status) != KERR_OK)
+            status = -1;
+        if (kjson_set_int(r->sts, "spec.replicas", spec, NULL) ||
+            (status >= 0 && kjson_set_int(r->sts, "status.replicas", status, NULL))) {
+            cJSON_Delete(r->sts); /* read it again */
+            r->sts = NULL;
+            r->sts_read = false;
+        }
+    }
+    cJSON_Delete(ans);
     cJSON_Delete(patch);
     return rc;
 }
@@ -601,11 +436,11 @@ static enum kerr perform(const struct hib_env *env, struct round *r, const struc
     case HIBPLAN_CLEAR_FAILING:
         return patch_one(env, r, HIB_ANN_CONDITION, NULL, err);
     case HIBPLAN_CUT_PORTS:
-        return put_svc(env, r, 1, err);
+        return patch_svc(env, r, 1, err);
     case HIBPLAN_RESTORE_PORTS:
-        return put_svc(env, r, 0, err);
+        return patch_svc(env, r, 0, err);
     case HIBPLAN_DELETE_TASKS:
-        return delete_tasks(env, r, err);
+        return delete_tasks(env, r, &r->defer_ms, err);
     case HIBPLAN_CREATE_TASK:
         if (r->v.task == HIBPLAN_TASK_FAILED)
             event(env, r->etcd, EV_WARNING, "FinalSnapshotFailed",
@@ -622,33 +457,56 @@ static enum kerr perform(const struct hib_env *env, struct round *r, const struc
                   etcdspec_annotation(r->etcd, HIB_ANN_BREAK_GLASS));
         return scale(env, r, s->replicas, err);
     case HIBPLAN_IMT_ENSURE:
-        *r->used += 2; /* a GET and a write */
-        return env->imt_ensure(env->imt_arg, r->etcd, err);
+        r->used += 2; /* a GET and a write */
+        if ((rc = env->imt_ensure(env->imt_arg, r->etcd, err)) == KERR_OK) {
+            cJSON_Delete(r->imm); /* it exists: what the decision needs to know */
+            r->imm = cJSON_CreateObject();
+        }
+        return rc;
     case HIBPLAN_IMT_DELETE:
-        (*r->used)++;
-        return env->imt_delete(env->imt_arg, r->etcd, err);
+        r->used++;
+        if ((rc = env->imt_delete(env->imt_arg, r->etcd, err)) == KERR_OK) {
+            cJSON_Delete(r->imm);
+            r->imm = NULL;
+        }
+        return rc;
     default:
         return KERR_OK;
     }
 }
 
-/*
- * Read round i (the Etcd given for the first, a fresh GET after) and decide;
- * warnings about the input go out as events. r->etcd NULL: the Etcd is gone.
- */
-static enum kerr read_decide(const struct hib_env *env, const cJSON *etcd, int i, struct round *r,
-                             struct hibplan_step *s, int *told, struct kerr_info *err)
+/* API requests the action s may make (the budget of a call). */
+static int cost(const struct round *r, const struct hibplan_step *s)
 {
-    const char *ns = kjson_get_str(etcd, "metadata.namespace");
-    const char *name = kjson_get_str(etcd, "metadata.name");
+    switch (s->act) {
+    case HIBPLAN_SET_CUT_AT:
+    case HIBPLAN_IMT_ENSURE:
+        return 2;
+    case HIBPLAN_CREATE_TASK:
+        return r->v.cut_at ? 3 : 2; /* the server's clock; a GET when it exists already */
+    default:
+        return 1;
+    }
+}
+
+/* A step towards a scale-down: decided on the StatefulSet and tasks read from the API. */
+static int needs_proof(const struct hibplan_step *s)
+{
+    return (s->act == HIBPLAN_SCALE && s->replicas == 0) ||
+           (s->act == HIBPLAN_SET_PHASE &&
+            (s->phase == HIBPLAN_SCALING || s->phase == HIBPLAN_HIBERNATED));
+}
+
+/*
+ * Read what is missing and decide; warnings about the input go out as
+ * events. *gone: the Etcd no longer exists.
+ */
+static enum kerr read_decide(const struct hib_env *env, struct round *r, struct hibplan_step *s,
+                             int *told, int *gone, struct kerr_info *err)
+{
     enum kerr rc;
 
-    r->etcd = i == 0 ? cJSON_Duplicate(etcd, 1) : NULL;
-    if (i > 0 && (rc = get_opt(env, r, &ETCDSPEC_RES_ETCD, ns, name, &r->etcd, err)) != KERR_OK)
-        return rc;
-    if (!r->etcd) /* deleted meanwhile: owner references clean up */
-        return KERR_OK;
-    if ((rc = read_state(env, r, err)) != KERR_OK)
+    if ((rc = hib_read_view(env, r, gone, err)) != KERR_OK || *gone)
         return rc;
     if (r->v.imm < 0 && !(*told)++ && r->v.phase != HIBPLAN_NONE) {
         struct kerr_info e = { 0 };
@@ -657,7 +515,7 @@ static enum kerr read_decide(const struct hib_env *env, const cJSON *etcd, int i
               "immutability task left as it is: %s", e.msg);
     }
     *s = hibplan_decide(&r->v, &env->plan);
-    log_msg(LOG_DEBUG, "hibernation step", "namespace", ns, "name", name, "phase",
+    log_msg(LOG_DEBUG, "hibernation step", "namespace", r->ns, "name", r->name, "phase",
             hibplan_phase_name(r->v.phase), "action", hibplan_act_name(s->act), (char *)NULL);
     if (s->act == HIBPLAN_BAD)
         event(env, r->etcd, EV_WARNING, s->reason, "hibernation: %s", s->note);
@@ -670,49 +528,58 @@ enum kerr hib_step(const struct hib_env *env, const cJSON *etcd, long *requeue_m
     struct round r = { 0 };
     struct hibplan_step s = { .act = HIBPLAN_WAIT, .wait_ms = CONFLICT_WAIT };
     enum kerr rc = KERR_OK;
-    int told = 0, acts = 0, conflicts = 0, used = 0;
-    long defer;
+    int told = 0, acts = 0, conflicts = 0, gone = 0;
     int max = env->max_steps > 0 && env->max_steps < HIB_MAX_STEPS ? env->max_steps : HIB_MAX_STEPS;
 
     *requeue_ms = 0;
     kerr_clear(err);
-    r.used = &used;
-    if (!kjson_get_str(etcd, "metadata.namespace") || !kjson_get_str(etcd, "metadata.name"))
+    r.ns = kjson_get_str(etcd, "metadata.namespace");
+    r.name = kjson_get_str(etcd, "metadata.name");
+    if (!r.ns || !r.name || strlen(r.name) > ETCDSPEC_NAME_MAX)
         return kerr_set(err, KERR_INVAL, "Etcd without namespace or name");
-    if (!hib_wanted(etcd) && !spec_zero(etcd) && !etcdspec_annotation(etcd, HIB_ANN_PHASE))
-        return KERR_OK; /* never hibernated: nothing to read */
-    for (int i = 0; i < HIB_MAX_STEPS; i++) {
-        /* the rest waits for the next call rather than exceed the budget of one */
-        if (used + HIB_ROUND_REQUESTS > HIB_MAX_REQUESTS)
-            break;
-        rc = read_decide(env, etcd, i, &r, &s, &told, err);
-        if (rc != KERR_OK || !r.etcd)
+    if (!hib_wanted(etcd) && !hib_spec_zero(etcd) && !etcdspec_annotation(etcd, HIB_ANN_PHASE))
+        return KERR_OK;                           /* never hibernated: nothing to read */
+    r.fresh = !env->cached && !env->cached_tasks; /* everything comes from the API */
+    if (!(r.etcd = cJSON_Duplicate(etcd, 1)))
+        return kerr_set(err, KERR_NOMEM, "out of memory");
+    for (;;) {
+        rc = read_decide(env, &r, &s, &told, &gone, err);
+        if (rc != KERR_OK || gone)
             break;
         if (s.act == HIBPLAN_DONE || s.act == HIBPLAN_WAIT || s.act == HIBPLAN_BAD)
             break;
+        if (needs_proof(&s) && !r.fresh) {
+            if (r.used + 2 + cost(&r, &s) > HIB_MAX_REQUESTS)
+                goto later;
+            if ((rc = hib_read_fresh(env, &r, err)) != KERR_OK)
+                break;
+            continue; /* decide again on what the API says */
+        }
+        if (r.used + cost(&r, &s) > HIB_MAX_REQUESTS)
+            goto later;
         rc = perform(env, &r, &s, err);
-        defer = r.defer_ms;
-        round_release(&r);
         s.act = HIBPLAN_WAIT;
         s.wait_ms = CONFLICT_WAIT;
-        if (rc == KERR_OK && defer > 0) { /* the action waits for the API server's clock */
-            s.wait_ms = defer;
+        if (rc == KERR_OK && r.defer_ms > 0) { /* the action waits (the API server's clock) */
+            s.wait_ms = r.defer_ms;
             break;
         }
-        if (rc == KERR_CONFLICT) { /* someone wrote first: read again, a few times */
+        if (rc == KERR_CONFLICT) { /* someone wrote first: read that object again, a few times */
             rc = KERR_OK;
             if (++conflicts >= HIB_MAX_CONFLICTS) {
                 s.wait_ms = CONFLICT_BACKOFF;
                 break;
             }
         }
-        if (rc != KERR_OK)
-            break;
-        if (++acts >= max)
+        if (rc != KERR_OK || ++acts >= max)
             break;
     }
     if (rc == KERR_OK && (s.act == HIBPLAN_WAIT || s.act == HIBPLAN_BAD))
         *requeue_ms = s.wait_ms;
-    round_release(&r);
+    hib_round_release(&r);
     return rc;
+later: /* the budget of this call is spent; everything done so far is in the API */
+    *requeue_ms = 1;
+    hib_round_release(&r);
+    return KERR_OK;
 }

@@ -4,17 +4,24 @@
  *
  * An Etcd with neither signal (the hibernate annotation, spec.replicas: 0) and
  * without a phase costs no request; spec.replicas: 0 without a phase costs one
- * GET of the StatefulSet (above 0: hibernation starts). Otherwise one call of
- * hib_step reads the state back from the API (never a cache: the Etcd, its
- * client Service <etcd>-client, its StatefulSet <etcd>, the EtcdOpsTasks of
- * the namespace (ours are labelled etcd-warden.io/final-snapshot-of=<etcd>;
- * the others of this Etcd, etcd-druid's pre-sync tasks among them, decide
- * whether ours may be created and may count as this cycle's snapshot) and
- * the ExtendFullSnapshotImmutabilityTask <etcd>-extend-immutability), asks
- * hibplan_decide for the next action, performs it, and repeats until the
- * decision is to wait or nothing is left: at most HIB_MAX_STEPS rounds and
- * HIB_MAX_REQUESTS API requests per call (the rest follows on a requeue),
- * and after HIB_MAX_CONFLICTS conflicts it requeues instead of reading again.
+ * read of the StatefulSet (above 0: hibernation starts). Otherwise one call
+ * of hib_step reads the state once: the Etcd it is given (the dispatch's
+ * fresh GET), its client Service <etcd>-client, its StatefulSet <etcd>, the
+ * EtcdOpsTasks of this Etcd (ours are labelled
+ * etcd-warden.io/final-snapshot-of=<etcd>; the others, etcd-druid's pre-sync
+ * tasks among them, decide whether ours may be created and may count as this
+ * cycle's snapshot) and the ExtendFullSnapshotImmutabilityTask
+ * <etcd>-extend-immutability, from the controller's caches when env has
+ * them (an object the cache lacks is read from the API), else from the API.
+ * It asks hibplan_decide for the next action, performs it, keeps the answer
+ * of the write as the new state, and repeats until the decision is to wait
+ * or nothing is left. A step towards a scale-down (the phases ScalingDown
+ * and Hibernated, a scale to 0) is decided on the StatefulSet and the tasks
+ * read again from the API in that call: a cache never proves a snapshot.
+ * A write that conflicts reads its object again from the API. At most
+ * HIB_MAX_STEPS actions and HIB_MAX_REQUESTS API requests per call (the rest
+ * follows on an immediate requeue: every step's progress is in the API), and
+ * after HIB_MAX_CONFLICTS conflicts it requeues instead of reading again.
  *
  * Writes:
  *   - Etcd annotations (etcd-warden.io/hibernation-phase, the suspend
@@ -85,17 +92,30 @@ struct ev_recorder; /* common/events.h */
 #define HIB_ANN_BREAK_GLASS   HIBGUARD_ANN_BREAK_GLASS
 #define HIB_LABEL_TASK_OF     "etcd-warden.io/final-snapshot-of"
 #define HIB_MAX_STEPS         24
-/* API requests one hib_step call may make (a round takes at most HIB_ROUND_REQUESTS) */
-#define HIB_MAX_REQUESTS   48
-#define HIB_ROUND_REQUESTS 8
-#define HIB_MAX_CONFLICTS  3 /* conflicts per call before a requeue */
+/*
+ * API requests one hib_step call may make: with the dispatch's GET of the Etcd, a reconcile
+ * of a hibernation makes at most 8.
+ */
+#define HIB_MAX_REQUESTS  7
+#define HIB_MAX_CONFLICTS 3 /* conflicts per call before a requeue */
+
+/* The objects hib_step may read from a cache. */
+enum hib_cached { HIB_CACHED_SERVICE, HIB_CACHED_STATEFULSET, HIB_CACHED_IMMTASK };
 
 /* Creates / deletes the immutability task of etcd (BORROWED); idempotent. */
 typedef enum kerr (*hib_imt_fn)(void *arg, const cJSON *etcd, struct kerr_info *err);
 /* 1: bucket retention, 0: none, < 0: the Etcd's immutability block is malformed. */
 typedef int (*hib_bucket_fn)(const cJSON *etcd, struct kerr_info *err);
 
-/* What hib_step needs. All BORROWED; the function pointers are required. */
+/* A copy (OWNED by the caller) of the cached object what ns/name, NULL when not cached. */
+typedef cJSON *(*hib_cached_fn)(void *arg, enum hib_cached what, const char *ns, const char *name);
+/* A cJSON array (OWNED) of copies of the cached EtcdOpsTasks of Etcd ns/etcd; NULL: none. */
+typedef cJSON *(*hib_cached_tasks_fn)(void *arg, const char *ns, const char *etcd);
+
+/*
+ * What hib_step needs. All BORROWED; the function pointers are required but for the caches
+ * (cached and cached_tasks both NULL: everything is read from the API).
+ */
 struct hib_env {
     struct k8s_client *client;
     struct ev_recorder *events; /* NULL: no events */
@@ -104,6 +124,9 @@ struct hib_env {
     hib_imt_fn imt_ensure;
     hib_imt_fn imt_delete;
     void *imt_arg;
+    hib_cached_fn cached;
+    hib_cached_tasks_fn cached_tasks;
+    void *cache_arg;
     int max_steps; /* actions per call; 0: HIB_MAX_STEPS (1: stop after each, as a crash) */
 };
 

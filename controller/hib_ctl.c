@@ -3,7 +3,10 @@
  * with the immutability task helpers of controller/imt.h and the Etcd
  * checks of controller/etcdspec.h.
  */
+#include <stdio.h>
+
 #include "common/kjson.h"
+#include "common/store.h"
 #include "controller/ctl.h"
 #include "controller/ctl_config.h"
 #include "controller/etcdspec.h"
@@ -22,6 +25,36 @@ static enum kerr imt_delete(void *arg, const cJSON *etcd, struct kerr_info *err)
     return imt_task_delete(arg, etcd, err);
 }
 
+/* The controller's caches (controller/ctl.h): components keyed "<kind>/<ns>/<name>". */
+static cJSON *cached(void *arg, enum hib_cached what, const char *ns, const char *name)
+{
+    static const char *const kinds[] = { "Service", "StatefulSet", NULL };
+    struct store *s =
+        ctl_store(arg, what == HIB_CACHED_IMMTASK ? CTL_C_IMMTASKS : CTL_C_COMPONENTS);
+    char key[STORE_KEY_MAX];
+    cJSON *out = NULL;
+    int n = what == HIB_CACHED_IMMTASK
+                ? snprintf(key, sizeof(key), "%s/%s", ns, name)
+                : snprintf(key, sizeof(key), "%s/%s/%s", kinds[what], ns, name);
+
+    if (!s || n < 0 || (size_t)n >= sizeof(key) || store_get(s, key, &out, NULL) != KERR_OK)
+        return NULL;
+    return out;
+}
+
+static cJSON *cached_tasks(void *arg, const char *ns, const char *etcd)
+{
+    struct store *s = ctl_store(arg, CTL_C_OPSTASKS);
+    char v[STORE_KEY_MAX];
+    cJSON *out = NULL;
+    int n = snprintf(v, sizeof(v), "%s/%s", ns, etcd);
+
+    if (!s || n < 0 || (size_t)n >= sizeof(v) ||
+        store_index_list(s, CTL_INDEX_ETCD_NAME, v, &out, NULL) != KERR_OK)
+        return NULL;
+    return out;
+}
+
 enum kerr hib_reconcile(struct ctl *c, const cJSON *etcd, struct ctl_result *res,
                         struct kerr_info *err)
 {
@@ -35,6 +68,9 @@ enum kerr hib_reconcile(struct ctl *c, const cJSON *etcd, struct ctl_result *res
         .imt_ensure = imt_ensure,
         .imt_delete = imt_delete,
         .imt_arg = c,
+        .cached = cached,
+        .cached_tasks = cached_tasks,
+        .cache_arg = c,
     };
 
     /*
