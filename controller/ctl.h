@@ -190,6 +190,13 @@ long long ctl_now_ms(const struct ctl *c);
 /* The configuration. BORROWED. */
 const struct ctl_config *ctl_cfg(const struct ctl *c);
 
+/*
+ * API requests a reconcile of an Etcd may make (its steps together, the dispatch's GET
+ * included), and how many the reconcile running on the calling thread has made so far.
+ */
+#define CTL_ETCD_REQUESTS 8
+unsigned long ctl_reconcile_requests(void);
+
 /* A cache (read with store_get / store_view / store_index_*). BORROWED. */
 struct store *ctl_store(struct ctl *c, enum ctl_cache w);
 

@@ -118,6 +118,14 @@ static enum kerr reconcile_task(struct ctl *c, ctl_task_step_fn fn, const char *
     return rc;
 }
 
+/* k8s_thread_requests() when the reconcile running on this thread began. */
+static __thread unsigned long reconcile_start;
+
+unsigned long ctl_reconcile_requests(void)
+{
+    return k8s_thread_requests() - reconcile_start;
+}
+
 enum wqpool_result ctl_dispatch(void *arg, const char *key, long *after_ms)
 {
     struct ctl *c = arg;
@@ -125,12 +133,13 @@ enum wqpool_result ctl_dispatch(void *arg, const char *key, long *after_ms)
     const char *kind, *ns, *name, *where = "";
     struct kerr_info err;
     int64_t t0 = ktime_mono_ns();
-    unsigned long req0 = k8s_thread_requests(), reqs;
+    unsigned long reqs;
     long requeue = 0;
     enum kerr rc = KERR_OK;
     enum ctl_metrics_result res;
 
     kerr_clear(&err);
+    reconcile_start = k8s_thread_requests();
     if (!split_key(key, buf, sizeof(buf), &kind, &ns, &name)) {
         log_warn("dropped a malformed queue key", "key", key);
         return WQPOOL_RESULT_OK;
@@ -150,7 +159,7 @@ enum wqpool_result ctl_dispatch(void *arg, const char *key, long *after_ms)
     else if (strcmp(kind, "bschedule") == 0 && c->cfg->backups)
         rc = reconcile_task(c, c->steps.bschedule, ns, name, &requeue, &err);
     res = rc ? CTL_R_ERROR : requeue > 0 ? CTL_R_REQUEUE_AFTER : CTL_R_SUCCESS;
-    reqs = k8s_thread_requests() - req0;
+    reqs = ctl_reconcile_requests();
     ctl_metrics_reconcile(c->metrics, kind, res, (double)(ktime_mono_ns() - t0) / 1e9, reqs);
     if (rc) {
         log_warn("reconcile failed", "controller", kind, "namespace", ns, "name", name, "step",

@@ -271,7 +271,7 @@ static enum kerr delete_tasks(const struct hib_env *env, struct round *r, long *
         }
         if (!name[0])
             break;
-        if (r->used >= HIB_MAX_REQUESTS) {
+        if (r->used >= r->budget) {
             *defer_ms = 1;
             break;
         }
@@ -540,6 +540,13 @@ enum kerr hib_step(const struct hib_env *env, const cJSON *etcd, long *requeue_m
     if (!hib_wanted(etcd) && !hib_spec_zero(etcd) && !etcdspec_annotation(etcd, HIB_ANN_PHASE))
         return KERR_OK;                           /* never hibernated: nothing to read */
     r.fresh = !env->cached && !env->cached_tasks; /* everything comes from the API */
+    r.budget = env->max_requests < 0                                           ? 0
+               : env->max_requests > 0 && env->max_requests < HIB_MAX_REQUESTS ? env->max_requests
+                                                                               : HIB_MAX_REQUESTS;
+    if (r.budget == 0) { /* spent by the reconcile's other steps: the next one goes on */
+        *requeue_ms = 1;
+        return KERR_OK;
+    }
     if (!(r.etcd = cJSON_Duplicate(etcd, 1)))
         return kerr_set(err, KERR_NOMEM, "out of memory");
     for (;;) {
@@ -549,13 +556,13 @@ enum kerr hib_step(const struct hib_env *env, const cJSON *etcd, long *requeue_m
         if (s.act == HIBPLAN_DONE || s.act == HIBPLAN_WAIT || s.act == HIBPLAN_BAD)
             break;
         if (needs_proof(&s) && !r.fresh) {
-            if (r.used + 2 + cost(&r, &s) > HIB_MAX_REQUESTS)
+            if (r.used + 2 + cost(&r, &s) > r.budget)
                 goto later;
             if ((rc = hib_read_fresh(env, &r, err)) != KERR_OK)
                 break;
             continue; /* decide again on what the API says */
         }
-        if (r.used + cost(&r, &s) > HIB_MAX_REQUESTS)
+        if (r.used + cost(&r, &s) > r.budget)
             goto later;
         rc = perform(env, &r, &s, err);
         s.act = HIBPLAN_WAIT;

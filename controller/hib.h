@@ -19,7 +19,7 @@
  * and Hibernated, a scale to 0) is decided on the StatefulSet and the tasks
  * read again from the API in that call: a cache never proves a snapshot.
  * A write that conflicts reads its object again from the API. At most
- * HIB_MAX_STEPS actions and HIB_MAX_REQUESTS API requests per call (the rest
+ * HIB_MAX_STEPS actions and env->max_requests API requests per call (the rest
  * follows on an immediate requeue: every step's progress is in the API), and
  * after HIB_MAX_CONFLICTS conflicts it requeues instead of reading again.
  *
@@ -127,7 +127,9 @@ struct hib_env {
     hib_cached_fn cached;
     hib_cached_tasks_fn cached_tasks;
     void *cache_arg;
-    int max_steps; /* actions per call; 0: HIB_MAX_STEPS (1: stop after each, as a crash) */
+    int max_steps;    /* actions per call; 0: HIB_MAX_STEPS (1: stop after each, as a crash) */
+    int max_requests; /* API requests per call, at most HIB_MAX_REQUESTS; 0: that; < 0: none
+                         (a call that would read or write asks to be called again at once) */
 };
 
 /*

@@ -60,6 +60,7 @@ enum kerr hib_reconcile(struct ctl *c, const cJSON *etcd, struct ctl_result *res
 {
     struct rctx x;
     enum kerr rc;
+    long left;
     struct hib_env env = {
         .client = ctl_client(c),
         .events = ctl_events(c),
@@ -85,5 +86,8 @@ enum kerr hib_reconcile(struct ctl *c, const cJSON *etcd, struct ctl_result *res
             res->requeue_ms = 1;
         return rc;
     }
+    /* what the steps before left of the reconcile's budget (none left: the next one goes on) */
+    left = CTL_ETCD_REQUESTS - (long)ctl_reconcile_requests();
+    env.max_requests = left > 0 ? (int)left : -1;
     return hib_step(&env, etcd, &res->requeue_ms, err);
 }

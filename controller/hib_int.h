@@ -25,6 +25,7 @@
 struct round {
     const char *ns, *name; /* BORROWED from etcd */
     int used;              /* API requests of this call so far */
+    int budget;            /* ... and at most (hib_env.max_requests) */
     cJSON *etcd;           /* NULL: read it again (after a conflict) */
     cJSON *svc, *sts, *imm;
     cJSON *tasks;            /* array of the EtcdOpsTasks of this Etcd (a LIST: the namespace's) */
