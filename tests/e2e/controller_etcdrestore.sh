@@ -148,7 +148,7 @@ restore exists etcd-events shoot--somewhere "{store: {provider: S3, container: $
 settle exists Failed
 restore inuse etcd-new shoot--etcd-events/restored "{store: {provider: S3, container: $SNAP_BUCKET, prefix: shoot--etcd-main, secretRef: {name: etcd-backup}}, etcdName: etcd-main}"
 settle inuse Failed
-# the README's old example: a target prefix the source's is the start of
+# the old example of the docs: a target prefix the source's is the start of
 restore sibling etcd-main-restored shoot--etcd-main-restored "{store: {provider: S3, container: $SNAP_BUCKET, prefix: shoot--etcd-main, secretRef: {name: etcd-backup}}, etcdName: etcd-main}"
 settle sibling Failed
 table=$(kc -n shoot get erst -o wide)

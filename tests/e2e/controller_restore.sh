@@ -156,7 +156,7 @@ ksim_wait 10 backup_owned ||
 sleep 1
 expect "the restored components survived the garbage collector" "$(wc -l <<<"$inventory")" \
     "$(kc -n shoot get sa,role,rolebinding,svc,cm,pdb,sts,lease -o name -l app.kubernetes.io/part-of=etcd-main | wc -l)"
-# ---- the restoring label removed by hand (the README's toggle) while the restore still
+# ---- the restoring label removed by hand (a toggle of docs/toggles.md) while the restore still
 # waits for the status: etcd-warden lifts what it added (its suspension, the progress) and says
 # what was skipped.
 wh_restored_etcd shoot etcd-hand true "{store: {prefix: shoot--etcd-hand, container: b, provider: S3}}"

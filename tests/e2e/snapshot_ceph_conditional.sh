@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Which create-only condition Ceph's RADOS Gateway 16 (Debian 12's, tests/lib/ceph-rgw.sh)
-# honours, exactly as the README states it; warden-snapshot sends If-None-Match: * on
+# honours, exactly as docs/warden-snapshot.md states it; warden-snapshot sends If-None-Match: * on
 # every write that creates a snapshot, and this is where only its HEAD guards the name.
 #  1. Unversioned bucket: PutObject with If-None-Match: * onto an existing name is refused
 #     (412) and the object kept; CopyObject and CompleteMultipartUpload with it overwrite.
 #  2. Versioned bucket and Object Lock bucket (always versioned): PutObject, CopyObject and
 #     CompleteMultipartUpload with If-None-Match: * all succeed, but as a new version: the
 #     earlier one is still there, by version, with its bytes (and its lock).
-# Should a later radosgw honour a condition it ignores here, this test fails: the README's
-# Ceph caveat is then to be corrected with it.
+# Should a later radosgw honour a condition it ignores here, this test fails: the Ceph
+# caveat of docs/warden-snapshot.md is then to be corrected with it.
 set -euo pipefail
 . "$(dirname "$0")/../lib/snapshot.sh"
 . "$(dirname "$0")/../lib/ceph-rgw.sh"
@@ -51,9 +51,9 @@ for k in put copy complete; do rgw_s3 -T "$SNAP_WORK/first" "$RGW_URL/plain/$k" 
 [ "$(put_inm plain put)" = 412 ] || snap_fail "unversioned PutObject: If-None-Match: * not honoured"
 body_is plain put "$SNAP_WORK/first" || snap_fail "unversioned PutObject: the existing object changed"
 [ "$(put_inm plain put-new)" = 200 ] || snap_fail "unversioned PutObject of a free name refused"
-[ "$(copy_inm plain copy)" = 200 ] || snap_fail "unversioned CopyObject: If-None-Match: * now honoured (update the README)"
+[ "$(copy_inm plain copy)" = 200 ] || snap_fail "unversioned CopyObject: If-None-Match: * now honoured (update docs/warden-snapshot.md)"
 body_is plain copy "$SNAP_WORK/other" || snap_fail "unversioned CopyObject did not overwrite"
-[ "$(complete_inm plain complete)" = 200 ] || snap_fail "unversioned CompleteMultipartUpload: If-None-Match: * now honoured (update the README)"
+[ "$(complete_inm plain complete)" = 200 ] || snap_fail "unversioned CompleteMultipartUpload: If-None-Match: * now honoured (update docs/warden-snapshot.md)"
 body_is plain complete "$SNAP_WORK/second" || snap_fail "unversioned CompleteMultipartUpload did not overwrite"
 echo "unversioned: If-None-Match: * honoured by PutObject only; CopyObject and CompleteMultipartUpload overwrite"
 
@@ -65,9 +65,9 @@ rgw_s3 -X PUT "$RGW_URL/lock" -H 'x-amz-bucket-object-lock-enabled: true' -o /de
 for b in ver lock; do
     rgw_s3 -T "$SNAP_WORK/other" "$RGW_URL/$b/src" -o /dev/null
     for k in put copy complete; do rgw_s3 -T "$SNAP_WORK/first" "$RGW_URL/$b/$k" -o /dev/null; done
-    [ "$(put_inm $b put)" = 200 ] || snap_fail "$b PutObject: If-None-Match: * now honoured (update the README)"
-    [ "$(copy_inm $b copy)" = 200 ] || snap_fail "$b CopyObject: If-None-Match: * now honoured (update the README)"
-    [ "$(complete_inm $b complete)" = 200 ] || snap_fail "$b CompleteMultipartUpload: If-None-Match: * now honoured (update the README)"
+    [ "$(put_inm $b put)" = 200 ] || snap_fail "$b PutObject: If-None-Match: * now honoured (update docs/warden-snapshot.md)"
+    [ "$(copy_inm $b copy)" = 200 ] || snap_fail "$b CopyObject: If-None-Match: * now honoured (update docs/warden-snapshot.md)"
+    [ "$(complete_inm $b complete)" = 200 ] || snap_fail "$b CompleteMultipartUpload: If-None-Match: * now honoured (update docs/warden-snapshot.md)"
     for k in put copy complete; do
         mapfile -t v < <(versions $b $k)
         [ ${#v[@]} -eq 2 ] || snap_fail "$b/$k: ${#v[@]} versions, want the new one and the earlier one"

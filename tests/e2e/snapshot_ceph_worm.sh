@@ -15,7 +15,7 @@
 #     sidecar's snapshot, never the bad copy.
 #  3. An unversioned bucket: the streamed copy is create-only (PutObject with
 #     If-None-Match: *, which radosgw honours there) even when the HEAD before it says the
-#     name is free. (radosgw 16 ignores If-None-Match on CopyObject: see the README.)
+#     name is free. (radosgw 16 ignores If-None-Match on CopyObject: see docs/warden-snapshot.md.)
 set -euo pipefail
 . "$(dirname "$0")/../lib/snapshot.sh"
 . "$(dirname "$0")/../lib/ceph-rgw.sh"

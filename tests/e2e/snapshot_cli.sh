@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # warden-snapshot's command line, no store needed: warden-snapshot and every command take
 # -h/--help (the usage on stdout, nothing on stderr, exit 0), every flag a command's help
-# shows is documented in README.md, and each usage error (exit 2) says on its first line
-# what is wrong.
+# shows is documented in README.md or a page under docs/, and each usage error (exit 2) says
+# on its first line what is wrong.
 set -euo pipefail
 . "$(dirname "$0")/../lib/snapshot.sh"
-readme=$SNAP_SRC/README.md
+pages=("$SNAP_SRC"/README.md "$SNAP_SRC"/docs/*.md)
 commands=(extend-snapshot-immutability list delete-snapshots copy)
 
 # run ARGS...: RC, OUT (stdout) and ERR (stderr) of warden-snapshot ARGS.
@@ -57,9 +57,9 @@ for c in "${commands[@]}"; do
         [ "$c" != copy ] || case $f in --from-store-* | --from-storage-* | --to-store-* | --to-storage-*)
             f=--${f#--*-} ;;
         esac
-        grep -qF -- "\`$f" "$readme" || snap_fail "$c --help shows $f, README.md does not document it"
+        grep -qF -- "\`$f" "${pages[@]}" || snap_fail "$c --help shows $f, neither README.md nor docs/ documents it"
     done
-    echo "ok: the flags of $c --help are in README.md"
+    echo "ok: the flags of $c --help are in README.md and docs/"
 done
 grep -q -- '--latest-full' <<<"$("$WARDEN_SNAPSHOT" copy --help)" || snap_fail "copy --help lacks --latest-full"
 
