@@ -10,16 +10,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "common/buf.h"
 #include "common/events.h"
-#include "common/hibguard.h"
 #include "common/k8s.h"
 #include "common/kjson.h"
 #include "common/ktime.h"
 #include "common/log.h"
 #include "controller/etcdspec.h"
 #include "controller/hib_int.h"
-#include "controller/imtjob.h"
 #include "controller/kname.h"
 
 #define CONFLICT_WAIT    200L
