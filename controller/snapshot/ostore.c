@@ -7,10 +7,10 @@
 #include <string.h>
 
 #include "common/log.h"
-#include "controller/snapshot/abs.h"
-#include "controller/snapshot/gcs.h"
-#include "controller/snapshot/lfs.h"
-#include "controller/snapshot/s3.h"
+#include "controller/snapshot/providers/abs.h"
+#include "controller/snapshot/providers/gcs.h"
+#include "controller/snapshot/providers/lfs.h"
+#include "controller/snapshot/providers/s3.h"
 
 static int name_in(const char *name, const char *const *names)
 {

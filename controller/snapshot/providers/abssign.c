@@ -9,7 +9,7 @@
 
 #include "common/buf.h"
 #include "common/crypto.h"
-#include "controller/snapshot/absint.h"
+#include "controller/snapshot/providers/absint.h"
 
 static int hdr_cmp(const void *a, const void *b)
 {

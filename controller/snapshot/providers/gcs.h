@@ -24,8 +24,8 @@
  *
  * Thread safety: one store per thread.
  */
-#ifndef CONTROLLER_SNAPSHOT_GCS_H
-#define CONTROLLER_SNAPSHOT_GCS_H
+#ifndef CONTROLLER_SNAPSHOT_PROVIDERS_GCS_H
+#define CONTROLLER_SNAPSHOT_PROVIDERS_GCS_H
 
 #include "controller/snapshot/ostore.h"
 

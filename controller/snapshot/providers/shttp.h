@@ -13,8 +13,8 @@
  * Ownership: struct shttp OWNS its curl handle (shttp_release); a response
  * OWNS its body (shttp_resp_release). Thread safety: one handle per thread.
  */
-#ifndef CONTROLLER_SNAPSHOT_SHTTP_H
-#define CONTROLLER_SNAPSHOT_SHTTP_H
+#ifndef CONTROLLER_SNAPSHOT_PROVIDERS_SHTTP_H
+#define CONTROLLER_SNAPSHOT_PROVIDERS_SHTTP_H
 
 #include <curl/curl.h>
 #include <stdint.h>

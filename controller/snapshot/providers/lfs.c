@@ -1,5 +1,5 @@
 /* lfs - Local directory provider (see lfs.h). */
-#include "controller/snapshot/lfs.h"
+#include "controller/snapshot/providers/lfs.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* gcsjson - GCS JSON API answers (see gcsjson.h). */
-#include "controller/snapshot/gcsjson.h"
+#include "controller/snapshot/providers/gcsjson.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -9,7 +9,7 @@
 
 #include "common/kjson.h"
 #include "common/ktime.h"
-#include "controller/snapshot/snapxml.h"
+#include "controller/snapshot/providers/snapxml.h"
 
 #define GCSJSON_MAX (16u * 1024u * 1024u)
 

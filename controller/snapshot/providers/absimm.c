@@ -22,7 +22,7 @@
 #include <time.h>
 
 #include "common/log.h"
-#include "controller/snapshot/absint.h"
+#include "controller/snapshot/providers/absint.h"
 
 /* Whether the container has version-level immutability (Get Container Properties). */
 static enum kerr container_versioned(struct abs *a, bool *on, struct kerr_info *err)

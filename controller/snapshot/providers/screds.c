@@ -1,5 +1,5 @@
 /* screds - object-store credentials (see screds.h). */
-#include "controller/snapshot/screds.h"
+#include "controller/snapshot/providers/screds.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>

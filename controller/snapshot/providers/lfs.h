@@ -20,8 +20,8 @@
  *
  * Thread safety: one store per thread.
  */
-#ifndef CONTROLLER_SNAPSHOT_LFS_H
-#define CONTROLLER_SNAPSHOT_LFS_H
+#ifndef CONTROLLER_SNAPSHOT_PROVIDERS_LFS_H
+#define CONTROLLER_SNAPSHOT_PROVIDERS_LFS_H
 
 #include "controller/snapshot/ostore.h"
 

@@ -10,16 +10,16 @@
  * 403 SignatureDoesNotMatch. s3.c sends every request through s3sign_perform, which signs
  * such a request here whatever the libcurl.
  */
-#ifndef CONTROLLER_SNAPSHOT_S3SIGN_H
-#define CONTROLLER_SNAPSHOT_S3SIGN_H
+#ifndef CONTROLLER_SNAPSHOT_PROVIDERS_S3SIGN_H
+#define CONTROLLER_SNAPSHOT_PROVIDERS_S3SIGN_H
 
 #include <curl/curl.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "common/kerr.h"
-#include "controller/snapshot/screds.h"
-#include "controller/snapshot/shttp.h"
+#include "controller/snapshot/providers/screds.h"
+#include "controller/snapshot/providers/shttp.h"
 
 /* Whether h's headers (BORROWED) sorted as whole lowercased lines come in another order
  * than sorted by name: libcurl's signer before 8.10.0 would sign them wrongly. */

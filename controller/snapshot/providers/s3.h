@@ -22,11 +22,11 @@
  *
  * Thread safety: one store per thread (one curl handle, kept alive).
  */
-#ifndef CONTROLLER_SNAPSHOT_S3_H
-#define CONTROLLER_SNAPSHOT_S3_H
+#ifndef CONTROLLER_SNAPSHOT_PROVIDERS_S3_H
+#define CONTROLLER_SNAPSHOT_PROVIDERS_S3_H
 
 #include "controller/snapshot/ostore.h"
-#include "controller/snapshot/screds.h"
+#include "controller/snapshot/providers/screds.h"
 
 /* Open bucket (BORROWED) with credentials from the environment (screds_s3_from_env).
  * endpoint_override (BORROWED, NULL or "" for none) is --store-endpoint-override: it wins

@@ -10,8 +10,8 @@
 #include "common/crypto.h"
 #include "common/ktime.h"
 #include "common/log.h"
-#include "controller/snapshot/s3int.h"
-#include "controller/snapshot/snapxml.h"
+#include "controller/snapshot/providers/s3int.h"
+#include "controller/snapshot/providers/snapxml.h"
 
 /* Leeway for a retention that ended just now: the store may still refuse for a moment. */
 #define S3_LOCK_LEEWAY_S 5

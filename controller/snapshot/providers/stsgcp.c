@@ -1,5 +1,5 @@
 /* stsgcp - Google external-account credentials for GCS (see stsgcp.h). */
-#include "controller/snapshot/stsgcp.h"
+#include "controller/snapshot/providers/stsgcp.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -33,8 +33,8 @@
  * Ownership: the structs OWN their strings; release with *_release.
  * Thread safety: reentrant; reads the environment.
  */
-#ifndef CONTROLLER_SNAPSHOT_SCREDS_H
-#define CONTROLLER_SNAPSHOT_SCREDS_H
+#ifndef CONTROLLER_SNAPSHOT_PROVIDERS_SCREDS_H
+#define CONTROLLER_SNAPSHOT_PROVIDERS_SCREDS_H
 
 #include <stdbool.h>
 #include <stddef.h>

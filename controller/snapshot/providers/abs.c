@@ -1,6 +1,6 @@
 /* abs - Azure Blob Storage provider (see abs.h). */
-#include "controller/snapshot/abs.h"
-#include "controller/snapshot/absint.h"
+#include "controller/snapshot/providers/abs.h"
+#include "controller/snapshot/providers/absint.h"
 
 #include <openssl/evp.h>
 #include <stdio.h>
@@ -12,9 +12,9 @@
 #include "common/crypto.h"
 #include "common/ktime.h"
 #include "common/log.h"
-#include "controller/snapshot/screds.h"
-#include "controller/snapshot/shttp.h"
-#include "controller/snapshot/snapxml.h"
+#include "controller/snapshot/providers/screds.h"
+#include "controller/snapshot/providers/shttp.h"
+#include "controller/snapshot/providers/snapxml.h"
 
 #define ABS_RETRIES      4
 #define ABS_MAX_BLOCKS   50000

@@ -1,5 +1,5 @@
 /* s3 - S3 provider: plumbing, listing, reads and deletes (see s3.h; uploads in s3up.c). */
-#include "controller/snapshot/s3.h"
+#include "controller/snapshot/providers/s3.h"
 
 #include <openssl/evp.h>
 #include <stdio.h>
@@ -9,9 +9,9 @@
 #include "common/buf.h"
 #include "common/crypto.h"
 #include "common/log.h"
-#include "controller/snapshot/s3int.h"
-#include "controller/snapshot/s3sign.h"
-#include "controller/snapshot/snapxml.h"
+#include "controller/snapshot/providers/s3int.h"
+#include "controller/snapshot/providers/s3sign.h"
+#include "controller/snapshot/providers/snapxml.h"
 
 enum kerr s3_status_err(const char *what, const char *key, const struct shttp_resp *r,
                         struct kerr_info *err)

@@ -1,5 +1,5 @@
 /* sts - AWS STS AssumeRoleWithWebIdentity (see sts.h). */
-#include "controller/snapshot/sts.h"
+#include "controller/snapshot/providers/sts.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,8 +8,8 @@
 
 #include "common/buf.h"
 #include "common/ktime.h"
-#include "controller/snapshot/shttp.h"
-#include "controller/snapshot/snapxml.h"
+#include "controller/snapshot/providers/shttp.h"
+#include "controller/snapshot/providers/snapxml.h"
 
 #define STS_RETRIES  2
 #define STS_BODY_MAX (64 * 1024)

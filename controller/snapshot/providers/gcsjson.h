@@ -13,8 +13,8 @@
  * Ownership: outputs are OWNED by the caller (ostore_obj_release,
  * ostore_list_release, free). Thread safety: reentrant.
  */
-#ifndef CONTROLLER_SNAPSHOT_GCSJSON_H
-#define CONTROLLER_SNAPSHOT_GCSJSON_H
+#ifndef CONTROLLER_SNAPSHOT_PROVIDERS_GCSJSON_H
+#define CONTROLLER_SNAPSHOT_PROVIDERS_GCSJSON_H
 
 #include <stddef.h>
 

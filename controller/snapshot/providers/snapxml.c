@@ -1,5 +1,5 @@
 /* snapxml - S3 and ABS XML answers (see snapxml.h). */
-#include "controller/snapshot/snapxml.h"
+#include "controller/snapshot/providers/snapxml.h"
 
 #include <curl/curl.h>
 #include <expat.h>

@@ -16,8 +16,8 @@
  *
  * Thread safety: one store per thread.
  */
-#ifndef CONTROLLER_SNAPSHOT_ABS_H
-#define CONTROLLER_SNAPSHOT_ABS_H
+#ifndef CONTROLLER_SNAPSHOT_PROVIDERS_ABS_H
+#define CONTROLLER_SNAPSHOT_PROVIDERS_ABS_H
 
 #include "controller/snapshot/ostore.h"
 

@@ -10,7 +10,7 @@
 
 #include "common/buf.h"
 #include "common/crypto.h"
-#include "controller/snapshot/s3sign.h"
+#include "controller/snapshot/providers/s3sign.h"
 
 #define S3SIGN_MAX_HEADERS 32
 #define S3SIGN_MAX_PARAMS  32

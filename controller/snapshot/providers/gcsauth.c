@@ -1,5 +1,5 @@
 /* gcsauth - GCS service-account credentials and OAuth2 tokens (see gcsauth.h). */
-#include "controller/snapshot/gcsauth.h"
+#include "controller/snapshot/providers/gcsauth.h"
 
 #include <cjson/cJSON.h>
 #include <openssl/bio.h>

@@ -18,15 +18,15 @@
  * Ownership: struct stsgcp OWNS its strings (stsgcp_release).
  * Thread safety: reentrant; reads the subject token file.
  */
-#ifndef CONTROLLER_SNAPSHOT_STSGCP_H
-#define CONTROLLER_SNAPSHOT_STSGCP_H
+#ifndef CONTROLLER_SNAPSHOT_PROVIDERS_STSGCP_H
+#define CONTROLLER_SNAPSHOT_PROVIDERS_STSGCP_H
 
 #include <cjson/cJSON.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "common/kerr.h"
-#include "controller/snapshot/shttp.h"
+#include "controller/snapshot/providers/shttp.h"
 
 #define STSGCP_CLOUD_PLATFORM "https://www.googleapis.com/auth/cloud-platform"
 

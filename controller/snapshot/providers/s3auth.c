@@ -10,8 +10,8 @@
 
 #include "common/buf.h"
 #include "common/log.h"
-#include "controller/snapshot/s3int.h"
-#include "controller/snapshot/sts.h"
+#include "controller/snapshot/providers/s3int.h"
+#include "controller/snapshot/providers/sts.h"
 
 /* Renew temporary credentials this long before they expire (the SDKs' margin is minutes). */
 #define S3_RENEW_S 300

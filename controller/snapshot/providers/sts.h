@@ -14,8 +14,8 @@
  * Ownership: struct sts_creds OWNS its strings (sts_creds_release).
  * Thread safety: reentrant; reads the environment and the token file.
  */
-#ifndef CONTROLLER_SNAPSHOT_STS_H
-#define CONTROLLER_SNAPSHOT_STS_H
+#ifndef CONTROLLER_SNAPSHOT_PROVIDERS_STS_H
+#define CONTROLLER_SNAPSHOT_PROVIDERS_STS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -3,14 +3,14 @@
  * the SharedKey signature of a request and the version-level immutability extension.
  * Not for other modules.
  */
-#ifndef CONTROLLER_SNAPSHOT_ABSINT_H
-#define CONTROLLER_SNAPSHOT_ABSINT_H
+#ifndef CONTROLLER_SNAPSHOT_PROVIDERS_ABSINT_H
+#define CONTROLLER_SNAPSHOT_PROVIDERS_ABSINT_H
 
 #include <stddef.h>
 
 #include "controller/snapshot/ostore.h"
-#include "controller/snapshot/screds.h"
-#include "controller/snapshot/shttp.h"
+#include "controller/snapshot/providers/screds.h"
+#include "controller/snapshot/providers/shttp.h"
 
 #define ABS_VERSION "2021-10-04"
 

@@ -1,5 +1,5 @@
 /* shttp - object-store HTTP exchanges (see shttp.h). */
-#include "controller/snapshot/shttp.h"
+#include "controller/snapshot/providers/shttp.h"
 
 #include <stdio.h>
 #include <stdlib.h>

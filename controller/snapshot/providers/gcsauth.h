@@ -16,16 +16,16 @@
  * Ownership: struct gcsauth OWNS its strings and key (gcsauth_release).
  * Thread safety: reentrant.
  */
-#ifndef CONTROLLER_SNAPSHOT_GCSAUTH_H
-#define CONTROLLER_SNAPSHOT_GCSAUTH_H
+#ifndef CONTROLLER_SNAPSHOT_PROVIDERS_GCSAUTH_H
+#define CONTROLLER_SNAPSHOT_PROVIDERS_GCSAUTH_H
 
 #include <openssl/evp.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "common/kerr.h"
-#include "controller/snapshot/shttp.h"
-#include "controller/snapshot/stsgcp.h"
+#include "controller/snapshot/providers/shttp.h"
+#include "controller/snapshot/providers/stsgcp.h"
 
 #define GCSAUTH_SCOPE     "https://www.googleapis.com/auth/devstorage.full_control"
 #define GCSAUTH_TOKEN_URI "https://oauth2.googleapis.com/token"

@@ -1,5 +1,5 @@
 /* gcs - Google Cloud Storage provider (see gcs.h). */
-#include "controller/snapshot/gcs.h"
+#include "controller/snapshot/providers/gcs.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -8,9 +8,9 @@
 
 #include "common/buf.h"
 #include "common/kjson.h"
-#include "controller/snapshot/gcsauth.h"
-#include "controller/snapshot/gcsjson.h"
-#include "controller/snapshot/shttp.h"
+#include "controller/snapshot/providers/gcsauth.h"
+#include "controller/snapshot/providers/gcsjson.h"
+#include "controller/snapshot/providers/shttp.h"
 
 #define GCS_RETRIES     4
 #define GCS_URL_MAX     16384

@@ -8,8 +8,8 @@
  *
  * Thread safety: reentrant (one expat parser per call).
  */
-#ifndef CONTROLLER_SNAPSHOT_SNAPXML_H
-#define CONTROLLER_SNAPSHOT_SNAPXML_H
+#ifndef CONTROLLER_SNAPSHOT_PROVIDERS_SNAPXML_H
+#define CONTROLLER_SNAPSHOT_PROVIDERS_SNAPXML_H
 
 #include <stdbool.h>
 #include <stddef.h>

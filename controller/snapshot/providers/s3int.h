@@ -2,15 +2,15 @@
  * s3int - what s3.c and s3up.c share: the S3 store's state, its request
  * plumbing and the upload/copy operations (s3up.c). Not for other modules.
  */
-#ifndef CONTROLLER_SNAPSHOT_S3INT_H
-#define CONTROLLER_SNAPSHOT_S3INT_H
+#ifndef CONTROLLER_SNAPSHOT_PROVIDERS_S3INT_H
+#define CONTROLLER_SNAPSHOT_PROVIDERS_S3INT_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "controller/snapshot/ostore.h"
-#include "controller/snapshot/screds.h"
-#include "controller/snapshot/shttp.h"
+#include "controller/snapshot/providers/screds.h"
+#include "controller/snapshot/providers/shttp.h"
 
 #define S3_RETRIES   4
 #define S3_MAX_PARTS 10000

@@ -7,8 +7,8 @@
 #include "common/buf.h"
 #include "common/crypto.h"
 #include "common/log.h"
-#include "controller/snapshot/s3int.h"
-#include "controller/snapshot/snapxml.h"
+#include "controller/snapshot/providers/s3int.h"
+#include "controller/snapshot/providers/snapxml.h"
 
 struct s3_upload {
     char *key;
