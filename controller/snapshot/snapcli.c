@@ -11,6 +11,7 @@
 
 #include "common/ktime.h"
 #include "common/log.h"
+#include "controller/snapshot/providers/ptable.h"
 #include "controller/snapshot/snapcopy.h"
 #include "controller/snapshot/snapdel.h"
 #include "controller/snapshot/snapext.h"
@@ -339,7 +340,7 @@ static int run(struct cli *c, int64_t gc)
     int status = 0;
     const char *what =
         strcmp(c->cmd, "list") == 0 ? "list failed" : "extend-snapshot-immutability failed";
-    if (ostore_open(&c->store, &s, &err) != KERR_OK) {
+    if (ptable_open(&c->store, &s, &err) != KERR_OK) {
         return fail(what, &err);
     }
     if (strcmp(c->cmd, "list") == 0) {

@@ -13,6 +13,7 @@
 #include "common/bstore.h"
 #include "common/ktime.h"
 #include "common/log.h"
+#include "controller/snapshot/providers/ptable.h"
 #include "controller/snapshot/snapcli.h"
 
 /* Is key the object prefix p (not "") itself or under it? */
@@ -325,7 +326,7 @@ int snapdel_main(int argc, char **argv)
     }
     log_set_level(log_level_from_verbosity(verbose));
     signal(SIGPIPE, SIG_IGN);
-    if (ostore_open(&cfg, &s, &err) != KERR_OK) {
+    if (ptable_open(&cfg, &s, &err) != KERR_OK) {
         log_error("delete-snapshots failed", "error", err.msg);
         return 1;
     }
