@@ -10,8 +10,8 @@
 #include "common/ktime.h"
 #include "common/log.h"
 #include "controller/snapshot/providers/ptable.h"
-#include "controller/snapshot/snapcli.h"
 #include "controller/snapshot/snapcopy.h"
+#include "controller/snapshot/snapflag.h"
 
 static void on_stop(int sig)
 {
@@ -240,7 +240,7 @@ static int parse(int argc, char **argv, struct side *from, struct side *to, stru
         } else if (c == 'h') {
             return 1;
         } else {
-            snapcli_flag_error("copy", argv, optind, c, optopt);
+            snapflag_error("copy", argv, optind, c, optopt);
             return -1;
         }
     }

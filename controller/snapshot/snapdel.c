@@ -14,7 +14,7 @@
 #include "common/ktime.h"
 #include "common/log.h"
 #include "controller/snapshot/providers/ptable.h"
-#include "controller/snapshot/snapcli.h"
+#include "controller/snapshot/snapflag.h"
 
 /* Is key the object prefix p (not "") itself or under it? */
 static bool under(const char *p, const char *key)
@@ -307,7 +307,7 @@ int snapdel_main(int argc, char **argv)
             usage(stdout);
             return 0;
         default:
-            snapcli_flag_error("delete-snapshots", argv, optind, o, optopt);
+            snapflag_error("delete-snapshots", argv, optind, o, optopt);
             usage(stderr);
             return 2;
         }
