@@ -10,7 +10,7 @@
 
 #include <criterion/criterion.h>
 
-#include "controller/snapshot/abs.h"
+#include "controller/snapshot/providers/abs.h"
 #include "tests/support/mockapi.h"
 
 #define DAY 86400

@@ -1,5 +1,5 @@
-#include "controller/snapshot/gcsauth.h"
-#include "controller/snapshot/gcsjson.h"
+#include "controller/snapshot/providers/gcsauth.h"
+#include "controller/snapshot/providers/gcsjson.h"
 
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>

@@ -8,7 +8,7 @@
 
 #include <criterion/criterion.h>
 
-#include "controller/snapshot/s3sign.h"
+#include "controller/snapshot/providers/s3sign.h"
 
 #define AWS_EXAMPLE_NOW 1369353600 /* 20130524T000000Z */
 #define EMPTY_SHA256    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"

@@ -1,4 +1,4 @@
-#include "controller/snapshot/screds.h"
+#include "controller/snapshot/providers/screds.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-#include "controller/snapshot/snapxml.h"
+#include "controller/snapshot/providers/snapxml.h"
 
 #include <criterion/criterion.h>
 #include <stdlib.h>

@@ -1,12 +1,12 @@
-#include "controller/snapshot/sts.h"
+#include "controller/snapshot/providers/sts.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller/snapshot/s3.h"
-#include "controller/snapshot/s3int.h"
+#include "controller/snapshot/providers/s3.h"
+#include "controller/snapshot/providers/s3int.h"
 
 /* The answer as the STS API reference shows it. */
 static const char OK_XML[] =

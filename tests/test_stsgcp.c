@@ -1,12 +1,12 @@
 /* stsgcp: the external_account file's fields and refusals, and the answers of Google's STS
  * token exchange and IAM Credentials generateAccessToken. */
-#include "controller/snapshot/stsgcp.h"
+#include "controller/snapshot/providers/stsgcp.h"
 
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller/snapshot/gcsauth.h"
+#include "controller/snapshot/providers/gcsauth.h"
 
 static enum kerr parse(const char *text, struct stsgcp *x, struct kerr_info *err)
 {

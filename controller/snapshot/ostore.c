@@ -1,4 +1,4 @@
-/* ostore - provider interface, factory and copy strategies (see ostore.h). */
+/* ostore - provider interface and copy strategies (see ostore.h). */
 #include "controller/snapshot/ostore.h"
 
 #include <openssl/evp.h>
@@ -7,60 +7,6 @@
 #include <string.h>
 
 #include "common/log.h"
-#include "controller/snapshot/abs.h"
-#include "controller/snapshot/gcs.h"
-#include "controller/snapshot/lfs.h"
-#include "controller/snapshot/s3.h"
-
-static int name_in(const char *name, const char *const *names)
-{
-    for (; *names; names++) {
-        if (strcmp(name, *names) == 0) {
-            return 1;
-        }
-    }
-    return 0;
-}
-
-enum kerr ostore_open(const struct ostore_config *cfg, struct ostore **out, struct kerr_info *err)
-{
-    static const char *const s3[] = { "aws", "S3", "stackit", NULL };
-    static const char *const abs[] = { "azure", "ABS", NULL };
-    static const char *const local[] = { "Local", "local", NULL };
-    static const char *const gcs[] = { "gcp", "GCS", NULL };
-    static const char *const ecs[] = { "dell", "ECS", NULL };
-    static const char *const ocs[] = { "openshift", "OCS", NULL };
-    static const char *const later[] = { "openstack", "Swift", "alicloud", "OSS", NULL };
-    enum kerr rc;
-    *out = NULL;
-    if (cfg->provider == NULL || cfg->container == NULL || cfg->container[0] == '\0') {
-        return kerr_set(err, KERR_INVAL, "--storage-provider and --store-container are required");
-    }
-    if (name_in(cfg->provider, s3)) {
-        rc = s3_open(cfg->container, cfg->endpoint_override, out, err);
-    } else if (name_in(cfg->provider, abs)) {
-        rc = abs_open(cfg->container, cfg->endpoint_override, out, err);
-    } else if (name_in(cfg->provider, gcs)) {
-        rc = gcs_open(cfg->container, cfg->endpoint_override, out, err);
-    } else if (name_in(cfg->provider, ecs)) {
-        rc = s3_open_with(cfg->container, cfg->endpoint_override, screds_ecs_from_env, out, err);
-    } else if (name_in(cfg->provider, ocs)) {
-        rc = s3_open_with(cfg->container, cfg->endpoint_override, screds_ocs_from_env, out, err);
-    } else if (name_in(cfg->provider, local)) {
-        rc = lfs_open(cfg->container, out, err);
-    } else if (name_in(cfg->provider, later)) {
-        return kerr_set(err, KERR_UNSUPPORTED, "storage provider %s is not supported yet",
-                        cfg->provider);
-    } else {
-        return kerr_set(err, KERR_INVAL, "unknown storage provider \"%.32s\"", cfg->provider);
-    }
-    if (rc == KERR_OK) {
-        (*out)->part_size = cfg->part_size ? cfg->part_size : OSTORE_PART_SIZE;
-        (*out)->copy_part_threshold =
-            cfg->copy_part_threshold ? cfg->copy_part_threshold : OSTORE_COPY_PART_THRESHOLD;
-    }
-    return rc;
-}
 
 void ostore_free(struct ostore *s)
 {

@@ -1,13 +1,13 @@
 /*
  * ostore - the object-store interface warden-snapshot works through, and
- * the provider-independent parts: opening a store by etcd-druid's provider
- * name, listings, and the two copy strategies (server-side copy where the
- * provider has one, streaming through one bounded buffer otherwise).
+ * the provider-independent parts: listings, and the two copy strategies
+ * (server-side copy where the provider has one, streaming through one
+ * bounded buffer otherwise).
  *
- * Providers: S3 ("aws", "S3", "stackit"; s3.h), ABS ("azure", "ABS";
- * abs.h), GCS ("gcp", "GCS"; gcs.h), ECS ("dell", "ECS") and OCS ("openshift",
- * "OCS") as path-style S3 (s3.h, screds.h), Local ("Local", "local"; lfs.h).
- * Swift and OSS are refused with KERR_UNSUPPORTED ("... is not supported yet").
+ * The providers (controller/snapshot/providers/) implement struct
+ * ostore_ops and include this header; this module includes none of them.
+ * A store is opened by etcd-druid's provider name through the provider
+ * table, ptable_open (controller/snapshot/providers/ptable.h).
  *
  * Every write is create-only: a provider never replaces an existing object
  * (conditional request where it has one, and ostore_copy checks first), and
@@ -120,6 +120,7 @@ struct ostore {
     bool extend_lock;            /* extend: lock the retention (ABS: policy mode Locked) */
 };
 
+/* A store to open, by provider name: ptable_open (providers/ptable.h). */
 struct ostore_config {
     const char *provider;  /* etcd-druid's name: "aws", "S3", "azure", "ABS", "Local", ... */
     const char *container; /* bucket / container / directory (Local: relative to $HOME) */
@@ -128,10 +129,6 @@ struct ostore_config {
     size_t part_size;              /* 0: OSTORE_PART_SIZE */
     int64_t copy_part_threshold;   /* 0: OSTORE_COPY_PART_THRESHOLD */
 };
-
-/* Open the store named by cfg, reading the provider's credentials from the environment.
- * On KERR_OK *out OWNS the store (ostore_free). */
-enum kerr ostore_open(const struct ostore_config *cfg, struct ostore **out, struct kerr_info *err);
 
 void ostore_free(struct ostore *s);
 

@@ -12,6 +12,7 @@
 #include "common/bstore.h"
 #include "common/log.h"
 #include "controller/snapshot/ostore.h"
+#include "controller/snapshot/providers/ptable.h"
 
 static const char *kind_of(const struct snapcheck_latest *l)
 {
@@ -201,7 +202,7 @@ static int check(const struct ostore_config *cfg, struct snapcheck *c)
     struct ostore_list l = { 0 };
     struct ostore *s = NULL;
     const char *kind;
-    enum kerr rc = ostore_open(cfg, &s, &err);
+    enum kerr rc = ptable_open(cfg, &s, &err);
 
     kind = bstore_provider_kind(cfg->provider);
     c->local = kind && strcmp(kind, "Local") == 0;

@@ -11,9 +11,11 @@
 
 #include "common/ktime.h"
 #include "common/log.h"
+#include "controller/snapshot/providers/ptable.h"
 #include "controller/snapshot/snapcopy.h"
 #include "controller/snapshot/snapdel.h"
 #include "controller/snapshot/snapext.h"
+#include "controller/snapshot/snapflag.h"
 
 struct cli {
     const char *cmd;
@@ -117,21 +119,6 @@ static void usage_cmd(const char *cmd, FILE *f)
         usage_list(f);
     else
         usage_extend(f);
-}
-
-void snapcli_flag_error(const char *cmd, char **argv, int optidx, int ret, int opt)
-{
-    const char *arg = optidx > 0 ? argv[optidx - 1] : "";
-    int len = (int)strcspn(arg, "=");
-
-    if (ret == ':')
-        fprintf(stderr, "warden-snapshot %s: %s needs a value\n", cmd, arg);
-    else if (strncmp(arg, "--", 2) == 0 && opt)
-        fprintf(stderr, "warden-snapshot %s: %.*s takes no value\n", cmd, len, arg);
-    else if (strncmp(arg, "--", 2) == 0)
-        fprintf(stderr, "warden-snapshot %s: unknown flag %.*s\n", cmd, len, arg);
-    else
-        fprintf(stderr, "warden-snapshot %s: unknown flag -%c\n", cmd, opt ? opt : '?');
 }
 
 /* Decimal digits only into *out. */
@@ -243,7 +230,7 @@ static int parse_flags(int argc, char **argv, struct cli *c)
         case 'h':
             return 1;
         default:
-            snapcli_flag_error(c->cmd, argv, optind, o, optopt);
+            snapflag_error(c->cmd, argv, optind, o, optopt);
             return -1;
         }
     }
@@ -339,7 +326,7 @@ static int run(struct cli *c, int64_t gc)
     int status = 0;
     const char *what =
         strcmp(c->cmd, "list") == 0 ? "list failed" : "extend-snapshot-immutability failed";
-    if (ostore_open(&c->store, &s, &err) != KERR_OK) {
+    if (ptable_open(&c->store, &s, &err) != KERR_OK) {
         return fail(what, &err);
     }
     if (strcmp(c->cmd, "list") == 0) {

@@ -36,12 +36,4 @@
 /* Run warden-snapshot with argv (BORROWED); returns the exit status. */
 int snapcli_main(int argc, char **argv);
 
-/*
- * Say on stderr what is wrong with the flag getopt_long (opterr 0, optstring
- * starting with ':') just refused in command cmd: ret is what it returned
- * (':' a value missing, '?' otherwise), optidx its optind, opt its optopt.
- * argv BORROWED.
- */
-void snapcli_flag_error(const char *cmd, char **argv, int optidx, int ret, int opt);
-
 #endif

@@ -9,8 +9,9 @@
 
 #include "common/ktime.h"
 #include "common/log.h"
-#include "controller/snapshot/snapcli.h"
+#include "controller/snapshot/providers/ptable.h"
 #include "controller/snapshot/snapcopy.h"
+#include "controller/snapshot/snapflag.h"
 
 static void on_stop(int sig)
 {
@@ -52,7 +53,7 @@ static enum kerr open_side(struct side *sd, struct ostore **out, struct kerr_inf
             }
         }
     }
-    rc = rc ? rc : ostore_open(&sd->cfg, out, err);
+    rc = rc ? rc : ptable_open(&sd->cfg, out, err);
     for (size_t i = 0; sd->creds_dir && i < N_CRED_VARS; i++) {
         if (saved[i]) {
             setenv(cred_vars[i], saved[i], 1);
@@ -239,7 +240,7 @@ static int parse(int argc, char **argv, struct side *from, struct side *to, stru
         } else if (c == 'h') {
             return 1;
         } else {
-            snapcli_flag_error("copy", argv, optind, c, optopt);
+            snapflag_error("copy", argv, optind, c, optopt);
             return -1;
         }
     }

@@ -13,7 +13,8 @@
 #include "common/bstore.h"
 #include "common/ktime.h"
 #include "common/log.h"
-#include "controller/snapshot/snapcli.h"
+#include "controller/snapshot/providers/ptable.h"
+#include "controller/snapshot/snapflag.h"
 
 /* Is key the object prefix p (not "") itself or under it? */
 static bool under(const char *p, const char *key)
@@ -306,7 +307,7 @@ int snapdel_main(int argc, char **argv)
             usage(stdout);
             return 0;
         default:
-            snapcli_flag_error("delete-snapshots", argv, optind, o, optopt);
+            snapflag_error("delete-snapshots", argv, optind, o, optopt);
             usage(stderr);
             return 2;
         }
@@ -325,7 +326,7 @@ int snapdel_main(int argc, char **argv)
     }
     log_set_level(log_level_from_verbosity(verbose));
     signal(SIGPIPE, SIG_IGN);
-    if (ostore_open(&cfg, &s, &err) != KERR_OK) {
+    if (ptable_open(&cfg, &s, &err) != KERR_OK) {
         log_error("delete-snapshots failed", "error", err.msg);
         return 1;
     }

@@ -5,7 +5,7 @@
  * object's strings are read so a dangling pointer would be noticed;
  * everything is freed.
  */
-#include "controller/snapshot/gcsjson.h"
+#include "controller/snapshot/providers/gcsjson.h"
 
 #include <stdint.h>
 #include <stdlib.h>

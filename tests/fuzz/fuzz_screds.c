@@ -4,7 +4,7 @@
  * directory. The first byte picks the decoder (S3 or ABS); the rest is the file.
  * Accepted credentials are read field by field and released.
  */
-#include "controller/snapshot/screds.h"
+#include "controller/snapshot/providers/screds.h"
 
 #include <stdint.h>
 #include <string.h>

@@ -5,7 +5,7 @@
  * the answer body. Every decoded object's strings are read so a dangling
  * pointer would be noticed; everything is freed.
  */
-#include "controller/snapshot/snapxml.h"
+#include "controller/snapshot/providers/snapxml.h"
 
 #include <stdint.h>
 #include <stdlib.h>

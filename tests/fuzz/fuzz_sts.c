@@ -7,8 +7,8 @@
  */
 #include <stdlib.h>
 
-#include "controller/snapshot/sts.h"
-#include "controller/snapshot/stsgcp.h"
+#include "controller/snapshot/providers/sts.h"
+#include "controller/snapshot/providers/stsgcp.h"
 
 #include <stdint.h>
 #include <string.h>

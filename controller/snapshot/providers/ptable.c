@@ -1,0 +1,100 @@
+/* ptable - the table of storage providers (see ptable.h). */
+#include "controller/snapshot/providers/ptable.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#include "controller/snapshot/providers/abs.h"
+#include "controller/snapshot/providers/gcs.h"
+#include "controller/snapshot/providers/lfs.h"
+#include "controller/snapshot/providers/s3.h"
+#include "controller/snapshot/providers/screds.h"
+
+static enum kerr open_s3(const struct ostore_config *cfg, struct ostore **out,
+                         struct kerr_info *err)
+{
+    return s3_open(cfg->container, cfg->endpoint_override, out, err);
+}
+
+static enum kerr open_abs(const struct ostore_config *cfg, struct ostore **out,
+                          struct kerr_info *err)
+{
+    return abs_open(cfg->container, cfg->endpoint_override, out, err);
+}
+
+static enum kerr open_gcs(const struct ostore_config *cfg, struct ostore **out,
+                          struct kerr_info *err)
+{
+    return gcs_open(cfg->container, cfg->endpoint_override, out, err);
+}
+
+static enum kerr open_ecs(const struct ostore_config *cfg, struct ostore **out,
+                          struct kerr_info *err)
+{
+    return s3_open_with(cfg->container, cfg->endpoint_override, screds_ecs_from_env, out, err);
+}
+
+static enum kerr open_ocs(const struct ostore_config *cfg, struct ostore **out,
+                          struct kerr_info *err)
+{
+    return s3_open_with(cfg->container, cfg->endpoint_override, screds_ocs_from_env, out, err);
+}
+
+static enum kerr open_local(const struct ostore_config *cfg, struct ostore **out,
+                            struct kerr_info *err)
+{
+    return lfs_open(cfg->container, out, err);
+}
+
+struct provider {
+    const char *names[5]; /* etcd-druid's names for it, NULL-terminated */
+    /* Opens a store of this kind; NULL: known, not supported yet. */
+    enum kerr (*open)(const struct ostore_config *cfg, struct ostore **out, struct kerr_info *err);
+};
+
+static const struct provider providers[] = {
+    { { "aws", "S3", "stackit", NULL }, open_s3 },
+    { { "azure", "ABS", NULL }, open_abs },
+    { { "gcp", "GCS", NULL }, open_gcs },
+    { { "dell", "ECS", NULL }, open_ecs },
+    { { "openshift", "OCS", NULL }, open_ocs },
+    { { "Local", "local", NULL }, open_local },
+    { { "openstack", "Swift", "alicloud", "OSS", NULL }, NULL },
+};
+
+static const struct provider *find(const char *name)
+{
+    for (size_t i = 0; i < sizeof providers / sizeof providers[0]; i++) {
+        for (const char *const *n = providers[i].names; *n; n++) {
+            if (strcmp(name, *n) == 0) {
+                return &providers[i];
+            }
+        }
+    }
+    return NULL;
+}
+
+enum kerr ptable_open(const struct ostore_config *cfg, struct ostore **out, struct kerr_info *err)
+{
+    const struct provider *p;
+    enum kerr rc;
+    *out = NULL;
+    if (cfg->provider == NULL || cfg->container == NULL || cfg->container[0] == '\0') {
+        return kerr_set(err, KERR_INVAL, "--storage-provider and --store-container are required");
+    }
+    p = find(cfg->provider);
+    if (p == NULL) {
+        return kerr_set(err, KERR_INVAL, "unknown storage provider \"%.32s\"", cfg->provider);
+    }
+    if (p->open == NULL) {
+        return kerr_set(err, KERR_UNSUPPORTED, "storage provider %s is not supported yet",
+                        cfg->provider);
+    }
+    rc = p->open(cfg, out, err);
+    if (rc == KERR_OK) {
+        (*out)->part_size = cfg->part_size ? cfg->part_size : OSTORE_PART_SIZE;
+        (*out)->copy_part_threshold =
+            cfg->copy_part_threshold ? cfg->copy_part_threshold : OSTORE_COPY_PART_THRESHOLD;
+    }
+    return rc;
+}
