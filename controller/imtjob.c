@@ -18,7 +18,10 @@
 #define MOUNT_GCS     "/var/.gcp/"
 #define LOCAL_MOUNT   PODJOB_LOCAL_HOME "/"
 
-/* What warden-snapshot opens (controller/snapshot/ostore.c, ostore_open), as etcdspec kinds. */
+/*
+ * What warden-snapshot opens (controller/snapshot/providers/ptable.c, ptable_open), as
+ * etcdspec kinds.
+ */
 static const char *const SUPPORTED[] = { "S3", "ABS", "GCS", "ECS", "OCS", "Local", NULL };
 
 int imtjob_provider_supported(const char *kind)
