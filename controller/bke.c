@@ -539,8 +539,8 @@ enum kerr bke_reconcile(struct ctl *c, const char *ns, const char *name, struct 
 {
     struct bke_ctx x = { ctl_client(c),
                          ctl_events(c),
-                         ctl_store(c, CTL_C_ETCDS),
-                         ctl_store(c, CTL_C_BKENTRIES),
+                         ctl_store(c, CTL_CACHE_ETCDS),
+                         ctl_store(c, BKE_CACHE_ENTRIES),
                          ctl_cfg(c)->watch_namespace,
                          ctl_cfg(c)->bke_image,
                          ctl_cfg(c)->bke_command };

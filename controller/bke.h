@@ -71,7 +71,9 @@ struct store;
 
 #define BKE_FINALIZER     "etcd-warden.io/backup-entries"
 #define BKE_DEFAULT_GRACE "168h"
-#define BKE_INDEX_BUCKET  "bucket" /* index of the entry cache: spec.bucketName */
+#define BKE_INDEX_BUCKET  "bucket"        /* index of the entry cache: spec.bucketName */
+#define BKE_CACHE_ENTRIES "backupentries" /* the BackupEntry cache (ctl_store) */
+#define BKE_CACHE_BUCKETS "backupbuckets" /* the BackupBucket cache (ctl_store) */
 #define BKE_PHASE_ACTIVE  "Active"
 #define BKE_PHASE_PENDING "PendingDeletion"
 #define BKE_RETRY_MS      1000L  /* an entry created but not cached yet */

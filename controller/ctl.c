@@ -22,27 +22,13 @@
 #include "common/proc.h"
 #include "common/workqueue.h"
 #include "common/wqpool.h"
+#include "controller/ctl_cap.h"
 #include "controller/ctl_caches.h"
 #include "controller/ctl_config.h"
+#include "controller/ctl_lane.h"
 #include "controller/ctl_metrics.h"
-#include "controller/bke.h"
-#include "controller/ebk.h"
-#include "controller/erst.h"
-#include "controller/ebs.h"
-#include "controller/hib.h"
-#include "controller/imt.h"
-#include "controller/oref.h"
-#include "controller/otask.h"
-#include "controller/otask_exec.h"
-#include "controller/rst.h"
-#include "controller/sbk.h"
 
 #define SUPERVISE_MS 20L
-
-static const struct ctl_steps real_steps = {
-    sbk_reconcile, oref_reconcile, hib_reconcile, rst_reconcile,  otask_reconcile,
-    imt_reconcile, bke_reconcile,  ebk_reconcile, erst_reconcile, ebs_reconcile,
-};
 
 /* ---- the contract's accessors ---- */
 
@@ -71,9 +57,9 @@ const struct ctl_config *ctl_cfg(const struct ctl *c)
     return c->cfg;
 }
 
-struct store *ctl_store(struct ctl *c, enum ctl_cache w)
+struct store *ctl_store(struct ctl *c, const char *resource)
 {
-    return (unsigned)w < CTL_C_COUNT ? ctl_caches_store(c->caches, w) : NULL;
+    return ctl_caches_store(c->caches, resource);
 }
 
 struct metrics_registry *ctl_metrics(struct ctl *c)
@@ -86,12 +72,22 @@ void ctl_enqueue(struct ctl *c, const char *kind, const char *ns, const char *na
     char key[WQ_KEY_MAX];
     int n = snprintf(key, sizeof(key), "%s/%s/%s", kind, ns ? ns : "", name);
 
+    const struct ctl_key *k = ctl_key_of(c, kind);
+
     if (n <= 0 || (size_t)n >= sizeof(key))
         return;
-    if (strcmp(kind, "opstask") == 0)
-        otask_exec_add(c->exec, key, after_ms);
+    if (k && k->lane_workers && c->lane)
+        ctl_lane_add(c->lane, key, after_ms);
     else
         (void)wq_add_after(c->queue, key, after_ms);
+}
+
+void ctl_enqueue_obj(struct ctl *c, const char *kind, const cJSON *obj, const char *name)
+{
+    const char *ns = kjson_get_str(obj, "metadata.namespace");
+
+    if (name && *name)
+        ctl_enqueue(c, kind, ns ? ns : "", name, 0);
 }
 
 void ctl_enqueue_etcd(struct ctl *c, const char *ns, const char *name, long after_ms)
@@ -109,9 +105,74 @@ int ctl_leading(struct ctl *c)
     return atomic_load(&c->leading);
 }
 
-const atomic_int *ctl_ops_cancel(struct ctl *c)
+const atomic_int *ctl_cancel_flag(struct ctl *c)
 {
-    return otask_exec_cancel_flag(c->exec);
+    static const atomic_int never = 0;
+
+    return c->lane ? ctl_lane_cancel_flag(c->lane) : &never;
+}
+
+/* ---- the capabilities' table ---- */
+
+const struct ctl_key *ctl_key_of(const struct ctl *c, const char *kind)
+{
+    const struct ctl_key *k;
+    size_t i;
+
+    for (i = 0; i < c->ncaps; i++) {
+        for (k = c->caps[i]->keys; k && k->kind; k++) {
+            if (strcmp(k->kind, kind) == 0)
+                return k;
+        }
+    }
+    return NULL;
+}
+
+/* The stub named name, or NULL. */
+static const struct ctl_stub *stub_of(const struct ctl *c, const char *name)
+{
+    const struct ctl_stub *s;
+
+    for (s = c->o.stubs; s && s->name; s++) {
+        if (strcmp(s->name, name) == 0)
+            return s;
+    }
+    return NULL;
+}
+
+ctl_etcd_step_fn ctl_step_fn(const struct ctl *c, const struct ctl_etcd_step *s)
+{
+    const struct ctl_stub *st;
+
+    if (!c->o.stubs)
+        return s->fn;
+    st = stub_of(c, s->name);
+    return st ? st->step : NULL;
+}
+
+ctl_task_step_fn ctl_key_fn(const struct ctl *c, const struct ctl_key *k)
+{
+    const struct ctl_stub *st;
+
+    if (!c->o.stubs)
+        return k->reconcile;
+    st = stub_of(c, k->kind);
+    return st ? st->key : NULL;
+}
+
+enum kerr ctl_call(struct ctl *c, const char *name, int optional, const cJSON *etcd,
+                   struct ctl_result *res, struct kerr_info *err)
+{
+    const struct ctl_service *sv;
+    size_t i;
+
+    for (i = 0; i < c->ncaps; i++) {
+        for (sv = c->caps[i]->services; sv && sv->name; sv++) {
+            if (strcmp(sv->name, name) == 0)
+                return sv->fn(c, etcd, res, err);
+        }
+    }
+    return optional ? KERR_OK : kerr_set(err, KERR_UNSUPPORTED, "no capability offers %s", name);
 }
 
 /* ---- leader election and the supervisor ---- */
@@ -132,7 +193,8 @@ static void stopped_leading(void *arg)
     if (!atomic_load(&c->stopping)) {
         /* Another replica may lead now: nothing more is written from here. */
         atomic_store(&c->lost, 1);
-        otask_exec_cancel(c->exec);
+        if (c->lane)
+            ctl_lane_cancel(c->lane);
         wq_shutdown(c->queue);
         atomic_store(&c->ready, 0); /* /readyz fails from now on */
         if (!c->o.client)
@@ -156,8 +218,13 @@ static int cfg_leading(void *ctx)
 static size_t cfg_phase_count(void *ctx, const char *phase)
 {
     struct ctl *c = ctx;
+    size_t i;
 
-    return ctl_caches_phase_count(c->caches, phase);
+    for (i = 0; i < c->ncaps; i++) {
+        if (c->caps[i]->phase_count)
+            return c->caps[i]->phase_count(c, phase);
+    }
+    return 0;
 }
 
 static size_t cfg_objects(void *ctx)
@@ -169,7 +236,14 @@ static size_t cfg_objects(void *ctx)
 
 static size_t cfg_conflicts(void *ctx)
 {
-    return bke_conflicts(ctl_store(ctx, CTL_C_BKENTRIES));
+    struct ctl *c = ctx;
+    size_t i;
+
+    for (i = 0; i < c->ncaps; i++) {
+        if (c->caps[i]->conflicts)
+            return c->caps[i]->conflicts(c);
+    }
+    return 0;
 }
 
 /*
@@ -194,7 +268,7 @@ static void *supervise(void *arg)
             !atomic_load(&c->lost)) {
             kerr_clear(&err);
             if (wqpool_new(c->queue, (int)c->cfg->workers, ctl_dispatch, c, &c->pool, &err) ||
-                otask_exec_start(c->exec, ctl_dispatch, c, &err)) {
+                (c->lane && ctl_lane_start(c->lane, ctl_dispatch, c, &err))) {
                 log_error("cannot start the workers", "error", err.msg);
                 atomic_store(&c->lost, 1);
             }
@@ -206,11 +280,6 @@ static void *supervise(void *arg)
 }
 
 /* ---- construction ---- */
-
-static void on_key(void *ctx, const char *kind, const char *ns, const char *name)
-{
-    ctl_enqueue(ctx, kind, ns, name, 0);
-}
 
 static enum kerr make_clients(struct ctl *c, struct kerr_info *err)
 {
@@ -259,6 +328,10 @@ static enum kerr make_parts(struct ctl *c, struct kerr_info *err)
     struct wq_opts qo = { 0 };
     struct ctl_caches_opts co = { 0 };
     struct ctl_metrics_source ms = { 0 };
+    const struct ctl_key *k;
+    const char *lane_name = NULL;
+    long lane = 0;
+    size_t i, n = 0;
     enum kerr rc;
 
     eo.reporting_controller = "etcd-warden.io/warden-controller";
@@ -267,12 +340,22 @@ static enum kerr make_parts(struct ctl *c, struct kerr_info *err)
     co.client = c->client;
     co.ns = c->cfg->watch_namespace;
     co.resync_ms = c->cfg->resync_ms;
-    co.on_key = on_key;
-    co.backup_entries = c->cfg->backup_entries;
-    co.backups = c->cfg->backups;
-    co.ctx = c;
+    co.ctl = c;
+    co.caps = c->caps;
+    co.ncaps = c->ncaps;
+    c->controllers[n++] = "etcd";
+    for (i = 0; i < c->ncaps; i++) {
+        for (k = c->caps[i]->keys; k && k->kind; k++) {
+            if (k->lane_workers && k->lane_workers(c->cfg) > lane) {
+                lane = k->lane_workers(c->cfg);
+                lane_name = lane_name ? lane_name : k->kind;
+            }
+            if (n < CTL_METRICS_CONTROLLERS_MAX)
+                c->controllers[n++] = k->kind;
+        }
+    }
     if ((rc = ev_new(c->client, &eo, &c->events, err)) || (rc = wq_new(&qo, &c->queue, err)) ||
-        (rc = otask_exec_new("opstask", (int)c->cfg->ops_task_workers, &c->exec, err)) ||
+        (lane && (rc = ctl_lane_new(lane_name, (int)lane, &c->lane, err))) ||
         (rc = ctl_caches_new(&co, &c->caches, err)))
         return rc;
     ms.queue = c->queue;
@@ -283,16 +366,16 @@ static enum kerr make_parts(struct ctl *c, struct kerr_info *err)
     ms.objects = cfg_objects;
     ms.conflicts = cfg_conflicts;
     ms.ctx = c;
-    ctl_metrics_controllers(c->cfg->backup_entries, c->cfg->backups, c->controllers);
     ms.controllers = c->controllers;
     return ctl_metrics_new(&ms, &c->metrics, err);
 }
 
-enum kerr ctl_new(const struct ctl_config *cfg, const struct ctl_opts *opts, struct ctl **out,
-                  struct kerr_info *err)
+enum kerr ctl_new(const struct ctl_config *cfg, const struct ctl_capability *const *caps,
+                  const struct ctl_opts *opts, struct ctl **out, struct kerr_info *err)
 {
     struct ctl *c;
     enum kerr rc;
+    size_t i;
 
     *out = NULL;
     c = calloc(1, sizeof(*c));
@@ -301,7 +384,14 @@ enum kerr ctl_new(const struct ctl_config *cfg, const struct ctl_opts *opts, str
     c->cfg = cfg;
     if (opts)
         c->o = *opts;
-    c->steps = c->o.steps ? *c->o.steps : real_steps;
+    for (i = 0; caps && caps[i]; i++) {
+        if (i >= CTL_CAPS_MAX) {
+            ctl_free(c);
+            return kerr_set(err, KERR_INVAL, "more than %d capabilities", CTL_CAPS_MAX);
+        }
+        if (!caps[i]->enabled || caps[i]->enabled(cfg))
+            c->caps[c->ncaps++] = caps[i];
+    }
     if ((rc = make_clients(c, err)) || (rc = make_identity(c, err)) || (rc = make_parts(c, err))) {
         ctl_free(c);
         return rc;
@@ -414,8 +504,8 @@ void ctl_stop(struct ctl *c)
         if (!c->o.client)
             k8s_client_stop(c->client);
     }
-    if (c->exec) /* the rest of the drain, then its sidecar calls are cancelled */
-        otask_exec_stop(c->exec, drain_ms - (long)(ktime_mono_ms() - t0));
+    if (c->lane) /* the rest of the drain, then its long calls are cancelled */
+        ctl_lane_stop(c->lane, drain_ms - (long)(ktime_mono_ms() - t0));
     wqpool_free(c->pool);
     c->pool = NULL;
     if (c->le)
@@ -457,7 +547,7 @@ void ctl_free(struct ctl *c)
     ctl_caches_free(c->caches);
     ev_free(c->events);
     wq_free(c->queue);
-    otask_exec_free(c->exec);
+    ctl_lane_free(c->lane);
     ctl_metrics_free(c->metrics);
     if (!c->o.client) {
         k8s_client_free(c->le_client);

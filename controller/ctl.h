@@ -4,39 +4,33 @@
  * recorder, the metrics and the health endpoints, and the dispatch of a
  * queue key to the reconcilers of the other controller modules.
  *
- * Caches. Every replica runs the informers of enum ctl_cache (restricted to
- * --watch-namespace when set). Components are projected to their metadata
- * so that 1,000 Etcds with 12,000 components stay small. /readyz answers
- * 200 once every cache has synced; "warden-controller ready" is logged
- * (msg of a JSON line on stderr) at that moment.
+ * The core knows no capability: main.c hands ctl_new the capabilities
+ * (struct ctl_capability, controller/ctl_cap.h), and the core runs their
+ * watches, indexes, queue keys, Etcd steps and services. The core itself
+ * watches Etcds and their components only.
  *
- * Queue keys. A de-duplicating, rate-limited work queue (--workers) holds:
- *   "etcd/<ns>/<name>"     the Etcd's flows (dispatch below),
- *   "immtask/<ns>/<name>"  an ExtendFullSnapshotImmutabilityTask (imt_reconcile),
- *   "bucket//<name>"       a BackupBucket and its BackupEntries (bke_reconcile; only
- *                          with --backup-entries; every Etcd event queues every
- *                          bucket's key, an entry's event its bucket's),
- *   "backup/<ns>/<name>"   an EtcdBackup (ebk_reconcile; only with --backups),
- *   "restore/<ns>/<name>"  an EtcdRestore (erst_reconcile; only with --backups),
- *   "bschedule/<ns>/<name>" an EtcdBackupSchedule (ebs_reconcile; only with --backups;
- *                          its own events but those of its status alone).
- * The EtcdOpsTask executor has a queue and workers of its own
- * (--ops-task-workers; controller/otask_exec.h), so that sidecar calls that
- * take long cannot hold up the other flows:
- *   "opstask/<ns>/<name>"  an EtcdOpsTask (otask_reconcile; only with
- *                          --ops-task-executor=true).
- * Informer events map to keys: an Etcd to its own key; a component to
- * etcd/<ns>/<part-of label>; an EtcdOpsTask to its own key and
- * etcd/<ns>/<spec.etcdName>; an immutability task to its own key and
- * etcd/<ns>/<spec.etcdName>; a CronJob to immtask/<ns>/<owning task>; an
- * EtcdStatusBackup to etcd/<ns>/<name>. A task's own key is not queued for
- * an update of its status alone (its step's own write; see ctl_caches.h).
+ * Caches. Every replica runs one informer per resource the enabled
+ * capabilities watch (restricted to --watch-namespace when set), and the
+ * core's: Etcds ("etcds", full objects, re-delivered every resync) and the
+ * nine kinds of managed components, projected to their metadata so that
+ * 1,000 Etcds with 12,000 components stay small ("components"). /readyz
+ * answers 200 once every cache has synced; "warden-controller ready" is
+ * logged (msg of a JSON line on stderr) at that moment.
+ *
+ * Queue keys. A de-duplicating, rate-limited work queue (--workers) holds
+ * "etcd/<ns>/<name>" (the Etcd's steps, dispatch below; queued by every
+ * event of the Etcd and of a component labelled part-of=<name>) and the
+ * keys of the capabilities ("<kind>/<ns>/<name>", struct ctl_key), each
+ * dispatched to its reconcile while its capability (and the key) is
+ * enabled. Key kinds marked lane_workers have a queue and workers of their
+ * own (controller/ctl_lane.h), so that calls that take long cannot hold up
+ * the other flows.
  *
  * Dispatch of "etcd/<ns>/<name>" (on a worker thread): a fresh GET of the
  * Etcd (not the cache). Gone: nothing (owner references let the garbage
- * collector clean up). Label etcd-warden.io/restoring present:
- * rst_reconcile only. Otherwise sbk_reconcile, oref_reconcile,
- * hib_reconcile in that order (each runs even when an earlier one failed).
+ * collector clean up). Label etcd-warden.io/restoring present: the steps
+ * marked restoring only. Otherwise the other steps, in the order of the
+ * capabilities (each runs even when an earlier one failed).
  * The smallest requeue_ms > 0 of the steps wins. A step that returns an
  * error: logged with the Etcd's namespace/name, an event (Warning,
  * ReconcileFailed) unless the step already emitted one, counted in
@@ -46,16 +40,8 @@
  * failure does not slow another step's polling. Success forgets the key's
  * failures.
  *
- * The step functions (declared in their modules' headers):
- *   enum kerr hib_reconcile(struct ctl *c, const cJSON *etcd, struct ctl_result *res,
- *                           struct kerr_info *err);              controller/hib.h
- *   enum kerr sbk_reconcile(... the same ...);                    controller/sbk.h
- *   enum kerr oref_reconcile(... the same ...);                   controller/oref.h
- *   enum kerr rst_reconcile(... the same ...);                    controller/rst.h
- *   enum kerr otask_reconcile(struct ctl *c, const char *ns, const char *name,
- *                             struct ctl_result *res, struct kerr_info *err);  otask.h
- *   enum kerr imt_reconcile(... the same as otask ...);           controller/imt.h
- * etcd is BORROWED for the call; res is zeroed before the call.
+ * The step functions (ctl_etcd_step_fn, ctl_task_step_fn below) get etcd
+ * BORROWED for the call and res zeroed before the call.
  *
  * Leader election: a coordination.k8s.io/v1 Lease (--leader-election-id in
  * --leader-election-namespace; 15 s lease, 10 s renew deadline, 2 s retry).
@@ -77,8 +63,7 @@
  * workqueue_adds_total{name}, workqueue_retries_total{name},
  * leader_election_master_status{name}, warden_hibernation_phase_etcds{phase}
  * (cached Etcds per value of etcd-warden.io/hibernation-phase; "" = none),
- * plus the process metrics. controller is "etcd", "opstask", "immtask", "bucket",
- * "backup", "restore" or "bschedule".
+ * plus the process metrics. controller is "etcd" or a capability's key kind.
  * /healthz and /readyz on --health-probe-bind-address.
  *
  * Ownership: ctl_new copies what it needs of the config (the struct
@@ -97,47 +82,36 @@
 
 #include "common/kerr.h"
 
-struct ctl;              /* the running controller */
-struct ctl_config;       /* controller/ctl_config.h */
+struct ctl;        /* the running controller */
+struct ctl_config; /* controller/ctl_config.h */
+
+#define CTL_CAPS_MAX 8   /* capabilities of one controller */
 struct k8s_client;       /* common/k8s.h */
 struct ev_recorder;      /* common/events.h */
 struct store;            /* common/store.h */
 struct metrics_registry; /* common/metrics.h */
 
-/* The watch-fed caches (common/store), their keys "<ns>/<name>" unless said otherwise. */
-enum ctl_cache {
-    CTL_C_ETCDS,         /* druid.gardener.cloud/v1alpha1 etcds, full objects */
-    CTL_C_COMPONENTS,    /* every managed component of every kind (ServiceAccount, Service,
-                            ConfigMap, Role, RoleBinding, StatefulSet, PodDisruptionBudget,
-                            Lease, PersistentVolumeClaim) with label
-                            app.kubernetes.io/managed-by=etcd-druid, projected to
-                            apiVersion, kind, metadata (name, namespace, uid,
-                            resourceVersion, labels, ownerReferences);
-                            key "<kind>/<ns>/<name>"; index "part-of" by "<ns>/<part-of label>" */
-    CTL_C_OPSTASKS,      /* druid.gardener.cloud/v1alpha1 etcdopstasks; index "etcd-name" */
-    CTL_C_IMMTASKS,      /* etcd-warden.io/v1alpha1 extendfullsnapshotimmutabilitytasks;
-                            index "etcd-name" */
-    CTL_C_CRONJOBS,      /* batch/v1 cronjobs owned by an immutability task (label
-                            app.kubernetes.io/managed-by=etcd-warden) */
-    CTL_C_STATUSBACKUPS, /* etcd-warden.io/v1alpha1 etcdstatusbackups */
-    CTL_C_BUCKETS,       /* etcd-warden.io/v1alpha1 backupbuckets (cluster-scoped, key "<name>";
-                            with --backup-entries only, else NULL) */
-    CTL_C_BKENTRIES,     /* etcd-warden.io/v1alpha1 backupentries (likewise); index
-                            BKE_INDEX_BUCKET (controller/bke.h) */
-    CTL_C_BACKUPS,       /* etcd-warden.io/v1alpha1 etcdbackups (with --backups only, else
-                            NULL); index CTL_INDEX_ETCD_NAME */
-    CTL_C_RESTORES,      /* etcd-warden.io/v1alpha1 etcdrestores (with --backups only, else NULL) */
-    CTL_C_SCHEDULES,     /* etcd-warden.io/v1alpha1 etcdbackupschedules (with --backups only) */
-    CTL_C_COUNT
-};
+/* The core's caches (ctl_store); the capabilities' are named by their resource. */
+#define CTL_CACHE_ETCDS "etcds" /* druid.gardener.cloud/v1alpha1 etcds, full objects */
+#define CTL_CACHE_COMPONENTS                                       \
+    "components" /* every managed component of every kind          \
+                    (ServiceAccount, Service, ConfigMap, Role,     \
+                    RoleBinding, StatefulSet, PodDisruptionBudget, \
+                    Lease, PersistentVolumeClaim) with label       \
+                    app.kubernetes.io/managed-by=etcd-druid,       \
+                    projected to apiVersion, kind, metadata (name, \
+                    namespace, uid, resourceVersion, labels,       \
+                    ownerReferences); key "<kind>/<ns>/<name>";    \
+                    index CTL_INDEX_PART_OF */
 
-/* Name of the index of CTL_C_COMPONENTS: values "<ns>/<part-of label>". */
+/* Name of the index of CTL_CACHE_COMPONENTS: values "<ns>/<part-of label>". */
 #define CTL_INDEX_PART_OF "part-of"
 
 /*
- * Name of the index of CTL_C_OPSTASKS and CTL_C_IMMTASKS: values
- * "<ns>/<spec.etcdName>", so that one Etcd's reconcile reads its own tasks
- * only, not every task of every namespace.
+ * Name of the index ctl_index_etcd_name (controller/ctl_cap.h) of the caches
+ * of resources whose spec names an Etcd (tasks, backups): values
+ * "<ns>/<spec.etcdName>", so that one Etcd's reconcile reads its own
+ * objects only, not those of every namespace.
  */
 #define CTL_INDEX_ETCD_NAME "etcd-name"
 
@@ -146,29 +120,29 @@ struct ctl_result {
     long requeue_ms; /* > 0: call again after that long */
 };
 
-/* A step of an Etcd key (hib_reconcile, sbk_reconcile, oref_reconcile, rst_reconcile). */
+/* A step of an Etcd key. */
 typedef enum kerr (*ctl_etcd_step_fn)(struct ctl *c, const cJSON *etcd, struct ctl_result *res,
                                       struct kerr_info *err);
 
-/* The step of a task key (otask_reconcile, imt_reconcile). */
+/* The reconcile of a capability's key "<kind>/<ns>/<name>". */
 typedef enum kerr (*ctl_task_step_fn)(struct ctl *c, const char *ns, const char *name,
                                       struct ctl_result *res, struct kerr_info *err);
 
-/* The steps the dispatch calls; NULL entries are skipped (tests replace them). */
-struct ctl_steps {
-    ctl_etcd_step_fn sbk, oref, hib, rst;
-    ctl_task_step_fn otask, imt;
-    ctl_task_step_fn bke;       /* "bucket//<name>": bke_reconcile */
-    ctl_task_step_fn ebk;       /* "backup/<ns>/<name>": ebk_reconcile */
-    ctl_task_step_fn erst;      /* "restore/<ns>/<name>": erst_reconcile */
-    ctl_task_step_fn bschedule; /* "bschedule/<ns>/<name>": ebs_reconcile */
+/* A test's replacement of the steps and key reconciles named name. */
+struct ctl_stub {
+    const char *name;      /* NULL ends the array: a step's or a key kind's name */
+    ctl_etcd_step_fn step; /* replaces the Etcd step name */
+    ctl_task_step_fn key;  /* replaces the reconcile of the key kind name */
 };
+
+struct ctl_capability; /* controller/ctl_cap.h */
 
 /* Options a test may change; zero means the default. */
 struct ctl_opts {
-    const struct ctl_steps *steps; /* BORROWED; NULL: the real modules' */
-    struct k8s_client *client;     /* BORROWED: use this client instead of --kubeconfig's */
-    const char *identity;          /* BORROWED: leader-election identity (default hostname_pid) */
+    const struct ctl_stub *stubs; /* BORROWED; non-NULL: every step and key reconcile is its
+                                     stub, skipped without one (services are not stubbed) */
+    struct k8s_client *client;    /* BORROWED: use this client instead of --kubeconfig's */
+    const char *identity;         /* BORROWED: leader-election identity (default hostname_pid) */
     long lease_ms, renew_ms, retry_ms; /* override the config's lease timings */
     int no_servers;                    /* do not start the /metrics and health servers */
     long long (*now_ms)(void); /* the wall clock of the steps (Unix ms); NULL: the real one */
@@ -188,31 +162,36 @@ long long ctl_now_ms(const struct ctl *c);
 /* The configuration. BORROWED. */
 const struct ctl_config *ctl_cfg(const struct ctl *c);
 
-/* A cache (read with store_get / store_view / store_index_*). BORROWED. */
-struct store *ctl_store(struct ctl *c, enum ctl_cache w);
+/*
+ * The cache of resource (CTL_CACHE_* or a watched resource's plural name;
+ * read with store_get / store_view / store_index_*), or NULL when no enabled
+ * capability watches it. BORROWED.
+ */
+struct store *ctl_store(struct ctl *c, const char *resource);
 
 /* Add "etcd/<ns>/<name>" to the queue now (after_ms <= 0) or after after_ms. */
 void ctl_enqueue_etcd(struct ctl *c, const char *ns, const char *name, long after_ms);
 
-/* Add "<kind>/<ns>/<name>" (kind "etcd", "opstask" or "immtask") as above. */
+/* Add "<kind>/<ns>/<name>" (kind "etcd" or a capability's key kind) as above. */
 void ctl_enqueue(struct ctl *c, const char *kind, const char *ns, const char *name, long after_ms);
 
 /*
- * The cancel flag of the EtcdOpsTask executor's sidecar calls: set once this
- * replica lost the Lease or stops past its drain. BORROWED.
+ * The cancel flag of the lane's long calls (controller/ctl_lane.h): set once
+ * this replica lost the Lease or stops past its drain. BORROWED.
  */
-const atomic_int *ctl_ops_cancel(struct ctl *c);
+const atomic_int *ctl_cancel_flag(struct ctl *c);
 
 /* ---- lifecycle (main.c and the tests) ---- */
 
 /*
- * Build the controller: the client (opts->client or --kubeconfig), the
- * caches and informers, the queue, the recorder, the metrics registry and
- * the elector. Nothing runs yet. cfg is BORROWED and must outlive *out;
- * opts may be NULL. On KERR_OK *out OWNS the controller (ctl_free).
+ * Build the controller of the capabilities caps (NULL-terminated, at most
+ * CTL_CAPS_MAX; BORROWED, like cfg, until ctl_free): the client
+ * (opts->client or --kubeconfig), the caches and informers, the queues, the
+ * recorder, the metrics registry and the elector. Nothing runs yet. opts may
+ * be NULL. On KERR_OK *out OWNS the controller (ctl_free).
  */
-enum kerr ctl_new(const struct ctl_config *cfg, const struct ctl_opts *opts, struct ctl **out,
-                  struct kerr_info *err);
+enum kerr ctl_new(const struct ctl_config *cfg, const struct ctl_capability *const *caps,
+                  const struct ctl_opts *opts, struct ctl **out, struct kerr_info *err);
 
 /*
  * Start the informers, the servers and leader election (or the workers at

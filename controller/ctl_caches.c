@@ -11,25 +11,12 @@
 #include "common/kobj.h"
 #include "common/log.h"
 #include "common/store.h"
-#include "controller/bke.h"
-#include "controller/ebs.h"
+#include "controller/ctl_cap.h"
 
 /* How one informer's events become keys. */
-enum feed {
-    FEED_ETCD,
-    FEED_COMPONENT,
-    FEED_OPSTASK,
-    FEED_IMMTASK,
-    FEED_CRONJOB,
-    FEED_BACKUP,
-    FEED_BUCKET,
-    FEED_BKENTRY,
-    FEED_EBACKUP,
-    FEED_RESTORE,
-    FEED_SCHEDULE
-};
+enum feed { FEED_COMPONENT };
 
-/* One watched resource. */
+/* One watched component resource. */
 struct kind {
     struct k8s_resource res;
     const char *api_version; /* written into projected components */
@@ -37,38 +24,16 @@ struct kind {
     enum feed feed;
 };
 
-static const struct kind objects[] = {
-    { { "druid.gardener.cloud", "v1alpha1", "etcds", 1 }, NULL, "Etcd", FEED_ETCD },
-    { { "druid.gardener.cloud", "v1alpha1", "etcdopstasks", 1 },
-      NULL,
-      "EtcdOpsTask",
-      FEED_OPSTASK },
-    { { "etcd-warden.io", "v1alpha1", "extendfullsnapshotimmutabilitytasks", 1 },
-      NULL,
-      "ExtendFullSnapshotImmutabilityTask",
-      FEED_IMMTASK },
-    { { "batch", "v1", "cronjobs", 1 }, NULL, "CronJob", FEED_CRONJOB },
-    { { "etcd-warden.io", "v1alpha1", "etcdstatusbackups", 1 },
-      NULL,
-      "EtcdStatusBackup",
-      FEED_BACKUP },
-    /* with --backup-entries only (cluster-scoped: never restricted to a namespace) */
-    { { "etcd-warden.io", "v1alpha1", "backupbuckets", 0 }, NULL, "BackupBucket", FEED_BUCKET },
-    { { "etcd-warden.io", "v1alpha1", "backupentries", 0 }, NULL, "BackupEntry", FEED_BKENTRY },
-    /* with --backups only */
-    { { "etcd-warden.io", "v1alpha1", "etcdbackups", 1 }, NULL, "EtcdBackup", FEED_EBACKUP },
-    { { "etcd-warden.io", "v1alpha1", "etcdrestores", 1 }, NULL, "EtcdRestore", FEED_RESTORE },
-    { { "etcd-warden.io", "v1alpha1", "etcdbackupschedules", 1 },
-      NULL,
-      "EtcdBackupSchedule",
-      FEED_SCHEDULE },
-};
+#define MAX_RESOURCES 16
 
-/* The cache each entry of objects fills. */
-static const enum ctl_cache object_cache[] = { CTL_C_ETCDS,     CTL_C_OPSTASKS,      CTL_C_IMMTASKS,
-                                               CTL_C_CRONJOBS,  CTL_C_STATUSBACKUPS, CTL_C_BUCKETS,
-                                               CTL_C_BKENTRIES, CTL_C_BACKUPS,       CTL_C_RESTORES,
-                                               CTL_C_SCHEDULES };
+static void etcd_keys(struct ctl *c, const cJSON *obj, int own);
+
+/* The core's own watch of Etcds (re-delivered every resync). */
+static const struct ctl_watch etcds = {
+    .res = { "druid.gardener.cloud", "v1alpha1", "etcds", 1 },
+    .kind = "Etcd",
+    .keys = etcd_keys,
+};
 
 static const struct kind components[] = {
     { { "", "v1", "serviceaccounts", 1 }, "v1", "ServiceAccount", FEED_COMPONENT },
@@ -94,7 +59,6 @@ static const struct kind components[] = {
     { { "", "v1", "persistentvolumeclaims", 1 }, "v1", "PersistentVolumeClaim", FEED_COMPONENT },
 };
 
-#define NOBJECTS    (sizeof(objects) / sizeof(objects[0]))
 #define NCOMPONENTS (sizeof(components) / sizeof(components[0]))
 
 static const char *const component_paths[] = {
@@ -110,15 +74,19 @@ static const char *const component_paths[] = {
 /* What an informer's handlers need. */
 struct feedctx {
     struct ctl_caches *c;
-    const struct kind *k;
+    const struct kind *k;               /* a component's, else NULL */
+    const struct ctl_watch *w;          /* an object's: the first watch of its resource */
+    ctl_keys_fn keys[CTL_CAPS_MAX + 1]; /* an object's key functions */
+    size_t nkeys;
 };
 
 struct ctl_caches {
     struct ctl_caches_opts o;
     char *ns; /* OWNS or NULL */
-    struct inf *objs[NOBJECTS];
+    size_t nobjs;
+    struct inf *objs[MAX_RESOURCES];
     struct inf *comps[NCOMPONENTS];
-    struct feedctx objctx[NOBJECTS];
+    struct feedctx objctx[MAX_RESOURCES];
     struct feedctx compctx[NCOMPONENTS];
     struct store *components; /* OWNS: every component, "<kind>/<ns>/<name>" */
 };
@@ -193,7 +161,7 @@ static enum kerr index_part_of(void *ctx, const cJSON *obj, struct strlist *valu
 }
 
 /* "<ns>/<spec.etcdName>" of a task. */
-static enum kerr index_etcd_name(void *ctx, const cJSON *obj, struct strlist *values)
+enum kerr ctl_index_etcd_name(void *ctx, const cJSON *obj, struct strlist *values)
 {
     const char *ns = kjson_get_str(obj, "metadata.namespace");
     const char *etcd = kjson_get_str(obj, "spec.etcdName");
@@ -209,40 +177,15 @@ static enum kerr index_etcd_name(void *ctx, const cJSON *obj, struct strlist *va
     return strlist_add(values, v);
 }
 
-/* The hibernation phase of an Etcd, "none" without one. */
-static enum kerr index_phase(void *ctx, const cJSON *obj, struct strlist *values)
-{
-    const char *p = kjson_get_str(obj, "metadata.annotations[" CTL_ANN_PHASE "]");
-
-    (void)ctx;
-    return strlist_add(values, p && *p ? p : "none");
-}
-
 /* ---- events to keys ---- */
 
-static void key(struct ctl_caches *c, const char *kind, const cJSON *obj, const char *name)
+static void etcd_keys(struct ctl *c, const cJSON *obj, int own)
 {
-    const char *ns = kjson_get_str(obj, "metadata.namespace");
-
-    if (name && *name)
-        c->o.on_key(c->o.ctx, kind, ns ? ns : "", name);
+    (void)own;
+    ctl_enqueue_obj(c, "etcd", obj, kjson_get_str(obj, "metadata.name"));
 }
 
-/* The name of obj's owner of kind (an ownerReference), or NULL. */
-static const char *owner_named(const cJSON *obj, const char *kind)
-{
-    const cJSON *ref;
-
-    cJSON_ArrayForEach (ref, kjson_get_arr(obj, "metadata.ownerReferences")) {
-        const char *k = kjson_get_str(ref, "kind");
-
-        if (k && strcmp(k, kind) == 0)
-            return kjson_get_str(ref, "name");
-    }
-    return NULL;
-}
-
-/* Whether the update of a task touched more than its status (and resourceVersion). */
+/* Whether the update of an object touched more than its status (and resourceVersion). */
 static int task_changed(const cJSON *a, const cJSON *b)
 {
     static const char *const paths[] = { "spec",
@@ -264,67 +207,17 @@ static int task_changed(const cJSON *a, const cJSON *b)
     return 0;
 }
 
-/* Every bucket's key: an Etcd may join or leave any bucket. */
-static void bucket_keys(struct ctl_caches *c)
-{
-    struct store *s = ctl_caches_store(c, CTL_C_BUCKETS);
-    struct strlist keys;
-    size_t i;
-
-    strlist_init(&keys);
-    if (s && store_keys(s, &keys, NULL) == KERR_OK) {
-        for (i = 0; i < keys.n; i++)
-            c->o.on_key(c->o.ctx, "bucket", "", keys.v[i]);
-    }
-    strlist_release(&keys);
-}
-
 static void feed(struct feedctx *f, const cJSON *obj, int own_key)
 {
-    struct ctl_caches *c = f->c;
+    size_t i;
 
-    switch (f->k->feed) {
-    case FEED_BUCKET:
-        key(c, "bucket", obj, kjson_get_str(obj, "metadata.name"));
-        break;
-    case FEED_BKENTRY:
-        key(c, "bucket", obj, kjson_get_str(obj, "spec.bucketName"));
-        break;
-    case FEED_EBACKUP:
-        key(c, "backup", obj, kjson_get_str(obj, "metadata.name"));
-        key(c, "bschedule", obj, ebs_backup_schedule(obj));
-        break;
-    case FEED_RESTORE:
-        key(c, "restore", obj, kjson_get_str(obj, "metadata.name"));
-        break;
-    case FEED_ETCD:
-        bucket_keys(c);
-        key(c, "etcd", obj, kjson_get_str(obj, "metadata.name"));
-        break;
-    case FEED_BACKUP:
-        key(c, "etcd", obj, kjson_get_str(obj, "metadata.name"));
-        break;
-    case FEED_COMPONENT:
-        key(c, "etcd", obj, kjson_get_str(obj, "metadata.labels[" CTL_LABEL_PART_OF "]"));
-        break;
-    case FEED_OPSTASK:
-        if (own_key)
-            key(c, "opstask", obj, kjson_get_str(obj, "metadata.name"));
-        key(c, "etcd", obj, kjson_get_str(obj, "spec.etcdName"));
-        break;
-    case FEED_IMMTASK:
-        if (own_key)
-            key(c, "immtask", obj, kjson_get_str(obj, "metadata.name"));
-        key(c, "etcd", obj, kjson_get_str(obj, "spec.etcdName"));
-        break;
-    case FEED_CRONJOB:
-        key(c, "immtask", obj, owner_named(obj, "ExtendFullSnapshotImmutabilityTask"));
-        break;
-    case FEED_SCHEDULE:
-        if (own_key)
-            key(c, "bschedule", obj, kjson_get_str(obj, "metadata.name"));
-        break;
+    if (f->k) { /* a component: its Etcd */
+        ctl_enqueue_obj(f->c->o.ctl, "etcd", obj,
+                        kjson_get_str(obj, "metadata.labels[" CTL_LABEL_PART_OF "]"));
+        return;
     }
+    for (i = 0; i < f->nkeys; i++)
+        f->keys[i](f->c->o.ctl, obj, own_key);
 }
 
 /*
@@ -356,7 +249,7 @@ static void on_add(void *ctx, const cJSON *obj)
 {
     struct feedctx *f = ctx;
 
-    if (f->k->feed == FEED_COMPONENT)
+    if (f->k)
         mirror_put(f->c, obj);
     feed(f, obj, 1);
 }
@@ -367,10 +260,10 @@ static void on_update(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
     const char *a = kjson_get_str(old_obj, "metadata.labels[" CTL_LABEL_PART_OF "]");
     const char *b = kjson_get_str(new_obj, "metadata.labels[" CTL_LABEL_PART_OF "]");
 
-    if (f->k->feed == FEED_COMPONENT && old_obj != new_obj)
+    if (f->k && old_obj != new_obj)
         mirror_put(f->c, new_obj);
     /* A component that moved to another Etcd concerns both. */
-    if (f->k->feed == FEED_COMPONENT && a && (!b || strcmp(a, b) != 0))
+    if (f->k && a && (!b || strcmp(a, b) != 0))
         feed(f, old_obj, 1);
     /*
      * A task's own key skips updates of its status alone: they are the
@@ -384,46 +277,79 @@ static void on_delete(void *ctx, const cJSON *obj)
 {
     struct feedctx *f = ctx;
 
-    if (f->k->feed == FEED_COMPONENT)
+    if (f->k)
         mirror_remove(f->c, obj);
     feed(f, obj, 1);
 }
 
 /* ---- lifecycle ---- */
 
-static enum kerr new_informer(struct ctl_caches *c, const struct kind *k, struct feedctx *f,
+static enum kerr new_informer(struct ctl_caches *c, const struct inf_opts *o, struct feedctx *f,
                               struct inf **out, struct kerr_info *err)
 {
     struct inf_handlers h = { on_add, on_update, on_delete, f };
-    struct inf_opts o;
     enum kerr rc;
 
+    f->c = c;
+    if ((rc = inf_new(c->o.client, o, out, err)) || (rc = inf_add_handlers(*out, &h, err)))
+        return rc;
+    return KERR_OK;
+}
+
+static enum kerr new_component(struct ctl_caches *c, size_t i, struct kerr_info *err)
+{
+    const struct kind *k = &components[i];
+    struct inf_opts o;
+
     memset(&o, 0, sizeof(o));
-    o.res = &k->res;
+    o.res = &components[i].res;
     o.ns = k->res.namespaced ? c->ns : NULL;
     o.name = k->kind;
     o.compact = 1;
-    if (k->feed == FEED_CRONJOB)
-        o.label_selector = CTL_LABEL_MANAGED_BY "=etcd-warden";
-    if (k->feed == FEED_COMPONENT) {
-        o.label_selector = CTL_LABEL_MANAGED_BY "=etcd-druid";
-        o.project = project_component;
-        o.project_ctx = (void *)k;
-    } else {
+    o.label_selector = CTL_LABEL_MANAGED_BY "=etcd-druid";
+    o.project = project_component;
+    o.project_ctx = (void *)k;
+    c->compctx[i].k = k;
+    return new_informer(c, &o, &c->compctx[i], &c->comps[i], err);
+}
+
+static int same_resource(const struct k8s_resource *a, const struct k8s_resource *b)
+{
+    return strcmp(a->group, b->group) == 0 && strcmp(a->resource, b->resource) == 0;
+}
+
+/* The informer of w's resource, made on its first watch; then w's indexes and keys. */
+static enum kerr add_watch(struct ctl_caches *c, const struct ctl_watch *w, struct kerr_info *err)
+{
+    const struct ctl_index *x;
+    struct feedctx *f = NULL;
+    struct inf_opts o;
+    enum kerr rc = KERR_OK;
+    size_t i;
+
+    for (i = 0; i < c->nobjs && !f; i++)
+        f = same_resource(&c->objctx[i].w->res, &w->res) ? &c->objctx[i] : NULL;
+    if (!f) {
+        if (c->nobjs == MAX_RESOURCES)
+            return kerr_set(err, KERR_INVAL, "more than %d watched resources", MAX_RESOURCES);
+        memset(&o, 0, sizeof(o));
+        o.res = &w->res;
+        o.ns = w->res.namespaced ? c->ns : NULL;
+        o.name = w->kind;
+        o.compact = 1;
+        o.label_selector = w->label_selector;
         o.project = project_object;
+        o.resync_ms = w == &etcds ? c->o.resync_ms : 0;
+        f = &c->objctx[c->nobjs];
+        f->w = w;
+        if ((rc = new_informer(c, &o, f, &c->objs[c->nobjs], err)))
+            return rc;
+        c->nobjs++;
     }
-    if (k->feed == FEED_ETCD)
-        o.resync_ms = c->o.resync_ms;
-    f->c = c;
-    f->k = k;
-    if ((rc = inf_new(c->o.client, &o, out, err)) || (rc = inf_add_handlers(*out, &h, err)))
-        return rc;
-    if (k->feed == FEED_ETCD)
-        rc = store_add_index(inf_store(*out), CTL_INDEX_PHASE, index_phase, NULL, err);
-    if (k->feed == FEED_OPSTASK || k->feed == FEED_IMMTASK || k->feed == FEED_EBACKUP)
-        rc = store_add_index(inf_store(*out), CTL_INDEX_ETCD_NAME, index_etcd_name, NULL, err);
-    if (k->feed == FEED_BKENTRY)
-        rc = store_add_index(inf_store(*out), BKE_INDEX_BUCKET, bke_index_bucket, NULL, err);
+    if (w->keys && f->nkeys < CTL_CAPS_MAX + 1)
+        f->keys[f->nkeys++] = w->keys;
+    for (x = w->indexes; !rc && x->name; x++)
+        rc = store_add_index(inf_store(c->objs[f - c->objctx]), x->name, x->fn, NULL, err);
     return rc;
 }
 
@@ -431,13 +357,14 @@ enum kerr ctl_caches_new(const struct ctl_caches_opts *o, struct ctl_caches **ou
                          struct kerr_info *err)
 {
     struct store_opts so = { 0 };
+    const struct ctl_watch *w;
     struct ctl_caches *c;
     enum kerr rc = KERR_OK;
     size_t i;
 
     *out = NULL;
-    if (!o->client || !o->on_key)
-        return kerr_set(err, KERR_INVAL, "ctl_caches: client and on_key are required");
+    if (!o->client || !o->ctl)
+        return kerr_set(err, KERR_INVAL, "ctl_caches: client and ctl are required");
     c = calloc(1, sizeof(*c));
     if (!c)
         return kerr_set(err, KERR_NOMEM, "allocating the caches");
@@ -448,15 +375,14 @@ enum kerr ctl_caches_new(const struct ctl_caches_opts *o, struct ctl_caches **ou
     so.key = component_key;
     if (!rc && !(rc = store_new(&so, &c->components, err)))
         rc = store_add_index(c->components, CTL_INDEX_PART_OF, index_part_of, NULL, err);
-    for (i = 0; !rc && i < NOBJECTS; i++) {
-        if ((o->backup_entries ||
-             (objects[i].feed != FEED_BUCKET && objects[i].feed != FEED_BKENTRY)) &&
-            (o->backups || (objects[i].feed != FEED_EBACKUP && objects[i].feed != FEED_RESTORE &&
-                            objects[i].feed != FEED_SCHEDULE)))
-            rc = new_informer(c, &objects[i], &c->objctx[i], &c->objs[i], err);
+    if (!rc)
+        rc = add_watch(c, &etcds, err);
+    for (i = 0; !rc && i < o->ncaps; i++) {
+        for (w = o->caps[i]->watches; !rc && w && w->res.resource; w++)
+            rc = add_watch(c, w, err);
     }
     for (i = 0; !rc && i < NCOMPONENTS; i++)
-        rc = new_informer(c, &components[i], &c->compctx[i], &c->comps[i], err);
+        rc = new_component(c, i, err);
     if (rc) {
         ctl_caches_free(c);
         return rc;
@@ -470,8 +396,8 @@ enum kerr ctl_caches_start(struct ctl_caches *c, struct kerr_info *err)
     enum kerr rc = KERR_OK;
     size_t i;
 
-    for (i = 0; !rc && i < NOBJECTS; i++)
-        rc = c->objs[i] ? inf_start(c->objs[i], err) : KERR_OK;
+    for (i = 0; !rc && i < c->nobjs; i++)
+        rc = inf_start(c->objs[i], err);
     for (i = 0; !rc && i < NCOMPONENTS; i++)
         rc = inf_start(c->comps[i], err);
     return rc;
@@ -481,8 +407,8 @@ int ctl_caches_synced(struct ctl_caches *c)
 {
     size_t i;
 
-    for (i = 0; i < NOBJECTS; i++) {
-        if (c->objs[i] && !inf_has_synced(c->objs[i]))
+    for (i = 0; i < c->nobjs; i++) {
+        if (!inf_has_synced(c->objs[i]))
             return 0;
     }
     for (i = 0; i < NCOMPONENTS; i++) {
@@ -492,37 +418,27 @@ int ctl_caches_synced(struct ctl_caches *c)
     return 1;
 }
 
-struct store *ctl_caches_store(struct ctl_caches *c, enum ctl_cache w)
+struct store *ctl_caches_store(struct ctl_caches *c, const char *resource)
 {
     size_t i;
 
-    if (w == CTL_C_COMPONENTS)
+    if (!c || !resource)
+        return NULL;
+    if (strcmp(resource, CTL_CACHE_COMPONENTS) == 0)
         return c->components;
-    for (i = 0; i < NOBJECTS; i++) {
-        if (object_cache[i] == w)
-            return c->objs[i] ? inf_store(c->objs[i]) : NULL;
+    for (i = 0; i < c->nobjs; i++) {
+        if (strcmp(c->objctx[i].w->res.resource, resource) == 0)
+            return inf_store(c->objs[i]);
     }
     return NULL;
-}
-
-size_t ctl_caches_phase_count(struct ctl_caches *c, const char *phase)
-{
-    struct strlist keys;
-    size_t n = 0;
-
-    strlist_init(&keys);
-    if (!store_index_keys(inf_store(c->objs[0]), CTL_INDEX_PHASE, phase, &keys, NULL))
-        n = keys.n;
-    strlist_release(&keys);
-    return n;
 }
 
 size_t ctl_caches_objects(struct ctl_caches *c)
 {
     size_t i, n = store_count(c->components);
 
-    for (i = 0; i < NOBJECTS; i++)
-        n += c->objs[i] ? store_count(inf_store(c->objs[i])) : 0;
+    for (i = 0; i < c->nobjs; i++)
+        n += store_count(inf_store(c->objs[i]));
     return n;
 }
 
@@ -539,12 +455,12 @@ static void *stop_one(void *arg)
  */
 void ctl_caches_stop(struct ctl_caches *c)
 {
-    struct inf *all[NOBJECTS + NCOMPONENTS];
-    pthread_t t[NOBJECTS + NCOMPONENTS];
-    int started[NOBJECTS + NCOMPONENTS];
+    struct inf *all[MAX_RESOURCES + NCOMPONENTS];
+    pthread_t t[MAX_RESOURCES + NCOMPONENTS];
+    int started[MAX_RESOURCES + NCOMPONENTS];
     size_t i, n = 0;
 
-    for (i = 0; i < NOBJECTS; i++)
+    for (i = 0; i < c->nobjs; i++)
         all[n++] = c->objs[i];
     for (i = 0; i < NCOMPONENTS; i++)
         all[n++] = c->comps[i];
@@ -566,7 +482,7 @@ void ctl_caches_free(struct ctl_caches *c)
     if (!c)
         return;
     ctl_caches_stop(c);
-    for (i = 0; i < NOBJECTS; i++)
+    for (i = 0; i < MAX_RESOURCES; i++)
         inf_free(c->objs[i]);
     for (i = 0; i < NCOMPONENTS; i++)
         inf_free(c->comps[i]);

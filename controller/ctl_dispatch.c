@@ -49,33 +49,30 @@ static void merge(enum kerr rc, const struct ctl_result *r, const char *step,
         *requeue = r->requeue_ms;
 }
 
-/* Run the steps of a live Etcd; the first error (step named by *where) or KERR_OK. */
+/*
+ * Run the steps of an Etcd (restoring: those marked restoring, else the
+ * others); the first error (step named by *where) or KERR_OK.
+ */
 static enum kerr etcd_steps(struct ctl *c, const cJSON *etcd, long *requeue, const char **where,
                             struct kerr_info *err)
 {
-    const ctl_etcd_step_fn live[] = { c->steps.sbk, c->steps.oref, c->steps.hib };
-    static const char *const names[] = { "status-backup", "owner-references", "hibernation" };
+    int restoring = kjson_get_str(etcd, "metadata.labels[" LABEL_RESTORING "]") != NULL;
+    const struct ctl_etcd_step *s;
+    ctl_etcd_step_fn fn;
     struct ctl_result r;
     struct kerr_info e;
     enum kerr first = KERR_OK, rc;
     size_t i;
 
-    if (kjson_get_str(etcd, "metadata.labels[" LABEL_RESTORING "]")) {
-        if (!c->steps.rst)
-            return KERR_OK;
-        memset(&r, 0, sizeof(r));
-        kerr_clear(&e);
-        rc = c->steps.rst(c, etcd, &r, &e);
-        merge(rc, &r, "restore", &e, &first, where, err, requeue);
-        return first;
-    }
-    for (i = 0; i < sizeof(live) / sizeof(live[0]); i++) {
-        if (!live[i])
-            continue;
-        memset(&r, 0, sizeof(r));
-        kerr_clear(&e);
-        rc = live[i](c, etcd, &r, &e);
-        merge(rc, &r, names[i], &e, &first, where, err, requeue);
+    for (i = 0; i < c->ncaps; i++) {
+        for (s = c->caps[i]->steps; s && s->name; s++) {
+            if (!s->restoring != !restoring || !(fn = ctl_step_fn(c, s)))
+                continue;
+            memset(&r, 0, sizeof(r));
+            kerr_clear(&e);
+            rc = fn(c, etcd, &r, &e);
+            merge(rc, &r, s->name, &e, &first, where, err, requeue);
+        }
     }
     return first;
 }
@@ -124,6 +121,7 @@ enum wqpool_result ctl_dispatch(void *arg, const char *key, long *after_ms)
     char buf[WQ_KEY_MAX];
     const char *kind, *ns, *name, *where = "";
     struct kerr_info err;
+    const struct ctl_key *k;
     int64_t t0 = ktime_mono_ns();
     long requeue = 0;
     enum kerr rc = KERR_OK;
@@ -136,18 +134,8 @@ enum wqpool_result ctl_dispatch(void *arg, const char *key, long *after_ms)
     }
     if (strcmp(kind, "etcd") == 0)
         rc = reconcile_etcd(c, ns, name, &requeue, &where, &err);
-    else if (strcmp(kind, "opstask") == 0 && c->cfg->ops_task_executor)
-        rc = reconcile_task(c, c->steps.otask, ns, name, &requeue, &err);
-    else if (strcmp(kind, "immtask") == 0)
-        rc = reconcile_task(c, c->steps.imt, ns, name, &requeue, &err);
-    else if (strcmp(kind, "bucket") == 0)
-        rc = reconcile_task(c, c->steps.bke, ns, name, &requeue, &err);
-    else if (strcmp(kind, "backup") == 0 && c->cfg->backups)
-        rc = reconcile_task(c, c->steps.ebk, ns, name, &requeue, &err);
-    else if (strcmp(kind, "restore") == 0 && c->cfg->backups)
-        rc = reconcile_task(c, c->steps.erst, ns, name, &requeue, &err);
-    else if (strcmp(kind, "bschedule") == 0 && c->cfg->backups)
-        rc = reconcile_task(c, c->steps.bschedule, ns, name, &requeue, &err);
+    else if ((k = ctl_key_of(c, kind)) && (!k->enabled || k->enabled(c->cfg)))
+        rc = reconcile_task(c, ctl_key_fn(c, k), ns, name, &requeue, &err);
     res = rc ? CTL_R_ERROR : requeue > 0 ? CTL_R_REQUEUE_AFTER : CTL_R_SUCCESS;
     ctl_metrics_reconcile(c->metrics, kind, res, (double)(ktime_mono_ns() - t0) / 1e9);
     if (rc) {

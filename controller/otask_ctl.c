@@ -7,12 +7,13 @@
 #include "common/store.h"
 #include "controller/ctl.h"
 #include "controller/ctl_config.h"
+#include "controller/etcdspec.h"
 #include "controller/otask.h"
 
 /* The cached task is gone or carries a deletionTimestamp. */
 static int task_deleted(void *arg, const char *ns, const char *name)
 {
-    struct store *s = ctl_store(arg, CTL_C_OPSTASKS);
+    struct store *s = ctl_store(arg, ETCDSPEC_RES_OPSTASK.resource);
     char key[512];
     cJSON *t = NULL;
     int gone;
@@ -32,7 +33,7 @@ enum kerr otask_reconcile(struct ctl *c, const char *ns, const char *name, struc
     struct otask_env env = { .client = ctl_client(c),
                              .events = ctl_events(c),
                              .call_timeout_ms = ctl_cfg(c)->ops_task_call_ms,
-                             .cancel = ctl_ops_cancel(c),
+                             .cancel = ctl_cancel_flag(c),
                              .task_deleted = task_deleted,
                              .task_deleted_arg = c };
 

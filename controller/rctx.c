@@ -18,10 +18,10 @@ void rctx_from_ctl(struct ctl *c, struct rctx *out)
 
     out->client = ctl_client(c);
     out->events = ctl_events(c);
-    out->components = ctl_store(c, CTL_C_COMPONENTS);
-    out->opstasks = ctl_store(c, CTL_C_OPSTASKS);
-    out->immtasks = ctl_store(c, CTL_C_IMMTASKS);
-    out->statusbackups = ctl_store(c, CTL_C_STATUSBACKUPS);
+    out->components = ctl_store(c, CTL_CACHE_COMPONENTS);
+    out->opstasks = ctl_store(c, ETCDSPEC_RES_OPSTASK.resource);
+    out->immtasks = ctl_store(c, ETCDSPEC_RES_IMMTASK.resource);
+    out->statusbackups = ctl_store(c, ETCDSPEC_RES_STATUSBACKUP.resource);
     out->backup_cluster_status = cfg ? cfg->backup_cluster_status : 1;
     out->imm_image = cfg ? cfg->imm_image : NULL;
     out->imm_command = cfg ? cfg->imm_command : NULL;

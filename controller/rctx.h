@@ -27,13 +27,13 @@ struct store;      /* common/store.h */
 #define RCTX_DEFAULT_COMMAND "warden-snapshot extend-snapshot-immutability"
 
 struct rctx {
-    struct k8s_client *client;   /* required */
-    struct ev_recorder *events;  /* NULL: no events */
-    struct store *components;    /* CTL_C_COMPONENTS (key "<kind>/<ns>/<name>", index "part-of"),
-                                    or NULL: components are listed from the API */
-    struct store *opstasks;      /* CTL_C_OPSTASKS or NULL */
-    struct store *immtasks;      /* CTL_C_IMMTASKS or NULL */
-    struct store *statusbackups; /* CTL_C_STATUSBACKUPS (key "<ns>/<name>") or NULL: a GET */
+    struct k8s_client *client;  /* required */
+    struct ev_recorder *events; /* NULL: no events */
+    struct store *components;   /* CTL_CACHE_COMPONENTS (key "<kind>/<ns>/<name>", index "part-of"),
+                                   or NULL: components are listed from the API */
+    struct store *opstasks;     /* the EtcdOpsTask cache (index "etcd-name") or NULL */
+    struct store *immtasks;     /* the immutability task cache (index "etcd-name") or NULL */
+    struct store *statusbackups; /* the EtcdStatusBackup cache (key "<ns>/<name>") or NULL: a GET */
     int backup_cluster_status;   /* --backup-cluster-status */
     const char *imm_image;       /* --immutability-task-image; NULL: RCTX_DEFAULT_IMAGE */
     const char *imm_command;     /* --immutability-task-command; NULL: RCTX_DEFAULT_COMMAND */

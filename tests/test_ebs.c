@@ -17,7 +17,9 @@
 #include "common/events.h"
 #include "common/kjson.h"
 #include "common/ktime.h"
+#include "controller/backups.h"
 #include "controller/ctl.h"
+#include "controller/ctl_cap.h"
 #include "controller/ctl_config.h"
 #include "controller/rctx.h"
 #include "tests/support/cfix.h"
@@ -492,7 +494,9 @@ static int count_backups(const char *sched)
 
 Test(ebs_kubesim, the_controller_runs_schedules_on_its_clock)
 {
-    static const struct ctl_steps steps = { .bschedule = ebs_reconcile };
+    static const struct ctl_stub stubs[] = { { "bschedule", NULL, ebs_reconcile },
+                                             { NULL, NULL, NULL } };
+    static const struct ctl_capability *const caps[] = { &backups_capability, NULL };
     const char *argv[] = { "warden-controller", "--metrics-bind-address=0",
                            "--health-probe-bind-address=0", "--leader-elect=false" };
     struct ctl_config cfg;
@@ -504,11 +508,11 @@ Test(ebs_kubesim, the_controller_runs_schedules_on_its_clock)
 
     atomic_store(&fake_now_ms, (long long)time(NULL) * 1000);
     OK(ctl_config_load(&cfg, 4, (char **)argv, &err));
-    o.steps = &steps;
+    o.stubs = stubs;
     o.client = fx.c;
     o.no_servers = 1;
     o.now_ms = fake_now;
-    OK(ctl_new(&cfg, &o, &c, &err));
+    OK(ctl_new(&cfg, caps, &o, &c, &err));
     OK(ctl_start(c, &err));
     TESTUTIL_AWAIT(ctl_synced(c), 10000);
     cr_assert(ctl_synced(c));
