@@ -1,7 +1,7 @@
 /*
  * warden-controller - entry point and composition root: parse the flags
- * (and --config), build the controller core (controller/ctl.h) with the
- * capabilities below (controller/ctl_cap.h), run it until SIGTERM / SIGINT,
+ * (and --config), build the controller core (controller/core/ctl.h) with the
+ * capabilities below (controller/core/ctl_cap.h), run it until SIGTERM / SIGINT,
  * free it.
  */
 #include <malloc.h>
@@ -11,13 +11,13 @@
 
 #include "common/log.h"
 #include "common/proc.h"
-#include "controller/backups.h"
-#include "controller/ctl.h"
-#include "controller/ctl_config.h"
-#include "controller/entries.h"
-#include "controller/hibernation.h"
-#include "controller/immutability.h"
-#include "controller/restore.h"
+#include "controller/backups/backups.h"
+#include "controller/core/ctl.h"
+#include "controller/core/ctl_config.h"
+#include "controller/entries/entries.h"
+#include "controller/hibernation/hibernation.h"
+#include "controller/immutability/immutability.h"
+#include "controller/restore/restore.h"
 
 /*
  * What warden-controller runs, in this order: the Etcd steps run as listed

@@ -7,7 +7,7 @@
  * the metrics, and leader election: of two controllers only the leader
  * runs its steps, and stopping it releases the Lease so the other takes over.
  */
-#include "controller/ctl.h"
+#include "controller/core/ctl.h"
 
 #include <criterion/criterion.h>
 #include <pthread.h>
@@ -23,13 +23,13 @@
 #include "common/proc.h"
 #include "common/store.h"
 #include "common/strlist.h"
-#include "controller/backups.h"
-#include "controller/ctl_cap.h"
-#include "controller/ctl_config.h"
-#include "controller/entries.h"
-#include "controller/hibernation.h"
-#include "controller/immutability.h"
-#include "controller/restore.h"
+#include "controller/backups/backups.h"
+#include "controller/core/ctl_cap.h"
+#include "controller/core/ctl_config.h"
+#include "controller/entries/entries.h"
+#include "controller/hibernation/hibernation.h"
+#include "controller/immutability/immutability.h"
+#include "controller/restore/restore.h"
 #include "tests/support/jsonfix.h"
 #include "tests/support/ksimcli.h"
 #include "tests/support/ksimfix.h"

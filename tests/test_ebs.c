@@ -4,7 +4,7 @@
  * the starting deadline, a gap caught up once, no second backup of an Etcd while one is
  * unfinished, a crash between the create and the status, an invalid schedule. The test plays the
  * EtcdBackup controller by writing the backups' status. */
-#include "controller/ebs.h"
+#include "controller/backups/ebs.h"
 
 #include <criterion/criterion.h>
 #include <inttypes.h>
@@ -17,11 +17,11 @@
 #include "common/events.h"
 #include "common/kjson.h"
 #include "common/ktime.h"
-#include "controller/backups.h"
-#include "controller/ctl.h"
-#include "controller/ctl_cap.h"
-#include "controller/ctl_config.h"
-#include "controller/rctx.h"
+#include "controller/backups/backups.h"
+#include "controller/core/ctl.h"
+#include "controller/core/ctl_cap.h"
+#include "controller/core/ctl_config.h"
+#include "controller/core/rctx.h"
 #include "tests/support/cfix.h"
 #include "tests/support/jsonfix.h"
 #include "tests/support/testutil.h"

@@ -1,0 +1,125 @@
+/*
+ * ctl_cap - what a capability tells the controller core: one struct
+ * ctl_capability per capability (hibernation, immutability, restore,
+ * backups, backup entries), defined in the capability's folder and handed
+ * to ctl_new by the composition root (controller/main.c). The core knows no
+ * capability: every resource it watches beyond Etcds and their components,
+ * every index, every queue key kind and every reconcile comes from these
+ * entries.
+ *
+ * Watches. Each struct ctl_watch names a resource; the core runs one
+ * informer per resource (compact JSON, metadata.managedFields dropped;
+ * namespaced ones restricted to --watch-namespace) and one cache per
+ * resource, read with ctl_store(c, res.resource). Several capabilities may
+ * name the same resource (the core's own "etcds" among them): the first
+ * makes the informer (its label selector wins), the others add their
+ * indexes and key functions. On every add, update (resyncs included) and
+ * delete the core calls each key function of the resource, in the order of
+ * the capabilities, after its own (an Etcd event queues "etcd/<ns>/<name>"
+ * first). own says whether the object's own key is to be queued: 0 for an
+ * update that changed nothing but the status and resourceVersion (the
+ * reconciler's own write; controller-runtime's GenerationChangedPredicate
+ * with metadata changes counted too), 1 otherwise.
+ *
+ * Keys. A struct ctl_key is a queue key kind "<kind>/<ns>/<name>" and its
+ * reconcile; kind is also the controller label of the metrics. Etcd steps
+ * (struct ctl_etcd_step) run on "etcd/<ns>/<name>" in the order of the
+ * capabilities and of their arrays (controller/core/ctl.h, "Dispatch").
+ *
+ * Services. A capability may offer functions of an Etcd to the others by
+ * name (struct ctl_service): the others call them through ctl_call, so
+ * that no capability includes another's headers.
+ *
+ * Ownership: every table is static and BORROWED by the core for the life
+ * of the struct ctl. Thread safety: the functions of a table run on the
+ * workers (reconciles, services) or the informer threads (key functions).
+ */
+#ifndef CONTROLLER_CTL_CAP_H
+#define CONTROLLER_CTL_CAP_H
+
+#include <stddef.h>
+
+#include <cJSON.h>
+
+#include "common/k8s.h"
+#include "common/store.h"
+#include "controller/core/ctl.h"
+
+struct ctl_config; /* controller/core/ctl_config.h */
+
+#define CTL_WATCH_INDEXES_MAX 2
+
+/* An index of a cache (common/store.h), read with store_index_*. */
+struct ctl_index {
+    const char *name;  /* NULL ends the array */
+    store_index_fn fn; /* called with ctx NULL */
+};
+
+/* Queue the keys an event of obj (BORROWED) maps to, with ctl_enqueue / ctl_enqueue_obj. */
+typedef void (*ctl_keys_fn)(struct ctl *c, const cJSON *obj, int own);
+
+/* One watched resource. */
+struct ctl_watch {
+    struct k8s_resource res;    /* res.resource names the cache; NULL ends the array */
+    const char *kind;           /* the Kind (names the informer in logs) */
+    const char *label_selector; /* NULL: every object */
+    ctl_keys_fn keys;           /* NULL: the events queue nothing */
+    struct ctl_index indexes[CTL_WATCH_INDEXES_MAX + 1];
+};
+
+/* A step of the Etcd key. */
+struct ctl_etcd_step {
+    const char *name; /* NULL ends the array; names the step in logs and events */
+    ctl_etcd_step_fn fn;
+    int restoring; /* 1: runs (alone) while the Etcd is restoring; 0: otherwise */
+};
+
+/* A queue key kind. */
+struct ctl_key {
+    const char *kind; /* NULL ends the array; "<kind>/<ns>/<name>", the metrics' controller */
+    ctl_task_step_fn reconcile;
+    int (*enabled)(const struct ctl_config *cfg);       /* NULL: always; else dispatched only when
+                                                           it returns non-zero */
+    long (*lane_workers)(const struct ctl_config *cfg); /* non-NULL: the key runs on the lane
+                                                           (controller/core/ctl_lane.h) with that
+                                                           many workers */
+};
+
+/* A function of an Etcd offered to the other capabilities (ctl_call). */
+struct ctl_service {
+    const char *name; /* NULL ends the array */
+    ctl_etcd_step_fn fn;
+};
+
+/* A capability. Every array may be NULL. */
+struct ctl_capability {
+    const char *name;                             /* "hibernation", ... */
+    int (*enabled)(const struct ctl_config *cfg); /* NULL: always; else nothing of it runs
+                                                     (no watch, key, step or service) when
+                                                     it returns 0 */
+    const struct ctl_watch *watches;
+    const struct ctl_etcd_step *steps;
+    const struct ctl_key *keys;
+    const struct ctl_service *services;
+    /* Gauges of the metrics (controller/core/ctl_metrics.h); NULL: not this capability's. */
+    size_t (*phase_count)(struct ctl *c, const char *phase); /* warden_hibernation_phase_etcds */
+    size_t (*conflicts)(struct ctl *c); /* warden_backup_entry_prefix_conflicts */
+};
+
+/*
+ * Queue "<kind>/<obj's namespace>/<name>" now; nothing when name is NULL or
+ * empty. For key functions; obj and the strings BORROWED.
+ */
+void ctl_enqueue_obj(struct ctl *c, const char *kind, const cJSON *obj, const char *name);
+
+/*
+ * Call the service name of the enabled capabilities on etcd (BORROWED).
+ * Without one: KERR_OK and res untouched when optional, else KERR_UNSUPPORTED.
+ */
+enum kerr ctl_call(struct ctl *c, const char *name, int optional, const cJSON *etcd,
+                   struct ctl_result *res, struct kerr_info *err);
+
+/* The index "<ns>/<spec.etcdName>" (CTL_INDEX_ETCD_NAME) of a resource whose spec names an Etcd. */
+enum kerr ctl_index_etcd_name(void *ctx, const cJSON *obj, struct strlist *values);
+
+#endif
