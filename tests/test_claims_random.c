@@ -26,6 +26,7 @@
 #include "common/kjson.h"
 #include "common/store.h"
 #include "controller/entries/bke.h"
+#include "controller/entries/bkeclaim.h"
 #include "controller/core/claims.h"
 #include "controller/snapshot/ostore.h"
 #include "controller/snapshot/snapdel.h"

@@ -2,6 +2,7 @@
 #include "controller/backups/backups.h"
 
 #include "common/kjson.h"
+#include "controller/core/ctl.h"
 #include "controller/core/ctl_config.h"
 #include "controller/backups/ebk.h"
 #include "controller/backups/ebs.h"

@@ -1,8 +1,6 @@
-/*
- * ebk_del - the finalizer of an EtcdBackup (see ebk.h): its copy in the
- * destination deleted by a Job before the backup goes, retried with backoff
- * while the store keeps it locked.
- */
+/* ebk_del - the finalizer of an EtcdBackup; see ebk_del.h. */
+#include "controller/backups/ebk_del.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +10,7 @@
 #include "common/ktime.h"
 #include "common/log.h"
 #include "controller/backups/cpjob.h"
-#include "controller/backups/ebk.h"
+#include "controller/backups/ebk_env.h"
 #include "controller/core/etcdspec.h"
 #include "controller/core/podjob.h"
 

@@ -27,6 +27,7 @@
 #include "controller/core/ctl_config.h"
 #include "controller/core/ctl_lane.h"
 #include "controller/core/ctl_metrics.h"
+#include "controller/core/ctl_table.h"
 
 #define SUPERVISE_MS 20L
 
@@ -72,7 +73,7 @@ void ctl_enqueue(struct ctl *c, const char *kind, const char *ns, const char *na
     char key[WQ_KEY_MAX];
     int n = snprintf(key, sizeof(key), "%s/%s/%s", kind, ns ? ns : "", name);
 
-    const struct ctl_key *k = ctl_key_of(c, kind);
+    const struct ctl_key *k = ctl_table_key(&c->table, kind);
 
     if (n <= 0 || (size_t)n >= sizeof(key))
         return;
@@ -112,66 +113,15 @@ const atomic_int *ctl_cancel_flag(struct ctl *c)
     return c->lane ? ctl_lane_cancel_flag(c->lane) : &never;
 }
 
-/* ---- the capabilities' table ---- */
-
-const struct ctl_key *ctl_key_of(const struct ctl *c, const char *kind)
-{
-    const struct ctl_key *k;
-    size_t i;
-
-    for (i = 0; i < c->ncaps; i++) {
-        for (k = c->caps[i]->keys; k && k->kind; k++) {
-            if (strcmp(k->kind, kind) == 0)
-                return k;
-        }
-    }
-    return NULL;
-}
-
-/* The stub named name, or NULL. */
-static const struct ctl_stub *stub_of(const struct ctl *c, const char *name)
-{
-    const struct ctl_stub *s;
-
-    for (s = c->o.stubs; s && s->name; s++) {
-        if (strcmp(s->name, name) == 0)
-            return s;
-    }
-    return NULL;
-}
-
-ctl_etcd_step_fn ctl_step_fn(const struct ctl *c, const struct ctl_etcd_step *s)
-{
-    const struct ctl_stub *st;
-
-    if (!c->o.stubs)
-        return s->fn;
-    st = stub_of(c, s->name);
-    return st ? st->step : NULL;
-}
-
-ctl_task_step_fn ctl_key_fn(const struct ctl *c, const struct ctl_key *k)
-{
-    const struct ctl_stub *st;
-
-    if (!c->o.stubs)
-        return k->reconcile;
-    st = stub_of(c, k->kind);
-    return st ? st->key : NULL;
-}
+/* ---- the capabilities' services ---- */
 
 enum kerr ctl_call(struct ctl *c, const char *name, int optional, const cJSON *etcd,
                    struct ctl_result *res, struct kerr_info *err)
 {
-    const struct ctl_service *sv;
-    size_t i;
+    const struct ctl_service *sv = ctl_table_service(&c->table, name);
 
-    for (i = 0; i < c->ncaps; i++) {
-        for (sv = c->caps[i]->services; sv && sv->name; sv++) {
-            if (strcmp(sv->name, name) == 0)
-                return sv->fn(c, etcd, res, err);
-        }
-    }
+    if (sv)
+        return sv->fn(c, etcd, res, err);
     return optional ? KERR_OK : kerr_set(err, KERR_UNSUPPORTED, "no capability offers %s", name);
 }
 
@@ -220,9 +170,9 @@ static size_t cfg_phase_count(void *ctx, const char *phase)
     struct ctl *c = ctx;
     size_t i;
 
-    for (i = 0; i < c->ncaps; i++) {
-        if (c->caps[i]->phase_count)
-            return c->caps[i]->phase_count(c, phase);
+    for (i = 0; i < c->table.n; i++) {
+        if (c->table.caps[i]->phase_count)
+            return c->table.caps[i]->phase_count(c, phase);
     }
     return 0;
 }
@@ -239,9 +189,9 @@ static size_t cfg_conflicts(void *ctx)
     struct ctl *c = ctx;
     size_t i;
 
-    for (i = 0; i < c->ncaps; i++) {
-        if (c->caps[i]->conflicts)
-            return c->caps[i]->conflicts(c);
+    for (i = 0; i < c->table.n; i++) {
+        if (c->table.caps[i]->conflicts)
+            return c->table.caps[i]->conflicts(c);
     }
     return 0;
 }
@@ -280,6 +230,11 @@ static void *supervise(void *arg)
 }
 
 /* ---- construction ---- */
+
+static void on_key(void *ctx, const char *kind, const char *ns, const char *name)
+{
+    ctl_enqueue(ctx, kind, ns, name, 0);
+}
 
 static enum kerr make_clients(struct ctl *c, struct kerr_info *err)
 {
@@ -340,12 +295,14 @@ static enum kerr make_parts(struct ctl *c, struct kerr_info *err)
     co.client = c->client;
     co.ns = c->cfg->watch_namespace;
     co.resync_ms = c->cfg->resync_ms;
+    co.on_key = on_key;
+    co.ctx = c;
     co.ctl = c;
-    co.caps = c->caps;
-    co.ncaps = c->ncaps;
+    co.caps = c->table.caps;
+    co.ncaps = c->table.n;
     c->controllers[n++] = "etcd";
-    for (i = 0; i < c->ncaps; i++) {
-        for (k = c->caps[i]->keys; k && k->kind; k++) {
+    for (i = 0; i < c->table.n; i++) {
+        for (k = c->table.caps[i]->keys; k && k->kind; k++) {
             if (k->lane_workers && k->lane_workers(c->cfg) > lane) {
                 lane = k->lane_workers(c->cfg);
                 lane_name = lane_name ? lane_name : k->kind;
@@ -375,7 +332,6 @@ enum kerr ctl_new(const struct ctl_config *cfg, const struct ctl_capability *con
 {
     struct ctl *c;
     enum kerr rc;
-    size_t i;
 
     *out = NULL;
     c = calloc(1, sizeof(*c));
@@ -384,15 +340,8 @@ enum kerr ctl_new(const struct ctl_config *cfg, const struct ctl_capability *con
     c->cfg = cfg;
     if (opts)
         c->o = *opts;
-    for (i = 0; caps && caps[i]; i++) {
-        if (i >= CTL_CAPS_MAX) {
-            ctl_free(c);
-            return kerr_set(err, KERR_INVAL, "more than %d capabilities", CTL_CAPS_MAX);
-        }
-        if (!caps[i]->enabled || caps[i]->enabled(cfg))
-            c->caps[c->ncaps++] = caps[i];
-    }
-    if ((rc = make_clients(c, err)) || (rc = make_identity(c, err)) || (rc = make_parts(c, err))) {
+    if ((rc = ctl_table_init(&c->table, caps, cfg, c->o.stubs, err)) ||
+        (rc = make_clients(c, err)) || (rc = make_identity(c, err)) || (rc = make_parts(c, err))) {
         ctl_free(c);
         return rc;
     }

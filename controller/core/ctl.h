@@ -40,7 +40,7 @@
  * failure does not slow another step's polling. Success forgets the key's
  * failures.
  *
- * The step functions (ctl_etcd_step_fn, ctl_task_step_fn below) get etcd
+ * The step functions (ctl_etcd_step_fn, ctl_task_step_fn of ctl_cap.h) get etcd
  * BORROWED for the call and res zeroed before the call.
  *
  * Leader election: a coordination.k8s.io/v1 Lease (--leader-election-id in
@@ -81,61 +81,15 @@
 #include <cJSON.h>
 
 #include "common/kerr.h"
+#include "controller/core/ctl_cap.h"
 
 struct ctl;        /* the running controller */
 struct ctl_config; /* controller/core/ctl_config.h */
 
-#define CTL_CAPS_MAX 8   /* capabilities of one controller */
 struct k8s_client;       /* common/k8s.h */
 struct ev_recorder;      /* common/events.h */
 struct store;            /* common/store.h */
 struct metrics_registry; /* common/metrics.h */
-
-/* The core's caches (ctl_store); the capabilities' are named by their resource. */
-#define CTL_CACHE_ETCDS "etcds" /* druid.gardener.cloud/v1alpha1 etcds, full objects */
-#define CTL_CACHE_COMPONENTS                                       \
-    "components" /* every managed component of every kind          \
-                    (ServiceAccount, Service, ConfigMap, Role,     \
-                    RoleBinding, StatefulSet, PodDisruptionBudget, \
-                    Lease, PersistentVolumeClaim) with label       \
-                    app.kubernetes.io/managed-by=etcd-druid,       \
-                    projected to apiVersion, kind, metadata (name, \
-                    namespace, uid, resourceVersion, labels,       \
-                    ownerReferences); key "<kind>/<ns>/<name>";    \
-                    index CTL_INDEX_PART_OF */
-
-/* Name of the index of CTL_CACHE_COMPONENTS: values "<ns>/<part-of label>". */
-#define CTL_INDEX_PART_OF "part-of"
-
-/*
- * Name of the index ctl_index_etcd_name (controller/core/ctl_cap.h) of the caches
- * of resources whose spec names an Etcd (tasks, backups): values
- * "<ns>/<spec.etcdName>", so that one Etcd's reconcile reads its own
- * objects only, not those of every namespace.
- */
-#define CTL_INDEX_ETCD_NAME "etcd-name"
-
-/* What a step asks of the dispatch. */
-struct ctl_result {
-    long requeue_ms; /* > 0: call again after that long */
-};
-
-/* A step of an Etcd key. */
-typedef enum kerr (*ctl_etcd_step_fn)(struct ctl *c, const cJSON *etcd, struct ctl_result *res,
-                                      struct kerr_info *err);
-
-/* The reconcile of a capability's key "<kind>/<ns>/<name>". */
-typedef enum kerr (*ctl_task_step_fn)(struct ctl *c, const char *ns, const char *name,
-                                      struct ctl_result *res, struct kerr_info *err);
-
-/* A test's replacement of the steps and key reconciles named name. */
-struct ctl_stub {
-    const char *name;      /* NULL ends the array: a step's or a key kind's name */
-    ctl_etcd_step_fn step; /* replaces the Etcd step name */
-    ctl_task_step_fn key;  /* replaces the reconcile of the key kind name */
-};
-
-struct ctl_capability; /* controller/core/ctl_cap.h */
 
 /* Options a test may change; zero means the default. */
 struct ctl_opts {
@@ -174,6 +128,20 @@ void ctl_enqueue_etcd(struct ctl *c, const char *ns, const char *name, long afte
 
 /* Add "<kind>/<ns>/<name>" (kind "etcd" or a capability's key kind) as above. */
 void ctl_enqueue(struct ctl *c, const char *kind, const char *ns, const char *name, long after_ms);
+
+/*
+ * Queue "<kind>/<obj's namespace>/<name>" now; nothing when name is NULL or
+ * empty. For the capabilities' key functions; obj and the strings BORROWED.
+ */
+void ctl_enqueue_obj(struct ctl *c, const char *kind, const cJSON *obj, const char *name);
+
+/*
+ * Call the service name of the enabled capabilities (controller/core/ctl_cap.h)
+ * on etcd (BORROWED). Without one: KERR_OK and res untouched when optional,
+ * else KERR_UNSUPPORTED.
+ */
+enum kerr ctl_call(struct ctl *c, const char *name, int optional, const cJSON *etcd,
+                   struct ctl_result *res, struct kerr_info *err);
 
 /*
  * The cancel flag of the lane's long calls (controller/core/ctl_lane.h): set once

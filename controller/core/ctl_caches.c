@@ -26,13 +26,10 @@ struct kind {
 
 #define MAX_RESOURCES 16
 
-static void etcd_keys(struct ctl *c, const cJSON *obj, int own);
-
 /* The core's own watch of Etcds (re-delivered every resync). */
 static const struct ctl_watch etcds = {
     .res = { "druid.gardener.cloud", "v1alpha1", "etcds", 1 },
     .kind = "Etcd",
-    .keys = etcd_keys,
 };
 
 static const struct kind components[] = {
@@ -160,29 +157,15 @@ static enum kerr index_part_of(void *ctx, const cJSON *obj, struct strlist *valu
     return strlist_add(values, v);
 }
 
-/* "<ns>/<spec.etcdName>" of a task. */
-enum kerr ctl_index_etcd_name(void *ctx, const cJSON *obj, struct strlist *values)
-{
-    const char *ns = kjson_get_str(obj, "metadata.namespace");
-    const char *etcd = kjson_get_str(obj, "spec.etcdName");
-    char v[KOBJ_KEY_MAX];
-    int len;
-
-    (void)ctx;
-    if (!etcd || !*etcd)
-        return KERR_OK;
-    len = snprintf(v, sizeof(v), "%s/%s", ns ? ns : "", etcd);
-    if (len < 0 || (size_t)len >= sizeof(v))
-        return KERR_OK;
-    return strlist_add(values, v);
-}
-
 /* ---- events to keys ---- */
 
-static void etcd_keys(struct ctl *c, const cJSON *obj, int own)
+/* The key "<kind>/<obj's namespace>/<name>" of the core's own, unless name is NULL or empty. */
+static void key(struct ctl_caches *c, const char *kind, const cJSON *obj, const char *name)
 {
-    (void)own;
-    ctl_enqueue_obj(c, "etcd", obj, kjson_get_str(obj, "metadata.name"));
+    const char *ns = kjson_get_str(obj, "metadata.namespace");
+
+    if (name && *name)
+        c->o.on_key(c->o.ctx, kind, ns ? ns : "", name);
 }
 
 /* Whether the update of an object touched more than its status (and resourceVersion). */
@@ -212,10 +195,11 @@ static void feed(struct feedctx *f, const cJSON *obj, int own_key)
     size_t i;
 
     if (f->k) { /* a component: its Etcd */
-        ctl_enqueue_obj(f->c->o.ctl, "etcd", obj,
-                        kjson_get_str(obj, "metadata.labels[" CTL_LABEL_PART_OF "]"));
+        key(f->c, "etcd", obj, kjson_get_str(obj, "metadata.labels[" CTL_LABEL_PART_OF "]"));
         return;
     }
+    if (f->w == &etcds) /* an Etcd: its own key, then the capabilities' */
+        key(f->c, "etcd", obj, kjson_get_str(obj, "metadata.name"));
     for (i = 0; i < f->nkeys; i++)
         f->keys[i](f->c->o.ctl, obj, own_key);
 }
@@ -363,8 +347,8 @@ enum kerr ctl_caches_new(const struct ctl_caches_opts *o, struct ctl_caches **ou
     size_t i;
 
     *out = NULL;
-    if (!o->client || !o->ctl)
-        return kerr_set(err, KERR_INVAL, "ctl_caches: client and ctl are required");
+    if (!o->client || !o->on_key)
+        return kerr_set(err, KERR_INVAL, "ctl_caches: client and on_key are required");
     c = calloc(1, sizeof(*c));
     if (!c)
         return kerr_set(err, KERR_NOMEM, "allocating the caches");

@@ -10,8 +10,8 @@
  * resourceVersion, labels, ownerReferences) and mirrored into one store
  * keyed "<kind>/<ns>/<name>" with the index CTL_INDEX_PART_OF ("<ns>/<part-of>").
  *
- * Every add, update (resyncs included) and delete queues keys (ctl_enqueue):
- * an Etcd its own "etcd/<ns>/<name>", a component etcd/<ns>/<part-of label>
+ * Every add, update (resyncs included) and delete queues keys: on_key with
+ * an Etcd's own "etcd/<ns>/<name>", a component's etcd/<ns>/<part-of label>
  * (both Etcds' when the label changed), then the key functions of the
  * watches of the object's resource, in the capabilities' order. The own
  * flag they get is 0 for an update that changed nothing but the status
@@ -31,16 +31,23 @@
 #include <stddef.h>
 
 #include "common/kerr.h"
-#include "controller/core/ctl.h"
+
+struct ctl;            /* controller/core/ctl.h */
+struct ctl_capability; /* controller/core/ctl_cap.h */
+struct k8s_client;     /* common/k8s.h */
+struct store;          /* common/store.h */
 
 #define CTL_LABEL_PART_OF    "app.kubernetes.io/part-of"
 #define CTL_LABEL_MANAGED_BY "app.kubernetes.io/managed-by"
 
-struct ctl_capability; /* controller/core/ctl_cap.h */
+/* Called with each queue key of the core's own; strings BORROWED for the call. */
+typedef void (*ctl_caches_key_fn)(void *ctx, const char *kind, const char *ns, const char *name);
 
 struct ctl_caches_opts {
     struct k8s_client *client;                /* BORROWED, required */
-    struct ctl *ctl;                          /* BORROWED, required: the keys are queued on it */
+    ctl_caches_key_fn on_key;                 /* required: an Etcd's and a component's keys */
+    void *ctx;                                /* BORROWED, passed to on_key */
+    struct ctl *ctl;                          /* BORROWED, passed to the capabilities' key fns */
     const char *ns;                           /* BORROWED; NULL or "": every namespace */
     long resync_ms;                           /* Etcds re-delivered this often (0: never) */
     const struct ctl_capability *const *caps; /* BORROWED: their watches */

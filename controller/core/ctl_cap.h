@@ -27,8 +27,11 @@
  * capabilities and of their arrays (controller/core/ctl.h, "Dispatch").
  *
  * Services. A capability may offer functions of an Etcd to the others by
- * name (struct ctl_service): the others call them through ctl_call, so
- * that no capability includes another's headers.
+ * name (struct ctl_service): the others call them through ctl_call
+ * (controller/core/ctl.h), so that no capability includes another's headers.
+ *
+ * Tests replace steps and key reconciles by name (struct ctl_stub,
+ * ctl_opts.stubs of controller/core/ctl.h).
  *
  * Ownership: every table is static and BORROWED by the core for the life
  * of the struct ctl. Thread safety: the functions of a table run on the
@@ -42,12 +45,58 @@
 #include <cJSON.h>
 
 #include "common/k8s.h"
+#include "common/kerr.h"
 #include "common/store.h"
-#include "controller/core/ctl.h"
 
+struct ctl;        /* controller/core/ctl.h: the running controller */
 struct ctl_config; /* controller/core/ctl_config.h */
 
+#define CTL_CAPS_MAX          8 /* capabilities of one controller */
 #define CTL_WATCH_INDEXES_MAX 2
+
+/*
+ * The core's caches (ctl_store; the capabilities' are named by their
+ * resource): druid.gardener.cloud/v1alpha1 etcds, full objects; and every
+ * managed component of every kind (ServiceAccount, Service, ConfigMap,
+ * Role, RoleBinding, StatefulSet, PodDisruptionBudget, Lease,
+ * PersistentVolumeClaim) with label app.kubernetes.io/managed-by=etcd-druid,
+ * projected to apiVersion, kind, metadata (name, namespace, uid,
+ * resourceVersion, labels, ownerReferences); key "<kind>/<ns>/<name>";
+ * index CTL_INDEX_PART_OF.
+ */
+#define CTL_CACHE_ETCDS      "etcds"
+#define CTL_CACHE_COMPONENTS "components"
+
+/* Name of the index of CTL_CACHE_COMPONENTS: values "<ns>/<part-of label>". */
+#define CTL_INDEX_PART_OF "part-of"
+
+/*
+ * Name of the index ctl_index_etcd_name (controller/core/ctl_cap.h) of the caches
+ * of resources whose spec names an Etcd (tasks, backups): values
+ * "<ns>/<spec.etcdName>", so that one Etcd's reconcile reads its own
+ * objects only, not those of every namespace.
+ */
+#define CTL_INDEX_ETCD_NAME "etcd-name"
+
+/* What a step asks of the dispatch. */
+struct ctl_result {
+    long requeue_ms; /* > 0: call again after that long */
+};
+
+/* A step of an Etcd key. */
+typedef enum kerr (*ctl_etcd_step_fn)(struct ctl *c, const cJSON *etcd, struct ctl_result *res,
+                                      struct kerr_info *err);
+
+/* The reconcile of a capability's key "<kind>/<ns>/<name>". */
+typedef enum kerr (*ctl_task_step_fn)(struct ctl *c, const char *ns, const char *name,
+                                      struct ctl_result *res, struct kerr_info *err);
+
+/* A test's replacement of the steps and key reconciles named name. */
+struct ctl_stub {
+    const char *name;      /* NULL ends the array: a step's or a key kind's name */
+    ctl_etcd_step_fn step; /* replaces the Etcd step name */
+    ctl_task_step_fn key;  /* replaces the reconcile of the key kind name */
+};
 
 /* An index of a cache (common/store.h), read with store_index_*. */
 struct ctl_index {
@@ -55,7 +104,10 @@ struct ctl_index {
     store_index_fn fn; /* called with ctx NULL */
 };
 
-/* Queue the keys an event of obj (BORROWED) maps to, with ctl_enqueue / ctl_enqueue_obj. */
+/*
+ * Queue the keys an event of obj (BORROWED) maps to, with ctl_enqueue /
+ * ctl_enqueue_obj (controller/core/ctl.h).
+ */
 typedef void (*ctl_keys_fn)(struct ctl *c, const cJSON *obj, int own);
 
 /* One watched resource. */
@@ -105,19 +157,6 @@ struct ctl_capability {
     size_t (*phase_count)(struct ctl *c, const char *phase); /* warden_hibernation_phase_etcds */
     size_t (*conflicts)(struct ctl *c); /* warden_backup_entry_prefix_conflicts */
 };
-
-/*
- * Queue "<kind>/<obj's namespace>/<name>" now; nothing when name is NULL or
- * empty. For key functions; obj and the strings BORROWED.
- */
-void ctl_enqueue_obj(struct ctl *c, const char *kind, const cJSON *obj, const char *name);
-
-/*
- * Call the service name of the enabled capabilities on etcd (BORROWED).
- * Without one: KERR_OK and res untouched when optional, else KERR_UNSUPPORTED.
- */
-enum kerr ctl_call(struct ctl *c, const char *name, int optional, const cJSON *etcd,
-                   struct ctl_result *res, struct kerr_info *err);
 
 /* The index "<ns>/<spec.etcdName>" (CTL_INDEX_ETCD_NAME) of a resource whose spec names an Etcd. */
 enum kerr ctl_index_etcd_name(void *ctx, const cJSON *obj, struct strlist *values);

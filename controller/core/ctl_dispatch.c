@@ -64,9 +64,9 @@ static enum kerr etcd_steps(struct ctl *c, const cJSON *etcd, long *requeue, con
     enum kerr first = KERR_OK, rc;
     size_t i;
 
-    for (i = 0; i < c->ncaps; i++) {
-        for (s = c->caps[i]->steps; s && s->name; s++) {
-            if (!s->restoring != !restoring || !(fn = ctl_step_fn(c, s)))
+    for (i = 0; i < c->table.n; i++) {
+        for (s = c->table.caps[i]->steps; s && s->name; s++) {
+            if (!s->restoring != !restoring || !(fn = ctl_table_step_fn(&c->table, s)))
                 continue;
             memset(&r, 0, sizeof(r));
             kerr_clear(&e);
@@ -134,8 +134,8 @@ enum wqpool_result ctl_dispatch(void *arg, const char *key, long *after_ms)
     }
     if (strcmp(kind, "etcd") == 0)
         rc = reconcile_etcd(c, ns, name, &requeue, &where, &err);
-    else if ((k = ctl_key_of(c, kind)) && (!k->enabled || k->enabled(c->cfg)))
-        rc = reconcile_task(c, ctl_key_fn(c, k), ns, name, &requeue, &err);
+    else if ((k = ctl_table_key(&c->table, kind)) && (!k->enabled || k->enabled(c->cfg)))
+        rc = reconcile_task(c, ctl_table_key_fn(&c->table, k), ns, name, &requeue, &err);
     res = rc ? CTL_R_ERROR : requeue > 0 ? CTL_R_REQUEUE_AFTER : CTL_R_SUCCESS;
     ctl_metrics_reconcile(c->metrics, kind, res, (double)(ktime_mono_ns() - t0) / 1e9);
     if (rc) {

@@ -13,14 +13,13 @@
 #include "common/leader.h"
 #include "common/wqpool.h"
 #include "controller/core/ctl.h"
-#include "controller/core/ctl_cap.h"
 #include "controller/core/ctl_metrics.h"
+#include "controller/core/ctl_table.h"
 
 struct ctl {
     const struct ctl_config *cfg; /* BORROWED */
     struct ctl_opts o;
-    const struct ctl_capability *caps[CTL_CAPS_MAX]; /* BORROWED: the enabled ones */
-    size_t ncaps;
+    struct ctl_table table;       /* the enabled capabilities */
     struct k8s_client *client;    /* OWNS unless opts.client */
     struct k8s_client *le_client; /* OWNS unless opts.client: short timeouts */
     char identity[LE_IDENTITY_MAX];
@@ -38,13 +37,6 @@ struct ctl {
     int supervising;
     atomic_int stopping, leading, lost, ready;
 };
-
-/* The key kind kind of the enabled capabilities, or NULL. */
-const struct ctl_key *ctl_key_of(const struct ctl *c, const char *kind);
-
-/* The function of the step or key of that name: its stub in tests (NULL without one). */
-ctl_etcd_step_fn ctl_step_fn(const struct ctl *c, const struct ctl_etcd_step *s);
-ctl_task_step_fn ctl_key_fn(const struct ctl *c, const struct ctl_key *k);
 
 /*
  * The work function of the queue's workers and of the EtcdOpsTask executor:

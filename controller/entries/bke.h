@@ -64,42 +64,11 @@
 #include "common/kerr.h"
 #include "common/strlist.h"
 #include "controller/core/kname.h"
+#include "controller/entries/bke_ctx.h"
 
 struct ctl;
 struct ctl_result;
 struct store;
-
-#define BKE_FINALIZER     "etcd-warden.io/backup-entries"
-#define BKE_DEFAULT_GRACE "168h"
-#define BKE_INDEX_BUCKET  "bucket"        /* index of the entry cache: spec.bucketName */
-#define BKE_CACHE_ENTRIES "backupentries" /* the BackupEntry cache (ctl_store) */
-#define BKE_CACHE_BUCKETS "backupbuckets" /* the BackupBucket cache (ctl_store) */
-#define BKE_PHASE_ACTIVE  "Active"
-#define BKE_PHASE_PENDING "PendingDeletion"
-#define BKE_RETRY_MS      1000L  /* an entry created but not cached yet */
-#define BKE_CONFLICT_MS   60000L /* a claim taken, a deletion blocked: looked at again */
-
-extern const struct k8s_resource BKE_RES_BUCKET;
-extern const struct k8s_resource BKE_RES_ENTRY;
-
-/* What a reconcile needs: all BORROWED. */
-struct bke_ctx {
-    struct k8s_client *client;  /* required */
-    struct ev_recorder *events; /* NULL: no events */
-    struct store *etcds;        /* the Etcd cache (keys "<ns>/<name>"), required */
-    struct store *entries;      /* the BackupEntry cache with index BKE_INDEX_BUCKET, required */
-    const char *watch_ns;       /* NULL or "": every namespace */
-    const char *job_image;      /* the deletion Job's image (controller/entries/bkejob.h) */
-    const char *job_command;    /* and command, NULL: the defaults */
-};
-
-/*
- * The entry name of claim c into out: the canonical prefix as a name, "--"
- * and 8 hex digits of the sha256 of the store key and prefix ("root--..."
- * for the whole container). One claim, one name: of two Etcds created at
- * once with one prefix, the API server lets one create the entry.
- */
-enum kerr bke_entry_name(const struct bstore_claim *c, char out[KNAME_SUBDOMAIN_MAX + 1]);
 
 /* 1 when etcd's spec.backup.store is bucket's store (provider, container, endpoint). */
 int bke_store_matches(const cJSON *bucket, const cJSON *etcd);
@@ -110,11 +79,6 @@ enum kerr bke_index_bucket(void *ctx, const cJSON *obj, struct strlist *values);
 /* Reconcile the bucket named bucket; *requeue_ms set when it is to be looked at again. */
 enum kerr bke_run(const struct bke_ctx *x, const char *bucket, long *requeue_ms,
                   struct kerr_info *err);
-
-/* An event about obj (kind BackupEntry or BackupBucket) when x has a recorder. */
-void bke_event(const struct bke_ctx *x, const cJSON *obj, const char *kind, enum ev_type type,
-               const char *reason, const char *action, const char *fmt, ...)
-    __attribute__((format(printf, 7, 8)));
 
 /* The step of the key "bucket//<name>" (controller/core/ctl.h); ns is "". */
 /* Cached BackupEntries (s, BORROWED; NULL: 0) whose PrefixConflict condition is True:

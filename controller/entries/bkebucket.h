@@ -19,7 +19,7 @@
 #include <cJSON.h>
 
 #include "common/kerr.h"
-#include "controller/entries/bke.h"
+#include "controller/entries/bke_ctx.h"
 
 /* How often a bucket whose Secret is missing looks for it again (Secrets are not watched). */
 #define BKEBUCKET_SECRET_RETRY_MS 30000L

@@ -18,7 +18,7 @@
 
 #include "common/bstore.h"
 #include "common/kerr.h"
-#include "controller/entries/bke.h"
+#include "controller/entries/bke_ctx.h"
 #include "controller/core/kname.h"
 
 /* A bucket as read: strings BORROWED from its object. */
@@ -70,5 +70,13 @@ const char *bkeclaim_conflict(const struct bke_bucket *b, const cJSON *entries, 
  */
 enum kerr bkeclaim_duplicate_of(const struct bke_ctx *x, const struct bke_bucket *b, char *other,
                                 size_t n, struct kerr_info *err);
+
+/*
+ * The entry name of claim c into out: the canonical prefix as a name, "--"
+ * and 8 hex digits of the sha256 of the store key and prefix ("root--..."
+ * for the whole container). One claim, one name: of two Etcds created at
+ * once with one prefix, the API server lets one create the entry.
+ */
+enum kerr bke_entry_name(const struct bstore_claim *c, char out[KNAME_SUBDOMAIN_MAX + 1]);
 
 #endif

@@ -60,7 +60,7 @@
 
 #include "common/kerr.h"
 #include "common/ktime.h"
-#include "controller/entries/bke.h"
+#include "controller/entries/bke_ctx.h"
 #include "controller/core/kname.h"
 
 #define BKEJOB_TAG         "delete" /* kname_job */

@@ -4,6 +4,7 @@
 #include "common/kjson.h"
 #include "common/store.h"
 #include "common/strlist.h"
+#include "controller/core/ctl.h"
 #include "controller/core/ctl_config.h"
 #include "controller/hibernation/hib.h"
 #include "controller/hibernation/otask.h"

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/kjson.h"
+#include "controller/core/ctl.h"
 #include "controller/immutability/imt.h"
 
 /* An immutability task: its own key (not for its status alone) and its Etcd's. */

@@ -2,6 +2,7 @@
 #include "controller/restore/restore.h"
 
 #include "common/kjson.h"
+#include "controller/core/ctl.h"
 #include "controller/core/rctx.h"
 #include "controller/restore/orefpass.h"
 #include "controller/restore/rst.h"
