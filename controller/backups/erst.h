@@ -129,4 +129,35 @@ enum kerr erst_run(const struct erst_ctx *x, const char *ns, const char *name, l
 enum kerr erst_reconcile(struct ctl *c, const char *ns, const char *name, struct ctl_result *res,
                          struct kerr_info *err);
 
+/* ---- erst_plan.c: one pass over a restore (internal to the module) ---- */
+
+/*
+ * What a pass found out about a restore: what it restores from (the
+ * EtcdBackup, its store and Secret, the snapshot) and to (the new Etcd's
+ * name, spec and store), and whether it is to wait or to be refused, with
+ * the reason. OWNS the objects it read (erst_plan_release).
+ */
+#define ERST_PLAN_WHY_MAX 640
+
+struct erst_plan {
+    cJSON *backup, *etcd, *from_secret, *to_secret; /* OWNS, or NULL */
+    const cJSON *spec, *meta;                       /* of the new Etcd, BORROWED */
+    struct erst_store from, to;
+    const char *snapshot, *until;
+    int wait, refuse;
+    char why[ERST_PLAN_WHY_MAX];
+};
+
+/*
+ * Read the restore rs's source and target into *p (zeroed by the caller); with
+ * checks, also the target's name and that no Etcd or store is in the way.
+ * KERR_OK with p->wait or p->refuse and p->why set when the restore is to
+ * wait or is refused. Call erst_plan_release after, whatever the result.
+ */
+enum kerr erst_plan_resolve(const struct erst_ctx *x, const cJSON *rs, int checks,
+                            struct erst_plan *p, struct kerr_info *err);
+
+/* Free what p OWNS. */
+void erst_plan_release(struct erst_plan *p);
+
 #endif

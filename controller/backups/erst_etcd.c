@@ -10,6 +10,9 @@
 #include "controller/backups/erst.h"
 #include "controller/core/etcdspec.h"
 
+const struct k8s_resource ERST_RES_RESTORE = { "etcd-warden.io", "v1alpha1", "etcdrestores", 1 };
+const struct k8s_resource ERST_RES_BACKUP = { "etcd-warden.io", "v1alpha1", "etcdbackups", 1 };
+
 /* ---- the new Etcd ---- */
 
 /* Labels and annotations of a source Etcd that must not reach a new one. */
