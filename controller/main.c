@@ -1,6 +1,8 @@
 /*
- * warden-controller - entry point: parse the flags (and --config), build
- * the controller, run it until SIGTERM / SIGINT, free it. See controller/ctl.h.
+ * warden-controller - entry point and composition root: parse the flags
+ * (and --config), build the controller core (controller/core/ctl.h) with the
+ * capabilities below (controller/core/ctl_cap.h), run it until SIGTERM / SIGINT,
+ * free it.
  */
 #include <malloc.h>
 #include <stdio.h>
@@ -9,8 +11,22 @@
 
 #include "common/log.h"
 #include "common/proc.h"
-#include "controller/ctl.h"
-#include "controller/ctl_config.h"
+#include "controller/backups/backups.h"
+#include "controller/core/ctl.h"
+#include "controller/core/ctl_config.h"
+#include "controller/entries/entries.h"
+#include "controller/hibernation/hibernation.h"
+#include "controller/immutability/immutability.h"
+#include "controller/restore/restore.h"
+
+/*
+ * What warden-controller runs, in this order: the Etcd steps run as listed
+ * (restore's status-backup and owner-references before hibernation).
+ */
+static const struct ctl_capability *const capabilities[] = {
+    &restore_capability, &hibernation_capability, &immutability_capability,
+    &entries_capability, &backups_capability,     NULL,
+};
 
 int main(int argc, char **argv)
 {
@@ -41,7 +57,8 @@ int main(int argc, char **argv)
         return 0;
     }
     log_set_level(log_level_from_verbosity(cfg.verbosity));
-    if (proc_signals_install(&err) || ctl_new(&cfg, NULL, &c, &err) || (rc = ctl_run(c, &err))) {
+    if (proc_signals_install(&err) || ctl_new(&cfg, capabilities, NULL, &c, &err) ||
+        (rc = ctl_run(c, &err))) {
         log_error("warden-controller failed", "error", err.msg);
         fprintf(stderr, "warden-controller: %s\n", err.msg);
         status = 1;

@@ -511,7 +511,7 @@ ctl_stop
 wh_stop
 "$CHARTTOOL" audit "$rendered" --log "$KSIM_DIR/kube-sim.log" --src "$root" \
     --process "webhook=$CHART_NS/warden-webhook:webhook,common" \
-    --process "controller=$CHART_NS/warden-controller:controller,common" >"$WH_DIR/audit.log" 2>&1 ||
+    --process "controller=$CHART_NS/warden-controller:$(chart_controller_dirs),common" >"$WH_DIR/audit.log" 2>&1 ||
     { cat "$WH_DIR/audit.log"; demo_fail "a request was not covered by the chart's RBAC"; }
 say "Every API request the two programs made in this demo is allowed by the chart's RBAC:"
 sed -n 's/^audit: \([a-z]*\): \([0-9]*\) requests, \([0-9]*\) of the \([0-9]*\) .*/    \1: \2 requests of \3 kinds (of the \4 API calls its code can make), every one allowed/p' \

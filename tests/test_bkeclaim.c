@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "common/kjson.h"
-#include "controller/bkeclaim.h"
+#include "controller/entries/bkeclaim.h"
 
 static void name_of(const char *provider, const char *container, const char *endpoint,
                     const char *prefix, char out[KNAME_SUBDOMAIN_MAX + 1])

@@ -1,14 +1,14 @@
 /* bkejob: the deletion Job of a BackupEntry (namespace of the bucket's Secret, the entry's
  * prefix, no --gc-from-timestamp, run once, FallbackToLogsOnError, a name that stays a label
  * value), the summary read from a finished Pod's termination message, the backoff. */
-#include "controller/bkejob.h"
+#include "controller/entries/bkejob.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "common/kjson.h"
-#include "controller/podjob.h"
+#include "controller/core/podjob.h"
 
 #define OK(call) cr_assert_eq((call), KERR_OK, "%s: %s", #call, err.msg)
 
@@ -180,12 +180,12 @@ static cJSON *pod(int code, const char *message)
 
 Test(bkejob, read_pod)
 {
-    struct bkejob_summary s;
+    struct podjob_summary s;
     cJSON *p = pod(0, "{\"level\":\"info\",\"msg\":\"x\"}\n"
                       "{\"prefix\":\"p\",\"deleted\":3,\"locked\":2,\"failed\":0,\"remaining\":2,"
                       "\"earliestDeletable\":\"2030-01-02T03:04:05Z\",\"dryRun\":false}\n");
 
-    bkejob_read_pod(p, &s);
+    podjob_read_pod(p, &s);
     cr_assert(s.terminated && s.parsed);
     cr_assert_eq(s.exit_code, 0);
     cr_assert_eq(s.deleted, 3);
@@ -195,31 +195,31 @@ Test(bkejob, read_pod)
     cJSON_Delete(p);
 
     p = pod(1, "{\"level\":\"error\",\"msg\":\"delete-snapshots failed\"}");
-    bkejob_read_pod(p, &s);
+    podjob_read_pod(p, &s);
     cr_assert(s.terminated && !s.parsed);
     cr_assert_eq(s.exit_code, 1);
     cr_assert(strstr(s.message, "delete-snapshots failed"));
     cJSON_Delete(p);
 
     p = pod(0, "{\"deleted\":1e300,\"locked\":0,\"failed\":0,\"remaining\":0}");
-    bkejob_read_pod(p, &s);
+    podjob_read_pod(p, &s);
     cr_assert(s.terminated && !s.parsed, "a count out of range is no summary");
     cJSON_Delete(p);
 
     p = pod(0, NULL); /* a kubelet keeps no log tail on exit 0 */
-    bkejob_read_pod(p, &s);
+    podjob_read_pod(p, &s);
     cr_assert(s.terminated && !s.parsed);
     cJSON_Delete(p);
 
     p = parse("{\"status\":{\"phase\":\"Running\"}}");
-    bkejob_read_pod(p, &s);
+    podjob_read_pod(p, &s);
     cr_assert(!s.terminated);
     cJSON_Delete(p);
 }
 
 Test(bkejob, backoff)
 {
-    cr_assert_eq(bkejob_backoff_ms(1), BKEJOB_BACKOFF_MS);
-    cr_assert_eq(bkejob_backoff_ms(2), 2 * BKEJOB_BACKOFF_MS);
-    cr_assert_eq(bkejob_backoff_ms(100), BKEJOB_BACKOFF_MAX_MS);
+    cr_assert_eq(podjob_backoff_ms(1), PODJOB_BACKOFF_MS);
+    cr_assert_eq(podjob_backoff_ms(2), 2 * PODJOB_BACKOFF_MS);
+    cr_assert_eq(podjob_backoff_ms(100), PODJOB_BACKOFF_MAX_MS);
 }

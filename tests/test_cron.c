@@ -2,7 +2,7 @@
  * ranges, steps ("a/step" = "a-max/step"), names of months and days in any case, the macros,
  * the day-of-month / day-of-week OR rule when both are restricted, next and previous fire
  * times across month, year and leap-day boundaries, and clear errors for what it refuses. */
-#include "controller/cron.h"
+#include "controller/core/cron.h"
 
 #include <criterion/criterion.h>
 #include <string.h>

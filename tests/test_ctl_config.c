@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "controller/ctl_config.h"
+#include "controller/core/ctl_config.h"
 
 struct bad {
     const char *arg;

@@ -7,7 +7,7 @@
  * the metrics, and leader election: of two controllers only the leader
  * runs its steps, and stopping it releases the Lease so the other takes over.
  */
-#include "controller/ctl.h"
+#include "controller/core/ctl.h"
 
 #include <criterion/criterion.h>
 #include <pthread.h>
@@ -23,7 +23,13 @@
 #include "common/proc.h"
 #include "common/store.h"
 #include "common/strlist.h"
-#include "controller/ctl_config.h"
+#include "controller/backups/backups.h"
+#include "controller/core/ctl_cap.h"
+#include "controller/core/ctl_config.h"
+#include "controller/entries/entries.h"
+#include "controller/hibernation/hibernation.h"
+#include "controller/immutability/immutability.h"
+#include "controller/restore/restore.h"
 #include "tests/support/jsonfix.h"
 #include "tests/support/ksimcli.h"
 #include "tests/support/ksimfix.h"
@@ -140,8 +146,21 @@ static enum kerr f_imt(struct ctl *c, const char *ns, const char *name, struct c
     return KERR_OK;
 }
 
-static const struct ctl_steps steps = { f_sbk, f_oref, f_hib, f_rst, f_otask,
-                                        f_imt, NULL,   NULL,  NULL,  NULL };
+static const struct ctl_stub stubs[] = {
+    { "status-backup", f_sbk, NULL },
+    { "owner-references", f_oref, NULL },
+    { "hibernation", f_hib, NULL },
+    { "restore", f_rst, NULL },
+    { "opstask", NULL, f_otask },
+    { "immtask", NULL, f_imt },
+    { NULL, NULL, NULL },
+};
+
+/* The capabilities of warden-controller (controller/main.c). */
+static const struct ctl_capability *const caps[] = {
+    &restore_capability, &hibernation_capability, &immutability_capability,
+    &entries_capability, &backups_capability,     NULL,
+};
 
 static int calls(int step, int inst)
 {
@@ -189,14 +208,14 @@ static void start(int i, const char *const *args, const char *identity)
     while (args && *args && n < 15)
         argv[n++] = *args++;
     OK(ctl_config_load(&cfgs[i], n, (char **)argv, &err));
-    o.steps = &steps;
+    o.stubs = stubs;
     o.client = admin;
     o.identity = identity;
     o.lease_ms = 1500;
     o.renew_ms = 1000;
     o.retry_ms = 200;
     o.no_servers = 1;
-    OK(ctl_new(&cfgs[i], &o, &ctls[i], &err));
+    OK(ctl_new(&cfgs[i], caps, &o, &ctls[i], &err));
     OK(ctl_start(ctls[i], &err));
 }
 
@@ -271,7 +290,7 @@ Test(ctl_kubesim, caches_sync_project_and_map_events_to_keys)
     cr_expect_eq(calls(S_RST, 0), 0);
 
     /* The component cache: projected, keyed by kind, indexed by part-of. */
-    OK(store_get(ctl_store(ctls[0], CTL_C_COMPONENTS), "ConfigMap/ns1/e1-config", &cm, &err));
+    OK(store_get(ctl_store(ctls[0], CTL_CACHE_COMPONENTS), "ConfigMap/ns1/e1-config", &cm, &err));
     cr_expect_str_eq(jsonfix_str(cm, "kind"), "ConfigMap");
     cr_expect_str_eq(jsonfix_str(cm, "apiVersion"), "v1");
     cr_expect_str_eq(jsonfix_str(cm, "metadata.labels[app.kubernetes.io/part-of]"), "e1");
@@ -279,11 +298,11 @@ Test(ctl_kubesim, caches_sync_project_and_map_events_to_keys)
     cr_expect_not_null(kjson_get_str(cm, "metadata.uid"));
     cJSON_Delete(cm);
     strlist_init(&keys);
-    OK(store_index_keys(ctl_store(ctls[0], CTL_C_COMPONENTS), CTL_INDEX_PART_OF, "ns1/e1", &keys,
-                        &err));
+    OK(store_index_keys(ctl_store(ctls[0], CTL_CACHE_COMPONENTS), CTL_INDEX_PART_OF, "ns1/e1",
+                        &keys, &err));
     cr_expect_eq(keys.n, 1);
     strlist_release(&keys);
-    cr_expect_eq(store_count(ctl_store(ctls[0], CTL_C_ETCDS)), 1);
+    cr_expect_eq(store_count(ctl_store(ctls[0], CTL_CACHE_ETCDS)), 1);
 
     /* Each kind of event reaches its key. */
     create(&OPSTASK, "ns1",
@@ -308,14 +327,14 @@ Test(ctl_kubesim, caches_sync_project_and_map_events_to_keys)
                "{\"spec\":{\"template\":{\"spec\":{\"restartPolicy\":\"Never\",\"containers\":"
                "[{\"name\":\"x\",\"image\":\"x\"}]}}}}}}");
         AWAIT(calls(S_IMT, 0) > before);
-        AWAIT(store_count(ctl_store(ctls[0], CTL_C_CRONJOBS)) == 1);
+        AWAIT(store_count(ctl_store(ctls[0], "cronjobs")) == 1);
         create(&CRONJOB, "ns1",
                "{\"apiVersion\":\"batch/v1\",\"kind\":\"CronJob\",\"metadata\":{\"name\":"
                "\"unrelated\"},\"spec\":{\"schedule\":\"0 0 * * *\",\"jobTemplate\":"
                "{\"spec\":{\"template\":{\"spec\":{\"restartPolicy\":\"Never\",\"containers\":"
                "[{\"name\":\"x\",\"image\":\"x\"}]}}}}}}");
         testutil_pause_ms(300);
-        cr_expect_eq(store_count(ctl_store(ctls[0], CTL_C_CRONJOBS)), 1,
+        cr_expect_eq(store_count(ctl_store(ctls[0], "cronjobs")), 1,
                      "only etcd-warden's CronJobs are cached");
     }
     {
@@ -328,10 +347,10 @@ Test(ctl_kubesim, caches_sync_project_and_map_events_to_keys)
         before = calls(S_HIB, 0);
         create_component("ns1", "e1-more", "e1");
         AWAIT(calls(S_HIB, 0) > before);
-        AWAIT(store_count(ctl_store(ctls[0], CTL_C_COMPONENTS)) == 2);
+        AWAIT(store_count(ctl_store(ctls[0], CTL_CACHE_COMPONENTS)) == 2);
     }
     OK(k8s_delete(admin, &CM, "ns1", "e1-more", NULL, NULL, &err));
-    AWAIT(store_count(ctl_store(ctls[0], CTL_C_COMPONENTS)) == 1);
+    AWAIT(store_count(ctl_store(ctls[0], CTL_CACHE_COMPONENTS)) == 1);
 }
 
 Test(ctl_kubesim, restoring_runs_rst_only_and_gone_etcds_nothing)
@@ -394,23 +413,23 @@ Test(ctl_kubesim, ops_task_executor_off_and_watch_namespace)
            "\"config\":{\"onDemandSnapshot\":{\"type\":\"full\"}}}}");
     start(0, args, "a");
     AWAIT(has("hib ns2/b1 0"));
-    AWAIT(store_count(ctl_store(ctls[0], CTL_C_OPSTASKS)) == 1);
+    AWAIT(store_count(ctl_store(ctls[0], "etcdopstasks")) == 1);
     {
         struct strlist keys;
 
         strlist_init(&keys);
-        OK(store_index_keys(ctl_store(ctls[0], CTL_C_OPSTASKS), CTL_INDEX_ETCD_NAME, "ns2/b1",
+        OK(store_index_keys(ctl_store(ctls[0], "etcdopstasks"), CTL_INDEX_ETCD_NAME, "ns2/b1",
                             &keys, &err));
         cr_expect_eq(keys.n, 1, "the task is indexed by its Etcd");
         strlist_release(&keys);
-        OK(store_index_keys(ctl_store(ctls[0], CTL_C_IMMTASKS), CTL_INDEX_ETCD_NAME, "ns2/b1",
-                            &keys, &err));
+        OK(store_index_keys(ctl_store(ctls[0], "extendfullsnapshotimmutabilitytasks"),
+                            CTL_INDEX_ETCD_NAME, "ns2/b1", &keys, &err));
         strlist_release(&keys);
     }
     testutil_pause_ms(300);
     cr_expect_eq(calls(S_OTASK, 0), 0, "no opstask key is processed");
     cr_expect(!has("hib ns1/a1 0"), "ns1 is not watched");
-    cr_expect_eq(store_count(ctl_store(ctls[0], CTL_C_ETCDS)), 1);
+    cr_expect_eq(store_count(ctl_store(ctls[0], CTL_CACHE_ETCDS)), 1);
 }
 
 Test(ctl_kubesim, metrics_exposition_names)
@@ -521,14 +540,14 @@ static void build(int i, const char *identity)
     struct ctl_opts o = { 0 };
 
     OK(ctl_config_load(&cfgs[i], 4, (char **)argv, &err));
-    o.steps = &steps;
+    o.stubs = stubs;
     o.client = admin;
     o.identity = identity;
     o.lease_ms = 1500;
     o.renew_ms = 1000;
     o.retry_ms = 200;
     o.no_servers = 1;
-    OK(ctl_new(&cfgs[i], &o, &ctls[i], &err));
+    OK(ctl_new(&cfgs[i], caps, &o, &ctls[i], &err));
 }
 
 Test(ctl_kubesim, sigterm_ends_run_and_releases_the_lease)

@@ -1,6 +1,6 @@
 /* ctl_metrics: every running controller's reconcile series exist at 0 from the start, as
  * controller-runtime's do; the backup controllers only where their flags turn them on. */
-#include "controller/ctl_metrics.h"
+#include "controller/core/ctl_metrics.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

@@ -13,9 +13,9 @@
 
 #include "common/k8s.h"
 #include "common/kjson.h"
-#include "controller/cpjob.h"
-#include "controller/ebk.h"
-#include "controller/etcdspec.h"
+#include "controller/backups/cpjob.h"
+#include "controller/backups/ebk.h"
+#include "controller/core/etcdspec.h"
 #include "tests/support/cfix.h"
 #include "tests/support/jsonfix.h"
 

@@ -4,7 +4,7 @@
  * the starting deadline, a gap caught up once, no second backup of an Etcd while one is
  * unfinished, a crash between the create and the status, an invalid schedule. The test plays the
  * EtcdBackup controller by writing the backups' status. */
-#include "controller/ebs.h"
+#include "controller/backups/ebs.h"
 
 #include <criterion/criterion.h>
 #include <inttypes.h>
@@ -17,9 +17,11 @@
 #include "common/events.h"
 #include "common/kjson.h"
 #include "common/ktime.h"
-#include "controller/ctl.h"
-#include "controller/ctl_config.h"
-#include "controller/rctx.h"
+#include "controller/backups/backups.h"
+#include "controller/core/ctl.h"
+#include "controller/core/ctl_cap.h"
+#include "controller/core/ctl_config.h"
+#include "controller/core/rctx.h"
 #include "tests/support/cfix.h"
 #include "tests/support/jsonfix.h"
 #include "tests/support/testutil.h"
@@ -492,7 +494,9 @@ static int count_backups(const char *sched)
 
 Test(ebs_kubesim, the_controller_runs_schedules_on_its_clock)
 {
-    static const struct ctl_steps steps = { .bschedule = ebs_reconcile };
+    static const struct ctl_stub stubs[] = { { "bschedule", NULL, ebs_reconcile },
+                                             { NULL, NULL, NULL } };
+    static const struct ctl_capability *const caps[] = { &backups_capability, NULL };
     const char *argv[] = { "warden-controller", "--metrics-bind-address=0",
                            "--health-probe-bind-address=0", "--leader-elect=false" };
     struct ctl_config cfg;
@@ -504,11 +508,11 @@ Test(ebs_kubesim, the_controller_runs_schedules_on_its_clock)
 
     atomic_store(&fake_now_ms, (long long)time(NULL) * 1000);
     OK(ctl_config_load(&cfg, 4, (char **)argv, &err));
-    o.steps = &steps;
+    o.stubs = stubs;
     o.client = fx.c;
     o.no_servers = 1;
     o.now_ms = fake_now;
-    OK(ctl_new(&cfg, &o, &c, &err));
+    OK(ctl_new(&cfg, caps, &o, &c, &err));
     OK(ctl_start(c, &err));
     TESTUTIL_AWAIT(ctl_synced(c), 10000);
     cr_assert(ctl_synced(c));

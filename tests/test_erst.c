@@ -4,7 +4,7 @@
  * spec to start from), the wait for an EtcdBackup and its failure, the copy Job's arguments,
  * the Job's result into the status and the Job deleted, the Etcd created, and the crash
  * points: a Job or an Etcd made by a pass that did not get to write the status. */
-#include "controller/erst.h"
+#include "controller/backups/erst.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -13,9 +13,9 @@
 
 #include "common/kjson.h"
 #include "common/store.h"
-#include "controller/cpjob.h"
-#include "controller/etcdspec.h"
-#include "controller/podjob.h"
+#include "controller/backups/cpjob.h"
+#include "controller/core/etcdspec.h"
+#include "controller/core/podjob.h"
 #include "tests/support/cfix.h"
 #include "tests/support/jsonfix.h"
 #include "tests/support/ksimfix.h"

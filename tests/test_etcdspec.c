@@ -1,13 +1,13 @@
 /* etcdspec: reading an Etcd, the retention type, validation messages, the cron check, component
  * names and kinds, the owner reference etcd-druid writes. */
-#include "controller/etcdspec.h"
+#include "controller/core/etcdspec.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "common/kjson.h"
-#include "controller/cron.h"
+#include "controller/core/cron.h"
 #include "tests/support/jsonfix.h"
 
 static const char ETCD[] =

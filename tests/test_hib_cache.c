@@ -15,8 +15,8 @@
 #include "common/k8s.h"
 #include "common/kjson.h"
 #include "common/ktime.h"
-#include "controller/etcdspec.h"
-#include "controller/hib.h"
+#include "controller/core/etcdspec.h"
+#include "controller/hibernation/hib.h"
 #include "tests/support/hibfix.h"
 #include "tests/support/jsonfix.h"
 

@@ -15,7 +15,7 @@
 #include "common/k8s.h"
 #include "common/kjson.h"
 #include "common/ktime.h"
-#include "controller/etcdspec.h"
+#include "controller/core/etcdspec.h"
 #include "tests/support/hibfix.h"
 #include "tests/support/jsonfix.h"
 #include "tests/support/ksimfix.h"

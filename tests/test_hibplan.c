@@ -11,7 +11,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "controller/hibplan.h"
+#include "controller/hibernation/hibplan.h"
 
 static const struct hibplan_opts OPTS = {
     .retries = 3, .backoff_ms = 1000, .backoff_max_ms = 60000, .poll_ms = 2000

@@ -4,7 +4,7 @@
  * when unchanged, its last schedule time reflected in the task's status, an owner reference
  * repaired, a task for a missing Etcd or with a bad schedule reported, the CronJob garbage
  * collected with its task. */
-#include "controller/imt.h"
+#include "controller/immutability/imt.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -12,8 +12,8 @@
 
 #include "common/kjson.h"
 #include "common/ktime.h"
-#include "controller/etcdspec.h"
-#include "controller/rctx.h"
+#include "controller/core/etcdspec.h"
+#include "controller/core/rctx.h"
 #include "tests/support/cfix.h"
 #include "tests/support/jsonfix.h"
 #include "tests/support/testutil.h"

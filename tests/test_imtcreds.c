@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "common/kjson.h"
-#include "controller/etcdspec.h"
-#include "controller/imtjob.h"
+#include "controller/core/etcdspec.h"
+#include "controller/core/imtjob.h"
 #include "tests/support/cfix.h"
 #include "tests/support/jsonfix.h"
 

@@ -14,12 +14,12 @@
 
 #include "common/k8s.h"
 #include "common/kjson.h"
-#include "controller/bke.h"
-#include "controller/bkejob.h"
-#include "controller/ebk.h"
-#include "controller/erst.h"
-#include "controller/etcdspec.h"
-#include "controller/podjob.h"
+#include "controller/entries/bke.h"
+#include "controller/entries/bkejob.h"
+#include "controller/backups/ebk.h"
+#include "controller/backups/erst.h"
+#include "controller/core/etcdspec.h"
+#include "controller/core/podjob.h"
 #include "tests/support/cfix.h"
 #include "tests/support/jsonfix.h"
 

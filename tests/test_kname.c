@@ -2,7 +2,7 @@
  * longest valid Etcd names (56: etcd-druid's "<name>-client" Service; 63; 253 with dots) passes
  * kube-sim's kube-apiserver rules: task names, CronJob names, label values, final-snapshot task
  * names, and the names of events about such objects. */
-#include "controller/kname.h"
+#include "controller/core/kname.h"
 
 #include <criterion/criterion.h>
 #include <ctype.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "common/evseries.h"
-#include "controller/imtjob.h"
+#include "controller/core/imtjob.h"
 #include "tests/kube-sim/validate.h"
 
 static char why[1024];
@@ -136,7 +136,7 @@ Test(kname, event_names_about_the_longest_names)
     evs_release(&c);
 }
 
-/* The tags of the controller's Jobs (controller/ebk.h, erst.h, bkejob.h). */
+/* The tags of the controller's Jobs (controller/backups/ebk.h, erst.h, bkejob.h). */
 static const char *const TAGS[] = { "copy", "delete-copy", "restore", "delete" };
 #define NTAGS (sizeof(TAGS) / sizeof(TAGS[0]))
 

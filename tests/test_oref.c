@@ -2,7 +2,8 @@
  * duplicates folded), and the repair on kube-sim: a precondition failure read again and retried
  * without overwriting the concurrent write, components stripped by a Velero restore, stale
  * references, PVCs left alone, tasks from a cache, and the garbage collector afterwards. */
-#include "controller/oref.h"
+#include "controller/core/oref.h"
+#include "controller/restore/orefpass.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -13,10 +14,10 @@
 #include "common/ktime.h"
 #include "common/store.h"
 #include "common/strlist.h"
-#include "controller/ctl.h"
-#include "controller/etcdspec.h"
-#include "controller/imtjob.h"
-#include "controller/rctx.h"
+#include "controller/core/ctl.h"
+#include "controller/core/etcdspec.h"
+#include "controller/core/imtjob.h"
+#include "controller/core/rctx.h"
 #include "tests/support/cfix.h"
 #include "tests/support/jsonfix.h"
 #include "tests/support/testutil.h"
@@ -187,7 +188,7 @@ Test(oref_kubesim, velero_stripped_components_owned_again_pvc_left_alone)
 
     cr_assert_eq(cfix_components(&fx, live, NULL), 13);
     cJSON_Delete(cfix_create(&fx, &PVC, pvc));
-    OK(oref_run(&fx.x, live, &st, &err));
+    OK(orefpass_run(&fx.x, live, &st, &err));
     cr_assert_eq(st.repaired, 13, "repaired %d", st.repaired);
     cr_assert_eq(st.conflicts, 0);
     assert_owned(live);
@@ -196,7 +197,7 @@ Test(oref_kubesim, velero_stripped_components_owned_again_pvc_left_alone)
     /* a second pass writes nothing */
     sts1 = cfix_get(&fx, etcdspec_kind_resource("StatefulSet"), "main");
     memset(&st, 0, sizeof(st));
-    OK(oref_run(&fx.x, live, &st, &err));
+    OK(orefpass_run(&fx.x, live, &st, &err));
     cr_assert_eq(st.repaired, 0);
     sts2 = cfix_get(&fx, etcdspec_kind_resource("StatefulSet"), "main");
     cr_assert_str_eq(jsonfix_str(sts1, "metadata.resourceVersion"),
@@ -216,7 +217,7 @@ Test(oref_kubesim, stale_references_replaced)
     struct kerr_info err;
 
     cr_assert_eq(cfix_components(&fx, live, "old-uid"), 13);
-    OK(oref_run(&fx.x, live, &st, &err));
+    OK(orefpass_run(&fx.x, live, &st, &err));
     cr_assert_eq(st.repaired, 13);
     assert_owned(live);
     cJSON_Delete(live);
@@ -250,7 +251,7 @@ Test(oref_kubesim, tasks_of_the_cache_owned_too)
     OK(store_put(s, cJSON_Duplicate(stored, 1), NULL, NULL, &err));
     OK(store_put(s, cJSON_Duplicate(other, 1), NULL, NULL, &err));
     fx.x.immtasks = s;
-    OK(oref_run(&fx.x, live, &st, &err));
+    OK(orefpass_run(&fx.x, live, &st, &err));
     cr_assert_eq(st.repaired, 1, "the task of main only");
     snprintf(expect, sizeof(expect), "%s:1", jsonfix_str(live, "metadata.uid"));
     cr_assert_str_eq(
@@ -286,7 +287,7 @@ Test(oref_kubesim, repairs_per_second)
         cJSON_Delete(cm);
     }
     t0 = ktime_mono_ns();
-    OK(oref_run(&fx.x, live, &st, &err));
+    OK(orefpass_run(&fx.x, live, &st, &err));
     secs = (double)(ktime_mono_ns() - t0) / 1e9;
     cr_assert_eq(st.repaired, n);
     /* the reference, same run: one plain merge patch per object (no list, no precondition) */
@@ -321,7 +322,7 @@ Test(oref_gc, repaired_components_go_with_their_etcd_pvcs_stay, .init = gc_setup
 
     cr_assert_eq(cfix_components(&fx, live, NULL), 13);
     cJSON_Delete(cfix_create(&fx, &PVC, pvc));
-    OK(oref_run(&fx.x, live, NULL, &err));
+    OK(orefpass_run(&fx.x, live, NULL, &err));
     OK(k8s_delete(fx.c, &ETCDSPEC_RES_ETCD, CFIX_NS, "main", NULL, NULL, &err));
     gone = NULL;
     TESTUTIL_AWAIT(!(gone = cfix_get(&fx, etcdspec_kind_resource("ConfigMap"), "main-config")) ||
@@ -367,7 +368,7 @@ Test(oref_kubesim, ops_tasks_of_hibernation_owned_a_users_left_alone)
     ops_task(s, "final-1", "{\"etcd-warden.io/final-snapshot-of\":\"main\"}");
     ops_task(s, "users-own", "{}");
     fx.x.opstasks = s;
-    OK(oref_run(&fx.x, live, &st, &err));
+    OK(orefpass_run(&fx.x, live, &st, &err));
     cr_assert_eq(st.repaired, 1);
     snprintf(expect, sizeof(expect), "%s:1", jsonfix_str(live, "metadata.uid"));
     cr_assert_str_eq(cfix_owners(&fx, &ETCDSPEC_RES_OPSTASK, "final-1", owners, sizeof(owners)),
@@ -406,7 +407,7 @@ Test(oref_kubesim, tasks_are_read_through_the_caches_etcd_name_index)
     ops_task(s, "final-1", "{\"etcd-warden.io/final-snapshot-of\":\"main\",\"in-index\":\"y\"}");
     ops_task(s, "final-2", "{\"etcd-warden.io/final-snapshot-of\":\"main\"}");
     fx.x.opstasks = s;
-    OK(oref_run(&fx.x, live, &st, &err));
+    OK(orefpass_run(&fx.x, live, &st, &err));
     cr_assert_eq(st.repaired, 1, "only the task the index names is read");
     snprintf(expect, sizeof(expect), "%s:1", jsonfix_str(live, "metadata.uid"));
     cr_assert_str_eq(cfix_owners(&fx, &ETCDSPEC_RES_OPSTASK, "final-1", owners, sizeof(owners)),

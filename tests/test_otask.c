@@ -17,7 +17,7 @@
 #include "common/kjson.h"
 #include "common/ktime.h"
 #include "common/tlsx.h"
-#include "controller/etcdspec.h"
+#include "controller/core/etcdspec.h"
 #include "tests/support/hibfix.h"
 #include "tests/support/jsonfix.h"
 #include "tests/support/ksimfix.h"

@@ -1,6 +1,6 @@
 /* podjob: the Local buckets' host directory from a Secret, the command words, the security
  * contexts, a terminated container's last message line, whether a Job is done. */
-#include "controller/podjob.h"
+#include "controller/core/podjob.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * inventory, the label, suspend and progress annotations removed at the end with events; an Etcd
  * backed up without status backups going on with its StatefulSet; a refusal of the label removal
  * (a validating webhook) recorded in the progress error and retried. */
-#include "controller/rst.h"
+#include "controller/restore/rst.h"
 
 #include <criterion/criterion.h>
 #include <pthread.h>
@@ -14,8 +14,8 @@
 
 #include "common/events.h"
 #include "common/kjson.h"
-#include "controller/etcdspec.h"
-#include "controller/rctx.h"
+#include "controller/core/etcdspec.h"
+#include "controller/core/rctx.h"
 #include "tests/support/cfix.h"
 #include "tests/support/jsonfix.h"
 #include "tests/support/ksimfix.h"

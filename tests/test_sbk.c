@@ -2,7 +2,7 @@
  * and on kube-sim the backup created owned by the Etcd with the annotation "true", nothing
  * written when nothing changed, updated on a status or component change, an owner reference
  * repaired, deleted with the annotation "false" when turned off, restoring Etcds left alone. */
-#include "controller/sbk.h"
+#include "controller/restore/sbk.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -10,8 +10,8 @@
 
 #include "common/kjson.h"
 #include "common/store.h"
-#include "controller/etcdspec.h"
-#include "controller/rctx.h"
+#include "controller/core/etcdspec.h"
+#include "controller/core/rctx.h"
 #include "tests/support/cfix.h"
 #include "tests/support/jsonfix.h"
 

@@ -10,7 +10,7 @@
 
 #include "common/kjson.h"
 #include "common/tlsx.h"
-#include "controller/sidecar.h"
+#include "controller/hibernation/sidecar.h"
 #include "tests/support/mockapi.h"
 
 #define HOST "etcd-a-client.ns1.svc"

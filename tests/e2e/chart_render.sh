@@ -31,7 +31,7 @@ for v in "$root"/tests/chart/values/*.yaml; do
     without=()
     grep -q 'mode: \(secret\|certManager\)' "$v" && without=(--without webhook/wh_selftls.c)
     grep -q 'opsTaskExecutor: false' "$v" &&
-        without+=(--without controller/otask.c --without controller/otask_ctl.c)
+        without+=(--without controller/hibernation/otask.c --without controller/hibernation/otask_ctl.c)
     "$CHARTTOOL" check "$out" "${binaries[@]}" >"$work/check.log" 2>&1 ||
         { cat "$work/check.log"; fail "$name: manifest check"; }
     "$CHARTTOOL" rbac "$out" --src "$root" "${procs[@]}" "${without[@]}" >"$work/rbac.log" 2>&1 ||

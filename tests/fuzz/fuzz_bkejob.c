@@ -14,15 +14,15 @@
 #include <string.h>
 
 #include "common/kjson.h"
-#include "controller/bkejob.h"
+#include "controller/entries/bkejob.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void check(const cJSON *pod)
 {
-    struct bkejob_summary s;
+    struct podjob_summary s;
 
-    bkejob_read_pod(pod, &s);
+    podjob_read_pod(pod, &s);
     if (strlen(s.message) >= sizeof(s.message) || strlen(s.earliest) >= sizeof(s.earliest))
         abort();
     if (s.parsed &&

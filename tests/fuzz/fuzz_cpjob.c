@@ -1,6 +1,6 @@
 /*
  * libFuzzer target: what the controller reads of a finished copy Job's Pod,
- * whose termination message the container wrote (controller/cpjob.h).
+ * whose termination message the container wrote (controller/backups/cpjob.h).
  *
  * Input: bytes taken as the message of a terminated container (exit code 0),
  * and, when they are JSON, as the whole Pod. Properties checked:
@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "common/kjson.h"
-#include "controller/cpjob.h"
+#include "controller/backups/cpjob.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

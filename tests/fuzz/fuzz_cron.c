@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller/cron.h"
+#include "controller/core/cron.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

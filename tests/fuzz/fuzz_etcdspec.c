@@ -6,7 +6,7 @@
  *   - reading, validating, naming components, building the status-backup
  *     spec and the immutability task never crash;
  *   - the CronJob of its immutability task is built exactly when the
- *     controller promises one (controller/imtjob.c, check_inputs): a store
+ *     controller promises one (controller/core/imtjob.c, check_inputs): a store
  *     with a provider warden-snapshot opens (imtjob_provider_supported) and
  *     a prefix, and a secretRef unless the store is S3 (ambient credentials)
  *     or Local; a refusal is KERR_UNSUPPORTED exactly for a known provider
@@ -21,10 +21,10 @@
 #include <string.h>
 
 #include "common/kjson.h"
-#include "controller/etcdspec.h"
-#include "controller/imtjob.h"
-#include "controller/rst.h"
-#include "controller/sbk.h"
+#include "controller/core/etcdspec.h"
+#include "controller/core/imtjob.h"
+#include "controller/restore/rst.h"
+#include "controller/restore/sbk.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

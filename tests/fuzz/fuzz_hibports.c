@@ -18,8 +18,8 @@
 #include <string.h>
 
 #include "common/kjson.h"
-#include "controller/hib.h"
-#include "controller/otask.h"
+#include "controller/hibernation/hib.h"
+#include "controller/hibernation/otask.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "common/kjson.h"
-#include "controller/imtjob.h"
-#include "controller/kname.h"
+#include "controller/core/imtjob.h"
+#include "controller/core/kname.h"
 #include "tests/kube-sim/validate.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -93,11 +93,23 @@ chart_binaries() {
     return 0
 }
 
+# warden-controller's source folders, comma-separated: controller (main.c) and
+# its core and capability folders (controller/snapshot is another program).
+chart_controller_dirs() {
+    local d out=controller
+    for d in "$_chart_root"/controller/*/; do
+        d=${d%/}
+        d=controller/${d##*/}
+        [ "$d" = controller/snapshot ] || out+=",$d"
+    done
+    echo "$out"
+}
+
 # The --process arguments of charttool rbac/audit: NAME=NS/SA:DIRS.
 chart_processes() {
     echo "--process webhook=$CHART_NS/warden-webhook:webhook,common"
     if chart_controller_ready; then
-        echo "--process controller=$CHART_NS/warden-controller:controller,common"
+        echo "--process controller=$CHART_NS/warden-controller:$(chart_controller_dirs),common"
     fi
 }
 

@@ -8,7 +8,7 @@
 
 #include "common/kjson.h"
 #include "common/log.h"
-#include "controller/etcdspec.h"
+#include "controller/core/etcdspec.h"
 #include "tests/support/jsonfix.h"
 #include "tests/support/ksimcli.h"
 #include "tests/support/ksimfix.h"

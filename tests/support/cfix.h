@@ -14,7 +14,7 @@
 #include <cJSON.h>
 
 #include "common/k8s.h"
-#include "controller/rctx.h"
+#include "controller/core/rctx.h"
 #include "tests/kube-sim/harness.h"
 
 #define CFIX_NS "ns1"

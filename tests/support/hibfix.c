@@ -16,8 +16,8 @@
 #include "common/kjson.h"
 #include "common/log.h"
 #include "common/ktime.h"
-#include "controller/etcdspec.h"
-#include "controller/imt.h"
+#include "controller/core/etcdspec.h"
+#include "controller/immutability/imt.h"
 #include "tests/support/jsonfix.h"
 
 static const struct k8s_resource RES_SVC = { "", "v1", "services", 1 };

@@ -28,8 +28,8 @@
 
 #include <cJSON.h>
 
-#include "controller/hib.h"
-#include "controller/otask.h"
+#include "controller/hibernation/hib.h"
+#include "controller/hibernation/otask.h"
 #include "tests/support/cfix.h"
 
 #define HIBFIX_CIDR "127.77.0.0/16"

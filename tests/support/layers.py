@@ -120,8 +120,14 @@ def read_includes(root, path, tree):
     return out
 
 
-def module_of(path):
-    return os.path.splitext(path)[0]
+def module_of(path, tree=None):
+    """The module of path: its stem; a header x_int.h beside x.c or x.h is module x's own."""
+    stem = os.path.splitext(path)[0]
+    if tree is not None and path.endswith("_int.h"):
+        base = stem[: -len("_int")]
+        if base + ".c" in tree or base + ".h" in tree:
+            return base
+    return stem
 
 
 def find_cycles(edges):
@@ -213,7 +219,7 @@ def main():
         return any(under(p, a) for _, a in rules.acyclic)
 
     for path in files:
-        a = module_of(path)
+        a = module_of(path, tree)
         if rules.rule_for(os.path.dirname(path)) is None:
             print(f"{path}: no rule in {shown} covers its folder")
             stale += 1
@@ -227,7 +233,7 @@ def main():
             if reason:
                 print(f'{path}:{n}: #include "{inc}": {reason}')
                 bad += 1
-            b = module_of(target)
+            b = module_of(target, tree)
             if checked(path) and checked(target) and a != b:
                 edges[a].add(b)
                 why.setdefault((a, b), f"{path}:{n}")

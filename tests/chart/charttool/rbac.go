@@ -7,7 +7,8 @@
 //   - the verb primitives are common/'s API functions (k8s_get, k8s_get_until: get, k8s_list,
 //     k8s_list_all, pager_list, pager_list_object: list, k8s_watch: watch,
 //     k8s_create: create, k8s_update: update, k8s_patch: patch, k8s_delete:
-//     delete) and an informer's ".res =" option (list and watch);
+//     delete) and an informer's ".res =" option, or a watch table's ".res = {...}"
+//     (list and watch);
 //   - a function that passes one of its own parameters (a descriptor, or a
 //     struct holding one) to a primitive (or to such a function) becomes a
 //     primitive for that parameter position, to a fixed point;
@@ -61,6 +62,7 @@ var (
 	reIdent     = regexp.MustCompile(`[A-Za-z_]\w*`)
 	reSubLit    = regexp.MustCompile(`\.subresource\s*=\s*"(\w+)"`)
 	reResOption = regexp.MustCompile(`\.res\s*=\s*([^;,}]+)`)
+	reResTuple  = regexp.MustCompile(`\.res\s*=\s*(\{[^{}]*\})`)
 	reFuncHead  = regexp.MustCompile(`(?s)([A-Za-z_]\w*)\s*\(([^()]*)\)\s*$`)
 )
 
@@ -438,6 +440,18 @@ func scanProcess(src string, p process, without []string) (map[call]string, erro
 			}
 			for _, m := range reResOption.FindAllStringSubmatch(f.body, -1) {
 				add(m[1], map[string]bool{"list": true, "watch": true})
+			}
+			// a watch table's ".res = { ... }" (struct ctl_watch of the controller's ctl_cap.h)
+			for _, m := range reResTuple.FindAllStringSubmatch(f.body, -1) {
+				if t := reTuple.FindStringSubmatch(m[1]); t != nil {
+					for _, v := range []string{"list", "watch"} {
+						cc := call{group: t[1], resource: t[3], verb: v}
+						if _, seen := found[cc]; !seen {
+							found[cc] = f.file + ":" + f.name
+							changed = true
+						}
+					}
+				}
 			}
 		}
 	}

@@ -1,0 +1,259 @@
+/* ebk_del - the finalizer of an EtcdBackup; see ebk_del.h. */
+#include "controller/backups/ebk_del.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/kjson.h"
+#include "common/ktime.h"
+#include "common/log.h"
+#include "controller/backups/cpjob.h"
+#include "controller/backups/ebk_env.h"
+#include "controller/core/etcdspec.h"
+#include "controller/core/podjob.h"
+
+/* The path of field of the store a copy was written to. */
+static const char *dst_path(const cJSON *b, const char *field)
+{
+    static const char *const rec[] = { "status.destination.provider",
+                                       "status.destination.container",
+                                       "status.destination.endpointOverride" };
+    static const char *const spec[] = { "spec.destination.provider", "spec.destination.container",
+                                        "spec.destination.endpointOverride" };
+    int i = strcmp(field, "provider") == 0 ? 0 : strcmp(field, "container") == 0 ? 1 : 2;
+
+    return kjson_has(b, "status.destination") ? rec[i] : spec[i];
+}
+
+static const char *str(const cJSON *obj, const char *path)
+{
+    const char *s = kjson_get_str(obj, path);
+
+    return s ? s : "";
+}
+
+static void requeue_min(long *requeue, long ms)
+{
+    if (ms < 1)
+        ms = 1;
+    if (*requeue <= 0 || ms < *requeue)
+        *requeue = ms;
+}
+
+static int has_finalizer(const cJSON *b)
+{
+    const cJSON *f;
+
+    cJSON_ArrayForEach (f, kjson_get_arr(b, "metadata.finalizers"))
+        if (cJSON_IsString(f) && strcmp(f->valuestring, EBK_FINALIZER) == 0)
+            return 1;
+    return 0;
+}
+
+/* The backup without the finalizer (a PUT with its resourceVersion). */
+static enum kerr drop_finalizer(const struct ebk_env *env, const cJSON *b, struct kerr_info *err)
+{
+    cJSON *nb = cJSON_Duplicate(b, 1),
+          *fs = nb ? (cJSON *)kjson_get_arr(nb, "metadata.finalizers") : NULL;
+    enum kerr rc;
+    int i;
+
+    if (!nb)
+        return kerr_set(err, KERR_NOMEM, NULL);
+    for (i = cJSON_GetArraySize(fs) - 1; i >= 0; i--) {
+        const cJSON *f = cJSON_GetArrayItem(fs, i);
+
+        if (cJSON_IsString(f) && strcmp(f->valuestring, EBK_FINALIZER) == 0)
+            cJSON_DeleteItemFromArray(fs, i);
+    }
+    rc = k8s_update(env->client, &EBK_RES_BACKUP, str(b, "metadata.namespace"),
+                    str(b, "metadata.name"), nb, NULL, NULL, err);
+    if (rc == KERR_NOTFOUND) {
+        kerr_clear(err);
+        rc = KERR_OK;
+    }
+    cJSON_Delete(nb);
+    return rc;
+}
+
+/* A Job of the delete Job's name that is not this backup's (why names it): left alone; the
+ * error in status.deletionError and a Warning event when new; looked at again after a
+ * backoff. */
+static enum kerr foreign(const struct ebk_env *env, const cJSON *b, const char *why, long *requeue,
+                         struct kerr_info *err)
+{
+    cJSON *nb = NULL;
+    enum kerr rc = KERR_OK;
+
+    requeue_min(requeue, podjob_backoff_ms(4));
+    if (strcmp(str(b, "status.deletionError"), why) == 0)
+        return KERR_OK;
+    nb = cJSON_Duplicate(b, 1);
+    if (!nb || kjson_set_str(nb, "status.deletionError", why, err))
+        rc = kerr_set(err, KERR_NOMEM, NULL);
+    rc = rc ? rc : ebk_put_status(env, b, nb, err);
+    cJSON_Delete(nb);
+    if (rc == KERR_OK)
+        ebk_event(env, b, 1, "DeletionFailed", "%s; the copy is not deleted", why);
+    return rc;
+}
+
+/* No delete Job: start one unless status.nextDeletionAt lies ahead. */
+static enum kerr start(const struct ebk_env *env, const cJSON *b, const char *jname, long *requeue,
+                       struct kerr_info *err)
+{
+    const char *ns = str(b, "metadata.namespace"), *next = str(b, "status.nextDeletionAt");
+    struct cpjob_delete_spec s = { 0 };
+    cJSON *job = NULL, *secret = NULL;
+    struct timespec at;
+    time_t now = time(NULL);
+    enum kerr rc;
+
+    if (*next && ktime_parse(next, &at, NULL) == KERR_OK && at.tv_sec > now) {
+        requeue_min(requeue, (long)(at.tv_sec - now) * 1000L);
+        return KERR_OK;
+    }
+    rc = k8s_get(env->client, &ETCDSPEC_RES_SECRET, ns, str(b, "spec.destination.secretRef.name"),
+                 NULL, &secret, err);
+    if (rc == KERR_NOTFOUND) { /* Local may go without; the others fail in the Job */
+        kerr_clear(err);
+        rc = KERR_OK;
+    }
+    s.name = jname;
+    s.ns = ns;
+    s.owner = b;
+    /* where the copy was written (status.destination), never where spec.destination now
+     * points; a backup written before that was recorded has only spec.destination */
+    s.store = (struct cpjob_store){ kjson_get_str(b, dst_path(b, "provider")),
+                                    kjson_get_str(b, dst_path(b, "container")),
+                                    kjson_get_str(b, "status.destinationKey"),
+                                    kjson_get_str(b, dst_path(b, "endpointOverride")), secret };
+    s.image = env->del_image ? env->del_image : env->copy_image;
+    s.command = env->del_command;
+    if (rc == KERR_OK)
+        rc = cpjob_build_delete(&s, &job, err);
+    if (rc == KERR_OK)
+        rc = podjob_create_job(env->client, ns, job, err);
+    if (rc == KERR_EXISTS) { /* made meanwhile by another */
+        char why[512];
+
+        snprintf(why, sizeof(why), "%s", err->msg);
+        kerr_clear(err);
+        rc = foreign(env, b, why, requeue, err);
+    } else if (rc == KERR_OK)
+        ebk_event(env, b, 0, "CopyDeletionStarted", "Job %s/%s deletes %s", ns, jname,
+                  str(b, "status.destinationKey"));
+    cJSON_Delete(job);
+    cJSON_Delete(secret);
+    requeue_min(requeue, EBK_POLL_MS);
+    return rc;
+}
+
+/* A finished delete Job: done (finalizer off), or a retry recorded; then the Job goes. */
+static enum kerr finish(const struct ebk_env *env, const cJSON *b, const cJSON *job, long *requeue,
+                        struct kerr_info *err)
+{
+    const char *ns = str(b, "metadata.namespace"), *jname = str(job, "metadata.name");
+    const char *juid = str(job, "metadata.uid");
+    int decided = strcmp(str(b, "status.deletionJobUID"), juid) == 0, locked;
+    int64_t failures = 0;
+    struct podjob_summary s;
+    char why[512], next[KTIME_LEN + 1];
+    struct timespec at;
+    time_t now = time(NULL);
+    long wait_ms;
+    cJSON *nb = NULL;
+    enum kerr rc = podjob_job_pod(env->client, ns, juid, &s, err);
+
+    if (rc != KERR_OK)
+        return rc;
+    if (s.terminated && s.exit_code == 0 && s.parsed && s.remaining == 0) {
+        rc = drop_finalizer(env, b, err);
+        if (rc == KERR_OK) {
+            ebk_event(env, b, 0, "CopyDeleted", "%s deleted from the destination",
+                      str(b, "status.destinationKey"));
+            rc = podjob_delete_job(env->client, ns, jname, str(b, "metadata.uid"), err);
+        }
+        return rc;
+    }
+    (void)kjson_get_int64(b, "status.deletionFailures", &failures);
+    if (!decided)
+        failures++;
+    wait_ms = podjob_backoff_ms(failures > 0 ? (long)failures : 1);
+    locked = s.terminated && s.exit_code == 0 && s.parsed && s.failed == 0 && s.locked > 0;
+    if (locked) {
+        if (*s.earliest && ktime_parse(s.earliest, &at, NULL) == KERR_OK)
+            wait_ms = at.tv_sec > now ? (long)(at.tv_sec - now) * 1000L : EBK_POLL_MS;
+        snprintf(why, sizeof(why), "the copy %s is locked in the store until %s",
+                 str(b, "status.destinationKey"), *s.earliest ? s.earliest : "an unknown time");
+    } else if (podjob_deadline_exceeded(job) ||
+               (!s.terminated && podjob_job_failed(job, NULL, 0))) {
+        char f[256];
+
+        (void)podjob_job_failed(job, f, sizeof(f));
+        snprintf(why, sizeof(why), "delete Job %s failed: %s", jname, f);
+    } else if (!s.terminated) {
+        snprintf(why, sizeof(why), "delete Job %s failed without a terminated Pod", jname);
+    } else {
+        snprintf(why, sizeof(why), "delete Job %s: exit status %d%s%s", jname, s.exit_code,
+                 *s.message ? ": " : "", s.message);
+    }
+    if (ktime_format(now + wait_ms / 1000, next) != KERR_OK)
+        return kerr_set(err, KERR_INTERNAL, "cannot format the time");
+    nb = cJSON_Duplicate(b, 1);
+    if (!nb || kjson_set_str(nb, "status.deletionError", why, err) ||
+        kjson_set_int(nb, "status.deletionFailures", failures, err) ||
+        kjson_set_str(nb, "status.deletionJobUID", juid, err) ||
+        (!decided && kjson_set_str(nb, "status.nextDeletionAt", next, err)))
+        rc = kerr_set(err, KERR_NOMEM, NULL);
+    rc = rc ? rc : ebk_put_status(env, b, nb, err);
+    cJSON_Delete(nb);
+    if (rc == KERR_OK && !decided)
+        ebk_event(env, b, !locked, locked ? "CopyLocked" : "DeletionFailed", "%s; retried at %s",
+                  why, next);
+    if (rc == KERR_OK)
+        rc = podjob_delete_job(env->client, ns, jname, str(b, "metadata.uid"), err);
+    if (rc == KERR_NOTFOUND) { /* the backup gone meanwhile */
+        kerr_clear(err);
+        rc = KERR_OK;
+    }
+    requeue_min(requeue, wait_ms);
+    return rc;
+}
+
+enum kerr ebk_delete_step(const struct ebk_env *env, const cJSON *b, long *requeue,
+                          struct kerr_info *err)
+{
+    const char *ns = str(b, "metadata.namespace"), *name = str(b, "metadata.name");
+    char jname[KNAME_LABEL_MAX + 1];
+    cJSON *job = NULL;
+    enum kerr rc;
+
+    if (!has_finalizer(b))
+        return KERR_OK;
+    /* nothing in the destination: Retain, or no copy was written */
+    if (strcmp(str(b, "spec.deletionPolicy"), EBK_POLICY_RETAIN) == 0 ||
+        strcmp(str(b, "status.phase"), EBK_PHASE_COMPLETED) != 0 ||
+        !*str(b, "status.destinationKey"))
+        return drop_finalizer(env, b, err);
+    if (ebk_del_job_name(name, jname) != KERR_OK)
+        return kerr_set(err, KERR_INVAL, "no delete Job name for EtcdBackup %s", name);
+    rc = k8s_get(env->client, &ETCDSPEC_RES_JOB, ns, jname, NULL, &job, err);
+    if (rc == KERR_NOTFOUND) {
+        kerr_clear(err);
+        rc = start(env, b, jname, requeue, err);
+    } else if (rc == KERR_OK && !podjob_owned(job, str(b, "metadata.uid"))) {
+        char why[512];
+
+        podjob_foreign(job, why, sizeof(why));
+        rc = foreign(env, b, why, requeue, err);
+    } else if (rc == KERR_OK && podjob_job_done(job)) {
+        rc = finish(env, b, job, requeue, err);
+    } else if (rc == KERR_OK) {
+        requeue_min(requeue, EBK_POLL_MS);
+    }
+    cJSON_Delete(job);
+    return rc;
+}

@@ -1,0 +1,96 @@
+/* ebk_env - what the EtcdBackup reconcile and its finalizer share; see ebk_env.h. */
+#include "controller/backups/ebk_env.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/events.h"
+#include "common/kjson.h"
+#include "controller/core/etcdspec.h"
+
+const struct k8s_resource EBK_RES_BACKUP = { "etcd-warden.io", "v1alpha1", "etcdbackups", 1 };
+
+/* What the executor of otask.c writes to lastOperation.description on success. */
+#define DESC_PREFIX "full snapshot "
+#define DESC_SUFFIX " taken"
+
+/* What the EtcdOpsTask executor writes to lastOperation.description on success. */
+#define DESC_PREFIX "full snapshot "
+#define DESC_SUFFIX " taken"
+
+static const char *str(const cJSON *obj, const char *path)
+{
+    const char *s = kjson_get_str(obj, path);
+
+    return s ? s : "";
+}
+
+enum kerr ebk_task_name(const char *backup, char out[KNAME_SUBDOMAIN_MAX + 1])
+{
+    return kname_join(backup, "", KNAME_SUBDOMAIN_MAX, out, KNAME_SUBDOMAIN_MAX + 1);
+}
+
+enum kerr ebk_job_name(const char *backup, char out[KNAME_LABEL_MAX + 1])
+{
+    return kname_job(backup, EBK_COPY_JOB_TAG, out);
+}
+
+enum kerr ebk_del_job_name(const char *backup, char out[KNAME_LABEL_MAX + 1])
+{
+    return kname_job(backup, EBK_DEL_JOB_TAG, out);
+}
+
+int ebk_snapshot_of(const cJSON *task, char *out, size_t n)
+{
+    const char *d = kjson_get_str(task, "status.lastOperation.description"), *end;
+    size_t len;
+
+    if (n)
+        out[0] = '\0';
+    if (!d || strncmp(d, DESC_PREFIX, strlen(DESC_PREFIX)) != 0)
+        return 0;
+    d += strlen(DESC_PREFIX);
+    end = strstr(d, DESC_SUFFIX);
+    len = end ? (size_t)(end - d) : 0;
+    if (len == 0 || len >= n || memchr(d, ' ', len) || strncmp(d, "Full-", 5) != 0)
+        return 0;
+    memcpy(out, d, len);
+    out[len] = '\0';
+    return 1;
+}
+
+void ebk_event(const struct ebk_env *env, const cJSON *backup, int warning, const char *reason,
+               const char *fmt, ...)
+{
+    struct ev_ref ref;
+    char note[EV_NOTE_MAX];
+    va_list ap;
+
+    if (!env->events || ev_ref_from_object(backup, &ref) != KERR_OK)
+        return;
+    ref.kind = EBK_KIND;
+    ref.api_version = ETCDSPEC_WARDEN_API;
+    va_start(ap, fmt);
+    vsnprintf(note, sizeof(note), fmt, ap);
+    va_end(ap);
+    (void)ev_emitf(env->events, &ref, warning ? EV_WARNING : EV_NORMAL, reason, "Backup", "%s",
+                   note);
+}
+
+enum kerr ebk_put_status(const struct ebk_env *env, const cJSON *stored, cJSON *backup,
+                         struct kerr_info *err)
+{
+    const cJSON *a = kjson_get(stored, "status"), *b;
+    int64_t gen = 0;
+
+    if (kjson_get_int64(backup, "metadata.generation", &gen) == KERR_OK &&
+        kjson_set_int(backup, "status.observedGeneration", gen, err) != KERR_OK)
+        return kerr_set(err, KERR_NOMEM, NULL);
+    b = kjson_get(backup, "status");
+    if (a && b && cJSON_Compare(a, b, 1))
+        return KERR_OK;
+    return k8s_update(env->client, &EBK_RES_BACKUP, str(backup, "metadata.namespace"),
+                      str(backup, "metadata.name"), backup,
+                      &(struct k8s_write_opts){ .subresource = "status" }, NULL, err);
+}

@@ -1,0 +1,70 @@
+/*
+ * ebk_env - what the EtcdBackup reconcile (controller/backups/ebk.h) and its
+ * finalizer (controller/backups/ebk_del.h) share: the names and constants of
+ * an EtcdBackup, what a step needs (struct ebk_env), the names of its task
+ * and Jobs, the snapshot a task took, the status write and the events.
+ *
+ * Ownership: arguments BORROWED; results as documented. Thread safety: reentrant.
+ */
+#ifndef CONTROLLER_EBK_ENV_H
+#define CONTROLLER_EBK_ENV_H
+
+#include <stddef.h>
+
+#include <cJSON.h>
+
+#include "common/k8s.h"
+#include "common/kerr.h"
+#include "controller/core/kname.h"
+
+struct ev_recorder; /* common/events.h */
+
+#define EBK_KIND            "EtcdBackup"
+#define EBK_FINALIZER       "etcd-warden.io/backup-copy"
+#define EBK_DEL_JOB_TAG     "delete-copy" /* kname_job: "<backup>--delete-copy" */
+#define EBK_COPY_JOB_TAG    "copy"        /* kname_job: "<backup>--copy" */
+#define EBK_POLL_MS         2000L
+#define EBK_WAIT_MS         5000L
+#define EBK_PHASE_PENDING   "Pending"
+#define EBK_PHASE_SNAPSHOT  "Snapshotting"
+#define EBK_PHASE_UPLOADING "Uploading"
+#define EBK_PHASE_COMPLETED "Completed"
+#define EBK_PHASE_FAILED    "Failed"
+#define EBK_POLICY_RETAIN   "Retain"
+
+extern const struct k8s_resource EBK_RES_BACKUP;
+
+/* What a step needs. */
+struct ebk_env {
+    struct k8s_client *client;  /* BORROWED, required */
+    struct ev_recorder *events; /* BORROWED; NULL: no events */
+    const char *copy_image;     /* NULL: cpjob's defaults */
+    const char *copy_command;
+    const char *del_image;   /* the delete Job's; NULL: the copy image */
+    const char *del_command; /* NULL: "warden-snapshot delete-snapshots" */
+};
+
+/* The EtcdOpsTask, copy Job and delete Job names of a backup (kname: at most 253; kname_job:
+ * a label, one per kind of Job and backup). */
+enum kerr ebk_task_name(const char *backup, char out[KNAME_SUBDOMAIN_MAX + 1]);
+enum kerr ebk_job_name(const char *backup, char out[KNAME_LABEL_MAX + 1]);
+enum kerr ebk_del_job_name(const char *backup, char out[KNAME_LABEL_MAX + 1]);
+
+/*
+ * The snapshot an executor's lastOperation.description names ("full
+ * snapshot NAME taken ...") into out; 0 when it names none.
+ */
+int ebk_snapshot_of(const cJSON *task, char *out, size_t n);
+
+/*
+ * Write backup's status (the whole object's, through /status) with observedGeneration
+ * = metadata.generation, when it differs from stored's.
+ */
+enum kerr ebk_put_status(const struct ebk_env *env, const cJSON *stored, cJSON *backup,
+                         struct kerr_info *err);
+
+/* An event on backup. */
+void ebk_event(const struct ebk_env *env, const cJSON *backup, int warning, const char *reason,
+               const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+#endif

@@ -1,0 +1,163 @@
+/*
+ * erst - the EtcdRestore (etcd-warden.io/v1alpha1, namespaced; charts/etcd-warden/
+ * crds/etcd-warden.io_etcdrestores.yaml): a backup brought up as a NEW Etcd. A
+ * restore never touches an existing Etcd.
+ *
+ * One reconcile per restore (queue key "restore/<ns>/<name>"), driven by what it
+ * reads back (a fresh GET of the restore), so a crash at any point resumes:
+ *
+ * Pending (no phase yet): the spec is checked and the stores resolved:
+ *   - the target name (spec.target.etcdName) must be a valid Etcd name (a
+ *     DNS-1123 subdomain), else the restore is refused before anything else;
+ *   - source: exactly one of backupName and store. backupName: the EtcdBackup of
+ *     this namespace; while it is not terminal, or missing for less than
+ *     backup_wait_ms since the restore was created (an EtcdBackup applied with
+ *     it), the restore waits (status.error says why, looked at again in
+ *     ERST_WAIT_MS); missing for longer: refused ("EtcdBackup X not found"); Failed when the
+ *     backup Failed; Completed: its spec.destination is the source store and
+ *     status.snapshot.name the one snapshot copied (pointInTime is refused with
+ *     a backup). store: that store, pointInTime (RFC 3339) bounding the choice;
+ *   - the source Etcd (spec.source.etcdName, with a backup its spec.etcdName) and
+ *     the spec of the new Etcd: spec.etcdTemplate, else the live source Etcd's
+ *     spec. The EtcdStatusBackup keeps the status only, never the spec: without
+ *     a template and without the live Etcd the restore is refused;
+ *   - the target store: spec.target.store's container and prefix; its provider
+ *     and endpointOverride (together) and secretRef default to those of the
+ *     new Etcd's spec.backup.store (the template's or the live Etcd's), else to
+ *     the source store's;
+ *   - refused (phase Failed, status.error, a Warning event Refused): a target
+ *     Etcd name that exists; a target prefix in use: in the same store
+ *     (common/bstore: provider as etcd-backup-restore names it, container,
+ *     endpoint) it equals, contains or is contained by, as paths (common/kpath),
+ *     the prefix of any Etcd or of any BackupEntry of another Etcd (the
+ *     webhook's one-prefix-one-cluster rule, webhook/prefix.h, composed of the
+ *     same two common functions) or the source prefix itself; Secrets of either
+ *     store missing from the restore's namespace; an unknown provider.
+ * Copying: a copy Job (controller/backups/cpjob.h: "<restore>--restore", kname_job,
+ *   owned by the restore; a Job of that name owned by another fails the
+ *   restore and is left alone) copies from the source store into the target prefix
+ *   with `--snapshot <the backup's snapshot>` or `--until <pointInTime>` (neither:
+ *   the latest full snapshot and its deltas), always with
+ *   --require-empty-destination: a target prefix holding snapshots fails the
+ *   restore without writing anything. The Job is read with a GET every
+ *   ERST_POLL_MS; once finished, its summary goes to status.snapshots (or its
+ *   error line to status.error, phase Failed), then the Job is deleted.
+ * Creating: the Etcd (druid.gardener.cloud/v1alpha1) named spec.target.etcdName
+ *   (erst_build_etcd) is created; AlreadyExists is ours when it carries the label
+ *   ERST_LABEL_RESTORED_FROM=<restore name> (a crash after the create), else
+ *   the restore Fails (someone else took the name meanwhile).
+ * Completed: status.etcdName, completionTime; event Completed.
+ * Completed and Failed are terminal: nothing more is done (the Job, if still
+ * there, is deleted). Status writes go through /status with the resourceVersion
+ * read, so a concurrent change is a conflict retried by the work queue.
+ *
+ * Files: erst.c the pass; erst_etcd.c the new Etcd and the prefix check.
+ *
+ * Ownership: arguments BORROWED; results OWNED by the caller as documented.
+ * Thread safety: reentrant (one reconcile per key at a time, as the queue ensures).
+ */
+#ifndef CONTROLLER_ERST_H
+#define CONTROLLER_ERST_H
+
+#include <cJSON.h>
+
+#include "common/events.h"
+#include "common/k8s.h"
+#include "common/kerr.h"
+
+struct ctl;
+struct ctl_result;
+
+#define ERST_LABEL_RESTORED_FROM "etcd-warden.io/restored-from"
+#define ERST_JOB_TAG             "restore"
+#define ERST_POLL_MS             2000L  /* a copy Job running */
+#define ERST_WAIT_MS             10000L /* waiting for the source EtcdBackup */
+#define ERST_BACKUP_WAIT_MS      60000L /* a source EtcdBackup missing this long: refused */
+
+#define ERST_PHASE_PENDING       "Pending"
+#define ERST_PHASE_COPYING       "Copying"
+#define ERST_PHASE_CREATING      "Creating"
+#define ERST_PHASE_COMPLETED     "Completed"
+#define ERST_PHASE_FAILED        "Failed"
+
+extern const struct k8s_resource ERST_RES_RESTORE; /* etcd-warden.io/v1alpha1 etcdrestores */
+extern const struct k8s_resource ERST_RES_BACKUP;  /* etcd-warden.io/v1alpha1 etcdbackups */
+
+/* What a reconcile needs: all BORROWED. */
+struct erst_ctx {
+    struct k8s_client *client;  /* required */
+    struct ev_recorder *events; /* NULL: no events */
+    const char *job_image;      /* the copy Job's image and command (NULL: cpjob's defaults) */
+    const char *job_command;
+    long backup_wait_ms; /* how long after its creation a restore waits for a missing source
+                            EtcdBackup before it is refused (ERST_BACKUP_WAIT_MS; 0: not at all) */
+};
+
+/* A store of a restore, its strings BORROWED. */
+struct erst_store {
+    const char *provider, *container, *prefix, *endpoint, *secret; /* endpoint, secret or NULL */
+};
+
+/*
+ * The Etcd restore (BORROWED, as stored) creates from spec (BORROWED: the Etcd
+ * spec to start from) with spec.backup.store = target (provider, container,
+ * prefix, endpointOverride, secretRef {name}); labels and annotations copied
+ * from meta (BORROWED: the live source Etcd's metadata, or NULL) except
+ * etcd-warden's restore and hibernation marks and the suspend annotation, plus
+ * the label ERST_LABEL_RESTORED_FROM=<restore's name>. spec.replicas 0 (a
+ * hibernated source) or absent becomes 1, so the new Etcd starts. On KERR_OK
+ * *out OWNS it.
+ */
+enum kerr erst_build_etcd(const cJSON *restore, const cJSON *spec, const cJSON *meta,
+                          const struct erst_store *target, cJSON **out, struct kerr_info *err);
+
+/*
+ * The first claim (controller/claims: an Etcd, a BackupEntry, an EtcdBackup's
+ * copies, read from the API server now) other than the Etcd ns/name's whose
+ * prefix overlaps s's as the backup sidecar lists it, described into why (n
+ * bytes); 0 when none, 1 when one does, -1 (err set; KERR_INVAL when s is not
+ * a usable store) when it cannot be told.
+ */
+int erst_prefix_in_use(struct k8s_client *client, const char *ns, const char *name,
+                       const struct erst_store *s, char *why, size_t n, struct kerr_info *err);
+
+/* One pass over the restore ns/name; *requeue_ms set when it is to be looked at again. */
+enum kerr erst_run(const struct erst_ctx *x, const char *ns, const char *name, long *requeue_ms,
+                   struct kerr_info *err);
+
+/* The step of the key "restore/<ns>/<name>" (controller/core/ctl.h). */
+enum kerr erst_reconcile(struct ctl *c, const char *ns, const char *name, struct ctl_result *res,
+                         struct kerr_info *err);
+
+/* ---- erst_plan.c: one pass over a restore (internal to the module) ---- */
+
+/*
+ * What a pass found out about a restore: what it restores from (the
+ * EtcdBackup, its store and Secret, the snapshot) and to (the new Etcd's
+ * name, spec and store), and whether it is to wait or to be refused, with
+ * the reason. OWNS the objects it read (erst_plan_release).
+ */
+#define ERST_PLAN_WHY_MAX 640
+
+struct erst_plan {
+    cJSON *backup, *etcd, *from_secret, *to_secret; /* OWNS, or NULL */
+    const cJSON *spec, *meta;                       /* of the new Etcd, BORROWED */
+    struct erst_store from, to;
+    const char *snapshot, *until;
+    int wait, refuse;
+    char why[ERST_PLAN_WHY_MAX];
+};
+
+/*
+ * Read the restore rs's source and target into *p (zeroed by the caller); with
+ * checks, also the target's name and that no Etcd or store is in the way.
+ * KERR_OK with p->wait or p->refuse and p->why set when the restore is to
+ * wait or is refused. Call erst_plan_release after, whatever the result.
+ */
+enum kerr erst_plan_resolve(const struct erst_ctx *x, const cJSON *rs, int checks,
+                            struct erst_plan *p, struct kerr_info *err);
+
+/* Free what p OWNS. */
+void erst_plan_release(struct erst_plan *p);
+
+#endif

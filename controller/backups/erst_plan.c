@@ -1,0 +1,270 @@
+/* erst_plan - one pass over an EtcdRestore: its source and target; see erst.h. */
+#include "controller/backups/erst.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/bstore.h"
+#include "common/kjson.h"
+#include "common/ktime.h"
+#include "controller/core/etcdspec.h"
+#include "controller/core/kname.h"
+
+void erst_plan_release(struct erst_plan *p)
+{
+    cJSON_Delete(p->backup);
+    cJSON_Delete(p->etcd);
+    cJSON_Delete(p->from_secret);
+    cJSON_Delete(p->to_secret);
+}
+
+static enum kerr verdict(struct erst_plan *p, int wait, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static enum kerr verdict(struct erst_plan *p, int wait, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(p->why, sizeof(p->why), fmt, ap);
+    va_end(ap);
+    p->wait = wait;
+    p->refuse = !wait;
+    return KERR_OK;
+}
+
+static const char *dflt(const char *s, const char *d)
+{
+    return s ? s : d;
+}
+
+static void read_store(const cJSON *o, struct erst_store *s)
+{
+    s->provider = kjson_get_str(o, "provider");
+    s->container = kjson_get_str(o, "container");
+    s->prefix = kjson_get_str(o, "prefix");
+    s->endpoint = kjson_get_str(o, "endpointOverride");
+    s->secret = kjson_get_str(o, "secretRef.name");
+}
+
+/* How long ago the restore was created, in ms; 0 when that cannot be told. */
+static long age_ms(const cJSON *rs)
+{
+    struct timespec created;
+    time_t now = time(NULL);
+
+    if (ktime_parse(kjson_get_str(rs, "metadata.creationTimestamp"), &created, NULL) != KERR_OK ||
+        created.tv_sec > now)
+        return 0;
+    return (long)(now - created.tv_sec) * 1000L;
+}
+
+/* A DNS-1123 subdomain, as an Etcd's name must be: [a-z0-9.-], alphanumeric at both ends,
+ * 1-253 characters. */
+static int etcd_name_ok(const char *s)
+{
+    size_t n = s ? strlen(s) : 0, i;
+
+    if (n == 0 || n > 253)
+        return 0;
+    for (i = 0; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-' ||
+              s[i] == '.'))
+            return 0;
+    return !(s[0] == '-' || s[0] == '.' || s[n - 1] == '-' || s[n - 1] == '.');
+}
+
+/* The source: a Completed EtcdBackup's destination and snapshot, or a store. */
+static enum kerr resolve_source(const struct erst_ctx *x, const cJSON *rs, struct erst_plan *p,
+                                struct kerr_info *err)
+{
+    const char *ns = kjson_get_str(rs, "metadata.namespace");
+    const char *bname = kjson_get_str(rs, "spec.source.backupName");
+    const cJSON *store = kjson_get_obj(rs, "spec.source.store");
+    const char *pit = kjson_get_str(rs, "spec.source.pointInTime"), *phase;
+    struct timespec ts;
+    enum kerr rc;
+
+    if (!bname == !store)
+        return verdict(p, 0, "spec.source: give exactly one of backupName and store");
+    if (store) {
+        read_store(store, &p->from);
+        if (pit && ktime_parse(pit, &ts, NULL) != KERR_OK)
+            return verdict(p, 0, "spec.source.pointInTime \"%s\" is not RFC 3339", pit);
+        p->until = pit;
+        return KERR_OK;
+    }
+    if (pit)
+        return verdict(p, 0, "spec.source.pointInTime is for a store source only");
+    rc = k8s_get(x->client, &ERST_RES_BACKUP, ns, bname, NULL, &p->backup, err);
+    if (rc == KERR_NOTFOUND && age_ms(rs) >= x->backup_wait_ms)
+        return verdict(p, 0,
+                       "EtcdBackup %s not found in namespace %s (waited %lds): check "
+                       "spec.source.backupName",
+                       bname, dflt(ns, ""), x->backup_wait_ms / 1000);
+    if (rc == KERR_NOTFOUND)
+        return verdict(p, 1, "waiting for EtcdBackup %s: not found (refused after %lds)", bname,
+                       x->backup_wait_ms / 1000);
+    if (rc)
+        return rc;
+    phase = kjson_get_str(p->backup, "status.phase");
+    if (phase && strcmp(phase, "Failed") == 0)
+        return verdict(p, 0, "EtcdBackup %s Failed: %s", bname,
+                       dflt(kjson_get_str(p->backup, "status.error"), "no error recorded"));
+    if (!phase || strcmp(phase, "Completed") != 0)
+        return verdict(p, 1, "waiting for EtcdBackup %s: phase %s", bname, dflt(phase, "Pending"));
+    read_store(kjson_get(p->backup, "spec.destination"), &p->from);
+    p->snapshot = kjson_get_str(p->backup, "status.snapshot.name");
+    if (!p->snapshot || !*p->snapshot)
+        return verdict(p, 0, "EtcdBackup %s is Completed without status.snapshot.name", bname);
+    return KERR_OK;
+}
+
+/* The new Etcd's spec (template or live source Etcd) and the target store with its defaults. */
+static enum kerr resolve_target(const struct erst_ctx *x, const cJSON *rs, struct erst_plan *p,
+                                struct kerr_info *err)
+{
+    const char *ns = kjson_get_str(rs, "metadata.namespace");
+    const char *src = kjson_get_str(rs, "spec.source.etcdName");
+    const cJSON *t = kjson_get_obj(rs, "spec.target.store"), *dstore;
+    enum kerr rc;
+
+    if (!src && p->backup)
+        src = kjson_get_str(p->backup, "spec.etcdName");
+    if (src && *src) {
+        rc = k8s_get(x->client, &ETCDSPEC_RES_ETCD, ns, src, NULL, &p->etcd, err);
+        if (rc && rc != KERR_NOTFOUND)
+            return rc;
+    }
+    p->spec = kjson_get_obj(rs, "spec.etcdTemplate");
+    if (!p->spec && p->etcd) {
+        p->spec = kjson_get_obj(p->etcd, "spec");
+        p->meta = kjson_get_obj(p->etcd, "metadata");
+    }
+    if (!p->spec)
+        return verdict(p, 0,
+                       "no spec.etcdTemplate and %s%s%s: the new Etcd's spec comes from the "
+                       "template or the live source Etcd (an EtcdStatusBackup keeps no spec)",
+                       src ? "the source Etcd " : "no source Etcd (spec.source.etcdName)",
+                       src ? src : "", src ? " does not exist" : "");
+    dstore = kjson_get_obj(p->spec, "backup.store");
+    p->to.container = kjson_get_str(t, "container");
+    p->to.prefix = kjson_get_str(t, "prefix");
+    p->to.provider = kjson_get_str(t, "provider");
+    p->to.endpoint = kjson_get_str(t, "endpointOverride");
+    if (!p->to.provider && dstore && kjson_get_str(dstore, "provider")) {
+        p->to.provider = kjson_get_str(dstore, "provider");
+        p->to.endpoint = kjson_get_str(dstore, "endpointOverride");
+    } else if (!p->to.provider) {
+        p->to.provider = p->from.provider;
+        p->to.endpoint = p->from.endpoint;
+    }
+    p->to.secret = kjson_get_str(t, "secretRef.name");
+    if (!p->to.secret)
+        p->to.secret = dstore && kjson_get_str(dstore, "secretRef.name")
+                           ? kjson_get_str(dstore, "secretRef.name")
+                           : p->from.secret;
+    if (!p->to.container || !p->to.prefix)
+        return verdict(p, 0, "spec.target.store: container and prefix are required");
+    return KERR_OK;
+}
+
+static enum kerr get_secret(const struct erst_ctx *x, const char *ns, const char *name,
+                            const char *side, cJSON **out, struct erst_plan *p,
+                            struct kerr_info *err)
+{
+    enum kerr rc;
+
+    if (!name)
+        return verdict(p, 0, "the %s store has no secretRef", side);
+    rc = k8s_get(x->client, &ETCDSPEC_RES_SECRET, ns, name, NULL, out, err);
+    if (rc == KERR_NOTFOUND)
+        return verdict(p, 0, "the Secret %s of the %s store is not in namespace %s", name, side,
+                       ns);
+    return rc;
+}
+
+/* The checks before anything is written (Pending): target name and prefix free, Secrets there. */
+static enum kerr check_target(const struct erst_ctx *x, const cJSON *rs, struct erst_plan *p,
+                              struct kerr_info *err)
+{
+    const char *ns = kjson_get_str(rs, "metadata.namespace");
+    const char *target = kjson_get_str(rs, "spec.target.etcdName");
+    char why[ERST_PLAN_WHY_MAX - 160];
+    struct bstore_claim a = { "", NULL }, b = { "", NULL };
+    enum kerr rc;
+    int used = 0;
+
+    if (!bstore_provider_kind(p->from.provider) || !p->from.container || !p->from.prefix)
+        return verdict(p, 0, "the source store: unknown provider \"%s\" or no container/prefix",
+                       dflt(p->from.provider, ""));
+    if (!bstore_provider_kind(p->to.provider))
+        return verdict(p, 0, "the target store: unknown provider \"%s\"", dflt(p->to.provider, ""));
+    if (bstore_claim_init(&a, p->from.provider, p->from.container, p->from.endpoint, p->from.prefix,
+                          NULL) == KERR_OK &&
+        bstore_claim_init(&b, p->to.provider, p->to.container, p->to.endpoint, p->to.prefix,
+                          NULL) == KERR_OK)
+        used = bstore_claims_overlap(&a, &b);
+    bstore_claim_release(&a);
+    bstore_claim_release(&b);
+    if (used)
+        return verdict(p, 0,
+                       "spec.target.store.prefix \"%s\" overlaps the source prefix \"%s\": the "
+                       "backup sidecar lists a prefix as a plain string, so the new cluster's "
+                       "snapshots would become the source's newest and its restore would fail",
+                       p->to.prefix, p->from.prefix);
+    used = erst_prefix_in_use(x->client, ns, target, &p->to, why, sizeof(why), err);
+    if (used < 0)
+        return err->code == KERR_INVAL ? verdict(p, 0, "%s", err->msg) : err->code;
+    if (used)
+        return verdict(p, 0,
+                       "spec.target.store.prefix \"%s\" is in use: it overlaps %s in the same "
+                       "store: one prefix, one cluster",
+                       p->to.prefix, why);
+    if ((rc = get_secret(x, ns, p->from.secret, "source", &p->from_secret, p, err)) || p->refuse)
+        return rc;
+    return get_secret(x, ns, p->to.secret, "target", &p->to_secret, p, err);
+}
+
+/* A restore never touches an existing Etcd: the target name must be free. */
+static enum kerr check_name(const struct erst_ctx *x, const cJSON *rs, struct erst_plan *p,
+                            struct kerr_info *err)
+{
+    const char *ns = kjson_get_str(rs, "metadata.namespace");
+    const char *target = kjson_get_str(rs, "spec.target.etcdName");
+    cJSON *cur = NULL;
+    enum kerr rc = k8s_get(x->client, &ETCDSPEC_RES_ETCD, ns, target, NULL, &cur, err);
+
+    cJSON_Delete(cur);
+    if (rc == KERR_OK)
+        return verdict(p, 0,
+                       "Etcd %s/%s exists: a restore creates a new Etcd, never restores in place",
+                       ns, target);
+    return rc == KERR_NOTFOUND ? KERR_OK : rc;
+}
+
+enum kerr erst_plan_resolve(const struct erst_ctx *x, const cJSON *rs, int checks,
+                            struct erst_plan *p, struct kerr_info *err)
+{
+    const char *target = kjson_get_str(rs, "spec.target.etcdName");
+    enum kerr rc;
+
+    if (checks && !etcd_name_ok(target))
+        return verdict(p, 0,
+                       "spec.target.etcdName \"%.253s\" is not a valid Etcd name: lowercase "
+                       "letters, digits, '-' and '.', starting and ending with a letter or digit, "
+                       "at most 253 characters (e.g. etcd-restored)",
+                       dflt(target, ""));
+    rc = resolve_source(x, rs, p, err);
+
+    if (!rc && checks && !p->wait && !p->refuse)
+        rc = check_name(x, rs, p, err);
+    if (!rc && !p->wait && !p->refuse)
+        rc = resolve_target(x, rs, p, err);
+    if (!rc && checks && !p->wait && !p->refuse)
+        rc = check_target(x, rs, p, err);
+    return rc;
+}

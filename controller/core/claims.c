@@ -1,0 +1,172 @@
+/* claims - who else owns backups a step would touch; see claims.h. */
+#include "controller/core/claims.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "common/kjson.h"
+#include "controller/core/etcdspec.h"
+
+static const struct k8s_resource res_entry = { "etcd-warden.io", "v1alpha1", "backupentries", 0 };
+static const struct k8s_resource res_backup = { "etcd-warden.io", "v1alpha1", "etcdbackups", 1 };
+
+static const char *str_or_empty(const cJSON *obj, const char *path)
+{
+    const char *s = kjson_get_str(obj, path);
+
+    return s ? s : "";
+}
+
+static int eq(const char *a, const char *b)
+{
+    return a && b && strcmp(a, b) == 0;
+}
+
+enum kerr claims_of(const cJSON *obj, const char *base, const char *prefix_path,
+                    struct bstore_claim *c, struct kerr_info *err)
+{
+    const cJSON *s = kjson_get(obj, base);
+
+    memset(c, 0, sizeof(*c));
+    if (!cJSON_IsObject(s))
+        return kerr_set(err, KERR_INVAL, "no %s", base);
+    return bstore_claim_init(
+        c, kjson_get_str(s, "provider"), kjson_get_str(s, "container"),
+        kjson_get_str(s, "endpointOverride"),
+        prefix_path ? kjson_get_str(obj, prefix_path) : kjson_get_str(s, "prefix"), err);
+}
+
+/* What one LIST is searched for. */
+struct search {
+    const struct bstore_claim *c;
+    const struct claims_skip *skip;
+    char *why;
+};
+
+/* 1 when obj's claim at base overlaps the searched one. */
+static int overlaps(const struct search *s, const cJSON *obj, const char *base,
+                    const char *prefix_path, char *prefix, size_t n)
+{
+    struct bstore_claim o;
+    int r;
+
+    if (claims_of(obj, base, prefix_path, &o, NULL) != KERR_OK)
+        return 0;
+    r = bstore_claims_overlap(s->c, &o);
+    snprintf(prefix, n, "%s", o.prefix);
+    bstore_claim_release(&o);
+    return r;
+}
+
+static void search_etcds(struct search *s, const cJSON *items)
+{
+    const cJSON *e;
+    char p[256];
+
+    cJSON_ArrayForEach (e, items) {
+        if (eq(kjson_get_str(e, "metadata.namespace"), s->skip->etcd_ns) &&
+            eq(kjson_get_str(e, "metadata.name"), s->skip->etcd_name))
+            continue;
+        if (overlaps(s, e, "spec.backup.store", NULL, p, sizeof(p))) {
+            snprintf(s->why, CLAIMS_WHY_MAX, "the prefix \"%s\" of Etcd %s/%s", p,
+                     str_or_empty(e, "metadata.namespace"), str_or_empty(e, "metadata.name"));
+            return;
+        }
+    }
+}
+
+static void search_entries(struct search *s, const cJSON *items)
+{
+    const cJSON *e;
+    char p[256];
+
+    cJSON_ArrayForEach (e, items) {
+        if (eq(kjson_get_str(e, "metadata.name"), s->skip->entry))
+            continue;
+        /* the Etcd's own entry of the same prefix is its own; one of an earlier, other
+         * prefix still holds snapshots its sidecar would list */
+        if (overlaps(s, e, "spec.store", "spec.prefix", p, sizeof(p)) &&
+            !(eq(kjson_get_str(e, "spec.etcd.namespace"), s->skip->etcd_ns) &&
+              eq(kjson_get_str(e, "spec.etcd.name"), s->skip->etcd_name) &&
+              strcmp(p, s->c->prefix) == 0)) {
+            snprintf(s->why, CLAIMS_WHY_MAX, "the prefix \"%s\" of BackupEntry %s of Etcd %s/%s", p,
+                     str_or_empty(e, "metadata.name"), str_or_empty(e, "spec.etcd.namespace"),
+                     str_or_empty(e, "spec.etcd.name"));
+            return;
+        }
+    }
+}
+
+static void search_backups(struct search *s, const cJSON *items)
+{
+    const cJSON *b;
+    const char *ns;
+    char p[256];
+
+    cJSON_ArrayForEach (b, items) {
+        ns = kjson_get_str(b, "metadata.namespace");
+        if ((eq(ns, s->skip->backup_ns) &&
+             eq(kjson_get_str(b, "metadata.name"), s->skip->backup)) ||
+            (eq(ns, s->skip->backup_ns) &&
+             eq(kjson_get_str(b, "spec.etcdName"), s->skip->backups_of)))
+            continue;
+        if (overlaps(s, b,
+                     kjson_has(b, "status.destination") ? "status.destination" : "spec.destination",
+                     NULL, p, sizeof(p))) {
+            snprintf(s->why, CLAIMS_WHY_MAX, "the prefix \"%s\" of the copies of EtcdBackup %s/%s",
+                     p, str_or_empty(b, "metadata.namespace"), str_or_empty(b, "metadata.name"));
+            return;
+        }
+    }
+}
+
+void claims_find_in(const cJSON *etcds, const cJSON *entries, const cJSON *backups,
+                    const struct bstore_claim *c, const struct claims_skip *skip,
+                    char why[CLAIMS_WHY_MAX])
+{
+    static const struct claims_skip none = { 0 };
+    struct search s = { c, skip ? skip : &none, why };
+
+    why[0] = '\0';
+    search_etcds(&s, etcds);
+    if (!*why)
+        search_entries(&s, entries);
+    if (!*why)
+        search_backups(&s, backups);
+}
+
+enum kerr claims_find(struct k8s_client *k, const char *watch_ns, const struct bstore_claim *c,
+                      const struct claims_skip *skip, char why[CLAIMS_WHY_MAX],
+                      struct kerr_info *err)
+{
+    static const struct claims_skip none = { 0 };
+    struct search s = { c, skip ? skip : &none, why };
+    cJSON *list = NULL;
+    enum kerr rc;
+
+    why[0] = '\0';
+    rc = k8s_list_all(k, &ETCDSPEC_RES_ETCD, watch_ns && *watch_ns ? watch_ns : NULL, NULL, &list,
+                      err);
+    if (rc == KERR_OK)
+        search_etcds(&s, kjson_get(list, "items"));
+    cJSON_Delete(list);
+    list = NULL;
+    if (rc == KERR_OK && !*why) {
+        rc = k8s_list_all(k, &res_entry, NULL, NULL, &list, err);
+        if (rc == KERR_OK)
+            search_entries(&s, kjson_get(list, "items"));
+        cJSON_Delete(list);
+        list = NULL;
+    }
+    if (rc == KERR_OK && !*why) {
+        rc = k8s_list_all(k, &res_backup, NULL, NULL, &list, err);
+        if (rc == KERR_NOTFOUND) { /* EtcdBackup's CRD not installed: no copies */
+            kerr_clear(err);
+            rc = KERR_OK;
+        } else if (rc == KERR_OK) {
+            search_backups(&s, kjson_get(list, "items"));
+        }
+        cJSON_Delete(list);
+    }
+    return rc;
+}

@@ -1,0 +1,25 @@
+/* ctl_cap - what the capability tables share; see ctl_cap.h. */
+#include "controller/core/ctl_cap.h"
+
+#include <stdio.h>
+
+#include "common/kjson.h"
+#include "common/kobj.h"
+#include "common/strlist.h"
+
+/* "<ns>/<spec.etcdName>" of an object whose spec names an Etcd. */
+enum kerr ctl_index_etcd_name(void *ctx, const cJSON *obj, struct strlist *values)
+{
+    const char *ns = kjson_get_str(obj, "metadata.namespace");
+    const char *etcd = kjson_get_str(obj, "spec.etcdName");
+    char v[KOBJ_KEY_MAX];
+    int len;
+
+    (void)ctx;
+    if (!etcd || !*etcd)
+        return KERR_OK;
+    len = snprintf(v, sizeof(v), "%s/%s", ns ? ns : "", etcd);
+    if (len < 0 || (size_t)len >= sizeof(v))
+        return KERR_OK;
+    return strlist_add(values, v);
+}

@@ -1,0 +1,533 @@
+/* bke - BackupBuckets and the BackupEntries kept in them; see bke.h. */
+#include "controller/entries/bke.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/bstore.h"
+#include "common/events.h"
+#include "common/kjson.h"
+#include "common/ktime.h"
+#include "common/log.h"
+#include "common/store.h"
+#include "controller/core/ctl.h"
+#include "controller/entries/bkebucket.h"
+#include "controller/entries/bkejob.h"
+#include "controller/entries/bkeclaim.h"
+#include "controller/core/ctl_config.h"
+#include "controller/core/etcdspec.h"
+
+static const char *str_or_empty(const cJSON *obj, const char *path)
+{
+    const char *s = kjson_get_str(obj, path);
+
+    return s ? s : "";
+}
+
+int bke_store_matches(const cJSON *bucket, const cJSON *etcd)
+{
+    struct bke_bucket b;
+
+    return bkeclaim_read_bucket(bucket, &b, NULL) == KERR_OK && bkeclaim_same_store(&b, etcd);
+}
+
+enum kerr bke_index_bucket(void *ctx, const cJSON *obj, struct strlist *values)
+{
+    const char *b = kjson_get_str(obj, "spec.bucketName");
+
+    (void)ctx;
+    return b && *b ? strlist_add(values, b) : KERR_OK;
+}
+
+static enum kerr count_conflict(void *ctx, const char *key, const cJSON *entry)
+{
+    const cJSON *c;
+
+    (void)key;
+    cJSON_ArrayForEach (c, kjson_get_arr(entry, "status.conditions")) {
+        if (strcmp(str_or_empty(c, "type"), "PrefixConflict") == 0 &&
+            strcmp(str_or_empty(c, "status"), "True") == 0) {
+            (*(size_t *)ctx)++;
+            break;
+        }
+    }
+    return KERR_OK;
+}
+
+size_t bke_conflicts(struct store *s)
+{
+    size_t n = 0;
+
+    if (s)
+        (void)store_foreach(s, count_conflict, &n, NULL);
+    return n;
+}
+
+/*
+ * Write status {phase, message, conditions} of entry (the stored object,
+ * BORROWED) when it differs; conflict (NULL: none) is the PrefixConflict
+ * condition's message, with a Warning event when it is new.
+ */
+static enum kerr entry_status(const struct bke_ctx *x, const cJSON *entry, const char *phase,
+                              const char *message, const char *conflict, struct kerr_info *err)
+{
+    const char *had = kjson_get_str(entry, "status.conditions.0.message");
+    cJSON *obj, *conds = NULL, *c;
+    enum kerr rc;
+
+    if (strcmp(str_or_empty(entry, "status.phase"), phase) == 0 &&
+        strcmp(str_or_empty(entry, "status.message"), message) == 0 && !had == !conflict &&
+        (!had || strcmp(had, conflict) == 0))
+        return KERR_OK;
+    obj = cJSON_Duplicate(entry, 1);
+    if (!obj)
+        return kerr_set(err, KERR_NOMEM, NULL);
+    rc = kjson_set_str(obj, "status.phase", phase, err);
+    if (rc == KERR_OK)
+        rc = kjson_set_str(obj, "status.message", message, err);
+    (void)kjson_delete(obj, "status.conditions");
+    if (rc == KERR_OK && conflict) {
+        conds = cJSON_CreateArray();
+        c = cJSON_CreateObject();
+        if (!conds || !c || !cJSON_AddItemToArray(conds, c) ||
+            !cJSON_AddStringToObject(c, "type", "PrefixConflict") ||
+            !cJSON_AddStringToObject(c, "status", "True") ||
+            !cJSON_AddStringToObject(c, "reason", "PrefixOverlaps") ||
+            !cJSON_AddStringToObject(c, "message", conflict)) {
+            if (!cJSON_IsArray(conds) || !cJSON_GetArraySize(conds))
+                cJSON_Delete(c);
+            cJSON_Delete(conds);
+            cJSON_Delete(obj);
+            return kerr_set(err, KERR_NOMEM, NULL);
+        }
+        rc = kjson_set(obj, "status.conditions", conds, err);
+    }
+    if (rc == KERR_OK && conflict && (!had || strcmp(had, conflict) != 0))
+        bke_event(x, entry, "BackupEntry", EV_WARNING, "PrefixConflict", "KeepEntry", "%s",
+                  conflict);
+    if (rc == KERR_OK)
+        rc = k8s_update(x->client, &BKE_RES_ENTRY, NULL, kjson_get_str(entry, "metadata.name"), obj,
+                        &(struct k8s_write_opts){ .subresource = "status" }, NULL, err);
+    cJSON_Delete(obj);
+    return rc;
+}
+
+/* A copy of a cached entry ready for a PUT (lists leave apiVersion and kind out). */
+static cJSON *entry_copy(const cJSON *entry)
+{
+    cJSON *obj = cJSON_Duplicate(entry, 1);
+
+    if (obj && (kjson_set_str(obj, "apiVersion", ETCDSPEC_WARDEN_API, NULL) != KERR_OK ||
+                kjson_set_str(obj, "kind", "BackupEntry", NULL) != KERR_OK)) {
+        cJSON_Delete(obj);
+        return NULL;
+    }
+    return obj;
+}
+
+/* spec.store of an entry: the bucket's store, for the webhook's one-prefix-one-cluster rule. */
+static enum kerr set_store(cJSON *entry, const struct bke_bucket *b, struct kerr_info *err)
+{
+    enum kerr rc = kjson_set_str(entry, "spec.store.provider", b->kind, err);
+
+    if (rc == KERR_OK)
+        rc = kjson_set_str(entry, "spec.store.container", b->container, err);
+    if (rc == KERR_OK)
+        rc = kjson_set_str(entry, "spec.store.endpointOverride", b->endpoint, err);
+    return rc;
+}
+
+/* 1 when entry's spec.store is not b's. */
+static int store_differs(const cJSON *entry, const struct bke_bucket *b)
+{
+    return strcmp(str_or_empty(entry, "spec.store.provider"), b->kind) != 0 ||
+           strcmp(str_or_empty(entry, "spec.store.container"), b->container) != 0 ||
+           strcmp(str_or_empty(entry, "spec.store.endpointOverride"), b->endpoint) != 0;
+}
+
+/* A Warning event on the Etcd etcd (BORROWED). */
+static void etcd_warning(const struct bke_ctx *x, const cJSON *etcd, const char *reason,
+                         const char *note)
+{
+    struct ev_ref ref;
+
+    if (!x->events || ev_ref_from_object(etcd, &ref) != KERR_OK)
+        return;
+    ref.kind = "Etcd";
+    ref.api_version = ETCDSPEC_API_VERSION;
+    (void)ev_emitf(x->events, &ref, EV_WARNING, reason, "KeepEntry", "%s", note);
+}
+
+static enum kerr create_entry(const struct bke_ctx *x, const struct bke_bucket *b,
+                              const cJSON *etcd, long *requeue, struct kerr_info *err)
+{
+    const char *ns = kjson_get_str(etcd, "metadata.namespace");
+    const char *name = kjson_get_str(etcd, "metadata.name");
+    const char *uid = kjson_get_str(etcd, "metadata.uid");
+    const char *prefix = kjson_get_str(etcd, "spec.backup.store.prefix");
+    char ename[KNAME_SUBDOMAIN_MAX + 1], msg[768], other[512] = "";
+    struct bstore_claim c = { "", NULL };
+    cJSON *e = cJSON_CreateObject(), *created = NULL;
+    enum kerr rc = e ? KERR_OK : KERR_NOMEM;
+
+    /* named after the claim, so that the API server lets one Etcd have it */
+    if (rc == KERR_OK)
+        rc = bstore_claim_init(&c, b->kind, b->container, b->endpoint, prefix, err);
+    if (rc == KERR_OK && (rc = bke_entry_name(&c, ename)) != KERR_OK)
+        rc = kerr_set(err, rc, "no BackupEntry name for Etcd %s/%s", ns, name);
+    bstore_claim_release(&c);
+    if (rc == KERR_OK)
+        rc = kjson_set_str(e, "apiVersion", ETCDSPEC_WARDEN_API, err);
+    if (rc == KERR_OK)
+        rc = kjson_set_str(e, "kind", "BackupEntry", err);
+    if (rc == KERR_OK)
+        rc = kjson_set_str(e, "metadata.name", ename, err);
+    if (rc == KERR_OK)
+        rc = kjson_set_str(e, "metadata.labels[" ETCDSPEC_LABEL_MANAGED_BY "]", "etcd-warden", err);
+    if (rc == KERR_OK)
+        rc = kjson_set_str(e, "spec.bucketName", b->name, err);
+    if (rc == KERR_OK)
+        rc = kjson_set_str(e, "spec.prefix", prefix, err);
+    if (rc == KERR_OK)
+        rc = set_store(e, b, err);
+    if (rc == KERR_OK)
+        rc = kjson_set_str(e, "spec.etcd.namespace", ns, err);
+    if (rc == KERR_OK)
+        rc = kjson_set_str(e, "spec.etcd.name", name, err);
+    if (rc == KERR_OK)
+        rc = kjson_set_str(e, "spec.etcd.uid", uid, err);
+    if (rc == KERR_OK)
+        rc = k8s_create(x->client, &BKE_RES_ENTRY, NULL, e, NULL, &created, err);
+    if (rc == KERR_EXISTS && bkeclaim_owner(x, ename, etcd, other, sizeof(other)) == 0) {
+        /* two Etcds admitted at once for one prefix: the first keeps it */
+        snprintf(msg, sizeof(msg),
+                 "prefix \"%s\" of bucket %s is claimed by %s: this Etcd's backups share it; "
+                 "give one of the Etcds another prefix",
+                 prefix, b->name, other);
+        etcd_warning(x, etcd, "PrefixConflict", msg);
+        log_warn("prefix claimed twice", "namespace", ns, "name", name, "other", other);
+        *requeue = BKE_CONFLICT_MS;
+        rc = KERR_OK;
+    } else if (rc == KERR_EXISTS) { /* ours, not cached yet */
+        *requeue = BKE_RETRY_MS;
+        rc = KERR_OK;
+    } else if (rc == KERR_OK) {
+        snprintf(msg, sizeof(msg), "backups of Etcd %s/%s under prefix \"%s\"", ns, name, prefix);
+        bke_event(x, created, "BackupEntry", EV_NORMAL, "Created", "KeepEntry",
+                  "BackupEntry %s created in bucket %s for Etcd %s/%s, prefix \"%s\"", ename,
+                  b->name, ns, name, prefix);
+        rc = entry_status(x, created, BKE_PHASE_ACTIVE, msg, NULL, err);
+    }
+    cJSON_Delete(created);
+    cJSON_Delete(e);
+    return rc;
+}
+
+/* Make entry (cached, BORROWED) the live etcd's: uid, no deletion time, phase Active. */
+static enum kerr attach_entry(const struct bke_ctx *x, const struct bke_bucket *b,
+                              const cJSON *entry, const cJSON *etcd, const char *conflict,
+                              struct kerr_info *err)
+{
+    const char *ns = kjson_get_str(etcd, "metadata.namespace");
+    const char *name = kjson_get_str(etcd, "metadata.name");
+    const char *uid = str_or_empty(etcd, "metadata.uid");
+    const char *ename = kjson_get_str(entry, "metadata.name");
+    const char *old_uid = str_or_empty(entry, "spec.etcd.uid");
+    int pending = kjson_has(entry, "spec.etcdDeletedAt");
+    char msg[512];
+    cJSON *obj = NULL, *stored = NULL;
+    enum kerr rc = KERR_OK;
+
+    snprintf(msg, sizeof(msg), "backups of Etcd %s/%s under prefix \"%s\"", ns, name,
+             str_or_empty(entry, "spec.prefix"));
+    if (pending || strcmp(old_uid, uid) != 0 || store_differs(entry, b)) {
+        obj = entry_copy(entry);
+        if (!obj)
+            return kerr_set(err, KERR_NOMEM, NULL);
+        (void)kjson_delete(obj, "spec.etcdDeletedAt");
+        rc = kjson_set_str(obj, "spec.etcd.uid", uid, err);
+        if (rc == KERR_OK)
+            rc = set_store(obj, b, err);
+        if (rc == KERR_OK)
+            rc = k8s_update(x->client, &BKE_RES_ENTRY, NULL, ename, obj, NULL, &stored, err);
+        cJSON_Delete(obj);
+        if (rc != KERR_OK)
+            return rc;
+        if (pending || strcmp(old_uid, uid) != 0) {
+            bke_event(x, stored, "BackupEntry", EV_NORMAL, "Reattached", "KeepEntry",
+                      "Etcd %s/%s (uid %s) reattached to BackupEntry %s%s", ns, name, uid, ename,
+                      pending ? ": pending deletion cancelled" : "");
+            log_info("backup entry reattached", "entry", ename, "namespace", ns, "name", name);
+        }
+        entry = stored;
+    }
+    rc = entry_status(x, entry, BKE_PHASE_ACTIVE, msg, conflict, err);
+    cJSON_Delete(stored);
+    return rc;
+}
+
+/* Is the Etcd of entry alive and still backing up into it? A GET, not the cache. */
+static enum kerr entry_claimed(const struct bke_ctx *x, const struct bke_bucket *b,
+                               const cJSON *entry, int *claimed, struct kerr_info *err)
+{
+    cJSON *etcd = NULL;
+    enum kerr rc =
+        k8s_get(x->client, &ETCDSPEC_RES_ETCD, kjson_get_str(entry, "spec.etcd.namespace"),
+                kjson_get_str(entry, "spec.etcd.name"), NULL, &etcd, err);
+
+    *claimed = 0;
+    if (rc == KERR_NOTFOUND)
+        return KERR_OK;
+    if (rc == KERR_OK)
+        *claimed = bkeclaim_same_store(b, etcd) &&
+                   bkeclaim_same_prefix(kjson_get_str(etcd, "spec.backup.store.prefix"),
+                                        str_or_empty(entry, "spec.prefix")) == 1;
+    cJSON_Delete(etcd);
+    return rc;
+}
+
+static void requeue_min(long *requeue, long ms)
+{
+    if (ms < 1)
+        ms = 1;
+    if (*requeue <= 0 || ms < *requeue)
+        *requeue = ms;
+}
+
+/* An entry no live Etcd of the cache claims: PendingDeletion, or wait out the grace period. */
+static enum kerr release_entry(const struct bke_ctx *x, const struct bke_bucket *b,
+                               const cJSON *entry, const char *conflict, long *requeue,
+                               struct kerr_info *err)
+{
+    const char *ename = kjson_get_str(entry, "metadata.name");
+    const char *ns = str_or_empty(entry, "spec.etcd.namespace");
+    const char *name = str_or_empty(entry, "spec.etcd.name");
+    const char *deleted = kjson_get_str(entry, "spec.etcdDeletedAt");
+    char now[KTIME_LEN + 1], due[KTIME_LEN + 1], msg[1536], why[BKECLAIM_WHY_MAX];
+    struct timespec at;
+    time_t t = time(NULL), due_t;
+    cJSON *obj, *stored = NULL;
+    int claimed;
+    enum kerr rc;
+
+    if (x->watch_ns && *x->watch_ns && strcmp(ns, x->watch_ns) != 0)
+        return KERR_OK;
+    if (deleted && ktime_parse(deleted, &at, NULL) == KERR_OK) {
+        due_t = at.tv_sec + (time_t)(b->grace_ms / 1000);
+        if (due_t <= t && !bkejob_in_progress(entry)) {
+            rc = bkeclaim_deletion_blocked(x, b, entry, why, sizeof(why), err);
+            if (rc != KERR_OK)
+                return rc;
+            if (*why) {
+                requeue_min(requeue, BKE_CONFLICT_MS);
+                snprintf(msg, sizeof(msg), "Etcd %s/%s deleted at %s; its backups are kept: %s", ns,
+                         name, deleted, why);
+                if (strcmp(str_or_empty(entry, "status.conditions.0.message"), why) != 0)
+                    log_warn("backup entry deletion blocked", "entry", ename, "why", why);
+                return entry_status(x, entry, BKE_PHASE_PENDING, msg, why, err);
+            }
+        }
+        if (due_t <= t)
+            return bkejob_step(x, b->obj, entry, requeue, err);
+        if (due_t > t)
+            requeue_min(requeue, (long)(due_t - t) * 1000L);
+        if (ktime_format(due_t, due) != KERR_OK)
+            due[0] = '\0';
+        snprintf(msg, sizeof(msg), "Etcd %s/%s deleted at %s; its backups are deletable from %s",
+                 ns, name, deleted, due);
+        return entry_status(x, entry, BKE_PHASE_PENDING, msg, conflict, err);
+    }
+    if ((rc = entry_claimed(x, b, entry, &claimed, err)) != KERR_OK || claimed) {
+        if (claimed) /* the cache is behind: look again */
+            requeue_min(requeue, BKE_RETRY_MS);
+        return rc;
+    }
+    if (ktime_format(t, now) != KERR_OK || ktime_format(t + b->grace_ms / 1000, due) != KERR_OK)
+        return kerr_set(err, KERR_INTERNAL, "cannot format the time");
+    obj = entry_copy(entry);
+    if (!obj)
+        return kerr_set(err, KERR_NOMEM, NULL);
+    rc = kjson_set_str(obj, "spec.etcdDeletedAt", now, err);
+    if (rc == KERR_OK)
+        rc = k8s_update(x->client, &BKE_RES_ENTRY, NULL, ename, obj, NULL, &stored, err);
+    cJSON_Delete(obj);
+    if (rc != KERR_OK)
+        return rc;
+    bke_event(x, stored, "BackupEntry", EV_NORMAL, "PendingDeletion", "KeepEntry",
+              "Etcd %s/%s is gone from bucket %s; its backups under \"%s\" are kept until %s", ns,
+              name, b->name, str_or_empty(entry, "spec.prefix"), due);
+    log_info("backup entry pending deletion", "entry", ename, "until", due);
+    snprintf(msg, sizeof(msg), "Etcd %s/%s deleted at %s; its backups are deletable from %s", ns,
+             name, now, due);
+    rc = entry_status(x, stored, BKE_PHASE_PENDING, msg, conflict, err);
+    requeue_min(requeue, b->grace_ms);
+    cJSON_Delete(stored);
+    return rc;
+}
+
+/* What collect_etcd gathers. */
+struct collect {
+    const struct bke_bucket *b;
+    cJSON *etcds; /* OWNS copies of the matching Etcds */
+};
+
+/* store_foreach: copy every Etcd matching the bucket. */
+static enum kerr collect_etcd(void *ctx, const char *key, const cJSON *etcd)
+{
+    struct collect *c = ctx;
+    cJSON *copy;
+
+    (void)key;
+    if (!bkeclaim_same_store(c->b, etcd))
+        return KERR_OK;
+    copy = cJSON_Duplicate(etcd, 1);
+    if (!copy || !cJSON_AddItemToArray(c->etcds, copy)) {
+        cJSON_Delete(copy);
+        return KERR_NOMEM;
+    }
+    return KERR_OK;
+}
+
+/* The entry of entries (not yet claimed) for etcd: same namespace, name and prefix; or -1. */
+static int find_entry(const cJSON *entries, const char *claimed, const cJSON *etcd)
+{
+    const char *ns = kjson_get_str(etcd, "metadata.namespace");
+    const char *name = kjson_get_str(etcd, "metadata.name");
+    const char *prefix = kjson_get_str(etcd, "spec.backup.store.prefix");
+    const cJSON *e;
+    int i = 0;
+
+    cJSON_ArrayForEach (e, entries) {
+        if (!claimed[i] && strcmp(str_or_empty(e, "spec.etcd.namespace"), ns) == 0 &&
+            strcmp(str_or_empty(e, "spec.etcd.name"), name) == 0 &&
+            bkeclaim_same_prefix(str_or_empty(e, "spec.prefix"), prefix) == 1)
+            return i;
+        i++;
+    }
+    return -1;
+}
+
+/* Keep (or create) the entry of every matching Etcd, release the others. */
+static enum kerr keep_entries(const struct bke_ctx *x, const struct bke_bucket *b, cJSON *entries,
+                              int *count, char *names, size_t nn, long *requeue,
+                              struct kerr_info *err)
+{
+    struct collect col = { b, cJSON_CreateArray() };
+    int n = cJSON_GetArraySize(entries), i,
+        deleting = kjson_has(b->obj, "metadata.deletionTimestamp");
+    char *claimed = calloc((size_t)n + 1, 1), why[BKECLAIM_WHY_MAX];
+    const cJSON *e;
+    struct kerr_info one;
+    enum kerr rc = KERR_OK, first = KERR_OK;
+
+    if (!col.etcds || !claimed || (!deleting && store_foreach(x->etcds, collect_etcd, &col, err))) {
+        cJSON_Delete(col.etcds);
+        free(claimed);
+        return kerr_set(err, KERR_NOMEM, NULL);
+    }
+    *count = n;
+    cJSON_ArrayForEach (e, col.etcds) {
+        kerr_clear(&one);
+        i = find_entry(entries, claimed, e);
+        if (i >= 0 && bkejob_in_progress(cJSON_GetArrayItem(entries, i))) {
+            claimed[i] = 1;
+            rc = bkejob_hold(x, b->obj, cJSON_GetArrayItem(entries, i), e, requeue, &one);
+        } else if (i >= 0) {
+            claimed[i] = 1;
+            rc = attach_entry(x, b, cJSON_GetArrayItem(entries, i), e,
+                              bkeclaim_conflict(b, entries, i, why), &one);
+        } else {
+            rc = create_entry(x, b, e, requeue, &one);
+            *count += rc == KERR_OK;
+        }
+        if (rc != KERR_OK && first == KERR_OK) {
+            first = rc;
+            *err = one;
+        }
+    }
+    i = 0;
+    cJSON_ArrayForEach (e, entries) {
+        if (strlen(names) + 256 < nn)
+            snprintf(names + strlen(names), nn - strlen(names), "%s%s", *names ? ", " : "",
+                     str_or_empty(e, "metadata.name"));
+        if (!claimed[i++]) {
+            kerr_clear(&one);
+            rc = release_entry(x, b, e, bkeclaim_conflict(b, entries, i - 1, why), requeue, &one);
+            if (rc != KERR_OK && first == KERR_OK) {
+                first = rc;
+                *err = one;
+            }
+        }
+    }
+    cJSON_Delete(col.etcds);
+    free(claimed);
+    return first;
+}
+
+enum kerr bke_run(const struct bke_ctx *x, const char *name, long *requeue_ms,
+                  struct kerr_info *err)
+{
+    struct bke_bucket b;
+    struct kerr_info why;
+    cJSON *obj = NULL, *entries = NULL;
+    char names[1024] = "", other[256];
+    int count = 0;
+    enum kerr rc, src;
+
+    *requeue_ms = 0;
+    rc = k8s_get(x->client, &BKE_RES_BUCKET, NULL, name, NULL, &obj, err);
+    if (rc != KERR_OK)
+        return rc == KERR_NOTFOUND ? KERR_OK : rc;
+    kerr_clear(&why);
+    rc = store_index_list(x->entries, BKE_INDEX_BUCKET, name, &entries, err);
+    if (rc == KERR_OK && bkeclaim_read_bucket(obj, &b, &why) != KERR_OK) {
+        count = cJSON_GetArraySize(entries);
+        rc = bkebucket_sync(x, b.obj, count, "", why.msg, err);
+    } else if (rc == KERR_OK &&
+               (rc = bkeclaim_duplicate_of(x, &b, other, sizeof(other), err)) == KERR_OK &&
+               *other) {
+        (void)kerr_set(&why, KERR_INVAL,
+                       "the store of spec.provider, spec.container and spec.endpointOverride is "
+                       "BackupBucket %s's: one store, one bucket; this one keeps no entries",
+                       other);
+        count = cJSON_GetArraySize(entries);
+        rc = bkebucket_sync(x, b.obj, count, "", why.msg, err);
+    } else if (rc == KERR_OK &&
+               (rc = bkebucket_secret(x, b.obj, names, sizeof(names), err)) == KERR_OK && *names) {
+        count = cJSON_GetArraySize(entries);
+        rc = bkebucket_sync_secret(x, b.obj, count, names, err);
+        *requeue_ms = BKEBUCKET_SECRET_RETRY_MS; /* Secrets are not watched */
+    } else if (rc == KERR_OK) {
+        rc = keep_entries(x, &b, entries, &count, names, sizeof(names), requeue_ms, err);
+        src = bkebucket_sync(x, b.obj, count, names, NULL, &why);
+        if (rc == KERR_OK && src != KERR_OK) {
+            rc = src;
+            if (err)
+                *err = why;
+        }
+    }
+    cJSON_Delete(entries);
+    cJSON_Delete(obj);
+    return rc;
+}
+
+enum kerr bke_reconcile(struct ctl *c, const char *ns, const char *name, struct ctl_result *res,
+                        struct kerr_info *err)
+{
+    struct bke_ctx x = { ctl_client(c),
+                         ctl_events(c),
+                         ctl_store(c, CTL_CACHE_ETCDS),
+                         ctl_store(c, BKE_CACHE_ENTRIES),
+                         ctl_cfg(c)->watch_namespace,
+                         ctl_cfg(c)->bke_image,
+                         ctl_cfg(c)->bke_command };
+
+    (void)ns;
+    res->requeue_ms = 0;
+    if (!x.entries)
+        return KERR_OK; /* --backup-entries=false */
+    return bke_run(&x, name, &res->requeue_ms, err);
+}

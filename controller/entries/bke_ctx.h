@@ -1,0 +1,48 @@
+/*
+ * bke_ctx - what the BackupEntry reconcile (controller/entries/bke.h) and its
+ * parts (bkebucket, bkeclaim, bkejob) share: the names and constants of
+ * BackupBuckets and BackupEntries, the reconcile's context (struct bke_ctx)
+ * and its events.
+ *
+ * Ownership: arguments BORROWED. Thread safety: reentrant.
+ */
+#ifndef CONTROLLER_BKE_CTX_H
+#define CONTROLLER_BKE_CTX_H
+
+#include <cJSON.h>
+
+#include "common/events.h"
+#include "common/k8s.h"
+
+struct store;
+
+#define BKE_FINALIZER     "etcd-warden.io/backup-entries"
+#define BKE_DEFAULT_GRACE "168h"
+#define BKE_INDEX_BUCKET  "bucket"        /* index of the entry cache: spec.bucketName */
+#define BKE_CACHE_ENTRIES "backupentries" /* the BackupEntry cache (ctl_store) */
+#define BKE_CACHE_BUCKETS "backupbuckets" /* the BackupBucket cache (ctl_store) */
+#define BKE_PHASE_ACTIVE  "Active"
+#define BKE_PHASE_PENDING "PendingDeletion"
+#define BKE_RETRY_MS      1000L  /* an entry created but not cached yet */
+#define BKE_CONFLICT_MS   60000L /* a claim taken, a deletion blocked: looked at again */
+
+extern const struct k8s_resource BKE_RES_BUCKET;
+extern const struct k8s_resource BKE_RES_ENTRY;
+
+/* What a reconcile needs: all BORROWED. */
+struct bke_ctx {
+    struct k8s_client *client;  /* required */
+    struct ev_recorder *events; /* NULL: no events */
+    struct store *etcds;        /* the Etcd cache (keys "<ns>/<name>"), required */
+    struct store *entries;      /* the BackupEntry cache with index BKE_INDEX_BUCKET, required */
+    const char *watch_ns;       /* NULL or "": every namespace */
+    const char *job_image;      /* the deletion Job's image (controller/entries/bkejob.h) */
+    const char *job_command;    /* and command, NULL: the defaults */
+};
+
+/* An event about obj (kind BackupEntry or BackupBucket) when x has a recorder. */
+void bke_event(const struct bke_ctx *x, const cJSON *obj, const char *kind, enum ev_type type,
+               const char *reason, const char *action, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
+
+#endif

@@ -1,0 +1,233 @@
+/* bkeclaim - the claims of a BackupBucket's entries; see bkeclaim.h. */
+#include "controller/entries/bkeclaim.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/crypto.h"
+#include "common/kjson.h"
+#include "common/proc.h"
+#include "controller/core/claims.h"
+
+static const char *str_or_empty(const cJSON *obj, const char *path)
+{
+    const char *s = kjson_get_str(obj, path);
+
+    return s ? s : "";
+}
+
+enum kerr bke_entry_name(const struct bstore_claim *c, char out[KNAME_SUBDOMAIN_MAX + 1])
+{
+    char hash[CRYPTO_SHA256_HEX_LEN + 1], base[128], *id;
+    size_t n = strlen(c->key) + strlen(c->prefix) + 2, w = 0;
+    enum kerr rc;
+
+    id = malloc(n);
+    if (!id)
+        return KERR_NOMEM;
+    snprintf(id, n, "%s\n%s", c->key, c->prefix);
+    rc = crypto_sha256_hex(id, strlen(id), hash, NULL);
+    free(id);
+    if (rc != KERR_OK)
+        return rc;
+    /* the prefix as a name: lower-case letters and digits, anything else '-' */
+    for (const char *p = c->prefix; *p && w < 64; p++) {
+        char ch = *p >= 'A' && *p <= 'Z' ? (char)(*p - 'A' + 'a') : *p;
+
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9')))
+            ch = '-';
+        if (ch != '-' || w > 0)
+            base[w++] = ch;
+    }
+    while (w > 0 && base[w - 1] == '-')
+        w--;
+    snprintf(base + w, sizeof(base) - w, "%s%.8s", w ? "--" : "root--", hash);
+    return kname_join(base, "", KNAME_SUBDOMAIN_MAX, out, KNAME_SUBDOMAIN_MAX + 1);
+}
+
+int bkeclaim_same_store(const struct bke_bucket *b, const cJSON *etcd)
+{
+    char key[BSTORE_KEY_MAX];
+
+    return kjson_get_str(etcd, "spec.backup.store.prefix") &&
+           bstore_key(kjson_get_str(etcd, "spec.backup.store.provider"),
+                      kjson_get_str(etcd, "spec.backup.store.container"),
+                      kjson_get_str(etcd, "spec.backup.store.endpointOverride"), key,
+                      sizeof(key)) == KERR_OK &&
+           strcmp(key, b->key) == 0;
+}
+
+/*
+ * Prefixes a and b made canonical and compared: by key's overlap (key NULL: equality).
+ * -1 when one cannot be read.
+ */
+static int compare(const char *key, const char *a, const char *b)
+{
+    size_t na = strlen(a ? a : "") + 2, nb = strlen(b ? b : "") + 2;
+    char *ca = malloc(na), *cb = malloc(nb);
+    int r = -1;
+
+    if (ca && cb && bstore_prefix(a, ca, na) == KERR_OK && bstore_prefix(b, cb, nb) == KERR_OK)
+        r = key ? bstore_overlap(key, ca, cb) : strcmp(ca, cb) == 0;
+    free(ca);
+    free(cb);
+    return r;
+}
+
+int bkeclaim_same_prefix(const char *a, const char *b)
+{
+    return compare(NULL, a, b);
+}
+
+int bkeclaim_overlapping(const struct bke_bucket *bk, const char *a, const char *b)
+{
+    return compare(bk->key, a, b);
+}
+
+/* Read obj into *b; KERR_INVAL with the field in err when it does not validate. */
+enum kerr bkeclaim_read_bucket(const cJSON *obj, struct bke_bucket *b, struct kerr_info *err)
+{
+    const char *provider = kjson_get_str(obj, "spec.provider");
+    const char *grace = kjson_get_str(obj, "spec.deletionGracePeriod");
+
+    memset(b, 0, sizeof(*b));
+    b->obj = obj;
+    b->name = kjson_get_str(obj, "metadata.name");
+    b->kind = bstore_provider_kind(provider);
+    b->container = kjson_get_str(obj, "spec.container");
+    b->endpoint = str_or_empty(obj, "spec.endpointOverride");
+    if (!b->kind)
+        return kerr_set(err, KERR_INVAL, "spec.provider: unknown provider \"%s\" (known: %s)",
+                        provider ? provider : "", bstore_provider_list());
+    if (!b->container || !*b->container)
+        return kerr_set(err, KERR_INVAL, "spec.container: required");
+    if (bstore_key(provider, b->container, b->endpoint, b->key, sizeof(b->key)) != KERR_OK)
+        return kerr_set(err, KERR_INVAL, "spec.container: too long");
+    if (grace && *grace == '-')
+        return kerr_set(err, KERR_INVAL,
+                        "spec.deletionGracePeriod: \"%s\" must be positive, e.g. %s", grace,
+                        BKE_DEFAULT_GRACE);
+    if (proc_parse_duration(grace && *grace ? grace : BKE_DEFAULT_GRACE, &b->grace_ms, err) !=
+        KERR_OK)
+        return kerr_set(err, KERR_INVAL,
+                        "spec.deletionGracePeriod: \"%s\" is not a duration (e.g. %s, 1h30m)",
+                        grace, BKE_DEFAULT_GRACE);
+    if (b->grace_ms <= 0)
+        return kerr_set(err, KERR_INVAL,
+                        "spec.deletionGracePeriod: \"%s\" must be positive, e.g. %s", grace,
+                        BKE_DEFAULT_GRACE);
+    return KERR_OK;
+}
+
+/*
+ * Whose is the stored entry ename, which has the name of etcd's claim? 1: etcd's (not cached
+ * yet); 0: another Etcd's, described into other (n bytes); -1: it cannot be read.
+ */
+int bkeclaim_owner(const struct bke_ctx *x, const char *ename, const cJSON *etcd, char *other,
+                   size_t n)
+{
+    cJSON *cur = NULL;
+    int r = -1;
+
+    if (k8s_get(x->client, &BKE_RES_ENTRY, NULL, ename, NULL, &cur, NULL) == KERR_OK) {
+        r = strcmp(str_or_empty(cur, "spec.etcd.namespace"),
+                   str_or_empty(etcd, "metadata.namespace")) == 0 &&
+            strcmp(str_or_empty(cur, "spec.etcd.name"), str_or_empty(etcd, "metadata.name")) == 0;
+        snprintf(other, n, "BackupEntry %s of Etcd %s/%s (prefix \"%s\")", ename,
+                 str_or_empty(cur, "spec.etcd.namespace"), str_or_empty(cur, "spec.etcd.name"),
+                 str_or_empty(cur, "spec.prefix"));
+    }
+    cJSON_Delete(cur);
+    return r;
+}
+
+/*
+ * Why entry's deletion may not start now, into why (CLAIMS_WHY_MAX + 256 bytes; "" when it
+ * may): its prefix is the whole container, or another owner's claim overlaps it, as read from
+ * the API server now.
+ */
+enum kerr bkeclaim_deletion_blocked(const struct bke_ctx *x, const struct bke_bucket *b,
+                                    const cJSON *entry, char *why, size_t n, struct kerr_info *err)
+{
+    const char *prefix = str_or_empty(entry, "spec.prefix");
+    struct claims_skip skip = { .entry = kjson_get_str(entry, "metadata.name") };
+    struct bstore_claim c;
+    char other[CLAIMS_WHY_MAX];
+    enum kerr rc = bstore_claim_init(&c, b->kind, b->container, b->endpoint, prefix, err);
+
+    why[0] = '\0';
+    if (rc == KERR_INVAL)
+        snprintf(why, n, "prefix \"%s\" cannot be deleted: %s", prefix, err ? err->msg : "");
+    if (rc != KERR_OK)
+        return rc == KERR_INVAL ? KERR_OK : rc;
+    if (!*c.prefix)
+        snprintf(why, n,
+                 "prefix \"%s\" is the whole container %s: etcd-warden never empties a whole "
+                 "container; delete the BackupEntry to release it (the backups stay)",
+                 prefix, b->container);
+    else if ((rc = claims_find(x->client, x->watch_ns, &c, &skip, other, err)) == KERR_OK && *other)
+        snprintf(why, n,
+                 "deletion of prefix \"%s\" blocked: it overlaps %s, which the backup sidecar "
+                 "lists with it",
+                 prefix, other);
+    bstore_claim_release(&c);
+    return rc;
+}
+
+/*
+ * The first entry of entries (one bucket: one store) of another Etcd whose
+ * prefix overlaps that of entry i, described into why (BKECLAIM_WHY_MAX); NULL when none.
+ * Conflicts the webhook would refuse today, made before it was installed.
+ */
+const char *bkeclaim_conflict(const struct bke_bucket *b, const cJSON *entries, int i, char *why)
+{
+    const cJSON *a = cJSON_GetArrayItem(entries, i), *e;
+
+    cJSON_ArrayForEach (e, entries) {
+        if (e == a ||
+            (strcmp(str_or_empty(e, "spec.etcd.namespace"),
+                    str_or_empty(a, "spec.etcd.namespace")) == 0 &&
+             strcmp(str_or_empty(e, "spec.etcd.name"), str_or_empty(a, "spec.etcd.name")) == 0) ||
+            bkeclaim_overlapping(b, str_or_empty(e, "spec.prefix"),
+                                 str_or_empty(a, "spec.prefix")) != 1)
+            continue;
+        snprintf(why, BKECLAIM_WHY_MAX,
+                 "prefix \"%s\" overlaps the prefix \"%s\" of BackupEntry %s of Etcd %s/%s: "
+                 "two clusters' backups in one prefix",
+                 str_or_empty(a, "spec.prefix"), str_or_empty(e, "spec.prefix"),
+                 str_or_empty(e, "metadata.name"), str_or_empty(e, "spec.etcd.namespace"),
+                 str_or_empty(e, "spec.etcd.name"));
+        return why;
+    }
+    return NULL;
+}
+
+/*
+ * The older BackupBucket of b's store, if any (one store, one bucket: the one created first,
+ * then the first by name, keeps it), into other; "" when b is the store's bucket.
+ */
+enum kerr bkeclaim_duplicate_of(const struct bke_ctx *x, const struct bke_bucket *b, char *other,
+                                size_t n, struct kerr_info *err)
+{
+    const char *mine = str_or_empty(b->obj, "metadata.creationTimestamp"), *at, *name;
+    struct bke_bucket o;
+    cJSON *list = NULL;
+    const cJSON *it;
+    enum kerr rc = k8s_list_all(x->client, &BKE_RES_BUCKET, NULL, NULL, &list, err);
+
+    other[0] = '\0';
+    cJSON_ArrayForEach (it, kjson_get(list, "items")) {
+        name = str_or_empty(it, "metadata.name");
+        at = str_or_empty(it, "metadata.creationTimestamp");
+        if (strcmp(name, b->name) == 0 || bkeclaim_read_bucket(it, &o, NULL) != KERR_OK ||
+            strcmp(o.key, b->key) != 0)
+            continue;
+        if (strcmp(at, mine) < 0 || (strcmp(at, mine) == 0 && strcmp(name, b->name) < 0)) {
+            snprintf(other, n, "%s", name);
+            break;
+        }
+    }
+    cJSON_Delete(list);
+    return rc;
+}

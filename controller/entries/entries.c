@@ -1,0 +1,75 @@
+/* entries - the backup-entries capability's table entry; see entries.h. */
+#include "controller/entries/entries.h"
+
+#include "common/kjson.h"
+#include "common/store.h"
+#include "common/strlist.h"
+#include "controller/core/ctl.h"
+#include "controller/entries/bke.h"
+#include "controller/core/ctl_config.h"
+
+/* Every bucket's key: an Etcd may join or leave any bucket. */
+static void etcd_keys(struct ctl *c, const cJSON *obj, int own)
+{
+    struct store *s = ctl_store(c, BKE_CACHE_BUCKETS);
+    struct strlist keys;
+    size_t i;
+
+    (void)obj;
+    (void)own;
+    strlist_init(&keys);
+    if (s && store_keys(s, &keys, NULL) == KERR_OK) {
+        for (i = 0; i < keys.n; i++)
+            ctl_enqueue(c, "bucket", "", keys.v[i], 0);
+    }
+    strlist_release(&keys);
+}
+
+static void bucket_keys(struct ctl *c, const cJSON *obj, int own)
+{
+    (void)own;
+    ctl_enqueue_obj(c, "bucket", obj, kjson_get_str(obj, "metadata.name"));
+}
+
+static void entry_keys(struct ctl *c, const cJSON *obj, int own)
+{
+    (void)own;
+    ctl_enqueue_obj(c, "bucket", obj, kjson_get_str(obj, "spec.bucketName"));
+}
+
+static size_t conflicts(struct ctl *c)
+{
+    return bke_conflicts(ctl_store(c, BKE_CACHE_ENTRIES));
+}
+
+static int enabled(const struct ctl_config *cfg)
+{
+    return cfg->backup_entries;
+}
+
+static const struct ctl_watch watches[] = {
+    { .res = { "druid.gardener.cloud", "v1alpha1", "etcds", 1 },
+      .kind = "Etcd",
+      .keys = etcd_keys },
+    { .res = { "etcd-warden.io", "v1alpha1", "backupbuckets", 0 },
+      .kind = "BackupBucket",
+      .keys = bucket_keys },
+    { .res = { "etcd-warden.io", "v1alpha1", "backupentries", 0 },
+      .kind = "BackupEntry",
+      .keys = entry_keys,
+      .indexes = { { BKE_INDEX_BUCKET, bke_index_bucket } } },
+    { .kind = NULL },
+};
+
+static const struct ctl_key keys[] = {
+    { "bucket", bke_reconcile, NULL, NULL },
+    { .kind = NULL },
+};
+
+const struct ctl_capability entries_capability = {
+    .name = "backup-entries",
+    .enabled = enabled,
+    .watches = watches,
+    .keys = keys,
+    .conflicts = conflicts,
+};

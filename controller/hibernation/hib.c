@@ -1,0 +1,589 @@
+/*
+ * hib - the I/O of the hibernation flow (see hib.h): read the state back
+ * from the API, decide with hibplan_decide, act, repeat.
+ */
+#include "controller/hibernation/hib.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/events.h"
+#include "common/k8s.h"
+#include "common/kjson.h"
+#include "common/ktime.h"
+#include "common/log.h"
+#include "controller/core/etcdspec.h"
+#include "controller/core/kname.h"
+#include "controller/hibernation/hib_int.h"
+
+#define CONFLICT_WAIT    200L
+#define CONFLICT_BACKOFF 1000L
+
+static const struct k8s_resource RES_SVC = { "", "v1", "services", 1 };
+static const struct k8s_resource RES_STS = { "apps", "v1", "statefulsets", 1 };
+
+/* ---- acting ---- */
+
+static void event(const struct hib_env *env, const cJSON *obj, enum ev_type type,
+                  const char *reason, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static void event(const struct hib_env *env, const cJSON *obj, enum ev_type type,
+                  const char *reason, const char *fmt, ...)
+{
+    struct ev_ref ref;
+    char note[EV_NOTE_MAX];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(note, sizeof(note), fmt, ap);
+    va_end(ap);
+    log_msg(type == EV_WARNING ? LOG_WARN : LOG_INFO, note, "namespace",
+            kjson_get_str(obj, "metadata.namespace"), "name", kjson_get_str(obj, "metadata.name"),
+            "reason", reason, (char *)NULL);
+    if (env->events && ev_ref_from_object(obj, &ref) == KERR_OK)
+        ev_emit(env->events, &ref, type, reason, "Hibernation", note);
+}
+
+/*
+ * Merge-patch annotations of the Etcd, resourceVersion checked: n pairs of
+ * key and value (NULL: remove), in one write. The answer is the Etcd from
+ * then on; a conflict has it read again.
+ */
+static enum kerr patch_etcd(const struct hib_env *env, struct round *r, int n,
+                            const char *const kv[], struct kerr_info *err)
+{
+    cJSON *patch = cJSON_CreateObject(), *ans = NULL;
+    const char *rv = kjson_get_str(r->etcd, "metadata.resourceVersion");
+    enum kerr rc = kerr_set(err, KERR_NOMEM, "out of memory");
+
+    if (!patch)
+        goto out;
+    for (int i = 0; i < n; i++) {
+        const char *segs[] = { "metadata", "annotations", kv[2 * i], NULL };
+        const char *value = kv[2 * i + 1];
+
+        if (kjson_setv(patch, segs, value ? cJSON_CreateString(value) : cJSON_CreateNull(), err) !=
+            KERR_OK)
+            goto out;
+    }
+    if (rv && kjson_set_str(patch, "metadata.resourceVersion", rv, err) != KERR_OK)
+        goto out;
+    rc = k8s_patch(env->client, &ETCDSPEC_RES_ETCD, r->ns, r->name, K8S_PATCH_MERGE, patch, NULL,
+                   &ans, err);
+    r->used++;
+    if (rc == KERR_OK || rc == KERR_CONFLICT) {
+        cJSON_Delete(r->etcd);
+        r->etcd = rc == KERR_OK ? ans : NULL;
+        ans = NULL;
+    }
+out:
+    cJSON_Delete(ans);
+    cJSON_Delete(patch);
+    return rc;
+}
+
+static enum kerr patch_one(const struct hib_env *env, struct round *r, const char *key,
+                           const char *value, struct kerr_info *err)
+{
+    const char *kv[] = { key, value };
+    return patch_etcd(env, r, 1, kv, err);
+}
+
+/*
+ * Cut or restore the ports: a merge patch of spec.ports and the removed-ports annotation,
+ * resourceVersion checked (the Service read may be the cache's, projected). The answer is
+ * the Service from then on; a conflict has it read again from the API.
+ */
+static enum kerr patch_svc(const struct hib_env *env, struct round *r, int cut,
+                           struct kerr_info *err)
+{
+    const char *segs[] = { "metadata", "annotations", HIB_ANN_REMOVED_PORTS, NULL };
+    const char *rv = kjson_get_str(r->svc, "metadata.resourceVersion");
+    const char *name = kjson_get_str(r->svc, "metadata.name");
+    const char *rem;
+    cJSON *next = NULL, *patch = NULL, *ans = NULL;
+    enum kerr rc = cut ? hib_ports_cut(r->svc, &next, err) : hib_ports_restore(r->svc, &next, err);
+
+    if (rc != KERR_OK)
+        return rc;
+    if (!name || !rv) {
+        rc = kerr_set(err, KERR_INVAL, "the client Service has no name or resourceVersion");
+        goto out;
+    }
+    rem = etcdspec_annotation(next, HIB_ANN_REMOVED_PORTS);
+    rc = kerr_set(err, KERR_NOMEM, "out of memory");
+    if (!(patch = cJSON_CreateObject()) ||
+        kjson_set_str(patch, "metadata.resourceVersion", rv, err) ||
+        kjson_setv(patch, segs, rem ? cJSON_CreateString(rem) : cJSON_CreateNull(), err) ||
+        kjson_set(patch, "spec.ports", cJSON_Duplicate(kjson_get_arr(next, "spec.ports"), 1), err))
+        goto out;
+    rc = k8s_patch(env->client, &RES_SVC, r->ns, name, K8S_PATCH_MERGE, patch, NULL, &ans, err);
+    r->used++;
+    if (rc == KERR_OK || rc == KERR_CONFLICT) {
+        cJSON_Delete(r->svc);
+        r->svc = rc == KERR_OK ? ans : NULL;
+        r->svc_read = rc == KERR_OK;
+        r->svc_api = r->svc_api || rc == KERR_CONFLICT;
+        ans = NULL;
+    }
+out:
+    cJSON_Delete(ans);
+    cJSON_Delete(patch);
+    cJSON_Delete(next);
+    return rc;
+}
+
+/*
+ * A final-snapshot task of attempt n for the Etcd of r (n 0: no name, the
+ * server generates one from the prefix): *out OWNS it.
+ */
+static enum kerr build_task(struct round *r, int attempt, cJSON **out, struct kerr_info *err)
+{
+    cJSON *t = NULL, *owners = NULL, *owner = NULL;
+    char name[ETCDSPEC_NAME_MAX + 32], of[KNAME_LABEL_MAX + 1];
+    const char *lsegs[] = { "metadata", "labels", HIB_LABEL_TASK_OF, NULL };
+    enum kerr rc;
+
+    *out = NULL;
+    if (hib_task_prefix(r->name, name, sizeof(name)) != KERR_OK ||
+        kname_label_value(r->name, of) != KERR_OK)
+        return kerr_set(err, KERR_INVAL, "Etcd name too long");
+    if (attempt > 0)
+        snprintf(name + strlen(name), sizeof(name) - strlen(name), "%d", attempt);
+    if ((rc = etcdspec_owner_ref(r->etcd, &owner, err)) != KERR_OK)
+        return rc;
+    rc = kerr_set(err, KERR_NOMEM, "out of memory");
+    if (!(t = cJSON_CreateObject()) || !(owners = cJSON_CreateArray()) ||
+        !cJSON_AddItemToArray(owners, owner)) {
+        cJSON_Delete(owner);
+        cJSON_Delete(owners);
+        goto fail;
+    }
+    if (kjson_set_str(t, "apiVersion", ETCDSPEC_API_VERSION, err) ||
+        kjson_set_str(t, "kind", "EtcdOpsTask", err) ||
+        kjson_set_str(t, attempt > 0 ? "metadata.name" : "metadata.generateName", name, err) ||
+        kjson_set_str(t, "metadata.namespace", r->ns, err) ||
+        kjson_setv(t, lsegs, cJSON_CreateString(of), err) ||
+        kjson_set(t, "metadata.ownerReferences", owners, err) ||
+        kjson_set_str(t, "spec.etcdName", r->name, err) ||
+        kjson_set_str(t, "spec.config.onDemandSnapshot.type", "full", err) ||
+        kjson_set_bool(t, "spec.config.onDemandSnapshot.isFinal", true, err))
+        goto fail;
+    *out = t;
+    return KERR_OK;
+fail:
+    cJSON_Delete(t);
+    return rc;
+}
+
+/*
+ * The API server's clock, the one clock of the scale-down guard: the
+ * creationTimestamp the server stamps on a task created with dryRun=All
+ * (nothing is stored, nothing is watched). *now is its second; text, when
+ * not NULL, receives it as RFC 3339 (KTIME_LEN + 1 bytes).
+ */
+static enum kerr server_now(const struct hib_env *env, struct round *r, time_t *now, char *text,
+                            struct kerr_info *err)
+{
+    struct k8s_write_opts wo = { .dry_run = 1 };
+    struct timespec ts;
+    cJSON *t = NULL, *made = NULL;
+    const char *stamp;
+    enum kerr rc;
+
+    if ((rc = build_task(r, 0, &t, err)) != KERR_OK)
+        return rc;
+    rc = k8s_create(env->client, &ETCDSPEC_RES_OPSTASK, r->ns, t, &wo, &made, err);
+    r->used++;
+    cJSON_Delete(t);
+    if (rc != KERR_OK)
+        return rc;
+    stamp = kjson_get_str(made, "metadata.creationTimestamp");
+    if (!stamp || ktime_parse(stamp, &ts, NULL) != KERR_OK)
+        rc = kerr_set(err, KERR_PARSE,
+                      "the API server's dry-run create of an EtcdOpsTask has no creationTimestamp");
+    else if (text && (rc = ktime_format(ts.tv_sec, text)) != KERR_OK)
+        kerr_set(err, rc, "formatting the time");
+    else
+        *now = ts.tv_sec;
+    cJSON_Delete(made);
+    return rc;
+}
+
+/*
+ * Create attempt n, once the API server's clock is past the second of the
+ * cut: a task created in that second might have been created before the
+ * cut, and does not count (common/hibguard.h). Before that *defer_ms says
+ * how long to wait.
+ */
+static enum kerr create_task(const struct hib_env *env, struct round *r, int attempt,
+                             long *defer_ms, struct kerr_info *err)
+{
+    time_t cut = hib_cut_time(r->etcd), now = 0;
+    cJSON *t = NULL, *made = NULL;
+    enum kerr rc;
+
+    if (cut >= 0) {
+        if ((rc = server_now(env, r, &now, NULL, err)) != KERR_OK)
+            return rc;
+        if (now <= cut) {
+            *defer_ms = 1000L * (long)(cut - now + 1);
+            return KERR_OK;
+        }
+    }
+    if ((rc = build_task(r, attempt, &t, err)) != KERR_OK)
+        return rc;
+    rc = k8s_create(env->client, &ETCDSPEC_RES_OPSTASK, r->ns, t, NULL, &made, err);
+    r->used++;
+    if (rc == KERR_EXISTS) /* created by an earlier call the cache has not shown yet */
+        rc = hib_get_opt(env, r, &ETCDSPEC_RES_OPSTASK, kjson_get_str(t, "metadata.name"), &made,
+                         err);
+    if (rc == KERR_OK && made)
+        hib_keep_task(r, made);
+    else
+        cJSON_Delete(made);
+    cJSON_Delete(t);
+    return rc;
+}
+
+/* Delete our live tasks, as many as the budget of the call allows (then *defer_ms: 1). */
+static enum kerr delete_tasks(const struct hib_env *env, struct round *r, long *defer_ms,
+                              struct kerr_info *err)
+{
+    char name[KNAME_SUBDOMAIN_MAX + 1];
+    const cJSON *t;
+    cJSON *ans;
+    enum kerr rc;
+
+    for (;;) {
+        name[0] = '\0';
+        cJSON_ArrayForEach (t, r->tasks) {
+            if (hib_task_ours(t, r->name) && !kjson_has(t, "metadata.deletionTimestamp")) {
+                snprintf(name, sizeof(name), "%s", kjson_get_str(t, "metadata.name"));
+                break;
+            }
+        }
+        if (!name[0])
+            break;
+        if (r->used >= r->budget) {
+            *defer_ms = 1;
+            break;
+        }
+        ans = NULL;
+        rc = k8s_delete(env->client, &ETCDSPEC_RES_OPSTASK, r->ns, name, NULL, &ans, err);
+        r->used++;
+        if (rc != KERR_OK && rc != KERR_NOTFOUND) {
+            cJSON_Delete(ans);
+            return rc;
+        }
+        hib_task_deleted(r, name, rc == KERR_OK ? ans : NULL);
+        cJSON_Delete(ans);
+    }
+    kerr_clear(err);
+    return KERR_OK;
+}
+
+/* Scale through the scale subresource; the answer's replicas are the StatefulSet's from then on. */
+static enum kerr scale(const struct hib_env *env, struct round *r, int replicas,
+                       struct kerr_info *err)
+{
+    struct k8s_write_opts wo = { .subresource = "scale" };
+    cJSON *patch = cJSON_CreateObject(), *ans = NULL;
+    enum kerr rc = kerr_set(err, KERR_NOMEM, "out of memory");
+    int64_t spec = replicas, status = -1;
+
+    if (patch && kjson_set_int(patch, "spec.replicas", replicas, err) == KERR_OK) {
+        rc = k8s_patch(env->client, &RES_STS, r->ns, r->name, K8S_PATCH_MERGE, patch, &wo, &ans,
+                       err);
+        r->used++;
+    }
+    if (rc == KERR_OK && r->sts) {
+        (void)kjson_get_int64(ans, "spec.replicas", &spec);
+        if (kjson_get_int64(ans, "status.replicas", &status) != KERR_OK)
+            status = -1;
+        if (kjson_set_int(r->sts, "spec.replicas", spec, NULL) ||
+            (status >= 0 && kjson_set_int(r->sts, "status.replicas", status, NULL))) {
+            cJSON_Delete(r->sts); /* read it again */
+            r->sts = NULL;
+            r->sts_read = false;
+        }
+    }
+    cJSON_Delete(ans);
+    cJSON_Delete(patch);
+    return rc;
+}
+
+/*
+ * The condition of the failing final snapshot (HIB_ANN_CONDITION) from the latest task of
+ * ours, written on the Etcd with a Warning event that carries the sidecar's reason.
+ */
+static enum kerr note_failing(const struct hib_env *env, struct round *r, struct kerr_info *err)
+{
+    const cJSON *errs = kjson_get_arr(r->latest, "status.lastErrors");
+    const cJSON *last = cJSON_GetArrayItem(errs, cJSON_GetArraySize(errs) - 1);
+    const char *task = kjson_get_str(r->latest, "metadata.name");
+    const char *code = kjson_get_str(last, "code"), *why = kjson_get_str(last, "description");
+    int failed = r->v.task == HIBPLAN_TASK_FAILED;
+    char now[KTIME_LEN + 1], msg[1024];
+    cJSON *cond = cJSON_CreateObject();
+    char *text = NULL;
+    enum kerr rc;
+
+    if (!why)
+        why = kjson_get_str(r->latest, "status.lastOperation.description");
+    if (!code)
+        code = failed ? "SnapshotFailed" : "SidecarCallFailed";
+    snprintf(msg, sizeof(msg),
+             "final snapshot attempt %d (EtcdOpsTask %s) %s: %s; hibernation waits and retries "
+             "(%s). If the backups of this Etcd are broken, scale down without a snapshot: "
+             "kubectl annotate etcd -n %s %s %s=<reason>",
+             r->v.attempt, task ? task : "?",
+             failed ? "failed" : "could not reach the backup sidecar", why ? why : "no detail",
+             failed ? "a new attempt follows"
+                    : "the sidecar is called again until the task's timeout",
+             r->ns, r->name, HIB_ANN_BREAK_GLASS);
+    if (ktime_format(time(NULL), now) != KERR_OK)
+        now[0] = '\0';
+    if (!cond || !cJSON_AddStringToObject(cond, "type", "FinalSnapshotFailing") ||
+        !cJSON_AddStringToObject(cond, "status", "True") ||
+        !cJSON_AddStringToObject(cond, "reason", code) ||
+        !cJSON_AddStringToObject(cond, "message", msg) ||
+        !cJSON_AddStringToObject(cond, "task", task ? task : "") ||
+        !cJSON_AddNumberToObject(cond, "attempt", r->v.attempt) ||
+        !cJSON_AddStringToObject(cond, "lastTransitionTime", now) ||
+        !(text = cJSON_PrintUnformatted(cond))) {
+        cJSON_Delete(cond);
+        return kerr_set(err, KERR_NOMEM, "out of memory");
+    }
+    cJSON_Delete(cond);
+    rc = patch_one(env, r, HIB_ANN_CONDITION, text, err);
+    free(text);
+    if (rc == KERR_OK)
+        event(env, r->etcd, EV_WARNING, "FinalSnapshotFailing", "%s", msg);
+    return rc;
+}
+
+/* Events that go with a phase about to be written. */
+static void phase_event(const struct hib_env *env, struct round *r, enum hibplan_phase p)
+{
+    const char *desc =
+        r->latest ? kjson_get_str(r->latest, "status.lastOperation.description") : NULL;
+
+    if (p == HIBPLAN_HIBERNATED)
+        event(env, r->etcd, EV_NORMAL, "Hibernated", "hibernated: traffic cut, %s, scaled to 0",
+              r->v.store ? "final full snapshot taken" : "no backup store (no snapshot)");
+    else if (p == HIBPLAN_FAILED)
+        event(env, r->etcd, EV_WARNING, "FinalSnapshotFailed",
+              "phase Failed: %d final snapshot attempts failed (last: %s); still retrying, "
+              "not scaling down",
+              r->v.attempt, desc ? desc : "no detail");
+    else
+        event(env, r->etcd, EV_NORMAL, "HibernationPhase", "hibernation phase %s",
+              hibplan_phase_name(p));
+}
+
+static enum kerr perform(const struct hib_env *env, struct round *r, const struct hibplan_step *s,
+                         struct kerr_info *err)
+{
+    enum kerr rc;
+
+    char now[KTIME_LEN + 1];
+
+    switch (s->act) {
+    case HIBPLAN_SET_PHASE: {
+        /* a new cycle starts without the cut time of the last one */
+        const char *kv[] = { HIB_ANN_PHASE, hibplan_phase_name(s->phase), HIB_ANN_CUT_AT, NULL };
+
+        rc = patch_etcd(env, r, s->phase == HIBPLAN_CUTTING && r->v.cut_at ? 2 : 1, kv, err);
+        if (rc == KERR_OK)
+            phase_event(env, r, s->phase);
+        return rc;
+    }
+    case HIBPLAN_SET_SUSPEND: {
+        const char *kv[] = { HIB_ANN_SUSPEND, "true", HIB_ANN_SUSPEND_ADDED, "true" };
+        return patch_etcd(env, r, 2, kv, err);
+    }
+    case HIBPLAN_REMOVE_SUSPEND: {
+        /* only what the controller added: an operator's suspension stays */
+        const char *kv[] = { HIB_ANN_SUSPEND_ADDED, NULL, HIB_ANN_SUSPEND, NULL };
+        return patch_etcd(env, r, 2, kv, err);
+    }
+    case HIBPLAN_SET_CUT_AT: {
+        /* the API server's time, which stamps the tasks it is compared with */
+        time_t t;
+
+        if ((rc = server_now(env, r, &t, now, err)) != KERR_OK)
+            return rc;
+        return patch_one(env, r, HIB_ANN_CUT_AT, now, err);
+    }
+    case HIBPLAN_REMOVE_CUT_AT:
+        return patch_one(env, r, HIB_ANN_CUT_AT, NULL, err);
+    case HIBPLAN_REMOVE_PHASE:
+        rc = patch_one(env, r, HIB_ANN_PHASE, NULL, err);
+        if (rc == KERR_OK)
+            event(env, r->etcd, EV_NORMAL, "WokeUp",
+                  "woke up: replicas, ports and spec "
+                  "reconciliation restored");
+        return rc;
+    case HIBPLAN_NOTE_FAILING:
+        return note_failing(env, r, err);
+    case HIBPLAN_CLEAR_FAILING:
+        return patch_one(env, r, HIB_ANN_CONDITION, NULL, err);
+    case HIBPLAN_CUT_PORTS:
+        return patch_svc(env, r, 1, err);
+    case HIBPLAN_RESTORE_PORTS:
+        return patch_svc(env, r, 0, err);
+    case HIBPLAN_DELETE_TASKS:
+        return delete_tasks(env, r, &r->defer_ms, err);
+    case HIBPLAN_CREATE_TASK:
+        if (r->v.task == HIBPLAN_TASK_FAILED)
+            event(env, r->etcd, EV_WARNING, "FinalSnapshotFailed",
+                  "final snapshot attempt %d failed (%s); attempt %d", r->v.attempt,
+                  kjson_get_str(r->latest, "status.lastOperation.description")
+                      ? kjson_get_str(r->latest, "status.lastOperation.description")
+                      : kjson_get_str(r->latest, "status.state"),
+                  s->attempt);
+        return create_task(env, r, s->attempt, &r->defer_ms, err);
+    case HIBPLAN_SCALE:
+        if (s->replicas == 0 && r->v.store && !r->v.counted)
+            event(env, r->etcd, EV_WARNING, "ScaleDownWithoutSnapshot",
+                  "scaling to 0 without a final snapshot: %s is set (%s)", HIB_ANN_BREAK_GLASS,
+                  etcdspec_annotation(r->etcd, HIB_ANN_BREAK_GLASS));
+        return scale(env, r, s->replicas, err);
+    case HIBPLAN_IMT_ENSURE:
+        r->used += 2; /* a GET and a write */
+        if ((rc = env->imt_ensure(env->imt_arg, r->etcd, err)) == KERR_OK) {
+            cJSON_Delete(r->imm); /* it exists: what the decision needs to know */
+            r->imm = cJSON_CreateObject();
+        }
+        return rc;
+    case HIBPLAN_IMT_DELETE:
+        r->used++;
+        if ((rc = env->imt_delete(env->imt_arg, r->etcd, err)) == KERR_OK) {
+            cJSON_Delete(r->imm);
+            r->imm = NULL;
+        }
+        return rc;
+    default:
+        return KERR_OK;
+    }
+}
+
+/* API requests the action s may make (the budget of a call). */
+static int cost(const struct round *r, const struct hibplan_step *s)
+{
+    switch (s->act) {
+    case HIBPLAN_SET_CUT_AT:
+    case HIBPLAN_IMT_ENSURE:
+        return 2;
+    case HIBPLAN_CREATE_TASK:
+        return r->v.cut_at ? 3 : 2; /* the server's clock; a GET when it exists already */
+    default:
+        return 1;
+    }
+}
+
+/* A step towards a scale-down: decided on the StatefulSet and tasks read from the API. */
+static int needs_proof(const struct hibplan_step *s)
+{
+    return (s->act == HIBPLAN_SCALE && s->replicas == 0) ||
+           (s->act == HIBPLAN_SET_PHASE &&
+            (s->phase == HIBPLAN_SCALING || s->phase == HIBPLAN_HIBERNATED));
+}
+
+/*
+ * Read what is missing and decide; warnings about the input go out as
+ * events. *gone: the Etcd no longer exists.
+ */
+static enum kerr read_decide(const struct hib_env *env, struct round *r, struct hibplan_step *s,
+                             int *told, int *gone, struct kerr_info *err)
+{
+    enum kerr rc;
+
+    if ((rc = hib_read_view(env, r, gone, err)) != KERR_OK || *gone)
+        return rc;
+    if (r->v.imm < 0 && !(*told)++ && r->v.phase != HIBPLAN_NONE) {
+        struct kerr_info e = { 0 };
+        env->bucket(r->etcd, &e);
+        event(env, r->etcd, EV_WARNING, "InvalidImmutability",
+              "immutability task left as it is: %s", e.msg);
+    }
+    *s = hibplan_decide(&r->v, &env->plan);
+    log_msg(LOG_DEBUG, "hibernation step", "namespace", r->ns, "name", r->name, "phase",
+            hibplan_phase_name(r->v.phase), "action", hibplan_act_name(s->act), (char *)NULL);
+    if (s->act == HIBPLAN_BAD)
+        event(env, r->etcd, EV_WARNING, s->reason, "hibernation: %s", s->note);
+    return KERR_OK;
+}
+
+enum kerr hib_step(const struct hib_env *env, const cJSON *etcd, long *requeue_ms,
+                   struct kerr_info *err)
+{
+    struct round r = { 0 };
+    struct hibplan_step s = { .act = HIBPLAN_WAIT, .wait_ms = CONFLICT_WAIT };
+    enum kerr rc = KERR_OK;
+    int told = 0, acts = 0, conflicts = 0, gone = 0;
+    int max = env->max_steps > 0 && env->max_steps < HIB_MAX_STEPS ? env->max_steps : HIB_MAX_STEPS;
+
+    *requeue_ms = 0;
+    kerr_clear(err);
+    r.ns = kjson_get_str(etcd, "metadata.namespace");
+    r.name = kjson_get_str(etcd, "metadata.name");
+    if (!r.ns || !r.name || strlen(r.name) > ETCDSPEC_NAME_MAX)
+        return kerr_set(err, KERR_INVAL, "Etcd without namespace or name");
+    if (!hib_wanted(etcd) && !hib_spec_zero(etcd) && !etcdspec_annotation(etcd, HIB_ANN_PHASE))
+        return KERR_OK;                           /* never hibernated: nothing to read */
+    r.fresh = !env->cached && !env->cached_tasks; /* everything comes from the API */
+    r.budget = env->max_requests < 0                                           ? 0
+               : env->max_requests > 0 && env->max_requests < HIB_MAX_REQUESTS ? env->max_requests
+                                                                               : HIB_MAX_REQUESTS;
+    if (r.budget == 0) { /* spent by the reconcile's other steps: the next one goes on */
+        *requeue_ms = 1;
+        return KERR_OK;
+    }
+    if (!(r.etcd = cJSON_Duplicate(etcd, 1)))
+        return kerr_set(err, KERR_NOMEM, "out of memory");
+    for (;;) {
+        rc = read_decide(env, &r, &s, &told, &gone, err);
+        if (rc != KERR_OK || gone)
+            break;
+        if (s.act == HIBPLAN_DONE || s.act == HIBPLAN_WAIT || s.act == HIBPLAN_BAD)
+            break;
+        if (needs_proof(&s) && !r.fresh) {
+            if (r.used + 2 + cost(&r, &s) > r.budget)
+                goto later;
+            if ((rc = hib_read_fresh(env, &r, err)) != KERR_OK)
+                break;
+            continue; /* decide again on what the API says */
+        }
+        if (r.used + cost(&r, &s) > r.budget)
+            goto later;
+        rc = perform(env, &r, &s, err);
+        s.act = HIBPLAN_WAIT;
+        s.wait_ms = CONFLICT_WAIT;
+        if (rc == KERR_OK && r.defer_ms > 0) { /* the action waits (the API server's clock) */
+            s.wait_ms = r.defer_ms;
+            break;
+        }
+        if (rc == KERR_CONFLICT) { /* someone wrote first: read that object again, a few times */
+            rc = KERR_OK;
+            if (++conflicts >= HIB_MAX_CONFLICTS) {
+                s.wait_ms = CONFLICT_BACKOFF;
+                break;
+            }
+        }
+        if (rc != KERR_OK || ++acts >= max)
+            break;
+    }
+    if (rc == KERR_OK && (s.act == HIBPLAN_WAIT || s.act == HIBPLAN_BAD))
+        *requeue_ms = s.wait_ms;
+    hib_round_release(&r);
+    return rc;
+later: /* the budget of this call is spent; everything done so far is in the API */
+    *requeue_ms = 1;
+    hib_round_release(&r);
+    return KERR_OK;
+}

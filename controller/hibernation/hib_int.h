@@ -1,0 +1,80 @@
+/*
+ * hib_int - what controller/hib.c (acting, the loop) and controller/hib_read.c
+ * (reading and deriving the view) share: the state one hib_step call holds.
+ *
+ * A call reads each object once (from the caches when hib_env has them, else
+ * from the API) and then keeps it current from the answers of its own writes,
+ * so that an action costs its write alone. Objects read from the API in the
+ * call, or answers of its writes, are "fresh"; a decision that leads to a
+ * scale-down (ScalingDown, Hibernated, scale to 0) is taken on fresh state only.
+ *
+ * Not thread-safe: one struct round belongs to one call.
+ */
+#ifndef CONTROLLER_HIB_INT_H
+#define CONTROLLER_HIB_INT_H
+
+#include <stdbool.h>
+
+#include <cJSON.h>
+
+#include "common/kerr.h"
+#include "controller/hibernation/hib.h"
+#include "controller/hibernation/hibplan.h"
+
+/* What one hib_step call holds. Every object OWNED by the round. */
+struct round {
+    const char *ns, *name; /* BORROWED from etcd */
+    int used;              /* API requests of this call so far */
+    int budget;            /* ... and at most (hib_env.max_requests) */
+    cJSON *etcd;           /* NULL: read it again (after a conflict) */
+    cJSON *svc, *sts, *imm;
+    cJSON *tasks;            /* array of the EtcdOpsTasks of this Etcd (a LIST: the namespace's) */
+    bool svc_read, sts_read; /* loaded (NULL then means: absent) */
+    bool tasks_read, imm_read;
+    bool svc_api;        /* read the Service from the API (the cached one conflicted) */
+    bool fresh;          /* the StatefulSet and the tasks come from the API in this call */
+    const cJSON *latest; /* BORROWED from tasks: our highest attempt */
+    struct hibplan_view v;
+    long defer_ms; /* set by an action that has to wait: requeue after this long */
+};
+
+/* Free what r holds (r itself is the caller's). */
+void hib_round_release(struct round *r);
+
+/*
+ * Load what the decision needs and derive r->v from it (r->etcd present, or
+ * read again from the API when NULL; *gone set when the Etcd no longer
+ * exists).
+ */
+enum kerr hib_read_view(const struct hib_env *env, struct round *r, int *gone,
+                        struct kerr_info *err);
+
+/* Read the StatefulSet and the tasks again from the API (r->fresh), for a scale-down. */
+enum kerr hib_read_fresh(const struct hib_env *env, struct round *r, struct kerr_info *err);
+
+/* A GET that maps 404 to *out = NULL. */
+enum kerr hib_get_opt(const struct hib_env *env, struct round *r, const struct k8s_resource *res,
+                      const char *name, cJSON **out, struct kerr_info *err);
+
+/* The task t (TAKEN) replaces the one of its name in r->tasks, or joins them. */
+void hib_keep_task(struct round *r, cJSON *t);
+
+/* The task named name was deleted: the answer ans (BORROWED; an object or a Status). */
+void hib_task_deleted(struct round *r, const char *name, const cJSON *ans);
+
+/* "<etcd>-final-snapshot-", cut with a hash to leave room for the attempt number. */
+enum kerr hib_task_prefix(const char *etcd, char *out, size_t n);
+
+/* A final-snapshot task of ours for etcd: its attempt number (> 0), else 0. */
+int hib_task_ours(const cJSON *t, const char *etcd);
+
+/* The cut time of the Etcd (etcd-warden.io/traffic-cut-at), or -1. */
+time_t hib_cut_time(const cJSON *etcd);
+
+/* The annotation etcd-warden.io/hibernate is "true". */
+int hib_wanted(const cJSON *etcd);
+
+/* spec.replicas is set to 0 (Gardener's signal). */
+int hib_spec_zero(const cJSON *etcd);
+
+#endif
