@@ -168,18 +168,8 @@ static enum kerr component_key(void *ctx, const cJSON *obj, char *out, size_t n,
 /* "<ns>/<part-of label>" */
 static enum kerr index_part_of(void *ctx, const cJSON *obj, struct strlist *values)
 {
-    const char *ns = kjson_get_str(obj, "metadata.namespace");
-    const char *etcd = kjson_get_str(obj, "metadata.labels[" CTL_LABEL_PART_OF "]");
-    char v[KOBJ_KEY_MAX];
-    int len;
-
     (void)ctx;
-    if (!etcd || !*etcd)
-        return KERR_OK;
-    len = snprintf(v, sizeof(v), "%s/%s", ns ? ns : "", etcd);
-    if (len < 0 || (size_t)len >= sizeof(v))
-        return KERR_OK;
-    return strlist_add(values, v);
+    return ctl_index_ns_value(obj, "metadata.labels[" CTL_LABEL_PART_OF "]", values);
 }
 
 /* ---- events to keys ---- */

@@ -7,19 +7,24 @@
 #include "common/kobj.h"
 #include "common/strlist.h"
 
-/* "<ns>/<spec.etcdName>" of an object whose spec names an Etcd. */
-enum kerr ctl_index_etcd_name(void *ctx, const cJSON *obj, struct strlist *values)
+enum kerr ctl_index_ns_value(const cJSON *obj, const char *path, struct strlist *values)
 {
     const char *ns = kjson_get_str(obj, "metadata.namespace");
-    const char *etcd = kjson_get_str(obj, "spec.etcdName");
+    const char *value = kjson_get_str(obj, path);
     char v[KOBJ_KEY_MAX];
     int len;
 
-    (void)ctx;
-    if (!etcd || !*etcd)
+    if (!value || !*value)
         return KERR_OK;
-    len = snprintf(v, sizeof(v), "%s/%s", ns ? ns : "", etcd);
+    len = snprintf(v, sizeof(v), "%s/%s", ns ? ns : "", value);
     if (len < 0 || (size_t)len >= sizeof(v))
         return KERR_OK;
     return strlist_add(values, v);
+}
+
+/* "<ns>/<spec.etcdName>" of an object whose spec names an Etcd. */
+enum kerr ctl_index_etcd_name(void *ctx, const cJSON *obj, struct strlist *values)
+{
+    (void)ctx;
+    return ctl_index_ns_value(obj, "spec.etcdName", values);
 }

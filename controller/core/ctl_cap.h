@@ -163,4 +163,7 @@ struct ctl_capability {
 /* The index "<ns>/<spec.etcdName>" (CTL_INDEX_ETCD_NAME) of a resource whose spec names an Etcd. */
 enum kerr ctl_index_etcd_name(void *ctx, const cJSON *obj, struct strlist *values);
 
+/* The index value "<ns>/<the string at path>" of obj, none when that string is absent or "". */
+enum kerr ctl_index_ns_value(const cJSON *obj, const char *path, struct strlist *values);
+
 #endif
