@@ -372,8 +372,9 @@ static char *event_note(const char *reason, char *type, size_t n)
 }
 
 /*
- * The README's toggle: the restoring label removed by hand mid-restore. The pass that follows
- * lifts what etcd-warden added (its suspension, the progress) and tells what was skipped.
+ * The toggle of docs/toggles.md: the restoring label removed by hand mid-restore. The pass
+ * that follows lifts what etcd-warden added (its suspension, the progress) and tells what was
+ * skipped.
  */
 Test(rst_kubesim, a_label_removed_by_hand_lifts_what_etcd_warden_added)
 {

@@ -23,7 +23,7 @@
  * The trusted reconciler is a list (etcd-druid's and warden-controller's
  * service accounts) instead of one name.
  *
- * Deliberate differences (README "Deliberate differences from etcd-druid's
+ * Deliberate differences (docs/protection.md, "Deliberate differences from etcd-druid's
  * component webhook"):
  *
  * An UPDATE of a component is decided from the OLD object when that one is

@@ -27,7 +27,7 @@
  *      and etcd-druid would otherwise scale the StatefulSet back up. A
  *      refusal goes into "error" (Warning event RestoreResumeRefused) and is
  *      retried on the next pass. Success: Normal event RestoreCompleted.
- * Removed by hand (the README's toggle; the webhook lets it go only from a
+ * Removed by hand (the toggle of docs/toggles.md; the webhook lets it go only from a
  * valid Etcd), the label leaves the progress annotation behind: the next
  * pass on such an Etcd (rst_ended_by_hand; the live steps call it, as the
  * Etcd is no longer restoring) removes the progress annotation and the
