@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "common/kjson.h"
-#include "controller/entries/bkejob.h"
+#include "controller/core/podjob.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
