@@ -32,7 +32,7 @@ static struct hibfix x;
  */
 static struct {
     int live;
-    cJSON *svc, *tasks; /* frozen: OWNED; NULL: read live */
+    cJSON *svc, *sts, *tasks; /* frozen: OWNED; NULL: read live */
     unsigned long reads;
 } cache;
 
@@ -46,6 +46,8 @@ static cJSON *cached(void *arg, enum hib_cached what, const char *ns, const char
     (void)arg;
     if (what == HIB_CACHED_SERVICE && cache.svc)
         return cJSON_Duplicate(cache.svc, 1);
+    if (what == HIB_CACHED_STATEFULSET && cache.sts)
+        return cJSON_Duplicate(cache.sts, 1);
     if (!cache.live)
         return NULL;
     cache.reads++;
@@ -85,6 +87,7 @@ static void setup(void)
 static void teardown(void)
 {
     cJSON_Delete(cache.svc);
+    cJSON_Delete(cache.sts);
     cJSON_Delete(cache.tasks);
     hibfix_stop(&x);
 }
@@ -204,4 +207,28 @@ Test(hib_cache, a_stale_cached_service_is_read_again_and_cut)
     cr_assert_str_eq(kjson_get_str(p, "metadata.labels.touched"), "yes",
                      "the patch keeps what it does not change");
     cJSON_Delete(p);
+}
+
+Test(hib_cache, a_cache_that_missed_the_scale_down_does_not_end_a_wake_up_at_zero)
+{
+    int used, spec, status;
+
+    etcd_with_store("c4");
+    cache.sts = cfix_get(&x.f, &RES_STS, "c4"); /* at 3: what a cache behind the watch shows */
+    cr_assert_not_null(cache.sts);
+    hibfix_annotate(&x, "c4", HIB_ANN_HIBERNATE, "true");
+    for (int i = 0; i < 400 && strcmp(hibfix_phase(&x, "c4"), "Hibernated") != 0; i++) {
+        step("c4", &used);
+        hibfix_round(&x, "c4"); /* the task executor's part */
+        ktime_sleep_ns(20000000L);
+    }
+    cr_assert_str_eq(hibfix_phase(&x, "c4"), "Hibernated");
+    hibfix_sts(&x, "c4", &spec, &status);
+    cr_assert_eq(spec, 0);
+    hibfix_annotate(&x, "c4", HIB_ANN_HIBERNATE, NULL);
+    for (int i = 0; i < 50 && strcmp(hibfix_phase(&x, "c4"), "") != 0; i++)
+        step("c4", &used);
+    cr_assert_str_eq(hibfix_phase(&x, "c4"), "");
+    hibfix_sts(&x, "c4", &spec, &status);
+    cr_assert_eq(spec, 3, "woke up with the StatefulSet at %d", spec);
 }

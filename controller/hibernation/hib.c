@@ -486,10 +486,14 @@ static int cost(const struct round *r, const struct hibplan_step *s)
     }
 }
 
-/* A step towards a scale-down: decided on the StatefulSet and tasks read from the API. */
+/*
+ * A scale, a step towards a scale-down, and the end of a wake-up: decided on the StatefulSet
+ * and the tasks read from the API (a cache that has not seen the scale to 0 yet would end a
+ * wake-up with the StatefulSet still at 0).
+ */
 static int needs_proof(const struct hibplan_step *s)
 {
-    return (s->act == HIBPLAN_SCALE && s->replicas == 0) ||
+    return s->act == HIBPLAN_SCALE || s->act == HIBPLAN_REMOVE_PHASE ||
            (s->act == HIBPLAN_SET_PHASE &&
             (s->phase == HIBPLAN_SCALING || s->phase == HIBPLAN_HIBERNATED));
 }

@@ -15,9 +15,10 @@
  * them (an object the cache lacks is read from the API), else from the API.
  * It asks hibplan_decide for the next action, performs it, keeps the answer
  * of the write as the new state, and repeats until the decision is to wait
- * or nothing is left. A step towards a scale-down (the phases ScalingDown
- * and Hibernated, a scale to 0) is decided on the StatefulSet and the tasks
- * read again from the API in that call: a cache never proves a snapshot.
+ * or nothing is left. A scale, a step towards a scale-down (the phases
+ * ScalingDown and Hibernated) and the end of a wake-up (the phase removed)
+ * are decided on the StatefulSet and the tasks read again from the API in
+ * that call: a cache never proves a snapshot, nor that the pods are back.
  * A write that conflicts reads its object again from the API. At most
  * HIB_MAX_STEPS actions and env->max_requests API requests per call (the rest
  * follows on an immediate requeue: every step's progress is in the API), and

@@ -5,8 +5,9 @@
  * A call reads each object once (from the caches when hib_env has them, else
  * from the API) and then keeps it current from the answers of its own writes,
  * so that an action costs its write alone. Objects read from the API in the
- * call, or answers of its writes, are "fresh"; a decision that leads to a
- * scale-down (ScalingDown, Hibernated, scale to 0) is taken on fresh state only.
+ * call, or answers of its writes, are "fresh"; a scale, a decision that leads
+ * to a scale-down (ScalingDown, Hibernated) and the end of a wake-up are taken
+ * on fresh state only.
  *
  * Not thread-safe: one struct round belongs to one call.
  */
@@ -49,7 +50,7 @@ void hib_round_release(struct round *r);
 enum kerr hib_read_view(const struct hib_env *env, struct round *r, int *gone,
                         struct kerr_info *err);
 
-/* Read the StatefulSet and the tasks again from the API (r->fresh), for a scale-down. */
+/* Read the StatefulSet and the tasks again from the API (r->fresh), for a scale or an end. */
 enum kerr hib_read_fresh(const struct hib_env *env, struct round *r, struct kerr_info *err);
 
 /* A GET that maps 404 to *out = NULL. */
