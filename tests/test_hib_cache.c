@@ -232,3 +232,36 @@ Test(hib_cache, a_cache_that_missed_the_scale_down_does_not_end_a_wake_up_at_zer
     hibfix_sts(&x, "c4", &spec, &status);
     cr_assert_eq(spec, 3, "woke up with the StatefulSet at %d", spec);
 }
+
+Test(hib_cache, the_cut_time_is_written_only_once_the_api_shows_the_ports_cut)
+{
+    char v[64];
+    cJSON *svc, *e;
+    int used;
+
+    etcd_with_store("c5");
+    svc = cfix_get(&x.f, &RES_SVC, "c5-client");
+    cr_assert_not_null(svc);
+    /* a cache that shows the ports cut while the API server still has them open */
+    cr_assert_eq(hib_ports_cut(svc, &cache.svc, NULL), KERR_OK);
+    cJSON_Delete(svc);
+    hibfix_annotate(&x, "c5", HIB_ANN_HIBERNATE, "true");
+    x.hib.max_steps = 1;
+    for (int i = 0; i < 20; i++) {
+        char *ports;
+
+        step("c5", &used);
+        e = hibfix_get_etcd(&x, "c5");
+        snprintf(v, sizeof(v), "%s", etcdspec_annotation(e, HIB_ANN_CUT_AT) ? "cut" : "");
+        cJSON_Delete(e);
+        if (!v[0])
+            continue;
+        ports = hibfix_ports(&x, "c5-client");
+        cr_assert(!strstr(ports, "\"client\"") && !strstr(ports, "\"server\""),
+                  "traffic-cut-at written while the ports are open: %s", ports);
+        free(ports);
+        break;
+    }
+    x.hib.max_steps = 0;
+    cr_assert_str_eq(v, "cut", "no cut time written");
+}

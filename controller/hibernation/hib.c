@@ -126,6 +126,7 @@ static enum kerr patch_svc(const struct hib_env *env, struct round *r, int cut,
         cJSON_Delete(r->svc);
         r->svc = rc == KERR_OK ? ans : NULL;
         r->svc_read = rc == KERR_OK;
+        r->svc_fresh = rc == KERR_OK;
         r->svc_api = r->svc_api || rc == KERR_CONFLICT;
         ans = NULL;
     }
@@ -487,13 +488,15 @@ static int cost(const struct round *r, const struct hibplan_step *s)
 }
 
 /*
- * A scale, a step towards a scale-down, and the end of a wake-up: decided on the StatefulSet
- * and the tasks read from the API (a cache that has not seen the scale to 0 yet would end a
+ * The cut time, a scale, a step towards a scale-down, and the end of a wake-up: decided on the
+ * Service, the StatefulSet and the tasks read from the API (a cache that has not seen the cut
+ * would date a cut that has not happened; one that has not seen the scale to 0 would end a
  * wake-up with the StatefulSet still at 0).
  */
 static int needs_proof(const struct hibplan_step *s)
 {
-    return s->act == HIBPLAN_SCALE || s->act == HIBPLAN_REMOVE_PHASE ||
+    return s->act == HIBPLAN_SET_CUT_AT || s->act == HIBPLAN_SCALE ||
+           s->act == HIBPLAN_REMOVE_PHASE ||
            (s->act == HIBPLAN_SET_PHASE &&
             (s->phase == HIBPLAN_SCALING || s->phase == HIBPLAN_HIBERNATED));
 }
@@ -539,8 +542,7 @@ enum kerr hib_step(const struct hib_env *env, const cJSON *etcd, long *requeue_m
     if (!r.ns || !r.name || strlen(r.name) > ETCDSPEC_NAME_MAX)
         return kerr_set(err, KERR_INVAL, "Etcd without namespace or name");
     if (!hib_wanted(etcd) && !hib_spec_zero(etcd) && !etcdspec_annotation(etcd, HIB_ANN_PHASE))
-        return KERR_OK;                           /* never hibernated: nothing to read */
-    r.fresh = !env->cached && !env->cached_tasks; /* everything comes from the API */
+        return KERR_OK; /* never hibernated: nothing to read */
     r.budget = env->max_requests < 0                                           ? 0
                : env->max_requests > 0 && env->max_requests < HIB_MAX_REQUESTS ? env->max_requests
                                                                                : HIB_MAX_REQUESTS;
@@ -556,8 +558,8 @@ enum kerr hib_step(const struct hib_env *env, const cJSON *etcd, long *requeue_m
             break;
         if (s.act == HIBPLAN_DONE || s.act == HIBPLAN_WAIT || s.act == HIBPLAN_BAD)
             break;
-        if (needs_proof(&s) && !r.fresh) {
-            if (r.used + 2 + cost(&r, &s) > r.budget)
+        if (needs_proof(&s) && hib_stale(&r) > 0) {
+            if (r.used + hib_stale(&r) + cost(&r, &s) > r.budget)
                 goto later;
             if ((rc = hib_read_fresh(env, &r, err)) != KERR_OK)
                 break;

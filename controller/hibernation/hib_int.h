@@ -32,9 +32,9 @@ struct round {
     cJSON *tasks;            /* array of the EtcdOpsTasks of this Etcd (a LIST: the namespace's) */
     bool svc_read, sts_read; /* loaded (NULL then means: absent) */
     bool tasks_read, imm_read;
-    bool svc_api;        /* read the Service from the API (the cached one conflicted) */
-    bool fresh;          /* the StatefulSet and the tasks come from the API in this call */
-    const cJSON *latest; /* BORROWED from tasks: our highest attempt */
+    bool svc_api; /* read the Service from the API (the cached one conflicted) */
+    bool svc_fresh, sts_fresh, tasks_fresh; /* from the API in this call (or a write's answer) */
+    const cJSON *latest;                    /* BORROWED from tasks: our highest attempt */
     struct hibplan_view v;
     long defer_ms; /* set by an action that has to wait: requeue after this long */
 };
@@ -50,7 +50,10 @@ void hib_round_release(struct round *r);
 enum kerr hib_read_view(const struct hib_env *env, struct round *r, int *gone,
                         struct kerr_info *err);
 
-/* Read the StatefulSet and the tasks again from the API (r->fresh), for a scale or an end. */
+/* How many of the Service, the StatefulSet and the tasks are not fresh (0 to 3). */
+int hib_stale(const struct round *r);
+
+/* Read again from the API those of them that are not fresh (hib_stale requests). */
 enum kerr hib_read_fresh(const struct hib_env *env, struct round *r, struct kerr_info *err);
 
 /* A GET that maps 404 to *out = NULL. */

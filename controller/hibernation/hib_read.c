@@ -175,6 +175,7 @@ static enum kerr list_tasks(const struct hib_env *env, struct round *r, struct k
     r->tasks = cJSON_DetachItemFromObjectCaseSensitive(list, "items");
     cJSON_Delete(list);
     r->tasks_read = true;
+    r->tasks_fresh = true;
     return KERR_OK;
 }
 
@@ -231,34 +232,43 @@ static void derive_tasks(struct round *r)
 
 /* ---- the other objects ---- */
 
-/* The object what of ns/name: from the cache, or from the API when the cache lacks it. */
+/*
+ * The object what of ns/name: from the cache, or from the API when the cache lacks it or api
+ * is set (then *fresh is set).
+ */
 static enum kerr load(const struct hib_env *env, struct round *r, enum hib_cached what,
                       const struct k8s_resource *res, const char *name, bool api, cJSON **out,
-                      struct kerr_info *err)
+                      bool *fresh, struct kerr_info *err)
 {
+    enum kerr rc;
+
     if (!api && env->cached && (*out = env->cached(env->cache_arg, what, r->ns, name)))
         return KERR_OK;
-    return hib_get_opt(env, r, res, name, out, err);
+    if ((rc = hib_get_opt(env, r, res, name, out, err)) == KERR_OK)
+        *fresh = true;
+    return rc;
 }
 
-static enum kerr load_sts(const struct hib_env *env, struct round *r, struct kerr_info *err)
+static enum kerr load_sts(const struct hib_env *env, struct round *r, bool api,
+                          struct kerr_info *err)
 {
     enum kerr rc = KERR_OK;
 
-    if (!r->sts_read && (rc = load(env, r, HIB_CACHED_STATEFULSET, &RES_STS, r->name, false,
-                                   &r->sts, err)) == KERR_OK)
+    if (!r->sts_read && (rc = load(env, r, HIB_CACHED_STATEFULSET, &RES_STS, r->name, api, &r->sts,
+                                   &r->sts_fresh, err)) == KERR_OK)
         r->sts_read = true;
     return rc;
 }
 
-static enum kerr load_svc(const struct hib_env *env, struct round *r, struct kerr_info *err)
+static enum kerr load_svc(const struct hib_env *env, struct round *r, bool api,
+                          struct kerr_info *err)
 {
     char name[ETCDSPEC_NAME_MAX + 8];
     enum kerr rc = KERR_OK;
 
     snprintf(name, sizeof(name), "%s-client", r->name);
-    if (!r->svc_read && (rc = load(env, r, HIB_CACHED_SERVICE, &RES_SVC, name, r->svc_api, &r->svc,
-                                   err)) == KERR_OK)
+    if (!r->svc_read && (rc = load(env, r, HIB_CACHED_SERVICE, &RES_SVC, name, api || r->svc_api,
+                                   &r->svc, &r->svc_fresh, err)) == KERR_OK)
         r->svc_read = true;
     return rc;
 }
@@ -267,29 +277,40 @@ static enum kerr load_imm(const struct hib_env *env, struct round *r, struct ker
 {
     char name[ETCDSPEC_NAME_MAX + 24];
     enum kerr rc = KERR_OK;
+    bool fresh = false;
 
     if (imtjob_task_name(r->name, name, sizeof(name)) != KERR_OK)
         return kerr_set(err, KERR_INVAL, "Etcd name too long");
     if (!r->imm_read && (rc = load(env, r, HIB_CACHED_IMMTASK, &ETCDSPEC_RES_IMMTASK, name, false,
-                                   &r->imm, err)) == KERR_OK)
+                                   &r->imm, &fresh, err)) == KERR_OK)
         r->imm_read = true;
     return rc;
+}
+
+int hib_stale(const struct round *r)
+{
+    return !r->svc_fresh + !r->sts_fresh + !r->tasks_fresh;
 }
 
 enum kerr hib_read_fresh(const struct hib_env *env, struct round *r, struct kerr_info *err)
 {
     enum kerr rc;
 
-    cJSON_Delete(r->sts);
-    r->sts = NULL;
-    r->sts_read = false;
-    if ((rc = hib_get_opt(env, r, &RES_STS, r->name, &r->sts, err)) != KERR_OK)
-        return rc;
-    r->sts_read = true;
-    if ((rc = list_tasks(env, r, err)) != KERR_OK)
-        return rc;
-    r->fresh = true;
-    return KERR_OK;
+    if (!r->svc_fresh) {
+        cJSON_Delete(r->svc);
+        r->svc = NULL;
+        r->svc_read = false;
+        if ((rc = load_svc(env, r, true, err)) != KERR_OK)
+            return rc;
+    }
+    if (!r->sts_fresh) {
+        cJSON_Delete(r->sts);
+        r->sts = NULL;
+        r->sts_read = false;
+        if ((rc = load_sts(env, r, true, err)) != KERR_OK)
+            return rc;
+    }
+    return r->tasks_fresh ? KERR_OK : list_tasks(env, r, err);
 }
 
 /* ---- the view ---- */
@@ -369,7 +390,7 @@ enum kerr hib_read_view(const struct hib_env *env, struct round *r, int *gone,
     derive_etcd(env, r);
     if (!r->v.want && r->v.phase == HIBPLAN_NONE) {
         /* only spec.replicas: 0 brought us here: the StatefulSet says whether it is new */
-        if ((rc = load_sts(env, r, err)) != KERR_OK)
+        if ((rc = load_sts(env, r, false, err)) != KERR_OK)
             return rc;
         r->v.want = r->v.spec_signal && int_at(r->sts, "spec.replicas") > 0;
         if (!r->v.want) {
@@ -379,7 +400,7 @@ enum kerr hib_read_view(const struct hib_env *env, struct round *r, int *gone,
     }
     /* Hibernated and staying so: only the immutability task can need work. */
     if (!(r->v.want && r->v.phase == HIBPLAN_HIBERNATED) &&
-        ((rc = load_svc(env, r, err)) || (rc = load_sts(env, r, err)) ||
+        ((rc = load_svc(env, r, false, err)) || (rc = load_sts(env, r, false, err)) ||
          (rc = load_tasks(env, r, err))))
         return rc;
     if ((rc = load_imm(env, r, err)) != KERR_OK)
