@@ -31,6 +31,9 @@ struct ksim_fault_cfg {
     char match[256];      /* only requests whose "METHOD /path" contains this ("" = all) */
 };
 
+/* The seed of the draws that decide which requests fail (fixed, so no run draws its own). */
+#define KSIM_FAULT_SEED 1u
+
 struct ksim_fault;
 
 /* A fault injector with cfg (NULL = none). On KERR_OK *out OWNS it. */
