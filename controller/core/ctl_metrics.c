@@ -62,8 +62,8 @@ static const struct ctl_metrics_def defs[] = {
     { METRICS_GAUGE, "warden_controller_cache_objects", "Objects held by the controller's caches",
       NULL, offsetof(struct ctl_metrics, objects) },
     { METRICS_GAUGE, "warden_backup_entry_prefix_conflicts",
-      "BackupEntries whose prefix overlaps another Etcd's (condition PrefixConflict; made before "
-      "the webhook's one-prefix rule)",
+      "BackupEntries with the condition PrefixConflict: a prefix another owner's overlaps as "
+      "the backup sidecar lists it, or a deletion that overlap blocks",
       NULL, offsetof(struct ctl_metrics, conflicts) },
 };
 
