@@ -11,7 +11,7 @@
 # event, no finalizer, no Job. A destination the copy cannot open: Failed at once. A copy
 # the destination keeps locked (S3 Object Lock's refusal, from a fault proxy): the backup
 # stays with deletionError and a CopyLocked event, retried with backoff, and goes once the
-# lock is over.
+# lock is over. A destination inside another Etcd's live prefix: Failed, nothing written.
 set -euo pipefail
 . "$(dirname "$0")/../lib/snapshot.sh"
 . "$(dirname "$0")/../lib/controller.sh"
@@ -54,6 +54,27 @@ kc -n "$NS" create secret generic offsite \
 druid_double_for "$NS" etcd-main
 ctl_start
 kc get crd etcdbackups.etcd-warden.io >/dev/null || ctl_fail "no EtcdBackup CRD"
+
+# A destination inside the live prefix of another Etcd, as its sidecar lists it (spelled
+# with a leading and a doubled '/'): Failed at once naming that Etcd, no snapshot, nothing
+# written; the copy would have become etcd-events' newest full snapshot.
+ctl_store_etcd "$NS" etcd-events S3 "$SNAP_BUCKET" shoot--etcd-events
+kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply EtcdBackup b0"
+apiVersion: etcd-warden.io/v1alpha1
+kind: EtcdBackup
+metadata: {name: b0, namespace: $NS}
+spec:
+  etcdName: etcd-main
+  destination: {provider: aws, container: $SNAP_BUCKET, prefix: /shoot--etcd-events//copies/, secretRef: {name: etcd-backup}}
+EOF
+ksim_wait 30 phase_is b0 Failed || ctl_fail "b0: $(kc -n "$NS" get etcdbackup b0 -o jsonpath='{.status}')"
+status b0 error | grep -qF 'overlaps the prefix "shoot--etcd-events" of Etcd shoot/etcd-events' ||
+    ctl_fail "b0's error: $(status b0 error)"
+gone etcdopstask b0 || ctl_fail "a snapshot task for a refused destination"
+expect "nothing written into etcd-events' prefix" "" "$(snap_s3 ls shoot--etcd-events)"
+kc -n "$NS" delete etcdbackup b0 >/dev/null
+kc -n "$NS" delete etcd etcd-events >/dev/null
+ok "a destination in another Etcd's live prefix: Failed, named, nothing written"
 
 # A backup: the task, then the copy Job, held until the snapshot is in the Etcd's store.
 backup b1 Local
