@@ -7,7 +7,8 @@
 # naming the other; the same prefix in another container is allowed. An UPDATE moving an Etcd into another's prefix is
 # refused, one keeping its prefix is not. A deleted Etcd's pending entry keeps its prefix
 # from a different Etcd (named in the message) but not from the same namespace/name,
-# which reattaches.
+# which reattaches. Two CREATEs of one prefix at once (8 rounds): one entry, the API server
+# deciding; an Etcd admitted beside the owner gets a PrefixConflict event naming it.
 set -euo pipefail
 . "$(dirname "$0")/../lib/controller.sh"
 
@@ -91,6 +92,41 @@ refused "a pending entry's prefix, for another Etcd" \
 allowed "a pending entry's prefix, for the same namespace/name" shoot etcd-main shoot--etcd-main
 ksim_wait 20 phase_is etcd-main Active || ctl_fail "entry not reattached"
 ok "reattached"
+
+# Two CREATEs of one prefix at the same moment (spelled "race-N" and "/race-N/"): the webhook
+# may admit both, since neither is in its cache when the other is reviewed; the entry,
+# named after the claim, is created once, so the API server keeps one owner. The other
+# Etcd, when admitted, gets a PrefixConflict event naming the owner.
+entries_of() { # canonical prefix: "<entry> <ns>/<name>" of each entry whose prefix it is
+    kc get backupentries -o jsonpath='{range .items[*]}{.metadata.name} {.spec.etcd.namespace}/{.spec.etcd.name} {.spec.prefix}{"\n"}{end}' |
+        awk -v p="$1" '{ q = $3; gsub(/^\/+|\/+$/, "", q) } q == p { print $1, $2 }'
+}
+one_entry() { [ "$(entries_of "$1" | wc -l)" -eq 1 ]; }
+loser_warned() { ctl_events "$1" etcd | grep -q "^Warning PrefixConflict: prefix .* is claimed by BackupEntry .* of Etcd $2 "; }
+kc create namespace race-a >/dev/null
+kc create namespace race-b >/dev/null
+both=0
+for i in 1 2 3 4 5 6 7 8; do
+    etcd race-a etcd "race-$i" >/dev/null 2>&1 &
+    a=$!
+    etcd race-b etcd "/race-$i/" >/dev/null 2>&1 &
+    b=$!
+    admitted=0
+    wait "$a" && admitted=$((admitted + 1))
+    wait "$b" && admitted=$((admitted + 1))
+    [ "$admitted" -ge 1 ] || ctl_fail "race $i: neither CREATE admitted"
+    ksim_wait 20 one_entry "race-$i" || ctl_fail "race $i: entries $(entries_of "race-$i")"
+    if [ "$admitted" -eq 2 ]; then
+        both=$((both + 1))
+        owner=$(entries_of "race-$i" | awk '{print $2}')
+        case $owner in race-a/etcd) loser=race-b ;; race-b/etcd) loser=race-a ;; *) ctl_fail "race $i: owner $owner" ;; esac
+        ksim_wait 20 loser_warned "$loser" "$owner" ||
+            ctl_fail "race $i: no PrefixConflict event on $loser/etcd: $(ctl_events "$loser" etcd)"
+    fi
+    kc -n race-a delete etcd etcd --ignore-not-found >/dev/null
+    kc -n race-b delete etcd etcd --ignore-not-found >/dev/null
+done
+ok "8 rounds of two CREATEs of one prefix at once: one entry each ($both rounds admitted both)"
 
 # A careless toggle gets an answer, not silence.
 out=$(kc -n shoot annotate etcd etcd-main etcd-warden.io/hibernate=yes 2>&1) &&
