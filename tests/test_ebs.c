@@ -21,6 +21,7 @@
 #include "controller/core/ctl.h"
 #include "controller/core/ctl_cap.h"
 #include "controller/core/ctl_config.h"
+#include "controller/core/etcdspec.h"
 #include "controller/core/rctx.h"
 #include "tests/support/cfix.h"
 #include "tests/support/jsonfix.h"
@@ -361,8 +362,9 @@ Test(ebs_kubesim, no_second_backup_of_an_etcd_while_one_is_unfinished)
     finish(n1, "Failed", m + 70);
     /* a hand-made backup of the same Etcd blocks too; one of another Etcd does not */
     other = jsonfix_parse("{\"apiVersion\":\"etcd-warden.io/v1alpha1\",\"kind\":\"EtcdBackup\","
-                          "\"metadata\":{\"name\":\"other\"},\"spec\":{\"etcdName\":\"other\"," DEST
-                          "}}");
+                          "\"metadata\":{\"name\":\"other\"},\"spec\":{\"etcdName\":\"other\","
+                          "\"destination\":{\"provider\":\"S3\",\"container\":\"offsite\","
+                          "\"prefix\":\"ns1/other\",\"secretRef\":{\"name\":\"offsite\"}}}}");
     mine = jsonfix_parse("{\"apiVersion\":\"etcd-warden.io/v1alpha1\",\"kind\":\"EtcdBackup\","
                          "\"metadata\":{\"name\":\"by-hand\"},\"spec\":{\"etcdName\":\"main\"," DEST
                          "}}");
@@ -579,4 +581,42 @@ Test(ebs_kubesim, a_stuck_backup_is_reported_and_holds_nothing_back)
     BACKUPS_ARE("a", want);
     cr_assert_eq(events("BackupStuck"), 1);
     cr_assert_eq(events("BackupAlreadyActive"), 3);
+}
+
+/* The template's destination inside another Etcd's live prefix, as its sidecar lists it ("ns1/main"
+ * lists "ns1/main-2/..."): the fire time is skipped, Ready False naming the Etcd, looked at again
+ * while in use; once free, the next fire time makes its backup. */
+Test(ebs_kubesim, a_destination_in_another_clusters_prefix_makes_no_backup)
+{
+    int64_t m = minute_after(schedule("d", "* * * * *", NULL));
+    cJSON *e =
+        cfix_etcd("events",
+                  "{\"provider\":\"aws\",\"container\":\"offsite\",\"prefix\":\"/ns1/main-2\","
+                  "\"secretRef\":{\"name\":\"etcd-backup\"}}",
+                  NULL);
+    char got[1200], n1[128], a[32], b[32];
+    struct kerr_info err;
+
+    cJSON_Delete(cfix_create(&fx, &ETCDSPEC_RES_ETCD, e));
+    cJSON_Delete(e);
+    pass("d", m);
+    BACKUPS_ARE("d", "");
+    cr_assert(strstr(cond_of("d", "Ready", got, sizeof(got)),
+                     "False DestinationInUse: no backups are made: "
+                     "spec.backupTemplate.destination.prefix \"ns1/main\" overlaps the prefix "
+                     "\"ns1/main-2\" of Etcd ns1/events"),
+              "%s", got);
+    cr_assert_str_eq(status_time("d", "lastScheduleTime", a), fmt(m, b),
+                     "the fire time is skipped");
+    pass("d", m + 30); /* in use still: the condition stays */
+    BACKUPS_ARE("d", "");
+    cr_assert(strstr(cond_of("d", "Ready", got, sizeof(got)), "False DestinationInUse"), "%s", got);
+    cr_assert_eq(events(EBS_REASON_IN_USE), 1, "one event per skipped fire time");
+
+    OK(k8s_delete(fx.c, &ETCDSPEC_RES_ETCD, CFIX_NS, "events", NULL, NULL, &err));
+    pass("d", m + 40);
+    cr_assert(strstr(cond_of("d", "Ready", got, sizeof(got)), "True Scheduled"), "%s", got);
+    BACKUPS_ARE("d", "");
+    pass("d", m + 60);
+    BACKUPS_ARE("d", bname("d", m + 60, n1));
 }

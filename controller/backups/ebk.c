@@ -126,27 +126,8 @@ static enum kerr destination_free(const struct ebk_env *env, const cJSON *b, cha
     struct claims_skip skip = { .backup_ns = str(b, "metadata.namespace"),
                                 .backup = str(b, "metadata.name"),
                                 .backups_of = str(b, "spec.etcdName") };
-    struct bstore_claim c;
-    struct kerr_info e = { 0 };
-    char other[CLAIMS_WHY_MAX];
-    enum kerr rc;
 
-    if (claims_of(b, "spec.destination", NULL, &c, &e) != KERR_OK) {
-        if (snprintf(why, n, "spec.destination: %s", e.msg) < 0)
-            why[0] = '\0';
-        return KERR_OK;
-    }
-    rc = claims_find(env->client, NULL, &c, &skip, other, err);
-    /* a long prefix or owner is cut: the message stays one line */
-    if (rc == KERR_OK && *other &&
-        snprintf(why, n,
-                 "spec.destination.prefix \"%s\" overlaps %s in the same store: the backup "
-                 "sidecar lists a prefix as a plain string, so the copy would become that "
-                 "cluster's snapshot; one prefix, one cluster",
-                 str(b, "spec.destination.prefix"), other) < 0)
-        why[0] = '\0';
-    bstore_claim_release(&c);
-    return rc;
+    return claims_destination(env->client, b, "spec.destination", &skip, why, n, err);
 }
 
 /*

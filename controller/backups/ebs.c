@@ -1,5 +1,6 @@
 /* ebs - the EtcdBackupSchedule: backups on a cron schedule, history limits; see ebs.h. */
 #include "controller/backups/ebs.h"
+#include "controller/backups/ebs_int.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include "common/kjson.h"
 #include "common/ktime.h"
 #include "common/log.h"
+#include "controller/core/claims.h"
 #include "controller/core/cron.h"
 #include "controller/core/ctl.h"
 #include "controller/core/kname.h"
@@ -21,31 +23,33 @@ const struct k8s_resource EBS_RES_BACKUP = { "etcd-warden.io", "v1alpha1", "etcd
 #define LBL_PATH "metadata.labels[" EBS_LABEL_SCHEDULE "]"
 #define ANN_PATH "metadata.annotations[" EBS_ANN_SCHEDULED_AT "]"
 
-/* The checked spec of a schedule; pointers BORROWED from the schedule. */
-struct spec {
-    struct cron cron;
-    int suspend;
-    int64_t deadline_s; /* < 0: none */
-    int64_t keep_ok, keep_bad;
-    const cJSON *tmpl;
-    const char *etcd;
-    char label[KNAME_LABEL_MAX + 1];
-};
+/* An RFC 3339 time at path of obj as Unix seconds; 0 when absent or bad. */
+int64_t ebs_time_at(const cJSON *obj, const char *path)
+{
+    struct timespec ts;
 
-/* What one pass found and decided. */
-struct pass {
-    const cJSON *sched; /* BORROWED */
-    int64_t now;        /* Unix seconds */
-    cJSON *backups;     /* OWNS: the namespace's EtcdBackup list */
-    cJSON *active;      /* OWNS: [{name}] of the schedule's unfinished backups */
-    const char *busy;   /* an unfinished backup of the same Etcd (BORROWED), or NULL */
-    const cJSON *stuck; /* the oldest one unfinished for over EBS_STUCK_S (BORROWED), or NULL */
-    int64_t last_sched; /* 0: none */
-    int64_t last_ok;    /* 0: none */
-    const char *reason; /* of the Ready condition */
-    char message[512];
-};
+    if (ktime_parse(kjson_get_str(obj, path), &ts, NULL) != KERR_OK)
+        return 0;
+    return (int64_t)ts.tv_sec;
+}
 
+const char *ebs_fmt_time(int64_t t, char out[KTIME_LEN + 1])
+{
+    if (ktime_format((time_t)t, out) != KERR_OK)
+        snprintf(out, KTIME_LEN + 1, "?");
+    return out;
+}
+
+/* Since when backup b is there: its fire time (a schedule's), else its creation. */
+int64_t ebs_since_of(const cJSON *b)
+{
+    int64_t t = ebs_time_at(b, ANN_PATH);
+
+    return t > 0 ? t : ebs_time_at(b, "metadata.creationTimestamp");
+}
+
+/* An unfinished backup b of the schedule's Etcd: p->busy, or p->stuck when it is there for
+ * more than EBS_STUCK_S (it holds nothing back then). */
 enum kerr ebs_backup_name(const char *schedule, int64_t t, char *out, size_t n)
 {
     char suffix[32];
@@ -57,23 +61,6 @@ enum kerr ebs_backup_name(const char *schedule, int64_t t, char *out, size_t n)
 const char *ebs_backup_schedule(const cJSON *backup)
 {
     return kjson_get_str(backup, LBL_PATH);
-}
-
-/* An RFC 3339 time at path of obj as Unix seconds; 0 when absent or bad. */
-static int64_t time_at(const cJSON *obj, const char *path)
-{
-    struct timespec ts;
-
-    if (ktime_parse(kjson_get_str(obj, path), &ts, NULL) != KERR_OK)
-        return 0;
-    return (int64_t)ts.tv_sec;
-}
-
-static const char *fmt_time(int64_t t, char out[KTIME_LEN + 1])
-{
-    if (ktime_format((time_t)t, out) != KERR_OK)
-        snprintf(out, KTIME_LEN + 1, "?");
-    return out;
 }
 
 /* A non-negative integer at path (default def when absent); -1 when negative or not a number. */
@@ -150,8 +137,8 @@ static int older_first(const void *a, const void *b)
     for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
         const char *p = kjson_get_str(x, paths[i]), *q = kjson_get_str(y, paths[i]);
 
-        c = i == 0 ? (int)(time_at(x, paths[i]) > time_at(y, paths[i])) -
-                         (int)(time_at(x, paths[i]) < time_at(y, paths[i]))
+        c = i == 0 ? (int)(ebs_time_at(x, paths[i]) > ebs_time_at(y, paths[i])) -
+                         (int)(ebs_time_at(x, paths[i]) < ebs_time_at(y, paths[i]))
                    : strcmp(p ? p : "", q ? q : "");
         if (c)
             return c;
@@ -194,22 +181,12 @@ static enum kerr prune_phase(const struct rctx *x, struct pass *p, const struct 
     return rc == KERR_OK ? rc : kerr_wrap(err, "pruning %s backups", phase);
 }
 
-/* Since when backup b is there: its fire time (a schedule's), else its creation. */
-static int64_t since_of(const cJSON *b)
-{
-    int64_t t = time_at(b, ANN_PATH);
-
-    return t > 0 ? t : time_at(b, "metadata.creationTimestamp");
-}
-
-/* An unfinished backup b of the schedule's Etcd: p->busy, or p->stuck when it is there for
- * more than EBS_STUCK_S (it holds nothing back then). */
 static void busy_or_stuck(struct pass *p, const cJSON *b)
 {
-    int64_t since = since_of(b);
+    int64_t since = ebs_since_of(b);
 
     if (since > 0 && p->now - since > EBS_STUCK_S) {
-        if (!p->stuck || since < since_of(p->stuck))
+        if (!p->stuck || since < ebs_since_of(p->stuck))
             p->stuck = b;
     } else if (!p->busy) {
         p->busy = kjson_get_str(b, "metadata.name");
@@ -234,7 +211,7 @@ static enum kerr survey(const struct rctx *x, struct pass *p, const struct spec 
         const char *etcd = kjson_get_str(b, "spec.etcdName");
         const char *phase = kjson_get_str(b, "status.phase");
         int running = !is_finished(b) && !kjson_has(b, "metadata.deletionTimestamp");
-        int64_t done = time_at(b, "status.completionTime");
+        int64_t done = ebs_time_at(b, "status.completionTime");
         cJSON *ref;
 
         if (running && etcd && strcmp(etcd, sp->etcd) == 0)
@@ -280,7 +257,7 @@ static enum kerr create_backup(const struct rctx *x, struct pass *p, const struc
     cJSON *b = cJSON_CreateObject(), *ref = NULL;
     enum kerr rc = b ? KERR_OK : kerr_set(err, KERR_NOMEM, "out of memory");
 
-    fmt_time(t, when);
+    ebs_fmt_time(t, when);
     if (!rc && (!cJSON_AddStringToObject(b, "apiVersion", "etcd-warden.io/v1alpha1") ||
                 !cJSON_AddStringToObject(b, "kind", "EtcdBackup")))
         rc = kerr_set(err, KERR_NOMEM, "out of memory");
@@ -320,7 +297,8 @@ static enum kerr create_backup(const struct rctx *x, struct pass *p, const struc
 static void due(const struct rctx *x, const struct pass *p, const struct spec *sp, int64_t *t)
 {
     char a[KTIME_LEN + 1], b[KTIME_LEN + 1];
-    int64_t base = p->last_sched ? p->last_sched : time_at(p->sched, "metadata.creationTimestamp");
+    int64_t base =
+        p->last_sched ? p->last_sched : ebs_time_at(p->sched, "metadata.creationTimestamp");
     int64_t earliest = base, u, v;
     int missed = 0;
 
@@ -332,7 +310,7 @@ static void due(const struct rctx *x, const struct pass *p, const struct spec *s
     if (u <= earliest) {
         rctx_event(x, p->sched, EV_WARNING, "MissSchedule", "Schedule",
                    "missed the fire time %s: more than startingDeadlineSeconds (%" PRId64 " s) ago",
-                   fmt_time(u, a), sp->deadline_s);
+                   ebs_fmt_time(u, a), sp->deadline_s);
         return;
     }
     for (v = earliest;
@@ -342,11 +320,39 @@ static void due(const struct rctx *x, const struct pass *p, const struct spec *s
         rctx_event(x, p->sched, EV_WARNING, "TooManyMissedTimes", "Schedule",
                    "more than %d fire times missed since %s: only the latest, %s, is taken; set "
                    "or lower spec.startingDeadlineSeconds, or check the clock",
-                   EBS_MAX_MISSED, fmt_time(earliest, a), fmt_time(u, b));
+                   EBS_MAX_MISSED, ebs_fmt_time(earliest, a), ebs_fmt_time(u, b));
     else if (missed > 1)
         log_info("fire times missed: only the latest is taken", "schedule",
-                 kjson_get_str(p->sched, "metadata.name"), "latest", fmt_time(u, a));
+                 kjson_get_str(p->sched, "metadata.name"), "latest", ebs_fmt_time(u, a));
     *t = u;
+}
+
+/*
+ * Whether the template's destination may be written now, into p->in_use (claims_destination:
+ * read from the API server; the copies of the schedule's Etcd may share a prefix).
+ */
+static enum kerr check_destination(const struct rctx *x, struct pass *p, const struct spec *sp,
+                                   struct kerr_info *err)
+{
+    struct claims_skip skip = { .backup_ns = kjson_get_str(p->sched, "metadata.namespace"),
+                                .backups_of = sp->etcd };
+
+    return claims_destination(x->client, p->sched, "spec.backupTemplate.destination", &skip,
+                              p->in_use, sizeof(p->in_use), err);
+}
+
+/* The reason of the stored Ready condition of the schedule, or "". */
+static const char *stored_reason(const struct pass *p)
+{
+    const cJSON *o;
+
+    cJSON_ArrayForEach (o, kjson_get_arr(p->sched, "status.conditions")) {
+        const char *t = kjson_get_str(o, "type"), *r = kjson_get_str(o, "reason");
+
+        if (t && strcmp(t, "Ready") == 0)
+            return r ? r : "";
+    }
+    return "";
 }
 
 /* Act on the fire time that is due, if any. */
@@ -366,148 +372,19 @@ static enum kerr schedule(const struct rctx *x, struct pass *p, const struct spe
     if (!listed(p, name) && p->busy) {
         rctx_event(x, p->sched, EV_NORMAL, "BackupAlreadyActive", "Schedule",
                    "skipped the fire time %s: EtcdBackup %s of Etcd %s has not finished",
-                   fmt_time(t, when), p->busy, sp->etcd);
+                   ebs_fmt_time(t, when), p->busy, sp->etcd);
     } else if (!listed(p, name)) {
-        rc = create_backup(x, p, sp, name, t, err);
+        rc = check_destination(x, p, sp, err);
+        if (rc == KERR_OK && *p->in_use)
+            rctx_event(x, p->sched, EV_WARNING, EBS_REASON_IN_USE, "Schedule",
+                       "skipped the fire time %s: %s", ebs_fmt_time(t, when), p->in_use);
+        else if (rc == KERR_OK)
+            rc = create_backup(x, p, sp, name, t, err);
         if (rc != KERR_OK)
             return rc;
     }
     p->last_sched = t;
     return KERR_OK;
-}
-
-/* ---- status ---- */
-
-/* The Ready condition of p, keeping the transition time of an equal one in old (BORROWED). */
-static cJSON *condition(const struct pass *p, int ready, const cJSON *old)
-{
-    char now[KTIME_LEN + 1];
-
-    return rctx_ready_condition(ready, p->reason, p->message, old, fmt_time(p->now, now));
-}
-
-/* The message of the BackupStuck condition of p into out. */
-static void stuck_message(const struct pass *p, const struct spec *sp, char *out, size_t n)
-{
-    char since[KTIME_LEN + 1];
-    const char *phase = kjson_get_str(p->stuck, "status.phase");
-
-    snprintf(out, n,
-             "EtcdBackup %s of Etcd %s has not finished since %s (phase %s, over %ld s): it no "
-             "longer holds the fire times back",
-             kjson_get_str(p->stuck, "metadata.name"), sp->etcd,
-             fmt_time(since_of(p->stuck), since), phase && *phase ? phase : "none",
-             (long)EBS_STUCK_S);
-}
-
-/* The lastTransitionTime of the BackupStuck condition of the stored status when it has the
- * message msg, else NULL. BORROWED from p->sched. */
-static const char *stuck_since(const struct pass *p, const char *msg)
-{
-    const cJSON *o;
-
-    cJSON_ArrayForEach (o, kjson_get_arr(p->sched, "status.conditions")) {
-        const char *t = kjson_get_str(o, "type"), *m = kjson_get_str(o, "message");
-
-        if (t && strcmp(t, EBS_COND_STUCK) == 0 && m && strcmp(m, msg) == 0)
-            return kjson_get_str(o, "lastTransitionTime");
-    }
-    return NULL;
-}
-
-/* A Warning event BackupStuck when p has a stuck backup the stored status does not report. */
-static void report_stuck(const struct rctx *x, const struct pass *p, const struct spec *sp)
-{
-    char msg[512];
-
-    if (!p->stuck)
-        return;
-    stuck_message(p, sp, msg, sizeof(msg));
-    if (!stuck_since(p, msg))
-        rctx_event(x, p->sched, EV_WARNING, "BackupStuck", "Schedule", "%s", msg);
-}
-
-/* The BackupStuck condition of p (the transition time of an equal stored one kept); NULL
- * when there is none to write (*bad 0) or on NOMEM (*bad 1). */
-static cJSON *stuck_condition(const struct pass *p, const struct spec *sp, int *bad)
-{
-    char msg[512], now[KTIME_LEN + 1];
-    const char *ltt;
-    cJSON *c;
-
-    *bad = 0;
-    if (!p->stuck || !sp)
-        return NULL;
-    stuck_message(p, sp, msg, sizeof(msg));
-    ltt = stuck_since(p, msg);
-    c = cJSON_CreateObject();
-    if (!c || !cJSON_AddStringToObject(c, "type", EBS_COND_STUCK) ||
-        !cJSON_AddStringToObject(c, "status", "True") ||
-        !cJSON_AddStringToObject(c, "reason", "BackupNotFinished") ||
-        !cJSON_AddStringToObject(c, "message", msg) ||
-        !cJSON_AddStringToObject(c, "lastTransitionTime", ltt ? ltt : fmt_time(p->now, now))) {
-        cJSON_Delete(c);
-        *bad = 1;
-        return NULL;
-    }
-    return c;
-}
-
-/* Build the status of p (ready: the spec is valid) and write it when it changed. */
-static enum kerr write_status(const struct rctx *x, struct pass *p, const struct spec *sp,
-                              int ready, struct kerr_info *err)
-{
-    char a[KTIME_LEN + 1], b[KTIME_LEN + 1];
-    cJSON *st = cJSON_CreateObject(), *conds = cJSON_CreateArray(), *obj = NULL, *stuck;
-    int64_t gen = 0, old_ok = time_at(p->sched, "status.lastSuccessfulTime");
-    enum kerr rc = KERR_OK;
-    int bad = 0;
-
-    (void)kjson_get_int64(p->sched, "metadata.generation", &gen);
-    if (old_ok > p->last_ok)
-        p->last_ok = old_ok;
-    if (!st || !conds ||
-        (p->last_sched &&
-         !cJSON_AddStringToObject(st, "lastScheduleTime", fmt_time(p->last_sched, a))) ||
-        (p->last_ok &&
-         !cJSON_AddStringToObject(st, "lastSuccessfulTime", fmt_time(p->last_ok, b))) ||
-        (cJSON_GetArraySize(p->active) > 0 &&
-         !cJSON_AddItemReferenceToObject(st, "active", p->active)) ||
-        !cJSON_AddNumberToObject(st, "observedGeneration", (double)gen) ||
-        !cJSON_AddItemToArray(conds, condition(p, ready, p->sched)) ||
-        ((stuck = stuck_condition(p, sp, &bad)) && !cJSON_AddItemToArray(conds, stuck)) || bad ||
-        !cJSON_AddItemToObject(st, "conditions", conds)) {
-        if (!cJSON_GetObjectItemCaseSensitive(st, "conditions"))
-            cJSON_Delete(conds);
-        cJSON_Delete(st);
-        return kerr_set(err, KERR_NOMEM, "out of memory");
-    }
-    if (!cJSON_Compare(kjson_get(p->sched, "status"), st, 1)) {
-        obj = cJSON_Duplicate(p->sched, 1);
-        rc = obj ? kjson_set(obj, "status", cJSON_Duplicate(st, 1), err)
-                 : kerr_set(err, KERR_NOMEM, "out of memory");
-        if (rc == KERR_OK)
-            rc = k8s_update(x->client, &EBS_RES_SCHEDULE,
-                            kjson_get_str(p->sched, "metadata.namespace"),
-                            kjson_get_str(p->sched, "metadata.name"), obj,
-                            &(struct k8s_write_opts){ .subresource = "status" }, NULL, err);
-    }
-    cJSON_Delete(obj);
-    cJSON_Delete(st);
-    return rc == KERR_OK ? rc : kerr_wrap(err, "writing the schedule's status");
-}
-
-/* The requeue after a pass over a valid schedule. */
-static long requeue_after(const struct pass *p, const struct spec *sp, int64_t now_ms)
-{
-    int64_t next;
-    long ms = 0;
-
-    if (!sp->suspend && cron_next(&sp->cron, p->now, &next) == KERR_OK)
-        ms = (long)(next * 1000 - now_ms);
-    if (cJSON_GetArraySize(p->active) > 0 && (ms <= 0 || ms > EBS_POLL_MS))
-        ms = EBS_POLL_MS;
-    return ms;
 }
 
 /* A valid schedule: survey, prune, schedule; the status in any case. */
@@ -522,14 +399,23 @@ static enum kerr run_valid(const struct rctx *x, struct pass *p, const struct sp
         rc = prune_phase(x, p, sp, "Failed", sp->keep_bad, err);
     if (rc == KERR_OK && !sp->suspend)
         rc = schedule(x, p, sp, err);
+    /* a destination found in use is looked at again until it is free */
+    if (rc == KERR_OK && !sp->suspend && !*p->in_use &&
+        strcmp(stored_reason(p), EBS_REASON_IN_USE) == 0)
+        rc = check_destination(x, p, sp, err);
     if (rc != KERR_OK)
         return rc;
-    report_stuck(x, p, sp);
+    ebs_report_stuck(x, p, sp);
+    if (*p->in_use) {
+        p->reason = EBS_REASON_IN_USE;
+        snprintf(p->message, sizeof(p->message), "no backups are made: %s", p->in_use);
+        return ebs_write_status(x, p, sp, 0, err);
+    }
     p->reason = sp->suspend ? "Suspended" : "Scheduled";
     snprintf(p->message, sizeof(p->message), "%s \"%s\" (UTC)",
              sp->suspend ? "suspended; schedule" : "backups on schedule",
              kjson_get_str(p->sched, "spec.schedule"));
-    return write_status(x, p, sp, 1, err);
+    return ebs_write_status(x, p, sp, 1, err);
 }
 
 enum kerr ebs_run(const struct rctx *x, const char *ns, const char *name, int64_t now_ms,
@@ -552,18 +438,20 @@ enum kerr ebs_run(const struct rctx *x, const char *ns, const char *name, int64_
     memset(&p, 0, sizeof(p));
     p.sched = sched;
     p.now = now_ms / 1000;
-    p.last_sched = time_at(sched, "status.lastScheduleTime");
+    p.last_sched = ebs_time_at(sched, "status.lastScheduleTime");
     kerr_clear(&why);
     if (read_spec(sched, p.now, &sp, &p.reason, &why) != KERR_OK) {
         snprintf(p.message, sizeof(p.message), "%s", why.msg);
         log_warn("invalid backup schedule", "namespace", ns, "name", name, "error", why.msg);
         rctx_event(x, sched, EV_WARNING, p.reason, "Schedule", "%s; no backups are made", why.msg);
         p.active = cJSON_CreateArray();
-        rc = write_status(x, &p, NULL, 0, err);
+        rc = ebs_write_status(x, &p, NULL, 0, err);
     } else {
         rc = run_valid(x, &p, &sp, err);
         if (rc == KERR_OK)
-            *requeue_ms = requeue_after(&p, &sp, now_ms);
+            *requeue_ms = ebs_requeue_after(&p, &sp, now_ms);
+        if (rc == KERR_OK && *p.in_use && (*requeue_ms <= 0 || *requeue_ms > EBS_RECHECK_MS))
+            *requeue_ms = EBS_RECHECK_MS;
     }
     cJSON_Delete(p.backups);
     cJSON_Delete(p.active);

@@ -43,7 +43,14 @@
  *     (kname_join: cut with a hash when too long) is created with
  *     spec = backupTemplate, the label, the annotation = t (RFC 3339) and no
  *     owner reference (it outlives the schedule); AlreadyExists counts as
- *     created; Normal event BackupCreated; lastScheduleTime = t.
+ *     created; Normal event BackupCreated; lastScheduleTime = t. Before it
+ *     is created, the destination (backupTemplate.destination) is checked as
+ *     an EtcdBackup's is (controller/core/claims: overlapping, as the backup
+ *     sidecar lists prefixes, an Etcd's, a BackupEntry's or another Etcd's
+ *     copies' prefix, read from the API server): when it is in use, t is
+ *     skipped (lastScheduleTime = t) with a Warning event EBS_REASON_IN_USE,
+ *     the condition Ready is False with that reason naming the owner, and the
+ *     destination is looked at again every EBS_RECHECK_MS until it is free.
  *   - Status (subresource, written only when it changed):
  *     lastScheduleTime, lastSuccessfulTime (the newest completionTime of
  *     the schedule's Completed backups, never going back), active [{name}]
@@ -80,6 +87,8 @@ struct rctx;
 #define EBS_DEFAULT_KEEP_BAD 1
 #define EBS_STUCK_S          (3L * 3600) /* the copy Job's deadline (controller/core/podjob.h) + 1 h */
 #define EBS_COND_STUCK       "BackupStuck"
+#define EBS_REASON_IN_USE    "DestinationInUse"
+#define EBS_RECHECK_MS       60000L /* a destination in use: looked at again */
 
 extern const struct k8s_resource EBS_RES_SCHEDULE; /* etcdbackupschedules */
 extern const struct k8s_resource EBS_RES_BACKUP;   /* etcdbackups */

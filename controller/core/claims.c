@@ -170,3 +170,32 @@ enum kerr claims_find(struct k8s_client *k, const char *watch_ns, const struct b
     }
     return rc;
 }
+
+enum kerr claims_destination(struct k8s_client *k, const cJSON *obj, const char *base,
+                             const struct claims_skip *skip, char *why, size_t n,
+                             struct kerr_info *err)
+{
+    struct bstore_claim c;
+    struct kerr_info e = { 0 };
+    char other[CLAIMS_WHY_MAX], path[128];
+    enum kerr rc;
+
+    why[0] = '\0';
+    if (claims_of(obj, base, NULL, &c, &e) != KERR_OK) {
+        if (snprintf(why, n, "%s: %s", base, e.msg) < 0)
+            why[0] = '\0';
+        return KERR_OK;
+    }
+    rc = claims_find(k, NULL, &c, skip, other, err);
+    snprintf(path, sizeof(path), "%s.prefix", base);
+    /* a long prefix or owner is cut: the message stays one line */
+    if (rc == KERR_OK && *other &&
+        snprintf(why, n,
+                 "%s \"%s\" overlaps %s in the same store: the backup sidecar lists a prefix "
+                 "as a plain string, so the copy would become that cluster's snapshot; one "
+                 "prefix, one cluster",
+                 path, str_or_empty(obj, path), other) < 0)
+        why[0] = '\0';
+    bstore_claim_release(&c);
+    return rc;
+}

@@ -57,6 +57,16 @@ enum kerr claims_find(struct k8s_client *k, const char *watch_ns, const struct b
                       const struct claims_skip *skip, char why[CLAIMS_WHY_MAX],
                       struct kerr_info *err);
 
+/*
+ * Why the copy destination at base of obj ("spec.destination" of an EtcdBackup,
+ * "spec.backupTemplate.destination" of a schedule) may not be written, into why (n bytes;
+ * "" when it may): it is no usable store, or it overlaps a claim skip does not name, as
+ * claims_find reads them from the API server now. Errors of the LISTs are returned.
+ */
+enum kerr claims_destination(struct k8s_client *k, const cJSON *obj, const char *base,
+                             const struct claims_skip *skip, char *why, size_t n,
+                             struct kerr_info *err);
+
 /* claims_find over lists already read (arrays of objects, NULL: none). */
 void claims_find_in(const cJSON *etcds, const cJSON *entries, const cJSON *backups,
                     const struct bstore_claim *c, const struct claims_skip *skip,
