@@ -93,11 +93,7 @@ ctl_start
 snap_fixture "$SNAP_WORK/snap" 1500000 "$snap"
 snap_s3 put "shoot--etcd-main/v2/$snap" "$SNAP_WORK/snap"
 
-stop=$SNAP_WORK/job_exec.stop
-python3 "$SNAP_SRC/tests/support/job_exec.py" serve "$NS" app.kubernetes.io/managed-by=etcd-warden \
-    "$SNAP_WORK" "$WARDEN_SNAPSHOT" "$stop" 600 2>"$SNAP_WORK/job_exec.log" &
-jobs_pid=$!
-ksim_on_exit "touch $stop; reap_child $jobs_pid 10 TERM || true"
+ctl_jobs_serve "$NS"
 ksim_wait 60 phase_is b1 Completed ||
     ctl_fail "b1: $(kc -n "$NS" get etcdbackup b1 -o jsonpath='{.status}'); $(tail -5 "$SNAP_WORK/job_exec.log")"
 key=copies/etcd-main/v2/$snap
@@ -148,8 +144,7 @@ gone etcdopstask b3 || ctl_fail "a task for b3"
 ok "unsupported destination: Failed at once"
 
 # A locked copy. The Jobs are held again until the new snapshot is in the Etcd's store.
-touch "$stop"
-reap_child "$jobs_pid" 10 TERM || true
+ctl_jobs_stop
 proxy_start "$SNAP_S3_URL" \
     --rule 'DELETE:copies/etcd-main:403:AccessDenied:inf:Access Denied because object protected by object lock.'
 s3_dest() { # endpoint
@@ -164,11 +159,7 @@ ksim_wait 30 task_state_is b4 Succeeded || ctl_fail "task b4 did not succeed"
 snap4=$(jp "$NS" etcdopstask/b4 '{.status.lastOperation.description}' | sed -n 's/^full snapshot \(Full-[^ ]*\) taken.*/\1/p')
 ksim_wait 30 has_job b4--copy || ctl_fail "no copy Job for b4: $(status b4 error)"
 snap_s3 put "shoot--etcd-main/v2/$snap4" "$SNAP_WORK/snap"
-stop=$SNAP_WORK/job_exec2.stop
-python3 "$SNAP_SRC/tests/support/job_exec.py" serve "$NS" app.kubernetes.io/managed-by=etcd-warden \
-    "$SNAP_WORK" "$WARDEN_SNAPSHOT" "$stop" 600 2>>"$SNAP_WORK/job_exec.log" &
-jobs_pid=$!
-ksim_on_exit "touch $stop; reap_child $jobs_pid 10 TERM || true"
+ctl_jobs_serve "$NS"
 ksim_wait 60 phase_is b4 Completed || ctl_fail "b4: $(kc -n "$NS" get etcdbackup b4 -o jsonpath='{.status}')"
 expect "the S3 copy" "copies/etcd-main/v2/$snap4" "$(snap_s3 ls copies/etcd-main/)"
 kc -n "$NS" delete etcdbackup b4 --wait=false >/dev/null

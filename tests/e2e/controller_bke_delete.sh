@@ -86,11 +86,7 @@ seed_local shoot--etcd-l/v2/Full-00000000-00000100-1700000000.gz shoot--etcd-l/v
     shoot--etcd-l2/v2/Full-00000000-00000100-1700000000.gz
 s3_before=$(all_s3)
 
-stop=$SNAP_WORK/job_exec.stop
-python3 "$SNAP_SRC/tests/support/job_exec.py" serve etcd-warden app.kubernetes.io/managed-by=etcd-warden \
-    "$SNAP_WORK" "$WARDEN_SNAPSHOT" "$stop" 600 2>"$SNAP_WORK/job_exec.log" &
-jobs_pid=$!
-ksim_on_exit "touch $stop; reap_child $jobs_pid 10 TERM || true"
+ctl_jobs_serve etcd-warden
 ctl_start
 for e in doomed/etcd-a shoot/etcd-a-events shoot/etcd-l shoot/etcd-l2; do
     ksim_wait 20 has_entry "${e%/*}" "${e#*/}" || ctl_fail "no entry for $e"

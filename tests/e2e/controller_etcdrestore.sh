@@ -73,11 +73,7 @@ seed "$src/Full-00000000-00000100-1700000000.gz" "$src/Incr-00000101-00000200-17
 seed shoot--dirty/v2/Full-00000000-00000050-1600000000.gz
 src_before=$(keys shoot--etcd-main)
 
-stop=$SNAP_WORK/job_exec.stop
-python3 "$SNAP_SRC/tests/support/job_exec.py" serve shoot app.kubernetes.io/managed-by=etcd-warden \
-    "$SNAP_WORK" "$WARDEN_SNAPSHOT" "$stop" 600 2>"$SNAP_WORK/job_exec.log" &
-jobs_pid=$!
-ksim_on_exit "touch $stop; reap_child $jobs_pid 10 TERM || true"
+ctl_jobs_serve shoot
 ctl_start
 
 # A point in time between the second full's first and second delta: that full and its first

@@ -71,11 +71,7 @@ snap_etcd_dump "$url" >"$SNAP_WORK/want"
 [ "$(grep -c '^/registry/' "$SNAP_WORK/want")" -eq 8 ] || snap_fail "the member's keys: $(cat "$SNAP_WORK/want")"
 ok "etcd-main-0 at revision $rev; the sidecar's initial full snapshot: $initial"
 
-stop=$SNAP_WORK/job_exec.stop
-python3 "$SNAP_SRC/tests/support/job_exec.py" serve "$NS" app.kubernetes.io/managed-by=etcd-warden \
-    "$SNAP_WORK" "$WARDEN_SNAPSHOT" "$stop" 600 2>"$SNAP_WORK/job_exec.log" &
-jobs_pid=$!
-ksim_on_exit "touch $stop; reap_child $jobs_pid 10 TERM || true"
+ctl_jobs_serve "$NS"
 ctl_start
 
 # 2. the EtcdBackup: a full snapshot from the sidecar, copied to the other bucket

@@ -73,11 +73,7 @@ other_key=shoot--other/v2/$(basename "$(head -1 <<<"$main_before")")
 snap_s3 put "$other_key" "$SNAP_WORK/full.gz"
 ok "etcd-main-0 at revision $rev; the sidecar's snapshots: $(tr '\n' ' ' <<<"$main_before")"
 
-stop=$SNAP_WORK/job_exec.stop
-python3 "$SNAP_SRC/tests/support/job_exec.py" serve etcd-warden app.kubernetes.io/managed-by=etcd-warden \
-    "$SNAP_WORK" "$WARDEN_SNAPSHOT" "$stop" 600 2>"$SNAP_WORK/job_exec.log" &
-jobs_pid=$!
-ksim_on_exit "touch $stop; reap_child $jobs_pid 10 TERM || true"
+ctl_jobs_serve etcd-warden
 ctl_start
 
 # 2. the Etcds: etcd-twin takes the prefix's entry first, then the live etcd-main shares it

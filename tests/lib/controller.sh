@@ -267,6 +267,22 @@ spec:
   backup: {port: 8080, store: {provider: $3, container: $4, prefix: "$5", secretRef: {name: etcd-backup}}}
 EOF
 }
+# ctl_jobs_serve NS (with tests/lib/snapshot.sh): tests/support/job_exec.py runs the Jobs
+# warden-controller makes in NS, as the Job controller and the kubelet would (kube-sim runs no
+# pods), with $WARDEN_SNAPSHOT, until ctl_jobs_stop or the test's end (600 s at most); its log
+# goes to $SNAP_WORK/job_exec.log.
+ctl_jobs_serve() {
+    _ctl_jobs_n=$((${_ctl_jobs_n:-0} + 1))
+    CTL_JOBS_STOP=$SNAP_WORK/job_exec-$_ctl_jobs_n.stop
+    python3 "$SNAP_SRC/tests/support/job_exec.py" serve "$1" app.kubernetes.io/managed-by=etcd-warden \
+        "$SNAP_WORK" "$WARDEN_SNAPSHOT" "$CTL_JOBS_STOP" 600 2>>"$SNAP_WORK/job_exec.log" &
+    CTL_JOBS_PID=$!
+    ksim_on_exit "touch $CTL_JOBS_STOP; reap_child $CTL_JOBS_PID 10 TERM || true"
+}
+ctl_jobs_stop() {
+    touch "$CTL_JOBS_STOP"
+    reap_child "$CTL_JOBS_PID" 10 TERM || true
+}
 # ctl_store ETCD STORE: the JSON object STORE merged into the Etcd's spec.backup.store.
 ctl_store() {
     kc -n shoot patch etcd "$1" --type merge -p "{\"spec\":{\"backup\":{\"store\":$2}}}" >/dev/null
