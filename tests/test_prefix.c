@@ -289,3 +289,24 @@ Test(prefix, projection_without_store)
     cJSON_Delete(out);
     cJSON_Delete(in);
 }
+
+/* An Etcd re-created while its entry's backups are being deleted: the Job would delete the
+ * new cluster's first snapshots with the old ones, so it waits for the entry to go. */
+Test(prefix, its_own_entry_being_deleted)
+{
+    cJSON *o = cJSON_Parse(
+        "{\"metadata\":{\"name\":\"p--1234abcd\"},\"spec\":{\"bucketName\":\"b\",\"prefix\":"
+        "\"p\",\"store\":{\"provider\":\"S3\",\"container\":\"bkt\"},\"etcd\":{\"namespace\":"
+        "\"shoot\",\"name\":\"etcd-main\",\"uid\":\"u\"},\"etcdDeletedAt\":"
+        "\"2026-01-02T03:04:05Z\"},\"status\":{\"phase\":\"Deleting\"}}");
+
+    cr_assert_eq(store_put(entries, o, NULL, NULL, NULL), KERR_OK);
+    cr_expect_str_eq(create("shoot", "etcd-main", "p"),
+                     "spec.backup.store.prefix \"p\" overlaps the prefix \"p\" of BackupEntry "
+                     "p--1234abcd of Etcd shoot/etcd-main, deleted at 2026-01-02T03:04:05Z, "
+                     "whose backups are being deleted (create it once the entry is gone) in the "
+                     "same store (S3|bkt|): the backup sidecar lists a prefix as a plain string, "
+                     "so either cluster's restore could read the other's snapshots; one prefix, "
+                     "one cluster");
+    cr_expect_str_eq(create("shoot", "etcd-main", "q"), "", "another prefix is free");
+}

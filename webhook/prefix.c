@@ -24,13 +24,14 @@ struct prefix_cache {
 };
 
 /*
- * The claim {namespace, name, store, prefix, deletedAt} of obj into out (store and prefix
- * canonical, common/bstore); 0 when it has none. An Etcd whose store names a prefix that
+ * The claim {namespace, name, store, prefix, deletedAt, deleting} of obj into out (store
+ * and prefix canonical, common/bstore; deleting: an entry whose backups are being deleted);
+ * 0 when it has none. An Etcd whose store names a prefix that
  * cannot be claimed (one leaving its container) gets {invalid: reason} instead.
  */
 static int claim_of(enum prefix_kind k, const cJSON *obj, cJSON *out)
 {
-    const char *ns, *name, *prefix, *deleted = NULL, *base;
+    const char *ns, *name, *prefix, *deleted = NULL, *base, *phase = NULL;
     struct bstore_claim c = { "", NULL };
     struct kerr_info err = { 0 };
     enum kerr rc;
@@ -51,6 +52,7 @@ static int claim_of(enum prefix_kind k, const cJSON *obj, cJSON *out)
         name = kjson_get_str(obj, "spec.etcd.name");
         prefix = kjson_get_str(obj, "spec.prefix");
         deleted = kjson_get_str(obj, "spec.etcdDeletedAt");
+        phase = kjson_get_str(obj, "status.phase");
     }
     if (!ns || !name || !prefix)
         return 0;
@@ -63,7 +65,9 @@ static int claim_of(enum prefix_kind k, const cJSON *obj, cJSON *out)
          cJSON_AddStringToObject(out, "name", name) &&
          cJSON_AddStringToObject(out, "store", c.key) &&
          cJSON_AddStringToObject(out, "prefix", c.prefix) &&
-         (!deleted || cJSON_AddStringToObject(out, "deletedAt", deleted));
+         (!deleted || cJSON_AddStringToObject(out, "deletedAt", deleted)) &&
+         (!phase || strcmp(phase, PREFIX_ENTRY_DELETING) != 0 ||
+          cJSON_AddTrueToObject(out, "deleting"));
     bstore_claim_release(&c);
     return ok;
 }
@@ -134,10 +138,11 @@ static enum kerr view_entry(void *ctx, const char *key, const cJSON *obj)
     const char *deleted;
 
     (void)key;
-    /* the Etcd's own entry of the same prefix reattaches; one of an earlier, other prefix
-     * of the same Etcd still holds snapshots its sidecar would list */
+    /* the Etcd's own entry of the same prefix reattaches, unless its backups are being
+     * deleted (the new cluster's snapshots would be deleted with them); one of an earlier,
+     * other prefix of the same Etcd still holds snapshots its sidecar would list */
     if (!c || !kjson_get_str(c, "prefix") ||
-        (same_owner(p->self, c) &&
+        (same_owner(p->self, c) && !kjson_has(c, "deleting") &&
          strcmp(kjson_get_str(p->self, "prefix"), kjson_get_str(c, "prefix")) == 0) ||
         !bstore_overlap(kjson_get_str(p->self, "store"), kjson_get_str(p->self, "prefix"),
                         kjson_get_str(c, "prefix")))
@@ -147,7 +152,10 @@ static enum kerr view_entry(void *ctx, const char *key, const cJSON *obj)
              kjson_get_str(c, "prefix"), kjson_get_str(obj, "metadata.name"),
              kjson_get_str(c, "namespace"), kjson_get_str(c, "name"),
              deleted ? ", deleted at " : "", deleted ? deleted : "");
-    if (deleted)
+    if (kjson_has(c, "deleting"))
+        snprintf(p->other + strlen(p->other), sizeof(p->other) - strlen(p->other),
+                 ", whose backups are being deleted (create it once the entry is gone)");
+    else if (deleted)
         snprintf(p->other + strlen(p->other), sizeof(p->other) - strlen(p->other),
                  " and kept until the bucket's deletion grace period ends");
     return KERR_EXISTS;

@@ -16,7 +16,10 @@
  * A prefix that leaves its container ("../x") is refused. When the caches
  * cannot answer, the request is refused (500), never waved through.
  * An Etcd of the same namespace and name is never a conflict (its own
- * entry: a re-creation reattaches). An UPDATE that keeps the store and
+ * entry: a re-creation reattaches), unless that entry is being deleted
+ * (status.phase PREFIX_ENTRY_DELETING: the deletion Job would delete the new
+ * cluster's first snapshots with the old ones): then it waits for the entry
+ * to go. An UPDATE that keeps the store and
  * prefix as they were is never refused, so Etcds already in conflict when
  * the rule was installed are not disrupted. Refusals are 403 / Forbidden,
  * naming the other owner.
@@ -42,6 +45,7 @@
 #include "webhook/review.h"
 
 #define PREFIX_INDEX_STORE "store"
+#define PREFIX_ENTRY_DELETING "Deleting" /* BackupEntry status.phase while its Job runs */
 
 /* Which kind of object prefix_project reads. */
 enum prefix_kind { PREFIX_ETCD, PREFIX_ENTRY, PREFIX_BACKUP };

@@ -7,7 +7,7 @@
 # naming the other; the same prefix in another container is allowed. An UPDATE moving an Etcd into another's prefix is
 # refused, one keeping its prefix is not. A deleted Etcd's pending entry keeps its prefix
 # from a different Etcd (named in the message) but not from the same namespace/name,
-# which reattaches. Two CREATEs of one prefix at once (8 rounds): one entry, the API server
+# which reattaches, unless its backups are being deleted. Two CREATEs of one prefix at once (8 rounds): one entry, the API server
 # deciding; an Etcd admitted beside the owner gets a PrefixConflict event naming it.
 set -euo pipefail
 . "$(dirname "$0")/../lib/controller.sh"
@@ -92,6 +92,28 @@ refused "a pending entry's prefix, for another Etcd" \
 allowed "a pending entry's prefix, for the same namespace/name" shoot etcd-main shoot--etcd-main
 ksim_wait 20 phase_is etcd-main Active || ctl_fail "entry not reattached"
 ok "reattached"
+
+# Re-created while its entry's backups are being deleted (the controller stopped with the
+# entry in phase Deleting, as it is while its Job runs): refused, the Job would delete the
+# new cluster's first snapshots; once the deletion is over (here: the phase back), allowed.
+entry_main=$(kc get backupentries -o jsonpath='{.items[?(@.spec.etcd.name=="etcd-main")].metadata.name}')
+kc -n shoot delete etcd etcd-main >/dev/null
+ksim_wait 20 phase_is etcd-main PendingDeletion || ctl_fail "entry not PendingDeletion"
+ctl_stop
+set_entry_phase() {
+    kc patch backupentry "$entry_main" --subresource=status --type merge -p "{\"status\":{\"phase\":\"$1\"}}" >/dev/null
+}
+set_entry_phase Deleting
+deleting_refused() { ! out=$(etcd shoot etcd-main shoot--etcd-main 2>&1) && grep -q 'whose backups are being deleted' <<<"$out"; }
+ksim_wait 10 deleting_refused || ctl_fail "re-created while Deleting: $(etcd shoot etcd-main shoot--etcd-main 2>&1)"
+refused "re-created while its backups are being deleted" 'whose backups are being deleted' \
+    shoot etcd-main shoot--etcd-main
+set_entry_phase PendingDeletion
+ctl_start
+recreated() { etcd shoot etcd-main shoot--etcd-main >/dev/null 2>&1; }
+ksim_wait 10 recreated || ctl_fail "not re-created: $(etcd shoot etcd-main shoot--etcd-main 2>&1)"
+ok "re-created once the deletion is over"
+ksim_wait 20 phase_is etcd-main Active || ctl_fail "entry not reattached"
 
 # Two CREATEs of one prefix at the same moment (spelled "race-N" and "/race-N/"): the webhook
 # may admit both, since neither is in its cache when the other is reviewed; the entry,
