@@ -331,13 +331,16 @@ Test(jobs_kubesim, a_backup_entry_leaves_a_foreign_job_and_reports_its_deadline)
     struct bke_ctx x = { .client = fx.c, .job_image = "img:1" };
     struct kerr_info err = { 0 };
     cJSON *bucket = entry_world(), *entry = cfix_get(&fx, &BKE_RES_ENTRY, "e1");
-    char buf[512], uid[64];
+    char buf[512], uid[64], why[BKECLAIM_WHY_MAX];
+    struct bke_bucket b;
     long requeue = 0;
+
+    OK(bkeclaim_read_bucket(bucket, &b, &err));
 
     foreign_job("e1--delete", 0);
     uid_of(&RES_JOB, "e1--delete", uid, sizeof(uid));
     put_status(&RES_JOB, "e1--delete", "{\"succeeded\":1}");
-    cr_assert_eq(bkejob_step(&x, bucket, entry, &requeue, &err), KERR_EXISTS);
+    cr_assert_eq(bkejob_step(&x, &b, entry, why, &requeue, &err), KERR_EXISTS);
     cr_assert(strstr(err.msg, "Job ns1/e1--delete exists and is not ours"), "%s", err.msg);
     cr_assert_str_eq(uid_of(&RES_JOB, "e1--delete", buf, sizeof(buf)), uid, "never deleted");
     cJSON_Delete(entry);
@@ -346,11 +349,11 @@ Test(jobs_kubesim, a_backup_entry_leaves_a_foreign_job_and_reports_its_deadline)
 
     del(&RES_JOB, "e1--delete");
     kerr_clear(&err);
-    OK(bkejob_step(&x, bucket, entry, &requeue, &err));
+    OK(bkejob_step(&x, &b, entry, why, &requeue, &err));
     put_status(&RES_JOB, "e1--delete", DEADLINE);
     cJSON_Delete(entry);
     entry = cfix_get(&fx, &BKE_RES_ENTRY, "e1");
-    OK(bkejob_step(&x, bucket, entry, &requeue, &err));
+    OK(bkejob_step(&x, &b, entry, why, &requeue, &err));
     cJSON_Delete(entry);
     entry = cfix_get(&fx, &BKE_RES_ENTRY, "e1");
     cr_assert(strstr(jsonfix_str(entry, "status.lastError"),

@@ -317,23 +317,18 @@ static enum kerr release_entry(const struct bke_ctx *x, const struct bke_bucket 
         return KERR_OK;
     if (deleted && ktime_parse(deleted, &at, NULL) == KERR_OK) {
         due_t = at.tv_sec + (time_t)(b->grace_ms / 1000);
-        if (due_t <= t && !bkejob_in_progress(entry)) {
-            rc = bkeclaim_deletion_blocked(x, b, entry, why, sizeof(why), err);
-            if (rc != KERR_OK)
+        if (due_t <= t) {
+            rc = bkejob_step(x, b, entry, why, requeue, err);
+            if (rc != KERR_OK || !*why)
                 return rc;
-            if (*why) {
-                requeue_min(requeue, BKE_CONFLICT_MS);
-                snprintf(msg, sizeof(msg), "Etcd %s/%s deleted at %s; its backups are kept: %s", ns,
-                         name, deleted, why);
-                if (strcmp(str_or_empty(entry, "status.conditions.0.message"), why) != 0)
-                    log_warn("backup entry deletion blocked", "entry", ename, "why", why);
-                return entry_status(x, entry, BKE_PHASE_PENDING, msg, why, err);
-            }
+            requeue_min(requeue, BKE_CONFLICT_MS);
+            snprintf(msg, sizeof(msg), "Etcd %s/%s deleted at %s; its backups are kept: %s", ns,
+                     name, deleted, why);
+            if (strcmp(str_or_empty(entry, "status.conditions.0.message"), why) != 0)
+                log_warn("backup entry deletion blocked", "entry", ename, "why", why);
+            return entry_status(x, entry, BKE_PHASE_PENDING, msg, why, err);
         }
-        if (due_t <= t)
-            return bkejob_step(x, b->obj, entry, requeue, err);
-        if (due_t > t)
-            requeue_min(requeue, (long)(due_t - t) * 1000L);
+        requeue_min(requeue, (long)(due_t - t) * 1000L);
         if (ktime_format(due_t, due) != KERR_OK)
             due[0] = '\0';
         snprintf(msg, sizeof(msg), "Etcd %s/%s deleted at %s; its backups are deletable from %s",
@@ -434,7 +429,11 @@ static enum kerr keep_entries(const struct bke_ctx *x, const struct bke_bucket *
         i = find_entry(entries, claimed, e);
         if (i >= 0 && bkejob_in_progress(cJSON_GetArrayItem(entries, i))) {
             claimed[i] = 1;
-            rc = bkejob_hold(x, b->obj, cJSON_GetArrayItem(entries, i), e, requeue, &one);
+            rc = bkejob_hold(x, b, cJSON_GetArrayItem(entries, i), e, why, requeue, &one);
+            /* no Job runs and the Etcd blocks the next: the prefix is the Etcd's again */
+            if (rc == KERR_OK && *why)
+                rc = attach_entry(x, b, cJSON_GetArrayItem(entries, i), e,
+                                  bkeclaim_conflict(b, entries, i, why), &one);
         } else if (i >= 0) {
             claimed[i] = 1;
             rc = attach_entry(x, b, cJSON_GetArrayItem(entries, i), e,

@@ -265,10 +265,15 @@ static long status_failures(const cJSON *entry)
     return status_count(entry, "status.deletionFailures");
 }
 
-/* No Job: start one, unless status.nextDeletionAt of entry (the stored one) lies ahead. */
-static enum kerr start_job(const struct bke_ctx *x, const cJSON *bucket, const cJSON *entry,
-                           const char *jname, long *requeue, struct kerr_info *err)
+/*
+ * No Job: start one, unless status.nextDeletionAt of entry (the stored one) lies ahead, or
+ * another owner of the prefix blocks it (the reason into why, no Job made).
+ */
+static enum kerr start_job(const struct bke_ctx *x, const struct bke_bucket *b, const cJSON *entry,
+                           const char *jname, char why[BKECLAIM_WHY_MAX], long *requeue,
+                           struct kerr_info *err)
 {
+    const cJSON *bucket = b->obj;
     const char *ns = kjson_get_str(bucket, "spec.secretRef.namespace");
     const char *ename = kjson_get_str(entry, "metadata.name");
     const char *next = kjson_get_str(entry, "status.nextDeletionAt");
@@ -283,6 +288,10 @@ static enum kerr start_job(const struct bke_ctx *x, const cJSON *bucket, const c
         requeue_min(requeue, (long)(at.tv_sec - now) * 1000L);
         return KERR_OK;
     }
+    /* every run, a retry too: what a cluster wrote since the last one is never deleted */
+    rc = bkeclaim_deletion_blocked(x, b, entry, why, BKECLAIM_WHY_MAX, err);
+    if (rc != KERR_OK || *why)
+        return rc;
     /* Local: the Secret's hostPath is where the buckets are on the node */
     if (sname)
         rc = k8s_get(x->client, &ETCDSPEC_RES_SECRET, ns, sname, NULL, &secret, err);
@@ -398,15 +407,17 @@ static enum kerr finish_job(const struct bke_ctx *x, const cJSON *entry, const c
     return rc;
 }
 
-enum kerr bkejob_step(const struct bke_ctx *x, const cJSON *bucket, const cJSON *cached,
-                      long *requeue, struct kerr_info *err)
+enum kerr bkejob_step(const struct bke_ctx *x, const struct bke_bucket *b, const cJSON *cached,
+                      char why[BKECLAIM_WHY_MAX], long *requeue, struct kerr_info *err)
 {
+    const cJSON *bucket = b->obj;
     const char *ename = kjson_get_str(cached, "metadata.name");
     const char *ns = kjson_get_str(bucket, "spec.secretRef.namespace");
     char jname[KNAME_LABEL_MAX + 1];
     cJSON *job = NULL, *entry = NULL;
     enum kerr rc;
 
+    why[0] = '\0';
     if (!ename || bkejob_name(ename, jname) != KERR_OK)
         return kerr_set(err, KERR_INVAL, "no Job name for BackupEntry %s", ename ? ename : "");
     if (!ns || !*ns)
@@ -424,14 +435,14 @@ enum kerr bkejob_step(const struct bke_ctx *x, const cJSON *bucket, const cJSON 
         rc = k8s_get(x->client, &ETCDSPEC_RES_JOB, ns, jname, NULL, &job, err);
     if (rc == KERR_NOTFOUND) {
         kerr_clear(err);
-        rc = start_job(x, bucket, entry, jname, requeue, err);
+        rc = start_job(x, b, entry, jname, why, requeue, err);
     } else if (rc == KERR_OK && !podjob_owned(job, str_or_empty(entry, "metadata.uid"))) {
-        char why[512];
+        char other[512];
 
-        podjob_foreign(job, why, sizeof(why));
+        podjob_foreign(job, other, sizeof(other));
         bke_event(x, entry, "BackupEntry", EV_WARNING, "DeletionFailed", "DeleteBackups",
-                  "%s; the backups are not deleted", why);
-        rc = kerr_set(err, KERR_EXISTS, "%s", why);
+                  "%s; the backups are not deleted", other);
+        rc = kerr_set(err, KERR_EXISTS, "%s", other);
     } else if (rc == KERR_OK && podjob_job_done(job)) {
         rc = finish_job(x, entry, job, requeue, err);
     } else if (rc == KERR_OK) {
@@ -453,13 +464,15 @@ int bkejob_in_progress(const cJSON *entry)
            strcmp(str_or_empty(entry, "status.phase"), BKE_PHASE_DELETING) == 0;
 }
 
-enum kerr bkejob_hold(const struct bke_ctx *x, const cJSON *bucket, const cJSON *entry,
-                      const cJSON *etcd, long *requeue, struct kerr_info *err)
+enum kerr bkejob_hold(const struct bke_ctx *x, const struct bke_bucket *b, const cJSON *entry,
+                      const cJSON *etcd, char why[BKECLAIM_WHY_MAX], long *requeue,
+                      struct kerr_info *err)
 {
     bke_event(x, entry, "BackupEntry", EV_WARNING, "DeletionInProgress", "KeepEntry",
               "Etcd %s/%s is back, but the grace period is over and its backups under \"%s\" "
-              "are being deleted: the deletion ends first, then the Etcd gets a new entry",
+              "are being deleted: the running deletion Job ends first, and no other starts "
+              "while the Etcd exists",
               str_or_empty(etcd, "metadata.namespace"), str_or_empty(etcd, "metadata.name"),
               str_or_empty(entry, "spec.prefix"));
-    return bkejob_step(x, bucket, entry, requeue, err);
+    return bkejob_step(x, b, entry, why, requeue, err);
 }

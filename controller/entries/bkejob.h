@@ -21,8 +21,13 @@
  * cluster-scoped entry has no owner reference; controller/core/podjob.h).
  *
  * One step per reconcile of an entry past its grace period (bkejob_step):
- *   - no Job: when status.nextDeletionAt lies ahead, wait for it; else
- *     create the Job; phase Deleting, event DeletionStarted;
+ *   - no Job: when status.nextDeletionAt lies ahead, wait for it; else,
+ *     unless bkeclaim_deletion_blocked finds another owner of the prefix
+ *     (read from the API server now: a live Etcd, its own re-created one
+ *     included, another entry, an EtcdBackup's copies; or the prefix is the
+ *     whole container), create the Job; phase Deleting, event
+ *     DeletionStarted. Blocked, no Job is made and the reason is returned:
+ *     a retry never deletes what a cluster wrote since the first run;
  *   - the Job running: phase Deleting, looked at again in BKEJOB_POLL_MS;
  *   - a Job of that name whose owner uid is not the entry's: left alone, a
  *     Warning event DeletionFailed naming it, an error (retried with the
@@ -45,8 +50,10 @@
  *     The status is written before the Job goes, so a controller killed in
  *     between finds the finished Job again and decides the same.
  * An Etcd re-created once the deletion has begun (phase Deleting) is not
- * reattached: the deletion runs to its end (a Warning event
- * DeletionInProgress on each look), then the Etcd gets a new entry.
+ * reattached while the Job runs (a Warning event DeletionInProgress on each
+ * look): a run that empties the prefix deletes the entry, and the Etcd gets a
+ * new one; after any other run no other starts (the Etcd blocks it) and bke
+ * reattaches the entry to the Etcd.
  * Nothing but the Job deletes objects, and it only under the entry's prefix
  * (as a path: controller/snapshot/snapdel.h).
  *
@@ -61,6 +68,7 @@
 #include "common/kerr.h"
 #include "common/ktime.h"
 #include "controller/entries/bke_ctx.h"
+#include "controller/entries/bkeclaim.h"
 #include "controller/core/kname.h"
 
 #define BKEJOB_TAG         "delete" /* kname_job */
@@ -94,17 +102,20 @@ int bkejob_in_progress(const cJSON *entry);
 
 /*
  * entry's deletion has begun and etcd (same namespace, name, prefix) is back:
- * an event saying the deletion ends first, then bkejob_step.
+ * an event saying the running Job ends first, then bkejob_step (why as there:
+ * set when no Job runs and none may start, the entry then to be reattached).
  */
-enum kerr bkejob_hold(const struct bke_ctx *x, const cJSON *bucket, const cJSON *entry,
-                      const cJSON *etcd, long *requeue, struct kerr_info *err);
+enum kerr bkejob_hold(const struct bke_ctx *x, const struct bke_bucket *b, const cJSON *entry,
+                      const cJSON *etcd, char why[BKECLAIM_WHY_MAX], long *requeue,
+                      struct kerr_info *err);
 
 /*
  * One step of the deletion of entry (as cached: it is read again from the API
- * server before anything is decided) from bucket; *requeue lowered to when it
+ * server before anything is decided) from bucket b; *requeue lowered to when it
  * is to be looked at again. An entry deleted or reattached meanwhile is success.
+ * why: "" unless a Job was due and another owner blocks it (the reason; no Job made).
  */
-enum kerr bkejob_step(const struct bke_ctx *x, const cJSON *bucket, const cJSON *entry,
-                      long *requeue, struct kerr_info *err);
+enum kerr bkejob_step(const struct bke_ctx *x, const struct bke_bucket *b, const cJSON *entry,
+                      char why[BKECLAIM_WHY_MAX], long *requeue, struct kerr_info *err);
 
 #endif

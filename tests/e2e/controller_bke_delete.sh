@@ -11,7 +11,8 @@
 # namespace deleted with its Secret: the entry still cleans up with the bucket's Secret.
 # A store that cannot be reached: lastError, a Warning event, retried with backoff, finished
 # once the bucket's Secret is right. Re-created once the deletion has begun: not
-# reattached, the deletion ends, then a new entry. Locked objects (a fault proxy refusing their DELETE as S3
+# reattached, the deletion ends, then a new entry; and when that run fails, no other run
+# starts (the new cluster's snapshots kept), the entry reattached. Locked objects (a fault proxy refusing their DELETE as S3
 # Object Lock does): the entry
 # stays Deleting with objectsImmutable, the Job re-runs, and once the lock is gone the
 # entry finishes. The controller SIGKILLed at random points of the deletion (a few
@@ -241,8 +242,36 @@ new_entry() {
 }
 ksim_wait 20 new_entry || ctl_fail "no new entry for etcd-r: $(entry_of shoot etcd-r)"
 expect "the old backups deleted" "" "$(s3_keys shoot--etcd-r/)"
-bucket s3 aws "$SNAP_BUCKET" s3-bucket 2s
 ok "re-created after the grace period: the deletion ends first, then a new entry"
+
+# Re-created while a run is held, and that run fails (the store cannot be reached): no
+# other run starts while the Etcd exists, so what its sidecar writes meanwhile is never
+# deleted; the entry is reattached to it.
+s3_secret "http://127.0.0.1:$(snap_free_port)" held
+seed_s3 shoot--etcd-q/v2/Full-00000000-00000100-1700000000.gz
+ctl_store_etcd shoot etcd-q S3 "$SNAP_BUCKET" shoot--etcd-q
+ksim_wait 20 has_entry shoot etcd-q || ctl_fail "no entry for etcd-q"
+e_q=$(entry_of shoot etcd-q)
+kc -n shoot delete etcd etcd-q >/dev/null
+ksim_wait 30 held_job || ctl_fail "no deletion Job in held: $(kc get backupentry "$e_q" -o jsonpath='{.status}')"
+ksim_wait 10 phase_is "$e_q" Deleting || ctl_fail "$e_q: $(phase "$e_q")"
+ctl_store_etcd shoot etcd-q S3 "$SNAP_BUCKET" shoot--etcd-q
+ksim_wait 20 has_event "$e_q" '^Warning DeletionInProgress: Etcd shoot/etcd-q is back' ||
+    ctl_fail "no DeletionInProgress event: $(ctl_events default "$e_q")"
+job_q=$(kc -n held get jobs -o name)
+python3 "$SNAP_SRC/tests/support/job_exec.py" run held "${job_q#*/}" "$SNAP_WORK" "$WARDEN_SNAPSHOT" \
+    2>>"$SNAP_WORK/job_exec.log" || ctl_fail "job_exec run failed"
+s3_secret "$SNAP_S3_URL" held # a retry would now delete
+seed_s3 shoot--etcd-q/v2/Full-00000000-00000200-1800000000.gz
+ksim_wait 30 has_event "$e_q" '^Normal Reattached: Etcd shoot/etcd-q' ||
+    ctl_fail "not reattached: $(kc get backupentry "$e_q" -o jsonpath='{.status}')"
+expect "reattached" Active "$(phase "$e_q")"
+sleep 3 # past the failed run's backoff (2 s): a retry would have its Job by now
+expect "no other run" "" "$(kc -n held get jobs -o name)"
+expect "nothing deleted" "shoot--etcd-q/v2/Full-00000000-00000100-1700000000.gz
+shoot--etcd-q/v2/Full-00000000-00000200-1800000000.gz" "$(s3_keys shoot--etcd-q/)"
+bucket s3 aws "$SNAP_BUCKET" s3-bucket 2s
+ok "re-created while a run failed: no retry, reattached, its new snapshot kept"
 
 # The controller SIGKILLed at points spread over the deletion: 1.3 s, 2.6 s and 3.9 s after
 # the Etcd's deletion (the grace period is 2 s; the Job runs after it). Fixed, so that a run
