@@ -44,15 +44,7 @@ refused_now() { ! out=$(etcd "$@" 2>&1) && grep -q 'BackupEntry' <<<"$out"; }
 phase_is() { [ "$(kc get backupentries -o jsonpath="{.items[?(@.spec.etcd.name==\"$1\")].status.phase}")" = "$2" ]; }
 
 CTL_WEBHOOK_FLAGS=--backup-entries ctl_stage
-kc apply -f - >/dev/null <<EOF
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingWebhookConfiguration
-metadata: {name: etcd-warden-create}
-webhooks:
-$(wh_webhook create.etcd.webhooks.etcd-warden.io /webhooks/etcd)
-  rules:
-  - {apiGroups: [druid.gardener.cloud], apiVersions: [v1alpha1], operations: [CREATE], resources: [etcds], scope: Namespaced}
-EOF
+ctl_register_etcd_create
 for ns in shoot other team; do kc create namespace "$ns" >/dev/null; done
 kc -n etcd-warden create secret generic creds --from-literal=accessKeyID=S3RVER >/dev/null
 kc apply -f - >/dev/null <<EOF
