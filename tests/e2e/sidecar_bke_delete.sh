@@ -18,11 +18,7 @@
 #
 # Skipped (77) without $WARDEN_ETCDBRCTL or etcd.
 set -euo pipefail
-. "$(dirname "$0")/../lib/snapshot.sh"
-snap_need_sidecar
-. "$(dirname "$0")/../lib/controller.sh"
-# kubesim.sh's EXIT trap is the one left: it runs snapshot.sh's clean-ups (processes, work dir).
-ksim_on_exit snap_cleanups
+. "$(dirname "$0")/../lib/sidecar.sh"
 
 NS=shoot
 entry_of() { # ns name: the name of the entry that records Etcd ns/name
@@ -104,10 +100,7 @@ ok "the deletions beside the live cluster never started: $(conflict "$e_short")"
 # 4. the live cluster's own restore
 snap_kill "$SNAP_BR_PID"
 snap_kill "$etcd_pid"
-snap_brctl_restore shoot--etcd-main "$SNAP_WORK/restore"
-snap_etcd_start restored "$SNAP_WORK/restore/data" "$SNAP_RESTORE_PEER"
-snap_etcd_dump "$SNAP_ETCD_URL" >"$SNAP_WORK/got"
-diff "$SNAP_WORK/want" "$SNAP_WORK/got" >&2 || ctl_fail "the restored keys differ from etcd-main-0's"
+snap_restored_is shoot--etcd-main "$SNAP_WORK/want"
 expect "the restored revision" "$rev" "$(snap_etcd_rev "$SNAP_ETCD_URL")"
 ok "etcdbrctl restore of shoot--etcd-main: etcd-main-0's keys, key for key, at revision $rev"
 snap_kill "$SNAP_ETCD_PID"

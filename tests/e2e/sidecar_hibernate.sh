@@ -22,11 +22,7 @@
 #
 # Skipped (77) without $WARDEN_ETCDBRCTL or etcd.
 set -euo pipefail
-. "$(dirname "$0")/../lib/snapshot.sh"
-snap_need_sidecar
-. "$(dirname "$0")/../lib/controller.sh"
-# kubesim.sh's EXIT trap is the one left: it runs snapshot.sh's clean-ups (processes, work dir).
-ksim_on_exit snap_cleanups
+. "$(dirname "$0")/../lib/sidecar.sh"
 
 NS=shoot
 SVC=/api/v1/namespaces/$NS/services/etcd-main-client
