@@ -603,3 +603,25 @@ Test(erst_kubesim, a_foreign_job_and_the_deadline)
         ksimfix_await_status(fx.h, "/apis/batch/v1/namespaces/ns1/jobs/r6--restore", 404, 10000),
         "the stopped Job is deleted");
 }
+
+/* The target prefix has no owner while the copy runs: an Etcd that claims an overlapping one
+ * meanwhile (admitted, or made without the webhook) makes the restore fail, not share it. */
+Test(erst_kubesim, target_claimed_while_copying)
+{
+    etcd("main", SRC_STORE);
+    restore("r1", STORE_SPEC("ns1--copy"));
+    cr_assert_eq(run("r1"), ERST_POLL_MS);
+    cr_assert_str_eq(st("r1", "phase"), ERST_PHASE_COPYING, "%s", st("r1", "error"));
+    etcd("other", "{\"provider\":\"S3\",\"container\":\"bkt\",\"prefix\":\"ns1--copy-2\","
+                  "\"secretRef\":{\"name\":\"creds\"}}");
+    finish_job("r1--restore", 1, SUMMARY);
+    run("r1");
+    cr_assert_str_eq(st("r1", "phase"), ERST_PHASE_CREATING, "%s", st("r1", "error"));
+    run("r1");
+    cr_assert_str_eq(st("r1", "phase"), ERST_PHASE_FAILED);
+    cr_assert(strstr(st("r1", "error"),
+                     "spec.target.store.prefix \"ns1--copy\" was claimed while the copy ran: it "
+                     "overlaps the prefix \"ns1--copy-2\" of Etcd ns1/other"),
+              "%s", st("r1", "error"));
+    cr_assert_null(cfix_get(&fx, &ETCDSPEC_RES_ETCD, "copy"), "no Etcd on a shared prefix");
+}

@@ -265,6 +265,24 @@ static enum kerr creating(const struct erst_ctx *x, cJSON *rs, long *requeue, st
         rc = fail(x, rs, "Failed", p.why, err);
         goto out;
     }
+    /* the target prefix had no owner while the copy ran: someone may have claimed it since */
+    if (!rc) {
+        int used = erst_prefix_in_use(x->client, ns, target, &p.to, why, sizeof(why), err);
+
+        if (used < 0)
+            rc = err->code;
+        if (used > 0) {
+            char msg[ERST_PLAN_WHY_MAX + 256];
+
+            snprintf(msg, sizeof(msg),
+                     "spec.target.store.prefix \"%s\" was claimed while the copy ran: it "
+                     "overlaps %s in the same store: one prefix, one cluster; the copied "
+                     "snapshots stay under the target prefix, no Etcd is created",
+                     p.to.prefix, why);
+            rc = fail(x, rs, "Failed", msg, err);
+            goto out;
+        }
+    }
     if (!rc)
         rc = erst_build_etcd(rs, p.spec, p.meta, &p.to, &etcd, err);
     if (!rc)
