@@ -26,12 +26,11 @@
  *     new Etcd's spec.backup.store (the template's or the live Etcd's), else to
  *     the source store's;
  *   - refused (phase Failed, status.error, a Warning event Refused): a target
- *     Etcd name that exists; a target prefix in use: in the same store
- *     (common/bstore: provider as etcd-backup-restore names it, container,
- *     endpoint) it equals, contains or is contained by, as paths (common/kpath),
- *     the prefix of any Etcd or of any BackupEntry of another Etcd (the
- *     webhook's one-prefix-one-cluster rule, webhook/prefix.h, composed of the
- *     same two common functions) or the source prefix itself; Secrets of either
+ *     Etcd name that exists; a target prefix in use: in the same store it
+ *     overlaps as the backup sidecar lists prefixes (common/bstore: one
+ *     canonical prefix a string prefix of the other) the source prefix, or
+ *     the prefix of any Etcd, BackupEntry or EtcdBackup copy (controller/core/
+ *     claims.h, read from the API server); Secrets of either
  *     store missing from the restore's namespace; an unknown provider.
  * Copying: a copy Job (controller/backups/cpjob.h: "<restore>--restore", kname_job,
  *   owned by the restore; a Job of that name owned by another fails the
@@ -42,14 +41,15 @@
  *   restore without writing anything. The Job is read with a GET every
  *   ERST_POLL_MS; once finished, its summary goes to status.snapshots (or its
  *   error line to status.error, phase Failed), then the Job is deleted.
- * Creating: the Etcd (druid.gardener.cloud/v1alpha1) named spec.target.etcdName
- *   (erst_build_etcd) is created; AlreadyExists is ours when it carries the label
- *   ERST_LABEL_RESTORED_FROM=<restore name> (a crash after the create), else
- *   the restore Fails (someone else took the name meanwhile).
- * Completed: status.etcdName, completionTime; event Completed.
- * Completed and Failed are terminal: nothing more is done (the Job, if still
- * there, is deleted). Status writes go through /status with the resourceVersion
- * read, so a concurrent change is a conflict retried by the work queue.
+ * Creating: the target prefix is checked against the claims again (nobody
+ *   owned it while the copy ran: one claimed meanwhile fails the restore and no
+ *   Etcd is created); then the Etcd (druid.gardener.cloud/v1alpha1) named
+ *   spec.target.etcdName (erst_build_etcd) is created; AlreadyExists is ours when it carries the
+ * label ERST_LABEL_RESTORED_FROM=<restore name> (a crash after the create), else the restore Fails
+ * (someone else took the name meanwhile). Completed: status.etcdName, completionTime; event
+ * Completed. Completed and Failed are terminal: nothing more is done (the Job, if still there, is
+ * deleted). Status writes go through /status with the resourceVersion read, so a concurrent change
+ * is a conflict retried by the work queue.
  *
  * Files: erst.c the pass; erst_etcd.c the new Etcd and the prefix check.
  *

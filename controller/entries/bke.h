@@ -24,7 +24,7 @@
  * One reconcile per bucket (queue key "bucket//<bucket name>"; every Etcd
  * event queues every bucket's key, an entry's event its bucket's):
  *   - each Etcd of the cache that matches the bucket: its entry (same
- *     namespace, name and prefix as paths, common/kpath) is created, or
+ *     namespace, name and canonical prefix, common/bstore) is created, or
  *     reattached when it is PendingDeletion or carries another uid (an Etcd
  *     re-created within the grace period: spec.etcdDeletedAt removed, the
  *     uid updated, phase Active again; event Reattached);

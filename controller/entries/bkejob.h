@@ -55,7 +55,8 @@
  * new one; after any other run no other starts (the Etcd blocks it) and bke
  * reattaches the entry to the Etcd.
  * Nothing but the Job deletes objects, and it only under the entry's prefix
- * (as a path: controller/snapshot/snapdel.h).
+ * (the objects "<canonical prefix>/...", as the sidecar writes them, never
+ * another prefix's that its listing returns: controller/snapshot/snapdel.h).
  *
  * Ownership: arguments BORROWED; results OWNED by the caller.
  * Thread safety: reentrant.
