@@ -44,12 +44,13 @@
  * Creating: the target prefix is checked against the claims again (nobody
  *   owned it while the copy ran: one claimed meanwhile fails the restore and no
  *   Etcd is created); then the Etcd (druid.gardener.cloud/v1alpha1) named
- *   spec.target.etcdName (erst_build_etcd) is created; AlreadyExists is ours when it carries the
- * label ERST_LABEL_RESTORED_FROM=<restore name> (a crash after the create), else the restore Fails
- * (someone else took the name meanwhile). Completed: status.etcdName, completionTime; event
- * Completed. Completed and Failed are terminal: nothing more is done (the Job, if still there, is
- * deleted). Status writes go through /status with the resourceVersion read, so a concurrent change
- * is a conflict retried by the work queue.
+ *   spec.target.etcdName (erst_build_etcd) is created; AlreadyExists is ours
+ *   when it carries the label ERST_LABEL_RESTORED_FROM=<restore name> (a crash
+ *   after the create), else the restore Fails (someone else took the name).
+ * Completed: status.etcdName, completionTime; event Completed.
+ * Completed and Failed are terminal: nothing more is done (the Job, if still
+ * there, is deleted). Status writes go through /status with the resourceVersion
+ * read, so a concurrent change is a conflict retried by the work queue.
  *
  * Files: erst.c the pass; erst_etcd.c the new Etcd and the prefix check.
  *
