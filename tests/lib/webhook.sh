@@ -92,12 +92,19 @@ _wh_binary() {
     return 1
 }
 
-# Print a TCP port of 127.0.0.1 nobody listens on, below the ephemeral range.
+# Print a TCP port of 127.0.0.1 nobody listens on, below the ephemeral range. Once WH_DIR
+# exists, never one it handed out before in this test (they are recorded in WH_DIR/ports: it
+# runs in command substitutions, so two ports asked for before either is bound, as
+# ctl_start's health and metrics ports, are never the same).
 wh_free_port() {
-    local p
+    local p f=${WH_DIR:+$WH_DIR/ports}
     while :; do
         p=$((20000 + RANDOM % 12000))
-        (echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
+        [ -n "$f" ] && grep -qx "$p" "$f" 2>/dev/null && continue
+        (echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null && continue
+        [ -z "$f" ] || echo "$p" >>"$f"
+        echo "$p"
+        return
     done
 }
 
