@@ -31,7 +31,10 @@ import time
 import xml.etree.ElementTree as ET
 
 NAMES = ("e1", "e2", "e3")
-PREFIXES = ("a", "a-2", "/a", "a/", "a//b", "a/b", "b", "b-2", "a", "b", "", "/")
+# Drawn by weight: the whole container ("", "/") is rare, since once it is claimed, its entry
+# (never emptied) holds every other prefix of the bucket for the rest of the sequence.
+PREFIXES = {"a": 12, "a-2": 8, "/a": 4, "a/": 4, "a//b": 4, "a/b": 8, "b": 12, "b-2": 8,
+            "": 1, "/": 1}
 
 
 def canon(prefix):
@@ -117,7 +120,7 @@ class World:
         ns, name = self.free_identity()
         if not ns:
             return self.op_wait()
-        prefix = self.rng.choice(PREFIXES)
+        prefix = self.prefix()
         return f"create {ns}/{name} {prefix!r}: " + \
             self.create_end(self.create_start(ns, name, prefix), ns, name, prefix)
 
@@ -125,8 +128,8 @@ class World:
         a, b = self.free_identity(), self.free_identity()
         if not a[0] or not b[0] or a == b:
             return self.op_create()
-        pa = self.rng.choice(PREFIXES)
-        pb = self.rng.choice([pa, pa + "/", "/" + pa, pa + "-2", self.rng.choice(PREFIXES)])
+        pa = self.prefix()
+        pb = self.rng.choice([pa, pa + "/", "/" + pa, pa + "-2", self.prefix()])
         procs = [self.create_start(*a, pa), self.create_start(*b, pb)]
         ra = self.create_end(procs[0], *a, pa)
         rb = self.create_end(procs[1], *b, pb)
@@ -147,7 +150,7 @@ class World:
         if not self.live:
             return self.op_create()
         ns, name = self.rng.choice(sorted(self.live))
-        prefix = self.rng.choice(PREFIXES)
+        prefix = self.prefix()
         patch = json.dumps({"spec": {"backup": {"store": {"prefix": prefix}}}})
         r = self.kubectl("-n", ns, "patch", "etcd", name, "--type", "merge", "-p", patch)
         if r.returncode == 0:
@@ -165,6 +168,9 @@ class World:
         """A cluster from its create or its move on: what it writes from then on is its own."""
         self.incarnations += 1
         return {"id": self.incarnations, "uid": uid, "prefix": prefix, "canon": canon(prefix)}
+
+    def prefix(self):
+        return self.rng.choices(list(PREFIXES), list(PREFIXES.values()))[0]
 
     def free_identity(self):
         free = [(n, m) for n in self.namespaces for m in NAMES if (n, m) not in self.live]
