@@ -118,6 +118,24 @@ enum kerr ev_emitf(struct ev_recorder *r, const struct ev_ref *ref, enum ev_type
     return ev_emit(r, ref, type, reason, action, note);
 }
 
+void ev_log_emitf(struct ev_recorder *r, const cJSON *obj, enum ev_type type, const char *reason,
+                  const char *action, const char *fmt, ...)
+{
+    const char *ns = kjson_get_str(obj, "metadata.namespace");
+    const char *name = kjson_get_str(obj, "metadata.name");
+    char note[EV_NOTE_MAX + 2]; /* as ev_emitf */
+    struct ev_ref ref;
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(note, sizeof(note), fmt, ap);
+    va_end(ap);
+    log_msg(type == EV_WARNING ? LOG_WARN : LOG_INFO, note, "namespace", ns ? ns : "", "name",
+            name ? name : "", "reason", reason, (char *)NULL);
+    if (r && ev_ref_from_object(obj, &ref) == KERR_OK)
+        (void)ev_emit(r, &ref, type, reason, action, note);
+}
+
 enum kerr ev_ref_from_object(const cJSON *obj, struct ev_ref *ref)
 {
     memset(ref, 0, sizeof(*ref));

@@ -115,6 +115,15 @@ enum kerr ev_emitf(struct ev_recorder *r, const struct ev_ref *ref, enum ev_type
     __attribute__((format(printf, 6, 7)));
 
 /*
+ * Log the note (printf-formatted) at warn for EV_WARNING, else info, with obj's namespace and
+ * name and the reason, then record it as an event about obj with ev_emit when r is not NULL
+ * and obj names itself (ev_ref_from_object). For reconcilers whose every event is also a log
+ * line.
+ */
+void ev_log_emitf(struct ev_recorder *r, const cJSON *obj, enum ev_type type, const char *reason,
+                  const char *action, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+/*
  * Fill *ref with apiVersion, kind, metadata.namespace, metadata.name and
  * metadata.uid of obj; the strings are BORROWED from obj. KERR_INVAL when
  * kind or name is missing.

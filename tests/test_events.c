@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/k8s.h"
 #include "common/kjson.h"
@@ -479,4 +480,49 @@ Test(events, series_is_stored_by_the_api_server, .timeout = 60)
     ev_free(r);
     k8s_client_free(kc);
     ksim_harness_stop(h);
+}
+
+/* ev_log_emitf: the note logged (namespace, name, reason; warn for a Warning) and recorded as an
+ * Event about the object; without a recorder, logged only. */
+Test(events, log_emitf_logs_and_records, .init = start, .fini = stop)
+{
+    struct ev_opts o = base_opts();
+    struct ev_recorder *r = new_rec(&o);
+    cJSON *etcd = jsonfix_parse("{\"apiVersion\":\"druid.gardener.cloud/v1alpha1\",\"kind\":"
+                                "\"Etcd\",\"metadata\":{\"namespace\":\"ns\",\"name\":\"etcd-a\","
+                                "\"uid\":\"0b5c-uid\"}}"),
+          *b;
+    char text[4096] = "";
+    int fds[2];
+    ssize_t n;
+
+    cr_assert_eq(pipe(fds), 0);
+    accept_all();
+    log_set_level(LOG_INFO);
+    log_set_fd(fds[1]);
+    ev_log_emitf(r, etcd, EV_WARNING, "FinalSnapshotFailing", "Hibernation", "attempt %d failed",
+                 2);
+    ev_log_emitf(NULL, etcd, EV_NORMAL, "WokeUp", "Hibernation", "woke up");
+    log_set_fd(-1);
+    log_set_level(LOG_ERROR);
+    cr_assert_eq(mockapi_wait_requests(m, 1, 5000), 0);
+    b = mockfix_body(m, 0, "POST", NULL);
+    cr_assert_str_eq(kjson_get_str(b, "note"), "attempt 2 failed");
+    cr_assert_str_eq(kjson_get_str(b, "reason"), "FinalSnapshotFailing");
+    cr_assert_str_eq(kjson_get_str(b, "action"), "Hibernation");
+    cr_assert_str_eq(kjson_get_str(b, "type"), "Warning");
+    cr_assert_str_eq(kjson_get_str(b, "regarding.name"), "etcd-a");
+    cr_assert_str_eq(kjson_get_str(b, "regarding.uid"), "0b5c-uid");
+    cJSON_Delete(b);
+    ev_free(r);
+    close(fds[1]);
+    n = read(fds[0], text, sizeof(text) - 1);
+    close(fds[0]);
+    cr_assert_gt(n, 0);
+    cr_assert(strstr(text, "\"level\":\"warn\",\"msg\":\"attempt 2 failed\",\"namespace\":\"ns\","
+                           "\"name\":\"etcd-a\",\"reason\":\"FinalSnapshotFailing\""),
+              "%s", text);
+    cr_assert(strstr(text, "\"level\":\"info\",\"msg\":\"woke up\""), "%s", text);
+    cr_assert_eq(mockapi_request_count(m), 1, "no recorder: no Event");
+    cJSON_Delete(etcd);
 }

@@ -4,7 +4,6 @@
  */
 #include "controller/hibernation/hib.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,26 +25,6 @@ static const struct k8s_resource RES_SVC = { "", "v1", "services", 1 };
 static const struct k8s_resource RES_STS = { "apps", "v1", "statefulsets", 1 };
 
 /* ---- acting ---- */
-
-static void event(const struct hib_env *env, const cJSON *obj, enum ev_type type,
-                  const char *reason, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-
-static void event(const struct hib_env *env, const cJSON *obj, enum ev_type type,
-                  const char *reason, const char *fmt, ...)
-{
-    struct ev_ref ref;
-    char note[EV_NOTE_MAX];
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(note, sizeof(note), fmt, ap);
-    va_end(ap);
-    log_msg(type == EV_WARNING ? LOG_WARN : LOG_INFO, note, "namespace",
-            kjson_get_str(obj, "metadata.namespace"), "name", kjson_get_str(obj, "metadata.name"),
-            "reason", reason, (char *)NULL);
-    if (env->events && ev_ref_from_object(obj, &ref) == KERR_OK)
-        ev_emit(env->events, &ref, type, reason, "Hibernation", note);
-}
 
 /*
  * Merge-patch annotations of the Etcd, resourceVersion checked: n pairs of
@@ -363,7 +342,8 @@ static enum kerr note_failing(const struct hib_env *env, struct round *r, struct
     rc = patch_one(env, r, HIB_ANN_CONDITION, text, err);
     free(text);
     if (rc == KERR_OK)
-        event(env, r->etcd, EV_WARNING, "FinalSnapshotFailing", "%s", msg);
+        ev_log_emitf(env->events, r->etcd, EV_WARNING, "FinalSnapshotFailing", "Hibernation", "%s",
+                     msg);
     return rc;
 }
 
@@ -374,16 +354,17 @@ static void phase_event(const struct hib_env *env, struct round *r, enum hibplan
         r->latest ? kjson_get_str(r->latest, "status.lastOperation.description") : NULL;
 
     if (p == HIBPLAN_HIBERNATED)
-        event(env, r->etcd, EV_NORMAL, "Hibernated", "hibernated: traffic cut, %s, scaled to 0",
-              r->v.store ? "final full snapshot taken" : "no backup store (no snapshot)");
+        ev_log_emitf(env->events, r->etcd, EV_NORMAL, "Hibernated", "Hibernation",
+                     "hibernated: traffic cut, %s, scaled to 0",
+                     r->v.store ? "final full snapshot taken" : "no backup store (no snapshot)");
     else if (p == HIBPLAN_FAILED)
-        event(env, r->etcd, EV_WARNING, "FinalSnapshotFailed",
-              "phase Failed: %d final snapshot attempts failed (last: %s); still retrying, "
-              "not scaling down",
-              r->v.attempt, desc ? desc : "no detail");
+        ev_log_emitf(env->events, r->etcd, EV_WARNING, "FinalSnapshotFailed", "Hibernation",
+                     "phase Failed: %d final snapshot attempts failed (last: %s); still retrying, "
+                     "not scaling down",
+                     r->v.attempt, desc ? desc : "no detail");
     else
-        event(env, r->etcd, EV_NORMAL, "HibernationPhase", "hibernation phase %s",
-              hibplan_phase_name(p));
+        ev_log_emitf(env->events, r->etcd, EV_NORMAL, "HibernationPhase", "Hibernation",
+                     "hibernation phase %s", hibplan_phase_name(p));
 }
 
 static enum kerr perform(const struct hib_env *env, struct round *r, const struct hibplan_step *s,
@@ -425,9 +406,9 @@ static enum kerr perform(const struct hib_env *env, struct round *r, const struc
     case HIBPLAN_REMOVE_PHASE:
         rc = patch_one(env, r, HIB_ANN_PHASE, NULL, err);
         if (rc == KERR_OK)
-            event(env, r->etcd, EV_NORMAL, "WokeUp",
-                  "woke up: replicas, ports and spec "
-                  "reconciliation restored");
+            ev_log_emitf(env->events, r->etcd, EV_NORMAL, "WokeUp", "Hibernation",
+                         "woke up: replicas, ports and spec "
+                         "reconciliation restored");
         return rc;
     case HIBPLAN_NOTE_FAILING:
         return note_failing(env, r, err);
@@ -441,18 +422,18 @@ static enum kerr perform(const struct hib_env *env, struct round *r, const struc
         return delete_tasks(env, r, &r->defer_ms, err);
     case HIBPLAN_CREATE_TASK:
         if (r->v.task == HIBPLAN_TASK_FAILED)
-            event(env, r->etcd, EV_WARNING, "FinalSnapshotFailed",
-                  "final snapshot attempt %d failed (%s); attempt %d", r->v.attempt,
-                  kjson_get_str(r->latest, "status.lastOperation.description")
-                      ? kjson_get_str(r->latest, "status.lastOperation.description")
-                      : kjson_get_str(r->latest, "status.state"),
-                  s->attempt);
+            ev_log_emitf(env->events, r->etcd, EV_WARNING, "FinalSnapshotFailed", "Hibernation",
+                         "final snapshot attempt %d failed (%s); attempt %d", r->v.attempt,
+                         kjson_get_str(r->latest, "status.lastOperation.description")
+                             ? kjson_get_str(r->latest, "status.lastOperation.description")
+                             : kjson_get_str(r->latest, "status.state"),
+                         s->attempt);
         return create_task(env, r, s->attempt, &r->defer_ms, err);
     case HIBPLAN_SCALE:
         if (s->replicas == 0 && r->v.store && !r->v.counted)
-            event(env, r->etcd, EV_WARNING, "ScaleDownWithoutSnapshot",
-                  "scaling to 0 without a final snapshot: %s is set (%s)", HIB_ANN_BREAK_GLASS,
-                  etcdspec_annotation(r->etcd, HIB_ANN_BREAK_GLASS));
+            ev_log_emitf(env->events, r->etcd, EV_WARNING, "ScaleDownWithoutSnapshot",
+                         "Hibernation", "scaling to 0 without a final snapshot: %s is set (%s)",
+                         HIB_ANN_BREAK_GLASS, etcdspec_annotation(r->etcd, HIB_ANN_BREAK_GLASS));
         return scale(env, r, s->replicas, err);
     case HIBPLAN_IMT_ENSURE:
         r->used += 2; /* a GET and a write */
@@ -515,14 +496,15 @@ static enum kerr read_decide(const struct hib_env *env, struct round *r, struct 
     if (r->v.imm < 0 && !(*told)++ && r->v.phase != HIBPLAN_NONE) {
         struct kerr_info e = { 0 };
         env->bucket(r->etcd, &e);
-        event(env, r->etcd, EV_WARNING, "InvalidImmutability",
-              "immutability task left as it is: %s", e.msg);
+        ev_log_emitf(env->events, r->etcd, EV_WARNING, "InvalidImmutability", "Hibernation",
+                     "immutability task left as it is: %s", e.msg);
     }
     *s = hibplan_decide(&r->v, &env->plan);
     log_msg(LOG_DEBUG, "hibernation step", "namespace", r->ns, "name", r->name, "phase",
             hibplan_phase_name(r->v.phase), "action", hibplan_act_name(s->act), (char *)NULL);
     if (s->act == HIBPLAN_BAD)
-        event(env, r->etcd, EV_WARNING, s->reason, "hibernation: %s", s->note);
+        ev_log_emitf(env->events, r->etcd, EV_WARNING, s->reason, "Hibernation", "hibernation: %s",
+                     s->note);
     return KERR_OK;
 }
 

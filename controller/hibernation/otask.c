@@ -4,7 +4,6 @@
  */
 #include "controller/hibernation/otask.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,24 +45,6 @@ struct run {
     cJSON *task;
     char run_id[CRYPTO_UUID_LEN + 1];
 };
-
-static void task_event(struct run *r, enum ev_type type, const char *reason, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static void task_event(struct run *r, enum ev_type type, const char *reason, const char *fmt, ...)
-{
-    struct ev_ref ref;
-    char note[EV_NOTE_MAX];
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(note, sizeof(note), fmt, ap);
-    va_end(ap);
-    log_msg(type == EV_WARNING ? LOG_WARN : LOG_INFO, note, "namespace", r->ns, "name", r->name,
-            "reason", reason, (char *)NULL);
-    if (r->env->events && ev_ref_from_object(r->task, &ref) == KERR_OK)
-        ev_emit(r->env->events, &ref, type, reason, "Snapshot", note);
-}
 
 /* Set lastOperation, and state (+ lastTransitionTime, startedAt) when it changes. */
 static enum kerr set_status(cJSON *task, enum otask_state st, const char *op_type,
@@ -171,7 +152,8 @@ static enum kerr reject(struct run *r, const char *code, const char *desc, struc
     enum kerr rc = transition(r, OTASK_REJECTED, "Admit", "Failed", code, desc, err);
 
     if (rc == KERR_OK)
-        task_event(r, EV_WARNING, "TaskRejected", "%s: %s", code, desc);
+        ev_log_emitf(r->env->events, r->task, EV_WARNING, "TaskRejected", "Snapshot", "%s: %s",
+                     code, desc);
     return rc;
 }
 
@@ -390,7 +372,8 @@ static enum kerr conclude(struct run *r, const struct otask_spec *sp,
                  res->excerpt[0] ? ": " : "", res->excerpt);
         rc = transition(r, OTASK_FAILED, "Execution", "Failed", "ERR_CREATE_SNAPSHOT", desc, err);
         if (rc == KERR_OK)
-            task_event(r, EV_WARNING, "SnapshotFailed", "%s", desc);
+            ev_log_emitf(r->env->events, r->task, EV_WARNING, "SnapshotFailed", "Snapshot", "%s",
+                         desc);
         return rc;
     }
     if (!res->snapshot)
@@ -401,7 +384,8 @@ static enum kerr conclude(struct run *r, const struct otask_spec *sp,
                  int_or(res->snapshot, "lastRevision", 0), sp->final ? ", final" : "");
     rc = transition(r, OTASK_SUCCEEDED, "Execution", "Completed", NULL, desc, err);
     if (rc == KERR_OK)
-        task_event(r, EV_NORMAL, "SnapshotSucceeded", "%s", desc);
+        ev_log_emitf(r->env->events, r->task, EV_NORMAL, "SnapshotSucceeded", "Snapshot", "%s",
+                     desc);
     return rc;
 }
 
@@ -472,10 +456,10 @@ static enum kerr execute(struct run *r, long *requeue_ms, struct kerr_info *err)
         *requeue_ms = wait < left ? wait : left;
         /* the first failed call is told at once, not after the task's timeout */
         if (rc == KERR_OK && first)
-            task_event(r, EV_WARNING, "SnapshotCallFailed",
-                       "the backup sidecar could not be reached: %s; retried every %lds until "
-                       "the task's timeout (%lds after it started)",
-                       why.msg, *requeue_ms / 1000, sp.timeout_s);
+            ev_log_emitf(r->env->events, r->task, EV_WARNING, "SnapshotCallFailed", "Snapshot",
+                         "the backup sidecar could not be reached: %s; retried every %lds until "
+                         "the task's timeout (%lds after it started)",
+                         why.msg, *requeue_ms / 1000, sp.timeout_s);
     }
 out:
     sidecar_result_release(&res);
