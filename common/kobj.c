@@ -2,6 +2,7 @@
 #include "common/kobj.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "common/kjson.h"
 
@@ -97,4 +98,17 @@ enum kerr kobj_index_owner_uid(void *ctx, const cJSON *obj, struct strlist *valu
             return rc;
     }
     return KERR_OK;
+}
+
+const cJSON *kobj_condition(const cJSON *obj, const char *type)
+{
+    const cJSON *c;
+
+    cJSON_ArrayForEach (c, kjson_get_arr(obj, "status.conditions")) {
+        const char *t = kjson_get_str(c, "type");
+
+        if (t && strcmp(t, type) == 0)
+            return c;
+    }
+    return NULL;
 }

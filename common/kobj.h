@@ -59,4 +59,10 @@ enum kerr kobj_index_label(void *ctx, const cJSON *obj, struct strlist *values);
 /* One value per ownerReference: its uid. ctx unused. */
 enum kerr kobj_index_owner_uid(void *ctx, const cJSON *obj, struct strlist *values);
 
+/*
+ * The condition of obj's status.conditions whose type is type (conditions are keyed by type:
+ * the first one), BORROWED from obj; NULL when there is none.
+ */
+const cJSON *kobj_condition(const cJSON *obj, const char *type);
+
 #endif

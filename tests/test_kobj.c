@@ -125,3 +125,18 @@ Test(kobj, index_functions)
     cJSON_Delete(o);
     cJSON_Delete(bare);
 }
+
+Test(kobj, condition_by_type)
+{
+    cJSON *o = cJSON_Parse("{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"},"
+                           "{\"status\":\"False\"},{\"type\":\"Stuck\",\"status\":\"False\"}]}}");
+    cJSON *bare = cJSON_Parse("{\"status\":{\"conditions\":{\"type\":\"Ready\"}}}");
+
+    cr_assert_str_eq(kjson_get_str(kobj_condition(o, "Ready"), "status"), "True");
+    cr_assert_str_eq(kjson_get_str(kobj_condition(o, "Stuck"), "status"), "False");
+    cr_assert_null(kobj_condition(o, "Absent"));
+    cr_assert_null(kobj_condition(bare, "Ready"), "conditions that are no list hold none");
+    cr_assert_null(kobj_condition(NULL, "Ready"));
+    cJSON_Delete(o);
+    cJSON_Delete(bare);
+}

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/kjson.h"
+#include "common/kobj.h"
 #include "common/ktime.h"
 #include "common/log.h"
 #include "controller/core/claims.h"
@@ -48,8 +49,6 @@ int64_t ebs_since_of(const cJSON *b)
     return t > 0 ? t : ebs_time_at(b, "metadata.creationTimestamp");
 }
 
-/* An unfinished backup b of the schedule's Etcd: p->busy, or p->stuck when it is there for
- * more than EBS_STUCK_S (it holds nothing back then). */
 enum kerr ebs_backup_name(const char *schedule, int64_t t, char *out, size_t n)
 {
     char suffix[32];
@@ -181,6 +180,8 @@ static enum kerr prune_phase(const struct rctx *x, struct pass *p, const struct 
     return rc == KERR_OK ? rc : kerr_wrap(err, "pruning %s backups", phase);
 }
 
+/* An unfinished backup b of the schedule's Etcd: p->busy, or p->stuck when it is there for
+ * more than EBS_STUCK_S (it holds nothing back then). */
 static void busy_or_stuck(struct pass *p, const cJSON *b)
 {
     int64_t since = ebs_since_of(b);
@@ -341,20 +342,6 @@ static enum kerr check_destination(const struct rctx *x, struct pass *p, const s
                               p->in_use, sizeof(p->in_use), err);
 }
 
-/* The reason of the stored Ready condition of the schedule, or "". */
-static const char *stored_reason(const struct pass *p)
-{
-    const cJSON *o;
-
-    cJSON_ArrayForEach (o, kjson_get_arr(p->sched, "status.conditions")) {
-        const char *t = kjson_get_str(o, "type"), *r = kjson_get_str(o, "reason");
-
-        if (t && strcmp(t, "Ready") == 0)
-            return r ? r : "";
-    }
-    return "";
-}
-
 /* Act on the fire time that is due, if any. */
 static enum kerr schedule(const struct rctx *x, struct pass *p, const struct spec *sp,
                           struct kerr_info *err)
@@ -392,6 +379,7 @@ static enum kerr run_valid(const struct rctx *x, struct pass *p, const struct sp
                            struct kerr_info *err)
 {
     enum kerr rc = survey(x, p, sp, err);
+    const char *r;
 
     if (rc == KERR_OK)
         rc = prune_phase(x, p, sp, "Completed", sp->keep_ok, err);
@@ -401,7 +389,8 @@ static enum kerr run_valid(const struct rctx *x, struct pass *p, const struct sp
         rc = schedule(x, p, sp, err);
     /* a destination found in use is looked at again until it is free */
     if (rc == KERR_OK && !sp->suspend && !*p->in_use &&
-        strcmp(stored_reason(p), EBS_REASON_IN_USE) == 0)
+        (r = kjson_get_str(kobj_condition(p->sched, "Ready"), "reason")) &&
+        strcmp(r, EBS_REASON_IN_USE) == 0)
         rc = check_destination(x, p, sp, err);
     if (rc != KERR_OK)
         return rc;

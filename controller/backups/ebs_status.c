@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/kjson.h"
+#include "common/kobj.h"
 #include "controller/backups/ebs.h"
 #include "controller/core/rctx.h"
 
@@ -35,15 +36,10 @@ static void stuck_message(const struct pass *p, const struct spec *sp, char *out
  * message msg, else NULL. BORROWED from p->sched. */
 static const char *stuck_since(const struct pass *p, const char *msg)
 {
-    const cJSON *o;
+    const cJSON *c = kobj_condition(p->sched, EBS_COND_STUCK);
+    const char *m = kjson_get_str(c, "message");
 
-    cJSON_ArrayForEach (o, kjson_get_arr(p->sched, "status.conditions")) {
-        const char *t = kjson_get_str(o, "type"), *m = kjson_get_str(o, "message");
-
-        if (t && strcmp(t, EBS_COND_STUCK) == 0 && m && strcmp(m, msg) == 0)
-            return kjson_get_str(o, "lastTransitionTime");
-    }
-    return NULL;
+    return m && strcmp(m, msg) == 0 ? kjson_get_str(c, "lastTransitionTime") : NULL;
 }
 
 /* A Warning event BackupStuck when p has a stuck backup the stored status does not report. */

@@ -9,6 +9,7 @@
 
 #include "common/crypto.h"
 #include "common/kjson.h"
+#include "common/kobj.h"
 #include "controller/core/etcdspec.h"
 
 void podjob_local_root(const cJSON *secret, char *out, size_t n)
@@ -114,15 +115,10 @@ int podjob_terminated(const cJSON *pod, int *exit_code, const char **line, size_
 /* The condition type of job with status "True", or NULL. */
 static const cJSON *condition_true(const cJSON *job, const char *type)
 {
-    const cJSON *c;
+    const cJSON *c = kobj_condition(job, type);
+    const char *st = kjson_get_str(c, "status");
 
-    cJSON_ArrayForEach (c, kjson_get_arr(job, "status.conditions")) {
-        const char *t = kjson_get_str(c, "type"), *st = kjson_get_str(c, "status");
-
-        if (t && st && strcmp(t, type) == 0 && strcmp(st, "True") == 0)
-            return c;
-    }
-    return NULL;
+    return st && strcmp(st, "True") == 0 ? c : NULL;
 }
 
 int podjob_job_finished(const cJSON *job)

@@ -7,6 +7,7 @@
 
 #include "common/k8s.h"
 #include "common/kjson.h"
+#include "common/kobj.h"
 #include "common/store.h"
 #include "controller/core/ctl.h"
 #include "controller/core/ctl_config.h"
@@ -105,15 +106,12 @@ cJSON *rctx_ready_condition(int ready, const char *reason, const char *message, 
                             const char *now)
 {
     const char *status = ready ? "True" : "False", *ltt = NULL;
+    const cJSON *o = kobj_condition(old, "Ready");
+    const char *s = kjson_get_str(o, "status");
     cJSON *c = cJSON_CreateObject();
-    const cJSON *o;
 
-    cJSON_ArrayForEach (o, kjson_get_arr(old, "status.conditions")) {
-        const char *t = kjson_get_str(o, "type"), *s = kjson_get_str(o, "status");
-
-        if (t && s && strcmp(t, "Ready") == 0 && strcmp(s, status) == 0)
-            ltt = kjson_get_str(o, "lastTransitionTime");
-    }
+    if (s && strcmp(s, status) == 0)
+        ltt = kjson_get_str(o, "lastTransitionTime");
     if (!c || !cJSON_AddStringToObject(c, "type", "Ready") ||
         !cJSON_AddStringToObject(c, "status", status) ||
         !cJSON_AddStringToObject(c, "reason", reason) ||

@@ -10,6 +10,7 @@
 #include "common/bstore.h"
 #include "common/events.h"
 #include "common/kjson.h"
+#include "common/kobj.h"
 #include "common/ktime.h"
 #include "common/log.h"
 #include "common/store.h"
@@ -44,16 +45,9 @@ enum kerr bke_index_bucket(void *ctx, const cJSON *obj, struct strlist *values)
 
 static enum kerr count_conflict(void *ctx, const char *key, const cJSON *entry)
 {
-    const cJSON *c;
-
     (void)key;
-    cJSON_ArrayForEach (c, kjson_get_arr(entry, "status.conditions")) {
-        if (strcmp(str_or_empty(c, "type"), "PrefixConflict") == 0 &&
-            strcmp(str_or_empty(c, "status"), "True") == 0) {
-            (*(size_t *)ctx)++;
-            break;
-        }
-    }
+    if (strcmp(str_or_empty(kobj_condition(entry, "PrefixConflict"), "status"), "True") == 0)
+        (*(size_t *)ctx)++;
     return KERR_OK;
 }
 

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "common/kjson.h"
+#include "common/kobj.h"
 #include "common/ktime.h"
 #include "common/log.h"
 #include "controller/core/etcdspec.h"
@@ -91,10 +92,9 @@ static enum kerr sync(const struct bke_ctx *x, const cJSON *bucket, int count, c
                  count, names);
     else
         snprintf(msg, sizeof(msg), "%d BackupEntries", count);
-    cJSON_ArrayForEach (f, kjson_get_arr(obj, "status.conditions"))
-        if (strcmp(str_or_empty(f, "type"), "Ready") == 0 &&
-            strcmp(str_or_empty(f, "status"), ready ? "True" : "False") == 0)
-            ltt = kjson_get_str(f, "lastTransitionTime");
+    f = kobj_condition(obj, "Ready");
+    if (strcmp(str_or_empty(f, "status"), ready ? "True" : "False") == 0)
+        ltt = kjson_get_str(f, "lastTransitionTime");
     if (!ltt && ktime_format(time(NULL), now) == KERR_OK)
         ltt = now;
     (void)kjson_get_int64(obj, "metadata.generation", &gen);

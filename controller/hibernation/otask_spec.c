@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/kjson.h"
+#include "common/kobj.h"
 #include "common/ktime.h"
 #include "controller/core/etcdspec.h"
 
@@ -119,14 +120,9 @@ enum kerr otask_check_duplicate(const cJSON *task, const cJSON *items, struct ke
 
 static int ready(const cJSON *etcd)
 {
-    const cJSON *c;
+    const char *s = kjson_get_str(kobj_condition(etcd, "Ready"), "status");
 
-    cJSON_ArrayForEach (c, kjson_get_arr(etcd, "status.conditions")) {
-        const char *t = kjson_get_str(c, "type"), *s = kjson_get_str(c, "status");
-        if (t && s && strcmp(t, "Ready") == 0)
-            return strcmp(s, "True") == 0;
-    }
-    return 0;
+    return s && strcmp(s, "True") == 0;
 }
 
 enum kerr otask_check_etcd(const cJSON *etcd, const char **code, struct kerr_info *err)
