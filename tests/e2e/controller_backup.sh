@@ -22,7 +22,7 @@ LOCAL_ROOT=$SNAP_WORK/node/etc/gardener/local-backupbuckets
 export CRONJOB_EXEC_HOST_ROOT=$SNAP_WORK/node
 NS=shoot
 
-backup() { # name provider [deletionPolicy [container [secret]]]
+backup() { # name provider [deletionPolicy [container [secret [prefix]]]]
     kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply EtcdBackup $1"
 apiVersion: etcd-warden.io/v1alpha1
 kind: EtcdBackup
@@ -30,7 +30,7 @@ metadata: {name: $1, namespace: $NS}
 spec:
   etcdName: etcd-main
   deletionPolicy: ${3:-Delete}
-  destination: {provider: $2, container: ${4:-offsite}, prefix: copies/etcd-main, secretRef: {name: ${5:-offsite}}}
+  destination: {provider: $2, container: ${4:-offsite}, prefix: ${6:-copies/etcd-main}, secretRef: {name: ${5:-offsite}}}
 EOF
 }
 status() { jp "$NS" "etcdbackup/$1" "{.status.$2}"; }
@@ -59,14 +59,7 @@ kc get crd etcdbackups.etcd-warden.io >/dev/null || ctl_fail "no EtcdBackup CRD"
 # with a leading and a doubled '/'): Failed at once naming that Etcd, no snapshot, nothing
 # written; the copy would have become etcd-events' newest full snapshot.
 ctl_store_etcd "$NS" etcd-events S3 "$SNAP_BUCKET" shoot--etcd-events
-kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply EtcdBackup b0"
-apiVersion: etcd-warden.io/v1alpha1
-kind: EtcdBackup
-metadata: {name: b0, namespace: $NS}
-spec:
-  etcdName: etcd-main
-  destination: {provider: aws, container: $SNAP_BUCKET, prefix: /shoot--etcd-events//copies/, secretRef: {name: etcd-backup}}
-EOF
+backup b0 aws Delete "$SNAP_BUCKET" etcd-backup /shoot--etcd-events//copies/
 ksim_wait 30 phase_is b0 Failed || ctl_fail "b0: $(kc -n "$NS" get etcdbackup b0 -o jsonpath='{.status}')"
 status b0 error | grep -qF 'overlaps the prefix "shoot--etcd-events" of Etcd shoot/etcd-events' ||
     ctl_fail "b0's error: $(status b0 error)"

@@ -112,9 +112,7 @@ for j in json.load(sys.stdin).get("items", []):
 
 # ---- the stage ----
 snap_s3_start
-curl -sS --fail-with-body --aws-sigv4 aws:amz:us-east-1:s3 -u S3RVER:S3RVER \
-    -H x-amz-content-sha256:UNSIGNED-PAYLOAD -X PUT "$SNAP_S3_URL/$DEST" -o /dev/null ||
-    snap_fail "cannot create the bucket $DEST"
+snap_s3_bucket "$DEST"
 ctl_stage
 druid_etcd "$NS" etcd-main
 kc -n "$NS" patch etcd etcd-main --type merge \

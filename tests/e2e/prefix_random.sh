@@ -34,9 +34,7 @@ echo "seeds: $SEEDS; $STEPS operations each"
 deleted=0
 for seed in $SEEDS; do
     bucket=seed-$seed
-    curl -sS --fail-with-body --aws-sigv4 aws:amz:us-east-1:s3 -u S3RVER:S3RVER -X PUT \
-        -H x-amz-content-sha256:UNSIGNED-PAYLOAD "$SNAP_S3_URL/$bucket" -o /dev/null ||
-        ctl_fail "cannot create the bucket $bucket"
+    snap_s3_bucket "$bucket"
     kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply the BackupBucket $bucket"
 apiVersion: etcd-warden.io/v1alpha1
 kind: BackupBucket

@@ -40,9 +40,7 @@ s3_secret() { # name
 }
 
 snap_s3_start
-curl -sS --fail-with-body --aws-sigv4 aws:amz:us-east-1:s3 -u S3RVER:S3RVER -X PUT \
-    -H x-amz-content-sha256:UNSIGNED-PAYLOAD \
-    "$SNAP_S3_URL/$OFFSITE" -o /dev/null || snap_fail "cannot create the bucket $OFFSITE"
+snap_s3_bucket "$OFFSITE"
 ctl_stage
 druid_etcd "$NS" etcd-main --replicas 1
 kc -n "$NS" patch etcd etcd-main --type merge \

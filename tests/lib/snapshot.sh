@@ -4,6 +4,7 @@
 #   . "$(dirname "$0")/../lib/snapshot.sh"
 #   snap_s3_start                      # s3rver on a loopback port, bucket $SNAP_BUCKET
 #   snap_s3 put KEY FILE | get KEY | tag KEY K=V | ls PREFIX | rm KEY
+#   snap_s3_bucket NAME                # another bucket in that s3rver
 #   snap_abs_start                     # azurite on a loopback port, container $SNAP_BUCKET
 #   snap_abs put KEY FILE | get KEY | tag KEY K=V | ls PREFIX | rm KEY
 #   snap_run ARGS...                   # warden-snapshot with the store's environment
@@ -169,6 +170,12 @@ snap_s3() {
             python3 -c 'import sys,xml.etree.ElementTree as E; [print(k.text) for k in E.parse(sys.stdin).iter() if k.tag.endswith("}Key") or k.tag=="Key"]' ;;
     *) snap_fail "snap_s3: unknown op $op" ;;
     esac
+}
+
+snap_s3_bucket() {
+    curl -sS --fail-with-body --aws-sigv4 aws:amz:us-east-1:s3 -u S3RVER:S3RVER \
+        -H x-amz-content-sha256:UNSIGNED-PAYLOAD -X PUT "$SNAP_S3_URL/$1" -o /dev/null ||
+        snap_fail "cannot create the bucket $1"
 }
 
 snap_abs_start() {
