@@ -30,6 +30,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# made here, before the background job opens it: the first look below may come first
+: >"$out"
 setsid bash "$here/../playground.sh" >"$out" 2>&1 &
 pid=$!
 kubeconfig=""
