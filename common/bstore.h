@@ -39,6 +39,11 @@
 
 #define BSTORE_KEY_MAX 1024
 
+/* A BackupEntry's status.phase: the life of a claim after its Etcd (docs/backup-entries.md). */
+#define BSTORE_ENTRY_ACTIVE   "Active"
+#define BSTORE_ENTRY_PENDING  "PendingDeletion" /* the Etcd deleted, its grace period running */
+#define BSTORE_ENTRY_DELETING "Deleting"        /* a deletion Job runs on its prefix */
+
 /* One prefix of one store, canonical. */
 struct bstore_claim {
     char key[BSTORE_KEY_MAX]; /* "<family>|<container>|<endpoint>"; Local: "Local||" */

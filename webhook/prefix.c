@@ -66,7 +66,7 @@ static int claim_of(enum prefix_kind k, const cJSON *obj, cJSON *out)
          cJSON_AddStringToObject(out, "store", c.key) &&
          cJSON_AddStringToObject(out, "prefix", c.prefix) &&
          (!deleted || cJSON_AddStringToObject(out, "deletedAt", deleted)) &&
-         (!phase || strcmp(phase, PREFIX_ENTRY_DELETING) != 0 ||
+         (!phase || strcmp(phase, BSTORE_ENTRY_DELETING) != 0 ||
           cJSON_AddTrueToObject(out, "deleting"));
     bstore_claim_release(&c);
     return ok;

@@ -44,8 +44,7 @@
 #include "common/store.h"
 #include "webhook/review.h"
 
-#define PREFIX_INDEX_STORE    "store"
-#define PREFIX_ENTRY_DELETING "Deleting" /* BackupEntry status.phase while its Job runs */
+#define PREFIX_INDEX_STORE "store"
 
 /* Which kind of object prefix_project reads. */
 enum prefix_kind { PREFIX_ETCD, PREFIX_ENTRY, PREFIX_BACKUP };

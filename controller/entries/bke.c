@@ -213,7 +213,7 @@ static enum kerr create_entry(const struct bke_ctx *x, const struct bke_bucket *
         bke_event(x, created, "BackupEntry", EV_NORMAL, "Created", "KeepEntry",
                   "BackupEntry %s created in bucket %s for Etcd %s/%s, prefix \"%s\"", ename,
                   b->name, ns, name, prefix);
-        rc = entry_status(x, created, BKE_PHASE_ACTIVE, msg, NULL, err);
+        rc = entry_status(x, created, BSTORE_ENTRY_ACTIVE, msg, NULL, err);
     }
     cJSON_Delete(created);
     cJSON_Delete(e);
@@ -258,7 +258,7 @@ static enum kerr attach_entry(const struct bke_ctx *x, const struct bke_bucket *
         }
         entry = stored;
     }
-    rc = entry_status(x, entry, BKE_PHASE_ACTIVE, msg, conflict, err);
+    rc = entry_status(x, entry, BSTORE_ENTRY_ACTIVE, msg, conflict, err);
     cJSON_Delete(stored);
     return rc;
 }
@@ -320,14 +320,14 @@ static enum kerr release_entry(const struct bke_ctx *x, const struct bke_bucket 
                      name, deleted, why);
             if (strcmp(str_or_empty(entry, "status.conditions.0.message"), why) != 0)
                 log_warn("backup entry deletion blocked", "entry", ename, "why", why);
-            return entry_status(x, entry, BKE_PHASE_PENDING, msg, why, err);
+            return entry_status(x, entry, BSTORE_ENTRY_PENDING, msg, why, err);
         }
         requeue_min(requeue, (long)(due_t - t) * 1000L);
         if (ktime_format(due_t, due) != KERR_OK)
             due[0] = '\0';
         snprintf(msg, sizeof(msg), "Etcd %s/%s deleted at %s; its backups are deletable from %s",
                  ns, name, deleted, due);
-        return entry_status(x, entry, BKE_PHASE_PENDING, msg, conflict, err);
+        return entry_status(x, entry, BSTORE_ENTRY_PENDING, msg, conflict, err);
     }
     if ((rc = entry_claimed(x, b, entry, &claimed, err)) != KERR_OK || claimed) {
         if (claimed) /* the cache is behind: look again */
@@ -351,7 +351,7 @@ static enum kerr release_entry(const struct bke_ctx *x, const struct bke_bucket 
     log_info("backup entry pending deletion", "entry", ename, "until", due);
     snprintf(msg, sizeof(msg), "Etcd %s/%s deleted at %s; its backups are deletable from %s", ns,
              name, now, due);
-    rc = entry_status(x, stored, BKE_PHASE_PENDING, msg, conflict, err);
+    rc = entry_status(x, stored, BSTORE_ENTRY_PENDING, msg, conflict, err);
     requeue_min(requeue, b->grace_ms);
     cJSON_Delete(stored);
     return rc;

@@ -21,10 +21,8 @@ struct store;
 #define BKE_INDEX_BUCKET  "bucket"        /* index of the entry cache: spec.bucketName */
 #define BKE_CACHE_ENTRIES "backupentries" /* the BackupEntry cache (ctl_store) */
 #define BKE_CACHE_BUCKETS "backupbuckets" /* the BackupBucket cache (ctl_store) */
-#define BKE_PHASE_ACTIVE  "Active"
-#define BKE_PHASE_PENDING "PendingDeletion"
-#define BKE_RETRY_MS      1000L  /* an entry created but not cached yet */
-#define BKE_CONFLICT_MS   60000L /* a claim taken, a deletion blocked: looked at again */
+#define BKE_RETRY_MS      1000L           /* an entry created but not cached yet */
+#define BKE_CONFLICT_MS   60000L          /* a claim taken, a deletion blocked: looked at again */
 
 extern const struct k8s_resource BKE_RES_BUCKET;
 extern const struct k8s_resource BKE_RES_ENTRY;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/bstore.h"
 #include "common/k8s.h"
 #include "common/kjson.h"
 #include "common/log.h"
@@ -223,7 +224,7 @@ static enum kerr put_status(const struct bke_ctx *x, const cJSON *entry, const s
 
     ok = ok && !kjson_set_str(obj, "apiVersion", ETCDSPEC_WARDEN_API, NULL) &&
          !kjson_set_str(obj, "kind", "BackupEntry", NULL) &&
-         !kjson_set_str(obj, "status.phase", BKE_PHASE_DELETING, NULL) &&
+         !kjson_set_str(obj, "status.phase", BSTORE_ENTRY_DELETING, NULL) &&
          !kjson_set_str(obj, "status.message", o->message, NULL) &&
          set_or_drop(obj, "status.lastError", o->last_error) &&
          set_or_drop(obj, "status.nextDeletionAt", o->next) &&
@@ -461,7 +462,7 @@ int bkejob_due(const cJSON *entry)
 int bkejob_in_progress(const cJSON *entry)
 {
     return kjson_has(entry, "spec.etcdDeletedAt") &&
-           strcmp(str_or_empty(entry, "status.phase"), BKE_PHASE_DELETING) == 0;
+           strcmp(str_or_empty(entry, "status.phase"), BSTORE_ENTRY_DELETING) == 0;
 }
 
 enum kerr bkejob_hold(const struct bke_ctx *x, const struct bke_bucket *b, const cJSON *entry,

@@ -75,7 +75,6 @@
 #define BKEJOB_TAG         "delete" /* kname_job */
 #define BKEJOB_LABEL_ENTRY "etcd-warden.io/backup-entry"
 #define BKEJOB_POLL_MS     2000L
-#define BKE_PHASE_DELETING "Deleting"
 
 /* The Job name of the entry named entry. */
 enum kerr bkejob_name(const char *entry, char out[KNAME_LABEL_MAX + 1]);
