@@ -96,22 +96,6 @@ static void render(void *ctx)
         metrics_vec_set(m->conflicts, NULL, (double)s->conflicts(s->ctx));
 }
 
-void ctl_metrics_controllers(int backup_entries, int backups,
-                             const char *out[CTL_METRICS_CONTROLLERS_MAX + 1])
-{
-    static const char *const backup_kinds[] = { "backup", "restore", "bschedule" };
-    size_t n = 0, i;
-
-    out[n++] = "etcd";
-    out[n++] = "opstask";
-    out[n++] = "immtask";
-    if (backup_entries)
-        out[n++] = "bucket";
-    for (i = 0; backups && i < sizeof(backup_kinds) / sizeof(backup_kinds[0]); i++)
-        out[n++] = backup_kinds[i];
-    out[n] = NULL;
-}
-
 /* Every running controller's series from the start, at 0, as controller-runtime does. */
 static enum kerr zero_children(struct ctl_metrics *m, struct kerr_info *err)
 {

@@ -43,15 +43,7 @@ struct ctl_metrics_source {
     const char *const *controllers;
 };
 
-#define CTL_METRICS_CONTROLLERS_MAX 7
-
-/*
- * The controllers that run into out, NULL-terminated (static strings): "etcd",
- * "opstask", "immtask" always; "bucket" with --backup-entries (backup_entries
- * non-zero); "backup", "restore", "bschedule" with --backups.
- */
-void ctl_metrics_controllers(int backup_entries, int backups,
-                             const char *out[CTL_METRICS_CONTROLLERS_MAX + 1]);
+#define CTL_METRICS_CONTROLLERS_MAX 7 /* the most src.controllers names */
 
 struct ctl_metrics;
 
@@ -68,7 +60,7 @@ enum kerr ctl_metrics_new(const struct ctl_metrics_source *src, struct ctl_metri
 /* The registry (BORROWED). */
 struct metrics_registry *ctl_metrics_registry(struct ctl_metrics *m);
 
-/* Count one reconcile of controller (ctl_metrics_controllers) that took seconds and made
+/* Count one reconcile of controller (one of src.controllers) that took seconds and made
  * requests API requests. */
 void ctl_metrics_reconcile(struct ctl_metrics *m, const char *controller, enum ctl_metrics_result r,
                            double seconds, unsigned long requests);
