@@ -14,8 +14,14 @@
 #    (warden-snapshot): Completed, the copy byte for byte the sidecar's object.
 # 3. kubectl apply of an EtcdRestore from that EtcdBackup into a new Etcd and prefix: the
 #    restore copy puts exactly that snapshot under the new prefix, and the new Etcd uses it.
-# 4. etcdbrctl restore of the new prefix, etcd started on the restored data directory: every
-#    key and value of etcd-main-0, key for key (`etcdctl get "" --prefix`).
+# 4. an EtcdRestore into shoot--etcd-main-restored (a sibling the sidecar lists with the
+#    source's shoot--etcd-main) is refused naming Etcd shoot/etcd-main, nothing written;
+# 5. etcdbrctl restore of the new prefix, etcd started on the restored data directory: every
+#    key and value of etcd-main-0, key for key (`etcdctl get "" --prefix`);
+# 6. the new cluster lives: more revisions than the source, and its own `etcdbrctl server`
+#    takes a newer full snapshot under shoot--etcd-restored; check-prefixes finds no pair, and
+#    etcdbrctl restore of the source's shoot--etcd-main still brings back etcd-main-0's keys,
+#    key for key (the sibling, had it been admitted, would have made it fail: NoSuchKey).
 #
 # Skipped (77) without $WARDEN_ETCDBRCTL or etcd.
 set -euo pipefail
@@ -109,12 +115,51 @@ expect "the new Etcd's store" "$SNAP_BUCKET shoot--etcd-restored" \
     "$(jp "$NS" etcd/etcd-restored '{.spec.backup.store.container} {.spec.backup.store.prefix}')"
 ok "EtcdRestore Completed: exactly the backup's snapshot under shoot--etcd-restored"
 
-# 4. the sidecar's own restore of the new prefix brings back every key of etcd-main-0
+# 4. the old example of the docs: a target prefix the source's is the start of
+kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply the EtcdRestore"
+apiVersion: etcd-warden.io/v1alpha1
+kind: EtcdRestore
+metadata: {name: r2, namespace: $NS}
+spec:
+  source: {backupName: b1}
+  target: {etcdName: etcd-main-restored, store: {container: $SNAP_BUCKET, prefix: shoot--etcd-main-restored}}
+EOF
+ksim_wait 60 terminal etcdrestore r2 || ctl_fail "r2: $(jp "$NS" etcdrestore/r2 '{.status}')"
+expect "the sibling's restore" Failed "$(jp "$NS" etcdrestore/r2 '{.status.phase}')"
+jp "$NS" etcdrestore/r2 '{.status.error}' |
+    grep -qF 'overlaps the prefix "shoot--etcd-main" of Etcd shoot/etcd-main' ||
+    ctl_fail "r2's error: $(jp "$NS" etcdrestore/r2 '{.status.error}')"
+expect "nothing under the sibling" "" "$(snap_s3 ls shoot--etcd-main-)"
+kc -n "$NS" get etcd etcd-main-restored >/dev/null 2>&1 && ctl_fail "a refused restore created an Etcd"
+ok "EtcdRestore into shoot--etcd-main-restored refused: it overlaps Etcd shoot/etcd-main's prefix"
+
+# 5. the sidecar's own restore of the new prefix brings back every key of etcd-main-0
 snap_kill "$SNAP_BR_PID"
 snap_kill "$etcd_pid"
 snap_restored_is shoot--etcd-restored "$SNAP_WORK/want"
 expect "the restored revision" "$rev" "$(snap_etcd_rev "$SNAP_ETCD_URL")"
 ok "etcdbrctl restore of shoot--etcd-restored: etcd-main-0's keys, key for key, at revision $rev"
+
+# 6. the new cluster's own sidecar writes a newer full snapshot; the source still restores
+url2=$SNAP_ETCD_URL etcd2_pid=$SNAP_ETCD_PID
+for i in 1 2 3 4 5 6; do snap_etcdctl "$url2" put "/registry/pods/shoot/q$i" "new-$i" >/dev/null; done
+rev2=$(snap_etcd_rev "$url2")
+[ "$rev2" -gt "$rev" ] || ctl_fail "the new cluster's revision $rev2 is not above $rev"
+port2=$(snap_free_port)
+snap_brctl_server restored "$url2" "$SNAP_RESTORE_PEER" shoot--etcd-restored "$port2" \
+    --delta-snapshot-period 0
+curl -sf -X POST "http://127.0.0.1:$port2/snapshot/full" >/dev/null ||
+    ctl_fail "the new cluster's sidecar took no full snapshot: $(tail -5 "$SNAP_WORK/br-restored.log")"
+snap_wait_key shoot--etcd-restored/ "/v2/Full-00000000-0*$rev2-" 60
+snap_kill "$SNAP_BR_PID"
+snap_kill "$etcd2_pid"
+set +e
+snap_run check-prefixes --storage-provider S3 --store-container "$SNAP_BUCKET" >"$SNAP_WORK/check.out" 2>&1
+crc=$?
+set -e
+[ $crc -eq 0 ] || ctl_fail "check-prefixes exited $crc: $(cat "$SNAP_WORK/check.out")"
+snap_restored_is shoot--etcd-main "$SNAP_WORK/want"
+ok "the new cluster's full snapshot at revision $rev2 under shoot--etcd-restored; check-prefixes: no pair; etcdbrctl restore of shoot--etcd-main: etcd-main-0's keys, key for key"
 snap_kill "$SNAP_ETCD_PID"
 ctl_stop
 echo "sidecar_backup_restore: ok"

@@ -12,7 +12,7 @@ snap_need_sidecar
 ksim_on_exit snap_cleanups
 
 snap_restored_is() {
-    local d=$SNAP_WORK/restore
+    local d=$SNAP_WORK/restore-${1//\//_}
     snap_brctl_restore "$1" "$d"
     snap_etcd_start restored "$d/data" "$SNAP_RESTORE_PEER"
     snap_etcd_dump "$SNAP_ETCD_URL" >"$d.got"
