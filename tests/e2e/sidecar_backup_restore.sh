@@ -39,6 +39,16 @@ settled() { # kind name: wait (bounded) for a terminal phase, then want Complete
     [ "$(jp "$NS" "$1/$2" '{.status.phase}')" = Completed ] ||
         ctl_fail "$1 $2: $(jp "$NS" "$1/$2" '{.status}'); jobs: $(tail -5 "$SNAP_WORK/job_exec.log")"
 }
+restore_b1() { # name etcd-name prefix: an EtcdRestore of EtcdBackup b1 into a new Etcd
+    kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply the EtcdRestore $1"
+apiVersion: etcd-warden.io/v1alpha1
+kind: EtcdRestore
+metadata: {name: $1, namespace: $NS}
+spec:
+  source: {backupName: b1}
+  target: {etcdName: $2, store: {container: $SNAP_BUCKET, prefix: $3}}
+EOF
+}
 s3_secret() { # name
     kc -n "$NS" create secret generic "$1" --from-literal=accessKeyID=S3RVER \
         --from-literal=secretAccessKey=S3RVER --from-literal=region=us-east-1 \
@@ -101,14 +111,7 @@ expect "status.snapshot.size" "$(stat -c %s "$SNAP_WORK/source.gz")" "$(status b
 ok "EtcdBackup Completed: the sidecar's on-demand snapshot $snap, copied byte for byte"
 
 # 3. the EtcdRestore from the backup into a new Etcd and prefix
-kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply the EtcdRestore"
-apiVersion: etcd-warden.io/v1alpha1
-kind: EtcdRestore
-metadata: {name: r1, namespace: $NS}
-spec:
-  source: {backupName: b1}
-  target: {etcdName: etcd-restored, store: {container: $SNAP_BUCKET, prefix: shoot--etcd-restored}}
-EOF
+restore_b1 r1 etcd-restored shoot--etcd-restored
 settled etcdrestore r1
 expect "the restored prefix" "shoot--etcd-restored/v2/$snap" "$(snap_s3 ls shoot--etcd-restored/)"
 expect "the new Etcd's store" "$SNAP_BUCKET shoot--etcd-restored" \
@@ -116,14 +119,7 @@ expect "the new Etcd's store" "$SNAP_BUCKET shoot--etcd-restored" \
 ok "EtcdRestore Completed: exactly the backup's snapshot under shoot--etcd-restored"
 
 # 4. the old example of the docs: a target prefix the source's is the start of
-kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply the EtcdRestore"
-apiVersion: etcd-warden.io/v1alpha1
-kind: EtcdRestore
-metadata: {name: r2, namespace: $NS}
-spec:
-  source: {backupName: b1}
-  target: {etcdName: etcd-main-restored, store: {container: $SNAP_BUCKET, prefix: shoot--etcd-main-restored}}
-EOF
+restore_b1 r2 etcd-main-restored shoot--etcd-main-restored
 ksim_wait 60 terminal etcdrestore r2 || ctl_fail "r2: $(jp "$NS" etcdrestore/r2 '{.status}')"
 expect "the sibling's restore" Failed "$(jp "$NS" etcdrestore/r2 '{.status.phase}')"
 jp "$NS" etcdrestore/r2 '{.status.error}' |
