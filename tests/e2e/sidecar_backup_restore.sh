@@ -149,11 +149,7 @@ curl -sf -X POST "http://127.0.0.1:$port2/snapshot/full" >/dev/null ||
 snap_wait_key shoot--etcd-restored/ "/v2/Full-00000000-0*$rev2-" 60
 snap_kill "$SNAP_BR_PID"
 snap_kill "$etcd2_pid"
-set +e
-snap_run check-prefixes --storage-provider S3 --store-container "$SNAP_BUCKET" >"$SNAP_WORK/check.out" 2>&1
-crc=$?
-set -e
-[ $crc -eq 0 ] || ctl_fail "check-prefixes exited $crc: $(cat "$SNAP_WORK/check.out")"
+snap_check_prefixes 0
 snap_restored_is shoot--etcd-main "$SNAP_WORK/want"
 ok "the new cluster's full snapshot at revision $rev2 under shoot--etcd-restored; check-prefixes: no pair; etcdbrctl restore of shoot--etcd-main: etcd-main-0's keys, key for key"
 snap_kill "$SNAP_ETCD_PID"

@@ -48,15 +48,6 @@ same_data() {
     snap_kill "$SNAP_ETCD_PID"
 }
 
-# checks STATUS: check-prefixes on the bucket exits STATUS; its report in $SNAP_WORK/check.out
-checks() {
-    local rc
-    set +e
-    snap_run check-prefixes --storage-provider S3 --store-container "$SNAP_BUCKET" >"$SNAP_WORK/check.out" 2>&1
-    rc=$?
-    set -e
-    [ $rc -eq "$1" ] || { cat "$SNAP_WORK/check.out"; snap_fail "check-prefixes exited $rc, want $1"; }
-}
 
 # 1. cluster A under p/etcd: a full snapshot, then a delta holding every later revision
 snap_etcd_start a
@@ -77,7 +68,7 @@ echo "cluster A (revision $a_rev) under p/etcd: $(tr '\n' ' ' <"$SNAP_WORK/a.key
 restore p/etcd r1
 [ $RC -eq 0 ] || { tail -20 "$SNAP_WORK/restore-r1.log"; snap_fail "restore of p/etcd alone failed"; }
 same_data r1 "$SNAP_WORK/a.want"
-checks 0
+snap_check_prefixes 0
 echo "ok: etcdbrctl restore of p/etcd alone restores A key for key; check-prefixes is clean"
 
 # 2. cluster B under p/etcd-2, with more revisions: a newer full snapshot
@@ -97,7 +88,7 @@ snap_has NoSuchKey "$SNAP_WORK/restore-r2.log" ||
 missing=$(grep -oE "p/etcd/-2/v2/Full-00000000-0*$b_rev-[0-9]+" "$SNAP_WORK/restore-r2.log" | head -1)
 [ -n "$missing" ] || { tail -20 "$SNAP_WORK/restore-r2.log"; snap_fail "the failed restore does not name p/etcd/-2/v2/..."; }
 echo "ok: etcdbrctl restore of p/etcd fails beside p/etcd-2 (revision $b_rev): NoSuchKey for $missing"
-checks 1
+snap_check_prefixes 1
 cat "$SNAP_WORK/check.out"
 snap_has -x 'overlap: "p/etcd" and "p/etcd-2": restore fails' "$SNAP_WORK/check.out" ||
     snap_fail "check-prefixes does not report the pair as breaking p/etcd's restore"
@@ -111,7 +102,7 @@ snap_run delete-snapshots --storage-provider S3 --store-container "$SNAP_BUCKET"
 tail -1 "$SNAP_WORK/del.out" | snap_has '"remaining":0,.*"foreign":0' || snap_fail "delete-snapshots said $(tail -1 "$SNAP_WORK/del.out")"
 [ -z "$(snap_s3 ls p/etcd-2)" ] || snap_fail "left under p/etcd-2: $(snap_s3 ls p/etcd-2)"
 diff "$SNAP_WORK/a.keys" <(snap_s3 ls p/ | sort) >&2 || snap_fail "cluster A's snapshots changed"
-checks 0
+snap_check_prefixes 0
 restore p/etcd r3
 [ $RC -eq 0 ] || { tail -20 "$SNAP_WORK/restore-r3.log"; snap_fail "restore of p/etcd failed after the deletion"; }
 same_data r3 "$SNAP_WORK/a.want"
@@ -150,7 +141,7 @@ snap_wait_key r/a/b/ "^r/a/b/v2/Full-00000000-0*$d_rev-"
 snap_kill "$SNAP_BR_PID"
 snap_etcd_dump "$d_url" >"$SNAP_WORK/d.want"
 snap_kill "$SNAP_ETCD_PID"
-checks 1
+snap_check_prefixes 1
 snap_has -x 'overlap: "r/a" and "r/a/b": restore wrong-data' "$SNAP_WORK/check.out" ||
     { cat "$SNAP_WORK/check.out"; snap_fail "check-prefixes does not report r/a's restore as taking r/a/b's data"; }
 restore r/a r5

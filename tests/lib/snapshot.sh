@@ -8,6 +8,9 @@
 #   snap_abs_start                     # azurite on a loopback port, container $SNAP_BUCKET
 #   snap_abs put KEY FILE | get KEY | tag KEY K=V | ls PREFIX | rm KEY
 #   snap_run ARGS...                   # warden-snapshot with the store's environment
+#   snap_check_prefixes STATUS [ARGS...]
+#                                      # check-prefixes ARGS (default: S3, $SNAP_BUCKET) must
+#                                      # exit STATUS; its report in $SNAP_WORK/check.out
 #   snap_fixture FILE BYTES [NAME]     # random etcd snapshot stand-in, SHA-256 at its end
 #   cronjob_exec CRONJOB_JSON SECRET_DIR
 #   snap_fail "message"                # print and exit 1
@@ -218,6 +221,17 @@ snap_abs() {
 }
 
 snap_run() { "$WARDEN_SNAPSHOT" "$@"; }
+
+snap_check_prefixes() {
+    local want=$1 rc
+    shift
+    [ $# -gt 0 ] || set -- --storage-provider S3 --store-container "$SNAP_BUCKET"
+    set +e
+    snap_run check-prefixes "$@" >"$SNAP_WORK/check.out" 2>&1
+    rc=$?
+    set -e
+    [ $rc -eq "$want" ] || { cat "$SNAP_WORK/check.out"; snap_fail "check-prefixes exited $rc, want $want"; }
+}
 
 cronjob_exec() {
     local cj=$1 secrets=$2 root
