@@ -1,21 +1,25 @@
 /* bstore - the identity of a backup store and of a prefix in it; see bstore.h. */
 #include "common/bstore.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "common/kpath.h"
 
-/* The provider names etcd-druid accepts (StorageProviderFromInfraProvider). */
+/*
+ * The provider names etcd-druid accepts: internal/store/store.go,
+ * StorageProviderFromInfraProvider (v0.35.0 and later to HEAD: each kind, its infrastructure
+ * name and strings.ToLower of the kind; "stackit" is S3; v0.30 lacked the lower-case ones).
+ * Case matters: "Aws" or "S3 " is "unsupported storage provider".
+ */
 static const char *const PROVIDERS[][2] = {
-    { "aws", "S3" },      { "S3", "S3" },         { "stackit", "S3" }, { "azure", "ABS" },
-    { "ABS", "ABS" },     { "alicloud", "OSS" },  { "OSS", "OSS" },    { "openstack", "Swift" },
-    { "Swift", "Swift" }, { "gcp", "GCS" },       { "GCS", "GCS" },    { "dell", "ECS" },
-    { "ECS", "ECS" },     { "openshift", "OCS" }, { "OCS", "OCS" },    { "Local", "Local" },
-    { "local", "Local" },
+    { "aws", "S3" },      { "S3", "S3" },        { "s3", "S3" },           { "stackit", "S3" },
+    { "azure", "ABS" },   { "ABS", "ABS" },      { "abs", "ABS" },         { "gcp", "GCS" },
+    { "GCS", "GCS" },     { "gcs", "GCS" },      { "openstack", "Swift" }, { "Swift", "Swift" },
+    { "swift", "Swift" }, { "alicloud", "OSS" }, { "OSS", "OSS" },         { "oss", "OSS" },
+    { "dell", "ECS" },    { "ECS", "ECS" },      { "ecs", "ECS" },         { "openshift", "OCS" },
+    { "OCS", "OCS" },     { "ocs", "OCS" },      { "Local", "Local" },     { "local", "Local" },
 };
 
 const char *bstore_provider_kind(const char *provider)
@@ -30,8 +34,8 @@ const char *bstore_provider_kind(const char *provider)
 
 const char *bstore_provider_list(void)
 {
-    return "aws, S3, stackit, azure, ABS, alicloud, OSS, openstack, Swift, gcp, GCS, dell, ECS, "
-           "openshift, OCS, Local, local";
+    return "aws, S3, s3, stackit, azure, ABS, abs, gcp, GCS, gcs, openstack, Swift, swift, "
+           "alicloud, OSS, oss, dell, ECS, ecs, openshift, OCS, ocs, Local, local";
 }
 
 const char *bstore_family(const char *kind)
@@ -39,54 +43,6 @@ const char *bstore_family(const char *kind)
     if (kind && (strcmp(kind, "ECS") == 0 || strcmp(kind, "OCS") == 0))
         return "S3";
     return kind;
-}
-
-/* Append s[0..len) to out at *w, lower-cased when lower; 0 when it does not fit. */
-static int put(char *out, size_t n, size_t *w, const char *s, size_t len, int lower)
-{
-    if (*w + len >= n)
-        return 0;
-    for (size_t i = 0; i < len; i++)
-        out[(*w)++] = lower ? (char)tolower((unsigned char)s[i]) : s[i];
-    out[*w] = '\0';
-    return 1;
-}
-
-enum kerr bstore_endpoint(const char *endpoint, char *out, size_t n)
-{
-    const char *e = endpoint ? endpoint : "", *sep = strstr(e, "://"), *host, *path, *port;
-    size_t w = 0, hl, pl;
-    int ok = 1;
-
-    if (n == 0)
-        return KERR_TOOBIG;
-    out[0] = '\0';
-    host = sep ? sep + 3 : e;
-    path = host + strcspn(host, "/?#");
-    port = memchr(host, ':', (size_t)(path - host));
-    /* An IPv6 literal's colons are not a port's. */
-    if (host[0] == '[')
-        port = memchr(host, ']', (size_t)(path - host)) ? strchr(host, ']') + 1 : NULL;
-    if (port && *port != ':')
-        port = NULL;
-    hl = (size_t)((port ? port : path) - host);
-    if (sep)
-        ok = put(out, n, &w, e, (size_t)(sep - e), 1) && put(out, n, &w, "://", 3, 0);
-    ok = ok && put(out, n, &w, host, hl, 1);
-    if (ok && port) {
-        size_t len = (size_t)(path - port);
-        int dflt =
-            sep &&
-            ((strncasecmp(e, "http://", 7) == 0 && len == 3 && strncmp(port, ":80", 3) == 0) ||
-             (strncasecmp(e, "https://", 8) == 0 && len == 4 && strncmp(port, ":443", 4) == 0));
-        if (!dflt)
-            ok = put(out, n, &w, port, len, 0);
-    }
-    pl = strlen(path);
-    while (pl > 0 && path[pl - 1] == '/')
-        pl--;
-    ok = ok && put(out, n, &w, path, pl, 0);
-    return ok ? KERR_OK : KERR_TOOBIG;
 }
 
 enum kerr bstore_prefix(const char *prefix, char *out, size_t n)
@@ -113,16 +69,16 @@ enum kerr bstore_key(const char *provider, const char *container, const char *en
                      size_t n)
 {
     const char *kind = bstore_provider_kind(provider);
-    char ep[BSTORE_KEY_MAX];
     int len;
 
+    /* The endpoint is not part of the key (bstore.h): where the sidecar sends its requests
+     * can be in the Secret, which the Etcd does not show. */
+    (void)endpoint;
     if (n)
         out[0] = '\0';
     if (!kind || !container || !*container)
         return KERR_INVAL;
-    if (bstore_endpoint(endpoint, ep, sizeof(ep)) != KERR_OK)
-        return KERR_TOOBIG;
-    len = snprintf(out, n, "%s|%s|%s", bstore_family(kind), container, ep);
+    len = snprintf(out, n, "%s|%s|", bstore_family(kind), container);
     return len < 0 || (size_t)len >= n ? KERR_TOOBIG : KERR_OK;
 }
 
@@ -136,7 +92,7 @@ enum kerr bstore_claim_init(struct bstore_claim *c, const char *provider, const 
 
     memset(c, 0, sizeof(*c));
     if (!kind)
-        return kerr_set(err, KERR_INVAL, "unknown provider \"%s\" (known: %s)",
+        return kerr_set(err, KERR_INVAL, "unknown provider \"%s\" (accepted: %s)",
                         provider ? provider : "", bstore_provider_list());
     if (!container || !*container)
         return kerr_set(err, KERR_INVAL, "no container");
@@ -211,5 +167,33 @@ enum kerr bstore_object_prefix(const char *kind, const char *prefix, char *out, 
     rc = kpath_clean(prefix ? prefix : "", out, n);
     if (rc == KERR_OK && (strcmp(out, ".") == 0 || strcmp(out, "/") == 0))
         out[0] = '\0';
+    return rc;
+}
+
+int bstore_unkeyed_overlap(const char *key, const char *container)
+{
+    const char *c = strchr(key, '|'), *end = c ? strchr(c + 1, '|') : NULL;
+
+    /* Local's key holds no container (it is in the prefix): any directory may be it */
+    if (!container || !*container || !c || !end || strncmp(key, "Local|", 6) == 0)
+        return 1;
+    return strlen(container) == (size_t)(end - c - 1) &&
+           strncmp(container, c + 1, (size_t)(end - c - 1)) == 0;
+}
+
+enum kerr bstore_object_prefixes(const char *kind, const char *prefix, char *first, char *second,
+                                 size_t n)
+{
+    const char *fam = bstore_family(kind);
+    enum kerr rc = bstore_object_prefix(kind, prefix, first, n);
+
+    second[0] = '\0';
+    if (rc != KERR_OK || !fam || strcmp(fam, "S3") != 0 || !*first)
+        return rc;
+    /* aws-sdk-go-v2 (etcd-backup-restore v0.37.0 and later) keeps the leading '/' of
+     * path.Join(prefix, ...): the cleaned prefix as path.Clean leaves it */
+    rc = kpath_clean(prefix, second, n);
+    if (rc == KERR_OK && second[0] != '/')
+        second[0] = '\0';
     return rc;
 }

@@ -6,12 +6,23 @@
  * what it means to the sidecar:
  *
  *  - the provider as the sidecar names it (etcd-druid's
- *    StorageProviderFromInfraProvider: "aws" and "S3" are both S3); S3, ECS
- *    and OCS are one family (one S3 client, one bucket namespace per
+ *    StorageProviderFromInfraProvider: "aws", "S3" and "s3" are all S3); S3,
+ *    ECS and OCS are one family (one S3 client, one bucket namespace per
  *    endpoint);
- *  - the endpoint override canonicalised: scheme and host lower-case, the
- *    scheme's default port dropped, trailing '/' dropped; "" is the
- *    provider's default endpoint;
+ *  - no endpoint: where the sidecar sends its requests is not always in the
+ *    Etcd. etcd-backup-restore v0.28.4 has no --store-endpoint-override at
+ *    all (every endpoint is the Secret's or the default); from v0.41 the Secret's "endpoint" is
+ * applied after
+ *    --store-endpoint-override and wins (pkg/snapstore/s3_snapstore.go:93-94
+ *    then :214-216 at v0.41.2 and v0.43.0); Swift, OSS, ECS and OCS take
+ *    theirs from the Secret or the environment only (swift_snapstore.go,
+ *    oss_snapstore.go:64, ecs_s3_snapstore.go:33, ocs_s3_snapstore.go:89);
+ *    ABS and GCS take a Secret's endpoint when there is no override
+ *    (abs_snapstore.go:110-121, gcs_snapstore.go:86-97). Two Etcds of one
+ *    family and container may therefore always be one store, whatever their
+ *    endpointOverride says: they are one key (never a false "apart"). Two
+ *    stores of one container name on different endpoints are told apart by
+ *    their prefixes (docs/backup-entries.md);
  *  - the container; for Local stores the container is a directory joined
  *    with the prefix (path.Join(home, container, prefix)), so it is part of
  *    the claim's prefix and the key holds no container;
@@ -46,7 +57,7 @@
 
 /* One prefix of one store, canonical. */
 struct bstore_claim {
-    char key[BSTORE_KEY_MAX]; /* "<family>|<container>|<endpoint>"; Local: "Local||" */
+    char key[BSTORE_KEY_MAX]; /* "<family>|<container>|"; Local: "Local||" */
     char *prefix;             /* OWNS; canonical, "" = the whole container */
 };
 
@@ -60,21 +71,16 @@ const char *bstore_provider_list(void);
 const char *bstore_family(const char *kind);
 
 /*
- * The canonical endpoint of endpoint (NULL or "": "") into out. KERR_TOOBIG
- * when n is too small.
- */
-enum kerr bstore_endpoint(const char *endpoint, char *out, size_t n);
-
-/*
  * The canonical prefix of prefix (NULL is "") into out, which needs at most
  * strlen(prefix) + 2 bytes. KERR_TOOBIG when it does not fit.
  */
 enum kerr bstore_prefix(const char *prefix, char *out, size_t n);
 
 /*
- * "<family>|<container>|<canonical endpoint>" of a store (a bucket, whose
- * Etcds and entries are compared by it) into out. KERR_INVAL for an
- * unknown provider or a missing container; KERR_TOOBIG when n is too small.
+ * "<family>|<container>|" of a store (a bucket, whose Etcds and entries are
+ * compared by it) into out; endpoint is not part of it (see above). KERR_INVAL
+ * for an unknown provider or a missing container; KERR_TOOBIG when n is too
+ * small.
  */
 enum kerr bstore_key(const char *provider, const char *container, const char *endpoint, char *out,
                      size_t n);
@@ -114,5 +120,24 @@ int bstore_claims_overlap(const struct bstore_claim *a, const struct bstore_clai
  * is path.Join(container, out).
  */
 enum kerr bstore_object_prefix(const char *kind, const char *prefix, char *out, size_t n);
+
+/*
+ * 1 when a store whose claim cannot be computed (an unknown provider, a parse error), of
+ * container (NULL or "": not known either), may be the store of key: one container name
+ * is the same container in any family as far as a refusal or a deletion is concerned, and
+ * any container may be a Local store's. Such a claim overlaps everything there: callers
+ * fail closed with it.
+ */
+int bstore_unkeyed_overlap(const char *key, const char *container);
+
+/*
+ * Every spelling under which a sidecar of provider kind, of any version etcd-druid ships,
+ * writes prefix's objects: first as bstore_object_prefix; second (n bytes each) the
+ * path.Clean'd prefix with its leading '/' when kind is of the S3 family and prefix has one
+ * (aws-sdk-go-v2, etcd-backup-restore v0.37.0 and later, does not clean the request path:
+ * "/p" writes "/p/v2/..." where v0.28.4 wrote "p/v2/..."), "" otherwise.
+ */
+enum kerr bstore_object_prefixes(const char *kind, const char *prefix, char *first, char *second,
+                                 size_t n);
 
 #endif

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/kjson.h"
+#include "controller/core/claims.h"
 #include "controller/entries/bkeclaim.h"
 
 static void name_of(const char *provider, const char *container, const char *endpoint,
@@ -107,4 +108,69 @@ Test(bkeclaim, grace_period_must_be_positive)
     }
     cr_assert_eq(read_grace("7 days", &ms, &err), KERR_INVAL);
     cr_assert_not_null(strstr(err.msg, "is not a duration"), "%s", err.msg);
+}
+
+/* An Etcd with store {provider, container} and prefix p. */
+static cJSON *etcd_of(const char *provider, const char *container, const char *endpoint,
+                      const char *prefix)
+{
+    cJSON *o = cJSON_Parse("{\"metadata\":{\"namespace\":\"n\",\"name\":\"e\"},"
+                           "\"spec\":{\"backup\":{\"store\":{}}}}");
+
+    cr_assert_not_null(o);
+    if (provider)
+        cr_assert_eq(kjson_set_str(o, "spec.backup.store.provider", provider, NULL), KERR_OK);
+    if (container)
+        cr_assert_eq(kjson_set_str(o, "spec.backup.store.container", container, NULL), KERR_OK);
+    if (endpoint)
+        cr_assert_eq(kjson_set_str(o, "spec.backup.store.endpointOverride", endpoint, NULL),
+                     KERR_OK);
+    cr_assert_eq(kjson_set_str(o, "spec.backup.store.prefix", prefix, NULL), KERR_OK);
+    return o;
+}
+
+static int same_store(const struct bke_bucket *b, cJSON *etcd)
+{
+    int r = bkeclaim_same_store(b, etcd);
+
+    cJSON_Delete(etcd);
+    return r;
+}
+
+Test(bkeclaim, a_respelled_or_unknown_store_keeps_its_entries)
+{
+    struct bke_bucket s3 = { .key = "S3|bkt|" }, abs = { .key = "ABS|bkt|" };
+
+    /* etcd-druid's own spellings, and an endpoint moved from the Secret to the Etcd */
+    cr_assert_eq(same_store(&s3, etcd_of("s3", "bkt", NULL, "p")), 1);
+    cr_assert_eq(same_store(&s3, etcd_of("stackit", "bkt", "https://h:0443/", "p")), 1);
+    cr_assert_eq(same_store(&s3, etcd_of("ocs", "bkt", "http://other", "p")), 1);
+    cr_assert_eq(same_store(&abs, etcd_of("s3", "bkt", NULL, "p")), 0, "another family");
+    /* not understood: it may be the bucket's store, never a new entry */
+    cr_assert_eq(same_store(&s3, etcd_of("awss", "bkt", NULL, "p")), BKECLAIM_MAYBE);
+    cr_assert_eq(same_store(&abs, etcd_of("awss", "bkt", NULL, "p")), BKECLAIM_MAYBE);
+    cr_assert_eq(same_store(&s3, etcd_of("aws", NULL, NULL, "p")), BKECLAIM_MAYBE);
+    cr_assert_eq(same_store(&s3, etcd_of(NULL, "bkt", NULL, "p")), BKECLAIM_MAYBE);
+    cr_assert_eq(same_store(&s3, etcd_of("awss", "other", NULL, "p")), 0);
+}
+
+Test(bkeclaim, an_unknown_store_blocks_deletions_in_its_container)
+{
+    const char *etcds_text = "[{\"metadata\":{\"namespace\":\"n\",\"name\":\"x\"},\"spec\":{"
+                             "\"backup\":{\"store\":{\"provider\":\"awss\",\"container\":\"bkt\","
+                             "\"prefix\":\"elsewhere\"}}}}]";
+    cJSON *etcds = cJSON_Parse(etcds_text), *none = cJSON_CreateArray();
+    struct bstore_claim c, d;
+    char why[CLAIMS_WHY_MAX];
+
+    cr_assert_eq(bstore_claim_init(&c, "aws", "bkt", NULL, "p/etcd", NULL), KERR_OK);
+    claims_find_in(etcds, none, none, &c, NULL, why);
+    cr_assert(strstr(why, "Etcd n/x"), "fails closed: %s", why);
+    cr_assert_eq(bstore_claim_init(&d, "aws", "other", NULL, "p/etcd", NULL), KERR_OK);
+    claims_find_in(etcds, none, none, &d, NULL, why);
+    cr_assert_str_eq(why, "", "another container");
+    bstore_claim_release(&c);
+    bstore_claim_release(&d);
+    cJSON_Delete(etcds);
+    cJSON_Delete(none);
 }

@@ -1,6 +1,8 @@
 /* bstore: the store identity and the overlap of prefixes as etcd-backup-restore sees them. */
 #include <criterion/criterion.h>
 
+#include <string.h>
+
 #include "common/bstore.h"
 
 static void claim(struct bstore_claim *c, const char *provider, const char *container,
@@ -65,36 +67,76 @@ Test(bstore, string_prefixes_overlap_as_the_sidecar_lists)
     cr_assert_not(overlap("aws", "b", NULL, "a", "azure", "b", NULL, "a"));
 }
 
-Test(bstore, endpoints_compare_canonical)
+Test(bstore, one_store_whatever_the_endpoint)
 {
+    /* the sidecar may take the endpoint from the Secret: one family and container, one store */
     cr_assert(overlap("aws", "b", "http://h:9000/", "a", "aws", "b", "http://h:9000", "a"));
-    cr_assert(overlap("aws", "b", "HTTP://H:9000", "a", "aws", "b", "http://h:9000", "a"));
-    cr_assert(overlap("aws", "b", "https://h:443", "a", "aws", "b", "https://H/", "a"));
-    cr_assert(overlap("aws", "b", "http://h:80", "a", "aws", "b", "http://h", "a"));
-    cr_assert(overlap("aws", "b", "", "a", "aws", "b", NULL, "a"));
-    cr_assert(overlap("dell", "b", "http://ecs:9020", "a", "S3", "b", "http://ecs:9020", "a"));
-    cr_assert_not(overlap("aws", "b", "http://h:9000", "a", "aws", "b", "http://h:9001", "a"));
-    cr_assert_not(overlap("aws", "b", "https://h:80", "a", "aws", "b", "https://h", "a"));
-    cr_assert_not(overlap("aws", "b", "http://h/p1", "a", "aws", "b", "http://h/P1", "a"));
+    cr_assert(overlap("aws", "b", "", "a", "aws", "b", "https://s3.amazonaws.com", "a"));
+    cr_assert(overlap("aws", "b", NULL, "a", "s3", "b", "https://s3.eu-west-1.amazonaws.com", "a"));
+    cr_assert(overlap("aws", "b", "http://h:9000", "a", "aws", "b", "http://h:9001", "a"));
+    cr_assert(overlap("aws", "b", "https://u:p@h:0443/#f", "a", "S3", "b", "https://h.", "a"));
+    cr_assert(overlap("gcp", "b", "https://storage.googleapis.com/storage/v1/", "a", "gcs", "b",
+                      NULL, "a"));
+    cr_assert(overlap("openstack", "b", "http://ignored", "a", "swift", "b", NULL, "a"));
+    cr_assert(overlap("dell", "b", "http://ecs:9020", "a", "S3", "b", NULL, "a"));
+    cr_assert_not(overlap("aws", "b", "http://h", "a", "aws", "c", "http://h", "a"));
 }
 
-Test(bstore, endpoint_forms)
+Test(bstore, every_provider_druid_accepts)
 {
-    static const char *const cases[][2] = {
-        { "", "" },
-        { "HTTP://Minio.Local:80/", "http://minio.local" },
-        { "https://[::1]:443", "https://[::1]" },
-        { "https://[::1]:8443/", "https://[::1]:8443" },
-        { "s3.example.com/", "s3.example.com" },
-        { "http://h:9000/path/", "http://h:9000/path" },
+    /* etcd-druid internal/store/store.go StorageProviderFromInfraProvider (v0.35+) */
+    static const char *const names[][2] = {
+        { "aws", "S3" },      { "S3", "S3" },           { "s3", "S3" },
+        { "stackit", "S3" },  { "azure", "ABS" },       { "ABS", "ABS" },
+        { "abs", "ABS" },     { "gcp", "GCS" },         { "GCS", "GCS" },
+        { "gcs", "GCS" },     { "openstack", "Swift" }, { "Swift", "Swift" },
+        { "swift", "Swift" }, { "alicloud", "OSS" },    { "OSS", "OSS" },
+        { "oss", "OSS" },     { "dell", "ECS" },        { "ECS", "ECS" },
+        { "ecs", "ECS" },     { "openshift", "OCS" },   { "OCS", "OCS" },
+        { "ocs", "OCS" },     { "Local", "Local" },     { "local", "Local" },
     };
-    char out[128];
 
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        cr_assert_eq(bstore_endpoint(cases[i][0], out, sizeof(out)), KERR_OK);
-        cr_assert_str_eq(out, cases[i][1], "\"%s\"", cases[i][0]);
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        cr_assert_str_eq(bstore_provider_kind(names[i][0]), names[i][1], "%s", names[i][0]);
+        cr_assert(strstr(bstore_provider_list(), names[i][0]), "%s listed", names[i][0]);
     }
-    cr_assert_eq(bstore_endpoint("http://a-long-host", out, 8), KERR_TOOBIG);
+    cr_assert_null(bstore_provider_kind("awss"));
+    cr_assert_null(bstore_provider_kind("Aws"));
+    cr_assert_null(bstore_provider_kind("sTACKIT"));
+    cr_assert(overlap("aws", "b", NULL, "p", "s3", "b", NULL, "p"), "a respelling: one claim");
+}
+
+Test(bstore, unkeyed_overlaps_its_container)
+{
+    cr_assert(bstore_unkeyed_overlap("S3|b|", "b"));
+    cr_assert(bstore_unkeyed_overlap("ABS|b|", "b"), "any family");
+    cr_assert(bstore_unkeyed_overlap("S3|b|", NULL), "no container: everything");
+    cr_assert(bstore_unkeyed_overlap("S3|b|", ""));
+    cr_assert(bstore_unkeyed_overlap("Local||", "x"), "a Local store may be any directory");
+    cr_assert_not(bstore_unkeyed_overlap("S3|b|", "c"));
+    cr_assert_not(bstore_unkeyed_overlap("S3|b|", "bb"));
+    cr_assert_not(bstore_unkeyed_overlap("S3|bb|", "b"));
+}
+
+Test(bstore, both_s3_spellings_of_a_leading_slash)
+{
+    char a[64], b[64];
+
+    cr_assert_eq(bstore_object_prefixes("S3", "/p//x/", a, b, sizeof(a)), KERR_OK);
+    cr_assert_str_eq(a, "p/x");
+    cr_assert_str_eq(b, "/p/x");
+    cr_assert_eq(bstore_object_prefixes("OCS", "//p", a, b, sizeof(a)), KERR_OK);
+    cr_assert_str_eq(a, "p");
+    cr_assert_str_eq(b, "/p");
+    cr_assert_eq(bstore_object_prefixes("S3", "p/x", a, b, sizeof(a)), KERR_OK);
+    cr_assert_str_eq(a, "p/x");
+    cr_assert_str_eq(b, "");
+    cr_assert_eq(bstore_object_prefixes("S3", "/", a, b, sizeof(a)), KERR_OK);
+    cr_assert_str_eq(a, "");
+    cr_assert_str_eq(b, "");
+    cr_assert_eq(bstore_object_prefixes("GCS", "/g", a, b, sizeof(a)), KERR_OK);
+    cr_assert_str_eq(a, "/g");
+    cr_assert_str_eq(b, "");
 }
 
 Test(bstore, local_joins_container_and_prefix)
@@ -116,7 +158,8 @@ Test(bstore, refused_claims)
     struct kerr_info err = { 0 };
 
     cr_assert_eq(bstore_claim_init(&c, "amazon", "b", NULL, "a", &err), KERR_INVAL);
-    cr_assert(strstr(err.msg, "known: aws"), "%s", err.msg);
+    cr_assert(strstr(err.msg, "accepted: aws"), "%s", err.msg);
+    cr_assert_eq(bstore_claim_init(&c, "awss", "b", NULL, "a", &err), KERR_INVAL);
     cr_assert_eq(bstore_claim_init(&c, "aws", "", NULL, "a", NULL), KERR_INVAL);
     cr_assert_eq(bstore_claim_init(&c, "aws", "b", NULL, NULL, NULL), KERR_INVAL);
     cr_assert_eq(bstore_claim_init(&c, "aws", "b", NULL, "../other/x", &err), KERR_INVAL);
@@ -148,7 +191,7 @@ Test(bstore, families_and_keys)
     cr_assert_str_eq(bstore_family("OCS"), "S3");
     cr_assert_str_eq(bstore_family("ABS"), "ABS");
     cr_assert_eq(bstore_key("aws", "b", "HTTP://H:80/", key, sizeof(key)), KERR_OK);
-    cr_assert_str_eq(key, "S3|b|http://h");
+    cr_assert_str_eq(key, "S3|b|");
     cr_assert_eq(bstore_key("nope", "b", NULL, key, sizeof(key)), KERR_INVAL);
     cr_assert_eq(bstore_key("aws", "b", NULL, key, 4), KERR_TOOBIG);
 }

@@ -26,12 +26,14 @@ struct prefix_cache {
 /*
  * The claim {namespace, name, store, prefix, deletedAt, deleting} of obj into out (store
  * and prefix canonical, common/bstore; deleting: an entry whose backups are being deleted);
- * 0 when it has none. An Etcd whose store names a prefix that
- * cannot be claimed (one leaving its container) gets {invalid: reason} instead.
+ * 0 when it has none (no store at all). A store whose claim cannot be computed (an unknown
+ * provider, no container, a prefix leaving its container, too long) gets {namespace, name,
+ * invalid: reason, container (when it has one)}: it is refused when it is the candidate, and
+ * overlaps everything in its container when it is another's (bstore_unkeyed_overlap).
  */
 static int claim_of(enum prefix_kind k, const cJSON *obj, cJSON *out)
 {
-    const char *ns, *name, *prefix, *deleted = NULL, *base, *phase = NULL;
+    const char *ns, *name, *prefix, *deleted = NULL, *base, *phase = NULL, *provider, *container;
     struct bstore_claim c = { "", NULL };
     struct kerr_info err = { 0 };
     enum kerr rc;
@@ -54,13 +56,20 @@ static int claim_of(enum prefix_kind k, const cJSON *obj, cJSON *out)
         deleted = kjson_get_str(obj, "spec.etcdDeletedAt");
         phase = kjson_get_str(obj, "status.phase");
     }
-    if (!ns || !name || !prefix)
+    if (!ns || !name || !cJSON_IsObject(kjson_get(obj, base)))
         return 0;
-    rc = bstore_claim_init(&c, kjson_get_str(kjson_get(obj, base), "provider"),
-                           kjson_get_str(kjson_get(obj, base), "container"),
+    provider = kjson_get_str(kjson_get(obj, base), "provider");
+    container = kjson_get_str(kjson_get(obj, base), "container");
+    rc = bstore_claim_init(&c, provider, container,
                            kjson_get_str(kjson_get(obj, base), "endpointOverride"), prefix, &err);
-    if (rc == KERR_INVAL && bstore_provider_kind(kjson_get_str(kjson_get(obj, base), "provider")))
-        return k == PREFIX_ETCD && cJSON_AddStringToObject(out, "invalid", err.msg);
+    if (rc != KERR_OK && rc != KERR_NOMEM) /* fail closed: refused, or in everyone's way */
+        return cJSON_AddStringToObject(out, "namespace", ns) &&
+               cJSON_AddStringToObject(out, "name", name) &&
+               (!container || cJSON_AddStringToObject(out, "container", container)) &&
+               cJSON_AddStringToObject(out, "store", PREFIX_STORE_UNKEYED) &&
+               cJSON_AddStringToObject(out, "invalid", err.msg[0] ? err.msg : kerr_str(rc)) &&
+               cJSON_AddStringToObject(out, "field",
+                                       bstore_provider_kind(provider) ? "prefix" : "provider");
     ok = rc == KERR_OK && cJSON_AddStringToObject(out, "namespace", ns) &&
          cJSON_AddStringToObject(out, "name", name) &&
          cJSON_AddStringToObject(out, "store", c.key) &&
@@ -70,6 +79,24 @@ static int claim_of(enum prefix_kind k, const cJSON *obj, cJSON *out)
           cJSON_AddTrueToObject(out, "deleting"));
     bstore_claim_release(&c);
     return ok;
+}
+
+/* 1 when the claim c of another object is in the way of the candidate's (p->self). */
+static int in_the_way(const cJSON *self, const cJSON *c)
+{
+    if (!c || !kjson_get_str(c, "store"))
+        return 0;
+    if (kjson_has(c, "invalid"))
+        return bstore_unkeyed_overlap(kjson_get_str(self, "store"), kjson_get_str(c, "container"));
+    return bstore_overlap(kjson_get_str(self, "store"), kjson_get_str(self, "prefix"),
+                          kjson_get_str(c, "prefix"));
+}
+
+/* c's prefix for a message: its own, or why it has none. */
+static const char *shown_prefix(const cJSON *c)
+{
+    return kjson_has(c, "invalid") ? "(none: its store is not understood)"
+                                   : kjson_get_str(c, "prefix");
 }
 
 enum kerr prefix_project(void *ctx, const cJSON *obj, cJSON **out)
@@ -121,12 +148,10 @@ static enum kerr view_etcd(void *ctx, const char *key, const cJSON *obj)
     const cJSON *c = kjson_get(obj, "claim");
 
     (void)key;
-    if (!c || !kjson_get_str(c, "prefix") || same_owner(p->self, c) ||
-        !bstore_overlap(kjson_get_str(p->self, "store"), kjson_get_str(p->self, "prefix"),
-                        kjson_get_str(c, "prefix")))
+    if (!c || same_owner(p->self, c) || !in_the_way(p->self, c))
         return KERR_OK;
-    snprintf(p->other, sizeof(p->other), "the prefix \"%s\" of Etcd %s/%s",
-             kjson_get_str(c, "prefix"), kjson_get_str(c, "namespace"), kjson_get_str(c, "name"));
+    snprintf(p->other, sizeof(p->other), "the prefix \"%s\" of Etcd %s/%s", shown_prefix(c),
+             kjson_get_str(c, "namespace"), kjson_get_str(c, "name"));
     return KERR_EXISTS;
 }
 
@@ -141,17 +166,15 @@ static enum kerr view_entry(void *ctx, const char *key, const cJSON *obj)
     /* the Etcd's own entry of the same prefix reattaches, unless its backups are being
      * deleted (the new cluster's snapshots would be deleted with them); one of an earlier,
      * other prefix of the same Etcd still holds snapshots its sidecar would list */
-    if (!c || !kjson_get_str(c, "prefix") ||
-        (same_owner(p->self, c) && !kjson_has(c, "deleting") &&
+    if (!c ||
+        (same_owner(p->self, c) && !kjson_has(c, "deleting") && kjson_get_str(c, "prefix") &&
          strcmp(kjson_get_str(p->self, "prefix"), kjson_get_str(c, "prefix")) == 0) ||
-        !bstore_overlap(kjson_get_str(p->self, "store"), kjson_get_str(p->self, "prefix"),
-                        kjson_get_str(c, "prefix")))
+        !in_the_way(p->self, c))
         return KERR_OK;
     deleted = kjson_get_str(c, "deletedAt");
     snprintf(p->other, sizeof(p->other), "the prefix \"%s\" of BackupEntry %s of Etcd %s/%s%s%s",
-             kjson_get_str(c, "prefix"), kjson_get_str(obj, "metadata.name"),
-             kjson_get_str(c, "namespace"), kjson_get_str(c, "name"),
-             deleted ? ", deleted at " : "", deleted ? deleted : "");
+             shown_prefix(c), kjson_get_str(obj, "metadata.name"), kjson_get_str(c, "namespace"),
+             kjson_get_str(c, "name"), deleted ? ", deleted at " : "", deleted ? deleted : "");
     if (kjson_has(c, "deleting"))
         snprintf(p->other + strlen(p->other), sizeof(p->other) - strlen(p->other),
                  ", whose backups are being deleted (create it once the entry is gone)");
@@ -168,12 +191,10 @@ static enum kerr view_backup(void *ctx, const char *key, const cJSON *obj)
     const cJSON *c = kjson_get(obj, "claim");
 
     (void)key;
-    if (!c || !kjson_get_str(c, "prefix") ||
-        !bstore_overlap(kjson_get_str(p->self, "store"), kjson_get_str(p->self, "prefix"),
-                        kjson_get_str(c, "prefix")))
+    if (!c || !in_the_way(p->self, c))
         return KERR_OK;
     snprintf(p->other, sizeof(p->other), "the prefix \"%s\" of the copies of EtcdBackup %s/%s",
-             kjson_get_str(c, "prefix"), kjson_get_str(c, "namespace"), kjson_get_str(c, "name"));
+             shown_prefix(c), kjson_get_str(c, "namespace"), kjson_get_str(c, "name"));
     return KERR_EXISTS;
 }
 
@@ -196,30 +217,41 @@ enum kerr prefix_check3(struct store *etcds, struct store *entries, struct store
     if (rc != KERR_OK || (req->op != REVIEW_OP_CREATE && req->op != REVIEW_OP_UPDATE) ||
         !claim_of(PREFIX_ETCD, req->object, self))
         goto out;
+    /* an UPDATE keeping the store as it was, word for word: nothing new is claimed */
+    if (req->op == REVIEW_OP_UPDATE && req->old_object &&
+        cJSON_Compare(kjson_get(req->object, "spec.backup.store"),
+                      kjson_get(req->old_object, "spec.backup.store"), 1))
+        goto out;
     if (kjson_get_str(self, "invalid")) {
-        rc = review_deny(resp, "spec.backup.store.prefix: %s", kjson_get_str(self, "invalid"));
+        rc = review_deny(resp, "spec.backup.store.%s: %s", kjson_get_str(self, "field"),
+                         kjson_get_str(self, "invalid"));
         goto out;
     }
     /* an UPDATE keeping the store and prefix as they were: nothing new is claimed */
     if (req->op == REVIEW_OP_UPDATE && req->old_object &&
-        claim_of(PREFIX_ETCD, req->old_object, old) && kjson_get_str(old, "store") &&
+        claim_of(PREFIX_ETCD, req->old_object, old) && kjson_get_str(old, "prefix") &&
         strcmp(kjson_get_str(old, "store"), kjson_get_str(self, "store")) == 0 &&
         strcmp(kjson_get_str(old, "prefix"), kjson_get_str(self, "prefix")) == 0)
         goto out;
     p.self = self;
     store = kjson_get_str(self, "store");
-    if (etcds)
-        rc = store_index_view(etcds, PREFIX_INDEX_STORE, store, view_etcd, &p, &lookup);
-    if (entries && rc == KERR_OK && !*p.other)
-        rc = store_index_view(entries, PREFIX_INDEX_STORE, store, view_entry, &p, &lookup);
-    if (backups && rc == KERR_OK && !*p.other)
-        rc = store_index_view(backups, PREFIX_INDEX_STORE, store, view_backup, &p, &lookup);
+    for (int i = 0; i < 2 && rc == KERR_OK && !*p.other; i++) {
+        const char *key = i ? PREFIX_STORE_UNKEYED : store;
+
+        if (etcds)
+            rc = store_index_view(etcds, PREFIX_INDEX_STORE, key, view_etcd, &p, &lookup);
+        if (entries && rc == KERR_OK && !*p.other)
+            rc = store_index_view(entries, PREFIX_INDEX_STORE, key, view_entry, &p, &lookup);
+        if (backups && rc == KERR_OK && !*p.other)
+            rc = store_index_view(backups, PREFIX_INDEX_STORE, key, view_backup, &p, &lookup);
+    }
     if (*p.other)
         rc = review_deny(resp,
                          "spec.backup.store.prefix \"%s\" overlaps %s in the same store (%s): "
                          "the backup sidecar lists a prefix as a plain string, so either "
                          "cluster's restore could read the other's snapshots; one prefix, one "
-                         "cluster",
+                         "cluster (stores compare by provider and container, not endpoint: "
+                         "docs/backup-entries.md)",
                          kjson_get_str(req->object, "spec.backup.store.prefix"), p.other, store);
     else if (rc != KERR_OK)
         /* fail closed: an unchecked claim could share another cluster's backups */

@@ -45,6 +45,8 @@
 #include "webhook/review.h"
 
 #define PREFIX_INDEX_STORE "store"
+/* The index value of claims whose store cannot be keyed (claim.invalid): in every store's way. */
+#define PREFIX_STORE_UNKEYED "?"
 
 /* Which kind of object prefix_project reads. */
 enum prefix_kind { PREFIX_ETCD, PREFIX_ENTRY, PREFIX_BACKUP };

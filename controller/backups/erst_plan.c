@@ -195,6 +195,7 @@ static enum kerr check_target(const struct erst_ctx *x, const cJSON *rs, struct 
     const char *target = kjson_get_str(rs, "spec.target.etcdName");
     char why[ERST_PLAN_WHY_MAX - 160];
     struct bstore_claim a = { "", NULL }, b = { "", NULL };
+    struct kerr_info claim_err = { 0 };
     enum kerr rc;
     int used = 0;
 
@@ -204,12 +205,17 @@ static enum kerr check_target(const struct erst_ctx *x, const cJSON *rs, struct 
     if (!bstore_provider_kind(p->to.provider))
         return verdict(p, 0, "the target store: unknown provider \"%s\"", dflt(p->to.provider, ""));
     if (bstore_claim_init(&a, p->from.provider, p->from.container, p->from.endpoint, p->from.prefix,
-                          NULL) == KERR_OK &&
+                          &claim_err) == KERR_OK &&
         bstore_claim_init(&b, p->to.provider, p->to.container, p->to.endpoint, p->to.prefix,
-                          NULL) == KERR_OK)
+                          &claim_err) == KERR_OK)
         used = bstore_claims_overlap(&a, &b);
+    else /* fail closed: what cannot be compared may be the source */
+        used = -1;
     bstore_claim_release(&a);
     bstore_claim_release(&b);
+    if (used < 0)
+        return verdict(p, 0, "the target store cannot be compared with the source: %s",
+                       claim_err.msg);
     if (used)
         return verdict(p, 0,
                        "spec.target.store.prefix \"%s\" overlaps the source prefix \"%s\": the "

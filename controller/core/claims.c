@@ -47,11 +47,17 @@ struct search {
 static int overlaps(const struct search *s, const cJSON *obj, const char *base,
                     const char *prefix_path, char *prefix, size_t n)
 {
+    const cJSON *st = kjson_get(obj, base);
     struct bstore_claim o;
     int r;
 
-    if (claims_of(obj, base, prefix_path, &o, NULL) != KERR_OK)
+    if (!cJSON_IsObject(st))
         return 0;
+    if (claims_of(obj, base, prefix_path, &o, NULL) != KERR_OK) {
+        /* fail closed: a store not understood may be this one, and its prefix anything */
+        snprintf(prefix, n, "(none: its store is not understood)");
+        return bstore_unkeyed_overlap(s->c->key, kjson_get_str(st, "container"));
+    }
     r = bstore_claims_overlap(s->c, &o);
     snprintf(prefix, n, "%s", o.prefix);
     bstore_claim_release(&o);

@@ -51,7 +51,9 @@ enum kerr claims_of(const cJSON *obj, const char *base, const char *prefix_path,
  * The first claim in the cluster overlapping c that skip does not name, described into why
  * (CLAIMS_WHY_MAX bytes: "the prefix \"x\" of Etcd ns/name", ...); why "" when none.
  * watch_ns NULL or "": Etcds of every namespace. Errors of the LISTs are returned: a step
- * that cannot prove the prefix free must not run.
+ * that cannot prove the prefix free must not run. An object with a store whose claim cannot
+ * be computed (an unknown provider, no container or prefix, one leaving its container)
+ * overlaps every claim of its container (bstore_unkeyed_overlap): fail closed.
  */
 enum kerr claims_find(struct k8s_client *k, const char *watch_ns, const struct bstore_claim *c,
                       const struct claims_skip *skip, char why[CLAIMS_WHY_MAX],

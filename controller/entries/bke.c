@@ -275,10 +275,13 @@ static enum kerr entry_claimed(const struct bke_ctx *x, const struct bke_bucket 
     *claimed = 0;
     if (rc == KERR_NOTFOUND)
         return KERR_OK;
-    if (rc == KERR_OK)
-        *claimed = bkeclaim_same_store(b, etcd) &&
-                   bkeclaim_same_prefix(kjson_get_str(etcd, "spec.backup.store.prefix"),
-                                        str_or_empty(entry, "spec.prefix")) == 1;
+    if (rc == KERR_OK) {
+        int m = bkeclaim_same_store(b, etcd);
+
+        *claimed = m == BKECLAIM_MAYBE ||
+                   (m && bkeclaim_same_prefix(kjson_get_str(etcd, "spec.backup.store.prefix"),
+                                              str_or_empty(entry, "spec.prefix")) == 1);
+    }
     cJSON_Delete(etcd);
     return rc;
 }
@@ -399,6 +402,21 @@ static int find_entry(const cJSON *entries, const char *claimed, const cJSON *et
     return -1;
 }
 
+/* Mark every entry of etcd (its namespace and name, any prefix) claimed, as they are. */
+static void hold_entries(const cJSON *entries, char *claimed, const cJSON *etcd)
+{
+    const cJSON *e;
+    int i = 0;
+
+    cJSON_ArrayForEach (e, entries) {
+        if (strcmp(str_or_empty(e, "spec.etcd.namespace"),
+                   str_or_empty(etcd, "metadata.namespace")) == 0 &&
+            strcmp(str_or_empty(e, "spec.etcd.name"), str_or_empty(etcd, "metadata.name")) == 0)
+            claimed[i] = 1;
+        i++;
+    }
+}
+
 /* Keep (or create) the entry of every matching Etcd, release the others. */
 static enum kerr keep_entries(const struct bke_ctx *x, const struct bke_bucket *b, cJSON *entries,
                               int *count, char *names, size_t nn, long *requeue,
@@ -420,6 +438,10 @@ static enum kerr keep_entries(const struct bke_ctx *x, const struct bke_bucket *
     *count = n;
     cJSON_ArrayForEach (e, col.etcds) {
         kerr_clear(&one);
+        if (bkeclaim_same_store(b, e) == BKECLAIM_MAYBE) {
+            hold_entries(entries, claimed, e);
+            continue;
+        }
         i = find_entry(entries, claimed, e);
         if (i >= 0 && bkejob_in_progress(cJSON_GetArrayItem(entries, i))) {
             claimed[i] = 1;

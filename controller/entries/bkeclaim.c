@@ -48,14 +48,18 @@ enum kerr bke_entry_name(const struct bstore_claim *c, char out[KNAME_SUBDOMAIN_
 
 int bkeclaim_same_store(const struct bke_bucket *b, const cJSON *etcd)
 {
+    const char *container = kjson_get_str(etcd, "spec.backup.store.container");
     char key[BSTORE_KEY_MAX];
 
-    return kjson_get_str(etcd, "spec.backup.store.prefix") &&
-           bstore_key(kjson_get_str(etcd, "spec.backup.store.provider"),
-                      kjson_get_str(etcd, "spec.backup.store.container"),
-                      kjson_get_str(etcd, "spec.backup.store.endpointOverride"), key,
-                      sizeof(key)) == KERR_OK &&
-           strcmp(key, b->key) == 0;
+    if (!kjson_get_str(etcd, "spec.backup.store.prefix"))
+        return 0;
+    if (bstore_key(kjson_get_str(etcd, "spec.backup.store.provider"), container,
+                   kjson_get_str(etcd, "spec.backup.store.endpointOverride"), key,
+                   sizeof(key)) != KERR_OK)
+        /* fail closed: a store not understood (a provider respelled into one etcd-druid
+         * refuses keeps the sidecar running as it was) may be the bucket's: its entries stay */
+        return bstore_unkeyed_overlap(b->key, container) ? BKECLAIM_MAYBE : 0;
+    return strcmp(key, b->key) == 0;
 }
 
 /*
@@ -98,7 +102,7 @@ enum kerr bkeclaim_read_bucket(const cJSON *obj, struct bke_bucket *b, struct ke
     b->container = kjson_get_str(obj, "spec.container");
     b->endpoint = str_or_empty(obj, "spec.endpointOverride");
     if (!b->kind)
-        return kerr_set(err, KERR_INVAL, "spec.provider: unknown provider \"%s\" (known: %s)",
+        return kerr_set(err, KERR_INVAL, "spec.provider: unknown provider \"%s\" (accepted: %s)",
                         provider ? provider : "", bstore_provider_list());
     if (!b->container || !*b->container)
         return kerr_set(err, KERR_INVAL, "spec.container: required");

@@ -34,7 +34,15 @@ struct bke_bucket {
 /* Read obj into *b; KERR_INVAL with the field in err when it does not validate. */
 enum kerr bkeclaim_read_bucket(const cJSON *obj, struct bke_bucket *b, struct kerr_info *err);
 
-/* 1 when etcd's spec.backup.store is b's store (canonical) and names a prefix. */
+#define BKECLAIM_MAYBE 2
+
+/*
+ * 1 when etcd's spec.backup.store is b's store (canonical) and names a prefix;
+ * BKECLAIM_MAYBE when it names a prefix in a store whose claim cannot be computed (an
+ * unknown provider, no container) that may be b's (bstore_unkeyed_overlap): every entry of
+ * that Etcd in b is kept as it is (etcd-druid refuses such a spec, so the sidecar keeps
+ * writing where it did), none is created; 0 otherwise.
+ */
 int bkeclaim_same_store(const struct bke_bucket *b, const cJSON *etcd);
 
 /* 1 when prefixes a and b are one as the sidecar sees them; -1 when one cannot be read. */
