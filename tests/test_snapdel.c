@@ -211,11 +211,12 @@ Test(snapdel, s3_rooted_prefix_is_where_the_sidecar_writes)
 
     cr_assert_eq(snapdel_run(&f.base, "S3", "/pl/x", false, &r, NULL), KERR_OK);
     cr_expect_str_eq(r.object_prefix, "pl/x");
-    cr_expect_eq(r.deleted, 2);
+    cr_expect_str_eq(r.object_prefix2, "/pl/x", "aws-sdk-go-v2 (v0.37+) keeps the '/'");
+    cr_expect_eq(r.deleted, 3);
     cr_expect_eq(left(&f, "pl/x/v2/Full-00000000-00000010-1700000000"), 0);
     cr_expect_eq(left(&f, "pl/x/v2/Incr-00000011-00000020-1700000100"), 0);
     cr_expect_eq(left(&f, "pl/xy/v2/Full-00000000-00000010-1700000000"), 1);
-    cr_expect_eq(left(&f, "/pl/x/v2/Full-00000000-00000010-1700000000"), 1);
+    cr_expect_eq(left(&f, "/pl/x/v2/Full-00000000-00000010-1700000000"), 0);
     cr_expect_eq(r.foreign, 1);
     cr_expect_str_eq(r.foreign_keys[0], "pl/xy/v2/Full-00000000-00000010-1700000000");
     cr_expect_eq(r.remaining, 1, "a listing that still returns something is not empty");
@@ -342,5 +343,29 @@ Test(snapdel, foreign_keys_stay_within_a_termination_message)
     fclose(m);
     cr_expect_lt(len, 4096, "%zu bytes", len);
     free(line);
+    snapdel_result_release(&r);
+}
+
+/* Emptied only when every spelling's listing is: a locked "/p" object keeps the entry. */
+Test(snapdel, both_s3_spellings_must_be_empty)
+{
+    struct fkey keys[] = {
+        { "p/v2/Full-00000000-00000010-1700000000", 1, 0, 0 },
+        { "/p/v2/Full-00000000-00000010-1700000000", 1, -1, 0 },
+        { "/p-2/v2/Full-00000000-00000010-1700000000", 1, 0, 0 },
+    };
+    struct fake f = fake_of(keys, 3);
+    struct snapdel_result r;
+
+    cr_assert_eq(snapdel_run(&f.base, "ECS", "//p/", false, &r, NULL), KERR_OK);
+    cr_expect_eq(r.deleted, 1);
+    cr_expect_eq(r.locked, 1);
+    cr_expect_eq(r.foreign, 1, "/p-2 is listed with /p");
+    cr_expect_str_eq(r.foreign_keys[0], "/p-2/v2/Full-00000000-00000010-1700000000");
+    cr_expect_eq(r.remaining, 2);
+    cr_expect_eq(left(&f, "/p-2/v2/Full-00000000-00000010-1700000000"), 1);
+    snapdel_result_release(&r);
+    cr_assert_eq(snapdel_run(&f.base, "S3", "p", false, &r, NULL), KERR_OK);
+    cr_expect_str_eq(r.object_prefix2, "", "no leading '/': one spelling");
     snapdel_result_release(&r);
 }

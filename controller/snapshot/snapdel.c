@@ -123,26 +123,16 @@ static enum kerr round_once(struct ostore *s, const char *p, bool local, bool dr
     return rc;
 }
 
-enum kerr snapdel_run(struct ostore *s, const char *kind, const char *prefix, bool dry_run,
-                      struct snapdel_result *res, struct kerr_info *err)
+/* Every round over the object prefix p into res (its counts; res->object_prefix untouched). */
+static enum kerr run_spelling(struct ostore *s, const char *p, bool local, bool dry_run,
+                              struct snapdel_result *res, struct kerr_info *err)
 {
-    size_t n = strlen(prefix ? prefix : "") + 2;
-    bool progress = true, local = kind && strcmp(kind, "Local") == 0;
+    bool progress = true;
     long own = 0;
-    enum kerr rc;
+    enum kerr rc = KERR_OK;
 
-    memset(res, 0, sizeof(*res));
-    res->object_prefix = malloc(n);
-    if (!res->object_prefix)
-        return kerr_set(err, KERR_NOMEM, NULL);
-    rc = bstore_object_prefix(kind, prefix, res->object_prefix, n);
-    if (rc != KERR_OK)
-        return kerr_set(err, rc, "--store-prefix");
-    if (res->object_prefix[0] == '\0')
-        return kerr_set(err, KERR_INVAL, "--store-prefix \"%s\" is the whole store",
-                        prefix ? prefix : "");
     for (int r = 0; rc == KERR_OK && progress && r < SNAPDEL_MAX_ROUNDS; r++) {
-        rc = round_once(s, res->object_prefix, local, dry_run, true, res, &own, &progress, err);
+        rc = round_once(s, p, local, dry_run, true, res, &own, &progress, err);
         if (dry_run)
             break;
     }
@@ -151,11 +141,62 @@ enum kerr snapdel_run(struct ostore *s, const char *kind, const char *prefix, bo
     if (dry_run) {
         res->remaining = res->deleted + res->foreign;
     } else if (progress) { /* stopped by the round limit: the sidecar's view once more */
-        rc = round_once(s, res->object_prefix, local, false, false, res, &own, &progress, err);
+        rc = round_once(s, p, local, false, false, res, &own, &progress, err);
         res->remaining = own + res->foreign;
     } else { /* the last round deleted nothing: its listing is the view after deletion */
         res->remaining = res->locked + res->failed + res->foreign;
     }
+    return rc;
+}
+
+/* Add the counts and foreign keys of from (the other spelling's run) to into. */
+static enum kerr merge(struct snapdel_result *into, const struct snapdel_result *from,
+                       struct kerr_info *err)
+{
+    long foreign = into->foreign + from->foreign;
+    enum kerr rc = KERR_OK;
+
+    into->deleted += from->deleted;
+    into->locked += from->locked;
+    into->failed += from->failed;
+    into->remaining += from->remaining;
+    if (from->earliest > 0 && (into->earliest == 0 || from->earliest < into->earliest))
+        into->earliest = from->earliest;
+    for (size_t i = 0; rc == KERR_OK && i < SNAPDEL_FOREIGN_KEYS && from->foreign_keys[i]; i++)
+        rc = add_foreign(into, from->foreign_keys[i], err);
+    into->foreign = foreign;
+    return rc;
+}
+
+enum kerr snapdel_run(struct ostore *s, const char *kind, const char *prefix, bool dry_run,
+                      struct snapdel_result *res, struct kerr_info *err)
+{
+    size_t n = strlen(prefix ? prefix : "") + 2;
+    bool local = kind && strcmp(kind, "Local") == 0;
+    struct snapdel_result other;
+    enum kerr rc;
+
+    memset(res, 0, sizeof(*res));
+    memset(&other, 0, sizeof(other));
+    res->object_prefix = malloc(n);
+    res->object_prefix2 = malloc(n);
+    if (!res->object_prefix || !res->object_prefix2)
+        return kerr_set(err, KERR_NOMEM, NULL);
+    rc = bstore_object_prefixes(kind, prefix ? prefix : "", res->object_prefix, res->object_prefix2,
+                                n);
+    if (rc != KERR_OK)
+        return kerr_set(err, rc, "--store-prefix");
+    if (res->object_prefix[0] == '\0')
+        return kerr_set(err, KERR_INVAL, "--store-prefix \"%s\" is the whole store",
+                        prefix ? prefix : "");
+    rc = run_spelling(s, res->object_prefix, local, dry_run, res, err);
+    /* the other spelling of a sidecar version (S3's leading '/'): emptied only when both are */
+    if (rc == KERR_OK && res->object_prefix2[0]) {
+        rc = run_spelling(s, res->object_prefix2, local, dry_run, &other, err);
+        if (rc == KERR_OK)
+            rc = merge(res, &other, err);
+    }
+    snapdel_result_release(&other);
     return rc;
 }
 
@@ -164,6 +205,8 @@ void snapdel_result_release(struct snapdel_result *res)
     clear_foreign(res);
     free(res->object_prefix);
     res->object_prefix = NULL;
+    free(res->object_prefix2);
+    res->object_prefix2 = NULL;
 }
 
 /* The summary object of res, or NULL on NOMEM. */
@@ -177,6 +220,8 @@ static cJSON *summary(const char *prefix, bool dry_run, const struct snapdel_res
         when[0] = '\0';
     ok = o && cJSON_AddStringToObject(o, "prefix", prefix) &&
          cJSON_AddStringToObject(o, "objectPrefix", res->object_prefix ? res->object_prefix : "") &&
+         (!res->object_prefix2 || !*res->object_prefix2 ||
+          cJSON_AddStringToObject(o, "objectPrefix2", res->object_prefix2)) &&
          cJSON_AddNumberToObject(o, "deleted", (double)(dry_run ? 0 : res->deleted)) &&
          cJSON_AddNumberToObject(o, "locked", (double)res->locked) &&
          cJSON_AddNumberToObject(o, "failed", (double)res->failed) &&

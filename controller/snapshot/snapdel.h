@@ -8,7 +8,12 @@
  * The prefix is where etcd-backup-restore (the backup sidecar) of that
  * provider writes (common/bstore's bstore_object_prefix): path.Clean of it,
  * and for S3, ECS, OCS, OSS and Local without a leading '/' ("/pl/x" is
- * written at "pl/x/..."; ABS, GCS and Swift keep it). The objects deleted
+ * written at "pl/x/..."; ABS, GCS and Swift keep it). For the S3 family a
+ * prefix with a leading '/' has a second spelling, deleted the same way:
+ * etcd-backup-restore v0.37.0 and later (aws-sdk-go-v2, which does not clean
+ * the request path) write "/pl/x/..." (bstore_object_prefixes); counts and
+ * foreign keys are those of both, and the prefix is emptied only when both
+ * listings are empty. The objects deleted
  * are the cluster's own: the object prefix itself and those under
  * "<object prefix>/", never "X-events/..." of a neighbour whose name merely
  * starts with the same characters. A prefix that is the whole container
@@ -35,7 +40,7 @@
  *
  * Output: JSON log lines on stderr (one per deletion at -v); the last line
  * on stdout is one JSON object:
- *   {"prefix":"X","objectPrefix":"O","deleted":N,"locked":M,"failed":F,
+ *   {"prefix":"X","objectPrefix":"O",["objectPrefix2":"/O",]"deleted":N,"locked":M,"failed":F,
  *    "remaining":R,"earliestDeletable":"<RFC 3339>"|null,"dryRun":false,
  *    "foreign":G,"foreignKeys":["..."]}
  * remaining = what the final listing still returns: locked + failed +
@@ -71,10 +76,11 @@
 
 struct snapdel_result {
     long deleted, locked, failed;
-    long foreign;        /* objects of other prefixes in the final listing */
-    long remaining;      /* objects the final listing returns (dry run: would delete + foreign) */
-    int64_t earliest;    /* Unix seconds of the earliest locked expiry; 0 unknown / none */
-    char *object_prefix; /* OWNS: where the objects were looked for */
+    long foreign;         /* objects of other prefixes in the final listing */
+    long remaining;       /* objects the final listing returns (dry run: would delete + foreign) */
+    int64_t earliest;     /* Unix seconds of the earliest locked expiry; 0 unknown / none */
+    char *object_prefix;  /* OWNS: where the objects were looked for */
+    char *object_prefix2; /* OWNS: "" or the other spelling looked for too (S3's "/p") */
     char *foreign_keys[SNAPDEL_FOREIGN_KEYS]; /* OWNS: the first foreign keys that fit, then NULL */
 };
 

@@ -122,7 +122,7 @@ n=$(snap_s3 ls pl/ | wc -l)
 snap_run delete-snapshots --storage-provider S3 --store-container "$SNAP_BUCKET" \
     --store-prefix /pl/x >"$SNAP_WORK/del.out" 2>"$SNAP_WORK/del.err" ||
     { cat "$SNAP_WORK/del.err"; snap_fail "delete-snapshots of /pl/x failed"; }
-tail -1 "$SNAP_WORK/del.out" | snap_has "\"objectPrefix\":\"pl/x\",\"deleted\":$n,.*\"remaining\":0," ||
+tail -1 "$SNAP_WORK/del.out" | snap_has "\"objectPrefix\":\"pl/x\",\"objectPrefix2\":\"/pl/x\",\"deleted\":$n,.*\"remaining\":0," ||
     snap_fail "delete-snapshots of /pl/x said $(tail -1 "$SNAP_WORK/del.out"), the sidecar wrote $n"
 [ -z "$(snap_s3 ls pl/)" ] || snap_fail "left under pl/: $(snap_s3 ls pl/)"
 diff "$SNAP_WORK/a.keys" <(snap_s3 ls "" | sort) >&2 || snap_fail "objects of other prefixes changed"

@@ -4,6 +4,8 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "common/bstore.h"
+
 #include "controller/snapshot/providers/abs.h"
 #include "controller/snapshot/providers/gcs.h"
 #include "controller/snapshot/providers/lfs.h"
@@ -47,30 +49,23 @@ static enum kerr open_local(const struct ostore_config *cfg, struct ostore **out
 }
 
 struct provider {
-    const char *names[5]; /* etcd-druid's names for it, NULL-terminated */
+    const char *kind; /* etcd-backup-restore's name (common/bstore knows etcd-druid's names) */
     /* Opens a store of this kind; NULL: known, not supported yet. */
     enum kerr (*open)(const struct ostore_config *cfg, struct ostore **out, struct kerr_info *err);
 };
 
 static const struct provider providers[] = {
-    { { "aws", "S3", "stackit", NULL }, open_s3 },
-    { { "azure", "ABS", NULL }, open_abs },
-    { { "gcp", "GCS", NULL }, open_gcs },
-    { { "dell", "ECS", NULL }, open_ecs },
-    { { "openshift", "OCS", NULL }, open_ocs },
-    { { "Local", "local", NULL }, open_local },
-    { { "openstack", "Swift", "alicloud", "OSS", NULL }, NULL },
+    { "S3", open_s3 },   { "ABS", open_abs },     { "GCS", open_gcs }, { "ECS", open_ecs },
+    { "OCS", open_ocs }, { "Local", open_local }, { "Swift", NULL },   { "OSS", NULL },
 };
 
 static const struct provider *find(const char *name)
 {
-    for (size_t i = 0; i < sizeof providers / sizeof providers[0]; i++) {
-        for (const char *const *n = providers[i].names; *n; n++) {
-            if (strcmp(name, *n) == 0) {
-                return &providers[i];
-            }
-        }
-    }
+    const char *kind = bstore_provider_kind(name);
+
+    for (size_t i = 0; kind && i < sizeof providers / sizeof providers[0]; i++)
+        if (strcmp(kind, providers[i].kind) == 0)
+            return &providers[i];
     return NULL;
 }
 
@@ -84,7 +79,8 @@ enum kerr ptable_open(const struct ostore_config *cfg, struct ostore **out, stru
     }
     p = find(cfg->provider);
     if (p == NULL) {
-        return kerr_set(err, KERR_INVAL, "unknown storage provider \"%.32s\"", cfg->provider);
+        return kerr_set(err, KERR_INVAL, "unknown storage provider \"%.32s\" (accepted: %s)",
+                        cfg->provider, bstore_provider_list());
     }
     if (p->open == NULL) {
         return kerr_set(err, KERR_UNSUPPORTED, "storage provider %s is not supported yet",
