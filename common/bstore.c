@@ -197,3 +197,11 @@ enum kerr bstore_object_prefixes(const char *kind, const char *prefix, char *fir
         second[0] = '\0';
     return rc;
 }
+
+int bstore_prefix_unparsable(const char *c)
+{
+    size_t n = strlen(c);
+
+    /* "v1/" inside c, or c ending in "v1" (the "/" after it is the sidecar's) */
+    return strstr(c, "v1/") != NULL || (n >= 2 && strcmp(c + n - 2, "v1") == 0);
+}

@@ -140,4 +140,15 @@ int bstore_unkeyed_overlap(const char *key, const char *container);
 enum kerr bstore_object_prefixes(const char *kind, const char *prefix, char *first, char *second,
                                  size_t n);
 
+/*
+ * 1 when the backup sidecar can never restore what it writes under canonical prefix c (a
+ * claim's prefix): its key "<c>/v2/<name>" holds "v1/" before the "v2/", and ParseSnapshot
+ * looks for the last "v1/" first (pkg/snapstore/snapshot.go:50-56 at v0.28.4, :40-46 at
+ * v0.43.0), so "prod-v1/etcd/v2/Full-..." parses as a version-1 snapshot "etcd" of the
+ * name "v2/Full-...", an unknown kind: every listing ignores it as invalid
+ * (s3_snapstore.go:470-474 at v0.28.4) and a restore finds nothing. Any segment ending in
+ * "v1" does this ("v1", "prod-v1", "etcd-v1").
+ */
+int bstore_prefix_unparsable(const char *c);
+
 #endif

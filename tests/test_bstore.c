@@ -195,3 +195,15 @@ Test(bstore, families_and_keys)
     cr_assert_eq(bstore_key("nope", "b", NULL, key, sizeof(key)), KERR_INVAL);
     cr_assert_eq(bstore_key("aws", "b", NULL, key, 4), KERR_TOOBIG);
 }
+
+Test(bstore, prefixes_the_sidecar_cannot_parse)
+{
+    cr_assert(bstore_prefix_unparsable("prod-v1/etcd"));
+    cr_assert(bstore_prefix_unparsable("v1"));
+    cr_assert(bstore_prefix_unparsable("p/etcd-v1"));
+    cr_assert(bstore_prefix_unparsable("a/v1/b"));
+    cr_assert_not(bstore_prefix_unparsable("prod-v2/etcd"), "the last \"v2/\" is the sidecar's");
+    cr_assert_not(bstore_prefix_unparsable("p/v12/etcd"));
+    cr_assert_not(bstore_prefix_unparsable("p/etcd-v"));
+    cr_assert_not(bstore_prefix_unparsable(""));
+}

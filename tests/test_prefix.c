@@ -357,3 +357,17 @@ Test(prefix, its_own_entry_being_deleted)
                      "docs/backup-entries.md)");
     cr_expect_str_eq(create("shoot", "etcd-main", "q"), "", "another prefix is free");
 }
+
+Test(prefix, a_prefix_the_sidecar_cannot_restore)
+{
+    const char *r = create("a", "b", "prod-v1/etcd");
+
+    cr_expect(strstr(r, "spec.backup.store.prefix \"prod-v1/etcd\": a segment ends in \"v1\""),
+              "%s", r);
+    cr_expect_neq(*create("a", "b", "/x/etcd-v1/"), '\0');
+    cr_expect_str_eq(create("a", "b", "prod-v2/etcd"), "");
+    /* an Etcd already there keeps working: its UPDATEs keeping the prefix are admitted */
+    cr_expect_str_eq(decide(REVIEW_OP_UPDATE, etcd("c", "d", "aws", "bkt", NULL, "q-v1/etcd"),
+                            etcd("c", "d", "S3", "bkt", NULL, "q-v1/etcd")),
+                     "");
+}

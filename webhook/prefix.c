@@ -233,6 +233,14 @@ enum kerr prefix_check3(struct store *etcds, struct store *entries, struct store
         strcmp(kjson_get_str(old, "store"), kjson_get_str(self, "store")) == 0 &&
         strcmp(kjson_get_str(old, "prefix"), kjson_get_str(self, "prefix")) == 0)
         goto out;
+    if (bstore_prefix_unparsable(kjson_get_str(self, "prefix"))) {
+        rc = review_deny(resp,
+                         "spec.backup.store.prefix \"%s\": a segment ends in \"v1\", so the "
+                         "backup sidecar takes every snapshot under it for a version-1 one it "
+                         "cannot parse and could never restore it; choose a prefix without one",
+                         kjson_get_str(req->object, "spec.backup.store.prefix"));
+        goto out;
+    }
     p.self = self;
     store = kjson_get_str(self, "store");
     for (int i = 0; i < 2 && rc == KERR_OK && !*p.other; i++) {
