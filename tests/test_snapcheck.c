@@ -351,3 +351,23 @@ Test(snapcheck, local_walks_directories)
     cr_expect_eq(p->effect, SNAPCHECK_WRONG_DATA);
     snapcheck_release(&c);
 }
+
+/*
+ * GCS, OSS, Swift, ABS (v0.41+) and S3 on a versioned bucket parse the whole listed key: the
+ * sibling's newer snapshot is fetched where it is, and the shorter prefix restores its data.
+ */
+Test(snapcheck, whole_keys_restore_the_siblings_data)
+{
+    static const char *const keys[] = {
+        "p/etcd/v2/Full-00000000-00000010-1700000000.gz",
+        "p/etcd-2/v2/Full-00000000-00000500-1700000500.gz",
+    };
+    struct snapcheck c = { .full_key = true };
+    const struct snapcheck_pair *p;
+
+    add_all(&c, keys, 2);
+    p = pair(&c, "p/etcd", "p/etcd-2");
+    cr_assert_not_null(p);
+    cr_expect_eq(p->effect, SNAPCHECK_WRONG_DATA, "not NoSuchKey: the whole key is fetched");
+    snapcheck_release(&c);
+}

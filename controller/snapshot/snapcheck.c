@@ -146,7 +146,7 @@ static struct snapcheck_pair judge(const struct snapcheck *c, size_t s, size_t l
         p.effect = SNAPCHECK_APART;
     else if (!p.newer)
         p.effect = SNAPCHECK_AT_RISK;
-    else if (n == 0 || pl->prefix[n] == '/')
+    else if (n == 0 || pl->prefix[n] == '/' || c->full_key)
         p.effect = SNAPCHECK_WRONG_DATA;
     else
         p.effect = SNAPCHECK_FAILS;

@@ -23,7 +23,16 @@
  *    rebuilt key exists and the shorter cluster is restored with the other
  *    one's data (SNAPCHECK_WRONG_DATA); otherwise ("p/etcd" + "-2/...") the
  *    rebuilt key does not exist and the restore fails with NoSuchKey
- *    (SNAPCHECK_FAILS);
+ *    (SNAPCHECK_FAILS). Only the S3 listing of an unversioned bucket rebuilds
+ *    keys (pkg/snapstore/s3_snapstore.go:471 at v0.28.4, :729 at v0.43.0;
+ *    ABS's at v0.28.4, abs_snapstore.go:226). Where the sidecar parses the
+ *    whole listed key (struct snapcheck.full_key) - GCS (gcs_snapstore.go:334
+ *    at v0.43.0, :253 at v0.28.4), OSS (oss_snapstore.go:247), Swift
+ *    (swift_snapstore.go:480), ABS from v0.41 (abs_snapstore.go:295) and S3 on
+ *    a versioned or Object Lock bucket from v0.41 (s3_snapstore.go:695) - the
+ *    key exists: the restore succeeds with the longer prefix's data, and the
+ *    shorter cluster's garbage collection, deleting from that listing,
+ *    deletes the longer one's snapshots (SNAPCHECK_WRONG_DATA);
  *  - otherwise the restore still works, until the longer cluster's next
  *    snapshot (SNAPCHECK_AT_RISK);
  *  - two prefixes that overlap for etcd-warden but whose listings this
@@ -91,9 +100,10 @@ struct snapcheck {
     size_t n, cap;
     struct snapcheck_pair *pairs;
     size_t npairs, pcap;
-    long objects; /* keys seen */
-    bool local;   /* set by the caller for a Local store: its sidecar walks directories */
-    size_t last;  /* index of the last prefix added to (consecutive keys share it) */
+    long objects;  /* keys seen */
+    bool local;    /* set by the caller for a Local store: its sidecar walks directories */
+    bool full_key; /* set by the caller where the sidecar parses whole listed keys (below) */
+    size_t last;   /* index of the last prefix added to (consecutive keys share it) */
 };
 
 /*

@@ -65,8 +65,9 @@ static void effect_line(const struct snapcheck *c, const struct snapcheck_pair *
         break;
     case SNAPCHECK_WRONG_DATA:
         say(f,
-            "  restore of \"%s\" restores the data of \"%s\": it takes the newer %s snapshot %s\n",
-            s->prefix, l->prefix, kind, key);
+            "  restore of \"%s\" restores the data of \"%s\": it takes the newer %s snapshot "
+            "%s; its garbage collection deletes snapshots of \"%s\" as its own\n",
+            s->prefix, l->prefix, kind, key, l->prefix);
         break;
     case SNAPCHECK_APART:
         say(f,
@@ -207,8 +208,14 @@ static int check(const struct ostore_config *cfg, struct snapcheck *c)
     kind = bstore_provider_kind(cfg->provider);
     c->local = kind && strcmp(kind, "Local") == 0;
 
+    /* where the sidecar parses whole listed keys (snapcheck.h) */
+    c->full_key = kind && (strcmp(kind, "GCS") == 0 || strcmp(kind, "OSS") == 0 ||
+                           strcmp(kind, "Swift") == 0 || strcmp(kind, "ABS") == 0);
     if (rc == KERR_OK)
         rc = s->ops->list(s, "", &l, &err);
+    for (size_t i = 0; rc == KERR_OK && i < l.n; i++)
+        if (l.v[i].version_id && strcmp(l.v[i].version_id, "null") != 0)
+            c->full_key = true; /* a versioned S3 bucket: ListObjectVersions, whole keys */
     for (size_t i = 0; rc == KERR_OK && i < l.n; i++)
         rc = snapcheck_add(c, l.v[i].key, &err);
     if (rc == KERR_OK)
