@@ -310,7 +310,7 @@ enum kerr snapcopy_run(struct ostore *src, struct ostore *dst, const struct snap
     unsigned char *buf[2] = { NULL, NULL };
     bool committed = false;
     memset(res, 0, sizeof *res);
-    enum kerr rc = snapext_collect(src, o->from_prefix, &set, err);
+    enum kerr rc = snapext_collect_both(src, o->from_prefix, o->from_also, &set, err);
     rc = rc ? rc : snapcopy_choose(&set, o, &idx, &n, err);
     rc = rc ? rc : plan(dst, &set, idx, n, o, res, err);
     /* two part buffers (snappipe.h); the second is touched only by objects of several parts */

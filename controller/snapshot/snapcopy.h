@@ -101,6 +101,7 @@ struct snapcopy_result {
 
 struct snapcopy_opts {
     const char *from_prefix; /* BORROWED, cleaned as etcd-backup-restore cleans it */
+    const char *from_also;   /* BORROWED or NULL: its other S3 spelling, read as well */
     const char *to_prefix;
     const char *snapshot; /* --snapshot, or NULL */
     int64_t until;        /* --until, Unix seconds; 0: no bound */

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "common/bstore.h"
 #include "common/ktime.h"
 #include "common/log.h"
 #include "controller/snapshot/providers/ptable.h"
@@ -83,6 +84,14 @@ static enum kerr require_empty(struct ostore *dst, const char *prefix, struct ke
     }
     snapext_set_release(&set);
     return rc;
+}
+
+/* 1 when provider is of the S3 family (S3, ECS, OCS: one client). */
+static bool s3_family(const char *provider)
+{
+    const char *f = bstore_family(bstore_provider_kind(provider));
+
+    return f && strcmp(f, "S3") == 0;
 }
 
 static void usage(FILE *f)
@@ -285,6 +294,21 @@ int snapcopy_main(int argc, char **argv)
     }
     o.from_prefix = from.clean;
     o.to_prefix = to.clean;
+    /* S3's leading '/': v0.28.4's client cleans it away, v0.37's and later keep it
+     * (common/bstore's bstore_object_prefixes). A source is read in both spellings; a
+     * destination would be found by one sidecar version only: refused. */
+    if (s3_family(from.cfg.provider) && from.clean[0] == '/')
+        o.from_also = from.clean + strspn(from.clean, "/");
+    if (s3_family(to.cfg.provider) && to.clean[0] == '/') {
+        fprintf(stderr,
+                "warden-snapshot: --to-store-prefix \"%s\": etcd-backup-restore v0.28.4 "
+                "reads it as \"%s\", v0.37.0 and later as \"%s\"; give it without the "
+                "leading '/'\n",
+                to.prefix, to.clean + strspn(to.clean, "/"), to.clean);
+        free(from.clean);
+        free(to.clean);
+        return 2;
+    }
     log_set_level(log_level_from_verbosity(verbose));
     /* A file size limit must fail the write (EFBIG), not kill the process. */
     signal(SIGXFSZ, SIG_IGN);

@@ -64,6 +64,36 @@ enum kerr snapext_collect(struct ostore *s, const char *store_prefix, struct sna
     return KERR_OK;
 }
 
+enum kerr snapext_collect_both(struct ostore *s, const char *store_prefix, const char *also,
+                               struct snapext_set *out, struct kerr_info *err)
+{
+    struct snapext_set b = { 0 };
+    struct snapext_entry *v;
+    enum kerr rc = snapext_collect(s, store_prefix, out, err);
+
+    if (rc != KERR_OK || !also || !*also)
+        return rc;
+    rc = snapext_collect(s, also, &b, err);
+    if (rc == KERR_OK && b.n > 0) {
+        v = realloc(out->v, (out->n + b.n) * sizeof(*v));
+        if (!v) {
+            rc = kerr_set(err, KERR_NOMEM, NULL);
+        } else {
+            memcpy(v + out->n, b.v, b.n * sizeof(*v));
+            out->v = v;
+            out->n += b.n;
+            free(b.v); /* its entries are out's now */
+            b.v = NULL;
+            b.n = 0;
+            qsort(out->v, out->n, sizeof *out->v, entry_cmp);
+        }
+    }
+    snapext_set_release(&b);
+    if (rc != KERR_OK)
+        snapext_set_release(out);
+    return rc;
+}
+
 static const char *time_str(int64_t t, char out[KTIME_LEN + 1])
 {
     if (t <= 0 || ktime_format((time_t)t, out) != KERR_OK) {

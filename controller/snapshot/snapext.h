@@ -46,6 +46,13 @@ struct snapext_set {
 enum kerr snapext_collect(struct ostore *s, const char *store_prefix, struct snapext_set *out,
                           struct kerr_info *err);
 
+/*
+ * snapext_collect of store_prefix and, when also is neither NULL nor "", of also (the other
+ * spelling of one prefix: S3's "p" and "/p", bstore_object_prefixes), merged and sorted.
+ */
+enum kerr snapext_collect_both(struct ostore *s, const char *store_prefix, const char *also,
+                               struct snapext_set *out, struct kerr_info *err);
+
 void snapext_set_release(struct snapext_set *set);
 
 /* One line per snapshot (the `list` subcommand):

@@ -5,7 +5,8 @@
 # is the directory "<container>/ld/x". From v0.37 the S3 client (aws-sdk-go-v2) keeps
 # the '/': the same prefix is the objects "/pl/x/...". Every one of them, in both
 # spellings, is deleted (the summary names the object prefixes), the prefix is emptied,
-# the objects of another prefix stay.
+# the objects of another prefix stay. warden-snapshot copy reads such a source prefix in
+# both spellings and refuses such a destination.
 set -euo pipefail
 . "$(dirname "$0")/../lib/snapshot.sh"
 
@@ -59,4 +60,26 @@ rgw_ls() { rgw_s3 "$RGW_URL/rooted?list-type=2&prefix=${1//\//%2F}" | grep -o '<
 rgw_put "pl/other/${names[0]}" "$SNAP_WORK/obj"
 SEED2=1 OBJ2=/pl/z PUT=rgw_put LS=rgw_ls check S3-v2 pl/z /pl/z --storage-provider s3 \
     --store-container rooted --store-endpoint-override "$RGW_URL"
+# warden-snapshot copy from "/pl/c" reads both spellings (a cluster whose sidecar was
+# upgraded past v0.37 wrote both); into an S3 prefix with a leading '/' it refuses to copy,
+# as only one sidecar version would find the copies there
+full=Full-00000000-00000100-1700000000.gz incr=Incr-00000101-00000200-1700000100.gz
+rgw_put "pl/c/v2/$full" "$SNAP_WORK/obj"
+rgw_put "/pl/c/v2/$incr" "$SNAP_WORK/obj"
+copy_to() { # destination prefix
+    snap_run copy --from-storage-provider aws --from-store-container rooted --from-store-prefix /pl/c \
+        --from-store-endpoint-override "$RGW_URL" --to-storage-provider S3 --to-store-container rooted \
+        --to-store-prefix "$1" --to-store-endpoint-override "$RGW_URL" --skip-hash-check \
+        >"$SNAP_WORK/copy.out" 2>"$SNAP_WORK/copy.err"
+}
+copy_to pl/dst || { cat "$SNAP_WORK/copy.err"; snap_fail "copy from /pl/c failed"; }
+expect_keys=$(printf 'pl/dst/v2/%s\npl/dst/v2/%s' "$full" "$incr")
+[ "$(rgw_ls pl/dst/)" = "$expect_keys" ] || snap_fail "copied: $(rgw_ls pl/dst/)"
+echo "ok: copy from /pl/c took the full of pl/c/ and the delta of /pl/c/"
+rc=0
+copy_to /pl/dst2 || rc=$?
+[ $rc -eq 2 ] && grep -q 'v0.28.4 reads it as "pl/dst2", v0.37.0 and later as "/pl/dst2"' "$SNAP_WORK/copy.err" ||
+    { cat "$SNAP_WORK/copy.err"; snap_fail "copy into /pl/dst2: exit $rc"; }
+[ -z "$(rgw_ls pl/dst2)$(rgw_ls /pl/dst2)" ] || snap_fail "something copied into /pl/dst2"
+echo "ok: copy into /pl/dst2 refused, nothing written"
 echo "snapshot_delete_rooted: ok"
