@@ -43,10 +43,19 @@
 
 static const char *const PREFIXES[] = { "a",   "a-2", "/a", "a/",  "a//b", "",    "/",
                                         "a/b", "ab",  "b",  "b-2", "c",    "x/c", "x/c-1" };
-static const char *const PROVIDERS[] = { "aws", "S3" };
-static const char *const ENDPOINTS[] = { "", "", "http://h:9000", "HTTP://H:9000/",
-                                         "http://h:9000/" };
-#define N(a) (sizeof(a) / sizeof(a[0]))
+/* etcd-druid's spellings of S3 and its family; endpoints that may all be one service (the
+ * Secret's endpoint wins over the override): the bucket below is one, whatever they say */
+static const char *const PROVIDERS[] = { "aws", "S3", "s3", "stackit", "ecs", "OCS" };
+static const char *const ENDPOINTS[] = { "",
+                                         "",
+                                         "http://h:9000",
+                                         "HTTP://H:9000/",
+                                         "http://h:9000/",
+                                         "http://other:9000",
+                                         "https://s3.amazonaws.com" };
+/* The one physical bucket every cluster of the sequence writes into. */
+#define BUCKET "bkt"
+#define N(a)   (sizeof(a) / sizeof(a[0]))
 
 struct cluster {
     char name[16];
@@ -268,7 +277,7 @@ static void write_snapshot(struct world *w, const char *provider, const char *en
     claim_of(provider, endpoint, prefix, &c);
     cr_assert_eq(bstore_object_prefix("S3", prefix, op, sizeof(op)), KERR_OK);
     o = &w->o[w->no++];
-    snprintf(o->store, sizeof(o->store), "%s", c.key);
+    snprintf(o->store, sizeof(o->store), "%s", BUCKET);
     snprintf(o->key, sizeof(o->key), "%s%sv2/Full-00000000-%08d-1700000000.gz", op, *op ? "/" : "",
              ++w->serial);
     snprintf(o->owner, sizeof(o->owner), "%s", owner);
@@ -506,7 +515,7 @@ static void op_grace(struct world *w)
             continue;
         claim_of(e->provider, e->endpoint, e->prefix, &c);
         blocked = !*c.prefix || claimed(w, e->provider, e->endpoint, e->prefix, &skip);
-        m.store = c.key;
+        m.store = BUCKET;
         tally.blocked += blocked;
         if (!blocked) {
             tally.deletions++;
@@ -607,7 +616,7 @@ static void check(struct world *w)
         for (int j = 0; j < w->no; j++) {
             struct object *o = &w->o[j];
 
-            if (!o->alive || strcmp(o->store, cl.key) != 0 || strncmp(o->key, op, strlen(op)))
+            if (!o->alive || strcmp(o->store, BUCKET) != 0 || strncmp(o->key, op, strlen(op)))
                 continue;
             if (strcmp(o->owner, c->owner) != 0 && !o->raced) {
                 w->violation = "a live cluster's sidecar lists another's snapshot";

@@ -5,12 +5,15 @@
  * separated by a second NUL, checked against kpath's promises (aborts
  * otherwise): cleaning is idempotent and leaves no empty, "." or ".."-after-
  * a-name element nor a trailing '/'; and against bstore's: canonical
- * prefixes and endpoints are fixed points, a prefix overlaps itself and the
- * whole container, overlap is symmetric, and a claim overlaps the claim of
- * its canonical forms.
+ * prefixes are fixed points, a prefix overlaps itself and the whole
+ * container, overlap is symmetric, a claim overlaps the claim of its
+ * canonical form whatever the endpoints and provider spellings, a store not
+ * understood overlaps every claim of its container, and the unparsable-prefix
+ * check holds for every canonical prefix and a fuzzed "v1" segment.
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,29 +61,28 @@ static void cleaned(const char *p)
 /* bstore: canonical forms are fixed points, without leading '/', and overlap themselves. */
 static void canonical(const char *p, const char *q)
 {
-    size_t n = strlen(p) + 2, m = strlen(p) * 2 + 16;
-    char *a = malloc(n), *b = malloc(n), *e = malloc(m), *f = malloc(m);
+    size_t n = strlen(p) + 2, m = strlen(p) + 8;
+    char *a = malloc(n), *b = malloc(n), *v = malloc(m);
     struct bstore_claim x, y;
 
-    if (!a || !b || !e || !f || bstore_prefix(p, a, n) != KERR_OK ||
-        bstore_prefix(a, b, n) != KERR_OK || strcmp(a, b) != 0 || a[0] == '/' ||
-        !bstore_prefix_overlap(a, a) || !bstore_prefix_overlap(a, "") ||
-        bstore_prefix_overlap(a, q) != bstore_prefix_overlap(q, a))
+    if (!a || !b || !v || bstore_prefix(p, a, n) != KERR_OK || bstore_prefix(a, b, n) != KERR_OK ||
+        strcmp(a, b) != 0 || a[0] == '/' || !bstore_prefix_overlap(a, a) ||
+        !bstore_prefix_overlap(a, "") || bstore_prefix_overlap(a, q) != bstore_prefix_overlap(q, a))
         abort();
-    if (bstore_endpoint(p, e, m) == KERR_OK &&
-        (bstore_endpoint(e, f, m) != KERR_OK || strcmp(e, f) != 0))
+    snprintf(v, m, "%s%sv1", a, *a ? "/" : "");
+    if (!bstore_prefix_unparsable(v))
         abort();
     if (bstore_claim_init(&x, "aws", "b", p, p, NULL) == KERR_OK) {
-        if (bstore_claim_init(&y, "S3", "b", e, a, NULL) != KERR_OK ||
-            !bstore_claims_overlap(&x, &y))
+        if (bstore_claim_init(&y, "s3", "b", q, a, NULL) != KERR_OK ||
+            !bstore_claims_overlap(&x, &y) || !bstore_unkeyed_overlap(x.key, "b") ||
+            !bstore_unkeyed_overlap(x.key, NULL))
             abort();
         bstore_claim_release(&y);
     }
     bstore_claim_release(&x);
     free(a);
     free(b);
-    free(e);
-    free(f);
+    free(v);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
