@@ -505,8 +505,9 @@ enum kerr bke_run(const struct bke_ctx *x, const char *name, long *requeue_ms,
                (rc = bkeclaim_duplicate_of(x, &b, other, sizeof(other), err)) == KERR_OK &&
                *other) {
         (void)kerr_set(&why, KERR_INVAL,
-                       "the store of spec.provider, spec.container and spec.endpointOverride is "
-                       "BackupBucket %s's: one store, one bucket; this one keeps no entries",
+                       "the store of spec.provider and spec.container (the endpoint is not "
+                       "compared) is BackupBucket %s's: one store, one bucket; this one keeps no "
+                       "entries",
                        other);
         count = cJSON_GetArraySize(entries);
         rc = bkebucket_sync(x, b.obj, count, "", why.msg, err);

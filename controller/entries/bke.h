@@ -9,8 +9,11 @@
  * string ("168h", the default: 7 days; "1h30m", "90s").
  *
  * An Etcd matches a bucket when its spec.backup.store has the same provider
- * (compared as etcd-backup-restore's names: "aws" is "S3"), the same
- * container and the same endpointOverride (absent is ""). The controller
+ * family (compared as etcd-backup-restore's names: "aws", "s3" are "S3"; ECS
+ * and OCS are S3 too) and the same container, whatever its endpointOverride
+ * (common/bstore: the sidecar may take the endpoint from the Secret); an Etcd
+ * whose store is not understood may match any bucket of its container and
+ * keeps its entries there (bkeclaim_same_store's BKECLAIM_MAYBE). The controller
  * keeps one BackupEntry per matching Etcd, named
  * "<namespace>--<name>--<first 8 characters of its uid>" (an Etcd that moved
  * to another prefix gets a second entry: "--" and the first 8 hex digits of
