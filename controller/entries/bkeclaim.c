@@ -7,6 +7,7 @@
 
 #include "common/crypto.h"
 #include "common/kjson.h"
+#include "common/lsel.h"
 #include "common/proc.h"
 #include "controller/core/claims.h"
 
@@ -90,6 +91,8 @@ enum kerr bkeclaim_read_bucket(const cJSON *obj, struct bke_bucket *b, struct ke
 {
     const char *provider = kjson_get_str(obj, "spec.provider");
     const char *grace = kjson_get_str(obj, "spec.deletionGracePeriod");
+    const cJSON *sel;
+    struct kerr_info why = { 0 };
 
     memset(b, 0, sizeof(*b));
     b->obj = obj;
@@ -102,6 +105,9 @@ enum kerr bkeclaim_read_bucket(const cJSON *obj, struct bke_bucket *b, struct ke
                         provider ? provider : "", bstore_provider_list());
     if (!b->container || !*b->container)
         return kerr_set(err, KERR_INVAL, "spec.container: required");
+    sel = kjson_get(obj, "spec.namespaceSelector");
+    if (sel && !cJSON_IsNull(sel) && lsel_validate(sel, &why) != KERR_OK)
+        return kerr_set(err, KERR_INVAL, "spec.namespaceSelector: %s", why.msg);
     if (bstore_key(provider, b->container, b->endpoint, b->key, sizeof(b->key)) != KERR_OK)
         return kerr_set(err, KERR_INVAL, "spec.container: too long");
     if (grace && *grace == '-')
