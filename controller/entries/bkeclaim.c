@@ -172,7 +172,7 @@ enum kerr bkeclaim_deletion_blocked(const struct bke_ctx *x, const struct bke_bu
                  "prefix \"%s\" is the whole container %s: etcd-warden never empties a whole "
                  "container; delete the BackupEntry to release it (the backups stay)",
                  prefix, b->container);
-    else if ((rc = claims_find(x->client, x->watch_ns, &c, &skip, other, err)) == KERR_OK && *other)
+    else if ((rc = claims_find(x->client, NULL, &c, &skip, other, err)) == KERR_OK && *other)
         snprintf(why, n,
                  "deletion of prefix \"%s\" blocked: it overlaps %s, which the backup sidecar "
                  "lists with it",
