@@ -252,6 +252,7 @@ static enum kerr start_server(struct app *a, struct kerr_info *err)
         return rc;
     a->dispatch.disabled[WH_HOOK_COMPONENTS] = !a->cfg.enable_components;
     a->dispatch.prefix = a->prefixes;
+    a->dispatch.disabled[WH_HOOK_BACKUPS] = !a->prefixes;
     o.bind_address = a->cfg.bind;
     o.port = (unsigned short)a->cfg.port;
     o.threads = (unsigned int)a->cfg.threads;

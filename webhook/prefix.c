@@ -34,7 +34,7 @@ struct prefix_cache {
  */
 static int claim_of(enum prefix_kind k, const cJSON *obj, cJSON *out)
 {
-    const char *ns, *name, *prefix, *deleted = NULL, *base, *phase = NULL;
+    const char *ns, *name, *prefix, *deleted = NULL, *base, *phase = NULL, *etcd = NULL;
     struct bstore_claim c = { "", NULL };
     struct kerr_info err = { 0 };
     enum kerr rc;
@@ -45,11 +45,12 @@ static int claim_of(enum prefix_kind k, const cJSON *obj, cJSON *out)
         ns = kjson_get_str(obj, "metadata.namespace");
         name = kjson_get_str(obj, "metadata.name");
         prefix = kjson_get_str(obj, "spec.backup.store.prefix");
-    } else if (k == PREFIX_BACKUP) { /* the copies: where written, else where to be */
-        base = kjson_has(obj, "status.destination") ? "status.destination" : "spec.destination";
+    } else if (k == PREFIX_BACKUP) { /* the copies, once written: never before */
+        base = "status.destination";
         ns = kjson_get_str(obj, "metadata.namespace");
         name = kjson_get_str(obj, "metadata.name");
         prefix = kjson_get_str(kjson_get(obj, base), "prefix");
+        etcd = kjson_get_str(obj, "spec.etcdName");
     } else {
         ns = kjson_get_str(obj, "spec.etcd.namespace");
         name = kjson_get_str(obj, "spec.etcd.name");
@@ -69,6 +70,7 @@ static int claim_of(enum prefix_kind k, const cJSON *obj, cJSON *out)
          cJSON_AddStringToObject(out, "store", c.key) &&
          cJSON_AddStringToObject(out, "prefix", c.prefix) &&
          (!deleted || cJSON_AddStringToObject(out, "deletedAt", deleted)) &&
+         (!etcd || cJSON_AddStringToObject(out, "etcd", etcd)) &&
          (!phase || strcmp(phase, BSTORE_ENTRY_DELETING) != 0 ||
           cJSON_AddTrueToObject(out, "deleting"));
     bstore_claim_release(&c);
@@ -377,6 +379,18 @@ out:
     cJSON_Delete(self);
     cJSON_Delete(old);
     return rc == KERR_OK ? rc : kerr_set(err, rc, "building the answer");
+}
+
+int prefix_cache_stores(struct prefix_cache *c, struct store **etcds, struct store **entries,
+                        struct store **backups)
+{
+    *etcds = *entries = *backups = NULL;
+    if (!c || !prefix_cache_synced(c))
+        return 0;
+    *etcds = inf_store(c->etcds);
+    *entries = inf_store(c->entries);
+    *backups = c->backups ? inf_store(c->backups) : NULL;
+    return 1;
 }
 
 void prefix_cache_free(struct prefix_cache *c)

@@ -11,8 +11,10 @@
  *     grace period (spec.etcdDeletedAt), or one of a live Etcd this
  *     webhook does not watch; or one of the same Etcd with another prefix;
  *   - with opts.backups, an EtcdBackup's copies (etcd-warden.io/v1alpha1,
- *     status.destination where it wrote, else spec.destination), of any
- *     Etcd: a cluster listing them would restore another's data.
+ *     status.destination, recorded once its copy is being written: an
+ *     EtcdBackup that never wrote, a failed one for an Etcd that does not
+ *     exist, claims nothing), of any Etcd: a cluster listing them would
+ *     restore another's data.
  * A prefix that leaves its container ("../x") is refused. When the caches
  * cannot answer, the request is refused (500), never waved through.
  * An Etcd of the same namespace and name is never a conflict (its own
@@ -120,6 +122,13 @@ enum kerr prefix_deny(struct review_resp *resp, const struct review_req *req, co
  */
 enum kerr prefix_lock(struct k8s_client *k, const char *ns, const struct review_req *req,
                       struct review_resp *resp, struct kerr_info *err);
+
+/*
+ * The projected caches (Etcds, BackupEntries, EtcdBackups or NULL), BORROWED by the caller
+ * while c lives; 0 (all NULL) until they synced.
+ */
+int prefix_cache_stores(struct prefix_cache *c, struct store **etcds, struct store **entries,
+                        struct store **backups);
 
 /* Stop and free. NULL is a no-op. */
 void prefix_cache_free(struct prefix_cache *c);
