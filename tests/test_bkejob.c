@@ -23,8 +23,11 @@ static cJSON *parse(const char *s)
 static const char BUCKET[] =
     "{\"metadata\":{\"name\":\"shared\"},\"spec\":{\"provider\":\"aws\",\"container\":\"bkt\","
     "\"secretRef\":{\"namespace\":\"ops\",\"name\":\"bucket-creds\"}}}";
-static const char ENTRY[] = "{\"metadata\":{\"name\":\"shoot--main--0123abcd\",\"uid\":\"u1\"},"
-                            "\"spec\":{\"bucketName\":\"shared\",\"prefix\":\"shoot--main\"}}";
+static const char ENTRY[] = "{\"metadata\":{\"name\":\"shoot--main--0123abcd\",\"uid\":\"u1\","
+                            "\"creationTimestamp\":\"2026-11-01T00:00:00Z\"},"
+                            "\"spec\":{\"bucketName\":\"shared\",\"prefix\":\"shoot--main\","
+                            "\"claimedAt\":\"2026-11-02T10:00:00Z\"},"
+                            "\"status\":{\"deletionStartedAt\":\"2026-11-20T00:00:00Z\"}}";
 
 static const char *arg(const cJSON *job, int i)
 {
@@ -66,7 +69,10 @@ Test(bkejob, build)
     cr_assert_str_eq(arg(job, 0), "--storage-provider=S3");
     cr_assert_str_eq(arg(job, 1), "--store-container=bkt");
     cr_assert_str_eq(arg(job, 2), "--store-prefix=shoot--main");
-    cr_assert_null(arg(job, 3));
+    /* provenance: only what the Etcd wrote while it claimed the prefix */
+    cr_assert_str_eq(arg(job, 3), "--written-since=2026-11-02T10:00:00Z");
+    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-20T00:00:00Z");
+    cr_assert_null(arg(job, 5));
     cr_assert_str_eq(kjson_get_str(job, "spec.template.spec.volumes.0.secret.secretName"),
                      "bucket-creds");
     int64_t limit = -1;
@@ -222,4 +228,23 @@ Test(bkejob, backoff)
     cr_assert_eq(podjob_backoff_ms(1), PODJOB_BACKOFF_MS);
     cr_assert_eq(podjob_backoff_ms(2), 2 * PODJOB_BACKOFF_MS);
     cr_assert_eq(podjob_backoff_ms(100), PODJOB_BACKOFF_MAX_MS);
+}
+
+/* An entry of an earlier version bounds by its creation; without a deletion start (or any
+ * time) the Job is not built: what the Etcd wrote cannot be told apart. */
+Test(bkejob, window_from_the_entry_or_refused)
+{
+    cJSON *b = parse(BUCKET), *e = parse(ENTRY), *job = NULL;
+    struct kerr_info err = { 0 };
+
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItem(e, "spec"), "claimedAt");
+    OK(bkejob_build(e, b, NULL, "img:1", NULL, &job, &err));
+    cr_assert_str_eq(arg(job, 3), "--written-since=2026-11-01T00:00:00Z");
+    cJSON_Delete(job);
+    job = NULL;
+    cJSON_DeleteItemFromObject(e, "status");
+    cr_assert_eq(bkejob_build(e, b, NULL, "img:1", NULL, &job, &err), KERR_INVAL);
+    cr_assert_null(job);
+    cJSON_Delete(b);
+    cJSON_Delete(e);
 }

@@ -253,10 +253,24 @@ Test(erst_kubesim, prefix_of_a_backup_entry_or_copy)
         "{\"apiVersion\":\"etcd-warden.io/v1alpha1\",\"kind\":\"EtcdBackup\","
         "\"metadata\":{\"name\":\"nightly\",\"namespace\":\"ns1\"},\"spec\":{\"etcdName\":"
         "\"other\",\"destination\":{\"provider\":\"aws\",\"container\":\"bkt\",\"prefix\":"
-        "\"/offsite/x\",\"secretRef\":{\"name\":\"creds\"}}}}");
+        "\"/offsite/x\",\"secretRef\":{\"name\":\"creds\"}}},"
+        "\"status\":{\"phase\":\"Completed\",\"destination\":{\"provider\":\"aws\","
+        "\"container\":\"bkt\",\"prefix\":\"/offsite/x\"}}}");
 
     cJSON_Delete(cfix_create(&fx, &res_entry, entry));
-    cJSON_Delete(cfix_create(&fx, &ERST_RES_BACKUP, backup));
+    {
+        /* its copy was written: status.destination, stored through the status subresource */
+        cJSON *created = cfix_create(&fx, &ERST_RES_BACKUP, backup);
+        struct kerr_info err;
+
+        cr_assert_eq(
+            kjson_set(created, "status", cJSON_Duplicate(kjson_get(backup, "status"), 1), NULL),
+            KERR_OK);
+        cr_assert_eq(k8s_update(fx.c, &ERST_RES_BACKUP, CFIX_NS, "nightly", created,
+                                &(struct k8s_write_opts){ .subresource = "status" }, NULL, &err),
+                     KERR_OK, "%s", err.msg);
+        cJSON_Delete(created);
+    }
     etcd("main", SRC_STORE);
     restore("entry", STORE_SPEC("team/sub"));
     assert_refused("entry", "BackupEntry ns1--gone--0123abcd of Etcd ns1/gone");

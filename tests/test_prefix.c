@@ -139,13 +139,28 @@ Test(prefix, as_the_sidecar_lists)
 Test(prefix, message_names_the_other_etcd)
 {
     cache_etcd("shoot", "etcd-main", "shoot--etcd-main");
-    cr_expect_str_eq(
-        create("other", "etcd-x", "shoot--etcd-main/"),
-        "spec.backup.store.prefix \"shoot--etcd-main/\" overlaps the prefix "
-        "\"shoot--etcd-main\" of Etcd shoot/etcd-main in the same store (S3|bkt|): "
-        "the backup sidecar lists a prefix as a plain string, so either cluster's "
-        "restore could read the other's snapshots; one prefix, one cluster (stores compare by "
-        "provider and container, not endpoint: docs/backup-entries.md)");
+    cr_expect_str_eq(create("shoot", "etcd-x", "shoot--etcd-main/"),
+                     "spec.backup.store.prefix \"shoot--etcd-main/\" overlaps the prefix "
+                     "\"shoot--etcd-main\" of Etcd shoot/etcd-main in the same store (S3|bkt|): "
+                     "the backup sidecar lists a prefix as a plain string, so either cluster's "
+                     "restore could read the other's snapshots; one prefix, one cluster (stores "
+                     "compare by provider and container, not endpoint: docs/backup-entries.md)");
+}
+
+/* Another namespace's claim is refused without its namespace, name or prefix: probing
+ * would enumerate the tenants of a bucket. */
+Test(prefix, message_names_nothing_of_another_namespace)
+{
+    cache_etcd("shoot", "etcd-main", "shoot--etcd-main");
+    cache_entry("team--etcd--1234abcd", "team", "etcd", "team/a", "2026-01-02T03:04:05Z");
+    cr_expect_str_eq(create("other", "etcd-x", "shoot--etcd-main/"),
+                     "spec.backup.store.prefix \"shoot--etcd-main/\" overlaps a prefix claimed "
+                     "from another namespace in the same store (S3|bkt|): the backup sidecar "
+                     "lists a prefix as a plain string, so either cluster's restore could read "
+                     "the other's snapshots; one prefix, one cluster (the operator finds the "
+                     "owner with warden-snapshot check-prefixes and in warden-webhook's log)");
+    cr_expect_null(strstr(create("other", "etcd-y", "team"), "team/a"));
+    cr_expect_null(strstr(create("other", "etcd-y", "team"), "BackupEntry"));
 }
 
 Test(prefix, only_within_one_store)
@@ -185,7 +200,7 @@ Test(prefix, pending_entry)
 {
     cache_entry("shoot--etcd-main--1234abcd", "shoot", "etcd-main", "shoot--etcd-main",
                 "2026-01-02T03:04:05Z");
-    cr_expect_str_eq(create("other", "etcd", "shoot--etcd-main"),
+    cr_expect_str_eq(create("shoot", "etcd", "shoot--etcd-main"),
                      "spec.backup.store.prefix \"shoot--etcd-main\" overlaps the prefix "
                      "\"shoot--etcd-main\" of BackupEntry shoot--etcd-main--1234abcd of Etcd "
                      "shoot/etcd-main, deleted at 2026-01-02T03:04:05Z and kept until the bucket's "

@@ -377,10 +377,14 @@ Test(screds, s3_web_identity_and_checksum_fields)
     cr_assert(strstr(err.msg, "requestChecksumCalculation"), "%s", err.msg);
     cr_assert(strstr(err.msg, "WHEN_SUPPORTED or WHEN_REQUIRED"), "%s", err.msg);
 
+    /* a JSON text read from no directory: its tokenPath could name any file */
     const char *j = "{\"roleARN\":\"arn:aws:iam::1:role/r\",\"tokenPath\":\"/var/run/token\","
                     "\"region\":\"r\",\"responseChecksumValidation\":\"When_Required\"}";
+    cr_assert_eq(screds_s3_parse_json(j, strlen(j), &c, &err), KERR_INVAL);
+    cr_assert(strstr(err.msg, "credentials directory"), "%s", err.msg);
+    j = "{\"accessKeyID\":\"a\",\"secretAccessKey\":\"s\",\"region\":\"r\","
+        "\"responseChecksumValidation\":\"When_Required\"}";
     cr_assert_eq(screds_s3_parse_json(j, strlen(j), &c, &err), KERR_OK, "%s", err.msg);
-    cr_assert_str_eq(c.token_path, "/var/run/token");
     cr_assert_eq(c.resp_cs, SCREDS_CS_WHEN_REQUIRED);
     cr_assert_eq(c.req_cs, SCREDS_CS_UNSET);
     screds_s3_release(&c);
@@ -390,4 +394,66 @@ Test(screds, s3_web_identity_and_checksum_fields)
     cr_assert(strstr(err.msg, "roleARN and token"), "%s", err.msg);
     j = "{\"region\":\"r\",\"responseChecksumValidation\":true}";
     cr_assert_eq(screds_s3_parse_json(j, strlen(j), &c, &err), KERR_PARSE);
+}
+
+/*
+ * Web identity from a destination Secret: tokenPath only inside the mounted credentials
+ * directory (the copy Job mounts the source's Secret too: its keys must not be posted as a
+ * "token"), and the region a DNS label (it is pasted into the STS host).
+ */
+Test(screds, web_identity_stays_in_its_directory)
+{
+    struct screds_s3 c;
+    struct kerr_info err = { 0 };
+    char json[256], j[512], outside[64], link[256];
+
+    snprintf(outside, sizeof outside, "/tmp/screds-out.XXXXXX");
+    cr_assert_not_null(mkdtemp(outside));
+    snprintf(json, sizeof json, "%s/c.json", dir);
+    put("token", "eyJ\n");
+    snprintf(j, sizeof j,
+             "{\"roleARN\":\"arn:aws:iam::1:role/r\",\"tokenPath\":\"%s/token\","
+             "\"region\":\"eu-west-1\"}",
+             dir);
+    put("c.json", j);
+    cr_assert_eq(screds_s3_read(SCREDS_JSON, json, &c, &err), KERR_OK, "%s", err.msg);
+    screds_s3_release(&c);
+    cr_assert_eq(screds_s3_read(SCREDS_DIR, dir, &c, &err), KERR_OK, "%s", err.msg);
+    screds_s3_release(&c);
+
+    const char *bad[] = { "/etc/passwd", "/../screds-out", "/nothing" };
+    for (size_t i = 0; i < 3; i++) {
+        char tp[256];
+        snprintf(tp, sizeof tp, "%s%s", i ? dir : "", bad[i]);
+        snprintf(j, sizeof j,
+                 "{\"roleARN\":\"arn:aws:iam::1:role/r\",\"tokenPath\":\"%s\","
+                 "\"region\":\"eu-west-1\"}",
+                 tp);
+        put("c.json", j);
+        cr_expect_eq(screds_s3_read(SCREDS_JSON, json, &c, &err), KERR_INVAL, "%s", tp);
+        cr_expect(strstr(err.msg, "tokenPath"), "%s", err.msg);
+    }
+    /* a symbolic link inside pointing outside is outside */
+    snprintf(link, sizeof link, "%s/evil", dir);
+    cr_assert_eq(symlink("/etc/hostname", link), 0);
+    snprintf(j, sizeof j,
+             "{\"roleARN\":\"arn:aws:iam::1:role/r\",\"tokenPath\":\"%s\","
+             "\"region\":\"eu-west-1\"}",
+             link);
+    put("c.json", j);
+    cr_expect_eq(screds_s3_read(SCREDS_JSON, json, &c, &err), KERR_INVAL);
+
+    const char *regions[] = { "evil.example.com/x?", "EU-WEST-1", "a.b", "-x", "" };
+    for (size_t i = 0; i < 5; i++) {
+        snprintf(j, sizeof j,
+                 "{\"roleARN\":\"arn:aws:iam::1:role/r\",\"tokenPath\":\"%s/token\","
+                 "\"region\":\"%s\"}",
+                 dir, regions[i]);
+        put("c.json", j);
+        cr_expect_eq(screds_s3_read(SCREDS_JSON, json, &c, &err), KERR_INVAL, "region %s",
+                     regions[i]);
+    }
+    cr_expect(screds_dns_label("eu-west-1"));
+    cr_expect(screds_dns_label("us-gov-west-1"));
+    rmdir(outside);
 }

@@ -22,6 +22,7 @@ struct fake {
     struct fkey *keys;
     size_t n;
     int lists, deletes;
+    const int64_t *mtimes; /* last modified of keys[i], Unix seconds; NULL: all unknown (0) */
 };
 
 static enum kerr f_list(struct ostore *s, const char *prefix, struct ostore_list *out,
@@ -40,6 +41,7 @@ static enum kerr f_list(struct ostore *s, const char *prefix, struct ostore_list
         o.key = (char *)f->keys[i].key;
         o.version_id = v;
         o.immutable_until = f->keys[i].lock > 0 ? f->keys[i].lock : 0;
+        o.mtime = f->mtimes ? f->mtimes[i] : 0;
         if (ostore_list_add(out, &o, err) != KERR_OK)
             return KERR_NOMEM;
     }
@@ -73,7 +75,7 @@ static const struct ostore_ops fake_ops = { .name = "fake", .list = f_list, .del
 
 static struct fake fake_of(struct fkey *keys, size_t n)
 {
-    struct fake f = { { .ops = &fake_ops }, keys, n, 0, 0 };
+    struct fake f = { { .ops = &fake_ops }, keys, n, 0, 0, NULL };
 
     return f;
 }
@@ -368,4 +370,71 @@ Test(snapdel, both_s3_spellings_must_be_empty)
     cr_assert_eq(snapdel_run(&f.base, "S3", "p", false, &r, NULL), KERR_OK);
     cr_expect_str_eq(r.object_prefix2, "", "no leading '/': one spelling");
     snapdel_result_release(&r);
+}
+
+/*
+ * Provenance: with a window only what was written within it goes; the objects of the prefix
+ * from before the claim (a retained copy, backups older than the install), from after the
+ * deletion began, or of an unknown time stay, counted as kept and not as remaining.
+ */
+Test(snapdel, window_deletes_only_what_was_written_within_it)
+{
+    struct fkey keys[] = {
+        { "p/v2/Full-old", 1, 0, 0 },  { "p/v2/Full-1", 1, 0, 0 },
+        { "p/v2/Incr-2", 1, 0, 0 },    { "p/v2/Full-3", 1, 0, 0 },
+        { "p/v2/Full-late", 1, 0, 0 }, { "p/v2/Full-unknown", 1, 0, 0 },
+    };
+    static const int64_t mtimes[] = { 999, 1000, 1500, 2000, 2001, 0 };
+    struct fake f = fake_of(keys, sizeof(keys) / sizeof(keys[0]));
+    struct snapdel_window w = { 1000, 2000 };
+
+    f.mtimes = mtimes;
+    struct snapdel_result r;
+
+    cr_assert_eq(snapdel_run_window(&f.base, "S3", "p", &w, false, &r, NULL), KERR_OK);
+    cr_expect_eq(left(&f, "p/v2/Full-old"), 1, "an object from before the claim deleted");
+    cr_expect_eq(left(&f, "p/v2/Full-late"), 1, "an object from after the deletion began deleted");
+    cr_expect_eq(left(&f, "p/v2/Full-unknown"), 1, "an object of unknown time deleted");
+    cr_expect_eq(left(&f, "p/v2/Full-1"), 0);
+    cr_expect_eq(left(&f, "p/v2/Incr-2"), 0);
+    cr_expect_eq(left(&f, "p/v2/Full-3"), 0);
+    cr_expect_eq(r.deleted, 3);
+    cr_expect_eq(r.kept, 3);
+    cr_expect_eq(r.remaining, 0, "kept objects are not the owner's: the prefix is done");
+    snapdel_result_release(&r);
+}
+
+Test(snapdel, window_since_only)
+{
+    struct fkey keys[] = { { "p/a", 1, 0, 0 }, { "p/b", 1, 0, 0 } };
+    static const int64_t mtimes[] = { 10, 20 };
+    struct fake f = fake_of(keys, 2);
+    struct snapdel_window w = { 15, 0 };
+
+    f.mtimes = mtimes;
+    struct snapdel_result r;
+
+    cr_assert_eq(snapdel_run_window(&f.base, "S3", "p", &w, false, &r, NULL), KERR_OK);
+    cr_expect_eq(left(&f, "p/a"), 1);
+    cr_expect_eq(left(&f, "p/b"), 0);
+    cr_expect_eq(r.kept, 1);
+    snapdel_result_release(&r);
+}
+
+Test(snapdel, cli_refuses_a_bad_window)
+{
+    char a[][32] = { "delete-snapshots",
+                     "--storage-provider",
+                     "S3",
+                     "--store-container",
+                     "c",
+                     "--store-prefix",
+                     "p",
+                     "--written-since",
+                     "yesterday" };
+    char *argv[10] = { NULL };
+
+    for (size_t i = 0; i < 9; i++)
+        argv[i] = a[i];
+    cr_expect_eq(snapdel_main(9, argv), 2);
 }

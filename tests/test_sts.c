@@ -94,6 +94,21 @@ Test(sts, missing_token_file_names_it)
     cr_assert(strstr(err.msg, "arn:aws:iam::1:role/r"), "%s", err.msg);
 }
 
+/* The region goes into the STS host: one that is no DNS label sends nothing anywhere (the
+ * token is not even read). */
+Test(sts, region_is_a_dns_label)
+{
+    struct sts_creds c;
+    struct kerr_info err = { 0 };
+    struct sts_web_identity in = { .role_arn = "arn:aws:iam::1:role/r",
+                                   .token_path = "/nonexistent/token",
+                                   .region = "evil.example.com/x?" };
+
+    unsetenv("AWS_ENDPOINT_URL_STS");
+    cr_assert_eq(sts_assume_web_identity(&in, &c, &err), KERR_INVAL);
+    cr_assert(strstr(err.msg, "not a DNS label"), "%s", err.msg);
+}
+
 /* A session token (AWS_SESSION_TOKEN's or STS's) rides on every request, after the
  * caller's headers, which stay untouched. */
 Test(s3auth, session_token_header_on_a_copy)

@@ -152,7 +152,10 @@ static enum kerr start_cache(struct app *a, struct kerr_info *err)
         return rc;
     wh_cache_bind(a->cache, &a->lookup);
     if (a->cfg.backup_entries &&
-        ((rc = prefix_cache_new(&(struct prefix_cache_opts){ a->client, o.ns, a->cfg.etcd_backups },
+        /* claims are cluster-wide, whatever --watch-namespace says; recorded in Leases of
+         * the webhook's own namespace (webhook/pclaim) */
+        ((rc = prefix_cache_new(&(struct prefix_cache_opts){ a->client, NULL, a->cfg.etcd_backups,
+                                                             k8s_client_namespace(a->client) },
                                 &a->prefixes, err)) ||
          (rc = prefix_cache_start(a->prefixes, err))))
         return rc;
@@ -249,6 +252,7 @@ static enum kerr start_server(struct app *a, struct kerr_info *err)
         return rc;
     a->dispatch.disabled[WH_HOOK_COMPONENTS] = !a->cfg.enable_components;
     a->dispatch.prefix = a->prefixes;
+    a->dispatch.disabled[WH_HOOK_BACKUPS] = !a->prefixes;
     o.bind_address = a->cfg.bind;
     o.port = (unsigned short)a->cfg.port;
     o.threads = (unsigned int)a->cfg.threads;

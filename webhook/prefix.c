@@ -8,6 +8,8 @@
 #include "common/bstore.h"
 #include "common/informer.h"
 #include "common/kjson.h"
+#include "common/log.h"
+#include "webhook/pclaim.h"
 
 #define KEY_MAX 1024
 
@@ -20,6 +22,7 @@ static const enum prefix_kind kind_etcd = PREFIX_ETCD, kind_entry = PREFIX_ENTRY
 struct prefix_cache {
     struct k8s_client *client;             /* BORROWED */
     char *ns;                              /* OWNS or NULL */
+    char *claims_ns;                       /* OWNS or NULL: no claim lock */
     struct inf *etcds, *entries, *backups; /* backups NULL without opts.backups */
 };
 
@@ -34,6 +37,7 @@ struct prefix_cache {
 static int claim_of(enum prefix_kind k, const cJSON *obj, cJSON *out)
 {
     const char *ns, *name, *prefix, *deleted = NULL, *base, *phase = NULL, *provider, *container;
+    const char *etcd = NULL;
     struct bstore_claim c = { "", NULL };
     struct kerr_info err = { 0 };
     enum kerr rc;
@@ -44,11 +48,12 @@ static int claim_of(enum prefix_kind k, const cJSON *obj, cJSON *out)
         ns = kjson_get_str(obj, "metadata.namespace");
         name = kjson_get_str(obj, "metadata.name");
         prefix = kjson_get_str(obj, "spec.backup.store.prefix");
-    } else if (k == PREFIX_BACKUP) { /* the copies: where written, else where to be */
-        base = kjson_has(obj, "status.destination") ? "status.destination" : "spec.destination";
+    } else if (k == PREFIX_BACKUP) { /* the copies, once written: never before */
+        base = "status.destination";
         ns = kjson_get_str(obj, "metadata.namespace");
         name = kjson_get_str(obj, "metadata.name");
         prefix = kjson_get_str(kjson_get(obj, base), "prefix");
+        etcd = kjson_get_str(obj, "spec.etcdName");
     } else {
         ns = kjson_get_str(obj, "spec.etcd.namespace");
         name = kjson_get_str(obj, "spec.etcd.name");
@@ -75,6 +80,7 @@ static int claim_of(enum prefix_kind k, const cJSON *obj, cJSON *out)
          cJSON_AddStringToObject(out, "store", c.key) &&
          cJSON_AddStringToObject(out, "prefix", c.prefix) &&
          (!deleted || cJSON_AddStringToObject(out, "deletedAt", deleted)) &&
+         (!etcd || cJSON_AddStringToObject(out, "etcd", etcd)) &&
          (!phase || strcmp(phase, BSTORE_ENTRY_DELETING) != 0 ||
           cJSON_AddTrueToObject(out, "deleting"));
     bstore_claim_release(&c);
@@ -131,9 +137,16 @@ enum kerr prefix_index_store(void *ctx, const cJSON *obj, struct strlist *values
 
 /* What one check looks for and found. */
 struct probe {
-    const cJSON *self; /* the candidate's claim */
-    char other[512];   /* the conflicting owner, described; "" when none */
+    const cJSON *self;  /* the candidate's claim */
+    char other[512];    /* the conflicting owner, described; "" when none */
+    char other_ns[256]; /* its namespace */
 };
+
+/* Note the namespace of the owner found (c: its claim). */
+static void found_in(struct probe *p, const cJSON *c)
+{
+    snprintf(p->other_ns, sizeof(p->other_ns), "%s", kjson_get_str(c, "namespace"));
+}
 
 static int same_owner(const cJSON *a, const cJSON *b)
 {
@@ -152,6 +165,7 @@ static enum kerr view_etcd(void *ctx, const char *key, const cJSON *obj)
         return KERR_OK;
     snprintf(p->other, sizeof(p->other), "the prefix \"%s\" of Etcd %s/%s", shown_prefix(c),
              kjson_get_str(c, "namespace"), kjson_get_str(c, "name"));
+    found_in(p, c);
     return KERR_EXISTS;
 }
 
@@ -181,6 +195,7 @@ static enum kerr view_entry(void *ctx, const char *key, const cJSON *obj)
     else if (deleted)
         snprintf(p->other + strlen(p->other), sizeof(p->other) - strlen(p->other),
                  " and kept until the bucket's deletion grace period ends");
+    found_in(p, c);
     return KERR_EXISTS;
 }
 
@@ -195,7 +210,31 @@ static enum kerr view_backup(void *ctx, const char *key, const cJSON *obj)
         return KERR_OK;
     snprintf(p->other, sizeof(p->other), "the prefix \"%s\" of the copies of EtcdBackup %s/%s",
              shown_prefix(c), kjson_get_str(c, "namespace"), kjson_get_str(c, "name"));
+    found_in(p, c);
     return KERR_EXISTS;
+}
+
+enum kerr prefix_deny(struct review_resp *resp, const struct review_req *req, const char *other,
+                      const char *other_ns, const char *store)
+{
+    const char *ns = kjson_get_str(req->object, "metadata.namespace");
+    const char *prefix = kjson_get_str(req->object, "spec.backup.store.prefix");
+    int mine = ns && strcmp(ns, other_ns) == 0;
+
+    /* the whole story for the operator's log; the tenant learns only of its own namespace */
+    log_info("prefix claim refused", "namespace", ns ? ns : "", "prefix", prefix ? prefix : "",
+             "overlaps", other, "store", store);
+    return review_deny(resp,
+                       "spec.backup.store.prefix \"%s\" overlaps %s in the same store (%s): "
+                       "the backup sidecar lists a prefix as a plain string, so either "
+                       "cluster's restore could read the other's snapshots; one prefix, one "
+                       "cluster (stores compare by provider and container, not endpoint: "
+                       "docs/backup-entries.md)%s",
+                       prefix ? prefix : "",
+                       mine ? other : "a prefix claimed from another namespace", store,
+                       mine ? ""
+                            : " (the operator finds the owner with warden-snapshot "
+                              "check-prefixes and in warden-webhook's log)");
 }
 
 enum kerr prefix_check(struct store *etcds, struct store *entries, const struct review_req *req,
@@ -209,7 +248,7 @@ enum kerr prefix_check3(struct store *etcds, struct store *entries, struct store
                         struct kerr_info *err)
 {
     cJSON *self = cJSON_CreateObject(), *old = cJSON_CreateObject();
-    struct probe p = { NULL, "" };
+    struct probe p = { NULL, "", "" };
     struct kerr_info lookup = { 0 };
     enum kerr rc = self && old ? KERR_OK : KERR_NOMEM;
     const char *store;
@@ -254,13 +293,7 @@ enum kerr prefix_check3(struct store *etcds, struct store *entries, struct store
             rc = store_index_view(backups, PREFIX_INDEX_STORE, key, view_backup, &p, &lookup);
     }
     if (*p.other)
-        rc = review_deny(resp,
-                         "spec.backup.store.prefix \"%s\" overlaps %s in the same store (%s): "
-                         "the backup sidecar lists a prefix as a plain string, so either "
-                         "cluster's restore could read the other's snapshots; one prefix, one "
-                         "cluster (stores compare by provider and container, not endpoint: "
-                         "docs/backup-entries.md)",
-                         kjson_get_str(req->object, "spec.backup.store.prefix"), p.other, store);
+        rc = prefix_deny(resp, req, p.other, p.other_ns, store);
     else if (rc != KERR_OK)
         /* fail closed: an unchecked claim could share another cluster's backups */
         rc = review_errored(resp, 500, "checking the prefix against the caches: %s",
@@ -308,6 +341,8 @@ enum kerr prefix_cache_new(const struct prefix_cache_opts *o, struct prefix_cach
     c->client = o->client;
     if (o->ns && *o->ns && !(c->ns = strdup(o->ns)))
         rc = kerr_set(err, KERR_NOMEM, "allocating the prefix caches");
+    if (o->claims_ns && *o->claims_ns && !(c->claims_ns = strdup(o->claims_ns)))
+        rc = kerr_set(err, KERR_NOMEM, "allocating the prefix caches");
     if (rc == KERR_OK)
         rc = new_informer(c, &res_etcd, &kind_etcd, &c->etcds, err);
     if (rc == KERR_OK)
@@ -345,8 +380,58 @@ enum kerr prefix_decide(struct prefix_cache *c, const struct review_req *req,
             return kerr_set(err, KERR_NOMEM, "building the answer");
         return KERR_OK;
     }
-    return prefix_check3(inf_store(c->etcds), inf_store(c->entries),
-                         c->backups ? inf_store(c->backups) : NULL, req, resp, err);
+    enum kerr rc = prefix_check3(inf_store(c->etcds), inf_store(c->entries),
+                                 c->backups ? inf_store(c->backups) : NULL, req, resp, err);
+
+    if (rc != KERR_OK || !resp->allowed || !c->claims_ns || req->dry_run)
+        return rc;
+    return prefix_lock(c->client, c->claims_ns, req, resp, err);
+}
+
+enum kerr prefix_lock(struct k8s_client *k, const char *ns, const struct review_req *req,
+                      struct review_resp *resp, struct kerr_info *err)
+{
+    cJSON *self = cJSON_CreateObject(), *old = cJSON_CreateObject();
+    struct pclaim_other other;
+    struct kerr_info why = { 0 };
+    enum kerr rc = self && old ? KERR_OK : KERR_NOMEM;
+    struct pclaim pc;
+
+    if (rc != KERR_OK || (req->op != REVIEW_OP_CREATE && req->op != REVIEW_OP_UPDATE) ||
+        !claim_of(PREFIX_ETCD, req->object, self) || !kjson_get_str(self, "store"))
+        goto out;
+    if (req->op == REVIEW_OP_UPDATE && req->old_object &&
+        claim_of(PREFIX_ETCD, req->old_object, old) && kjson_get_str(old, "store") &&
+        strcmp(kjson_get_str(old, "store"), kjson_get_str(self, "store")) == 0 &&
+        strcmp(kjson_get_str(old, "prefix"), kjson_get_str(self, "prefix")) == 0)
+        goto out; /* nothing new claimed */
+    pc = (struct pclaim){ kjson_get_str(self, "namespace"), kjson_get_str(self, "name"),
+                          kjson_get_str(self, "store"), kjson_get_str(self, "prefix") };
+    rc = pclaim_take(k, ns, &pc, &other, &why);
+    if (rc == KERR_OK && *other.what)
+        rc = prefix_deny(resp, req, other.what, other.ns, pc.store);
+    else if (rc != KERR_OK) { /* fail closed: an unrecorded claim could be admitted twice */
+        rc = review_errored(resp, 500, "recording the prefix claim: %s",
+                            why.msg[0] ? why.msg : kerr_str(rc))
+                 ? KERR_NOMEM
+                 : KERR_OK;
+    }
+out:
+    cJSON_Delete(self);
+    cJSON_Delete(old);
+    return rc == KERR_OK ? rc : kerr_set(err, rc, "building the answer");
+}
+
+int prefix_cache_stores(struct prefix_cache *c, struct store **etcds, struct store **entries,
+                        struct store **backups)
+{
+    *etcds = *entries = *backups = NULL;
+    if (!c || !prefix_cache_synced(c))
+        return 0;
+    *etcds = inf_store(c->etcds);
+    *entries = inf_store(c->entries);
+    *backups = c->backups ? inf_store(c->backups) : NULL;
+    return 1;
 }
 
 void prefix_cache_free(struct prefix_cache *c)
@@ -357,5 +442,6 @@ void prefix_cache_free(struct prefix_cache *c)
     inf_free(c->entries);
     inf_free(c->backups);
     free(c->ns);
+    free(c->claims_ns);
     free(c);
 }

@@ -11,8 +11,10 @@
  *     grace period (spec.etcdDeletedAt), or one of a live Etcd this
  *     webhook does not watch; or one of the same Etcd with another prefix;
  *   - with opts.backups, an EtcdBackup's copies (etcd-warden.io/v1alpha1,
- *     status.destination where it wrote, else spec.destination), of any
- *     Etcd: a cluster listing them would restore another's data.
+ *     status.destination, recorded once its copy is being written: an
+ *     EtcdBackup that never wrote, a failed one for an Etcd that does not
+ *     exist, claims nothing), of any Etcd: a cluster listing them would
+ *     restore another's data.
  * A prefix that leaves its container ("../x") is refused. When the caches
  * cannot answer, the request is refused (500), never waved through.
  * An Etcd of the same namespace and name is never a conflict (its own
@@ -24,8 +26,12 @@
  * the rule was installed are not disrupted. Refusals are 403 / Forbidden,
  * naming the other owner.
  *
- * Answered from two watch-fed caches of this module, 0 API calls per
- * review: Etcds (restricted to --watch-namespace) and BackupEntries
+ * Refusals name the other owner only when it is of the requester's
+ * namespace; otherwise "a prefix claimed from another namespace" (the
+ * details go to warden-webhook's log and warden-snapshot check-prefixes).
+ *
+ * Answered from watch-fed caches of this module: Etcds (of every
+ * namespace, whatever --watch-namespace says: a claim is cluster-wide) and BackupEntries
  * (cluster-scoped), each projected by prefix_project to {metadata {name,
  * namespace}, claim {namespace, name, store, prefix (cleaned), deletedAt}}
  * and indexed by store key (PREFIX_INDEX_STORE).
@@ -55,6 +61,8 @@ struct prefix_cache_opts {
     struct k8s_client *client; /* BORROWED, required */
     const char *ns;            /* BORROWED; NULL or "": Etcds of every namespace */
     int backups;               /* also EtcdBackups (their copies' prefixes) */
+    const char *claims_ns;     /* BORROWED; the namespace of the claim Leases (webhook/pclaim);
+                                  NULL or "": none (claims decided from the caches alone) */
 };
 
 struct prefix_cache;
@@ -93,9 +101,36 @@ enum kerr prefix_cache_start(struct prefix_cache *c, struct kerr_info *err);
 /* True once both informers listed. */
 int prefix_cache_synced(struct prefix_cache *c);
 
-/* prefix_check against the caches; an error (500) until they synced. */
+/*
+ * prefix_check against the caches; an error (500) until they synced. A claim they allow is
+ * then recorded with prefix_lock (with opts.claims_ns, and unless the request is a dry run):
+ * two overlapping claims admitted at once are refused but one.
+ */
 enum kerr prefix_decide(struct prefix_cache *c, const struct review_req *req,
                         struct review_resp *resp, struct kerr_info *err);
+
+/*
+ * Deny resp for req's prefix overlapping other (described) of namespace other_ns in store.
+ * The description reaches the requester only when other_ns is its own namespace; otherwise
+ * it reads "a prefix claimed from another namespace" (the details go to the log).
+ */
+enum kerr prefix_deny(struct review_resp *resp, const struct review_req *req, const char *other,
+                      const char *other_ns, const char *store);
+
+/*
+ * The claim of req (an Etcd CREATE, or an UPDATE changing its store or prefix) recorded in the
+ * claim Lease of its store in namespace ns (webhook/pclaim): denied when a claim admitted
+ * meanwhile overlaps it, an error (500) when it cannot be recorded; resp untouched otherwise.
+ */
+enum kerr prefix_lock(struct k8s_client *k, const char *ns, const struct review_req *req,
+                      struct review_resp *resp, struct kerr_info *err);
+
+/*
+ * The projected caches (Etcds, BackupEntries, EtcdBackups or NULL), BORROWED by the caller
+ * while c lives; 0 (all NULL) until they synced.
+ */
+int prefix_cache_stores(struct prefix_cache *c, struct store **etcds, struct store **entries,
+                        struct store **backups);
 
 /* Stop and free. NULL is a no-op. */
 void prefix_cache_free(struct prefix_cache *c);

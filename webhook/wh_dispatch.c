@@ -7,15 +7,14 @@
 #include "common/log.h"
 #include "webhook/mutate.h"
 #include "webhook/prefix.h"
+#include "webhook/bkadm.h"
 #include "webhook/restore.h"
 #include "webhook/toggles.h"
 #include "webhook/review.h"
 
 static const char *const paths[WH_HOOK__COUNT] = {
-    "/webhooks/etcdcomponents",
-    "/webhooks/etcd",
-    "/webhooks/etcd-mutate",
-    "/webhooks/scaleguard",
+    "/webhooks/etcdcomponents", "/webhooks/etcd",    "/webhooks/etcd-mutate",
+    "/webhooks/scaleguard",     "/webhooks/backups",
 };
 
 static const char *const results[WH_RESULT__COUNT] = { "allowed", "denied", "errored" };
@@ -68,10 +67,8 @@ enum kerr wh_dispatch_init(struct wh_dispatch *d, const struct protect_config *p
 
 /* What each decision reads: the selective decoder parses only that. */
 static const enum review_need needs[WH_HOOK__COUNT] = {
-    REVIEW_NEED_COMPONENTS,
-    REVIEW_NEED_ETCD,
-    REVIEW_NEED_MUTATE,
-    REVIEW_NEED_COMPONENTS,
+    REVIEW_NEED_COMPONENTS, REVIEW_NEED_ETCD, REVIEW_NEED_MUTATE,
+    REVIEW_NEED_COMPONENTS, REVIEW_NEED_ALL,
 };
 
 static enum wh_result result_of(const struct review_resp *resp)
@@ -115,6 +112,8 @@ static enum kerr decide(const struct wh_dispatch *d, enum wh_hook h, const struc
         return mutate_decide(d->lookup, req, resp, err);
     case WH_HOOK_SCALEGUARD:
         return protect_guard_decide(d->protect, d->lookup, req, resp, err);
+    case WH_HOOK_BACKUPS: /* served with --backup-entries only (the claim caches) */
+        return d->prefix ? bkadm_decide(d->prefix, req, resp, err) : KERR_OK;
     case WH_HOOK__COUNT:
         break;
     }

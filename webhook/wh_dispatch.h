@@ -9,6 +9,8 @@
  *   /webhooks/etcd-mutate     mutate_decide   (mutating)
  *   /webhooks/scaleguard      protect_guard_decide (validating: the scale-down
  *                             guard alone, next to etcd-druid's component webhook)
+ *   /webhooks/backups         bkadm_decide (validating: EtcdBackup, EtcdBackupSchedule
+ *                             and EtcdRestore destinations; with --backup-entries)
  *
  * A body that is not an AdmissionReview is answered with HTTP 400 and an
  * AdmissionReview carrying code 400 and the reason; every decided review is
@@ -38,6 +40,7 @@ enum wh_hook {
     WH_HOOK_ETCD,
     WH_HOOK_MUTATE,
     WH_HOOK_SCALEGUARD,
+    WH_HOOK_BACKUPS,
     WH_HOOK__COUNT
 };
 

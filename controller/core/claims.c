@@ -116,9 +116,10 @@ static void search_backups(struct search *s, const cJSON *items)
             (eq(ns, s->skip->backup_ns) &&
              eq(kjson_get_str(b, "spec.etcdName"), s->skip->backups_of)))
             continue;
-        if (overlaps(s, b,
-                     kjson_has(b, "status.destination") ? "status.destination" : "spec.destination",
-                     NULL, p, sizeof(p))) {
+        /* a copy claims its prefix once it is being written (status.destination), never
+         * before: an EtcdBackup that failed before its copy claims nothing */
+        if (kjson_has(b, "status.destination") &&
+            overlaps(s, b, "status.destination", NULL, p, sizeof(p))) {
             snprintf(s->why, CLAIMS_WHY_MAX, "the prefix \"%s\" of the copies of EtcdBackup %s/%s",
                      p, str_or_empty(b, "metadata.namespace"), str_or_empty(b, "metadata.name"));
             return;

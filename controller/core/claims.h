@@ -8,8 +8,9 @@
  *   - every BackupEntry (spec.store, spec.prefix); one of the skipped Etcd
  *     is its own only with the same prefix;
  *   - every EtcdBackup's copy: status.destination {provider, container,
- *     endpointOverride, prefix} where it wrote, else spec.destination (a
- *     copy about to be written).
+ *     endpointOverride, prefix}, recorded once its copy Job exists; an
+ *     EtcdBackup that never started one (failed before, or still waiting)
+ *     claims nothing.
  * claims_find reports the first claim overlapping c as the sidecar lists
  * prefixes, skipping what struct claims_skip names as c's own owner.
  *

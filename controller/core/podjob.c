@@ -283,6 +283,9 @@ void podjob_read_pod(const cJSON *pod, struct podjob_summary *s)
         (s->locked = num(sum, "locked")) >= 0 && (s->failed = num(sum, "failed")) >= 0 &&
         (s->remaining = num(sum, "remaining")) >= 0) {
         s->parsed = 1;
+        s->kept = cJSON_HasObjectItem(sum, "kept") ? num(sum, "kept") : 0;
+        if (s->kept < 0)
+            s->kept = 0;
         e = cJSON_GetObjectItemCaseSensitive(sum, "earliestDeletable");
         if (cJSON_IsString(e))
             snprintf(s->earliest, sizeof(s->earliest), "%s", e->valuestring);

@@ -134,6 +134,7 @@ struct podjob_summary {
     int exit_code;
     int parsed; /* the message's last line is a summary */
     long deleted, locked, failed, remaining;
+    long kept; /* objects outside the owner's window, left in place (0 when not said) */
     char earliest[KTIME_LEN + 1]; /* "" when none */
     char message[256];            /* the message's last line, cut */
 };

@@ -15,6 +15,7 @@
 #include "common/log.h"
 #include "common/store.h"
 #include "controller/core/ctl.h"
+#include "controller/entries/bkeauth.h"
 #include "controller/entries/bkebucket.h"
 #include "controller/entries/bkejob.h"
 #include "controller/entries/bkeclaim.h"
@@ -155,6 +156,24 @@ static void etcd_warning(const struct bke_ctx *x, const cJSON *etcd, const char 
     (void)ev_emitf(x->events, &ref, EV_WARNING, reason, "KeepEntry", "%s", note);
 }
 
+/*
+ * When etcd's claim of its prefix began, into out: its creationTimestamp while its spec never
+ * changed (metadata.generation 1: the prefix is the one it was created with), else now (it
+ * moved here: what its sidecar wrote before the entry exists is left, never what another
+ * wrote before the move deleted).
+ */
+static enum kerr claimed_at(const cJSON *etcd, char out[KTIME_LEN + 1])
+{
+    const char *created = kjson_get_str(etcd, "metadata.creationTimestamp");
+    struct timespec ts;
+    int64_t gen = 0;
+
+    if (created && ktime_parse(created, &ts, NULL) == KERR_OK &&
+        kjson_get_int64(etcd, "metadata.generation", &gen) == KERR_OK && gen == 1)
+        return ktime_format(ts.tv_sec, out);
+    return ktime_format(time(NULL), out);
+}
+
 static enum kerr create_entry(const struct bke_ctx *x, const struct bke_bucket *b,
                               const cJSON *etcd, long *requeue, struct kerr_info *err)
 {
@@ -162,7 +181,7 @@ static enum kerr create_entry(const struct bke_ctx *x, const struct bke_bucket *
     const char *name = kjson_get_str(etcd, "metadata.name");
     const char *uid = kjson_get_str(etcd, "metadata.uid");
     const char *prefix = kjson_get_str(etcd, "spec.backup.store.prefix");
-    char ename[KNAME_SUBDOMAIN_MAX + 1], msg[768], other[512] = "";
+    char ename[KNAME_SUBDOMAIN_MAX + 1], msg[768], other[512] = "", since[KTIME_LEN + 1];
     struct bstore_claim c = { "", NULL };
     cJSON *e = cJSON_CreateObject(), *created = NULL;
     enum kerr rc = e ? KERR_OK : KERR_NOMEM;
@@ -193,6 +212,10 @@ static enum kerr create_entry(const struct bke_ctx *x, const struct bke_bucket *
         rc = kjson_set_str(e, "spec.etcd.name", name, err);
     if (rc == KERR_OK)
         rc = kjson_set_str(e, "spec.etcd.uid", uid, err);
+    if (rc == KERR_OK && claimed_at(etcd, since) != KERR_OK)
+        rc = kerr_set(err, KERR_INTERNAL, "cannot format the time");
+    if (rc == KERR_OK)
+        rc = kjson_set_str(e, "spec.claimedAt", since, err);
     if (rc == KERR_OK)
         rc = k8s_create(x->client, &BKE_RES_ENTRY, NULL, e, NULL, &created, err);
     if (rc == KERR_EXISTS && bkeclaim_owner(x, ename, etcd, other, sizeof(other)) == 0) {
@@ -323,7 +346,12 @@ static enum kerr release_entry(const struct bke_ctx *x, const struct bke_bucket 
                      name, deleted, why);
             if (strcmp(str_or_empty(entry, "status.conditions.0.message"), why) != 0)
                 log_warn("backup entry deletion blocked", "entry", ename, "why", why);
-            return entry_status(x, entry, BSTORE_ENTRY_PENDING, msg, why, err);
+            /* the step may have stored phase Deleting before it found the blocker */
+            rc = k8s_get(x->client, &BKE_RES_ENTRY, NULL, ename, NULL, &stored, err);
+            if (rc == KERR_OK)
+                rc = entry_status(x, stored, BSTORE_ENTRY_PENDING, msg, why, err);
+            cJSON_Delete(stored);
+            return rc == KERR_NOTFOUND ? KERR_OK : rc;
         }
         requeue_min(requeue, (long)(due_t - t) * 1000L);
         if (ktime_format(due_t, due) != KERR_OK)
@@ -454,7 +482,10 @@ static enum kerr keep_entries(const struct bke_ctx *x, const struct bke_bucket *
             claimed[i] = 1;
             rc = attach_entry(x, b, cJSON_GetArrayItem(entries, i), e,
                               bkeclaim_conflict(b, entries, i, why), &one);
-        } else {
+        } else if ((rc = bkeauth_etcd(x, b, e, why, sizeof(why), &one)) == KERR_OK && *why) {
+            etcd_warning(x, e, "NotAuthorised", why); /* namespaces and Secrets: not watched */
+            requeue_min(requeue, BKE_CONFLICT_MS);
+        } else if (rc == KERR_OK) {
             rc = create_entry(x, b, e, requeue, &one);
             *count += rc == KERR_OK;
         }

@@ -7,6 +7,7 @@
 
 #include "common/crypto.h"
 #include "common/kjson.h"
+#include "common/lsel.h"
 #include "common/proc.h"
 #include "controller/core/claims.h"
 
@@ -94,6 +95,8 @@ enum kerr bkeclaim_read_bucket(const cJSON *obj, struct bke_bucket *b, struct ke
 {
     const char *provider = kjson_get_str(obj, "spec.provider");
     const char *grace = kjson_get_str(obj, "spec.deletionGracePeriod");
+    const cJSON *sel;
+    struct kerr_info why = { 0 };
 
     memset(b, 0, sizeof(*b));
     b->obj = obj;
@@ -106,6 +109,9 @@ enum kerr bkeclaim_read_bucket(const cJSON *obj, struct bke_bucket *b, struct ke
                         provider ? provider : "", bstore_provider_list());
     if (!b->container || !*b->container)
         return kerr_set(err, KERR_INVAL, "spec.container: required");
+    sel = kjson_get(obj, "spec.namespaceSelector");
+    if (sel && !cJSON_IsNull(sel) && lsel_validate(sel, &why) != KERR_OK)
+        return kerr_set(err, KERR_INVAL, "spec.namespaceSelector: %s", why.msg);
     if (bstore_key(provider, b->container, b->endpoint, b->key, sizeof(b->key)) != KERR_OK)
         return kerr_set(err, KERR_INVAL, "spec.container: too long");
     if (grace && *grace == '-')
@@ -170,7 +176,7 @@ enum kerr bkeclaim_deletion_blocked(const struct bke_ctx *x, const struct bke_bu
                  "prefix \"%s\" is the whole container %s: etcd-warden never empties a whole "
                  "container; delete the BackupEntry to release it (the backups stay)",
                  prefix, b->container);
-    else if ((rc = claims_find(x->client, x->watch_ns, &c, &skip, other, err)) == KERR_OK && *other)
+    else if ((rc = claims_find(x->client, NULL, &c, &skip, other, err)) == KERR_OK && *other)
         snprintf(why, n,
                  "deletion of prefix \"%s\" blocked: it overlaps %s, which the backup sidecar "
                  "lists with it",

@@ -13,6 +13,7 @@
 #include "controller/core/etcdspec.h"
 #include "controller/core/imtjob.h"
 #include "controller/core/podjob.h"
+#include "controller/entries/bkeauth.h"
 
 static const char *str_or_empty(const cJSON *obj, const char *path)
 {
@@ -75,8 +76,37 @@ static enum kerr stand_ins(const cJSON *entry, const cJSON *bucket, cJSON *etcd,
     return rc;
 }
 
+/*
+ * Provenance: the window of what entry's owner wrote. Since: spec.claimedAt (when the claim
+ * began), else, for an entry of an earlier version, its metadata.creationTimestamp. Before:
+ * status.deletionStartedAt (written before the Job exists). KERR_INVAL without either: what
+ * cannot be shown to be the owner's is never deleted.
+ */
+static enum kerr window_args(const cJSON *entry, cJSON *args, struct kerr_info *err)
+{
+    const char *since = kjson_get_str(entry, "spec.claimedAt");
+    const char *before = kjson_get_str(entry, "status.deletionStartedAt");
+    struct timespec ts;
+    char a[64], b[64];
+
+    if (!since || !*since)
+        since = kjson_get_str(entry, "metadata.creationTimestamp");
+    if (!since || ktime_parse(since, &ts, NULL) != KERR_OK || !before ||
+        ktime_parse(before, &ts, NULL) != KERR_OK)
+        return kerr_set(err, KERR_INVAL,
+                        "BackupEntry %s: no claim time (spec.claimedAt) or deletion start "
+                        "(status.deletionStartedAt): what its Etcd wrote cannot be told apart",
+                        str_or_empty(entry, "metadata.name"));
+    snprintf(a, sizeof(a), "--written-since=%s", since);
+    snprintf(b, sizeof(b), "--written-before=%s", before);
+    if (!cJSON_AddItemToArray(args, cJSON_CreateString(a)) ||
+        !cJSON_AddItemToArray(args, cJSON_CreateString(b)))
+        return kerr_set(err, KERR_NOMEM, NULL);
+    return KERR_OK;
+}
+
 /* The CronJob's pod template turned into the deletion's: no --gc-from-timestamp, run once. */
-static enum kerr to_job_pod(cJSON *pod, struct kerr_info *err)
+static enum kerr to_job_pod(const cJSON *entry, cJSON *pod, struct kerr_info *err)
 {
     cJSON *ctr = (cJSON *)kjson_get(pod, "containers.0");
     cJSON *args = ctr ? cJSON_GetObjectItem(ctr, "args") : NULL;
@@ -88,7 +118,9 @@ static enum kerr to_job_pod(cJSON *pod, struct kerr_info *err)
     if (first && cJSON_IsString(first) &&
         strncmp(first->valuestring, "--gc-from-timestamp=", 20) == 0)
         cJSON_DeleteItemFromArray(args, 0);
-    rc = kjson_set_str(ctr, "name", "delete-snapshots", err);
+    rc = args ? window_args(entry, args, err) : kerr_set(err, KERR_INTERNAL, "no args");
+    if (rc == KERR_OK)
+        rc = kjson_set_str(ctr, "name", "delete-snapshots", err);
     if (rc == KERR_OK)
         rc = kjson_set_str(ctr, "terminationMessagePolicy", "FallbackToLogsOnError", err);
     if (rc == KERR_OK)
@@ -142,7 +174,7 @@ enum kerr bkejob_build(const cJSON *entry, const cJSON *bucket, const cJSON *sec
             (cJSON *)kjson_get(cj, "spec.jobTemplate.spec.template"),
             (cJSON *)kjson_get(cj, "spec.jobTemplate.spec.template.spec"));
         job = cJSON_CreateObject();
-        rc = pod && job ? to_job_pod(pod, err) : kerr_set(err, KERR_NOMEM, NULL);
+        rc = pod && job ? to_job_pod(entry, pod, err) : kerr_set(err, KERR_NOMEM, NULL);
     }
     if (rc == KERR_OK)
         rc = kjson_set_str(job, "apiVersion", "batch/v1", err);
@@ -194,6 +226,7 @@ struct outcome {
     long failures;          /* deletionFailures */
     long rechecks;          /* lockedRechecks: runs that left locked objects of unknown expiry */
     const struct podjob_summary *sum; /* objects left, immutable, earliest; NULL: kept */
+    const char *started;              /* deletionStartedAt, NULL: kept */
 };
 
 static void requeue_min(long *requeue, long ms)
@@ -213,9 +246,12 @@ static int set_or_drop(cJSON *obj, const char *path, const char *v)
     return kjson_set_str(obj, path, v, NULL) == KERR_OK;
 }
 
-/* Write phase Deleting and o into entry's status (when anything differs). */
-static enum kerr put_status(const struct bke_ctx *x, const cJSON *entry, const struct outcome *o,
-                            struct kerr_info *err)
+/*
+ * Write phase Deleting and o into entry's status (when anything differs); stored (NULL: not
+ * wanted) gets the entry as stored afterwards.
+ */
+static enum kerr put_status_stored(const struct bke_ctx *x, const cJSON *entry,
+                                   const struct outcome *o, cJSON **stored, struct kerr_info *err)
 {
     cJSON *obj = cJSON_Duplicate(entry, 1);
     char *before = NULL, *after = NULL;
@@ -232,6 +268,8 @@ static enum kerr put_status(const struct bke_ctx *x, const cJSON *entry, const s
          !kjson_set_int(obj, "status.lockedRechecks", o->rechecks, NULL);
     if (ok && o->job_uid)
         ok = !kjson_set_str(obj, "status.deletionJobUID", o->job_uid, NULL);
+    if (ok && o->started)
+        ok = !kjson_set_str(obj, "status.deletionStartedAt", o->started, NULL);
     if (ok && o->sum) {
         ok = !kjson_set_int(obj, "status.objectsLeft", o->sum->remaining, NULL) &&
              !kjson_set_int(obj, "status.objectsImmutable", o->sum->locked, NULL) &&
@@ -247,11 +285,19 @@ static enum kerr put_status(const struct bke_ctx *x, const cJSON *entry, const s
     same = before && after && strcmp(before, after) == 0;
     if (!same)
         rc = k8s_update(x->client, &BKE_RES_ENTRY, NULL, kjson_get_str(entry, "metadata.name"), obj,
-                        &(struct k8s_write_opts){ .subresource = "status" }, NULL, err);
+                        &(struct k8s_write_opts){ .subresource = "status" }, stored, err);
+    else if (stored)
+        *stored = cJSON_Duplicate(entry, 1);
     free(before);
     free(after);
     cJSON_Delete(obj);
     return rc;
+}
+
+static enum kerr put_status(const struct bke_ctx *x, const cJSON *entry, const struct outcome *o,
+                            struct kerr_info *err)
+{
+    return put_status_stored(x, entry, o, NULL, err);
 }
 
 static long status_count(const cJSON *entry, const char *path)
@@ -268,7 +314,10 @@ static long status_failures(const cJSON *entry)
 
 /*
  * No Job: start one, unless status.nextDeletionAt of entry (the stored one) lies ahead, or
- * another owner of the prefix blocks it (the reason into why, no Job made).
+ * another owner of the prefix blocks it (the reason into why, no Job made). The entry is
+ * Deleting, with status.deletionStartedAt, before the Job exists: from then on the webhook
+ * refuses its Etcd's re-creation, and the Job deletes nothing written after that time. The
+ * claims are read again once Deleting is stored, so an Etcd created before that is seen.
  */
 static enum kerr start_job(const struct bke_ctx *x, const struct bke_bucket *b, const cJSON *entry,
                            const char *jname, char why[BKECLAIM_WHY_MAX], long *requeue,
@@ -278,46 +327,64 @@ static enum kerr start_job(const struct bke_ctx *x, const struct bke_bucket *b, 
     const char *ns = kjson_get_str(bucket, "spec.secretRef.namespace");
     const char *ename = kjson_get_str(entry, "metadata.name");
     const char *next = kjson_get_str(entry, "status.nextDeletionAt");
+    const char *started = kjson_get_str(entry, "status.deletionStartedAt");
     struct timespec at;
     time_t now = time(NULL);
     const char *sname = bkejob_local_secret(bucket);
-    char msg[512];
-    cJSON *job = NULL, *secret = NULL;
+    char msg[512], nowstr[KTIME_LEN + 1];
+    cJSON *job = NULL, *secret = NULL, *stored = NULL;
     enum kerr rc = KERR_OK;
 
     if (next && ktime_parse(next, &at, NULL) == KERR_OK && at.tv_sec > now) {
         requeue_min(requeue, (long)(at.tv_sec - now) * 1000L);
         return KERR_OK;
     }
+    /* the bucket's owner authorises the namespace, or nothing of it is deleted */
+    rc = bkeauth_entry(x, b, entry, why, BKECLAIM_WHY_MAX, err);
+    if (rc != KERR_OK || *why)
+        return rc;
     /* every run, a retry too: what a cluster wrote since the last one is never deleted */
     rc = bkeclaim_deletion_blocked(x, b, entry, why, BKECLAIM_WHY_MAX, err);
     if (rc != KERR_OK || *why)
         return rc;
+    if (ktime_format(now, nowstr) != KERR_OK)
+        return kerr_set(err, KERR_INTERNAL, "cannot format the time");
+    /* a deletion begun earlier keeps its start; one after a reattachment starts anew */
+    if (!bkejob_in_progress(entry) || !started)
+        started = nowstr;
+    snprintf(msg, sizeof(msg), "Job %s/%s deletes the backups under prefix \"%s\"", ns, jname,
+             str_or_empty(entry, "spec.prefix"));
+    rc = put_status_stored(x, entry,
+                           &(struct outcome){ msg, kjson_get_str(entry, "status.lastError"), NULL,
+                                              NULL, status_failures(entry),
+                                              status_count(entry, "status.lockedRechecks"), NULL,
+                                              started },
+                           &stored, err);
+    if (rc != KERR_OK)
+        return rc;
+    rc = bkeclaim_deletion_blocked(x, b, stored, why, BKECLAIM_WHY_MAX, err);
     /* Local: the Secret's hostPath is where the buckets are on the node */
-    if (sname)
+    if (rc == KERR_OK && !*why && sname)
         rc = k8s_get(x->client, &ETCDSPEC_RES_SECRET, ns, sname, NULL, &secret, err);
-    if (rc == KERR_OK)
-        rc = bkejob_build(entry, bucket, secret, x->job_image, x->job_command, &job, err);
-    if (rc == KERR_OK)
+    if (rc == KERR_OK && !*why)
+        rc = bkejob_build(stored, bucket, secret, x->job_image, x->job_command, &job, err);
+    if (rc == KERR_OK && !*why)
         rc = podjob_create_job(x->client, ns, job, err);
     cJSON_Delete(secret);
     cJSON_Delete(job);
+    cJSON_Delete(stored);
     if (rc != KERR_OK) {
         bke_event(x, entry, "BackupEntry", EV_WARNING, "DeletionFailed", "DeleteBackups",
                   "cannot start the deletion Job %s/%s: %s", ns ? ns : "", jname,
                   err ? err->msg : kerr_str(rc));
         return rc;
     }
-    snprintf(msg, sizeof(msg), "Job %s/%s deletes the backups under prefix \"%s\"", ns, jname,
-             str_or_empty(entry, "spec.prefix"));
+    if (*why)
+        return KERR_OK;
     bke_event(x, entry, "BackupEntry", EV_NORMAL, "DeletionStarted", "DeleteBackups", "%s", msg);
     log_info("backup deletion job started", "entry", ename, "job", jname);
     requeue_min(requeue, BKEJOB_POLL_MS);
-    return put_status(x, entry,
-                      &(struct outcome){ msg, kjson_get_str(entry, "status.lastError"), NULL, NULL,
-                                         status_failures(entry),
-                                         status_count(entry, "status.lockedRechecks"), NULL },
-                      err);
+    return KERR_OK;
 }
 
 /* A finished Job: decide from its Pod, write the status, delete the Job, maybe the entry. */
@@ -345,9 +412,15 @@ static enum kerr finish_job(const struct bke_ctx *x, const cJSON *entry, const c
     o.sum = s.parsed ? &s : NULL;
     if (s.terminated && s.exit_code == 0 && s.parsed && s.remaining == 0) {
         done = 1;
-        snprintf(msg, sizeof(msg), "prefix \"%s\" emptied: %ld objects deleted",
-                 str_or_empty(entry, "spec.prefix"), s.deleted);
-        o = (struct outcome){ msg, NULL, NULL, juid, 0, 0, &s };
+        if (s.kept > 0)
+            snprintf(msg, sizeof(msg),
+                     "prefix \"%s\": %ld objects deleted; %ld objects kept, not written by its "
+                     "Etcd while it claimed the prefix",
+                     str_or_empty(entry, "spec.prefix"), s.deleted, s.kept);
+        else
+            snprintf(msg, sizeof(msg), "prefix \"%s\" emptied: %ld objects deleted",
+                     str_or_empty(entry, "spec.prefix"), s.deleted);
+        o = (struct outcome){ msg, NULL, NULL, juid, 0, 0, &s, NULL };
     } else if (s.terminated && s.exit_code == 0 && s.parsed && s.failed == 0 && s.locked > 0) {
         if (*s.earliest && ktime_parse(s.earliest, &at, NULL) == KERR_OK) {
             wait_ms = at.tv_sec > now ? (long)(at.tv_sec - now) * 1000L : BKEJOB_POLL_MS;
@@ -362,7 +435,7 @@ static enum kerr finish_job(const struct bke_ctx *x, const cJSON *entry, const c
                  "%ld objects deleted; %ld still immutable, the earliest deletable at %s; the "
                  "deletion runs again then",
                  s.deleted, s.locked, *s.earliest ? s.earliest : "an unknown time");
-        o = (struct outcome){ msg, NULL, next, juid, 0, rechecks, &s };
+        o = (struct outcome){ msg, NULL, next, juid, 0, rechecks, &s, NULL };
         if (!decided)
             bke_event(x, entry, "BackupEntry", EV_NORMAL, "ObjectsLocked", "DeleteBackups", "%s",
                       msg);
@@ -384,7 +457,7 @@ static enum kerr finish_job(const struct bke_ctx *x, const cJSON *entry, const c
             snprintf(why, sizeof(why), "Job %s/%s: exit status %d%s%s", ns, jname, s.exit_code,
                      *s.message ? ": " : "", s.message);
         snprintf(msg, sizeof(msg), "deletion failed %ld time(s); retried at %s", failures, next);
-        o = (struct outcome){ msg, why, next, juid, failures, rechecks, o.sum };
+        o = (struct outcome){ msg, why, next, juid, failures, rechecks, o.sum, NULL };
         if (!decided)
             bke_event(x, entry, "BackupEntry", EV_WARNING, "DeletionFailed", "DeleteBackups",
                       "%s; retried at %s", why, next);

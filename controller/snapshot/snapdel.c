@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cJSON.h>
@@ -85,15 +86,24 @@ static void delete_one(struct ostore *s, const struct ostore_obj *o, struct snap
     }
 }
 
+/* Is o outside w (an object the owner cannot be shown to have written)? */
+static bool outside(const struct snapdel_window *w, const struct ostore_obj *o)
+{
+    if (!w || (w->since == 0 && w->before == 0))
+        return false;
+    return o->mtime <= 0 || (w->since > 0 && o->mtime < w->since) ||
+           (w->before > 0 && o->mtime > w->before);
+}
+
 /*
  * One round: list p as a plain string and delete what is p's own (with del false only
  * count it in *own); *progress set when something went. Foreign keys are those of this
  * round's listing the sidecar sees too: all of them but on Local (local), whose sidecar
  * walks the directory p.
  */
-static enum kerr round_once(struct ostore *s, const char *p, bool local, bool dry_run, bool del,
-                            struct snapdel_result *res, long *own, bool *progress,
-                            struct kerr_info *err)
+static enum kerr round_once(struct ostore *s, const char *p, const struct snapdel_window *w,
+                            bool local, bool dry_run, bool del, struct snapdel_result *res,
+                            long *own, bool *progress, struct kerr_info *err)
 {
     struct ostore_list l = { 0 };
     enum kerr rc = s->ops->list(s, p, &l, err);
@@ -105,11 +115,15 @@ static enum kerr round_once(struct ostore *s, const char *p, bool local, bool dr
         res->earliest = 0;
     }
     clear_foreign(res);
+    res->kept = 0;
     for (size_t i = 0; rc == KERR_OK && i < l.n; i++) {
         const struct ostore_obj *o = &l.v[i];
 
         if (!under(p, o->key)) {
             rc = local ? KERR_OK : add_foreign(res, o->key, err);
+        } else if (outside(w, o)) {
+            res->kept++;
+            log_debug("kept: not written within the claim", "key", o->key);
         } else if (!del) {
             (*own)++;
         } else if (dry_run) {
@@ -124,15 +138,16 @@ static enum kerr round_once(struct ostore *s, const char *p, bool local, bool dr
 }
 
 /* Every round over the object prefix p into res (its counts; res->object_prefix untouched). */
-static enum kerr run_spelling(struct ostore *s, const char *p, bool local, bool dry_run,
-                              struct snapdel_result *res, struct kerr_info *err)
+static enum kerr run_spelling(struct ostore *s, const char *p, const struct snapdel_window *w,
+                              bool local, bool dry_run, struct snapdel_result *res,
+                              struct kerr_info *err)
 {
     bool progress = true;
     long own = 0;
     enum kerr rc = KERR_OK;
 
     for (int r = 0; rc == KERR_OK && progress && r < SNAPDEL_MAX_ROUNDS; r++) {
-        rc = round_once(s, p, local, dry_run, true, res, &own, &progress, err);
+        rc = round_once(s, p, w, local, dry_run, true, res, &own, &progress, err);
         if (dry_run)
             break;
     }
@@ -141,7 +156,7 @@ static enum kerr run_spelling(struct ostore *s, const char *p, bool local, bool 
     if (dry_run) {
         res->remaining = res->deleted + res->foreign;
     } else if (progress) { /* stopped by the round limit: the sidecar's view once more */
-        rc = round_once(s, p, local, false, false, res, &own, &progress, err);
+        rc = round_once(s, p, w, local, false, false, res, &own, &progress, err);
         res->remaining = own + res->foreign;
     } else { /* the last round deleted nothing: its listing is the view after deletion */
         res->remaining = res->locked + res->failed + res->foreign;
@@ -160,6 +175,7 @@ static enum kerr merge(struct snapdel_result *into, const struct snapdel_result 
     into->locked += from->locked;
     into->failed += from->failed;
     into->remaining += from->remaining;
+    into->kept += from->kept;
     if (from->earliest > 0 && (into->earliest == 0 || from->earliest < into->earliest))
         into->earliest = from->earliest;
     for (size_t i = 0; rc == KERR_OK && i < SNAPDEL_FOREIGN_KEYS && from->foreign_keys[i]; i++)
@@ -170,6 +186,13 @@ static enum kerr merge(struct snapdel_result *into, const struct snapdel_result 
 
 enum kerr snapdel_run(struct ostore *s, const char *kind, const char *prefix, bool dry_run,
                       struct snapdel_result *res, struct kerr_info *err)
+{
+    return snapdel_run_window(s, kind, prefix, NULL, dry_run, res, err);
+}
+
+enum kerr snapdel_run_window(struct ostore *s, const char *kind, const char *prefix,
+                             const struct snapdel_window *w, bool dry_run,
+                             struct snapdel_result *res, struct kerr_info *err)
 {
     size_t n = strlen(prefix ? prefix : "") + 2;
     bool local = kind && strcmp(kind, "Local") == 0;
@@ -189,10 +212,10 @@ enum kerr snapdel_run(struct ostore *s, const char *kind, const char *prefix, bo
     if (res->object_prefix[0] == '\0')
         return kerr_set(err, KERR_INVAL, "--store-prefix \"%s\" is the whole store",
                         prefix ? prefix : "");
-    rc = run_spelling(s, res->object_prefix, local, dry_run, res, err);
+    rc = run_spelling(s, res->object_prefix, w, local, dry_run, res, err);
     /* the other spelling of a sidecar version (S3's leading '/'): emptied only when both are */
     if (rc == KERR_OK && res->object_prefix2[0]) {
-        rc = run_spelling(s, res->object_prefix2, local, dry_run, &other, err);
+        rc = run_spelling(s, res->object_prefix2, w, local, dry_run, &other, err);
         if (rc == KERR_OK)
             rc = merge(res, &other, err);
     }
@@ -238,6 +261,8 @@ static cJSON *summary(const char *prefix, bool dry_run, const struct snapdel_res
         if (!ok)
             cJSON_Delete(k);
     }
+    if (ok && res->kept > 0) /* only a run with a window keeps any */
+        ok = cJSON_AddNumberToObject(o, "kept", (double)res->kept) != NULL;
     if (!ok) {
         cJSON_Delete(o);
         return NULL;
@@ -303,7 +328,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: warden-snapshot delete-snapshots --storage-provider P "
                "--store-container C --store-prefix X [--store-endpoint-override URL] "
-               "[--dry-run] [-v] [-h]\n");
+               "[--written-since T] [--written-before T] [--dry-run] [-v] [-h]\n");
 }
 
 int snapdel_main(int argc, char **argv)
@@ -314,12 +339,16 @@ int snapdel_main(int argc, char **argv)
         { "store-prefix", required_argument, NULL, 'x' },
         { "store-endpoint-override", required_argument, NULL, 'e' },
         { "dry-run", no_argument, NULL, 'n' },
+        { "written-since", required_argument, NULL, 's' },
+        { "written-before", required_argument, NULL, 'b' },
         { "verbose", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     struct ostore_config cfg = { 0 };
     struct snapdel_result res = { 0 };
+    struct snapdel_window win = { 0, 0 };
+    struct timespec ts;
     struct kerr_info err = { 0 };
     struct ostore *s = NULL;
     const char *prefix = NULL;
@@ -344,6 +373,18 @@ int snapdel_main(int argc, char **argv)
             break;
         case 'n':
             dry_run = true;
+            break;
+        case 's':
+        case 'b':
+            if (ktime_parse(optarg, &ts, NULL) != KERR_OK || ts.tv_sec <= 0) {
+                fprintf(stderr,
+                        "warden-snapshot delete-snapshots: --written-%s \"%s\" is no RFC 3339 "
+                        "time (e.g. 2026-11-28T18:00:00Z)\n",
+                        o == 's' ? "since" : "before", optarg);
+                usage(stderr);
+                return 2;
+            }
+            *(o == 's' ? &win.since : &win.before) = (int64_t)ts.tv_sec;
             break;
         case 'v':
             verbose++;
@@ -375,7 +416,8 @@ int snapdel_main(int argc, char **argv)
         log_error("delete-snapshots failed", "error", err.msg);
         return 1;
     }
-    enum kerr rc = snapdel_run(s, bstore_provider_kind(cfg.provider), prefix, dry_run, &res, &err);
+    enum kerr rc = snapdel_run_window(s, bstore_provider_kind(cfg.provider), prefix, &win, dry_run,
+                                      &res, &err);
     ostore_free(s);
     if (rc == KERR_INVAL) {
         fprintf(stderr, "warden-snapshot: %s\n", err.msg);

@@ -38,11 +38,19 @@
  * fail. Versions hidden behind a delete marker are not reported by
  * ostore's listing and so are not reached.
  *
+ * Provenance (--written-since T, --written-before T, RFC 3339): only objects whose
+ * last-modified time, as the store reports it, lies in [since, before] are deleted; the
+ * others under the prefix (written before the claim began: another cluster's backups from
+ * before it, a deleted backup's retained copy; written after the deletion began; or of a
+ * time the store does not report) are kept: counted in "kept", never deleted, and not
+ * "remaining" (they are not the deleted owner's). Without the flags every object of the
+ * prefix is deleted, as before.
+ *
  * Output: JSON log lines on stderr (one per deletion at -v); the last line
  * on stdout is one JSON object:
  *   {"prefix":"X","objectPrefix":"O",["objectPrefix2":"/O",]"deleted":N,"locked":M,"failed":F,
  *    "remaining":R,"earliestDeletable":"<RFC 3339>"|null,"dryRun":false,
- *    "foreign":G,"foreignKeys":["..."]}
+ *    "foreign":G,"foreignKeys":["..."],"kept":K}  ("kept" only when K > 0)
  * remaining = what the final listing still returns: locked + failed +
  * foreign (with --dry-run: what would be deleted + foreign). Exit status:
  * 0 when nothing but locked objects remain, 1 on any other failure
@@ -74,8 +82,15 @@
 /* Where the kubelet reads a container's termination message (terminationMessagePath). */
 #define SNAPDEL_TERMINATION_LOG "/dev/termination-log"
 
+/* Which objects of the prefix may go, by last-modified time (Unix seconds); 0: no bound. */
+struct snapdel_window {
+    int64_t since;  /* objects modified before it are kept */
+    int64_t before; /* objects modified after it are kept */
+};
+
 struct snapdel_result {
     long deleted, locked, failed;
+    long kept;            /* own objects outside the window (or of unknown time): not deleted */
     long foreign;         /* objects of other prefixes in the final listing */
     long remaining;       /* objects the final listing returns (dry run: would delete + foreign) */
     int64_t earliest;     /* Unix seconds of the earliest locked expiry; 0 unknown / none */
@@ -93,6 +108,14 @@ struct snapdel_result {
  */
 enum kerr snapdel_run(struct ostore *s, const char *kind, const char *prefix, bool dry_run,
                       struct snapdel_result *res, struct kerr_info *err);
+
+/*
+ * snapdel_run deleting only the objects whose last-modified time lies in w (BORROWED; NULL:
+ * every object); the others are counted in res->kept and are not remaining.
+ */
+enum kerr snapdel_run_window(struct ostore *s, const char *kind, const char *prefix,
+                             const struct snapdel_window *w, bool dry_run,
+                             struct snapdel_result *res, struct kerr_info *err);
 
 /* Free what res OWNS; it can be released twice. */
 void snapdel_result_release(struct snapdel_result *res);

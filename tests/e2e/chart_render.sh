@@ -51,8 +51,12 @@ chart_get "$r/crds-all.yaml" CustomResourceDefinition etcds.druid.gardener.cloud
 chart_get "$r/crds-all.yaml" CustomResourceDefinition etcdopstasks.druid.gardener.cloud metadata.name >/dev/null ||
     fail "crds.etcdOpsTask does not render the EtcdOpsTask CRD"
 ! grep -q 'kind: CustomResourceDefinition' "$r/crds-none.yaml" || fail "crds-none renders a CRD"
-expect "default webhooks" '["etcdcomponents.webhooks.druid.gardener.cloud","stsscale.etcdcomponents.webhooks.druid.gardener.cloud","etcd.webhooks.etcd-warden.io"]' \
+expect "default webhooks" '["etcdcomponents.webhooks.druid.gardener.cloud","stsscale.etcdcomponents.webhooks.druid.gardener.cloud","etcd.webhooks.etcd-warden.io","backups.webhooks.etcd-warden.io"]' \
     "$(chart_get "$r/defaults.yaml" ValidatingWebhookConfiguration etcd-warden webhooks | grep -o '"name":"[a-z.-]*webhooks[a-z.-]*"' | sed 's/"name"://' | paste -sd, | sed 's/^/[/;s/$/]/')"
+expect "backup destinations webhook" '"/webhooks/backups" [{"apiGroups":["etcd-warden.io"],"apiVersions":["v1alpha1"],"operations":["CREATE","UPDATE"],"resources":["etcdbackups","etcdbackupschedules","etcdrestores"],"scope":"Namespaced"}]' \
+    "$(chart_get "$r/defaults.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.3.clientConfig.service.path) $(chart_get "$r/defaults.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.3.rules)"
+expect "the Etcd webhook records claims, never on a dry run" '"NoneOnDryRun"' \
+    "$(chart_get "$r/defaults.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.2.sideEffects)"
 expect "component objectSelector" '{"matchLabels":{"app.kubernetes.io/managed-by":"etcd-druid"}}' \
     "$(chart_get "$r/defaults.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.0.objectSelector)"
 expect "scale webhook has no objectSelector" null \
@@ -65,7 +69,7 @@ hook_names() { # file: the validating webhooks' names as a JSON list
 }
 # componentProtection off: the scale-down guard alone (webhook.scaleDownGuard, on), on its own
 # path; StatefulSets by the objectSelector, their scale (no labels to select) without one.
-expect "componentProtection off" '["scaleguard.webhooks.etcd-warden.io","stsscale.scaleguard.webhooks.etcd-warden.io","etcd.webhooks.etcd-warden.io"]' \
+expect "componentProtection off" '["scaleguard.webhooks.etcd-warden.io","stsscale.scaleguard.webhooks.etcd-warden.io","etcd.webhooks.etcd-warden.io","backups.webhooks.etcd-warden.io"]' \
     "$(hook_names "$r/crds-none.yaml")"
 expect "scale guard path" '"/webhooks/scaleguard" "/webhooks/scaleguard"' \
     "$(chart_get "$r/crds-none.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.0.clientConfig.service.path) $(chart_get "$r/crds-none.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.1.clientConfig.service.path)"
@@ -75,7 +79,7 @@ expect "scale guard rules" '[{"apiGroups":["apps"],"apiVersions":["v1"],"operati
     "$(chart_get "$r/crds-none.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.0.rules) $(chart_get "$r/crds-none.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.1.rules)"
 expect "scale guard's scale entry has no objectSelector" null \
     "$(chart_get "$r/crds-none.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.1.objectSelector)"
-expect "scaleDownGuard off" '["etcd.webhooks.etcd-warden.io"]' "$(hook_names "$r/no-scale-guard.yaml")"
+expect "scaleDownGuard off" '["etcd.webhooks.etcd-warden.io","backups.webhooks.etcd-warden.io"]' "$(hook_names "$r/no-scale-guard.yaml")"
 expect "a watch namespace limits the webhooks to it" '{"key":"kubernetes.io/metadata.name","operator":"In","values":["shoot--dev--one"]}' \
     "$(chart_get "$r/watch-namespace.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.0.namespaceSelector.matchExpressions.0)"
 expect "failurePolicy value" '"Ignore"' \

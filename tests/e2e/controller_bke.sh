@@ -47,8 +47,8 @@ has_event() { ctl_events default "$1" | grep -q "$2"; }
 gone() { ! kc get "$@" >/dev/null 2>&1; }
 
 ctl_stage
-kc create namespace shoot >/dev/null
-kc create namespace other >/dev/null
+ctl_namespace shoot
+ctl_namespace other
 etcd shoot etcd-main etcd-bucket shoot--etcd-main
 etcd shoot etcd-events etcd-bucket shoot--etcd-events
 etcd other etcd-main other-bucket other--etcd-main
@@ -156,7 +156,7 @@ ok "prefix moved: old entry PendingDeletion, new entry Active"
 # Two clusters in one prefix (made while the webhook's rule was off): reported, not disrupted.
 conflict_of() { kc get backupentry "$1" -o jsonpath='{.status.conditions[?(@.type=="PrefixConflict")].message}'; }
 has_conflict() { conflict_of "$1" | grep -q "$2"; }
-kc create namespace other2 >/dev/null
+ctl_namespace other2
 etcd other2 etcd-dup etcd-bucket shoot--etcd-main/x
 ksim_wait 20 has_conflict "$e_main" 'of Etcd other2/etcd-dup' ||
     ctl_fail "no PrefixConflict condition on $e_main: $(conflict_of "$e_main")"

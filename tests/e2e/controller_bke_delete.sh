@@ -12,7 +12,9 @@
 # A store that cannot be reached: lastError, a Warning event, retried with backoff, finished
 # once the bucket's Secret is right. Re-created once the deletion has begun: not
 # reattached, the deletion ends, then a new entry; and when that run fails, no other run
-# starts (the new cluster's snapshots kept), the entry reattached. Locked objects (a fault proxy refusing their DELETE as S3
+# starts (the new cluster's snapshots kept), the entry reattached. Every snapshot is written
+# once its Etcd exists: a deletion deletes only what was written from its claim on
+# (controller_bke_authority has the objects from before). Locked objects (a fault proxy refusing their DELETE as S3
 # Object Lock does): the entry
 # stays Deleting with objectsImmutable, the Job re-runs, and once the lock is gone the
 # entry finishes. The controller SIGKILLed at random points of the deletion (a few
@@ -71,8 +73,7 @@ snap_s3_start
 ctl_stage
 s3_secret "$SNAP_S3_URL"
 kc -n etcd-warden create secret generic local-bucket --from-literal=hostPath=/var/lib/local-buckets >/dev/null
-for ns in shoot doomed; do kc create namespace "$ns" >/dev/null; done
-kc -n doomed create secret generic etcd-backup --from-literal=accessKeyID=S3RVER >/dev/null
+ctl_namespace shoot doomed
 bucket s3 aws "$SNAP_BUCKET" s3-bucket 1h
 bucket local Local bkt local-bucket 1h
 ctl_store_etcd doomed etcd-a S3 "$SNAP_BUCKET" shoot--etcd-a
@@ -168,8 +169,8 @@ ok "an entry of the whole container: kept PendingDeletion with its reason, no Jo
 # A store that cannot be reached: lastError, a DeletionFailed event, retried with backoff;
 # once the Secret is right again the entry finishes.
 s3_secret "http://127.0.0.1:$(snap_free_port)"
-seed_s3 shoot--etcd-f/v2/Full-00000000-00000100-1700000000.gz
 ctl_store_etcd shoot etcd-f S3 "$SNAP_BUCKET" shoot--etcd-f
+seed_s3 shoot--etcd-f/v2/Full-00000000-00000100-1700000000.gz
 ksim_wait 20 has_entry shoot etcd-f || ctl_fail "no entry for etcd-f"
 e_f=$(entry_of shoot etcd-f)
 kc -n shoot delete etcd etcd-f >/dev/null
@@ -191,8 +192,8 @@ ok "store unreachable: lastError, DeletionFailed, retried with backoff, finished
 proxy_start "$SNAP_S3_URL" \
     --rule 'DELETE:Full-locked:403:AccessDenied:inf:Access Denied because object protected by object lock.'
 s3_secret "$PROXY_URL"
-seed_s3 shoot--etcd-c/v2/Full-locked shoot--etcd-c/v2/Incr-1
 ctl_store_etcd shoot etcd-c S3 "$SNAP_BUCKET" shoot--etcd-c
+seed_s3 shoot--etcd-c/v2/Full-locked shoot--etcd-c/v2/Incr-1
 ksim_wait 20 has_entry shoot etcd-c || ctl_fail "no entry for etcd-c"
 e_c=$(entry_of shoot etcd-c)
 kc -n shoot delete etcd etcd-c >/dev/null
@@ -214,11 +215,11 @@ ok "locked objects: entry kept Deleting with objectsImmutable, finished once del
 
 # Re-created once the deletion has begun: not reattached; the deletion ends, then a new
 # entry. The bucket's Secret moves to a namespace job_exec does not serve, holding the Job.
-kc create namespace held >/dev/null
+ctl_namespace held
 s3_secret "$SNAP_S3_URL" held
 bucket s3 aws "$SNAP_BUCKET" s3-bucket 2s held
-seed_s3 shoot--etcd-r/v2/Full-00000000-00000100-1700000000.gz
 ctl_store_etcd shoot etcd-r S3 "$SNAP_BUCKET" shoot--etcd-r
+seed_s3 shoot--etcd-r/v2/Full-00000000-00000100-1700000000.gz
 ksim_wait 20 has_entry shoot etcd-r || ctl_fail "no entry for etcd-r"
 e_r=$(entry_of shoot etcd-r)
 uid_r=$(kc get backupentry "$e_r" -o jsonpath='{.metadata.uid}')
@@ -248,8 +249,8 @@ ok "re-created after the grace period: the deletion ends first, then a new entry
 # other run starts while the Etcd exists, so what its sidecar writes meanwhile is never
 # deleted; the entry is reattached to it.
 s3_secret "http://127.0.0.1:$(snap_free_port)" held
-seed_s3 shoot--etcd-q/v2/Full-00000000-00000100-1700000000.gz
 ctl_store_etcd shoot etcd-q S3 "$SNAP_BUCKET" shoot--etcd-q
+seed_s3 shoot--etcd-q/v2/Full-00000000-00000100-1700000000.gz
 ksim_wait 20 has_entry shoot etcd-q || ctl_fail "no entry for etcd-q"
 e_q=$(entry_of shoot etcd-q)
 kc -n shoot delete etcd etcd-q >/dev/null
@@ -279,8 +280,8 @@ ok "re-created while a run failed: no retry, reattached, its new snapshot kept"
 kill_at=(${BKE_KILL_AT:-1.3 2.6 3.9})
 for round in $(seq 1 ${#kill_at[@]}); do
     p=shoot--kill-$round
-    seed_s3 "$p/v2/Full-00000000-00000100-1700000000.gz" "$p/v2/Incr-1" "shoot--neighbour-$round/v2/Incr-1"
     ctl_store_etcd shoot "kill-$round" S3 "$SNAP_BUCKET" "$p"
+    seed_s3 "$p/v2/Full-00000000-00000100-1700000000.gz" "$p/v2/Incr-1" "shoot--neighbour-$round/v2/Incr-1"
     ksim_wait 20 has_entry shoot "kill-$round" || ctl_fail "no entry for kill-$round"
     e=$(entry_of shoot "kill-$round")
     before=$(all_s3)

@@ -63,10 +63,6 @@ snap_etcd_dump "$url" >"$SNAP_WORK/want"
 [ "$(grep -c '^/registry/' "$SNAP_WORK/want")" -eq 6 ] || snap_fail "the member's keys: $(cat "$SNAP_WORK/want")"
 main_before=$(keys shoot--etcd-main/)
 [ -n "$main_before" ] || ctl_fail "the sidecar wrote nothing under shoot--etcd-main"
-# etcd-other's backups: a copy of the sidecar's full snapshot under its own prefix
-snap_s3 get "$(head -1 <<<"$main_before")" >"$SNAP_WORK/full.gz"
-other_key=shoot--other/v2/$(basename "$(head -1 <<<"$main_before")")
-snap_s3 put "$other_key" "$SNAP_WORK/full.gz"
 ok "etcd-main-0 at revision $rev; the sidecar's snapshots: $(tr '\n' ' ' <<<"$main_before")"
 
 ctl_jobs_serve etcd-warden
@@ -79,6 +75,12 @@ ctl_store_etcd "$NS" etcd-main S3 "$SNAP_BUCKET" shoot--etcd-main
 ctl_store_etcd "$NS" etcd S3 "$SNAP_BUCKET" shoot--etcd
 ctl_store_etcd "$NS" etcd-other S3 "$SNAP_BUCKET" shoot--other
 for e in etcd etcd-other; do ksim_wait 20 has_entry "$NS" $e || ctl_fail "no entry for $e"; done
+# etcd-other's backups, written once it exists (a deletion deletes only what was written
+# from its claim on): a copy of the sidecar's full snapshot under its own prefix
+sleep 1.1 # object times have seconds
+snap_s3 get "$(head -1 <<<"$main_before")" >"$SNAP_WORK/full.gz"
+other_key=shoot--other/v2/$(basename "$(head -1 <<<"$main_before")")
+snap_s3 put "$other_key" "$SNAP_WORK/full.gz"
 e_twin=$(entry_of "$NS" etcd-twin) e_short=$(entry_of "$NS" etcd) e_other=$(entry_of "$NS" etcd-other)
 ok "entries: $e_twin (etcd-twin and etcd-main), $e_short, $e_other"
 kc -n "$NS" delete etcd etcd-twin etcd etcd-other >/dev/null

@@ -267,6 +267,16 @@ spec:
   backup: {port: 8080, store: {provider: $3, container: $4, prefix: "$5", secretRef: {name: etcd-backup}}}
 EOF
 }
+# ctl_namespace NS...: namespaces with the backup Secret (etcd-backup) ctl_store_etcd's Etcds
+# name: an Etcd whose Secret does not exist gets no BackupEntry.
+ctl_namespace() {
+    local ns
+    for ns in "$@"; do
+        kc create namespace "$ns" >/dev/null || ctl_fail "cannot create namespace $ns"
+        kc -n "$ns" create secret generic etcd-backup --from-literal=accessKeyID=S3RVER >/dev/null ||
+            ctl_fail "cannot create the backup Secret in $ns"
+    done
+}
 # ctl_register_etcd_create: the Etcd webhook of warden-webhook registered for CREATE too, as
 # the chart registers it with backupEntries.enabled (druid_register_webhooks has UPDATE only).
 ctl_register_etcd_create() {

@@ -79,7 +79,9 @@ clientConfig:
   {{- with include "etcd-warden.caBundle" $ | trim }}{{ . | nindent 2 }}{{ end }}
 failurePolicy: {{ $.Values.webhook.failurePolicy }}
 timeoutSeconds: {{ $.Values.webhook.timeoutSeconds }}
-sideEffects: None
+{{- /* a third argument: the webhook's sideEffects (the Etcd webhook records prefix claims
+       in Leases, never on a dry run: NoneOnDryRun) */}}
+sideEffects: {{ if gt (len .) 2 }}{{ index . 2 }}{{ else }}None{{ end }}
 namespaceSelector:
   matchExpressions:
     {{- if and $.Values.watchNamespace (ne $.Values.watchNamespace $.Release.Namespace) }}

@@ -5,6 +5,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -284,6 +286,39 @@ static enum kerr read_any(enum screds_form form, const char *path, const struct 
     return rc;
 }
 
+bool screds_dns_label(const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+
+    if (n == 0 || n > 63 || s[0] == '-' || s[n - 1] == '-')
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
+            return false;
+    return true;
+}
+
+/*
+ * tokenPath only inside dir, the mounted credentials directory: resolved (symbolic links
+ * too, as a Secret volume's are) to a file under dir's own resolution.
+ */
+static enum kerr token_inside(const char *dir, const char *token, struct kerr_info *err)
+{
+    char *d = realpath(dir, NULL), *t = realpath(token, NULL);
+    size_t n = d ? strlen(d) : 0;
+    bool ok = d && t && strncmp(t, d, n) == 0 && (t[n] == '/' || (n == 1 && d[0] == '/'));
+
+    free(d);
+    free(t);
+    if (!ok)
+        return kerr_set(err, KERR_INVAL,
+                        "credential field tokenPath \"%.128s\" is not a file inside the "
+                        "credentials directory %.128s: the web identity token is read from the "
+                        "mounted credentials only",
+                        token, dir);
+    return KERR_OK;
+}
+
 bool screds_s3_web_identity(const struct screds_s3 *c)
 {
     return c->role_arn && c->role_arn[0] && c->token_path && c->token_path[0];
@@ -346,6 +381,14 @@ static enum kerr s3_validate(struct screds_s3 *c, struct kerr_info *err)
         strncmp(c->endpoint, "https://", 8) != 0) {
         return kerr_set(err, KERR_INVAL, "endpoint \"%.64s\" is not an http(s) URL", c->endpoint);
     }
+    /* the region names a host (sts.<region>.amazonaws.com, s3.<region>.amazonaws.com) */
+    if ((screds_s3_web_identity(c) || !c->endpoint || !c->endpoint[0]) &&
+        !screds_dns_label(c->region)) {
+        return kerr_set(err, KERR_INVAL,
+                        "credential field region \"%.64s\" is not a DNS label (lower-case "
+                        "letters, digits and '-', e.g. eu-west-1): it is part of a host name",
+                        c->region ? c->region : "");
+    }
     return KERR_OK;
 }
 
@@ -355,6 +398,11 @@ enum kerr screds_s3_parse_json(const char *text, size_t len, struct screds_s3 *o
     memset(out, 0, sizeof *out);
     enum kerr rc = parse_json(text, len, s3_fields, out, err);
     rc = rc ? rc : s3_validate(out, err);
+    if (rc == KERR_OK && out->token_path) {
+        rc = kerr_set(err, KERR_INVAL,
+                      "credential field tokenPath: a token is read only from a credentials "
+                      "directory");
+    }
     if (rc != KERR_OK) {
         screds_s3_release(out);
     }
@@ -367,6 +415,12 @@ enum kerr screds_s3_read(enum screds_form form, const char *path, struct screds_
     memset(out, 0, sizeof *out);
     enum kerr rc = read_any(form, path, s3_fields, out, err);
     rc = rc ? rc : s3_validate(out, err);
+    if (rc == KERR_OK && out->token_path) {
+        char *copy = strdup(path);
+        rc = copy ? token_inside(form == SCREDS_DIR ? path : dirname(copy), out->token_path, err)
+                  : kerr_set(err, KERR_NOMEM, NULL);
+        free(copy);
+    }
     if (rc != KERR_OK) {
         screds_s3_release(out);
     }

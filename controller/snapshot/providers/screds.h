@@ -77,6 +77,9 @@ struct screds_abs {
 /* Whether c names web identity (roleARN + token file) rather than static keys. */
 bool screds_s3_web_identity(const struct screds_s3 *c);
 
+/* 1 when s is a DNS label (1-63 of a-z, 0-9, '-', not at either end): a region is one. */
+bool screds_dns_label(const char *s);
+
 /* The path of the first entry of dir, by name, ending in ".json" (Go's filepath.Ext), as
  * etcd-backup-restore looks for a JSON credentials file in the credentials directory.
  * *out OWNS it; NULL when there is none. KERR_NOTFOUND when dir does not exist. */

@@ -8,6 +8,7 @@
 
 #include "common/buf.h"
 #include "common/ktime.h"
+#include "controller/snapshot/providers/screds.h"
 #include "controller/snapshot/providers/shttp.h"
 #include "controller/snapshot/providers/snapxml.h"
 
@@ -148,6 +149,11 @@ enum kerr sts_assume_web_identity(const struct sts_web_identity *in, struct sts_
     char *body = NULL, *url = NULL;
     const char *ep = getenv("AWS_ENDPOINT_URL_STS");
     memset(out, 0, sizeof *out);
+    /* no user string in a URL host: the region is a DNS label or nothing is sent */
+    if (!(ep && ep[0]) && !screds_dns_label(in->region)) {
+        return kerr_set(err, KERR_INVAL, "region \"%.64s\" is not a DNS label",
+                        in->region ? in->region : "");
+    }
     buf_init(&tok, STS_TOKEN_MAX);
     enum kerr rc = read_token(in->token_path, &tok, err);
     rc = rc ? rc : form_body(in, buf_str(&tok), &body, err);

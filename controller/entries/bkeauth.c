@@ -1,0 +1,105 @@
+/* bkeauth - the bucket owner's authority over claims; see bkeauth.h. */
+#include "controller/entries/bkeauth.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "common/k8s.h"
+#include "common/kjson.h"
+#include "common/lsel.h"
+#include "controller/core/etcdspec.h"
+
+const struct k8s_resource BKEAUTH_RES_NAMESPACE = { "", "v1", "namespaces", 0 };
+
+static const char *str_or_empty(const cJSON *obj, const char *path)
+{
+    const char *s = kjson_get_str(obj, path);
+
+    return s ? s : "";
+}
+
+/*
+ * Does b's selector select namespace ns? *sel 1 or 0; *gone 1 when the namespace does not
+ * exist (*sel 0 then). No selector: 1 without a read.
+ */
+static enum kerr selected(const struct bke_ctx *x, const struct bke_bucket *b, const char *ns,
+                          int *sel, int *gone, struct kerr_info *err)
+{
+    const cJSON *s = kjson_get(b->obj, "spec.namespaceSelector");
+    cJSON *obj = NULL;
+    enum kerr rc;
+
+    *sel = 1;
+    *gone = 0;
+    if (!s || cJSON_IsNull(s))
+        return KERR_OK;
+    *sel = 0;
+    rc = k8s_get(x->client, &BKEAUTH_RES_NAMESPACE, NULL, ns, NULL, &obj, err);
+    if (rc == KERR_NOTFOUND) {
+        kerr_clear(err);
+        *gone = 1;
+        return KERR_OK;
+    }
+    if (rc == KERR_OK)
+        rc = lsel_match(s, kjson_get(obj, "metadata.labels"), sel, err);
+    cJSON_Delete(obj);
+    return rc;
+}
+
+enum kerr bkeauth_etcd(const struct bke_ctx *x, const struct bke_bucket *b, const cJSON *etcd,
+                       char *why, size_t n, struct kerr_info *err)
+{
+    const char *ns = str_or_empty(etcd, "metadata.namespace");
+    const char *secret = kjson_get_str(etcd, "spec.backup.store.secretRef.name");
+    cJSON *obj = NULL;
+    int sel, gone;
+    enum kerr rc = selected(x, b, ns, &sel, &gone, err);
+
+    why[0] = '\0';
+    if (rc != KERR_OK)
+        return rc;
+    if (!sel) {
+        snprintf(why, n,
+                 "namespace %s is not selected by spec.namespaceSelector of BackupBucket %s: "
+                 "its Etcds get no BackupEntry there (the bucket's owner decides which "
+                 "namespaces may claim prefixes of its store)",
+                 ns, b->name);
+        return KERR_OK;
+    }
+    if (strcmp(b->kind, "Local") == 0)
+        return KERR_OK;
+    if (!secret || !*secret) {
+        snprintf(why, n,
+                 "spec.backup.store.secretRef names no Secret: without credentials its backup "
+                 "sidecar writes nothing, and it gets no BackupEntry in bucket %s",
+                 b->name);
+        return KERR_OK;
+    }
+    rc = k8s_get(x->client, &ETCDSPEC_RES_SECRET, ns, secret, NULL, &obj, err);
+    cJSON_Delete(obj);
+    if (rc == KERR_NOTFOUND) {
+        kerr_clear(err);
+        snprintf(why, n,
+                 "its backup Secret %s/%s does not exist: without credentials its backup "
+                 "sidecar writes nothing, and it gets no BackupEntry in bucket %s until it does",
+                 ns, secret, b->name);
+        return KERR_OK;
+    }
+    return rc;
+}
+
+enum kerr bkeauth_entry(const struct bke_ctx *x, const struct bke_bucket *b, const cJSON *entry,
+                        char *why, size_t n, struct kerr_info *err)
+{
+    const char *ns = str_or_empty(entry, "spec.etcd.namespace");
+    int sel, gone;
+    enum kerr rc = selected(x, b, ns, &sel, &gone, err);
+
+    why[0] = '\0';
+    if (rc == KERR_OK && !sel && !gone)
+        snprintf(why, n,
+                 "deletion of prefix \"%s\" refused: namespace %s is not selected by "
+                 "spec.namespaceSelector of BackupBucket %s any more",
+                 str_or_empty(entry, "spec.prefix"), ns, b->name);
+    return rc;
+}

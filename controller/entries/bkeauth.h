@@ -1,0 +1,52 @@
+/*
+ * bkeauth - who may claim a prefix of a BackupBucket's store, and whose claim
+ * may end in a deletion with the bucket's credentials: the bucket owner's
+ * authority (docs/backup-entries.md, "Who may claim").
+ *
+ *   - spec.namespaceSelector of the bucket (a metav1.LabelSelector, matched
+ *     against the labels of the Etcd's Namespace as read from the API server
+ *     now): an Etcd of a namespace it does not select gets no BackupEntry. No
+ *     selector: every namespace (the operator's choice, as before it existed);
+ *     {} the same. A selector that is none is the bucket's InvalidSpec
+ *     (bkeclaim_read_bucket), so nothing is decided on it.
+ *   - evidence of a writer: an Etcd of any provider but Local gets an entry only
+ *     when spec.backup.store.secretRef names a Secret that exists in its
+ *     namespace: without credentials its sidecar cannot have written, and an
+ *     entry would only make the bucket's credentials delete someone else's
+ *     objects.
+ *   - an entry's deletion is refused while its Etcd's namespace exists and the
+ *     selector does not select it (the selector narrowed after the entry was
+ *     made); a namespace that is gone decides nothing: the entry was made while
+ *     it was selected.
+ *
+ * Ownership: arguments BORROWED; why into the caller's buffer ("" when allowed).
+ * Thread safety: reentrant.
+ */
+#ifndef CONTROLLER_BKEAUTH_H
+#define CONTROLLER_BKEAUTH_H
+
+#include <stddef.h>
+
+#include <cJSON.h>
+
+#include "common/kerr.h"
+#include "controller/entries/bke_ctx.h"
+#include "controller/entries/bkeclaim.h"
+
+extern const struct k8s_resource BKEAUTH_RES_NAMESPACE;
+
+/*
+ * Why etcd (of b's store) may not have a BackupEntry in b, into why (n bytes; "" when it
+ * may). Errors of the reads are returned: no entry is made then either.
+ */
+enum kerr bkeauth_etcd(const struct bke_ctx *x, const struct bke_bucket *b, const cJSON *etcd,
+                       char *why, size_t n, struct kerr_info *err);
+
+/*
+ * Why entry's deletion may not start because b's owner does not authorise its namespace, into
+ * why (n bytes; "" when it may). Errors of the reads are returned.
+ */
+enum kerr bkeauth_entry(const struct bke_ctx *x, const struct bke_bucket *b, const cJSON *entry,
+                        char *why, size_t n, struct kerr_info *err);
+
+#endif

@@ -1,0 +1,56 @@
+/* pclaim: the records of a store's claim Lease, read as the next admission reads them. */
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "webhook/pclaim.h"
+
+static const char REC[] =
+    "[{\"namespace\":\"a\",\"name\":\"etcd\",\"prefix\":\"race-1\",\"at\":1000},"
+    "{\"namespace\":\"c\",\"name\":\"old\",\"prefix\":\"team\",\"at\":10},"
+    "{\"namespace\":\"d\",\"name\":\"x\",\"prefix\":\"zz\",\"at\":1000}]";
+
+static const char *conflict(const char *ns, const char *name, const char *prefix, time_t now,
+                            struct pclaim_other *o)
+{
+    cJSON *rec = cJSON_Parse(REC);
+    struct pclaim c = { ns, name, "S3|bkt|", prefix };
+
+    pclaim_conflict(rec, &c, now, o);
+    cJSON_Delete(rec);
+    return o->what;
+}
+
+Test(pclaim, overlap_not_only_equality)
+{
+    struct pclaim_other o;
+
+    cr_expect_str_eq(conflict("b", "etcd", "race-1", 1001, &o),
+                     "the prefix \"race-1\" of Etcd a/etcd, admitted at the same time");
+    cr_expect_str_eq(o.ns, "a");
+    cr_expect_neq(*conflict("b", "etcd", "race-1-b", 1001, &o), '\0', "a string prefix of it");
+    cr_expect_neq(*conflict("b", "etcd", "race", 1001, &o), '\0', "containing it");
+    cr_expect_neq(*conflict("b", "etcd", "", 1001, &o), '\0', "the whole container");
+    cr_expect_str_eq(conflict("b", "etcd", "race-2", 1001, &o), "");
+}
+
+Test(pclaim, own_and_expired_records_do_not_count)
+{
+    struct pclaim_other o;
+
+    cr_expect_str_eq(conflict("a", "etcd", "race-1", 1001, &o), "", "its own record");
+    cr_expect_str_eq(conflict("b", "x", "team/a", 1001, &o), "", "recorded long ago");
+    cr_expect_neq(*conflict("b", "x", "team/a", 10 + PCLAIM_TTL_S, &o), '\0', "within the TTL");
+    cr_expect_str_eq(conflict("b", "etcd", "race-1", 1000 + PCLAIM_TTL_S + 1, &o), "");
+}
+
+Test(pclaim, lease_name_per_store)
+{
+    char a[64], b[64];
+
+    pclaim_lease_name("S3|bkt|", a, sizeof(a));
+    pclaim_lease_name("S3|bkt2|", b, sizeof(b));
+    cr_expect_eq(strncmp(a, PCLAIM_LEASE_PREFIX, strlen(PCLAIM_LEASE_PREFIX)), 0);
+    cr_expect_eq(strlen(a), strlen(PCLAIM_LEASE_PREFIX) + 16);
+    cr_expect_str_neq(a, b);
+}

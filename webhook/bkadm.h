@@ -1,0 +1,47 @@
+/*
+ * bkadm - the destinations of EtcdBackups, EtcdBackupSchedules and EtcdRestores
+ * (etcd-warden.io/v1alpha1) checked at admission (POST /webhooks/backups), so
+ * that a tenant sees a refusal at `kubectl apply` rather than a Failed phase:
+ *
+ *   - EtcdBackup spec.destination, EtcdBackupSchedule
+ *     spec.backupTemplate.destination, EtcdRestore spec.target.store (its
+ *     provider and endpointOverride, when absent, from spec.etcdTemplate's
+ *     store, else the source Etcd's as cached);
+ *   - refused (403): a store that cannot be keyed (an unknown provider: the
+ *     message lists the known ones; no container); a prefix that is the whole
+ *     container ("", ".", "/") or leaves it ("../x"); a prefix overlapping, as
+ *     the backup sidecar lists prefixes (common/bstore), a live Etcd's, a
+ *     BackupEntry's, or the copies an EtcdBackup wrote (status.destination:
+ *     an EtcdBackup claims its destination once its copy is being written,
+ *     never before), except the copies of EtcdBackups of the same Etcd in the
+ *     same namespace (a schedule's history shares one prefix);
+ *   - an EtcdRestore whose target store cannot be told yet (no provider and no
+ *     cached source Etcd) is left to the controller, which checks it again
+ *     before it copies (controller/backups/erst.h);
+ *   - an UPDATE keeping the destination is never refused.
+ * Refusals name the other owner only to its own namespace (prefix_deny's rule).
+ * When the caches cannot answer the request is refused (500).
+ *
+ * Ownership: arguments BORROWED. Thread safety: as webhook/prefix.
+ */
+#ifndef WEBHOOK_BKADM_H
+#define WEBHOOK_BKADM_H
+
+#include "common/kerr.h"
+#include "common/store.h"
+#include "webhook/prefix.h"
+#include "webhook/review.h"
+
+/*
+ * The rule for req against the projected caches of webhook/prefix (etcds, entries, backups;
+ * any may be NULL: not consulted). Denies resp when it refuses; otherwise leaves it.
+ */
+enum kerr bkadm_check(struct store *etcds, struct store *entries, struct store *backups,
+                      const struct review_req *req, struct review_resp *resp,
+                      struct kerr_info *err);
+
+/* bkadm_check against c's caches; an error (500) until they synced. */
+enum kerr bkadm_decide(struct prefix_cache *c, const struct review_req *req,
+                       struct review_resp *resp, struct kerr_info *err);
+
+#endif

@@ -1,0 +1,187 @@
+/* pclaim - a prefix claim made atomic at admission; see pclaim.h. */
+#include "webhook/pclaim.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "common/bstore.h"
+#include "common/crypto.h"
+#include "common/kjson.h"
+#include "common/log.h"
+
+static const struct k8s_resource res_lease = { "coordination.k8s.io", "v1", "leases", 1 };
+
+void pclaim_lease_name(const char *store, char *out, size_t n)
+{
+    char hash[CRYPTO_SHA256_HEX_LEN + 1] = "";
+
+    if (crypto_sha256_hex(store, strlen(store), hash, NULL) != KERR_OK)
+        hash[0] = '\0';
+    snprintf(out, n, "%s%.16s", PCLAIM_LEASE_PREFIX, hash);
+}
+
+static const char *str(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+/* 1 when record r still counts at now (recorded within PCLAIM_TTL_S, not in the future). */
+static int live(const cJSON *r, time_t now)
+{
+    const cJSON *at = cJSON_GetObjectItemCaseSensitive(r, "at");
+
+    return cJSON_IsNumber(at) && at->valuedouble + PCLAIM_TTL_S >= (double)now;
+}
+
+void pclaim_conflict(const cJSON *rec, const struct pclaim *c, time_t now, struct pclaim_other *o)
+{
+    const cJSON *r;
+
+    o->what[0] = o->ns[0] = '\0';
+    cJSON_ArrayForEach (r, rec) {
+        if (!cJSON_IsObject(r) || !live(r, now) ||
+            (strcmp(str(r, "namespace"), c->ns) == 0 && strcmp(str(r, "name"), c->name) == 0) ||
+            !bstore_overlap(c->store, c->prefix, str(r, "prefix")))
+            continue;
+        snprintf(o->what, sizeof(o->what),
+                 "the prefix \"%s\" of Etcd %s/%s, admitted at the same time", str(r, "prefix"),
+                 str(r, "namespace"), str(r, "name"));
+        snprintf(o->ns, sizeof(o->ns), "%s", str(r, "namespace"));
+        return;
+    }
+}
+
+/* The records of lease (a new array; a missing or unreadable annotation: none). */
+static cJSON *records(const cJSON *lease)
+{
+    const cJSON *a = kjson_get(lease, "metadata.annotations");
+    const char *s = cJSON_IsObject(a) ? str(a, PCLAIM_ANNOTATION) : "";
+    cJSON *r = *s ? cJSON_Parse(s) : NULL;
+
+    if (!cJSON_IsArray(r)) {
+        cJSON_Delete(r);
+        r = cJSON_CreateArray();
+    }
+    return r;
+}
+
+/* lease (OWNED, modified) with rec's live records and c, written as annotation. */
+static enum kerr with_claim(cJSON *lease, const cJSON *rec, const struct pclaim *c, time_t now,
+                            struct kerr_info *err)
+{
+    cJSON *out = cJSON_CreateArray(), *one = cJSON_CreateObject(), *ann;
+    const cJSON *r;
+    char *text = NULL;
+    enum kerr rc = KERR_OK;
+    int kept = 0;
+
+    if (!out || !one || !cJSON_AddStringToObject(one, "namespace", c->ns) ||
+        !cJSON_AddStringToObject(one, "name", c->name) ||
+        !cJSON_AddStringToObject(one, "prefix", c->prefix) ||
+        !cJSON_AddNumberToObject(one, "at", (double)now) || !cJSON_AddItemToArray(out, one)) {
+        cJSON_Delete(one);
+        rc = kerr_set(err, KERR_NOMEM, NULL);
+    }
+    cJSON_ArrayForEach (r, rec) {
+        if (rc != KERR_OK || !cJSON_IsObject(r) || !live(r, now))
+            continue;
+        if (++kept >= PCLAIM_MAX) {
+            rc = kerr_set(err, KERR_TOOBIG, "more than %d claims of one store admitted in %d s",
+                          PCLAIM_MAX, PCLAIM_TTL_S);
+            break;
+        }
+        if (!cJSON_AddItemToArray(out, cJSON_Duplicate(r, 1)))
+            rc = kerr_set(err, KERR_NOMEM, NULL);
+    }
+    if (rc == KERR_OK && !(text = cJSON_PrintUnformatted(out)))
+        rc = kerr_set(err, KERR_NOMEM, NULL);
+    ann = rc == KERR_OK ? (cJSON *)kjson_get(lease, "metadata.annotations") : NULL;
+    if (rc == KERR_OK && !cJSON_IsObject(ann))
+        rc = kjson_set(lease, "metadata.annotations", cJSON_CreateObject(), err);
+    if (rc == KERR_OK)
+        rc = kjson_setv(lease,
+                        (const char *const[]){ "metadata", "annotations", PCLAIM_ANNOTATION, NULL },
+                        cJSON_CreateString(text), err);
+    cJSON_free(text);
+    cJSON_Delete(out);
+    return rc;
+}
+
+/* A new Lease named name in ns holding c. */
+static enum kerr new_lease(const char *ns, const char *name, const struct pclaim *c, time_t now,
+                           cJSON **out, struct kerr_info *err)
+{
+    cJSON *l = cJSON_CreateObject(), *none = cJSON_CreateArray();
+    enum kerr rc = l && none ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL);
+
+    if (rc == KERR_OK)
+        rc = kjson_set_str(l, "apiVersion", "coordination.k8s.io/v1", err);
+    if (rc == KERR_OK)
+        rc = kjson_set_str(l, "kind", "Lease", err);
+    if (rc == KERR_OK)
+        rc = kjson_set_str(l, "metadata.name", name, err);
+    if (rc == KERR_OK)
+        rc = kjson_set_str(l, "metadata.namespace", ns, err);
+    if (rc == KERR_OK)
+        rc = kjson_set_str(l, "spec.holderIdentity", "warden-webhook", err);
+    if (rc == KERR_OK)
+        rc = with_claim(l, none, c, now, err);
+    cJSON_Delete(none);
+    if (rc != KERR_OK) {
+        cJSON_Delete(l);
+        return rc;
+    }
+    *out = l;
+    return KERR_OK;
+}
+
+/* One attempt: KERR_CONFLICT / KERR_EXISTS when another admission wrote in between. */
+static enum kerr attempt(struct k8s_client *k, const char *ns, const char *name,
+                         const struct pclaim *c, struct pclaim_other *o, struct kerr_info *err)
+{
+    cJSON *lease = NULL, *rec = NULL, *fresh = NULL;
+    time_t now = time(NULL);
+    enum kerr rc = k8s_get(k, &res_lease, ns, name, NULL, &lease, err);
+
+    if (rc == KERR_NOTFOUND) {
+        kerr_clear(err);
+        rc = new_lease(ns, name, c, now, &fresh, err);
+        if (rc == KERR_OK)
+            rc = k8s_create(k, &res_lease, ns, fresh, NULL, NULL, err);
+        cJSON_Delete(fresh);
+        return rc;
+    }
+    if (rc != KERR_OK)
+        return rc;
+    rec = records(lease);
+    pclaim_conflict(rec, c, now, o);
+    if (!*o->what && (rc = with_claim(lease, rec, c, now, err)) == KERR_OK)
+        rc = k8s_update(k, &res_lease, ns, name, lease, NULL, NULL, err);
+    cJSON_Delete(rec);
+    cJSON_Delete(lease);
+    return rc;
+}
+
+enum kerr pclaim_take(struct k8s_client *k, const char *ns, const struct pclaim *c,
+                      struct pclaim_other *o, struct kerr_info *err)
+{
+    char name[64];
+    enum kerr rc = KERR_CONFLICT;
+
+    o->what[0] = o->ns[0] = '\0';
+    pclaim_lease_name(c->store, name, sizeof(name));
+    for (int i = 0; i < PCLAIM_TRIES && (rc == KERR_CONFLICT || rc == KERR_EXISTS); i++) {
+        kerr_clear(err);
+        rc = attempt(k, ns, name, c, o, err);
+        if (*o->what)
+            return KERR_OK;
+    }
+    if (rc == KERR_CONFLICT || rc == KERR_EXISTS)
+        return kerr_set(err, KERR_CONFLICT, "Lease %s/%s: %d conflicting writes in a row", ns, name,
+                        PCLAIM_TRIES);
+    if (rc != KERR_OK)
+        log_warn("cannot record a prefix claim", "lease", name, "error", err ? err->msg : "");
+    return rc;
+}

@@ -1,0 +1,83 @@
+/*
+ * pclaim - a prefix claim made atomic at admission. The one-prefix-one-cluster
+ * rule (webhook/prefix.h) decides from watch caches, so two CREATEs arriving
+ * together could both pass (neither is in the cache when the other is
+ * reviewed). Before the webhook admits a new claim it records it in a
+ * per-store lock object and admits only once that write succeeded:
+ *
+ *   Lease coordination.k8s.io/v1 "<PCLAIM_LEASE_PREFIX><first 16 hex digits of
+ *   the sha256 of the store key>" in the webhook's namespace, annotation
+ *   PCLAIM_ANNOTATION: a JSON array of the claims admitted in the last
+ *   PCLAIM_TTL_S seconds, [{"namespace","name","prefix","at"}] (prefix
+ *   canonical, at in Unix seconds).
+ *
+ * pclaim_take: GET the Lease (absent: CREATE it); refuse when a recorded claim
+ * of another owner overlaps (bstore_overlap: string prefix either way, as the
+ * sidecar lists, not only equality); else UPDATE it with this claim added, the
+ * resourceVersion read as precondition (compare-and-swap). A 409 (another
+ * admission wrote in between) starts over, reading what it wrote.
+ *
+ * What it guarantees: of two admissions of overlapping claims in one store
+ * within PCLAIM_TTL_S of each other, by any number of webhook replicas, the
+ * second to write reads the first's record and is refused: their writes are
+ * serialised by the one object's resourceVersion, and overlap (not equality)
+ * is checked against every record. Past PCLAIM_TTL_S the admitted object is
+ * expected in the watch caches, which the rule consults first. A request
+ * admitted here and then not stored (refused by another webhook) keeps its
+ * prefix from other owners for PCLAIM_TTL_S: the safe side. When the Lease
+ * cannot be read or written (or PCLAIM_TRIES conflicts in a row, or
+ * PCLAIM_MAX records) the request is refused with an error: never admitted
+ * unrecorded.
+ *
+ * Ownership: arguments BORROWED. Thread safety: reentrant (the client is).
+ */
+#ifndef WEBHOOK_PCLAIM_H
+#define WEBHOOK_PCLAIM_H
+
+#include <stddef.h>
+#include <time.h>
+
+#include <cJSON.h>
+
+#include "common/k8s.h"
+#include "common/kerr.h"
+
+#define PCLAIM_LEASE_PREFIX "etcd-warden-claims-"
+#define PCLAIM_ANNOTATION   "etcd-warden.io/claims"
+#define PCLAIM_TTL_S        120
+#define PCLAIM_TRIES        16
+#define PCLAIM_MAX          512
+
+#define PCLAIM_NS_MAX       256
+
+/* What a conflict found: the other owner described, and its namespace. */
+struct pclaim_other {
+    char what[512];         /* "" when none */
+    char ns[PCLAIM_NS_MAX]; /* its namespace */
+};
+
+/* A claim to record: all BORROWED; prefix canonical (common/bstore). */
+struct pclaim {
+    const char *ns, *name; /* the owner */
+    const char *store;     /* bstore key */
+    const char *prefix;
+};
+
+/* The Lease name of store key into out (n >= 64). */
+void pclaim_lease_name(const char *store, char *out, size_t n);
+
+/*
+ * The records of rec (a parsed annotation, BORROWED) that still count at now and that overlap
+ * c for another owner: the first into *o (o->what "" when none). Pure.
+ */
+void pclaim_conflict(const cJSON *rec, const struct pclaim *c, time_t now, struct pclaim_other *o);
+
+/*
+ * Record c in the Lease of its store in namespace ns, or find a recorded overlapping claim of
+ * another owner (into *o: the caller denies then). KERR_OK with o->what "" when recorded;
+ * errors when it could not be decided (the caller must refuse).
+ */
+enum kerr pclaim_take(struct k8s_client *k, const char *ns, const struct pclaim *c,
+                      struct pclaim_other *o, struct kerr_info *err);
+
+#endif
