@@ -157,7 +157,8 @@ Test(prefix, message_names_nothing_of_another_namespace)
                      "spec.backup.store.prefix \"shoot--etcd-main/\" overlaps a prefix claimed "
                      "from another namespace in the same store (S3|bkt|): the backup sidecar "
                      "lists a prefix as a plain string, so either cluster's restore could read "
-                     "the other's snapshots; one prefix, one cluster (the operator finds the "
+                     "the other's snapshots; one prefix, one cluster (stores compare by provider "
+                     "and container, not endpoint: docs/backup-entries.md) (the operator finds the "
                      "owner with warden-snapshot check-prefixes and in warden-webhook's log)");
     cr_expect_null(strstr(create("other", "etcd-y", "team"), "team/a"));
     cr_expect_null(strstr(create("other", "etcd-y", "team"), "BackupEntry"));
