@@ -242,7 +242,7 @@ Test(prefix, unknown_store_is_refused)
                         "S3, s3,"),
               "%s", r);
     r = decide(REVIEW_OP_CREATE, etcd("b", "y", "aws", "", NULL, "q"), NULL);
-    cr_expect(strstr(r, "spec.backup.store.prefix: no container"), "%s", r);
+    cr_expect(strstr(r, "spec.backup.store.container: no container"), "%s", r);
 }
 
 Test(prefix, an_unknown_store_is_in_its_containers_way)

@@ -74,7 +74,9 @@ static int claim_of(enum prefix_kind k, const cJSON *obj, cJSON *out)
                cJSON_AddStringToObject(out, "store", PREFIX_STORE_UNKEYED) &&
                cJSON_AddStringToObject(out, "invalid", err.msg[0] ? err.msg : kerr_str(rc)) &&
                cJSON_AddStringToObject(out, "field",
-                                       bstore_provider_kind(provider) ? "prefix" : "provider");
+                                       !bstore_provider_kind(provider) ? "provider"
+                                       : !container || !*container     ? "container"
+                                                                       : "prefix");
     ok = rc == KERR_OK && cJSON_AddStringToObject(out, "namespace", ns) &&
          cJSON_AddStringToObject(out, "name", name) &&
          cJSON_AddStringToObject(out, "store", c.key) &&

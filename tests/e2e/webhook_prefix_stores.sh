@@ -54,7 +54,7 @@ refused "an unknown provider" "spec.backup.store.provider: unknown provider \"aw
     other etcd-x awss etcd-bucket other--etcd-x
 refused "a provider in the wrong case" 'spec.backup.store.provider: unknown provider "Aws" (accepted: ' \
     other etcd-x Aws etcd-bucket other--etcd-x
-refused "no container" 'spec.backup.store.prefix: no container' other etcd-x aws "" other--etcd-x
+refused "no container" 'spec.backup.store.container: no container' other etcd-x aws "" other--etcd-x
 allowed "an aws Etcd" shoot etcd-main aws etcd-bucket shoot--etcd-main
 ksim_wait 10 cached etcd-bucket shoot--etcd-main || ctl_fail "etcd-main not in the webhook's cache"
 same='spec.backup.store.prefix "shoot--etcd-main" overlaps the prefix "shoot--etcd-main" of Etcd shoot/etcd-main in the same store (S3|etcd-bucket|)'
