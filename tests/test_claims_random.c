@@ -692,3 +692,29 @@ Test(claims, reason_shown_to_its_namespace_only)
     bstore_claim_release(&c);
     cJSON_Delete(etcds);
 }
+
+/* An EtcdBackup claims its destination once its copy is written (status.destination): a failed
+ * one for an Etcd that does not exist, with prefix ".", keeps nobody out of the bucket. */
+Test(claims, unwritten_backup_claims_nothing)
+{
+    cJSON *backups = cJSON_Parse(
+        "[{\"metadata\":{\"namespace\":\"t\",\"name\":\"ghost\"},\"spec\":{\"etcdName\":\"none\","
+        "\"destination\":{\"provider\":\"S3\",\"container\":\"bkt\",\"prefix\":\".\"}},"
+        "\"status\":{\"phase\":\"Failed\"}},"
+        "{\"metadata\":{\"namespace\":\"t\",\"name\":\"done\"},\"spec\":{\"etcdName\":\"e\","
+        "\"destination\":{\"provider\":\"S3\",\"container\":\"bkt\",\"prefix\":\"copies\"}},"
+        "\"status\":{\"destination\":{\"provider\":\"S3\",\"container\":\"bkt\","
+        "\"prefix\":\"copies\"}}}]");
+    struct bstore_claim c;
+    char why[CLAIMS_WHY_MAX];
+
+    cr_assert_eq(bstore_claim_init(&c, "S3", "bkt", NULL, "shoot--main", NULL), KERR_OK);
+    claims_find_in(NULL, NULL, backups, &c, NULL, why);
+    cr_expect_str_eq(why, "", "an unwritten backup's \".\" claims the whole bucket");
+    bstore_claim_release(&c);
+    cr_assert_eq(bstore_claim_init(&c, "S3", "bkt", NULL, "copies-2", NULL), KERR_OK);
+    claims_find_in(NULL, NULL, backups, &c, NULL, why);
+    cr_expect_str_eq(why, "the prefix \"copies\" of the copies of EtcdBackup t/done");
+    bstore_claim_release(&c);
+    cJSON_Delete(backups);
+}
