@@ -124,6 +124,7 @@ static enum kerr destination_free(const struct ebk_env *env, const cJSON *b, cha
                                   struct kerr_info *err)
 {
     struct claims_skip skip = { .backup_ns = str(b, "metadata.namespace"),
+                                .viewer_ns = str(b, "metadata.namespace"),
                                 .backup = str(b, "metadata.name"),
                                 .backups_of = str(b, "spec.etcdName") };
 

@@ -336,6 +336,7 @@ static enum kerr check_destination(const struct rctx *x, struct pass *p, const s
                                    struct kerr_info *err)
 {
     struct claims_skip skip = { .backup_ns = kjson_get_str(p->sched, "metadata.namespace"),
+                                .viewer_ns = kjson_get_str(p->sched, "metadata.namespace"),
                                 .backups_of = sp->etcd };
 
     return claims_destination(x->client, p->sched, "spec.backupTemplate.destination", &skip,

@@ -113,7 +113,7 @@ out:
 int erst_prefix_in_use(struct k8s_client *client, const char *ns, const char *name,
                        const struct erst_store *s, char *why, size_t n, struct kerr_info *err)
 {
-    struct claims_skip skip = { .etcd_ns = ns, .etcd_name = name };
+    struct claims_skip skip = { .etcd_ns = ns, .etcd_name = name, .viewer_ns = ns };
     struct bstore_claim c;
     char other[CLAIMS_WHY_MAX];
     enum kerr rc;

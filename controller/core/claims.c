@@ -41,7 +41,15 @@ struct search {
     const struct bstore_claim *c;
     const struct claims_skip *skip;
     char *why;
+    char owner_ns[256]; /* the namespace of the claim found */
 };
+
+/* The found claim's description, unless skip->viewer_ns may not see it (another namespace's). */
+static void redact(struct search *s)
+{
+    if (*s->why && s->skip->viewer_ns && strcmp(s->skip->viewer_ns, s->owner_ns) != 0)
+        snprintf(s->why, CLAIMS_WHY_MAX, "a prefix claimed from another namespace");
+}
 
 /* 1 when obj's claim at base overlaps the searched one. */
 static int overlaps(const struct search *s, const cJSON *obj, const char *base,
@@ -76,6 +84,7 @@ static void search_etcds(struct search *s, const cJSON *items)
         if (overlaps(s, e, "spec.backup.store", NULL, p, sizeof(p))) {
             snprintf(s->why, CLAIMS_WHY_MAX, "the prefix \"%s\" of Etcd %s/%s", p,
                      str_or_empty(e, "metadata.namespace"), str_or_empty(e, "metadata.name"));
+            snprintf(s->owner_ns, sizeof(s->owner_ns), "%s", str_or_empty(e, "metadata.namespace"));
             return;
         }
     }
@@ -98,6 +107,8 @@ static void search_entries(struct search *s, const cJSON *items)
             snprintf(s->why, CLAIMS_WHY_MAX, "the prefix \"%s\" of BackupEntry %s of Etcd %s/%s", p,
                      str_or_empty(e, "metadata.name"), str_or_empty(e, "spec.etcd.namespace"),
                      str_or_empty(e, "spec.etcd.name"));
+            snprintf(s->owner_ns, sizeof(s->owner_ns), "%s",
+                     str_or_empty(e, "spec.etcd.namespace"));
             return;
         }
     }
@@ -122,6 +133,7 @@ static void search_backups(struct search *s, const cJSON *items)
             overlaps(s, b, "status.destination", NULL, p, sizeof(p))) {
             snprintf(s->why, CLAIMS_WHY_MAX, "the prefix \"%s\" of the copies of EtcdBackup %s/%s",
                      p, str_or_empty(b, "metadata.namespace"), str_or_empty(b, "metadata.name"));
+            snprintf(s->owner_ns, sizeof(s->owner_ns), "%s", str_or_empty(b, "metadata.namespace"));
             return;
         }
     }
@@ -132,7 +144,7 @@ void claims_find_in(const cJSON *etcds, const cJSON *entries, const cJSON *backu
                     char why[CLAIMS_WHY_MAX])
 {
     static const struct claims_skip none = { 0 };
-    struct search s = { c, skip ? skip : &none, why };
+    struct search s = { c, skip ? skip : &none, why, "" };
 
     why[0] = '\0';
     search_etcds(&s, etcds);
@@ -140,6 +152,7 @@ void claims_find_in(const cJSON *etcds, const cJSON *entries, const cJSON *backu
         search_entries(&s, entries);
     if (!*why)
         search_backups(&s, backups);
+    redact(&s);
 }
 
 enum kerr claims_find(struct k8s_client *k, const char *watch_ns, const struct bstore_claim *c,
@@ -147,7 +160,7 @@ enum kerr claims_find(struct k8s_client *k, const char *watch_ns, const struct b
                       struct kerr_info *err)
 {
     static const struct claims_skip none = { 0 };
-    struct search s = { c, skip ? skip : &none, why };
+    struct search s = { c, skip ? skip : &none, why, "" };
     cJSON *list = NULL;
     enum kerr rc;
 
@@ -175,6 +188,7 @@ enum kerr claims_find(struct k8s_client *k, const char *watch_ns, const struct b
         }
         cJSON_Delete(list);
     }
+    redact(&s);
     return rc;
 }
 

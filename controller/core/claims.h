@@ -37,6 +37,10 @@ struct claims_skip {
     const char *backup_ns, *backup;  /* an EtcdBackup by namespace/name */
     const char *backups_of;          /* with backup_ns: every EtcdBackup of this Etcd
                                         (spec.etcdName), whose copies may share a prefix */
+    const char *viewer_ns;           /* the namespace the reason is shown to (a tenant's
+                                        status): a claim of another namespace is described
+                                        only as "a prefix claimed from another namespace";
+                                        NULL: the operator's, everything named */
 };
 
 /*

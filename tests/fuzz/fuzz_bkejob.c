@@ -25,8 +25,8 @@ static void check(const cJSON *pod)
     podjob_read_pod(pod, &s);
     if (strlen(s.message) >= sizeof(s.message) || strlen(s.earliest) >= sizeof(s.earliest))
         abort();
-    if (s.parsed &&
-        (!s.terminated || s.deleted < 0 || s.locked < 0 || s.failed < 0 || s.remaining < 0))
+    if (s.parsed && (!s.terminated || s.deleted < 0 || s.locked < 0 || s.failed < 0 ||
+                     s.remaining < 0 || s.kept < 0))
         abort();
 }
 

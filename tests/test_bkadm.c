@@ -1,0 +1,100 @@
+/* bkadm: backup, schedule and restore destinations at admission, from projected caches. */
+#include <stdio.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "common/store.h"
+#include "webhook/bkadm.h"
+#include "webhook/prefix.h"
+#include "webhook/review.h"
+
+static const enum prefix_kind k_etcd = PREFIX_ETCD, k_backup = PREFIX_BACKUP;
+static struct store *etcds, *backups;
+
+static struct store *new_store(const enum prefix_kind *k)
+{
+    struct store_opts o = { prefix_project, (void *)k, 0, NULL, NULL };
+    struct store *s = NULL;
+
+    cr_assert_eq(store_new(&o, &s, NULL), KERR_OK);
+    cr_assert_eq(store_add_index(s, PREFIX_INDEX_STORE, prefix_index_store, NULL, NULL), KERR_OK);
+    return s;
+}
+
+static void setup(void)
+{
+    etcds = new_store(&k_etcd);
+    backups = new_store(&k_backup);
+}
+
+static void teardown(void)
+{
+    store_free(etcds);
+    store_free(backups);
+}
+
+static void put(struct store *s, const char *json)
+{
+    cJSON *o = cJSON_Parse(json);
+
+    cr_assert_not_null(o, "%s", json);
+    cr_assert_eq(store_put(s, o, NULL, NULL, NULL), KERR_OK);
+}
+
+/* An EtcdBackup of etcd in ns to prefix in S3 bucket bkt: "" admitted, else the message. */
+static const char *backup(const char *ns, const char *etcd, const char *prefix)
+{
+    static char msg[1024];
+    char text[512];
+    struct review_req req;
+    struct review_resp resp;
+    cJSON *obj;
+
+    snprintf(text, sizeof(text),
+             "{\"metadata\":{\"namespace\":\"%s\",\"name\":\"b\"},\"spec\":{\"etcdName\":\"%s\","
+             "\"destination\":{\"provider\":\"S3\",\"container\":\"bkt\",\"prefix\":\"%s\"}}}",
+             ns, etcd, prefix);
+    obj = cJSON_Parse(text);
+    review_req_init(&req);
+    review_resp_init(&resp);
+    cr_assert_eq(review_allow(&resp, "%s", ""), KERR_OK);
+    req.op = REVIEW_OP_CREATE;
+    req.kind_kind = "EtcdBackup";
+    req.object = obj;
+    cr_assert_eq(bkadm_check(etcds, NULL, backups, &req, &resp, NULL), KERR_OK);
+    snprintf(msg, sizeof(msg), "%s", resp.allowed ? "" : resp.message);
+    review_resp_release(&resp);
+    cJSON_Delete(obj);
+    return msg;
+}
+
+TestSuite(bkadm, .init = setup, .fini = teardown);
+
+Test(bkadm, whole_container_and_etcds)
+{
+    put(etcds,
+        "{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"main\"},\"spec\":{\"backup\":"
+        "{\"store\":{\"provider\":\"aws\",\"container\":\"bkt\",\"prefix\":\"shoot--main\"}}}}");
+    cr_expect_neq(strstr(backup("shoot", "main", "."), "the whole container"), NULL);
+    cr_expect_neq(strstr(backup("shoot", "main", "shoot--main-2"), "of Etcd shoot/main"), NULL);
+    cr_expect_neq(strstr(backup("other", "x", "shoot--main/c"), "from another namespace"), NULL);
+    cr_expect_str_eq(backup("shoot", "main", "copies/main"), "");
+}
+
+/* Copies are claims once written (status.destination), and those of the same Etcd may share. */
+Test(bkadm, written_copies_only)
+{
+    put(backups, "{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"failed\"},\"spec\":{"
+                 "\"etcdName\":\"ghost\",\"destination\":{\"provider\":\"S3\",\"container\":"
+                 "\"bkt\",\"prefix\":\".\"}},\"status\":{\"phase\":\"Failed\"}}");
+    cr_expect_str_eq(backup("other", "x", "anything"), "", "an unwritten backup claims nothing");
+    put(backups, "{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"n1\"},\"spec\":{"
+                 "\"etcdName\":\"main\",\"destination\":{\"provider\":\"S3\",\"container\":"
+                 "\"bkt\",\"prefix\":\"copies/main\"}},\"status\":{\"destination\":{\"provider\":"
+                 "\"S3\",\"container\":\"bkt\",\"prefix\":\"copies/main\"}}}");
+    cr_expect_str_eq(backup("shoot", "main", "copies/main"), "", "the same Etcd's history");
+    cr_expect_neq(
+        strstr(backup("shoot", "events", "copies/main-2"), "of the copies of EtcdBackup shoot/n1"),
+        NULL);
+}
