@@ -15,6 +15,7 @@
 
 #include "common/hibguard.h"
 #include "common/kjson.h"
+#include "common/ktime.h"
 #include "tests/support/testutil.h"
 #include "tests/support/whdiff.h"
 #include "webhook/protect.h"
@@ -26,8 +27,12 @@
 #define CUT       "2026-11-24T20:00:00Z"
 #define BEFORE    "2026-11-24T19:59:59Z"
 #define AFTER     "2026-11-24T20:03:00Z"
-#define ANN_CUT   "\"" HIBGUARD_ANN_CUT_AT "\":\"" CUT "\""
-#define ANN_BREAK "\"" HIBGUARD_ANN_BREAK_GLASS "\":\"bucket deleted by the provider\""
+#define NOW       "2026-11-24T20:05:00Z" /* the guard's clock (break glass expiry) */
+#define PHASE(p)  "\"" HIBGUARD_ANN_PHASE "\":\"" p "\""
+#define ANN_CUT   "\"" HIBGUARD_ANN_CUT_AT "\":\"" CUT "\"," PHASE("FinalSnapshot")
+#define ANN_STALE "\"" HIBGUARD_ANN_CUT_AT "\":\"" CUT "\""
+#define GLASS(v)  "\"" HIBGUARD_ANN_BREAK_GLASS "\":\"" v "\""
+#define ANN_BREAK GLASS("2026-11-24T22:00:00Z bucket deleted by the provider")
 #define ANN_OPEN  "\"druid.gardener.cloud/disable-etcd-component-protection\":\"\""
 #define STORE     "\"backup\":{\"store\":{\"container\":\"b\",\"prefix\":\"p\",\"provider\":\"S3\"}}"
 
@@ -67,7 +72,7 @@ static const struct row rows[] = {
       "no full snapshot EtcdOpsTask of it has Succeeded since its traffic cut at " CUT
       ". Wait for the snapshot or, if the backups of Etcd etcd-main are broken, allow the "
       "scale-down without one: kubectl annotate etcd -n shoot etcd-main " HIBGUARD_ANN_BREAK_GLASS
-      "=<reason>",
+      "=\"<RFC 3339 expiry, at most 24h ahead> <reason>\"",
       NULL },
     { "controller refused too", STS, WARDEN, 1, 0, ETCD("etcd-main", ANN_CUT, "," STORE), "[]", 0,
       DENIED, NULL },
@@ -125,6 +130,32 @@ static const struct row rows[] = {
       NULL },
     { "a StatefulSet without spec.replicas has 1", STS, DRUID, -1, 0,
       ETCD("etcd-main", ANN_CUT, "," STORE), "[]", 0, DENIED, NULL },
+    /* a cut belongs to one sleep: woken after it (phase Hibernated, StatefulSet above 0) */
+    { "a cut of an earlier sleep does not count (Hibernated, scaled up since)", STS, DRUID, 3, 0,
+      ETCD("etcd-main", ANN_STALE "," PHASE("Hibernated"), "," STORE), "[" FRESH "]", 0,
+      "its traffic cut at " CUT " belongs to an earlier sleep (hibernation phase \"Hibernated\"",
+      NULL },
+    { "a cut without a hibernation under way does not count", SCALE, DRUID, 3, 0,
+      ETCD("etcd-main", ANN_STALE, "," STORE), "[" FRESH "]", 0, "belongs to an earlier sleep",
+      NULL },
+    { "a cut while waking up does not count", STS, WARDEN, 3, 0,
+      ETCD("etcd-main", ANN_STALE "," PHASE("WakingUp"), "," STORE), "[" FRESH "]", 0, DENIED,
+      NULL },
+    { "a cut in ScalingDown counts", STS, DRUID, 3, 0,
+      ETCD("etcd-main", ANN_STALE "," PHASE("ScalingDown"), "," STORE), "[" FRESH "]", 1, "",
+      NULL },
+    { "a cut in Failed counts", STS, DRUID, 3, 0,
+      ETCD("etcd-main", ANN_STALE "," PHASE("Failed"), "," STORE), "[" FRESH "]", 1, "", NULL },
+    /* break glass once: an expiry, past which it is ignored */
+    { "an expired break glass is ignored", STS, DRUID, 3, 0,
+      ETCD("etcd-main", ANN_CUT "," GLASS("2026-11-24T20:04:59Z bucket lost"), "," STORE), "[]", 0,
+      "annotation " HIBGUARD_ANN_BREAK_GLASS " expired at 2026-11-24T20:04:59Z", NULL },
+    { "a break glass without an expiry is ignored", SCALE, DRUID, 3, 0,
+      ETCD("etcd-main", ANN_CUT "," GLASS("bucket lost"), "," STORE), "[]", 0,
+      "is ignored: its value is not \"<RFC 3339 expiry> <reason>\"", NULL },
+    { "a stale cut with a live break glass is let through", STS, DRUID, 3, 0,
+      ETCD("etcd-main", ANN_STALE "," PHASE("Hibernated") "," ANN_BREAK, "," STORE), "[]", 1, "",
+      "allowed by annotation" },
 };
 
 #define NROWS (sizeof(rows) / sizeof(rows[0]))
@@ -187,9 +218,17 @@ static const char stses[] = "[{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"
                             "\"labels\":{\"app.kubernetes.io/managed-by\":\"etcd-druid\","
                             "\"app.kubernetes.io/part-of\":\"etcd-main\"}}}]";
 
+static time_t fixed_clock(void)
+{
+    struct timespec ts;
+
+    cr_assert_eq(ktime_parse(NOW, &ts, NULL), KERR_OK);
+    return ts.tv_sec;
+}
+
 static cJSON *decide_row(const struct row *t)
 {
-    struct protect_config cfg = { reconcilers, 2, NULL, 0, NULL };
+    struct protect_config cfg = { reconcilers, 2, NULL, 0, NULL, NULL, 0, fixed_clock };
     struct review_req req;
     struct review_resp resp;
     struct lookup_mem mem = { 0 };
@@ -306,7 +345,7 @@ static const struct guard_row guard_rows[] = {
 /* The answer of webhook h to t's review through wh_dispatch, as the server gives it. */
 static cJSON *dispatch_row(const struct row *t, enum wh_hook h)
 {
-    struct protect_config cfg = { reconcilers, 2, NULL, 0, NULL };
+    struct protect_config cfg = { reconcilers, 2, NULL, 0, NULL, NULL, 0, fixed_clock };
     struct lookup_mem mem = { 0 };
     struct wh_dispatch d;
     struct lookup lk;
@@ -558,7 +597,7 @@ ParameterizedTestParameters(scaleguard, labels_and_deletes)
 ParameterizedTest(size_t *i, scaleguard, labels_and_deletes)
 {
     const struct lrow *t = &lrows[*i];
-    struct protect_config cfg = { reconcilers, 2, NULL, 0, NULL };
+    struct protect_config cfg = { reconcilers, 2, NULL, 0, NULL, NULL, 0, fixed_clock };
     struct lookup_mem mem = { 0 };
     struct wh_dispatch d;
     struct lookup lk;

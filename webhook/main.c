@@ -40,7 +40,31 @@ struct app {
     struct wh_server *server;
     struct httpsrv *metrics_srv, *health_srv;
     struct metrics_vec *cache_objects, *cache_lookups; /* BORROWED from reg */
+    /* warden-controller's identities: --controller-service-account, or the reconcilers named so */
+    const char *controllers[8];
 };
+
+#define CONTROLLER_SUFFIX ":warden-controller"
+
+/* The writers of the state annotations (webhook/toggles.h). */
+static void pick_controllers(struct app *a)
+{
+    const struct proc_strv *l = a->cfg.controllers.n ? &a->cfg.controllers : &a->cfg.reconcilers;
+    size_t i, n = 0, ls = strlen(CONTROLLER_SUFFIX);
+
+    for (i = 0; i < l->n && n < sizeof(a->controllers) / sizeof(a->controllers[0]); i++) {
+        size_t len = strlen(l->v[i]);
+
+        if (a->cfg.controllers.n ||
+            (len > ls && strcmp(l->v[i] + len - ls, CONTROLLER_SUFFIX) == 0))
+            a->controllers[n++] = l->v[i];
+    }
+    a->protect.controllers = a->controllers;
+    a->protect.n_controllers = n;
+    if (n == 0)
+        log_info("no warden-controller identity (--controller-service-account): the Etcd state "
+                 "annotations can be written by nobody");
+}
 
 static enum kerr ready_caches(void *ctx, struct kerr_info *err)
 {
@@ -245,6 +269,7 @@ static enum kerr start_server(struct app *a, struct kerr_info *err)
     a->protect.exempt = (const char *const *)a->cfg.exempt.v;
     a->protect.n_exempt = a->cfg.exempt.n;
     a->protect.events = a->events;
+    pick_controllers(a);
     if ((rc = wh_dispatch_init(&a->dispatch, &a->protect, &a->lookup, a->reg, err)))
         return rc;
     a->dispatch.disabled[WH_HOOK_COMPONENTS] = !a->cfg.enable_components;

@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/hibguard.h"
 #include "common/kjson.h"
@@ -375,6 +376,55 @@ static void event_break_glass(const struct protect_config *cfg, const struct rev
              etcd->break_glass_reason);
 }
 
+static time_t now_of(const struct protect_config *cfg)
+{
+    return cfg->clock ? cfg->clock() : time(NULL);
+}
+
+/* Why the break glass on etcd does not count ("" when it does), into why. */
+static void break_glass_problem(const struct protect_config *cfg, const struct lookup_etcd *etcd,
+                                char *why, size_t size)
+{
+    char when[KTIME_LEN + 1] = "";
+
+    why[0] = '\0';
+    if (!etcd->break_glass)
+        return;
+    if (etcd->break_glass_rc != KERR_OK)
+        snprintf(why, size,
+                 "; annotation %s is ignored: its value is not \"<RFC 3339 expiry> <reason>\"",
+                 HIBGUARD_ANN_BREAK_GLASS);
+    else if (etcd->break_glass_expires <= now_of(cfg)) {
+        if (ktime_format(etcd->break_glass_expires, when) != KERR_OK)
+            snprintf(when, sizeof(when), "?");
+        snprintf(why, size, "; annotation %s expired at %s", HIBGUARD_ANN_BREAK_GLASS, when);
+    }
+}
+
+/* Why no snapshot counts for this request, into missing. */
+static void missing_snapshot(const struct lookup_etcd *etcd, char *missing, size_t size)
+{
+    char cut[KTIME_LEN + 1] = "";
+
+    if (etcd->cut_rc == KERR_NOTFOUND)
+        snprintf(missing, size, "its traffic has not been cut yet (no annotation %s)",
+                 HIBGUARD_ANN_CUT_AT);
+    else if (etcd->cut_rc != KERR_OK)
+        snprintf(missing, size, "annotation %s is not an RFC 3339 time", HIBGUARD_ANN_CUT_AT);
+    else if (ktime_format(etcd->cut_at, cut) != KERR_OK)
+        snprintf(missing, size,
+                 "no full snapshot EtcdOpsTask of it has Succeeded since its traffic cut");
+    else if (!etcd->cut_current)
+        snprintf(missing, size,
+                 "its traffic cut at %s belongs to an earlier sleep (hibernation phase \"%s\": "
+                 "the StatefulSet was scaled up after it), and no hibernation is under way",
+                 cut, etcd->phase);
+    else
+        snprintf(missing, size,
+                 "no full snapshot EtcdOpsTask of it has Succeeded since its traffic cut at %s",
+                 cut);
+}
+
 /*
  * The scale-down guard (see protect.h). *decided is 1 when resp holds the
  * answer (a denial or a failed lookup); 0 lets the usual checks go on.
@@ -384,7 +434,7 @@ static enum kerr guard_scale_down(const struct protect_config *cfg, const struct
                                   const struct lookup_etcd *etcd, struct review_resp *resp,
                                   int *decided)
 {
-    char cut[KTIME_LEN + 1] = "", missing[160];
+    char missing[320], glass[160];
     int del = req->op == REVIEW_OP_DELETE;
     struct kerr_info e;
     int found = 0;
@@ -396,7 +446,8 @@ static enum kerr guard_scale_down(const struct protect_config *cfg, const struct
     /* the components of an Etcd being deleted go with it */
     if (del && (etcd->deleting || etcd->deletion_in_progress))
         return KERR_OK;
-    if (etcd->cut_rc == KERR_OK && lk->snapshot) {
+    /* a cut counts only while its sleep is under way: after a wake it is stale */
+    if (etcd->cut_rc == KERR_OK && etcd->cut_current && lk->snapshot) {
         kerr_clear(&e);
         if ((rc = lk->snapshot(lk->ctx, m->ns, m->part_of, etcd->cut_at, &found, &e))) {
             *decided = 1;
@@ -406,7 +457,8 @@ static enum kerr guard_scale_down(const struct protect_config *cfg, const struct
         if (found)
             return KERR_OK;
     }
-    if (etcd->break_glass) {
+    break_glass_problem(cfg, etcd, glass, sizeof(glass));
+    if (etcd->break_glass && !glass[0]) {
         event_break_glass(cfg, req, m, etcd);
         return review_warn(resp,
                            "StatefulSet %s/%s is %s without a snapshot of Etcd %s taken "
@@ -414,28 +466,17 @@ static enum kerr guard_scale_down(const struct protect_config *cfg, const struct
                            m->ns, m->name, del ? "deleted" : "scaled to 0", m->part_of,
                            HIBGUARD_ANN_BREAK_GLASS, etcd->break_glass_reason);
     }
-    if (etcd->cut_rc == KERR_NOTFOUND)
-        snprintf(missing, sizeof(missing), "its traffic has not been cut yet (no annotation %s)",
-                 HIBGUARD_ANN_CUT_AT);
-    else if (etcd->cut_rc != KERR_OK)
-        snprintf(missing, sizeof(missing), "annotation %s is not an RFC 3339 time",
-                 HIBGUARD_ANN_CUT_AT);
-    else if (ktime_format(etcd->cut_at, cut) == KERR_OK)
-        snprintf(missing, sizeof(missing),
-                 "no full snapshot EtcdOpsTask of it has Succeeded since its traffic cut at %s",
-                 cut);
-    else
-        snprintf(missing, sizeof(missing),
-                 "no full snapshot EtcdOpsTask of it has Succeeded since its traffic cut");
+    missing_snapshot(etcd, missing, sizeof(missing));
     *decided = 1;
     return review_deny(resp,
                        "%s StatefulSet %s/%s%s needs a full snapshot of Etcd %s "
-                       "taken for this hibernation: %s. Wait for the snapshot or, if the backups "
-                       "of Etcd %s are broken, allow the %s without one: kubectl annotate "
-                       "etcd -n %s %s %s=<reason>",
+                       "taken for this hibernation: %s%s. Wait for the snapshot or, if the "
+                       "backups of Etcd %s are broken, allow the %s without one: kubectl "
+                       "annotate etcd -n %s %s %s=\"<RFC 3339 expiry, at most 24h ahead> "
+                       "<reason>\"",
                        del ? "deleting" : "scaling", m->ns, m->name, del ? "" : " to 0 replicas",
-                       m->part_of, missing, m->part_of, del ? "deletion" : "scale-down", m->ns,
-                       m->part_of, HIBGUARD_ANN_BREAK_GLASS);
+                       m->part_of, missing, glass, m->part_of, del ? "deletion" : "scale-down",
+                       m->ns, m->part_of, HIBGUARD_ANN_BREAK_GLASS);
 }
 
 /*
