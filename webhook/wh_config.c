@@ -41,7 +41,7 @@ static size_t make_table(struct wh_config *c, struct proc_flag *out)
           "host:port of /healthz and /readyz (\"0\" disables)" },
         { "watch-namespace", PROC_FLAG_STRING, &c->watch_namespace, "",
           "cache Etcds, StatefulSets and EtcdOpsTasks of this namespace only (empty: all)" },
-        { "webhook-server-max-request-bytes", PROC_FLAG_INT, &c->max_body, "8388608",
+        { "webhook-server-max-request-bytes", PROC_FLAG_INT, &c->max_body, "3145728",
           "largest AdmissionReview body accepted (413 above)" },
         { "webhook-server-idle-timeout", PROC_FLAG_DURATION, &c->conn_timeout_ms, "30s",
           "close connections idle this long" },
