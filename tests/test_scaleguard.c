@@ -40,6 +40,11 @@
     "{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"" name "\",\"uid\":\"uid-" name \
     "\",\"annotations\":{" ann "}},\"spec\":{\"replicas\":0" spec "},"                 \
     "\"status\":{\"lastOperation\":{\"type\":\"Reconcile\",\"state\":\"Succeeded\"}}}"
+#define ETCD_MEMBERS(name, ann, spec)                                                  \
+    "{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"" name "\",\"uid\":\"uid-" name \
+    "\",\"annotations\":{" ann "}},\"spec\":{\"replicas\":3" spec "},"                 \
+    "\"status\":{\"replicas\":3,\"lastOperation\":{\"type\":\"Reconcile\",\"state\":"  \
+    "\"Succeeded\"}}}"
 #define TASK(etcd, type, state, created)                                       \
     "{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"t-" etcd                \
     "\",\"creationTimestamp\":\"" created "\"},\"spec\":{\"etcdName\":\"" etcd \
@@ -439,7 +444,7 @@ ParameterizedTest(size_t *i, scaleguard, guard_only)
 struct lrow {
     const char *title;
     enum wh_hook hook;
-    const char *op; /* UPDATE or DELETE */
+    const char *op; /* UPDATE, DELETE or CREATE */
     const char *user;
     const char *old_labels, *new_labels; /* new_labels unused for DELETE */
     int old_replicas, new_replicas;
@@ -530,6 +535,23 @@ static const struct lrow lrows[] = {
       "not a scale-down to 0 replicas", NULL },
     { "without a backup store a DELETE is component protection's", WH_HOOK_COMPONENTS, "DELETE",
       DRUID, LBL_MAIN, NULL, 3, 0, 0, ETCD("etcd-main", "", ""), "[]", 1, "", NULL },
+    /* orphan-delete, then a CREATE at 0 replicas adopts the old pods and deletes them */
+    { "a StatefulSet created at 0 for an Etcd with members", WH_HOOK_COMPONENTS, "CREATE", PERSON,
+      LBL_MAIN, LBL_MAIN, 0, 0, 0, ETCD_MEMBERS("etcd-main", ANN_CUT "," ANN_OPEN, "," STORE), "[]",
+      0,
+      "creating StatefulSet shoot/etcd-main with 0 replicas needs a full snapshot of Etcd "
+      "etcd-main",
+      NULL },
+    { "guard only: a StatefulSet created at 0 for an Etcd with members", WH_HOOK_SCALEGUARD,
+      "CREATE", DRUID, LBL_MAIN, LBL_MAIN, 0, 0, 0, ETCD_MEMBERS("etcd-main", "", "," STORE), "[]",
+      0, "creating StatefulSet shoot/etcd-main with 0 replicas needs a full snapshot", NULL },
+    { "created at 0 with this sleep's snapshot", WH_HOOK_SCALEGUARD, "CREATE", DRUID, LBL_MAIN,
+      LBL_MAIN, 0, 0, 0, ETCD_MEMBERS("etcd-main", ANN_CUT, "," STORE), "[" FRESH "]", 1,
+      "creation of StatefulSet shoot/etcd-main allowed", NULL },
+    { "created at 0 for an Etcd that never had members", WH_HOOK_COMPONENTS, "CREATE", DRUID,
+      LBL_MAIN, LBL_MAIN, 0, 0, 0, ETCD("etcd-main", "", "," STORE), "[]", 1, "", NULL },
+    { "created at 3 is not guarded", WH_HOOK_COMPONENTS, "CREATE", PERSON, LBL_MAIN, LBL_MAIN, 0, 3,
+      0, ETCD_MEMBERS("etcd-main", "", "," STORE), "[]", 1, "operation CREATE is allowed", NULL },
 };
 
 #define NLROWS (sizeof(lrows) / sizeof(lrows[0]))
@@ -576,7 +598,10 @@ static char *lreview_body(const struct lrow *t)
         cJSON_AddNullToObject(req, "object");
     else
         cJSON_AddItemToObject(req, "object", lobject(t->new_labels, t->new_replicas));
-    cJSON_AddItemToObject(req, "oldObject", lobject(t->old_labels, t->old_replicas));
+    if (strcmp(t->op, "CREATE") == 0)
+        cJSON_AddNullToObject(req, "oldObject");
+    else
+        cJSON_AddItemToObject(req, "oldObject", lobject(t->old_labels, t->old_replicas));
     k = cJSON_AddObjectToObject(req, "options");
     cJSON_AddStringToObject(k, "kind", del ? "DeleteOptions" : "UpdateOptions");
     cJSON_AddStringToObject(k, "apiVersion", "meta.k8s.io/v1");
@@ -641,4 +666,47 @@ ParameterizedTest(size_t *i, scaleguard, labels_and_deletes)
     cJSON_Delete(etcds);
     cJSON_Delete(sts);
     cJSON_Delete(tasks);
+}
+
+/* A lookup whose Etcd is a cache miss nothing confirmed (the fallback limit reached). */
+static enum kerr unconfirmed_etcd(void *ctx, const char *ns, const char *name,
+                                  struct lookup_etcd *out, struct kerr_info *err)
+{
+    (void)ctx;
+    (void)ns;
+    memset(out, 0, sizeof(*out));
+    kerr_set(err, KERR_NOTFOUND, "etcds.druid.gardener.cloud \"%s\" not found", name);
+    snprintf(err->reason, sizeof(err->reason), "%s", LOOKUP_REASON_UNCONFIRMED);
+    return KERR_NOTFOUND;
+}
+
+/* A guarded request is not admitted on a miss nobody confirmed: 500, fail closed. */
+Test(scaleguard, an_unconfirmed_miss_on_a_guarded_path_is_500)
+{
+    static const struct row r = { "", STS, DRUID, 3, 0, "", "[]", 0, "", NULL };
+    struct protect_config cfg = { reconcilers, 2, NULL, 0, NULL, NULL, 0, fixed_clock };
+    struct lookup lk = { NULL, unconfirmed_etcd, NULL, NULL, NULL };
+    enum wh_hook hooks[] = { WH_HOOK_COMPONENTS, WH_HOOK_SCALEGUARD };
+    struct review_req req;
+    struct review_resp resp;
+    struct kerr_info err;
+    char *body = review_body(&r);
+    size_t i;
+
+    for (i = 0; i < 2; i++) {
+        review_req_init(&req);
+        review_resp_init(&resp);
+        cr_assert_eq(review_req_decode(&req, body, strlen(body), &err), KERR_OK, "%s", err.msg);
+        if (hooks[i] == WH_HOOK_COMPONENTS)
+            cr_assert_eq(protect_decide(&cfg, &lk, &req, &resp, &err), KERR_OK);
+        else
+            cr_assert_eq(protect_guard_decide(&cfg, &lk, &req, &resp, &err), KERR_OK);
+        cr_expect_not(resp.allowed, "hook %zu allowed on an unconfirmed miss", i);
+        cr_expect_eq(resp.code, 500);
+        cr_expect(resp.message && strstr(resp.message, "not admitted on an unconfirmed miss"), "%s",
+                  resp.message ? resp.message : "");
+        review_resp_release(&resp);
+        review_req_release(&req);
+    }
+    free(body);
 }

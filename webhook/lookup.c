@@ -136,6 +136,8 @@ enum kerr lookup_etcd_from_json(const cJSON *etcd, struct lookup_etcd *out, stru
         snprintf(out->break_glass_reason, sizeof(out->break_glass_reason), "%s",
                  out->break_glass_rc == KERR_OK ? why : reason);
     }
+    out->has_members = cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(status, "replicas")) &&
+                       cJSON_GetObjectItemCaseSensitive(status, "replicas")->valuedouble > 0;
     if (cJSON_IsObject(lastop)) {
         out->reconcile_in_progress = in_progress(lastop, "Reconcile");
         out->deletion_in_progress = in_progress(lastop, "Delete");
@@ -195,12 +197,18 @@ static int project_etcd_status(cJSON *root, const cJSON *etcd)
 {
     const cJSON *status = cJSON_GetObjectItemCaseSensitive(etcd, "status");
     const cJSON *lastop = cJSON_GetObjectItemCaseSensitive(status, "lastOperation");
+    const cJSON *replicas = cJSON_GetObjectItemCaseSensitive(status, "replicas");
     cJSON *st, *lo;
 
+    if (!cJSON_IsObject(lastop) && !cJSON_IsNumber(replicas))
+        return 0;
+    if (!(st = cJSON_AddObjectToObject(root, "status")))
+        return -1;
+    if (cJSON_IsNumber(replicas) && copy_member(st, status, "replicas"))
+        return -1;
     if (!cJSON_IsObject(lastop))
         return 0;
-    st = cJSON_AddObjectToObject(root, "status");
-    lo = st ? cJSON_AddObjectToObject(st, "lastOperation") : NULL;
+    lo = cJSON_AddObjectToObject(st, "lastOperation");
     if (!lo || copy_member(lo, lastop, "type") || copy_member(lo, lastop, "state"))
         return -1;
     return 0;

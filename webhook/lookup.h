@@ -48,6 +48,7 @@ struct lookup_etcd {
     int deletion_in_progress;   /* lastOperation Delete in Processing|Error|Requeue */
     int deleting;               /* metadata.deletionTimestamp set */
     int has_backup_store;       /* spec.backup.store is an object */
+    int has_members;            /* status.replicas above 0: the Etcd has (had) pods */
     enum kerr cut_rc;           /* hibguard_cut_at: KERR_OK, KERR_NOTFOUND or KERR_PARSE */
     time_t cut_at;              /* the traffic cut when cut_rc is KERR_OK */
     int cut_current;            /* the phase annotation says a sleep is under way (hibguard) */
@@ -150,8 +151,8 @@ enum kerr lookup_sts_from_json(const cJSON *sts, struct lookup_sts *out, struct 
  * The part of an Etcd the views read: metadata name, namespace, uid,
  * resourceVersion, deletionTimestamp, the two protection annotations, the three scale-down
  * guard annotations (common/hibguard.h: the cut, the phase, break glass), spec.backup.store as an
- * empty object when present, and status.lastOperation type and state. TAKES: a new tree
- * (cJSON_Delete), NULL on allocation failure.
+ * empty object when present, status.replicas, and status.lastOperation type and state. TAKES: a new
+ * tree (cJSON_Delete), NULL on allocation failure.
  */
 cJSON *lookup_etcd_project(const cJSON *etcd);
 

@@ -169,6 +169,9 @@ static enum decoded decode_object(const struct review_req *req, const cJSON **ob
     } else if (req->op == REVIEW_OP_DELETE) {
         problem = raw_problem(req->old_object);
         *obj = req->old_object;
+    } else if (req->op == REVIEW_OP_CREATE) {
+        problem = raw_problem(req->object);
+        *obj = req->object;
     }
     if (!problem)
         return DEC_META;
@@ -355,10 +358,23 @@ static int deletes_pods(const struct review_req *req)
            cJSON_IsObject(req->old_object) && replicas_of(req->old_object, 0) > 0;
 }
 
-/* What the scale-down guard judges: a scale-down to 0, or a DELETE that takes the pods. */
+/*
+ * True when req creates a StatefulSet with 0 replicas: after an orphaning
+ * DELETE, the pods of the old one are adopted and deleted by it.
+ */
+static int creates_at_zero(const struct review_req *req)
+{
+    return req->op == REVIEW_OP_CREATE && is_kind(req, "apps", "StatefulSet") &&
+           cJSON_IsObject(req->object) && replicas_of(req->object, 0) == 0;
+}
+
+/*
+ * What the scale-down guard judges: a scale-down to 0, a DELETE that takes
+ * the pods, a CREATE at 0 replicas.
+ */
 static int guarded(const struct review_req *req)
 {
-    return scales_to_zero(req) || deletes_pods(req);
+    return scales_to_zero(req) || deletes_pods(req) || creates_at_zero(req);
 }
 
 static void event_break_glass(const struct protect_config *cfg, const struct review_req *req,
@@ -435,13 +451,16 @@ static enum kerr guard_scale_down(const struct protect_config *cfg, const struct
                                   int *decided)
 {
     char missing[320], glass[160];
-    int del = req->op == REVIEW_OP_DELETE;
+    int del = req->op == REVIEW_OP_DELETE, create = req->op == REVIEW_OP_CREATE;
     struct kerr_info e;
     int found = 0;
     enum kerr rc;
 
     *decided = 0;
     if (!guarded(req) || !etcd->has_backup_store)
+        return KERR_OK;
+    /* a StatefulSet created at 0 takes pods only where the Etcd has members */
+    if (creates_at_zero(req) && !etcd->has_members)
         return KERR_OK;
     /* the components of an Etcd being deleted go with it */
     if (del && (etcd->deleting || etcd->deletion_in_progress))
@@ -474,7 +493,13 @@ static enum kerr guard_scale_down(const struct protect_config *cfg, const struct
                        "backups of Etcd %s are broken, allow the %s without one: kubectl "
                        "annotate etcd -n %s %s %s=\"<RFC 3339 expiry, at most 24h ahead> "
                        "<reason>\"",
-                       del ? "deleting" : "scaling", m->ns, m->name, del ? "" : " to 0 replicas",
+                       del      ? "deleting"
+                       : create ? "creating"
+                                : "scaling",
+                       m->ns, m->name,
+                       del      ? ""
+                       : create ? " with 0 replicas"
+                                : " to 0 replicas",
                        m->part_of, missing, glass, m->part_of, del ? "deletion" : "scale-down",
                        m->ns, m->part_of, HIBGUARD_ANN_BREAK_GLASS);
 }
@@ -536,6 +561,11 @@ static enum kerr judge_managed(const struct protect_config *cfg, const struct lo
     }
     kerr_clear(&e);
     rc = lk->etcd(lk->ctx, m->ns, m->part_of, &etcd, &e);
+    if (guarded(req) && lookup_unconfirmed(rc, &e))
+        return review_errored(resp, 500,
+                              "parent Etcd %s of %s/%s is not in the cache and the API could not "
+                              "be asked: a guarded request is not admitted on an unconfirmed miss",
+                              m->part_of, m->ns, m->name);
     if (rc == KERR_NOTFOUND) {
         if ((rc = review_allow(resp,
                                "resource: %s/%s  is not part of any Etcd, skipping validations",
@@ -571,6 +601,8 @@ enum kerr protect_decide(const struct protect_config *cfg, const struct lookup *
     struct meta m;
     enum kerr rc = KERR_OK;
 
+    if (creates_at_zero(req))
+        return protect_guard_decide(cfg, lk, req, resp, err);
     if (req->op == REVIEW_OP_CREATE || req->op == REVIEW_OP_CONNECT) {
         rc = review_allow(resp, "operation %s is allowed", req->operation);
         goto out;
@@ -636,6 +668,13 @@ enum kerr protect_guard_decide(const struct protect_config *cfg, const struct lo
     }
     kerr_clear(&e);
     rc = lk->etcd(lk->ctx, m.ns, m.part_of, &etcd, &e);
+    if (judged && lookup_unconfirmed(rc, &e)) {
+        rc = review_errored(resp, 500,
+                            "parent Etcd %s of %s/%s is not in the cache and the API could not be "
+                            "asked: a guarded request is not admitted on an unconfirmed miss",
+                            m.part_of, m.ns, m.name);
+        goto out;
+    }
     if (rc == KERR_NOTFOUND) {
         rc = review_allow(resp, "parent Etcd %s of resource %s/%s not found", m.part_of, m.ns,
                           m.name);
@@ -651,6 +690,8 @@ enum kerr protect_guard_decide(const struct protect_config *cfg, const struct lo
         goto out;
     if (req->op == REVIEW_OP_DELETE)
         rc = review_allow(resp, "deletion of StatefulSet %s/%s allowed", m.ns, m.name);
+    else if (req->op == REVIEW_OP_CREATE)
+        rc = review_allow(resp, "creation of StatefulSet %s/%s allowed", m.ns, m.name);
     else
         rc = review_allow(resp, "scale-down of StatefulSet %s/%s allowed", m.ns, m.name);
 out:
