@@ -1,6 +1,8 @@
 /* hibguard - see hibguard.h. */
 #include "common/hibguard.h"
 
+#include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "common/kjson.h"
@@ -41,4 +43,54 @@ bool hibguard_task_counts(const cJSON *task, const char *ns, const char *etcd_na
         return false;
     /* strictly after: a task of the cut's own second may predate the cut */
     return created.tv_sec > cut_at;
+}
+
+bool hibguard_phase_current(const char *phase)
+{
+    static const char *const current[] = { "CuttingTraffic", "FinalSnapshot", "Failed",
+                                           "ScalingDown" };
+    size_t i;
+
+    for (i = 0; phase && i < sizeof(current) / sizeof(current[0]); i++) {
+        if (strcmp(phase, current[i]) == 0)
+            return true;
+    }
+    return false;
+}
+
+enum kerr hibguard_break_glass(const char *value, time_t *expires, const char **reason,
+                               struct kerr_info *err)
+{
+    char when[64];
+    size_t n = 0;
+    struct timespec ts;
+
+    *expires = 0;
+    *reason = "";
+    if (!value)
+        return kerr_set(err, KERR_PARSE, "no value");
+    while (value[n] && !isspace((unsigned char)value[n]))
+        n++;
+    if (n == 0 || n >= sizeof(when))
+        return kerr_set(err, KERR_PARSE,
+                        "the value must start with an RFC 3339 expiry, e.g. "
+                        "\"2026-11-29T12:00:00Z bucket lost\"");
+    memcpy(when, value, n);
+    when[n] = '\0';
+    if (ktime_parse(when, &ts, NULL) != KERR_OK)
+        return kerr_set(err, KERR_PARSE,
+                        "\"%.63s\" is not an RFC 3339 expiry: the value is \"<expiry> "
+                        "<reason>\", e.g. \"2026-11-29T12:00:00Z bucket lost\"",
+                        when);
+    value += n;
+    while (*value && isspace((unsigned char)*value))
+        value++;
+    if (!*value)
+        return kerr_set(err, KERR_PARSE,
+                        "the reason after the expiry is empty: say why, e.g. "
+                        "\"%s bucket lost\"",
+                        when);
+    *expires = ts.tv_sec;
+    *reason = value;
+    return KERR_OK;
 }

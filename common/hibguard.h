@@ -32,6 +32,10 @@
 
 #define HIBGUARD_ANN_CUT_AT      "etcd-warden.io/traffic-cut-at"
 #define HIBGUARD_ANN_BREAK_GLASS "etcd-warden.io/allow-scale-down-without-snapshot"
+#define HIBGUARD_ANN_PHASE       "etcd-warden.io/hibernation-phase"
+
+/* Longest a break glass may stand: one incident, not an Etcd unguarded for good. */
+#define HIBGUARD_BREAK_GLASS_MAX_S (24 * 3600)
 
 /*
  * The time of the traffic cut recorded on etcd into *out (seconds; a
@@ -49,5 +53,26 @@ enum kerr hibguard_cut_at(const cJSON *etcd, time_t *out, struct kerr_info *err)
  * count.
  */
 bool hibguard_task_counts(const cJSON *task, const char *ns, const char *etcd_name, time_t cut_at);
+
+/*
+ * True when a cut recorded on an Etcd whose hibernation phase annotation
+ * (HIBGUARD_ANN_PHASE) is phase (NULL: absent) belongs to a sleep still
+ * under way: CuttingTraffic, FinalSnapshot, Failed or ScalingDown. In
+ * any other phase (none, Hibernated, WakingUp, unknown) a StatefulSet
+ * above 0 was scaled up after the cut, so the cut is stale.
+ */
+bool hibguard_phase_current(const char *phase);
+
+/*
+ * The break-glass annotation's value: "<expiry> <reason>", the expiry an
+ * RFC 3339 time and the reason any text that is not blank, e.g.
+ * "2026-11-29T12:00:00Z bucket lost". KERR_OK with *expires (seconds) and
+ * *reason (BORROWED from value: the text after the blanks that follow the
+ * time) set; KERR_PARSE, with a message saying what is wrong, when the
+ * value is not of that form. Whether it has expired is the caller's
+ * comparison (*expires <= now: expired).
+ */
+enum kerr hibguard_break_glass(const char *value, time_t *expires, const char **reason,
+                               struct kerr_info *err);
 
 #endif

@@ -35,6 +35,9 @@ struct block {
     unsigned long spills; /* of those, trees with parts in malloc memory */
     int active;           /* a jarena_parse is running on this thread */
     int spilled;          /* the running parse put something in malloc memory */
+    size_t budget;        /* bytes the running parse may take (0: no limit) */
+    size_t spent;         /* bytes it took so far */
+    int over;             /* it asked for more than budget */
 };
 
 /*
@@ -98,6 +101,13 @@ static void *hook_malloc(size_t n)
 
     if (!b || !b->active)
         return malloc(n);
+    if (b->budget) {
+        b->spent += n;
+        if (b->spent > b->budget || b->spent < n) {
+            b->over = 1;
+            return NULL; /* cJSON fails the parse and frees what it built */
+        }
+    }
     p = take(b, n);
     if (p)
         return p;
@@ -154,19 +164,27 @@ static struct block *thread_block(void)
     return b;
 }
 
-cJSON *jarena_parse(const char *text, size_t len, const char **end)
+cJSON *jarena_parse_budget(const char *text, size_t len, const char **end, size_t budget, int *over)
 {
     struct block *b = installed ? thread_block() : NULL;
     cJSON *root;
 
+    if (over)
+        *over = 0;
     if (!b)
         return cJSON_ParseWithLengthOpts(text, len, end, 0);
     if (b->live == 0)
         reset(b);
     b->active = 1;
     b->spilled = 0;
+    b->budget = budget;
+    b->spent = 0;
+    b->over = 0;
     root = cJSON_ParseWithLengthOpts(text, len, end, 0);
     b->active = 0;
+    b->budget = 0;
+    if (over)
+        *over = b->over;
     if (root && in_block(b, root)) {
         b->live++;
         b->spills += b->spilled ? 1u : 0u;
@@ -174,6 +192,11 @@ cJSON *jarena_parse(const char *text, size_t len, const char **end)
         reset(b); /* a failed parse, or a plain tree: nothing lives in the block */
     }
     return root;
+}
+
+cJSON *jarena_parse(const char *text, size_t len, const char **end)
+{
+    return jarena_parse_budget(text, len, end, 0, NULL);
 }
 
 void jarena_delete(cJSON *root)

@@ -53,6 +53,17 @@ int jarena_installed(void);
  */
 cJSON *jarena_parse(const char *text, size_t len, const char **end);
 
+/*
+ * As jarena_parse, but the tree may take at most budget bytes of
+ * allocations (0: no limit): a text whose tree would take more fails to
+ * parse (NULL) with *over (when given) set to 1, what was built freed. The
+ * budget bounds the memory a hostile text of many small values costs (a
+ * cJSON node is some 64 bytes for 2 bytes of text). It is enforced only
+ * after jarena_install; without it this is jarena_parse.
+ */
+cJSON *jarena_parse_budget(const char *text, size_t len, const char **end, size_t budget,
+                           int *over);
+
 /* Release a tree from jarena_parse (NULL is a no-op). */
 void jarena_delete(cJSON *root);
 

@@ -123,3 +123,44 @@ Test(hibguard, a_fractional_cut_and_a_task_of_its_second)
     cJSON_Delete(same);
     cJSON_Delete(next);
 }
+
+/* A cut is current only while its sleep is under way. */
+Test(hibguard, phase_current)
+{
+    cr_assert(hibguard_phase_current("CuttingTraffic"));
+    cr_assert(hibguard_phase_current("FinalSnapshot"));
+    cr_assert(hibguard_phase_current("Failed"));
+    cr_assert(hibguard_phase_current("ScalingDown"));
+    cr_assert_not(hibguard_phase_current(NULL));
+    cr_assert_not(hibguard_phase_current(""));
+    cr_assert_not(hibguard_phase_current("Hibernated"));
+    cr_assert_not(hibguard_phase_current("WakingUp"));
+    cr_assert_not(hibguard_phase_current("finalsnapshot"));
+}
+
+/* Break glass: "<RFC 3339 expiry> <reason>". */
+Test(hibguard, break_glass_value)
+{
+    static const char *const bad[] = { "",
+                                       "bucket lost",
+                                       "2026-11-24T20:00:00Z",
+                                       "2026-11-24T20:00:00Z   ",
+                                       " 2026-11-24T20:00:00Z lost",
+                                       "2026-13-24T20:00:00Z lost",
+                                       "tomorrow bucket lost" };
+    struct kerr_info err;
+    const char *reason = NULL;
+    time_t exp = 1;
+    size_t i;
+
+    cr_assert_eq(hibguard_break_glass("2026-11-24T20:00:00Z  bucket lost ", &exp, &reason, &err),
+                 KERR_OK, "%s", err.msg);
+    cr_assert_eq(exp, CUT - 62);
+    cr_assert_str_eq(reason, "bucket lost ");
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        cr_assert_eq(hibguard_break_glass(bad[i], &exp, &reason, &err), KERR_PARSE, "%s", bad[i]);
+        cr_assert_eq(exp, 0);
+        cr_assert_str_eq(reason, "");
+    }
+    cr_assert_eq(hibguard_break_glass(NULL, &exp, &reason, &err), KERR_PARSE);
+}

@@ -210,3 +210,90 @@ Test(jarena, reviews_are_decoded_into_the_block, .init = install, .fini = fini)
     cr_expect_neq(review_req_decode(&r, body, 20, NULL), KERR_OK);
     cr_expect_eq(jarena_thread_used(), 0);
 }
+
+/* The text of an array of n zeros: "[0,0,...]" (malloc'd). */
+static char *zeros(size_t n)
+{
+    char *t = malloc(2 * n + 2);
+    size_t i;
+
+    cr_assert_not_null(t);
+    t[0] = '[';
+    for (i = 0; i < n; i++) {
+        t[1 + 2 * i] = '0';
+        t[2 + 2 * i] = ',';
+    }
+    t[2 * n] = ']';
+    t[2 * n + 1] = '\0';
+    return t;
+}
+
+/*
+ * A parse budget bounds the tree: 100k zeros (200 KB of text) would take
+ * some 6 MB of nodes; with a 1 MiB budget the parse fails, says so, leaks
+ * nothing (LeakSanitizer) and leaves the block free; under the budget the
+ * tree is whole.
+ */
+Test(jarena, a_budget_bounds_the_tree, .init = install, .fini = fini)
+{
+    char *big = zeros(100000), *small = zeros(1000);
+    int over = 0;
+    cJSON *t = jarena_parse_budget(big, strlen(big), NULL, 1u << 20, &over);
+
+    cr_assert_null(t);
+    cr_assert_eq(over, 1);
+    cr_expect_eq(jarena_thread_used(), 0);
+    t = jarena_parse_budget(small, strlen(small), NULL, 1u << 20, &over);
+    cr_assert_not_null(t);
+    cr_assert_eq(over, 0);
+    cr_expect_eq(cJSON_GetArraySize(t), 1000);
+    jarena_delete(t);
+    t = jarena_parse_budget(big, strlen(big), NULL, 0, &over);
+    cr_assert_not_null(t, "no budget: the whole tree");
+    cr_expect_eq(over, 0);
+    jarena_delete(t);
+    free(big);
+    free(small);
+}
+
+/* A review whose kept parts would parse into more than REVIEW_PARSE_BUDGET is refused. */
+Test(jarena, a_review_past_the_parse_budget_is_refused, .init = install, .fini = fini)
+{
+    static const char head[] =
+        "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+        "\"request\":{\"uid\":\"u\",\"operation\":\"UPDATE\",\"object\":"
+        "{\"metadata\":{\"name\":\"e\"},\"spec\":{\"pad\":";
+    static const char tail[] = "}}}}";
+    char *pad = zeros(200000);
+    struct buf b;
+    struct review_req r;
+    struct kerr_info err;
+    enum review_need needs[] = { REVIEW_NEED_ETCD, REVIEW_NEED_ALL };
+    size_t i;
+
+    buf_init(&b, 1u << 24);
+    cr_assert_eq(buf_appends(&b, head), KERR_OK);
+    cr_assert_eq(buf_appends(&b, pad), KERR_OK);
+    cr_assert_eq(buf_appends(&b, tail), KERR_OK);
+    for (i = 0; i < sizeof(needs) / sizeof(needs[0]); i++) {
+        review_req_init(&r);
+        cr_assert_eq(review_req_decode_sel(&r, b.data, b.len, needs[i], &err), KERR_TOOBIG, "%s",
+                     err.msg);
+        cr_expect(strstr(err.msg, "too large to decide"), "%s", err.msg);
+        cr_assert_eq(review_req_decode_tree(&r, b.data, b.len, needs[i], &err), KERR_TOOBIG);
+        review_req_release(&r);
+    }
+    /* a tenth of it decodes */
+    buf_reset(&b);
+    free(pad);
+    pad = zeros(20000);
+    cr_assert_eq(buf_appends(&b, head), KERR_OK);
+    cr_assert_eq(buf_appends(&b, pad), KERR_OK);
+    cr_assert_eq(buf_appends(&b, tail), KERR_OK);
+    review_req_init(&r);
+    cr_assert_eq(review_req_decode_sel(&r, b.data, b.len, REVIEW_NEED_ETCD, &err), KERR_OK, "%s",
+                 err.msg);
+    review_req_release(&r);
+    buf_release(&b);
+    free(pad);
+}

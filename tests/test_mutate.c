@@ -269,7 +269,7 @@ ParameterizedTest(size_t *i, mutate, rows)
     review_resp_init(&resp);
     cr_assert_eq(review_req_decode(&r, body, strlen(body), &err), KERR_OK, "%s", err.msg);
     whdiff_same(NULL, &mem, WH_HOOK_MUTATE, body);
-    cr_assert_eq(mutate_decide(&lk, &r, &resp, &err), KERR_OK, "%s", err.msg);
+    cr_assert_eq(mutate_decide(NULL, &lk, &r, &resp, &err), KERR_OK, "%s", err.msg);
     cr_expect_eq(resp.code, t->code, "%s: code %d", t->title, resp.code);
     cr_expect_eq(resp.allowed, t->code == 200, "%s: allowed", t->title);
     cr_assert_not_null(resp.message);

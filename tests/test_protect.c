@@ -290,7 +290,7 @@ static char *review_body(const struct row *t)
 
 static cJSON *decide_row(const struct row *t, int *calls)
 {
-    struct protect_config cfg = { reconcilers, 2, exempt, 1, NULL };
+    struct protect_config cfg = { reconcilers, 2, exempt, 1, NULL, NULL, 0, NULL };
     struct review_req req;
     struct review_resp resp;
     struct lookup_mem mem = { 0 };

@@ -15,6 +15,7 @@
 
 #include "common/hibguard.h"
 #include "common/kjson.h"
+#include "common/ktime.h"
 #include "tests/support/testutil.h"
 #include "tests/support/whdiff.h"
 #include "webhook/protect.h"
@@ -26,8 +27,12 @@
 #define CUT       "2026-11-24T20:00:00Z"
 #define BEFORE    "2026-11-24T19:59:59Z"
 #define AFTER     "2026-11-24T20:03:00Z"
-#define ANN_CUT   "\"" HIBGUARD_ANN_CUT_AT "\":\"" CUT "\""
-#define ANN_BREAK "\"" HIBGUARD_ANN_BREAK_GLASS "\":\"bucket deleted by the provider\""
+#define NOW       "2026-11-24T20:05:00Z" /* the guard's clock (break glass expiry) */
+#define PHASE(p)  "\"" HIBGUARD_ANN_PHASE "\":\"" p "\""
+#define ANN_CUT   "\"" HIBGUARD_ANN_CUT_AT "\":\"" CUT "\"," PHASE("FinalSnapshot")
+#define ANN_STALE "\"" HIBGUARD_ANN_CUT_AT "\":\"" CUT "\""
+#define GLASS(v)  "\"" HIBGUARD_ANN_BREAK_GLASS "\":\"" v "\""
+#define ANN_BREAK GLASS("2026-11-24T22:00:00Z bucket deleted by the provider")
 #define ANN_OPEN  "\"druid.gardener.cloud/disable-etcd-component-protection\":\"\""
 #define STORE     "\"backup\":{\"store\":{\"container\":\"b\",\"prefix\":\"p\",\"provider\":\"S3\"}}"
 
@@ -35,6 +40,11 @@
     "{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"" name "\",\"uid\":\"uid-" name \
     "\",\"annotations\":{" ann "}},\"spec\":{\"replicas\":0" spec "},"                 \
     "\"status\":{\"lastOperation\":{\"type\":\"Reconcile\",\"state\":\"Succeeded\"}}}"
+#define ETCD_MEMBERS(name, ann, spec)                                                  \
+    "{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"" name "\",\"uid\":\"uid-" name \
+    "\",\"annotations\":{" ann "}},\"spec\":{\"replicas\":3" spec "},"                 \
+    "\"status\":{\"replicas\":3,\"lastOperation\":{\"type\":\"Reconcile\",\"state\":"  \
+    "\"Succeeded\"}}}"
 #define TASK(etcd, type, state, created)                                       \
     "{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"t-" etcd                \
     "\",\"creationTimestamp\":\"" created "\"},\"spec\":{\"etcdName\":\"" etcd \
@@ -67,7 +77,7 @@ static const struct row rows[] = {
       "no full snapshot EtcdOpsTask of it has Succeeded since its traffic cut at " CUT
       ". Wait for the snapshot or, if the backups of Etcd etcd-main are broken, allow the "
       "scale-down without one: kubectl annotate etcd -n shoot etcd-main " HIBGUARD_ANN_BREAK_GLASS
-      "=<reason>",
+      "=\"<RFC 3339 expiry, at most 24h ahead> <reason>\"",
       NULL },
     { "controller refused too", STS, WARDEN, 1, 0, ETCD("etcd-main", ANN_CUT, "," STORE), "[]", 0,
       DENIED, NULL },
@@ -125,6 +135,32 @@ static const struct row rows[] = {
       NULL },
     { "a StatefulSet without spec.replicas has 1", STS, DRUID, -1, 0,
       ETCD("etcd-main", ANN_CUT, "," STORE), "[]", 0, DENIED, NULL },
+    /* a cut belongs to one sleep: woken after it (phase Hibernated, StatefulSet above 0) */
+    { "a cut of an earlier sleep does not count (Hibernated, scaled up since)", STS, DRUID, 3, 0,
+      ETCD("etcd-main", ANN_STALE "," PHASE("Hibernated"), "," STORE), "[" FRESH "]", 0,
+      "its traffic cut at " CUT " belongs to an earlier sleep (hibernation phase \"Hibernated\"",
+      NULL },
+    { "a cut without a hibernation under way does not count", SCALE, DRUID, 3, 0,
+      ETCD("etcd-main", ANN_STALE, "," STORE), "[" FRESH "]", 0, "belongs to an earlier sleep",
+      NULL },
+    { "a cut while waking up does not count", STS, WARDEN, 3, 0,
+      ETCD("etcd-main", ANN_STALE "," PHASE("WakingUp"), "," STORE), "[" FRESH "]", 0, DENIED,
+      NULL },
+    { "a cut in ScalingDown counts", STS, DRUID, 3, 0,
+      ETCD("etcd-main", ANN_STALE "," PHASE("ScalingDown"), "," STORE), "[" FRESH "]", 1, "",
+      NULL },
+    { "a cut in Failed counts", STS, DRUID, 3, 0,
+      ETCD("etcd-main", ANN_STALE "," PHASE("Failed"), "," STORE), "[" FRESH "]", 1, "", NULL },
+    /* break glass once: an expiry, past which it is ignored */
+    { "an expired break glass is ignored", STS, DRUID, 3, 0,
+      ETCD("etcd-main", ANN_CUT "," GLASS("2026-11-24T20:04:59Z bucket lost"), "," STORE), "[]", 0,
+      "annotation " HIBGUARD_ANN_BREAK_GLASS " expired at 2026-11-24T20:04:59Z", NULL },
+    { "a break glass without an expiry is ignored", SCALE, DRUID, 3, 0,
+      ETCD("etcd-main", ANN_CUT "," GLASS("bucket lost"), "," STORE), "[]", 0,
+      "is ignored: its value is not \"<RFC 3339 expiry> <reason>\"", NULL },
+    { "a stale cut with a live break glass is let through", STS, DRUID, 3, 0,
+      ETCD("etcd-main", ANN_STALE "," PHASE("Hibernated") "," ANN_BREAK, "," STORE), "[]", 1, "",
+      "allowed by annotation" },
 };
 
 #define NROWS (sizeof(rows) / sizeof(rows[0]))
@@ -187,9 +223,17 @@ static const char stses[] = "[{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"
                             "\"labels\":{\"app.kubernetes.io/managed-by\":\"etcd-druid\","
                             "\"app.kubernetes.io/part-of\":\"etcd-main\"}}}]";
 
+static time_t fixed_clock(void)
+{
+    struct timespec ts;
+
+    cr_assert_eq(ktime_parse(NOW, &ts, NULL), KERR_OK);
+    return ts.tv_sec;
+}
+
 static cJSON *decide_row(const struct row *t)
 {
-    struct protect_config cfg = { reconcilers, 2, NULL, 0, NULL };
+    struct protect_config cfg = { reconcilers, 2, NULL, 0, NULL, NULL, 0, fixed_clock };
     struct review_req req;
     struct review_resp resp;
     struct lookup_mem mem = { 0 };
@@ -306,7 +350,7 @@ static const struct guard_row guard_rows[] = {
 /* The answer of webhook h to t's review through wh_dispatch, as the server gives it. */
 static cJSON *dispatch_row(const struct row *t, enum wh_hook h)
 {
-    struct protect_config cfg = { reconcilers, 2, NULL, 0, NULL };
+    struct protect_config cfg = { reconcilers, 2, NULL, 0, NULL, NULL, 0, fixed_clock };
     struct lookup_mem mem = { 0 };
     struct wh_dispatch d;
     struct lookup lk;
@@ -400,7 +444,7 @@ ParameterizedTest(size_t *i, scaleguard, guard_only)
 struct lrow {
     const char *title;
     enum wh_hook hook;
-    const char *op; /* UPDATE or DELETE */
+    const char *op; /* UPDATE, DELETE or CREATE */
     const char *user;
     const char *old_labels, *new_labels; /* new_labels unused for DELETE */
     int old_replicas, new_replicas;
@@ -491,6 +535,23 @@ static const struct lrow lrows[] = {
       "not a scale-down to 0 replicas", NULL },
     { "without a backup store a DELETE is component protection's", WH_HOOK_COMPONENTS, "DELETE",
       DRUID, LBL_MAIN, NULL, 3, 0, 0, ETCD("etcd-main", "", ""), "[]", 1, "", NULL },
+    /* orphan-delete, then a CREATE at 0 replicas adopts the old pods and deletes them */
+    { "a StatefulSet created at 0 for an Etcd with members", WH_HOOK_COMPONENTS, "CREATE", PERSON,
+      LBL_MAIN, LBL_MAIN, 0, 0, 0, ETCD_MEMBERS("etcd-main", ANN_CUT "," ANN_OPEN, "," STORE), "[]",
+      0,
+      "creating StatefulSet shoot/etcd-main with 0 replicas needs a full snapshot of Etcd "
+      "etcd-main",
+      NULL },
+    { "guard only: a StatefulSet created at 0 for an Etcd with members", WH_HOOK_SCALEGUARD,
+      "CREATE", DRUID, LBL_MAIN, LBL_MAIN, 0, 0, 0, ETCD_MEMBERS("etcd-main", "", "," STORE), "[]",
+      0, "creating StatefulSet shoot/etcd-main with 0 replicas needs a full snapshot", NULL },
+    { "created at 0 with this sleep's snapshot", WH_HOOK_SCALEGUARD, "CREATE", DRUID, LBL_MAIN,
+      LBL_MAIN, 0, 0, 0, ETCD_MEMBERS("etcd-main", ANN_CUT, "," STORE), "[" FRESH "]", 1,
+      "creation of StatefulSet shoot/etcd-main allowed", NULL },
+    { "created at 0 for an Etcd that never had members", WH_HOOK_COMPONENTS, "CREATE", DRUID,
+      LBL_MAIN, LBL_MAIN, 0, 0, 0, ETCD("etcd-main", "", "," STORE), "[]", 1, "", NULL },
+    { "created at 3 is not guarded", WH_HOOK_COMPONENTS, "CREATE", PERSON, LBL_MAIN, LBL_MAIN, 0, 3,
+      0, ETCD_MEMBERS("etcd-main", "", "," STORE), "[]", 1, "operation CREATE is allowed", NULL },
 };
 
 #define NLROWS (sizeof(lrows) / sizeof(lrows[0]))
@@ -537,7 +598,10 @@ static char *lreview_body(const struct lrow *t)
         cJSON_AddNullToObject(req, "object");
     else
         cJSON_AddItemToObject(req, "object", lobject(t->new_labels, t->new_replicas));
-    cJSON_AddItemToObject(req, "oldObject", lobject(t->old_labels, t->old_replicas));
+    if (strcmp(t->op, "CREATE") == 0)
+        cJSON_AddNullToObject(req, "oldObject");
+    else
+        cJSON_AddItemToObject(req, "oldObject", lobject(t->old_labels, t->old_replicas));
     k = cJSON_AddObjectToObject(req, "options");
     cJSON_AddStringToObject(k, "kind", del ? "DeleteOptions" : "UpdateOptions");
     cJSON_AddStringToObject(k, "apiVersion", "meta.k8s.io/v1");
@@ -558,7 +622,7 @@ ParameterizedTestParameters(scaleguard, labels_and_deletes)
 ParameterizedTest(size_t *i, scaleguard, labels_and_deletes)
 {
     const struct lrow *t = &lrows[*i];
-    struct protect_config cfg = { reconcilers, 2, NULL, 0, NULL };
+    struct protect_config cfg = { reconcilers, 2, NULL, 0, NULL, NULL, 0, fixed_clock };
     struct lookup_mem mem = { 0 };
     struct wh_dispatch d;
     struct lookup lk;
@@ -602,4 +666,47 @@ ParameterizedTest(size_t *i, scaleguard, labels_and_deletes)
     cJSON_Delete(etcds);
     cJSON_Delete(sts);
     cJSON_Delete(tasks);
+}
+
+/* A lookup whose Etcd is a cache miss nothing confirmed (the fallback limit reached). */
+static enum kerr unconfirmed_etcd(void *ctx, const char *ns, const char *name,
+                                  struct lookup_etcd *out, struct kerr_info *err)
+{
+    (void)ctx;
+    (void)ns;
+    memset(out, 0, sizeof(*out));
+    kerr_set(err, KERR_NOTFOUND, "etcds.druid.gardener.cloud \"%s\" not found", name);
+    snprintf(err->reason, sizeof(err->reason), "%s", LOOKUP_REASON_UNCONFIRMED);
+    return KERR_NOTFOUND;
+}
+
+/* A guarded request is not admitted on a miss nobody confirmed: 500, fail closed. */
+Test(scaleguard, an_unconfirmed_miss_on_a_guarded_path_is_500)
+{
+    static const struct row r = { "", STS, DRUID, 3, 0, "", "[]", 0, "", NULL };
+    struct protect_config cfg = { reconcilers, 2, NULL, 0, NULL, NULL, 0, fixed_clock };
+    struct lookup lk = { NULL, unconfirmed_etcd, NULL, NULL, NULL };
+    enum wh_hook hooks[] = { WH_HOOK_COMPONENTS, WH_HOOK_SCALEGUARD };
+    struct review_req req;
+    struct review_resp resp;
+    struct kerr_info err;
+    char *body = review_body(&r);
+    size_t i;
+
+    for (i = 0; i < 2; i++) {
+        review_req_init(&req);
+        review_resp_init(&resp);
+        cr_assert_eq(review_req_decode(&req, body, strlen(body), &err), KERR_OK, "%s", err.msg);
+        if (hooks[i] == WH_HOOK_COMPONENTS)
+            cr_assert_eq(protect_decide(&cfg, &lk, &req, &resp, &err), KERR_OK);
+        else
+            cr_assert_eq(protect_guard_decide(&cfg, &lk, &req, &resp, &err), KERR_OK);
+        cr_expect_not(resp.allowed, "hook %zu allowed on an unconfirmed miss", i);
+        cr_expect_eq(resp.code, 500);
+        cr_expect(resp.message && strstr(resp.message, "not admitted on an unconfirmed miss"), "%s",
+                  resp.message ? resp.message : "");
+        review_resp_release(&resp);
+        review_req_release(&req);
+    }
+    free(body);
 }

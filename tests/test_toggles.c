@@ -5,7 +5,26 @@
 
 #include <cJSON.h>
 
+#include "common/ktime.h"
 #include "webhook/toggles.h"
+
+#define CTL    "system:serviceaccount:etcd-warden:warden-controller"
+#define PERSON "alice@example.com"
+#define NOW    "2026-11-24T20:00:00Z"
+
+static const char *const controllers[] = { CTL };
+static const char *user = PERSON;
+
+static time_t fixed_clock(void)
+{
+    struct timespec ts;
+
+    cr_assert_eq(ktime_parse(NOW, &ts, NULL), KERR_OK);
+    return ts.tv_sec;
+}
+
+static const struct protect_config cfg = { NULL, 0, NULL, 0, NULL, controllers, 1, fixed_clock };
+static char last_warning[1024];
 
 static cJSON *etcd(const char *hibernate, const char *reason)
 {
@@ -33,10 +52,12 @@ static const char *decide(enum review_op op, cJSON *obj, cJSON *old)
     review_resp_init(&resp);
     cr_assert_eq(review_allow(&resp, "%s", ""), KERR_OK);
     req.op = op;
+    req.username = user;
     req.object = obj;
     req.old_object = old;
-    cr_assert_eq(toggles_decide(&req, &resp, NULL), KERR_OK);
+    cr_assert_eq(toggles_decide(&cfg, &req, &resp, NULL), KERR_OK);
     snprintf(msg, sizeof(msg), "%s", resp.allowed ? "" : resp.message);
+    snprintf(last_warning, sizeof(last_warning), "%s", resp.n_warnings ? resp.warnings[0] : "");
     if (!resp.allowed)
         cr_assert_eq(resp.code, 403);
     review_resp_release(&resp);
@@ -59,11 +80,134 @@ Test(toggles, hibernate_is_true_or_false)
     cr_expect_str_eq(decide(REVIEW_OP_DELETE, etcd("yes", NULL), NULL), "");
 }
 
-Test(toggles, break_glass_needs_a_reason)
+#define GLASS_OK "2026-11-24T21:00:00Z bucket lost"
+
+Test(toggles, break_glass_needs_an_expiry_and_a_reason)
 {
-    cr_expect_str_eq(decide(REVIEW_OP_UPDATE, etcd(NULL, "bucket lost"), etcd(NULL, NULL)), "");
+    cr_expect_str_eq(decide(REVIEW_OP_UPDATE, etcd(NULL, GLASS_OK), etcd(NULL, NULL)), "");
     cr_expect(strstr(decide(REVIEW_OP_UPDATE, etcd(NULL, ""), etcd(NULL, NULL)), "say why"));
     cr_expect_neq(*decide(REVIEW_OP_UPDATE, etcd(NULL, "  "), etcd(NULL, NULL)), '\0');
     cr_expect_neq(*decide(REVIEW_OP_UPDATE, etcd("true", ""), etcd("true", "x")), '\0');
     cr_expect_str_eq(decide(REVIEW_OP_UPDATE, etcd(NULL, ""), etcd(NULL, "")), "");
+    cr_expect(strstr(decide(REVIEW_OP_UPDATE, etcd(NULL, "bucket lost"), etcd(NULL, NULL)),
+                     "is not an RFC 3339 expiry"));
+    cr_expect(strstr(decide(REVIEW_OP_UPDATE, etcd(NULL, "2026-11-24T21:00:00Z"), NULL),
+                     "the reason after the expiry is empty"));
+    cr_expect(strstr(decide(REVIEW_OP_UPDATE, etcd(NULL, "2026-11-24T19:59:59Z lost"), NULL),
+                     "the expiry 2026-11-24T19:59:59Z has passed"));
+    cr_expect(strstr(decide(REVIEW_OP_CREATE, etcd(NULL, "2026-11-25T20:00:01Z lost"), NULL),
+                     "is more than 24h ahead"));
+    cr_expect_str_eq(decide(REVIEW_OP_UPDATE, etcd(NULL, "2026-11-25T20:00:00Z lost"), NULL), "");
+}
+
+/* An Etcd with one annotation key=value (and label lkey=lvalue when lkey is set). */
+static cJSON *ann(const char *key, const char *value)
+{
+    char text[1024];
+
+    snprintf(text, sizeof(text),
+             "{\"metadata\":{\"namespace\":\"ns\",\"name\":\"main\",\"annotations\":{\"%s\":"
+             "\"%s\"}},\"spec\":{}}",
+             key, value);
+    return cJSON_Parse(text);
+}
+
+static cJSON *label(const char *key, const char *value)
+{
+    char text[1024];
+
+    snprintf(text, sizeof(text),
+             "{\"metadata\":{\"namespace\":\"ns\",\"name\":\"main\",\"labels\":{\"%s\":"
+             "\"%s\"}},\"spec\":{}}",
+             key, value);
+    return cJSON_Parse(text);
+}
+
+static const char *const state[] = {
+    "etcd-warden.io/traffic-cut-at",        "etcd-warden.io/hibernation-phase",
+    "etcd-warden.io/hibernation-condition", "etcd-warden.io/suspend-added",
+    "etcd-warden.io/restore-progress",      "etcd-warden.io/status-backup-exists",
+};
+
+/* The state annotations: warden-controller alone sets, changes or removes them. */
+Test(toggles, state_is_the_controllers)
+{
+    size_t i;
+
+    for (i = 0; i < sizeof(state) / sizeof(state[0]); i++) {
+        const char *k = state[i];
+
+        cr_assert(toggles_is_state(k), "%s", k);
+        user = PERSON;
+        cr_expect(strstr(decide(REVIEW_OP_UPDATE, ann(k, "2000-01-01T00:00:00Z"), etcd(NULL, NULL)),
+                         "is written by warden-controller only"),
+                  "set %s", k);
+        cr_expect(strstr(decide(REVIEW_OP_UPDATE, ann(k, "x"), ann(k, "y")),
+                         "may not set, change or remove it"),
+                  "change %s", k);
+        cr_expect_neq(*decide(REVIEW_OP_UPDATE, etcd(NULL, NULL), ann(k, "y")), '\0', "remove %s",
+                      k);
+        cr_expect_str_eq(decide(REVIEW_OP_UPDATE, ann(k, "y"), ann(k, "y")), "",
+                         "an unchanged %s passes", k);
+        user = CTL;
+        cr_expect_str_eq(decide(REVIEW_OP_UPDATE, ann(k, "x"), ann(k, "y")), "", "%s", k);
+        cr_expect_str_eq(decide(REVIEW_OP_UPDATE, etcd(NULL, NULL), ann(k, "y")), "", "%s", k);
+        cr_expect_str_eq(decide(REVIEW_OP_CREATE, ann(k, "y"), NULL), "", "%s", k);
+    }
+    user = PERSON;
+    /* on CREATE: only the mark of a re-creation from a backup (a Velero restore) */
+    cr_expect_str_eq(decide(REVIEW_OP_CREATE, ann("etcd-warden.io/status-backup-exists", ""), NULL),
+                     "");
+    cr_expect_neq(*decide(REVIEW_OP_CREATE, ann("etcd-warden.io/traffic-cut-at", "x"), NULL), '\0');
+    cr_expect_neq(*decide(REVIEW_OP_CREATE, ann("etcd-warden.io/suspend-added", "true"), NULL),
+                  '\0');
+}
+
+Test(toggles, unknown_keys_are_refused_with_the_known_ones)
+{
+    const char *m;
+
+    user = PERSON;
+    m = decide(REVIEW_OP_UPDATE, ann("etcd-warden.io/hibernates", "true"), etcd(NULL, NULL));
+    cr_expect(strstr(m, "metadata.annotations[etcd-warden.io/hibernates]: unknown etcd-warden.io "
+                        "annotation (a typo?); the known ones are etcd-warden.io/hibernate, "),
+              "%s", m);
+    cr_expect(strstr(m, "etcd-warden.io/traffic-cut-at"), "%s", m);
+    m = decide(REVIEW_OP_CREATE, label("etcd-warden.io/restored", ""), NULL);
+    cr_expect(strstr(m, "unknown etcd-warden.io label"), "%s", m);
+    cr_expect_str_eq(
+        decide(REVIEW_OP_UPDATE, ann("etcd-warden.io/old", "x"), ann("etcd-warden.io/old", "x")),
+        "", "a key stored before the rule is not disrupted");
+    cr_expect_str_eq(decide(REVIEW_OP_UPDATE, ann("example.com/x", "x"), NULL), "");
+    cr_expect_str_eq(
+        decide(REVIEW_OP_UPDATE, label("etcd-warden.io/allow-delete-while-restoring", ""), NULL),
+        "");
+}
+
+Test(toggles, retention_type_is_bucket)
+{
+    user = PERSON;
+    cr_expect_str_eq(
+        decide(REVIEW_OP_UPDATE, ann("etcd-warden.io/immutability-retention-type", "bucket"), NULL),
+        "");
+    cr_expect(strstr(
+        decide(REVIEW_OP_UPDATE, ann("etcd-warden.io/immutability-retention-type", "buckte"), NULL),
+        "unsupported value \"buckte\": the only retention type is \"bucket\""));
+}
+
+Test(toggles, presence_annotations_read_as_off_warn)
+{
+    user = PERSON;
+    cr_expect_str_eq(decide(REVIEW_OP_UPDATE,
+                            ann("druid.gardener.cloud/disable-etcd-component-protection", "false"),
+                            NULL),
+                     "");
+    cr_expect(strstr(last_warning, "=\"false\" turns it ON: its presence counts"), "%s",
+              last_warning);
+    decide(REVIEW_OP_UPDATE,
+           ann("druid.gardener.cloud/disable-etcd-runtime-component-creation", "No"), NULL);
+    cr_expect(strstr(last_warning, "turns it ON"), "%s", last_warning);
+    decide(REVIEW_OP_UPDATE, ann("druid.gardener.cloud/disable-etcd-component-protection", ""),
+           NULL);
+    cr_expect_str_eq(last_warning, "");
 }

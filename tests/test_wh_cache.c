@@ -247,7 +247,7 @@ Test(wh_cache, burst_of_reviews_makes_no_api_call)
     static const char *const kinds[][2] = { { "", "ConfigMap" },
                                             { "apps", "StatefulSet" },
                                             { "coordination.k8s.io", "Lease" } };
-    struct protect_config pc = { reconcilers, 1, NULL, 0, NULL };
+    struct protect_config pc = { reconcilers, 1, NULL, 0, NULL, NULL, 0, NULL };
     struct wh_dispatch d;
     struct fx f;
     char body[1024], *out = NULL;

@@ -50,7 +50,7 @@ Test(wh_config, defaults_and_flags)
     cr_expect_str_eq(c.bind, "");
     cr_expect_str_eq(c.metrics_bind, ":8080");
     cr_expect_str_eq(c.health_bind, ":8081");
-    cr_expect_eq(c.max_body, 8 * 1024 * 1024);
+    cr_expect_eq(c.max_body, 3 * 1024 * 1024);
     cr_expect_eq(c.enable_components, 1);
     cr_expect_eq(c.self_tls, 0);
     cr_expect_eq(c.verbosity, 1);

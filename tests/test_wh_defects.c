@@ -80,7 +80,7 @@ static double mutate_ms(size_t n)
     for (i = 0; i < 3; i++) {
         review_resp_init(&resp);
         t0 = ktime_mono_ns();
-        cr_assert_eq(mutate_decide(&lk, &r, &resp, &err), KERR_OK, "%s", err.msg);
+        cr_assert_eq(mutate_decide(NULL, &lk, &r, &resp, &err), KERR_OK, "%s", err.msg);
         ms = (double)(ktime_mono_ns() - t0) / 1e6;
         best = ms < best ? ms : best;
         cr_expect(resp.allowed);
@@ -111,7 +111,7 @@ Test(wh_defects, a_nul_in_the_username_is_refused)
         "\"operation\":\"DELETE\",\"namespace\":\"shoot\",\"name\":\"c\",\"userInfo\":{"
         "\"username\":\"" DRUID "\\u0000mallory\"},\"oldObject\":{\"metadata\":{"
         "\"namespace\":\"shoot\",\"name\":\"c\"," MANAGED "}}}}";
-    struct protect_config cfg = { reconcilers, 1, NULL, 0, NULL };
+    struct protect_config cfg = { reconcilers, 1, NULL, 0, NULL, NULL, 0, NULL };
     struct lookup_mem mem = { 0 };
     struct lookup lk;
     struct wh_dispatch d;
@@ -193,7 +193,7 @@ Test(wh_defects, a_refused_fallback_is_not_read_as_a_missing_etcd)
         "\"kind\":\"ConfigMap\"},\"namespace\":\"shoot\",\"userInfo\":{\"username\":\"alice\"},"
         "\"object\":{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"c\"," MANAGED "}},"
         "\"oldObject\":{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"c\"," MANAGED "}}}}";
-    struct protect_config cfg = { reconcilers, 1, NULL, 0, NULL };
+    struct protect_config cfg = { reconcilers, 1, NULL, 0, NULL, NULL, 0, NULL };
     struct review_req r;
     struct review_resp resp;
     struct kerr_info err;
@@ -203,7 +203,7 @@ Test(wh_defects, a_refused_fallback_is_not_read_as_a_missing_etcd)
     review_req_init(&r);
     review_resp_init(&resp);
     cr_assert_eq(review_req_decode(&r, create, strlen(create), &err), KERR_OK, "%s", err.msg);
-    cr_assert_eq(mutate_decide(&f.lk, &r, &resp, &err), KERR_OK, "%s", err.msg);
+    cr_assert_eq(mutate_decide(NULL, &f.lk, &r, &resp, &err), KERR_OK, "%s", err.msg);
     cr_expect_eq(resp.code, 500, "an unconfirmed miss answered %d: %s", resp.code, resp.message);
     cr_expect_null(resp.patch, "owner references removed: %s", resp.patch);
     review_resp_release(&resp);

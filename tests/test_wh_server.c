@@ -186,6 +186,32 @@ Test(wh_server, body_limit)
     whfix_release(&e);
 }
 
+/*
+ * The default body limit is kube-apiserver's own request limit, 3 MiB: a
+ * body one byte larger gets 413 (before: 8 MiB passed to the parser).
+ */
+Test(wh_server, default_body_limit_is_3_mib)
+{
+    struct whfix e;
+    struct reply r;
+    size_t n = 3u * 1024u * 1024u + 1u;
+    char *big = malloc(n + 1);
+
+    cr_assert_not_null(big);
+    cr_assert_eq(WH_SERVER_DEFAULT_MAX_BODY, 3u * 1024u * 1024u);
+    whfix_init(&e, 0, 5000, 0);
+    memset(big, ' ', n);
+    big[0] = '{';
+    big[n - 1] = '}';
+    big[n] = '\0';
+    request(&e, "POST", "/webhooks/etcd", "application/json", big, &r);
+    cr_expect_eq(r.status, 413);
+    cr_expect_not_null(strstr(buf_str(&r.body), "limit is 3145728 bytes"), "%s", buf_str(&r.body));
+    buf_release(&r.body);
+    whfix_release(&e);
+    free(big);
+}
+
 Test(wh_server, tls_1_1_is_refused)
 {
     struct whfix e;

@@ -116,7 +116,7 @@ enum kerr lookup_etcd_from_json(const cJSON *etcd, struct lookup_etcd *out, stru
     const cJSON *ann = lookup_meta_map(etcd, "annotations");
     const cJSON *status = cJSON_GetObjectItemCaseSensitive(etcd, "status");
     const cJSON *lastop = cJSON_GetObjectItemCaseSensitive(status, "lastOperation");
-    const char *reason;
+    const char *reason, *phase;
 
     memset(out, 0, sizeof(*out));
     out->protection_disabled = has_key(ann, LOOKUP_ANN_DISABLE_PROTECTION);
@@ -124,11 +124,20 @@ enum kerr lookup_etcd_from_json(const cJSON *etcd, struct lookup_etcd *out, stru
     out->has_backup_store = kjson_get_obj(etcd, "spec.backup.store") != NULL;
     out->deleting = lookup_meta_deleting(etcd);
     out->cut_rc = hibguard_cut_at(etcd, &out->cut_at, NULL);
+    phase = lookup_map_get(ann, HIBGUARD_ANN_PHASE);
+    out->cut_current = hibguard_phase_current(phase);
+    snprintf(out->phase, sizeof(out->phase), "%s", phase ? phase : "");
     reason = lookup_map_get(ann, HIBGUARD_ANN_BREAK_GLASS);
     if (reason) {
+        const char *why = reason;
+
         out->break_glass = 1;
-        snprintf(out->break_glass_reason, sizeof(out->break_glass_reason), "%s", reason);
+        out->break_glass_rc = hibguard_break_glass(reason, &out->break_glass_expires, &why, NULL);
+        snprintf(out->break_glass_reason, sizeof(out->break_glass_reason), "%s",
+                 out->break_glass_rc == KERR_OK ? why : reason);
     }
+    out->has_members = cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(status, "replicas")) &&
+                       cJSON_GetObjectItemCaseSensitive(status, "replicas")->valuedouble > 0;
     if (cJSON_IsObject(lastop)) {
         out->reconcile_in_progress = in_progress(lastop, "Reconcile");
         out->deletion_in_progress = in_progress(lastop, "Delete");
@@ -188,12 +197,18 @@ static int project_etcd_status(cJSON *root, const cJSON *etcd)
 {
     const cJSON *status = cJSON_GetObjectItemCaseSensitive(etcd, "status");
     const cJSON *lastop = cJSON_GetObjectItemCaseSensitive(status, "lastOperation");
+    const cJSON *replicas = cJSON_GetObjectItemCaseSensitive(status, "replicas");
     cJSON *st, *lo;
 
+    if (!cJSON_IsObject(lastop) && !cJSON_IsNumber(replicas))
+        return 0;
+    if (!(st = cJSON_AddObjectToObject(root, "status")))
+        return -1;
+    if (cJSON_IsNumber(replicas) && copy_member(st, status, "replicas"))
+        return -1;
     if (!cJSON_IsObject(lastop))
         return 0;
-    st = cJSON_AddObjectToObject(root, "status");
-    lo = st ? cJSON_AddObjectToObject(st, "lastOperation") : NULL;
+    lo = cJSON_AddObjectToObject(st, "lastOperation");
     if (!lo || copy_member(lo, lastop, "type") || copy_member(lo, lastop, "state"))
         return -1;
     return 0;
@@ -202,7 +217,8 @@ static int project_etcd_status(cJSON *root, const cJSON *etcd)
 cJSON *lookup_etcd_project(const cJSON *etcd)
 {
     static const char *const keep[] = { LOOKUP_ANN_DISABLE_PROTECTION, LOOKUP_ANN_DISABLE_RUNTIME,
-                                        HIBGUARD_ANN_CUT_AT, HIBGUARD_ANN_BREAK_GLASS };
+                                        HIBGUARD_ANN_CUT_AT, HIBGUARD_ANN_BREAK_GLASS,
+                                        HIBGUARD_ANN_PHASE };
     const cJSON *ann = lookup_meta_map(etcd, "annotations");
     cJSON *root = cJSON_CreateObject(), *meta, *a = NULL;
     size_t i;

@@ -42,16 +42,22 @@
 /* What the decisions need of a live Etcd. */
 struct lookup_etcd {
     char uid[LOOKUP_UID_MAX + 1];
-    int protection_disabled;   /* has LOOKUP_ANN_DISABLE_PROTECTION */
-    int runtime_disabled;      /* has LOOKUP_ANN_DISABLE_RUNTIME */
-    int reconcile_in_progress; /* lastOperation Reconcile in Processing|Error|Requeue */
-    int deletion_in_progress;  /* lastOperation Delete in Processing|Error|Requeue */
-    int deleting;              /* metadata.deletionTimestamp set */
-    int has_backup_store;      /* spec.backup.store is an object */
-    enum kerr cut_rc;          /* hibguard_cut_at: KERR_OK, KERR_NOTFOUND or KERR_PARSE */
-    time_t cut_at;             /* the traffic cut when cut_rc is KERR_OK */
-    int break_glass;           /* has HIBGUARD_ANN_BREAK_GLASS */
-    char break_glass_reason[LOOKUP_REASON_MAX + 1]; /* its value, cut to fit */
+    int protection_disabled;    /* has LOOKUP_ANN_DISABLE_PROTECTION */
+    int runtime_disabled;       /* has LOOKUP_ANN_DISABLE_RUNTIME */
+    int reconcile_in_progress;  /* lastOperation Reconcile in Processing|Error|Requeue */
+    int deletion_in_progress;   /* lastOperation Delete in Processing|Error|Requeue */
+    int deleting;               /* metadata.deletionTimestamp set */
+    int has_backup_store;       /* spec.backup.store is an object */
+    int has_members;            /* status.replicas above 0: the Etcd has (had) pods */
+    enum kerr cut_rc;           /* hibguard_cut_at: KERR_OK, KERR_NOTFOUND or KERR_PARSE */
+    time_t cut_at;              /* the traffic cut when cut_rc is KERR_OK */
+    int cut_current;            /* the phase annotation says a sleep is under way (hibguard) */
+    char phase[32];             /* HIBGUARD_ANN_PHASE, cut to fit ("" when absent) */
+    int break_glass;            /* has HIBGUARD_ANN_BREAK_GLASS */
+    enum kerr break_glass_rc;   /* hibguard_break_glass of its value (KERR_OK: well formed) */
+    time_t break_glass_expires; /* its expiry when break_glass_rc is KERR_OK */
+    char break_glass_reason[LOOKUP_REASON_MAX + 1]; /* its reason (the whole value when
+                                                       malformed), cut to fit */
 };
 
 /* What the decisions need of a StatefulSet (the parent of a scale or a PVC). */
@@ -143,10 +149,10 @@ enum kerr lookup_sts_from_json(const cJSON *sts, struct lookup_sts *out, struct 
 
 /*
  * The part of an Etcd the views read: metadata name, namespace, uid,
- * resourceVersion, deletionTimestamp, the two protection annotations, the two scale-down
- * guard annotations (common/hibguard.h), spec.backup.store as an empty
- * object when present, and status.lastOperation type and state. TAKES: a new tree (cJSON_Delete),
- * NULL on allocation failure.
+ * resourceVersion, deletionTimestamp, the two protection annotations, the three scale-down
+ * guard annotations (common/hibguard.h: the cut, the phase, break glass), spec.backup.store as an
+ * empty object when present, status.replicas, and status.lastOperation type and state. TAKES: a new
+ * tree (cJSON_Delete), NULL on allocation failure.
  */
 cJSON *lookup_etcd_project(const cJSON *etcd);
 

@@ -3,6 +3,7 @@
  * client, the caches, TLS (files or self-provisioned), the HTTPS server,
  * /metrics, /healthz and /readyz, and a graceful drain on SIGTERM.
  */
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +41,32 @@ struct app {
     struct wh_server *server;
     struct httpsrv *metrics_srv, *health_srv;
     struct metrics_vec *cache_objects, *cache_lookups; /* BORROWED from reg */
+    /* warden-controller's identities: --controller-service-account, or the reconcilers named so */
+    const char *controllers[8];
 };
+
+#define CONTROLLER_SUFFIX ":warden-controller"
+#define MMAP_THRESHOLD    (128 * 1024)
+
+/* The writers of the state annotations (webhook/toggles.h). */
+static void pick_controllers(struct app *a)
+{
+    const struct proc_strv *l = a->cfg.controllers.n ? &a->cfg.controllers : &a->cfg.reconcilers;
+    size_t i, n = 0, ls = strlen(CONTROLLER_SUFFIX);
+
+    for (i = 0; i < l->n && n < sizeof(a->controllers) / sizeof(a->controllers[0]); i++) {
+        size_t len = strlen(l->v[i]);
+
+        if (a->cfg.controllers.n ||
+            (len > ls && strcmp(l->v[i] + len - ls, CONTROLLER_SUFFIX) == 0))
+            a->controllers[n++] = l->v[i];
+    }
+    a->protect.controllers = a->controllers;
+    a->protect.n_controllers = n;
+    if (n == 0)
+        log_info("no warden-controller identity (--controller-service-account): the Etcd state "
+                 "annotations can be written by nobody");
+}
 
 static enum kerr ready_caches(void *ctx, struct kerr_info *err)
 {
@@ -248,6 +274,7 @@ static enum kerr start_server(struct app *a, struct kerr_info *err)
     a->protect.exempt = (const char *const *)a->cfg.exempt.v;
     a->protect.n_exempt = a->cfg.exempt.n;
     a->protect.events = a->events;
+    pick_controllers(a);
     if ((rc = wh_dispatch_init(&a->dispatch, &a->protect, &a->lookup, a->reg, err)))
         return rc;
     a->dispatch.disabled[WH_HOOK_COMPONENTS] = !a->cfg.enable_components;
@@ -326,6 +353,12 @@ int main(int argc, char **argv)
 
     memset(&a, 0, sizeof(a));
     kerr_clear(&err);
+    /*
+     * Request bodies and their filtered copies (up to 3 MiB each) in pages of
+     * their own, returned on free: glibc's moving threshold would otherwise
+     * keep them in the heap after the first one (webhook RSS under load).
+     */
+    mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD);
     /* Before any thread and any cJSON call: reviews are parsed into per-thread arenas. */
     if (jarena_install(&err)) {
         fprintf(stderr, "warden-webhook: %s\n", err.msg);

@@ -7,6 +7,7 @@
 #include "common/buf.h"
 #include "common/jpatch.h"
 #include "common/kjson.h"
+#include "webhook/toggles.h"
 
 #define PTR_MAX 4096u /* a JSON Pointer this module builds; keys are label keys (<= 317 bytes) */
 
@@ -64,21 +65,28 @@ out:
     return rc;
 }
 
-static enum kerr mutate_etcd(const struct review_req *req, const cJSON *obj,
-                             struct review_resp *resp, struct kerr_info *err)
+static enum kerr mutate_etcd(const struct protect_config *cfg, const struct review_req *req,
+                             const cJSON *obj, struct review_resp *resp, struct kerr_info *err)
 {
     const cJSON *ann = kjson_get_obj(obj, "metadata.annotations");
-    cJSON *patch = NULL;
-    int changed = 0,
+    cJSON *patch = cJSON_CreateArray();
+    int changed = 0, stripped = 0,
         had_suspend = cJSON_GetObjectItemCaseSensitive(ann, LOOKUP_ANN_SUSPEND_RECONCILE) != NULL;
     enum kerr rc;
 
-    if (!cJSON_GetObjectItemCaseSensitive(ann, LOOKUP_ANN_STATUS_BACKUP))
-        return review_allow(resp, "Etcd %s/%s is not re-created from a backup: no changes",
-                            req->namespace, lookup_meta_str(obj, "name"));
-    patch = cJSON_CreateArray();
     if (!patch)
         return kerr_set(err, KERR_NOMEM, "building the patch");
+    /* the state only warden-controller writes: a restored or re-applied Etcd starts without it */
+    if (cfg && (rc = toggles_strip_patch(cfg, req, obj, patch, &stripped, resp, err)))
+        goto out;
+    if (!cJSON_GetObjectItemCaseSensitive(ann, LOOKUP_ANN_STATUS_BACKUP)) {
+        if ((rc = review_set_patch(resp, patch, err)))
+            goto out;
+        rc = review_allow(resp, "Etcd %s/%s is not re-created from a backup: %s", req->namespace,
+                          lookup_meta_str(obj, "name"),
+                          stripped ? "state annotations removed" : "no changes");
+        goto out;
+    }
     if ((rc = add_meta_key(patch, obj, "labels", LOOKUP_LABEL_RESTORING, "", &changed, err)) ||
         (rc = add_meta_key(patch, obj, "annotations", LOOKUP_ANN_SUSPEND_RECONCILE,
                            MUTATE_SUSPEND_VALUE, &changed, err)) ||
@@ -283,8 +291,9 @@ static enum kerr mutate_component(const struct lookup *lk, const struct review_r
                         parent);
 }
 
-enum kerr mutate_decide(const struct lookup *lk, const struct review_req *req,
-                        struct review_resp *resp, struct kerr_info *err)
+enum kerr mutate_decide(const struct protect_config *cfg, const struct lookup *lk,
+                        const struct review_req *req, struct review_resp *resp,
+                        struct kerr_info *err)
 {
     enum kerr rc;
 
@@ -294,7 +303,7 @@ enum kerr mutate_decide(const struct lookup *lk, const struct review_req *req,
         rc = review_errored(resp, 400, "object: expected the object being created");
     else if (strcmp(req->kind_group, "druid.gardener.cloud") == 0 &&
              strcmp(req->kind_kind, "Etcd") == 0)
-        rc = mutate_etcd(req, req->object, resp, err);
+        rc = mutate_etcd(cfg, req, req->object, resp, err);
     else
         rc = mutate_component(lk, req, req->object, resp, err);
     return rc;

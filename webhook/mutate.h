@@ -16,6 +16,9 @@
  *   - an EtcdStatusBackup (etcd-warden.io), whose name is its Etcd's: the
  *     same for its ownerReferences, so a backup restored with a stale owner
  *     reference is not collected before the controller repairs it.
+ *   - an Etcd created by anyone but warden-controller (cfg->controllers):
+ *     its state annotations are removed, each with a warning
+ *     (toggles_strip_patch; cfg NULL: nothing removed).
  * Every answer allows; a failed Etcd lookup is answered with 500, and so is
  * a "not found" that only a cache gave (lookup_unconfirmed): an unknown
  * answer is never read as "the Etcd does not exist", which would remove the
@@ -29,6 +32,7 @@
 
 #include "common/kerr.h"
 #include "webhook/lookup.h"
+#include "webhook/protect.h"
 #include "webhook/review.h"
 
 /* Value written for the suspend annotation. */
@@ -40,7 +44,8 @@
  * changed, and the patch when there is one. Returns KERR_OK, or
  * KERR_NOMEM / KERR_TOOBIG when the answer could not be built.
  */
-enum kerr mutate_decide(const struct lookup *lk, const struct review_req *req,
-                        struct review_resp *resp, struct kerr_info *err);
+enum kerr mutate_decide(const struct protect_config *cfg, const struct lookup *lk,
+                        const struct review_req *req, struct review_resp *resp,
+                        struct kerr_info *err);
 
 #endif

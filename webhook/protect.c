@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/hibguard.h"
 #include "common/kjson.h"
@@ -168,6 +169,9 @@ static enum decoded decode_object(const struct review_req *req, const cJSON **ob
     } else if (req->op == REVIEW_OP_DELETE) {
         problem = raw_problem(req->old_object);
         *obj = req->old_object;
+    } else if (req->op == REVIEW_OP_CREATE) {
+        problem = raw_problem(req->object);
+        *obj = req->object;
     }
     if (!problem)
         return DEC_META;
@@ -354,10 +358,23 @@ static int deletes_pods(const struct review_req *req)
            cJSON_IsObject(req->old_object) && replicas_of(req->old_object, 0) > 0;
 }
 
-/* What the scale-down guard judges: a scale-down to 0, or a DELETE that takes the pods. */
+/*
+ * True when req creates a StatefulSet with 0 replicas: after an orphaning
+ * DELETE, the pods of the old one are adopted and deleted by it.
+ */
+static int creates_at_zero(const struct review_req *req)
+{
+    return req->op == REVIEW_OP_CREATE && is_kind(req, "apps", "StatefulSet") &&
+           cJSON_IsObject(req->object) && replicas_of(req->object, 0) == 0;
+}
+
+/*
+ * What the scale-down guard judges: a scale-down to 0, a DELETE that takes
+ * the pods, a CREATE at 0 replicas.
+ */
 static int guarded(const struct review_req *req)
 {
-    return scales_to_zero(req) || deletes_pods(req);
+    return scales_to_zero(req) || deletes_pods(req) || creates_at_zero(req);
 }
 
 static void event_break_glass(const struct protect_config *cfg, const struct review_req *req,
@@ -375,6 +392,55 @@ static void event_break_glass(const struct protect_config *cfg, const struct rev
              etcd->break_glass_reason);
 }
 
+static time_t now_of(const struct protect_config *cfg)
+{
+    return cfg->clock ? cfg->clock() : time(NULL);
+}
+
+/* Why the break glass on etcd does not count ("" when it does), into why. */
+static void break_glass_problem(const struct protect_config *cfg, const struct lookup_etcd *etcd,
+                                char *why, size_t size)
+{
+    char when[KTIME_LEN + 1] = "";
+
+    why[0] = '\0';
+    if (!etcd->break_glass)
+        return;
+    if (etcd->break_glass_rc != KERR_OK)
+        snprintf(why, size,
+                 "; annotation %s is ignored: its value is not \"<RFC 3339 expiry> <reason>\"",
+                 HIBGUARD_ANN_BREAK_GLASS);
+    else if (etcd->break_glass_expires <= now_of(cfg)) {
+        if (ktime_format(etcd->break_glass_expires, when) != KERR_OK)
+            snprintf(when, sizeof(when), "?");
+        snprintf(why, size, "; annotation %s expired at %s", HIBGUARD_ANN_BREAK_GLASS, when);
+    }
+}
+
+/* Why no snapshot counts for this request, into missing. */
+static void missing_snapshot(const struct lookup_etcd *etcd, char *missing, size_t size)
+{
+    char cut[KTIME_LEN + 1] = "";
+
+    if (etcd->cut_rc == KERR_NOTFOUND)
+        snprintf(missing, size, "its traffic has not been cut yet (no annotation %s)",
+                 HIBGUARD_ANN_CUT_AT);
+    else if (etcd->cut_rc != KERR_OK)
+        snprintf(missing, size, "annotation %s is not an RFC 3339 time", HIBGUARD_ANN_CUT_AT);
+    else if (ktime_format(etcd->cut_at, cut) != KERR_OK)
+        snprintf(missing, size,
+                 "no full snapshot EtcdOpsTask of it has Succeeded since its traffic cut");
+    else if (!etcd->cut_current)
+        snprintf(missing, size,
+                 "its traffic cut at %s belongs to an earlier sleep (hibernation phase \"%s\": "
+                 "the StatefulSet was scaled up after it), and no hibernation is under way",
+                 cut, etcd->phase);
+    else
+        snprintf(missing, size,
+                 "no full snapshot EtcdOpsTask of it has Succeeded since its traffic cut at %s",
+                 cut);
+}
+
 /*
  * The scale-down guard (see protect.h). *decided is 1 when resp holds the
  * answer (a denial or a failed lookup); 0 lets the usual checks go on.
@@ -384,8 +450,8 @@ static enum kerr guard_scale_down(const struct protect_config *cfg, const struct
                                   const struct lookup_etcd *etcd, struct review_resp *resp,
                                   int *decided)
 {
-    char cut[KTIME_LEN + 1] = "", missing[160];
-    int del = req->op == REVIEW_OP_DELETE;
+    char missing[320], glass[160];
+    int del = req->op == REVIEW_OP_DELETE, create = req->op == REVIEW_OP_CREATE;
     struct kerr_info e;
     int found = 0;
     enum kerr rc;
@@ -393,10 +459,14 @@ static enum kerr guard_scale_down(const struct protect_config *cfg, const struct
     *decided = 0;
     if (!guarded(req) || !etcd->has_backup_store)
         return KERR_OK;
+    /* a StatefulSet created at 0 takes pods only where the Etcd has members */
+    if (creates_at_zero(req) && !etcd->has_members)
+        return KERR_OK;
     /* the components of an Etcd being deleted go with it */
     if (del && (etcd->deleting || etcd->deletion_in_progress))
         return KERR_OK;
-    if (etcd->cut_rc == KERR_OK && lk->snapshot) {
+    /* a cut counts only while its sleep is under way: after a wake it is stale */
+    if (etcd->cut_rc == KERR_OK && etcd->cut_current && lk->snapshot) {
         kerr_clear(&e);
         if ((rc = lk->snapshot(lk->ctx, m->ns, m->part_of, etcd->cut_at, &found, &e))) {
             *decided = 1;
@@ -406,7 +476,8 @@ static enum kerr guard_scale_down(const struct protect_config *cfg, const struct
         if (found)
             return KERR_OK;
     }
-    if (etcd->break_glass) {
+    break_glass_problem(cfg, etcd, glass, sizeof(glass));
+    if (etcd->break_glass && !glass[0]) {
         event_break_glass(cfg, req, m, etcd);
         return review_warn(resp,
                            "StatefulSet %s/%s is %s without a snapshot of Etcd %s taken "
@@ -414,28 +485,23 @@ static enum kerr guard_scale_down(const struct protect_config *cfg, const struct
                            m->ns, m->name, del ? "deleted" : "scaled to 0", m->part_of,
                            HIBGUARD_ANN_BREAK_GLASS, etcd->break_glass_reason);
     }
-    if (etcd->cut_rc == KERR_NOTFOUND)
-        snprintf(missing, sizeof(missing), "its traffic has not been cut yet (no annotation %s)",
-                 HIBGUARD_ANN_CUT_AT);
-    else if (etcd->cut_rc != KERR_OK)
-        snprintf(missing, sizeof(missing), "annotation %s is not an RFC 3339 time",
-                 HIBGUARD_ANN_CUT_AT);
-    else if (ktime_format(etcd->cut_at, cut) == KERR_OK)
-        snprintf(missing, sizeof(missing),
-                 "no full snapshot EtcdOpsTask of it has Succeeded since its traffic cut at %s",
-                 cut);
-    else
-        snprintf(missing, sizeof(missing),
-                 "no full snapshot EtcdOpsTask of it has Succeeded since its traffic cut");
+    missing_snapshot(etcd, missing, sizeof(missing));
     *decided = 1;
     return review_deny(resp,
                        "%s StatefulSet %s/%s%s needs a full snapshot of Etcd %s "
-                       "taken for this hibernation: %s. Wait for the snapshot or, if the backups "
-                       "of Etcd %s are broken, allow the %s without one: kubectl annotate "
-                       "etcd -n %s %s %s=<reason>",
-                       del ? "deleting" : "scaling", m->ns, m->name, del ? "" : " to 0 replicas",
-                       m->part_of, missing, m->part_of, del ? "deletion" : "scale-down", m->ns,
-                       m->part_of, HIBGUARD_ANN_BREAK_GLASS);
+                       "taken for this hibernation: %s%s. Wait for the snapshot or, if the "
+                       "backups of Etcd %s are broken, allow the %s without one: kubectl "
+                       "annotate etcd -n %s %s %s=\"<RFC 3339 expiry, at most 24h ahead> "
+                       "<reason>\"",
+                       del      ? "deleting"
+                       : create ? "creating"
+                                : "scaling",
+                       m->ns, m->name,
+                       del      ? ""
+                       : create ? " with 0 replicas"
+                                : " to 0 replicas",
+                       m->part_of, missing, glass, m->part_of, del ? "deletion" : "scale-down",
+                       m->ns, m->part_of, HIBGUARD_ANN_BREAK_GLASS);
 }
 
 /*
@@ -495,6 +561,11 @@ static enum kerr judge_managed(const struct protect_config *cfg, const struct lo
     }
     kerr_clear(&e);
     rc = lk->etcd(lk->ctx, m->ns, m->part_of, &etcd, &e);
+    if (guarded(req) && lookup_unconfirmed(rc, &e))
+        return review_errored(resp, 500,
+                              "parent Etcd %s of %s/%s is not in the cache and the API could not "
+                              "be asked: a guarded request is not admitted on an unconfirmed miss",
+                              m->part_of, m->ns, m->name);
     if (rc == KERR_NOTFOUND) {
         if ((rc = review_allow(resp,
                                "resource: %s/%s  is not part of any Etcd, skipping validations",
@@ -530,6 +601,8 @@ enum kerr protect_decide(const struct protect_config *cfg, const struct lookup *
     struct meta m;
     enum kerr rc = KERR_OK;
 
+    if (creates_at_zero(req))
+        return protect_guard_decide(cfg, lk, req, resp, err);
     if (req->op == REVIEW_OP_CREATE || req->op == REVIEW_OP_CONNECT) {
         rc = review_allow(resp, "operation %s is allowed", req->operation);
         goto out;
@@ -595,6 +668,13 @@ enum kerr protect_guard_decide(const struct protect_config *cfg, const struct lo
     }
     kerr_clear(&e);
     rc = lk->etcd(lk->ctx, m.ns, m.part_of, &etcd, &e);
+    if (judged && lookup_unconfirmed(rc, &e)) {
+        rc = review_errored(resp, 500,
+                            "parent Etcd %s of %s/%s is not in the cache and the API could not be "
+                            "asked: a guarded request is not admitted on an unconfirmed miss",
+                            m.part_of, m.ns, m.name);
+        goto out;
+    }
     if (rc == KERR_NOTFOUND) {
         rc = review_allow(resp, "parent Etcd %s of resource %s/%s not found", m.part_of, m.ns,
                           m.name);
@@ -610,6 +690,8 @@ enum kerr protect_guard_decide(const struct protect_config *cfg, const struct lo
         goto out;
     if (req->op == REVIEW_OP_DELETE)
         rc = review_allow(resp, "deletion of StatefulSet %s/%s allowed", m.ns, m.name);
+    else if (req->op == REVIEW_OP_CREATE)
+        rc = review_allow(resp, "creation of StatefulSet %s/%s allowed", m.ns, m.name);
     else
         rc = review_allow(resp, "scale-down of StatefulSet %s/%s allowed", m.ns, m.name);
 out:

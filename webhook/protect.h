@@ -39,8 +39,13 @@
  * deleted), is refused - whoever asks, reconcilers and an Etcd with
  * component protection disabled included - unless a full snapshot of
  * that Etcd Succeeded after its traffic cut (annotation
- * HIBGUARD_ANN_CUT_AT; the snapshot lookup reads a cache), or the Etcd
- * carries HIBGUARD_ANN_BREAK_GLASS: then the request goes on to the usual
+ * HIBGUARD_ANN_CUT_AT; the snapshot lookup reads a cache) while that cut
+ * is current (hibguard_phase_current: the hibernation phase says a sleep is
+ * under way; a cut left from an earlier sleep, after which the StatefulSet
+ * was scaled up again, counts for nothing), or the Etcd carries
+ * HIBGUARD_ANN_BREAK_GLASS with an expiry still ahead
+ * (hibguard_break_glass; malformed or expired: ignored, and the denial
+ * says so): then the request goes on to the usual
  * checks with an admission warning, and a Warning event on the Etcd
  * (not for a dry run). Without a backup store there is nothing to wait for.
  *
@@ -55,6 +60,7 @@
 #define WEBHOOK_PROTECT_H
 
 #include <stddef.h>
+#include <time.h>
 
 #include "common/events.h"
 #include "common/kerr.h"
@@ -68,6 +74,13 @@ struct protect_config {
     const char *const *exempt; /* full usernames, exact match */
     size_t n_exempt;
     struct ev_recorder *events; /* BORROWED, may be NULL: break-glass scale-downs are evented */
+    /*
+     * warden-controller's identities (full usernames): the only ones that may
+     * write the state annotations of an Etcd (webhook/toggles.h). BORROWED.
+     */
+    const char *const *controllers;
+    size_t n_controllers;
+    time_t (*clock)(void); /* the time break glass expires against; NULL: time() */
 };
 
 /*

@@ -289,12 +289,21 @@ static enum kerr decode_tree_fields(struct review_req *r, const struct jscan_res
     return KERR_OK;
 }
 
+static enum kerr too_big(struct kerr_info *err)
+{
+    return kerr_set(err, KERR_TOOBIG,
+                    "the review is too large to decide: its parsed tree would take more than "
+                    "%u bytes (the parse budget)",
+                    (unsigned)REVIEW_PARSE_BUDGET);
+}
+
 enum kerr review_req_decode_tree(struct review_req *r, const char *body, size_t len,
                                  enum review_need need, struct kerr_info *err)
 {
     const char *end = NULL;
     struct jscan_result scan;
     enum kerr rc = KERR_OK;
+    int over = 0;
 
     review_req_release(r);
     memset(&scan, 0, sizeof(scan));
@@ -307,7 +316,11 @@ enum kerr review_req_decode_tree(struct review_req *r, const char *body, size_t 
      * Into the thread's arena (common/jarena) when the process installed it:
      * the tree lives only until review_req_release on this thread.
      */
-    r->root = jarena_parse(body, len, &end);
+    r->root = jarena_parse_budget(body, len, &end, REVIEW_PARSE_BUDGET, &over);
+    if (!r->root && over) {
+        rc = too_big(err);
+        goto out;
+    }
     if (!r->root) {
         rc = kerr_set(err, KERR_PARSE, "request body is not valid JSON (near byte %zu)",
                       end && end >= body ? (size_t)(end - body) : (size_t)0);
@@ -342,6 +355,7 @@ enum kerr review_req_decode_sel(struct review_req *r, const char *body, size_t l
     struct buf kept;
     const char *end = NULL;
     enum kerr rc;
+    int over = 0;
 
     review_req_release(r);
     if (!body || len == 0 || need == REVIEW_NEED_ALL)
@@ -357,8 +371,10 @@ enum kerr review_req_decode_sel(struct review_req *r, const char *body, size_t l
         buf_release(&kept);
         return review_req_decode_tree(r, body, len, need, err);
     }
-    r->root = jarena_parse(kept.data, kept.len, &end);
+    r->root = jarena_parse_budget(kept.data, kept.len, &end, REVIEW_PARSE_BUDGET, &over);
     buf_release(&kept);
+    if (!r->root && over)
+        return too_big(err);
     if (!r->root)
         return review_req_decode_tree(r, body, len, need, err);
     rc = decode_tree_fields(r, &scan, err);

@@ -38,6 +38,14 @@
 /* Upper bound of a message or warning text built by this module (bytes). */
 #define REVIEW_MAX_TEXT (64u * 1024u * 1024u)
 
+/*
+ * Most memory the parsed tree of one review may take (common/jarena's
+ * budget; the decoders answer KERR_TOOBIG past it). A review of an Etcd or
+ * of a component parses into some tens of KiB; a hostile one of many small
+ * values would take some 30 times its size.
+ */
+#define REVIEW_PARSE_BUDGET (4u * 1024u * 1024u)
+
 /* Largest number of warnings one response carries; further ones are dropped. */
 #define REVIEW_MAX_WARNINGS 8
 
@@ -99,7 +107,9 @@ void review_req_release(struct review_req *r);
  * r must be initialised (review_req_init) and empty. On KERR_OK r OWNS the
  * tree. Errors: KERR_PARSE (not JSON, not an AdmissionReview of a known
  * apiVersion, missing request, a field of the wrong type: the message says
- * which), KERR_NOMEM. On error r is left empty.
+ * which), KERR_TOOBIG (the tree would take more than REVIEW_PARSE_BUDGET;
+ * enforced once common/jarena is installed), KERR_NOMEM. On error r is
+ * left empty.
  */
 enum kerr review_req_decode(struct review_req *r, const char *body, size_t len,
                             struct kerr_info *err);

@@ -21,6 +21,9 @@ static size_t make_table(struct wh_config *c, struct proc_flag *out)
           "YAML file with these settings (keys are the flag names); flags win" },
         { "reconciler-service-account", PROC_FLAG_LIST, &c->reconcilers, NULL,
           "trusted reconciler usernames system:serviceaccount:<ns>:<name>" },
+        { "controller-service-account", PROC_FLAG_LIST, &c->controllers, NULL,
+          "warden-controller's usernames: the only writers of the Etcd state annotations "
+          "(default: the reconcilers named warden-controller)" },
         { "etcd-components-webhook-exempt-service-accounts", PROC_FLAG_LIST, &c->exempt, NULL,
           "usernames exempt from component protection" },
         { "enable-etcd-components-webhook", PROC_FLAG_BOOL, &c->enable_components, "true",
@@ -38,7 +41,7 @@ static size_t make_table(struct wh_config *c, struct proc_flag *out)
           "host:port of /healthz and /readyz (\"0\" disables)" },
         { "watch-namespace", PROC_FLAG_STRING, &c->watch_namespace, "",
           "cache Etcds, StatefulSets and EtcdOpsTasks of this namespace only (empty: all)" },
-        { "webhook-server-max-request-bytes", PROC_FLAG_INT, &c->max_body, "8388608",
+        { "webhook-server-max-request-bytes", PROC_FLAG_INT, &c->max_body, "3145728",
           "largest AdmissionReview body accepted (413 above)" },
         { "webhook-server-idle-timeout", PROC_FLAG_DURATION, &c->conn_timeout_ms, "30s",
           "close connections idle this long" },
@@ -134,6 +137,7 @@ static enum kerr validate(const struct wh_config *c, struct kerr_info *err)
                         "--reconciler-service-account: at least one trusted reconciler is "
                         "required (system:serviceaccount:<namespace>:<name>)");
     if ((rc = check_users(&c->reconcilers, "reconciler-service-account", err)) ||
+        (rc = check_users(&c->controllers, "controller-service-account", err)) ||
         (rc = check_users(&c->exempt, "etcd-components-webhook-exempt-service-accounts", err)) ||
         (rc = range(c->port, 1, 65535, "webhook-server-port", err)) ||
         (rc = range(c->max_body, 1024, 1L << 30, "webhook-server-max-request-bytes", err)) ||

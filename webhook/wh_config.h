@@ -34,6 +34,7 @@
 
 struct wh_config {
     struct proc_strv reconcilers; /* --reconciler-service-account (repeatable, commas split) */
+    struct proc_strv controllers; /* --controller-service-account (none: see main.c) */
     struct proc_strv exempt;      /* --etcd-components-webhook-exempt-service-accounts */
     int enable_components;        /* --enable-etcd-components-webhook (accepted; default true) */
     long port;                    /* --webhook-server-port */

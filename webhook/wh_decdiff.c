@@ -67,7 +67,7 @@ static const char *const exempt[] = {
 enum kerr wh_decdiff_fixture(const char *body, size_t len, struct kerr_info *err)
 {
     static cJSON *etcds, *stses;
-    struct protect_config cfg = { reconcilers, 2, exempt, 1, NULL };
+    struct protect_config cfg = { reconcilers, 2, exempt, 1, NULL, NULL, 0, NULL };
     struct lookup_mem ma, mb;
     struct lookup la, lb;
     enum kerr rc = KERR_OK;

@@ -103,13 +103,13 @@ static enum kerr decide(const struct wh_dispatch *d, enum wh_hook h, const struc
         enum kerr rc = restore_decide(req, resp, err);
 
         if (rc == KERR_OK && resp->allowed)
-            rc = toggles_decide(req, resp, err);
+            rc = toggles_decide(d->protect, req, resp, err);
         if (rc == KERR_OK && resp->allowed && d->prefix)
             rc = prefix_decide(d->prefix, req, resp, err);
         return rc;
     }
     case WH_HOOK_MUTATE:
-        return mutate_decide(d->lookup, req, resp, err);
+        return mutate_decide(d->protect, d->lookup, req, resp, err);
     case WH_HOOK_SCALEGUARD:
         return protect_guard_decide(d->protect, d->lookup, req, resp, err);
     case WH_HOOK_BACKUPS: /* served with --backup-entries only (the claim caches) */

@@ -1,7 +1,10 @@
 /* wh_server - the HTTPS admission server; see wh_server.h. */
 #include "webhook/wh_server.h"
 
+#include <errno.h>
+#include <malloc.h>
 #include <netdb.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -29,6 +32,7 @@ struct wh_server {
     _Atomic(struct metrics_child *) ok[WH_HOOK__COUNT]; /* BORROWED or NULL: requests_total 200 */
     struct metrics_child *latency[WH_HOOK__COUNT];      /* BORROWED or NULL */
     struct metrics_child *gauge[WH_HOOK__COUNT];        /* BORROWED or NULL */
+    pthread_mutex_t large; /* held while a review above WH_SERVER_LARGE_BODY is decided */
 };
 
 /* One request, from the first call of the handler to the completion notice. */
@@ -167,16 +171,41 @@ static void decide(struct wh_server *s, struct req_state *st, const char *data, 
     struct kerr_info err;
 
     double left_ms = (double)s->o.budget_ms * WH_SERVER_LOOKUP_SHARE - since(&st->start) * 1000.0;
+    int large = len > WH_SERVER_LARGE_BODY, locked = 0;
+    struct timespec until;
     enum kerr rc;
 
     kerr_clear(&err);
     st->decided = 1;
     st->out_status = 200;
+    /*
+     * One large review at a time (its selective parse and tree, bounded by
+     * REVIEW_PARSE_BUDGET): what concurrent hostile bodies cost stays the
+     * bodies themselves. The wait ends inside the review's budget.
+     */
+    if (large) {
+        ktime_deadline_after(&until, left_ms > 1.0 ? (long)left_ms : 1, CLOCK_REALTIME);
+        locked = pthread_mutex_timedlock(&s->large, &until) == 0;
+        if (!locked) {
+            log_info("refusing a large review: another one is being decided", "webhook",
+                     wh_hook_path((enum wh_hook)st->hook));
+            st->out_status = MHD_HTTP_SERVICE_UNAVAILABLE;
+            if (review_encode_error(NULL, MHD_HTTP_SERVICE_UNAVAILABLE,
+                                    "busy: another large review is being decided", &st->out,
+                                    &st->out_len, NULL) != KERR_OK)
+                st->out = NULL;
+            return;
+        }
+    }
     /* Lookups for this review end inside its budget, with time left to answer. */
     lookup_deadline_set(ktime_mono_ms() + (left_ms > 1.0 ? (int64_t)left_ms : 1));
     rc = wh_dispatch_review(s->o.dispatch, (enum wh_hook)st->hook, data, len, &st->out,
                             &st->out_len, &st->out_status, &err);
     lookup_deadline_set(0);
+    if (locked) {
+        pthread_mutex_unlock(&s->large);
+        malloc_trim(0); /* give the pages of its tree back */
+    }
     if (rc == KERR_OK)
         return;
     log_error("cannot answer an admission review", "error", err.msg);
@@ -365,7 +394,8 @@ enum kerr wh_server_new(const struct wh_server_opts *opts, struct wh_server **ou
         return kerr_set(err, KERR_NOMEM, "allocating the webhook server");
     s->o = *opts;
     s->bind = strdup(opts->bind_address ? opts->bind_address : "");
-    if (!s->bind) {
+    if (!s->bind || pthread_mutex_init(&s->large, NULL) != 0) {
+        free(s->bind);
         free(s);
         return kerr_set(err, KERR_NOMEM, "allocating the webhook server");
     }
@@ -491,6 +521,7 @@ void wh_server_free(struct wh_server *s)
     if (!s)
         return;
     wh_server_drain(s, 0);
+    pthread_mutex_destroy(&s->large);
     free(s->bind);
     free(s);
 }

@@ -14,9 +14,12 @@
  * to the answer (a request still uploading past it is dropped; the API
  * lookups of its decision get the deadline WH_SERVER_LOOKUP_SHARE of it,
  * through lookup_deadline_set, and decisions are linear in the body); a thread
- * pool sized to the cores; a drain on shutdown (stop accepting, let the
- * reviews in flight finish, then close). A connection's memory pool is
- * 16 KiB: request headers of more than about 14 KiB get 431.
+ * pool sized to the cores; reviews above WH_SERVER_LARGE_BODY decided one
+ * at a time (another waits inside its budget, then gets 503), the heap
+ * trimmed after each, so that concurrent hostile bodies cost their bytes
+ * and one parse (REVIEW_PARSE_BUDGET), not one parse each; a drain on shutdown (stop accepting, let
+ * the reviews in flight finish, then close). A connection's memory pool is 16 KiB: request headers
+ * of more than about 14 KiB get 431.
  *
  * Speed: a body that arrives whole (the usual case) is decided straight
  * from libmicrohttpd's buffer; TLS records are read ahead (wh_tlsio).
@@ -39,7 +42,10 @@
 #include "webhook/wh_dispatch.h"
 #include "webhook/wh_tls.h"
 
-#define WH_SERVER_DEFAULT_MAX_BODY     (8u * 1024u * 1024u)
+/* kube-apiserver's own request body limit: no review it sends is larger */
+#define WH_SERVER_DEFAULT_MAX_BODY (3u * 1024u * 1024u)
+/* A review above this is decided one at a time (wh_server.c: decide) */
+#define WH_SERVER_LARGE_BODY           (256u * 1024u)
 #define WH_SERVER_DEFAULT_TIMEOUT_S    30u
 #define WH_SERVER_DEFAULT_CONN_LIMIT   1000u
 #define WH_SERVER_DEFAULT_PER_IP_LIMIT 256u
@@ -54,7 +60,7 @@ struct wh_server_opts {
     unsigned int conn_timeout_s;        /* idle timeout; 0: default */
     unsigned int conn_limit;            /* 0: default */
     unsigned int per_ip_limit;          /* 0: default */
-    size_t max_body;                    /* 0: default (8 MiB) */
+    size_t max_body;                    /* 0: default (3 MiB) */
     long budget_ms;                     /* per request; 0: default */
     struct wh_tls *tls;                 /* BORROWED, required */
     const struct wh_dispatch *dispatch; /* BORROWED, required */

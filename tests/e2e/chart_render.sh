@@ -75,7 +75,7 @@ expect "scale guard path" '"/webhooks/scaleguard" "/webhooks/scaleguard"' \
     "$(chart_get "$r/crds-none.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.0.clientConfig.service.path) $(chart_get "$r/crds-none.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.1.clientConfig.service.path)"
 expect "scale guard objectSelector" '{"matchLabels":{"app.kubernetes.io/managed-by":"etcd-druid"}}' \
     "$(chart_get "$r/crds-none.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.0.objectSelector)"
-expect "scale guard rules" '[{"apiGroups":["apps"],"apiVersions":["v1"],"operations":["UPDATE","DELETE"],"resources":["statefulsets"],"scope":"*"}] [{"apiGroups":["apps"],"apiVersions":["v1"],"operations":["UPDATE"],"resources":["statefulsets/scale"],"scope":"*"}]' \
+expect "scale guard rules" '[{"apiGroups":["apps"],"apiVersions":["v1"],"operations":["CREATE","UPDATE","DELETE"],"resources":["statefulsets"],"scope":"*"}] [{"apiGroups":["apps"],"apiVersions":["v1"],"operations":["UPDATE"],"resources":["statefulsets/scale"],"scope":"*"}]' \
     "$(chart_get "$r/crds-none.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.0.rules) $(chart_get "$r/crds-none.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.1.rules)"
 expect "scale guard's scale entry has no objectSelector" null \
     "$(chart_get "$r/crds-none.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.1.objectSelector)"
@@ -158,6 +158,9 @@ bad "tls.secret.caBundle is required" --set tls.mode=secret --set tls.secret.nam
 bad "webhook.failurePolicy must be one of the following" --set webhook.failurePolicy=Retry
 bad "- webhook.timeoutSeconds: Must be less than or equal to 30" --set webhook.timeoutSeconds=31
 bad 'webhook.antiAffinity must be one of the following: "soft", "hard"' --set webhook.antiAffinity=never
+printf 'webhook:\n  networkPolicy: {enabled: true, apiServer: [], metricsFrom: []}\n' >"$work/np-empty.yaml"
+bad "webhook.networkPolicy.apiServer is empty" -f "$work/np-empty.yaml"
+bad "webhook.leaseUpdates: Invalid type" --set webhook.leaseUpdates=maybe
 # values.schema.json: a typo, a value out of its enum, type or range, a duration the
 # binaries cannot read; the defaults (every value set above) pass it.
 bad "- webhook: Additional property failurPolicy is not allowed" --set webhook.failurPolicy=Ignore

@@ -154,7 +154,7 @@ ksim_wait 10 denial_recorded ||
     ctl_fail "the denial is not in etcd-druid's errors: $(druid_errors)"
 ok "the denial is in etcd-druid's status.lastErrors (Gardener sees a retriable error)"
 ksim_wait 10 kc -n g3 annotate etcd etcd-main \
-    etcd-warden.io/allow-scale-down-without-snapshot=backups-lost >/dev/null
+    "etcd-warden.io/allow-scale-down-without-snapshot=$(date -u -d '+1 hour' +%Y-%m-%dT%H:%M:%SZ) backups-lost" >/dev/null
 ksim_wait 30 druid_done g3 etcd-main || ctl_fail "break glass: etcd-druid did not finish"
 expect "break glass: etcd-druid scaled to 0" 0 "$(jp g3 sts/etcd-main '{.spec.replicas}')"
 ev() { ctl_events g3 etcd-main | grep -q '^Warning ScaleDownWithoutSnapshot'; }
@@ -179,7 +179,7 @@ jp g4 etcdopstasks '{.items[*].status.state}' | grep -q Rejected &&
     ctl_fail "a Rejected task: $(jp g4 etcdopstasks '{.items[*].metadata.name}')"
 ok "no Rejected task"
 ksim_wait 10 kc -n g4 annotate etcd etcd-main \
-    etcd-warden.io/allow-scale-down-without-snapshot=backups-lost >/dev/null
+    "etcd-warden.io/allow-scale-down-without-snapshot=$(date -u -d '+1 hour' +%Y-%m-%dT%H:%M:%SZ) backups-lost" >/dev/null
 ctl_wait_phase g4 etcd-main Hibernated 60
 ksim_wait 30 druid_done g4 etcd-main || ctl_fail "break glass: etcd-druid did not finish"
 expect "break glass: scaled to 0" 0 "$(jp g4 sts/etcd-main '{.spec.replicas}')"

@@ -92,7 +92,7 @@ ksim_wait 10 ev_seen etcd-dead-final-snapshot-1 SnapshotCallFailed ||
 ok "dead sidecar: Warning events on the Etcd and on the task"
 expect "dead sidecar: still 3 replicas" "3" "$(jp shoot sts/etcd-dead '{.spec.replicas}')"
 kc -n shoot annotate etcd etcd-dead \
-    "etcd-warden.io/allow-scale-down-without-snapshot=sidecar gone, backups known broken" >/dev/null
+    "etcd-warden.io/allow-scale-down-without-snapshot=$(date -u -d '+1 hour' +%Y-%m-%dT%H:%M:%SZ) sidecar gone, backups known broken" >/dev/null
 ctl_wait_phase shoot etcd-dead Hibernated 20
 expect "dead sidecar: scaled to 0 with break glass" "0" "$(jp shoot sts/etcd-dead '{.spec.replicas}')"
 expect "dead sidecar: the condition is gone" "" "$(cond)"

@@ -49,8 +49,9 @@ after_second() {
     past() { test "$(date -u +%s)" -gt "$t"; }
     ksim_wait 10 past || wh_fail "the clock never passed $1"
 }
-cut() { # etcd, time: the traffic cut as warden-controller records it
-    kc -n shoot annotate etcd "$1" --overwrite "etcd-warden.io/traffic-cut-at=$2" >/dev/null
+cut() { # etcd, time: the traffic cut as warden-controller records it (only it may)
+    wh_as warden annotate etcd "$1" --overwrite "etcd-warden.io/traffic-cut-at=$2" \
+        etcd-warden.io/hibernation-phase=FinalSnapshot >/dev/null
 }
 # task NAME ETCD TYPE: a Succeeded on-demand snapshot task (created as druid's executor
 # would, its status written through /status); prints its creationTimestamp.
@@ -83,7 +84,7 @@ ksim_wait 10 wh_denied "x" "since its traffic cut at $now" druid patch statefuls
     wh_fail "the denial never named the traffic cut"
 echo "ok: the denial names the traffic cut at $now"
 wh_denied "the denial says how to break glass" \
-    "kubectl annotate etcd -n shoot etcd-main etcd-warden.io/allow-scale-down-without-snapshot=<reason>" \
+    "kubectl annotate etcd -n shoot etcd-main etcd-warden.io/allow-scale-down-without-snapshot=\"<RFC 3339 expiry, at most 24h ahead> <reason>\"" \
     druid patch statefulset etcd-main --type merge -p '{"spec":{"replicas":0}}'
 wh_denied "warden-controller's patch" "$M" warden patch statefulset etcd-main --type merge \
     -p '{"spec":{"replicas":0}}'
@@ -154,7 +155,7 @@ wh_allowed "etcd-main, with its snapshot, patched to 0 by warden-controller" war
 wh_denied "etcd-broken without a snapshot" "$(guard_msg etcd-broken)" druid scale statefulset \
     etcd-broken --replicas=0
 kc -n shoot annotate etcd etcd-broken \
-    "etcd-warden.io/allow-scale-down-without-snapshot=bucket deleted by the provider" >/dev/null
+    "etcd-warden.io/allow-scale-down-without-snapshot=$(date -u -d '+1 hour' +%Y-%m-%dT%H:%M:%SZ) bucket deleted by the provider" >/dev/null
 out=""
 for ((i = 0; i < 100; i++)); do
     if out=$(scale_to_0 druid etcd-broken 2>&1); then break; fi

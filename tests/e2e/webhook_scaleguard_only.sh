@@ -35,7 +35,8 @@ druid_etcd shoot etcd-main
 M="scaling StatefulSet shoot/etcd-main to 0 replicas needs a full snapshot of Etcd etcd-main taken for this hibernation"
 
 CUT=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-kc -n shoot annotate etcd etcd-main --overwrite "etcd-warden.io/traffic-cut-at=$CUT" >/dev/null
+wh_as warden annotate etcd etcd-main --overwrite "etcd-warden.io/traffic-cut-at=$CUT" \
+    etcd-warden.io/hibernation-phase=FinalSnapshot >/dev/null
 # the webhook's caches hold the StatefulSet once the guard refuses its scale-down
 ksim_wait 20 wh_denied "x" "$M" druid patch statefulset etcd-main --type merge \
     -p '{"spec":{"replicas":0}}' >/dev/null || wh_fail "the guard never refused etcd-druid's patch"

@@ -10,6 +10,7 @@
 #include "webhook/mutate.h"
 #include "webhook/protect.h"
 #include "webhook/restore.h"
+#include "webhook/toggles.h"
 #include "webhook/review.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -46,7 +47,7 @@ static void answer(const struct review_req *req, struct review_resp *resp)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static cJSON *etcds, *stses;
-    struct protect_config cfg = { reconcilers, 1, exempt, 1, NULL };
+    struct protect_config cfg = { reconcilers, 1, exempt, 1, NULL, NULL, 0, NULL };
     struct lookup_mem mem = { 0 };
     struct lookup lk;
     struct review_req req;
@@ -72,7 +73,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (restore_decide(&req, &resp, NULL) == KERR_OK && resp.code == 0)
         abort();
     answer(&req, &resp);
-    if (mutate_decide(&lk, &req, &resp, NULL) == KERR_OK && resp.code == 0)
+    if (review_allow(&resp, "%s", "") != KERR_OK || toggles_decide(&cfg, &req, &resp, NULL))
+        abort();
+    answer(&req, &resp);
+    if (mutate_decide(&cfg, &lk, &req, &resp, NULL) == KERR_OK && resp.code == 0)
         abort();
     answer(&req, &resp);
     review_req_release(&req);

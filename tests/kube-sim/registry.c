@@ -73,6 +73,8 @@ static const struct builtin builtins[] = {
     { "coordination.k8s.io", "v1", "leases", "lease", "Lease", "", "", 1, 0, 0, 0, NULL },
     { "policy", "v1", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget", "pdb",
       "", 1, 1, 0, 1, NULL },
+    { "networking.k8s.io", "v1", "networkpolicies", "networkpolicy", "NetworkPolicy", "netpol", "",
+      1, 0, 0, 1, NULL },
     { "rbac.authorization.k8s.io", "v1", "roles", "role", "Role", "", "", 1, 0, 0, 0, NULL },
     { "rbac.authorization.k8s.io", "v1", "rolebindings", "rolebinding", "RoleBinding", "", "", 1, 0,
       0, 0, NULL },

@@ -11,7 +11,7 @@ void whdiff_same(const struct protect_config *cfg, const struct lookup_mem *mem,
                  const char *body)
 {
     static const char *const none[] = { NULL };
-    struct protect_config empty = { none, 0, none, 0, NULL };
+    struct protect_config empty = { none, 0, none, 0, NULL, NULL, 0, NULL };
     struct lookup_mem a = { 0 }, b = { 0 };
     struct lookup la, lb;
     struct kerr_info err;

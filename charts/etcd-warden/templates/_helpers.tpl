@@ -113,6 +113,9 @@ namespaceSelector:
 {{- fail (printf "controller.opsTaskCallTimeout must be between 1s and 1h, not %q" .) }}
 {{- end }}
 {{- end }}
+{{- if and .Values.webhook.networkPolicy.enabled (not .Values.webhook.networkPolicy.apiServer) }}
+{{- fail "webhook.networkPolicy.apiServer is empty: the API server could not reach the webhook; name its addresses, or set webhook.networkPolicy.enabled=false" }}
+{{- end }}
 {{- if lt (float64 (include "etcd-warden.durationMs" .Values.tls.self.certLifetime)) 3600000.0 }}
 {{- fail (printf "tls.self.certLifetime must be at least 1h, not %q" .Values.tls.self.certLifetime) }}
 {{- end }}

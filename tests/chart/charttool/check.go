@@ -99,6 +99,7 @@ var kinds = map[string]struct {
 	"v1/Secret":                                       {true, nil},
 	"apps/v1/Deployment":                              {true, []string{"spec.selector.matchLabels", "spec.template.metadata.labels", "spec.template.spec.containers"}},
 	"policy/v1/PodDisruptionBudget":                   {true, []string{"spec.selector"}},
+	"networking.k8s.io/v1/NetworkPolicy":              {true, []string{"spec.podSelector.matchLabels", "spec.ingress"}},
 	"rbac.authorization.k8s.io/v1/ClusterRole":        {false, []string{"rules"}},
 	"rbac.authorization.k8s.io/v1/Role":               {true, []string{"rules"}},
 	"rbac.authorization.k8s.io/v1/ClusterRoleBinding": {false, []string{"roleRef.kind", "roleRef.name", "roleRef.apiGroup", "subjects"}},
