@@ -12,9 +12,11 @@
  *     client credentials (a Get WithLastRev) and answers the final full snapshot at that
  *     revision; etcd-backup-restore v0.41 and later skip the upload when it equals the
  *     previous final snapshot's, so on an idle etcd this costs no snapshot.
- * The answer's revision equal to the store's: nothing was written since. Higher: etcd moved
- * on; that answer is itself a newer final snapshot, and the question is asked again, at most
- * VERIFY_TRIES times. etcd's own /metrics (etcd_debugging_mvcc_current_revision) and its
+ * The answer's revision equal to the store's, read VERIFY_QUIET_MS after it: nothing was
+ * written since. Higher: etcd moved on; that answer is itself a newer final snapshot, and the
+ * question is asked again, at most VERIFY_TRIES times. (A writer that pauses longer than that
+ * between two writes is not seen: the check narrows the window, stopping the writers closes
+ * it.) etcd's own /metrics (etcd_debugging_mvcc_current_revision) and its
  * maintenance status are served on the client port, which is cut, and etcd-druid's etcd
  * requires client certificates there (client-cert-auth): the sidecar is the only client of
  * a real deployment that may read the revision.
@@ -26,6 +28,7 @@
 #include "common/events.h"
 #include "common/k8s.h"
 #include "common/kjson.h"
+#include "common/ktime.h"
 #include "common/log.h"
 #include "controller/core/etcdspec.h"
 #include "controller/hibernation/hib_int.h"
@@ -35,6 +38,7 @@
 #define VERIFY_TRIES      3       /* answers of the sidecar that may still move on */
 #define VERIFY_TIMEOUT_MS 120000L /* one call (a full snapshot of a moved-on etcd uploads) */
 #define VERIFY_AGAIN_MS   10000L  /* after a failed check */
+#define VERIFY_QUIET_MS   1000L   /* etcd must hold still this long between two reads */
 
 /* The highest last revision of a Snapshot, or of {fullSnapshot, deltaSnapshots}; -1: none. */
 static long long last_revision(const cJSON *o)
@@ -117,6 +121,8 @@ enum kerr hib_verify(const struct hib_env *env, struct round *r, struct kerr_inf
     t.ca_len = ca_len;
     rc = ask(&t, SIDECAR_LATEST, &stored, &e);
     while (rc == KERR_OK && n < VERIFY_TRIES) {
+        /* a writer between two reads close together may not have written yet */
+        ktime_sleep_ns(VERIFY_QUIET_MS * KTIME_NS_PER_MS);
         if ((rc = ask(&t, SIDECAR_FULL, &now, &e)) != KERR_OK)
             break;
         seen[n++] = now;
