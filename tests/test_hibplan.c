@@ -610,8 +610,9 @@ static void check_invariants(const struct hibplan_view *v, struct hibplan_step s
                     !(v->sts_present && v->sts_spec > 0))));
     if (s.act == HIBPLAN_VOID_CUT)
         cr_assert(
-            v->want &&
-            ((v->phase == HIBPLAN_HIBERNATED && v->sts_present && v->sts_spec > 0) || v->cut_at));
+            (v->want && ((v->phase == HIBPLAN_HIBERNATED && v->sts_present && v->sts_spec > 0) ||
+                         v->cut_at)) ||
+            (!v->want && v->phase == HIBPLAN_NONE && v->cut_at));
     if (s.act == HIBPLAN_VERIFY)
         cr_assert(v->want && v->store && v->counted && !v->verified);
     if (s.act == HIBPLAN_REMOVE_BREAK_GLASS)
@@ -653,8 +654,10 @@ static void check_invariants(const struct hibplan_view *v, struct hibplan_step s
         cr_assert_gt(s.wait_ms, 0);
     if (s.act == HIBPLAN_BAD)
         cr_assert(s.reason && s.note);
-    if (v->deleting || (!v->want && v->phase == HIBPLAN_NONE))
+    if (v->deleting || (!v->want && v->phase == HIBPLAN_NONE && !v->cut_at))
         cr_assert_eq(s.act, HIBPLAN_DONE);
+    if (!v->deleting && !v->want && v->phase == HIBPLAN_NONE && v->cut_at)
+        cr_assert_eq(s.act, HIBPLAN_VOID_CUT); /* nobody's cut */
     if (s.act == HIBPLAN_SET_PHASE)
         cr_assert_neq(s.phase, v->phase);
     if (s.act == HIBPLAN_DELETE_TASKS)
@@ -774,6 +777,12 @@ Test(hibplan, a_scale_up_while_hibernated_voids_the_cut)
 Test(hibplan, a_cut_not_recorded_by_the_controller_is_voided_and_made_again)
 {
     struct hibplan_view v = base();
+
+    v.want = false; /* written on an Etcd that is not hibernating */
+    EXPECT_ACT(v, HIBPLAN_VOID_CUT);
+    v.cut_at = false;
+    EXPECT_ACT(v, HIBPLAN_DONE);
+    v = base();
 
     v.phase = HIBPLAN_SNAPSHOT;
     v.suspended = v.suspend_ours = true;

@@ -522,7 +522,8 @@ enum kerr hib_step(const struct hib_env *env, const cJSON *etcd, long *requeue_m
     r.name = kjson_get_str(etcd, "metadata.name");
     if (!r.ns || !r.name || strlen(r.name) > ETCDSPEC_NAME_MAX)
         return kerr_set(err, KERR_INVAL, "Etcd without namespace or name");
-    if (!hib_wanted(etcd) && !hib_spec_zero(etcd) && !etcdspec_annotation(etcd, HIB_ANN_PHASE))
+    if (!hib_wanted(etcd) && !hib_spec_zero(etcd) && !etcdspec_annotation(etcd, HIB_ANN_PHASE) &&
+        !etcdspec_annotation(etcd, HIB_ANN_CUT_AT))
         return KERR_OK; /* never hibernated: nothing to read */
     r.budget = env->max_requests < 0                                           ? 0
                : env->max_requests > 0 && env->max_requests < HIB_MAX_REQUESTS ? env->max_requests

@@ -114,6 +114,11 @@ enum kerr hib_void_cut(const struct hib_env *env, struct round *r, struct kerr_i
                  "traffic cut (%s) and final snapshot no longer hold; a new hibernation cuts "
                  "and snapshots again",
                  r->v.sts_spec, was);
+    else if (r->v.phase == HIBPLAN_NONE)
+        snprintf(msg, sizeof(msg),
+                 "%s=%s on an Etcd that is not hibernating is no cut of warden-controller's: "
+                 "removed",
+                 HIB_ANN_CUT_AT, was);
     else if (r->v.svc == HIBPLAN_SVC_OPEN)
         snprintf(msg, sizeof(msg),
                  "the client Service's ports are open again: the traffic cut of %s no longer "

@@ -309,6 +309,9 @@ static struct hibplan_step decide_hibernate(const struct hibplan_view *v,
 
 static struct hibplan_step decide_wake(const struct hibplan_view *v)
 {
+    /* a cut time outside any hibernation is nobody's cut (written by someone else) */
+    if (v->phase == HIBPLAN_NONE && v->cut_at)
+        return act(HIBPLAN_VOID_CUT);
     if (v->phase == HIBPLAN_NONE)
         return act(HIBPLAN_DONE);
     if (v->phase != HIBPLAN_WAKING)
