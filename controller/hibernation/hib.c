@@ -353,7 +353,7 @@ static enum kerr perform(const struct hib_env *env, struct round *r, const struc
     }
     case HIBPLAN_SET_SUSPEND: {
         const char *kv[] = { HIB_ANN_SUSPEND, "true", HIB_ANN_SUSPEND_ADDED, "true" };
-        int taken = r->v.suspend_ours || r->v.phase == HIBPLAN_HIBERNATED;
+        int taken = r->v.suspend_ours; /* its record stayed: someone else removed it */
 
         rc = hib_patch_etcd(env, r, 2, kv, err);
         if (rc == KERR_OK && taken) /* someone removed it: `kubectl druid reconciliation resume`? */

@@ -7,6 +7,9 @@
 #   a1  warden-controller down while etcd-druid scales a Hibernated Etcd up and clients write:
 #       on start the controller voids the cut (Warning AwakeAgain) and hibernates again with
 #       a new snapshot;
+#   a2  the issue's sequence: hibernated by spec.replicas: 0, then hibernate=true, Gardener
+#       wakes, clients write, the sidecar breaks, Gardener hibernates again: etcd-druid's
+#       pre-sync fallback must not reach 0 on the old cut;
 #   b1  a forged traffic-cut-at=2000-01-01 during FinalSnapshot (the final snapshot held, a
 #       user's older snapshot task Succeeded): refused at admission, or voided by the
 #       controller; never a scale-down on the older snapshot;
@@ -58,6 +61,11 @@ at_zero_holds() {
         sleep 0.1
     done
 }
+# etcd-druid reconciled the Etcd's generation (Gardener's waiter)
+reconciled() {
+    ctl_get "$ETCDS/$1/etcds/etcd-main" | jq -e '.metadata.generation == .status.observedGeneration and
+        ((.metadata.annotations // {})["gardener.cloud/operation"] == null)' >/dev/null
+}
 has_event() { ctl_events "$1" "$2" | grep -q "$3"; }
 hold() { curl -sf -X POST "$1/admin/hold" >/dev/null; }
 release() { curl -sf -X POST "$1/admin/release" >/dev/null; }
@@ -84,6 +92,39 @@ case_a1() {
     ok "a1: the scale-up voided the cut (Warning AwakeAgain)"
     at_zero_holds "$A" a1 etcd-main 60 "a1 woken while warden-controller was down" ||
         ctl_fail "a1: not hibernated again"
+    ctl_stop
+}
+
+# ---- a2: the issue's sequence: hibernated by spec.replicas: 0, then hibernate=true, Gardener
+# wakes (spec.replicas: 3), clients write if etcd-druid brought it up, the sidecar breaks and
+# Gardener hibernates again: etcd-druid's pre-sync fails three times and it scales to 0
+case_a2() {
+    ctl_start
+    druid_etcd a2 etcd-main
+    druid_double_for a2 etcd-main
+    local url=$DRUID_DOUBLE_URL
+    DRUID_ACTOR_LOG=$CTL_DIR/druid-actor-a2.log druid_actor_start a2
+    gardener() {
+        ksim_wait 10 kc -n a2 patch etcd etcd-main --type merge \
+            -p "{\"metadata\":{\"annotations\":{\"gardener.cloud/operation\":\"reconcile\"}},\"spec\":{\"replicas\":$1}}" >/dev/null
+    }
+    gardener 0
+    ctl_wait_phase a2 etcd-main Hibernated 60
+    ksim_wait 30 reconciled a2 || ctl_fail "a2: etcd-druid did not reconcile spec.replicas: 0"
+    kc -n a2 annotate etcd etcd-main etcd-warden.io/hibernate=true >/dev/null
+    gardener 3
+    sleep 3 # etcd-druid's turn
+    if [ "$(replicas a2 etcd-main)" != 0 ]; then
+        write "$url" 5 >/dev/null
+        ok "a2: etcd-druid woke the Etcd; clients wrote"
+    else
+        ok "a2: the Etcd stays hibernated (hibernate=true holds etcd-druid suspended)"
+    fi
+    curl -sf -X POST "$url/admin/reply?code=500&count=0" >/dev/null
+    gardener 0
+    at_zero_holds "$url" a2 etcd-main 20 "a2 Gardener hibernates again with the sidecar broken" ||
+        ok "a2: the StatefulSet stays up while no snapshot holds the writes"
+    druid_actor_stop
     ctl_stop
 }
 
@@ -242,7 +283,7 @@ druid_actor_stop
 ctl_stop
 }
 
-for c in ${CUT_CASES:-a1 b1 c1 d1 e1 f1}; do
+for c in ${CUT_CASES:-a1 a2 b1 c1 d1 e1 f1}; do
     "case_$c"
 done
 echo PASS
