@@ -10,8 +10,8 @@
  *     revision (the number the snapshot's name carries, Full-<start>-<last>-<unix>);
  *   - POST /snapshot/full?final=true: the sidecar reads etcd's current revision with its own
  *     client credentials (a Get WithLastRev) and answers the final full snapshot at that
- *     revision; etcd-backup-restore v0.41 and later skip the upload when it equals the
- *     previous final snapshot's, so on an idle etcd this costs no snapshot.
+ *     revision; etcd-backup-restore (v0.28, v0.41, v0.43: takeFullSnapshot) skips the upload
+ *     when it equals the previous final full snapshot's, so on an idle etcd this costs none.
  * The answer's revision equal to the store's, read VERIFY_QUIET_MS after it: nothing was
  * written since. Higher: etcd moved on; that answer is itself a newer final snapshot, and the
  * question is asked again, at most VERIFY_TRIES times. (A writer that pauses longer than that

@@ -280,7 +280,7 @@ static void take_snapshot(struct bkd *d, int full, int final, struct bkd_reply *
     int64_t start = 0;
     cJSON *s, *copy;
 
-    /* etcd-backup-restore v0.41 and later: no new final full snapshot when nothing changed */
+    /* etcd-backup-restore (v0.28 and later): no new final full snapshot when nothing changed */
     if (full && final && final_unchanged(d)) {
         set_json(r, d->full);
         *last = d->rev;

@@ -29,7 +29,7 @@
  * write (the admin routes) takes the next one, and a snapshot that is not
  * final first moves it on by 7 (as if etcd had seen writes since the last
  * one); a final snapshot comes after the traffic cut, at the revision etcd is
- * at. As etcd-backup-restore v0.41 and later, a final full request while the
+ * at. As etcd-backup-restore (v0.28 and later), a final full request while the
  * latest snapshot is a final full one at the current revision takes no new
  * snapshot and answers that one.
  *

@@ -94,7 +94,7 @@ grep -q '"code":400,"lastRevision":null' <<<"$log" || ksim_fail "400 not logged:
 
 # Revisions are etcd's: writes take the next ones and a final full snapshot holds them; a
 # final request with nothing written since answers the same snapshot (etcd-backup-restore
-# v0.41 and later) and is logged as skipped; a writer on an established connection goes on
+# v0.28 and later) and is logged as skipped; a writer on an established connection goes on
 # writing after a snapshot.
 w=$(body POST '/admin/write?n=3')
 f1=$(body POST '/snapshot/full?final=true')
