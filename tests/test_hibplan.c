@@ -162,7 +162,9 @@ Test(hibplan, final_snapshot_creates_waits_and_retries_with_backoff)
     v.task = HIBPLAN_TASK_DELETING;
     EXPECT_ACT(v, HIBPLAN_WAIT);
     v.task = HIBPLAN_TASK_FAILED;
-    v.svc = HIBPLAN_SVC_OPEN; /* ports came back meanwhile: cut again first */
+    v.svc = HIBPLAN_SVC_OPEN; /* ports came back meanwhile: the old time goes, cut again */
+    EXPECT_ACT(v, HIBPLAN_VOID_CUT);
+    v.cut_at = false;
     EXPECT_ACT(v, HIBPLAN_CUT_PORTS);
     v.svc = HIBPLAN_SVC_CUT;
     v.cut_at = false; /* the cut time removed meanwhile: written again */
@@ -351,6 +353,7 @@ Test(hibplan, an_immutability_task_being_deleted_is_waited_for)
 
     v.phase = HIBPLAN_HIBERNATED;
     v.sts_spec = v.sts_status = 0;
+    v.suspended = true;
     v.imm = 1;
     v.imm_deleting = true; /* a finalizer holds the old one: no request loop */
     s = hibplan_decide(&v, &OPTS);
@@ -455,6 +458,7 @@ Test(hibplan, hibernated_follows_the_retention_type)
 
     v.phase = HIBPLAN_HIBERNATED;
     v.sts_spec = v.sts_status = 0;
+    v.suspended = true;
     EXPECT_ACT(v, HIBPLAN_DONE);
     v.imm = 1;
     EXPECT_ACT(v, HIBPLAN_IMT_ENSURE);
@@ -601,7 +605,24 @@ static void check_invariants(const struct hibplan_view *v, struct hibplan_step s
     if (s.act == HIBPLAN_REMOVE_SUSPEND)
         cr_assert(v->suspend_ours &&
                   ((!v->want && v->phase == HIBPLAN_WAKING) ||
-                   (v->want && v->spec_signal && zero && v->phase == HIBPLAN_SCALING)));
+                   (v->want && v->spec_signal && zero && v->phase == HIBPLAN_SCALING) ||
+                   (v->want && v->spec_signal && v->phase == HIBPLAN_HIBERNATED &&
+                    !(v->sts_present && v->sts_spec > 0))));
+    if (s.act == HIBPLAN_VOID_CUT)
+        cr_assert(
+            (v->want && ((v->phase == HIBPLAN_HIBERNATED && v->sts_present && v->sts_spec > 0) ||
+                         v->cut_at)) ||
+            (!v->want && v->phase == HIBPLAN_NONE && v->cut_at));
+    if (s.act == HIBPLAN_VERIFY)
+        cr_assert(v->want && v->store && v->counted && !v->verified);
+    if (s.act == HIBPLAN_REMOVE_BREAK_GLASS)
+        cr_assert(v->break_glass && v->sts_present && v->sts_spec == 0 && !v->counted);
+    /* a cut that is not the controller's record never lets a scale-down through */
+    if (v->want && v->cut_forged && v->phase == HIBPLAN_SNAPSHOT)
+        cr_assert(s.act != HIBPLAN_SCALE &&
+                  !(s.act == HIBPLAN_SET_PHASE && s.phase == HIBPLAN_SCALING &&
+                    v->svc != HIBPLAN_SVC_MISSING && !v->break_glass &&
+                    !(v->sts_present && v->sts_spec == 0) && v->store));
     if (s.act == HIBPLAN_REMOVE_PHASE || s.act == HIBPLAN_REMOVE_CUT_AT)
         cr_assert(!v->want && v->phase == HIBPLAN_WAKING);
     if (s.act == HIBPLAN_REMOVE_PHASE)
@@ -633,8 +654,10 @@ static void check_invariants(const struct hibplan_view *v, struct hibplan_step s
         cr_assert_gt(s.wait_ms, 0);
     if (s.act == HIBPLAN_BAD)
         cr_assert(s.reason && s.note);
-    if (v->deleting || (!v->want && v->phase == HIBPLAN_NONE))
+    if (v->deleting || (!v->want && v->phase == HIBPLAN_NONE && !v->cut_at))
         cr_assert_eq(s.act, HIBPLAN_DONE);
+    if (!v->deleting && !v->want && v->phase == HIBPLAN_NONE && v->cut_at)
+        cr_assert_eq(s.act, HIBPLAN_VOID_CUT); /* nobody's cut */
     if (s.act == HIBPLAN_SET_PHASE)
         cr_assert_neq(s.phase, v->phase);
     if (s.act == HIBPLAN_DELETE_TASKS)
@@ -653,7 +676,7 @@ Test(hibplan, every_phase_and_read_back_state_keeps_the_invariants)
     static const int sts[][3] = { { 0, 0, 0 }, { 1, 3, 3 }, { 1, 0, 2 }, { 1, 0, 0 }, { 1, 3, 0 } };
     long n = 0;
 
-    for (int m = 0; m < (1 << 15); m++)
+    for (int m = 0; m < (1 << 16); m++)
         for (int p = 0; p < HIBPLAN_PHASE_COUNT; p++)
             for (size_t a = 0; a < 4; a++)
                 for (size_t t = 0; t < 5; t++)
@@ -676,6 +699,9 @@ Test(hibplan, every_phase_and_read_back_state_keeps_the_invariants)
                                     .imm_deleting = (m >> 12) & 1,
                                     .task_errors = (m >> 13) & 1,
                                     .failing_noted = (m >> 14) & 1,
+                                    /* shares the bit of failing_noted (a smaller sweep) */
+                                    .verified = (m >> 14) & 1,
+                                    .cut_forged = (m >> 15) & 1,
                                     .phase = (enum hibplan_phase)p,
                                     .spec_replicas = 3,
                                     .svc = svcs[a],
@@ -692,10 +718,23 @@ Test(hibplan, every_phase_and_read_back_state_keeps_the_invariants)
                                     .sts_spec = sts[k][1],
                                     .sts_status = sts[k][2],
                                 };
-                                check_invariants(&v, hibplan_decide(&v, &OPTS));
+                                struct hibplan_opts o = OPTS;
+
+                                o.verify = (m >> 13) & 1; /* shares the bit of task_errors */
+                                check_invariants(&v, hibplan_decide(&v, &o));
+                                if (o.verify && v.want && v.store && v.counted &&
+                                    (v.phase == HIBPLAN_SNAPSHOT || v.phase == HIBPLAN_FAILED) &&
+                                    !(v.sts_present && v.sts_spec == 0)) {
+                                    struct hibplan_step s = hibplan_decide(&v, &o);
+
+                                    /* the final snapshot holds the last write, or break glass */
+                                    if (s.act == HIBPLAN_SET_PHASE && s.phase == HIBPLAN_SCALING)
+                                        cr_assert(v.verified || !v.store ||
+                                                  (v.break_glass && v.phase == HIBPLAN_FAILED));
+                                }
                                 n++;
                             }
-    cr_assert_eq(n, 32768L * HIBPLAN_PHASE_COUNT * 4 * 5 * 3 * 5 * 2);
+    cr_assert_eq(n, 65536L * HIBPLAN_PHASE_COUNT * 4 * 5 * 3 * 5 * 2);
 }
 
 /* The report's window: the ports back (or the controller down right after) with the cut still
@@ -714,4 +753,111 @@ Test(hibplan, waking_up_removes_the_cut_before_the_ports_come_back)
     EXPECT_ACT(v, HIBPLAN_REMOVE_CUT_AT);
     v.cut_at = false;
     EXPECT_ACT(v, HIBPLAN_RESTORE_PORTS);
+}
+
+/* issue 30: a cut belongs to one sleep */
+Test(hibplan, a_scale_up_while_hibernated_voids_the_cut)
+{
+    struct hibplan_view v = base();
+
+    v.phase = HIBPLAN_HIBERNATED;
+    v.suspended = v.suspend_ours = true;
+    v.svc = HIBPLAN_SVC_CUT;
+    v.sts_spec = v.sts_status = 0;
+    EXPECT_ACT(v, HIBPLAN_DONE);
+    v.sts_spec = 3; /* Gardener woke it (or etcd-druid, warden-controller down) */
+    EXPECT_ACT(v, HIBPLAN_VOID_CUT);
+    v.cut_at = false; /* even without a cut: the Etcd is awake again */
+    EXPECT_ACT(v, HIBPLAN_VOID_CUT);
+    /* still wanted: a new cycle, from the start */
+    v.phase = HIBPLAN_WAKING;
+    EXPECT_PHASE(v, HIBPLAN_CUTTING);
+}
+
+Test(hibplan, a_cut_not_recorded_by_the_controller_is_voided_and_made_again)
+{
+    struct hibplan_view v = base();
+
+    v.want = false; /* written on an Etcd that is not hibernating */
+    EXPECT_ACT(v, HIBPLAN_VOID_CUT);
+    v.cut_at = false;
+    EXPECT_ACT(v, HIBPLAN_DONE);
+    v = base();
+
+    v.phase = HIBPLAN_SNAPSHOT;
+    v.suspended = v.suspend_ours = true;
+    v.svc = HIBPLAN_SVC_CUT;
+    v.task = HIBPLAN_TASK_LIVE;
+    v.attempt = 1;
+    v.cut_forged = true; /* a forged traffic-cut-at: what it counts is not counted */
+    EXPECT_ACT(v, HIBPLAN_VOID_CUT);
+    v.cut_at = false;
+    v.cut_forged = false;
+    EXPECT_ACT(v, HIBPLAN_SET_CUT_AT);
+    v.phase = HIBPLAN_CUTTING;
+    v.cut_at = true;
+    v.cut_forged = true;
+    EXPECT_ACT(v, HIBPLAN_VOID_CUT);
+}
+
+Test(hibplan, the_final_snapshot_must_hold_etcds_revision)
+{
+    struct hibplan_view v = base();
+    struct hibplan_opts o = OPTS;
+    struct hibplan_step s;
+
+    o.verify = true;
+    v.phase = HIBPLAN_SNAPSHOT;
+    v.suspended = v.suspend_ours = true;
+    v.svc = HIBPLAN_SVC_CUT;
+    v.task = HIBPLAN_TASK_SUCCEEDED;
+    v.attempt = 1;
+    v.counted = true;
+    s = hibplan_decide(&v, &o);
+    cr_assert_eq(s.act, HIBPLAN_VERIFY);
+    v.verified = true;
+    s = hibplan_decide(&v, &o);
+    cr_assert(s.act == HIBPLAN_SET_PHASE && s.phase == HIBPLAN_SCALING);
+    v.verified = false;
+    v.phase = HIBPLAN_FAILED; /* etcd kept moving */
+    s = hibplan_decide(&v, &o);
+    cr_assert_eq(s.act, HIBPLAN_VERIFY);
+    v.break_glass = true;
+    s = hibplan_decide(&v, &o);
+    cr_assert(s.act == HIBPLAN_SET_PHASE && s.phase == HIBPLAN_SCALING);
+}
+
+Test(hibplan, break_glass_allows_one_scale_down)
+{
+    struct hibplan_view v = base();
+
+    v.phase = HIBPLAN_SCALING;
+    v.suspended = v.suspend_ours = true;
+    v.svc = HIBPLAN_SVC_CUT;
+    v.break_glass = true;
+    v.task = HIBPLAN_TASK_FAILED;
+    v.attempt = 3;
+    EXPECT_ACT(v, HIBPLAN_SCALE);
+    v.sts_spec = v.sts_status = 0;
+    EXPECT_ACT(v, HIBPLAN_REMOVE_BREAK_GLASS);
+    v.break_glass = false;
+    EXPECT_PHASE(v, HIBPLAN_HIBERNATED);
+}
+
+Test(hibplan, suspension_follows_the_signal_while_hibernated)
+{
+    struct hibplan_view v = base();
+
+    v.phase = HIBPLAN_HIBERNATED;
+    v.svc = HIBPLAN_SVC_CUT;
+    v.sts_spec = v.sts_status = 0;
+    v.suspended = false; /* the annotation path: removed by `druidctl reconciliation resume` */
+    v.suspend_ours = true;
+    EXPECT_ACT(v, HIBPLAN_SET_SUSPEND);
+    /* hibernated by annotation, then spec.replicas: 0, then the annotation removed */
+    v.suspended = true;
+    v.spec_signal = true;
+    EXPECT_ACT(v, HIBPLAN_REMOVE_SUSPEND);
+    v.suspended = v.suspend_ours = false;
+    EXPECT_ACT(v, HIBPLAN_DONE);
 }

@@ -31,8 +31,8 @@ static const struct k8s_resource RES_STS = { "apps", "v1", "statefulsets", 1 };
  * key and value (NULL: remove), in one write. The answer is the Etcd from
  * then on; a conflict has it read again.
  */
-static enum kerr patch_etcd(const struct hib_env *env, struct round *r, int n,
-                            const char *const kv[], struct kerr_info *err)
+enum kerr hib_patch_etcd(const struct hib_env *env, struct round *r, int n, const char *const kv[],
+                         struct kerr_info *err)
 {
     cJSON *patch = cJSON_CreateObject(), *ans = NULL;
     const char *rv = kjson_get_str(r->etcd, "metadata.resourceVersion");
@@ -64,11 +64,11 @@ out:
     return rc;
 }
 
-static enum kerr patch_one(const struct hib_env *env, struct round *r, const char *key,
-                           const char *value, struct kerr_info *err)
+enum kerr hib_patch_one(const struct hib_env *env, struct round *r, const char *key,
+                        const char *value, struct kerr_info *err)
 {
     const char *kv[] = { key, value };
-    return patch_etcd(env, r, 1, kv, err);
+    return hib_patch_etcd(env, r, 1, kv, err);
 }
 
 /*
@@ -80,6 +80,7 @@ static enum kerr patch_svc(const struct hib_env *env, struct round *r, int cut,
                            struct kerr_info *err)
 {
     const char *segs[] = { "metadata", "annotations", HIB_ANN_REMOVED_PORTS, NULL };
+    const char *csegs[] = { "metadata", "annotations", HIB_ANN_CUT_AT, NULL };
     const char *rv = kjson_get_str(r->svc, "metadata.resourceVersion");
     const char *name = kjson_get_str(r->svc, "metadata.name");
     const char *rem;
@@ -97,6 +98,7 @@ static enum kerr patch_svc(const struct hib_env *env, struct round *r, int cut,
     if (!(patch = cJSON_CreateObject()) ||
         kjson_set_str(patch, "metadata.resourceVersion", rv, err) ||
         kjson_setv(patch, segs, rem ? cJSON_CreateString(rem) : cJSON_CreateNull(), err) ||
+        kjson_setv(patch, csegs, cJSON_CreateNull(), err) || /* a cut's time comes after it */
         kjson_set(patch, "spec.ports", cJSON_Duplicate(kjson_get_arr(next, "spec.ports"), 1), err))
         goto out;
     rc = k8s_patch(env->client, &RES_SVC, r->ns, name, K8S_PATCH_MERGE, patch, NULL, &ans, err);
@@ -113,6 +115,42 @@ out:
     cJSON_Delete(ans);
     cJSON_Delete(patch);
     cJSON_Delete(next);
+    return rc;
+}
+
+/*
+ * The controller's own record of the cut: its time on the client Service (a component only the
+ * reconcilers may change), written before the Etcd's; a cut time on the Etcd that differs from
+ * it is not the controller's (common/hibguard.h).
+ */
+static enum kerr record_cut(const struct hib_env *env, struct round *r, const char *when,
+                            struct kerr_info *err)
+{
+    const char *segs[] = { "metadata", "annotations", HIB_ANN_CUT_AT, NULL };
+    const char *rv = kjson_get_str(r->svc, "metadata.resourceVersion");
+    const char *name = kjson_get_str(r->svc, "metadata.name");
+    cJSON *patch = cJSON_CreateObject(), *ans = NULL;
+    enum kerr rc = kerr_set(err, KERR_NOMEM, "out of memory");
+
+    if (!name || !rv) {
+        cJSON_Delete(patch);
+        return kerr_set(err, KERR_INVAL, "the client Service has no name or resourceVersion");
+    }
+    if (patch && !kjson_set_str(patch, "metadata.resourceVersion", rv, err) &&
+        !kjson_setv(patch, segs, cJSON_CreateString(when), err)) {
+        rc = k8s_patch(env->client, &RES_SVC, r->ns, name, K8S_PATCH_MERGE, patch, NULL, &ans, err);
+        r->used++;
+    }
+    if (rc == KERR_OK || rc == KERR_CONFLICT) {
+        cJSON_Delete(r->svc);
+        r->svc = rc == KERR_OK ? ans : NULL;
+        r->svc_read = rc == KERR_OK;
+        r->svc_fresh = rc == KERR_OK;
+        r->svc_api = r->svc_api || rc == KERR_CONFLICT;
+        ans = NULL;
+    }
+    cJSON_Delete(ans);
+    cJSON_Delete(patch);
     return rc;
 }
 
@@ -296,77 +334,6 @@ static enum kerr scale(const struct hib_env *env, struct round *r, int replicas,
     return rc;
 }
 
-/*
- * The condition of the failing final snapshot (HIB_ANN_CONDITION) from the latest task of
- * ours, written on the Etcd with a Warning event that carries the sidecar's reason.
- */
-static enum kerr note_failing(const struct hib_env *env, struct round *r, struct kerr_info *err)
-{
-    const cJSON *errs = kjson_get_arr(r->latest, "status.lastErrors");
-    const cJSON *last = cJSON_GetArrayItem(errs, cJSON_GetArraySize(errs) - 1);
-    const char *task = kjson_get_str(r->latest, "metadata.name");
-    const char *code = kjson_get_str(last, "code"), *why = kjson_get_str(last, "description");
-    int failed = r->v.task == HIBPLAN_TASK_FAILED;
-    char now[KTIME_LEN + 1], msg[1024];
-    cJSON *cond = cJSON_CreateObject();
-    char *text = NULL;
-    enum kerr rc;
-
-    if (!why)
-        why = kjson_get_str(r->latest, "status.lastOperation.description");
-    if (!code)
-        code = failed ? "SnapshotFailed" : "SidecarCallFailed";
-    snprintf(msg, sizeof(msg),
-             "final snapshot attempt %d (EtcdOpsTask %s) %s: %s; hibernation waits and retries "
-             "(%s). If the backups of this Etcd are broken, scale down without a snapshot: "
-             "kubectl annotate etcd -n %s %s %s=<reason>",
-             r->v.attempt, task ? task : "?",
-             failed ? "failed" : "could not reach the backup sidecar", why ? why : "no detail",
-             failed ? "a new attempt follows"
-                    : "the sidecar is called again until the task's timeout",
-             r->ns, r->name, HIB_ANN_BREAK_GLASS);
-    if (ktime_format(time(NULL), now) != KERR_OK)
-        now[0] = '\0';
-    if (!cond || !cJSON_AddStringToObject(cond, "type", "FinalSnapshotFailing") ||
-        !cJSON_AddStringToObject(cond, "status", "True") ||
-        !cJSON_AddStringToObject(cond, "reason", code) ||
-        !cJSON_AddStringToObject(cond, "message", msg) ||
-        !cJSON_AddStringToObject(cond, "task", task ? task : "") ||
-        !cJSON_AddNumberToObject(cond, "attempt", r->v.attempt) ||
-        !cJSON_AddStringToObject(cond, "lastTransitionTime", now) ||
-        !(text = cJSON_PrintUnformatted(cond))) {
-        cJSON_Delete(cond);
-        return kerr_set(err, KERR_NOMEM, "out of memory");
-    }
-    cJSON_Delete(cond);
-    rc = patch_one(env, r, HIB_ANN_CONDITION, text, err);
-    free(text);
-    if (rc == KERR_OK)
-        ev_log_emitf(env->events, r->etcd, EV_WARNING, "FinalSnapshotFailing", "Hibernation", "%s",
-                     msg);
-    return rc;
-}
-
-/* Events that go with a phase about to be written. */
-static void phase_event(const struct hib_env *env, struct round *r, enum hibplan_phase p)
-{
-    const char *desc =
-        r->latest ? kjson_get_str(r->latest, "status.lastOperation.description") : NULL;
-
-    if (p == HIBPLAN_HIBERNATED)
-        ev_log_emitf(env->events, r->etcd, EV_NORMAL, "Hibernated", "Hibernation",
-                     "hibernated: traffic cut, %s, scaled to 0",
-                     r->v.store ? "final full snapshot taken" : "no backup store (no snapshot)");
-    else if (p == HIBPLAN_FAILED)
-        ev_log_emitf(env->events, r->etcd, EV_WARNING, "FinalSnapshotFailed", "Hibernation",
-                     "phase Failed: %d final snapshot attempts failed (last: %s); still retrying, "
-                     "not scaling down",
-                     r->v.attempt, desc ? desc : "no detail");
-    else
-        ev_log_emitf(env->events, r->etcd, EV_NORMAL, "HibernationPhase", "Hibernation",
-                     "hibernation phase %s", hibplan_phase_name(p));
-}
-
 static enum kerr perform(const struct hib_env *env, struct round *r, const struct hibplan_step *s,
                          struct kerr_info *err)
 {
@@ -379,41 +346,68 @@ static enum kerr perform(const struct hib_env *env, struct round *r, const struc
         /* a new cycle starts without the cut time of the last one */
         const char *kv[] = { HIB_ANN_PHASE, hibplan_phase_name(s->phase), HIB_ANN_CUT_AT, NULL };
 
-        rc = patch_etcd(env, r, s->phase == HIBPLAN_CUTTING && r->v.cut_at ? 2 : 1, kv, err);
+        rc = hib_patch_etcd(env, r, s->phase == HIBPLAN_CUTTING && r->v.cut_at ? 2 : 1, kv, err);
         if (rc == KERR_OK)
-            phase_event(env, r, s->phase);
+            hib_phase_event(env, r, s->phase);
         return rc;
     }
     case HIBPLAN_SET_SUSPEND: {
         const char *kv[] = { HIB_ANN_SUSPEND, "true", HIB_ANN_SUSPEND_ADDED, "true" };
-        return patch_etcd(env, r, 2, kv, err);
+        int taken = r->v.suspend_ours; /* its record stayed: someone else removed it */
+
+        rc = hib_patch_etcd(env, r, 2, kv, err);
+        if (rc == KERR_OK && taken) /* someone removed it: `kubectl druid reconciliation resume`? */
+            ev_log_emitf(env->events, r->etcd, EV_WARNING, "SuspensionReasserted", "Hibernation",
+                         "%s was removed while hibernation phase %s holds it: set again "
+                         "(etcd-druid would scale the StatefulSet back up); to wake up, remove "
+                         "%s or set spec.replicas above 0",
+                         HIB_ANN_SUSPEND, hibplan_phase_name(r->v.phase), HIB_ANN_HIBERNATE);
+        return rc;
     }
     case HIBPLAN_REMOVE_SUSPEND: {
         /* only what the controller added: an operator's suspension stays */
         const char *kv[] = { HIB_ANN_SUSPEND_ADDED, NULL, HIB_ANN_SUSPEND, NULL };
-        return patch_etcd(env, r, 2, kv, err);
+        return hib_patch_etcd(env, r, 2, kv, err);
     }
     case HIBPLAN_SET_CUT_AT: {
         /* the API server's time, which stamps the tasks it is compared with */
         time_t t;
 
-        if ((rc = server_now(env, r, &t, now, err)) != KERR_OK)
+        if ((rc = server_now(env, r, &t, now, err)) != KERR_OK ||
+            (rc = record_cut(env, r, now, err)) != KERR_OK)
             return rc;
-        return patch_one(env, r, HIB_ANN_CUT_AT, now, err);
+        return hib_patch_one(env, r, HIB_ANN_CUT_AT, now, err);
+    }
+    case HIBPLAN_VOID_CUT:
+        return hib_void_cut(env, r, err);
+    case HIBPLAN_VERIFY:
+        return hib_verify(env, r, err);
+    case HIBPLAN_REMOVE_BREAK_GLASS: {
+        const char *why = etcdspec_annotation(r->etcd, HIB_ANN_BREAK_GLASS);
+        char reason[256];
+
+        snprintf(reason, sizeof(reason), "%s", why ? why : "");
+        rc = hib_patch_one(env, r, HIB_ANN_BREAK_GLASS, NULL, err);
+        if (rc == KERR_OK)
+            ev_log_emitf(env->events, r->etcd, EV_NORMAL, "BreakGlassUsed", "Hibernation",
+                         "the scale-down without a final snapshot that %s allowed (%s) is done: "
+                         "the annotation is removed, the next scale-down needs a snapshot again",
+                         HIB_ANN_BREAK_GLASS, reason);
+        return rc;
     }
     case HIBPLAN_REMOVE_CUT_AT:
-        return patch_one(env, r, HIB_ANN_CUT_AT, NULL, err);
+        return hib_patch_one(env, r, HIB_ANN_CUT_AT, NULL, err);
     case HIBPLAN_REMOVE_PHASE:
-        rc = patch_one(env, r, HIB_ANN_PHASE, NULL, err);
+        rc = hib_patch_one(env, r, HIB_ANN_PHASE, NULL, err);
         if (rc == KERR_OK)
             ev_log_emitf(env->events, r->etcd, EV_NORMAL, "WokeUp", "Hibernation",
                          "woke up: replicas, ports and spec "
                          "reconciliation restored");
         return rc;
     case HIBPLAN_NOTE_FAILING:
-        return note_failing(env, r, err);
+        return hib_note_failing(env, r, err);
     case HIBPLAN_CLEAR_FAILING:
-        return patch_one(env, r, HIB_ANN_CONDITION, NULL, err);
+        return hib_patch_one(env, r, HIB_ANN_CONDITION, NULL, err);
     case HIBPLAN_CUT_PORTS:
         return patch_svc(env, r, 1, err);
     case HIBPLAN_RESTORE_PORTS:
@@ -432,8 +426,11 @@ static enum kerr perform(const struct hib_env *env, struct round *r, const struc
     case HIBPLAN_SCALE:
         if (s->replicas == 0 && r->v.store && !r->v.counted)
             ev_log_emitf(env->events, r->etcd, EV_WARNING, "ScaleDownWithoutSnapshot",
-                         "Hibernation", "scaling to 0 without a final snapshot: %s is set (%s)",
-                         HIB_ANN_BREAK_GLASS, etcdspec_annotation(r->etcd, HIB_ANN_BREAK_GLASS));
+                         "Hibernation",
+                         "scaling to 0 without a final snapshot (%d attempt%s failed): %s is set "
+                         "(%s); it is removed after this scale-down",
+                         r->v.attempt, r->v.attempt == 1 ? "" : "s", HIB_ANN_BREAK_GLASS,
+                         etcdspec_annotation(r->etcd, HIB_ANN_BREAK_GLASS));
         return scale(env, r, s->replicas, err);
     case HIBPLAN_IMT_ENSURE:
         r->used += 2; /* a GET and a write */
@@ -459,6 +456,7 @@ static int cost(const struct round *r, const struct hibplan_step *s)
 {
     switch (s->act) {
     case HIBPLAN_SET_CUT_AT:
+        return 3;
     case HIBPLAN_IMT_ENSURE:
         return 2;
     case HIBPLAN_CREATE_TASK:
@@ -477,7 +475,8 @@ static int cost(const struct round *r, const struct hibplan_step *s)
 static int needs_proof(const struct hibplan_step *s)
 {
     return s->act == HIBPLAN_SET_CUT_AT || s->act == HIBPLAN_SCALE ||
-           s->act == HIBPLAN_REMOVE_PHASE ||
+           s->act == HIBPLAN_REMOVE_PHASE || s->act == HIBPLAN_VOID_CUT ||
+           s->act == HIBPLAN_VERIFY || s->act == HIBPLAN_REMOVE_BREAK_GLASS ||
            (s->act == HIBPLAN_SET_PHASE &&
             (s->phase == HIBPLAN_SCALING || s->phase == HIBPLAN_HIBERNATED));
 }
@@ -523,7 +522,8 @@ enum kerr hib_step(const struct hib_env *env, const cJSON *etcd, long *requeue_m
     r.name = kjson_get_str(etcd, "metadata.name");
     if (!r.ns || !r.name || strlen(r.name) > ETCDSPEC_NAME_MAX)
         return kerr_set(err, KERR_INVAL, "Etcd without namespace or name");
-    if (!hib_wanted(etcd) && !hib_spec_zero(etcd) && !etcdspec_annotation(etcd, HIB_ANN_PHASE))
+    if (!hib_wanted(etcd) && !hib_spec_zero(etcd) && !etcdspec_annotation(etcd, HIB_ANN_PHASE) &&
+        !etcdspec_annotation(etcd, HIB_ANN_CUT_AT))
         return KERR_OK; /* never hibernated: nothing to read */
     r.budget = env->max_requests < 0                                           ? 0
                : env->max_requests > 0 && env->max_requests < HIB_MAX_REQUESTS ? env->max_requests

@@ -56,13 +56,21 @@
  *     task, attempt, lastTransitionTime}, written when an attempt has first
  *     failed (the task Failed, or a sidecar call of a live task failed) and
  *     removed when the flow moves on.
+ *   - The cut's record: HIB_ANN_CUT_AT on the client Service too (written
+ *     before the Etcd's, removed with every cut or restore of the ports); a
+ *     cut time on the Etcd that differs from it is voided.
+ *   - Before the scale-down, the sidecar's /snapshot/latest and
+ *     /snapshot/full?final=true (hib_verify.c): etcd's revision against the
+ *     store's.
  * Events (Etcd as regarding object): Normal HibernationPhase on each phase
  * written, Normal Hibernated and WokeUp, Warning FinalSnapshotFailing with
  * the condition, Warning FinalSnapshotFailed per failed attempt and on
  * phase Failed, Warning ScaleDownWithoutSnapshot when
  * the break-glass annotation lets a scale-down through, Warning on bad input
  * (ClientServiceMissing, ClientServicePorts, StatefulSetMissing,
- * InvalidImmutability), and nothing is deleted or scaled on bad input.
+ * InvalidImmutability), and nothing is deleted or scaled on bad input;
+ * Warning AwakeAgain, TrafficCutVoided, FinalSnapshotBehind,
+ * SuspensionReasserted, Normal BreakGlassUsed.
  *
  * Ownership: env and everything in it BORROWED. Thread safety: hib_step may
  * run for different Etcds on several threads at once; for one Etcd the

@@ -69,7 +69,7 @@ enum kerr hib_reconcile(struct ctl *c, const cJSON *etcd, struct ctl_result *res
     struct hib_env env = {
         .client = ctl_client(c),
         .events = ctl_events(c),
-        .plan = { .retries = (int)ctl_cfg(c)->snapshot_retries },
+        .plan = { .retries = (int)ctl_cfg(c)->snapshot_retries, .verify = true },
         .bucket = etcdspec_bucket_state,
         .imt_ensure = imt_ensure,
         .imt_delete = imt_delete,

@@ -37,7 +37,38 @@ struct round {
     const cJSON *latest;                    /* BORROWED from tasks: our highest attempt */
     struct hibplan_view v;
     long defer_ms; /* set by an action that has to wait: requeue after this long */
+    bool verified; /* the sidecar confirmed the final snapshot holds etcd's revision (this call) */
 };
+
+/*
+ * Ask the backup sidecar whether etcd moved on since the final snapshot
+ * (controller/hibernation/hib_verify.c): r->verified on success; otherwise a
+ * Warning event, phase Failed and r->defer_ms set.
+ */
+enum kerr hib_verify(const struct hib_env *env, struct round *r, struct kerr_info *err);
+
+/*
+ * Merge-patch annotations of the Etcd (hib.c), resourceVersion checked: n pairs of key and
+ * value (NULL: remove), in one write; the answer is r->etcd from then on.
+ */
+/* hib_patch_etcd of one annotation (value NULL: remove it). */
+enum kerr hib_patch_one(const struct hib_env *env, struct round *r, const char *key,
+                        const char *value, struct kerr_info *err);
+
+/* (hib_note.c) The condition of a failing final snapshot from r->latest, with its Warning. */
+enum kerr hib_note_failing(const struct hib_env *env, struct round *r, struct kerr_info *err);
+
+/* (hib_note.c) The events that go with phase p, about to be written. */
+void hib_phase_event(const struct hib_env *env, struct round *r, enum hibplan_phase p);
+
+/*
+ * (hib_note.c) Remove a cut that no longer holds, with a Warning that says why: scaled up
+ * while Hibernated (phase WakingUp in the same write), ports open again, or not the record.
+ */
+enum kerr hib_void_cut(const struct hib_env *env, struct round *r, struct kerr_info *err);
+
+enum kerr hib_patch_etcd(const struct hib_env *env, struct round *r, int n, const char *const kv[],
+                         struct kerr_info *err);
 
 /* Free what r holds (r itself is the caller's). */
 void hib_round_release(struct round *r);

@@ -198,7 +198,7 @@ static enum kerr load_tasks(const struct hib_env *env, struct round *r, struct k
  */
 static void derive_tasks(struct round *r)
 {
-    time_t cut = hib_cut_time(r->etcd);
+    time_t cut = r->v.cut_forged ? (time_t)-1 : hib_cut_time(r->etcd);
     const cJSON *t;
     const char *en;
     int n;
@@ -368,6 +368,14 @@ static void derive_objects(struct round *r)
     r->v.sts_present = r->sts != NULL;
     r->v.sts_spec = int_at(r->sts, "spec.replicas");
     r->v.sts_status = int_at(r->sts, "status.replicas");
+    /* the cut time on the Etcd must be the one the controller recorded on the Service */
+    if (r->v.cut_at && r->svc_read && r->v.svc != HIBPLAN_SVC_MISSING) {
+        const char *rec = etcdspec_annotation(r->svc, HIB_ANN_CUT_AT);
+        const char *cut = etcdspec_annotation(r->etcd, HIB_ANN_CUT_AT);
+
+        r->v.cut_forged = !rec || strcmp(rec, cut) != 0;
+    }
+    r->v.verified = r->verified;
     r->v.imm_task = r->imm != NULL && !kjson_has(r->imm, "metadata.deletionTimestamp");
     r->v.imm_deleting = r->imm != NULL && !r->v.imm_task;
 }
@@ -398,7 +406,11 @@ enum kerr hib_read_view(const struct hib_env *env, struct round *r, int *gone,
             return KERR_OK;
         }
     }
-    /* Hibernated and staying so: only the immutability task can need work. */
+    /* Hibernated and staying so: the StatefulSet (a scale-up voids the cut) and the
+     * immutability task. */
+    if (r->v.want && r->v.phase == HIBPLAN_HIBERNATED &&
+        (rc = load_sts(env, r, false, err)) != KERR_OK)
+        return rc;
     if (!(r->v.want && r->v.phase == HIBPLAN_HIBERNATED) &&
         ((rc = load_svc(env, r, false, err)) || (rc = load_sts(env, r, false, err)) ||
          (rc = load_tasks(env, r, err))))

@@ -65,6 +65,9 @@ static const char *const ACT_NAMES[HIBPLAN_ACT_COUNT] = {
     [HIBPLAN_REMOVE_PHASE] = "RemovePhase",
     [HIBPLAN_NOTE_FAILING] = "NoteFailing",
     [HIBPLAN_CLEAR_FAILING] = "ClearFailing",
+    [HIBPLAN_VOID_CUT] = "VoidCut",
+    [HIBPLAN_VERIFY] = "VerifyRevision",
+    [HIBPLAN_REMOVE_BREAK_GLASS] = "RemoveBreakGlass",
 };
 
 enum hibplan_phase hibplan_phase_parse(const char *s)
@@ -150,6 +153,8 @@ static struct hibplan_step decide_cutting(const struct hibplan_view *v)
         return act(HIBPLAN_CUT_PORTS);
     if (!v->cut_at)
         return act(HIBPLAN_SET_CUT_AT);
+    if (v->cut_forged) /* not the cut the controller recorded: a new one */
+        return act(HIBPLAN_VOID_CUT);
     if (v->ntasks > 0)
         return act(HIBPLAN_DELETE_TASKS);
     if (v->ndeleting > 0)
@@ -189,8 +194,14 @@ static struct hibplan_step decide_snapshot(const struct hibplan_view *v,
     int retries = o && o->retries > 1 ? o->retries : 1;
     long delay;
 
-    if (!v->store || v->counted || at_zero(v))
+    if (!v->store || at_zero(v))
         return set_phase(HIBPLAN_SCALING);
+    /* this cycle's snapshot exists: it holds the last write only if etcd has not moved on */
+    if (v->counted &&
+        (!(o && o->verify) || v->verified || (v->break_glass && v->phase == HIBPLAN_FAILED)))
+        return set_phase(HIBPLAN_SCALING);
+    if (v->counted)
+        return act(HIBPLAN_VERIFY);
     if (attempt_failed(v) && !v->failing_noted)
         return act(HIBPLAN_NOTE_FAILING);
     /* break glass as soon as an attempt has failed: no waiting out a dead sidecar's timeouts */
@@ -236,6 +247,9 @@ static struct hibplan_step decide_scaling(const struct hibplan_view *v)
     }
     if (v->sts_status != 0)
         return wait_for(SHORT_WAIT_MS);
+    /* break glass allows one scale-down, the one just made */
+    if (v->break_glass && v->store && !v->counted)
+        return act(HIBPLAN_REMOVE_BREAK_GLASS);
     if (v->imm > 0 && !v->imm_task)
         return v->imm_deleting ? wait_for(SHORT_WAIT_MS) : act(HIBPLAN_IMT_ENSURE);
     if (v->spec_signal && v->suspend_ours)
@@ -255,10 +269,13 @@ static struct hibplan_step decide_hibernate(const struct hibplan_view *v,
         held) {
         if (!v->suspended)
             return act(HIBPLAN_SET_SUSPEND);
+        /* ports open again: the old cut time goes before the new cut (a re-cut is a new time) */
         if (v->svc == HIBPLAN_SVC_OPEN)
-            return act(HIBPLAN_CUT_PORTS);
+            return act(v->cut_at ? HIBPLAN_VOID_CUT : HIBPLAN_CUT_PORTS);
         if (!v->cut_at)
             return act(HIBPLAN_SET_CUT_AT);
+        if (v->cut_forged)
+            return act(HIBPLAN_VOID_CUT);
     }
     switch (v->phase) {
     case HIBPLAN_CUTTING:
@@ -269,6 +286,15 @@ static struct hibplan_step decide_hibernate(const struct hibplan_view *v,
     case HIBPLAN_SCALING:
         return decide_scaling(v);
     case HIBPLAN_HIBERNATED:
+        /* scaled up while asleep: the cut belonged to that sleep, the Etcd is awake again */
+        if (v->sts_present && v->sts_spec > 0)
+            return act(HIBPLAN_VOID_CUT);
+        /* the annotation path keeps etcd-druid suspended: re-assert a suspension removed */
+        if (!v->spec_signal && !v->suspended)
+            return act(HIBPLAN_SET_SUSPEND);
+        /* the signal switched to spec.replicas: 0: etcd-druid reconciles it itself */
+        if (v->spec_signal && v->suspend_ours)
+            return act(HIBPLAN_REMOVE_SUSPEND);
         if (v->failing_noted)
             return act(HIBPLAN_CLEAR_FAILING);
         if (v->imm > 0 && !v->imm_task)
@@ -283,6 +309,9 @@ static struct hibplan_step decide_hibernate(const struct hibplan_view *v,
 
 static struct hibplan_step decide_wake(const struct hibplan_view *v)
 {
+    /* a cut time outside any hibernation is nobody's cut (written by someone else) */
+    if (v->phase == HIBPLAN_NONE && v->cut_at)
+        return act(HIBPLAN_VOID_CUT);
     if (v->phase == HIBPLAN_NONE)
         return act(HIBPLAN_DONE);
     if (v->phase != HIBPLAN_WAKING)

@@ -43,7 +43,17 @@
  *     retention; a task being deleted is waited for); on the spec path lift
  *     the suspension the controller set, so that etcd-druid reconciles
  *     spec.replicas: 0 itself (Gardener waits for that); phase Hibernated.
- *   Hibernated: the immutability task follows the retention type.
+ *   Hibernated: a StatefulSet above 0 voids the cut (VOID_CUT: the Etcd is
+ *     awake again, the phase becomes WakingUp; still wanted, a new cycle
+ *     follows); the annotation path re-asserts a suspension someone removed,
+ *     the spec path lifts the one the controller set (the signal switched);
+ *     the immutability task follows the retention type.
+ *   A cut time that is not the controller's record (cut_forged), or ports
+ *   open again after the cut, void it first: a re-cut gets a new time. With
+ *   opts.verify, a counted snapshot leads to ScalingDown only once the
+ *   sidecar confirmed etcd's revision is in the store (VERIFY), or with
+ *   break glass in Failed. After a scale-down without a snapshot the
+ *   break-glass annotation is removed (it allows one).
  * Waking up (neither signal): any phase -> WakingUp; WakingUp: remove the
  * cut time first (while it stands, this cycle's snapshot lets the
  * StatefulSet go to 0: it must be gone before writes flow again), delete
@@ -100,9 +110,11 @@ struct hibplan_view {
     bool suspended;    /* druid.gardener.cloud/suspend-etcd-spec-reconcile present */
     bool suspend_ours; /* etcd-warden.io/suspend-added: the controller set the suspension */
     bool cut_at;       /* etcd-warden.io/traffic-cut-at present */
+    bool cut_forged;   /* ... but not the cut the controller recorded on the client Service */
     bool counted;      /* a full snapshot of this Etcd Succeeded since the cut (any task) */
     bool other_live;   /* an unfinished EtcdOpsTask of this Etcd that is not ours */
     bool break_glass;  /* etcd-warden.io/allow-scale-down-without-snapshot present */
+    bool verified;     /* the sidecar confirmed etcd's revision is the final snapshot's */
     bool store;        /* spec.backup.store set */
     int spec_replicas; /* Etcd spec.replicas */
     enum hibplan_svc svc;
@@ -128,6 +140,8 @@ struct hibplan_opts {
     long backoff_ms;     /* first retry delay (0: 5 s) */
     long backoff_max_ms; /* retry delay cap (0: 60 s) */
     long poll_ms;        /* re-check interval while waiting (0: 5 s) */
+    bool verify;         /* before the scale-down, have the sidecar confirm etcd's revision is
+                            the final snapshot's (HIBPLAN_VERIFY; warden-controller: on) */
 };
 
 /* The actions, one per step. */
@@ -148,8 +162,12 @@ enum hibplan_act {
     HIBPLAN_REMOVE_SUSPEND, /* remove the suspension the controller set, and its record */
     HIBPLAN_REMOVE_CUT_AT,
     HIBPLAN_REMOVE_PHASE,
-    HIBPLAN_NOTE_FAILING,  /* write the condition that an attempt failed, Warning event */
-    HIBPLAN_CLEAR_FAILING, /* remove that condition */
+    HIBPLAN_NOTE_FAILING,       /* write the condition that an attempt failed, Warning event */
+    HIBPLAN_CLEAR_FAILING,      /* remove that condition */
+    HIBPLAN_VOID_CUT,           /* remove a cut that no longer holds (Warning event); Hibernated:
+                                   phase WakingUp in the same write (the Etcd is awake again) */
+    HIBPLAN_VERIFY,             /* ask the sidecar whether etcd moved on since the final snapshot */
+    HIBPLAN_REMOVE_BREAK_GLASS, /* break glass allowed one scale-down: remove it */
     HIBPLAN_ACT_COUNT
 };
 

@@ -238,7 +238,7 @@ out:
 }
 
 /* The backuprestore port of svc, else spec.backup.port, else 8080. */
-static int backup_port(const cJSON *svc, const cJSON *etcd)
+int otask_backup_port(const cJSON *svc, const cJSON *etcd)
 {
     const cJSON *p;
 
@@ -263,8 +263,8 @@ static int api_failed(enum kerr rc)
  * The CA of spec.backup.tls.tlsCASecretRef, when spec.backup.tls is set. *pem OWNED (free).
  * *api set when the API server failed the read (api_failed).
  */
-static enum kerr read_ca(struct run *r, const cJSON *etcd, unsigned char **pem, size_t *len,
-                         int *api, struct kerr_info *err)
+enum kerr otask_backup_ca(struct k8s_client *client, const char *ns, const cJSON *etcd,
+                          unsigned char **pem, size_t *len, int *api, struct kerr_info *err)
 {
     const cJSON *ref = kjson_get_obj(etcd, "spec.backup.tls.tlsCASecretRef");
     const char *sname = kjson_get_str(ref, "name"), *sns = kjson_get_str(ref, "namespace");
@@ -281,12 +281,12 @@ static enum kerr read_ca(struct run *r, const cJSON *etcd, unsigned char **pem, 
         return KERR_OK;
     if (!sname)
         return kerr_set(err, KERR_INVAL, "spec.backup.tls.tlsCASecretRef.name is not set");
-    if (sns && *sns && strcmp(sns, r->ns) != 0)
+    if (sns && *sns && strcmp(sns, ns) != 0)
         return kerr_set(err, KERR_INVAL,
                         "spec.backup.tls.tlsCASecretRef.namespace must be empty or the Etcd's "
                         "own namespace");
     segs[1] = key && *key ? key : DEFAULT_CA_KEY;
-    rc = k8s_get(r->env->client, &ETCDSPEC_RES_SECRET, r->ns, sname, NULL, &secret, &why);
+    rc = k8s_get(client, &ETCDSPEC_RES_SECRET, ns, sname, NULL, &secret, &why);
     if (api_failed(rc)) {
         *api = 1;
         return kerr_set(err, rc, "reading the backup CA (Secret %s): %s", sname, why.msg);
@@ -304,8 +304,8 @@ static enum kerr read_ca(struct run *r, const cJSON *etcd, unsigned char **pem, 
     free(*pem);
     *pem = NULL;
     *len = 0;
-    log_warn("backup CA not usable", "namespace", r->ns, "task", r->name, "secret", sname, "key",
-             segs[1], "error", why.msg);
+    log_warn("backup CA not usable", "namespace", ns, "etcd", kjson_get_str(etcd, "metadata.name"),
+             "secret", sname, "key", segs[1], "error", why.msg);
     return kerr_set(err, rc, "the backup CA (Secret %s, key %s) is not available", sname, segs[1]);
 }
 
@@ -341,11 +341,11 @@ static enum kerr call_sidecar(struct run *r, const struct otask_spec *sp, const 
         kerr_wrap(err, "client Service %s", svc_name);
         goto out;
     }
-    if ((rc = read_ca(r, etcd, &ca, &ca_len, api, err)) != KERR_OK)
+    if ((rc = otask_backup_ca(r->env->client, r->ns, etcd, &ca, &ca_len, api, err)) != KERR_OK)
         goto out;
     t.host = host;
     t.ip = kjson_get_str(svc, "spec.clusterIP");
-    t.port = backup_port(svc, etcd);
+    t.port = otask_backup_port(svc, etcd);
     t.ca_pem = (const char *)ca;
     t.ca_len = ca_len;
     t.cancel = r->env->cancel;

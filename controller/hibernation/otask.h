@@ -108,6 +108,17 @@ enum kerr otask_step(const struct otask_env *env, const char *ns, const char *na
 enum kerr otask_reconcile(struct ctl *c, const char *ns, const char *name, struct ctl_result *res,
                           struct kerr_info *err);
 
+/*
+ * The CA of spec.backup.tls.tlsCASecretRef of etcd (BORROWED) in namespace ns, when
+ * spec.backup.tls is set (else *pem NULL): *pem OWNED (free). *api set when the API server
+ * failed the read (retry later; it says nothing about the sidecar).
+ */
+enum kerr otask_backup_ca(struct k8s_client *client, const char *ns, const cJSON *etcd,
+                          unsigned char **pem, size_t *len, int *api, struct kerr_info *err);
+
+/* The backuprestore port of the client Service svc, else spec.backup.port of etcd, else 8080. */
+int otask_backup_port(const cJSON *svc, const cJSON *etcd);
+
 /* ---- pure helpers (exposed for the tests) ---- */
 
 /* Parse status.state (NULL or "": OTASK_NONE; unknown: OTASK_NONE). */

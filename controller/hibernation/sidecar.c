@@ -19,6 +19,8 @@ const char *sidecar_path(enum sidecar_kind kind, int final)
 {
     if (kind == SIDECAR_DELTA)
         return "/snapshot/delta";
+    if (kind == SIDECAR_LATEST)
+        return "/snapshot/latest";
     return final ? "/snapshot/full?final=true" : "/snapshot/full";
 }
 
@@ -108,7 +110,7 @@ static enum kerr take_answer(const struct buf *body, const char *url, struct sid
     return KERR_OK;
 }
 
-static int setup(CURL *h, const struct sidecar_target *t, const char *url,
+static int setup(CURL *h, const struct sidecar_target *t, const char *url, int get,
                  struct curl_slist *connect_to, long timeout_ms, struct sink *body)
 {
     struct curl_blob blob;
@@ -116,9 +118,11 @@ static int setup(CURL *h, const struct sidecar_target *t, const char *url,
 
     bad |= curl_easy_setopt(h, CURLOPT_URL, url) != CURLE_OK;
     bad |= curl_easy_setopt(h, CURLOPT_CONNECT_TO, connect_to) != CURLE_OK;
-    bad |= curl_easy_setopt(h, CURLOPT_POST, 1L) != CURLE_OK;
-    bad |= curl_easy_setopt(h, CURLOPT_POSTFIELDS, "") != CURLE_OK;
-    bad |= curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, 0L) != CURLE_OK;
+    if (!get) {
+        bad |= curl_easy_setopt(h, CURLOPT_POST, 1L) != CURLE_OK;
+        bad |= curl_easy_setopt(h, CURLOPT_POSTFIELDS, "") != CURLE_OK;
+        bad |= curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, 0L) != CURLE_OK;
+    }
     bad |= curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L) != CURLE_OK;
     bad |= curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms) != CURLE_OK;
     bad |= curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
@@ -198,7 +202,7 @@ enum kerr sidecar_snapshot(const struct sidecar_target *t, enum sidecar_kind kin
     if (!(connect_to = curl_slist_append(NULL, entry)) || !(h = curl_easy_init()))
         goto out;
     rc = kerr_set(err, KERR_INTERNAL, "sidecar: curl option refused");
-    if (setup(h, t, url, connect_to, timeout_ms, &body))
+    if (setup(h, t, url, kind == SIDECAR_LATEST, connect_to, timeout_ms, &body))
         goto out;
     cc = perform(h, t);
     if (cc != CURLE_OK) {

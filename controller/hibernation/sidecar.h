@@ -36,7 +36,8 @@
 #define SIDECAR_EXCERPT_LEN 256
 #define SIDECAR_POLL_MS     50L
 
-enum sidecar_kind { SIDECAR_FULL, SIDECAR_DELTA };
+/* SIDECAR_LATEST: GET /snapshot/latest ({"fullSnapshot":…,"deltaSnapshots":…}) */
+enum sidecar_kind { SIDECAR_FULL, SIDECAR_DELTA, SIDECAR_LATEST };
 
 /* Where the sidecar is. Strings BORROWED for the call. */
 struct sidecar_target {
@@ -60,7 +61,8 @@ struct sidecar_result {
 };
 
 /*
- * POST the snapshot request (final only with SIDECAR_FULL) and wait at most
+ * POST the snapshot request (final only with SIDECAR_FULL; GET for SIDECAR_LATEST, whose
+ * answer object goes to out->snapshot) and wait at most
  * timeout_ms (> 0) for the whole answer. KERR_OK whenever an HTTP answer
  * arrived, whatever its status (out->http_status tells; a 200 body must be
  * a JSON object or null, else KERR_PARSE). Transport failures: KERR_TIMEOUT,
@@ -77,7 +79,7 @@ void sidecar_result_release(struct sidecar_result *r);
 
 /*
  * The URL path and query of a request: "/snapshot/full?final=true",
- * "/snapshot/full", "/snapshot/delta". Static.
+ * "/snapshot/full", "/snapshot/delta", "/snapshot/latest". Static.
  */
 const char *sidecar_path(enum sidecar_kind kind, int final);
 

@@ -15,7 +15,8 @@
 #include "common/ktime.h"
 
 #define REQUESTS_MAX (8u * 1024u * 1024u) /* cap of the request log */
-#define REV_STEP     7                    /* revisions "written" between two snapshots */
+#define REV_STEP     7                    /* revisions "written" before a snapshot not final */
+#define WRITES_MAX   (8u * 1024u * 1024u) /* cap of the write log */
 
 struct bkd {
     pthread_mutex_t mu;
@@ -29,6 +30,11 @@ struct bkd {
     cJSON *full;       /* OWNS: latest full snapshot, or NULL */
     cJSON *deltas;     /* OWNS: delta snapshots since it (array) */
     struct buf requests;
+    struct buf writes; /* one JSON line per acknowledged write: {"revision","time"} */
+    long writer_ms;    /* the writer on an established connection: a write every N ms; 0 off */
+    int writer_stop;
+    pthread_t writer;
+    int writer_running;
 };
 
 static const char JSON[] = "application/json";
@@ -49,7 +55,9 @@ enum kerr bkd_new(struct bkd **out, struct kerr_info *err)
     pthread_mutex_init(&d->mu, NULL);
     pthread_cond_init(&d->cv, NULL);
     d->reply_code = 200;
+    d->rev = REV_STEP; /* etcd has data before the first snapshot */
     buf_init(&d->requests, REQUESTS_MAX);
+    buf_init(&d->writes, WRITES_MAX);
     *out = d;
     return KERR_OK;
 }
@@ -58,6 +66,12 @@ void bkd_free(struct bkd *d)
 {
     if (!d)
         return;
+    pthread_mutex_lock(&d->mu);
+    d->writer_stop = 1;
+    pthread_mutex_unlock(&d->mu);
+    if (d->writer_running)
+        pthread_join(d->writer, NULL);
+    buf_release(&d->writes);
     cJSON_Delete(d->full);
     cJSON_Delete(d->deltas);
     buf_release(&d->requests);
@@ -173,7 +187,8 @@ fail:
 }
 
 /* Append the request line (under d->mu). A full log drops the line. */
-static void log_request(struct bkd *d, const struct bkd_req *req, unsigned code, int64_t last)
+static void log_request(struct bkd *d, const struct bkd_req *req, unsigned code, int64_t last,
+                        int skipped)
 {
     char when[KTIME_MICROTIME_LEN + 1];
     cJSON *line = cJSON_CreateObject(), *q = NULL;
@@ -193,7 +208,8 @@ static void log_request(struct bkd *d, const struct bkd_req *req, unsigned code,
     if (!cJSON_AddNumberToObject(line, "code", code) ||
         !(last >= 0 ? cJSON_AddNumberToObject(line, "lastRevision", (double)last)
                     : cJSON_AddNullToObject(line, "lastRevision")) ||
-        !cJSON_AddStringToObject(line, "time", when))
+        !cJSON_AddStringToObject(line, "time", when) ||
+        (skipped && !cJSON_AddBoolToObject(line, "skipped", 1)))
         goto out;
     text = cJSON_PrintUnformatted(line);
     if (text && buf_appendf(&d->requests, "%s\n", text) != KERR_OK)
@@ -215,18 +231,68 @@ static unsigned take_injected(struct bkd *d)
     return code;
 }
 
+/* One acknowledged write (under d->mu): the revision it made, logged. */
+static int64_t write_one(struct bkd *d)
+{
+    char when[KTIME_MICROTIME_LEN + 1];
+
+    d->rev++;
+    if (ktime_microtime_now(when) != KERR_OK)
+        when[0] = '\0';
+    if (buf_appendf(&d->writes, "{\"revision\":%lld,\"time\":\"%s\"}\n", (long long)d->rev, when) !=
+        KERR_OK)
+        buf_reset(&d->writes);
+    return d->rev;
+}
+
+/* The writer on an established connection: the Service's ports do not stop it. */
+static void *writer_main(void *arg)
+{
+    struct bkd *d = arg;
+    long ms;
+
+    for (;;) {
+        pthread_mutex_lock(&d->mu);
+        ms = d->writer_ms;
+        if (d->writer_stop || ms <= 0) {
+            pthread_mutex_unlock(&d->mu);
+            return NULL;
+        }
+        write_one(d);
+        pthread_mutex_unlock(&d->mu);
+        ktime_sleep_ns((int64_t)ms * KTIME_NS_PER_MS);
+    }
+}
+
+/* The previous snapshot is a final full one at the current revision (under d->mu). */
+static int final_unchanged(const struct bkd *d)
+{
+    const cJSON *f = d->full;
+
+    return f && cJSON_GetArraySize(d->deltas) == 0 &&
+           cJSON_IsTrue(cJSON_GetObjectItem(f, "isFinal")) &&
+           (int64_t)cJSON_GetObjectItem(f, "lastRevision")->valuedouble == d->rev;
+}
+
 /* Record a new snapshot (under d->mu) and answer it. */
 static void take_snapshot(struct bkd *d, int full, int final, struct bkd_reply *r, int64_t *last)
 {
     int64_t start = 0;
     cJSON *s, *copy;
 
+    /* etcd-backup-restore (v0.28 and later): no new final full snapshot when nothing changed */
+    if (full && final && final_unchanged(d)) {
+        set_json(r, d->full);
+        *last = d->rev;
+        return;
+    }
     if (!full) {
         cJSON *prev = cJSON_GetArrayItem(d->deltas, cJSON_GetArraySize(d->deltas) - 1);
         const cJSON *base = prev ? prev : d->full;
         start = base ? (int64_t)cJSON_GetObjectItem(base, "lastRevision")->valuedouble + 1 : 1;
     }
-    d->rev += REV_STEP;
+    if (!final) /* as if etcd had seen writes since; a final snapshot follows the cut */
+        d->rev += REV_STEP;
     s = snapshot(full, final, start, d->rev);
     copy = s ? cJSON_Duplicate(s, 1) : NULL;
     if (!copy) {
@@ -273,6 +339,7 @@ static void serve_snapshot(struct bkd *d, const struct bkd_req *req, int full, s
     unsigned code;
     int64_t last = -1;
     long delay;
+    int skipped = 0;
 
     pthread_mutex_lock(&d->mu);
     wait_held(d, cancelled, carg);
@@ -288,9 +355,10 @@ static void serve_snapshot(struct bkd *d, const struct bkd_req *req, int full, s
     } else if ((code = take_injected(d)) != 200) {
         set_text(r, code, TEXT, "");
     } else {
-        take_snapshot(d, full, final, r, &last);
+        skipped = full && final > 0 && final_unchanged(d);
+        take_snapshot(d, full, final > 0, r, &last);
     }
-    log_request(d, req, r->code, last);
+    log_request(d, req, r->code, last, skipped);
     pthread_mutex_unlock(&d->mu);
 }
 
@@ -327,6 +395,12 @@ static void serve_admin(struct bkd *d, const struct bkd_req *req, struct bkd_rep
         pthread_mutex_unlock(&d->mu);
         return;
     }
+    if (strcmp(req->path, "/admin/writes") == 0) {
+        pthread_mutex_lock(&d->mu);
+        set_text(r, 200, "application/x-ndjson", buf_str(&d->writes));
+        pthread_mutex_unlock(&d->mu);
+        return;
+    }
     if (strcmp(req->path, "/admin/held") == 0) {
         pthread_mutex_lock(&d->mu);
         snprintf(n, sizeof(n), "%ld\n", d->held);
@@ -343,6 +417,31 @@ static void serve_admin(struct bkd *d, const struct bkd_req *req, struct bkd_rep
         d->hold = strcmp(req->path, "/admin/hold") == 0;
         pthread_cond_broadcast(&d->cv);
         pthread_mutex_unlock(&d->mu);
+    } else if (strcmp(req->path, "/admin/write") == 0) {
+        if (arg(req, "n") && int_arg(req, "n", 1, 100000, &count) != 0) {
+            set_text(r, 400, TEXT, "want n=1..100000\n");
+            return;
+        }
+        pthread_mutex_lock(&d->mu);
+        for (long i = 0; i < (count > 0 ? count : 1); i++)
+            snprintf(n, sizeof(n), "%lld\n", (long long)write_one(d));
+        pthread_mutex_unlock(&d->mu);
+        set_text(r, 200, TEXT, n);
+        return;
+    } else if (strcmp(req->path, "/admin/writer") == 0) {
+        if (int_arg(req, "ms", 0, 600000, &ms) != 0) {
+            set_text(r, 400, TEXT, "want ms=0..600000 (0: stop)\n");
+            return;
+        }
+        pthread_mutex_lock(&d->mu);
+        d->writer_ms = ms;
+        if (ms > 0 && !d->writer_running && pthread_create(&d->writer, NULL, writer_main, d) == 0)
+            d->writer_running = 1;
+        pthread_mutex_unlock(&d->mu);
+        if (ms == 0 && d->writer_running) { /* stopped: its last write is logged on return */
+            pthread_join(d->writer, NULL);
+            d->writer_running = 0;
+        }
     } else if (strcmp(req->path, "/admin/reply") == 0) {
         if (int_arg(req, "code", 100, 599, &code) != 0 ||
             (arg(req, "count") && int_arg(req, "count", 0, 1000000, &count) != 0)) {
@@ -380,7 +479,9 @@ void bkd_handle(struct bkd *d, const struct bkd_req *req, struct bkd_reply *r,
     else if (strncmp(p, "/admin/", 7) == 0 &&
              (strcmp(p + 7, "reply") == 0 || strcmp(p + 7, "delay") == 0 ||
               strcmp(p + 7, "requests") == 0 || strcmp(p + 7, "hold") == 0 ||
-              strcmp(p + 7, "release") == 0 || strcmp(p + 7, "held") == 0))
+              strcmp(p + 7, "release") == 0 || strcmp(p + 7, "held") == 0 ||
+              strcmp(p + 7, "write") == 0 || strcmp(p + 7, "writer") == 0 ||
+              strcmp(p + 7, "writes") == 0))
         serve_admin(d, req, r);
     else
         set_text(r, 404, TEXT, "404 page not found\n");

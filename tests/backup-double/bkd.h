@@ -15,11 +15,23 @@
  *   GET  /admin/held               the number of requests held now ("N\n")
  *   GET  /admin/requests           one JSON line per snapshot request received:
  *                                  {"method","path","query":{…},"code","lastRevision","time"}
+ *                                  (+ "skipped":true for a final request answered with the
+ *                                  previous final snapshot)
+ *   POST /admin/write[?n=K]        K (1) acknowledged writes to etcd: the last revision ("N\n")
+ *   POST /admin/writer?ms=N        a writer on an established connection (the Service's ports
+ *                                  do not stop it): a write every N ms; ms=0 stops it and
+ *                                  answers once its last write is logged
+ *   GET  /admin/writes             one JSON line per acknowledged write: {"revision","time"}
  *
  * As the real sidecar, the snapshot routes accept any method, an unparsable
- * final= (Go's strconv.ParseBool) is 400, unknown paths are 404. Every
- * successful snapshot takes a higher revision than the one before it (as if
- * etcd had seen writes in between), so revisions strictly increase.
+ * final= (Go's strconv.ParseBool) is 400, unknown paths are 404.
+ * Revisions are etcd's: it starts at 7 (data before the first snapshot); a
+ * write (the admin routes) takes the next one, and a snapshot that is not
+ * final first moves it on by 7 (as if etcd had seen writes since the last
+ * one); a final snapshot comes after the traffic cut, at the revision etcd is
+ * at. As etcd-backup-restore (v0.28 and later), a final full request while the
+ * latest snapshot is a final full one at the current revision takes no new
+ * snapshot and answers that one.
  *
  * Ownership: bkd_new returns a state the caller OWNS (bkd_free); a reply
  * OWNS its body (bkd_reply_release). Thread safety: bkd_handle may run on

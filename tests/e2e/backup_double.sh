@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # backup-double, the etcd-backup-restore stand-in of the controller tests, with curl:
-# the sidecar's routes and codes (§4.1 of etcd-druid.md), increasing revisions, the
+# the sidecar's routes and codes (§4.1 of etcd-druid.md), etcd's revisions and writes, the
 # admin routes (injected answers for K requests or until changed, delay, hold and release,
 # request log),
 # HTTPS with a certificate directory, exit 0 on SIGTERM.
@@ -91,6 +91,29 @@ expect "final=true requests" 3 "$(grep '"path":"/snapshot/full"' <<<"$log" | gre
 expect "failed requests logged with their code" 5 \
     "$(grep -cE '"code":50[03]' <<<"$log")"
 grep -q '"code":400,"lastRevision":null' <<<"$log" || ksim_fail "400 not logged: $log"
+
+# Revisions are etcd's: writes take the next ones and a final full snapshot holds them; a
+# final request with nothing written since answers the same snapshot (etcd-backup-restore
+# v0.28 and later) and is logged as skipped; a writer on an established connection goes on
+# writing after a snapshot.
+w=$(body POST '/admin/write?n=3')
+f1=$(body POST '/snapshot/full?final=true')
+expect "the final snapshot holds the last write" "$w" "$(field lastRevision <<<"$f1")"
+f2=$(body POST '/snapshot/full?final=true')
+expect "nothing written: the same final snapshot" "$(field snapName <<<"$f1")" "$(field snapName <<<"$f2")"
+body GET /admin/requests | tail -1 | grep -q '"skipped":true' || ksim_fail "the skip is not logged"
+expect "writes logged with their revisions" "$((w - 2)) $((w - 1)) $w" \
+    "$(body GET /admin/writes | tail -3 | grep -o '"revision":[0-9]*' | cut -d: -f2 | tr '\n' ' ' | sed 's/ $//')"
+body POST '/admin/writer?ms=10' >/dev/null
+ksim_wait 5 bash -c "[ \"\$(curl -sf '$url/admin/writes' | grep -c '')\" -ge 8 ]" || ksim_fail "the writer did not write"
+f3=$(body POST '/snapshot/full?final=true')
+ksim_wait 5 bash -c "[ \"\$(curl -sf '$url/admin/writes' | grep -c '')\" -ge 12 ]" || ksim_fail "the writer stopped"
+body POST '/admin/writer?ms=0' >/dev/null
+last=$(body GET /admin/writes | tail -1 | grep -o '"revision":[0-9]*' | cut -d: -f2)
+[ "$last" -gt "$(field lastRevision <<<"$f3")" ] || ksim_fail "no write after the snapshot: $last"
+sleep 0.1
+expect "the writer stopped" "$last" "$(body GET /admin/writes | tail -1 | grep -o '"revision":[0-9]*' | cut -d: -f2)"
+echo "ok: revisions, writes, the writer, final snapshots skipped when nothing changed"
 
 # Hold: snapshot requests get no answer until released; /admin/held counts them.
 body POST /admin/hold >/dev/null

@@ -6,13 +6,17 @@
 # patches (JSON, merge, strategic, server-side apply) and `kubectl scale` of the StatefulSets
 # and the Etcds, Gardener's spec.replicas with gardener.cloud/operation, the hibernate,
 # break-glass, protection, restoring, managed-by and part-of toggles, DELETEs, sidecar
-# failures and stalls, controller kills and restarts - as a person, etcd-druid and
-# warden-controller, in a namespace of its own, and checks after every one, from watches of
-# what kube-sim holds: (a) no StatefulSet of an Etcd with a backup store went to 0 replicas
-# (or was deleted with its pods) without a full snapshot created after its cycle's traffic
-# cut, or break glass (and its Warning event); (b) no component's managed-by or part-of
-# label was changed by a non-reconciler; (c) nothing a non-reconciler may not delete was
-# deleted. Safety properties only: they hold at every instant, whatever the controller is
+# failures and stalls, controller kills and restarts, clients writing (through the client
+# Service, and on established connections the cut does not stop), state annotations forged
+# or removed by a non-controller, etcd-druid waking an Etcd while warden-controller is down,
+# signal swaps - as a person, etcd-druid and warden-controller, in a namespace of its own,
+# and checks after every one, from watches of what kube-sim holds and what the backup-doubles
+# recorded: (a) no StatefulSet of an Etcd with a backup store went to 0 replicas (or was
+# deleted with its pods) while a write acknowledged before it was missing from the store
+# (each write's revision against each snapshot's last revision, never etcd-warden's
+# annotations), break glass aside (and its Warning event); (b) no component's managed-by or
+# part-of label was changed by a non-reconciler; (c) nothing a non-reconciler may not delete
+# was deleted. Safety properties only: they hold at every instant, whatever the controller is
 # doing; every wait is bounded.
 #
 #   GUARD_SEED=N        replay one seed
@@ -69,9 +73,12 @@ recreate() { # NS ETCD: etcd-druid creates what is missing of the Etcd's compone
     druid_components "$1" "$2" "$uid" 3 | kc_druid -n "$1" create -f - >/dev/null 2>&1 || true
     echo ok
 }
-controller() { # kill9|stop, then start again
-    if [ "$1" = kill9 ]; then ctl_kill9; else ctl_stop; fi
-    ctl_start "${CTL_FLAGS[@]}"
+controller() { # kill9|stop, then start again; down: stop; up: start
+    case $1 in
+    kill9) ctl_kill9 ;;
+    stop | down) ctl_stop ;;
+    esac
+    [ "$1" = down ] || ctl_start "${CTL_FLAGS[@]}"
     echo ok
 }
 

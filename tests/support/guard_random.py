@@ -13,6 +13,7 @@ on stdin:
   teardown NS         stop the doubles and the druid actor of NS: "ok"
   recreate NS ETCD    etcd-druid re-creates the missing components of ETCD: "ok"
   ctl kill9|stop      SIGKILL / SIGTERM warden-controller, then start it again: "ok"
+  ctl down|up         stop warden-controller (SIGTERM) / start it again: "ok"
 
 Each seed gets a namespace of its own and a sequence of operations drawn from
 random.Random(seed) alone (never from the state it meets), so a seed always tries the same
@@ -20,17 +21,24 @@ requests: scale, JSON, merge and strategic merge patches and server-side apply o
 StatefulSets, `kubectl scale` and Gardener's spec.replicas of the Etcds, the hibernate,
 break-glass, protection, restoring, managed-by and part-of toggles, DELETEs, sidecar failures
 and stalls, controller kills and restarts, by a person (alice), etcd-druid and
-warden-controller. After every operation the invariants are checked on what kube-sim holds,
+warden-controller; clients writing to etcd (through the client Service while it has its
+client port, and on established connections that the cut does not stop), state annotations
+forged or removed by a non-controller identity (refused once only warden-controller may write
+them; either way safety must hold), etcd-druid waking an Etcd while warden-controller is down,
+and signal swaps (annotation to spec.replicas and back). After every operation the invariants
+are checked on what kube-sim holds,
 with watches of the StatefulSets, Etcds and EtcdOpsTasks so that every instant counts, not
 only the one seen after the operation:
 
   (a) no StatefulSet of an Etcd with a backup store, a component of it at that moment, went
-      from above 0 replicas to 0 (or was deleted with its pods) unless, on a version of its
+      from above 0 replicas to 0 (or was deleted with its pods) while a write acknowledged
+      before it is missing from the store - judged from ground truth alone, what the Etcd's
+      backup-double recorded: each acknowledged write with its revision, each snapshot with
+      its last revision (never etcd-warden's annotations) - unless, on a version of its
       Etcd the webhook may still have been reading (the current one, or one replaced less
-      than STALE seconds before: the webhook decides from watch-fed caches), the traffic
-      cut was recorded and a full snapshot EtcdOpsTask of that Etcd that had Succeeded by
-      then was created in a later second than the cut, or the break-glass annotation was
-      set (then a Warning event ScaleDownWithoutSnapshot on the Etcd must follow);
+      than STALE seconds before: the webhook decides from watch-fed caches), the break-glass
+      annotation was set (then a Warning event ScaleDownWithoutSnapshot on the Etcd must
+      follow);
   (b) no component lost or changed its managed-by or part-of label through a request of
       a non-reconciler (runtime components of an Etcd with runtime component creation
       disabled excepted, as etcd-druid);
@@ -63,6 +71,11 @@ BREAK = "etcd-warden.io/allow-scale-down-without-snapshot"
 NOPROT = "druid.gardener.cloud/disable-etcd-component-protection"
 NORUNTIME = "druid.gardener.cloud/disable-etcd-runtime-component-creation"
 MANAGED = "app.kubernetes.io/managed-by"
+# state annotations a non-controller forges ("-" removes)
+FORGES = ["etcd-warden.io/traffic-cut-at=2000-01-01T00:00:00Z", "etcd-warden.io/traffic-cut-at-",
+          "etcd-warden.io/hibernation-phase=Hibernated", "etcd-warden.io/hibernation-phase-",
+          "etcd-warden.io/suspend-added-", "etcd-warden.io/suspend-added=true",
+          "etcd-warden.io/removed-ports-", "druid.gardener.cloud/suspend-etcd-spec-reconcile-"]
 PARTOF = "app.kubernetes.io/part-of"
 
 # kind: (kubectl resource, API collection path, runtime component, name of ETCD's)
@@ -98,6 +111,13 @@ def rfc3339(s):
         off = (int(z[1:3]) * 60 + int(z[4:6])) * 60
         t = t - off if z[0] == "+" else t + off
     return t
+
+
+def rfc3339_frac(s):
+    """Seconds (with the fraction) of an RFC 3339 UTC time; None when not one."""
+    m = re.match(r"^(.*?)(\.\d+)?Z$", s or "")
+    base = rfc3339((m.group(1) + "Z") if m else None)
+    return None if base is None else base + (float(m.group(2)) if m.group(2) else 0.0)
 
 
 _conns = threading.local()
@@ -246,6 +266,7 @@ def gen_ops(seed, n):
         ("sts_scale", 12), ("sts_patch", 16), ("sts_apply", 5), ("etcd_scale", 3), ("etcd_gardener", 6),
         ("hibernate", 11), ("break_glass", 4), ("protection", 3), ("runtime", 2), ("restoring", 2),
         ("label", 9), ("delete", 6), ("recreate", 4), ("sidecar", 6), ("controller", 2), ("wait", 4), ("settle", 4),
+        ("write", 10), ("established", 5), ("forge", 5), ("druid_wake", 2), ("swap", 3),
     ]
     names = [t for t, _ in table]
     weights = [w for _, w in table]
@@ -285,6 +306,16 @@ def gen_ops(seed, n):
             op.update(s=round(rnd.uniform(0.1, 1.0), 2))
         elif k == "settle":
             op.update(s=2.5)
+        elif k == "write":
+            op.update(n=rnd.randint(1, 5))
+        elif k == "established":
+            op.update(n=rnd.randint(2, 8))
+        elif k == "forge":
+            op.update(u=rnd.choice(["alice", "admin"]), a=rnd.choice(FORGES))
+        elif k == "druid_wake":
+            op.update(n=rnd.randint(1, 4))
+        elif k == "swap":
+            op.update(to=rnd.choice(["spec", "annotation"]))
         ops.append(op)
     return ops
 
@@ -312,7 +343,7 @@ class Run:
         self.test_deletes_now = set()
         self.break_glass_used = set()
         self.checks = 0
-        self.stats = {"refused": 0, "downs": 0, "glass": 0, "t_op": 0.0, "t_check": 0.0}
+        self.stats = {"refused": 0, "downs": 0, "glass": 0, "writes": 0, "t_op": 0.0, "t_check": 0.0}
         self.labels = self.component_labels()
 
     def close(self):
@@ -363,6 +394,27 @@ class Run:
         for w in (self.w_etcd, self.w_task, self.w_sts):
             w.synced()
 
+    # ---- ground truth: what the Etcd's backup-double recorded
+    def double_log(self, etcd, route):
+        p = subprocess.run(["curl", "-sf", "--max-time", "10", self.urls[etcd] + "/admin/" + route],
+                           capture_output=True, text=True)
+        out = []
+        for line in p.stdout.splitlines():
+            if line.strip():
+                o = json.loads(line)
+                o["t"] = rfc3339_frac(o.get("time"))
+                out.append(o)
+        return out
+
+    def truth(self, etcd, t):
+        """(last revision written before t, highest revision a snapshot stored before t)."""
+        w = max([x["revision"] for x in self.double_log(etcd, "writes") if x["t"] is not None and x["t"] < t],
+                default=0)
+        s = max([x["lastRevision"] for x in self.double_log(etcd, "requests")
+                 if x.get("code") == 200 and x.get("lastRevision") is not None and x["t"] is not None
+                 and x["t"] <= t], default=0)
+        return w, s
+
     # ---- invariant (a), over every StatefulSet event not judged yet
     def check_a(self):
         with self.w_sts.lock:
@@ -391,7 +443,6 @@ class Run:
             else:
                 continue
             versions = self.etcd_versions(etcd, rv, t)
-            tasks = self.succeeded_tasks(rv)
             ok, glass = False, False
             for v in versions:
                 if not (v.get("spec", {}).get("backup") or {}).get("store"):
@@ -401,24 +452,21 @@ class Run:
                                          (((v.get("status") or {}).get("lastOperation") or {}).get("type") == "Delete")):
                     ok = True
                     break
-                cut = rfc3339(ann_of(v).get(CUT))
-                if cut is not None and any(en == etcd and ty == "full" and c is not None and c > cut
-                                           for en, ty, c in tasks):
-                    ok = True
-                    break
                 if BREAK in ann_of(v):
                     glass = True
+            # ground truth: every write acknowledged before the event is in the store
+            written, stored = self.truth(etcd, t)
+            if not ok and not glass and stored >= written:
+                ok = True
             if not ok and glass:
                 self.break_glass_used.add(etcd)
                 self.stats["glass"] += 1
                 ok = True
             self.stats["downs"] += 1
             if not ok:
-                cuts = sorted(set(str(ann_of(v).get(CUT)) for v in versions))
-                raise Violation("(a) StatefulSet %s/%s %s at resourceVersion %d without a snapshot of "
-                                "this hibernation: traffic-cut-at %s, Succeeded full tasks of %s created %s, "
-                                "no break glass" % (self.ns, name, what, rv, cuts, etcd,
-                                                    sorted(c for en, ty, c in tasks if en == etcd and ty == "full")))
+                raise Violation("(a) StatefulSet %s/%s %s at resourceVersion %d with write %d acknowledged "
+                                "before it and the store holding revision %d (no break glass)" %
+                                (self.ns, name, what, rv, written, stored))
         self.sts_seen = len(evs)
 
     def check_a_events(self):
@@ -491,6 +539,13 @@ class Run:
         elif tamper == "managed-other":
             body["metadata"] = {"labels": {MANAGED: "someone"}}
         return json.dumps(body)
+
+    def write(self, e, n):
+        """n acknowledged writes to etcd e (its backup-double); 0 when they were."""
+        p = subprocess.run(["curl", "-sf", "-X", "POST", "--max-time", "10",
+                            "%s/admin/write?n=%d" % (self.urls[e], n)], capture_output=True)
+        self.stats["writes"] += n if p.returncode == 0 else 0
+        return p.returncode
 
     def do(self, op):
         k, e, ns = op["k"], op["e"], self.ns
@@ -574,6 +629,41 @@ class Run:
         if k == "controller":
             STAGE.ask("ctl " + op["how"])
             return 0, ""
+        if k == "write":  # a client through the client Service: only while it has its client port
+            st, svc = api("GET", "/api/v1/namespaces/%s/services/%s-client" % (ns, e))
+            if st != 200 or not any(p.get("name") == "client" for p in (svc.get("spec") or {}).get("ports") or []):
+                return 1, ""
+            return self.write(e, op["n"]), ""
+        if k == "established":  # a client on a connection opened before any cut: never stopped by it
+            for _ in range(op["n"]):
+                self.write(e, 1)
+                time.sleep(0.02)
+            return 0, ""
+        if k == "forge":  # a state annotation written by someone who is not warden-controller
+            return kubectl(op["u"], ["-n", ns, "annotate", "--overwrite", "etcd", e, op["a"]])
+        if k == "druid_wake":  # warden-controller down; etcd-druid scales the Etcd up, clients write
+            STAGE.ask("ctl down")
+            try:
+                st, o = api("GET", "/apis/apps/v1/namespaces/%s/statefulsets/%s" % (ns, e))
+                if st == 200 and replicas_of(o) == 0:
+                    api("PATCH", "/apis/apps/v1/namespaces/%s/statefulsets/%s/scale" % (ns, e),
+                        {"spec": {"replicas": 3}}, "application/merge-patch+json", USERS["druid"])
+                self.write(e, op["n"])
+            finally:
+                STAGE.ask("ctl up")
+            return 0, ""
+        if k == "swap":  # the hibernation signal moves from one form to the other
+            etcd = "/apis/druid.gardener.cloud/v1alpha1/namespaces/%s/etcds/%s" % (ns, e)
+            merge = "application/merge-patch+json"
+            if op["to"] == "spec":
+                api("PATCH", etcd, {"metadata": {"annotations": {"gardener.cloud/operation": "reconcile"}},
+                                    "spec": {"replicas": 0}}, merge)
+                st, _ = api("PATCH", etcd, {"metadata": {"annotations": {"etcd-warden.io/hibernate": None}}}, merge)
+            else:
+                api("PATCH", etcd, {"metadata": {"annotations": {"etcd-warden.io/hibernate": "true"}}}, merge)
+                st, _ = api("PATCH", etcd, {"metadata": {"annotations": {"gardener.cloud/operation": "reconcile"}},
+                                            "spec": {"replicas": 3}}, merge)
+            return (0 if 200 <= st < 300 else 1), ""
         if k == "wait":
             time.sleep(op["s"])
             return 0, ""
@@ -686,7 +776,7 @@ def run_sequence(ops, ns, trace):
             run.check_a_events()
         except Violation as v:
             return len(ops), str(v), run.checks
-        log("  refused %(refused)d, scale-downs and deletions with pods judged %(downs)d (break glass %(glass)d); "
+        log("  refused %(refused)d, writes %(writes)d, scale-downs and deletions with pods judged %(downs)d (break glass %(glass)d); "
             "%(t_op).1fs in operations, %(t_check).1fs in checks" % run.stats)
         return None, None, run.checks
     finally:

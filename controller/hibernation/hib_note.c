@@ -1,0 +1,138 @@
+/*
+ * hib_note - what the hibernation flow tells (see hib.h): the events that go
+ * with a phase, the condition of a failing final snapshot, and the voiding of
+ * a cut that no longer holds, each with the words that say what happened.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/events.h"
+#include "common/kjson.h"
+#include "common/ktime.h"
+#include "controller/core/etcdspec.h"
+#include "controller/hibernation/hib_int.h"
+
+/*
+ * The condition of the failing final snapshot (HIB_ANN_CONDITION) from the latest task of
+ * ours, written on the Etcd with a Warning event that carries the sidecar's reason.
+ */
+enum kerr hib_note_failing(const struct hib_env *env, struct round *r, struct kerr_info *err)
+{
+    const cJSON *errs = kjson_get_arr(r->latest, "status.lastErrors");
+    const cJSON *last = cJSON_GetArrayItem(errs, cJSON_GetArraySize(errs) - 1);
+    const char *task = kjson_get_str(r->latest, "metadata.name");
+    const char *code = kjson_get_str(last, "code"), *why = kjson_get_str(last, "description");
+    int failed = r->v.task == HIBPLAN_TASK_FAILED;
+    char now[KTIME_LEN + 1], msg[1024];
+    cJSON *cond = cJSON_CreateObject();
+    char *text = NULL;
+    enum kerr rc;
+
+    if (!why)
+        why = kjson_get_str(r->latest, "status.lastOperation.description");
+    if (!code)
+        code = failed ? "SnapshotFailed" : "SidecarCallFailed";
+    snprintf(msg, sizeof(msg),
+             "final snapshot attempt %d (EtcdOpsTask %s) %s: %s; hibernation waits and retries "
+             "(%s). If the backups of this Etcd are broken, scale down without a snapshot: "
+             "kubectl annotate etcd -n %s %s %s=<reason>",
+             r->v.attempt, task ? task : "?",
+             failed ? "failed" : "could not reach the backup sidecar", why ? why : "no detail",
+             failed ? "a new attempt follows"
+                    : "the sidecar is called again until the task's timeout",
+             r->ns, r->name, HIB_ANN_BREAK_GLASS);
+    if (ktime_format(time(NULL), now) != KERR_OK)
+        now[0] = '\0';
+    if (!cond || !cJSON_AddStringToObject(cond, "type", "FinalSnapshotFailing") ||
+        !cJSON_AddStringToObject(cond, "status", "True") ||
+        !cJSON_AddStringToObject(cond, "reason", code) ||
+        !cJSON_AddStringToObject(cond, "message", msg) ||
+        !cJSON_AddStringToObject(cond, "task", task ? task : "") ||
+        !cJSON_AddNumberToObject(cond, "attempt", r->v.attempt) ||
+        !cJSON_AddStringToObject(cond, "lastTransitionTime", now) ||
+        !(text = cJSON_PrintUnformatted(cond))) {
+        cJSON_Delete(cond);
+        return kerr_set(err, KERR_NOMEM, "out of memory");
+    }
+    cJSON_Delete(cond);
+    rc = hib_patch_one(env, r, HIB_ANN_CONDITION, text, err);
+    free(text);
+    if (rc == KERR_OK)
+        ev_log_emitf(env->events, r->etcd, EV_WARNING, "FinalSnapshotFailing", "Hibernation", "%s",
+                     msg);
+    return rc;
+}
+
+/* Events that go with a phase about to be written. */
+void hib_phase_event(const struct hib_env *env, struct round *r, enum hibplan_phase p)
+{
+    const char *desc =
+        r->latest ? kjson_get_str(r->latest, "status.lastOperation.description") : NULL;
+
+    if (p == HIBPLAN_HIBERNATED)
+        ev_log_emitf(env->events, r->etcd, EV_NORMAL, "Hibernated", "Hibernation",
+                     "hibernated: traffic cut, %s, scaled to 0",
+                     !r->v.store    ? "no backup store (no snapshot)"
+                     : r->v.counted ? "final full snapshot taken"
+                     : r->v.attempt ? "without a final snapshot (break glass after a failed "
+                                      "attempt)"
+                                    : "without a final snapshot (the StatefulSet was at 0)");
+    else if (p == HIBPLAN_SCALING && r->v.store && r->v.counted && !r->verified)
+        ev_log_emitf(env->events, r->etcd, EV_WARNING, "ScaleDownWithoutSnapshot", "Hibernation",
+                     "scaling down although etcd's revision was not confirmed to be the final "
+                     "snapshot's: %s is set (%s)",
+                     HIB_ANN_BREAK_GLASS, etcdspec_annotation(r->etcd, HIB_ANN_BREAK_GLASS));
+    else if (p == HIBPLAN_FAILED)
+        ev_log_emitf(env->events, r->etcd, EV_WARNING, "FinalSnapshotFailed", "Hibernation",
+                     "phase Failed: %d final snapshot attempts failed (last: %s); still retrying, "
+                     "not scaling down",
+                     r->v.attempt, desc ? desc : "no detail");
+    else
+        ev_log_emitf(env->events, r->etcd, EV_NORMAL, "HibernationPhase", "Hibernation",
+                     "hibernation phase %s", hibplan_phase_name(p));
+}
+
+/*
+ * The cut no longer holds: scaled up while Hibernated (the Etcd is awake again: phase WakingUp
+ * in the same write), the ports open again, or a time that is not the controller's record.
+ */
+enum kerr hib_void_cut(const struct hib_env *env, struct round *r, struct kerr_info *err)
+{
+    const char *old = etcdspec_annotation(r->etcd, HIB_ANN_CUT_AT);
+    const char *rec = etcdspec_annotation(r->svc, HIB_ANN_CUT_AT);
+    int awake = r->v.phase == HIBPLAN_HIBERNATED;
+    const char *kv[] = { HIB_ANN_CUT_AT, NULL, HIB_ANN_PHASE, hibplan_phase_name(HIBPLAN_WAKING) };
+    char was[64], msg[512];
+    enum kerr rc;
+
+    snprintf(was, sizeof(was), "%s", old ? old : "none");
+    if (awake)
+        snprintf(msg, sizeof(msg),
+                 "StatefulSet scaled to %d while hibernated: the Etcd is awake again, its "
+                 "traffic cut (%s) and final snapshot no longer hold; a new hibernation cuts "
+                 "and snapshots again",
+                 r->v.sts_spec, was);
+    else if (r->v.phase == HIBPLAN_NONE)
+        snprintf(msg, sizeof(msg),
+                 "%s=%s on an Etcd that is not hibernating is no cut of warden-controller's: "
+                 "removed",
+                 HIB_ANN_CUT_AT, was);
+    else if (r->v.svc == HIBPLAN_SVC_OPEN)
+        snprintf(msg, sizeof(msg),
+                 "the client Service's ports are open again: the traffic cut of %s no longer "
+                 "holds; they are cut again and a new time written, only a snapshot requested "
+                 "after it counts",
+                 was);
+    else
+        snprintf(msg, sizeof(msg),
+                 "%s=%s on the Etcd is not the cut warden-controller recorded (%s): removed, a "
+                 "new cut time is written",
+                 HIB_ANN_CUT_AT, was, rec ? rec : "none");
+    rc = hib_patch_etcd(env, r, awake ? 2 : 1, kv, err);
+    if (rc == KERR_OK)
+        ev_log_emitf(env->events, r->etcd, EV_WARNING, awake ? "AwakeAgain" : "TrafficCutVoided",
+                     "Hibernation", "%s", msg);
+    return rc;
+}
