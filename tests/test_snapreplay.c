@@ -90,17 +90,20 @@ Test(snapreplay, gap_overlap_and_duplicates_fail)
     cr_expect_eq(delta(&r, true, gap, 2, 16, &err), KERR_PARSE);
     cr_expect(strstr(err.msg, "a gap") != NULL, "%s", err.msg);
 
+    snapreplay_release(&r);
     snapreplay_init(&r, k, 10);
     struct ev ok[] = { { 0, "/a", 11 }, { 0, "/b", 12 } };
     cr_expect_eq(delta(&r, true, ok, 2, 12, &err), KERR_OK, "%s", err.msg);
     cr_expect_eq(delta(&r, false, ok, 2, 12, &err), KERR_PARSE);
     cr_expect(strstr(err.msg, "an overlap") != NULL, "%s", err.msg);
 
+    snapreplay_release(&r);
     snapreplay_init(&r, k, 12);
     struct ev dup[] = { { 0, "/a", 13 }, { 1, "/a", 13 } };
     cr_expect_eq(delta(&r, false, dup, 2, 13, &err), KERR_PARSE);
     cr_expect(strstr(err.msg, "duplicate key") != NULL, "%s", err.msg);
 
+    snapreplay_release(&r);
     snapreplay_init(&r, k, 12);
     struct ev dels[] = { { 1, "/a", 13 }, { 1, "/a", 13 } }; /* two deletes: allowed */
     cr_expect_eq(delta(&r, false, dels, 2, 13, &err), KERR_OK, "%s", err.msg);
