@@ -12,7 +12,7 @@
 #include "controller/snapshot/snapreplay.h"
 #include "controller/snapshot/snapverify.h"
 
-#define READ_BUF (1u << 20)
+#define READ_BUF (4u << 20)
 
 static void obj_release(struct snapchain_obj *o)
 {
