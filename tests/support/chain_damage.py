@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Damage a copy of a snapshot object for the verify corpus (tests/e2e/snapshot_verify_chain.sh).
+"""Damage a copy of a snapshot object for the verify corpus (tests/e2e/sidecar_verify_chain.sh).
 
   chain_damage.py truncate IN OUT     the first half of IN's bytes
   chain_damage.py flip IN OUT         one byte in the middle of IN inverted
