@@ -65,6 +65,8 @@ static void usage(FILE *f)
           "      copy snapshots from one store to another\n"
           "  warden-snapshot check-prefixes [flags]\n"
           "      report every pair of prefixes in a container that the backup sidecar mixes up\n"
+          "  warden-snapshot verify [flags]\n"
+          "      check, without etcd, that the chain a restore of a prefix would use restores\n"
           "\n"
           "warden-snapshot COMMAND --help shows the flags of a command.\n",
           f);

@@ -26,7 +26,27 @@ struct snapverify {
     unsigned char tail[DIGEST_LEN]; /* the last bytes seen, not hashed yet */
     size_t tail_len;
     unsigned long long total; /* decompressed bytes */
+    snapverify_sink sink;     /* BORROWED; NULL: none */
+    void *sink_ctx;
+    bool delta;
 };
+
+void snapverify_tap(struct snapverify *v, snapverify_sink sink, void *ctx, bool delta)
+{
+    v->sink = sink;
+    v->sink_ctx = ctx;
+    v->delta = delta;
+}
+
+/* n bytes known not to be the trailer: hashed and handed to the sink. */
+static enum kerr hash(struct snapverify *v, const unsigned char *p, size_t n, struct kerr_info *err)
+{
+    if (n == 0)
+        return KERR_OK;
+    if (EVP_DigestUpdate(v->md, p, n) != 1)
+        return kerr_set(err, KERR_INTERNAL, "SHA-256 update failed");
+    return v->sink ? v->sink(v->sink_ctx, p, n, err) : KERR_OK;
+}
 
 enum kerr snapverify_new(const char *compression, struct snapverify **out, struct kerr_info *err)
 {
@@ -83,17 +103,19 @@ static enum kerr feed(struct snapverify *v, const unsigned char *p, size_t n, st
 {
     v->total += n;
     if (n >= DIGEST_LEN) {
-        if (EVP_DigestUpdate(v->md, v->tail, v->tail_len) != 1 ||
-            EVP_DigestUpdate(v->md, p, n - DIGEST_LEN) != 1) {
-            return kerr_set(err, KERR_INTERNAL, "SHA-256 update failed");
+        enum kerr rc = hash(v, v->tail, v->tail_len, err);
+        rc = rc ? rc : hash(v, p, n - DIGEST_LEN, err);
+        if (rc != KERR_OK) {
+            return rc;
         }
         memcpy(v->tail, p + n - DIGEST_LEN, DIGEST_LEN);
         v->tail_len = DIGEST_LEN;
         return KERR_OK;
     }
     size_t over = v->tail_len + n > DIGEST_LEN ? v->tail_len + n - DIGEST_LEN : 0;
-    if (over && EVP_DigestUpdate(v->md, v->tail, over) != 1) {
-        return kerr_set(err, KERR_INTERNAL, "SHA-256 update failed");
+    enum kerr rc = hash(v, v->tail, over, err);
+    if (rc != KERR_OK) {
+        return rc;
     }
     memmove(v->tail, v->tail + over, v->tail_len - over);
     v->tail_len -= over;
@@ -160,7 +182,11 @@ enum kerr snapverify_finish(struct snapverify *v, char hex[SNAPVERIFY_HEX_LEN + 
     /* etcd's rule (etcdctl snapshot restore, etcd-backup-restore before an upload): the
      * database is whole 512-byte sectors, so the digest is there when the length is
      * 512 k + 32. */
-    if (v->tail_len < DIGEST_LEN || v->total % SECTOR != DIGEST_LEN) {
+    if (v->delta && v->total <= DIGEST_LEN) {
+        return kerr_set(err, KERR_PARSE, "%llu bytes: no room for the SHA-256 at the end",
+                        v->total);
+    }
+    if (!v->delta && (v->tail_len < DIGEST_LEN || v->total % SECTOR != DIGEST_LEN)) {
         return kerr_set(err, KERR_PARSE,
                         "no SHA-256 at the end: %llu bytes, not 512 k + 32 (truncated, or not "
                         "an etcd snapshot)",

@@ -26,6 +26,7 @@
 #ifndef CONTROLLER_SNAPSHOT_SNAPVERIFY_H
 #define CONTROLLER_SNAPSHOT_SNAPVERIFY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "common/kerr.h"
@@ -52,6 +53,19 @@ enum kerr snapverify_finish(struct snapverify *v, char hex[SNAPVERIFY_HEX_LEN + 
                             struct kerr_info *err);
 
 void snapverify_free(struct snapverify *v);
+
+/* Receives the verified stream's bytes (BORROWED for the call) but its last 32, in order,
+ * as they are hashed; a non-OK return stops snapverify_update with it. */
+typedef enum kerr (*snapverify_sink)(void *ctx, const unsigned char *p, size_t n,
+                                     struct kerr_info *err);
+
+/*
+ * Hand the decompressed bytes to sink(ctx, ...) as well (NULL: none). delta: the stream
+ * is a delta snapshot, whose length is anything above 32 bytes (the sidecar's restore
+ * fails one of 32 bytes or less: "delta snapshot is missing hash"), not 512 k + 32.
+ * Call before the first snapverify_update.
+ */
+void snapverify_tap(struct snapverify *v, snapverify_sink sink, void *ctx, bool delta);
 
 /* Read obj (its size from obj->size) from s through one bounded buffer and verify it as
  * above: KERR_PARSE when it is corrupt, the store's error when it cannot be read. */
