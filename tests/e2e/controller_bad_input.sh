@@ -53,8 +53,21 @@ spec: {etcdName: ghost, config: {schedule: "0 0 * * *"}}
 apiVersion: etcd-warden.io/v1alpha1
 kind: ExtendFullSnapshotImmutabilityTask
 metadata: {name: ok-bad-schedule}
+spec: {etcdName: etcd-ok, config: {schedule: "30-10 * * * *"}}
+EOF
+# A schedule that is no cron expression is refused when it is typed, with the rule's message.
+if out=$(kc -n shoot apply -f - 2>&1 <<EOF
+apiVersion: etcd-warden.io/v1alpha1
+kind: ExtendFullSnapshotImmutabilityTask
+metadata: {name: typo-schedule}
 spec: {etcdName: etcd-ok, config: {schedule: "bogus"}}
 EOF
+); then
+    ctl_fail "kubectl apply of the schedule \"bogus\" was accepted"
+fi
+grep -q 'spec.config.schedule: Invalid value: "string": must be a 5-field cron expression' <<<"$out" ||
+    ctl_fail "the refusal of \"bogus\": $out"
+ok "a schedule that is no cron expression: refused by kubectl apply"
 
 # malformed immutability block
 event_about etcd-imm '^Warning InvalidImmutability: .*etcd-warden\.io/immutability-retention-type'
