@@ -80,11 +80,9 @@ build_dir build/asan -DCMAKE_BUILD_TYPE=Debug -DSANITIZE=ON
 # ASan tests (which mostly wait); their output in build/release.log.
 step "test build/asan (-j $test_jobs), build/release and build/relwithdebinfo beside"
 mkdir -p build
-(
-    nice -n 10 bash -c "$(declare -f build_dir); jobs=$jobs
-        build_dir build/release -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF &&
-        build_dir build/relwithdebinfo -DCMAKE_BUILD_TYPE=RelWithDebInfo"
-) >build/release.log 2>&1 &
+nice -n 10 bash -c "set -e; $(declare -f build_dir); jobs=$jobs
+    build_dir build/release -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF
+    build_dir build/relwithdebinfo -DCMAKE_BUILD_TYPE=RelWithDebInfo" >build/release.log 2>&1 &
 release_pid=$!
 trap 'kill "$release_pid" 2>/dev/null || true' EXIT
 asan_status=0
