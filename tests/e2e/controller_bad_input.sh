@@ -7,9 +7,9 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/controller.sh"
 components() { kc -n shoot get sa,role,rolebinding,svc,cm,pdb,sts,lease -o name -l "app.kubernetes.io/part-of=$1" | wc -l; }
-event_about() { # object, pattern: wait for a matching event
-    local i
-    for ((i = 0; i < 150; i++)); do
+event_about() { # object, pattern: wait for a matching event (60 s at most)
+    local deadline=$((SECONDS + 60))
+    while [ $SECONDS -lt $deadline ]; do
         ctl_events shoot "$1" | grep -qE "$2" && { ok "$1: $(ctl_events shoot "$1" | grep -E "$2" | head -1)"; return 0; }
         sleep 0.1
     done

@@ -225,10 +225,11 @@ ctl_await_phases() {
     while [ "$(ctl_phases "$1")" != "$2" ] && [ $SECONDS -lt $deadline ]; do sleep 0.1; done
 }
 
-# Wait (SECONDS, default 30) until Etcd NAME's phase is PHASE ("" : no phase annotation).
+# Wait (SECONDS, default 30, times WARDEN_WAIT_SCALE as ksim_wait) until Etcd NAME's phase is PHASE
+# ("" : no phase annotation).
 #   ctl_wait_phase NS NAME PHASE [SECONDS]
 ctl_wait_phase() {
-    local deadline=$((SECONDS + ${4:-30})) p=""
+    local deadline=$((SECONDS + ${4:-30} * ${WARDEN_WAIT_SCALE:-3})) p=""
     while :; do
         p=$(ctl_get "/apis/druid.gardener.cloud/v1alpha1/namespaces/$1/etcds/$2" |
             grep -o '"etcd-warden.io/hibernation-phase":"[^"]*"' | cut -d'"' -f4) || true
