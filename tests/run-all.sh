@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
 # The one test command: installs what a fresh Debian 12 machine lacks, builds
-# (plain and ASan+UBSan, -Werror), runs every test in both builds, checks the
-# Release and RelWithDebInfo builds compile without a warning, then builds the
-# libFuzzer targets with clang and runs each over its committed inputs and for
-# a fixed-seed short run (tests/fuzz/gate.sh).
+# (plain and ASan+UBSan, -Werror), runs every test in the plain build, the unit
+# tests once more beside a two-core CPU load (tests/under-load.sh), every test
+# but the source checks in the ASan build (while the Release and RelWithDebInfo
+# builds, niced, check that they compile without a warning), the images, then
+# builds the libFuzzer targets with clang and runs each over its committed
+# inputs and for a fixed-seed short run (tests/fuzz/gate.sh). Prints the time
+# of each step.
 #
 #   tests/run-all.sh            everything
 #   FUZZ_RUNS=1000000 FUZZ_SEED=7 tests/run-all.sh
+#   WARDEN_LONG_TESTS=1 tests/run-all.sh   the randomized tests at their long sizes
+#   TEST_JOBS=N tests/run-all.sh           tests run N at a time (default: 2 per core)
 #   tests/run-all.sh --install-only   only the packages and emulators (tests/demo.sh)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 jobs=$(nproc 2>/dev/null || echo 2)
+# Most tests wait (on kube-sim, the doubles, timeouts) more than they compute: two per core.
+test_jobs=${TEST_JOBS:-$((jobs * 2))}
 
 packages=(build-essential cmake pkg-config git clang clang-format libclang-rt-14-dev
           libmicrohttpd-dev libgnutls28-dev libssl-dev libcjson-dev libcurl4-openssl-dev
@@ -37,37 +44,66 @@ fi
 tests/install-emulators.sh "$root/build/npm"
 [ "${1:-}" != --install-only ] || exit 0
 
-run_suite() {
-    local dir=$1; shift
-    echo "== build $dir"
-    cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DWERROR=ON "$@" >/dev/null
-    cmake --build "$dir" -j "$jobs"
-    echo "== test $dir"
-    (cd "$dir" && ctest --output-on-failure -j "$jobs" -LE images)
+times=()
+step_start=0
+step() { # step NAME: the step that begins now (the one before it ends)
+    local now
+    now=$(date +%s)
+    [ "$step_start" = 0 ] || times+=("$step_name $((now - step_start))s")
+    step_name=$1 step_start=$now
+    [ -z "$1" ] || echo "== $1"
 }
 
-start=$(date +%s)
-run_suite build/debug
-run_suite build/asan -DSANITIZE=ON
+# build_dir DIR [CMAKE ARGS...]
+build_dir() {
+    local dir=$1; shift
+    cmake -S . -B "$dir" -DWERROR=ON "$@" >/dev/null
+    cmake --build "$dir" -j "$jobs"
+}
 
-# The images: built with podman from the Dockerfiles and run (tests/e2e/image_*.sh).
-echo "== images"
-images_start=$(date +%s)
-(cd build/debug && ctest --output-on-failure -j "$jobs" -L images)
-echo "images: built and run in $(( $(date +%s) - images_start ))s"
+# The plain build runs everything but the images; the ASan build skips the source checks
+# too (label "source": clang-format, style, layers, README and docs against --help, the
+# chart rendered): they read files, their C is --help's, which the other tests run.
+start=$(date +%s)
+step "build build/debug"
+build_dir build/debug -DCMAKE_BUILD_TYPE=Debug
+step "test build/debug (-j $test_jobs)"
+(cd build/debug && ctest --output-on-failure -j "$test_jobs" -LE images)
+step "unit tests of build/debug under a two-core CPU load"
+tests/under-load.sh build/debug
+step "build build/asan"
+build_dir build/asan -DCMAKE_BUILD_TYPE=Debug -DSANITIZE=ON
 
 # Warning-free where the optimiser looks further (-O2, -O3: format-truncation,
 # maybe-uninitialized, ...): what the Dockerfiles build (Release), and what a
-# distribution packages, the tests included (RelWithDebInfo). Build only.
-echo "== build build/release"
-cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF -DWERROR=ON >/dev/null
-cmake --build build/release -j "$jobs"
-echo "== build build/relwithdebinfo"
-cmake -S . -B build/relwithdebinfo -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWERROR=ON >/dev/null
-cmake --build build/relwithdebinfo -j "$jobs"
+# distribution packages, the tests included (RelWithDebInfo). Build only, niced, beside the
+# ASan tests (which mostly wait); their output in build/release.log.
+step "test build/asan (-j $test_jobs), build/release and build/relwithdebinfo beside"
+mkdir -p build
+nice -n 10 bash -c "set -e; $(declare -f build_dir); jobs=$jobs
+    build_dir build/release -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF
+    build_dir build/relwithdebinfo -DCMAKE_BUILD_TYPE=RelWithDebInfo" >build/release.log 2>&1 &
+release_pid=$!
+trap 'kill "$release_pid" 2>/dev/null || true' EXIT
+asan_status=0
+(cd build/asan && ctest --output-on-failure -j "$test_jobs" -LE 'images|source') || asan_status=$?
+release_status=0
+wait "$release_pid" || release_status=$?
+trap - EXIT
+if [ "$release_status" != 0 ]; then
+    tail -50 build/release.log
+    echo "== the Release or RelWithDebInfo build failed (build/release.log)"
+fi
+[ "$asan_status" = 0 ] && [ "$release_status" = 0 ] || exit 1
+
+# The images: built with podman from the Dockerfiles and run (tests/e2e/image_*.sh).
+step "images"
+(cd build/debug && ctest --output-on-failure -j "$jobs" -L images)
 
 # Fuzzing, deterministic: every committed and regression input, then a
 # fixed-seed run (tests/fuzz/gate.sh; the random campaign is tests/fuzz/campaign.sh).
-echo "== fuzz (seed ${FUZZ_SEED:-1}, ${FUZZ_RUNS:-100000} executions per target)"
+step "fuzz (seed ${FUZZ_SEED:-1}, ${FUZZ_RUNS:-100000} executions per target)"
 FUZZ_JOBS=$jobs tests/fuzz/gate.sh
+step ""
+printf '   %s\n' "${times[@]}"
 echo "== all green in $(( $(date +%s) - start ))s"

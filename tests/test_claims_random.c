@@ -659,7 +659,10 @@ Test(claims_random, sequences, .timeout = 300)
     unsigned base = !from                         ? 1u
                     : strcmp(from, "random") == 0 ? (unsigned)time(NULL)
                                                   : (unsigned)strtoul(from, NULL, 10);
-    unsigned n = many ? (unsigned)strtoul(many, NULL, 10) : 2000;
+    const char *lng = getenv("WARDEN_LONG_TESTS");
+    unsigned n = many                           ? (unsigned)strtoul(many, NULL, 10)
+                 : lng && strcmp(lng, "1") == 0 ? 50000
+                                                : 2000;
 
     if (one) {
         run((unsigned)strtoul(one, NULL, 10));

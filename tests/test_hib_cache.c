@@ -124,7 +124,7 @@ Test(hib_cache, a_whole_cycle_from_the_caches_stays_within_the_budget_of_a_call)
     etcd_with_store("c1");
     before = hibfix_ports(&x, "c1-client");
     hibfix_annotate(&x, "c1", HIB_ANN_HIBERNATE, "true");
-    for (int i = 0; i < 400 && strcmp(hibfix_phase(&x, "c1"), "Hibernated") != 0; i++) {
+    for (int i = 0; i < 1500 && strcmp(hibfix_phase(&x, "c1"), "Hibernated") != 0; i++) {
         step("c1", &used);
         most = used > most ? used : most;
         calls++;
@@ -141,7 +141,7 @@ Test(hib_cache, a_whole_cycle_from_the_caches_stays_within_the_budget_of_a_call)
 
     hibfix_annotate(&x, "c1", HIB_ANN_HIBERNATE, NULL);
     most = 0;
-    for (int i = 0; i < 400 && strcmp(hibfix_phase(&x, "c1"), "") != 0; i++) {
+    for (int i = 0; i < 1500 && strcmp(hibfix_phase(&x, "c1"), "") != 0; i++) {
         step("c1", &used);
         most = used > most ? used : most;
         ktime_sleep_ns(20000000L);
@@ -162,8 +162,10 @@ Test(hib_cache, a_snapshot_only_the_cache_holds_never_scales_down)
     etcd_with_store("c2");
     x.hold_prefix = "c2-final-snapshot-"; /* the real attempt never finishes */
     hibfix_annotate(&x, "c2", HIB_ANN_HIBERNATE, "true");
-    for (int i = 0; i < 50 && strcmp(hibfix_phase(&x, "c2"), "FinalSnapshot") != 0; i++)
+    for (int i = 0; i < 1500 && strcmp(hibfix_phase(&x, "c2"), "FinalSnapshot") != 0; i++) {
         step("c2", &used);
+        ktime_sleep_ns(20000000L);
+    }
     cr_assert_str_eq(hibfix_phase(&x, "c2"), "FinalSnapshot");
     hibfix_after_cut(&x, "c2");
     /* the cache shows a full snapshot of c2 that Succeeded after the cut; the API has none */
@@ -217,7 +219,7 @@ Test(hib_cache, a_cache_that_missed_the_scale_down_does_not_end_a_wake_up_at_zer
     cache.sts = cfix_get(&x.f, &RES_STS, "c4"); /* at 3: what a cache behind the watch shows */
     cr_assert_not_null(cache.sts);
     hibfix_annotate(&x, "c4", HIB_ANN_HIBERNATE, "true");
-    for (int i = 0; i < 400 && strcmp(hibfix_phase(&x, "c4"), "Hibernated") != 0; i++) {
+    for (int i = 0; i < 1500 && strcmp(hibfix_phase(&x, "c4"), "Hibernated") != 0; i++) {
         step("c4", &used);
         hibfix_round(&x, "c4"); /* the task executor's part */
         ktime_sleep_ns(20000000L);
@@ -226,8 +228,10 @@ Test(hib_cache, a_cache_that_missed_the_scale_down_does_not_end_a_wake_up_at_zer
     hibfix_sts(&x, "c4", &spec, &status);
     cr_assert_eq(spec, 0);
     hibfix_annotate(&x, "c4", HIB_ANN_HIBERNATE, NULL);
-    for (int i = 0; i < 50 && strcmp(hibfix_phase(&x, "c4"), "") != 0; i++)
+    for (int i = 0; i < 1500 && strcmp(hibfix_phase(&x, "c4"), "") != 0; i++) {
         step("c4", &used);
+        ktime_sleep_ns(20000000L);
+    }
     cr_assert_str_eq(hibfix_phase(&x, "c4"), "");
     hibfix_sts(&x, "c4", &spec, &status);
     cr_assert_eq(spec, 3, "woke up with the StatefulSet at %d", spec);

@@ -400,7 +400,7 @@ Test(hib_kubesim, an_etcd_deleted_mid_flow_leaves_nothing_behind)
     hibfix_annotate(&x, "e8", HIB_ANN_HIBERNATE, "true");
     for (int i = 0; i < 40 && strcmp(hibfix_phase(&x, "e8"), "FinalSnapshot") != 0; i++)
         hibfix_round(&x, "e8");
-    cr_assert(hibfix_await_task(&x, "e8", "e8-final-snapshot-", 5000));
+    cr_assert(hibfix_await_task(&x, "e8", "e8-final-snapshot-", 30000));
     tasks = hibfix_tasks(&x);
     cr_assert_geq(cJSON_GetArraySize(tasks), 1);
     cJSON_Delete(tasks);
@@ -473,7 +473,7 @@ Test(hib_kubesim, latencies_annotation_to_ports_cut_and_succeeded_to_scale_reque
         timed_step(name, 0); /* FinalSnapshot */
         snprintf(patch, sizeof(patch), "%s-final-snapshot-", name);
         /* the task, once the API server's clock is past the second of the cut */
-        cr_assert(hibfix_await_task(&x, name, patch, 5000));
+        cr_assert(hibfix_await_task(&x, name, patch, 30000));
         snprintf(patch, sizeof(patch), "%s-final-snapshot-1", name);
         cr_assert_eq(otask_step(&x.ot, CFIX_NS, patch, &tq, NULL), KERR_OK);
         t = cfix_get(&x.f, &ETCDSPEC_RES_OPSTASK, patch);

@@ -354,7 +354,7 @@ Test(hib_signals, waking_up_during_the_final_snapshot_deletes_its_task)
     x.hold_prefix = "w2-final-snapshot-"; /* the snapshot is in flight until told */
     etcd_with_store("w2");
     hibfix_annotate(&x, "w2", HIB_ANN_HIBERNATE, "true");
-    cr_assert(hibfix_await_task(&x, "w2", "w2-final-snapshot-", 5000));
+    cr_assert(hibfix_await_task(&x, "w2", "w2-final-snapshot-", 30000));
     cr_assert_eq(tasks_named("w2-final-snapshot-", NULL), 1);
     cr_assert_str_eq(hibfix_phase(&x, "w2"), "FinalSnapshot");
     hibfix_annotate(&x, "w2", HIB_ANN_HIBERNATE, NULL);
@@ -378,7 +378,7 @@ Test(hib_signals, an_etcd_already_at_zero_hibernates_with_its_immutability_task)
                            &(struct k8s_write_opts){ .subresource = "scale" }, NULL, &err),
                  KERR_OK, "%s", err.msg);
     cJSON_Delete(p);
-    for (int i = 0; i < 100 && status != 0; i++) {
+    for (int i = 0; i < 1500 && status != 0; i++) { /* 30 s at most */
         hibfix_sts(&x, "z1", &spec, &status);
         ktime_sleep_ns(20000000L);
     }
@@ -404,7 +404,7 @@ Test(hib_signals, break_glass_scales_down_after_failed_snapshots_with_an_event)
     cr_assert(hibfix_drive(&x, "b1", "Hibernated", 20000), "phase %s", hibfix_phase(&x, "b1"));
     hibfix_sts(&x, "b1", &spec, &status);
     cr_assert_eq(spec, 0);
-    TESTUTIL_AWAIT(hibfix_events(&x, "ScaleDownWithoutSnapshot", "Warning") > 0, 5000);
+    TESTUTIL_AWAIT(hibfix_events(&x, "ScaleDownWithoutSnapshot", "Warning") > 0, 30000);
 }
 
 Test(hib_signals, requests_per_reconcile_are_bounded_and_a_terminating_task_is_waited_for)

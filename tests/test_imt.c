@@ -473,9 +473,9 @@ Test(imt_kubesim, bad_tasks_get_a_condition_nothing_deleted)
     raw_task("nostore", "main", NULL);
     cr_assert_eq(pass("nostore"), IMT_RETRY_MS);
     assert_condition("nostore", "BackupNotEnabled", "no backup store");
-    raw_task("badcron", "main", "every night");
+    raw_task("badcron", "main", "30-10 * * * *"); /* the CRD's rule refuses "every night" */
     cr_assert_eq(pass("badcron"), IMT_RETRY_MS);
-    assert_condition("badcron", "InvalidSchedule", "\"every night\" is not a cron expression");
+    assert_condition("badcron", "InvalidSchedule", "\"30-10 * * * *\" is not a cron expression");
     cr_assert_eq(pass("not-there"), 0, "a task that is gone is nothing to do");
     cJSON_Delete(live);
 }

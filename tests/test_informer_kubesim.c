@@ -75,7 +75,7 @@ static void on_delete(void *ctx, const cJSON *o)
 /* Poll until cond holds (5 s deadline). */
 #define AWAIT(cond)                               \
     do {                                          \
-        TESTUTIL_AWAIT(cond, 5000);               \
+        TESTUTIL_AWAIT(cond, 30000);              \
         cr_assert(cond, "never true: %s", #cond); \
     } while (0)
 
@@ -121,7 +121,7 @@ static void run_informer(int i, struct inf_opts o)
     OK(inf_new(c, &o, &infs[i], &err));
     OK(inf_add_handlers(infs[i], &hd, &err));
     OK(inf_start(infs[i], &err));
-    OK(inf_wait_synced(infs[i], 5000));
+    OK(inf_wait_synced(infs[i], 30000));
 }
 
 /* Create ConfigMap ns/name with data.k = k and labels app (NULL: none); returns its RV. */
@@ -217,7 +217,7 @@ static void three_writes(void)
 
 static void assert_three_writes_seen(int from)
 {
-    linerec_await(&recs[0].lines, "del inf/b", 5000);
+    linerec_await(&recs[0].lines, "del inf/b", 30000);
     cr_assert_str_eq(line_at(&recs[0], from), "add inf/c k=1");
     cr_assert_str_eq(line_at(&recs[0], from + 1), "upd inf/a 1>2");
     cr_assert_str_eq(line_at(&recs[0], from + 2), "del inf/b");
@@ -289,7 +289,7 @@ Test(informer_kubesim, expired_watch_relists_and_reports_the_differences)
     three_writes();
     ksimfix_faults(h, "{\"expireHistory\":true}"); /* while the reconnects still fail */
     ksimfix_faults(h, "{\"errorRate\":0}");
-    linerec_await(&recs[0].lines, "del inf/b", 5000);
+    linerec_await(&recs[0].lines, "del inf/b", 30000);
     cr_assert(linerec_has(&recs[0].lines, "add inf/c k=1"));
     cr_assert(linerec_has(&recs[0].lines, "upd inf/a 1>2"));
     cr_assert_eq(linerec_count(&recs[0].lines), 5);
@@ -330,7 +330,7 @@ Test(informer_kubesim, bookmarks_advance_the_resource_version)
     ksimfix_faults(h, "{\"cutWatches\":true}");
     AWAIT(stats(0).watches >= 2);
     put_cm("inf", "b", "1", NULL);
-    linerec_await(&recs[0].lines, "add inf/b k=1", 5000);
+    linerec_await(&recs[0].lines, "add inf/b k=1", 30000);
     s = stats(0);
     cr_assert_eq(s.expired, 0, "resumed from the bookmark's version");
     cr_assert_eq(s.relists, 0);
@@ -358,8 +358,8 @@ Test(informer_kubesim, namespace_and_label_selector_scope_the_cache)
     patch_cm("other", "two", "{\"metadata\":{\"labels\":{\"app\":\"web\"}}}");
     put_cm("inf", "five", "1", "web");
     put_cm("other", "six", "1", "etcd");
-    linerec_await(&recs[0].lines, "add inf/five k=1", 5000);
-    linerec_await(&recs[1].lines, "add other/six k=1", 5000);
+    linerec_await(&recs[0].lines, "add inf/five k=1", 30000);
+    linerec_await(&recs[1].lines, "add other/six k=1", 30000);
     cr_assert_str_eq(line_at(&recs[1], 2), "add inf/three k=1", "started to match");
     cr_assert_str_eq(line_at(&recs[1], 3), "del other/two", "stopped matching");
     cr_assert_eq(linerec_count(&recs[1].lines), 5,

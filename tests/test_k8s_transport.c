@@ -124,7 +124,7 @@ Test(k8s_transport, too_many_requests_waits_retry_after, .init = start, .fini = 
     cr_assert_eq(get_pod(), KERR_OK, "%s", err.msg);
     cr_assert_eq(mockapi_request_count(m), 2);
     cr_assert_geq(now() - t0, 0.95, "slept the Retry-After second");
-    cr_assert_lt(now() - t0, 5.0);
+    cr_assert_lt(now() - t0, 30.0, "a second, not a unit larger");
 }
 
 static void start_two_retries(void)
@@ -148,7 +148,7 @@ Test(k8s_transport, too_many_requests_gives_up_after_max_retries, .init = start_
     cr_assert_eq(get_pod(), KERR_TOOMANY);
     cr_assert_eq(err.http_status, 429);
     cr_assert_eq(mockapi_request_count(m), 3, "one try and two retries");
-    cr_assert_lt(now() - t0, 3.0, "Retry-After: 30 was capped at 100 ms");
+    cr_assert_lt(now() - t0, 30.0, "Retry-After: 30 was capped at 100 ms (uncapped: 60 s)");
 }
 
 Test(k8s_transport, unavailable_with_retry_after_is_retried_for_idempotent_verbs,
@@ -194,7 +194,7 @@ Test(k8s_transport, slow_answer_times_out, .init = start_short_timeout, .fini = 
     mockapi_add(m, &(struct mockapi_spec){
                        .method = "GET", .target = POD_PATH, .body = POD_BODY, .delay_ms = 20000 });
     cr_assert_eq(get_pod(), KERR_TIMEOUT);
-    cr_assert_lt(now() - t0, 10.0);
+    cr_assert_lt(now() - t0, 15.0, "cut at 300 ms, not after the 20 s answer");
     cr_assert(strstr(err.msg, POD_PATH) != NULL, "%s", err.msg);
 }
 

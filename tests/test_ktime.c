@@ -127,7 +127,8 @@ Test(ktime, deadline_ends_a_monotonic_condition_wait)
     pthread_mutex_unlock(&mu);
     cr_assert_eq(rc, ETIMEDOUT);
     cr_assert_geq(ktime_elapsed_ms(&start), 60);
-    cr_assert_lt(ktime_elapsed_ms(&start), 5000);
+    /* not a timing figure: a deadline on the wrong clock would be decades away */
+    cr_assert_lt(ktime_elapsed_ms(&start), 60000);
     pthread_cond_destroy(&cv);
     pthread_condattr_destroy(&ca);
 }
@@ -141,14 +142,16 @@ Test(ktime, elapsed_ms_and_sleep)
     clock_gettime(CLOCK_MONOTONIC, &since);
     since.tv_sec -= 3;
     e = ktime_elapsed_ms(&since);
-    cr_assert(e >= 3000 && e < 4000, "%ld", e);
+    /* milliseconds, not seconds or microseconds; a stalled thread only adds to it */
+    cr_assert(e >= 3000 && e < 60000, "%ld", e);
     t0 = ktime_mono_ns();
     ktime_sleep_ns(30 * KTIME_NS_PER_MS);
     cr_assert_geq(ktime_mono_ns() - t0, 30 * KTIME_NS_PER_MS);
     t0 = ktime_mono_ns();
     ktime_sleep_ns(-1);
     ktime_sleep_ns(0);
-    cr_assert_lt(ktime_mono_ns() - t0, 1000 * KTIME_NS_PER_MS);
+    /* returns rather than sleeping for ever; how soon is the scheduler's business */
+    cr_assert_lt(ktime_mono_ns() - t0, 60000 * KTIME_NS_PER_MS);
 }
 
 /* A cancel check that says yes on its n-th call; counts its calls. */
@@ -171,12 +174,17 @@ Test(ktime, sleep_cancellable)
 
     cr_assert_eq(ktime_sleep_cancellable(45, 10, cancel_check, &never), 0);
     cr_assert_geq(ktime_mono_ns() - t0, 45 * KTIME_NS_PER_MS);
-    /* at least one check a slice, one at the end */
-    cr_assert_geq(never.calls, 5);
+    /*
+     * One check before the first slice and one at the end. How many slices
+     * fit in 45 ms depends on how long each nanosleep overslept (a loaded
+     * machine oversleeps a 10 ms slice by far more): that slices are cut at
+     * all is what the endless sleep below proves.
+     */
+    cr_assert_geq(never.calls, 2);
     t0 = ktime_mono_ns();
     cr_assert_eq(ktime_sleep_cancellable(-1, 5, cancel_check, &third), -1);
     cr_assert_eq(third.calls, 3);
-    cr_assert_lt(ktime_mono_ns() - t0, 5000 * KTIME_NS_PER_MS);
+    cr_assert_lt(ktime_mono_ns() - t0, 60000 * KTIME_NS_PER_MS);
     cr_assert_eq(ktime_sleep_cancellable(10000, 50, cancel_check, &first), -1);
     cr_assert_eq(first.calls, 1);
     never.calls = 0;

@@ -101,7 +101,7 @@ Test(kubesim_fault, cut_watches_end_streams)
     ksimfix_faults(h, "{\"cutWatches\":true}");
     free(ksimfix_watch_join(&w));
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    cr_assert_lt(t1.tv_sec - t0.tv_sec, 10, "the watch ended long before its timeout");
+    cr_assert_lt(t1.tv_sec - t0.tv_sec, 15, "the watch ended before its 20 s timeout");
 }
 
 Test(kubesim_fault, watch_max_duration)
@@ -119,7 +119,7 @@ Test(kubesim_fault, watch_max_duration)
     clock_gettime(CLOCK_MONOTONIC, &t1);
     cr_assert_eq(r.code, 200);
     ksim_http_release(&r);
-    cr_assert_lt(t1.tv_sec - t0.tv_sec, 5);
+    cr_assert_lt(t1.tv_sec - t0.tv_sec, 15, "cut at 300 ms, not at the 20 s timeout");
 }
 
 Test(kubesim_fault, expire_history_forces_410)

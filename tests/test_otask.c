@@ -210,7 +210,7 @@ static void expect_state(const char *name, const char *state, const char *code)
 
 static int await_event(const char *reason, const char *type)
 {
-    for (int i = 0; i < 100; i++) {
+    for (int i = 0; i < 600; i++) { /* 30 s at most */
         if (hibfix_events(&x, reason, type) > 0)
             return 1;
         ktime_sleep_ns(50000000L);

@@ -300,8 +300,8 @@ Test(signals, wait_returns_on_signal_and_on_timeout)
     cr_expect_geq(ktime_elapsed_ms(&t0), 120);
     cr_assert_eq(pthread_create(&th, NULL, send_term, NULL), 0);
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    cr_expect_eq(proc_wait_shutdown(10000), 1);
-    cr_expect_lt(ktime_elapsed_ms(&t0), 5000, "woke long after the signal");
+    cr_expect_eq(proc_wait_shutdown(60000), 1);
+    cr_expect_lt(ktime_elapsed_ms(&t0), 30000, "woke at the timeout, not at the signal");
     pthread_join(th, NULL);
 }
 

@@ -140,7 +140,7 @@ Test(ratelimit, take_on_the_real_clock_is_cancelled_from_another_thread)
     atomic_store(&cancel, 1);
     pthread_join(th, NULL);
     cr_assert_eq(t.rc, KERR_CANCELLED);
-    cr_assert_lt(ktime_mono_ns() - start, 2 * S);
+    cr_assert_lt(ktime_mono_ns() - start, 30 * S, "the next token is 100 s away");
     rl_bucket_free(b);
 }
 

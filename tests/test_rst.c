@@ -228,7 +228,7 @@ Test(rst_kubesim, status_then_resources_then_resume)
     cr_assert(cJSON_IsTrue(kjson_get(e, "status.ready")), "the status survived");
     cJSON_Delete(e);
     ev_stop(fx.x.events);
-    TESTUTIL_AWAIT(has_event("RestoreCompleted"), 5000);
+    TESTUTIL_AWAIT(has_event("RestoreCompleted"), 30000);
     cr_assert(has_event("RestoreCompleted"));
     cr_assert(has_event("StatusRestored"));
     cr_assert(has_event("RestoreAwaitingResources"));
@@ -399,7 +399,7 @@ Test(rst_kubesim, a_label_removed_by_hand_lifts_what_etcd_warden_added)
     cJSON_Delete(e);
     cr_assert_eq(pass(), 0, "nothing more to do");
     ev_stop(fx.x.events);
-    TESTUTIL_AWAIT(has_event("RestoreEndedByHand"), 5000);
+    TESTUTIL_AWAIT(has_event("RestoreEndedByHand"), 30000);
     note = event_note("RestoreEndedByHand", type, sizeof(type));
     cr_assert_str_eq(type, "Warning");
     cr_assert(strstr(note, "removed by hand before the restore finished (still awaiting the "

@@ -126,7 +126,7 @@ Test(sidecar, oversized_and_malformed_answers_are_refused)
     mockapi_expect(m, "POST", "/snapshot/full", 200, "[1,2]");
     cr_assert_eq(sidecar_snapshot(&t, SIDECAR_FULL, 1, 5000, &res, NULL), KERR_TOOBIG);
     sidecar_result_release(&res);
-    cr_assert_eq(mockapi_wait_served(m, first, 1, 5000), 0); /* its writer saw the abort */
+    cr_assert_eq(mockapi_wait_served(m, first, 1, 30000), 0); /* its writer saw the abort */
     rc = sidecar_snapshot(&t, SIDECAR_FULL, 1, 5000, &res, &e);
     cr_assert_eq(rc, KERR_PARSE, "%s: %s", kerr_name(rc), e.msg);
     sidecar_result_release(&res);

@@ -530,7 +530,7 @@ static void concurrent(int compact)
     for (i = 0; i < 3; i++)
         cr_assert_eq(pthread_create(&th[i], NULL, reader, &r), 0);
     /* the updates start once every reader runs: a busy machine could else finish them first */
-    TESTUTIL_AWAIT(atomic_load(&r.started) == 3, 5000);
+    TESTUTIL_AWAIT(atomic_load(&r.started) == 3, 30000);
     cr_assert_eq(atomic_load(&r.started), 3);
     for (i = 0; i < 2000; i++) {
         snprintf(name, sizeof(name), "o%d", i % 50);
@@ -541,7 +541,7 @@ static void concurrent(int compact)
         /* once every object exists, the rest of the updates wait for the readers to read:
            a busy machine could else run them all before a reader is scheduled again */
         if (i == 49)
-            TESTUTIL_AWAIT(atomic_load(&r.reads) > 0, 5000);
+            TESTUTIL_AWAIT(atomic_load(&r.reads) > 0, 30000);
         if (i % 500 != 499)
             continue;
         items = cJSON_CreateArray();

@@ -77,10 +77,10 @@ static void up(struct fx *f, int fallback_limit)
     o.fallback_limit = fallback_limit;
     cr_assert_eq(wh_cache_new(&o, &f->cache, &err), KERR_OK, "%s", err.msg);
     cr_assert_eq(wh_cache_start(f->cache, &err), KERR_OK, "%s", err.msg);
-    cr_assert_eq(wh_cache_wait_synced(f->cache, 5000), KERR_OK);
-    cr_assert_eq(mockapi_wait_served(f->m, f->etcd_watch, 1, 5000), 0);
-    cr_assert_eq(mockapi_wait_served(f->m, f->sts_watch, 1, 5000), 0);
-    cr_assert_eq(mockapi_wait_served(f->m, f->task_watch, 1, 5000), 0);
+    cr_assert_eq(wh_cache_wait_synced(f->cache, 30000), KERR_OK);
+    cr_assert_eq(mockapi_wait_served(f->m, f->etcd_watch, 1, 30000), 0);
+    cr_assert_eq(mockapi_wait_served(f->m, f->sts_watch, 1, 30000), 0);
+    cr_assert_eq(mockapi_wait_served(f->m, f->task_watch, 1, 30000), 0);
     wh_cache_bind(f->cache, &f->lk);
 }
 
@@ -194,13 +194,13 @@ Test(wh_cache, watch_events_update_the_cache)
                  "\"status\":{\"lastOperation\":{\"type\":\"Delete\",\"state\":\"Processing\"}}}}"
                  "\n",
                  0);
-    for (i = 0; i < 500; i++) {
+    for (i = 0; i < 6000; i++) { /* 30 s at most */
         if (f.lk.etcd(f.lk.ctx, "shoot", "late", &e, NULL) == KERR_OK)
             break;
         usleep(5000);
     }
     cr_expect_str_eq(e.uid, "u-late");
-    for (i = 0; i < 500; i++) {
+    for (i = 0; i < 6000; i++) { /* 30 s at most */
         cr_assert_eq(f.lk.etcd(f.lk.ctx, "shoot", "etcd-main", &e, NULL), KERR_OK);
         if (e.deletion_in_progress)
             break;

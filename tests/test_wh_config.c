@@ -201,3 +201,47 @@ Test(wh_config, yaml_errors_name_file_line_and_key)
     cr_expect_not_null(strstr(err.msg, "--config"), "%s", err.msg);
     wh_config_release(&c);
 }
+
+Test(wh_config, combinations_that_cannot_work_are_refused_at_start)
+{
+    static const struct {
+        const char *args[3];
+        const char *want;
+    } rows[] = {
+        { { "--etcd-backups", NULL }, "--etcd-backups needs --backup-entries" },
+        { { "--etcd-backups=true", "--backup-entries=false" },
+          "--etcd-backups needs --backup-entries" },
+        { { "--validating-webhook-configuration=etcd-warden", NULL },
+          "name what --self-provision-tls patches its CA into" },
+        { { "--mutating-webhook-configuration=etcd-warden", NULL },
+          "name what --self-provision-tls patches its CA into" },
+    };
+    struct wh_config c;
+    struct kerr_info err;
+
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        const char *argv[] = { "warden-webhook", DRUID_FLAG, rows[i].args[0], rows[i].args[1] };
+
+        cr_expect_eq(load(&c, &err, rows[i].args[1] ? 4 : 3, argv), KERR_INVAL, "row %zu", i);
+        cr_expect(strstr(err.msg, rows[i].want), "row %zu: %s", i, err.msg);
+        wh_config_release(&c);
+    }
+    {
+        const char *argv[] = { "warden-webhook", DRUID_FLAG, "--backup-entries", "--etcd-backups" };
+
+        cr_assert_eq(load(&c, &err, 4, argv), KERR_OK, "%s", err.msg);
+        wh_config_release(&c);
+    }
+}
+
+Test(wh_config, help_marks_the_required_flag)
+{
+    char *text = NULL, *line;
+
+    cr_assert_eq(wh_config_help(&text, NULL), KERR_OK);
+    line = strstr(text, "--reconciler-service-account");
+    cr_assert_not_null(line, "%s", text);
+    cr_assert(strstr(line, "(required") && strstr(line, "(required") < strstr(line + 2, "\n  -"),
+              "%s", text);
+    free(text);
+}

@@ -89,7 +89,14 @@ Test(wh_tlsreload, the_newer_files_win_when_two_reloads_overlap, .timeout = 30)
     cr_assert_eq(link(fifo, link_tmp), 0);
     cr_assert_eq(rename(link_tmp, key), 0);
     cr_assert_eq(pthread_create(&held, NULL, reload_main, t), 0);
-    testutil_pause_ms(200); /* it has read b's certificate and waits on the key */
+    /*
+     * It has read b's certificate and waits on the key once it holds the FIFO
+     * open: a non-blocking open for writing fails (ENXIO) until a reader has
+     * it open, however long the scheduler took to get the reload there.
+     */
+    fd = -1;
+    TESTUTIL_AWAIT((fd = open(fifo, O_WRONLY | O_NONBLOCK)) >= 0, 30000);
+    cr_assert_geq(fd, 0, "the reload never opened the key");
     /* Pair c replaces both files; a second reload runs while the first is held. */
     testutil_write_file(cert, p.c.cert);
     testutil_write_file(key, p.c.key);
@@ -97,8 +104,7 @@ Test(wh_tlsreload, the_newer_files_win_when_two_reloads_overlap, .timeout = 30)
     cr_assert_eq(pthread_create(&other, NULL, reload_main, t), 0);
     TESTUTIL_AWAIT(wh_tls_generation(t) != gen0, 1000); /* serialised reloads wait instead */
     /* Release the held reload with b's key: it installs b, the older pair. */
-    fd = open(fifo, O_WRONLY);
-    cr_assert_geq(fd, 0);
+    cr_assert_eq(fcntl(fd, F_SETFL, 0), 0);
     n = write(fd, p.b.key, strlen(p.b.key));
     cr_assert_eq(n, (ssize_t)strlen(p.b.key));
     close(fd);

@@ -258,7 +258,7 @@ Test(workqueue, shutdown_wakes_all_getters_and_refuses_adds)
         g[i].rc = KERR_OK;
         cr_assert_eq(pthread_create(&g[i].th, NULL, getter_main, &g[i]), 0);
     }
-    cr_assert(testutil_await_count(&started, 3, 5000));
+    cr_assert(testutil_await_count(&started, 3, 30000));
     testutil_pause_ms(20); /* let them block; the result is the same if they have not yet */
     wq_shutdown(q);
     for (i = 0; i < 3; i++) {

@@ -92,7 +92,7 @@ Test(wqpool, one_key_is_never_processed_concurrently)
         if (i % 10 == 0)
             testutil_pause_ms(1);
     }
-    cr_assert(testutil_await_count(&t->total, 2, 5000));
+    cr_assert(testutil_await_count(&t->total, 2, 30000));
     wqpool_free(w);
     cr_assert_eq(atomic_load(&t->overlap), 0, "a key ran in two workers at once");
     cr_assert(atomic_load(&t->total) < 100, "adds during processing must coalesce");
@@ -143,7 +143,7 @@ Test(wqpool, requeue_paths_follow_the_result)
     cr_assert_eq(wq_add(q, "err"), KERR_OK);
     cr_assert_eq(wq_add(q, "req"), KERR_OK);
     cr_assert_eq(wq_add(q, "after"), KERR_OK);
-    cr_assert(testutil_await_count(&s.total, 3 + 2 + 1 + 1, 5000), "total %d",
+    cr_assert(testutil_await_count(&s.total, 3 + 2 + 1 + 1, 30000), "total %d",
               atomic_load(&s.total));
     wqpool_free(w);
     cr_assert_eq(atomic_load(&s.err_calls), 3);
@@ -217,7 +217,7 @@ Test(wqpool, an_error_keeps_the_requeue_another_step_asked_for)
     cr_assert_not_null(t);
     cr_assert_eq(wqpool_new(q, 1, fail_but_poll, t, &w, NULL), KERR_OK);
     cr_assert_eq(wq_add(q, "etcd/ns/a"), KERR_OK);
-    cr_assert(testutil_await_count(&t->total, 4, 5000),
+    cr_assert(testutil_await_count(&t->total, 4, 30000),
               "the failing key came back %d times in 5 s; it asked for every 50 ms",
               atomic_load(&t->total));
     cr_assert_geq(wq_num_requeues(q, "etcd/ns/a"), 3, "the failures still count for the backoff");

@@ -20,7 +20,8 @@ static size_t make_table(struct wh_config *c, struct proc_flag *out)
         { "config", PROC_FLAG_STRING, &c->config_file, "",
           "YAML file with these settings (keys are the flag names); flags win" },
         { "reconciler-service-account", PROC_FLAG_LIST, &c->reconcilers, NULL,
-          "trusted reconciler usernames system:serviceaccount:<ns>:<name>" },
+          "trusted reconciler usernames system:serviceaccount:<ns>:<name> (required, at least "
+          "one)" },
         { "controller-service-account", PROC_FLAG_LIST, &c->controllers, NULL,
           "warden-controller's usernames: the only writers of the Etcd state annotations "
           "(default: the reconcilers named warden-controller)" },
@@ -159,6 +160,15 @@ static enum kerr validate(const struct wh_config *c, struct kerr_info *err)
                         "--self-provision-tls needs --tls-secret-name and --tls-service-name");
     if (c->self_tls && c->cert_lifetime_ms < 3600000L)
         return kerr_set(err, KERR_INVAL, "--tls-cert-lifetime: at least 1h");
+    if (c->etcd_backups && !c->backup_entries)
+        return kerr_set(err, KERR_INVAL,
+                        "--etcd-backups needs --backup-entries: it adds EtcdBackups' copies to the "
+                        "prefix check that --backup-entries turns on");
+    if (!c->self_tls && (c->vwcs.n || c->mwcs.n))
+        return kerr_set(err, KERR_INVAL,
+                        "--validating-webhook-configuration and --mutating-webhook-configuration "
+                        "name what --self-provision-tls patches its CA into: set it, or patch "
+                        "caBundle yourself");
     return KERR_OK;
 }
 

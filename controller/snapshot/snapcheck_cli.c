@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "controller/snapshot/ostore.h"
 #include "controller/snapshot/providers/ptable.h"
+#include "controller/snapshot/snapflag.h"
 
 static const char *kind_of(const struct snapcheck_latest *l)
 {
@@ -187,13 +188,25 @@ enum kerr snapcheck_print_json(const struct snapcheck *c, const char *store, FIL
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: warden-snapshot check-prefixes --storage-provider P --store-container C "
-               "[--store-endpoint-override URL] [--json] [-v]\n"
-               "Lists the whole container and reports every pair of cluster prefixes whose "
-               "snapshots the backup sidecar mixes (it lists a prefix as a plain string: "
-               "\"p/etcd\" lists \"p/etcd-2/...\") and whose restore that breaks.\n"
-               "Exit status: 0 no pair, 1 pairs found, 2 usage error, 3 the container could "
-               "not be listed.\n");
+    fputs(
+        "usage: warden-snapshot check-prefixes --storage-provider P --store-container C [flags]\n"
+        "\n"
+        "Lists the whole container and reports every pair of cluster prefixes whose snapshots\n"
+        "the backup sidecar mixes (it lists a prefix as a plain string: \"p/etcd\" lists\n"
+        "\"p/etcd-2/...\") and whose restore that breaks.\n"
+        "\n"
+        "  --storage-provider P           S3, ABS, GCS, ECS, OCS or Local (or etcd-druid's names:\n"
+        "                                 aws, azure, gcp, dell, openshift, local)\n"
+        "  --store-container C            the bucket (default $STORAGE_CONTAINER)\n"
+        "  --store-endpoint-override URL  the store's endpoint "
+        "(spec.backup.store.endpointOverride)\n"
+        "  --json                         one JSON document on stdout instead of text\n"
+        "  -v, --verbose                  debug logs\n"
+        "  -h, --help                     this help\n"
+        "\n"
+        "Exit status: 0 no pair, 1 pairs found, 2 usage error, 3 the container could not be\n"
+        "listed.\n",
+        f);
 }
 
 /* List the container of cfg into c and find its pairs; the exit status on failure, else 0. */
@@ -275,7 +288,14 @@ int snapcheck_main(int argc, char **argv)
     }
     if (!cfg.container)
         cfg.container = getenv("STORAGE_CONTAINER");
+    if (optind != argc)
+        fprintf(stderr, "warden-snapshot check-prefixes: unexpected argument \"%s\"\n",
+                argv[optind]);
+    else if (!cfg.provider || !cfg.container)
+        fprintf(stderr, "warden-snapshot check-prefixes: --storage-provider and --store-container "
+                        "(or $STORAGE_CONTAINER) are required\n");
     if (optind != argc || !cfg.provider || !cfg.container ||
+        snapflag_provider("check-prefixes", "--storage-provider", cfg.provider) != 0 ||
         bstore_key(cfg.provider, cfg.container, cfg.endpoint_override, store, sizeof(store)) !=
             KERR_OK) {
         usage(stderr);

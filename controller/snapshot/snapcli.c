@@ -28,8 +28,9 @@ struct cli {
     int64_t retention_days;
     bool lock_retention; /* --lock-retention: ABS in place, the policy becomes Locked */
     bool dry_run;
-    bool verify_hash; /* list: read every full snapshot; extend: a no-op (the default) */
-    bool skip_hash;   /* --skip-hash-check: no verification at all */
+    bool verify_hash;        /* list: read every full snapshot; extend: a no-op (the default) */
+    bool skip_hash;          /* --skip-hash-check: no verification at all */
+    const char *extend_only; /* the first flag given that only extend takes (no "--"), or NULL */
     int verbose;
 };
 
@@ -95,9 +96,17 @@ static void usage_extend(FILE *f)
         "  --lock-retention               extend-in-place on ABS: lock the policy\n"
         "  --copy-mode M                  server (default) or stream\n"
         "  --skip-hash-check              do not check the snapshot's SHA-256 first\n"
-        "  --dry-run                      log what would be done, change nothing\n"
+        "  --verify-hash                  check it (the default; for list's sake)\n"
+        "  --dry-run                      log what would be done, change nothing; exits as\n"
+        "                                 the run would\n"
+        "  --part-size BYTES              streamed copies: the part size (1024 to 1 GiB,\n"
+        "                                 default 8 MiB)\n"
+        "  --copy-part-threshold BYTES    server copies above it go part by part (default\n"
+        "                                 5 GiB)\n"
         "  -v, --verbose                  debug logs\n"
-        "  -h, --help                     this help\n",
+        "  -h, --help                     this help\n"
+        "\n"
+        "Exit status: 0 done, 1 failed (a JSON error line says why), 2 usage error.\n",
         STORE_FLAGS);
 }
 
@@ -111,7 +120,11 @@ static void usage_list(FILE *f)
             "  --verify-hash                  read every full snapshot and check its SHA-256\n"
             "  --skip-hash-check              do not report the digests recorded on copies\n"
             "  -v, --verbose                  debug logs\n"
-            "  -h, --help                     this help\n",
+            "  -h, --help                     this help\n"
+            "\n"
+            "One line per snapshot on stdout; none under the prefix: nothing on stdout and a\n"
+            "line saying so on stderr.\n"
+            "Exit status: 0 listed (none included), 1 failed, 2 usage error.\n",
             STORE_FLAGS);
 }
 
@@ -172,6 +185,13 @@ static int parse_flags(int argc, char **argv, struct cli *c)
     optind = 1;
     opterr = 0;
     while ((o = getopt_long(argc, argv, ":hv", opts, NULL)) != -1) {
+        if (!c->extend_only && o != OPT_PROVIDER && o != OPT_CONTAINER && o != OPT_PREFIX &&
+            o != OPT_ENDPOINT && o != OPT_VERIFY && o != OPT_SKIP_HASH && o != 'v' && o != 'h' &&
+            o != '?' && o != ':') {
+            for (const struct option *f = opts; f->name && !c->extend_only; f++) {
+                c->extend_only = f->val == o ? f->name : NULL;
+            }
+        }
         switch (o) {
         case OPT_PROVIDER:
             c->store.provider = optarg;
@@ -337,6 +357,11 @@ static int run(struct cli *c, int64_t gc)
             (!c->verify_hash && !c->skip_hash && snapext_mark_recorded(s, &set, &err) != KERR_OK) ||
             snapext_print(&set, stdout, &err) != KERR_OK) {
             status = fail(what, &err);
+        } else if (set.n == 0) {
+            fprintf(stderr,
+                    "warden-snapshot list: no snapshots under prefix \"%s\" in container \"%s\" "
+                    "(%s)\n",
+                    c->clean_prefix, c->store.container, c->store.provider);
         }
         snapext_set_release(&set);
     } else {
@@ -360,6 +385,9 @@ static int check_args(struct cli *c, int64_t *gc)
                 cmd);
         return -1;
     }
+    if (snapflag_provider(cmd, "--storage-provider", c->store.provider) != 0) {
+        return -1;
+    }
     if (snap_clean_prefix(c->prefix, &c->clean_prefix, NULL) != KERR_OK) {
         fprintf(stderr, "warden-snapshot %s: out of memory\n", cmd);
         return -1;
@@ -368,6 +396,13 @@ static int check_args(struct cli *c, int64_t *gc)
         fprintf(stderr,
                 "warden-snapshot %s: --verify-hash and --skip-hash-check exclude each other\n",
                 cmd);
+        return -1;
+    }
+    if (strcmp(cmd, "list") == 0 && c->extend_only) {
+        fprintf(stderr,
+                "warden-snapshot list: --%s is a flag of extend-snapshot-immutability; list "
+                "changes nothing\n",
+                c->extend_only);
         return -1;
     }
     if (strcmp(cmd, "list") == 0) {
@@ -387,6 +422,14 @@ static int check_args(struct cli *c, int64_t *gc)
     if (c->mode && strcmp(c->mode, "copy") != 0 && strcmp(c->mode, "extend-in-place") != 0 &&
         strcmp(c->mode, "auto") != 0) {
         return bad_value(cmd, "--mode", c->mode, "copy, extend-in-place or auto");
+    }
+    if ((c->retention_days > 0 || c->lock_retention) &&
+        (c->mode == NULL || strcmp(c->mode, "copy") == 0)) {
+        fprintf(stderr,
+                "warden-snapshot %s: --retention-days and --lock-retention extend a retention in "
+                "place: they need --mode extend-in-place or auto (the mode is copy)\n",
+                cmd);
+        return -1;
     }
     return 0;
 }

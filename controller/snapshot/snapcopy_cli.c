@@ -96,13 +96,42 @@ static bool s3_family(const char *provider)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: warden-snapshot copy --from-storage-provider P --from-store-container C "
-               "--from-store-prefix X [--from-store-endpoint-override URL] "
-               "[--from-credentials-dir DIR]\n"
-               "           --to-storage-provider P --to-store-container C --to-store-prefix X "
-               "[--to-store-endpoint-override URL] [--to-credentials-dir DIR]\n"
-               "           [--snapshot NAME | [--latest-full] [--until TIME]] [--skip-hash-check] "
-               "[--require-empty-destination] [-v] [-h]\n");
+    fputs(
+        "usage: warden-snapshot copy --from-storage-provider P --from-store-container C\n"
+        "           --from-store-prefix X --to-storage-provider P --to-store-container C\n"
+        "           --to-store-prefix X [flags]\n"
+        "\n"
+        "Copies snapshots from one store to another, in the backup sidecar's layout; the\n"
+        "destination holds all the chosen snapshots or none of them.\n"
+        "\n"
+        "  --from-storage-provider P      the source's provider: S3, ABS, GCS, ECS, OCS or\n"
+        "                                 Local (or aws, azure, gcp, dell, openshift, local)\n"
+        "  --from-store-container C       the source's bucket\n"
+        "  --from-store-prefix X          the source Etcd's spec.backup.store.prefix\n"
+        "  --from-store-endpoint-override URL  the source store's endpoint\n"
+        "  --from-credentials-dir DIR     the source's credentials, a Secret's files (default:\n"
+        "                                 the environment, as the other commands)\n"
+        "  --to-storage-provider P        the destination's provider (as above)\n"
+        "  --to-store-container C         the destination's bucket\n"
+        "  --to-store-prefix X            the destination's prefix\n"
+        "  --to-store-endpoint-override URL    the destination store's endpoint\n"
+        "  --to-credentials-dir DIR       the destination's credentials (as above)\n"
+        "  --snapshot NAME                exactly that snapshot (its name, e.g.\n"
+        "                                 Full-00000000-00002300-1700002000.gz)\n"
+        "  --until TIME                   Unix seconds or RFC 3339: what a restore would take\n"
+        "                                 from the snapshots created at or before TIME (the\n"
+        "                                 latest full and the deltas after it; default: all)\n"
+        "  --latest-full                  the full snapshot only, no deltas\n"
+        "  --part-size BYTES              the streamed part size (5 MiB to 1 GiB, default 8 MiB)\n"
+        "  --skip-hash-check              do not check full snapshots' SHA-256 as they stream\n"
+        "  --require-empty-destination    refuse a destination prefix holding any snapshot\n"
+        "  -v, --verbose                  debug logs\n"
+        "  -h, --help                     this help\n"
+        "\n"
+        "--snapshot excludes --until and --latest-full. The last line on stdout is a JSON\n"
+        "summary. Exit status: 0 copied, 1 failed (nothing left in the destination), 2 usage\n"
+        "error.\n",
+        f);
 }
 
 static void print_result(const struct snapcopy_opts *o, const struct snapcopy_result *r)
@@ -261,6 +290,10 @@ static int parse(int argc, char **argv, struct side *from, struct side *to, stru
         !to->cfg.container || !to->prefix) {
         fprintf(stderr, "warden-snapshot copy: --{from,to}-storage-provider, "
                         "--{from,to}-store-container and --{from,to}-store-prefix are required\n");
+        return -1;
+    }
+    if (snapflag_provider("copy", "--from-storage-provider", from->cfg.provider) != 0 ||
+        snapflag_provider("copy", "--to-storage-provider", to->cfg.provider) != 0) {
         return -1;
     }
     if (o->snapshot && (o->until > 0 || o->latest_full)) {

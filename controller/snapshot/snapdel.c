@@ -313,22 +313,49 @@ static int report(const struct snapdel_result *res, bool dry_run, const struct k
     if (res->failed)
         log_error("delete-snapshots failed", "failed", res->failed > 1 ? "several" : "one", "error",
                   err->msg);
-    else if (res->foreign && !dry_run) {
+    else if (res->foreign) {
         snprintf(n, sizeof(n), "%ld", res->foreign);
-        log_error("delete-snapshots failed", "error",
-                  "the backup sidecar's listing of the prefix returns objects of other prefixes "
-                  "(a plain string prefix): they are not this prefix's and were not deleted",
+        log_error(dry_run ? "delete-snapshots would fail" : "delete-snapshots failed", "error",
+                  dry_run ? "the backup sidecar's listing of the prefix returns objects of other "
+                            "prefixes (a plain string prefix): they are not this prefix's and "
+                            "would not be deleted"
+                          : "the backup sidecar's listing of the prefix returns objects of other "
+                            "prefixes (a plain string prefix): they are not this prefix's and were "
+                            "not deleted",
                   "objectPrefix", res->object_prefix, "foreign", n, "example",
                   res->foreign_keys[0]);
     }
-    return res->failed || (res->foreign && !dry_run) ? 1 : 0;
+    return res->failed || res->foreign ? 1 : 0;
 }
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: warden-snapshot delete-snapshots --storage-provider P "
-               "--store-container C --store-prefix X [--store-endpoint-override URL] "
-               "[--written-since T] [--written-before T] [--dry-run] [-v] [-h]\n");
+    fputs(
+        "usage: warden-snapshot delete-snapshots --storage-provider P --store-container C\n"
+        "           --store-prefix X [flags]\n"
+        "\n"
+        "Deletes the objects of the cluster whose spec.backup.store.prefix is X, as the backup\n"
+        "sidecar names them; objects the store keeps locked stay (run it again later).\n"
+        "\n"
+        "  --storage-provider P           a provider name etcd-druid accepts (S3, ABS, GCS, ECS,\n"
+        "                                 OCS, Local, aws, s3, azure, gcp, ...)\n"
+        "  --store-container C            the bucket (default $STORAGE_CONTAINER)\n"
+        "  --store-prefix X               the Etcd's spec.backup.store.prefix\n"
+        "  --store-endpoint-override URL  the store's endpoint "
+        "(spec.backup.store.endpointOverride)\n"
+        "  --written-since T              delete only objects last modified at or after T\n"
+        "                                 (RFC 3339): the claim's start; older ones are kept\n"
+        "  --written-before T             delete only objects last modified at or before T\n"
+        "                                 (RFC 3339); newer ones are kept\n"
+        "  --dry-run                      count what would be deleted, delete nothing; exits as\n"
+        "                                 the run would\n"
+        "  -v, --verbose                  debug logs\n"
+        "  -h, --help                     this help\n"
+        "\n"
+        "The last line on stdout is a JSON summary. Exit status: 0 nothing but locked objects\n"
+        "left, 1 any other failure (objects of other prefixes in the listing included), 2 usage\n"
+        "error.\n",
+        f);
 }
 
 int snapdel_main(int argc, char **argv)
@@ -406,7 +433,8 @@ int snapdel_main(int argc, char **argv)
     else if (!cfg.provider || !cfg.container || !prefix)
         fprintf(stderr, "warden-snapshot delete-snapshots: --storage-provider, --store-container "
                         "and --store-prefix are required\n");
-    if (optind != argc || !cfg.provider || !cfg.container || !prefix) {
+    if (optind != argc || !cfg.provider || !cfg.container || !prefix ||
+        snapflag_provider("delete-snapshots", "--storage-provider", cfg.provider) != 0) {
         usage(stderr);
         return 2;
     }

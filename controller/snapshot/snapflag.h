@@ -16,4 +16,11 @@
  */
 void snapflag_error(const char *cmd, char **argv, int optidx, int ret, int opt);
 
+/*
+ * 0 when value (BORROWED, may be NULL: nothing to check) names a storage
+ * provider warden-snapshot opens; else -1, having said on stderr what flag
+ * of cmd is wrong and every value it takes.
+ */
+int snapflag_provider(const char *cmd, const char *flag, const char *value);
+
 #endif

@@ -174,6 +174,35 @@ bad "- controller.opsTaskCallTimeout: Does not match pattern" --set controller.o
 bad "- tls.self.certLifetime: Does not match pattern" --set "tls.self.certLifetime=1 year"
 bad "- webhook.podDisruptionBudget: Additional property minAvailble is not allowed" \
     -f <(printf 'webhook:\n  podDisruptionBudget: {minAvailble: 1}\n')
+# Values that render, and would break the cluster: refused with what to do.
+bad "webhook.replicas 0 with webhook.failurePolicy Fail: the API server could reach no webhook" \
+    --set webhook.replicas=0
+chart_render "$work/ok.yaml" --set webhook.replicas=0 --set webhook.failurePolicy=Ignore ||
+    fail "no webhook replica with failurePolicy Ignore does not render"
+bad "webhook.podDisruptionBudget.minAvailable 2 with webhook.replicas 2: no webhook pod could ever be evicted" \
+    --set webhook.podDisruptionBudget.minAvailable=2
+bad "webhook.podDisruptionBudget.minAvailable 3 with webhook.replicas 2" \
+    -f <(printf 'webhook:\n  podDisruptionBudget: {minAvailable: 3}\n')
+bad "webhook.podDisruptionBudget.minAvailable 100%: no webhook pod could ever be evicted" \
+    --set webhook.podDisruptionBudget.minAvailable=100%
+chart_render "$work/ok.yaml" --set webhook.podDisruptionBudget.minAvailable=50% ||
+    fail "minAvailable 50% does not render"
+chart_render "$work/ok.yaml" --set webhook.replicas=1 --set webhook.podDisruptionBudget.minAvailable=1 ||
+    fail "one replica (no PodDisruptionBudget rendered) does not render"
+bad "controller.leaderElection.enabled false with controller.replicas 2: every replica would reconcile" \
+    --set controller.leaderElection.enabled=false
+chart_render "$work/ok.yaml" --set controller.leaderElection.enabled=false --set controller.replicas=1 ||
+    fail "one controller without leader election does not render"
+bad 'tls.certManager.renewBefore "8760h" must be shorter than tls.certManager.duration "8760h"' \
+    --set tls.mode=certManager --set tls.certManager.renewBefore=8760h
+bad 'tls.certManager.renewBefore "100h" must be shorter than tls.certManager.duration "90h"' \
+    --set tls.mode=certManager --set tls.certManager.duration=90h --set tls.certManager.renewBefore=100h
+bad 'serviceMonitor.scrapeTimeout "1m" must not be longer than serviceMonitor.interval "30s"' \
+    --set serviceMonitor.enabled=true --set serviceMonitor.scrapeTimeout=1m
+bad 'serviceMonitor.scrapeTimeout "2d" must not be longer than serviceMonitor.interval "1d23h"' \
+    --set serviceMonitor.enabled=true --set serviceMonitor.interval=1d23h --set serviceMonitor.scrapeTimeout=2d
+chart_render "$work/ok.yaml" --set serviceMonitor.enabled=true --set serviceMonitor.interval=1m \
+    --set serviceMonitor.scrapeTimeout=1m || fail "scrapeTimeout equal to the interval does not render"
 # Durations in range, as the binaries check them.
 bad 'controller.opsTaskCallTimeout must be between 1s and 1h, not "2h"' --set controller.opsTaskCallTimeout=2h
 bad 'controller.opsTaskCallTimeout must be between 1s and 1h, not "500ms"' --set controller.opsTaskCallTimeout=500ms

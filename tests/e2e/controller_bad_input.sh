@@ -7,9 +7,9 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/controller.sh"
 components() { kc -n shoot get sa,role,rolebinding,svc,cm,pdb,sts,lease -o name -l "app.kubernetes.io/part-of=$1" | wc -l; }
-event_about() { # object, pattern: wait for a matching event
-    local i
-    for ((i = 0; i < 150; i++)); do
+event_about() { # object, pattern: wait for a matching event (60 s at most)
+    local deadline=$((SECONDS + 60))
+    while [ $SECONDS -lt $deadline ]; do
         ctl_events shoot "$1" | grep -qE "$2" && { ok "$1: $(ctl_events shoot "$1" | grep -E "$2" | head -1)"; return 0; }
         sleep 0.1
     done
@@ -53,8 +53,21 @@ spec: {etcdName: ghost, config: {schedule: "0 0 * * *"}}
 apiVersion: etcd-warden.io/v1alpha1
 kind: ExtendFullSnapshotImmutabilityTask
 metadata: {name: ok-bad-schedule}
+spec: {etcdName: etcd-ok, config: {schedule: "30-10 * * * *"}}
+EOF
+# A schedule that is no cron expression is refused when it is typed, with the rule's message.
+if out=$(kc -n shoot apply -f - 2>&1 <<EOF
+apiVersion: etcd-warden.io/v1alpha1
+kind: ExtendFullSnapshotImmutabilityTask
+metadata: {name: typo-schedule}
 spec: {etcdName: etcd-ok, config: {schedule: "bogus"}}
 EOF
+); then
+    ctl_fail "kubectl apply of the schedule \"bogus\" was accepted"
+fi
+grep -q 'spec.config.schedule: Invalid value: "string": must be a 5-field cron expression' <<<"$out" ||
+    ctl_fail "the refusal of \"bogus\": $out"
+ok "a schedule that is no cron expression: refused by kubectl apply"
 
 # malformed immutability block
 event_about etcd-imm '^Warning InvalidImmutability: .*etcd-warden\.io/immutability-retention-type'

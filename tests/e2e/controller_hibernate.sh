@@ -28,7 +28,7 @@ kc -n shoot annotate etcd etcd-events etcd-warden.io/hibernate=true >/dev/null
 kc -n shoot wait etcd/etcd-main --timeout=40s \
     --for=jsonpath='{.metadata.annotations.etcd-warden\.io/hibernation-phase}'=Hibernated >/dev/null ||
     ctl_fail "etcd-main did not reach Hibernated (phases: $(ctl_phases "$CTL_DIR/phases-main"))"
-sleep 0.3
+ctl_await_phases "$CTL_DIR/phases-main" "- CuttingTraffic FinalSnapshot ScalingDown Hibernated"
 expect "phases in order" "- CuttingTraffic FinalSnapshot ScalingDown Hibernated" \
     "$(ctl_phases "$CTL_DIR/phases-main")"
 expect "suspend annotation" "true" \
@@ -84,6 +84,7 @@ kc -n shoot wait etcd/etcd-events --timeout=20s \
 expect "no store: scaled to 0" "0 0" "$(jp shoot sts/etcd-events '{.spec.replicas} {.status.replicas}')"
 grep -q 'etcd-events' "$CTL_DIR/tasks-events" && ctl_fail "a task was created for etcd-events"
 grep -q 'FinalSnapshot' "$CTL_DIR/phases-events" && ctl_fail "no store, yet phase FinalSnapshot"
+ctl_await_phases "$CTL_DIR/phases-events" "- CuttingTraffic ScalingDown Hibernated"
 expect "no store: phases" "- CuttingTraffic ScalingDown Hibernated" "$(ctl_phases "$CTL_DIR/phases-events")"
 expect "no store: no immutability task" "" \
     "$(jp shoot extendfullsnapshotimmutabilitytasks '{.items[?(@.spec.etcdName=="etcd-events")].metadata.name}')"
@@ -95,7 +96,7 @@ kc -n shoot annotate etcd etcd-main etcd-warden.io/hibernate- >/dev/null
 kc -n shoot annotate etcd etcd-events --overwrite etcd-warden.io/hibernate=false >/dev/null
 ctl_wait_phase shoot etcd-main "" 30
 ctl_wait_phase shoot etcd-events "" 30
-sleep 0.3
+ctl_await_phases "$CTL_DIR/phases-main.wake" "Hibernated WakingUp -"
 expect "wake-up phases" "Hibernated WakingUp -" "$(ctl_phases "$CTL_DIR/phases-main.wake")"
 expect "replicas back" "3" "$(jp shoot sts/etcd-main '{.spec.replicas}')"
 sts_back() { [ "$(jp shoot sts/etcd-main '{.status.replicas}')" = 3 ]; }

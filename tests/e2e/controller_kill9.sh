@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # warden-controller end to end (issue 7, test 4): kill -9 the controller at every phase of
-# hibernation and wake-up, CTL_KILL_RUNS times (default 30), restarting it each time. After
+# hibernation and wake-up, CTL_KILL_RUNS times (default 30; 200 with WARDEN_LONG_TESTS=1),
+# restarting it each time. After
 # every restart the flow converges; at every crash point and at the end no port of the
 # client Service is lost (each is in spec.ports or remembered in the removed-ports
 # annotation) and the StatefulSet was never scaled to 0 without a successful final
@@ -11,7 +12,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/controller.sh"
 
-RUNS=${CTL_KILL_RUNS:-30}
+RUNS=${CTL_KILL_RUNS:-$([ "${WARDEN_LONG_TESTS:-0}" = 1 ] && echo 200 || echo 30)}
 CTL_STS_DELAY=300ms
 ETCD=/apis/druid.gardener.cloud/v1alpha1/namespaces/shoot/etcds/etcd-main
 SVC=/api/v1/namespaces/shoot/services/etcd-main-client

@@ -21,10 +21,11 @@ ctl_watch_phases shoot etcd-main "$CTL_DIR/phases"
 kc -n shoot get sts etcd-main -w -o jsonpath='{.spec.replicas}{"\n"}' 2>&1 |
     while read -r r; do echo "$(date +%s%N) $r"; done >"$CTL_DIR/replicas" &
 ksim_on_exit "kill $! 2>/dev/null || true"
-sleep 0.3
+ksim_wait 30 test -s "$CTL_DIR/replicas" || ctl_fail "kubectl get -w on sts/etcd-main showed nothing"
 
 kc -n shoot annotate etcd etcd-main etcd-warden.io/hibernate=true >/dev/null
 ctl_wait_phase shoot etcd-main Failed 40
+ctl_await_phases "$CTL_DIR/phases" "- CuttingTraffic FinalSnapshot Failed"
 expect "phases up to Failed" "- CuttingTraffic FinalSnapshot Failed" "$(ctl_phases "$CTL_DIR/phases")"
 failed=$(druid_double_requests | grep '"final":"true"' | grep -c '"code":500')
 [ "$failed" -ge 2 ] || ctl_fail "want 2 failed attempts before Failed, the sidecar saw $failed"
@@ -45,7 +46,7 @@ expect "still Failed" "Failed" "$(ctl_phase shoot etcd-main)"
 # The sidecar recovers: the flow goes on by itself.
 druid_double_admin 'reply?code=200'
 ctl_wait_phase shoot etcd-main Hibernated 50
-sleep 0.3
+ctl_await_phases "$CTL_DIR/phases" "- CuttingTraffic FinalSnapshot Failed ScalingDown Hibernated"
 expect "phases after recovery" "- CuttingTraffic FinalSnapshot Failed ScalingDown Hibernated" \
     "$(ctl_phases "$CTL_DIR/phases")"
 ok_line=$(druid_double_requests | grep '"final":"true"' | grep '"code":200' | head -1)

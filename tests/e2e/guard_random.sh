@@ -20,22 +20,24 @@
 # doing; every wait is bounded.
 #
 #   GUARD_SEED=N        replay one seed
-#   GUARD_SEEDS="1 2"   these seeds (default: a fixed list, so the run always tries the same)
+#   GUARD_SEEDS="1 2"   these seeds (default: a fixed list, so the run always tries the same:
+#                       1 to 5; 1 to 20 with WARDEN_LONG_TESTS=1)
 #   GUARD_OPS=N         operations per seed (default 205: 1025 in all; 60 per seed in a
-#                       sanitizer build)
+#                       sanitizer build; 500 with WARDEN_LONG_TESTS=1)
 #   GUARD_SHRINK_SECONDS  time to shorten a failing sequence (default 90)
 # On a violation: the seed, the sequence up to it and a shortened one that still fails.
 set -euo pipefail
 . "$(dirname "$0")/../lib/controller.sh"
 command -v jq >/dev/null || ksim_fail "jq is not installed"
 
-SEEDS=${GUARD_SEEDS:-1 2 3 4 5}
+long=${WARDEN_LONG_TESTS:-0}
+SEEDS=${GUARD_SEEDS:-$([ "$long" = 1 ] && seq -s ' ' 1 20 || echo 1 2 3 4 5)}
 [ -z "${GUARD_SEED:-}" ] || SEEDS=$GUARD_SEED
 sanitized=0
 if [ -n "${ASAN_OPTIONS:-}${WARDEN_SANITIZED:-}" ] || grep -qa __asan_init "$(_wh_binary)" 2>/dev/null; then
     sanitized=1
 fi
-OPS=${GUARD_OPS:-$([ "$sanitized" = 1 ] && echo 60 || echo 205)}
+OPS=${GUARD_OPS:-$([ "$long" = 1 ] && echo 500 || { [ "$sanitized" = 1 ] && echo 60 || echo 205; })}
 DRUID_ACTOR_PERIOD=${DRUID_ACTOR_PERIOD:-0.5}
 
 ctl_stage

@@ -10,16 +10,18 @@
 # entry), and checks after every operation that no snapshot of a cluster still alive was
 # deleted. Each seed has a bucket and namespaces of its own.
 #
-#   PREFIX_RANDOM_SEEDS="1 2"  these seeds (default 1 2 3: the run always tries the same)
-#   PREFIX_RANDOM_STEPS=N      operations per seed (default 40)
+#   PREFIX_RANDOM_SEEDS="1 2"  these seeds (default 1 2 3: the run always tries the same; 1 to
+#                              12 with WARDEN_LONG_TESTS=1)
+#   PREFIX_RANDOM_STEPS=N      operations per seed (default 40; 100 with WARDEN_LONG_TESTS=1)
 set -euo pipefail
 . "$(dirname "$0")/../lib/snapshot.sh"
 . "$(dirname "$0")/../lib/controller.sh"
 # kubesim.sh's EXIT trap is the one left: it runs snapshot.sh's clean-ups (emulators, work dir).
 ksim_on_exit snap_cleanups
 
-SEEDS=${PREFIX_RANDOM_SEEDS:-1 2 3}
-STEPS=${PREFIX_RANDOM_STEPS:-40}
+long=${WARDEN_LONG_TESTS:-0}
+SEEDS=${PREFIX_RANDOM_SEEDS:-$([ "$long" = 1 ] && seq -s ' ' 1 12 || echo 1 2 3)}
+STEPS=${PREFIX_RANDOM_STEPS:-$([ "$long" = 1 ] && echo 100 || echo 40)}
 
 snap_s3_start
 CTL_WEBHOOK_FLAGS=--backup-entries ctl_stage

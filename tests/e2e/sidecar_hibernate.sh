@@ -101,7 +101,7 @@ expect "the phase while the upload is held" FinalSnapshot "$(ctl_phase "$NS" etc
 ok "the final snapshot's upload held for 3 s: the StatefulSet stays at 1 replica"
 touch "$release"
 ctl_wait_phase "$NS" etcd-main Hibernated 90
-sleep 0.3
+ctl_await_phases "$CTL_DIR/phases" "- CuttingTraffic FinalSnapshot ScalingDown Hibernated"
 expect "phases in order" "- CuttingTraffic FinalSnapshot ScalingDown Hibernated" "$(ctl_phases "$CTL_DIR/phases")"
 st=0
 reap_child "$writer_pid" 30 none || st=$?

@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # warden-snapshot's command line, no store needed: warden-snapshot and every command take
 # -h/--help (the usage on stdout, nothing on stderr, exit 0), every flag a command's help
-# shows is documented in README.md or a page under docs/, and each usage error (exit 2) says
-# on its first line what is wrong.
+# shows is documented in README.md or a page under docs/, every flag a command takes (its
+# getopt table in the source) is described by its help or refused by it, and each usage
+# error (exit 2) says on its first line what is wrong - an unknown storage provider with the
+# valid ones. list of an empty prefix (a Local store) says so on stderr.
 set -euo pipefail
 . "$(dirname "$0")/../lib/snapshot.sh"
 pages=("$SNAP_SRC"/README.md "$SNAP_SRC"/docs/*.md)
-commands=(extend-snapshot-immutability list delete-snapshots copy)
+commands=(extend-snapshot-immutability list delete-snapshots copy check-prefixes)
+# The source file holding each command's getopt_long table.
+declare -A source_of=([extend-snapshot-immutability]=snapcli.c [list]=snapcli.c
+    [delete-snapshots]=snapdel.c [copy]=snapcopy_cli.c [check-prefixes]=snapcheck_cli.c)
 
 # run ARGS...: RC, OUT (stdout) and ERR (stderr) of warden-snapshot ARGS.
 run() {
@@ -63,6 +68,23 @@ for c in "${commands[@]}"; do
 done
 grep -q -- '--latest-full' <<<"$("$WARDEN_SNAPSHOT" copy --help)" || snap_fail "copy --help lacks --latest-full"
 
+# Every flag of a command's getopt table is in its --help, or the command refuses it (list
+# shares extend-snapshot-immutability's table and refuses the flags that change something).
+for c in "${commands[@]}"; do
+    src=$SNAP_SRC/controller/snapshot/${source_of[$c]}
+    flags=$(sed -n 's/^ *{ "\([a-z-]*\)", \(required\|no\)_argument,.*/\1 \2/p' "$src")
+    [ -n "$flags" ] || snap_fail "no getopt table in $src"
+    usage=$("$WARDEN_SNAPSHOT" "$c" --help)
+    while read -r f arg; do
+        grep -qE -- "--$f( |,|\$)" <<<"$usage" && continue
+        store=(--storage-provider S3 --store-container b --store-prefix p)
+        if [ "$arg" = required ]; then run "$c" "${store[@]}" "--$f=1"; else run "$c" "${store[@]}" "--$f"; fi
+        [ "$RC" = 2 ] && grep -qF -- "--$f" <<<"$(head -1 <<<"$ERR")" ||
+            snap_fail "$c takes --$f, which its --help does not describe (exit $RC: $ERR)"
+    done <<<"$flags"
+    echo "ok: $c --help describes every flag it takes"
+done
+
 usage_error "no command" "a command is required"
 usage_error "unknown command" 'unknown command "x"' x
 usage_error "a flag before the command" 'a command comes before the flags, not "--retention-days"' \
@@ -89,4 +111,35 @@ usage_error "copy without its stores" "are required" copy
 usage_error "copy: --snapshot and --latest-full" "--snapshot excludes --until and --latest-full" \
     copy --from-storage-provider S3 --from-store-container a --from-store-prefix p \
     --to-storage-provider S3 --to-store-container b --to-store-prefix q --snapshot x --latest-full
+for c in list delete-snapshots; do
+    usage_error "$c: an unknown provider" \
+        "warden-snapshot $c: --storage-provider: unknown storage provider \"nope\"; one of aws, S3," \
+        "$c" --storage-provider nope --store-container b --store-prefix p
+done
+usage_error "extend: an unknown provider" 'unknown storage provider "S4"; one of' \
+    extend-snapshot-immutability --storage-provider S4 --store-container b --store-prefix p \
+    --gc-from-timestamp 1
+usage_error "check-prefixes: an unknown provider" 'unknown storage provider "nope"; one of' \
+    check-prefixes --storage-provider nope --store-container b
+usage_error "check-prefixes without a store" "--storage-provider and --store-container" check-prefixes
+usage_error "copy: an unknown destination provider" \
+    'copy: --to-storage-provider: unknown storage provider "s3"; one of' \
+    copy --from-storage-provider S3 --from-store-container a --from-store-prefix p \
+    --to-storage-provider s3 --to-store-container b --to-store-prefix q
+usage_error "a provider not supported yet" "storage provider Swift is not supported yet; one of" \
+    list --storage-provider Swift --store-container b --store-prefix p
+usage_error "list --dry-run" "list: --dry-run is a flag of extend-snapshot-immutability" \
+    list "${s3[@]}" --dry-run
+usage_error "list --mode" "list: --mode is a flag of extend-snapshot-immutability" \
+    list "${s3[@]}" --mode copy
+usage_error "--retention-days in copy mode" "they need --mode extend-in-place or auto" \
+    extend-snapshot-immutability "${s3[@]}" --gc-from-timestamp 1 --retention-days 3
+
+# list of an empty prefix: exit 0, nothing on stdout, a line saying so on stderr.
+mkdir -p "$SNAP_WORK/empty"
+run list --storage-provider Local --store-container "$SNAP_WORK/empty" --store-prefix shoot--etcd
+[ "$RC" = 0 ] && [ -z "$OUT" ] || snap_fail "list of an empty prefix: exit $RC, stdout \"$OUT\""
+grep -qF "no snapshots under prefix \"shoot--etcd\" in container \"$SNAP_WORK/empty\"" <<<"$ERR" ||
+    snap_fail "list of an empty prefix said \"$ERR\""
+echo "ok: list of an empty prefix says so on stderr"
 echo "snapshot_cli: ok"

@@ -99,9 +99,10 @@ echo "same second: the sidecar's final snapshot kept, only the earlier copy coll
 
 # Providers not implemented yet, and usage errors.
 for p in Swift openstack OSS alicloud; do
-    if "$WARDEN_SNAPSHOT" list --storage-provider $p --store-container x --store-prefix y 2>"$SNAP_WORK/p.log"; then
-        snap_fail "$p accepted"
-    fi
+    rc=0
+    "$WARDEN_SNAPSHOT" list --storage-provider $p --store-container x --store-prefix y 2>"$SNAP_WORK/p.log" ||
+        rc=$?
+    [ "$rc" = 2 ] || snap_fail "$p: exit $rc, want 2 (a usage error)"
     grep -q "storage provider $p is not supported yet" "$SNAP_WORK/p.log" || snap_fail "$p: unclear refusal"
 done
 set +e

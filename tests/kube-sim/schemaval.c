@@ -262,6 +262,58 @@ static void check_string(struct vctx *c, const cJSON *s, const cJSON *x, const c
     }
 }
 
+/*
+ * The RE of a CEL rule of the one form kube-sim evaluates, self.matches(r'RE')
+ * or self.matches(r"RE") (a raw string: no escapes), into out; 0, or -1 for
+ * any other rule.
+ */
+static int cel_matches_re(const char *rule, char *out, size_t n)
+{
+    static const char head[] = "self.matches(r";
+    size_t len;
+    char q;
+
+    while (*rule == ' ' || *rule == '\n' || *rule == '\t')
+        rule++;
+    if (strncmp(rule, head, sizeof(head) - 1) != 0)
+        return -1;
+    rule += sizeof(head) - 1;
+    q = *rule++;
+    if ((q != '\'' && q != '"') || !strchr(rule, q))
+        return -1;
+    len = (size_t)(strchr(rule, q) - rule);
+    if (len >= n || rule[len + 1] != ')' || rule[len + 2 + strspn(rule + len + 2, " \n\t")])
+        return -1;
+    memcpy(out, rule, len);
+    out[len] = '\0';
+    return 0;
+}
+
+/*
+ * x-kubernetes-validations on a string: the rules of the form
+ * cel_matches_re reads are evaluated, a failure worded as kube-apiserver's
+ * ("Invalid value: \"string\": <message>", "failed rule: <rule>" without a
+ * message); any other rule is not evaluated (kube-sim has no CEL).
+ */
+static void check_cel(struct vctx *c, const cJSON *s, const cJSON *x, const char *path)
+{
+    const cJSON *r, *rule, *msg;
+    char re[KSIM_GOREGEX_MAX + 1];
+
+    cJSON_ArrayForEach (r, get(s, "x-kubernetes-validations")) {
+        rule = get(r, "rule");
+        msg = get(r, "message");
+        if (!cJSON_IsString(rule) || cel_matches_re(rule->valuestring, re, sizeof(re)) != 0 ||
+            ksim_goregex_match(re, x->valuestring) != 0)
+            continue;
+        if (cJSON_IsString(msg) && *msg->valuestring)
+            add(c, path, "FieldValueInvalid", "Invalid value: \"string\": %s", msg->valuestring);
+        else
+            add(c, path, "FieldValueInvalid", "Invalid value: \"string\": failed rule: %s",
+                rule->valuestring);
+    }
+}
+
 /* A bound as the message prints it: as int64 for an integer value, else as float64. */
 static void bound_text(double b, bool as_int, char *out, size_t n)
 {
@@ -482,8 +534,10 @@ static void validate_node(struct vctx *c, const cJSON *s, const cJSON *x, const 
         return;
     }
     check_props(c, s, x, path, depth);
-    if (cJSON_IsString(x))
+    if (cJSON_IsString(x)) {
         check_string(c, s, x, path);
+        check_cel(c, s, x, path);
+    }
     if (cJSON_IsNumber(x))
         check_number(c, s, x, path);
     if (cJSON_IsArray(x))

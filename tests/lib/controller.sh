@@ -202,12 +202,12 @@ ctl_watch_phases() {
     kc -n "$1" get etcd "$2" -w \
         -o jsonpath='{.metadata.annotations.etcd-warden\.io/hibernation-phase}{"\n"}' >"$3" 2>&1 &
     ksim_on_exit "kill $! 2>/dev/null || true"
-    local i
-    for ((i = 0; i < 200; i++)); do # until the watch has shown the current state
+    local deadline=$((SECONDS + 30))
+    while [ $SECONDS -lt $deadline ]; do # until the watch has shown the current state
         [ -s "$3" ] && return 0
         sleep 0.05
     done
-    ctl_fail "kubectl get -w on $1/$2 showed nothing"
+    ctl_fail "kubectl get -w on $1/$2 showed nothing in 30 s"
 }
 
 # The phases recorded by ctl_watch_phases in FILE, repeats collapsed, "-" for no phase,
@@ -216,10 +216,20 @@ ctl_phases() {
     sed 's/^$/-/' "$1" | uniq | tr '\n' ' ' | sed 's/ $//'
 }
 
-# Wait (SECONDS, default 30) until Etcd NAME's phase is PHASE ("" : no phase annotation).
+# Wait (SECONDS, default 30) until ctl_phases FILE is WANT: the watch of ctl_watch_phases
+# prints the last change some time after the API server made it. Asserts nothing (the caller
+# compares after, with expect).
+#   ctl_await_phases FILE WANT [SECONDS]
+ctl_await_phases() {
+    local deadline=$((SECONDS + ${3:-30}))
+    while [ "$(ctl_phases "$1")" != "$2" ] && [ $SECONDS -lt $deadline ]; do sleep 0.1; done
+}
+
+# Wait (SECONDS, default 30, times WARDEN_WAIT_SCALE as ksim_wait) until Etcd NAME's phase is PHASE
+# ("" : no phase annotation).
 #   ctl_wait_phase NS NAME PHASE [SECONDS]
 ctl_wait_phase() {
-    local deadline=$((SECONDS + ${4:-30})) p=""
+    local deadline=$((SECONDS + ${4:-30} * ${WARDEN_WAIT_SCALE:-3})) p=""
     while :; do
         p=$(ctl_get "/apis/druid.gardener.cloud/v1alpha1/namespaces/$1/etcds/$2" |
             grep -o '"etcd-warden.io/hibernation-phase":"[^"]*"' | cut -d'"' -f4) || true

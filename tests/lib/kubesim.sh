@@ -118,9 +118,11 @@ kc_as() {
     kc --token="$token" "$@"
 }
 
-# Retry "$@" until it succeeds or the deadline (seconds) passes; the last output is shown on failure.
+# Retry "$@" until it succeeds or the deadline passes: SECONDS times WARDEN_WAIT_SCALE
+# (default 3: the seconds a script names are what the step takes on an idle machine; a
+# loaded one, or a sanitizer build, gets that room). The last output is shown on failure.
 ksim_wait() {
-    local deadline=$((SECONDS + $1)) out
+    local deadline=$((SECONDS + $1 * ${WARDEN_WAIT_SCALE:-3})) out
     shift
     while :; do
         if out=$("$@" 2>&1); then

@@ -119,6 +119,44 @@ namespaceSelector:
 {{- if lt (float64 (include "etcd-warden.durationMs" .Values.tls.self.certLifetime)) 3600000.0 }}
 {{- fail (printf "tls.self.certLifetime must be at least 1h, not %q" .Values.tls.self.certLifetime) }}
 {{- end }}
+{{- /* Values that render, and break the cluster they are installed in. */}}
+{{- $w := .Values.webhook }}
+{{- if and (eq (int $w.replicas) 0) (eq $w.failurePolicy "Fail") }}
+{{- fail "webhook.replicas 0 with webhook.failurePolicy Fail: the API server could reach no webhook and would refuse every change of an Etcd's components; run at least one replica, or set failurePolicy Ignore" }}
+{{- end }}
+{{- if and $w.podDisruptionBudget.enabled (gt (int $w.replicas) 1) (not (kindIs "string" $w.podDisruptionBudget.minAvailable)) (ge (int $w.podDisruptionBudget.minAvailable) (int $w.replicas)) }}
+{{- fail (printf "webhook.podDisruptionBudget.minAvailable %d with webhook.replicas %d: no webhook pod could ever be evicted and node drains would hang; set it below the replicas" (int $w.podDisruptionBudget.minAvailable) (int $w.replicas)) }}
+{{- end }}
+{{- if and $w.podDisruptionBudget.enabled (gt (int $w.replicas) 1) (eq (toString $w.podDisruptionBudget.minAvailable) "100%") }}
+{{- fail "webhook.podDisruptionBudget.minAvailable 100%: no webhook pod could ever be evicted and node drains would hang; set it below the replicas" }}
+{{- end }}
+{{- if and (not .Values.controller.leaderElection.enabled) (gt (int .Values.controller.replicas) 1) }}
+{{- fail (printf "controller.leaderElection.enabled false with controller.replicas %d: every replica would reconcile the same Etcds at once; enable leader election or run one replica" (int .Values.controller.replicas)) }}
+{{- end }}
+{{- if eq .Values.tls.mode "certManager" }}
+{{- $d := float64 (include "etcd-warden.durationMs" .Values.tls.certManager.duration) }}
+{{- $r := float64 (include "etcd-warden.durationMs" .Values.tls.certManager.renewBefore) }}
+{{- if ge $r $d }}
+{{- fail (printf "tls.certManager.renewBefore %q must be shorter than tls.certManager.duration %q: cert-manager would renew the certificate without end" .Values.tls.certManager.renewBefore .Values.tls.certManager.duration) }}
+{{- end }}
+{{- end }}
+{{- if .Values.serviceMonitor.enabled }}
+{{- $i := float64 (include "etcd-warden.promDurationMs" .Values.serviceMonitor.interval) }}
+{{- $t := float64 (include "etcd-warden.promDurationMs" .Values.serviceMonitor.scrapeTimeout) }}
+{{- if gt $t $i }}
+{{- fail (printf "serviceMonitor.scrapeTimeout %q must not be longer than serviceMonitor.interval %q: Prometheus refuses such a scrape config" .Values.serviceMonitor.scrapeTimeout .Values.serviceMonitor.interval) }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Milliseconds of a duration as Prometheus reads it (1y2w3d4h5m6s7ms). */}}
+{{- define "etcd-warden.promDurationMs" -}}
+{{- $ms := 0.0 }}
+{{- range regexFindAll "[0-9]+(ms|y|w|d|h|m|s)" (toString .) -1 }}
+{{- $unit := get (dict "ms" 1 "s" 1000 "m" 60000 "h" 3600000 "d" 86400000 "w" 604800000 "y" 31536000000) (regexReplaceAll "^[0-9]+" . "") }}
+{{- $ms = addf $ms (mulf (float64 (regexFind "^[0-9]+" .)) $unit) }}
+{{- end }}
+{{- $ms }}
 {{- end }}
 
 {{/* Milliseconds of a duration as the binaries read it (1h30m, 10m, 1.5s, 500ms). */}}

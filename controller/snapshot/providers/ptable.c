@@ -2,6 +2,7 @@
 #include "controller/snapshot/providers/ptable.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "common/bstore.h"
@@ -67,6 +68,29 @@ static const struct provider *find(const char *name)
         if (strcmp(kind, providers[i].kind) == 0)
             return &providers[i];
     return NULL;
+}
+
+enum kerr ptable_check(const char *provider, struct kerr_info *err)
+{
+    const struct provider *p = provider ? find(provider) : NULL;
+    char valid[160] = "";
+    size_t w = 0;
+
+    if (p && p->open)
+        return KERR_OK;
+    for (size_t i = 0; i < sizeof providers / sizeof providers[0]; i++) {
+        for (const char *const *n = providers[i].names; providers[i].open && *n; n++) {
+            int k = snprintf(valid + w, sizeof valid - w, "%s%s", w ? ", " : "", *n);
+            if (k < 0 || (size_t)k >= sizeof valid - w)
+                break;
+            w += (size_t)k;
+        }
+    }
+    if (p)
+        return kerr_set(err, KERR_INVAL, "storage provider %.32s is not supported yet; one of %s",
+                        provider, valid);
+    return kerr_set(err, KERR_INVAL, "unknown storage provider \"%.32s\"; one of %s",
+                    provider ? provider : "", valid);
 }
 
 enum kerr ptable_open(const struct ostore_config *cfg, struct ostore **out, struct kerr_info *err)

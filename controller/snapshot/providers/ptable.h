@@ -23,4 +23,12 @@
  * environment. On KERR_OK *out OWNS the store (ostore_free). */
 enum kerr ptable_open(const struct ostore_config *cfg, struct ostore **out, struct kerr_info *err);
 
+/*
+ * KERR_OK when provider (BORROWED, may be NULL) names a provider the table
+ * opens; else KERR_INVAL ("not supported yet" for Swift and OSS), err->msg
+ * naming the value and listing every value that is (the command line
+ * refuses it as a usage error before opening anything).
+ */
+enum kerr ptable_check(const char *provider, struct kerr_info *err);
+
 #endif
