@@ -13,7 +13,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 jobs=$(nproc 2>/dev/null || echo 2)
 
-packages=(build-essential cmake pkg-config git clang clang-format libclang-rt-14-dev
+packages=(build-essential cmake pkg-config git clang clang-format libclang-rt-14-dev prometheus
           libmicrohttpd-dev libgnutls28-dev libssl-dev libcjson-dev libcurl4-openssl-dev
           libyaml-dev libcriterion-dev openssl curl procps wrk nginx-light
           libexpat1-dev python3 jq zlib1g-dev etcd-server etcd-client

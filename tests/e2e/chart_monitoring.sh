@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# The chart's alerts and dashboard (values prometheusRule and grafanaDashboard, rendered
+# with tests/chart/values/monitoring.yaml):
+#  - the PrometheusRule's groups pass `promtool check rules` and the unit tests of
+#    tests/chart/alerts/alerts_test.yaml, which hold a firing and a silent case of every
+#    alert (checked here); each alert has a summary, a description and a runbook_url whose
+#    anchor is a heading of docs/troubleshooting.md;
+#  - the dashboard ConfigMap carries the sidecar label and valid JSON;
+#  - every metric name the dashboard's and the alerts' expressions read is in the /metrics
+#    of a live warden-controller and warden-webhook (started on kube-sim, with an Etcd and
+#    its components created through the webhook so that its request series exist); a
+#    dashboard naming an unknown metric is shown to fail the check.
+# promtool is Debian's prometheus package (tests/run-all.sh installs it).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+. "$here/../lib/controller.sh"
+. "$here/../lib/chart.sh"
+
+command -v promtool >/dev/null || wh_fail "promtool is missing (tests/run-all.sh installs prometheus)"
+chart_tool
+wh_init
+work=$WH_DIR/monitoring
+mkdir -p "$work"
+r=$work/chart.yaml
+chart_render "$r" -f "$root/tests/chart/values/monitoring.yaml" || wh_fail "render failed"
+
+# ---- alerts
+chart_get "$r" PrometheusRule etcd-warden spec >"$work/rules.yaml" || wh_fail "no PrometheusRule rendered"
+cp "$root/tests/chart/alerts/alerts_test.yaml" "$work/"
+promtool check rules "$work/rules.yaml" || wh_fail "promtool check rules"
+(cd "$work" && promtool test rules alerts_test.yaml) || wh_fail "promtool test rules"
+alerts=$(jq -r '.groups[].rules[].alert' "$work/rules.yaml")
+[ "$(echo "$alerts" | wc -l)" -ge 9 ] || wh_fail "fewer alerts than expected: $alerts"
+for a in $alerts; do
+    # a silent case (exp_alerts: []) and a firing one (exp_labels) of each alert
+    grep -q "alertname: $a, exp_alerts: \[\]" "$work/alerts_test.yaml" ||
+        wh_fail "$a has no case where it stays silent"
+    grep -A2 "alertname: $a\$" "$work/alerts_test.yaml" | grep -q 'exp_labels' ||
+        wh_fail "$a has no case where it fires"
+    for k in summary description runbook_url; do
+        v=$(jq -r --arg a "$a" --arg k "$k" '.groups[].rules[] | select(.alert == $a) | .annotations[$k] // ""' "$work/rules.yaml")
+        [ -n "$v" ] || wh_fail "$a has no $k"
+    done
+    anchor=$(jq -r --arg a "$a" '.groups[].rules[] | select(.alert == $a) | .annotations.runbook_url' "$work/rules.yaml" | sed 's/.*#//')
+    # GitHub's anchor of a heading: lower case, punctuation dropped, spaces to dashes
+    sed -n 's/^#\{1,6\} //p' "$root/docs/troubleshooting.md" |
+        tr 'A-Z' 'a-z' | sed 's/[^a-z0-9 _-]//g; s/ /-/g' | grep -qx "$anchor" ||
+        wh_fail "$a: runbook anchor #$anchor is no heading of docs/troubleshooting.md"
+done
+echo "ok alerts: $(echo "$alerts" | wc -l) alerts, promtool check and unit tests pass"
+
+# ---- dashboard
+chart_get "$r" ConfigMap etcd-warden-dashboard metadata.labels.grafana_dashboard | grep -qx '"1"' ||
+    wh_fail "the dashboard ConfigMap lacks the label grafana_dashboard: \"1\""
+chart_get "$r" ConfigMap etcd-warden-dashboard data | jq -r '.["etcd-warden.json"]' >"$work/dashboard.json"
+jq -e '.panels | length > 10' "$work/dashboard.json" >/dev/null || wh_fail "the dashboard is not valid JSON with panels"
+cmp -s <(jq -S . "$work/dashboard.json") <(jq -S . "$root/charts/etcd-warden/dashboards/etcd-warden.json") ||
+    wh_fail "the ConfigMap's dashboard differs from charts/etcd-warden/dashboards/etcd-warden.json"
+
+# ---- every metric they read, against a live scrape of both programs
+wh_metrics_port=$(wh_free_port)
+CTL_WEBHOOK_FLAGS="--metrics-bind-address 127.0.0.1:$wh_metrics_port" ctl_stage
+druid_etcd shoot etcd-main --bucket
+ctl_start --backup-entries --backups
+# a review the webhook denies and one it allows: its request and decision series exist
+kc -n shoot delete statefulset etcd-main >/dev/null 2>&1 && ctl_fail "deleting a component went through"
+kc -n shoot annotate etcd etcd-main example.com/touched=1 >/dev/null || ctl_fail "annotating the Etcd"
+{ ctl_metrics; curl -sf "http://127.0.0.1:$wh_metrics_port/metrics"; } >"$work/scrape.txt" ||
+    ctl_fail "scraping /metrics"
+grep -v '^#' "$work/scrape.txt" | sed 's/[{ ].*//' | sort -u >"$work/exported.txt"
+check_names() { # FILE: fail listing the names FILE's expressions read that no program exports
+    local unknown
+    python3 "$root/tests/chart/promnames.py" "$1" >"$work/read.txt" || return 1
+    unknown=$(comm -23 "$work/read.txt" "$work/exported.txt")
+    [ -z "$unknown" ] || { echo "not exported: $unknown" >&2; return 1; }
+}
+check_names "$work/dashboard.json" || wh_fail "the dashboard reads a metric no program exports"
+echo "ok dashboard: $(wc -l <"$work/read.txt") metric names, each exported"
+check_names "$work/rules.yaml" || wh_fail "an alert reads a metric no program exports"
+echo "ok alerts: $(wc -l <"$work/read.txt") metric names, each exported"
+# the check fails on a name no program exports
+jq '.panels[1].targets[0].expr = "max(etcd_warden_drill_restorable)"' "$work/dashboard.json" >"$work/bad.json"
+check_names "$work/bad.json" 2>/dev/null && wh_fail "a dashboard reading an unknown metric passed"
+echo "ok an unknown metric fails the check"
+ctl_stop
