@@ -1,0 +1,160 @@
+/*
+ * kubectl-warden: the kubectl plugin of etcd-warden (`kubectl warden ...`). kubectl runs
+ * it from PATH with every argument after "warden" and its own environment (KUBECONFIG).
+ * Commands: kw_status.h (status), kw_act.h (hibernate, wake, backup), kw_why.h (why).
+ * Flags follow kubectl's: --kubeconfig, --context, -n/--namespace, -o/--output json.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/proc.h"
+#include "controller/kubectl-warden/kw.h"
+#include "controller/kubectl-warden/kw_act.h"
+#include "controller/kubectl-warden/kw_status.h"
+#include "controller/kubectl-warden/kw_why.h"
+
+#define MAX_ARGS 256
+
+static const char usage[] =
+    "kubectl warden: etcd-warden's view of Etcds, and its actions.\n"
+    "\n"
+    "Commands:\n"
+    "  status [ETCD]     protection, hibernation, last snapshots, immutability, BackupEntry,\n"
+    "                    backups and restore of one Etcd; one line per Etcd without ETCD\n"
+    "  hibernate ETCD    request hibernation (etcd-warden.io/hibernate=true)\n"
+    "  wake ETCD         request the wake-up (the annotation removed)\n"
+    "  backup ETCD       create an EtcdBackup now (--from-schedule NAME, or --provider,\n"
+    "                    --container, --prefix [--secret] [--endpoint])\n"
+    "  why ETCD          the refusals and failures etcd-warden recorded for the Etcd\n"
+    "\n"
+    "Examples:\n"
+    "  kubectl warden status -n shoot etcd-main\n"
+    "  kubectl warden hibernate -n shoot etcd-main --wait\n"
+    "  kubectl warden backup -n shoot etcd-main --from-schedule etcd-main-offsite --wait\n"
+    "\n"
+    "Exit status: 0 done, 1 failed (API error, not found, --wait ended in failure or timed\n"
+    "out), 2 usage error.\n";
+
+/* kubectl's short flags -n and -o (also -nX and -n=X) as the long ones proc parses. */
+static int expand_short(int argc, char **argv, char **out, char *store, size_t cap)
+{
+    int i, n = 0;
+    size_t used = 0;
+    const char *lng;
+    int w;
+
+    for (i = 0; i < argc && n < MAX_ARGS - 1; i++) {
+        lng = NULL;
+        if (strncmp(argv[i], "-n", 2) == 0)
+            lng = "--namespace";
+        else if (strncmp(argv[i], "-o", 2) == 0)
+            lng = "--output";
+        if (i == 0 || !lng || argv[i][1] == '-') {
+            out[n++] = argv[i];
+            continue;
+        }
+        if (argv[i][2] == '\0') {
+            out[n++] = (char *)lng;
+            continue;
+        }
+        w = snprintf(store + used, cap - used, "%s=%s", lng, argv[i] + 2 + (argv[i][2] == '='));
+        if (w < 0 || (size_t)w >= cap - used)
+            return -1;
+        out[n++] = store + used;
+        used += (size_t)w + 1;
+    }
+    out[n] = NULL;
+    return i < argc ? -1 : n;
+}
+
+int main(int argc, char **argv)
+{
+    struct kw_opts o = { 0 };
+    struct kw_backup_opts b = { 0 };
+    const char *ns = NULL, *output = NULL;
+    long limit = 5;
+    static const char *const cmds[] = { "status", "hibernate", "wake", "backup", "why", NULL };
+    const struct proc_flag flags[] = {
+        { "kubeconfig", PROC_FLAG_STRING, &o.kubeconfig, NULL,
+          "path to the kubeconfig file (default: $KUBECONFIG, ~/.kube/config)" },
+        { "context", PROC_FLAG_STRING, &o.context, NULL, "the kubeconfig context to use" },
+        { "namespace", PROC_FLAG_STRING, &ns, NULL, "-n: the namespace (default: the context's)" },
+        { "output", PROC_FLAG_STRING, &output, NULL, "-o: json, for status" },
+        { "wait", PROC_FLAG_BOOL, &o.wait, "false",
+          "hibernate, wake, backup: follow the object until it is done" },
+        { "timeout", PROC_FLAG_DURATION, &o.timeout_ms, "5m", "how long --wait waits" },
+        { "limit", PROC_FLAG_INT, &limit, "5", "why: the most events shown" },
+        { "name", PROC_FLAG_STRING, &b.name, NULL,
+          "backup: the EtcdBackup's name (default <etcd>-<UTC time>)" },
+        { "from-schedule", PROC_FLAG_STRING, &b.from_schedule, NULL,
+          "backup: copy the destination of this EtcdBackupSchedule" },
+        { "provider", PROC_FLAG_STRING, &b.provider, NULL, "backup: destination provider" },
+        { "container", PROC_FLAG_STRING, &b.container, NULL, "backup: destination container" },
+        { "prefix", PROC_FLAG_STRING, &b.prefix, NULL, "backup: destination prefix" },
+        { "secret", PROC_FLAG_STRING, &b.secret, NULL,
+          "backup: the Secret with the destination's credentials" },
+        { "endpoint", PROC_FLAG_STRING, &b.endpoint, NULL,
+          "backup: the destination's endpointOverride" },
+    };
+    const size_t nflags = sizeof(flags) / sizeof(flags[0]);
+    struct proc_args a = { 0 };
+    struct kerr_info err = { 0 };
+    struct kw k;
+    char *av[MAX_ARGS], store[8192], *help = NULL;
+    const char *cmd;
+    int ac, code, i;
+
+    ac = expand_short(argc, argv, av, store, sizeof(store));
+    if (ac < 0) {
+        fprintf(stderr, "error: too many arguments\n");
+        return KW_EXIT_USAGE;
+    }
+    if (proc_flags_parse(flags, nflags, ac, av, &a, &err) != KERR_OK) {
+        fprintf(stderr, "error: %s\nSee 'kubectl warden --help'.\n", err.msg);
+        return KW_EXIT_USAGE;
+    }
+    if (a.help || a.npos == 0) {
+        if (proc_flags_help("kubectl warden COMMAND", usage, flags, nflags, &help, &err) == KERR_OK)
+            fputs(help, a.help ? stdout : stderr);
+        free(help);
+        code = a.help ? KW_EXIT_OK : KW_EXIT_USAGE;
+        goto out;
+    }
+    cmd = a.pos[0];
+    for (i = 0; cmds[i] && strcmp(cmds[i], cmd) != 0; i++)
+        ;
+    if (!cmds[i] || (output && *output && strcmp(output, "json") != 0) || limit < 1 ||
+        o.timeout_ms <= 0) {
+        if (!cmds[i])
+            fprintf(stderr, "error: unknown command \"%s\" for \"kubectl warden\"\n", cmd);
+        else
+            fprintf(stderr, "error: %s\n",
+                    limit < 1           ? "--limit must be at least 1"
+                    : o.timeout_ms <= 0 ? "--timeout must be above 0"
+                                        : "--output must be json (or unset)");
+        fprintf(stderr, "See 'kubectl warden --help'.\n");
+        code = KW_EXIT_USAGE;
+        goto out;
+    }
+    o.ns = ns;
+    o.output = output && *output ? output : NULL;
+    if (kw_init(&k, &o, &err) != KERR_OK) {
+        fprintf(stderr, "error: %s\n", err.msg);
+        code = KW_EXIT_FAIL;
+        goto out;
+    }
+    if (strcmp(cmd, "status") == 0)
+        code = kw_status_main(&k, a.pos + 1, a.npos - 1);
+    else if (strcmp(cmd, "hibernate") == 0 || strcmp(cmd, "wake") == 0)
+        code = kw_act_hibernate(&k, cmd[0] == 'h', a.pos + 1, a.npos - 1);
+    else if (strcmp(cmd, "backup") == 0)
+        code = kw_act_backup(&k, &b, a.pos + 1, a.npos - 1);
+    else
+        code = kw_why_main(&k, limit, a.pos + 1, a.npos - 1);
+    kw_release(&k);
+out:
+    proc_args_release(&a);
+    proc_flags_release(flags, nflags);
+    return code;
+}
