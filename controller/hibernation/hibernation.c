@@ -1,11 +1,14 @@
 /* hibernation - the hibernation capability's table entry; see hibernation.h. */
 #include "controller/hibernation/hibernation.h"
 
+#include <string.h>
+
 #include "common/kjson.h"
 #include "common/store.h"
 #include "common/strlist.h"
 #include "controller/core/ctl.h"
 #include "controller/core/ctl_config.h"
+#include "controller/core/ctl_metrics.h"
 #include "controller/hibernation/hib.h"
 #include "controller/hibernation/otask.h"
 
@@ -31,6 +34,76 @@ static size_t phase_count(struct ctl *c, const char *phase)
     strlist_release(&keys);
     return n;
 }
+
+/* Where store_foreach's callbacks send the series of the per-Etcd gauges. */
+struct emit_to {
+    ctl_metrics_emit_fn emit;
+    void *ctx;
+};
+
+/* warden_etcd_hibernation_phase: 1 for the phase of each Etcd that has one. */
+static enum kerr phase_series(void *arg, const char *key, const cJSON *etcd)
+{
+    const struct emit_to *e = arg;
+    const char *v[4] = { kjson_get_str(etcd, "metadata.namespace"),
+                         kjson_get_str(etcd, "metadata.name"),
+                         kjson_get_str(etcd, "metadata.annotations[" HIB_ANN_PHASE "]"), NULL };
+
+    (void)key;
+    if (v[0] && v[1] && v[2] && *v[2])
+        e->emit(e->ctx, v);
+    return KERR_OK;
+}
+
+/* warden_etcd_final_snapshot_failing: 1 while the condition FinalSnapshotFailing is True. */
+static enum kerr failing_series(void *arg, const char *key, const cJSON *etcd)
+{
+    const struct emit_to *e = arg;
+    const char *cond = kjson_get_str(etcd, "metadata.annotations[" HIB_ANN_CONDITION "]");
+    const char *v[3] = { kjson_get_str(etcd, "metadata.namespace"),
+                         kjson_get_str(etcd, "metadata.name"), NULL };
+    const char *type, *status;
+    cJSON *c = NULL;
+
+    (void)key;
+    if (!cond || !v[0] || !v[1] || kjson_parse(cond, strlen(cond), NULL, &c, NULL, NULL) != KERR_OK)
+        return KERR_OK;
+    type = kjson_get_str(c, "type");
+    status = kjson_get_str(c, "status");
+    if (type && status && strcmp(type, "FinalSnapshotFailing") == 0 && strcmp(status, "True") == 0)
+        e->emit(e->ctx, v);
+    cJSON_Delete(c);
+    return KERR_OK;
+}
+
+static void collect_phases(void *src, ctl_metrics_emit_fn emit, void *ctx)
+{
+    struct emit_to e = { emit, ctx };
+
+    (void)store_foreach(ctl_store(src, CTL_CACHE_ETCDS), phase_series, &e, NULL);
+}
+
+static void collect_failing(void *src, ctl_metrics_emit_fn emit, void *ctx)
+{
+    struct emit_to e = { emit, ctx };
+
+    (void)store_foreach(ctl_store(src, CTL_CACHE_ETCDS), failing_series, &e, NULL);
+}
+
+static const char *const by_etcd_phase[] = { "etcd_namespace", "etcd", "phase", NULL };
+static const char *const by_etcd[] = { "etcd_namespace", "etcd", NULL };
+
+static const struct ctl_metrics_gauge gauges[] = {
+    { "warden_etcd_hibernation_phase",
+      "1 for the hibernation phase of each cached Etcd that has one (annotation "
+      "etcd-warden.io/hibernation-phase)",
+      by_etcd_phase, collect_phases },
+    { "warden_etcd_final_snapshot_failing",
+      "1 for each cached Etcd whose hibernation condition FinalSnapshotFailing is True: an "
+      "attempt at its final snapshot failed and hibernation waits and retries",
+      by_etcd, collect_failing },
+    { .name = NULL },
+};
 
 /* An EtcdOpsTask: its own key (not for its status alone) and its Etcd's. */
 static void opstask_keys(struct ctl *c, const cJSON *obj, int own)
@@ -78,4 +151,5 @@ const struct ctl_capability hibernation_capability = {
     .steps = steps,
     .keys = keys,
     .phase_count = phase_count,
+    .gauges = gauges,
 };

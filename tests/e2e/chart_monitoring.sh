@@ -8,8 +8,10 @@
 #  - the dashboard ConfigMap carries the sidecar label and valid JSON;
 #  - every metric name the dashboard's and the alerts' expressions read is in the /metrics
 #    of a live warden-controller and warden-webhook (started on kube-sim, with an Etcd and
-#    its components created through the webhook so that its request series exist); a
-#    dashboard naming an unknown metric is shown to fail the check.
+#    its components created through the webhook so that its request series exist, the Etcd
+#    hibernating while no sidecar answers, and a second Etcd inside its prefix); the
+#    per-object gauges name that Etcd and its entry, and drop its series once it is woken;
+#    a dashboard naming an unknown metric is shown to fail the check.
 # promtool is Debian's prometheus package (tests/run-all.sh installs it).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -31,7 +33,7 @@ cp "$root/tests/chart/alerts/alerts_test.yaml" "$work/"
 promtool check rules "$work/rules.yaml" || wh_fail "promtool check rules"
 (cd "$work" && promtool test rules alerts_test.yaml) || wh_fail "promtool test rules"
 alerts=$(jq -r '.groups[].rules[].alert' "$work/rules.yaml")
-[ "$(echo "$alerts" | wc -l)" -ge 9 ] || wh_fail "fewer alerts than expected: $alerts"
+[ "$(echo "$alerts" | wc -l)" -ge 10 ] || wh_fail "fewer alerts than expected: $alerts"
 for a in $alerts; do
     # a silent case (exp_alerts: []) and a firing one (exp_labels) of each alert
     grep -q "alertname: $a, exp_alerts: \[\]" "$work/alerts_test.yaml" ||
@@ -61,13 +63,40 @@ cmp -s <(jq -S . "$work/dashboard.json") <(jq -S . "$root/charts/etcd-warden/das
 # ---- every metric they read, against a live scrape of both programs
 wh_metrics_port=$(wh_free_port)
 CTL_WEBHOOK_FLAGS="--metrics-bind-address 127.0.0.1:$wh_metrics_port" ctl_stage
-druid_etcd shoot etcd-main --bucket
+druid_etcd shoot etcd-main --bucket # no sidecar answers: its final snapshot fails
+kc create namespace other2 >/dev/null
+kc create -n etcd-warden secret generic bucket-credentials --from-literal=x=y >/dev/null
+kc apply -f - >/dev/null <<END
+apiVersion: etcd-warden.io/v1alpha1
+kind: BackupBucket
+metadata: {name: eu-west-1}
+spec: {provider: aws, container: etcd-bucket, secretRef: {namespace: etcd-warden, name: bucket-credentials}}
+END
+# a second cluster inside etcd-main's prefix (made while the webhook's rule is off for creates)
+ctl_store_etcd other2 etcd-dup S3 etcd-bucket shoot--etcd-main/x
 ctl_start --backup-entries --backups
 # a review the webhook denies and one it allows: its request and decision series exist
 kc -n shoot delete statefulset etcd-main >/dev/null 2>&1 && ctl_fail "deleting a component went through"
-kc -n shoot annotate etcd etcd-main example.com/touched=1 >/dev/null || ctl_fail "annotating the Etcd"
-{ ctl_metrics; curl -sf "http://127.0.0.1:$wh_metrics_port/metrics"; } >"$work/scrape.txt" ||
-    ctl_fail "scraping /metrics"
+kc -n shoot annotate etcd etcd-main etcd-warden.io/hibernate=true >/dev/null || ctl_fail "annotating the Etcd"
+# the per-object gauges name the objects: etcd-main's phase and failing final snapshot,
+# the entries in conflict
+scrape() { { ctl_metrics; curl -sf "http://127.0.0.1:$wh_metrics_port/metrics"; } >"$work/scrape.txt"; }
+series() { scrape && grep -qF "$1" "$work/scrape.txt"; }
+for s in 'warden_etcd_hibernation_phase{etcd_namespace="shoot",etcd="etcd-main",phase="FinalSnapshot"} 1' \
+         'warden_etcd_final_snapshot_failing{etcd_namespace="shoot",etcd="etcd-main"} 1' \
+         'etcd_namespace="other2",etcd="etcd-dup"} 1' 'etcd_namespace="shoot",etcd="etcd-main"} 1'; do
+    ksim_wait 30 series "$s" || { cat "$work/scrape.txt" >&2; ctl_fail "no series $s"; }
+done
+grep -q '^warden_backup_entry_prefix_conflict{entry="shoot--etcd-main--[0-9a-f]*",etcd_namespace="shoot",etcd="etcd-main"} 1$' "$work/scrape.txt" ||
+    ctl_fail "no prefix conflict series of etcd-main's entry"
+cp "$work/scrape.txt" "$work/scrape-all.txt"
+echo "ok per-object gauges: $(grep -c '^warden_\(etcd_\|backup_entry_prefix_conflict{\)' "$work/scrape.txt") series name their Etcds and entries"
+# woken, etcd-main's series go
+kc -n shoot annotate etcd etcd-main etcd-warden.io/hibernate- >/dev/null
+gone() { scrape && ! grep -q 'etcd_namespace="shoot",etcd="etcd-main"' <(grep '^warden_etcd_' "$work/scrape.txt"); }
+ksim_wait 30 gone || { grep '^warden_etcd_' "$work/scrape.txt" >&2; ctl_fail "etcd-main's series stay after the wake-up"; }
+echo "ok woken: etcd-main's phase and failing series are gone"
+mv "$work/scrape-all.txt" "$work/scrape.txt"
 grep -v '^#' "$work/scrape.txt" | sed 's/[{ ].*//' | sort -u >"$work/exported.txt"
 check_names() { # FILE: fail listing the names FILE's expressions read that no program exports
     local unknown
