@@ -88,7 +88,7 @@ static void collect_names(void *src_ctx, ctl_metrics_emit_fn emit, void *emit_ct
 
     for (i = 0; i < 4 && o->names[i]; i++) {
         v[1] = o->names[i];
-        emit(emit_ctx, v);
+        emit(emit_ctx, v, 1.0);
     }
 }
 

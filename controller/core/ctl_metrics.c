@@ -105,8 +105,8 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* A series that is 1 now: set it and remember it. */
-static void emit(void *ctx, const char *const *values)
+/* A series that exists now: set it and remember it. */
+static void emit(void *ctx, const char *const *values, double value)
 {
     struct seen *s = ctx;
     char **grown, *k;
@@ -120,7 +120,7 @@ static void emit(void *ctx, const char *const *values)
         s->keys = grown;
         s->cap = s->cap ? s->cap * 2 : 64;
     }
-    if (!(k = join(values)) || metrics_vec_set(s->vec, values, 1.0) != KERR_OK) {
+    if (!(k = join(values)) || metrics_vec_set(s->vec, values, value) != KERR_OK) {
         free(k);
         s->failed = 1;
         return;

@@ -29,14 +29,16 @@
 #include "common/metrics.h"
 #include "common/workqueue.h"
 
-/* Called by a gauge's collect for each series that is 1 now (values BORROWED for the call). */
-typedef void (*ctl_metrics_emit_fn)(void *emit_ctx, const char *const *values);
+/* Called by a gauge's collect for each series that exists now, with its value (1 for a
+ * state; values BORROWED for the call). */
+typedef void (*ctl_metrics_emit_fn)(void *emit_ctx, const char *const *values, double value);
 
 /*
- * A per-object gauge: one series at 1 for each object in some state, named by its labels
- * (an Etcd, an entry), rebuilt from the caches on every scrape: collect emits every
- * series that is 1 now, the others disappear (so an alert on it names the object and
- * resolves when the object leaves the state). Strings BORROWED, static.
+ * A per-object gauge: one series for each object in some state (at 1) or with some value
+ * (a time), named by its labels (an Etcd, an entry), rebuilt from the caches on every
+ * scrape: collect emits every series that exists now, the others disappear (so an alert
+ * on it names the object and resolves when the object leaves the state). Strings
+ * BORROWED, static.
  */
 struct ctl_metrics_gauge {
     const char *name; /* NULL ends an array of them */

@@ -65,7 +65,7 @@ static enum kerr conflict_series(void *arg, const char *key, const cJSON *entry)
     if (status && strcmp(status, "True") == 0 && v[0]) {
         v[1] = v[1] ? v[1] : "";
         v[2] = v[2] ? v[2] : "";
-        e->emit(e->ctx, v);
+        e->emit(e->ctx, v, 1.0);
     }
     return KERR_OK;
 }

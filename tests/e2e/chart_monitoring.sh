@@ -33,7 +33,7 @@ cp "$root/tests/chart/alerts/alerts_test.yaml" "$work/"
 promtool check rules "$work/rules.yaml" || wh_fail "promtool check rules"
 (cd "$work" && promtool test rules alerts_test.yaml) || wh_fail "promtool test rules"
 alerts=$(jq -r '.groups[].rules[].alert' "$work/rules.yaml")
-[ "$(echo "$alerts" | wc -l)" -ge 10 ] || wh_fail "fewer alerts than expected: $alerts"
+[ "$(echo "$alerts" | wc -l)" -ge 11 ] || wh_fail "fewer alerts than expected: $alerts"
 for a in $alerts; do
     # a silent case (exp_alerts: []) and a firing one (exp_labels) of each alert
     grep -q "alertname: $a, exp_alerts: \[\]" "$work/alerts_test.yaml" ||
@@ -75,12 +75,21 @@ END
 # a second cluster inside etcd-main's prefix (made while the webhook's rule is off for creates)
 ctl_store_etcd other2 etcd-dup S3 etcd-bucket shoot--etcd-main/x
 ctl_start --backup-entries --backups
+scrape() { { ctl_metrics; curl -sf "http://127.0.0.1:$wh_metrics_port/metrics"; } >"$work/scrape.txt"; }
 # a review the webhook denies and one it allows: its request and decision series exist
 kc -n shoot delete statefulset etcd-main >/dev/null 2>&1 && ctl_fail "deleting a component went through"
+# the sidecar's record of its last full snapshot (etcd-backup-restore renews its Lease so)
+kc_druid -n shoot patch lease etcd-main-full-snap --type merge \
+    -p '{"spec":{"holderIdentity":"42","renewTime":"2026-01-02T03:04:05.250000Z"}}' >/dev/null
+snap_time() { scrape && awk '$1 == "warden_etcd_last_full_snapshot_timestamp_seconds{etcd_namespace=\"shoot\",etcd=\"etcd-main\"}" {printf "%.2f", $2}' "$work/scrape.txt"; }
+snap_time_is() { [ "$(snap_time)" = "$(date -u -d 2026-01-02T03:04:05.25Z +%s).25" ]; }
+ksim_wait 30 snap_time_is || ctl_fail "last full snapshot time of etcd-main: '$(snap_time)'"
+grep -q 'warden_etcd_last_full_snapshot_timestamp_seconds{etcd_namespace="other2"' "$work/scrape.txt" &&
+    ctl_fail "a snapshot time for etcd-dup, which has no snapshot Lease"
+echo "ok last full snapshot: the time in etcd-main-full-snap's renewTime"
 kc -n shoot annotate etcd etcd-main etcd-warden.io/hibernate=true >/dev/null || ctl_fail "annotating the Etcd"
 # the per-object gauges name the objects: etcd-main's phase and failing final snapshot,
 # the entries in conflict
-scrape() { { ctl_metrics; curl -sf "http://127.0.0.1:$wh_metrics_port/metrics"; } >"$work/scrape.txt"; }
 series() { scrape && grep -qF "$1" "$work/scrape.txt"; }
 for s in 'warden_etcd_hibernation_phase{etcd_namespace="shoot",etcd="etcd-main",phase="FinalSnapshot"} 1' \
          'warden_etcd_final_snapshot_failing{etcd_namespace="shoot",etcd="etcd-main"} 1' \
@@ -93,7 +102,7 @@ cp "$work/scrape.txt" "$work/scrape-all.txt"
 echo "ok per-object gauges: $(grep -c '^warden_\(etcd_\|backup_entry_prefix_conflict{\)' "$work/scrape.txt") series name their Etcds and entries"
 # woken, etcd-main's series go
 kc -n shoot annotate etcd etcd-main etcd-warden.io/hibernate- >/dev/null
-gone() { scrape && ! grep -q 'etcd_namespace="shoot",etcd="etcd-main"' <(grep '^warden_etcd_' "$work/scrape.txt"); }
+gone() { scrape && ! grep -q 'etcd_namespace="shoot",etcd="etcd-main"' <(grep '^warden_etcd_\(hibernation_phase\|final_snapshot_failing\){' "$work/scrape.txt"); }
 ksim_wait 30 gone || { grep '^warden_etcd_' "$work/scrape.txt" >&2; ctl_fail "etcd-main's series stay after the wake-up"; }
 echo "ok woken: etcd-main's phase and failing series are gone"
 mv "$work/scrape-all.txt" "$work/scrape.txt"
