@@ -2,6 +2,7 @@
 #include "controller/kubectl-warden/kw_act.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -292,5 +293,102 @@ int kw_act_backup(struct kw *k, const struct kw_backup_opts *b, const char *cons
 out:
     cJSON_Delete(got);
     cJSON_Delete(obj);
+    return code;
+}
+
+static int restore_over(const cJSON *obj, const char *phase)
+{
+    (void)obj;
+    if (phase && strcmp(phase, "Completed") == 0)
+        return 1;
+    return phase && strcmp(phase, "Failed") == 0 ? -1 : 0;
+}
+
+/* The container of the store of the Etcd that backup (BORROWED) is of; NULL when unknown. */
+static char *source_container(struct kw *k, const cJSON *backup)
+{
+    const char *etcd = kjson_get_str(backup, "spec.etcdName"), *c;
+    cJSON *obj = NULL;
+    char *out = NULL;
+
+    if (etcd && k8s_get(k->client, &KW_RES_ETCD, k->ns, etcd, NULL, &obj, NULL) == KERR_OK &&
+        (c = kjson_get_str(obj, "spec.backup.store.container")))
+        out = strdup(c);
+    cJSON_Delete(obj);
+    return out;
+}
+
+static enum kerr restore_object(struct kw *k, const struct kw_restore_opts *r, const char *backup,
+                                const char *name, const char *container, cJSON **out,
+                                struct kerr_info *err)
+{
+    cJSON *obj = cJSON_CreateObject();
+    enum kerr rc;
+
+    *out = NULL;
+    if (!obj)
+        return kerr_set(err, KERR_NOMEM, "out of memory");
+    if ((rc = kjson_set_str(obj, "apiVersion", "etcd-warden.io/v1alpha1", err)) ||
+        (rc = kjson_set_str(obj, "kind", "EtcdRestore", err)) ||
+        (rc = kjson_set_str(obj, "metadata.name", name, err)) ||
+        (rc = kjson_set_str(obj, "metadata.namespace", k->ns, err)) ||
+        (rc = kjson_set_str(obj, "spec.source.backupName", backup, err)) ||
+        (rc = kjson_set_str(obj, "spec.target.etcdName", r->to, err)) ||
+        (rc = kjson_set_str(obj, "spec.target.store.container", container, err)) ||
+        (rc = kjson_set_str(obj, "spec.target.store.prefix", r->prefix, err))) {
+        cJSON_Delete(obj);
+        return rc;
+    }
+    *out = obj;
+    return KERR_OK;
+}
+
+int kw_act_restore(struct kw *k, const struct kw_restore_opts *r, const char *const *args,
+                   size_t nargs)
+{
+    struct kerr_info err = { 0 };
+    cJSON *backup = NULL, *obj = NULL, *got = NULL;
+    char *container = NULL, name[254];
+    const char *msg;
+    int code = KW_EXIT_OK;
+
+    if (nargs != 1 || !r->to || !r->prefix) {
+        fprintf(k->msg, "error: restore takes one EtcdBackup name, --to ETCD and --prefix\n");
+        return KW_EXIT_USAGE;
+    }
+    if (k8s_get(k->client, &KW_RES_BACKUP, k->ns, args[0], NULL, &backup, &err) != KERR_OK) {
+        code = kw_fail(k, &err);
+        goto out;
+    }
+    container = r->container ? strdup(r->container) : source_container(k, backup);
+    if (!container) {
+        fprintf(k->msg,
+                "error: the container of EtcdBackup %s's Etcd is unknown: give "
+                "--container\n",
+                args[0]);
+        code = KW_EXIT_FAIL;
+        goto out;
+    }
+    if (r->name)
+        snprintf(name, sizeof(name), "%s", r->name);
+    else
+        snprintf(name, sizeof(name), "%.*s-restore", 253 - 8, r->to);
+    if (restore_object(k, r, args[0], name, container, &obj, &err) != KERR_OK ||
+        k8s_create(k->client, &KW_RES_RESTORE, k->ns, obj, NULL, NULL, &err) != KERR_OK) {
+        code = kw_fail(k, &err);
+        goto out;
+    }
+    fprintf(k->out, "etcdrestore.etcd-warden.io/%s created\n", name);
+    if (!k->o.wait)
+        goto out;
+    code = follow(k, &KW_RES_RESTORE, name, "status.phase", restore_over);
+    if (code && k8s_get(k->client, &KW_RES_RESTORE, k->ns, name, NULL, &got, &err) == KERR_OK &&
+        (msg = kjson_get_str(got, "status.error")))
+        fprintf(k->msg, "error: EtcdRestore %s failed: %s\n", name, msg);
+out:
+    free(container);
+    cJSON_Delete(got);
+    cJSON_Delete(obj);
+    cJSON_Delete(backup);
     return code;
 }

@@ -1,7 +1,8 @@
 /*
  * kubectl-warden: the kubectl plugin of etcd-warden (`kubectl warden ...`). kubectl runs
  * it from PATH with every argument after "warden" and its own environment (KUBECONFIG).
- * Commands: kw_status.h (status), kw_act.h (hibernate, wake, backup), kw_why.h (why).
+ * Commands: kw_status.h (status), kw_act.h (hibernate, wake, backup, restore), kw_why.h
+ * (why).
  * Flags follow kubectl's: --kubeconfig, --context, -n/--namespace, -o/--output json.
  */
 #include <stdio.h>
@@ -26,6 +27,8 @@ static const char usage[] =
     "  wake ETCD         request the wake-up (the annotation removed)\n"
     "  backup ETCD       create an EtcdBackup now (--from-schedule NAME, or --provider,\n"
     "                    --container, --prefix [--secret] [--endpoint])\n"
+    "  restore BACKUP    create an EtcdRestore of an EtcdBackup into a new Etcd (--to ETCD,\n"
+    "                    --prefix P [--container C])\n"
     "  why ETCD          the refusals and failures etcd-warden recorded for the Etcd\n"
     "\n"
     "Examples:\n"
@@ -72,9 +75,11 @@ int main(int argc, char **argv)
 {
     struct kw_opts o = { 0 };
     struct kw_backup_opts b = { 0 };
+    struct kw_restore_opts r = { 0 };
     const char *ns = NULL, *output = NULL;
     long limit = 5;
-    static const char *const cmds[] = { "status", "hibernate", "wake", "backup", "why", NULL };
+    static const char *const cmds[] = { "status",  "hibernate", "wake", "backup",
+                                        "restore", "why",       NULL };
     const struct proc_flag flags[] = {
         { "kubeconfig", PROC_FLAG_STRING, &o.kubeconfig, NULL,
           "path to the kubeconfig file (default: $KUBECONFIG, ~/.kube/config)" },
@@ -86,12 +91,15 @@ int main(int argc, char **argv)
         { "timeout", PROC_FLAG_DURATION, &o.timeout_ms, "5m", "how long --wait waits" },
         { "limit", PROC_FLAG_INT, &limit, "5", "why: the most events shown" },
         { "name", PROC_FLAG_STRING, &b.name, NULL,
-          "backup: the EtcdBackup's name (default <etcd>-<UTC time>)" },
+          "backup, restore: the new object's name (default <etcd>-<UTC time>, <to>-restore)" },
+        { "to", PROC_FLAG_STRING, &r.to, NULL, "restore: the name of the new Etcd" },
         { "from-schedule", PROC_FLAG_STRING, &b.from_schedule, NULL,
           "backup: copy the destination of this EtcdBackupSchedule" },
         { "provider", PROC_FLAG_STRING, &b.provider, NULL, "backup: destination provider" },
-        { "container", PROC_FLAG_STRING, &b.container, NULL, "backup: destination container" },
-        { "prefix", PROC_FLAG_STRING, &b.prefix, NULL, "backup: destination prefix" },
+        { "container", PROC_FLAG_STRING, &b.container, NULL,
+          "backup: destination container; restore: the new Etcd's (default: the source's)" },
+        { "prefix", PROC_FLAG_STRING, &b.prefix, NULL,
+          "backup: destination prefix; restore: the new Etcd's" },
         { "secret", PROC_FLAG_STRING, &b.secret, NULL,
           "backup: the Secret with the destination's credentials" },
         { "endpoint", PROC_FLAG_STRING, &b.endpoint, NULL,
@@ -137,6 +145,9 @@ int main(int argc, char **argv)
         code = KW_EXIT_USAGE;
         goto out;
     }
+    r.name = b.name;
+    r.container = b.container;
+    r.prefix = b.prefix;
     o.ns = ns;
     o.output = output && *output ? output : NULL;
     if (kw_init(&k, &o, &err) != KERR_OK) {
@@ -150,6 +161,8 @@ int main(int argc, char **argv)
         code = kw_act_hibernate(&k, cmd[0] == 'h', a.pos + 1, a.npos - 1);
     else if (strcmp(cmd, "backup") == 0)
         code = kw_act_backup(&k, &b, a.pos + 1, a.npos - 1);
+    else if (strcmp(cmd, "restore") == 0)
+        code = kw_act_restore(&k, &r, a.pos + 1, a.npos - 1);
     else
         code = kw_why_main(&k, limit, a.pos + 1, a.npos - 1);
     kw_release(&k);

@@ -8,6 +8,7 @@
 #    hibernation phase and cut, -o json; one line per Etcd without a name;
 #  - hibernate --wait / wake --wait: the phases the controller goes through, to Hibernated
 #    and back (the StatefulSet at 0, then back); wake of a spec.replicas-0 hibernation refused;
+#  - restore: an EtcdRestore of a Failed backup, --wait to Failed with the controller's error;
 #  - backup: an EtcdBackup with the destination of an EtcdBackupSchedule; --wait to Failed
 #    (a destination inside another Etcd's prefix, refused by the controller) with its error,
 #    and `why` then shows the controller's Warning event and the backup's error; --wait
@@ -182,6 +183,17 @@ has "EtcdBackup/into-events  ${ev#Warning }"
 has "now  EtcdBackup/into-events  Failed: $(jp shoot etcdbackup/into-events '{.status.error}')"
 cat "$out"
 
+# ---- restore: an EtcdRestore of a Failed backup fails (the controller's answer)
+expect "restore without --to: 2" 2 "$(kw_rc -n shoot restore into-events --prefix restored--x)"
+expect "restore of a Failed backup: 1" 1 "$(kw_rc -n shoot restore into-events --to etcd-restored \
+    --prefix restored--shoot--etcd-main --wait --timeout 60s)"
+has "etcdrestore.etcd-warden.io/etcd-restored-restore created"
+has "etcd-restored-restore: Failed"
+has "error: EtcdRestore etcd-restored-restore failed: $(jp shoot etcdrestore/etcd-restored-restore '{.status.error}')"
+expect "restore spec: source, target, the container of the backup's Etcd" \
+    '{"source":{"backupName":"into-events"},"target":{"etcdName":"etcd-restored","store":{"container":"etcd-bucket","prefix":"restored--shoot--etcd-main"}}}' \
+    "$(kc -n shoot get etcdrestore etcd-restored-restore -o json | jq -cS .spec)"
+
 # --wait to Completed: the controller stopped, the phases written as it writes them
 ctl_stop
 kubectl warden -n shoot backup etcd-main --from-schedule offsite --name held --wait --timeout 60s >"$CTL_DIR/held" 2>&1 &
@@ -194,4 +206,4 @@ for phase in Snapshotting Uploading Completed; do
 done
 rc=0; wait $held || rc=$?
 expect "--wait to Completed: 0" 0 "$rc"
-ok "kubectl warden: conventions, status, hibernate, wake, backup, why"
+ok "kubectl warden: conventions, status, hibernate, wake, backup, restore, why"
