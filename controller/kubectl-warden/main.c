@@ -2,7 +2,7 @@
  * kubectl-warden: the kubectl plugin of etcd-warden (`kubectl warden ...`). kubectl runs
  * it from PATH with every argument after "warden" and its own environment (KUBECONFIG).
  * Commands: kw_status.h (status), kw_act.h (hibernate, wake, backup, restore), kw_why.h
- * (why).
+ * (why), kw_snap.h (verify, check-prefixes).
  * Flags follow kubectl's: --kubeconfig, --context, -n/--namespace, -o/--output json.
  */
 #include <stdio.h>
@@ -12,6 +12,7 @@
 #include "common/proc.h"
 #include "controller/kubectl-warden/kw.h"
 #include "controller/kubectl-warden/kw_act.h"
+#include "controller/kubectl-warden/kw_snap.h"
 #include "controller/kubectl-warden/kw_status.h"
 #include "controller/kubectl-warden/kw_why.h"
 
@@ -30,6 +31,11 @@ static const char usage[] =
     "  restore BACKUP    create an EtcdRestore of an EtcdBackup into a new Etcd (--to ETCD,\n"
     "                    --prefix P [--container C])\n"
     "  why ETCD          the refusals and failures etcd-warden recorded for the Etcd\n"
+    "  verify ETCD       list the Etcd's snapshots and check every full snapshot's SHA-256\n"
+    "                    (warden-snapshot list --verify-hash, with the store's Secret)\n"
+    "  check-prefixes ETCD\n"
+    "                    the prefixes of the Etcd's container that the sidecar mixes up\n"
+    "                    (warden-snapshot check-prefixes, with the store's Secret)\n"
     "\n"
     "Examples:\n"
     "  kubectl warden status -n shoot etcd-main\n"
@@ -37,7 +43,7 @@ static const char usage[] =
     "  kubectl warden backup -n shoot etcd-main --from-schedule etcd-main-offsite --wait\n"
     "\n"
     "Exit status: 0 done, 1 failed (API error, not found, --wait ended in failure or timed\n"
-    "out), 2 usage error.\n";
+    "out), 2 usage error; verify and check-prefixes: warden-snapshot's.\n";
 
 /* kubectl's short flags -n and -o (also -nX and -n=X) as the long ones proc parses. */
 static int expand_short(int argc, char **argv, char **out, char *store, size_t cap)
@@ -76,10 +82,11 @@ int main(int argc, char **argv)
     struct kw_opts o = { 0 };
     struct kw_backup_opts b = { 0 };
     struct kw_restore_opts r = { 0 };
-    const char *ns = NULL, *output = NULL;
+    const char *ns = NULL, *output = NULL, *snapshot_bin = NULL;
     long limit = 5;
-    static const char *const cmds[] = { "status",  "hibernate", "wake", "backup",
-                                        "restore", "why",       NULL };
+    static const char *const cmds[] = { "status", "hibernate",      "wake",
+                                        "backup", "restore",        "why",
+                                        "verify", "check-prefixes", NULL };
     const struct proc_flag flags[] = {
         { "kubeconfig", PROC_FLAG_STRING, &o.kubeconfig, NULL,
           "path to the kubeconfig file (default: $KUBECONFIG, ~/.kube/config)" },
@@ -90,6 +97,8 @@ int main(int argc, char **argv)
           "hibernate, wake, backup: follow the object until it is done" },
         { "timeout", PROC_FLAG_DURATION, &o.timeout_ms, "5m", "how long --wait waits" },
         { "limit", PROC_FLAG_INT, &limit, "5", "why: the most events shown" },
+        { "snapshot-binary", PROC_FLAG_STRING, &snapshot_bin, "warden-snapshot",
+          "verify, check-prefixes: the warden-snapshot to run (a name on PATH or a path)" },
         { "name", PROC_FLAG_STRING, &b.name, NULL,
           "backup, restore: the new object's name (default <etcd>-<UTC time>, <to>-restore)" },
         { "to", PROC_FLAG_STRING, &r.to, NULL, "restore: the name of the new Etcd" },
@@ -163,6 +172,8 @@ int main(int argc, char **argv)
         code = kw_act_backup(&k, &b, a.pos + 1, a.npos - 1);
     else if (strcmp(cmd, "restore") == 0)
         code = kw_act_restore(&k, &r, a.pos + 1, a.npos - 1);
+    else if (strcmp(cmd, "verify") == 0 || strcmp(cmd, "check-prefixes") == 0)
+        code = kw_snap_main(&k, cmd, snapshot_bin, a.pos + 1, a.npos - 1);
     else
         code = kw_why_main(&k, limit, a.pos + 1, a.npos - 1);
     kw_release(&k);
