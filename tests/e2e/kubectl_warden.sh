@@ -31,7 +31,14 @@ ln -s "$(cd "$(dirname "$bin")" && pwd)/kubectl-warden" "$plugdir/kubectl-warden
 export PATH=$plugdir:$PATH KUBECONFIG
 kubectl plugin list 2>/dev/null | grep -qx "$plugdir/kubectl-warden" || ctl_fail "kubectl does not find the plugin"
 out=$CTL_DIR/out
-kw() { kubectl warden "$@" >"$out" 2>&1; } # kubectl runs the plugin; its output in $out
+# kubectl runs the plugin; its output in $out (a sanitizer build's report is kept and fails
+# the script at its end)
+kw() {
+    local rc=0
+    kubectl warden "$@" >"$out" 2>&1 || rc=$?
+    if grep -qE 'Sanitizer|runtime error:' "$out"; then cat "$out" >>"$CTL_DIR/sanitizer"; fi
+    return $rc
+}
 kw_rc() { local rc=0; kw "$@" || rc=$?; echo $rc; }
 has() { grep -qF -- "$1" "$out" || { cat "$out" >&2; ctl_fail "no \"$1\" in the output of kubectl warden"; }; }
 
@@ -206,4 +213,6 @@ for phase in Snapshotting Uploading Completed; do
 done
 rc=0; wait $held || rc=$?
 expect "--wait to Completed: 0" 0 "$rc"
+if grep -qE 'Sanitizer|runtime error:' "$CTL_DIR/held"; then cat "$CTL_DIR/held" >>"$CTL_DIR/sanitizer"; fi
+[ ! -s "$CTL_DIR/sanitizer" ] || { cat "$CTL_DIR/sanitizer" >&2; ctl_fail "sanitizer report from kubectl-warden"; }
 ok "kubectl warden: conventions, status, hibernate, wake, backup, restore, why"

@@ -29,7 +29,12 @@ ln -s "$(cd "$(dirname "$bin")" && pwd)/kubectl-warden" "$plugdir/kubectl-warden
 ln -s "$WARDEN_SNAPSHOT" "$plugdir/warden-snapshot"
 export PATH=$plugdir:$PATH KUBECONFIG TMPDIR=$CTL_DIR/tmp
 out=$CTL_DIR/out
-kw_rc() { local rc=0; kubectl warden "$@" >"$out" 2>&1 || rc=$?; echo $rc; }
+kw_rc() { # the exit status; a sanitizer build's report is kept and fails the script at its end
+    local rc=0
+    kubectl warden "$@" >"$out" 2>&1 || rc=$?
+    if grep -qE 'Sanitizer|runtime error:' "$out"; then cat "$out" >>"$CTL_DIR/sanitizer"; fi
+    echo $rc
+}
 has() { grep -qF -- "$1" "$out" || { cat "$out" >&2; ctl_fail "no \"$1\" in the output of kubectl warden"; }; }
 
 druid_etcd shoot etcd-main
@@ -68,4 +73,5 @@ expect "no warden-snapshot: 1" 1 "$(kw_rc -n shoot check-prefixes etcd-main --sn
 has "cannot run /nonexistent/warden-snapshot"
 expect "an Etcd without a store: 1" 1 "$(druid_etcd shoot etcd-nostore --no-store; kw_rc -n shoot verify etcd-nostore)"
 has "has no backup store"
+[ ! -s "$CTL_DIR/sanitizer" ] || { cat "$CTL_DIR/sanitizer" >&2; ctl_fail "sanitizer report from kubectl-warden"; }
 ok "kubectl warden verify and check-prefixes with the Etcd's Secret"
