@@ -51,6 +51,12 @@ for a in $alerts; do
         wh_fail "$a: runbook anchor #$anchor is no heading of docs/troubleshooting.md"
 done
 echo "ok alerts: $(echo "$alerts" | wc -l) alerts, promtool check and unit tests pass"
+# no alert on a metric that does not exist: the drill alerts' toggle stops the render
+if chart_render "$work/drills.yaml" -f "$root/tests/chart/values/monitoring.yaml" \
+    --set prometheusRule.restoreDrills=true 2>"$work/drills.err"; then
+    wh_fail "prometheusRule.restoreDrills=true rendered"
+fi
+grep -q 'exports no restore-drill metrics' "$work/drills.err" || { cat "$work/drills.err"; wh_fail "no message for restoreDrills"; }
 
 # ---- dashboard
 chart_get "$r" ConfigMap etcd-warden-dashboard metadata.labels.grafana_dashboard | grep -qx '"1"' ||
