@@ -378,7 +378,8 @@ static char *kubeconfig_from_env(const char *env)
     return pick;
 }
 
-enum kerr cfg_load_default(const char *kubeconfig_flag, struct cfg_rest *out, struct kerr_info *err)
+enum kerr cfg_load_context(const char *kubeconfig_flag, const char *context, struct cfg_rest *out,
+                           struct kerr_info *err)
 {
     const char *env = getenv("KUBECONFIG"), *home = getenv("HOME");
     const char *sa_dir = getenv("WARDEN_SA_DIR");
@@ -388,10 +389,14 @@ enum kerr cfg_load_default(const char *kubeconfig_flag, struct cfg_rest *out, st
 
     cfg_rest_init(out);
     if (kubeconfig_flag && *kubeconfig_flag)
-        return cfg_load_kubeconfig(kubeconfig_flag, NULL, out, err);
+        return cfg_load_kubeconfig(kubeconfig_flag, context, out, err);
     if (env && env[strspn(env, ":")]) {
         path = kubeconfig_from_env(env);
     } else if (host && *host) {
+        if (context && *context)
+            return kerr_set(err, KERR_INVAL,
+                            "context %s needs a kubeconfig: give --kubeconfig or set KUBECONFIG",
+                            context);
         return cfg_load_incluster(sa_dir && *sa_dir ? sa_dir : NULL, out, err);
     } else if (home && *home) {
         path = join(home, ".kube/config");
@@ -402,9 +407,14 @@ enum kerr cfg_load_default(const char *kubeconfig_flag, struct cfg_rest *out, st
     }
     if (!path)
         return kerr_set(err, KERR_NOMEM, "cfg: out of memory");
-    rc = cfg_load_kubeconfig(path, NULL, out, err);
+    rc = cfg_load_kubeconfig(path, context, out, err);
     free(path);
     return rc;
+}
+
+enum kerr cfg_load_default(const char *kubeconfig_flag, struct cfg_rest *out, struct kerr_info *err)
+{
+    return cfg_load_context(kubeconfig_flag, NULL, out, err);
 }
 
 enum kerr cfg_token_new(const struct cfg_rest *r, struct cfg_token **out, struct kerr_info *err)

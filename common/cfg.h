@@ -90,6 +90,14 @@ enum kerr cfg_load_default(const char *kubeconfig_flag, struct cfg_rest *out,
                            struct kerr_info *err);
 
 /*
+ * As cfg_load_default, with the kubeconfig's context named context (NULL or
+ * "": the current context), as kubectl's --context. A context without a
+ * kubeconfig to read it from (in-cluster) is KERR_INVAL.
+ */
+enum kerr cfg_load_context(const char *kubeconfig_flag, const char *context, struct cfg_rest *out,
+                           struct kerr_info *err);
+
+/*
  * Read a whole regular file into memory (FIFOs and devices are refused, so
  * a hostile path cannot block or stream forever), at most max bytes
  * (KERR_TOOBIG beyond). On

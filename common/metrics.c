@@ -122,6 +122,34 @@ static void child_free(struct metrics_child *c, size_t nlabels)
     free(c);
 }
 
+void metrics_vec_sweep(struct metrics_vec *v, metrics_keep_fn keep, void *ctx)
+{
+    struct metrics_child *c, *next, *kept = NULL, *tail = NULL, *gone = NULL;
+
+    pthread_mutex_lock(&v->reg->lock);
+    for (c = atomic_load_explicit(&v->children, memory_order_acquire); c; c = next) {
+        next = c->next;
+        if (keep(ctx, (const char *const *)c->values)) {
+            c->next = NULL;
+            if (tail)
+                tail->next = c;
+            else
+                kept = c;
+            tail = c;
+        } else {
+            c->next = gone;
+            gone = c;
+            v->nchildren--;
+        }
+    }
+    atomic_store_explicit(&v->children, kept, memory_order_release);
+    pthread_mutex_unlock(&v->reg->lock);
+    for (c = gone; c; c = next) {
+        next = c->next;
+        child_free(c, v->nlabels);
+    }
+}
+
 static void vec_free(struct metrics_vec *v)
 {
     struct metrics_child *c, *next;

@@ -117,6 +117,19 @@ enum kerr metrics_vec_set(struct metrics_vec *v, const char *const *values, doub
 enum kerr metrics_vec_observe(struct metrics_vec *v, const char *const *values, double value);
 
 /*
+ * Remove the children of v for which keep(ctx, values) returns 0 (values: the
+ * child's label values, NULL-terminated, BORROWED for the call): their series
+ * are no longer rendered, as client_golang's DeleteLabelValues. For the
+ * per-object gauges a render hook rebuilds on each scrape (set what is, then
+ * sweep what is gone). The caller guarantees that no other thread holds or
+ * looks up a child of v meanwhile (the hook that owns v serializes itself);
+ * pointers to removed children are invalid afterwards. Runs under the
+ * registry's lock, so a concurrent metrics_render sees v before or after.
+ */
+typedef int (*metrics_keep_fn)(void *ctx, const char *const *values);
+void metrics_vec_sweep(struct metrics_vec *v, metrics_keep_fn keep, void *ctx);
+
+/*
  * Call fn(ctx) at the start of every metrics_render, before the text is
  * produced, to refresh values computed on demand. fn runs on the
  * rendering thread without registry locks held, so it may call any

@@ -20,7 +20,7 @@ jobs=$(nproc 2>/dev/null || echo 2)
 # Most tests wait (on kube-sim, the doubles, timeouts) more than they compute: two per core.
 test_jobs=${TEST_JOBS:-$((jobs * 2))}
 
-packages=(build-essential cmake pkg-config git clang clang-format libclang-rt-14-dev
+packages=(build-essential cmake pkg-config git clang clang-format libclang-rt-14-dev prometheus
           libmicrohttpd-dev libgnutls28-dev libssl-dev libcjson-dev libcurl4-openssl-dev
           libyaml-dev libcriterion-dev openssl curl procps wrk nginx-light
           libexpat1-dev python3 jq zlib1g-dev etcd-server etcd-client

@@ -162,6 +162,47 @@ Test(cfg_default, flag_then_env_then_incluster_then_home)
     testutil_dir_remove(&d);
 }
 
+/* --context: the named context of the kubeconfig the usual order finds, its namespace too. */
+Test(cfg_default, context_of_flag_env_and_home)
+{
+    static const char two[] = "current-context: a\n"
+                              "contexts: [{name: a, context: {cluster: ca}},\n"
+                              "           {name: b, context: {cluster: cb, namespace: shoot}}]\n"
+                              "clusters: [{name: ca, cluster: {server: 'https://a'}},\n"
+                              "           {name: cb, cluster: {server: 'https://b'}}]\n";
+    struct testutil_dir d, sa;
+    struct cfg_rest r;
+    struct kerr_info e;
+    char path[160];
+
+    testutil_dir_make(&d, "cfg-test");
+    sa_dir(&sa, NULL);
+    snprintf(path, sizeof(path), "%s", testutil_dir_write(&d, "two", two));
+    cr_assert_eq(cfg_load_context(path, "b", &r, &e), KERR_OK, "%s", e.msg);
+    cr_expect_str_eq(r.server, "https://b");
+    cr_expect_str_eq(r.namespace, "shoot");
+    cfg_rest_release(&r);
+    cr_assert_eq(cfg_load_context(path, NULL, &r, &e), KERR_OK, "%s", e.msg);
+    cr_expect_str_eq(r.server, "https://a", "NULL: the current context");
+    cr_expect_str_eq(r.namespace, "default");
+    cfg_rest_release(&r);
+    cr_expect_neq(cfg_load_context(path, "nope", &r, &e), KERR_OK);
+    cr_expect_not_null(strstr(e.msg, "nope"), "%s", e.msg);
+    setenv("KUBECONFIG", path, 1);
+    cr_assert_eq(cfg_load_context(NULL, "b", &r, &e), KERR_OK, "%s", e.msg);
+    cr_expect_str_eq(r.server, "https://b", "KUBECONFIG's context b");
+    cfg_rest_release(&r);
+    unsetenv("KUBECONFIG");
+    setenv("KUBERNETES_SERVICE_HOST", "10.0.0.9", 1);
+    setenv("KUBERNETES_SERVICE_PORT", "443", 1);
+    setenv("WARDEN_SA_DIR", sa.path, 1);
+    cr_expect_eq(cfg_load_context(NULL, "b", &r, &e), KERR_INVAL, "in-cluster has no contexts");
+    cr_expect_not_null(strstr(e.msg, "context b needs a kubeconfig"), "%s", e.msg);
+    unsetenv("KUBERNETES_SERVICE_HOST");
+    testutil_dir_remove(&sa);
+    testutil_dir_remove(&d);
+}
+
 Test(cfg_default, nothing_configured)
 {
     struct cfg_rest r;

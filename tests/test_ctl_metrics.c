@@ -74,3 +74,56 @@ Test(ctl_metrics, controllers_turned_off_have_none)
     cr_expect(has_series(text, "backup") && has_series(text, "bschedule"), "%s", text);
     free(text);
 }
+
+/* A per-object gauge whose objects are the names in a list the test changes. */
+struct objects {
+    const char *names[4];
+};
+
+static void collect_names(void *src_ctx, ctl_metrics_emit_fn emit, void *emit_ctx)
+{
+    const struct objects *o = src_ctx;
+    const char *v[3] = { "shoot", NULL, NULL };
+    size_t i;
+
+    for (i = 0; i < 4 && o->names[i]; i++) {
+        v[1] = o->names[i];
+        emit(emit_ctx, v, 1.0);
+    }
+}
+
+/* Each scrape shows exactly the objects collect emits now: one that left the state is gone. */
+Test(ctl_metrics, per_object_gauges_follow_the_objects)
+{
+    static const char *const labels[] = { "etcd_namespace", "etcd", NULL };
+    static const struct ctl_metrics_gauge g = { "warden_test_state", "objects in a state", labels,
+                                                collect_names };
+    const struct ctl_metrics_gauge *gauges[] = { &g, NULL };
+    struct objects o = { { "etcd-a", "etcd-b", NULL } };
+    struct ctl_metrics_source src = { 0 };
+    struct ctl_metrics *m = NULL;
+    struct kerr_info err = { 0 };
+    char *text;
+
+    src.ctx = &o;
+    src.gauges = gauges;
+    cr_assert_eq(ctl_metrics_new(&src, &m, &err), KERR_OK, "%s", err.msg);
+    text = metricsfix_render(ctl_metrics_registry(m));
+    cr_expect_not_null(strstr(text,
+                              "warden_test_state{etcd_namespace=\"shoot\",etcd=\"etcd-a\"} 1\n"
+                              "warden_test_state{etcd_namespace=\"shoot\",etcd=\"etcd-b\"} 1\n"),
+                       "%s", text);
+    free(text);
+    o.names[0] = "etcd-b";
+    o.names[1] = "etcd-c";
+    text = metricsfix_render(ctl_metrics_registry(m));
+    cr_expect_null(strstr(text, "etcd=\"etcd-a\""), "etcd-a left the state: %s", text);
+    cr_expect_not_null(strstr(text, "etcd=\"etcd-b\"} 1\n"), "%s", text);
+    cr_expect_not_null(strstr(text, "etcd=\"etcd-c\"} 1\n"), "%s", text);
+    free(text);
+    o.names[0] = NULL;
+    text = metricsfix_render(ctl_metrics_registry(m));
+    cr_expect_null(strstr(text, "warden_test_state"), "none in the state: %s", text);
+    free(text);
+    ctl_metrics_free(m);
+}

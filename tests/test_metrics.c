@@ -98,6 +98,52 @@ Test(metrics, unlabelled_metrics_render_zero_at_once)
     free(text);
 }
 
+static int keep_not_b(void *ctx, const char *const *values)
+{
+    (*(int *)ctx)++;
+    return strcmp(values[0], "b") != 0 && values[1] == NULL;
+}
+
+static int keep_none(void *ctx, const char *const *values)
+{
+    (void)ctx;
+    (void)values;
+    return 0;
+}
+
+/* A swept series is no longer rendered; the others keep their values; a new one can come. */
+Test(metrics, sweep_removes_the_children_not_kept)
+{
+    static const char *const labels[] = { "etcd", NULL };
+    const char *a[] = { "a", NULL }, *b[] = { "b", NULL }, *c[] = { "c", NULL };
+    struct metrics_vec *v;
+    char *text;
+    int calls = 0;
+
+    cr_assert_eq(metrics_register(reg, METRICS_GAUGE, "g", "", labels, NULL, 0, &v, NULL), KERR_OK);
+    cr_assert_eq(metrics_vec_set(v, a, 1), KERR_OK);
+    cr_assert_eq(metrics_vec_set(v, b, 2), KERR_OK);
+    cr_assert_eq(metrics_vec_set(v, c, 3), KERR_OK);
+    metrics_vec_sweep(v, keep_not_b, &calls);
+    cr_expect_eq(calls, 3);
+    text = metricsfix_render(reg);
+    cr_expect_not_null(strstr(text, "g{etcd=\"a\"} 1\ng{etcd=\"c\"} 3\n"), "%s", text);
+    cr_expect_null(strstr(text, "etcd=\"b\""), "%s", text);
+    free(text);
+    cr_assert_eq(metrics_vec_set(v, b, 5), KERR_OK);
+    text = metricsfix_render(reg);
+    cr_expect_not_null(strstr(text, "g{etcd=\"b\"} 5\n"), "b is back, new: %s", text);
+    free(text);
+    metrics_vec_sweep(v, keep_none, NULL);
+    text = metricsfix_render(reg);
+    cr_expect_null(strstr(text, "# TYPE g "), "no child left, nothing rendered: %s", text);
+    free(text);
+    cr_assert_eq(metrics_vec_set(v, a, 7), KERR_OK);
+    text = metricsfix_render(reg);
+    cr_expect_not_null(strstr(text, "# TYPE g gauge\ng{etcd=\"a\"} 7\n"), "%s", text);
+    free(text);
+}
+
 Test(metrics, names_and_labels_are_validated)
 {
     static const double bad_buckets[] = { 1, 1 };

@@ -283,6 +283,7 @@ static enum kerr make_parts(struct ctl *c, struct kerr_info *err)
     struct wq_opts qo = { 0 };
     struct ctl_caches_opts co = { 0 };
     struct ctl_metrics_source ms = { 0 };
+    const struct ctl_metrics_gauge *g;
     const struct ctl_key *k;
     const char *lane_name = NULL;
     long lane = 0;
@@ -324,6 +325,11 @@ static enum kerr make_parts(struct ctl *c, struct kerr_info *err)
     ms.conflicts = cfg_conflicts;
     ms.ctx = c;
     ms.controllers = c->controllers;
+    for (i = 0, n = 0; i < c->table.n; i++) {
+        for (g = c->table.caps[i]->gauges; g && g->name && n < CTL_METRICS_GAUGES_MAX; g++)
+            c->gauges[n++] = g;
+    }
+    ms.gauges = c->gauges;
     return ctl_metrics_new(&ms, &c->metrics, err);
 }
 

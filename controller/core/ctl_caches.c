@@ -124,15 +124,32 @@ static const char *const statefulset_paths[] = {
     "spec.replicas",   "status.replicas",          NULL,
 };
 
+/* Beside component_paths, what the backup sidecar records in its snapshot Leases (the time
+ * and the last revision of its last snapshot), for warden_etcd_last_full_snapshot_*. */
+static const char *const lease_paths[] = {
+    "metadata.name",
+    "metadata.namespace",
+    "metadata.uid",
+    "metadata.labels",
+    "metadata.resourceVersion",
+    "metadata.ownerReferences",
+    "metadata.creationTimestamp",
+    "spec.renewTime",
+    "spec.holderIdentity",
+    NULL,
+};
+
 /*
  * apiVersion, kind (of the informer: lists leave them out) and the metadata of
- * component_paths; Services and StatefulSets keep what hibernation reads too.
+ * component_paths; Services and StatefulSets keep what hibernation reads too, Leases what
+ * the sidecar writes in them.
  */
 static enum kerr project_component(void *ctx, const cJSON *obj, cJSON **out)
 {
     const struct kind *k = ctx;
     const char *const *paths = strcmp(k->kind, "Service") == 0       ? service_paths
                                : strcmp(k->kind, "StatefulSet") == 0 ? statefulset_paths
+                               : strcmp(k->kind, "Lease") == 0       ? lease_paths
                                                                      : component_paths;
     enum kerr rc = kobj_project_paths((void *)paths, obj, out);
 

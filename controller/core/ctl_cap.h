@@ -48,8 +48,9 @@
 #include "common/kerr.h"
 #include "common/store.h"
 
-struct ctl;        /* controller/core/ctl.h: the running controller */
-struct ctl_config; /* controller/core/ctl_config.h */
+struct ctl;               /* controller/core/ctl.h: the running controller */
+struct ctl_metrics_gauge; /* controller/core/ctl_metrics.h */
+struct ctl_config;        /* controller/core/ctl_config.h */
 
 #define CTL_CAPS_MAX          8 /* capabilities of one controller */
 #define CTL_WATCH_INDEXES_MAX 2
@@ -158,6 +159,8 @@ struct ctl_capability {
     /* Gauges of the metrics (controller/core/ctl_metrics.h); NULL: not this capability's. */
     size_t (*phase_count)(struct ctl *c, const char *phase); /* warden_hibernation_phase_etcds */
     size_t (*conflicts)(struct ctl *c); /* warden_backup_entry_prefix_conflicts */
+    /* Per-object gauges (name NULL ends the array; NULL: none); collect gets the struct ctl. */
+    const struct ctl_metrics_gauge *gauges;
 };
 
 /* The index "<ns>/<spec.etcdName>" (CTL_INDEX_ETCD_NAME) of a resource whose spec names an Etcd. */

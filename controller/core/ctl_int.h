@@ -26,7 +26,8 @@ struct ctl {
     char *le_ns; /* OWNS */
     struct ev_recorder *events;
     struct ctl_metrics *metrics;
-    const char *controllers[CTL_METRICS_CONTROLLERS_MAX + 1]; /* their metrics' names */
+    const char *controllers[CTL_METRICS_CONTROLLERS_MAX + 1];           /* their metrics' names */
+    const struct ctl_metrics_gauge *gauges[CTL_METRICS_GAUGES_MAX + 1]; /* the capabilities' */
     struct ctl_caches *caches;
     struct wq *queue;
     struct wqpool *pool;

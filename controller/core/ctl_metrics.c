@@ -1,6 +1,7 @@
 /* ctl_metrics - the controller's metrics; see ctl_metrics.h. */
 #include "controller/core/ctl_metrics.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,17 @@ struct ctl_metrics {
     struct metrics_registry *reg; /* OWNS */
     struct metrics_vec *total, *errors, *seconds, *depth, *adds, *retries, *leader, *phase,
         *objects, *conflicts, *requests;
+    struct metrics_vec *gauges[CTL_METRICS_GAUGES_MAX]; /* of src.gauges, in order */
+    size_t ngauges;
+    pthread_mutex_t gauge_lock; /* one scrape at a time rebuilds the per-object gauges */
+};
+
+/* The series one collect emitted: their label values joined by '\x1f', sorted. */
+struct seen {
+    struct metrics_vec *vec;
+    char **keys;
+    size_t n, cap;
+    int failed;
 };
 
 struct ctl_metrics_def {
@@ -67,6 +79,87 @@ static const struct ctl_metrics_def defs[] = {
       NULL, offsetof(struct ctl_metrics, conflicts) },
 };
 
+/* values joined by '\x1f' into a new string (NULL when out of memory). */
+static char *join(const char *const *values)
+{
+    size_t len = 1, i, at = 0, n;
+    char *s;
+
+    for (i = 0; values[i]; i++)
+        len += strlen(values[i]) + 1;
+    if (!(s = malloc(len)))
+        return NULL;
+    for (i = 0; values[i]; i++) {
+        if (i)
+            s[at++] = '\x1f';
+        n = strlen(values[i]);
+        memcpy(s + at, values[i], n);
+        at += n;
+    }
+    s[at] = '\0';
+    return s;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A series that exists now: set it and remember it. */
+static void emit(void *ctx, const char *const *values, double value)
+{
+    struct seen *s = ctx;
+    char **grown, *k;
+
+    if (s->n == s->cap) {
+        grown = realloc(s->keys, (s->cap ? s->cap * 2 : 64) * sizeof(*grown));
+        if (!grown) {
+            s->failed = 1;
+            return;
+        }
+        s->keys = grown;
+        s->cap = s->cap ? s->cap * 2 : 64;
+    }
+    if (!(k = join(values)) || metrics_vec_set(s->vec, values, value) != KERR_OK) {
+        free(k);
+        s->failed = 1;
+        return;
+    }
+    s->keys[s->n++] = k;
+}
+
+/* Keep the series emitted in this scrape (all of them when a step failed). */
+static int keep(void *ctx, const char *const *values)
+{
+    struct seen *s = ctx;
+    char *k = join(values);
+    int found = !k || s->failed || (s->n && bsearch(&k, s->keys, s->n, sizeof(*s->keys), cmp_str));
+
+    free(k);
+    return found;
+}
+
+/* Rebuild every per-object gauge from what its collect emits now. */
+static void render_gauges(struct ctl_metrics *m)
+{
+    struct seen s;
+    size_t i, j;
+
+    pthread_mutex_lock(&m->gauge_lock);
+    for (i = 0; i < m->ngauges; i++) {
+        memset(&s, 0, sizeof(s));
+        s.vec = m->gauges[i];
+        m->src.gauges[i]->collect(m->src.ctx, emit, &s);
+        if (s.n)
+            qsort(s.keys, s.n, sizeof(*s.keys), cmp_str);
+        metrics_vec_sweep(s.vec, keep, &s);
+        for (j = 0; j < s.n; j++)
+            free(s.keys[j]);
+        free(s.keys);
+    }
+    pthread_mutex_unlock(&m->gauge_lock);
+}
+
 /* Render hook: the values read from the queue, the elector and the caches. */
 static void render(void *ctx)
 {
@@ -94,6 +187,7 @@ static void render(void *ctx)
         metrics_vec_set(m->objects, NULL, (double)s->objects(s->ctx));
     if (s->conflicts)
         metrics_vec_set(m->conflicts, NULL, (double)s->conflicts(s->ctx));
+    render_gauges(m);
 }
 
 /* Every running controller's series from the start, at 0, as controller-runtime does. */
@@ -135,6 +229,7 @@ enum kerr ctl_metrics_new(const struct ctl_metrics_source *src, struct ctl_metri
     if (!m)
         return kerr_set(err, KERR_NOMEM, "allocating the metrics");
     m->src = *src;
+    pthread_mutex_init(&m->gauge_lock, NULL);
     if (!m->src.queue_name)
         m->src.queue_name = "etcd";
     if (!m->src.lease_name)
@@ -153,6 +248,15 @@ enum kerr ctl_metrics_new(const struct ctl_metrics_source *src, struct ctl_metri
                               by_controller, request_buckets,
                               sizeof(request_buckets) / sizeof(request_buckets[0]), &m->requests,
                               err);
+    for (i = 0; !rc && m->src.gauges && m->src.gauges[i]; i++) {
+        if (i == CTL_METRICS_GAUGES_MAX)
+            rc =
+                kerr_set(err, KERR_INVAL, "more than %d per-object gauges", CTL_METRICS_GAUGES_MAX);
+        else
+            rc = metrics_register(m->reg, METRICS_GAUGE, m->src.gauges[i]->name,
+                                  m->src.gauges[i]->help, m->src.gauges[i]->labels, NULL, 0,
+                                  &m->gauges[m->ngauges++], err);
+    }
     if (!rc)
         rc = metrics_on_render(m->reg, render, m, err);
     if (!rc)
@@ -188,5 +292,6 @@ void ctl_metrics_free(struct ctl_metrics *m)
     if (!m)
         return;
     metrics_registry_free(m->reg);
+    pthread_mutex_destroy(&m->gauge_lock);
     free(m);
 }

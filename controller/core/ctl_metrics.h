@@ -12,6 +12,7 @@
  *   warden_controller_cache_objects                          gauge, cached objects
  *   warden_reconcile_api_requests{controller}                histogram, API requests
  *       made by one reconciliation (k8s_thread_requests)
+ *   the per-object gauges of src.gauges (struct ctl_metrics_gauge)
  * plus the process metrics (common/procmetrics). The queue, leader and cache
  * values are read by a render hook (ctl_metrics_source) on every scrape.
  *
@@ -28,6 +29,26 @@
 #include "common/metrics.h"
 #include "common/workqueue.h"
 
+/* Called by a gauge's collect for each series that exists now, with its value (1 for a
+ * state; values BORROWED for the call). */
+typedef void (*ctl_metrics_emit_fn)(void *emit_ctx, const char *const *values, double value);
+
+/*
+ * A per-object gauge: one series for each object in some state (at 1) or with some value
+ * (a time), named by its labels (an Etcd, an entry), rebuilt from the caches on every
+ * scrape: collect emits every series that exists now, the others disappear (so an alert
+ * on it names the object and resolves when the object leaves the state). Strings
+ * BORROWED, static.
+ */
+struct ctl_metrics_gauge {
+    const char *name; /* NULL ends an array of them */
+    const char *help;
+    const char *const *labels; /* NULL-terminated */
+    void (*collect)(void *src_ctx, ctl_metrics_emit_fn emit, void *emit_ctx);
+};
+
+#define CTL_METRICS_GAUGES_MAX 8 /* per-object gauges of one controller */
+
 /* The live values a scrape reads; each callback may be NULL. */
 struct ctl_metrics_source {
     struct wq *queue;          /* BORROWED; workqueue_* */
@@ -41,6 +62,9 @@ struct ctl_metrics_source {
     /* The controllers that run (NULL-terminated, BORROWED; NULL: "etcd", "opstask",
      * "immtask"): their reconcile series exist at 0 from the start, as controller-runtime's. */
     const char *const *controllers;
+    /* The per-object gauges (NULL-terminated, at most CTL_METRICS_GAUGES_MAX, BORROWED;
+     * NULL: none); collect gets ctx. */
+    const struct ctl_metrics_gauge *const *gauges;
 };
 
 #define CTL_METRICS_CONTROLLERS_MAX 7 /* the most src.controllers names */

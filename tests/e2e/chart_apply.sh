@@ -21,10 +21,10 @@ kubesim_start --token-file "$ids/tokens.csv" --service-alias "$(wh_alias)" -v
 chart_kubeconfigs "$ids"
 
 r=$WH_DIR/defaults.yaml
-chart_render "$r" -f "$root/tests/chart/values/crds-all.yaml"
+chart_render "$r" -f "$root/tests/chart/values/crds-all.yaml" -f "$root/tests/chart/values/monitoring.yaml"
 kc create namespace "$CHART_NS" >/dev/null
 kc apply -f "$root/tests/chart/thirdparty-crds.yaml" >/dev/null
-ksim_wait 20 kc get certificates,issuers,servicemonitors -A >/dev/null || wh_fail "stand-in CRDs not served"
+ksim_wait 20 kc get certificates,issuers,servicemonitors,prometheusrules -A >/dev/null || wh_fail "stand-in CRDs not served"
 
 # kubectl apply: every object created, then every object readable.
 out=$(kc apply -f "$r" 2>&1) || wh_fail "kubectl apply of the rendered chart: $out"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # README.md and the pages under docs/ stay true: each "<!-- help:BINARY -->" block is exactly
 # that binary's --help (for every binary this build has), and each of warden-webhook,
-# warden-controller and warden-snapshot has exactly one such block across all the pages;
+# warden-controller, warden-snapshot and kubectl-warden has exactly one such block across
+# all the pages;
 # every repository path they name exists, every relative link leads to a file of the
 # repository (and an anchor of it to one of its headings), every docs page starts with its
 # title and a link back to README.md and is linked from README.md, and nothing refers to
@@ -20,13 +21,14 @@ pages=(README.md)
 for f in "$root"/docs/*.md; do
     [ -e "$f" ] && pages+=("docs/${f##*/}")
 done
-binaries=(warden-webhook warden-controller warden-snapshot)
+binaries=(warden-webhook warden-controller warden-snapshot kubectl-warden)
 
 bin_of() {
     case "$1" in
     warden-webhook) chart_bin_webhook ;;
     warden-controller) chart_controller_ready && chart_bin_controller ;;
     warden-snapshot) chart_bin_snapshot ;;
+    kubectl-warden) _chart_find WARDEN_KUBECTL_WARDEN controller/kubectl-warden/kubectl-warden ;;
     *) return 1 ;;
     esac
 }

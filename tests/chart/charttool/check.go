@@ -110,6 +110,8 @@ var kinds = map[string]struct {
 	"cert-manager.io/v1/Certificate":                                 {true, []string{"spec.secretName", "spec.issuerRef.name"}},
 	"cert-manager.io/v1/Issuer":                                      {true, nil},
 	"monitoring.coreos.com/v1/ServiceMonitor":                        {true, []string{"spec.selector", "spec.endpoints"}},
+	"monitoring.coreos.com/v1/PrometheusRule":                        {true, []string{"spec.groups"}},
+	"v1/ConfigMap": {true, []string{"data"}},
 }
 
 func key(o obj) string { return str(o, "apiVersion") + "/" + str(o, "kind") }
