@@ -123,9 +123,9 @@ usage_error "check-prefixes: an unknown provider" 'unknown storage provider "nop
     check-prefixes --storage-provider nope --store-container b
 usage_error "check-prefixes without a store" "--storage-provider and --store-container" check-prefixes
 usage_error "copy: an unknown destination provider" \
-    'copy: --to-storage-provider: unknown storage provider "s3"; one of' \
+    'copy: --to-storage-provider: unknown storage provider "s4"; one of' \
     copy --from-storage-provider S3 --from-store-container a --from-store-prefix p \
-    --to-storage-provider s3 --to-store-container b --to-store-prefix q
+    --to-storage-provider s4 --to-store-container b --to-store-prefix q
 usage_error "a provider not supported yet" "storage provider Swift is not supported yet; one of" \
     list --storage-provider Swift --store-container b --store-prefix p
 usage_error "list --dry-run" "list: --dry-run is a flag of extend-snapshot-immutability" \

@@ -73,18 +73,27 @@ static const struct provider *find(const char *name)
 enum kerr ptable_check(const char *provider, struct kerr_info *err)
 {
     const struct provider *p = provider ? find(provider) : NULL;
-    char valid[160] = "";
+    const char *all = bstore_provider_list();
+    char valid[256] = "", name[32];
     size_t w = 0;
 
     if (p && p->open)
         return KERR_OK;
-    for (size_t i = 0; i < sizeof providers / sizeof providers[0]; i++) {
-        for (const char *const *n = providers[i].names; providers[i].open && *n; n++) {
-            int k = snprintf(valid + w, sizeof valid - w, "%s%s", w ? ", " : "", *n);
-            if (k < 0 || (size_t)k >= sizeof valid - w)
-                break;
-            w += (size_t)k;
-        }
+    /* the names etcd-druid accepts whose store this program opens, in bstore's order */
+    for (const char *t = all; *t; t += strspn(t, ", ")) {
+        size_t len = strcspn(t, ", ");
+        const struct provider *q;
+        int k;
+
+        snprintf(name, sizeof name, "%.*s", (int)len, t);
+        t += len;
+        q = find(name);
+        if (!q || !q->open)
+            continue;
+        k = snprintf(valid + w, sizeof valid - w, "%s%s", w ? ", " : "", name);
+        if (k < 0 || (size_t)k >= sizeof valid - w)
+            break;
+        w += (size_t)k;
     }
     if (p)
         return kerr_set(err, KERR_INVAL, "storage provider %.32s is not supported yet; one of %s",
