@@ -506,7 +506,8 @@ snap_wait_key() {
 # scheduled full snapshot far away, no garbage collection; FLAGS passed on (later ones win).
 # It reads the member's etcd.conf.yaml (ETCD_CONF, written here as etcd-druid's ConfigMap
 # holds it) and its pod's name (POD_NAME: NAME). Returns once /healthz answers 200 and the
-# initial full snapshot is in the store. Log: $SNAP_WORK/br-NAME.log; sets SNAP_BR_PID.
+# initial full snapshot is in the store (within SNAP_BR_START_S seconds, default 60). Log:
+# $SNAP_WORK/br-NAME.log; sets SNAP_BR_PID.
 snap_brctl_server() {
     local name=$1 url=$2 peer=$3 prefix=$4 port=$5 d=$SNAP_WORK/br-$1 deadline
     shift 5
@@ -530,7 +531,7 @@ EOF
         >"$SNAP_WORK/br-$name.log" 2>&1 &
     SNAP_BR_PID=$!
     snap_on_exit "snap_kill $SNAP_BR_PID"
-    deadline=$((SECONDS + 60))
+    deadline=$((SECONDS + ${SNAP_BR_START_S:-60}))
     until curl -sf "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 &&
         snap_s3 ls "${prefix#/}/" | snap_has -E "/v2/Full-"; do
         kill -0 "$SNAP_BR_PID" 2>/dev/null && [ $SECONDS -lt $deadline ] ||
