@@ -37,7 +37,7 @@ enum kerr hib_note_failing(const struct hib_env *env, struct round *r, struct ke
     snprintf(msg, sizeof(msg),
              "final snapshot attempt %d (EtcdOpsTask %s) %s: %s; hibernation waits and retries "
              "(%s). If the backups of this Etcd are broken, scale down without a snapshot: "
-             "kubectl annotate etcd -n %s %s %s=<reason>",
+             "kubectl annotate etcd -n %s %s %s=\"<RFC 3339 expiry, at most 24h ahead> <reason>\"",
              r->v.attempt, task ? task : "?",
              failed ? "failed" : "could not reach the backup sidecar", why ? why : "no detail",
              failed ? "a new attempt follows"

@@ -340,6 +340,19 @@ static int phase_asleep(enum hibplan_phase p)
            p == HIBPLAN_FAILED || p == HIBPLAN_HIBERNATED;
 }
 
+/*
+ * Break glass counts as the webhook counts it (common/hibguard): "<RFC 3339 expiry> <reason>",
+ * not yet expired. Any other value is ignored, as the scale-down guard ignores it.
+ */
+static bool break_glass_valid(const char *value)
+{
+    const char *reason;
+    time_t expires;
+
+    return value && hibguard_break_glass(value, &expires, &reason, NULL) == KERR_OK &&
+           expires > time(NULL);
+}
+
 /* The Etcd's part of the view. */
 static void derive_etcd(const struct hib_env *env, struct round *r)
 {
@@ -353,7 +366,7 @@ static void derive_etcd(const struct hib_env *env, struct round *r)
     r->v.suspend_ours = etcdspec_annotation(e, HIB_ANN_SUSPEND_ADDED) != NULL;
     r->v.cut_at = etcdspec_annotation(e, HIB_ANN_CUT_AT) != NULL;
     r->v.failing_noted = etcdspec_annotation(e, HIB_ANN_CONDITION) != NULL;
-    r->v.break_glass = etcdspec_annotation(e, HIB_ANN_BREAK_GLASS) != NULL;
+    r->v.break_glass = break_glass_valid(etcdspec_annotation(e, HIB_ANN_BREAK_GLASS));
     r->v.store = kjson_get_obj(e, "spec.backup.store") != NULL;
     r->v.spec_replicas = int_at(e, "spec.replicas");
     r->v.imm = env->bucket(e, NULL);

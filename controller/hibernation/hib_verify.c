@@ -86,7 +86,7 @@ static enum kerr unconfirmed(const struct hib_env *env, struct round *r, const c
         ev_log_emitf(env->events, r->etcd, EV_WARNING, "FinalSnapshotBehind", "Hibernation",
                      "%s; phase Failed, the StatefulSet stays up and the check is repeated. If "
                      "the writers cannot be stopped and the loss is accepted: kubectl annotate "
-                     "etcd -n %s %s %s=<reason>",
+                     "etcd -n %s %s %s=\"<RFC 3339 expiry, at most 24h ahead> <reason>\"",
                      why, r->ns, r->name, HIB_ANN_BREAK_GLASS);
     r->defer_ms = VERIFY_AGAIN_MS;
     return rc;

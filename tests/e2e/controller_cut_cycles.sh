@@ -225,7 +225,7 @@ case_e1() {
     curl -sf -X POST "$E/admin/reply?code=500&count=0" >/dev/null
     kc -n e1 annotate etcd etcd-main etcd-warden.io/hibernate=true >/dev/null
     ctl_wait_phase e1 etcd-main Failed 60
-    kc -n e1 annotate etcd etcd-main "etcd-warden.io/allow-scale-down-without-snapshot=sidecar broken in e2e" >/dev/null
+    kc -n e1 annotate etcd etcd-main "etcd-warden.io/allow-scale-down-without-snapshot=$(date -u -d '+1 hour' +%Y-%m-%dT%H:%M:%SZ) sidecar broken in e2e" >/dev/null
     ctl_wait_phase e1 etcd-main Hibernated 60
     ksim_wait 15 bash -c "[ -z \"\$(kubectl --kubeconfig '$KUBECONFIG' -n e1 get etcd etcd-main -o jsonpath='{.metadata.annotations.etcd-warden\.io/allow-scale-down-without-snapshot}')\" ]" ||
         ctl_fail "e1: the break-glass annotation was not removed after its scale-down"

@@ -79,7 +79,7 @@ c=$(cond)
 expect "dead sidecar: condition type" "FinalSnapshotFailing True ERR_EXECUTE_HTTP_REQUEST" \
     "$(jq -r '"\(.type) \(.status) \(.reason)"' <<<"$c")"
 grep -q "could not reach the backup sidecar" <<<"$c" || ctl_fail "no reason in the condition: $c"
-grep -q "etcd-warden.io/allow-scale-down-without-snapshot=<reason>" <<<"$c" ||
+grep -qF 'etcd-warden.io/allow-scale-down-without-snapshot=\"<RFC 3339 expiry, at most 24h ahead> <reason>\"' <<<"$c" ||
     ctl_fail "the condition does not say how to break glass: $c"
 ok "dead sidecar: the condition names the sidecar's failure and the way out"
 expect "dead sidecar: still FinalSnapshot" "FinalSnapshot" "$(ctl_phase shoot etcd-dead)"

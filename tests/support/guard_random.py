@@ -50,7 +50,7 @@ every operation) violations V". On a violation: the seed, the sequence up to it,
 shortened sequence that still fails (prefix replays, then dropping operations, within
 --shrink-seconds).
 """
-import argparse, http.client, json, os, random, re, ssl, subprocess, sys, threading, time
+import argparse, datetime, http.client, json, os, random, re, ssl, subprocess, sys, threading, time
 import calendar
 
 KSIM_URL = os.environ["KSIM_URL"]
@@ -68,6 +68,12 @@ RECONCILERS = ("druid", "warden")
 ETCDS = ("etcd-a", "etcd-b")
 CUT = "etcd-warden.io/traffic-cut-at"
 BREAK = "etcd-warden.io/allow-scale-down-without-snapshot"
+
+
+def break_glass_value():
+    """Break glass as the webhook accepts it: an expiry an hour ahead, then the reason."""
+    soon = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=1)
+    return soon.strftime("%Y-%m-%dT%H:%M:%SZ") + " sidecar broken in a random test"
 NOPROT = "druid.gardener.cloud/disable-etcd-component-protection"
 NORUNTIME = "druid.gardener.cloud/disable-etcd-runtime-component-creation"
 MANAGED = "app.kubernetes.io/managed-by"
@@ -583,7 +589,7 @@ class Run:
             return kubectl("admin", ["-n", ns, "annotate", "--overwrite", "etcd", e, arg])
         if k in ("break_glass", "protection", "runtime"):
             key = {"break_glass": BREAK, "protection": NOPROT, "runtime": NORUNTIME}[k]
-            arg = key + ("=sidecar broken in a random test" if k == "break_glass" else "=") if op["on"] else key + "-"
+            arg = key + ("=" + break_glass_value() if k == "break_glass" else "=") if op["on"] else key + "-"
             return kubectl("admin", ["-n", ns, "annotate", "--overwrite", "etcd", e, arg])
         if k == "restoring":
             arg = "etcd-warden.io/restoring=" if op["on"] else "etcd-warden.io/restoring-"
@@ -710,7 +716,7 @@ class Run:
             if k == "hibernate":
                 val = None if op["v"] == "-" else op["v"]
             else:
-                val = ("sidecar broken in a random test" if k == "break_glass" else "") if op["on"] else None
+                val = (break_glass_value() if k == "break_glass" else "") if op["on"] else None
             st, _ = api("PATCH", etcd, {"metadata": {"annotations": {key: val}}}, merge)
         elif k == "restoring":
             st, _ = api("PATCH", etcd, {"metadata": {"labels": {"etcd-warden.io/restoring": "" if op["on"] else None}}},
