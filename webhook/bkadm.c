@@ -207,6 +207,14 @@ enum kerr bkadm_check(struct store *etcds, struct store *entries, struct store *
                          *c.prefix ? "outside its container once cleaned" : "the whole container");
         goto out;
     }
+    if (bstore_prefix_unparsable(c.prefix)) {
+        rc = review_deny(resp,
+                         "%s.prefix \"%s\": a segment ends in \"v1\", so the backup sidecar "
+                         "takes every snapshot under it for a version-1 one it cannot parse and "
+                         "could never restore from it; choose a prefix without one",
+                         base, prefix);
+        goto out;
+    }
     snprintf(d.store, sizeof(d.store), "%s", c.key);
     d.prefix = c.prefix;
     if (etcds)

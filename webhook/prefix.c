@@ -390,6 +390,11 @@ enum kerr prefix_decide(struct prefix_cache *c, const struct review_req *req,
     return prefix_lock(c->client, c->claims_ns, req, resp, err);
 }
 
+static int same_or_both_absent(const char *a, const char *b)
+{
+    return a && b ? strcmp(a, b) == 0 : a == b;
+}
+
 enum kerr prefix_lock(struct k8s_client *k, const char *ns, const struct review_req *req,
                       struct review_resp *resp, struct kerr_info *err)
 {
@@ -405,8 +410,12 @@ enum kerr prefix_lock(struct k8s_client *k, const char *ns, const struct review_
     if (req->op == REVIEW_OP_UPDATE && req->old_object &&
         claim_of(PREFIX_ETCD, req->old_object, old) && kjson_get_str(old, "store") &&
         strcmp(kjson_get_str(old, "store"), kjson_get_str(self, "store")) == 0 &&
-        strcmp(kjson_get_str(old, "prefix"), kjson_get_str(self, "prefix")) == 0)
-        goto out; /* nothing new claimed */
+        same_or_both_absent(kjson_get_str(old, "prefix"), kjson_get_str(self, "prefix")))
+        goto out; /* nothing new claimed (a store not understood has no prefix) */
+    if (!kjson_get_str(self, "prefix")) { /* fail closed: no claim to record */
+        rc = review_deny(resp, "spec.backup.store: a store not understood claims no prefix");
+        goto out;
+    }
     pc = (struct pclaim){ kjson_get_str(self, "namespace"), kjson_get_str(self, "name"),
                           kjson_get_str(self, "store"), kjson_get_str(self, "prefix") };
     rc = pclaim_take(k, ns, &pc, &other, &why);

@@ -82,6 +82,9 @@ expect "scale guard's scale entry has no objectSelector" null \
 expect "scaleDownGuard off" '["etcd.webhooks.etcd-warden.io","backups.webhooks.etcd-warden.io"]' "$(hook_names "$r/no-scale-guard.yaml")"
 expect "a watch namespace limits the webhooks to it" '{"key":"kubernetes.io/metadata.name","operator":"In","values":["shoot--dev--one"]}' \
     "$(chart_get "$r/watch-namespace.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.0.namespaceSelector.matchExpressions.0)"
+expect "prefix claims are cluster-wide: the Etcd and backups webhooks see every namespace" \
+    '{"key":"kubernetes.io/metadata.name","operator":"NotIn","values":["etcd-warden"]} {"key":"kubernetes.io/metadata.name","operator":"NotIn","values":["etcd-warden"]}' \
+    "$(chart_get "$r/watch-namespace.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.2.namespaceSelector.matchExpressions.0) $(chart_get "$r/watch-namespace.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.3.namespaceSelector.matchExpressions.0)"
 expect "failurePolicy value" '"Ignore"' \
     "$(chart_get "$r/watch-namespace.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.2.failurePolicy)"
 expect "timeoutSeconds value" 5 \

@@ -105,9 +105,19 @@ refused "EtcdBackupSchedule into a live Etcd's prefix" 'of Etcd shoot/etcd-main'
 refused "EtcdRestore target \".\"" 'is the whole container' restore shoot r1 .
 refused "EtcdRestore target inside a live Etcd's prefix" 'of Etcd shoot/etcd-main' \
     restore shoot r1 shoot--etcd-main/restored
+# a prefix with a segment ending in "v1": the sidecar could never restore from the copy, nor
+# the restored Etcd's initializer from its target (as the Etcd webhook refuses such prefixes)
+refused "EtcdBackup to a prefix with a v1 segment" 'a segment ends in "v1"' \
+    backup shoot b1 etcd-main S3 etcd-bucket prod-v1/etcd
+refused "EtcdBackupSchedule to a prefix with a v1 segment" 'a segment ends in "v1"' \
+    schedule shoot s1 copies/etcd-v1
+refused "EtcdRestore target with a v1 segment" 'a segment ends in "v1"' \
+    restore shoot r1 restored-v1/etcd-main
 admitted "EtcdBackup to a prefix of its own" backup shoot b1 etcd-main S3 etcd-bucket copies/etcd-main
 admitted "EtcdBackupSchedule to a prefix of its own" schedule shoot s1 copies/etcd-main
 admitted "EtcdRestore to a prefix of its own" restore shoot r1 shoot--etcd-restored
+
+admitted "EtcdBackup to a prefix with v1 inside a segment" backup shoot b3 etcd-main S3 etcd-bucket copies/v10-main
 
 # An EtcdBackup that never wrote claims nothing (here no controller runs it; for an Etcd
 # that does not exist it would fail before any copy): an Etcd and another namespace's

@@ -82,9 +82,13 @@ timeoutSeconds: {{ $.Values.webhook.timeoutSeconds }}
 {{- /* a third argument: the webhook's sideEffects (the Etcd webhook records prefix claims
        in Leases, never on a dry run: NoneOnDryRun) */}}
 sideEffects: {{ if gt (len .) 2 }}{{ index . 2 }}{{ else }}None{{ end }}
+{{- /* a fourth argument true: called for every namespace whatever watchNamespace says (the
+       prefix claims of Etcds and of copies' and restores' destinations are cluster-wide: an
+       Etcd of an unwatched namespace on a watched one's prefix mixes their backups) */}}
+{{- $clusterWide := and (gt (len .) 3) (index . 3) }}
 namespaceSelector:
   matchExpressions:
-    {{- if and $.Values.watchNamespace (ne $.Values.watchNamespace $.Release.Namespace) }}
+    {{- if and $.Values.watchNamespace (ne $.Values.watchNamespace $.Release.Namespace) (not $clusterWide) }}
     {{- /* only the watched namespace: elsewhere the caches and RBAC cannot answer */}}
     - key: kubernetes.io/metadata.name
       operator: In
