@@ -170,6 +170,11 @@ enum kerr bstore_object_prefix(const char *kind, const char *prefix, char *out, 
     return rc;
 }
 
+int bstore_no_store(const char *provider)
+{
+    return provider == NULL;
+}
+
 int bstore_unkeyed_overlap(const char *key, const char *container)
 {
     const char *c = strchr(key, '|'), *end = c ? strchr(c + 1, '|') : NULL;

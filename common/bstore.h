@@ -131,6 +131,14 @@ enum kerr bstore_object_prefix(const char *kind, const char *prefix, char *out, 
 int bstore_unkeyed_overlap(const char *key, const char *container);
 
 /*
+ * 1 when an Etcd's spec.backup.store with provider (NULL: the field is absent) takes no
+ * backups: etcd-druid's StorageProviderFromInfraProvider maps an absent provider to "" and
+ * the sidecar then starts no snapshotter, so the store claims nothing. A provider that is
+ * present but empty or unknown is not this: it is refused (fail closed).
+ */
+int bstore_no_store(const char *provider);
+
+/*
  * Every spelling under which a sidecar of provider kind, of any version etcd-druid ships,
  * writes prefix's objects: first as bstore_object_prefix; second (n bytes each) the
  * path.Clean'd prefix with its leading '/' when kind is of the S3 family and prefix has one

@@ -207,3 +207,11 @@ Test(bstore, prefixes_the_sidecar_cannot_parse)
     cr_assert_not(bstore_prefix_unparsable("p/etcd-v"));
     cr_assert_not(bstore_prefix_unparsable(""));
 }
+
+Test(bstore, no_store_only_without_a_provider)
+{
+    cr_expect(bstore_no_store(NULL));
+    cr_expect(!bstore_no_store(""), "an empty provider is etcd-druid's error, not no store");
+    cr_expect(!bstore_no_store("aws"));
+    cr_expect(!bstore_no_store("awss"));
+}

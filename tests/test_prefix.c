@@ -387,3 +387,22 @@ Test(prefix, a_prefix_the_sidecar_cannot_restore)
                             etcd("c", "d", "S3", "bkt", NULL, "q-v1/etcd")),
                      "");
 }
+
+/* etcd-druid runs the sidecar without a store when spec.backup.store has no provider: such an
+ * Etcd writes nothing and claims nothing, beside anyone; an empty provider is refused. */
+Test(prefix, a_store_without_provider_claims_nothing)
+{
+    cJSON *o = cJSON_Parse("{\"metadata\":{\"namespace\":\"a\",\"name\":\"x\"},\"spec\":"
+                           "{\"backup\":{\"store\":{\"prefix\":\"p\"}}}}");
+
+    cr_assert_not_null(o);
+    cr_assert_eq(store_put(etcds, o, NULL, NULL, NULL), KERR_OK);
+    cr_expect_str_eq(create("b", "y", "p"), "", "the cached Etcd without a provider is in no way");
+    cr_expect_str_eq(decide(REVIEW_OP_CREATE,
+                            cJSON_Parse("{\"metadata\":{\"namespace\":\"c\",\"name\":\"x\"},"
+                                        "\"spec\":{\"backup\":{\"store\":{\"prefix\":\"p\"}}}}"),
+                            NULL),
+                     "", "nor is a new one");
+    cr_expect_neq(*decide(REVIEW_OP_CREATE, etcd("c", "z", "", "bkt", NULL, "q"), NULL), '\0',
+                  "an empty provider is unknown: refused");
+}

@@ -65,6 +65,8 @@ static int claim_of(enum prefix_kind k, const cJSON *obj, cJSON *out)
         return 0;
     provider = kjson_get_str(kjson_get(obj, base), "provider");
     container = kjson_get_str(kjson_get(obj, base), "container");
+    if (k == PREFIX_ETCD && bstore_no_store(provider))
+        return 0; /* no provider: etcd-druid runs the sidecar without a store, nothing written */
     rc = bstore_claim_init(&c, provider, container,
                            kjson_get_str(kjson_get(obj, base), "endpointOverride"), prefix, &err);
     if (rc != KERR_OK && rc != KERR_NOMEM) /* fail closed: refused, or in everyone's way */
