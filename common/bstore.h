@@ -133,8 +133,10 @@ int bstore_unkeyed_overlap(const char *key, const char *container);
 /*
  * 1 when an Etcd's spec.backup.store with provider (NULL: the field is absent) takes no
  * backups: etcd-druid's StorageProviderFromInfraProvider maps an absent provider to "" and
- * the sidecar then starts no snapshotter, so the store claims nothing. A provider that is
- * present but empty or unknown is not this: it is refused (fail closed).
+ * the sidecar then starts no snapshotter, so such an Etcd claims nothing at admission. A
+ * provider that is present but empty or unknown is not this: it is refused (fail closed).
+ * Destructive decisions still count it as in its container's way (its old snapshots may be
+ * there, and its entry is kept).
  */
 int bstore_no_store(const char *provider);
 

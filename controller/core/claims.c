@@ -61,8 +61,6 @@ static int overlaps(const struct search *s, const cJSON *obj, const char *base,
 
     if (!cJSON_IsObject(st))
         return 0;
-    if (strcmp(base, "spec.backup.store") == 0 && bstore_no_store(kjson_get_str(st, "provider")))
-        return 0; /* an Etcd without a provider takes no backups (common/bstore) */
     if (claims_of(obj, base, prefix_path, &o, NULL) != KERR_OK) {
         /* fail closed: a store not understood may be this one, and its prefix anything */
         snprintf(prefix, n, "(none: its store is not understood)");

@@ -52,8 +52,7 @@ int bkeclaim_same_store(const struct bke_bucket *b, const cJSON *etcd)
     const char *container = kjson_get_str(etcd, "spec.backup.store.container");
     char key[BSTORE_KEY_MAX];
 
-    if (!kjson_get_str(etcd, "spec.backup.store.prefix") ||
-        bstore_no_store(kjson_get_str(etcd, "spec.backup.store.provider")))
+    if (!kjson_get_str(etcd, "spec.backup.store.prefix"))
         return 0;
     if (bstore_key(kjson_get_str(etcd, "spec.backup.store.provider"), container,
                    kjson_get_str(etcd, "spec.backup.store.endpointOverride"), key,
