@@ -400,6 +400,40 @@ Test(ebk_kubesim, snapshot_copy_complete_then_delete_the_copy)
     cr_assert_str_eq(phase_of(ph, sizeof(ph)), "(gone)");
 }
 
+/* Deleted while its copy runs: it says it waits and how to stop; the Job deleted, it goes. */
+Test(ebk_kubesim, deleted_while_uploading_says_it_waits_and_how_to_stop)
+{
+    struct kerr_info err = { 0 };
+    char ph[32];
+    const char *msg;
+    cJSON *b;
+
+    world("S3");
+    step();
+    put_status(&ETCDSPEC_RES_OPSTASK, "b1",
+               "{\"state\":\"Succeeded\",\"lastOperation\":{\"type\":\"Execution\",\"state\":"
+               "\"Succeeded\",\"description\":\"full snapshot Full-00000000-00000010-1700000000.gz "
+               "taken (last revision 10)\",\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}}");
+    step();
+    cr_assert_str_eq(phase_of(ph, sizeof(ph)), "Uploading");
+    OK(k8s_delete(fx.c, &EBK_RES_BACKUP, CFIX_NS, "b1", NULL, NULL, &err));
+    cr_assert_gt(step(), 0, "the copy runs: polled");
+    b = cfix_get(&fx, &EBK_RES_BACKUP, "b1");
+    cr_assert_not_null(b, "the finalizer waits for the copy's result");
+    msg = jsonfix_str(b, "status.deletionError");
+    cr_assert(strstr(msg, "deleted while its copy Job " CFIX_NS "/b1--copy runs"), "%s", msg);
+    cr_assert(strstr(msg, "kubectl -n " CFIX_NS " delete job b1--copy"), "%s", msg);
+    cr_assert_str_eq(jsonfix_str(b, "status.phase"), "Uploading");
+    cJSON_Delete(b);
+    cr_assert_gt(step(), 0, "still polled, said once");
+
+    OK(k8s_delete(fx.c, &RES_JOB, CFIX_NS, "b1--copy", NULL, NULL, &err));
+    step();
+    cr_assert_str_eq(phase_of(ph, sizeof(ph)), "Failed");
+    step();
+    cr_assert_str_eq(phase_of(ph, sizeof(ph)), "(gone)", "no copy was written: nothing to delete");
+}
+
 /* The destination in the live prefix of another Etcd, as its sidecar lists it: never copied. */
 Test(ebk_kubesim, destination_in_another_clusters_prefix)
 {

@@ -211,6 +211,7 @@ Test(ebs_kubesim, every_minute_one_backup_per_fire_time)
 
     cr_assert_eq(pass("s", m - 1), 1000, "requeued at the fire time");
     BACKUPS_ARE("s", "");
+    cr_assert_str_eq(status_time("s", "nextScheduleTime", b), fmt(m, a), "shows its next fire");
     cr_assert_eq(pass("s", m), EBS_POLL_MS, "polls the unfinished backup");
     BACKUPS_ARE("s", bname("s", m, n1));
     bk = cfix_get(&fx, &EBS_RES_BACKUP, n1);
@@ -221,6 +222,7 @@ Test(ebs_kubesim, every_minute_one_backup_per_fire_time)
     cJSON_Delete(bk);
     s = sched_obj("s");
     cr_assert_str_eq(jsonfix_str(s, "status.lastScheduleTime"), a);
+    cr_assert_str_eq(jsonfix_str(s, "status.nextScheduleTime"), fmt(m + 60, b));
     cr_assert_str_eq(jsonfix_str(s, "status.active[0].name"), n1);
     cr_assert_str_eq(jsonfix_str(s, "status.conditions[0].reason"), "Scheduled");
     cr_assert_null(kjson_get(s, "status.lastSuccessfulTime"));
@@ -295,7 +297,7 @@ static void set_spec(const char *name, const char *field, const char *value)
 Test(ebs_kubesim, suspend_creates_nothing_and_resumes_once)
 {
     int64_t m = minute_after(schedule("p", "* * * * *", "\"suspend\":true"));
-    char n[128];
+    char n[128], t[32], u[32];
     cJSON *s;
 
     cr_assert_eq(pass("p", m + 120), 0, "suspended, nothing to follow");
@@ -303,10 +305,12 @@ Test(ebs_kubesim, suspend_creates_nothing_and_resumes_once)
     s = sched_obj("p");
     cr_assert_str_eq(jsonfix_str(s, "status.conditions[0].reason"), "Suspended");
     cr_assert_str_eq(jsonfix_str(s, "status.conditions[0].status"), "True");
+    cr_assert_null(kjson_get(s, "status.nextScheduleTime"), "a suspended schedule never fires");
     cJSON_Delete(s);
     set_spec("p", "suspend", "false");
     pass("p", m + 300 + 7);
     BACKUPS_ARE("p", bname("p", m + 300, n));
+    cr_assert_str_eq(status_time("p", "nextScheduleTime", t), fmt(m + 360, u));
 }
 
 Test(ebs_kubesim, starting_deadline_misses_a_late_fire_time)
@@ -415,6 +419,7 @@ Test(ebs_kubesim, an_invalid_schedule_gets_a_condition_and_no_backups)
     cr_assert_str_eq(jsonfix_str(s, "status.conditions[0].reason"), "InvalidSchedule");
     cr_assert(strstr(jsonfix_str(s, "status.conditions[0].message"),
                      "minute: range \"30-10\" begins after it ends") != NULL);
+    cr_assert_null(kjson_get(s, "status.nextScheduleTime"), "an invalid schedule never fires");
     cJSON_Delete(s);
     set_spec("bad", "schedule", "\"@hourly\"");
     pass("bad", m + 3600 * 2 + 1);

@@ -122,6 +122,26 @@ Test(hibplan, bad_service_is_reported_and_nothing_changes)
     cr_assert_str_eq(s.reason, "ClientServiceMissing");
 }
 
+Test(hibplan, missing_objects_are_named_with_a_next_step)
+{
+    struct hibplan_view v = base();
+    struct hibplan_step s;
+    char note[512], tiny[8];
+
+    v.phase = HIBPLAN_CUTTING;
+    v.suspended = true;
+    v.svc = HIBPLAN_SVC_MISSING;
+    s = hibplan_decide(&v, &OPTS);
+    hibplan_note(&s, "etcd-main", note, sizeof(note));
+    cr_assert_null(strstr(note, "<etcd>"), "%s", note);
+    cr_assert_not_null(strstr(note, "Service etcd-main-client does not exist"), "%s", note);
+    cr_assert_not_null(strstr(note, "kubectl get service etcd-main-client"), "%s", note);
+    cr_assert_not_null(strstr(note, "etcd-druid"), "%s", note);
+    cr_assert_str_eq(hibplan_note(&s, "etcd-main", tiny, sizeof(tiny)), "the cli");
+    s.note = "<etcd>";
+    cr_assert_str_eq(hibplan_note(&s, "a-very-long-name", tiny, sizeof(tiny)), "a-very-");
+}
+
 Test(hibplan, final_snapshot_creates_waits_and_retries_with_backoff)
 {
     struct hibplan_view v = base();

@@ -26,6 +26,7 @@
 #define OK(call) cr_assert_eq((call), KERR_OK, "%s: %s", #call, err.msg)
 
 static const struct k8s_resource RES_JOB = { "batch", "v1", "jobs", 1 };
+static const struct k8s_resource RES_POD = { "", "v1", "pods", 1 };
 
 static const char DEADLINE[] =
     "{\"conditions\":[{\"type\":\"Failed\",\"status\":\"True\",\"reason\":\"DeadlineExceeded\","
@@ -360,6 +361,85 @@ Test(jobs_kubesim, a_backup_entry_leaves_a_foreign_job_and_reports_its_deadline)
                      "Job ns1/e1--delete failed: DeadlineExceeded"),
               "%s", jsonfix_str(entry, "status.lastError"));
     cr_assert_null(cfix_get(&fx, &RES_JOB, "e1--delete"));
+    cJSON_Delete(entry);
+    cJSON_Delete(bucket);
+}
+
+/* The Job name's Pod terminated with exit status code and the termination message msg. */
+static void job_pod_exits(const char *name, int code, const char *msg)
+{
+    static int runs;
+    cJSON *job = cfix_get(&fx, &RES_JOB, name), *pod, *t;
+    char text[512], pname[128];
+
+    cr_assert_not_null(job, "Job %s", name);
+    snprintf(pname, sizeof(pname), "%s-%d", name, ++runs);
+    snprintf(text, sizeof(text),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+             "\"labels\":{\"controller-uid\":\"%s\"}},\"spec\":{\"containers\":[{\"name\":"
+             "\"c\",\"image\":\"img:1\"}]}}",
+             pname, jsonfix_str(job, "metadata.uid"));
+    create_text(&RES_POD, text);
+    pod = jsonfix_parse("{\"containerStatuses\":[{\"state\":{\"terminated\":{}}}]}");
+    t = (cJSON *)kjson_get(pod, "containerStatuses.0.state.terminated");
+    cJSON_AddNumberToObject(t, "exitCode", code);
+    cJSON_AddStringToObject(t, "message", msg);
+    {
+        char *st = cJSON_PrintUnformatted(pod);
+
+        put_status(&RES_POD, pname, st);
+        free(st);
+    }
+    cJSON_Delete(pod);
+    put_status(&RES_JOB, name, code == 0 ? "{\"succeeded\":1}" : "{\"failed\":1}");
+    cJSON_Delete(job);
+}
+
+/* Only another prefix's objects left (delete-snapshots exits 1 for them): emptied, it goes. */
+Test(jobs_kubesim, a_backup_entry_with_only_foreign_objects_left_is_emptied)
+{
+    struct bke_ctx x = { .client = fx.c, .job_image = "img:1" };
+    struct kerr_info err = { 0 };
+    cJSON *bucket = entry_world(), *entry = cfix_get(&fx, &BKE_RES_ENTRY, "e1");
+    char why[BKECLAIM_WHY_MAX];
+    struct bke_bucket b;
+    long requeue = 0;
+
+    OK(bkeclaim_read_bucket(bucket, &b, &err));
+    OK(bkejob_step(&x, &b, entry, why, &requeue, &err));
+    job_pod_exits("e1--delete", 1,
+                  "{\"prefix\":\"ns1--main\",\"objectPrefix\":\"ns1--main\",\"deleted\":4,"
+                  "\"locked\":0,\"failed\":0,\"remaining\":2,\"earliestDeletable\":null,"
+                  "\"dryRun\":false,\"foreign\":2,\"foreignKeys\":[\"ns1--main-2/v2/Full-1\","
+                  "\"ns1--main-2/v2/Full-2\"]}");
+    cJSON_Delete(entry);
+    entry = cfix_get(&fx, &BKE_RES_ENTRY, "e1");
+    OK(bkejob_step(&x, &b, entry, why, &requeue, &err));
+    cJSON_Delete(entry);
+    entry = cfix_get(&fx, &BKE_RES_ENTRY, "e1");
+    cr_assert_null(entry, "its own objects are gone: the entry goes (it was retried for ever)");
+    cr_assert_null(cfix_get(&fx, &RES_JOB, "e1--delete"), "its Job goes");
+
+    /* a listing that failed (exit 1, nothing foreign) is no emptied prefix */
+    create_text(&BKE_RES_ENTRY,
+                "{\"apiVersion\":\"etcd-warden.io/v1alpha1\",\"kind\":\"BackupEntry\",\"metadata\":"
+                "{\"name\":\"e1\"},\"spec\":{\"bucketName\":\"shared\",\"prefix\":\"ns1--main\","
+                "\"etcd\":{\"namespace\":\"ns1\",\"name\":\"main\",\"uid\":\"u1\"},"
+                "\"etcdDeletedAt\":\"2026-01-01T00:00:00Z\"}}");
+    entry = cfix_get(&fx, &BKE_RES_ENTRY, "e1");
+    OK(bkejob_step(&x, &b, entry, why, &requeue, &err));
+    job_pod_exits("e1--delete", 1,
+                  "{\"prefix\":\"ns1--main\",\"deleted\":0,\"locked\":0,\"failed\":0,"
+                  "\"remaining\":0,\"earliestDeletable\":null,\"dryRun\":false,\"foreign\":0,"
+                  "\"foreignKeys\":[]}");
+    cJSON_Delete(entry);
+    entry = cfix_get(&fx, &BKE_RES_ENTRY, "e1");
+    OK(bkejob_step(&x, &b, entry, why, &requeue, &err));
+    cJSON_Delete(entry);
+    entry = cfix_get(&fx, &BKE_RES_ENTRY, "e1");
+    cr_assert_not_null(entry, "a failed run keeps the entry");
+    cr_assert(strstr(jsonfix_str(entry, "status.lastError"), "exit status 1"), "%s",
+              jsonfix_str(entry, "status.lastError"));
     cJSON_Delete(entry);
     cJSON_Delete(bucket);
 }

@@ -169,6 +169,13 @@ static char *progress(void)
         free(p_);                   \
     } while (0)
 
+#define PROGRESS_HAS(want)                              \
+    do {                                                \
+        char *p_ = progress();                          \
+        cr_assert_not_null(strstr(p_, want), "%s", p_); \
+        free(p_);                                       \
+    } while (0)
+
 /* The status backup of live: status and the inventory of the components etcd-druid builds. */
 static void create_backup(const cJSON *live, const char *status)
 {
@@ -208,11 +215,17 @@ Test(rst_kubesim, status_then_resources_then_resume)
 
     OK(ev_new(fx.c, &eo, &fx.x.events, &err));
     cr_assert_eq(pass(), RST_REQUEUE_MS);
-    PROGRESS_IS("{\"awaitingStatus\":true,\"awaitingResources\":true,\"error\":\"\"}");
+    PROGRESS_IS("{\"awaitingStatus\":true,\"awaitingResources\":true,\"error\":\"\","
+                "\"waiting\":\"waiting for EtcdStatusBackup " CFIX_NS "/main, which does not "
+                "exist: apply it from the backup of the cluster's objects (it holds the Etcd's "
+                "status), or, when status backups were not enabled, annotate the Etcd "
+                "etcd-warden.io/status-backup-exists=false to go on without it\"}");
     cr_assert_eq(pass(), RST_REQUEUE_MS, "still waiting, nothing rewritten");
     create_backup(live, "{\"ready\":true,\"replicas\":3,\"members\":[{\"name\":\"main-0\"}]}");
     cr_assert_eq(pass(), RST_REQUEUE_MS);
-    PROGRESS_IS("{\"awaitingStatus\":false,\"awaitingResources\":true,\"error\":\"\"}");
+    PROGRESS_HAS("{\"awaitingStatus\":false,\"awaitingResources\":true,\"error\":\"\","
+                 "\"waiting\":\"waiting for ");
+    PROGRESS_HAS("; apply them from the backup of the cluster's objects");
     e = cfix_get(&fx, &ETCDSPEC_RES_ETCD, "main");
     jsonfix_assert_sorted(kjson_get(e, "status"),
                           "{\"members\":[{\"name\":\"main-0\"}],\"ready\":true,\"replicas\":3}");
@@ -232,6 +245,7 @@ Test(rst_kubesim, status_then_resources_then_resume)
     cr_assert(has_event("RestoreCompleted"));
     cr_assert(has_event("StatusRestored"));
     cr_assert(has_event("RestoreAwaitingResources"));
+    cr_assert(has_event("RestoreAwaitingStatus"));
     ev_free(fx.x.events);
     fx.x.events = NULL;
     cJSON_Delete(live);
@@ -293,7 +307,10 @@ Test(rst_kubesim, a_missing_component_keeps_it_waiting)
     OK(k8s_delete(fx.c, etcdspec_kind_resource("Lease"), CFIX_NS, "main-full-snap", NULL, NULL,
                   &err));
     cr_assert_eq(pass(), RST_REQUEUE_MS);
-    PROGRESS_IS("{\"awaitingStatus\":false,\"awaitingResources\":true,\"error\":\"\"}");
+    PROGRESS_IS("{\"awaitingStatus\":false,\"awaitingResources\":true,\"error\":\"\","
+                "\"waiting\":\"waiting for 1 components: Lease/main-full-snap; apply them "
+                "from the backup of the cluster's objects (etcd-druid re-creates those it owns "
+                "once the Etcd reconciles)\"}");
     e = cfix_get(&fx, &ETCDSPEC_RES_ETCD, "main");
     cr_assert_not_null(etcdspec_label(e, ETCDSPEC_LABEL_RESTORING));
     cJSON_Delete(e);

@@ -485,6 +485,37 @@ static enum kerr record(const struct ebk_env *env, const cJSON *b, const struct 
     return rc;
 }
 
+/*
+ * Deleted while its copy Job runs: the finalizer waits for the copy's result.
+ * Said once, in status.deletionError and a Normal event DeletionWaitsForCopy.
+ */
+static enum kerr tell_deletion_waits(const struct ebk_env *env, const cJSON *b,
+                                     struct kerr_info *err)
+{
+    const char *ns = str(b, "metadata.namespace"), *jname = str(b, "status.jobName");
+    char msg[512];
+    cJSON *nb;
+    enum kerr rc;
+
+    snprintf(msg, sizeof(msg),
+             "deleted while its copy Job %s/%s runs: the deletion waits for the copy's result, "
+             "then deletes the copy (deletionPolicy Delete); to stop now, delete the Job "
+             "(kubectl -n %s delete job %s): the backup then fails and goes",
+             ns, jname, ns, jname);
+    if (!kjson_has(b, "metadata.deletionTimestamp") ||
+        strcmp(str(b, "status.deletionError"), msg) == 0)
+        return KERR_OK;
+    if (!(nb = cJSON_Duplicate(b, 1)) || kjson_set_str(nb, "status.deletionError", msg, err)) {
+        cJSON_Delete(nb);
+        return kerr_set(err, KERR_NOMEM, NULL);
+    }
+    rc = ebk_put_status(env, b, nb, err);
+    if (rc == KERR_OK)
+        ebk_event(env, b, 0, "DeletionWaitsForCopy", "%s", msg);
+    cJSON_Delete(nb);
+    return rc;
+}
+
 /* Uploading: the Job's result, then the Job deleted. */
 static enum kerr step_upload(const struct ebk_env *env, const cJSON *b, long *requeue,
                              struct kerr_info *err)
@@ -501,6 +532,7 @@ static enum kerr step_upload(const struct ebk_env *env, const cJSON *b, long *re
         rc = fail(env, b, err->msg, err);
     } else if (rc == KERR_OK && !s->finished) {
         requeue_min(requeue, EBK_POLL_MS);
+        rc = tell_deletion_waits(env, b, err);
     } else if (rc == KERR_OK) {
         rc = record(env, b, s, err);
         if (rc == KERR_OK)

@@ -84,20 +84,23 @@ static cJSON *stuck_condition(const struct pass *p, const struct spec *sp, int *
 enum kerr ebs_write_status(const struct rctx *x, struct pass *p, const struct spec *sp, int ready,
                            struct kerr_info *err)
 {
-    char a[KTIME_LEN + 1], b[KTIME_LEN + 1];
+    char a[KTIME_LEN + 1], b[KTIME_LEN + 1], c[KTIME_LEN + 1];
     cJSON *st = cJSON_CreateObject(), *conds = cJSON_CreateArray(), *obj = NULL, *stuck;
-    int64_t gen = 0, old_ok = ebs_time_at(p->sched, "status.lastSuccessfulTime");
+    int64_t gen = 0, old_ok = ebs_time_at(p->sched, "status.lastSuccessfulTime"), next = 0;
     enum kerr rc = KERR_OK;
     int bad = 0;
 
     (void)kjson_get_int64(p->sched, "metadata.generation", &gen);
     if (old_ok > p->last_ok)
         p->last_ok = old_ok;
+    if (ready && sp && !sp->suspend && cron_next(&sp->cron, p->now, &next) != KERR_OK)
+        next = 0;
     if (!st || !conds ||
         (p->last_sched &&
          !cJSON_AddStringToObject(st, "lastScheduleTime", ebs_fmt_time(p->last_sched, a))) ||
         (p->last_ok &&
          !cJSON_AddStringToObject(st, "lastSuccessfulTime", ebs_fmt_time(p->last_ok, b))) ||
+        (next > 0 && !cJSON_AddStringToObject(st, "nextScheduleTime", ebs_fmt_time(next, c))) ||
         (cJSON_GetArraySize(p->active) > 0 &&
          !cJSON_AddItemReferenceToObject(st, "active", p->active)) ||
         !cJSON_AddNumberToObject(st, "observedGeneration", (double)gen) ||

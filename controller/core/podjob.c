@@ -289,6 +289,10 @@ void podjob_read_pod(const cJSON *pod, struct podjob_summary *s)
         e = cJSON_GetObjectItemCaseSensitive(sum, "earliestDeletable");
         if (cJSON_IsString(e))
             snprintf(s->earliest, sizeof(s->earliest), "%s", e->valuestring);
+        s->foreign = num(sum, "foreign") > 0 ? num(sum, "foreign") : 0;
+        e = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(sum, "foreignKeys"), 0);
+        if (cJSON_IsString(e))
+            snprintf(s->foreign_key, sizeof(s->foreign_key), "%s", e->valuestring);
     }
     cJSON_Delete(sum);
 }

@@ -134,7 +134,9 @@ struct podjob_summary {
     int exit_code;
     int parsed; /* the message's last line is a summary */
     long deleted, locked, failed, remaining;
-    long kept; /* objects outside the owner's window, left in place (0 when not said) */
+    long kept;             /* objects outside the owner's window, left in place (0 when not said) */
+    long foreign;          /* objects of other prefixes in the final listing (0: none) */
+    char foreign_key[256]; /* the first of them, cut; "" when none */
     char earliest[KTIME_LEN + 1]; /* "" when none */
     char message[256];            /* the message's last line, cut */
 };

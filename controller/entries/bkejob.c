@@ -387,6 +387,17 @@ static enum kerr start_job(const struct bke_ctx *x, const struct bke_bucket *b, 
     return KERR_OK;
 }
 
+/*
+ * delete-snapshots exits 1 when the final listing returns objects of other
+ * prefixes: with nothing else left (no locked, no failed object), the
+ * entry's own objects are all gone.
+ */
+static int only_foreign_left(const struct podjob_summary *s)
+{
+    return s->terminated && s->exit_code == 1 && s->parsed && s->foreign > 0 && s->locked == 0 &&
+           s->failed == 0 && s->remaining == s->foreign;
+}
+
 /* A finished Job: decide from its Pod, write the status, delete the Job, maybe the entry. */
 static enum kerr finish_job(const struct bke_ctx *x, const cJSON *entry, const cJSON *job,
                             long *requeue, struct kerr_info *err)
@@ -420,6 +431,13 @@ static enum kerr finish_job(const struct bke_ctx *x, const cJSON *entry, const c
         else
             snprintf(msg, sizeof(msg), "prefix \"%s\" emptied: %ld objects deleted",
                      str_or_empty(entry, "spec.prefix"), s.deleted);
+        o = (struct outcome){ msg, NULL, NULL, juid, 0, 0, &s, NULL };
+    } else if (only_foreign_left(&s)) { /* its own objects are gone; the others are not its own */
+        done = 1;
+        snprintf(msg, sizeof(msg),
+                 "prefix \"%s\" emptied of its own objects: %ld deleted; %ld objects of other "
+                 "prefixes the sidecar lists with it (e.g. \"%.200s\") are not its own and stay",
+                 str_or_empty(entry, "spec.prefix"), s.deleted, s.foreign, s.foreign_key);
         o = (struct outcome){ msg, NULL, NULL, juid, 0, 0, &s, NULL };
     } else if (s.terminated && s.exit_code == 0 && s.parsed && s.failed == 0 && s.locked > 0) {
         if (*s.earliest && ktime_parse(s.earliest, &at, NULL) == KERR_OK) {

@@ -501,9 +501,11 @@ static enum kerr read_decide(const struct hib_env *env, struct round *r, struct 
     *s = hibplan_decide(&r->v, &env->plan);
     log_msg(LOG_DEBUG, "hibernation step", "namespace", r->ns, "name", r->name, "phase",
             hibplan_phase_name(r->v.phase), "action", hibplan_act_name(s->act), (char *)NULL);
-    if (s->act == HIBPLAN_BAD)
+    if (s->act == HIBPLAN_BAD) {
+        char note[512];
         ev_log_emitf(env->events, r->etcd, EV_WARNING, s->reason, "Hibernation", "hibernation: %s",
-                     s->note);
+                     hibplan_note(s, r->name, note, sizeof(note)));
+    }
     return KERR_OK;
 }
 

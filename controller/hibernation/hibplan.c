@@ -135,7 +135,10 @@ static struct hibplan_step bad(const char *reason, const char *note)
 static struct hibplan_step service_bad(const struct hibplan_view *v)
 {
     if (v->svc == HIBPLAN_SVC_MISSING)
-        return bad("ClientServiceMissing", "the client Service <etcd>-client does not exist");
+        return bad("ClientServiceMissing",
+                   "the client Service <etcd>-client does not exist; nothing changed. etcd-druid "
+                   "creates it for the Etcd: check that etcd-druid runs and reconciles <etcd> "
+                   "(kubectl get service <etcd>-client); hibernation goes on once it exists");
     return bad("ClientServicePorts",
                "the client Service has neither client nor server port (and no remembered "
                "ports), lacks the backuprestore port, or its removed-ports annotation is "
@@ -239,7 +242,10 @@ static struct hibplan_step decide_scaling(const struct hibplan_view *v)
     if (v->failing_noted)
         return act(HIBPLAN_CLEAR_FAILING);
     if (!v->sts_present)
-        return bad("StatefulSetMissing", "the StatefulSet <etcd> does not exist; not scaled");
+        return bad("StatefulSetMissing",
+                   "the StatefulSet <etcd> does not exist; not scaled. etcd-druid creates it for "
+                   "the Etcd: check that etcd-druid runs and reconciles <etcd> (kubectl get "
+                   "statefulset <etcd>); hibernation goes on once it exists");
     if (v->sts_spec != 0) {
         struct hibplan_step s = act(HIBPLAN_SCALE);
         s.replicas = 0;
@@ -352,4 +358,28 @@ struct hibplan_step hibplan_decide(const struct hibplan_view *v, const struct hi
     if (v->deleting)
         return act(HIBPLAN_DONE);
     return v->want ? decide_hibernate(v, opts) : decide_wake(v);
+}
+
+const char *hibplan_note(const struct hibplan_step *s, const char *etcd, char *buf, size_t cap)
+{
+    static const char mark[] = "<etcd>";
+    const char *p = s && s->note ? s->note : "";
+    size_t n = 0, m;
+
+    if (!buf || cap == 0)
+        return buf;
+    while (*p && n + 1 < cap) {
+        if (etcd && strncmp(p, mark, sizeof(mark) - 1) == 0) {
+            m = strlen(etcd);
+            if (m > cap - 1 - n)
+                m = cap - 1 - n;
+            memcpy(buf + n, etcd, m);
+            n += m;
+            p += sizeof(mark) - 1;
+            continue;
+        }
+        buf[n++] = *p++;
+    }
+    buf[n] = '\0';
+    return buf;
 }

@@ -69,6 +69,7 @@
 #define CONTROLLER_HIBPLAN_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* Values of etcd-warden.io/hibernation-phase. */
 enum hibplan_phase {
@@ -192,6 +193,12 @@ const char *hibplan_phase_name(enum hibplan_phase p);
 
 /* Name of an action, for logs ("SetPhase", ...). Static. */
 const char *hibplan_act_name(enum hibplan_act a);
+
+/*
+ * The note of a BAD step with every "<etcd>" replaced by the Etcd's name
+ * etcd (BORROWED), cut to fit buf (cap bytes, NUL-terminated). Returns buf.
+ */
+const char *hibplan_note(const struct hibplan_step *s, const char *etcd, char *buf, size_t cap);
 
 /* Retry delay after failed attempt n (>= 1): min(base * 2^(n-1), max). */
 long hibplan_backoff_ms(const struct hibplan_opts *opts, int attempt);

@@ -34,6 +34,9 @@ void rst_progress_parse(const char *text, struct rst_progress *out)
     e = kjson_get_str(p, "error");
     if (e)
         snprintf(out->error, sizeof(out->error), "%s", e);
+    e = kjson_get_str(p, "waiting");
+    if (e)
+        snprintf(out->waiting, sizeof(out->waiting), "%s", e);
     cJSON_Delete(p);
 }
 
@@ -45,7 +48,8 @@ enum kerr rst_progress_print(const struct rst_progress *p, char **out, struct ke
     *out = NULL;
     if (!o || !cJSON_AddBoolToObject(o, "awaitingStatus", p->awaiting_status) ||
         !cJSON_AddBoolToObject(o, "awaitingResources", p->awaiting_resources) ||
-        !cJSON_AddStringToObject(o, "error", p->error)) {
+        !cJSON_AddStringToObject(o, "error", p->error) ||
+        (p->waiting[0] && !cJSON_AddStringToObject(o, "waiting", p->waiting))) {
         cJSON_Delete(o);
         return kerr_set(err, KERR_NOMEM, NULL);
     }
@@ -181,7 +185,12 @@ static enum kerr check_status(struct pass *s, struct kerr_info *err)
         return KERR_OK;
     }
     s->wait_reason = "RestoreAwaitingStatus";
-    snprintf(s->wait_note, sizeof(s->wait_note), "waiting for EtcdStatusBackup %s", s->e.name);
+    snprintf(s->wait_note, sizeof(s->wait_note),
+             "waiting for EtcdStatusBackup %s/%s, which does not exist: apply it from the "
+             "backup of the cluster's objects (it holds the Etcd's status), or, when status "
+             "backups were not enabled, annotate the Etcd " ETCDSPEC_ANN_BACKUP_EXISTS
+             "=false to go on without it",
+             s->e.namespace, s->e.name);
     return KERR_OK;
 }
 
@@ -254,8 +263,10 @@ static enum kerr check_resources(struct pass *s, struct kerr_info *err)
         s->p.awaiting_resources = n > 0;
     if (rc == KERR_OK && n > 0) {
         s->wait_reason = "RestoreAwaitingResources";
-        snprintf(s->wait_note, sizeof(s->wait_note), "waiting for %d components: %s%s", n,
-                 buf_str(&missing), n > MISSING_SHOWN ? ", ..." : "");
+        snprintf(s->wait_note, sizeof(s->wait_note),
+                 "waiting for %d components: %s%s; apply them from the backup of the cluster's "
+                 "objects (etcd-druid re-creates those it owns once the Etcd reconciles)",
+                 n, buf_str(&missing), n > MISSING_SHOWN ? ", ..." : "");
     }
     buf_release(&missing);
     cJSON_Delete(inv);
@@ -395,6 +406,7 @@ enum kerr rst_run(const struct rctx *x, const cJSON *etcd, long *requeue_ms, str
     rst_progress_parse(before, &s.p);
     if (rst_ended_by_hand(etcd))
         return ended_by_hand(&s, err);
+    s.p.waiting[0] = '\0';
     if (s.p.awaiting_status)
         rc = check_status(&s, err);
     if (rc == KERR_OK && !s.p.awaiting_status)
@@ -408,6 +420,8 @@ enum kerr rst_run(const struct rctx *x, const cJSON *etcd, long *requeue_ms, str
     if (rc != KERR_OK)
         return rc;
     *requeue_ms = RST_REQUEUE_MS;
+    if (s.wait_reason)
+        snprintf(s.p.waiting, sizeof(s.p.waiting), "%s", s.wait_note);
     rc = rst_progress_print(&s.p, &now, err);
     if (rc == KERR_OK && (!before || strcmp(before, now) != 0)) {
         rc = write_progress(&s, err);

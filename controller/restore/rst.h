@@ -6,7 +6,8 @@
  *
  * Progress lives in the annotation etcd-warden.io/restore-progress, JSON
  * {"awaitingStatus":bool,"awaitingResources":bool,"error":"..."} (all true
- * and "" at the start). One pass:
+ * and "" at the start), plus "waiting":"..." while it waits: what is missing
+ * and what to do (the note of the events below). One pass:
  *   1. awaitingStatus: the EtcdStatusBackup of the same name is read. Found:
  *      its spec.statusBackup is written as the Etcd's status through the
  *      /status subresource (PUT with the Etcd's resourceVersion) and the
@@ -14,7 +15,9 @@
  *      etcd-warden.io/status-backup-exists says "false": status recovery is
  *      impossible (error set, Warning event StatusRecoveryImpossible) and the
  *      pass goes on with the components etcd-druid always builds
- *      (StatefulSet <etcd>) as the inventory. Not found otherwise: wait.
+ *      (StatefulSet <etcd>) as the inventory. Not found otherwise: wait,
+ *      saying how to go on (apply the EtcdStatusBackup from the cluster's
+ *      backup, or annotate the Etcd status-backup-exists=false).
  *   2. awaitingResources (once the status is settled): every component of
  *      the inventory must exist (the components cache, else a GET); a
  *      missing one keeps the flag set. The Normal events RestoreAwaitingStatus
@@ -64,6 +67,7 @@ struct rst_progress {
     bool awaiting_status;
     bool awaiting_resources;
     char error[RST_ERROR_MAX];
+    char waiting[RST_ERROR_MAX]; /* what it waits for and what to do; "" when not waiting */
 };
 
 /* Parse the annotation text (NULL or malformed: the initial progress, all awaiting). */

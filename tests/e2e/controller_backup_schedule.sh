@@ -163,8 +163,16 @@ spec:
 EOF
 ksim_wait 15 reason_is Scheduled || ctl_fail "no Ready/Scheduled condition: $(sstatus conditions)"
 table=$(kc -n "$NS" get etcdbackupschedule "$S" -o wide)
-head -1 <<<"$table" | grep -q 'SUCCESSFUL *READY *REASON *AGE' || ctl_fail "kubectl get columns: $table"
+head -1 <<<"$table" | grep -q 'SUCCESSFUL *NEXT SCHEDULE *READY *REASON *AGE' ||
+    ctl_fail "kubectl get columns: $table"
 grep -q "^$S .* True *Scheduled " <<<"$table" || ctl_fail "kubectl get row: $table"
+next=$(sstatus nextScheduleTime)
+created=$(jp "$NS" "etcdbackupschedule/$S" '{.metadata.creationTimestamp}')
+grep -qE '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:00Z$' <<<"$next" || ctl_fail "nextScheduleTime: '$next'"
+[ "$(date -u -d "$next" +%s)" -gt "$(date -u -d "$created" +%s)" ] ||
+    ctl_fail "nextScheduleTime $next is not after the schedule's creation $created"
+grep -qE "^$S .* [0-9-]{10}T[0-9:]{8}Z +True +Scheduled " <<<"$table" ||
+    ctl_fail "kubectl get row, NEXT SCHEDULE: $table"
 ksim_wait 30 backups_are "old-bad-2 old-ok-2" ||
     ctl_fail "limits 1/1: want old-bad-2 old-ok-2, got $(backups); jobs: $(tail -5 "$JOBS_LOG")"
 ksim_wait 10 copies_are "$ok2" || ctl_fail "the pruned backup's copy stays: $(copies)"
