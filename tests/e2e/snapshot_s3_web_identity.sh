@@ -64,17 +64,24 @@ sts_stop
 echo "rotated token: read at the next call; extend copied through temporary credentials"
 
 # ---- a *.json file inside the directory wins over its per-key files ----
-sts_start "$wi/token" --role-arn "$role"
+# laid out as a mounted Secret volume is: each key a symbolic link through ..data into a
+# timestamped directory; tokenPath names the Secret's own token key in that mount (a token
+# outside the mounted credentials is refused)
 wj=$SNAP_WORK/wj
-mkdir -p "$wj"
-printf 'AKIDONOTUSE' >"$wj/accessKeyID" # per-key files: ignored once a JSON file is there
-printf 'x' >"$wj/secretAccessKey"
-printf 'eu-west-1' >"$wj/region"
-cat >"$wj/credentials.json" <<EOF
-{"roleARN":"$role","tokenPath":"$wi/token","region":"us-east-1","endpoint":"$GATE_URL",
+wjd=$wj/..2026_11_28_20_00_00.000000001
+mkdir -p "$wjd"
+ln -s "${wjd##*/}" "$wj/..data"
+printf 'AKIDONOTUSE' >"$wjd/accessKeyID" # per-key files: ignored once a JSON file is there
+printf 'x' >"$wjd/secretAccessKey"
+printf 'eu-west-1' >"$wjd/region"
+printf 'eyJhbGciOiJSUzI1NiJ9.mounted-token.sig\n' >"$wjd/token"
+sts_start "$wj/token" --role-arn "$role"
+cat >"$wjd/credentials.json" <<EOF
+{"roleARN":"$role","tokenPath":"$wj/token","region":"us-east-1","endpoint":"$GATE_URL",
  "s3ForcePathStyle":true,"requestChecksumCalculation":"WHEN_REQUIRED",
  "responseChecksumValidation":"when_supported"}
 EOF
+for k in accessKeyID secretAccessKey region token credentials.json; do ln -s "..data/$k" "$wj/$k"; done
 export AWS_APPLICATION_CREDENTIALS=$wj
 snap_run list "${s3[@]}" >"$SNAP_WORK/list" 2>"$SNAP_WORK/list.log" ||
     { cat "$SNAP_WORK/list.log" "$STS_LOG"; snap_fail "list with the directory's JSON file failed"; }
@@ -83,16 +90,24 @@ snap_has "Full-00000000-00000100-1700086400.gz kind=Full" "$SNAP_WORK/list" || s
 [ "$(sts_count 'e["api"]=="s3" and not e["ok"]')" -eq 0 ] || { cat "$STS_LOG"; snap_fail "the S3 gate refused a request"; }
 
 # an invalid checksum setting is refused up front, naming the key
-sed -i 's/"WHEN_REQUIRED"/"ALWAYS"/' "$wj/credentials.json"
+sed -i 's/"WHEN_REQUIRED"/"ALWAYS"/' "$wjd/credentials.json"
 if snap_run list "${s3[@]}" >/dev/null 2>"$SNAP_WORK/bad.log"; then snap_fail "requestChecksumCalculation ALWAYS accepted"; fi
 snap_has 'requestChecksumCalculation' "$SNAP_WORK/bad.log" || { cat "$SNAP_WORK/bad.log"; snap_fail "the error does not name the key"; }
-sed -i 's/"ALWAYS"/"WHEN_REQUIRED"/' "$wj/credentials.json"
+sed -i 's/"ALWAYS"/"WHEN_REQUIRED"/' "$wjd/credentials.json"
+
+# a tokenPath outside the mounted credentials (another directory's token) is refused, naming
+# the key, before STS is called
+sed -i "s|\"tokenPath\":\"[^\"]*\"|\"tokenPath\":\"$wi/token\"|" "$wjd/credentials.json"
+if snap_run list "${s3[@]}" >/dev/null 2>"$SNAP_WORK/bad.log"; then snap_fail "a tokenPath outside the credentials directory accepted"; fi
+snap_has 'tokenPath' "$SNAP_WORK/bad.log" || { cat "$SNAP_WORK/bad.log"; snap_fail "the error does not name tokenPath"; }
+[ "$(sts_count 'e["api"]=="sts"')" -eq 1 ] || { cat "$STS_LOG"; snap_fail "STS called with a token from outside the mount"; }
+sed -i "s|\"tokenPath\":\"[^\"]*\"|\"tokenPath\":\"$wj/token\"|" "$wjd/credentials.json"
 sts_stop
-echo "JSON file in the directory: read instead of the per-key files; bad checksum setting refused"
+echo "JSON file in the directory: read instead of the per-key files; bad checksum setting and a token outside the mount refused"
 
 # ---- a role STS refuses fails the run with one error line naming the refusal ----
-sts_start "$wi/token" --role-arn arn:aws:iam::123456789012:role/another-role
-sed -i "s|\"endpoint\":\"[^\"]*\"|\"endpoint\":\"$GATE_URL\"|" "$wj/credentials.json"
+sts_start "$wj/token" --role-arn arn:aws:iam::123456789012:role/another-role
+sed -i "s|\"endpoint\":\"[^\"]*\"|\"endpoint\":\"$GATE_URL\"|" "$wjd/credentials.json"
 run_day 2
 [ "$RC" -ne 0 ] || { cat "$SNAP_WORK/run.log"; snap_fail "a refused role passed"; }
 one_error_line "AccessDenied"
