@@ -45,7 +45,7 @@ ctl_stage
 kc -n etcd-warden create secret generic s3-bucket --from-literal=accessKeyID=S3RVER \
     --from-literal=secretAccessKey=S3RVER --from-literal=region=us-east-1 \
     --from-literal=s3ForcePathStyle=true --from-literal=endpoint="$SNAP_S3_URL" >/dev/null
-kc create namespace shoot >/dev/null
+ctl_namespace shoot
 kc apply -f - >/dev/null <<EOF
 apiVersion: etcd-warden.io/v1alpha1
 kind: BackupBucket

@@ -35,9 +35,12 @@ kind: BackupBucket
 metadata: {name: shared}
 spec: {provider: aws, container: etcd-bucket, secretRef: {namespace: etcd-warden, name: creds}, deletionGracePeriod: 1h}
 EOF
-# made before the CREATE rule: shoot/etcd-q and other/etcd-q2 overlap ("q" lists "q-2/...")
-etcd shoot etcd-q q >/dev/null
-etcd other etcd-q2 q-2 >/dev/null
+# made before the CREATE rule: shoot/etcd-q and other/etcd-q2 overlap ("q" lists "q-2/..."),
+# written while warden-webhook's Etcd rules are not registered, then registered again
+kc delete validatingwebhookconfiguration etcd-warden >/dev/null
+etcd shoot etcd-q q >/dev/null || ctl_fail "shoot/etcd-q not created"
+etcd other etcd-q2 q-2 >/dev/null || ctl_fail "other/etcd-q2 not created"
+wh_register_etcd
 ctl_register_etcd_create
 ctl_start --watch-namespace shoot
 

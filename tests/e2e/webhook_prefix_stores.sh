@@ -44,8 +44,11 @@ cached() { ! etcd other probe S3 "$1" "$2" >/dev/null 2>&1; }
 
 CTL_WEBHOOK_FLAGS=--backup-entries ctl_stage
 for ns in shoot other legacy; do kc create namespace "$ns" >/dev/null; done
-# admitted before the CREATE rule was registered (an earlier etcd-warden)
-etcd legacy etcd-old awss old-bucket legacy/etcd >/dev/null
+# admitted before the CREATE rule was registered (an earlier etcd-warden): written while
+# warden-webhook's Etcd rules are not registered, then registered again
+kc delete validatingwebhookconfiguration etcd-warden >/dev/null
+etcd legacy etcd-old awss old-bucket legacy/etcd >/dev/null || ctl_fail "legacy/etcd-old not created"
+wh_register_etcd
 ctl_register_etcd_create
 ctl_start
 
