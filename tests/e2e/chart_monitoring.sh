@@ -69,8 +69,9 @@ cmp -s <(jq -S . "$work/dashboard.json") <(jq -S . "$root/charts/etcd-warden/das
 # ---- every metric they read, against a live scrape of both programs
 wh_metrics_port=$(wh_free_port)
 CTL_WEBHOOK_FLAGS="--metrics-bind-address 127.0.0.1:$wh_metrics_port" ctl_stage
+# both namespaces with the backup Secret their Etcds name: without it an Etcd gets no entry
+ctl_namespace shoot other2
 druid_etcd shoot etcd-main --bucket # no sidecar answers: its final snapshot fails
-kc create namespace other2 >/dev/null
 kc create -n etcd-warden secret generic bucket-credentials --from-literal=x=y >/dev/null
 kc apply -f - >/dev/null <<END
 apiVersion: etcd-warden.io/v1alpha1
@@ -78,7 +79,8 @@ kind: BackupBucket
 metadata: {name: eu-west-1}
 spec: {provider: aws, container: etcd-bucket, secretRef: {namespace: etcd-warden, name: bucket-credentials}}
 END
-# a second cluster inside etcd-main's prefix (made while the webhook's rule is off for creates)
+# a second cluster inside etcd-main's prefix: an object admitted before the rule (ctl_stage
+# registers the Etcd webhook for UPDATE only; with CREATE it refuses the overlapping claim)
 ctl_store_etcd other2 etcd-dup S3 etcd-bucket shoot--etcd-main/x
 ctl_start --backup-entries --backups
 scrape() { { ctl_metrics; curl -sf "http://127.0.0.1:$wh_metrics_port/metrics"; } >"$work/scrape.txt"; }
