@@ -51,7 +51,10 @@ stage_kubesim() {
     kubesim_start --token-file "$STAGE_IDS/tokens.csv" --service-alias "$(wh_alias)" \
         --service-cluster-ip-range "$(druid_ip_range)" --statefulset-delay 100ms "$@" ||
         ctl_fail "kube-sim did not start"
-    sed "s/^\( *token:\).*/\1 webhook-token/" "$KUBECONFIG" >"$STAGE_IDS/warden-webhook.kubeconfig"
+    # its pod's namespace, as the kubelet's service account mount would say: the claim Leases
+    # (webhook/pclaim) are written there, where the chart's Role allows them
+    sed -e "s/^\( *token:\).*/\1 webhook-token/" -e "s/^\( *namespace:\).*/\1 $CHART_NS/" \
+        "$KUBECONFIG" >"$STAGE_IDS/warden-webhook.kubeconfig"
     sed "s/^\( *token:\).*/\1 warden-token/" "$KUBECONFIG" >"$STAGE_IDS/warden-controller.kubeconfig"
     chart_tool
     STAGE_RENDERED=$WH_DIR/etcd-warden.yaml
