@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # warden-controller end to end (issue 7, test 9): bad input gets a clear event or condition,
-# no crash, and nothing is deleted: an Etcd with an unsupported immutability retention type, an
-# EtcdOpsTask and an ExtendFullSnapshotImmutabilityTask for an Etcd that does not exist, a
-# client Service without the expected ports, a schedule that is not a cron expression
-# (in the Etcd and in a task).
+# no crash, and nothing is deleted: an Etcd with an unsupported immutability retention type
+# (refused at admission; one set before the webhook was registered still reaches the
+# controller), an EtcdOpsTask and an ExtendFullSnapshotImmutabilityTask for an Etcd that does
+# not exist, a client Service without the expected ports, a schedule that is not a cron
+# expression (in the Etcd and in a task).
 set -euo pipefail
 . "$(dirname "$0")/../lib/controller.sh"
 components() { kc -n shoot get sa,role,rolebinding,svc,cm,pdb,sts,lease -o name -l "app.kubernetes.io/part-of=$1" | wc -l; }
@@ -21,7 +22,21 @@ condition() { # task: reason of its Ready condition
 
 ctl_stage
 druid_etcd shoot etcd-imm --bucket
-kc -n shoot annotate --overwrite etcd etcd-imm etcd-warden.io/immutability-retention-type=object >/dev/null
+# An unsupported retention type is refused when it is typed, with the rule's message.
+retention=etcd-warden.io/immutability-retention-type
+if out=$(kc -n shoot annotate --overwrite etcd etcd-imm "$retention=object" 2>&1); then
+    ctl_fail "kubectl annotate of the retention type \"object\" was accepted"
+fi
+grep -q 'metadata.annotations\[etcd-warden.io/immutability-retention-type\]: unsupported value "object"' <<<"$out" ||
+    ctl_fail "the refusal of \"object\": $out"
+expect "etcd-imm: retention type unchanged after the refusal" bucket \
+    "$(jp shoot etcd/etcd-imm '{.metadata.annotations.etcd-warden\.io/immutability-retention-type}')"
+ok "a retention type that is not \"bucket\": refused by kubectl annotate"
+# The controller still meets such a value on an Etcd annotated before etcd-warden's webhook
+# was registered: set it while the Etcd webhook is not registered, then register it again.
+kc delete validatingwebhookconfiguration etcd-warden >/dev/null
+kc -n shoot annotate --overwrite etcd etcd-imm "$retention=object" >/dev/null
+wh_register_etcd
 druid_double_for shoot etcd-imm
 druid_etcd shoot etcd-ports
 kc_druid -n shoot patch svc etcd-ports-client --type merge \
