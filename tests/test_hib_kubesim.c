@@ -247,7 +247,7 @@ Test(hib_kubesim, a_dead_sidecar_is_told_at_once_and_break_glass_needs_no_timeou
     cr_assert(ev, "no Warning event FinalSnapshotFailing on the Etcd");
     cr_assert(tev, "no Warning event SnapshotCallFailed on the task");
     /* the backups are known broken: the operator breaks glass, honoured at once */
-    hibfix_annotate(&x, "e9", HIB_ANN_BREAK_GLASS, "sidecar-image-gone");
+    hibfix_break_glass(&x, "e9", "sidecar-image-gone");
     cr_assert(hibfix_drive(&x, "e9", "Hibernated", 10000), "phase %s", hibfix_phase(&x, "e9"));
     hibfix_sts(&x, "e9", &spec, &status);
     cr_assert_eq(spec, 0);

@@ -400,7 +400,7 @@ Test(hib_signals, break_glass_scales_down_after_failed_snapshots_with_an_event)
     cr_assert(hibfix_drive(&x, "b1", "Failed", 20000), "phase %s", hibfix_phase(&x, "b1"));
     hibfix_sts(&x, "b1", &spec, &status);
     cr_assert_eq(spec, 3, "never scaled down without a snapshot");
-    hibfix_annotate(&x, "b1", HIB_ANN_BREAK_GLASS, "store-credentials-revoked");
+    hibfix_break_glass(&x, "b1", "store-credentials-revoked");
     cr_assert(hibfix_drive(&x, "b1", "Hibernated", 20000), "phase %s", hibfix_phase(&x, "b1"));
     hibfix_sts(&x, "b1", &spec, &status);
     cr_assert_eq(spec, 0);

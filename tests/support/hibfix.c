@@ -470,3 +470,12 @@ void hibfix_last_ip(struct hibfix *x, char *out, size_t n)
     snprintf(out, n, "%s", x->sc.last_ip);
     pthread_mutex_unlock(&x->sc.mu);
 }
+
+void hibfix_break_glass(struct hibfix *x, const char *name, const char *reason)
+{
+    char when[KTIME_LEN + 1], value[256];
+
+    cr_assert_eq(ktime_format(time(NULL) + 3600, when), KERR_OK);
+    snprintf(value, sizeof(value), "'%s %s'", when, reason); /* one shell word */
+    hibfix_annotate(x, name, HIBGUARD_ANN_BREAK_GLASS, value);
+}

@@ -75,6 +75,9 @@ cJSON *hibfix_etcd(struct hibfix *x, const char *name, const char *store, const 
 /* Set (value) or remove (NULL) annotation key of Etcd name with kubectl, as a user does. */
 void hibfix_annotate(struct hibfix *x, const char *name, const char *key, const char *value);
 
+/* Set break glass on Etcd name as the webhook accepts it: an expiry an hour ahead, then reason. */
+void hibfix_break_glass(struct hibfix *x, const char *name, const char *reason);
+
 /* The Etcd name as stored now, OWNED by the caller; NULL when gone. */
 cJSON *hibfix_get_etcd(struct hibfix *x, const char *name);
 
