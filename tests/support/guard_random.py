@@ -21,8 +21,9 @@ requests: scale, JSON, merge and strategic merge patches and server-side apply o
 StatefulSets, `kubectl scale` and Gardener's spec.replicas of the Etcds, the hibernate,
 break-glass, protection, restoring, managed-by and part-of toggles, DELETEs, sidecar failures
 and stalls, controller kills and restarts, by a person (alice), etcd-druid and
-warden-controller; clients writing to etcd (through the client Service while it has its
-client port, and on established connections that the cut does not stop), state annotations
+warden-controller; clients writing to etcd while its StatefulSet stands above 0 (through the
+client Service while it has its client port, and on established connections that the cut does
+not stop but that end with the pods they were opened to), state annotations
 forged or removed by a non-controller identity (refused once only warden-controller may write
 them; either way safety must hold), etcd-druid waking an Etcd while warden-controller is down,
 and signal swaps (annotation to spec.replicas and back). After every operation the invariants
@@ -351,6 +352,8 @@ class Run:
         self.checks = 0
         self.stats = {"refused": 0, "downs": 0, "glass": 0, "writes": 0, "t_op": 0.0, "t_check": 0.0}
         self.labels = self.component_labels()
+        # clients' connections, opened before any cut: to the pods of this StatefulSet (uid, rv)
+        self.conn = {e: self.pods_up(e) for e in ETCDS}
 
     def close(self):
         for w in (self.w_sts, self.w_etcd, self.w_task):
@@ -546,6 +549,26 @@ class Run:
             body["metadata"] = {"labels": {MANAGED: "someone"}}
         return json.dumps(body)
 
+    # ---- clients: an etcd acknowledges writes only while it has pods
+    def pods_up(self, e):
+        """(uid, resourceVersion) of e's StatefulSet while it stands above 0 replicas, else None."""
+        st, o = api("GET", "/apis/apps/v1/namespaces/%s/statefulsets/%s" % (self.ns, e))
+        if st != 200 or o["metadata"].get("deletionTimestamp") or replicas_of(o) <= 0:
+            return None
+        return o["metadata"]["uid"], int(o["metadata"]["resourceVersion"])
+
+    def conn_alive(self, e):
+        """A connection opened to e's pods is still there: the same StatefulSet stands above 0 and
+        went to 0 or away at no instant since (its pods, and the connections to them, end then)."""
+        c, now = self.conn.get(e), self.pods_up(e)
+        if c is None or now is None or now[0] != c[0]:
+            return False
+        self.w_sts.synced()
+        with self.w_sts.lock:
+            evs = [x for x in self.w_sts.events if x[3] == e and x[0] > c[1]]
+        return not any(typ == "DELETED" or o["metadata"].get("deletionTimestamp") or replicas_of(o) <= 0
+                       for (_, _, typ, _, o) in evs)
+
     def write(self, e, n):
         """n acknowledged writes to etcd e (its backup-double); 0 when they were."""
         p = subprocess.run(["curl", "-sf", "-X", "POST", "--max-time", "10",
@@ -639,8 +662,16 @@ class Run:
             st, svc = api("GET", "/api/v1/namespaces/%s/services/%s-client" % (ns, e))
             if st != 200 or not any(p.get("name") == "client" for p in (svc.get("spec") or {}).get("ports") or []):
                 return 1, ""
+            up = self.pods_up(e)  # and pods behind it; the client keeps its connection
+            if up is None:
+                return 1, ""
+            if not self.conn_alive(e):
+                self.conn[e] = up
             return self.write(e, op["n"]), ""
         if k == "established":  # a client on a connection opened before any cut: never stopped by it
+            # ... but ended with the pods it was opened to (StatefulSet deleted or at 0 since)
+            if not self.conn_alive(e):
+                return 1, ""
             for _ in range(op["n"]):
                 self.write(e, 1)
                 time.sleep(0.02)
@@ -654,7 +685,11 @@ class Run:
                 if st == 200 and replicas_of(o) == 0:
                     api("PATCH", "/apis/apps/v1/namespaces/%s/statefulsets/%s/scale" % (ns, e),
                         {"spec": {"replicas": 3}}, "application/merge-patch+json", USERS["druid"])
-                self.write(e, op["n"])
+                up = self.pods_up(e)  # clients write to the pods etcd-druid woke, if there are any
+                if up is not None:
+                    if not self.conn_alive(e):
+                        self.conn[e] = up
+                    self.write(e, op["n"])
             finally:
                 STAGE.ask("ctl up")
             return 0, ""
