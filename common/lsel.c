@@ -63,7 +63,7 @@ static enum kerr expression(const cJSON *e, const cJSON *labels, int i, int *ok,
 enum kerr lsel_match(const cJSON *sel, const cJSON *labels, int *match, struct kerr_info *err)
 {
     const cJSON *ml, *me, *it;
-    int ok = 1, one, i = 0;
+    int ok = 1, one = 0, i = 0;
     enum kerr rc;
 
     *match = 0;
