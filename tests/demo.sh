@@ -216,7 +216,8 @@ ok
 ctl_wait_phase shoot etcd-main "" 30
 sleep 0.3
 check "wake-up phases" "Hibernated WakingUp -" "$(ctl_phases "$WH_DIR/phases.wake")"
-ksim_wait 10 test "$(jp shoot sts/etcd-main '{.status.replicas}')" = 3 || demo_fail "replicas not back"
+replicas_back() { test "$(jp shoot sts/etcd-main '{.status.replicas}')" = 3; }
+ksim_wait 10 replicas_back || demo_fail "replicas not back"
 k -n shoot get statefulset etcd-main
 ok
 k -n shoot get service etcd-main-client -o 'jsonpath={.spec.ports[*].name}'

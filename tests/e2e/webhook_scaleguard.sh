@@ -68,7 +68,8 @@ EOT
 }
 
 # The caches hold the four Etcds and their StatefulSets before the first review.
-ksim_wait 20 test "$(metric 'warden_webhook_cache_objects{resource="statefulsets"}')" = 4 ||
+sts_cached() { test "$(metric 'warden_webhook_cache_objects{resource="statefulsets"}')" = 4; }
+ksim_wait 20 sts_cached ||
     wh_fail "the StatefulSet cache never held the four StatefulSets"
 now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 for e in etcd-main etcd-events etcd-broken; do cut "$e" "$now"; done

@@ -104,7 +104,8 @@ wh_as alice annotate etcd etcd-other druid.gardener.cloud/disable-etcd-component
 
 # ---- 2. a cut belongs to one sleep
 after=$(date -u -d "$CUT + 1 second" +%s)
-ksim_wait 10 test "$(date -u +%s)" -gt "$after" || wh_fail "the clock never passed the cut"
+# the clock read on every try (a $(date) here would be read once, when ksim_wait is called)
+ksim_wait 10 bash -c "[ \"\$(date -u +%s)\" -gt $after ]" || wh_fail "the clock never passed the cut"
 t=$(task snap-1)
 ksim_wait 10 wh_allowed "x" druid scale statefulset etcd-main --replicas=0 >/dev/null ||
     wh_fail "the snapshot after the current cut did not let etcd-druid through"
