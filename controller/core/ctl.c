@@ -106,6 +106,11 @@ int ctl_leading(struct ctl *c)
     return atomic_load(&c->leading);
 }
 
+const atomic_int *ctl_stopping_flag(struct ctl *c)
+{
+    return &c->stopping;
+}
+
 const atomic_int *ctl_cancel_flag(struct ctl *c)
 {
     static const atomic_int never = 0;

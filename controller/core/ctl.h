@@ -158,6 +158,13 @@ enum kerr ctl_call(struct ctl *c, const char *name, int optional, const cJSON *e
  */
 const atomic_int *ctl_cancel_flag(struct ctl *c);
 
+/*
+ * Set from the moment this replica begins to stop (SIGTERM, a lost Lease): a wait that
+ * decides nothing and is asked again by the next leader (the hibernation's revision check)
+ * ends then rather than hold the drain. BORROWED.
+ */
+const atomic_int *ctl_stopping_flag(struct ctl *c);
+
 /* ---- lifecycle (main.c and the tests) ---- */
 
 /*

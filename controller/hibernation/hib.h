@@ -79,6 +79,8 @@
 #ifndef CONTROLLER_HIB_H
 #define CONTROLLER_HIB_H
 
+#include <stdatomic.h>
+
 #include <cJSON.h>
 
 #include "common/hibguard.h"
@@ -139,6 +141,8 @@ struct hib_env {
     int max_steps;    /* actions per call; 0: HIB_MAX_STEPS (1: stop after each, as a crash) */
     int max_requests; /* API requests per call, at most HIB_MAX_REQUESTS; 0: that; < 0: none
                          (a call that would read or write asks to be called again at once) */
+    const atomic_int *cancel; /* BORROWED, optional: set when the controller stops; the
+                                 revision check's sidecar calls and waits end then */
 };
 
 /*

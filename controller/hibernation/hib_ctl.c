@@ -77,6 +77,7 @@ enum kerr hib_reconcile(struct ctl *c, const cJSON *etcd, struct ctl_result *res
         .cached = cached,
         .cached_tasks = cached_tasks,
         .cache_arg = c,
+        .cancel = ctl_stopping_flag(c),
     };
 
     /*

@@ -92,6 +92,14 @@ static enum kerr unconfirmed(const struct hib_env *env, struct round *r, const c
     return rc;
 }
 
+/* ktime_sleep_cancellable's test: the controller's stop flag (arg, NULL: never). */
+static int stopping(void *arg)
+{
+    const atomic_int *cancel = arg;
+
+    return cancel && atomic_load(cancel);
+}
+
 enum kerr hib_verify(const struct hib_env *env, struct round *r, struct kerr_info *err)
 {
     char host[ETCDSPEC_NAME_MAX + 80], why[768];
@@ -119,10 +127,14 @@ enum kerr hib_verify(const struct hib_env *env, struct round *r, struct kerr_inf
     t.port = otask_backup_port(r->svc, r->etcd);
     t.ca_pem = (const char *)ca;
     t.ca_len = ca_len;
+    t.cancel = env->cancel;
     rc = ask(&t, SIDECAR_LATEST, &stored, &e);
     while (rc == KERR_OK && n < VERIFY_TRIES) {
         /* a writer between two reads close together may not have written yet */
-        ktime_sleep_ns(VERIFY_QUIET_MS * KTIME_NS_PER_MS);
+        if (ktime_sleep_cancellable(VERIFY_QUIET_MS, 50, stopping, (void *)env->cancel) != 0) {
+            rc = kerr_set(&e, KERR_CANCELLED, "the controller is stopping");
+            break;
+        }
         if ((rc = ask(&t, SIDECAR_FULL, &now, &e)) != KERR_OK)
             break;
         seen[n++] = now;
@@ -138,6 +150,8 @@ enum kerr hib_verify(const struct hib_env *env, struct round *r, struct kerr_inf
                 r->name, (char *)NULL);
         return KERR_OK;
     }
+    if (rc == KERR_CANCELLED) /* stopping: nothing decided, the next leader asks again */
+        return kerr_set(err, rc, "revision check of %s/%s: %s", r->ns, r->name, e.msg);
     if (rc != KERR_OK)
         snprintf(why, sizeof(why),
                  "could not ask the backup sidecar whether etcd moved on since the final "
