@@ -329,8 +329,11 @@ Test(oref_gc, repaired_components_go_with_their_etcd_pvcs_stay, .init = gc_setup
                        (cJSON_Delete(gone), 0),
                    10000);
     cr_assert_null(gone, "the garbage collector deleted the repaired component");
-    gone = cfix_get(&fx, etcdspec_kind_resource("StatefulSet"), "main");
-    cr_assert_null(gone);
+    /* the collector deletes the dependents one at a time: wait for the StatefulSet too */
+    TESTUTIL_AWAIT(!(gone = cfix_get(&fx, etcdspec_kind_resource("StatefulSet"), "main")) ||
+                       (cJSON_Delete(gone), 0),
+                   10000);
+    cr_assert_null(gone, "the garbage collector deleted the repaired StatefulSet");
     kept = cfix_get(&fx, &PVC, "main-main-0");
     cr_assert_not_null(kept, "the PVC (the data) stays");
     cJSON_Delete(kept);
