@@ -1,9 +1,14 @@
 #include "controller/snapshot/snapbolt.h"
+#include "controller/snapshot/snapchain.h"
+#include "controller/snapshot/snapdb.h"
+
+#include <cJSON.h>
 
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* A bbolt file as etcd's backend writes it, built page by page: 4096-byte pages; 0 and 1
  * meta, 2 the root bucket's leaf (key -> page 3, meta inline), 3 `key`: a leaf, or a
@@ -318,4 +323,120 @@ Test(snapbolt, no_key_bucket_is_not_etcd)
     cr_expect_eq(scan(&d, &s, &info, &err), KERR_PARSE);
     cr_expect(strstr(err.msg, "no key bucket") != NULL, "%s", err.msg);
     free(d.b);
+}
+
+/* ---- snapdb: a database file (what `etcdbrctl restore` leaves), and verify --restored-db ---- */
+
+static void write_db(const struct db *d, char path[64])
+{
+    snprintf(path, 64, "/tmp/test_snapdb-XXXXXX");
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, d->b, d->len), (ssize_t)d->len);
+    close(fd);
+}
+
+Test(snapdb, revision_and_live_keys_of_a_file)
+{
+    struct db d = build(true, 0);
+    struct snapdb_info info;
+    struct kerr_info err = { 0 };
+    char path[64];
+
+    write_db(&d, path);
+    cr_assert_eq(snapdb_inspect(path, 0, &info, &err), KERR_OK, "%s", err.msg);
+    cr_expect_eq(info.revision, 6);
+    cr_expect_eq(info.keys, 2); /* /a deleted at 4: /b and /c */
+    /* a bound of one key: refused, not counted wrong */
+    cr_expect_eq(snapdb_inspect(path, 1, &info, &err), KERR_PARSE);
+    d.b[PS + 16] ^= 1; /* both meta pages bad */
+    d.b[16] ^= 1;
+    write_db(&d, path + 0);
+    cr_expect_eq(snapdb_inspect(path, 0, &info, &err), KERR_PARSE);
+    cr_expect(strstr(err.msg, path) != NULL, "%s", err.msg);
+    unlink(path);
+    cr_expect_eq(snapdb_inspect("/nonexistent/db", 0, &info, &err), KERR_IO);
+    free(d.b);
+}
+
+static struct snapchain_result chain_says(int64_t rev, int64_t keys)
+{
+    struct snapchain_result r;
+    memset(&r, 0, sizeof r);
+    r.restorable = true;
+    r.fault = -1;
+    r.revision = rev;
+    r.keys = keys;
+    return r;
+}
+
+Test(snapdb, restored_database_compared_with_the_chain)
+{
+    struct db d = build(false, 0);
+    struct snapchain_result r = chain_says(6, 2);
+    struct kerr_info err = { 0 };
+    char path[64];
+
+    write_db(&d, path);
+    cr_assert_eq(snapchain_compare_restored(path, 0, &r, &err), KERR_OK);
+    cr_expect(r.restorable);
+    cr_expect(r.restored);
+    cr_expect_eq(r.restored_revision, 6);
+    cr_expect_eq(r.restored_keys, 2);
+    r = chain_says(7, 2); /* the chain ends later than the restore: it lost a delta */
+    cr_assert_eq(snapchain_compare_restored(path, 0, &r, &err), KERR_OK);
+    cr_expect_not(r.restorable);
+    cr_expect(strstr(r.reason, "holds revision 6 and 2 keys; the chain ends at revision 7") != NULL,
+              "%s", r.reason);
+    r = chain_says(6, 3);
+    cr_assert_eq(snapchain_compare_restored(path, 0, &r, &err), KERR_OK);
+    cr_expect_not(r.restorable);
+    unlink(path);
+    r = chain_says(6, 2); /* no database: the restore left nothing */
+    cr_assert_eq(snapchain_compare_restored(path, 0, &r, &err), KERR_OK);
+    cr_expect_not(r.restorable);
+    cr_expect_not(r.restored);
+    cr_expect(strstr(r.reason, "the restored database: cannot open") != NULL, "%s", r.reason);
+    free(d.b);
+}
+
+Test(snapdb, summary_fits_a_termination_message)
+{
+    struct snapchain_obj v[2];
+    char prefix[] = "p/etcd-main", k0[] = "p/etcd-main/v2/Full-00000000-00000002-1700000000";
+    struct snapchain c = { .prefix = prefix, .snapshots = 3, .v = v, .n = 2 };
+    struct snapchain_result r = chain_says(6, 2);
+    char *text = NULL, longkey[5000];
+    cJSON *j;
+
+    memset(v, 0, sizeof v);
+    memset(longkey, 'k', sizeof longkey - 1);
+    longkey[sizeof longkey - 1] = '\0';
+    v[0].key = k0;
+    v[1].key = longkey;
+    v[1].name.created = 1700000060;
+    cr_assert_eq(snapchain_summary(&c, &r, NULL, &text, NULL), KERR_OK);
+    cr_expect_lt(strlen(text), SNAPCHAIN_SUMMARY_MAX);
+    j = cJSON_Parse(text);
+    cr_assert_not_null(j);
+    cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(j, "restorable")));
+    cr_expect_eq(cJSON_GetObjectItem(j, "revision")->valuedouble, 6);
+    cr_expect_str_eq(cJSON_GetObjectItem(j, "newestSnapshotTime")->valuestring,
+                     "2023-11-14T22:14:20Z");
+    cJSON_Delete(j);
+    free(text);
+    r.restorable = false;
+    r.fault = 1;
+    snprintf(r.reason, sizeof r.reason, "hash mismatch");
+    cr_assert_eq(snapchain_summary(&c, &r, NULL, &text, NULL), KERR_OK);
+    j = cJSON_Parse(text);
+    cr_assert_not_null(j);
+    cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(j, "restorable")));
+    cr_expect_str_eq(cJSON_GetObjectItem(j, "reason")->valuestring, "hash mismatch");
+    cr_expect_null(cJSON_GetObjectItem(j, "revision"));
+    cJSON_Delete(j);
+    free(text);
+    cr_assert_eq(snapchain_summary(NULL, NULL, "listing: 403", &text, NULL), KERR_OK);
+    cr_expect_str_eq(text, "{\"error\":\"listing: 403\"}");
+    free(text);
 }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "common/buf.h"
+#include "controller/snapshot/snapdb.h"
 #include "controller/snapshot/snapdelta.h"
 #include "controller/snapshot/snapkeys.h"
 #include "controller/snapshot/snapreplay.h"
@@ -223,40 +224,6 @@ static enum kerr read_obj(struct ostore *s, const struct snapchain_obj *o, struc
     return rc;
 }
 
-struct spool {
-    int fd;
-    struct snapkeys *keys;
-};
-
-static enum kerr spool_read(void *ctx, int64_t off, void *dst, size_t len, struct kerr_info *err)
-{
-    struct spool *sp = ctx;
-    for (size_t got = 0; got < len;) {
-        ssize_t r = pread(sp->fd, (char *)dst + got, len - got, (off_t)(off + (int64_t)got));
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return kerr_set(err, KERR_PARSE, "cannot read the database at %lld",
-                            (long long)(off + (int64_t)got));
-        got += (size_t)r;
-    }
-    return KERR_OK;
-}
-
-static enum kerr spool_kv(void *ctx, int64_t rev, const unsigned char *key, size_t klen, bool tomb,
-                          struct kerr_info *err)
-{
-    struct spool *sp = ctx;
-    unsigned char h[SNAPKEYS_HASH_LEN];
-    (void)rev;
-    snapkeys_hash(sp->keys, key, klen, h);
-    if (tomb) {
-        snapkeys_del(sp->keys, h);
-        return KERR_OK;
-    }
-    return snapkeys_add(sp->keys, h, err) == KERR_TOOBIG ? KERR_PARSE : KERR_OK;
-}
-
 static int spool_open(const char *dir, struct kerr_info *err)
 {
     const char *d = dir ? dir : getenv("TMPDIR");
@@ -292,7 +259,6 @@ static enum kerr check_full(struct ostore *s, const struct snapchain *c,
                             struct snapchain_result *res, struct kerr_info *err)
 {
     struct reader r = { .fd = -1 };
-    struct spool sp = { .fd = -1, .keys = keys };
     enum kerr rc = present(c, &c->v[0], err);
     off_t size;
 
@@ -301,11 +267,10 @@ static enum kerr check_full(struct ostore *s, const struct snapchain *c,
     if ((r.fd = spool_open(o->tmp_dir, err)) < 0)
         return KERR_IO;
     rc = read_obj(s, &c->v[0], &r, false, res->full_sha256, err);
-    sp.fd = r.fd;
     if (rc == KERR_OK && (size = lseek(r.fd, 0, SEEK_END)) < 0)
         rc = kerr_set(err, KERR_IO, "spool: %m");
     if (rc == KERR_OK) {
-        rc = snapbolt_scan(spool_read, &sp, (int64_t)size, spool_kv, &sp, &res->bolt, err);
+        rc = snapdb_scan_fd(r.fd, (int64_t)size, keys, &res->bolt, err);
         if (rc != KERR_OK)
             kerr_wrap(err, "the database");
     }

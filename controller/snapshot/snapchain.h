@@ -85,6 +85,9 @@ struct snapchain_result {
     int64_t keys;              /* live keys after the last delta */
     int64_t events;            /* delta events applied */
     char full_sha256[65];
+    bool restored;             /* --restored-db was read: */
+    int64_t restored_revision; /* what etcd serves on the restored database */
+    int64_t restored_keys;     /* its live keys */
 };
 
 /*
@@ -101,6 +104,32 @@ void snapchain_print_text(const struct snapchain *c, const struct snapchain_resu
 /* The JSON report (one line) into f; KERR_NOMEM when it cannot be built. */
 enum kerr snapchain_print_json(const struct snapchain *c, const struct snapchain_result *r, FILE *f,
                                struct kerr_info *err);
+
+/*
+ * --restored-db: the database `etcdbrctl restore` left at db_path (BORROWED), read
+ * (snapdb.h) into r->restored_*; a chain verify found restorable whose restore holds
+ * another revision or key count, or a database that cannot be read, becomes not
+ * restorable with the reason. KERR_OK in every case but NOMEM.
+ */
+enum kerr snapchain_compare_restored(const char *db_path, size_t max_keys,
+                                     struct snapchain_result *r, struct kerr_info *err);
+
+#define SNAPCHAIN_SUMMARY_MAX 4096 /* a container's termination message */
+
+/*
+ * The summary the restore drill reads (one JSON line, at most SNAPCHAIN_SUMMARY_MAX - 1
+ * bytes, strings cut to fit): {"restorable","prefix","snapshots","chainLength",
+ * "revision","keys","newestSnapshot","newestSnapshotTime","failedObject","reason",
+ * "restoredRevision","restoredKeys"} of c and r, or {"error"} alone when c or r is NULL
+ * (the check could not run: error BORROWED). On KERR_OK *out OWNS the text (free).
+ */
+enum kerr snapchain_summary(const struct snapchain *c, const struct snapchain_result *r,
+                            const char *error, char **out, struct kerr_info *err);
+
+/* The summary to $WARDEN_TERMINATION_LOG when set, else to /dev/termination-log where it
+ * exists (the kubelet mounts it); nothing where it cannot be opened. */
+void snapchain_write_termination_log(const struct snapchain *c, const struct snapchain_result *r,
+                                     const char *error);
 
 /* The subcommand: argv[0] is "verify". Returns the exit status. */
 int snapchain_main(int argc, char **argv);

@@ -64,6 +64,9 @@ void snapchain_print_text(const struct snapchain *c, const struct snapchain_resu
                 "%u, meta %d (txid %llu)\n",
                 (long long)r->bolt.revision, (long long)r->bolt.entries, r->bolt.page_size,
                 r->bolt.meta, (unsigned long long)r->bolt.txid);
+    if (r->restored)
+        fprintf(f, "  restored database: revision %lld, %lld keys\n",
+                (long long)r->restored_revision, (long long)r->restored_keys);
     if (r->restorable) {
         fprintf(f,
                 "verify: restorable: revision %lld, %lld keys, %zu deltas (%lld events), newest "
@@ -125,6 +128,9 @@ enum kerr snapchain_print_json(const struct snapchain *c, const struct snapchain
     if (ok && c->n && r->checked)
         ok = cJSON_AddNumberToObject(o, "fullRevision", (double)r->bolt.revision) &&
              cJSON_AddStringToObject(o, "fullSha256", r->full_sha256);
+    if (ok && r->restored)
+        ok = cJSON_AddNumberToObject(o, "restoredRevision", (double)r->restored_revision) &&
+             cJSON_AddNumberToObject(o, "restoredKeys", (double)r->restored_keys);
     if (ok && !r->restorable)
         ok = (r->fault >= 0 ? cJSON_AddStringToObject(o, "failedObject", c->v[r->fault].key)
                             : cJSON_AddNullToObject(o, "failedObject")) &&
@@ -144,12 +150,15 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: warden-snapshot verify --storage-provider P --store-container C "
             "--store-prefix X [--at TIME] [--json] [--max-keys N] [--tmp-dir DIR] "
-            "[--store-endpoint-override URL] [-v]\n"
+            "[--store-endpoint-override URL] [--restored-db PATH] [-v]\n"
             "Checks, without etcd, the chain a restore of the prefix would use (the latest full "
             "snapshot and the deltas after it; with --at, of the snapshots created by TIME, Unix "
             "seconds or RFC 3339): every object readable, decompressed and its SHA-256 right, the "
             "full snapshot's database, the deltas' events and revisions, and the revision and "
-            "key count the restore ends at.\n"
+            "key count the restore ends at. --restored-db: the database `etcdbrctl restore` "
+            "left (member/snap/db) must hold that revision and key count.\n"
+            "A one-line JSON summary goes to $WARDEN_TERMINATION_LOG, else to "
+            "/dev/termination-log where it exists (a container's termination message).\n"
             "Exit status: 0 restorable, 1 not restorable (which object and why), 2 usage error, "
             "3 the check could not run (store not listed, temporary file).\n");
 }
@@ -159,6 +168,7 @@ struct args {
     const char *prefix;
     int64_t at;
     bool json;
+    const char *restored_db;
     struct snapchain_opts o;
     int verbose;
 };
@@ -189,6 +199,7 @@ static int parse(int argc, char **argv, struct args *a)
         { "max-keys", required_argument, NULL, 'k' },
         { "tmp-dir", required_argument, NULL, 't' },
         { "json", no_argument, NULL, 'j' },
+        { "restored-db", required_argument, NULL, 'r' },
         { "verbose", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -213,6 +224,9 @@ static int parse(int argc, char **argv, struct args *a)
             break;
         case 'j':
             a->json = true;
+            break;
+        case 'r':
+            a->restored_db = optarg;
             break;
         case 'v':
             a->verbose++;
@@ -278,6 +292,12 @@ static int run(const struct args *a)
         rc = snapchain_select(&l, prefix, a->at, local, &c, &err);
     if (rc == KERR_OK)
         rc = snapchain_verify(s, &c, &a->o, &r, &err);
+    if (rc == KERR_OK && a->restored_db)
+        rc = snapchain_compare_restored(a->restored_db, a->o.max_keys, &r, &err);
+    if (rc == KERR_OK)
+        snapchain_write_termination_log(&c, &r, NULL);
+    else
+        snapchain_write_termination_log(NULL, NULL, err.msg[0] ? err.msg : kerr_str(rc));
     if (rc == KERR_OK && a->json)
         rc = snapchain_print_json(&c, &r, stdout, &err);
     else if (rc == KERR_OK)
