@@ -115,13 +115,13 @@ static int side_args(cJSON *args, const char *side, const char *kind, const stru
 }
 
 /* The container: image, command, args, env, mounts (all three TAKEN), security context. */
-static cJSON *container_of(const char *image, const char *command, cJSON *args, cJSON *env,
-                           cJSON *mounts)
+static cJSON *container_of(const char *name, const char *image, const char *command, cJSON *args,
+                           cJSON *env, cJSON *mounts)
 {
     cJSON *c = cJSON_CreateObject(), *cmd = podjob_split_words(command, ARGS_MAX);
     int ok = c && args && env && cmd && mounts;
 
-    ok = ok && put(c, "name", CPJOB_CONTAINER) && put(c, "image", image) &&
+    ok = ok && put(c, "name", name) && put(c, "image", image) &&
          put(c, "imagePullPolicy", "IfNotPresent") &&
          put(c, "terminationMessagePolicy", "FallbackToLogsOnError");
     ok = ok && cJSON_AddItemToObject(c, "command", cmd) && (cmd = NULL, 1);
@@ -178,10 +178,20 @@ static cJSON *env_of(const char *dir_var, const char *dir)
     return env;
 }
 
+static cJSON *pod_around_named(int ok, const char *name, const char *image, const char *command,
+                               cJSON *args, cJSON *env, cJSON *mounts, cJSON *vols);
+
 /* The pod of the container running image (NULL: CPJOB_DEFAULT_IMAGE) with command, args,
  * env and mounts, with vols (all four TAKEN); NULL, all four deleted, when ok is 0. */
 static cJSON *pod_around(int ok, const char *image, const char *command, cJSON *args, cJSON *env,
                          cJSON *mounts, cJSON *vols)
+{
+    return pod_around_named(ok, CPJOB_CONTAINER, image, command, args, env, mounts, vols);
+}
+
+/* pod_around with the container's name. */
+static cJSON *pod_around_named(int ok, const char *name, const char *image, const char *command,
+                               cJSON *args, cJSON *env, cJSON *mounts, cJSON *vols)
 {
     if (!ok) {
         cJSON_Delete(args);
@@ -190,8 +200,8 @@ static cJSON *pod_around(int ok, const char *image, const char *command, cJSON *
         cJSON_Delete(vols);
         return NULL;
     }
-    return pod_of(container_of(image ? image : CPJOB_DEFAULT_IMAGE, command, args, env, mounts),
-                  vols);
+    return pod_of(
+        container_of(name, image ? image : CPJOB_DEFAULT_IMAGE, command, args, env, mounts), vols);
 }
 
 /* The copy's pod spec: the two sides' volumes, args as above. */
@@ -221,9 +231,7 @@ static cJSON *copy_pod(const struct cpjob_spec *s, const char *fk, const char *t
 static cJSON *delete_pod(const struct cpjob_delete_spec *s, const char *kind)
 {
     cJSON *vols = cJSON_CreateArray(), *mounts = cJSON_CreateArray(), *args = cJSON_CreateArray();
-    const char *var = strcmp(kind, "S3") == 0    ? "AWS_APPLICATION_CREDENTIALS"
-                      : strcmp(kind, "ABS") == 0 ? "AZURE_APPLICATION_CREDENTIALS"
-                                                 : NULL;
+    const char *var = cpjob_credentials_var(kind);
     int ok = vols && mounts && args;
 
     ok = ok && side_volume("to", kind, &s->store, vols, mounts, CPJOB_TO_DIR);
@@ -234,6 +242,46 @@ static cJSON *delete_pod(const struct cpjob_delete_spec *s, const char *kind)
         ok = ok && arg(args, "store-endpoint-override", s->store.endpoint_override);
     return pod_around(ok, s->image, s->command ? s->command : CPJOB_DEFAULT_DELETE_COMMAND, args,
                       ok ? env_of(var, CPJOB_TO_DIR) : NULL, mounts, vols);
+}
+
+const char *cpjob_credentials_var(const char *kind)
+{
+    return strcmp(kind, "S3") == 0    ? "AWS_APPLICATION_CREDENTIALS"
+           : strcmp(kind, "ABS") == 0 ? "AZURE_APPLICATION_CREDENTIALS"
+                                      : NULL;
+}
+
+/* An emptyDir volume "work" at CPJOB_WORK_DIR. */
+static int work_volume(cJSON *vols, cJSON *mounts)
+{
+    cJSON *v = cJSON_CreateObject(), *m = cJSON_CreateObject();
+
+    if (!v || !m || !put(v, "name", "work") || !cJSON_AddObjectToObject(v, "emptyDir") ||
+        !put(m, "name", "work") || !put(m, "mountPath", CPJOB_WORK_DIR)) {
+        cJSON_Delete(v);
+        cJSON_Delete(m);
+        return 0;
+    }
+    return push(vols, v) && push(mounts, m);
+}
+
+/* The verify's pod spec: the store's volume and credentials as the delete's, the work dir. */
+static cJSON *verify_pod(const struct cpjob_verify_spec *s, const char *kind)
+{
+    cJSON *vols = cJSON_CreateArray(), *mounts = cJSON_CreateArray(), *args = cJSON_CreateArray();
+    int ok = vols && mounts && args;
+
+    ok = ok && side_volume("to", kind, &s->store, vols, mounts, CPJOB_TO_DIR) &&
+         work_volume(vols, mounts);
+    ok = ok && arg(args, "storage-provider", kind) &&
+         arg(args, "store-container", s->store.container) &&
+         arg(args, "store-prefix", s->store.prefix) && arg(args, "tmp-dir", CPJOB_WORK_DIR);
+    if (s->store.endpoint_override && *s->store.endpoint_override)
+        ok = ok && arg(args, "store-endpoint-override", s->store.endpoint_override);
+    return pod_around_named(ok, CPJOB_VERIFY_CONTAINER, s->image,
+                            s->command ? s->command : CPJOB_DEFAULT_VERIFY_COMMAND, args,
+                            ok ? env_of(cpjob_credentials_var(kind), CPJOB_TO_DIR) : NULL, mounts,
+                            vols);
 }
 
 /* Labels of the Job and its Pods. */
@@ -271,7 +319,7 @@ static cJSON *owner_ref(const cJSON *owner)
 }
 
 /* "<kind lowercase>.<name>" as a label value. */
-static enum kerr for_label(const cJSON *owner, char out[KNAME_LABEL_MAX + 1])
+enum kerr cpjob_for_label(const cJSON *owner, char out[KNAME_LABEL_MAX + 1])
 {
     char buf[300];
     const char *kind = kjson_get_str(owner, "kind"), *name = kjson_get_str(owner, "metadata.name");
@@ -346,7 +394,7 @@ enum kerr cpjob_build(const struct cpjob_spec *s, cJSON **out, struct kerr_info 
 
     *out = NULL;
     rc = check_spec(s, &fk, &tk, err);
-    if (rc == KERR_OK && for_label(s->owner, label) != KERR_OK)
+    if (rc == KERR_OK && cpjob_for_label(s->owner, label) != KERR_OK)
         rc = kerr_set(err, KERR_INVAL, "no label value for the copy Job's owner");
     if (rc != KERR_OK)
         return rc;
@@ -368,7 +416,7 @@ enum kerr cpjob_build_delete(const struct cpjob_delete_spec *s, cJSON **out, str
         !kjson_get_str(s->owner, "metadata.uid"))
         return kerr_set(err, KERR_INVAL, "the delete Job's owner needs a kind, a name and a uid");
     rc = check_store("the", &s->store, &kind, err);
-    if (rc == KERR_OK && for_label(s->owner, label) != KERR_OK)
+    if (rc == KERR_OK && cpjob_for_label(s->owner, label) != KERR_OK)
         rc = kerr_set(err, KERR_INVAL, "no label value for the delete Job's owner");
     if (rc != KERR_OK)
         return rc;
@@ -376,6 +424,30 @@ enum kerr cpjob_build_delete(const struct cpjob_delete_spec *s, cJSON **out, str
         job_of(s->name, s->ns, label, s->owner, 0,
                s->deadline_s > 0 ? s->deadline_s : PODJOB_DELETE_DEADLINE_S, delete_pod(s, kind));
     return *out ? KERR_OK : kerr_set(err, KERR_NOMEM, "building the delete Job");
+}
+
+enum kerr cpjob_build_verify(const struct cpjob_verify_spec *s, cJSON **out, struct kerr_info *err)
+{
+    const char *kind = NULL;
+    char label[KNAME_LABEL_MAX + 1];
+    enum kerr rc;
+
+    *out = NULL;
+    if (!s->name || !*s->name || !s->ns || !*s->ns)
+        return kerr_set(err, KERR_INVAL, "the verify Job needs a name and a namespace");
+    if (!kjson_get_str(s->owner, "kind") || !kjson_get_str(s->owner, "apiVersion") ||
+        !kjson_get_str(s->owner, "metadata.name") || !kjson_get_str(s->owner, "metadata.uid"))
+        return kerr_set(err, KERR_INVAL,
+                        "the verify Job's owner needs apiVersion, kind, name, uid");
+    rc = check_store("the", &s->store, &kind, err);
+    if (rc == KERR_OK && cpjob_for_label(s->owner, label) != KERR_OK)
+        rc = kerr_set(err, KERR_INVAL, "no label value for the verify Job's owner");
+    if (rc != KERR_OK)
+        return rc;
+    *out =
+        job_of(s->name, s->ns, label, s->owner, 1,
+               s->deadline_s > 0 ? s->deadline_s : PODJOB_VERIFY_DEADLINE_S, verify_pod(s, kind));
+    return *out ? KERR_OK : kerr_set(err, KERR_NOMEM, "building the verify Job");
 }
 
 /* A whole number from 0 to 2^53 of o, else -1. */

@@ -52,6 +52,7 @@
 #include <cJSON.h>
 
 #include "common/kerr.h"
+#include "controller/core/kname.h"
 
 struct k8s_client;
 
@@ -64,6 +65,9 @@ struct k8s_client;
 #define CPJOB_DEFAULT_IMAGE          WARDEN_DEFAULT_IMAGE
 #define CPJOB_DEFAULT_DELETE_COMMAND "warden-snapshot delete-snapshots"
 #define CPJOB_SNAPS_MAX              8
+#define CPJOB_DEFAULT_VERIFY_COMMAND "warden-snapshot verify --json"
+#define CPJOB_VERIFY_CONTAINER       "verify"
+#define CPJOB_WORK_DIR               "/var/etcd-drill"
 
 /* One side of the copy. All BORROWED. */
 struct cpjob_store {
@@ -113,6 +117,34 @@ struct cpjob_delete_spec {
 
 /* The delete Job of s; errors as cpjob_build. On KERR_OK *out OWNS it. */
 enum kerr cpjob_build_delete(const struct cpjob_delete_spec *s, cJSON **out, struct kerr_info *err);
+
+/*
+ * The Job checking a store's chain with `warden-snapshot verify --json` (default
+ * CPJOB_DEFAULT_VERIFY_COMMAND; controller/snapshot/snapchain.h) for a restore drill:
+ * --storage-provider, --store-container, --store-prefix, --store-endpoint-override and
+ * --tmp-dir=CPJOB_WORK_DIR (an emptyDir "work" there: the full snapshot is spooled to
+ * disk), the Secret mounted and named as the delete Job's (or Local's hostPath); labels
+ * as the copy's; the controller reference to owner; activeDeadlineSeconds (default
+ * PODJOB_VERIFY_DEADLINE_S). Its one container is CPJOB_VERIFY_CONTAINER; the summary it
+ * leaves in its termination message is snapchain_summary's.
+ */
+struct cpjob_verify_spec {
+    const char *name, *ns;
+    const cJSON *owner; /* apiVersion, kind, metadata.name/uid */
+    struct cpjob_store store;
+    const char *image, *command;
+    long deadline_s; /* activeDeadlineSeconds; 0: PODJOB_VERIFY_DEADLINE_S */
+};
+
+/* The verify Job of s; errors as cpjob_build. On KERR_OK *out OWNS it. */
+enum kerr cpjob_build_verify(const struct cpjob_verify_spec *s, cJSON **out, struct kerr_info *err);
+
+/* The value of CPJOB_LABEL_FOR of owner's Jobs ("<kind, lowercase>.<name>" as a label value). */
+enum kerr cpjob_for_label(const cJSON *owner, char out[KNAME_LABEL_MAX + 1]);
+
+/* The credentials variable of a provider kind (AWS_APPLICATION_CREDENTIALS for S3, ...), NULL
+ * for Local. */
+const char *cpjob_credentials_var(const char *kind);
 
 /* What a Job says. */
 struct cpjob_summary {

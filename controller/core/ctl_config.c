@@ -69,6 +69,10 @@ static size_t make_table(struct ctl_config *c, struct proc_flag *out)
           "container image of the Jobs copying snapshots between stores" },
         { "copy-job-command", PROC_FLAG_STRING, &c->copy_command, "warden-snapshot copy",
           "command of the copy Jobs (words split at spaces)" },
+        { "restore-drill-image", PROC_FLAG_STRING, &c->restore_drill_image,
+          CTL_DEFAULT_RESTORE_DRILL_IMAGE,
+          "image of etcdbrctl restore in a Restore mode drill when neither the drill nor the "
+          "Etcd names one" },
         { "workers", PROC_FLAG_INT, &c->workers, "3", "concurrent reconciles (1-256)" },
         { "watch-namespace", PROC_FLAG_STRING, &c->watch_namespace, "",
           "watch and reconcile this namespace only (empty: all)" },
@@ -208,6 +212,9 @@ static enum kerr validate(const struct ctl_config *c, struct kerr_info *err)
                         c->copy_image);
     if (!c->copy_command[0] || strspn(c->copy_command, " ") == strlen(c->copy_command))
         return kerr_set(err, KERR_INVAL, "--copy-job-command: empty");
+    if (!c->restore_drill_image[0] || strchr(c->restore_drill_image, ' '))
+        return kerr_set(err, KERR_INVAL, "--restore-drill-image: \"%.64s\" is not an image",
+                        c->restore_drill_image);
     if (c->leader_elect &&
         (c->lease_ms <= c->renew_ms || c->renew_ms * 10 <= c->retry_ms * 12 || c->retry_ms <= 0))
         return kerr_set(err, KERR_INVAL,

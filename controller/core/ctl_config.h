@@ -29,38 +29,42 @@
 #include "common/kerr.h"
 
 #define CTL_CONFIG_MAX_FILE (1024u * 1024u)
+/* etcd-druid's backup sidecar image (what it deploys today) */
+#define CTL_DEFAULT_RESTORE_DRILL_IMAGE \
+    "europe-docker.pkg.dev/gardener-project/public/gardener/etcdbrctl:v0.41.2"
 
 struct ctl_config {
-    const char *kubeconfig;      /* --kubeconfig ("" = $KUBECONFIG, in-cluster, ~/.kube) */
-    int leader_elect;            /* --leader-elect (default true) */
-    const char *le_id;           /* --leader-election-id (Lease name) */
-    const char *le_namespace;    /* --leader-election-namespace ("" = the client's) */
-    long lease_ms;               /* --leader-election-lease-duration (15s) */
-    long renew_ms;               /* --leader-election-renew-deadline (10s) */
-    long retry_ms;               /* --leader-election-retry-period (2s) */
-    int backup_cluster_status;   /* --backup-cluster-status (default true) */
-    int ops_task_executor;       /* --ops-task-executor (default true) */
-    int backup_entries;          /* --backup-entries: BackupBuckets and entries (default true) */
-    int backups;                 /* --backups: EtcdBackups, schedules, restores (default true) */
-    long ops_task_workers;       /* --ops-task-workers: the executor's own workers (1-64) */
-    long ops_task_call_ms;       /* --ops-task-call-timeout: cap of one sidecar call (1s-1h) */
-    long snapshot_retries;       /* --snapshot-retries: final-snapshot attempts, >= 1 */
-    const char *imm_image;       /* --immutability-task-image */
-    const char *imm_command;     /* --immutability-task-command (split at spaces) */
-    const char *bke_image;       /* --deletion-job-image */
-    const char *bke_command;     /* --deletion-job-command (split at spaces) */
-    const char *copy_image;      /* --copy-job-image */
-    const char *copy_command;    /* --copy-job-command (split at spaces) */
-    long workers;                /* --workers (>= 1) */
-    const char *watch_namespace; /* --watch-namespace ("" = all) */
-    const char *metrics_bind;    /* --metrics-bind-address ("0" = off) */
-    const char *health_bind;     /* --health-probe-bind-address ("0" = off) */
-    long resync_ms;              /* --sync-period: every Etcd requeued this often (0 = off) */
-    long shutdown_ms;            /* --graceful-shutdown-timeout */
-    const char *config_file;     /* --config */
-    int verbosity;               /* -v / --v */
-    int help;                    /* -h / --help */
-    struct flagfile file;        /* OWNS: argument strings made from the config file */
+    const char *kubeconfig;    /* --kubeconfig ("" = $KUBECONFIG, in-cluster, ~/.kube) */
+    int leader_elect;          /* --leader-elect (default true) */
+    const char *le_id;         /* --leader-election-id (Lease name) */
+    const char *le_namespace;  /* --leader-election-namespace ("" = the client's) */
+    long lease_ms;             /* --leader-election-lease-duration (15s) */
+    long renew_ms;             /* --leader-election-renew-deadline (10s) */
+    long retry_ms;             /* --leader-election-retry-period (2s) */
+    int backup_cluster_status; /* --backup-cluster-status (default true) */
+    int ops_task_executor;     /* --ops-task-executor (default true) */
+    int backup_entries;        /* --backup-entries: BackupBuckets and entries (default true) */
+    int backups;               /* --backups: EtcdBackups, schedules, restores (default true) */
+    long ops_task_workers;     /* --ops-task-workers: the executor's own workers (1-64) */
+    long ops_task_call_ms;     /* --ops-task-call-timeout: cap of one sidecar call (1s-1h) */
+    long snapshot_retries;     /* --snapshot-retries: final-snapshot attempts, >= 1 */
+    const char *imm_image;     /* --immutability-task-image */
+    const char *imm_command;   /* --immutability-task-command (split at spaces) */
+    const char *bke_image;     /* --deletion-job-image */
+    const char *bke_command;   /* --deletion-job-command (split at spaces) */
+    const char *copy_image;    /* --copy-job-image */
+    const char *copy_command;  /* --copy-job-command (split at spaces) */
+    const char *restore_drill_image; /* --restore-drill-image: etcdbrctl restore's image */
+    long workers;                    /* --workers (>= 1) */
+    const char *watch_namespace;     /* --watch-namespace ("" = all) */
+    const char *metrics_bind;        /* --metrics-bind-address ("0" = off) */
+    const char *health_bind;         /* --health-probe-bind-address ("0" = off) */
+    long resync_ms;                  /* --sync-period: every Etcd requeued this often (0 = off) */
+    long shutdown_ms;                /* --graceful-shutdown-timeout */
+    const char *config_file;         /* --config */
+    int verbosity;                   /* -v / --v */
+    int help;                        /* -h / --help */
+    struct flagfile file;            /* OWNS: argument strings made from the config file */
 };
 
 /*

@@ -67,7 +67,7 @@ struct ctl_metrics_source {
     const struct ctl_metrics_gauge *const *gauges;
 };
 
-#define CTL_METRICS_CONTROLLERS_MAX 7 /* the most src.controllers names */
+#define CTL_METRICS_CONTROLLERS_MAX 8 /* the most src.controllers names */
 
 struct ctl_metrics;
 

@@ -46,6 +46,7 @@
 #define PODJOB_COPY_DEADLINE_S   (2L * 3600)
 #define PODJOB_DELETE_DEADLINE_S (1L * 3600)
 #define PODJOB_IMT_DEADLINE_S    (1L * 3600)
+#define PODJOB_VERIFY_DEADLINE_S (1L * 3600) /* a restore drill's Job */
 
 /*
  * The host directory of the Local buckets into out (n bytes): the Secret's
