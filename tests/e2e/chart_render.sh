@@ -125,9 +125,9 @@ expect "PDB" 1 "$(chart_get "$r/defaults.yaml" PodDisruptionBudget warden-webhoo
 # and schedules, admin restores and reads the cluster-scoped kinds; each role carries the
 # labels of the roles above it.
 role() { chart_get "$1" ClusterRole "$2" "$3"; }
-expect "view" '[{"apiGroups":["etcd-warden.io"],"resources":["etcdstatusbackups","extendfullsnapshotimmutabilitytasks","etcdbackups","etcdbackupschedules","etcdrestores"],"verbs":["get","list","watch"]}]' \
+expect "view" '[{"apiGroups":["etcd-warden.io"],"resources":["etcdstatusbackups","extendfullsnapshotimmutabilitytasks","etcdbackups","etcdbackupschedules","etcdrestores","etcdrestoredrills"],"verbs":["get","list","watch"]}]' \
     "$(role "$r/defaults.yaml" etcd-warden-view rules)"
-expect "edit" '[{"apiGroups":["etcd-warden.io"],"resources":["etcdbackups","etcdbackupschedules"],"verbs":["create","update","patch","delete","deletecollection"]}]' \
+expect "edit" '[{"apiGroups":["etcd-warden.io"],"resources":["etcdbackups","etcdbackupschedules","etcdrestoredrills"],"verbs":["create","update","patch","delete","deletecollection"]}]' \
     "$(role "$r/defaults.yaml" etcd-warden-edit rules)"
 expect "admin" '[{"apiGroups":["etcd-warden.io"],"resources":["etcdrestores"],"verbs":["create","update","patch","delete","deletecollection"]},{"apiGroups":["etcd-warden.io"],"resources":["backupbuckets","backupentries"],"verbs":["get","list","watch"]}]' \
     "$(role "$r/defaults.yaml" etcd-warden-admin rules)"
