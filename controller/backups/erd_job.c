@@ -187,8 +187,9 @@ static cJSON *restore_container(const cJSON *drill, const struct erd_target *t,
          arg(args, "data-dir", ERD_RESTORE_DIR "/data") && arg(args, "name", "drill") &&
          arg(args, "initial-cluster", "drill=" RESTORE_PEER) &&
          arg(args, "initial-advertise-peer-urls", RESTORE_PEER) &&
-         arg(args, "snapstore-temp-directory", ERD_RESTORE_DIR) &&
-         arg(args, "restoration-temp-snapshots-dir", ERD_RESTORE_DIR);
+         arg(args, "snapstore-temp-directory", ERD_RESTORE_DIR "/snapstore.tmp") &&
+         /* removed by the restore when it ends: never the data's directory */
+         arg(args, "restoration-temp-snapshots-dir", ERD_RESTORE_DIR "/restoration.tmp");
     ok = ok && !kjson_set_str(c, "name", ERD_RESTORE_CONTAINER, NULL) &&
          !kjson_set_str(c, "image", restore_image(drill, t, env), NULL) &&
          !kjson_set(c, "command", cmd, NULL) && (cmd = NULL, 1) &&

@@ -18,7 +18,10 @@ after "=") that is a mount path, lies under one or is a directory above one
 program runs in ROOT, the container's "/" (the image sets no WORKDIR). The
 program of the container's command must be warden-snapshot (any directory):
 it runs as WARDEN_SNAPSHOT with the command's other words and the args exactly
-as written. Exit status: the command's, or 2 with a message when the CronJob
+as written; or etcdbrctl, which runs as $WARDEN_ETCDBRCTL (its peer URL
+127.0.0.1:2380 moved to $CRONJOB_EXEC_PEER_PORT). emptyDir volumes are
+directories under ROOT. CRONJOB_EXEC_CONTAINER=init/N runs the pod's init
+container N instead of its first container. Exit status: the command's, or 2 with a message when the CronJob
 cannot be run.
 """
 import base64, json, os, re, subprocess, sys
@@ -74,7 +77,8 @@ def main():
     if cj.get("kind") != "CronJob":
         die(f"{cj_path} is a {cj.get('kind')}, not a CronJob")
     pod = cj["spec"]["jobTemplate"]["spec"]["template"]["spec"]
-    c = pod["containers"][0]
+    which = os.environ.get("CRONJOB_EXEC_CONTAINER", "")
+    c = pod["initContainers"][int(which[5:])] if which.startswith("init/") else pod["containers"][0]
     volumes = {v["name"]: v for v in pod.get("volumes", [])}
     mounts = {}
     for m in c.get("volumeMounts", []):
@@ -82,6 +86,11 @@ def main():
         target = os.path.join(root, m["mountPath"].strip("/"))
         if "hostPath" in v:
             mounts[m["mountPath"].rstrip("/") or "/"] = host_path(v, target)
+            continue
+        if "emptyDir" in v:
+            # the pod's own directory: shared by its containers (they run in one ROOT)
+            os.makedirs(target, exist_ok=True)
+            mounts[m["mountPath"].rstrip("/") or "/"] = target
             continue
         if "secret" not in v:
             die(f"volume {m['name']} is neither a Secret nor a hostPath volume")
@@ -132,7 +141,14 @@ def main():
     words = [expand(w, env) for w in (c.get("command") or []) + (c.get("args") or [])]
     if not words:
         die("the container has no command (the image's entrypoint is not known here)")
-    if os.path.basename(words[0]) != "warden-snapshot":
+    prog = os.path.basename(words[0])
+    if prog == "etcdbrctl" and os.environ.get("WARDEN_ETCDBRCTL"):
+        # the backup sidecar's image: its etcdbrctl; its embedded etcd's peer URL on a port
+        # of the test's (a pod has the loopback to itself)
+        binary = os.environ["WARDEN_ETCDBRCTL"]
+        peer = os.environ.get("CRONJOB_EXEC_PEER_PORT", "2380")
+        words = [w.replace("127.0.0.1:2380", "127.0.0.1:" + peer) for w in words]
+    elif prog != "warden-snapshot":
         die(f"the container runs {words[0]}, not warden-snapshot")
     argv = [binary] + [remap(w) for w in words[1:]]
     full_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}

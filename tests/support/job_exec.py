@@ -64,6 +64,32 @@ def tail(out):
     return text.decode(errors="replace")
 
 
+def run_container(cj_path, secrets, root, binary, which):
+    """One container of the pod through cronjob_exec.py: exit code, output, termination log."""
+    tlog = root + ".termination-log"
+    p = subprocess.run([sys.executable, os.path.join(HERE, "cronjob_exec.py"), cj_path,
+                        secrets, root, binary], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, timeout=300,
+                       env=dict(os.environ, WARDEN_TERMINATION_LOG=tlog,
+                                CRONJOB_EXEC_CONTAINER=which))
+    written = ""
+    if os.path.exists(tlog):
+        with open(tlog) as f:
+            written = f.read()[:4096]
+        os.unlink(tlog)
+    sys.stderr.write(p.stdout)
+    return p.returncode, p.stdout, written
+
+
+def status_of(ctr, code, message, started):
+    return {"name": ctr["name"], "image": ctr.get("image", ""), "ready": False,
+            "restartCount": 0, "imageID": "", "started": False,
+            "state": {"terminated": {"exitCode": code,
+                                     "reason": "Completed" if code == 0 else "Error",
+                                     "message": message, "startedAt": started,
+                                     "finishedAt": now()}}}
+
+
 def run(ns, name, work, binary):
     job = json.loads(kubectl("-n", ns, "get", "job", name, "-o", "json").stdout)
     spec = job["spec"]["template"]["spec"]
@@ -79,23 +105,23 @@ def run(ns, name, work, binary):
             break
         with open(os.path.join(secrets, s + ".json"), "w") as f:
             f.write(p.stdout)
+    inits = []
     if code is None:
         cj = {"kind": "CronJob", "metadata": job["metadata"],
               "spec": {"jobTemplate": {"spec": job["spec"]}}}
         cj_path = root + ".cronjob.json"
         with open(cj_path, "w") as f:
             json.dump(cj, f)
-        tlog = root + ".termination-log"
-        p = subprocess.run([sys.executable, os.path.join(HERE, "cronjob_exec.py"), cj_path,
-                            secrets, root, binary], stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, text=True, timeout=300,
-                           env=dict(os.environ, WARDEN_TERMINATION_LOG=tlog))
-        code, out = p.returncode, p.stdout
-        if os.path.exists(tlog):
-            with open(tlog) as f:
-                written = f.read()[:4096]
-            os.unlink(tlog)
-        sys.stderr.write(out)
+        # the init containers in order, then the container, in one ROOT (emptyDirs shared)
+        for i, ic in enumerate(spec.get("initContainers", [])):
+            icode, iout, iwritten = run_container(cj_path, secrets, root, binary, f"init/{i}")
+            inits.append(status_of(ic, icode, iwritten or (tail(iout) if icode else ""),
+                                   started))
+            if icode != 0:
+                code, out, written = icode, iout, ""
+                break
+        else:
+            code, out, written = run_container(cj_path, secrets, root, binary, "")
     ok = code == 0
     ctr = spec["containers"][0]
     labels = dict(job["spec"]["template"].get("metadata", {}).get("labels", {}))
@@ -110,15 +136,13 @@ def run(ns, name, work, binary):
                                              "blockOwnerDeletion": True}]},
            "spec": spec}
     kubectl("create", "-f", "-", stdin=json.dumps(pod))
-    status = {"phase": "Succeeded" if ok else "Failed", "startTime": started,
-              "containerStatuses": [{
-                  "name": ctr["name"], "image": ctr.get("image", ""), "ready": False,
-                  "restartCount": 0, "imageID": "", "started": False,
-                  "state": {"terminated": {"exitCode": code,
-                                           "reason": "Completed" if ok else "Error",
-                                           "message": written or (tail(out) if not ok else ""),
-                                           "startedAt": started,
-                                           "finishedAt": now()}}}]}
+    status = {"phase": "Succeeded" if ok else "Failed", "startTime": started}
+    if inits:
+        status["initContainerStatuses"] = inits
+    if not inits or inits[-1]["state"]["terminated"]["exitCode"] == 0:
+        # the container ran (or its Secret was missing: the kubelet reports it there)
+        status["containerStatuses"] = [
+            status_of(ctr, code, written or (tail(out) if not ok else ""), started)]
     kubectl("-n", ns, "patch", "pod", pod_name, "--subresource=status", "--type=merge",
             "-p", json.dumps({"status": status}))
     cond = {"type": "Complete" if ok else "Failed", "status": "True",
