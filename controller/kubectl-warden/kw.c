@@ -16,6 +16,7 @@ const struct k8s_resource KW_RES_IMMTASK = { "etcd-warden.io", "v1alpha1",
                                              "extendfullsnapshotimmutabilitytasks", 1 };
 const struct k8s_resource KW_RES_ENTRY = { "etcd-warden.io", "v1alpha1", "backupentries", 0 };
 const struct k8s_resource KW_RES_BACKUP = { "etcd-warden.io", "v1alpha1", "etcdbackups", 1 };
+const struct k8s_resource KW_RES_DRILL = { "etcd-warden.io", "v1alpha1", "etcdrestoredrills", 1 };
 const struct k8s_resource KW_RES_SCHEDULE = { "etcd-warden.io", "v1alpha1", "etcdbackupschedules",
                                               1 };
 const struct k8s_resource KW_RES_RESTORE = { "etcd-warden.io", "v1alpha1", "etcdrestores", 1 };

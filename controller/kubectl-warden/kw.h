@@ -34,7 +34,7 @@
 #define KW_LABEL_RESTORE  "etcd-warden.io/restoring"
 
 extern const struct k8s_resource KW_RES_ETCD, KW_RES_LEASE, KW_RES_OPSTASK, KW_RES_IMMTASK,
-    KW_RES_ENTRY, KW_RES_BACKUP, KW_RES_SCHEDULE, KW_RES_RESTORE, KW_RES_EVENT;
+    KW_RES_ENTRY, KW_RES_BACKUP, KW_RES_SCHEDULE, KW_RES_RESTORE, KW_RES_EVENT, KW_RES_DRILL;
 
 /* The options every command reads. Strings BORROWED from argv. */
 struct kw_opts {

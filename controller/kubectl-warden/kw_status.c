@@ -214,6 +214,44 @@ static enum kerr add_backups(struct kw *k, cJSON *o, const char *etcd, time_t no
     return KERR_OK;
 }
 
+/* The EtcdRestoreDrill of the Etcd (status.etcdName) whose last drill is the newest. */
+static enum kerr add_drill(struct kw *k, cJSON *o, const char *etcd, time_t now,
+                           struct kerr_info *err)
+{
+    cJSON *all = NULL, *x;
+    const cJSON *it, *best = NULL;
+    enum kerr rc = kw_list_where(k, &KW_RES_DRILL, k->ns, "status.etcdName", etcd, &all, err);
+
+    if (rc == KERR_NOTFOUND) { /* backups.enabled off: no CRD */
+        kerr_clear(err);
+        cJSON_AddNullToObject(o, "lastDrill");
+        return KERR_OK;
+    }
+    if (rc)
+        return rc;
+    cJSON_ArrayForEach (it, all)
+        if (kjson_get_str(it, "status.lastResult") &&
+            (!best || kw_time(kjson_get_str(it, "status.lastDrillTime")) >
+                          kw_time(kjson_get_str(best, "status.lastDrillTime"))))
+            best = it;
+    if (!best) {
+        cJSON_AddNullToObject(o, "lastDrill");
+    } else if ((x = cJSON_AddObjectToObject(o, "lastDrill"))) {
+        add_str(x, "name", kjson_get_str(best, "metadata.name"));
+        add_str(x, "mode", kjson_get_str(best, "spec.mode"));
+        add_str(x, "result", kjson_get_str(best, "status.lastResult"));
+        add_time(x, "time", kjson_get_str(best, "status.lastDrillTime"), now);
+        add_time(x, "newestRestorable", kjson_get_str(best, "status.newestRestorableSnapshotTime"),
+                 now);
+        if (kjson_get(best, "status.restorableRevision"))
+            cJSON_AddItemToObject(x, "restorableRevision",
+                                  cJSON_Duplicate(kjson_get(best, "status.restorableRevision"), 0));
+        add_str(x, "message", kjson_get_str(best, "status.message"));
+    }
+    cJSON_Delete(all);
+    return KERR_OK;
+}
+
 enum kerr kw_status_collect(struct kw *k, const cJSON *etcd, time_t now, cJSON **out,
                             struct kerr_info *err)
 {
@@ -249,6 +287,8 @@ enum kerr kw_status_collect(struct kw *k, const cJSON *etcd, time_t now, cJSON *
         rc = add_entry(k, o, name, now, err);
     if (!rc)
         rc = add_backups(k, o, name, now, err);
+    if (!rc)
+        rc = add_drill(k, o, name, now, err);
     if (!rc && (r = cJSON_AddObjectToObject(o, "restore"))) {
         cJSON_AddBoolToObject(r, "restoring",
                               kjson_has(etcd, "metadata.labels[" KW_LABEL_RESTORE "]"));
@@ -350,6 +390,19 @@ static void print_one(FILE *f, const cJSON *o, time_t now)
                 str_at(x, "phase"), when(x, "completed", now, w), e ? ": " : "", e ? e : "");
     else
         fprintf(f, "Last backup:    -\n");
+    x = kjson_get_obj(o, "lastDrill");
+    if (x) {
+        char nw[96];
+
+        fprintf(f, "Last drill:     %s %s (%s) %s; newest restorable snapshot %s",
+                str_at(x, "name"), str_at(x, "result"), str_at(x, "mode"), when(x, "time", now, w),
+                when(x, "newestRestorable", now, nw));
+        if (kjson_get(x, "restorableRevision"))
+            fprintf(f, ", revision %.0f", kjson_get(x, "restorableRevision")->valuedouble);
+        if (strcmp(str_at(x, "result"), "Restorable") != 0)
+            fprintf(f, ": %s", str_at(x, "message"));
+        fputc('\n', f);
+    }
     x = kjson_get_obj(o, "restore");
     if (x && cJSON_IsTrue(kjson_get(x, "restoring")))
         fprintf(f, "Restore:        restoring, %s\n", str_at(x, "progress"));

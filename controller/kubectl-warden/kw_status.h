@@ -13,6 +13,9 @@
  *                and Ready condition
  *   entry        the BackupEntry of the Etcd (cluster-scoped, spec.etcd)
  *   backup       the newest EtcdBackup of the Etcd, and the newest Completed one
+ *   drill        of the EtcdRestoreDrills whose status.etcdName is the Etcd, the one that
+ *                drilled last: its result, when, the newest restorable snapshot's time and
+ *                the restorable revision (the message when not Restorable)
  *   restore      the restoring label and etcd-warden.io/restore-progress
  * Without ETCD, one line per Etcd of the namespace. `-o json` prints the same as JSON
  * (kw_status_collect's object; a list {"items": [...]} without ETCD).

@@ -5,7 +5,8 @@
 #    namespace, its server) and -n as kubectl reads them;
 #  - status: the last full snapshot as the sidecar records it in its Lease (written here as
 #    etcd-backup-restore writes it), protection, the BackupEntry the controller made, the
-#    hibernation phase and cut, -o json; one line per Etcd without a name;
+#    hibernation phase and cut, the last restore drill of the Etcd, -o json; one line per
+#    Etcd without a name;
 #  - hibernate --wait / wake --wait: the phases the controller goes through, to Hibernated
 #    and back (the StatefulSet at 0, then back); wake of a spec.replicas-0 hibernation refused;
 #  - restore: an EtcdRestore of a Failed backup, --wait to Failed with the controller's error;
@@ -118,6 +119,22 @@ has "revision 4711 (Lease etcd-main-full-snap)"
 has "(2h ago)"
 has "Backup entry:   $entry Active"
 cat "$out"
+# a restore drill of etcd-main whose last drill, an hour ago, found the chain broken; its
+# last good one restored a snapshot of 26 hours ago (the status as the controller writes it)
+kc apply -f - >/dev/null <<EOF
+apiVersion: etcd-warden.io/v1alpha1
+kind: EtcdRestoreDrill
+metadata: {name: nightly, namespace: shoot}
+spec: {schedule: "0 3 * * *", mode: Verify, target: {etcdName: etcd-main}}
+EOF
+drilled=$(date -u -d '-1 hour' +%Y-%m-%dT%H:%M:%SZ)
+newest=$(date -u -d '-26 hours' +%Y-%m-%dT%H:%M:%SZ)
+kc -n shoot patch etcdrestoredrill nightly --subresource=status --type merge -p \
+    "{\"status\":{\"etcdName\":\"etcd-main\",\"lastResult\":\"NotRestorable\",\"lastDrillTime\":\"$drilled\",\"newestRestorableSnapshotTime\":\"$newest\",\"restorableRevision\":4700,\"message\":\"p/v2/Incr-1: gap\"}}" >/dev/null
+kw -n shoot status etcd-main
+has "Last drill:     nightly NotRestorable (Verify) $drilled (1h ago); newest restorable snapshot $newest (1d2h ago), revision 4700: p/v2/Incr-1: gap"
+kw -n shoot status etcd-main -o json
+expect "json: last drill" '"nightly" "NotRestorable" 4700' "$(jq -c .lastDrill.name,.lastDrill.result,.lastDrill.restorableRevision "$out" | paste -sd' ')"
 kc -n shoot annotate etcd etcd-main druid.gardener.cloud/disable-etcd-component-protection= >/dev/null
 kw -n shoot status etcd-main
 has "Protection:     off"
