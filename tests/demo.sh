@@ -13,8 +13,9 @@
 #     re-attachment within the grace period, a deletion Job after it), and an
 #     EtcdBackupSchedule firing every minute whose first EtcdBackup (an EtcdOpsTask's full
 #     snapshot, copied by a Job to a second bucket) an EtcdRestore brings up as a new Etcd on
-#     a new prefix (and one refused restore onto an existing Etcd), printing every kubectl
-#     command and its output. tests/support/job_exec.py runs the Jobs as a kubelet would.
+#     a new prefix (and one refused restore onto an existing Etcd), and a restore drill
+#     finding the store's snapshots not restorable (a Warning event, the metric at 0),
+#     printing every kubectl command and its output. tests/support/job_exec.py runs the Jobs as a kubelet would.
 # Chapter 5 waits for the schedule's first fire time: up to a minute of the run.
 # It exits 0 only when every step behaved as shown, and leaves no process behind.
 # Under ctest (WARDEN_BINARY_DIR set) it installs and builds nothing.
@@ -510,6 +511,52 @@ ok
 check "the restore onto etcd-main" Failed "$(restore_phase etcd-main-in-place)"
 has "Etcd shoot/etcd-main exists: a restore creates a new Etcd, never restores in place"
 check "objects written under shoot--etcd-main-again" 0 "$(snap_s3 ls shoot--etcd-main-again/ | wc -l)"
+
+# ---- 6. restore drills -------------------------------------------------------------
+chapter "6. A restore drill: is the backup a restore would use actually restorable?"
+say "etcd-backup-restore checks a full snapshot's SHA-256 when it uploads it, and nothing
+after. The snapshots in this demo's store are stand-ins: random bytes with a correct SHA-256
+trailer. They pass that check, but they are no etcd database: a restore from them would fail
+on the day it is needed. An EtcdRestoreDrill proves it now, every day, and says so where an
+operator looks. A drill by hand: the annotation etcd-warden.io/run-drill."
+touch "$WH_DIR/job_exec_shoot.stop" # chapter 5's kubelet: one runs the Jobs of shoot
+reap_child "$shoot_jobs_pid" 10 TERM || true
+python3 tests/support/job_exec.py serve shoot app.kubernetes.io/managed-by=etcd-warden \
+    "$WH_DIR" "$WARDEN_SNAPSHOT" "$WH_DIR/job_exec_drill.stop" 120 2>"$WH_DIR/job_exec_drill.log" &
+drill_jobs_pid=$!
+ksim_on_exit "touch $WH_DIR/job_exec_drill.stop; reap_child $drill_jobs_pid 10 TERM || true"
+k_apply <<END
+apiVersion: etcd-warden.io/v1alpha1
+kind: EtcdRestoreDrill
+metadata: {name: etcd-main-daily, namespace: shoot}
+spec:
+  schedule: "30 4 * * *"
+  mode: Verify
+  target: {etcdName: etcd-main}
+END
+ok
+k -n shoot annotate etcdrestoredrill etcd-main-daily etcd-warden.io/run-drill=demo-1
+ok
+drill_result() { jp shoot etcdrestoredrill/etcd-main-daily '{.status.lastResult}'; }
+drilled() { [ -n "$(drill_result)" ]; }
+ksim_wait 60 drilled || demo_fail "no drill result: $(tail -3 "$WH_DIR/job_exec_drill.log")"
+k -n shoot get erd etcd-main-daily -o wide
+ok
+check "the drill's verdict" NotRestorable "$(drill_result)"
+k -n shoot get events --field-selector involvedObject.name=etcd-main-daily,type=Warning
+ok
+has DrillFailed
+has "Etcd shoot/etcd-main is NOT restorable"
+say "The object and why, in the drill's status and its Restorable condition:"
+k -n shoot get erd etcd-main-daily -o 'jsonpath={.status.failedObject}: {.status.message}'
+ok
+say "And in the metrics, which the chart's alert EtcdWardenNotRestorable reads:"
+restorable_series() { ctl_metrics | grep '^warden_etcd_restorable{.*drill="etcd-main-daily"' || true; }
+has_series() { [ -n "$(restorable_series)" ]; }
+ksim_wait 20 has_series || demo_fail "no warden_etcd_restorable series"
+printf '    %s\n' "$(restorable_series)"
+check "warden_etcd_restorable" 0 "$(restorable_series | awk '{print $2}')"
+touch "$WH_DIR/job_exec_drill.stop"
 
 # ---- epilogue ----------------------------------------------------------------------
 chapter "Epilogue"
