@@ -548,7 +548,7 @@ ok
 has DrillFailed
 has "Etcd shoot/etcd-main is NOT restorable"
 say "The object and why, in the drill's status and its Restorable condition:"
-k -n shoot get erd etcd-main-daily -o 'jsonpath={.status.failedObject}: {.status.message}'
+k -n shoot get erd etcd-main-daily -o 'jsonpath={.status.message}'
 ok
 say "And in the metrics, which the chart's alert EtcdWardenNotRestorable reads:"
 restorable_series() { ctl_metrics | grep '^warden_etcd_restorable{.*drill="etcd-main-daily"' || true; }
