@@ -48,7 +48,8 @@ static size_t make_table(struct ctl_config *c, struct proc_flag *out)
         { "backup-entries", PROC_FLAG_BOOL, &c->backup_entries, "true",
           "keep a BackupEntry per Etcd backing up into a BackupBucket (needs their CRDs)" },
         { "backups", PROC_FLAG_BOOL, &c->backups, "true",
-          "reconcile EtcdBackups, EtcdBackupSchedules and EtcdRestores (needs their CRDs)" },
+          "reconcile EtcdBackups, EtcdBackupSchedules, EtcdRestores and EtcdRestoreDrills (needs "
+          "their CRDs)" },
         { "ops-task-workers", PROC_FLAG_INT, &c->ops_task_workers, "3",
           "concurrent EtcdOpsTask calls to backup sidecars, apart from --workers (1-64)" },
         { "ops-task-call-timeout", PROC_FLAG_DURATION, &c->ops_task_call_ms, "15m",
