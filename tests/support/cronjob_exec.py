@@ -18,8 +18,8 @@ after "=") that is a mount path, lies under one or is a directory above one
 program runs in ROOT, the container's "/" (the image sets no WORKDIR). The
 program of the container's command must be warden-snapshot (any directory):
 it runs as WARDEN_SNAPSHOT with the command's other words and the args exactly
-as written; or etcdbrctl, which runs as $WARDEN_ETCDBRCTL (its peer URL
-127.0.0.1:2380 moved to $CRONJOB_EXEC_PEER_PORT). emptyDir volumes are
+as written; an init container's may be etcdbrctl, which runs as
+$WARDEN_ETCDBRCTL (its peer URL 127.0.0.1:2380 moved to $CRONJOB_EXEC_PEER_PORT). emptyDir volumes are
 directories under ROOT. CRONJOB_EXEC_CONTAINER=init/N runs the pod's init
 container N instead of its first container. Exit status: the command's, or 2 with a message when the CronJob
 cannot be run.
@@ -142,7 +142,7 @@ def main():
     if not words:
         die("the container has no command (the image's entrypoint is not known here)")
     prog = os.path.basename(words[0])
-    if prog == "etcdbrctl" and os.environ.get("WARDEN_ETCDBRCTL"):
+    if prog == "etcdbrctl" and which.startswith("init/") and os.environ.get("WARDEN_ETCDBRCTL"):
         # the backup sidecar's image: its etcdbrctl; its embedded etcd's peer URL on a port
         # of the test's (a pod has the loopback to itself)
         binary = os.environ["WARDEN_ETCDBRCTL"]
