@@ -11,14 +11,15 @@
 #   BENCH_FULL_MB=256 BENCH_DELTAS=1000 bench/snapshot_verify_bench.sh
 #
 # Target (issue 31): 1 GiB full + 1,000 deltas, verify >= 3x faster than the restore, verify's
-# RSS <= 64 MiB. s3rver answers ListObjectsV2 (warden-snapshot's listing; the sidecar lists
-# with V1) with 500 once the prefix holds more than 1,000 objects, so the default is 800
-# deltas. Needs $WARDEN_ETCDBRCTL and etcd. Not a test: it asserts nothing.
+# RSS <= 64 MiB. s3rver pages ListObjectsV2 (warden-snapshot's listing; the sidecar lists
+# with V1) past 1,000 objects with a DES-encrypted token, which tests/lib/snapshot.sh's
+# snap_s3_start enables (Node's OpenSSL legacy provider). Needs $WARDEN_ETCDBRCTL and etcd.
+# Not a test: it asserts nothing.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build/release}
 full_mb=${BENCH_FULL_MB:-1024}
-deltas=${BENCH_DELTAS:-800}
+deltas=${BENCH_DELTAS:-1000}
 if [ ! -x "$build/controller/snapshot/warden-snapshot" ]; then
     cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF >/dev/null
     cmake --build "$build" --target warden-snapshot -j2 >/dev/null

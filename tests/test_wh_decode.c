@@ -473,3 +473,40 @@ Test(wh_decode, jscan_refuses_only_what_cjson_refuses)
         cJSON_Delete(t);
     }
 }
+
+/*
+ * Strings end where cJSON's end, a backslash hiding the byte after it, wherever the
+ * backslash falls: before, on and after the bytes jscan walks in place (STRING_WALK),
+ * escaping a quote or the last byte, in a string closed or not; and literals, numbers
+ * and containers after a string, as a value of every kind begins.
+ */
+Test(wh_decode, jscan_ends_strings_where_cjson_does)
+{
+    static const char *const tails[] = { "\"", "\\\"",      "\\\\\"", "\\",
+                                         "",   "\\u0041\"", "\\x\"",  "\\\"x" };
+    static const char *const after[] = { "",       "]",     ",null]",       ",false]", ",true]",
+                                         ",-1e3]", ",nul]", ",{\"a\":[]}]", ",[tru]",  ",x]" };
+    char text[256];
+    struct jscan_result res;
+    const char *end;
+    cJSON *t;
+    int n, bs, ti, ai, ok;
+
+    for (n = 0; n < 70; n++)
+        for (bs = -1; bs < n; bs++)
+            for (ti = 0; ti < (int)(sizeof(tails) / sizeof(tails[0])); ti++)
+                for (ai = 0; ai < (int)(sizeof(after) / sizeof(after[0])); ai++) {
+                    int len = snprintf(text, sizeof(text), "[\"");
+                    for (int i = 0; i < n; i++)
+                        text[len++] = i == bs ? '\\' : (char)('a' + i % 26);
+                    len += snprintf(text + len, sizeof(text) - (size_t)len, "%s%s", tails[ti],
+                                    after[ai]);
+                    end = NULL;
+                    t = cJSON_ParseWithLengthOpts(text, (size_t)len, &end, 0);
+                    ok = jscan_filter(text, (size_t)len, NULL, NULL, &res) == KERR_OK;
+                    cr_expect_eq(ok, t != NULL, "%s", text);
+                    if (t && ok)
+                        cr_expect_eq(res.end, (size_t)(end - text), "%s", text);
+                    cJSON_Delete(t);
+                }
+}

@@ -9,6 +9,7 @@
 #include "common/buf.h"
 #include "controller/snapshot/snapdb.h"
 #include "controller/snapshot/snapdelta.h"
+#include "controller/snapshot/snapfetch.h"
 #include "controller/snapshot/snapkeys.h"
 #include "controller/snapshot/snapreplay.h"
 #include "controller/snapshot/snapverify.h"
@@ -186,9 +187,11 @@ static enum kerr tap(void *ctx, const unsigned char *p, size_t n, struct kerr_in
     return KERR_OK;
 }
 
-/* Read o through the verifier into r; KERR_PARSE with the reason when the object fails. */
-static enum kerr read_obj(struct ostore *s, const struct snapchain_obj *o, struct reader *r,
-                          bool delta, char hex[SNAPVERIFY_HEX_LEN + 1], struct kerr_info *err)
+/* Read o (the chain's object idx) through the verifier into r, its pieces from f where it
+ * fetched them ahead; KERR_PARSE with the reason when the object fails. */
+static enum kerr read_obj(struct ostore *s, struct snapfetch *f, size_t idx,
+                          const struct snapchain_obj *o, struct reader *r, bool delta,
+                          char hex[SNAPVERIFY_HEX_LEN + 1], struct kerr_info *err)
 {
     struct snapverify *v = NULL;
     unsigned char *buf = NULL;
@@ -196,19 +199,28 @@ static enum kerr read_obj(struct ostore *s, const struct snapchain_obj *o, struc
 
     if (rc == KERR_UNSUPPORTED)
         return KERR_PARSE;
-    if (rc == KERR_OK && (buf = malloc(READ_BUF)) == NULL)
-        rc = kerr_set(err, KERR_NOMEM, NULL);
     if (rc == KERR_OK)
         snapverify_tap(v, tap, r, delta);
     for (int64_t off = 0; rc == KERR_OK && off < o->obj.size;) {
         size_t n = (size_t)(o->obj.size - off < READ_BUF ? o->obj.size - off : READ_BUF);
-        rc = s->ops->read(s, &o->obj, off, buf, n, err);
+        const unsigned char *data = NULL;
+        bool taken = snapfetch_take(f, idx, off, n, &data, &rc, err);
+        if (!taken && !buf && (buf = malloc(READ_BUF)) == NULL) {
+            rc = kerr_set(err, KERR_NOMEM, NULL);
+            break;
+        }
+        if (!taken) {
+            rc = s->ops->read(s, &o->obj, off, buf, n, err);
+            data = buf;
+        }
         if (rc != KERR_OK) {
             kerr_wrap(err, "cannot read it at %lld", (long long)off);
             rc = KERR_PARSE;
         } else {
-            rc = snapverify_update(v, buf, n, err);
+            rc = snapverify_update(v, data, n, err);
         }
+        if (taken)
+            snapfetch_release(f);
         off += (int64_t)n;
     }
     rc = rc ? rc : snapverify_finish(v, hex, err);
@@ -254,7 +266,7 @@ static enum kerr present(const struct snapchain *c, const struct snapchain_obj *
     return KERR_OK;
 }
 
-static enum kerr check_full(struct ostore *s, const struct snapchain *c,
+static enum kerr check_full(struct ostore *s, struct snapfetch *f, const struct snapchain *c,
                             const struct snapchain_opts *o, struct snapkeys *keys,
                             struct snapchain_result *res, struct kerr_info *err)
 {
@@ -266,7 +278,7 @@ static enum kerr check_full(struct ostore *s, const struct snapchain *c,
         return rc;
     if ((r.fd = spool_open(o->tmp_dir, err)) < 0)
         return KERR_IO;
-    rc = read_obj(s, &c->v[0], &r, false, res->full_sha256, err);
+    rc = read_obj(s, f, 0, &c->v[0], &r, false, res->full_sha256, err);
     if (rc == KERR_OK && (size = lseek(r.fd, 0, SEEK_END)) < 0)
         rc = kerr_set(err, KERR_IO, "spool: %m");
     if (rc == KERR_OK) {
@@ -278,8 +290,8 @@ static enum kerr check_full(struct ostore *s, const struct snapchain *c,
     return rc;
 }
 
-static enum kerr check_delta(struct ostore *s, const struct snapchain *c, size_t i,
-                             struct snapreplay *rp, struct kerr_info *err)
+static enum kerr check_delta(struct ostore *s, struct snapfetch *f, const struct snapchain *c,
+                             size_t i, struct snapreplay *rp, struct kerr_info *err)
 {
     char hex[SNAPVERIFY_HEX_LEN + 1];
     bool again = false;
@@ -290,7 +302,7 @@ static enum kerr check_delta(struct ostore *s, const struct snapchain *c, size_t
         if ((rc = snapdelta_new(SNAPDELTA_EVENT_MAX, snapreplay_event, rp, &r.delta, err)))
             break;
         snapreplay_begin(rp, i == 1, pass == 1);
-        rc = read_obj(s, &c->v[i], &r, true, hex, err);
+        rc = read_obj(s, f, i, &c->v[i], &r, true, hex, err);
         snapdelta_free(r.delta);
         if (rc == KERR_OK)
             rc = snapreplay_end(rp, c->v[i].name.last_rev, &again, err);
@@ -300,11 +312,26 @@ static enum kerr check_delta(struct ostore *s, const struct snapchain *c, size_t
     return rc;
 }
 
+/* Fetch the chain's objects ahead through o's fetchers (only those the restore can read). */
+static enum kerr fetch_start(const struct snapchain *c, const struct snapchain_opts *o,
+                             struct snapfetch_item **items, struct snapfetch **f,
+                             struct kerr_info *err)
+{
+    if ((*items = calloc(c->n, sizeof(**items))) == NULL)
+        return kerr_set(err, KERR_NOMEM, NULL);
+    for (size_t i = 0; i < c->n; i++)
+        (*items)[i].obj = c->v[i].obj.key && !c->v[i].foreign ? &c->v[i].obj : NULL;
+    return snapfetch_start(o->fetchers, o->nfetchers, *items, c->n, READ_BUF,
+                           o->nfetchers + SNAPCHAIN_FETCH_SLOTS_EXTRA, f, err);
+}
+
 enum kerr snapchain_verify(struct ostore *s, const struct snapchain *c,
                            const struct snapchain_opts *o, struct snapchain_result *res,
                            struct kerr_info *err)
 {
     struct snapkeys *keys = NULL;
+    struct snapfetch *f = NULL;
+    struct snapfetch_item *items = NULL;
     struct snapreplay rp;
     struct kerr_info why = { 0 };
     enum kerr rc;
@@ -318,13 +345,19 @@ enum kerr snapchain_verify(struct ostore *s, const struct snapchain *c,
     }
     if ((rc = snapkeys_new(o->max_keys ? o->max_keys : SNAPCHAIN_DEFAULT_MAX_KEYS, &keys, err)))
         return rc;
+    if (o->nfetchers && (rc = fetch_start(c, o, &items, &f, err)) != KERR_OK) {
+        snapkeys_free(keys);
+        return rc;
+    }
     res->checked = 1;
-    rc = check_full(s, c, o, keys, res, &why);
+    rc = check_full(s, f, c, o, keys, res, &why);
     snapreplay_init(&rp, keys, res->bolt.revision);
     for (size_t i = 1; rc == KERR_OK && i < c->n; i++) {
         res->checked = i + 1;
-        rc = check_delta(s, c, i, &rp, &why);
+        rc = check_delta(s, f, c, i, &rp, &why);
     }
+    snapfetch_free(f);
+    free(items);
     res->revision = rp.rev;
     res->keys = (int64_t)snapkeys_count(keys);
     res->events = rp.events;

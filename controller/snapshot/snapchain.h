@@ -70,9 +70,22 @@ enum kerr snapchain_select(const struct ostore_list *l, const char *prefix, int6
 
 void snapchain_release(struct snapchain *c);
 
+/*
+ * Fetchers the CLI opens (as etcd-backup-restore's restore fetches deltas with 6), and the
+ * pieces held beyond one per fetcher: the read-ahead holds at most
+ * (fetchers + SNAPCHAIN_FETCH_SLOTS_EXTRA) pieces of 4 MiB.
+ */
+#define SNAPCHAIN_FETCHERS          6
+#define SNAPCHAIN_FETCH_SLOTS_EXTRA 2
+
 struct snapchain_opts {
     size_t max_keys;     /* the key set's bound; 0: SNAPCHAIN_DEFAULT_MAX_KEYS */
     const char *tmp_dir; /* for the spooled full snapshot; NULL: $TMPDIR or /tmp */
+    /* Stores of the same bucket (BORROWED, each used by one fetcher thread only, none of
+     * them the store verified through): the chain's pieces are read ahead through them in
+     * parallel (snapfetch.h) and checked in order. 0: each piece is read when checked. */
+    struct ostore *const *fetchers;
+    size_t nfetchers;
 };
 
 struct snapchain_result {

@@ -274,6 +274,8 @@ static int run(const struct args *a)
     struct ostore *s = NULL;
     struct snapchain c = { 0 };
     struct snapchain_result r;
+    struct snapchain_opts o = a->o;
+    struct ostore *fetchers[SNAPCHAIN_FETCHERS] = { 0 };
     const char *kind = bstore_provider_kind(a->cfg.provider);
     bool local = kind && strcmp(kind, "Local") == 0;
     char *prefix = NULL, *listp = NULL;
@@ -290,8 +292,14 @@ static int run(const struct args *a)
         rc = s->ops->list(s, listp, &l, &err);
     if (rc == KERR_OK)
         rc = snapchain_select(&l, prefix, a->at, local, &c, &err);
+    for (size_t i = 0; rc == KERR_OK && c.n > 0 && i < SNAPCHAIN_FETCHERS; i++)
+        rc = ptable_open(&a->cfg, &fetchers[i], &err);
+    if (rc == KERR_OK && c.n > 0) {
+        o.fetchers = fetchers;
+        o.nfetchers = SNAPCHAIN_FETCHERS;
+    }
     if (rc == KERR_OK)
-        rc = snapchain_verify(s, &c, &a->o, &r, &err);
+        rc = snapchain_verify(s, &c, &o, &r, &err);
     if (rc == KERR_OK && a->restored_db)
         rc = snapchain_compare_restored(a->restored_db, a->o.max_keys, &r, &err);
     if (rc == KERR_OK)
@@ -309,6 +317,8 @@ static int run(const struct args *a)
     snapchain_release(&c);
     ostore_list_release(&l);
     ostore_free(s);
+    for (size_t i = 0; i < SNAPCHAIN_FETCHERS; i++)
+        ostore_free(fetchers[i]);
     free(prefix);
     free(listp);
     return status;

@@ -132,7 +132,11 @@ snap_s3_start() {
         tls=(--cert "$SNAP_S3_TLS_DIR/tls.crt" --key "$SNAP_S3_TLS_DIR/tls.key")
         scheme=https
     fi
-    "$bin" --silent -d "$SNAP_S3_DIR" -a 127.0.0.1 -p "$SNAP_S3_PORT" "${tls[@]}" \
+    # s3rver's ListObjectsV2 continuation token is DES-encrypted, which OpenSSL 3 (Node 17
+    # and later) has only in its legacy provider: without it every truncated listing (more
+    # than 1,000 keys, or max-keys) is an HTTP 500.
+    NODE_OPTIONS="${NODE_OPTIONS:+$NODE_OPTIONS }--openssl-legacy-provider" \
+        "$bin" --silent -d "$SNAP_S3_DIR" -a 127.0.0.1 -p "$SNAP_S3_PORT" "${tls[@]}" \
         --configure-bucket "$SNAP_BUCKET" >"$SNAP_WORK/s3rver.log" 2>&1 &
     SNAP_S3_PID=$!
     snap_on_exit "snap_kill $SNAP_S3_PID"
