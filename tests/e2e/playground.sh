@@ -66,7 +66,7 @@ done
 # pages show them (tests/support/doc_kubectl.py reads them from the pages), with only the
 # names the playground has otherwise (its bucket, its Secrets, its endpoint, the backup the
 # restore takes, the entry's hash): each succeeds, a `get` prints the columns the page shows,
-# the backup and the restore complete. Left out: the examples the pages show refused, and
+# an `explain` prints what the page shows, the backup and the restore complete. Left out: the examples the pages show refused, and
 # the BackupEntry of an Etcd "etcd" the playground does not have (PrefixConflict).
 s3=$(sed -n 's/^The playground is up: .*s3rver (bucket [^ ]* at \([^)]*\)).*/\1/p' "$out")
 [ -n "$s3" ] || fail "no s3rver address printed"
@@ -99,6 +99,11 @@ run_doc() { # page, substitutions...
         if [ -n "$header" ] && [ "$(head -1 <<<"$got" | tr -s ' ')" != "$(tr -s ' ' <<<"$header")" ]; then
             fail "$page: $line prints the columns \"$(head -1 <<<"$got")\", the page shows \"$header\""
         fi
+        case $line in
+        *" explain "*) # what the page shows is what kubectl prints (spacing aside)
+            [ "$(tr -s ' \n' ' ' <<<"$got" | sed 's/ *$//')" = "$(jq -r .output <<<"$ex" | tr -s ' \n' ' ' | sed 's/ *$//')" ] ||
+                fail "$page: $line prints: $got" ;;
+        esac
         case $stdin in
         *"kind: EtcdBackup"$'\n'*)
             name=$(sed -n 's/^metadata: {name: \([^}]*\)}/\1/p' <<<"$stdin")

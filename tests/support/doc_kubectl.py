@@ -7,7 +7,8 @@ Prints, as JSON lines, every command of the page's fenced blocks that starts
 with "$ kubectl" and is followed by its output (not an error): {"line": the
 command as the page shows it, "argv": its words (after the substitutions),
 "stdin": the text of its <<'END' here-document or null, "header": the first
-line of output the page shows (the column names of a `get`) or null}. Each
+line of output the page shows (the column names of a `get`) or null,
+"output": every line the page shows after the command, up to the next one}. Each
 OLD=NEW replaces OLD by NEW in the arguments and the here-document: what the
 playground names differently (its bucket, its Secrets). Examples the page
 shows refused ("Error from server") are left out: they need objects of their
@@ -58,8 +59,11 @@ def main():
             if nxt.startswith("Error from server"):
                 continue
             header = nxt if nxt.startswith("NAME ") else None
+            j = i
+            while j < len(block) and not block[j].startswith("$ "):
+                j += 1
             print(json.dumps({"line": line, "argv": shlex.split(sub(cmd)), "stdin": stdin,
-                              "header": header}))
+                              "header": header, "output": "\n".join(block[i:j])}))
 
 
 main()
