@@ -2,8 +2,11 @@
 # A playground in one command: the demo's stage (tests/lib/stage.sh: kube-sim,
 # warden-webhook and warden-controller with the chart's flags, s3rver as the backup bucket)
 # with two example Etcds, shoot/etcd-main and shoot/etcd-events, their components as
-# etcd-druid creates them and a backup sidecar stand-in (backup-double) for each. It prints
-# the KUBECONFIG to export and a few kubectl commands to try, then stays up until Ctrl-C
+# etcd-druid creates them and a backup sidecar stand-in (backup-double) for each, whose
+# snapshots are written to the bucket as the sidecar would (stage_snapshot_writer), a
+# BackupBucket for the bucket, and the Jobs warden-controller makes run as the kubelet would
+# (tests/support/job_exec.py). It prints both programs' metrics and health addresses, the
+# KUBECONFIG to export and a few kubectl commands to try, then stays up until Ctrl-C
 # (or `tests/playground.sh down` from another terminal) and stops everything it started.
 # On a fresh Debian 12 machine (as root) it first installs what is missing and builds
 # (build/demo), as tests/demo.sh does; with WARDEN_BINARY_DIR set it uses that build.
@@ -80,13 +83,35 @@ done
 kc -n shoot create secret generic etcd-backup --from-file="$SNAP_WORK/aws" >/dev/null
 for e in etcd-main etcd-events; do
     druid_double_for shoot "$e"
+    stage_snapshot_writer "$DRUID_DOUBLE_URL" "shoot--$e"
 done
+
+echo "== the bucket's BackupBucket, and the Jobs run as the kubelet would"
+# docs/backup-entries.md's BackupBucket, on the playground's bucket and Secret
+kc -n "$CHART_NS" create secret generic etcd-bucket --from-file="$SNAP_WORK/aws" >/dev/null
+kc label namespace shoot etcd-warden.io/backups=eu-west-1 >/dev/null
+kc apply -f - >/dev/null <<EOF
+apiVersion: etcd-warden.io/v1alpha1
+kind: BackupBucket
+metadata: {name: eu-west-1}
+spec:
+  provider: aws
+  container: $SNAP_BUCKET
+  secretRef: {namespace: $CHART_NS, name: etcd-bucket}
+  deletionGracePeriod: 168h
+  namespaceSelector: {matchLabels: {etcd-warden.io/backups: eu-west-1}}
+EOF
+# kube-sim runs no pods: the copy, restore and deletion Jobs run here (tests/support/job_exec.py)
+ctl_jobs_serve shoot 31536000
+ctl_jobs_serve "$CHART_NS" 31536000
 
 cat <<EOF
 
-The playground is up: kube-sim at $KSIM_URL, warden-webhook (logs: $WH_LOG),
-warden-controller (logs: $CTL_LOG), s3rver (bucket $SNAP_BUCKET at $SNAP_S3_URL).
-In another terminal:
+The playground is up: kube-sim at $KSIM_URL, s3rver (bucket $SNAP_BUCKET at $SNAP_S3_URL),
+  warden-webhook     metrics http://127.0.0.1:$WH_METRICS_PORT/metrics   health http://127.0.0.1:$WH_HEALTH_PORT/readyz   logs $WH_LOG
+  warden-controller  metrics http://127.0.0.1:$CTL_METRICS_PORT/metrics   health http://127.0.0.1:$CTL_HEALTH_PORT/readyz   logs $CTL_LOG
+Jobs run as the kubelet would (log: $SNAP_WORK/job_exec.log); each Etcd's sidecar stand-in
+writes the snapshots it takes to its prefix. In another terminal:
 
     export KUBECONFIG=$KUBECONFIG
 
@@ -99,6 +124,16 @@ In another terminal:
     kubectl -n shoot get etcdopstasks,extendfullsnapshotimmutabilitytasks,cronjobs
     AWS_APPLICATION_CREDENTIALS=$SNAP_WORK/aws $WARDEN_SNAPSHOT list \\
         --storage-provider S3 --store-container $SNAP_BUCKET --store-prefix shoot--etcd-events
+    kubectl get backupbuckets,backupentries
+    kubectl -n shoot apply -f - <<'END'      # docs/backups-and-restores.md, on this bucket
+apiVersion: etcd-warden.io/v1alpha1
+kind: EtcdBackup
+metadata: {name: etcd-main-before-upgrade}
+spec:
+  etcdName: etcd-main
+  destination: {provider: aws, container: $SNAP_BUCKET, prefix: offsite--etcd-main, secretRef: {name: etcd-backup}}
+END
+    kubectl -n shoot get etcdbackups
 
 kubectl acts as the cluster admin; warden-webhook lets etcd-druid's service account through
 (kubectl --token=druid-token ...). Ctrl-C here, or tests/playground.sh down, stops everything.

@@ -5,7 +5,8 @@
 # one its binary's --help lists; the RBAC of each process is exactly the API
 # calls a scan of its code finds; the values pass values.schema.json. Then the
 # checks are shown to fail on broken input, and bad values (typos, out of enum,
-# type or range) to stop the render with their message.
+# type or range) to stop the render with their message. Every field of the
+# project's CRDs has a description.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -242,4 +243,12 @@ must_fail "unknown kind" "unknown apiVersion/kind" "$CHARTTOOL" check "$work/m7.
 printf -- '---\napiVersion: v1\nkind: Service\nmetadata: {name: x, namespace: etcd-warden}\nspec: {ports: [{port: 1}], selector: {app: none}}\n' >>"$work/m7.yaml"
 sed 's/^kind: PodDisruptionBudgett/kind: PodDisruptionBudget/' "$work/m7.yaml" >"$work/m8.yaml"
 must_fail "a Service selecting nothing" "matches no Deployment" "$CHARTTOOL" check "$work/m8.yaml"
+# Every field of the project's CRDs says what it does (kubectl explain prints it); the check
+# fails on a field without one.
+python3 "$root/tests/chart/crd_descriptions.py" "$CHART_DIR"/crds/etcd-warden.io_*.yaml ||
+    fail "CRD fields without a description"
+sed '/^ *prefix:$/{n;/description: >-/{N;d}}' "$CHART_DIR/crds/etcd-warden.io_backupentries.yaml" \
+    >"$work/undescribed.yaml"
+must_fail "a CRD field without a description" ".spec.prefix has no description" \
+    python3 "$root/tests/chart/crd_descriptions.py" "$work/undescribed.yaml"
 echo "PASS chart_render"

@@ -2,8 +2,11 @@
 # The README's playground as a test: tests/playground.sh on this build (under ctest it
 # installs and builds nothing), in a session of its own, started in the background; once it
 # prints its "export KUBECONFIG=" line (90 s at most), kubectl lists the two example Etcds
-# through it; `tests/playground.sh down` stops it (60 s at most), and nothing of its session
-# may outlive it.
+# through it; both programs' printed metrics and health addresses answer; every kubectl
+# example of docs/backups-and-restores.md and docs/backup-entries.md runs there as the page
+# shows it (only the playground's own names substituted) and succeeds, the backup and the
+# restore completing; `tests/playground.sh down` stops it (60 s at most), and nothing of its
+# session may outlive it.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 [ -n "${WARDEN_BINARY_DIR:-}" ] || { echo "FAIL: WARDEN_BINARY_DIR is not set (run under ctest)" >&2; exit 1; }
@@ -48,6 +51,80 @@ etcds=$(KUBECONFIG=$kubeconfig kubectl get etcd -A -o jsonpath='{range .items[*]
     fail "kubectl get etcd -A failed"
 [ "$etcds" = "shoot/etcd-events shoot/etcd-main " ] || fail "kubectl get etcd -A: \"$etcds\""
 echo "ok: kubectl get etcd -A through the printed KUBECONFIG: $etcds"
+
+# Both programs' metrics and health ports, as printed.
+for prog in warden-webhook warden-controller; do
+    m=$(sed -n "s|^ *$prog *metrics \([^ ]*\) .*|\1|p" "$out")
+    h=$(sed -n "s|^ *$prog .* health \([^ ]*\) .*|\1|p" "$out")
+    [ -n "$m" ] && [ -n "$h" ] || fail "no metrics or health address printed for $prog"
+    curl -sf "$m" | grep '^# TYPE ' >/dev/null || fail "$prog's printed metrics address $m serves no metrics"
+    curl -sf "$h" >/dev/null || fail "$prog's printed health address $h is not ready"
+    echo "ok: $prog's printed metrics ($m) and health ($h) addresses answer"
+done
+
+# Every kubectl example of docs/backups-and-restores.md and docs/backup-entries.md, as the
+# pages show them (tests/support/doc_kubectl.py reads them from the pages), with only the
+# names the playground has otherwise (its bucket, its Secrets, its endpoint, the backup the
+# restore takes, the entry's hash): each succeeds, a `get` prints the columns the page shows,
+# an `explain` prints what the page shows, the backup and the restore complete. Left out: the examples the pages show refused, and
+# the BackupEntry of an Etcd "etcd" the playground does not have (PrefixConflict).
+s3=$(sed -n 's/^The playground is up: .*s3rver (bucket [^ ]* at \([^)]*\)).*/\1/p' "$out")
+[ -n "$s3" ] || fail "no s3rver address printed"
+export KUBECONFIG=$kubeconfig
+kwait() { # seconds, command...: until it succeeds
+    local deadline=$((SECONDS + $1 * ${WARDEN_WAIT_SCALE:-3}))
+    shift
+    until "$@" >/dev/null 2>&1; do
+        [ $SECONDS -lt $deadline ] || return 1
+        sleep 0.5
+    done
+}
+entry_of() { kubectl get backupentries -o jsonpath="{range .items[?(@.spec.etcd.name==\"$1\")]}{.metadata.name}{end}"; }
+has_entry() { [ -n "$(entry_of "$1")" ]; }
+phase_is() { [ "$(kubectl -n shoot get "$1" "$2" -o jsonpath='{.status.phase}')" = "$3" ]; }
+kwait 30 has_entry etcd-events || fail "no BackupEntry of etcd-events"
+events_entry=$(entry_of etcd-events)
+run_doc() { # page, substitutions...
+    local page=$1 n=0 line argv stdin header got
+    shift
+    while IFS= read -r ex; do
+        line=$(jq -r .line <<<"$ex")
+        case $line in *"shoot--etcd--6c1d04aa"*) continue ;; esac
+        mapfile -t argv < <(jq -r '.argv[]' <<<"$ex")
+        stdin=$(jq -r '.stdin // empty' <<<"$ex")
+        header=$(jq -r '.header // empty' <<<"$ex")
+        if ! got=$("${argv[@]}" <<<"$stdin" 2>&1); then
+            fail "$page: $line failed: $got"
+        fi
+        if [ -n "$header" ] && [ "$(head -1 <<<"$got" | tr -s ' ')" != "$(tr -s ' ' <<<"$header")" ]; then
+            fail "$page: $line prints the columns \"$(head -1 <<<"$got")\", the page shows \"$header\""
+        fi
+        case $line in
+        *" explain "*) # what the page shows is what kubectl prints (spacing aside)
+            [ "$(tr -s ' \n' ' ' <<<"$got" | sed 's/ *$//')" = "$(jq -r .output <<<"$ex" | tr -s ' \n' ' ' | sed 's/ *$//')" ] ||
+                fail "$page: $line prints: $got" ;;
+        esac
+        case $stdin in
+        *"kind: EtcdBackup"$'\n'*)
+            name=$(sed -n 's/^metadata: {name: \([^}]*\)}/\1/p' <<<"$stdin")
+            kwait 60 phase_is etcdbackup "$name" Completed ||
+                fail "$page: EtcdBackup $name: $(kubectl -n shoot get etcdbackup "$name" -o jsonpath='{.status}')" ;;
+        *"kind: EtcdRestore"*)
+            name=$(sed -n 's/^metadata: {name: \([^}]*\)}/\1/p' <<<"$stdin")
+            kwait 60 phase_is etcdrestore "$name" Completed ||
+                fail "$page: EtcdRestore $name: $(kubectl -n shoot get etcdrestore "$name" -o jsonpath='{.status}')" ;;
+        esac
+        echo "ok: $page: $line"
+        n=$((n + 1))
+    done < <(python3 "$here/../support/doc_kubectl.py" "$here/../../docs/$page" "$@")
+    [ "$n" -ge 4 ] || fail "$page: only $n kubectl examples found"
+}
+run_doc backups-and-restores.md etcd-offsite-eu-central-1=etcd-bucket \
+    offsite-credentials=etcd-backup "https://s3.eu-central-1.example.net=$s3" \
+    "prefix: shoot--etcd-main=prefix: offsite--etcd-main" \
+    etcd-main-offsite-29395080=etcd-main-before-upgrade "container: etcd-backups=container: etcd-bucket"
+run_doc backup-entries.md etcd-backups-eu-west-1=etcd-bucket backup-eu-west-1=etcd-bucket \
+    "shoot--etcd-events--9a1be07c=$events_entry"
 kill -0 "$pid" 2>/dev/null || fail "the playground did not stay up"
 
 bash "$here/../playground.sh" down || fail "tests/playground.sh down failed"

@@ -75,6 +75,18 @@ void ksim_resp_warn(struct ksim_resp *resp, const char *text)
     }
 }
 
+int ksim_resp_header(struct ksim_resp *resp, const char *name, const char *value)
+{
+    size_t len = strlen(name) + strlen(value) + 3;
+    char *h;
+
+    if (resp->nheaders >= KSIM_MAX_HEADERS || !(h = malloc(len)))
+        return -1;
+    snprintf(h, len, "%s: %s", name, value);
+    resp->headers[resp->nheaders++] = h;
+    return 0;
+}
+
 void ksim_resp_release(struct ksim_resp *resp)
 {
     size_t i;
@@ -82,6 +94,8 @@ void ksim_resp_release(struct ksim_resp *resp)
     free(resp->body);
     for (i = 0; i < resp->nwarnings; i++)
         free(resp->warnings[i]);
+    for (i = 0; i < resp->nheaders; i++)
+        free(resp->headers[i]);
     ksim_watch_free(resp->watch);
     memset(resp, 0, sizeof(*resp));
 }
@@ -457,8 +471,8 @@ static void handle_faults(struct ksim_api *api, const struct ksim_req *req, stru
 }
 
 /* Discovery and the other non-resource paths; 1 when handled. */
-static int non_resource(struct ksim_api *api, const char *host, const char *accept,
-                        char segs[][254], size_t n, struct ksim_resp *resp)
+static int non_resource(struct ksim_api *api, const struct ksim_req *req, char segs[][254],
+                        size_t n, struct ksim_resp *resp)
 {
     if (n == 1 && (strcmp(segs[0], "healthz") == 0 || strcmp(segs[0], "livez") == 0 ||
                    strcmp(segs[0], "readyz") == 0)) {
@@ -468,7 +482,7 @@ static int non_resource(struct ksim_api *api, const char *host, const char *acce
     if (n == 1 && strcmp(segs[0], "version") == 0)
         ksim_resp_json(resp, 200, ksim_disc_version());
     else if (n == 1 && strcmp(segs[0], "api") == 0)
-        ksim_resp_json(resp, 200, ksim_disc_api(host ? host : "127.0.0.1:443"));
+        ksim_resp_json(resp, 200, ksim_disc_api(req->host ? req->host : "127.0.0.1:443"));
     else if (n == 2 && strcmp(segs[0], "api") == 0 && strcmp(segs[1], "v1") == 0)
         ksim_resp_json(resp, 200, ksim_disc_resources(api->reg, "", "v1"));
     else if (n == 1 && strcmp(segs[0], "apis") == 0)
@@ -488,7 +502,7 @@ static int non_resource(struct ksim_api *api, const char *host, const char *acce
         else
             ksim_resp_json(resp, 200, r);
     } else if (n >= 2 && strcmp(segs[0], "openapi") == 0) {
-        ksim_openapi_serve(api->reg, accept, segs, n, resp);
+        ksim_openapi_serve(api->reg, req->accept, ksim_req_query(req, "hash"), segs, n, resp);
     } else {
         return 0;
     }
@@ -560,7 +574,7 @@ void ksim_api_handle(struct ksim_api *api, const struct ksim_req *req, struct ks
     }
     if (fault_injected(api, req, resp))
         return;
-    if (non_resource(api, req->host, req->accept, segs, n, resp))
+    if (non_resource(api, req, segs, n, resp))
         return;
     if (n > 2 && strcmp(segs[0], "api") == 0 && strcmp(segs[1], "v1") == 0)
         rc = resolve(api, "", "v1", segs + 2, n - 2, &t, &e);

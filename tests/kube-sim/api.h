@@ -100,6 +100,7 @@ struct ksim_target {
 };
 
 #define KSIM_MAX_WARNINGS 16
+#define KSIM_MAX_HEADERS  4
 
 /* A response. */
 struct ksim_resp {
@@ -109,7 +110,10 @@ struct ksim_resp {
     const char *content_type;          /* static string */
     char *warnings[KSIM_MAX_WARNINGS]; /* OWNS: Warning header texts */
     size_t nwarnings;
-    int retry_after;          /* Retry-After seconds, 0 = none */
+    int retry_after;                 /* Retry-After seconds, 0 = none */
+    char *headers[KSIM_MAX_HEADERS]; /* OWNS: more headers, "Name: value"; a Cache-Control
+                                        here replaces the default "no-cache, private" */
+    size_t nheaders;
     struct ksim_watch *watch; /* OWNS: a streaming body instead of body */
 };
 
@@ -131,6 +135,9 @@ void ksim_resp_json(struct ksim_resp *resp, int code, cJSON *body);
 
 /* Set resp to the Status of e. */
 void ksim_resp_error(struct ksim_resp *resp, const struct ksim_apierr *e);
+
+/* Add a header "name: value" (copied); -1 when out of memory or past KSIM_MAX_HEADERS. */
+int ksim_resp_header(struct ksim_resp *resp, const char *name, const char *value);
 
 /* Add a Warning header text (copied; silently dropped past KSIM_MAX_WARNINGS). */
 void ksim_resp_warn(struct ksim_resp *resp, const char *text);

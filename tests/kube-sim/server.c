@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 
 #include <microhttpd.h>
@@ -102,6 +103,7 @@ static enum MHD_Result respond(struct MHD_Connection *conn, struct ksim_resp *re
     enum MHD_Result ret;
     char ra[16];
     size_t i;
+    int cache_control = 0;
 
     if (resp->watch) {
         ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
@@ -120,7 +122,19 @@ static enum MHD_Result respond(struct MHD_Connection *conn, struct ksim_resp *re
         return MHD_NO;
     MHD_add_response_header(r, "Content-Type",
                             resp->content_type ? resp->content_type : "application/json");
-    MHD_add_response_header(r, "Cache-Control", "no-cache, private");
+    for (i = 0; i < resp->nheaders; i++) {
+        char *colon = strstr(resp->headers[i], ": ");
+
+        if (!colon)
+            continue;
+        *colon = '\0';
+        MHD_add_response_header(r, resp->headers[i], colon + 2);
+        if (strcasecmp(resp->headers[i], "Cache-Control") == 0)
+            cache_control = 1;
+        *colon = ':';
+    }
+    if (!cache_control)
+        MHD_add_response_header(r, "Cache-Control", "no-cache, private");
     for (i = 0; i < resp->nwarnings; i++)
         add_warning(r, resp->warnings[i]);
     if (resp->retry_after) {

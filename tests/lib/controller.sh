@@ -300,15 +300,15 @@ $(wh_webhook create.etcd.webhooks.etcd-warden.io /webhooks/etcd)
   - {apiGroups: [druid.gardener.cloud], apiVersions: [v1alpha1], operations: [CREATE], resources: [etcds], scope: Namespaced}
 EOF
 }
-# ctl_jobs_serve NS (with tests/lib/snapshot.sh): tests/support/job_exec.py runs the Jobs
-# warden-controller makes in NS, as the Job controller and the kubelet would (kube-sim runs no
-# pods), with $WARDEN_SNAPSHOT, until ctl_jobs_stop or the test's end (600 s at most); its log
-# goes to $SNAP_WORK/job_exec.log.
+# ctl_jobs_serve NS [SECONDS] (with tests/lib/snapshot.sh): tests/support/job_exec.py runs the
+# Jobs warden-controller makes in NS, as the Job controller and the kubelet would (kube-sim runs
+# no pods), with $WARDEN_SNAPSHOT, until ctl_jobs_stop or the test's end (SECONDS, default 600,
+# at most); its log goes to $SNAP_WORK/job_exec.log.
 ctl_jobs_serve() {
     _ctl_jobs_n=$((${_ctl_jobs_n:-0} + 1))
     CTL_JOBS_STOP=$SNAP_WORK/job_exec-$_ctl_jobs_n.stop
     python3 "$SNAP_SRC/tests/support/job_exec.py" serve "$1" app.kubernetes.io/managed-by=etcd-warden \
-        "$SNAP_WORK" "$WARDEN_SNAPSHOT" "$CTL_JOBS_STOP" 600 2>>"$SNAP_WORK/job_exec.log" &
+        "$SNAP_WORK" "$WARDEN_SNAPSHOT" "$CTL_JOBS_STOP" "${2:-600}" 2>>"$SNAP_WORK/job_exec.log" &
     CTL_JOBS_PID=$!
     ksim_on_exit "touch $CTL_JOBS_STOP; reap_child $CTL_JOBS_PID 10 TERM || true"
 }

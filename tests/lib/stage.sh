@@ -13,7 +13,8 @@
 #
 # Variables: STAGE_IDS (tokens.csv and one kubeconfig per program), STAGE_RENDERED (the
 # rendered chart), STAGE_WH_ARGS and STAGE_CTL_ARGS (arrays: the flags of the rendered
-# Deployments), WH_PID, CTL_PID, SNAP_S3_URL and the variables of the sourced libraries
+# Deployments), WH_PID, CTL_PID, SNAP_S3_URL, WH_METRICS_PORT (warden-webhook's /metrics;
+# CTL_METRICS_PORT and CTL_HEALTH_PORT are warden-controller's) and the variables of the sourced libraries
 # (KUBECONFIG, KSIM_URL, ...). The Etcds' store is the bucket SNAP_BUCKET (etcd-bucket),
 # the one tests/lib/druid.sh gives its Etcds.
 
@@ -74,7 +75,12 @@ stage_programs() {
     local a ctl_local=()
     ksim_wait 20 kc get etcds,etcdopstasks,etcdstatusbackups,extendfullsnapshotimmutabilitytasks -A ||
         ctl_fail "the CRDs are not served"
-    chart_start_webhook "$STAGE_RENDERED" "$STAGE_IDS" "$WH_PORT" "$WH_HEALTH_PORT" "$WH_LOG"
+    WH_METRICS_PORT=$(wh_free_port)
+    while [ "$WH_METRICS_PORT" = "$WH_PORT" ] || [ "$WH_METRICS_PORT" = "$WH_HEALTH_PORT" ]; do
+        WH_METRICS_PORT=$(wh_free_port)
+    done
+    chart_start_webhook "$STAGE_RENDERED" "$STAGE_IDS" "$WH_PORT" "$WH_HEALTH_PORT" "$WH_LOG" \
+        --metrics-bind-address "127.0.0.1:$WH_METRICS_PORT"
     WH_PID=$CHART_WH_PID
     ksim_on_exit _wh_cleanup
     ksim_wait 30 curl -sf "http://127.0.0.1:$WH_HEALTH_PORT/readyz" ||
@@ -90,4 +96,30 @@ stage_programs() {
     done
     ctl_start "${ctl_local[@]}"
     snap_s3_start
+}
+
+# stage_snapshot_writer DOUBLE_URL PREFIX: what the real sidecar does with the snapshots it
+# takes, for backup-double (which only answers): every snapshot its /snapshot/latest names is
+# written, once, as a verifiable stand-in (tests/support/snap_fixture.py, 64 KiB) to
+# PREFIX/v2/<name> in SNAP_BUCKET, every half second, until the stage stops.
+stage_snapshot_writer() {
+    local url=$1 prefix=$2 stop=$SNAP_WORK/writer.stop
+    (
+        seen=" "
+        while [ ! -e "$stop" ]; do
+            names=$(curl -sfk "$url/snapshot/latest" 2>/dev/null |
+                jq -r '[.fullSnapshot // empty] + (.deltaSnapshots // []) | .[].snapName' 2>/dev/null || true)
+            for n in $names; do
+                case $seen in *" $n "*) continue ;; esac
+                f=$SNAP_WORK/writer.$BASHPID
+                if python3 "$_stage_root/tests/support/snap_fixture.py" "$f" 65536 "$n" &&
+                    snap_s3 put "$prefix/v2/$n" "$f" 2>/dev/null; then
+                    seen="$seen$n "
+                fi
+                rm -f "$f"
+            done
+            sleep 0.5
+        done
+    ) &
+    ksim_on_exit "touch '$stop'; reap_child $! 10 TERM || true"
 }
