@@ -97,7 +97,7 @@ struct ksim_store_page {
     cJSON *items;   /* OWNS: array of deep copies in key order */
     uint64_t rv;    /* resourceVersion the list was served at */
     char *next_key; /* OWNS: last key of a full page when more items follow, else NULL */
-    long remaining; /* matching items after this page (only counted when limit > 0) */
+    long remaining; /* items after this page (counted when limit > 0 and no match function) */
 };
 
 /*
