@@ -67,7 +67,8 @@ druid_tokens "$CTL_DIR/tokens.csv"
 wh_certs
 kubesim_start --token-file "$CTL_DIR/tokens.csv" --service-alias "$(wh_alias)" \
     --service-cluster-ip-range "$(druid_ip_range 20)" --statefulset-delay 100ms \
-    --max-objects 100000 --watch-history 40000 || die "kube-sim did not start"
+    --max-objects $((netcds * 16 + 10000)) --watch-history $((netcds * 14 + 26000)) ||
+    die "kube-sim did not start"
 auth="Authorization: Bearer $KSIM_TOKEN"
 druid_crds
 kc create namespace etcd-warden >/dev/null
@@ -205,7 +206,9 @@ for ((c = 0; c < cycles; c++)); do
     a=${starts[c]} b=${starts[c + 1]}
     t_ann=$(first_after "$work/w.etcd" "$a" "$b" '"etcd-warden.io/hibernate":"true"')
     t_cut=$(first_after "$work/w.svc" "$a" "$b" '"type":"MODIFIED".*"ports":[[][{]"name":"backuprestore"')
-    t_ok=$(first_after "$work/w.task" "$a" "$b" '"state":"Succeeded"')
+    # the task of this cycle: not the last cycle's, still Succeeded while it is being deleted
+    t_ok=$(awk -v a="$a" -v b="$b" '$1 >= a && $1 < b && /"state":"Succeeded"/ &&
+        !/"deletionTimestamp"/ && !/"type":"DELETED"/ { print $1; exit }' "$work/w.task")
     t_scale=$(first_after "$work/w.sts" "$a" "$b" '[{,]"replicas":0[,}]') # spec first: status lags
     [ -n "$t_ann" ] && [ -n "$t_cut" ] && [ -n "$t_ok" ] && [ -n "$t_scale" ] ||
         die "cycle $c: missing events ($t_ann/$t_cut/$t_ok/$t_scale)"
