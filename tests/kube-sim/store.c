@@ -196,6 +196,26 @@ enum kerr ksim_store_get(struct ksim_store *st, const char *skey, const char *ns
     return rc;
 }
 
+enum kerr ksim_store_view(struct ksim_store *st, const char *skey, const char *ns, const char *name,
+                          void (*fn)(const cJSON *obj, void *arg), void *arg)
+{
+    struct table *t;
+    char *key = ksim_otab_key(ns, name);
+    size_t i;
+    int found = 0;
+
+    if (!key)
+        return KERR_NOMEM;
+    pthread_mutex_lock(&st->mu);
+    t = find_table(st, skey, 0);
+    i = t ? ksim_otab_search(&t->objs, key, &found) : 0;
+    if (found)
+        fn(t->objs.entries[i].obj, arg);
+    pthread_mutex_unlock(&st->mu);
+    free(key);
+    return found ? KERR_OK : KERR_NOTFOUND;
+}
+
 static enum kerr insert_locked(struct ksim_store *st, struct table *t, char *key, const char *ns,
                                cJSON *obj, cJSON **out, struct kerr_info *err)
 {

@@ -71,6 +71,13 @@ enum kerr ksim_store_get(struct ksim_store *st, const char *skey, const char *ns
                          cJSON **out, struct kerr_info *err);
 
 /*
+ * fn on the stored object (BORROWED, only during the call, the store locked: fn must not
+ * call the store) with arg; KERR_NOTFOUND when absent. A look without a copy.
+ */
+enum kerr ksim_store_view(struct ksim_store *st, const char *skey, const char *ns, const char *name,
+                          void (*fn)(const cJSON *obj, void *arg), void *arg);
+
+/*
  * Store a new object (TAKEN) under ns/name with the next resourceVersion.
  * KERR_EXISTS when present, KERR_TOOBIG past max_objects. On KERR_OK *out
  * (optional) OWNS a copy of what was stored.
