@@ -22,6 +22,7 @@
 #     components stripped (as etcd-druid, 16 PATCHes in flight: the reference rate) while
 #     the controller is stopped, then repaired after its start (its "owner reference
 #     repaired" log lines).
+# BENCH_CTL_FLAGS: more flags for warden-controller (-v: its debug log, each reconcile).
 # Takes about three minutes on the 2-core development machine.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -80,7 +81,8 @@ mkdir -p "$work"
 echo "== warden-controller against kube-sim $KSIM_URL, $(nproc) cores, $netcds Etcds"
 
 # ---- idle
-ctl_start
+# shellcheck disable=SC2086
+ctl_start ${BENCH_CTL_FLAGS:-}
 sleep 2
 rss_idle=$(rss_mb "$CTL_PID")
 echo "RSS idle                         $rss_idle MiB $(target "$rss_idle" 16 MiB)"
@@ -158,7 +160,8 @@ t0=$(now)
 curl -sfk -H "$auth" "${lists[@]}" || die "cannot LIST"
 t1=$(now)
 list_ref=$(secs "$t0" "$t1")
-ctl_start
+# shellcheck disable=SC2086
+ctl_start ${BENCH_CTL_FLAGS:-}
 sync=$(secs "$(log_ms "$CTL_LOG" "warden-controller started")" "$(log_ms "$CTL_LOG" "warden-controller ready")")
 cached=$(ctl_metrics | awk '/^warden_controller_cache_objects/ { s += $2 } END { print s + 0 }')
 echo "reference: LIST of the same 14 kinds (one curl, one connection)  $list_ref s"
@@ -263,7 +266,8 @@ t1=$(now)
 [ "$(grep -c '^200$' "$work/strip.codes")" = "$nstrip" ] || die "strips failed: $(sort "$work/strip.codes" | uniq -c)"
 strip_rate=$(awk -v n="$nstrip" -v s="$(secs "$t0" "$t1")" 'BEGIN { printf "%.0f", n / s }')
 echo "reference: stripping $nstrip owner references (PATCH, 16 in flight)  $strip_rate /s"
-ctl_start
+# shellcheck disable=SC2086
+ctl_start ${BENCH_CTL_FLAGS:-}
 repaired() { [ "$(grep -c '"msg":"owner reference repaired"' "$CTL_LOG")" -ge "$nstrip" ]; }
 ksim_wait 300 repaired || die "only $(grep -c '"msg":"owner reference repaired"' "$CTL_LOG") of $nstrip repaired"
 t_ready=$(log_ms "$CTL_LOG" "warden-controller ready")
