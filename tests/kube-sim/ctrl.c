@@ -452,10 +452,20 @@ static void *loop(void *arg)
         pending = c->npending;
         pthread_mutex_unlock(&c->mu);
         if (now != seen || pending) {
+            int64_t t0 = ktime_mono_ns();
+            long spent_ms, wait_ms;
+
             seen = now;
             ksim_ctrl_sync(c);
-            /* at most one pass per interval: a burst of writes is handled together */
-            ktime_deadline_after(&dl, c->api->gc_interval_ms, CLOCK_MONOTONIC);
+            /*
+             * At most one pass per interval (a burst of writes is handled together), and
+             * passes at most a tenth of the time: a pass holds the store's lock while it
+             * copies what it looks at, and with 100,000 objects stored a pass after every
+             * write held up most requests (a controller's initial LISTs among them).
+             */
+            spent_ms = (long)((ktime_mono_ns() - t0) / KTIME_NS_PER_MS);
+            wait_ms = spent_ms * 9 > c->api->gc_interval_ms ? spent_ms * 9 : c->api->gc_interval_ms;
+            ktime_deadline_after(&dl, wait_ms, CLOCK_MONOTONIC);
             ksim_store_wait_change(c->api->store, UINT64_MAX, &dl);
         }
     }
