@@ -67,7 +67,7 @@ CTL_DIR=$WH_DIR
 druid_tokens "$CTL_DIR/tokens.csv"
 wh_certs
 kubesim_start --token-file "$CTL_DIR/tokens.csv" --service-alias "$(wh_alias)" \
-    --service-cluster-ip-range "$(druid_ip_range 20)" --statefulset-delay 100ms \
+    --service-cluster-ip-range "$(druid_ip_range $((netcds > 4000 ? 18 : 20)))" --statefulset-delay 100ms \
     --max-objects $((netcds * 16 + 10000)) --watch-history $((netcds * 14 + 26000)) ||
     die "kube-sim did not start"
 auth="Authorization: Bearer $KSIM_TOKEN"
