@@ -172,7 +172,9 @@ uint64_t ksim_store_wait_change(struct ksim_store *st, uint64_t since,
 /*
  * Call fn(skey, obj, arg) for every object (BORROWED, read-only) of every
  * table (skey NULL) or of one table, under the store lock: fn must not
- * call back into the store.
+ * call back into the store. The lock is let go between chunks of objects: a
+ * write in between is seen or not, as by a walk that started later; an
+ * object is never seen twice.
  */
 void ksim_store_each(struct ksim_store *st, const char *skey,
                      void (*fn)(const char *skey, const cJSON *obj, void *arg), void *arg);
