@@ -162,6 +162,8 @@ t1=$(now)
 list_ref=$(secs "$t0" "$t1")
 # shellcheck disable=SC2086
 ctl_start ${BENCH_CTL_FLAGS:-}
+# /readyz answers once the caches synced; the log line follows (after malloc_trim)
+ksim_wait 120 log_ms "$CTL_LOG" "warden-controller ready" || die "no \"warden-controller ready\" logged"
 sync=$(secs "$(log_ms "$CTL_LOG" "warden-controller started")" "$(log_ms "$CTL_LOG" "warden-controller ready")")
 cached=$(ctl_metrics | awk '/^warden_controller_cache_objects/ { s += $2 } END { print s + 0 }')
 echo "reference: LIST of the same 14 kinds (one curl, one connection)  $list_ref s"
