@@ -22,6 +22,7 @@
 #     components stripped (as etcd-druid, 16 PATCHes in flight: the reference rate) while
 #     the controller is stopped, then repaired after its start (its "owner reference
 #     repaired" log lines).
+# BENCH_CTL_FLAGS: more flags for warden-controller (-v: its debug log, each reconcile).
 # Takes about three minutes on the 2-core development machine.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -66,8 +67,9 @@ CTL_DIR=$WH_DIR
 druid_tokens "$CTL_DIR/tokens.csv"
 wh_certs
 kubesim_start --token-file "$CTL_DIR/tokens.csv" --service-alias "$(wh_alias)" \
-    --service-cluster-ip-range "$(druid_ip_range 20)" --statefulset-delay 100ms \
-    --max-objects 100000 --watch-history 40000 || die "kube-sim did not start"
+    --service-cluster-ip-range "$(druid_ip_range $((netcds > 4000 ? 18 : 20)))" --statefulset-delay 100ms \
+    --max-objects $((netcds * 16 + 10000)) --watch-history $((netcds * 14 + 26000)) ||
+    die "kube-sim did not start"
 auth="Authorization: Bearer $KSIM_TOKEN"
 druid_crds
 kc create namespace etcd-warden >/dev/null
@@ -79,7 +81,8 @@ mkdir -p "$work"
 echo "== warden-controller against kube-sim $KSIM_URL, $(nproc) cores, $netcds Etcds"
 
 # ---- idle
-ctl_start
+# shellcheck disable=SC2086
+ctl_start ${BENCH_CTL_FLAGS:-}
 sleep 2
 rss_idle=$(rss_mb "$CTL_PID")
 echo "RSS idle                         $rss_idle MiB $(target "$rss_idle" 16 MiB)"
@@ -157,7 +160,10 @@ t0=$(now)
 curl -sfk -H "$auth" "${lists[@]}" || die "cannot LIST"
 t1=$(now)
 list_ref=$(secs "$t0" "$t1")
-ctl_start
+# shellcheck disable=SC2086
+ctl_start ${BENCH_CTL_FLAGS:-}
+# /readyz answers once the caches synced; the log line follows (after malloc_trim)
+ksim_wait 120 log_ms "$CTL_LOG" "warden-controller ready" || die "no \"warden-controller ready\" logged"
 sync=$(secs "$(log_ms "$CTL_LOG" "warden-controller started")" "$(log_ms "$CTL_LOG" "warden-controller ready")")
 cached=$(ctl_metrics | awk '/^warden_controller_cache_objects/ { s += $2 } END { print s + 0 }')
 echo "reference: LIST of the same 14 kinds (one curl, one connection)  $list_ref s"
@@ -205,7 +211,9 @@ for ((c = 0; c < cycles; c++)); do
     a=${starts[c]} b=${starts[c + 1]}
     t_ann=$(first_after "$work/w.etcd" "$a" "$b" '"etcd-warden.io/hibernate":"true"')
     t_cut=$(first_after "$work/w.svc" "$a" "$b" '"type":"MODIFIED".*"ports":[[][{]"name":"backuprestore"')
-    t_ok=$(first_after "$work/w.task" "$a" "$b" '"state":"Succeeded"')
+    # the task of this cycle: not the last cycle's, still Succeeded while it is being deleted
+    t_ok=$(awk -v a="$a" -v b="$b" '$1 >= a && $1 < b && /"state":"Succeeded"/ &&
+        !/"deletionTimestamp"/ && !/"type":"DELETED"/ { print $1; exit }' "$work/w.task")
     t_scale=$(first_after "$work/w.sts" "$a" "$b" '[{,]"replicas":0[,}]') # spec first: status lags
     [ -n "$t_ann" ] && [ -n "$t_cut" ] && [ -n "$t_ok" ] && [ -n "$t_scale" ] ||
         die "cycle $c: missing events ($t_ann/$t_cut/$t_ok/$t_scale)"
@@ -260,7 +268,8 @@ t1=$(now)
 [ "$(grep -c '^200$' "$work/strip.codes")" = "$nstrip" ] || die "strips failed: $(sort "$work/strip.codes" | uniq -c)"
 strip_rate=$(awk -v n="$nstrip" -v s="$(secs "$t0" "$t1")" 'BEGIN { printf "%.0f", n / s }')
 echo "reference: stripping $nstrip owner references (PATCH, 16 in flight)  $strip_rate /s"
-ctl_start
+# shellcheck disable=SC2086
+ctl_start ${BENCH_CTL_FLAGS:-}
 repaired() { [ "$(grep -c '"msg":"owner reference repaired"' "$CTL_LOG")" -ge "$nstrip" ]; }
 ksim_wait 300 repaired || die "only $(grep -c '"msg":"owner reference repaired"' "$CTL_LOG") of $nstrip repaired"
 t_ready=$(log_ms "$CTL_LOG" "warden-controller ready")

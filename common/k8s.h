@@ -315,6 +315,9 @@ enum kerr k8s_request(struct k8s_client *c, const char *method, const char *path
  */
 unsigned long k8s_thread_requests(void);
 
+/* Add n requests made on the calling thread's behalf (by helper threads) to its count. */
+void k8s_thread_requests_charge(unsigned long n);
+
 /*
  * Map an HTTP status (>= 300) and Status reason to the enum kerr listed at
  * the top of this file. reason may be NULL.

@@ -465,6 +465,11 @@ unsigned long k8s_thread_requests(void)
     return thread_requests;
 }
 
+void k8s_thread_requests_charge(unsigned long n)
+{
+    thread_requests += n;
+}
+
 enum kerr k8s_http_do(struct k8s_client *c, const struct k8s_http_req *req, cJSON **out,
                       struct kerr_info *err)
 {

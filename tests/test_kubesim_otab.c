@@ -148,6 +148,53 @@ Test(kubesim_otab, list_pages_filters_and_counts)
     ksim_otab_release(&t);
 }
 
+static int odd_counted(const cJSON *obj, void *arg)
+{
+    ++*(int *)arg;
+    return is_odd(obj, NULL);
+}
+
+/*
+ * A filtered page stops at the first match past it: a paged LIST with a selector cost every
+ * object of the table per page (the count of the rest, which a selector leaves unreported);
+ * without a filter the rest is still counted.
+ */
+Test(kubesim_otab, a_filtered_page_does_not_test_the_rest)
+{
+    struct ksim_otab t = { 0 };
+    struct ksim_store_page p;
+    char name[16], got[64];
+    int i, tests = 0;
+
+    for (i = 1; i <= 1000; i++) {
+        snprintf(name, sizeof(name), "n%04d", i);
+        put(&t, "a", name, (uint64_t)i);
+    }
+    memset(&p, 0, sizeof(p));
+    p.items = cJSON_CreateArray();
+    cr_assert_eq(ksim_otab_list(&t, NULL, odd_counted, &tests, NULL, 2, &p), KERR_OK);
+    page_names(&p, got, sizeof(got));
+    cr_assert_str_eq(got, "n0001,n0003");
+    cr_assert_str_eq(p.next_key, "a/n0003");
+    cr_assert_leq(tests, 5, "%d objects tested for a page of 2", tests);
+    ksim_store_page_release(&p);
+
+    memset(&p, 0, sizeof(p));
+    p.items = cJSON_CreateArray();
+    cr_assert_eq(ksim_otab_list(&t, NULL, NULL, NULL, "a/n0990", 4, &p), KERR_OK);
+    page_names(&p, got, sizeof(got));
+    cr_assert_str_eq(got, "n0991,n0992,n0993,n0994");
+    cr_assert_eq(p.remaining, 6);
+    ksim_store_page_release(&p);
+
+    memset(&p, 0, sizeof(p));
+    p.items = cJSON_CreateArray();
+    cr_assert_eq(ksim_otab_list(&t, "a", NULL, NULL, "a/n0990", 4, &p), KERR_OK);
+    cr_assert_eq(p.remaining, 6, "in a namespace");
+    ksim_store_page_release(&p);
+    ksim_otab_release(&t);
+}
+
 Test(kubesim_jpath, cell_text)
 {
     static const char text[] = "{\"s\":\"x\",\"b\":false,\"n\":2.5,\"i\":3,\"z\":null,"

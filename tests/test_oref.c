@@ -6,6 +6,7 @@
 #include "controller/restore/orefpass.h"
 
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,6 +21,7 @@
 #include "controller/core/rctx.h"
 #include "tests/support/cfix.h"
 #include "tests/support/jsonfix.h"
+#include "tests/support/ksimcli.h"
 #include "tests/support/testutil.h"
 
 #define OK(call) cr_assert_eq((call), KERR_OK, "%s: %s", #call, err.msg)
@@ -264,6 +266,87 @@ Test(oref_kubesim, tasks_of_the_cache_owned_too)
     cJSON_Delete(other);
     cJSON_Delete(stored);
     cJSON_Delete(task);
+    cJSON_Delete(live);
+}
+
+/* The PATCHes a client made: when each ended and how long it took (the client's own clock). */
+struct patches {
+    pthread_mutex_t mu;
+    int all; /* every request */
+    int n;
+    int64_t end_ns[64];
+    double secs[64];
+};
+
+static void on_done(void *arg, const char *method, int code, double seconds)
+{
+    struct patches *p = arg;
+
+    (void)code;
+    pthread_mutex_lock(&p->mu);
+    p->all++;
+    if (strcmp(method, "PATCH") == 0 && p->n < 64) {
+        p->end_ns[p->n] = ktime_mono_ns();
+        p->secs[p->n++] = seconds;
+    }
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* The most PATCHes in flight at one moment: at each start, the intervals that cover it. */
+static int most_in_flight(const struct patches *p)
+{
+    int best = 0, i, j, k;
+
+    for (i = 0; i < p->n; i++) {
+        int64_t t = p->end_ns[i] - (int64_t)(p->secs[i] * 1e9);
+
+        for (j = 0, k = 0; j < p->n; j++)
+            k += p->end_ns[j] - (int64_t)(p->secs[j] * 1e9) <= t && t < p->end_ns[j];
+        best = k > best ? k : best;
+    }
+    return best;
+}
+
+/*
+ * A start after a restore has every component of every Etcd to repair: one pass has several
+ * PATCHes in flight (the API server answers each 300 ms late here, so that they overlap if
+ * they are sent together), never more than OREFPASS_IN_FLIGHT, and they count as the
+ * calling thread's requests (the reconcile's budget).
+ */
+Test(oref_kubesim, components_repaired_several_at_a_time)
+{
+    const char *slow = "{\"latencyMs\":300,\"match\":\"PATCH /\"}", *reset = "{\"reset\":true}";
+    struct patches p = { .mu = PTHREAD_MUTEX_INITIALIZER };
+    struct k8s_client_opts co = { .on_done = on_done, .on_done_arg = &p };
+    cJSON *live = live_etcd();
+    struct oref_stats st = { 0, 0, 0 };
+    struct k8s_client *k = NULL;
+    struct kerr_info err;
+    struct cfg_rest rest;
+    struct rctx x = fx.x;
+    unsigned long before;
+    int most;
+
+    cr_assert_eq(cfix_components(&fx, live, NULL), 13);
+    ksimcli_load_rest(fx.h, &rest);
+    OK(k8s_client_new(&rest, &co, &k, &err));
+    cfg_rest_release(&rest);
+    x.client = k;
+    OK(k8s_request(fx.c, "POST", "/kube-sim/faults", "application/json", slow, strlen(slow), NULL,
+                   &err));
+    before = k8s_thread_requests();
+    OK(orefpass_run(&x, live, &st, &err));
+    cr_assert_eq(k8s_thread_requests() - before, (unsigned long)p.all,
+                 "every request counted on this thread: %lu of %d", k8s_thread_requests() - before,
+                 p.all);
+    OK(k8s_request(fx.c, "POST", "/kube-sim/faults", "application/json", reset, strlen(reset), NULL,
+                   &err));
+    cr_assert_eq(st.repaired, 13, "repaired %d", st.repaired);
+    cr_assert_eq(p.n, 13, "%d PATCHes", p.n);
+    assert_owned(live);
+    most = most_in_flight(&p);
+    cr_assert(most >= 2 && most <= OREFPASS_IN_FLIGHT, "%d PATCHes in flight at most", most);
+    k8s_client_free(k);
     cJSON_Delete(live);
 }
 

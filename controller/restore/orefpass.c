@@ -1,9 +1,13 @@
 /* orefpass - the owner-reference repair of an Etcd's objects; see orefpass.h. */
 #include "controller/restore/orefpass.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "common/k8s.h"
 #include "common/kjson.h"
 #include "common/kobj.h"
 #include "common/store.h"
@@ -90,27 +94,116 @@ static enum kerr repair_tasks(const struct rctx *x, struct store *s, const struc
     return rc;
 }
 
+/* One component to repair: its own result, stats and requests (made on a helper thread). */
+struct job {
+    const struct k8s_resource *res;
+    const char *name; /* BORROWED from cur */
+    const cJSON *cur; /* BORROWED */
+    enum kerr rc;
+    struct kerr_info err;
+    struct oref_stats st;
+    unsigned long requests;
+};
+
+struct jobs {
+    const struct rctx *x;
+    const char *ns;
+    const cJSON *want;
+    struct job *v;
+    int n;
+    atomic_int next;
+};
+
+static void *run_jobs(void *arg)
+{
+    struct jobs *js = arg;
+    int i;
+
+    while ((i = atomic_fetch_add(&js->next, 1)) < js->n) {
+        struct job *j = &js->v[i];
+        unsigned long before = k8s_thread_requests();
+
+        kerr_clear(&j->err);
+        j->rc =
+            oref_repair(js->x->client, j->res, js->ns, j->name, j->cur, js->want, &j->st, &j->err);
+        j->requests = k8s_thread_requests() - before;
+    }
+    return NULL;
+}
+
+/*
+ * The repairs of an Etcd run OREFPASS_IN_FLIGHT at a time: each is a PATCH (a GET too after a
+ * conflict) that waits on the API server and the component webhook, and a start after a
+ * restore (Velero strips every owner reference) has twelve per Etcd. Helper threads' requests
+ * are charged to this one, the reconcile's budget counts them.
+ */
+static void run_parallel(struct jobs *js)
+{
+    pthread_t tid[OREFPASS_IN_FLIGHT - 1];
+    int n = 0, i;
+
+    atomic_init(&js->next, 0);
+    for (i = 0; i < js->n - 1 && n < OREFPASS_IN_FLIGHT - 1; i++)
+        if (pthread_create(&tid[n], NULL, run_jobs, js) == 0)
+            n++;
+    run_jobs(js); /* this thread works too (all of them when no thread could start) */
+    for (i = 0; i < n; i++)
+        pthread_join(tid[i], NULL);
+}
+
 static enum kerr repair_components(const struct rctx *x, const struct etcdspec *e,
                                    const cJSON *want, struct oref_stats *st, struct kerr_info *err)
 {
-    struct kerr_info one;
-    cJSON *comps = NULL;
+    struct jobs js = { x, e->namespace, want, NULL, 0, 0 };
+    unsigned long mine, theirs = 0;
+    cJSON *comps = NULL, *refs;
     const cJSON *c;
     enum kerr rc;
+    int changed, i;
 
     rc = rctx_components(x, e->namespace, e->name, &comps, err);
     if (rc != KERR_OK)
         return rc;
+    js.v = calloc((size_t)cJSON_GetArraySize(comps) + 1, sizeof(*js.v));
+    if (!js.v) {
+        cJSON_Delete(comps);
+        return kerr_set(err, KERR_NOMEM, NULL);
+    }
     cJSON_ArrayForEach (c, comps) {
         const char *kind = kjson_get_str(c, "kind");
 
         if (!etcdspec_kind_owned(kind) || kjson_has(c, "metadata.deletionTimestamp"))
             continue;
-        keep(&rc, err,
-             oref_repair(x->client, etcdspec_kind_resource(kind), e->namespace,
-                         kjson_get_str(c, "metadata.name"), c, want, st, &one),
-             &one);
+        refs = NULL;
+        changed = 1; /* unknown (out of memory): oref_repair finds out */
+        if (oref_compute(kjson_get(c, "metadata.ownerReferences"), want, &refs, &changed, NULL) ==
+                KERR_OK &&
+            !changed) {
+            st->checked++; /* nothing to write */
+            cJSON_Delete(refs);
+            continue;
+        }
+        cJSON_Delete(refs);
+        js.v[js.n++] = (struct job){ .res = etcdspec_kind_resource(kind),
+                                     .name = kjson_get_str(c, "metadata.name"),
+                                     .cur = c };
     }
+    mine = k8s_thread_requests();
+    if (js.n > 1)
+        run_parallel(&js);
+    else if (js.n == 1)
+        run_jobs(&js);
+    for (i = 0; i < js.n; i++) {
+        keep(&rc, err, js.v[i].rc, &js.v[i].err);
+        st->checked += js.v[i].st.checked;
+        st->repaired += js.v[i].st.repaired;
+        st->conflicts += js.v[i].st.conflicts;
+        theirs += js.v[i].requests;
+    }
+    /* the requests of the helper threads (this thread's own are counted already) */
+    if (k8s_thread_requests() - mine < theirs)
+        k8s_thread_requests_charge(theirs - (k8s_thread_requests() - mine));
+    free(js.v);
     cJSON_Delete(comps);
     return rc;
 }

@@ -21,6 +21,11 @@
  * Each repair (oref_repair, controller/core/oref.h) is logged and counted; an event
  * "OwnerReferenceRepaired" names the objects repaired in one pass.
  *
+ * The components' repairs of one pass run up to OREFPASS_IN_FLIGHT at a time (helper
+ * threads for the pass; with the default 3 workers at most 15 requests in flight, as many as
+ * etcd-druid's own 16-in-flight writes); their requests are charged to the calling thread
+ * (k8s_thread_requests_charge), where the reconcile's request budget counts them.
+ *
  * Ownership: arguments BORROWED; results as documented. Thread safety:
  * reentrant (the I/O through the thread-safe client).
  */
@@ -31,6 +36,8 @@
 
 #include "common/kerr.h"
 #include "controller/core/oref.h"
+
+#define OREFPASS_IN_FLIGHT 5
 
 struct ctl;
 struct ctl_result;

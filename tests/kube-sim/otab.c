@@ -104,13 +104,24 @@ enum kerr ksim_otab_list(const struct ksim_otab *t, const char *ns, ksim_store_m
         if (!ns_match(&t->entries[i], ns) || (match && !match(t->entries[i].obj, arg)))
             continue;
         if (limit && taken == limit) {
-            if (!page->next_key) {
-                page->next_key = strdup(t->entries[last].key);
-                if (!page->next_key)
-                    return KERR_NOMEM;
+            page->next_key = strdup(t->entries[last].key);
+            if (!page->next_key)
+                return KERR_NOMEM;
+            /*
+             * The rest is counted only where it is cheap and reported: without a filter
+             * (kube-apiserver leaves remainingItemCount unset for a selector). A page of a
+             * filtered list used to test every later object, each page of a paged LIST
+             * costing the whole table under the store's lock.
+             */
+            if (match)
+                break;
+            if (!ns || !*ns) {
+                page->remaining = (long)(t->n - i);
+                break;
             }
-            page->remaining++;
-            continue;
+            for (; i < t->n; i++)
+                page->remaining += ns_match(&t->entries[i], ns);
+            break;
         }
         copy = cJSON_Duplicate(t->entries[i].obj, 1);
         if (!copy || !cJSON_AddItemToArray(page->items, copy)) {

@@ -53,7 +53,8 @@ void ksim_otab_remove(struct ksim_otab *t, size_t i, struct ksim_otab_entry *out
  * Append to page->items (an array) deep copies of the entries in namespace
  * ns (NULL or "": all) that match accepts (NULL: all), after key
  * start_after (NULL: from the first), at most limit (0: no limit); set
- * page->next_key and count page->remaining when more follow. KERR_NOMEM.
+ * page->next_key when more follow, and count them in page->remaining when
+ * match is NULL (a filtered page stops at the first match past it). KERR_NOMEM.
  */
 enum kerr ksim_otab_list(const struct ksim_otab *t, const char *ns, ksim_store_match_fn match,
                          void *arg, const char *start_after, size_t limit,

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,6 +195,26 @@ enum kerr ksim_store_get(struct ksim_store *st, const char *skey, const char *ns
     pthread_mutex_unlock(&st->mu);
     free(key);
     return rc;
+}
+
+enum kerr ksim_store_view(struct ksim_store *st, const char *skey, const char *ns, const char *name,
+                          void (*fn)(const cJSON *obj, void *arg), void *arg)
+{
+    struct table *t;
+    char *key = ksim_otab_key(ns, name);
+    size_t i;
+    int found = 0;
+
+    if (!key)
+        return KERR_NOMEM;
+    pthread_mutex_lock(&st->mu);
+    t = find_table(st, skey, 0);
+    i = t ? ksim_otab_search(&t->objs, key, &found) : 0;
+    if (found)
+        fn(t->objs.entries[i].obj, arg);
+    pthread_mutex_unlock(&st->mu);
+    free(key);
+    return found ? KERR_OK : KERR_NOTFOUND;
 }
 
 static enum kerr insert_locked(struct ksim_store *st, struct table *t, char *key, const char *ns,
@@ -557,18 +578,39 @@ uint64_t ksim_store_wait_change(struct ksim_store *st, uint64_t since,
     return rv;
 }
 
+#define EACH_CHUNK 1024
+
 void ksim_store_each(struct ksim_store *st, const char *skey,
                      void (*fn)(const char *skey, const cJSON *obj, void *arg), void *arg)
 {
     struct table *t;
-    size_t i;
+    char *next = NULL;
+    size_t i, done;
+    int found;
 
     pthread_mutex_lock(&st->mu);
     for (t = st->tables; t; t = t->next) {
         if (skey && strcmp(skey, t->skey) != 0)
             continue;
-        for (i = 0; i < t->objs.n; i++)
+        for (i = 0, done = 0; i < t->objs.n; i++, done++) {
+            /*
+             * The lock is let go every EACH_CHUNK objects, so that a pass over 100,000
+             * objects does not hold up every request; the walk goes on after the last key
+             * seen (tables are never freed while the store lives).
+             */
+            if (done == EACH_CHUNK && (next = strdup(t->objs.entries[i].key))) {
+                pthread_mutex_unlock(&st->mu);
+                sched_yield();
+                pthread_mutex_lock(&st->mu);
+                i = ksim_otab_search(&t->objs, next, &found);
+                free(next);
+                next = NULL;
+                done = 0;
+                if (i >= t->objs.n)
+                    break;
+            }
             fn(t->skey, t->objs.entries[i].obj, arg);
+        }
     }
     pthread_mutex_unlock(&st->mu);
 }

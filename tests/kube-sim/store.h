@@ -71,6 +71,13 @@ enum kerr ksim_store_get(struct ksim_store *st, const char *skey, const char *ns
                          cJSON **out, struct kerr_info *err);
 
 /*
+ * fn on the stored object (BORROWED, only during the call, the store locked: fn must not
+ * call the store) with arg; KERR_NOTFOUND when absent. A look without a copy.
+ */
+enum kerr ksim_store_view(struct ksim_store *st, const char *skey, const char *ns, const char *name,
+                          void (*fn)(const cJSON *obj, void *arg), void *arg);
+
+/*
  * Store a new object (TAKEN) under ns/name with the next resourceVersion.
  * KERR_EXISTS when present, KERR_TOOBIG past max_objects. On KERR_OK *out
  * (optional) OWNS a copy of what was stored.
@@ -97,7 +104,7 @@ struct ksim_store_page {
     cJSON *items;   /* OWNS: array of deep copies in key order */
     uint64_t rv;    /* resourceVersion the list was served at */
     char *next_key; /* OWNS: last key of a full page when more items follow, else NULL */
-    long remaining; /* matching items after this page (only counted when limit > 0) */
+    long remaining; /* items after this page (counted when limit > 0 and no match function) */
 };
 
 /*
@@ -165,7 +172,9 @@ uint64_t ksim_store_wait_change(struct ksim_store *st, uint64_t since,
 /*
  * Call fn(skey, obj, arg) for every object (BORROWED, read-only) of every
  * table (skey NULL) or of one table, under the store lock: fn must not
- * call back into the store.
+ * call back into the store. The lock is let go between chunks of objects: a
+ * write in between is seen or not, as by a walk that started later; an
+ * object is never seen twice.
  */
 void ksim_store_each(struct ksim_store *st, const char *skey,
                      void (*fn)(const char *skey, const cJSON *obj, void *arg), void *arg);
