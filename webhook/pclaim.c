@@ -164,6 +164,45 @@ static enum kerr attempt(struct k8s_client *k, const char *ns, const char *name,
     return rc;
 }
 
+/*
+ * The records of the Leases earlier releases named after the family keys of c's container
+ * (bstore_legacy_keys), read: a conflict into *o. A webhook of the release before may still
+ * be writing them during a rolling upgrade; they are read, never written.
+ */
+static enum kerr legacy_conflict(struct k8s_client *k, const char *ns, const struct pclaim *c,
+                                 struct pclaim_other *o, struct kerr_info *err)
+{
+    char keys[BSTORE_LEGACY_N][BSTORE_KEY_MAX], container[BSTORE_KEY_MAX], name[64];
+    const char *start = c->store + strlen(BSTORE_OBJECT "|");
+    size_t len = strlen(start);
+    enum kerr rc = KERR_OK;
+
+    if (strncmp(c->store, BSTORE_OBJECT "|", strlen(BSTORE_OBJECT "|")) != 0 || len == 0 ||
+        start[len - 1] != '|')
+        return KERR_OK; /* Local: its key never changed */
+    snprintf(container, sizeof(container), "%.*s", (int)(len - 1), start);
+    if (bstore_legacy_keys(container, keys) != KERR_OK)
+        return kerr_set(err, KERR_TOOBIG, "container too long");
+    for (int i = 0; i < BSTORE_LEGACY_N && rc == KERR_OK && !*o->what; i++) {
+        cJSON *lease = NULL, *rec;
+
+        pclaim_lease_name(keys[i], name, sizeof(name));
+        rc = k8s_get(k, &res_lease, ns, name, NULL, &lease, err);
+        if (rc == KERR_NOTFOUND) {
+            kerr_clear(err);
+            rc = KERR_OK;
+            continue;
+        }
+        if (rc != KERR_OK)
+            break;
+        rec = records(lease);
+        pclaim_conflict(rec, c, time(NULL), o);
+        cJSON_Delete(rec);
+        cJSON_Delete(lease);
+    }
+    return rc;
+}
+
 enum kerr pclaim_take(struct k8s_client *k, const char *ns, const struct pclaim *c,
                       struct pclaim_other *o, struct kerr_info *err)
 {
@@ -171,6 +210,13 @@ enum kerr pclaim_take(struct k8s_client *k, const char *ns, const struct pclaim 
     enum kerr rc = KERR_CONFLICT;
 
     o->what[0] = o->ns[0] = '\0';
+    if ((rc = legacy_conflict(k, ns, c, o, err)) != KERR_OK) {
+        log_warn("cannot read an earlier release's claims", "error", err ? err->msg : "");
+        return rc;
+    }
+    if (*o->what)
+        return KERR_OK;
+    rc = KERR_CONFLICT;
     pclaim_lease_name(c->store, name, sizeof(name));
     for (int i = 0; i < PCLAIM_TRIES && (rc == KERR_CONFLICT || rc == KERR_EXISTS); i++) {
         kerr_clear(err);

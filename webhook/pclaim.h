@@ -29,6 +29,13 @@
  * PCLAIM_MAX records) the request is refused with an error: never admitted
  * unrecorded.
  *
+ * Upgrade: releases before every object store of one container was one store
+ * (common/bstore) named the Lease after "<family>|<container>|". pclaim_take
+ * reads those Leases of the container too (bstore_legacy_keys) and refuses on
+ * an overlapping live record there, so a claim recorded by a webhook of the
+ * release before (a rolling upgrade) still blocks; they are never written and
+ * their records lapse after PCLAIM_TTL_S.
+ *
  * Ownership: arguments BORROWED. Thread safety: reentrant (the client is).
  */
 #ifndef WEBHOOK_PCLAIM_H

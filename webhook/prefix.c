@@ -232,7 +232,7 @@ enum kerr prefix_deny(struct review_resp *resp, const struct review_req *req, co
                        "spec.backup.store.prefix \"%s\" overlaps %s in the same store (%s): "
                        "the backup sidecar lists a prefix as a plain string, so either "
                        "cluster's restore could read the other's snapshots; one prefix, one "
-                       "cluster (stores compare by provider and container, not endpoint: "
+                       "cluster (stores compare by container, whatever the provider or endpoint: "
                        "docs/backup-entries.md)%s",
                        prefix ? prefix : "",
                        mine ? other : "a prefix claimed from another namespace", store,
