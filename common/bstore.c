@@ -102,6 +102,11 @@ enum kerr bstore_claim_init(struct bstore_claim *c, const char *provider, const 
         return kerr_set(err, KERR_INVAL, "no container");
     if (!prefix)
         return kerr_set(err, KERR_INVAL, "no prefix");
+    if (strlen(prefix) > BSTORE_PREFIX_MAX)
+        return kerr_set(err, KERR_INVAL,
+                        "prefix of %zu bytes: at most %d (an object store's keys are at most %d "
+                        "bytes, so the backup sidecar could never write under a longer one)",
+                        strlen(prefix), BSTORE_PREFIX_MAX, BSTORE_PREFIX_MAX);
     if (strcmp(kind, "Local") == 0) {
         n = strlen(container) + strlen(prefix) + 2;
         joined = malloc(n);

@@ -53,6 +53,12 @@
 
 #define BSTORE_KEY_MAX 1024
 
+/*
+ * The longest prefix a claim may have: S3 and GCS object keys are at most 1024 bytes, and the
+ * sidecar's are "<prefix>/v2/<name>", so no longer prefix can ever hold a snapshot.
+ */
+#define BSTORE_PREFIX_MAX 1024
+
 /* The first field of every object store's key ("Object|<container>|"). */
 #define BSTORE_OBJECT "Object"
 
@@ -97,7 +103,8 @@ enum kerr bstore_key(const char *provider, const char *container, const char *en
 
 /*
  * The claim of a prefix in a store into *c. KERR_INVAL (with the field in
- * err) for an unknown provider, a missing container or a NULL prefix. On
+ * err) for an unknown provider, a missing container, a NULL prefix or one longer than
+ * BSTORE_PREFIX_MAX bytes. On
  * KERR_OK c->prefix is allocated: bstore_claim_release frees it.
  */
 enum kerr bstore_claim_init(struct bstore_claim *c, const char *provider, const char *container,

@@ -245,3 +245,18 @@ Test(bstore, no_store_only_without_a_provider)
     cr_expect(!bstore_no_store("aws"));
     cr_expect(!bstore_no_store("awss"));
 }
+
+Test(bstore, prefixes_longer_than_an_object_key_are_refused)
+{
+    char p[BSTORE_PREFIX_MAX + 2];
+    struct bstore_claim c;
+    struct kerr_info err = { 0 };
+
+    memset(p, 'a', sizeof(p) - 1);
+    p[sizeof(p) - 1] = '\0';
+    cr_assert_eq(bstore_claim_init(&c, "aws", "b", NULL, p, &err), KERR_INVAL);
+    cr_assert(strstr(err.msg, "prefix of 1025 bytes: at most 1024"), "%s", err.msg);
+    p[BSTORE_PREFIX_MAX] = '\0';
+    cr_assert_eq(bstore_claim_init(&c, "aws", "b", NULL, p, NULL), KERR_OK);
+    bstore_claim_release(&c);
+}

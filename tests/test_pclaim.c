@@ -54,3 +54,14 @@ Test(pclaim, lease_name_per_store)
     cr_expect_eq(strlen(a), strlen(PCLAIM_LEASE_PREFIX) + 16);
     cr_expect_str_neq(a, b);
 }
+
+Test(pclaim, pending_records_per_namespace)
+{
+    cJSON *rec = cJSON_Parse(REC);
+
+    cr_expect_eq(pclaim_pending(rec, "a", 1001), 1);
+    cr_expect_eq(pclaim_pending(rec, "c", 1001), 0, "recorded long ago");
+    cr_expect_eq(pclaim_pending(rec, "c", 11), 1);
+    cr_expect_eq(pclaim_pending(rec, "b", 1001), 0);
+    cJSON_Delete(rec);
+}

@@ -423,6 +423,8 @@ enum kerr prefix_lock(struct k8s_client *k, const char *ns, const struct review_
     rc = pclaim_take(k, ns, &pc, &other, &why);
     if (rc == KERR_OK && *other.what)
         rc = prefix_deny(resp, req, other.what, other.ns, pc.store);
+    else if (rc == KERR_OK && *other.refused)
+        rc = review_deny(resp, "spec.backup.store.prefix: %s", other.refused);
     else if (rc != KERR_OK) { /* fail closed: an unrecorded claim could be admitted twice */
         rc = review_errored(resp, 500, "recording the prefix claim: %s",
                             why.msg[0] ? why.msg : kerr_str(rc))
