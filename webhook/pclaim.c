@@ -77,6 +77,18 @@ int pclaim_pending(const cJSON *rec, const char *ns, time_t now)
     return n;
 }
 
+/* 1 when rec holds a live record of c's object (replaced when c is recorded), else 0. */
+static int own(const cJSON *rec, const struct pclaim *c, time_t now)
+{
+    const cJSON *r;
+
+    cJSON_ArrayForEach (r, rec)
+        if (cJSON_IsObject(r) && live(r, now) && strcmp(str(r, "namespace"), c->ns) == 0 &&
+            strcmp(str(r, "name"), c->name) == 0)
+            return 1;
+    return 0;
+}
+
 /*
  * 1 when the Etcd of record r is stored with r's claim in store, or that cannot be told (an
  * error: kept, the safe side); 0 when the request r recorded was never stored (refused after
@@ -129,7 +141,7 @@ static void decide(struct k8s_client *k, cJSON *rec, const struct pclaim *c, tim
         }
         cJSON_Delete(cJSON_DetachItemViaPointer(rec, r));
     }
-    if (pclaim_pending(rec, c->ns, now) < PCLAIM_NS_CLAIMS)
+    if (pclaim_pending(rec, c->ns, now) - own(rec, c, now) < PCLAIM_NS_CLAIMS)
         return;
     for (r = rec->child; r; r = next) {
         next = r->next;
@@ -137,11 +149,11 @@ static void decide(struct k8s_client *k, cJSON *rec, const struct pclaim *c, tim
             phantom(k, r, c->store, now))
             cJSON_Delete(cJSON_DetachItemViaPointer(rec, r));
     }
-    if (pclaim_pending(rec, c->ns, now) >= PCLAIM_NS_CLAIMS)
+    if (pclaim_pending(rec, c->ns, now) - own(rec, c, now) >= PCLAIM_NS_CLAIMS)
         snprintf(o->refused, sizeof(o->refused),
-                 "namespace %s has %d prefix claims in this store admitted in the last %d s and "
-                 "not yet stored; retry once they are (each is dropped %d s after its request "
-                 "if that request was never stored)",
+                 "namespace %s has %d Etcds with prefix claims in this store admitted in the "
+                 "last %d s; retry in a minute (a claim whose request was never stored is "
+                 "dropped %d s after it)",
                  c->ns, PCLAIM_NS_CLAIMS, PCLAIM_TTL_S, PCLAIM_PENDING_S);
 }
 
@@ -178,9 +190,8 @@ static enum kerr with_claim(cJSON *lease, const cJSON *rec, const struct pclaim 
     }
     cJSON_ArrayForEach (r, rec) {
         if (rc != KERR_OK || !cJSON_IsObject(r) || !live(r, now) ||
-            (strcmp(str(r, "namespace"), c->ns) == 0 && strcmp(str(r, "name"), c->name) == 0 &&
-             strcmp(str(r, "prefix"), c->prefix) == 0)) /* the same claim again: one record */
-            continue;
+            (strcmp(str(r, "namespace"), c->ns) == 0 && strcmp(str(r, "name"), c->name) == 0))
+            continue; /* one object, one claim: its newer request replaces the record */
         if (++kept >= PCLAIM_MAX) {
             rc = kerr_set(err, KERR_TOOBIG, "more than %d claims of one store admitted in %d s",
                           PCLAIM_MAX, PCLAIM_TTL_S);

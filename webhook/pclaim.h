@@ -32,10 +32,11 @@
  * Bounds: a request admitted here and then not stored (AlreadyExists, another
  * webhook's refusal) leaves a record with no object. Records of one namespace
  * in one Lease are at most PCLAIM_NS_CLAIMS (its next claim is refused, never
- * another namespace's); a prefix is at most BSTORE_PREFIX_MAX bytes; the same
- * claim again is one record; and a record older than PCLAIM_PENDING_S whose
+ * another namespace's); a prefix is at most BSTORE_PREFIX_MAX bytes; one Etcd
+ * has one record (a newer request of the same namespace and name replaces
+ * it: the object holds one prefix); and a record older than PCLAIM_PENDING_S whose
  * Etcd is not stored with that claim (a GET) is dropped when it is in the way
- * of a claim or its namespace is at its bound. So 8 records of at most 1 KiB
+ * of a claim or its namespace is at its bound. So 16 records of at most 1 KiB
  * per namespace: no namespace fills the Lease for another.
  *
  * Upgrade: releases before every object store of one container was one store
@@ -68,8 +69,9 @@
 /* An admitted request is stored or given up within this (the API server's webhook timeout is at
  * most 30 s): a record older than it whose object is not stored with its claim is dropped. */
 #define PCLAIM_PENDING_S 30
-/* The records one namespace may have in one store's Lease (its own claims refused beyond). */
-#define PCLAIM_NS_CLAIMS 8
+/* The records (Etcds: one record each) one namespace may have in one store's Lease (its own
+ * claims of further Etcds refused beyond). */
+#define PCLAIM_NS_CLAIMS 16
 
 /* What a conflict found: the other owner described, and its namespace. */
 struct pclaim_other {
