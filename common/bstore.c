@@ -78,7 +78,11 @@ enum kerr bstore_key(const char *provider, const char *container, const char *en
         out[0] = '\0';
     if (!kind || !container || !*container)
         return KERR_INVAL;
-    len = snprintf(out, n, "%s|%s|", bstore_family(kind), container);
+    /* Every object store of one container name is one store (bstore.h): an S3 client reaches
+     * GCS, OSS, Ceph's Swift buckets and any other S3-compatible service through the Secret's
+     * endpoint. Local keeps its family: a directory is no bucket. */
+    len = strcmp(kind, "Local") == 0 ? snprintf(out, n, "Local|%s|", container)
+                                     : snprintf(out, n, BSTORE_OBJECT "|%s|", container);
     return len < 0 || (size_t)len >= n ? KERR_TOOBIG : KERR_OK;
 }
 
@@ -98,6 +102,11 @@ enum kerr bstore_claim_init(struct bstore_claim *c, const char *provider, const 
         return kerr_set(err, KERR_INVAL, "no container");
     if (!prefix)
         return kerr_set(err, KERR_INVAL, "no prefix");
+    if (strlen(prefix) > BSTORE_PREFIX_MAX)
+        return kerr_set(err, KERR_INVAL,
+                        "prefix of %zu bytes: at most %d (an object store's keys are at most %d "
+                        "bytes, so the backup sidecar could never write under a longer one)",
+                        strlen(prefix), BSTORE_PREFIX_MAX, BSTORE_PREFIX_MAX);
     if (strcmp(kind, "Local") == 0) {
         n = strlen(container) + strlen(prefix) + 2;
         joined = malloc(n);
@@ -184,6 +193,19 @@ int bstore_unkeyed_overlap(const char *key, const char *container)
         return 1;
     return strlen(container) == (size_t)(end - c - 1) &&
            strncmp(container, c + 1, (size_t)(end - c - 1)) == 0;
+}
+
+enum kerr bstore_legacy_keys(const char *container, char out[BSTORE_LEGACY_N][BSTORE_KEY_MAX])
+{
+    static const char *const fam[BSTORE_LEGACY_N] = { "S3", "ABS", "GCS", "Swift", "OSS" };
+    int len;
+
+    for (int i = 0; i < BSTORE_LEGACY_N; i++) {
+        len = snprintf(out[i], BSTORE_KEY_MAX, "%s|%s|", fam[i], container ? container : "");
+        if (len < 0 || len >= BSTORE_KEY_MAX)
+            return KERR_TOOBIG;
+    }
+    return KERR_OK;
 }
 
 enum kerr bstore_object_prefixes(const char *kind, const char *prefix, char *first, char *second,

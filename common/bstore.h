@@ -6,23 +6,26 @@
  * what it means to the sidecar:
  *
  *  - the provider as the sidecar names it (etcd-druid's
- *    StorageProviderFromInfraProvider: "aws", "S3" and "s3" are all S3); S3,
- *    ECS and OCS are one family (one S3 client, one bucket namespace per
- *    endpoint);
- *  - no endpoint: where the sidecar sends its requests is not always in the
- *    Etcd. etcd-backup-restore v0.28.4 has no --store-endpoint-override at
- *    all (every endpoint is the Secret's or the default); from v0.41 the Secret's "endpoint" is
- * applied after
- *    --store-endpoint-override and wins (pkg/snapstore/s3_snapstore.go:93-94
- *    then :214-216 at v0.41.2 and v0.43.0); Swift, OSS, ECS and OCS take
- *    theirs from the Secret or the environment only (swift_snapstore.go,
- *    oss_snapstore.go:64, ecs_s3_snapstore.go:33, ocs_s3_snapstore.go:89);
- *    ABS and GCS take a Secret's endpoint when there is no override
- *    (abs_snapstore.go:110-121, gcs_snapstore.go:86-97). Two Etcds of one
- *    family and container may therefore always be one store, whatever their
- *    endpointOverride says: they are one key (never a false "apart"). Two
- *    stores of one container name on different endpoints are told apart by
- *    their prefixes (docs/backup-entries.md);
+ *    StorageProviderFromInfraProvider: "aws", "S3" and "s3" are all S3), and
+ *    whether it is an object store or a Local directory;
+ *  - one store per container name, whatever the provider: an Etcd's provider
+ *    names the client its sidecar uses, not the service behind it. The S3
+ *    client's endpoint comes from the Secret (etcd-backup-restore v0.28.4 has
+ *    no --store-endpoint-override at all; from v0.41 the Secret's "endpoint"
+ *    is applied after --store-endpoint-override and wins:
+ *    pkg/snapstore/s3_snapstore.go:93-94 then :214-216 at v0.41.2 and
+ *    v0.43.0), and S3 reaches Google Cloud Storage (its XML API), Alibaba OSS,
+ *    Ceph's RADOS Gateway (whose buckets Swift serves too) and any other
+ *    S3-compatible service; ECS and OCS are the same client
+ *    (ecs_s3_snapstore.go:33, ocs_s3_snapstore.go:89); Swift, OSS, ABS and
+ *    GCS take their endpoint from the Secret as well (swift_snapstore.go
+ *    authURL, oss_snapstore.go:64, abs_snapstore.go:110-121,
+ *    gcs_snapstore.go:86-97). So every object store of one container name is
+ *    one key, BSTORE_OBJECT "|<container>|" (never a false "apart"); two
+ *    services with a bucket of one name are told apart by their prefixes
+ *    (docs/backup-entries.md). The key holds no endpoint for the same reason.
+ *    The family (S3, ECS and OCS: one client) still decides how a prefix is
+ *    written (bstore_object_prefixes);
  *  - the container; for Local stores the container is a directory joined
  *    with the prefix (path.Join(home, container, prefix)), so it is part of
  *    the claim's prefix and the key holds no container;
@@ -50,6 +53,18 @@
 
 #define BSTORE_KEY_MAX 1024
 
+/*
+ * The longest prefix a claim may have: S3 and GCS object keys are at most 1024 bytes, and the
+ * sidecar's are "<prefix>/v2/<name>", so no longer prefix can ever hold a snapshot.
+ */
+#define BSTORE_PREFIX_MAX 1024
+
+/* The first field of every object store's key ("Object|<container>|"). */
+#define BSTORE_OBJECT "Object"
+
+/* How many key spellings earlier releases used for one container (bstore_legacy_keys). */
+#define BSTORE_LEGACY_N 5
+
 /* A BackupEntry's status.phase: the life of a claim after its Etcd (docs/backup-entries.md). */
 #define BSTORE_ENTRY_ACTIVE   "Active"
 #define BSTORE_ENTRY_PENDING  "PendingDeletion" /* the Etcd deleted, its grace period running */
@@ -57,7 +72,7 @@
 
 /* One prefix of one store, canonical. */
 struct bstore_claim {
-    char key[BSTORE_KEY_MAX]; /* "<family>|<container>|"; Local: "Local||" */
+    char key[BSTORE_KEY_MAX]; /* "Object|<container>|"; Local: "Local||" */
     char *prefix;             /* OWNS; canonical, "" = the whole container */
 };
 
@@ -77,8 +92,9 @@ const char *bstore_family(const char *kind);
 enum kerr bstore_prefix(const char *prefix, char *out, size_t n);
 
 /*
- * "<family>|<container>|" of a store (a bucket, whose Etcds and entries are
- * compared by it) into out; endpoint is not part of it (see above). KERR_INVAL
+ * "Object|<container>|" of an object store ("Local|<container>|" of a Local one: a bucket,
+ * whose Etcds and entries are compared by it) into out; neither the provider's family nor
+ * endpoint is part of it (see above). KERR_INVAL
  * for an unknown provider or a missing container; KERR_TOOBIG when n is too
  * small.
  */
@@ -87,7 +103,8 @@ enum kerr bstore_key(const char *provider, const char *container, const char *en
 
 /*
  * The claim of a prefix in a store into *c. KERR_INVAL (with the field in
- * err) for an unknown provider, a missing container or a NULL prefix. On
+ * err) for an unknown provider, a missing container, a NULL prefix or one longer than
+ * BSTORE_PREFIX_MAX bytes. On
  * KERR_OK c->prefix is allocated: bstore_claim_release frees it.
  */
 enum kerr bstore_claim_init(struct bstore_claim *c, const char *provider, const char *container,
@@ -139,6 +156,14 @@ int bstore_unkeyed_overlap(const char *key, const char *container);
  * there, and its entry is kept).
  */
 int bstore_no_store(const char *provider);
+
+/*
+ * The keys earlier releases (before every object store of one container was one store) gave
+ * container, one per family they told apart: "S3|c|" (S3, ECS, OCS), "ABS|c|", "GCS|c|",
+ * "Swift|c|", "OSS|c|". Records written under them (the webhook's claim Leases) still count:
+ * readers look them up as well. KERR_TOOBIG when container does not fit.
+ */
+enum kerr bstore_legacy_keys(const char *container, char out[BSTORE_LEGACY_N][BSTORE_KEY_MAX]);
 
 /*
  * Every spelling under which a sidecar of provider kind, of any version etcd-druid ships,

@@ -55,7 +55,7 @@ Test(bkeclaim, entries_compare_as_their_store_lists)
         "\"n\",\"name\":\"a\"}}},{\"metadata\":{\"name\":\"b\"},\"spec\":{\"prefix\":\"p/etcd-2\","
         "\"etcd\":{\"namespace\":\"n\",\"name\":\"b\"}}}]";
     cJSON *entries = NULL;
-    struct bke_bucket s3 = { .key = "S3|bkt|" }, local = { .key = "Local|bkt|" };
+    struct bke_bucket s3 = { .key = "Object|bkt|" }, local = { .key = "Local|bkt|" };
     char why[BKECLAIM_WHY_MAX];
 
     cr_assert_eq(kjson_parse(text, strlen(text), NULL, &entries, NULL, NULL), KERR_OK);
@@ -139,16 +139,17 @@ static int same_store(const struct bke_bucket *b, cJSON *etcd)
 
 Test(bkeclaim, a_respelled_or_unknown_store_keeps_its_entries)
 {
-    struct bke_bucket s3 = { .key = "S3|bkt|" }, abs = { .key = "ABS|bkt|" };
+    struct bke_bucket s3 = { .key = "Object|bkt|" }, other = { .key = "Object|other|" };
 
     /* etcd-druid's own spellings, and an endpoint moved from the Secret to the Etcd */
     cr_assert_eq(same_store(&s3, etcd_of("s3", "bkt", NULL, "p")), 1);
     cr_assert_eq(same_store(&s3, etcd_of("stackit", "bkt", "https://h:0443/", "p")), 1);
     cr_assert_eq(same_store(&s3, etcd_of("ocs", "bkt", "http://other", "p")), 1);
-    cr_assert_eq(same_store(&abs, etcd_of("s3", "bkt", NULL, "p")), 0, "another family");
+    cr_assert_eq(same_store(&s3, etcd_of("gcp", "bkt", NULL, "p")), 1, "any object family");
+    cr_assert_eq(same_store(&other, etcd_of("s3", "bkt", NULL, "p")), 0, "another container");
     /* not understood: it may be the bucket's store, never a new entry */
     cr_assert_eq(same_store(&s3, etcd_of("awss", "bkt", NULL, "p")), BKECLAIM_MAYBE);
-    cr_assert_eq(same_store(&abs, etcd_of("awss", "bkt", NULL, "p")), BKECLAIM_MAYBE);
+    cr_assert_eq(same_store(&other, etcd_of("awss", "bkt", NULL, "p")), 0);
     cr_assert_eq(same_store(&s3, etcd_of("aws", NULL, NULL, "p")), BKECLAIM_MAYBE);
     cr_assert_eq(same_store(&s3, etcd_of(NULL, "bkt", NULL, "p")), BKECLAIM_MAYBE);
     cr_assert_eq(same_store(&s3, etcd_of("awss", "other", NULL, "p")), 0);

@@ -64,12 +64,13 @@ Test(bstore, string_prefixes_overlap_as_the_sidecar_lists)
                           "shoot--restored-etcd-main"));
     cr_assert_not(overlap("aws", "b", NULL, "p/etcd-main", "aws", "b", NULL, "p/etcd-events"));
     cr_assert_not(overlap("aws", "b", NULL, "a", "aws", "c", NULL, "a"));
-    cr_assert_not(overlap("aws", "b", NULL, "a", "azure", "b", NULL, "a"));
+    cr_assert(overlap("aws", "b", NULL, "a", "azure", "b", NULL, "a"), "one container, one store");
+    cr_assert_not(overlap("aws", "b", NULL, "a", "local", "b", NULL, "a"));
 }
 
 Test(bstore, one_store_whatever_the_endpoint)
 {
-    /* the sidecar may take the endpoint from the Secret: one family and container, one store */
+    /* the sidecar may take the endpoint from the Secret: one container, one store */
     cr_assert(overlap("aws", "b", "http://h:9000/", "a", "aws", "b", "http://h:9000", "a"));
     cr_assert(overlap("aws", "b", "", "a", "aws", "b", "https://s3.amazonaws.com", "a"));
     cr_assert(overlap("aws", "b", NULL, "a", "s3", "b", "https://s3.eu-west-1.amazonaws.com", "a"));
@@ -106,16 +107,41 @@ Test(bstore, every_provider_druid_accepts)
     cr_assert(overlap("aws", "b", NULL, "p", "s3", "b", NULL, "p"), "a respelling: one claim");
 }
 
+Test(bstore, one_container_is_one_store_in_every_object_family)
+{
+    static const char *const p[] = { "aws",      "gcp",  "azure",     "openstack",
+                                     "alicloud", "dell", "openshift", "stackit" };
+    struct bstore_claim a, b;
+    char legacy[BSTORE_LEGACY_N][BSTORE_KEY_MAX];
+
+    for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++)
+        for (size_t j = 0; j < sizeof(p) / sizeof(p[0]); j++) {
+            cr_assert_eq(bstore_claim_init(&a, p[i], "bkt", NULL, "p/etcd", NULL), KERR_OK);
+            cr_assert_eq(bstore_claim_init(&b, p[j], "bkt", "https://x", "/p/etcd", NULL), KERR_OK);
+            cr_assert(bstore_claims_overlap(&a, &b), "%s and %s on one bucket", p[i], p[j]);
+            bstore_claim_release(&a);
+            bstore_claim_release(&b);
+        }
+    cr_assert_eq(bstore_claim_init(&a, "aws", "bkt", NULL, "bkt/p", NULL), KERR_OK);
+    cr_assert_eq(bstore_claim_init(&b, "local", "bkt", NULL, "p", NULL), KERR_OK);
+    cr_assert_not(bstore_claims_overlap(&a, &b), "a Local directory is no bucket");
+    bstore_claim_release(&a);
+    bstore_claim_release(&b);
+    cr_assert_eq(bstore_legacy_keys("bkt", legacy), KERR_OK);
+    cr_assert_str_eq(legacy[0], "S3|bkt|");
+    cr_assert_str_eq(legacy[4], "OSS|bkt|");
+}
+
 Test(bstore, unkeyed_overlaps_its_container)
 {
-    cr_assert(bstore_unkeyed_overlap("S3|b|", "b"));
-    cr_assert(bstore_unkeyed_overlap("ABS|b|", "b"), "any family");
-    cr_assert(bstore_unkeyed_overlap("S3|b|", NULL), "no container: everything");
-    cr_assert(bstore_unkeyed_overlap("S3|b|", ""));
+    cr_assert(bstore_unkeyed_overlap("Object|b|", "b"));
+    cr_assert(bstore_unkeyed_overlap("Local|b|", "b"), "any store");
+    cr_assert(bstore_unkeyed_overlap("Object|b|", NULL), "no container: everything");
+    cr_assert(bstore_unkeyed_overlap("Object|b|", ""));
     cr_assert(bstore_unkeyed_overlap("Local||", "x"), "a Local store may be any directory");
-    cr_assert_not(bstore_unkeyed_overlap("S3|b|", "c"));
-    cr_assert_not(bstore_unkeyed_overlap("S3|b|", "bb"));
-    cr_assert_not(bstore_unkeyed_overlap("S3|bb|", "b"));
+    cr_assert_not(bstore_unkeyed_overlap("Object|b|", "c"));
+    cr_assert_not(bstore_unkeyed_overlap("Object|b|", "bb"));
+    cr_assert_not(bstore_unkeyed_overlap("Object|bb|", "b"));
 }
 
 Test(bstore, both_s3_spellings_of_a_leading_slash)
@@ -191,7 +217,11 @@ Test(bstore, families_and_keys)
     cr_assert_str_eq(bstore_family("OCS"), "S3");
     cr_assert_str_eq(bstore_family("ABS"), "ABS");
     cr_assert_eq(bstore_key("aws", "b", "HTTP://H:80/", key, sizeof(key)), KERR_OK);
-    cr_assert_str_eq(key, "S3|b|");
+    cr_assert_str_eq(key, "Object|b|");
+    cr_assert_eq(bstore_key("gcp", "b", NULL, key, sizeof(key)), KERR_OK);
+    cr_assert_str_eq(key, "Object|b|", "one container, any object-store family: one store");
+    cr_assert_eq(bstore_key("local", "b", NULL, key, sizeof(key)), KERR_OK);
+    cr_assert_str_eq(key, "Local|b|");
     cr_assert_eq(bstore_key("nope", "b", NULL, key, sizeof(key)), KERR_INVAL);
     cr_assert_eq(bstore_key("aws", "b", NULL, key, 4), KERR_TOOBIG);
 }
@@ -214,4 +244,19 @@ Test(bstore, no_store_only_without_a_provider)
     cr_expect(!bstore_no_store(""), "an empty provider is etcd-druid's error, not no store");
     cr_expect(!bstore_no_store("aws"));
     cr_expect(!bstore_no_store("awss"));
+}
+
+Test(bstore, prefixes_longer_than_an_object_key_are_refused)
+{
+    char p[BSTORE_PREFIX_MAX + 2];
+    struct bstore_claim c;
+    struct kerr_info err = { 0 };
+
+    memset(p, 'a', sizeof(p) - 1);
+    p[sizeof(p) - 1] = '\0';
+    cr_assert_eq(bstore_claim_init(&c, "aws", "b", NULL, p, &err), KERR_INVAL);
+    cr_assert(strstr(err.msg, "prefix of 1025 bytes: at most 1024"), "%s", err.msg);
+    p[BSTORE_PREFIX_MAX] = '\0';
+    cr_assert_eq(bstore_claim_init(&c, "aws", "b", NULL, p, NULL), KERR_OK);
+    bstore_claim_release(&c);
 }

@@ -149,14 +149,19 @@ struct spec {
 };
 
 /*
- * Where the sidecar sends its requests is never known from the Etcd alone: v0.28.4 has no
- * --store-endpoint-override (every endpoint from the Secret or the default); from v0.41 an S3
- * Secret's "endpoint" is applied after the override and wins (s3_snapstore.go:93-94 then
- * :214-216); Swift, OSS, ECS and OCS read theirs from the Secret or environment only
- * (oss_snapstore.go:64, ecs_s3_snapstore.go:33, ocs_s3_snapstore.go:89); ABS and GCS take the
- * override over the Secret's (abs_snapstore.go:119-121, gcs_snapstore.go:95-97), so two
- * different explicit overrides of theirs are two endpoints from v0.41. 1 when a and b may be
- * one store.
+ * Where the sidecar sends its requests is never known from the Etcd alone, nor which service
+ * answers there: v0.28.4 has no --store-endpoint-override (every S3 endpoint from the Secret,
+ * s3_snapstore.go:233-238 at v0.28.4); from v0.41 an S3 Secret's "endpoint" is applied after
+ * the override and wins (s3_snapstore.go:93-94 then :214-216 at v0.43.0). An S3 endpoint may
+ * be any S3-compatible service: Google Cloud Storage's XML API, Alibaba OSS's, Ceph's RADOS
+ * Gateway (which serves the same buckets to Swift); Swift and OSS read theirs from the Secret
+ * or environment only (swift_snapstore.go:262-267 authURL, oss_snapstore.go:64), ECS and OCS
+ * too (ecs_s3_snapstore.go:33, ocs_s3_snapstore.go:89); ABS and GCS take a Secret's endpoint
+ * when there is no override (abs_snapstore.go:110-121, gcs_snapstore.go:86-97 at v0.43.0).
+ * So two object stores of one container name may always be one bucket, whatever the families
+ * (S3's client on GCS's bucket through its XML API, for instance); only two ABS or two GCS
+ * Etcds with different explicit overrides are two endpoints from v0.41 (the override wins
+ * there, and one family speaks one API). 1 when a and b may be one store.
  */
 static int m_one_store(enum ver v, const struct spec *a, const struct spec *b)
 {
@@ -166,9 +171,10 @@ static int m_one_store(enum ver v, const struct spec *a, const struct spec *b)
         return 0;
     if (local)
         return 1; /* one host directory: path.Join(home, container, prefix), utils.go:78 */
-    if (strcmp(m_api(a->kind), m_api(b->kind)) != 0 || strcmp(a->container, b->container) != 0)
+    if (strcmp(a->container, b->container) != 0)
         return 0;
-    if (v != V0284 && (strcmp(a->kind, "ABS") == 0 || strcmp(a->kind, "GCS") == 0) && a->endpoint &&
+    if (v != V0284 && strcmp(a->kind, b->kind) == 0 &&
+        (strcmp(a->kind, "ABS") == 0 || strcmp(a->kind, "GCS") == 0) && a->endpoint &&
         *a->endpoint && b->endpoint && *b->endpoint) {
         /* both overrides win; as Go's url.Parse would compare them, roughly: case of scheme
          * and host aside. Different hosts are different endpoints. */

@@ -14,7 +14,7 @@ static const char *conflict(const char *ns, const char *name, const char *prefix
                             struct pclaim_other *o)
 {
     cJSON *rec = cJSON_Parse(REC);
-    struct pclaim c = { ns, name, "S3|bkt|", prefix };
+    struct pclaim c = { ns, name, "Object|bkt|", prefix };
 
     pclaim_conflict(rec, &c, now, o);
     cJSON_Delete(rec);
@@ -48,9 +48,20 @@ Test(pclaim, lease_name_per_store)
 {
     char a[64], b[64];
 
-    pclaim_lease_name("S3|bkt|", a, sizeof(a));
-    pclaim_lease_name("S3|bkt2|", b, sizeof(b));
+    pclaim_lease_name("Object|bkt|", a, sizeof(a));
+    pclaim_lease_name("Object|bkt2|", b, sizeof(b));
     cr_expect_eq(strncmp(a, PCLAIM_LEASE_PREFIX, strlen(PCLAIM_LEASE_PREFIX)), 0);
     cr_expect_eq(strlen(a), strlen(PCLAIM_LEASE_PREFIX) + 16);
     cr_expect_str_neq(a, b);
+}
+
+Test(pclaim, pending_records_per_namespace)
+{
+    cJSON *rec = cJSON_Parse(REC);
+
+    cr_expect_eq(pclaim_pending(rec, "a", 1001), 1);
+    cr_expect_eq(pclaim_pending(rec, "c", 1001), 0, "recorded long ago");
+    cr_expect_eq(pclaim_pending(rec, "c", 11), 1);
+    cr_expect_eq(pclaim_pending(rec, "b", 1001), 0);
+    cJSON_Delete(rec);
 }

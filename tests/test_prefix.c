@@ -139,12 +139,13 @@ Test(prefix, as_the_sidecar_lists)
 Test(prefix, message_names_the_other_etcd)
 {
     cache_etcd("shoot", "etcd-main", "shoot--etcd-main");
-    cr_expect_str_eq(create("shoot", "etcd-x", "shoot--etcd-main/"),
-                     "spec.backup.store.prefix \"shoot--etcd-main/\" overlaps the prefix "
-                     "\"shoot--etcd-main\" of Etcd shoot/etcd-main in the same store (S3|bkt|): "
-                     "the backup sidecar lists a prefix as a plain string, so either cluster's "
-                     "restore could read the other's snapshots; one prefix, one cluster (stores "
-                     "compare by provider and container, not endpoint: docs/backup-entries.md)");
+    cr_expect_str_eq(
+        create("shoot", "etcd-x", "shoot--etcd-main/"),
+        "spec.backup.store.prefix \"shoot--etcd-main/\" overlaps the prefix "
+        "\"shoot--etcd-main\" of Etcd shoot/etcd-main in the same store (Object|bkt|): "
+        "the backup sidecar lists a prefix as a plain string, so either cluster's "
+        "restore could read the other's snapshots; one prefix, one cluster (stores "
+        "compare by container, whatever the provider or endpoint: docs/backup-entries.md)");
 }
 
 /* Another namespace's claim is refused without its namespace, name or prefix: probing
@@ -153,13 +154,14 @@ Test(prefix, message_names_nothing_of_another_namespace)
 {
     cache_etcd("shoot", "etcd-main", "shoot--etcd-main");
     cache_entry("team--etcd--1234abcd", "team", "etcd", "team/a", "2026-01-02T03:04:05Z");
-    cr_expect_str_eq(create("other", "etcd-x", "shoot--etcd-main/"),
-                     "spec.backup.store.prefix \"shoot--etcd-main/\" overlaps a prefix claimed "
-                     "from another namespace in the same store (S3|bkt|): the backup sidecar "
-                     "lists a prefix as a plain string, so either cluster's restore could read "
-                     "the other's snapshots; one prefix, one cluster (stores compare by provider "
-                     "and container, not endpoint: docs/backup-entries.md) (the operator finds the "
-                     "owner with warden-snapshot check-prefixes and in warden-webhook's log)");
+    cr_expect_str_eq(
+        create("other", "etcd-x", "shoot--etcd-main/"),
+        "spec.backup.store.prefix \"shoot--etcd-main/\" overlaps a prefix claimed "
+        "from another namespace in the same store (Object|bkt|): the backup sidecar "
+        "lists a prefix as a plain string, so either cluster's restore could read "
+        "the other's snapshots; one prefix, one cluster (stores compare by container, "
+        "whatever the provider or endpoint: docs/backup-entries.md) (the operator finds the "
+        "owner with warden-snapshot check-prefixes and in warden-webhook's log)");
     cr_expect_null(strstr(create("other", "etcd-y", "team"), "team/a"));
     cr_expect_null(strstr(create("other", "etcd-y", "team"), "BackupEntry"));
 }
@@ -168,9 +170,12 @@ Test(prefix, only_within_one_store)
 {
     cache_etcd("shoot", "etcd-main", "p");
     cr_expect_str_eq(decide(REVIEW_OP_CREATE, etcd("a", "b", "S3", "other", NULL, "p"), NULL), "");
-    cr_expect_str_eq(decide(REVIEW_OP_CREATE, etcd("a", "b", "ABS", "bkt", NULL, "p"), NULL), "");
+    cr_expect_str_eq(decide(REVIEW_OP_CREATE, etcd("a", "b", "Local", "bkt", NULL, "p"), NULL), "",
+                     "a Local directory is no bucket");
     cr_expect_neq(*decide(REVIEW_OP_CREATE, etcd("a", "b", "aws", "bkt", NULL, "p"), NULL), '\0',
                   "aws is S3");
+    cr_expect_neq(*decide(REVIEW_OP_CREATE, etcd("a", "b", "ABS", "bkt", NULL, "p"), NULL), '\0',
+                  "one container name is one store whatever the family");
 }
 
 Test(prefix, itself_and_no_store)
@@ -201,14 +206,15 @@ Test(prefix, pending_entry)
 {
     cache_entry("shoot--etcd-main--1234abcd", "shoot", "etcd-main", "shoot--etcd-main",
                 "2026-01-02T03:04:05Z");
-    cr_expect_str_eq(create("shoot", "etcd", "shoot--etcd-main"),
-                     "spec.backup.store.prefix \"shoot--etcd-main\" overlaps the prefix "
-                     "\"shoot--etcd-main\" of BackupEntry shoot--etcd-main--1234abcd of Etcd "
-                     "shoot/etcd-main, deleted at 2026-01-02T03:04:05Z and kept until the bucket's "
-                     "deletion grace period ends in the same store (S3|bkt|): the backup sidecar "
-                     "lists a prefix as a plain string, so either cluster's restore could read "
-                     "the other's snapshots; one prefix, one cluster (stores compare by provider "
-                     "and container, not endpoint: docs/backup-entries.md)");
+    cr_expect_str_eq(
+        create("shoot", "etcd", "shoot--etcd-main"),
+        "spec.backup.store.prefix \"shoot--etcd-main\" overlaps the prefix "
+        "\"shoot--etcd-main\" of BackupEntry shoot--etcd-main--1234abcd of Etcd "
+        "shoot/etcd-main, deleted at 2026-01-02T03:04:05Z and kept until the bucket's "
+        "deletion grace period ends in the same store (Object|bkt|): the backup sidecar "
+        "lists a prefix as a plain string, so either cluster's restore could read "
+        "the other's snapshots; one prefix, one cluster (stores compare by container, "
+        "whatever the provider or endpoint: docs/backup-entries.md)");
     cr_expect_str_eq(create("shoot", "etcd-main", "shoot--etcd-main"), "",
                      "the same namespace/name reattaches");
     cr_expect_neq(*create("other", "etcd", "shoot--etcd-main-2"), '\0',
@@ -363,14 +369,15 @@ Test(prefix, its_own_entry_being_deleted)
         "\"2026-01-02T03:04:05Z\"},\"status\":{\"phase\":\"Deleting\"}}");
 
     cr_assert_eq(store_put(entries, o, NULL, NULL, NULL), KERR_OK);
-    cr_expect_str_eq(create("shoot", "etcd-main", "p"),
-                     "spec.backup.store.prefix \"p\" overlaps the prefix \"p\" of BackupEntry "
-                     "p--1234abcd of Etcd shoot/etcd-main, deleted at 2026-01-02T03:04:05Z, "
-                     "whose backups are being deleted (create it once the entry is gone) in the "
-                     "same store (S3|bkt|): the backup sidecar lists a prefix as a plain string, "
-                     "so either cluster's restore could read the other's snapshots; one prefix, "
-                     "one cluster (stores compare by provider and container, not endpoint: "
-                     "docs/backup-entries.md)");
+    cr_expect_str_eq(
+        create("shoot", "etcd-main", "p"),
+        "spec.backup.store.prefix \"p\" overlaps the prefix \"p\" of BackupEntry "
+        "p--1234abcd of Etcd shoot/etcd-main, deleted at 2026-01-02T03:04:05Z, "
+        "whose backups are being deleted (create it once the entry is gone) in the "
+        "same store (Object|bkt|): the backup sidecar lists a prefix as a plain string, "
+        "so either cluster's restore could read the other's snapshots; one prefix, "
+        "one cluster (stores compare by container, whatever the provider or endpoint: "
+        "docs/backup-entries.md)");
     cr_expect_str_eq(create("shoot", "etcd-main", "q"), "", "another prefix is free");
 }
 

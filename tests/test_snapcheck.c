@@ -260,11 +260,11 @@ Test(snapcheck, json_report)
     cJSON *o, *ov;
 
     add_all(&c, keys, 2);
-    cr_assert_eq(snapcheck_print_json(&c, "S3|b|", m, NULL), KERR_OK);
+    cr_assert_eq(snapcheck_print_json(&c, "Object|b|", m, NULL), KERR_OK);
     fclose(m);
     o = cJSON_ParseWithLength(buf, len);
     cr_assert_not_null(o, "%s", buf);
-    cr_expect_str_eq(cJSON_GetObjectItem(o, "store")->valuestring, "S3|b|");
+    cr_expect_str_eq(cJSON_GetObjectItem(o, "store")->valuestring, "Object|b|");
     cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "prefixes")), 2);
     ov = cJSON_GetArrayItem(cJSON_GetObjectItem(o, "overlaps"), 0);
     cr_assert_not_null(ov, "%s", buf);
@@ -291,10 +291,11 @@ Test(snapcheck, text_report)
     FILE *m = open_memstream(&buf, &len);
 
     add_all(&c, keys, 2);
-    snapcheck_print_text(&c, "S3|b|", m);
+    snapcheck_print_text(&c, "Object|b|", m);
     fclose(m);
-    cr_expect(strstr(buf, "check-prefixes: S3|b|: 2 objects, 2 cluster prefixes with snapshots, "
-                          "1 overlapping pairs\n") != NULL,
+    cr_expect(strstr(buf,
+                     "check-prefixes: Object|b|: 2 objects, 2 cluster prefixes with snapshots, "
+                     "1 overlapping pairs\n") != NULL,
               "%s", buf);
     cr_expect(strstr(buf, "overlap: \"p/etcd\" and \"p/etcd-2\": restore fails\n") != NULL, "%s",
               buf);
@@ -320,7 +321,7 @@ Test(snapcheck, text_report_escapes_keys)
 
     add_all(&c, keys, 2);
     cr_assert_eq(c.npairs, 1);
-    snapcheck_print_text(&c, "S3|b|", m);
+    snapcheck_print_text(&c, "Object|b|", m);
     fclose(m);
     for (size_t i = 0; i < len; i++)
         lines += buf[i] == '\n';

@@ -168,8 +168,10 @@ static enum kerr deny(struct review_resp *resp, const char *field, const char *p
                               "check-prefixes and in warden-webhook's log)");
 }
 
-enum kerr bkadm_check(struct store *etcds, struct store *entries, struct store *backups,
-                      const struct review_req *req, struct review_resp *resp, struct kerr_info *err)
+/* bkadm_check; the store key of a new destination claim it allowed into key ("" when none). */
+static enum kerr check(struct store *etcds, struct store *entries, struct store *backups,
+                       const struct review_req *req, struct review_resp *resp,
+                       char key[BSTORE_KEY_MAX], struct kerr_info *err)
 {
     const cJSON *obj = req->object;
     const char *base, *etcd_path, *provider, *container, *endpoint, *prefix;
@@ -216,6 +218,7 @@ enum kerr bkadm_check(struct store *etcds, struct store *entries, struct store *
         goto out;
     }
     snprintf(d.store, sizeof(d.store), "%s", c.key);
+    snprintf(key, BSTORE_KEY_MAX, "%s", c.key);
     d.prefix = c.prefix;
     if (etcds)
         rc = store_index_view(etcds, PREFIX_INDEX_STORE, d.store, view_etcd, &d, &why);
@@ -223,9 +226,10 @@ enum kerr bkadm_check(struct store *etcds, struct store *entries, struct store *
         rc = store_index_view(entries, PREFIX_INDEX_STORE, d.store, view_entry, &d, &why);
     if (backups && rc == KERR_OK && !*d.other)
         rc = store_index_view(backups, PREFIX_INDEX_STORE, d.store, view_backup, &d, &why);
-    if (*d.other)
+    if (*d.other) {
+        key[0] = '\0';
         rc = deny(resp, base, prefix, &d);
-    else if (rc != KERR_OK) /* fail closed */
+    } else if (rc != KERR_OK) /* fail closed */
         rc = review_errored(resp, 500, "checking %s against the caches: %s", base,
                             why.msg[0] ? why.msg : kerr_str(rc))
                  ? KERR_NOMEM
@@ -235,10 +239,20 @@ out:
     return rc == KERR_OK ? rc : kerr_set(err, rc, "building the answer");
 }
 
+enum kerr bkadm_check(struct store *etcds, struct store *entries, struct store *backups,
+                      const struct review_req *req, struct review_resp *resp, struct kerr_info *err)
+{
+    char key[BSTORE_KEY_MAX] = "";
+
+    return check(etcds, entries, backups, req, resp, key, err);
+}
+
 enum kerr bkadm_decide(struct prefix_cache *c, const struct review_req *req,
                        struct review_resp *resp, struct kerr_info *err)
 {
     struct store *etcds = NULL, *entries = NULL, *backups = NULL;
+    char key[BSTORE_KEY_MAX] = "";
+    enum kerr rc;
 
     if (!prefix_cache_stores(c, &etcds, &entries, &backups)) {
         if (review_errored(resp, 500, "the claim caches have not synced yet"))
@@ -248,5 +262,10 @@ enum kerr bkadm_decide(struct prefix_cache *c, const struct review_req *req,
     if (review_allow(resp, "%s %s: destination checked", req->operation, req->kind_kind) !=
         KERR_OK) /* unless refused below */
         return kerr_set(err, KERR_NOMEM, "building the answer");
-    return bkadm_check(etcds, entries, backups, req, resp, err);
+    rc = check(etcds, entries, backups, req, resp, key, err);
+    if (rc != KERR_OK || !resp->allowed || !*key)
+        return rc;
+    /* the bucket owner's authority over the destination (webhook/bauth) */
+    return prefix_cache_authorise(c, kjson_get_str(req->object, "metadata.namespace"), key, resp,
+                                  err);
 }

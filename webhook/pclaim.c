@@ -10,6 +10,7 @@
 #include "common/log.h"
 
 static const struct k8s_resource res_lease = { "coordination.k8s.io", "v1", "leases", 1 };
+static const struct k8s_resource res_etcd = { "druid.gardener.cloud", "v1alpha1", "etcds", 1 };
 
 void pclaim_lease_name(const char *store, char *out, size_t n)
 {
@@ -35,22 +36,125 @@ static int live(const cJSON *r, time_t now)
     return cJSON_IsNumber(at) && at->valuedouble + PCLAIM_TTL_S >= (double)now;
 }
 
-void pclaim_conflict(const cJSON *rec, const struct pclaim *c, time_t now, struct pclaim_other *o)
+/* The first record of rec that counts at now and overlaps c for another owner, or NULL. */
+static cJSON *conflict_of(const cJSON *rec, const struct pclaim *c, time_t now)
 {
-    const cJSON *r;
+    cJSON *r;
 
-    o->what[0] = o->ns[0] = '\0';
     cJSON_ArrayForEach (r, rec) {
         if (!cJSON_IsObject(r) || !live(r, now) ||
             (strcmp(str(r, "namespace"), c->ns) == 0 && strcmp(str(r, "name"), c->name) == 0) ||
             !bstore_overlap(c->store, c->prefix, str(r, "prefix")))
             continue;
-        snprintf(o->what, sizeof(o->what),
-                 "the prefix \"%s\" of Etcd %s/%s, admitted at the same time", str(r, "prefix"),
-                 str(r, "namespace"), str(r, "name"));
-        snprintf(o->ns, sizeof(o->ns), "%s", str(r, "namespace"));
-        return;
+        return r;
     }
+    return NULL;
+}
+
+static void describe(const cJSON *r, struct pclaim_other *o)
+{
+    snprintf(o->what, sizeof(o->what), "the prefix \"%s\" of Etcd %s/%s, admitted at the same time",
+             str(r, "prefix"), str(r, "namespace"), str(r, "name"));
+    snprintf(o->ns, sizeof(o->ns), "%s", str(r, "namespace"));
+}
+
+void pclaim_conflict(const cJSON *rec, const struct pclaim *c, time_t now, struct pclaim_other *o)
+{
+    const cJSON *r = conflict_of(rec, c, now);
+
+    o->what[0] = o->ns[0] = o->refused[0] = '\0';
+    if (r)
+        describe(r, o);
+}
+
+int pclaim_pending(const cJSON *rec, const char *ns, time_t now)
+{
+    const cJSON *r;
+    int n = 0;
+
+    cJSON_ArrayForEach (r, rec)
+        n += cJSON_IsObject(r) && live(r, now) && strcmp(str(r, "namespace"), ns) == 0;
+    return n;
+}
+
+/* 1 when rec holds a live record of c's object (replaced when c is recorded), else 0. */
+static int own(const cJSON *rec, const struct pclaim *c, time_t now)
+{
+    const cJSON *r;
+
+    cJSON_ArrayForEach (r, rec)
+        if (cJSON_IsObject(r) && live(r, now) && strcmp(str(r, "namespace"), c->ns) == 0 &&
+            strcmp(str(r, "name"), c->name) == 0)
+            return 1;
+    return 0;
+}
+
+/*
+ * 1 when the Etcd of record r is stored with r's claim in store, or that cannot be told (an
+ * error: kept, the safe side); 0 when the request r recorded was never stored (refused after
+ * admission, AlreadyExists) or the object has another claim now.
+ */
+static int stored(struct k8s_client *k, const cJSON *r, const char *store)
+{
+    cJSON *etcd = NULL;
+    struct bstore_claim c;
+    enum kerr rc = k8s_get(k, &res_etcd, str(r, "namespace"), str(r, "name"), NULL, &etcd, NULL);
+    int keep = 1;
+
+    if (rc == KERR_NOTFOUND)
+        return 0;
+    if (rc == KERR_OK &&
+        bstore_claim_init(&c, kjson_get_str(etcd, "spec.backup.store.provider"),
+                          kjson_get_str(etcd, "spec.backup.store.container"),
+                          kjson_get_str(etcd, "spec.backup.store.endpointOverride"),
+                          kjson_get_str(etcd, "spec.backup.store.prefix"), NULL) == KERR_OK) {
+        keep = strcmp(c.key, store) == 0 && strcmp(c.prefix, str(r, "prefix")) == 0;
+        bstore_claim_release(&c);
+    }
+    cJSON_Delete(etcd);
+    return keep;
+}
+
+/* 1 when r was recorded more than PCLAIM_PENDING_S before now and its request never stored. */
+static int phantom(struct k8s_client *k, const cJSON *r, const char *store, time_t now)
+{
+    const cJSON *at = cJSON_GetObjectItemCaseSensitive(r, "at");
+
+    return cJSON_IsNumber(at) && at->valuedouble + PCLAIM_PENDING_S < (double)now &&
+           !stored(k, r, store);
+}
+
+/*
+ * Decide c against rec (modified: phantoms dropped): a conflict with another owner into
+ * o->what, or c's namespace over its share into o->refused; both "" when c may be recorded.
+ */
+static void decide(struct k8s_client *k, cJSON *rec, const struct pclaim *c, time_t now,
+                   struct pclaim_other *o)
+{
+    cJSON *r, *next;
+
+    o->what[0] = o->ns[0] = o->refused[0] = '\0';
+    while ((r = conflict_of(rec, c, now))) {
+        if (!phantom(k, r, c->store, now)) {
+            describe(r, o);
+            return;
+        }
+        cJSON_Delete(cJSON_DetachItemViaPointer(rec, r));
+    }
+    if (pclaim_pending(rec, c->ns, now) - own(rec, c, now) < PCLAIM_NS_CLAIMS)
+        return;
+    for (r = rec->child; r; r = next) {
+        next = r->next;
+        if (cJSON_IsObject(r) && strcmp(str(r, "namespace"), c->ns) == 0 &&
+            phantom(k, r, c->store, now))
+            cJSON_Delete(cJSON_DetachItemViaPointer(rec, r));
+    }
+    if (pclaim_pending(rec, c->ns, now) - own(rec, c, now) >= PCLAIM_NS_CLAIMS)
+        snprintf(o->refused, sizeof(o->refused),
+                 "namespace %s has %d Etcds with prefix claims in this store admitted in the "
+                 "last %d s; retry in a minute (a claim whose request was never stored is "
+                 "dropped %d s after it)",
+                 c->ns, PCLAIM_NS_CLAIMS, PCLAIM_TTL_S, PCLAIM_PENDING_S);
 }
 
 /* The records of lease (a new array; a missing or unreadable annotation: none). */
@@ -85,8 +189,9 @@ static enum kerr with_claim(cJSON *lease, const cJSON *rec, const struct pclaim 
         rc = kerr_set(err, KERR_NOMEM, NULL);
     }
     cJSON_ArrayForEach (r, rec) {
-        if (rc != KERR_OK || !cJSON_IsObject(r) || !live(r, now))
-            continue;
+        if (rc != KERR_OK || !cJSON_IsObject(r) || !live(r, now) ||
+            (strcmp(str(r, "namespace"), c->ns) == 0 && strcmp(str(r, "name"), c->name) == 0))
+            continue; /* one object, one claim: its newer request replaces the record */
         if (++kept >= PCLAIM_MAX) {
             rc = kerr_set(err, KERR_TOOBIG, "more than %d claims of one store admitted in %d s",
                           PCLAIM_MAX, PCLAIM_TTL_S);
@@ -156,11 +261,50 @@ static enum kerr attempt(struct k8s_client *k, const char *ns, const char *name,
     if (rc != KERR_OK)
         return rc;
     rec = records(lease);
-    pclaim_conflict(rec, c, now, o);
-    if (!*o->what && (rc = with_claim(lease, rec, c, now, err)) == KERR_OK)
+    decide(k, rec, c, now, o);
+    if (!*o->what && !*o->refused && (rc = with_claim(lease, rec, c, now, err)) == KERR_OK)
         rc = k8s_update(k, &res_lease, ns, name, lease, NULL, NULL, err);
     cJSON_Delete(rec);
     cJSON_Delete(lease);
+    return rc;
+}
+
+/*
+ * The records of the Leases earlier releases named after the family keys of c's container
+ * (bstore_legacy_keys), read: a conflict into *o. A webhook of the release before may still
+ * be writing them during a rolling upgrade; they are read, never written.
+ */
+static enum kerr legacy_conflict(struct k8s_client *k, const char *ns, const struct pclaim *c,
+                                 struct pclaim_other *o, struct kerr_info *err)
+{
+    char keys[BSTORE_LEGACY_N][BSTORE_KEY_MAX], container[BSTORE_KEY_MAX], name[64];
+    const char *start = c->store + strlen(BSTORE_OBJECT "|");
+    size_t len = strlen(start);
+    enum kerr rc = KERR_OK;
+
+    if (strncmp(c->store, BSTORE_OBJECT "|", strlen(BSTORE_OBJECT "|")) != 0 || len == 0 ||
+        start[len - 1] != '|')
+        return KERR_OK; /* Local: its key never changed */
+    snprintf(container, sizeof(container), "%.*s", (int)(len - 1), start);
+    if (bstore_legacy_keys(container, keys) != KERR_OK)
+        return kerr_set(err, KERR_TOOBIG, "container too long");
+    for (int i = 0; i < BSTORE_LEGACY_N && rc == KERR_OK && !*o->what; i++) {
+        cJSON *lease = NULL, *rec;
+
+        pclaim_lease_name(keys[i], name, sizeof(name));
+        rc = k8s_get(k, &res_lease, ns, name, NULL, &lease, err);
+        if (rc == KERR_NOTFOUND) {
+            kerr_clear(err);
+            rc = KERR_OK;
+            continue;
+        }
+        if (rc != KERR_OK)
+            break;
+        rec = records(lease);
+        pclaim_conflict(rec, c, time(NULL), o);
+        cJSON_Delete(rec);
+        cJSON_Delete(lease);
+    }
     return rc;
 }
 
@@ -170,12 +314,19 @@ enum kerr pclaim_take(struct k8s_client *k, const char *ns, const struct pclaim 
     char name[64];
     enum kerr rc = KERR_CONFLICT;
 
-    o->what[0] = o->ns[0] = '\0';
+    o->what[0] = o->ns[0] = o->refused[0] = '\0';
+    if ((rc = legacy_conflict(k, ns, c, o, err)) != KERR_OK) {
+        log_warn("cannot read an earlier release's claims", "error", err ? err->msg : "");
+        return rc;
+    }
+    if (*o->what)
+        return KERR_OK;
+    rc = KERR_CONFLICT;
     pclaim_lease_name(c->store, name, sizeof(name));
     for (int i = 0; i < PCLAIM_TRIES && (rc == KERR_CONFLICT || rc == KERR_EXISTS); i++) {
         kerr_clear(err);
         rc = attempt(k, ns, name, c, o, err);
-        if (*o->what)
+        if (*o->what || *o->refused)
             return KERR_OK;
     }
     if (rc == KERR_CONFLICT || rc == KERR_EXISTS)

@@ -29,6 +29,23 @@
  * PCLAIM_MAX records) the request is refused with an error: never admitted
  * unrecorded.
  *
+ * Bounds: a request admitted here and then not stored (AlreadyExists, another
+ * webhook's refusal) leaves a record with no object. Records of one namespace
+ * in one Lease are at most PCLAIM_NS_CLAIMS (its next claim is refused, never
+ * another namespace's); a prefix is at most BSTORE_PREFIX_MAX bytes; one Etcd
+ * has one record (a newer request of the same namespace and name replaces
+ * it: the object holds one prefix); and a record older than PCLAIM_PENDING_S whose
+ * Etcd is not stored with that claim (a GET) is dropped when it is in the way
+ * of a claim or its namespace is at its bound. So 16 records of at most 1 KiB
+ * per namespace: no namespace fills the Lease for another.
+ *
+ * Upgrade: releases before every object store of one container was one store
+ * (common/bstore) named the Lease after "<family>|<container>|". pclaim_take
+ * reads those Leases of the container too (bstore_legacy_keys) and refuses on
+ * an overlapping live record there, so a claim recorded by a webhook of the
+ * release before (a rolling upgrade) still blocks; they are never written and
+ * their records lapse after PCLAIM_TTL_S.
+ *
  * Ownership: arguments BORROWED. Thread safety: reentrant (the client is).
  */
 #ifndef WEBHOOK_PCLAIM_H
@@ -49,11 +66,18 @@
 #define PCLAIM_MAX          512
 
 #define PCLAIM_NS_MAX       256
+/* An admitted request is stored or given up within this (the API server's webhook timeout is at
+ * most 30 s): a record older than it whose object is not stored with its claim is dropped. */
+#define PCLAIM_PENDING_S 30
+/* The records (Etcds: one record each) one namespace may have in one store's Lease (its own
+ * claims of further Etcds refused beyond). */
+#define PCLAIM_NS_CLAIMS 16
 
 /* What a conflict found: the other owner described, and its namespace. */
 struct pclaim_other {
     char what[512];         /* "" when none */
     char ns[PCLAIM_NS_MAX]; /* its namespace */
+    char refused[512];      /* "" or why the claim's own namespace may not record another */
 };
 
 /* A claim to record: all BORROWED; prefix canonical (common/bstore). */
@@ -72,9 +96,13 @@ void pclaim_lease_name(const char *store, char *out, size_t n);
  */
 void pclaim_conflict(const cJSON *rec, const struct pclaim *c, time_t now, struct pclaim_other *o);
 
+/* How many records of rec (a parsed annotation, BORROWED) of namespace ns count at now. Pure. */
+int pclaim_pending(const cJSON *rec, const char *ns, time_t now);
+
 /*
  * Record c in the Lease of its store in namespace ns, or find a recorded overlapping claim of
- * another owner (into *o: the caller denies then). KERR_OK with o->what "" when recorded;
+ * another owner (into *o: the caller denies then), or c's namespace over its share (o->refused:
+ * the caller denies with it). KERR_OK with o->what and o->refused "" when recorded;
  * errors when it could not be decided (the caller must refuse).
  */
 enum kerr pclaim_take(struct k8s_client *k, const char *ns, const struct pclaim *c,

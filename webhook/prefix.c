@@ -9,6 +9,7 @@
 #include "common/informer.h"
 #include "common/kjson.h"
 #include "common/log.h"
+#include "webhook/bauth.h"
 #include "webhook/pclaim.h"
 
 #define KEY_MAX 1024
@@ -16,6 +17,7 @@
 static const struct k8s_resource res_etcd = { "druid.gardener.cloud", "v1alpha1", "etcds", 1 };
 static const struct k8s_resource res_entry = { "etcd-warden.io", "v1alpha1", "backupentries", 0 };
 static const struct k8s_resource res_backup = { "etcd-warden.io", "v1alpha1", "etcdbackups", 1 };
+static const struct k8s_resource res_bucket = { "etcd-warden.io", "v1alpha1", "backupbuckets", 0 };
 static const enum prefix_kind kind_etcd = PREFIX_ETCD, kind_entry = PREFIX_ENTRY,
                               kind_backup = PREFIX_BACKUP;
 
@@ -24,6 +26,7 @@ struct prefix_cache {
     char *ns;                              /* OWNS or NULL */
     char *claims_ns;                       /* OWNS or NULL: no claim lock */
     struct inf *etcds, *entries, *backups; /* backups NULL without opts.backups */
+    struct inf *buckets;                   /* BackupBuckets, whole (webhook/bauth) */
 };
 
 /*
@@ -232,7 +235,7 @@ enum kerr prefix_deny(struct review_resp *resp, const struct review_req *req, co
                        "spec.backup.store.prefix \"%s\" overlaps %s in the same store (%s): "
                        "the backup sidecar lists a prefix as a plain string, so either "
                        "cluster's restore could read the other's snapshots; one prefix, one "
-                       "cluster (stores compare by provider and container, not endpoint: "
+                       "cluster (stores compare by container, whatever the provider or endpoint: "
                        "docs/backup-entries.md)%s",
                        prefix ? prefix : "",
                        mine ? other : "a prefix claimed from another namespace", store,
@@ -353,6 +356,9 @@ enum kerr prefix_cache_new(const struct prefix_cache_opts *o, struct prefix_cach
         rc = new_informer(c, &res_entry, &kind_entry, &c->entries, err);
     if (rc == KERR_OK && o->backups)
         rc = new_informer(c, &res_backup, &kind_backup, &c->backups, err);
+    if (rc == KERR_OK)
+        rc = inf_new(c->client, &(struct inf_opts){ .res = &res_bucket, .name = "BackupBucket" },
+                     &c->buckets, err);
     if (rc != KERR_OK) {
         prefix_cache_free(c);
         return rc;
@@ -367,13 +373,54 @@ enum kerr prefix_cache_start(struct prefix_cache *c, struct kerr_info *err)
 
     if (rc == KERR_OK)
         rc = inf_start(c->entries, err);
+    if (rc == KERR_OK)
+        rc = inf_start(c->buckets, err);
     return rc == KERR_OK && c->backups ? inf_start(c->backups, err) : rc;
 }
 
 int prefix_cache_synced(struct prefix_cache *c)
 {
-    return inf_has_synced(c->etcds) && inf_has_synced(c->entries) &&
+    return inf_has_synced(c->etcds) && inf_has_synced(c->entries) && inf_has_synced(c->buckets) &&
            (!c->backups || inf_has_synced(c->backups));
+}
+
+enum kerr prefix_cache_authorise(struct prefix_cache *c, const char *ns, const char *key,
+                                 struct review_resp *resp, struct kerr_info *err)
+{
+    char why[BAUTH_WHY_MAX];
+    struct kerr_info e = { 0 };
+    enum kerr rc = bauth_check(inf_store(c->buckets), c->client, ns, key, why, sizeof(why), &e);
+
+    if (rc == KERR_OK && !*why)
+        return KERR_OK;
+    if (rc == KERR_OK)
+        rc = review_deny(resp, "%s", why);
+    else /* fail closed: the owner's authority could not be read */
+        rc = review_errored(resp, 500, "reading the BackupBuckets' namespaceSelector: %s",
+                            e.msg[0] ? e.msg : kerr_str(rc))
+                 ? KERR_NOMEM
+                 : KERR_OK;
+    return rc == KERR_OK ? rc : kerr_set(err, rc, "building the answer");
+}
+
+/* The bucket owner's authority over a new claim of req's Etcd (webhook/bauth). */
+static enum kerr authorise(struct prefix_cache *c, const struct review_req *req,
+                           struct review_resp *resp, struct kerr_info *err)
+{
+    cJSON *self = cJSON_CreateObject(), *old = cJSON_CreateObject();
+    enum kerr rc = self && old ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL);
+
+    if (rc == KERR_OK && (req->op == REVIEW_OP_CREATE || req->op == REVIEW_OP_UPDATE) &&
+        claim_of(PREFIX_ETCD, req->object, self) && kjson_get_str(self, "prefix") &&
+        !(req->op == REVIEW_OP_UPDATE && req->old_object &&
+          claim_of(PREFIX_ETCD, req->old_object, old) && kjson_get_str(old, "prefix") &&
+          strcmp(kjson_get_str(old, "store"), kjson_get_str(self, "store")) == 0 &&
+          strcmp(kjson_get_str(old, "prefix"), kjson_get_str(self, "prefix")) == 0))
+        rc = prefix_cache_authorise(c, kjson_get_str(self, "namespace"),
+                                    kjson_get_str(self, "store"), resp, err);
+    cJSON_Delete(self);
+    cJSON_Delete(old);
+    return rc;
 }
 
 enum kerr prefix_decide(struct prefix_cache *c, const struct review_req *req,
@@ -387,6 +434,8 @@ enum kerr prefix_decide(struct prefix_cache *c, const struct review_req *req,
     enum kerr rc = prefix_check3(inf_store(c->etcds), inf_store(c->entries),
                                  c->backups ? inf_store(c->backups) : NULL, req, resp, err);
 
+    if (rc == KERR_OK && resp->allowed)
+        rc = authorise(c, req, resp, err);
     if (rc != KERR_OK || !resp->allowed || !c->claims_ns || req->dry_run)
         return rc;
     return prefix_lock(c->client, c->claims_ns, req, resp, err);
@@ -423,6 +472,8 @@ enum kerr prefix_lock(struct k8s_client *k, const char *ns, const struct review_
     rc = pclaim_take(k, ns, &pc, &other, &why);
     if (rc == KERR_OK && *other.what)
         rc = prefix_deny(resp, req, other.what, other.ns, pc.store);
+    else if (rc == KERR_OK && *other.refused)
+        rc = review_deny(resp, "spec.backup.store.prefix: %s", other.refused);
     else if (rc != KERR_OK) { /* fail closed: an unrecorded claim could be admitted twice */
         rc = review_errored(resp, 500, "recording the prefix claim: %s",
                             why.msg[0] ? why.msg : kerr_str(rc))
@@ -454,6 +505,7 @@ void prefix_cache_free(struct prefix_cache *c)
     inf_free(c->etcds);
     inf_free(c->entries);
     inf_free(c->backups);
+    inf_free(c->buckets);
     free(c->ns);
     free(c->claims_ns);
     free(c);

@@ -126,6 +126,14 @@ enum kerr prefix_lock(struct k8s_client *k, const char *ns, const struct review_
                       struct review_resp *resp, struct kerr_info *err);
 
 /*
+ * The bucket owner's authority over a new claim of namespace ns in store key (webhook/bauth):
+ * resp denied with the reason when a BackupBucket of the store does not select ns, a 500 when
+ * that could not be read; unchanged otherwise.
+ */
+enum kerr prefix_cache_authorise(struct prefix_cache *c, const char *ns, const char *key,
+                                 struct review_resp *resp, struct kerr_info *err);
+
+/*
  * The projected caches (Etcds, BackupEntries, EtcdBackups or NULL), BORROWED by the caller
  * while c lives; 0 (all NULL) until they synced.
  */

@@ -4,16 +4,10 @@
 # (prefix ""): it is admitted, and from then on every authorised tenant's new Etcd in that
 # bucket is refused ("overlaps a prefix claimed from another namespace"), as are their copies,
 # schedules and restores: one object by someone without authority blocks the shared bucket.
-# Wanted: the unauthorised Etcd refused at admission (or not counted against the namespaces
-# the bucket's owner selected), so shoot/etcd-main is admitted.
-# HOLE, not fixed here: the webhook would need BackupBuckets and Namespace labels in its
-# caches to refuse an unselected namespace's claim on a bucket's store (docs/backup-entries.md,
-# "An Etcd of an unauthorised namespace is still admitted ... its prefix still counts").
+# Wanted: the unauthorised Etcd refused at admission (warden-webhook reads the BackupBuckets
+# and the namespace's labels: webhook/bauth), so shoot/etcd-main is admitted; an EtcdBackup
+# of namespace evil with a destination in that bucket is refused too.
 set -euo pipefail
-[ "${WARDEN_ATTACK29_HOLES:-}" = 1 ] || {
-    echo "SKIP: an unauthorised Etcd on the whole container blocks the bucket (open hole)"
-    exit 77
-}
 . "$(dirname "$0")/../lib/controller.sh"
 
 etcd() { # ns name prefix [store fields]
@@ -25,7 +19,7 @@ spec:
   replicas: 1
   labels: {app: etcd-statefulset}
   etcd: {clientPort: 2379, serverPort: 2380}
-  backup: {port: 8080, store: {provider: S3, container: etcd-bucket, prefix: "$3"${4:-}}}
+  backup: {port: 8080, store: {provider: ${PROVIDER:-S3}, container: etcd-bucket, prefix: "$3"${4:-}}}
 EOF
 }
 
@@ -45,13 +39,44 @@ spec:
   namespaceSelector: {matchLabels: {etcd-warden.io/backups: shared}}
 EOF
 ctl_register_etcd_create
+kc apply -f - >/dev/null <<EOF
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: etcd-warden-backups}
+webhooks:
+$(wh_webhook backups.webhooks.etcd-warden.io /webhooks/backups)
+  rules:
+  - {apiGroups: [etcd-warden.io], apiVersions: [v1alpha1], operations: [CREATE, UPDATE], resources: [etcdbackups, etcdbackupschedules, etcdrestores], scope: Namespaced}
+EOF
 ctl_start
 
-etcd evil squat "" >/dev/null 2>&1 || { ok "the unauthorised whole-container Etcd is refused"; squat_refused=1; }
+if out=$(etcd evil squat "" 2>&1); then
+    ctl_fail "the unauthorised whole-container Etcd admitted: $out"
+fi
+grep -q 'namespace evil is not selected by spec.namespaceSelector of BackupBucket shared, which owns the store (Object|etcd-bucket|)' <<<"$out" ||
+    ctl_fail "refused for another reason: $out"
+ok "the unauthorised whole-container Etcd is refused"
+if out=$(PROVIDER=gcp etcd evil squat2 "evil/" 2>&1); then
+    ctl_fail "the unauthorised Etcd admitted under another provider's name: $out"
+fi
+ok "under another provider's name too (one container, one store)"
 if out=$(etcd shoot etcd-main shoot--etcd-main ", secretRef: {name: etcd-backup}" 2>&1); then
     ok "an authorised tenant's Etcd is admitted beside the unauthorised one"
 else
     ctl_fail "an authorised tenant's Etcd refused because of an unauthorised namespace's Etcd without credentials: $out"
 fi
+if out=$(kc apply -f - 2>&1 <<EOF
+apiVersion: etcd-warden.io/v1alpha1
+kind: EtcdBackup
+metadata: {name: grab, namespace: evil}
+spec:
+  etcdName: nothing
+  destination: {provider: aws, container: etcd-bucket, prefix: evil--copy, secretRef: {name: etcd-backup}}
+EOF
+); then
+    ctl_fail "an unauthorised namespace's EtcdBackup destination admitted: $out"
+fi
+grep -q 'namespace evil is not selected' <<<"$out" || ctl_fail "EtcdBackup refused for another reason: $out"
+ok "an unauthorised namespace's EtcdBackup destination in the bucket is refused"
 ctl_stop
 echo "attack29_unauthorised_block: ok"

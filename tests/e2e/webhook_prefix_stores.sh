@@ -61,13 +61,14 @@ refused "no container" 'spec.backup.store.container: no container' other etcd-x 
 allowed "an aws Etcd" shoot etcd-main aws etcd-bucket shoot--etcd-main
 ksim_wait 10 cached etcd-bucket shoot--etcd-main || ctl_fail "etcd-main not in the webhook's cache"
 # namespace other is told of no owner in namespace shoot, only of the store
-same='spec.backup.store.prefix "shoot--etcd-main" overlaps a prefix claimed from another namespace in the same store (S3|etcd-bucket|)'
+same='spec.backup.store.prefix "shoot--etcd-main" overlaps a prefix claimed from another namespace in the same store (Object|etcd-bucket|)'
 refused "s3, etcd-druid's lower-case name" "$same" other etcd-x s3 etcd-bucket shoot--etcd-main
 refused "ecs, the same S3 family" "$same" other etcd-x ecs etcd-bucket shoot--etcd-main http://ecs:9020
 refused "another endpointOverride" "$same" other etcd-x S3 etcd-bucket shoot--etcd-main https://s3.eu-west-1.amazonaws.com
 refused "the default endpoint spelled out" "$same" other etcd-x aws etcd-bucket shoot--etcd-main https://s3.amazonaws.com
 kc -n other get etcd etcd-x >/dev/null 2>&1 && ctl_fail "etcd-x was created"
-allowed "another family, one container name" other etcd-x azure etcd-bucket shoot--etcd-main
+refused "another family, one container name" "$same" other etcd-x azure etcd-bucket shoot--etcd-main
+refused "GCS, whose bucket S3 reaches through its XML API" "$same" other etcd-x gcp etcd-bucket shoot--etcd-main
 allowed "respelled aws -> s3 (UPDATE)" shoot etcd-main s3 etcd-bucket shoot--etcd-main
 allowed "the endpoint moved into endpointOverride (UPDATE)" shoot etcd-main S3 etcd-bucket \
     shoot--etcd-main http://minio.example:9000
@@ -75,7 +76,7 @@ refused "an UPDATE into an unknown provider" 'spec.backup.store.provider: unknow
     shoot etcd-main awss etcd-bucket shoot--etcd-main
 # the legacy Etcd: its store is not understood, so its claim is the whole container
 refused "a new prefix beside a store not understood" \
-    'spec.backup.store.prefix "shoot--new" overlaps a prefix claimed from another namespace in the same store (S3|old-bucket|)' \
+    'spec.backup.store.prefix "shoot--new" overlaps a prefix claimed from another namespace in the same store (Object|old-bucket|)' \
     shoot etcd-new aws old-bucket shoot--new
 allowed "another container" shoot etcd-new aws new-bucket shoot--new
 kc -n legacy label etcd etcd-old touched=1 >/dev/null || ctl_fail "an UPDATE keeping the unknown store refused"

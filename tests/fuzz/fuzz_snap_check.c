@@ -42,8 +42,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
     }
     if (snapcheck_pairs(&c, NULL) == KERR_OK) {
-        snapcheck_print_text(&c, "S3|b|", sink);
-        (void)snapcheck_print_json(&c, "S3|b|", sink, NULL);
+        snapcheck_print_text(&c, "Object|b|", sink);
+        (void)snapcheck_print_json(&c, "Object|b|", sink, NULL);
     }
     for (size_t i = 0; i < c.npairs; i++) {
         if (c.pairs[i].shorter >= c.n || c.pairs[i].longer >= c.n) {
