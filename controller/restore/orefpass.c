@@ -95,8 +95,8 @@ static enum kerr repair_tasks(const struct rctx *x, struct store *s, const struc
 }
 
 /* One component to repair: its own result, stats and requests (made on a helper thread). */
-struct job {
-    const struct k8s_resource *res;
+struct repair {
+    const char *kind; /* BORROWED from cur */
     const char *name; /* BORROWED from cur */
     const cJSON *cur; /* BORROWED */
     enum kerr rc;
@@ -105,27 +105,27 @@ struct job {
     unsigned long requests;
 };
 
-struct jobs {
+struct repairs {
     const struct rctx *x;
     const char *ns;
     const cJSON *want;
-    struct job *v;
+    struct repair *v;
     int n;
     atomic_int next;
 };
 
-static void *run_jobs(void *arg)
+static void *run_repairs(void *arg)
 {
-    struct jobs *js = arg;
+    struct repairs *js = arg;
     int i;
 
     while ((i = atomic_fetch_add(&js->next, 1)) < js->n) {
-        struct job *j = &js->v[i];
+        struct repair *j = &js->v[i];
         unsigned long before = k8s_thread_requests();
 
         kerr_clear(&j->err);
-        j->rc =
-            oref_repair(js->x->client, j->res, js->ns, j->name, j->cur, js->want, &j->st, &j->err);
+        j->rc = oref_repair(js->x->client, etcdspec_kind_resource(j->kind), js->ns, j->name, j->cur,
+                            js->want, &j->st, &j->err);
         j->requests = k8s_thread_requests() - before;
     }
     return NULL;
@@ -137,16 +137,16 @@ static void *run_jobs(void *arg)
  * restore (Velero strips every owner reference) has twelve per Etcd. Helper threads' requests
  * are charged to this one, the reconcile's budget counts them.
  */
-static void run_parallel(struct jobs *js)
+static void run_parallel(struct repairs *js)
 {
     pthread_t tid[OREFPASS_IN_FLIGHT - 1];
     int n = 0, i;
 
     atomic_init(&js->next, 0);
     for (i = 0; i < js->n - 1 && n < OREFPASS_IN_FLIGHT - 1; i++)
-        if (pthread_create(&tid[n], NULL, run_jobs, js) == 0)
+        if (pthread_create(&tid[n], NULL, run_repairs, js) == 0)
             n++;
-    run_jobs(js); /* this thread works too (all of them when no thread could start) */
+    run_repairs(js); /* this thread works too (all of them when no thread could start) */
     for (i = 0; i < n; i++)
         pthread_join(tid[i], NULL);
 }
@@ -154,7 +154,7 @@ static void run_parallel(struct jobs *js)
 static enum kerr repair_components(const struct rctx *x, const struct etcdspec *e,
                                    const cJSON *want, struct oref_stats *st, struct kerr_info *err)
 {
-    struct jobs js = { x, e->namespace, want, NULL, 0, 0 };
+    struct repairs js = { x, e->namespace, want, NULL, 0, 0 };
     unsigned long mine, theirs = 0;
     cJSON *comps = NULL, *refs;
     const cJSON *c;
@@ -184,15 +184,14 @@ static enum kerr repair_components(const struct rctx *x, const struct etcdspec *
             continue;
         }
         cJSON_Delete(refs);
-        js.v[js.n++] = (struct job){ .res = etcdspec_kind_resource(kind),
-                                     .name = kjson_get_str(c, "metadata.name"),
-                                     .cur = c };
+        js.v[js.n++] =
+            (struct repair){ .kind = kind, .name = kjson_get_str(c, "metadata.name"), .cur = c };
     }
     mine = k8s_thread_requests();
     if (js.n > 1)
         run_parallel(&js);
     else if (js.n == 1)
-        run_jobs(&js);
+        run_repairs(&js);
     for (i = 0; i < js.n; i++) {
         keep(&rc, err, js.v[i].rc, &js.v[i].err);
         st->checked += js.v[i].st.checked;
