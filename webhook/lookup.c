@@ -127,6 +127,10 @@ enum kerr lookup_etcd_from_json(const cJSON *etcd, struct lookup_etcd *out, stru
     phase = lookup_map_get(ann, HIBGUARD_ANN_PHASE);
     out->cut_current = hibguard_phase_current(phase);
     snprintf(out->phase, sizeof(out->phase), "%s", phase ? phase : "");
+    phase = lookup_map_get(ann, HIBGUARD_ANN_CHECKED);
+    if (phase && strlen(phase) >= sizeof(out->checked))
+        phase = "?";
+    snprintf(out->checked, sizeof(out->checked), "%s", phase ? phase : "");
     reason = lookup_map_get(ann, HIBGUARD_ANN_BREAK_GLASS);
     if (reason) {
         const char *why = reason;
@@ -216,9 +220,10 @@ static int project_etcd_status(cJSON *root, const cJSON *etcd)
 
 cJSON *lookup_etcd_project(const cJSON *etcd)
 {
-    static const char *const keep[] = { LOOKUP_ANN_DISABLE_PROTECTION, LOOKUP_ANN_DISABLE_RUNTIME,
-                                        HIBGUARD_ANN_CUT_AT, HIBGUARD_ANN_BREAK_GLASS,
-                                        HIBGUARD_ANN_PHASE };
+    static const char *const keep[] = {
+        LOOKUP_ANN_DISABLE_PROTECTION, LOOKUP_ANN_DISABLE_RUNTIME, HIBGUARD_ANN_CUT_AT,
+        HIBGUARD_ANN_BREAK_GLASS,      HIBGUARD_ANN_PHASE,         HIBGUARD_ANN_CHECKED
+    };
     const cJSON *ann = lookup_meta_map(etcd, "annotations");
     cJSON *root = cJSON_CreateObject(), *meta, *a = NULL;
     size_t i;
