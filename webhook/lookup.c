@@ -123,6 +123,7 @@ enum kerr lookup_etcd_from_json(const cJSON *etcd, struct lookup_etcd *out, stru
     out->runtime_disabled = has_key(ann, LOOKUP_ANN_DISABLE_RUNTIME);
     out->has_backup_store = kjson_get_obj(etcd, "spec.backup.store") != NULL;
     out->deleting = lookup_meta_deleting(etcd);
+    out->restoring = has_key(lookup_meta_map(etcd, "labels"), LOOKUP_LABEL_RESTORING);
     out->cut_rc = hibguard_cut_at(etcd, &out->cut_at, NULL);
     phase = lookup_map_get(ann, HIBGUARD_ANN_PHASE);
     out->cut_current = hibguard_phase_current(phase);
@@ -230,6 +231,11 @@ cJSON *lookup_etcd_project(const cJSON *etcd)
 
     if (!root || !(meta = base_meta(root, etcd)) ||
         copy_member(meta, metadata(etcd), "deletionTimestamp"))
+        goto fail;
+    /* the restoring label: a restoring Etcd's replicas do not change through etcds/scale */
+    if (has_key(lookup_meta_map(etcd, "labels"), LOOKUP_LABEL_RESTORING) &&
+        copy_member(cJSON_AddObjectToObject(meta, "labels"), lookup_meta_map(etcd, "labels"),
+                    LOOKUP_LABEL_RESTORING))
         goto fail;
     for (i = 0; ann && i < sizeof(keep) / sizeof(keep[0]); i++) {
         if (!has_key(ann, keep[i]))

@@ -48,6 +48,7 @@ struct lookup_etcd {
     int reconcile_in_progress; /* lastOperation Reconcile in Processing|Error|Requeue */
     int deletion_in_progress;  /* lastOperation Delete in Processing|Error|Requeue */
     int deleting;              /* metadata.deletionTimestamp set */
+    int restoring;             /* has label LOOKUP_LABEL_RESTORING */
     int has_backup_store;      /* spec.backup.store is an object */
     int has_members;           /* status.replicas above 0: the Etcd has (had) pods */
     enum kerr cut_rc;          /* hibguard_cut_at: KERR_OK, KERR_NOTFOUND or KERR_PARSE */
