@@ -2,6 +2,7 @@
 #include "common/hibguard.h"
 
 #include <ctype.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -93,4 +94,75 @@ enum kerr hibguard_break_glass(const char *value, time_t *expires, const char **
     *expires = ts.tv_sec;
     *reason = value;
     return KERR_OK;
+}
+
+enum kerr hibguard_checked_parse(const char *value, char *uid, size_t size, long long *generation,
+                                 struct kerr_info *err)
+{
+    const char *slash, *p;
+    size_t n;
+    long long g = 0;
+
+    *generation = 0;
+    if (size)
+        uid[0] = '\0';
+    if (!value || !(slash = strchr(value, '/')))
+        return kerr_set(err, KERR_PARSE, "not \"<uid>/<generation>\"");
+    n = (size_t)(slash - value);
+    if (n == 0 || n >= size || n > 63)
+        return kerr_set(err, KERR_PARSE, "the uid is empty or too long");
+    for (p = value; p < slash; p++)
+        if (isspace((unsigned char)*p) || !isprint((unsigned char)*p))
+            return kerr_set(err, KERR_PARSE, "the uid has a blank or a control character");
+    p = slash + 1;
+    if (*p < '1' || *p > '9')
+        return kerr_set(err, KERR_PARSE, "the generation is not a positive number");
+    for (; *p; p++) {
+        if (*p < '0' || *p > '9' || g > (INT64_MAX - 9) / 10)
+            return kerr_set(err, KERR_PARSE, "the generation is not a positive number");
+        g = g * 10 + (*p - '0');
+    }
+    memcpy(uid, value, n);
+    uid[n] = '\0';
+    *generation = g;
+    return KERR_OK;
+}
+
+/* metadata.generation of sts when a positive integer, else 0. */
+static long long generation_of(const cJSON *sts)
+{
+    int64_t g = 0;
+
+    if (kjson_get_int64(sts, "metadata.generation", &g) != KERR_OK || g < 1)
+        return 0;
+    return (long long)g;
+}
+
+enum kerr hibguard_checked_format(const cJSON *sts, char *buf, size_t size, struct kerr_info *err)
+{
+    const char *uid = kjson_get_str(sts, "metadata.uid");
+    long long g = generation_of(sts);
+    int n;
+
+    if (size)
+        buf[0] = '\0';
+    if (!uid || !*uid || strlen(uid) > 63 || strchr(uid, '/') || g < 1)
+        return kerr_set(err, KERR_INVAL, "the StatefulSet has no usable uid and generation");
+    n = snprintf(buf, size, "%s/%lld", uid, g);
+    if (n < 0 || (size_t)n >= size) {
+        if (size)
+            buf[0] = '\0';
+        return kerr_set(err, KERR_INVAL, "the stamp does not fit");
+    }
+    return KERR_OK;
+}
+
+bool hibguard_checked_matches(const char *value, const cJSON *sts)
+{
+    char uid[HIBGUARD_CHECKED_MAX];
+    long long g = 0;
+
+    if (hibguard_checked_parse(value, uid, sizeof(uid), &g, NULL) != KERR_OK)
+        return false;
+    return str_is(sts, "metadata.uid", uid) && generation_of(sts) == g;
 }

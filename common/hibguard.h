@@ -33,6 +33,11 @@
 #define HIBGUARD_ANN_CUT_AT      "etcd-warden.io/traffic-cut-at"
 #define HIBGUARD_ANN_BREAK_GLASS "etcd-warden.io/allow-scale-down-without-snapshot"
 #define HIBGUARD_ANN_PHASE       "etcd-warden.io/hibernation-phase"
+#define HIBGUARD_ANN_CHECKED     "etcd-warden.io/final-snapshot-checked"
+#define HIBGUARD_PHASE_SCALING   "ScalingDown"
+
+/* Longest stamp value: a uid of up to 63 bytes, '/', a generation of up to 19 digits. */
+#define HIBGUARD_CHECKED_MAX 96
 
 /* Longest a break glass may stand: one incident, not an Etcd unguarded for good. */
 #define HIBGUARD_BREAK_GLASS_MAX_S (24 * 3600)
@@ -74,5 +79,39 @@ bool hibguard_phase_current(const char *phase);
  */
 enum kerr hibguard_break_glass(const char *value, time_t *expires, const char **reason,
                                struct kerr_info *err);
+
+/*
+ * The stamp warden-controller writes with hibernation phase ScalingDown
+ * (HIBGUARD_ANN_CHECKED): the StatefulSet it checked the final snapshot
+ * against, "<metadata.uid>/<metadata.generation>", read before it asked the
+ * sidecar for etcd's revision. The API server bumps a StatefulSet's
+ * generation on every change of its spec (spec.replicas through the scale
+ * subresource included) and nobody can set it, so a StatefulSet still at
+ * that uid and generation has not been scaled up (or otherwise changed)
+ * since the check.
+ */
+
+/*
+ * Parse a stamp value: *generation (>= 1) and the uid into uid (size
+ * bytes, NUL-terminated). KERR_PARSE, with a message, for anything else (an
+ * empty or over-long uid, a uid with '/' or a blank, a generation that is
+ * not a positive decimal number without sign or leading zeros).
+ */
+enum kerr hibguard_checked_parse(const char *value, char *uid, size_t size, long long *generation,
+                                 struct kerr_info *err);
+
+/*
+ * The stamp of StatefulSet sts into buf (size >= HIBGUARD_CHECKED_MAX):
+ * KERR_INVAL when sts has no uid or no positive integer generation, or the
+ * uid does not fit.
+ */
+enum kerr hibguard_checked_format(const cJSON *sts, char *buf, size_t size, struct kerr_info *err);
+
+/*
+ * True when value (a stamp, NULL: absent) names StatefulSet sts as it is:
+ * same metadata.uid, same metadata.generation. Anything missing or
+ * malformed, on either side, is false.
+ */
+bool hibguard_checked_matches(const char *value, const cJSON *sts);
 
 #endif

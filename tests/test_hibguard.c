@@ -164,3 +164,45 @@ Test(hibguard, break_glass_value)
     }
     cr_assert_eq(hibguard_break_glass(NULL, &exp, &reason, &err), KERR_PARSE);
 }
+
+/* The stamp of ScalingDown: "<uid>/<generation>" of the StatefulSet the snapshot was checked
+ * against; anything else, on either side, never matches. */
+Test(hibguard, checked_stamp)
+{
+    static const char *const bad[] = { "",        "uid",    "/7",      "uid/",
+                                       "uid/0",   "uid/07", "uid/-7",  "uid/+7",
+                                       "uid/7 ",  "u id/7", "uid/7/8", "uid/99999999999999999999",
+                                       "uid/1e3", "uid\t/7" };
+    cJSON *sts = cJSON_Parse("{\"metadata\":{\"uid\":\"a-b-c\",\"generation\":7}}");
+    cJSON *nogen = cJSON_Parse("{\"metadata\":{\"uid\":\"a-b-c\"}}");
+    cJSON *frac = cJSON_Parse("{\"metadata\":{\"uid\":\"a-b-c\",\"generation\":7.5}}");
+    char uid[HIBGUARD_CHECKED_MAX], buf[HIBGUARD_CHECKED_MAX];
+    struct kerr_info err;
+    long long g = 0;
+    size_t i;
+
+    cr_assert_eq(hibguard_checked_parse("a-b-c/7", uid, sizeof(uid), &g, &err), KERR_OK);
+    cr_assert_str_eq(uid, "a-b-c");
+    cr_assert_eq(g, 7);
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        cr_assert_eq(hibguard_checked_parse(bad[i], uid, sizeof(uid), &g, &err), KERR_PARSE, "%s",
+                     bad[i]);
+        cr_assert_eq(g, 0);
+        cr_assert_not(hibguard_checked_matches(bad[i], sts), "%s", bad[i]);
+    }
+    cr_assert_eq(hibguard_checked_format(sts, buf, sizeof(buf), &err), KERR_OK);
+    cr_assert_str_eq(buf, "a-b-c/7");
+    cr_assert(hibguard_checked_matches(buf, sts));
+    cr_assert_not(hibguard_checked_matches("a-b-c/8", sts)); /* scaled since */
+    cr_assert_not(hibguard_checked_matches("x-b-c/7", sts)); /* another StatefulSet */
+    cr_assert_not(hibguard_checked_matches(NULL, sts));
+    cr_assert_not(hibguard_checked_matches("a-b-c/7", nogen));
+    cr_assert_not(hibguard_checked_matches("a-b-c/7", frac));
+    cr_assert_not(hibguard_checked_matches("a-b-c/7", NULL));
+    cr_assert_eq(hibguard_checked_format(nogen, buf, sizeof(buf), &err), KERR_INVAL);
+    cr_assert_str_eq(buf, "");
+    cr_assert_eq(hibguard_checked_format(sts, buf, 4, &err), KERR_INVAL);
+    cJSON_Delete(sts);
+    cJSON_Delete(nogen);
+    cJSON_Delete(frac);
+}

@@ -215,6 +215,7 @@ Test(hibplan, final_snapshot_coexists_with_etcd_druids_pre_sync_task)
     v.counted = true; /* it Succeeded after the cut: it is this cycle's snapshot */
     EXPECT_PHASE(v, HIBPLAN_SCALING);
     v.phase = HIBPLAN_SCALING;
+    v.stamp_ok = true;                    /* the StatefulSet the snapshot was checked against */
     EXPECT_ACT(v, HIBPLAN_CLEAR_FAILING); /* our failed attempt's condition goes */
     v.failing_noted = false;
     s = hibplan_decide(&v, &OPTS);
@@ -337,6 +338,7 @@ Test(hibplan, spec_path_hands_the_scaled_down_etcd_back_to_etcd_druid)
     v.suspended = v.suspend_ours = true;
     v.svc = HIBPLAN_SVC_CUT;
     v.counted = true;
+    v.stamp_ok = true;
     s = hibplan_decide(&v, &OPTS);
     cr_assert_eq(s.act, HIBPLAN_SCALE);
     v.sts_spec = 0;
@@ -432,6 +434,7 @@ Test(hibplan, scaling_down_needs_the_snapshot_then_scales_waits_and_hibernates)
     EXPECT_PHASE(v, HIBPLAN_SNAPSHOT);
     v.task = HIBPLAN_TASK_SUCCEEDED;
     v.counted = true;
+    v.stamp_ok = true;
     s = hibplan_decide(&v, &OPTS);
     cr_assert_eq(s.act, HIBPLAN_SCALE);
     cr_assert_eq(s.replicas, 0);
@@ -742,6 +745,14 @@ Test(hibplan, every_phase_and_read_back_state_keeps_the_invariants)
 
                                 o.verify = (m >> 13) & 1; /* shares the bit of task_errors */
                                 check_invariants(&v, hibplan_decide(&v, &o));
+                                {
+                                    struct hibplan_step z = hibplan_decide(&v, &o);
+
+                                    /* on a snapshot, only the StatefulSet checked, just now */
+                                    if (z.act == HIBPLAN_SCALE && z.replicas == 0 && v.store &&
+                                        v.counted && !v.break_glass)
+                                        cr_assert(v.stamp_ok && (!o.verify || v.verified));
+                                }
                                 if (o.verify && v.want && v.store && v.counted &&
                                     (v.phase == HIBPLAN_SNAPSHOT || v.phase == HIBPLAN_FAILED) &&
                                     !(v.sts_present && v.sts_spec == 0)) {
@@ -755,129 +766,4 @@ Test(hibplan, every_phase_and_read_back_state_keeps_the_invariants)
                                 n++;
                             }
     cr_assert_eq(n, 65536L * HIBPLAN_PHASE_COUNT * 4 * 5 * 3 * 5 * 2);
-}
-
-/* The report's window: the ports back (or the controller down right after) with the cut still
- * there. */
-Test(hibplan, waking_up_removes_the_cut_before_the_ports_come_back)
-{
-    struct hibplan_view v = base();
-
-    v.want = false;
-    v.phase = HIBPLAN_WAKING;
-    v.suspended = v.suspend_ours = true;
-    v.svc = HIBPLAN_SVC_CUT;
-    v.svc_remembered = true;
-    v.sts_spec = v.sts_status = 3; /* already scaled back up (a crash after the scale) */
-    v.counted = true;              /* the snapshot of the cycle would let a scale-down through */
-    EXPECT_ACT(v, HIBPLAN_REMOVE_CUT_AT);
-    v.cut_at = false;
-    EXPECT_ACT(v, HIBPLAN_RESTORE_PORTS);
-}
-
-/* issue 30: a cut belongs to one sleep */
-Test(hibplan, a_scale_up_while_hibernated_voids_the_cut)
-{
-    struct hibplan_view v = base();
-
-    v.phase = HIBPLAN_HIBERNATED;
-    v.suspended = v.suspend_ours = true;
-    v.svc = HIBPLAN_SVC_CUT;
-    v.sts_spec = v.sts_status = 0;
-    EXPECT_ACT(v, HIBPLAN_DONE);
-    v.sts_spec = 3; /* Gardener woke it (or etcd-druid, warden-controller down) */
-    EXPECT_ACT(v, HIBPLAN_VOID_CUT);
-    v.cut_at = false; /* even without a cut: the Etcd is awake again */
-    EXPECT_ACT(v, HIBPLAN_VOID_CUT);
-    /* still wanted: a new cycle, from the start */
-    v.phase = HIBPLAN_WAKING;
-    EXPECT_PHASE(v, HIBPLAN_CUTTING);
-}
-
-Test(hibplan, a_cut_not_recorded_by_the_controller_is_voided_and_made_again)
-{
-    struct hibplan_view v = base();
-
-    v.want = false; /* written on an Etcd that is not hibernating */
-    EXPECT_ACT(v, HIBPLAN_VOID_CUT);
-    v.cut_at = false;
-    EXPECT_ACT(v, HIBPLAN_DONE);
-    v = base();
-
-    v.phase = HIBPLAN_SNAPSHOT;
-    v.suspended = v.suspend_ours = true;
-    v.svc = HIBPLAN_SVC_CUT;
-    v.task = HIBPLAN_TASK_LIVE;
-    v.attempt = 1;
-    v.cut_forged = true; /* a forged traffic-cut-at: what it counts is not counted */
-    EXPECT_ACT(v, HIBPLAN_VOID_CUT);
-    v.cut_at = false;
-    v.cut_forged = false;
-    EXPECT_ACT(v, HIBPLAN_SET_CUT_AT);
-    v.phase = HIBPLAN_CUTTING;
-    v.cut_at = true;
-    v.cut_forged = true;
-    EXPECT_ACT(v, HIBPLAN_VOID_CUT);
-}
-
-Test(hibplan, the_final_snapshot_must_hold_etcds_revision)
-{
-    struct hibplan_view v = base();
-    struct hibplan_opts o = OPTS;
-    struct hibplan_step s;
-
-    o.verify = true;
-    v.phase = HIBPLAN_SNAPSHOT;
-    v.suspended = v.suspend_ours = true;
-    v.svc = HIBPLAN_SVC_CUT;
-    v.task = HIBPLAN_TASK_SUCCEEDED;
-    v.attempt = 1;
-    v.counted = true;
-    s = hibplan_decide(&v, &o);
-    cr_assert_eq(s.act, HIBPLAN_VERIFY);
-    v.verified = true;
-    s = hibplan_decide(&v, &o);
-    cr_assert(s.act == HIBPLAN_SET_PHASE && s.phase == HIBPLAN_SCALING);
-    v.verified = false;
-    v.phase = HIBPLAN_FAILED; /* etcd kept moving */
-    s = hibplan_decide(&v, &o);
-    cr_assert_eq(s.act, HIBPLAN_VERIFY);
-    v.break_glass = true;
-    s = hibplan_decide(&v, &o);
-    cr_assert(s.act == HIBPLAN_SET_PHASE && s.phase == HIBPLAN_SCALING);
-}
-
-Test(hibplan, break_glass_allows_one_scale_down)
-{
-    struct hibplan_view v = base();
-
-    v.phase = HIBPLAN_SCALING;
-    v.suspended = v.suspend_ours = true;
-    v.svc = HIBPLAN_SVC_CUT;
-    v.break_glass = true;
-    v.task = HIBPLAN_TASK_FAILED;
-    v.attempt = 3;
-    EXPECT_ACT(v, HIBPLAN_SCALE);
-    v.sts_spec = v.sts_status = 0;
-    EXPECT_ACT(v, HIBPLAN_REMOVE_BREAK_GLASS);
-    v.break_glass = false;
-    EXPECT_PHASE(v, HIBPLAN_HIBERNATED);
-}
-
-Test(hibplan, suspension_follows_the_signal_while_hibernated)
-{
-    struct hibplan_view v = base();
-
-    v.phase = HIBPLAN_HIBERNATED;
-    v.svc = HIBPLAN_SVC_CUT;
-    v.sts_spec = v.sts_status = 0;
-    v.suspended = false; /* the annotation path: removed by `druidctl reconciliation resume` */
-    v.suspend_ours = true;
-    EXPECT_ACT(v, HIBPLAN_SET_SUSPEND);
-    /* hibernated by annotation, then spec.replicas: 0, then the annotation removed */
-    v.suspended = true;
-    v.spec_signal = true;
-    EXPECT_ACT(v, HIBPLAN_REMOVE_SUSPEND);
-    v.suspended = v.suspend_ours = false;
-    EXPECT_ACT(v, HIBPLAN_DONE);
 }

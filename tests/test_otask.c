@@ -8,6 +8,7 @@
  * TTL cleanup, a user's delete, and https with the CA of spec.backup.tls.
  */
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -349,6 +350,36 @@ Test(otask_kubesim, transport_errors_are_retried_until_the_timeout)
     cJSON_Delete(p);
     step("old");
     expect_state("old", "Failed", "ERR_CREATE_SNAPSHOT");
+}
+
+/* Sets the stopping flag once the sidecar has the request (it holds its answer). */
+static void *stop_when_asked(void *arg)
+{
+    for (int i = 0; i < 600 && atomic_load(&x.sc.requests) == 0; i++) /* 30 s at most */
+        ktime_sleep_ns(50000000L);
+    atomic_store((atomic_int *)arg, 1);
+    return NULL;
+}
+
+/* issue 30: a sidecar call in flight ends when the process begins to stop, not after its drain */
+Test(otask_kubesim, a_call_in_flight_ends_when_the_process_begins_to_stop)
+{
+    atomic_int stopping = 0;
+    struct kerr_info e;
+    pthread_t th;
+    long rq = 0;
+
+    cJSON_Delete(hibfix_etcd(&x, "e1", STORE, NULL, 1));
+    atomic_store(&x.sc.delay_ms, 8000); /* the sidecar holds its answer */
+    x.ot.stopping = &stopping;
+    create_task("t", "e1", "{\"type\":\"full\",\"isFinal\":true}", 3600);
+    cr_assert_eq(pthread_create(&th, NULL, stop_when_asked, &stopping), 0);
+    cr_assert_eq(otask_step(&x.ot, CFIX_NS, "t", &rq, &e), KERR_CANCELLED);
+    pthread_join(th, NULL);
+    cr_assert_eq(atomic_load(&x.sc.requests), 1);
+    /* nothing decided: the task is as the call found it, for the next leader to run again */
+    expect_state("t", "InProgress", NULL);
+    x.ot.stopping = NULL;
 }
 
 Test(otask_kubesim, an_api_server_failure_reading_the_service_is_not_the_sidecars)

@@ -9,6 +9,7 @@
 #include "tests/support/testutil.h"
 #include "webhook/restore.h"
 #include "tests/support/whdiff.h"
+#include "webhook/wh_dispatch.h"
 
 #define RESTORING    "\"etcd-warden.io/restoring\":\"\""
 #define ALLOW_DELETE "\"etcd-warden.io/allow-delete-while-restoring\":\"yes\""
@@ -172,4 +173,76 @@ Test(restore, json_equal_is_not_quadratic, .timeout = 10)
     cr_expect_not(restore_json_equal(a, b));
     cJSON_Delete(a);
     cJSON_Delete(b);
+}
+
+/* etcds/scale (`kubectl scale etcd`): a Scale shows no labels, the Etcd is looked up. */
+static char *scale_review(const char *name, int from, int to)
+{
+    char *body = malloc(1024);
+
+    cr_assert_not_null(body);
+    snprintf(body, 1024,
+             "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+             "\"uid\":\"u\",\"kind\":{\"group\":\"autoscaling\",\"version\":\"v1\",\"kind\":"
+             "\"Scale\"},\"resource\":{\"group\":\"druid.gardener.cloud\",\"version\":"
+             "\"v1alpha1\",\"resource\":\"etcds\"},\"subResource\":\"scale\",\"name\":\"%s\","
+             "\"namespace\":\"shoot\",\"operation\":\"UPDATE\",\"userInfo\":{\"username\":"
+             "\"alice\"},\"object\":{\"kind\":\"Scale\",\"metadata\":{\"name\":\"%s\","
+             "\"namespace\":\"shoot\"},\"spec\":{\"replicas\":%d}},\"oldObject\":{\"kind\":"
+             "\"Scale\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"shoot\"},\"spec\":{"
+             "\"replicas\":%d}}}}",
+             name, name, to, name, from);
+    return body;
+}
+
+Test(restore, etcds_scale_of_a_restoring_etcd_is_refused_as_a_patch_is)
+{
+    static const struct {
+        const char *name;
+        int from, to, allowed;
+        const char *message;
+    } srows[] = {
+        { "etcd-main", 3, 5, 0, SPEC_CHANGE_MSG }, /* restoring */
+        { "etcd-main", 3, 0, 0, SPEC_CHANGE_MSG },
+        { "etcd-main", 3, 3, 1, "replicas of Etcd shoot/etcd-main unchanged" },
+        { "etcd-live", 3, 0, 1, "Etcd shoot/etcd-live is not restoring" },
+        { "etcd-gone", 3, 0, 1, "Etcd shoot/etcd-gone not found" },
+    };
+    static const char *const none[] = { NULL };
+    struct protect_config cfg = { none, 0, none, 0, NULL, NULL, 0, NULL };
+    cJSON *etcds = cJSON_Parse(
+        "[{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"etcd-main\",\"uid\":\"u1\","
+        "\"labels\":{" RESTORING "}}," SPEC_OK "},{\"metadata\":{\"namespace\":\"shoot\","
+        "\"name\":\"etcd-live\",\"uid\":\"u2\"}," SPEC_OK "}]");
+    struct lookup_mem mem = { 0 };
+    struct wh_dispatch d;
+    struct lookup lk;
+    struct kerr_info err;
+    size_t i;
+
+    cr_assert_not_null(etcds);
+    mem.etcds = etcds;
+    lookup_mem_bind(&mem, &lk);
+    cr_assert_eq(wh_dispatch_init(&d, &cfg, &lk, NULL, &err), KERR_OK, "%s", err.msg);
+    for (i = 0; i < sizeof(srows) / sizeof(srows[0]); i++) {
+        char *body = scale_review(srows[i].name, srows[i].from, srows[i].to), *out = NULL;
+        unsigned int status = 0;
+        bool allowed = false;
+        size_t len = 0;
+        cJSON *doc = NULL;
+
+        whdiff_same(&cfg, &mem, WH_HOOK_ETCD, body);
+        cr_assert_eq(
+            wh_dispatch_review(&d, WH_HOOK_ETCD, body, strlen(body), &out, &len, &status, &err),
+            KERR_OK, "%s", err.msg);
+        cr_assert_eq(kjson_parse(out, len, NULL, &doc, NULL, NULL), KERR_OK);
+        cr_assert_eq(kjson_get_bool(doc, "response.allowed", &allowed), KERR_OK);
+        cr_expect_eq(allowed, srows[i].allowed != 0, "row %zu: allowed", i);
+        cr_expect_str_eq(kjson_get_str(doc, "response.status.message"), srows[i].message, "row %zu",
+                         i);
+        cJSON_Delete(doc);
+        free(out);
+        free(body);
+    }
+    cJSON_Delete(etcds);
 }

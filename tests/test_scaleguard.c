@@ -31,10 +31,13 @@
 #define PHASE(p)  "\"" HIBGUARD_ANN_PHASE "\":\"" p "\""
 #define ANN_CUT   "\"" HIBGUARD_ANN_CUT_AT "\":\"" CUT "\"," PHASE("FinalSnapshot")
 #define ANN_STALE "\"" HIBGUARD_ANN_CUT_AT "\":\"" CUT "\""
-#define GLASS(v)  "\"" HIBGUARD_ANN_BREAK_GLASS "\":\"" v "\""
-#define ANN_BREAK GLASS("2026-11-24T22:00:00Z bucket deleted by the provider")
-#define ANN_OPEN  "\"druid.gardener.cloud/disable-etcd-component-protection\":\"\""
-#define STORE     "\"backup\":{\"store\":{\"container\":\"b\",\"prefix\":\"p\",\"provider\":\"S3\"}}"
+/* the StatefulSet of the reviews below is uid-sts at generation 7 (its old object) */
+#define CHECKED(v)  "\"" HIBGUARD_ANN_CHECKED "\":\"" v "\""
+#define ANN_SCALING ANN_STALE "," PHASE("ScalingDown") "," CHECKED("uid-sts/7")
+#define GLASS(v)    "\"" HIBGUARD_ANN_BREAK_GLASS "\":\"" v "\""
+#define ANN_BREAK   GLASS("2026-11-24T22:00:00Z bucket deleted by the provider")
+#define ANN_OPEN    "\"druid.gardener.cloud/disable-etcd-component-protection\":\"\""
+#define STORE       "\"backup\":{\"store\":{\"container\":\"b\",\"prefix\":\"p\",\"provider\":\"S3\"}}"
 
 #define ETCD(name, ann, spec)                                                          \
     "{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"" name "\",\"uid\":\"uid-" name \
@@ -72,8 +75,8 @@ struct row {
 static const struct row rows[] = {
     { "reconciler refused without a snapshot", STS, DRUID, 3, 0,
       ETCD("etcd-main", ANN_CUT, "," STORE), "[]", 0, DENIED, NULL },
-    { "the message says what is missing and how to break glass", STS, DRUID, 3, 0,
-      ETCD("etcd-main", ANN_CUT, "," STORE), "[]", 0,
+    { "the message says what is missing and how to break glass", STS, WARDEN, 3, 0,
+      ETCD("etcd-main", ANN_SCALING, "," STORE), "[]", 0,
       "no full snapshot EtcdOpsTask of it has Succeeded since its traffic cut at " CUT
       ". Wait for the snapshot or, if the backups of Etcd etcd-main are broken, allow the "
       "scale-down without one: kubectl annotate etcd -n shoot etcd-main " HIBGUARD_ANN_BREAK_GLASS
@@ -92,30 +95,51 @@ static const struct row rows[] = {
     { "malformed cut", STS, DRUID, 3, 0,
       ETCD("etcd-main", "\"" HIBGUARD_ANN_CUT_AT "\":\"soon\"", "," STORE), "[" FRESH "]", 0,
       "is not an RFC 3339 time", NULL },
-    { "a fresh snapshot lets the reconciler through", STS, DRUID, 3, 0,
-      ETCD("etcd-main", ANN_CUT, "," STORE), "[" FRESH "]", 1,
+    { "a checked snapshot lets warden-controller through", STS, WARDEN, 3, 0,
+      ETCD("etcd-main", ANN_SCALING, "," STORE), "[" FRESH "]", 1,
       "update of managed resources by etcd-druid is allowed", NULL },
-    { "a fresh snapshot lets the scale through", SCALE, DRUID, 3, -1,
-      ETCD("etcd-main", ANN_CUT, "," STORE), "[" FRESH "]", 1, "", NULL },
-    { "a fresh snapshot: a person still meets component protection", STS, PERSON, 3, 0,
-      ETCD("etcd-main", ANN_CUT, "," STORE), "[" FRESH "]", 0, "changes from service account",
-      NULL },
-    { "a snapshot created in the cut's second does not count", STS, DRUID, 3, 0,
-      ETCD("etcd-main", ANN_CUT, "," STORE), "[" TASK("etcd-main", "full", "Succeeded", CUT) "]", 0,
-      DENIED, NULL },
-    { "a snapshot created a second after the cut counts", STS, DRUID, 3, 0,
-      ETCD("etcd-main", ANN_CUT, "," STORE),
+    /* issue 30: only warden-controller's scale-down right after its revision check counts */
+    { "a fresh snapshot does not let another reconciler through", STS, DRUID, 3, 0,
+      ETCD("etcd-main", ANN_SCALING, "," STORE), "[" FRESH "]", 0,
+      "only warden-controller scales to 0 on a final snapshot", NULL },
+    { "a fresh snapshot in FinalSnapshot does not count", STS, WARDEN, 3, 0,
+      ETCD("etcd-main", ANN_CUT "," CHECKED("uid-sts/7"), "," STORE), "[" FRESH "]", 0,
+      "hibernation phase is \"FinalSnapshot\", not ScalingDown", NULL },
+    { "a fresh snapshot does not let the scale subresource through", SCALE, WARDEN, 3, -1,
+      ETCD("etcd-main", ANN_SCALING, "," STORE), "[" FRESH "]", 0,
+      "which a scale subresource does not show", NULL },
+    { "a StatefulSet scaled up since the check", STS, WARDEN, 3, 0,
+      ETCD("etcd-main", ANN_STALE "," PHASE("ScalingDown") "," CHECKED("uid-sts/6"), "," STORE),
+      "[" FRESH "]", 0, "it was scaled up or changed since", NULL },
+    { "another StatefulSet than the one checked", STS, WARDEN, 3, 0,
+      ETCD("etcd-main", ANN_STALE "," PHASE("ScalingDown") "," CHECKED("uid-old/7"), "," STORE),
+      "[" FRESH "]", 0, "is not the one the final snapshot was checked against", NULL },
+    { "ScalingDown without the check's stamp", STS, WARDEN, 3, 0,
+      ETCD("etcd-main", ANN_STALE "," PHASE("ScalingDown"), "," STORE), "[" FRESH "]", 0,
+      "is not the one the final snapshot was checked against", NULL },
+    { "a malformed stamp", STS, WARDEN, 3, 0,
+      ETCD("etcd-main", ANN_STALE "," PHASE("ScalingDown") "," CHECKED("uid-sts/07"), "," STORE),
+      "[" FRESH "]", 0, "is not the one the final snapshot was checked against", NULL },
+    { "a fresh snapshot: a person still meets the guard", STS, PERSON, 3, 0,
+      ETCD("etcd-main", ANN_SCALING, "," STORE), "[" FRESH "]", 0, DENIED, NULL },
+    { "a snapshot created in the cut's second does not count", STS, WARDEN, 3, 0,
+      ETCD("etcd-main", ANN_SCALING, "," STORE),
+      "[" TASK("etcd-main", "full", "Succeeded", CUT) "]", 0, DENIED, NULL },
+    { "a snapshot created a second after the cut counts", STS, WARDEN, 3, 0,
+      ETCD("etcd-main", ANN_SCALING, "," STORE),
       "[" TASK("etcd-main", "full", "Succeeded", "2026-11-24T20:00:01Z") "]", 1, "", NULL },
-    { "a snapshot of the earlier cycle does not count", STS, DRUID, 3, 0,
-      ETCD("etcd-main", ANN_CUT, "," STORE), "[" TASK("etcd-main", "full", "Succeeded", BEFORE) "]",
-      0, DENIED, NULL },
-    { "another Etcd's snapshot does not count", STS, DRUID, 3, 0,
-      ETCD("etcd-main", ANN_CUT, "," STORE),
+    { "a snapshot of the earlier cycle does not count", STS, WARDEN, 3, 0,
+      ETCD("etcd-main", ANN_SCALING, "," STORE),
+      "[" TASK("etcd-main", "full", "Succeeded", BEFORE) "]", 0, DENIED, NULL },
+    { "another Etcd's snapshot does not count", STS, WARDEN, 3, 0,
+      ETCD("etcd-main", ANN_SCALING, "," STORE),
       "[" TASK("etcd-events", "full", "Succeeded", AFTER) "]", 0, DENIED, NULL },
-    { "a delta snapshot does not count", STS, DRUID, 3, 0, ETCD("etcd-main", ANN_CUT, "," STORE),
+    { "a delta snapshot does not count", STS, WARDEN, 3, 0,
+      ETCD("etcd-main", ANN_SCALING, "," STORE),
       "[" TASK("etcd-main", "delta", "Succeeded", AFTER) "]", 0, DENIED, NULL },
-    { "a failed snapshot does not count", STS, DRUID, 3, 0, ETCD("etcd-main", ANN_CUT, "," STORE),
-      "[" TASK("etcd-main", "full", "Failed", AFTER) "]", 0, DENIED, NULL },
+    { "a failed snapshot does not count", STS, WARDEN, 3, 0,
+      ETCD("etcd-main", ANN_SCALING, "," STORE), "[" TASK("etcd-main", "full", "Failed", AFTER) "]",
+      0, DENIED, NULL },
     { "break glass allows with a warning", STS, DRUID, 3, 0,
       ETCD("etcd-main", ANN_CUT "," ANN_BREAK, "," STORE), "[]", 1,
       "update of managed resources by etcd-druid is allowed",
@@ -144,13 +168,13 @@ static const struct row rows[] = {
       ETCD("etcd-main", ANN_STALE, "," STORE), "[" FRESH "]", 0, "belongs to an earlier sleep",
       NULL },
     { "a cut while waking up does not count", STS, WARDEN, 3, 0,
-      ETCD("etcd-main", ANN_STALE "," PHASE("WakingUp"), "," STORE), "[" FRESH "]", 0, DENIED,
-      NULL },
-    { "a cut in ScalingDown counts", STS, DRUID, 3, 0,
-      ETCD("etcd-main", ANN_STALE "," PHASE("ScalingDown"), "," STORE), "[" FRESH "]", 1, "",
-      NULL },
-    { "a cut in Failed counts", STS, DRUID, 3, 0,
-      ETCD("etcd-main", ANN_STALE "," PHASE("Failed"), "," STORE), "[" FRESH "]", 1, "", NULL },
+      ETCD("etcd-main", ANN_STALE "," PHASE("WakingUp") "," CHECKED("uid-sts/7"), "," STORE),
+      "[" FRESH "]", 0, DENIED, NULL },
+    { "a cut in ScalingDown counts", STS, WARDEN, 3, 0, ETCD("etcd-main", ANN_SCALING, "," STORE),
+      "[" FRESH "]", 1, "", NULL },
+    { "a cut in Failed does not count: etcd moved on since the snapshot", STS, WARDEN, 3, 0,
+      ETCD("etcd-main", ANN_STALE "," PHASE("Failed") "," CHECKED("uid-sts/7"), "," STORE),
+      "[" FRESH "]", 0, "hibernation phase is \"Failed\", not ScalingDown", NULL },
     /* break glass once: an expiry, past which it is ignored */
     { "an expired break glass is ignored", STS, DRUID, 3, 0,
       ETCD("etcd-main", ANN_CUT "," GLASS("2026-11-24T20:04:59Z bucket lost"), "," STORE), "[]", 0,
@@ -166,6 +190,7 @@ static const struct row rows[] = {
 #define NROWS (sizeof(rows) / sizeof(rows[0]))
 
 static const char *const reconcilers[] = { DRUID, WARDEN };
+static const char *const controllers[] = { WARDEN };
 
 static cJSON *object(const struct row *t, int replicas)
 {
@@ -176,7 +201,8 @@ static cJSON *object(const struct row *t, int replicas)
     if (t->target == STS)
         cJSON_AddItemToObject(
             o, "metadata",
-            cJSON_Parse("{\"namespace\":\"shoot\",\"name\":\"etcd-main\",\"labels\":{"
+            cJSON_Parse("{\"namespace\":\"shoot\",\"name\":\"etcd-main\",\"uid\":\"uid-sts\","
+                        "\"generation\":7,\"labels\":{"
                         "\"app.kubernetes.io/managed-by\":\"etcd-druid\","
                         "\"app.kubernetes.io/part-of\":\"etcd-main\"}}"));
     else
@@ -233,7 +259,7 @@ static time_t fixed_clock(void)
 
 static cJSON *decide_row(const struct row *t)
 {
-    struct protect_config cfg = { reconcilers, 2, NULL, 0, NULL, NULL, 0, fixed_clock };
+    struct protect_config cfg = { reconcilers, 2, NULL, 0, NULL, controllers, 1, fixed_clock };
     struct review_req req;
     struct review_resp resp;
     struct lookup_mem mem = { 0 };
@@ -323,9 +349,9 @@ static const struct guard_row guard_rows[] = {
     { { "refused with protection disabled", STS, PERSON, 3, 0,
         ETCD("etcd-main", ANN_CUT "," ANN_OPEN, "," STORE), "[]", 0, DENIED, NULL },
       0 },
-    { { "a fresh snapshot lets anyone through", STS, PERSON, 3, 0,
-        ETCD("etcd-main", ANN_CUT, "," STORE), "[" FRESH "]", 1,
-        "scale-down of StatefulSet shoot/etcd-main allowed", NULL },
+    { { "a fresh snapshot does not let a person through", STS, PERSON, 3, 0,
+        ETCD("etcd-main", ANN_SCALING, "," STORE), "[" FRESH "]", 0,
+        "only warden-controller scales to 0 on a final snapshot", NULL },
       0 },
     { { "break glass allows with a warning", SCALE, PERSON, 3, 0,
         ETCD("etcd-main", ANN_CUT "," ANN_BREAK, "," STORE), "[]", 1, "allowed",
@@ -340,8 +366,9 @@ static const struct guard_row guard_rows[] = {
     { { "without a backup store there is nothing to wait for", STS, PERSON, 3, 0,
         ETCD("etcd-main", "", ""), "[]", 1, "allowed", NULL },
       0 },
-    { { "the reconciler with a fresh snapshot", STS, DRUID, 3, 0,
-        ETCD("etcd-main", ANN_CUT, "," STORE), "[" FRESH "]", 1, "allowed", NULL },
+    { { "warden-controller with a checked snapshot", STS, WARDEN, 3, 0,
+        ETCD("etcd-main", ANN_SCALING, "," STORE), "[" FRESH "]", 1,
+        "scale-down of StatefulSet shoot/etcd-main allowed", NULL },
       1 },
 };
 
@@ -350,7 +377,7 @@ static const struct guard_row guard_rows[] = {
 /* The answer of webhook h to t's review through wh_dispatch, as the server gives it. */
 static cJSON *dispatch_row(const struct row *t, enum wh_hook h)
 {
-    struct protect_config cfg = { reconcilers, 2, NULL, 0, NULL, NULL, 0, fixed_clock };
+    struct protect_config cfg = { reconcilers, 2, NULL, 0, NULL, controllers, 1, fixed_clock };
     struct lookup_mem mem = { 0 };
     struct wh_dispatch d;
     struct lookup lk;
@@ -516,8 +543,11 @@ static const struct lrow lrows[] = {
     { "guard only: a person deleting the StatefulSet without a snapshot", WH_HOOK_SCALEGUARD,
       "DELETE", PERSON, LBL_MAIN, NULL, 3, 0, 0, ETCD("etcd-main", "", "," STORE), "[]", 0,
       DELETED_MSG, NULL },
-    { "deleting it with this hibernation's snapshot", WH_HOOK_SCALEGUARD, "DELETE", PERSON,
-      LBL_MAIN, NULL, 3, 0, 0, ETCD("etcd-main", ANN_CUT, "," STORE), "[" FRESH "]", 1,
+    { "deleting it with this hibernation's snapshot: only warden-controller", WH_HOOK_SCALEGUARD,
+      "DELETE", PERSON, LBL_MAIN, NULL, 3, 0, 0, ETCD("etcd-main", ANN_SCALING, "," STORE),
+      "[" FRESH "]", 0, "only warden-controller scales to 0", NULL },
+    { "deleting it with this hibernation's checked snapshot", WH_HOOK_SCALEGUARD, "DELETE", WARDEN,
+      LBL_MAIN, NULL, 3, 0, 0, ETCD("etcd-main", ANN_SCALING, "," STORE), "[" FRESH "]", 1,
       "deletion of StatefulSet shoot/etcd-main allowed", NULL },
     { "deleting it with break glass", WH_HOOK_COMPONENTS, "DELETE", DRUID, LBL_MAIN, NULL, 3, 0, 0,
       ETCD("etcd-main", ANN_BREAK, "," STORE), "[]", 1, "",
@@ -545,9 +575,10 @@ static const struct lrow lrows[] = {
     { "guard only: a StatefulSet created at 0 for an Etcd with members", WH_HOOK_SCALEGUARD,
       "CREATE", DRUID, LBL_MAIN, LBL_MAIN, 0, 0, 0, ETCD_MEMBERS("etcd-main", "", "," STORE), "[]",
       0, "creating StatefulSet shoot/etcd-main with 0 replicas needs a full snapshot", NULL },
-    { "created at 0 with this sleep's snapshot", WH_HOOK_SCALEGUARD, "CREATE", DRUID, LBL_MAIN,
-      LBL_MAIN, 0, 0, 0, ETCD_MEMBERS("etcd-main", ANN_CUT, "," STORE), "[" FRESH "]", 1,
-      "creation of StatefulSet shoot/etcd-main allowed", NULL },
+    { "created at 0 with this sleep's checked snapshot: not the StatefulSet checked",
+      WH_HOOK_SCALEGUARD, "CREATE", WARDEN, LBL_MAIN, LBL_MAIN, 0, 0, 0,
+      ETCD_MEMBERS("etcd-main", ANN_SCALING, "," STORE), "[" FRESH "]", 0,
+      "which a creation does not show", NULL },
     { "created at 0 for an Etcd that never had members", WH_HOOK_COMPONENTS, "CREATE", DRUID,
       LBL_MAIN, LBL_MAIN, 0, 0, 0, ETCD("etcd-main", "", "," STORE), "[]", 1, "", NULL },
     { "created at 3 is not guarded", WH_HOOK_COMPONENTS, "CREATE", PERSON, LBL_MAIN, LBL_MAIN, 0, 3,
@@ -565,6 +596,8 @@ static cJSON *lobject(const char *labels, int replicas)
     meta = cJSON_AddObjectToObject(o, "metadata");
     cJSON_AddStringToObject(meta, "namespace", "shoot");
     cJSON_AddStringToObject(meta, "name", "etcd-main");
+    cJSON_AddStringToObject(meta, "uid", "uid-sts");
+    cJSON_AddNumberToObject(meta, "generation", 7);
     cJSON_AddItemToObject(meta, "labels", cJSON_Parse(labels));
     spec = cJSON_AddObjectToObject(o, "spec");
     cJSON_AddNumberToObject(spec, "replicas", replicas);
@@ -622,7 +655,7 @@ ParameterizedTestParameters(scaleguard, labels_and_deletes)
 ParameterizedTest(size_t *i, scaleguard, labels_and_deletes)
 {
     const struct lrow *t = &lrows[*i];
-    struct protect_config cfg = { reconcilers, 2, NULL, 0, NULL, NULL, 0, fixed_clock };
+    struct protect_config cfg = { reconcilers, 2, NULL, 0, NULL, controllers, 1, fixed_clock };
     struct lookup_mem mem = { 0 };
     struct wh_dispatch d;
     struct lookup lk;
@@ -684,7 +717,7 @@ static enum kerr unconfirmed_etcd(void *ctx, const char *ns, const char *name,
 Test(scaleguard, an_unconfirmed_miss_on_a_guarded_path_is_500)
 {
     static const struct row r = { "", STS, DRUID, 3, 0, "", "[]", 0, "", NULL };
-    struct protect_config cfg = { reconcilers, 2, NULL, 0, NULL, NULL, 0, fixed_clock };
+    struct protect_config cfg = { reconcilers, 2, NULL, 0, NULL, controllers, 1, fixed_clock };
     struct lookup lk = { NULL, unconfirmed_etcd, NULL, NULL, NULL };
     enum wh_hook hooks[] = { WH_HOOK_COMPONENTS, WH_HOOK_SCALEGUARD };
     struct review_req req;

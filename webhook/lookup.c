@@ -123,10 +123,15 @@ enum kerr lookup_etcd_from_json(const cJSON *etcd, struct lookup_etcd *out, stru
     out->runtime_disabled = has_key(ann, LOOKUP_ANN_DISABLE_RUNTIME);
     out->has_backup_store = kjson_get_obj(etcd, "spec.backup.store") != NULL;
     out->deleting = lookup_meta_deleting(etcd);
+    out->restoring = has_key(lookup_meta_map(etcd, "labels"), LOOKUP_LABEL_RESTORING);
     out->cut_rc = hibguard_cut_at(etcd, &out->cut_at, NULL);
     phase = lookup_map_get(ann, HIBGUARD_ANN_PHASE);
     out->cut_current = hibguard_phase_current(phase);
     snprintf(out->phase, sizeof(out->phase), "%s", phase ? phase : "");
+    phase = lookup_map_get(ann, HIBGUARD_ANN_CHECKED);
+    if (phase && strlen(phase) >= sizeof(out->checked))
+        phase = "?";
+    snprintf(out->checked, sizeof(out->checked), "%s", phase ? phase : "");
     reason = lookup_map_get(ann, HIBGUARD_ANN_BREAK_GLASS);
     if (reason) {
         const char *why = reason;
@@ -216,15 +221,21 @@ static int project_etcd_status(cJSON *root, const cJSON *etcd)
 
 cJSON *lookup_etcd_project(const cJSON *etcd)
 {
-    static const char *const keep[] = { LOOKUP_ANN_DISABLE_PROTECTION, LOOKUP_ANN_DISABLE_RUNTIME,
-                                        HIBGUARD_ANN_CUT_AT, HIBGUARD_ANN_BREAK_GLASS,
-                                        HIBGUARD_ANN_PHASE };
+    static const char *const keep[] = {
+        LOOKUP_ANN_DISABLE_PROTECTION, LOOKUP_ANN_DISABLE_RUNTIME, HIBGUARD_ANN_CUT_AT,
+        HIBGUARD_ANN_BREAK_GLASS,      HIBGUARD_ANN_PHASE,         HIBGUARD_ANN_CHECKED
+    };
     const cJSON *ann = lookup_meta_map(etcd, "annotations");
     cJSON *root = cJSON_CreateObject(), *meta, *a = NULL;
     size_t i;
 
     if (!root || !(meta = base_meta(root, etcd)) ||
         copy_member(meta, metadata(etcd), "deletionTimestamp"))
+        goto fail;
+    /* the restoring label: a restoring Etcd's replicas do not change through etcds/scale */
+    if (has_key(lookup_meta_map(etcd, "labels"), LOOKUP_LABEL_RESTORING) &&
+        copy_member(cJSON_AddObjectToObject(meta, "labels"), lookup_meta_map(etcd, "labels"),
+                    LOOKUP_LABEL_RESTORING))
         goto fail;
     for (i = 0; ann && i < sizeof(keep) / sizeof(keep[0]); i++) {
         if (!has_key(ann, keep[i]))

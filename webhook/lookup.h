@@ -22,6 +22,7 @@
 
 #include <cJSON.h>
 
+#include "common/hibguard.h"
 #include "common/kerr.h"
 
 #define LOOKUP_NAME_MAX   253 /* longest object name or namespace (DNS subdomain) */
@@ -42,18 +43,21 @@
 /* What the decisions need of a live Etcd. */
 struct lookup_etcd {
     char uid[LOOKUP_UID_MAX + 1];
-    int protection_disabled;    /* has LOOKUP_ANN_DISABLE_PROTECTION */
-    int runtime_disabled;       /* has LOOKUP_ANN_DISABLE_RUNTIME */
-    int reconcile_in_progress;  /* lastOperation Reconcile in Processing|Error|Requeue */
-    int deletion_in_progress;   /* lastOperation Delete in Processing|Error|Requeue */
-    int deleting;               /* metadata.deletionTimestamp set */
-    int has_backup_store;       /* spec.backup.store is an object */
-    int has_members;            /* status.replicas above 0: the Etcd has (had) pods */
-    enum kerr cut_rc;           /* hibguard_cut_at: KERR_OK, KERR_NOTFOUND or KERR_PARSE */
-    time_t cut_at;              /* the traffic cut when cut_rc is KERR_OK */
-    int cut_current;            /* the phase annotation says a sleep is under way (hibguard) */
-    char phase[32];             /* HIBGUARD_ANN_PHASE, cut to fit ("" when absent) */
-    int break_glass;            /* has HIBGUARD_ANN_BREAK_GLASS */
+    int protection_disabled;   /* has LOOKUP_ANN_DISABLE_PROTECTION */
+    int runtime_disabled;      /* has LOOKUP_ANN_DISABLE_RUNTIME */
+    int reconcile_in_progress; /* lastOperation Reconcile in Processing|Error|Requeue */
+    int deletion_in_progress;  /* lastOperation Delete in Processing|Error|Requeue */
+    int deleting;              /* metadata.deletionTimestamp set */
+    int restoring;             /* has label LOOKUP_LABEL_RESTORING */
+    int has_backup_store;      /* spec.backup.store is an object */
+    int has_members;           /* status.replicas above 0: the Etcd has (had) pods */
+    enum kerr cut_rc;          /* hibguard_cut_at: KERR_OK, KERR_NOTFOUND or KERR_PARSE */
+    time_t cut_at;             /* the traffic cut when cut_rc is KERR_OK */
+    int cut_current;           /* the phase annotation says a sleep is under way (hibguard) */
+    char phase[32];            /* HIBGUARD_ANN_PHASE, cut to fit ("" when absent) */
+    char checked[HIBGUARD_CHECKED_MAX]; /* HIBGUARD_ANN_CHECKED ("" when absent, "?" when
+                                           longer than a stamp can be) */
+    int break_glass;                    /* has HIBGUARD_ANN_BREAK_GLASS */
     enum kerr break_glass_rc;   /* hibguard_break_glass of its value (KERR_OK: well formed) */
     time_t break_glass_expires; /* its expiry when break_glass_rc is KERR_OK */
     char break_glass_reason[LOOKUP_REASON_MAX + 1]; /* its reason (the whole value when

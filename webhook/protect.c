@@ -442,6 +442,49 @@ static void missing_snapshot(const struct lookup_etcd *etcd, char *missing, size
 }
 
 /*
+ * Whether a snapshot may count for req at all ("" into why) or not (why says
+ * so). A final snapshot holds the last write only as long as etcd has not
+ * moved on since: warden-controller checks that with the backup sidecar
+ * before it writes hibernation phase ScalingDown, stamps the StatefulSet it
+ * checked against (HIBGUARD_ANN_CHECKED: uid and generation, read before the
+ * check), and scales to 0 right after checking. So a snapshot counts only for
+ * warden-controller's own scale-down of a StatefulSet still at that uid and
+ * generation, in ScalingDown: a scale-up since (etcd-druid waking the Etcd,
+ * warden-controller down or not) moves the generation and voids it, and no
+ * one else's scale-down, made at a time nobody checked, is admitted on it.
+ */
+static void snapshot_ground(const struct protect_config *cfg, const struct review_req *req,
+                            const struct lookup_etcd *etcd, char *why, size_t size)
+{
+    why[0] = '\0';
+    if (etcd->cut_rc != KERR_OK || !etcd->cut_current)
+        missing_snapshot(etcd, why, size);
+    else if (!protect_user_in(req->username, cfg->controllers, cfg->n_controllers))
+        snprintf(why, size,
+                 "only warden-controller scales to 0 on a final snapshot, right after the backup "
+                 "sidecar confirmed etcd has not moved on since it (a scale-down by %s would "
+                 "lose the writes made after the snapshot)",
+                 req->username);
+    else if (strcmp(etcd->phase, HIBGUARD_PHASE_SCALING) != 0)
+        snprintf(why, size,
+                 "hibernation phase is \"%s\", not %s: etcd's revision has not been checked "
+                 "against the final snapshot",
+                 etcd->phase, HIBGUARD_PHASE_SCALING);
+    else if (req->op == REVIEW_OP_CREATE || is_kind(req, "autoscaling", "Scale"))
+        snprintf(why, size,
+                 "the final snapshot was checked against the StatefulSet itself (its uid and "
+                 "generation), which a %s does not show: warden-controller scales the "
+                 "StatefulSet",
+                 req->op == REVIEW_OP_CREATE ? "creation" : "scale subresource");
+    else if (!hibguard_checked_matches(etcd->checked, req->old_object))
+        snprintf(why, size,
+                 "the StatefulSet is not the one the final snapshot was checked against "
+                 "(annotation %s \"%s\"): it was scaled up or changed since, etcd may have "
+                 "moved on",
+                 HIBGUARD_ANN_CHECKED, etcd->checked);
+}
+
+/*
  * The scale-down guard (see protect.h). *decided is 1 when resp holds the
  * answer (a denial or a failed lookup); 0 lets the usual checks go on.
  */
@@ -450,7 +493,7 @@ static enum kerr guard_scale_down(const struct protect_config *cfg, const struct
                                   const struct lookup_etcd *etcd, struct review_resp *resp,
                                   int *decided)
 {
-    char missing[320], glass[160];
+    char missing[480], glass[160];
     int del = req->op == REVIEW_OP_DELETE, create = req->op == REVIEW_OP_CREATE;
     struct kerr_info e;
     int found = 0;
@@ -465,8 +508,9 @@ static enum kerr guard_scale_down(const struct protect_config *cfg, const struct
     /* the components of an Etcd being deleted go with it */
     if (del && (etcd->deleting || etcd->deletion_in_progress))
         return KERR_OK;
-    /* a cut counts only while its sleep is under way: after a wake it is stale */
-    if (etcd->cut_rc == KERR_OK && etcd->cut_current && lk->snapshot) {
+    /* a cut counts only while its sleep is under way, for the scale-down that was checked */
+    snapshot_ground(cfg, req, etcd, missing, sizeof(missing));
+    if (!missing[0] && lk->snapshot) {
         kerr_clear(&e);
         if ((rc = lk->snapshot(lk->ctx, m->ns, m->part_of, etcd->cut_at, &found, &e))) {
             *decided = 1;
@@ -485,7 +529,8 @@ static enum kerr guard_scale_down(const struct protect_config *cfg, const struct
                            m->ns, m->name, del ? "deleted" : "scaled to 0", m->part_of,
                            HIBGUARD_ANN_BREAK_GLASS, etcd->break_glass_reason);
     }
-    missing_snapshot(etcd, missing, sizeof(missing));
+    if (!missing[0])
+        missing_snapshot(etcd, missing, sizeof(missing));
     *decided = 1;
     return review_deny(resp,
                        "%s StatefulSet %s/%s%s needs a full snapshot of Etcd %s "

@@ -1,6 +1,7 @@
 /* restore - the restoring rules for Etcd objects; see restore.h. */
 #include "webhook/restore.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -203,6 +204,62 @@ enum kerr restore_decide(const struct review_req *req, struct review_resp *resp,
                           lookup_meta_str(req->old_object, "name"));
     else
         rc = decide_update(req, resp);
+out:
+    if (rc)
+        kerr_set(err, rc, "building the admission response");
+    return rc;
+}
+
+/* spec.replicas of a Scale (absent: 0, the field is omitted when empty); -1: not a number. */
+static long scale_replicas(const cJSON *scale)
+{
+    int64_t r;
+    enum kerr rc = kjson_get_int64(scale, "spec.replicas", &r);
+
+    if (rc == KERR_NOTFOUND)
+        return 0;
+    return rc == KERR_OK && r >= 0 ? (long)r : -1;
+}
+
+enum kerr restore_decide_scale(const struct lookup *lk, const struct review_req *req,
+                               struct review_resp *resp, struct kerr_info *err)
+{
+    struct lookup_etcd etcd;
+    struct kerr_info e;
+    long from, to;
+    enum kerr rc;
+
+    if (req->op != REVIEW_OP_UPDATE) {
+        rc = review_allow(resp, "operation %s is allowed", req->operation);
+        goto out;
+    }
+    from = scale_replicas(req->old_object);
+    to = scale_replicas(req->object);
+    if (from >= 0 && from == to) {
+        rc = review_allow(resp, "replicas of Etcd %s/%s unchanged", req->namespace, req->name);
+        goto out;
+    }
+    kerr_clear(&e);
+    if (!lk || !lk->etcd)
+        rc = kerr_set(&e, KERR_UNSUPPORTED, "no Etcd lookup");
+    else
+        rc = lk->etcd(lk->ctx, req->namespace, req->name, &etcd, &e);
+    if (rc == KERR_NOTFOUND && strcmp(e.reason, LOOKUP_REASON_UNCONFIRMED) != 0) {
+        rc = review_allow(resp, "Etcd %s/%s not found", req->namespace, req->name);
+        goto out;
+    }
+    if (rc != KERR_OK) {
+        rc = review_errored(resp, 500,
+                            "Etcd %s/%s could not be looked up, a change of its replicas is not "
+                            "admitted unconfirmed: %s",
+                            req->namespace, req->name, e.msg);
+        goto out;
+    }
+    if (etcd.restoring)
+        rc = review_deny(resp, "\nspec changes not allowed while %s label exists",
+                         LOOKUP_LABEL_RESTORING);
+    else
+        rc = review_allow(resp, "Etcd %s/%s is not restoring", req->namespace, req->name);
 out:
     if (rc)
         kerr_set(err, rc, "building the admission response");

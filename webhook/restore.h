@@ -24,6 +24,7 @@
 
 #include "common/buf.h"
 #include "common/kerr.h"
+#include "webhook/lookup.h"
 #include "webhook/review.h"
 
 /*
@@ -31,6 +32,16 @@
  * unusable oldObject / object is answered with 400. Returns KERR_OK, or
  * KERR_NOMEM / KERR_TOOBIG when the answer could not be built.
  */
+/*
+ * Decide req (BORROWED; an UPDATE of an Etcd's scale subresource, etcds/scale:
+ * `kubectl scale etcd`) into resp: a change of spec.replicas of a restoring
+ * Etcd (looked up through lk, BORROWED) is refused as a patch of its spec is;
+ * an Etcd the lookup cannot confirm is answered 500 (fail closed). Returns
+ * as restore_decide.
+ */
+enum kerr restore_decide_scale(const struct lookup *lk, const struct review_req *req,
+                               struct review_resp *resp, struct kerr_info *err);
+
 enum kerr restore_decide(const struct review_req *req, struct review_resp *resp,
                          struct kerr_info *err);
 

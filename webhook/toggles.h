@@ -41,6 +41,7 @@
 /* The state annotations, for messages and docs (comma separated). */
 #define TOGGLES_STATE_KEYS                                                 \
     "etcd-warden.io/traffic-cut-at, etcd-warden.io/hibernation-phase, "    \
+    "etcd-warden.io/final-snapshot-checked, "                              \
     "etcd-warden.io/hibernation-condition, etcd-warden.io/suspend-added, " \
     "etcd-warden.io/restore-progress, etcd-warden.io/status-backup-exists"
 

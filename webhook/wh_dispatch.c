@@ -100,7 +100,12 @@ static enum kerr decide(const struct wh_dispatch *d, enum wh_hook h, const struc
     case WH_HOOK_COMPONENTS:
         return protect_decide(d->protect, d->lookup, req, resp, err);
     case WH_HOOK_ETCD: {
-        enum kerr rc = restore_decide(req, resp, err);
+        enum kerr rc;
+
+        /* kubectl scale etcd: a Scale, neither labels nor annotations to check but the Etcd's */
+        if (strcmp(req->kind_group, "autoscaling") == 0 && strcmp(req->kind_kind, "Scale") == 0)
+            return restore_decide_scale(d->lookup, req, resp, err);
+        rc = restore_decide(req, resp, err);
 
         if (rc == KERR_OK && resp->allowed)
             rc = toggles_decide(d->protect, req, resp, err);

@@ -11,6 +11,7 @@
 
 #include "common/events.h"
 #include "common/k8s.h"
+#include "common/jpatch.h"
 #include "common/kjson.h"
 #include "common/ktime.h"
 #include "common/log.h"
@@ -305,15 +306,51 @@ static enum kerr delete_tasks(const struct hib_env *env, struct round *r, long *
 }
 
 /* Scale through the scale subresource; the answer's replicas are the StatefulSet's from then on. */
+/*
+ * The scale to 0 on a checked final snapshot: a JSON patch of the StatefulSet itself whose
+ * tests hold it to the uid and generation of the stamp (so the API server refuses it when the
+ * StatefulSet changed since the check, and the webhook sees the old object it judges by).
+ */
+static enum kerr checked_scale_patch(const char *stamp, cJSON **out, struct kerr_info *err)
+{
+    char uid[HIBGUARD_CHECKED_MAX];
+    long long gen = 0;
+    cJSON *p = NULL;
+    enum kerr rc;
+
+    *out = NULL;
+    if ((rc = hibguard_checked_parse(stamp, uid, sizeof(uid), &gen, err)) != KERR_OK)
+        return rc;
+    if (!(p = cJSON_CreateArray()))
+        return kerr_set(err, KERR_NOMEM, "out of memory");
+    if ((rc = jpatch_test(p, "/metadata/uid", cJSON_CreateString(uid), err)) != KERR_OK ||
+        (rc = jpatch_test(p, "/metadata/generation", cJSON_CreateNumber((double)gen), err)) !=
+            KERR_OK ||
+        (rc = jpatch_replace(p, "/spec/replicas", cJSON_CreateNumber(0), err)) != KERR_OK) {
+        cJSON_Delete(p);
+        return rc;
+    }
+    *out = p;
+    return KERR_OK;
+}
+
 static enum kerr scale(const struct hib_env *env, struct round *r, int replicas,
                        struct kerr_info *err)
 {
     struct k8s_write_opts wo = { .subresource = "scale" };
-    cJSON *patch = cJSON_CreateObject(), *ans = NULL;
+    const char *stamp = etcdspec_annotation(r->etcd, HIB_ANN_CHECKED);
+    cJSON *patch = NULL, *ans = NULL;
     enum kerr rc = kerr_set(err, KERR_NOMEM, "out of memory");
     int64_t spec = replicas, status = -1;
 
-    if (patch && kjson_set_int(patch, "spec.replicas", replicas, err) == KERR_OK) {
+    if (replicas == 0 && r->v.stamp_ok && stamp) {
+        if ((rc = checked_scale_patch(stamp, &patch, err)) == KERR_OK) {
+            rc = k8s_patch(env->client, &RES_STS, r->ns, r->name, K8S_PATCH_JSON, patch, NULL, &ans,
+                           err);
+            r->used++;
+        }
+    } else if ((patch = cJSON_CreateObject()) &&
+               kjson_set_int(patch, "spec.replicas", replicas, err) == KERR_OK) {
         rc = k8s_patch(env->client, &RES_STS, r->ns, r->name, K8S_PATCH_MERGE, patch, &wo, &ans,
                        err);
         r->used++;
@@ -334,6 +371,23 @@ static enum kerr scale(const struct hib_env *env, struct round *r, int replicas,
     return rc;
 }
 
+/*
+ * The stamp for ScalingDown into r->checked: the StatefulSet as read before this call's
+ * revision check, or as read now when the controller does not check (hibplan_opts.verify
+ * off). False when there is none (no check of this call, no StatefulSet, nothing counted).
+ */
+static bool checked_stamp(const struct hib_env *env, struct round *r)
+{
+    if (!r->v.store || !r->v.counted || !r->sts)
+        return false;
+    if (!env->plan.verify &&
+        hibguard_checked_format(r->sts, r->checked, sizeof(r->checked), NULL) != KERR_OK)
+        return false;
+    if (env->plan.verify && !r->verified)
+        return false;
+    return r->checked[0] != '\0';
+}
+
 static enum kerr perform(const struct hib_env *env, struct round *r, const struct hibplan_step *s,
                          struct kerr_info *err)
 {
@@ -343,10 +397,21 @@ static enum kerr perform(const struct hib_env *env, struct round *r, const struc
 
     switch (s->act) {
     case HIBPLAN_SET_PHASE: {
-        /* a new cycle starts without the cut time of the last one */
-        const char *kv[] = { HIB_ANN_PHASE, hibplan_phase_name(s->phase), HIB_ANN_CUT_AT, NULL };
+        /*
+         * ScalingDown carries the StatefulSet the final snapshot was checked against (the
+         * webhook admits a scale to 0 on the snapshot only for it); any other phase drops it;
+         * a new cycle starts without the cut time of the last one.
+         */
+        const char *kv[6] = { HIB_ANN_PHASE,   hibplan_phase_name(s->phase),
+                              HIB_ANN_CHECKED, NULL,
+                              HIB_ANN_CUT_AT,  NULL };
+        int n = 2;
 
-        rc = hib_patch_etcd(env, r, s->phase == HIBPLAN_CUTTING && r->v.cut_at ? 2 : 1, kv, err);
+        if (s->phase == HIBPLAN_SCALING && checked_stamp(env, r))
+            kv[3] = r->checked;
+        if (s->phase == HIBPLAN_CUTTING && r->v.cut_at)
+            n = 3;
+        rc = hib_patch_etcd(env, r, n, kv, err);
         if (rc == KERR_OK)
             hib_phase_event(env, r, s->phase);
         return rc;

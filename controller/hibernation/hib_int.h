@@ -18,6 +18,7 @@
 
 #include <cJSON.h>
 
+#include "common/hibguard.h"
 #include "common/kerr.h"
 #include "controller/hibernation/hib.h"
 #include "controller/hibernation/hibplan.h"
@@ -38,6 +39,8 @@ struct round {
     struct hibplan_view v;
     long defer_ms; /* set by an action that has to wait: requeue after this long */
     bool verified; /* the sidecar confirmed the final snapshot holds etcd's revision (this call) */
+    char checked[HIBGUARD_CHECKED_MAX]; /* the StatefulSet as read before that check
+                                           (hibguard_checked_format; "" when it had none) */
 };
 
 /*

@@ -102,13 +102,28 @@ enum kerr hib_void_cut(const struct hib_env *env, struct round *r, struct kerr_i
 {
     const char *old = etcdspec_annotation(r->etcd, HIB_ANN_CUT_AT);
     const char *rec = etcdspec_annotation(r->svc, HIB_ANN_CUT_AT);
-    int awake = r->v.phase == HIBPLAN_HIBERNATED;
-    const char *kv[] = { HIB_ANN_CUT_AT, NULL, HIB_ANN_PHASE, hibplan_phase_name(HIBPLAN_WAKING) };
-    char was[64], msg[512];
+    /* scaled up while asleep, or after the final snapshot was checked (ScalingDown) */
+    int checked = r->v.phase == HIBPLAN_SCALING && r->v.sts_present && r->v.sts_spec > 0 &&
+                  r->v.svc != HIBPLAN_SVC_OPEN && !r->v.cut_forged;
+    int awake = r->v.phase == HIBPLAN_HIBERNATED || checked;
+    const char *kv[] = { HIB_ANN_CUT_AT, NULL,          HIB_ANN_CHECKED,
+                         NULL,           HIB_ANN_PHASE, hibplan_phase_name(HIBPLAN_WAKING) };
+    char was[64], msg[768];
     enum kerr rc;
 
     snprintf(was, sizeof(was), "%s", old ? old : "none");
-    if (awake)
+    if (checked)
+        snprintf(msg, sizeof(msg),
+                 "StatefulSet at %d replicas is not the one the final snapshot was checked "
+                 "against (%s=%s): scaled up or changed since, etcd may have moved on; the Etcd "
+                 "is awake again, its traffic cut (%s) no longer holds, a new hibernation cuts "
+                 "and snapshots again",
+                 r->v.sts_spec, HIB_ANN_CHECKED,
+                 etcdspec_annotation(r->etcd, HIB_ANN_CHECKED)
+                     ? etcdspec_annotation(r->etcd, HIB_ANN_CHECKED)
+                     : "none",
+                 was);
+    else if (awake)
         snprintf(msg, sizeof(msg),
                  "StatefulSet scaled to %d while hibernated: the Etcd is awake again, its "
                  "traffic cut (%s) and final snapshot no longer hold; a new hibernation cuts "
@@ -130,7 +145,7 @@ enum kerr hib_void_cut(const struct hib_env *env, struct round *r, struct kerr_i
                  "%s=%s on the Etcd is not the cut warden-controller recorded (%s): removed, a "
                  "new cut time is written",
                  HIB_ANN_CUT_AT, was, rec ? rec : "none");
-    rc = hib_patch_etcd(env, r, awake ? 2 : 1, kv, err);
+    rc = hib_patch_etcd(env, r, awake ? 3 : 2, kv, err);
     if (rc == KERR_OK)
         ev_log_emitf(env->events, r->etcd, EV_WARNING, awake ? "AwakeAgain" : "TrafficCutVoided",
                      "Hibernation", "%s", msg);

@@ -389,6 +389,8 @@ static void derive_objects(struct round *r)
         r->v.cut_forged = !rec || strcmp(rec, cut) != 0;
     }
     r->v.verified = r->verified;
+    r->v.stamp_ok =
+        r->sts && hibguard_checked_matches(etcdspec_annotation(r->etcd, HIB_ANN_CHECKED), r->sts);
     r->v.imm_task = r->imm != NULL && !kjson_has(r->imm, "metadata.deletionTimestamp");
     r->v.imm_deleting = r->imm != NULL && !r->v.imm_task;
 }

@@ -111,6 +111,9 @@ enum kerr hib_verify(const struct hib_env *env, struct round *r, struct kerr_inf
     int api = 0, n = 0;
     enum kerr rc;
 
+    /* the StatefulSet as it is before the question: a scale-up after it voids the answer */
+    if (hibguard_checked_format(r->sts, r->checked, sizeof(r->checked), NULL) != KERR_OK)
+        r->checked[0] = '\0';
     if ((rc = otask_backup_ca(env->client, r->ns, r->etcd, &ca, &ca_len, &api, &e)) != KERR_OK) {
         free(ca);
         if (api)

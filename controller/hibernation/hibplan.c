@@ -233,9 +233,11 @@ static struct hibplan_step decide_snapshot(const struct hibplan_view *v,
  * ScalingDown: prove the snapshot, scale to 0, wait, immutability, hand the
  * spec path back to etcd-druid, Hibernated.
  */
-static struct hibplan_step decide_scaling(const struct hibplan_view *v)
+static struct hibplan_step decide_scaling(const struct hibplan_view *v,
+                                          const struct hibplan_opts *o)
 {
     bool zero = v->sts_present && v->sts_spec == 0;
+    bool on_snapshot = v->store && v->counted && !v->break_glass;
 
     if (v->store && !v->counted && !zero && !v->break_glass)
         return set_phase(HIBPLAN_SNAPSHOT);
@@ -248,6 +250,13 @@ static struct hibplan_step decide_scaling(const struct hibplan_view *v)
                    "statefulset <etcd>); hibernation goes on once it exists");
     if (v->sts_spec != 0) {
         struct hibplan_step s = act(HIBPLAN_SCALE);
+
+        /* scaled up or changed since the check: the Etcd is awake again, the cut void */
+        if (on_snapshot && !v->stamp_ok)
+            return act(HIBPLAN_VOID_CUT);
+        /* the scale-down follows a check of this call: writes since the last one count */
+        if (on_snapshot && o && o->verify && !v->verified)
+            return act(HIBPLAN_VERIFY);
         s.replicas = 0;
         return s;
     }
@@ -290,7 +299,7 @@ static struct hibplan_step decide_hibernate(const struct hibplan_view *v,
     case HIBPLAN_FAILED:
         return decide_snapshot(v, o);
     case HIBPLAN_SCALING:
-        return decide_scaling(v);
+        return decide_scaling(v, o);
     case HIBPLAN_HIBERNATED:
         /* scaled up while asleep: the cut belonged to that sleep, the Etcd is awake again */
         if (v->sts_present && v->sts_spec > 0)

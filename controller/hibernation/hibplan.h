@@ -38,7 +38,11 @@
  *     CuttingTraffic and WakingUp.
  *   ScalingDown: with a store, no counted snapshot and no break-glass the
  *     phase goes back to FinalSnapshot unless the StatefulSet already is at 0
- *     (never scale down without a successful final snapshot); scale to 0;
+ *     (never scale down without a successful final snapshot); a StatefulSet
+ *     above 0 that is not the one the snapshot was checked against
+ *     (stamp_ok: scaled up or changed since) voids the cut as in Hibernated
+ *     (VOID_CUT, phase WakingUp, a new cycle follows); with opts.verify the
+ *     scale to 0 follows a check of the same call (VERIFY); scale to 0;
  *     wait for status.replicas 0; ensure the immutability task (bucket
  *     retention; a task being deleted is waited for); on the spec path lift
  *     the suspension the controller set, so that etcd-druid reconciles
@@ -116,6 +120,8 @@ struct hibplan_view {
     bool other_live;   /* an unfinished EtcdOpsTask of this Etcd that is not ours */
     bool break_glass;  /* etcd-warden.io/allow-scale-down-without-snapshot present */
     bool verified;     /* the sidecar confirmed etcd's revision is the final snapshot's */
+    bool stamp_ok;     /* etcd-warden.io/final-snapshot-checked names the StatefulSet as it is
+                          (uid, generation): not scaled up or changed since the check */
     bool store;        /* spec.backup.store set */
     int spec_replicas; /* Etcd spec.replicas */
     enum hibplan_svc svc;

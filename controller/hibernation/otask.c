@@ -310,10 +310,19 @@ enum kerr otask_backup_ca(struct k8s_client *client, const char *ns, const cJSON
 }
 
 /* The task was deleted while its sidecar call is in flight (a wake-up took its cycle back). */
+/* The process stops: cancelled, or beginning to stop. */
+static int run_stopped(const struct otask_env *env)
+{
+    return (env->cancel && atomic_load(env->cancel)) ||
+           (env->stopping && atomic_load(env->stopping));
+}
+
 static int run_abandoned(void *arg)
 {
     const struct run *r = arg;
 
+    if (run_stopped(r->env))
+        return 1;
     return r->env->task_deleted && r->env->task_deleted(r->env->task_deleted_arg, r->ns, r->name);
 }
 
@@ -437,7 +446,7 @@ static enum kerr execute(struct run *r, long *requeue_ms, struct kerr_info *err)
     rc = call_sidecar(r, &sp, etcd, call_ms, &res, &api, &why);
     if (api) { /* the API server's failure, not the sidecar's: the queue retries */
         rc = kerr_set(err, rc, "%s", why.msg);
-    } else if (rc == KERR_CANCELLED && !(r->env->cancel && atomic_load(r->env->cancel))) {
+    } else if (rc == KERR_CANCELLED && !run_stopped(r->env)) {
         /* abandoned: the task is being deleted; read it again now, write nothing */
         log_info("sidecar call abandoned: the task is being deleted", "namespace", r->ns, "task",
                  r->name);

@@ -81,6 +81,9 @@ struct otask_env {
     long call_timeout_ms;       /* cap of one sidecar call; 0: the task's time left only */
     const atomic_int *cancel;   /* BORROWED, optional: once set, a sidecar call in flight ends
                                    and the step returns KERR_CANCELLED writing nothing */
+    const atomic_int *stopping; /* BORROWED, optional: the same, set from the moment the process
+                                   begins to stop (SIGTERM, a lost Lease), not after its drain:
+                                   the task stays as it is and the next leader runs it again */
     /* optional: 1 when the task ns/name is gone or being deleted (a cache read, asked every
      * SIDECAR_POLL_MS during a sidecar call): the call is abandoned and the step comes back
      * at once to read the task again; arg BORROWED */

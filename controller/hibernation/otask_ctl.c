@@ -34,6 +34,7 @@ enum kerr otask_reconcile(struct ctl *c, const char *ns, const char *name, struc
                              .events = ctl_events(c),
                              .call_timeout_ms = ctl_cfg(c)->ops_task_call_ms,
                              .cancel = ctl_cancel_flag(c),
+                             .stopping = ctl_stopping_flag(c),
                              .task_deleted = task_deleted,
                              .task_deleted_arg = c };
 

@@ -25,10 +25,6 @@
 #   GUARD_OPS=N         operations per seed (default 205: 1025 in all; 60 per seed in a
 #                       sanitizer build; 500 with WARDEN_LONG_TESTS=1)
 #   GUARD_SHRINK_SECONDS  time to shorten a failing sequence (default 90)
-#   GUARD_KNOWN_HOLES=1 also draw the writes that reach etcd after the cut (a connection
-#                       opened before it, etcd-druid waking the Etcd while warden-controller is
-#                       down): they find an open hole, a reconciler's scale to 0 admitted on a
-#                       snapshot taken after the cut although etcd moved on after it
 # On a violation: the seed, the sequence up to it and a shortened one that still fails.
 set -euo pipefail
 . "$(dirname "$0")/../lib/controller.sh"
@@ -47,7 +43,7 @@ DRUID_ACTOR_PERIOD=${DRUID_ACTOR_PERIOD:-0.5}
 ctl_stage
 CTL_FLAGS=(--leader-elect=false --ops-task-call-timeout 3s --snapshot-retries 2)
 ctl_start "${CTL_FLAGS[@]}"
-echo "seeds: $SEEDS; $OPS operations each (sanitizer build: $sanitized; known holes drawn: ${GUARD_KNOWN_HOLES:-0})"
+echo "seeds: $SEEDS; $OPS operations each (sanitizer build: $sanitized)"
 
 declare -A doubles=()
 # The doubles and the druid actor run on in the background: their output goes to a log of

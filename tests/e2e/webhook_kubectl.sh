@@ -159,6 +159,13 @@ out=$(kc -n shoot patch etcd etcd-restored --type=merge -p '{"spec":{"replicas":
 [ "$out" = "Error from server (Forbidden): $EW
 spec changes not allowed while etcd-warden.io/restoring label exists" ] ||
     wh_fail "unexpected form of the restoring denial: $out"
+# kubectl scale etcd goes through etcds/scale, whose Scale shows no labels: the Etcd is looked up
+ksim_wait 10 wh_denied "x" "spec changes not allowed while etcd-warden.io/restoring label exists" \
+    admin scale etcd etcd-restored --replicas=5 >/dev/null 2>&1 ||
+    wh_denied "kubectl scale etcd while restoring (etcds/scale)" \
+        "spec changes not allowed while etcd-warden.io/restoring label exists" \
+        admin scale etcd etcd-restored --replicas=5
+echo "ok: kubectl scale etcd while restoring (etcds/scale) is refused as a patch is"
 wh_denied "a delete while restoring" \
     "delete not allowed while etcd-warden.io/restoring label exists, unless etcd-warden.io/allow-delete-while-restoring label also exists" \
     admin delete etcd etcd-restored
@@ -179,6 +186,7 @@ wh_allowed "leaving the restoring state with a valid Etcd" admin label etcd etcd
     etcd-warden.io/restoring-
 wh_allowed "a spec change once restored" admin patch etcd etcd-back --type=merge \
     -p '{"spec":{"replicas":3}}'
+wh_allowed "kubectl scale etcd once restored" admin scale etcd etcd-back --replicas=5
 
 # ---- owner references of restored components
 uid=$(kc -n shoot get etcd etcd-back -o jsonpath='{.metadata.uid}')

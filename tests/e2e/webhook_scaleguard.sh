@@ -3,7 +3,10 @@
 # Etcd with a backup store cannot go from above 0 replicas to 0 - by patch or through
 # `kubectl scale`, as a person, as etcd-druid or as warden-controller - until a full
 # snapshot EtcdOpsTask of that Etcd has Succeeded after its traffic cut
-# (etcd-warden.io/traffic-cut-at); two Etcds of one namespace each need their own; a task
+# (etcd-warden.io/traffic-cut-at), and then only warden-controller's own patch, in phase
+# ScalingDown, of the StatefulSet it checked the snapshot against (final-snapshot-checked: its
+# uid and generation); a scale-up since voids that (etcd-druid's wake, then a scale to 0, is
+# refused until warden-controller checks again); two Etcds of one namespace each need their own; a task
 # created before the cut, or in the cut's own second, does not count; the break-glass annotation lets it through with
 # a warning and an event; without a backup store nothing is guarded. A request that also
 # drops the managed-by or part-of label is judged by the old object (and nobody but the
@@ -49,10 +52,15 @@ after_second() {
     past() { test "$(date -u +%s)" -gt "$t"; }
     ksim_wait 10 past || wh_fail "the clock never passed $1"
 }
-cut() { # etcd, time: the traffic cut as warden-controller records it (only it may)
-    wh_as warden annotate etcd "$1" --overwrite "etcd-warden.io/traffic-cut-at=$2" \
-        etcd-warden.io/hibernation-phase=FinalSnapshot >/dev/null
+stamp() { # etcd: the StatefulSet as it is, as warden-controller stamps it after its check
+    kc -n shoot get statefulset "$1" -o jsonpath='{.metadata.uid}/{.metadata.generation}'
 }
+cut() { # etcd, time: the traffic cut and the check as warden-controller records them (only it may)
+    wh_as warden annotate etcd "$1" --overwrite "etcd-warden.io/traffic-cut-at=$2" \
+        etcd-warden.io/hibernation-phase=ScalingDown \
+        "etcd-warden.io/final-snapshot-checked=$(stamp "$1")" >/dev/null
+}
+ONLY="only warden-controller scales to 0 on a final snapshot"
 # task NAME ETCD TYPE: a Succeeded on-demand snapshot task (created as druid's executor
 # would, its status written through /status); prints its creationTimestamp.
 task() {
@@ -80,7 +88,7 @@ M=$(guard_msg etcd-main)
 # ---- nobody scales to 0 before the snapshot
 wh_denied "no traffic cut is seen yet, or no snapshot: etcd-druid's patch" "$M" druid \
     patch statefulset etcd-main --type merge -p '{"spec":{"replicas":0}}'
-ksim_wait 10 wh_denied "x" "since its traffic cut at $now" druid patch statefulset etcd-main \
+ksim_wait 10 wh_denied "x" "since its traffic cut at $now" warden patch statefulset etcd-main \
     --type merge -p '{"spec":{"replicas":0}}' >/dev/null ||
     wh_fail "the denial never named the traffic cut"
 echo "ok: the denial names the traffic cut at $now"
@@ -118,39 +126,55 @@ wh_denied "etcd-druid deleting the StatefulSet with its pods" \
 echo "ok: the StatefulSet kept 3 replicas and its labels"
 wh_allowed "scaling 3 to 1 is not guarded" druid scale statefulset etcd-main --replicas=1
 back_to_3 etcd-main
+ksim_wait 10 wh_denied "x" "it was scaled up or changed since" warden patch statefulset \
+    etcd-main --type merge -p '{"spec":{"replicas":0}}' >/dev/null ||
+    wh_fail "a StatefulSet scaled since warden-controller's check was not refused as such"
+echo "ok: scaled since the check (generation $(stamp etcd-main)): refused to warden-controller too"
 
 # ---- a snapshot of the earlier cycle does not count
 t_old=$(task snap-old etcd-main full)
 later=$(date -u -d "$t_old + 1 second" +%Y-%m-%dT%H:%M:%SZ)
 cut etcd-main "$later"
-ksim_wait 10 wh_denied "x" "since its traffic cut at $later" druid scale statefulset etcd-main \
-    --replicas=0 >/dev/null || wh_fail "the new cut was never seen"
+ksim_wait 10 wh_denied "x" "since its traffic cut at $later" warden patch statefulset etcd-main \
+    --type merge -p '{"spec":{"replicas":0}}' >/dev/null || wh_fail "the new cut was never seen"
 echo "ok: a Succeeded task created before the cut ($t_old < $later) does not count"
 # ---- nor one created in the second of the cut: it may predate the cut (one clock, the API
 # server's, stamps both)
 t_same=$(task snap-same etcd-main full)
 later=$t_same
 cut etcd-main "$later"
-ksim_wait 10 wh_denied "x" "since its traffic cut at $later" druid scale statefulset etcd-main \
-    --replicas=0 >/dev/null || wh_fail "a task created in the second of the cut counted"
+ksim_wait 10 wh_denied "x" "since its traffic cut at $later" warden patch statefulset etcd-main \
+    --type merge -p '{"spec":{"replicas":0}}' >/dev/null ||
+    wh_fail "a task created in the second of the cut counted"
 echo "ok: a Succeeded task created in the cut's own second ($t_same) does not count"
 
 # ---- two Etcds of one namespace: each needs its own fresh snapshot
 after_second "$now"
 task snap-events etcd-events full >/dev/null
 task snap-main-delta etcd-main delta >/dev/null
-allowed_soon "etcd-events, with its snapshot, scales to 0" druid scale statefulset etcd-events \
-    --replicas=0
-wh_denied "etcd-main does not take etcd-events' snapshot (nor its own delta)" "$M" druid \
-    scale statefulset etcd-main --replicas=0
+ksim_wait 10 wh_denied "x" "$ONLY" druid scale statefulset etcd-events --replicas=0 \
+    >/dev/null 2>&1 || wh_fail "etcd-druid's scale to 0 on a snapshot was not refused as such"
+wh_denied "etcd-druid's scale to 0 on the snapshot: only warden-controller's counts" "$ONLY" \
+    druid scale statefulset etcd-events --replicas=0
+wh_denied "warden-controller's kubectl scale: the scale subresource shows no generation" \
+    "which a scale subresource does not show" warden scale statefulset etcd-events --replicas=0
+allowed_soon "etcd-events, with its snapshot, patched to 0 by warden-controller" warden \
+    patch statefulset etcd-events --type merge -p '{"spec":{"replicas":0}}'
+wh_denied "etcd-main does not take etcd-events' snapshot (nor its own delta)" "$M" warden \
+    patch statefulset etcd-main --type merge -p '{"spec":{"replicas":0}}'
 # the next task is created after the second of the cut of etcd-main
 after_second "$later"
 task snap-main etcd-main full >/dev/null
-allowed_soon "etcd-main, with its own snapshot, scales to 0 (kubectl scale, etcd-druid)" druid \
-    scale statefulset etcd-main --replicas=0
-back_to_3 etcd-main
-wh_allowed "etcd-main, with its snapshot, patched to 0 by warden-controller" warden \
+cut etcd-main "$later"
+allowed_soon "etcd-main, with its own snapshot, patched to 0 by warden-controller" warden \
     patch statefulset etcd-main --type merge -p '{"spec":{"replicas":0}}'
+# etcd-druid wakes it (warden-controller down, say): the snapshot no longer holds the last write
+back_to_3 etcd-main
+wh_denied "woken since the check: etcd-druid's scale to 0 is refused" "$M" druid \
+    patch statefulset etcd-main --type merge -p '{"spec":{"replicas":0}}'
+wh_denied "woken since the check: warden-controller's too, until it checks again" \
+    "it was scaled up or changed since" warden patch statefulset etcd-main --type merge \
+    -p '{"spec":{"replicas":0}}'
 
 # ---- break glass
 wh_denied "etcd-broken without a snapshot" "$(guard_msg etcd-broken)" druid scale statefulset \

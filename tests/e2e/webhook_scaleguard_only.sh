@@ -2,8 +2,9 @@
 # The scale-down guard alone (/webhooks/scaleguard), registered as the chart registers it with
 # webhook.componentProtection=false, where etcd-druid's own component webhook protects the
 # components: a managed StatefulSet of an Etcd with a backup store cannot go to 0 replicas
-# (patch or `kubectl scale`, a person or etcd-druid) until a full snapshot of this
-# hibernation has Succeeded, nor be deleted with its pods; a request that also drops the
+# (patch or `kubectl scale`, a person or etcd-druid) on a full snapshot of this hibernation:
+# only warden-controller's patch of the StatefulSet it checked that snapshot against does, in
+# phase ScalingDown; nor be deleted with its pods; a request that also drops the
 # managed-by or part-of label is judged by the old object, and only the reconcilers change
 # those labels; what only component protection refuses (a person labelling or scaling a
 # StatefulSet) goes through, as it is left to etcd-druid's webhook.
@@ -36,7 +37,7 @@ M="scaling StatefulSet shoot/etcd-main to 0 replicas needs a full snapshot of Et
 
 CUT=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 wh_as warden annotate etcd etcd-main --overwrite "etcd-warden.io/traffic-cut-at=$CUT" \
-    etcd-warden.io/hibernation-phase=FinalSnapshot >/dev/null
+    etcd-warden.io/hibernation-phase=ScalingDown >/dev/null
 # the webhook's caches hold the StatefulSet once the guard refuses its scale-down
 ksim_wait 20 wh_denied "x" "$M" druid patch statefulset etcd-main --type merge \
     -p '{"spec":{"replicas":0}}' >/dev/null || wh_fail "the guard never refused etcd-druid's patch"
@@ -81,9 +82,15 @@ spec: {etcdName: etcd-main, config: {onDemandSnapshot: {type: full}}}
 EOT
 kc_druid -n shoot patch etcdopstask snap-main --subresource=status --type merge \
     -p '{"status":{"state":"Succeeded"}}' >/dev/null
-ksim_wait 10 wh_allowed "x" alice scale statefulset etcd-main --replicas=0 >/dev/null 2>&1 ||
-    wh_allowed "with this hibernation's snapshot a person scales to 0" alice scale statefulset \
-        etcd-main --replicas=0
-echo "ok: with this hibernation's snapshot a person scales to 0"
+# checked by warden-controller against the StatefulSet as it is now (its uid and generation)
+wh_as warden annotate etcd etcd-main --overwrite "etcd-warden.io/final-snapshot-checked=$(kc -n shoot \
+    get statefulset etcd-main -o jsonpath='{.metadata.uid}/{.metadata.generation}')" >/dev/null
+ksim_wait 10 wh_denied "x" "only warden-controller scales to 0 on a final snapshot" alice \
+    scale statefulset etcd-main --replicas=0 >/dev/null 2>&1 ||
+    wh_fail "a person's scale to 0 on the snapshot was not refused as such"
+echo "ok: with this hibernation's snapshot a person still does not scale to 0"
+wh_allowed "with this hibernation's checked snapshot warden-controller patches to 0" warden \
+    patch statefulset etcd-main --type merge -p '{"spec":{"replicas":0}}'
+echo "ok: with this hibernation's checked snapshot warden-controller scales to 0"
 wh_stop
 echo PASS

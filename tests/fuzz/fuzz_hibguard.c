@@ -2,7 +2,10 @@
  * libFuzzer target: the break-glass value parser (common/hibguard) on
  * hostile text: KERR_OK only with a reason that is not blank, inside the
  * value, after the expiry; otherwise KERR_PARSE with *expires 0 and
- * *reason "" (aborts otherwise). Then the phase check, on the same text.
+ * *reason "" (aborts otherwise). Then the phase check, on the same text,
+ * and the ScalingDown stamp parser: KERR_OK only with a uid that fits, has
+ * no '/' or blank and is what the text starts with, and a generation >= 1;
+ * otherwise KERR_PARSE with generation 0 and an empty uid.
  */
 #include <ctype.h>
 #include <stddef.h>
@@ -13,6 +16,26 @@
 #include "common/hibguard.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void check_stamp(const char *text)
+{
+    char uid[HIBGUARD_CHECKED_MAX];
+    long long g = -1;
+    size_t n;
+
+    if (hibguard_checked_parse(text, uid, sizeof(uid), &g, NULL) != KERR_OK) {
+        if (g != 0 || uid[0])
+            abort();
+        return;
+    }
+    n = strlen(uid);
+    if (g < 1 || n == 0 || n >= sizeof(uid) || strchr(uid, '/') || strncmp(uid, text, n) != 0 ||
+        text[n] != '/')
+        abort();
+    for (size_t i = 0; i < n; i++)
+        if (isspace((unsigned char)uid[i]))
+            abort();
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -34,6 +57,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     }
     (void)hibguard_phase_current(text);
+    check_stamp(text);
     free(text);
     return 0;
 }

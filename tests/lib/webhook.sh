@@ -286,6 +286,7 @@ webhooks:
 $(wh_webhook etcd.webhooks.etcd-warden.io /webhooks/etcd)
   rules:
   - {apiGroups: [druid.gardener.cloud], apiVersions: [v1alpha1], operations: [CREATE, UPDATE, DELETE], resources: [etcds], scope: Namespaced}
+  - {apiGroups: [druid.gardener.cloud], apiVersions: [v1alpha1], operations: [UPDATE], resources: [etcds/scale], scope: Namespaced}
 ---
 apiVersion: admissionregistration.k8s.io/v1
 kind: MutatingWebhookConfiguration

@@ -68,7 +68,6 @@ USERS = {"alice": "alice-token", "druid": "druid-token", "warden": "warden-token
 RECONCILERS = ("druid", "warden")
 ETCDS = ("etcd-a", "etcd-b")
 CUT = "etcd-warden.io/traffic-cut-at"
-KNOWN_HOLES = os.environ.get("GUARD_KNOWN_HOLES", "0") == "1"
 BREAK = "etcd-warden.io/allow-scale-down-without-snapshot"
 
 
@@ -276,13 +275,6 @@ def gen_ops(seed, n):
         ("label", 9), ("delete", 6), ("recreate", 4), ("sidecar", 6), ("controller", 2), ("wait", 4), ("settle", 4),
         ("write", 10), ("established", 5), ("forge", 5), ("druid_wake", 2), ("swap", 3),
     ]
-    if not KNOWN_HOLES:
-        # Writes that reach etcd after the cut (a connection opened before it, etcd-druid waking
-        # the Etcd while warden-controller is down) find an open hole: the webhook admits a
-        # reconciler's scale to 0 on a snapshot taken after the cut, without knowing of writes
-        # after that snapshot (warden-controller's own scale-down checks etcd's revision first).
-        # They are drawn with GUARD_KNOWN_HOLES=1 until the webhook knows of them.
-        table = [t for t in table if t[0] not in ("established", "druid_wake")]
     names = [t for t, _ in table]
     weights = [w for _, w in table]
     for _ in range(n):
