@@ -44,7 +44,6 @@ spec:
   deletionGracePeriod: 1h
   namespaceSelector: {matchLabels: {etcd-warden.io/backups: shared}}
 EOF
-ctl_register_etcd_create
 ctl_start
 
 etcd evil squat "" >/dev/null 2>&1 || { ok "the unauthorised whole-container Etcd is refused"; squat_refused=1; }
