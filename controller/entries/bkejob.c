@@ -548,6 +548,12 @@ enum kerr bkejob_step(const struct bke_ctx *x, const struct bke_bucket *b, const
         bke_event(x, entry, "BackupEntry", EV_WARNING, "DeletionFailed", "DeleteBackups",
                   "%s; the backups are not deleted", other);
         rc = kerr_set(err, KERR_EXISTS, "%s", other);
+    } else if (rc == KERR_OK && !bkefin_has(entry)) { /* a Job started by an earlier version */
+        cJSON *fin = NULL;
+
+        rc = bkefin_add(x, entry, &fin, err);
+        cJSON_Delete(fin);
+        requeue_min(requeue, BKEJOB_POLL_MS);
     } else if (rc == KERR_OK && podjob_job_done(job)) {
         rc = finish_job(x, entry, job, requeue, err);
     } else if (rc == KERR_OK) {
