@@ -83,7 +83,8 @@ expect "the deletion Job" "" "$(kc -n etcd-warden get jobs -o name)"
 expect "its Pods" "" "$(kc -n etcd-warden get pods -o name)"
 grep -q "Job etcd-warden/$job: pod \S* killed" "$SNAP_WORK/job_exec.log" ||
     ctl_fail "the Job's container was not stopped: $(tail -5 "$SNAP_WORK/job_exec.log")"
-ctl_events default "$e_h" | grep -q "^Normal DeletionStopping: BackupEntry deleted: its deletion Job etcd-warden/$job is stopped" ||
+stopping() { ctl_events default "$e_h" | grep -q "^Normal DeletionStopping: BackupEntry deleted: its deletion Job etcd-warden/$job is stopped"; }
+ksim_wait 10 stopping ||
     ctl_fail "no DeletionStopping event: $(ctl_events default "$e_h")"
 ok "a running deletion Job is stopped before its deleted entry goes; nothing deleted after"
 
