@@ -15,6 +15,7 @@
 #include "controller/backups/backups.h"
 #include "controller/core/ctl.h"
 #include "controller/core/ctl_config.h"
+#include "controller/core/testclock.h"
 #include "controller/entries/entries.h"
 #include "controller/hibernation/hibernation.h"
 #include "controller/immutability/immutability.h"
@@ -33,6 +34,7 @@ int main(int argc, char **argv)
 {
     struct ctl_config cfg;
     struct ctl *c = NULL;
+    struct ctl_opts opts = { 0 };
     struct kerr_info err;
     char *help = NULL;
     enum kerr rc = KERR_OK;
@@ -68,7 +70,13 @@ int main(int argc, char **argv)
         return 0;
     }
     log_set_level(log_level_from_verbosity(cfg.verbosity));
-    if (proc_signals_install(&err) || ctl_new(&cfg, capabilities, NULL, &c, &err) ||
+    if (testclock_file()) { /* tests only: controller/core/testclock.h */
+        opts.now_ms = testclock_now_ms;
+        log_warn("TEST CLOCK: schedules go by the real clock plus an offset read from a file; "
+                 "never set this in a cluster",
+                 "env", TESTCLOCK_ENV, "file", testclock_file());
+    }
+    if (proc_signals_install(&err) || ctl_new(&cfg, capabilities, &opts, &c, &err) ||
         (rc = ctl_run(c, &err))) {
         log_error("warden-controller failed", "error", err.msg);
         fprintf(stderr, "warden-controller: %s\n", err.msg);

@@ -17,6 +17,7 @@
 #include "controller/core/ctl.h"
 #include "controller/entries/bkeauth.h"
 #include "controller/entries/bkebucket.h"
+#include "controller/entries/bkestop.h"
 #include "controller/entries/bkejob.h"
 #include "controller/entries/bkeclaim.h"
 #include "controller/core/ctl_config.h"
@@ -464,6 +465,9 @@ static enum kerr keep_entries(const struct bke_ctx *x, const struct bke_bucket *
         return kerr_set(err, KERR_NOMEM, NULL);
     }
     *count = n;
+    i = 0;
+    cJSON_ArrayForEach (e, entries) /* being deleted: bkestop's */
+        claimed[i++] = kjson_has(e, "metadata.deletionTimestamp") != 0;
     cJSON_ArrayForEach (e, col.etcds) {
         kerr_clear(&one);
         if (bkeclaim_same_store(b, e) == BKECLAIM_MAYBE) {
@@ -517,11 +521,11 @@ enum kerr bke_run(const struct bke_ctx *x, const char *name, long *requeue_ms,
                   struct kerr_info *err)
 {
     struct bke_bucket b;
-    struct kerr_info why;
+    struct kerr_info why, ferr;
     cJSON *obj = NULL, *entries = NULL;
     char names[1024] = "", other[256];
     int count = 0;
-    enum kerr rc, src;
+    enum kerr rc, src, frc = KERR_OK;
 
     *requeue_ms = 0;
     rc = k8s_get(x->client, &BKE_RES_BUCKET, NULL, name, NULL, &obj, err);
@@ -529,6 +533,10 @@ enum kerr bke_run(const struct bke_ctx *x, const char *name, long *requeue_ms,
         return rc == KERR_NOTFOUND ? KERR_OK : rc;
     kerr_clear(&why);
     rc = store_index_list(x->entries, BKE_INDEX_BUCKET, name, &entries, err);
+    /* deleted entries stop their Jobs whatever the bucket's state */
+    kerr_clear(&ferr);
+    if (rc == KERR_OK)
+        frc = bkestop_run(x, obj, entries, requeue_ms, &ferr);
     if (rc == KERR_OK && bkeclaim_read_bucket(obj, &b, &why) != KERR_OK) {
         count = cJSON_GetArraySize(entries);
         rc = bkebucket_sync(x, b.obj, count, "", why.msg, err);
@@ -546,7 +554,8 @@ enum kerr bke_run(const struct bke_ctx *x, const char *name, long *requeue_ms,
                (rc = bkebucket_secret(x, b.obj, names, sizeof(names), err)) == KERR_OK && *names) {
         count = cJSON_GetArraySize(entries);
         rc = bkebucket_sync_secret(x, b.obj, count, names, err);
-        *requeue_ms = BKEBUCKET_SECRET_RETRY_MS; /* Secrets are not watched */
+        if (*requeue_ms <= 0 || *requeue_ms > BKEBUCKET_SECRET_RETRY_MS)
+            *requeue_ms = BKEBUCKET_SECRET_RETRY_MS; /* Secrets are not watched */
     } else if (rc == KERR_OK) {
         rc = keep_entries(x, &b, entries, &count, names, sizeof(names), requeue_ms, err);
         src = bkebucket_sync(x, b.obj, count, names, NULL, &why);
@@ -555,6 +564,11 @@ enum kerr bke_run(const struct bke_ctx *x, const char *name, long *requeue_ms,
             if (err)
                 *err = why;
         }
+    }
+    if (rc == KERR_OK && frc != KERR_OK) {
+        rc = frc;
+        if (err)
+            *err = ferr;
     }
     cJSON_Delete(entries);
     cJSON_Delete(obj);

@@ -14,6 +14,7 @@
 #include "controller/core/imtjob.h"
 #include "controller/core/podjob.h"
 #include "controller/entries/bkeauth.h"
+#include "controller/entries/bkefin.h"
 
 static const char *str_or_empty(const cJSON *obj, const char *path)
 {
@@ -332,7 +333,7 @@ static enum kerr start_job(const struct bke_ctx *x, const struct bke_bucket *b, 
     time_t now = time(NULL);
     const char *sname = bkejob_local_secret(bucket);
     char msg[512], nowstr[KTIME_LEN + 1];
-    cJSON *job = NULL, *secret = NULL, *stored = NULL;
+    cJSON *job = NULL, *secret = NULL, *stored = NULL, *fin = NULL;
     enum kerr rc = KERR_OK;
 
     if (next && ktime_parse(next, &at, NULL) == KERR_OK && at.tv_sec > now) {
@@ -354,12 +355,16 @@ static enum kerr start_job(const struct bke_ctx *x, const struct bke_bucket *b, 
         started = nowstr;
     snprintf(msg, sizeof(msg), "Job %s/%s deletes the backups under prefix \"%s\"", ns, jname,
              str_or_empty(entry, "spec.prefix"));
-    rc = put_status_stored(x, entry,
-                           &(struct outcome){ msg, kjson_get_str(entry, "status.lastError"), NULL,
-                                              NULL, status_failures(entry),
-                                              status_count(entry, "status.lockedRechecks"), NULL,
-                                              started },
-                           &stored, err);
+    /* the finalizer first: an entry deleted from now on stops its Job (bkefin.h) */
+    rc = bkefin_add(x, entry, &fin, err);
+    if (rc == KERR_OK)
+        rc = put_status_stored(x, fin,
+                               &(struct outcome){ msg, kjson_get_str(entry, "status.lastError"),
+                                                  NULL, NULL, status_failures(entry),
+                                                  status_count(entry, "status.lockedRechecks"),
+                                                  NULL, started },
+                               &stored, err);
+    cJSON_Delete(fin);
     if (rc != KERR_OK)
         return rc;
     rc = bkeclaim_deletion_blocked(x, b, stored, why, BKECLAIM_WHY_MAX, err);
@@ -414,6 +419,7 @@ static enum kerr finish_job(const struct bke_ctx *x, const cJSON *entry, const c
     time_t now = time(NULL);
     long failures = status_failures(entry), wait_ms,
          rechecks = status_count(entry, "status.lockedRechecks");
+    cJSON *stored = NULL;
     int done = 0;
     enum kerr rc = podjob_job_pod(x->client, ns, juid, &s, err);
 
@@ -487,7 +493,13 @@ static enum kerr finish_job(const struct bke_ctx *x, const cJSON *entry, const c
     }
     if (rc != KERR_OK || !done)
         return rc;
-    rc = k8s_delete(x->client, &BKE_RES_ENTRY, NULL, ename, NULL, NULL, err);
+    /* the Job is gone: the finalizer with it, read again as the status write changed it */
+    rc = k8s_get(x->client, &BKE_RES_ENTRY, NULL, ename, NULL, &stored, err);
+    if (rc == KERR_OK)
+        rc = bkefin_remove(x, stored, err);
+    cJSON_Delete(stored);
+    if (rc == KERR_OK)
+        rc = k8s_delete(x->client, &BKE_RES_ENTRY, NULL, ename, NULL, NULL, err);
     if (rc == KERR_NOTFOUND)
         return KERR_OK;
     if (rc == KERR_OK) {
@@ -518,10 +530,11 @@ enum kerr bkejob_step(const struct bke_ctx *x, const struct bke_bucket *b, const
     /* The stored entry, never the cached one: a cache behind a finished step (the entry
      * gone, nextDeletionAt or deletionJobUID just written) must not start another Job. */
     rc = k8s_get(x->client, &BKE_RES_ENTRY, NULL, ename, NULL, &entry, err);
-    if (rc == KERR_NOTFOUND || (rc == KERR_OK && !bkejob_due(entry))) {
+    if (rc == KERR_NOTFOUND ||
+        (rc == KERR_OK && (!bkejob_due(entry) || kjson_has(entry, "metadata.deletionTimestamp")))) {
         kerr_clear(err);
         cJSON_Delete(entry);
-        return KERR_OK; /* deleted, or reattached meanwhile */
+        return KERR_OK; /* deleted (bkestop stops its Job), or reattached meanwhile */
     }
     if (rc == KERR_OK)
         rc = k8s_get(x->client, &ETCDSPEC_RES_JOB, ns, jname, NULL, &job, err);
@@ -535,6 +548,12 @@ enum kerr bkejob_step(const struct bke_ctx *x, const struct bke_bucket *b, const
         bke_event(x, entry, "BackupEntry", EV_WARNING, "DeletionFailed", "DeleteBackups",
                   "%s; the backups are not deleted", other);
         rc = kerr_set(err, KERR_EXISTS, "%s", other);
+    } else if (rc == KERR_OK && !bkefin_has(entry)) { /* a Job started by an earlier version */
+        cJSON *fin = NULL;
+
+        rc = bkefin_add(x, entry, &fin, err);
+        cJSON_Delete(fin);
+        requeue_min(requeue, BKEJOB_POLL_MS);
     } else if (rc == KERR_OK && podjob_job_done(job)) {
         rc = finish_job(x, entry, job, requeue, err);
     } else if (rc == KERR_OK) {

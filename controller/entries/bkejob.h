@@ -46,7 +46,11 @@
  *         deletionFailures + 1, nextDeletionAt = now + backoff (2 s doubled
  *         per failure, at most PODJOB_BACKOFF_MAX_MS; a Warning event
  *         DeletionFailed);
- *     then the Job is deleted (its Pods with it, propagation Background).
+ *     then the Job is deleted (its Pods with it, propagation Background), and, when the
+ *     entry is done, its finalizer removed before the entry is deleted.
+ * The entry gets the finalizer BKEFIN_FINALIZER (controller/entries/bkefin.h) before its
+ * first Job exists: an entry deleted meanwhile (metadata.deletionTimestamp) starts no Job,
+ * and controller/entries/bkestop.h stops the running one before the entry goes.
  *     The status is written before the Job goes, so a controller killed in
  *     between finds the finished Job again and decides the same.
  * An Etcd re-created once the deletion has begun (phase Deleting) is not

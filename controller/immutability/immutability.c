@@ -2,9 +2,13 @@
 #include "controller/immutability/immutability.h"
 
 #include <string.h>
+#include <time.h>
 
 #include "common/kjson.h"
+#include "common/ktime.h"
+#include "common/store.h"
 #include "controller/core/ctl.h"
+#include "controller/core/ctl_metrics.h"
 #include "controller/immutability/imt.h"
 
 /* An immutability task: its own key (not for its status alone) and its Etcd's. */
@@ -51,6 +55,45 @@ static enum kerr task_delete(struct ctl *c, const cJSON *etcd, struct ctl_result
     return imt_task_delete(c, etcd, err);
 }
 
+struct emit_to {
+    ctl_metrics_emit_fn emit;
+    void *ctx;
+};
+
+/* warden_etcd_snapshot_immutable_until_timestamp_seconds of a task that knows the date. */
+static enum kerr until_series(void *arg, const char *key, const cJSON *task)
+{
+    const struct emit_to *e = arg;
+    const char *v[3] = { kjson_get_str(task, "metadata.namespace"),
+                         kjson_get_str(task, "spec.etcdName"), NULL };
+    struct timespec ts;
+
+    (void)key;
+    if (v[0] && v[1] &&
+        ktime_parse(kjson_get_str(task, "status.immutableUntil"), &ts, NULL) == KERR_OK)
+        e->emit(e->ctx, v, (double)ts.tv_sec);
+    return KERR_OK;
+}
+
+static void collect_until(void *src, ctl_metrics_emit_fn emit, void *ctx)
+{
+    struct emit_to e = { emit, ctx };
+
+    (void)store_foreach(ctl_store(src, "extendfullsnapshotimmutabilitytasks"), until_series, &e,
+                        NULL);
+}
+
+static const char *const by_etcd[] = { "etcd_namespace", "etcd", NULL };
+
+static const struct ctl_metrics_gauge gauges[] = {
+    { "warden_etcd_snapshot_immutable_until_timestamp_seconds",
+      "For each hibernated Etcd whose ExtendFullSnapshotImmutabilityTask knows it "
+      "(status.immutableUntil): until when the copy of its latest full snapshot that the "
+      "immutability CronJob last made stays immutable",
+      by_etcd, collect_until },
+    { .name = NULL },
+};
+
 static const struct ctl_watch watches[] = {
     { .res = { "etcd-warden.io", "v1alpha1", "extendfullsnapshotimmutabilitytasks", 1 },
       .kind = "ExtendFullSnapshotImmutabilityTask",
@@ -79,4 +122,5 @@ const struct ctl_capability immutability_capability = {
     .watches = watches,
     .keys = keys,
     .services = services,
+    .gauges = gauges,
 };

@@ -13,6 +13,7 @@
 #include "controller/core/etcdspec.h"
 #include "controller/core/oref.h"
 #include "controller/core/rctx.h"
+#include "controller/immutability/imtuntil.h"
 
 enum kerr imt_task_ensure_x(const struct rctx *x, const cJSON *etcd, struct kerr_info *err)
 {
@@ -75,7 +76,8 @@ struct verdict {
     int ready;
     const char *reason;
     char message[512];
-    cJSON *cronjob; /* OWNS: the CronJob as stored, or NULL */
+    cJSON *cronjob;            /* OWNS: the CronJob as stored, or NULL */
+    char until[KTIME_LEN + 1]; /* its last successful run's immutableUntil, or "" */
 };
 
 static void fail(struct verdict *v, const char *reason, const char *msg)
@@ -164,12 +166,15 @@ static enum kerr write_status(const struct rctx *x, const cJSON *task, const str
     cJSON *st = cJSON_CreateObject(), *conds = cJSON_CreateArray(), *obj = NULL;
     const char *cj = kjson_get_str(v->cronjob, "metadata.name");
     const char *last = kjson_get_str(v->cronjob, "status.lastScheduleTime");
+    /* a run's date kept once its Job is gone (the CronJob keeps one successful Job) */
+    const char *until = v->until[0] ? v->until : kjson_get_str(task, "status.immutableUntil");
     int64_t gen = 0;
     enum kerr rc = st && conds ? KERR_OK : KERR_NOMEM;
 
     (void)kjson_get_int64(task, "metadata.generation", &gen);
     if (rc == KERR_OK && ((cj && !cJSON_AddStringToObject(st, "cronJobName", cj)) ||
                           (last && !cJSON_AddStringToObject(st, "lastScheduleTime", last)) ||
+                          (until && !cJSON_AddStringToObject(st, "immutableUntil", until)) ||
                           !cJSON_AddNumberToObject(st, "observedGeneration", (double)gen) ||
                           !cJSON_AddItemToArray(conds, condition(v, task))))
         rc = KERR_NOMEM;
@@ -232,6 +237,9 @@ static enum kerr decide(const struct rctx *x, const cJSON *task, struct verdict 
         fail(v, "CronJobFailed", why.msg);
     else
         v->ready = 1;
+    if (v->ready && imtuntil_read(x->client, ns, v->cronjob, v->until, &why) != KERR_OK)
+        log_warn("cannot read the immutability CronJob's last run", "namespace", ns, "cronJob",
+                 kjson_get_str(v->cronjob, "metadata.name"), "error", why.msg);
     if (v->ready) {
         v->reason = "CronJobReady";
         snprintf(v->message, sizeof(v->message), "CronJob %s runs on schedule \"%s\"",
@@ -247,7 +255,7 @@ static enum kerr decide(const struct rctx *x, const cJSON *task, struct verdict 
 enum kerr imt_run(const struct rctx *x, const char *ns, const char *name, long *requeue_ms,
                   struct kerr_info *err)
 {
-    struct verdict v = { 0, "", "", NULL };
+    struct verdict v = { 0, "", "", NULL, "" };
     struct kerr_info serr;
     cJSON *task = NULL;
     enum kerr rc, src;

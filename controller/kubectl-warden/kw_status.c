@@ -104,6 +104,7 @@ static enum kerr add_immutability(struct kw *k, cJSON *o, const cJSON *etcd, tim
     const char *name = kjson_get_str(etcd, "metadata.name");
     cJSON *tasks = NULL, *im = cJSON_AddObjectToObject(o, "immutability"), *c;
     const cJSON *t;
+    time_t until;
     enum kerr rc;
 
     if (!im)
@@ -118,6 +119,10 @@ static enum kerr add_immutability(struct kw *k, cJSON *o, const cJSON *etcd, tim
     add_str(im, "task", t ? kjson_get_str(t, "metadata.name") : NULL);
     if (t) {
         add_time(im, "lastRun", kjson_get_str(t, "status.lastScheduleTime"), now);
+        until = kw_time(kjson_get_str(t, "status.immutableUntil"));
+        add_str(im, "immutableUntil", until ? kjson_get_str(t, "status.immutableUntil") : NULL);
+        if (until) /* negative once it lapsed */
+            cJSON_AddNumberToObject(im, "immutableForSeconds", (double)(until - now));
         cJSON_ArrayForEach (c, kjson_get_arr(t, "status.conditions")) {
             if (strcmp(kjson_get_str(c, "type") ? kjson_get_str(c, "type") : "", "Ready") != 0)
                 continue;
@@ -376,6 +381,17 @@ static void print_one(FILE *f, const cJSON *o, time_t now)
         fprintf(f, "; task %s, last run %s, Ready %s %s", str_at(x, "task"),
                 when(x, "lastRun", now, w), str_at(x, "ready"),
                 or_dash(kjson_get_str(x, "reason")));
+    if (x && kw_time(kjson_get_str(x, "immutableUntil"))) {
+        time_t until = kw_time(kjson_get_str(x, "immutableUntil"));
+        char age[32];
+
+        if (until > now)
+            kw_age(now, until, age);
+        else
+            kw_age(until, now, age);
+        fprintf(f, "; immutable until %s (%s %s%s)", str_at(x, "immutableUntil"),
+                until > now ? "in" : "lapsed", age, until > now ? "" : " ago");
+    }
     fputc('\n', f);
     x = kjson_get_obj(o, "backupEntry");
     if (x)

@@ -321,7 +321,11 @@ static int run_extend(struct cli *c, struct ostore *s, int64_t gc)
     o.retention = c->retention_days * 86400;
     s->extend_lock = c->lock_retention;
     if (snapext_extend(s, &o, &res, &err) != KERR_OK) {
+        snapext_write_termination_log(NULL, err.msg[0] ? err.msg : kerr_str(err.code));
         return fail("extend-snapshot-immutability failed", &err);
+    }
+    if (!c->dry_run) {
+        snapext_write_termination_log(&res, NULL);
     }
     if (res.in_place) {
         char until[KTIME_LEN + 1] = "unknown";

@@ -1,8 +1,13 @@
 /* snapext - list and extend-snapshot-immutability (see snapext.h). */
 #include "controller/snapshot/snapext.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cJSON.h>
 
 #include "common/buf.h"
 #include "common/ktime.h"
@@ -371,6 +376,51 @@ static enum kerr extend_in_place(struct ostore *s, const struct snapext_set *set
     return rc;
 }
 
+/* The new copy's retain-until date as a head of it reads it; 0 when unknown (logged). */
+static void copy_until(struct ostore *s, const char *key, int64_t *until)
+{
+    struct ostore_obj h = { 0 };
+    struct kerr_info e2 = { 0 };
+    *until = 0;
+    if (s->ops->head(s, key, &h, &e2) == KERR_OK) {
+        *until = h.immutable_until;
+    } else {
+        log_warn("cannot read the new copy's retention", "key", key, "error", e2.msg);
+    }
+    ostore_obj_release(&h);
+}
+
+void snapext_write_termination_log(const struct snapext_result *res, const char *error)
+{
+    const char *path = getenv("WARDEN_TERMINATION_LOG");
+    char until[KTIME_LEN + 1];
+    cJSON *o = cJSON_CreateObject();
+    char *text = NULL;
+    bool ok = o != NULL;
+    if (ok && res == NULL) {
+        ok = cJSON_AddStringToObject(o, "error", error ? error : "failed") != NULL;
+    } else if (ok) {
+        ok = cJSON_AddStringToObject(o, "source", res->source) &&
+             cJSON_AddStringToObject(o, "copy", res->copy) &&
+             cJSON_AddBoolToObject(o, "inPlace", res->in_place) &&
+             (res->until <= 0 || ktime_format((time_t)res->until, until) != KERR_OK ||
+              cJSON_AddStringToObject(o, "immutableUntil", until));
+    }
+    text = ok ? cJSON_PrintUnformatted(o) : NULL;
+    cJSON_Delete(o);
+    int fd = path && *path ? open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)
+                           : open("/dev/termination-log", O_WRONLY | O_TRUNC | O_CLOEXEC);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (f == NULL && fd >= 0) {
+        close(fd);
+    }
+    if (f != NULL) {
+        fprintf(f, "%s\n", text ? text : "{}");
+        fclose(f);
+    }
+    free(text);
+}
+
 enum kerr snapext_extend(struct ostore *s, const struct snapext_opts *o, struct snapext_result *res,
                          struct kerr_info *err)
 {
@@ -428,6 +478,7 @@ enum kerr snapext_extend(struct ostore *s, const struct snapext_opts *o, struct 
         }
         res->server = cr.server;
         log_info("copy verified", "copy", dst, "mode", cr.server ? "server" : "stream");
+        copy_until(s, dst, &res->until);
     }
     rc = collect_garbage(s, &set, &src->name, o, res, err);
 out:

@@ -98,14 +98,25 @@ struct snapext_result {
     bool server;      /* copied server-side */
     int deleted;      /* earlier copies deleted */
     int immutable;    /* deletions refused (still immutable) */
-    bool in_place;    /* extended in place: copy is "", until the new retain-until date */
+    bool in_place;    /* extended in place: copy is "" */
     bool verified;    /* the snapshot to extend in place was verified (or unverifiable) */
-    int64_t until;
+    int64_t until;    /* the retain-until date set in place, else the new copy's as a head
+                       * of it reads it (Unix seconds); 0 unknown (no lock, a dry run) */
 };
 
 /* Steps 1-3 above. KERR_NOTFOUND when there is no full snapshot to copy. A failed
  * deletion other than an immutability refusal fails the run after the other deletions. */
 enum kerr snapext_extend(struct ostore *s, const struct snapext_opts *o, struct snapext_result *res,
                          struct kerr_info *err);
+
+/*
+ * The run's one-line summary, the termination message of the CronJob's Pod that the
+ * controller reads into the task's status.immutableUntil:
+ *   {"source":"<key>","copy":"<key>"|"","inPlace":bool,"immutableUntil":"<RFC 3339>"}
+ * (immutableUntil left out when unknown; res NULL and error set: {"error":"<error>"}),
+ * written to $WARDEN_TERMINATION_LOG when set, else to /dev/termination-log where it
+ * exists (the kubelet mounts it; never created on a host). Silent where it cannot.
+ */
+void snapext_write_termination_log(const struct snapext_result *res, const char *error);
 
 #endif

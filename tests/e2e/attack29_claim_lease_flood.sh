@@ -33,7 +33,6 @@ EOF
 
 CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups" ctl_stage
 ctl_namespace shoot evil
-ctl_register_etcd_create
 edoc evil mine evil--mine | kc apply -f - >/dev/null || ctl_fail "evil/mine refused"
 n=0 phantoms=0 long=0
 for len in 90000 90000 60000 30000 15000 8000 4000 2000 1000 500 250 120 60 30 15 8 4 2 1; do

@@ -28,7 +28,6 @@ EOF
 
 CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups" ctl_stage
 ctl_namespace shoot other
-ctl_register_etcd_create
 etcd shoot etcd-main gcp "" >/dev/null || ctl_fail "shoot/etcd-main (GCS) refused"
 for spelling in "aws|" "aws|, endpointOverride: https://storage.googleapis.com" "alicloud|" "openstack|"; do
     p=${spelling%%|*} extra=${spelling#*|}

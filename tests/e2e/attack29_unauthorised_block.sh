@@ -38,7 +38,6 @@ spec:
   deletionGracePeriod: 1h
   namespaceSelector: {matchLabels: {etcd-warden.io/backups: shared}}
 EOF
-ctl_register_etcd_create
 kc apply -f - >/dev/null <<EOF
 apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingWebhookConfiguration

@@ -127,6 +127,23 @@ for s in 'warden_etcd_hibernation_phase{etcd_namespace="shoot",etcd="etcd-main",
 done
 grep -q '^warden_backup_entry_prefix_conflict{entry="shoot--etcd-main--[0-9a-f]*",etcd_namespace="shoot",etcd="etcd-main"} 1$' "$work/scrape.txt" ||
     ctl_fail "no prefix conflict series of etcd-main's entry"
+# a hibernated Etcd's immutable-until: the task's status.immutableUntil (as the controller
+# reads it from its CronJob's last run) is the gauge's value
+kc apply -f - >/dev/null <<END
+apiVersion: etcd-warden.io/v1alpha1
+kind: ExtendFullSnapshotImmutabilityTask
+metadata: {name: etcd-dup-extend-immutability, namespace: other2}
+spec: {etcdName: etcd-dup}
+END
+kc -n other2 patch extendfullsnapshotimmutabilitytask etcd-dup-extend-immutability --subresource=status \
+    --type merge -p '{"status":{"immutableUntil":"2026-12-01T10:00:00Z"}}' >/dev/null ||
+    ctl_fail "writing the task's status"
+until_is() { # the series' value is the date
+    scrape && awk -v want="$(date -u -d 2026-12-01T10:00:00Z +%s)" \
+        '$1 == "warden_etcd_snapshot_immutable_until_timestamp_seconds{etcd_namespace=\"other2\",etcd=\"etcd-dup\"}" && $2 == want {ok = 1} END {exit !ok}' "$work/scrape.txt"
+}
+ksim_wait 30 until_is || { grep '^warden_etcd_snap' "$work/scrape.txt" >&2; ctl_fail "no immutable-until series of etcd-dup"; }
+echo "ok immutable until: etcd-dup's task's status.immutableUntil"
 cp "$work/scrape.txt" "$work/scrape-all.txt"
 echo "ok per-object gauges: $(grep -c '^warden_\(etcd_\|backup_entry_prefix_conflict{\)' "$work/scrape.txt") series name their Etcds and entries"
 # woken, etcd-main's series go

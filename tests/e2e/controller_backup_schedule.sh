@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
-# An EtcdBackupSchedule on the real clock, driven with kubectl, on the whole stack: kube-sim,
+# An EtcdBackupSchedule, driven with kubectl, on the whole stack: kube-sim,
 # an Etcd whose sidecar is backup-double and whose store is s3rver, a second s3rver bucket as
 # the destination, warden-controller running the EtcdOpsTasks itself. A loop plays the
 # sidecar's upload and the kubelet: before a copy Job runs, the snapshot it names is put in
 # the Etcd's store (snap_fixture), then tests/support/job_exec.py runs the Job.
+#
+# warden-controller's schedules go by its test clock (controller/core/testclock.h: the real
+# clock plus an offset read from a file), so a fire time is reached by moving that clock, not
+# by waiting: the clock is set behind the real one to the start of the current minute before
+# the schedule exists (its creation is then after the latest fire time), and each "minute"
+# moves it to 2 s past its next boundary, and the schedule is reconciled then (an annotation
+# changed). A backup appears only once a boundary is passed, named after that boundary.
 #
 # A schedule "* * * * *" with history limits 1/1 over four backups of its own from before
 # (two Completed, two Failed, really taken): the oldest of each pruned at once, the
@@ -11,8 +18,7 @@
 # Completed; the older Completed one pruned with its copy. Minute 2, the controller down and
 # the sidecar answering 500: caught up exactly once at the controller's start, Failed, the
 # older Failed one pruned. Minute 3, suspended: no backup; resumed, the missed fire time is
-# caught up once, Completed, and the previous Completed one pruned with its copy. Three
-# minute boundaries: about three to four minutes.
+# caught up once, Completed, and the previous Completed one pruned with its copy.
 set -euo pipefail
 . "$(dirname "$0")/../lib/snapshot.sh"
 . "$(dirname "$0")/../lib/controller.sh"
@@ -65,17 +71,30 @@ spec:
   destination: {provider: S3, container: $DEST, prefix: copies/etcd-main, secretRef: {name: offsite}}
 EOF
 }
-# Until the next minute boundary is 2 s behind (bounded by the clock: at most 62 s); prints
-# that boundary's Unix time.
+# The controller's test clock: the real one plus the offset (ms) in $CLOCK.
+CLOCK=$SNAP_WORK/clock-offset
+export WARDEN_TEST_CLOCK_OFFSET_FILE=$CLOCK
+echo 0 >"$CLOCK"
+fake_s() { echo $((($(date +%s%3N) + $(cat "$CLOCK")) / 1000)); }
+set_clock() { # the controller's clock to Unix time $1 from now on (atomically replaced)
+    echo $(($1 * 1000 - $(date +%s%3N))) >"$CLOCK.new" && mv "$CLOCK.new" "$CLOCK"
+}
+# The schedule reconciled now: a changed annotation queues it.
+poke() {
+    kc -n "$NS" annotate ebs "$S" "test.etcd-warden.io/poke=$(date +%s%N)" --overwrite >/dev/null
+}
+# The controller's clock moved to 2 s past its next minute boundary, the schedule reconciled
+# (unless $1 is "down": the controller is not running); prints that boundary's Unix time.
 past_next_minute() {
-    local b=$((($(date +%s) / 60 + 1) * 60))
-    while [ "$(date +%s)" -lt $((b + 2)) ]; do sleep 0.2; done
+    local b=$((($(fake_s) / 60 + 1) * 60))
+    set_clock $((b + 2))
+    [ "${1:-}" = down ] || poke
     echo "$b"
 }
-# Fail unless the clock is still in the minute that starts at $1: the next step needs the
-# next fire time ahead of it.
+# Fail unless the controller's clock is still in the minute that starts at $1: the next step
+# needs the next fire time ahead of it (the clock runs on at the real clock's pace).
 same_minute() {
-    [ $(($(date +%s) / 60)) -eq $(($1 / 60)) ] ||
+    [ $(($(fake_s) / 60)) -eq $(($1 / 60)) ] ||
         ctl_fail "$2 took past the next minute boundary (a machine this slow cannot run the test)"
 }
 
@@ -146,8 +165,10 @@ expect "both copies in the destination" "$(keys_of old-ok-1 old-ok-2)" "$(copies
 ok "history: two backups Completed with their copies in bucket $DEST, two Failed"
 
 # ---- the schedule: the oldest Completed (and its copy) and the oldest Failed pruned ----
-# The checks need no fire time passing: 20 s at least before the next one.
-[ $(($(date +%s) % 60)) -lt 40 ] || past_next_minute >/dev/null
+# The checks need no fire time passing: the controller's clock at the start of the current
+# minute (behind the real one), so the schedule is created after the latest fire time; once it
+# exists, at the start of its creation's minute, 59 s before the next fire time.
+set_clock $(($(date +%s) / 60 * 60 + 1))
 kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply the EtcdBackupSchedule"
 apiVersion: etcd-warden.io/v1alpha1
 kind: EtcdBackupSchedule
@@ -162,6 +183,12 @@ spec:
     destination: {provider: S3, container: $DEST, prefix: copies/etcd-main, secretRef: {name: offsite}}
 EOF
 ksim_wait 15 reason_is Scheduled || ctl_fail "no Ready/Scheduled condition: $(sstatus conditions)"
+start=$(($(date -u -d "$(jp "$NS" "etcdbackupschedule/$S" '{.metadata.creationTimestamp}')" +%s) / 60 * 60))
+set_clock $((start + 1))
+poke
+next_is() { [ "$(sstatus nextScheduleTime)" = "$1" ]; }
+ksim_wait 15 next_is "$(date -u -d "@$((start + 60))" +%Y-%m-%dT%H:%M:%SZ)" ||
+    ctl_fail "nextScheduleTime by the controller's clock: $(sstatus nextScheduleTime)"
 table=$(kc -n "$NS" get etcdbackupschedule "$S" -o wide)
 head -1 <<<"$table" | grep -q 'SUCCESSFUL *NEXT SCHEDULE *READY *REASON *AGE' ||
     ctl_fail "kubectl get columns: $table"
@@ -179,6 +206,7 @@ ksim_wait 10 copies_are "$ok2" || ctl_fail "the pruned backup's copy stays: $(co
 ctl_events "$NS" "$S" | grep -q '^Normal BackupDeleted: deleted EtcdBackup old-ok-1 ' ||
     ctl_fail "no BackupDeleted event: $(ctl_events "$NS" "$S")"
 expect "no fire time passed yet" "" "$(sstatus lastScheduleTime)"
+same_minute "$start" "the checks before the first fire time"
 row=$(kc -n "$NS" get ebs "$S" --no-headers) || ctl_fail "short name ebs"
 grep -qE "^$S +etcd-main +\* \* \* \* \* " <<<"$row" || ctl_fail "printer columns: $row"
 ok "the oldest Completed backup pruned with its copy, the oldest Failed one pruned (limits 1/1)"
@@ -201,7 +229,7 @@ ok "minute 1: $b1 Completed, its copy the only one in $DEST; old-ok-2 pruned wit
 # ---- minute 2: the controller down, the sidecar failing: caught up once, Failed ----
 ctl_stop
 druid_double_admin 'reply?code=500&count=0'
-t2=$(past_next_minute)
+t2=$(past_next_minute down)
 b2=$(name_at "$t2")
 ctl_start
 ksim_wait 30 phase_is "$b2" Failed || ctl_fail "no Failed catch-up backup $b2: $(backups); $(why "$b2")"

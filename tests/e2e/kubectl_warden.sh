@@ -160,6 +160,26 @@ kw -n shoot status etcd-main
 cat "$out"
 kw -n shoot status etcd-main -o json
 expect "json: final snapshot task" 'true "Succeeded"' "$(jq -c .snapshotTask.final,.snapshotTask.state "$out" | paste -sd' ')"
+# hibernated: an immutability task's status.immutableUntil (as the controller reads it from
+# its CronJob's last run), three days ahead
+until=$(date -u -d '+3 days' +%Y-%m-%dT%H:%M:%SZ)
+# (hibernation makes etcd-main-extend-immutability only with bucket immutability, and
+# deletes it without)
+kc apply -f - >/dev/null <<END
+apiVersion: etcd-warden.io/v1alpha1
+kind: ExtendFullSnapshotImmutabilityTask
+metadata: {name: etcd-main-imm, namespace: shoot}
+spec: {etcdName: etcd-main}
+END
+kc -n shoot patch extendfullsnapshotimmutabilitytask etcd-main-imm --subresource=status \
+    --type merge -p "{\"status\":{\"immutableUntil\":\"$until\"}}" >/dev/null || ctl_fail "writing the task's status"
+# (its own file: ksim_wait has a local $out)
+until_shown() { kubectl warden -n shoot status etcd-main >"$CTL_DIR/until.txt" 2>&1 && grep -qE "immutable until $until \(in (2d2[0-9]h|3d)\)" "$CTL_DIR/until.txt"; }
+ksim_wait 30 until_shown || { cat "$CTL_DIR/until.txt"; ctl_fail "status does not show immutable until $until"; }
+kw -n shoot status etcd-main -o json
+expect "json: immutable until" "\"$until\"" "$(jq -c .immutability.immutableUntil "$out")"
+left=$(jq .immutability.immutableForSeconds "$out")
+[ "$left" -gt 255000 ] && [ "$left" -le 259200 ] || ctl_fail "immutableForSeconds: $left"
 kw -n shoot wake etcd-main --wait --timeout 60s || { cat "$out"; ctl_fail "wake --wait"; }
 has "etcd-main: WakingUp"
 has "etcd-main: -"

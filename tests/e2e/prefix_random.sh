@@ -25,7 +25,6 @@ STEPS=${PREFIX_RANDOM_STEPS:-$([ "$long" = 1 ] && echo 100 || echo 40)}
 
 snap_s3_start
 CTL_WEBHOOK_FLAGS=--backup-entries ctl_stage
-ctl_register_etcd_create
 kc -n etcd-warden create secret generic s3-bucket --from-literal=accessKeyID=S3RVER \
     --from-literal=secretAccessKey=S3RVER --from-literal=region=us-east-1 \
     --from-literal=s3ForcePathStyle=true --from-literal=endpoint="$SNAP_S3_URL" >/dev/null

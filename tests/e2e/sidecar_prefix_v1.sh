@@ -31,7 +31,6 @@ grep -q 'v1/' "$d.log" || grep -qi 'no base snapshot\|not found\|invalid' "$d.lo
 ok "prod-v1/etcd: snapshots written, none restored"
 
 CTL_WEBHOOK_FLAGS=--backup-entries ctl_stage
-ctl_register_etcd_create
 kc create namespace shoot >/dev/null
 if out=$(ctl_store_etcd shoot etcd-v1 S3 "$SNAP_BUCKET" prod-v1/etcd 2>&1); then
     ctl_fail "prod-v1/etcd admitted"

@@ -75,7 +75,12 @@ prev=""
 d=0
 for mode in server stream server; do
     d=$((d + 1))
-    extend $d $mode "$SNAP_WORK/day$d.log" || { cat "$SNAP_WORK/day$d.log"; snap_fail "extend failed on day $d"; }
+    WARDEN_TERMINATION_LOG=$SNAP_WORK/term$d extend $d $mode "$SNAP_WORK/day$d.log" || { cat "$SNAP_WORK/day$d.log"; snap_fail "extend failed on day $d"; }
+    # the termination summary names the copy and its retention: the stand-in's clock
+    # (the day) plus the bucket's 12 h retention policy
+    want=$(date -u -d "@$(($(day $d) + 43200))" +%Y-%m-%dT%H:%M:%SZ)
+    python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); sys.exit(s.get("immutableUntil") != sys.argv[2] or not s["copy"].endswith("-" + sys.argv[3] + ".gz.final"))' \
+        "$SNAP_WORK/term$d" "$want" "$(day $d)" || { cat "$SNAP_WORK/term$d"; snap_fail "day $d: the termination summary does not say immutableUntil $want"; }
     grep -q '"level":"error"' "$SNAP_WORK/day$d.log" && { cat "$SNAP_WORK/day$d.log"; snap_fail "error on day $d"; }
     snap_check_day "$(day $d)" "$prev"
     prev=$(day $d)

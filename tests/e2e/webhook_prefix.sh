@@ -45,7 +45,6 @@ refused_now() { ! out=$(etcd "$@" 2>&1) && grep -q 'BackupEntry' <<<"$out"; }
 phase_is() { [ "$(kc get backupentries -o jsonpath="{.items[?(@.spec.etcd.name==\"$1\")].status.phase}")" = "$2" ]; }
 
 CTL_WEBHOOK_FLAGS=--backup-entries ctl_stage
-ctl_register_etcd_create
 ctl_namespace shoot other team
 kc -n etcd-warden create secret generic creds --from-literal=accessKeyID=S3RVER >/dev/null
 kc apply -f - >/dev/null <<EOF

@@ -41,7 +41,6 @@ kc delete validatingwebhookconfiguration etcd-warden >/dev/null
 etcd shoot etcd-q q >/dev/null || ctl_fail "shoot/etcd-q not created"
 etcd other etcd-q2 q-2 >/dev/null || ctl_fail "other/etcd-q2 not created"
 wh_register_etcd
-ctl_register_etcd_create
 ctl_start --watch-namespace shoot
 
 etcd other etcd-o p >/dev/null || ctl_fail "other/etcd-o refused"

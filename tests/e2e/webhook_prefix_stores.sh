@@ -49,7 +49,6 @@ for ns in shoot other legacy; do kc create namespace "$ns" >/dev/null; done
 kc delete validatingwebhookconfiguration etcd-warden >/dev/null
 etcd legacy etcd-old awss old-bucket legacy/etcd >/dev/null || ctl_fail "legacy/etcd-old not created"
 wh_register_etcd
-ctl_register_etcd_create
 ctl_start
 
 accepted='(accepted: aws, S3, s3, stackit, azure, ABS, abs, gcp, GCS, gcs, openstack, Swift, swift, alicloud, OSS, oss, dell, ECS, ecs, openshift, OCS, ocs, Local, local)'

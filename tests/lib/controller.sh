@@ -287,19 +287,6 @@ ctl_namespace() {
             ctl_fail "cannot create the backup Secret in $ns"
     done
 }
-# ctl_register_etcd_create: the Etcd webhook of warden-webhook registered for CREATE too, as
-# the chart registers it with backupEntries.enabled (druid_register_webhooks has UPDATE only).
-ctl_register_etcd_create() {
-    kc apply -f - >/dev/null <<EOF || ctl_fail "cannot register the Etcd CREATE webhook"
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingWebhookConfiguration
-metadata: {name: etcd-warden-create}
-webhooks:
-$(wh_webhook create.etcd.webhooks.etcd-warden.io /webhooks/etcd)
-  rules:
-  - {apiGroups: [druid.gardener.cloud], apiVersions: [v1alpha1], operations: [CREATE], resources: [etcds], scope: Namespaced}
-EOF
-}
 # ctl_jobs_serve NS [SECONDS] (with tests/lib/snapshot.sh): tests/support/job_exec.py runs the
 # Jobs warden-controller makes in NS, as the Job controller and the kubelet would (kube-sim runs
 # no pods), with $WARDEN_SNAPSHOT, until ctl_jobs_stop or the test's end (SECONDS, default 600,

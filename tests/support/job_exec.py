@@ -9,12 +9,19 @@ template names (volumes, secretKeyRefs) is read from the Job's namespace at
 that moment, as the kubelet does (a Secret missing there fails the pod); the
 container runs through cronjob_exec.py (same directory: Secret and hostPath
 volumes, env, the command's program must be warden-snapshot) under a fresh
-root in WORK_DIR. Then what the Job controller and the kubelet would write:
-a Pod "<job>-<5 letters>" (labels job-name, batch.kubernetes.io/job-name,
-controller-uid, the template's; a controller reference to the Job) with
-status.phase Succeeded or Failed and containerStatuses[0].state.terminated
-{exitCode, reason, message}, then the Job's status (succeeded or failed 1,
-a Complete or Failed condition, startTime, completionTime).
+root in WORK_DIR. What the Job controller and the kubelet would write: before
+the container starts, a Pod "<job>-<5 letters>" (labels job-name,
+batch.kubernetes.io/job-name, controller-uid, the template's; a controller
+reference to the Job with blockOwnerDeletion; phase Running) with the
+finalizer etcd-warden.io/test-kubelet while the container runs, standing for
+the kubelet's graceful deletion: a Pod deleted meanwhile (the Job deleted with
+propagation Foreground, its namespace deleted) has its container's process
+group sent SIGTERM, SIGKILL after terminationGracePeriodSeconds (10 s at
+most), and only then goes, its Job left without a status. Otherwise, once the
+container exits, the Pod's status.phase Succeeded or Failed and
+containerStatuses[0].state.terminated {exitCode, reason, message}, then the
+Job's status (succeeded or failed 1, a Complete or Failed condition,
+startTime, completionTime).
 
 The message is what the program wrote to its termination-message file (a
 file of the run's own, named by WARDEN_TERMINATION_LOG, standing for the
@@ -64,21 +71,74 @@ def tail(out):
     return text.decode(errors="replace")
 
 
-def run_container(cj_path, secrets, root, binary, which):
-    """One container of the pod through cronjob_exec.py: exit code, output, termination log."""
+KUBELET_FINALIZER = "etcd-warden.io/test-kubelet"
+
+
+def pod_deleted(ns, pod_name):
+    p = kubectl("-n", ns, "get", "pod", pod_name, "-o", "json", check=False)
+    if p.returncode != 0:
+        return "not found" in p.stderr.lower() or "notfound" in p.stderr.lower()
+    return bool(json.loads(p.stdout)["metadata"].get("deletionTimestamp"))
+
+
+def release_pod(ns, pod_name):
+    """The kubelet's part of a Pod's deletion done: its finalizer goes (the others stay)."""
+    for _ in range(5):
+        p = kubectl("-n", ns, "get", "pod", pod_name, "-o", "json", check=False)
+        if p.returncode != 0:
+            return
+        meta = json.loads(p.stdout)["metadata"]
+        fins = [f for f in meta.get("finalizers", []) if f != KUBELET_FINALIZER]
+        patch = {"metadata": {"finalizers": fins or None,
+                              "resourceVersion": meta["resourceVersion"]}}
+        if kubectl("-n", ns, "patch", "pod", pod_name, "--type=merge", "-p", json.dumps(patch),
+                   check=False).returncode == 0:
+            return
+    log(f"pod {ns}/{pod_name}: its finalizer could not be removed")
+
+
+def run_container(ns, pod_name, argv, env, grace):
+    """Run the container; (exit code, output), or (None, output) when the Pod was deleted
+    meanwhile: then its process group got SIGTERM, and SIGKILL after grace seconds."""
+    with tempfile.TemporaryFile(mode="w+") as out:
+        p = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, text=True, env=env,
+                             start_new_session=True)
+        end = time.monotonic() + 300
+        while p.poll() is None:
+            if time.monotonic() > end:
+                os.killpg(p.pid, 9)
+                p.wait()
+                break
+            if pod_deleted(ns, pod_name):
+                log(f"pod {ns}/{pod_name} deleted: SIGTERM to its container")
+                os.killpg(p.pid, 15)
+                try:
+                    p.wait(timeout=grace)
+                except subprocess.TimeoutExpired:
+                    os.killpg(p.pid, 9)
+                    p.wait()
+                out.seek(0)
+                return None, out.read()
+            time.sleep(0.25)
+        out.seek(0)
+        return p.returncode, out.read()
+
+
+def run_one(ns, pod_name, cj_path, secrets, root, binary, which, grace):
+    """One container of the pod (WHICH: "" or init/N) through cronjob_exec.py: exit code (None
+    when the Pod was deleted meanwhile), output, termination log."""
     tlog = root + ".termination-log"
-    p = subprocess.run([sys.executable, os.path.join(HERE, "cronjob_exec.py"), cj_path,
-                        secrets, root, binary], stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, text=True, timeout=300,
-                       env=dict(os.environ, WARDEN_TERMINATION_LOG=tlog,
-                                CRONJOB_EXEC_CONTAINER=which))
+    code, out = run_container(
+        ns, pod_name,
+        [sys.executable, os.path.join(HERE, "cronjob_exec.py"), cj_path, secrets, root, binary],
+        dict(os.environ, WARDEN_TERMINATION_LOG=tlog, CRONJOB_EXEC_CONTAINER=which), grace)
     written = ""
     if os.path.exists(tlog):
         with open(tlog) as f:
             written = f.read()[:4096]
         os.unlink(tlog)
-    sys.stderr.write(p.stdout)
-    return p.returncode, p.stdout, written
+    sys.stderr.write(out)
+    return code, out, written
 
 
 def status_of(ctr, code, message, started):
@@ -97,54 +157,74 @@ def run(ns, name, work, binary):
     root = tempfile.mkdtemp(prefix="pod.", dir=work)
     secrets = os.path.join(root + ".secrets")
     os.makedirs(secrets)
-    code, out, written = None, "", ""
-    for s in secret_names(spec):
-        p = kubectl("-n", ns, "get", "secret", s, "-o", "json", check=False)
-        if p.returncode != 0:
-            code, out = 1, f"secret \"{s}\" not found"
-            break
-        with open(os.path.join(secrets, s + ".json"), "w") as f:
-            f.write(p.stdout)
-    inits = []
-    if code is None:
-        cj = {"kind": "CronJob", "metadata": job["metadata"],
-              "spec": {"jobTemplate": {"spec": job["spec"]}}}
-        cj_path = root + ".cronjob.json"
-        with open(cj_path, "w") as f:
-            json.dump(cj, f)
-        # the init containers in order, then the container, in one ROOT (emptyDirs shared)
-        for i, ic in enumerate(spec.get("initContainers", [])):
-            icode, iout, iwritten = run_container(cj_path, secrets, root, binary, f"init/{i}")
-            inits.append(status_of(ic, icode, iwritten or (tail(iout) if icode else ""),
-                                   started))
-            if icode != 0:
-                code, out, written = icode, iout, ""
-                break
-        else:
-            code, out, written = run_container(cj_path, secrets, root, binary, "")
-    ok = code == 0
     ctr = spec["containers"][0]
     labels = dict(job["spec"]["template"].get("metadata", {}).get("labels", {}))
     labels.update({"job-name": name, "batch.kubernetes.io/job-name": name,
                    "controller-uid": job["metadata"]["uid"]})
     pod_name = name + "-" + "".join(random.choices(string.ascii_lowercase, k=5))
+    # the Pod exists while its container runs, as the Job controller makes it first; its
+    # finalizer stands for the kubelet, which lets a deleted Pod go only once its container
+    # has stopped
     pod = {"apiVersion": "v1", "kind": "Pod",
            "metadata": {"name": pod_name, "namespace": ns, "labels": labels,
+                        "finalizers": [KUBELET_FINALIZER],
                         "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job",
                                              "name": name, "uid": job["metadata"]["uid"],
                                              "controller": True,
                                              "blockOwnerDeletion": True}]},
            "spec": spec}
     kubectl("create", "-f", "-", stdin=json.dumps(pod))
-    status = {"phase": "Succeeded" if ok else "Failed", "startTime": started}
-    if inits:
-        status["initContainerStatuses"] = inits
-    if not inits or inits[-1]["state"]["terminated"]["exitCode"] == 0:
-        # the container ran (or its Secret was missing: the kubelet reports it there)
-        status["containerStatuses"] = [
-            status_of(ctr, code, written or (tail(out) if not ok else ""), started)]
-    kubectl("-n", ns, "patch", "pod", pod_name, "--subresource=status", "--type=merge",
-            "-p", json.dumps({"status": status}))
+    try:
+        kubectl("-n", ns, "patch", "pod", pod_name, "--subresource=status", "--type=merge",
+                "-p", json.dumps({"status": {"phase": "Running", "startTime": started}}))
+        code, out, written = None, "", ""
+        for s in secret_names(spec):
+            p = kubectl("-n", ns, "get", "secret", s, "-o", "json", check=False)
+            if p.returncode != 0:
+                code, out = 1, f"secret \"{s}\" not found"
+                break
+            with open(os.path.join(secrets, s + ".json"), "w") as f:
+                f.write(p.stdout)
+        inits = []
+        if code is None:
+            cj = {"kind": "CronJob", "metadata": job["metadata"],
+                  "spec": {"jobTemplate": {"spec": job["spec"]}}}
+            cj_path = root + ".cronjob.json"
+            with open(cj_path, "w") as f:
+                json.dump(cj, f)
+            grace = min(int(spec.get("terminationGracePeriodSeconds", 30)), 10)
+            killed = False
+            # the init containers in order, then the container, in one ROOT (emptyDirs shared)
+            for i, ic in enumerate(spec.get("initContainers", [])):
+                icode, iout, iwritten = run_one(ns, pod_name, cj_path, secrets, root, binary,
+                                                f"init/{i}", grace)
+                if icode is None:
+                    killed = True
+                    break
+                inits.append(status_of(ic, icode, iwritten or (tail(iout) if icode else ""),
+                                       started))
+                if icode != 0:
+                    code, out, written = icode, iout, ""
+                    break
+            else:
+                code, out, written = run_one(ns, pod_name, cj_path, secrets, root, binary, "",
+                                             grace)
+                killed = code is None
+            if killed:
+                log(f"Job {ns}/{name}: pod {pod_name} killed")
+                return
+        ok = code == 0
+        status = {"phase": "Succeeded" if ok else "Failed", "startTime": started}
+        if inits:
+            status["initContainerStatuses"] = inits
+        if not inits or inits[-1]["state"]["terminated"]["exitCode"] == 0:
+            # the container ran (or its Secret was missing: the kubelet reports it there)
+            status["containerStatuses"] = [
+                status_of(ctr, code, written or (tail(out) if not ok else ""), started)]
+        kubectl("-n", ns, "patch", "pod", pod_name, "--subresource=status", "--type=merge",
+                "-p", json.dumps({"status": status}))
+    finally:
+        release_pod(ns, pod_name)
     cond = {"type": "Complete" if ok else "Failed", "status": "True",
             "lastProbeTime": now(), "lastTransitionTime": now()}
     if not ok:
@@ -173,7 +253,7 @@ def serve(ns, selector, work, binary, stop, seconds):
             done.add(uid)
             try:
                 run(ns, job["metadata"]["name"], work, binary)
-            except (RuntimeError, KeyError, subprocess.TimeoutExpired) as e:
+            except (RuntimeError, KeyError, subprocess.TimeoutExpired, ValueError) as e:
                 log(f"Job {ns}/{job['metadata']['name']}: {e}")
         time.sleep(0.1)
 
