@@ -319,6 +319,17 @@ static enum kerr mem_etcd(void *ctx, const char *ns, const char *name, struct lo
     return rc ? rc : lookup_etcd_from_json(o, out, err);
 }
 
+static enum kerr mem_etcd_fresh(void *ctx, const char *ns, const char *name,
+                                struct lookup_etcd *out, struct kerr_info *err)
+{
+    struct lookup_mem *m = ctx;
+    const cJSON *o = NULL;
+    enum kerr rc = mem_get(m, m->fresh_etcds ? m->fresh_etcds : m->etcds,
+                           "etcds.druid.gardener.cloud", ns, name, &o, err);
+
+    return rc ? rc : lookup_etcd_from_json(o, out, err);
+}
+
 static enum kerr mem_sts(void *ctx, const char *ns, const char *name, struct lookup_sts *out,
                          struct kerr_info *err)
 {
@@ -373,6 +384,7 @@ void lookup_mem_bind(struct lookup_mem *m, struct lookup *out)
 {
     out->ctx = m;
     out->etcd = mem_etcd;
+    out->etcd_fresh = mem_etcd_fresh;
     out->sts = mem_sts;
     out->sts_by_labels = mem_sts_by_labels;
     out->snapshot = mem_snapshot;

@@ -95,6 +95,13 @@ struct lookup {
     /* The Etcd ns/name. */
     enum kerr (*etcd)(void *ctx, const char *ns, const char *name, struct lookup_etcd *out,
                       struct kerr_info *err);
+    /*
+     * The Etcd ns/name read from the API server, never from a cache: for a
+     * decision the cache may be behind on (warden-controller writes phase
+     * ScalingDown and scales right after). NULL: none.
+     */
+    enum kerr (*etcd_fresh)(void *ctx, const char *ns, const char *name, struct lookup_etcd *out,
+                            struct kerr_info *err);
     /* The StatefulSet ns/name. */
     enum kerr (*sts)(void *ctx, const char *ns, const char *name, struct lookup_sts *out,
                      struct kerr_info *err);
@@ -174,12 +181,14 @@ cJSON *lookup_task_project(const cJSON *task);
 /*
  * An in-memory lookup over JSON lists (for tests, fuzzing and tools): the
  * Etcds, StatefulSets and EtcdOpsTasks are arrays of objects (BORROWED, may be NULL),
- * matched by metadata.namespace and metadata.name. When fail is not
+ * matched by metadata.namespace and metadata.name (fresh_etcds, when set, stands for
+ * the API server where the Etcd cache is behind). When fail is not
  * KERR_OK every call fails with it ("injected failure"). calls counts the
  * calls (not synchronised: one thread).
  */
 struct lookup_mem {
     const cJSON *etcds;
+    const cJSON *fresh_etcds; /* what etcd_fresh reads; NULL: etcds */
     const cJSON *stses;
     const cJSON *tasks;
     enum kerr fail;

@@ -495,6 +495,7 @@ static enum kerr guard_scale_down(const struct protect_config *cfg, const struct
 {
     char missing[480], glass[160];
     int del = req->op == REVIEW_OP_DELETE, create = req->op == REVIEW_OP_CREATE;
+    struct lookup_etcd fresh;
     struct kerr_info e;
     int found = 0;
     enum kerr rc;
@@ -510,6 +511,16 @@ static enum kerr guard_scale_down(const struct protect_config *cfg, const struct
         return KERR_OK;
     /* a cut counts only while its sleep is under way, for the scale-down that was checked */
     snapshot_ground(cfg, req, etcd, missing, sizeof(missing));
+    /* warden-controller writes phase ScalingDown and scales right after: the cache may not
+     * have the phase yet, the API server has (a failed GET keeps the refusal) */
+    if (missing[0] && lk->etcd_fresh &&
+        protect_user_in(req->username, cfg->controllers, cfg->n_controllers)) {
+        kerr_clear(&e);
+        if (lk->etcd_fresh(lk->ctx, m->ns, m->part_of, &fresh, &e) == KERR_OK) {
+            etcd = &fresh;
+            snapshot_ground(cfg, req, etcd, missing, sizeof(missing));
+        }
+    }
     if (!missing[0] && lk->snapshot) {
         kerr_clear(&e);
         if ((rc = lk->snapshot(lk->ctx, m->ns, m->part_of, etcd->cut_at, &found, &e))) {

@@ -250,6 +250,21 @@ static enum kerr c_etcd(void *ctx, const char *ns, const char *name, struct look
     return lookup_one(c, c->etcds, &res_etcd, ns, name, view_etcd, out, err);
 }
 
+/* A GET whatever the cache holds; no lookup slot free: not confirmed (KERR_TOOMANY). */
+static enum kerr c_etcd_fresh(void *ctx, const char *ns, const char *name, struct lookup_etcd *out,
+                              struct kerr_info *err)
+{
+    struct wh_cache *c = ctx;
+    cJSON *obj = NULL;
+    enum kerr rc;
+
+    rc = fallback_get(c, &res_etcd, ns, name, 0, &obj, err);
+    if (rc == KERR_OK)
+        rc = view_etcd(out, NULL, obj);
+    cJSON_Delete(obj);
+    return rc;
+}
+
 static enum kerr c_sts(void *ctx, const char *ns, const char *name, struct lookup_sts *out,
                        struct kerr_info *err)
 {
@@ -372,6 +387,7 @@ void wh_cache_bind(struct wh_cache *c, struct lookup *out)
 {
     out->ctx = c;
     out->etcd = c_etcd;
+    out->etcd_fresh = c_etcd_fresh;
     out->sts = c_sts;
     out->sts_by_labels = c_sts_by_labels;
     out->snapshot = c_snapshot;
