@@ -513,7 +513,8 @@ static enum kerr guard_scale_down(const struct protect_config *cfg, const struct
     snapshot_ground(cfg, req, etcd, missing, sizeof(missing));
     /* warden-controller writes phase ScalingDown and scales right after: the cache may not
      * have the phase yet, the API server has (a failed GET keeps the refusal) */
-    if (missing[0] && lk->etcd_fresh &&
+    if (missing[0] && lk->etcd_fresh && etcd->cut_rc == KERR_OK && etcd->cut_current &&
+        strcmp(etcd->phase, HIBGUARD_PHASE_SCALING) != 0 &&
         protect_user_in(req->username, cfg->controllers, cfg->n_controllers)) {
         kerr_clear(&e);
         if (lk->etcd_fresh(lk->ctx, m->ns, m->part_of, &fresh, &e) == KERR_OK) {
