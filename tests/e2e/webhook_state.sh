@@ -107,9 +107,17 @@ after=$(date -u -d "$CUT + 1 second" +%s)
 # the clock read on every try (a $(date) here would be read once, when ksim_wait is called)
 ksim_wait 10 bash -c "[ \"\$(date -u +%s)\" -gt $after ]" || wh_fail "the clock never passed the cut"
 t=$(task snap-1)
-ksim_wait 10 wh_allowed "x" druid scale statefulset etcd-main --replicas=0 >/dev/null ||
-    wh_fail "the snapshot after the current cut did not let etcd-druid through"
-echo "ok: a snapshot ($t) after the current cut ($CUT) lets the scale-down through"
+ksim_wait 10 wh_denied "x" "only warden-controller scales to 0 on a final snapshot" druid scale \
+    statefulset etcd-main --replicas=0 >/dev/null ||
+    wh_fail "the snapshot after the current cut let etcd-druid's scale-down through"
+# warden-controller's check: phase ScalingDown and the StatefulSet it checked against
+stamp="$(kc -n shoot get statefulset etcd-main -o jsonpath='{.metadata.uid}/{.metadata.generation}')"
+wh_allowed "warden-controller records its check" warden annotate etcd etcd-main --overwrite \
+    etcd-warden.io/hibernation-phase=ScalingDown "etcd-warden.io/final-snapshot-checked=$stamp"
+ksim_wait 10 wh_allowed "x" warden patch statefulset etcd-main --type merge \
+    -p '{"spec":{"replicas":0}}' >/dev/null ||
+    wh_fail "the snapshot after the current cut did not let warden-controller's checked scale-down through"
+echo "ok: a snapshot ($t) after the current cut ($CUT) lets warden-controller's checked scale-down through, not etcd-druid's"
 wh_allowed "warden-controller records the sleep" warden annotate etcd etcd-main --overwrite \
     etcd-warden.io/hibernation-phase=Hibernated
 wh_allowed "Gardener wakes it; etcd-druid scales up (warden-controller down)" druid scale \
