@@ -108,6 +108,8 @@ unsigned int wh_clientauth_check(const struct wh_clientauth *a, struct MHD_Conne
     const union MHD_ConnectionInfo *info;
     gnutls_session_t session;
     const gnutls_datum_t *peers;
+    gnutls_typed_vdata_st purpose[1] = { { GNUTLS_DT_KEY_PURPOSE_OID,
+                                           (unsigned char *)GNUTLS_KP_TLS_WWW_CLIENT, 0 } };
     unsigned int npeers = 0, status = 0;
     int g;
 
@@ -122,7 +124,8 @@ unsigned int wh_clientauth_check(const struct wh_clientauth *a, struct MHD_Conne
         snprintf(why, n, "a client certificate is required");
         return 401;
     }
-    g = gnutls_certificate_verify_peers3(session, NULL, &status);
+    /* the chain, validity, and the key purpose: a certificate that is not for clients fails */
+    g = gnutls_certificate_verify_peers(session, purpose, 1, &status);
     if (g < 0 || status != 0) {
         gnutls_datum_t text = { NULL, 0 };
 

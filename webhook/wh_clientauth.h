@@ -7,9 +7,9 @@
  * does not refuse a handshake without one, so every webhook request is
  * checked before anything is decided: the peer presented a certificate,
  * GnuTLS verifies its chain against the bundle (signature, validity
- * period), and with --client-cn its subject CN is that name. A request
- * that fails is answered 401 (no or untrusted certificate) or 403 (wrong
- * CN) before its body is read: nothing is decided, no claim recorded.
+ * period, key purpose TLS client when it names purposes), and with --client-cn its subject CN is
+ * that name. A request that fails is answered 401 (no or untrusted certificate) or 403 (wrong CN)
+ * before its body is read: nothing is decided, no claim recorded.
  *
  * The bundle is read once at start; an unreadable file, or one without a
  * single PEM certificate GnuTLS can import, is an error (fail closed).

@@ -2,8 +2,8 @@
 # warden-webhook --client-ca / --client-cn: only the API server, authenticated by its client
 # certificate, gets webhook reviews decided. A hand-written AdmissionReview (an Etcd CREATE in
 # a made-up namespace claiming the whole of a bucket, prefix "") posted straight to the HTTPS
-# port without a client certificate, with one from another CA, or with the right CA's
-# certificate of another CN is refused (401/403) and records no claim: the store's claim Lease
+# port without a client certificate, with one from another CA, with the right CA's certificate
+# for servers only (extendedKeyUsage serverAuth) or of another CN is refused (401/403) and records no claim: the store's claim Lease
 # stays absent. With the API server's certificate it is decided as usual (and recorded), except
 # with request.dryRun, which never records a claim. kube-sim shows that certificate to the
 # webhook (--webhook-client-cert, as kube-apiserver with an AdmissionConfiguration
@@ -18,10 +18,10 @@ ca() { # name: a CA in $pki/name.crt, name.key
     openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
         -subj "/CN=$1" -keyout "$pki/$1.key" -out "$pki/$1.crt" 2>/dev/null
 }
-client() { # ca name cn: a client certificate $pki/name.crt, name.key signed by ca
+client() { # ca name cn [purpose]: a client certificate $pki/name.crt, name.key signed by ca
     openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=$3" \
         -keyout "$pki/$2.key" -out "$pki/$2.csr" 2>/dev/null
-    printf 'extendedKeyUsage=clientAuth\nkeyUsage=digitalSignature\n' >"$pki/ext"
+    printf 'extendedKeyUsage=%s\nkeyUsage=digitalSignature\n' "${4:-clientAuth}" >"$pki/ext"
     openssl x509 -req -in "$pki/$2.csr" -CA "$pki/$1.crt" -CAkey "$pki/$1.key" \
         -CAcreateserial -days 2 -extfile "$pki/ext" -out "$pki/$2.crt" 2>/dev/null
 }
@@ -30,6 +30,7 @@ ca rogue-ca
 client client-ca apiserver kube-apiserver
 client client-ca other-cn somebody-else
 client rogue-ca rogue kube-apiserver
+client client-ca server-only kube-apiserver serverAuth
 
 # Fail closed: a CA file that cannot be read, or holds no certificate, refuses to start.
 bin=$(_wh_binary)
@@ -95,6 +96,8 @@ refused() { # what, status wanted, then post's arguments
 refused "forged review without a client certificate" 401 false
 refused "forged review with a certificate of another CA" 401 false \
     --cert "$pki/rogue.crt" --key "$pki/rogue.key"
+refused "forged review with the right CA's certificate for servers only" 401 false \
+    --cert "$pki/server-only.crt" --key "$pki/server-only.key"
 refused "forged review with the right CA's certificate of another CN" 403 false \
     --cert "$pki/other-cn.crt" --key "$pki/other-cn.key"
 
