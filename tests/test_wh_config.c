@@ -245,3 +245,49 @@ Test(wh_config, help_marks_the_required_flag)
               "%s", text);
     free(text);
 }
+
+Test(wh_config, client_ca_and_cn)
+{
+    struct wh_config c;
+    struct kerr_info err;
+
+    {
+        const char *argv[] = { "warden-webhook", DRUID_FLAG };
+
+        cr_assert_eq(load(&c, &err, 2, argv), KERR_OK, "%s", err.msg);
+        cr_expect_str_eq(c.client_ca, "", "no client certificate is asked by default");
+        cr_expect_str_eq(c.client_cn, "");
+        wh_config_release(&c);
+    }
+    {
+        const char *argv[] = { "warden-webhook", DRUID_FLAG, "--client-ca", "/etc/apiserver/ca.crt",
+                               "--client-cn=kube-apiserver" };
+
+        cr_assert_eq(load(&c, &err, 5, argv), KERR_OK, "%s", err.msg);
+        cr_expect_str_eq(c.client_ca, "/etc/apiserver/ca.crt");
+        cr_expect_str_eq(c.client_cn, "kube-apiserver");
+        wh_config_release(&c);
+    }
+    {
+        const char *argv[] = { "warden-webhook", DRUID_FLAG, "--client-cn=kube-apiserver" };
+
+        cr_expect_eq(load(&c, &err, 3, argv), KERR_INVAL);
+        cr_expect(strstr(err.msg, "--client-cn needs --client-ca"), "%s", err.msg);
+        wh_config_release(&c);
+    }
+    {
+        char path[] = "/tmp/wh_config_client_XXXXXX";
+        int fd = mkstemp(path);
+        const char *argv[] = { "warden-webhook", "--config", path };
+
+        cr_assert_geq(fd, 0);
+        close(fd);
+        write_file(path, "reconciler-service-account: [" DRUID "]\n"
+                         "client-ca: /etc/apiserver/ca.crt\nclient-cn: apiserver\n");
+        cr_assert_eq(load(&c, &err, 3, argv), KERR_OK, "%s", err.msg);
+        cr_expect_str_eq(c.client_ca, "/etc/apiserver/ca.crt");
+        cr_expect_str_eq(c.client_cn, "apiserver");
+        wh_config_release(&c);
+        unlink(path);
+    }
+}

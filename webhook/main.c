@@ -20,6 +20,7 @@
 #include "common/procmetrics.h"
 #include "webhook/prefix.h"
 #include "webhook/wh_cache.h"
+#include "webhook/wh_clientauth.h"
 #include "webhook/wh_config.h"
 #include "webhook/wh_dispatch.h"
 #include "webhook/wh_selftls.h"
@@ -36,6 +37,7 @@ struct app {
     struct lookup lookup;
     struct wh_tls *tls;
     struct wh_selftls *selftls;
+    struct wh_clientauth *client_auth; /* OWNS or NULL: --client-ca */
     struct protect_config protect;
     struct wh_dispatch dispatch;
     struct wh_server *server;
@@ -289,6 +291,7 @@ static enum kerr start_server(struct app *a, struct kerr_info *err)
     o.max_body = (size_t)a->cfg.max_body;
     o.budget_ms = a->cfg.budget_ms;
     o.tls = a->tls;
+    o.client_auth = a->client_auth;
     o.dispatch = &a->dispatch;
     o.registry = a->reg;
     if ((rc = wh_server_new(&o, &a->server, err)) || (rc = wh_server_start(a->server, err)))
@@ -296,13 +299,26 @@ static enum kerr start_server(struct app *a, struct kerr_info *err)
     return KERR_OK;
 }
 
+/* --client-ca, read before anything else starts: a bundle that cannot be used is fatal. */
+static enum kerr load_client_auth(struct app *a, struct kerr_info *err)
+{
+    if (!*a->cfg.client_ca)
+        return KERR_OK;
+    if (wh_clientauth_new(a->cfg.client_ca, a->cfg.client_cn, &a->client_auth, err))
+        return kerr_wrap(err, "--client-ca");
+    log_info("webhook requests need a client certificate", "client-ca", a->cfg.client_ca,
+             "client-cn", *a->cfg.client_cn ? a->cfg.client_cn : "(any)");
+    return KERR_OK;
+}
+
 static enum kerr start(struct app *a, struct kerr_info *err)
 {
     enum kerr rc;
 
-    if ((rc = metrics_registry_new(&a->reg, err)) || (rc = procmetrics_register(a->reg, err)) ||
-        (rc = start_client(a, err)) || (rc = start_cache(a, err)) || (rc = start_events(a, err)) ||
-        (rc = start_tls(a, err)) || (rc = start_server(a, err)) || (rc = start_probes(a, err)))
+    if ((rc = load_client_auth(a, err)) || (rc = metrics_registry_new(&a->reg, err)) ||
+        (rc = procmetrics_register(a->reg, err)) || (rc = start_client(a, err)) ||
+        (rc = start_cache(a, err)) || (rc = start_events(a, err)) || (rc = start_tls(a, err)) ||
+        (rc = start_server(a, err)) || (rc = start_probes(a, err)))
         return rc;
     log_info("warden-webhook started", "reconcilers", a->cfg.reconcilers.v[0]);
     return KERR_OK;
@@ -333,6 +349,7 @@ static void stop(struct app *a)
     httpsrv_free(a->health_srv);
     httpsrv_free(a->metrics_srv);
     wh_server_free(a->server);
+    wh_clientauth_free(a->client_auth);
     ev_free(a->events);
     wh_selftls_free(a->selftls);
     if (a->client)

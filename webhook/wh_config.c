@@ -82,6 +82,11 @@ static size_t make_table(struct wh_config *c, struct proc_flag *out)
           "MutatingWebhookConfigurations to patch caBundle into" },
         { "tls-cert-lifetime", PROC_FLAG_DURATION, &c->cert_lifetime_ms, "8760h",
           "lifetime of a self-provisioned serving certificate (renewed at 2/3)" },
+        { "client-ca", PROC_FLAG_STRING, &c->client_ca, "",
+          "PEM CA bundle: webhook requests need a client certificate it signed (the API "
+          "server's; empty: none asked)" },
+        { "client-cn", PROC_FLAG_STRING, &c->client_cn, "",
+          "with --client-ca, the subject CN the client certificate must carry" },
     };
     size_t n = sizeof(t) / sizeof(t[0]);
 
@@ -164,6 +169,10 @@ static enum kerr validate(const struct wh_config *c, struct kerr_info *err)
         return kerr_set(err, KERR_INVAL,
                         "--etcd-backups needs --backup-entries: it adds EtcdBackups' copies to the "
                         "prefix check that --backup-entries turns on");
+    if (*c->client_cn && !*c->client_ca)
+        return kerr_set(err, KERR_INVAL,
+                        "--client-cn needs --client-ca: the CN of a client certificate is checked "
+                        "only once the certificate is verified against that CA bundle");
     if (!c->self_tls && (c->vwcs.n || c->mwcs.n))
         return kerr_set(err, KERR_INVAL,
                         "--validating-webhook-configuration and --mutating-webhook-configuration "

@@ -64,6 +64,8 @@ struct wh_config {
     struct proc_strv vwcs;        /* --validating-webhook-configuration */
     struct proc_strv mwcs;        /* --mutating-webhook-configuration */
     long cert_lifetime_ms;        /* --tls-cert-lifetime */
+    const char *client_ca;        /* --client-ca ("" = no client certificate asked) */
+    const char *client_cn;        /* --client-cn ("" = any CN the CA signed) */
     int verbosity;                /* -v / --v */
     int help;                     /* -h / --help */
     struct flagfile file;         /* OWNS: argument strings made from the config file */

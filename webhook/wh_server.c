@@ -90,6 +90,17 @@ static enum MHD_Result send_text(struct wh_server *s, struct MHD_Connection *c,
     return send_bytes(s, c, st, status, (char *)text, strlen(text), "text/plain; charset=utf-8", 0);
 }
 
+/* text (BORROWED, may be on the stack) copied: the response outlives the caller's frame. */
+static enum MHD_Result send_text_copy(struct wh_server *s, struct MHD_Connection *c,
+                                      struct req_state *st, unsigned int status, const char *text)
+{
+    char *copy = strdup(text);
+
+    if (!copy)
+        return MHD_NO;
+    return send_bytes(s, c, st, status, copy, strlen(copy), "text/plain; charset=utf-8", 1);
+}
+
 /* An AdmissionReview carrying code and message, sent with HTTP status. */
 static enum MHD_Result send_review_error(struct wh_server *s, struct MHD_Connection *c,
                                          struct req_state *st, unsigned int status,
@@ -99,7 +110,7 @@ static enum MHD_Result send_review_error(struct wh_server *s, struct MHD_Connect
     size_t len = 0;
 
     if (review_encode_error(NULL, (int)status, message, &out, &len, NULL))
-        return send_text(s, c, st, status, message);
+        return send_text_copy(s, c, st, status, message);
     return send_bytes(s, c, st, status, out, len, "application/json", 1);
 }
 
@@ -124,6 +135,7 @@ static enum MHD_Result begin(struct wh_server *s, struct MHD_Connection *c, cons
     enum wh_hook h;
     const char *ct, *cl;
     char msg[160];
+    unsigned int denied;
     unsigned long long len;
     char *end = NULL;
 
@@ -139,6 +151,11 @@ static enum MHD_Result begin(struct wh_server *s, struct MHD_Connection *c, cons
         return send_text(s, c, st, MHD_HTTP_NOT_FOUND, "404 page not found\n");
     if (s->gauge[st->hook])
         metrics_add(s->gauge[st->hook], 1);
+    if (s->o.client_auth && (denied = wh_clientauth_check(s->o.client_auth, c, msg, sizeof(msg)))) {
+        log_info("refusing a review from an unauthenticated client", "webhook", url, "reason", msg);
+        strncat(msg, "\n", sizeof(msg) - strlen(msg) - 1);
+        return send_text_copy(s, c, st, denied, msg);
+    }
     if (strcmp(method, "POST") != 0)
         return send_text(s, c, st, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
     ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
@@ -433,6 +450,13 @@ enum kerr wh_server_new(const struct wh_server_opts *opts, struct wh_server **ou
 static struct MHD_Daemon *start_daemon(struct wh_server *s, unsigned int flags,
                                        const struct sockaddr *addr)
 {
+    /* MHD_OPTION_HTTPS_MEM_TRUST makes the handshake ask for a client certificate */
+    struct MHD_OptionItem trust[] = {
+        { s->o.client_auth ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0,
+          s->o.client_auth ? (void *)wh_clientauth_pem(s->o.client_auth) : NULL },
+        { MHD_OPTION_END, 0, NULL },
+    };
+
     flags |= MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TLS | MHD_USE_ITC |
              MHD_USE_TURBO | MHD_USE_ERROR_LOG;
     return MHD_start_daemon(
@@ -443,7 +467,8 @@ static struct MHD_Daemon *start_daemon(struct wh_server *s, unsigned int flags,
         (size_t)CONN_MEMORY, MHD_OPTION_HTTPS_PRIORITIES, WH_TLS_PRIORITIES,
         MHD_OPTION_HTTPS_CERT_CALLBACK, wh_tls_retrieve, MHD_OPTION_NOTIFY_CONNECTION,
         wh_tls_notify_connection, s->o.tls, MHD_OPTION_NOTIFY_COMPLETED, completed, s,
-        addr ? MHD_OPTION_SOCK_ADDR : MHD_OPTION_END, addr, MHD_OPTION_END);
+        MHD_OPTION_ARRAY, trust, addr ? MHD_OPTION_SOCK_ADDR : MHD_OPTION_END, addr,
+        MHD_OPTION_END);
 }
 
 enum kerr wh_server_start(struct wh_server *s, struct kerr_info *err)

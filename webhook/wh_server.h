@@ -4,6 +4,9 @@
  *   POST /webhooks/etcdcomponents | /webhooks/etcd | /webhooks/etcd-mutate
  *        Content-Type application/json (parameters allowed), body at most
  *        max_body bytes -> the AdmissionReview answer (wh_dispatch).
+ *   With a client_auth (--client-ca), a request on those paths without a
+ *   valid client certificate gets 401 (403: wrong CN) before anything else
+ *   (webhook/wh_clientauth).
  *   405 (Allow: POST) for another method on those paths, 415 for another
  *   content type, 413 over the body limit (seen in Content-Length on the
  *   first call, or while reading: the rest is discarded), 404 elsewhere.
@@ -39,6 +42,7 @@
 
 #include "common/kerr.h"
 #include "common/metrics.h"
+#include "webhook/wh_clientauth.h"
 #include "webhook/wh_dispatch.h"
 #include "webhook/wh_tls.h"
 
@@ -54,17 +58,18 @@
 #define WH_SERVER_LOOKUP_SHARE 0.75
 
 struct wh_server_opts {
-    const char *bind_address;           /* BORROWED; "" or NULL: every address */
-    unsigned short port;                /* 0: any (tests; see wh_server_port) */
-    unsigned int threads;               /* 0: the number of online cores */
-    unsigned int conn_timeout_s;        /* idle timeout; 0: default */
-    unsigned int conn_limit;            /* 0: default */
-    unsigned int per_ip_limit;          /* 0: default */
-    size_t max_body;                    /* 0: default (3 MiB) */
-    long budget_ms;                     /* per request; 0: default */
-    struct wh_tls *tls;                 /* BORROWED, required */
-    const struct wh_dispatch *dispatch; /* BORROWED, required */
-    struct metrics_registry *registry;  /* BORROWED, optional */
+    const char *bind_address;                /* BORROWED; "" or NULL: every address */
+    unsigned short port;                     /* 0: any (tests; see wh_server_port) */
+    unsigned int threads;                    /* 0: the number of online cores */
+    unsigned int conn_timeout_s;             /* idle timeout; 0: default */
+    unsigned int conn_limit;                 /* 0: default */
+    unsigned int per_ip_limit;               /* 0: default */
+    size_t max_body;                         /* 0: default (3 MiB) */
+    long budget_ms;                          /* per request; 0: default */
+    struct wh_tls *tls;                      /* BORROWED, required */
+    const struct wh_clientauth *client_auth; /* BORROWED, optional: require a client certificate */
+    const struct wh_dispatch *dispatch;      /* BORROWED, required */
+    struct metrics_registry *registry;       /* BORROWED, optional */
 };
 
 struct wh_server;

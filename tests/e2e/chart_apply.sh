@@ -67,7 +67,7 @@ wh_stop
     --process "webhook=$CHART_NS/warden-webhook:webhook,common" || wh_fail "audit of the webhook's requests"
 
 # Every other value set is accepted too (cluster objects are updated in place).
-for v in tls-secret tls-certmanager tls-certmanager-issuer watch-namespace crds-none; do
+for v in tls-secret tls-certmanager tls-certmanager-issuer watch-namespace crds-none client-auth; do
     f=$WH_DIR/$v.yaml
     chart_render "$f" -f "$root/tests/chart/values/$v.yaml"
     grep -q 'shoot--dev--one' "$f" && kc create namespace shoot--dev--one >/dev/null 2>&1 || true

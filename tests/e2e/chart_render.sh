@@ -121,6 +121,19 @@ expect "leader-election Role namespace" '"kube-system"' \
     "$(chart_get "$r/watch-namespace.yaml" Role warden-controller-leader-election metadata.namespace)"
 expect "hard anti-affinity" '"kubernetes.io/hostname"' \
     "$(chart_get "$r/watch-namespace.yaml" Deployment warden-webhook spec.template.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution.0.topologyKey)"
+args=$(chart_get "$r/client-auth.yaml" Deployment warden-webhook spec.template.spec.containers.0.args)
+case "$args" in *'"--client-ca=/etc/webhook-client-ca/ca.crt","--client-cn=kube-apiserver"'*) ;;
+*) fail "clientAuth webhook args: $args" ;; esac
+expect "clientAuth mounts the CA Secret" '{"items":[{"key":"ca.crt","path":"ca.crt"}],"secretName":"apiserver-client-ca"}' \
+    "$(chart_get "$r/client-auth.yaml" Deployment warden-webhook spec.template.spec.volumes.0.secret)"
+case "$(chart_get "$r/defaults.yaml" Deployment warden-webhook spec.template.spec.containers.0.args)" in
+*client-ca*) fail "client certificate authentication is on by default" ;; esac
+printf 'webhook:\n  clientAuth:\n    enabled: true\n    caBundle: |\n      -----BEGIN CERTIFICATE-----\n      eA==\n      -----END CERTIFICATE-----\n' >"$work/ca-bundle.yaml"
+chart_render "$work/client-auth-bundle.yaml" -f "$work/ca-bundle.yaml" || fail "clientAuth.caBundle does not render"
+case "$(chart_get "$work/client-auth-bundle.yaml" ConfigMap warden-webhook-client-ca data)" in
+*'BEGIN CERTIFICATE'*) ;; *) fail "clientAuth.caBundle renders no ConfigMap" ;; esac
+expect "clientAuth.caBundle is mounted" '{"name":"warden-webhook-client-ca"}' \
+    "$(chart_get "$work/client-auth-bundle.yaml" Deployment warden-webhook spec.template.spec.volumes.0.configMap)"
 expect "PDB" 1 "$(chart_get "$r/defaults.yaml" PodDisruptionBudget warden-webhook spec.minAvailable)"
 # What users may do: view reads every namespaced etcd-warden.io kind, edit writes backups
 # and schedules, admin restores and reads the cluster-scoped kinds; each role carries the
@@ -164,6 +177,12 @@ bad "- webhook.timeoutSeconds: Must be less than or equal to 30" --set webhook.t
 bad 'webhook.antiAffinity must be one of the following: "soft", "hard"' --set webhook.antiAffinity=never
 printf 'webhook:\n  networkPolicy: {enabled: true, apiServer: [], metricsFrom: []}\n' >"$work/np-empty.yaml"
 bad "webhook.networkPolicy.apiServer is empty" -f "$work/np-empty.yaml"
+bad "webhook.clientAuth.enabled needs webhook.clientAuth.caSecret or webhook.clientAuth.caBundle" \
+    --set webhook.clientAuth.enabled=true
+bad "webhook.clientAuth: set caSecret or caBundle, not both" -f "$work/ca-bundle.yaml" \
+    --set webhook.clientAuth.caSecret=x
+bad "- webhook.clientAuth.caBundle: Does not match pattern" --set webhook.clientAuth.enabled=true \
+    --set webhook.clientAuth.caBundle=notpem
 bad "webhook.leaseUpdates: Invalid type" --set webhook.leaseUpdates=maybe
 # values.schema.json: a typo, a value out of its enum, type or range, a duration the
 # binaries cannot read; the defaults (every value set above) pass it.

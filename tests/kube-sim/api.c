@@ -196,6 +196,8 @@ enum kerr ksim_api_new(const struct ksim_api_opts *opts, struct ksim_api **out,
     api->sts_delay_ms = opts->sts_delay_ms ? opts->sts_delay_ms : 1000;
     api->gc_interval_ms = opts->gc_interval_ms > 0 ? opts->gc_interval_ms : 200;
     api->webhook_ca = opts->webhook_ca ? strdup(opts->webhook_ca) : NULL;
+    api->webhook_cert = opts->webhook_cert ? strdup(opts->webhook_cert) : NULL;
+    api->webhook_key = opts->webhook_key ? strdup(opts->webhook_key) : NULL;
     rc = ksim_svcip_new(opts->service_cidr ? opts->service_cidr : KSIM_SVCIP_DEFAULT_RANGE,
                         &api->svcip, err);
     if (rc == KERR_OK)
@@ -204,8 +206,10 @@ enum kerr ksim_api_new(const struct ksim_api_opts *opts, struct ksim_api **out,
         rc = ksim_store_new(&so, &api->store, err);
     if (rc == KERR_OK)
         rc = ksim_fault_new(NULL, &api->fault, err);
-    if (rc == KERR_OK && ((opts->webhook_ca && !api->webhook_ca) || copy_aliases(api, opts) != 0 ||
-                          bootstrap(api) != 0))
+    if (rc == KERR_OK &&
+        ((opts->webhook_ca && !api->webhook_ca) || (opts->webhook_cert && !api->webhook_cert) ||
+         (opts->webhook_key && !api->webhook_key) || copy_aliases(api, opts) != 0 ||
+         bootstrap(api) != 0))
         rc = kerr_set(err, KERR_NOMEM, "cannot set up the API state");
     if (rc != KERR_OK) {
         ksim_api_free(api);
@@ -231,6 +235,8 @@ void ksim_api_free(struct ksim_api *api)
     }
     free(api->aliases);
     free(api->webhook_ca);
+    free(api->webhook_cert);
+    free(api->webhook_key);
     ksim_svcip_free(api->svcip);
     free(api);
 }

@@ -54,6 +54,8 @@ struct ksim_api_opts {
     long sts_delay_ms;        /* StatefulSet status lag (0 = 1000; <0 = immediately) */
     long gc_interval_ms;      /* controller loop period (0 = 200) */
     const char *webhook_ca;   /* PEM trusted for webhooks without caBundle, BORROWED; NULL */
+    const char *webhook_cert; /* PEM file of the client certificate shown to webhooks; NULL */
+    const char *webhook_key;  /* PEM file of its key (with webhook_cert), BORROWED; NULL */
     const char *service_cidr; /* Service clusterIP range, BORROWED; NULL = 10.96.0.0/12 */
 };
 
@@ -67,6 +69,8 @@ struct ksim_api {
     long sts_delay_ms;
     long gc_interval_ms;
     char *webhook_ca;         /* OWNS or NULL */
+    char *webhook_cert;       /* OWNS or NULL: CURLOPT_SSLCERT of webhook calls */
+    char *webhook_key;        /* OWNS or NULL: CURLOPT_SSLKEY */
     struct ksim_svcip *svcip; /* OWNS: Service clusterIPs (thread-safe) */
 };
 

@@ -184,6 +184,10 @@ int ksim_hook_post(struct ksim_api *api, const cJSON *client_config, long timeou
         snprintf(errbuf, errsize, "Post \"%s\": cannot create an HTTP client", t.url);
         goto out;
     }
+    if (api->webhook_cert && api->webhook_key) { /* kubeConfigFile: client-certificate */
+        curl_easy_setopt(h, CURLOPT_SSLCERT, api->webhook_cert);
+        curl_easy_setopt(h, CURLOPT_SSLKEY, api->webhook_key);
+    }
     if (set_ca(h, client_config, api->webhook_ca, &blob, &pem, errbuf, errsize) != 0 ||
         perform(h, &t, timeout_s, body, len, &out, errbuf, errsize) != 0)
         goto out;

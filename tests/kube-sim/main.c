@@ -46,6 +46,8 @@ struct options {
     long latency_ms;
     long watch_max_ms;
     struct proc_strv aliases;
+    const char *webhook_cert;
+    const char *webhook_key;
 };
 
 static int parse_alias(const char *spec, struct ksim_alias *a)
@@ -191,6 +193,8 @@ static enum kerr run(struct options *o, struct ksim_alias *aliases, size_t nalia
     ao.bookmark_ms = o->bookmark_ms;
     ao.sts_delay_ms = o->sts_delay_ms ? o->sts_delay_ms : -1;
     ao.service_cidr = o->service_cidr;
+    ao.webhook_cert = o->webhook_cert && *o->webhook_cert ? o->webhook_cert : NULL;
+    ao.webhook_key = o->webhook_key && *o->webhook_key ? o->webhook_key : NULL;
     if (rc == KERR_OK)
         rc = ksim_api_new(&ao, &api, err);
     if (rc == KERR_OK)
@@ -238,6 +242,11 @@ int main(int argc, char **argv)
           "bearer tokens, kube-apiserver --token-auth-file CSV: token,user,uid,\"g1,g2\"" },
         { "service-alias", PROC_FLAG_STRINGS, &o.aliases, NULL,
           "NAME.NAMESPACE=HOST:PORT: where webhook clientConfig.service NAME.NAMESPACE listens" },
+        { "webhook-client-cert", PROC_FLAG_STRING, &o.webhook_cert, "",
+          "PEM client certificate shown to admission webhooks (kube-apiserver's "
+          "AdmissionConfiguration kubeConfigFile client-certificate)" },
+        { "webhook-client-key", PROC_FLAG_STRING, &o.webhook_key, "",
+          "PEM key of --webhook-client-cert" },
         { "watch-history", PROC_FLAG_INT, &o.history, "1000",
           "events kept per resource for watches from an old resourceVersion (older: 410)" },
         { "max-objects", PROC_FLAG_INT, &o.max_objects, "100000", "objects kept at most" },
