@@ -35,7 +35,6 @@ EOF
 
 CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups" ctl_stage
 ctl_namespace shoot other
-ctl_register_etcd_create
 kc apply -f - >/dev/null <<EOF
 apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingWebhookConfiguration

@@ -46,7 +46,6 @@ ok "an unreadable or certificate-less --client-ca refuses to start"
 
 CTL_WEBHOOK_FLAGS="--backup-entries --client-ca $pki/client-ca.crt --client-cn kube-apiserver" \
     ctl_stage --webhook-client-cert "$pki/apiserver.crt" --webhook-client-key "$pki/apiserver.key"
-ctl_register_etcd_create
 ctl_namespace shoot
 
 # End to end: kube-sim presents the API server's certificate.
