@@ -597,6 +597,24 @@ static const struct lrow lrows[] = {
       LBL_MAIN, LBL_MAIN, 0, 0, 0, ETCD("etcd-main", "", "," STORE), "[]", 1, "", NULL },
     { "created at 3 is not guarded", WH_HOOK_COMPONENTS, "CREATE", PERSON, LBL_MAIN, LBL_MAIN, 0, 3,
       0, ETCD_MEMBERS("etcd-main", "", "," STORE), "[]", 1, "operation CREATE is allowed", NULL },
+    /* without etcd-druid's labels: an Etcd's StatefulSet by its name (issue 30, hole A) */
+    { "an unlabelled StatefulSet named as an Etcd created at 0", WH_HOOK_COMPONENTS, "CREATE",
+      PERSON, "{}", "{}", 0, 0, 0, ETCD_MEMBERS("etcd-main", ANN_CUT "," ANN_OPEN, "," STORE), "[]",
+      0, "creating StatefulSet shoot/etcd-main with 0 replicas needs a full snapshot", NULL },
+    { "guard only: an unlabelled StatefulSet named as an Etcd created at 0", WH_HOOK_SCALEGUARD,
+      "CREATE", PERSON, "{}", "{}", 0, 0, 0, ETCD_MEMBERS("etcd-main", "", "," STORE), "[]", 0,
+      "creating StatefulSet shoot/etcd-main with 0 replicas needs a full snapshot", NULL },
+    { "an unlabelled StatefulSet named as an Etcd scaled to 0", WH_HOOK_COMPONENTS, "UPDATE",
+      PERSON, "{}", "{}", 3, 0, 0, ETCD("etcd-main", ANN_CUT, "," STORE), "[]", 0, DENIED, NULL },
+    { "an unlabelled StatefulSet named as an Etcd deleted with its pods", WH_HOOK_COMPONENTS,
+      "DELETE", PERSON, "{}", NULL, 3, 0, 0, ETCD("etcd-main", ANN_CUT, "," STORE), "[]", 0,
+      DELETED_MSG, NULL },
+    { "an unlabelled StatefulSet of no Etcd created at 0", WH_HOOK_COMPONENTS, "CREATE", PERSON,
+      "{}", "{}", 0, 0, 0, ETCD_MEMBERS("etcd-b", "", "," STORE), "[]", 1,
+      "parent Etcd etcd-main of resource shoot/etcd-main not found", NULL },
+    { "an unlabelled StatefulSet updated without a scale to 0: no lookup", WH_HOOK_COMPONENTS,
+      "UPDATE", PERSON, "{}", "{}", 3, 2, 0, ETCD("etcd-main", ANN_CUT, "," STORE), "[]", 1,
+      "is not managed by druid", NULL },
 };
 
 #define NLROWS (sizeof(lrows) / sizeof(lrows[0]))

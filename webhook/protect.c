@@ -198,6 +198,71 @@ static enum decoded decode_scale(const struct lookup *lk, const struct review_re
     return DEC_META;
 }
 
+/*
+ * The StatefulSet whose member PVC obj is by ownership (a StatefulSet owner,
+ * persistentVolumeClaimRetentionPolicy) or by name
+ * ("<volumeClaimTemplate>-<StatefulSet>-<ordinal>"): each StatefulSet name the
+ * PVC's name allows is looked up, and the first managed component of an Etcd
+ * wins. KERR_NOTFOUND when none is (err->reason LOOKUP_REASON_UNCONFIRMED
+ * when a cache miss nobody confirmed was among the candidates).
+ */
+static enum kerr pvc_by_name(const struct lookup *lk, const cJSON *obj, struct lookup_sts *out,
+                             struct kerr_info *err)
+{
+    const cJSON *refs = cJSON_GetObjectItemCaseSensitive(
+                    cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "ownerReferences"),
+                *ref;
+    const char *ns = lookup_meta_str(obj, "namespace"), *name = lookup_meta_str(obj, "name");
+    size_t n = strlen(name), i;
+    char cand[LOOKUP_NAME_MAX + 1];
+    int unconfirmed = 0;
+    struct kerr_info e;
+    enum kerr rc;
+
+    cJSON_ArrayForEach (ref, refs) {
+        const cJSON *k = cJSON_GetObjectItemCaseSensitive(ref, "kind"),
+                    *nm = cJSON_GetObjectItemCaseSensitive(ref, "name");
+
+        if (!cJSON_IsString(k) || !cJSON_IsString(nm) || strcmp(k->valuestring, "StatefulSet"))
+            continue;
+        kerr_clear(&e);
+        rc = lk->sts(lk->ctx, ns, nm->valuestring, out, &e);
+        if (rc == KERR_OK && out->managed && out->has_part_of)
+            return KERR_OK;
+        if (rc != KERR_OK && rc != KERR_NOTFOUND)
+            return kerr_set(err, rc, "%s", e.msg);
+        unconfirmed |= lookup_unconfirmed(rc, &e);
+    }
+    /* the ordinal */
+    while (n > 0 && name[n - 1] >= '0' && name[n - 1] <= '9')
+        n--;
+    if (n == strlen(name) || n < 2 || name[n - 1] != '-' || n - 1 > LOOKUP_NAME_MAX)
+        goto none;
+    memcpy(cand, name, n - 1);
+    cand[n - 1] = '\0';
+    for (i = 1; i + 1 < n - 1; i++) {
+        if (cand[i - 1] != '-')
+            continue;
+        kerr_clear(&e);
+        rc = lk->sts(lk->ctx, ns, cand + i, out, &e);
+        if (rc == KERR_OK && out->managed && out->has_part_of)
+            return KERR_OK;
+        if (rc != KERR_OK && rc != KERR_NOTFOUND)
+            return kerr_set(err, rc, "%s", e.msg);
+        unconfirmed |= lookup_unconfirmed(rc, &e);
+    }
+none:
+    kerr_set(err, KERR_NOTFOUND, "no StatefulSet of an Etcd claims PVC %s/%s", ns, name);
+    if (unconfirmed)
+        snprintf(err->reason, sizeof(err->reason), "%s", LOOKUP_REASON_UNCONFIRMED);
+    return KERR_NOTFOUND;
+}
+
+/*
+ * A PVC is a member's by the labels of a StatefulSet (as etcd-druid finds
+ * it), else by ownership or name (pvc_by_name): a relabel does not take it
+ * out of protection. An UPDATE is decided on the old object.
+ */
 static enum decoded decode_pvc(const struct lookup *lk, const struct review_req *req,
                                struct meta *m, struct review_resp *resp, enum kerr *rc)
 {
@@ -209,18 +274,14 @@ static enum decoded decode_pvc(const struct lookup *lk, const struct review_req 
 
     if (d != DEC_META)
         return d;
+    if (req->op == REVIEW_OP_UPDATE)
+        obj = req->old_object;
     labels = lookup_meta_map(obj, "labels");
     ns = lookup_meta_str(obj, "namespace");
     name = lookup_meta_str(obj, "name");
-    if (!labels || !labels->child) {
-        *rc = review_errored(resp, 500,
-                             "[Operation: %s, Code: ERR_GET_SCALE_SUBRESOURCE_PARENT] resource "
-                             "%s/%s does not have any labels",
-                             req->operation, ns, name);
-        return DEC_ANSWERED;
-    }
     kerr_clear(&e);
-    if (lk->sts_by_labels(lk->ctx, ns, labels, &m->sts, &matches, &e) != KERR_OK) {
+    if (labels && labels->child &&
+        lk->sts_by_labels(lk->ctx, ns, labels, &m->sts, &matches, &e) != KERR_OK) {
         *rc = review_errored(resp, 500, "[Operation: %s, Code: ERR_LIST_STATEFULSETS] %s",
                              req->operation, e.msg);
         return DEC_ANSWERED;
@@ -232,8 +293,27 @@ static enum decoded decode_pvc(const struct lookup *lk, const struct review_req 
                              req->operation, matches, ns, name);
         return DEC_ANSWERED;
     }
-    if (matches == 0)
-        return DEC_UNSUPPORTED;
+    if (matches == 0 || !m->sts.managed || !m->sts.has_part_of) {
+        enum kerr r;
+
+        kerr_clear(&e);
+        r = pvc_by_name(lk, obj, &m->sts, &e);
+        if (r == KERR_NOTFOUND && lookup_unconfirmed(r, &e)) {
+            *rc = review_errored(resp, 500,
+                                 "the StatefulSets that PVC %s/%s may belong to are not all in "
+                                 "the cache and the API could not be asked: not admitted on an "
+                                 "unconfirmed miss",
+                                 ns, name);
+            return DEC_ANSWERED;
+        }
+        if (r == KERR_NOTFOUND && matches == 0)
+            return DEC_UNSUPPORTED;
+        if (r != KERR_OK && r != KERR_NOTFOUND) {
+            *rc = review_errored(resp, 500, "[Operation: %s, Code: ERR_GET_STATEFULSET] %s",
+                                 req->operation, e.msg);
+            return DEC_ANSWERED;
+        }
+    }
     meta_from_sts(m);
     return DEC_META;
 }
@@ -595,6 +675,49 @@ static enum kerr guard_labels(const struct protect_config *cfg, const struct rev
                        m->part_of, LOOKUP_LABEL_MANAGED_BY, LOOKUP_LABEL_PART_OF);
 }
 
+/*
+ * A PVC UPDATE is judged only when it changes a label that makes it a
+ * member's (managed-by, part-of): a relabel is refused where deleting it
+ * would be; anything else (a resize) is etcd-druid's users' own.
+ */
+static int pvc_relabels(const struct review_req *req)
+{
+    const cJSON *lo = lookup_meta_map(req->old_object, "labels"),
+                *ln = lookup_meta_map(req->object, "labels");
+
+    if (raw_problem(req->old_object) || raw_problem(req->object))
+        return 1;
+    return !same_str(lookup_map_get(lo, LOOKUP_LABEL_MANAGED_BY),
+                     lookup_map_get(ln, LOOKUP_LABEL_MANAGED_BY)) ||
+           !same_str(lookup_map_get(lo, LOOKUP_LABEL_PART_OF),
+                     lookup_map_get(ln, LOOKUP_LABEL_PART_OF));
+}
+
+/*
+ * A StatefulSet without etcd-druid's labels is still an Etcd's when an Etcd
+ * owns it or one of its name lives in its namespace (the StatefulSet
+ * etcd-druid creates is named as its Etcd): m then names that Etcd, and the
+ * Etcd lookup that follows decides (not found: not an Etcd's).
+ */
+static void sts_by_name(const struct review_req *req, struct meta *m)
+{
+    const cJSON *obj = req->op == REVIEW_OP_CREATE ? req->object : req->old_object, *ref;
+    const cJSON *refs = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "ownerReferences");
+
+    m->managed = 1;
+    m->part_of = m->name;
+    cJSON_ArrayForEach (ref, refs) {
+        const cJSON *k = cJSON_GetObjectItemCaseSensitive(ref, "kind"),
+                    *nm = cJSON_GetObjectItemCaseSensitive(ref, "name");
+
+        if (cJSON_IsString(k) && cJSON_IsString(nm) && strcmp(k->valuestring, "Etcd") == 0) {
+            m->part_of = nm->valuestring;
+            return;
+        }
+    }
+}
+
 /* Steps 5-9 for an object managed by etcd-druid. */
 static enum kerr judge_managed(const struct protect_config *cfg, const struct lookup *lk,
                                const struct review_req *req, const struct meta *m,
@@ -660,6 +783,12 @@ enum kerr protect_decide(const struct protect_config *cfg, const struct lookup *
 
     if (creates_at_zero(req))
         return protect_guard_decide(cfg, lk, req, resp, err);
+    if (req->op == REVIEW_OP_UPDATE && is_kind(req, "", "PersistentVolumeClaim") &&
+        !pvc_relabels(req)) {
+        rc = review_allow(resp, "update of PersistentVolumeClaim %s/%s allowed", req->namespace,
+                          req->name);
+        goto out;
+    }
     if (req->op == REVIEW_OP_CREATE || req->op == REVIEW_OP_CONNECT) {
         rc = review_allow(resp, "operation %s is allowed", req->operation);
         goto out;
@@ -674,6 +803,8 @@ enum kerr protect_decide(const struct protect_config *cfg, const struct lookup *
     case DEC_META:
         break;
     }
+    if (guarded(req) && is_kind(req, "apps", "StatefulSet") && (!m.managed || !m.part_of))
+        return protect_guard_decide(cfg, lk, req, resp, err);
     if (!m.managed)
         rc = review_allow(resp, "resource: %s/%s is not managed by druid, skipping validations",
                           m.ns, m.name);
@@ -719,6 +850,8 @@ enum kerr protect_guard_decide(const struct protect_config *cfg, const struct lo
         rc = review_allow(resp, "not a scale-down to 0 replicas");
         goto out;
     }
+    if (judged && is_kind(req, "apps", "StatefulSet") && (!m.managed || !m.part_of))
+        sts_by_name(req, &m);
     if (!m.managed || !m.part_of) {
         rc = review_allow(resp, "resource: %s/%s is not a component of an Etcd", m.ns, m.name);
         goto out;

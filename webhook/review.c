@@ -168,10 +168,19 @@ static enum kerr decode_request(struct review_req *r, const cJSON *req, struct k
 /* Static schemas of what each decision reads (see enum review_need). */
 static const struct jscan_keep all = { JSCAN_ALL, NULL, NULL };
 
-/* uid and generation: the StatefulSet the final snapshot was checked against (hibguard). */
+/*
+ * uid and generation: the StatefulSet the final snapshot was checked against (hibguard);
+ * ownerReferences: an Etcd's StatefulSet and a member PVC recognised by owner (protect).
+ */
 static const struct jscan_member meta_components_m[] = {
-    { "name", &all }, { "namespace", &all },  { "labels", &all }, { "deletionTimestamp", &all },
-    { "uid", &all },  { "generation", &all }, { NULL, NULL },
+    { "name", &all },
+    { "namespace", &all },
+    { "labels", &all },
+    { "deletionTimestamp", &all },
+    { "uid", &all },
+    { "generation", &all },
+    { "ownerReferences", &all },
+    { NULL, NULL },
 };
 static const struct jscan_keep meta_components = { JSCAN_MEMBERS, meta_components_m, NULL };
 /* spec.replicas: the scale-down guard of a StatefulSet or a Scale. */

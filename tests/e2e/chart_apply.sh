@@ -52,7 +52,7 @@ kubectl --kubeconfig "$druid" --cache-dir "$KSIM_DIR/kubectl-cache" -n shoot--a 
 $(wh_statefulset main)
 Y
 out=$(kc -n shoot--a label sts main extra=1 2>&1 || true)
-case "$out" in *'admission webhook "etcdcomponents.webhooks.druid.gardener.cloud" denied the request'*) ;;
+case "$out" in *'admission webhook "members.etcdcomponents.webhooks.etcd-warden.io" denied the request'*) ;;
 *) wh_fail "a protected StatefulSet edit was not refused: $out" ;; esac
 out=$(kc -n shoot--a scale sts main --replicas=1 2>&1 || true)
 case "$out" in *'admission webhook "stsscale.etcdcomponents.webhooks.druid.gardener.cloud" denied the request'*) ;;

@@ -52,7 +52,7 @@ chart_get "$r/crds-all.yaml" CustomResourceDefinition etcds.druid.gardener.cloud
 chart_get "$r/crds-all.yaml" CustomResourceDefinition etcdopstasks.druid.gardener.cloud metadata.name >/dev/null ||
     fail "crds.etcdOpsTask does not render the EtcdOpsTask CRD"
 ! grep -q 'kind: CustomResourceDefinition' "$r/crds-none.yaml" || fail "crds-none renders a CRD"
-expect "default webhooks" '["etcdcomponents.webhooks.druid.gardener.cloud","stsscale.etcdcomponents.webhooks.druid.gardener.cloud","etcd.webhooks.etcd-warden.io","backups.webhooks.etcd-warden.io"]' \
+expect "default webhooks" '["etcdcomponents.webhooks.druid.gardener.cloud","stsscale.etcdcomponents.webhooks.druid.gardener.cloud","etcd.webhooks.etcd-warden.io","backups.webhooks.etcd-warden.io","members.etcdcomponents.webhooks.etcd-warden.io"]' \
     "$(chart_get "$r/defaults.yaml" ValidatingWebhookConfiguration etcd-warden webhooks | grep -o '"name":"[a-z.-]*webhooks[a-z.-]*"' | sed 's/"name"://' | paste -sd, | sed 's/^/[/;s/$/]/')"
 expect "backup destinations webhook" '"/webhooks/backups" [{"apiGroups":["etcd-warden.io"],"apiVersions":["v1alpha1"],"operations":["CREATE","UPDATE"],"resources":["etcdbackups","etcdbackupschedules","etcdrestores"],"scope":"Namespaced"}]' \
     "$(chart_get "$r/defaults.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.3.clientConfig.service.path) $(chart_get "$r/defaults.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.3.rules)"
@@ -62,6 +62,9 @@ expect "component objectSelector" '{"matchLabels":{"app.kubernetes.io/managed-by
     "$(chart_get "$r/defaults.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.0.objectSelector)"
 expect "scale webhook has no objectSelector" null \
     "$(chart_get "$r/defaults.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.1.objectSelector)"
+# StatefulSets and PVCs without the objectSelector: recognised by name and owner as well
+expect "members webhook: no objectSelector, StatefulSets and PVCs" 'null [{"apiGroups":["apps"],"apiVersions":["v1"],"operations":["CREATE","UPDATE","DELETE"],"resources":["statefulsets"],"scope":"*"},{"apiGroups":[""],"apiVersions":["v1"],"operations":["UPDATE","DELETE"],"resources":["persistentvolumeclaims"],"scope":"*"}]' \
+    "$(chart_get "$r/defaults.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.4.objectSelector) $(chart_get "$r/defaults.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.4.rules)"
 expect "own namespace excluded" '["etcd-warden"]' \
     "$(chart_get "$r/defaults.yaml" MutatingWebhookConfiguration etcd-warden webhooks.1.namespaceSelector.matchExpressions.0.values)"
 hook_names() { # file: the validating webhooks' names as a JSON list
@@ -69,12 +72,12 @@ hook_names() { # file: the validating webhooks' names as a JSON list
         sed 's/"name"://' | paste -sd, | sed 's/^/[/;s/$/]/'
 }
 # componentProtection off: the scale-down guard alone (webhook.scaleDownGuard, on), on its own
-# path; StatefulSets by the objectSelector, their scale (no labels to select) without one.
+# path; StatefulSets and their scale without an objectSelector (recognised by name and owner too).
 expect "componentProtection off" '["scaleguard.webhooks.etcd-warden.io","stsscale.scaleguard.webhooks.etcd-warden.io","etcd.webhooks.etcd-warden.io","backups.webhooks.etcd-warden.io"]' \
     "$(hook_names "$r/crds-none.yaml")"
 expect "scale guard path" '"/webhooks/scaleguard" "/webhooks/scaleguard"' \
     "$(chart_get "$r/crds-none.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.0.clientConfig.service.path) $(chart_get "$r/crds-none.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.1.clientConfig.service.path)"
-expect "scale guard objectSelector" '{"matchLabels":{"app.kubernetes.io/managed-by":"etcd-druid"}}' \
+expect "scale guard has no objectSelector (StatefulSets by name and owner too)" null \
     "$(chart_get "$r/crds-none.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.0.objectSelector)"
 expect "scale guard rules" '[{"apiGroups":["apps"],"apiVersions":["v1"],"operations":["CREATE","UPDATE","DELETE"],"resources":["statefulsets"],"scope":"*"}] [{"apiGroups":["apps"],"apiVersions":["v1"],"operations":["UPDATE"],"resources":["statefulsets/scale"],"scope":"*"}]' \
     "$(chart_get "$r/crds-none.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.0.rules) $(chart_get "$r/crds-none.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.1.rules)"

@@ -233,6 +233,18 @@ wh_webhook() {
     echo "  timeoutSeconds: 10"
 }
 
+# The chart's members entry (componentProtection on): StatefulSet CREATE/UPDATE/DELETE and PVC
+# UPDATE/DELETE without the managed-by objectSelector, to /webhooks/etcdcomponents (an Etcd's
+# StatefulSet and its member PVCs are recognised by name and owner as well as by labels).
+# Prints the entry, for a "webhooks:" list.
+wh_members_webhook() {
+    wh_webhook members.etcdcomponents.webhooks.etcd-warden.io /webhooks/etcdcomponents "v1beta1, v1"
+    echo "  matchPolicy: Exact"
+    echo "  rules:"
+    echo '  - {apiGroups: [apps], apiVersions: [v1], operations: [CREATE, UPDATE, DELETE], resources: [statefulsets], scope: "*"}'
+    echo '  - {apiGroups: [""], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [persistentvolumeclaims], scope: "*"}'
+}
+
 # Register etcd-druid's own ValidatingWebhookConfiguration "etcd-druid" (its two component
 # webhooks as etcd-druid's chart ships them), pointed at warden-webhook.
 wh_register_druid() {
