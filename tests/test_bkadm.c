@@ -98,3 +98,46 @@ Test(bkadm, written_copies_only)
         strstr(backup("shoot", "events", "copies/main-2"), "of the copies of EtcdBackup shoot/n1"),
         NULL);
 }
+
+/* An EtcdRestore as req (CREATE): "" admitted, else the message. */
+static const char *restore(const char *text)
+{
+    static char msg[1024];
+    struct review_req req;
+    struct review_resp resp;
+    cJSON *obj = cJSON_Parse(text);
+
+    cr_assert_not_null(obj, "%s", text);
+    review_req_init(&req);
+    review_resp_init(&resp);
+    cr_assert_eq(review_allow(&resp, "%s", ""), KERR_OK);
+    req.op = REVIEW_OP_CREATE;
+    req.kind_kind = "EtcdRestore";
+    req.object = obj;
+    cr_assert_eq(bkadm_check(etcds, NULL, backups, &req, &resp, NULL), KERR_OK);
+    snprintf(msg, sizeof(msg), "%s", resp.allowed ? "" : resp.message);
+    review_resp_release(&resp);
+    cJSON_Delete(obj);
+    return msg;
+}
+
+/* A target without its own provider takes the source's store; when that cannot be told the
+ * restore is refused at admission (it claims its target while it copies), never left open. */
+Test(bkadm, restore_target_store_fails_closed)
+{
+    const char *ghost =
+        "{\"metadata\":{\"namespace\":\"t\",\"name\":\"r\"},\"spec\":{\"source\":{"
+        "\"etcdName\":\"ghost\",\"backupName\":\"b\"},\"target\":{\"etcdName\":\"new\","
+        "\"store\":{\"container\":\"bkt\",\"prefix\":\"t/new\"}}}}";
+    const char *from_store =
+        "{\"metadata\":{\"namespace\":\"t\",\"name\":\"r\"},\"spec\":{\"source\":{"
+        "\"store\":{\"provider\":\"S3\",\"container\":\"old\",\"prefix\":\"t/old\"}},"
+        "\"target\":{\"etcdName\":\"new\",\"store\":{\"container\":\"bkt\",\"prefix\":\"t/x\"}}}}";
+
+    cr_expect_neq(strstr(restore(ghost), "no provider, and none to take"), NULL, "%s",
+                  restore(ghost));
+    put(etcds, "{\"metadata\":{\"namespace\":\"t\",\"name\":\"ghost\"},\"spec\":{\"backup\":"
+               "{\"store\":{\"provider\":\"aws\",\"container\":\"bkt\",\"prefix\":\"t/ghost\"}}}}");
+    cr_expect_str_eq(restore(ghost), "", "the source Etcd decides");
+    cr_expect_str_eq(restore(from_store), "", "the source store decides");
+}

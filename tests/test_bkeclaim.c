@@ -175,3 +175,34 @@ Test(bkeclaim, an_unknown_store_blocks_deletions_in_its_container)
     cJSON_Delete(etcds);
     cJSON_Delete(none);
 }
+
+/* An EtcdRestore in flight claims its target: a deletion or copy onto it waits; once
+ * Completed (its Etcd claims it) or Failed it is nobody's through the restore. */
+Test(bkeclaim, an_in_flight_restore_target_is_in_the_way)
+{
+    cJSON *rs =
+        cJSON_Parse("[{\"metadata\":{\"namespace\":\"t\",\"name\":\"r\"},\"spec\":{\"target\":{"
+                    "\"etcdName\":\"new\",\"store\":{\"provider\":\"S3\",\"container\":\"bkt\","
+                    "\"prefix\":\"t/new\"}}},\"status\":{\"phase\":\"Copying\"}},"
+                    "{\"metadata\":{\"namespace\":\"t\",\"name\":\"open\"},\"spec\":{\"target\":{"
+                    "\"etcdName\":\"n2\",\"store\":{\"container\":\"bkt2\",\"prefix\":\"q\"}}}}]");
+    struct claims_skip own = { .etcd_ns = "t", .etcd_name = "new" };
+    struct bstore_claim c, d;
+    char why[CLAIMS_WHY_MAX];
+
+    cr_assert_eq(bstore_claim_init(&c, "aws", "bkt", NULL, "t/new", NULL), KERR_OK);
+    claims_find_restores_in(rs, &c, NULL, why);
+    cr_expect_str_eq(why, "the target prefix \"t/new\" of EtcdRestore t/r, in flight");
+    claims_find_restores_in(rs, &c, &own, why);
+    cr_expect_str_eq(why, "", "the restore creating that Etcd");
+    cr_assert_eq(bstore_claim_init(&d, "aws", "bkt2", NULL, "z", NULL), KERR_OK);
+    claims_find_restores_in(rs, &d, NULL, why);
+    cr_expect_neq(*why, '\0', "a target without its provider: its whole container");
+    cr_assert_not_null(
+        cJSON_SetValuestring((cJSON *)kjson_get(rs->child, "status.phase"), "Completed"));
+    claims_find_restores_in(rs, &c, NULL, why);
+    cr_expect_str_eq(why, "", "Completed: its Etcd carries the claim");
+    bstore_claim_release(&c);
+    bstore_claim_release(&d);
+    cJSON_Delete(rs);
+}

@@ -14,7 +14,7 @@ static const char *conflict(const char *ns, const char *name, const char *prefix
                             struct pclaim_other *o)
 {
     cJSON *rec = cJSON_Parse(REC);
-    struct pclaim c = { ns, name, "Object|bkt|", prefix };
+    struct pclaim c = { ns, name, "Object|bkt|", prefix, NULL, NULL };
 
     pclaim_conflict(rec, &c, now, o);
     cJSON_Delete(rec);
@@ -63,5 +63,48 @@ Test(pclaim, pending_records_per_namespace)
     cr_expect_eq(pclaim_pending(rec, "c", 1001), 0, "recorded long ago");
     cr_expect_eq(pclaim_pending(rec, "c", 11), 1);
     cr_expect_eq(pclaim_pending(rec, "b", 1001), 0);
+    cJSON_Delete(rec);
+}
+
+/* An EtcdRestore's target, recorded at its admission, counts while its copy runs (past
+ * PCLAIM_TTL_S) for every owner but the Etcd the restore creates. */
+Test(pclaim, a_restore_target_claims_until_its_etcd_does)
+{
+    cJSON *rec = cJSON_Parse("[{\"kind\":\"EtcdRestore\",\"namespace\":\"t\",\"name\":\"r\","
+                             "\"etcd\":\"restored\",\"prefix\":\"t/restored\",\"at\":1000}]");
+    time_t later = 1000 + 10 * PCLAIM_TTL_S;
+    struct pclaim other = { "t", "other", "Object|bkt|", "t/restored", NULL, NULL };
+    struct pclaim target = { "t", "restored", "Object|bkt|", "t/restored", NULL, NULL };
+    struct pclaim elsewhere = { "u", "restored", "Object|bkt|", "t/restored-2", NULL, NULL };
+    struct pclaim restore2 = { "t", "r2", "Object|bkt|", "t", PCLAIM_KIND_RESTORE, "x" };
+    struct pclaim_other o;
+
+    pclaim_conflict(rec, &other, later, &o);
+    cr_expect_str_eq(o.what, "the target prefix \"t/restored\" of EtcdRestore t/r, whose copy "
+                             "is in flight");
+    pclaim_conflict(rec, &elsewhere, later, &o);
+    cr_expect_neq(*o.what, '\0', "an overlapping prefix of another namespace's Etcd");
+    cr_expect_str_eq(o.ns, "t");
+    pclaim_conflict(rec, &restore2, later, &o);
+    cr_expect_neq(*o.what, '\0', "another restore onto a containing prefix");
+    pclaim_conflict(rec, &target, later, &o);
+    cr_expect_str_eq(o.what, "", "the Etcd the restore creates takes the claim over");
+    cr_expect_eq(pclaim_pending(rec, "t", later), 1);
+    cJSON_Delete(rec);
+}
+
+/* An Etcd's record does not stand in the way of a restore of the same name (kinds differ) but
+ * does of a restore onto its prefix, unless that restore's target is that Etcd. */
+Test(pclaim, kinds_are_owners_apart)
+{
+    cJSON *rec = cJSON_Parse(REC);
+    struct pclaim onto = { "a", "etcd", "Object|bkt|", "race-1/x", PCLAIM_KIND_RESTORE, "new" };
+    struct pclaim own = { "a", "r", "Object|bkt|", "race-1/x", PCLAIM_KIND_RESTORE, "etcd" };
+    struct pclaim_other o;
+
+    pclaim_conflict(rec, &onto, 1001, &o);
+    cr_expect_neq(*o.what, '\0', "an EtcdRestore named like the Etcd is another owner");
+    pclaim_conflict(rec, &own, 1001, &o);
+    cr_expect_str_eq(o.what, "");
     cJSON_Delete(rec);
 }

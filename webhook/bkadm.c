@@ -6,6 +6,7 @@
 
 #include "common/bstore.h"
 #include "common/kjson.h"
+#include "webhook/pclaim.h"
 
 /* What one destination is and found. */
 struct dest {
@@ -98,7 +99,8 @@ static int paths_of(const char *kind, const char **base, const char **etcd)
 }
 
 /* An EtcdRestore's target provider and endpoint when not its own: the template's, else the
- * source Etcd's cached claim ("<family>|<container>|<endpoint>"). 0 when unknown. */
+ * source Etcd's cached claim ("<family>|<container>|<endpoint>"), else the source store's.
+ * 0 when unknown. */
 static int restore_store(struct store *etcds, const cJSON *obj, const char **provider,
                          const char **endpoint, char fam[32], char ep[BSTORE_KEY_MAX])
 {
@@ -115,16 +117,22 @@ static int restore_store(struct store *etcds, const cJSON *obj, const char **pro
         *endpoint = kjson_get_str(obj, "spec.etcdTemplate.backup.store.endpointOverride");
     if (*provider)
         return 1;
-    if (!etcds || !src || !ns)
-        return 0;
-    snprintf(key, sizeof(key), "%s/%s", ns, src);
-    if (store_get(etcds, key, &cached, NULL) != KERR_OK || !cached)
-        return 0;
+    if (!etcds || !src || !ns ||
+        (snprintf(key, sizeof(key), "%s/%s", ns, src),
+         store_get(etcds, key, &cached, NULL) != KERR_OK || !cached)) {
+        *provider = kjson_get_str(obj, "spec.source.store.provider");
+        if (*provider && !*endpoint)
+            *endpoint = kjson_get_str(obj, "spec.source.store.endpointOverride");
+        return *provider != NULL;
+    }
     k = kjson_get_str(cached, "claim.store");
     bar1 = k ? strchr(k, '|') : NULL;
     bar2 = bar1 ? strchr(bar1 + 1, '|') : NULL;
     if (bar2 && (size_t)(bar1 - k) < 32) {
+        /* every object store of one container is one key (common/bstore): S3 spells it */
         snprintf(fam, 32, "%.*s", (int)(bar1 - k), k);
+        if (strcmp(fam, BSTORE_OBJECT) == 0)
+            snprintf(fam, 32, "S3");
         snprintf(ep, BSTORE_KEY_MAX, "%s", bar2 + 1);
         *provider = fam;
         if (!*endpoint)
@@ -171,7 +179,8 @@ static enum kerr deny(struct review_resp *resp, const char *field, const char *p
 /* bkadm_check; the store key of a new destination claim it allowed into key ("" when none). */
 static enum kerr check(struct store *etcds, struct store *entries, struct store *backups,
                        const struct review_req *req, struct review_resp *resp,
-                       char key[BSTORE_KEY_MAX], struct kerr_info *err)
+                       char key[BSTORE_KEY_MAX], char cp[BSTORE_PREFIX_MAX + 1],
+                       struct kerr_info *err)
 {
     const cJSON *obj = req->object;
     const char *base, *etcd_path, *provider, *container, *endpoint, *prefix;
@@ -192,8 +201,16 @@ static enum kerr check(struct store *etcds, struct store *entries, struct store 
     prefix = s_or(kjson_get(obj, base), "prefix", "");
     d.ns = s_or(obj, "metadata.namespace", "");
     d.etcd = etcd_path ? kjson_get_str(obj, etcd_path) : NULL;
-    if (!etcd_path && !restore_store(etcds, obj, &provider, &endpoint, fam, ep))
-        return KERR_OK; /* the controller decides once the source Etcd is known */
+    if (!etcd_path && !restore_store(etcds, obj, &provider, &endpoint, fam, ep)) {
+        /* fail closed: a target whose store cannot be told claims nothing while it copies */
+        rc = review_deny(resp,
+                         "%s: no provider, and none to take: spec.etcdTemplate has no "
+                         "backup.store.provider, the source Etcd %s is not known here and "
+                         "spec.source has no store; set %s.provider (the store the copy writes "
+                         "to is claimed from admission)",
+                         base, s_or(obj, "spec.source.etcdName", "(none)"), base);
+        goto out;
+    }
     rc = bstore_claim_init(&c, provider, container, endpoint, prefix, &why);
     if (rc == KERR_INVAL || rc == KERR_TOOBIG) {
         rc = review_deny(resp, "%s: %s", base, why.msg[0] ? why.msg : "no usable store");
@@ -219,6 +236,7 @@ static enum kerr check(struct store *etcds, struct store *entries, struct store 
     }
     snprintf(d.store, sizeof(d.store), "%s", c.key);
     snprintf(key, BSTORE_KEY_MAX, "%s", c.key);
+    snprintf(cp, BSTORE_PREFIX_MAX + 1, "%s", c.prefix);
     d.prefix = c.prefix;
     if (etcds)
         rc = store_index_view(etcds, PREFIX_INDEX_STORE, d.store, view_etcd, &d, &why);
@@ -239,19 +257,67 @@ out:
     return rc == KERR_OK ? rc : kerr_set(err, rc, "building the answer");
 }
 
+/*
+ * The claim Lease of store key (webhook/pclaim): an EtcdRestore's target recorded there (it
+ * claims from admission, while its copy is written), an EtcdBackup's or schedule's destination
+ * refused when it overlaps an in-flight restore's target. Refused (500) when unreadable.
+ */
+static enum kerr in_flight(struct prefix_cache *pc, const struct review_req *req, const char *key,
+                           const char *cprefix, struct review_resp *resp, struct kerr_info *err)
+{
+    const cJSON *obj = req->object;
+    const char *base = NULL, *etcd_path = NULL, *lease_ns = NULL, *prefix;
+    int restore = strcmp(req->kind_kind, "EtcdRestore") == 0;
+    struct k8s_client *k = NULL;
+    struct pclaim_other other;
+    struct kerr_info why = { 0 };
+    struct pclaim c;
+    enum kerr rc;
+
+    prefix_cache_claims(pc, &k, &lease_ns);
+    if (!lease_ns || !*lease_ns || (restore && req->dry_run) ||
+        !paths_of(req->kind_kind, &base, &etcd_path))
+        return KERR_OK;
+    prefix = s_or(kjson_get(obj, base), "prefix", "");
+    c = (struct pclaim){ s_or(obj, "metadata.namespace", ""),
+                         s_or(obj, "metadata.name", ""),
+                         key,
+                         cprefix,
+                         restore ? PCLAIM_KIND_RESTORE : NULL,
+                         restore ? kjson_get_str(obj, "spec.target.etcdName")
+                                 : kjson_get_str(obj, etcd_path) };
+    rc = restore ? pclaim_take(k, lease_ns, &c, &other, &why)
+                 : pclaim_restores(k, lease_ns, &c, &other, &why);
+    if (rc == KERR_OK && *other.what) {
+        struct dest d = { .ns = c.ns };
+
+        snprintf(d.other, sizeof(d.other), "%s", other.what);
+        snprintf(d.other_ns, sizeof(d.other_ns), "%s", other.ns);
+        snprintf(d.store, sizeof(d.store), "%s", key);
+        rc = deny(resp, base, prefix, &d);
+    } else if (rc == KERR_OK && *other.refused)
+        rc = review_deny(resp, "%s.prefix: %s", base, other.refused);
+    else if (rc != KERR_OK) /* fail closed */
+        rc = review_errored(resp, 500, "reading the claims of %s: %s", key,
+                            why.msg[0] ? why.msg : kerr_str(rc))
+                 ? KERR_NOMEM
+                 : KERR_OK;
+    return rc == KERR_OK ? rc : kerr_set(err, rc, "building the answer");
+}
+
 enum kerr bkadm_check(struct store *etcds, struct store *entries, struct store *backups,
                       const struct review_req *req, struct review_resp *resp, struct kerr_info *err)
 {
-    char key[BSTORE_KEY_MAX] = "";
+    char key[BSTORE_KEY_MAX] = "", cp[BSTORE_PREFIX_MAX + 1] = "";
 
-    return check(etcds, entries, backups, req, resp, key, err);
+    return check(etcds, entries, backups, req, resp, key, cp, err);
 }
 
 enum kerr bkadm_decide(struct prefix_cache *c, const struct review_req *req,
                        struct review_resp *resp, struct kerr_info *err)
 {
     struct store *etcds = NULL, *entries = NULL, *backups = NULL;
-    char key[BSTORE_KEY_MAX] = "";
+    char key[BSTORE_KEY_MAX] = "", cp[BSTORE_PREFIX_MAX + 1] = "";
     enum kerr rc;
 
     if (!prefix_cache_stores(c, &etcds, &entries, &backups)) {
@@ -262,10 +328,13 @@ enum kerr bkadm_decide(struct prefix_cache *c, const struct review_req *req,
     if (review_allow(resp, "%s %s: destination checked", req->operation, req->kind_kind) !=
         KERR_OK) /* unless refused below */
         return kerr_set(err, KERR_NOMEM, "building the answer");
-    rc = check(etcds, entries, backups, req, resp, key, err);
+    rc = check(etcds, entries, backups, req, resp, key, cp, err);
     if (rc != KERR_OK || !resp->allowed || !*key)
         return rc;
     /* the bucket owner's authority over the destination (webhook/bauth) */
-    return prefix_cache_authorise(c, kjson_get_str(req->object, "metadata.namespace"), key, resp,
-                                  err);
+    rc =
+        prefix_cache_authorise(c, kjson_get_str(req->object, "metadata.namespace"), key, resp, err);
+    if (rc != KERR_OK || !resp->allowed)
+        return rc;
+    return in_flight(c, req, key, cp, resp, err);
 }

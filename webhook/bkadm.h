@@ -15,9 +15,17 @@
  *     an EtcdBackup claims its destination once its copy is being written,
  *     never before), except the copies of EtcdBackups of the same Etcd in the
  *     same namespace (a schedule's history shares one prefix);
- *   - an EtcdRestore whose target store cannot be told yet (no provider and no
- *     cached source Etcd) is left to the controller, which checks it again
- *     before it copies (controller/backups/erst.h);
+ *   - an EtcdRestore's target provider, when absent, is the template's, else
+ *     the cached source Etcd's store, else spec.source.store's; when none of
+ *     them tells it the restore is refused (fail closed: its target is a claim
+ *     from admission);
+ *   - an allowed EtcdRestore CREATE's target is recorded in its store's claim
+ *     Lease (webhook/pclaim, PCLAIM_KIND_RESTORE): it counts while the restore
+ *     is stored and neither Completed nor Failed, so an Etcd, another restore
+ *     or an EtcdBackup/schedule destination overlapping it is refused while
+ *     the copy runs (the Etcd the restore creates excepted); an EtcdBackup's
+ *     or schedule's destination is checked against those records (read only);
+ *     a Lease that cannot be read or written refuses (500);
  *   - an UPDATE keeping the destination is never refused.
  * Refusals name the other owner only to its own namespace (prefix_deny's rule).
  * When the caches cannot answer the request is refused (500).

@@ -11,6 +11,7 @@
 
 static const struct k8s_resource res_lease = { "coordination.k8s.io", "v1", "leases", 1 };
 static const struct k8s_resource res_etcd = { "druid.gardener.cloud", "v1alpha1", "etcds", 1 };
+static const struct k8s_resource res_restore = { "etcd-warden.io", "v1alpha1", "etcdrestores", 1 };
 
 void pclaim_lease_name(const char *store, char *out, size_t n)
 {
@@ -28,12 +29,42 @@ static const char *str(const cJSON *o, const char *k)
     return cJSON_IsString(v) ? v->valuestring : "";
 }
 
-/* 1 when record r still counts at now (recorded within PCLAIM_TTL_S, not in the future). */
+static int is_restore(const cJSON *r)
+{
+    return strcmp(str(r, "kind"), PCLAIM_KIND_RESTORE) == 0;
+}
+
+static const char *kind_of(const struct pclaim *c)
+{
+    return c->kind ? c->kind : "";
+}
+
+/* 1 when record r still counts at now: recorded within PCLAIM_TTL_S; an EtcdRestore's target
+ * whatever its age (dropped once its restore is gone or terminal). */
 static int live(const cJSON *r, time_t now)
 {
     const cJSON *at = cJSON_GetObjectItemCaseSensitive(r, "at");
 
-    return cJSON_IsNumber(at) && at->valuedouble + PCLAIM_TTL_S >= (double)now;
+    return cJSON_IsNumber(at) && (is_restore(r) || at->valuedouble + PCLAIM_TTL_S >= (double)now);
+}
+
+/* 1 when r is c's own record (the same kind, namespace and name). */
+static int same_owner(const cJSON *r, const struct pclaim *c)
+{
+    return strcmp(str(r, "kind"), kind_of(c)) == 0 && strcmp(str(r, "namespace"), c->ns) == 0 &&
+           strcmp(str(r, "name"), c->name) == 0;
+}
+
+/* 1 when r is the target of a restore creating c's Etcd (or c the restore of r's Etcd). */
+static int restored_into(const cJSON *r, const struct pclaim *c)
+{
+    if (strcmp(str(r, "namespace"), c->ns) != 0)
+        return 0;
+    if (is_restore(r) && !c->kind)
+        return strcmp(str(r, "etcd"), c->name) == 0;
+    if (!is_restore(r) && c->kind && c->etcd)
+        return strcmp(str(r, "name"), c->etcd) == 0;
+    return 0;
 }
 
 /* The first record of rec that counts at now and overlaps c for another owner, or NULL. */
@@ -42,8 +73,7 @@ static cJSON *conflict_of(const cJSON *rec, const struct pclaim *c, time_t now)
     cJSON *r;
 
     cJSON_ArrayForEach (r, rec) {
-        if (!cJSON_IsObject(r) || !live(r, now) ||
-            (strcmp(str(r, "namespace"), c->ns) == 0 && strcmp(str(r, "name"), c->name) == 0) ||
+        if (!cJSON_IsObject(r) || !live(r, now) || same_owner(r, c) || restored_into(r, c) ||
             !bstore_overlap(c->store, c->prefix, str(r, "prefix")))
             continue;
         return r;
@@ -53,8 +83,14 @@ static cJSON *conflict_of(const cJSON *rec, const struct pclaim *c, time_t now)
 
 static void describe(const cJSON *r, struct pclaim_other *o)
 {
-    snprintf(o->what, sizeof(o->what), "the prefix \"%s\" of Etcd %s/%s, admitted at the same time",
-             str(r, "prefix"), str(r, "namespace"), str(r, "name"));
+    if (is_restore(r))
+        snprintf(o->what, sizeof(o->what),
+                 "the target prefix \"%s\" of EtcdRestore %s/%s, whose copy is in flight",
+                 str(r, "prefix"), str(r, "namespace"), str(r, "name"));
+    else
+        snprintf(o->what, sizeof(o->what),
+                 "the prefix \"%s\" of Etcd %s/%s, admitted at the same time", str(r, "prefix"),
+                 str(r, "namespace"), str(r, "name"));
     snprintf(o->ns, sizeof(o->ns), "%s", str(r, "namespace"));
 }
 
@@ -83,10 +119,29 @@ static int own(const cJSON *rec, const struct pclaim *c, time_t now)
     const cJSON *r;
 
     cJSON_ArrayForEach (r, rec)
-        if (cJSON_IsObject(r) && live(r, now) && strcmp(str(r, "namespace"), c->ns) == 0 &&
-            strcmp(str(r, "name"), c->name) == 0)
+        if (cJSON_IsObject(r) && live(r, now) && same_owner(r, c))
             return 1;
     return 0;
+}
+
+/*
+ * 1 when the EtcdRestore of record r is stored and in flight (neither Completed nor Failed),
+ * or that cannot be told (kept: the safe side); 0 when it is gone or terminal.
+ */
+static int restore_in_flight(struct k8s_client *k, const cJSON *r)
+{
+    cJSON *o = NULL;
+    enum kerr rc = k8s_get(k, &res_restore, str(r, "namespace"), str(r, "name"), NULL, &o, NULL);
+    const char *phase;
+    int keep = 1;
+
+    if (rc == KERR_NOTFOUND)
+        return 0;
+    phase = rc == KERR_OK ? kjson_get_str(o, "status.phase") : NULL;
+    if (phase && (strcmp(phase, "Completed") == 0 || strcmp(phase, "Failed") == 0))
+        keep = 0;
+    cJSON_Delete(o);
+    return keep;
 }
 
 /*
@@ -98,9 +153,12 @@ static int stored(struct k8s_client *k, const cJSON *r, const char *store)
 {
     cJSON *etcd = NULL;
     struct bstore_claim c;
-    enum kerr rc = k8s_get(k, &res_etcd, str(r, "namespace"), str(r, "name"), NULL, &etcd, NULL);
+    enum kerr rc;
     int keep = 1;
 
+    if (is_restore(r))
+        return restore_in_flight(k, r);
+    rc = k8s_get(k, &res_etcd, str(r, "namespace"), str(r, "name"), NULL, &etcd, NULL);
     if (rc == KERR_NOTFOUND)
         return 0;
     if (rc == KERR_OK &&
@@ -120,6 +178,8 @@ static int phantom(struct k8s_client *k, const cJSON *r, const char *store, time
 {
     const cJSON *at = cJSON_GetObjectItemCaseSensitive(r, "at");
 
+    if (is_restore(r) && cJSON_IsNumber(at) && at->valuedouble + PCLAIM_PENDING_S >= (double)now)
+        return 0; /* its EtcdRestore may not be stored yet */
     return cJSON_IsNumber(at) && at->valuedouble + PCLAIM_PENDING_S < (double)now &&
            !stored(k, r, store);
 }
@@ -181,7 +241,9 @@ static enum kerr with_claim(cJSON *lease, const cJSON *rec, const struct pclaim 
     enum kerr rc = KERR_OK;
     int kept = 0;
 
-    if (!out || !one || !cJSON_AddStringToObject(one, "namespace", c->ns) ||
+    if (!out || !one || (c->kind && !cJSON_AddStringToObject(one, "kind", c->kind)) ||
+        (c->etcd && !cJSON_AddStringToObject(one, "etcd", c->etcd)) ||
+        !cJSON_AddStringToObject(one, "namespace", c->ns) ||
         !cJSON_AddStringToObject(one, "name", c->name) ||
         !cJSON_AddStringToObject(one, "prefix", c->prefix) ||
         !cJSON_AddNumberToObject(one, "at", (double)now) || !cJSON_AddItemToArray(out, one)) {
@@ -189,8 +251,7 @@ static enum kerr with_claim(cJSON *lease, const cJSON *rec, const struct pclaim 
         rc = kerr_set(err, KERR_NOMEM, NULL);
     }
     cJSON_ArrayForEach (r, rec) {
-        if (rc != KERR_OK || !cJSON_IsObject(r) || !live(r, now) ||
-            (strcmp(str(r, "namespace"), c->ns) == 0 && strcmp(str(r, "name"), c->name) == 0))
+        if (rc != KERR_OK || !cJSON_IsObject(r) || !live(r, now) || same_owner(r, c))
             continue; /* one object, one claim: its newer request replaces the record */
         if (++kept >= PCLAIM_MAX) {
             rc = kerr_set(err, KERR_TOOBIG, "more than %d claims of one store admitted in %d s",
@@ -335,4 +396,36 @@ enum kerr pclaim_take(struct k8s_client *k, const char *ns, const struct pclaim 
     if (rc != KERR_OK)
         log_warn("cannot record a prefix claim", "lease", name, "error", err ? err->msg : "");
     return rc;
+}
+
+enum kerr pclaim_restores(struct k8s_client *k, const char *lease_ns, const struct pclaim *c,
+                          struct pclaim_other *o, struct kerr_info *err)
+{
+    cJSON *lease = NULL, *rec, *r;
+    char name[64];
+    time_t now = time(NULL);
+    enum kerr rc;
+
+    o->what[0] = o->ns[0] = o->refused[0] = '\0';
+    pclaim_lease_name(c->store, name, sizeof(name));
+    rc = k8s_get(k, &res_lease, lease_ns, name, NULL, &lease, err);
+    if (rc == KERR_NOTFOUND) {
+        kerr_clear(err);
+        return KERR_OK;
+    }
+    if (rc != KERR_OK)
+        return rc;
+    rec = records(lease);
+    cJSON_ArrayForEach (r, rec) {
+        if (!cJSON_IsObject(r) || !is_restore(r) || !live(r, now) || same_owner(r, c) ||
+            (c->etcd && strcmp(str(r, "namespace"), c->ns) == 0 &&
+             strcmp(str(r, "etcd"), c->etcd) == 0) ||
+            !bstore_overlap(c->store, c->prefix, str(r, "prefix")) || !restore_in_flight(k, r))
+            continue;
+        describe(r, o);
+        break;
+    }
+    cJSON_Delete(rec);
+    cJSON_Delete(lease);
+    return KERR_OK;
 }

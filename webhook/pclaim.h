@@ -64,6 +64,7 @@
 #define PCLAIM_TTL_S        120
 #define PCLAIM_TRIES        16
 #define PCLAIM_MAX          512
+#define PCLAIM_KIND_RESTORE "EtcdRestore"
 
 #define PCLAIM_NS_MAX       256
 /* An admitted request is stored or given up within this (the API server's webhook timeout is at
@@ -80,11 +81,19 @@ struct pclaim_other {
     char refused[512];      /* "" or why the claim's own namespace may not record another */
 };
 
-/* A claim to record: all BORROWED; prefix canonical (common/bstore). */
+/*
+ * A claim to record: all BORROWED; prefix canonical (common/bstore). kind NULL: an Etcd's
+ * (recorded {namespace, name, prefix, at}). PCLAIM_KIND_RESTORE: an EtcdRestore's target,
+ * recorded {kind, namespace, name, etcd, prefix, at} with etcd the Etcd it will create:
+ * such a record counts whatever its age while its EtcdRestore is stored and neither
+ * Completed nor Failed (then its Etcd carries the claim), and is no conflict for that Etcd.
+ */
 struct pclaim {
     const char *ns, *name; /* the owner */
     const char *store;     /* bstore key */
     const char *prefix;
+    const char *kind; /* NULL (an Etcd) or PCLAIM_KIND_RESTORE */
+    const char *etcd; /* PCLAIM_KIND_RESTORE: the target Etcd's name */
 };
 
 /* The Lease name of store key into out (n >= 64). */
@@ -95,6 +104,15 @@ void pclaim_lease_name(const char *store, char *out, size_t n);
  * c for another owner: the first into *o (o->what "" when none). Pure.
  */
 void pclaim_conflict(const cJSON *rec, const struct pclaim *c, time_t now, struct pclaim_other *o);
+
+/*
+ * Like pclaim_take but read-only and against EtcdRestore records only: the first in-flight
+ * restore target of store overlapping prefix into *o (o->what "" when none); a restore of
+ * namespace ns whose target Etcd is etcd (NULL: none) is no conflict. Errors when the Lease
+ * could not be read (the caller must refuse).
+ */
+enum kerr pclaim_restores(struct k8s_client *k, const char *lease_ns, const struct pclaim *c,
+                          struct pclaim_other *o, struct kerr_info *err);
 
 /* How many records of rec (a parsed annotation, BORROWED) of namespace ns count at now. Pure. */
 int pclaim_pending(const cJSON *rec, const char *ns, time_t now);

@@ -467,8 +467,12 @@ enum kerr prefix_lock(struct k8s_client *k, const char *ns, const struct review_
         rc = review_deny(resp, "spec.backup.store: a store not understood claims no prefix");
         goto out;
     }
-    pc = (struct pclaim){ kjson_get_str(self, "namespace"), kjson_get_str(self, "name"),
-                          kjson_get_str(self, "store"), kjson_get_str(self, "prefix") };
+    pc = (struct pclaim){ kjson_get_str(self, "namespace"),
+                          kjson_get_str(self, "name"),
+                          kjson_get_str(self, "store"),
+                          kjson_get_str(self, "prefix"),
+                          NULL,
+                          NULL };
     rc = pclaim_take(k, ns, &pc, &other, &why);
     if (rc == KERR_OK && *other.what)
         rc = prefix_deny(resp, req, other.what, other.ns, pc.store);
@@ -496,6 +500,12 @@ int prefix_cache_stores(struct prefix_cache *c, struct store **etcds, struct sto
     *entries = inf_store(c->entries);
     *backups = c->backups ? inf_store(c->backups) : NULL;
     return 1;
+}
+
+void prefix_cache_claims(struct prefix_cache *c, struct k8s_client **client, const char **ns)
+{
+    *client = c->client;
+    *ns = c->claims_ns;
 }
 
 void prefix_cache_free(struct prefix_cache *c)

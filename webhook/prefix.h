@@ -140,6 +140,10 @@ enum kerr prefix_cache_authorise(struct prefix_cache *c, const char *ns, const c
 int prefix_cache_stores(struct prefix_cache *c, struct store **etcds, struct store **entries,
                         struct store **backups);
 
+/* The client and the namespace of the claim Leases (NULL when claims are not recorded),
+ * BORROWED while c lives. */
+void prefix_cache_claims(struct prefix_cache *c, struct k8s_client **client, const char **ns);
+
 /* Stop and free. NULL is a no-op. */
 void prefix_cache_free(struct prefix_cache *c);
 

@@ -10,7 +10,12 @@
  *   - every EtcdBackup's copy: status.destination {provider, container,
  *     endpointOverride, prefix}, recorded once its copy Job exists; an
  *     EtcdBackup that never started one (failed before, or still waiting)
- *     claims nothing.
+ *     claims nothing;
+ *   - every EtcdRestore in flight (no phase yet, or neither Completed nor
+ *     Failed): its target, spec.target.store, claimed from admission while
+ *     its copy is written (then its Etcd claims it). A target without its
+ *     own provider cannot be keyed here: it overlaps every claim of its
+ *     container (fail closed). The restore creating the skipped Etcd is its own.
  * claims_find reports the first claim overlapping c as the sidecar lists
  * prefixes, skipping what struct claims_skip names as c's own owner.
  *
@@ -78,5 +83,9 @@ enum kerr claims_destination(struct k8s_client *k, const cJSON *obj, const char 
 void claims_find_in(const cJSON *etcds, const cJSON *entries, const cJSON *backups,
                     const struct bstore_claim *c, const struct claims_skip *skip,
                     char why[CLAIMS_WHY_MAX]);
+
+/* claims_find's search of EtcdRestores over a list already read (an array, NULL: none). */
+void claims_find_restores_in(const cJSON *restores, const struct bstore_claim *c,
+                             const struct claims_skip *skip, char why[CLAIMS_WHY_MAX]);
 
 #endif
