@@ -141,3 +141,23 @@ Test(bkadm, restore_target_store_fails_closed)
     cr_expect_str_eq(restore(ghost), "", "the source Etcd decides");
     cr_expect_str_eq(restore(from_store), "", "the source store decides");
 }
+
+/* A restore from an EtcdBackup that names no target provider writes to the backup's Etcd's store
+ * (docs/backups-and-restores.md); an EtcdBackup not known here tells nothing: refused. */
+Test(bkadm, restore_from_a_backup_takes_its_etcds_store)
+{
+    const char *from_backup =
+        "{\"metadata\":{\"namespace\":\"t\",\"name\":\"r\"},\"spec\":{\"source\":{"
+        "\"backupName\":\"nightly\"},\"target\":{\"etcdName\":\"new\","
+        "\"store\":{\"container\":\"bkt\",\"prefix\":\"t/new\"}}}}";
+
+    cr_expect_neq(strstr(restore(from_backup), "of the EtcdBackup in spec.source.backupName"), NULL,
+                  "%s", restore(from_backup));
+    put(backups, "{\"metadata\":{\"namespace\":\"t\",\"name\":\"nightly\"},\"spec\":{"
+                 "\"etcdName\":\"main\"}}");
+    cr_expect_neq(strstr(restore(from_backup), "no provider, and none to take"), NULL,
+                  "the backup's Etcd is not known yet: %s", restore(from_backup));
+    put(etcds, "{\"metadata\":{\"namespace\":\"t\",\"name\":\"main\"},\"spec\":{\"backup\":"
+               "{\"store\":{\"provider\":\"aws\",\"container\":\"bkt\",\"prefix\":\"t/main\"}}}}");
+    cr_expect_str_eq(restore(from_backup), "", "the backup's Etcd decides");
+}

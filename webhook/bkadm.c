@@ -101,12 +101,14 @@ static int paths_of(const char *kind, const char **base, const char **etcd)
 /* An EtcdRestore's target provider and endpoint when not its own: the template's, else the
  * source Etcd's cached claim ("<family>|<container>|<endpoint>"), else the source store's.
  * 0 when unknown. */
-static int restore_store(struct store *etcds, const cJSON *obj, const char **provider,
-                         const char **endpoint, char fam[32], char ep[BSTORE_KEY_MAX])
+static int restore_store(struct store *etcds, struct store *backups, const cJSON *obj,
+                         const char **provider, const char **endpoint, char fam[32],
+                         char ep[BSTORE_KEY_MAX])
 {
     const char *src = kjson_get_str(obj, "spec.source.etcdName");
     const char *ns = kjson_get_str(obj, "metadata.namespace");
-    char key[512];
+    const char *bk = kjson_get_str(obj, "spec.source.backupName");
+    char key[512], srcbuf[256];
     cJSON *cached = NULL;
     const char *k, *bar1, *bar2;
     int ok = 0;
@@ -117,6 +119,16 @@ static int restore_store(struct store *etcds, const cJSON *obj, const char **pro
         *endpoint = kjson_get_str(obj, "spec.etcdTemplate.backup.store.endpointOverride");
     if (*provider)
         return 1;
+    /* from an EtcdBackup: its Etcd's store (the live spec the restore takes as its template) */
+    if (!src && bk && ns && backups && (snprintf(key, sizeof(key), "%s/%s", ns, bk), 1) &&
+        store_get(backups, key, &cached, NULL) == KERR_OK && cached) {
+        if (kjson_get_str(cached, "etcdName")) {
+            snprintf(srcbuf, sizeof(srcbuf), "%s", kjson_get_str(cached, "etcdName"));
+            src = srcbuf;
+        }
+        cJSON_Delete(cached);
+        cached = NULL;
+    }
     if (!etcds || !src || !ns ||
         (snprintf(key, sizeof(key), "%s/%s", ns, src),
          store_get(etcds, key, &cached, NULL) != KERR_OK || !cached)) {
@@ -201,14 +213,19 @@ static enum kerr check(struct store *etcds, struct store *entries, struct store 
     prefix = s_or(kjson_get(obj, base), "prefix", "");
     d.ns = s_or(obj, "metadata.namespace", "");
     d.etcd = etcd_path ? kjson_get_str(obj, etcd_path) : NULL;
-    if (!etcd_path && !restore_store(etcds, obj, &provider, &endpoint, fam, ep)) {
+    if (!etcd_path && !restore_store(etcds, backups, obj, &provider, &endpoint, fam, ep)) {
         /* fail closed: a target whose store cannot be told claims nothing while it copies */
         rc = review_deny(resp,
                          "%s: no provider, and none to take: spec.etcdTemplate has no "
                          "backup.store.provider, the source Etcd %s is not known here and "
                          "spec.source has no store; set %s.provider (the store the copy writes "
                          "to is claimed from admission)",
-                         base, s_or(obj, "spec.source.etcdName", "(none)"), base);
+                         base,
+                         s_or(obj, "spec.source.etcdName",
+                              kjson_get_str(obj, "spec.source.backupName")
+                                  ? "(of the EtcdBackup in spec.source.backupName)"
+                                  : "(none)"),
+                         base);
         goto out;
     }
     rc = bstore_claim_init(&c, provider, container, endpoint, prefix, &why);

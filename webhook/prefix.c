@@ -125,6 +125,12 @@ enum kerr prefix_project(void *ctx, const cJSON *obj, cJSON **out)
         cJSON_Delete(o);
         return KERR_NOMEM;
     }
+    /* an EtcdBackup's Etcd: the store an EtcdRestore from it writes to when it names none */
+    if (k == PREFIX_BACKUP && kjson_get_str(obj, "spec.etcdName") &&
+        !cJSON_AddStringToObject(o, "etcdName", kjson_get_str(obj, "spec.etcdName"))) {
+        cJSON_Delete(o);
+        return KERR_NOMEM;
+    }
     claim = cJSON_CreateObject();
     if (claim && claim_of(k, obj, claim))
         cJSON_AddItemToObject(o, "claim", claim);
