@@ -502,7 +502,7 @@ kind: EtcdRestore
 metadata: {name: etcd-main-in-place, namespace: shoot}
 spec:
   source: {backupName: $b}
-  target: {etcdName: etcd-main, store: {container: $SNAP_BUCKET, prefix: shoot--etcd-main-again}}
+  target: {etcdName: etcd-main, store: {container: $SNAP_BUCKET, prefix: again--shoot--etcd-main}}
 END
 ok
 ksim_wait 20 settled etcd-main-in-place || demo_fail "the restore onto etcd-main is $(restore_phase etcd-main-in-place)"
@@ -510,7 +510,7 @@ k -n shoot get erst -o wide
 ok
 check "the restore onto etcd-main" Failed "$(restore_phase etcd-main-in-place)"
 has "Etcd shoot/etcd-main exists: a restore creates a new Etcd, never restores in place"
-check "objects written under shoot--etcd-main-again" 0 "$(snap_s3 ls shoot--etcd-main-again/ | wc -l)"
+check "objects written under again--shoot--etcd-main" 0 "$(snap_s3 ls again--shoot--etcd-main/ | wc -l)"
 
 # ---- 6. restore drills -------------------------------------------------------------
 chapter "6. A restore drill: is the backup a restore would use actually restorable?"
