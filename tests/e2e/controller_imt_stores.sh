@@ -26,7 +26,7 @@ ksim_wait 20 ctl_imt_condition_is etcd-oss-extend-immutability False/Unsupported
     ctl_fail "OSS task: condition $(ctl_imt_condition etcd-oss-extend-immutability)"
 ok "OSS task: Ready False/UnsupportedProvider"
 table=$(kc -n shoot get extendfullsnapshotimmutabilitytask etcd-oss-extend-immutability)
-head -1 <<<"$table" | grep -q 'ETCD *SCHEDULE *LAST RUN *READY *REASON *AGE' ||
+head -1 <<<"$table" | grep -q 'ETCD *SCHEDULE *LAST RUN *IMMUTABLE UNTIL *READY *REASON *AGE' ||
     ctl_fail "kubectl get columns: $table"
 grep -q '^etcd-oss-extend-immutability *etcd-oss .* False *UnsupportedProvider ' <<<"$table" ||
     ctl_fail "kubectl get row: $table"
