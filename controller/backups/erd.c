@@ -301,7 +301,7 @@ static enum kerr maybe_start(const struct rctx *x, const struct erd_env *env, st
     if (*why) {
         /* the target cannot be drilled: this fire time's drill failed */
         p->out.verdict = ERD_FAILED;
-        snprintf(p->out.message, sizeof(p->out.message), "the drill could not run: %s", why);
+        snprintf(p->out.message, sizeof(p->out.message), "the drill could not run: %.990s", why);
         return KERR_OK;
     }
     if (erd_job_name(kjson_get_str(p->drill, "metadata.name"), t, p->run_req ? p->run_req : NULL,

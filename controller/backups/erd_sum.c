@@ -155,12 +155,12 @@ void erd_sum_verdict(const cJSON *job, const cJSON *pod, const char *job_failed,
                  (long long)s->keys, s->newest[0] ? s->newest : "?");
     } else if (s->parsed && !s->restorable && !succeeded && out->exit_code == 1) {
         out->verdict = ERD_NOT_RESTORABLE;
-        snprintf(out->message, sizeof(out->message), "%s%s%s",
+        snprintf(out->message, sizeof(out->message), "%.500s%s%.500s",
                  s->failed_object[0] ? s->failed_object : "", s->failed_object[0] ? ": " : "",
                  s->reason[0] ? s->reason : "not restorable");
     } else {
         out->verdict = ERD_FAILED;
-        snprintf(out->message, sizeof(out->message), "the drill could not run: %s",
+        snprintf(out->message, sizeof(out->message), "the drill could not run: %.990s",
                  job_failed && *job_failed ? job_failed
                  : s->reason[0]            ? s->reason
                  : raw[0]                  ? raw
