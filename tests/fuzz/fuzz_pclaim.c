@@ -17,7 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     cJSON *rec = cJSON_ParseWithLength((const char *)data, size);
-    const struct pclaim c = { "ns", "etcd", "Object|bkt|", "p/etcd" };
+    const struct pclaim c = { "ns", "etcd", "Object|bkt|", "p/etcd", NULL, NULL };
     struct pclaim_other o;
 
     pclaim_conflict(rec, &c, 1000, &o);

@@ -5,6 +5,8 @@
 
 #include "controller/core/testclock.h"
 
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     long long ms = 0;
