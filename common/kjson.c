@@ -175,6 +175,17 @@ enum kerr kjson_get_int64(const cJSON *root, const char *path, int64_t *out)
     return KERR_OK;
 }
 
+int64_t kjson_get_count(const cJSON *root, const char *path, int64_t def)
+{
+    int64_t v;
+
+    if (!kjson_get(root, path))
+        return def;
+    if (kjson_get_int64(root, path, &v) != KERR_OK || v < 0)
+        return -1;
+    return v;
+}
+
 enum kerr kjson_get_bool(const cJSON *root, const char *path, bool *out)
 {
     const cJSON *v = kjson_get(root, path);

@@ -63,6 +63,9 @@ const cJSON *kjson_get_arr(const cJSON *root, const char *path);
  */
 enum kerr kjson_get_int64(const cJSON *root, const char *path, int64_t *out);
 
+/* A count at path: def when absent, -1 when negative or not an integer. */
+int64_t kjson_get_count(const cJSON *root, const char *path, int64_t def);
+
 /* The boolean at path: KERR_NOTFOUND when absent, KERR_INVAL when not a bool. */
 enum kerr kjson_get_bool(const cJSON *root, const char *path, bool *out);
 

@@ -62,18 +62,6 @@ const char *ebs_backup_schedule(const cJSON *backup)
     return kjson_get_str(backup, LBL_PATH);
 }
 
-/* A non-negative integer at path (default def when absent); -1 when negative or not a number. */
-static int64_t count_at(const cJSON *obj, const char *path, int64_t def)
-{
-    int64_t v;
-
-    if (!kjson_get(obj, path))
-        return def;
-    if (kjson_get_int64(obj, path, &v) != KERR_OK || v < 0)
-        return -1;
-    return v;
-}
-
 /* Check the spec into *sp; KERR_INVAL with the reason (*reason) and message otherwise. */
 static enum kerr read_spec(const cJSON *s, int64_t now, struct spec *sp, const char **reason,
                            struct kerr_info *err)
@@ -94,9 +82,9 @@ static enum kerr read_spec(const cJSON *s, int64_t now, struct spec *sp, const c
     sp->etcd = kjson_get_str(s, "spec.backupTemplate.etcdName");
     if (!sp->tmpl || !sp->etcd || !*sp->etcd)
         return kerr_set(err, KERR_INVAL, "spec.backupTemplate.etcdName: required");
-    sp->deadline_s = count_at(s, "spec.startingDeadlineSeconds", -2);
-    sp->keep_ok = count_at(s, "spec.successfulBackupsHistoryLimit", EBS_DEFAULT_KEEP_OK);
-    sp->keep_bad = count_at(s, "spec.failedBackupsHistoryLimit", EBS_DEFAULT_KEEP_BAD);
+    sp->deadline_s = kjson_get_count(s, "spec.startingDeadlineSeconds", -2);
+    sp->keep_ok = kjson_get_count(s, "spec.successfulBackupsHistoryLimit", EBS_DEFAULT_KEEP_OK);
+    sp->keep_bad = kjson_get_count(s, "spec.failedBackupsHistoryLimit", EBS_DEFAULT_KEEP_BAD);
     if (sp->deadline_s == -1)
         return kerr_set(err, KERR_INVAL, "spec.startingDeadlineSeconds: must be an integer >= 0");
     if (sp->keep_ok < 0 || sp->keep_bad < 0)

@@ -22,18 +22,6 @@ const struct k8s_resource ERD_RES_DRILL = { "etcd-warden.io", "v1alpha1", "etcdr
 #define ANN_RUN_PATH   "metadata.annotations[" ERD_ANN_RUN "]"
 #define ANN_SCHED_PATH "metadata.annotations[" ERD_ANN_SCHEDULED_AT "]"
 
-/* A non-negative integer at path (def when absent); -1 when negative or not a number. */
-static int64_t count_at(const cJSON *obj, const char *path, int64_t def)
-{
-    int64_t v;
-
-    if (!kjson_get(obj, path))
-        return def;
-    if (kjson_get_int64(obj, path, &v) != KERR_OK || v < 0)
-        return -1;
-    return v;
-}
-
 /* Check the spec into *sp; KERR_INVAL with *reason and the message otherwise. */
 static enum kerr read_spec(const cJSON *d, int64_t now, struct erd_spec *sp, const char **reason,
                            struct kerr_info *err)
@@ -62,9 +50,9 @@ static enum kerr read_spec(const cJSON *d, int64_t now, struct erd_spec *sp, con
         sp->backup = NULL;
     if (!sp->etcd == !sp->backup)
         return kerr_set(err, KERR_INVAL, "spec.target: exactly one of etcdName and backupName");
-    sp->keep_ok = count_at(d, "spec.successfulJobsHistoryLimit", ERD_DEFAULT_KEEP_OK);
-    sp->keep_bad = count_at(d, "spec.failedJobsHistoryLimit", ERD_DEFAULT_KEEP_BAD);
-    sp->deadline_s = count_at(d, "spec.activeDeadlineSeconds", 0);
+    sp->keep_ok = kjson_get_count(d, "spec.successfulJobsHistoryLimit", ERD_DEFAULT_KEEP_OK);
+    sp->keep_bad = kjson_get_count(d, "spec.failedJobsHistoryLimit", ERD_DEFAULT_KEEP_BAD);
+    sp->deadline_s = kjson_get_count(d, "spec.activeDeadlineSeconds", 0);
     if (sp->keep_ok < 0 || sp->keep_bad < 0)
         return kerr_set(err, KERR_INVAL, "spec.%sJobsHistoryLimit: must be an integer >= 0",
                         sp->keep_ok < 0 ? "successful" : "failed");
