@@ -22,6 +22,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/snapshot.sh"
 . "$(dirname "$0")/../lib/controller.sh"
+ctl_takeover_timings # a successor takes over from a SIGKILLed or lost leader
 # kubesim.sh's EXIT trap is the one left: it runs snapshot.sh's clean-ups (emulators, work dir).
 ksim_on_exit snap_cleanups
 

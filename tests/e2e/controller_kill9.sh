@@ -11,6 +11,7 @@
 # 300 ms; some runs also make the first snapshot attempt fail.
 set -euo pipefail
 . "$(dirname "$0")/../lib/controller.sh"
+ctl_takeover_timings # a successor takes over from a SIGKILLed or lost leader
 
 RUNS=${CTL_KILL_RUNS:-$([ "${WARDEN_LONG_TESTS:-0}" = 1 ] && echo 200 || echo 30)}
 CTL_STS_DELAY=300ms

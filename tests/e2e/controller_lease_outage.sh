@@ -3,10 +3,11 @@
 # leader's final-snapshot call is held at the sidecar (backup-double) when the Lease API
 # fails (kube-sim answers 500 to every request on the election's Leases). The leader must
 # stop: cancel the call, never take the Lease again, and exit non-zero soon after the renew
-# deadline (1.5 s here; the wait allows 30 s, the held call would keep it for ever). Once the API is back the standby takes over and,
+# deadline (3 s here; the wait allows 30 s, the held call would keep it for ever). Once the API is back the standby takes over and,
 # when the sidecar answers, finishes the hibernation.
 set -euo pipefail
 . "$(dirname "$0")/../lib/controller.sh"
+ctl_takeover_timings # a successor takes over from a SIGKILLed or lost leader
 holder() { jp etcd-warden lease/warden-controller-leader-election '{.spec.holderIdentity}'; }
 identity() { grep -o '"identity":"[^"]*"' "$1" | head -1 | cut -d'"' -f4; }
 faults() { curl -sfk -H "Authorization: Bearer $KSIM_TOKEN" -X POST "$KSIM_URL/kube-sim/faults" -d "$1" >/dev/null; }

@@ -28,6 +28,7 @@
 # On a violation: the seed, the sequence up to it and a shortened one that still fails.
 set -euo pipefail
 . "$(dirname "$0")/../lib/controller.sh"
+ctl_takeover_timings # a successor takes over from a SIGKILLed or lost leader
 command -v jq >/dev/null || ksim_fail "jq is not installed"
 
 long=${WARDEN_LONG_TESTS:-0}

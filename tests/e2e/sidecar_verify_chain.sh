@@ -48,7 +48,7 @@ del /registry/full/$((n + 20))
 
 
 TXN
-        local before deadline=$((SECONDS + 30))
+        local before deadline=$((SECONDS + 120))
         before=$(snap_s3 ls "src/$c/v2/" | grep -c Incr- || true)
         until [ "$(snap_s3 ls "src/$c/v2/" | grep -c Incr- || true)" -gt "$before" ]; do
             [ $SECONDS -lt $deadline ] || snap_fail "no new delta of src/$c"

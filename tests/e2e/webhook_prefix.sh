@@ -79,7 +79,7 @@ refused "an UPDATE moving into another's prefix" 'of Etcd shoot/etcd-events' \
 
 # A deleted Etcd's entry keeps its prefix within the grace period.
 kc -n shoot delete etcd etcd-main >/dev/null
-ksim_wait 20 phase_is etcd-main PendingDeletion || ctl_fail "entry not PendingDeletion"
+ksim_wait 60 phase_is etcd-main PendingDeletion || ctl_fail "entry not PendingDeletion"
 ksim_wait 10 refused_now shoot etcd-steal shoot--etcd-main ||
     ctl_fail "a pending entry's prefix taken: $(etcd shoot etcd-steal shoot--etcd-main 2>&1)"
 refused "a pending entry's prefix, for another Etcd" \
@@ -95,7 +95,7 @@ ok "reattached"
 # new cluster's first snapshots; once the deletion is over (here: the phase back), allowed.
 entry_main=$(kc get backupentries -o jsonpath='{.items[?(@.spec.etcd.name=="etcd-main")].metadata.name}')
 kc -n shoot delete etcd etcd-main >/dev/null
-ksim_wait 20 phase_is etcd-main PendingDeletion || ctl_fail "entry not PendingDeletion"
+ksim_wait 60 phase_is etcd-main PendingDeletion || ctl_fail "entry not PendingDeletion"
 ctl_stop
 set_entry_phase() {
     kc patch backupentry "$entry_main" --subresource=status --type merge -p "{\"status\":{\"phase\":\"$1\"}}" >/dev/null

@@ -137,7 +137,7 @@ CONF
     ceph-mon "${C[@]}" --mkfs -i a --monmap "$S/monmap" --keyring "$S/keyring" >>"$S/log/mkfs.out" 2>&1 ||
         snap_fail "ceph-mon --mkfs failed"
     _rgw_daemon mon ceph-mon "${C[@]}" -f -i a
-    _rgw_until 30 timeout 5 ceph "${C[@]}" --connect-timeout 2 mon stat ||
+    _rgw_until 120 timeout 5 ceph "${C[@]}" --connect-timeout 2 mon stat ||
         { tail -5 "$S/log/mon.out" >&2; snap_fail "ceph-mon did not start"; }
 
     local uuid key id
@@ -158,10 +158,10 @@ CONF
     timeout 20 ceph "${C[@]}" auth get client.rgw.a -o "$S/rgw/keyring" 2>/dev/null ||
         snap_fail "no key for radosgw"
     _rgw_osd_up() { timeout 5 ceph "${C[@]}" osd stat -f json 2>/dev/null | grep -q '"num_up_osds":1'; }
-    _rgw_until 60 _rgw_osd_up || { tail -5 "$S/log/osd.out" >&2; snap_fail "ceph-osd did not come up"; }
+    _rgw_until 180 _rgw_osd_up || { tail -5 "$S/log/osd.out" >&2; snap_fail "ceph-osd did not come up"; }
 
     _rgw_daemon rgw radosgw "${C[@]}" -f -n client.rgw.a
-    _rgw_until 60 curl -s -o /dev/null "http://127.0.0.1:$rgw_port/" ||
+    _rgw_until 180 curl -s -o /dev/null "http://127.0.0.1:$rgw_port/" ||
         { tail -5 "$S/log/rgw.out" >&2; snap_fail "radosgw did not answer"; }
     timeout 60 radosgw-admin "${C[@]}" user create --uid=warden --display-name=warden \
         --access-key="$RGW_ACCESS" --secret-key="$RGW_SECRET" >/dev/null 2>>"$S/log/mkfs.out" ||

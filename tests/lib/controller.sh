@@ -19,9 +19,12 @@
 # /24 by default: backup-double listens on the client Services' clusterIPs). The
 # controller runs with a kubeconfig for the token of
 # system:serviceaccount:etcd-warden:warden-controller (a trusted reconciler of the
-# webhook), --leader-election-namespace etcd-warden, short leader-election timings
-# (CTL_LEASE, CTL_RENEW, CTL_RETRY: 2s, 1500ms, 200ms) so that tests take over quickly,
-# its probes on a free port and metrics on another. Each started controller's output
+# webhook), --leader-election-namespace etcd-warden, the production leader-election
+# timings (CTL_LEASE, CTL_RENEW, CTL_RETRY: 15s, 10s, 1s: a controller starved of CPU for a
+# second on a loaded machine keeps its Lease, and a graceful stop releases it, so a restart
+# takes over at once; a script whose controllers take over from a SIGKILLed leader or run a
+# standby calls ctl_takeover_timings: 4s, 3s, 300ms), its probes on a free port and
+# metrics on another. Each started controller's output
 # goes to $CTL_DIR/controller-<n>.log (CTL_LOG is the last one); at exit every
 # controller still running is stopped and any sanitizer report in any log fails the
 # script.
@@ -33,9 +36,9 @@
 . "$(dirname "${BASH_SOURCE[0]}")/druid.sh"
 
 CTL_STS_DELAY=${CTL_STS_DELAY:-100ms}
-CTL_LEASE=${CTL_LEASE:-2s}
-CTL_RENEW=${CTL_RENEW:-1500ms}
-CTL_RETRY=${CTL_RETRY:-200ms}
+CTL_LEASE=${CTL_LEASE:-15s}
+CTL_RENEW=${CTL_RENEW:-10s}
+CTL_RETRY=${CTL_RETRY:-1s}
 CTL_READY_SECONDS=${CTL_READY_SECONDS:-30}
 CTL_PID=""
 _ctl_n=0
@@ -141,6 +144,12 @@ _ctl_forget() {
     local p rest=()
     for p in "${_ctl_pids[@]}"; do [ "$p" = "$1" ] || rest+=("$p"); done
     _ctl_pids=("${rest[@]+"${rest[@]}"}")
+}
+
+# Short leader-election timings, for a script whose controllers take over from one another
+# (a SIGKILLed leader, a standby): its successor waits out the Lease (4 s, not 15).
+ctl_takeover_timings() {
+    CTL_LEASE=4s CTL_RENEW=3s CTL_RETRY=300ms
 }
 
 # SIGKILL controller PID (default CTL_PID): no graceful shutdown, the Lease stays held.
