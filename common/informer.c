@@ -142,17 +142,29 @@ static void call_delete(struct inf *inf, const cJSON *obj)
             inf->h[i].on_delete(inf->h[i].ctx, obj);
 }
 
+/*
+ * The handlers of a relist's changes. Their new objects are read from the store one at a
+ * time (lazy_new): the list's objects are never all trees at once. Only this thread writes
+ * the informer's objects, so the store holds what the list put there.
+ */
 static void dispatch_changes(struct inf *inf, const struct store_changes *ch)
 {
+    const struct store_change *c;
+    cJSON *obj;
     size_t i;
 
     for (i = 0; i < ch->n; i++) {
-        if (ch->v[i].kind == STORE_ADDED)
-            call_add(inf, ch->v[i].new_obj);
-        else if (ch->v[i].kind == STORE_UPDATED)
-            call_update(inf, ch->v[i].old_obj, ch->v[i].new_obj);
+        c = &ch->v[i];
+        obj = NULL;
+        if (c->kind == STORE_DELETED)
+            call_delete(inf, c->old_obj);
+        else if (store_get(inf->store, c->key, &obj, NULL) != KERR_OK)
+            continue;
+        else if (c->kind == STORE_ADDED)
+            call_add(inf, obj);
         else
-            call_delete(inf, ch->v[i].old_obj);
+            call_update(inf, c->old_obj, obj);
+        cJSON_Delete(obj);
     }
 }
 
@@ -225,6 +237,7 @@ static enum kerr do_list(struct inf *inf)
 
     kerr_clear(&err);
     store_changes_init(&ch);
+    ch.lazy_new = 1;
     rc = pager_list(inf->client, inf->o.res, inf->o.ns, &po, &items, rv, sizeof(rv), &err);
     if (rc != KERR_OK) {
         if (rc == KERR_CANCELLED)

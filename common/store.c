@@ -298,7 +298,7 @@ static enum kerr fill_changes(struct store *s, struct store_changes *c, size_t f
             updated = o->next;
             r2 = storeent_retire(&s->codec, o, &ch.old_obj);
         }
-        r = store_get(s, ch.key, &ch.new_obj, NULL);
+        r = c->lazy_new ? KERR_OK : store_get(s, ch.key, &ch.new_obj, NULL);
         if (r == KERR_OK && r2 == KERR_OK) {
             c->v[keep++] = ch;
             continue;

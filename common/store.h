@@ -94,6 +94,12 @@ struct store_changes {
     struct store_change *v;
     size_t n;
     size_t cap;
+    /*
+     * Set after store_changes_init: store_replace leaves new_obj NULL in the ADDED and
+     * UPDATED changes (read each with store_get under its key when it is needed), so that
+     * a large list's new objects are never all parsed into trees at once.
+     */
+    int lazy_new;
 };
 
 struct store;

@@ -223,3 +223,31 @@ Test(store_scope, writers_of_different_scopes_at_once)
     cr_assert_str_eq(rv_in(s, "Lease/ns/o0"), "52");
     store_free(s);
 }
+
+Test(store_scope, lazy_changes_carry_no_new_objects)
+{
+    struct store *s = new_store(1);
+    struct store_changes ch;
+    cJSON *items = cJSON_CreateArray();
+    size_t i;
+
+    cr_assert_eq(store_put(s, mk("Lease", "a", "1", "main"), NULL, NULL, NULL), KERR_OK);
+    cr_assert_eq(store_put(s, mk("Lease", "b", "2", "main"), NULL, NULL, NULL), KERR_OK);
+    cJSON_AddItemToArray(items, raw(mk("Lease", "a", "3", "main")));
+    cJSON_AddItemToArray(items, raw(mk("Lease", "c", "4", "main")));
+    store_changes_init(&ch);
+    ch.lazy_new = 1;
+    cr_assert_eq(store_replace_scope(s, "Lease/", items, &ch, NULL), KERR_OK);
+    cr_assert_eq(ch.n, 3);
+    for (i = 0; i < ch.n; i++)
+        cr_assert_null(ch.v[i].new_obj, "%s", ch.v[i].key);
+    cr_assert_eq(find(&ch, "Lease/ns/a")->kind, STORE_UPDATED);
+    cr_assert_str_eq(kjson_get_str(find(&ch, "Lease/ns/a")->old_obj, "metadata.resourceVersion"),
+                     "1");
+    cr_assert_eq(find(&ch, "Lease/ns/c")->kind, STORE_ADDED);
+    cr_assert_eq(find(&ch, "Lease/ns/b")->kind, STORE_DELETED);
+    cr_assert_not_null(find(&ch, "Lease/ns/b")->old_obj);
+    cr_assert_str_eq(rv_in(s, "Lease/ns/a"), "3", "the new object is the store's");
+    store_changes_release(&ch);
+    store_free(s);
+}
