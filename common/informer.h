@@ -93,7 +93,8 @@ struct inf_opts {
      * the informer makes and OWNS its own. The shared store's key function must give this
      * informer's (projected) objects keys that start with scope, and no other informer's
      * keys may: a relist replaces that scope only (store_replace_scope), a DELETED event
-     * removes the key of the event object's projection. Indexes are the store owner's.
+     * removes the key of the event object's projection. Indexes are the store owner's; a
+     * compact informer needs a compact store without a projection (it lists raw items).
      */
     struct store *store;
     const char *scope; /* with store: the prefix of this informer's keys, e.g. "Service/" */
