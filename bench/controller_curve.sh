@@ -4,6 +4,8 @@
 #
 #   bench/controller_curve.sh [BUILD_DIR]            # sizes from BENCH_SIZES (1000 3000 10000)
 #   CURVE_FROM=DIR bench/controller_curve.sh         # only table and plot, from DIR/curve-<n>.txt
+#   CURVE_BEFORE=DIR ...                             # an earlier build's curve-<n>.txt too:
+#                                                    # controller_curve_before.dat, RSS plotted
 #
 # Each size's output is kept as DIR/curve-<n>.txt (DIR: CURVE_DIR, default a new temporary
 # directory). Not a test: it asserts nothing.
@@ -15,7 +17,9 @@ dir=${CURVE_FROM:-${CURVE_DIR:-$(mktemp -d /tmp/controller-curve.XXXXXX)}}
 if [ -z "${CURVE_FROM:-}" ]; then
     for n in $sizes; do
         echo "== $n Etcds"
-        BENCH_ETCDS=$n "$src/bench/controller_bench.sh" "$@" | tee "$dir/curve-$n.txt"
+        # a size whose bench fails (e.g. kube-sim not stopping at the end) does not end the curve
+        BENCH_ETCDS=$n "$src/bench/controller_bench.sh" "$@" | tee "$dir/curve-$n.txt" ||
+            echo "== the bench at $n Etcds exited with an error"
     done
 fi
 
@@ -29,12 +33,11 @@ fig() { # file, pattern, field after the match (1: first number)
         }
     }' "$1"
 }
-dat=$src/bench/controller_curve.dat
-{
+table() { # dir of curve-<n>.txt -> the table on stdout
     echo "# etcds rss_idle rss_loaded rss_restarted first_reconcile_s list_ref_s sync_s sync_x" \
         "patch_ref_ms cut_ms cut_x scale_ms scale_x repair_x ctl_idle_cpu ksim_idle_cpu"
     for n in $sizes; do
-        f=$dir/curve-$n.txt
+        f=$1/curve-$n.txt
         [ -f "$f" ] || continue
         printf '%s' "$n"
         for v in "$(fig "$f" "RSS idle")" "$(fig "$f" "RSS loaded (running")" \
@@ -50,11 +53,18 @@ dat=$src/bench/controller_curve.dat
         done
         echo
     done
-} >"$dat"
+}
+dat=$src/bench/controller_curve.dat
+table "$dir" >"$dat"
+# CURVE_BEFORE=DIR: the curve-<n>.txt of an earlier build, plotted beside (RSS)
+before=$src/bench/controller_curve_before.dat
+[ -z "${CURVE_BEFORE:-}" ] || table "$CURVE_BEFORE" >"$before"
 cat "$dat"
 command -v gnuplot >/dev/null || {
     echo "== installing gnuplot (Debian's gnuplot-nox)"
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q gnuplot-nox >/dev/null
 }
-gnuplot -e "dat='$dat'; out='$src/bench/controller_curve.png'" "$src/bench/controller_curve.gp"
+[ -f "$before" ] || before=
+gnuplot -e "dat='$dat'; before='$before'; out='$src/bench/controller_curve.png'" \
+    "$src/bench/controller_curve.gp"
 echo "plot: $src/bench/controller_curve.png"

@@ -30,7 +30,7 @@ enum step { STEP_STOP, STEP_RESUME, STEP_BACKOFF_RESUME, STEP_RELIST };
 struct inf {
     struct k8s_client *client; /* BORROWED */
     struct inf_opts o;         /* defaults filled in */
-    struct store *store;
+    struct store *store;       /* OWNS, or BORROWED when opts.store is set */
     struct inf_handlers *h;
     size_t nh;
     pthread_t thread;
@@ -142,18 +142,36 @@ static void call_delete(struct inf *inf, const cJSON *obj)
             inf->h[i].on_delete(inf->h[i].ctx, obj);
 }
 
+/*
+ * The handlers of a relist's changes. Their new objects are read from the store one at a
+ * time (lazy_new): the list's objects are never all trees at once. Only this thread writes
+ * the informer's objects, so the store holds what the list put there.
+ */
 static void dispatch_changes(struct inf *inf, const struct store_changes *ch)
 {
+    const struct store_change *c;
+    cJSON *obj;
     size_t i;
 
     for (i = 0; i < ch->n; i++) {
-        if (ch->v[i].kind == STORE_ADDED)
-            call_add(inf, ch->v[i].new_obj);
-        else if (ch->v[i].kind == STORE_UPDATED)
-            call_update(inf, ch->v[i].old_obj, ch->v[i].new_obj);
+        c = &ch->v[i];
+        obj = NULL;
+        if (c->kind == STORE_DELETED)
+            call_delete(inf, c->old_obj);
+        else if (store_get(inf->store, c->key, &obj, NULL) != KERR_OK)
+            continue;
+        else if (c->kind == STORE_ADDED)
+            call_add(inf, obj);
         else
-            call_delete(inf, ch->v[i].old_obj);
+            call_update(inf, c->old_obj, obj);
+        cJSON_Delete(obj);
     }
+}
+
+/* Whether key is one of this informer's (a shared store holds other informers' too). */
+static int in_scope(const struct inf *inf, const char *key)
+{
+    return !inf->o.scope || strncmp(key, inf->o.scope, strlen(inf->o.scope)) == 0;
 }
 
 static void resync(struct inf *inf)
@@ -165,7 +183,7 @@ static void resync(struct inf *inf)
     strlist_init(&keys);
     if (store_keys(inf->store, &keys, NULL) == KERR_OK) {
         for (i = 0; i < keys.n && !stopping(inf); i++) {
-            if (store_get(inf->store, keys.v[i], &obj, NULL) != KERR_OK)
+            if (!in_scope(inf, keys.v[i]) || store_get(inf->store, keys.v[i], &obj, NULL))
                 continue;
             call_update(inf, obj, obj);
             cJSON_Delete(obj);
@@ -219,6 +237,7 @@ static enum kerr do_list(struct inf *inf)
 
     kerr_clear(&err);
     store_changes_init(&ch);
+    ch.lazy_new = 1;
     rc = pager_list(inf->client, inf->o.res, inf->o.ns, &po, &items, rv, sizeof(rv), &err);
     if (rc != KERR_OK) {
         if (rc == KERR_CANCELLED)
@@ -231,7 +250,7 @@ static enum kerr do_list(struct inf *inf)
      * KERR_NOMEM after the swap only loses handler calls: the store is right.
      * Without handlers no list of changes is built: it would copy every object.
      */
-    rc = store_replace(inf->store, items, inf->nh ? &ch : NULL, &err);
+    rc = store_replace_scope(inf->store, inf->o.scope, items, inf->nh ? &ch : NULL, &err);
     if (rc != KERR_OK && rc != KERR_NOMEM) {
         stat_inc(inf, &inf->st.list_errors);
         log_warn("informer list unusable", "informer", inf->o.name, "error", err.msg);
@@ -292,14 +311,35 @@ static void apply_put(struct inf *inf, cJSON *obj)
     cJSON_Delete(new_obj);
 }
 
+/*
+ * The store key of an event's object (BORROWED): its namespace/name, or in a shared store
+ * what the store's key function makes of its projection.
+ */
+static enum kerr event_key(struct inf *inf, const cJSON *obj, char *key, size_t n,
+                           struct kerr_info *err)
+{
+    cJSON *proj = NULL, *copy;
+    enum kerr rc;
+
+    if (!inf->o.store)
+        return kobj_key_of(obj, key, n, err);
+    if (!(copy = cJSON_Duplicate(obj, 1)))
+        return kerr_set(err, KERR_NOMEM, "informer: out of memory");
+    if ((rc = project(inf, copy, &proj)) != KERR_OK)
+        return kerr_set(err, rc, "projection failed");
+    rc = store_key_of(inf->store, proj, key, n, err);
+    cJSON_Delete(proj);
+    return rc;
+}
+
 /* DELETED: remove obj (BORROWED) and call delete with what was stored (or the event's object). */
 static void apply_delete(struct inf *inf, const cJSON *obj)
 {
-    char key[KOBJ_KEY_MAX];
+    char key[STORE_KEY_MAX];
     cJSON *old_obj = NULL, *copy;
     struct kerr_info err;
 
-    if (kobj_key_of(obj, key, sizeof(key), &err) != KERR_OK) {
+    if (event_key(inf, obj, key, sizeof(key), &err) != KERR_OK) {
         log_warn("informer dropped an event", "informer", inf->o.name, "error", err.msg);
         return;
     }
@@ -487,7 +527,7 @@ enum kerr inf_new(struct k8s_client *client, const struct inf_opts *opts, struct
 {
     struct store_opts so = { 0 };
     struct inf *inf;
-    enum kerr rc;
+    enum kerr rc = KERR_OK;
 
     *out = NULL;
     if (!client || !opts || !opts->res || !opts->res->resource)
@@ -502,11 +542,15 @@ enum kerr inf_new(struct k8s_client *client, const struct inf_opts *opts, struct
                  inf->o.backoff_reset_ms,
                  (uint64_t)ktime_mono_ms() * 0x9E3779B97F4A7C15ull ^ (uint64_t)(uintptr_t)inf);
     so.compact = opts->compact;
-    rc = store_new(&so, &inf->store, err);
+    if (opts->store)
+        inf->store = opts->store;
+    else
+        rc = store_new(&so, &inf->store, err);
     if (rc == KERR_OK && init_sync(inf) != 0)
         rc = kerr_set(err, KERR_INTERNAL, "informer: cannot create its lock");
     if (rc != KERR_OK) {
-        store_free(inf->store);
+        if (!opts->store)
+            store_free(inf->store);
         free(inf);
         return rc;
     }
@@ -521,7 +565,8 @@ void inf_free(struct inf *inf)
     if (!inf)
         return;
     inf_stop(inf);
-    store_free(inf->store);
+    if (!inf->o.store)
+        store_free(inf->store);
     free(inf->h);
     pthread_cond_destroy(&inf->cond);
     pthread_mutex_destroy(&inf->mu);

@@ -37,9 +37,9 @@
  * on_update(obj, obj) every resync_ms; it runs when a watch ends, and the
  * watch's timeoutSeconds is capped so that one ends in time.
  *
- * Ownership: struct inf (inf_new / inf_free) OWNS its store and thread; the
- * client, the resource and the option strings are BORROWED and must outlive
- * the informer.
+ * Ownership: struct inf (inf_new / inf_free) OWNS its thread and its store
+ * (unless opts.store lends it a shared one); the client, the resource and the
+ * option strings are BORROWED and must outlive the informer.
  * Thread safety: inf_store, inf_has_synced, inf_wait_synced, inf_stats and
  * inf_last_rv may be called from any thread at any time; inf_add_handlers
  * only before inf_start; inf_start, inf_stop and inf_free from one
@@ -88,6 +88,16 @@ struct inf_opts {
     store_project_fn project; /* NULL: keep objects whole */
     void *project_ctx;        /* BORROWED */
     int compact;              /* store objects as compact text */
+    /*
+     * A store shared by several informers (BORROWED, must outlive the informer), or NULL:
+     * the informer makes and OWNS its own. The shared store's key function must give this
+     * informer's (projected) objects keys that start with scope, and no other informer's
+     * keys may: a relist replaces that scope only (store_replace_scope), a DELETED event
+     * removes the key of the event object's projection. Indexes are the store owner's; a
+     * compact informer needs a compact store without a projection (it lists raw items).
+     */
+    struct store *store;
+    const char *scope; /* with store: the prefix of this informer's keys, e.g. "Service/" */
 };
 
 /* Counters since inf_new, for tests and metrics. */

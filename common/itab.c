@@ -127,8 +127,7 @@ void itab_release(struct itab *t, itab_free_fn free_data, void *arg)
             next = e->next;
             if (free_data)
                 free_data(arg, e->data);
-            drop_postings(e);
-            itab_entry_free(e);
+            itab_entry_free(e); /* an unlinked entry's spare groups with it */
         }
     }
     free(t->idx);

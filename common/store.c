@@ -298,7 +298,7 @@ static enum kerr fill_changes(struct store *s, struct store_changes *c, size_t f
             updated = o->next;
             r2 = storeent_retire(&s->codec, o, &ch.old_obj);
         }
-        r = store_get(s, ch.key, &ch.new_obj, NULL);
+        r = c->lazy_new ? KERR_OK : store_get(s, ch.key, &ch.new_obj, NULL);
         if (r == KERR_OK && r2 == KERR_OK) {
             c->v[keep++] = ch;
             continue;
@@ -336,15 +336,79 @@ static enum kerr add_deleted(void *arg, struct itab_entry *o)
     return KERR_OK;
 }
 
+/* A scoped replace: the keys of the scope that the fresh content lacks. */
+struct scope_walk {
+    const char *scope;
+    size_t len;
+    const struct itab *fresh;
+    struct strlist *gone;
+};
+
+static enum kerr find_gone(void *arg, struct itab_entry *e)
+{
+    struct scope_walk *w = arg;
+
+    if (strncmp(e->key, w->scope, w->len) != 0 || itab_get(w->fresh, e->key))
+        return KERR_OK;
+    return strlist_add(w->gone, e->key);
+}
+
+/*
+ * Before the swap of a scoped replace: every new key in the scope, and the keys to delete
+ * (read under the read lock: nobody else writes the scope).
+ */
+static enum kerr scope_check(struct store *s, const char *scope, const struct itab *fresh,
+                             const struct strlist *order, struct strlist *gone,
+                             struct kerr_info *err)
+{
+    struct scope_walk w = { scope, strlen(scope), fresh, gone };
+    enum kerr rc;
+    size_t i;
+
+    for (i = 0; i < order->n; i++) {
+        if (strncmp(order->v[i], scope, w.len) != 0)
+            return kerr_set(err, KERR_INVAL, "store: %s is outside the scope %s", order->v[i],
+                            scope);
+    }
+    pthread_rwlock_rdlock(&s->lock);
+    rc = itab_walk(&s->t, find_gone, &w);
+    pthread_rwlock_unlock(&s->lock);
+    return rc != KERR_OK ? kerr_set(err, rc, "store: out of memory") : KERR_OK;
+}
+
+/* Under the write lock: the gone keys and the replaced entries into old, fresh's into s. */
+static void scope_swap(struct store *s, struct itab *fresh, const struct strlist *order,
+                       const struct strlist *gone, struct itab *old)
+{
+    struct itab_entry *e;
+    size_t i;
+
+    for (i = 0; i < gone->n; i++) {
+        if ((e = itab_del(&s->t, gone->v[i])))
+            itab_put(old, e);
+    }
+    for (i = 0; i < order->n; i++) {
+        e = itab_del(fresh, order->v[i]);
+        if (e && (e = itab_put(&s->t, e)))
+            itab_put(old, e);
+    }
+}
+
 enum kerr store_replace(struct store *s, cJSON *items, struct store_changes *changes,
                         struct kerr_info *err)
+{
+    return store_replace_scope(s, NULL, items, changes, err);
+}
+
+enum kerr store_replace_scope(struct store *s, const char *scope, cJSON *items,
+                              struct store_changes *changes, struct kerr_info *err)
 {
     struct itab fresh, old;
     struct itab_entry *updated = NULL;
     struct diff d = { s, &old, changes, &updated, KERR_OK };
     struct deleted del = { s, changes, KERR_OK };
     size_t first = changes ? changes->n : 0, i;
-    struct strlist order;
+    struct strlist order, gone;
     enum kerr rc;
 
     if (!cJSON_IsArray(items)) {
@@ -352,23 +416,37 @@ enum kerr store_replace(struct store *s, cJSON *items, struct store_changes *cha
         return kerr_set(err, KERR_INVAL, "store: replace needs an array of objects");
     }
     strlist_init(&order);
+    strlist_init(&gone);
+    memset(&old, 0, sizeof(old));
     rc = itab_init(&fresh);
+    if (rc == KERR_OK && scope && (rc = itab_init(&old)) != KERR_OK)
+        itab_release(&fresh, NULL, NULL);
     if (rc == KERR_OK)
-        rc = prepare_all(s, items, &fresh, changes ? &order : NULL, err);
+        rc = prepare_all(s, items, &fresh, changes || scope ? &order : NULL, err);
     else
         kerr_set(err, rc, "store: out of memory");
     cJSON_Delete(items);
+    if (rc == KERR_OK && scope)
+        rc = scope_check(s, scope, &fresh, &order, &gone, err);
     if (rc != KERR_OK) {
         itab_release(&fresh, storeent_free_cb, &s->codec);
+        itab_release(&old, NULL, NULL);
         strlist_release(&order);
+        strlist_release(&gone);
         return rc;
     }
     pthread_rwlock_wrlock(&s->lock);
-    itab_swap(&s->t, &fresh, &old);
-    for (i = 0; i < order.n; i++) /* in list order, as client-go delivers a list */
+    if (scope)
+        scope_swap(s, &fresh, &order, &gone, &old);
+    else
+        itab_swap(&s->t, &fresh, &old);
+    for (i = 0; changes && i < order.n; i++) /* in list order, as client-go delivers a list */
         diff_one(&d, itab_get(&s->t, order.v[i]));
     pthread_rwlock_unlock(&s->lock);
+    if (scope) /* empty now */
+        itab_release(&fresh, storeent_free_cb, &s->codec);
     strlist_release(&order);
+    strlist_release(&gone);
     rc = d.rc;
     if (changes) {
         rc = fill_changes(s, changes, first, updated) != KERR_OK ? KERR_NOMEM : rc;

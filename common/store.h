@@ -94,6 +94,12 @@ struct store_changes {
     struct store_change *v;
     size_t n;
     size_t cap;
+    /*
+     * Set after store_changes_init: store_replace leaves new_obj NULL in the ADDED and
+     * UPDATED changes (read each with store_get under its key when it is needed), so that
+     * a large list's new objects are never all parsed into trees at once.
+     */
+    int lazy_new;
 };
 
 struct store;
@@ -167,6 +173,20 @@ enum kerr store_remove(struct store *s, const char *key, cJSON **old_out, struct
  */
 enum kerr store_replace(struct store *s, cJSON *items, struct store_changes *changes,
                         struct kerr_info *err);
+
+/*
+ * store_replace for one scope of a store shared by several writers: the
+ * objects whose keys start with scope (e.g. "Service/" in a store keyed
+ * "<kind>/<ns>/<name>") are replaced with items, every other key is left
+ * as it is (scope NULL: the whole store, store_replace). Every item's key
+ * must start with scope (KERR_INVAL before any change otherwise). Changes
+ * as store_replace's, DELETED for the keys of the scope gone. Only one
+ * thread may write a scope (an informer: it lists and watches its kind);
+ * other threads may write other scopes at the same time. Readers see the
+ * scope switch at once, under the write lock, as with store_replace.
+ */
+enum kerr store_replace_scope(struct store *s, const char *scope, cJSON *items,
+                              struct store_changes *changes, struct kerr_info *err);
 
 /* ---- reads ---- */
 

@@ -592,3 +592,70 @@ Test(informer, new_rejects_missing_resource)
     cr_assert_null(x);
     inf_free(NULL);
 }
+
+/* "<kind>/<ns>/<name>": the key function of a store shared by several kinds. */
+static enum kerr kind_key(void *ctx, const cJSON *obj, char *out, size_t n, struct kerr_info *e)
+{
+    int len = snprintf(out, n, "%s/%s/%s", kjson_get_str(obj, "kind"),
+                       kjson_get_str(obj, "metadata.namespace"), nm(obj));
+
+    (void)ctx;
+    return len > 0 && (size_t)len < n ? KERR_OK : kerr_set(e, KERR_TOOBIG, "long");
+}
+
+/* The informer's objects as kind Etcd. */
+static enum kerr as_etcd(void *ctx, const cJSON *obj, cJSON **out)
+{
+    (void)ctx;
+    *out = cJSON_Duplicate(obj, 1);
+    return *out && cJSON_AddStringToObject(*out, "kind", "Etcd") ? KERR_OK : KERR_NOMEM;
+}
+
+static void put_other(struct store *s, const char *name)
+{
+    cJSON *o = cJSON_CreateObject();
+
+    cr_assert_eq(kjson_set_str(o, "kind", "Other", NULL), KERR_OK);
+    cr_assert_eq(kjson_set_str(o, "metadata.namespace", "shoot", NULL), KERR_OK);
+    cr_assert_eq(kjson_set_str(o, "metadata.name", name, NULL), KERR_OK);
+    cr_assert_eq(store_put(s, o, NULL, NULL, NULL), KERR_OK);
+}
+
+Test(informer, a_shared_store_keeps_other_scopes_through_deletes_and_relists)
+{
+    static const char *const ev[] = { EVENT("DELETED", "b", "13"),
+                                      "{\"type\":\"ERROR\",\"object\":" STATUS_410 "}\n", NULL };
+    struct store_opts so = { .compact = 1, .key = kind_key };
+    struct inf_opts o = { .project = as_etcd, .compact = 1, .scope = "Etcd/" };
+    struct store *s = NULL;
+    cJSON *got = NULL;
+
+    cr_assert_eq(store_new(&so, &s, NULL), KERR_OK);
+    put_other(s, "a");
+    put_other(s, "b");
+    put_other(s, "d");
+    o.store = s;
+    mockapi_expect(m, "GET", LIST, 200,
+                   LIST_BODY("10", ITEM("a", "1") "," ITEM("b", "2") "," ITEM("d", "4")));
+    stream(WATCH "10", ev);
+    mockapi_expect(m, "GET", LIST, 200, LIST_BODY("40", ITEM("a", "12") "," ITEM("c", "3")));
+    held(WATCH "40", NULL);
+    start(&o);
+    cr_assert_eq(inf_store(inf), s);
+    linerec_await(&rec, "del b@2", 30000);
+    linerec_await(&rec, "del d@4", 30000);
+    linerec_await(&rec, "add c@3", 30000);
+    linerec_await(&rec, "upd a@1>12", 30000);
+    assert_rv("Etcd/shoot/a", "12");
+    assert_rv("Etcd/shoot/c", "3");
+    cr_assert_eq(store_get(s, "Etcd/shoot/b", &got, NULL), KERR_NOTFOUND, "the DELETED event");
+    cr_assert_eq(store_get(s, "Etcd/shoot/d", &got, NULL), KERR_NOTFOUND, "gone at the relist");
+    inf_free(inf);
+    inf = NULL;
+    read_inf = NULL;
+    cr_assert_eq(store_count(s), 5,
+                 "the other kind's a, b, d kept; the store outlives the informer");
+    cr_assert_eq(store_get(s, "Other/shoot/b", &got, NULL), KERR_OK);
+    cJSON_Delete(got);
+    store_free(s);
+}

@@ -75,6 +75,7 @@ struct feedctx {
     const struct ctl_watch *w;          /* an object's: the first watch of its resource */
     ctl_keys_fn keys[CTL_CAPS_MAX + 1]; /* an object's key functions */
     size_t nkeys;
+    char scope[48]; /* a component's: "<kind>/", its keys in the combined store */
 };
 
 struct ctl_caches {
@@ -236,38 +237,9 @@ static void feed(struct feedctx *f, const cJSON *obj, int own_key)
         f->keys[i](f->c->o.ctl, obj, own_key);
 }
 
-/*
- * Mirror a component into the combined store, as its compact text (a raw
- * item: the store keeps the text as it is and parses it once for the key
- * and the index, cheaper than copying the tree).
- */
-static void mirror_put(struct ctl_caches *c, const cJSON *obj)
-{
-    struct kerr_info err;
-    char *text = cJSON_PrintUnformatted(obj);
-    cJSON *raw = text ? cJSON_CreateRaw(text) : NULL;
-
-    free(text);
-    kerr_clear(&err);
-    if (!raw || store_put(c->components, raw, NULL, NULL, &err))
-        log_warn("component not cached", "error", raw ? err.msg : "out of memory");
-}
-
-static void mirror_remove(struct ctl_caches *c, const cJSON *obj)
-{
-    char k[STORE_KEY_MAX];
-
-    if (!store_key_of(c->components, obj, k, sizeof(k), NULL))
-        (void)store_remove(c->components, k, NULL, NULL);
-}
-
 static void on_add(void *ctx, const cJSON *obj)
 {
-    struct feedctx *f = ctx;
-
-    if (f->k)
-        mirror_put(f->c, obj);
-    feed(f, obj, 1);
+    feed(ctx, obj, 1);
 }
 
 static void on_update(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
@@ -276,8 +248,6 @@ static void on_update(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
     const char *a = kjson_get_str(old_obj, "metadata.labels[" CTL_LABEL_PART_OF "]");
     const char *b = kjson_get_str(new_obj, "metadata.labels[" CTL_LABEL_PART_OF "]");
 
-    if (f->k && old_obj != new_obj)
-        mirror_put(f->c, new_obj);
     /* A component that moved to another Etcd concerns both. */
     if (f->k && a && (!b || strcmp(a, b) != 0))
         feed(f, old_obj, 1);
@@ -291,11 +261,7 @@ static void on_update(void *ctx, const cJSON *old_obj, const cJSON *new_obj)
 
 static void on_delete(void *ctx, const cJSON *obj)
 {
-    struct feedctx *f = ctx;
-
-    if (f->k)
-        mirror_remove(f->c, obj);
-    feed(f, obj, 1);
+    feed(ctx, obj, 1);
 }
 
 /* ---- lifecycle ---- */
@@ -325,6 +291,10 @@ static enum kerr new_component(struct ctl_caches *c, size_t i, struct kerr_info 
     o.label_selector = CTL_LABEL_MANAGED_BY "=etcd-druid";
     o.project = project_component;
     o.project_ctx = (void *)k;
+    /* One copy of each component: the informers of the nine kinds fill the combined store. */
+    snprintf(c->compctx[i].scope, sizeof(c->compctx[i].scope), "%s/", k->kind);
+    o.store = c->components;
+    o.scope = c->compctx[i].scope;
     c->compctx[i].k = k;
     return new_informer(c, &o, &c->compctx[i], &c->comps[i], err);
 }

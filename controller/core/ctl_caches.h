@@ -7,8 +7,9 @@
  * (metadata.managedFields dropped), with the indexes the watches name; the
  * nine kinds of managed components (label app.kubernetes.io/managed-by=etcd-druid)
  * are projected to apiVersion, kind and metadata (name, namespace, uid,
- * resourceVersion, labels, ownerReferences) and mirrored into one store
- * keyed "<kind>/<ns>/<name>" with the index CTL_INDEX_PART_OF ("<ns>/<part-of>").
+ * resourceVersion, labels, ownerReferences) and kept once, in one store
+ * keyed "<kind>/<ns>/<name>" with the index CTL_INDEX_PART_OF ("<ns>/<part-of>")
+ * that their nine informers share (each relists its "<kind>/" keys only).
  *
  * Every add, update (resyncs included) and delete queues keys: on_key with
  * an Etcd's own "etcd/<ns>/<name>", a component's etcd/<ns>/<part-of label>
