@@ -107,5 +107,23 @@ if wh_as alice delete pvc main-etcd-etcd-i-0 --wait=false >/dev/null 2>&1 &&
     hole "P1: member PVC main-etcd-etcd-i-0 (volumeClaimTemplate main-etcd, labels x=y) deleted by alice, protection on"
 else held "P1: delete of PVC main-etcd-etcd-i-0 recognised by name refused"; fi
 
+# ---- DC (tenant): DELETE of the collection (kube-apiserver admits each item as a DELETE)
+kc -n shoot apply -f - >/dev/null <<EOF || wh_fail "cannot create the PVC"
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: etcd-g-etcd-g-0, labels: {app.kubernetes.io/managed-by: etcd-druid, app.kubernetes.io/part-of: etcd-g}}
+spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 16Gi}}}
+EOF
+sleep 1
+wh_as alice delete pvc --all --wait=false >/dev/null 2>&1
+wh_as alice delete --raw /api/v1/namespaces/shoot/persistentvolumeclaims >/dev/null 2>&1
+if kc -n shoot get pvc etcd-g-etcd-g-0 >/dev/null 2>&1; then held "DC: PVC collection delete refused for the member PVC"
+else hole "DC: member PVC etcd-g-etcd-g-0 deleted by a DELETE of the collection"; fi
+wh_as alice annotate etcd etcd-g druid.gardener.cloud/disable-etcd-component-protection= >/dev/null
+sleep 1
+wh_as alice delete --raw /apis/apps/v1/namespaces/shoot/statefulsets >/dev/null 2>&1
+if [ -n "$(field etcd-g '{.spec.replicas}')" ]; then held "DC: StatefulSet collection delete (with pods) refused for etcd-g"
+else hole "DC: StatefulSet etcd-g deleted with its pods by a DELETE of the collection"; fi
+
 [ "$holes" = 0 ] || { echo "FAIL: $holes hole(s)"; exit 1; }
 echo "attack2_guard_shapes: ok"
