@@ -321,3 +321,47 @@ Test(guard_shapes, a_create_whose_pods_cannot_be_listed_is_500)
     cJSON_Delete(sts);
     free(body);
 }
+
+/* The StatefulSet controller's member names: "<sts>-<digits>", nothing else. */
+Test(guard_shapes, a_pod_ordinal_is_read_from_the_member_name_only)
+{
+    static const struct {
+        const char *pod;
+        int member;
+        int64_t ord;
+    } names[] = {
+        { "etcd-main-0", 1, 0 },   { "etcd-main-12", 1, 12 },
+        { "etcd-main-007", 1, 7 }, { "etcd-main-99999999999999999999999", 1, INT64_MAX },
+        { "etcd-main-", 0, 0 },    { "etcd-main", 0, 0 },
+        { "etcd-main-x", 0, 0 },   { "etcd-main-1x", 0, 0 },
+        { "etcd-main-0-1", 0, 0 }, { "etcd-mainx-1", 0, 0 },
+        { "etcd-main--1", 0, 0 },  { "", 0, 0 },
+    };
+    size_t i;
+    int64_t ord;
+
+    for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        ord = -1;
+        cr_expect_eq(lookup_pod_ordinal(names[i].pod, "etcd-main", &ord), names[i].member, "%s",
+                     names[i].pod);
+        if (names[i].member)
+            cr_expect_eq(ord, names[i].ord, "%s: %lld", names[i].pod, (long long)ord);
+    }
+    cr_expect_eq(lookup_pod_ordinal(NULL, "etcd-main", &ord), 0);
+}
+
+/* Pods outside [lo, hi) are counted, the lowest named; other namespaces' are not listed. */
+Test(guard_shapes, pods_outside_the_ordinals_are_counted)
+{
+    cJSON *pods = member_pods(3);
+    int64_t first = 0;
+
+    cr_expect_eq(lookup_pods_outside(pods, "etcd-main", 3, 6, &first), 4); /* "other" too */
+    cr_expect_eq(first, 0);
+    cr_expect_eq(lookup_pods_outside(pods, "etcd-main", 0, 3, &first), 0);
+    cr_expect_eq(first, -1);
+    cr_expect_eq(lookup_pods_outside(pods, "etcd-main", 1, 3, &first), 2);
+    cr_expect_eq(first, 0);
+    cr_expect_eq(lookup_pods_outside(NULL, "etcd-main", 0, 0, &first), 0);
+    cJSON_Delete(pods);
+}

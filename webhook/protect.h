@@ -43,8 +43,8 @@
  * ordinals (lookup.pods, a LIST the API server answers; no answer: 500);
  * or a DELETE of the StatefulSet with replicas above 0 that does not
  * orphan its pods (unless the Etcd carries a deletionTimestamp: its
- * status.lastOperation is anyone's with etcds/status to write), is refused - whoever asks, reconcilers and an Etcd with
- * component protection disabled included - unless a full snapshot of
+ * status.lastOperation is anyone's with etcds/status to write), is refused - whoever asks,
+ * reconcilers and an Etcd with component protection disabled included - unless a full snapshot of
  * that Etcd Succeeded after its traffic cut (annotation
  * HIBGUARD_ANN_CUT_AT; the snapshot lookup reads a cache) while that cut
  * is current (hibguard_phase_current: the hibernation phase says a sleep is
