@@ -482,14 +482,20 @@ ParameterizedTest(size_t *i, scaleguard, guard_only)
     "\"deletionTimestamp\":\"2026-11-24T20:05:00Z\",\"annotations\":{" ANN_CUT "}},"           \
     "\"spec\":{\"replicas\":3," STORE "}}"
 
+/* status.lastOperation Delete Processing, as anyone with etcds/status can write it */
+#define ETCD_FORGED_DELETE                                                                     \
+    "{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"etcd-main\",\"uid\":\"uid-etcd-main\"," \
+    "\"annotations\":{" ANN_OPEN "}},\"spec\":{\"replicas\":3," STORE "},\"status\":{"         \
+    "\"lastOperation\":{\"type\":\"Delete\",\"state\":\"Processing\"}}}"
+
 struct lrow {
     const char *title;
     enum wh_hook hook;
     const char *op; /* UPDATE, DELETE or CREATE */
     const char *user;
     const char *old_labels, *new_labels; /* new_labels unused for DELETE */
-    int old_replicas, new_replicas;
-    int orphan; /* DELETE with propagationPolicy Orphan */
+    int old_replicas, new_replicas;      /* CREATE: old_replicas pods etcd-main-0.. still run */
+    int orphan;                          /* DELETE with propagationPolicy Orphan */
     const char *etcd;
     const char *tasks;
     int allowed;
@@ -581,28 +587,46 @@ static const struct lrow lrows[] = {
       DRUID, LBL_MAIN, NULL, 3, 0, 0, ETCD("etcd-main", "", ""), "[]", 1, "", NULL },
     /* orphan-delete, then a CREATE at 0 replicas adopts the old pods and deletes them */
     { "a StatefulSet created at 0 for an Etcd with members", WH_HOOK_COMPONENTS, "CREATE", PERSON,
-      LBL_MAIN, LBL_MAIN, 0, 0, 0, ETCD_MEMBERS("etcd-main", ANN_CUT "," ANN_OPEN, "," STORE), "[]",
+      LBL_MAIN, LBL_MAIN, 3, 0, 0, ETCD_MEMBERS("etcd-main", ANN_CUT "," ANN_OPEN, "," STORE), "[]",
       0,
       "creating StatefulSet shoot/etcd-main with 0 replicas needs a full snapshot of Etcd "
       "etcd-main",
       NULL },
     { "guard only: a StatefulSet created at 0 for an Etcd with members", WH_HOOK_SCALEGUARD,
-      "CREATE", DRUID, LBL_MAIN, LBL_MAIN, 0, 0, 0, ETCD_MEMBERS("etcd-main", "", "," STORE), "[]",
+      "CREATE", DRUID, LBL_MAIN, LBL_MAIN, 3, 0, 0, ETCD_MEMBERS("etcd-main", "", "," STORE), "[]",
       0, "creating StatefulSet shoot/etcd-main with 0 replicas needs a full snapshot", NULL },
     { "created at 0 with this sleep's checked snapshot: not the StatefulSet checked",
-      WH_HOOK_SCALEGUARD, "CREATE", WARDEN, LBL_MAIN, LBL_MAIN, 0, 0, 0,
+      WH_HOOK_SCALEGUARD, "CREATE", WARDEN, LBL_MAIN, LBL_MAIN, 3, 0, 0,
       ETCD_MEMBERS("etcd-main", ANN_SCALING, "," STORE), "[" FRESH "]", 0,
       "which a creation does not show", NULL },
     { "created at 0 for an Etcd that never had members", WH_HOOK_COMPONENTS, "CREATE", DRUID,
       LBL_MAIN, LBL_MAIN, 0, 0, 0, ETCD("etcd-main", "", "," STORE), "[]", 1, "", NULL },
     { "created at 3 is not guarded", WH_HOOK_COMPONENTS, "CREATE", PERSON, LBL_MAIN, LBL_MAIN, 0, 3,
       0, ETCD_MEMBERS("etcd-main", "", "," STORE), "[]", 1, "operation CREATE is allowed", NULL },
+    /* issue 30, second attack: members are the pods the API server lists, not the Etcd's
+     * status (etcd-druid copies currentReplicas there: 0 mid rolling update; anyone with
+     * etcds/status writes it) */
+    { "created at 0 while its pods run, status.replicas 0 (mid rollout)", WH_HOOK_COMPONENTS,
+      "CREATE", PERSON, LBL_MAIN, LBL_MAIN, 3, 0, 0,
+      ETCD("etcd-main", ANN_CUT "," ANN_OPEN, "," STORE), "[]", 0,
+      "creating StatefulSet shoot/etcd-main with 0 replicas needs a full snapshot", NULL },
+    { "etcd-druid creating it at 0 while its pods run, status.replicas 0", WH_HOOK_SCALEGUARD,
+      "CREATE", DRUID, LBL_MAIN, LBL_MAIN, 1, 0, 0, ETCD("etcd-main", "", "," STORE), "[]", 0,
+      "creating StatefulSet shoot/etcd-main with 0 replicas needs a full snapshot", NULL },
+    { "created at 0 with no pod left: nothing to take, whatever status says", WH_HOOK_SCALEGUARD,
+      "CREATE", PERSON, LBL_MAIN, LBL_MAIN, 0, 0, 0, ETCD_MEMBERS("etcd-main", "", "," STORE), "[]",
+      1, "creation of StatefulSet shoot/etcd-main allowed", NULL },
+    /* issue 30, second attack: only the API server's deletionTimestamp says the Etcd goes */
+    { "a forged lastOperation Delete does not let the StatefulSet go", WH_HOOK_COMPONENTS, "DELETE",
+      PERSON, LBL_MAIN, NULL, 3, 0, 0, ETCD_FORGED_DELETE, "[]", 0, DELETED_MSG, NULL },
+    { "guard only: a forged lastOperation Delete", WH_HOOK_SCALEGUARD, "DELETE", DRUID, LBL_MAIN,
+      NULL, 3, 0, 0, ETCD_FORGED_DELETE, "[]", 0, DELETED_MSG, NULL },
     /* without etcd-druid's labels: an Etcd's StatefulSet by its name (issue 30, hole A) */
     { "an unlabelled StatefulSet named as an Etcd created at 0", WH_HOOK_COMPONENTS, "CREATE",
-      PERSON, "{}", "{}", 0, 0, 0, ETCD_MEMBERS("etcd-main", ANN_CUT "," ANN_OPEN, "," STORE), "[]",
+      PERSON, "{}", "{}", 3, 0, 0, ETCD_MEMBERS("etcd-main", ANN_CUT "," ANN_OPEN, "," STORE), "[]",
       0, "creating StatefulSet shoot/etcd-main with 0 replicas needs a full snapshot", NULL },
     { "guard only: an unlabelled StatefulSet named as an Etcd created at 0", WH_HOOK_SCALEGUARD,
-      "CREATE", PERSON, "{}", "{}", 0, 0, 0, ETCD_MEMBERS("etcd-main", "", "," STORE), "[]", 0,
+      "CREATE", PERSON, "{}", "{}", 3, 0, 0, ETCD_MEMBERS("etcd-main", "", "," STORE), "[]", 0,
       "creating StatefulSet shoot/etcd-main with 0 replicas needs a full snapshot", NULL },
     { "an unlabelled StatefulSet named as an Etcd scaled to 0", WH_HOOK_COMPONENTS, "UPDATE",
       PERSON, "{}", "{}", 3, 0, 0, ETCD("etcd-main", ANN_CUT, "," STORE), "[]", 0, DENIED, NULL },
@@ -618,6 +642,24 @@ static const struct lrow lrows[] = {
 };
 
 #define NLROWS (sizeof(lrows) / sizeof(lrows[0]))
+
+/* Pods etcd-main-0 .. n-1 of shoot (and one of another namespace), as the API lists them. */
+static cJSON *member_pods(int n)
+{
+    cJSON *pods = cJSON_CreateArray(), *p, *meta;
+    char name[32];
+    int i;
+
+    for (i = 0; i <= n; i++) {
+        p = cJSON_CreateObject();
+        meta = cJSON_AddObjectToObject(p, "metadata");
+        snprintf(name, sizeof(name), "etcd-main-%d", i < n ? i : 0);
+        cJSON_AddStringToObject(meta, "namespace", i < n ? "shoot" : "other");
+        cJSON_AddStringToObject(meta, "name", name);
+        cJSON_AddItemToArray(pods, p);
+    }
+    return pods;
+}
 
 static cJSON *lobject(const char *labels, int replicas)
 {
@@ -693,7 +735,7 @@ ParameterizedTest(size_t *i, scaleguard, labels_and_deletes)
     struct lookup lk;
     struct kerr_info err;
     cJSON *etcds = cJSON_CreateArray(), *sts = cJSON_Parse(stses), *tasks = cJSON_Parse(t->tasks);
-    cJSON *doc = NULL, *e = cJSON_Parse(t->etcd);
+    cJSON *doc = NULL, *e = cJSON_Parse(t->etcd), *pods;
     const cJSON *w;
     const char *msg;
     char *body = lreview_body(t), *out = NULL;
@@ -707,6 +749,7 @@ ParameterizedTest(size_t *i, scaleguard, labels_and_deletes)
     mem.etcds = etcds;
     mem.stses = sts;
     mem.tasks = tasks;
+    mem.pods = pods = member_pods(strcmp(t->op, "CREATE") == 0 ? t->old_replicas : 0);
     lookup_mem_bind(&mem, &lk);
     cr_assert_eq(wh_dispatch_init(&d, &cfg, &lk, NULL, &err), KERR_OK, "%s", err.msg);
     whdiff_same(&cfg, &mem, t->hook, body);
@@ -731,6 +774,7 @@ ParameterizedTest(size_t *i, scaleguard, labels_and_deletes)
     cJSON_Delete(etcds);
     cJSON_Delete(sts);
     cJSON_Delete(tasks);
+    cJSON_Delete(pods);
 }
 
 /* A lookup whose Etcd is a cache miss nothing confirmed (the fallback limit reached). */
@@ -750,7 +794,7 @@ Test(scaleguard, an_unconfirmed_miss_on_a_guarded_path_is_500)
 {
     static const struct row r = { "", STS, DRUID, 3, 0, "", "[]", 0, "", NULL };
     struct protect_config cfg = { reconcilers, 2, NULL, 0, NULL, controllers, 1, fixed_clock };
-    struct lookup lk = { NULL, unconfirmed_etcd, NULL, NULL, NULL, NULL };
+    struct lookup lk = { NULL, unconfirmed_etcd, NULL, NULL, NULL, NULL, NULL };
     enum wh_hook hooks[] = { WH_HOOK_COMPONENTS, WH_HOOK_SCALEGUARD };
     struct review_req req;
     struct review_resp resp;

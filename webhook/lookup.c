@@ -141,8 +141,6 @@ enum kerr lookup_etcd_from_json(const cJSON *etcd, struct lookup_etcd *out, stru
         snprintf(out->break_glass_reason, sizeof(out->break_glass_reason), "%s",
                  out->break_glass_rc == KERR_OK ? why : reason);
     }
-    out->has_members = cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(status, "replicas")) &&
-                       cJSON_GetObjectItemCaseSensitive(status, "replicas")->valuedouble > 0;
     if (cJSON_IsObject(lastop)) {
         out->reconcile_in_progress = in_progress(lastop, "Reconcile");
         out->deletion_in_progress = in_progress(lastop, "Delete");
@@ -202,17 +200,12 @@ static int project_etcd_status(cJSON *root, const cJSON *etcd)
 {
     const cJSON *status = cJSON_GetObjectItemCaseSensitive(etcd, "status");
     const cJSON *lastop = cJSON_GetObjectItemCaseSensitive(status, "lastOperation");
-    const cJSON *replicas = cJSON_GetObjectItemCaseSensitive(status, "replicas");
     cJSON *st, *lo;
 
-    if (!cJSON_IsObject(lastop) && !cJSON_IsNumber(replicas))
+    if (!cJSON_IsObject(lastop))
         return 0;
     if (!(st = cJSON_AddObjectToObject(root, "status")))
         return -1;
-    if (cJSON_IsNumber(replicas) && copy_member(st, status, "replicas"))
-        return -1;
-    if (!cJSON_IsObject(lastop))
-        return 0;
     lo = cJSON_AddObjectToObject(st, "lastOperation");
     if (!lo || copy_member(lo, lastop, "type") || copy_member(lo, lastop, "state"))
         return -1;
@@ -380,6 +373,65 @@ static enum kerr mem_snapshot(void *ctx, const char *ns, const char *etcd, time_
     return KERR_OK;
 }
 
+int lookup_pod_ordinal(const char *pod, const char *sts, int64_t *ord)
+{
+    size_t n = strlen(sts);
+    const char *d;
+    int64_t v = 0;
+
+    if (!pod || strncmp(pod, sts, n) != 0 || pod[n] != '-' || !pod[n + 1])
+        return 0;
+    for (d = pod + n + 1; *d; d++) {
+        if (*d < '0' || *d > '9')
+            return 0;
+        v = v > (INT64_MAX - (*d - '0')) / 10 ? INT64_MAX : v * 10 + (*d - '0');
+    }
+    *ord = v;
+    return 1;
+}
+
+size_t lookup_pods_outside(const cJSON *items, const char *sts, int64_t lo, int64_t hi,
+                           int64_t *first)
+{
+    const cJSON *p;
+    size_t n = 0;
+    int64_t ord;
+
+    *first = -1;
+    cJSON_ArrayForEach (p, items) {
+        if (!lookup_pod_ordinal(lookup_meta_str(p, "name"), sts, &ord) || (ord >= lo && ord < hi))
+            continue;
+        if (n++ == 0 || ord < *first)
+            *first = ord;
+    }
+    return n;
+}
+
+static enum kerr mem_pods(void *ctx, const char *ns, const char *sts, int64_t lo, int64_t hi,
+                          size_t *outside, int64_t *first, struct kerr_info *err)
+{
+    struct lookup_mem *m = ctx;
+    cJSON *in_ns = cJSON_CreateArray();
+    const cJSON *p;
+
+    *outside = 0;
+    *first = -1;
+    m->calls++;
+    if (!in_ns)
+        return kerr_set(err, KERR_NOMEM, "listing pods");
+    if (m->fail) {
+        cJSON_Delete(in_ns);
+        return kerr_set(err, m->fail, "injected failure");
+    }
+    cJSON_ArrayForEach (p, m->pods) {
+        if (strcmp(lookup_meta_str(p, "namespace"), ns) == 0)
+            cJSON_AddItemReferenceToArray(in_ns, (cJSON *)p);
+    }
+    *outside = lookup_pods_outside(in_ns, sts, lo, hi, first);
+    cJSON_Delete(in_ns);
+    return KERR_OK;
+}
+
 void lookup_mem_bind(struct lookup_mem *m, struct lookup *out)
 {
     out->ctx = m;
@@ -388,4 +440,5 @@ void lookup_mem_bind(struct lookup_mem *m, struct lookup *out)
     out->sts = mem_sts;
     out->sts_by_labels = mem_sts_by_labels;
     out->snapshot = mem_snapshot;
+    out->pods = mem_pods;
 }

@@ -50,7 +50,6 @@ struct lookup_etcd {
     int deleting;              /* metadata.deletionTimestamp set */
     int restoring;             /* has label LOOKUP_LABEL_RESTORING */
     int has_backup_store;      /* spec.backup.store is an object */
-    int has_members;           /* status.replicas above 0: the Etcd has (had) pods */
     enum kerr cut_rc;          /* hibguard_cut_at: KERR_OK, KERR_NOTFOUND or KERR_PARSE */
     time_t cut_at;             /* the traffic cut when cut_rc is KERR_OK */
     int cut_current;           /* the phase annotation says a sleep is under way (hibguard) */
@@ -119,7 +118,31 @@ struct lookup {
      */
     enum kerr (*snapshot)(void *ctx, const char *ns, const char *etcd, time_t cut_at, int *found,
                           struct kerr_info *err);
+    /*
+     * The member pods a StatefulSet ns/sts would lose with ordinals [lo, hi): the pods of ns
+     * named "<sts>-<ordinal>" (lookup_pods_outside) whose ordinal is outside the range,
+     * *outside receiving how many and *first the lowest such ordinal. Read from the API
+     * server, never from a cache (pods are not watched): KERR_OK only on its answer. NULL:
+     * not known (a decision that needs it fails closed).
+     */
+    enum kerr (*pods)(void *ctx, const char *ns, const char *sts, int64_t lo, int64_t hi,
+                      size_t *outside, int64_t *first, struct kerr_info *err);
 };
+
+/*
+ * The ordinal of pod name pod as a member of StatefulSet sts: 1 with *ord when pod is
+ * "<sts>-<digits>" (the StatefulSet controller's names; leading zeros as its parser takes
+ * them, an ordinal past INT64_MAX as INT64_MAX), 0 when it is not.
+ */
+int lookup_pod_ordinal(const char *pod, const char *sts, int64_t *ord);
+
+/*
+ * How many of items (a BORROWED JSON array of pods, the items of a LIST; may be NULL)
+ * are members of StatefulSet sts (lookup_pod_ordinal) with an ordinal outside [lo, hi),
+ * and the lowest such ordinal into *first (-1 when none).
+ */
+size_t lookup_pods_outside(const cJSON *items, const char *sts, int64_t lo, int64_t hi,
+                           int64_t *first);
 
 /*
  * The deadline of the review being decided on the calling thread
@@ -162,7 +185,7 @@ enum kerr lookup_sts_from_json(const cJSON *sts, struct lookup_sts *out, struct 
  * The part of an Etcd the views read: metadata name, namespace, uid,
  * resourceVersion, deletionTimestamp, the two protection annotations, the three scale-down
  * guard annotations (common/hibguard.h: the cut, the phase, break glass), spec.backup.store as an
- * empty object when present, status.replicas, and status.lastOperation type and state. TAKES: a new
+ * empty object when present, and status.lastOperation type and state. TAKES: a new
  * tree (cJSON_Delete), NULL on allocation failure.
  */
 cJSON *lookup_etcd_project(const cJSON *etcd);
@@ -191,6 +214,7 @@ struct lookup_mem {
     const cJSON *fresh_etcds; /* what etcd_fresh reads; NULL: etcds */
     const cJSON *stses;
     const cJSON *tasks;
+    const cJSON *pods; /* what the pods lookup lists (every namespace's), NULL: none */
     enum kerr fail;
     int calls;
 };

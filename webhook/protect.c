@@ -8,58 +8,9 @@
 #include "common/hibguard.h"
 #include "common/kjson.h"
 #include "common/ktime.h"
+#include "webhook/member.h"
 
 #define SA_PREFIX "system:serviceaccount:"
-
-/* The partial object metadata the checks read. */
-struct meta {
-    const char *ns, *name;
-    int managed;
-    const char *part_of; /* NULL when the label is absent */
-    int deleting;
-    struct lookup_sts sts; /* storage when the metadata is a parent StatefulSet's */
-    /*
-     * An UPDATE of a component: the label (LOOKUP_LABEL_MANAGED_BY or
-     * LOOKUP_LABEL_PART_OF) whose value the request changes while the old
-     * object is a component of an Etcd, with its old and new values (NULL:
-     * absent); label is NULL when there is none.
-     */
-    const char *label, *label_old, *label_new;
-};
-
-enum decoded { DEC_META, DEC_UNSUPPORTED, DEC_ANSWERED };
-
-struct component {
-    const char *group, *kind;
-    int runtime; /* not created when runtime component creation is disabled */
-};
-
-static const struct component components[] = {
-    { "", "ServiceAccount", 1 },
-    { "", "Service", 1 },
-    { "", "ConfigMap", 0 },
-    { "rbac.authorization.k8s.io", "Role", 1 },
-    { "rbac.authorization.k8s.io", "RoleBinding", 1 },
-    { "apps", "StatefulSet", 0 },
-    { "policy", "PodDisruptionBudget", 1 },
-    { "coordination.k8s.io", "Lease", 1 },
-};
-
-static int is_kind(const struct review_req *req, const char *group, const char *kind)
-{
-    return strcmp(req->kind_group, group) == 0 && strcmp(req->kind_kind, kind) == 0;
-}
-
-static const struct component *find_component(const struct review_req *req)
-{
-    size_t i;
-
-    for (i = 0; i < sizeof(components) / sizeof(components[0]); i++) {
-        if (is_kind(req, components[i].group, components[i].kind))
-            return &components[i];
-    }
-    return NULL;
-}
 
 int protect_user_in(const char *user, const char *const *list, size_t n)
 {
@@ -70,275 +21,6 @@ int protect_user_in(const char *user, const char *const *list, size_t n)
             return 1;
     }
     return 0;
-}
-
-/* Why raw cannot be decoded as an object, in the words of Go's decoder; NULL when it can. */
-static const char *raw_problem(const cJSON *raw)
-{
-    if (!raw)
-        return "there is no content to decode";
-    if (cJSON_IsObject(raw))
-        return NULL;
-    if (cJSON_IsString(raw))
-        return "json: cannot unmarshal string into Go value of type map[string]interface {}";
-    if (cJSON_IsNumber(raw))
-        return "json: cannot unmarshal number into Go value of type map[string]interface {}";
-    if (cJSON_IsBool(raw))
-        return "json: cannot unmarshal bool into Go value of type map[string]interface {}";
-    return "json: cannot unmarshal array into Go value of type map[string]interface {}";
-}
-
-static void meta_from_object(const cJSON *obj, struct meta *m)
-{
-    const cJSON *labels = lookup_meta_map(obj, "labels");
-    const char *managed = lookup_map_get(labels, LOOKUP_LABEL_MANAGED_BY);
-
-    m->ns = lookup_meta_str(obj, "namespace");
-    m->name = lookup_meta_str(obj, "name");
-    m->managed = managed && strcmp(managed, LOOKUP_MANAGED_BY_DRUID) == 0;
-    m->part_of = lookup_map_get(labels, LOOKUP_LABEL_PART_OF);
-    m->deleting = lookup_meta_deleting(obj);
-}
-
-static int same_str(const char *a, const char *b)
-{
-    return a == b || (a && b && strcmp(a, b) == 0);
-}
-
-/*
- * The metadata of an UPDATE of a component (both objects decode). The
- * labels that decide whether a request is checked are read from the old
- * object: when it is a component of an Etcd (managed, with a part-of
- * label) the request is judged as a change of that component, whatever
- * the new object says, and a change of either label is recorded in m;
- * otherwise the new object decides, as etcd-druid decides.
- */
-static void meta_from_update(const cJSON *old, const cJSON *obj, struct meta *m)
-{
-    const cJSON *lo = lookup_meta_map(old, "labels"), *ln = lookup_meta_map(obj, "labels");
-    static const char *const keys[] = { LOOKUP_LABEL_MANAGED_BY, LOOKUP_LABEL_PART_OF };
-    struct meta n;
-    size_t i;
-
-    memset(&n, 0, sizeof(n));
-    meta_from_object(old, m);
-    meta_from_object(obj, &n);
-    if (!m->managed || !m->part_of) {
-        *m = n;
-        return;
-    }
-    m->deleting = m->deleting || n.deleting;
-    for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-        const char *a = lookup_map_get(lo, keys[i]), *b = lookup_map_get(ln, keys[i]);
-
-        if (!same_str(a, b)) {
-            m->label = keys[i];
-            m->label_old = a;
-            m->label_new = b;
-            break;
-        }
-    }
-}
-
-static void meta_from_sts(struct meta *m)
-{
-    m->ns = m->sts.namespace;
-    m->name = m->sts.name;
-    m->managed = m->sts.managed;
-    m->part_of = m->sts.has_part_of ? m->sts.part_of : NULL;
-    m->deleting = m->sts.deleting;
-}
-
-/*
- * The object of the request as etcd-druid decodes it: UPDATE needs both
- * objects and reads the new one, DELETE reads the old one, an unknown
- * operation reads nothing. *obj is NULL for "nothing". (A component's
- * UPDATE then reads both: meta_from_update.)
- */
-static enum decoded decode_object(const struct review_req *req, const cJSON **obj,
-                                  struct review_resp *resp, enum kerr *rc)
-{
-    const char *problem = NULL;
-
-    *obj = NULL;
-    if (req->op == REVIEW_OP_UPDATE) {
-        problem = raw_problem(req->old_object);
-        if (!problem)
-            problem = raw_problem(req->object);
-        *obj = req->object;
-    } else if (req->op == REVIEW_OP_DELETE) {
-        problem = raw_problem(req->old_object);
-        *obj = req->old_object;
-    } else if (req->op == REVIEW_OP_CREATE) {
-        problem = raw_problem(req->object);
-        *obj = req->object;
-    }
-    if (!problem)
-        return DEC_META;
-    *rc = review_errored(resp, 400, "[Operation: %s, Code: ERR_DECODE_REQUEST_OBJECT] %s",
-                         req->operation, problem);
-    return DEC_ANSWERED;
-}
-
-static enum decoded decode_scale(const struct lookup *lk, const struct review_req *req,
-                                 struct meta *m, struct review_resp *resp, enum kerr *rc)
-{
-    struct kerr_info e;
-
-    if (strcmp(req->res_group, "apps") != 0 || strcmp(req->res_resource, "statefulsets") != 0)
-        return DEC_UNSUPPORTED;
-    kerr_clear(&e);
-    if (lk->sts(lk->ctx, req->namespace, req->name, &m->sts, &e) != KERR_OK) {
-        *rc =
-            review_errored(resp, 500, "[Operation: %s, Code: ERR_GET_SCALE_SUBRESOURCE_PARENT] %s",
-                           req->operation, e.msg);
-        return DEC_ANSWERED;
-    }
-    meta_from_sts(m);
-    return DEC_META;
-}
-
-/*
- * The StatefulSet whose member PVC obj is by ownership (a StatefulSet owner,
- * persistentVolumeClaimRetentionPolicy) or by name
- * ("<volumeClaimTemplate>-<StatefulSet>-<ordinal>"): each StatefulSet name the
- * PVC's name allows is looked up, and the first managed component of an Etcd
- * wins. KERR_NOTFOUND when none is (err->reason LOOKUP_REASON_UNCONFIRMED
- * when a cache miss nobody confirmed was among the candidates).
- */
-static enum kerr pvc_by_name(const struct lookup *lk, const cJSON *obj, struct lookup_sts *out,
-                             struct kerr_info *err)
-{
-    const cJSON *refs = cJSON_GetObjectItemCaseSensitive(
-                    cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "ownerReferences"),
-                *ref;
-    const char *ns = lookup_meta_str(obj, "namespace"), *name = lookup_meta_str(obj, "name");
-    size_t n = strlen(name), i;
-    char cand[LOOKUP_NAME_MAX + 1];
-    int unconfirmed = 0;
-    struct kerr_info e;
-    enum kerr rc;
-
-    cJSON_ArrayForEach (ref, refs) {
-        const cJSON *k = cJSON_GetObjectItemCaseSensitive(ref, "kind"),
-                    *nm = cJSON_GetObjectItemCaseSensitive(ref, "name");
-
-        if (!cJSON_IsString(k) || !cJSON_IsString(nm) || strcmp(k->valuestring, "StatefulSet"))
-            continue;
-        kerr_clear(&e);
-        rc = lk->sts(lk->ctx, ns, nm->valuestring, out, &e);
-        if (rc == KERR_OK && out->managed && out->has_part_of)
-            return KERR_OK;
-        if (rc != KERR_OK && rc != KERR_NOTFOUND)
-            return kerr_set(err, rc, "%s", e.msg);
-        unconfirmed |= lookup_unconfirmed(rc, &e);
-    }
-    /* the ordinal */
-    while (n > 0 && name[n - 1] >= '0' && name[n - 1] <= '9')
-        n--;
-    if (n == strlen(name) || n < 2 || name[n - 1] != '-' || n - 1 > LOOKUP_NAME_MAX)
-        goto none;
-    memcpy(cand, name, n - 1);
-    cand[n - 1] = '\0';
-    for (i = 1; i + 1 < n - 1; i++) {
-        if (cand[i - 1] != '-')
-            continue;
-        kerr_clear(&e);
-        rc = lk->sts(lk->ctx, ns, cand + i, out, &e);
-        if (rc == KERR_OK && out->managed && out->has_part_of)
-            return KERR_OK;
-        if (rc != KERR_OK && rc != KERR_NOTFOUND)
-            return kerr_set(err, rc, "%s", e.msg);
-        unconfirmed |= lookup_unconfirmed(rc, &e);
-    }
-none:
-    kerr_set(err, KERR_NOTFOUND, "no StatefulSet of an Etcd claims PVC %s/%s", ns, name);
-    if (unconfirmed)
-        snprintf(err->reason, sizeof(err->reason), "%s", LOOKUP_REASON_UNCONFIRMED);
-    return KERR_NOTFOUND;
-}
-
-/*
- * A PVC is a member's by the labels of a StatefulSet (as etcd-druid finds
- * it), else by ownership or name (pvc_by_name): a relabel does not take it
- * out of protection. An UPDATE is decided on the old object.
- */
-static enum decoded decode_pvc(const struct lookup *lk, const struct review_req *req,
-                               struct meta *m, struct review_resp *resp, enum kerr *rc)
-{
-    const cJSON *obj = NULL, *labels;
-    const char *ns, *name;
-    struct kerr_info e;
-    size_t matches = 0;
-    enum decoded d = decode_object(req, &obj, resp, rc);
-
-    if (d != DEC_META)
-        return d;
-    if (req->op == REVIEW_OP_UPDATE)
-        obj = req->old_object;
-    labels = lookup_meta_map(obj, "labels");
-    ns = lookup_meta_str(obj, "namespace");
-    name = lookup_meta_str(obj, "name");
-    kerr_clear(&e);
-    if (labels && labels->child &&
-        lk->sts_by_labels(lk->ctx, ns, labels, &m->sts, &matches, &e) != KERR_OK) {
-        *rc = review_errored(resp, 500, "[Operation: %s, Code: ERR_LIST_STATEFULSETS] %s",
-                             req->operation, e.msg);
-        return DEC_ANSWERED;
-    }
-    if (matches > 1) {
-        *rc = review_errored(resp, 500,
-                             "[Operation: %s, Code: ERR_TOO_MANY_MATCHING_STATEFULSETS] found %zu "
-                             "StatefulSets matching the labels of resource %s/%s, expected one",
-                             req->operation, matches, ns, name);
-        return DEC_ANSWERED;
-    }
-    if (matches == 0 || !m->sts.managed || !m->sts.has_part_of) {
-        enum kerr r;
-
-        kerr_clear(&e);
-        r = pvc_by_name(lk, obj, &m->sts, &e);
-        if (r == KERR_NOTFOUND && lookup_unconfirmed(r, &e)) {
-            *rc = review_errored(resp, 500,
-                                 "the StatefulSets that PVC %s/%s may belong to are not all in "
-                                 "the cache and the API could not be asked: not admitted on an "
-                                 "unconfirmed miss",
-                                 ns, name);
-            return DEC_ANSWERED;
-        }
-        if (r == KERR_NOTFOUND && matches == 0)
-            return DEC_UNSUPPORTED;
-        if (r != KERR_OK && r != KERR_NOTFOUND) {
-            *rc = review_errored(resp, 500, "[Operation: %s, Code: ERR_GET_STATEFULSET] %s",
-                                 req->operation, e.msg);
-            return DEC_ANSWERED;
-        }
-    }
-    meta_from_sts(m);
-    return DEC_META;
-}
-
-static enum decoded decode_meta(const struct lookup *lk, const struct review_req *req,
-                                struct meta *m, struct review_resp *resp, enum kerr *rc)
-{
-    const cJSON *obj = NULL;
-    enum decoded d;
-
-    memset(m, 0, sizeof(*m));
-    m->ns = m->name = "";
-    if (find_component(req)) {
-        d = decode_object(req, &obj, resp, rc);
-        if (d == DEC_META && req->op == REVIEW_OP_UPDATE)
-            meta_from_update(req->old_object, obj, m);
-        else if (d == DEC_META)
-            meta_from_object(obj, m);
-        return d;
-    }
-    if (is_kind(req, "autoscaling", "Scale"))
-        return decode_scale(lk, req, m, resp, rc);
-    if (is_kind(req, "", "PersistentVolumeClaim"))
-        return decode_pvc(lk, req, m, resp, rc);
-    return DEC_UNSUPPORTED;
 }
 
 /* strings.TrimSpace(user) == "system:serviceaccount:<ns>:<name>" */
@@ -375,14 +57,15 @@ static enum kerr handle_delete(const struct protect_config *cfg, const struct re
 }
 
 static enum kerr handle_update(const struct protect_config *cfg, const struct review_req *req,
-                               const struct meta *m, const struct lookup_etcd *etcd,
+                               const struct member_meta *m, const struct lookup_etcd *etcd,
                                struct review_resp *resp)
 {
     const char *user = req->username;
 
     if (protect_user_in(user, cfg->reconcilers, cfg->n_reconcilers))
         return review_allow(resp, "update of managed resources by etcd-druid is allowed");
-    if (is_kind(req, "coordination.k8s.io", "Lease") && is_member_sa(user, m->ns, m->part_of))
+    if (member_is_kind(req, "coordination.k8s.io", "Lease") &&
+        is_member_sa(user, m->ns, m->part_of))
         return review_allow(resp, "lease resource can be freely updated by etcd members");
     if (protect_user_in(user, cfg->exempt, cfg->n_exempt)) {
         if (!etcd->reconcile_in_progress)
@@ -419,9 +102,9 @@ static long replicas_of(const cJSON *obj, int scale)
 /* True when req takes a StatefulSet (or its scale) from above 0 replicas to 0. */
 static int scales_to_zero(const struct review_req *req)
 {
-    int scale = is_kind(req, "autoscaling", "Scale");
+    int scale = member_is_kind(req, "autoscaling", "Scale");
 
-    if (req->op != REVIEW_OP_UPDATE || (!scale && !is_kind(req, "apps", "StatefulSet")))
+    if (req->op != REVIEW_OP_UPDATE || (!scale && !member_is_kind(req, "apps", "StatefulSet")))
         return 0;
     return replicas_of(req->old_object, scale) > 0 && replicas_of(req->object, scale) == 0;
 }
@@ -434,31 +117,141 @@ static int scales_to_zero(const struct review_req *req)
  */
 static int deletes_pods(const struct review_req *req)
 {
-    return req->op == REVIEW_OP_DELETE && is_kind(req, "apps", "StatefulSet") && !req->orphan &&
-           cJSON_IsObject(req->old_object) && replicas_of(req->old_object, 0) > 0;
+    return req->op == REVIEW_OP_DELETE && member_is_kind(req, "apps", "StatefulSet") &&
+           !req->orphan && cJSON_IsObject(req->old_object) && replicas_of(req->old_object, 0) > 0;
+}
+
+/* Ordinals past this are no StatefulSet's (kube-apiserver keeps both fields in an int32). */
+#define ORDINAL_MAX 2147483647L
+
+/* spec.ordinals.start of a StatefulSet (absent: 0); -1 when not a number in range. */
+static long start_of(const cJSON *obj)
+{
+    int64_t s;
+    enum kerr rc = kjson_get_int64(obj, "spec.ordinals.start", &s);
+
+    if (rc == KERR_NOTFOUND)
+        return 0;
+    return rc == KERR_OK && s >= 0 && s <= ORDINAL_MAX ? (long)s : -1;
+}
+
+/* The ordinals [lo, hi) of a StatefulSet; 0 when its fields are not numbers in range. */
+static int ordinals_of(const cJSON *obj, long *lo, long *hi)
+{
+    long r = replicas_of(obj, 0);
+
+    *lo = start_of(obj);
+    *hi = *lo + r;
+    return *lo >= 0 && r >= 0 && r <= ORDINAL_MAX;
 }
 
 /*
- * True when req creates a StatefulSet with 0 replicas: after an orphaning
- * DELETE, the pods of the old one are adopted and deleted by it.
+ * True when req creates a StatefulSet that may adopt pods and delete them:
+ * at 0 replicas, or with ordinals that do not start at 0 (an orphaning
+ * DELETE, then a CREATE from ordinal 3, adopts pods 0..2 and deletes them).
+ * Whether pods are there to lose is the pods lookup's to say.
  */
-static int creates_at_zero(const struct review_req *req)
+static int creates_guarded(const struct review_req *req)
 {
-    return req->op == REVIEW_OP_CREATE && is_kind(req, "apps", "StatefulSet") &&
-           cJSON_IsObject(req->object) && replicas_of(req->object, 0) == 0;
+    long lo, hi;
+
+    if (req->op != REVIEW_OP_CREATE || !member_is_kind(req, "apps", "StatefulSet") ||
+        !cJSON_IsObject(req->object))
+        return 0;
+    return !ordinals_of(req->object, &lo, &hi) || lo == hi || lo != 0;
+}
+
+/*
+ * True when an UPDATE of a StatefulSet with members moves spec.ordinals.start
+ * so that an existing ordinal leaves [start, start + replicas): the StatefulSet
+ * controller deletes those members (at ordinals 0..2 moved to 3, every one)
+ * with spec.replicas never at 0. A scale-down like any other.
+ */
+static int moves_ordinals(const struct review_req *req)
+{
+    long lo0, hi0, lo1, hi1;
+
+    if (req->op != REVIEW_OP_UPDATE || !member_is_kind(req, "apps", "StatefulSet") ||
+        !cJSON_IsObject(req->old_object) || !cJSON_IsObject(req->object) ||
+        replicas_of(req->old_object, 0) <= 0 || start_of(req->old_object) == start_of(req->object))
+        return 0;
+    if (!ordinals_of(req->old_object, &lo0, &hi0) || !ordinals_of(req->object, &lo1, &hi1))
+        return 1;
+    return lo0 < lo1 || hi0 > hi1;
 }
 
 /*
  * What the scale-down guard judges: a scale-down to 0, a DELETE that takes
- * the pods, a CREATE at 0 replicas.
+ * the pods, a CREATE that may adopt and delete them, a move of the ordinals.
  */
 static int guarded(const struct review_req *req)
 {
-    return scales_to_zero(req) || deletes_pods(req) || creates_at_zero(req);
+    return scales_to_zero(req) || deletes_pods(req) || creates_guarded(req) || moves_ordinals(req);
+}
+
+/*
+ * A guarded CREATE takes members only where pods of the StatefulSet's name
+ * lie outside its ordinals: the API server is asked (pods are facts nobody
+ * forges in an Etcd's status). *lost 0: none are, nothing to guard; a failed
+ * or impossible lookup is a 500 in resp (*decided 1), never an admission.
+ */
+static enum kerr create_takes(const struct lookup *lk, const struct review_req *req,
+                              const struct member_meta *m, char *what, size_t size,
+                              struct review_resp *resp, int *decided)
+{
+    long lo = 0, hi = 0;
+    size_t lost = 0;
+    int64_t first = -1;
+    struct kerr_info e;
+
+    kerr_clear(&e);
+    if (!ordinals_of(req->object, &lo, &hi))
+        kerr_set(&e, KERR_INVAL, "its spec.replicas or spec.ordinals.start is not a valid number");
+    else if (!lk->pods)
+        kerr_set(&e, KERR_UNSUPPORTED, "no pod lookup is configured");
+    else
+        lk->pods(lk->ctx, m->ns, m->name, lo, hi, &lost, &first, &e);
+    if (e.code != KERR_OK) {
+        *decided = 1;
+        return review_errored(resp, 500,
+                              "creating StatefulSet %s/%s of Etcd %s: its pods cannot be told "
+                              "(%s), and a StatefulSet created %s adopts and deletes any outside "
+                              "its ordinals: not admitted unchecked",
+                              m->ns, m->name, m->part_of, e.msg,
+                              hi == lo ? "at 0 replicas" : "from a later ordinal");
+    }
+    if (lost && hi == lo)
+        snprintf(what, size, "creating StatefulSet %s/%s with 0 replicas", m->ns, m->name);
+    else if (lost)
+        snprintf(what, size,
+                 "creating StatefulSet %s/%s with ordinals [%ld, %ld) while its pod %s-%lld "
+                 "runs (%zu outside them)",
+                 m->ns, m->name, lo, hi, m->name, (long long)first, lost);
+    return KERR_OK;
+}
+
+/* What req does, for the guard's refusal: "scaling StatefulSet ns/name to 0 replicas". */
+static void guarded_what(const struct review_req *req, const struct member_meta *m, char *what,
+                         size_t size)
+{
+    long lo0 = 0, hi0 = 0, lo1 = 0, hi1 = 0;
+
+    if (req->op == REVIEW_OP_DELETE)
+        snprintf(what, size, "deleting StatefulSet %s/%s", m->ns, m->name);
+    else if (moves_ordinals(req) && ordinals_of(req->old_object, &lo0, &hi0) &&
+             ordinals_of(req->object, &lo1, &hi1))
+        snprintf(what, size,
+                 "moving StatefulSet %s/%s from ordinals [%ld, %ld) to [%ld, %ld) (the members "
+                 "outside are deleted)",
+                 m->ns, m->name, lo0, hi0, lo1, hi1);
+    else if (moves_ordinals(req))
+        snprintf(what, size, "moving the ordinals of StatefulSet %s/%s", m->ns, m->name);
+    else
+        snprintf(what, size, "scaling StatefulSet %s/%s to 0 replicas", m->ns, m->name);
 }
 
 static void event_break_glass(const struct protect_config *cfg, const struct review_req *req,
-                              const struct meta *m, const struct lookup_etcd *etcd)
+                              const struct member_meta *m, const struct lookup_etcd *etcd)
 {
     struct ev_ref ref = { "druid.gardener.cloud/v1alpha1", "Etcd", m->ns, m->part_of, etcd->uid };
 
@@ -550,7 +343,7 @@ static void snapshot_ground(const struct protect_config *cfg, const struct revie
                  "hibernation phase is \"%s\", not %s: etcd's revision has not been checked "
                  "against the final snapshot",
                  etcd->phase, HIBGUARD_PHASE_SCALING);
-    else if (req->op == REVIEW_OP_CREATE || is_kind(req, "autoscaling", "Scale"))
+    else if (req->op == REVIEW_OP_CREATE || member_is_kind(req, "autoscaling", "Scale"))
         snprintf(why, size,
                  "the final snapshot was checked against the StatefulSet itself (its uid and "
                  "generation), which a %s does not show: warden-controller scales the "
@@ -569,11 +362,11 @@ static void snapshot_ground(const struct protect_config *cfg, const struct revie
  * answer (a denial or a failed lookup); 0 lets the usual checks go on.
  */
 static enum kerr guard_scale_down(const struct protect_config *cfg, const struct lookup *lk,
-                                  const struct review_req *req, const struct meta *m,
+                                  const struct review_req *req, const struct member_meta *m,
                                   const struct lookup_etcd *etcd, struct review_resp *resp,
                                   int *decided)
 {
-    char missing[480], glass[160];
+    char missing[480], glass[160], what[2 * LOOKUP_NAME_MAX + 160] = "";
     int del = req->op == REVIEW_OP_DELETE, create = req->op == REVIEW_OP_CREATE;
     struct lookup_etcd fresh;
     struct kerr_info e;
@@ -583,12 +376,16 @@ static enum kerr guard_scale_down(const struct protect_config *cfg, const struct
     *decided = 0;
     if (!guarded(req) || !etcd->has_backup_store)
         return KERR_OK;
-    /* a StatefulSet created at 0 takes pods only where the Etcd has members */
-    if (creates_at_zero(req) && !etcd->has_members)
+    /* a StatefulSet created at 0 or from a later ordinal takes the pods outside its ordinals */
+    if (create && ((rc = create_takes(lk, req, m, what, sizeof(what), resp, decided)) || *decided ||
+                   !what[0]))
+        return rc;
+    /* the components of an Etcd being deleted go with it: the API server's deletionTimestamp
+     * says so, not status.lastOperation (anyone with etcds/status writes that) */
+    if (del && etcd->deleting)
         return KERR_OK;
-    /* the components of an Etcd being deleted go with it */
-    if (del && (etcd->deleting || etcd->deletion_in_progress))
-        return KERR_OK;
+    if (!create)
+        guarded_what(req, m, what, sizeof(what));
     /* a cut counts only while its sleep is under way, for the scale-down that was checked */
     snapshot_ground(cfg, req, etcd, missing, sizeof(missing));
     /* warden-controller writes phase ScalingDown and scales right after: the cache may not
@@ -618,27 +415,25 @@ static enum kerr guard_scale_down(const struct protect_config *cfg, const struct
         return review_warn(resp,
                            "StatefulSet %s/%s is %s without a snapshot of Etcd %s taken "
                            "for this hibernation, allowed by annotation %s: %s",
-                           m->ns, m->name, del ? "deleted" : "scaled to 0", m->part_of,
-                           HIBGUARD_ANN_BREAK_GLASS, etcd->break_glass_reason);
+                           m->ns, m->name,
+                           del                   ? "deleted"
+                           : create              ? "created taking its members"
+                           : moves_ordinals(req) ? "moved off its members' ordinals"
+                                                 : "scaled to 0",
+                           m->part_of, HIBGUARD_ANN_BREAK_GLASS, etcd->break_glass_reason);
     }
     if (!missing[0])
         missing_snapshot(etcd, missing, sizeof(missing));
     *decided = 1;
     return review_deny(resp,
-                       "%s StatefulSet %s/%s%s needs a full snapshot of Etcd %s "
+                       "%s needs a full snapshot of Etcd %s "
                        "taken for this hibernation: %s%s. Wait for the snapshot or, if the "
                        "backups of Etcd %s are broken, allow the %s without one: kubectl "
                        "annotate etcd -n %s %s %s=\"<RFC 3339 expiry, at most 24h ahead> "
                        "<reason>\"",
-                       del      ? "deleting"
-                       : create ? "creating"
-                                : "scaling",
-                       m->ns, m->name,
-                       del      ? ""
-                       : create ? " with 0 replicas"
-                                : " to 0 replicas",
-                       m->part_of, missing, glass, m->part_of, del ? "deletion" : "scale-down",
-                       m->ns, m->part_of, HIBGUARD_ANN_BREAK_GLASS);
+                       what, m->part_of, missing, glass, m->part_of,
+                       del ? "deletion" : "scale-down", m->ns, m->part_of,
+                       HIBGUARD_ANN_BREAK_GLASS);
 }
 
 /*
@@ -650,7 +445,7 @@ static enum kerr guard_scale_down(const struct protect_config *cfg, const struct
  * *decided as guard_scale_down.
  */
 static enum kerr guard_labels(const struct protect_config *cfg, const struct review_req *req,
-                              const struct meta *m, struct review_resp *resp, int *decided)
+                              const struct member_meta *m, struct review_resp *resp, int *decided)
 {
     char from[LOOKUP_NAME_MAX + 8], to[LOOKUP_NAME_MAX + 8];
 
@@ -675,55 +470,12 @@ static enum kerr guard_labels(const struct protect_config *cfg, const struct rev
                        m->part_of, LOOKUP_LABEL_MANAGED_BY, LOOKUP_LABEL_PART_OF);
 }
 
-/*
- * A PVC UPDATE is judged only when it changes a label that makes it a
- * member's (managed-by, part-of): a relabel is refused where deleting it
- * would be; anything else (a resize) is etcd-druid's users' own.
- */
-static int pvc_relabels(const struct review_req *req)
-{
-    const cJSON *lo = lookup_meta_map(req->old_object, "labels"),
-                *ln = lookup_meta_map(req->object, "labels");
-
-    if (raw_problem(req->old_object) || raw_problem(req->object))
-        return 1;
-    return !same_str(lookup_map_get(lo, LOOKUP_LABEL_MANAGED_BY),
-                     lookup_map_get(ln, LOOKUP_LABEL_MANAGED_BY)) ||
-           !same_str(lookup_map_get(lo, LOOKUP_LABEL_PART_OF),
-                     lookup_map_get(ln, LOOKUP_LABEL_PART_OF));
-}
-
-/*
- * A StatefulSet without etcd-druid's labels is still an Etcd's when an Etcd
- * owns it or one of its name lives in its namespace (the StatefulSet
- * etcd-druid creates is named as its Etcd): m then names that Etcd, and the
- * Etcd lookup that follows decides (not found: not an Etcd's).
- */
-static void sts_by_name(const struct review_req *req, struct meta *m)
-{
-    const cJSON *obj = req->op == REVIEW_OP_CREATE ? req->object : req->old_object, *ref;
-    const cJSON *refs = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "ownerReferences");
-
-    m->managed = 1;
-    m->part_of = m->name;
-    cJSON_ArrayForEach (ref, refs) {
-        const cJSON *k = cJSON_GetObjectItemCaseSensitive(ref, "kind"),
-                    *nm = cJSON_GetObjectItemCaseSensitive(ref, "name");
-
-        if (cJSON_IsString(k) && cJSON_IsString(nm) && strcmp(k->valuestring, "Etcd") == 0) {
-            m->part_of = nm->valuestring;
-            return;
-        }
-    }
-}
-
 /* Steps 5-9 for an object managed by etcd-druid. */
 static enum kerr judge_managed(const struct protect_config *cfg, const struct lookup *lk,
-                               const struct review_req *req, const struct meta *m,
+                               const struct review_req *req, const struct member_meta *m,
                                struct review_resp *resp)
 {
-    const struct component *c = find_component(req);
+    const struct member_component *c = member_component_of(req);
     struct lookup_etcd etcd;
     struct kerr_info e;
     int decided = 0;
@@ -778,13 +530,13 @@ enum kerr protect_decide(const struct protect_config *cfg, const struct lookup *
                          const struct review_req *req, struct review_resp *resp,
                          struct kerr_info *err)
 {
-    struct meta m;
+    struct member_meta m;
     enum kerr rc = KERR_OK;
 
-    if (creates_at_zero(req))
+    if (creates_guarded(req))
         return protect_guard_decide(cfg, lk, req, resp, err);
-    if (req->op == REVIEW_OP_UPDATE && is_kind(req, "", "PersistentVolumeClaim") &&
-        !pvc_relabels(req)) {
+    if (req->op == REVIEW_OP_UPDATE && member_is_kind(req, "", "PersistentVolumeClaim") &&
+        !member_pvc_judged(req)) {
         rc = review_allow(resp, "update of PersistentVolumeClaim %s/%s allowed", req->namespace,
                           req->name);
         goto out;
@@ -793,17 +545,17 @@ enum kerr protect_decide(const struct protect_config *cfg, const struct lookup *
         rc = review_allow(resp, "operation %s is allowed", req->operation);
         goto out;
     }
-    switch (decode_meta(lk, req, &m, resp, &rc)) {
-    case DEC_ANSWERED:
+    switch (member_decode(lk, req, &m, resp, &rc)) {
+    case MEMBER_ANSWERED:
         goto out;
-    case DEC_UNSUPPORTED:
+    case MEMBER_UNSUPPORTED:
         rc = review_allow(resp, "resource: %s%s%s is not supported by EtcdComponents webhook",
                           req->kind_kind, *req->kind_group ? "." : "", req->kind_group);
         goto out;
-    case DEC_META:
+    case MEMBER_META:
         break;
     }
-    if (guarded(req) && is_kind(req, "apps", "StatefulSet") && (!m.managed || !m.part_of))
+    if (guarded(req) && member_is_kind(req, "apps", "StatefulSet") && (!m.managed || !m.part_of))
         return protect_guard_decide(cfg, lk, req, resp, err);
     if (!m.managed)
         rc = review_allow(resp, "resource: %s/%s is not managed by druid, skipping validations",
@@ -822,7 +574,7 @@ enum kerr protect_guard_decide(const struct protect_config *cfg, const struct lo
 {
     struct lookup_etcd etcd;
     struct kerr_info e;
-    struct meta m;
+    struct member_meta m;
     int decided = 0, judged = guarded(req);
     enum kerr rc = KERR_OK;
 
@@ -831,18 +583,18 @@ enum kerr protect_guard_decide(const struct protect_config *cfg, const struct lo
      * the labels that decide whether a StatefulSet is checked are judged:
      * nothing else is looked up, nothing else refused.
      */
-    if (!judged && (req->op != REVIEW_OP_UPDATE || !is_kind(req, "apps", "StatefulSet") ||
-                    raw_problem(req->old_object) || raw_problem(req->object))) {
+    if (!judged && (req->op != REVIEW_OP_UPDATE || !member_is_kind(req, "apps", "StatefulSet") ||
+                    member_raw_problem(req->old_object) || member_raw_problem(req->object))) {
         rc = review_allow(resp, "not a scale-down to 0 replicas");
         goto out;
     }
-    switch (decode_meta(lk, req, &m, resp, &rc)) {
-    case DEC_ANSWERED:
+    switch (member_decode(lk, req, &m, resp, &rc)) {
+    case MEMBER_ANSWERED:
         goto out;
-    case DEC_UNSUPPORTED:
+    case MEMBER_UNSUPPORTED:
         m.managed = 0;
         break;
-    case DEC_META:
+    case MEMBER_META:
         break;
     }
     if (!judged &&
@@ -850,8 +602,8 @@ enum kerr protect_guard_decide(const struct protect_config *cfg, const struct lo
         rc = review_allow(resp, "not a scale-down to 0 replicas");
         goto out;
     }
-    if (judged && is_kind(req, "apps", "StatefulSet") && (!m.managed || !m.part_of))
-        sts_by_name(req, &m);
+    if (judged && member_is_kind(req, "apps", "StatefulSet") && (!m.managed || !m.part_of))
+        member_sts_by_name(req, &m);
     if (!m.managed || !m.part_of) {
         rc = review_allow(resp, "resource: %s/%s is not a component of an Etcd", m.ns, m.name);
         goto out;

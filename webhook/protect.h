@@ -31,13 +31,20 @@
  * rewrite the labels that decide whether it is checked. Otherwise the new
  * object decides, as in etcd-druid.
  *
+ * Which objects are an Etcd's (labels, name, owner; an UPDATE judged on
+ * the old object) is webhook/member.h's to say.
+ *
  * Before steps 6-9, etcd-warden's scale-down guard (common/hibguard.h):
- * an UPDATE of a managed StatefulSet, or of its scale subresource, that
- * takes spec.replicas from above 0 to 0 for an Etcd with a backup store
- * (spec.backup.store), or a DELETE of such a StatefulSet with replicas
- * above 0 that does not orphan its pods (unless the Etcd is itself being
- * deleted), is refused - whoever asks, reconcilers and an Etcd with
- * component protection disabled included - unless a full snapshot of
+ * for an Etcd with a backup store (spec.backup.store), an UPDATE of its
+ * StatefulSet, or of its scale subresource, that takes spec.replicas from
+ * above 0 to 0 or moves spec.ordinals.start so that an existing ordinal
+ * leaves [start, start + replicas); a CREATE of its StatefulSet at 0
+ * replicas or from a later ordinal while pods of that name lie outside its
+ * ordinals (lookup.pods, a LIST the API server answers; no answer: 500);
+ * or a DELETE of the StatefulSet with replicas above 0 that does not
+ * orphan its pods (unless the Etcd carries a deletionTimestamp: its
+ * status.lastOperation is anyone's with etcds/status to write), is refused - whoever asks,
+ * reconcilers and an Etcd with component protection disabled included - unless a full snapshot of
  * that Etcd Succeeded after its traffic cut (annotation
  * HIBGUARD_ANN_CUT_AT; the snapshot lookup reads a cache) while that cut
  * is current (hibguard_phase_current: the hibernation phase says a sleep is

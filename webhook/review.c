@@ -183,8 +183,10 @@ static const struct jscan_member meta_components_m[] = {
     { NULL, NULL },
 };
 static const struct jscan_keep meta_components = { JSCAN_MEMBERS, meta_components_m, NULL };
-/* spec.replicas: the scale-down guard of a StatefulSet or a Scale. */
-static const struct jscan_member spec_components_m[] = { { "replicas", &all }, { NULL, NULL } };
+/* spec.replicas, spec.ordinals: the scale-down guard of a StatefulSet or a Scale. */
+static const struct jscan_member spec_components_m[] = { { "replicas", &all },
+                                                         { "ordinals", &all },
+                                                         { NULL, NULL } };
 static const struct jscan_keep spec_components = { JSCAN_MEMBERS, spec_components_m, NULL };
 static const struct jscan_member obj_components_m[] = { { "metadata", &meta_components },
                                                         { "spec", &spec_components },

@@ -17,6 +17,7 @@
 
 static const struct k8s_resource res_etcd = { "druid.gardener.cloud", "v1alpha1", "etcds", 1 };
 static const struct k8s_resource res_sts = { "apps", "v1", "statefulsets", 1 };
+static const struct k8s_resource res_pod = { "", "v1", "pods", 1 };
 static const struct k8s_resource res_task = { "druid.gardener.cloud", "v1alpha1", "etcdopstasks",
                                               1 };
 
@@ -383,6 +384,29 @@ static enum kerr c_snapshot(void *ctx, const char *ns, const char *etcd, time_t 
     return rc;
 }
 
+/* A LIST of ns's pods (not cached): only a guarded request that may take members asks. */
+static enum kerr c_pods(void *ctx, const char *ns, const char *sts, int64_t lo, int64_t hi,
+                        size_t *outside, int64_t *first, struct kerr_info *err)
+{
+    struct wh_cache *c = ctx;
+    struct k8s_list_opts o;
+    cJSON *list = NULL;
+    enum kerr rc;
+
+    *outside = 0;
+    *first = -1;
+    if (!take_slot(c))
+        return kerr_set(err, KERR_TOOMANY, "too many API lookups in flight to list the pods");
+    memset(&o, 0, sizeof(o));
+    o.deadline_ms = lookup_deadline();
+    rc = k8s_list(c->o.client, &res_pod, ns, &o, &list, err);
+    atomic_fetch_sub(&c->running, 1);
+    if (rc == KERR_OK)
+        *outside = lookup_pods_outside(kjson_get_arr(list, "items"), sts, lo, hi, first);
+    cJSON_Delete(list);
+    return rc;
+}
+
 void wh_cache_bind(struct wh_cache *c, struct lookup *out)
 {
     out->ctx = c;
@@ -391,4 +415,5 @@ void wh_cache_bind(struct wh_cache *c, struct lookup *out)
     out->sts = c_sts;
     out->sts_by_labels = c_sts_by_labels;
     out->snapshot = c_snapshot;
+    out->pods = c_pods;
 }

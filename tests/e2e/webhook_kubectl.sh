@@ -45,6 +45,8 @@ denied_soon() {
 
 COMP='admission webhook "etcdcomponents.webhooks.druid.gardener.cloud" denied the request: '
 SCALE='admission webhook "stsscale.etcdcomponents.webhooks.druid.gardener.cloud" denied the request: '
+# StatefulSets and member PVCs: the chart's members entry (no objectSelector)
+MEMBERS='admission webhook "members.etcdcomponents.webhooks.etcd-warden.io" denied the request: '
 deny_msg() { # user
     echo "changes from service account $1 are disallowed at the moment. Please consider disabling component protection by setting annotation \`druid.gardener.cloud/disable-etcd-component-protection\` on the parent Etcd resource"
 }
@@ -107,7 +109,7 @@ wh_denied "a person edits the Role" "$COMP$(deny_msg alice)" alice label role et
 wh_denied "a person edits the PDB" "$COMP$(deny_msg alice)" alice label pdb etcd-main x=y
 wh_denied "a person scales the StatefulSet" "$SCALE$(deny_msg alice)" \
     alice scale statefulset etcd-main --replicas=1
-wh_denied "a person deletes a member's PVC" "$COMP$(deny_msg alice)" \
+wh_denied "a person deletes a member's PVC" "$MEMBERS$(deny_msg alice)" \
     alice delete pvc etcd-main-etcd-main-0
 wh_allowed "a person edits an unmanaged ConfigMap" alice label configmap unmanaged x=y
 wh_allowed "etcd-druid edits a managed ConfigMap" druid label configmap etcd-main-config by=druid

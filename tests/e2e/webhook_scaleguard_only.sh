@@ -22,10 +22,8 @@ metadata: {name: etcd-warden}
 webhooks:
 $(wh_webhook scaleguard.webhooks.etcd-warden.io /webhooks/scaleguard "v1beta1, v1")
   matchPolicy: Exact
-  objectSelector:
-    matchLabels: {app.kubernetes.io/managed-by: etcd-druid}
   rules:
-  - {apiGroups: [apps], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [statefulsets], scope: "*"}
+  - {apiGroups: [apps], apiVersions: [v1], operations: [CREATE, UPDATE, DELETE], resources: [statefulsets], scope: "*"}
 $(wh_webhook stsscale.scaleguard.webhooks.etcd-warden.io /webhooks/scaleguard "v1beta1, v1")
   matchPolicy: Exact
   rules:

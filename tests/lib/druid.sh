@@ -227,7 +227,31 @@ EOF
     DRUID_UID=$(kc -n "$ns" get etcd "$name" -o jsonpath='{.metadata.uid}')
     druid_components "$ns" "$name" "$DRUID_UID" "$replicas" | kc_druid -n "$ns" create -f - >/dev/null ||
         wh_fail "etcd-druid could not create the components of $ns/$name"
+    druid_pods "$ns" "$name" "$replicas"
     druid_status "$ns" "$name" "$replicas"
+}
+
+# Create the member pods NAME-0 .. NAME-(REPLICAS-1) of StatefulSet NS/NAME as the
+# StatefulSet controller creates them (etcd-druid's selector labels, owned by the
+# StatefulSet): kube-sim runs no pods, but the scale-down guard asks the API server which
+# members a StatefulSet created at 0 (or from a later ordinal) would adopt and delete. The
+# garbage collector deletes them with their StatefulSet; an orphaning DELETE leaves them.
+#   druid_pods NS NAME REPLICAS
+druid_pods() {
+    local ns=$1 n=$2 r=$3 uid i
+    [ "$r" -gt 0 ] || return 0
+    uid=$(kc -n "$ns" get statefulset "$n" -o jsonpath='{.metadata.uid}') ||
+        wh_fail "no StatefulSet $ns/$n for its pods"
+    for ((i = 0; i < r; i++)); do
+        echo "---"
+        echo "apiVersion: v1"
+        echo "kind: Pod"
+        echo "metadata:"
+        echo "  name: $n-$i"
+        echo "  labels: {app.kubernetes.io/managed-by: etcd-druid, app.kubernetes.io/part-of: $n}"
+        echo "  ownerReferences: [{apiVersion: apps/v1, kind: StatefulSet, name: $n, uid: $uid, controller: true, blockOwnerDeletion: true}]"
+        echo "spec: {containers: [{name: etcd, image: etcd-wrapper}]}"
+    done | kc -n "$ns" create -f - >/dev/null || wh_fail "cannot create the pods of $ns/$n"
 }
 
 # Print the components of Etcd NAME (uid UID, REPLICAS members) as etcd-druid builds them

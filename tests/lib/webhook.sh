@@ -245,8 +245,11 @@ wh_members_webhook() {
     echo '  - {apiGroups: [""], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [persistentvolumeclaims], scope: "*"}'
 }
 
-# Register etcd-druid's own ValidatingWebhookConfiguration "etcd-druid" (its two component
-# webhooks as etcd-druid's chart ships them), pointed at warden-webhook.
+# Register the ValidatingWebhookConfiguration "etcd-druid" as the chart registers
+# etcd-druid's component protection (webhook.componentProtection, leaseUpdates on): the
+# component kinds by etcd-druid's objectSelector, the members entry (StatefulSet
+# CREATE/UPDATE/DELETE and PVC UPDATE/DELETE, wh_members_webhook) without it, and the
+# StatefulSet scale subresource, pointed at warden-webhook.
 wh_register_druid() {
     kc apply -f - >/dev/null <<EOF
 apiVersion: admissionregistration.k8s.io/v1
@@ -262,12 +265,11 @@ $(wh_webhook etcdcomponents.webhooks.druid.gardener.cloud /webhooks/etcdcomponen
     matchLabels: {app.kubernetes.io/managed-by: etcd-druid}
   rules:
   - {apiGroups: [""], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [serviceaccounts, services, configmaps], scope: "*"}
-  - {apiGroups: [""], apiVersions: [v1], operations: [DELETE], resources: [persistentvolumeclaims], scope: "*"}
   - {apiGroups: [rbac.authorization.k8s.io], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [roles, rolebindings], scope: "*"}
-  - {apiGroups: [apps], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [statefulsets], scope: "*"}
   - {apiGroups: [policy], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [poddisruptionbudgets], scope: "*"}
   - {apiGroups: [batch], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [jobs], scope: "*"}
   - {apiGroups: [coordination.k8s.io], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [leases], scope: "*"}
+$(wh_members_webhook)
 $(wh_webhook stsscale.etcdcomponents.webhooks.druid.gardener.cloud /webhooks/etcdcomponents "v1beta1, v1")
   matchPolicy: Exact
   namespaceSelector: {}

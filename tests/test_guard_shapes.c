@@ -1,0 +1,367 @@
+/*
+ * Tests of the request shapes the scale-down guard (webhook/protect) judges beyond a
+ * scale to 0 (issue 30, the second attack): spec.ordinals.start moved past the members
+ * by an UPDATE, or by an orphaning DELETE and a CREATE from a later ordinal (members are
+ * the pods the API server lists, lookup.pods); a PVC known only by its StatefulSet owner
+ * whose owner reference an UPDATE drops; a CREATE whose pods cannot be listed. Each sent
+ * through the decode - decide - encode pipeline with in-memory lookups and through both
+ * review decoders (whdiff).
+ */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/kjson.h"
+#include "common/ktime.h"
+#include "tests/support/testutil.h"
+#include "tests/support/whdiff.h"
+#include "webhook/protect.h"
+
+#define DRUID    "system:serviceaccount:druid:etcd-druid"
+#define WARDEN   "system:serviceaccount:warden:warden-controller"
+#define PERSON   "alice@example.com"
+#define ANN_OPEN "\"druid.gardener.cloud/disable-etcd-component-protection\":\"\""
+#define STORE    "\"backup\":{\"store\":{\"container\":\"b\",\"prefix\":\"p\",\"provider\":\"S3\"}}"
+#define ETCD(name, ann, spec)                                                          \
+    "{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"" name "\",\"uid\":\"uid-" name \
+    "\",\"annotations\":{" ann "}},\"spec\":{\"replicas\":3" spec "}}"
+#define LBL_MAIN                                                            \
+    "{\"app.kubernetes.io/managed-by\":\"etcd-druid\",\"app.kubernetes.io/" \
+    "part-of\":\"etcd-main\"}"
+
+static const char *const reconcilers[] = { DRUID, WARDEN };
+static const char *const controllers[] = { WARDEN };
+static const char stses[] = "[{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"etcd-main\","
+                            "\"labels\":" LBL_MAIN "}}]";
+
+static time_t fixed_clock(void)
+{
+    return 1795000000;
+}
+
+/* Pods etcd-main-0 .. n-1 of shoot (and one of another namespace), as the API lists them. */
+static cJSON *member_pods(int n)
+{
+    cJSON *pods = cJSON_CreateArray(), *p, *meta;
+    char name[32];
+    int i;
+
+    for (i = 0; i <= n; i++) {
+        p = cJSON_CreateObject();
+        meta = cJSON_AddObjectToObject(p, "metadata");
+        snprintf(name, sizeof(name), "etcd-main-%d", i < n ? i : 0);
+        cJSON_AddStringToObject(meta, "namespace", i < n ? "shoot" : "other");
+        cJSON_AddStringToObject(meta, "name", name);
+        cJSON_AddItemToArray(pods, p);
+    }
+    return pods;
+}
+
+/* StatefulSet etcd-main with replicas and spec.ordinals.start (-1: absent). */
+static cJSON *sts_object(int replicas, int start)
+{
+    cJSON *o = cJSON_CreateObject(), *meta, *spec;
+
+    cJSON_AddStringToObject(o, "apiVersion", "apps/v1");
+    cJSON_AddStringToObject(o, "kind", "StatefulSet");
+    meta = cJSON_AddObjectToObject(o, "metadata");
+    cJSON_AddStringToObject(meta, "namespace", "shoot");
+    cJSON_AddStringToObject(meta, "name", "etcd-main");
+    cJSON_AddStringToObject(meta, "uid", "uid-sts");
+    cJSON_AddNumberToObject(meta, "generation", 7);
+    cJSON_AddItemToObject(meta, "labels", cJSON_Parse(LBL_MAIN));
+    spec = cJSON_AddObjectToObject(o, "spec");
+    cJSON_AddNumberToObject(spec, "replicas", replicas);
+    if (start >= 0)
+        cJSON_AddNumberToObject(cJSON_AddObjectToObject(spec, "ordinals"), "start", start);
+    return o;
+}
+
+/* A review of StatefulSet etcd-main: op (UPDATE or CREATE) by user. */
+static char *sts_review(const char *op, const char *user, int old_start, int old_replicas,
+                        int new_start, int new_replicas)
+{
+    cJSON *root = cJSON_CreateObject(), *req, *k;
+    char *text;
+
+    cJSON_AddStringToObject(root, "apiVersion", "admission.k8s.io/v1");
+    cJSON_AddStringToObject(root, "kind", "AdmissionReview");
+    req = cJSON_AddObjectToObject(root, "request");
+    cJSON_AddStringToObject(req, "uid", "0000-2222");
+    k = cJSON_AddObjectToObject(req, "kind");
+    cJSON_AddStringToObject(k, "group", "apps");
+    cJSON_AddStringToObject(k, "version", "v1");
+    cJSON_AddStringToObject(k, "kind", "StatefulSet");
+    k = cJSON_AddObjectToObject(req, "resource");
+    cJSON_AddStringToObject(k, "group", "apps");
+    cJSON_AddStringToObject(k, "version", "v1");
+    cJSON_AddStringToObject(k, "resource", "statefulsets");
+    cJSON_AddStringToObject(req, "name", "etcd-main");
+    cJSON_AddStringToObject(req, "namespace", "shoot");
+    cJSON_AddStringToObject(req, "operation", op);
+    k = cJSON_AddObjectToObject(req, "userInfo");
+    cJSON_AddStringToObject(k, "username", user);
+    cJSON_AddItemToObject(req, "object", sts_object(new_replicas, new_start));
+    if (strcmp(op, "CREATE") == 0)
+        cJSON_AddNullToObject(req, "oldObject");
+    else
+        cJSON_AddItemToObject(req, "oldObject", sts_object(old_replicas, old_start));
+    text = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    return text;
+}
+
+/* Decide body (a review) through hook h with the Etcd etcd and pods etcd-main-0..npods-1. */
+static cJSON *decide_body(enum wh_hook h, const char *etcd, int npods, const char *body)
+{
+    struct protect_config cfg = { reconcilers, 2, NULL, 0, NULL, controllers, 1, fixed_clock };
+    struct lookup_mem mem = { 0 };
+    struct wh_dispatch d;
+    struct lookup lk;
+    struct kerr_info err;
+    cJSON *etcds = cJSON_CreateArray(), *sts = cJSON_Parse(stses), *tasks = cJSON_CreateArray();
+    cJSON *pods = member_pods(npods), *doc = NULL;
+    char *out = NULL;
+    size_t len = 0;
+    unsigned int status = 0;
+
+    cJSON_AddItemToArray(etcds, cJSON_Parse(etcd));
+    mem.etcds = etcds;
+    mem.stses = sts;
+    mem.tasks = tasks;
+    mem.pods = pods;
+    lookup_mem_bind(&mem, &lk);
+    cr_assert_eq(wh_dispatch_init(&d, &cfg, &lk, NULL, &err), KERR_OK, "%s", err.msg);
+    whdiff_same(&cfg, &mem, h, body);
+    cr_assert_eq(wh_dispatch_review(&d, h, body, strlen(body), &out, &len, &status, &err), KERR_OK,
+                 "%s", err.msg);
+    cr_assert_eq(status, 200);
+    cr_assert_eq(kjson_parse(out, len, NULL, &doc, NULL, NULL), KERR_OK);
+    free(out);
+    cJSON_Delete(etcds);
+    cJSON_Delete(sts);
+    cJSON_Delete(tasks);
+    cJSON_Delete(pods);
+    return doc;
+}
+
+static void expect_answer(const cJSON *doc, const char *title, int allowed, const char *message)
+{
+    bool got = !allowed;
+    const char *msg = kjson_get_str(doc, "response.status.message");
+
+    cr_assert_eq(kjson_get_bool(doc, "response.allowed", &got), KERR_OK);
+    cr_expect_eq(got, allowed != 0, "%s: allowed (%s)", title, msg ? msg : "");
+    cr_expect(msg && strstr(msg, message), "%s: message %s", title, msg ? msg : "(none)");
+}
+
+struct orow {
+    const char *title;
+    enum wh_hook hook;
+    const char *op, *user, *etcd;
+    int old_start, old_replicas, new_start, new_replicas; /* start -1: absent */
+    int pods;                                             /* etcd-main-0..pods-1 run */
+    int allowed;
+    const char *message;
+};
+
+#define MOVED "moving StatefulSet shoot/etcd-main from ordinals [0, 3) to [3, 6)"
+
+/*
+ * Issue 30, second attack: spec.ordinals.start (StatefulSetStartOrdinal) moved past the
+ * members, by an UPDATE or an orphaning DELETE then a CREATE from a later ordinal, deletes
+ * them with spec.replicas never at 0: a scale-down, guarded like one.
+ */
+static const struct orow orows[] = {
+    { "a person moving ordinals.start past the members, protection disabled", WH_HOOK_COMPONENTS,
+      "UPDATE", PERSON, ETCD("etcd-main", ANN_OPEN, "," STORE), -1, 3, 3, 3, 3, 0, MOVED },
+    { "etcd-druid moving ordinals.start past the members", WH_HOOK_SCALEGUARD, "UPDATE", DRUID,
+      ETCD("etcd-main", "", "," STORE), 0, 3, 3, 3, 3, 0, MOVED },
+    { "moving ordinals.start by one drops member 0", WH_HOOK_SCALEGUARD, "UPDATE", DRUID,
+      ETCD("etcd-main", "", "," STORE), 0, 3, 1, 3, 3, 0,
+      "moving StatefulSet shoot/etcd-main from ordinals [0, 3) to [1, 4)" },
+    { "moving ordinals.start down while growing keeps every member", WH_HOOK_SCALEGUARD, "UPDATE",
+      DRUID, ETCD("etcd-main", "", "," STORE), 2, 3, 0, 5, 3, 1, "not a scale-down to 0" },
+    { "ordinals moved at 0 replicas: no member", WH_HOOK_SCALEGUARD, "UPDATE", DRUID,
+      ETCD("etcd-main", "", "," STORE), 0, 0, 3, 0, 0, 1, "not a scale-down to 0" },
+    { "ordinals moved without a backup store: nothing to wait for", WH_HOOK_SCALEGUARD, "UPDATE",
+      DRUID, ETCD("etcd-main", "", ""), 0, 3, 3, 3, 3, 1, "scale-down of StatefulSet" },
+    { "re-created from ordinal 3 while pods 0..2 run", WH_HOOK_COMPONENTS, "CREATE", PERSON,
+      ETCD("etcd-main", ANN_OPEN, "," STORE), -1, 0, 3, 3, 3, 0,
+      "creating StatefulSet shoot/etcd-main with ordinals [3, 6) while its pod etcd-main-0 runs" },
+    { "guard only: re-created from ordinal 3 while pods run", WH_HOOK_SCALEGUARD, "CREATE", DRUID,
+      ETCD("etcd-main", "", "," STORE), -1, 0, 3, 3, 3, 0, "with ordinals [3, 6)" },
+    { "created from ordinal 3 with no pod to adopt", WH_HOOK_SCALEGUARD, "CREATE", DRUID,
+      ETCD("etcd-main", "", "," STORE), -1, 0, 3, 3, 0, 1,
+      "creation of StatefulSet shoot/etcd-main allowed" },
+    { "created from ordinal 1 over pods 1..2 only", WH_HOOK_SCALEGUARD, "CREATE", DRUID,
+      ETCD("etcd-main", "", "," STORE), -1, 0, 1, 2, 0, 1, "creation of StatefulSet" },
+};
+
+#define NOROWS (sizeof(orows) / sizeof(orows[0]))
+
+ParameterizedTestParameters(guard_shapes, ordinals)
+{
+    static size_t idx[NOROWS];
+
+    return testutil_row_params(idx, NOROWS);
+}
+
+ParameterizedTest(size_t *i, guard_shapes, ordinals)
+{
+    const struct orow *t = &orows[*i];
+    char *body =
+        sts_review(t->op, t->user, t->old_start, t->old_replicas, t->new_start, t->new_replicas);
+    cJSON *doc = decide_body(t->hook, t->etcd, t->pods, body);
+
+    expect_answer(doc, t->title, t->allowed, t->message);
+    cJSON_Delete(doc);
+    free(body);
+}
+
+#define PVC_FMT "{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"data-e-0\"%s%s}}"
+
+/* A PVC review: UPDATE from old_refs to new_refs (ownerReferences JSON, NULL: none). */
+static char *pvc_review(const char *old_refs, const char *new_refs)
+{
+    char *body = malloc(2048);
+    char o[512], n[512];
+
+    cr_assert_not_null(body);
+    snprintf(o, sizeof(o), PVC_FMT, old_refs ? ",\"ownerReferences\":" : "",
+             old_refs ? old_refs : "");
+    snprintf(n, sizeof(n), PVC_FMT, new_refs ? ",\"ownerReferences\":" : "",
+             new_refs ? new_refs : "");
+    snprintf(body, 2048,
+             "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+             "\"uid\":\"0000-3333\",\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":"
+             "\"PersistentVolumeClaim\"},\"resource\":{\"group\":\"\",\"version\":\"v1\","
+             "\"resource\":\"persistentvolumeclaims\"},\"name\":\"data-e-0\",\"namespace\":"
+             "\"shoot\",\"operation\":\"UPDATE\",\"userInfo\":{\"username\":\"" PERSON "\"},"
+             "\"object\":%s,\"oldObject\":%s}}",
+             n, o);
+    return body;
+}
+
+/*
+ * Issue 30, second attack: a PVC known as a member only by its StatefulSet owner (named
+ * unlike a member, unlabelled) keeps its protection: an UPDATE that drops or rewrites the
+ * owner reference is judged on the old object, as a relabel is.
+ */
+Test(guard_shapes, a_pvc_owner_reference_change_is_judged_on_the_old_object)
+{
+    static const char owned[] =
+        "[{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"name\":\"etcd-main\","
+        "\"uid\":\"uid-sts\"}]";
+    static const char other[] =
+        "[{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"name\":\"nope\","
+        "\"uid\":\"uid-nope\"}]";
+    const char *etcd = ETCD("etcd-main", "", "," STORE);
+    const char *denied = "changes from service account " PERSON " are disallowed";
+    char *body;
+    cJSON *doc;
+
+    body = pvc_review(owned, NULL);
+    doc = decide_body(WH_HOOK_COMPONENTS, etcd, 0, body);
+    expect_answer(doc, "owner reference removed", 0, denied);
+    cJSON_Delete(doc);
+    free(body);
+
+    body = pvc_review(owned, other);
+    doc = decide_body(WH_HOOK_COMPONENTS, etcd, 0, body);
+    expect_answer(doc, "owner reference rewritten", 0, denied);
+    cJSON_Delete(doc);
+    free(body);
+
+    body = pvc_review(owned, owned);
+    doc = decide_body(WH_HOOK_COMPONENTS, etcd, 0, body);
+    expect_answer(doc, "owner reference kept (a resize)", 1,
+                  "update of PersistentVolumeClaim shoot/data-e-0 allowed");
+    cJSON_Delete(doc);
+    free(body);
+
+    body = pvc_review(NULL, owned);
+    doc = decide_body(WH_HOOK_COMPONENTS, etcd, 0, body);
+    expect_answer(doc, "owner reference added: the new object is no member yet", 1,
+                  "is not supported by EtcdComponents webhook");
+    cJSON_Delete(doc);
+    free(body);
+}
+
+/* A guarded CREATE whose pods cannot be listed fails closed: 500, never an admission. */
+Test(guard_shapes, a_create_whose_pods_cannot_be_listed_is_500)
+{
+    struct protect_config cfg = { reconcilers, 2, NULL, 0, NULL, controllers, 1, fixed_clock };
+    struct lookup_mem mem = { 0 };
+    struct lookup lk;
+    struct review_req req;
+    struct review_resp resp;
+    struct kerr_info err;
+    cJSON *etcds = cJSON_CreateArray(), *sts = cJSON_Parse(stses);
+    char *body = sts_review("CREATE", DRUID, -1, 0, -1, 0);
+
+    cJSON_AddItemToArray(etcds, cJSON_Parse(ETCD("etcd-main", "", "," STORE)));
+    mem.etcds = etcds;
+    mem.stses = sts;
+    lookup_mem_bind(&mem, &lk);
+    lk.pods = NULL;
+    review_req_init(&req);
+    review_resp_init(&resp);
+    cr_assert_eq(review_req_decode(&req, body, strlen(body), &err), KERR_OK, "%s", err.msg);
+    cr_assert_eq(protect_guard_decide(&cfg, &lk, &req, &resp, &err), KERR_OK);
+    cr_expect_not(resp.allowed);
+    cr_expect_eq(resp.code, 500);
+    cr_expect(resp.message && strstr(resp.message, "its pods cannot be told"), "%s",
+              resp.message ? resp.message : "");
+    review_resp_release(&resp);
+    review_req_release(&req);
+    cJSON_Delete(etcds);
+    cJSON_Delete(sts);
+    free(body);
+}
+
+/* The StatefulSet controller's member names: "<sts>-<digits>", nothing else. */
+Test(guard_shapes, a_pod_ordinal_is_read_from_the_member_name_only)
+{
+    static const struct {
+        const char *pod;
+        int member;
+        int64_t ord;
+    } names[] = {
+        { "etcd-main-0", 1, 0 },   { "etcd-main-12", 1, 12 },
+        { "etcd-main-007", 1, 7 }, { "etcd-main-99999999999999999999999", 1, INT64_MAX },
+        { "etcd-main-", 0, 0 },    { "etcd-main", 0, 0 },
+        { "etcd-main-x", 0, 0 },   { "etcd-main-1x", 0, 0 },
+        { "etcd-main-0-1", 0, 0 }, { "etcd-mainx-1", 0, 0 },
+        { "etcd-main--1", 0, 0 },  { "", 0, 0 },
+    };
+    size_t i;
+    int64_t ord;
+
+    for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        ord = -1;
+        cr_expect_eq(lookup_pod_ordinal(names[i].pod, "etcd-main", &ord), names[i].member, "%s",
+                     names[i].pod);
+        if (names[i].member)
+            cr_expect_eq(ord, names[i].ord, "%s: %lld", names[i].pod, (long long)ord);
+    }
+    cr_expect_eq(lookup_pod_ordinal(NULL, "etcd-main", &ord), 0);
+}
+
+/* Pods outside [lo, hi) are counted, the lowest named; other namespaces' are not listed. */
+Test(guard_shapes, pods_outside_the_ordinals_are_counted)
+{
+    cJSON *pods = member_pods(3);
+    int64_t first = 0;
+
+    cr_expect_eq(lookup_pods_outside(pods, "etcd-main", 3, 6, &first), 4); /* "other" too */
+    cr_expect_eq(first, 0);
+    cr_expect_eq(lookup_pods_outside(pods, "etcd-main", 0, 3, &first), 0);
+    cr_expect_eq(first, -1);
+    cr_expect_eq(lookup_pods_outside(pods, "etcd-main", 1, 3, &first), 2);
+    cr_expect_eq(first, 0);
+    cr_expect_eq(lookup_pods_outside(NULL, "etcd-main", 0, 0, &first), 0);
+    cJSON_Delete(pods);
+}
