@@ -391,11 +391,13 @@ int prefix_cache_synced(struct prefix_cache *c)
 }
 
 enum kerr prefix_cache_authorise(struct prefix_cache *c, const char *ns, const char *key,
-                                 struct review_resp *resp, struct kerr_info *err)
+                                 const char *prefix, struct review_resp *resp,
+                                 struct kerr_info *err)
 {
     char why[BAUTH_WHY_MAX];
     struct kerr_info e = { 0 };
-    enum kerr rc = bauth_check(inf_store(c->buckets), c->client, ns, key, why, sizeof(why), &e);
+    enum kerr rc =
+        bauth_check(inf_store(c->buckets), c->client, ns, key, prefix, why, sizeof(why), &e);
 
     if (rc == KERR_OK && !*why)
         return KERR_OK;
@@ -423,7 +425,8 @@ static enum kerr authorise(struct prefix_cache *c, const struct review_req *req,
           strcmp(kjson_get_str(old, "store"), kjson_get_str(self, "store")) == 0 &&
           strcmp(kjson_get_str(old, "prefix"), kjson_get_str(self, "prefix")) == 0))
         rc = prefix_cache_authorise(c, kjson_get_str(self, "namespace"),
-                                    kjson_get_str(self, "store"), resp, err);
+                                    kjson_get_str(self, "store"), kjson_get_str(self, "prefix"),
+                                    resp, err);
     cJSON_Delete(self);
     cJSON_Delete(old);
     return rc;
@@ -437,11 +440,13 @@ enum kerr prefix_decide(struct prefix_cache *c, const struct review_req *req,
             return kerr_set(err, KERR_NOMEM, "building the answer");
         return KERR_OK;
     }
-    enum kerr rc = prefix_check3(inf_store(c->etcds), inf_store(c->entries),
-                                 c->backups ? inf_store(c->backups) : NULL, req, resp, err);
+    /* the owner's authority first: it reads no other claim, so a claim it refuses is refused
+     * whatever the others claim (spec.prefixScope Namespace: probes learn nothing) */
+    enum kerr rc = authorise(c, req, resp, err);
 
     if (rc == KERR_OK && resp->allowed)
-        rc = authorise(c, req, resp, err);
+        rc = prefix_check3(inf_store(c->etcds), inf_store(c->entries),
+                           c->backups ? inf_store(c->backups) : NULL, req, resp, err);
     if (rc != KERR_OK || !resp->allowed || !c->claims_ns || req->dry_run)
         return rc;
     return prefix_lock(c->client, c->claims_ns, req, resp, err);

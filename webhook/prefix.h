@@ -126,12 +126,15 @@ enum kerr prefix_lock(struct k8s_client *k, const char *ns, const struct review_
                       struct review_resp *resp, struct kerr_info *err);
 
 /*
- * The bucket owner's authority over a new claim of namespace ns in store key (webhook/bauth):
- * resp denied with the reason when a BackupBucket of the store does not select ns, a 500 when
- * that could not be read; unchanged otherwise.
+ * The bucket owner's authority over a new claim of namespace ns of prefix (canonical) in store
+ * key (webhook/bauth): resp denied with the reason when a BackupBucket of the store does not
+ * select ns or gives the prefix to another namespace (spec.prefixScope Namespace), a 500 when
+ * that could not be read; unchanged otherwise. Callers ask it before any overlap check, so
+ * that a claim outside the namespace's part is refused whatever the others claim.
  */
 enum kerr prefix_cache_authorise(struct prefix_cache *c, const char *ns, const char *key,
-                                 struct review_resp *resp, struct kerr_info *err);
+                                 const char *prefix, struct review_resp *resp,
+                                 struct kerr_info *err);
 
 /*
  * The projected caches (Etcds, BackupEntries, EtcdBackups or NULL), BORROWED by the caller
