@@ -181,8 +181,7 @@ static enum kerr deny(struct review_resp *resp, const char *field, const char *p
                        "lists a prefix as a plain string, so a restore of either could read the "
                        "other's snapshots, and a deletion of one delete the other's; one prefix, "
                        "one owner%s",
-                       field, prefix, mine ? d->other : "a prefix claimed from another namespace",
-                       d->store,
+                       field, prefix, mine ? d->other : PREFIX_OTHER_NAMESPACE, d->store,
                        mine ? ""
                             : " (the operator finds the owner with warden-snapshot "
                               "check-prefixes and in warden-webhook's log)");
@@ -350,7 +349,9 @@ enum kerr bkadm_decide(struct prefix_cache *c, const struct review_req *req,
         KERR_OK) /* unless refused below */
         return kerr_set(err, KERR_NOMEM, "building the answer");
     rc = check(c, etcds, entries, backups, req, resp, key, cp, err);
-    if (rc != KERR_OK || !resp->allowed || !*key)
-        return rc;
-    return in_flight(c, req, key, cp, resp, err);
+    if (rc == KERR_OK && resp->allowed && *key)
+        rc = in_flight(c, req, key, cp, resp, err);
+    if (rc == KERR_OK)
+        prefix_cache_count(c, kjson_get_str(req->object, "metadata.namespace"), resp);
+    return rc;
 }

@@ -9,6 +9,8 @@
 # The defence is the bucket owner's (docs/backup-entries.md, "Who may claim a prefix"):
 # BackupBucket spec.prefixScope Namespace gives every prefix to one namespace, named by its
 # first segment, and refuses any other namespace's claim of it before any other claim is read.
+# Without the partition every refusal over another namespace's claim is counted by the
+# requesting namespace (warden_webhook_prefix_refusals_cross_namespace_total), so probing shows.
 # Wanted: the probe recovers nothing: evil's answers, probe for probe, are the same with and
 # without shoot's Etcd (refused-or-not carries no bit of it), and the spelling-out attack
 # learns no character. Fail closed still: evil's own prefixes are admitted, shoot's Etcd on a
@@ -41,7 +43,13 @@ PROBES=(s sh shoot shoot- shoot-- shoot--7 shoot--7f3q-team shoot--7f3q-team/ "$
     "$SECRET_PREFIX-x" shoot--8 t x "" . evil evil--a/x evil/etcd evil--7f3q/etcd-main)
 answers() { local p; for p in "${PROBES[@]}"; do printf '%s=%s\n' "$p" "$(answer "$p")"; done; }
 
-CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups" ctl_stage
+WH_METRICS=$(wh_free_port)
+CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups --metrics-bind-address 127.0.0.1:$WH_METRICS" ctl_stage
+# cross NS: warden_webhook_prefix_refusals_cross_namespace_total of namespace NS (0 when none)
+cross() {
+    curl -sf "http://127.0.0.1:$WH_METRICS/metrics" |
+        awk -v m="warden_webhook_prefix_refusals_cross_namespace_total{namespace=\"$1\"}" '$1 == m { v = $2 } END { print v + 0 }'
+}
 ctl_namespace shoot evil
 kc -n etcd-warden create secret generic creds --from-literal=accessKeyID=S3RVER >/dev/null
 kc apply -f - >/dev/null <<EOF
@@ -84,11 +92,16 @@ done
 echo "evil read \"$known\" out of shoot's refusals in $probes dry-run probes"
 [ -z "$known" ] || ctl_fail "namespace evil read \"$known\" of shoot's prefix \"$SECRET_PREFIX\""
 ok "the probe recovered nothing of shoot's prefix"
+expect "refusals of evil counted as over another namespace's claim (the partition's are not)" 0 "$(cross evil)"
 
 # fail closed: an overlap across namespaces is still refused (evil's claim from before the
 # setting, inside shoot's part)
 kc patch backupbucket shared --type merge -p '{"spec":{"prefixScope":"Bucket"}}' >/dev/null
 sleep 2
+# without the partition the probing shows in the webhook's metrics, by namespace
+refused shoot--7 || ctl_fail "without the partition, evil's probe overlapping shoot's prefix admitted"
+refused shoot--7f || ctl_fail "without the partition, evil's probe overlapping shoot's prefix admitted"
+expect "evil's probes refused over another namespace's claim" 2 "$(cross evil)"
 edoc evil old shoot--old | kc apply -f - >/dev/null || ctl_fail "evil/old refused without the scope"
 kc patch backupbucket shared --type merge -p '{"spec":{"prefixScope":"Namespace"}}' >/dev/null
 sleep 2
@@ -96,5 +109,6 @@ if out=$(edoc shoot etcd-old shoot--old/etcd-main | kc apply -f - 2>&1); then
     ctl_fail "shoot's Etcd admitted over evil's earlier claim: $out"
 fi
 grep -q 'overlaps a prefix claimed from another namespace' <<<"$out" || ctl_fail "refusal: $out"
+expect "shoot's refusal over evil's earlier claim counted" 1 "$(cross shoot)"
 ok "a claim overlapping another namespace's earlier claim is still refused"
 echo "attack_prefix_probe: ok"
