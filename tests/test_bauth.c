@@ -52,7 +52,7 @@ static const char *owner(const char *prefix)
 {
     static char out[256];
 
-    return bauth_prefix_owner(prefix, out, sizeof(out)) ? out : NULL;
+    return bstore_prefix_owner(prefix, out, sizeof(out)) ? out : NULL;
 }
 
 TestSuite(bauth, .init = setup, .fini = teardown);
@@ -70,7 +70,7 @@ Test(bauth, the_owner_of_a_prefix)
     cr_assert_null(owner("--x/y"));
     cr_assert_null(owner("/x"));
     char tiny[4];
-    cr_assert_eq(bauth_prefix_owner("longer/x", tiny, sizeof(tiny)), 0);
+    cr_assert_eq(bstore_prefix_owner("longer/x", tiny, sizeof(tiny)), 0);
     cr_assert_str_eq(tiny, "");
 }
 
@@ -93,8 +93,8 @@ Test(bauth, the_partition_never_overlaps_across_namespaces)
     }
     for (int i = 0; i < 400; i++)
         for (int j = 0; j < 400; j++) {
-            if (!bauth_prefix_owner(p[i], oa, sizeof(oa)) ||
-                !bauth_prefix_owner(p[j], ob, sizeof(ob)))
+            if (!bstore_prefix_owner(p[i], oa, sizeof(oa)) ||
+                !bstore_prefix_owner(p[j], ob, sizeof(ob)))
                 continue;
             pairs++;
             if (bstore_overlap(STORE, p[i], p[j]) && strcmp(oa, ob) != 0)

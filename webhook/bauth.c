@@ -22,7 +22,7 @@ static enum kerr owner(void *ctx, const char *skey, const cJSON *b)
     const cJSON *sel = kjson_get(b, "spec.namespaceSelector");
     const char *ep = kjson_get_str(b, "spec.endpointOverride");
     const char *scope = kjson_get_str(b, "spec.prefixScope");
-    int by_ns = scope && strcmp(scope, BAUTH_SCOPE_NAMESPACE) == 0;
+    int by_ns = scope && strcmp(scope, BSTORE_SCOPE_NAMESPACE) == 0;
     char key[BSTORE_KEY_MAX];
     cJSON *one;
 
@@ -44,25 +44,6 @@ static enum kerr owner(void *ctx, const char *skey, const cJSON *b)
     return KERR_OK;
 }
 
-int bauth_prefix_owner(const char *prefix, char *out, size_t n)
-{
-    const char *slash = strchr(prefix, '/'), *p, *cut = NULL;
-    size_t len;
-
-    out[0] = '\0';
-    if (!slash || !slash[1]) /* a canonical prefix has no trailing "/"; be strict anyway */
-        return 0;
-    for (p = prefix; p + 1 < slash; p++)
-        if (p[0] == '-' && p[1] == '-')
-            cut = p;
-    len = (size_t)((cut ? cut : slash) - prefix);
-    if (len == 0 || len >= n)
-        return 0;
-    memcpy(out, prefix, len);
-    out[len] = '\0';
-    return 1;
-}
-
 /* Why ns may not claim prefix under bucket b's partition (b: {name, byNamespace}), or "". */
 static void scope_check(const cJSON *b, const char *ns, const char *key, const char *prefix,
                         char *why, size_t n)
@@ -70,7 +51,7 @@ static void scope_check(const cJSON *b, const char *ns, const char *key, const c
     char owner[BAUTH_WHY_MAX / 4];
 
     if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(b, "byNamespace")) ||
-        (bauth_prefix_owner(prefix, owner, sizeof(owner)) && strcmp(owner, ns) == 0))
+        (bstore_prefix_owner(prefix, owner, sizeof(owner)) && strcmp(owner, ns) == 0))
         return;
     snprintf(why, n,
              "prefix \"%.256s\" is not namespace %s's: BackupBucket %s, which owns the store "

@@ -9,9 +9,9 @@
  * entry nor blocks the authorised tenants' prefixes. A store no BackupBucket
  * owns (or a Local one) is not checked here.
  *
- * A bucket with spec.prefixScope Namespace (BAUTH_SCOPE_NAMESPACE) partitions
+ * A bucket with spec.prefixScope Namespace (BSTORE_SCOPE_NAMESPACE) partitions
  * the store's prefixes among the namespaces: a prefix belongs to the namespace
- * bauth_prefix_owner names, and any other namespace's claim of it is refused.
+ * bstore_prefix_owner names, and any other namespace's claim of it is refused.
  * No two namespaces' prefixes can then overlap (the owner is a function of the
  * first segment, which a "/" ends), so a claim in a namespace's own part is
  * only ever in the way of that namespace's claims (and of claims from before
@@ -32,19 +32,6 @@
 #include "common/store.h"
 
 #define BAUTH_WHY_MAX 1024
-/* The value of BackupBucket spec.prefixScope that partitions the prefixes among namespaces
- * ("Bucket", the default: every prefix of the store for every namespace it selects). */
-#define BAUTH_SCOPE_NAMESPACE "Namespace"
-
-/*
- * The namespace that owns prefix (canonical, common/bstore) under spec.prefixScope Namespace,
- * into out (n bytes): of its first segment, the part before the last "--" ("shoot--p--n" of
- * Gardener's "shoot--p--n--<uid>/etcd-main"), or the whole segment when it has no "--"
- * ("team" of "team/etcd"). 0 (out "") when no namespace owns it: no "/" after the first
- * segment (a prefix the sidecar would list with every longer first segment: "team" lists
- * "team2/..."), an empty owner, or one longer than n - 1. Pure.
- */
-int bauth_prefix_owner(const char *prefix, char *out, size_t n);
 
 /*
  * Why namespace ns may not claim prefix (canonical, common/bstore) in store key (a bstore

@@ -1,5 +1,5 @@
 /*
- * libFuzzer target: webhook/bauth's bauth_prefix_owner, the namespace a prefix belongs to
+ * libFuzzer target: common/bstore's bstore_prefix_owner, the namespace a prefix belongs to
  * under BackupBucket spec.prefixScope Namespace.
  *
  * Input: two prefixes, split at the first NUL.
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "webhook/bauth.h"
+#include "common/bstore.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -29,7 +29,7 @@ static char *dup_n(const uint8_t *p, size_t n)
 
 static int owns(const char *prefix, char *out, size_t n)
 {
-    int ok = bauth_prefix_owner(prefix, out, n);
+    int ok = bstore_prefix_owner(prefix, out, n);
     size_t len = strlen(out);
 
     if (ok ? len == 0 || len >= n || strncmp(out, prefix, len) != 0 || strchr(out, '/') : *out)
