@@ -74,6 +74,20 @@ again() { edoc evil other evil-other | kc apply -f - >/dev/null; }
 ksim_wait 40 again || ctl_fail "evil's phantom records never dropped: $(edoc evil other evil-other | kc apply -f - 2>&1)"
 ok "records of requests never stored are dropped after the pending window"
 
+# A namespace's share in bytes: Etcds of namespace big with 1000-byte prefixes; fifteen
+# records fit in its 16 KiB, the sixteenth Etcd (below the bound of 16 Etcds) is refused with
+# its own message, never another namespace's claim.
+ctl_namespace big
+pad=$(head -c 990 /dev/zero | tr '\0' p)
+for i in $(seq 1 15); do
+    edoc big "b$i" "big-$(printf %02d "$i")-$pad" | kc apply -f - >/dev/null || ctl_fail "big/b$i refused"
+done
+out=$(edoc big b16 "big-16-$pad" | kc apply -f - 2>&1) && ctl_fail "big's claims past its byte share admitted: $out"
+grep -q "would take more than its share of the store's claim Lease (16384 bytes)" <<<"$out" ||
+    ctl_fail "refused for another reason: ${out:0:400}"
+edoc shoot etcd-small shoot--small | kc apply -f - >/dev/null || ctl_fail "shoot/etcd-small refused"
+ok "a namespace's claims past its byte share of the Lease refused; another namespace's admitted"
+
 # The whole Lease at its byte budget: records of twenty namespaces (written here as admin, as
 # twenty namespaces at their share would leave them) take the annotations to 20 bytes short of
 # the API server's 256 KiB. A claim that would take it past is refused at admission with its
