@@ -210,8 +210,12 @@ enum kerr claims_find(struct k8s_client *k, const char *watch_ns, const struct b
     list = NULL;
     if (rc == KERR_OK && !*why) {
         rc = k8s_list_all(k, &res_entry, NULL, NULL, &list, err);
-        if (rc == KERR_OK)
+        if (rc == KERR_NOTFOUND) { /* BackupEntry's CRD not installed (entries off): none */
+            kerr_clear(err);
+            rc = KERR_OK;
+        } else if (rc == KERR_OK) {
             search_entries(&s, kjson_get(list, "items"));
+        }
         cJSON_Delete(list);
         list = NULL;
     }
