@@ -3,9 +3,11 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/log.h"
 #include "common/promtext.h"
 
 const double metrics_def_buckets[METRICS_DEF_BUCKETS_LEN] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
@@ -21,10 +23,29 @@ struct metrics_child {
     struct metrics_child *next;    /* older children; immutable once published */
     const struct metrics_vec *vec; /* the metric it belongs to */
     char **values;                 /* one per label name */
+    uint64_t hash;                 /* of values (values_hash); immutable */
     _Atomic uint64_t ival;         /* counter: integral increments */
     _Atomic uint64_t dbits;        /* double bits: counter remainder, gauge value, histogram sum */
     _Atomic uint64_t *counts;      /* histogram: per bucket, nbounds + 1 (+Inf), not cumulative */
 };
+
+/*
+ * The index of a metric's children: open addressing with linear probing, at
+ * most half full, so a probe always meets an empty slot. A slot goes from
+ * NULL to a child once (release) and never changes after, so a lock-free
+ * reader sees either NULL (a miss, which metrics_with re-checks under the
+ * lock) or a whole child. Growing builds a bigger table and publishes it;
+ * the old one is kept on the retired list, as readers may still probe it,
+ * until metrics_vec_sweep (no readers, by its contract) or
+ * metrics_registry_free.
+ */
+struct metrics_table {
+    struct metrics_table *retired; /* the tables this one replaced */
+    size_t mask;                   /* slots - 1; slots a power of two */
+    struct metrics_child *_Atomic slots[];
+};
+
+#define TABLE_MIN_SLOTS 16
 
 struct metrics_vec {
     struct metrics_vec *next;
@@ -38,6 +59,8 @@ struct metrics_vec {
     size_t nbounds;
     struct metrics_child *_Atomic children; /* newest first; published with release */
     size_t nchildren;                       /* written under reg->lock */
+    struct metrics_table *_Atomic table;    /* NULL until a first child; published with release */
+    bool full_logged;                       /* METRICS_MAX_CHILDREN logged; under reg->lock */
 };
 
 struct metrics_registry {
@@ -74,6 +97,83 @@ static void atomic_add_double(_Atomic uint64_t *p, double delta)
         nv = to_bits(from_bits(old) + delta);
     while (!atomic_compare_exchange_weak_explicit(p, &old, nv, memory_order_relaxed,
                                                   memory_order_relaxed));
+}
+
+/* FNV-1a over the values, each with its NUL, so ("a","bc") and ("ab","c") differ. */
+static uint64_t values_hash(const char *const *values, size_t n)
+{
+    uint64_t h = 14695981039346656037ULL;
+    const unsigned char *p;
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        p = (const unsigned char *)values[i];
+        do {
+            h ^= *p;
+            h *= 1099511628211ULL;
+        } while (*p++);
+    }
+    return h;
+}
+
+static void tables_free(struct metrics_table *t)
+{
+    struct metrics_table *next;
+
+    for (; t; t = next) {
+        next = t->retired;
+        free(t);
+    }
+}
+
+static struct metrics_table *table_alloc(size_t slots)
+{
+    struct metrics_table *t = malloc(sizeof(*t) + slots * sizeof(t->slots[0]));
+    size_t i;
+
+    if (!t)
+        return NULL;
+    t->retired = NULL;
+    t->mask = slots - 1;
+    for (i = 0; i < slots; i++)
+        atomic_init(&t->slots[i], NULL);
+    return t;
+}
+
+/* Put c in the first empty slot of its probe sequence (the table has one). */
+static void table_put(struct metrics_table *t, struct metrics_child *c)
+{
+    size_t i = (size_t)c->hash & t->mask;
+
+    while (atomic_load_explicit(&t->slots[i], memory_order_relaxed))
+        i = (i + 1) & t->mask;
+    atomic_store_explicit(&t->slots[i], c, memory_order_release);
+}
+
+/* The smallest table size keeping n children at most half full. */
+static size_t table_slots_for(size_t n)
+{
+    size_t slots = TABLE_MIN_SLOTS;
+
+    while (slots / 2 < n)
+        slots *= 2;
+    return slots;
+}
+
+/*
+ * A table for the children of v in list order, plus room for one more;
+ * reg->lock held. NULL on ENOMEM (the old table stays published).
+ */
+static struct metrics_table *table_build(const struct metrics_vec *v, size_t n)
+{
+    struct metrics_table *t = table_alloc(table_slots_for(n));
+    struct metrics_child *c;
+
+    if (!t)
+        return NULL;
+    for (c = atomic_load_explicit(&v->children, memory_order_relaxed); c; c = c->next)
+        table_put(t, c);
+    return t;
 }
 
 enum kerr metrics_buckets_exponential(double start, double factor, size_t count, double *out)
@@ -125,6 +225,8 @@ static void child_free(struct metrics_child *c, size_t nlabels)
 void metrics_vec_sweep(struct metrics_vec *v, metrics_keep_fn keep, void *ctx)
 {
     struct metrics_child *c, *next, *kept = NULL, *tail = NULL, *gone = NULL;
+    struct metrics_table *old, *fresh;
+    size_t i;
 
     pthread_mutex_lock(&v->reg->lock);
     for (c = atomic_load_explicit(&v->children, memory_order_acquire); c; c = next) {
@@ -143,6 +245,19 @@ void metrics_vec_sweep(struct metrics_vec *v, metrics_keep_fn keep, void *ctx)
         }
     }
     atomic_store_explicit(&v->children, kept, memory_order_release);
+    /* No reader meanwhile (the contract above): the index is rebuilt, old tables freed. */
+    old = atomic_load_explicit(&v->table, memory_order_relaxed);
+    fresh = table_build(v, v->nchildren + 1);
+    if (fresh) {
+        atomic_store_explicit(&v->table, fresh, memory_order_release);
+        tables_free(old);
+    } else {
+        /* Out of memory: drop the gone children from the old table instead. */
+        for (i = 0; old && i <= old->mask; i++)
+            atomic_store_explicit(&old->slots[i], NULL, memory_order_relaxed);
+        for (c = kept; old && c; c = c->next)
+            table_put(old, c);
+    }
     pthread_mutex_unlock(&v->reg->lock);
     for (c = gone; c; c = next) {
         next = c->next;
@@ -159,6 +274,7 @@ static void vec_free(struct metrics_vec *v)
         next = c->next;
         child_free(c, v->nlabels);
     }
+    tables_free(atomic_load(&v->table));
     for (i = 0; i < v->nlabels; i++)
         free(v->labels[i]);
     free(v->name);
@@ -243,6 +359,7 @@ static enum kerr vec_new(enum metrics_type type, const char *name, const char *h
     v->name = strdup(name);
     v->help = strdup(help ? help : "");
     atomic_init(&v->children, NULL);
+    atomic_init(&v->table, NULL);
     for (i = 0; i < nlabels; i++) {
         if (!(v->labels[i] = strdup(labels[i])))
             break;
@@ -260,13 +377,30 @@ static enum kerr vec_new(enum metrics_type type, const char *name, const char *h
 static enum kerr child_new_locked(struct metrics_vec *v, const char *const *values,
                                   struct metrics_child **out, struct kerr_info *err)
 {
+    struct metrics_table *t = atomic_load_explicit(&v->table, memory_order_relaxed), *bigger;
     struct metrics_child *c;
+    char limit[24];
     size_t i;
 
     *out = NULL;
-    if (v->nchildren >= METRICS_MAX_CHILDREN)
+    if (v->nchildren >= METRICS_MAX_CHILDREN) {
+        if (!v->full_logged) {
+            v->full_logged = true;
+            snprintf(limit, sizeof(limit), "%d", METRICS_MAX_CHILDREN);
+            log_warn("metric has reached its limit of label sets; new series are not recorded",
+                     "metric", v->name, "limit", limit);
+        }
         return kerr_set(err, KERR_TOOBIG, "metrics: %s has %d label sets already", v->name,
                         METRICS_MAX_CHILDREN);
+    }
+    if (!t || (v->nchildren + 1) > (t->mask + 1) / 2) {
+        /* Grow first: the new table holds every child so far and has room for this one. */
+        if (!(bigger = table_build(v, v->nchildren + 1)))
+            return kerr_set(err, KERR_NOMEM, "metrics: %s", v->name);
+        bigger->retired = t;
+        atomic_store_explicit(&v->table, bigger, memory_order_release);
+        t = bigger;
+    }
     c = calloc(1, sizeof(*c));
     if (!c)
         return kerr_set(err, KERR_NOMEM, "metrics: %s", v->name);
@@ -284,8 +418,10 @@ static enum kerr child_new_locked(struct metrics_vec *v, const char *const *valu
     }
     atomic_init(&c->ival, 0);
     atomic_init(&c->dbits, to_bits(0.0));
+    c->hash = values_hash(values, v->nlabels);
     c->next = atomic_load_explicit(&v->children, memory_order_relaxed);
     atomic_store_explicit(&v->children, c, memory_order_release);
+    table_put(t, c);
     v->nchildren++;
     *out = c;
     return KERR_OK;
@@ -332,18 +468,32 @@ enum kerr metrics_register(struct metrics_registry *r, enum metrics_type type, c
     return rc;
 }
 
+/*
+ * The child for values, or NULL. Lock-free: a table being replaced is still
+ * probed whole (it is only retired), and a child published after the table
+ * was loaded is a miss that metrics_with re-checks under the lock.
+ */
 static struct metrics_child *find_child(const struct metrics_vec *v, const char *const *values)
 {
-    struct metrics_child *c = atomic_load_explicit(&v->children, memory_order_acquire);
-    size_t i;
+    struct metrics_table *t = atomic_load_explicit(&v->table, memory_order_acquire);
+    struct metrics_child *c;
+    uint64_t h;
+    size_t i, j;
 
-    for (; c; c = c->next) {
-        for (i = 0; i < v->nlabels && strcmp(c->values[i], values[i]) == 0; i++)
+    if (!t)
+        return NULL;
+    h = values_hash(values, v->nlabels);
+    for (i = (size_t)h & t->mask;; i = (i + 1) & t->mask) {
+        c = atomic_load_explicit(&t->slots[i], memory_order_acquire);
+        if (!c)
+            return NULL;
+        if (c->hash != h)
+            continue;
+        for (j = 0; j < v->nlabels && strcmp(c->values[j], values[j]) == 0; j++)
             ;
-        if (i == v->nlabels)
+        if (j == v->nlabels)
             return c;
     }
-    return NULL;
 }
 
 enum kerr metrics_with(struct metrics_vec *v, const char *const *values, struct metrics_child **out,
