@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hindex.h"
 #include "common/log.h"
 #include "common/promtext.h"
 
@@ -23,29 +24,11 @@ struct metrics_child {
     struct metrics_child *next;    /* older children; immutable once published */
     const struct metrics_vec *vec; /* the metric it belongs to */
     char **values;                 /* one per label name */
-    uint64_t hash;                 /* of values (values_hash); immutable */
+    struct hindex_entry ix;        /* in vec->index; hash of values, immutable */
     _Atomic uint64_t ival;         /* counter: integral increments */
     _Atomic uint64_t dbits;        /* double bits: counter remainder, gauge value, histogram sum */
     _Atomic uint64_t *counts;      /* histogram: per bucket, nbounds + 1 (+Inf), not cumulative */
 };
-
-/*
- * The index of a metric's children: open addressing with linear probing, at
- * most half full, so a probe always meets an empty slot. A slot goes from
- * NULL to a child once (release) and never changes after, so a lock-free
- * reader sees either NULL (a miss, which metrics_with re-checks under the
- * lock) or a whole child. Growing builds a bigger table and publishes it;
- * the old one is kept on the retired list, as readers may still probe it,
- * until metrics_vec_sweep (no readers, by its contract) or
- * metrics_registry_free.
- */
-struct metrics_table {
-    struct metrics_table *retired; /* the tables this one replaced */
-    size_t mask;                   /* slots - 1; slots a power of two */
-    struct metrics_child *_Atomic slots[];
-};
-
-#define TABLE_MIN_SLOTS 16
 
 struct metrics_vec {
     struct metrics_vec *next;
@@ -59,8 +42,8 @@ struct metrics_vec {
     size_t nbounds;
     struct metrics_child *_Atomic children; /* newest first; published with release */
     size_t nchildren;                       /* written under reg->lock */
-    struct metrics_table *_Atomic table;    /* NULL until a first child; published with release */
-    bool full_logged;                       /* METRICS_MAX_CHILDREN logged; under reg->lock */
+    struct hindex index; /* the children by label values; written under reg->lock */
+    bool full_logged;    /* METRICS_MAX_CHILDREN logged; under reg->lock */
 };
 
 struct metrics_registry {
@@ -97,83 +80,6 @@ static void atomic_add_double(_Atomic uint64_t *p, double delta)
         nv = to_bits(from_bits(old) + delta);
     while (!atomic_compare_exchange_weak_explicit(p, &old, nv, memory_order_relaxed,
                                                   memory_order_relaxed));
-}
-
-/* FNV-1a over the values, each with its NUL, so ("a","bc") and ("ab","c") differ. */
-static uint64_t values_hash(const char *const *values, size_t n)
-{
-    uint64_t h = 14695981039346656037ULL;
-    const unsigned char *p;
-    size_t i;
-
-    for (i = 0; i < n; i++) {
-        p = (const unsigned char *)values[i];
-        do {
-            h ^= *p;
-            h *= 1099511628211ULL;
-        } while (*p++);
-    }
-    return h;
-}
-
-static void tables_free(struct metrics_table *t)
-{
-    struct metrics_table *next;
-
-    for (; t; t = next) {
-        next = t->retired;
-        free(t);
-    }
-}
-
-static struct metrics_table *table_alloc(size_t slots)
-{
-    struct metrics_table *t = malloc(sizeof(*t) + slots * sizeof(t->slots[0]));
-    size_t i;
-
-    if (!t)
-        return NULL;
-    t->retired = NULL;
-    t->mask = slots - 1;
-    for (i = 0; i < slots; i++)
-        atomic_init(&t->slots[i], NULL);
-    return t;
-}
-
-/* Put c in the first empty slot of its probe sequence (the table has one). */
-static void table_put(struct metrics_table *t, struct metrics_child *c)
-{
-    size_t i = (size_t)c->hash & t->mask;
-
-    while (atomic_load_explicit(&t->slots[i], memory_order_relaxed))
-        i = (i + 1) & t->mask;
-    atomic_store_explicit(&t->slots[i], c, memory_order_release);
-}
-
-/* The smallest table size keeping n children at most half full. */
-static size_t table_slots_for(size_t n)
-{
-    size_t slots = TABLE_MIN_SLOTS;
-
-    while (slots / 2 < n)
-        slots *= 2;
-    return slots;
-}
-
-/*
- * A table for the children of v in list order, plus room for one more;
- * reg->lock held. NULL on ENOMEM (the old table stays published).
- */
-static struct metrics_table *table_build(const struct metrics_vec *v, size_t n)
-{
-    struct metrics_table *t = table_alloc(table_slots_for(n));
-    struct metrics_child *c;
-
-    if (!t)
-        return NULL;
-    for (c = atomic_load_explicit(&v->children, memory_order_relaxed); c; c = c->next)
-        table_put(t, c);
-    return t;
 }
 
 enum kerr metrics_buckets_exponential(double start, double factor, size_t count, double *out)
@@ -225,8 +131,6 @@ static void child_free(struct metrics_child *c, size_t nlabels)
 void metrics_vec_sweep(struct metrics_vec *v, metrics_keep_fn keep, void *ctx)
 {
     struct metrics_child *c, *next, *kept = NULL, *tail = NULL, *gone = NULL;
-    struct metrics_table *old, *fresh;
-    size_t i;
 
     pthread_mutex_lock(&v->reg->lock);
     for (c = atomic_load_explicit(&v->children, memory_order_acquire); c; c = next) {
@@ -239,25 +143,13 @@ void metrics_vec_sweep(struct metrics_vec *v, metrics_keep_fn keep, void *ctx)
                 kept = c;
             tail = c;
         } else {
+            hindex_remove(&v->index, &c->ix); /* no reader meanwhile: the contract above */
             c->next = gone;
             gone = c;
             v->nchildren--;
         }
     }
     atomic_store_explicit(&v->children, kept, memory_order_release);
-    /* No reader meanwhile (the contract above): the index is rebuilt, old tables freed. */
-    old = atomic_load_explicit(&v->table, memory_order_relaxed);
-    fresh = table_build(v, v->nchildren + 1);
-    if (fresh) {
-        atomic_store_explicit(&v->table, fresh, memory_order_release);
-        tables_free(old);
-    } else {
-        /* Out of memory: drop the gone children from the old table instead. */
-        for (i = 0; old && i <= old->mask; i++)
-            atomic_store_explicit(&old->slots[i], NULL, memory_order_relaxed);
-        for (c = kept; old && c; c = c->next)
-            table_put(old, c);
-    }
     pthread_mutex_unlock(&v->reg->lock);
     for (c = gone; c; c = next) {
         next = c->next;
@@ -274,7 +166,7 @@ static void vec_free(struct metrics_vec *v)
         next = c->next;
         child_free(c, v->nlabels);
     }
-    tables_free(atomic_load(&v->table));
+    hindex_free(&v->index);
     for (i = 0; i < v->nlabels; i++)
         free(v->labels[i]);
     free(v->name);
@@ -359,7 +251,7 @@ static enum kerr vec_new(enum metrics_type type, const char *name, const char *h
     v->name = strdup(name);
     v->help = strdup(help ? help : "");
     atomic_init(&v->children, NULL);
-    atomic_init(&v->table, NULL);
+    hindex_init(&v->index);
     for (i = 0; i < nlabels; i++) {
         if (!(v->labels[i] = strdup(labels[i])))
             break;
@@ -377,7 +269,6 @@ static enum kerr vec_new(enum metrics_type type, const char *name, const char *h
 static enum kerr child_new_locked(struct metrics_vec *v, const char *const *values,
                                   struct metrics_child **out, struct kerr_info *err)
 {
-    struct metrics_table *t = atomic_load_explicit(&v->table, memory_order_relaxed), *bigger;
     struct metrics_child *c;
     char limit[24];
     size_t i;
@@ -393,14 +284,8 @@ static enum kerr child_new_locked(struct metrics_vec *v, const char *const *valu
         return kerr_set(err, KERR_TOOBIG, "metrics: %s has %d label sets already", v->name,
                         METRICS_MAX_CHILDREN);
     }
-    if (!t || (v->nchildren + 1) > (t->mask + 1) / 2) {
-        /* Grow first: the new table holds every child so far and has room for this one. */
-        if (!(bigger = table_build(v, v->nchildren + 1)))
-            return kerr_set(err, KERR_NOMEM, "metrics: %s", v->name);
-        bigger->retired = t;
-        atomic_store_explicit(&v->table, bigger, memory_order_release);
-        t = bigger;
-    }
+    if (hindex_reserve(&v->index) != KERR_OK)
+        return kerr_set(err, KERR_NOMEM, "metrics: %s", v->name);
     c = calloc(1, sizeof(*c));
     if (!c)
         return kerr_set(err, KERR_NOMEM, "metrics: %s", v->name);
@@ -418,10 +303,10 @@ static enum kerr child_new_locked(struct metrics_vec *v, const char *const *valu
     }
     atomic_init(&c->ival, 0);
     atomic_init(&c->dbits, to_bits(0.0));
-    c->hash = values_hash(values, v->nlabels);
+    c->ix.hash = hindex_hash(values, v->nlabels);
     c->next = atomic_load_explicit(&v->children, memory_order_relaxed);
     atomic_store_explicit(&v->children, c, memory_order_release);
-    table_put(t, c);
+    hindex_put(&v->index, &c->ix);
     v->nchildren++;
     *out = c;
     return KERR_OK;
@@ -468,32 +353,30 @@ enum kerr metrics_register(struct metrics_registry *r, enum metrics_type type, c
     return rc;
 }
 
-/*
- * The child for values, or NULL. Lock-free: a table being replaced is still
- * probed whole (it is only retired), and a child published after the table
- * was loaded is a miss that metrics_with re-checks under the lock.
- */
-static struct metrics_child *find_child(const struct metrics_vec *v, const char *const *values)
-{
-    struct metrics_table *t = atomic_load_explicit(&v->table, memory_order_acquire);
-    struct metrics_child *c;
-    uint64_t h;
-    size_t i, j;
+struct lookup {
+    const char *const *values;
+    size_t n;
+};
 
-    if (!t)
-        return NULL;
-    h = values_hash(values, v->nlabels);
-    for (i = (size_t)h & t->mask;; i = (i + 1) & t->mask) {
-        c = atomic_load_explicit(&t->slots[i], memory_order_acquire);
-        if (!c)
-            return NULL;
-        if (c->hash != h)
-            continue;
-        for (j = 0; j < v->nlabels && strcmp(c->values[j], values[j]) == 0; j++)
-            ;
-        if (j == v->nlabels)
-            return c;
-    }
+static int child_is(const struct hindex_entry *e, const void *key)
+{
+    const struct metrics_child *c =
+        (const void *)((const char *)e - offsetof(struct metrics_child, ix));
+    const struct lookup *k = key;
+    size_t i;
+
+    for (i = 0; i < k->n && strcmp(c->values[i], k->values[i]) == 0; i++)
+        ;
+    return i == k->n;
+}
+
+/* The child for values, or NULL; lock-free (common/hindex.h). */
+static struct metrics_child *find_child(struct metrics_vec *v, const char *const *values)
+{
+    struct lookup k = { values, v->nlabels };
+    struct hindex_entry *e = hindex_find(&v->index, hindex_hash(values, v->nlabels), child_is, &k);
+
+    return e ? (struct metrics_child *)((char *)e - offsetof(struct metrics_child, ix)) : NULL;
 }
 
 enum kerr metrics_with(struct metrics_vec *v, const char *const *values, struct metrics_child **out,

@@ -20,12 +20,11 @@
  * Thread safety: everything may be called from any thread, except
  * metrics_vec_sweep (below). Updating a child is lock-free (C11 atomics).
  * Looking a child up (metrics_with) is lock-free and O(1): the children of
- * a metric are indexed by a hash of their label values, in a table whose
- * slots are only ever filled (release/acquire) and which, when it grows,
- * is replaced but not freed while readers may still probe it; a lookup
- * that misses takes the registry's mutex and looks again, so a child is
- * created once however many threads ask for it at the same time. The mutex
- * is also taken to register a metric, run hooks' bookkeeping and render.
+ * a metric are indexed by a hash of their label values (common/hindex.h,
+ * whose tables readers probe without a lock); a lookup that misses takes
+ * the registry's mutex and looks again, so a child is created once however
+ * many threads ask for it at the same time. The mutex is also taken to
+ * register a metric, add a render hook, sweep and render.
  * Keep the struct metrics_child pointer on hot paths. Pointers to metrics
  * and children are BORROWED from the registry and valid until
  * metrics_registry_free (or, for a child, until a sweep removes it).

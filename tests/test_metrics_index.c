@@ -299,3 +299,34 @@ Test(metrics_index, scrape_rebuild_timing, .timeout = 300)
     fprintf(stderr, "metrics_index: %d series, 3 rebuilds + renders: %.1f ms per scrape\n", n,
             ((double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6) / 3);
 }
+
+static int keep_even_round(void *ctx, const char *const *values)
+{
+    return ((int)strtol(values[0] + 1, NULL, 10) + *(int *)ctx) % 2 == 0;
+}
+
+/* Sweeps leave removed series' slots behind; lookups and adds stay right across many rounds. */
+Test(metrics_index, sweeps_and_adds_in_rounds_keep_lookups_right)
+{
+    struct metrics_vec *v;
+    struct metrics_child *c;
+    char ns[32];
+    int round, i;
+
+    cr_assert_eq(metrics_register(reg, METRICS_GAUGE, "s", "", etcd_labels, NULL, 0, &v, NULL),
+                 KERR_OK);
+    for (round = 0; round < 20; round++) {
+        for (i = 0; i < 1000; i++) {
+            snprintf(ns, sizeof(ns), "n%d", i);
+            cr_assert_eq(metrics_vec_set(v, (const char *[]){ ns, "x", NULL }, i + round), KERR_OK);
+        }
+        metrics_vec_sweep(v, keep_even_round, &round);
+        for (i = 0; i < 1000; i++) {
+            snprintf(ns, sizeof(ns), "n%d", i);
+            cr_assert_eq(metrics_with(v, (const char *[]){ ns, "x", NULL }, &c, NULL), KERR_OK);
+            /* Kept: the value of this round; swept: a new child at 0. */
+            cr_assert_eq(metrics_value(c), (i + round) % 2 == 0 ? i + round : 0, "%s round %d", ns,
+                         round);
+        }
+    }
+}
