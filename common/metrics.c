@@ -3,9 +3,12 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hindex.h"
+#include "common/log.h"
 #include "common/promtext.h"
 
 const double metrics_def_buckets[METRICS_DEF_BUCKETS_LEN] = { 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
@@ -21,6 +24,7 @@ struct metrics_child {
     struct metrics_child *next;    /* older children; immutable once published */
     const struct metrics_vec *vec; /* the metric it belongs to */
     char **values;                 /* one per label name */
+    struct hindex_entry ix;        /* in vec->index; hash of values, immutable */
     _Atomic uint64_t ival;         /* counter: integral increments */
     _Atomic uint64_t dbits;        /* double bits: counter remainder, gauge value, histogram sum */
     _Atomic uint64_t *counts;      /* histogram: per bucket, nbounds + 1 (+Inf), not cumulative */
@@ -38,6 +42,8 @@ struct metrics_vec {
     size_t nbounds;
     struct metrics_child *_Atomic children; /* newest first; published with release */
     size_t nchildren;                       /* written under reg->lock */
+    struct hindex index; /* the children by label values; written under reg->lock */
+    bool full_logged;    /* METRICS_MAX_CHILDREN logged; under reg->lock */
 };
 
 struct metrics_registry {
@@ -137,6 +143,7 @@ void metrics_vec_sweep(struct metrics_vec *v, metrics_keep_fn keep, void *ctx)
                 kept = c;
             tail = c;
         } else {
+            hindex_remove(&v->index, &c->ix); /* no reader meanwhile: the contract above */
             c->next = gone;
             gone = c;
             v->nchildren--;
@@ -159,6 +166,7 @@ static void vec_free(struct metrics_vec *v)
         next = c->next;
         child_free(c, v->nlabels);
     }
+    hindex_free(&v->index);
     for (i = 0; i < v->nlabels; i++)
         free(v->labels[i]);
     free(v->name);
@@ -243,6 +251,7 @@ static enum kerr vec_new(enum metrics_type type, const char *name, const char *h
     v->name = strdup(name);
     v->help = strdup(help ? help : "");
     atomic_init(&v->children, NULL);
+    hindex_init(&v->index);
     for (i = 0; i < nlabels; i++) {
         if (!(v->labels[i] = strdup(labels[i])))
             break;
@@ -261,12 +270,22 @@ static enum kerr child_new_locked(struct metrics_vec *v, const char *const *valu
                                   struct metrics_child **out, struct kerr_info *err)
 {
     struct metrics_child *c;
+    char limit[24];
     size_t i;
 
     *out = NULL;
-    if (v->nchildren >= METRICS_MAX_CHILDREN)
+    if (v->nchildren >= METRICS_MAX_CHILDREN) {
+        if (!v->full_logged) {
+            v->full_logged = true;
+            snprintf(limit, sizeof(limit), "%d", METRICS_MAX_CHILDREN);
+            log_warn("metric has reached its limit of label sets; new series are not recorded",
+                     "metric", v->name, "limit", limit);
+        }
         return kerr_set(err, KERR_TOOBIG, "metrics: %s has %d label sets already", v->name,
                         METRICS_MAX_CHILDREN);
+    }
+    if (hindex_reserve(&v->index) != KERR_OK)
+        return kerr_set(err, KERR_NOMEM, "metrics: %s", v->name);
     c = calloc(1, sizeof(*c));
     if (!c)
         return kerr_set(err, KERR_NOMEM, "metrics: %s", v->name);
@@ -284,8 +303,10 @@ static enum kerr child_new_locked(struct metrics_vec *v, const char *const *valu
     }
     atomic_init(&c->ival, 0);
     atomic_init(&c->dbits, to_bits(0.0));
+    c->ix.hash = hindex_hash(values, v->nlabels);
     c->next = atomic_load_explicit(&v->children, memory_order_relaxed);
     atomic_store_explicit(&v->children, c, memory_order_release);
+    hindex_put(&v->index, &c->ix);
     v->nchildren++;
     *out = c;
     return KERR_OK;
@@ -332,18 +353,30 @@ enum kerr metrics_register(struct metrics_registry *r, enum metrics_type type, c
     return rc;
 }
 
-static struct metrics_child *find_child(const struct metrics_vec *v, const char *const *values)
+struct lookup {
+    const char *const *values;
+    size_t n;
+};
+
+static int child_is(const struct hindex_entry *e, const void *key)
 {
-    struct metrics_child *c = atomic_load_explicit(&v->children, memory_order_acquire);
+    const struct metrics_child *c =
+        (const void *)((const char *)e - offsetof(struct metrics_child, ix));
+    const struct lookup *k = key;
     size_t i;
 
-    for (; c; c = c->next) {
-        for (i = 0; i < v->nlabels && strcmp(c->values[i], values[i]) == 0; i++)
-            ;
-        if (i == v->nlabels)
-            return c;
-    }
-    return NULL;
+    for (i = 0; i < k->n && strcmp(c->values[i], k->values[i]) == 0; i++)
+        ;
+    return i == k->n;
+}
+
+/* The child for values, or NULL; lock-free (common/hindex.h). */
+static struct metrics_child *find_child(struct metrics_vec *v, const char *const *values)
+{
+    struct lookup k = { values, v->nlabels };
+    struct hindex_entry *e = hindex_find(&v->index, hindex_hash(values, v->nlabels), child_is, &k);
+
+    return e ? (struct metrics_child *)((char *)e - offsetof(struct metrics_child, ix)) : NULL;
 }
 
 enum kerr metrics_with(struct metrics_vec *v, const char *const *values, struct metrics_child **out,
