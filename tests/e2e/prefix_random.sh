@@ -54,8 +54,10 @@ EOF
 kc -n etcd-warden create secret generic s3-bucket --from-literal=accessKeyID="$RGW_ACCESS" \
     --from-literal=secretAccessKey="$RGW_SECRET" --from-literal=region=us-east-1 \
     --from-literal=s3ForcePathStyle=true --from-literal=endpoint="$PROXY_URL" >/dev/null
-ctl_jobs_serve etcd-warden
-ctl_start
+ctl_jobs_serve etcd-warden 3600
+# leader-election timings a loaded machine keeps (the tests' 2 s Lease can lapse under load,
+# and a controller that lost it exits: no entries after that, for no fault of the rule)
+CTL_LEASE=30s CTL_RENEW=20s CTL_RETRY=1s ctl_start
 echo "seeds: $SEEDS; $STEPS operations each"
 
 deleted=0
@@ -75,7 +77,7 @@ spec:
 EOF
     out=$(KUBECTL_CACHE=$KSIM_DIR/kubectl-cache S3_URL=$RGW_URL S3_CREDENTIALS="$RGW_ACCESS:$RGW_SECRET" BUCKET=$bucket \
         SELECTOR=etcd-warden.io/backups=$bucket STORE_RECORD=$store_record \
-        JOB_RECORD=$JOB_EXEC_RECORD python3 "$SNAP_SRC/tests/support/prefix_random.py" \
+        JOB_RECORD=$JOB_EXEC_RECORD CONTROLLER_PID=$CTL_PID JOBS_PID=$CTL_JOBS_PID python3 "$SNAP_SRC/tests/support/prefix_random.py" \
         "$seed" "$STEPS" 2>&1) ||
         { printf '%s\n' "$out" | tail -80 >&2; ctl_fail "seed $seed: an invariant broke (above)"; }
     [ -z "${PREFIX_RANDOM_TRACE:-}" ] || printf '%s\n' "$out" >>"$PREFIX_RANDOM_TRACE"

@@ -14,7 +14,8 @@ deletion Jobs made to the store, as fault_proxy.py --record writes them: the ope
 names that proxy, the tenants' sidecars write to the store directly), JOB_RECORD (the Job runs,
 as job_exec.py writes them with JOB_EXEC_RECORD), PREFIX_RANDOM_WAIT (seconds of a "time
 passes" step, longer than the bucket's grace period), PREFIX_RANDOM_SIDECAR_DELAY (seconds from
-an Etcd's admission to its sidecar's first snapshot, 1).
+an Etcd's admission to its sidecar's first snapshot, 1), CONTROLLER_PID and JOBS_PID
+(warden-controller and job_exec.py: the run stops, saying so, once either has exited).
 
 Drawn from the seed alone, over three namespaces (two the bucket's namespaceSelector selects,
 one it does not) and three names:
@@ -521,7 +522,23 @@ class World:
                                   f"{run['job']}, the entry {entry} of {owner[0]}/{owner[1]}")
         self.deletes = left
 
+    @staticmethod
+    def stopped():
+        """What of the stack is no longer running (its checks would mean nothing)."""
+        out = []
+        for var, what in (("CONTROLLER_PID", "warden-controller"), ("JOBS_PID", "job_exec.py")):
+            pid = os.environ.get(var)
+            if pid:
+                try:
+                    os.kill(int(pid), 0)
+                except OSError:
+                    out.append(f"{what} (pid {pid}) is not running")
+        return out
+
     def check(self, final=False):
+        stopped = self.stopped()
+        if stopped:
+            return stopped
         have = self.keys()
         violations, self.violations = self.violations, []
         for key, (ns, name, i) in sorted(self.objects.items()):
