@@ -22,9 +22,10 @@ Listens on a free loopback port and prints "fault-proxy ready PORT" on stdout.
       exists, then forwarded; "fault-proxy: ... holding" is logged when one arrives.
   --corrupt METHOD:MATCH  matching requests are forwarded and the first byte of a
       2xx answer's body is flipped (a store handing out damaged bytes).
-  --record FILE  every request forwarded is appended to FILE once answered, one JSON line:
-      {"t": the time it arrived (seconds since the epoch), "method", "path" (with the
-      query), "status", "keys": the keys of a multi-object delete's body (POST ?delete)}.
+  --record FILE  every request to be forwarded is appended to FILE before it is, one JSON
+      line: {"t": the time it arrived (seconds since the epoch), "method", "path" (with the
+      query), "keys": the keys of a multi-object delete's body (POST ?delete)}; so whatever
+      the store has done, the request that did it is in FILE already.
 Every other request is forwarded as is (Host header included, so signatures
 still verify). Each decision is logged on stderr.
 """
@@ -146,6 +147,12 @@ def make_handler(upstream, rules, header_specs=(), corrupt=(), if_none_match=Fal
                     self.end_headers()
                 return
             hold(holds, self.command, self.path)
+            if record_file:
+                query = urllib.parse.urlparse(self.path).query
+                keys = delete_keys(body) if self.command == "POST" and \
+                    "delete" in urllib.parse.parse_qs(query, keep_blank_values=True) else []
+                record(record_file, {"t": arrived, "method": self.command, "path": self.path,
+                                     "keys": keys})
             try:
                 conn = http.client.HTTPConnection(up.hostname, up.port, timeout=120)
                 headers = {k: v for k, v in self.headers.items() if k.lower() != "expect"}
@@ -157,12 +164,6 @@ def make_handler(upstream, rules, header_specs=(), corrupt=(), if_none_match=Fal
                 self.send_header("Content-Length", "0")
                 self.end_headers()
                 return
-            if record_file:
-                query = urllib.parse.urlparse(self.path).query
-                keys = delete_keys(body) if self.command == "POST" and \
-                    "delete" in urllib.parse.parse_qs(query, keep_blank_values=True) else []
-                record(record_file, {"t": arrived, "method": self.command, "path": self.path,
-                                     "status": resp.status, "keys": keys})
             self.send_response(resp.status)
             chunked = False
             forced = set_headers(header_specs, self.command, self.path)

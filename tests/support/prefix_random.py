@@ -479,8 +479,6 @@ class World:
             except ValueError:
                 break  # a line being written: read again next time
             self.store_seen += 1
-            if not 200 <= r["status"] < 300:
-                continue
             path = urllib.parse.urlparse(r["path"]).path
             if r["method"] == "DELETE" and path.startswith(bucket):
                 self.deletes.append((r["t"], urllib.parse.unquote(path[len(bucket):])))
@@ -496,14 +494,20 @@ class World:
                     except ValueError:
                         pass
 
-    def attribute(self, violations):
+    def attribute(self, violations, have):
         """Each deletion of an object the sidecars wrote: the Job run it came from, the entry
-        and deletion start that run was for, that entry's Etcd then; it must be the writer."""
+        and deletion start that run was for, that entry's Etcd then; it must be the writer.
+        (The store's record holds each request before the store has it: a request for an
+        object still there is pending until its Job run is over, then it did nothing.)"""
         left = []
         for t, key in self.deletes:
-            if key not in self.objects:
-                continue  # never written: nothing was deleted
+            if key not in self.objects or key in self.deleters:
+                continue  # never written, or accounted for: nothing more was deleted
             run = next((j for j in self.runs if j["start"] <= t <= j["end"]), None)
+            if key in have:
+                if run is None:
+                    left.append((t, key))
+                continue
             if run is None:
                 left.append((t, key))  # its Job has not finished: later
                 continue
@@ -557,7 +561,7 @@ class World:
                                   f"lists under {lp!r} what it did not write: "
                                   f"{', '.join(foreign[:4])}")
         self.read_records()
-        self.attribute(violations)
+        self.attribute(violations, have)
         if final and self.deletes:
             violations.append(f"deleted outside every Job run: {self.deletes[:4]}")
         gone = {k for k in self.objects if k not in have}
@@ -605,7 +609,7 @@ class World:
                 end = time.time() + 60
                 while time.time() < end:
                     self.read_records()
-                    self.attribute([])
+                    self.attribute([], self.keys())
                     if not self.deletes:
                         break
                     time.sleep(0.5)
