@@ -28,14 +28,19 @@ held() { echo "held: $*"; }
 sts() { kc -n shoot get statefulset etcd-a -o jsonpath='{.spec.replicas}' 2>/dev/null; }
 [ "$(sts)" = 3 ] || wh_fail "StatefulSet etcd-a is not at 3 replicas"
 
-# ---- R1: the Etcd lowered to 1 member
+# ---- R1: the Etcd lowered to 1 member; the loss is the StatefulSet reaching 1
 wh_as alice patch etcd etcd-a --type merge -p '{"spec":{"replicas":1}}' >/dev/null 2>&1
-if [ "$(kc -n shoot get etcd etcd-a -o jsonpath='{.spec.replicas}')" = 1 ]; then
+etcd_replicas=$(kc -n shoot get etcd etcd-a -o jsonpath='{.spec.replicas}')
+if [ "$etcd_replicas" = 1 ]; then
     for _ in $(seq 1 75); do # etcd-druid's sync: 15 s at most
         [ "$(sts)" = 1 ] && break
         sleep 0.2
     done
-    hole "R1: alice lowered Etcd etcd-a's spec.replicas 3 -> 1 (protection on); etcd-druid then left StatefulSet etcd-a at $(sts) replicas, no snapshot"
+fi
+if [ "$(sts)" = 1 ]; then
+    hole "R1: alice lowered Etcd etcd-a's spec.replicas 3 -> 1 (protection on) and etcd-druid scaled StatefulSet etcd-a 3 -> 1, no snapshot"
+elif [ "$etcd_replicas" = 1 ]; then
+    held "R1: Etcd lowered to 1, but etcd-druid's StatefulSet 3 -> 1 refused (StatefulSet at $(sts))"
 else held "R1: Etcd spec.replicas 3 -> 1 refused"; fi
 
 druid_actor_stop

@@ -53,7 +53,8 @@ EOF
 wh_as alice create configmap bait >/dev/null || wh_fail "alice cannot create a ConfigMap"
 uid=$(kc -n shoot get configmap bait -o jsonpath='{.metadata.uid}')
 # the claim member 0 of StatefulSet etcd-a will bind, planted before the StatefulSet exists
-wh_as alice create -f - >/dev/null <<EOF || wh_fail "alice cannot create the PVC"
+planted=1
+wh_as alice create -f - >/dev/null 2>&1 <<EOF || planted=0
 apiVersion: v1
 kind: PersistentVolumeClaim
 metadata:
@@ -73,21 +74,25 @@ hole() { echo "HOLE: $*"; holes=$((holes + 1)); }
 held() { echo "held: $*"; }
 
 # ---- control: alice's own delete of the member PVC is refused (protection on)
-wh_as alice delete pvc etcd-a-etcd-a-0 --wait=false >/dev/null 2>&1
-if ! kc -n shoot get pvc etcd-a-etcd-a-0 >/dev/null 2>&1; then
+[ "$planted" = 0 ] || wh_as alice delete pvc etcd-a-etcd-a-0 --wait=false >/dev/null 2>&1
+if [ "$planted" = 1 ] && ! kc -n shoot get pvc etcd-a-etcd-a-0 >/dev/null 2>&1; then
     hole "control: alice deleted member PVC etcd-a-etcd-a-0 herself (protection on)"
 else held "control: alice's delete of member PVC etcd-a-etcd-a-0 refused"; fi
 
 # ---- G1: the owner goes, the garbage collector deletes the claim
-wh_as alice delete configmap bait >/dev/null || wh_fail "alice cannot delete her ConfigMap"
-for _ in $(seq 1 50); do # the garbage collector acts in the background: 10 s at most
-    kc -n shoot get pvc etcd-a-etcd-a-0 >/dev/null 2>&1 || break
-    sleep 0.2
-done
-ts=$(kc -n shoot get pvc etcd-a-etcd-a-0 -o jsonpath='{.metadata.deletionTimestamp}' 2>/dev/null)
-if ! kc -n shoot get pvc etcd-a-etcd-a-0 >/dev/null 2>&1 || [ -n "$ts" ]; then
-    hole "G1: the garbage collector deleted PVC etcd-a-etcd-a-0 of running member etcd-a-0 (StatefulSet at $(kc -n shoot get statefulset etcd-a -o jsonpath='{.spec.replicas}'), protection on, no snapshot) after alice deleted the ConfigMap she made its owner"
-else held "G1: the garbage collector's delete of the member PVC refused"; fi
+if [ "$planted" = 0 ]; then
+    held "G1: alice's member-named PVC with an owner of hers refused at creation"
+else
+    wh_as alice delete configmap bait >/dev/null || wh_fail "alice cannot delete her ConfigMap"
+    for _ in $(seq 1 50); do # the garbage collector acts in the background: 10 s at most
+        kc -n shoot get pvc etcd-a-etcd-a-0 >/dev/null 2>&1 || break
+        sleep 0.2
+    done
+    ts=$(kc -n shoot get pvc etcd-a-etcd-a-0 -o jsonpath='{.metadata.deletionTimestamp}' 2>/dev/null)
+    if ! kc -n shoot get pvc etcd-a-etcd-a-0 >/dev/null 2>&1 || [ -n "$ts" ]; then
+        hole "G1: the garbage collector deleted PVC etcd-a-etcd-a-0 of running member etcd-a-0 (StatefulSet at $(kc -n shoot get statefulset etcd-a -o jsonpath='{.spec.replicas}'), protection on, no snapshot) after alice deleted the ConfigMap she made its owner"
+    else held "G1: the garbage collector's delete of the member PVC refused"; fi
+fi
 
 [ "$holes" = 0 ] || { echo "FAIL: $holes hole(s): a running member's volume deleted without a final snapshot"; exit 1; }
 echo "attack3_gc_owner: ok"
