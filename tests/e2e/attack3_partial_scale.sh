@@ -11,6 +11,7 @@
 #   S3. a tenant (protection disabled) by a JSON patch removing spec.replicas (defaults to 1).
 #   S4. a tenant orphan-deletes the StatefulSet and creates it again at 1 replica with
 #       whenScaled: Delete while pods 0..2 run (it adopts them and deletes 1 and 2).
+#   S5. etcd-druid's identity by a strategic merge patch whose $retainKeys drops spec.replicas.
 # Checked against what kube-sim stores. Fails while a hole exists.
 set -uo pipefail
 . "$(dirname "$0")/../lib/druid.sh"
@@ -46,7 +47,7 @@ $(wh_webhook etcd.webhooks.etcd-warden.io /webhooks/etcd)
 EOF
 
 
-for e in etcd-a etcd-b etcd-c etcd-d; do druid_etcd shoot $e; done
+for e in etcd-a etcd-b etcd-c etcd-d etcd-e; do druid_etcd shoot $e; done
 sleep 2 # the caches see the objects
 
 holes=0
@@ -103,6 +104,13 @@ EOF
 if [ "$(field etcd-d '{.spec.replicas}')" = 1 ] && kc -n shoot get pod etcd-d-2 >/dev/null 2>&1; then
     hole "S4: StatefulSet etcd-d re-created by alice at 1 replica (whenScaled: Delete) while its pods etcd-d-1, etcd-d-2 run (adopted and deleted)"
 else held "S4: CREATE at 1 replica over pods 0..2 refused"; fi
+
+# ---- S5: etcd-druid's identity, strategic merge $retainKeys without replicas
+kc_druid -n shoot patch statefulset etcd-e --type strategic \
+    -p '{"spec":{"$retainKeys":["selector","serviceName","template","volumeClaimTemplates"]}}' >/dev/null 2>&1
+if [ "$(field etcd-e '{.spec.replicas}')" = 1 ]; then
+    hole "S5: etcd-druid's strategic merge patch with \$retainKeys dropping spec.replicas took StatefulSet etcd-e 3 -> 1"
+else held "S5: \$retainKeys dropping spec.replicas refused"; fi
 
 [ "$holes" = 0 ] || { echo "FAIL: $holes hole(s): a StatefulSet of an Etcd reached fewer members without a final snapshot"; exit 1; }
 echo "attack3_partial_scale: ok"
