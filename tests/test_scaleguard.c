@@ -3,7 +3,8 @@
  * StatefulSet, or of its scale subresource, taking spec.replicas from above
  * 0 to 0 for an Etcd with a backup store is refused, whoever asks, unless a
  * full snapshot of that Etcd Succeeded after its traffic cut or the Etcd
- * carries the break-glass annotation. One row per rule, each sent through
+ * carries the break-glass annotation; one lowering it to fewer members is
+ * refused whoever asks, break glass aside. One row per rule, each sent through
  * the decode - decide - encode pipeline with in-memory lookups, and through
  * both review decoders (whdiff).
  */
@@ -155,8 +156,27 @@ static const struct row rows[] = {
       NULL },
     { "0 to 0 is not guarded", STS, DRUID, 0, 0, ETCD("etcd-main", "", "," STORE), "[]", 1, "",
       NULL },
-    { "3 to 1 is not guarded", STS, DRUID, 3, 1, ETCD("etcd-main", "", "," STORE), "[]", 1, "",
+    /* issue 30, a partial scale-down: etcd-druid never does it, so nobody's is admitted, with
+     * a backup store or without, snapshot or not, component protection disabled or not */
+    { "3 to 1 is refused, etcd-druid's included", STS, DRUID, 3, 1,
+      ETCD("etcd-main", ANN_CUT, "," STORE), "[" FRESH "]", 0,
+      "scaling StatefulSet shoot/etcd-main from 3 to 1 replicas (its members 1..2 are deleted) "
+      "is refused",
       NULL },
+    { "3 to 2 through the scale subresource is refused", SCALE, PERSON, 3, 2,
+      ETCD("etcd-main", ANN_OPEN, "," STORE), "[]", 0,
+      "from 3 to 2 replicas (its member 2 is deleted) is refused", NULL },
+    { "3 to 1 without a backup store is refused", STS, DRUID, 3, 1, ETCD("etcd-main", "", ""), "[]",
+      0, "Replicas can either be increased or be downscaled to 0.", NULL },
+    { "3 to spec.replicas removed (1) is refused", STS, PERSON, 3, -1,
+      ETCD("etcd-main", ANN_OPEN, ""), "[]", 0, "from 3 to 1 replicas", NULL },
+    { "3 to 1 with break glass is allowed with a warning", STS, DRUID, 3, 1,
+      ETCD("etcd-main", ANN_BREAK, "," STORE), "[]", 1, "",
+      "from 3 to 1 replicas (its members 1..2 are deleted) of Etcd etcd-main allowed by "
+      "annotation " HIBGUARD_ANN_BREAK_GLASS },
+    { "3 to 1 with an expired break glass is refused", STS, DRUID, 3, 1,
+      ETCD("etcd-main", GLASS("2026-11-24T20:00:00Z old"), "," STORE), "[]", 0,
+      "annotation " HIBGUARD_ANN_BREAK_GLASS " expired at", NULL },
     { "a StatefulSet without spec.replicas has 1", STS, DRUID, -1, 0,
       ETCD("etcd-main", ANN_CUT, "," STORE), "[]", 0, DENIED, NULL },
     /* a cut belongs to one sleep: woken after it (phase Hibernated, StatefulSet above 0) */
@@ -601,8 +621,21 @@ static const struct lrow lrows[] = {
       "which a creation does not show", NULL },
     { "created at 0 for an Etcd that never had members", WH_HOOK_COMPONENTS, "CREATE", DRUID,
       LBL_MAIN, LBL_MAIN, 0, 0, 0, ETCD("etcd-main", "", "," STORE), "[]", 1, "", NULL },
-    { "created at 3 is not guarded", WH_HOOK_COMPONENTS, "CREATE", PERSON, LBL_MAIN, LBL_MAIN, 0, 3,
-      0, ETCD_MEMBERS("etcd-main", "", "," STORE), "[]", 1, "operation CREATE is allowed", NULL },
+    { "created at 3 with no pods outside is allowed", WH_HOOK_COMPONENTS, "CREATE", PERSON,
+      LBL_MAIN, LBL_MAIN, 0, 3, 0, ETCD_MEMBERS("etcd-main", "", "," STORE), "[]", 1,
+      "creation of StatefulSet shoot/etcd-main allowed", NULL },
+    { "created at 3 over pods 0..2 is allowed", WH_HOOK_COMPONENTS, "CREATE", PERSON, LBL_MAIN,
+      LBL_MAIN, 3, 3, 0, ETCD_MEMBERS("etcd-main", ANN_OPEN, ""), "[]", 1,
+      "creation of StatefulSet shoot/etcd-main allowed", NULL },
+    /* issue 30: re-created at 1 over pods 0..2, it adopts them and deletes 1 and 2 */
+    { "created at 1 while pods 0..2 run is refused", WH_HOOK_COMPONENTS, "CREATE", PERSON, LBL_MAIN,
+      LBL_MAIN, 3, 1, 0, ETCD_MEMBERS("etcd-main", ANN_OPEN, ""), "[" FRESH "]", 0,
+      "creating StatefulSet shoot/etcd-main with ordinals [0, 1) while its pod etcd-main-1 runs "
+      "(2 outside them) is refused",
+      NULL },
+    { "created at 1 while pods 0..2 run, by etcd-druid on the guard only", WH_HOOK_SCALEGUARD,
+      "CREATE", DRUID, LBL_MAIN, LBL_MAIN, 3, 1, 0, ETCD_MEMBERS("etcd-main", "", "," STORE), "[]",
+      0, "is refused: etcd-druid scales an etcd cluster up or down to 0 only", NULL },
     /* issue 30, second attack: members are the pods the API server lists, not the Etcd's
      * status (etcd-druid copies currentReplicas there: 0 mid rolling update; anyone with
      * etcds/status writes it) */
@@ -636,9 +669,12 @@ static const struct lrow lrows[] = {
     { "an unlabelled StatefulSet of no Etcd created at 0", WH_HOOK_COMPONENTS, "CREATE", PERSON,
       "{}", "{}", 0, 0, 0, ETCD_MEMBERS("etcd-b", "", "," STORE), "[]", 1,
       "parent Etcd etcd-main of resource shoot/etcd-main not found", NULL },
-    { "an unlabelled StatefulSet updated without a scale to 0: no lookup", WH_HOOK_COMPONENTS,
-      "UPDATE", PERSON, "{}", "{}", 3, 2, 0, ETCD("etcd-main", ANN_CUT, "," STORE), "[]", 1,
+    { "an unlabelled StatefulSet updated without a scale-down: no lookup", WH_HOOK_COMPONENTS,
+      "UPDATE", PERSON, "{}", "{}", 2, 3, 0, ETCD("etcd-main", ANN_CUT, "," STORE), "[]", 1,
       "is not managed by druid", NULL },
+    { "an unlabelled StatefulSet of an Etcd's name scaled 3 to 2 is refused", WH_HOOK_COMPONENTS,
+      "UPDATE", PERSON, "{}", "{}", 3, 2, 0, ETCD("etcd-main", ANN_CUT, "," STORE), "[]", 0,
+      "from 3 to 2 replicas", NULL },
 };
 
 #define NLROWS (sizeof(lrows) / sizeof(lrows[0]))

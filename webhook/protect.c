@@ -110,6 +110,26 @@ static int scales_to_zero(const struct review_req *req)
 }
 
 /*
+ * True when req lowers spec.replicas of a StatefulSet (or its scale) to a
+ * value above 0: etcd-druid never does (its Etcd CRD lets spec.replicas grow
+ * or go to 0 only), and the members above the new count go with their PVCs
+ * (whenScaled: Delete) while the rest have no quorum. The new object is what
+ * the API server made of the request: a patch that removes spec.replicas, or
+ * a $retainKeys without it, leaves the default, 1.
+ */
+static int scales_partly(const struct review_req *req)
+{
+    int scale = member_is_kind(req, "autoscaling", "Scale");
+    long from, to;
+
+    if (req->op != REVIEW_OP_UPDATE || (!scale && !member_is_kind(req, "apps", "StatefulSet")))
+        return 0;
+    from = replicas_of(req->old_object, scale);
+    to = replicas_of(req->object, scale);
+    return to > 0 && to < from;
+}
+
+/*
  * True when req deletes a StatefulSet that has pods (spec.replicas above
  * 0) and its pods with it: a DELETE that orphans them (etcd-druid's
  * re-creation of a StatefulSet whose immutable fields changed) leaves the
@@ -146,19 +166,15 @@ static int ordinals_of(const cJSON *obj, long *lo, long *hi)
 }
 
 /*
- * True when req creates a StatefulSet that may adopt pods and delete them:
- * at 0 replicas, or with ordinals that do not start at 0 (an orphaning
- * DELETE, then a CREATE from ordinal 3, adopts pods 0..2 and deletes them).
- * Whether pods are there to lose is the pods lookup's to say.
+ * True when req creates a StatefulSet, which may adopt pods and delete them:
+ * any outside its ordinals (an orphaning DELETE, then a CREATE at 1 replica,
+ * or from ordinal 3, adopts pods 0..2 and deletes those outside). Whether
+ * pods are there to lose is the pods lookup's to say.
  */
 static int creates_guarded(const struct review_req *req)
 {
-    long lo, hi;
-
-    if (req->op != REVIEW_OP_CREATE || !member_is_kind(req, "apps", "StatefulSet") ||
-        !cJSON_IsObject(req->object))
-        return 0;
-    return !ordinals_of(req->object, &lo, &hi) || lo == hi || lo != 0;
+    return req->op == REVIEW_OP_CREATE && member_is_kind(req, "apps", "StatefulSet") &&
+           cJSON_IsObject(req->object);
 }
 
 /*
@@ -181,12 +197,28 @@ static int moves_ordinals(const struct review_req *req)
 }
 
 /*
- * What the scale-down guard judges: a scale-down to 0, a DELETE that takes
- * the pods, a CREATE that may adopt and delete them, a move of the ordinals.
+ * What the scale-down guard judges: a scale-down to 0 or to fewer members, a
+ * DELETE that takes the pods, a CREATE that may adopt and delete them, a move
+ * of the ordinals.
  */
 static int guarded(const struct review_req *req)
 {
-    return scales_to_zero(req) || deletes_pods(req) || creates_guarded(req) || moves_ordinals(req);
+    return scales_to_zero(req) || scales_partly(req) || deletes_pods(req) || creates_guarded(req) ||
+           moves_ordinals(req);
+}
+
+/*
+ * True when req is a partial scale-down: spec.replicas lowered to a value
+ * above 0, or a CREATE from ordinal 0 with replicas above 0 (which takes
+ * members only when pods lie past its ordinals: create_takes says so).
+ */
+static int partial(const struct review_req *req)
+{
+    long lo, hi;
+
+    if (req->op == REVIEW_OP_CREATE)
+        return creates_guarded(req) && ordinals_of(req->object, &lo, &hi) && lo == 0 && hi > 0;
+    return scales_partly(req) && !moves_ordinals(req);
 }
 
 /*
@@ -218,7 +250,9 @@ static enum kerr create_takes(const struct lookup *lk, const struct review_req *
                               "(%s), and a StatefulSet created %s adopts and deletes any outside "
                               "its ordinals: not admitted unchecked",
                               m->ns, m->name, m->part_of, e.msg,
-                              hi == lo ? "at 0 replicas" : "from a later ordinal");
+                              hi == lo  ? "at 0 replicas"
+                              : lo != 0 ? "from a later ordinal"
+                                        : "with fewer replicas than its members");
     }
     if (lost && hi == lo)
         snprintf(what, size, "creating StatefulSet %s/%s with 0 replicas", m->ns, m->name);
@@ -235,6 +269,7 @@ static void guarded_what(const struct review_req *req, const struct member_meta 
                          size_t size)
 {
     long lo0 = 0, hi0 = 0, lo1 = 0, hi1 = 0;
+    int scale;
 
     if (req->op == REVIEW_OP_DELETE)
         snprintf(what, size, "deleting StatefulSet %s/%s", m->ns, m->name);
@@ -246,7 +281,21 @@ static void guarded_what(const struct review_req *req, const struct member_meta 
                  m->ns, m->name, lo0, hi0, lo1, hi1);
     else if (moves_ordinals(req))
         snprintf(what, size, "moving the ordinals of StatefulSet %s/%s", m->ns, m->name);
-    else
+    else if (scales_partly(req)) {
+        scale = member_is_kind(req, "autoscaling", "Scale");
+        hi0 = replicas_of(req->old_object, scale);
+        hi1 = replicas_of(req->object, scale);
+        if (hi1 == hi0 - 1)
+            snprintf(what, size,
+                     "scaling StatefulSet %s/%s from %ld to %ld replicas (its member %ld is "
+                     "deleted)",
+                     m->ns, m->name, hi0, hi1, hi1);
+        else
+            snprintf(what, size,
+                     "scaling StatefulSet %s/%s from %ld to %ld replicas (its members %ld..%ld "
+                     "are deleted)",
+                     m->ns, m->name, hi0, hi1, hi1, hi0 - 1);
+    } else
         snprintf(what, size, "scaling StatefulSet %s/%s to 0 replicas", m->ns, m->name);
 }
 
@@ -261,8 +310,10 @@ static void event_break_glass(const struct protect_config *cfg, const struct rev
              "%s %s StatefulSet %s%s without a snapshot of this cycle, allowed by "
              "annotation %s: %s",
              req->username, req->op == REVIEW_OP_DELETE ? "deleted" : "scaled", m->name,
-             req->op == REVIEW_OP_DELETE ? "" : " to 0", HIBGUARD_ANN_BREAK_GLASS,
-             etcd->break_glass_reason);
+             req->op == REVIEW_OP_DELETE ? ""
+             : partial(req)              ? " down to fewer members"
+                                         : " to 0",
+             HIBGUARD_ANN_BREAK_GLASS, etcd->break_glass_reason);
 }
 
 static time_t now_of(const struct protect_config *cfg)
@@ -358,6 +409,35 @@ static void snapshot_ground(const struct protect_config *cfg, const struct revie
 }
 
 /*
+ * A partial scale-down (partial()) of the StatefulSet of an Etcd, described
+ * by what: refused whoever asks, as etcd-druid's Etcd CRD refuses it on the
+ * Etcd; no snapshot makes it safe (the members left have no quorum), only
+ * break glass lets it through. *decided as guard_scale_down.
+ */
+static enum kerr guard_partial(const struct protect_config *cfg, const struct review_req *req,
+                               const struct member_meta *m, const struct lookup_etcd *etcd,
+                               const char *what, struct review_resp *resp, int *decided)
+{
+    char glass[160];
+
+    break_glass_problem(cfg, etcd, glass, sizeof(glass));
+    if (etcd->break_glass && !glass[0]) {
+        event_break_glass(cfg, req, m, etcd);
+        return review_warn(resp, "%s of Etcd %s allowed by annotation %s: %s", what, m->part_of,
+                           HIBGUARD_ANN_BREAK_GLASS, etcd->break_glass_reason);
+    }
+    *decided = 1;
+    return review_deny(resp,
+                       "%s is refused: etcd-druid scales an etcd cluster up or down to 0 only "
+                       "(Replicas can either be increased or be downscaled to 0.), and the "
+                       "members left of Etcd %s would have no quorum and need not hold its last "
+                       "acknowledged write%s. Scale the Etcd to 0 (hibernation) instead or, if "
+                       "you must: kubectl annotate etcd -n %s %s %s=\"<RFC 3339 expiry, at most "
+                       "24h ahead> <reason>\"",
+                       what, m->part_of, glass, m->ns, m->part_of, HIBGUARD_ANN_BREAK_GLASS);
+}
+
+/*
  * The scale-down guard (see protect.h). *decided is 1 when resp holds the
  * answer (a denial or a failed lookup); 0 lets the usual checks go on.
  */
@@ -374,7 +454,8 @@ static enum kerr guard_scale_down(const struct protect_config *cfg, const struct
     enum kerr rc;
 
     *decided = 0;
-    if (!guarded(req) || !etcd->has_backup_store)
+    /* a partial scale-down is never etcd-druid's: judged with a backup store or without */
+    if (!guarded(req) || (!partial(req) && !etcd->has_backup_store))
         return KERR_OK;
     /* a StatefulSet created at 0 or from a later ordinal takes the pods outside its ordinals */
     if (create && ((rc = create_takes(lk, req, m, what, sizeof(what), resp, decided)) || *decided ||
@@ -386,6 +467,8 @@ static enum kerr guard_scale_down(const struct protect_config *cfg, const struct
         return KERR_OK;
     if (!create)
         guarded_what(req, m, what, sizeof(what));
+    if (partial(req))
+        return guard_partial(cfg, req, m, etcd, what, resp, decided);
     /* a cut counts only while its sleep is under way, for the scale-down that was checked */
     snapshot_ground(cfg, req, etcd, missing, sizeof(missing));
     /* warden-controller writes phase ScalingDown and scales right after: the cache may not

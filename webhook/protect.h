@@ -56,6 +56,14 @@
  * checks with an admission warning, and a Warning event on the Etcd
  * (not for a dry run). Without a backup store there is nothing to wait for.
  *
+ * A partial scale-down - an UPDATE of the StatefulSet or its scale that
+ * lowers spec.replicas to a value above 0 (judged on the new object as the
+ * API server made it: a removed spec.replicas is 1), or a CREATE from
+ * ordinal 0 with replicas above 0 while pods of its name run past them - is
+ * never etcd-druid's (its Etcd CRD: "Replicas can either be increased or be
+ * downscaled to 0."): it is refused whoever asks, with a backup store or
+ * without, snapshot or not; only break glass lets it through (warning, event).
+ *
  * Then the label rule: an UPDATE that changes the managed-by or part-of
  * label of a component of a live Etcd is refused unless a reconciler asks
  * (component protection disabled or not; not for a runtime component of an

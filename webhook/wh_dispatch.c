@@ -8,6 +8,7 @@
 #include "webhook/mutate.h"
 #include "webhook/prefix.h"
 #include "webhook/bkadm.h"
+#include "webhook/etcdrepl.h"
 #include "webhook/restore.h"
 #include "webhook/toggles.h"
 #include "webhook/review.h"
@@ -102,6 +103,9 @@ static enum kerr decide(const struct wh_dispatch *d, enum wh_hook h, const struc
     case WH_HOOK_ETCD: {
         enum kerr rc;
 
+        /* etcd-druid's CRD rule: spec.replicas grows or goes to 0 (the Etcd or etcds/scale) */
+        if ((rc = etcdrepl_decide(req, resp, err)) || !resp->allowed)
+            return rc;
         /* kubectl scale etcd: a Scale, neither labels nor annotations to check but the Etcd's */
         if (strcmp(req->kind_group, "autoscaling") == 0 && strcmp(req->kind_kind, "Scale") == 0)
             return restore_decide_scale(d->lookup, req, resp, err);

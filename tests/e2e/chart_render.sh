@@ -49,6 +49,20 @@ chart_get "$r/defaults.yaml" CustomResourceDefinition etcds.druid.gardener.cloud
     fail "the Etcd CRD is rendered by default"
 chart_get "$r/crds-all.yaml" CustomResourceDefinition etcds.druid.gardener.cloud metadata.name >/dev/null ||
     fail "crds.etcd does not render the Etcd CRD"
+# etcd-druid's rule on spec.replicas (grow, or go to 0), as its own Etcd CRD has it
+python3 - "$r/crds-all.yaml" <<'PY' || fail "the Etcd CRD lacks etcd-druid's rule on spec.replicas"
+import sys, yaml
+want = {"message": "Replicas can either be increased or be downscaled to 0.",
+        "rule": "self==0 ? true : self < oldSelf ? false : true"}
+for d in yaml.safe_load_all(open(sys.argv[1])):
+    if d and d.get("kind") == "CustomResourceDefinition" and d["metadata"]["name"] == "etcds.druid.gardener.cloud":
+        for v in d["spec"]["versions"]:
+            r = v["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["replicas"]
+            if want not in r.get("x-kubernetes-validations", []):
+                sys.exit(1)
+        sys.exit(0)
+sys.exit(1)
+PY
 chart_get "$r/crds-all.yaml" CustomResourceDefinition etcdopstasks.druid.gardener.cloud metadata.name >/dev/null ||
     fail "crds.etcdOpsTask does not render the EtcdOpsTask CRD"
 ! grep -q 'kind: CustomResourceDefinition' "$r/crds-none.yaml" || fail "crds-none renders a CRD"

@@ -124,8 +124,12 @@ wh_denied "etcd-druid deleting the StatefulSet with its pods" \
 [ "$(kc -n shoot get statefulset etcd-main -o jsonpath='{.spec.replicas} {.metadata.labels.app\.kubernetes\.io/managed-by} {.metadata.labels.app\.kubernetes\.io/part-of}')" = "3 etcd-druid etcd-main" ] ||
     wh_fail "the StatefulSet changed: $(kc -n shoot get statefulset etcd-main -o jsonpath='{.spec.replicas} {.metadata.labels}')"
 echo "ok: the StatefulSet kept 3 replicas and its labels"
-wh_allowed "scaling 3 to 1 is not guarded" druid scale statefulset etcd-main --replicas=1
-back_to_3 etcd-main
+wh_denied "etcd-druid scaling 3 to 1 (never etcd-druid's)" \
+    "scaling StatefulSet shoot/etcd-main from 3 to 1 replicas (its members 1..2 are deleted) is refused" \
+    druid scale statefulset etcd-main --replicas=1
+# the StatefulSet changed after warden-controller's check (a new generation)
+wh_allowed "etcd-druid changing the pod template" druid patch statefulset etcd-main --type merge \
+    -p '{"spec":{"template":{"metadata":{"annotations":{"example.com/rollout":"2"}}}}}'
 ksim_wait 10 wh_denied "x" "it was scaled up or changed since" warden patch statefulset \
     etcd-main --type merge -p '{"spec":{"replicas":0}}' >/dev/null ||
     wh_fail "a StatefulSet scaled since warden-controller's check was not refused as such"

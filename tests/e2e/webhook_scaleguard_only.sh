@@ -66,8 +66,9 @@ echo "ok: the StatefulSet kept 3 replicas and its labels"
 # component protection alone would refuse these two: here they are etcd-druid's webhook's
 wh_allowed "a person's label UPDATE (component protection is etcd-druid's)" alice \
     label statefulset etcd-main example.com/team=storage
-wh_allowed "a person's scale to 1" alice scale statefulset etcd-main --replicas=1
-wh_as druid scale statefulset etcd-main --replicas=3 >/dev/null
+wh_denied "a person's scale to 1" \
+    "admission webhook \"stsscale.scaleguard.webhooks.etcd-warden.io\" denied the request: scaling StatefulSet shoot/etcd-main from 3 to 1 replicas" \
+    alice scale statefulset etcd-main --replicas=1
 
 # a task counts when created after the second of the cut
 past_cut() { test "$(date -u +%s)" -gt "$(date -u -d "$CUT" +%s)"; }
