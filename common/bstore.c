@@ -232,3 +232,22 @@ int bstore_prefix_unparsable(const char *c)
     /* "v1/" inside c, or c ending in "v1" (the "/" after it is the sidecar's) */
     return strstr(c, "v1/") != NULL || (n >= 2 && strcmp(c + n - 2, "v1") == 0);
 }
+
+int bstore_prefix_owner(const char *c, char *out, size_t n)
+{
+    const char *slash = strchr(c, '/'), *p, *cut = NULL;
+    size_t len;
+
+    out[0] = '\0';
+    if (!slash || !slash[1]) /* a canonical prefix has no trailing "/"; be strict anyway */
+        return 0;
+    for (p = c; p + 1 < slash; p++)
+        if (p[0] == '-' && p[1] == '-')
+            cut = p;
+    len = (size_t)((cut ? cut : slash) - c);
+    if (len == 0 || len >= n)
+        return 0;
+    memcpy(out, c, len);
+    out[len] = '\0';
+    return 1;
+}

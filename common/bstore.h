@@ -186,4 +186,19 @@ enum kerr bstore_object_prefixes(const char *kind, const char *prefix, char *fir
  */
 int bstore_prefix_unparsable(const char *c);
 
+/* The value of BackupBucket spec.prefixScope that partitions a store's prefixes among the
+ * namespaces ("Bucket", the default: every prefix for every namespace the bucket admits). */
+#define BSTORE_SCOPE_NAMESPACE "Namespace"
+
+/*
+ * The namespace that owns canonical prefix c under spec.prefixScope Namespace, into out (n
+ * bytes): of its first segment, the part before the last "--" ("shoot--p--n" of Gardener's
+ * "shoot--p--n--<uid>/etcd-main"), or the whole segment when it has no "--" ("team" of
+ * "team/etcd"). 0 (out "") when no namespace owns it: no "/" after the first segment (a
+ * prefix the sidecar would list with every longer first segment: "team" lists "team2/..."),
+ * an empty owner, or one longer than n - 1. Two prefixes of different owners never overlap
+ * (one a string prefix of the other gives both the same first segment). Pure.
+ */
+int bstore_prefix_owner(const char *c, char *out, size_t n);
+
 #endif

@@ -108,3 +108,38 @@ Test(pclaim, kinds_are_owners_apart)
     cr_expect_str_eq(o.what, "");
     cJSON_Delete(rec);
 }
+
+/* A namespace's share of the Lease in bytes, as the records are written. */
+Test(pclaim, bytes_of_a_namespaces_records)
+{
+    cJSON *rec = cJSON_Parse(REC);
+    struct pclaim c = { "a", "etcd", "Object|bkt|", "race-1", NULL, NULL };
+    char *one = cJSON_PrintUnformatted(cJSON_GetArrayItem(rec, 0));
+    size_t n = strlen(one) + 1;
+
+    cr_assert_not_null(rec);
+    cr_expect_eq(pclaim_ns_bytes(rec, "a", 1001), n);
+    cr_expect_eq(pclaim_record_bytes(&c, 1000), n, "the record c is written as");
+    cr_expect_eq(pclaim_ns_bytes(rec, "c", 1001), 0, "lapsed");
+    cr_expect_eq(pclaim_ns_bytes(rec, "nobody", 1001), 0);
+    cJSON_free(one);
+    cJSON_Delete(rec);
+}
+
+/* The annotations as the API server counts them (keys and values), ours replaced. */
+Test(pclaim, annotation_bytes_as_the_api_server_counts)
+{
+    cJSON *lease = cJSON_Parse("{\"metadata\":{\"annotations\":{\"etcd-warden.io/claims\":"
+                               "\"[old]\",\"other\":\"12345\"}}}");
+    cJSON *bare = cJSON_Parse("{\"metadata\":{}}");
+
+    cr_assert_not_null(lease);
+    cr_expect_eq(pclaim_annotation_bytes(lease, "[]"),
+                 strlen(PCLAIM_ANNOTATION) + 2 + strlen("other") + 5);
+    cr_expect_eq(pclaim_annotation_bytes(bare, "[x]"), strlen(PCLAIM_ANNOTATION) + 3);
+    cr_expect_eq(PCLAIM_ANNOTATIONS_MAX, 262144, "apimachinery's TotalAnnotationSizeLimitB");
+    cr_expect_geq(PCLAIM_ANNOTATIONS_MAX / PCLAIM_NS_BYTES, PCLAIM_NS_CLAIMS,
+                  "the Lease fills only once as many namespaces as one holds Etcds are full");
+    cJSON_Delete(lease);
+    cJSON_Delete(bare);
+}

@@ -181,18 +181,17 @@ static enum kerr deny(struct review_resp *resp, const char *field, const char *p
                        "lists a prefix as a plain string, so a restore of either could read the "
                        "other's snapshots, and a deletion of one delete the other's; one prefix, "
                        "one owner%s",
-                       field, prefix, mine ? d->other : "a prefix claimed from another namespace",
-                       d->store,
+                       field, prefix, mine ? d->other : PREFIX_OTHER_NAMESPACE, d->store,
                        mine ? ""
                             : " (the operator finds the owner with warden-snapshot "
                               "check-prefixes and in warden-webhook's log)");
 }
 
 /* bkadm_check; the store key of a new destination claim it allowed into key ("" when none). */
-static enum kerr check(struct store *etcds, struct store *entries, struct store *backups,
-                       const struct review_req *req, struct review_resp *resp,
-                       char key[BSTORE_KEY_MAX], char cp[BSTORE_PREFIX_MAX + 1],
-                       struct kerr_info *err)
+static enum kerr check(struct prefix_cache *pc, struct store *etcds, struct store *entries,
+                       struct store *backups, const struct review_req *req,
+                       struct review_resp *resp, char key[BSTORE_KEY_MAX],
+                       char cp[BSTORE_PREFIX_MAX + 1], struct kerr_info *err)
 {
     const cJSON *obj = req->object;
     const char *base, *etcd_path, *provider, *container, *endpoint, *prefix;
@@ -251,6 +250,10 @@ static enum kerr check(struct store *etcds, struct store *entries, struct store 
                          base, prefix);
         goto out;
     }
+    /* the bucket owner's authority (webhook/bauth), before any other claim is read */
+    if (pc && ((rc = prefix_cache_authorise(pc, d.ns, c.key, c.prefix, resp, err)) != KERR_OK ||
+               !resp->allowed))
+        goto out;
     snprintf(d.store, sizeof(d.store), "%s", c.key);
     snprintf(key, BSTORE_KEY_MAX, "%s", c.key);
     snprintf(cp, BSTORE_PREFIX_MAX + 1, "%s", c.prefix);
@@ -327,7 +330,7 @@ enum kerr bkadm_check(struct store *etcds, struct store *entries, struct store *
 {
     char key[BSTORE_KEY_MAX] = "", cp[BSTORE_PREFIX_MAX + 1] = "";
 
-    return check(etcds, entries, backups, req, resp, key, cp, err);
+    return check(NULL, etcds, entries, backups, req, resp, key, cp, err);
 }
 
 enum kerr bkadm_decide(struct prefix_cache *c, const struct review_req *req,
@@ -345,13 +348,10 @@ enum kerr bkadm_decide(struct prefix_cache *c, const struct review_req *req,
     if (review_allow(resp, "%s %s: destination checked", req->operation, req->kind_kind) !=
         KERR_OK) /* unless refused below */
         return kerr_set(err, KERR_NOMEM, "building the answer");
-    rc = check(etcds, entries, backups, req, resp, key, cp, err);
-    if (rc != KERR_OK || !resp->allowed || !*key)
-        return rc;
-    /* the bucket owner's authority over the destination (webhook/bauth) */
-    rc =
-        prefix_cache_authorise(c, kjson_get_str(req->object, "metadata.namespace"), key, resp, err);
-    if (rc != KERR_OK || !resp->allowed)
-        return rc;
-    return in_flight(c, req, key, cp, resp, err);
+    rc = check(c, etcds, entries, backups, req, resp, key, cp, err);
+    if (rc == KERR_OK && resp->allowed && *key)
+        rc = in_flight(c, req, key, cp, resp, err);
+    if (rc == KERR_OK)
+        prefix_cache_count(c, kjson_get_str(req->object, "metadata.namespace"), resp);
+    return rc;
 }

@@ -43,6 +43,7 @@ struct app {
     struct wh_server *server;
     struct httpsrv *metrics_srv, *health_srv;
     struct metrics_vec *cache_objects, *cache_lookups; /* BORROWED from reg */
+    struct metrics_vec *cross_refusals;                /* BORROWED from reg */
     /* warden-controller's identities: --controller-service-account, or the reconcilers named so */
     const char *controllers[8];
 };
@@ -137,6 +138,7 @@ static enum kerr cache_metrics(struct app *a, struct kerr_info *err)
 {
     static const char *const by_resource[] = { "resource", NULL };
     static const char *const by_result[] = { "result", NULL };
+    static const char *const by_namespace[] = { "namespace", NULL };
     enum kerr rc;
 
     if ((rc = metrics_register(a->reg, METRICS_GAUGE, "warden_webhook_cache_objects",
@@ -145,7 +147,14 @@ static enum kerr cache_metrics(struct app *a, struct kerr_info *err)
         (rc = metrics_register(a->reg, METRICS_COUNTER, "warden_webhook_cache_lookups_total",
                                "Parent lookups: answered by a cache (hit), by an API call after "
                                "a miss (api), or refused past the fallback limit (refused).",
-                               by_result, NULL, 0, &a->cache_lookups, err)))
+                               by_result, NULL, 0, &a->cache_lookups, err)) ||
+        (rc = metrics_register(a->reg, METRICS_COUNTER,
+                               "warden_webhook_prefix_refusals_cross_namespace_total",
+                               "Claims (an Etcd's prefix, a copy's or restore's destination) "
+                               "refused over a prefix claimed from another namespace, by the "
+                               "requesting namespace: many of them are a namespace probing "
+                               "the others' prefixes.",
+                               by_namespace, NULL, 0, &a->cross_refusals, err)))
         return rc;
     return metrics_on_render(a->reg, render_cache, a, err);
 }
@@ -183,7 +192,8 @@ static enum kerr start_cache(struct app *a, struct kerr_info *err)
         /* claims are cluster-wide, whatever --watch-namespace says; recorded in Leases of
          * the webhook's own namespace (webhook/pclaim) */
         ((rc = prefix_cache_new(&(struct prefix_cache_opts){ a->client, NULL, a->cfg.etcd_backups,
-                                                             k8s_client_namespace(a->client) },
+                                                             k8s_client_namespace(a->client),
+                                                             a->cross_refusals },
                                 &a->prefixes, err)) ||
          (rc = prefix_cache_start(a->prefixes, err))))
         return rc;

@@ -113,6 +113,76 @@ int pclaim_pending(const cJSON *rec, const char *ns, time_t now)
     return n;
 }
 
+/* c's record as written at now (NULL: out of memory). */
+static cJSON *record_of(const struct pclaim *c, time_t now)
+{
+    cJSON *one = cJSON_CreateObject();
+
+    if (!one || (c->kind && !cJSON_AddStringToObject(one, "kind", c->kind)) ||
+        (c->etcd && !cJSON_AddStringToObject(one, "etcd", c->etcd)) ||
+        !cJSON_AddStringToObject(one, "namespace", c->ns) ||
+        !cJSON_AddStringToObject(one, "name", c->name) ||
+        !cJSON_AddStringToObject(one, "prefix", c->prefix) ||
+        !cJSON_AddNumberToObject(one, "at", (double)now)) {
+        cJSON_Delete(one);
+        return NULL;
+    }
+    return one;
+}
+
+/* The bytes r takes as written (the array's "," counted); 0 when it cannot be printed. */
+static size_t bytes_of(const cJSON *r)
+{
+    char *t = cJSON_PrintUnformatted(r);
+    size_t n = t ? strlen(t) + 1 : 0;
+
+    cJSON_free(t);
+    return n;
+}
+
+size_t pclaim_record_bytes(const struct pclaim *c, time_t now)
+{
+    cJSON *r = record_of(c, now);
+    size_t n = r ? bytes_of(r) : (size_t)PCLAIM_NS_BYTES + 1; /* fail closed */
+
+    cJSON_Delete(r);
+    return n;
+}
+
+size_t pclaim_ns_bytes(const cJSON *rec, const char *ns, time_t now)
+{
+    const cJSON *r;
+    size_t n = 0;
+
+    cJSON_ArrayForEach (r, rec)
+        if (cJSON_IsObject(r) && live(r, now) && strcmp(str(r, "namespace"), ns) == 0)
+            n += bytes_of(r);
+    return n;
+}
+
+size_t pclaim_annotation_bytes(const cJSON *lease, const char *text)
+{
+    const cJSON *a;
+    size_t n = strlen(PCLAIM_ANNOTATION) + strlen(text);
+
+    cJSON_ArrayForEach (a, kjson_get(lease, "metadata.annotations"))
+        if (a->string && strcmp(a->string, PCLAIM_ANNOTATION) != 0)
+            n += strlen(a->string) + (cJSON_IsString(a) ? strlen(a->valuestring) : 0);
+    return n;
+}
+
+/* The bytes of c's namespace's records counting at now with c's in place of its own. */
+static size_t share_of(const cJSON *rec, const struct pclaim *c, time_t now)
+{
+    const cJSON *r;
+    size_t n = pclaim_ns_bytes(rec, c->ns, now) + pclaim_record_bytes(c, now);
+
+    cJSON_ArrayForEach (r, rec)
+        if (cJSON_IsObject(r) && live(r, now) && same_owner(r, c))
+            n -= bytes_of(r);
+    return n;
+}
+
 /* 1 when rec holds a live record of c's object (replaced when c is recorded), else 0. */
 static int own(const cJSON *rec, const struct pclaim *c, time_t now)
 {
@@ -184,6 +254,21 @@ static int phantom(struct k8s_client *k, const cJSON *r, const char *store, time
            !stored(k, r, store);
 }
 
+/* Drop rec's records (of namespace ns; NULL: any) recorded more than PCLAIM_PENDING_S ago
+ * whose request was never stored (a GET each). */
+static void drop_phantoms(struct k8s_client *k, cJSON *rec, const char *store, const char *ns,
+                          time_t now)
+{
+    cJSON *r, *next;
+
+    for (r = rec->child; r; r = next) {
+        next = r->next;
+        if (cJSON_IsObject(r) && (!ns || strcmp(str(r, "namespace"), ns) == 0) &&
+            phantom(k, r, store, now))
+            cJSON_Delete(cJSON_DetachItemViaPointer(rec, r));
+    }
+}
+
 /*
  * Decide c against rec (modified: phantoms dropped): a conflict with another owner into
  * o->what, or c's namespace over its share into o->refused; both "" when c may be recorded.
@@ -191,7 +276,7 @@ static int phantom(struct k8s_client *k, const cJSON *r, const char *store, time
 static void decide(struct k8s_client *k, cJSON *rec, const struct pclaim *c, time_t now,
                    struct pclaim_other *o)
 {
-    cJSON *r, *next;
+    cJSON *r;
 
     o->what[0] = o->ns[0] = o->refused[0] = '\0';
     while ((r = conflict_of(rec, c, now))) {
@@ -201,20 +286,23 @@ static void decide(struct k8s_client *k, cJSON *rec, const struct pclaim *c, tim
         }
         cJSON_Delete(cJSON_DetachItemViaPointer(rec, r));
     }
-    if (pclaim_pending(rec, c->ns, now) - own(rec, c, now) < PCLAIM_NS_CLAIMS)
+    if (pclaim_pending(rec, c->ns, now) - own(rec, c, now) < PCLAIM_NS_CLAIMS &&
+        share_of(rec, c, now) <= PCLAIM_NS_BYTES)
         return;
-    for (r = rec->child; r; r = next) {
-        next = r->next;
-        if (cJSON_IsObject(r) && strcmp(str(r, "namespace"), c->ns) == 0 &&
-            phantom(k, r, c->store, now))
-            cJSON_Delete(cJSON_DetachItemViaPointer(rec, r));
-    }
+    drop_phantoms(k, rec, c->store, c->ns, now);
     if (pclaim_pending(rec, c->ns, now) - own(rec, c, now) >= PCLAIM_NS_CLAIMS)
         snprintf(o->refused, sizeof(o->refused),
                  "namespace %s has %d Etcds with prefix claims in this store admitted in the "
                  "last %d s; retry in a minute (a claim whose request was never stored is "
                  "dropped %d s after it)",
                  c->ns, PCLAIM_NS_CLAIMS, PCLAIM_TTL_S, PCLAIM_PENDING_S);
+    else if (share_of(rec, c, now) > PCLAIM_NS_BYTES)
+        snprintf(o->refused, sizeof(o->refused),
+                 "the prefix claims of namespace %s admitted in this store in the last %d s "
+                 "would take more than its share of the store's claim Lease (%d bytes); retry "
+                 "in a minute, or use shorter prefixes (a claim whose request was never stored "
+                 "is dropped %d s after it)",
+                 c->ns, PCLAIM_TTL_S, PCLAIM_NS_BYTES, PCLAIM_PENDING_S);
 }
 
 /* The records of lease (a new array; a missing or unreadable annotation: none). */
@@ -235,18 +323,13 @@ static cJSON *records(const cJSON *lease)
 static enum kerr with_claim(cJSON *lease, const cJSON *rec, const struct pclaim *c, time_t now,
                             struct kerr_info *err)
 {
-    cJSON *out = cJSON_CreateArray(), *one = cJSON_CreateObject(), *ann;
+    cJSON *out = cJSON_CreateArray(), *one = record_of(c, now), *ann;
     const cJSON *r;
     char *text = NULL;
     enum kerr rc = KERR_OK;
     int kept = 0;
 
-    if (!out || !one || (c->kind && !cJSON_AddStringToObject(one, "kind", c->kind)) ||
-        (c->etcd && !cJSON_AddStringToObject(one, "etcd", c->etcd)) ||
-        !cJSON_AddStringToObject(one, "namespace", c->ns) ||
-        !cJSON_AddStringToObject(one, "name", c->name) ||
-        !cJSON_AddStringToObject(one, "prefix", c->prefix) ||
-        !cJSON_AddNumberToObject(one, "at", (double)now) || !cJSON_AddItemToArray(out, one)) {
+    if (!out || !one || !cJSON_AddItemToArray(out, one)) {
         cJSON_Delete(one);
         rc = kerr_set(err, KERR_NOMEM, NULL);
     }
@@ -263,6 +346,11 @@ static enum kerr with_claim(cJSON *lease, const cJSON *rec, const struct pclaim 
     }
     if (rc == KERR_OK && !(text = cJSON_PrintUnformatted(out)))
         rc = kerr_set(err, KERR_NOMEM, NULL);
+    if (rc == KERR_OK && pclaim_annotation_bytes(lease, text) > PCLAIM_ANNOTATIONS_MAX)
+        rc = kerr_set(err, KERR_TOOBIG,
+                      "%zu bytes of annotations, more than the %d the API "
+                      "server stores",
+                      pclaim_annotation_bytes(lease, text), PCLAIM_ANNOTATIONS_MAX);
     ann = rc == KERR_OK ? (cJSON *)kjson_get(lease, "metadata.annotations") : NULL;
     if (rc == KERR_OK && !cJSON_IsObject(ann))
         rc = kjson_set(lease, "metadata.annotations", cJSON_CreateObject(), err);
@@ -323,7 +411,23 @@ static enum kerr attempt(struct k8s_client *k, const char *ns, const char *name,
         return rc;
     rec = records(lease);
     decide(k, rec, c, now, o);
-    if (!*o->what && !*o->refused && (rc = with_claim(lease, rec, c, now, err)) == KERR_OK)
+    if (!*o->what && !*o->refused && (rc = with_claim(lease, rec, c, now, err)) == KERR_TOOBIG) {
+        /* full: make room by the records of requests never stored, of any namespace */
+        kerr_clear(err);
+        drop_phantoms(k, rec, c->store, NULL, now);
+        rc = with_claim(lease, rec, c, now, err);
+    }
+    if (!*o->what && !*o->refused && rc == KERR_TOOBIG) { /* refused, the Lease as it was */
+        log_warn("prefix claim Lease full", "lease", name, "namespace", c->ns, "error",
+                 err ? err->msg : "");
+        kerr_clear(err);
+        rc = KERR_OK;
+        snprintf(o->refused, sizeof(o->refused),
+                 "the store's claim Lease %s/%s holds as many claims admitted in the last %d s "
+                 "as the API server stores in one object (%d bytes of annotations, at most %d "
+                 "claims); retry in a minute (each lapses %d s after it was admitted)",
+                 ns, name, PCLAIM_TTL_S, PCLAIM_ANNOTATIONS_MAX, PCLAIM_MAX, PCLAIM_TTL_S);
+    } else if (!*o->what && !*o->refused && rc == KERR_OK)
         rc = k8s_update(k, &res_lease, ns, name, lease, NULL, NULL, err);
     cJSON_Delete(rec);
     cJSON_Delete(lease);

@@ -34,10 +34,14 @@
  * in one Lease are at most PCLAIM_NS_CLAIMS (its next claim is refused, never
  * another namespace's); a prefix is at most BSTORE_PREFIX_MAX bytes; one Etcd
  * has one record (a newer request of the same namespace and name replaces
- * it: the object holds one prefix); and a record older than PCLAIM_PENDING_S whose
+ * it: the object holds one prefix); a namespace's records are at most
+ * PCLAIM_NS_BYTES bytes; and a record older than PCLAIM_PENDING_S whose
  * Etcd is not stored with that claim (a GET) is dropped when it is in the way
- * of a claim or its namespace is at its bound. So 16 records of at most 1 KiB
- * per namespace: no namespace fills the Lease for another.
+ * of a claim, its namespace is at its bound, or the Lease is full. So no
+ * namespace fills the Lease for another: it is full only when 16 namespaces
+ * hold their whole share of stored claims at once, and a claim that would take
+ * its annotations past PCLAIM_ANNOTATIONS_MAX is refused with a message (403),
+ * the Lease left as it was, writable for every claim that fits.
  *
  * Upgrade: releases before every object store of one container was one store
  * (common/bstore) named the Lease after "<family>|<container>|". pclaim_take
@@ -73,6 +77,15 @@
 /* The records (Etcds: one record each) one namespace may have in one store's Lease (its own
  * claims of further Etcds refused beyond). */
 #define PCLAIM_NS_CLAIMS 16
+
+/* The API server's bound on one object's annotations, keys and values together
+ * (apimachinery ValidateAnnotations, TotalAnnotationSizeLimitB): a claim that would take the
+ * Lease past it is refused (o->refused), never written. */
+#define PCLAIM_ANNOTATIONS_MAX (256 * 1024)
+/* The bytes of records (as written, JSON) one namespace may have in one store's Lease, its own
+ * next claim refused beyond: so the Lease is full only once PCLAIM_ANNOTATIONS_MAX /
+ * PCLAIM_NS_BYTES namespaces each hold their whole share at once. */
+#define PCLAIM_NS_BYTES (16 * 1024)
 
 /* What a conflict found: the other owner described, and its namespace. */
 struct pclaim_other {
@@ -116,6 +129,16 @@ enum kerr pclaim_restores(struct k8s_client *k, const char *lease_ns, const stru
 
 /* How many records of rec (a parsed annotation, BORROWED) of namespace ns count at now. Pure. */
 int pclaim_pending(const cJSON *rec, const char *ns, time_t now);
+
+/* The bytes of the records of rec of namespace ns that count at now, as written. Pure. */
+size_t pclaim_ns_bytes(const cJSON *rec, const char *ns, time_t now);
+
+/* The bytes c's record takes, as written at now. Pure. */
+size_t pclaim_record_bytes(const struct pclaim *c, time_t now);
+
+/* The bytes the API server counts for lease's annotations (every key's and value's length)
+ * with PCLAIM_ANNOTATION's value text. Pure. */
+size_t pclaim_annotation_bytes(const cJSON *lease, const char *text);
 
 /*
  * Record c in the Lease of its store in namespace ns, or find a recorded overlapping claim of

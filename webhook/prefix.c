@@ -27,6 +27,7 @@ struct prefix_cache {
     char *claims_ns;                       /* OWNS or NULL: no claim lock */
     struct inf *etcds, *entries, *backups; /* backups NULL without opts.backups */
     struct inf *buckets;                   /* BackupBuckets, whole (webhook/bauth) */
+    struct metrics_vec *cross;             /* BORROWED or NULL */
 };
 
 /*
@@ -243,8 +244,7 @@ enum kerr prefix_deny(struct review_resp *resp, const struct review_req *req, co
                        "cluster's restore could read the other's snapshots; one prefix, one "
                        "cluster (stores compare by container, whatever the provider or endpoint: "
                        "docs/backup-entries.md)%s",
-                       prefix ? prefix : "",
-                       mine ? other : "a prefix claimed from another namespace", store,
+                       prefix ? prefix : "", mine ? other : PREFIX_OTHER_NAMESPACE, store,
                        mine ? ""
                             : " (the operator finds the owner with warden-snapshot "
                               "check-prefixes and in warden-webhook's log)");
@@ -352,6 +352,7 @@ enum kerr prefix_cache_new(const struct prefix_cache_opts *o, struct prefix_cach
     if (!c)
         return kerr_set(err, KERR_NOMEM, "allocating the prefix caches");
     c->client = o->client;
+    c->cross = o->cross;
     if (o->ns && *o->ns && !(c->ns = strdup(o->ns)))
         rc = kerr_set(err, KERR_NOMEM, "allocating the prefix caches");
     if (o->claims_ns && *o->claims_ns && !(c->claims_ns = strdup(o->claims_ns)))
@@ -391,11 +392,13 @@ int prefix_cache_synced(struct prefix_cache *c)
 }
 
 enum kerr prefix_cache_authorise(struct prefix_cache *c, const char *ns, const char *key,
-                                 struct review_resp *resp, struct kerr_info *err)
+                                 const char *prefix, struct review_resp *resp,
+                                 struct kerr_info *err)
 {
     char why[BAUTH_WHY_MAX];
     struct kerr_info e = { 0 };
-    enum kerr rc = bauth_check(inf_store(c->buckets), c->client, ns, key, why, sizeof(why), &e);
+    enum kerr rc =
+        bauth_check(inf_store(c->buckets), c->client, ns, key, prefix, why, sizeof(why), &e);
 
     if (rc == KERR_OK && !*why)
         return KERR_OK;
@@ -423,7 +426,8 @@ static enum kerr authorise(struct prefix_cache *c, const struct review_req *req,
           strcmp(kjson_get_str(old, "store"), kjson_get_str(self, "store")) == 0 &&
           strcmp(kjson_get_str(old, "prefix"), kjson_get_str(self, "prefix")) == 0))
         rc = prefix_cache_authorise(c, kjson_get_str(self, "namespace"),
-                                    kjson_get_str(self, "store"), resp, err);
+                                    kjson_get_str(self, "store"), kjson_get_str(self, "prefix"),
+                                    resp, err);
     cJSON_Delete(self);
     cJSON_Delete(old);
     return rc;
@@ -437,14 +441,27 @@ enum kerr prefix_decide(struct prefix_cache *c, const struct review_req *req,
             return kerr_set(err, KERR_NOMEM, "building the answer");
         return KERR_OK;
     }
-    enum kerr rc = prefix_check3(inf_store(c->etcds), inf_store(c->entries),
-                                 c->backups ? inf_store(c->backups) : NULL, req, resp, err);
+    /* the owner's authority first: it reads no other claim, so a claim it refuses is refused
+     * whatever the others claim (spec.prefixScope Namespace: probes learn nothing) */
+    enum kerr rc = authorise(c, req, resp, err);
 
     if (rc == KERR_OK && resp->allowed)
-        rc = authorise(c, req, resp, err);
-    if (rc != KERR_OK || !resp->allowed || !c->claims_ns || req->dry_run)
-        return rc;
-    return prefix_lock(c->client, c->claims_ns, req, resp, err);
+        rc = prefix_check3(inf_store(c->etcds), inf_store(c->entries),
+                           c->backups ? inf_store(c->backups) : NULL, req, resp, err);
+    if (rc == KERR_OK && resp->allowed && c->claims_ns && !req->dry_run)
+        rc = prefix_lock(c->client, c->claims_ns, req, resp, err);
+    if (rc == KERR_OK)
+        prefix_cache_count(c, kjson_get_str(req->object, "metadata.namespace"), resp);
+    return rc;
+}
+
+void prefix_cache_count(struct prefix_cache *c, const char *ns, const struct review_resp *resp)
+{
+    const char *v[2] = { ns ? ns : "", NULL };
+
+    if (c->cross && !resp->allowed && resp->message &&
+        strstr(resp->message, PREFIX_OTHER_NAMESPACE))
+        (void)metrics_vec_add(c->cross, v, 1); /* past its children bound: not counted */
 }
 
 static int same_or_both_absent(const char *a, const char *b)

@@ -47,6 +47,7 @@
 
 #include "common/k8s.h"
 #include "common/kerr.h"
+#include "common/metrics.h"
 #include "common/store.h"
 #include "webhook/review.h"
 
@@ -57,12 +58,17 @@
 /* Which kind of object prefix_project reads. */
 enum prefix_kind { PREFIX_ETCD, PREFIX_ENTRY, PREFIX_BACKUP };
 
+/* How a refusal describes another namespace's claim to the requester (nothing more of it). */
+#define PREFIX_OTHER_NAMESPACE "a prefix claimed from another namespace"
+
 struct prefix_cache_opts {
     struct k8s_client *client; /* BORROWED, required */
     const char *ns;            /* BORROWED; NULL or "": Etcds of every namespace */
     int backups;               /* also EtcdBackups (their copies' prefixes) */
     const char *claims_ns;     /* BORROWED; the namespace of the claim Leases (webhook/pclaim);
                                   NULL or "": none (claims decided from the caches alone) */
+    struct metrics_vec *cross; /* BORROWED or NULL: a counter labelled by namespace, counting
+                                  the refusals over another namespace's claim (probing shows) */
 };
 
 struct prefix_cache;
@@ -126,12 +132,15 @@ enum kerr prefix_lock(struct k8s_client *k, const char *ns, const struct review_
                       struct review_resp *resp, struct kerr_info *err);
 
 /*
- * The bucket owner's authority over a new claim of namespace ns in store key (webhook/bauth):
- * resp denied with the reason when a BackupBucket of the store does not select ns, a 500 when
- * that could not be read; unchanged otherwise.
+ * The bucket owner's authority over a new claim of namespace ns of prefix (canonical) in store
+ * key (webhook/bauth): resp denied with the reason when a BackupBucket of the store does not
+ * select ns or gives the prefix to another namespace (spec.prefixScope Namespace), a 500 when
+ * that could not be read; unchanged otherwise. Callers ask it before any overlap check, so
+ * that a claim outside the namespace's part is refused whatever the others claim.
  */
 enum kerr prefix_cache_authorise(struct prefix_cache *c, const char *ns, const char *key,
-                                 struct review_resp *resp, struct kerr_info *err);
+                                 const char *prefix, struct review_resp *resp,
+                                 struct kerr_info *err);
 
 /*
  * The projected caches (Etcds, BackupEntries, EtcdBackups or NULL), BORROWED by the caller
@@ -143,6 +152,13 @@ int prefix_cache_stores(struct prefix_cache *c, struct store **etcds, struct sto
 /* The client and the namespace of the claim Leases (NULL when claims are not recorded),
  * BORROWED while c lives. */
 void prefix_cache_claims(struct prefix_cache *c, struct k8s_client **client, const char **ns);
+
+/*
+ * Count resp, the answer to a claim of namespace ns, in opts.cross when it refuses the claim over
+ * another namespace's (PREFIX_OTHER_NAMESPACE): a namespace probing the others' prefixes with
+ * refusals shows there. prefix_decide counts its own answers.
+ */
+void prefix_cache_count(struct prefix_cache *c, const char *ns, const struct review_resp *resp);
 
 /* Stop and free. NULL is a no-op. */
 void prefix_cache_free(struct prefix_cache *c);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/bstore.h"
 #include "common/k8s.h"
 #include "common/kjson.h"
 #include "common/lsel.h"
@@ -46,6 +47,29 @@ static enum kerr selected(const struct bke_ctx *x, const struct bke_bucket *b, c
     return rc;
 }
 
+/*
+ * 0 when b partitions its store's prefixes by namespace (spec.prefixScope Namespace) and etcd's
+ * canonical prefix is not namespace ns's part (bstore_prefix_owner), or cannot be told; else 1.
+ */
+static int in_its_part(const struct bke_bucket *b, const cJSON *etcd, const char *ns)
+{
+    const char *scope = kjson_get_str(b->obj, "spec.prefixScope");
+    char owner[256];
+    struct bstore_claim c;
+    int ok;
+
+    if (!scope || strcmp(scope, BSTORE_SCOPE_NAMESPACE) != 0)
+        return 1;
+    if (bstore_claim_init(&c, kjson_get_str(etcd, "spec.backup.store.provider"),
+                          kjson_get_str(etcd, "spec.backup.store.container"),
+                          kjson_get_str(etcd, "spec.backup.store.endpointOverride"),
+                          kjson_get_str(etcd, "spec.backup.store.prefix"), NULL) != KERR_OK)
+        return 0; /* fail closed: no entry on a guess */
+    ok = bstore_prefix_owner(c.prefix, owner, sizeof(owner)) && strcmp(owner, ns) == 0;
+    bstore_claim_release(&c);
+    return ok;
+}
+
 enum kerr bkeauth_etcd(const struct bke_ctx *x, const struct bke_bucket *b, const cJSON *etcd,
                        char *why, size_t n, struct kerr_info *err)
 {
@@ -64,6 +88,14 @@ enum kerr bkeauth_etcd(const struct bke_ctx *x, const struct bke_bucket *b, cons
                  "its Etcds get no BackupEntry there (the bucket's owner decides which "
                  "namespaces may claim prefixes of its store)",
                  ns, b->name);
+        return KERR_OK;
+    }
+    if (!in_its_part(b, etcd, ns)) {
+        snprintf(why, n,
+                 "prefix \"%.256s\" is not namespace %s's: BackupBucket %s has "
+                 "spec.prefixScope Namespace (a prefix is the namespace's its first segment "
+                 "names), so it gets no BackupEntry there; move it to %s/... or %s--<id>/...",
+                 str_or_empty(etcd, "spec.backup.store.prefix"), ns, b->name, ns, ns);
         return KERR_OK;
     }
     if (strcmp(b->kind, "Local") == 0)

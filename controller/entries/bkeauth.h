@@ -9,6 +9,10 @@
  *     selector: every namespace (the operator's choice, as before it existed);
  *     {} the same. A selector that is none is the bucket's InvalidSpec
  *     (bkeclaim_read_bucket), so nothing is decided on it.
+ *   - spec.prefixScope Namespace: an Etcd whose prefix is not its namespace's part
+ *     (common/bstore bstore_prefix_owner) gets no BackupEntry; warden-webhook refuses such a
+ *     claim at admission, so this is an Etcd admitted before the setting. Entries made before
+ *     are kept (their deletion deletes only what their Etcd wrote).
  *   - evidence of a writer: an Etcd of any provider but Local gets an entry only
  *     when spec.backup.store.secretRef names a Secret that exists in its
  *     namespace: without credentials its sidecar cannot have written, and an

@@ -73,4 +73,39 @@ for i in $(seq 1 15); do kc -n evil delete etcd "e$i" --wait=false >/dev/null; d
 again() { edoc evil other evil-other | kc apply -f - >/dev/null; }
 ksim_wait 40 again || ctl_fail "evil's phantom records never dropped: $(edoc evil other evil-other | kc apply -f - 2>&1)"
 ok "records of requests never stored are dropped after the pending window"
+
+# The whole Lease at its byte budget: records of twenty namespaces (written here as admin, as
+# twenty namespaces at their share would leave them) take the annotations to 20 bytes short of
+# the API server's 256 KiB. A claim that would take it past is refused at admission with its
+# own message (403), never written (a write the API server would refuse, a 500 for everyone);
+# once those records are 30 s old and name no stored Etcd they make room, and the next claim
+# is admitted: the Lease is never left unwritable.
+lease=$(kc get leases -A -o json | jq -r '[.items[] | select(.metadata.name | startswith("etcd-warden-claims-"))][0] | .metadata.namespace + "/" + .metadata.name')
+kc -n "${lease%%/*}" get lease "${lease#*/}" -o json | python3 -c '
+import json, sys, time
+l = json.load(sys.stdin)
+key = "etcd-warden.io/claims"
+budget = 262144 - len(key) - 20
+recs, i, now = [], 0, int(time.time())
+while True:
+    r = {"namespace": "f%d" % (i % 20), "name": "e%d" % i, "prefix": "flood-%d-" % i + "p" * 900, "at": now}
+    if len(json.dumps(recs + [r], separators=(",", ":"))) > budget:
+        break
+    recs.append(r)
+    i += 1
+text = json.dumps(recs, separators=(",", ":"))
+recs[-1]["prefix"] += "p" * (budget - len(text))
+l["metadata"]["annotations"] = {key: json.dumps(recs, separators=(",", ":"))}
+json.dump(l, sys.stdout)' >"$CTL_DIR/full-lease.json"
+kc replace -f "$CTL_DIR/full-lease.json" >/dev/null || ctl_fail "cannot fill the claim Lease"
+if out=$(edoc shoot etcd-late shoot--late | kc apply -f - 2>&1); then
+    ctl_fail "a claim past the Lease's byte budget admitted: $out"
+fi
+grep -q "holds as many claims admitted in the last 120 s as the API server stores in one object" <<<"$out" ||
+    ctl_fail "the full Lease refused otherwise than with its message: ${out:0:400}"
+grep -q 'Forbidden' <<<"$out" || ctl_fail "the full Lease's refusal is not a 403: ${out:0:400}"
+ok "a claim past the Lease's byte budget is refused with its message"
+late() { edoc shoot etcd-late shoot--late | kc apply -f - >/dev/null 2>&1; }
+ksim_wait 60 late || ctl_fail "the full Lease never made room: $(edoc shoot etcd-late shoot--late | kc apply -f - 2>&1 | head -c 400)"
+ok "records of requests never stored make room in a full Lease"
 echo "attack29_claim_lease_flood: ok"
