@@ -10,8 +10,10 @@
 # Job then writes evil's full snapshot to team2/etcd-main/v2/ in the operator's bucket: the
 # live prefix of team2's Etcd, whose next restore takes that newer full snapshot and brings
 # up evil's data. Wanted: a container no provider accepts as a bucket name refused at
-# admission (fail closed), or the store keyed as the client addresses it. Oracle: s3rver's
-# listing of the bucket.
+# admission (fail closed; etcd-druid 5b90b4a7, #1390, now allows an Etcd's container only as
+# ^[a-zA-Z0-9][a-zA-Z0-9._-]{1,61}[a-zA-Z0-9]$), or the store keyed as the client addresses it.
+# An EtcdBackupSchedule's destination and an EtcdRestore's target take such a container too.
+# Oracle: s3rver's listing of the bucket.
 set -euo pipefail
 . "$(dirname "$0")/../lib/snapshot.sh"
 . "$(dirname "$0")/../lib/controller.sh"
