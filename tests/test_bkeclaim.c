@@ -206,3 +206,38 @@ Test(bkeclaim, an_in_flight_restore_target_is_in_the_way)
     bstore_claim_release(&d);
     cJSON_Delete(rs);
 }
+
+/* An EtcdRestore in flight reads its source store: a deletion of a prefix it lists waits;
+ * Completed or Failed it reads nothing; a source store not understood reads its container. */
+Test(bkeclaim, an_in_flight_restore_source_holds_deletions_back)
+{
+    cJSON *rs = cJSON_Parse(
+        "[{\"metadata\":{\"namespace\":\"t\",\"name\":\"r\"},\"spec\":{\"source\":{"
+        "\"store\":{\"provider\":\"S3\",\"container\":\"bkt\",\"prefix\":\"/t/old\"}},"
+        "\"target\":{\"etcdName\":\"new\",\"store\":{\"provider\":\"S3\","
+        "\"container\":\"bkt\",\"prefix\":\"t/new\"}}},\"status\":{\"phase\":"
+        "\"Copying\"}},"
+        "{\"metadata\":{\"namespace\":\"t\",\"name\":\"odd\"},\"spec\":{\"source\":{"
+        "\"store\":{\"provider\":\"awss\",\"container\":\"bkt2\",\"prefix\":\"q\"}}}}]");
+    struct bstore_claim c, d, e;
+    char why[CLAIMS_WHY_MAX];
+
+    cr_assert_eq(bstore_claim_init(&c, "aws", "bkt", NULL, "t/old", NULL), KERR_OK);
+    claims_find_readers_in(rs, &c, why);
+    cr_expect_str_eq(why, "the source prefix \"t/old\" of EtcdRestore t/r, which reads it until "
+                          "it is Completed or Failed");
+    cr_assert_eq(bstore_claim_init(&d, "aws", "bkt", NULL, "t/new", NULL), KERR_OK);
+    claims_find_readers_in(rs, &d, why);
+    cr_expect_str_eq(why, "", "the target is written, not read: a claim of its own");
+    cr_assert_eq(bstore_claim_init(&e, "aws", "bkt2", NULL, "z", NULL), KERR_OK);
+    claims_find_readers_in(rs, &e, why);
+    cr_expect(strstr(why, "EtcdRestore t/odd"), "a source not understood: its container: %s", why);
+    cr_assert_not_null(
+        cJSON_SetValuestring((cJSON *)kjson_get(rs->child, "status.phase"), "Completed"));
+    claims_find_readers_in(rs, &c, why);
+    cr_expect_str_eq(why, "", "Completed: it reads no more");
+    bstore_claim_release(&c);
+    bstore_claim_release(&d);
+    bstore_claim_release(&e);
+    cJSON_Delete(rs);
+}

@@ -165,6 +165,58 @@ static void search_restores(struct search *s, const cJSON *items)
     }
 }
 
+/* An EtcdRestore reads its source store (spec.source.store) until it is Completed or Failed:
+ * a deletion of a prefix it lists waits. One whose source store is not understood reads
+ * anything of its container (fail closed). A source named by backupName is an EtcdBackup's
+ * copy, which no BackupEntry holds. */
+static void search_readers(struct search *s, const cJSON *items)
+{
+    const cJSON *r;
+    const char *phase;
+    char p[256];
+
+    cJSON_ArrayForEach (r, items) {
+        phase = kjson_get_str(r, "status.phase");
+        if (phase && (strcmp(phase, "Completed") == 0 || strcmp(phase, "Failed") == 0))
+            continue;
+        if (overlaps(s, r, "spec.source.store", NULL, p, sizeof(p))) {
+            snprintf(s->why, CLAIMS_WHY_MAX,
+                     "the source prefix \"%s\" of EtcdRestore %s/%s, which reads it until it "
+                     "is Completed or Failed",
+                     p, str_or_empty(r, "metadata.namespace"), str_or_empty(r, "metadata.name"));
+            snprintf(s->owner_ns, sizeof(s->owner_ns), "%s", str_or_empty(r, "metadata.namespace"));
+            return;
+        }
+    }
+}
+
+void claims_find_readers_in(const cJSON *restores, const struct bstore_claim *c,
+                            char why[CLAIMS_WHY_MAX])
+{
+    static const struct claims_skip none = { 0 };
+    struct search s = { c, &none, why, "" };
+
+    why[0] = '\0';
+    search_readers(&s, restores);
+}
+
+enum kerr claims_find_readers(struct k8s_client *k, const struct bstore_claim *c,
+                              char why[CLAIMS_WHY_MAX], struct kerr_info *err)
+{
+    cJSON *list = NULL;
+    enum kerr rc = k8s_list_all(k, &res_restore, NULL, NULL, &list, err);
+
+    why[0] = '\0';
+    if (rc == KERR_NOTFOUND) { /* EtcdRestore's CRD not installed: no restores */
+        kerr_clear(err);
+        rc = KERR_OK;
+    } else if (rc == KERR_OK) {
+        claims_find_readers_in(kjson_get(list, "items"), c, why);
+    }
+    cJSON_Delete(list);
+    return rc;
+}
+
 void claims_find_restores_in(const cJSON *restores, const struct bstore_claim *c,
                              const struct claims_skip *skip, char why[CLAIMS_WHY_MAX])
 {

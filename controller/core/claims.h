@@ -16,6 +16,8 @@
  *     its copy is written (then its Etcd claims it). A target without its
  *     own provider cannot be keyed here: it overlaps every claim of its
  *     container (fail closed). The restore creating the skipped Etcd is its own.
+ * Readers are not claims but hold deletions back: an EtcdRestore in flight reads
+ * its source store (claims_find_readers).
  * claims_find reports the first claim overlapping c as the sidecar lists
  * prefixes, skipping what struct claims_skip names as c's own owner.
  *
@@ -87,5 +89,18 @@ void claims_find_in(const cJSON *etcds, const cJSON *entries, const cJSON *backu
 /* claims_find's search of EtcdRestores over a list already read (an array, NULL: none). */
 void claims_find_restores_in(const cJSON *restores, const struct bstore_claim *c,
                              const struct claims_skip *skip, char why[CLAIMS_WHY_MAX]);
+
+/*
+ * The first EtcdRestore that may still read a prefix overlapping c, as the sidecar lists
+ * prefixes: its source store (spec.source.store) while it is neither Completed nor Failed (a
+ * source store not understood: anything of its container), described into why ("" when
+ * none). A deletion of c waits for it; a write does not. claims_find_readers reads the
+ * EtcdRestores of every namespace from the API server now (their CRD not installed: none);
+ * errors of the LIST are returned. _in: over a list already read (an array, NULL: none).
+ */
+enum kerr claims_find_readers(struct k8s_client *k, const struct bstore_claim *c,
+                              char why[CLAIMS_WHY_MAX], struct kerr_info *err);
+void claims_find_readers_in(const cJSON *restores, const struct bstore_claim *c,
+                            char why[CLAIMS_WHY_MAX]);
 
 #endif

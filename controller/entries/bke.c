@@ -475,6 +475,12 @@ static enum kerr keep_entries(const struct bke_ctx *x, const struct bke_bucket *
             continue;
         }
         i = find_entry(entries, claimed, e);
+        /* an Etcd created again reattaches only with what a new entry needs (its namespace
+         * selected, its credentials): else it is treated as a new Etcd (NotAuthorised, no
+         * entry), the entry stays its predecessor's, pending, and the live Etcd's prefix
+         * holds that entry's deletion back */
+        if (i >= 0 && !bkeauth_may_reattach(x, b, cJSON_GetArrayItem(entries, i), e))
+            i = -1;
         if (i >= 0 && bkejob_in_progress(cJSON_GetArrayItem(entries, i))) {
             claimed[i] = 1;
             rc = bkejob_hold(x, b, cJSON_GetArrayItem(entries, i), e, why, requeue, &one);

@@ -135,3 +135,14 @@ enum kerr bkeauth_entry(const struct bke_ctx *x, const struct bke_bucket *b, con
                  str_or_empty(entry, "spec.prefix"), ns, b->name);
     return rc;
 }
+
+int bkeauth_may_reattach(const struct bke_ctx *x, const struct bke_bucket *b, const cJSON *entry,
+                         const cJSON *etcd)
+{
+    struct kerr_info err;
+    char why[512];
+
+    if (strcmp(str_or_empty(entry, "spec.etcd.uid"), str_or_empty(etcd, "metadata.uid")) == 0)
+        return 1;
+    return bkeauth_etcd(x, b, etcd, why, sizeof(why), &err) == KERR_OK && !*why;
+}

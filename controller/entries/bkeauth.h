@@ -47,6 +47,15 @@ enum kerr bkeauth_etcd(const struct bke_ctx *x, const struct bke_bucket *b, cons
                        char *why, size_t n, struct kerr_info *err);
 
 /*
+ * 1 when etcd may (re)attach to entry, its own claim's entry: the same Etcd (entry names its
+ * uid), or one created again that bkeauth_etcd lets have an entry now. 0 otherwise, and when
+ * that cannot be read (fail closed): an Etcd created again without credentials, or in a
+ * namespace no longer selected, does not take over its predecessor's entry.
+ */
+int bkeauth_may_reattach(const struct bke_ctx *x, const struct bke_bucket *b, const cJSON *entry,
+                         const cJSON *etcd);
+
+/*
  * Why entry's deletion may not start because b's owner does not authorise its namespace, into
  * why (n bytes; "" when it may). Errors of the reads are returned.
  */

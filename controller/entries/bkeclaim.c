@@ -154,8 +154,8 @@ int bkeclaim_owner(const struct bke_ctx *x, const char *ename, const cJSON *etcd
 
 /*
  * Why entry's deletion may not start now, into why (CLAIMS_WHY_MAX + 256 bytes; "" when it
- * may): its prefix is the whole container, or another owner's claim overlaps it, as read from
- * the API server now.
+ * may): its prefix is the whole container, or another owner's claim overlaps it, or an
+ * EtcdRestore in flight reads from it (its source), as read from the API server now.
  */
 enum kerr bkeclaim_deletion_blocked(const struct bke_ctx *x, const struct bke_bucket *b,
                                     const cJSON *entry, char *why, size_t n, struct kerr_info *err)
@@ -181,6 +181,9 @@ enum kerr bkeclaim_deletion_blocked(const struct bke_ctx *x, const struct bke_bu
                  "deletion of prefix \"%s\" blocked: it overlaps %s, which the backup sidecar "
                  "lists with it",
                  prefix, other);
+    else if (rc == KERR_OK && (rc = claims_find_readers(x->client, &c, other, err)) == KERR_OK &&
+             *other)
+        snprintf(why, n, "deletion of prefix \"%s\" postponed: it overlaps %s", prefix, other);
     bstore_claim_release(&c);
     return rc;
 }

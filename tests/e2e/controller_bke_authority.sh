@@ -12,6 +12,8 @@
 #    before the install): once deleted and past the grace period, the Job deletes what was
 #    written from its creation on and keeps what predates it; the entry goes.
 #  - The selector no longer selecting an entry's namespace: its deletion is refused.
+#  - An Etcd created again without credentials within the grace period: the entry is not
+#    reattached to it (it stays its predecessor's, PendingDeletion; NotAuthorised).
 set -euo pipefail
 . "$(dirname "$0")/../lib/snapshot.sh"
 . "$(dirname "$0")/../lib/controller.sh"
@@ -89,6 +91,29 @@ expect "entries: only the authorised, credentialed Etcds'" 2 \
 e_t=$(entry_of tenant etcd-t); e_k=$(entry_of tenant2 etcd-k)
 [ -n "$(kc get backupentry "$e_t" -o jsonpath='{.spec.claimedAt}')" ] || ctl_fail "no spec.claimedAt"
 ok "no entry for a namespace the bucket does not select, nor for an Etcd without credentials"
+
+# created again without credentials: it does not take over its predecessor's entry
+ctl_store_etcd tenant etcd-r S3 "$SNAP_BUCKET" again
+ksim_wait 20 has_entry tenant etcd-r || ctl_fail "no entry for tenant/etcd-r"
+e_r=$(entry_of tenant etcd-r)
+uid_r=$(kc get backupentry "$e_r" -o jsonpath='{.spec.etcd.uid}')
+kc -n tenant delete etcd etcd-r >/dev/null
+ksim_wait 20 phase_is "$e_r" PendingDeletion || ctl_fail "$e_r: $(phase "$e_r")"
+kc apply -f - >/dev/null <<EOF
+apiVersion: druid.gardener.cloud/v1alpha1
+kind: Etcd
+metadata: {name: etcd-r, namespace: tenant}
+spec:
+  replicas: 1
+  labels: {app: etcd-statefulset}
+  etcd: {clientPort: 2379, serverPort: 2380}
+  backup: {port: 8080, store: {provider: S3, container: $SNAP_BUCKET, prefix: again}}
+EOF
+ksim_wait 20 etcd_event tenant etcd-r 'NotAuthorised: spec.backup.store.secretRef names no Secret' ||
+    ctl_fail "no NotAuthorised event for the re-created tenant/etcd-r: $(ctl_events tenant etcd-r)"
+expect "the entry stays its predecessor's" "$uid_r PendingDeletion" \
+    "$(kc get backupentry "$e_r" -o jsonpath='{.spec.etcd.uid} {.status.phase}')"
+ok "an Etcd created again without credentials is not reattached to its predecessor's entry"
 
 # the sidecars write (after their Etcds exist)
 seed outsider--etcd-o/v2/Full-00000000-00000100-1800000000.gz copy/v2/Full-00000000-00000100-1800000000.gz \

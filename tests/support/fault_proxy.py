@@ -22,10 +22,14 @@ Listens on a free loopback port and prints "fault-proxy ready PORT" on stdout.
       exists, then forwarded; "fault-proxy: ... holding" is logged when one arrives.
   --corrupt METHOD:MATCH  matching requests are forwarded and the first byte of a
       2xx answer's body is flipped (a store handing out damaged bytes).
+  --record FILE  every request forwarded is appended to FILE once answered, one JSON line:
+      {"t": the time it arrived (seconds since the epoch), "method", "path" (with the
+      query), "status", "keys": the keys of a multi-object delete's body (POST ?delete)}.
 Every other request is forwarded as is (Host header included, so signatures
 still verify). Each decision is logged on stderr.
 """
-import argparse, http.client, http.server, os, signal, subprocess, sys, threading, time, urllib.parse
+import argparse, http.client, http.server, json, os, signal, subprocess, sys, threading, time, urllib.parse
+import xml.etree.ElementTree as ET
 
 lock = threading.Lock()
 
@@ -66,7 +70,23 @@ def hold(specs, method, path):
                 time.sleep(0.1)
 
 
-def make_handler(upstream, rules, header_specs=(), corrupt=(), if_none_match=False, holds=()):
+def record(path_file, entry):
+    with lock:
+        with open(path_file, "a") as f:
+            f.write(json.dumps(entry) + "\n")
+
+
+def delete_keys(body):
+    """The keys of a DeleteObjects request's XML body."""
+    try:
+        root = ET.fromstring(body)
+    except ET.ParseError:
+        return []
+    return [e.text or "" for e in root.iter() if e.tag.rsplit("}", 1)[-1] == "Key"]
+
+
+def make_handler(upstream, rules, header_specs=(), corrupt=(), if_none_match=False, holds=(),
+                 record_file=""):
     up = urllib.parse.urlparse(upstream)
 
     class H(http.server.BaseHTTPRequestHandler):
@@ -90,6 +110,7 @@ def make_handler(upstream, rules, header_specs=(), corrupt=(), if_none_match=Fal
             return None
 
         def handle_any(self):
+            arrived = time.time()
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length else b""
             r = self.decide()
@@ -136,6 +157,12 @@ def make_handler(upstream, rules, header_specs=(), corrupt=(), if_none_match=Fal
                 self.send_header("Content-Length", "0")
                 self.end_headers()
                 return
+            if record_file:
+                query = urllib.parse.urlparse(self.path).query
+                keys = delete_keys(body) if self.command == "POST" and \
+                    "delete" in urllib.parse.parse_qs(query, keep_blank_values=True) else []
+                record(record_file, {"t": arrived, "method": self.command, "path": self.path,
+                                     "status": resp.status, "keys": keys})
             self.send_response(resp.status)
             chunked = False
             forced = set_headers(header_specs, self.command, self.path)
@@ -176,9 +203,10 @@ def main():
     ap.add_argument("--corrupt", action="append", default=[])
     ap.add_argument("--if-none-match", default="")
     ap.add_argument("--hold", action="append", default=[])
+    ap.add_argument("--record", default="")
     a = ap.parse_args()
     rules = [Rule(s) for s in a.rule] + [Rule(s, kill=True) for s in a.kill]
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), make_handler(a.upstream, rules, a.set_header, a.corrupt, a.if_none_match, a.hold))
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), make_handler(a.upstream, rules, a.set_header, a.corrupt, a.if_none_match, a.hold, a.record))
     srv.daemon_threads = True
     print(f"fault-proxy ready {srv.server_address[1]}", flush=True)
     srv.serve_forever()

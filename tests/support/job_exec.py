@@ -30,8 +30,12 @@ its output (stdout and stderr, in order) cut to its last 80 lines and 2048
 bytes, as the kubelet does for terminationMessagePolicy FallbackToLogsOnError.
 
 serve runs every Job matching SELECTOR in NAMESPACE that has no status yet,
-once per uid, polling every 0.1 s until STOP_FILE exists or SECONDS pass.
-Each run is logged on stderr. Exit status of run: 0 when the Job ran (whatever
+once per uid, one at a time, polling every 0.1 s until STOP_FILE exists or
+SECONDS pass. Each run is logged on stderr; with JOB_EXEC_RECORD set, also
+appended to that file as one JSON line once it is over: {"namespace", "job",
+"uid", "annotations", "command" (the container's command and args), "start",
+"end"} (seconds since the epoch: before its Pod is made, after its containers
+have stopped), so a store's record of requests can be told apart by Job. Exit status of run: 0 when the Job ran (whatever
 its container's status), 2 when it could not be read or written.
 """
 import json, os, random, string, subprocess, sys, tempfile, time
@@ -239,6 +243,16 @@ def run(ns, name, work, binary):
     log(f"Job {ns}/{name}: pod {pod_name} exit {code}")
 
 
+def record(path, ns, job, start, end):
+    ctrs = job["spec"]["template"]["spec"].get("containers", [{}])
+    line = {"namespace": ns, "job": job["metadata"]["name"], "uid": job["metadata"]["uid"],
+            "annotations": job["metadata"].get("annotations", {}),
+            "command": (ctrs[0].get("command") or []) + (ctrs[0].get("args") or []),
+            "start": start, "end": end}
+    with open(path, "a") as f:
+        f.write(json.dumps(line) + "\n")
+
+
 def serve(ns, selector, work, binary, stop, seconds):
     done, end = set(), time.monotonic() + seconds
     while time.monotonic() < end and not os.path.exists(stop):
@@ -251,10 +265,13 @@ def serve(ns, selector, work, binary, stop, seconds):
                     job["metadata"].get("deletionTimestamp"):
                 continue
             done.add(uid)
+            start = time.time()
             try:
                 run(ns, job["metadata"]["name"], work, binary)
             except (RuntimeError, KeyError, subprocess.TimeoutExpired, ValueError) as e:
                 log(f"Job {ns}/{job['metadata']['name']}: {e}")
+            if os.environ.get("JOB_EXEC_RECORD"):
+                record(os.environ["JOB_EXEC_RECORD"], ns, job, start, time.time())
         time.sleep(0.1)
 
 
