@@ -9,8 +9,9 @@
 #include "webhook/prefix.h"
 #include "webhook/review.h"
 
-static const enum prefix_kind k_etcd = PREFIX_ETCD, k_backup = PREFIX_BACKUP;
-static struct store *etcds, *backups;
+static const enum prefix_kind k_etcd = PREFIX_ETCD, k_backup = PREFIX_BACKUP,
+                              k_entry = PREFIX_ENTRY;
+static struct store *etcds, *backups, *entries;
 
 static struct store *new_store(const enum prefix_kind *k)
 {
@@ -26,12 +27,14 @@ static void setup(void)
 {
     etcds = new_store(&k_etcd);
     backups = new_store(&k_backup);
+    entries = new_store(&k_entry);
 }
 
 static void teardown(void)
 {
     store_free(etcds);
     store_free(backups);
+    store_free(entries);
 }
 
 static void put(struct store *s, const char *json)
@@ -114,7 +117,7 @@ static const char *restore(const char *text)
     req.op = REVIEW_OP_CREATE;
     req.kind_kind = "EtcdRestore";
     req.object = obj;
-    cr_assert_eq(bkadm_check(etcds, NULL, backups, &req, &resp, NULL), KERR_OK);
+    cr_assert_eq(bkadm_check(etcds, entries, backups, &req, &resp, NULL), KERR_OK);
     snprintf(msg, sizeof(msg), "%s", resp.allowed ? "" : resp.message);
     review_resp_release(&resp);
     cJSON_Delete(obj);
@@ -160,4 +163,29 @@ Test(bkadm, restore_from_a_backup_takes_its_etcds_store)
     put(etcds, "{\"metadata\":{\"namespace\":\"t\",\"name\":\"main\"},\"spec\":{\"backup\":"
                "{\"store\":{\"provider\":\"aws\",\"container\":\"bkt\",\"prefix\":\"t/main\"}}}}");
     cr_expect_str_eq(restore(from_backup), "", "the backup's Etcd decides");
+}
+
+/* A BackupEntry's entry in phase Deleting: its deletion Job empties the prefix, so a restore
+ * reading it (or a prefix overlapping it) is refused at admission; one PendingDeletion is not. */
+Test(bkadm, restore_from_a_prefix_being_deleted)
+{
+    const char *from =
+        "{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"r\"},\"spec\":{\"source\":{"
+        "\"store\":{\"provider\":\"S3\",\"container\":\"bkt\",\"prefix\":\"shoot--main\"}},"
+        "\"target\":{\"etcdName\":\"new\",\"store\":{\"provider\":\"S3\",\"container\":"
+        "\"bkt\",\"prefix\":\"restored--main\"}}}}";
+    const char *entry =
+        "{\"metadata\":{\"name\":\"e1\"},\"spec\":{\"etcd\":{\"namespace\":\"shoot\","
+        "\"name\":\"main\"},\"store\":{\"provider\":\"aws\",\"container\":\"bkt\"},"
+        "\"prefix\":\"shoot--main\"},\"status\":{\"phase\":\"";
+    char text[1024];
+
+    snprintf(text, sizeof(text), "%s%s\"}}", entry, "PendingDeletion");
+    put(entries, text);
+    cr_expect_str_eq(restore(from), "", "a deletion not started yet: %s", restore(from));
+    snprintf(text, sizeof(text), "%s%s\"}}", entry, "Deleting");
+    put(entries, text);
+    cr_expect_neq(strstr(restore(from), "BackupEntry e1 of Etcd shoot/main, which is being "
+                                        "deleted"),
+                  NULL, "%s", restore(from));
 }

@@ -6,6 +6,7 @@
 
 #include "common/bstore.h"
 #include "common/kjson.h"
+#include "webhook/bauth.h"
 #include "webhook/pclaim.h"
 
 /* What one destination is and found. */
@@ -187,6 +188,89 @@ static enum kerr deny(struct review_resp *resp, const char *field, const char *p
                               "check-prefixes and in warden-webhook's log)");
 }
 
+/*
+ * An EtcdRestore's spec.source.store read by a namespace the store's owner authorises (webhook/
+ * bauth): a source holds back the deletions of every prefix it overlaps while the restore runs,
+ * so a namespace that may not claim a prefix may not read it either. Checked on CREATE and on
+ * an UPDATE that changes the source store; a source that cannot be keyed is left to the
+ * controller (it refuses it). Nor may a restore read a prefix a BackupEntry in phase Deleting
+ * overlaps: its deletion Job is emptying it (the copy would take what it has not reached yet).
+ * Denies resp when refused.
+ */
+static enum kerr view_deleting(void *ctx, const char *key, const cJSON *obj)
+{
+    struct dest *d = ctx;
+    const cJSON *c = kjson_get(obj, "claim");
+    char w[512];
+
+    (void)key;
+    if (!overlapping(d, c) || !cJSON_IsTrue(kjson_get(c, "deleting")))
+        return KERR_OK;
+    snprintf(w, sizeof(w), "the prefix \"%s\" of BackupEntry %s of Etcd %s/%s",
+             kjson_get_str(c, "prefix"), s_or(obj, "metadata.name", ""), s_or(c, "namespace", ""),
+             s_or(c, "name", ""));
+    return found(d, c, w);
+}
+
+static enum kerr check_source(struct prefix_cache *pc, struct store *entries,
+                              const struct review_req *req, struct review_resp *resp,
+                              struct kerr_info *err)
+{
+    static const char *const base = "spec.source.store";
+    const cJSON *src = kjson_get_obj(req->object, base);
+    struct bstore_claim c = { "", NULL };
+    struct kerr_info why = { 0 };
+    char msg[BAUTH_WHY_MAX];
+    struct dest d;
+    enum kerr rc;
+
+    memset(&d, 0, sizeof(d));
+    if (!src ||
+        (req->op == REVIEW_OP_UPDATE && same_destination(req->object, req->old_object, base)))
+        return KERR_OK;
+    rc = bstore_claim_init(&c, kjson_get_str(src, "provider"), kjson_get_str(src, "container"),
+                           kjson_get_str(src, "endpointOverride"), s_or(src, "prefix", ""), &why);
+    if (rc == KERR_OK && pc)
+        rc = prefix_cache_authorise(pc, s_or(req->object, "metadata.namespace", ""), c.key,
+                                    c.prefix, resp, err);
+    else if (rc == KERR_INVAL || rc == KERR_TOOBIG)
+        rc = KERR_OK;
+    else
+        rc = kerr_set(err, rc, "keying %s", base);
+    if (rc == KERR_OK && !resp->allowed && resp->code == 403 && resp->message) {
+        snprintf(msg, sizeof(msg), "%s", resp->message);
+        if (review_deny(resp,
+                        "%s: a restore's source holds back the deletion of what it reads, so "
+                        "only a namespace that may claim it may read it: %s",
+                        base, msg) != KERR_OK)
+            rc = kerr_set(err, KERR_NOMEM, "building the answer");
+    }
+    if (rc == KERR_OK && resp->allowed && *c.key && c.prefix && entries) {
+        d.ns = s_or(req->object, "metadata.namespace", "");
+        snprintf(d.store, sizeof(d.store), "%s", c.key);
+        d.prefix = c.prefix;
+        rc = store_index_view(entries, PREFIX_INDEX_STORE, d.store, view_deleting, &d, &why);
+        if (*d.other)
+            rc = review_deny(resp,
+                             "%s.prefix \"%s\" overlaps %s, which is being deleted, in the "
+                             "same store (%s): a restore would read whatever its deletion Job has "
+                             "not reached yet; restore from it only once the deletion is stopped "
+                             "(kubectl delete backupentry) or choose another source",
+                             base, s_or(src, "prefix", ""),
+                             strcmp(d.ns, d.other_ns) == 0 ? d.other : PREFIX_OTHER_NAMESPACE,
+                             d.store);
+        else if (rc != KERR_OK) /* fail closed */
+            rc = review_errored(resp, 500, "checking %s against the caches: %s", base,
+                                why.msg[0] ? why.msg : kerr_str(rc))
+                     ? KERR_NOMEM
+                     : KERR_OK;
+        if (rc != KERR_OK)
+            rc = kerr_set(err, rc, "building the answer");
+    }
+    bstore_claim_release(&c);
+    return rc;
+}
+
 /* bkadm_check; the store key of a new destination claim it allowed into key ("" when none). */
 static enum kerr check(struct prefix_cache *pc, struct store *etcds, struct store *entries,
                        struct store *backups, const struct review_req *req,
@@ -202,6 +286,10 @@ static enum kerr check(struct prefix_cache *pc, struct store *etcds, struct stor
     enum kerr rc = KERR_OK;
 
     memset(&d, 0, sizeof(d));
+    if ((req->op == REVIEW_OP_CREATE || req->op == REVIEW_OP_UPDATE) && obj && req->kind_kind &&
+        strcmp(req->kind_kind, "EtcdRestore") == 0 &&
+        ((rc = check_source(pc, entries, req, resp, err)) != KERR_OK || !resp->allowed))
+        return rc;
     if ((req->op != REVIEW_OP_CREATE && req->op != REVIEW_OP_UPDATE) || !obj ||
         !paths_of(req->kind_kind ? req->kind_kind : "", &base, &etcd_path) ||
         (req->op == REVIEW_OP_UPDATE && same_destination(obj, req->old_object, base)))

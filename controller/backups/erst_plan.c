@@ -10,6 +10,7 @@
 #include "common/bstore.h"
 #include "common/kjson.h"
 #include "common/ktime.h"
+#include "controller/core/claims.h"
 #include "controller/core/etcdspec.h"
 #include "controller/core/kname.h"
 
@@ -193,7 +194,7 @@ static enum kerr check_target(const struct erst_ctx *x, const cJSON *rs, struct 
 {
     const char *ns = kjson_get_str(rs, "metadata.namespace");
     const char *target = kjson_get_str(rs, "spec.target.etcdName");
-    char why[ERST_PLAN_WHY_MAX - 160];
+    char why[ERST_PLAN_WHY_MAX - 160], dwhy[CLAIMS_WHY_MAX] = "";
     struct bstore_claim a = { "", NULL }, b = { "", NULL };
     struct kerr_info claim_err = { 0 };
     enum kerr rc;
@@ -211,11 +212,21 @@ static enum kerr check_target(const struct erst_ctx *x, const cJSON *rs, struct 
         used = bstore_claims_overlap(&a, &b);
     else /* fail closed: what cannot be compared may be the source */
         used = -1;
+    /* a source a deletion Job is emptying: the copy would take whatever it has not reached */
+    rc = used < 0 ? KERR_OK : claims_find_deleting(x->client, &a, dwhy, err);
     bstore_claim_release(&a);
     bstore_claim_release(&b);
+    if (rc != KERR_OK)
+        return rc;
     if (used < 0)
         return verdict(p, 0, "the target store cannot be compared with the source: %s",
                        claim_err.msg);
+    if (*dwhy)
+        return verdict(p, 0,
+                       "spec.source: the source prefix \"%.128s\" overlaps %.300s: a copy would "
+                       "read whatever its deletion has not reached yet; restore from it only once "
+                       "the deletion is stopped (kubectl delete backupentry)",
+                       p->from.prefix, dwhy);
     if (used)
         return verdict(p, 0,
                        "spec.target.store.prefix \"%s\" overlaps the source prefix \"%s\": the "
