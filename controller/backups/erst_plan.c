@@ -10,6 +10,7 @@
 #include "common/bstore.h"
 #include "common/kjson.h"
 #include "common/ktime.h"
+#include "common/rtarget.h"
 #include "controller/core/claims.h"
 #include "controller/core/etcdspec.h"
 #include "controller/core/kname.h"
@@ -131,6 +132,7 @@ static enum kerr resolve_target(const struct erst_ctx *x, const cJSON *rs, struc
     const char *ns = kjson_get_str(rs, "metadata.namespace");
     const char *src = kjson_get_str(rs, "spec.source.etcdName");
     const cJSON *t = kjson_get_obj(rs, "spec.target.store"), *dstore;
+    struct rtarget rt;
     enum kerr rc;
 
     if (!src && p->backup)
@@ -154,15 +156,13 @@ static enum kerr resolve_target(const struct erst_ctx *x, const cJSON *rs, struc
     dstore = kjson_get_obj(p->spec, "backup.store");
     p->to.container = kjson_get_str(t, "container");
     p->to.prefix = kjson_get_str(t, "prefix");
-    p->to.provider = kjson_get_str(t, "provider");
-    p->to.endpoint = kjson_get_str(t, "endpointOverride");
-    if (!p->to.provider && dstore && kjson_get_str(dstore, "provider")) {
-        p->to.provider = kjson_get_str(dstore, "provider");
-        p->to.endpoint = kjson_get_str(dstore, "endpointOverride");
-    } else if (!p->to.provider) {
-        p->to.provider = p->from.provider;
-        p->to.endpoint = p->from.endpoint;
-    }
+    /* the store the webhook claimed: one rule for both (common/rtarget) */
+    rtarget_resolve(rs, p->etcd ? kjson_get_obj(p->etcd, "spec.backup.store") : NULL, 1,
+                    p->backup ? kjson_get_obj(p->backup, "spec.destination")
+                              : kjson_get_obj(rs, "spec.source.store"),
+                    &rt);
+    p->to.provider = rt.provider;
+    p->to.endpoint = rt.endpoint;
     p->to.secret = kjson_get_str(t, "secretRef.name");
     if (!p->to.secret)
         p->to.secret = dstore && kjson_get_str(dstore, "secretRef.name")
