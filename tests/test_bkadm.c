@@ -9,8 +9,9 @@
 #include "webhook/prefix.h"
 #include "webhook/review.h"
 
-static const enum prefix_kind k_etcd = PREFIX_ETCD, k_backup = PREFIX_BACKUP;
-static struct store *etcds, *backups;
+static const enum prefix_kind k_etcd = PREFIX_ETCD, k_backup = PREFIX_BACKUP,
+                              k_entry = PREFIX_ENTRY;
+static struct store *etcds, *backups, *entries;
 
 static struct store *new_store(const enum prefix_kind *k)
 {
@@ -26,12 +27,14 @@ static void setup(void)
 {
     etcds = new_store(&k_etcd);
     backups = new_store(&k_backup);
+    entries = new_store(&k_entry);
 }
 
 static void teardown(void)
 {
     store_free(etcds);
     store_free(backups);
+    store_free(entries);
 }
 
 static void put(struct store *s, const char *json)
@@ -99,26 +102,33 @@ Test(bkadm, written_copies_only)
         NULL);
 }
 
-/* An EtcdRestore as req (CREATE): "" admitted, else the message. */
-static const char *restore(const char *text)
+/* An EtcdRestore as req (CREATE, or UPDATE from old_text): "" admitted, else the message. */
+static const char *restore_op(const char *text, const char *old_text)
 {
     static char msg[1024];
     struct review_req req;
     struct review_resp resp;
-    cJSON *obj = cJSON_Parse(text);
+    cJSON *obj = cJSON_Parse(text), *old = old_text ? cJSON_Parse(old_text) : NULL;
 
     cr_assert_not_null(obj, "%s", text);
     review_req_init(&req);
     review_resp_init(&resp);
     cr_assert_eq(review_allow(&resp, "%s", ""), KERR_OK);
-    req.op = REVIEW_OP_CREATE;
+    req.op = old ? REVIEW_OP_UPDATE : REVIEW_OP_CREATE;
     req.kind_kind = "EtcdRestore";
     req.object = obj;
-    cr_assert_eq(bkadm_check(etcds, NULL, backups, &req, &resp, NULL), KERR_OK);
+    req.old_object = old;
+    cr_assert_eq(bkadm_check(etcds, entries, backups, &req, &resp, NULL), KERR_OK);
     snprintf(msg, sizeof(msg), "%s", resp.allowed ? "" : resp.message);
     review_resp_release(&resp);
     cJSON_Delete(obj);
+    cJSON_Delete(old);
     return msg;
+}
+
+static const char *restore(const char *text)
+{
+    return restore_op(text, NULL);
 }
 
 /* A target without its own provider takes the source's store; when that cannot be told the
@@ -160,4 +170,74 @@ Test(bkadm, restore_from_a_backup_takes_its_etcds_store)
     put(etcds, "{\"metadata\":{\"namespace\":\"t\",\"name\":\"main\"},\"spec\":{\"backup\":"
                "{\"store\":{\"provider\":\"aws\",\"container\":\"bkt\",\"prefix\":\"t/main\"}}}}");
     cr_expect_str_eq(restore(from_backup), "", "the backup's Etcd decides");
+}
+
+/* A BackupEntry's entry in phase Deleting: its deletion Job empties the prefix, so a restore
+ * reading it (or a prefix overlapping it) is refused at admission; one PendingDeletion is not. */
+Test(bkadm, restore_from_a_prefix_being_deleted)
+{
+    const char *from =
+        "{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"r\"},\"spec\":{\"source\":{"
+        "\"store\":{\"provider\":\"S3\",\"container\":\"bkt\",\"prefix\":\"shoot--main\"}},"
+        "\"target\":{\"etcdName\":\"new\",\"store\":{\"provider\":\"S3\",\"container\":"
+        "\"bkt\",\"prefix\":\"restored--main\"}}}}";
+    const char *entry =
+        "{\"metadata\":{\"name\":\"e1\"},\"spec\":{\"etcd\":{\"namespace\":\"shoot\","
+        "\"name\":\"main\"},\"store\":{\"provider\":\"aws\",\"container\":\"bkt\"},"
+        "\"prefix\":\"shoot--main\"},\"status\":{\"phase\":\"";
+    char text[1024];
+
+    snprintf(text, sizeof(text), "%s%s\"}}", entry, "PendingDeletion");
+    put(entries, text);
+    cr_expect_str_eq(restore(from), "", "a deletion not started yet: %s", restore(from));
+    snprintf(text, sizeof(text), "%s%s\"}}", entry, "Deleting");
+    put(entries, text);
+    cr_expect_neq(strstr(restore(from), "BackupEntry e1 of Etcd shoot/main, which is being "
+                                        "deleted"),
+                  NULL, "%s", restore(from));
+}
+
+/* The target store is the controller's (common/rtarget): with an etcdTemplate that names no
+ * store, the source store's, never the live source Etcd's (which the template replaces). */
+Test(bkadm, restore_target_store_is_the_controllers)
+{
+    const char *r = "{\"metadata\":{\"namespace\":\"team\",\"name\":\"r\"},\"spec\":{\"source\":{"
+                    "\"etcdName\":\"src\",\"store\":{\"provider\":\"S3\",\"container\":\"own\","
+                    "\"prefix\":\"team/src\"}},\"etcdTemplate\":{\"replicas\":1,\"backup\":{}},"
+                    "\"target\":{\"etcdName\":\"new\",\"store\":{\"container\":\"bkt\","
+                    "\"prefix\":\"team2/r\"}}}}";
+
+    put(etcds, "{\"metadata\":{\"namespace\":\"team\",\"name\":\"src\"},\"spec\":{\"backup\":"
+               "{\"store\":{\"provider\":\"Local\",\"container\":\"bkt\",\"prefix\":"
+               "\"team/src\"}}}}");
+    put(etcds, "{\"metadata\":{\"namespace\":\"team2\",\"name\":\"main\"},\"spec\":{\"backup\":"
+               "{\"store\":{\"provider\":\"aws\",\"container\":\"bkt\",\"prefix\":"
+               "\"team2/r\"}}}}");
+    cr_expect_neq(strstr(restore(r), "from another namespace"), NULL,
+                  "the copy writes S3 bkt team2/r: %s", restore(r));
+}
+
+/* An UPDATE that moves the resolved target (the template's provider, the source) without
+ * touching spec.target.store is a new claim, judged as one; one that moves nothing is not. */
+Test(bkadm, restore_update_moving_the_target_is_judged)
+{
+    const char *fmt_head =
+        "{\"metadata\":{\"namespace\":\"team\",\"name\":\"r\"},\"spec\":{\"source\":{"
+        "\"store\":{\"provider\":\"S3\",\"container\":\"own\",\"prefix\":\"team/src\"}},"
+        "\"etcdTemplate\":{\"replicas\":1,\"backup\":{\"store\":{\"provider\":\"";
+    const char *fmt_tail = "\"}}},\"target\":{\"etcdName\":\"new\",\"store\":{\"container\":"
+                           "\"bkt\",\"prefix\":\"team2/c\"}}}}";
+    char local[1024], s3[1024], local2[1024];
+
+    snprintf(local, sizeof(local), "%sLocal%s", fmt_head, fmt_tail);
+    snprintf(local2, sizeof(local2), "%slocal%s", fmt_head, fmt_tail);
+    snprintf(s3, sizeof(s3), "%sS3%s", fmt_head, fmt_tail);
+    put(etcds, "{\"metadata\":{\"namespace\":\"team2\",\"name\":\"main\"},\"spec\":{\"backup\":"
+               "{\"store\":{\"provider\":\"aws\",\"container\":\"bkt\",\"prefix\":"
+               "\"team2/c\"}}}}");
+    cr_expect_str_eq(restore(local), "", "a Local directory: %s", restore(local));
+    cr_expect_neq(strstr(restore_op(s3, local), "from another namespace"), NULL,
+                  "moved into S3 bkt: %s", restore_op(s3, local));
+    cr_expect_str_eq(restore_op(local, local), "", "nothing moved");
+    cr_expect_str_eq(restore_op(local2, local), "", "the same store spelled otherwise");
 }

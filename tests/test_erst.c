@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/bstore.h"
 #include "common/kjson.h"
 #include "common/store.h"
 #include "controller/backups/cpjob.h"
@@ -638,4 +639,39 @@ Test(erst_kubesim, target_claimed_while_copying)
                      "overlaps the prefix \"ns1--copy-2\" of Etcd ns1/other"),
               "%s", st("r1", "error"));
     cr_assert_null(cfix_get(&fx, &ETCDSPEC_RES_ETCD, "copy"), "no Etcd on a shared prefix");
+}
+
+/* A source prefix a BackupEntry in phase Deleting overlaps is being emptied by its deletion
+ * Job: the restore is refused before any copy Job exists (one PendingDeletion is no reason). */
+Test(erst_kubesim, source_being_deleted)
+{
+    static const struct k8s_resource res_entry = { "etcd-warden.io", "v1alpha1", "backupentries",
+                                                   0 };
+    cJSON *entry = jsonfix_parse(
+        "{\"apiVersion\":\"etcd-warden.io/v1alpha1\",\"kind\":\"BackupEntry\","
+        "\"metadata\":{\"name\":\"ns1--main--0123abcd\"},\"spec\":{\"bucketName\":\"b\","
+        "\"prefix\":\"ns1--main\",\"store\":{\"provider\":\"S3\",\"container\":\"bkt\"},"
+        "\"etcd\":{\"namespace\":\"ns1\",\"name\":\"main\",\"uid\":\"u\"},"
+        "\"etcdDeletedAt\":\"2026-01-01T00:00:00Z\"}}");
+    cJSON *created = cfix_create(&fx, &res_entry, entry);
+    struct kerr_info err;
+    cJSON *job;
+
+    etcd("main", SRC_STORE);
+    restore("pending", STORE_SPEC("ns1--restored"));
+    cr_assert_eq(run("pending"), ERST_POLL_MS);
+    cr_assert_str_eq(st("pending", "phase"), ERST_PHASE_COPYING, "%s", st("pending", "error"));
+    cr_assert_eq(kjson_set(created, "status",
+                           jsonfix_parse("{\"phase\":\"" BSTORE_ENTRY_DELETING "\"}"), NULL),
+                 KERR_OK);
+    cr_assert_eq(k8s_update(fx.c, &res_entry, NULL, "ns1--main--0123abcd", created,
+                            &(struct k8s_write_opts){ .subresource = "status" }, NULL, &err),
+                 KERR_OK, "%s", err.msg);
+    restore("deleting", STORE_SPEC("other--restored"));
+    assert_refused("deleting", "BackupEntry ns1--main--0123abcd of Etcd ns1/main, which is being "
+                               "deleted");
+    job = cfix_get(&fx, &RES_JOB, "deleting--restore");
+    cr_assert_null(job, "no copy Job from a prefix being deleted");
+    cJSON_Delete(created);
+    cJSON_Delete(entry);
 }

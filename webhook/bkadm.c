@@ -6,6 +6,8 @@
 
 #include "common/bstore.h"
 #include "common/kjson.h"
+#include "common/rtarget.h"
+#include "webhook/bauth.h"
 #include "webhook/pclaim.h"
 
 /* What one destination is and found. */
@@ -98,61 +100,96 @@ static int paths_of(const char *kind, const char **base, const char **etcd)
     return 1;
 }
 
-/* An EtcdRestore's target provider and endpoint when not its own: the template's, else the
- * source Etcd's cached claim ("<family>|<container>|<endpoint>"), else the source store's.
- * 0 when unknown. */
-static int restore_store(struct store *etcds, struct store *backups, const cJSON *obj,
-                         const char **provider, const char **endpoint, char fam[32],
-                         char ep[BSTORE_KEY_MAX])
+/* What an EtcdRestore's target store is resolved from (common/rtarget), as the caches know it. */
+struct rsrc {
+    cJSON *etcd_store; /* OWNS: {provider, endpointOverride} of the source Etcd's claim */
+    cJSON *backup;     /* OWNS: the cached source EtcdBackup */
+    int etcd_known;
+};
+
+static void rsrc_release(struct rsrc *r)
+{
+    cJSON_Delete(r->etcd_store);
+    cJSON_Delete(r->backup);
+}
+
+/* The source Etcd's store as its cached claim ("<family>|<container>|<endpoint>") keys it. */
+static cJSON *etcd_store_of(const cJSON *cached)
+{
+    const char *k = kjson_get_str(cached, "claim.store");
+    const char *bar1 = k ? strchr(k, '|') : NULL, *bar2 = bar1 ? strchr(bar1 + 1, '|') : NULL;
+    char fam[32];
+    cJSON *o;
+
+    if (!bar2 || (size_t)(bar1 - k) >= sizeof(fam))
+        return NULL;
+    /* every object store of one container is one key (common/bstore): S3 spells it */
+    snprintf(fam, sizeof(fam), "%.*s", (int)(bar1 - k), k);
+    if (strcmp(fam, BSTORE_OBJECT) == 0)
+        snprintf(fam, sizeof(fam), "S3");
+    o = cJSON_CreateObject();
+    if (o && (!cJSON_AddStringToObject(o, "provider", fam) ||
+              (bar2[1] && !cJSON_AddStringToObject(o, "endpointOverride", bar2 + 1)))) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+/*
+ * An EtcdRestore's target provider and endpoint (common/rtarget: the controller's rule) into
+ * *t, from the caches: the source Etcd (spec.source.etcdName, else the source EtcdBackup's
+ * spec.etcdName) and the source EtcdBackup's spec.destination. r OWNS what t points into.
+ */
+static enum rtarget_from restore_target(struct store *etcds, struct store *backups,
+                                        const cJSON *obj, struct rsrc *r, struct rtarget *t)
 {
     const char *src = kjson_get_str(obj, "spec.source.etcdName");
     const char *ns = kjson_get_str(obj, "metadata.namespace");
     const char *bk = kjson_get_str(obj, "spec.source.backupName");
-    char key[512], srcbuf[256];
+    const cJSON *source = kjson_get_obj(obj, "spec.source.store");
     cJSON *cached = NULL;
-    const char *k, *bar1, *bar2;
-    int ok = 0;
+    char key[512];
 
-    if (!*provider)
-        *provider = kjson_get_str(obj, "spec.etcdTemplate.backup.store.provider");
-    if (!*endpoint)
-        *endpoint = kjson_get_str(obj, "spec.etcdTemplate.backup.store.endpointOverride");
-    if (*provider)
-        return 1;
-    /* from an EtcdBackup: its Etcd's store (the live spec the restore takes as its template) */
-    if (!src && bk && ns && backups && (snprintf(key, sizeof(key), "%s/%s", ns, bk), 1) &&
-        store_get(backups, key, &cached, NULL) == KERR_OK && cached) {
-        if (kjson_get_str(cached, "etcdName")) {
-            snprintf(srcbuf, sizeof(srcbuf), "%s", kjson_get_str(cached, "etcdName"));
-            src = srcbuf;
-        }
+    memset(r, 0, sizeof(*r));
+    if (bk && ns && backups && (snprintf(key, sizeof(key), "%s/%s", ns, bk), 1) &&
+        store_get(backups, key, &r->backup, NULL) == KERR_OK && r->backup) {
+        if (!src)
+            src = kjson_get_str(r->backup, "etcdName");
+        if (!source)
+            source = kjson_get_obj(r->backup, "destination");
+    }
+    r->etcd_known = !src;
+    if (src && ns && etcds && (snprintf(key, sizeof(key), "%s/%s", ns, src), 1) &&
+        store_get(etcds, key, &cached, NULL) == KERR_OK && cached) {
+        r->etcd_known = 1;
+        r->etcd_store = etcd_store_of(cached);
         cJSON_Delete(cached);
-        cached = NULL;
     }
-    if (!etcds || !src || !ns ||
-        (snprintf(key, sizeof(key), "%s/%s", ns, src),
-         store_get(etcds, key, &cached, NULL) != KERR_OK || !cached)) {
-        *provider = kjson_get_str(obj, "spec.source.store.provider");
-        if (*provider && !*endpoint)
-            *endpoint = kjson_get_str(obj, "spec.source.store.endpointOverride");
-        return *provider != NULL;
-    }
-    k = kjson_get_str(cached, "claim.store");
-    bar1 = k ? strchr(k, '|') : NULL;
-    bar2 = bar1 ? strchr(bar1 + 1, '|') : NULL;
-    if (bar2 && (size_t)(bar1 - k) < 32) {
-        /* every object store of one container is one key (common/bstore): S3 spells it */
-        snprintf(fam, 32, "%.*s", (int)(bar1 - k), k);
-        if (strcmp(fam, BSTORE_OBJECT) == 0)
-            snprintf(fam, 32, "S3");
-        snprintf(ep, BSTORE_KEY_MAX, "%s", bar2 + 1);
-        *provider = fam;
-        if (!*endpoint)
-            *endpoint = ep;
-        ok = 1;
-    }
-    cJSON_Delete(cached);
-    return ok;
+    return rtarget_resolve(obj, r->etcd_store, r->etcd_known, source, t);
+}
+
+/* 1 when the EtcdRestores obj and old resolve to one target store and prefix (an UPDATE
+ * claiming nothing new: neither spec.target.store nor any input of its store changed). */
+static int same_restore_target(struct store *etcds, struct store *backups, const cJSON *obj,
+                               const cJSON *old)
+{
+    static const char *const f[] = { "spec.target.store.container", "spec.target.store.prefix" };
+    struct rsrc a, b;
+    struct rtarget ta, tb;
+    int same;
+
+    if (!old)
+        return 0;
+    restore_target(etcds, backups, obj, &a, &ta);
+    restore_target(etcds, backups, old, &b, &tb);
+    same = strcmp(ta.provider ? ta.provider : "", tb.provider ? tb.provider : "") == 0 &&
+           strcmp(ta.endpoint ? ta.endpoint : "", tb.endpoint ? tb.endpoint : "") == 0;
+    for (size_t i = 0; same && i < 2; i++)
+        same = strcmp(s_or(obj, f[i], ""), s_or(old, f[i], "")) == 0;
+    rsrc_release(&a);
+    rsrc_release(&b);
+    return same;
 }
 
 /* 1 when obj and old have one destination at base (an UPDATE claiming nothing new). */
@@ -187,6 +224,89 @@ static enum kerr deny(struct review_resp *resp, const char *field, const char *p
                               "check-prefixes and in warden-webhook's log)");
 }
 
+/*
+ * An EtcdRestore's spec.source.store read by a namespace the store's owner authorises (webhook/
+ * bauth): a source holds back the deletions of every prefix it overlaps while the restore runs,
+ * so a namespace that may not claim a prefix may not read it either. Checked on CREATE and on
+ * an UPDATE that changes the source store; a source that cannot be keyed is left to the
+ * controller (it refuses it). Nor may a restore read a prefix a BackupEntry in phase Deleting
+ * overlaps: its deletion Job is emptying it (the copy would take what it has not reached yet).
+ * Denies resp when refused.
+ */
+static enum kerr view_deleting(void *ctx, const char *key, const cJSON *obj)
+{
+    struct dest *d = ctx;
+    const cJSON *c = kjson_get(obj, "claim");
+    char w[512];
+
+    (void)key;
+    if (!overlapping(d, c) || !cJSON_IsTrue(kjson_get(c, "deleting")))
+        return KERR_OK;
+    snprintf(w, sizeof(w), "the prefix \"%s\" of BackupEntry %s of Etcd %s/%s",
+             kjson_get_str(c, "prefix"), s_or(obj, "metadata.name", ""), s_or(c, "namespace", ""),
+             s_or(c, "name", ""));
+    return found(d, c, w);
+}
+
+static enum kerr check_source(struct prefix_cache *pc, struct store *entries,
+                              const struct review_req *req, struct review_resp *resp,
+                              struct kerr_info *err)
+{
+    static const char *const base = "spec.source.store";
+    const cJSON *src = kjson_get_obj(req->object, base);
+    struct bstore_claim c = { "", NULL };
+    struct kerr_info why = { 0 };
+    char msg[BAUTH_WHY_MAX];
+    struct dest d;
+    enum kerr rc;
+
+    memset(&d, 0, sizeof(d));
+    if (!src ||
+        (req->op == REVIEW_OP_UPDATE && same_destination(req->object, req->old_object, base)))
+        return KERR_OK;
+    rc = bstore_claim_init(&c, kjson_get_str(src, "provider"), kjson_get_str(src, "container"),
+                           kjson_get_str(src, "endpointOverride"), s_or(src, "prefix", ""), &why);
+    if (rc == KERR_OK && pc)
+        rc = prefix_cache_authorise(pc, s_or(req->object, "metadata.namespace", ""), c.key,
+                                    c.prefix, resp, err);
+    else if (rc == KERR_INVAL || rc == KERR_TOOBIG)
+        rc = KERR_OK;
+    else
+        rc = kerr_set(err, rc, "keying %s", base);
+    if (rc == KERR_OK && !resp->allowed && resp->code == 403 && resp->message) {
+        snprintf(msg, sizeof(msg), "%s", resp->message);
+        if (review_deny(resp,
+                        "%s: a restore's source holds back the deletion of what it reads, so "
+                        "only a namespace that may claim it may read it: %s",
+                        base, msg) != KERR_OK)
+            rc = kerr_set(err, KERR_NOMEM, "building the answer");
+    }
+    if (rc == KERR_OK && resp->allowed && *c.key && c.prefix && entries) {
+        d.ns = s_or(req->object, "metadata.namespace", "");
+        snprintf(d.store, sizeof(d.store), "%s", c.key);
+        d.prefix = c.prefix;
+        rc = store_index_view(entries, PREFIX_INDEX_STORE, d.store, view_deleting, &d, &why);
+        if (*d.other)
+            rc = review_deny(resp,
+                             "%s.prefix \"%s\" overlaps %s, which is being deleted, in the "
+                             "same store (%s): a restore would read whatever its deletion Job has "
+                             "not reached yet; restore from it only once the deletion is stopped "
+                             "(kubectl delete backupentry) or choose another source",
+                             base, s_or(src, "prefix", ""),
+                             strcmp(d.ns, d.other_ns) == 0 ? d.other : PREFIX_OTHER_NAMESPACE,
+                             d.store);
+        else if (rc != KERR_OK) /* fail closed */
+            rc = review_errored(resp, 500, "checking %s against the caches: %s", base,
+                                why.msg[0] ? why.msg : kerr_str(rc))
+                     ? KERR_NOMEM
+                     : KERR_OK;
+        if (rc != KERR_OK)
+            rc = kerr_set(err, rc, "building the answer");
+    }
+    bstore_claim_release(&c);
+    return rc;
+}
+
 /* bkadm_check; the store key of a new destination claim it allowed into key ("" when none). */
 static enum kerr check(struct prefix_cache *pc, struct store *etcds, struct store *entries,
                        struct store *backups, const struct review_req *req,
@@ -195,16 +315,23 @@ static enum kerr check(struct prefix_cache *pc, struct store *etcds, struct stor
 {
     const cJSON *obj = req->object;
     const char *base, *etcd_path, *provider, *container, *endpoint, *prefix;
-    char fam[32], ep[BSTORE_KEY_MAX];
+    struct rsrc rs = { 0 };
+    struct rtarget rt = { NULL, NULL };
     struct dest d;
     struct bstore_claim c = { "", NULL };
     struct kerr_info why = { 0 };
     enum kerr rc = KERR_OK;
 
     memset(&d, 0, sizeof(d));
+    if ((req->op == REVIEW_OP_CREATE || req->op == REVIEW_OP_UPDATE) && obj && req->kind_kind &&
+        strcmp(req->kind_kind, "EtcdRestore") == 0 &&
+        ((rc = check_source(pc, entries, req, resp, err)) != KERR_OK || !resp->allowed))
+        return rc;
     if ((req->op != REVIEW_OP_CREATE && req->op != REVIEW_OP_UPDATE) || !obj ||
         !paths_of(req->kind_kind ? req->kind_kind : "", &base, &etcd_path) ||
-        (req->op == REVIEW_OP_UPDATE && same_destination(obj, req->old_object, base)))
+        (req->op == REVIEW_OP_UPDATE &&
+         (etcd_path ? same_destination(obj, req->old_object, base)
+                    : same_restore_target(etcds, backups, obj, req->old_object))))
         return KERR_OK;
     provider = kjson_get_str(kjson_get(obj, base), "provider");
     container = kjson_get_str(kjson_get(obj, base), "container");
@@ -212,13 +339,13 @@ static enum kerr check(struct prefix_cache *pc, struct store *etcds, struct stor
     prefix = s_or(kjson_get(obj, base), "prefix", "");
     d.ns = s_or(obj, "metadata.namespace", "");
     d.etcd = etcd_path ? kjson_get_str(obj, etcd_path) : NULL;
-    if (!etcd_path && !restore_store(etcds, backups, obj, &provider, &endpoint, fam, ep)) {
+    if (!etcd_path && !restore_target(etcds, backups, obj, &rs, &rt)) {
         /* fail closed: a target whose store cannot be told claims nothing while it copies */
         rc = review_deny(resp,
-                         "%s: no provider, and none to take: spec.etcdTemplate has no "
-                         "backup.store.provider, the source Etcd %s is not known here and "
-                         "spec.source has no store; set %s.provider (the store the copy writes "
-                         "to is claimed from admission)",
+                         "%s: no provider, and none to take: not in spec.etcdTemplate's "
+                         "backup.store, nor (without a template) in the store of the source Etcd "
+                         "%s, which is not known here, nor in the source store; set %s.provider "
+                         "(the store the copy writes to is claimed from admission)",
                          base,
                          s_or(obj, "spec.source.etcdName",
                               kjson_get_str(obj, "spec.source.backupName")
@@ -226,6 +353,10 @@ static enum kerr check(struct prefix_cache *pc, struct store *etcds, struct stor
                                   : "(none)"),
                          base);
         goto out;
+    }
+    if (!etcd_path) {
+        provider = rt.provider;
+        endpoint = rt.endpoint;
     }
     rc = bstore_claim_init(&c, provider, container, endpoint, prefix, &why);
     if (rc == KERR_INVAL || rc == KERR_TOOBIG) {
@@ -273,6 +404,7 @@ static enum kerr check(struct prefix_cache *pc, struct store *etcds, struct stor
                  ? KERR_NOMEM
                  : KERR_OK;
 out:
+    rsrc_release(&rs);
     bstore_claim_release(&c);
     return rc == KERR_OK ? rc : kerr_set(err, rc, "building the answer");
 }

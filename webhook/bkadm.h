@@ -15,10 +15,15 @@
  *     an EtcdBackup claims its destination once its copy is being written,
  *     never before), except the copies of EtcdBackups of the same Etcd in the
  *     same namespace (a schedule's history shares one prefix);
- *   - an EtcdRestore's target provider, when absent, is the template's, else
- *     the cached source Etcd's store, else spec.source.store's; when none of
- *     them tells it the restore is refused (fail closed: its target is a claim
- *     from admission);
+ *   - an EtcdRestore's target provider, when absent, is told by common/rtarget
+ *     (the controller's rule) from the template, the cached source Etcd's store
+ *     and the source store (spec.source.store or the cached source EtcdBackup's
+ *     spec.destination); when none of them tells it the restore is refused (fail
+ *     closed: its target is a claim from admission); an UPDATE that moves the
+ *     resolved target is judged as a new claim;
+ *   - an EtcdRestore's spec.source.store is refused when the bucket owner does
+ *     not authorise the namespace there (webhook/bauth, as a claim), or when a
+ *     BackupEntry in phase Deleting overlaps it (its prefix is being emptied);
  *   - an allowed EtcdRestore CREATE's target is recorded in its store's claim
  *     Lease (webhook/pclaim, PCLAIM_KIND_RESTORE): it counts while the restore
  *     is stored and neither Completed nor Failed, so an Etcd, another restore
@@ -26,7 +31,8 @@
  *     the copy runs (the Etcd the restore creates excepted); an EtcdBackup's
  *     or schedule's destination is checked against those records (read only);
  *     a Lease that cannot be read or written refuses (500);
- *   - an UPDATE keeping the destination is never refused.
+ *   - an UPDATE keeping the destination (and an EtcdRestore's source store) is
+ *     never refused.
  * Refusals name the other owner only to its own namespace (prefix_deny's rule).
  * When the caches cannot answer the request is refused (500).
  *

@@ -132,6 +132,21 @@ enum kerr prefix_project(void *ctx, const cJSON *obj, cJSON **out)
         cJSON_Delete(o);
         return KERR_NOMEM;
     }
+    /* its destination's store: the source store of an EtcdRestore from it (common/rtarget) */
+    if (k == PREFIX_BACKUP && kjson_get_obj(obj, "spec.destination")) {
+        const cJSON *dst = kjson_get_obj(obj, "spec.destination");
+        cJSON *d = cJSON_AddObjectToObject(o, "destination");
+
+        if (!d ||
+            (kjson_get_str(dst, "provider") &&
+             !cJSON_AddStringToObject(d, "provider", kjson_get_str(dst, "provider"))) ||
+            (kjson_get_str(dst, "endpointOverride") &&
+             !cJSON_AddStringToObject(d, "endpointOverride",
+                                      kjson_get_str(dst, "endpointOverride")))) {
+            cJSON_Delete(o);
+            return KERR_NOMEM;
+        }
+    }
     claim = cJSON_CreateObject();
     if (claim && claim_of(k, obj, claim))
         cJSON_AddItemToObject(o, "claim", claim);

@@ -22,15 +22,16 @@
  *     spec. The EtcdStatusBackup keeps the status only, never the spec: without
  *     a template and without the live Etcd the restore is refused;
  *   - the target store: spec.target.store's container and prefix; its provider
- *     and endpointOverride (together) and secretRef default to those of the
- *     new Etcd's spec.backup.store (the template's or the live Etcd's), else to
- *     the source store's;
+ *     and endpointOverride (together) by common/rtarget, the rule warden-webhook
+ *     claims by; secretRef defaults to the new Etcd's spec.backup.store's (the
+ *     template's or the live Etcd's), else to the source store's;
  *   - refused (phase Failed, status.error, a Warning event Refused): a target
  *     Etcd name that exists; a target prefix in use: in the same store it
  *     overlaps as the backup sidecar lists prefixes (common/bstore: one
  *     canonical prefix a string prefix of the other) the source prefix, or
  *     the prefix of any Etcd, BackupEntry or EtcdBackup copy (controller/core/
- *     claims.h, read from the API server); Secrets of either
+ *     claims.h, read from the API server); a source prefix a BackupEntry in
+ *     phase Deleting overlaps (claims_find_deleting); Secrets of either
  *     store missing from the restore's namespace; an unknown provider.
  * Copying: a copy Job (controller/backups/cpjob.h: "<restore>--restore", kname_job,
  *   owned by the restore; a Job of that name owned by another fails the

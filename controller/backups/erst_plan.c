@@ -10,6 +10,8 @@
 #include "common/bstore.h"
 #include "common/kjson.h"
 #include "common/ktime.h"
+#include "common/rtarget.h"
+#include "controller/core/claims.h"
 #include "controller/core/etcdspec.h"
 #include "controller/core/kname.h"
 
@@ -130,6 +132,7 @@ static enum kerr resolve_target(const struct erst_ctx *x, const cJSON *rs, struc
     const char *ns = kjson_get_str(rs, "metadata.namespace");
     const char *src = kjson_get_str(rs, "spec.source.etcdName");
     const cJSON *t = kjson_get_obj(rs, "spec.target.store"), *dstore;
+    struct rtarget rt;
     enum kerr rc;
 
     if (!src && p->backup)
@@ -153,15 +156,13 @@ static enum kerr resolve_target(const struct erst_ctx *x, const cJSON *rs, struc
     dstore = kjson_get_obj(p->spec, "backup.store");
     p->to.container = kjson_get_str(t, "container");
     p->to.prefix = kjson_get_str(t, "prefix");
-    p->to.provider = kjson_get_str(t, "provider");
-    p->to.endpoint = kjson_get_str(t, "endpointOverride");
-    if (!p->to.provider && dstore && kjson_get_str(dstore, "provider")) {
-        p->to.provider = kjson_get_str(dstore, "provider");
-        p->to.endpoint = kjson_get_str(dstore, "endpointOverride");
-    } else if (!p->to.provider) {
-        p->to.provider = p->from.provider;
-        p->to.endpoint = p->from.endpoint;
-    }
+    /* the store the webhook claimed: one rule for both (common/rtarget) */
+    rtarget_resolve(rs, p->etcd ? kjson_get_obj(p->etcd, "spec.backup.store") : NULL, 1,
+                    p->backup ? kjson_get_obj(p->backup, "spec.destination")
+                              : kjson_get_obj(rs, "spec.source.store"),
+                    &rt);
+    p->to.provider = rt.provider;
+    p->to.endpoint = rt.endpoint;
     p->to.secret = kjson_get_str(t, "secretRef.name");
     if (!p->to.secret)
         p->to.secret = dstore && kjson_get_str(dstore, "secretRef.name")
@@ -193,7 +194,7 @@ static enum kerr check_target(const struct erst_ctx *x, const cJSON *rs, struct 
 {
     const char *ns = kjson_get_str(rs, "metadata.namespace");
     const char *target = kjson_get_str(rs, "spec.target.etcdName");
-    char why[ERST_PLAN_WHY_MAX - 160];
+    char why[ERST_PLAN_WHY_MAX - 160], dwhy[CLAIMS_WHY_MAX] = "";
     struct bstore_claim a = { "", NULL }, b = { "", NULL };
     struct kerr_info claim_err = { 0 };
     enum kerr rc;
@@ -211,11 +212,21 @@ static enum kerr check_target(const struct erst_ctx *x, const cJSON *rs, struct 
         used = bstore_claims_overlap(&a, &b);
     else /* fail closed: what cannot be compared may be the source */
         used = -1;
+    /* a source a deletion Job is emptying: the copy would take whatever it has not reached */
+    rc = used < 0 ? KERR_OK : claims_find_deleting(x->client, &a, dwhy, err);
     bstore_claim_release(&a);
     bstore_claim_release(&b);
+    if (rc != KERR_OK)
+        return rc;
     if (used < 0)
         return verdict(p, 0, "the target store cannot be compared with the source: %s",
                        claim_err.msg);
+    if (*dwhy)
+        return verdict(p, 0,
+                       "spec.source: the source prefix \"%.128s\" overlaps %.300s: a copy would "
+                       "read whatever its deletion has not reached yet; restore from it only once "
+                       "the deletion is stopped (kubectl delete backupentry)",
+                       p->from.prefix, dwhy);
     if (used)
         return verdict(p, 0,
                        "spec.target.store.prefix \"%s\" overlaps the source prefix \"%s\": the "

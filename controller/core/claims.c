@@ -324,3 +324,42 @@ enum kerr claims_destination(struct k8s_client *k, const cJSON *obj, const char 
     bstore_claim_release(&c);
     return rc;
 }
+
+/* The first BackupEntry in phase Deleting (its deletion Job empties its prefix) overlapping c. */
+void claims_find_deleting_in(const cJSON *entries, const struct bstore_claim *c,
+                             char why[CLAIMS_WHY_MAX])
+{
+    static const struct claims_skip none = { 0 };
+    struct search s = { c, &none, why, "" };
+    const cJSON *e;
+    char p[256];
+
+    why[0] = '\0';
+    cJSON_ArrayForEach (e, entries) {
+        if (!eq(kjson_get_str(e, "status.phase"), BSTORE_ENTRY_DELETING) ||
+            !overlaps(&s, e, "spec.store", "spec.prefix", p, sizeof(p)))
+            continue;
+        snprintf(why, CLAIMS_WHY_MAX,
+                 "the prefix \"%s\" of BackupEntry %s of Etcd %s/%s, which is being deleted", p,
+                 str_or_empty(e, "metadata.name"), str_or_empty(e, "spec.etcd.namespace"),
+                 str_or_empty(e, "spec.etcd.name"));
+        return;
+    }
+}
+
+enum kerr claims_find_deleting(struct k8s_client *k, const struct bstore_claim *c,
+                               char why[CLAIMS_WHY_MAX], struct kerr_info *err)
+{
+    cJSON *list = NULL;
+    enum kerr rc = k8s_list_all(k, &res_entry, NULL, NULL, &list, err);
+
+    why[0] = '\0';
+    if (rc == KERR_NOTFOUND) { /* BackupEntry's CRD not installed (entries off): none */
+        kerr_clear(err);
+        rc = KERR_OK;
+    } else if (rc == KERR_OK) {
+        claims_find_deleting_in(kjson_get(list, "items"), c, why);
+    }
+    cJSON_Delete(list);
+    return rc;
+}

@@ -103,4 +103,16 @@ enum kerr claims_find_readers(struct k8s_client *k, const struct bstore_claim *c
 void claims_find_readers_in(const cJSON *restores, const struct bstore_claim *c,
                             char why[CLAIMS_WHY_MAX]);
 
+/*
+ * The first BackupEntry in phase Deleting (BSTORE_ENTRY_DELETING: its deletion Job is emptying
+ * its prefix) whose prefix overlaps c as the sidecar lists prefixes, described into why (""
+ * when none): a copy from c would read what is being deleted. claims_find_deleting reads the
+ * BackupEntries from the API server now (their CRD not installed: none); errors of the LIST
+ * are returned. _in: over a list already read (an array, NULL: none).
+ */
+enum kerr claims_find_deleting(struct k8s_client *k, const struct bstore_claim *c,
+                               char why[CLAIMS_WHY_MAX], struct kerr_info *err);
+void claims_find_deleting_in(const cJSON *entries, const struct bstore_claim *c,
+                             char why[CLAIMS_WHY_MAX]);
+
 #endif

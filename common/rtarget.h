@@ -1,0 +1,50 @@
+/*
+ * rtarget - the store an EtcdRestore's target is in: the one warden-webhook claims at
+ * admission and the one warden-controller's copy Job writes and the restored Etcd uses, told
+ * by this one rule (docs/backups-and-restores.md) so that the two never differ:
+ *
+ *   1. spec.target.store.provider given: it, with spec.target.store.endpointOverride;
+ *   2. else with a spec.etcdTemplate: its backup.store's provider and endpointOverride when
+ *      it has a provider, else the source store's (4);
+ *   3. else (the new Etcd's spec is the live source Etcd's): the source Etcd's
+ *      spec.backup.store when it has a provider; a source Etcd that is named but could not be
+ *      read tells nothing (RTARGET_UNKNOWN: the restore has no spec to start from either);
+ *   4. else the source store's (spec.source.store, or the source EtcdBackup's
+ *      spec.destination).
+ * Provider and endpoint are always taken together from one of them.
+ *
+ * Ownership: arguments BORROWED; the strings of the result point into them.
+ * Thread safety: pure, reentrant.
+ */
+#ifndef COMMON_RTARGET_H
+#define COMMON_RTARGET_H
+
+#include <cJSON.h>
+
+enum rtarget_from {
+    RTARGET_UNKNOWN = 0, /* none of them tells it: refuse */
+    RTARGET_OWN,         /* spec.target.store */
+    RTARGET_TEMPLATE,    /* spec.etcdTemplate.backup.store */
+    RTARGET_ETCD,        /* the live source Etcd's spec.backup.store */
+    RTARGET_SOURCE,      /* the source store */
+};
+
+struct rtarget {
+    const char *provider; /* NULL when RTARGET_UNKNOWN */
+    const char *endpoint; /* NULL: none */
+};
+
+/*
+ * The target store's provider and endpoint of restore (an EtcdRestore) into *out, and where
+ * they came from. etcd_store: the live source Etcd's spec.backup.store (NULL: none, or the
+ * Etcd not read); etcd_known: 1 when the source Etcd was read (or none is named), 0 when it
+ * is named and could not be; source_store: spec.source.store, or the source EtcdBackup's
+ * spec.destination (NULL: not known).
+ */
+enum rtarget_from rtarget_resolve(const cJSON *restore, const cJSON *etcd_store, int etcd_known,
+                                  const cJSON *source_store, struct rtarget *out);
+
+/* "spec.target.store", ...: the field a result came from, for messages. */
+const char *rtarget_from_str(enum rtarget_from f);
+
+#endif
