@@ -72,9 +72,9 @@ static void canonical(const char *p, const char *q)
     snprintf(v, m, "%s%sv1", a, *a ? "/" : "");
     if (!bstore_prefix_unparsable(v))
         abort();
-    if (bstore_claim_init(&x, "aws", "b", p, p, NULL) == KERR_OK) {
-        if (bstore_claim_init(&y, "s3", "b", q, a, NULL) != KERR_OK ||
-            !bstore_claims_overlap(&x, &y) || !bstore_unkeyed_overlap(x.key, "b") ||
+    if (bstore_claim_init(&x, "aws", "bkt", p, p, NULL) == KERR_OK) {
+        if (bstore_claim_init(&y, "s3", "bkt", q, a, NULL) != KERR_OK ||
+            !bstore_claims_overlap(&x, &y) || !bstore_unkeyed_overlap(x.key, "bkt") ||
             !bstore_unkeyed_overlap(x.key, NULL))
             abort();
         bstore_claim_release(&y);
