@@ -176,7 +176,7 @@ enum kerr bauth_check(struct store *buckets, struct k8s_client *k, const char *n
                                    : "",
                      problem_of(b) ? problem_of(b) : "");
             if (problem_of(b) && strlen(why) + 2 < n)
-                strcat(why, ")");
+                snprintf(why + strlen(why), n - strlen(why), ")");
         }
     }
     cJSON_Delete(nsobj);
