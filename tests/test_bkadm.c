@@ -161,3 +161,32 @@ Test(bkadm, restore_from_a_backup_takes_its_etcds_store)
                "{\"store\":{\"provider\":\"aws\",\"container\":\"bkt\",\"prefix\":\"t/main\"}}}}");
     cr_expect_str_eq(restore(from_backup), "", "the backup's Etcd decides");
 }
+
+/* A container that is no bucket name is refused in a restore's target and in its source: "b/t"
+ * would write into, or read from, bucket b's prefix t (another tenant's). Local keeps its
+ * directory. */
+Test(bkadm, restore_containers_must_be_bucket_names)
+{
+    const char *target =
+        "{\"metadata\":{\"namespace\":\"t\",\"name\":\"r\"},\"spec\":{\"source\":{"
+        "\"store\":{\"provider\":\"S3\",\"container\":\"old\",\"prefix\":\"t/old\"}},"
+        "\"target\":{\"etcdName\":\"new\",\"store\":{\"container\":\"bkt/team2\","
+        "\"prefix\":\"t/x\"}}}}";
+    const char *source =
+        "{\"metadata\":{\"namespace\":\"t\",\"name\":\"r\"},\"spec\":{\"source\":{"
+        "\"store\":{\"provider\":\"S3\",\"container\":\"bkt/team2\",\"prefix\":\"etcd-main\"}},"
+        "\"target\":{\"etcdName\":\"new\",\"store\":{\"container\":\"bkt\",\"prefix\":\"t/x\"}}}}";
+    const char *local =
+        "{\"metadata\":{\"namespace\":\"t\",\"name\":\"r\"},\"spec\":{\"source\":{"
+        "\"store\":{\"provider\":\"Local\",\"container\":\"/var/b/old\",\"prefix\":\"t/old\"}},"
+        "\"target\":{\"etcdName\":\"new\",\"store\":{\"container\":\"/var/b/new\","
+        "\"prefix\":\"t/x\"}}}}";
+
+    cr_expect(strstr(restore(target), "spec.target.store: container \"bkt/team2\" is not a "
+                                      "bucket name"),
+              "%s", restore(target));
+    cr_expect(strstr(restore(source), "spec.source.store: container \"bkt/team2\" is not a "
+                                      "bucket name"),
+              "%s", restore(source));
+    cr_expect_str_eq(restore(local), "", "a Local store's container is a directory");
+}
