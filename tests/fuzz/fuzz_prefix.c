@@ -58,6 +58,8 @@ static void cleaned(const char *p)
     free(b);
 }
 
+static char s_key[BSTORE_KEY_MAX];
+
 /* bstore: canonical forms are fixed points, without leading '/', and overlap themselves. */
 static void canonical(const char *p, const char *q)
 {
@@ -83,6 +85,13 @@ static void canonical(const char *p, const char *q)
     free(a);
     free(b);
     free(v);
+    /* a container: an object store's is a bucket name (never a '/'), a Local one any path */
+    if (bstore_container_check("aws", p, NULL) == KERR_OK &&
+        (strchr(p, '/') || strlen(p) < 3 || strlen(p) > 63 ||
+         bstore_key("gcp", p, NULL, s_key, sizeof(s_key)) != KERR_OK))
+        abort();
+    if (*p && bstore_container_check("Local", p, NULL) != KERR_OK)
+        abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
