@@ -116,13 +116,13 @@ enum kerr ptable_open(const struct ostore_config *cfg, struct ostore **out, stru
         return kerr_set(err, KERR_INVAL, "unknown storage provider \"%.32s\" (accepted: %s)",
                         cfg->provider, bstore_provider_list());
     }
-    /* an object store's container is a bucket name: "b/t" would address bucket b's prefix t */
-    if (bstore_container_check(cfg->provider, cfg->container, &why) != KERR_OK) {
-        return kerr_set(err, KERR_INVAL, "--store-container: %s", why.msg);
-    }
     if (p->open == NULL) {
         return kerr_set(err, KERR_UNSUPPORTED, "storage provider %s is not supported yet",
                         cfg->provider);
+    }
+    /* an object store's container is a bucket name: "b/t" would address bucket b's prefix t */
+    if (bstore_container_check(cfg->provider, cfg->container, &why) != KERR_OK) {
+        return kerr_set(err, KERR_INVAL, "--store-container: %s", why.msg);
     }
     rc = p->open(cfg, out, err);
     if (rc == KERR_OK) {
