@@ -65,6 +65,35 @@ enum kerr bstore_prefix(const char *prefix, char *out, size_t n)
     return rc;
 }
 
+static int container_char(char ch, int edge)
+{
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+           (!edge && (ch == '.' || ch == '_' || ch == '-'));
+}
+
+enum kerr bstore_container_check(const char *provider, const char *container, struct kerr_info *err)
+{
+    const char *kind = bstore_provider_kind(provider);
+    size_t i, len = container ? strlen(container) : 0;
+
+    if (!len)
+        return kerr_set(err, KERR_INVAL, "no container");
+    if (kind && strcmp(kind, "Local") == 0)
+        return KERR_OK; /* a directory (its hostPath), joined with the prefix */
+    for (i = 0; i < len && len >= 3 && len <= 63; i++)
+        if (!container_char(container[i], i == 0 || i == len - 1))
+            break;
+    if (len >= 3 && len <= 63 && i == len)
+        return KERR_OK;
+    return kerr_set(
+        err, KERR_INVAL,
+        "container \"%.80s%s\" is not a bucket name: 3 to 63 letters, digits, '.', "
+        "'_' or '-', starting and ending with a letter or digit (" BSTORE_CONTAINER_PATTERN
+        ", as etcd-druid validates an Etcd's); a '/' would address another bucket's "
+        "or another prefix's objects",
+        container, len > 80 ? "..." : "");
+}
+
 enum kerr bstore_key(const char *provider, const char *container, const char *endpoint, char *out,
                      size_t n)
 {
@@ -76,7 +105,7 @@ enum kerr bstore_key(const char *provider, const char *container, const char *en
     (void)endpoint;
     if (n)
         out[0] = '\0';
-    if (!kind || !container || !*container)
+    if (!kind || bstore_container_check(provider, container, NULL) != KERR_OK)
         return KERR_INVAL;
     /* Every object store of one container name is one store (bstore.h): an S3 client reaches
      * GCS, OSS, Ceph's Swift buckets and any other S3-compatible service through the Secret's
@@ -98,8 +127,8 @@ enum kerr bstore_claim_init(struct bstore_claim *c, const char *provider, const 
     if (!kind)
         return kerr_set(err, KERR_INVAL, "unknown provider \"%s\" (accepted: %s)",
                         provider ? provider : "", bstore_provider_list());
-    if (!container || !*container)
-        return kerr_set(err, KERR_INVAL, "no container");
+    if ((rc = bstore_container_check(provider, container, err)) != KERR_OK)
+        return rc;
     if (!prefix)
         return kerr_set(err, KERR_INVAL, "no prefix");
     if (strlen(prefix) > BSTORE_PREFIX_MAX)

@@ -91,11 +91,24 @@ const char *bstore_family(const char *kind);
  */
 enum kerr bstore_prefix(const char *prefix, char *out, size_t n);
 
+/* etcd-druid's pattern for an Etcd's container (api/core/v1alpha1/store.go, since #1390). */
+#define BSTORE_CONTAINER_PATTERN "^[a-zA-Z0-9][a-zA-Z0-9._-]{1,61}[a-zA-Z0-9]$"
+
+/*
+ * KERR_OK when container can name provider's store: an object store's container must match
+ * BSTORE_CONTAINER_PATTERN (every provider's bucket names fit it; a '/' in one makes the S3 and
+ * Swift clients address another bucket or another prefix, so such a name is never a store of
+ * its own); a Local store's is any non-empty directory (its hostPath, relative or absolute).
+ * KERR_INVAL with the reason in err otherwise (err may be NULL).
+ */
+enum kerr bstore_container_check(const char *provider, const char *container,
+                                 struct kerr_info *err);
+
 /*
  * "Object|<container>|" of an object store ("Local|<container>|" of a Local one: a bucket,
  * whose Etcds and entries are compared by it) into out; neither the provider's family nor
  * endpoint is part of it (see above). KERR_INVAL
- * for an unknown provider or a missing container; KERR_TOOBIG when n is too
+ * for an unknown provider or a container bstore_container_check refuses; KERR_TOOBIG when n is too
  * small.
  */
 enum kerr bstore_key(const char *provider, const char *container, const char *endpoint, char *out,
@@ -103,9 +116,9 @@ enum kerr bstore_key(const char *provider, const char *container, const char *en
 
 /*
  * The claim of a prefix in a store into *c. KERR_INVAL (with the field in
- * err) for an unknown provider, a missing container, a NULL prefix or one longer than
- * BSTORE_PREFIX_MAX bytes. On
- * KERR_OK c->prefix is allocated: bstore_claim_release frees it.
+ * err) for an unknown provider, a container bstore_container_check refuses, a NULL prefix or one
+ * longer than BSTORE_PREFIX_MAX bytes. On KERR_OK c->prefix is allocated: bstore_claim_release
+ * frees it.
  */
 enum kerr bstore_claim_init(struct bstore_claim *c, const char *provider, const char *container,
                             const char *endpoint, const char *prefix, struct kerr_info *err);

@@ -131,3 +131,50 @@ Test(bauth, bucket_scope_and_other_stores_are_unchecked)
     cr_assert_str_eq(why("evil", "shoot--p--n--0c5a/etcd-main"), "");
     cr_assert_str_eq(why("evil", ""), "");
 }
+
+static void bucket_json(const char *text)
+{
+    cJSON *b = cJSON_Parse(text);
+
+    cr_assert_not_null(b);
+    cr_assert_eq(store_put(buckets, b, NULL, NULL, NULL), KERR_OK);
+}
+
+/* A bucket whose spec is not understood still owns the container it names (fail closed). */
+Test(bauth, a_bucket_not_understood_owns_its_container)
+{
+    bucket_json("{\"metadata\":{\"name\":\"typo\"},\"spec\":{\"provider\":\"AWS\","
+                "\"container\":\"etcd-bucket\",\"prefixScope\":\"Namespace\"}}");
+    cr_assert(strstr(why("evil", ""), "BackupBucket typo"), "%s", why("evil", ""));
+    cr_assert_str_eq(why("team", "team/etcd-main"), "");
+}
+
+Test(bauth, a_selector_that_cannot_be_read_lets_nobody_claim)
+{
+    bucket_json("{\"metadata\":{\"name\":\"typo\"},\"spec\":{\"provider\":\"AWS\","
+                "\"container\":\"etcd-bucket\",\"namespaceSelector\":{\"matchExpressions\":"
+                "[{\"key\":\"a\",\"operator\":\"Bogus\"}]}}}");
+    cr_assert(strstr(why("team", "team/etcd-main"), "cannot be read"), "%s",
+              why("team", "team/etcd-main"));
+    cr_assert(strstr(why("team", "team/etcd-main"), "spec.provider \"AWS\""), "%s",
+              why("team", "team/etcd-main"));
+}
+
+Test(bauth, a_prefix_scope_not_understood_lets_nobody_claim)
+{
+    bucket("typo", "etcd-bucket", "namespace");
+    cr_assert(strstr(why("team", "team/etcd-main"), "neither Bucket nor Namespace"), "%s",
+              why("team", "team/etcd-main"));
+    bucket("other", "bucket-2", NULL);
+    cr_assert(strstr(why("team", "x/y"), "BackupBucket typo"), "%s", why("team", "x/y"));
+}
+
+Test(bauth, a_bucket_with_an_invalid_container_owns_that_name)
+{
+    bucket("slash", "etcd-bucket", NULL); /* valid, no selector: nobody restricted */
+    cr_assert_str_eq(why("evil", ""), "");
+    bucket_json("{\"metadata\":{\"name\":\"sel\"},\"spec\":{\"provider\":\"nope\","
+                "\"container\":\"etcd-bucket\",\"namespaceSelector\":{\"matchLabels\":"
+                "{\"a\":[1]}}}}");
+    cr_assert(strstr(why("evil", ""), "BackupBucket sel"), "%s", why("evil", ""));
+}

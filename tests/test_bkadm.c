@@ -241,3 +241,32 @@ Test(bkadm, restore_update_moving_the_target_is_judged)
     cr_expect_str_eq(restore_op(local, local), "", "nothing moved");
     cr_expect_str_eq(restore_op(local2, local), "", "the same store spelled otherwise");
 }
+
+/* A container that is no bucket name is refused in a restore's target and in its source: "b/t"
+ * would write into, or read from, bucket b's prefix t (another tenant's). Local keeps its
+ * directory. */
+Test(bkadm, restore_containers_must_be_bucket_names)
+{
+    const char *target =
+        "{\"metadata\":{\"namespace\":\"t\",\"name\":\"r\"},\"spec\":{\"source\":{"
+        "\"store\":{\"provider\":\"S3\",\"container\":\"old\",\"prefix\":\"t/old\"}},"
+        "\"target\":{\"etcdName\":\"new\",\"store\":{\"container\":\"bkt/team2\","
+        "\"prefix\":\"t/x\"}}}}";
+    const char *source =
+        "{\"metadata\":{\"namespace\":\"t\",\"name\":\"r\"},\"spec\":{\"source\":{"
+        "\"store\":{\"provider\":\"S3\",\"container\":\"bkt/team2\",\"prefix\":\"etcd-main\"}},"
+        "\"target\":{\"etcdName\":\"new\",\"store\":{\"container\":\"bkt\",\"prefix\":\"t/x\"}}}}";
+    const char *local =
+        "{\"metadata\":{\"namespace\":\"t\",\"name\":\"r\"},\"spec\":{\"source\":{"
+        "\"store\":{\"provider\":\"Local\",\"container\":\"/var/b/old\",\"prefix\":\"t/old\"}},"
+        "\"target\":{\"etcdName\":\"new\",\"store\":{\"container\":\"/var/b/new\","
+        "\"prefix\":\"t/x\"}}}}";
+
+    cr_expect(strstr(restore(target), "spec.target.store: container \"bkt/team2\" is not a "
+                                      "bucket name"),
+              "%s", restore(target));
+    cr_expect(strstr(restore(source), "spec.source.store: container \"bkt/team2\" is not a "
+                                      "bucket name"),
+              "%s", restore(source));
+    cr_expect_str_eq(restore(local), "", "a Local store's container is a directory");
+}

@@ -77,7 +77,7 @@ static enum kerr read_grace(const char *grace, long *ms, struct kerr_info *err)
     enum kerr rc;
 
     snprintf(text, sizeof(text),
-             "{\"metadata\":{\"name\":\"b\"},\"spec\":{\"provider\":\"aws\",\"container\":\"c\","
+             "{\"metadata\":{\"name\":\"b\"},\"spec\":{\"provider\":\"aws\",\"container\":\"ckt\","
              "\"secretRef\":{\"namespace\":\"n\",\"name\":\"s\"}%s%s%s}}",
              grace ? ",\"deletionGracePeriod\":\"" : "", grace ? grace : "", grace ? "\"" : "");
     obj = cJSON_Parse(text);

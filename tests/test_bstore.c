@@ -50,37 +50,39 @@ Test(bstore, canonical_prefix)
 Test(bstore, string_prefixes_overlap_as_the_sidecar_lists)
 {
     /* The sidecar lists "p/etcd" and gets "p/etcd-2/..." too. */
-    cr_assert(overlap("aws", "b", NULL, "ns/etcd", "S3", "b", NULL, "ns/etcd-2"));
-    cr_assert(overlap("aws", "b", NULL, "shoot--etcd-main", "aws", "b", NULL,
+    cr_assert(overlap("aws", "bkt", NULL, "ns/etcd", "S3", "bkt", NULL, "ns/etcd-2"));
+    cr_assert(overlap("aws", "bkt", NULL, "shoot--etcd-main", "aws", "bkt", NULL,
                       "shoot--etcd-main-restored"));
-    cr_assert(overlap("aws", "b", NULL, "/web/a/b", "aws", "b", NULL, "web/a/b"));
-    cr_assert(overlap("aws", "b", NULL, "a/", "aws", "b", NULL, "a"));
-    cr_assert(overlap("aws", "b", NULL, "a//b", "aws", "b", NULL, "a/b"));
-    cr_assert(overlap("aws", "b", NULL, "a", "aws", "b", NULL, "a/b"));
-    cr_assert(overlap("aws", "b", NULL, "/", "aws", "b", NULL, "anything"));
-    cr_assert(overlap("aws", "b", NULL, "", "aws", "b", NULL, "x/y"));
-    cr_assert(overlap("gcp", "b", NULL, "/x", "GCS", "b", NULL, "x"));
-    cr_assert_not(overlap("aws", "b", NULL, "shoot--etcd-main", "aws", "b", NULL,
+    cr_assert(overlap("aws", "bkt", NULL, "/web/a/b", "aws", "bkt", NULL, "web/a/b"));
+    cr_assert(overlap("aws", "bkt", NULL, "a/", "aws", "bkt", NULL, "a"));
+    cr_assert(overlap("aws", "bkt", NULL, "a//b", "aws", "bkt", NULL, "a/b"));
+    cr_assert(overlap("aws", "bkt", NULL, "a", "aws", "bkt", NULL, "a/b"));
+    cr_assert(overlap("aws", "bkt", NULL, "/", "aws", "bkt", NULL, "anything"));
+    cr_assert(overlap("aws", "bkt", NULL, "", "aws", "bkt", NULL, "x/y"));
+    cr_assert(overlap("gcp", "bkt", NULL, "/x", "GCS", "bkt", NULL, "x"));
+    cr_assert_not(overlap("aws", "bkt", NULL, "shoot--etcd-main", "aws", "bkt", NULL,
                           "shoot--restored-etcd-main"));
-    cr_assert_not(overlap("aws", "b", NULL, "p/etcd-main", "aws", "b", NULL, "p/etcd-events"));
-    cr_assert_not(overlap("aws", "b", NULL, "a", "aws", "c", NULL, "a"));
-    cr_assert(overlap("aws", "b", NULL, "a", "azure", "b", NULL, "a"), "one container, one store");
-    cr_assert_not(overlap("aws", "b", NULL, "a", "local", "b", NULL, "a"));
+    cr_assert_not(overlap("aws", "bkt", NULL, "p/etcd-main", "aws", "bkt", NULL, "p/etcd-events"));
+    cr_assert_not(overlap("aws", "bkt", NULL, "a", "aws", "ckt", NULL, "a"));
+    cr_assert(overlap("aws", "bkt", NULL, "a", "azure", "bkt", NULL, "a"),
+              "one container, one store");
+    cr_assert_not(overlap("aws", "bkt", NULL, "a", "local", "bkt", NULL, "a"));
 }
 
 Test(bstore, one_store_whatever_the_endpoint)
 {
     /* the sidecar may take the endpoint from the Secret: one container, one store */
-    cr_assert(overlap("aws", "b", "http://h:9000/", "a", "aws", "b", "http://h:9000", "a"));
-    cr_assert(overlap("aws", "b", "", "a", "aws", "b", "https://s3.amazonaws.com", "a"));
-    cr_assert(overlap("aws", "b", NULL, "a", "s3", "b", "https://s3.eu-west-1.amazonaws.com", "a"));
-    cr_assert(overlap("aws", "b", "http://h:9000", "a", "aws", "b", "http://h:9001", "a"));
-    cr_assert(overlap("aws", "b", "https://u:p@h:0443/#f", "a", "S3", "b", "https://h.", "a"));
-    cr_assert(overlap("gcp", "b", "https://storage.googleapis.com/storage/v1/", "a", "gcs", "b",
+    cr_assert(overlap("aws", "bkt", "http://h:9000/", "a", "aws", "bkt", "http://h:9000", "a"));
+    cr_assert(overlap("aws", "bkt", "", "a", "aws", "bkt", "https://s3.amazonaws.com", "a"));
+    cr_assert(
+        overlap("aws", "bkt", NULL, "a", "s3", "bkt", "https://s3.eu-west-1.amazonaws.com", "a"));
+    cr_assert(overlap("aws", "bkt", "http://h:9000", "a", "aws", "bkt", "http://h:9001", "a"));
+    cr_assert(overlap("aws", "bkt", "https://u:p@h:0443/#f", "a", "S3", "bkt", "https://h.", "a"));
+    cr_assert(overlap("gcp", "bkt", "https://storage.googleapis.com/storage/v1/", "a", "gcs", "bkt",
                       NULL, "a"));
-    cr_assert(overlap("openstack", "b", "http://ignored", "a", "swift", "b", NULL, "a"));
-    cr_assert(overlap("dell", "b", "http://ecs:9020", "a", "S3", "b", NULL, "a"));
-    cr_assert_not(overlap("aws", "b", "http://h", "a", "aws", "c", "http://h", "a"));
+    cr_assert(overlap("openstack", "bkt", "http://ignored", "a", "swift", "bkt", NULL, "a"));
+    cr_assert(overlap("dell", "bkt", "http://ecs:9020", "a", "S3", "bkt", NULL, "a"));
+    cr_assert_not(overlap("aws", "bkt", "http://h", "a", "aws", "ckt", "http://h", "a"));
 }
 
 Test(bstore, every_provider_druid_accepts)
@@ -104,7 +106,7 @@ Test(bstore, every_provider_druid_accepts)
     cr_assert_null(bstore_provider_kind("awss"));
     cr_assert_null(bstore_provider_kind("Aws"));
     cr_assert_null(bstore_provider_kind("sTACKIT"));
-    cr_assert(overlap("aws", "b", NULL, "p", "s3", "b", NULL, "p"), "a respelling: one claim");
+    cr_assert(overlap("aws", "bkt", NULL, "p", "s3", "bkt", NULL, "p"), "a respelling: one claim");
 }
 
 Test(bstore, one_container_is_one_store_in_every_object_family)
@@ -183,14 +185,14 @@ Test(bstore, refused_claims)
     struct bstore_claim c;
     struct kerr_info err = { 0 };
 
-    cr_assert_eq(bstore_claim_init(&c, "amazon", "b", NULL, "a", &err), KERR_INVAL);
+    cr_assert_eq(bstore_claim_init(&c, "amazon", "bkt", NULL, "a", &err), KERR_INVAL);
     cr_assert(strstr(err.msg, "accepted: aws"), "%s", err.msg);
-    cr_assert_eq(bstore_claim_init(&c, "awss", "b", NULL, "a", &err), KERR_INVAL);
+    cr_assert_eq(bstore_claim_init(&c, "awss", "bkt", NULL, "a", &err), KERR_INVAL);
     cr_assert_eq(bstore_claim_init(&c, "aws", "", NULL, "a", NULL), KERR_INVAL);
-    cr_assert_eq(bstore_claim_init(&c, "aws", "b", NULL, NULL, NULL), KERR_INVAL);
-    cr_assert_eq(bstore_claim_init(&c, "aws", "b", NULL, "../other/x", &err), KERR_INVAL);
+    cr_assert_eq(bstore_claim_init(&c, "aws", "bkt", NULL, NULL, NULL), KERR_INVAL);
+    cr_assert_eq(bstore_claim_init(&c, "aws", "bkt", NULL, "../other/x", &err), KERR_INVAL);
     cr_assert(strstr(err.msg, "leaves its container"), "%s", err.msg);
-    cr_assert_eq(bstore_claim_init(&c, "aws", "b", NULL, "a/../..", NULL), KERR_INVAL);
+    cr_assert_eq(bstore_claim_init(&c, "aws", "bkt", NULL, "a/../..", NULL), KERR_INVAL);
     bstore_claim_release(&c);
 }
 
@@ -216,14 +218,14 @@ Test(bstore, families_and_keys)
 
     cr_assert_str_eq(bstore_family("OCS"), "S3");
     cr_assert_str_eq(bstore_family("ABS"), "ABS");
-    cr_assert_eq(bstore_key("aws", "b", "HTTP://H:80/", key, sizeof(key)), KERR_OK);
-    cr_assert_str_eq(key, "Object|b|");
-    cr_assert_eq(bstore_key("gcp", "b", NULL, key, sizeof(key)), KERR_OK);
-    cr_assert_str_eq(key, "Object|b|", "one container, any object-store family: one store");
+    cr_assert_eq(bstore_key("aws", "bkt", "HTTP://H:80/", key, sizeof(key)), KERR_OK);
+    cr_assert_str_eq(key, "Object|bkt|");
+    cr_assert_eq(bstore_key("gcp", "bkt", NULL, key, sizeof(key)), KERR_OK);
+    cr_assert_str_eq(key, "Object|bkt|", "one container, any object-store family: one store");
     cr_assert_eq(bstore_key("local", "b", NULL, key, sizeof(key)), KERR_OK);
     cr_assert_str_eq(key, "Local|b|");
-    cr_assert_eq(bstore_key("nope", "b", NULL, key, sizeof(key)), KERR_INVAL);
-    cr_assert_eq(bstore_key("aws", "b", NULL, key, 4), KERR_TOOBIG);
+    cr_assert_eq(bstore_key("nope", "bkt", NULL, key, sizeof(key)), KERR_INVAL);
+    cr_assert_eq(bstore_key("aws", "bkt", NULL, key, 4), KERR_TOOBIG);
 }
 
 Test(bstore, prefixes_the_sidecar_cannot_parse)
@@ -254,9 +256,55 @@ Test(bstore, prefixes_longer_than_an_object_key_are_refused)
 
     memset(p, 'a', sizeof(p) - 1);
     p[sizeof(p) - 1] = '\0';
-    cr_assert_eq(bstore_claim_init(&c, "aws", "b", NULL, p, &err), KERR_INVAL);
+    cr_assert_eq(bstore_claim_init(&c, "aws", "bkt", NULL, p, &err), KERR_INVAL);
     cr_assert(strstr(err.msg, "prefix of 1025 bytes: at most 1024"), "%s", err.msg);
     p[BSTORE_PREFIX_MAX] = '\0';
-    cr_assert_eq(bstore_claim_init(&c, "aws", "b", NULL, p, NULL), KERR_OK);
+    cr_assert_eq(bstore_claim_init(&c, "aws", "bkt", NULL, p, NULL), KERR_OK);
     bstore_claim_release(&c);
+}
+
+/* An object store's container is a bucket name (etcd-druid's pattern): "b/t" would address
+ * bucket "b", key "t/..." (another tenant's prefix), so it is refused, never a store of its
+ * own; a Local store's container is a directory, any path. */
+Test(bstore, containers_that_are_no_bucket_names_are_refused)
+{
+    static const char *bad[] = { "etcd-bucket/team2",
+                                 "b",
+                                 "ab",
+                                 "-bkt",
+                                 "bkt-",
+                                 ".bkt",
+                                 "bkt.",
+                                 "b kt",
+                                 "bkt/",
+                                 "/bkt",
+                                 "b%2Ft",
+                                 "bkt\n",
+                                 "bkt?x",
+                                 "bkt#x" };
+    static const char *good[] = { "bkt", "etcd-bucket", "a.b_c-d", "A0z" };
+    struct bstore_claim c;
+    struct kerr_info err = { 0 };
+    char key[BSTORE_KEY_MAX], c64[65];
+    size_t i;
+
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        cr_assert_eq(bstore_claim_init(&c, "aws", bad[i], NULL, "p", &err), KERR_INVAL, "%s",
+                     bad[i]);
+        cr_assert(strstr(err.msg, "is not a bucket name"), "%s", err.msg);
+        cr_assert_eq(bstore_key("S3", bad[i], NULL, key, sizeof(key)), KERR_INVAL, "%s", bad[i]);
+        cr_assert_eq(bstore_container_check("gcp", bad[i], NULL), KERR_INVAL, "%s", bad[i]);
+    }
+    for (i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+        cr_assert_eq(bstore_container_check("swift", good[i], NULL), KERR_OK, "%s", good[i]);
+    memset(c64, 'a', 64);
+    c64[64] = '\0';
+    cr_assert_eq(bstore_container_check("aws", c64, NULL), KERR_INVAL, "64 bytes");
+    c64[63] = '\0';
+    cr_assert_eq(bstore_container_check("aws", c64, NULL), KERR_OK, "63 bytes");
+    /* Local: a directory, relative or absolute, as docs/warden-snapshot.md says */
+    cr_assert_eq(bstore_container_check("Local", "/var/backups/team2", NULL), KERR_OK);
+    cr_assert_eq(bstore_claim_init(&c, "local", "c/lw", NULL, "x", NULL), KERR_OK);
+    bstore_claim_release(&c);
+    cr_assert_eq(bstore_container_check("Local", "", NULL), KERR_INVAL);
 }

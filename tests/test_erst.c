@@ -91,7 +91,7 @@ Test(erst, build_from_template_keeps_its_replicas)
     cJSON *rs = jsonfix_parse("{\"metadata\":{\"name\":\"r1\",\"namespace\":\"ns1\"},"
                               "\"spec\":{\"target\":{\"etcdName\":\"copy\"}}}");
     cJSON *t = jsonfix_parse("{\"replicas\":5,\"labels\":{\"app\":\"x\"},\"etcd\":{}}");
-    struct erst_store to = { "ABS", "c", "p", NULL, NULL };
+    struct erst_store to = { "ABS", "ckt", "p", NULL, NULL };
     struct kerr_info err = { 0 };
     cJSON *e = NULL;
     int64_t replicas = -1;
@@ -205,11 +205,11 @@ Test(erst_kubesim, refusals)
 {
     etcd("main", SRC_STORE);
     restore("two", "{\"source\":{\"backupName\":\"b\",\"store\":" SRC_STORE "},"
-                   "\"target\":{\"etcdName\":\"copy\",\"store\":{\"container\":\"c\","
+                   "\"target\":{\"etcdName\":\"copy\",\"store\":{\"container\":\"ckt\","
                    "\"prefix\":\"p\"}}}");
     assert_refused("two", "exactly one of backupName and store");
     restore("inplace", "{\"source\":{\"store\":" SRC_STORE "},\"target\":{\"etcdName\":\"main\","
-                       "\"store\":{\"container\":\"c\",\"prefix\":\"p\"}}}");
+                       "\"store\":{\"container\":\"ckt\",\"prefix\":\"p\"}}}");
     assert_refused("inplace", "Etcd ns1/main exists");
     /* "ns1--main/x" lies inside the live Etcd's prefix "ns1--main" of the same store */
     restore("inside", STORE_SPEC("ns1--main/x"));
@@ -218,19 +218,19 @@ Test(erst_kubesim, refusals)
     restore("used", STORE_SPEC("team"));
     assert_refused("used", "the prefix \"team/other\" of Etcd ns1/other");
     restore("nospec", "{\"source\":{\"store\":" SRC_STORE "},\"target\":{\"etcdName\":\"copy\","
-                      "\"store\":{\"container\":\"c\",\"prefix\":\"p\"}}}");
+                      "\"store\":{\"container\":\"ckt\",\"prefix\":\"p\"}}}");
     assert_refused("nospec", "an EtcdStatusBackup keeps no spec");
     restore("gone", "{\"source\":{\"store\":" SRC_STORE ",\"etcdName\":\"deleted\"},"
-                    "\"target\":{\"etcdName\":\"copy\",\"store\":{\"container\":\"c\","
+                    "\"target\":{\"etcdName\":\"copy\",\"store\":{\"container\":\"ckt\","
                     "\"prefix\":\"p\"}}}");
     assert_refused("gone", "the source Etcd deleted does not exist");
     restore("nosecret", "{\"source\":{\"store\":" SRC_STORE ",\"etcdName\":\"main\"},"
-                        "\"target\":{\"etcdName\":\"copy\",\"store\":{\"container\":\"c\","
+                        "\"target\":{\"etcdName\":\"copy\",\"store\":{\"container\":\"ckt\","
                         "\"prefix\":\"p\",\"secretRef\":{\"name\":\"nope\"}}}}");
     assert_refused("nosecret", "the Secret nope of the target store");
-    restore("oss", "{\"source\":{\"store\":{\"provider\":\"alicloud\",\"container\":\"b\","
+    restore("oss", "{\"source\":{\"store\":{\"provider\":\"alicloud\",\"container\":\"bkt\","
                    "\"prefix\":\"p\",\"secretRef\":{\"name\":\"creds\"}},\"etcdName\":\"main\"},"
-                   "\"target\":{\"etcdName\":\"copy\",\"store\":{\"container\":\"c\","
+                   "\"target\":{\"etcdName\":\"copy\",\"store\":{\"container\":\"ckt\","
                    "\"prefix\":\"p\"}}}");
     assert_refused("oss", "the copy Job: ");
 }
@@ -450,7 +450,7 @@ Test(erst_kubesim, backup_source)
     restore("frombad", BACKUP_SPEC("bad"));
     assert_refused("frombad", "EtcdBackup bad Failed: sidecar down");
     restore("pit", "{\"source\":{\"backupName\":\"b1\",\"pointInTime\":\"2026-01-01T00:00:00Z\"},"
-                   "\"target\":{\"etcdName\":\"copy\",\"store\":{\"container\":\"c\","
+                   "\"target\":{\"etcdName\":\"copy\",\"store\":{\"container\":\"ckt\","
                    "\"prefix\":\"p\"}}}");
     assert_refused("pit", "pointInTime is for a store source only");
     backup("b2", "{\"phase\":\"Completed\",\"snapshot\":{\"name\":"
@@ -482,7 +482,7 @@ Test(erst_kubesim, careless_input)
         snprintf(name, sizeof(name), "bad%zu", i);
         snprintf(spec, sizeof(spec),
                  "{\"source\":{\"store\":" SRC_STORE ",\"etcdName\":\"main\"},"
-                 "\"target\":{\"etcdName\":\"%s\",\"store\":{\"container\":\"c\","
+                 "\"target\":{\"etcdName\":\"%s\",\"store\":{\"container\":\"ckt\","
                  "\"prefix\":\"p\"}}}",
                  bad[i]);
         restore(name, spec);

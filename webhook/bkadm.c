@@ -358,6 +358,15 @@ static enum kerr check(struct prefix_cache *pc, struct store *etcds, struct stor
         provider = rt.provider;
         endpoint = rt.endpoint;
     }
+    /* the source is read, never claimed: its container must still name one bucket, or the
+     * copy reads another bucket's or another prefix's snapshots */
+    if (!etcd_path && kjson_get_str(obj, "spec.source.store.container") &&
+        bstore_container_check(s_or(obj, "spec.source.store.provider", provider),
+                               kjson_get_str(obj, "spec.source.store.container"),
+                               &why) != KERR_OK) {
+        rc = review_deny(resp, "spec.source.store: %s", why.msg);
+        goto out;
+    }
     rc = bstore_claim_init(&c, provider, container, endpoint, prefix, &why);
     if (rc == KERR_INVAL || rc == KERR_TOOBIG) {
         rc = review_deny(resp, "%s: %s", base, why.msg[0] ? why.msg : "no usable store");

@@ -159,7 +159,7 @@ expect "the restored components survived the garbage collector" "$(wc -l <<<"$in
 # ---- the restoring label removed by hand (a toggle of docs/toggles.md) while the restore still
 # waits for the status: etcd-warden lifts what it added (its suspension, the progress) and says
 # what was skipped.
-wh_restored_etcd shoot etcd-hand true "{store: {prefix: shoot--etcd-hand, container: b, provider: S3}}"
+wh_restored_etcd shoot etcd-hand true "{store: {prefix: shoot--etcd-hand, container: bkt, provider: S3}}"
 ksim_wait 10 wh_is_restoring shoot etcd-hand || ctl_fail "etcd-hand is not restoring"
 hand_progress() { [ -n "$(jp shoot etcd/etcd-hand '{.metadata.annotations.etcd-warden\.io/restore-progress}')" ]; }
 ksim_wait 20 hand_progress || ctl_fail "no restore progress on etcd-hand"

@@ -58,6 +58,8 @@ static void cleaned(const char *p)
     free(b);
 }
 
+static char s_key[BSTORE_KEY_MAX];
+
 /* bstore: canonical forms are fixed points, without leading '/', and overlap themselves. */
 static void canonical(const char *p, const char *q)
 {
@@ -72,9 +74,9 @@ static void canonical(const char *p, const char *q)
     snprintf(v, m, "%s%sv1", a, *a ? "/" : "");
     if (!bstore_prefix_unparsable(v))
         abort();
-    if (bstore_claim_init(&x, "aws", "b", p, p, NULL) == KERR_OK) {
-        if (bstore_claim_init(&y, "s3", "b", q, a, NULL) != KERR_OK ||
-            !bstore_claims_overlap(&x, &y) || !bstore_unkeyed_overlap(x.key, "b") ||
+    if (bstore_claim_init(&x, "aws", "bkt", p, p, NULL) == KERR_OK) {
+        if (bstore_claim_init(&y, "s3", "bkt", q, a, NULL) != KERR_OK ||
+            !bstore_claims_overlap(&x, &y) || !bstore_unkeyed_overlap(x.key, "bkt") ||
             !bstore_unkeyed_overlap(x.key, NULL))
             abort();
         bstore_claim_release(&y);
@@ -83,6 +85,13 @@ static void canonical(const char *p, const char *q)
     free(a);
     free(b);
     free(v);
+    /* a container: an object store's is a bucket name (never a '/'), a Local one any path */
+    if (bstore_container_check("aws", p, NULL) == KERR_OK &&
+        (strchr(p, '/') || strlen(p) < 3 || strlen(p) > 63 ||
+         bstore_key("gcp", p, NULL, s_key, sizeof(s_key)) != KERR_OK))
+        abort();
+    if (*p && bstore_container_check("Local", p, NULL) != KERR_OK)
+        abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

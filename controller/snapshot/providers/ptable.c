@@ -105,6 +105,7 @@ enum kerr ptable_check(const char *provider, struct kerr_info *err)
 enum kerr ptable_open(const struct ostore_config *cfg, struct ostore **out, struct kerr_info *err)
 {
     const struct provider *p;
+    struct kerr_info why = { 0 };
     enum kerr rc;
     *out = NULL;
     if (cfg->provider == NULL || cfg->container == NULL || cfg->container[0] == '\0') {
@@ -118,6 +119,10 @@ enum kerr ptable_open(const struct ostore_config *cfg, struct ostore **out, stru
     if (p->open == NULL) {
         return kerr_set(err, KERR_UNSUPPORTED, "storage provider %s is not supported yet",
                         cfg->provider);
+    }
+    /* an object store's container is a bucket name: "b/t" would address bucket b's prefix t */
+    if (bstore_container_check(cfg->provider, cfg->container, &why) != KERR_OK) {
+        return kerr_set(err, KERR_INVAL, "--store-container: %s", why.msg);
     }
     rc = p->open(cfg, out, err);
     if (rc == KERR_OK) {

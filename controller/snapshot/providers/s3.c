@@ -36,19 +36,23 @@ enum kerr s3_status_err(const char *what, const char *key, const struct shttp_re
 enum kerr s3_url(const struct s3 *s, const char *key, const char *query, char **out,
                  struct kerr_info *err)
 {
-    char *ek = NULL;
+    char *ek = NULL, *eb = NULL;
+    /* the bucket escaped whole: a "/" in it must never become a path segment (another
+     * bucket's prefix); ptable_open refuses such a container before this */
     enum kerr rc = shttp_escape(key ? key : "", 1, &ek, err);
+    rc = rc ? rc : shttp_escape(s->bucket, 0, &eb, err);
     if (rc != KERR_OK) {
+        free(ek);
         return rc;
     }
     const char *q = query && query[0] ? "?" : "";
     if (s->creds.path_style) {
-        *out = buf_dupf(16384, "%s/%s/%s%s%s", s->endpoint, s->bucket, ek, q, q[0] ? query : "");
+        *out = buf_dupf(16384, "%s/%s/%s%s%s", s->endpoint, eb, ek, q, q[0] ? query : "");
     } else {
-        *out = buf_dupf(16384, "%s%s.%s/%s%s%s", s->scheme, s->bucket, s->host, ek, q,
-                        q[0] ? query : "");
+        *out = buf_dupf(16384, "%s%s.%s/%s%s%s", s->scheme, eb, s->host, ek, q, q[0] ? query : "");
     }
     free(ek);
+    free(eb);
     return *out ? KERR_OK : kerr_set(err, KERR_NOMEM, "URL too long");
 }
 
