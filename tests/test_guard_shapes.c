@@ -113,15 +113,25 @@ static char *sts_review(const char *op, const char *user, int old_start, int old
     return text;
 }
 
+/* Decide body through hook h with the Etcd etcd, StatefulSets sts and pods etcd-main-0..npods-1. */
+static cJSON *decide_with(enum wh_hook h, const char *etcd, const char *sts_list, int npods,
+                          const char *body);
+
 /* Decide body (a review) through hook h with the Etcd etcd and pods etcd-main-0..npods-1. */
 static cJSON *decide_body(enum wh_hook h, const char *etcd, int npods, const char *body)
+{
+    return decide_with(h, etcd, stses, npods, body);
+}
+
+static cJSON *decide_with(enum wh_hook h, const char *etcd, const char *sts_list, int npods,
+                          const char *body)
 {
     struct protect_config cfg = { reconcilers, 2, NULL, 0, NULL, controllers, 1, fixed_clock };
     struct lookup_mem mem = { 0 };
     struct wh_dispatch d;
     struct lookup lk;
     struct kerr_info err;
-    cJSON *etcds = cJSON_CreateArray(), *sts = cJSON_Parse(stses), *tasks = cJSON_CreateArray();
+    cJSON *etcds = cJSON_CreateArray(), *sts = cJSON_Parse(sts_list), *tasks = cJSON_CreateArray();
     cJSON *pods = member_pods(npods), *doc = NULL;
     char *out = NULL;
     size_t len = 0;
@@ -364,4 +374,117 @@ Test(guard_shapes, pods_outside_the_ordinals_are_counted)
     cr_expect_eq(first, 0);
     cr_expect_eq(lookup_pods_outside(NULL, "etcd-main", 0, 0, &first), 0);
     cJSON_Delete(pods);
+}
+
+/* StatefulSet etcd-main at 3 replicas from ordinal start (-1: absent). */
+static void sts_at(int start, char *out, size_t size)
+{
+    cJSON *list = cJSON_CreateArray();
+    char *text;
+
+    cJSON_AddItemToArray(list, sts_object(3, start));
+    text = cJSON_PrintUnformatted(list);
+    snprintf(out, size, "%s", text);
+    free(text);
+    cJSON_Delete(list);
+}
+
+/* A DELETE of PVC name (labels: a JSON object or NULL) by user. */
+static char *pvc_delete(const char *name, const char *labels, const char *user)
+{
+    char *body = malloc(2048);
+
+    cr_assert_not_null(body);
+    snprintf(body, 2048,
+             "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+             "\"uid\":\"0000-3333\",\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":"
+             "\"PersistentVolumeClaim\"},\"resource\":{\"group\":\"\",\"version\":\"v1\","
+             "\"resource\":\"persistentvolumeclaims\"},\"name\":\"%s\",\"namespace\":\"shoot\","
+             "\"operation\":\"DELETE\",\"userInfo\":{\"username\":\"%s\"},\"object\":null,"
+             "\"oldObject\":{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"%s\"%s%s}}}}",
+             name, user, name, labels ? ",\"labels\":" : "", labels ? labels : "");
+    return body;
+}
+
+#define GLASS     "\"etcd-warden.io/allow-scale-down-without-snapshot\":"
+#define GLASS_OK  GLASS "\"2026-11-20T00:00:00Z volume lost\""
+#define GLASS_OLD GLASS "\"2026-11-01T00:00:00Z too late\""
+#define LIVE      "it is the volume of running member etcd-main-"
+
+struct prow {
+    const char *title;
+    enum wh_hook hook;
+    const char *pvc, *labels, *user, *etcd;
+    int start; /* of etcd-main at 3 replicas; -1 absent, -2 no StatefulSet */
+    int allowed;
+    const char *message;
+};
+
+/*
+ * Issue 30, third attack: a DELETE of a running member's PVC (its ordinal inside the
+ * StatefulSet's) is refused for everyone in both modes, etcd-druid and an Etcd with
+ * protection disabled included; break glass alone lets it through. A claim past the
+ * ordinals, or of a StatefulSet that is gone, is judged as before.
+ */
+static const struct prow prows[] = {
+    { "etcd-druid deletes member 1's PVC", WH_HOOK_COMPONENTS, "data-etcd-main-1", LBL_MAIN, DRUID,
+      ETCD("etcd-main", "", ""), -1, 0, LIVE "1 of Etcd etcd-main" },
+    { "a person, protection disabled, by name only", WH_HOOK_COMPONENTS, "data-etcd-main-2", NULL,
+      PERSON, ETCD("etcd-main", ANN_OPEN, ""), -1, 0, "ordinals [0, 3)" },
+    { "guard only: a person deletes a relabelled member PVC", WH_HOOK_SCALEGUARD,
+      "data-etcd-main-0", "{\"x\":\"y\"}", PERSON, ETCD("etcd-main", "", ""), -1, 0,
+      LIVE "0 of Etcd etcd-main" },
+    { "guard only: etcd-druid", WH_HOOK_SCALEGUARD, "data-etcd-main-2", LBL_MAIN, DRUID,
+      ETCD("etcd-main", "", ""), -1, 0, LIVE "2" },
+    { "ordinal past the replicas: etcd-druid's clean-up", WH_HOOK_COMPONENTS, "data-etcd-main-3",
+      LBL_MAIN, DRUID, ETCD("etcd-main", "", ""), -1, 1, "by etcd-druid is allowed" },
+    { "guard only: ordinal past the replicas", WH_HOOK_SCALEGUARD, "data-etcd-main-3", LBL_MAIN,
+      PERSON, ETCD("etcd-main", "", ""), -1, 1, "is no running member's" },
+    { "ordinals from 2: ordinal 1 is no member's", WH_HOOK_SCALEGUARD, "data-etcd-main-1", LBL_MAIN,
+      DRUID, ETCD("etcd-main", "", ""), 2, 1, "is no running member's" },
+    { "ordinals from 2: ordinal 4 is", WH_HOOK_SCALEGUARD, "data-etcd-main-4", LBL_MAIN, DRUID,
+      ETCD("etcd-main", "", ""), 2, 0, "ordinals [2, 5)" },
+    { "a leading zero is no member's ordinal", WH_HOOK_SCALEGUARD, "data-etcd-main-01", LBL_MAIN,
+      DRUID, ETCD("etcd-main", "", ""), -1, 1, "is no running member's" },
+    { "the StatefulSet gone: etcd-druid deletes the Etcd's PVCs", WH_HOOK_SCALEGUARD,
+      "data-etcd-main-0", NULL, DRUID, ETCD("etcd-main", "", ""), -2, 1, "is no running member's" },
+    { "break glass lets etcd-druid through", WH_HOOK_COMPONENTS, "data-etcd-main-0", LBL_MAIN,
+      DRUID, ETCD("etcd-main", GLASS_OK, ""), -1, 1, "by etcd-druid is allowed" },
+    { "guard only: break glass", WH_HOOK_SCALEGUARD, "data-etcd-main-0", LBL_MAIN, PERSON,
+      ETCD("etcd-main", GLASS_OK, ""), -1, 1,
+      "deletion of PersistentVolumeClaim shoot/data-etcd-main-0 allowed" },
+    { "an expired break glass does not count", WH_HOOK_COMPONENTS, "data-etcd-main-0", LBL_MAIN,
+      DRUID, ETCD("etcd-main", GLASS_OLD, ""), -1, 0, "expired at 2026-11-01T00:00:00Z" },
+    { "break glass does not lift component protection", WH_HOOK_COMPONENTS, "data-etcd-main-0",
+      LBL_MAIN, PERSON, ETCD("etcd-main", GLASS_OK, ""), -1, 0,
+      "changes from service account " PERSON " are disallowed" },
+};
+
+#define NPROWS (sizeof(prows) / sizeof(prows[0]))
+
+ParameterizedTestParameters(guard_shapes, member_pvcs)
+{
+    static size_t idx[NPROWS];
+
+    return testutil_row_params(idx, NPROWS);
+}
+
+ParameterizedTest(size_t *i, guard_shapes, member_pvcs)
+{
+    const struct prow *t = &prows[*i];
+    char sts[1024] = "[]";
+    char *body = pvc_delete(t->pvc, t->labels, t->user);
+    cJSON *doc;
+    const char *warning;
+
+    if (t->start > -2)
+        sts_at(t->start, sts, sizeof(sts));
+    doc = decide_with(t->hook, t->etcd, sts, 3, body);
+    expect_answer(doc, t->title, t->allowed, t->message);
+    warning = kjson_get_str(doc, "response.warnings.0");
+    if (strstr(t->title, "break glass lets") || strstr(t->title, "guard only: break glass"))
+        cr_expect(warning && strstr(warning, "allowed by annotation"), "%s: warning %s", t->title,
+                  warning ? warning : "(none)");
+    cJSON_Delete(doc);
+    free(body);
 }
