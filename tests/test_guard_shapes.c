@@ -488,3 +488,86 @@ ParameterizedTest(size_t *i, guard_shapes, member_pvcs)
     cJSON_Delete(doc);
     free(body);
 }
+
+/* A CREATE (or an UPDATE from no owners) of PVC name with owner references refs, by user. */
+static char *pvc_write(const char *op, const char *name, const char *refs, const char *user)
+{
+    char *body = malloc(4096);
+
+    cr_assert_not_null(body);
+    snprintf(body, 4096,
+             "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+             "\"uid\":\"0000-4444\",\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":"
+             "\"PersistentVolumeClaim\"},\"resource\":{\"group\":\"\",\"version\":\"v1\","
+             "\"resource\":\"persistentvolumeclaims\"},\"name\":\"%s\",\"namespace\":\"shoot\","
+             "\"operation\":\"%s\",\"userInfo\":{\"username\":\"%s\"},\"object\":{\"metadata\":{"
+             "\"namespace\":\"shoot\",\"name\":\"%s\",\"ownerReferences\":%s}},\"oldObject\":%s}}",
+             name, op, user, name, refs,
+             strcmp(op, "UPDATE") == 0 ? "{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"x\"}}"
+                                       : "null");
+    return body;
+}
+
+#define REF(av, kind, name) \
+    "{\"apiVersion\":\"" av "\",\"kind\":\"" kind "\",\"name\":\"" name "\",\"uid\":\"u\"}"
+#define BAIT "cannot be owned by ConfigMap bait"
+
+struct wrow {
+    const char *title;
+    enum wh_hook hook;
+    const char *op, *pvc, *refs, *user;
+    int allowed;
+    const char *message;
+};
+
+/*
+ * Issue 30, third attack: a claim planted with a member's name and an owner of one's own
+ * goes with that owner (the garbage collector). A member-named PVC is owned only by its
+ * StatefulSet, its Etcd or its Pod, whoever writes it.
+ */
+static const struct wrow wrows[] = {
+    { "a tenant plants a member claim owned by her ConfigMap", WH_HOOK_COMPONENTS, "CREATE",
+      "data-etcd-main-0", "[" REF("v1", "ConfigMap", "bait") "]", PERSON, 0, BAIT },
+    { "guard only: the same", WH_HOOK_SCALEGUARD, "CREATE", "data-etcd-main-4",
+      "[" REF("v1", "ConfigMap", "bait") "]", PERSON, 0, "claim of member etcd-main-4" },
+    { "etcd-druid adds a ConfigMap owner", WH_HOOK_COMPONENTS, "UPDATE", "data-etcd-main-1",
+      "[" REF("apps/v1", "StatefulSet", "etcd-main") "," REF("v1", "ConfigMap", "bait") "]", DRUID,
+      0, BAIT },
+    { "owned by another StatefulSet", WH_HOOK_SCALEGUARD, "CREATE", "data-etcd-main-0",
+      "[" REF("apps/v1", "StatefulSet", "mine") "]", PERSON, 0, "by StatefulSet mine" },
+    { "owned by another member's Pod", WH_HOOK_SCALEGUARD, "CREATE", "data-etcd-main-0",
+      "[" REF("v1", "Pod", "etcd-main-1") "]", PERSON, 0, "by Pod etcd-main-1" },
+    { "a Pod kind of another group", WH_HOOK_SCALEGUARD, "CREATE", "data-etcd-main-0",
+      "[" REF("example.com/v1", "Pod", "etcd-main-0") "]", PERSON, 0, "by Pod etcd-main-0" },
+    { "owned by its StatefulSet and its Pod (retention policy)", WH_HOOK_COMPONENTS, "CREATE",
+      "data-etcd-main-0",
+      "[" REF("apps/v1", "StatefulSet", "etcd-main") "," REF("v1", "Pod", "etcd-main-0") "]",
+      PERSON, 1, "operation CREATE is allowed" },
+    { "owned by its Etcd", WH_HOOK_SCALEGUARD, "CREATE", "data-etcd-main-2",
+      "[" REF("druid.gardener.cloud/v1alpha1", "Etcd", "etcd-main") "]", PERSON, 1,
+      "not a scale-down to 0" },
+    { "no Etcd of that name", WH_HOOK_COMPONENTS, "CREATE", "data-nope-0",
+      "[" REF("v1", "ConfigMap", "bait") "]", PERSON, 1, "operation CREATE is allowed" },
+    { "no ordinal in the name", WH_HOOK_COMPONENTS, "CREATE", "data-etcd-main",
+      "[" REF("v1", "ConfigMap", "bait") "]", PERSON, 1, "operation CREATE is allowed" },
+};
+
+#define NWROWS (sizeof(wrows) / sizeof(wrows[0]))
+
+ParameterizedTestParameters(guard_shapes, member_pvc_owners)
+{
+    static size_t idx[NWROWS];
+
+    return testutil_row_params(idx, NWROWS);
+}
+
+ParameterizedTest(size_t *i, guard_shapes, member_pvc_owners)
+{
+    const struct wrow *t = &wrows[*i];
+    char *body = pvc_write(t->op, t->pvc, t->refs, t->user);
+    cJSON *doc = decide_body(t->hook, ETCD("etcd-main", "", ""), 0, body);
+
+    expect_answer(doc, t->title, t->allowed, t->message);
+    cJSON_Delete(doc);
+    free(body);
+}

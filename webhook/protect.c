@@ -536,9 +536,12 @@ enum kerr protect_decide(const struct protect_config *cfg, const struct lookup *
 {
     struct member_meta m;
     enum kerr rc = KERR_OK;
+    int decided = 0;
 
     if (creates_guarded(req))
         return protect_guard_decide(cfg, lk, req, resp, err);
+    if ((rc = pvcguard_owners(lk, req, resp, &decided)) || decided)
+        goto out;
     if (req->op == REVIEW_OP_UPDATE && member_is_kind(req, "", "PersistentVolumeClaim") &&
         !member_pvc_judged(req)) {
         rc = review_allow(resp, "update of PersistentVolumeClaim %s/%s allowed", req->namespace,
@@ -583,6 +586,8 @@ enum kerr protect_guard_decide(const struct protect_config *cfg, const struct lo
         pvc = req->op == REVIEW_OP_DELETE && member_is_kind(req, "", "PersistentVolumeClaim");
     enum kerr rc = KERR_OK;
 
+    if ((rc = pvcguard_owners(lk, req, resp, &decided)) || decided)
+        goto out;
     /*
      * Only a scale-down to 0, a DELETE that takes the pods and a change of
      * the labels that decide whether a StatefulSet is checked are judged:

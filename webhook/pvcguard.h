@@ -34,4 +34,19 @@ int pvcguard_applies(const struct review_req *req, const struct member_meta *m);
 enum kerr pvcguard_judge(time_t now, const struct review_req *req, const struct member_meta *m,
                          const struct lookup_etcd *etcd, struct review_resp *resp, int *decided);
 
+/*
+ * The owners of a member-named PVC: a CREATE or UPDATE of a PVC named
+ * "<volumeClaimTemplate>-<E>-<n>", E an Etcd of its namespace, whose new
+ * object carries an owner reference to anything but StatefulSet E (apps),
+ * Etcd E (druid.gardener.cloud) or Pod E-<n> (the StatefulSet controller's
+ * retention policy) is refused for everyone: the garbage collector deletes a
+ * claim when any owner goes, so a claim planted with an owner of one's own
+ * before the StatefulSet binds it would take the member's volume with that
+ * owner. A PVC without such a reference is allowed without a lookup.
+ * *decided 1: resp holds the refusal (or a 500: an Etcd lookup failed or a
+ * cache miss nobody confirmed); 0: not judged, the usual checks go on.
+ */
+enum kerr pvcguard_owners(const struct lookup *lk, const struct review_req *req,
+                          struct review_resp *resp, int *decided);
+
 #endif

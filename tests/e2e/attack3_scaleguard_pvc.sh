@@ -52,7 +52,7 @@ $(wh_webhook stsscale.scaleguard.webhooks.etcd-warden.io /webhooks/scaleguard "v
 $(wh_webhook members.scaleguard.webhooks.etcd-warden.io /webhooks/scaleguard "v1beta1, v1")
   matchPolicy: Exact
   rules:
-  - {apiGroups: [""], apiVersions: [v1], operations: [DELETE], resources: [persistentvolumeclaims], scope: "*"}
+  - {apiGroups: [""], apiVersions: [v1], operations: [CREATE, UPDATE, DELETE], resources: [persistentvolumeclaims], scope: "*"}
 $(wh_webhook etcd.webhooks.etcd-warden.io /webhooks/etcd)
   matchPolicy: Equivalent
   rules:
