@@ -113,15 +113,25 @@ static char *sts_review(const char *op, const char *user, int old_start, int old
     return text;
 }
 
+/* Decide body through hook h with the Etcd etcd, StatefulSets sts and pods etcd-main-0..npods-1. */
+static cJSON *decide_with(enum wh_hook h, const char *etcd, const char *sts_list, int npods,
+                          const char *body);
+
 /* Decide body (a review) through hook h with the Etcd etcd and pods etcd-main-0..npods-1. */
 static cJSON *decide_body(enum wh_hook h, const char *etcd, int npods, const char *body)
+{
+    return decide_with(h, etcd, stses, npods, body);
+}
+
+static cJSON *decide_with(enum wh_hook h, const char *etcd, const char *sts_list, int npods,
+                          const char *body)
 {
     struct protect_config cfg = { reconcilers, 2, NULL, 0, NULL, controllers, 1, fixed_clock };
     struct lookup_mem mem = { 0 };
     struct wh_dispatch d;
     struct lookup lk;
     struct kerr_info err;
-    cJSON *etcds = cJSON_CreateArray(), *sts = cJSON_Parse(stses), *tasks = cJSON_CreateArray();
+    cJSON *etcds = cJSON_CreateArray(), *sts = cJSON_Parse(sts_list), *tasks = cJSON_CreateArray();
     cJSON *pods = member_pods(npods), *doc = NULL;
     char *out = NULL;
     size_t len = 0;
@@ -364,4 +374,200 @@ Test(guard_shapes, pods_outside_the_ordinals_are_counted)
     cr_expect_eq(first, 0);
     cr_expect_eq(lookup_pods_outside(NULL, "etcd-main", 0, 0, &first), 0);
     cJSON_Delete(pods);
+}
+
+/* StatefulSet etcd-main at 3 replicas from ordinal start (-1: absent). */
+static void sts_at(int start, char *out, size_t size)
+{
+    cJSON *list = cJSON_CreateArray();
+    char *text;
+
+    cJSON_AddItemToArray(list, sts_object(3, start));
+    text = cJSON_PrintUnformatted(list);
+    snprintf(out, size, "%s", text);
+    free(text);
+    cJSON_Delete(list);
+}
+
+/* A DELETE of PVC name (labels: a JSON object or NULL) by user. */
+static char *pvc_delete(const char *name, const char *labels, const char *user)
+{
+    char *body = malloc(2048);
+
+    cr_assert_not_null(body);
+    snprintf(body, 2048,
+             "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+             "\"uid\":\"0000-3333\",\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":"
+             "\"PersistentVolumeClaim\"},\"resource\":{\"group\":\"\",\"version\":\"v1\","
+             "\"resource\":\"persistentvolumeclaims\"},\"name\":\"%s\",\"namespace\":\"shoot\","
+             "\"operation\":\"DELETE\",\"userInfo\":{\"username\":\"%s\"},\"object\":null,"
+             "\"oldObject\":{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"%s\"%s%s}}}}",
+             name, user, name, labels ? ",\"labels\":" : "", labels ? labels : "");
+    return body;
+}
+
+#define GLASS     "\"etcd-warden.io/allow-scale-down-without-snapshot\":"
+#define GLASS_OK  GLASS "\"2026-11-20T00:00:00Z volume lost\""
+#define GLASS_OLD GLASS "\"2026-11-01T00:00:00Z too late\""
+#define LIVE      "it is the volume of running member etcd-main-"
+
+struct prow {
+    const char *title;
+    enum wh_hook hook;
+    const char *pvc, *labels, *user, *etcd;
+    int start; /* of etcd-main at 3 replicas; -1 absent, -2 no StatefulSet */
+    int allowed;
+    const char *message;
+};
+
+/*
+ * Issue 30, third attack: a DELETE of a running member's PVC (its ordinal inside the
+ * StatefulSet's) is refused for everyone in both modes, etcd-druid and an Etcd with
+ * protection disabled included; break glass alone lets it through. A claim past the
+ * ordinals, or of a StatefulSet that is gone, is judged as before.
+ */
+static const struct prow prows[] = {
+    { "etcd-druid deletes member 1's PVC", WH_HOOK_COMPONENTS, "data-etcd-main-1", LBL_MAIN, DRUID,
+      ETCD("etcd-main", "", ""), -1, 0, LIVE "1 of Etcd etcd-main" },
+    { "a person, protection disabled, by name only", WH_HOOK_COMPONENTS, "data-etcd-main-2", NULL,
+      PERSON, ETCD("etcd-main", ANN_OPEN, ""), -1, 0, "ordinals [0, 3)" },
+    { "guard only: a person deletes a relabelled member PVC", WH_HOOK_SCALEGUARD,
+      "data-etcd-main-0", "{\"x\":\"y\"}", PERSON, ETCD("etcd-main", "", ""), -1, 0,
+      LIVE "0 of Etcd etcd-main" },
+    { "guard only: etcd-druid", WH_HOOK_SCALEGUARD, "data-etcd-main-2", LBL_MAIN, DRUID,
+      ETCD("etcd-main", "", ""), -1, 0, LIVE "2" },
+    { "ordinal past the replicas: etcd-druid's clean-up", WH_HOOK_COMPONENTS, "data-etcd-main-3",
+      LBL_MAIN, DRUID, ETCD("etcd-main", "", ""), -1, 1, "by etcd-druid is allowed" },
+    { "guard only: ordinal past the replicas", WH_HOOK_SCALEGUARD, "data-etcd-main-3", LBL_MAIN,
+      PERSON, ETCD("etcd-main", "", ""), -1, 1, "is no running member's" },
+    { "ordinals from 2: ordinal 1 is no member's", WH_HOOK_SCALEGUARD, "data-etcd-main-1", LBL_MAIN,
+      DRUID, ETCD("etcd-main", "", ""), 2, 1, "is no running member's" },
+    { "ordinals from 2: ordinal 4 is", WH_HOOK_SCALEGUARD, "data-etcd-main-4", LBL_MAIN, DRUID,
+      ETCD("etcd-main", "", ""), 2, 0, "ordinals [2, 5)" },
+    { "a leading zero is no member's ordinal", WH_HOOK_SCALEGUARD, "data-etcd-main-01", LBL_MAIN,
+      DRUID, ETCD("etcd-main", "", ""), -1, 1, "is no running member's" },
+    { "the StatefulSet gone: etcd-druid deletes the Etcd's PVCs", WH_HOOK_SCALEGUARD,
+      "data-etcd-main-0", NULL, DRUID, ETCD("etcd-main", "", ""), -2, 1, "is no running member's" },
+    { "break glass lets etcd-druid through", WH_HOOK_COMPONENTS, "data-etcd-main-0", LBL_MAIN,
+      DRUID, ETCD("etcd-main", GLASS_OK, ""), -1, 1, "by etcd-druid is allowed" },
+    { "guard only: break glass", WH_HOOK_SCALEGUARD, "data-etcd-main-0", LBL_MAIN, PERSON,
+      ETCD("etcd-main", GLASS_OK, ""), -1, 1,
+      "deletion of PersistentVolumeClaim shoot/data-etcd-main-0 allowed" },
+    { "an expired break glass does not count", WH_HOOK_COMPONENTS, "data-etcd-main-0", LBL_MAIN,
+      DRUID, ETCD("etcd-main", GLASS_OLD, ""), -1, 0, "expired at 2026-11-01T00:00:00Z" },
+    { "break glass does not lift component protection", WH_HOOK_COMPONENTS, "data-etcd-main-0",
+      LBL_MAIN, PERSON, ETCD("etcd-main", GLASS_OK, ""), -1, 0,
+      "changes from service account " PERSON " are disallowed" },
+};
+
+#define NPROWS (sizeof(prows) / sizeof(prows[0]))
+
+ParameterizedTestParameters(guard_shapes, member_pvcs)
+{
+    static size_t idx[NPROWS];
+
+    return testutil_row_params(idx, NPROWS);
+}
+
+ParameterizedTest(size_t *i, guard_shapes, member_pvcs)
+{
+    const struct prow *t = &prows[*i];
+    char sts[1024] = "[]";
+    char *body = pvc_delete(t->pvc, t->labels, t->user);
+    cJSON *doc;
+    const char *warning;
+
+    if (t->start > -2)
+        sts_at(t->start, sts, sizeof(sts));
+    doc = decide_with(t->hook, t->etcd, sts, 3, body);
+    expect_answer(doc, t->title, t->allowed, t->message);
+    warning = kjson_get_str(doc, "response.warnings.0");
+    if (strstr(t->title, "break glass lets") || strstr(t->title, "guard only: break glass"))
+        cr_expect(warning && strstr(warning, "allowed by annotation"), "%s: warning %s", t->title,
+                  warning ? warning : "(none)");
+    cJSON_Delete(doc);
+    free(body);
+}
+
+/* A CREATE (or an UPDATE from no owners) of PVC name with owner references refs, by user. */
+static char *pvc_write(const char *op, const char *name, const char *refs, const char *user)
+{
+    char *body = malloc(4096);
+
+    cr_assert_not_null(body);
+    snprintf(body, 4096,
+             "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+             "\"uid\":\"0000-4444\",\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":"
+             "\"PersistentVolumeClaim\"},\"resource\":{\"group\":\"\",\"version\":\"v1\","
+             "\"resource\":\"persistentvolumeclaims\"},\"name\":\"%s\",\"namespace\":\"shoot\","
+             "\"operation\":\"%s\",\"userInfo\":{\"username\":\"%s\"},\"object\":{\"metadata\":{"
+             "\"namespace\":\"shoot\",\"name\":\"%s\",\"ownerReferences\":%s}},\"oldObject\":%s}}",
+             name, op, user, name, refs,
+             strcmp(op, "UPDATE") == 0 ? "{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"x\"}}"
+                                       : "null");
+    return body;
+}
+
+#define REF(av, kind, name) \
+    "{\"apiVersion\":\"" av "\",\"kind\":\"" kind "\",\"name\":\"" name "\",\"uid\":\"u\"}"
+#define BAIT "cannot be owned by ConfigMap bait"
+
+struct wrow {
+    const char *title;
+    enum wh_hook hook;
+    const char *op, *pvc, *refs, *user;
+    int allowed;
+    const char *message;
+};
+
+/*
+ * Issue 30, third attack: a claim planted with a member's name and an owner of one's own
+ * goes with that owner (the garbage collector). A member-named PVC is owned only by its
+ * StatefulSet, its Etcd or its Pod, whoever writes it.
+ */
+static const struct wrow wrows[] = {
+    { "a tenant plants a member claim owned by her ConfigMap", WH_HOOK_COMPONENTS, "CREATE",
+      "data-etcd-main-0", "[" REF("v1", "ConfigMap", "bait") "]", PERSON, 0, BAIT },
+    { "guard only: the same", WH_HOOK_SCALEGUARD, "CREATE", "data-etcd-main-4",
+      "[" REF("v1", "ConfigMap", "bait") "]", PERSON, 0, "claim of member etcd-main-4" },
+    { "etcd-druid adds a ConfigMap owner", WH_HOOK_COMPONENTS, "UPDATE", "data-etcd-main-1",
+      "[" REF("apps/v1", "StatefulSet", "etcd-main") "," REF("v1", "ConfigMap", "bait") "]", DRUID,
+      0, BAIT },
+    { "owned by another StatefulSet", WH_HOOK_SCALEGUARD, "CREATE", "data-etcd-main-0",
+      "[" REF("apps/v1", "StatefulSet", "mine") "]", PERSON, 0, "by StatefulSet mine" },
+    { "owned by another member's Pod", WH_HOOK_SCALEGUARD, "CREATE", "data-etcd-main-0",
+      "[" REF("v1", "Pod", "etcd-main-1") "]", PERSON, 0, "by Pod etcd-main-1" },
+    { "a Pod kind of another group", WH_HOOK_SCALEGUARD, "CREATE", "data-etcd-main-0",
+      "[" REF("example.com/v1", "Pod", "etcd-main-0") "]", PERSON, 0, "by Pod etcd-main-0" },
+    { "owned by its StatefulSet and its Pod (retention policy)", WH_HOOK_COMPONENTS, "CREATE",
+      "data-etcd-main-0",
+      "[" REF("apps/v1", "StatefulSet", "etcd-main") "," REF("v1", "Pod", "etcd-main-0") "]",
+      PERSON, 1, "operation CREATE is allowed" },
+    { "owned by its Etcd", WH_HOOK_SCALEGUARD, "CREATE", "data-etcd-main-2",
+      "[" REF("druid.gardener.cloud/v1alpha1", "Etcd", "etcd-main") "]", PERSON, 1,
+      "not a scale-down to 0" },
+    { "no Etcd of that name", WH_HOOK_COMPONENTS, "CREATE", "data-nope-0",
+      "[" REF("v1", "ConfigMap", "bait") "]", PERSON, 1, "operation CREATE is allowed" },
+    { "no ordinal in the name", WH_HOOK_COMPONENTS, "CREATE", "data-etcd-main",
+      "[" REF("v1", "ConfigMap", "bait") "]", PERSON, 1, "operation CREATE is allowed" },
+};
+
+#define NWROWS (sizeof(wrows) / sizeof(wrows[0]))
+
+ParameterizedTestParameters(guard_shapes, member_pvc_owners)
+{
+    static size_t idx[NWROWS];
+
+    return testutil_row_params(idx, NWROWS);
+}
+
+ParameterizedTest(size_t *i, guard_shapes, member_pvc_owners)
+{
+    const struct wrow *t = &wrows[*i];
+    char *body = pvc_write(t->op, t->pvc, t->refs, t->user);
+    cJSON *doc = decide_body(t->hook, ETCD("etcd-main", "", ""), 0, body);
+
+    expect_answer(doc, t->title, t->allowed, t->message);
+    cJSON_Delete(doc);
+    free(body);
 }

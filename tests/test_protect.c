@@ -48,12 +48,21 @@
 #define STS(name, labels) \
     "{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"" name "\"," labels "}}"
 #define STS_MAIN STS("etcd-main", LABELS_MANAGED("etcd-main"))
+#define LIVE_PVC(user)                                                                        \
+    "PersistentVolumeClaim shoot/etcd-main-etcd-main-0 cannot be deleted by " user ": it is " \
+    "the volume of running member etcd-main-0 of Etcd etcd-main (StatefulSet etcd-main has "  \
+    "ordinals [0, 1)), and the pod's next restart would start that member on a new, empty "   \
+    "volume. Scale the Etcd down first or, if the volume must go now, allow it: kubectl "     \
+    "annotate etcd -n shoot etcd-main etcd-warden.io/allow-scale-down-without-snapshot="      \
+    "\"<RFC 3339 expiry, at most 24h ahead> <reason>\" (annotation "                          \
+    "etcd-warden.io/allow-scale-down-without-snapshot is not set)"
+#define LIVE_PVC_MSG LIVE_PVC(PERSON)
 
-#define CORE     "", "v1"
-#define APPS     "apps", "v1"
-#define COORD    "coordination.k8s.io", "v1"
-#define RBAC     "rbac.authorization.k8s.io", "v1"
-#define POLICY   "policy", "v1"
+#define CORE         "", "v1"
+#define APPS         "apps", "v1"
+#define COORD        "coordination.k8s.io", "v1"
+#define RBAC         "rbac.authorization.k8s.io", "v1"
+#define POLICY       "policy", "v1"
 
 struct row {
     const char *title;
@@ -216,14 +225,14 @@ static const struct row rows[] = {
     /* PVC DELETE: judged by the one matching StatefulSet */
     { "pvc by a person", "DELETE", CORE, "PersistentVolumeClaim", "", PERSON,
       MANAGED("etcd-main-etcd-main-0"), ETCD_IDLE, "[" STS_MAIN "]", 0, 403, "Forbidden",
-      DENY_MSG(PERSON), NULL },
+      LIVE_PVC_MSG, NULL },
     /* without labels (no objectSelector since PVC UPDATE is registered): by name or owner */
     { "pvc without labels", "DELETE", CORE, "PersistentVolumeClaim", "", PERSON,
       OBJ("data-0", "\"labels\":{}"), ETCD_IDLE, "[" STS_MAIN "]", 1, 200, "",
       "resource: PersistentVolumeClaim is not supported by EtcdComponents webhook", NULL },
     { "pvc by name without labels", "DELETE", CORE, "PersistentVolumeClaim", "", PERSON,
       OBJ("etcd-main-etcd-main-0", "\"labels\":{}"), ETCD_IDLE, "[" STS_MAIN "]", 0, 403,
-      "Forbidden", DENY_MSG(PERSON), NULL },
+      "Forbidden", LIVE_PVC_MSG, NULL },
     { "pvc by name, relabelled", "DELETE", CORE, "PersistentVolumeClaim", "", PERSON,
       OBJ("data-etcd-main-12", "\"labels\":{\"x\":\"y\"}"), ETCD_IDLE, "[" STS_MAIN "]", 0, 403,
       "Forbidden", DENY_MSG(PERSON), NULL },
@@ -240,6 +249,14 @@ static const struct row rows[] = {
       ETCD_IDLE, "[" STS_MAIN "]", 0, 403, "Forbidden", DENY_MSG(PERSON), NULL },
     { "pvc by name with protection disabled", "DELETE", CORE, "PersistentVolumeClaim", "", PERSON,
       OBJ("etcd-main-etcd-main-0", "\"labels\":{}"),
+      ETCD("\"" ANN_PROT "\":\"\"", "Reconcile", "Succeeded"), "[" STS_MAIN "]", 0, 403,
+      "Forbidden", LIVE_PVC_MSG, NULL },
+    /* issue 30: member 0 is live (a StatefulSet without spec.replicas has 1); ordinal 1 is not */
+    { "pvc of a live member by etcd-druid", "DELETE", CORE, "PersistentVolumeClaim", "", DRUID,
+      MANAGED("etcd-main-etcd-main-0"), ETCD_IDLE, "[" STS_MAIN "]", 0, 403, "Forbidden",
+      LIVE_PVC(DRUID), NULL },
+    { "pvc by name past the ordinals, protection disabled", "DELETE", CORE, "PersistentVolumeClaim",
+      "", PERSON, OBJ("etcd-main-etcd-main-1", "\"labels\":{}"),
       ETCD("\"" ANN_PROT "\":\"\"", "Reconcile", "Succeeded"), "[" STS_MAIN "]", 1, 200, "",
       "changes allowed, since Etcd etcd-main has annotation " ANN_PROT, NULL },
     /* PVC UPDATE: only a change of managed-by or part-of is judged (on the old object) */

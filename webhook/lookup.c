@@ -148,6 +148,23 @@ enum kerr lookup_etcd_from_json(const cJSON *etcd, struct lookup_etcd *out, stru
     return copy_str(out->uid, sizeof(out->uid), lookup_meta_str(etcd, "uid"), "Etcd uid", err);
 }
 
+/* An int32 field at least 0 (absent: dflt) into *v; 0 when it is not one. */
+static int int32_field(const cJSON *obj, const char *path, int64_t dflt, int64_t *v)
+{
+    enum kerr rc = kjson_get_int64(obj, path, v);
+
+    if (rc == KERR_NOTFOUND)
+        *v = dflt;
+    return rc == KERR_NOTFOUND || (rc == KERR_OK && *v >= 0 && *v <= 2147483647);
+}
+
+/* The ordinals of a StatefulSet into out (see struct lookup_sts). */
+static void sts_ordinals(const cJSON *sts, struct lookup_sts *out)
+{
+    out->ordinals_ok = int32_field(sts, "spec.ordinals.start", 0, &out->start) &&
+                       int32_field(sts, "spec.replicas", 1, &out->replicas);
+}
+
 enum kerr lookup_sts_from_json(const cJSON *sts, struct lookup_sts *out, struct kerr_info *err)
 {
     const cJSON *labels = lookup_meta_map(sts, "labels");
@@ -159,6 +176,7 @@ enum kerr lookup_sts_from_json(const cJSON *sts, struct lookup_sts *out, struct 
     out->managed = managed && strcmp(managed, LOOKUP_MANAGED_BY_DRUID) == 0;
     out->has_part_of = part_of != NULL;
     out->deleting = lookup_meta_deleting(sts);
+    sts_ordinals(sts, out);
     if ((rc = copy_str(out->namespace, sizeof(out->namespace), lookup_meta_str(sts, "namespace"),
                        "StatefulSet namespace", err)) ||
         (rc = copy_str(out->name, sizeof(out->name), lookup_meta_str(sts, "name"),
@@ -254,8 +272,14 @@ cJSON *lookup_sts_project(const cJSON *sts)
     const cJSON *m = metadata(sts);
     cJSON *root = cJSON_CreateObject(), *meta;
 
+    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(sts, "spec");
+    cJSON *sp;
+
     if (!root || !(meta = base_meta(root, sts)) || copy_member(meta, m, "labels") ||
-        copy_member(meta, m, "deletionTimestamp")) {
+        copy_member(meta, m, "deletionTimestamp") ||
+        (cJSON_IsObject(spec) &&
+         (!(sp = cJSON_AddObjectToObject(root, "spec")) || copy_member(sp, spec, "replicas") ||
+          copy_member(sp, spec, "ordinals")))) {
         cJSON_Delete(root);
         return NULL;
     }

@@ -71,6 +71,14 @@ struct lookup_sts {
     int has_part_of;                   /* part-of label present */
     char part_of[LOOKUP_NAME_MAX + 1]; /* its value */
     int deleting;                      /* deletionTimestamp set */
+    /*
+     * Its ordinals [start, start + replicas): spec.ordinals.start (absent: 0)
+     * and spec.replicas (absent: 1); ordinals_ok 0 when either is not a
+     * number in range (an int32 at least 0), and then no ordinal is known
+     * to lie outside them.
+     */
+    int ordinals_ok;
+    int64_t start, replicas;
 };
 
 /*

@@ -218,6 +218,33 @@ none:
     return KERR_NOTFOUND;
 }
 
+/* The ordinal of PVC name as a claim of StatefulSet sts, -1 when it is not one. */
+static long pvc_ordinal(const char *name, const char *sts)
+{
+    size_t n = strlen(name), ls = strlen(sts), d = n;
+    long v = 0;
+
+    while (d > 0 && name[d - 1] >= '0' && name[d - 1] <= '9')
+        d--;
+    /* "<template>-<sts>-<digits>", a template of at least one character, no leading zero */
+    if (d == n || n - d > 10 || (n - d > 1 && name[d] == '0') || d < ls + 3 || name[d - 1] != '-' ||
+        memcmp(name + d - 1 - ls, sts, ls) != 0 || name[d - 2 - ls] != '-')
+        return -1;
+    for (; d < n; d++)
+        v = v * 10 + (name[d] - '0');
+    return v <= 2147483647L ? v : -1;
+}
+
+/* Whether PVC name is the claim of a running member of m->sts (m->live, m->ordinal). */
+static void pvc_live(const char *name, struct member_meta *m)
+{
+    m->ordinal = pvc_ordinal(name, m->sts.name);
+    if (m->ordinal < 0)
+        return;
+    m->live = !m->sts.ordinals_ok ||
+              (m->ordinal >= m->sts.start && m->ordinal < m->sts.start + m->sts.replicas);
+}
+
 /*
  * A PVC is a member's by the labels of a StatefulSet (as etcd-druid finds
  * it), else by ownership or name (pvc_by_name): a relabel does not take it
@@ -276,6 +303,8 @@ static enum member_decoded decode_pvc(const struct lookup *lk, const struct revi
         }
     }
     meta_from_sts(m);
+    m->pvc = name;
+    pvc_live(name, m);
     return MEMBER_META;
 }
 
@@ -287,6 +316,7 @@ enum member_decoded member_decode(const struct lookup *lk, const struct review_r
 
     memset(m, 0, sizeof(*m));
     m->ns = m->name = "";
+    m->ordinal = -1;
     if (member_component_of(req)) {
         d = decode_object(req, &obj, resp, rc);
         if (d == MEMBER_META && req->op == REVIEW_OP_UPDATE)

@@ -43,6 +43,15 @@ struct member_meta {
      * absent); label is NULL when there is none.
      */
     const char *label, *label_old, *label_new;
+    /*
+     * A PVC of a StatefulSet (sts filled): live is 1 when its name is
+     * "<volumeClaimTemplate>-<StatefulSet>-<ordinal>" with the ordinal inside
+     * the StatefulSet's ordinals (or those are not valid numbers), the claim of
+     * a running member; ordinal is that ordinal (-1 when the name has none).
+     */
+    int live;
+    long ordinal;
+    const char *pvc; /* the PVC's own name (NULL: not a PVC) */
 };
 
 /* What member_decode made of a review. */

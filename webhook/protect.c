@@ -9,6 +9,7 @@
 #include "common/kjson.h"
 #include "common/ktime.h"
 #include "webhook/member.h"
+#include "webhook/pvcguard.h"
 
 #define SA_PREFIX "system:serviceaccount:"
 
@@ -576,7 +577,7 @@ static enum kerr judge_managed(const struct protect_config *cfg, const struct lo
     }
     kerr_clear(&e);
     rc = lk->etcd(lk->ctx, m->ns, m->part_of, &etcd, &e);
-    if (guarded(req) && lookup_unconfirmed(rc, &e))
+    if ((guarded(req) || pvcguard_applies(req, m)) && lookup_unconfirmed(rc, &e))
         return review_errored(resp, 500,
                               "parent Etcd %s of %s/%s is not in the cache and the API could not "
                               "be asked: a guarded request is not admitted on an unconfirmed miss",
@@ -592,6 +593,9 @@ static enum kerr judge_managed(const struct protect_config *cfg, const struct lo
     if (rc != KERR_OK)
         return review_errored(resp, 500, "%s", e.msg);
     if ((rc = guard_scale_down(cfg, lk, req, m, &etcd, resp, &decided)) || decided)
+        return rc;
+    if (pvcguard_applies(req, m) &&
+        ((rc = pvcguard_judge(now_of(cfg), req, m, &etcd, resp, &decided)) || decided))
         return rc;
     if (!(c && c->runtime && etcd.runtime_disabled) &&
         ((rc = guard_labels(cfg, req, m, resp, &decided)) || decided))
@@ -615,9 +619,12 @@ enum kerr protect_decide(const struct protect_config *cfg, const struct lookup *
 {
     struct member_meta m;
     enum kerr rc = KERR_OK;
+    int decided = 0;
 
     if (creates_guarded(req))
         return protect_guard_decide(cfg, lk, req, resp, err);
+    if ((rc = pvcguard_owners(lk, req, resp, &decided)) || decided)
+        goto out;
     if (req->op == REVIEW_OP_UPDATE && member_is_kind(req, "", "PersistentVolumeClaim") &&
         !member_pvc_judged(req)) {
         rc = review_allow(resp, "update of PersistentVolumeClaim %s/%s allowed", req->namespace,
@@ -658,16 +665,20 @@ enum kerr protect_guard_decide(const struct protect_config *cfg, const struct lo
     struct lookup_etcd etcd;
     struct kerr_info e;
     struct member_meta m;
-    int decided = 0, judged = guarded(req);
+    int decided = 0, judged = guarded(req),
+        pvc = req->op == REVIEW_OP_DELETE && member_is_kind(req, "", "PersistentVolumeClaim");
     enum kerr rc = KERR_OK;
 
+    if ((rc = pvcguard_owners(lk, req, resp, &decided)) || decided)
+        goto out;
     /*
      * Only a scale-down to 0, a DELETE that takes the pods and a change of
      * the labels that decide whether a StatefulSet is checked are judged:
      * nothing else is looked up, nothing else refused.
      */
-    if (!judged && (req->op != REVIEW_OP_UPDATE || !member_is_kind(req, "apps", "StatefulSet") ||
-                    member_raw_problem(req->old_object) || member_raw_problem(req->object))) {
+    if (!judged && !pvc &&
+        (req->op != REVIEW_OP_UPDATE || !member_is_kind(req, "apps", "StatefulSet") ||
+         member_raw_problem(req->old_object) || member_raw_problem(req->object))) {
         rc = review_allow(resp, "not a scale-down to 0 replicas");
         goto out;
     }
@@ -680,7 +691,12 @@ enum kerr protect_guard_decide(const struct protect_config *cfg, const struct lo
     case MEMBER_META:
         break;
     }
-    if (!judged &&
+    if (pvc && !pvcguard_applies(req, &m)) {
+        rc = review_allow(resp, "PersistentVolumeClaim %s/%s is no running member's",
+                          req->namespace, m.pvc ? m.pvc : req->name);
+        goto out;
+    }
+    if (!judged && !pvc &&
         (!m.label || protect_user_in(req->username, cfg->reconcilers, cfg->n_reconcilers))) {
         rc = review_allow(resp, "not a scale-down to 0 replicas");
         goto out;
@@ -693,7 +709,7 @@ enum kerr protect_guard_decide(const struct protect_config *cfg, const struct lo
     }
     kerr_clear(&e);
     rc = lk->etcd(lk->ctx, m.ns, m.part_of, &etcd, &e);
-    if (judged && lookup_unconfirmed(rc, &e)) {
+    if ((judged || pvc) && lookup_unconfirmed(rc, &e)) {
         rc = review_errored(resp, 500,
                             "parent Etcd %s of %s/%s is not in the cache and the API could not be "
                             "asked: a guarded request is not admitted on an unconfirmed miss",
@@ -711,6 +727,12 @@ enum kerr protect_guard_decide(const struct protect_config *cfg, const struct lo
     }
     if ((rc = guard_scale_down(cfg, lk, req, &m, &etcd, resp, &decided)) || decided)
         goto out;
+    if (pvc) {
+        if (!(rc = pvcguard_judge(now_of(cfg), req, &m, &etcd, resp, &decided)) && !decided)
+            rc = review_allow(resp, "deletion of PersistentVolumeClaim %s/%s allowed",
+                              req->namespace, m.pvc);
+        goto out;
+    }
     if ((rc = guard_labels(cfg, req, &m, resp, &decided)) || decided)
         goto out;
     if (req->op == REVIEW_OP_DELETE)

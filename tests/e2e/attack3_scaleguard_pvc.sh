@@ -49,6 +49,10 @@ $(wh_webhook stsscale.scaleguard.webhooks.etcd-warden.io /webhooks/scaleguard "v
   matchPolicy: Exact
   rules:
   - {apiGroups: [apps], apiVersions: [v1], operations: [UPDATE], resources: [statefulsets/scale], scope: "*"}
+$(wh_webhook members.scaleguard.webhooks.etcd-warden.io /webhooks/scaleguard "v1beta1, v1")
+  matchPolicy: Exact
+  rules:
+  - {apiGroups: [""], apiVersions: [v1], operations: [CREATE, UPDATE, DELETE], resources: [persistentvolumeclaims], scope: "*"}
 $(wh_webhook etcd.webhooks.etcd-warden.io /webhooks/etcd)
   matchPolicy: Equivalent
   rules:

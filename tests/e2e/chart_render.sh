@@ -77,7 +77,7 @@ expect "component objectSelector" '{"matchLabels":{"app.kubernetes.io/managed-by
 expect "scale webhook has no objectSelector" null \
     "$(chart_get "$r/defaults.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.1.objectSelector)"
 # StatefulSets and PVCs without the objectSelector: recognised by name and owner as well
-expect "members webhook: no objectSelector, StatefulSets and PVCs" 'null [{"apiGroups":["apps"],"apiVersions":["v1"],"operations":["CREATE","UPDATE","DELETE"],"resources":["statefulsets"],"scope":"*"},{"apiGroups":[""],"apiVersions":["v1"],"operations":["UPDATE","DELETE"],"resources":["persistentvolumeclaims"],"scope":"*"}]' \
+expect "members webhook: no objectSelector, StatefulSets and PVCs" 'null [{"apiGroups":["apps"],"apiVersions":["v1"],"operations":["CREATE","UPDATE","DELETE"],"resources":["statefulsets"],"scope":"*"},{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE","UPDATE","DELETE"],"resources":["persistentvolumeclaims"],"scope":"*"}]' \
     "$(chart_get "$r/defaults.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.4.objectSelector) $(chart_get "$r/defaults.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.4.rules)"
 expect "own namespace excluded" '["etcd-warden"]' \
     "$(chart_get "$r/defaults.yaml" MutatingWebhookConfiguration etcd-warden webhooks.1.namespaceSelector.matchExpressions.0.values)"
@@ -87,7 +87,7 @@ hook_names() { # file: the validating webhooks' names as a JSON list
 }
 # componentProtection off: the scale-down guard alone (webhook.scaleDownGuard, on), on its own
 # path; StatefulSets and their scale without an objectSelector (recognised by name and owner too).
-expect "componentProtection off" '["scaleguard.webhooks.etcd-warden.io","stsscale.scaleguard.webhooks.etcd-warden.io","etcd.webhooks.etcd-warden.io","backups.webhooks.etcd-warden.io"]' \
+expect "componentProtection off" '["scaleguard.webhooks.etcd-warden.io","stsscale.scaleguard.webhooks.etcd-warden.io","members.scaleguard.webhooks.etcd-warden.io","etcd.webhooks.etcd-warden.io","backups.webhooks.etcd-warden.io"]' \
     "$(hook_names "$r/crds-none.yaml")"
 expect "scale guard path" '"/webhooks/scaleguard" "/webhooks/scaleguard"' \
     "$(chart_get "$r/crds-none.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.0.clientConfig.service.path) $(chart_get "$r/crds-none.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.1.clientConfig.service.path)"
@@ -97,7 +97,10 @@ expect "scale guard rules" '[{"apiGroups":["apps"],"apiVersions":["v1"],"operati
     "$(chart_get "$r/crds-none.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.0.rules) $(chart_get "$r/crds-none.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.1.rules)"
 expect "scale guard's scale entry has no objectSelector" null \
     "$(chart_get "$r/crds-none.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.1.objectSelector)"
-expect "scaleDownGuard off" '["etcd.webhooks.etcd-warden.io","backups.webhooks.etcd-warden.io"]' "$(hook_names "$r/no-scale-guard.yaml")"
+# the member-volume guard in every mode: PVC DELETEs, no objectSelector (by name and owner too)
+expect "member-volume guard" '"/webhooks/scaleguard" null [{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE","UPDATE","DELETE"],"resources":["persistentvolumeclaims"],"scope":"*"}]' \
+    "$(chart_get "$r/crds-none.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.2.clientConfig.service.path) $(chart_get "$r/crds-none.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.2.objectSelector) $(chart_get "$r/crds-none.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.2.rules)"
+expect "scaleDownGuard off: the member-volume guard stays" '["members.scaleguard.webhooks.etcd-warden.io","etcd.webhooks.etcd-warden.io","backups.webhooks.etcd-warden.io"]' "$(hook_names "$r/no-scale-guard.yaml")"
 expect "a watch namespace limits the webhooks to it" '{"key":"kubernetes.io/metadata.name","operator":"In","values":["shoot--dev--one"]}' \
     "$(chart_get "$r/watch-namespace.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.0.namespaceSelector.matchExpressions.0)"
 expect "prefix claims are cluster-wide: the Etcd and backups webhooks see every namespace" \

@@ -109,7 +109,8 @@ wh_denied "a person edits the Role" "$COMP$(deny_msg alice)" alice label role et
 wh_denied "a person edits the PDB" "$COMP$(deny_msg alice)" alice label pdb etcd-main x=y
 wh_denied "a person scales the StatefulSet" "$SCALE$(deny_msg alice)" \
     alice scale statefulset etcd-main --replicas=1
-wh_denied "a person deletes a member's PVC" "$MEMBERS$(deny_msg alice)" \
+wh_denied "a person deletes a member's PVC" \
+    "${MEMBERS}PersistentVolumeClaim shoot/etcd-main-etcd-main-0 cannot be deleted by alice: it is the volume of running member etcd-main-0 of Etcd etcd-main" \
     alice delete pvc etcd-main-etcd-main-0
 wh_allowed "a person edits an unmanaged ConfigMap" alice label configmap unmanaged x=y
 wh_allowed "etcd-druid edits a managed ConfigMap" druid label configmap etcd-main-config by=druid

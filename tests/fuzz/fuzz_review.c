@@ -70,6 +70,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (protect_decide(&cfg, &lk, &req, &resp, NULL) == KERR_OK && resp.code == 0)
         abort();
     answer(&req, &resp);
+    /* the scale-down guard alone, with the member-PVC guards (names, ordinals, owners) */
+    if (protect_guard_decide(&cfg, &lk, &req, &resp, NULL) == KERR_OK && resp.code == 0)
+        abort();
+    answer(&req, &resp);
     if (restore_decide(&req, &resp, NULL) == KERR_OK && resp.code == 0)
         abort();
     answer(&req, &resp);

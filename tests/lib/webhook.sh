@@ -242,13 +242,13 @@ wh_members_webhook() {
     echo "  matchPolicy: Exact"
     echo "  rules:"
     echo '  - {apiGroups: [apps], apiVersions: [v1], operations: [CREATE, UPDATE, DELETE], resources: [statefulsets], scope: "*"}'
-    echo '  - {apiGroups: [""], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [persistentvolumeclaims], scope: "*"}'
+    echo '  - {apiGroups: [""], apiVersions: [v1], operations: [CREATE, UPDATE, DELETE], resources: [persistentvolumeclaims], scope: "*"}'
 }
 
 # Register the ValidatingWebhookConfiguration "etcd-druid" as the chart registers
 # etcd-druid's component protection (webhook.componentProtection, leaseUpdates on): the
 # component kinds by etcd-druid's objectSelector, the members entry (StatefulSet
-# CREATE/UPDATE/DELETE and PVC UPDATE/DELETE, wh_members_webhook) without it, and the
+# CREATE/UPDATE/DELETE and PVC CREATE/UPDATE/DELETE, wh_members_webhook) without it, and the
 # StatefulSet scale subresource, pointed at warden-webhook.
 wh_register_druid() {
     kc apply -f - >/dev/null <<EOF

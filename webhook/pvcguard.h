@@ -1,0 +1,52 @@
+/*
+ * pvcguard - the member-volume guard: a DELETE of the PVC of a running
+ * member (the claim "<volumeClaimTemplate>-<StatefulSet>-<n>" of an Etcd's
+ * StatefulSet that exists with n inside its ordinals [start, start +
+ * replicas)) is refused for everyone, etcd-druid and the tenants of an Etcd
+ * with component protection disabled included: on a cluster the claim waits
+ * for its pod (kubernetes.io/pvc-protection), and the pod's next restart
+ * starts the member on a new, empty volume. Only a valid break glass
+ * (HIBGUARD_ANN_BREAK_GLASS) on the Etcd lets it through, with a warning. A
+ * claim of an ordinal outside the StatefulSet's, or of a StatefulSet that is
+ * gone, is no running member's and is not judged here.
+ *
+ * Thread safety: reentrant, as struct lookup allows.
+ */
+#ifndef WEBHOOK_PVCGUARD_H
+#define WEBHOOK_PVCGUARD_H
+
+#include <time.h>
+
+#include "common/kerr.h"
+#include "webhook/lookup.h"
+#include "webhook/member.h"
+#include "webhook/review.h"
+
+/* True when req is a DELETE of a PVC that m (member_decode's) says is a running member's. */
+int pvcguard_applies(const struct review_req *req, const struct member_meta *m);
+
+/*
+ * Judge such a DELETE against etcd (the parent Etcd, looked up) at time now
+ * (what the break glass expires against). *decided 1:
+ * resp holds the refusal; 0: the break glass allowed it (a warning in resp)
+ * and the usual checks go on. Returns review_*'s result.
+ */
+enum kerr pvcguard_judge(time_t now, const struct review_req *req, const struct member_meta *m,
+                         const struct lookup_etcd *etcd, struct review_resp *resp, int *decided);
+
+/*
+ * The owners of a member-named PVC: a CREATE or UPDATE of a PVC named
+ * "<volumeClaimTemplate>-<E>-<n>", E an Etcd of its namespace, whose new
+ * object carries an owner reference to anything but StatefulSet E (apps),
+ * Etcd E (druid.gardener.cloud) or Pod E-<n> (the StatefulSet controller's
+ * retention policy) is refused for everyone: the garbage collector deletes a
+ * claim when any owner goes, so a claim planted with an owner of one's own
+ * before the StatefulSet binds it would take the member's volume with that
+ * owner. A PVC without such a reference is allowed without a lookup.
+ * *decided 1: resp holds the refusal (or a 500: an Etcd lookup failed or a
+ * cache miss nobody confirmed); 0: not judged, the usual checks go on.
+ */
+enum kerr pvcguard_owners(const struct lookup *lk, const struct review_req *req,
+                          struct review_resp *resp, int *decided);
+
+#endif
