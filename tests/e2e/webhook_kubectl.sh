@@ -108,6 +108,9 @@ wh_denied "a person deletes the client Service" "$COMP$(deny_msg alice)" \
 wh_denied "a person edits the Role" "$COMP$(deny_msg alice)" alice label role etcd-main x=y
 wh_denied "a person edits the PDB" "$COMP$(deny_msg alice)" alice label pdb etcd-main x=y
 wh_denied "a person scales the StatefulSet" "$SCALE$(deny_msg alice)" \
+    alice scale statefulset etcd-main --replicas=5
+wh_denied "a person scales the StatefulSet down to fewer members" \
+    "scaling StatefulSet shoot/etcd-main from 3 to 1 replicas (its members 1..2 are deleted) is refused" \
     alice scale statefulset etcd-main --replicas=1
 wh_denied "a person deletes a member's PVC" \
     "${MEMBERS}PersistentVolumeClaim shoot/etcd-main-etcd-main-0 cannot be deleted by alice: it is the volume of running member etcd-main-0 of Etcd etcd-main" \
