@@ -32,10 +32,12 @@ bytes, as the kubelet does for terminationMessagePolicy FallbackToLogsOnError.
 serve runs every Job matching SELECTOR in NAMESPACE that has no status yet,
 once per uid, one at a time, polling every 0.1 s until STOP_FILE exists or
 SECONDS pass. Each run is logged on stderr; with JOB_EXEC_RECORD set, also
-appended to that file as one JSON line once it is over: {"namespace", "job",
-"uid", "annotations", "command" (the container's command and args), "start",
-"end"} (seconds since the epoch: before its Pod is made, after its containers
-have stopped), so a store's record of requests can be told apart by Job. Exit status of run: 0 when the Job ran (whatever
+appended to that file as JSON lines: {"namespace", "job", "uid", "annotations",
+"command" (the container's command and args), "start", "end"} (seconds since
+the epoch: before its Pod is made, after its containers have stopped), once
+with "end" null before the run starts (a run in flight is in the file, so a
+request it makes is never taken for nobody's), once more when it is over; so a
+store's record of requests can be told apart by Job. Exit status of run: 0 when the Job ran (whatever
 its container's status), 2 when it could not be read or written.
 """
 import json, os, random, string, subprocess, sys, tempfile, time
@@ -266,6 +268,8 @@ def serve(ns, selector, work, binary, stop, seconds):
                 continue
             done.add(uid)
             start = time.time()
+            if os.environ.get("JOB_EXEC_RECORD"):
+                record(os.environ["JOB_EXEC_RECORD"], ns, job, start, None)
             try:
                 run(ns, job["metadata"]["name"], work, binary)
             except (RuntimeError, KeyError, subprocess.TimeoutExpired, ValueError) as e:

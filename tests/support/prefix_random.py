@@ -485,14 +485,21 @@ class World:
             if path.rstrip("/") == bucket.rstrip("/"):
                 for k in r.get("keys", []):
                     self.deletes.append((r["t"], k))
-        self.runs = []
+        runs = {}  # by uid: a run's line when it starts ("end" null), then when it is over
         if os.path.exists(os.environ["JOB_RECORD"]):
             with open(os.environ["JOB_RECORD"]) as f:
                 for line in f:
                     try:
-                        self.runs.append(json.loads(line))
+                        r = json.loads(line)
                     except ValueError:
-                        pass
+                        continue  # a line being written: read again next time
+                    if r["uid"] not in runs or r.get("end") is not None:
+                        runs[r["uid"]] = r
+        self.runs = list(runs.values())
+
+    def in_flight(self, t=None):
+        """The Job runs started (before t) and not over."""
+        return [j for j in self.runs if j.get("end") is None and (t is None or j["start"] <= t)]
 
     def attribute(self, violations, have):
         """Each deletion of an object the sidecars wrote: the Job run it came from, the entry
@@ -503,7 +510,8 @@ class World:
         for t, key in self.deletes:
             if key not in self.objects or key in self.deleters:
                 continue  # never written, or accounted for: nothing more was deleted
-            run = next((j for j in self.runs if j["start"] <= t <= j["end"]), None)
+            run = next((j for j in self.runs
+                        if j.get("end") is not None and j["start"] <= t <= j["end"]), None)
             if key in have:
                 if run is None:
                     left.append((t, key))
@@ -562,8 +570,19 @@ class World:
                                   f"{', '.join(foreign[:4])}")
         self.read_records()
         self.attribute(violations, have)
+        end = time.time() + 120
+        while final and any(self.in_flight(t) for t, _ in self.deletes) and time.time() < end:
+            # a run that started after the last wait (the Job of an entry whose grace ended
+            # meanwhile) deletes as this reads: it is over before its deletions are judged
+            time.sleep(0.5)
+            have = self.keys()
+            self.read_records()
+            self.attribute(violations, have)
         if final and self.deletes:
-            violations.append(f"deleted outside every Job run: {self.deletes[:4]}")
+            flying = [j["job"] for j in self.in_flight()]
+            violations.append(f"deleted outside every Job run: {self.deletes[:4]}" +
+                              (f" (Job runs still in flight after 120 s: {flying})"
+                               if flying else ""))
         gone = {k for k in self.objects if k not in have}
         unknown = gone - set(self.deleters) - {k for _, k in self.deletes}
         if unknown:
@@ -605,12 +624,15 @@ class World:
         while step <= steps:
             final = step == steps
             if final:
-                # the last deletions' Jobs finish, or the deletions are nobody's
-                end = time.time() + 60
+                # the last deletions' Jobs finish, or the deletions are nobody's: no deletion
+                # left unattributed and no run in flight (one that has not deleted yet would
+                # delete after this wait), or 120 s pass; what attribution finds is checked
+                end = time.time() + 120
                 while time.time() < end:
+                    have = self.keys()  # before the record: a deletion it misses is there
                     self.read_records()
-                    self.attribute([], self.keys())
-                    if not self.deletes:
+                    self.attribute(self.violations, have)
+                    if not self.deletes and not self.in_flight():
                         break
                     time.sleep(0.5)
                 what = "the end"
