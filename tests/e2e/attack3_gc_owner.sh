@@ -17,32 +17,7 @@ command -v kubectl >/dev/null || { echo "FAIL: kubectl is not installed"; exit 1
 
 druid_stage
 wh_start $(druid_webhook_flags) --webhook-server-tls-server-cert-dir "$WH_DIR/certs"
-kc apply -f - >/dev/null <<EOF || wh_fail "cannot register the webhooks"
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingWebhookConfiguration
-metadata: {name: etcd-warden}
-webhooks:
-$(wh_webhook etcdcomponents.webhooks.druid.gardener.cloud /webhooks/etcdcomponents "v1beta1, v1")
-  matchPolicy: Exact
-  objectSelector:
-    matchLabels: {app.kubernetes.io/managed-by: etcd-druid}
-  rules:
-  - {apiGroups: [""], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [serviceaccounts, services, configmaps], scope: "*"}
-  - {apiGroups: [rbac.authorization.k8s.io], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [roles, rolebindings], scope: "*"}
-  - {apiGroups: [policy], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [poddisruptionbudgets], scope: "*"}
-  - {apiGroups: [batch], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [jobs], scope: "*"}
-  - {apiGroups: [coordination.k8s.io], apiVersions: [v1], operations: [DELETE], resources: [leases], scope: "*"}
-$(wh_members_webhook)
-$(wh_webhook stsscale.etcdcomponents.webhooks.druid.gardener.cloud /webhooks/etcdcomponents "v1beta1, v1")
-  matchPolicy: Exact
-  rules:
-  - {apiGroups: [apps], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [statefulsets/scale], scope: "*"}
-$(wh_webhook etcd.webhooks.etcd-warden.io /webhooks/etcd)
-  matchPolicy: Equivalent
-  rules:
-  - {apiGroups: [druid.gardener.cloud], apiVersions: [v1alpha1], operations: [CREATE, UPDATE, DELETE], resources: [etcds], scope: Namespaced}
-  - {apiGroups: [druid.gardener.cloud], apiVersions: [v1alpha1], operations: [UPDATE], resources: [etcds/scale], scope: Namespaced}
-EOF
+wh_register_guard || wh_fail "cannot register the webhooks"
 
 
 kc apply -f - >/dev/null <<EOF || wh_fail "cannot create the namespace"

@@ -278,6 +278,39 @@ $(wh_webhook stsscale.etcdcomponents.webhooks.druid.gardener.cloud /webhooks/etc
 EOF
 }
 
+# Register the ValidatingWebhookConfiguration "etcd-warden" as the chart registers component
+# protection with its defaults (leaseUpdates off: member Leases' DELETE only), the members
+# entry (wh_members_webhook), the StatefulSet scale subresource, and /webhooks/etcd for Etcd
+# CREATE, UPDATE, DELETE and etcds/scale: the guard's every path, in one configuration.
+wh_register_guard() {
+    kc apply -f - >/dev/null <<EOF
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: etcd-warden}
+webhooks:
+$(wh_webhook etcdcomponents.webhooks.druid.gardener.cloud /webhooks/etcdcomponents "v1beta1, v1")
+  matchPolicy: Exact
+  objectSelector:
+    matchLabels: {app.kubernetes.io/managed-by: etcd-druid}
+  rules:
+  - {apiGroups: [""], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [serviceaccounts, services, configmaps], scope: "*"}
+  - {apiGroups: [rbac.authorization.k8s.io], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [roles, rolebindings], scope: "*"}
+  - {apiGroups: [policy], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [poddisruptionbudgets], scope: "*"}
+  - {apiGroups: [batch], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [jobs], scope: "*"}
+  - {apiGroups: [coordination.k8s.io], apiVersions: [v1], operations: [DELETE], resources: [leases], scope: "*"}
+$(wh_members_webhook)
+$(wh_webhook stsscale.etcdcomponents.webhooks.druid.gardener.cloud /webhooks/etcdcomponents "v1beta1, v1")
+  matchPolicy: Exact
+  rules:
+  - {apiGroups: [apps], apiVersions: [v1], operations: [UPDATE, DELETE], resources: [statefulsets/scale], scope: "*"}
+$(wh_webhook etcd.webhooks.etcd-warden.io /webhooks/etcd)
+  matchPolicy: Equivalent
+  rules:
+  - {apiGroups: [druid.gardener.cloud], apiVersions: [v1alpha1], operations: [CREATE, UPDATE, DELETE], resources: [etcds], scope: Namespaced}
+  - {apiGroups: [druid.gardener.cloud], apiVersions: [v1alpha1], operations: [UPDATE], resources: [etcds/scale], scope: Namespaced}
+EOF
+}
+
 # Register the ValidatingWebhookConfiguration and MutatingWebhookConfiguration
 # "etcd-warden": Etcd UPDATE and DELETE to /webhooks/etcd, Etcd CREATE to
 # /webhooks/etcd-mutate, and with --components the CREATE of managed components
