@@ -126,7 +126,7 @@ say "etcd-druid (here tests/lib/druid.sh, acting as its service account) created
 'etcd-main' and its components; the backup sidecar answers on the client Service."
 k -n shoot get etcd,statefulsets,services
 ok
-k -n shoot scale statefulset etcd-main --replicas=1
+k -n shoot scale statefulset etcd-main --replicas=5
 refused "changes from service account kubernetes-admin are disallowed at the moment"
 say "Refused with etcd-druid's own message. The annotation on the Etcd lets it through:"
 k -n shoot annotate etcd etcd-main druid.gardener.cloud/disable-etcd-component-protection=

@@ -117,7 +117,7 @@ writes the snapshots it takes to its prefix. In another terminal:
 
     kubectl get etcd -A
     kubectl -n shoot get statefulsets,services,etcdstatusbackups
-    kubectl -n shoot scale statefulset etcd-main --replicas=1     # refused: etcd-druid's objects
+    kubectl -n shoot scale statefulset etcd-main --replicas=5     # refused: etcd-druid's objects
     kubectl -n shoot annotate etcd etcd-events etcd-warden.io/hibernate=true
     kubectl -n shoot get etcd etcd-events -w \\
         -o jsonpath='{.metadata.annotations.etcd-warden\.io/hibernation-phase}{"\n"}'
