@@ -42,7 +42,7 @@ static void bucket_problem(const cJSON *b, char *bad, size_t n)
         snprintf(bad, n, "spec.provider \"%.64s\" is not one etcd-warden knows (accepted: %s)",
                  provider ? provider : "", bstore_provider_list());
     else if (bstore_container_check(provider, kjson_get_str(b, "spec.container"), &why) != KERR_OK)
-        snprintf(bad, n, "spec.container: %s", why.msg);
+        snprintf(bad, n, "spec.container: %.400s", why.msg);
     else if (scope_bad(b))
         snprintf(bad, n, "spec.prefixScope \"%.64s\" is neither Bucket nor Namespace",
                  scope ? scope : "(not a string)");
