@@ -38,15 +38,7 @@ spec:
   deletionGracePeriod: 1h
   namespaceSelector: {matchLabels: {etcd-warden.io/backups: shared}}
 EOF
-kc apply -f - >/dev/null <<EOF
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingWebhookConfiguration
-metadata: {name: etcd-warden-backups}
-webhooks:
-$(wh_webhook backups.webhooks.etcd-warden.io /webhooks/backups)
-  rules:
-  - {apiGroups: [etcd-warden.io], apiVersions: [v1alpha1], operations: [CREATE, UPDATE], resources: [etcdbackups, etcdbackupschedules, etcdrestores], scope: Namespaced}
-EOF
+wh_register_backups
 ctl_start
 
 if out=$(etcd evil squat "" 2>&1); then

@@ -21,15 +21,7 @@ kind: BackupBucket
 metadata: {name: shared}
 spec: {provider: aws, container: etcd-bucket, secretRef: {namespace: etcd-warden, name: creds}, deletionGracePeriod: 1h}
 EOF
-kc apply -f - >/dev/null <<EOF
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingWebhookConfiguration
-metadata: {name: etcd-warden-backups}
-webhooks:
-$(wh_webhook backups.webhooks.etcd-warden.io /webhooks/backups)
-  rules:
-  - {apiGroups: [etcd-warden.io], apiVersions: [v1alpha1], operations: [CREATE, UPDATE], resources: [etcdbackups, etcdbackupschedules, etcdrestores], scope: Namespaced}
-EOF
+wh_register_backups
 ctl_start
 ctl_store_etcd shoot etcd-main S3 etcd-bucket shoot--etcd-main
 entry() { kc get backupentries -o jsonpath='{range .items[*]}{.metadata.name} {.spec.etcd.namespace}/{.spec.etcd.name}{"\n"}{end}' | awk '$2 == "shoot/etcd-main" { print $1 }'; }

@@ -44,15 +44,7 @@ spec:
   prefixScope: Namespace
   namespaceSelector: {matchLabels: {etcd-warden.io/backups: shared}}
 EOF
-kc apply -f - >/dev/null <<EOF
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingWebhookConfiguration
-metadata: {name: etcd-warden-backups}
-webhooks:
-$(wh_webhook backups.webhooks.etcd-warden.io /webhooks/backups)
-  rules:
-  - {apiGroups: [etcd-warden.io], apiVersions: [v1alpha1], operations: [CREATE, UPDATE], resources: [etcdbackups, etcdbackupschedules, etcdrestores], scope: Namespaced}
-EOF
+wh_register_backups
 ctl_start
 
 out=$(etcd team src team/src Local 2>&1) || ctl_fail "team/src (Local) refused: $out"

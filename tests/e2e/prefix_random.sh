@@ -42,15 +42,7 @@ export JOB_EXEC_RECORD=$SNAP_WORK/job-record.jsonl
 : >"$store_record"
 proxy_start "$RGW_URL" --record "$store_record"
 CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups" ctl_stage
-kc apply -f - >/dev/null <<EOF
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingWebhookConfiguration
-metadata: {name: etcd-warden-backups}
-webhooks:
-$(wh_webhook backups.webhooks.etcd-warden.io /webhooks/backups)
-  rules:
-  - {apiGroups: [etcd-warden.io], apiVersions: [v1alpha1], operations: [CREATE, UPDATE], resources: [etcdbackups, etcdbackupschedules, etcdrestores], scope: Namespaced}
-EOF
+wh_register_backups
 kc -n etcd-warden create secret generic s3-bucket --from-literal=accessKeyID="$RGW_ACCESS" \
     --from-literal=secretAccessKey="$RGW_SECRET" --from-literal=region=us-east-1 \
     --from-literal=s3ForcePathStyle=true --from-literal=endpoint="$PROXY_URL" >/dev/null

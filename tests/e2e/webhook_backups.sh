@@ -71,15 +71,7 @@ admitted() { # what command...
 }
 
 CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups" ctl_stage
-kc apply -f - >/dev/null <<EOF
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingWebhookConfiguration
-metadata: {name: etcd-warden-backups}
-webhooks:
-$(wh_webhook backups.webhooks.etcd-warden.io /webhooks/backups)
-  rules:
-  - {apiGroups: [etcd-warden.io], apiVersions: [v1alpha1], operations: [CREATE, UPDATE], resources: [etcdbackups, etcdbackupschedules, etcdrestores], scope: Namespaced}
-EOF
+wh_register_backups
 ctl_namespace shoot other
 admitted "Etcd shoot/etcd-main" etcd shoot etcd-main shoot--etcd-main
 

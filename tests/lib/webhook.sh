@@ -278,6 +278,21 @@ $(wh_webhook stsscale.etcdcomponents.webhooks.druid.gardener.cloud /webhooks/etc
 EOF
 }
 
+# Register the ValidatingWebhookConfiguration "etcd-warden-backups": EtcdBackup,
+# EtcdBackupSchedule and EtcdRestore CREATE and UPDATE to /webhooks/backups (their
+# destinations' and restore targets' claims at admission).
+wh_register_backups() {
+    kc apply -f - >/dev/null <<EOF
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: etcd-warden-backups}
+webhooks:
+$(wh_webhook backups.webhooks.etcd-warden.io /webhooks/backups)
+  rules:
+  - {apiGroups: [etcd-warden.io], apiVersions: [v1alpha1], operations: [CREATE, UPDATE], resources: [etcdbackups, etcdbackupschedules, etcdrestores], scope: Namespaced}
+EOF
+}
+
 # Register the ValidatingWebhookConfiguration "etcd-warden" as the chart registers component
 # protection with its defaults (leaseUpdates off: member Leases' DELETE only), the members
 # entry (wh_members_webhook), the StatefulSet scale subresource, and /webhooks/etcd for Etcd
