@@ -2,6 +2,7 @@
 #include "common/rtarget.h"
 
 #include <stddef.h>
+#include <string.h>
 
 #include "common/kjson.h"
 
@@ -52,4 +53,16 @@ const char *rtarget_from_str(enum rtarget_from f)
         break;
     }
     return "(unknown)";
+}
+
+int rtarget_claims(const cJSON *restore)
+{
+    const char *phase = kjson_get_str(restore, "status.phase");
+    const char *job = kjson_get_str(restore, "status.jobName");
+
+    if (phase && strcmp(phase, "Completed") == 0)
+        return 0;
+    if (phase && strcmp(phase, "Failed") == 0)
+        return job && *job;
+    return 1;
 }

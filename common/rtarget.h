@@ -44,6 +44,16 @@ struct rtarget {
 enum rtarget_from rtarget_resolve(const cJSON *restore, const cJSON *etcd_store, int etcd_known,
                                   const cJSON *source_store, struct rtarget *out);
 
+/*
+ * 1 while restore (an EtcdRestore as stored) claims its target prefix: from admission until it
+ * is Completed (its Etcd claims the prefix then), and once Failed when its copy Job was created
+ * (status.jobName): what the copy wrote may still be there (a restore failing at Creating keeps
+ * its copied snapshots; a Job killed mid-copy leaves part of them), and whoever is admitted on
+ * that prefix next would restore another namespace's data. 0 when Completed, or Failed before
+ * any copy started.
+ */
+int rtarget_claims(const cJSON *restore);
+
 /* "spec.target.store", ...: the field a result came from, for messages. */
 const char *rtarget_from_str(enum rtarget_from f);
 

@@ -177,7 +177,8 @@ Test(bkeclaim, an_unknown_store_blocks_deletions_in_its_container)
 }
 
 /* An EtcdRestore in flight claims its target: a deletion or copy onto it waits; once
- * Completed (its Etcd claims it) or Failed it is nobody's through the restore. */
+ * Completed (its Etcd claims it) or Failed before its copy it is nobody's through the restore;
+ * Failed after its copy started, it keeps the claim while it is stored. */
 Test(bkeclaim, an_in_flight_restore_target_is_in_the_way)
 {
     cJSON *rs =
@@ -202,6 +203,19 @@ Test(bkeclaim, an_in_flight_restore_target_is_in_the_way)
         cJSON_SetValuestring((cJSON *)kjson_get(rs->child, "status.phase"), "Completed"));
     claims_find_restores_in(rs, &c, NULL, why);
     cr_expect_str_eq(why, "", "Completed: its Etcd carries the claim");
+    cr_assert_not_null(
+        cJSON_SetValuestring((cJSON *)kjson_get(rs->child, "status.phase"), "Failed"));
+    claims_find_restores_in(rs, &c, NULL, why);
+    cr_expect_str_eq(why, "", "Failed before its copy started: nothing of it there");
+    cr_assert_not_null(cJSON_AddStringToObject((cJSON *)kjson_get_obj(rs->child, "status"),
+                                               "jobName", "r--restore"));
+    claims_find_restores_in(rs, &c, NULL, why);
+    cr_expect_str_eq(why,
+                     "the target prefix \"t/new\" of EtcdRestore t/r, which failed after its "
+                     "copy started (what it copied may be there)",
+                     "Failed after its copy started: what it copied may be left there");
+    claims_find_restores_in(rs, &c, &own, why);
+    cr_expect_str_eq(why, "", "still not in the way of the Etcd it was to create");
     bstore_claim_release(&c);
     bstore_claim_release(&d);
     cJSON_Delete(rs);

@@ -81,7 +81,7 @@ Test(pclaim, a_restore_target_claims_until_its_etcd_does)
 
     pclaim_conflict(rec, &other, later, &o);
     cr_expect_str_eq(o.what, "the target prefix \"t/restored\" of EtcdRestore t/r, whose copy "
-                             "is in flight");
+                             "is in flight or stays there after it failed");
     pclaim_conflict(rec, &elsewhere, later, &o);
     cr_expect_neq(*o.what, '\0', "an overlapping prefix of another namespace's Etcd");
     cr_expect_str_eq(o.ns, "t");

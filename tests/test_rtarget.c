@@ -62,3 +62,31 @@ Test(rtarget, rule)
         cJSON_Delete(s);
     }
 }
+
+/* A restore claims its target until Completed, and once Failed only when its copy started. */
+Test(rtarget, claims)
+{
+    static const struct {
+        const char *restore;
+        int want;
+    } claim_rows[] = {
+        { "{}", 1 },
+        { "{\"status\":{\"phase\":\"Pending\"}}", 1 },
+        { "{\"status\":{\"phase\":\"Copying\",\"jobName\":\"r--restore\"}}", 1 },
+        { "{\"status\":{\"phase\":\"Creating\",\"jobName\":\"r--restore\"}}", 1 },
+        { "{\"status\":{\"phase\":\"Completed\",\"jobName\":\"r--restore\"}}", 0 },
+        { "{\"status\":{\"phase\":\"Failed\"}}", 0 },
+        { "{\"status\":{\"phase\":\"Failed\",\"jobName\":\"\"}}", 0 },
+        { "{\"status\":{\"phase\":\"Failed\",\"jobName\":\"r--restore\"}}", 1 },
+        { "{\"status\":{\"phase\":\"Failed\",\"jobName\":7}}", 0 },
+    };
+
+    for (size_t i = 0; i < sizeof(claim_rows) / sizeof(claim_rows[0]); i++) {
+        cJSON *r = cJSON_Parse(claim_rows[i].restore);
+
+        cr_assert_not_null(r, "row %zu", i);
+        cr_expect_eq(rtarget_claims(r), claim_rows[i].want, "row %zu: %s", i,
+                     claim_rows[i].restore);
+        cJSON_Delete(r);
+    }
+}

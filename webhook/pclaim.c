@@ -8,6 +8,7 @@
 #include "common/crypto.h"
 #include "common/kjson.h"
 #include "common/log.h"
+#include "common/rtarget.h"
 
 static const struct k8s_resource res_lease = { "coordination.k8s.io", "v1", "leases", 1 };
 static const struct k8s_resource res_etcd = { "druid.gardener.cloud", "v1alpha1", "etcds", 1 };
@@ -40,7 +41,7 @@ static const char *kind_of(const struct pclaim *c)
 }
 
 /* 1 when record r still counts at now: recorded within PCLAIM_TTL_S; an EtcdRestore's target
- * whatever its age (dropped once its restore is gone or terminal). */
+ * whatever its age (dropped once its restore is gone, Completed, or Failed before its copy). */
 static int live(const cJSON *r, time_t now)
 {
     const cJSON *at = cJSON_GetObjectItemCaseSensitive(r, "at");
@@ -85,7 +86,8 @@ static void describe(const cJSON *r, struct pclaim_other *o)
 {
     if (is_restore(r))
         snprintf(o->what, sizeof(o->what),
-                 "the target prefix \"%s\" of EtcdRestore %s/%s, whose copy is in flight",
+                 "the target prefix \"%s\" of EtcdRestore %s/%s, whose copy is in flight or "
+                 "stays there after it failed",
                  str(r, "prefix"), str(r, "namespace"), str(r, "name"));
     else
         snprintf(o->what, sizeof(o->what),
@@ -195,21 +197,20 @@ static int own(const cJSON *rec, const struct pclaim *c, time_t now)
 }
 
 /*
- * 1 when the EtcdRestore of record r is stored and in flight (neither Completed nor Failed),
- * or that cannot be told (kept: the safe side); 0 when it is gone or terminal.
+ * 1 when the EtcdRestore of record r is stored and still claims its target (common/rtarget's
+ * rtarget_claims: in flight, or Failed after its copy started), or that cannot be told (kept:
+ * the safe side); 0 when it is gone, Completed or Failed before any copy.
  */
-static int restore_in_flight(struct k8s_client *k, const cJSON *r)
+static int restore_claims(struct k8s_client *k, const cJSON *r)
 {
     cJSON *o = NULL;
     enum kerr rc = k8s_get(k, &res_restore, str(r, "namespace"), str(r, "name"), NULL, &o, NULL);
-    const char *phase;
     int keep = 1;
 
     if (rc == KERR_NOTFOUND)
         return 0;
-    phase = rc == KERR_OK ? kjson_get_str(o, "status.phase") : NULL;
-    if (phase && (strcmp(phase, "Completed") == 0 || strcmp(phase, "Failed") == 0))
-        keep = 0;
+    if (rc == KERR_OK)
+        keep = rtarget_claims(o);
     cJSON_Delete(o);
     return keep;
 }
@@ -227,7 +228,7 @@ static int stored(struct k8s_client *k, const cJSON *r, const char *store)
     int keep = 1;
 
     if (is_restore(r))
-        return restore_in_flight(k, r);
+        return restore_claims(k, r);
     rc = k8s_get(k, &res_etcd, str(r, "namespace"), str(r, "name"), NULL, &etcd, NULL);
     if (rc == KERR_NOTFOUND)
         return 0;
@@ -524,7 +525,7 @@ enum kerr pclaim_restores(struct k8s_client *k, const char *lease_ns, const stru
         if (!cJSON_IsObject(r) || !is_restore(r) || !live(r, now) || same_owner(r, c) ||
             (c->etcd && strcmp(str(r, "namespace"), c->ns) == 0 &&
              strcmp(str(r, "etcd"), c->etcd) == 0) ||
-            !bstore_overlap(c->store, c->prefix, str(r, "prefix")) || !restore_in_flight(k, r))
+            !bstore_overlap(c->store, c->prefix, str(r, "prefix")) || !restore_claims(k, r))
             continue;
         describe(r, o);
         break;

@@ -98,8 +98,9 @@ struct pclaim_other {
  * A claim to record: all BORROWED; prefix canonical (common/bstore). kind NULL: an Etcd's
  * (recorded {namespace, name, prefix, at}). PCLAIM_KIND_RESTORE: an EtcdRestore's target,
  * recorded {kind, namespace, name, etcd, prefix, at} with etcd the Etcd it will create:
- * such a record counts whatever its age while its EtcdRestore is stored and neither
- * Completed nor Failed (then its Etcd carries the claim), and is no conflict for that Etcd.
+ * such a record counts whatever its age while its EtcdRestore is stored and claims its target
+ * (common/rtarget's rtarget_claims: until Completed, when its Etcd carries the claim; Failed
+ * after its copy started, for as long as it is stored), and is no conflict for that Etcd.
  */
 struct pclaim {
     const char *ns, *name; /* the owner */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/kjson.h"
+#include "common/rtarget.h"
 #include "controller/core/etcdspec.h"
 
 static const struct k8s_resource res_entry = { "etcd-warden.io", "v1alpha1", "backupentries", 0 };
@@ -140,9 +141,10 @@ static void search_backups(struct search *s, const cJSON *items)
     }
 }
 
-/* An EtcdRestore's target claims from its admission until Completed (its Etcd claims it then)
- * or Failed; one without its own provider is not understood here: in every claim's way of
- * its container. The restore creating skip's Etcd is its own. */
+/* An EtcdRestore's target claims from its admission until Completed (its Etcd claims it then),
+ * and Failed after its copy started (common/rtarget's rtarget_claims); one without its own
+ * provider is not understood here: in every claim's way of its container. The restore creating
+ * skip's Etcd is its own. */
 static void search_restores(struct search *s, const cJSON *items)
 {
     const cJSON *r;
@@ -150,15 +152,17 @@ static void search_restores(struct search *s, const cJSON *items)
     char p[256];
 
     cJSON_ArrayForEach (r, items) {
-        phase = kjson_get_str(r, "status.phase");
-        if ((phase && (strcmp(phase, "Completed") == 0 || strcmp(phase, "Failed") == 0)) ||
+        if (!rtarget_claims(r) ||
             (eq(kjson_get_str(r, "metadata.namespace"), s->skip->etcd_ns) &&
              eq(kjson_get_str(r, "spec.target.etcdName"), s->skip->etcd_name)))
             continue;
         if (overlaps(s, r, "spec.target.store", NULL, p, sizeof(p))) {
-            snprintf(s->why, CLAIMS_WHY_MAX,
-                     "the target prefix \"%s\" of EtcdRestore %s/%s, in flight", p,
-                     str_or_empty(r, "metadata.namespace"), str_or_empty(r, "metadata.name"));
+            phase = kjson_get_str(r, "status.phase");
+            snprintf(s->why, CLAIMS_WHY_MAX, "the target prefix \"%s\" of EtcdRestore %s/%s, %s", p,
+                     str_or_empty(r, "metadata.namespace"), str_or_empty(r, "metadata.name"),
+                     phase && strcmp(phase, "Failed") == 0
+                         ? "which failed after its copy started (what it copied may be there)"
+                         : "in flight");
             snprintf(s->owner_ns, sizeof(s->owner_ns), "%s", str_or_empty(r, "metadata.namespace"));
             return;
         }

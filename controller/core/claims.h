@@ -13,7 +13,9 @@
  *     claims nothing;
  *   - every EtcdRestore in flight (no phase yet, or neither Completed nor
  *     Failed): its target, spec.target.store, claimed from admission while
- *     its copy is written (then its Etcd claims it). A target without its
+ *     its copy is written (then its Etcd claims it); a Failed one after its
+ *     copy started, while it is stored (common/rtarget's rtarget_claims: what
+ *     it copied may be there). A target without its
  *     own provider cannot be keyed here: it overlaps every claim of its
  *     container (fail closed). The restore creating the skipped Etcd is its own.
  * Readers are not claims but hold deletions back: an EtcdRestore in flight reads
