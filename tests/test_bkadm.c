@@ -217,9 +217,10 @@ Test(bkadm, restore_target_store_is_the_controllers)
                   "the copy writes S3 bkt team2/r: %s", restore(r));
 }
 
-/* An UPDATE that moves the resolved target (the template's provider, the source) without
- * touching spec.target.store is a new claim, judged as one; one that moves nothing is not. */
-Test(bkadm, restore_update_moving_the_target_is_judged)
+/* An EtcdRestore's spec is immutable: an UPDATE that moves the resolved target (the template's
+ * provider) without touching spec.target.store, or changes any other field of the spec, is
+ * refused (the copy may be writing the admitted target); one that keeps the spec is not. */
+Test(bkadm, restore_spec_is_immutable)
 {
     const char *fmt_head =
         "{\"metadata\":{\"namespace\":\"team\",\"name\":\"r\"},\"spec\":{\"source\":{"
@@ -236,10 +237,14 @@ Test(bkadm, restore_update_moving_the_target_is_judged)
                "{\"store\":{\"provider\":\"aws\",\"container\":\"bkt\",\"prefix\":"
                "\"team2/c\"}}}}");
     cr_expect_str_eq(restore(local), "", "a Local directory: %s", restore(local));
-    cr_expect_neq(strstr(restore_op(s3, local), "from another namespace"), NULL,
-                  "moved into S3 bkt: %s", restore_op(s3, local));
-    cr_expect_str_eq(restore_op(local, local), "", "nothing moved");
-    cr_expect_str_eq(restore_op(local2, local), "", "the same store spelled otherwise");
+    cr_expect_str_eq(restore_op(s3, local),
+                     "EtcdRestore team/r: spec is immutable: its copy may already be writing, or "
+                     "have written, the target it was admitted with; delete it and create a new "
+                     "one",
+                     "moved into S3 bkt: %s", restore_op(s3, local));
+    cr_expect_neq(strstr(restore_op(local2, local), "spec is immutable"), NULL,
+                  "the same store spelled otherwise is still a change of the spec");
+    cr_expect_str_eq(restore_op(local, local), "", "nothing changed");
 }
 
 /* A container that is no bucket name is refused in a restore's target and in its source: "b/t"

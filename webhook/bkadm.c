@@ -323,6 +323,14 @@ static enum kerr check(struct prefix_cache *pc, struct store *etcds, struct stor
     enum kerr rc = KERR_OK;
 
     memset(&d, 0, sizeof(d));
+    if (req->op == REVIEW_OP_UPDATE && obj && req->old_object && req->kind_kind &&
+        strcmp(req->kind_kind, "EtcdRestore") == 0 &&
+        !cJSON_Compare(kjson_get(obj, "spec"), kjson_get(req->old_object, "spec"), 1))
+        return review_deny(resp,
+                           "EtcdRestore %s/%s: spec is immutable: its copy may already be "
+                           "writing, or have written, the target it was admitted with; delete it "
+                           "and create a new one",
+                           s_or(obj, "metadata.namespace", ""), s_or(obj, "metadata.name", ""));
     if ((req->op == REVIEW_OP_CREATE || req->op == REVIEW_OP_UPDATE) && obj && req->kind_kind &&
         strcmp(req->kind_kind, "EtcdRestore") == 0 &&
         ((rc = check_source(pc, entries, req, resp, err)) != KERR_OK || !resp->allowed))

@@ -19,14 +19,15 @@
  *     (the controller's rule) from the template, the cached source Etcd's store
  *     and the source store (spec.source.store or the cached source EtcdBackup's
  *     spec.destination); when none of them tells it the restore is refused (fail
- *     closed: its target is a claim from admission); an UPDATE that moves the
- *     resolved target is judged as a new claim;
+ *     closed: its target is a claim from admission); an EtcdRestore UPDATE that
+ *     changes its spec is refused (immutable: its copy may be writing the
+ *     target admitted; the chart's CRD says so too, as a CEL rule);
  *   - an EtcdRestore's spec.source.store is refused when the bucket owner does
  *     not authorise the namespace there (webhook/bauth, as a claim), or when a
  *     BackupEntry in phase Deleting overlaps it (its prefix is being emptied);
  *   - an allowed EtcdRestore CREATE's target is recorded in its store's claim
  *     Lease (webhook/pclaim, PCLAIM_KIND_RESTORE): it counts while the restore
- *     is stored and neither Completed nor Failed, so an Etcd, another restore
+ *     is stored and claims it (common/rtarget's rtarget_claims), so an Etcd, another restore
  *     or an EtcdBackup/schedule destination overlapping it is refused while
  *     the copy runs (the Etcd the restore creates excepted); an EtcdBackup's
  *     or schedule's destination is checked against those records (read only);
