@@ -85,6 +85,30 @@ Test(bkejob, build)
     cJSON_Delete(e);
 }
 
+/* The window ends when the Etcd was seen gone plus BKEJOB_LAST_WRITES_S (its members' last
+ * uploads), not when the deletion starts a grace period later: what a cluster that moved to
+ * another seed writes into the prefix meanwhile is not the deleted Etcd's. A grace period
+ * shorter than the margin ends it at the deletion's start. */
+Test(bkejob, window_ends_when_the_etcd_was_gone)
+{
+    cJSON *b = parse(BUCKET), *e = parse(ENTRY), *job = NULL;
+    struct kerr_info err = { 0 };
+
+    cr_assert_not_null(cJSON_AddStringToObject((cJSON *)kjson_get_obj(e, "spec"), "etcdDeletedAt",
+                                               "2026-11-13T00:00:00Z"));
+    OK(bkejob_build(e, b, NULL, "img:1", NULL, &job, &err));
+    cr_assert_str_eq(arg(job, 3), "--written-since=2026-11-02T10:00:00Z");
+    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-13T00:01:00Z");
+    cJSON_Delete(job);
+    cr_assert_not_null(
+        cJSON_SetValuestring((cJSON *)kjson_get(e, "spec.etcdDeletedAt"), "2026-11-19T23:59:30Z"));
+    OK(bkejob_build(e, b, NULL, "img:1", NULL, &job, &err));
+    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-20T00:00:00Z");
+    cJSON_Delete(job);
+    cJSON_Delete(b);
+    cJSON_Delete(e);
+}
+
 /* The bucket's endpointOverride reaches the Job as the sidecar gets it (it wins over the
  * Secret's endpoint): without it the deletion would go to another endpoint. */
 Test(bkejob, endpoint_override_is_passed)

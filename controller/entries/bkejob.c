@@ -79,27 +79,36 @@ static enum kerr stand_ins(const cJSON *entry, const cJSON *bucket, cJSON *etcd,
 
 /*
  * Provenance: the window of what entry's owner wrote. Since: spec.claimedAt (when the claim
- * began), else, for an entry of an earlier version, its metadata.creationTimestamp. Before:
- * status.deletionStartedAt (written before the Job exists). KERR_INVAL without either: what
- * cannot be shown to be the owner's is never deleted.
+ * began), else, for an entry of an earlier version, its metadata.creationTimestamp. Before: the
+ * Etcd seen gone (spec.etcdDeletedAt) plus BKEJOB_LAST_WRITES_S, or status.deletionStartedAt
+ * (written before the Job exists) when that is earlier: an object written into the prefix
+ * after the Etcd and its members were gone (the cluster moved to another seed and writes on
+ * there) is not the deleted Etcd's. KERR_INVAL without a start or an end: what cannot be
+ * shown to be the owner's is never deleted.
  */
 static enum kerr window_args(const cJSON *entry, cJSON *args, struct kerr_info *err)
 {
     const char *since = kjson_get_str(entry, "spec.claimedAt");
-    const char *before = kjson_get_str(entry, "status.deletionStartedAt");
-    struct timespec ts;
-    char a[64], b[64];
+    const char *started = kjson_get_str(entry, "status.deletionStartedAt");
+    const char *gone = kjson_get_str(entry, "spec.etcdDeletedAt");
+    struct timespec ts, end, g;
+    char a[64], b[64], last[KTIME_LEN + 1];
 
     if (!since || !*since)
         since = kjson_get_str(entry, "metadata.creationTimestamp");
-    if (!since || ktime_parse(since, &ts, NULL) != KERR_OK || !before ||
-        ktime_parse(before, &ts, NULL) != KERR_OK)
+    if (!since || ktime_parse(since, &ts, NULL) != KERR_OK || !started ||
+        ktime_parse(started, &end, NULL) != KERR_OK)
         return kerr_set(err, KERR_INVAL,
                         "BackupEntry %s: no claim time (spec.claimedAt) or deletion start "
                         "(status.deletionStartedAt): what its Etcd wrote cannot be told apart",
                         str_or_empty(entry, "metadata.name"));
+    if (gone && ktime_parse(gone, &g, NULL) == KERR_OK &&
+        g.tv_sec + BKEJOB_LAST_WRITES_S < end.tv_sec)
+        end.tv_sec = g.tv_sec + BKEJOB_LAST_WRITES_S;
+    if (ktime_format(end.tv_sec, last) != KERR_OK)
+        return kerr_set(err, KERR_INTERNAL, "cannot format the time");
     snprintf(a, sizeof(a), "--written-since=%s", since);
-    snprintf(b, sizeof(b), "--written-before=%s", before);
+    snprintf(b, sizeof(b), "--written-before=%s", last);
     if (!cJSON_AddItemToArray(args, cJSON_CreateString(a)) ||
         !cJSON_AddItemToArray(args, cJSON_CreateString(b)))
         return kerr_set(err, KERR_NOMEM, NULL);

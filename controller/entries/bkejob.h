@@ -79,6 +79,10 @@
 #define BKEJOB_TAG         "delete" /* kname_job */
 #define BKEJOB_LABEL_ENTRY "etcd-warden.io/backup-entry"
 #define BKEJOB_POLL_MS     2000L
+/* After an entry's Etcd was seen gone (spec.etcdDeletedAt), its members may still upload for
+ * their termination grace period (30 s by default; etcd-druid sets none) and the store's clock
+ * may be a little ahead: what was written later is not the deleted Etcd's. */
+#define BKEJOB_LAST_WRITES_S 60
 
 /* The Job name of the entry named entry. */
 enum kerr bkejob_name(const char *entry, char out[KNAME_LABEL_MAX + 1]);
