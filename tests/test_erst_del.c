@@ -418,3 +418,35 @@ Test(erst_del_kubesim, foreign_delete_job)
     cr_assert_str_eq(kjson_get_str(job, "metadata.uid"), uid, "left alone");
     cJSON_Delete(job);
 }
+
+/* A pass that created the copy Job and died before the status, then the deletion: the Job's
+ * name and creation are recorded before it is stopped, so what it wrote is still deleted. */
+Test(erst_del_kubesim, crash_before_the_status)
+{
+    struct k8s_write_opts wo = { .subresource = "status" };
+    struct kerr_info err = { 0 };
+    char created[64];
+    cJSON *rs, *job;
+
+    restore("r9", SPEC("copy", "ns1--copy"));
+    cr_assert_eq(run("r9"), ERST_POLL_MS);
+    job = cfix_get(&fx, &RES_JOB, "r9--restore");
+    snprintf(created, sizeof(created), "%s", kjson_get_str(job, "metadata.creationTimestamp"));
+    cJSON_Delete(job);
+    rs = cfix_get(&fx, &ERST_RES_RESTORE, "r9");
+    OK(kjson_set(rs, "status", cJSON_CreateObject(), &err));
+    OK(k8s_update(fx.c, &ERST_RES_RESTORE, CFIX_NS, "r9", rs, &wo, NULL, &err));
+    cJSON_Delete(rs);
+    cr_assert_str_eq(get("r9", "status.jobName"), "");
+    delete_restore("r9");
+    cr_assert_eq(run("r9"), ERST_POLL_MS);
+    cr_assert_str_eq(get("r9", "status.jobName"), "r9--restore");
+    cr_assert_str_eq(get("r9", "status.copyStartedAt"), created);
+    cr_assert(job_gone("r9--restore"));
+    cr_assert_eq(run("r9"), 1);
+    cr_assert_str_eq(get("r9", "status.phase"), ERST_PHASE_FAILED);
+    cr_assert_eq(run("r9"), ERST_POLL_MS);
+    job = cfix_get(&fx, &RES_JOB, "r9--cleanup");
+    cr_assert_not_null(job, "what the Job wrote is kept");
+    cJSON_Delete(job);
+}

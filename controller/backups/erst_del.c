@@ -55,10 +55,14 @@ static const char *str(const cJSON *obj, const char *path)
     return s ? s : "";
 }
 
+/* *requeue lowered to ms (1 ms to PODJOB_BACKOFF_MAX_MS: a lock of years is looked at again
+ * every half hour, a pass that only waits). */
 static void requeue_min(long *requeue, long ms)
 {
     if (ms < 1)
         ms = 1;
+    if (ms > PODJOB_BACKOFF_MAX_MS)
+        ms = PODJOB_BACKOFF_MAX_MS;
     if (*requeue <= 0 || ms < *requeue)
         *requeue = ms;
 }
@@ -301,7 +305,7 @@ static enum kerr start(const struct erst_ctx *x, const cJSON *rs, const struct e
 /* A finished delete Job's Pod read: ERST_DJ_CLEAN or ERST_DJ_UNFINISHED, why (n bytes) and
  * *wait_ms the retry's delay when unfinished. */
 static enum kerr read_result(const struct erst_ctx *x, const cJSON *rs, const cJSON *job,
-                             enum erst_del_job *dj, char *why, size_t n, long *wait_ms,
+                             enum erst_del_job *dj, char *why, size_t n, long *wait_ms, long *kept,
                              struct kerr_info *err)
 {
     const char *jname = str(job, "metadata.name");
@@ -315,6 +319,7 @@ static enum kerr read_result(const struct erst_ctx *x, const cJSON *rs, const cJ
     if (rc != KERR_OK)
         return rc;
     *dj = ERST_DJ_CLEAN;
+    *kept = s.kept;
     if (s.terminated && s.exit_code == 0 && s.parsed && s.remaining == 0)
         return KERR_OK;
     *dj = ERST_DJ_UNFINISHED;
@@ -364,6 +369,17 @@ static enum kerr retry(const struct erst_ctx *x, const cJSON *rs, const cJSON *j
     return rc;
 }
 
+/* The ms until status.nextDeletionAt (at least ERST_POLL_MS). */
+static long until_next(const cJSON *rs)
+{
+    struct timespec at;
+    time_t now = time(NULL);
+
+    if (ktime_parse(str(rs, "status.nextDeletionAt"), &at, NULL) != KERR_OK || at.tv_sec <= now)
+        return ERST_POLL_MS;
+    return (long)(at.tv_sec - now) * 1000L;
+}
+
 /* What the pass reads about rs into f, the delete Job into *del (OWNED, NULL: none); the
  * copy Job into *copy (OWNED) when it is the restore's. */
 static enum kerr read_facts(const struct erst_ctx *x, const cJSON *rs, const char *cname,
@@ -408,7 +424,7 @@ enum kerr erst_delete_step(const struct erst_ctx *x, const cJSON *rs, long *requ
     struct erst_del_facts f;
     struct erst_plan p;
     cJSON *copy = NULL, *del = NULL, *secret = NULL;
-    long wait_ms = ERST_POLL_MS;
+    long wait_ms = ERST_POLL_MS, kept = 0;
     enum erst_del_act act;
     enum kerr rc;
 
@@ -418,7 +434,7 @@ enum kerr erst_delete_step(const struct erst_ctx *x, const cJSON *rs, long *requ
         return kerr_set(err, KERR_INVAL, "no Job names for EtcdRestore %s", name);
     rc = read_facts(x, rs, cname, dname, &f, &copy, &del, err);
     if (rc == KERR_OK && f.del_job == ERST_DJ_UNFINISHED)
-        rc = read_result(x, rs, del, &f.del_job, why, sizeof(why), &wait_ms, err);
+        rc = read_result(x, rs, del, &f.del_job, why, sizeof(why), &wait_ms, &kept, err);
     act = rc == KERR_OK ? erst_del_decide(&f) : ERST_DEL_NOTHING;
     if (act == ERST_DEL_READ_CLAIMS) {
         rc = target_of(x, rs, &p, &secret, err);
@@ -475,14 +491,16 @@ enum kerr erst_delete_step(const struct erst_ctx *x, const cJSON *rs, long *requ
         }
         requeue_min(requeue, ERST_POLL_MS);
         break;
-    case ERST_DEL_WAIT:
-        requeue_min(requeue, ERST_POLL_MS);
+    case ERST_DEL_WAIT: /* a Job running; or the backoff: until status.nextDeletionAt */
+        requeue_min(requeue, f.del_job == ERST_DJ_NONE ? until_next(rs) : ERST_POLL_MS);
         break;
     case ERST_DEL_DONE:
         rc = drop_finalizer(x, rs, err);
         if (rc == KERR_OK) {
             erst_event(x, rs, EV_NORMAL, "CopyDeleted",
-                       "what the restore copied into its target prefix is deleted (Job %s)", dname);
+                       "what the restore copied into its target prefix is deleted (Job %s); %ld "
+                       "object(s) written there outside its copy's time kept",
+                       dname, kept);
             rc = podjob_delete_job(x->client, str(rs, "metadata.namespace"), dname,
                                    str(rs, "metadata.uid"), err);
         }
