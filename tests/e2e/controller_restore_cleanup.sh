@@ -6,8 +6,10 @@
 # shoot on another prefix, so both fail at Creating with their copies left in the store, and
 # the prefixes stay claimed: namespace other's Etcd on restored--shoot is refused. Deleting r:
 # its delete Job empties restored--shoot, r goes, and only then is other's Etcd admitted
-# there. Deleting s: the object written before the copy survives, the copy does not. A third
-# restore c Completes into completed--shoot; deleting it leaves its Etcd's data untouched.
+# there. Deleting s: the object written before the copy survives, the copy does not. Restore t
+# into taken--shoot, which already holds a snapshot (written before, bypassing admission),
+# fails at its copy (--require-empty-destination); deleting t leaves that snapshot. A restore
+# c Completes into completed--shoot; deleting it leaves its Etcd's data untouched.
 # Oracle: s3rver's listing of each prefix and kubectl's answers.
 set -euo pipefail
 . "$(dirname "$0")/../lib/snapshot.sh"
@@ -52,11 +54,15 @@ snap_s3 put "shoot--etcd-main/v2/$snap" "$SNAP_WORK/full"
 # written before any restore, bypassing admission: not the restore's to delete
 echo "an operator's note" >"$SNAP_WORK/note"
 snap_s3 put "seeded--shoot/note-from-before.txt" "$SNAP_WORK/note"
+older=Full-00000000-00000050-1600000000.gz
+snap_fixture "$SNAP_WORK/older" 2048 "$older"
+snap_s3 put "taken--shoot/v2/$older" "$SNAP_WORK/older"
 sleep 2 # the store's times are whole seconds: the copy starts in a later one
 
 restore r etcd-r restored--shoot
 restore s etcd-s seeded--shoot
-jobs_there() { kc -n shoot get job r--restore s--restore >/dev/null 2>&1; }
+restore t etcd-t taken--shoot
+jobs_there() { kc -n shoot get job r--restore s--restore t--restore >/dev/null 2>&1; }
 ksim_wait 30 jobs_there || ctl_fail "no copy Jobs: $(kc -n shoot get etcdrestore -o jsonpath='{.items[*].status}')"
 fins=$(jp shoot etcdrestore/r '{.metadata.finalizers}')
 grep -qF etcd-warden.io/restore-copy <<<"$fins" || ctl_fail "no finalizer on r with its copy Job: $fins"
@@ -65,8 +71,10 @@ ok "the finalizer is on r before its copy runs: $fins"
 ctl_store_etcd shoot etcd-r S3 "$SNAP_BUCKET" shoot--etcd-r
 ctl_store_etcd shoot etcd-s S3 "$SNAP_BUCKET" shoot--etcd-s
 ctl_jobs_serve shoot
-failed() { [ "$(phase r)" = Failed ] && [ "$(phase s)" = Failed ]; }
-ksim_wait 90 failed || ctl_fail "the restores did not fail at Creating: r $(phase r), s $(phase s); $(tail -3 "$SNAP_WORK/job_exec.log")"
+failed() { [ "$(phase r)" = Failed ] && [ "$(phase s)" = Failed ] && [ "$(phase t)" = Failed ]; }
+ksim_wait 90 failed || ctl_fail "the restores did not fail: r $(phase r), s $(phase s), t $(phase t); $(tail -3 "$SNAP_WORK/job_exec.log")"
+grep -q 'already holds 1 snapshot' <<<"$(jp shoot etcdrestore/t '{.status.error}')" ||
+    ctl_fail "t failed for another reason: $(jp shoot etcdrestore/t '{.status.error}')"
 left=$(listing restored--shoot)
 grep -qF "restored--shoot/v2/$snap" <<<"$left" || ctl_fail "no copy left in restored--shoot: $left"
 left=$(listing seeded--shoot)
@@ -93,6 +101,11 @@ expect "seeded--shoot after s: only what was written before its copy" \
     "seeded--shoot/note-from-before.txt " "$(listing seeded--shoot)"
 expect "the object written before survives intact" "an operator's note" \
     "$(snap_s3 get seeded--shoot/note-from-before.txt)"
+
+kc -n shoot delete etcdrestore t --wait=false >/dev/null
+ksim_wait 90 gone t || ctl_fail "t is not gone: $(kc -n shoot get etcdrestore t -o jsonpath='{.status}')"
+expect "taken--shoot after t, whose copy wrote nothing: the snapshot written before it" \
+    "taken--shoot/v2/$older " "$(listing taken--shoot)"
 
 restore c etcd-c completed--shoot
 completed() { [ "$(phase c)" = Completed ]; }
