@@ -131,6 +131,15 @@ Test(cpjob, local_stores_share_one_volume_and_delete_job)
                      "AWS_APPLICATION_CREDENTIALS");
     cr_assert_str_eq(jsonfix_str(job, "spec.template.spec.containers.0.env.1.value"), CPJOB_TO_DIR);
     cr_assert_null(kjson_get(job, "metadata.ownerReferences"));
+    cr_assert_null(arg_of(job, "--written-since"), "no window unless given");
+    cr_assert_null(arg_of(job, "--written-before"));
+    cJSON_Delete(job);
+    /* a window (an EtcdRestore's copy): only what was written then */
+    d.written_since = "2026-11-29T04:00:00Z";
+    d.written_before = "2026-11-29T05:00:00Z";
+    OK(cpjob_build_delete(&d, &job, &err));
+    cr_assert_str_eq(arg_of(job, "--written-since="), "--written-since=2026-11-29T04:00:00Z");
+    cr_assert_str_eq(arg_of(job, "--written-before="), "--written-before=2026-11-29T05:00:00Z");
     cJSON_Delete(job);
     cJSON_Delete(owner);
     cJSON_Delete(sec);

@@ -240,6 +240,10 @@ static cJSON *delete_pod(const struct cpjob_delete_spec *s, const char *kind)
          arg(args, "store-prefix", s->store.prefix);
     if (s->store.endpoint_override && *s->store.endpoint_override)
         ok = ok && arg(args, "store-endpoint-override", s->store.endpoint_override);
+    if (s->written_since)
+        ok = ok && arg(args, "written-since", s->written_since);
+    if (s->written_before)
+        ok = ok && arg(args, "written-before", s->written_before);
     return pod_around(ok, s->image, s->command ? s->command : CPJOB_DEFAULT_DELETE_COMMAND, args,
                       ok ? env_of(var, CPJOB_TO_DIR) : NULL, mounts, vols);
 }

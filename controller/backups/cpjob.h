@@ -101,7 +101,8 @@ enum kerr cpjob_build(const struct cpjob_spec *s, cJSON **out, struct kerr_info 
  * --store-container, --store-prefix, --store-endpoint-override; the Secret
  * mounted at CPJOB_TO_DIR, named by the provider's credentials variable
  * (AWS_APPLICATION_CREDENTIALS, AZURE_APPLICATION_CREDENTIALS), or Local's
- * hostPath as above. Labels as the copy's; activeDeadlineSeconds (default
+ * hostPath as above; --written-since and --written-before (provenance:
+ * controller/snapshot/snapdel.h) when given. Labels as the copy's; activeDeadlineSeconds (default
  * PODJOB_DELETE_DEADLINE_S); no owner reference (it runs while its owner is
  * being deleted, and a foreground deletion would delete it first; the
  * owner's reconcile deletes it) but the owner's uid in the annotation
@@ -111,6 +112,8 @@ struct cpjob_delete_spec {
     const char *name, *ns;
     const cJSON *owner; /* kind and metadata.name, for the label; metadata.uid */
     struct cpjob_store store;
+    const char *written_since, *written_before; /* --written-since/--written-before (RFC 3339):
+                                                   only what was written then; NULL: no bound */
     const char *image, *command;
     long deadline_s; /* activeDeadlineSeconds; 0: PODJOB_DELETE_DEADLINE_S */
 };

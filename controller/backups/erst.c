@@ -10,6 +10,7 @@
 #include "common/bstore.h"
 #include "common/kjson.h"
 #include "common/ktime.h"
+#include "common/rtarget.h"
 #include "controller/backups/cpjob.h"
 #include "controller/core/ctl.h"
 #include "controller/core/ctl_config.h"
@@ -19,11 +20,8 @@
 
 /* ---- status ---- */
 
-static void event(const struct erst_ctx *x, const cJSON *rs, enum ev_type type, const char *reason,
-                  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-
-static void event(const struct erst_ctx *x, const cJSON *rs, enum ev_type type, const char *reason,
-                  const char *fmt, ...)
+void erst_event(const struct erst_ctx *x, const cJSON *rs, enum ev_type type, const char *reason,
+                const char *fmt, ...)
 {
     struct ev_ref ref;
     char note[EV_NOTE_MAX];
@@ -39,9 +37,8 @@ static void event(const struct erst_ctx *x, const cJSON *rs, enum ev_type type, 
     (void)ev_emit(x->events, &ref, type, reason, "Restore", note);
 }
 
-/* Set phase and error (NULL: removed) in rs's status (and the times), then PUT /status. */
-static enum kerr put_status(const struct erst_ctx *x, cJSON *rs, const char *phase,
-                            const char *error, struct kerr_info *err)
+enum kerr erst_put_status(const struct erst_ctx *x, cJSON *rs, const char *phase, const char *error,
+                          struct kerr_info *err)
 {
     struct k8s_write_opts wo = { .subresource = "status" };
     char now[KTIME_LEN + 1];
@@ -71,10 +68,10 @@ static enum kerr put_status(const struct erst_ctx *x, cJSON *rs, const char *pha
 static enum kerr fail(const struct erst_ctx *x, cJSON *rs, const char *reason, const char *why,
                       struct kerr_info *err)
 {
-    enum kerr rc = put_status(x, rs, ERST_PHASE_FAILED, why, err);
+    enum kerr rc = erst_put_status(x, rs, ERST_PHASE_FAILED, why, err);
 
     if (!rc)
-        event(x, rs, EV_WARNING, reason, "%s", why);
+        erst_event(x, rs, EV_WARNING, reason, "%s", why);
     return rc;
 }
 
@@ -124,6 +121,28 @@ static enum kerr build_job(const struct erst_ctx *x, const cJSON *rs, const stru
     return KERR_OK;
 }
 
+/* status.copyStartedAt (in rs, written by the caller) the copy Job's creation, unless recorded:
+ * what the restore wrote is not older (erst_del.h). */
+static enum kerr record_copy_start(const struct erst_ctx *x, cJSON *rs, const char *name,
+                                   struct kerr_info *err)
+{
+    cJSON *job = NULL;
+    const char *at;
+    enum kerr rc;
+
+    if (kjson_get_str(rs, "status.copyStartedAt"))
+        return KERR_OK;
+    rc = k8s_get(x->client, &ETCDSPEC_RES_JOB, kjson_get_str(rs, "metadata.namespace"), name, NULL,
+                 &job, err);
+    at = rc ? NULL : kjson_get_str(job, "metadata.creationTimestamp");
+    if (!rc && !at)
+        rc = kerr_set(err, KERR_INTERNAL, "the copy Job %s has no creationTimestamp", name);
+    if (!rc)
+        rc = kjson_set_str(rs, "status.copyStartedAt", at, err);
+    cJSON_Delete(job);
+    return rc;
+}
+
 static enum kerr pending(const struct erst_ctx *x, cJSON *rs, long *requeue, struct kerr_info *err)
 {
     const char *ns = kjson_get_str(rs, "metadata.namespace");
@@ -138,7 +157,7 @@ static enum kerr pending(const struct erst_ctx *x, cJSON *rs, long *requeue, str
         *requeue = ERST_WAIT_MS;
         if (!kjson_get_str(rs, "status.error") ||
             strcmp(kjson_get_str(rs, "status.error"), p.why) != 0)
-            rc = put_status(x, rs, ERST_PHASE_PENDING, p.why, err);
+            rc = erst_put_status(x, rs, ERST_PHASE_PENDING, p.why, err);
     } else if (!rc && p.refuse) {
         rc = fail(x, rs, "Refused", p.why, err);
     } else if (!rc) {
@@ -152,6 +171,9 @@ static enum kerr pending(const struct erst_ctx *x, cJSON *rs, long *requeue, str
             rc = fail(x, rs, "Refused", p.why, err);
             goto out;
         }
+        /* never a copy Job without the finalizer that deletes what it wrote (erst_del.h) */
+        if (!rc)
+            rc = erst_add_finalizer(x, rs, err);
         if (!rc)
             rc = podjob_create_job(x->client, ns, job, err); /* also one of an earlier pass */
         if (rc == KERR_EXISTS) {                             /* not this restore's: left alone */
@@ -160,15 +182,17 @@ static enum kerr pending(const struct erst_ctx *x, cJSON *rs, long *requeue, str
             goto out;
         }
         if (!rc)
+            rc = record_copy_start(x, rs, name, err);
+        if (!rc)
             rc = kjson_set_str(rs, "status.jobName", name, err);
         if (!rc)
-            rc = put_status(x, rs, ERST_PHASE_COPYING, NULL, err);
+            rc = erst_put_status(x, rs, ERST_PHASE_COPYING, NULL, err);
         if (!rc) {
-            event(x, rs, EV_NORMAL, "Copying", "Job %s copies %s from %s/%s to %s/%s", name,
-                  p.snapshot ? p.snapshot
-                  : p.until  ? "up to the point in time"
-                             : "the latest",
-                  p.from.container, p.from.prefix, p.to.container, p.to.prefix);
+            erst_event(x, rs, EV_NORMAL, "Copying", "Job %s copies %s from %s/%s to %s/%s", name,
+                       p.snapshot ? p.snapshot
+                       : p.until  ? "up to the point in time"
+                                  : "the latest",
+                       p.from.container, p.from.prefix, p.to.container, p.to.prefix);
             *requeue = ERST_POLL_MS;
         }
     }
@@ -230,9 +254,10 @@ static enum kerr copying(const struct erst_ctx *x, cJSON *rs, long *requeue, str
         rc = arr ? kjson_set(rs, "status.snapshots", arr, err)
                  : kerr_set(err, KERR_NOMEM, "the snapshot list");
         if (!rc)
-            rc = put_status(x, rs, ERST_PHASE_CREATING, NULL, err);
+            rc = erst_put_status(x, rs, ERST_PHASE_CREATING, NULL, err);
         if (!rc) {
-            event(x, rs, EV_NORMAL, "Copied", "%zu snapshot(s) copied by Job %s", s->total, job);
+            erst_event(x, rs, EV_NORMAL, "Copied", "%zu snapshot(s) copied by Job %s", s->total,
+                       job);
             *requeue = 1;
         }
     }
@@ -300,10 +325,10 @@ static enum kerr creating(const struct erst_ctx *x, cJSON *rs, long *requeue, st
     if (!rc)
         rc = kjson_set_str(rs, "status.etcdName", target, err);
     if (!rc)
-        rc = put_status(x, rs, ERST_PHASE_COMPLETED, NULL, err);
+        rc = erst_put_status(x, rs, ERST_PHASE_COMPLETED, NULL, err);
     if (!rc)
-        event(x, rs, EV_NORMAL, "Completed", "Etcd %s created on %s/%s", target, p.to.container,
-              p.to.prefix);
+        erst_event(x, rs, EV_NORMAL, "Completed", "Etcd %s created on %s/%s", target,
+                   p.to.container, p.to.prefix);
 out:
     cJSON_Delete(etcd);
     cJSON_Delete(cur);
@@ -324,16 +349,21 @@ enum kerr erst_run(const struct erst_ctx *x, const char *ns, const char *name, l
     if (rc)
         return rc;
     phase = kjson_get_str(rs, "status.phase");
-    if (kjson_has(rs, "metadata.deletionTimestamp"))
-        rc = KERR_OK;
-    else if (!phase || !*phase || strcmp(phase, ERST_PHASE_PENDING) == 0)
+    if (kjson_has(rs, "metadata.deletionTimestamp")) {
+        rc = erst_delete_step(x, rs, requeue_ms, err);
+    } else if (rtarget_claims(rs) && kjson_get_str(rs, "status.jobName") &&
+               !erst_has_finalizer(rs)) { /* a copy started before restores had the finalizer */
+        rc = erst_add_finalizer(x, rs, err);
+        *requeue_ms = 1;
+    } else if (!phase || !*phase || strcmp(phase, ERST_PHASE_PENDING) == 0) {
         rc = pending(x, rs, requeue_ms, err);
-    else if (strcmp(phase, ERST_PHASE_COPYING) == 0)
+    } else if (strcmp(phase, ERST_PHASE_COPYING) == 0) {
         rc = copying(x, rs, requeue_ms, err);
-    else if (strcmp(phase, ERST_PHASE_CREATING) == 0)
+    } else if (strcmp(phase, ERST_PHASE_CREATING) == 0) {
         rc = creating(x, rs, requeue_ms, err);
-    else /* Completed, Failed: terminal */
+    } else { /* Completed, Failed: terminal */
         rc = delete_job(x, rs, err);
+    }
     cJSON_Delete(rs);
     return rc;
 }

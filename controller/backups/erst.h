@@ -52,8 +52,17 @@
  * Completed and Failed are terminal: nothing more is done (the Job, if still
  * there, is deleted). Status writes go through /status with the resourceVersion
  * read, so a concurrent change is a conflict retried by the work queue.
+ * The finalizer ERST_FINALIZER is put on the restore before its copy Job is
+ * created (status.copyStartedAt: the Job's creation): a restore deleted after its
+ * copy started (in flight, or Failed with status.jobName; Completed: its Etcd
+ * owns the data) has its copy Job stopped and, unless something else now owns an
+ * overlapping prefix of the target store, what it wrote there (written from the
+ * copy's start to its end, status.completionTime) deleted by a Job before it goes
+ * (controller/backups/erst_del.h). A Failed restore's copy stays claimed
+ * (common/rtarget's rtarget_claims) until then.
  *
- * Files: erst.c the pass; erst_etcd.c the new Etcd and the prefix check.
+ * Files: erst.c the pass; erst_etcd.c the new Etcd and the prefix check; erst_plan.c
+ * the source and target; erst_del.c the deletion.
  *
  * Ownership: arguments BORROWED; results OWNED by the caller as documented.
  * Thread safety: reentrant (one reconcile per key at a time, as the queue ensures).
@@ -71,6 +80,7 @@ struct ctl;
 struct ctl_result;
 
 #define ERST_LABEL_RESTORED_FROM "etcd-warden.io/restored-from"
+#define ERST_FINALIZER           "etcd-warden.io/restore-copy" /* erst_del.h */
 #define ERST_JOB_TAG             "restore"
 #define ERST_POLL_MS             2000L  /* a copy Job running */
 #define ERST_WAIT_MS             10000L /* waiting for the source EtcdBackup */
@@ -91,8 +101,9 @@ struct erst_ctx {
     struct ev_recorder *events; /* NULL: no events */
     const char *job_image;      /* the copy Job's image and command (NULL: cpjob's defaults) */
     const char *job_command;
-    long backup_wait_ms; /* how long after its creation a restore waits for a missing source
-                            EtcdBackup before it is refused (ERST_BACKUP_WAIT_MS; 0: not at all) */
+    const char *del_command; /* the delete Job's (erst_del.h; image job_image); NULL: cpjob's */
+    long backup_wait_ms;     /* how long after its creation a restore waits for a missing source
+                                EtcdBackup before it is refused (ERST_BACKUP_WAIT_MS; 0: not at all) */
 };
 
 /* A store of a restore, its strings BORROWED. */
@@ -161,5 +172,31 @@ enum kerr erst_plan_resolve(const struct erst_ctx *x, const cJSON *rs, int check
 
 /* Free what p OWNS. */
 void erst_plan_release(struct erst_plan *p);
+
+/* ---- erst.c, shared with erst_del.c ---- */
+
+/* An event about rs (nothing when x->events is NULL). */
+void erst_event(const struct erst_ctx *x, const cJSON *rs, enum ev_type type, const char *reason,
+                const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* phase and error (NULL: removed) set in rs's status (startTime when absent, completionTime
+ * when terminal, observedGeneration), then PUT /status with rs's resourceVersion. */
+enum kerr erst_put_status(const struct erst_ctx *x, cJSON *rs, const char *phase, const char *error,
+                          struct kerr_info *err);
+
+/* ---- erst_del.c: the finalizer (controller/backups/erst_del.h) ---- */
+
+/* 1 when ERST_FINALIZER is on rs. */
+int erst_has_finalizer(const cJSON *rs);
+
+/*
+ * ERST_FINALIZER put on rs (BORROWED, as stored; its metadata.finalizers and resourceVersion
+ * then follow what was written) with a PUT of its resourceVersion; nothing when it has it.
+ */
+enum kerr erst_add_finalizer(const struct erst_ctx *x, cJSON *rs, struct kerr_info *err);
+
+/* One pass over rs (as stored) being deleted; *requeue_ms set when to look again. */
+enum kerr erst_delete_step(const struct erst_ctx *x, const cJSON *rs, long *requeue_ms,
+                           struct kerr_info *err);
 
 #endif

@@ -144,7 +144,7 @@ static void search_backups(struct search *s, const cJSON *items)
 /* An EtcdRestore's target claims from its admission until Completed (its Etcd claims it then),
  * and Failed after its copy started (common/rtarget's rtarget_claims); one without its own
  * provider is not understood here: in every claim's way of its container. The restore creating
- * skip's Etcd is its own. */
+ * skip's Etcd is its own, and skip's restore. */
 static void search_restores(struct search *s, const cJSON *items)
 {
     const cJSON *r;
@@ -154,7 +154,9 @@ static void search_restores(struct search *s, const cJSON *items)
     cJSON_ArrayForEach (r, items) {
         if (!rtarget_claims(r) ||
             (eq(kjson_get_str(r, "metadata.namespace"), s->skip->etcd_ns) &&
-             eq(kjson_get_str(r, "spec.target.etcdName"), s->skip->etcd_name)))
+             eq(kjson_get_str(r, "spec.target.etcdName"), s->skip->etcd_name)) ||
+            (eq(kjson_get_str(r, "metadata.namespace"), s->skip->restore_ns) &&
+             eq(kjson_get_str(r, "metadata.name"), s->skip->restore)))
             continue;
         if (overlaps(s, r, "spec.target.store", NULL, p, sizeof(p))) {
             phase = kjson_get_str(r, "status.phase");

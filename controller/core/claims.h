@@ -41,15 +41,16 @@
 
 /* What is c's own: NULL fields skip nothing. */
 struct claims_skip {
-    const char *etcd_ns, *etcd_name; /* the Etcd of c: its own Etcd and its entries */
-    const char *entry;               /* a BackupEntry by name */
-    const char *backup_ns, *backup;  /* an EtcdBackup by namespace/name */
-    const char *backups_of;          /* with backup_ns: every EtcdBackup of this Etcd
-                                        (spec.etcdName), whose copies may share a prefix */
-    const char *viewer_ns;           /* the namespace the reason is shown to (a tenant's
-                                        status): a claim of another namespace is described
-                                        only as "a prefix claimed from another namespace";
-                                        NULL: the operator's, everything named */
+    const char *etcd_ns, *etcd_name;  /* the Etcd of c: its own Etcd and its entries */
+    const char *entry;                /* a BackupEntry by name */
+    const char *backup_ns, *backup;   /* an EtcdBackup by namespace/name */
+    const char *backups_of;           /* with backup_ns: every EtcdBackup of this Etcd
+                                         (spec.etcdName), whose copies may share a prefix */
+    const char *restore_ns, *restore; /* an EtcdRestore by namespace/name (its target) */
+    const char *viewer_ns;            /* the namespace the reason is shown to (a tenant's
+                                         status): a claim of another namespace is described
+                                         only as "a prefix claimed from another namespace";
+                                         NULL: the operator's, everything named */
 };
 
 /*

@@ -3,7 +3,8 @@
 # BackupEntry's prefix (spec.source.store, its copy in flight), the entry's deletion waits past
 # the grace period (PrefixConflict naming the restore), and the backups stay; once the restore
 # is gone the deletion runs. The restore is held in flight by its copy Job, which nothing runs
-# (tests/support/job_exec.py runs only the deletion Jobs, in the bucket Secret's namespace).
+# (tests/support/job_exec.py runs only the deletion Jobs, in the bucket Secret's namespace, and
+# once the restore is deleted and its copy stopped, the restore's own delete Job).
 # The oracle is what s3rver holds and the Jobs job_exec.py ran. Before: the deletion ran at the
 # end of the grace period and emptied the restore's source under its copy.
 set -euo pipefail
@@ -43,6 +44,11 @@ kc -n etcd-warden create secret generic s3-bucket --from-literal=accessKeyID=S3R
     --from-literal=secretAccessKey=S3RVER --from-literal=region=us-east-1 \
     --from-literal=s3ForcePathStyle=true --from-literal=endpoint="$SNAP_S3_URL" >/dev/null
 ctl_namespace shoot
+# the restore's Secret: its delete Job (run once the restore is deleted) opens the target
+kc -n shoot delete secret etcd-backup >/dev/null
+kc -n shoot create secret generic etcd-backup --from-literal=accessKeyID=S3RVER \
+    --from-literal=secretAccessKey=S3RVER --from-literal=region=us-east-1 \
+    --from-literal=s3ForcePathStyle=true --from-literal=endpoint="$SNAP_S3_URL" >/dev/null
 bucket 1h
 export JOB_EXEC_RECORD=$SNAP_WORK/job-record.jsonl
 ctl_jobs_serve etcd-warden
@@ -86,7 +92,12 @@ expect "the restore's source, as the sidecar wrote it" "$before" "$(all_s3)"
 ok "while the restore reads it, the entry's deletion waits and the backups stay"
 
 kc -n shoot delete etcdrestore back --wait=false >/dev/null
-ksim_wait 60 gone etcdrestore back -n shoot || ctl_fail "the restore stays"
+# deleted in flight: its copy Job is stopped (Failed), then a delete Job removes what the copy
+# wrote into its target (nothing here), run from then on
+stopped() { [ "$(kc -n shoot get etcdrestore back -o jsonpath='{.status.phase}' 2>/dev/null)" = Failed ] || gone etcdrestore back -n shoot; }
+ksim_wait 60 stopped || ctl_fail "the restore's copy is not stopped"
+ctl_jobs_serve shoot
+ksim_wait 60 gone etcdrestore back -n shoot || ctl_fail "the restore stays: $(kc -n shoot get etcdrestore back -o jsonpath='{.status}')"
 ksim_wait 90 gone backupentry "$e" ||
     ctl_fail "$e stays once the restore is gone: $(phase "$e"), $(cond "$e")"
 expect "the deleted cluster's backups, deleted" "" "$(all_s3)"
