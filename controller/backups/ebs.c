@@ -262,9 +262,11 @@ static enum kerr create_backup(const struct rctx *x, struct pass *p, const struc
         rc = kjson_set(b, "spec", cJSON_Duplicate(sp->tmpl, 1), err);
     if (!rc)
         rc = k8s_create(x->client, &EBS_RES_BACKUP, ns, b, NULL, NULL, err);
-    if (rc == KERR_OK)
+    if (rc == KERR_OK) {
+        p->created = 1;
         rctx_event(x, p->sched, EV_NORMAL, "BackupCreated", "Schedule",
                    "created EtcdBackup %s of Etcd %s for the fire time %s", name, sp->etcd, when);
+    }
     if (rc == KERR_EXISTS)
         rc = KERR_OK; /* created by an earlier pass that did not get to write its status */
     if (rc == KERR_OK && !listed(p, name)) {
@@ -356,6 +358,13 @@ static enum kerr schedule(const struct rctx *x, struct pass *p, const struct spe
                        "skipped the fire time %s: %s", ebs_fmt_time(t, when), p->in_use);
         else if (rc == KERR_OK)
             rc = create_backup(x, p, sp, name, t, err);
+        if (rc == KERR_FORBIDDEN || (rc == KERR_API && strcmp(err->reason, "Invalid") == 0)) {
+            snprintf(p->refused, sizeof(p->refused), "the fire time %s was skipped: %s",
+                     ebs_fmt_time(t, when), err->msg);
+            rctx_event(x, p->sched, EV_WARNING, EBS_REASON_REFUSED, "Schedule", "%s", p->refused);
+            kerr_clear(err);
+            rc = KERR_OK;
+        }
         if (rc != KERR_OK)
             return rc;
     }
@@ -387,6 +396,18 @@ static enum kerr run_valid(const struct rctx *x, struct pass *p, const struct sp
     if (*p->in_use) {
         p->reason = EBS_REASON_IN_USE;
         snprintf(p->message, sizeof(p->message), "no backups are made: %s", p->in_use);
+        return ebs_write_status(x, p, sp, 0, err);
+    }
+    /* a refused backup stays reported until a later fire time's is created */
+    r = kjson_get_str(kobj_condition(p->sched, "Ready"), "reason");
+    if (!*p->refused && !p->created && r && strcmp(r, EBS_REASON_REFUSED) == 0)
+        snprintf(p->refused, sizeof(p->refused), "%s",
+                 kjson_get_str(kobj_condition(p->sched, "Ready"), "message")
+                     ? kjson_get_str(kobj_condition(p->sched, "Ready"), "message")
+                     : "the last backup was refused");
+    if (*p->refused) {
+        p->reason = EBS_REASON_REFUSED;
+        snprintf(p->message, sizeof(p->message), "%s", p->refused);
         return ebs_write_status(x, p, sp, 0, err);
     }
     p->reason = sp->suspend ? "Suspended" : "Scheduled";

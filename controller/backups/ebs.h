@@ -51,6 +51,12 @@
  *     skipped (lastScheduleTime = t) with a Warning event EBS_REASON_IN_USE,
  *     the condition Ready is False with that reason naming the owner, and the
  *     destination is looked at again every EBS_RECHECK_MS until it is free.
+ *     A backup the API server refuses (403, an admission webhook's denial:
+ *     warden-webhook refusing a destination in another namespace's part since a
+ *     BackupBucket's prefixScope changed; or 422 Invalid) skips
+ *     t the same way, with a Warning event EBS_REASON_REFUSED quoting the
+ *     refusal, and the condition Ready is False with that reason until a later
+ *     fire time's backup is created.
  *   - Status (subresource, written only when it changed):
  *     lastScheduleTime, lastSuccessfulTime (the newest completionTime of
  *     the schedule's Completed backups, never going back), active [{name}]
@@ -88,6 +94,7 @@ struct rctx;
 #define EBS_STUCK_S          (3L * 3600) /* the copy Job's deadline (controller/core/podjob.h) + 1 h */
 #define EBS_COND_STUCK       "BackupStuck"
 #define EBS_REASON_IN_USE    "DestinationInUse"
+#define EBS_REASON_REFUSED   "BackupRefused"
 #define EBS_RECHECK_MS       60000L /* a destination in use: looked at again */
 
 extern const struct k8s_resource EBS_RES_SCHEDULE; /* etcdbackupschedules */

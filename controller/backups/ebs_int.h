@@ -45,6 +45,8 @@ struct pass {
     const char *reason; /* of the Ready condition */
     char message[1024];
     char in_use[CLAIMS_WHY_MAX + 256]; /* why the destination may not be written, or "" */
+    char refused[KERR_MSG_LEN + 256];  /* why the API server refused this pass's backup, or "" */
+    int created;                       /* this pass created a backup */
 };
 
 /* An RFC 3339 time at path of obj as Unix seconds; 0 when absent or bad. */
