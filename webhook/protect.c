@@ -158,7 +158,8 @@ static enum kerr judge_managed(const struct protect_config *cfg, const struct lo
     }
     kerr_clear(&e);
     rc = lk->etcd(lk->ctx, m->ns, m->part_of, &etcd, &e);
-    if ((scaleguard_applies(req) || pvcguard_applies(req, m)) && lookup_unconfirmed(rc, &e))
+    if ((scaleguard_applies(req) || pvcguard_claims(req) || pvcguard_applies(req, m)) &&
+        lookup_unconfirmed(rc, &e))
         return review_errored(resp, 500,
                               "parent Etcd %s of %s/%s is not in the cache and the API could not "
                               "be asked: a guarded request is not admitted on an unconfirmed miss",
@@ -174,6 +175,8 @@ static enum kerr judge_managed(const struct protect_config *cfg, const struct lo
     if (rc != KERR_OK)
         return review_errored(resp, 500, "%s", e.msg);
     if ((rc = scaleguard_judge(&g, lk, req, m, &etcd, resp, &decided)) || decided)
+        return rc;
+    if ((rc = pvcguard_planted(lk, req, m, resp, &decided)) || decided)
         return rc;
     if (pvcguard_applies(req, m) &&
         ((rc = pvcguard_judge(now_of(cfg), req, m, &etcd, resp, &decided)) || decided))
@@ -226,8 +229,8 @@ enum kerr protect_decide(const struct protect_config *cfg, const struct lookup *
     case MEMBER_META:
         break;
     }
-    if (scaleguard_applies(req) && member_is_kind(req, "apps", "StatefulSet") &&
-        (!m.managed || !m.part_of))
+    if ((scaleguard_applies(req) || pvcguard_claims(req)) &&
+        member_is_kind(req, "apps", "StatefulSet") && (!m.managed || !m.part_of))
         return protect_guard_decide(cfg, lk, req, resp, err);
     if (!m.managed)
         rc = review_allow(resp, "resource: %s/%s is not managed by druid, skipping validations",
@@ -248,18 +251,19 @@ enum kerr protect_guard_decide(const struct protect_config *cfg, const struct lo
     struct lookup_etcd etcd;
     struct kerr_info e;
     struct member_meta m;
-    int decided = 0, judged = scaleguard_applies(req),
+    int decided = 0, judged = scaleguard_applies(req), claims = pvcguard_claims(req),
         pvc = req->op == REVIEW_OP_DELETE && member_is_kind(req, "", "PersistentVolumeClaim");
     enum kerr rc = KERR_OK;
 
     if ((rc = pvcguard_owners(lk, req, resp, &decided)) || decided)
         goto out;
     /*
-     * Only a scale-down to 0, a DELETE that takes the pods and a change of
-     * the labels that decide whether a StatefulSet is checked are judged:
-     * nothing else is looked up, nothing else refused.
+     * Only a scale-down to 0, a DELETE that takes the pods, what brings
+     * ordinals in (their claims) and a change of the labels that decide
+     * whether a StatefulSet is checked are judged: nothing else is looked
+     * up, nothing else refused.
      */
-    if (!judged && !pvc &&
+    if (!judged && !claims && !pvc &&
         (req->op != REVIEW_OP_UPDATE || !member_is_kind(req, "apps", "StatefulSet") ||
          member_raw_problem(req->old_object) || member_raw_problem(req->object))) {
         rc = review_allow(resp, "not a scale-down to 0 replicas");
@@ -279,12 +283,13 @@ enum kerr protect_guard_decide(const struct protect_config *cfg, const struct lo
                           req->namespace, m.pvc ? m.pvc : req->name);
         goto out;
     }
-    if (!judged && !pvc &&
+    if (!judged && !claims && !pvc &&
         (!m.label || protect_user_in(req->username, cfg->reconcilers, cfg->n_reconcilers))) {
         rc = review_allow(resp, "not a scale-down to 0 replicas");
         goto out;
     }
-    if (judged && member_is_kind(req, "apps", "StatefulSet") && (!m.managed || !m.part_of))
+    if ((judged || claims) && member_is_kind(req, "apps", "StatefulSet") &&
+        (!m.managed || !m.part_of))
         member_sts_by_name(req, &m);
     if (!m.managed || !m.part_of) {
         rc = review_allow(resp, "resource: %s/%s is not a component of an Etcd", m.ns, m.name);
@@ -292,7 +297,7 @@ enum kerr protect_guard_decide(const struct protect_config *cfg, const struct lo
     }
     kerr_clear(&e);
     rc = lk->etcd(lk->ctx, m.ns, m.part_of, &etcd, &e);
-    if ((judged || pvc) && lookup_unconfirmed(rc, &e)) {
+    if ((judged || claims || pvc) && lookup_unconfirmed(rc, &e)) {
         rc = review_errored(resp, 500,
                             "parent Etcd %s of %s/%s is not in the cache and the API could not be "
                             "asked: a guarded request is not admitted on an unconfirmed miss",
@@ -308,7 +313,8 @@ enum kerr protect_guard_decide(const struct protect_config *cfg, const struct lo
         rc = review_errored(resp, 500, "%s", e.msg);
         goto out;
     }
-    if ((rc = scaleguard_judge(&g, lk, req, &m, &etcd, resp, &decided)) || decided)
+    if ((rc = scaleguard_judge(&g, lk, req, &m, &etcd, resp, &decided)) || decided ||
+        (rc = pvcguard_planted(lk, req, &m, resp, &decided)) || decided)
         goto out;
     if (pvc) {
         if (!(rc = pvcguard_judge(now_of(cfg), req, &m, &etcd, resp, &decided)) && !decided)
@@ -322,8 +328,10 @@ enum kerr protect_guard_decide(const struct protect_config *cfg, const struct lo
         rc = review_allow(resp, "deletion of StatefulSet %s/%s allowed", m.ns, m.name);
     else if (req->op == REVIEW_OP_CREATE)
         rc = review_allow(resp, "creation of StatefulSet %s/%s allowed", m.ns, m.name);
-    else
+    else if (judged)
         rc = review_allow(resp, "scale-down of StatefulSet %s/%s allowed", m.ns, m.name);
+    else
+        rc = review_allow(resp, "update of StatefulSet %s/%s allowed", m.ns, m.name);
 out:
     if (rc)
         kerr_set(err, rc, "building the admission response");

@@ -8,7 +8,9 @@
  * starts the member on a new, empty volume. Only a valid break glass
  * (HIBGUARD_ANN_BREAK_GLASS) on the Etcd lets it through, with a warning. A
  * claim of an ordinal outside the StatefulSet's, or of a StatefulSet that is
- * gone, is no running member's and is not judged here.
+ * gone, is no running member's and is not judged here. The owners of a
+ * member-named claim are judged where it is written (pvcguard_owners) and
+ * where a StatefulSet would take it (pvcguard_planted).
  *
  * Thread safety: reentrant, as struct lookup allows.
  */
@@ -48,5 +50,30 @@ enum kerr pvcguard_judge(time_t now, const struct review_req *req, const struct 
  */
 enum kerr pvcguard_owners(const struct lookup *lk, const struct review_req *req,
                           struct review_resp *resp, int *decided);
+
+/*
+ * True when req brings ordinals into a StatefulSet: a CREATE with replicas
+ * above 0, an UPDATE of it (or of its scale) after which it has an ordinal it
+ * had not (a scale-up, spec.ordinals.start moved down). The StatefulSet
+ * controller uses the claim "<volumeClaimTemplate>-<StatefulSet>-<n>" of each
+ * such ordinal n as it finds it.
+ */
+int pvcguard_claims(const struct review_req *req);
+
+/*
+ * A claim planted before its member: such a request of the StatefulSet of an
+ * Etcd (m as member_decode or member_sts_by_name made it; the Etcd found) is
+ * refused for everyone while a PVC of its namespace named
+ * "<anything>-<StatefulSet>-<n>", n an ordinal it brings in, carries an owner
+ * reference other than StatefulSet m->name (apps), Etcd m->part_of
+ * (druid.gardener.cloud) or Pod <StatefulSet>-<n>: the member would take that
+ * claim, and the garbage collector would delete it with the foreign owner (a
+ * claim planted before the Etcd existed escapes pvcguard_owners). The PVCs
+ * are listed from the API server (lk->pvcs); no answer (or no lookup) is a
+ * 500. *decided 1: resp holds the refusal or the 500; 0: the usual checks go
+ * on. Returns review_*'s result.
+ */
+enum kerr pvcguard_planted(const struct lookup *lk, const struct review_req *req,
+                           const struct member_meta *m, struct review_resp *resp, int *decided);
 
 #endif
