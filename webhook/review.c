@@ -406,6 +406,7 @@ void review_resp_release(struct review_resp *r)
     size_t i;
 
     free(r->message);
+    free(r->details);
     for (i = 0; i < r->n_warnings; i++)
         free(r->warnings[i]);
     free(r->patch);
@@ -440,7 +441,9 @@ __attribute__((format(printf, 5, 0))) static enum kerr set_verdict(struct review
     if (rc)
         return rc;
     free(r->message);
+    free(r->details);
     r->message = msg;
+    r->details = NULL;
     r->allowed = allowed;
     r->code = code;
     r->reason = reason;
@@ -466,6 +469,24 @@ enum kerr review_deny(struct review_resp *r, const char *fmt, ...)
     va_start(ap, fmt);
     rc = set_verdict(r, 0, 403, "Forbidden", fmt, ap);
     va_end(ap);
+    return rc;
+}
+
+enum kerr review_invalid(struct review_resp *r, const cJSON *details, const char *fmt, ...)
+{
+    char *text = cJSON_PrintUnformatted(details);
+    va_list ap;
+    enum kerr rc;
+
+    if (!text)
+        return KERR_NOMEM;
+    va_start(ap, fmt);
+    rc = set_verdict(r, 0, 422, "Invalid", fmt, ap);
+    va_end(ap);
+    if (rc)
+        free(text);
+    else
+        r->details = text;
     return rc;
 }
 
@@ -513,7 +534,7 @@ enum kerr review_set_patch(struct review_resp *r, const cJSON *ops, struct kerr_
     return KERR_OK;
 }
 
-/* status as metav1.Status marshals: metadata {}, then message, reason, code when set. */
+/* status as metav1.Status marshals: metadata {}, then message, reason, details, code when set. */
 static int add_status(cJSON *resp, const struct review_resp *r)
 {
     cJSON *st = cJSON_AddObjectToObject(resp, "status");
@@ -524,6 +545,8 @@ static int add_status(cJSON *resp, const struct review_resp *r)
     if (r->message && *r->message && !cJSON_AddStringToObject(st, "message", r->message))
         return -1;
     if (r->reason && *r->reason && !cJSON_AddStringToObject(st, "reason", r->reason))
+        return -1;
+    if (r->details && !cJSON_AddRawToObject(st, "details", r->details))
         return -1;
     /* An integer as raw JSON: cJSON prints numbers with "%1.15g" and reads them back. */
     snprintf(code, sizeof(code), "%d", r->code ? r->code : 200);
