@@ -89,6 +89,15 @@ static time_t now_of(const struct protect_config *cfg)
     return cfg->clock ? cfg->clock() : time(NULL);
 }
 
+/*
+ * True when req is a StatefulSet request the guards judge beyond component protection:
+ * a scale-down (scaleguard), new ordinals (their claims), a claim's volume unmounted.
+ */
+static int sts_judged(const struct review_req *req)
+{
+    return scaleguard_applies(req) || pvcguard_claims(req) || pvcguard_remounts(req);
+}
+
 /* What the scale-down guard knows of the caller of req. */
 static struct scaleguard_ctx guard_ctx(const struct protect_config *cfg,
                                        const struct review_req *req)
@@ -158,8 +167,7 @@ static enum kerr judge_managed(const struct protect_config *cfg, const struct lo
     }
     kerr_clear(&e);
     rc = lk->etcd(lk->ctx, m->ns, m->part_of, &etcd, &e);
-    if ((scaleguard_applies(req) || pvcguard_claims(req) || pvcguard_applies(req, m)) &&
-        lookup_unconfirmed(rc, &e))
+    if ((sts_judged(req) || pvcguard_applies(req, m)) && lookup_unconfirmed(rc, &e))
         return review_errored(resp, 500,
                               "parent Etcd %s of %s/%s is not in the cache and the API could not "
                               "be asked: a guarded request is not admitted on an unconfirmed miss",
@@ -176,7 +184,8 @@ static enum kerr judge_managed(const struct protect_config *cfg, const struct lo
         return review_errored(resp, 500, "%s", e.msg);
     if ((rc = scaleguard_judge(&g, lk, req, m, &etcd, resp, &decided)) || decided)
         return rc;
-    if ((rc = pvcguard_planted(lk, req, m, resp, &decided)) || decided)
+    if ((rc = pvcguard_planted(lk, req, m, resp, &decided)) || decided ||
+        (rc = pvcguard_mounts(now_of(cfg), req, m, &etcd, resp, &decided)) || decided)
         return rc;
     if (pvcguard_applies(req, m) &&
         ((rc = pvcguard_judge(now_of(cfg), req, m, &etcd, resp, &decided)) || decided))
@@ -229,8 +238,7 @@ enum kerr protect_decide(const struct protect_config *cfg, const struct lookup *
     case MEMBER_META:
         break;
     }
-    if ((scaleguard_applies(req) || pvcguard_claims(req)) &&
-        member_is_kind(req, "apps", "StatefulSet") && (!m.managed || !m.part_of))
+    if (sts_judged(req) && member_is_kind(req, "apps", "StatefulSet") && (!m.managed || !m.part_of))
         return protect_guard_decide(cfg, lk, req, resp, err);
     if (!m.managed)
         rc = review_allow(resp, "resource: %s/%s is not managed by druid, skipping validations",
@@ -251,7 +259,8 @@ enum kerr protect_guard_decide(const struct protect_config *cfg, const struct lo
     struct lookup_etcd etcd;
     struct kerr_info e;
     struct member_meta m;
-    int decided = 0, judged = scaleguard_applies(req), claims = pvcguard_claims(req),
+    int decided = 0, judged = scaleguard_applies(req),
+        claims = pvcguard_claims(req) || pvcguard_remounts(req),
         pvc = req->op == REVIEW_OP_DELETE && member_is_kind(req, "", "PersistentVolumeClaim");
     enum kerr rc = KERR_OK;
 
@@ -314,7 +323,8 @@ enum kerr protect_guard_decide(const struct protect_config *cfg, const struct lo
         goto out;
     }
     if ((rc = scaleguard_judge(&g, lk, req, &m, &etcd, resp, &decided)) || decided ||
-        (rc = pvcguard_planted(lk, req, &m, resp, &decided)) || decided)
+        (rc = pvcguard_planted(lk, req, &m, resp, &decided)) || decided ||
+        (rc = pvcguard_mounts(now_of(cfg), req, &m, &etcd, resp, &decided)) || decided)
         goto out;
     if (pvc) {
         if (!(rc = pvcguard_judge(now_of(cfg), req, &m, &etcd, resp, &decided)) && !decided)

@@ -292,3 +292,116 @@ enum kerr pvcguard_planted(const struct lookup *lk, const struct review_req *req
     cJSON_Delete(items);
     return rc;
 }
+
+/* The string member key of obj, "" when absent or not a string. BORROWED. */
+static const char *str_of(const cJSON *obj, const char *key)
+{
+    const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, key));
+
+    return v ? v : "";
+}
+
+/* True when name is the name of one of the volumeClaimTemplates of StatefulSet obj. */
+static int claim_volume(const cJSON *obj, const char *name)
+{
+    const cJSON *t;
+
+    cJSON_ArrayForEach (t, kjson_get_arr(obj, "spec.volumeClaimTemplates")) {
+        if (*name && strcmp(lookup_meta_str(t, "name"), name) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* The container named name in the pod template of StatefulSet obj, or NULL. */
+static const cJSON *container(const cJSON *obj, const char *name)
+{
+    const cJSON *c;
+
+    cJSON_ArrayForEach (c, kjson_get_arr(obj, "spec.template.spec.containers")) {
+        if (strcmp(str_of(c, "name"), name) == 0)
+            return c;
+    }
+    return NULL;
+}
+
+/* True when container c has volume mount m as it is: path, volume and sub path. */
+static int has_mount(const cJSON *c, const cJSON *m)
+{
+    static const char *const keys[] = { "mountPath", "name", "subPath", "subPathExpr" };
+    const cJSON *n;
+    size_t k;
+
+    cJSON_ArrayForEach (n, cJSON_GetObjectItemCaseSensitive(c, "volumeMounts")) {
+        for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+            if (strcmp(str_of(n, keys[k]), str_of(m, keys[k])) != 0)
+                break;
+        }
+        if (k == sizeof(keys) / sizeof(keys[0]))
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * The first mount of a claim's volume in the pod template of old that new no longer has
+ * (the same container, path, volume and sub path), *ctr its container's name; NULL: none.
+ */
+static const cJSON *lost_mount(const cJSON *old, const cJSON *new, const char **ctr)
+{
+    const cJSON *c, *m, *nc;
+
+    cJSON_ArrayForEach (c, kjson_get_arr(old, "spec.template.spec.containers")) {
+        cJSON_ArrayForEach (m, cJSON_GetObjectItemCaseSensitive(c, "volumeMounts")) {
+            if (!claim_volume(old, str_of(m, "name")))
+                continue;
+            nc = container(new, str_of(c, "name"));
+            if (!nc || !has_mount(nc, m)) {
+                *ctr = str_of(c, "name");
+                return m;
+            }
+        }
+    }
+    return NULL;
+}
+
+int pvcguard_remounts(const struct review_req *req)
+{
+    const char *ctr = "";
+    long lo, hi;
+
+    return req->op == REVIEW_OP_UPDATE && member_is_kind(req, "apps", "StatefulSet") &&
+           cJSON_IsObject(req->old_object) && cJSON_IsObject(req->object) &&
+           scaleguard_ordinals(req->old_object, &lo, &hi) && hi > lo &&
+           lost_mount(req->old_object, req->object, &ctr);
+}
+
+enum kerr pvcguard_mounts(time_t now, const struct review_req *req, const struct member_meta *m,
+                          const struct lookup_etcd *etcd, struct review_resp *resp, int *decided)
+{
+    const char *ctr = "";
+    const cJSON *mt;
+    char why[160];
+
+    *decided = 0;
+    if (!pvcguard_remounts(req) || !(mt = lost_mount(req->old_object, req->object, &ctr)))
+        return KERR_OK;
+    glass_problem(now, etcd, why, sizeof(why));
+    if (!why[0])
+        return review_warn(resp,
+                           "StatefulSet %s/%s of Etcd %s: container %s no longer mounts the "
+                           "claim volume %s at %s, allowed by annotation %s: %s",
+                           m->ns, m->name, m->part_of, ctr, str_of(mt, "name"),
+                           str_of(mt, "mountPath"), HIBGUARD_ANN_BREAK_GLASS,
+                           etcd->break_glass_reason);
+    *decided = 1;
+    return review_deny(
+        resp,
+        "updating StatefulSet %s/%s of Etcd %s is refused: its container %s would no longer "
+        "mount the members' claim volume %s at %s, and the rolling update would restart each "
+        "running member without the data on its PersistentVolumeClaim, as if the claim were "
+        "deleted. Keep that mount or, if you must: kubectl annotate etcd -n %s %s %s=\"<RFC "
+        "3339 expiry, at most 24h ahead> <reason>\" (%s)",
+        m->ns, m->name, m->part_of, ctr, str_of(mt, "name"), str_of(mt, "mountPath"), m->ns,
+        m->part_of, HIBGUARD_ANN_BREAK_GLASS, why);
+}

@@ -183,9 +183,33 @@ static const struct jscan_member meta_components_m[] = {
     { NULL, NULL },
 };
 static const struct jscan_keep meta_components = { JSCAN_MEMBERS, meta_components_m, NULL };
+/* the containers' volume mounts and the claim templates' names: a member's data volume */
+static const struct jscan_member mount_m[] = { { "name", &all },
+                                               { "mountPath", &all },
+                                               { "subPath", &all },
+                                               { "subPathExpr", &all },
+                                               { NULL, NULL } };
+static const struct jscan_keep mount = { JSCAN_MEMBERS, mount_m, NULL };
+static const struct jscan_keep mounts = { JSCAN_ELEMENTS, NULL, &mount };
+static const struct jscan_member ctr_m[] = { { "name", &all },
+                                             { "volumeMounts", &mounts },
+                                             { NULL, NULL } };
+static const struct jscan_keep ctr = { JSCAN_MEMBERS, ctr_m, NULL };
+static const struct jscan_keep ctrs = { JSCAN_ELEMENTS, NULL, &ctr };
+static const struct jscan_member pod_m[] = { { "containers", &ctrs }, { NULL, NULL } };
+static const struct jscan_keep pod = { JSCAN_MEMBERS, pod_m, NULL };
+static const struct jscan_member tmpl_m[] = { { "spec", &pod }, { NULL, NULL } };
+static const struct jscan_keep tmpl = { JSCAN_MEMBERS, tmpl_m, NULL };
+static const struct jscan_member vctn_meta_m[] = { { "name", &all }, { NULL, NULL } };
+static const struct jscan_keep vctn_meta = { JSCAN_MEMBERS, vctn_meta_m, NULL };
+static const struct jscan_member vctn_m[] = { { "metadata", &vctn_meta }, { NULL, NULL } };
+static const struct jscan_keep vctn = { JSCAN_MEMBERS, vctn_m, NULL };
+static const struct jscan_keep vctns = { JSCAN_ELEMENTS, NULL, &vctn };
 /* spec.replicas, spec.ordinals: the scale-down guard of a StatefulSet or a Scale. */
 static const struct jscan_member spec_components_m[] = { { "replicas", &all },
                                                          { "ordinals", &all },
+                                                         { "template", &tmpl },
+                                                         { "volumeClaimTemplates", &vctns },
                                                          { NULL, NULL } };
 static const struct jscan_keep spec_components = { JSCAN_MEMBERS, spec_components_m, NULL };
 static const struct jscan_member obj_components_m[] = { { "metadata", &meta_components },

@@ -120,8 +120,10 @@ enum kerr review_req_decode(struct review_req *r, const char *body, size_t len,
  * envelope and request fields always (userInfo: its username; options:
  * propagationPolicy and orphanDependents), and of the
  * objects
- *   COMPONENTS  metadata name, namespace, labels, deletionTimestamp, and
- *               spec.replicas;
+ *   COMPONENTS  metadata name, namespace, labels, deletionTimestamp, uid,
+ *               generation, ownerReferences; spec.replicas, spec.ordinals,
+ *               the names of spec.volumeClaimTemplates and the name and
+ *               volumeMounts of each of spec.template.spec.containers;
  *   ETCD        metadata name, namespace, labels, annotations, and the
  *               whole spec;
  *   MUTATE      (object only) metadata name, namespace, labels,

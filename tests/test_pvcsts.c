@@ -1,12 +1,15 @@
 /*
- * Tests of the member-volume guard on StatefulSets (webhook/pvcguard, pvcguard_planted;
- * issue 30): a claim named "<template>-<StatefulSet>-<n>" planted with an owner of one's own
+ * Tests of the member-volume guard on StatefulSets (webhook/pvcguard; issue 30).
+ * pvcguard_planted: a claim named "<template>-<StatefulSet>-<n>" planted with an owner of one's own
  * before the Etcd existed (pvcguard_owners refuses it only while the Etcd exists) would be
  * taken by member n as it is, and the garbage collector would delete it with that owner. So
  * a CREATE of an Etcd's StatefulSet, or an UPDATE (or scale) that brings ordinals in, is
  * refused while such a claim of an ordinal it brings in exists in its namespace, as the API
- * server lists the PVCs (lookup.pvcs). Each sent through the decode - decide - encode
- * pipeline with in-memory lookups, on both endpoints and through both review decoders.
+ * server lists the PVCs (lookup.pvcs). pvcguard_mounts: an UPDATE of a StatefulSet with
+ * running members after which a container no longer mounts a claim's volume as it did (an
+ * emptyDir put at the data directory) is refused for everyone, as a running member's PVC
+ * DELETE is. Each sent through the decode - decide - encode pipeline with in-memory lookups,
+ * on both endpoints and through both review decoders.
  */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
@@ -42,8 +45,15 @@ static time_t fixed_clock(void)
     return 1795000000;
 }
 
-/* StatefulSet etcd-main with replicas (labelled as etcd-druid labels it or not). */
-static cJSON *sts_object(int replicas, int labelled)
+/* The containers of etcd-druid's pod template: both mount the claim's volume. */
+#define CTRS                                                                                    \
+    "[{\"name\":\"etcd\",\"image\":\"etcd-wrapper\",\"volumeMounts\":[{\"name\":\"etcd-main\"," \
+    "\"mountPath\":\"/var/etcd/data\"},{\"name\":\"config\",\"mountPath\":\"/etc/cfg\"}]},"     \
+    "{\"name\":\"backup-restore\",\"volumeMounts\":[{\"name\":\"etcd-main\",\"mountPath\":"     \
+    "\"/var/etcd/data\"}]}]"
+
+/* StatefulSet etcd-main with replicas and the pod template's containers (JSON). */
+static cJSON *sts_object_with(int replicas, int labelled, const char *containers)
 {
     cJSON *o = cJSON_CreateObject(), *meta, *spec;
 
@@ -54,6 +64,9 @@ static cJSON *sts_object(int replicas, int labelled)
         cJSON_AddItemToObject(meta, "labels", cJSON_Parse(LBL_MAIN));
     spec = cJSON_AddObjectToObject(o, "spec");
     cJSON_AddNumberToObject(spec, "replicas", replicas);
+    cJSON_AddItemToObject(
+        cJSON_AddObjectToObject(cJSON_AddObjectToObject(spec, "template"), "spec"), "containers",
+        cJSON_Parse(containers));
     cJSON_AddItemToObject(spec, "volumeClaimTemplates",
                           cJSON_Parse("[{\"metadata\":{\"name\":\"etcd-main\"}}]"));
     return o;
@@ -71,8 +84,12 @@ static cJSON *scale_object(int replicas)
     return o;
 }
 
-/* A review of StatefulSet etcd-main (or of its scale, op "SCALE"): from old to new replicas. */
-static char *review(const char *op, const char *user, int labelled, int from, int to)
+/*
+ * A review of StatefulSet etcd-main (or of its scale, op "SCALE"): from old to new replicas,
+ * its pod template's containers from octrs to nctrs.
+ */
+static char *review_with(const char *op, const char *user, int labelled, int from, int to,
+                         const char *octrs, const char *nctrs)
 {
     int scale = strcmp(op, "SCALE") == 0;
     cJSON *root = cJSON_CreateObject(), *req, *k;
@@ -96,15 +113,21 @@ static char *review(const char *op, const char *user, int labelled, int from, in
     cJSON_AddStringToObject(req, "namespace", "shoot");
     cJSON_AddStringToObject(req, "operation", scale ? "UPDATE" : op);
     cJSON_AddStringToObject(cJSON_AddObjectToObject(req, "userInfo"), "username", user);
-    cJSON_AddItemToObject(req, "object", scale ? scale_object(to) : sts_object(to, labelled));
+    cJSON_AddItemToObject(req, "object",
+                          scale ? scale_object(to) : sts_object_with(to, labelled, nctrs));
     if (strcmp(op, "CREATE") == 0)
         cJSON_AddNullToObject(req, "oldObject");
     else
         cJSON_AddItemToObject(req, "oldObject",
-                              scale ? scale_object(from) : sts_object(from, labelled));
+                              scale ? scale_object(from) : sts_object_with(from, labelled, octrs));
     text = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
     return text;
+}
+
+static char *review(const char *op, const char *user, int labelled, int from, int to)
+{
+    return review_with(op, user, labelled, from, to, CTRS, CTRS);
 }
 
 /* The PVCs the API server lists: pvc (in namespace ns) with owner references refs. */
@@ -242,14 +265,14 @@ static cJSON *decide(enum wh_hook h, const char *etcd, const cJSON *pvcs, int fa
     return doc;
 }
 
-ParameterizedTestParameters(pvcplant, rows)
+ParameterizedTestParameters(pvcsts, planted)
 {
     static size_t idx[NROWS];
 
     return testutil_row_params(idx, NROWS);
 }
 
-ParameterizedTest(size_t *i, pvcplant, rows)
+ParameterizedTest(size_t *i, pvcsts, planted)
 {
     const struct row *t = &rows[*i];
     char *body = review(t->op, t->user, t->labelled, t->from, t->to);
@@ -271,7 +294,7 @@ ParameterizedTest(size_t *i, pvcplant, rows)
 }
 
 /* No answer from the API server: the claims cannot be told, and nothing is admitted unchecked. */
-Test(pvcplant, an_unanswered_pvc_list_is_500)
+Test(pvcsts, an_unanswered_pvc_list_is_500)
 {
     static const enum wh_hook hooks[] = { WH_HOOK_COMPONENTS, WH_HOOK_SCALEGUARD };
     char *bodies[] = { review("CREATE", DRUID, 1, 0, 3), review("UPDATE", DRUID, 1, 1, 3) };
@@ -296,4 +319,92 @@ Test(pvcplant, an_unanswered_pvc_list_is_500)
     }
     free(bodies[0]);
     free(bodies[1]);
+}
+
+#define GLASS_OK \
+    "\"etcd-warden.io/allow-scale-down-without-snapshot\":\"2026-11-20T00:00:00Z disk moved\""
+#define UNMOUNTED(c) "its container " c " would no longer mount the members' claim volume etcd-main"
+#define CTR_ETCD(mounts) \
+    "{\"name\":\"etcd\",\"image\":\"etcd-wrapper\",\"volumeMounts\":" mounts "}"
+#define CTR_BR                                                                                     \
+    "{\"name\":\"backup-restore\",\"volumeMounts\":[{\"name\":\"etcd-main\",\"mountPath\":\"/var/" \
+    "etcd/data\"}]}"
+#define DATA(name, extra) "{\"name\":\"" name "\",\"mountPath\":\"/var/etcd/data\"" extra "}"
+#define CFG               "{\"name\":\"config\",\"mountPath\":\"/etc/cfg\"}"
+
+struct mrow {
+    const char *title;
+    enum wh_hook hook;
+    const char *user, *etcd;
+    int labelled, replicas;
+    const char *ctrs; /* the new template's containers (the old one's: CTRS) */
+    int allowed;
+    const char *message, *warning;
+};
+
+static const struct mrow mrows[] = {
+    { "a tenant (protection disabled) puts an emptyDir at the data directory", WH_HOOK_COMPONENTS,
+      PERSON, ETCD(ANN_OPEN), 1, 3,
+      "[" CTR_ETCD("[" DATA("scratch", "") "," CFG "]") "," CTR_BR "]", 0,
+      "updating StatefulSet shoot/etcd-main of Etcd etcd-main is refused: " UNMOUNTED(
+          "etcd") " at /var/etcd/data",
+      NULL },
+    { "guard only: etcd-druid itself", WH_HOOK_SCALEGUARD, DRUID, ETCD(""), 1, 3,
+      "[" CTR_ETCD("[" DATA("scratch", "") "]") "," CTR_BR "]", 0, UNMOUNTED("etcd"), NULL },
+    { "guard only: without etcd-druid's labels", WH_HOOK_SCALEGUARD, PERSON, ETCD(ANN_OPEN), 0, 3,
+      "[" CTR_ETCD("[" DATA("scratch", "") "]") "," CTR_BR "]", 0, UNMOUNTED("etcd"), NULL },
+    { "the sidecar's mount dropped", WH_HOOK_COMPONENTS, PERSON, ETCD(ANN_OPEN), 1, 3,
+      "[" CTR_ETCD("[" DATA("etcd-main", "") "," CFG "]") ",{\"name\":\"backup-restore\"}]", 0,
+      UNMOUNTED("backup-restore"), NULL },
+    { "the etcd container removed", WH_HOOK_SCALEGUARD, PERSON, ETCD(ANN_OPEN), 1, 3,
+      "[" CTR_BR "]", 0, UNMOUNTED("etcd"), NULL },
+    { "a subPath put in", WH_HOOK_SCALEGUARD, PERSON, ETCD(ANN_OPEN), 1, 3,
+      "[" CTR_ETCD("[" DATA("etcd-main", ",\"subPath\":\"new\"") "," CFG "]") "," CTR_BR "]", 0,
+      UNMOUNTED("etcd"), NULL },
+    { "the claim mounted elsewhere", WH_HOOK_SCALEGUARD, PERSON, ETCD(ANN_OPEN), 1, 3,
+      "[" CTR_ETCD("[{\"name\":\"etcd-main\",\"mountPath\":\"/data\"}," CFG "]") "," CTR_BR "]", 0,
+      UNMOUNTED("etcd"), NULL },
+    /* allowed */
+    { "break glass lets it through", WH_HOOK_SCALEGUARD, PERSON, ETCD(ANN_OPEN "," GLASS_OK), 1, 3,
+      "[" CTR_ETCD("[" DATA("scratch", "") "]") "," CTR_BR "]", 1, "allowed",
+      "no longer mounts the claim volume etcd-main at /var/etcd/data, allowed by annotation" },
+    { "the same template", WH_HOOK_COMPONENTS, DRUID, ETCD(""), 1, 3, CTRS, 1, "allowed", NULL },
+    { "another volume's mount changed", WH_HOOK_COMPONENTS, PERSON, ETCD(ANN_OPEN), 1, 3,
+      "[" CTR_ETCD("[" DATA("etcd-main", "") "]") "," CTR_BR "]", 1, "allowed", NULL },
+    { "a mount added, the mounts reordered", WH_HOOK_SCALEGUARD, PERSON, ETCD(ANN_OPEN), 1, 3,
+      "[" CTR_BR
+      "," CTR_ETCD("[" CFG ",{\"name\":\"x\",\"mountPath\":\"/x\"}," DATA("etcd-main", "") "]") "]",
+      1, "not a scale-down", NULL },
+    { "hibernated: no member runs", WH_HOOK_SCALEGUARD, PERSON, ETCD(ANN_OPEN), 1, 0,
+      "[" CTR_ETCD("[" DATA("scratch", "") "]") "," CTR_BR "]", 1, "not a scale-down", NULL },
+};
+
+#define NMROWS (sizeof(mrows) / sizeof(mrows[0]))
+
+ParameterizedTestParameters(pvcsts, mounts)
+{
+    static size_t idx[NMROWS];
+
+    return testutil_row_params(idx, NMROWS);
+}
+
+ParameterizedTest(size_t *i, pvcsts, mounts)
+{
+    const struct mrow *t = &mrows[*i];
+    char *body =
+        review_with("UPDATE", t->user, t->labelled, t->replicas, t->replicas, CTRS, t->ctrs);
+    cJSON *pvcs = pvc_list(NULL, NULL, NULL);
+    cJSON *doc = decide(t->hook, t->etcd, pvcs, 0, body);
+    const char *msg = kjson_get_str(doc, "response.status.message"),
+               *w = kjson_get_str(doc, "response.warnings.0");
+    bool allowed = !t->allowed;
+
+    cr_assert_eq(kjson_get_bool(doc, "response.allowed", &allowed), KERR_OK);
+    cr_expect_eq(allowed, t->allowed != 0, "%s: allowed (%s)", t->title, msg ? msg : "");
+    cr_expect(msg && strstr(msg, t->message), "%s: message %s", t->title, msg ? msg : "(none)");
+    if (t->warning)
+        cr_expect(w && strstr(w, t->warning), "%s: warning %s", t->title, w ? w : "(none)");
+    cJSON_Delete(doc);
+    cJSON_Delete(pvcs);
+    free(body);
 }
