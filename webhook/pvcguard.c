@@ -368,11 +368,9 @@ static const cJSON *lost_mount(const cJSON *old, const cJSON *new, const char **
 int pvcguard_remounts(const struct review_req *req)
 {
     const char *ctr = "";
-    long lo, hi;
 
     return req->op == REVIEW_OP_UPDATE && member_is_kind(req, "apps", "StatefulSet") &&
            cJSON_IsObject(req->old_object) && cJSON_IsObject(req->object) &&
-           scaleguard_ordinals(req->old_object, &lo, &hi) && hi > lo &&
            lost_mount(req->old_object, req->object, &ctr);
 }
 
@@ -398,9 +396,9 @@ enum kerr pvcguard_mounts(time_t now, const struct review_req *req, const struct
     return review_deny(
         resp,
         "updating StatefulSet %s/%s of Etcd %s is refused: its container %s would no longer "
-        "mount the members' claim volume %s at %s, and the rolling update would restart each "
-        "running member without the data on its PersistentVolumeClaim, as if the claim were "
-        "deleted. Keep that mount or, if you must: kubectl annotate etcd -n %s %s %s=\"<RFC "
+        "mount the members' claim volume %s at %s, and each member would (re)start without "
+        "the data on its PersistentVolumeClaim, as if the claim were deleted. Keep that mount or, "
+        "if you must: kubectl annotate etcd -n %s %s %s=\"<RFC "
         "3339 expiry, at most 24h ahead> <reason>\" (%s)",
         m->ns, m->name, m->part_of, ctr, str_of(mt, "name"), str_of(mt, "mountPath"), m->ns,
         m->part_of, HIBGUARD_ANN_BREAK_GLASS, why);

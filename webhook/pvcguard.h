@@ -77,8 +77,9 @@ enum kerr pvcguard_planted(const struct lookup *lk, const struct review_req *req
                            const struct member_meta *m, struct review_resp *resp, int *decided);
 
 /*
- * True when req is an UPDATE of a StatefulSet with running members (replicas above 0)
- * after which a container of its pod template no longer mounts a volume of its
+ * True when req is an UPDATE of a StatefulSet (running or hibernated: the claims hold
+ * the members' data either way) after which a container of its pod template no longer
+ * mounts a volume of its
  * volumeClaimTemplates as it did (the same container, path, volume and sub path): an
  * emptyDir put at the data directory, the mount dropped, the container removed.
  */
@@ -87,9 +88,9 @@ int pvcguard_remounts(const struct review_req *req);
 /*
  * Judge such an UPDATE of the StatefulSet of Etcd etcd (m as member_decode or
  * member_sts_by_name made it) at time now: refused for everyone, etcd-druid and an Etcd
- * with component protection disabled included, as a running member's PVC DELETE is (the
- * rolling update restarts each member without its data); a valid break glass lets it
- * through with a warning. *decided as pvcguard_judge.
+ * with component protection disabled included, as a running member's PVC DELETE is (each
+ * member would (re)start without its data); a valid break glass lets it through with a
+ * warning. *decided as pvcguard_judge.
  */
 enum kerr pvcguard_mounts(time_t now, const struct review_req *req, const struct member_meta *m,
                           const struct lookup_etcd *etcd, struct review_resp *resp, int *decided);
