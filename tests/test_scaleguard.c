@@ -395,7 +395,7 @@ static const struct guard_row guard_rows[] = {
         ETCD("etcd-main", ANN_CUT, "," STORE), "[]", 1, "not a scale-down to 0 replicas", NULL },
       0 },
     { { "a person scaling up is allowed", SCALE, PERSON, 0, 3, ETCD("etcd-main", "", "," STORE),
-        "[]", 1, "not a scale-down to 0 replicas", NULL },
+        "[]", 1, "update of StatefulSet", NULL },
       0 },
     { { "without a backup store there is nothing to wait for", STS, PERSON, 3, 0,
         ETCD("etcd-main", "", ""), "[]", 1, "allowed", NULL },
@@ -669,9 +669,9 @@ static const struct lrow lrows[] = {
     { "an unlabelled StatefulSet of no Etcd created at 0", WH_HOOK_COMPONENTS, "CREATE", PERSON,
       "{}", "{}", 0, 0, 0, ETCD_MEMBERS("etcd-b", "", "," STORE), "[]", 1,
       "parent Etcd etcd-main of resource shoot/etcd-main not found", NULL },
-    { "an unlabelled StatefulSet updated without a scale-down: no lookup", WH_HOOK_COMPONENTS,
-      "UPDATE", PERSON, "{}", "{}", 2, 3, 0, ETCD("etcd-main", ANN_CUT, "," STORE), "[]", 1,
-      "is not managed by druid", NULL },
+    { "an unlabelled StatefulSet updated without a change of members: no lookup",
+      WH_HOOK_COMPONENTS, "UPDATE", PERSON, "{}", "{}", 3, 3, 0,
+      ETCD("etcd-main", ANN_CUT, "," STORE), "[]", 1, "is not managed by druid", NULL },
     { "an unlabelled StatefulSet of an Etcd's name scaled 3 to 2 is refused", WH_HOOK_COMPONENTS,
       "UPDATE", PERSON, "{}", "{}", 3, 2, 0, ETCD("etcd-main", ANN_CUT, "," STORE), "[]", 0,
       "from 3 to 2 replicas", NULL },
@@ -830,7 +830,7 @@ Test(scaleguard, an_unconfirmed_miss_on_a_guarded_path_is_500)
 {
     static const struct row r = { "", STS, DRUID, 3, 0, "", "[]", 0, "", NULL };
     struct protect_config cfg = { reconcilers, 2, NULL, 0, NULL, controllers, 1, fixed_clock };
-    struct lookup lk = { NULL, unconfirmed_etcd, NULL, NULL, NULL, NULL, NULL };
+    struct lookup lk = { NULL, unconfirmed_etcd, NULL, NULL, NULL, NULL, NULL, NULL };
     enum wh_hook hooks[] = { WH_HOOK_COMPONENTS, WH_HOOK_SCALEGUARD };
     struct review_req req;
     struct review_resp resp;

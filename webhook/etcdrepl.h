@@ -8,8 +8,12 @@
  *
  * An UPDATE of an Etcd, or of its scale subresource (etcds/scale, a Scale:
  * spec.replicas absent is 0), that lowers spec.replicas to a value above 0 is
- * refused (403). An Etcd without spec.replicas on either side is not
- * judged (a transition rule runs on a field present in both). Everything else
+ * refused as the API server refuses it where the CRD carries the rule: 422
+ * Invalid, message `Etcd.druid.gardener.cloud "<name>" is invalid:
+ * spec.replicas: Invalid value: "integer": <ETCDREPL_MESSAGE>`, and
+ * status.details naming the Etcd with one FieldValueInvalid cause on
+ * spec.replicas (kubectl prints `The Etcd "<name>" is invalid: ...`). An Etcd without spec.replicas
+ * on either side is not judged (a transition rule runs on a field present in both). Everything else
  * is allowed. Pure function, reentrant.
  */
 #ifndef WEBHOOK_ETCDREPL_H
@@ -20,6 +24,13 @@
 
 /* etcd-druid's message, verbatim. */
 #define ETCDREPL_MESSAGE "Replicas can either be increased or be downscaled to 0."
+
+/*
+ * The field error's detail as kube-apiserver words a failed CEL rule: the
+ * value shown is the schema type of the field ("integer"), then the rule's
+ * message.
+ */
+#define ETCDREPL_DETAIL "Invalid value: \"integer\": " ETCDREPL_MESSAGE
 
 /*
  * Decide req (BORROWED; a request of /webhooks/etcd) into resp (initialised

@@ -456,6 +456,32 @@ static enum kerr mem_pods(void *ctx, const char *ns, const char *sts, int64_t lo
     return KERR_OK;
 }
 
+static enum kerr mem_pvcs(void *ctx, const char *ns, cJSON **items, struct kerr_info *err)
+{
+    struct lookup_mem *m = ctx;
+    const cJSON *p;
+    cJSON *c;
+
+    m->calls++;
+    if (m->fail) {
+        *items = NULL;
+        return kerr_set(err, m->fail, "injected failure");
+    }
+    if (!(*items = cJSON_CreateArray()))
+        return kerr_set(err, KERR_NOMEM, "listing persistentvolumeclaims");
+    cJSON_ArrayForEach (p, m->pvcs) {
+        if (strcmp(lookup_meta_str(p, "namespace"), ns) != 0)
+            continue;
+        if (!(c = cJSON_Duplicate(p, 1)) || !cJSON_AddItemToArray(*items, c)) {
+            cJSON_Delete(c);
+            cJSON_Delete(*items);
+            *items = NULL;
+            return kerr_set(err, KERR_NOMEM, "listing persistentvolumeclaims");
+        }
+    }
+    return KERR_OK;
+}
+
 void lookup_mem_bind(struct lookup_mem *m, struct lookup *out)
 {
     out->ctx = m;
@@ -465,4 +491,5 @@ void lookup_mem_bind(struct lookup_mem *m, struct lookup *out)
     out->sts_by_labels = mem_sts_by_labels;
     out->snapshot = mem_snapshot;
     out->pods = mem_pods;
+    out->pvcs = mem_pvcs;
 }

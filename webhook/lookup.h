@@ -135,6 +135,13 @@ struct lookup {
      */
     enum kerr (*pods)(void *ctx, const char *ns, const char *sts, int64_t lo, int64_t hi,
                       size_t *outside, int64_t *first, struct kerr_info *err);
+    /*
+     * The PersistentVolumeClaims of ns: on KERR_OK *items TAKES a JSON array of them (the
+     * items of a LIST, possibly empty; cJSON_Delete). Read from the API server, never from
+     * a cache (PVCs are not watched): KERR_OK only on its answer. NULL: not known (a
+     * decision that needs it fails closed).
+     */
+    enum kerr (*pvcs)(void *ctx, const char *ns, cJSON **items, struct kerr_info *err);
 };
 
 /*
@@ -223,6 +230,7 @@ struct lookup_mem {
     const cJSON *stses;
     const cJSON *tasks;
     const cJSON *pods; /* what the pods lookup lists (every namespace's), NULL: none */
+    const cJSON *pvcs; /* what the PVC lookup lists (every namespace's), NULL: none */
     enum kerr fail;
     int calls;
 };

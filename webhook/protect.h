@@ -34,35 +34,11 @@
  * Which objects are an Etcd's (labels, name, owner; an UPDATE judged on
  * the old object) is webhook/member.h's to say.
  *
- * Before steps 6-9, etcd-warden's scale-down guard (common/hibguard.h):
- * for an Etcd with a backup store (spec.backup.store), an UPDATE of its
- * StatefulSet, or of its scale subresource, that takes spec.replicas from
- * above 0 to 0 or moves spec.ordinals.start so that an existing ordinal
- * leaves [start, start + replicas); a CREATE of its StatefulSet at 0
- * replicas or from a later ordinal while pods of that name lie outside its
- * ordinals (lookup.pods, a LIST the API server answers; no answer: 500);
- * or a DELETE of the StatefulSet with replicas above 0 that does not
- * orphan its pods (unless the Etcd carries a deletionTimestamp: its
- * status.lastOperation is anyone's with etcds/status to write), is refused - whoever asks,
- * reconcilers and an Etcd with component protection disabled included - unless a full snapshot of
- * that Etcd Succeeded after its traffic cut (annotation
- * HIBGUARD_ANN_CUT_AT; the snapshot lookup reads a cache) while that cut
- * is current (hibguard_phase_current: the hibernation phase says a sleep is
- * under way; a cut left from an earlier sleep, after which the StatefulSet
- * was scaled up again, counts for nothing), or the Etcd carries
- * HIBGUARD_ANN_BREAK_GLASS with an expiry still ahead
- * (hibguard_break_glass; malformed or expired: ignored, and the denial
- * says so): then the request goes on to the usual
- * checks with an admission warning, and a Warning event on the Etcd
- * (not for a dry run). Without a backup store there is nothing to wait for.
- *
- * A partial scale-down - an UPDATE of the StatefulSet or its scale that
- * lowers spec.replicas to a value above 0 (judged on the new object as the
- * API server made it: a removed spec.replicas is 1), or a CREATE from
- * ordinal 0 with replicas above 0 while pods of its name run past them - is
- * never etcd-druid's (its Etcd CRD: "Replicas can either be increased or be
- * downscaled to 0."): it is refused whoever asks, with a backup store or
- * without, snapshot or not; only break glass lets it through (warning, event).
+ * Before steps 6-9, etcd-warden's scale-down guard (webhook/scaleguard.h:
+ * scale-downs to 0 and partial ones, DELETEs that take the pods, CREATEs that
+ * adopt them, ordinal moves; whoever asks) and the member-volume guard
+ * (webhook/pvcguard.h: a running member's PVC, a member-named PVC's owners,
+ * a StatefulSet taking a planted claim).
  *
  * Then the label rule: an UPDATE that changes the managed-by or part-of
  * label of a component of a live Etcd is refused unless a reconciler asks

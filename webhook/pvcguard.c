@@ -6,7 +6,9 @@
 #include <time.h>
 
 #include "common/hibguard.h"
+#include "common/kjson.h"
 #include "common/ktime.h"
+#include "webhook/scaleguard.h"
 
 int pvcguard_applies(const struct review_req *req, const struct member_meta *m)
 {
@@ -64,33 +66,47 @@ enum kerr pvcguard_judge(time_t now, const struct review_req *req, const struct 
                        m->sts.name, range, m->ns, m->part_of, HIBGUARD_ANN_BREAK_GLASS, why);
 }
 
-/* True when ref (an owner reference) is StatefulSet e, Etcd e or Pod e-<ord> (ord: digits). */
-static int owner_of_member(const cJSON *ref, const char *e, size_t le, const char *ord)
+/*
+ * True when ref (an owner reference) is StatefulSet sts, Etcd etcd or Pod sts-<ord> (ord:
+ * digits); sts is ls bytes long (need not end there), etcd is NUL-terminated.
+ */
+static int owner_of_member(const cJSON *ref, const char *sts, size_t ls, const char *etcd,
+                           const char *ord)
 {
     const char *av = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ref, "apiVersion")),
                *k = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ref, "kind")),
                *n = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ref, "name"));
 
-    if (!av || !k || !n || strncmp(n, e, le) != 0)
+    if (!av || !k || !n)
+        return 0;
+    if (strcmp(k, "Etcd") == 0)
+        return strcmp(n, etcd) == 0 && strncmp(av, "druid.gardener.cloud/", 21) == 0;
+    if (strncmp(n, sts, ls) != 0)
         return 0;
     if (strcmp(k, "Pod") == 0)
-        return strcmp(av, "v1") == 0 && n[le] == '-' && strcmp(n + le + 1, ord) == 0;
-    if (n[le])
-        return 0;
-    return (strcmp(k, "StatefulSet") == 0 && strncmp(av, "apps/", 5) == 0) ||
-           (strcmp(k, "Etcd") == 0 && strncmp(av, "druid.gardener.cloud/", 21) == 0);
+        return strcmp(av, "v1") == 0 && n[ls] == '-' && strcmp(n + ls + 1, ord) == 0;
+    return !n[ls] && strcmp(k, "StatefulSet") == 0 && strncmp(av, "apps/", 5) == 0;
 }
 
-/* The first owner reference in refs that is not a member's of Etcd e, or NULL. */
-static const cJSON *foreign_owner(const cJSON *refs, const char *e, size_t le, const char *ord)
+/* The first owner reference in refs that is not a member's (owner_of_member), or NULL. */
+static const cJSON *foreign_owner(const cJSON *refs, const char *sts, size_t ls, const char *etcd,
+                                  const char *ord)
 {
     const cJSON *ref;
 
     cJSON_ArrayForEach (ref, refs) {
-        if (!owner_of_member(ref, e, le, ord))
+        if (!owner_of_member(ref, sts, ls, etcd, ord))
             return ref;
     }
     return NULL;
+}
+
+/* The kind (what "kind") or the name (what "name") of owner reference ref, for a message. */
+static const char *ref_str(const cJSON *ref, const char *what)
+{
+    const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ref, what));
+
+    return v ? v : strcmp(what, "kind") == 0 ? "(no kind)" : "(no name)";
 }
 
 enum kerr pvcguard_owners(const struct lookup *lk, const struct review_req *req,
@@ -124,7 +140,7 @@ enum kerr pvcguard_owners(const struct lookup *lk, const struct review_req *req,
             continue;
         memcpy(e, name + i, d - 1 - i);
         e[d - 1 - i] = '\0';
-        if (!(bad = foreign_owner(refs, e, d - 1 - i, name + d)))
+        if (!(bad = foreign_owner(refs, e, d - 1 - i, e, name + d)))
             continue;
         kerr_clear(&err);
         rc = lk->etcd(lk->ctx, ns, e, &etcd, &err);
@@ -142,14 +158,248 @@ enum kerr pvcguard_owners(const struct lookup *lk, const struct review_req *req,
             "PersistentVolumeClaim %s/%s is named as the claim of member %s-%s of Etcd %s and "
             "cannot be owned by %s %s: the garbage collector deletes a claim when any owner "
             "goes, and a member's volume is owned only by StatefulSet %s, Etcd %s or Pod %s-%s",
-            ns, name, e, name + d, e,
-            cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(bad, "kind"))
-                ? cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(bad, "kind"))
-                : "(no kind)",
-            cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(bad, "name"))
-                ? cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(bad, "name"))
-                : "(no name)",
-            e, e, e, name + d);
+            ns, name, e, name + d, e, ref_str(bad, "kind"), ref_str(bad, "name"), e, e, e,
+            name + d);
     }
     return KERR_OK;
+}
+
+/* spec.replicas of a Scale (absent: 0); -1 when not a number in range. */
+static long scale_replicas(const cJSON *obj)
+{
+    int64_t r;
+    enum kerr rc = kjson_get_int64(obj, "spec.replicas", &r);
+
+    if (rc == KERR_NOTFOUND)
+        return 0;
+    return rc == KERR_OK && r >= 0 && r <= 2147483647 ? (long)r : -1;
+}
+
+/*
+ * The ordinals req brings into a StatefulSet: those of [*lo1, *hi1) outside [*lo0, *hi0)
+ * (a CREATE: every one). A Scale's start is m's StatefulSet's (m NULL: 0). 0 when req is
+ * no such request or its numbers are not valid (the API server refuses those first).
+ */
+static int brought_in(const struct review_req *req, const struct member_meta *m, long *lo0,
+                      long *hi0, long *lo1, long *hi1)
+{
+    long start = m && m->sts.ordinals_ok ? (long)m->sts.start : 0;
+
+    *lo0 = *hi0 = *lo1 = *hi1 = 0;
+    if (member_is_kind(req, "autoscaling", "Scale")) {
+        if (req->op != REVIEW_OP_UPDATE || scale_replicas(req->old_object) < 0 ||
+            scale_replicas(req->object) < 0)
+            return 0;
+        *lo0 = *lo1 = start;
+        *hi0 = start + scale_replicas(req->old_object);
+        *hi1 = start + scale_replicas(req->object);
+    } else if (!member_is_kind(req, "apps", "StatefulSet") || !cJSON_IsObject(req->object) ||
+               !scaleguard_ordinals(req->object, lo1, hi1)) {
+        return 0;
+    } else if (req->op == REVIEW_OP_UPDATE) {
+        if (!cJSON_IsObject(req->old_object) || !scaleguard_ordinals(req->old_object, lo0, hi0))
+            return 0;
+    } else if (req->op != REVIEW_OP_CREATE)
+        return 0;
+    if (*hi0 <= *lo0)
+        *lo0 = *hi0 = *lo1;
+    return *lo1 < *hi1 && (*lo1 < *lo0 || *hi1 > *hi0);
+}
+
+int pvcguard_claims(const struct review_req *req)
+{
+    long lo0, hi0, lo1, hi1;
+
+    return brought_in(req, NULL, &lo0, &hi0, &lo1, &hi1);
+}
+
+/*
+ * The first PVC of items named "<template>-<sts>-<n>", n in [lo1, hi1) but not in
+ * [lo0, hi0), with an owner reference that is not a member's of sts and etcd: NULL when
+ * there is none, else the PVC, with *bad its foreign owner and *ord n.
+ */
+static const cJSON *planted_claim(const cJSON *items, const char *sts, const char *etcd, long lo0,
+                                  long hi0, long lo1, long hi1, const cJSON **bad, int64_t *ord)
+{
+    size_t ls = strlen(sts), i;
+    const cJSON *p, *refs;
+    const char *name;
+
+    cJSON_ArrayForEach (p, items) {
+        name = lookup_meta_str(p, "name");
+        refs = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(p, "metadata"),
+                                                "ownerReferences");
+        if (!cJSON_IsArray(refs) || !refs->child)
+            continue;
+        /* each "<template>-" prefix the name may have before "<sts>-<n>" */
+        for (i = 1; name[0] && name[i]; i++) {
+            if (name[i] != '-' || !lookup_pod_ordinal(name + i + 1, sts, ord) || *ord < lo1 ||
+                *ord >= hi1 || (*ord >= lo0 && *ord < hi0))
+                continue;
+            if ((*bad = foreign_owner(refs, sts, ls, etcd, name + i + 1 + ls + 1)))
+                return p;
+        }
+    }
+    return NULL;
+}
+
+enum kerr pvcguard_planted(const struct lookup *lk, const struct review_req *req,
+                           const struct member_meta *m, struct review_resp *resp, int *decided)
+{
+    long lo0, hi0, lo1, hi1;
+    const cJSON *pvc, *bad = NULL;
+    cJSON *items = NULL;
+    struct kerr_info e;
+    int64_t ord = -1;
+    enum kerr rc;
+
+    *decided = 0;
+    if (!brought_in(req, m, &lo0, &hi0, &lo1, &hi1))
+        return KERR_OK;
+    kerr_clear(&e);
+    if (!lk->pvcs)
+        kerr_set(&e, KERR_UNSUPPORTED, "no PersistentVolumeClaim lookup is configured");
+    else
+        lk->pvcs(lk->ctx, m->ns, &items, &e);
+    if (e.code != KERR_OK) {
+        cJSON_Delete(items);
+        *decided = 1;
+        return review_errored(resp, 500,
+                              "%s StatefulSet %s/%s of Etcd %s: the PersistentVolumeClaims its "
+                              "new members would use cannot be told (%s), and a claim planted "
+                              "with an owner of someone else's would take a member's volume "
+                              "with that owner: not admitted unchecked",
+                              req->op == REVIEW_OP_CREATE ? "creating" : "scaling up", m->ns,
+                              m->name, m->part_of, e.msg);
+    }
+    pvc = planted_claim(items, m->name, m->part_of, lo0, hi0, lo1, hi1, &bad, &ord);
+    rc = KERR_OK;
+    if (pvc) {
+        *decided = 1;
+        rc = review_deny(
+            resp,
+            "%s StatefulSet %s/%s of Etcd %s is refused: its member %s-%lld would use "
+            "PersistentVolumeClaim %s/%s, which is owned by %s %s, and the garbage collector "
+            "deletes a claim when any owner goes (a member's volume is owned only by "
+            "StatefulSet %s, Etcd %s or Pod %s-%lld). Remove that owner reference (kubectl "
+            "patch pvc -n %s %s --type json -p '[{\"op\": \"remove\", \"path\": "
+            "\"/metadata/ownerReferences\"}]') or delete the claim, then try again",
+            req->op == REVIEW_OP_CREATE ? "creating" : "scaling up", m->ns, m->name, m->part_of,
+            m->name, (long long)ord, m->ns, lookup_meta_str(pvc, "name"), ref_str(bad, "kind"),
+            ref_str(bad, "name"), m->name, m->part_of, m->name, (long long)ord, m->ns,
+            lookup_meta_str(pvc, "name"));
+    }
+    cJSON_Delete(items);
+    return rc;
+}
+
+/* The string member key of obj, "" when absent or not a string. BORROWED. */
+static const char *str_of(const cJSON *obj, const char *key)
+{
+    const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, key));
+
+    return v ? v : "";
+}
+
+/* True when name is the name of one of the volumeClaimTemplates of StatefulSet obj. */
+static int claim_volume(const cJSON *obj, const char *name)
+{
+    const cJSON *t;
+
+    cJSON_ArrayForEach (t, kjson_get_arr(obj, "spec.volumeClaimTemplates")) {
+        if (*name && strcmp(lookup_meta_str(t, "name"), name) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* The container named name in the pod template of StatefulSet obj, or NULL. */
+static const cJSON *container(const cJSON *obj, const char *name)
+{
+    const cJSON *c;
+
+    cJSON_ArrayForEach (c, kjson_get_arr(obj, "spec.template.spec.containers")) {
+        if (strcmp(str_of(c, "name"), name) == 0)
+            return c;
+    }
+    return NULL;
+}
+
+/* True when container c has volume mount m as it is: path, volume and sub path. */
+static int has_mount(const cJSON *c, const cJSON *m)
+{
+    static const char *const keys[] = { "mountPath", "name", "subPath", "subPathExpr" };
+    const cJSON *n;
+    size_t k;
+
+    cJSON_ArrayForEach (n, cJSON_GetObjectItemCaseSensitive(c, "volumeMounts")) {
+        for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+            if (strcmp(str_of(n, keys[k]), str_of(m, keys[k])) != 0)
+                break;
+        }
+        if (k == sizeof(keys) / sizeof(keys[0]))
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * The first mount of a claim's volume in the pod template of old that new no longer has
+ * (the same container, path, volume and sub path), *ctr its container's name; NULL: none.
+ */
+static const cJSON *lost_mount(const cJSON *old, const cJSON *new, const char **ctr)
+{
+    const cJSON *c, *m, *nc;
+
+    cJSON_ArrayForEach (c, kjson_get_arr(old, "spec.template.spec.containers")) {
+        cJSON_ArrayForEach (m, cJSON_GetObjectItemCaseSensitive(c, "volumeMounts")) {
+            if (!claim_volume(old, str_of(m, "name")))
+                continue;
+            nc = container(new, str_of(c, "name"));
+            if (!nc || !has_mount(nc, m)) {
+                *ctr = str_of(c, "name");
+                return m;
+            }
+        }
+    }
+    return NULL;
+}
+
+int pvcguard_remounts(const struct review_req *req)
+{
+    const char *ctr = "";
+
+    return req->op == REVIEW_OP_UPDATE && member_is_kind(req, "apps", "StatefulSet") &&
+           cJSON_IsObject(req->old_object) && cJSON_IsObject(req->object) &&
+           lost_mount(req->old_object, req->object, &ctr);
+}
+
+enum kerr pvcguard_mounts(time_t now, const struct review_req *req, const struct member_meta *m,
+                          const struct lookup_etcd *etcd, struct review_resp *resp, int *decided)
+{
+    const char *ctr = "";
+    const cJSON *mt;
+    char why[160];
+
+    *decided = 0;
+    if (!pvcguard_remounts(req) || !(mt = lost_mount(req->old_object, req->object, &ctr)))
+        return KERR_OK;
+    glass_problem(now, etcd, why, sizeof(why));
+    if (!why[0])
+        return review_warn(resp,
+                           "StatefulSet %s/%s of Etcd %s: container %s no longer mounts the "
+                           "claim volume %s at %s, allowed by annotation %s: %s",
+                           m->ns, m->name, m->part_of, ctr, str_of(mt, "name"),
+                           str_of(mt, "mountPath"), HIBGUARD_ANN_BREAK_GLASS,
+                           etcd->break_glass_reason);
+    *decided = 1;
+    return review_deny(
+        resp,
+        "updating StatefulSet %s/%s of Etcd %s is refused: its container %s would no longer "
+        "mount the members' claim volume %s at %s, and each member would (re)start without "
+        "the data on its PersistentVolumeClaim, as if the claim were deleted. Keep that mount or, "
+        "if you must: kubectl annotate etcd -n %s %s %s=\"<RFC "
+        "3339 expiry, at most 24h ahead> <reason>\" (%s)",
+        m->ns, m->name, m->part_of, ctr, str_of(mt, "name"), str_of(mt, "mountPath"), m->ns,
+        m->part_of, HIBGUARD_ANN_BREAK_GLASS, why);
 }

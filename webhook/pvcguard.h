@@ -8,7 +8,9 @@
  * starts the member on a new, empty volume. Only a valid break glass
  * (HIBGUARD_ANN_BREAK_GLASS) on the Etcd lets it through, with a warning. A
  * claim of an ordinal outside the StatefulSet's, or of a StatefulSet that is
- * gone, is no running member's and is not judged here.
+ * gone, is no running member's and is not judged here. The owners of a
+ * member-named claim are judged where it is written (pvcguard_owners) and
+ * where a StatefulSet would take it (pvcguard_planted).
  *
  * Thread safety: reentrant, as struct lookup allows.
  */
@@ -48,5 +50,49 @@ enum kerr pvcguard_judge(time_t now, const struct review_req *req, const struct 
  */
 enum kerr pvcguard_owners(const struct lookup *lk, const struct review_req *req,
                           struct review_resp *resp, int *decided);
+
+/*
+ * True when req brings ordinals into a StatefulSet: a CREATE with replicas
+ * above 0, an UPDATE of it (or of its scale) after which it has an ordinal it
+ * had not (a scale-up, spec.ordinals.start moved down). The StatefulSet
+ * controller uses the claim "<volumeClaimTemplate>-<StatefulSet>-<n>" of each
+ * such ordinal n as it finds it.
+ */
+int pvcguard_claims(const struct review_req *req);
+
+/*
+ * A claim planted before its member: such a request of the StatefulSet of an
+ * Etcd (m as member_decode or member_sts_by_name made it; the Etcd found) is
+ * refused for everyone while a PVC of its namespace named
+ * "<anything>-<StatefulSet>-<n>", n an ordinal it brings in, carries an owner
+ * reference other than StatefulSet m->name (apps), Etcd m->part_of
+ * (druid.gardener.cloud) or Pod <StatefulSet>-<n>: the member would take that
+ * claim, and the garbage collector would delete it with the foreign owner (a
+ * claim planted before the Etcd existed escapes pvcguard_owners). The PVCs
+ * are listed from the API server (lk->pvcs); no answer (or no lookup) is a
+ * 500. *decided 1: resp holds the refusal or the 500; 0: the usual checks go
+ * on. Returns review_*'s result.
+ */
+enum kerr pvcguard_planted(const struct lookup *lk, const struct review_req *req,
+                           const struct member_meta *m, struct review_resp *resp, int *decided);
+
+/*
+ * True when req is an UPDATE of a StatefulSet (running or hibernated: the claims hold
+ * the members' data either way) after which a container of its pod template no longer
+ * mounts a volume of its
+ * volumeClaimTemplates as it did (the same container, path, volume and sub path): an
+ * emptyDir put at the data directory, the mount dropped, the container removed.
+ */
+int pvcguard_remounts(const struct review_req *req);
+
+/*
+ * Judge such an UPDATE of the StatefulSet of Etcd etcd (m as member_decode or
+ * member_sts_by_name made it) at time now: refused for everyone, etcd-druid and an Etcd
+ * with component protection disabled included, as a running member's PVC DELETE is (each
+ * member would (re)start without its data); a valid break glass lets it through with a
+ * warning. *decided as pvcguard_judge.
+ */
+enum kerr pvcguard_mounts(time_t now, const struct review_req *req, const struct member_meta *m,
+                          const struct lookup_etcd *etcd, struct review_resp *resp, int *decided);
 
 #endif

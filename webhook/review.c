@@ -10,6 +10,7 @@
 #include "common/crypto.h"
 #include "common/jarena.h"
 #include "webhook/jscan.h"
+#include "webhook/rneed.h"
 
 static const char empty[] = "";
 
@@ -165,108 +166,18 @@ static enum kerr decode_request(struct review_req *r, const cJSON *req, struct k
     return KERR_OK;
 }
 
-/* Static schemas of what each decision reads (see enum review_need). */
-static const struct jscan_keep all = { JSCAN_ALL, NULL, NULL };
-
-/*
- * uid and generation: the StatefulSet the final snapshot was checked against (hibguard);
- * ownerReferences: an Etcd's StatefulSet and a member PVC recognised by owner (protect).
- */
-static const struct jscan_member meta_components_m[] = {
-    { "name", &all },
-    { "namespace", &all },
-    { "labels", &all },
-    { "deletionTimestamp", &all },
-    { "uid", &all },
-    { "generation", &all },
-    { "ownerReferences", &all },
-    { NULL, NULL },
-};
-static const struct jscan_keep meta_components = { JSCAN_MEMBERS, meta_components_m, NULL };
-/* spec.replicas, spec.ordinals: the scale-down guard of a StatefulSet or a Scale. */
-static const struct jscan_member spec_components_m[] = { { "replicas", &all },
-                                                         { "ordinals", &all },
-                                                         { NULL, NULL } };
-static const struct jscan_keep spec_components = { JSCAN_MEMBERS, spec_components_m, NULL };
-static const struct jscan_member obj_components_m[] = { { "metadata", &meta_components },
-                                                        { "spec", &spec_components },
-                                                        { NULL, NULL } };
-static const struct jscan_keep obj_components = { JSCAN_MEMBERS, obj_components_m, NULL };
-
-static const struct jscan_member meta_etcd_m[] = {
-    { "name", &all },        { "namespace", &all }, { "labels", &all },
-    { "annotations", &all }, { NULL, NULL },
-};
-static const struct jscan_keep meta_etcd = { JSCAN_MEMBERS, meta_etcd_m, NULL };
-static const struct jscan_member obj_etcd_m[] = { { "metadata", &meta_etcd },
-                                                  { "spec", &all },
-                                                  { NULL, NULL } };
-static const struct jscan_keep obj_etcd = { JSCAN_MEMBERS, obj_etcd_m, NULL };
-
-static const struct jscan_member meta_mutate_m[] = {
-    { "name", &all },        { "namespace", &all },       { "labels", &all },
-    { "annotations", &all }, { "ownerReferences", &all }, { NULL, NULL },
-};
-static const struct jscan_keep meta_mutate = { JSCAN_MEMBERS, meta_mutate_m, NULL };
-static const struct jscan_member vct_meta_m[] = { { "ownerReferences", &all }, { NULL, NULL } };
-static const struct jscan_keep vct_meta = { JSCAN_MEMBERS, vct_meta_m, NULL };
-static const struct jscan_member vct_m[] = { { "metadata", &vct_meta }, { NULL, NULL } };
-static const struct jscan_keep vct = { JSCAN_MEMBERS, vct_m, NULL };
-static const struct jscan_keep vcts = { JSCAN_ELEMENTS, NULL, &vct };
-static const struct jscan_member spec_mutate_m[] = { { "volumeClaimTemplates", &vcts },
-                                                     { NULL, NULL } };
-static const struct jscan_keep spec_mutate = { JSCAN_MEMBERS, spec_mutate_m, NULL };
-static const struct jscan_member obj_mutate_m[] = { { "metadata", &meta_mutate },
-                                                    { "spec", &spec_mutate },
-                                                    { NULL, NULL } };
-static const struct jscan_keep obj_mutate = { JSCAN_MEMBERS, obj_mutate_m, NULL };
-
-static const struct jscan_member user_m[] = { { "username", &all }, { NULL, NULL } };
-static const struct jscan_keep user = { JSCAN_MEMBERS, user_m, NULL };
-/* options of a DELETE: an orphaning one is not guarded (webhook/protect.h). */
-static const struct jscan_member options_m[] = { { "propagationPolicy", &all },
-                                                 { "orphanDependents", &all },
-                                                 { NULL, NULL } };
-static const struct jscan_keep options = { JSCAN_MEMBERS, options_m, NULL };
-
-#define REQUEST_MEMBERS(object, old)                                                             \
-    { "uid", &all }, { "kind", &all }, { "resource", &all }, { "subResource", &all },            \
-        { "name", &all }, { "namespace", &all }, { "operation", &all }, { "userInfo", &user },   \
-        { "dryRun", &all }, { "options", &options }, { "object", object }, { "oldObject", old }, \
-    {                                                                                            \
-        NULL, NULL                                                                               \
-    }
-
-static const struct jscan_member req_components_m[] = { REQUEST_MEMBERS(&obj_components,
-                                                                        &obj_components) };
-static const struct jscan_member req_etcd_m[] = { REQUEST_MEMBERS(&obj_etcd, &obj_etcd) };
-static const struct jscan_member req_mutate_m[] = { REQUEST_MEMBERS(&obj_mutate, NULL) };
-static const struct jscan_keep req_components = { JSCAN_MEMBERS, req_components_m, NULL };
-static const struct jscan_keep req_etcd = { JSCAN_MEMBERS, req_etcd_m, NULL };
-static const struct jscan_keep req_mutate = { JSCAN_MEMBERS, req_mutate_m, NULL };
-
-#define ROOT_MEMBERS(request)                                         \
-    { "apiVersion", &all }, { "kind", &all }, { "request", request }, \
-    {                                                                 \
-        NULL, NULL                                                    \
-    }
-
-static const struct jscan_member root_components_m[] = { ROOT_MEMBERS(&req_components) };
-static const struct jscan_member root_etcd_m[] = { ROOT_MEMBERS(&req_etcd) };
-static const struct jscan_member root_mutate_m[] = { ROOT_MEMBERS(&req_mutate) };
-static const struct jscan_keep root_components = { JSCAN_MEMBERS, root_components_m, NULL };
-static const struct jscan_keep root_etcd = { JSCAN_MEMBERS, root_etcd_m, NULL };
-static const struct jscan_keep root_mutate = { JSCAN_MEMBERS, root_mutate_m, NULL };
-
+/* What need reads of a review (webhook/rneed), the whole body for REVIEW_NEED_ALL. */
 static const struct jscan_keep *schema(enum review_need need)
 {
+    static const struct jscan_keep all = { JSCAN_ALL, NULL, NULL };
+
     switch (need) {
     case REVIEW_NEED_COMPONENTS:
-        return &root_components;
+        return rneed_components();
     case REVIEW_NEED_ETCD:
-        return &root_etcd;
+        return rneed_etcd();
     case REVIEW_NEED_MUTATE:
-        return &root_mutate;
+        return rneed_mutate();
     case REVIEW_NEED_ALL:
         break;
     }
@@ -406,6 +317,7 @@ void review_resp_release(struct review_resp *r)
     size_t i;
 
     free(r->message);
+    free(r->details);
     for (i = 0; i < r->n_warnings; i++)
         free(r->warnings[i]);
     free(r->patch);
@@ -440,7 +352,9 @@ __attribute__((format(printf, 5, 0))) static enum kerr set_verdict(struct review
     if (rc)
         return rc;
     free(r->message);
+    free(r->details);
     r->message = msg;
+    r->details = NULL;
     r->allowed = allowed;
     r->code = code;
     r->reason = reason;
@@ -466,6 +380,24 @@ enum kerr review_deny(struct review_resp *r, const char *fmt, ...)
     va_start(ap, fmt);
     rc = set_verdict(r, 0, 403, "Forbidden", fmt, ap);
     va_end(ap);
+    return rc;
+}
+
+enum kerr review_invalid(struct review_resp *r, const cJSON *details, const char *fmt, ...)
+{
+    char *text = cJSON_PrintUnformatted(details);
+    va_list ap;
+    enum kerr rc;
+
+    if (!text)
+        return KERR_NOMEM;
+    va_start(ap, fmt);
+    rc = set_verdict(r, 0, 422, "Invalid", fmt, ap);
+    va_end(ap);
+    if (rc)
+        free(text);
+    else
+        r->details = text;
     return rc;
 }
 
@@ -513,7 +445,7 @@ enum kerr review_set_patch(struct review_resp *r, const cJSON *ops, struct kerr_
     return KERR_OK;
 }
 
-/* status as metav1.Status marshals: metadata {}, then message, reason, code when set. */
+/* status as metav1.Status marshals: metadata {}, then message, reason, details, code when set. */
 static int add_status(cJSON *resp, const struct review_resp *r)
 {
     cJSON *st = cJSON_AddObjectToObject(resp, "status");
@@ -524,6 +456,8 @@ static int add_status(cJSON *resp, const struct review_resp *r)
     if (r->message && *r->message && !cJSON_AddStringToObject(st, "message", r->message))
         return -1;
     if (r->reason && *r->reason && !cJSON_AddStringToObject(st, "reason", r->reason))
+        return -1;
+    if (r->details && !cJSON_AddRawToObject(st, "details", r->details))
         return -1;
     /* An integer as raw JSON: cJSON prints numbers with "%1.15g" and reads them back. */
     snprintf(code, sizeof(code), "%d", r->code ? r->code : 200);

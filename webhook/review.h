@@ -89,8 +89,9 @@ struct review_req {
 struct review_resp {
     int allowed;
     int code;           /* status.code */
-    const char *reason; /* static text: "" or "Forbidden" */
+    const char *reason; /* static text: "", "Forbidden" or "Invalid" */
     char *message;      /* OWNS or NULL: status.message */
+    char *details;      /* OWNS or NULL: status.details as JSON text (review_invalid) */
     char *warnings[REVIEW_MAX_WARNINGS];
     size_t n_warnings;
     char *patch; /* OWNS or NULL: a JSON Patch document (text) */
@@ -119,8 +120,10 @@ enum kerr review_req_decode(struct review_req *r, const char *body, size_t len,
  * envelope and request fields always (userInfo: its username; options:
  * propagationPolicy and orphanDependents), and of the
  * objects
- *   COMPONENTS  metadata name, namespace, labels, deletionTimestamp, and
- *               spec.replicas;
+ *   COMPONENTS  metadata name, namespace, labels, deletionTimestamp, uid,
+ *               generation, ownerReferences; spec.replicas, spec.ordinals,
+ *               the names of spec.volumeClaimTemplates and the name and
+ *               volumeMounts of each of spec.template.spec.containers;
  *   ETCD        metadata name, namespace, labels, annotations, and the
  *               whole spec;
  *   MUTATE      (object only) metadata name, namespace, labels,
@@ -177,6 +180,17 @@ enum kerr review_allow(struct review_resp *r, const char *fmt, ...)
 /* admission.Denied(message): not allowed, code 403, reason "Forbidden". */
 enum kerr review_deny(struct review_resp *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3), warn_unused_result));
+
+/*
+ * Refused as kube-apiserver refuses an object that fails validation (a CRD's
+ * x-kubernetes-validations rule): code 422, reason "Invalid", the message from
+ * fmt ("<Kind>.<group> \"<name>\" is invalid: <field>: <detail>") and
+ * status.details (BORROWED, copied; a JSON object: name, group, kind, causes),
+ * which kubectl prints ("The <Kind> \"<name>\" is invalid: <field>: <detail>").
+ * KERR_NOMEM / KERR_TOOBIG on failure.
+ */
+enum kerr review_invalid(struct review_resp *r, const cJSON *details, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4), warn_unused_result));
 
 /* admission.Errored(code, err): not allowed, the given code, no reason. */
 enum kerr review_errored(struct review_resp *r, int code, const char *fmt, ...)

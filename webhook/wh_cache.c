@@ -18,6 +18,7 @@
 static const struct k8s_resource res_etcd = { "druid.gardener.cloud", "v1alpha1", "etcds", 1 };
 static const struct k8s_resource res_sts = { "apps", "v1", "statefulsets", 1 };
 static const struct k8s_resource res_pod = { "", "v1", "pods", 1 };
+static const struct k8s_resource res_pvc = { "", "v1", "persistentvolumeclaims", 1 };
 static const struct k8s_resource res_task = { "druid.gardener.cloud", "v1alpha1", "etcdopstasks",
                                               1 };
 
@@ -407,6 +408,35 @@ static enum kerr c_pods(void *ctx, const char *ns, const char *sts, int64_t lo, 
     return rc;
 }
 
+/* A LIST of ns's PVCs (not cached): only a StatefulSet taking new ordinals asks. */
+static enum kerr c_pvcs(void *ctx, const char *ns, cJSON **items, struct kerr_info *err)
+{
+    struct wh_cache *c = ctx;
+    struct k8s_list_opts o;
+    cJSON *list = NULL;
+    enum kerr rc;
+
+    *items = NULL;
+    if (!take_slot(c))
+        return kerr_set(err, KERR_TOOMANY,
+                        "too many API lookups in flight to list the persistentvolumeclaims");
+    memset(&o, 0, sizeof(o));
+    o.deadline_ms = lookup_deadline();
+    rc = k8s_list(c->o.client, &res_pvc, ns, &o, &list, err);
+    atomic_fetch_sub(&c->running, 1);
+    if (rc == KERR_OK) {
+        *items = cJSON_DetachItemFromObjectCaseSensitive(list, "items");
+        if (!cJSON_IsArray(*items)) {
+            cJSON_Delete(*items);
+            *items = cJSON_CreateArray();
+        }
+        if (!*items)
+            rc = kerr_set(err, KERR_NOMEM, "listing persistentvolumeclaims");
+    }
+    cJSON_Delete(list);
+    return rc;
+}
+
 void wh_cache_bind(struct wh_cache *c, struct lookup *out)
 {
     out->ctx = c;
@@ -416,4 +446,5 @@ void wh_cache_bind(struct wh_cache *c, struct lookup *out)
     out->sts_by_labels = c_sts_by_labels;
     out->snapshot = c_snapshot;
     out->pods = c_pods;
+    out->pvcs = c_pvcs;
 }

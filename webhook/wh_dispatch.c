@@ -76,7 +76,8 @@ static enum wh_result result_of(const struct review_resp *resp)
 {
     if (resp->allowed)
         return WH_RESULT_ALLOWED;
-    return resp->code == 403 ? WH_RESULT_DENIED : WH_RESULT_ERRORED;
+    /* a refusal carries its reason (Forbidden, Invalid); an error has none */
+    return resp->reason && *resp->reason ? WH_RESULT_DENIED : WH_RESULT_ERRORED;
 }
 
 static void log_review(enum wh_hook h, const struct review_req *req, const struct review_resp *resp,

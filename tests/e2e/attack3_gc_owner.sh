@@ -9,6 +9,8 @@
 #       claim of that name as it is (it neither creates nor re-owns it): member 0 writes its data
 #       there. Later, protection on, she deletes the ConfigMap; the garbage collector deletes the
 #       member's PVC, and the next restart of the pod starts the member on a new, empty volume.
+# Held since the StatefulSet CREATE over such a claim is refused (tests/e2e/attack3_pvc_planted.sh
+# goes on from there); the rest stays for a webhook that admits it.
 # Checked against what kube-sim stores (its garbage collector acts through the webhooks as
 # system:serviceaccount:kube-system:generic-garbage-collector). Fails while the hole exists.
 set -uo pipefail
@@ -37,7 +39,30 @@ metadata:
   ownerReferences: [{apiVersion: v1, kind: ConfigMap, name: bait, uid: $uid}]
 spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 16Gi}}}
 EOF
-druid_etcd shoot etcd-a # etcd-druid creates the StatefulSet at 3; member 0 uses the claim
+# the Etcd, then etcd-druid's components as druid_etcd makes them; its StatefulSet at 3 would
+# have member 0 use the claim, and a refusal of it for the planted claim is an answer
+kc apply -f - >/dev/null <<EOF || wh_fail "cannot create Etcd shoot/etcd-a"
+apiVersion: druid.gardener.cloud/v1alpha1
+kind: Etcd
+metadata: {name: etcd-a, namespace: shoot, labels: {app: etcd-statefulset, role: main}}
+spec:
+  replicas: 3
+  labels: {app: etcd-statefulset, role: main}
+  etcd: {clientPort: 2379, serverPort: 2380, quota: 8Gi}
+  backup: {port: 8080, fullSnapshotSchedule: "0 */24 * * *", store: {container: etcd-bucket, prefix: shoot--etcd-a, provider: S3, secretRef: {name: etcd-backup}}}
+EOF
+sleep 2 # the caches see the Etcd
+druid_components shoot etcd-a "$(kc -n shoot get etcd etcd-a -o jsonpath='{.metadata.uid}')" 3 |
+    kc_druid -n shoot create -f - >/dev/null 2>"$WH_DIR/create.err"
+if ! kc -n shoot get statefulset etcd-a >/dev/null 2>&1; then
+    grep -qF "would use PersistentVolumeClaim shoot/etcd-a-etcd-a-0, which is owned by ConfigMap bait" "$WH_DIR/create.err" ||
+        wh_fail "StatefulSet etcd-a not created, but not for the planted claim: $(cat "$WH_DIR/create.err")"
+    echo "held: G1: etcd-druid's StatefulSet over the planted claim refused (attack3_pvc_planted)"
+    echo "attack3_gc_owner: ok"
+    exit 0
+fi
+druid_pods shoot etcd-a 3
+druid_status shoot etcd-a 3
 sleep 2 # the caches see the objects
 [ "$(kc -n shoot get statefulset etcd-a -o jsonpath='{.spec.volumeClaimTemplates[0].metadata.name}')" = etcd-a ] ||
     wh_fail "StatefulSet etcd-a's volumeClaimTemplate is not etcd-a"

@@ -194,6 +194,19 @@ wh_allowed "a spec change once restored" admin patch etcd etcd-back --type=merge
     -p '{"spec":{"replicas":3}}'
 wh_allowed "kubectl scale etcd once restored" admin scale etcd etcd-back --replicas=5
 
+# ---- etcd-druid's CRD rule on spec.replicas, answered as kube-apiserver answers the rule
+# (422 Invalid, the field error in details): kubectl prints what it prints for the CRD
+INV='The Etcd "etcd-back" is invalid: spec.replicas: Invalid value: "integer": Replicas can either be increased or be downscaled to 0.'
+out=$(kc -n shoot patch etcd etcd-back --type=merge -p '{"spec":{"replicas":3}}' 2>&1) &&
+    wh_fail "Etcd etcd-back lowered 5 -> 3: $out"
+[ "$out" = "$INV" ] || wh_fail "kubectl printed for Etcd etcd-back lowered 5 -> 3: $out"
+echo "ok: a partial scale-down of an Etcd is Invalid, as etcd-druid's CRD rule answers"
+out=$(kc -n shoot scale etcd etcd-back --replicas=1 2>&1) && wh_fail "kubectl scale etcd 5 -> 1: $out"
+[ "$out" = "$INV" ] || wh_fail "kubectl printed for kubectl scale etcd 5 -> 1: $out"
+[ "$(kc -n shoot get etcd etcd-back -o jsonpath='{.spec.replicas}')" = 5 ] ||
+    wh_fail "Etcd etcd-back is no longer at 5 replicas"
+echo "ok: kubectl scale etcd 5 -> 1 is Invalid too"
+
 # ---- owner references of restored components
 uid=$(kc -n shoot get etcd etcd-back -o jsonpath='{.metadata.uid}')
 ref() { # uid

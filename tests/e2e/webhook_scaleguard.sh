@@ -41,8 +41,11 @@ guard_msg() { # etcd
 scale_to_0() { # token, etcd: a merge patch of the StatefulSet, as Gardener's and druid's clients send
     wh_as "$1" patch statefulset "$2" --type merge -p '{"spec":{"replicas":0}}'
 }
+# a scale-up brings ordinals in: the webhook lists the namespace's PVCs from the API server
+# (not cached) for a claim planted with a foreign owner, one API lookup per scale-up
+ups=0
 back_to_3() {
-    wh_as druid scale statefulset "$1" --replicas=3 >/dev/null
+    wh_as druid scale statefulset "$1" --replicas=3 >/dev/null && ups=$((ups + 1))
 }
 # Wait until the clock (kube-sim's, on this machine) is in a later second than TIME (RFC 3339):
 # a task created then counts for a cut at TIME.
@@ -207,9 +210,10 @@ echo "ok: break glass is evented on the Etcd"
 wh_allowed "without a backup store etcd-druid scales to 0" druid scale statefulset etcd-nostore \
     --replicas=0
 
-# ---- every review came from the caches
+# ---- every review came from the caches, but for the PVC list of each scale-up
 api1=$(api_lookups)
-[ "$api0" = "$api1" ] || wh_fail "API lookups during the reviews: $api0 before, $api1 after"
+[ "$((api0 + ups))" = "$api1" ] ||
+    wh_fail "API lookups during the reviews: $api0 before, $api1 after, $ups scale-up(s)"
 hits1=$(metric 'warden_webhook_cache_lookups_total{result="hit"}')
 [ "${hits1%.*}" -gt "${hits0%.*}" ] || wh_fail "the cache counters did not move: $hits0 -> $hits1"
 echo "ok: 0 API calls for the reviews (warden_webhook_cache_lookups_total{result=\"api\"} stayed $api1; cache hits $hits0 -> $hits1)"

@@ -28,6 +28,16 @@ static const char stses_json[] =
     "\"deletionTimestamp\":\"2026-01-01T00:00:00Z\",\"labels\":{"
     "\"app.kubernetes.io/managed-by\":\"etcd-druid\",\"app.kubernetes.io/part-of\":\"etcd-b\"}}}]";
 
+/* the PVCs a StatefulSet CREATE or scale-up is checked against: names that end and split oddly */
+static const char pvcs_json[] =
+    "[{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"etcd-main-etcd-main-0\","
+    "\"ownerReferences\":[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"name\":\"b\"}]}},"
+    "{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"-etcd-main-99999999999999999999\","
+    "\"ownerReferences\":[{\"kind\":\"Pod\"}]}},"
+    "{\"metadata\":{\"namespace\":\"shoot\",\"ownerReferences\":[{}]}},"
+    "{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"d-etcd-main-\","
+    "\"ownerReferences\":[1]}}]";
+
 static const char *const reconcilers[] = { "system:serviceaccount:druid:etcd-druid" };
 static const char *const exempt[] = {
     "system:serviceaccount:kube-system:generic-garbage-collector"
@@ -46,7 +56,7 @@ static void answer(const struct review_req *req, struct review_resp *resp)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static cJSON *etcds, *stses;
+    static cJSON *etcds, *stses, *pvcs;
     struct protect_config cfg = { reconcilers, 1, exempt, 1, NULL, NULL, 0, NULL };
     struct lookup_mem mem = { 0 };
     struct lookup lk;
@@ -56,9 +66,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!etcds) {
         etcds = cJSON_Parse(etcds_json);
         stses = cJSON_Parse(stses_json);
+        pvcs = cJSON_Parse(pvcs_json);
     }
     mem.etcds = etcds;
     mem.stses = stses;
+    mem.pvcs = pvcs;
     mem.fail = size > 0 && data[size - 1] == ' ' ? KERR_API : KERR_OK; /* trailing space */
     lookup_mem_bind(&mem, &lk);
     review_req_init(&req);

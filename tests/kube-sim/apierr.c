@@ -2,6 +2,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void ksim_apierr_clear(struct ksim_apierr *e)
@@ -249,6 +250,30 @@ enum kerr ksim_apierr_to_json(const struct ksim_apierr *e, cJSON **out)
     return KERR_OK;
 }
 
+/*
+ * details.causes of a Status (a webhook's refusal: kube-apiserver returns its Status as
+ * sent, causes included, which kubectl prints for an Invalid one): kept as JSON when it
+ * fits, else its first cause.
+ */
+static void causes_from_status(struct ksim_apierr *e, const cJSON *causes)
+{
+    const cJSON *c = cJSON_GetArrayItem(causes, 0), *v;
+    char *text;
+
+    if (!cJSON_IsArray(causes) || !cJSON_IsObject(c))
+        return;
+    if ((v = cJSON_GetObjectItemCaseSensitive(c, "field")) && cJSON_IsString(v))
+        snprintf(e->field, sizeof(e->field), "%s", v->valuestring);
+    if ((v = cJSON_GetObjectItemCaseSensitive(c, "reason")) && cJSON_IsString(v))
+        snprintf(e->cause_reason, sizeof(e->cause_reason), "%s", v->valuestring);
+    if ((v = cJSON_GetObjectItemCaseSensitive(c, "message")) && cJSON_IsString(v))
+        snprintf(e->cause_message, sizeof(e->cause_message), "%s", v->valuestring);
+    text = cJSON_PrintUnformatted(causes);
+    if (text && strlen(text) < sizeof(e->causes))
+        memcpy(e->causes, text, strlen(text) + 1);
+    free(text);
+}
+
 void ksim_apierr_from_status(struct ksim_apierr *e, const cJSON *status, int dflt_code)
 {
     const cJSON *code = cJSON_GetObjectItemCaseSensitive(status, "code");
@@ -271,4 +296,5 @@ void ksim_apierr_from_status(struct ksim_apierr *e, const cJSON *status, int dfl
         snprintf(e->group, sizeof(e->group), "%s", v->valuestring);
     if ((v = cJSON_GetObjectItemCaseSensitive(details, "kind")) && cJSON_IsString(v))
         snprintf(e->kind, sizeof(e->kind), "%s", v->valuestring);
+    causes_from_status(e, cJSON_GetObjectItemCaseSensitive(details, "causes"));
 }

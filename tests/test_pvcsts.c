@@ -1,0 +1,412 @@
+/*
+ * Tests of the member-volume guard on StatefulSets (webhook/pvcguard; issue 30).
+ * pvcguard_planted: a claim named "<template>-<StatefulSet>-<n>" planted with an owner of one's own
+ * before the Etcd existed (pvcguard_owners refuses it only while the Etcd exists) would be
+ * taken by member n as it is, and the garbage collector would delete it with that owner. So
+ * a CREATE of an Etcd's StatefulSet, or an UPDATE (or scale) that brings ordinals in, is
+ * refused while such a claim of an ordinal it brings in exists in its namespace, as the API
+ * server lists the PVCs (lookup.pvcs). pvcguard_mounts: an UPDATE of a StatefulSet with
+ * running members after which a container no longer mounts a claim's volume as it did (an
+ * emptyDir put at the data directory) is refused for everyone, as a running member's PVC
+ * DELETE is. Each sent through the decode - decide - encode pipeline with in-memory lookups,
+ * on both endpoints and through both review decoders.
+ */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/kjson.h"
+#include "tests/support/testutil.h"
+#include "tests/support/whdiff.h"
+#include "webhook/protect.h"
+#include "webhook/wh_dispatch.h"
+
+#define DRUID    "system:serviceaccount:druid:etcd-druid"
+#define WARDEN   "system:serviceaccount:warden:warden-controller"
+#define PERSON   "alice@example.com"
+#define ANN_OPEN "\"druid.gardener.cloud/disable-etcd-component-protection\":\"\""
+#define ETCD(ann)                                                                      \
+    "{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"etcd-main\",\"uid\":\"uid-e\"," \
+    "\"annotations\":{" ann "}},\"spec\":{\"replicas\":3}}"
+#define LBL_MAIN                                                            \
+    "{\"app.kubernetes.io/managed-by\":\"etcd-druid\",\"app.kubernetes.io/" \
+    "part-of\":\"etcd-main\"}"
+#define REF(av, kind, name) \
+    "{\"apiVersion\":\"" av "\",\"kind\":\"" kind "\",\"name\":\"" name "\",\"uid\":\"u\"}"
+#define BAIT "[" REF("v1", "ConfigMap", "bait") "]"
+
+static const char *const reconcilers[] = { DRUID, WARDEN };
+static const char *const controllers[] = { WARDEN };
+
+static time_t fixed_clock(void)
+{
+    return 1795000000;
+}
+
+/* The containers of etcd-druid's pod template: both mount the claim's volume. */
+#define CTRS                                                                                    \
+    "[{\"name\":\"etcd\",\"image\":\"etcd-wrapper\",\"volumeMounts\":[{\"name\":\"etcd-main\"," \
+    "\"mountPath\":\"/var/etcd/data\"},{\"name\":\"config\",\"mountPath\":\"/etc/cfg\"}]},"     \
+    "{\"name\":\"backup-restore\",\"volumeMounts\":[{\"name\":\"etcd-main\",\"mountPath\":"     \
+    "\"/var/etcd/data\"}]}]"
+
+/* StatefulSet etcd-main with replicas and the pod template's containers (JSON). */
+static cJSON *sts_object_with(int replicas, int labelled, const char *containers)
+{
+    cJSON *o = cJSON_CreateObject(), *meta, *spec;
+
+    meta = cJSON_AddObjectToObject(o, "metadata");
+    cJSON_AddStringToObject(meta, "namespace", "shoot");
+    cJSON_AddStringToObject(meta, "name", "etcd-main");
+    if (labelled)
+        cJSON_AddItemToObject(meta, "labels", cJSON_Parse(LBL_MAIN));
+    spec = cJSON_AddObjectToObject(o, "spec");
+    cJSON_AddNumberToObject(spec, "replicas", replicas);
+    cJSON_AddItemToObject(
+        cJSON_AddObjectToObject(cJSON_AddObjectToObject(spec, "template"), "spec"), "containers",
+        cJSON_Parse(containers));
+    cJSON_AddItemToObject(spec, "volumeClaimTemplates",
+                          cJSON_Parse("[{\"metadata\":{\"name\":\"etcd-main\"}}]"));
+    return o;
+}
+
+/* A Scale of StatefulSet etcd-main at replicas. */
+static cJSON *scale_object(int replicas)
+{
+    cJSON *o = cJSON_CreateObject(), *meta;
+
+    meta = cJSON_AddObjectToObject(o, "metadata");
+    cJSON_AddStringToObject(meta, "namespace", "shoot");
+    cJSON_AddStringToObject(meta, "name", "etcd-main");
+    cJSON_AddNumberToObject(cJSON_AddObjectToObject(o, "spec"), "replicas", replicas);
+    return o;
+}
+
+/*
+ * A review of StatefulSet etcd-main (or of its scale, op "SCALE"): from old to new replicas,
+ * its pod template's containers from octrs to nctrs.
+ */
+static char *review_with(const char *op, const char *user, int labelled, int from, int to,
+                         const char *octrs, const char *nctrs)
+{
+    int scale = strcmp(op, "SCALE") == 0;
+    cJSON *root = cJSON_CreateObject(), *req, *k;
+    char *text;
+
+    cJSON_AddStringToObject(root, "apiVersion", "admission.k8s.io/v1");
+    cJSON_AddStringToObject(root, "kind", "AdmissionReview");
+    req = cJSON_AddObjectToObject(root, "request");
+    cJSON_AddStringToObject(req, "uid", "0000-5555");
+    k = cJSON_AddObjectToObject(req, "kind");
+    cJSON_AddStringToObject(k, "group", scale ? "autoscaling" : "apps");
+    cJSON_AddStringToObject(k, "version", "v1");
+    cJSON_AddStringToObject(k, "kind", scale ? "Scale" : "StatefulSet");
+    k = cJSON_AddObjectToObject(req, "resource");
+    cJSON_AddStringToObject(k, "group", "apps");
+    cJSON_AddStringToObject(k, "version", "v1");
+    cJSON_AddStringToObject(k, "resource", "statefulsets");
+    if (scale)
+        cJSON_AddStringToObject(req, "subResource", "scale");
+    cJSON_AddStringToObject(req, "name", "etcd-main");
+    cJSON_AddStringToObject(req, "namespace", "shoot");
+    cJSON_AddStringToObject(req, "operation", scale ? "UPDATE" : op);
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(req, "userInfo"), "username", user);
+    cJSON_AddItemToObject(req, "object",
+                          scale ? scale_object(to) : sts_object_with(to, labelled, nctrs));
+    if (strcmp(op, "CREATE") == 0)
+        cJSON_AddNullToObject(req, "oldObject");
+    else
+        cJSON_AddItemToObject(req, "oldObject",
+                              scale ? scale_object(from) : sts_object_with(from, labelled, octrs));
+    text = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    return text;
+}
+
+static char *review(const char *op, const char *user, int labelled, int from, int to)
+{
+    return review_with(op, user, labelled, from, to, CTRS, CTRS);
+}
+
+/* The PVCs the API server lists: pvc (in namespace ns) with owner references refs. */
+static cJSON *pvc_list(const char *pvc, const char *ns, const char *refs)
+{
+    cJSON *list = cJSON_CreateArray(), *p, *meta;
+
+    if (!pvc)
+        return list;
+    p = cJSON_CreateObject();
+    meta = cJSON_AddObjectToObject(p, "metadata");
+    cJSON_AddStringToObject(meta, "namespace", ns);
+    cJSON_AddStringToObject(meta, "name", pvc);
+    if (refs)
+        cJSON_AddItemToObject(meta, "ownerReferences", cJSON_Parse(refs));
+    cJSON_AddItemToArray(list, p);
+    return list;
+}
+
+struct row {
+    const char *title;
+    enum wh_hook hook;
+    const char *op, *user, *etcd;
+    int labelled, from, to;
+    const char *pvc, *ns, *refs; /* the PVC listed (pvc NULL: none) */
+    int allowed;
+    const char *message;
+};
+
+#define PLANTED "which is owned by ConfigMap bait"
+
+static const struct row rows[] = {
+    { "etcd-druid creates the StatefulSet over a claim planted before the Etcd", WH_HOOK_COMPONENTS,
+      "CREATE", DRUID, ETCD(""), 1, 0, 3, "etcd-main-etcd-main-0", "shoot", BAIT, 0,
+      "creating StatefulSet shoot/etcd-main of Etcd etcd-main is refused: its member "
+      "etcd-main-0 would use PersistentVolumeClaim shoot/etcd-main-etcd-main-0, " PLANTED },
+    { "guard only: the same", WH_HOOK_SCALEGUARD, "CREATE", DRUID, ETCD(""), 1, 0, 3,
+      "etcd-main-etcd-main-2", "shoot", BAIT, 0, "its member etcd-main-2 would use" },
+    { "without etcd-druid's labels (an Etcd of its name)", WH_HOOK_COMPONENTS, "CREATE", PERSON,
+      ETCD(""), 0, 0, 3, "etcd-main-etcd-main-1", "shoot", BAIT, 0, PLANTED },
+    { "protection disabled: still refused", WH_HOOK_COMPONENTS, "CREATE", PERSON, ETCD(ANN_OPEN), 1,
+      0, 3, "etcd-main-etcd-main-1", "shoot", BAIT, 0, PLANTED },
+    { "another template's name", WH_HOOK_SCALEGUARD, "CREATE", DRUID, ETCD(""), 1, 0, 3,
+      "data-etcd-main-1", "shoot", BAIT, 0, "PersistentVolumeClaim shoot/data-etcd-main-1" },
+    { "owned by another StatefulSet", WH_HOOK_SCALEGUARD, "CREATE", DRUID, ETCD(""), 1, 0, 3,
+      "etcd-main-etcd-main-0", "shoot", "[" REF("apps/v1", "StatefulSet", "mine") "]", 0,
+      "which is owned by StatefulSet mine" },
+    { "owned by another member's Pod", WH_HOOK_SCALEGUARD, "CREATE", DRUID, ETCD(""), 1, 0, 3,
+      "etcd-main-etcd-main-0", "shoot", "[" REF("v1", "Pod", "etcd-main-1") "]", 0,
+      "which is owned by Pod etcd-main-1" },
+    { "a scale-up brings a planted claim in", WH_HOOK_COMPONENTS, "UPDATE", DRUID, ETCD(""), 1, 1,
+      3, "etcd-main-etcd-main-2", "shoot", BAIT, 0,
+      "scaling up StatefulSet shoot/etcd-main of Etcd etcd-main is refused: its member "
+      "etcd-main-2" },
+    { "guard only: a scale-up without labels", WH_HOOK_SCALEGUARD, "UPDATE", PERSON, ETCD(""), 0, 1,
+      3, "etcd-main-etcd-main-1", "shoot", BAIT, 0, PLANTED },
+    { "kubectl scale brings a planted claim in", WH_HOOK_SCALEGUARD, "SCALE", PERSON, ETCD(""), 1,
+      1, 2, "etcd-main-etcd-main-1", "shoot", BAIT, 0, PLANTED },
+    /* allowed */
+    { "owned by its StatefulSet and its Pod", WH_HOOK_COMPONENTS, "CREATE", DRUID, ETCD(""), 1, 0,
+      3, "etcd-main-etcd-main-0", "shoot",
+      "[" REF("apps/v1", "StatefulSet", "etcd-main") "," REF("v1", "Pod", "etcd-main-0") "]", 1,
+      "allowed" },
+    { "owned by its Etcd", WH_HOOK_SCALEGUARD, "CREATE", DRUID, ETCD(""), 1, 0, 3,
+      "etcd-main-etcd-main-0", "shoot",
+      "[" REF("druid.gardener.cloud/v1alpha1", "Etcd", "etcd-main") "]", 1, "allowed" },
+    { "a claim without owners", WH_HOOK_SCALEGUARD, "CREATE", DRUID, ETCD(""), 1, 0, 3,
+      "etcd-main-etcd-main-0", "shoot", NULL, 1, "allowed" },
+    { "an ordinal it does not run", WH_HOOK_SCALEGUARD, "CREATE", DRUID, ETCD(""), 1, 0, 3,
+      "etcd-main-etcd-main-3", "shoot", BAIT, 1, "allowed" },
+    { "another namespace's claim", WH_HOOK_COMPONENTS, "CREATE", DRUID, ETCD(""), 1, 0, 3,
+      "etcd-main-etcd-main-0", "other", BAIT, 1, "allowed" },
+    { "another StatefulSet's claim", WH_HOOK_COMPONENTS, "CREATE", DRUID, ETCD(""), 1, 0, 3,
+      "etcd-main-etcd-other-0", "shoot", BAIT, 1, "allowed" },
+    { "a scale-up keeps the ordinals it had", WH_HOOK_COMPONENTS, "UPDATE", DRUID, ETCD(""), 1, 2,
+      3, "etcd-main-etcd-main-1", "shoot", BAIT, 1, "allowed" },
+    { "an UPDATE that brings no ordinal in", WH_HOOK_SCALEGUARD, "UPDATE", PERSON, ETCD(""), 0, 3,
+      3, "etcd-main-etcd-main-1", "shoot", BAIT, 1, "not a scale-down" },
+    { "a PVC without a name in the list", WH_HOOK_SCALEGUARD, "CREATE", DRUID, ETCD(""), 1, 0, 3,
+      "", "shoot", BAIT, 1, "allowed" },
+    { "a CREATE at 0 replicas runs no member", WH_HOOK_SCALEGUARD, "CREATE", DRUID, ETCD(""), 1, 0,
+      0, "etcd-main-etcd-main-0", "shoot", BAIT, 1, "allowed" },
+};
+
+#define NROWS (sizeof(rows) / sizeof(rows[0]))
+
+static const char stses[] = "[{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"etcd-main\","
+                            "\"labels\":" LBL_MAIN "},\"spec\":{\"replicas\":1}}]";
+
+/* A PVC lookup the API server does not answer. */
+static enum kerr no_pvcs(void *ctx, const char *ns, cJSON **items, struct kerr_info *err)
+{
+    (void)ctx;
+    (void)ns;
+    *items = NULL;
+    return kerr_set(err, KERR_HTTP, "connection refused");
+}
+
+/* Decide body through h; pvcs lists the PVCs (fail: the list is not answered). */
+static cJSON *decide(enum wh_hook h, const char *etcd, const cJSON *pvcs, int fail,
+                     const char *body)
+{
+    struct protect_config cfg = { reconcilers, 2, NULL, 0, NULL, controllers, 1, fixed_clock };
+    struct lookup_mem mem = { 0 };
+    struct wh_dispatch d;
+    struct lookup lk;
+    struct kerr_info err;
+    cJSON *etcds = cJSON_CreateArray(), *sts = cJSON_Parse(stses), *doc = NULL;
+    cJSON *tasks = cJSON_CreateArray(), *pods = cJSON_CreateArray();
+    char *out = NULL;
+    size_t len = 0;
+    unsigned int status = 0;
+
+    cJSON_AddItemToArray(etcds, cJSON_Parse(etcd));
+    mem.etcds = etcds;
+    mem.stses = sts;
+    mem.tasks = tasks;
+    mem.pods = pods;
+    mem.pvcs = pvcs;
+    lookup_mem_bind(&mem, &lk);
+    if (fail)
+        lk.pvcs = no_pvcs;
+    else
+        whdiff_same(&cfg, &mem, h, body);
+    cr_assert_eq(wh_dispatch_init(&d, &cfg, &lk, NULL, &err), KERR_OK, "%s", err.msg);
+    cr_assert_eq(wh_dispatch_review(&d, h, body, strlen(body), &out, &len, &status, &err), KERR_OK,
+                 "%s", err.msg);
+    cr_assert_eq(status, 200);
+    cr_assert_eq(kjson_parse(out, len, NULL, &doc, NULL, NULL), KERR_OK);
+    free(out);
+    cJSON_Delete(etcds);
+    cJSON_Delete(sts);
+    cJSON_Delete(tasks);
+    cJSON_Delete(pods);
+    return doc;
+}
+
+ParameterizedTestParameters(pvcsts, planted)
+{
+    static size_t idx[NROWS];
+
+    return testutil_row_params(idx, NROWS);
+}
+
+ParameterizedTest(size_t *i, pvcsts, planted)
+{
+    const struct row *t = &rows[*i];
+    char *body = review(t->op, t->user, t->labelled, t->from, t->to);
+    cJSON *pvcs = pvc_list(t->pvc, t->ns, t->refs);
+    cJSON *doc = decide(t->hook, t->etcd, pvcs, 0, body);
+    const char *msg = kjson_get_str(doc, "response.status.message");
+    bool allowed = !t->allowed;
+
+    cr_assert_eq(kjson_get_bool(doc, "response.allowed", &allowed), KERR_OK);
+    cr_expect_eq(allowed, t->allowed != 0, "%s: allowed (%s)", t->title, msg ? msg : "");
+    cr_expect(msg && strstr(msg, t->message), "%s: message %s", t->title, msg ? msg : "(none)");
+    if (!t->allowed)
+        cr_expect(msg && strstr(msg, "kubectl patch pvc -n shoot ") &&
+                      strstr(msg, "or delete the claim"),
+                  "%s: what to do: %s", t->title, msg ? msg : "(none)");
+    cJSON_Delete(doc);
+    cJSON_Delete(pvcs);
+    free(body);
+}
+
+/* No answer from the API server: the claims cannot be told, and nothing is admitted unchecked. */
+Test(pvcsts, an_unanswered_pvc_list_is_500)
+{
+    static const enum wh_hook hooks[] = { WH_HOOK_COMPONENTS, WH_HOOK_SCALEGUARD };
+    char *bodies[] = { review("CREATE", DRUID, 1, 0, 3), review("UPDATE", DRUID, 1, 1, 3) };
+    int64_t code = 0;
+    size_t i, j;
+
+    for (i = 0; i < 2; i++) {
+        for (j = 0; j < 2; j++) {
+            cJSON *doc = decide(hooks[i], ETCD(""), NULL, 1, bodies[j]);
+            const char *msg = kjson_get_str(doc, "response.status.message");
+            bool allowed = true;
+
+            cr_assert_eq(kjson_get_bool(doc, "response.allowed", &allowed), KERR_OK);
+            cr_expect(!allowed, "hook %zu body %zu: admitted", i, j);
+            cr_assert_eq(kjson_get_int64(doc, "response.status.code", &code), KERR_OK);
+            cr_expect_eq(code, 500, "hook %zu body %zu: code %lld", i, j, (long long)code);
+            cr_expect(msg && strstr(msg, "connection refused") &&
+                          strstr(msg, "not admitted unchecked"),
+                      "hook %zu body %zu: message %s", i, j, msg ? msg : "(none)");
+            cJSON_Delete(doc);
+        }
+    }
+    free(bodies[0]);
+    free(bodies[1]);
+}
+
+#define GLASS_OK \
+    "\"etcd-warden.io/allow-scale-down-without-snapshot\":\"2026-11-20T00:00:00Z disk moved\""
+#define UNMOUNTED(c) "its container " c " would no longer mount the members' claim volume etcd-main"
+#define CTR_ETCD(mounts) \
+    "{\"name\":\"etcd\",\"image\":\"etcd-wrapper\",\"volumeMounts\":" mounts "}"
+#define CTR_BR                                                                                     \
+    "{\"name\":\"backup-restore\",\"volumeMounts\":[{\"name\":\"etcd-main\",\"mountPath\":\"/var/" \
+    "etcd/data\"}]}"
+#define DATA(name, extra) "{\"name\":\"" name "\",\"mountPath\":\"/var/etcd/data\"" extra "}"
+#define CFG               "{\"name\":\"config\",\"mountPath\":\"/etc/cfg\"}"
+
+struct mrow {
+    const char *title;
+    enum wh_hook hook;
+    const char *user, *etcd;
+    int labelled, replicas;
+    const char *ctrs; /* the new template's containers (the old one's: CTRS) */
+    int allowed;
+    const char *message, *warning;
+};
+
+static const struct mrow mrows[] = {
+    { "a tenant (protection disabled) puts an emptyDir at the data directory", WH_HOOK_COMPONENTS,
+      PERSON, ETCD(ANN_OPEN), 1, 3,
+      "[" CTR_ETCD("[" DATA("scratch", "") "," CFG "]") "," CTR_BR "]", 0,
+      "updating StatefulSet shoot/etcd-main of Etcd etcd-main is refused: " UNMOUNTED(
+          "etcd") " at /var/etcd/data",
+      NULL },
+    { "guard only: etcd-druid itself", WH_HOOK_SCALEGUARD, DRUID, ETCD(""), 1, 3,
+      "[" CTR_ETCD("[" DATA("scratch", "") "]") "," CTR_BR "]", 0, UNMOUNTED("etcd"), NULL },
+    { "guard only: without etcd-druid's labels", WH_HOOK_SCALEGUARD, PERSON, ETCD(ANN_OPEN), 0, 3,
+      "[" CTR_ETCD("[" DATA("scratch", "") "]") "," CTR_BR "]", 0, UNMOUNTED("etcd"), NULL },
+    { "the sidecar's mount dropped", WH_HOOK_COMPONENTS, PERSON, ETCD(ANN_OPEN), 1, 3,
+      "[" CTR_ETCD("[" DATA("etcd-main", "") "," CFG "]") ",{\"name\":\"backup-restore\"}]", 0,
+      UNMOUNTED("backup-restore"), NULL },
+    { "the etcd container removed", WH_HOOK_SCALEGUARD, PERSON, ETCD(ANN_OPEN), 1, 3,
+      "[" CTR_BR "]", 0, UNMOUNTED("etcd"), NULL },
+    { "a subPath put in", WH_HOOK_SCALEGUARD, PERSON, ETCD(ANN_OPEN), 1, 3,
+      "[" CTR_ETCD("[" DATA("etcd-main", ",\"subPath\":\"new\"") "," CFG "]") "," CTR_BR "]", 0,
+      UNMOUNTED("etcd"), NULL },
+    { "the claim mounted elsewhere", WH_HOOK_SCALEGUARD, PERSON, ETCD(ANN_OPEN), 1, 3,
+      "[" CTR_ETCD("[{\"name\":\"etcd-main\",\"mountPath\":\"/data\"}," CFG "]") "," CTR_BR "]", 0,
+      UNMOUNTED("etcd"), NULL },
+    { "hibernated: the members wake on the new template", WH_HOOK_SCALEGUARD, PERSON,
+      ETCD(ANN_OPEN), 1, 0, "[" CTR_ETCD("[" DATA("scratch", "") "]") "," CTR_BR "]", 0,
+      UNMOUNTED("etcd"), NULL },
+    /* allowed */
+    { "break glass lets it through", WH_HOOK_SCALEGUARD, PERSON, ETCD(ANN_OPEN "," GLASS_OK), 1, 3,
+      "[" CTR_ETCD("[" DATA("scratch", "") "]") "," CTR_BR "]", 1, "allowed",
+      "no longer mounts the claim volume etcd-main at /var/etcd/data, allowed by annotation" },
+    { "the same template", WH_HOOK_COMPONENTS, DRUID, ETCD(""), 1, 3, CTRS, 1, "allowed", NULL },
+    { "another volume's mount changed", WH_HOOK_COMPONENTS, PERSON, ETCD(ANN_OPEN), 1, 3,
+      "[" CTR_ETCD("[" DATA("etcd-main", "") "]") "," CTR_BR "]", 1, "allowed", NULL },
+    { "a mount added, the mounts reordered", WH_HOOK_SCALEGUARD, PERSON, ETCD(ANN_OPEN), 1, 3,
+      "[" CTR_BR
+      "," CTR_ETCD("[" CFG ",{\"name\":\"x\",\"mountPath\":\"/x\"}," DATA("etcd-main", "") "]") "]",
+      1, "not a scale-down", NULL },
+
+};
+
+#define NMROWS (sizeof(mrows) / sizeof(mrows[0]))
+
+ParameterizedTestParameters(pvcsts, mounts)
+{
+    static size_t idx[NMROWS];
+
+    return testutil_row_params(idx, NMROWS);
+}
+
+ParameterizedTest(size_t *i, pvcsts, mounts)
+{
+    const struct mrow *t = &mrows[*i];
+    char *body =
+        review_with("UPDATE", t->user, t->labelled, t->replicas, t->replicas, CTRS, t->ctrs);
+    cJSON *pvcs = pvc_list(NULL, NULL, NULL);
+    cJSON *doc = decide(t->hook, t->etcd, pvcs, 0, body);
+    const char *msg = kjson_get_str(doc, "response.status.message"),
+               *w = kjson_get_str(doc, "response.warnings.0");
+    bool allowed = !t->allowed;
+
+    cr_assert_eq(kjson_get_bool(doc, "response.allowed", &allowed), KERR_OK);
+    cr_expect_eq(allowed, t->allowed != 0, "%s: allowed (%s)", t->title, msg ? msg : "");
+    cr_expect(msg && strstr(msg, t->message), "%s: message %s", t->title, msg ? msg : "(none)");
+    if (t->warning)
+        cr_expect(w && strstr(w, t->warning), "%s: warning %s", t->title, w ? w : "(none)");
+    cJSON_Delete(doc);
+    cJSON_Delete(pvcs);
+    free(body);
+}
