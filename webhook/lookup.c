@@ -456,9 +456,10 @@ static enum kerr mem_pods(void *ctx, const char *ns, const char *sts, int64_t lo
     return KERR_OK;
 }
 
-static enum kerr mem_pvcs(void *ctx, const char *ns, cJSON **items, struct kerr_info *err)
+/* The objects of from (every namespace's) in ns, copied into *items. */
+static enum kerr mem_items(struct lookup_mem *m, const cJSON *from, const char *what,
+                           const char *ns, cJSON **items, struct kerr_info *err)
 {
-    struct lookup_mem *m = ctx;
     const cJSON *p;
     cJSON *c;
 
@@ -468,18 +469,32 @@ static enum kerr mem_pvcs(void *ctx, const char *ns, cJSON **items, struct kerr_
         return kerr_set(err, m->fail, "injected failure");
     }
     if (!(*items = cJSON_CreateArray()))
-        return kerr_set(err, KERR_NOMEM, "listing persistentvolumeclaims");
-    cJSON_ArrayForEach (p, m->pvcs) {
+        return kerr_set(err, KERR_NOMEM, "listing %s", what);
+    cJSON_ArrayForEach (p, from) {
         if (strcmp(lookup_meta_str(p, "namespace"), ns) != 0)
             continue;
         if (!(c = cJSON_Duplicate(p, 1)) || !cJSON_AddItemToArray(*items, c)) {
             cJSON_Delete(c);
             cJSON_Delete(*items);
             *items = NULL;
-            return kerr_set(err, KERR_NOMEM, "listing persistentvolumeclaims");
+            return kerr_set(err, KERR_NOMEM, "listing %s", what);
         }
     }
     return KERR_OK;
+}
+
+static enum kerr mem_pvcs(void *ctx, const char *ns, cJSON **items, struct kerr_info *err)
+{
+    struct lookup_mem *m = ctx;
+
+    return mem_items(m, m->pvcs, "persistentvolumeclaims", ns, items, err);
+}
+
+static enum kerr mem_pod_items(void *ctx, const char *ns, cJSON **items, struct kerr_info *err)
+{
+    struct lookup_mem *m = ctx;
+
+    return mem_items(m, m->pods, "pods", ns, items, err);
 }
 
 void lookup_mem_bind(struct lookup_mem *m, struct lookup *out)
@@ -492,4 +507,5 @@ void lookup_mem_bind(struct lookup_mem *m, struct lookup *out)
     out->snapshot = mem_snapshot;
     out->pods = mem_pods;
     out->pvcs = mem_pvcs;
+    out->pod_items = mem_pod_items;
 }

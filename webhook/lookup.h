@@ -142,6 +142,12 @@ struct lookup {
      * decision that needs it fails closed).
      */
     enum kerr (*pvcs)(void *ctx, const char *ns, cJSON **items, struct kerr_info *err);
+    /*
+     * The pods of ns, as pvcs lists PVCs: on KERR_OK *items TAKES a JSON array of them, read
+     * from the API server, never from a cache. NULL: not known (a decision that needs it
+     * fails closed).
+     */
+    enum kerr (*pod_items)(void *ctx, const char *ns, cJSON **items, struct kerr_info *err);
 };
 
 /*

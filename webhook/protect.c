@@ -232,12 +232,17 @@ enum kerr protect_decide(const struct protect_config *cfg, const struct lookup *
     case MEMBER_ANSWERED:
         goto out;
     case MEMBER_UNSUPPORTED:
+        if ((rc = pvcguard_in_use(now_of(cfg), lk, req, resp, &decided)) || decided)
+            goto out;
         rc = review_allow(resp, "resource: %s%s%s is not supported by EtcdComponents webhook",
                           req->kind_kind, *req->kind_group ? "." : "", req->kind_group);
         goto out;
     case MEMBER_META:
         break;
     }
+    if (!pvcguard_applies(req, &m) &&
+        ((rc = pvcguard_in_use(now_of(cfg), lk, req, resp, &decided)) || decided))
+        goto out;
     if (sts_judged(req) && member_is_kind(req, "apps", "StatefulSet") && (!m.managed || !m.part_of))
         return protect_guard_decide(cfg, lk, req, resp, err);
     if (!m.managed)
@@ -288,6 +293,8 @@ enum kerr protect_guard_decide(const struct protect_config *cfg, const struct lo
         break;
     }
     if (pvc && !pvcguard_applies(req, &m)) {
+        if ((rc = pvcguard_in_use(now_of(cfg), lk, req, resp, &decided)) || decided)
+            goto out;
         rc = review_allow(resp, "PersistentVolumeClaim %s/%s is no running member's",
                           req->namespace, m.pvc ? m.pvc : req->name);
         goto out;

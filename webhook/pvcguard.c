@@ -403,3 +403,120 @@ enum kerr pvcguard_mounts(time_t now, const struct review_req *req, const struct
         m->ns, m->name, m->part_of, ctr, str_of(mt, "name"), str_of(mt, "mountPath"), m->ns,
         m->part_of, HIBGUARD_ANN_BREAK_GLASS, why);
 }
+
+/* 1 when name has the shape of a member's claim, "<a>-<b>-<digits>" (a and b not empty). */
+static int claim_shaped(const char *name)
+{
+    const char *d = name ? strrchr(name, '-') : NULL, *p;
+
+    if (!d || !d[1] || d == name)
+        return 0;
+    for (p = d + 1; *p; p++)
+        if (*p < '0' || *p > '9')
+            return 0;
+    for (p = d - 1; p > name; p--)
+        if (*p == '-')
+            return p[1] != '-' && p + 1 < d;
+    return 0;
+}
+
+/* 1 when pod p mounts claim and is not being deleted. */
+static int mounts(const cJSON *p, const char *claim)
+{
+    const cJSON *v;
+
+    if (kjson_has(p, "metadata.deletionTimestamp"))
+        return 0;
+    cJSON_ArrayForEach (v, kjson_get_arr(p, "spec.volumes")) {
+        const char *c = kjson_get_str(v, "persistentVolumeClaim.claimName");
+
+        if (c && strcmp(c, claim) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * Judge claim against pod p that mounts it: the Etcd "<E>" of its name "<E>-<digits>" looked
+ * up; *decided as pvcguard_in_use.
+ */
+static enum kerr in_use_by(time_t now, const struct lookup *lk, const struct review_req *req,
+                           const cJSON *p, struct review_resp *resp, int *decided)
+{
+    const char *pod = lookup_meta_str(p, "name"), *d = strrchr(pod, '-');
+    char etcd_name[254], why[160];
+    struct lookup_etcd etcd;
+    struct kerr_info e;
+    int64_t ord;
+    enum kerr rc;
+
+    if (!d || (size_t)(d - pod) >= sizeof(etcd_name))
+        return KERR_OK;
+    memcpy(etcd_name, pod, (size_t)(d - pod));
+    etcd_name[d - pod] = '\0';
+    if (!lookup_pod_ordinal(pod, etcd_name, &ord))
+        return KERR_OK;
+    kerr_clear(&e);
+    rc = lk->etcd(lk->ctx, req->namespace, etcd_name, &etcd, &e);
+    if (rc == KERR_NOTFOUND && !lookup_unconfirmed(rc, &e))
+        return KERR_OK;
+    if (rc != KERR_OK) {
+        *decided = 1;
+        return review_errored(resp, 500,
+                              "PersistentVolumeClaim %s/%s is mounted by pod %s, and whether "
+                              "that is a member of Etcd %s could not be told: %s",
+                              req->namespace, req->name, pod, etcd_name, e.msg);
+    }
+    if (etcd.deleting)
+        return KERR_OK;
+    glass_problem(now, &etcd, why, sizeof(why));
+    if (!why[0])
+        return review_warn(resp,
+                           "PersistentVolumeClaim %s/%s, mounted by member %s of Etcd %s, is "
+                           "deleted, allowed by annotation %s: %s",
+                           req->namespace, req->name, pod, etcd_name, HIBGUARD_ANN_BREAK_GLASS,
+                           etcd.break_glass_reason);
+    *decided = 1;
+    return review_deny(resp,
+                       "PersistentVolumeClaim %s/%s cannot be deleted by %s: pod %s, member %lld "
+                       "of Etcd %s, mounts it (its StatefulSet does not hold it: deleted with "
+                       "its pods orphaned), and that member's next start would be on a new, "
+                       "empty volume. Let etcd-druid re-create the StatefulSet, scale the Etcd "
+                       "down first or, if the volume must go now, allow it: kubectl annotate "
+                       "etcd -n %s %s %s=\"<RFC 3339 expiry, at most 24h ahead> <reason>\" (%s)",
+                       req->namespace, req->name, req->username, pod, (long long)ord, etcd_name,
+                       req->namespace, etcd_name, HIBGUARD_ANN_BREAK_GLASS, why);
+}
+
+enum kerr pvcguard_in_use(time_t now, const struct lookup *lk, const struct review_req *req,
+                          struct review_resp *resp, int *decided)
+{
+    cJSON *items = NULL;
+    const cJSON *p;
+    struct kerr_info e;
+    enum kerr rc;
+
+    *decided = 0;
+    if (req->op != REVIEW_OP_DELETE || !member_is_kind(req, "", "PersistentVolumeClaim") ||
+        !claim_shaped(req->name))
+        return KERR_OK;
+    kerr_clear(&e);
+    rc = lk->pod_items ? lk->pod_items(lk->ctx, req->namespace, &items, &e)
+                       : kerr_set(&e, KERR_UNSUPPORTED, "no pod lookup");
+    if (rc != KERR_OK) {
+        *decided = 1;
+        return review_errored(resp, 500,
+                              "PersistentVolumeClaim %s/%s: the pods of %s could not be listed "
+                              "(%s): a claim a running member may mount is not deleted on an "
+                              "unanswered question",
+                              req->namespace, req->name, req->namespace, e.msg);
+    }
+    cJSON_ArrayForEach (p, items) {
+        if (!mounts(p, req->name))
+            continue;
+        if ((rc = in_use_by(now, lk, req, p, resp, decided)) || *decided)
+            break;
+    }
+    cJSON_Delete(items);
+    return rc;
+}

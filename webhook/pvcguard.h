@@ -77,6 +77,21 @@ enum kerr pvcguard_planted(const struct lookup *lk, const struct review_req *req
                            const struct member_meta *m, struct review_resp *resp, int *decided);
 
 /*
+ * A claim a member still mounts: a DELETE of a PVC that no StatefulSet says is a running
+ * member's (its StatefulSet deleted with the pods orphaned, or it never was one) whose name
+ * has a member claim's shape ("<a>-<b>-<digits>") is refused for everyone while a pod of
+ * its namespace mounts it (spec.volumes[].persistentVolumeClaim.claimName), that pod is not
+ * being deleted, and is named "<E>-<digits>" for an Etcd E of the namespace that is not
+ * being deleted: on a cluster the claim waits for that pod, and the member's next start
+ * (re-created by the next StatefulSet) gets a new, empty volume. A valid break glass on E
+ * lets it through with a warning. The pods are listed from the API server (lk->pod_items);
+ * no answer, or an Etcd lookup the cache missed and nobody confirmed, is a 500. *decided as
+ * pvcguard_judge; any other request: 0, nothing looked up.
+ */
+enum kerr pvcguard_in_use(time_t now, const struct lookup *lk, const struct review_req *req,
+                          struct review_resp *resp, int *decided);
+
+/*
  * True when req is an UPDATE of a StatefulSet (running or hibernated: the claims hold
  * the members' data either way) after which a container of its pod template no longer
  * mounts a volume of its

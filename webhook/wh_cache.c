@@ -408,21 +408,20 @@ static enum kerr c_pods(void *ctx, const char *ns, const char *sts, int64_t lo, 
     return rc;
 }
 
-/* A LIST of ns's PVCs (not cached): only a StatefulSet taking new ordinals asks. */
-static enum kerr c_pvcs(void *ctx, const char *ns, cJSON **items, struct kerr_info *err)
+/* A LIST of ns's objects of res (not cached), its items into *items (what: for messages). */
+static enum kerr list_items(struct wh_cache *c, const struct k8s_resource *res, const char *what,
+                            const char *ns, cJSON **items, struct kerr_info *err)
 {
-    struct wh_cache *c = ctx;
     struct k8s_list_opts o;
     cJSON *list = NULL;
     enum kerr rc;
 
     *items = NULL;
     if (!take_slot(c))
-        return kerr_set(err, KERR_TOOMANY,
-                        "too many API lookups in flight to list the persistentvolumeclaims");
+        return kerr_set(err, KERR_TOOMANY, "too many API lookups in flight to list the %s", what);
     memset(&o, 0, sizeof(o));
     o.deadline_ms = lookup_deadline();
-    rc = k8s_list(c->o.client, &res_pvc, ns, &o, &list, err);
+    rc = k8s_list(c->o.client, res, ns, &o, &list, err);
     atomic_fetch_sub(&c->running, 1);
     if (rc == KERR_OK) {
         *items = cJSON_DetachItemFromObjectCaseSensitive(list, "items");
@@ -431,10 +430,22 @@ static enum kerr c_pvcs(void *ctx, const char *ns, cJSON **items, struct kerr_in
             *items = cJSON_CreateArray();
         }
         if (!*items)
-            rc = kerr_set(err, KERR_NOMEM, "listing persistentvolumeclaims");
+            rc = kerr_set(err, KERR_NOMEM, "listing %s", what);
     }
     cJSON_Delete(list);
     return rc;
+}
+
+/* A LIST of ns's PVCs: only a StatefulSet taking new ordinals asks. */
+static enum kerr c_pvcs(void *ctx, const char *ns, cJSON **items, struct kerr_info *err)
+{
+    return list_items(ctx, &res_pvc, "persistentvolumeclaims", ns, items, err);
+}
+
+/* A LIST of ns's pods: only a DELETE of a claim of no running StatefulSet's member asks. */
+static enum kerr c_pod_items(void *ctx, const char *ns, cJSON **items, struct kerr_info *err)
+{
+    return list_items(ctx, &res_pod, "pods", ns, items, err);
 }
 
 void wh_cache_bind(struct wh_cache *c, struct lookup *out)
@@ -447,4 +458,5 @@ void wh_cache_bind(struct wh_cache *c, struct lookup *out)
     out->snapshot = c_snapshot;
     out->pods = c_pods;
     out->pvcs = c_pvcs;
+    out->pod_items = c_pod_items;
 }

@@ -234,15 +234,24 @@ EOF
 # Create the member pods NAME-0 .. NAME-(REPLICAS-1) of StatefulSet NS/NAME as the
 # StatefulSet controller creates them (etcd-druid's selector labels, owned by the
 # StatefulSet): kube-sim runs no pods, but the scale-down guard asks the API server which
-# members a StatefulSet created at 0 (or from a later ordinal) would adopt and delete. The
+# members a StatefulSet created at 0 (or from a later ordinal) would adopt and delete, and
+# which pods mount a claim (each pod gets the volumes of the claim templates). The
 # garbage collector deletes them with their StatefulSet; an orphaning DELETE leaves them.
 #   druid_pods NS NAME REPLICAS
 druid_pods() {
-    local ns=$1 n=$2 r=$3 uid i
+    local ns=$1 n=$2 r=$3 uid i t tpls vols mounts
     [ "$r" -gt 0 ] || return 0
     uid=$(kc -n "$ns" get statefulset "$n" -o jsonpath='{.metadata.uid}') ||
         wh_fail "no StatefulSet $ns/$n for its pods"
+    tpls=$(kc -n "$ns" get statefulset "$n" -o jsonpath='{.spec.volumeClaimTemplates[*].metadata.name}')
     for ((i = 0; i < r; i++)); do
+        # each claim template's volume, the claim <template>-<sts>-<ordinal>, as the
+        # StatefulSet controller gives its pods
+        vols="" mounts=""
+        for t in $tpls; do
+            vols+="${vols:+, }{name: $t, persistentVolumeClaim: {claimName: $t-$n-$i}}"
+            mounts+="${mounts:+, }{name: $t, mountPath: /var/etcd/data}"
+        done
         echo "---"
         echo "apiVersion: v1"
         echo "kind: Pod"
@@ -250,7 +259,7 @@ druid_pods() {
         echo "  name: $n-$i"
         echo "  labels: {app.kubernetes.io/managed-by: etcd-druid, app.kubernetes.io/part-of: $n}"
         echo "  ownerReferences: [{apiVersion: apps/v1, kind: StatefulSet, name: $n, uid: $uid, controller: true, blockOwnerDeletion: true}]"
-        echo "spec: {containers: [{name: etcd, image: etcd-wrapper}]}"
+        echo "spec: {containers: [{name: etcd, image: etcd-wrapper, volumeMounts: [$mounts]}], volumes: [$vols]}"
     done | kc -n "$ns" create -f - >/dev/null || wh_fail "cannot create the pods of $ns/$n"
 }
 

@@ -1,0 +1,182 @@
+/*
+ * Tests of the claim-in-use rule (webhook/pvcguard's pvcguard_in_use; issue 30, fifth attack):
+ * a StatefulSet deleted with its pods orphaned (etcd-druid does it before re-creating one; a
+ * tenant with protection disabled may) leaves claims no StatefulSet holds while the member
+ * pods still mount them. A DELETE of such a claim is refused for everyone while a pod
+ * "<Etcd>-<n>" of a live Etcd mounts it, as the API server lists the pods; break glass aside.
+ * Each sent through the decode - decide - encode pipeline with in-memory lookups, on both
+ * endpoints and through both review decoders.
+ */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/kjson.h"
+#include "tests/support/testutil.h"
+#include "tests/support/whdiff.h"
+#include "webhook/protect.h"
+#include "webhook/wh_dispatch.h"
+
+#define DRUID    "system:serviceaccount:druid:etcd-druid"
+#define WARDEN   "system:serviceaccount:warden:warden-controller"
+#define PERSON   "alice@example.com"
+#define ANN_OPEN "\"druid.gardener.cloud/disable-etcd-component-protection\":\"\""
+#define GLASS    "\"etcd-warden.io/allow-scale-down-without-snapshot\":"
+#define GLASS_OK GLASS "\"2026-11-20T00:00:00Z volume lost\""
+#define ETCD(ann, extra)                                                                    \
+    "{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"etcd-main\",\"uid\":\"uid-e\"" extra \
+    ",\"annotations\":{" ann "}},\"spec\":{\"replicas\":3}}"
+#define LBL_MAIN                                                            \
+    "{\"app.kubernetes.io/managed-by\":\"etcd-druid\",\"app.kubernetes.io/" \
+    "part-of\":\"etcd-main\"}"
+
+static const char *const reconcilers[] = { DRUID, WARDEN };
+static const char *const controllers[] = { WARDEN };
+
+static time_t fixed_clock(void)
+{
+    return 1795000000; /* 2026-11-18 */
+}
+
+/* Pod name mounting claim (NULL: none), being deleted when deleting. */
+static cJSON *pod(const char *name, const char *claim, int deleting)
+{
+    char text[1024];
+
+    snprintf(text, sizeof(text),
+             "{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"%s\"%s},\"spec\":{\"volumes\":["
+             "{\"name\":\"config\",\"configMap\":{\"name\":\"c\"}}%s%s%s]}}",
+             name, deleting ? ",\"deletionTimestamp\":\"2026-11-18T00:00:00Z\"" : "",
+             claim ? ",{\"name\":\"etcd-main\",\"persistentVolumeClaim\":{\"claimName\":\"" : "",
+             claim ? claim : "", claim ? "\"}}" : "");
+    return cJSON_Parse(text);
+}
+
+/* A DELETE of PVC name (labels: a JSON object or NULL) by user. */
+static char *pvc_delete(const char *name, const char *labels, const char *user)
+{
+    char *body = malloc(2048);
+
+    cr_assert_not_null(body);
+    snprintf(body, 2048,
+             "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+             "\"uid\":\"0000-5555\",\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":"
+             "\"PersistentVolumeClaim\"},\"resource\":{\"group\":\"\",\"version\":\"v1\","
+             "\"resource\":\"persistentvolumeclaims\"},\"name\":\"%s\",\"namespace\":\"shoot\","
+             "\"operation\":\"DELETE\",\"userInfo\":{\"username\":\"%s\"},\"object\":null,"
+             "\"oldObject\":{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"%s\"%s%s}}}}",
+             name, user, name, labels ? ",\"labels\":" : "", labels ? labels : "");
+    return body;
+}
+
+struct row {
+    const char *title;
+    enum wh_hook hook;
+    const char *pvc, *labels, *user, *etcd;
+    const char *pod, *mounted; /* a pod of that name mounting claim mounted (NULL: none) */
+    int pod_deleting;
+    int fail; /* the pod LIST fails */
+    int allowed;
+    const char *message;
+};
+
+#define INUSE "mounts it (its StatefulSet does not hold it"
+
+static const struct row rows[] = {
+    { "O1: etcd-druid orphaned the StatefulSet, a person deletes member 0's claim",
+      WH_HOOK_COMPONENTS, "etcd-main-etcd-main-0", LBL_MAIN, PERSON, ETCD("", ""), "etcd-main-0",
+      "etcd-main-etcd-main-0", 0, 0, 0, "pod etcd-main-0, member 0 of Etcd etcd-main, " INUSE },
+    { "O2: protection disabled, by label", WH_HOOK_COMPONENTS, "etcd-main-etcd-main-2", LBL_MAIN,
+      PERSON, ETCD(ANN_OPEN, ""), "etcd-main-2", "etcd-main-etcd-main-2", 0, 0, 0, INUSE },
+    { "guard only: etcd-druid itself", WH_HOOK_SCALEGUARD, "data-etcd-main-1", NULL, DRUID,
+      ETCD("", ""), "etcd-main-1", "data-etcd-main-1", 0, 0, 0, INUSE },
+    { "break glass lets it through", WH_HOOK_SCALEGUARD, "data-etcd-main-1", NULL, PERSON,
+      ETCD(GLASS_OK, ""), "etcd-main-1", "data-etcd-main-1", 0, 0, 1, "is no running member's" },
+    { "the pod mounts another claim", WH_HOOK_SCALEGUARD, "data-etcd-main-1", NULL, PERSON,
+      ETCD("", ""), "etcd-main-1", "data-etcd-main-9", 0, 0, 1, "is no running member's" },
+    { "the pod is being deleted", WH_HOOK_SCALEGUARD, "data-etcd-main-1", NULL, PERSON,
+      ETCD("", ""), "etcd-main-1", "data-etcd-main-1", 1, 0, 1, "is no running member's" },
+    { "the Etcd is being deleted", WH_HOOK_SCALEGUARD, "data-etcd-main-1", NULL, DRUID,
+      ETCD("", ",\"deletionTimestamp\":\"2026-11-18T00:00:00Z\""), "etcd-main-1",
+      "data-etcd-main-1", 0, 0, 1, "is no running member's" },
+    { "a pod of no Etcd's name", WH_HOOK_SCALEGUARD, "data-web-1", NULL, PERSON, ETCD("", ""),
+      "web-1", "data-web-1", 0, 0, 1, "is no running member's" },
+    { "the pods cannot be listed: 500", WH_HOOK_SCALEGUARD, "data-etcd-main-1", NULL, PERSON,
+      ETCD("", ""), NULL, NULL, 0, 1, 0, "could not be listed" },
+    { "not a member claim's shape: nothing listed", WH_HOOK_SCALEGUARD, "scratch", NULL, PERSON,
+      ETCD("", ""), NULL, NULL, 0, 1, 1, "" },
+};
+
+#define NROWS (sizeof(rows) / sizeof(rows[0]))
+
+/* The pod LIST failing (the API server unreachable). */
+static enum kerr no_pods(void *ctx, const char *ns, cJSON **items, struct kerr_info *err)
+{
+    (void)ctx;
+    (void)ns;
+    *items = NULL;
+    return kerr_set(err, KERR_TIMEOUT, "the API server did not answer");
+}
+
+static cJSON *decide(const struct row *t, const char *body)
+{
+    struct protect_config cfg = { reconcilers, 2, NULL, 0, NULL, controllers, 1, fixed_clock };
+    struct lookup_mem mem = { 0 };
+    struct wh_dispatch d;
+    struct lookup lk;
+    struct kerr_info err;
+    cJSON *etcds = cJSON_CreateArray(), *sts = cJSON_CreateArray(), *tasks = cJSON_CreateArray();
+    cJSON *pods = cJSON_CreateArray(), *doc = NULL;
+    char *out = NULL;
+    size_t len = 0;
+    unsigned int status = 0;
+
+    cJSON_AddItemToArray(etcds, cJSON_Parse(t->etcd));
+    if (t->pod)
+        cJSON_AddItemToArray(pods, pod(t->pod, t->mounted, t->pod_deleting));
+    mem.etcds = etcds;
+    mem.stses = sts;
+    mem.tasks = tasks;
+    mem.pods = pods;
+    lookup_mem_bind(&mem, &lk);
+    if (t->fail)
+        lk.pod_items = no_pods;
+    cr_assert_eq(wh_dispatch_init(&d, &cfg, &lk, NULL, &err), KERR_OK, "%s", err.msg);
+    if (!t->fail)
+        whdiff_same(&cfg, &mem, t->hook, body);
+    cr_assert_eq(wh_dispatch_review(&d, t->hook, body, strlen(body), &out, &len, &status, &err),
+                 KERR_OK, "%s", err.msg);
+    cr_assert_eq(status, 200);
+    cr_assert_eq(kjson_parse(out, len, NULL, &doc, NULL, NULL), KERR_OK);
+    free(out);
+    cJSON_Delete(etcds);
+    cJSON_Delete(sts);
+    cJSON_Delete(tasks);
+    cJSON_Delete(pods);
+    return doc;
+}
+
+ParameterizedTestParameters(pvcinuse, rows)
+{
+    static size_t idx[NROWS];
+
+    return testutil_row_params(idx, NROWS);
+}
+
+ParameterizedTest(size_t *i, pvcinuse, rows)
+{
+    const struct row *t = &rows[*i];
+    char *body = pvc_delete(t->pvc, t->labels, t->user);
+    cJSON *doc = decide(t, body);
+    const char *msg = kjson_get_str(doc, "response.status.message");
+    bool allowed = !t->allowed;
+
+    cr_assert_eq(kjson_get_bool(doc, "response.allowed", &allowed), KERR_OK);
+    cr_expect_eq(allowed, t->allowed != 0, "%s: allowed (%s)", t->title, msg ? msg : "");
+    if (*t->message)
+        cr_expect(msg && strstr(msg, t->message), "%s: message %s", t->title, msg ? msg : "(none)");
+    cJSON_Delete(doc);
+    free(body);
+}
