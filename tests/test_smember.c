@@ -52,6 +52,7 @@ Test(smember, only_the_statefulsets_running_members_in_ordinal_order)
     add_pod(pods, "etcd-main-10", "StatefulSet", "u-sts", "Running", "10.0.0.10");
     add_pod(pods, "etcd-main-2", "StatefulSet", "u-sts", "Running", "10.0.0.2");
     add_pod(pods, "etcd-main-0", "StatefulSet", "u-sts", "Running", "10.0.0.1");
+    add_pod(pods, "etcd-main-0", "StatefulSet", "u-sts", "Running", "10.6.6.5");   /* twice */
     add_pod(pods, "etcd-main-1", "StatefulSet", "u-sts", "Pending", "10.0.0.5");   /* not Running */
     add_pod(pods, "etcd-main-3", "StatefulSet", "u-sts", "Running", NULL);         /* no IP */
     add_pod(pods, "etcd-main-4", "StatefulSet", "u-other", "Running", "10.6.6.6"); /* other sts */

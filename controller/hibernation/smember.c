@@ -101,6 +101,10 @@ enum kerr smember_pick(const cJSON *sts, const cJSON *pods, struct smember *out,
         if (o < 0 || !owned(pod, uid) || !phase || strcmp(phase, "Running") != 0 || !ip || !*ip ||
             strlen(ip) >= SMEMBER_IP_MAX || strlen(pn) >= SMEMBER_NAME_MAX)
             continue;
+        for (i = 0; i < *n && out[i].ordinal != o; i++)
+            ;
+        if (i < *n) /* a name twice (hostile input): the first one stays */
+            continue;
         if (*n < max) {
             m = &out[(*n)++];
         } else { /* full: replace the highest ordinal when this one is lower */

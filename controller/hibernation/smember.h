@@ -49,7 +49,8 @@ int smember_port(const cJSON *sts);
 
 /*
  * The members of sts among pods (a JSON array of Pods, BORROWED; NULL: none) as above, into
- * out[0..*n) in ordinal order (at most max; those of the highest ordinals are left out).
+ * out[0..*n) in ordinal order, each ordinal once (at most max; those of the highest ordinals
+ * are left out).
  * KERR_INVAL with a message when sts has no uid, no name or no such port, or no pod qualifies.
  */
 enum kerr smember_pick(const cJSON *sts, const cJSON *pods, struct smember *out, int max, int *n,
