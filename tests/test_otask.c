@@ -25,8 +25,6 @@
 
 #define STORE "{\"container\":\"bkt\",\"prefix\":\"ns1/e1\",\"provider\":\"S3\"}"
 
-static const struct k8s_resource RES_SVC = { "", "v1", "services", 1 };
-
 /* ---- pure ---- */
 
 static cJSON *task_json(const char *name, const char *etcd, const char *config, const char *created,
@@ -305,17 +303,12 @@ Test(otask_kubesim, an_error_answer_fails_the_task)
 
 Test(otask_kubesim, transport_errors_are_retried_until_the_timeout)
 {
-    char patch[256];
     cJSON *p, *t;
     struct k8s_write_opts wo = { .subresource = "status" };
 
     cJSON_Delete(hibfix_etcd(&x, "e1", STORE, NULL, 1));
     /* the backup port points where nothing listens */
-    p = jsonfix_parse("[{\"op\":\"replace\",\"path\":\"/spec/ports/2/port\",\"value\":1}]");
-    cr_assert_eq(
-        k8s_patch(x.f.c, &RES_SVC, CFIX_NS, "e1-client", K8S_PATCH_JSON, p, NULL, NULL, NULL),
-        KERR_OK);
-    cJSON_Delete(p);
+    hibfix_backup_port(&x, "e1", 1);
     create_task("t", "e1", "{\"type\":\"full\"}", 3600);
     cr_assert_gt(step("t"), 0);
     expect_state("t", "InProgress", "ERR_EXECUTE_HTTP_REQUEST");
@@ -324,23 +317,13 @@ Test(otask_kubesim, transport_errors_are_retried_until_the_timeout)
     cr_assert_eq(cJSON_GetArraySize(kjson_get_arr(t, "status.lastErrors")), 2);
     cJSON_Delete(t);
     /* the sidecar comes back: the same task succeeds */
-    snprintf(patch, sizeof(patch),
-             "[{\"op\":\"replace\",\"path\":\"/spec/ports/2/port\",\"value\":%d}]", x.sc.port);
-    p = jsonfix_parse(patch);
-    cr_assert_eq(
-        k8s_patch(x.f.c, &RES_SVC, CFIX_NS, "e1-client", K8S_PATCH_JSON, p, NULL, NULL, NULL),
-        KERR_OK);
-    cJSON_Delete(p);
+    hibfix_backup_port(&x, "e1", x.sc.port);
     step("t");
     expect_state("t", "Succeeded", NULL);
 
     /* a task started long ago is past its timeout */
     create_task("old", "e1", "{\"type\":\"full\"}", 3600);
-    p = jsonfix_parse("[{\"op\":\"replace\",\"path\":\"/spec/ports/2/port\",\"value\":1}]");
-    cr_assert_eq(
-        k8s_patch(x.f.c, &RES_SVC, CFIX_NS, "e1-client", K8S_PATCH_JSON, p, NULL, NULL, NULL),
-        KERR_OK);
-    cJSON_Delete(p);
+    hibfix_backup_port(&x, "e1", 1);
     step("old");
     expect_state("old", "InProgress", "ERR_EXECUTE_HTTP_REQUEST");
     p = jsonfix_parse("{\"status\":{\"startedAt\":\"2020-01-01T00:00:00Z\"}}");
@@ -382,27 +365,75 @@ Test(otask_kubesim, a_call_in_flight_ends_when_the_process_begins_to_stop)
     x.ot.stopping = NULL;
 }
 
-Test(otask_kubesim, an_api_server_failure_reading_the_service_is_not_the_sidecars)
+Test(otask_kubesim, an_api_server_failure_reading_the_members_is_not_the_sidecars)
 {
+    const char *faults[][2] = {
+        { "{\"errorRate\":1,\"match\":\"GET /apis/apps/v1/namespaces/ns1/statefulsets/\"}",
+          "StatefulSet e1" },
+        { "{\"errorRate\":1,\"match\":\"GET /api/v1/namespaces/ns1/pods\"}", "listing the pods" },
+    };
     struct kerr_info e;
     long rq = 0;
     cJSON *t;
 
     cJSON_Delete(hibfix_etcd(&x, "e1", STORE, NULL, 1));
     create_task("t", "e1", "{\"type\":\"full\",\"isFinal\":true}", 3600);
-    ksimfix_faults(x.f.h, "{\"errorRate\":1,\"match\":\"GET /api/v1/namespaces/ns1/services/\"}");
-    cr_assert_neq(otask_step(&x.ot, CFIX_NS, "t", &rq, &e), KERR_OK,
-                  "the queue retries a failure of the API server");
-    ksimfix_faults(x.f.h, "{\"reset\":true}");
-    cr_assert(strstr(e.msg, "e1-client"), "%s", e.msg);
-    t = task("t");
-    cr_assert_eq(cJSON_GetArraySize(kjson_get_arr(t, "status.lastErrors")), 0,
-                 "nothing recorded against the sidecar");
-    cJSON_Delete(t);
+    for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++) {
+        ksimfix_faults(x.f.h, faults[i][0]);
+        cr_assert_neq(otask_step(&x.ot, CFIX_NS, "t", &rq, &e), KERR_OK,
+                      "the queue retries a failure of the API server");
+        ksimfix_faults(x.f.h, "{\"reset\":true}");
+        cr_assert(strstr(e.msg, faults[i][1]), "%s", e.msg);
+        t = task("t");
+        cr_assert_eq(cJSON_GetArraySize(kjson_get_arr(t, "status.lastErrors")), 0,
+                     "nothing recorded against the sidecar");
+        cJSON_Delete(t);
+    }
     cr_assert_eq(hibfix_events(&x, "SnapshotCallFailed", NULL), 0);
+    cr_assert_eq(atomic_load(&x.sc.requests), 0);
     step("t");
     expect_state("t", "Succeeded", NULL);
     cr_assert_eq(atomic_load(&x.sc.finals), 1);
+}
+
+/* The tenant's side of issue 30: the client Service's backuprestore port points at a stand-in
+ * (any pod with the selector's labels, or an edited port): the task still reaches the member's
+ * sidecar, and a member pod that is not the StatefulSet's, or not Running, is never asked. */
+Test(otask_kubesim, the_sidecar_asked_is_the_members_not_the_services)
+{
+    struct hibfix_sidecar fake = { 0 };
+    char ports[512], want[64], ip[64];
+    cJSON *p;
+
+    hibfix_tls_sidecar(&x, &fake, NULL, NULL);
+    snprintf(ports, sizeof(ports),
+             "[{\"name\":\"client\",\"protocol\":\"TCP\",\"port\":2379,\"targetPort\":2379},"
+             "{\"name\":\"server\",\"protocol\":\"TCP\",\"port\":2380,\"targetPort\":2380},"
+             "{\"name\":\"backuprestore\",\"protocol\":\"TCP\",\"port\":%d,\"targetPort\":%d}]",
+             x.sc.port, x.sc.port);
+    cJSON_Delete(hibfix_etcd(&x, "e1", STORE, ports, 1));
+    snprintf(ports, sizeof(ports),
+             "[{\"op\":\"replace\",\"path\":\"/spec/ports/2/port\",\"value\":%d}]", fake.port);
+    p = jsonfix_parse(ports);
+    cr_assert_eq(k8s_patch(x.f.c, &(struct k8s_resource){ "", "v1", "services", 1 }, CFIX_NS,
+                           "e1-client", K8S_PATCH_JSON, p, NULL, NULL, NULL),
+                 KERR_OK);
+    cJSON_Delete(p);
+    /* member e1-0 stops running: the next ordinal is asked */
+    p = jsonfix_parse("{\"status\":{\"phase\":\"Failed\"}}");
+    cr_assert_eq(k8s_patch(x.f.c, &ETCDSPEC_RES_POD, CFIX_NS, "e1-0", K8S_PATCH_MERGE, p,
+                           &(struct k8s_write_opts){ .subresource = "status" }, NULL, NULL),
+                 KERR_OK);
+    cJSON_Delete(p);
+    create_task("t", "e1", "{\"type\":\"full\",\"isFinal\":true}", 3600);
+    step("t");
+    expect_state("t", "Succeeded", NULL);
+    cr_assert_eq(atomic_load(&fake.requests), 0, "the Service's stand-in was asked");
+    cr_assert_eq(atomic_load(&x.sc.finals), 1);
+    hibfix_last_ip(&x, ip, sizeof(ip));
+    snprintf(want, sizeof(want), HIBFIX_POD_IP_FMT, 1);
+    cr_assert_str_eq(ip, want);
+    hibfix_sidecar_stop(&fake);
 }
 
 Test(otask_kubesim, after_the_ttl_the_task_is_deleted_and_a_users_delete_is_honoured)

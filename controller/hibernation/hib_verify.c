@@ -20,6 +20,15 @@
  * maintenance status are served on the client port, which is cut, and etcd-druid's etcd
  * requires client certificates there (client-cert-auth): the sidecar is the only client of
  * a real deployment that may read the revision.
+ *
+ * Which sidecar: the one of the StatefulSet's own member pods (controller/hibernation/smember.h:
+ * <sts>-<n> owned by the StatefulSet's uid, Running, at its pod IP on the port the pod template
+ * declares), never the client Service's clusterIP: a tenant may edit that Service once
+ * component protection is disabled, and any pod with the selector's labels joins it, so a
+ * stand-in of hers could answer both questions from a store of its own. The URL keeps the name
+ * <etcd>-client.<ns>.svc, against which the sidecar's certificate is verified. Only the backup
+ * leader's sidecar takes snapshots: the members are asked in ordinal order until one answers
+ * both questions; none answering leaves the check unconfirmed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +43,7 @@
 #include "controller/hibernation/hib_int.h"
 #include "controller/hibernation/otask.h"
 #include "controller/hibernation/sidecar.h"
+#include "controller/hibernation/smember.h"
 
 #define VERIFY_TRIES      3       /* answers of the sidecar that may still move on */
 #define VERIFY_TIMEOUT_MS 120000L /* one call (a full snapshot of a moved-on etcd uploads) */
@@ -100,21 +110,53 @@ static int stopping(void *arg)
     return cancel && atomic_load(cancel);
 }
 
+/*
+ * The check on one member's sidecar t: KERR_OK with r->verified set, or with *n answers in seen
+ * that kept moving on; else why that sidecar did not answer (the next member is asked).
+ */
+static enum kerr verify_one(const struct hib_env *env, struct round *r,
+                            const struct sidecar_target *t, long long seen[VERIFY_TRIES], int *n,
+                            struct kerr_info *e)
+{
+    long long stored = -1, now = -1;
+    enum kerr rc = ask(t, SIDECAR_LATEST, &stored, e);
+
+    *n = 0;
+    while (rc == KERR_OK && *n < VERIFY_TRIES) {
+        /* a writer between two reads close together may not have written yet */
+        if (ktime_sleep_cancellable(VERIFY_QUIET_MS, 50, stopping, (void *)env->cancel) != 0)
+            return kerr_set(e, KERR_CANCELLED, "the controller is stopping");
+        if ((rc = ask(t, SIDECAR_FULL, &now, e)) != KERR_OK)
+            break;
+        seen[(*n)++] = now;
+        if (now <= stored) { /* nothing written since what the store holds */
+            r->verified = true;
+            break;
+        }
+        stored = now; /* that answer is a final snapshot at the newer revision */
+    }
+    return rc;
+}
+
 enum kerr hib_verify(const struct hib_env *env, struct round *r, struct kerr_info *err)
 {
-    char host[ETCDSPEC_NAME_MAX + 80], why[768];
+    char host[ETCDSPEC_NAME_MAX + 80], why[768], tried[KERR_MSG_LEN] = "";
+    struct smember m[SMEMBER_MAX];
     struct sidecar_target t = { 0 };
     struct kerr_info e = { 0 };
     unsigned char *ca = NULL;
     size_t ca_len = 0;
-    long long stored = -1, now = -1, seen[VERIFY_TRIES];
-    int api = 0, n = 0;
+    long long seen[VERIFY_TRIES];
+    int api = 0, n = 0, members = 0, i;
     enum kerr rc;
 
     /* the StatefulSet as it is before the question: a scale-up after it voids the answer */
     if (hibguard_checked_format(r->sts, r->checked, sizeof(r->checked), NULL) != KERR_OK)
         r->checked[0] = '\0';
-    if ((rc = otask_backup_ca(env->client, r->ns, r->etcd, &ca, &ca_len, &api, &e)) != KERR_OK) {
+    rc = otask_backup_ca(env->client, r->ns, r->etcd, &ca, &ca_len, &api, &e);
+    if (rc == KERR_OK)
+        rc = smember_list(env->client, r->ns, r->sts, m, SMEMBER_MAX, &members, &api, &e);
+    if (rc != KERR_OK) {
         free(ca);
         if (api)
             return kerr_set(err, rc, "%s", e.msg);
@@ -125,46 +167,39 @@ enum kerr hib_verify(const struct hib_env *env, struct round *r, struct kerr_inf
         return unconfirmed(env, r, why, err);
     }
     snprintf(host, sizeof(host), "%s-client.%s.svc", r->name, r->ns);
-    t.host = host;
-    t.ip = kjson_get_str(r->svc, "spec.clusterIP");
-    t.port = otask_backup_port(r->svc, r->etcd);
+    t.host = host; /* the name the sidecar's certificate carries */
     t.ca_pem = (const char *)ca;
     t.ca_len = ca_len;
     t.cancel = env->cancel;
-    rc = ask(&t, SIDECAR_LATEST, &stored, &e);
-    while (rc == KERR_OK && n < VERIFY_TRIES) {
-        /* a writer between two reads close together may not have written yet */
-        if (ktime_sleep_cancellable(VERIFY_QUIET_MS, 50, stopping, (void *)env->cancel) != 0) {
-            rc = kerr_set(&e, KERR_CANCELLED, "the controller is stopping");
-            break;
-        }
-        if ((rc = ask(&t, SIDECAR_FULL, &now, &e)) != KERR_OK)
-            break;
-        seen[n++] = now;
-        if (now <= stored) { /* nothing written since what the store holds */
-            r->verified = true;
-            break;
-        }
-        stored = now; /* that answer is a final snapshot at the newer revision */
+    /* only the backup leader's sidecar takes snapshots: the members in ordinal order */
+    for (i = 0, rc = KERR_INVAL; i < members && !r->verified; i++) {
+        t.ip = m[i].ip;
+        t.port = m[i].port;
+        rc = verify_one(env, r, &t, seen, &n, &e);
+        if (rc == KERR_OK || rc == KERR_CANCELLED)
+            break; /* an answer (verified, or etcd kept moving on), or stopping */
+        kerr_wrap(&e, "pod %s", m[i].pod);
+        snprintf(tried + strlen(tried), sizeof(tried) - strlen(tried), "%s%s", tried[0] ? "; " : "",
+                 e.msg);
     }
     free(ca);
     if (r->verified) {
         log_msg(LOG_INFO, "final snapshot holds etcd's revision", "namespace", r->ns, "name",
-                r->name, (char *)NULL);
+                r->name, "pod", m[i].pod, (char *)NULL);
         return KERR_OK;
     }
     if (rc == KERR_CANCELLED) /* stopping: nothing decided, the next leader asks again */
         return kerr_set(err, rc, "revision check of %s/%s: %s", r->ns, r->name, e.msg);
     if (rc != KERR_OK)
         snprintf(why, sizeof(why),
-                 "could not ask the backup sidecar whether etcd moved on since the final "
-                 "snapshot: %s",
-                 e.msg);
+                 "could not ask the backup sidecar of a member whether etcd moved on since the "
+                 "final snapshot: %s",
+                 tried);
     else
         snprintf(why, sizeof(why),
-                 "etcd moved on after the final snapshot: the sidecar read revisions %lld, "
+                 "etcd moved on after the final snapshot: the sidecar of %s read revisions %lld, "
                  "%lld, %lld, each above the last one stored: writes still reach etcd after the "
                  "traffic cut (established connections, the pod network)",
-                 seen[0], seen[1], seen[VERIFY_TRIES - 1]);
+                 m[i].pod, seen[0], seen[1], seen[VERIFY_TRIES - 1]);
     return unconfirmed(env, r, why, err);
 }

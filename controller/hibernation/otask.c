@@ -16,13 +16,13 @@
 #include "common/log.h"
 #include "controller/core/etcdspec.h"
 #include "controller/hibernation/sidecar.h"
+#include "controller/hibernation/smember.h"
 
 #define MAX_ROUNDS     10
-#define DEFAULT_PORT   8080
 #define DEFAULT_CA_KEY "bundle.crt"
 #define WRITE_TRIES    3
 
-static const struct k8s_resource RES_SVC = { "", "v1", "services", 1 };
+static const struct k8s_resource RES_STS = { "apps", "v1", "statefulsets", 1 };
 
 static long int_or(const cJSON *o, const char *path, long def)
 {
@@ -237,19 +237,6 @@ out:
     return rc;
 }
 
-/* The backuprestore port of svc, else spec.backup.port, else 8080. */
-int otask_backup_port(const cJSON *svc, const cJSON *etcd)
-{
-    const cJSON *p;
-
-    cJSON_ArrayForEach (p, kjson_get_arr(svc, "spec.ports")) {
-        const char *n = kjson_get_str(p, "name");
-        if (n && strcmp(n, "backuprestore") == 0)
-            return (int)int_or(p, "port", DEFAULT_PORT);
-    }
-    return (int)int_or(etcd, "spec.backup.port", DEFAULT_PORT);
-}
-
 /*
  * A failure of the API server itself (5xx, 429, transport): the read is retried by the queue
  * and says nothing about the sidecar.
@@ -327,44 +314,59 @@ static int run_abandoned(void *arg)
 }
 
 /*
- * Ask the sidecar. KERR_OK with *res filled when an answer came; else a transport error, or
- * with *api set, a failure of the API server reading the Service or the CA (api_failed).
+ * Ask the sidecar of each member of the Etcd's StatefulSet in ordinal order (smember.h; only
+ * the backup leader's takes snapshots) until one answers 200. KERR_OK with *res filled when an
+ * answer came (the last one when none was a 200); else a transport error, or with *api set, a
+ * failure of the API server reading the StatefulSet, the pods or the CA (api_failed).
  */
 static enum kerr call_sidecar(struct run *r, const struct otask_spec *sp, const cJSON *etcd,
                               long timeout_ms, struct sidecar_result *res, int *api,
                               struct kerr_info *err)
 {
-    char svc_name[ETCDSPEC_NAME_MAX + 8], host[ETCDSPEC_NAME_MAX + 80];
+    char host[ETCDSPEC_NAME_MAX + 80];
+    struct smember m[SMEMBER_MAX];
     struct sidecar_target t = { 0 };
+    struct kerr_info why = { 0 };
     unsigned char *ca = NULL;
     size_t ca_len = 0;
-    cJSON *svc = NULL;
+    cJSON *sts = NULL;
+    int members = 0, i;
     enum kerr rc;
 
     memset(res, 0, sizeof(*res));
-    snprintf(svc_name, sizeof(svc_name), "%s-client", sp->etcd_name);
-    snprintf(host, sizeof(host), "%s.%s.svc", svc_name, r->ns);
-    rc = k8s_get(r->env->client, &RES_SVC, r->ns, svc_name, NULL, &svc, err);
+    snprintf(host, sizeof(host), "%s-client.%s.svc", sp->etcd_name, r->ns);
+    rc = k8s_get(r->env->client, &RES_STS, r->ns, sp->etcd_name, NULL, &sts, err);
     if (rc != KERR_OK) {
         *api = api_failed(rc);
-        kerr_wrap(err, "client Service %s", svc_name);
+        kerr_wrap(err, "StatefulSet %s", sp->etcd_name);
         goto out;
     }
-    if ((rc = otask_backup_ca(r->env->client, r->ns, etcd, &ca, &ca_len, api, err)) != KERR_OK)
+    if ((rc = otask_backup_ca(r->env->client, r->ns, etcd, &ca, &ca_len, api, err)) != KERR_OK ||
+        (rc = smember_list(r->env->client, r->ns, sts, m, SMEMBER_MAX, &members, api, err)) !=
+            KERR_OK)
         goto out;
-    t.host = host;
-    t.ip = kjson_get_str(svc, "spec.clusterIP");
-    t.port = otask_backup_port(svc, etcd);
+    t.host = host; /* the name the sidecar's certificate carries */
     t.ca_pem = (const char *)ca;
     t.ca_len = ca_len;
     t.cancel = r->env->cancel;
     t.abandon = run_abandoned;
     t.abandon_arg = r;
-    rc = sidecar_snapshot(&t, sp->delta ? SIDECAR_DELTA : SIDECAR_FULL, sp->final, timeout_ms, res,
-                          err);
+    for (i = 0; i < members; i++) {
+        t.ip = m[i].ip;
+        t.port = m[i].port;
+        sidecar_result_release(res);
+        rc = sidecar_snapshot(&t, sp->delta ? SIDECAR_DELTA : SIDECAR_FULL, sp->final, timeout_ms,
+                              res, &why);
+        if (rc == KERR_CANCELLED || (rc == KERR_OK && res->http_status == 200))
+            break;
+        if (rc != KERR_OK)
+            kerr_set(err, rc, "pod %s: %s", m[i].pod, why.msg);
+    }
+    if (rc == KERR_CANCELLED)
+        kerr_set(err, rc, "%s", why.msg);
 out:
     free(ca);
-    cJSON_Delete(svc);
+    cJSON_Delete(sts);
     return rc;
 }
 

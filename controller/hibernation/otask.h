@@ -14,8 +14,12 @@
  *   3. InProgress (startedAt set).
  *   4. Execute (lastOperation Execution): the checks again, then POST
  *      /snapshot/full[?final=true] or /snapshot/delta to the sidecar
- *      (controller/hibernation/sidecar.h) at the clusterIP of <etcd>-client on its
- *      backuprestore port (else spec.backup.port, else 8080), https with the
+ *      (controller/hibernation/sidecar.h) of the StatefulSet's own member pods
+ *      (controller/hibernation/smember.h: <etcd>-<n> owned by it, Running, at the pod IP on
+ *      the port its pod template declares; in ordinal order until one answers 200, as only
+ *      the backup leader's takes snapshots), the name <etcd>-client.<ns>.svc verified against
+ *      the sidecar's certificate (never the Service's clusterIP, which a tenant may edit
+ *      once component protection is disabled), https with the
  *      CA of spec.backup.tls.tlsCASecretRef (data key default bundle.crt),
  *      read in the Etcd's own namespace only, as etcd-druid mounts it (a
  *      namespace other than the Etcd's is refused without a read). Whatever
@@ -118,9 +122,6 @@ enum kerr otask_reconcile(struct ctl *c, const char *ns, const char *name, struc
  */
 enum kerr otask_backup_ca(struct k8s_client *client, const char *ns, const cJSON *etcd,
                           unsigned char **pem, size_t *len, int *api, struct kerr_info *err);
-
-/* The backuprestore port of the client Service svc, else spec.backup.port of etcd, else 8080. */
-int otask_backup_port(const cJSON *svc, const cJSON *etcd);
 
 /* ---- pure helpers (exposed for the tests) ---- */
 

@@ -192,7 +192,7 @@ enum kerr sidecar_snapshot(const struct sidecar_target *t, enum sidecar_kind kin
     buf_init(&body.b, SIDECAR_MAX_BODY);
     if (!t || !host_ok(t->host) || !ip_ok(t->ip) || t->port <= 0 || t->port > 65535 ||
         timeout_ms <= 0 || (t->ca_pem && t->ca_len == 0))
-        return kerr_set(err, KERR_INVAL, "sidecar: bad target (host, clusterIP, port or CA)");
+        return kerr_set(err, KERR_INVAL, "sidecar: bad target (host, IP, port or CA)");
     v6 = strchr(t->ip, ':') != NULL;
     snprintf(url, sizeof(url), "%s://%s:%d%s", t->ca_pem ? "https" : "http", t->host, t->port,
              sidecar_path(kind, final));

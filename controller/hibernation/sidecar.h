@@ -1,14 +1,15 @@
 /*
  * sidecar - the HTTP client of etcd-backup-restore, the backup sidecar of
  * every etcd member (shared/reference/etcd-druid.md §4.1): POST
- * /snapshot/full[?final=true] and /snapshot/delta on the backuprestore port
- * of the client Service <etcd>-client.
+ * /snapshot/full[?final=true] and /snapshot/delta, GET /snapshot/latest.
  *
- * How it is reached: libcurl connects to the Service's clusterIP (read from
- * the API by the caller) on the backup port, while the URL keeps the name
- * <etcd>-client.<ns>.svc, which is therefore the Host header and the name
- * the TLS certificate is verified against (CURLOPT_CONNECT_TO). No cluster
- * DNS is needed; production and tests take the same path.
+ * How it is reached: libcurl connects to a member pod's IP on the sidecar's
+ * port as the StatefulSet's pod template declares it (both found by the caller,
+ * controller/hibernation/smember.h; never the client Service, which a tenant may
+ * edit), while the URL keeps the name <etcd>-client.<ns>.svc, which is
+ * therefore the Host header and the name the TLS certificate is verified
+ * against (CURLOPT_CONNECT_TO). No cluster DNS is needed; production and tests
+ * take the same path.
  *
  * https when a CA is given (the PEM of spec.backup.tls's CA secret, passed
  * in memory, never written to disk); the peer and its name are verified.
@@ -42,8 +43,8 @@ enum sidecar_kind { SIDECAR_FULL, SIDECAR_DELTA, SIDECAR_LATEST };
 /* Where the sidecar is. Strings BORROWED for the call. */
 struct sidecar_target {
     const char *host;         /* "<etcd>-client.<ns>.svc": URL host, Host header, TLS name */
-    const char *ip;           /* spec.clusterIP of the Service (IPv4 or IPv6) */
-    int port;                 /* the backuprestore port */
+    const char *ip;           /* status.podIP of a member pod (IPv4 or IPv6) */
+    int port;                 /* the sidecar's port in the pod template */
     const char *ca_pem;       /* CA bundle (PEM) for https; NULL: plain http */
     size_t ca_len;            /* bytes of ca_pem */
     const atomic_int *cancel; /* BORROWED, optional: set non-zero (any thread) to end the call */

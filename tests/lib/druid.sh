@@ -233,13 +233,16 @@ EOF
 
 # Create the member pods NAME-0 .. NAME-(REPLICAS-1) of StatefulSet NS/NAME as the
 # StatefulSet controller creates them (etcd-druid's selector labels, owned by the
-# StatefulSet): kube-sim runs no pods, but the scale-down guard asks the API server which
-# members a StatefulSet created at 0 (or from a later ordinal) would adopt and delete, and
-# which pods mount a claim (each pod gets the volumes of the claim templates). The
-# garbage collector deletes them with their StatefulSet; an orphaning DELETE leaves them.
+# StatefulSet), Running with a pod IP as the kubelet reports it: kube-sim runs no pods, but
+# the scale-down guard asks the API server which members a StatefulSet created at 0 (or from
+# a later ordinal) would adopt and delete and which pods mount a claim (each pod gets the
+# volumes of the claim templates), and warden-controller asks the backup sidecar at a
+# member's pod IP. That IP is the client Service's clusterIP, where backup-double listens
+# (druid_double_for): every member's sidecar is the one double. The garbage collector deletes
+# them with their StatefulSet; an orphaning DELETE leaves them.
 #   druid_pods NS NAME REPLICAS
 druid_pods() {
-    local ns=$1 n=$2 r=$3 uid i t tpls vols mounts
+    local ns=$1 n=$2 r=$3 uid i ip t tpls vols mounts
     [ "$r" -gt 0 ] || return 0
     uid=$(kc -n "$ns" get statefulset "$n" -o jsonpath='{.metadata.uid}') ||
         wh_fail "no StatefulSet $ns/$n for its pods"
@@ -261,6 +264,13 @@ druid_pods() {
         echo "  ownerReferences: [{apiVersion: apps/v1, kind: StatefulSet, name: $n, uid: $uid, controller: true, blockOwnerDeletion: true}]"
         echo "spec: {containers: [{name: etcd, image: etcd-wrapper, volumeMounts: [$mounts]}], volumes: [$vols]}"
     done | kc -n "$ns" create -f - >/dev/null || wh_fail "cannot create the pods of $ns/$n"
+    ip=$(kc -n "$ns" get service "$n-client" -o jsonpath='{.spec.clusterIP}')
+    [ -n "$ip" ] || wh_fail "no clusterIP on $ns/$n-client for the pods' IP"
+    for ((i = 0; i < r; i++)); do
+        kc -n "$ns" patch pod "$n-$i" --subresource=status --type merge \
+            -p "{\"status\":{\"phase\":\"Running\",\"podIP\":\"$ip\",\"podIPs\":[{\"ip\":\"$ip\"}]}}" \
+            >/dev/null || wh_fail "cannot set the status of pod $ns/$n-$i"
+    done
 }
 
 # Print the components of Etcd NAME (uid UID, REPLICAS members) as etcd-druid builds them
@@ -468,7 +478,8 @@ druid_double_for() {
 }
 
 # Etcd NAME's backup port PORT, as etcd-druid derives it from spec.backup.port: the spec (as a
-# user) and the client Service's backuprestore port and targetPort (as etcd-druid), for a
+# user), the client Service's backuprestore port and targetPort and the backup-restore
+# container's port server in the StatefulSet's pod template (as etcd-druid), for a
 # sidecar on a port of its own (the real one binds every address: one per test).
 #   druid_backup_port NS NAME PORT
 druid_backup_port() {
@@ -482,6 +493,13 @@ druid_backup_port() {
         "[{\"op\":\"replace\",\"path\":\"/spec/ports/$((i - 1))/port\",\"value\":$3},
           {\"op\":\"replace\",\"path\":\"/spec/ports/$((i - 1))/targetPort\",\"value\":$3}]" >/dev/null ||
         wh_fail "etcd-druid could not set the backuprestore port of $1/$2-client"
+    i=$(kc -n "$1" get statefulset "$2" \
+        -o jsonpath='{range .spec.template.spec.containers[*]}{.name}{"\n"}{end}' |
+        grep -nx backup-restore | cut -d: -f1)
+    [ -n "$i" ] || wh_fail "no backup-restore container in $1/$2's pod template"
+    kc_druid -n "$1" patch statefulset "$2" --type json -p \
+        "[{\"op\":\"replace\",\"path\":\"/spec/template/spec/containers/$((i - 1))/ports/0/containerPort\",\"value\":$3}]" \
+        >/dev/null || wh_fail "etcd-druid could not set the backup-restore port of $1/$2"
 }
 
 # The request log of the last started backup-double (one JSON line per snapshot request).

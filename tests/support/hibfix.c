@@ -217,11 +217,76 @@ static void make_ready(struct hibfix *x, cJSON *etcd)
     cJSON_Delete(out);
 }
 
+/* The backuprestore port of the Service ports (JSON text), else def: etcd-druid sets the
+ * Service's and the sidecar container's from the one spec.backup.port. */
+static int service_backup_port(const char *ports, int def)
+{
+    cJSON *a = jsonfix_parse(ports), *p;
+    int port = def;
+
+    cJSON_ArrayForEach (p, a) {
+        const char *n = kjson_get_str(p, "name");
+        int64_t v;
+
+        if (n && strcmp(n, "backuprestore") == 0 && kjson_get_int64(p, "port", &v) == KERR_OK)
+            port = (int)v;
+    }
+    cJSON_Delete(a);
+    return port;
+}
+
+/* The pods <sts>-0..2 of the StatefulSet sts as its controller makes them, Running at
+ * HIBFIX_POD_IP_FMT (the kubelet's report, through /status). */
+static void member_pods(struct hibfix *x, const cJSON *sts)
+{
+    struct k8s_write_opts wo = { .subresource = "status" };
+    const char *name = kjson_get_str(sts, "metadata.name");
+    char text[1024];
+    cJSON *o, *p;
+    int i;
+
+    for (i = 0; i < 3; i++) {
+        snprintf(text, sizeof(text),
+                 "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s-%d\","
+                 "\"labels\":{\"app\":\"etcd\"},\"ownerReferences\":[{\"apiVersion\":\"apps/v1\","
+                 "\"kind\":\"StatefulSet\",\"name\":\"%s\",\"uid\":\"%s\",\"controller\":true,"
+                 "\"blockOwnerDeletion\":true}]},\"spec\":{\"containers\":[{\"name\":\"etcd\","
+                 "\"image\":\"etcd\"}]}}",
+                 name, i, name, kjson_get_str(sts, "metadata.uid"));
+        o = jsonfix_parse(text);
+        cJSON_Delete(cfix_create(&x->f, &ETCDSPEC_RES_POD, o));
+        cJSON_Delete(o);
+        snprintf(text, sizeof(text),
+                 "{\"status\":{\"phase\":\"Running\",\"podIP\":\"" HIBFIX_POD_IP_FMT "\"}}", i);
+        p = jsonfix_parse(text);
+        snprintf(text, sizeof(text), "%s-%d", name, i);
+        cr_assert_eq(k8s_patch(x->f.c, &ETCDSPEC_RES_POD, CFIX_NS, text, K8S_PATCH_MERGE, p, &wo,
+                               NULL, NULL),
+                     KERR_OK, "status of pod %s", text);
+        cJSON_Delete(p);
+    }
+}
+
+void hibfix_backup_port(struct hibfix *x, const char *name, int port)
+{
+    char text[256];
+    cJSON *p;
+
+    snprintf(text, sizeof(text),
+             "[{\"op\":\"replace\",\"path\":\"/spec/template/spec/containers/1/ports/0/"
+             "containerPort\",\"value\":%d}]",
+             port);
+    p = jsonfix_parse(text);
+    cr_assert_eq(k8s_patch(x->f.c, &RES_STS, CFIX_NS, name, K8S_PATCH_JSON, p, NULL, NULL, NULL),
+                 KERR_OK);
+    cJSON_Delete(p);
+}
+
 cJSON *hibfix_etcd(struct hibfix *x, const char *name, const char *store, const char *ports,
                    int sts)
 {
     char text[1024], svc_name[300];
-    cJSON *e = cfix_etcd(name, store, "0 */6 * * *"), *etcd, *o;
+    cJSON *e = cfix_etcd(name, store, "0 */6 * * *"), *etcd, *o, *made;
 
     etcd = cfix_create(&x->f, &ETCDSPEC_RES_ETCD, e);
     cJSON_Delete(e);
@@ -240,16 +305,22 @@ cJSON *hibfix_etcd(struct hibfix *x, const char *name, const char *store, const 
     cJSON_Delete(cfix_create(&x->f, &RES_SVC, o));
     cJSON_Delete(o);
     if (sts) {
-        o = jsonfix_parse("{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"spec\":{"
-                          "\"replicas\":3,\"serviceName\":\"p\",\"selector\":{\"matchLabels\":"
-                          "{\"app\":\"etcd\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":"
-                          "\"etcd\"}},\"spec\":{\"containers\":[{\"name\":\"etcd\",\"image\":"
-                          "\"etcd\"}]}}}}");
+        snprintf(text, sizeof(text),
+                 "{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"spec\":{"
+                 "\"replicas\":3,\"serviceName\":\"p\",\"selector\":{\"matchLabels\":"
+                 "{\"app\":\"etcd\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":"
+                 "\"etcd\"}},\"spec\":{\"containers\":[{\"name\":\"etcd\",\"image\":"
+                 "\"etcd\"},{\"name\":\"backup-restore\",\"image\":\"etcdbrctl\",\"ports\":"
+                 "[{\"name\":\"server\",\"containerPort\":%d}]}]}}}}",
+                 service_backup_port(ports, x->sc.port));
+        o = jsonfix_parse(text);
         cr_assert_eq(kjson_set_str(o, "metadata.name", name, NULL), KERR_OK);
         labels(o, name);
         own(o, etcd);
-        cJSON_Delete(cfix_create(&x->f, &RES_STS, o));
+        made = cfix_create(&x->f, &RES_STS, o);
         cJSON_Delete(o);
+        member_pods(x, made);
+        cJSON_Delete(made);
     }
     cJSON_Delete(etcd);
     return hibfix_get_etcd(x, name);

@@ -3,9 +3,9 @@
  * EtcdOpsTask executor (controller/otask) on an in-process kube-sim:
  *
  *   - a sidecar stand-in: an HTTP server (libmicrohttpd) on an ephemeral
- *     port of every local address, so that each clusterIP kube-sim hands out
- *     from the loopback range HIBFIX_CIDR reaches it; it records the address
- *     a request came to (the clusterIP the client chose), answering POST /snapshot/{full,delta}
+ *     port of every local address, so that each member pod's IP (HIBFIX_POD_IP_FMT) and each
+ *     clusterIP kube-sim hands out from HIBFIX_CIDR reach it; it records the address
+ *     a request came to (the one the client chose), answering POST /snapshot/{full,delta}
  * with a Snapshot JSON (revisions increase), or with a chosen status; it counts the requests and
  * those with final=true, and can be slowed down;
  *   - an Etcd as etcd-druid runs it: the Etcd (status Ready), its client
@@ -33,6 +33,8 @@
 #include "tests/support/cfix.h"
 
 #define HIBFIX_CIDR "127.77.0.0/16"
+/* status.podIP of member <sts>-<n> (n = 0, 1, 2): the sidecar listens on every address */
+#define HIBFIX_POD_IP_FMT "127.78.0.%d"
 
 struct hibfix_sidecar {
     void *daemon;         /* struct MHD_Daemon, OWNS */
@@ -66,8 +68,9 @@ void hibfix_stop(struct hibfix *x);
 /*
  * Create the Etcd name (store: JSON text of spec.backup.store or NULL),
  * Ready, with its client Service (ports: JSON text of spec.ports, NULL:
- * etcd-druid's three) and, when sts, its StatefulSet. Returns the Etcd as
- * stored, OWNED by the caller.
+ * etcd-druid's three) and, when sts, its StatefulSet (container backup-restore with port
+ * server = the Service's backuprestore port, else the sidecar's) with its three member pods,
+ * owned by it, Running at HIBFIX_POD_IP_FMT. Returns the Etcd as stored, OWNED by the caller.
  */
 cJSON *hibfix_etcd(struct hibfix *x, const char *name, const char *store, const char *ports,
                    int sts);
@@ -110,6 +113,10 @@ void hibfix_after_cut(struct hibfix *x, const char *name);
 /* spec.replicas and status.replicas of StatefulSet name (-1 when missing). */
 void hibfix_sts(struct hibfix *x, const char *name, int *spec, int *status);
 
+/* The backup-restore container's port server in StatefulSet name's pod template (where the
+ * controller asks the members' sidecar). */
+void hibfix_backup_port(struct hibfix *x, const char *name, int port);
+
 /* The spec.ports of Service name printed (compact), OWNED (free); NULL when missing. */
 char *hibfix_ports(struct hibfix *x, const char *svc);
 
@@ -127,14 +134,15 @@ cJSON *hibfix_tasks(struct hibfix *x);
 /* How many Events with reason (and type, NULL: any) exist in the namespace. */
 int hibfix_events(struct hibfix *x, const char *reason, const char *type);
 
-/* A second sidecar stand-in (*s zeroed first) speaking HTTPS with cert/key (PEM, BORROWED). */
+/* A second sidecar stand-in (*s zeroed first) speaking HTTPS with cert/key (PEM, BORROWED;
+ * NULL: plain HTTP). */
 void hibfix_tls_sidecar(struct hibfix *x, struct hibfix_sidecar *s, const char *cert,
                         const char *key);
 
 /* Stop a sidecar stand-in started by hibfix_tls_sidecar. */
 void hibfix_sidecar_stop(struct hibfix_sidecar *s);
 
-/* The clusterIP the last snapshot request was sent to. */
+/* The local address (pod IP or clusterIP) the last snapshot request was sent to. */
 void hibfix_last_ip(struct hibfix *x, char *out, size_t n);
 
 #endif
