@@ -267,7 +267,7 @@ Test(erst_del_kubesim, finalizer_before_the_copy)
  * it emptied what was the restore's, the finalizer goes and the restore with it. */
 Test(erst_del_kubesim, failed_at_creating_deleted)
 {
-    char since[64], before[64];
+    char since[1100], before[1100];
     cJSON *job;
 
     failed_at_creating("r2", "late", "ns1--late");
@@ -318,7 +318,7 @@ Test(erst_del_kubesim, completed_deleted)
 Test(erst_del_kubesim, deleted_in_flight)
 {
     cJSON *job;
-    char before[64];
+    char before[1100];
 
     restore("r4", SPEC("copy", "ns1--copy"));
     cr_assert_eq(run("r4"), ERST_POLL_MS);

@@ -145,7 +145,7 @@ enum kerr hib_verify(const struct hib_env *env, struct round *r, struct kerr_inf
     struct sidecar_target t = { 0 };
     struct kerr_info e = { 0 };
     unsigned char *ca = NULL;
-    size_t ca_len = 0;
+    size_t ca_len = 0, used;
     long long seen[VERIFY_TRIES];
     int api = 0, n = 0, members = 0, i;
     enum kerr rc;
@@ -179,8 +179,9 @@ enum kerr hib_verify(const struct hib_env *env, struct round *r, struct kerr_inf
         if (rc == KERR_OK || rc == KERR_CANCELLED)
             break; /* an answer (verified, or etcd kept moving on), or stopping */
         kerr_wrap(&e, "pod %s", m[i].pod);
-        snprintf(tried + strlen(tried), sizeof(tried) - strlen(tried), "%s%s", tried[0] ? "; " : "",
-                 e.msg);
+        used = strlen(tried); /* each member's failure, as much as fits */
+        if (snprintf(tried + used, sizeof(tried) - used, "%s%s", used ? "; " : "", e.msg) < 0)
+            tried[used] = '\0';
     }
     free(ca);
     if (r->verified) {
