@@ -307,6 +307,9 @@ if [ "$(jp shoot svc/etcd-main-client '{.spec.clusterIP}')" != "$double_ip" ]; t
     druid_double_stop || demo_fail "backup-double did not stop cleanly"
     druid_double_for shoot etcd-main
 fi
+# the StatefulSet controller starts the members of the restored StatefulSet again (kube-sim
+# runs none): warden-controller asks their sidecars, never the Service
+kc -n shoot get pod etcd-main-0 >/dev/null 2>&1 || druid_pods shoot etcd-main 3
 
 # ---- 4. backups that outlive their Etcd ----------------------------------------------
 chapter "4. Backups that outlive their Etcd: a shared bucket, a grace period, a deletion Job"
