@@ -639,3 +639,40 @@ Test(guard_shapes, break_glass_lets_one_request_through)
                      "etcd-druid"));
     cJSON_Delete(store);
 }
+
+/*
+ * Break glass once on the scale-down guard's paths: a partial scale-down admitted on the
+ * value is recorded, through the components webhook and the guard-only one alike; one
+ * refused by component protection (a person) records nothing; the next on the value is
+ * refused saying it was used.
+ */
+Test(guard_shapes, break_glass_lets_one_scale_down_through)
+{
+    static const struct {
+        enum wh_hook hook;
+        const char *user;
+        int to, allowed, recorded;
+        const char *message;
+    } steps[] = {
+        { WH_HOOK_COMPONENTS, PERSON, 2, 0, 0, "changes from service account " PERSON },
+        { WH_HOOK_SCALEGUARD, PERSON, 2, 1, 1,
+          "scale-down of StatefulSet shoot/etcd-main allowed" },
+        { WH_HOOK_SCALEGUARD, DRUID, 1, 0, 1, "its value was used at " },
+        { WH_HOOK_COMPONENTS, DRUID, 2, 0, 1, "its value was used at " },
+    };
+    cJSON *store = cJSON_CreateArray(), *doc;
+    char *body;
+
+    for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+        body = sts_review("UPDATE", steps[i].user, -1, 3, -1, steps[i].to);
+        doc = decide_glass(steps[i].hook, ETCD("etcd-main", GLASS_OK, ""), stses, store, body);
+        expect_answer(doc, "etcd-main", steps[i].allowed, steps[i].message);
+        cr_expect_eq(cJSON_GetArraySize(store), steps[i].recorded, "step %zu", i);
+        cJSON_Delete(doc);
+        free(body);
+    }
+    cr_expect(strstr(cJSON_GetStringValue(
+                         cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(store, 0), "what")),
+                     "from 3 to 2 replicas"));
+    cJSON_Delete(store);
+}
