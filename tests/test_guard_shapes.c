@@ -572,3 +572,107 @@ ParameterizedTest(size_t *i, guard_shapes, member_pvc_owners)
     cJSON_Delete(doc);
     free(body);
 }
+
+/* decide_with, the break glass uses recorded in store (an array, written to). */
+static cJSON *decide_glass(enum wh_hook h, const char *etcd, const char *sts_list, cJSON *store,
+                           const char *body)
+{
+    struct protect_config cfg = { reconcilers, 2, NULL, 0, NULL, controllers, 1, fixed_clock };
+    struct lookup_mem mem = { 0 };
+    struct wh_dispatch d;
+    struct lookup lk;
+    struct kerr_info err;
+    cJSON *etcds = cJSON_CreateArray(), *sts = cJSON_Parse(sts_list), *pods = member_pods(3);
+    cJSON *doc = NULL;
+    char *out = NULL;
+    size_t len = 0;
+    unsigned int status = 0;
+
+    cJSON_AddItemToArray(etcds, cJSON_Parse(etcd));
+    mem.etcds = etcds;
+    mem.stses = sts;
+    mem.pods = pods;
+    mem.glass = store;
+    lookup_mem_bind(&mem, &lk);
+    cr_assert_eq(wh_dispatch_init(&d, &cfg, &lk, NULL, &err), KERR_OK, "%s", err.msg);
+    cr_assert_eq(wh_dispatch_review(&d, h, body, strlen(body), &out, &len, &status, &err), KERR_OK,
+                 "%s", err.msg);
+    cr_assert_eq(status, 200);
+    cr_assert_eq(kjson_parse(out, len, NULL, &doc, NULL, NULL), KERR_OK);
+    free(out);
+    cJSON_Delete(etcds);
+    cJSON_Delete(sts);
+    cJSON_Delete(pods);
+    return doc;
+}
+
+/*
+ * Issue 30, break glass once: one value lets one member PVC deletion through; a request
+ * refused for another reason (component protection) does not use it up, and the second
+ * request on the value is refused saying when it was used and by whom.
+ */
+Test(guard_shapes, break_glass_lets_one_request_through)
+{
+    static const struct {
+        const char *pvc, *user;
+        int allowed, recorded;
+        const char *message;
+    } steps[] = {
+        { "data-etcd-main-0", PERSON, 0, 0, "changes from service account " PERSON },
+        { "data-etcd-main-0", DRUID, 1, 1, "by etcd-druid is allowed" },
+        { "data-etcd-main-1", DRUID, 0, 1, "its value was used at " },
+    };
+    cJSON *store = cJSON_CreateArray(), *doc;
+    char sts[1024], *body;
+
+    sts_at(-1, sts, sizeof(sts));
+    for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+        body = pvc_delete(steps[i].pvc, LBL_MAIN, steps[i].user);
+        doc = decide_glass(WH_HOOK_COMPONENTS, ETCD("etcd-main", GLASS_OK, ""), sts, store, body);
+        expect_answer(doc, steps[i].pvc, steps[i].allowed, steps[i].message);
+        cr_expect_eq(cJSON_GetArraySize(store), steps[i].recorded, "step %zu", i);
+        cJSON_Delete(doc);
+        free(body);
+    }
+    cr_expect(strstr(cJSON_GetStringValue(
+                         cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(store, 0), "user")),
+                     "etcd-druid"));
+    cJSON_Delete(store);
+}
+
+/*
+ * Break glass once on the scale-down guard's paths: a partial scale-down admitted on the
+ * value is recorded, through the components webhook and the guard-only one alike; one
+ * refused by component protection (a person) records nothing; the next on the value is
+ * refused saying it was used.
+ */
+Test(guard_shapes, break_glass_lets_one_scale_down_through)
+{
+    static const struct {
+        enum wh_hook hook;
+        const char *user;
+        int to, allowed, recorded;
+        const char *message;
+    } steps[] = {
+        { WH_HOOK_COMPONENTS, PERSON, 2, 0, 0, "changes from service account " PERSON },
+        { WH_HOOK_SCALEGUARD, PERSON, 2, 1, 1,
+          "scale-down of StatefulSet shoot/etcd-main allowed" },
+        { WH_HOOK_SCALEGUARD, DRUID, 1, 0, 1, "its value was used at " },
+        { WH_HOOK_COMPONENTS, DRUID, 2, 0, 1, "its value was used at " },
+    };
+    cJSON *store = cJSON_CreateArray(), *doc;
+    char *body;
+
+    for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+        body = sts_review("UPDATE", steps[i].user, -1, 3, -1, steps[i].to);
+        doc = decide_glass(steps[i].hook, ETCD("etcd-main", GLASS_OK, ""), stses, store, body);
+        expect_answer(doc, "etcd-main", steps[i].allowed, steps[i].message);
+        cr_expect_eq(cJSON_GetArraySize(store), steps[i].recorded, "step %zu", i);
+        cJSON_Delete(doc);
+        free(body);
+    }
+    cr_expect(strstr(cJSON_GetStringValue(
+                         cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(store, 0), "what")),
+                     "from 3 to 2 replicas"));
+    cJSON_Delete(store);
+}

@@ -226,6 +226,9 @@ static enum kerr no_pvcs(void *ctx, const char *ns, cJSON **items, struct kerr_i
     return kerr_set(err, KERR_HTTP, "connection refused");
 }
 
+/* The break glass uses decide records (mem.glass), NULL: none recorded. */
+static cJSON *glass_store;
+
 /* Decide body through h; pvcs lists the PVCs (fail: the list is not answered). */
 static cJSON *decide(enum wh_hook h, const char *etcd, const cJSON *pvcs, int fail,
                      const char *body)
@@ -247,10 +250,11 @@ static cJSON *decide(enum wh_hook h, const char *etcd, const cJSON *pvcs, int fa
     mem.tasks = tasks;
     mem.pods = pods;
     mem.pvcs = pvcs;
+    mem.glass = glass_store;
     lookup_mem_bind(&mem, &lk);
     if (fail)
         lk.pvcs = no_pvcs;
-    else
+    else if (!glass_store)
         whdiff_same(&cfg, &mem, h, body);
     cr_assert_eq(wh_dispatch_init(&d, &cfg, &lk, NULL, &err), KERR_OK, "%s", err.msg);
     cr_assert_eq(wh_dispatch_review(&d, h, body, strlen(body), &out, &len, &status, &err), KERR_OK,
@@ -409,4 +413,54 @@ ParameterizedTest(size_t *i, pvcsts, mounts)
     cJSON_Delete(doc);
     cJSON_Delete(pvcs);
     free(body);
+}
+
+/*
+ * Break glass once on an unmount: one component protection refuses (a person, protection
+ * on) does not use the value up; the first admitted is recorded; the next on the value is
+ * refused saying it was used, on either endpoint.
+ */
+Test(pvcsts, break_glass_lets_one_unmount_through)
+{
+    static const struct mrow steps[] = {
+        { "refused by component protection", WH_HOOK_COMPONENTS, PERSON, ETCD(GLASS_OK), 1, 3,
+          "[" CTR_ETCD("[" DATA("scratch", "") "]") "," CTR_BR "]", 0,
+          "changes from service account " PERSON, NULL },
+        { "the first", WH_HOOK_SCALEGUARD, PERSON, ETCD(GLASS_OK), 1, 3,
+          "[" CTR_ETCD("[" DATA("scratch", "") "]") "," CTR_BR "]", 1, "allowed", NULL },
+        { "the second", WH_HOOK_COMPONENTS, DRUID, ETCD(GLASS_OK), 1, 3,
+          "[" CTR_ETCD("[" DATA("etcd-main", "") "," CFG "]") ",{\"name\":\"backup-restore\"}]", 0,
+          "its value was used at ", NULL },
+        { "the second, guard only", WH_HOOK_SCALEGUARD, DRUID, ETCD(GLASS_OK), 1, 3, "[" CTR_BR "]",
+          0, "its value was used at ", NULL },
+    };
+    static const int recorded[] = { 0, 1, 1, 1 };
+    cJSON *pvcs, *doc;
+    const char *msg;
+    bool allowed;
+    char *body;
+
+    glass_store = cJSON_CreateArray();
+    for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+        body = review_with("UPDATE", steps[i].user, steps[i].labelled, steps[i].replicas,
+                           steps[i].replicas, CTRS, steps[i].ctrs);
+        pvcs = pvc_list(NULL, NULL, NULL);
+        doc = decide(steps[i].hook, steps[i].etcd, pvcs, 0, body);
+        msg = kjson_get_str(doc, "response.status.message");
+        allowed = !steps[i].allowed;
+        cr_assert_eq(kjson_get_bool(doc, "response.allowed", &allowed), KERR_OK);
+        cr_expect_eq(allowed, steps[i].allowed != 0, "%s: allowed (%s)", steps[i].title,
+                     msg ? msg : "");
+        cr_expect(msg && strstr(msg, steps[i].message), "%s: message %s", steps[i].title,
+                  msg ? msg : "(none)");
+        cr_expect_eq(cJSON_GetArraySize(glass_store), recorded[i], "%s", steps[i].title);
+        cJSON_Delete(doc);
+        cJSON_Delete(pvcs);
+        free(body);
+    }
+    cr_expect(strstr(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+                         cJSON_GetArrayItem(glass_store, 0), "what")),
+                     "unmounting claim volume etcd-main"));
+    cJSON_Delete(glass_store);
+    glass_store = NULL;
 }

@@ -140,6 +140,7 @@ enum kerr lookup_etcd_from_json(const cJSON *etcd, struct lookup_etcd *out, stru
         out->break_glass_rc = hibguard_break_glass(reason, &out->break_glass_expires, &why, NULL);
         snprintf(out->break_glass_reason, sizeof(out->break_glass_reason), "%s",
                  out->break_glass_rc == KERR_OK ? why : reason);
+        glass_value_hash(reason, out->break_glass_value);
     }
     if (cJSON_IsObject(lastop)) {
         out->reconcile_in_progress = in_progress(lastop, "Reconcile");
@@ -497,6 +498,37 @@ static enum kerr mem_pod_items(void *ctx, const char *ns, cJSON **items, struct 
     return mem_items(m, m->pods, "pods", ns, items, err);
 }
 
+static enum kerr mem_glass(void *ctx, const struct glass_use *u, int dry_run,
+                           struct glass_prior *used, struct kerr_info *err)
+{
+    struct lookup_mem *m = ctx;
+    cJSON *r, *fresh;
+    int i = 0;
+
+    memset(used, 0, sizeof(*used));
+    m->calls++;
+    if (m->fail)
+        return kerr_set(err, m->fail, "injected failure");
+    cJSON_ArrayForEach (r, m->glass) {
+        const char *uid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "uid"));
+
+        if (uid && strcmp(uid, u->uid) == 0)
+            break;
+        i++;
+    }
+    if (r && glass_judge(r, u, used))
+        return KERR_OK;
+    if (!m->glass || dry_run)
+        return KERR_OK;
+    if (!(fresh = glass_record(u, time(NULL))))
+        return kerr_set(err, KERR_NOMEM, NULL);
+    if (r)
+        cJSON_ReplaceItemInArray(m->glass, i, fresh);
+    else
+        cJSON_AddItemToArray(m->glass, fresh);
+    return KERR_OK;
+}
+
 void lookup_mem_bind(struct lookup_mem *m, struct lookup *out)
 {
     out->ctx = m;
@@ -508,4 +540,5 @@ void lookup_mem_bind(struct lookup_mem *m, struct lookup *out)
     out->pods = mem_pods;
     out->pvcs = mem_pvcs;
     out->pod_items = mem_pod_items;
+    out->glass = mem_glass;
 }

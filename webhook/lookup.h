@@ -24,6 +24,7 @@
 
 #include "common/hibguard.h"
 #include "common/kerr.h"
+#include "webhook/glass.h"
 
 #define LOOKUP_NAME_MAX   253 /* longest object name or namespace (DNS subdomain) */
 #define LOOKUP_UID_MAX    63
@@ -61,6 +62,7 @@ struct lookup_etcd {
     time_t break_glass_expires; /* its expiry when break_glass_rc is KERR_OK */
     char break_glass_reason[LOOKUP_REASON_MAX + 1]; /* its reason (the whole value when
                                                        malformed), cut to fit */
+    char break_glass_value[GLASS_HASH_LEN + 1];     /* the sha256 of its whole value (glass.h) */
 };
 
 /* What the decisions need of a StatefulSet (the parent of a scale or a PVC). */
@@ -148,6 +150,13 @@ struct lookup {
      * fails closed).
      */
     enum kerr (*pod_items)(void *ctx, const char *ns, cJSON **items, struct kerr_info *err);
+    /*
+     * Record u, a use of break glass (webhook/glass.h's glass_take; dry_run: only read):
+     * KERR_OK with used->at 0 when recorded, used->at set when u's value was used before.
+     * NULL: nothing can be recorded (a decision that needs it fails closed).
+     */
+    enum kerr (*glass)(void *ctx, const struct glass_use *u, int dry_run, struct glass_prior *used,
+                       struct kerr_info *err);
 };
 
 /*
@@ -237,6 +246,9 @@ struct lookup_mem {
     const cJSON *tasks;
     const cJSON *pods; /* what the pods lookup lists (every namespace's), NULL: none */
     const cJSON *pvcs; /* what the PVC lookup lists (every namespace's), NULL: none */
+    /* The break glass uses recorded (an array of glass_record objects, BORROWED, written
+     * to); NULL: every use is admitted and nothing recorded. */
+    cJSON *glass;
     enum kerr fail;
     int calls;
 };

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "webhook/glassadm.h"
 #include "webhook/member.h"
 #include "webhook/pvcguard.h"
 #include "webhook/scaleguard.h"
@@ -143,16 +144,49 @@ static enum kerr guard_labels(const struct protect_config *cfg, const struct rev
                        m->part_of, LOOKUP_LABEL_MANAGED_BY, LOOKUP_LABEL_PART_OF);
 }
 
+/*
+ * The break glass a decision admitted on (*gp, for Etcd etcd, m's parent), once the
+ * decision allows: its use recorded (webhook/glassadm.h) and the scale-down evented, else
+ * resp replaced by the refusal. rc: the decision's result.
+ */
+static enum kerr settle_glass(const struct protect_config *cfg, const struct lookup *lk,
+                              const struct review_req *req, const struct member_meta *m,
+                              const struct lookup_etcd *etcd, const struct glassadm_pending *gp,
+                              struct review_resp *resp, enum kerr rc)
+{
+    struct scaleguard_ctx g = guard_ctx(cfg, req);
+
+    if (rc != KERR_OK || !gp->what[0] || !resp->allowed)
+        return rc;
+    rc = glassadm_settle(lk, req, m->ns, m->part_of, etcd, gp, resp);
+    if (rc == KERR_OK && resp->allowed && gp->event)
+        scaleguard_event(&g, req, m, etcd);
+    return rc;
+}
+
+/* settle_glass for the break glass pvcguard_in_use admitted on (*pg). */
+static enum kerr settle_in_use(const struct lookup *lk, const struct review_req *req,
+                               const struct pvcguard_glass *pg, struct review_resp *resp,
+                               enum kerr rc)
+{
+    if (rc != KERR_OK || !pg->gp.what[0] || !resp->allowed)
+        return rc;
+    return glassadm_settle(lk, req, req->namespace, pg->name, &pg->etcd, &pg->gp, resp);
+}
+
+static enum kerr judge_parented(const struct protect_config *cfg, const struct lookup *lk,
+                                const struct review_req *req, const struct member_meta *m,
+                                const struct lookup_etcd *etcd, struct glassadm_pending *gp,
+                                struct review_resp *resp);
+
 /* Steps 5-9 for an object managed by etcd-druid. */
 static enum kerr judge_managed(const struct protect_config *cfg, const struct lookup *lk,
                                const struct review_req *req, const struct member_meta *m,
                                struct review_resp *resp)
 {
-    const struct member_component *c = member_component_of(req);
-    struct scaleguard_ctx g = guard_ctx(cfg, req);
+    struct glassadm_pending gp = { "", 0 };
     struct lookup_etcd etcd;
     struct kerr_info e;
-    int decided = 0;
     enum kerr rc;
 
     if (!m->part_of) {
@@ -182,38 +216,55 @@ static enum kerr judge_managed(const struct protect_config *cfg, const struct lo
     }
     if (rc != KERR_OK)
         return review_errored(resp, 500, "%s", e.msg);
-    if ((rc = scaleguard_judge(&g, lk, req, m, &etcd, resp, &decided)) || decided)
+    rc = judge_parented(cfg, lk, req, m, &etcd, &gp, resp);
+    return settle_glass(cfg, lk, req, m, &etcd, &gp, resp, rc);
+}
+
+/* judge_managed once the parent Etcd is found: a break glass it admits on into *gp. */
+static enum kerr judge_parented(const struct protect_config *cfg, const struct lookup *lk,
+                                const struct review_req *req, const struct member_meta *m,
+                                const struct lookup_etcd *etcd, struct glassadm_pending *gp,
+                                struct review_resp *resp)
+{
+    const struct member_component *c = member_component_of(req);
+    struct scaleguard_ctx g = guard_ctx(cfg, req);
+    int decided = 0;
+    enum kerr rc;
+
+    if ((rc = scaleguard_judge(&g, lk, req, m, etcd, gp, resp, &decided)) || decided)
         return rc;
     if ((rc = pvcguard_planted(lk, req, m, resp, &decided)) || decided ||
-        (rc = pvcguard_mounts(now_of(cfg), req, m, &etcd, resp, &decided)) || decided)
+        (rc = pvcguard_mounts(now_of(cfg), req, m, etcd, gp, resp, &decided)) || decided)
         return rc;
     if (pvcguard_applies(req, m) &&
-        ((rc = pvcguard_judge(now_of(cfg), req, m, &etcd, resp, &decided)) || decided))
+        ((rc = pvcguard_judge(now_of(cfg), req, m, etcd, gp, resp, &decided)) || decided))
         return rc;
-    if (!(c && c->runtime && etcd.runtime_disabled) &&
+    if (!(c && c->runtime && etcd->runtime_disabled) &&
         ((rc = guard_labels(cfg, req, m, resp, &decided)) || decided))
         return rc;
-    if (etcd.protection_disabled)
+    if (etcd->protection_disabled)
         return review_allow(resp, "changes allowed, since Etcd %s has annotation %s", m->part_of,
                             LOOKUP_ANN_DISABLE_PROTECTION);
-    if (c && c->runtime && etcd.runtime_disabled)
+    if (c && c->runtime && etcd->runtime_disabled)
         return review_allow(resp,
                             "Etcd %s has runtime component creation disabled, skipping "
                             "validations for resource %s/%s",
                             m->part_of, m->ns, m->name);
-    if (req->op == REVIEW_OP_DELETE && etcd.deletion_in_progress)
+    if (req->op == REVIEW_OP_DELETE && etcd->deletion_in_progress)
         return handle_delete(cfg, req, m->part_of, resp);
-    return handle_update(cfg, req, m, &etcd, resp);
+    return handle_update(cfg, req, m, etcd, resp);
 }
 
 enum kerr protect_decide(const struct protect_config *cfg, const struct lookup *lk,
                          const struct review_req *req, struct review_resp *resp,
                          struct kerr_info *err)
 {
+    struct pvcguard_glass pg;
     struct member_meta m;
     enum kerr rc = KERR_OK;
     int decided = 0;
 
+    memset(&pg, 0, sizeof(pg));
     if (scaleguard_creates(req))
         return protect_guard_decide(cfg, lk, req, resp, err);
     if ((rc = pvcguard_owners(lk, req, resp, &decided)) || decided)
@@ -232,7 +283,7 @@ enum kerr protect_decide(const struct protect_config *cfg, const struct lookup *
     case MEMBER_ANSWERED:
         goto out;
     case MEMBER_UNSUPPORTED:
-        if ((rc = pvcguard_in_use(now_of(cfg), lk, req, resp, &decided)) || decided)
+        if ((rc = pvcguard_in_use(now_of(cfg), lk, req, &pg, resp, &decided)) || decided)
             goto out;
         rc = review_allow(resp, "resource: %s%s%s is not supported by EtcdComponents webhook",
                           req->kind_kind, *req->kind_group ? "." : "", req->kind_group);
@@ -241,7 +292,7 @@ enum kerr protect_decide(const struct protect_config *cfg, const struct lookup *
         break;
     }
     if (!pvcguard_applies(req, &m) &&
-        ((rc = pvcguard_in_use(now_of(cfg), lk, req, resp, &decided)) || decided))
+        ((rc = pvcguard_in_use(now_of(cfg), lk, req, &pg, resp, &decided)) || decided))
         goto out;
     if (sts_judged(req) && member_is_kind(req, "apps", "StatefulSet") && (!m.managed || !m.part_of))
         return protect_guard_decide(cfg, lk, req, resp, err);
@@ -251,6 +302,7 @@ enum kerr protect_decide(const struct protect_config *cfg, const struct lookup *
     else
         rc = judge_managed(cfg, lk, req, &m, resp);
 out:
+    rc = settle_in_use(lk, req, &pg, resp, rc);
     if (rc)
         kerr_set(err, rc, "building the admission response");
     return rc;
@@ -261,6 +313,8 @@ enum kerr protect_guard_decide(const struct protect_config *cfg, const struct lo
                                struct kerr_info *err)
 {
     struct scaleguard_ctx g = guard_ctx(cfg, req);
+    struct pvcguard_glass pg;
+    struct glassadm_pending gp = { "", 0 };
     struct lookup_etcd etcd;
     struct kerr_info e;
     struct member_meta m;
@@ -269,6 +323,7 @@ enum kerr protect_guard_decide(const struct protect_config *cfg, const struct lo
         pvc = req->op == REVIEW_OP_DELETE && member_is_kind(req, "", "PersistentVolumeClaim");
     enum kerr rc = KERR_OK;
 
+    memset(&pg, 0, sizeof(pg));
     if ((rc = pvcguard_owners(lk, req, resp, &decided)) || decided)
         goto out;
     /*
@@ -293,7 +348,7 @@ enum kerr protect_guard_decide(const struct protect_config *cfg, const struct lo
         break;
     }
     if (pvc && !pvcguard_applies(req, &m)) {
-        if ((rc = pvcguard_in_use(now_of(cfg), lk, req, resp, &decided)) || decided)
+        if ((rc = pvcguard_in_use(now_of(cfg), lk, req, &pg, resp, &decided)) || decided)
             goto out;
         rc = review_allow(resp, "PersistentVolumeClaim %s/%s is no running member's",
                           req->namespace, m.pvc ? m.pvc : req->name);
@@ -329,12 +384,12 @@ enum kerr protect_guard_decide(const struct protect_config *cfg, const struct lo
         rc = review_errored(resp, 500, "%s", e.msg);
         goto out;
     }
-    if ((rc = scaleguard_judge(&g, lk, req, &m, &etcd, resp, &decided)) || decided ||
+    if ((rc = scaleguard_judge(&g, lk, req, &m, &etcd, &gp, resp, &decided)) || decided ||
         (rc = pvcguard_planted(lk, req, &m, resp, &decided)) || decided ||
-        (rc = pvcguard_mounts(now_of(cfg), req, &m, &etcd, resp, &decided)) || decided)
+        (rc = pvcguard_mounts(now_of(cfg), req, &m, &etcd, &gp, resp, &decided)) || decided)
         goto out;
     if (pvc) {
-        if (!(rc = pvcguard_judge(now_of(cfg), req, &m, &etcd, resp, &decided)) && !decided)
+        if (!(rc = pvcguard_judge(now_of(cfg), req, &m, &etcd, &gp, resp, &decided)) && !decided)
             rc = review_allow(resp, "deletion of PersistentVolumeClaim %s/%s allowed",
                               req->namespace, m.pvc);
         goto out;
@@ -350,6 +405,10 @@ enum kerr protect_guard_decide(const struct protect_config *cfg, const struct lo
     else
         rc = review_allow(resp, "update of StatefulSet %s/%s allowed", m.ns, m.name);
 out:
+    /* gp is set only once m and etcd are */
+    if (gp.what[0])
+        rc = settle_glass(cfg, lk, req, &m, &etcd, &gp, resp, rc);
+    rc = settle_in_use(lk, req, &pg, resp, rc);
     if (rc)
         kerr_set(err, rc, "building the admission response");
     return rc;

@@ -8,6 +8,7 @@
 #include "common/hibguard.h"
 #include "common/kjson.h"
 #include "common/ktime.h"
+#include "webhook/glassadm.h"
 #include "webhook/scaleguard.h"
 
 int pvcguard_applies(const struct review_req *req, const struct member_meta *m)
@@ -36,13 +37,21 @@ static void glass_problem(time_t now, const struct lookup_etcd *etcd, char *why,
 }
 
 enum kerr pvcguard_judge(time_t now, const struct review_req *req, const struct member_meta *m,
-                         const struct lookup_etcd *etcd, struct review_resp *resp, int *decided)
+                         const struct lookup_etcd *etcd, struct glassadm_pending *gp,
+                         struct review_resp *resp, int *decided)
 {
-    char why[160];
+    char why[160], what[3 * LOOKUP_NAME_MAX + 64];
     char range[64];
 
     *decided = 0;
     glass_problem(now, etcd, why, sizeof(why));
+    if (!why[0]) {
+        snprintf(what, sizeof(what),
+                 "deleting PersistentVolumeClaim %s/%s of running member %s-%ld", m->ns, m->pvc,
+                 m->sts.name, m->ordinal);
+        /* one use per value: recorded once the decision allows (webhook/glassadm.h) */
+        glassadm_pend(gp, what, 0);
+    }
     if (!why[0])
         return review_warn(resp,
                            "PersistentVolumeClaim %s/%s of running member %s-%ld of Etcd %s is "
@@ -375,16 +384,22 @@ int pvcguard_remounts(const struct review_req *req)
 }
 
 enum kerr pvcguard_mounts(time_t now, const struct review_req *req, const struct member_meta *m,
-                          const struct lookup_etcd *etcd, struct review_resp *resp, int *decided)
+                          const struct lookup_etcd *etcd, struct glassadm_pending *gp,
+                          struct review_resp *resp, int *decided)
 {
     const char *ctr = "";
     const cJSON *mt;
-    char why[160];
+    char why[160], what[3 * LOOKUP_NAME_MAX + 64];
 
     *decided = 0;
     if (!pvcguard_remounts(req) || !(mt = lost_mount(req->old_object, req->object, &ctr)))
         return KERR_OK;
     glass_problem(now, etcd, why, sizeof(why));
+    if (!why[0]) {
+        snprintf(what, sizeof(what), "unmounting claim volume %s of StatefulSet %s/%s",
+                 str_of(mt, "name"), m->ns, m->name);
+        glassadm_pend(gp, what, 0);
+    }
     if (!why[0])
         return review_warn(resp,
                            "StatefulSet %s/%s of Etcd %s: container %s no longer mounts the "
@@ -441,10 +456,11 @@ static int mounts(const cJSON *p, const char *claim)
  * up; *decided as pvcguard_in_use.
  */
 static enum kerr in_use_by(time_t now, const struct lookup *lk, const struct review_req *req,
-                           const cJSON *p, struct review_resp *resp, int *decided)
+                           const cJSON *p, struct pvcguard_glass *pg, struct review_resp *resp,
+                           int *decided)
 {
     const char *pod = lookup_meta_str(p, "name"), *d = strrchr(pod, '-');
-    char etcd_name[254], why[160];
+    char etcd_name[254], why[160], what[3 * LOOKUP_NAME_MAX + 64];
     struct lookup_etcd etcd;
     struct kerr_info e;
     int64_t ord;
@@ -470,6 +486,21 @@ static enum kerr in_use_by(time_t now, const struct lookup *lk, const struct rev
     if (etcd.deleting)
         return KERR_OK;
     glass_problem(now, &etcd, why, sizeof(why));
+    if (!why[0] && pg->gp.what[0] && strcmp(pg->etcd.uid, etcd.uid) != 0) {
+        /* one request, one recorded use: a second Etcd's break glass is not admitted on */
+        *decided = 1;
+        return review_deny(resp,
+                           "PersistentVolumeClaim %s/%s is mounted by members of Etcd %s and Etcd "
+                           "%s: a request is admitted on the break glass of one Etcd only",
+                           req->namespace, req->name, pg->name, etcd_name);
+    }
+    if (!why[0] && !pg->gp.what[0]) {
+        snprintf(what, sizeof(what), "deleting PersistentVolumeClaim %s/%s mounted by member %s",
+                 req->namespace, req->name, pod);
+        glassadm_pend(&pg->gp, what, 0);
+        snprintf(pg->name, sizeof(pg->name), "%s", etcd_name);
+        pg->etcd = etcd;
+    }
     if (!why[0])
         return review_warn(resp,
                            "PersistentVolumeClaim %s/%s, mounted by member %s of Etcd %s, is "
@@ -489,7 +520,7 @@ static enum kerr in_use_by(time_t now, const struct lookup *lk, const struct rev
 }
 
 enum kerr pvcguard_in_use(time_t now, const struct lookup *lk, const struct review_req *req,
-                          struct review_resp *resp, int *decided)
+                          struct pvcguard_glass *pg, struct review_resp *resp, int *decided)
 {
     cJSON *items = NULL;
     const cJSON *p;
@@ -514,7 +545,7 @@ enum kerr pvcguard_in_use(time_t now, const struct lookup *lk, const struct revi
     cJSON_ArrayForEach (p, items) {
         if (!mounts(p, req->name))
             continue;
-        if ((rc = in_use_by(now, lk, req, p, resp, decided)) || *decided)
+        if ((rc = in_use_by(now, lk, req, p, pg, resp, decided)) || *decided)
             break;
     }
     cJSON_Delete(items);

@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "common/kerr.h"
+#include "webhook/glassadm.h"
 #include "webhook/lookup.h"
 #include "webhook/member.h"
 #include "webhook/review.h"
@@ -29,12 +30,15 @@ int pvcguard_applies(const struct review_req *req, const struct member_meta *m);
 
 /*
  * Judge such a DELETE against etcd (the parent Etcd, looked up) at time now
- * (what the break glass expires against). *decided 1:
+ * (what the break glass expires against). Admitted on a break glass that counts: the
+ * use into *gp, for the caller to record once its decision allows (glassadm_settle).
+ * *decided 1:
  * resp holds the refusal; 0: the break glass allowed it (a warning in resp)
  * and the usual checks go on. Returns review_*'s result.
  */
 enum kerr pvcguard_judge(time_t now, const struct review_req *req, const struct member_meta *m,
-                         const struct lookup_etcd *etcd, struct review_resp *resp, int *decided);
+                         const struct lookup_etcd *etcd, struct glassadm_pending *gp,
+                         struct review_resp *resp, int *decided);
 
 /*
  * The owners of a member-named PVC: a CREATE or UPDATE of a PVC named
@@ -86,10 +90,17 @@ enum kerr pvcguard_planted(const struct lookup *lk, const struct review_req *req
  * (re-created by the next StatefulSet) gets a new, empty volume. A valid break glass on E
  * lets it through with a warning. The pods are listed from the API server (lk->pod_items);
  * no answer, or an Etcd lookup the cache missed and nobody confirmed, is a 500. *decided as
- * pvcguard_judge; any other request: 0, nothing looked up.
+ * pvcguard_judge; any other request: 0, nothing looked up. Admitted on a break glass: the
+ * use and its Etcd into *pg (its gp.what "" on entry), for the caller to record once its
+ * decision allows (glassadm_settle); members of two Etcds admitted on break glass: refused.
  */
+struct pvcguard_glass {
+    struct glassadm_pending gp;
+    char name[LOOKUP_NAME_MAX + 1]; /* the Etcd whose break glass it was */
+    struct lookup_etcd etcd;        /* that Etcd, as looked up */
+};
 enum kerr pvcguard_in_use(time_t now, const struct lookup *lk, const struct review_req *req,
-                          struct review_resp *resp, int *decided);
+                          struct pvcguard_glass *pg, struct review_resp *resp, int *decided);
 
 /*
  * True when req is an UPDATE of a StatefulSet (running or hibernated: the claims hold
@@ -105,9 +116,10 @@ int pvcguard_remounts(const struct review_req *req);
  * member_sts_by_name made it) at time now: refused for everyone, etcd-druid and an Etcd
  * with component protection disabled included, as a running member's PVC DELETE is (each
  * member would (re)start without its data); a valid break glass lets it through with a
- * warning. *decided as pvcguard_judge.
+ * warning (its use into *gp, as pvcguard_judge). *decided as pvcguard_judge.
  */
 enum kerr pvcguard_mounts(time_t now, const struct review_req *req, const struct member_meta *m,
-                          const struct lookup_etcd *etcd, struct review_resp *resp, int *decided);
+                          const struct lookup_etcd *etcd, struct glassadm_pending *gp,
+                          struct review_resp *resp, int *decided);
 
 #endif

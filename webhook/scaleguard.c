@@ -225,8 +225,8 @@ static void guarded_what(const struct review_req *req, const struct member_meta 
         snprintf(what, size, "scaling StatefulSet %s/%s to 0 replicas", m->ns, m->name);
 }
 
-static void event_break_glass(const struct scaleguard_ctx *g, const struct review_req *req,
-                              const struct member_meta *m, const struct lookup_etcd *etcd)
+void scaleguard_event(const struct scaleguard_ctx *g, const struct review_req *req,
+                      const struct member_meta *m, const struct lookup_etcd *etcd)
 {
     struct ev_ref ref = { "druid.gardener.cloud/v1alpha1", "Etcd", m->ns, m->part_of, etcd->uid };
 
@@ -335,15 +335,15 @@ static void snapshot_ground(const struct scaleguard_ctx *g, const struct review_
  * Etcd; no snapshot makes it safe (the members left have no quorum), only
  * break glass lets it through. *decided as scaleguard_judge.
  */
-static enum kerr guard_partial(const struct scaleguard_ctx *g, const struct review_req *req,
-                               const struct member_meta *m, const struct lookup_etcd *etcd,
-                               const char *what, struct review_resp *resp, int *decided)
+static enum kerr guard_partial(const struct scaleguard_ctx *g, const struct member_meta *m,
+                               const struct lookup_etcd *etcd, const char *what,
+                               struct glassadm_pending *gp, struct review_resp *resp, int *decided)
 {
     char glass[160];
 
     break_glass_problem(g, etcd, glass, sizeof(glass));
     if (etcd->break_glass && !glass[0]) {
-        event_break_glass(g, req, m, etcd);
+        glassadm_pend(gp, what, 1);
         return review_warn(resp, "%s of Etcd %s allowed by annotation %s: %s", what, m->part_of,
                            HIBGUARD_ANN_BREAK_GLASS, etcd->break_glass_reason);
     }
@@ -364,7 +364,8 @@ static enum kerr guard_partial(const struct scaleguard_ctx *g, const struct revi
  */
 enum kerr scaleguard_judge(const struct scaleguard_ctx *g, const struct lookup *lk,
                            const struct review_req *req, const struct member_meta *m,
-                           const struct lookup_etcd *etcd, struct review_resp *resp, int *decided)
+                           const struct lookup_etcd *etcd, struct glassadm_pending *gp,
+                           struct review_resp *resp, int *decided)
 {
     char missing[480], glass[160], what[2 * LOOKUP_NAME_MAX + 160] = "";
     int del = req->op == REVIEW_OP_DELETE, create = req->op == REVIEW_OP_CREATE;
@@ -388,7 +389,7 @@ enum kerr scaleguard_judge(const struct scaleguard_ctx *g, const struct lookup *
     if (!create)
         guarded_what(req, m, what, sizeof(what));
     if (partial(req))
-        return guard_partial(g, req, m, etcd, what, resp, decided);
+        return guard_partial(g, m, etcd, what, gp, resp, decided);
     /* a cut counts only while its sleep is under way, for the scale-down that was checked */
     snapshot_ground(g, req, etcd, missing, sizeof(missing));
     /* warden-controller writes phase ScalingDown and scales right after: the cache may not
@@ -413,7 +414,7 @@ enum kerr scaleguard_judge(const struct scaleguard_ctx *g, const struct lookup *
     }
     break_glass_problem(g, etcd, glass, sizeof(glass));
     if (etcd->break_glass && !glass[0]) {
-        event_break_glass(g, req, m, etcd);
+        glassadm_pend(gp, what, 1);
         return review_warn(resp,
                            "StatefulSet %s/%s is %s without a snapshot of Etcd %s taken "
                            "for this hibernation, allowed by annotation %s: %s",

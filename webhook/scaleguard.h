@@ -24,8 +24,10 @@
  * carries HIBGUARD_ANN_BREAK_GLASS with an expiry still ahead
  * (hibguard_break_glass; malformed or expired: ignored, and the denial
  * says so): then the request goes on to the usual checks with an admission
- * warning, and a Warning event on the Etcd (not for a dry run). Without a
- * backup store there is nothing to wait for.
+ * warning and, once they allow it, its use is recorded (webhook/glassadm.h:
+ * one request per value, a later one refused) and a Warning event is emitted
+ * on the Etcd (not for a dry run). Without a backup store there is nothing to
+ * wait for.
  *
  * A partial scale-down - an UPDATE of the StatefulSet or its scale that
  * lowers spec.replicas to a value above 0 (judged on the new object as the
@@ -46,6 +48,7 @@
 
 #include "common/events.h"
 #include "common/kerr.h"
+#include "webhook/glassadm.h"
 #include "webhook/lookup.h"
 #include "webhook/member.h"
 #include "webhook/review.h"
@@ -78,11 +81,22 @@ int scaleguard_ordinals(const cJSON *obj, long *lo, long *hi);
  * Judge req (m: the component as member_decode recognised it, a StatefulSet or
  * its scale; etcd: its parent Etcd, looked up) as above. *decided 1: resp
  * holds the answer (a refusal, or a 500 for a lookup that failed); 0: the
- * usual checks go on (resp may carry the break-glass warning). Returns
+ * usual checks go on (resp may carry the break-glass warning). Admitted on a
+ * break glass that counts: the use into *gp, for the caller to record once its
+ * decision allows (glassadm_settle), then to emit scaleguard_event. Returns
  * review_*'s result.
  */
 enum kerr scaleguard_judge(const struct scaleguard_ctx *g, const struct lookup *lk,
                            const struct review_req *req, const struct member_meta *m,
-                           const struct lookup_etcd *etcd, struct review_resp *resp, int *decided);
+                           const struct lookup_etcd *etcd, struct glassadm_pending *gp,
+                           struct review_resp *resp, int *decided);
+
+/*
+ * The Warning event ScaleDownWithoutSnapshot on Etcd etcd (m's parent) for req, a
+ * scale-down scaleguard_judge admitted on break glass whose use was recorded (none for a
+ * dry run or without g->events).
+ */
+void scaleguard_event(const struct scaleguard_ctx *g, const struct review_req *req,
+                      const struct member_meta *m, const struct lookup_etcd *etcd);
 
 #endif

@@ -448,6 +448,15 @@ static enum kerr c_pod_items(void *ctx, const char *ns, cJSON **items, struct ke
     return list_items(ctx, &res_pod, "pods", ns, items, err);
 }
 
+/* Recorded in the webhook's own namespace (webhook/glass.h). */
+static enum kerr c_glass(void *ctx, const struct glass_use *u, int dry_run,
+                         struct glass_prior *used, struct kerr_info *err)
+{
+    struct wh_cache *c = ctx;
+
+    return glass_take(c->o.client, k8s_client_namespace(c->o.client), u, dry_run, used, err);
+}
+
 void wh_cache_bind(struct wh_cache *c, struct lookup *out)
 {
     out->ctx = c;
@@ -459,4 +468,5 @@ void wh_cache_bind(struct wh_cache *c, struct lookup *out)
     out->pods = c_pods;
     out->pvcs = c_pvcs;
     out->pod_items = c_pod_items;
+    out->glass = c_glass;
 }

@@ -80,7 +80,8 @@ clientConfig:
 failurePolicy: {{ $.Values.webhook.failurePolicy }}
 timeoutSeconds: {{ $.Values.webhook.timeoutSeconds }}
 {{- /* a third argument: the webhook's sideEffects (the Etcd webhook records prefix claims
-       in Leases, never on a dry run: NoneOnDryRun) */}}
+       in Leases, the scale-down guard and member webhooks a use of break glass, never on a
+       dry run: NoneOnDryRun) */}}
 sideEffects: {{ if gt (len .) 2 }}{{ index . 2 }}{{ else }}None{{ end }}
 {{- /* a fourth argument true: called for every namespace whatever watchNamespace says (the
        prefix claims of Etcds and of copies' and restores' destinations are cluster-wide: an

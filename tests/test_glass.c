@@ -1,0 +1,187 @@
+/* glass: break glass used once - the record logic (a table) and the admission on it. */
+#include <stdio.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include "webhook/glass.h"
+#include "webhook/glassadm.h"
+#include "webhook/lookup.h"
+
+#define V1 "1111111111111111111111111111111111111111111111111111111111111111"
+#define V2 "2222222222222222222222222222222222222222222222222222222222222222"
+
+struct judge_row {
+    const char *rec; /* the annotation as stored (NULL: none) */
+    const char *uid, *value;
+    int used;
+    time_t at;
+    const char *user, *what;
+};
+
+static const struct judge_row judge_rows[] = {
+    /* no record, or a record of another value or Etcd: record this use */
+    { NULL, "u1", V1, 0, 0, "", "" },
+    { "{\"uid\":\"u1\",\"value\":\"" V2 "\",\"at\":5,\"user\":\"a\",\"what\":\"w\"}", "u1", V1, 0,
+      0, "", "" },
+    { "{\"uid\":\"u2\",\"value\":\"" V1 "\",\"at\":5,\"user\":\"a\",\"what\":\"w\"}", "u1", V1, 0,
+      0, "", "" },
+    /* this value of this Etcd used: refused, saying when, by whom, for what */
+    { "{\"uid\":\"u1\",\"value\":\"" V1 "\",\"at\":5,\"user\":\"a\",\"what\":\"w\"}", "u1", V1, 1,
+      5, "a", "w" },
+    /* a record of this value counts whatever else it holds (or lacks) */
+    { "{\"uid\":\"u1\",\"value\":\"" V1 "\"}", "u1", V1, 1, 1, "(unknown)", "(unknown)" },
+    { "{\"uid\":\"u1\",\"value\":\"" V1 "\",\"at\":\"x\",\"user\":3,\"what\":null}", "u1", V1, 1, 1,
+      "(unknown)", "(unknown)" },
+    { "{\"uid\":\"u1\",\"value\":\"" V1 "\",\"at\":-7}", "u1", V1, 1, 1, "(unknown)", "(unknown)" },
+    /* not a record: replaced */
+    { "[]", "u1", V1, 0, 0, "", "" },
+    { "\"" V1 "\"", "u1", V1, 0, 0, "", "" },
+    { "{\"uid\":1,\"value\":\"" V1 "\"}", "u1", V1, 0, 0, "", "" },
+    { "{\"uid\":\"u1\"}", "u1", V1, 0, 0, "", "" },
+    /* no value hash (it could not be computed): never matches a record */
+    { "{\"uid\":\"u1\",\"value\":\"\"}", "u1", "", 0, 0, "", "" },
+};
+
+Test(glass, judge_table)
+{
+    for (size_t i = 0; i < sizeof(judge_rows) / sizeof(judge_rows[0]); i++) {
+        const struct judge_row *r = &judge_rows[i];
+        struct glass_use u = { "ns", "etcd-main", r->uid, r->value, "bob", "scaling" };
+        cJSON *rec = r->rec ? cJSON_Parse(r->rec) : NULL;
+        struct glass_prior p;
+
+        cr_assert(!r->rec || rec, "row %zu: bad JSON", i);
+        cr_expect_eq(glass_judge(rec, &u, &p), r->used, "row %zu", i);
+        cr_expect_eq(p.at, r->at, "row %zu: at %ld", i, (long)p.at);
+        cr_expect_str_eq(p.user, r->user, "row %zu", i);
+        cr_expect_str_eq(p.what, r->what, "row %zu", i);
+        cJSON_Delete(rec);
+    }
+}
+
+/* What glass_record writes is what glass_judge reads back as used. */
+Test(glass, record_round_trip)
+{
+    struct glass_use u = { "ns", "etcd-main", "u1", V1, "alice", "scaling to 0" };
+    struct glass_prior p;
+    cJSON *r = glass_record(&u, 1795515451);
+
+    cr_assert(r);
+    cr_expect(glass_judge(r, &u, &p));
+    cr_expect_eq(p.at, 1795515451);
+    cr_expect_str_eq(p.user, "alice");
+    cr_expect_str_eq(p.what, "scaling to 0");
+    u.value = V2;
+    cr_expect(!glass_judge(r, &u, &p));
+    cJSON_Delete(r);
+}
+
+Test(glass, names_and_hashes)
+{
+    char a[GLASS_HASH_LEN + 1], b[GLASS_HASH_LEN + 1], n[64];
+
+    glass_value_hash("2026-11-29T07:00:00Z bucket lost", a);
+    glass_value_hash("2026-11-29T07:00:00Z bucket lost ", b);
+    cr_expect_eq(strlen(a), GLASS_HASH_LEN);
+    cr_expect_str_neq(a, b);
+    glass_lease_name("6f1c2a9e-0000-4000-8000-000000000001", n, sizeof(n));
+    cr_expect_eq(strncmp(n, GLASS_LEASE_PREFIX, strlen(GLASS_LEASE_PREFIX)), 0);
+    cr_expect_eq(strlen(n), strlen(GLASS_LEASE_PREFIX) + 32);
+}
+
+/* glassadm_admit over the in-memory lookup's record store. */
+struct adm {
+    struct lookup_mem mem;
+    struct lookup lk;
+    struct lookup_etcd etcd;
+    struct review_req req;
+};
+
+static void adm_init(struct adm *a, cJSON *store)
+{
+    memset(a, 0, sizeof(*a));
+    a->mem.glass = store;
+    lookup_mem_bind(&a->mem, &a->lk);
+    snprintf(a->etcd.uid, sizeof(a->etcd.uid), "u1");
+    a->etcd.break_glass = 1;
+    snprintf(a->etcd.break_glass_value, sizeof(a->etcd.break_glass_value), "%s", V1);
+    review_req_init(&a->req);
+    a->req.username = "alice";
+}
+
+/* Admit one request: 1 when admitted; the message of a refusal into msg. */
+static int admit(struct adm *a, const char *what, int *code, char *msg, size_t size)
+{
+    struct review_resp resp;
+    int refused = -1;
+
+    review_resp_init(&resp);
+    cr_assert_eq(
+        glassadm_admit(&a->lk, &a->req, "ns", "etcd-main", &a->etcd, what, &resp, &refused),
+        KERR_OK);
+    *code = resp.code;
+    snprintf(msg, size, "%s", resp.message ? resp.message : "");
+    review_resp_release(&resp);
+    return !refused;
+}
+
+Test(glass, one_use_per_value)
+{
+    cJSON *store = cJSON_CreateArray();
+    struct adm a;
+    char msg[2048];
+    int code;
+
+    adm_init(&a, store);
+    /* a dry run records nothing and is judged as if recorded */
+    a.req.dry_run = 1;
+    cr_expect(admit(&a, "scaling StatefulSet ns/etcd-main from 3 to 2", &code, msg, sizeof(msg)));
+    cr_expect_eq(cJSON_GetArraySize(store), 0);
+    a.req.dry_run = 0;
+    cr_expect(admit(&a, "scaling StatefulSet ns/etcd-main from 3 to 2", &code, msg, sizeof(msg)));
+    cr_expect_eq(cJSON_GetArraySize(store), 1);
+    /* the second use of that value: refused, saying when, by whom, for what, and the way out */
+    a.req.username = "etcd-druid";
+    cr_expect(!admit(&a, "scaling StatefulSet ns/etcd-main to 0", &code, msg, sizeof(msg)));
+    cr_expect_eq(code, 403);
+    cr_expect(strstr(msg, "was used at "), "%s", msg);
+    cr_expect(strstr(msg, "by alice (scaling StatefulSet ns/etcd-main from 3 to 2)"), "%s", msg);
+    cr_expect(strstr(msg, "set a new value"), "%s", msg);
+    cr_expect(strstr(msg, "kubectl annotate --overwrite etcd -n ns etcd-main"), "%s", msg);
+    /* a dry run of it is refused too */
+    a.req.dry_run = 1;
+    cr_expect(!admit(&a, "scaling StatefulSet ns/etcd-main to 0", &code, msg, sizeof(msg)));
+    a.req.dry_run = 0;
+    /* a new value allows one more; its record replaces the old one (one per Etcd) */
+    snprintf(a.etcd.break_glass_value, sizeof(a.etcd.break_glass_value), "%s", V2);
+    cr_expect(admit(&a, "scaling StatefulSet ns/etcd-main to 0", &code, msg, sizeof(msg)));
+    cr_expect_eq(cJSON_GetArraySize(store), 1);
+    cr_expect(!admit(&a, "scaling StatefulSet ns/etcd-main to 0", &code, msg, sizeof(msg)));
+    /* another Etcd's break glass is its own */
+    snprintf(a.etcd.uid, sizeof(a.etcd.uid), "u2");
+    cr_expect(admit(&a, "scaling StatefulSet ns/other to 0", &code, msg, sizeof(msg)));
+    cr_expect_eq(cJSON_GetArraySize(store), 2);
+    cJSON_Delete(store);
+}
+
+/* No record, no admission: a failed write and a lookup without a store are refused. */
+Test(glass, fails_closed)
+{
+    cJSON *store = cJSON_CreateArray();
+    struct adm a;
+    char msg[2048];
+    int code;
+
+    adm_init(&a, store);
+    a.mem.fail = KERR_IO;
+    cr_expect(!admit(&a, "scaling StatefulSet ns/etcd-main to 0", &code, msg, sizeof(msg)));
+    cr_expect_eq(code, 500);
+    cr_expect(strstr(msg, "could not be recorded"), "%s", msg);
+    cr_expect_eq(cJSON_GetArraySize(store), 0);
+    a.mem.fail = KERR_OK;
+    a.lk.glass = NULL;
+    cr_expect(!admit(&a, "scaling StatefulSet ns/etcd-main to 0", &code, msg, sizeof(msg)));
+    cr_expect_eq(code, 500);
+    cJSON_Delete(store);
+}
