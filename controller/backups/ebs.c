@@ -377,7 +377,8 @@ static enum kerr run_valid(const struct rctx *x, struct pass *p, const struct sp
                            struct kerr_info *err)
 {
     enum kerr rc = survey(x, p, sp, err);
-    const char *r;
+    const cJSON *ready = kobj_condition(p->sched, "Ready"); /* as stored before this pass */
+    const char *r = kjson_get_str(ready, "reason"), *was = kjson_get_str(ready, "message");
 
     if (rc == KERR_OK)
         rc = prune_phase(x, p, sp, "Completed", sp->keep_ok, err);
@@ -386,9 +387,7 @@ static enum kerr run_valid(const struct rctx *x, struct pass *p, const struct sp
     if (rc == KERR_OK && !sp->suspend)
         rc = schedule(x, p, sp, err);
     /* a destination found in use is looked at again until it is free */
-    if (rc == KERR_OK && !sp->suspend && !*p->in_use &&
-        (r = kjson_get_str(kobj_condition(p->sched, "Ready"), "reason")) &&
-        strcmp(r, EBS_REASON_IN_USE) == 0)
+    if (rc == KERR_OK && !sp->suspend && !*p->in_use && r && strcmp(r, EBS_REASON_IN_USE) == 0)
         rc = check_destination(x, p, sp, err);
     if (rc != KERR_OK)
         return rc;
@@ -399,12 +398,8 @@ static enum kerr run_valid(const struct rctx *x, struct pass *p, const struct sp
         return ebs_write_status(x, p, sp, 0, err);
     }
     /* a refused backup stays reported until a later fire time's is created */
-    r = kjson_get_str(kobj_condition(p->sched, "Ready"), "reason");
     if (!*p->refused && !p->created && r && strcmp(r, EBS_REASON_REFUSED) == 0)
-        snprintf(p->refused, sizeof(p->refused), "%s",
-                 kjson_get_str(kobj_condition(p->sched, "Ready"), "message")
-                     ? kjson_get_str(kobj_condition(p->sched, "Ready"), "message")
-                     : "the last backup was refused");
+        snprintf(p->refused, sizeof(p->refused), "%s", was ? was : "the last backup was refused");
     if (*p->refused) {
         p->reason = EBS_REASON_REFUSED;
         snprintf(p->message, sizeof(p->message), "%s", p->refused);
