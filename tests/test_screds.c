@@ -1,4 +1,5 @@
 #include "controller/snapshot/providers/screds.h"
+#include "controller/snapshot/providers/scredsfile.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -321,7 +322,7 @@ Test(screds, s3_json_file_in_the_directory_wins)
     put("accessKeyID", "fromfiles");
     put("secretAccessKey", "S");
     put("region", "r");
-    cr_assert_eq(screds_dir_json(dir, &p, &err), KERR_OK);
+    cr_assert_eq(scredsfile_dir_json(dir, &p, &err), KERR_OK);
     cr_assert_null(p);
     /* the first by name of the *.json entries; "json" without the dot is no extension */
     put("zz.json", "{\"accessKeyID\":\"fromzz\",\"secretAccessKey\":\"S\",\"region\":\"r\"}");
@@ -342,7 +343,7 @@ Test(screds, s3_json_file_in_the_directory_wins)
     cr_assert_eq(screds_abs_read(SCREDS_DIR, dir, &a, &err), KERR_OK, "%s", err.msg);
     cr_assert_str_eq(a.account, "acct");
     screds_abs_release(&a);
-    cr_assert_eq(screds_dir_json("/nonexistent-dir", &p, &err), KERR_NOTFOUND);
+    cr_assert_eq(scredsfile_dir_json("/nonexistent-dir", &p, &err), KERR_NOTFOUND);
 }
 
 Test(screds, s3_web_identity_and_checksum_fields)

@@ -1,290 +1,59 @@
 /* screds - object-store credentials (see screds.h). */
 #include "controller/snapshot/providers/screds.h"
+#include "controller/snapshot/providers/scredsfile.h"
 
-#include <cjson/cJSON.h>
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "common/buf.h"
 #include "common/crypto.h"
-#include "common/kjson.h"
 
-#define FIELD_MAX (64 * 1024)
-
-/* F_PATH: in the directory form only, the path of the file when it exists (not its text). */
-enum ftype { F_STR, F_BOOL, F_PATH };
-
-/* Which forms read a field. */
-#define IN_DIR  1u
-#define IN_JSON 2u
-#define IN_BOTH (IN_DIR | IN_JSON)
-
-struct field {
-    const char *name;
-    enum ftype type;
-    size_t off; /* offset of the char * or bool in the struct */
-    bool required;
-    unsigned forms; /* 0: both */
-};
-
-static const struct field s3_fields[] = {
+static const struct scredsfile_field s3_fields[] = {
     /* either these two or roleARN + the token file: checked in s3_validate */
-    { "accessKeyID", F_STR, offsetof(struct screds_s3, access_key), false, 0 },
-    { "secretAccessKey", F_STR, offsetof(struct screds_s3, secret_key), false, 0 },
-    { "roleARN", F_STR, offsetof(struct screds_s3, role_arn), false, 0 },
-    { "tokenPath", F_STR, offsetof(struct screds_s3, token_path), false, IN_JSON },
-    { "token", F_PATH, offsetof(struct screds_s3, token_path), false, IN_DIR },
-    { "requestChecksumCalculation", F_STR, offsetof(struct screds_s3, req_checksum), false, 0 },
-    { "responseChecksumValidation", F_STR, offsetof(struct screds_s3, resp_checksum), false, 0 },
-    { "region", F_STR, offsetof(struct screds_s3, region), true, 0 },
-    { "endpoint", F_STR, offsetof(struct screds_s3, endpoint), false, 0 },
-    { "s3ForcePathStyle", F_BOOL, offsetof(struct screds_s3, path_style), false, 0 },
-    { "insecureSkipVerify", F_BOOL, offsetof(struct screds_s3, insecure), false, 0 },
-    { "trustedCaCert", F_STR, offsetof(struct screds_s3, ca_pem), false, 0 },
-    { "sseCustomerKey", F_STR, offsetof(struct screds_s3, sse_key), false, 0 },
-    { "sseCustomerAlgorithm", F_STR, offsetof(struct screds_s3, sse_alg), false, 0 },
-    { "bucketName", F_STR, offsetof(struct screds_s3, bucket), false, 0 },
-    { NULL, F_STR, 0, false, 0 },
+    { "accessKeyID", SCREDSFILE_STR, offsetof(struct screds_s3, access_key), false, 0 },
+    { "secretAccessKey", SCREDSFILE_STR, offsetof(struct screds_s3, secret_key), false, 0 },
+    { "roleARN", SCREDSFILE_STR, offsetof(struct screds_s3, role_arn), false, 0 },
+    { "tokenPath", SCREDSFILE_STR, offsetof(struct screds_s3, token_path), false,
+      SCREDSFILE_IN_JSON },
+    { "token", SCREDSFILE_PATH, offsetof(struct screds_s3, token_path), false, SCREDSFILE_IN_DIR },
+    { "requestChecksumCalculation", SCREDSFILE_STR, offsetof(struct screds_s3, req_checksum), false,
+      0 },
+    { "responseChecksumValidation", SCREDSFILE_STR, offsetof(struct screds_s3, resp_checksum),
+      false, 0 },
+    { "region", SCREDSFILE_STR, offsetof(struct screds_s3, region), true, 0 },
+    { "endpoint", SCREDSFILE_STR, offsetof(struct screds_s3, endpoint), false, 0 },
+    { "s3ForcePathStyle", SCREDSFILE_BOOL, offsetof(struct screds_s3, path_style), false, 0 },
+    { "insecureSkipVerify", SCREDSFILE_BOOL, offsetof(struct screds_s3, insecure), false, 0 },
+    { "trustedCaCert", SCREDSFILE_STR, offsetof(struct screds_s3, ca_pem), false, 0 },
+    { "sseCustomerKey", SCREDSFILE_STR, offsetof(struct screds_s3, sse_key), false, 0 },
+    { "sseCustomerAlgorithm", SCREDSFILE_STR, offsetof(struct screds_s3, sse_alg), false, 0 },
+    { "bucketName", SCREDSFILE_STR, offsetof(struct screds_s3, bucket), false, 0 },
+    { NULL, SCREDSFILE_STR, 0, false, 0 },
 };
 
 /* The generic S3 stores' credential files (etcd-backup-restore's ocsAuthOptions). */
-static const struct field ocs_fields[] = {
-    { "accessKeyID", F_STR, offsetof(struct screds_s3, access_key), true, 0 },
-    { "secretAccessKey", F_STR, offsetof(struct screds_s3, secret_key), true, 0 },
-    { "region", F_STR, offsetof(struct screds_s3, region), true, 0 },
-    { "endpoint", F_STR, offsetof(struct screds_s3, endpoint), true, 0 },
-    { "disableSSL", F_BOOL, offsetof(struct screds_s3, disable_ssl), false, 0 },
-    { "insecureSkipVerify", F_BOOL, offsetof(struct screds_s3, insecure), false, 0 },
-    { NULL, F_STR, 0, false, 0 },
+static const struct scredsfile_field ocs_fields[] = {
+    { "accessKeyID", SCREDSFILE_STR, offsetof(struct screds_s3, access_key), true, 0 },
+    { "secretAccessKey", SCREDSFILE_STR, offsetof(struct screds_s3, secret_key), true, 0 },
+    { "region", SCREDSFILE_STR, offsetof(struct screds_s3, region), true, 0 },
+    { "endpoint", SCREDSFILE_STR, offsetof(struct screds_s3, endpoint), true, 0 },
+    { "disableSSL", SCREDSFILE_BOOL, offsetof(struct screds_s3, disable_ssl), false, 0 },
+    { "insecureSkipVerify", SCREDSFILE_BOOL, offsetof(struct screds_s3, insecure), false, 0 },
+    { NULL, SCREDSFILE_STR, 0, false, 0 },
 };
 
-static const struct field abs_fields[] = {
-    { "storageAccount", F_STR, offsetof(struct screds_abs, account), true, 0 },
-    { "storageKey", F_STR, offsetof(struct screds_abs, key_b64), true, 0 },
-    { "domain", F_STR, offsetof(struct screds_abs, domain), false, 0 },
-    { "emulatorEnabled", F_BOOL, offsetof(struct screds_abs, emulator), false, 0 },
-    { NULL, F_STR, 0, false, 0 },
+static const struct scredsfile_field abs_fields[] = {
+    { "storageAccount", SCREDSFILE_STR, offsetof(struct screds_abs, account), true, 0 },
+    { "storageKey", SCREDSFILE_STR, offsetof(struct screds_abs, key_b64), true, 0 },
+    { "domain", SCREDSFILE_STR, offsetof(struct screds_abs, domain), false, 0 },
+    { "emulatorEnabled", SCREDSFILE_BOOL, offsetof(struct screds_abs, emulator), false, 0 },
+    { NULL, SCREDSFILE_STR, 0, false, 0 },
 };
-
-/* Go's strconv.ParseBool. */
-static int parse_bool(const char *s, bool *out)
-{
-    static const char *const yes[] = { "1", "t", "T", "TRUE", "true", "True" };
-    static const char *const no[] = { "0", "f", "F", "FALSE", "false", "False" };
-    for (size_t i = 0; i < 6; i++) {
-        if (strcmp(s, yes[i]) == 0 || strcmp(s, no[i]) == 0) {
-            *out = strcmp(s, yes[i]) == 0;
-            return 0;
-        }
-    }
-    return -1;
-}
-
-static enum kerr set_field(void *obj, const struct field *f, const char *val, struct kerr_info *err)
-{
-    char *base = obj;
-    if (f->type == F_BOOL) {
-        if (parse_bool(val, (bool *)(void *)(base + f->off)) != 0) {
-            return kerr_set(err, KERR_PARSE, "credential field %s: \"%.32s\" is not a boolean",
-                            f->name, val);
-        }
-        return KERR_OK;
-    }
-    char **slot = (char **)(void *)(base + f->off);
-    free(*slot);
-    *slot = strdup(val);
-    return *slot ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL);
-}
-
-/* Whole file into b (capped); ENOENT gives KERR_NOTFOUND. */
-static enum kerr read_file(const char *path, struct buf *b, struct kerr_info *err)
-{
-    char chunk[4096];
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        return kerr_set(err, errno == ENOENT ? KERR_NOTFOUND : KERR_IO, "cannot open %s: %s", path,
-                        errno == ENOENT ? "no such file" : "access failed");
-    }
-    enum kerr rc = KERR_OK;
-    for (;;) {
-        ssize_t n = read(fd, chunk, sizeof chunk);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            rc = n < 0 ? kerr_set(err, KERR_IO, "cannot read %s", path) : KERR_OK;
-            break;
-        }
-        if (buf_append(b, chunk, (size_t)n) != KERR_OK) {
-            rc = kerr_set(err, KERR_TOOBIG, "%s is larger than %d bytes", path, FIELD_MAX);
-            break;
-        }
-    }
-    close(fd);
-    return rc;
-}
-
-static bool in_form(const struct field *f, unsigned form)
-{
-    return f->forms == 0 || (f->forms & form) != 0;
-}
-
-static enum kerr read_dir(const char *dir, const struct field *fields, void *obj,
-                          struct kerr_info *err)
-{
-    enum kerr rc = KERR_OK;
-    struct buf b;
-    struct stat st;
-    buf_init(&b, FIELD_MAX);
-    for (const struct field *f = fields; f->name && rc == KERR_OK; f++) {
-        if (!in_form(f, IN_DIR)) {
-            continue;
-        }
-        char *path = buf_dupf(4096, "%s/%s", dir, f->name);
-        if (path && f->type == F_PATH) {
-            char **slot = (char **)(void *)((char *)obj + f->off);
-            if (stat(path, &st) == 0) {
-                free(*slot);
-                *slot = path;
-            } else {
-                free(path);
-            }
-            continue;
-        }
-        buf_reset(&b);
-        rc = path ? read_file(path, &b, err) : kerr_set(err, KERR_NOMEM, NULL);
-        free(path);
-        if (rc == KERR_NOTFOUND) {
-            rc = KERR_OK;
-            continue;
-        }
-        if (rc != KERR_OK) {
-            break;
-        }
-        while (b.len > 0 && strchr(" \t\r\n", b.data[b.len - 1]) != NULL) {
-            b.data[--b.len] = '\0';
-        }
-        if (memchr(buf_str(&b), '\0', b.len) != NULL) {
-            rc = kerr_set(err, KERR_PARSE, "credential field %s contains a NUL byte", f->name);
-            break;
-        }
-        rc = set_field(obj, f, buf_str(&b), err);
-    }
-    buf_release(&b);
-    return rc;
-}
-
-static enum kerr parse_json(const char *text, size_t len, const struct field *fields, void *obj,
-                            struct kerr_info *err)
-{
-    cJSON *root = NULL;
-    struct kjson_limits lim = { FIELD_MAX * 4, 8 };
-    enum kerr rc = kjson_parse(text, len, &lim, &root, NULL, err);
-    if (rc != KERR_OK) {
-        return kerr_wrap(err, "credentials JSON");
-    }
-    if (!cJSON_IsObject(root)) {
-        rc = kerr_set(err, KERR_PARSE, "credentials JSON is not an object");
-    }
-    for (const struct field *f = fields; f->name && rc == KERR_OK; f++) {
-        if (!in_form(f, IN_JSON)) {
-            continue;
-        }
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, f->name);
-        if (v == NULL || cJSON_IsNull(v)) {
-            continue;
-        }
-        if (f->type == F_BOOL && cJSON_IsBool(v)) {
-            *(bool *)(void *)((char *)obj + f->off) = cJSON_IsTrue(v);
-        } else if (f->type == F_STR && cJSON_IsString(v)) {
-            rc = set_field(obj, f, v->valuestring, err);
-        } else {
-            rc = kerr_set(err, KERR_PARSE, "credential field %s must be a JSON %s", f->name,
-                          f->type == F_BOOL ? "boolean" : "string");
-        }
-    }
-    cJSON_Delete(root);
-    return rc;
-}
-
-static enum kerr check_required(const struct field *fields, const void *obj, struct kerr_info *err)
-{
-    for (const struct field *f = fields; f->name; f++) {
-        if (!f->required || f->type != F_STR) {
-            continue;
-        }
-        const char *v = *(char *const *)(const void *)((const char *)obj + f->off);
-        if (v == NULL || v[0] == '\0') {
-            return kerr_set(err, KERR_INVAL, "credential field %s is missing or empty", f->name);
-        }
-    }
-    return KERR_OK;
-}
-
-enum kerr screds_dir_json(const char *dir, char **out, struct kerr_info *err)
-{
-    struct dirent **names = NULL;
-    *out = NULL;
-    int n = scandir(dir, &names, NULL, NULL);
-    if (n < 0) {
-        return kerr_set(err, errno == ENOENT ? KERR_NOTFOUND : KERR_IO,
-                        "cannot list the credentials directory %s: %s", dir,
-                        errno == ENOENT ? "no such directory" : "access failed");
-    }
-    /* Go's os.ReadDir order (bytes), the first whose extension (from the last dot) is .json */
-    const char *best = NULL;
-    for (int i = 0; i < n; i++) {
-        const char *dot = strrchr(names[i]->d_name, '.');
-        if (dot && strcmp(dot, ".json") == 0 &&
-            (best == NULL || strcmp(names[i]->d_name, best) < 0)) {
-            best = names[i]->d_name;
-        }
-    }
-    enum kerr rc = KERR_OK;
-    if (best && (*out = buf_dupf(8192, "%s/%s", dir, best)) == NULL) {
-        rc = kerr_set(err, KERR_NOMEM, NULL);
-    }
-    for (int i = 0; i < n; i++) {
-        free(names[i]);
-    }
-    free(names);
-    return rc;
-}
-
-static enum kerr read_any(enum screds_form form, const char *path, const struct field *fields,
-                          void *obj, struct kerr_info *err)
-{
-    if (form == SCREDS_DIR) {
-        char *json = NULL;
-        enum kerr rc = screds_dir_json(path, &json, err);
-        if (rc == KERR_OK && json) {
-            rc = read_any(SCREDS_JSON, json, fields, obj, err);
-            if (rc != KERR_OK) {
-                kerr_wrap(err, "%s", json);
-            }
-            free(json);
-            return rc;
-        }
-        rc = rc == KERR_NOTFOUND ? KERR_OK : rc;
-        return rc ? rc : read_dir(path, fields, obj, err);
-    }
-    struct buf b;
-    buf_init(&b, FIELD_MAX * 4);
-    enum kerr rc = read_file(path, &b, err);
-    if (rc == KERR_OK) {
-        rc = parse_json(buf_str(&b), b.len, fields, obj, err);
-    }
-    buf_release(&b);
-    return rc;
-}
 
 bool screds_dns_label(const char *s)
 {
@@ -346,7 +115,7 @@ static enum kerr checksum_mode(const char *name, const char *v, enum screds_chec
 
 static enum kerr s3_validate(struct screds_s3 *c, struct kerr_info *err)
 {
-    enum kerr rc = check_required(s3_fields, c, err);
+    enum kerr rc = scredsfile_check_required(s3_fields, c, err);
     if (rc != KERR_OK) {
         return rc;
     }
@@ -396,7 +165,7 @@ enum kerr screds_s3_parse_json(const char *text, size_t len, struct screds_s3 *o
                                struct kerr_info *err)
 {
     memset(out, 0, sizeof *out);
-    enum kerr rc = parse_json(text, len, s3_fields, out, err);
+    enum kerr rc = scredsfile_parse_json(text, len, s3_fields, out, err);
     rc = rc ? rc : s3_validate(out, err);
     if (rc == KERR_OK && out->token_path) {
         rc = kerr_set(err, KERR_INVAL,
@@ -413,7 +182,7 @@ enum kerr screds_s3_read(enum screds_form form, const char *path, struct screds_
                          struct kerr_info *err)
 {
     memset(out, 0, sizeof *out);
-    enum kerr rc = read_any(form, path, s3_fields, out, err);
+    enum kerr rc = scredsfile_read(form == SCREDS_DIR, path, s3_fields, out, err);
     rc = rc ? rc : s3_validate(out, err);
     if (rc == KERR_OK && out->token_path) {
         char *copy = strdup(path);
@@ -519,7 +288,7 @@ void screds_s3_release(struct screds_s3 *c)
 
 static enum kerr abs_validate(struct screds_abs *c, struct kerr_info *err)
 {
-    enum kerr rc = check_required(abs_fields, c, err);
+    enum kerr rc = scredsfile_check_required(abs_fields, c, err);
     if (rc != KERR_OK) {
         return rc;
     }
@@ -542,7 +311,7 @@ enum kerr screds_abs_parse_json(const char *text, size_t len, struct screds_abs 
                                 struct kerr_info *err)
 {
     memset(out, 0, sizeof *out);
-    enum kerr rc = parse_json(text, len, abs_fields, out, err);
+    enum kerr rc = scredsfile_parse_json(text, len, abs_fields, out, err);
     rc = rc ? rc : abs_validate(out, err);
     if (rc != KERR_OK) {
         screds_abs_release(out);
@@ -554,7 +323,7 @@ enum kerr screds_abs_read(enum screds_form form, const char *path, struct screds
                           struct kerr_info *err)
 {
     memset(out, 0, sizeof *out);
-    enum kerr rc = read_any(form, path, abs_fields, out, err);
+    enum kerr rc = scredsfile_read(form == SCREDS_DIR, path, abs_fields, out, err);
     rc = rc ? rc : abs_validate(out, err);
     if (rc != KERR_OK) {
         screds_abs_release(out);
@@ -594,13 +363,14 @@ void screds_abs_release(struct screds_abs *c)
  * A generic S3 store (ECS, OCS) as etcd-backup-restore's newGenericS3FromAuthOpt: path
  * style; an endpoint without a scheme is http:// with disableSSL, else https://.
  */
-static enum kerr generic_finish(struct screds_s3 *c, const struct field *fields,
+static enum kerr generic_finish(struct screds_s3 *c, const struct scredsfile_field *fields,
                                 struct kerr_info *err)
 {
-    enum kerr rc = check_required(fields, c, err);
+    enum kerr rc = scredsfile_check_required(fields, c, err);
     c->path_style = true;
     if (rc == KERR_OK && strstr(c->endpoint, "://") == NULL) {
-        char *u = buf_dupf(FIELD_MAX, "%s%s", c->disable_ssl ? "http://" : "https://", c->endpoint);
+        char *u =
+            buf_dupf(SCREDSFILE_MAX, "%s%s", c->disable_ssl ? "http://" : "https://", c->endpoint);
         rc = u ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL);
         if (u) {
             free(c->endpoint);
@@ -619,7 +389,7 @@ static bool env_bool(const char *name)
 {
     bool v = false;
     const char *s = getenv(name);
-    return s && parse_bool(s, &v) == 0 && v;
+    return s && scredsfile_parse_bool(s, &v) == 0 && v;
 }
 
 /* The named variables into c's strings; KERR_INVAL naming the first one unset. */
@@ -647,9 +417,9 @@ enum kerr screds_ocs_from_env(struct screds_s3 *out, struct kerr_info *err)
     enum kerr rc;
     memset(out, 0, sizeof *out);
     if (json && json[0]) {
-        rc = read_any(SCREDS_JSON, json, ocs_fields, out, err);
+        rc = scredsfile_read(false, json, ocs_fields, out, err);
     } else if (dir && dir[0]) {
-        rc = read_any(SCREDS_DIR, dir, ocs_fields, out, err);
+        rc = scredsfile_read(true, dir, ocs_fields, out, err);
     } else if (getenv("OCS_ENDPOINT")) {
         rc = env_strs(out, "OCS_ENDPOINT", "OCS_ACCESS_KEY_ID", "OCS_SECRET_ACCESS_KEY",
                       "OCS_REGION", err);

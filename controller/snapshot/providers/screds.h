@@ -80,11 +80,6 @@ bool screds_s3_web_identity(const struct screds_s3 *c);
 /* 1 when s is a DNS label (1-63 of a-z, 0-9, '-', not at either end): a region is one. */
 bool screds_dns_label(const char *s);
 
-/* The path of the first entry of dir, by name, ending in ".json" (Go's filepath.Ext), as
- * etcd-backup-restore looks for a JSON credentials file in the credentials directory.
- * *out OWNS it; NULL when there is none. KERR_NOTFOUND when dir does not exist. */
-enum kerr screds_dir_json(const char *dir, char **out, struct kerr_info *err);
-
 /* Which form a reader takes. */
 enum screds_form { SCREDS_DIR, SCREDS_JSON };
 
