@@ -15,13 +15,13 @@
 
 #include "common/kjson.h"
 #include "common/ktime.h"
+#include "tests/support/guardfix.h"
 #include "tests/support/testutil.h"
-#include "tests/support/whdiff.h"
 #include "webhook/protect.h"
 
-#define DRUID    "system:serviceaccount:druid:etcd-druid"
-#define WARDEN   "system:serviceaccount:warden:warden-controller"
-#define PERSON   "alice@example.com"
+#define DRUID    GUARDFIX_DRUID
+#define WARDEN   GUARDFIX_WARDEN
+#define PERSON   GUARDFIX_PERSON
 #define ANN_OPEN "\"druid.gardener.cloud/disable-etcd-component-protection\":\"\""
 #define STORE    "\"backup\":{\"store\":{\"container\":\"b\",\"prefix\":\"p\",\"provider\":\"S3\"}}"
 #define ETCD(name, ann, spec)                                                          \
@@ -31,15 +31,8 @@
     "{\"app.kubernetes.io/managed-by\":\"etcd-druid\",\"app.kubernetes.io/" \
     "part-of\":\"etcd-main\"}"
 
-static const char *const reconcilers[] = { DRUID, WARDEN };
-static const char *const controllers[] = { WARDEN };
 static const char stses[] = "[{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"etcd-main\","
                             "\"labels\":" LBL_MAIN "}}]";
-
-static time_t fixed_clock(void)
-{
-    return 1795000000;
-}
 
 /* Pods etcd-main-0 .. n-1 of shoot (and one of another namespace), as the API lists them. */
 static cJSON *member_pods(int n)
@@ -113,43 +106,29 @@ static char *sts_review(const char *op, const char *user, int old_start, int old
     return text;
 }
 
-/* Decide body through hook h with the Etcd etcd, StatefulSets sts and pods etcd-main-0..npods-1. */
+/*
+ * Decide body (a review) through hook h with the Etcd etcd, the StatefulSets sts_list and pods
+ * etcd-main-0..npods-1; glass, when not NULL, records the break glass uses (an array, written
+ * to; the decoders' differential check is left out then, as it would use them up).
+ */
 static cJSON *decide_with(enum wh_hook h, const char *etcd, const char *sts_list, int npods,
-                          const char *body);
-
-/* Decide body (a review) through hook h with the Etcd etcd and pods etcd-main-0..npods-1. */
-static cJSON *decide_body(enum wh_hook h, const char *etcd, int npods, const char *body)
+                          cJSON *glass, const char *body)
 {
-    return decide_with(h, etcd, stses, npods, body);
-}
-
-static cJSON *decide_with(enum wh_hook h, const char *etcd, const char *sts_list, int npods,
-                          const char *body)
-{
-    struct protect_config cfg = { reconcilers, 2, NULL, 0, NULL, controllers, 1, fixed_clock };
+    struct protect_config cfg;
     struct lookup_mem mem = { 0 };
-    struct wh_dispatch d;
     struct lookup lk;
-    struct kerr_info err;
     cJSON *etcds = cJSON_CreateArray(), *sts = cJSON_Parse(sts_list), *tasks = cJSON_CreateArray();
-    cJSON *pods = member_pods(npods), *doc = NULL;
-    char *out = NULL;
-    size_t len = 0;
-    unsigned int status = 0;
+    cJSON *pods = member_pods(npods), *doc;
 
+    guardfix_config(&cfg);
     cJSON_AddItemToArray(etcds, cJSON_Parse(etcd));
     mem.etcds = etcds;
     mem.stses = sts;
     mem.tasks = tasks;
     mem.pods = pods;
+    mem.glass = glass;
     lookup_mem_bind(&mem, &lk);
-    cr_assert_eq(wh_dispatch_init(&d, &cfg, &lk, NULL, &err), KERR_OK, "%s", err.msg);
-    whdiff_same(&cfg, &mem, h, body);
-    cr_assert_eq(wh_dispatch_review(&d, h, body, strlen(body), &out, &len, &status, &err), KERR_OK,
-                 "%s", err.msg);
-    cr_assert_eq(status, 200);
-    cr_assert_eq(kjson_parse(out, len, NULL, &doc, NULL, NULL), KERR_OK);
-    free(out);
+    doc = guardfix_dispatch(&cfg, &mem, &lk, h, glass == NULL, body);
     cJSON_Delete(etcds);
     cJSON_Delete(sts);
     cJSON_Delete(tasks);
@@ -157,14 +136,10 @@ static cJSON *decide_with(enum wh_hook h, const char *etcd, const char *sts_list
     return doc;
 }
 
-static void expect_answer(const cJSON *doc, const char *title, int allowed, const char *message)
+/* Decide body (a review) through hook h with the Etcd etcd and pods etcd-main-0..npods-1. */
+static cJSON *decide_body(enum wh_hook h, const char *etcd, int npods, const char *body)
 {
-    bool got = !allowed;
-    const char *msg = kjson_get_str(doc, "response.status.message");
-
-    cr_assert_eq(kjson_get_bool(doc, "response.allowed", &got), KERR_OK);
-    cr_expect_eq(got, allowed != 0, "%s: allowed (%s)", title, msg ? msg : "");
-    cr_expect(msg && strstr(msg, message), "%s: message %s", title, msg ? msg : "(none)");
+    return decide_with(h, etcd, stses, npods, NULL, body);
 }
 
 struct orow {
@@ -227,7 +202,7 @@ ParameterizedTest(size_t *i, guard_shapes, ordinals)
         sts_review(t->op, t->user, t->old_start, t->old_replicas, t->new_start, t->new_replicas);
     cJSON *doc = decide_body(t->hook, t->etcd, t->pods, body);
 
-    expect_answer(doc, t->title, t->allowed, t->message);
+    guardfix_expect(doc, t->title, t->allowed, t->message);
     cJSON_Delete(doc);
     free(body);
 }
@@ -276,27 +251,27 @@ Test(guard_shapes, a_pvc_owner_reference_change_is_judged_on_the_old_object)
 
     body = pvc_review(owned, NULL);
     doc = decide_body(WH_HOOK_COMPONENTS, etcd, 0, body);
-    expect_answer(doc, "owner reference removed", 0, denied);
+    guardfix_expect(doc, "owner reference removed", 0, denied);
     cJSON_Delete(doc);
     free(body);
 
     body = pvc_review(owned, other);
     doc = decide_body(WH_HOOK_COMPONENTS, etcd, 0, body);
-    expect_answer(doc, "owner reference rewritten", 0, denied);
+    guardfix_expect(doc, "owner reference rewritten", 0, denied);
     cJSON_Delete(doc);
     free(body);
 
     body = pvc_review(owned, owned);
     doc = decide_body(WH_HOOK_COMPONENTS, etcd, 0, body);
-    expect_answer(doc, "owner reference kept (a resize)", 1,
-                  "update of PersistentVolumeClaim shoot/data-e-0 allowed");
+    guardfix_expect(doc, "owner reference kept (a resize)", 1,
+                    "update of PersistentVolumeClaim shoot/data-e-0 allowed");
     cJSON_Delete(doc);
     free(body);
 
     body = pvc_review(NULL, owned);
     doc = decide_body(WH_HOOK_COMPONENTS, etcd, 0, body);
-    expect_answer(doc, "owner reference added: the new object is no member yet", 1,
-                  "is not supported by EtcdComponents webhook");
+    guardfix_expect(doc, "owner reference added: the new object is no member yet", 1,
+                    "is not supported by EtcdComponents webhook");
     cJSON_Delete(doc);
     free(body);
 }
@@ -304,7 +279,7 @@ Test(guard_shapes, a_pvc_owner_reference_change_is_judged_on_the_old_object)
 /* A guarded CREATE whose pods cannot be listed fails closed: 500, never an admission. */
 Test(guard_shapes, a_create_whose_pods_cannot_be_listed_is_500)
 {
-    struct protect_config cfg = { reconcilers, 2, NULL, 0, NULL, controllers, 1, fixed_clock };
+    struct protect_config cfg;
     struct lookup_mem mem = { 0 };
     struct lookup lk;
     struct review_req req;
@@ -313,6 +288,7 @@ Test(guard_shapes, a_create_whose_pods_cannot_be_listed_is_500)
     cJSON *etcds = cJSON_CreateArray(), *sts = cJSON_Parse(stses);
     char *body = sts_review("CREATE", DRUID, -1, 0, -1, 0);
 
+    guardfix_config(&cfg);
     cJSON_AddItemToArray(etcds, cJSON_Parse(ETCD("etcd-main", "", "," STORE)));
     mem.etcds = etcds;
     mem.stses = sts;
@@ -480,8 +456,8 @@ ParameterizedTest(size_t *i, guard_shapes, member_pvcs)
 
     if (t->start > -2)
         sts_at(t->start, sts, sizeof(sts));
-    doc = decide_with(t->hook, t->etcd, sts, 3, body);
-    expect_answer(doc, t->title, t->allowed, t->message);
+    doc = decide_with(t->hook, t->etcd, sts, 3, NULL, body);
+    guardfix_expect(doc, t->title, t->allowed, t->message);
     warning = kjson_get_str(doc, "response.warnings.0");
     if (strstr(t->title, "break glass lets") || strstr(t->title, "guard only: break glass"))
         cr_expect(warning && strstr(warning, "allowed by annotation"), "%s: warning %s", t->title,
@@ -568,42 +544,9 @@ ParameterizedTest(size_t *i, guard_shapes, member_pvc_owners)
     char *body = pvc_write(t->op, t->pvc, t->refs, t->user);
     cJSON *doc = decide_body(t->hook, ETCD("etcd-main", "", ""), 0, body);
 
-    expect_answer(doc, t->title, t->allowed, t->message);
+    guardfix_expect(doc, t->title, t->allowed, t->message);
     cJSON_Delete(doc);
     free(body);
-}
-
-/* decide_with, the break glass uses recorded in store (an array, written to). */
-static cJSON *decide_glass(enum wh_hook h, const char *etcd, const char *sts_list, cJSON *store,
-                           const char *body)
-{
-    struct protect_config cfg = { reconcilers, 2, NULL, 0, NULL, controllers, 1, fixed_clock };
-    struct lookup_mem mem = { 0 };
-    struct wh_dispatch d;
-    struct lookup lk;
-    struct kerr_info err;
-    cJSON *etcds = cJSON_CreateArray(), *sts = cJSON_Parse(sts_list), *pods = member_pods(3);
-    cJSON *doc = NULL;
-    char *out = NULL;
-    size_t len = 0;
-    unsigned int status = 0;
-
-    cJSON_AddItemToArray(etcds, cJSON_Parse(etcd));
-    mem.etcds = etcds;
-    mem.stses = sts;
-    mem.pods = pods;
-    mem.glass = store;
-    lookup_mem_bind(&mem, &lk);
-    cr_assert_eq(wh_dispatch_init(&d, &cfg, &lk, NULL, &err), KERR_OK, "%s", err.msg);
-    cr_assert_eq(wh_dispatch_review(&d, h, body, strlen(body), &out, &len, &status, &err), KERR_OK,
-                 "%s", err.msg);
-    cr_assert_eq(status, 200);
-    cr_assert_eq(kjson_parse(out, len, NULL, &doc, NULL, NULL), KERR_OK);
-    free(out);
-    cJSON_Delete(etcds);
-    cJSON_Delete(sts);
-    cJSON_Delete(pods);
-    return doc;
 }
 
 /*
@@ -628,8 +571,8 @@ Test(guard_shapes, break_glass_lets_one_request_through)
     sts_at(-1, sts, sizeof(sts));
     for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
         body = pvc_delete(steps[i].pvc, LBL_MAIN, steps[i].user);
-        doc = decide_glass(WH_HOOK_COMPONENTS, ETCD("etcd-main", GLASS_OK, ""), sts, store, body);
-        expect_answer(doc, steps[i].pvc, steps[i].allowed, steps[i].message);
+        doc = decide_with(WH_HOOK_COMPONENTS, ETCD("etcd-main", GLASS_OK, ""), sts, 3, store, body);
+        guardfix_expect(doc, steps[i].pvc, steps[i].allowed, steps[i].message);
         cr_expect_eq(cJSON_GetArraySize(store), steps[i].recorded, "step %zu", i);
         cJSON_Delete(doc);
         free(body);
@@ -665,8 +608,8 @@ Test(guard_shapes, break_glass_lets_one_scale_down_through)
 
     for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
         body = sts_review("UPDATE", steps[i].user, -1, 3, -1, steps[i].to);
-        doc = decide_glass(steps[i].hook, ETCD("etcd-main", GLASS_OK, ""), stses, store, body);
-        expect_answer(doc, "etcd-main", steps[i].allowed, steps[i].message);
+        doc = decide_with(steps[i].hook, ETCD("etcd-main", GLASS_OK, ""), stses, 3, store, body);
+        guardfix_expect(doc, "etcd-main", steps[i].allowed, steps[i].message);
         cr_expect_eq(cJSON_GetArraySize(store), steps[i].recorded, "step %zu", i);
         cJSON_Delete(doc);
         free(body);

@@ -14,14 +14,14 @@
 #include <string.h>
 
 #include "common/kjson.h"
+#include "tests/support/guardfix.h"
 #include "tests/support/testutil.h"
-#include "tests/support/whdiff.h"
 #include "webhook/protect.h"
 #include "webhook/wh_dispatch.h"
 
-#define DRUID    "system:serviceaccount:druid:etcd-druid"
-#define WARDEN   "system:serviceaccount:warden:warden-controller"
-#define PERSON   "alice@example.com"
+#define DRUID    GUARDFIX_DRUID
+#define WARDEN   GUARDFIX_WARDEN
+#define PERSON   GUARDFIX_PERSON
 #define ANN_OPEN "\"druid.gardener.cloud/disable-etcd-component-protection\":\"\""
 #define GLASS    "\"etcd-warden.io/allow-scale-down-without-snapshot\":"
 #define GLASS_OK GLASS "\"2026-11-20T00:00:00Z volume lost\""
@@ -31,14 +31,6 @@
 #define LBL_MAIN                                                            \
     "{\"app.kubernetes.io/managed-by\":\"etcd-druid\",\"app.kubernetes.io/" \
     "part-of\":\"etcd-main\"}"
-
-static const char *const reconcilers[] = { DRUID, WARDEN };
-static const char *const controllers[] = { WARDEN };
-
-static time_t fixed_clock(void)
-{
-    return 1795000000; /* 2026-11-18 */
-}
 
 /* Pod name mounting claim (NULL: none), being deleted when deleting. */
 static cJSON *pod(const char *name, const char *claim, int deleting)
@@ -125,17 +117,13 @@ static cJSON *glass_store;
 
 static cJSON *decide(const struct row *t, const char *body)
 {
-    struct protect_config cfg = { reconcilers, 2, NULL, 0, NULL, controllers, 1, fixed_clock };
+    struct protect_config cfg;
     struct lookup_mem mem = { 0 };
-    struct wh_dispatch d;
     struct lookup lk;
-    struct kerr_info err;
     cJSON *etcds = cJSON_CreateArray(), *sts = cJSON_CreateArray(), *tasks = cJSON_CreateArray();
-    cJSON *pods = cJSON_CreateArray(), *doc = NULL;
-    char *out = NULL;
-    size_t len = 0;
-    unsigned int status = 0;
+    cJSON *pods = cJSON_CreateArray(), *doc;
 
+    guardfix_config(&cfg);
     cJSON_AddItemToArray(etcds, cJSON_Parse(t->etcd));
     if (t->pod)
         cJSON_AddItemToArray(pods, pod(t->pod, t->mounted, t->pod_deleting));
@@ -147,14 +135,7 @@ static cJSON *decide(const struct row *t, const char *body)
     lookup_mem_bind(&mem, &lk);
     if (t->fail)
         lk.pod_items = no_pods;
-    cr_assert_eq(wh_dispatch_init(&d, &cfg, &lk, NULL, &err), KERR_OK, "%s", err.msg);
-    if (!t->fail && !glass_store)
-        whdiff_same(&cfg, &mem, t->hook, body);
-    cr_assert_eq(wh_dispatch_review(&d, t->hook, body, strlen(body), &out, &len, &status, &err),
-                 KERR_OK, "%s", err.msg);
-    cr_assert_eq(status, 200);
-    cr_assert_eq(kjson_parse(out, len, NULL, &doc, NULL, NULL), KERR_OK);
-    free(out);
+    doc = guardfix_dispatch(&cfg, &mem, &lk, t->hook, !t->fail && !glass_store, body);
     cJSON_Delete(etcds);
     cJSON_Delete(sts);
     cJSON_Delete(tasks);
@@ -174,13 +155,8 @@ ParameterizedTest(size_t *i, pvcinuse, rows)
     const struct row *t = &rows[*i];
     char *body = pvc_delete(t->pvc, t->labels, t->user);
     cJSON *doc = decide(t, body);
-    const char *msg = kjson_get_str(doc, "response.status.message");
-    bool allowed = !t->allowed;
 
-    cr_assert_eq(kjson_get_bool(doc, "response.allowed", &allowed), KERR_OK);
-    cr_expect_eq(allowed, t->allowed != 0, "%s: allowed (%s)", t->title, msg ? msg : "");
-    if (*t->message)
-        cr_expect(msg && strstr(msg, t->message), "%s: message %s", t->title, msg ? msg : "(none)");
+    guardfix_expect(doc, t->title, t->allowed, t->message);
     cJSON_Delete(doc);
     free(body);
 }
@@ -201,8 +177,6 @@ Test(pvcinuse, break_glass_lets_one_deletion_through)
           "its value was used at " },
     };
     static const int recorded[] = { 1, 1, 1 };
-    const char *msg;
-    bool allowed;
     cJSON *doc;
     char *body;
 
@@ -210,13 +184,7 @@ Test(pvcinuse, break_glass_lets_one_deletion_through)
     for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
         body = pvc_delete(steps[i].pvc, steps[i].labels, steps[i].user);
         doc = decide(&steps[i], body);
-        msg = kjson_get_str(doc, "response.status.message");
-        allowed = !steps[i].allowed;
-        cr_assert_eq(kjson_get_bool(doc, "response.allowed", &allowed), KERR_OK);
-        cr_expect_eq(allowed, steps[i].allowed != 0, "%s: allowed (%s)", steps[i].title,
-                     msg ? msg : "");
-        cr_expect(msg && strstr(msg, steps[i].message), "%s: message %s", steps[i].title,
-                  msg ? msg : "(none)");
+        guardfix_expect(doc, steps[i].title, steps[i].allowed, steps[i].message);
         cr_expect_eq(cJSON_GetArraySize(glass_store), recorded[i], "%s", steps[i].title);
         cJSON_Delete(doc);
         free(body);

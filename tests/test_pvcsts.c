@@ -18,14 +18,14 @@
 #include <string.h>
 
 #include "common/kjson.h"
+#include "tests/support/guardfix.h"
 #include "tests/support/testutil.h"
-#include "tests/support/whdiff.h"
 #include "webhook/protect.h"
 #include "webhook/wh_dispatch.h"
 
-#define DRUID    "system:serviceaccount:druid:etcd-druid"
-#define WARDEN   "system:serviceaccount:warden:warden-controller"
-#define PERSON   "alice@example.com"
+#define DRUID    GUARDFIX_DRUID
+#define WARDEN   GUARDFIX_WARDEN
+#define PERSON   GUARDFIX_PERSON
 #define ANN_OPEN "\"druid.gardener.cloud/disable-etcd-component-protection\":\"\""
 #define ETCD(ann)                                                                      \
     "{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"etcd-main\",\"uid\":\"uid-e\"," \
@@ -36,14 +36,6 @@
 #define REF(av, kind, name) \
     "{\"apiVersion\":\"" av "\",\"kind\":\"" kind "\",\"name\":\"" name "\",\"uid\":\"u\"}"
 #define BAIT "[" REF("v1", "ConfigMap", "bait") "]"
-
-static const char *const reconcilers[] = { DRUID, WARDEN };
-static const char *const controllers[] = { WARDEN };
-
-static time_t fixed_clock(void)
-{
-    return 1795000000;
-}
 
 /* The containers of etcd-druid's pod template: both mount the claim's volume. */
 #define CTRS                                                                                    \
@@ -233,17 +225,13 @@ static cJSON *glass_store;
 static cJSON *decide(enum wh_hook h, const char *etcd, const cJSON *pvcs, int fail,
                      const char *body)
 {
-    struct protect_config cfg = { reconcilers, 2, NULL, 0, NULL, controllers, 1, fixed_clock };
+    struct protect_config cfg;
     struct lookup_mem mem = { 0 };
-    struct wh_dispatch d;
     struct lookup lk;
-    struct kerr_info err;
-    cJSON *etcds = cJSON_CreateArray(), *sts = cJSON_Parse(stses), *doc = NULL;
+    cJSON *etcds = cJSON_CreateArray(), *sts = cJSON_Parse(stses), *doc;
     cJSON *tasks = cJSON_CreateArray(), *pods = cJSON_CreateArray();
-    char *out = NULL;
-    size_t len = 0;
-    unsigned int status = 0;
 
+    guardfix_config(&cfg);
     cJSON_AddItemToArray(etcds, cJSON_Parse(etcd));
     mem.etcds = etcds;
     mem.stses = sts;
@@ -254,14 +242,7 @@ static cJSON *decide(enum wh_hook h, const char *etcd, const cJSON *pvcs, int fa
     lookup_mem_bind(&mem, &lk);
     if (fail)
         lk.pvcs = no_pvcs;
-    else if (!glass_store)
-        whdiff_same(&cfg, &mem, h, body);
-    cr_assert_eq(wh_dispatch_init(&d, &cfg, &lk, NULL, &err), KERR_OK, "%s", err.msg);
-    cr_assert_eq(wh_dispatch_review(&d, h, body, strlen(body), &out, &len, &status, &err), KERR_OK,
-                 "%s", err.msg);
-    cr_assert_eq(status, 200);
-    cr_assert_eq(kjson_parse(out, len, NULL, &doc, NULL, NULL), KERR_OK);
-    free(out);
+    doc = guardfix_dispatch(&cfg, &mem, &lk, h, !fail && !glass_store, body);
     cJSON_Delete(etcds);
     cJSON_Delete(sts);
     cJSON_Delete(tasks);
@@ -283,11 +264,8 @@ ParameterizedTest(size_t *i, pvcsts, planted)
     cJSON *pvcs = pvc_list(t->pvc, t->ns, t->refs);
     cJSON *doc = decide(t->hook, t->etcd, pvcs, 0, body);
     const char *msg = kjson_get_str(doc, "response.status.message");
-    bool allowed = !t->allowed;
 
-    cr_assert_eq(kjson_get_bool(doc, "response.allowed", &allowed), KERR_OK);
-    cr_expect_eq(allowed, t->allowed != 0, "%s: allowed (%s)", t->title, msg ? msg : "");
-    cr_expect(msg && strstr(msg, t->message), "%s: message %s", t->title, msg ? msg : "(none)");
+    guardfix_expect(doc, t->title, t->allowed, t->message);
     if (!t->allowed)
         cr_expect(msg && strstr(msg, "kubectl patch pvc -n shoot ") &&
                       strstr(msg, "or delete the claim"),
@@ -401,13 +379,9 @@ ParameterizedTest(size_t *i, pvcsts, mounts)
         review_with("UPDATE", t->user, t->labelled, t->replicas, t->replicas, CTRS, t->ctrs);
     cJSON *pvcs = pvc_list(NULL, NULL, NULL);
     cJSON *doc = decide(t->hook, t->etcd, pvcs, 0, body);
-    const char *msg = kjson_get_str(doc, "response.status.message"),
-               *w = kjson_get_str(doc, "response.warnings.0");
-    bool allowed = !t->allowed;
+    const char *w = kjson_get_str(doc, "response.warnings.0");
 
-    cr_assert_eq(kjson_get_bool(doc, "response.allowed", &allowed), KERR_OK);
-    cr_expect_eq(allowed, t->allowed != 0, "%s: allowed (%s)", t->title, msg ? msg : "");
-    cr_expect(msg && strstr(msg, t->message), "%s: message %s", t->title, msg ? msg : "(none)");
+    guardfix_expect(doc, t->title, t->allowed, t->message);
     if (t->warning)
         cr_expect(w && strstr(w, t->warning), "%s: warning %s", t->title, w ? w : "(none)");
     cJSON_Delete(doc);
@@ -436,8 +410,6 @@ Test(pvcsts, break_glass_lets_one_unmount_through)
     };
     static const int recorded[] = { 0, 1, 1, 1 };
     cJSON *pvcs, *doc;
-    const char *msg;
-    bool allowed;
     char *body;
 
     glass_store = cJSON_CreateArray();
@@ -446,13 +418,7 @@ Test(pvcsts, break_glass_lets_one_unmount_through)
                            steps[i].replicas, CTRS, steps[i].ctrs);
         pvcs = pvc_list(NULL, NULL, NULL);
         doc = decide(steps[i].hook, steps[i].etcd, pvcs, 0, body);
-        msg = kjson_get_str(doc, "response.status.message");
-        allowed = !steps[i].allowed;
-        cr_assert_eq(kjson_get_bool(doc, "response.allowed", &allowed), KERR_OK);
-        cr_expect_eq(allowed, steps[i].allowed != 0, "%s: allowed (%s)", steps[i].title,
-                     msg ? msg : "");
-        cr_expect(msg && strstr(msg, steps[i].message), "%s: message %s", steps[i].title,
-                  msg ? msg : "(none)");
+        guardfix_expect(doc, steps[i].title, steps[i].allowed, steps[i].message);
         cr_expect_eq(cJSON_GetArraySize(glass_store), recorded[i], "%s", steps[i].title);
         cJSON_Delete(doc);
         cJSON_Delete(pvcs);

@@ -17,13 +17,14 @@
 #include "common/hibguard.h"
 #include "common/kjson.h"
 #include "common/ktime.h"
+#include "tests/support/guardfix.h"
 #include "tests/support/testutil.h"
 #include "tests/support/whdiff.h"
 #include "webhook/protect.h"
 
-#define DRUID     "system:serviceaccount:druid:etcd-druid"
-#define WARDEN    "system:serviceaccount:warden:warden-controller"
-#define PERSON    "alice@example.com"
+#define DRUID     GUARDFIX_DRUID
+#define WARDEN    GUARDFIX_WARDEN
+#define PERSON    GUARDFIX_PERSON
 
 #define CUT       "2026-11-24T20:00:00Z"
 #define BEFORE    "2026-11-24T19:59:59Z"
@@ -413,27 +414,17 @@ static cJSON *dispatch_row(const struct row *t, enum wh_hook h)
 {
     struct protect_config cfg = { reconcilers, 2, NULL, 0, NULL, controllers, 1, fixed_clock };
     struct lookup_mem mem = { 0 };
-    struct wh_dispatch d;
     struct lookup lk;
-    struct kerr_info err;
     cJSON *etcds = cJSON_CreateArray(), *sts = cJSON_Parse(stses), *tasks = cJSON_Parse(t->tasks);
-    cJSON *doc = NULL;
-    char *body = review_body(t), *out = NULL;
-    size_t len = 0;
-    unsigned int status = 0;
+    cJSON *doc;
+    char *body = review_body(t);
 
     cJSON_AddItemToArray(etcds, cJSON_Parse(t->etcd));
     mem.etcds = etcds;
     mem.stses = sts;
     mem.tasks = tasks;
     lookup_mem_bind(&mem, &lk);
-    cr_assert_eq(wh_dispatch_init(&d, &cfg, &lk, NULL, &err), KERR_OK, "%s", err.msg);
-    whdiff_same(&cfg, &mem, h, body);
-    cr_assert_eq(wh_dispatch_review(&d, h, body, strlen(body), &out, &len, &status, &err), KERR_OK,
-                 "%s", err.msg);
-    cr_assert_eq(status, 200);
-    cr_assert_eq(kjson_parse(out, len, NULL, &doc, NULL, NULL), KERR_OK);
-    free(out);
+    doc = guardfix_dispatch(&cfg, &mem, &lk, h, true, body);
     free(body);
     cJSON_Delete(etcds);
     cJSON_Delete(sts);
@@ -767,17 +758,11 @@ ParameterizedTest(size_t *i, scaleguard, labels_and_deletes)
     const struct lrow *t = &lrows[*i];
     struct protect_config cfg = { reconcilers, 2, NULL, 0, NULL, controllers, 1, fixed_clock };
     struct lookup_mem mem = { 0 };
-    struct wh_dispatch d;
     struct lookup lk;
-    struct kerr_info err;
     cJSON *etcds = cJSON_CreateArray(), *sts = cJSON_Parse(stses), *tasks = cJSON_Parse(t->tasks);
-    cJSON *doc = NULL, *e = cJSON_Parse(t->etcd), *pods;
+    cJSON *doc, *e = cJSON_Parse(t->etcd), *pods;
     const cJSON *w;
-    const char *msg;
-    char *body = lreview_body(t), *out = NULL;
-    size_t len = 0;
-    unsigned int status = 0;
-    bool allowed = false;
+    char *body = lreview_body(t);
 
     cr_assert_not_null(e, "%s: the Etcd does not parse", t->title);
     cr_assert_not_null(tasks, "%s: the tasks do not parse", t->title);
@@ -787,16 +772,8 @@ ParameterizedTest(size_t *i, scaleguard, labels_and_deletes)
     mem.tasks = tasks;
     mem.pods = pods = member_pods(strcmp(t->op, "CREATE") == 0 ? t->old_replicas : 0);
     lookup_mem_bind(&mem, &lk);
-    cr_assert_eq(wh_dispatch_init(&d, &cfg, &lk, NULL, &err), KERR_OK, "%s", err.msg);
-    whdiff_same(&cfg, &mem, t->hook, body);
-    cr_assert_eq(wh_dispatch_review(&d, t->hook, body, strlen(body), &out, &len, &status, &err),
-                 KERR_OK, "%s", err.msg);
-    cr_assert_eq(status, 200);
-    cr_assert_eq(kjson_parse(out, len, NULL, &doc, NULL, NULL), KERR_OK);
-    cr_assert_eq(kjson_get_bool(doc, "response.allowed", &allowed), KERR_OK);
-    cr_expect_eq(allowed, t->allowed != 0, "%s: allowed", t->title);
-    msg = kjson_get_str(doc, "response.status.message");
-    cr_expect(msg && strstr(msg, t->message), "%s: message %s", t->title, msg ? msg : "(none)");
+    doc = guardfix_dispatch(&cfg, &mem, &lk, t->hook, true, body);
+    guardfix_expect(doc, t->title, t->allowed, t->message);
     w = cJSON_GetArrayItem(kjson_get_arr(doc, "response.warnings"), 0);
     if (t->warning)
         cr_expect(cJSON_IsString(w) && strstr(w->valuestring, t->warning), "%s: warning %s",
@@ -805,7 +782,6 @@ ParameterizedTest(size_t *i, scaleguard, labels_and_deletes)
         cr_expect_null(w, "%s: unexpected warning %s", t->title,
                        cJSON_IsString(w) ? w->valuestring : "");
     cJSON_Delete(doc);
-    free(out);
     free(body);
     cJSON_Delete(etcds);
     cJSON_Delete(sts);
