@@ -55,20 +55,12 @@ static cJSON *member_pods(int n)
 /* StatefulSet etcd-main with replicas and spec.ordinals.start (-1: absent). */
 static cJSON *sts_object(int replicas, int start)
 {
-    cJSON *o = cJSON_CreateObject(), *meta, *spec;
+    cJSON *o = guardfix_sts(LBL_MAIN, replicas);
 
-    cJSON_AddStringToObject(o, "apiVersion", "apps/v1");
-    cJSON_AddStringToObject(o, "kind", "StatefulSet");
-    meta = cJSON_AddObjectToObject(o, "metadata");
-    cJSON_AddStringToObject(meta, "namespace", "shoot");
-    cJSON_AddStringToObject(meta, "name", "etcd-main");
-    cJSON_AddStringToObject(meta, "uid", "uid-sts");
-    cJSON_AddNumberToObject(meta, "generation", 7);
-    cJSON_AddItemToObject(meta, "labels", cJSON_Parse(LBL_MAIN));
-    spec = cJSON_AddObjectToObject(o, "spec");
-    cJSON_AddNumberToObject(spec, "replicas", replicas);
     if (start >= 0)
-        cJSON_AddNumberToObject(cJSON_AddObjectToObject(spec, "ordinals"), "start", start);
+        cJSON_AddNumberToObject(
+            cJSON_AddObjectToObject(cJSON_GetObjectItemCaseSensitive(o, "spec"), "ordinals"),
+            "start", start);
     return o;
 }
 
@@ -76,32 +68,11 @@ static cJSON *sts_object(int replicas, int start)
 static char *sts_review(const char *op, const char *user, int old_start, int old_replicas,
                         int new_start, int new_replicas)
 {
-    cJSON *root = cJSON_CreateObject(), *req, *k;
-    char *text;
+    cJSON *root =
+        guardfix_sts_review(op, user, sts_object(new_replicas, new_start),
+                            strcmp(op, "CREATE") == 0 ? NULL : sts_object(old_replicas, old_start));
+    char *text = cJSON_PrintUnformatted(root);
 
-    cJSON_AddStringToObject(root, "apiVersion", "admission.k8s.io/v1");
-    cJSON_AddStringToObject(root, "kind", "AdmissionReview");
-    req = cJSON_AddObjectToObject(root, "request");
-    cJSON_AddStringToObject(req, "uid", "0000-2222");
-    k = cJSON_AddObjectToObject(req, "kind");
-    cJSON_AddStringToObject(k, "group", "apps");
-    cJSON_AddStringToObject(k, "version", "v1");
-    cJSON_AddStringToObject(k, "kind", "StatefulSet");
-    k = cJSON_AddObjectToObject(req, "resource");
-    cJSON_AddStringToObject(k, "group", "apps");
-    cJSON_AddStringToObject(k, "version", "v1");
-    cJSON_AddStringToObject(k, "resource", "statefulsets");
-    cJSON_AddStringToObject(req, "name", "etcd-main");
-    cJSON_AddStringToObject(req, "namespace", "shoot");
-    cJSON_AddStringToObject(req, "operation", op);
-    k = cJSON_AddObjectToObject(req, "userInfo");
-    cJSON_AddStringToObject(k, "username", user);
-    cJSON_AddItemToObject(req, "object", sts_object(new_replicas, new_start));
-    if (strcmp(op, "CREATE") == 0)
-        cJSON_AddNullToObject(req, "oldObject");
-    else
-        cJSON_AddItemToObject(req, "oldObject", sts_object(old_replicas, old_start));
-    text = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
     return text;
 }

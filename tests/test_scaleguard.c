@@ -688,55 +688,16 @@ static cJSON *member_pods(int n)
     return pods;
 }
 
-static cJSON *lobject(const char *labels, int replicas)
-{
-    cJSON *o = cJSON_CreateObject(), *meta, *spec;
-
-    cJSON_AddStringToObject(o, "apiVersion", "apps/v1");
-    cJSON_AddStringToObject(o, "kind", "StatefulSet");
-    meta = cJSON_AddObjectToObject(o, "metadata");
-    cJSON_AddStringToObject(meta, "namespace", "shoot");
-    cJSON_AddStringToObject(meta, "name", "etcd-main");
-    cJSON_AddStringToObject(meta, "uid", "uid-sts");
-    cJSON_AddNumberToObject(meta, "generation", 7);
-    cJSON_AddItemToObject(meta, "labels", cJSON_Parse(labels));
-    spec = cJSON_AddObjectToObject(o, "spec");
-    cJSON_AddNumberToObject(spec, "replicas", replicas);
-    return o;
-}
-
 static char *lreview_body(const struct lrow *t)
 {
-    cJSON *root = cJSON_CreateObject(), *req, *k;
     int del = strcmp(t->op, "DELETE") == 0;
+    cJSON *root = guardfix_sts_review(
+        t->op, t->user, del ? NULL : guardfix_sts(t->new_labels, t->new_replicas),
+        strcmp(t->op, "CREATE") == 0 ? NULL : guardfix_sts(t->old_labels, t->old_replicas));
+    cJSON *k =
+        cJSON_AddObjectToObject(cJSON_GetObjectItemCaseSensitive(root, "request"), "options");
     char *text;
 
-    cJSON_AddStringToObject(root, "apiVersion", "admission.k8s.io/v1");
-    cJSON_AddStringToObject(root, "kind", "AdmissionReview");
-    req = cJSON_AddObjectToObject(root, "request");
-    cJSON_AddStringToObject(req, "uid", "0000-2222");
-    k = cJSON_AddObjectToObject(req, "kind");
-    cJSON_AddStringToObject(k, "group", "apps");
-    cJSON_AddStringToObject(k, "version", "v1");
-    cJSON_AddStringToObject(k, "kind", "StatefulSet");
-    k = cJSON_AddObjectToObject(req, "resource");
-    cJSON_AddStringToObject(k, "group", "apps");
-    cJSON_AddStringToObject(k, "version", "v1");
-    cJSON_AddStringToObject(k, "resource", "statefulsets");
-    cJSON_AddStringToObject(req, "name", "etcd-main");
-    cJSON_AddStringToObject(req, "namespace", "shoot");
-    cJSON_AddStringToObject(req, "operation", t->op);
-    k = cJSON_AddObjectToObject(req, "userInfo");
-    cJSON_AddStringToObject(k, "username", t->user);
-    if (del)
-        cJSON_AddNullToObject(req, "object");
-    else
-        cJSON_AddItemToObject(req, "object", lobject(t->new_labels, t->new_replicas));
-    if (strcmp(t->op, "CREATE") == 0)
-        cJSON_AddNullToObject(req, "oldObject");
-    else
-        cJSON_AddItemToObject(req, "oldObject", lobject(t->old_labels, t->old_replicas));
-    k = cJSON_AddObjectToObject(req, "options");
     cJSON_AddStringToObject(k, "kind", del ? "DeleteOptions" : "UpdateOptions");
     cJSON_AddStringToObject(k, "apiVersion", "meta.k8s.io/v1");
     if (del)

@@ -44,6 +44,47 @@ cJSON *guardfix_dispatch(const struct protect_config *cfg, const struct lookup_m
     return doc;
 }
 
+cJSON *guardfix_sts(const char *labels, int replicas)
+{
+    cJSON *o = cJSON_CreateObject(), *meta;
+
+    cJSON_AddStringToObject(o, "apiVersion", "apps/v1");
+    cJSON_AddStringToObject(o, "kind", "StatefulSet");
+    meta = cJSON_AddObjectToObject(o, "metadata");
+    cJSON_AddStringToObject(meta, "namespace", "shoot");
+    cJSON_AddStringToObject(meta, "name", "etcd-main");
+    cJSON_AddStringToObject(meta, "uid", "uid-sts");
+    cJSON_AddNumberToObject(meta, "generation", 7);
+    cJSON_AddItemToObject(meta, "labels", cJSON_Parse(labels));
+    cJSON_AddNumberToObject(cJSON_AddObjectToObject(o, "spec"), "replicas", replicas);
+    return o;
+}
+
+cJSON *guardfix_sts_review(const char *op, const char *user, cJSON *object, cJSON *old_object)
+{
+    cJSON *root = cJSON_CreateObject(), *req, *k;
+
+    cJSON_AddStringToObject(root, "apiVersion", "admission.k8s.io/v1");
+    cJSON_AddStringToObject(root, "kind", "AdmissionReview");
+    req = cJSON_AddObjectToObject(root, "request");
+    cJSON_AddStringToObject(req, "uid", "0000-2222");
+    k = cJSON_AddObjectToObject(req, "kind");
+    cJSON_AddStringToObject(k, "group", "apps");
+    cJSON_AddStringToObject(k, "version", "v1");
+    cJSON_AddStringToObject(k, "kind", "StatefulSet");
+    k = cJSON_AddObjectToObject(req, "resource");
+    cJSON_AddStringToObject(k, "group", "apps");
+    cJSON_AddStringToObject(k, "version", "v1");
+    cJSON_AddStringToObject(k, "resource", "statefulsets");
+    cJSON_AddStringToObject(req, "name", "etcd-main");
+    cJSON_AddStringToObject(req, "namespace", "shoot");
+    cJSON_AddStringToObject(req, "operation", op);
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(req, "userInfo"), "username", user);
+    cJSON_AddItemToObject(req, "object", object ? object : cJSON_CreateNull());
+    cJSON_AddItemToObject(req, "oldObject", old_object ? old_object : cJSON_CreateNull());
+    return root;
+}
+
 void guardfix_expect(const cJSON *doc, const char *title, int allowed, const char *message)
 {
     bool got = !allowed;

@@ -34,6 +34,16 @@ void guardfix_config(struct protect_config *cfg);
 cJSON *guardfix_dispatch(const struct protect_config *cfg, const struct lookup_mem *mem,
                          const struct lookup *lk, enum wh_hook h, bool diff, const char *body);
 
+/* StatefulSet shoot/etcd-main (uid uid-sts, generation 7) with labels (JSON text) and
+ * spec.replicas. The caller OWNS it. */
+cJSON *guardfix_sts(const char *labels, int replicas);
+
+/*
+ * An AdmissionReview of StatefulSet shoot/etcd-main: op by user, with object and old_object
+ * (both consumed; NULL: JSON null). The caller OWNS it and may add to its request.
+ */
+cJSON *guardfix_sts_review(const char *op, const char *user, cJSON *object, cJSON *old_object);
+
 /* Expect doc's response.allowed to be allowed and its status message to contain message
  * (NULL or "": any message or none). */
 void guardfix_expect(const cJSON *doc, const char *title, int allowed, const char *message);
