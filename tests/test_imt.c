@@ -480,6 +480,39 @@ Test(imt_kubesim, bad_tasks_get_a_condition_nothing_deleted)
     cJSON_Delete(live);
 }
 
+/*
+ * A task whose Etcd goes (or is being deleted, or drops its backup) stops its CronJob: a copy
+ * made there would write into a prefix no live Etcd claims any more. Its condition says why;
+ * the task itself stays.
+ */
+Test(imt_kubesim, the_cronjob_stops_when_its_etcd_goes)
+{
+    cJSON *live = live_etcd(S3, NULL), *cj;
+    struct kerr_info err;
+
+    OK(imt_task_ensure_x(&fx.x, live, &err));
+    cr_assert_eq(pass(TASK), 0);
+    cj = cfix_get(&fx, &ETCDSPEC_RES_CRONJOB, TASK);
+    cr_assert_not_null(cj, "the CronJob runs while the Etcd lives");
+    cJSON_Delete(cj);
+    OK(k8s_delete(fx.c, &ETCDSPEC_RES_ETCD, CFIX_NS, "main", NULL, NULL, &err));
+    cr_assert_eq(pass(TASK), IMT_RETRY_MS);
+    assert_condition(TASK, "EtcdNotFound", "Etcd ns1/main not found");
+    cr_assert_eq(pass(TASK), IMT_RETRY_MS, "a CronJob already gone is nothing to do");
+    cJSON_Delete(live);
+    /* the Etcd back without a backup store: no CronJob either */
+    live = live_etcd(S3, NULL);
+    cr_assert_eq(pass(TASK), 0);
+    cj = cfix_get(&fx, &ETCDSPEC_RES_CRONJOB, TASK);
+    cr_assert_not_null(cj, "the CronJob is made again for the live Etcd");
+    cJSON_Delete(cj);
+    OK(kjson_delete(live, "spec.backup.store"));
+    OK(k8s_update(fx.c, &ETCDSPEC_RES_ETCD, CFIX_NS, "main", live, NULL, NULL, &err));
+    cr_assert_eq(pass(TASK), IMT_RETRY_MS);
+    assert_condition(TASK, "BackupNotEnabled", "no backup store");
+    cJSON_Delete(live);
+}
+
 Test(imt_gc, cronjob_deleted_with_its_task, .init = gc_setup, .fini = teardown, .timeout = 60)
 {
     cJSON *live = live_etcd(S3, NULL), *cj;

@@ -149,6 +149,39 @@ out:
     return rc;
 }
 
+/*
+ * Delete the task's CronJob when the task controls it: its store is no longer a live Etcd's
+ * (the Etcd gone or being deleted, its backup off, its store not understood), and a copy made
+ * there would write into a prefix nothing may claim any more. Its running Job goes with it
+ * (Background). A CronJob of another owner is left alone.
+ */
+static enum kerr stop_cronjob(const struct rctx *x, const cJSON *task, struct kerr_info *err)
+{
+    const char *ns = kjson_get_str(task, "metadata.namespace");
+    char name[IMTJOB_CRONJOB_MAX + 1];
+    cJSON *cur = NULL, *ref = cJSON_CreateObject();
+    enum kerr rc;
+
+    if (!ref)
+        return kerr_set(err, KERR_NOMEM, NULL);
+    imtjob_cronjob_name(kjson_get_str(task, "metadata.name"), name);
+    cJSON_AddStringToObject(ref, "kind", IMTJOB_KIND);
+    cJSON_AddStringToObject(ref, "name", kjson_get_str(task, "metadata.name"));
+    rc = k8s_get(x->client, &ETCDSPEC_RES_CRONJOB, ns, name, NULL, &cur, err);
+    if (rc == KERR_OK && !foreign_controller(cur, ref)) {
+        struct k8s_delete_opts o = { .propagation_policy = "Background",
+                                     .precondition_uid = kjson_get_str(cur, "metadata.uid") };
+
+        rc = k8s_delete(x->client, &ETCDSPEC_RES_CRONJOB, ns, name, &o, NULL, err);
+        if (rc == KERR_OK)
+            rctx_event(x, task, EV_NORMAL, "CronJobStopped", "ReconcileCronJob",
+                       "CronJob %s deleted: its store is no longer a live Etcd's", name);
+    }
+    cJSON_Delete(cur);
+    cJSON_Delete(ref);
+    return rc == KERR_NOTFOUND ? KERR_OK : rc;
+}
+
 /* The condition of v, keeping the transition time of an equal one in old (BORROWED). */
 static cJSON *condition(const struct verdict *v, const cJSON *old)
 {
@@ -218,11 +251,13 @@ static enum kerr decide(const struct rctx *x, const cJSON *task, struct verdict 
     if (rc == KERR_NOTFOUND) {
         snprintf(why.msg, sizeof(why.msg), "Etcd %s/%s not found", ns, etcd_name);
         fail(v, "EtcdNotFound", why.msg);
-        return KERR_OK;
+        return stop_cronjob(x, task, err);
     }
     if (rc != KERR_OK)
         return rc;
-    if (etcdspec_cron_check(imtjob_schedule(task, etcd), &why) != KERR_OK)
+    if (kjson_has(etcd, "metadata.deletionTimestamp"))
+        fail(v, "EtcdDeleting", "the Etcd is being deleted");
+    else if (etcdspec_cron_check(imtjob_schedule(task, etcd), &why) != KERR_OK)
         fail(v, "InvalidSchedule", why.msg);
     else if (!kjson_get_obj(etcd, "spec.backup.store"))
         fail(v, "BackupNotEnabled", "the Etcd has no backup store (spec.backup.store)");
@@ -247,6 +282,9 @@ static enum kerr decide(const struct rctx *x, const cJSON *task, struct verdict 
     }
     if (rc != KERR_OK && err)
         *err = why;
+    if (rc == KERR_OK && !v->ready && strcmp(v->reason, "InvalidSchedule") != 0 &&
+        strcmp(v->reason, "CronJobFailed") != 0)
+        rc = stop_cronjob(x, task, err);
     cJSON_Delete(secret);
     cJSON_Delete(etcd);
     return rc;

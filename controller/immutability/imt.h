@@ -38,10 +38,12 @@
  * cronJobName, lastScheduleTime (the CronJob's status.lastScheduleTime),
  * observedGeneration, conditions [{type: Ready, status, reason, message,
  * lastTransitionTime}] with reason CronJobReady, EtcdNotFound,
- * BackupNotEnabled, InvalidSchedule, InvalidEtcd or CronJobFailed. A task
- * whose Etcd is missing or whose schedule is not a cron expression gets the
- * condition and a Warning event; nothing is deleted; it is looked at again
- * after IMT_RETRY_MS.
+ * BackupNotEnabled, InvalidSchedule, InvalidEtcd, UnsupportedProvider,
+ * EtcdDeleting or CronJobFailed. A task that is not ready gets the condition and
+ * a Warning event and is looked at again after IMT_RETRY_MS; the task is never
+ * deleted. Its CronJob (when the task controls it) is deleted unless the reason
+ * is InvalidSchedule or CronJobFailed: a CronJob runs only for a live Etcd's
+ * store, as a copy elsewhere would write into an unclaimed prefix.
  *
  * Ownership: arguments BORROWED; results as documented. Thread safety:
  * reentrant.
