@@ -1,12 +1,14 @@
 /* immutability - the immutability capability's table entry; see immutability.h. */
 #include "controller/immutability/immutability.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include "common/kjson.h"
 #include "common/ktime.h"
 #include "common/store.h"
+#include "common/strlist.h"
 #include "controller/core/ctl.h"
 #include "controller/core/ctl_metrics.h"
 #include "controller/immutability/imt.h"
@@ -17,6 +19,34 @@ static void immtask_keys(struct ctl *c, const cJSON *obj, int own)
     if (own)
         ctl_enqueue_obj(c, "immtask", obj, kjson_get_str(obj, "metadata.name"));
     ctl_enqueue_obj(c, "etcd", obj, kjson_get_str(obj, "spec.etcdName"));
+}
+
+/*
+ * An Etcd: the keys of the tasks that name it, so that a task whose Etcd goes (or drops its
+ * store) stops its CronJob at once rather than at its next event.
+ */
+static void etcd_tasks(struct ctl *c, const cJSON *obj, int own)
+{
+    struct store *s = ctl_store(c, "extendfullsnapshotimmutabilitytasks");
+    const char *ns = kjson_get_str(obj, "metadata.namespace");
+    char v[STORE_KEY_MAX];
+    struct strlist keys;
+    int n = snprintf(v, sizeof(v), "%s/%s", ns ? ns : "", kjson_get_str(obj, "metadata.name"));
+    size_t i;
+
+    (void)own;
+    if (!s || !ns || n < 0 || (size_t)n >= sizeof(v))
+        return;
+    strlist_init(&keys);
+    if (store_index_keys(s, CTL_INDEX_ETCD_NAME, v, &keys, NULL) == KERR_OK) {
+        for (i = 0; i < keys.n; i++) {
+            const char *slash = strchr(keys.v[i], '/'); /* "<ns>/<name>" */
+
+            if (slash)
+                ctl_enqueue(c, "immtask", ns, slash + 1, 0);
+        }
+    }
+    strlist_release(&keys);
 }
 
 /* The name of obj's owner of kind (an ownerReference), or NULL. */
@@ -95,6 +125,9 @@ static const struct ctl_metrics_gauge gauges[] = {
 };
 
 static const struct ctl_watch watches[] = {
+    { .res = { "druid.gardener.cloud", "v1alpha1", "etcds", 1 },
+      .kind = "Etcd",
+      .keys = etcd_tasks },
     { .res = { "etcd-warden.io", "v1alpha1", "extendfullsnapshotimmutabilitytasks", 1 },
       .kind = "ExtendFullSnapshotImmutabilityTask",
       .keys = immtask_keys,

@@ -5,6 +5,9 @@
 # Secret's hostPath key + "/<container>" (type Directory) at /home/nonroot/<container>
 # with HOME=/home/nonroot; a provider warden-snapshot cannot open (OSS here) gets no
 # CronJob but the task's Ready condition False/UnsupportedProvider and a Warning event.
+# A CronJob runs only for a live Etcd's store: deleting the Etcd deletes it, well before the
+# task's 30 s retry (the task, which warden-controller made the Etcd's, goes with it; a task
+# kept without its Etcd stops its CronJob itself: test_imt).
 set -euo pipefail
 . "$(dirname "$0")/../lib/controller.sh"
 
@@ -58,5 +61,12 @@ args=$(jp shoot cronjob/etcd-minio-extend-immutability '{.spec.jobTemplate.spec.
 grep -q -- '--store-endpoint-override=http://minio.store:9000' <<<"$args" ||
     ctl_fail "no endpoint override in the CronJob's args: $args"
 ok "endpoint override passed: $args"
+
+# the Etcd deleted: its task's CronJob goes
+kc -n shoot delete etcd etcd-minio --wait=false >/dev/null
+cronjob_gone() { ! kc -n shoot get cronjob etcd-minio-extend-immutability >/dev/null 2>&1; }
+ksim_wait 20 cronjob_gone ||
+    ctl_fail "the CronJob of a deleted Etcd still runs: $(ctl_imt_condition etcd-minio-extend-immutability)"
+ok "Etcd deleted: its CronJob deleted"
 ctl_stop
 echo "controller_imt_stores: ok"
