@@ -139,15 +139,19 @@ static int stopping(void *arg)
 static void log_verdict(const struct round *r, const struct hquiet_in *q, enum hquiet_verdict v,
                         long wait_ms)
 {
-    char rev[48], wait[24];
+    char rev[48], wait[24], seen[32] = "unknown";
+    int64_t start;
 
     if (!log_enabled(LOG_DEBUG))
         return;
     snprintf(rev, sizeof(rev), "%lld/%lld", q->answer_rev, q->stored_rev);
     snprintf(wait, sizeof(wait), "%ld", wait_ms);
+    start = hquiet_snapshot_ms(q->answer);
+    if (start >= 0 && q->date_ms >= 0) /* on the sidecar's clock: its Date - the snapshot's time */
+        snprintf(seen, sizeof(seen), "%lld", (long long)(q->date_ms - start));
     log_msg(LOG_DEBUG, "revision check answer", "namespace", r->ns, "name", r->name,
-            "revision/stored", rev, "verdict", hquiet_verdict_name(v), "wait_ms", wait,
-            (char *)NULL);
+            "revision/stored", rev, "verdict", hquiet_verdict_name(v), "quiet_ms", seen, "wait_ms",
+            wait, (char *)NULL);
 }
 
 /*
