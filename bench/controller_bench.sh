@@ -22,7 +22,12 @@
 #     components stripped (as etcd-druid, 16 PATCHes in flight: the reference rate) while
 #     the controller is stopped, then repaired after its start (its "owner reference
 #     repaired" log lines).
+#     BENCH_REPAIR_ETCDS=0 leaves this part out.
 # BENCH_CTL_FLAGS: more flags for warden-controller (-v: its debug log, each reconcile).
+# BENCH_LOG_DIR: where to keep the latency cycles' watch events, the controller's log and the
+#     backup-double's requests.
+# BENCH_UPLOAD_MS (0): the backup-double's upload time, from the snapshot's createdOn to its
+#     answer (/admin/upload; a real sidecar uploads after stamping it); 0: it answers at once.
 # Takes about three minutes on the 2-core development machine.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -181,6 +186,8 @@ echo "CPU while idle with everything cached: controller $(pct "$c0" "$(cpu "$CTL
 # ---- latencies on one more Etcd among them
 druid_etcd bench etcd-lat
 druid_double_for bench etcd-lat
+druid_double_admin "upload?ms=${BENCH_UPLOAD_MS:-0}" || die "the backup-double refused the upload time"
+echo "backup-double's upload time: ${BENCH_UPLOAD_MS:-0} ms"
 watch_to() { # api path with query, file: time-stamped watch events
     curl -sfkN -H "$auth" "$KSIM_URL$1&watch=1&timeoutSeconds=600" |
         while IFS= read -r l; do echo "$EPOCHREALTIME $l"; done >"$2" &
@@ -194,6 +201,9 @@ sleep 1
 : >"$work/cycles"
 for ((c = 0; c < cycles; c++)); do
     now >>"$work/cycles"
+    # etcd is written to while awake, so each cycle's final snapshot is a new one (an etcd
+    # left unchanged since the last final snapshot has the sidecar answer that old one)
+    druid_double_admin write || die "the backup-double refused a write"
     kc -n bench annotate etcd etcd-lat etcd-warden.io/hibernate=true >/dev/null
     ctl_wait_phase bench etcd-lat Hibernated 60
     kc -n bench annotate etcd etcd-lat etcd-warden.io/hibernate- >/dev/null
@@ -201,6 +211,10 @@ for ((c = 0; c < cycles; c++)); do
 done
 now >>"$work/cycles"
 sleep 0.5
+if [ -n "${BENCH_LOG_DIR:-}" ]; then # the cycles' watch events, controller log, double's requests
+    mkdir -p "$BENCH_LOG_DIR" && cp "$CTL_LOG" "$work"/w.* "$BENCH_LOG_DIR"/
+    curl -sfk "$DRUID_DOUBLE_URL/admin/requests" >"$BENCH_LOG_DIR/double-requests" || true
+fi
 # Per cycle: the first event after its start matching a pattern.
 first_after() { # file, start, end, pattern
     awk -v a="$2" -v b="$3" -v p="$4" '$1 >= a && $1 < b && $0 ~ p { print $1; exit }' "$1"
@@ -244,6 +258,10 @@ echo "task Succeeded -> scale request          median $(ms "$scale_med") ms, max
 
 # ---- owner-reference repairs per second
 ctl_stop
+if [ "$nrepair" = 0 ]; then
+    echo "owner-reference repairs: left out (BENCH_REPAIR_ETCDS=0)"
+    exit 0
+fi
 {
     head -n "$nrepair" "$work/uids" | while read -r n _; do
         for p in "api/v1/namespaces/bench/serviceaccounts/$n" \

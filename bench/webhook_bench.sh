@@ -19,7 +19,13 @@
 # Environment: BENCH_SECONDS (per wrk run, default 5), BENCH_REPEAT (runs per figure, the
 # best is kept, default 3), BENCH_ETCDS (default 10000),
 # WARDEN_WEBHOOK / KUBE_SIM (binaries, default from BUILD_DIR), BENCH_PARTS (which parts
-# run, default "review etcds sts": the 3 KB review, the 10k Etcds, the 12 KB StatefulSet).
+# run, default "review etcds sts": the 3 KB review, the 10k Etcds, the 12 KB StatefulSet),
+# BENCH_STS_OLD_REPLICAS (1): the 12 KB review's oldObject replicas (object: 3). 1 is a
+# scale-up, for which the webhook lists the namespace's PersistentVolumeClaims from the API
+# server (the planted-claim check) on every review; 3 is etcd-druid's steady-state update,
+# decided from the caches alone.
+# BENCH_PERF (a file: perf record -g of the webhook during the first run of the 12 KB review,
+# allowed, 16 connections).
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$src/build/release}
@@ -97,7 +103,7 @@ sts_obj() { # replicas owner-uid
     printf '{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"etcd-main","namespace":"bench","uid":"9d1c","resourceVersion":"4711","generation":3,"labels":{"app.kubernetes.io/managed-by":"etcd-druid","app.kubernetes.io/part-of":"etcd-main","name":"etcd"},"ownerReferences":[{"apiVersion":"druid.gardener.cloud/v1alpha1","kind":"Etcd","name":"etcd-main","uid":"%s","controller":true,"blockOwnerDeletion":true}],"managedFields":[{"manager":"etcd-druid","operation":"Update","apiVersion":"apps/v1","time":"2026-01-01T00:00:00Z","fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:labels":{".":{},"f:app.kubernetes.io/managed-by":{},"f:app.kubernetes.io/part-of":{},"f:name":{}},"f:ownerReferences":{".":{},"k:{\\"uid\\":\\"%s\\"}":{}}},"f:spec":{"f:podManagementPolicy":{},"f:replicas":{},"f:selector":{},"f:serviceName":{},"f:template":{"f:metadata":{"f:labels":{".":{},"f:name":{}}},"f:spec":{"f:containers":{"k:{\\"name\\":\\"c0\\"}":{},"k:{\\"name\\":\\"c1\\"}":{}},"f:volumes":{}}},"f:volumeClaimTemplates":{}}}}]},"spec":{"replicas":%s,"serviceName":"etcd-main-peer","selector":{"matchLabels":{"name":"etcd"}},"podManagementPolicy":"Parallel","template":{"metadata":{"labels":{"name":"etcd"}},"spec":{"containers":[%s],"volumes":[%s]}},"volumeClaimTemplates":[{"metadata":{"name":"etcd-main"},"spec":{"accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"25Gi"}},"storageClassName":"default"}}]},"status":{"replicas":3,"readyReplicas":3,"observedGeneration":3}}' "$2" "$2" "$1" "$containers" "$vols"
 }
 sts_review() { # username
-    printf '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"3f6a2b1c-2c4b-4bb4-8a4e-2f8d8c7e6a51","kind":{"group":"apps","version":"v1","kind":"StatefulSet"},"resource":{"group":"apps","version":"v1","resource":"statefulsets"},"requestKind":{"group":"apps","version":"v1","kind":"StatefulSet"},"name":"etcd-main","namespace":"bench","operation":"UPDATE","userInfo":{"username":"%s","groups":["system:authenticated"]},"object":%s,"oldObject":%s,"dryRun":false,"options":{"kind":"UpdateOptions","apiVersion":"meta.k8s.io/v1"}}}' "$1" "$(sts_obj 3 old-uid)" "$(sts_obj 1 live-uid)"
+    printf '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"3f6a2b1c-2c4b-4bb4-8a4e-2f8d8c7e6a51","kind":{"group":"apps","version":"v1","kind":"StatefulSet"},"resource":{"group":"apps","version":"v1","resource":"statefulsets"},"requestKind":{"group":"apps","version":"v1","kind":"StatefulSet"},"name":"etcd-main","namespace":"bench","operation":"UPDATE","userInfo":{"username":"%s","groups":["system:authenticated"]},"object":%s,"oldObject":%s,"dryRun":false,"options":{"kind":"UpdateOptions","apiVersion":"meta.k8s.io/v1"}}}' "$1" "$(sts_obj 3 old-uid)" "$(sts_obj "${BENCH_STS_OLD_REPLICAS:-1}" live-uid)"
 }
 sts_review system:serviceaccount:etcd-druid:etcd-druid >"$work/sts.json"
 sts_review alice >"$work/sts-denied.json"
@@ -313,6 +319,9 @@ if part sts; then
         body_file=$work/sts.json
         [ "$v" = denied ] && body_file=$work/sts-denied.json
         for c in 16 64; do
+            if [ -n "${BENCH_PERF:-}" ] && [ "$v/$c" = allowed/16 ]; then # profile the first run
+                perf record -q -F 999 -g -p "$WH_PID" -o "$BENCH_PERF" -- sleep "$secs" 2>/dev/null &
+            fi
             BENCH_BODY=$body_file run_wrk "$c" "https://127.0.0.1:$wport/webhooks/etcdcomponents"
             w_rps=$rps w_p50=$p50 w_p99=$p99 w_cpu=$cpu
             BENCH_BODY=$body_file run_wrk "$c" "https://127.0.0.1:$nport/sts/$v"

@@ -12,7 +12,9 @@
  *     client credentials (a Get WithLastRev) and answers the final full snapshot at that
  *     revision; etcd-backup-restore (v0.28, v0.41, v0.43: takeFullSnapshot) skips the upload
  *     when it equals the previous final full snapshot's, so on an idle etcd this costs none.
- * The answer's revision equal to the store's, read VERIFY_QUIET_MS after it: nothing was
+ * The answer's revision equal to the store's, over at least HQUIET_MS between the stored
+ * snapshot's time and the answer's Date (both on the sidecar's clock; what they do not cover
+ * is waited on the controller's clock and the question asked again: hquiet.h): nothing was
  * written since. Higher: etcd moved on; that answer is itself a newer final snapshot, and the
  * question is asked again, at most VERIFY_TRIES times. (A writer that pauses longer than that
  * between two writes is not seen: the check narrows the window, stopping the writers closes
@@ -41,6 +43,7 @@
 #include "common/log.h"
 #include "controller/core/etcdspec.h"
 #include "controller/hibernation/hib_int.h"
+#include "controller/hibernation/hquiet.h"
 #include "controller/hibernation/otask.h"
 #include "controller/hibernation/sidecar.h"
 #include "controller/hibernation/smember.h"
@@ -48,37 +51,59 @@
 #define VERIFY_TRIES      3       /* answers of the sidecar that may still move on */
 #define VERIFY_TIMEOUT_MS 120000L /* one call (a full snapshot of a moved-on etcd uploads) */
 #define VERIFY_AGAIN_MS   10000L  /* after a failed check */
-#define VERIFY_QUIET_MS   1000L   /* etcd must hold still this long between two reads */
+#define VERIFY_POSTS      8       /* answers of one sidecar before it is given up */
 
-/* The highest last revision of a Snapshot, or of {fullSnapshot, deltaSnapshots}; -1: none. */
-static long long last_revision(const cJSON *o)
+/*
+ * The highest last revision of a Snapshot, or of {fullSnapshot, deltaSnapshots}; -1: none.
+ * *carrier (BORROWED from o) the Snapshot that carries it.
+ */
+static long long last_revision(const cJSON *o, const cJSON **carrier)
 {
     const cJSON *d;
     long long best = -1;
     int64_t v;
 
-    if (kjson_get_int64(o, "lastRevision", &v) == KERR_OK)
+    *carrier = NULL;
+    if (kjson_get_int64(o, "lastRevision", &v) == KERR_OK) {
+        *carrier = o;
         return v;
-    if (kjson_get_int64(o, "fullSnapshot.lastRevision", &v) == KERR_OK)
+    }
+    if (kjson_get_int64(o, "fullSnapshot.lastRevision", &v) == KERR_OK) {
         best = v;
+        *carrier = kjson_get_obj(o, "fullSnapshot");
+    }
     cJSON_ArrayForEach (d, kjson_get_arr(o, "deltaSnapshots"))
-        if (kjson_get_int64(d, "lastRevision", &v) == KERR_OK && v > best)
+        if (kjson_get_int64(d, "lastRevision", &v) == KERR_OK && v > best) {
             best = v;
+            *carrier = d;
+        }
     return best;
 }
 
-/* One call; *rev its revision. KERR_OK only for a 200 with a revision. */
+/*
+ * One call; *rev its revision, *snap (OWNS, cJSON_Delete; NULL if none) the Snapshot that
+ * carries it, *date_ms the answer's Date (-1: none or unreadable). KERR_OK only for a 200,
+ * with a revision for SIDECAR_FULL.
+ */
 static enum kerr ask(const struct sidecar_target *t, enum sidecar_kind kind, long long *rev,
-                     struct kerr_info *err)
+                     cJSON **snap, int64_t *date_ms, struct kerr_info *err)
 {
     struct sidecar_result res = { 0 };
     enum kerr rc = sidecar_snapshot(t, kind, kind == SIDECAR_FULL, VERIFY_TIMEOUT_MS, &res, err);
+    const cJSON *carrier = NULL;
 
+    *snap = NULL;
+    *date_ms = -1;
     if (rc == KERR_OK && res.http_status != 200)
         rc = kerr_set(err, KERR_HTTP, "%s answered HTTP %ld: %s", sidecar_path(kind, 1),
                       res.http_status, res.excerpt);
-    else if (rc == KERR_OK && (*rev = last_revision(res.snapshot)) < 0 && kind == SIDECAR_FULL)
+    else if (rc == KERR_OK && (*rev = last_revision(res.snapshot, &carrier)) < 0 &&
+             kind == SIDECAR_FULL)
         rc = kerr_set(err, KERR_PARSE, "%s answered no revision", sidecar_path(kind, 1));
+    if (rc == KERR_OK && carrier && !(*snap = cJSON_Duplicate(carrier, 1)))
+        rc = kerr_set(err, KERR_NOMEM, "out of memory");
+    if (rc == KERR_OK)
+        *date_ms = hquiet_date_ms(res.date);
     sidecar_result_release(&res);
     return rc;
 }
@@ -110,31 +135,76 @@ static int stopping(void *arg)
     return cancel && atomic_load(cancel);
 }
 
+/* The verdict on an answer, in the debug log. */
+static void log_verdict(const struct round *r, const struct hquiet_in *q, enum hquiet_verdict v,
+                        long wait_ms)
+{
+    char rev[48], wait[24], seen[32] = "unknown";
+    int64_t start;
+
+    if (!log_enabled(LOG_DEBUG))
+        return;
+    snprintf(rev, sizeof(rev), "%lld/%lld", q->answer_rev, q->stored_rev);
+    snprintf(wait, sizeof(wait), "%ld", wait_ms);
+    start = hquiet_snapshot_ms(q->answer);
+    if (start >= 0 && q->date_ms >= 0) /* on the sidecar's clock: its Date - the snapshot's time */
+        snprintf(seen, sizeof(seen), "%lld", (long long)(q->date_ms - start));
+    log_msg(LOG_DEBUG, "revision check answer", "namespace", r->ns, "name", r->name,
+            "revision/stored", rev, "verdict", hquiet_verdict_name(v), "quiet_ms", seen, "wait_ms",
+            wait, (char *)NULL);
+}
+
 /*
  * The check on one member's sidecar t: KERR_OK with r->verified set, or with *n answers in seen
  * that kept moving on; else why that sidecar did not answer (the next member is asked).
+ * The quiet second is witnessed by the sidecar's own times where they show it (hquiet.h);
+ * only what they do not show is waited.
  */
 static enum kerr verify_one(const struct hib_env *env, struct round *r,
                             const struct sidecar_target *t, long long seen[VERIFY_TRIES], int *n,
                             struct kerr_info *e)
 {
-    long long stored = -1, now = -1;
-    enum kerr rc = ask(t, SIDECAR_LATEST, &stored, e);
+    struct hquiet_in q = { .stored_rev = -1, .date_ms = -1 };
+    cJSON *stored = NULL, *answer = NULL;
+    enum hquiet_verdict v;
+    long wait_ms = 0;
+    int64_t unused;
+    int posts;
+    enum kerr rc = ask(t, SIDECAR_LATEST, &q.stored_rev, &stored, &unused, e);
 
     *n = 0;
-    while (rc == KERR_OK && *n < VERIFY_TRIES) {
-        /* a writer between two reads close together may not have written yet */
-        if (ktime_sleep_cancellable(VERIFY_QUIET_MS, 50, stopping, (void *)env->cancel) != 0)
-            return kerr_set(e, KERR_CANCELLED, "the controller is stopping");
-        if ((rc = ask(t, SIDECAR_FULL, &now, e)) != KERR_OK)
-            break;
-        seen[(*n)++] = now;
-        if (now <= stored) { /* nothing written since what the store holds */
-            r->verified = true;
+    for (posts = 0; rc == KERR_OK && !r->verified && *n < VERIFY_TRIES; posts++) {
+        if (posts == VERIFY_POSTS) {
+            rc = kerr_set(e, KERR_PARSE, "%d answers of the sidecar did not settle", VERIFY_POSTS);
             break;
         }
-        stored = now; /* that answer is a final snapshot at the newer revision */
+        /* a writer between two reads close together may not have written yet */
+        if (wait_ms > 0 &&
+            ktime_sleep_cancellable(wait_ms, 50, stopping, (void *)env->cancel) != 0) {
+            rc = kerr_set(e, KERR_CANCELLED, "the controller is stopping");
+            break;
+        }
+        q.waited = wait_ms > 0;
+        if ((rc = ask(t, SIDECAR_FULL, &q.answer_rev, &answer, &q.date_ms, e)) != KERR_OK)
+            break;
+        q.stored = stored;
+        q.answer = answer;
+        v = hquiet_decide(&q, &wait_ms);
+        log_verdict(r, &q, v, wait_ms);
+        if (v == HQUIET_QUIET) /* nothing written since what the store holds */
+            r->verified = true;
+        if (v == HQUIET_MOVED)
+            seen[(*n)++] = q.answer_rev;
+        if (v == HQUIET_MOVED || v == HQUIET_AGAIN) { /* the answer is the newest stored */
+            cJSON_Delete(stored);
+            stored = answer;
+            answer = NULL;
+            q.stored_rev = q.answer_rev;
+        }
+        cJSON_Delete(answer);
+        answer = NULL;
     }
+    cJSON_Delete(stored);
     return rc;
 }
 

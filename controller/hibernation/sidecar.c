@@ -110,6 +110,16 @@ static enum kerr take_answer(const struct buf *body, const char *url, struct sid
     return KERR_OK;
 }
 
+/* The answer's one Date header, if it fits (several, or none: ""). */
+static void take_date(CURL *h, struct sidecar_result *out)
+{
+    struct curl_header *hd = NULL;
+
+    if (curl_easy_header(h, "Date", 0, CURLH_HEADER, -1, &hd) == CURLHE_OK && hd &&
+        hd->amount == 1 && hd->value && strlen(hd->value) < sizeof(out->date))
+        snprintf(out->date, sizeof(out->date), "%s", hd->value);
+}
+
 static int setup(CURL *h, const struct sidecar_target *t, const char *url, int get,
                  struct curl_slist *connect_to, long timeout_ms, struct sink *body)
 {
@@ -210,6 +220,7 @@ enum kerr sidecar_snapshot(const struct sidecar_target *t, enum sidecar_kind kin
         goto out;
     }
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &out->http_status);
+    take_date(h, out);
     rc = take_answer(&body.b, url, out, err);
 out:
     curl_easy_cleanup(h);

@@ -36,6 +36,7 @@
 #define SIDECAR_MAX_BODY    (64u * 1024u) /* a Snapshot JSON is a few hundred bytes */
 #define SIDECAR_EXCERPT_LEN 256
 #define SIDECAR_POLL_MS     50L
+#define SIDECAR_DATE_LEN    64
 
 /* SIDECAR_LATEST: GET /snapshot/latest ({"fullSnapshot":…,"deltaSnapshots":…}) */
 enum sidecar_kind { SIDECAR_FULL, SIDECAR_DELTA, SIDECAR_LATEST };
@@ -59,6 +60,8 @@ struct sidecar_result {
     long http_status;                  /* HTTP status of the answer */
     cJSON *snapshot;                   /* OWNS: the Snapshot of a 200, NULL for `null` */
     char excerpt[SIDECAR_EXCERPT_LEN]; /* start of the body of a non-200 answer */
+    char date[SIDECAR_DATE_LEN];       /* the answer's Date header as sent ("" if none or
+                                        * longer): the sidecar's clock when it answered */
 };
 
 /*

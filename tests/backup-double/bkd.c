@@ -24,6 +24,7 @@ struct bkd {
     unsigned reply_code; /* 200 = normal answers */
     long reply_left;     /* answers of reply_code still to give; 0 = until changed */
     long delay_ms;
+    long upload_ms;    /* a snapshot taken is answered this long after its createdOn */
     int hold;          /* snapshot requests wait until /admin/release */
     long held;         /* requests waiting now */
     pthread_cond_t cv; /* signalled by /admin/release */
@@ -160,14 +161,15 @@ static int int_arg(const struct bkd_req *req, const char *key, long lo, long hi,
 /* A Snapshot as etcd-backup-restore marshals brtypes.Snapshot. NULL when out of memory. */
 static cJSON *snapshot(int full, int final, int64_t start, int64_t last)
 {
-    char created[KTIME_LEN + 1], name[128];
-    time_t now = time(NULL);
+    char created[KTIME_MICROTIME_LEN + 1], name[128];
+    struct timespec now;
     cJSON *s = cJSON_CreateObject();
 
-    if (!s || ktime_format(now, created) != KERR_OK)
+    clock_gettime(CLOCK_REALTIME, &now);
+    if (!s || ktime_microtime_format(&now, created) != KERR_OK)
         goto fail;
     snprintf(name, sizeof(name), "%s-%08lld-%08lld-%lld.gz%s", full ? "Full" : "Incr",
-             (long long)start, (long long)last, (long long)now, final ? ".final" : "");
+             (long long)start, (long long)last, (long long)now.tv_sec, final ? ".final" : "");
     if (!cJSON_AddStringToObject(s, "createdOn", created) ||
         !cJSON_AddStringToObject(s, "immutabilityExpriyTime", "0001-01-01T00:00:00Z") ||
         !cJSON_AddNullToObject(s, "versionID") ||
@@ -338,7 +340,7 @@ static void serve_snapshot(struct bkd *d, const struct bkd_req *req, int full, s
     int final = fs ? bkd_parse_bool(fs) : 0;
     unsigned code;
     int64_t last = -1;
-    long delay;
+    long delay, upload = 0;
     int skipped = 0;
 
     pthread_mutex_lock(&d->mu);
@@ -357,9 +359,37 @@ static void serve_snapshot(struct bkd *d, const struct bkd_req *req, int full, s
     } else {
         skipped = full && final > 0 && final_unchanged(d);
         take_snapshot(d, full, final > 0, r, &last);
+        upload = skipped ? 0 : d->upload_ms;
     }
     log_request(d, req, r->code, last, skipped);
     pthread_mutex_unlock(&d->mu);
+    if (upload > 0 && cancelled) /* the upload after NewSnapshot stamped createdOn */
+        ktime_sleep_cancellable(upload, 20, cancelled, carg);
+    else if (upload > 0)
+        ktime_sleep_ns((int64_t)upload * KTIME_NS_PER_MS);
+}
+
+/* s's createdOn in whole seconds, as the sidecar's listing parses it from the name. */
+static cJSON *listed(cJSON *s)
+{
+    const cJSON *c = cJSON_GetObjectItem(s, "createdOn");
+    char whole[KTIME_LEN + 1];
+    struct timespec ts;
+
+    if (s && cJSON_IsString(c) && ktime_parse(c->valuestring, &ts, NULL) == KERR_OK &&
+        ktime_format(ts.tv_sec, whole) == KERR_OK)
+        cJSON_ReplaceItemInObject(s, "createdOn", cJSON_CreateString(whole));
+    return s;
+}
+
+/* listed() on each of an array's items. */
+static cJSON *listed_all(cJSON *a)
+{
+    cJSON *s;
+
+    cJSON_ArrayForEach (s, a)
+        listed(s);
+    return a;
 }
 
 static void serve_latest(struct bkd *d, struct bkd_reply *r)
@@ -368,11 +398,11 @@ static void serve_latest(struct bkd *d, struct bkd_reply *r)
 
     pthread_mutex_lock(&d->mu);
     if (o && d->full)
-        cJSON_AddItemToObject(o, "fullSnapshot", cJSON_Duplicate(d->full, 1));
+        cJSON_AddItemToObject(o, "fullSnapshot", listed(cJSON_Duplicate(d->full, 1)));
     else if (o)
         cJSON_AddNullToObject(o, "fullSnapshot");
     if (o && cJSON_GetArraySize(d->deltas) > 0)
-        cJSON_AddItemToObject(o, "deltaSnapshots", cJSON_Duplicate(d->deltas, 1));
+        cJSON_AddItemToObject(o, "deltaSnapshots", listed_all(cJSON_Duplicate(d->deltas, 1)));
     else if (o)
         cJSON_AddNullToObject(o, "deltaSnapshots");
     pthread_mutex_unlock(&d->mu);
@@ -458,7 +488,10 @@ static void serve_admin(struct bkd *d, const struct bkd_req *req, struct bkd_rep
             return;
         }
         pthread_mutex_lock(&d->mu);
-        d->delay_ms = ms;
+        if (strcmp(req->path, "/admin/upload") == 0)
+            d->upload_ms = ms;
+        else
+            d->delay_ms = ms;
         pthread_mutex_unlock(&d->mu);
     }
     set_text(r, 200, TEXT, "ok\n");
@@ -478,10 +511,10 @@ void bkd_handle(struct bkd *d, const struct bkd_req *req, struct bkd_reply *r,
         set_text(r, 200, JSON, "{\"health\":true}");
     else if (strncmp(p, "/admin/", 7) == 0 &&
              (strcmp(p + 7, "reply") == 0 || strcmp(p + 7, "delay") == 0 ||
-              strcmp(p + 7, "requests") == 0 || strcmp(p + 7, "hold") == 0 ||
-              strcmp(p + 7, "release") == 0 || strcmp(p + 7, "held") == 0 ||
-              strcmp(p + 7, "write") == 0 || strcmp(p + 7, "writer") == 0 ||
-              strcmp(p + 7, "writes") == 0))
+              strcmp(p + 7, "upload") == 0 || strcmp(p + 7, "requests") == 0 ||
+              strcmp(p + 7, "hold") == 0 || strcmp(p + 7, "release") == 0 ||
+              strcmp(p + 7, "held") == 0 || strcmp(p + 7, "write") == 0 ||
+              strcmp(p + 7, "writer") == 0 || strcmp(p + 7, "writes") == 0))
         serve_admin(d, req, r);
     else
         set_text(r, 404, TEXT, "404 page not found\n");

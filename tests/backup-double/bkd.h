@@ -10,6 +10,9 @@
  *   POST /admin/reply?code=N&count=K   the next K snapshot requests answer N with an
  *                                      empty body (K=0: until changed; code=200 resets)
  *   POST /admin/delay?ms=N         every snapshot request waits N ms before answering
+ *   POST /admin/upload?ms=N        a snapshot taken (not a skipped final one) is answered N ms
+ *                                  after its createdOn, as the sidecar's upload to the store
+ *                                  takes that long after NewSnapshot stamps it
  *   POST /admin/hold               from now on snapshot requests are held (no answer)
  *   POST /admin/release            answer the held requests and hold no more
  *   GET  /admin/held               the number of requests held now ("N\n")
@@ -32,6 +35,10 @@
  * at. As etcd-backup-restore (v0.28 and later), a final full request while the
  * latest snapshot is a final full one at the current revision takes no new
  * snapshot and answers that one.
+ * Times as the sidecar's: a snapshot answered by /snapshot/full or /delta carries createdOn
+ * with microseconds (the sidecar's in-memory time.Time), /snapshot/latest lists it in whole
+ * seconds (the sidecar parses it from the object name, Full-<start>-<last>-<unix>), and every
+ * answer carries a Date header (libmicrohttpd's, as Go's net/http).
  *
  * Ownership: bkd_new returns a state the caller OWNS (bkd_free); a reply
  * OWNS its body (bkd_reply_release). Thread safety: bkd_handle may run on

@@ -47,6 +47,19 @@ expect "the sidecar took one final snapshot (the revision check after it took no
     "$(grep -v '"skipped":true' <<<"$reqs" | grep -c '"final":"true"')"
 grep -q '"path":"/snapshot/full","query":{"final":"true"},"code":200' <<<"$reqs" ||
     ctl_fail "not a successful POST /snapshot/full?final=true: $reqs"
+# The revision check no longer sleeps a second: it reads the quiet second from the sidecar's
+# times. Its last question must still come a second or more after the final snapshot was
+# stamped (both on the double's clock: the snapshot's createdOn, with microseconds in the
+# sidecar's own answer, and the time the double logged the check's last request).
+snap=$(curl -sf -X POST "$double_main/snapshot/full?final=true") || ctl_fail "asking the double failed"
+created=$(jq -r .createdOn <<<"$snap")
+last=$(grep '"skipped":true' <<<"$reqs" | grep '"final":"true"' | tail -1 | jq -r .time)
+[ -n "$last" ] && [ "$last" != null ] || ctl_fail "no revision check among the sidecar's requests: $reqs"
+quiet=$(awk -v a="$(date -u -d "$created" +%s.%N)" -v b="$(date -u -d "$last" +%s.%N)" \
+    'BEGIN { printf "%.6f", b - a }')
+awk -v q="$quiet" 'BEGIN { exit !(q >= 1.0) }' ||
+    ctl_fail "the revision check's last question came ${quiet}s after the final snapshot ($created, $last)"
+ok "the revision check's last question came ${quiet}s after the final snapshot was stamped"
 expect "scaled to 0 (spec, status)" "0 0" "$(jp shoot sts/etcd-main '{.spec.replicas} {.status.replicas}')"
 
 imt=$(jp shoot extendfullsnapshotimmutabilitytasks '{range .items[*]}{.metadata.name} {.spec.etcdName} {.spec.config.schedule}{"\n"}{end}')
