@@ -2,8 +2,10 @@
 #include "controller/core/claims.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "common/crypto.h"
 #include "common/kjson.h"
 #include "common/rtarget.h"
 #include "controller/core/etcdspec.h"
@@ -368,4 +370,33 @@ enum kerr claims_find_deleting(struct k8s_client *k, const struct bstore_claim *
     }
     cJSON_Delete(list);
     return rc;
+}
+
+enum kerr claims_entry_name(const struct bstore_claim *c, char out[KNAME_SUBDOMAIN_MAX + 1])
+{
+    char hash[CRYPTO_SHA256_HEX_LEN + 1], base[128], *id;
+    size_t n = strlen(c->key) + strlen(c->prefix) + 2, w = 0;
+    enum kerr rc;
+
+    id = malloc(n);
+    if (!id)
+        return KERR_NOMEM;
+    snprintf(id, n, "%s\n%s", c->key, c->prefix);
+    rc = crypto_sha256_hex(id, strlen(id), hash, NULL);
+    free(id);
+    if (rc != KERR_OK)
+        return rc;
+    /* the prefix as a name: lower-case letters and digits, anything else '-' */
+    for (const char *p = c->prefix; *p && w < 64; p++) {
+        char ch = *p >= 'A' && *p <= 'Z' ? (char)(*p - 'A' + 'a') : *p;
+
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9')))
+            ch = '-';
+        if (ch != '-' || w > 0)
+            base[w++] = ch;
+    }
+    while (w > 0 && base[w - 1] == '-')
+        w--;
+    snprintf(base + w, sizeof(base) - w, "%s%.8s", w ? "--" : "root--", hash);
+    return kname_join(base, "", KNAME_SUBDOMAIN_MAX, out, KNAME_SUBDOMAIN_MAX + 1);
 }

@@ -20,31 +20,7 @@ static const char *str_or_empty(const cJSON *obj, const char *path)
 
 enum kerr bke_entry_name(const struct bstore_claim *c, char out[KNAME_SUBDOMAIN_MAX + 1])
 {
-    char hash[CRYPTO_SHA256_HEX_LEN + 1], base[128], *id;
-    size_t n = strlen(c->key) + strlen(c->prefix) + 2, w = 0;
-    enum kerr rc;
-
-    id = malloc(n);
-    if (!id)
-        return KERR_NOMEM;
-    snprintf(id, n, "%s\n%s", c->key, c->prefix);
-    rc = crypto_sha256_hex(id, strlen(id), hash, NULL);
-    free(id);
-    if (rc != KERR_OK)
-        return rc;
-    /* the prefix as a name: lower-case letters and digits, anything else '-' */
-    for (const char *p = c->prefix; *p && w < 64; p++) {
-        char ch = *p >= 'A' && *p <= 'Z' ? (char)(*p - 'A' + 'a') : *p;
-
-        if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9')))
-            ch = '-';
-        if (ch != '-' || w > 0)
-            base[w++] = ch;
-    }
-    while (w > 0 && base[w - 1] == '-')
-        w--;
-    snprintf(base + w, sizeof(base) - w, "%s%.8s", w ? "--" : "root--", hash);
-    return kname_join(base, "", KNAME_SUBDOMAIN_MAX, out, KNAME_SUBDOMAIN_MAX + 1);
+    return claims_entry_name(c, out);
 }
 
 int bkeclaim_same_store(const struct bke_bucket *b, const cJSON *etcd)
