@@ -91,3 +91,24 @@ Test(ebk_keep, the_bucket_of_the_store_is_the_oldest_of_its_container)
     cr_assert_str_eq(out, "");
     cJSON_Delete(l);
 }
+
+Test(ebk_keep, a_local_copy_records_the_host_directory_its_job_mounted)
+{
+    struct kerr_info err = { 0 };
+    cJSON *b = backup("local", "copies"), *e = NULL;
+    cJSON *secret = cJSON_Parse("{\"data\":{\"hostPath\":\"L3Zhci9saWIvbGI=\"}}");
+
+    OK(ebk_keep_entry(b, "", &e, &err));
+    OK(ebk_keep_hostpath(e, secret, &err));
+    cr_assert_str_eq(kjson_get_str(e, "metadata.annotations[" EBK_KEEP_HOSTPATH "]"),
+                     "/var/lib/lb");
+    cJSON_Delete(e);
+    e = NULL;
+    OK(ebk_keep_entry(b, "", &e, &err));
+    OK(ebk_keep_hostpath(e, NULL, &err));
+    cr_assert_str_eq(kjson_get_str(e, "metadata.annotations[" EBK_KEEP_HOSTPATH "]"),
+                     "/etc/gardener/local-backupbuckets");
+    cJSON_Delete(e);
+    cJSON_Delete(secret);
+    cJSON_Delete(b);
+}

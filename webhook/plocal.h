@@ -12,8 +12,9 @@
  *     that is not understood (relative, with "..") too;
  *   - every other Local claim of the caches: an Etcd's and an EtcdBackup
  *     copy's own Secret, a BackupEntry's bucket's (spec.secretRef: the
- *     directory its deletion Job mounts). One that cannot be read, or an
- *     entry with no bucket, is in the way of every Local claim (the safe
+ *     directory its deletion Job mounts; a retained copy's entry: its
+ *     annotation PREFIX_HOSTPATH). One that cannot be read, or an
+ *     entry with neither, is in the way of every Local claim (the safe
  *     side: its directory is not known).
  *
  * A hostPath edited after admission is not seen here; the destructive steps
@@ -21,7 +22,7 @@
  *
  * The projection of a Local claim (webhook/prefix) carries what this needs:
  * claim.local {secret (name, absent: none), container, prefix} of an Etcd or
- * EtcdBackup, {bucket, container, prefix} of a BackupEntry; claim.namespace
+ * EtcdBackup, {bucket, hostPath (annotated), container, prefix} of a BackupEntry; claim.namespace
  * is the Secret's namespace.
  *
  * Ownership: arguments BORROWED. Thread safety: reentrant (the client is).

@@ -10,6 +10,7 @@
 #include "common/ktime.h"
 #include "controller/core/claims.h"
 #include "controller/core/etcdspec.h"
+#include "controller/core/podjob.h"
 
 static const struct k8s_resource res_entry = { "etcd-warden.io", "v1alpha1", "backupentries", 0 };
 static const struct k8s_resource res_bucket = { "etcd-warden.io", "v1alpha1", "backupbuckets", 0 };
@@ -115,6 +116,16 @@ enum kerr ebk_keep_entry(const cJSON *b, const char *bucket, cJSON **out, struct
     return KERR_OK;
 }
 
+enum kerr ebk_keep_hostpath(cJSON *e, const cJSON *secret, struct kerr_info *err)
+{
+    char root[4096];
+
+    if (strcmp(str(e, "spec.store.provider"), "Local") != 0)
+        return KERR_OK;
+    podjob_local_root(secret, root, sizeof(root));
+    return kjson_set_str(e, "metadata.annotations[" EBK_KEEP_HOSTPATH "]", root, err);
+}
+
 /* 1 when RFC 3339 time a is before b (both parsed; an unparsable one is never before). */
 static int before(const char *a, const char *b)
 {
@@ -185,6 +196,20 @@ enum kerr ebk_keep_copy(const struct ebk_env *env, const cJSON *b, char *why, si
                     kjson_get_str(kjson_get(b, base), "container"), bucket, sizeof(bucket));
     cJSON_Delete(list);
     rc = ebk_keep_entry(b, bucket, &e, err);
+    if (rc == KERR_OK && strcmp(str(e, "spec.store.provider"), "Local") == 0) {
+        cJSON *secret = NULL;
+
+        rc = k8s_get(env->client, &ETCDSPEC_RES_SECRET, str(b, "metadata.namespace"),
+                     str(b, "spec.destination.secretRef.name"), NULL, &secret, err);
+        if (rc == KERR_NOTFOUND) { /* the copy Job went without it too: the default */
+            kerr_clear(err);
+            rc = KERR_OK;
+        }
+        rc = rc ? rc : ebk_keep_hostpath(e, secret, err);
+        cJSON_Delete(secret);
+        if (rc != KERR_OK)
+            goto out;
+    }
     if (rc == KERR_INVAL) { /* a destination not understood: never released on a guess */
         snprintf(why, n, "the destination cannot be claimed by a BackupEntry: %s", err->msg);
         kerr_clear(err);
@@ -208,6 +233,7 @@ enum kerr ebk_keep_copy(const struct ebk_env *env, const cJSON *b, char *why, si
         ebk_event(env, b, 0, "CopyRetained", "the copy under \"%s\" is kept by BackupEntry %s%s%s",
                   str(e, "spec.prefix"), str(e, "metadata.name"),
                   *bucket ? " of bucket " : " (no BackupBucket owns the store)", bucket);
+out:
     cJSON_Delete(e);
     cJSON_Delete(had);
     return rc;

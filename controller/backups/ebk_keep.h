@@ -20,7 +20,8 @@
  *               entry is PendingDeletion from the start, its deletion window
  *               the copy's write window (only what the copy wrote is ever
  *               deleted, past the bucket's grace period);
- *   annotation  EBK_KEEP_ANNOTATION: "<namespace>/<name>" of the backup.
+ *   annotation  EBK_KEEP_ANNOTATION: "<namespace>/<name>" of the backup; a Local
+ *               copy's also EBK_KEEP_HOSTPATH.
  *
  * An entry of that name already there is the copy's when it has the same
  * namespace and Etcd and is not Deleting: its window is widened to cover the
@@ -40,6 +41,10 @@
 #include "controller/backups/ebk_env.h"
 
 #define EBK_KEEP_ANNOTATION "etcd-warden.io/retained-copy-of"
+/* On the entry of a Local copy: the host directory the copy Job mounted the destination from
+ * (its Secret's hostPath, controller/core/podjob's podjob_local_root), so that the webhook
+ * places the entry's directory without a bucket (webhook/plocal). */
+#define EBK_KEEP_HOSTPATH "etcd-warden.io/local-host-path"
 
 /*
  * The BackupEntry of backup's retained copy (backup as stored, Completed with a destination
@@ -47,6 +52,9 @@
  */
 enum kerr ebk_keep_entry(const cJSON *backup, const char *bucket, cJSON **out,
                          struct kerr_info *err);
+
+/* Of a Local copy's entry e: EBK_KEEP_HOSTPATH from the destination's Secret (NULL: none). */
+enum kerr ebk_keep_hostpath(cJSON *e, const cJSON *secret, struct kerr_info *err);
 
 /*
  * The name of the BackupBucket of buckets (a List's items, BORROWED) that owns the store of
