@@ -46,6 +46,10 @@
 /* The key of every Local claim: one node file system, compared by directory. */
 #define BLOCAL_KEY "Local||"
 
+/* On a BackupEntry (written by warden-controller only): the hostPath of its directory, for an
+ * entry no bucket places (a retained Local copy's: the host directory its copy Job mounted). */
+#define BLOCAL_HOSTPATH_ANNOTATION "etcd-warden.io/local-host-path"
+
 /* The longest prefix understood (common/bstore's BSTORE_PREFIX_MAX: it includes this). */
 #define BLOCAL_PREFIX_MAX 1024
 

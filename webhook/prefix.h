@@ -45,6 +45,7 @@
 
 #include <cJSON.h>
 
+#include "common/blocal.h"
 #include "common/k8s.h"
 #include "common/kerr.h"
 #include "common/metrics.h"

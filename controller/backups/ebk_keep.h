@@ -37,6 +37,7 @@
 
 #include <cJSON.h>
 
+#include "common/blocal.h"
 #include "common/kerr.h"
 #include "controller/backups/ebk_env.h"
 
@@ -44,7 +45,7 @@
 /* On the entry of a Local copy: the host directory the copy Job mounted the destination from
  * (its Secret's hostPath, controller/core/podjob's podjob_local_root), so that the webhook
  * places the entry's directory without a bucket (webhook/plocal). */
-#define EBK_KEEP_HOSTPATH "etcd-warden.io/local-host-path"
+#define EBK_KEEP_HOSTPATH BLOCAL_HOSTPATH_ANNOTATION
 
 /*
  * The BackupEntry of backup's retained copy (backup as stored, Completed with a destination

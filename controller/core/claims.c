@@ -6,8 +6,10 @@
 #include <string.h>
 
 #include "common/crypto.h"
+#include "common/blocal.h"
 #include "common/kjson.h"
 #include "common/rtarget.h"
+#include "controller/core/clocal.h"
 #include "controller/core/etcdspec.h"
 
 static const struct k8s_resource res_entry = { "etcd-warden.io", "v1alpha1", "backupentries", 0 };
@@ -65,6 +67,15 @@ static int overlaps(const struct search *s, const cJSON *obj, const char *base,
 
     if (!cJSON_IsObject(st))
         return 0;
+    /* a Local claim placed on the node when the step runs (controller/core/clocal) */
+    if (strcmp(s->c->key, BLOCAL_KEY) == 0 && kjson_has(obj, CLOCAL_UNKNOWN)) {
+        snprintf(prefix, n, "(none: its directory on the node cannot be read)");
+        return 1;
+    }
+    if (strcmp(s->c->key, BLOCAL_KEY) == 0 && kjson_get_str(obj, CLOCAL_DIR)) {
+        snprintf(prefix, n, "%s", kjson_get_str(obj, CLOCAL_DIR));
+        return bstore_overlap(BLOCAL_KEY, s->c->prefix, kjson_get_str(obj, CLOCAL_DIR));
+    }
     if (claims_of(obj, base, prefix_path, &o, NULL) != KERR_OK) {
         /* fail closed: a store not understood may be this one, and its prefix anything */
         snprintf(prefix, n, "(none: its store is not understood)");
@@ -259,11 +270,14 @@ enum kerr claims_find(struct k8s_client *k, const char *watch_ns, const struct b
     static const struct claims_skip none = { 0 };
     struct search s = { c, skip ? skip : &none, why, "" };
     cJSON *list = NULL;
+    int local = strcmp(c->key, BLOCAL_KEY) == 0;
     enum kerr rc;
 
     why[0] = '\0';
     rc = k8s_list_all(k, &ETCDSPEC_RES_ETCD, watch_ns && *watch_ns ? watch_ns : NULL, NULL, &list,
                       err);
+    if (rc == KERR_OK && local)
+        clocal_place(k, cJSON_GetObjectItem(list, "items"), CLOCAL_ETCD);
     if (rc == KERR_OK)
         search_etcds(&s, kjson_get(list, "items"));
     cJSON_Delete(list);
@@ -274,6 +288,8 @@ enum kerr claims_find(struct k8s_client *k, const char *watch_ns, const struct b
             kerr_clear(err);
             rc = KERR_OK;
         } else if (rc == KERR_OK) {
+            if (local)
+                clocal_place(k, cJSON_GetObjectItem(list, "items"), CLOCAL_ENTRY);
             search_entries(&s, kjson_get(list, "items"));
         }
         cJSON_Delete(list);
@@ -285,6 +301,8 @@ enum kerr claims_find(struct k8s_client *k, const char *watch_ns, const struct b
             kerr_clear(err);
             rc = KERR_OK;
         } else if (rc == KERR_OK) {
+            if (local)
+                clocal_place(k, cJSON_GetObjectItem(list, "items"), CLOCAL_BACKUP);
             search_backups(&s, kjson_get(list, "items"));
         }
         cJSON_Delete(list);

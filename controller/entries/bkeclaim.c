@@ -5,11 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/blocal.h"
 #include "common/crypto.h"
 #include "common/kjson.h"
 #include "common/lsel.h"
 #include "common/proc.h"
 #include "controller/core/claims.h"
+#include "controller/core/clocal.h"
 
 static const char *str_or_empty(const cJSON *obj, const char *path)
 {
@@ -139,8 +141,18 @@ enum kerr bkeclaim_deletion_blocked(const struct bke_ctx *x, const struct bke_bu
     const char *prefix = str_or_empty(entry, "spec.prefix");
     struct claims_skip skip = { .entry = kjson_get_str(entry, "metadata.name") };
     struct bstore_claim c;
-    char other[CLAIMS_WHY_MAX];
-    enum kerr rc = bstore_claim_init(&c, b->kind, b->container, b->endpoint, prefix, err);
+    char other[CLAIMS_WHY_MAX], hostpath[BLOCAL_HOSTPATH_MAX + 1];
+    enum kerr rc;
+
+    /* a Local bucket's entry: the directory its deletion Job mounts, the bucket's hostPath read
+     * now (controller/core/clocal); not readable: no deletion */
+    if (strcmp(b->kind, "Local") == 0) {
+        rc = clocal_bucket_hostpath(x->client, b->obj, hostpath, sizeof(hostpath), err);
+        if (rc == KERR_OK)
+            rc = bstore_local_claim_init(&c, hostpath, b->container, prefix, err);
+    } else {
+        rc = bstore_claim_init(&c, b->kind, b->container, b->endpoint, prefix, err);
+    }
 
     why[0] = '\0';
     if (rc == KERR_INVAL)
