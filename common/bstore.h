@@ -59,6 +59,13 @@
  */
 #define BSTORE_PREFIX_MAX 1024
 
+/*
+ * On a BackupEntry warden-controller made for a retained EtcdBackup copy: "<namespace>/<name>"
+ * of the EtcdBackup. Such an entry holds copies of its spec.etcd: that Etcd's further copies
+ * may share its prefix, as the copies of one Etcd may (docs/backups-and-restores.md).
+ */
+#define BSTORE_RETAINED_COPY_ANNOTATION "etcd-warden.io/retained-copy-of"
+
 /* The first field of every object store's key ("Object|<container>|"). */
 #define BSTORE_OBJECT "Object"
 

@@ -112,3 +112,24 @@ Test(ebk_keep, a_local_copy_records_the_host_directory_its_job_mounted)
     cJSON_Delete(secret);
     cJSON_Delete(b);
 }
+
+Test(ebk_keep, the_copies_of_the_same_etcd_may_share_a_retained_copys_prefix)
+{
+    struct kerr_info err = { 0 };
+    struct bstore_claim c;
+    char why[CLAIMS_WHY_MAX];
+    cJSON *b = backup("aws", "copies/main"), *e = NULL, *entries = cJSON_CreateArray();
+    struct claims_skip mine = { .backup_ns = "shoot", .backup = "b2", .backups_of = "etcd-main" };
+    struct claims_skip other = { .backup_ns = "shoot", .backup = "b3", .backups_of = "events" };
+
+    OK(ebk_keep_entry(b, "", &e, &err));
+    cJSON_AddItemToArray(entries, e);
+    OK(bstore_claim_init(&c, "S3", "bkt", NULL, "copies/main", &err));
+    claims_find_in(NULL, entries, NULL, &c, &mine, why);
+    cr_assert_str_eq(why, "", "%s", why);
+    claims_find_in(NULL, entries, NULL, &c, &other, why);
+    cr_assert(strstr(why, "BackupEntry"), "%s", why);
+    bstore_claim_release(&c);
+    cJSON_Delete(entries);
+    cJSON_Delete(b);
+}

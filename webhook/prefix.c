@@ -117,6 +117,9 @@ static int claim_of(enum prefix_kind k, const cJSON *obj, cJSON *out)
          cJSON_AddStringToObject(out, "prefix", c.prefix) &&
          (!deleted || cJSON_AddStringToObject(out, "deletedAt", deleted)) &&
          (!etcd || cJSON_AddStringToObject(out, "etcd", etcd)) &&
+         (k != PREFIX_ENTRY ||
+          !kjson_get_str(obj, "metadata.annotations[" BSTORE_RETAINED_COPY_ANNOTATION "]") ||
+          cJSON_AddTrueToObject(out, "retainedCopy")) &&
          (!phase || strcmp(phase, BSTORE_ENTRY_DELETING) != 0 ||
           cJSON_AddTrueToObject(out, "deleting"));
     bstore_claim_release(&c);

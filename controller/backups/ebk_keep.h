@@ -38,10 +38,11 @@
 #include <cJSON.h>
 
 #include "common/blocal.h"
+#include "common/bstore.h"
 #include "common/kerr.h"
 #include "controller/backups/ebk_env.h"
 
-#define EBK_KEEP_ANNOTATION "etcd-warden.io/retained-copy-of"
+#define EBK_KEEP_ANNOTATION BSTORE_RETAINED_COPY_ANNOTATION
 /* On the entry of a Local copy: the host directory the copy Job mounted the destination from
  * (its Secret's hostPath, controller/core/podjob's podjob_local_root), so that the webhook
  * places the entry's directory without a bucket (webhook/plocal). */

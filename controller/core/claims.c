@@ -113,6 +113,12 @@ static void search_entries(struct search *s, const cJSON *items)
     cJSON_ArrayForEach (e, items) {
         if (eq(kjson_get_str(e, "metadata.name"), s->skip->entry))
             continue;
+        /* a retained copy's entry holds copies of its Etcd, whose further copies may share it */
+        if (kjson_get_str(e, "metadata.annotations[" BSTORE_RETAINED_COPY_ANNOTATION "]") &&
+            s->skip->backups_of &&
+            eq(kjson_get_str(e, "spec.etcd.namespace"), s->skip->backup_ns) &&
+            eq(kjson_get_str(e, "spec.etcd.name"), s->skip->backups_of))
+            continue;
         /* the Etcd's own entry of the same prefix is its own; one of an earlier, other
          * prefix still holds snapshots its sidecar would list */
         if (overlaps(s, e, "spec.store", "spec.prefix", p, sizeof(p)) &&
