@@ -397,8 +397,19 @@ Test(bstore_diff, local_stores_by_their_node_directory)
     };
     static const char *const LCONTAINERS[] = { "bkt", "shoot--a", "lb", "local-backupbuckets" };
     static const char *const LPREFIXES[] = {
-        "shoot--a/etcd",     "etcd", "bkt/shoot--a/etcd", "",    "/", "shoot--a", "shoot--a/etcd-2",
-        "./shoot--a//etcd/", "../x", "etcd/../etcd",      "bkt",
+        "shoot--a/etcd",
+        "etcd",
+        "bkt/shoot--a/etcd",
+        "",
+        "/",
+        "shoot--a",
+        "shoot--a/etcd-2",
+        "./shoot--a//etcd/",
+        "../x",
+        "etcd/../etcd",
+        "bkt",
+        "/../x",
+        "../bkt/etcd",
     };
     enum { NH = sizeof(HOSTPATHS) / sizeof(HOSTPATHS[0]) };
     enum { NC = sizeof(LCONTAINERS) / sizeof(LCONTAINERS[0]) };
