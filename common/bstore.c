@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/blocal.h"
 #include "common/kpath.h"
 
 /*
@@ -119,7 +120,6 @@ enum kerr bstore_claim_init(struct bstore_claim *c, const char *provider, const 
                             const char *endpoint, const char *prefix, struct kerr_info *err)
 {
     const char *kind = bstore_provider_kind(provider);
-    char *joined = NULL;
     size_t n;
     enum kerr rc;
 
@@ -136,33 +136,40 @@ enum kerr bstore_claim_init(struct bstore_claim *c, const char *provider, const 
                         "prefix of %zu bytes: at most %d (an object store's keys are at most %d "
                         "bytes, so the backup sidecar could never write under a longer one)",
                         strlen(prefix), BSTORE_PREFIX_MAX, BSTORE_PREFIX_MAX);
-    if (strcmp(kind, "Local") == 0) {
-        n = strlen(container) + strlen(prefix) + 2;
-        joined = malloc(n);
-        if (!joined)
-            return kerr_set(err, KERR_NOMEM, NULL);
-        snprintf(joined, n, "%s/%s", container, prefix);
-        prefix = joined;
-        rc = snprintf(c->key, sizeof(c->key), "Local||") < 0 ? KERR_INTERNAL : KERR_OK;
-    } else {
-        rc = bstore_key(provider, container, endpoint, c->key, sizeof(c->key));
-    }
+    if (strcmp(kind, "Local") == 0) /* the directory on the node, hostPath unknown here */
+        return bstore_local_claim_init(c, NULL, container, prefix, err);
+    rc = bstore_key(provider, container, endpoint, c->key, sizeof(c->key));
     n = strlen(prefix) + 2;
     c->prefix = rc == KERR_OK ? malloc(n) : NULL;
     if (rc == KERR_OK)
         rc = c->prefix ? bstore_prefix(prefix, c->prefix, n) : KERR_NOMEM;
     if (rc == KERR_OK && (strcmp(c->prefix, "..") == 0 || strncmp(c->prefix, "../", 3) == 0)) {
         rc = kerr_set(err, KERR_INVAL, "prefix \"%s\" leaves its container", prefix);
-        free(joined);
         bstore_claim_release(c);
         return rc;
     }
-    free(joined);
     if (rc != KERR_OK) {
         bstore_claim_release(c);
         return kerr_set(err, rc, "store or prefix too long");
     }
     return KERR_OK;
+}
+
+enum kerr bstore_local_claim_init(struct bstore_claim *c, const char *hostpath,
+                                  const char *container, const char *prefix, struct kerr_info *err)
+{
+    size_t n = (hostpath ? strlen(hostpath) : sizeof(BLOCAL_HOSTPATH_DEFAULT)) +
+               (container ? strlen(container) : 0) + (prefix ? strlen(prefix) : 0) + 4;
+    enum kerr rc;
+
+    memset(c, 0, sizeof(*c));
+    snprintf(c->key, sizeof(c->key), "%s", BLOCAL_KEY);
+    if (!(c->prefix = malloc(n)))
+        return kerr_set(err, KERR_NOMEM, NULL);
+    rc = blocal_dir(hostpath, container, prefix, c->prefix, n, err);
+    if (rc != KERR_OK)
+        bstore_claim_release(c);
+    return rc;
 }
 
 void bstore_claim_release(struct bstore_claim *c)

@@ -26,9 +26,9 @@
  *    (docs/backup-entries.md). The key holds no endpoint for the same reason.
  *    The family (S3, ECS and OCS: one client) still decides how a prefix is
  *    written (bstore_object_prefixes);
- *  - the container; for Local stores the container is a directory joined
- *    with the prefix (path.Join(home, container, prefix)), so it is part of
- *    the claim's prefix and the key holds no container;
+ *  - the container; for Local stores the directory on the node,
+ *    path.Clean(hostPath + "/" + container + "/" + prefix) (common/blocal),
+ *    is the claim's prefix and the key holds no container;
  *  - the prefix, canonical: Go's path.Clean, then without leading '/'
  *    (the S3 client cleans the request path, Local joins paths), "" for the
  *    whole container ("", ".", "/").
@@ -59,6 +59,13 @@
  */
 #define BSTORE_PREFIX_MAX 1024
 
+/*
+ * On a BackupEntry warden-controller made for a retained EtcdBackup copy: "<namespace>/<name>"
+ * of the EtcdBackup. Such an entry holds copies of its spec.etcd: that Etcd's further copies
+ * may share its prefix, as the copies of one Etcd may (docs/backups-and-restores.md).
+ */
+#define BSTORE_RETAINED_COPY_ANNOTATION "etcd-warden.io/retained-copy-of"
+
 /* The first field of every object store's key ("Object|<container>|"). */
 #define BSTORE_OBJECT "Object"
 
@@ -72,7 +79,8 @@
 
 /* One prefix of one store, canonical. */
 struct bstore_claim {
-    char key[BSTORE_KEY_MAX]; /* "Object|<container>|"; Local: "Local||" */
+    char key[BSTORE_KEY_MAX]; /* "Object|<container>|"; Local: "Local||" (the prefix is the
+                                 directory on the node, common/blocal) */
     char *prefix;             /* OWNS; canonical, "" = the whole container */
 };
 
@@ -122,6 +130,17 @@ enum kerr bstore_key(const char *provider, const char *container, const char *en
  */
 enum kerr bstore_claim_init(struct bstore_claim *c, const char *provider, const char *container,
                             const char *endpoint, const char *prefix, struct kerr_info *err);
+
+/*
+ * The claim of a Local store whose backup Secret's hostPath is hostpath (NULL: etcd-druid's
+ * default, common/blocal) into *c: key "Local||" (BLOCAL_KEY), prefix the directory on the
+ * node without its leading '/' (blocal_dir; allocated: bstore_claim_release frees it). A
+ * caller that cannot read the hostPath gets the default's directory from bstore_claim_init:
+ * exact for every Etcd without a hostPath of its own (Gardener's local setup), a guess for the
+ * others; admission (webhook/plocal) reads it. Errors as blocal_dir.
+ */
+enum kerr bstore_local_claim_init(struct bstore_claim *c, const char *hostpath,
+                                  const char *container, const char *prefix, struct kerr_info *err);
 
 /* Free what c OWNS; c can be released twice. */
 void bstore_claim_release(struct bstore_claim *c);

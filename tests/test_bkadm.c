@@ -45,6 +45,8 @@ static void put(struct store *s, const char *json)
     cr_assert_eq(store_put(s, o, NULL, NULL, NULL), KERR_OK);
 }
 
+static int with_entries;
+
 /* An EtcdBackup of etcd in ns to prefix in S3 bucket bkt: "" admitted, else the message. */
 static const char *backup(const char *ns, const char *etcd, const char *prefix)
 {
@@ -65,7 +67,8 @@ static const char *backup(const char *ns, const char *etcd, const char *prefix)
     req.op = REVIEW_OP_CREATE;
     req.kind_kind = "EtcdBackup";
     req.object = obj;
-    cr_assert_eq(bkadm_check(etcds, NULL, backups, &req, &resp, NULL), KERR_OK);
+    cr_assert_eq(bkadm_check(etcds, with_entries ? entries : NULL, backups, &req, &resp, NULL),
+                 KERR_OK);
     snprintf(msg, sizeof(msg), "%s", resp.allowed ? "" : resp.message);
     review_resp_release(&resp);
     cJSON_Delete(obj);
@@ -274,4 +277,25 @@ Test(bkadm, restore_containers_must_be_bucket_names)
                                       "bucket name"),
               "%s", restore(source));
     cr_expect_str_eq(restore(local), "", "a Local store's container is a directory");
+}
+
+/* A retained copy's entry keeps its prefix for its namespace's Etcd: that Etcd's next copies
+ * may share it (a schedule with Retain), no other Etcd's. */
+Test(bkadm, retained_copy_entry_is_its_etcds_history)
+{
+    with_entries = 1;
+    put(entries, "{\"metadata\":{\"name\":\"copies--1\",\"annotations\":{"
+                 "\"etcd-warden.io/retained-copy-of\":\"shoot/b1\"}},\"spec\":{\"bucketName\":"
+                 "\"\",\"etcd\":{\"namespace\":\"shoot\",\"name\":\"main\"},\"store\":{"
+                 "\"provider\":\"S3\",\"container\":\"bkt\"},\"prefix\":\"copies/main\"}}");
+    put(entries, "{\"metadata\":{\"name\":\"live--1\"},\"spec\":{\"bucketName\":\"b\","
+                 "\"etcd\":{\"namespace\":\"shoot\",\"name\":\"main\"},\"store\":{"
+                 "\"provider\":\"S3\",\"container\":\"bkt\"},\"prefix\":\"shoot--main\"}}");
+    cr_expect_str_eq(backup("shoot", "main", "copies/main"), "", "%s",
+                     backup("shoot", "main", "copies/main"));
+    cr_expect_neq(strstr(backup("shoot", "events", "copies/main"), "BackupEntry copies--1"), NULL);
+    cr_expect_neq(strstr(backup("other", "main", "copies/main"), "another namespace"), NULL);
+    /* an Etcd's own entry is no copy: its prefix is never a copy's destination */
+    cr_expect_neq(strstr(backup("shoot", "main", "shoot--main"), "BackupEntry live--1"), NULL);
+    with_entries = 0;
 }

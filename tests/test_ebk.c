@@ -17,6 +17,7 @@
 #include "common/pclaim.h"
 #include "controller/backups/cpjob.h"
 #include "controller/backups/ebk.h"
+#include "controller/core/claims.h"
 #include "controller/core/etcdspec.h"
 #include "tests/support/cfix.h"
 #include "tests/support/jsonfix.h"
@@ -536,7 +537,8 @@ Test(ebk_kubesim, failed_task_and_failed_copy)
     cr_assert_str_eq(arg_of(b, "--until="), "--until=2026-01-01T00:00:00Z");
     cJSON_Delete(b);
     b = cfix_get(&fx, &EBK_RES_BACKUP, "b1");
-    cr_assert_null(kjson_get(b, "metadata.finalizers"), "Retain: no finalizer");
+    /* Retain too: its finalizer hands the copy to a BackupEntry before the backup goes */
+    cr_assert_str_eq(jsonfix_str(b, "metadata.finalizers.0"), EBK_FINALIZER);
     cJSON_Delete(b);
     finish_job("b1--copy", "{\"snapshots\":[],\"total\":0,\"error\":\"no full snapshot under x\"}",
                1);
@@ -631,4 +633,91 @@ Test(ebk_kubesim, a_lease_that_cannot_be_written_makes_no_copy)
     ksimfix_faults(fx.h, "{\"reset\":true}");
     step();
     cr_assert_str_eq(phase_of(ph, sizeof(ph)), "Uploading");
+}
+
+static const struct k8s_resource RES_ENTRY = { "etcd-warden.io", "v1alpha1", "backupentries", 0 };
+
+/* A Completed backup b1 (deletionPolicy Retain) whose copy was written. */
+static void retained_copy(void)
+{
+    struct kerr_info err = { 0 };
+    cJSON *b;
+
+    world("S3");
+    b = cfix_get(&fx, &EBK_RES_BACKUP, "b1");
+    kjson_set_str(b, "spec.deletionPolicy", "Retain", NULL);
+    OK(k8s_update(fx.c, &EBK_RES_BACKUP, CFIX_NS, "b1", b, NULL, NULL, &err));
+    cJSON_Delete(b);
+    step();
+    put_status(&ETCDSPEC_RES_OPSTASK, "b1",
+               "{\"state\":\"Succeeded\",\"lastOperation\":{\"type\":\"Execution\",\"state\":"
+               "\"Succeeded\",\"description\":\"full snapshot Full-00000000-00000010-1700000000.gz "
+               "taken (last revision 10)\",\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}}");
+    step();
+    finish_job("b1--copy", SUMMARY, 0);
+    step();
+    b = cfix_get(&fx, &EBK_RES_BACKUP, "b1");
+    cr_assert_str_eq(jsonfix_str(b, "status.phase"), "Completed");
+    cr_assert_str_eq(jsonfix_str(b, "metadata.finalizers.0"), EBK_FINALIZER);
+    cJSON_Delete(b);
+}
+
+/* The name of the BackupEntry of the copies' claim (S3 "offsite", "copies/main"). */
+static void copy_entry_name(char out[KNAME_SUBDOMAIN_MAX + 1])
+{
+    struct kerr_info err = { 0 };
+    struct bstore_claim c;
+
+    OK(bstore_claim_init(&c, "S3", "offsite", NULL, "copies/main", &err));
+    OK(claims_entry_name(&c, out));
+    bstore_claim_release(&c);
+}
+
+Test(ebk_kubesim, retained_copy_is_handed_to_a_backup_entry_before_the_backup_goes)
+{
+    struct kerr_info err = { 0 };
+    char ph[32], name[KNAME_SUBDOMAIN_MAX + 1];
+    cJSON *e;
+
+    retained_copy();
+    copy_entry_name(name);
+    OK(k8s_delete(fx.c, &EBK_RES_BACKUP, CFIX_NS, "b1", NULL, NULL, &err));
+    step();
+    cr_assert_null(cfix_get(&fx, &RES_JOB, "b1--delete-copy"), "Retain: the copy is not deleted");
+    e = cfix_get(&fx, &RES_ENTRY, name);
+    cr_assert_not_null(e, "the copy's prefix is claimed by BackupEntry %s", name);
+    cr_assert_str_eq(jsonfix_str(e, "spec.etcd.namespace"), CFIX_NS);
+    cr_assert_str_eq(jsonfix_str(e, "spec.etcd.name"), "main");
+    cr_assert_str_eq(jsonfix_str(e, "spec.prefix"), "copies/main");
+    cr_assert_str_eq(jsonfix_str(e, "spec.store.container"), "offsite");
+    cr_assert_str_eq(phase_of(ph, sizeof(ph)), "(gone)", "the finalizer goes once the entry is");
+    /* the window is the copy's: from its start to its completion */
+    cr_assert(kjson_get_str(e, "spec.claimedAt") && kjson_get_str(e, "spec.etcdDeletedAt"));
+    cJSON_Delete(e);
+}
+
+Test(ebk_kubesim, retained_copy_whose_entry_cannot_be_made_keeps_the_backup)
+{
+    struct kerr_info err = { 0 };
+    char text[1024], name[KNAME_SUBDOMAIN_MAX + 1];
+    cJSON *b;
+
+    retained_copy();
+    copy_entry_name(name);
+    /* the name is taken by another namespace's claim: fail closed */
+    snprintf(text, sizeof(text),
+             "{\"apiVersion\":\"etcd-warden.io/v1alpha1\",\"kind\":\"BackupEntry\",\"metadata\":"
+             "{\"name\":\"%s\"},\"spec\":{\"bucketName\":\"x\",\"prefix\":\"copies/main\","
+             "\"etcd\":{\"namespace\":\"other\",\"name\":\"e\"}}}",
+             name);
+    b = jsonfix_parse(text);
+    cJSON_Delete(cfix_create(&fx, &RES_ENTRY, b));
+    cJSON_Delete(b);
+    OK(k8s_delete(fx.c, &EBK_RES_BACKUP, CFIX_NS, "b1", NULL, NULL, &err));
+    cr_assert_gt(step(), 0, "looked at again");
+    b = cfix_get(&fx, &EBK_RES_BACKUP, "b1");
+    cr_assert_not_null(b, "the finalizer stays while no entry claims the copy");
+    cr_assert(strstr(jsonfix_str(b, "status.deletionError"), "another owner"), "%s",
+              jsonfix_str(b, "status.deletionError"));
+    cJSON_Delete(b);
 }

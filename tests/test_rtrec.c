@@ -50,7 +50,7 @@ Test(rtrec, the_record_of_this_restore)
  * admitted, S3 now), with another prefix, or one that cannot be keyed is moved. */
 Test(rtrec, a_target_that_moved_is_refused)
 {
-    cJSON *rec = cJSON_Parse("{\"prefix\":\"etcd-bucket/team2/r\",\"provider\":\"Local\"}");
+    cJSON *rec = cJSON_Parse("{\"provider\":\"Local\"}");
     cJSON *rec3 = cJSON_Parse("{\"prefix\":\"team2/r\",\"provider\":\"S3\"}");
     struct bstore_claim local = { "", NULL }, s3 = { "", NULL };
     char ll[64], ls3[64], why[512];
@@ -59,6 +59,8 @@ Test(rtrec, a_target_that_moved_is_refused)
 
     cr_assert_eq(bstore_claim_init(&local, "Local", "etcd-bucket", NULL, "team2/r", NULL), KERR_OK);
     cr_assert_eq(bstore_claim_init(&s3, "S3", "etcd-bucket", NULL, "team2/r", NULL), KERR_OK);
+    /* a Local target's canonical prefix is its directory on the node (common/blocal) */
+    cJSON_AddStringToObject(rec, "prefix", local.prefix);
     pclaim_lease_name(local.key, ll, sizeof(ll));
     pclaim_lease_name(s3.key, ls3, sizeof(ls3));
     cr_expect_eq(rtrec_judge(ll, rec, &now_local, "etcd-bucket", "team2/r", why, sizeof(why)),
@@ -70,8 +72,8 @@ Test(rtrec, a_target_that_moved_is_refused)
     cr_expect(strstr(why, "not the store it was admitted with (provider \"Local\")"), "%s", why);
     cr_expect_eq(rtrec_judge(ll, rec, &now_local, "etcd-bucket", "team2/r2", why, sizeof(why)),
                  RTREC_MOVED);
-    cr_expect(strstr(why, "the target prefix is now \"etcd-bucket/team2/r2\", not "
-                          "\"etcd-bucket/team2/r\""),
+    cr_expect(strstr(why, "local-backupbuckets/etcd-bucket/team2/r2\", not ") &&
+                  strstr(why, "local-backupbuckets/etcd-bucket/team2/r\" as admitted"),
               "%s", why);
     /* one object store of one container is one store: the webhook admitted it as such */
     cr_expect_eq(rtrec_judge(ls3, rec3, &now_gcs, "etcd-bucket", "team2/r", why, sizeof(why)),

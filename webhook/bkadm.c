@@ -59,7 +59,10 @@ static enum kerr view_entry(void *ctx, const char *key, const cJSON *obj)
     char w[512];
 
     (void)key;
-    if (!overlapping(d, c))
+    /* a retained copy's entry holds copies of its Etcd, whose further copies may share it */
+    if (!overlapping(d, c) ||
+        (d->etcd && kjson_has(c, "retainedCopy") && strcmp(s_or(c, "namespace", ""), d->ns) == 0 &&
+         strcmp(s_or(c, "name", ""), d->etcd) == 0))
         return KERR_OK;
     snprintf(w, sizeof(w), "the prefix \"%s\" of BackupEntry %s of Etcd %s/%s",
              kjson_get_str(c, "prefix"), s_or(obj, "metadata.name", ""), s_or(c, "namespace", ""),

@@ -5,12 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/blocal.h"
 #include "common/bstore.h"
 #include "common/informer.h"
 #include "common/kjson.h"
 #include "common/log.h"
 #include "webhook/bauth.h"
 #include "common/pclaim.h"
+#include "webhook/plocal.h"
 
 #define KEY_MAX 1024
 
@@ -29,6 +31,31 @@ struct prefix_cache {
     struct inf *buckets;                   /* BackupBuckets, whole (webhook/bauth) */
     struct metrics_vec *cross;             /* BORROWED or NULL */
 };
+
+/* A Local claim's claim.local (webhook/plocal): what its directory is resolved from. */
+static int add_local(enum prefix_kind k, const cJSON *obj, const char *base, cJSON *out)
+{
+    const cJSON *st = kjson_get(obj, base);
+    const char *secret = k == PREFIX_ETCD ? kjson_get_str(st, "secretRef.name")
+                         : k == PREFIX_BACKUP
+                             ? kjson_get_str(obj, "spec.destination.secretRef.name")
+                             : NULL;
+    const char *prefix =
+        k == PREFIX_ENTRY ? kjson_get_str(obj, "spec.prefix") : kjson_get_str(st, "prefix");
+    cJSON *l;
+
+    if (!bstore_provider_kind(kjson_get_str(st, "provider")) ||
+        strcmp(bstore_provider_kind(kjson_get_str(st, "provider")), "Local") != 0)
+        return 1;
+    l = cJSON_AddObjectToObject(out, "local");
+    return l && (!secret || cJSON_AddStringToObject(l, "secret", secret)) &&
+           (k != PREFIX_ENTRY || cJSON_AddStringToObject(l, "bucket",
+                                                         kjson_get_str(obj, "spec.bucketName")
+                                                             ? kjson_get_str(obj, "spec.bucketName")
+                                                             : "")) &&
+           cJSON_AddStringToObject(l, "container", kjson_get_str(st, "container")) &&
+           cJSON_AddStringToObject(l, "prefix", prefix ? prefix : "");
+}
 
 /*
  * The claim {namespace, name, store, prefix, deletedAt, deleting} of obj into out (store
@@ -83,12 +110,16 @@ static int claim_of(enum prefix_kind k, const cJSON *obj, cJSON *out)
                                        !bstore_provider_kind(provider) ? "provider"
                                        : !container || !*container     ? "container"
                                                                        : "prefix");
-    ok = rc == KERR_OK && cJSON_AddStringToObject(out, "namespace", ns) &&
+    ok = rc == KERR_OK && add_local(k, obj, base, out) &&
+         cJSON_AddStringToObject(out, "namespace", ns) &&
          cJSON_AddStringToObject(out, "name", name) &&
          cJSON_AddStringToObject(out, "store", c.key) &&
          cJSON_AddStringToObject(out, "prefix", c.prefix) &&
          (!deleted || cJSON_AddStringToObject(out, "deletedAt", deleted)) &&
          (!etcd || cJSON_AddStringToObject(out, "etcd", etcd)) &&
+         (k != PREFIX_ENTRY ||
+          !kjson_get_str(obj, "metadata.annotations[" BSTORE_RETAINED_COPY_ANNOTATION "]") ||
+          cJSON_AddTrueToObject(out, "retainedCopy")) &&
          (!phase || strcmp(phase, BSTORE_ENTRY_DELETING) != 0 ||
           cJSON_AddTrueToObject(out, "deleting"));
     bstore_claim_release(&c);
@@ -166,10 +197,26 @@ enum kerr prefix_index_store(void *ctx, const cJSON *obj, struct strlist *values
 
 /* What one check looks for and found. */
 struct probe {
-    const cJSON *self;  /* the candidate's claim */
-    char other[512];    /* the conflicting owner, described; "" when none */
-    char other_ns[256]; /* its namespace */
+    const cJSON *self;     /* the candidate's claim */
+    char other[512];       /* the conflicting owner, described; "" when none */
+    char other_ns[256];    /* its namespace */
+    struct k8s_client *k;  /* NULL: Local claims compared with etcd-druid's default hostPath */
+    struct store *buckets; /* the cached BackupBuckets, or NULL */
 };
+
+/* 1 when the claim c of another object is in the way of the candidate's, its Local directory
+ * read now (webhook/plocal: one not known is in the way). */
+static int in_the_way_of(const struct probe *p, const cJSON *c)
+{
+    char dir[BLOCAL_HOSTPATH_MAX + 2 * BSTORE_PREFIX_MAX];
+
+    if (!p->k || !c || kjson_has(c, "invalid") ||
+        strcmp(kjson_get_str(p->self, "store"), BLOCAL_KEY) != 0 ||
+        strcmp(kjson_get_str(c, "store"), BLOCAL_KEY) != 0)
+        return in_the_way(p->self, c);
+    return !plocal_other(p->k, p->buckets, c, dir, sizeof(dir)) ||
+           bstore_overlap(BLOCAL_KEY, kjson_get_str(p->self, "prefix"), dir);
+}
 
 /* Note the namespace of the owner found (c: its claim). */
 static void found_in(struct probe *p, const cJSON *c)
@@ -190,7 +237,7 @@ static enum kerr view_etcd(void *ctx, const char *key, const cJSON *obj)
     const cJSON *c = kjson_get(obj, "claim");
 
     (void)key;
-    if (!c || same_owner(p->self, c) || !in_the_way(p->self, c))
+    if (!c || same_owner(p->self, c) || !in_the_way_of(p, c))
         return KERR_OK;
     snprintf(p->other, sizeof(p->other), "the prefix \"%s\" of Etcd %s/%s", shown_prefix(c),
              kjson_get_str(c, "namespace"), kjson_get_str(c, "name"));
@@ -212,7 +259,7 @@ static enum kerr view_entry(void *ctx, const char *key, const cJSON *obj)
     if (!c ||
         (same_owner(p->self, c) && !kjson_has(c, "deleting") && kjson_get_str(c, "prefix") &&
          strcmp(kjson_get_str(p->self, "prefix"), kjson_get_str(c, "prefix")) == 0) ||
-        !in_the_way(p->self, c))
+        !in_the_way_of(p, c))
         return KERR_OK;
     deleted = kjson_get_str(c, "deletedAt");
     snprintf(p->other, sizeof(p->other), "the prefix \"%s\" of BackupEntry %s of Etcd %s/%s%s%s",
@@ -235,7 +282,7 @@ static enum kerr view_backup(void *ctx, const char *key, const cJSON *obj)
     const cJSON *c = kjson_get(obj, "claim");
 
     (void)key;
-    if (!c || !in_the_way(p->self, c))
+    if (!c || !in_the_way_of(p, c))
         return KERR_OK;
     snprintf(p->other, sizeof(p->other), "the prefix \"%s\" of the copies of EtcdBackup %s/%s",
              shown_prefix(c), kjson_get_str(c, "namespace"), kjson_get_str(c, "name"));
@@ -271,12 +318,52 @@ enum kerr prefix_check(struct store *etcds, struct store *entries, const struct 
     return prefix_check3(etcds, entries, NULL, req, resp, err);
 }
 
+/*
+ * A Local candidate's claim prefix made its directory on the node, its hostPath read now
+ * (webhook/plocal); *denied when it cannot be known (resp then says why). Not Local, or k
+ * NULL: as it was.
+ */
+static enum kerr local_self(struct k8s_client *k, const cJSON *etcd, cJSON *self,
+                            struct review_resp *resp, int *denied)
+{
+    char dir[BLOCAL_HOSTPATH_MAX + 2 * BSTORE_PREFIX_MAX], why[768];
+    const cJSON *l = kjson_get(self, "local");
+    enum kerr rc;
+
+    *denied = 0;
+    if (!k || !l || strcmp(kjson_get_str(self, "store"), BLOCAL_KEY) != 0)
+        return KERR_OK;
+    rc = plocal_dir(k, kjson_get_str(etcd, "metadata.namespace"), kjson_get_str(l, "secret"),
+                    kjson_get_str(l, "container"), kjson_get_str(l, "prefix"), dir, sizeof(dir),
+                    why, sizeof(why));
+    if (rc != KERR_OK)
+        return rc;
+    if (*why) {
+        *denied = 1;
+        return review_deny(resp,
+                           "spec.backup.store: a Local store is the directory hostPath + \"/\" "
+                           "+ container + \"/\" + prefix on the node, and %s",
+                           why);
+    }
+    return cJSON_ReplaceItemInObject(self, "prefix", cJSON_CreateString(dir)) ? KERR_OK
+                                                                              : KERR_NOMEM;
+}
+
 enum kerr prefix_check3(struct store *etcds, struct store *entries, struct store *backups,
                         const struct review_req *req, struct review_resp *resp,
                         struct kerr_info *err)
 {
+    return prefix_check_local(etcds, entries, backups, NULL, NULL, req, resp, err);
+}
+
+enum kerr prefix_check_local(struct store *etcds, struct store *entries, struct store *backups,
+                             struct k8s_client *k, struct store *buckets,
+                             const struct review_req *req, struct review_resp *resp,
+                             struct kerr_info *err)
+{
     cJSON *self = cJSON_CreateObject(), *old = cJSON_CreateObject();
-    struct probe p = { NULL, "", "" };
+    struct probe p = { NULL, "", "", k, buckets };
+    int denied = 0;
     struct kerr_info lookup = { 0 };
     enum kerr rc = self && old ? KERR_OK : KERR_NOMEM;
     const char *store;
@@ -308,6 +395,8 @@ enum kerr prefix_check3(struct store *etcds, struct store *entries, struct store
                          kjson_get_str(req->object, "spec.backup.store.prefix"));
         goto out;
     }
+    if ((rc = local_self(k, req->object, self, resp, &denied)) != KERR_OK || denied)
+        goto out;
     p.self = self;
     store = kjson_get_str(self, "store");
     for (int i = 0; i < 2 && rc == KERR_OK && !*p.other; i++) {
@@ -461,8 +550,9 @@ enum kerr prefix_decide(struct prefix_cache *c, const struct review_req *req,
     enum kerr rc = authorise(c, req, resp, err);
 
     if (rc == KERR_OK && resp->allowed)
-        rc = prefix_check3(inf_store(c->etcds), inf_store(c->entries),
-                           c->backups ? inf_store(c->backups) : NULL, req, resp, err);
+        rc = prefix_check_local(inf_store(c->etcds), inf_store(c->entries),
+                                c->backups ? inf_store(c->backups) : NULL, c->client,
+                                inf_store(c->buckets), req, resp, err);
     if (rc == KERR_OK && resp->allowed && c->claims_ns && !req->dry_run)
         rc = prefix_lock(c->client, c->claims_ns, req, resp, err);
     if (rc == KERR_OK)
@@ -492,6 +582,7 @@ enum kerr prefix_lock(struct k8s_client *k, const char *ns, const struct review_
     struct kerr_info why = { 0 };
     enum kerr rc = self && old ? KERR_OK : KERR_NOMEM;
     struct pclaim pc;
+    int denied = 0;
 
     if (rc != KERR_OK || (req->op != REVIEW_OP_CREATE && req->op != REVIEW_OP_UPDATE) ||
         !claim_of(PREFIX_ETCD, req->object, self) || !kjson_get_str(self, "store"))
@@ -505,6 +596,8 @@ enum kerr prefix_lock(struct k8s_client *k, const char *ns, const struct review_
         rc = review_deny(resp, "spec.backup.store: a store not understood claims no prefix");
         goto out;
     }
+    if ((rc = local_self(k, req->object, self, resp, &denied)) != KERR_OK || denied)
+        goto out;
     pc = (struct pclaim){ kjson_get_str(self, "namespace"),
                           kjson_get_str(self, "name"),
                           kjson_get_str(self, "store"),

@@ -45,6 +45,7 @@
 
 #include <cJSON.h>
 
+#include "common/blocal.h"
 #include "common/k8s.h"
 #include "common/kerr.h"
 #include "common/metrics.h"
@@ -95,6 +96,16 @@ enum kerr prefix_check3(struct store *etcds, struct store *entries, struct store
  * denied; otherwise resp is left as it was. KERR_NOMEM / KERR_TOOBIG when
  * the answer could not be built.
  */
+/*
+ * prefix_check3 deciding Local claims by their directory on the node, the hostPaths read now
+ * through k (webhook/plocal; buckets: the cached BackupBuckets, for the entries' directories).
+ * k NULL: as prefix_check3 (every Local store taken at etcd-druid's default hostPath).
+ */
+enum kerr prefix_check_local(struct store *etcds, struct store *entries, struct store *backups,
+                             struct k8s_client *k, struct store *buckets,
+                             const struct review_req *req, struct review_resp *resp,
+                             struct kerr_info *err);
+
 enum kerr prefix_check(struct store *etcds, struct store *entries, const struct review_req *req,
                        struct review_resp *resp, struct kerr_info *err);
 

@@ -382,15 +382,17 @@ static enum kerr take_claim(const struct ebk_env *env, const cJSON *b, char *why
     return rc;
 }
 
-/* With deletionPolicy Delete, the finalizer onto the stored backup; *b then the updated one. */
+/*
+ * The finalizer onto the stored backup before its copy is written; *b then the updated one.
+ * With deletionPolicy Delete it deletes the copy; with Retain it hands the copy's prefix to a
+ * BackupEntry (controller/backups/ebk_keep.h).
+ */
 static enum kerr add_finalizer(const struct ebk_env *env, cJSON **b, struct kerr_info *err)
 {
     const cJSON *f;
     cJSON *nb, *out = NULL;
     enum kerr rc;
 
-    if (strcmp(str(*b, "spec.deletionPolicy"), EBK_POLICY_RETAIN) == 0)
-        return KERR_OK;
     cJSON_ArrayForEach (f, kjson_get_arr(*b, "metadata.finalizers"))
         if (cJSON_IsString(f) && strcmp(f->valuestring, EBK_FINALIZER) == 0)
             return KERR_OK;
@@ -557,9 +559,13 @@ static enum kerr tell_deletion_waits(const struct ebk_env *env, const cJSON *b,
 
     snprintf(msg, sizeof(msg),
              "deleted while its copy Job %s/%s runs: the deletion waits for the copy's result, "
-             "then deletes the copy (deletionPolicy Delete); to stop now, delete the Job "
+             "then %s; to stop now, delete the Job "
              "(kubectl -n %s delete job %s): the backup then fails and goes",
-             ns, jname, ns, jname);
+             ns, jname,
+             strcmp(str(b, "spec.deletionPolicy"), EBK_POLICY_RETAIN) == 0
+                 ? "hands the copy to a BackupEntry (deletionPolicy Retain)"
+                 : "deletes the copy (deletionPolicy Delete)",
+             ns, jname);
     if (!kjson_has(b, "metadata.deletionTimestamp") ||
         strcmp(str(b, "status.deletionError"), msg) == 0)
         return KERR_OK;

@@ -11,6 +11,7 @@
 #include "common/log.h"
 #include "controller/backups/cpjob.h"
 #include "controller/backups/ebk_env.h"
+#include "controller/backups/ebk_keep.h"
 #include "controller/core/etcdspec.h"
 #include "controller/core/podjob.h"
 
@@ -223,6 +224,29 @@ static enum kerr finish(const struct ebk_env *env, const cJSON *b, const cJSON *
     return rc;
 }
 
+/*
+ * Retain: the copy handed to a BackupEntry (controller/backups/ebk_keep.h), then the finalizer
+ * off. Fail closed: while no entry claims the copy the finalizer stays, the reason in
+ * status.deletionError with a Warning event RetainFailed (when new), looked at again after a
+ * backoff.
+ */
+static enum kerr retain(const struct ebk_env *env, const cJSON *b, long *requeue,
+                        struct kerr_info *err)
+{
+    char why[512] = "";
+    struct kerr_info e = { 0 };
+    enum kerr rc = ebk_keep_copy(env, b, why, sizeof(why), &e);
+
+    if (rc == KERR_OK && !*why)
+        return drop_finalizer(env, b, err);
+    if (rc != KERR_OK)
+        snprintf(why, sizeof(why), "the BackupEntry of the retained copy cannot be made: %.380s",
+                 e.msg[0] ? e.msg : kerr_str(rc));
+    snprintf(why + strlen(why), sizeof(why) - strlen(why),
+             "; the EtcdBackup stays until its copy's prefix is claimed");
+    return foreign(env, b, why, requeue, err);
+}
+
 enum kerr ebk_delete_step(const struct ebk_env *env, const cJSON *b, long *requeue,
                           struct kerr_info *err)
 {
@@ -233,11 +257,13 @@ enum kerr ebk_delete_step(const struct ebk_env *env, const cJSON *b, long *reque
 
     if (!has_finalizer(b))
         return KERR_OK;
-    /* nothing in the destination: Retain, or no copy was written */
-    if (strcmp(str(b, "spec.deletionPolicy"), EBK_POLICY_RETAIN) == 0 ||
-        strcmp(str(b, "status.phase"), EBK_PHASE_COMPLETED) != 0 ||
+    /* nothing in the destination: no copy was written */
+    if (strcmp(str(b, "status.phase"), EBK_PHASE_COMPLETED) != 0 ||
         !*str(b, "status.destinationKey"))
         return drop_finalizer(env, b, err);
+    /* Retain: the copy stays, claimed by a BackupEntry before the finalizer goes */
+    if (strcmp(str(b, "spec.deletionPolicy"), EBK_POLICY_RETAIN) == 0)
+        return retain(env, b, requeue, err);
     if (ebk_del_job_name(name, jname) != KERR_OK)
         return kerr_set(err, KERR_INVAL, "no delete Job name for EtcdBackup %s", name);
     rc = k8s_get(env->client, &ETCDSPEC_RES_JOB, ns, jname, NULL, &job, err);

@@ -2,11 +2,15 @@
 #include "controller/core/claims.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "common/crypto.h"
+#include "common/blocal.h"
 #include "common/kjson.h"
 #include "common/pclaim.h"
 #include "common/rtarget.h"
+#include "controller/core/clocal.h"
 #include "controller/core/etcdspec.h"
 
 static const struct k8s_resource res_entry = { "etcd-warden.io", "v1alpha1", "backupentries", 0 };
@@ -64,6 +68,15 @@ static int overlaps(const struct search *s, const cJSON *obj, const char *base,
 
     if (!cJSON_IsObject(st))
         return 0;
+    /* a Local claim placed on the node when the step runs (controller/core/clocal) */
+    if (strcmp(s->c->key, BLOCAL_KEY) == 0 && kjson_has(obj, CLOCAL_UNKNOWN)) {
+        snprintf(prefix, n, "(none: its directory on the node cannot be read)");
+        return 1;
+    }
+    if (strcmp(s->c->key, BLOCAL_KEY) == 0 && kjson_get_str(obj, CLOCAL_DIR)) {
+        snprintf(prefix, n, "%s", kjson_get_str(obj, CLOCAL_DIR));
+        return bstore_overlap(BLOCAL_KEY, s->c->prefix, kjson_get_str(obj, CLOCAL_DIR));
+    }
     if (claims_of(obj, base, prefix_path, &o, NULL) != KERR_OK) {
         /* fail closed: a store not understood may be this one, and its prefix anything */
         snprintf(prefix, n, "(none: its store is not understood)");
@@ -100,6 +113,12 @@ static void search_entries(struct search *s, const cJSON *items)
 
     cJSON_ArrayForEach (e, items) {
         if (eq(kjson_get_str(e, "metadata.name"), s->skip->entry))
+            continue;
+        /* a retained copy's entry holds copies of its Etcd, whose further copies may share it */
+        if (kjson_get_str(e, "metadata.annotations[" BSTORE_RETAINED_COPY_ANNOTATION "]") &&
+            s->skip->backups_of &&
+            eq(kjson_get_str(e, "spec.etcd.namespace"), s->skip->backup_ns) &&
+            eq(kjson_get_str(e, "spec.etcd.name"), s->skip->backups_of))
             continue;
         /* the Etcd's own entry of the same prefix is its own; one of an earlier, other
          * prefix still holds snapshots its sidecar would list */
@@ -258,11 +277,14 @@ enum kerr claims_find(struct k8s_client *k, const char *watch_ns, const struct b
     static const struct claims_skip none = { 0 };
     struct search s = { c, skip ? skip : &none, why, "" };
     cJSON *list = NULL;
+    int local = strcmp(c->key, BLOCAL_KEY) == 0;
     enum kerr rc;
 
     why[0] = '\0';
     rc = k8s_list_all(k, &ETCDSPEC_RES_ETCD, watch_ns && *watch_ns ? watch_ns : NULL, NULL, &list,
                       err);
+    if (rc == KERR_OK && local)
+        clocal_place(k, cJSON_GetObjectItem(list, "items"), CLOCAL_ETCD);
     if (rc == KERR_OK)
         search_etcds(&s, kjson_get(list, "items"));
     cJSON_Delete(list);
@@ -273,6 +295,8 @@ enum kerr claims_find(struct k8s_client *k, const char *watch_ns, const struct b
             kerr_clear(err);
             rc = KERR_OK;
         } else if (rc == KERR_OK) {
+            if (local)
+                clocal_place(k, cJSON_GetObjectItem(list, "items"), CLOCAL_ENTRY);
             search_entries(&s, kjson_get(list, "items"));
         }
         cJSON_Delete(list);
@@ -284,6 +308,8 @@ enum kerr claims_find(struct k8s_client *k, const char *watch_ns, const struct b
             kerr_clear(err);
             rc = KERR_OK;
         } else if (rc == KERR_OK) {
+            if (local)
+                clocal_place(k, cJSON_GetObjectItem(list, "items"), CLOCAL_BACKUP);
             search_backups(&s, kjson_get(list, "items"));
         }
         cJSON_Delete(list);
@@ -392,4 +418,33 @@ enum kerr claims_take(struct k8s_client *k, const struct pclaim *c, const char *
     else if (*o.refused)
         snprintf(why, CLAIMS_WHY_MAX, "%s", o.refused);
     return KERR_OK;
+}
+
+enum kerr claims_entry_name(const struct bstore_claim *c, char out[KNAME_SUBDOMAIN_MAX + 1])
+{
+    char hash[CRYPTO_SHA256_HEX_LEN + 1], base[128], *id;
+    size_t n = strlen(c->key) + strlen(c->prefix) + 2, w = 0;
+    enum kerr rc;
+
+    id = malloc(n);
+    if (!id)
+        return KERR_NOMEM;
+    snprintf(id, n, "%s\n%s", c->key, c->prefix);
+    rc = crypto_sha256_hex(id, strlen(id), hash, NULL);
+    free(id);
+    if (rc != KERR_OK)
+        return rc;
+    /* the prefix as a name: lower-case letters and digits, anything else '-' */
+    for (const char *p = c->prefix; *p && w < 64; p++) {
+        char ch = *p >= 'A' && *p <= 'Z' ? (char)(*p - 'A' + 'a') : *p;
+
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9')))
+            ch = '-';
+        if (ch != '-' || w > 0)
+            base[w++] = ch;
+    }
+    while (w > 0 && base[w - 1] == '-')
+        w--;
+    snprintf(base + w, sizeof(base) - w, "%s%.8s", w ? "--" : "root--", hash);
+    return kname_join(base, "", KNAME_SUBDOMAIN_MAX, out, KNAME_SUBDOMAIN_MAX + 1);
 }

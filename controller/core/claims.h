@@ -36,6 +36,7 @@
 #include "common/bstore.h"
 #include "common/k8s.h"
 #include "common/kerr.h"
+#include "controller/core/kname.h"
 
 #define CLAIMS_WHY_MAX 512
 
@@ -134,5 +135,13 @@ void claims_find_deleting_in(const cJSON *entries, const struct bstore_claim *c,
 struct pclaim;
 enum kerr claims_take(struct k8s_client *k, const struct pclaim *c, const char *viewer_ns,
                       char why[CLAIMS_WHY_MAX], struct kerr_info *err);
+
+/*
+ * The BackupEntry name of claim c into out: the canonical prefix as a name, "--" and 8 hex
+ * digits of the sha256 of the store key and prefix ("root--..." for the whole container). One
+ * claim, one name: of two owners making an entry of one prefix at once, the API server lets
+ * one create it (an Etcd's, controller/entries; a retained copy's, controller/backups/ebk_keep).
+ */
+enum kerr claims_entry_name(const struct bstore_claim *c, char out[KNAME_SUBDOMAIN_MAX + 1]);
 
 #endif

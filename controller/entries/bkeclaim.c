@@ -5,11 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/blocal.h"
 #include "common/crypto.h"
 #include "common/kjson.h"
 #include "common/lsel.h"
 #include "common/proc.h"
 #include "controller/core/claims.h"
+#include "controller/core/clocal.h"
 
 static const char *str_or_empty(const cJSON *obj, const char *path)
 {
@@ -20,31 +22,7 @@ static const char *str_or_empty(const cJSON *obj, const char *path)
 
 enum kerr bke_entry_name(const struct bstore_claim *c, char out[KNAME_SUBDOMAIN_MAX + 1])
 {
-    char hash[CRYPTO_SHA256_HEX_LEN + 1], base[128], *id;
-    size_t n = strlen(c->key) + strlen(c->prefix) + 2, w = 0;
-    enum kerr rc;
-
-    id = malloc(n);
-    if (!id)
-        return KERR_NOMEM;
-    snprintf(id, n, "%s\n%s", c->key, c->prefix);
-    rc = crypto_sha256_hex(id, strlen(id), hash, NULL);
-    free(id);
-    if (rc != KERR_OK)
-        return rc;
-    /* the prefix as a name: lower-case letters and digits, anything else '-' */
-    for (const char *p = c->prefix; *p && w < 64; p++) {
-        char ch = *p >= 'A' && *p <= 'Z' ? (char)(*p - 'A' + 'a') : *p;
-
-        if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9')))
-            ch = '-';
-        if (ch != '-' || w > 0)
-            base[w++] = ch;
-    }
-    while (w > 0 && base[w - 1] == '-')
-        w--;
-    snprintf(base + w, sizeof(base) - w, "%s%.8s", w ? "--" : "root--", hash);
-    return kname_join(base, "", KNAME_SUBDOMAIN_MAX, out, KNAME_SUBDOMAIN_MAX + 1);
+    return claims_entry_name(c, out);
 }
 
 int bkeclaim_same_store(const struct bke_bucket *b, const cJSON *etcd)
@@ -163,8 +141,18 @@ enum kerr bkeclaim_deletion_blocked(const struct bke_ctx *x, const struct bke_bu
     const char *prefix = str_or_empty(entry, "spec.prefix");
     struct claims_skip skip = { .entry = kjson_get_str(entry, "metadata.name") };
     struct bstore_claim c;
-    char other[CLAIMS_WHY_MAX];
-    enum kerr rc = bstore_claim_init(&c, b->kind, b->container, b->endpoint, prefix, err);
+    char other[CLAIMS_WHY_MAX], hostpath[BLOCAL_HOSTPATH_MAX + 1];
+    enum kerr rc;
+
+    /* a Local bucket's entry: the directory its deletion Job mounts, the bucket's hostPath read
+     * now (controller/core/clocal); not readable: no deletion */
+    if (strcmp(b->kind, "Local") == 0) {
+        rc = clocal_bucket_hostpath(x->client, b->obj, hostpath, sizeof(hostpath), err);
+        if (rc == KERR_OK)
+            rc = bstore_local_claim_init(&c, hostpath, b->container, prefix, err);
+    } else {
+        rc = bstore_claim_init(&c, b->kind, b->container, b->endpoint, prefix, err);
+    }
 
     why[0] = '\0';
     if (rc == KERR_INVAL)

@@ -1,0 +1,240 @@
+/* ebk_keep - a retained copy handed to a BackupEntry; see ebk_keep.h. */
+#include "controller/backups/ebk_keep.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/bstore.h"
+#include "common/kjson.h"
+#include "common/ktime.h"
+#include "controller/core/claims.h"
+#include "controller/core/etcdspec.h"
+#include "controller/core/podjob.h"
+
+static const struct k8s_resource res_entry = { "etcd-warden.io", "v1alpha1", "backupentries", 0 };
+static const struct k8s_resource res_bucket = { "etcd-warden.io", "v1alpha1", "backupbuckets", 0 };
+
+static const char *str(const cJSON *obj, const char *path)
+{
+    const char *s = kjson_get_str(obj, path);
+
+    return s ? s : "";
+}
+
+/* Where the copy was written: status.destination, or spec.destination for a backup written
+ * before that was recorded. */
+static const char *dst(const cJSON *b)
+{
+    return kjson_has(b, "status.destination") ? "status.destination" : "spec.destination";
+}
+
+void ebk_keep_bucket(const cJSON *buckets, const char *provider, const char *container, char *out,
+                     size_t n)
+{
+    char want[BSTORE_KEY_MAX], key[BSTORE_KEY_MAX];
+    const char *best = NULL, *best_at = NULL;
+    const cJSON *bk;
+
+    if (n)
+        out[0] = '\0';
+    if (bstore_key(provider, container, NULL, want, sizeof(want)) != KERR_OK)
+        return;
+    cJSON_ArrayForEach (bk, buckets) {
+        const char *name = kjson_get_str(bk, "metadata.name"),
+                   *at = str(bk, "metadata.creationTimestamp");
+
+        if (!name ||
+            bstore_key(kjson_get_str(bk, "spec.provider"), kjson_get_str(bk, "spec.container"),
+                       NULL, key, sizeof(key)) != KERR_OK ||
+            strcmp(key, want) != 0)
+            continue;
+        /* one store, one bucket: the oldest (RFC 3339 in UTC sorts as text), then by name */
+        if (!best || strcmp(at, best_at) < 0 ||
+            (strcmp(at, best_at) == 0 && strcmp(name, best) < 0)) {
+            best = name;
+            best_at = at;
+        }
+    }
+    if (best)
+        snprintf(out, n, "%s", best);
+}
+
+enum kerr ebk_keep_entry(const cJSON *b, const char *bucket, cJSON **out, struct kerr_info *err)
+{
+    const char *base = dst(b), *ns = str(b, "metadata.namespace");
+    const char *prov = kjson_get_str(kjson_get(b, base), "provider");
+    const char *from = str(b, "status.startTime"), *to = str(b, "status.completionTime");
+    char name[KNAME_SUBDOMAIN_MAX + 1], owner[512], now[KTIME_LEN + 1];
+    struct bstore_claim c = { "", NULL };
+    cJSON *e;
+    enum kerr rc;
+
+    *out = NULL;
+    if ((rc = claims_of(b, base, NULL, &c, err)) != KERR_OK)
+        return rc;
+    rc = claims_entry_name(&c, name);
+    bstore_claim_release(&c);
+    if (rc != KERR_OK)
+        return kerr_set(err, rc, "no BackupEntry name for the copy");
+    if (!*from)
+        from = str(b, "metadata.creationTimestamp");
+    if (!*to) { /* a copy recorded without its completion: it was written by now */
+        if (ktime_format(time(NULL), now) != KERR_OK)
+            return kerr_set(err, KERR_INTERNAL, "cannot format the time");
+        to = now;
+    }
+    snprintf(owner, sizeof(owner), "%s/%s", ns, str(b, "metadata.name"));
+    if (!(e = cJSON_CreateObject()))
+        return kerr_set(err, KERR_NOMEM, NULL);
+    rc = kjson_set_str(e, "apiVersion", ETCDSPEC_WARDEN_API, err);
+    rc = rc ? rc : kjson_set_str(e, "kind", "BackupEntry", err);
+    rc = rc ? rc : kjson_set_str(e, "metadata.name", name, err);
+    rc =
+        rc ? rc
+           : kjson_set_str(e, "metadata.labels[" ETCDSPEC_LABEL_MANAGED_BY "]", "etcd-warden", err);
+    rc = rc ? rc : kjson_set_str(e, "metadata.annotations[" EBK_KEEP_ANNOTATION "]", owner, err);
+    rc = rc ? rc : kjson_set_str(e, "spec.bucketName", bucket ? bucket : "", err);
+    rc = rc ? rc : kjson_set_str(e, "spec.prefix", str(kjson_get(b, base), "prefix"), err);
+    rc = rc ? rc
+            : kjson_set_str(e, "spec.store.provider",
+                            bstore_provider_kind(prov) ? bstore_provider_kind(prov) : "", err);
+    rc = rc ? rc
+            : kjson_set_str(e, "spec.store.container", str(kjson_get(b, base), "container"), err);
+    rc = rc ? rc
+            : kjson_set_str(e, "spec.store.endpointOverride",
+                            str(kjson_get(b, base), "endpointOverride"), err);
+    rc = rc ? rc : kjson_set_str(e, "spec.etcd.namespace", ns, err);
+    rc = rc ? rc : kjson_set_str(e, "spec.etcd.name", str(b, "spec.etcdName"), err);
+    rc = rc ? rc : kjson_set_str(e, "spec.claimedAt", from, err);
+    rc = rc ? rc : kjson_set_str(e, "spec.etcdDeletedAt", to, err);
+    if (rc != KERR_OK) {
+        cJSON_Delete(e);
+        return rc;
+    }
+    *out = e;
+    return KERR_OK;
+}
+
+enum kerr ebk_keep_hostpath(cJSON *e, const cJSON *secret, struct kerr_info *err)
+{
+    char root[4096];
+
+    if (strcmp(str(e, "spec.store.provider"), "Local") != 0)
+        return KERR_OK;
+    podjob_local_root(secret, root, sizeof(root));
+    return kjson_set_str(e, "metadata.annotations[" EBK_KEEP_HOSTPATH "]", root, err);
+}
+
+/* 1 when RFC 3339 time a is before b (both parsed; an unparsable one is never before). */
+static int before(const char *a, const char *b)
+{
+    struct timespec ta, tb;
+
+    return ktime_parse(a, &ta, NULL) == KERR_OK && ktime_parse(b, &tb, NULL) == KERR_OK &&
+           ta.tv_sec < tb.tv_sec;
+}
+
+/* An entry of the copy's name already stored (had): the copy's, widened if need be; else why. */
+static enum kerr adopt(const struct ebk_env *env, const cJSON *want, const cJSON *had, char *why,
+                       size_t n, struct kerr_info *err)
+{
+    const char *since = str(want, "spec.claimedAt"), *until = str(want, "spec.etcdDeletedAt");
+    const char *hsince = str(had, "spec.claimedAt"),
+               *huntil = kjson_get_str(had, "spec.etcdDeletedAt");
+    cJSON *obj;
+    enum kerr rc;
+
+    if (strcmp(str(had, "spec.etcd.namespace"), str(want, "spec.etcd.namespace")) != 0 ||
+        strcmp(str(had, "spec.etcd.name"), str(want, "spec.etcd.name")) != 0) {
+        snprintf(why, n, "BackupEntry %s holds the destination prefix for another owner",
+                 str(had, "metadata.name"));
+        return KERR_OK;
+    }
+    if (strcmp(str(had, "status.phase"), BSTORE_ENTRY_DELETING) == 0) {
+        snprintf(why, n,
+                 "BackupEntry %s of the destination prefix is deleting its backups: the copy "
+                 "is handed to an entry once it is gone",
+                 str(had, "metadata.name"));
+        return KERR_OK;
+    }
+    /* the window covers the copy's: [claimedAt, etcdDeletedAt] (none: the Etcd lives on) */
+    if (*hsince && !before(since, hsince) && (!huntil || !before(huntil, until)))
+        return KERR_OK;
+    if (!(obj = cJSON_Duplicate(had, 1)))
+        return kerr_set(err, KERR_NOMEM, NULL);
+    rc = kjson_set_str(obj, "apiVersion", ETCDSPEC_WARDEN_API, err);
+    rc = rc ? rc : kjson_set_str(obj, "kind", "BackupEntry", err);
+    if (rc == KERR_OK && (!*hsince || before(since, hsince)))
+        rc = kjson_set_str(obj, "spec.claimedAt", since, err);
+    if (rc == KERR_OK && huntil && before(huntil, until))
+        rc = kjson_set_str(obj, "spec.etcdDeletedAt", until, err);
+    rc = rc ? rc
+            : k8s_update(env->client, &res_entry, NULL, str(had, "metadata.name"), obj, NULL, NULL,
+                         err);
+    cJSON_Delete(obj);
+    return rc;
+}
+
+enum kerr ebk_keep_copy(const struct ebk_env *env, const cJSON *b, char *why, size_t n,
+                        struct kerr_info *err)
+{
+    const char *base = dst(b);
+    char bucket[256];
+    cJSON *list = NULL, *e = NULL, *had = NULL;
+    enum kerr rc;
+
+    why[0] = '\0';
+    rc = k8s_list_all(env->client, &res_bucket, NULL, NULL, &list, err);
+    if (rc == KERR_NOTFOUND) { /* no BackupBucket CRD: no bucket owns the store */
+        kerr_clear(err);
+        rc = KERR_OK;
+    }
+    if (rc != KERR_OK)
+        return rc;
+    ebk_keep_bucket(kjson_get(list, "items"), kjson_get_str(kjson_get(b, base), "provider"),
+                    kjson_get_str(kjson_get(b, base), "container"), bucket, sizeof(bucket));
+    cJSON_Delete(list);
+    rc = ebk_keep_entry(b, bucket, &e, err);
+    if (rc == KERR_OK && strcmp(str(e, "spec.store.provider"), "Local") == 0) {
+        cJSON *secret = NULL;
+
+        rc = k8s_get(env->client, &ETCDSPEC_RES_SECRET, str(b, "metadata.namespace"),
+                     str(b, "spec.destination.secretRef.name"), NULL, &secret, err);
+        if (rc == KERR_NOTFOUND) { /* the copy Job went without it too: the default */
+            kerr_clear(err);
+            rc = KERR_OK;
+        }
+        rc = rc ? rc : ebk_keep_hostpath(e, secret, err);
+        cJSON_Delete(secret);
+        if (rc != KERR_OK)
+            goto out;
+    }
+    if (rc == KERR_INVAL) { /* a destination not understood: never released on a guess */
+        snprintf(why, n, "the destination cannot be claimed by a BackupEntry: %s", err->msg);
+        kerr_clear(err);
+        return KERR_OK;
+    }
+    if (rc == KERR_OK)
+        rc = k8s_create(env->client, &res_entry, NULL, e, NULL, NULL, err);
+    if (rc == KERR_EXISTS) {
+        kerr_clear(err);
+        rc = k8s_get(env->client, &res_entry, NULL, str(e, "metadata.name"), NULL, &had, err);
+        if (rc == KERR_OK)
+            rc = adopt(env, e, had, why, n, err);
+        /* gone meanwhile, or changed: the next look decides */
+        if (rc == KERR_NOTFOUND || rc == KERR_CONFLICT) {
+            snprintf(why, n, "BackupEntry %s changed while it was read", str(e, "metadata.name"));
+            kerr_clear(err);
+            rc = KERR_OK;
+        }
+    }
+    if (rc == KERR_OK && !*why)
+        ebk_event(env, b, 0, "CopyRetained", "the copy under \"%s\" is kept by BackupEntry %s%s%s",
+                  str(e, "spec.prefix"), str(e, "metadata.name"),
+                  *bucket ? " of bucket " : " (no BackupBucket owns the store)", bucket);
+out:
+    cJSON_Delete(e);
+    cJSON_Delete(had);
+    return rc;
+}

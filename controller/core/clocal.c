@@ -1,0 +1,99 @@
+/* clocal - Local claims placed on the node; see clocal.h. */
+#include "controller/core/clocal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "common/blocal.h"
+#include "common/bstore.h"
+#include "common/kjson.h"
+#include "controller/core/etcdspec.h"
+
+static const struct k8s_resource res_bucket = { "etcd-warden.io", "v1alpha1", "backupbuckets", 0 };
+
+enum kerr clocal_hostpath(struct k8s_client *k, const char *ns, const char *secret,
+                          int missing_default, char *out, size_t n, struct kerr_info *err)
+{
+    cJSON *obj = NULL;
+    enum kerr rc = KERR_OK;
+
+    if (secret && *secret)
+        rc = k8s_get(k, &ETCDSPEC_RES_SECRET, ns, secret, NULL, &obj, err);
+    if (rc == KERR_NOTFOUND && missing_default) {
+        kerr_clear(err);
+        rc = KERR_OK;
+    }
+    if (rc == KERR_OK)
+        rc = blocal_hostpath(obj, out, n, err);
+    cJSON_Delete(obj);
+    return rc;
+}
+
+enum kerr clocal_bucket_hostpath(struct k8s_client *k, const cJSON *bucket, char *out, size_t n,
+                                 struct kerr_info *err)
+{
+    const char *ns = kjson_get_str(bucket, "spec.secretRef.namespace");
+    const char *name = kjson_get_str(bucket, "spec.secretRef.name");
+
+    if (!ns || !name)
+        return kerr_set(err, KERR_INVAL, "the bucket names no Secret");
+    return clocal_hostpath(k, ns, name, 0, out, n, err);
+}
+
+static int is_local(const cJSON *store)
+{
+    const char *kind = bstore_provider_kind(kjson_get_str(store, "provider"));
+
+    return kind && strcmp(kind, "Local") == 0;
+}
+
+/* The hostPath of one item into out; KERR_OK when known. */
+static enum kerr hostpath_of(struct k8s_client *k, const cJSON *it, enum clocal_kind kind,
+                             char *out, size_t n)
+{
+    const char *ns = kjson_get_str(it, "metadata.namespace"), *a;
+    cJSON *bucket = NULL;
+    enum kerr rc;
+
+    if (kind == CLOCAL_ETCD)
+        return clocal_hostpath(k, ns, kjson_get_str(it, "spec.backup.store.secretRef.name"), 0, out,
+                               n, NULL);
+    if (kind == CLOCAL_BACKUP)
+        return clocal_hostpath(k, ns, kjson_get_str(it, "spec.destination.secretRef.name"), 1, out,
+                               n, NULL);
+    if ((a = kjson_get_str(it, "metadata.annotations[" BLOCAL_HOSTPATH_ANNOTATION "]"))) {
+        snprintf(out, n, "%s", a);
+        return strlen(a) < n ? KERR_OK : KERR_TOOBIG;
+    }
+    if (!kjson_get_str(it, "spec.bucketName") || !*kjson_get_str(it, "spec.bucketName"))
+        return KERR_NOTFOUND;
+    rc = k8s_get(k, &res_bucket, NULL, kjson_get_str(it, "spec.bucketName"), NULL, &bucket, NULL);
+    if (rc == KERR_OK)
+        rc = clocal_bucket_hostpath(k, bucket, out, n, NULL);
+    cJSON_Delete(bucket);
+    return rc;
+}
+
+void clocal_place(struct k8s_client *k, cJSON *items, enum clocal_kind kind)
+{
+    char hostpath[BLOCAL_HOSTPATH_MAX + 1], dir[BLOCAL_HOSTPATH_MAX + 2 * BLOCAL_PREFIX_MAX];
+    const char *base = kind == CLOCAL_ETCD    ? "spec.backup.store"
+                       : kind == CLOCAL_ENTRY ? "spec.store"
+                                              : "status.destination";
+    cJSON *it;
+
+    cJSON_ArrayForEach (it, items) {
+        const cJSON *st = kjson_get(it, base);
+        const char *prefix =
+            kind == CLOCAL_ENTRY ? kjson_get_str(it, "spec.prefix") : kjson_get_str(st, "prefix");
+
+        if (!cJSON_IsObject(st) || !is_local(st))
+            continue;
+        if (hostpath_of(k, it, kind, hostpath, sizeof(hostpath)) == KERR_OK &&
+            blocal_dir(hostpath, kjson_get_str(st, "container"), prefix, dir, sizeof(dir), NULL) ==
+                KERR_OK)
+            cJSON_AddStringToObject(it, CLOCAL_DIR, dir);
+        else
+            cJSON_AddTrueToObject(it, CLOCAL_UNKNOWN);
+    }
+}

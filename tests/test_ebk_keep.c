@@ -1,0 +1,135 @@
+/*
+ * Tests of controller/backups/ebk_keep: the BackupEntry a retained copy is handed to (its
+ * name, store, owner and deletion window: the copy's write window) and the bucket of its
+ * store. The reconcile that creates it runs in e2e_attack5_retained_copy.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/bstore.h"
+#include "common/kjson.h"
+#include "controller/backups/ebk_keep.h"
+#include "controller/core/claims.h"
+
+#define OK(call) cr_assert_eq((call), KERR_OK, "%s: %s", #call, err.msg)
+
+static cJSON *backup(const char *provider, const char *prefix)
+{
+    char text[1024];
+
+    snprintf(text, sizeof(text),
+             "{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"b\","
+             "\"creationTimestamp\":\"2026-11-01T00:00:00Z\"},"
+             "\"spec\":{\"etcdName\":\"etcd-main\",\"deletionPolicy\":\"Retain\","
+             "\"destination\":{\"provider\":\"aws\",\"container\":\"moved\",\"prefix\":\"x\"}},"
+             "\"status\":{\"phase\":\"Completed\",\"destinationKey\":\"k\","
+             "\"startTime\":\"2026-11-02T00:00:00Z\",\"completionTime\":\"2026-11-02T00:05:00Z\","
+             "\"destination\":{\"provider\":\"%s\",\"container\":\"bkt\",\"prefix\":\"%s\"}}}",
+             provider, prefix);
+    return cJSON_Parse(text);
+}
+
+Test(ebk_keep, the_entry_claims_what_the_copy_wrote_for_its_namespace)
+{
+    struct kerr_info err = { 0 };
+    struct bstore_claim c;
+    char name[KNAME_SUBDOMAIN_MAX + 1];
+    cJSON *b = backup("aws", "/copies--r/"), *e = NULL;
+
+    OK(ebk_keep_entry(b, "bkt-bucket", &e, &err));
+    /* status.destination (where the copy is), never spec.destination (edited since) */
+    cr_assert_str_eq(kjson_get_str(e, "spec.store.provider"), "S3");
+    cr_assert_str_eq(kjson_get_str(e, "spec.store.container"), "bkt");
+    cr_assert_str_eq(kjson_get_str(e, "spec.prefix"), "/copies--r/");
+    cr_assert_str_eq(kjson_get_str(e, "spec.bucketName"), "bkt-bucket");
+    cr_assert_str_eq(kjson_get_str(e, "spec.etcd.namespace"), "shoot");
+    cr_assert_str_eq(kjson_get_str(e, "spec.etcd.name"), "etcd-main");
+    /* the copy's write window: the deletion removes nothing else */
+    cr_assert_str_eq(kjson_get_str(e, "spec.claimedAt"), "2026-11-02T00:00:00Z");
+    cr_assert_str_eq(kjson_get_str(e, "spec.etcdDeletedAt"), "2026-11-02T00:05:00Z");
+    cr_assert_str_eq(kjson_get_str(e, "metadata.annotations[" EBK_KEEP_ANNOTATION "]"), "shoot/b");
+    /* named after the claim: the webhook's and the entries' one name for it */
+    OK(bstore_claim_init(&c, "S3", "bkt", NULL, "copies--r", &err));
+    OK(claims_entry_name(&c, name));
+    bstore_claim_release(&c);
+    cr_assert_str_eq(kjson_get_str(e, "metadata.name"), name);
+    cJSON_Delete(e);
+    cJSON_Delete(b);
+}
+
+Test(ebk_keep, a_destination_not_understood_gets_no_entry)
+{
+    struct kerr_info err = { 0 };
+    cJSON *b = backup("awss", "copies"), *e = NULL;
+
+    cr_assert_eq(ebk_keep_entry(b, "", &e, &err), KERR_INVAL);
+    cr_assert_null(e);
+    cJSON_Delete(b);
+}
+
+Test(ebk_keep, the_bucket_of_the_store_is_the_oldest_of_its_container)
+{
+    cJSON *l = cJSON_Parse(
+        "[{\"metadata\":{\"name\":\"other\",\"creationTimestamp\":\"2026-01-01T00:00:00Z\"},"
+        "\"spec\":{\"provider\":\"aws\",\"container\":\"elsewhere\"}},"
+        "{\"metadata\":{\"name\":\"young\",\"creationTimestamp\":\"2026-03-01T00:00:00Z\"},"
+        "\"spec\":{\"provider\":\"gcp\",\"container\":\"bkt\"}},"
+        "{\"metadata\":{\"name\":\"old\",\"creationTimestamp\":\"2026-02-01T00:00:00Z\"},"
+        "\"spec\":{\"provider\":\"S3\",\"container\":\"bkt\"}},"
+        "{\"metadata\":{\"name\":\"local\",\"creationTimestamp\":\"2025-01-01T00:00:00Z\"},"
+        "\"spec\":{\"provider\":\"Local\",\"container\":\"bkt\"}}]");
+    char out[64];
+
+    ebk_keep_bucket(l, "s3", "bkt", out, sizeof(out));
+    cr_assert_str_eq(out, "old");
+    ebk_keep_bucket(l, "local", "bkt", out, sizeof(out));
+    cr_assert_str_eq(out, "local");
+    ebk_keep_bucket(l, "aws", "none", out, sizeof(out));
+    cr_assert_str_eq(out, "");
+    ebk_keep_bucket(l, "awss", "bkt", out, sizeof(out));
+    cr_assert_str_eq(out, "");
+    cJSON_Delete(l);
+}
+
+Test(ebk_keep, a_local_copy_records_the_host_directory_its_job_mounted)
+{
+    struct kerr_info err = { 0 };
+    cJSON *b = backup("local", "copies"), *e = NULL;
+    cJSON *secret = cJSON_Parse("{\"data\":{\"hostPath\":\"L3Zhci9saWIvbGI=\"}}");
+
+    OK(ebk_keep_entry(b, "", &e, &err));
+    OK(ebk_keep_hostpath(e, secret, &err));
+    cr_assert_str_eq(kjson_get_str(e, "metadata.annotations[" EBK_KEEP_HOSTPATH "]"),
+                     "/var/lib/lb");
+    cJSON_Delete(e);
+    e = NULL;
+    OK(ebk_keep_entry(b, "", &e, &err));
+    OK(ebk_keep_hostpath(e, NULL, &err));
+    cr_assert_str_eq(kjson_get_str(e, "metadata.annotations[" EBK_KEEP_HOSTPATH "]"),
+                     "/etc/gardener/local-backupbuckets");
+    cJSON_Delete(e);
+    cJSON_Delete(secret);
+    cJSON_Delete(b);
+}
+
+Test(ebk_keep, the_copies_of_the_same_etcd_may_share_a_retained_copys_prefix)
+{
+    struct kerr_info err = { 0 };
+    struct bstore_claim c;
+    char why[CLAIMS_WHY_MAX];
+    cJSON *b = backup("aws", "copies/main"), *e = NULL, *entries = cJSON_CreateArray();
+    struct claims_skip mine = { .backup_ns = "shoot", .backup = "b2", .backups_of = "etcd-main" };
+    struct claims_skip other = { .backup_ns = "shoot", .backup = "b3", .backups_of = "events" };
+
+    OK(ebk_keep_entry(b, "", &e, &err));
+    cJSON_AddItemToArray(entries, e);
+    OK(bstore_claim_init(&c, "S3", "bkt", NULL, "copies/main", &err));
+    claims_find_in(NULL, entries, NULL, &c, &mine, why);
+    cr_assert_str_eq(why, "", "%s", why);
+    claims_find_in(NULL, entries, NULL, &c, &other, why);
+    cr_assert(strstr(why, "BackupEntry"), "%s", why);
+    bstore_claim_release(&c);
+    cJSON_Delete(entries);
+    cJSON_Delete(b);
+}

@@ -1,0 +1,90 @@
+/* plocal - the directory of a Local store on the node, at admission; see plocal.h. */
+#include "webhook/plocal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "common/blocal.h"
+#include "common/kjson.h"
+#include "common/kobj.h"
+
+static const struct k8s_resource res_secret = { "", "v1", "secrets", 1 };
+
+enum kerr plocal_dir(struct k8s_client *k, const char *ns, const char *secret,
+                     const char *container, const char *prefix, char *dir, size_t n, char *why,
+                     size_t wn)
+{
+    char hostpath[BLOCAL_HOSTPATH_MAX + 1];
+    struct kerr_info e = { 0 };
+    cJSON *obj = NULL;
+    enum kerr rc = KERR_OK;
+
+    why[0] = '\0';
+    if (secret && *secret)
+        rc = k8s_get(k, &res_secret, ns, secret, NULL, &obj, &e);
+    if (rc == KERR_NOMEM)
+        return rc;
+    if (rc != KERR_OK) {
+        snprintf(why, wn,
+                 "the backup Secret %s/%s, whose hostPath places a Local store on the node, "
+                 "cannot be read: %s",
+                 ns ? ns : "", secret, e.msg[0] ? e.msg : kerr_str(rc));
+        return KERR_OK;
+    }
+    rc = blocal_hostpath(obj, hostpath, sizeof(hostpath), &e);
+    cJSON_Delete(obj);
+    if (rc == KERR_OK)
+        rc = blocal_dir(hostpath, container, prefix, dir, n, &e);
+    if (rc == KERR_NOMEM)
+        return rc;
+    if (rc != KERR_OK)
+        snprintf(why, wn, "%s", e.msg[0] ? e.msg : kerr_str(rc));
+    return KERR_OK;
+}
+
+/* The Secret {namespace, name} of the cached bucket named name into ns and sname. */
+static int bucket_secret(struct store *buckets, const char *name, char *ns, size_t nn, char *sname,
+                         size_t sn)
+{
+    char key[STORE_KEY_MAX];
+    cJSON *meta = cJSON_CreateObject(), *b = NULL;
+    int ok = 0;
+
+    if (meta && cJSON_AddStringToObject(cJSON_AddObjectToObject(meta, "metadata"), "name", name) &&
+        kobj_key_of(meta, key, sizeof(key), NULL) == KERR_OK &&
+        store_get(buckets, key, &b, NULL) == KERR_OK && kjson_get_str(b, "spec.secretRef.name") &&
+        kjson_get_str(b, "spec.secretRef.namespace")) {
+        snprintf(ns, nn, "%s", kjson_get_str(b, "spec.secretRef.namespace"));
+        snprintf(sname, sn, "%s", kjson_get_str(b, "spec.secretRef.name"));
+        ok = 1;
+    }
+    cJSON_Delete(meta);
+    cJSON_Delete(b);
+    return ok;
+}
+
+int plocal_other(struct k8s_client *k, struct store *buckets, const cJSON *c, char *dir, size_t n)
+{
+    const cJSON *l = kjson_get(c, "local");
+    const char *bucket = kjson_get_str(l, "bucket");
+    char ns[256], sname[256], why[512];
+
+    if (!l || !kjson_get_str(l, "container") || !kjson_get_str(l, "prefix"))
+        return 0;
+    if (bucket && kjson_get_str(l, "hostPath")) /* a retained copy's, as its Job mounted it */
+        return blocal_dir(kjson_get_str(l, "hostPath"), kjson_get_str(l, "container"),
+                          kjson_get_str(l, "prefix"), dir, n, NULL) == KERR_OK;
+    if (bucket) { /* an entry: the directory its deletion Job mounts, the bucket's */
+        if (!buckets || !*bucket ||
+            !bucket_secret(buckets, bucket, ns, sizeof(ns), sname, sizeof(sname)))
+            return 0;
+    } else {
+        snprintf(ns, sizeof(ns), "%s",
+                 kjson_get_str(c, "namespace") ? kjson_get_str(c, "namespace") : "");
+        snprintf(sname, sizeof(sname), "%s",
+                 kjson_get_str(l, "secret") ? kjson_get_str(l, "secret") : "");
+    }
+    return plocal_dir(k, ns, *sname ? sname : NULL, kjson_get_str(l, "container"),
+                      kjson_get_str(l, "prefix"), dir, n, why, sizeof(why)) == KERR_OK &&
+           !*why;
+}
