@@ -3,7 +3,7 @@
 
 #include <criterion/criterion.h>
 
-#include "webhook/pclaim.h"
+#include "common/pclaim.h"
 
 static const char REC[] =
     "[{\"namespace\":\"a\",\"name\":\"etcd\",\"prefix\":\"race-1\",\"at\":1000},"
@@ -14,7 +14,7 @@ static const char *conflict(const char *ns, const char *name, const char *prefix
                             struct pclaim_other *o)
 {
     cJSON *rec = cJSON_Parse(REC);
-    struct pclaim c = { ns, name, "Object|bkt|", prefix, NULL, NULL };
+    struct pclaim c = { ns, name, "Object|bkt|", prefix, NULL, NULL, NULL, NULL, NULL };
 
     pclaim_conflict(rec, &c, now, o);
     cJSON_Delete(rec);
@@ -73,10 +73,15 @@ Test(pclaim, a_restore_target_claims_until_its_etcd_does)
     cJSON *rec = cJSON_Parse("[{\"kind\":\"EtcdRestore\",\"namespace\":\"t\",\"name\":\"r\","
                              "\"etcd\":\"restored\",\"prefix\":\"t/restored\",\"at\":1000}]");
     time_t later = 1000 + 10 * PCLAIM_TTL_S;
-    struct pclaim other = { "t", "other", "Object|bkt|", "t/restored", NULL, NULL };
-    struct pclaim target = { "t", "restored", "Object|bkt|", "t/restored", NULL, NULL };
-    struct pclaim elsewhere = { "u", "restored", "Object|bkt|", "t/restored-2", NULL, NULL };
-    struct pclaim restore2 = { "t", "r2", "Object|bkt|", "t", PCLAIM_KIND_RESTORE, "x" };
+    struct pclaim other = {
+        "t", "other", "Object|bkt|", "t/restored", NULL, NULL, NULL, NULL, NULL
+    };
+    struct pclaim target = { "t",  "restored", "Object|bkt|", "t/restored", NULL,
+                             NULL, NULL,       NULL,          NULL };
+    struct pclaim elsewhere = { "u",  "restored", "Object|bkt|", "t/restored-2", NULL, NULL,
+                                NULL, NULL,       NULL };
+    struct pclaim restore2 = { "t", "r2", "Object|bkt|", "t", PCLAIM_KIND_RESTORE,
+                               "x", NULL, NULL,          NULL };
     struct pclaim_other o;
 
     pclaim_conflict(rec, &other, later, &o);
@@ -98,8 +103,10 @@ Test(pclaim, a_restore_target_claims_until_its_etcd_does)
 Test(pclaim, kinds_are_owners_apart)
 {
     cJSON *rec = cJSON_Parse(REC);
-    struct pclaim onto = { "a", "etcd", "Object|bkt|", "race-1/x", PCLAIM_KIND_RESTORE, "new" };
-    struct pclaim own = { "a", "r", "Object|bkt|", "race-1/x", PCLAIM_KIND_RESTORE, "etcd" };
+    struct pclaim onto = { "a",   "etcd", "Object|bkt|", "race-1/x", PCLAIM_KIND_RESTORE,
+                           "new", NULL,   NULL,          NULL };
+    struct pclaim own = { "a",    "r",  "Object|bkt|", "race-1/x", PCLAIM_KIND_RESTORE,
+                          "etcd", NULL, NULL,          NULL };
     struct pclaim_other o;
 
     pclaim_conflict(rec, &onto, 1001, &o);
@@ -113,7 +120,7 @@ Test(pclaim, kinds_are_owners_apart)
 Test(pclaim, bytes_of_a_namespaces_records)
 {
     cJSON *rec = cJSON_Parse(REC);
-    struct pclaim c = { "a", "etcd", "Object|bkt|", "race-1", NULL, NULL };
+    struct pclaim c = { "a", "etcd", "Object|bkt|", "race-1", NULL, NULL, NULL, NULL, NULL };
     char *one = cJSON_PrintUnformatted(cJSON_GetArrayItem(rec, 0));
     size_t n = strlen(one) + 1;
 
@@ -142,4 +149,54 @@ Test(pclaim, annotation_bytes_as_the_api_server_counts)
                   "the Lease fills only once as many namespaces as one holds Etcds are full");
     cJSON_Delete(lease);
     cJSON_Delete(bare);
+}
+
+/* An EtcdBackup's copy destination, recorded by warden-controller before its copy Job: an Etcd
+ * (its own source Etcd included) or a restore target overlapping it is refused while it counts
+ * (PCLAIM_TTL_S); the copies of EtcdBackups of the same Etcd in the same namespace share it. */
+Test(pclaim, a_copy_destination_is_an_owner)
+{
+    cJSON *rec = cJSON_Parse("[{\"kind\":\"EtcdBackup\",\"namespace\":\"shoot\",\"name\":\"b\","
+                             "\"etcd\":\"main\",\"prefix\":\"copies--x\",\"at\":1000}]");
+    struct pclaim etcd = { "other", "x", "Object|bkt|", "copies--x", NULL, NULL, NULL, NULL, NULL };
+    struct pclaim source = {
+        "shoot", "main", "Object|bkt|", "copies", NULL, NULL, NULL, NULL, NULL
+    };
+    struct pclaim sibling = { "shoot", "b2", "Object|bkt|", "copies--x", PCLAIM_KIND_BACKUP,
+                              "main",  NULL, NULL,          NULL };
+    struct pclaim stranger = { "shoot", "b3", "Object|bkt|", "copies--x", PCLAIM_KIND_BACKUP,
+                               "other", NULL, NULL,          NULL };
+    struct pclaim restore = { "shoot", "r",  "Object|bkt|", "copies--x/r", PCLAIM_KIND_RESTORE,
+                              "main",  NULL, NULL,          NULL };
+    struct pclaim_other o;
+
+    pclaim_conflict(rec, &etcd, 1001, &o);
+    cr_expect_str_eq(o.what, "the destination prefix \"copies--x\" of EtcdBackup shoot/b, whose "
+                             "copy is starting");
+    cr_expect_str_eq(o.ns, "shoot");
+    pclaim_conflict(rec, &source, 1001, &o);
+    cr_expect_neq(*o.what, '\0', "the backup's own Etcd onto a containing prefix");
+    pclaim_conflict(rec, &sibling, 1001, &o);
+    cr_expect_str_eq(o.what, "", "another copy of the same Etcd");
+    pclaim_conflict(rec, &stranger, 1001, &o);
+    cr_expect_neq(*o.what, '\0', "a copy of another Etcd");
+    pclaim_conflict(rec, &restore, 1001, &o);
+    cr_expect_neq(*o.what, '\0', "a restore whose target Etcd is named like the source");
+    pclaim_conflict(rec, &etcd, 1000 + PCLAIM_TTL_S + 1, &o);
+    cr_expect_str_eq(o.what, "", "lapsed: its status.destination is the claim by then");
+    cJSON_Delete(rec);
+}
+
+/* A restore's record carries the target store resolved at admission and the restore's uid. */
+Test(pclaim, a_restore_record_carries_its_admitted_target)
+{
+    struct pclaim c = { "t",  "r",  "Object|bkt|", "t/r", PCLAIM_KIND_RESTORE,
+                        "rr", "S3", "https://e",   "u-1" };
+    struct pclaim bare = { "t",  "r",  "Object|bkt|", "t/r", PCLAIM_KIND_RESTORE,
+                           "rr", NULL, NULL,          NULL };
+
+    cr_expect_eq(pclaim_record_bytes(&c, 1000),
+                 pclaim_record_bytes(&bare, 1000) +
+                     strlen(",\"provider\":\"S3\",\"endpointOverride\":\"https://e\","
+                            "\"uid\":\"u-1\""));
 }

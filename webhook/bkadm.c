@@ -8,7 +8,7 @@
 #include "common/kjson.h"
 #include "common/rtarget.h"
 #include "webhook/bauth.h"
-#include "webhook/pclaim.h"
+#include "common/pclaim.h"
 
 /* What one destination is and found. */
 struct dest {
@@ -307,11 +307,20 @@ static enum kerr check_source(struct prefix_cache *pc, struct store *entries,
     return rc;
 }
 
-/* bkadm_check; the store key of a new destination claim it allowed into key ("" when none). */
+/* What check allowed: a new destination claim's store key ("" when none) and canonical prefix,
+ * and an EtcdRestore's target provider and endpoint as resolved (recorded with its claim). */
+struct allowed {
+    char key[BSTORE_KEY_MAX];
+    char cp[BSTORE_PREFIX_MAX + 1];
+    char provider[64];
+    char endpoint[BSTORE_KEY_MAX];
+    int has_endpoint;
+};
+
+/* bkadm_check; what it allowed into *a. */
 static enum kerr check(struct prefix_cache *pc, struct store *etcds, struct store *entries,
                        struct store *backups, const struct review_req *req,
-                       struct review_resp *resp, char key[BSTORE_KEY_MAX],
-                       char cp[BSTORE_PREFIX_MAX + 1], struct kerr_info *err)
+                       struct review_resp *resp, struct allowed *a, struct kerr_info *err)
 {
     const cJSON *obj = req->object;
     const char *base, *etcd_path, *provider, *container, *endpoint, *prefix;
@@ -365,6 +374,9 @@ static enum kerr check(struct prefix_cache *pc, struct store *etcds, struct stor
     if (!etcd_path) {
         provider = rt.provider;
         endpoint = rt.endpoint;
+        snprintf(a->provider, sizeof(a->provider), "%s", provider);
+        snprintf(a->endpoint, sizeof(a->endpoint), "%s", endpoint ? endpoint : "");
+        a->has_endpoint = endpoint != NULL;
     }
     /* the source is read, never claimed: its container must still name one bucket, or the
      * copy reads another bucket's or another prefix's snapshots */
@@ -403,8 +415,8 @@ static enum kerr check(struct prefix_cache *pc, struct store *etcds, struct stor
                !resp->allowed))
         goto out;
     snprintf(d.store, sizeof(d.store), "%s", c.key);
-    snprintf(key, BSTORE_KEY_MAX, "%s", c.key);
-    snprintf(cp, BSTORE_PREFIX_MAX + 1, "%s", c.prefix);
+    snprintf(a->key, sizeof(a->key), "%s", c.key);
+    snprintf(a->cp, sizeof(a->cp), "%s", c.prefix);
     d.prefix = c.prefix;
     if (etcds)
         rc = store_index_view(etcds, PREFIX_INDEX_STORE, d.store, view_etcd, &d, &why);
@@ -413,7 +425,7 @@ static enum kerr check(struct prefix_cache *pc, struct store *etcds, struct stor
     if (backups && rc == KERR_OK && !*d.other)
         rc = store_index_view(backups, PREFIX_INDEX_STORE, d.store, view_backup, &d, &why);
     if (*d.other) {
-        key[0] = '\0';
+        a->key[0] = '\0';
         rc = deny(resp, base, prefix, &d);
     } else if (rc != KERR_OK) /* fail closed */
         rc = review_errored(resp, 500, "checking %s against the caches: %s", base,
@@ -427,13 +439,14 @@ out:
 }
 
 /*
- * The claim Lease of store key (webhook/pclaim): an EtcdRestore's target recorded there (it
+ * The claim Lease of store key (common/pclaim): an EtcdRestore's target recorded there (it
  * claims from admission, while its copy is written), an EtcdBackup's or schedule's destination
  * refused when it overlaps an in-flight restore's target. Refused (500) when unreadable.
  */
-static enum kerr in_flight(struct prefix_cache *pc, const struct review_req *req, const char *key,
-                           const char *cprefix, struct review_resp *resp, struct kerr_info *err)
+static enum kerr in_flight(struct prefix_cache *pc, const struct review_req *req,
+                           const struct allowed *a, struct review_resp *resp, struct kerr_info *err)
 {
+    const char *key = a->key, *cprefix = a->cp;
     const cJSON *obj = req->object;
     const char *base = NULL, *etcd_path = NULL, *lease_ns = NULL, *prefix;
     int restore = strcmp(req->kind_kind, "EtcdRestore") == 0;
@@ -454,7 +467,10 @@ static enum kerr in_flight(struct prefix_cache *pc, const struct review_req *req
                          cprefix,
                          restore ? PCLAIM_KIND_RESTORE : NULL,
                          restore ? kjson_get_str(obj, "spec.target.etcdName")
-                                 : kjson_get_str(obj, etcd_path) };
+                                 : kjson_get_str(obj, etcd_path),
+                         restore ? a->provider : NULL,
+                         restore && a->has_endpoint ? a->endpoint : NULL,
+                         restore ? kjson_get_str(obj, "metadata.uid") : NULL };
     rc = restore ? pclaim_take(k, lease_ns, &c, &other, &why)
                  : pclaim_restores(k, lease_ns, &c, &other, &why);
     if (rc == KERR_OK && *other.what) {
@@ -477,16 +493,16 @@ static enum kerr in_flight(struct prefix_cache *pc, const struct review_req *req
 enum kerr bkadm_check(struct store *etcds, struct store *entries, struct store *backups,
                       const struct review_req *req, struct review_resp *resp, struct kerr_info *err)
 {
-    char key[BSTORE_KEY_MAX] = "", cp[BSTORE_PREFIX_MAX + 1] = "";
+    struct allowed a = { 0 };
 
-    return check(NULL, etcds, entries, backups, req, resp, key, cp, err);
+    return check(NULL, etcds, entries, backups, req, resp, &a, err);
 }
 
 enum kerr bkadm_decide(struct prefix_cache *c, const struct review_req *req,
                        struct review_resp *resp, struct kerr_info *err)
 {
     struct store *etcds = NULL, *entries = NULL, *backups = NULL;
-    char key[BSTORE_KEY_MAX] = "", cp[BSTORE_PREFIX_MAX + 1] = "";
+    struct allowed a = { 0 };
     enum kerr rc;
 
     if (!prefix_cache_stores(c, &etcds, &entries, &backups)) {
@@ -497,9 +513,9 @@ enum kerr bkadm_decide(struct prefix_cache *c, const struct review_req *req,
     if (review_allow(resp, "%s %s: destination checked", req->operation, req->kind_kind) !=
         KERR_OK) /* unless refused below */
         return kerr_set(err, KERR_NOMEM, "building the answer");
-    rc = check(c, etcds, entries, backups, req, resp, key, cp, err);
-    if (rc == KERR_OK && resp->allowed && *key)
-        rc = in_flight(c, req, key, cp, resp, err);
+    rc = check(c, etcds, entries, backups, req, resp, &a, err);
+    if (rc == KERR_OK && resp->allowed && *a.key)
+        rc = in_flight(c, req, &a, resp, err);
     if (rc == KERR_OK)
         prefix_cache_count(c, kjson_get_str(req->object, "metadata.namespace"), resp);
     return rc;

@@ -26,7 +26,9 @@
  *     not authorise the namespace there (webhook/bauth, as a claim), or when a
  *     BackupEntry in phase Deleting overlaps it (its prefix is being emptied);
  *   - an allowed EtcdRestore CREATE's target is recorded in its store's claim
- *     Lease (webhook/pclaim, PCLAIM_KIND_RESTORE): it counts while the restore
+ *     Lease (common/pclaim, PCLAIM_KIND_RESTORE, with the target's provider and
+ *     endpoint as resolved and the restore's uid: warden-controller copies only
+ *     into that store and prefix, common/rtrec): it counts while the restore
  *     is stored and claims it (common/rtarget's rtarget_claims), so an Etcd, another restore
  *     or an EtcdBackup/schedule destination overlapping it is refused while
  *     the copy runs (the Etcd the restore creates excepted); an EtcdBackup's

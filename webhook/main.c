@@ -190,7 +190,7 @@ static enum kerr start_cache(struct app *a, struct kerr_info *err)
     wh_cache_bind(a->cache, &a->lookup);
     if (a->cfg.backup_entries &&
         /* claims are cluster-wide, whatever --watch-namespace says; recorded in Leases of
-         * the webhook's own namespace (webhook/pclaim) */
+         * the webhook's own namespace (common/pclaim) */
         ((rc = prefix_cache_new(&(struct prefix_cache_opts){ a->client, NULL, a->cfg.etcd_backups,
                                                              k8s_client_namespace(a->client),
                                                              a->cross_refusals },

@@ -10,7 +10,7 @@
 #include "common/kjson.h"
 #include "common/log.h"
 #include "webhook/bauth.h"
-#include "webhook/pclaim.h"
+#include "common/pclaim.h"
 
 #define KEY_MAX 1024
 
@@ -509,6 +509,9 @@ enum kerr prefix_lock(struct k8s_client *k, const char *ns, const struct review_
                           kjson_get_str(self, "name"),
                           kjson_get_str(self, "store"),
                           kjson_get_str(self, "prefix"),
+                          NULL,
+                          NULL,
+                          NULL,
                           NULL,
                           NULL };
     rc = pclaim_take(k, ns, &pc, &other, &why);

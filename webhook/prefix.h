@@ -65,7 +65,7 @@ struct prefix_cache_opts {
     struct k8s_client *client; /* BORROWED, required */
     const char *ns;            /* BORROWED; NULL or "": Etcds of every namespace */
     int backups;               /* also EtcdBackups (their copies' prefixes) */
-    const char *claims_ns;     /* BORROWED; the namespace of the claim Leases (webhook/pclaim);
+    const char *claims_ns;     /* BORROWED; the namespace of the claim Leases (common/pclaim);
                                   NULL or "": none (claims decided from the caches alone) */
     struct metrics_vec *cross; /* BORROWED or NULL: a counter labelled by namespace, counting
                                   the refusals over another namespace's claim (probing shows) */
@@ -125,7 +125,7 @@ enum kerr prefix_deny(struct review_resp *resp, const struct review_req *req, co
 
 /*
  * The claim of req (an Etcd CREATE, or an UPDATE changing its store or prefix) recorded in the
- * claim Lease of its store in namespace ns (webhook/pclaim): denied when a claim admitted
+ * claim Lease of its store in namespace ns (common/pclaim): denied when a claim admitted
  * meanwhile overlaps it, an error (500) when it cannot be recorded; resp untouched otherwise.
  */
 enum kerr prefix_lock(struct k8s_client *k, const char *ns, const struct review_req *req,

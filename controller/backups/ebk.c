@@ -11,6 +11,7 @@
 #include "common/kjson.h"
 #include "common/ktime.h"
 #include "common/log.h"
+#include "common/pclaim.h"
 #include "controller/core/claims.h"
 #include "controller/backups/cpjob.h"
 #include "controller/backups/ebk_del.h"
@@ -330,6 +331,57 @@ static enum kerr step_snapshot(const struct ebk_env *env, const cJSON *b, long *
     return rc;
 }
 
+/*
+ * The copy's claim recorded in its destination store's claim Lease (controller/core/claims.h's
+ * claims_take), atomic with warden-webhook's admissions: KERR_OK with *why set when a live
+ * record of another owner overlaps (the backup fails), *held set when the Lease could not be
+ * read or written (status.error, a Warning event ClaimNotRecorded, looked at again: no copy
+ * meanwhile).
+ */
+static enum kerr take_claim(const struct ebk_env *env, const cJSON *b, char *why, size_t n,
+                            int *held, long *requeue, struct kerr_info *err)
+{
+    struct bstore_claim c = { "", NULL };
+    char other[CLAIMS_WHY_MAX];
+    struct kerr_info e = { 0 };
+    cJSON *nb;
+    enum kerr rc;
+
+    *held = 0;
+    if (claims_of(b, "spec.destination", NULL, &c, &e) != KERR_OK) {
+        snprintf(why, n, "spec.destination: %s", e.msg);
+        return KERR_OK;
+    }
+    rc = claims_take(env->client,
+                     &(struct pclaim){ str(b, "metadata.namespace"), str(b, "metadata.name"), c.key,
+                                       c.prefix, PCLAIM_KIND_BACKUP, str(b, "spec.etcdName"), NULL,
+                                       NULL, NULL },
+                     str(b, "metadata.namespace"), other, &e);
+    if (rc == KERR_OK && *other)
+        snprintf(why, n,
+                 "spec.destination.prefix \"%.200s\" overlaps %.300s in the same store: one "
+                 "prefix, one owner",
+                 c.prefix, other);
+    bstore_claim_release(&c);
+    if (rc == KERR_OK)
+        return KERR_OK;
+    *held = 1;
+    requeue_min(requeue, EBK_WAIT_MS);
+    log_warn("copy claim not recorded", "namespace", str(b, "metadata.namespace"), "name",
+             str(b, "metadata.name"), "error", e.msg);
+    nb = cJSON_Duplicate(b, 1);
+    if (!nb || kjson_set_str(nb, "status.error", e.msg, err)) {
+        cJSON_Delete(nb);
+        return kerr_set(err, KERR_NOMEM, NULL);
+    }
+    rc = ebk_put_status(env, b, nb, err);
+    cJSON_Delete(nb);
+    if (rc == KERR_OK)
+        ebk_event(env, b, 1, "ClaimNotRecorded",
+                  "no copy: its destination's claim could not be recorded (retried): %s", e.msg);
+    return rc;
+}
+
 /* With deletionPolicy Delete, the finalizer onto the stored backup; *b then the updated one. */
 static enum kerr add_finalizer(const struct ebk_env *env, cJSON **b, struct kerr_info *err)
 {
@@ -372,8 +424,14 @@ static enum kerr start_copy(const struct ebk_env *env, const cJSON *stored, cons
     struct inputs in = { 0 };
     cJSON *job = NULL, *b = cJSON_Duplicate(stored, 1), *nb = NULL;
     enum kerr rc = b ? read_inputs(env, stored, &in, why, sizeof(why), err) : KERR_NOMEM;
+    int held = 0;
 
-    if (rc != KERR_OK || *why || ebk_job_name(str(b, "metadata.name"), jname) != KERR_OK) {
+    /* last before the Job: the claim recorded where admissions record theirs */
+    if (rc == KERR_OK && !*why)
+        rc = take_claim(env, stored, why, sizeof(why), &held, requeue, err);
+    if (rc != KERR_OK || held)
+        goto out;
+    if (*why || ebk_job_name(str(b, "metadata.name"), jname) != KERR_OK) {
         if (rc == KERR_OK)
             rc = fail(env, stored, *why ? why : "no Job name for this backup", err);
         goto out;

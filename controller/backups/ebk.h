@@ -18,7 +18,12 @@
  *     phase Snapshotting, startTime, opsTaskName, event SnapshotStarted.
  *   - Snapshotting: the task's status.state, whoever executes it
  *     (controller/hibernation/otask.h or etcd-druid). Failed or Rejected: Failed with
- *     its lastErrors' last description. Succeeded: the copy Job
+ *     its lastErrors' last description. Succeeded: the destination's claim
+ *     recorded in its store's claim Lease (controller/core/claims.h's
+ *     claims_take, atomic with warden-webhook's admissions: an overlapping
+ *     live record of another owner fails the backup; a Lease that cannot be
+ *     read or written keeps the phase, status.error, a Warning event
+ *     ClaimNotRecorded, looked at again in EBK_WAIT_MS), then the copy Job
  *     (cpjob_build, name ebk_job_name(backup), activeDeadlineSeconds
  *     PODJOB_COPY_DEADLINE_S) from the Etcd's store to the
  *     destination, with --snapshot NAME when the task's

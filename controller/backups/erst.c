@@ -10,8 +10,10 @@
 #include "common/bstore.h"
 #include "common/kjson.h"
 #include "common/ktime.h"
+#include "common/pclaim.h"
 #include "common/rtarget.h"
 #include "controller/backups/cpjob.h"
+#include "controller/core/claims.h"
 #include "controller/core/ctl.h"
 #include "controller/core/ctl_config.h"
 #include "controller/core/etcdspec.h"
@@ -143,6 +145,52 @@ static enum kerr record_copy_start(const struct erst_ctx *x, cJSON *rs, const ch
     return rc;
 }
 
+/*
+ * The target's claim taken again in its store's claim Lease (controller/core/claims.h's
+ * claims_take) before the copy Job: atomic with warden-webhook's admissions, as an EtcdBackup's
+ * copy. KERR_OK with *why set when another owner's live record overlaps it (refused), *held
+ * when the Lease could not be read or written (status.error, a Warning event
+ * ClaimNotRecorded, looked at again: no copy meanwhile).
+ */
+static enum kerr take_claim(const struct erst_ctx *x, cJSON *rs, const struct erst_plan *p,
+                            char *why, size_t n, int *held, long *requeue, struct kerr_info *err)
+{
+    struct bstore_claim c = { "", NULL };
+    char other[CLAIMS_WHY_MAX];
+    struct kerr_info e = { 0 };
+    enum kerr rc;
+
+    *held = 0;
+    why[0] = '\0';
+    if (bstore_claim_init(&c, p->to.provider, p->to.container, p->to.endpoint, p->to.prefix, &e) !=
+        KERR_OK) {
+        snprintf(why, n, "the target store: %s", e.msg);
+        return KERR_OK;
+    }
+    rc = claims_take(x->client,
+                     &(struct pclaim){ kjson_get_str(rs, "metadata.namespace"),
+                                       kjson_get_str(rs, "metadata.name"), c.key, c.prefix,
+                                       PCLAIM_KIND_RESTORE,
+                                       kjson_get_str(rs, "spec.target.etcdName"), p->to.provider,
+                                       p->to.endpoint, kjson_get_str(rs, "metadata.uid") },
+                     kjson_get_str(rs, "metadata.namespace"), other, &e);
+    if (rc == KERR_OK && *other)
+        snprintf(why, n,
+                 "spec.target.store.prefix \"%.200s\" overlaps %.300s in the same store: one "
+                 "prefix, one owner",
+                 c.prefix, other);
+    bstore_claim_release(&c);
+    if (rc == KERR_OK)
+        return KERR_OK;
+    *held = 1;
+    *requeue = ERST_WAIT_MS;
+    rc = erst_put_status(x, rs, ERST_PHASE_PENDING, e.msg, err);
+    if (rc == KERR_OK)
+        erst_event(x, rs, EV_WARNING, "ClaimNotRecorded",
+                   "no copy: the target's claim could not be recorded (retried): %s", e.msg);
+    return rc;
+}
+
 static enum kerr pending(const struct erst_ctx *x, cJSON *rs, long *requeue, struct kerr_info *err)
 {
     const char *ns = kjson_get_str(rs, "metadata.namespace");
@@ -150,6 +198,7 @@ static enum kerr pending(const struct erst_ctx *x, cJSON *rs, long *requeue, str
     char name[KNAME_LABEL_MAX + 1];
     cJSON *job = NULL;
     enum kerr rc;
+    int held = 0;
 
     memset(&p, 0, sizeof(p));
     rc = erst_plan_resolve(x, rs, 1, &p, err);
@@ -171,6 +220,13 @@ static enum kerr pending(const struct erst_ctx *x, cJSON *rs, long *requeue, str
             rc = fail(x, rs, "Refused", p.why, err);
             goto out;
         }
+        /* last before the Job: the claim recorded where admissions record theirs */
+        if (!rc)
+            rc = take_claim(x, rs, &p, p.why, sizeof(p.why), &held, requeue, err);
+        if (!rc && !held && *p.why)
+            rc = fail(x, rs, "Refused", p.why, err);
+        if (rc || held || *p.why)
+            goto out;
         /* never a copy Job without the finalizer that deletes what it wrote (erst_del.h) */
         if (!rc)
             rc = erst_add_finalizer(x, rs, err);

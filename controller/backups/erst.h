@@ -33,6 +33,14 @@
  *     claims.h, read from the API server); a source prefix a BackupEntry in
  *     phase Deleting overlaps (claims_find_deleting); Secrets of either
  *     store missing from the restore's namespace; an unknown provider.
+ *   - the target admitted (common/rtrec): warden-webhook's record of the restore in
+ *     a claim Lease; a target resolved now in another store or prefix than it
+ *     says is refused (no record: nothing admitted to keep to);
+ *   - then the target's claim taken in its store's claim Lease (controller/core/
+ *     claims.h's claims_take): an overlapping live record of another owner (an
+ *     Etcd admitted and not stored yet) refuses; a Lease that cannot be read or
+ *     written keeps it Pending (status.error, a Warning event ClaimNotRecorded,
+ *     looked at again in ERST_WAIT_MS).
  * Copying: a copy Job (controller/backups/cpjob.h: "<restore>--restore", kname_job,
  *   owned by the restore; a Job of that name owned by another fails the
  *   restore and is left alone) copies from the source store into the target prefix

@@ -11,6 +11,7 @@
 #include "common/kjson.h"
 #include "common/ktime.h"
 #include "common/rtarget.h"
+#include "common/rtrec.h"
 #include "controller/core/claims.h"
 #include "controller/core/etcdspec.h"
 #include "controller/core/kname.h"
@@ -188,6 +189,32 @@ static enum kerr get_secret(const struct erst_ctx *x, const char *ns, const char
     return rc;
 }
 
+/*
+ * The target resolved now is the one warden-webhook admitted (common/rtrec): its record in the
+ * claim Lease of the store it resolved, else refused (a source Etcd moved meanwhile); no record
+ * anywhere: nothing admitted to keep to.
+ */
+static enum kerr admitted(const struct erst_ctx *x, const cJSON *rs, struct erst_plan *p,
+                          struct kerr_info *err)
+{
+    const struct rtarget live = { p->to.provider, p->to.endpoint };
+    const char *lease_ns = k8s_client_namespace(x->client);
+    enum rtrec_verdict v;
+    char why[ERST_PLAN_WHY_MAX - 200];
+    enum kerr rc;
+
+    if (!lease_ns || !*lease_ns)
+        return kerr_set(err, KERR_INVAL, "no namespace for the claim Leases");
+    rc = rtrec_check(x->client, lease_ns, rs, &live, &v, why, sizeof(why), err);
+    if (rc != KERR_OK || v != RTREC_MOVED)
+        return rc;
+    return verdict(p, 0,
+                   "spec.target.store: %s: the copy writes only the target admitted; delete this "
+                   "restore and create it again (with spec.target.store.provider to keep the "
+                   "target from moving)",
+                   why);
+}
+
 /* The checks before anything is written (Pending): target name and prefix free, Secrets there. */
 static enum kerr check_target(const struct erst_ctx *x, const cJSON *rs, struct erst_plan *p,
                               struct kerr_info *err)
@@ -205,6 +232,8 @@ static enum kerr check_target(const struct erst_ctx *x, const cJSON *rs, struct 
                        dflt(p->from.provider, ""));
     if (!bstore_provider_kind(p->to.provider))
         return verdict(p, 0, "the target store: unknown provider \"%s\"", dflt(p->to.provider, ""));
+    if ((rc = admitted(x, rs, p, err)) != KERR_OK || p->refuse)
+        return rc;
     if (bstore_claim_init(&a, p->from.provider, p->from.container, p->from.endpoint, p->from.prefix,
                           &claim_err) == KERR_OK &&
         bstore_claim_init(&b, p->to.provider, p->to.container, p->to.endpoint, p->to.prefix,

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/kjson.h"
+#include "common/pclaim.h"
 #include "common/rtarget.h"
 #include "controller/core/etcdspec.h"
 
@@ -368,4 +369,27 @@ enum kerr claims_find_deleting(struct k8s_client *k, const struct bstore_claim *
     }
     cJSON_Delete(list);
     return rc;
+}
+
+enum kerr claims_take(struct k8s_client *k, const struct pclaim *c, const char *viewer_ns,
+                      char why[CLAIMS_WHY_MAX], struct kerr_info *err)
+{
+    const char *lease_ns = k8s_client_namespace(k);
+    struct pclaim_other o;
+    enum kerr rc;
+
+    why[0] = '\0';
+    if (!lease_ns || !*lease_ns)
+        return kerr_set(err, KERR_INVAL, "no namespace for the claim Leases");
+    rc = pclaim_take(k, lease_ns, c, &o, err);
+    if (rc != KERR_OK)
+        return kerr_wrap(err, "recording the claim of prefix \"%s\" in the claim Lease of %s",
+                         c->prefix, c->store);
+    if (*o.what && viewer_ns && strcmp(viewer_ns, o.ns) != 0)
+        snprintf(why, CLAIMS_WHY_MAX, "a prefix claimed from another namespace");
+    else if (*o.what)
+        snprintf(why, CLAIMS_WHY_MAX, "%s", o.what);
+    else if (*o.refused)
+        snprintf(why, CLAIMS_WHY_MAX, "%s", o.refused);
+    return KERR_OK;
 }

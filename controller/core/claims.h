@@ -118,4 +118,21 @@ enum kerr claims_find_deleting(struct k8s_client *k, const struct bstore_claim *
 void claims_find_deleting_in(const cJSON *entries, const struct bstore_claim *c,
                              char why[CLAIMS_WHY_MAX]);
 
+/*
+ * A copy's claim made atomic with admission (common/pclaim): before warden-controller creates
+ * a copy Job it records c (its kind PCLAIM_KIND_BACKUP or PCLAIM_KIND_RESTORE, its store key and
+ * canonical prefix) in the store's claim Lease, in the controller's own namespace (the
+ * webhook's: both run there), with a compare-and-swap on the Lease's resourceVersion as
+ * warden-webhook records an admitted Etcd. An Etcd admitted by the webhook and not stored yet
+ * (another validating webhook still holding its request) is in the Lease, never in the API
+ * server's lists: a live record of another owner overlapping c refuses the copy, described
+ * into why (CLAIMS_WHY_MAX bytes; another namespace's named only as "a prefix claimed from
+ * another namespace" when viewer_ns is not its); once recorded, the webhook refuses an Etcd
+ * overlapping it. KERR_OK with why "" when recorded. An error (the Lease cannot be read or
+ * written) is returned: the caller makes no copy (never "no claim").
+ */
+struct pclaim;
+enum kerr claims_take(struct k8s_client *k, const struct pclaim *c, const char *viewer_ns,
+                      char why[CLAIMS_WHY_MAX], struct kerr_info *err);
+
 #endif

@@ -115,7 +115,7 @@ ksim_wait 20 phase_is etcd-main Active || ctl_fail "entry not reattached"
 # Two CREATEs of overlapping prefixes at the same moment, from two namespaces (equal:
 # "race-NN" and "/race-NN/"; or one a string prefix of the other: "race-NN" and
 # "race-NN-b"), ROUNDS rounds: neither is in the webhook's caches when the other is
-# reviewed, and the claim Lease of the store (webhook/pclaim) admits exactly one of them.
+# reviewed, and the claim Lease of the store (common/pclaim) admits exactly one of them.
 # The oracle is kubectl's answer and the API server's Etcds, not an entry.
 ROUNDS=${WEBHOOK_PREFIX_ROUNDS:-24}
 live_etcds() { # prefix: the namespaces of the stored Etcds named etcd whose prefix it starts

@@ -1,5 +1,5 @@
 /*
- * libFuzzer target: webhook/pclaim, the claim records of a store's Lease (an annotation any
+ * libFuzzer target: common/pclaim, the claim records of a store's Lease (an annotation any
  * holder of the Lease could have written) read as the next admission reads them.
  *
  * Input: bytes taken as the annotation's JSON. Properties checked: reading never crashes;
@@ -10,14 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "webhook/pclaim.h"
+#include "common/pclaim.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     cJSON *rec = cJSON_ParseWithLength((const char *)data, size);
-    const struct pclaim c = { "ns", "etcd", "Object|bkt|", "p/etcd", NULL, NULL };
+    const struct pclaim c = { "ns", "etcd", "Object|bkt|", "p/etcd", NULL, NULL, NULL, NULL, NULL };
     struct pclaim_other o;
 
     pclaim_conflict(rec, &c, 1000, &o);

@@ -50,10 +50,17 @@
  * release before (a rolling upgrade) still blocks; they are never written and
  * their records lapse after PCLAIM_TTL_S.
  *
+ * Both processes: warden-webhook records an Etcd's claim and an EtcdRestore's
+ * target at admission; warden-controller records an EtcdBackup's copy
+ * destination and takes an EtcdRestore's target again before it creates their
+ * copy Jobs (controller/core/claims.h's claims_take), so a copy and an
+ * admission are serialised by the same Lease: an Etcd admitted and not stored
+ * yet refuses the copy, and a copy recorded refuses the Etcd.
+ *
  * Ownership: arguments BORROWED. Thread safety: reentrant (the client is).
  */
-#ifndef WEBHOOK_PCLAIM_H
-#define WEBHOOK_PCLAIM_H
+#ifndef COMMON_PCLAIM_H
+#define COMMON_PCLAIM_H
 
 #include <stddef.h>
 #include <time.h>
@@ -69,6 +76,7 @@
 #define PCLAIM_TRIES        16
 #define PCLAIM_MAX          512
 #define PCLAIM_KIND_RESTORE "EtcdRestore"
+#define PCLAIM_KIND_BACKUP  "EtcdBackup"
 
 #define PCLAIM_NS_MAX       256
 /* An admitted request is stored or given up within this (the API server's webhook timeout is at
@@ -96,18 +104,29 @@ struct pclaim_other {
 
 /*
  * A claim to record: all BORROWED; prefix canonical (common/bstore). kind NULL: an Etcd's
- * (recorded {namespace, name, prefix, at}). PCLAIM_KIND_RESTORE: an EtcdRestore's target,
- * recorded {kind, namespace, name, etcd, prefix, at} with etcd the Etcd it will create:
- * such a record counts whatever its age while its EtcdRestore is stored and claims its target
- * (common/rtarget's rtarget_claims: until Completed, when its Etcd carries the claim; Failed
- * after its copy started, for as long as it is stored), and is no conflict for that Etcd.
+ * (recorded {namespace, name, prefix, at}), by warden-webhook at admission.
+ * PCLAIM_KIND_RESTORE: an EtcdRestore's target, recorded {kind, namespace, name, etcd, prefix,
+ * at, provider, endpointOverride, uid} with etcd the Etcd it will create and provider and
+ * endpointOverride the target store as resolved at admission (common/rtarget; what the copy
+ * writes: common/rtrec); such a record counts whatever its age while its EtcdRestore is
+ * stored and claims its target (common/rtarget's rtarget_claims: until Completed, when its Etcd
+ * carries the claim; Failed after its copy started, for as long as it is stored), and is no
+ * conflict for that Etcd; warden-controller takes it again before the copy Job.
+ * PCLAIM_KIND_BACKUP: an EtcdBackup's copy destination, recorded {kind, namespace, name, etcd,
+ * prefix, at} (etcd: spec.etcdName) by warden-controller before it creates the copy Job; it
+ * counts for PCLAIM_TTL_S as an Etcd's does (by then status.destination, written with the Job,
+ * is the claim every cache sees), and is no conflict for the copies of EtcdBackups of the same
+ * Etcd in the same namespace (a schedule's history shares one prefix).
  */
 struct pclaim {
     const char *ns, *name; /* the owner */
     const char *store;     /* bstore key */
     const char *prefix;
-    const char *kind; /* NULL (an Etcd) or PCLAIM_KIND_RESTORE */
-    const char *etcd; /* PCLAIM_KIND_RESTORE: the target Etcd's name */
+    const char *kind; /* NULL (an Etcd), PCLAIM_KIND_RESTORE or PCLAIM_KIND_BACKUP */
+    const char *etcd; /* PCLAIM_KIND_RESTORE: the target Etcd's name; _BACKUP: the source's */
+    /* PCLAIM_KIND_RESTORE, recorded when not NULL: the target store's provider and endpoint as
+     * resolved at admission, and the EtcdRestore's metadata.uid */
+    const char *provider, *endpoint, *uid;
 };
 
 /* The Lease name of store key into out (n >= 64). */
@@ -127,6 +146,10 @@ void pclaim_conflict(const cJSON *rec, const struct pclaim *c, time_t now, struc
  */
 enum kerr pclaim_restores(struct k8s_client *k, const char *lease_ns, const struct pclaim *c,
                           struct pclaim_other *o, struct kerr_info *err);
+
+/* The records of lease (its PCLAIM_ANNOTATION parsed; a new array, OWNED by the caller; a
+ * missing or unreadable annotation: none). */
+cJSON *pclaim_records(const cJSON *lease);
 
 /* How many records of rec (a parsed annotation, BORROWED) of namespace ns count at now. Pure. */
 int pclaim_pending(const cJSON *rec, const char *ns, time_t now);

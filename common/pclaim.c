@@ -1,5 +1,5 @@
 /* pclaim - a prefix claim made atomic at admission; see pclaim.h. */
-#include "webhook/pclaim.h"
+#include "common/pclaim.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -13,6 +13,7 @@
 static const struct k8s_resource res_lease = { "coordination.k8s.io", "v1", "leases", 1 };
 static const struct k8s_resource res_etcd = { "druid.gardener.cloud", "v1alpha1", "etcds", 1 };
 static const struct k8s_resource res_restore = { "etcd-warden.io", "v1alpha1", "etcdrestores", 1 };
+static const struct k8s_resource res_backup = { "etcd-warden.io", "v1alpha1", "etcdbackups", 1 };
 
 void pclaim_lease_name(const char *store, char *out, size_t n)
 {
@@ -33,6 +34,11 @@ static const char *str(const cJSON *o, const char *k)
 static int is_restore(const cJSON *r)
 {
     return strcmp(str(r, "kind"), PCLAIM_KIND_RESTORE) == 0;
+}
+
+static int is_backup(const cJSON *r)
+{
+    return strcmp(str(r, "kind"), PCLAIM_KIND_BACKUP) == 0;
 }
 
 static const char *kind_of(const struct pclaim *c)
@@ -56,15 +62,21 @@ static int same_owner(const cJSON *r, const struct pclaim *c)
            strcmp(str(r, "name"), c->name) == 0;
 }
 
-/* 1 when r is the target of a restore creating c's Etcd (or c the restore of r's Etcd). */
+/* 1 when r is the target of a restore creating c's Etcd (or c the restore of r's Etcd), or r
+ * and c the copies of EtcdBackups of one Etcd (a schedule's history shares one prefix). */
 static int restored_into(const cJSON *r, const struct pclaim *c)
 {
+    int c_restore = c->kind && strcmp(c->kind, PCLAIM_KIND_RESTORE) == 0;
+    int c_backup = c->kind && strcmp(c->kind, PCLAIM_KIND_BACKUP) == 0;
+
     if (strcmp(str(r, "namespace"), c->ns) != 0)
         return 0;
     if (is_restore(r) && !c->kind)
         return strcmp(str(r, "etcd"), c->name) == 0;
-    if (!is_restore(r) && c->kind && c->etcd)
+    if (!*str(r, "kind") && c_restore && c->etcd)
         return strcmp(str(r, "name"), c->etcd) == 0;
+    if (is_backup(r) && c_backup && c->etcd)
+        return strcmp(str(r, "etcd"), c->etcd) == 0;
     return 0;
 }
 
@@ -88,6 +100,10 @@ static void describe(const cJSON *r, struct pclaim_other *o)
         snprintf(o->what, sizeof(o->what),
                  "the target prefix \"%s\" of EtcdRestore %s/%s, whose copy is in flight or "
                  "stays there after it failed",
+                 str(r, "prefix"), str(r, "namespace"), str(r, "name"));
+    else if (is_backup(r))
+        snprintf(o->what, sizeof(o->what),
+                 "the destination prefix \"%s\" of EtcdBackup %s/%s, whose copy is starting",
                  str(r, "prefix"), str(r, "namespace"), str(r, "name"));
     else
         snprintf(o->what, sizeof(o->what),
@@ -122,6 +138,9 @@ static cJSON *record_of(const struct pclaim *c, time_t now)
 
     if (!one || (c->kind && !cJSON_AddStringToObject(one, "kind", c->kind)) ||
         (c->etcd && !cJSON_AddStringToObject(one, "etcd", c->etcd)) ||
+        (c->provider && !cJSON_AddStringToObject(one, "provider", c->provider)) ||
+        (c->endpoint && !cJSON_AddStringToObject(one, "endpointOverride", c->endpoint)) ||
+        (c->uid && !cJSON_AddStringToObject(one, "uid", c->uid)) ||
         !cJSON_AddStringToObject(one, "namespace", c->ns) ||
         !cJSON_AddStringToObject(one, "name", c->name) ||
         !cJSON_AddStringToObject(one, "prefix", c->prefix) ||
@@ -199,19 +218,51 @@ static int own(const cJSON *rec, const struct pclaim *c, time_t now)
 /*
  * 1 when the EtcdRestore of record r is stored and still claims its target (common/rtarget's
  * rtarget_claims: in flight, or Failed after its copy started), or that cannot be told (kept:
- * the safe side); 0 when it is gone, Completed or Failed before any copy.
+ * the safe side); 0 when it is stored and claims nothing (Completed, or Failed before any
+ * copy); -1 when it is not stored (or another restore of its name is: the record has a uid).
  */
-static int restore_claims(struct k8s_client *k, const cJSON *r)
+static int restore_state(struct k8s_client *k, const cJSON *r)
 {
     cJSON *o = NULL;
     enum kerr rc = k8s_get(k, &res_restore, str(r, "namespace"), str(r, "name"), NULL, &o, NULL);
     int keep = 1;
 
     if (rc == KERR_NOTFOUND)
-        return 0;
-    if (rc == KERR_OK)
+        return -1;
+    if (rc == KERR_OK && *str(r, "uid") &&
+        strcmp(str(r, "uid"),
+               kjson_get_str(o, "metadata.uid") ? kjson_get_str(o, "metadata.uid") : "") != 0)
+        keep = -1;
+    else if (rc == KERR_OK)
         keep = rtarget_claims(o);
     cJSON_Delete(o);
+    return keep;
+}
+
+static int restore_claims(struct k8s_client *k, const cJSON *r)
+{
+    return restore_state(k, r) == 1;
+}
+
+/* 1 when the EtcdBackup of record r is stored with its copy's destination (status.destination,
+ * written with its copy Job) r's claim in store, or that cannot be told (kept); else 0. */
+static int backup_stored(struct k8s_client *k, const cJSON *r, const char *store)
+{
+    cJSON *b = NULL;
+    struct bstore_claim c = { "", NULL };
+    enum kerr rc = k8s_get(k, &res_backup, str(r, "namespace"), str(r, "name"), NULL, &b, NULL);
+    int keep = rc != KERR_NOTFOUND;
+
+    if (rc == KERR_OK) {
+        keep = bstore_claim_init(&c, kjson_get_str(b, "status.destination.provider"),
+                                 kjson_get_str(b, "status.destination.container"),
+                                 kjson_get_str(b, "status.destination.endpointOverride"),
+                                 kjson_get_str(b, "status.destination.prefix"), NULL) == KERR_OK;
+        if (keep)
+            keep = strcmp(c.key, store) == 0 && strcmp(c.prefix, str(r, "prefix")) == 0;
+        bstore_claim_release(&c);
+    }
+    cJSON_Delete(b);
     return keep;
 }
 
@@ -229,6 +280,8 @@ static int stored(struct k8s_client *k, const cJSON *r, const char *store)
 
     if (is_restore(r))
         return restore_claims(k, r);
+    if (is_backup(r))
+        return backup_stored(k, r, store);
     rc = k8s_get(k, &res_etcd, str(r, "namespace"), str(r, "name"), NULL, &etcd, NULL);
     if (rc == KERR_NOTFOUND)
         return 0;
@@ -249,8 +302,13 @@ static int phantom(struct k8s_client *k, const cJSON *r, const char *store, time
 {
     const cJSON *at = cJSON_GetObjectItemCaseSensitive(r, "at");
 
-    if (is_restore(r) && cJSON_IsNumber(at) && at->valuedouble + PCLAIM_PENDING_S >= (double)now)
-        return 0; /* its EtcdRestore may not be stored yet */
+    if (is_restore(r)) {
+        int st = restore_state(k, r);
+
+        /* not stored: its EtcdRestore may not be stored yet within PCLAIM_PENDING_S */
+        return st == 0 ||
+               (st < 0 && cJSON_IsNumber(at) && at->valuedouble + PCLAIM_PENDING_S < (double)now);
+    }
     return cJSON_IsNumber(at) && at->valuedouble + PCLAIM_PENDING_S < (double)now &&
            !stored(k, r, store);
 }
@@ -306,8 +364,7 @@ static void decide(struct k8s_client *k, cJSON *rec, const struct pclaim *c, tim
                  c->ns, PCLAIM_TTL_S, PCLAIM_NS_BYTES, PCLAIM_PENDING_S);
 }
 
-/* The records of lease (a new array; a missing or unreadable annotation: none). */
-static cJSON *records(const cJSON *lease)
+cJSON *pclaim_records(const cJSON *lease)
 {
     const cJSON *a = kjson_get(lease, "metadata.annotations");
     const char *s = cJSON_IsObject(a) ? str(a, PCLAIM_ANNOTATION) : "";
@@ -410,7 +467,7 @@ static enum kerr attempt(struct k8s_client *k, const char *ns, const char *name,
     }
     if (rc != KERR_OK)
         return rc;
-    rec = records(lease);
+    rec = pclaim_records(lease);
     decide(k, rec, c, now, o);
     if (!*o->what && !*o->refused && (rc = with_claim(lease, rec, c, now, err)) == KERR_TOOBIG) {
         /* full: make room by the records of requests never stored, of any namespace */
@@ -466,7 +523,7 @@ static enum kerr legacy_conflict(struct k8s_client *k, const char *ns, const str
         }
         if (rc != KERR_OK)
             break;
-        rec = records(lease);
+        rec = pclaim_records(lease);
         pclaim_conflict(rec, c, time(NULL), o);
         cJSON_Delete(rec);
         cJSON_Delete(lease);
@@ -520,7 +577,7 @@ enum kerr pclaim_restores(struct k8s_client *k, const char *lease_ns, const stru
     }
     if (rc != KERR_OK)
         return rc;
-    rec = records(lease);
+    rec = pclaim_records(lease);
     cJSON_ArrayForEach (r, rec) {
         if (!cJSON_IsObject(r) || !is_restore(r) || !live(r, now) || same_owner(r, c) ||
             (c->etcd && strcmp(str(r, "namespace"), c->ns) == 0 &&
