@@ -52,11 +52,12 @@ stage_kubesim() {
     kubesim_start --token-file "$STAGE_IDS/tokens.csv" --service-alias "$(wh_alias)" \
         --service-cluster-ip-range "$(druid_ip_range)" --statefulset-delay 100ms "$@" ||
         ctl_fail "kube-sim did not start"
-    # its pod's namespace, as the kubelet's service account mount would say: the claim Leases
-    # (webhook/pclaim) are written there, where the chart's Role allows them
+    # their pods' namespace, as the kubelet's service account mount would say: the claim Leases
+    # (common/pclaim) are written there, by both, where the chart's Roles allow them
     sed -e "s/^\( *token:\).*/\1 webhook-token/" -e "s/^\( *namespace:\).*/\1 $CHART_NS/" \
         "$KUBECONFIG" >"$STAGE_IDS/warden-webhook.kubeconfig"
-    sed "s/^\( *token:\).*/\1 warden-token/" "$KUBECONFIG" >"$STAGE_IDS/warden-controller.kubeconfig"
+    sed -e "s/^\( *token:\).*/\1 warden-token/" -e "s/^\( *namespace:\).*/\1 $CHART_NS/" \
+        "$KUBECONFIG" >"$STAGE_IDS/warden-controller.kubeconfig"
     chart_tool
     STAGE_RENDERED=$WH_DIR/etcd-warden.yaml
     chart_render "$STAGE_RENDERED" --set crds.etcd=true --set crds.etcdOpsTask=true
