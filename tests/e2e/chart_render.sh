@@ -139,6 +139,12 @@ chart_get "$r/watch-namespace.yaml" ClusterRoleBinding warden-controller . >/dev
     fail "a watch namespace still binds the controller cluster-wide"
 expect "leader-election Role namespace" '"kube-system"' \
     "$(chart_get "$r/watch-namespace.yaml" Role warden-controller-leader-election metadata.namespace)"
+# the claim Leases of the release namespace, where warden-webhook writes them: the controller
+# records a copy's claim there before the copy Job and reads a restore's admitted target
+expect "controller claims Role" "\"$CHART_NS\" [{\"apiGroups\":[\"coordination.k8s.io\"],\"resources\":[\"leases\"],\"verbs\":[\"get\",\"list\",\"create\",\"update\"]}]" \
+    "$(chart_get "$r/watch-namespace.yaml" Role warden-controller-claims metadata.namespace) $(chart_get "$r/watch-namespace.yaml" Role warden-controller-claims rules)"
+expect "controller claims RoleBinding" '"warden-controller-claims"' \
+    "$(chart_get "$r/watch-namespace.yaml" RoleBinding warden-controller-claims roleRef.name)"
 expect "hard anti-affinity" '"kubernetes.io/hostname"' \
     "$(chart_get "$r/watch-namespace.yaml" Deployment warden-webhook spec.template.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution.0.topologyKey)"
 args=$(chart_get "$r/client-auth.yaml" Deployment warden-webhook spec.template.spec.containers.0.args)
