@@ -54,9 +54,9 @@ enum rtrec_verdict rtrec_judge(const char *lease, const cJSON *record, const str
                  live->provider ? live->provider : "", e.msg);
     else if (pclaim_lease_name(c.key, name, sizeof(name)), strcmp(name, lease) != 0)
         snprintf(why, n,
-                 "the target store is now %s (provider \"%s\" from %s), not the store it was "
-                 "admitted with (provider \"%s\")",
-                 c.key, live->provider, "its live inputs", str(record, "provider"));
+                 "the target store is now %s (provider \"%s\", resolved now), not the store it "
+                 "was admitted with (provider \"%s\")",
+                 c.key, live->provider, str(record, "provider"));
     else if (strcmp(c.prefix, str(record, "prefix")) != 0)
         snprintf(why, n, "the target prefix is now \"%s\", not \"%s\" as admitted", c.prefix,
                  str(record, "prefix"));

@@ -7,7 +7,7 @@
 # webhook is not registered: warden-webhook records Etcd claims only; with it, the restore's
 # admission meets the Etcd's record). Namespace other applies an Etcd on restored--x: admitted
 # by warden-webhook, held by a second webhook. Namespace shoot applies EtcdRestore r from a
-# store into restored--x. The controller (started now) plans the copy. Wanted: the copy
+# store into restored--x, which the controller (running) plans the copy of. Wanted: the copy
 # refused (Failed, no Job) because the target's claim, taken in the Lease before the Job,
 # meets other's admitted record; before, the copy Job wrote shoot's snapshot where other's
 # Etcd, stored once released, restores it at its first start.
@@ -82,6 +82,9 @@ webhooks:
   - {apiGroups: [druid.gardener.cloud], apiVersions: [v1alpha1], operations: [CREATE], resources: [etcds], scope: Namespaced}
 EOF
 
+# the controller first (nothing to do yet): only the restore's planning falls within the hold
+ctl_start
+
 (kc apply -f - >"$HOLD/apply.out" 2>&1 <<EOF; echo $? >"$HOLD/apply.rc") &
 apiVersion: druid.gardener.cloud/v1alpha1
 kind: Etcd
@@ -98,12 +101,12 @@ recorded() {
         | .metadata.annotations["etcd-warden.io/claims"] // "[]" | fromjson | .[] | select(tostring | contains($p))] | length > 0' >/dev/null
 }
 over() { [ -s "$HOLD/apply.rc" ]; }
-deadline=$((SECONDS + 20))
+deadline=$((SECONDS + 25))
 until { [ -e "$HOLD/held" ] && recorded; } || over || [ $SECONDS -ge $deadline ]; do sleep 0.1; done
 if over; then
     ctl_fail "other's Etcd on $P answered before being held: $(cat "$HOLD/apply.out")"
 fi
-[ -e "$HOLD/held" ] && recorded || ctl_fail "other's Etcd was not admitted and held within 20 s (held: $(ls "$HOLD"))"
+[ -e "$HOLD/held" ] && recorded || ctl_fail "other's Etcd was not admitted and held within 25 s (held: $(ls "$HOLD"))"
 held_at=$SECONDS
 ok "other's Etcd on $P admitted by warden-webhook (claim recorded) and held by the second webhook"
 
@@ -122,7 +125,6 @@ spec:
 EOF
 ok "shoot's EtcdRestore r into $P stored (no webhook checks restores here)"
 
-ctl_start
 decided() { [ -n "$(job_args)" ] || [ "$(phase)" = Failed ]; }
 while ! decided && [ $((SECONDS - held_at)) -lt 22 ]; do sleep 0.1; done
 args=$(job_args)
