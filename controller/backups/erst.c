@@ -268,8 +268,10 @@ static enum kerr pending(const struct erst_ctx *x, cJSON *rs, long *requeue, str
             rc = erst_put_status(x, rs, ERST_PHASE_COPYING, NULL, err);
         if (!rc)
             rc = podjob_create_job(x->client, ns, job, err); /* also one of an earlier pass */
-        if (rc == KERR_EXISTS) {                             /* not this restore's: left alone */
+        if (rc == KERR_EXISTS) { /* not this restore's: left alone, nothing of ours ran */
             snprintf(p.why, sizeof(p.why), "the copy Job: %s", err->msg);
+            (void)kjson_delete(rs, "status.jobName");
+            (void)kjson_delete(rs, "status.copyStartedAt");
             rc = fail(x, rs, "Failed", p.why, err);
             goto out;
         }
