@@ -12,12 +12,15 @@
 #include <string.h>
 
 #include "common/k8s.h"
+#include "common/bstore.h"
 #include "common/kjson.h"
+#include "common/pclaim.h"
 #include "controller/backups/cpjob.h"
 #include "controller/backups/ebk.h"
 #include "controller/core/etcdspec.h"
 #include "tests/support/cfix.h"
 #include "tests/support/jsonfix.h"
+#include "tests/support/ksimfix.h"
 
 #define OK(call) cr_assert_eq((call), KERR_OK, "%s: %s", #call, err.msg)
 
@@ -555,4 +558,88 @@ Test(ebk_kubesim, failed_task_and_failed_copy)
               jsonfix_str(b, "status.error"));
     cJSON_Delete(b);
     cr_assert_null(cfix_get(&fx, &RES_JOB, "b1--copy"));
+}
+
+/* Succeed b1's snapshot task as the executor does. */
+static void task_succeeded(void)
+{
+    put_status(&ETCDSPEC_RES_OPSTASK, "b1",
+               "{\"state\":\"Succeeded\",\"lastOperation\":{\"type\":\"Execution\",\"state\":"
+               "\"Succeeded\",\"description\":\"full snapshot Full-00000000-00000010-1700000000.gz "
+               "taken (last revision 10)\",\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}}");
+}
+
+/* An Etcd warden-webhook admitted onto the destination and the API server has not stored yet
+ * (another webhook holding it): only its record in the claim Lease says so. The copy is
+ * refused, no Job; and the copy's own record, once written, refuses such an Etcd. */
+Test(ebk_kubesim, an_admitted_etcd_not_stored_yet_refuses_the_copy)
+{
+    struct bstore_claim c = { "", NULL };
+    struct pclaim_other o;
+    struct kerr_info err = { 0 };
+    char ph[32];
+    cJSON *b;
+
+    world("S3");
+    step();
+    cr_assert_eq(bstore_claim_init(&c, "S3", "offsite", NULL, "copies/main", &err), KERR_OK);
+    OK(pclaim_take(fx.c, k8s_client_namespace(fx.c),
+                   &(struct pclaim){ "other", "x", c.key, c.prefix, NULL, NULL, NULL, NULL, NULL },
+                   &o, &err));
+    cr_assert_str_eq(o.what, "");
+    task_succeeded();
+    step();
+    cr_assert_str_eq(phase_of(ph, sizeof(ph)), "Failed");
+    b = cfix_get(&fx, &EBK_RES_BACKUP, "b1");
+    cr_assert(strstr(jsonfix_str(b, "status.error"),
+                     "spec.destination.prefix \"copies/main\" overlaps a prefix claimed from "
+                     "another namespace in the same store"),
+              "%s", jsonfix_str(b, "status.error"));
+    cJSON_Delete(b);
+    cr_assert_null(cfix_get(&fx, &RES_JOB, "b1--copy"), "no copy Job");
+    bstore_claim_release(&c);
+}
+
+Test(ebk_kubesim, the_copy_record_refuses_an_etcd_admitted_after)
+{
+    struct bstore_claim c = { "", NULL };
+    struct pclaim_other o;
+    struct kerr_info err = { 0 };
+    char ph[32];
+
+    world("S3");
+    step();
+    task_succeeded();
+    step();
+    cr_assert_str_eq(phase_of(ph, sizeof(ph)), "Uploading");
+    cr_assert_eq(bstore_claim_init(&c, "S3", "offsite", NULL, "copies/main/x", &err), KERR_OK);
+    OK(pclaim_take(fx.c, k8s_client_namespace(fx.c),
+                   &(struct pclaim){ "other", "x", c.key, c.prefix, NULL, NULL, NULL, NULL, NULL },
+                   &o, &err));
+    cr_assert_str_eq(o.what, "the destination prefix \"copies/main\" of EtcdBackup ns1/b1, whose "
+                             "copy is starting");
+    bstore_claim_release(&c);
+}
+
+/* A claim Lease that cannot be read or written: no copy Job, the phase kept with the error in
+ * status.error, looked at again; once it answers, the copy starts. */
+Test(ebk_kubesim, a_lease_that_cannot_be_written_makes_no_copy)
+{
+    char ph[32];
+    cJSON *b;
+
+    world("S3");
+    step();
+    task_succeeded();
+    ksimfix_faults(fx.h, "{\"errorRate\":1,\"match\":\"/leases\"}");
+    cr_assert_eq(step(), EBK_WAIT_MS);
+    cr_assert_str_eq(phase_of(ph, sizeof(ph)), "Snapshotting");
+    b = cfix_get(&fx, &EBK_RES_BACKUP, "b1");
+    cr_assert(strstr(jsonfix_str(b, "status.error"), "recording the claim of prefix"), "%s",
+              jsonfix_str(b, "status.error"));
+    cJSON_Delete(b);
+    cr_assert_null(cfix_get(&fx, &RES_JOB, "b1--copy"), "no copy Job");
+    ksimfix_faults(fx.h, "{\"reset\":true}");
+    step();
+    cr_assert_str_eq(phase_of(ph, sizeof(ph)), "Uploading");
 }

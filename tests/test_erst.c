@@ -689,3 +689,29 @@ Test(erst_kubesim, source_being_deleted)
     cJSON_Delete(created);
     cJSON_Delete(entry);
 }
+
+/* The claim Leases unreadable, then unwritable: no copy Job, the restore Pending with the error
+ * and looked at again; once they answer, the copy starts. */
+Test(erst_kubesim, a_lease_that_cannot_be_read_or_written_makes_no_copy)
+{
+    etcd("main", SRC_STORE);
+    restore("r9", STORE_SPEC("ns1--nine"));
+    ksimfix_faults(fx.h, "{\"errorRate\":1,\"match\":\"/leases\"}");
+    cr_assert_eq(run("r9"), ERST_WAIT_MS);
+    cr_assert_str_eq(st("r9", "phase"), ERST_PHASE_PENDING);
+    cr_assert(strstr(st("r9", "error"), "the claim Leases could not be read"), "%s",
+              st("r9", "error"));
+    cr_assert_eq(ksimfix_status(fx.h, "/apis/batch/v1/namespaces/ns1/jobs/r9--restore"), 404);
+    /* readable, not writable */
+    ksimfix_faults(fx.h, "{\"match\":\"PUT /apis/coordination.k8s.io\"}");
+    ksimfix_faults(fx.h, "{\"errorRate\":1,\"match\":\"POST /apis/coordination.k8s.io\"}");
+    cr_assert_eq(run("r9"), ERST_WAIT_MS);
+    cr_assert_str_eq(st("r9", "phase"), ERST_PHASE_PENDING);
+    cr_assert(strstr(st("r9", "error"), "recording the claim of prefix \"ns1--nine\""), "%s",
+              st("r9", "error"));
+    cr_assert_eq(ksimfix_status(fx.h, "/apis/batch/v1/namespaces/ns1/jobs/r9--restore"), 404);
+    ksimfix_faults(fx.h, "{\"reset\":true}");
+    cr_assert_eq(run("r9"), ERST_POLL_MS);
+    cr_assert_str_eq(st("r9", "phase"), ERST_PHASE_COPYING, "%s", st("r9", "error"));
+    cr_assert_eq(ksimfix_status(fx.h, "/apis/batch/v1/namespaces/ns1/jobs/r9--restore"), 200);
+}

@@ -192,7 +192,8 @@ static enum kerr get_secret(const struct erst_ctx *x, const char *ns, const char
 /*
  * The target resolved now is the one warden-webhook admitted (common/rtrec): its record in the
  * claim Lease of the store it resolved, else refused (a source Etcd moved meanwhile); no record
- * anywhere: nothing admitted to keep to.
+ * anywhere: nothing admitted to keep to. Leases that cannot be read: a wait (status.error), a
+ * Warning event ClaimsUnreadable.
  */
 static enum kerr admitted(const struct erst_ctx *x, const cJSON *rs, struct erst_plan *p,
                           struct kerr_info *err)
@@ -206,8 +207,15 @@ static enum kerr admitted(const struct erst_ctx *x, const cJSON *rs, struct erst
     if (!lease_ns || !*lease_ns)
         return kerr_set(err, KERR_INVAL, "no namespace for the claim Leases");
     rc = rtrec_check(x->client, lease_ns, rs, &live, &v, why, sizeof(why), err);
-    if (rc != KERR_OK || v != RTREC_MOVED)
-        return rc;
+    if (rc != KERR_OK) { /* no copy until the record can be read: looked at again */
+        erst_event(x, rs, EV_WARNING, "ClaimsUnreadable",
+                   "no copy: the claim Leases could not be read (retried): %s", err->msg);
+        verdict(p, 1, "the claim Leases could not be read: %.400s", err->msg);
+        kerr_clear(err);
+        return KERR_OK;
+    }
+    if (v != RTREC_MOVED)
+        return KERR_OK;
     return verdict(p, 0,
                    "spec.target.store: %s: the copy writes only the target admitted; delete this "
                    "restore and create it again (with spec.target.store.provider to keep the "
