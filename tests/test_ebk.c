@@ -419,7 +419,8 @@ Test(ebk_kubesim, deleted_while_uploading_says_it_waits_and_how_to_stop)
     struct kerr_info err = { 0 };
     char ph[32];
     const char *msg;
-    cJSON *b;
+    cJSON *b, *job;
+    char *args;
 
     world("S3");
     step();
@@ -444,7 +445,17 @@ Test(ebk_kubesim, deleted_while_uploading_says_it_waits_and_how_to_stop)
     step();
     cr_assert_str_eq(phase_of(ph, sizeof(ph)), "Failed");
     step();
-    cr_assert_str_eq(phase_of(ph, sizeof(ph)), "(gone)", "no copy was written: nothing to delete");
+    b = cfix_get(&fx, &EBK_RES_BACKUP, "b1");
+    cr_assert_not_null(b, "its copy Job was made: what it may have written is deleted first");
+    cJSON_Delete(b);
+    job = cfix_get(&fx, &RES_JOB, "b1--delete-copy");
+    cr_assert_not_null(job, "the delete Job of what the copy may have written");
+    args = cJSON_PrintUnformatted(kjson_get(job, "spec.template.spec.containers"));
+    cr_assert(strstr(args, "Full-00000000-00000010-1700000000.gz"), "the snapshot copied: %s",
+              args);
+    cr_assert(strstr(args, "--written-since"), "only what was written since the copy: %s", args);
+    free(args);
+    cJSON_Delete(job);
 }
 
 /* The destination in the live prefix of another Etcd, as its sidecar lists it: never copied. */

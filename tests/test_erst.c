@@ -520,14 +520,15 @@ Test(erst_kubesim, copy_fails)
     cr_assert_null(cfix_get(&fx, &ETCDSPEC_RES_ETCD, "copy"));
 }
 
-/* Crash points: the Job created by a pass that died before the status (the next pass takes it
- * as its own); the Etcd created by a pass that died before Completed (ours by the label: fine;
- * someone else's: Failed, and it is left alone). */
+/* Crash points: a Job no status records (a pass of a controller that created it before the
+ * status, then died: stopped, its copy recorded, before a new one); the Etcd created by a pass that
+ * died before Completed (ours by the label: fine; someone else's: Failed, and it is left alone). */
 Test(erst_kubesim, crash_safety)
 {
     struct k8s_write_opts wo = { .subresource = "status" };
     struct kerr_info err = { 0 };
     cJSON *rs, *e;
+    int i;
 
     etcd("main", SRC_STORE);
     restore("r3", STORE_SPEC("ns1--copy"));
@@ -538,7 +539,20 @@ Test(erst_kubesim, crash_safety)
     OK(kjson_set(rs, "status", cJSON_CreateObject(), &err));
     OK(k8s_update(fx.c, &ERST_RES_RESTORE, CFIX_NS, "r3", rs, &wo, NULL, &err));
     cJSON_Delete(rs);
-    cr_assert_eq(run("r3"), ERST_POLL_MS);
+    cr_assert_eq(run("r3"), ERST_POLL_MS, "the Job nothing records is stopped first");
+    cr_assert_str_eq(st("r3", "jobName"), "r3--restore", "its copy recorded while it may write");
+    cr_assert_str_neq(st("r3", "copyStartedAt"), "");
+    cr_assert_str_neq(st("r3", "phase"), ERST_PHASE_FAILED);
+    rs = cfix_get(&fx, &RES_JOB, "r3--restore");
+    cr_assert(kjson_has(rs, "metadata.deletionTimestamp"), "the Job is being deleted");
+    cr_assert_eq(run("r3"), ERST_POLL_MS, "waited for while it is there");
+    cr_assert_str_eq(st("r3", "phase"), "", "no copy meanwhile");
+    /* its Pod gone: the garbage collector drops the foreground finalizer */
+    (void)kjson_delete(rs, "metadata.finalizers");
+    OK(k8s_update(fx.c, &RES_JOB, CFIX_NS, "r3--restore", rs, NULL, NULL, &err));
+    cJSON_Delete(rs);
+    for (i = 0; i < 5 && strcmp(st("r3", "phase"), ERST_PHASE_COPYING) != 0; i++)
+        (void)run("r3");
     cr_assert_str_eq(st("r3", "phase"), ERST_PHASE_COPYING, "%s", st("r3", "error"));
     finish_job("r3--restore", 1, SUMMARY);
     cr_assert_gt(run("r3"), 0);

@@ -441,6 +441,8 @@ out:
     return rc == KERR_OK ? rc : kerr_set(err, rc, "building the answer");
 }
 
+static const struct k8s_resource res_restore = { "etcd-warden.io", "v1alpha1", "etcdrestores", 1 };
+
 /*
  * The claim Lease of store key (common/pclaim): an EtcdRestore's target recorded there (it
  * claims from admission, while its copy is written), an EtcdBackup's or schedule's destination
@@ -474,6 +476,30 @@ static enum kerr in_flight(struct prefix_cache *pc, const struct review_req *req
                          restore ? a->provider : NULL,
                          restore && a->has_endpoint ? a->endpoint : NULL,
                          restore ? kjson_get_str(obj, "metadata.uid") : NULL };
+    /* a CREATE of a stored restore's name is answered AlreadyExists: its record would replace
+     * the stored restore's, whose target is then unclaimed while its copy writes; refused
+     * first, on a fresh read (fail closed) */
+    if (restore && req->op == REVIEW_OP_CREATE) {
+        cJSON *cur = NULL;
+
+        rc = k8s_get(k, &res_restore, c.ns, c.name, NULL, &cur, &why);
+        cJSON_Delete(cur);
+        if (rc == KERR_OK)
+            rc = review_deny(resp,
+                             "EtcdRestore %s/%s exists: a restore's spec is immutable; delete it "
+                             "first to restore again under this name",
+                             c.ns, c.name)
+                     ? KERR_NOMEM
+                     : KERR_OK;
+        else if (rc != KERR_NOTFOUND)
+            rc = review_errored(resp, 500, "reading EtcdRestore %s/%s: %s", c.ns, c.name,
+                                why.msg[0] ? why.msg : kerr_str(rc))
+                     ? KERR_NOMEM
+                     : KERR_OK;
+        if (rc != KERR_NOTFOUND)
+            return rc == KERR_OK ? rc : kerr_set(err, rc, "building the answer");
+        kerr_clear(&why);
+    }
     rc = restore ? pclaim_take(k, lease_ns, &c, &other, &why)
                  : pclaim_restores(k, lease_ns, &c, &other, &why);
     if (rc == KERR_OK && *other.what) {

@@ -383,6 +383,54 @@ static enum kerr take_claim(const struct ebk_env *env, const cJSON *b, char *why
 }
 
 /*
+ * Where what the copy writes starts (status.copyStartedAt, ebk_del.h's --written-since): the
+ * snapshot task's creation, on the API server's clock, before the Job; now less a minute (into
+ * now) when it has none.
+ */
+static const char *copy_start(const cJSON *t, char now[KTIME_LEN + 1])
+{
+    const char *at = kjson_get_str(t, "metadata.creationTimestamp");
+
+    if (at && *at)
+        return at;
+    if (ktime_format(time(NULL) - 60, now) != KERR_OK)
+        snprintf(now, KTIME_LEN + 1, "1970-01-01T00:00:00Z");
+    return now;
+}
+
+/*
+ * A copy Job of b's (jname, owned by it) before any is recorded: deleted with propagation
+ * Foreground (gone only once its Pod is), *there set and looked at again until it is gone.
+ */
+static enum kerr stray_job(const struct ebk_env *env, const cJSON *b, const char *jname,
+                           long *requeue, int *there, struct kerr_info *err)
+{
+    struct k8s_delete_opts o = { .propagation_policy = "Foreground" };
+    const char *ns = str(b, "metadata.namespace");
+    cJSON *job = NULL;
+    enum kerr rc = get_opt(env, &ETCDSPEC_RES_JOB, ns, jname, &job, err);
+
+    *there = rc == KERR_OK && job && podjob_owned(job, str(b, "metadata.uid"));
+    if (*there && !kjson_has(job, "metadata.deletionTimestamp")) {
+        o.precondition_uid = str(job, "metadata.uid");
+        rc = k8s_delete(env->client, &ETCDSPEC_RES_JOB, ns, jname, &o, NULL, err);
+        if (rc == KERR_NOTFOUND) {
+            kerr_clear(err);
+            rc = KERR_OK;
+        }
+        if (rc == KERR_OK)
+            ebk_event(env, b, 1, "CopyJobUnrecorded",
+                      "Job %s/%s of this backup's copy exists and the status records none: "
+                      "deleted first, nothing else until it is gone",
+                      ns, jname);
+    }
+    if (*there)
+        requeue_min(requeue, EBK_POLL_MS);
+    cJSON_Delete(job);
+    return rc;
+}
+
+/*
  * The finalizer onto the stored backup before its copy is written; *b then the updated one.
  * With deletionPolicy Delete it deletes the copy; with Retain it hands the copy's prefix to a
  * BackupEntry (controller/backups/ebk_keep.h).
@@ -420,7 +468,7 @@ static enum kerr start_copy(const struct ebk_env *env, const cJSON *stored, cons
                             long *requeue, struct kerr_info *err)
 {
     const char *ns = str(stored, "metadata.namespace");
-    char why[512], snap[128], jname[KNAME_LABEL_MAX + 1];
+    char why[512], snap[128], jname[KNAME_LABEL_MAX + 1], now[KTIME_LEN + 1];
     const char *until = str(t, "status.lastOperation.lastTransitionTime");
     struct cpjob_spec s = { 0 };
     struct inputs in = { 0 };
@@ -428,6 +476,11 @@ static enum kerr start_copy(const struct ebk_env *env, const cJSON *stored, cons
     enum kerr rc = b ? read_inputs(env, stored, &in, why, sizeof(why), err) : KERR_NOMEM;
     int held = 0;
 
+    /* a Job of this backup's copy while none is recorded (a crash, or a controller that made
+     * the Job before recording it): stopped and gone before anything else */
+    if (rc == KERR_OK && ebk_job_name(str(b, "metadata.name"), jname) == KERR_OK &&
+        (rc = stray_job(env, b, jname, requeue, &held, err)) == KERR_OK && held)
+        goto out;
     /* last before the Job: the claim recorded where admissions record theirs */
     if (rc == KERR_OK && !*why)
         rc = take_claim(env, stored, why, sizeof(why), &held, requeue, err);
@@ -463,19 +516,27 @@ static enum kerr start_copy(const struct ebk_env *env, const cJSON *stored, cons
     }
     if (rc == KERR_OK)
         rc = cpjob_build(&s, &job, err);
-    if (rc == KERR_OK)
-        rc = podjob_create_job(env->client, ns, job, err);
-    if (rc == KERR_EXISTS) { /* a Job of that name that is not this backup's */
-        rc = fail(env, b, err->msg, err);
-        goto out;
-    }
     if (rc != KERR_OK)
         goto out;
+    /* the copy recorded (status.destination, jobName, copyStartedAt, the snapshot it copies)
+     * and read back before its Job exists: a failed status write makes no Job; a pass that
+     * wrote the status and stopped leaves no Job, and the next (Uploading) fails the backup,
+     * whose deletion deletes what the copy may have written (ebk_del.h) */
     nb = cJSON_Duplicate(b, 1);
     if (!nb || kjson_set_str(nb, "status.phase", EBK_PHASE_UPLOADING, err) ||
-        kjson_set_str(nb, "status.jobName", jname, err) || record_destination(nb, err))
+        kjson_set_str(nb, "status.jobName", jname, err) || record_destination(nb, err) ||
+        kjson_set_str(nb, "status.copyStartedAt", copy_start(t, now), err) ||
+        (s.snapshot && kjson_set_str(nb, "status.snapshot.name", s.snapshot, err)))
         rc = kerr_set(err, KERR_NOMEM, NULL);
     rc = rc ? rc : ebk_put_status(env, b, nb, err);
+    if (rc == KERR_OK)
+        rc = podjob_create_job(env->client, ns, job, err); /* also one of an earlier pass */
+    if (rc == KERR_EXISTS) { /* a Job of that name that is not this backup's: nothing ran */
+        (void)kjson_delete(nb, "status.jobName");
+        (void)kjson_delete(nb, "status.copyStartedAt");
+        rc = fail(env, nb, err->msg, err);
+        goto out;
+    }
     if (rc == KERR_OK) {
         ebk_event(env, b, 0, "SnapshotTaken", "EtcdOpsTask %s: %s", str(t, "metadata.name"),
                   str(t, "status.lastOperation.description"));

@@ -101,12 +101,41 @@ static enum kerr foreign(const struct ebk_env *env, const cJSON *b, const char *
     return rc;
 }
 
+/*
+ * What the deletion deletes into key (n bytes), with the provenance bounds *since and *before
+ * (NULL: none): status.destinationKey, what the copy wrote; else, when its copy Job was made
+ * (status.jobName, copyStartedAt) and its result never read, what it may have written: the
+ * snapshot it copied in the destination prefix ("<prefix>/v2/<name>", written since the
+ * copy's start), or, the name unknown, the prefix's objects written between the copy's start
+ * and the backup's end. 0 when there is nothing to delete.
+ */
+static int copy_key(const cJSON *b, char *key, size_t n, const char **since, const char **before)
+{
+    const char *prefix = str(b, kjson_has(b, "status.destination") ? "status.destination.prefix"
+                                                                   : "spec.destination.prefix");
+    const char *snap = str(b, "status.snapshot.name");
+    size_t pl = strlen(prefix);
+
+    *since = *before = NULL;
+    if (*str(b, "status.destinationKey"))
+        return snprintf(key, n, "%s", str(b, "status.destinationKey")) < (int)n;
+    if (!*str(b, "status.jobName") || !*str(b, "status.copyStartedAt"))
+        return 0;
+    *since = str(b, "status.copyStartedAt");
+    if (*snap)
+        return snprintf(key, n, "%s%sv2/%s", prefix, pl && prefix[pl - 1] != '/' ? "/" : "", snap) <
+               (int)n;
+    *before = *str(b, "status.completionTime") ? str(b, "status.completionTime") : NULL;
+    return snprintf(key, n, "%s", prefix) < (int)n;
+}
+
 /* No delete Job: start one unless status.nextDeletionAt lies ahead. */
 static enum kerr start(const struct ebk_env *env, const cJSON *b, const char *jname, long *requeue,
                        struct kerr_info *err)
 {
     const char *ns = str(b, "metadata.namespace"), *next = str(b, "status.nextDeletionAt");
     struct cpjob_delete_spec s = { 0 };
+    char key[1024];
     cJSON *job = NULL, *secret = NULL;
     struct timespec at;
     time_t now = time(NULL);
@@ -127,9 +156,9 @@ static enum kerr start(const struct ebk_env *env, const cJSON *b, const char *jn
     s.owner = b;
     /* where the copy was written (status.destination), never where spec.destination now
      * points; a backup written before that was recorded has only spec.destination */
+    (void)copy_key(b, key, sizeof(key), &s.written_since, &s.written_before);
     s.store = (struct cpjob_store){ kjson_get_str(b, dst_path(b, "provider")),
-                                    kjson_get_str(b, dst_path(b, "container")),
-                                    kjson_get_str(b, "status.destinationKey"),
+                                    kjson_get_str(b, dst_path(b, "container")), key,
                                     kjson_get_str(b, dst_path(b, "endpointOverride")), secret };
     s.image = env->del_image ? env->del_image : env->copy_image;
     s.command = env->del_command;
@@ -144,8 +173,8 @@ static enum kerr start(const struct ebk_env *env, const cJSON *b, const char *jn
         kerr_clear(err);
         rc = foreign(env, b, why, requeue, err);
     } else if (rc == KERR_OK)
-        ebk_event(env, b, 0, "CopyDeletionStarted", "Job %s/%s deletes %s", ns, jname,
-                  str(b, "status.destinationKey"));
+        ebk_event(env, b, 0, "CopyDeletionStarted", "Job %s/%s deletes %s%s", ns, jname, key,
+                  s.written_since ? " (what the copy may have written)" : "");
     cJSON_Delete(job);
     cJSON_Delete(secret);
     requeue_min(requeue, EBK_POLL_MS);
@@ -173,8 +202,11 @@ static enum kerr finish(const struct ebk_env *env, const cJSON *b, const cJSON *
     if (s.terminated && s.exit_code == 0 && s.parsed && s.remaining == 0) {
         rc = drop_finalizer(env, b, err);
         if (rc == KERR_OK) {
-            ebk_event(env, b, 0, "CopyDeleted", "%s deleted from the destination",
-                      str(b, "status.destinationKey"));
+            char key[1024];
+            const char *since, *before;
+
+            (void)copy_key(b, key, sizeof(key), &since, &before);
+            ebk_event(env, b, 0, "CopyDeleted", "%s deleted from the destination", key);
             rc = podjob_delete_job(env->client, ns, jname, str(b, "metadata.uid"), err);
         }
         return rc;
@@ -251,15 +283,18 @@ enum kerr ebk_delete_step(const struct ebk_env *env, const cJSON *b, long *reque
                           struct kerr_info *err)
 {
     const char *ns = str(b, "metadata.namespace"), *name = str(b, "metadata.name");
-    char jname[KNAME_LABEL_MAX + 1];
+    const char *since, *before;
+    char jname[KNAME_LABEL_MAX + 1], key[1024];
     cJSON *job = NULL;
     enum kerr rc;
 
     if (!has_finalizer(b))
         return KERR_OK;
-    /* nothing in the destination: no copy was written */
-    if (strcmp(str(b, "status.phase"), EBK_PHASE_COMPLETED) != 0 ||
-        !*str(b, "status.destinationKey"))
+    /* nothing in the destination: no copy Job was made (or, Retain, none completed) */
+    if (!copy_key(b, key, sizeof(key), &since, &before) ||
+        (strcmp(str(b, "spec.deletionPolicy"), EBK_POLICY_RETAIN) == 0 &&
+         (strcmp(str(b, "status.phase"), EBK_PHASE_COMPLETED) != 0 ||
+          !*str(b, "status.destinationKey"))))
         return drop_finalizer(env, b, err);
     /* Retain: the copy stays, claimed by a BackupEntry before the finalizer goes */
     if (strcmp(str(b, "spec.deletionPolicy"), EBK_POLICY_RETAIN) == 0)

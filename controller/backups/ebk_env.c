@@ -82,7 +82,10 @@ enum kerr ebk_put_status(const struct ebk_env *env, const cJSON *stored, cJSON *
                          struct kerr_info *err)
 {
     const cJSON *a = kjson_get(stored, "status"), *b;
+    const char *rv;
+    cJSON *out = NULL;
     int64_t gen = 0;
+    enum kerr rc;
 
     if (kjson_get_int64(backup, "metadata.generation", &gen) == KERR_OK &&
         kjson_set_int(backup, "status.observedGeneration", gen, err) != KERR_OK)
@@ -90,7 +93,12 @@ enum kerr ebk_put_status(const struct ebk_env *env, const cJSON *stored, cJSON *
     b = kjson_get(backup, "status");
     if (a && b && cJSON_Compare(a, b, 1))
         return KERR_OK;
-    return k8s_update(env->client, &EBK_RES_BACKUP, str(backup, "metadata.namespace"),
-                      str(backup, "metadata.name"), backup,
-                      &(struct k8s_write_opts){ .subresource = "status" }, NULL, err);
+    rc = k8s_update(env->client, &EBK_RES_BACKUP, str(backup, "metadata.namespace"),
+                    str(backup, "metadata.name"), backup,
+                    &(struct k8s_write_opts){ .subresource = "status" }, &out, err);
+    rv = kjson_get_str(out, "metadata.resourceVersion");
+    if (rc == KERR_OK && rv) /* read back: a write that follows goes with what was stored */
+        rc = kjson_set_str(backup, "metadata.resourceVersion", rv, err);
+    cJSON_Delete(out);
+    return rc;
 }

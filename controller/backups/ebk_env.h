@@ -58,7 +58,8 @@ int ebk_snapshot_of(const cJSON *task, char *out, size_t n);
 
 /*
  * Write backup's status (the whole object's, through /status) with observedGeneration
- * = metadata.generation, when it differs from stored's.
+ * = metadata.generation, when it differs from stored's; backup's resourceVersion then the
+ * stored one (a write that follows goes with it).
  */
 enum kerr ebk_put_status(const struct ebk_env *env, const cJSON *stored, cJSON *backup,
                          struct kerr_info *err);

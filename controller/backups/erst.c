@@ -44,6 +44,8 @@ enum kerr erst_put_status(const struct erst_ctx *x, cJSON *rs, const char *phase
 {
     struct k8s_write_opts wo = { .subresource = "status" };
     char now[KTIME_LEN + 1];
+    cJSON *out = NULL;
+    const char *rv;
     int64_t gen = 0;
     enum kerr rc = ktime_format(time(NULL), now);
     int terminal =
@@ -63,7 +65,11 @@ enum kerr erst_put_status(const struct erst_ctx *x, cJSON *rs, const char *phase
     if (!rc)
         rc = kjson_set_int(rs, "status.observedGeneration", gen, err);
     if (!rc)
-        rc = k8s_update(x->client, &ERST_RES_RESTORE, NULL, NULL, rs, &wo, NULL, err);
+        rc = k8s_update(x->client, &ERST_RES_RESTORE, NULL, NULL, rs, &wo, &out, err);
+    rv = kjson_get_str(out, "metadata.resourceVersion");
+    if (!rc && rv) /* read back: a write that follows goes with what was just stored */
+        rc = kjson_set_str(rs, "metadata.resourceVersion", rv, err);
+    cJSON_Delete(out);
     return rc;
 }
 
@@ -123,26 +129,45 @@ static enum kerr build_job(const struct erst_ctx *x, const cJSON *rs, const stru
     return KERR_OK;
 }
 
-/* status.copyStartedAt (in rs, written by the caller) the copy Job's creation, unless recorded:
- * what the restore wrote is not older (erst_del.h). */
-static enum kerr record_copy_start(const struct erst_ctx *x, cJSON *rs, const char *name,
-                                   struct kerr_info *err)
+/*
+ * A copy Job of rs's (its name, owned by it) while rs is Pending: made by a pass that crashed,
+ * or by a controller that created the Job before recording it. Stopped (erst_stop_copy: the
+ * copy recorded, then the Job deleted, Foreground) and looked at again until it is gone,
+ * before anything else: a restore never fails "before its copy" nor copies anew while a Job of
+ * its copy may write. 1 when there is one (*requeue set), -1 on an API error (in err).
+ */
+static int stray_job(const struct erst_ctx *x, const cJSON *rs, const char *name, long *requeue,
+                     struct kerr_info *err)
 {
     cJSON *job = NULL;
-    const char *at;
-    enum kerr rc;
+    enum kerr rc = k8s_get(x->client, &ETCDSPEC_RES_JOB, kjson_get_str(rs, "metadata.namespace"),
+                           name, NULL, &job, err);
+    int there = rc == KERR_OK && podjob_owned(job, kjson_get_str(rs, "metadata.uid"));
 
-    if (kjson_get_str(rs, "status.copyStartedAt"))
-        return KERR_OK;
-    rc = k8s_get(x->client, &ETCDSPEC_RES_JOB, kjson_get_str(rs, "metadata.namespace"), name, NULL,
-                 &job, err);
-    at = rc ? NULL : kjson_get_str(job, "metadata.creationTimestamp");
-    if (!rc && !at)
-        rc = kerr_set(err, KERR_INTERNAL, "the copy Job %s has no creationTimestamp", name);
-    if (!rc)
-        rc = kjson_set_str(rs, "status.copyStartedAt", at, err);
+    if (rc == KERR_NOTFOUND)
+        kerr_clear(err);
+    if (there) {
+        rc = erst_stop_copy(x, rs, job, err);
+        *requeue = ERST_POLL_MS;
+    }
     cJSON_Delete(job);
-    return rc;
+    return rc != KERR_OK && rc != KERR_NOTFOUND ? -1 : there;
+}
+
+/*
+ * Where what the copy writes starts (status.copyStartedAt, erst_del.h's --written-since): the
+ * restore's creation, on the API server's clock, never later than the Job it makes; now (into
+ * now) when it has none.
+ */
+static const char *copy_start(const cJSON *rs, char now[KTIME_LEN + 1])
+{
+    const char *at = kjson_get_str(rs, "metadata.creationTimestamp");
+
+    if (at && *at)
+        return at;
+    if (ktime_format(time(NULL) - 60, now) != KERR_OK)
+        snprintf(now, KTIME_LEN + 1, "1970-01-01T00:00:00Z");
+    return now;
 }
 
 /*
@@ -195,12 +220,18 @@ static enum kerr pending(const struct erst_ctx *x, cJSON *rs, long *requeue, str
 {
     const char *ns = kjson_get_str(rs, "metadata.namespace");
     struct erst_plan p;
-    char name[KNAME_LABEL_MAX + 1];
+    char name[KNAME_LABEL_MAX + 1], now[KTIME_LEN + 1];
     cJSON *job = NULL;
     enum kerr rc;
-    int held = 0;
+    int held = 0, stray;
 
     memset(&p, 0, sizeof(p));
+    rc = kname_job(kjson_get_str(rs, "metadata.name"), ERST_JOB_TAG, name);
+    if (rc)
+        return kerr_set(err, rc, "the restore's name gives no Job name");
+    stray = stray_job(x, rs, name, requeue, err);
+    if (stray)
+        return stray < 0 ? err->code : KERR_OK;
     rc = erst_plan_resolve(x, rs, 1, &p, err);
     if (!rc && p.wait) {
         *requeue = ERST_WAIT_MS;
@@ -210,11 +241,7 @@ static enum kerr pending(const struct erst_ctx *x, cJSON *rs, long *requeue, str
     } else if (!rc && p.refuse) {
         rc = fail(x, rs, "Refused", p.why, err);
     } else if (!rc) {
-        rc = kname_job(kjson_get_str(rs, "metadata.name"), ERST_JOB_TAG, name);
-        if (rc)
-            rc = kerr_set(err, rc, "the restore's name gives no Job name");
-        if (!rc)
-            rc = build_job(x, rs, &p, name, &job, err);
+        rc = build_job(x, rs, &p, name, &job, err);
         if (rc == KERR_INVAL || rc == KERR_UNSUPPORTED) { /* a store the copy cannot open */
             snprintf(p.why, sizeof(p.why), "the copy Job: %s", err->msg);
             rc = fail(x, rs, "Refused", p.why, err);
@@ -230,19 +257,24 @@ static enum kerr pending(const struct erst_ctx *x, cJSON *rs, long *requeue, str
         /* never a copy Job without the finalizer that deletes what it wrote (erst_del.h) */
         if (!rc)
             rc = erst_add_finalizer(x, rs, err);
-        if (!rc)
-            rc = podjob_create_job(x->client, ns, job, err); /* also one of an earlier pass */
-        if (rc == KERR_EXISTS) {                             /* not this restore's: left alone */
-            snprintf(p.why, sizeof(p.why), "the copy Job: %s", err->msg);
-            rc = fail(x, rs, "Failed", p.why, err);
-            goto out;
-        }
-        if (!rc)
-            rc = record_copy_start(x, rs, name, err);
+        /* the copy recorded (status.jobName, copyStartedAt) and read back before its Job
+         * exists: a failed status write makes no Job; the Job of a pass that wrote the status
+         * and stopped is the same name, found by the next (Copying) */
+        if (!rc && !kjson_get_str(rs, "status.copyStartedAt"))
+            rc = kjson_set_str(rs, "status.copyStartedAt", copy_start(rs, now), err);
         if (!rc)
             rc = kjson_set_str(rs, "status.jobName", name, err);
         if (!rc)
             rc = erst_put_status(x, rs, ERST_PHASE_COPYING, NULL, err);
+        if (!rc)
+            rc = podjob_create_job(x->client, ns, job, err); /* also one of an earlier pass */
+        if (rc == KERR_EXISTS) { /* not this restore's: left alone, nothing of ours ran */
+            snprintf(p.why, sizeof(p.why), "the copy Job: %s", err->msg);
+            (void)kjson_delete(rs, "status.jobName");
+            (void)kjson_delete(rs, "status.copyStartedAt");
+            rc = fail(x, rs, "Failed", p.why, err);
+            goto out;
+        }
         if (!rc) {
             erst_event(x, rs, EV_NORMAL, "Copying", "Job %s copies %s from %s/%s to %s/%s", name,
                        p.snapshot ? p.snapshot

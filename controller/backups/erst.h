@@ -194,6 +194,14 @@ enum kerr erst_put_status(const struct erst_ctx *x, cJSON *rs, const char *phase
 
 /* ---- erst_del.c: the finalizer (controller/backups/erst_del.h) ---- */
 
+/*
+ * The copy Job job (rs's) stopped: its name and start recorded in rs's status first when
+ * nothing records them (the claim kept while what it wrote may be there), then deleted with
+ * propagation Foreground (it is gone only once its Pod is). Arguments BORROWED.
+ */
+enum kerr erst_stop_copy(const struct erst_ctx *x, const cJSON *rs, const cJSON *job,
+                         struct kerr_info *err);
+
 /* 1 when ERST_FINALIZER is on rs. */
 int erst_has_finalizer(const cJSON *rs);
 

@@ -141,10 +141,8 @@ static enum kerr get_job(const struct erst_ctx *x, const char *ns, const char *n
     return rc;
 }
 
-/* The copy Job stopped: its name and start recorded first when nothing records them, then
- * deleted with propagation Foreground (it is gone only once its Pod is). */
-static enum kerr stop_copy(const struct erst_ctx *x, const cJSON *rs, const cJSON *job,
-                           struct kerr_info *err)
+enum kerr erst_stop_copy(const struct erst_ctx *x, const cJSON *rs, const cJSON *job,
+                         struct kerr_info *err)
 {
     struct k8s_delete_opts o = { .propagation_policy = "Foreground" };
     const char *at = kjson_get_str(job, "metadata.creationTimestamp");
@@ -458,7 +456,7 @@ enum kerr erst_delete_step(const struct erst_ctx *x, const cJSON *rs, long *requ
     case ERST_DEL_READ_CLAIMS: /* decided above */
         break;
     case ERST_DEL_STOP_COPY:
-        rc = stop_copy(x, rs, copy, err);
+        rc = erst_stop_copy(x, rs, copy, err);
         requeue_min(requeue, ERST_POLL_MS);
         break;
     case ERST_DEL_END_FLIGHT:
