@@ -15,6 +15,7 @@
 #include "common/log.h"
 #include "common/store.h"
 #include "controller/core/ctl.h"
+#include "controller/entries/bkealive.h"
 #include "controller/entries/bkeauth.h"
 #include "controller/entries/bkebucket.h"
 #include "controller/entries/bkestop.h"
@@ -218,6 +219,8 @@ static enum kerr create_entry(const struct bke_ctx *x, const struct bke_bucket *
     if (rc == KERR_OK)
         rc = kjson_set_str(e, "spec.claimedAt", since, err);
     if (rc == KERR_OK)
+        rc = bkealive_mark(e, etcd, (int64_t)time(NULL), err);
+    if (rc == KERR_OK)
         rc = k8s_create(x->client, &BKE_RES_ENTRY, NULL, e, NULL, &created, err);
     if (rc == KERR_EXISTS && bkeclaim_owner(x, ename, etcd, other, sizeof(other)) == 0) {
         /* two Etcds admitted at once for one prefix: the first keeps it */
@@ -261,7 +264,8 @@ static enum kerr attach_entry(const struct bke_ctx *x, const struct bke_bucket *
 
     snprintf(msg, sizeof(msg), "backups of Etcd %s/%s under prefix \"%s\"", ns, name,
              str_or_empty(entry, "spec.prefix"));
-    if (pending || strcmp(old_uid, uid) != 0 || store_differs(entry, b)) {
+    if (pending || strcmp(old_uid, uid) != 0 || store_differs(entry, b) ||
+        bkealive_due(entry, etcd, x->since, (int64_t)time(NULL))) {
         obj = entry_copy(entry);
         if (!obj)
             return kerr_set(err, KERR_NOMEM, NULL);
@@ -269,6 +273,8 @@ static enum kerr attach_entry(const struct bke_ctx *x, const struct bke_bucket *
         rc = kjson_set_str(obj, "spec.etcd.uid", uid, err);
         if (rc == KERR_OK)
             rc = set_store(obj, b, err);
+        if (rc == KERR_OK)
+            rc = bkealive_mark(obj, etcd, (int64_t)time(NULL), err);
         if (rc == KERR_OK)
             rc = k8s_update(x->client, &BKE_RES_ENTRY, NULL, ename, obj, NULL, &stored, err);
         cJSON_Delete(obj);
@@ -372,6 +378,8 @@ static enum kerr release_entry(const struct bke_ctx *x, const struct bke_bucket 
     if (!obj)
         return kerr_set(err, KERR_NOMEM, NULL);
     rc = kjson_set_str(obj, "spec.etcdDeletedAt", now, err);
+    if (rc == KERR_OK) /* the window's end: when the Etcd was last known alive */
+        rc = bkealive_release(obj, x->since, (int64_t)t, err);
     if (rc == KERR_OK)
         rc = k8s_update(x->client, &BKE_RES_ENTRY, NULL, ename, obj, NULL, &stored, err);
     cJSON_Delete(obj);
@@ -490,6 +498,7 @@ static enum kerr keep_entries(const struct bke_ctx *x, const struct bke_bucket *
                                   bkeclaim_conflict(b, entries, i, why), &one);
         } else if (i >= 0) {
             claimed[i] = 1;
+            requeue_min(requeue, BKEALIVE_REFRESH_S * 1000L); /* spec.etcdSeenAt */
             rc = attach_entry(x, b, cJSON_GetArrayItem(entries, i), e,
                               bkeclaim_conflict(b, entries, i, why), &one);
         } else if ((rc = bkeauth_etcd(x, b, e, why, sizeof(why), &one)) == KERR_OK && *why) {
@@ -590,7 +599,8 @@ enum kerr bke_reconcile(struct ctl *c, const char *ns, const char *name, struct 
                          ctl_store(c, BKE_CACHE_ENTRIES),
                          ctl_cfg(c)->watch_namespace,
                          ctl_cfg(c)->bke_image,
-                         ctl_cfg(c)->bke_command };
+                         ctl_cfg(c)->bke_command,
+                         ctl_working_since(c) };
 
     (void)ns;
     res->requeue_ms = 0;
