@@ -17,6 +17,7 @@
 #include "controller/core/ctl.h"
 #include "controller/entries/bkealive.h"
 #include "controller/entries/bkeauth.h"
+#include "controller/entries/bkeorigin.h"
 #include "controller/entries/bkebucket.h"
 #include "controller/entries/bkestop.h"
 #include "controller/entries/bkejob.h"
@@ -158,24 +159,6 @@ static void etcd_warning(const struct bke_ctx *x, const cJSON *etcd, const char 
     (void)ev_emitf(x->events, &ref, EV_WARNING, reason, "KeepEntry", "%s", note);
 }
 
-/*
- * When etcd's claim of its prefix began, into out: its creationTimestamp while its spec never
- * changed (metadata.generation 1: the prefix is the one it was created with), else now (it
- * moved here: what its sidecar wrote before the entry exists is left, never what another
- * wrote before the move deleted).
- */
-static enum kerr claimed_at(const cJSON *etcd, char out[KTIME_LEN + 1])
-{
-    const char *created = kjson_get_str(etcd, "metadata.creationTimestamp");
-    struct timespec ts;
-    int64_t gen = 0;
-
-    if (created && ktime_parse(created, &ts, NULL) == KERR_OK &&
-        kjson_get_int64(etcd, "metadata.generation", &gen) == KERR_OK && gen == 1)
-        return ktime_format(ts.tv_sec, out);
-    return ktime_format(time(NULL), out);
-}
-
 static enum kerr create_entry(const struct bke_ctx *x, const struct bke_bucket *b,
                               const cJSON *etcd, long *requeue, struct kerr_info *err)
 {
@@ -187,6 +170,15 @@ static enum kerr create_entry(const struct bke_ctx *x, const struct bke_bucket *
     struct bstore_claim c = { "", NULL };
     cJSON *e = cJSON_CreateObject(), *created = NULL;
     enum kerr rc = e ? KERR_OK : KERR_NOMEM;
+    int wait = 0;
+
+    /* when the claim began (an Etcd a restore created: with the copy, bkeorigin.h) */
+    if (rc == KERR_OK && (rc = bkeorigin_claimed_at(x, etcd, since, &wait, err)) == KERR_OK &&
+        wait) {
+        *requeue = BKEORIGIN_WAIT_MS;
+        cJSON_Delete(e);
+        return KERR_OK;
+    }
 
     /* named after the claim, so that the API server lets one Etcd have it */
     if (rc == KERR_OK)
@@ -214,8 +206,6 @@ static enum kerr create_entry(const struct bke_ctx *x, const struct bke_bucket *
         rc = kjson_set_str(e, "spec.etcd.name", name, err);
     if (rc == KERR_OK)
         rc = kjson_set_str(e, "spec.etcd.uid", uid, err);
-    if (rc == KERR_OK && claimed_at(etcd, since) != KERR_OK)
-        rc = kerr_set(err, KERR_INTERNAL, "cannot format the time");
     if (rc == KERR_OK)
         rc = kjson_set_str(e, "spec.claimedAt", since, err);
     if (rc == KERR_OK)
