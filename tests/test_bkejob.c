@@ -109,6 +109,24 @@ Test(bkejob, window_ends_when_the_etcd_was_gone)
     cJSON_Delete(e);
 }
 
+/* The window ends when the Etcd was last known alive plus the margin (spec.etcdLastAliveAt, its
+ * deletion seen or its last sighting) when that is earlier than when it was seen gone: a
+ * controller that was down when the Etcd went does not stretch it (attack6_deleted_unseen). */
+Test(bkejob, window_ends_when_the_etcd_was_last_known_alive)
+{
+    cJSON *b = parse(BUCKET), *e = parse(ENTRY), *job = NULL;
+    struct kerr_info err = { 0 };
+    cJSON *spec = (cJSON *)kjson_get_obj(e, "spec");
+
+    cr_assert_not_null(cJSON_AddStringToObject(spec, "etcdDeletedAt", "2026-11-13T00:00:00Z"));
+    cr_assert_not_null(cJSON_AddStringToObject(spec, "etcdLastAliveAt", "2026-11-12T08:00:00Z"));
+    OK(bkejob_build(e, b, NULL, "img:1", NULL, &job, &err));
+    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-12T08:01:00Z");
+    cJSON_Delete(job);
+    cJSON_Delete(b);
+    cJSON_Delete(e);
+}
+
 /* The bucket's endpointOverride reaches the Job as the sidecar gets it (it wins over the
  * Secret's endpoint): without it the deletion would go to another endpoint. */
 Test(bkejob, endpoint_override_is_passed)

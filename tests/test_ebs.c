@@ -281,6 +281,64 @@ Test(ebs_kubesim, a_zero_limit_deletes_at_once_and_keeps_the_last_success)
     cr_assert_str_eq(status_time("z", "lastSuccessfulTime", b), a, "never goes back");
 }
 
+/* A Completed EtcdBackup name of Etcd etcd labelled as schedule sched's (uid: its uid label, or
+ * none), made by hand: another schedule's, a deleted one's, a tenant's. */
+static void foreign_backup(const char *name, const char *sched, const char *uid, const char *etcd,
+                           int64_t t)
+{
+    char text[1024];
+    cJSON *b;
+
+    snprintf(text, sizeof(text),
+             "{\"apiVersion\":\"etcd-warden.io/v1alpha1\",\"kind\":\"EtcdBackup\","
+             "\"metadata\":{\"name\":\"%s\",\"labels\":{\"" EBS_LABEL_SCHEDULE "\":\"%s\""
+             "%s%s%s}},\"spec\":{\"etcdName\":\"%s\"," DEST "}}",
+             name, sched, uid ? ",\"" EBS_LABEL_UID "\":\"" : "", uid ? uid : "", uid ? "\"" : "",
+             etcd);
+    b = jsonfix_parse(text);
+    cJSON_Delete(cfix_create(&fx, &EBS_RES_BACKUP, b));
+    cJSON_Delete(b);
+    finish(name, "Completed", t);
+}
+
+Test(ebs_kubesim, prunes_only_what_it_made_for_its_etcd)
+{
+    int64_t m = minute_after(schedule("o", "* * * * *", "\"successfulBackupsHistoryLimit\":0"));
+    cJSON *s = sched_obj("o");
+    char uid[64], n1[128];
+
+    snprintf(uid, sizeof(uid), "%s", jsonfix_str(s, "metadata.uid"));
+    cJSON_Delete(s);
+    foreign_backup("hand-made", "o", NULL, "main",
+                   m - 30); /* a deleted schedule o's, or a tenant's */
+    foreign_backup("other-uid", "o", "4c0ffee0-0000-4000-8000-000000000000", "main", m - 20);
+    foreign_backup("other-etcd", "o", uid, "events", m - 10); /* its uid, another Etcd */
+    pass("o", m);
+    finish(bname("o", m, n1), "Completed", m + 5);
+    pass("o", m + 10);
+    BACKUPS_ARE("o", "hand-made,other-etcd,other-uid");
+    cr_assert_eq(events("BackupDeleted"), 1, "only its own backup pruned");
+}
+
+Test(ebs_kubesim, a_schedule_made_again_leaves_the_first_ones_backups)
+{
+    int64_t m = minute_after(schedule("r", "* * * * *", "\"successfulBackupsHistoryLimit\":1"));
+    char n1[128], n2[128], want[300];
+    struct kerr_info err;
+
+    pass("r", m);
+    finish(bname("r", m, n1), "Completed", m + 5);
+    OK(k8s_delete(fx.c, &EBS_RES_SCHEDULE, CFIX_NS, "r", NULL, NULL, &err));
+    m = minute_after(schedule("r", "* * * * *", "\"successfulBackupsHistoryLimit\":0"));
+    if (m / 60 == atoll(strrchr(n1, '-') + 1)) /* the same minute: the next one */
+        m += 60;
+    pass("r", m);
+    finish(bname("r", m, n2), "Completed", m + 5);
+    pass("r", m + 10);
+    snprintf(want, sizeof(want), "%s", n1);
+    BACKUPS_ARE("r", want);
+}
+
 /* Replace the schedule's spec field (JSON value text). */
 static void set_spec(const char *name, const char *field, const char *value)
 {

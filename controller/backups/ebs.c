@@ -22,6 +22,7 @@ const struct k8s_resource EBS_RES_SCHEDULE = { "etcd-warden.io", "v1alpha1", "et
 const struct k8s_resource EBS_RES_BACKUP = { "etcd-warden.io", "v1alpha1", "etcdbackups", 1 };
 
 #define LBL_PATH "metadata.labels[" EBS_LABEL_SCHEDULE "]"
+#define UID_PATH "metadata.labels[" EBS_LABEL_UID "]"
 #define ANN_PATH "metadata.annotations[" EBS_ANN_SCHEDULED_AT "]"
 
 /* An RFC 3339 time at path of obj as Unix seconds; 0 when absent or bad. */
@@ -92,6 +93,7 @@ static enum kerr read_spec(const cJSON *s, int64_t now, struct spec *sp, const c
                         sp->keep_ok < 0 ? "successful" : "failed");
     (void)kjson_get_bool(s, "spec.suspend", &suspend);
     sp->suspend = suspend;
+    sp->uid = kjson_get_str(s, "metadata.uid");
     if (!name || kname_label_value(name, sp->label) != KERR_OK)
         return kerr_set(err, KERR_INVAL, "metadata.name: no label value can be made of it");
     return KERR_OK;
@@ -106,11 +108,19 @@ static int is_finished(const cJSON *b)
     return phase && (strcmp(phase, "Completed") == 0 || strcmp(phase, "Failed") == 0);
 }
 
+/*
+ * Whether b was made by this schedule for its Etcd: its name label, its uid label (written when
+ * the pass created it: a deleted schedule's backups, and those of a schedule of the same name
+ * made since, carry another) and its Etcd. Only those are pruned: never a backup of another
+ * Etcd, of another schedule or made by hand, whatever its labels say.
+ */
 static int is_ours(const cJSON *b, const struct spec *sp)
 {
-    const char *l = ebs_backup_schedule(b);
+    const char *l = ebs_backup_schedule(b), *uid = kjson_get_str(b, UID_PATH);
+    const char *etcd = kjson_get_str(b, "spec.etcdName");
 
-    return l && strcmp(l, sp->label) == 0;
+    return l && strcmp(l, sp->label) == 0 && sp->uid && *sp->uid && uid &&
+           strcmp(uid, sp->uid) == 0 && etcd && strcmp(etcd, sp->etcd) == 0;
 }
 
 /* Sort the schedule's backups for pruning: oldest fire time, then creation, then name. */
@@ -256,6 +266,8 @@ static enum kerr create_backup(const struct rctx *x, struct pass *p, const struc
         rc = kjson_set_str(b, "metadata.namespace", ns, err);
     if (!rc)
         rc = kjson_set_str(b, LBL_PATH, sp->label, err);
+    if (!rc && sp->uid && *sp->uid)
+        rc = kjson_set_str(b, UID_PATH, sp->uid, err);
     if (!rc)
         rc = kjson_set_str(b, ANN_PATH, when, err);
     if (!rc)

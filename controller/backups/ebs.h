@@ -14,7 +14,12 @@
  *   - The EtcdBackups of the namespace are listed from the API (not a
  *     cache: what the pass creates or deletes must be seen by the next).
  *     The schedule's own carry the label EBS_LABEL_SCHEDULE = the
- *     schedule's name (kname_label_value); a backup is unfinished while its
+ *     schedule's name (kname_label_value), the label EBS_LABEL_UID = the
+ *     schedule's uid (written when the pass creates them) and the schedule's
+ *     backupTemplate.etcdName: all three, or the backup is not the schedule's
+ *     (one of a deleted schedule of the same name, of another Etcd, made by
+ *     hand or by an earlier version) and is never pruned nor counted; a
+ *     backup is unfinished while its
  *     status.phase is neither Completed nor Failed and it is not being
  *     deleted.
  *   - Pruning: the schedule's Completed backups beyond
@@ -41,7 +46,7 @@
  *     makes at most one new backup per EBS_STUCK_S while that lasts.
  *     Otherwise the EtcdBackup "<schedule>-<t in Unix minutes>"
  *     (kname_join: cut with a hash when too long) is created with
- *     spec = backupTemplate, the label, the annotation = t (RFC 3339) and no
+ *     spec = backupTemplate, the two labels, the annotation = t (RFC 3339) and no
  *     owner reference (it outlives the schedule); AlreadyExists counts as
  *     created; Normal event BackupCreated; lastScheduleTime = t. Before it
  *     is created, the destination (backupTemplate.destination) is checked as
@@ -86,6 +91,7 @@ struct ctl_result;
 struct rctx;
 
 #define EBS_LABEL_SCHEDULE   "etcd-warden.io/backup-schedule"
+#define EBS_LABEL_UID        "etcd-warden.io/backup-schedule-uid"
 #define EBS_ANN_SCHEDULED_AT "etcd-warden.io/scheduled-at"
 #define EBS_MAX_MISSED       100
 #define EBS_POLL_MS          5000L

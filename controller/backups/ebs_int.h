@@ -29,6 +29,7 @@ struct spec {
     int64_t keep_ok, keep_bad;
     const cJSON *tmpl;
     const char *etcd;
+    const char *uid; /* the schedule's metadata.uid, written on its backups; NULL: none */
     char label[KNAME_LABEL_MAX + 1];
 };
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/buf.h"
@@ -104,6 +105,11 @@ int ctl_synced(struct ctl *c)
 int ctl_leading(struct ctl *c)
 {
     return atomic_load(&c->leading);
+}
+
+int64_t ctl_working_since(struct ctl *c)
+{
+    return (int64_t)atomic_load(&c->working_since);
 }
 
 const atomic_int *ctl_stopping_flag(struct ctl *c)
@@ -222,6 +228,7 @@ static void *supervise(void *arg)
         if (!workers && atomic_load(&c->ready) && atomic_load(&c->leading) &&
             !atomic_load(&c->lost)) {
             kerr_clear(&err);
+            atomic_store(&c->working_since, (long long)time(NULL));
             if (wqpool_new(c->queue, (int)c->cfg->workers, ctl_dispatch, c, &c->pool, &err) ||
                 (c->lane && ctl_lane_start(c->lane, ctl_dispatch, c, &err))) {
                 log_error("cannot start the workers", "error", err.msg);

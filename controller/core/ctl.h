@@ -79,6 +79,7 @@
 #define CONTROLLER_CTL_H
 
 #include <stdatomic.h>
+#include <stdint.h>
 
 #include <cJSON.h>
 
@@ -188,6 +189,10 @@ int ctl_synced(struct ctl *c);
 
 /* True while this replica holds the Lease (always with --leader-elect=false). */
 int ctl_leading(struct ctl *c);
+
+/* When this replica's workers started (Unix seconds; 0 before): what it reconciles it has
+ * watched since then. */
+int64_t ctl_working_since(struct ctl *c);
 
 /*
  * Stop: the workers finish their keys, the informers and servers stop, the

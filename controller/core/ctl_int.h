@@ -37,6 +37,7 @@ struct ctl {
     pthread_t supervisor;
     int supervising;
     atomic_int stopping, leading, lost, ready;
+    atomic_llong working_since; /* Unix seconds the workers started, 0 before */
 };
 
 /*

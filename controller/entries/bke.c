@@ -15,7 +15,9 @@
 #include "common/log.h"
 #include "common/store.h"
 #include "controller/core/ctl.h"
+#include "controller/entries/bkealive.h"
 #include "controller/entries/bkeauth.h"
+#include "controller/entries/bkeorigin.h"
 #include "controller/entries/bkebucket.h"
 #include "controller/entries/bkestop.h"
 #include "controller/entries/bkejob.h"
@@ -157,24 +159,6 @@ static void etcd_warning(const struct bke_ctx *x, const cJSON *etcd, const char 
     (void)ev_emitf(x->events, &ref, EV_WARNING, reason, "KeepEntry", "%s", note);
 }
 
-/*
- * When etcd's claim of its prefix began, into out: its creationTimestamp while its spec never
- * changed (metadata.generation 1: the prefix is the one it was created with), else now (it
- * moved here: what its sidecar wrote before the entry exists is left, never what another
- * wrote before the move deleted).
- */
-static enum kerr claimed_at(const cJSON *etcd, char out[KTIME_LEN + 1])
-{
-    const char *created = kjson_get_str(etcd, "metadata.creationTimestamp");
-    struct timespec ts;
-    int64_t gen = 0;
-
-    if (created && ktime_parse(created, &ts, NULL) == KERR_OK &&
-        kjson_get_int64(etcd, "metadata.generation", &gen) == KERR_OK && gen == 1)
-        return ktime_format(ts.tv_sec, out);
-    return ktime_format(time(NULL), out);
-}
-
 static enum kerr create_entry(const struct bke_ctx *x, const struct bke_bucket *b,
                               const cJSON *etcd, long *requeue, struct kerr_info *err)
 {
@@ -186,6 +170,15 @@ static enum kerr create_entry(const struct bke_ctx *x, const struct bke_bucket *
     struct bstore_claim c = { "", NULL };
     cJSON *e = cJSON_CreateObject(), *created = NULL;
     enum kerr rc = e ? KERR_OK : KERR_NOMEM;
+    int wait = 0;
+
+    /* when the claim began (an Etcd a restore created: with the copy, bkeorigin.h) */
+    if (rc == KERR_OK && (rc = bkeorigin_claimed_at(x, etcd, since, &wait, err)) == KERR_OK &&
+        wait) {
+        *requeue = BKEORIGIN_WAIT_MS;
+        cJSON_Delete(e);
+        return KERR_OK;
+    }
 
     /* named after the claim, so that the API server lets one Etcd have it */
     if (rc == KERR_OK)
@@ -213,10 +206,10 @@ static enum kerr create_entry(const struct bke_ctx *x, const struct bke_bucket *
         rc = kjson_set_str(e, "spec.etcd.name", name, err);
     if (rc == KERR_OK)
         rc = kjson_set_str(e, "spec.etcd.uid", uid, err);
-    if (rc == KERR_OK && claimed_at(etcd, since) != KERR_OK)
-        rc = kerr_set(err, KERR_INTERNAL, "cannot format the time");
     if (rc == KERR_OK)
         rc = kjson_set_str(e, "spec.claimedAt", since, err);
+    if (rc == KERR_OK)
+        rc = bkealive_mark(e, etcd, (int64_t)time(NULL), err);
     if (rc == KERR_OK)
         rc = k8s_create(x->client, &BKE_RES_ENTRY, NULL, e, NULL, &created, err);
     if (rc == KERR_EXISTS && bkeclaim_owner(x, ename, etcd, other, sizeof(other)) == 0) {
@@ -261,7 +254,8 @@ static enum kerr attach_entry(const struct bke_ctx *x, const struct bke_bucket *
 
     snprintf(msg, sizeof(msg), "backups of Etcd %s/%s under prefix \"%s\"", ns, name,
              str_or_empty(entry, "spec.prefix"));
-    if (pending || strcmp(old_uid, uid) != 0 || store_differs(entry, b)) {
+    if (pending || strcmp(old_uid, uid) != 0 || store_differs(entry, b) ||
+        bkealive_due(entry, etcd, x->since, (int64_t)time(NULL))) {
         obj = entry_copy(entry);
         if (!obj)
             return kerr_set(err, KERR_NOMEM, NULL);
@@ -269,6 +263,8 @@ static enum kerr attach_entry(const struct bke_ctx *x, const struct bke_bucket *
         rc = kjson_set_str(obj, "spec.etcd.uid", uid, err);
         if (rc == KERR_OK)
             rc = set_store(obj, b, err);
+        if (rc == KERR_OK)
+            rc = bkealive_mark(obj, etcd, (int64_t)time(NULL), err);
         if (rc == KERR_OK)
             rc = k8s_update(x->client, &BKE_RES_ENTRY, NULL, ename, obj, NULL, &stored, err);
         cJSON_Delete(obj);
@@ -372,6 +368,8 @@ static enum kerr release_entry(const struct bke_ctx *x, const struct bke_bucket 
     if (!obj)
         return kerr_set(err, KERR_NOMEM, NULL);
     rc = kjson_set_str(obj, "spec.etcdDeletedAt", now, err);
+    if (rc == KERR_OK) /* the window's end: when the Etcd was last known alive */
+        rc = bkealive_release(obj, x->since, (int64_t)t, err);
     if (rc == KERR_OK)
         rc = k8s_update(x->client, &BKE_RES_ENTRY, NULL, ename, obj, NULL, &stored, err);
     cJSON_Delete(obj);
@@ -490,6 +488,7 @@ static enum kerr keep_entries(const struct bke_ctx *x, const struct bke_bucket *
                                   bkeclaim_conflict(b, entries, i, why), &one);
         } else if (i >= 0) {
             claimed[i] = 1;
+            requeue_min(requeue, BKEALIVE_REFRESH_S * 1000L); /* spec.etcdSeenAt */
             rc = attach_entry(x, b, cJSON_GetArrayItem(entries, i), e,
                               bkeclaim_conflict(b, entries, i, why), &one);
         } else if ((rc = bkeauth_etcd(x, b, e, why, sizeof(why), &one)) == KERR_OK && *why) {
@@ -590,7 +589,8 @@ enum kerr bke_reconcile(struct ctl *c, const char *ns, const char *name, struct 
                          ctl_store(c, BKE_CACHE_ENTRIES),
                          ctl_cfg(c)->watch_namespace,
                          ctl_cfg(c)->bke_image,
-                         ctl_cfg(c)->bke_command };
+                         ctl_cfg(c)->bke_command,
+                         ctl_working_since(c) };
 
     (void)ns;
     res->requeue_ms = 0;

@@ -9,6 +9,8 @@
 #ifndef CONTROLLER_BKE_CTX_H
 #define CONTROLLER_BKE_CTX_H
 
+#include <stdint.h>
+
 #include <cJSON.h>
 
 #include "common/events.h"
@@ -36,6 +38,7 @@ struct bke_ctx {
     const char *watch_ns;       /* NULL or "": every namespace */
     const char *job_image;      /* the deletion Job's image (controller/entries/bkejob.h) */
     const char *job_command;    /* and command, NULL: the defaults */
+    int64_t since; /* Unix seconds this process began reconciling (ctl_working_since); 0: always */
 };
 
 /* An event about obj (kind BackupEntry or BackupBucket) when x has a recorder. */

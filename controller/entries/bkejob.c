@@ -13,6 +13,7 @@
 #include "controller/core/etcdspec.h"
 #include "controller/core/imtjob.h"
 #include "controller/core/podjob.h"
+#include "controller/entries/bkealive.h"
 #include "controller/entries/bkeauth.h"
 #include "controller/entries/bkefin.h"
 
@@ -93,6 +94,7 @@ static enum kerr window_args(const cJSON *entry, cJSON *args, struct kerr_info *
     const char *gone = kjson_get_str(entry, "spec.etcdDeletedAt");
     struct timespec ts, end, g;
     char a[64], b[64], last[KTIME_LEN + 1];
+    int64_t alive;
 
     if (!since || !*since)
         since = kjson_get_str(entry, "metadata.creationTimestamp");
@@ -105,6 +107,8 @@ static enum kerr window_args(const cJSON *entry, cJSON *args, struct kerr_info *
     if (gone && ktime_parse(gone, &g, NULL) == KERR_OK &&
         g.tv_sec + BKEJOB_LAST_WRITES_S < end.tv_sec)
         end.tv_sec = g.tv_sec + BKEJOB_LAST_WRITES_S;
+    if (bkealive_last(entry, &alive) && alive + BKEJOB_LAST_WRITES_S < (int64_t)end.tv_sec)
+        end.tv_sec = (time_t)(alive + BKEJOB_LAST_WRITES_S);
     if (ktime_format(end.tv_sec, last) != KERR_OK)
         return kerr_set(err, KERR_INTERNAL, "cannot format the time");
     snprintf(a, sizeof(a), "--written-since=%s", since);

@@ -182,6 +182,11 @@ spec:
     etcdName: etcd-main
     destination: {provider: S3, container: $DEST, prefix: copies/etcd-main, secretRef: {name: offsite}}
 EOF
+# A schedule prunes only the backups it made for its Etcd (its uid label, written when it creates
+# them): the history from before is made its own here, as a tenant who wants it pruned does.
+kc -n "$NS" label etcdbackup old-ok-1 old-ok-2 old-bad-1 old-bad-2 \
+    "etcd-warden.io/backup-schedule-uid=$(jp "$NS" "etcdbackupschedule/$S" '{.metadata.uid}')" >/dev/null ||
+    ctl_fail "cannot label the history with the schedule's uid"
 ksim_wait 15 reason_is Scheduled || ctl_fail "no Ready/Scheduled condition: $(sstatus conditions)"
 start=$(($(date -u -d "$(jp "$NS" "etcdbackupschedule/$S" '{.metadata.creationTimestamp}')" +%s) / 60 * 60))
 set_clock $((start + 1))

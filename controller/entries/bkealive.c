@@ -1,0 +1,84 @@
+/* bkealive - when a BackupEntry's Etcd is known alive; see bkealive.h. */
+#include "controller/entries/bkealive.h"
+
+#include <string.h>
+#include <time.h>
+
+#include "common/kjson.h"
+#include "common/ktime.h"
+
+#define SEEN    "spec.etcdSeenAt"
+#define DELETED "spec.etcdDeletionTimestamp"
+#define LAST    "spec.etcdLastAliveAt"
+
+/* The time at path of obj into *t: 1, or 0 when absent or not a time. */
+static int time_at(const cJSON *obj, const char *path, int64_t *t)
+{
+    struct timespec ts;
+
+    if (ktime_parse(kjson_get_str(obj, path), &ts, NULL) != KERR_OK)
+        return 0;
+    *t = (int64_t)ts.tv_sec;
+    return 1;
+}
+
+static enum kerr set_time(cJSON *obj, const char *path, int64_t t, struct kerr_info *err)
+{
+    char s[KTIME_LEN + 1];
+
+    if (ktime_format((time_t)t, s) != KERR_OK)
+        return kerr_set(err, KERR_INTERNAL, "cannot format the time %lld", (long long)t);
+    return kjson_set_str(obj, path, s, err);
+}
+
+int bkealive_due(const cJSON *entry, const cJSON *etcd, int64_t since, int64_t now)
+{
+    const char *dts = kjson_get_str(etcd, "metadata.deletionTimestamp");
+    const char *rec = kjson_get_str(entry, DELETED);
+    int64_t seen;
+
+    if (kjson_has(entry, LAST) || (dts ? !rec || strcmp(rec, dts) != 0 : rec != NULL))
+        return 1;
+    if (dts)
+        return 0; /* being deleted: the deletion time is what counts */
+    return !time_at(entry, SEEN, &seen) || seen < since || now - seen >= BKEALIVE_REFRESH_S;
+}
+
+enum kerr bkealive_mark(cJSON *obj, const cJSON *etcd, int64_t now, struct kerr_info *err)
+{
+    const char *dts = kjson_get_str(etcd, "metadata.deletionTimestamp");
+    int64_t t;
+    enum kerr rc = KERR_OK;
+
+    (void)kjson_delete(obj, LAST);
+    if (dts && time_at(etcd, "metadata.deletionTimestamp", &t))
+        rc = kjson_set_str(obj, DELETED, dts, err);
+    else {
+        (void)kjson_delete(obj, DELETED);
+        rc = set_time(obj, SEEN, now, err);
+    }
+    return rc;
+}
+
+enum kerr bkealive_release(cJSON *obj, int64_t since, int64_t now, struct kerr_info *err)
+{
+    int64_t t;
+
+    if (time_at(obj, DELETED, &t) && t <= now)
+        return set_time(obj, LAST, t, err);
+    if (time_at(obj, SEEN, &t) && t <= now)
+        return set_time(obj, LAST, t >= since ? now : t, err);
+    if ((time_at(obj, "spec.claimedAt", &t) || time_at(obj, "metadata.creationTimestamp", &t)) &&
+        t <= now)
+        return set_time(obj, LAST, t, err);
+    return kerr_set(err, KERR_INVAL,
+                    "BackupEntry %s: no time its Etcd was known alive (spec.etcdSeenAt, "
+                    "spec.claimedAt)",
+                    kjson_get_str(obj, "metadata.name") ? kjson_get_str(obj, "metadata.name")
+                                                        : "?");
+}
+
+int bkealive_last(const cJSON *entry, int64_t *t)
+{
+    return time_at(entry, LAST, t);
+}

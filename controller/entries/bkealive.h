@@ -1,0 +1,62 @@
+/*
+ * bkealive - when a BackupEntry's Etcd is known alive, from facts only
+ * warden-controller or the API server writes, so that a deletion Job's window
+ * (controller/entries/bkejob.h) ends no later than the Etcd was last known
+ * alive, whether or not the controller ran when it went.
+ *
+ * On the entry (spec, written by warden-controller only):
+ *   - etcdSeenAt: the last time the controller saw the Etcd alive (in its
+ *     watch-fed cache, on this entry's prefix), written when the entry is made
+ *     and refreshed while the Etcd lives: when older than BKEALIVE_REFRESH_S,
+ *     or older than the time this process began reconciling (one write per
+ *     entry when a controller starts leading);
+ *   - etcdDeletionTimestamp: the Etcd's metadata.deletionTimestamp (the API
+ *     server's) once the controller saw it being deleted;
+ *   - etcdLastAliveAt: written when the entry is released (the Etcd gone, or
+ *     moved): the deletion timestamp when seen; else the release time when
+ *     this process saw the Etcd alive itself (etcdSeenAt at or after it began
+ *     reconciling: it watched the Etcd until it went); else etcdSeenAt (the
+ *     controller was down or another replica led when the Etcd went); else
+ *     the entry's own times (spec.claimedAt, metadata.creationTimestamp):
+ *     never "now" on a guess.
+ *
+ * Ownership: arguments BORROWED. Thread safety: reentrant.
+ */
+#ifndef CONTROLLER_BKEALIVE_H
+#define CONTROLLER_BKEALIVE_H
+
+#include <stdint.h>
+
+#include <cJSON.h>
+
+#include "common/kerr.h"
+
+/* How often etcdSeenAt is refreshed while the Etcd lives: 10,000 Etcds make ~17 writes/s. */
+#define BKEALIVE_REFRESH_S 600
+
+/*
+ * 1 when the entry (BORROWED) should be written for its live etcd (BORROWED) at now (Unix
+ * seconds; since: when this process began reconciling, 0: always): etcdSeenAt absent, before
+ * since, or BKEALIVE_REFRESH_S old; the Etcd's deletionTimestamp not the recorded one; an
+ * etcdLastAliveAt left from a release.
+ */
+int bkealive_due(const cJSON *entry, const cJSON *etcd, int64_t since, int64_t now);
+
+/*
+ * Record on obj (the entry about to be written, OWNED by the caller) that etcd is alive at
+ * now: etcdSeenAt = now while it is not being deleted, etcdDeletionTimestamp = its
+ * deletionTimestamp (removed when it has none: an Etcd created again), etcdLastAliveAt
+ * removed. KERR_NOMEM, KERR_INTERNAL (a time that cannot be written).
+ */
+enum kerr bkealive_mark(cJSON *obj, const cJSON *etcd, int64_t now, struct kerr_info *err);
+
+/*
+ * Set etcdLastAliveAt on obj (the entry being released, OWNED by the caller) as the header
+ * says, at now with since as in bkealive_due. KERR_INVAL when no time of the entry is known.
+ */
+enum kerr bkealive_release(cJSON *obj, int64_t since, int64_t now, struct kerr_info *err);
+
+/* The entry's etcdLastAliveAt into *t (Unix seconds): 1, or 0 when absent or not a time. */
+int bkealive_last(const cJSON *entry, int64_t *t);
+
+#endif

@@ -1,0 +1,143 @@
+/* bkealive: when a BackupEntry's Etcd is known alive (spec.etcdSeenAt refreshed at a bounded
+ * rate, its deletionTimestamp when seen) and the end of the deletion's window at release: the
+ * deletion time, the release time only when this process watched the Etcd, else the last time
+ * seen, else the entry's own times; never "now" on a guess. */
+#include "controller/entries/bkealive.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/kjson.h"
+#include "common/ktime.h"
+#include "controller/entries/bkejob.h"
+
+#define OK(call) cr_assert_eq((call), KERR_OK, "%s: %s", #call, err.msg)
+
+static cJSON *parse(const char *s)
+{
+    cJSON *j = cJSON_Parse(s);
+
+    cr_assert_not_null(j, "bad JSON: %s", s);
+    return j;
+}
+
+static int64_t at(const char *s)
+{
+    struct timespec ts;
+
+    cr_assert_eq(ktime_parse(s, &ts, NULL), KERR_OK, "%s", s);
+    return (int64_t)ts.tv_sec;
+}
+
+static const char ENTRY[] = "{\"metadata\":{\"name\":\"e\",\"creationTimestamp\":"
+                            "\"2026-11-01T00:00:00Z\"},\"spec\":{\"prefix\":\"p\","
+                            "\"claimedAt\":\"2026-11-02T00:00:00Z\"%s}}";
+static const char ETCD[] = "{\"metadata\":{\"name\":\"etcd-main\"}}";
+
+static cJSON *entry(const char *extra)
+{
+    char s[1024];
+
+    snprintf(s, sizeof(s), ENTRY, extra);
+    return parse(s);
+}
+
+static const char *last(const cJSON *e, char out[KTIME_LEN + 1])
+{
+    int64_t t = 0;
+
+    if (!bkealive_last(e, &t))
+        return "";
+    cr_assert_eq(ktime_format((time_t)t, out), KERR_OK);
+    return out;
+}
+
+Test(bkealive, refreshed_at_a_bounded_rate)
+{
+    cJSON *e = entry(""), *etcd = parse(ETCD);
+    int64_t now = at("2026-11-10T00:00:00Z");
+    struct kerr_info err = { 0 };
+
+    cr_assert(bkealive_due(e, etcd, 0, now), "never seen: written");
+    OK(bkealive_mark(e, etcd, now, &err));
+    cr_assert_str_eq(kjson_get_str(e, "spec.etcdSeenAt"), "2026-11-10T00:00:00Z");
+    cr_assert_not(bkealive_due(e, etcd, 0, now + BKEALIVE_REFRESH_S - 1));
+    cr_assert(bkealive_due(e, etcd, 0, now + BKEALIVE_REFRESH_S));
+    /* a controller that began reconciling after it was written writes it once */
+    cr_assert(bkealive_due(e, etcd, now + 1, now + 2));
+    cJSON_Delete(etcd);
+    cJSON_Delete(e);
+}
+
+Test(bkealive, the_deletion_timestamp_when_seen)
+{
+    cJSON *e = entry(",\"etcdSeenAt\":\"2026-11-10T00:00:00Z\""),
+          *etcd = parse("{\"metadata\":{\"name\":\"etcd-main\",\"deletionTimestamp\":"
+                        "\"2026-11-10T00:03:00Z\"}}");
+    int64_t now = at("2026-11-10T00:05:00Z");
+    struct kerr_info err = { 0 };
+    char t[KTIME_LEN + 1];
+
+    cr_assert(bkealive_due(e, etcd, 0, now));
+    OK(bkealive_mark(e, etcd, now, &err));
+    cr_assert_str_eq(kjson_get_str(e, "spec.etcdDeletionTimestamp"), "2026-11-10T00:03:00Z");
+    cr_assert_str_eq(kjson_get_str(e, "spec.etcdSeenAt"), "2026-11-10T00:00:00Z", "not refreshed");
+    cr_assert_not(bkealive_due(e, etcd, 0, now + 2 * BKEALIVE_REFRESH_S), "recorded once");
+    /* released a day later, by this process or another: the API server's deletion time */
+    OK(bkealive_release(e, 0, now + 86400, &err));
+    cr_assert_str_eq(last(e, t), "2026-11-10T00:03:00Z");
+    cJSON_Delete(etcd);
+    cJSON_Delete(e);
+}
+
+/* The Etcd gone while the controller was down: the window ends when it was last seen alive, not
+ * when the controller came back (attack6_deleted_unseen). */
+Test(bkealive, unseen_deletion_ends_at_the_last_sighting)
+{
+    cJSON *e = entry(",\"etcdSeenAt\":\"2026-11-10T00:00:00Z\"");
+    int64_t up = at("2026-11-10T02:00:00Z");
+    struct kerr_info err = { 0 };
+    char t[KTIME_LEN + 1];
+
+    OK(bkealive_release(e, up, up + 5, &err));
+    cr_assert_str_eq(last(e, t), "2026-11-10T00:00:00Z");
+    cJSON_Delete(e);
+    /* seen by this process, which watched it since: gone when the release saw it gone */
+    e = entry(",\"etcdSeenAt\":\"2026-11-10T02:00:10Z\"");
+    OK(bkealive_release(e, up, up + 600, &err));
+    cr_assert_str_eq(last(e, t), "2026-11-10T02:10:00Z");
+    cJSON_Delete(e);
+}
+
+Test(bkealive, no_sighting_fails_closed)
+{
+    cJSON *e = entry("");
+    struct kerr_info err = { 0 };
+    char t[KTIME_LEN + 1];
+
+    OK(bkealive_release(e, 0, at("2026-11-10T00:00:00Z"), &err));
+    cr_assert_str_eq(last(e, t), "2026-11-02T00:00:00Z", "the claim's start, never now");
+    cJSON_Delete(e);
+    e = parse("{\"metadata\":{\"name\":\"e\"},\"spec\":{}}");
+    cr_assert_eq(bkealive_release(e, 0, at("2026-11-10T00:00:00Z"), &err), KERR_INVAL);
+    cJSON_Delete(e);
+}
+
+/* An Etcd created again (no deletionTimestamp) takes the entry back: the release's end goes. */
+Test(bkealive, reattached_clears_the_release)
+{
+    cJSON *e = entry(",\"etcdDeletionTimestamp\":\"2026-11-10T00:03:00Z\","
+                     "\"etcdLastAliveAt\":\"2026-11-10T00:03:00Z\""),
+          *etcd = parse(ETCD);
+    int64_t now = at("2026-11-11T00:00:00Z");
+    struct kerr_info err = { 0 };
+
+    cr_assert(bkealive_due(e, etcd, 0, now));
+    OK(bkealive_mark(e, etcd, now, &err));
+    cr_assert_null(kjson_get(e, "spec.etcdLastAliveAt"));
+    cr_assert_null(kjson_get(e, "spec.etcdDeletionTimestamp"));
+    cr_assert_str_eq(kjson_get_str(e, "spec.etcdSeenAt"), "2026-11-11T00:00:00Z");
+    cJSON_Delete(etcd);
+    cJSON_Delete(e);
+}
