@@ -221,6 +221,19 @@ static enum kerr no_pvcs(void *ctx, const char *ns, cJSON **items, struct kerr_i
 /* The break glass uses decide records (mem.glass), NULL: none recorded. */
 static cJSON *glass_store;
 
+/* The pods the API server lists (JSON text, NULL: none); pods_fail: the list is not answered. */
+static const char *pods_text;
+static int pods_fail;
+
+/* A pod lookup the API server does not answer. */
+static enum kerr no_pods(void *ctx, const char *ns, cJSON **items, struct kerr_info *err)
+{
+    (void)ctx;
+    (void)ns;
+    *items = NULL;
+    return kerr_set(err, KERR_HTTP, "pods: connection refused");
+}
+
 /* Decide body through h; pvcs lists the PVCs (fail: the list is not answered). */
 static cJSON *decide(enum wh_hook h, const char *etcd, const cJSON *pvcs, int fail,
                      const char *body)
@@ -229,7 +242,8 @@ static cJSON *decide(enum wh_hook h, const char *etcd, const cJSON *pvcs, int fa
     struct lookup_mem mem = { 0 };
     struct lookup lk;
     cJSON *etcds = cJSON_CreateArray(), *sts = cJSON_Parse(stses), *doc;
-    cJSON *tasks = cJSON_CreateArray(), *pods = cJSON_CreateArray();
+    cJSON *tasks = cJSON_CreateArray(),
+          *pods = pods_text ? cJSON_Parse(pods_text) : cJSON_CreateArray();
 
     guardfix_config(&cfg);
     cJSON_AddItemToArray(etcds, cJSON_Parse(etcd));
@@ -242,7 +256,9 @@ static cJSON *decide(enum wh_hook h, const char *etcd, const cJSON *pvcs, int fa
     lookup_mem_bind(&mem, &lk);
     if (fail)
         lk.pvcs = no_pvcs;
-    doc = guardfix_dispatch(&cfg, &mem, &lk, h, !fail && !glass_store, body);
+    if (pods_fail)
+        lk.pod_items = no_pods;
+    doc = guardfix_dispatch(&cfg, &mem, &lk, h, !fail && !glass_store && !pods_fail, body);
     cJSON_Delete(etcds);
     cJSON_Delete(sts);
     cJSON_Delete(tasks);
@@ -313,6 +329,13 @@ Test(pvcsts, an_unanswered_pvc_list_is_500)
     "etcd/data\"}]}"
 #define DATA(name, extra) "{\"name\":\"" name "\",\"mountPath\":\"/var/etcd/data\"" extra "}"
 #define CFG               "{\"name\":\"config\",\"mountPath\":\"/etc/cfg\"}"
+#define NEWETCD(extra)    "{\"name\":\"scratch\",\"mountPath\":\"/var/etcd/data/new.etcd\"" extra "}"
+#define CTR_BR_WITH(mount)                                                                  \
+    "{\"name\":\"backup-restore\",\"volumeMounts\":[{\"name\":\"etcd-main\",\"mountPath\":" \
+    "\"/var/etcd/data\"}," mount "]}"
+#define COVERED(c, path)                                                                       \
+    "its container " c " would mount volume scratch at " path ", at or below where it mounts " \
+    "the members' claim volume etcd-main (/var/etcd/data)"
 
 struct mrow {
     const char *title;
@@ -349,7 +372,39 @@ static const struct mrow mrows[] = {
     { "hibernated: the members wake on the new template", WH_HOOK_SCALEGUARD, PERSON,
       ETCD(ANN_OPEN), 1, 0, "[" CTR_ETCD("[" DATA("scratch", "") "]") "," CTR_BR "]", 0,
       UNMOUNTED("etcd"), NULL },
+    { "an emptyDir at etcd's --data-dir under the claim's mount", WH_HOOK_COMPONENTS, PERSON,
+      ETCD(ANN_OPEN), 1, 3,
+      "[" CTR_ETCD("[" DATA("etcd-main", "") "," CFG "," NEWETCD("") "]") "," CTR_BR "]", 0,
+      COVERED("etcd", "/var/etcd/data/new.etcd"), NULL },
+    { "guard only: the sidecar's data directory covered", WH_HOOK_SCALEGUARD, DRUID, ETCD(""), 1, 3,
+      "[" CTR_ETCD("[" DATA("etcd-main", "") "," CFG "]") "," CTR_BR_WITH(NEWETCD("")) "]", 0,
+      COVERED("backup-restore", "/var/etcd/data/new.etcd"), NULL },
+    { "the same path spelled with slashes and a dot", WH_HOOK_SCALEGUARD, PERSON, ETCD(ANN_OPEN), 1,
+      3,
+      "[" CTR_ETCD("[" DATA("etcd-main", "") "," CFG ",{\"name\":\"scratch\",\"mountPath\":"
+                                             "\"//var/etcd//data/./new.etcd/\"}]") "," CTR_BR "]",
+      0, COVERED("etcd", "//var/etcd//data/./new.etcd/"), NULL },
+    { "a second mount of the claim's volume with a sub path over it", WH_HOOK_SCALEGUARD, PERSON,
+      ETCD(ANN_OPEN), 1, 3,
+      "[" CTR_ETCD("[" DATA("etcd-main", "") "," CFG
+                                             ",{\"name\":\"etcd-main\",\"mountPath\":\"/var/etcd/"
+                                             "data/new.etcd\",\"subPath\":\"x\"}]") "," CTR_BR "]",
+      0, "its container etcd would mount volume etcd-main at /var/etcd/data/new.etcd, at or below",
+      NULL },
     /* allowed */
+    { "break glass lets a covering mount through", WH_HOOK_SCALEGUARD, PERSON,
+      ETCD(ANN_OPEN "," GLASS_OK), 1, 3,
+      "[" CTR_ETCD("[" DATA("etcd-main", "") "," CFG "," NEWETCD("") "]") "," CTR_BR "]", 1,
+      "allowed",
+      "mounts volume scratch at /var/etcd/data/new.etcd over the claim volume etcd-main" },
+    { "a mount above the data directory, or beside it", WH_HOOK_SCALEGUARD, PERSON, ETCD(ANN_OPEN),
+      1, 3,
+      "[" CTR_ETCD("[" DATA(
+          "etcd-main",
+          "") "," CFG ",{\"name\":\"a\",\"mountPath\":"
+              "\"/var/etcd\"},{\"name\":\"b\",\"mountPath\":\"/var/etcd/database\"}]") "," CTR_BR
+                                                                                       "]",
+      1, "not a scale-down", NULL },
     { "break glass lets it through", WH_HOOK_SCALEGUARD, PERSON, ETCD(ANN_OPEN "," GLASS_OK), 1, 3,
       "[" CTR_ETCD("[" DATA("scratch", "") "]") "," CTR_BR "]", 1, "allowed",
       "no longer mounts the claim volume etcd-main at /var/etcd/data, allowed by annotation" },
@@ -429,4 +484,114 @@ Test(pvcsts, break_glass_lets_one_unmount_through)
                      "unmounting claim volume etcd-main"));
     cJSON_Delete(glass_store);
     glass_store = NULL;
+}
+
+/*
+ * A CREATE of the StatefulSet (after an orphaning DELETE) adopts the running pods of its name
+ * and rolls them onto its template: the pods' spec (what the API server lists) says where
+ * their data is, and a template that would not mount the same claim there is refused.
+ */
+#define POD(name, claim, ctrs)                                                                     \
+    "{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"" name "\"},\"spec\":{\"containers\":" ctrs \
+    ",\"volumes\":[{\"name\":\"etcd-main\",\"persistentVolumeClaim\":{\"claimName\":\"" claim      \
+    "\"}},{\"name\":\"config\",\"configMap\":{\"name\":\"c\"}}]}}"
+#define PODS3                                                                                   \
+    "[" POD("etcd-main-0", "etcd-main-etcd-main-0", CTRS) "," POD(                              \
+        "etcd-main-1", "etcd-main-etcd-main-1",                                                 \
+        CTRS) "," POD("etcd-main-2", "etcd-main-etcd-main-2",                                   \
+                      CTRS) ",{\"metadata\":{\"namespace\":"                                    \
+                            "\"shoot\",\"name\":\"other-0\"},\"spec\":{\"volumes\":[{\"name\":" \
+                            "\"x\",\"persistentVolumeClaim\":"                                  \
+                            "{\"claimName\":\"x\"}}],\"containers\":[{\"name\":\"etcd\","       \
+                            "\"volumeMounts\":[{\"name\":\"x\","                                \
+                            "\"mountPath\":\"/var/etcd/data\"}]}]}}]"
+
+struct arow {
+    const char *title;
+    enum wh_hook hook;
+    const char *user, *etcd, *pods;
+    int pods_fail;
+    const char *ctrs, *vct; /* the created template's containers and claim template's name */
+    int allowed;
+    const char *message, *warning;
+};
+
+static const struct arow arows[] = {
+    { "an emptyDir at the data directory", WH_HOOK_SCALEGUARD, PERSON, ETCD(ANN_OPEN), PODS3, 0,
+      "[" CTR_ETCD("[" DATA("scratch", "") "]") "," CTR_BR "]", "etcd-main", 0,
+      "creating StatefulSet shoot/etcd-main of Etcd etcd-main is refused: it adopts the running "
+      "pods of its name and rolls them onto its pod template, and its container etcd would no "
+      "longer mount claim volume etcd-main at /var/etcd/data as pod etcd-main-0 does",
+      NULL },
+    { "components endpoint, etcd-druid: an emptyDir at etcd's --data-dir", WH_HOOK_COMPONENTS,
+      DRUID, ETCD(""), PODS3, 0,
+      "[" CTR_ETCD("[" DATA("etcd-main", "") "," NEWETCD("") "]") "," CTR_BR "]", "etcd-main", 0,
+      "its container etcd would mount volume scratch at /var/etcd/data/new.etcd, over the data "
+      "pod etcd-main-0 keeps on claim volume etcd-main at /var/etcd/data",
+      NULL },
+    { "the claim template renamed", WH_HOOK_SCALEGUARD, PERSON, ETCD(ANN_OPEN), PODS3, 0,
+      "[" CTR_ETCD("[" DATA(
+          "data", "") "]") ",{\"name\":\"backup-restore\",\"volumeMounts\":[" DATA("data",
+                                                                                   "") "]}]",
+      "data", 0,
+      "pod etcd-main-0 keeps its data on claim etcd-main-etcd-main-0 (volume etcd-main), which "
+      "no volumeClaimTemplate of it gives member 0",
+      NULL },
+    { "the sidecar's mount dropped", WH_HOOK_SCALEGUARD, PERSON, ETCD(ANN_OPEN), PODS3, 0,
+      "[" CTR_ETCD("[" DATA("etcd-main", "") "," CFG "]") ",{\"name\":\"backup-restore\"}]",
+      "etcd-main", 0, "its container backup-restore would no longer mount claim volume etcd-main",
+      NULL },
+    { "the pods cannot be listed", WH_HOOK_SCALEGUARD, PERSON, ETCD(ANN_OPEN), PODS3, 1, CTRS,
+      "etcd-main", 0, "its running pods cannot be told (pods: connection refused)", NULL },
+    /* allowed */
+    { "the same template", WH_HOOK_SCALEGUARD, PERSON, ETCD(ANN_OPEN), PODS3, 0, CTRS, "etcd-main",
+      1, "allowed", NULL },
+    { "no pod of its name", WH_HOOK_SCALEGUARD, PERSON, ETCD(ANN_OPEN), "[]", 0,
+      "[" CTR_ETCD("[" DATA("scratch", "") "]") "," CTR_BR "]", "etcd-main", 1, "allowed", NULL },
+    { "break glass", WH_HOOK_SCALEGUARD, PERSON, ETCD(ANN_OPEN "," GLASS_OK), PODS3, 0,
+      "[" CTR_ETCD("[" DATA("scratch", "") "]") "," CTR_BR "]", "etcd-main", 1, "allowed",
+      "would no longer mount claim volume etcd-main at /var/etcd/data as pod etcd-main-0 does; "
+      "allowed by annotation" },
+};
+
+#define NAROWS (sizeof(arows) / sizeof(arows[0]))
+
+ParameterizedTestParameters(pvcsts, adopts)
+{
+    static size_t idx[NAROWS];
+
+    return testutil_row_params(idx, NAROWS);
+}
+
+ParameterizedTest(size_t *i, pvcsts, adopts)
+{
+    const struct arow *t = &arows[*i];
+    char *body = review_with("CREATE", t->user, 1, 3, 3, CTRS, t->ctrs), *vct;
+    cJSON *pvcs = pvc_list(NULL, NULL, NULL), *doc, *rv = cJSON_Parse(body);
+    const char *w;
+
+    cJSON_SetValuestring(
+        cJSON_GetArrayItem(
+            cJSON_GetArrayItem(cJSON_GetObjectItem(
+                                   cJSON_GetObjectItem(kjson_get_obj(rv, "request.object"), "spec"),
+                                   "volumeClaimTemplates"),
+                               0)
+                ->child,
+            0),
+        t->vct);
+    vct = cJSON_PrintUnformatted(rv);
+    pods_text = t->pods;
+    pods_fail = t->pods_fail;
+    doc = decide(t->hook, t->etcd, pvcs, 0, vct);
+    pods_text = NULL;
+    pods_fail = 0;
+    w = kjson_get_str(doc, "response.warnings.0");
+    guardfix_expect(doc, t->title, t->allowed, t->message);
+    if (t->warning)
+        cr_expect(w && strstr(w, t->warning), "%s: warning %s", t->title, w ? w : "(none)");
+    cJSON_Delete(doc);
+    cJSON_Delete(pvcs);
+    cJSON_Delete(rv);
+    free(vct);
+    free(body);
 }

@@ -3,29 +3,55 @@
 
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tests/support/jsonfix.h"
 
-#define TEMPLATE                                                                                 \
-    "\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"etcd\",\"ports\":[{\"name\":" \
-    "\"server\",\"containerPort\":2380}]},{\"name\":\"backup-restore\",\"ports\":[{\"name\":"    \
-    "\"metrics\",\"containerPort\":9000},{\"name\":\"server\",\"containerPort\":8443}]}]}}}"
+#define ETCD_C                                                                              \
+    "{\"name\":\"etcd\",\"image\":\"etcd-wrapper:v0.4.2\",\"command\":[\"/etcd-wrapper\"]," \
+    "\"args\":[\"start-etcd\"],\"ports\":[{\"name\":\"server\",\"containerPort\":2380}],"   \
+    "\"volumeMounts\":[{\"name\":\"etcd-main\",\"mountPath\":\"/var/etcd/data\"}]}"
+#define BR_C                                                                              \
+    "{\"name\":\"backup-restore\",\"image\":\"etcdbrctl:v0.34.0\",\"args\":[\"server\"]," \
+    "\"ports\":[{\"name\":\"metrics\",\"containerPort\":9000},{\"name\":\"server\","      \
+    "\"containerPort\":8443}],\"volumeMounts\":[{\"name\":\"etcd-main\",\"mountPath\":"   \
+    "\"/var/etcd/data\"}]}"
 
-static const char *STS = "{\"metadata\":{\"name\":\"etcd-main\",\"uid\":\"u-sts\"}," TEMPLATE "}";
+static const char *STS =
+    "{\"metadata\":{\"name\":\"etcd-main\",\"uid\":\"u-sts\"},\"spec\":{\"replicas\":3,"
+    "\"template\":{\"spec\":{\"containers\":[" ETCD_C "," BR_C "]}},\"volumeClaimTemplates\":[{"
+    "\"metadata\":{\"name\":\"etcd-main\"}}]}}";
 
-/* A pod: name, controller owner kind and uid, phase, podIP (NULL: absent). */
-static void add_pod(cJSON *pods, const char *name, const char *kind, const char *uid,
-                    const char *phase, const char *ip)
+/* Member ordinal o as the StatefulSet controller and the kubelet make it, at ip. OWNED. */
+static cJSON *member(int o, const char *ip)
 {
-    char text[1024];
+    char text[2048];
 
     snprintf(text, sizeof(text),
-             "{\"metadata\":{\"name\":\"%s\",\"ownerReferences\":[{\"kind\":\"Etcd\",\"uid\":"
-             "\"u-etcd\"},{\"kind\":\"%s\",\"uid\":\"%s\",\"controller\":true}]},\"status\":{"
-             "\"phase\":\"%s\"%s%s%s}}",
-             name, kind, uid, phase, ip ? ",\"podIP\":\"" : "", ip ? ip : "", ip ? "\"" : "");
-    cJSON_AddItemToArray(pods, jsonfix_parse(text));
+             "{\"metadata\":{\"name\":\"etcd-main-%d\",\"ownerReferences\":[{\"kind\":\"Etcd\","
+             "\"uid\":\"u-etcd\"},{\"kind\":\"StatefulSet\",\"uid\":\"u-sts\",\"controller\":"
+             "true}]},\"spec\":{\"containers\":[" ETCD_C "," BR_C
+             ",{\"name\":\"istio-proxy\"}],\"volumes\":[{\"name\":\"kube-api-access\"},{\"name\":"
+             "\"etcd-main\",\"persistentVolumeClaim\":{\"claimName\":\"etcd-main-etcd-main-%d\"}}]"
+             "},\"status\":{\"phase\":\"Running\",\"podIP\":\"%s\"}}",
+             o, o, ip);
+    return jsonfix_parse(text);
+}
+
+/* The three members 0..2, then extra (OWNED, may be NULL) first when first, else last. */
+static cJSON *members(cJSON *extra, int first)
+{
+    cJSON *pods = cJSON_CreateArray();
+
+    if (extra && first)
+        cJSON_AddItemToArray(pods, extra);
+    cJSON_AddItemToArray(pods, member(2, "10.0.0.3"));
+    cJSON_AddItemToArray(pods, member(0, "10.0.0.1"));
+    cJSON_AddItemToArray(pods, member(1, "10.0.0.2"));
+    if (extra && !first)
+        cJSON_AddItemToArray(pods, extra);
+    return pods;
 }
 
 Test(smember, the_port_is_the_templates_backup_restore_server_port)
@@ -42,50 +68,127 @@ Test(smember, the_port_is_the_templates_backup_restore_server_port)
     cJSON_Delete(sts);
 }
 
-Test(smember, only_the_statefulsets_running_members_in_ordinal_order)
+Test(smember, every_ordinal_its_member_in_ordinal_order)
 {
-    cJSON *sts = jsonfix_parse(STS), *pods = cJSON_CreateArray();
+    cJSON *sts = jsonfix_parse(STS), *pods = members(member(3, "10.6.6.6"), 0);
     struct smember m[SMEMBER_MAX];
     struct kerr_info e;
     int n = -1;
 
-    add_pod(pods, "etcd-main-10", "StatefulSet", "u-sts", "Running", "10.0.0.10");
-    add_pod(pods, "etcd-main-2", "StatefulSet", "u-sts", "Running", "10.0.0.2");
-    add_pod(pods, "etcd-main-0", "StatefulSet", "u-sts", "Running", "10.0.0.1");
-    add_pod(pods, "etcd-main-0", "StatefulSet", "u-sts", "Running", "10.6.6.5");   /* twice */
-    add_pod(pods, "etcd-main-1", "StatefulSet", "u-sts", "Pending", "10.0.0.5");   /* not Running */
-    add_pod(pods, "etcd-main-3", "StatefulSet", "u-sts", "Running", NULL);         /* no IP */
-    add_pod(pods, "etcd-main-4", "StatefulSet", "u-other", "Running", "10.6.6.6"); /* other sts */
-    add_pod(pods, "etcd-main-5", "ReplicaSet", "u-sts", "Running", "10.6.6.7");    /* other kind */
-    add_pod(pods, "etcd-main-06", "StatefulSet", "u-sts", "Running", "10.6.6.8");  /* not <n> */
-    add_pod(pods, "tenant-0", "StatefulSet", "u-sts", "Running", "10.6.6.9");      /* name */
-    add_pod(pods, "etcd-main-client", "StatefulSet", "u-sts", "Running", "10.6.6.1"); /* name */
+    /* etcd-main-3 lies past the 3 replicas: never asked, whatever it carries */
     cr_assert_eq(smember_pick(sts, pods, m, SMEMBER_MAX, &n, &e), KERR_OK, "%s", e.msg);
     cr_assert_eq(n, 3);
     cr_assert_str_eq(m[0].pod, "etcd-main-0");
     cr_assert_str_eq(m[0].ip, "10.0.0.1");
-    cr_assert_str_eq(m[1].pod, "etcd-main-2");
-    cr_assert_str_eq(m[2].pod, "etcd-main-10");
+    cr_assert_str_eq(m[1].pod, "etcd-main-1");
+    cr_assert_str_eq(m[2].pod, "etcd-main-2");
     cr_assert_eq(m[2].port, 8443);
-    /* at most max: the lowest ordinals stay */
-    cr_assert_eq(smember_pick(sts, pods, m, 2, &n, &e), KERR_OK);
-    cr_assert_eq(n, 2);
-    cr_assert(m[0].ordinal == 0 && m[1].ordinal == 2);
+    cr_assert_eq(smember_pick(sts, pods, m, 2, &n, &e), KERR_INVAL, "3 members, 2 asked at most");
+    cr_assert_eq(n, 0);
+    cJSON_Delete(pods);
+    /* spec.ordinals.start 3: members 3..5 */
+    cJSON_AddItemToObject(cJSON_GetObjectItem(sts, "spec"), "ordinals",
+                          jsonfix_parse("{\"start\":3}"));
+    pods = cJSON_CreateArray();
+    for (int o = 0; o < 6; o++)
+        cJSON_AddItemToArray(pods, member(o, "10.0.0.9"));
+    cr_assert_eq(smember_pick(sts, pods, m, SMEMBER_MAX, &n, &e), KERR_OK, "%s", e.msg);
+    cr_assert(n == 3 && m[0].ordinal == 3 && m[2].ordinal == 5);
     cJSON_Delete(pods);
     cJSON_Delete(sts);
 }
 
-Test(smember, no_member_or_no_port_is_an_error)
+/* One mutation of member 0: a JSON merge of text into the pod at path ("" the pod). */
+struct row {
+    const char *what, *path, *key, *value, *why;
+};
+
+static const struct row ROWS[] = {
+    { "another controller", "metadata.ownerReferences.1", "uid", "\"u-other\"", "not controlled" },
+    { "not the controller", "metadata.ownerReferences.1", "controller", "false", "not controlled" },
+    { "a tenant's sidecar image", "spec.containers.1", "image", "\"tenant/stand-in\"",
+      "container backup-restore is not the template's" },
+    { "the sidecar's args changed", "spec.containers.1", "args", "[\"server\",\"--insecure\"]",
+      "container backup-restore is not the template's" },
+    { "a command added to the sidecar", "spec.containers.1", "command", "[\"/bin/sh\"]",
+      "container backup-restore is not the template's" },
+    { "etcd's command changed", "spec.containers.0", "command", "[\"/tenant\"]",
+      "container etcd is not the template's" },
+    { "no etcd container", "spec.containers.0", "name", "\"etcd-x\"",
+      "container etcd is not the template's" },
+    { "another claim", "spec.volumes.1.persistentVolumeClaim", "claimName",
+      "\"etcd-main-etcd-main-1\"", "not the member claim etcd-main-etcd-main-0" },
+    { "an emptyDir in the claim's place", "spec.volumes.1", "persistentVolumeClaim", "null",
+      "not the member claim" },
+    { "the sidecar mounts the claim elsewhere", "spec.containers.1.volumeMounts.0", "mountPath",
+      "\"/tmp\"",
+      "container backup-restore does not mount claim volume etcd-main at /var/etcd/data" },
+    { "etcd mounts the claim with a sub path", "spec.containers.0.volumeMounts.0", "subPath",
+      "\"fresh\"", "container etcd does not mount claim volume etcd-main" },
+    { "Pending", "status", "phase", "\"Pending\"", "not Running" },
+    { "no pod IP", "status", "podIP", "null", "not Running" },
+};
+
+/* The object at dotted path of v, array indexes as numbers. BORROWED. */
+static cJSON *at(cJSON *v, const char *path)
+{
+    char buf[256], *tok, *save = NULL;
+
+    snprintf(buf, sizeof(buf), "%s", path);
+    for (tok = strtok_r(buf, ".", &save); tok && v; tok = strtok_r(NULL, ".", &save))
+        v = cJSON_IsArray(v) ? cJSON_GetArrayItem(v, (int)strtol(tok, NULL, 10))
+                             : cJSON_GetObjectItem(v, tok);
+    return v;
+}
+
+Test(smember, a_pod_in_a_members_place_that_does_not_match_is_never_asked)
+{
+    cJSON *sts = jsonfix_parse(STS);
+    struct smember m[SMEMBER_MAX];
+    struct kerr_info e;
+    char why[512];
+    size_t i;
+    int n = -1;
+
+    for (i = 0; i < sizeof(ROWS) / sizeof(ROWS[0]); i++) {
+        cJSON *pod = member(0, "10.6.6.6"), *pods, *obj = at(pod, ROWS[i].path);
+
+        cr_assert(obj, "row %s: no %s", ROWS[i].what, ROWS[i].path);
+        cJSON_DeleteItemFromObject(obj, ROWS[i].key);
+        if (strcmp(ROWS[i].value, "null") != 0)
+            cJSON_AddItemToObject(obj, ROWS[i].key, jsonfix_parse(ROWS[i].value));
+        cr_assert_eq(smember_is_member(sts, pod, why, sizeof(why)), -1, "row %s", ROWS[i].what);
+        cr_assert(strstr(why, ROWS[i].why), "row %s: %s", ROWS[i].what, why);
+        /* listed first, in member 0's place: nothing is asked */
+        pods = members(pod, 1);
+        cr_assert_eq(smember_pick(sts, pods, m, SMEMBER_MAX, &n, &e), KERR_INVAL, "row %s",
+                     ROWS[i].what);
+        cr_assert_eq(n, 0);
+        cr_assert(strstr(e.msg, "pod etcd-main-0 is not a member") && strstr(e.msg, ROWS[i].why),
+                  "row %s: %s", ROWS[i].what, e.msg);
+        cJSON_Delete(pods);
+    }
+    cJSON_Delete(sts);
+}
+
+Test(smember, a_member_missing_or_no_port_is_an_error)
 {
     cJSON *sts = jsonfix_parse(STS), *pods = cJSON_CreateArray(), *noport;
     struct smember m[SMEMBER_MAX];
     struct kerr_info e;
+    char why[256];
     int n = -1;
 
-    add_pod(pods, "etcd-main-0", "StatefulSet", "u-other", "Running", "10.0.0.1");
+    cJSON_AddItemToArray(pods, member(0, "10.0.0.1"));
+    cJSON_AddItemToArray(pods, member(2, "10.0.0.3"));
+    cJSON_AddItemToArray(pods, member(3, "10.0.0.4"));
     cr_assert_eq(smember_pick(sts, pods, m, SMEMBER_MAX, &n, &e), KERR_INVAL);
     cr_assert_eq(n, 0);
-    cr_assert(strstr(e.msg, "no member pod"), "%s", e.msg);
+    cr_assert(strstr(e.msg, "member pod etcd-main-1 of StatefulSet etcd-main does not exist"), "%s",
+              e.msg);
+    cr_assert_eq(smember_is_member(sts, cJSON_GetArrayItem(pods, 2), why, sizeof(why)), -1);
+    cr_assert(strstr(why, "ordinal 3 outside the StatefulSet's [0, 3)"), "%s", why);
+    cr_assert_eq(smember_is_member(sts, cJSON_GetArrayItem(pods, 1), why, sizeof(why)), 2);
     noport = jsonfix_parse("{\"metadata\":{\"name\":\"etcd-main\",\"uid\":\"u-sts\"}}");
     cr_assert_eq(smember_pick(noport, pods, m, SMEMBER_MAX, &n, &e), KERR_INVAL);
     cr_assert(strstr(e.msg, "declares no port server"), "%s", e.msg);

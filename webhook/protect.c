@@ -386,7 +386,8 @@ enum kerr protect_guard_decide(const struct protect_config *cfg, const struct lo
     }
     if ((rc = scaleguard_judge(&g, lk, req, &m, &etcd, &gp, resp, &decided)) || decided ||
         (rc = pvcguard_planted(lk, req, &m, resp, &decided)) || decided ||
-        (rc = pvcguard_mounts(now_of(cfg), req, &m, &etcd, &gp, resp, &decided)) || decided)
+        (rc = pvcguard_mounts(now_of(cfg), req, &m, &etcd, &gp, resp, &decided)) || decided ||
+        (rc = pvcguard_adopts(now_of(cfg), lk, req, &m, &etcd, &gp, resp, &decided)) || decided)
         goto out;
     if (pvc) {
         if (!(rc = pvcguard_judge(now_of(cfg), req, &m, &etcd, &gp, resp, &decided)) && !decided)

@@ -8,6 +8,7 @@
 #include "common/hibguard.h"
 #include "common/kjson.h"
 #include "common/ktime.h"
+#include "webhook/datamnt.h"
 #include "webhook/glassadm.h"
 #include "webhook/scaleguard.h"
 
@@ -310,48 +311,6 @@ static const char *str_of(const cJSON *obj, const char *key)
     return v ? v : "";
 }
 
-/* True when name is the name of one of the volumeClaimTemplates of StatefulSet obj. */
-static int claim_volume(const cJSON *obj, const char *name)
-{
-    const cJSON *t;
-
-    cJSON_ArrayForEach (t, kjson_get_arr(obj, "spec.volumeClaimTemplates")) {
-        if (*name && strcmp(lookup_meta_str(t, "name"), name) == 0)
-            return 1;
-    }
-    return 0;
-}
-
-/* The container named name in the pod template of StatefulSet obj, or NULL. */
-static const cJSON *container(const cJSON *obj, const char *name)
-{
-    const cJSON *c;
-
-    cJSON_ArrayForEach (c, kjson_get_arr(obj, "spec.template.spec.containers")) {
-        if (strcmp(str_of(c, "name"), name) == 0)
-            return c;
-    }
-    return NULL;
-}
-
-/* True when container c has volume mount m as it is: path, volume and sub path. */
-static int has_mount(const cJSON *c, const cJSON *m)
-{
-    static const char *const keys[] = { "mountPath", "name", "subPath", "subPathExpr" };
-    const cJSON *n;
-    size_t k;
-
-    cJSON_ArrayForEach (n, cJSON_GetObjectItemCaseSensitive(c, "volumeMounts")) {
-        for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
-            if (strcmp(str_of(n, keys[k]), str_of(m, keys[k])) != 0)
-                break;
-        }
-        if (k == sizeof(keys) / sizeof(keys[0]))
-            return 1;
-    }
-    return 0;
-}
-
 /*
  * The first mount of a claim's volume in the pod template of old that new no longer has
  * (the same container, path, volume and sub path), *ctr its container's name; NULL: none.
@@ -362,10 +321,10 @@ static const cJSON *lost_mount(const cJSON *old, const cJSON *new, const char **
 
     cJSON_ArrayForEach (c, kjson_get_arr(old, "spec.template.spec.containers")) {
         cJSON_ArrayForEach (m, cJSON_GetObjectItemCaseSensitive(c, "volumeMounts")) {
-            if (!claim_volume(old, str_of(m, "name")))
+            if (!datamnt_claim_volume(old, str_of(m, "name")))
                 continue;
-            nc = container(new, str_of(c, "name"));
-            if (!nc || !has_mount(nc, m)) {
+            nc = datamnt_container(new, str_of(c, "name"));
+            if (!nc || !datamnt_has_mount(nc, m)) {
                 *ctr = str_of(c, "name");
                 return m;
             }
@@ -376,47 +335,120 @@ static const cJSON *lost_mount(const cJSON *old, const cJSON *new, const char **
 
 int pvcguard_remounts(const struct review_req *req)
 {
+    const cJSON *claim = NULL;
     const char *ctr = "";
 
     return req->op == REVIEW_OP_UPDATE && member_is_kind(req, "apps", "StatefulSet") &&
            cJSON_IsObject(req->old_object) && cJSON_IsObject(req->object) &&
-           lost_mount(req->old_object, req->object, &ctr);
+           (lost_mount(req->old_object, req->object, &ctr) ||
+            datamnt_covers(req->old_object, req->object, &ctr, &claim));
 }
+
+/* The break glass instruction ending every refusal of a data mount: ns, etcd, why. */
+#define GLASS_HINT                                                                          \
+    "if you must: kubectl annotate etcd -n %s %s " HIBGUARD_ANN_BREAK_GLASS "=\"<RFC 3339 " \
+    "expiry, at most 24h ahead> <reason>\" (%s)"
 
 enum kerr pvcguard_mounts(time_t now, const struct review_req *req, const struct member_meta *m,
                           const struct lookup_etcd *etcd, struct glassadm_pending *gp,
                           struct review_resp *resp, int *decided)
 {
     const char *ctr = "";
-    const cJSON *mt;
-    char why[160], what[3 * LOOKUP_NAME_MAX + 64];
+    const cJSON *mt, *over = NULL, *claim = NULL;
+    char why[160], what[3 * LOOKUP_NAME_MAX + 64], change[2 * LOOKUP_NAME_MAX + 320];
 
     *decided = 0;
-    if (!pvcguard_remounts(req) || !(mt = lost_mount(req->old_object, req->object, &ctr)))
+    if (!pvcguard_remounts(req))
         return KERR_OK;
+    if (!(mt = lost_mount(req->old_object, req->object, &ctr)) &&
+        !(over = datamnt_covers(req->old_object, req->object, &ctr, &claim)))
+        return KERR_OK;
+    if (over)
+        snprintf(change, sizeof(change),
+                 "its container %s would mount volume %s at %s, at or below where it mounts the "
+                 "members' claim volume %s (%s), and each member would (re)start with its data "
+                 "directory out of the claim's data",
+                 ctr, str_of(over, "name"), str_of(over, "mountPath"), str_of(claim, "name"),
+                 str_of(claim, "mountPath"));
+    else
+        snprintf(change, sizeof(change),
+                 "its container %s would no longer mount the members' claim volume %s at %s, and "
+                 "each member would (re)start without the data on its PersistentVolumeClaim, as "
+                 "if the claim were deleted",
+                 ctr, str_of(mt, "name"), str_of(mt, "mountPath"));
     glass_problem(now, etcd, why, sizeof(why));
     if (!why[0]) {
-        snprintf(what, sizeof(what), "unmounting claim volume %s of StatefulSet %s/%s",
-                 str_of(mt, "name"), m->ns, m->name);
+        snprintf(what, sizeof(what), "%s claim volume %s of StatefulSet %s/%s",
+                 over ? "covering" : "unmounting", str_of(over ? claim : mt, "name"), m->ns,
+                 m->name);
         glassadm_pend(gp, what, 0);
-    }
-    if (!why[0])
+        if (over)
+            return review_warn(resp,
+                               "StatefulSet %s/%s of Etcd %s: container %s mounts volume %s at "
+                               "%s over the claim volume %s at %s, allowed by annotation %s: %s",
+                               m->ns, m->name, m->part_of, ctr, str_of(over, "name"),
+                               str_of(over, "mountPath"), str_of(claim, "name"),
+                               str_of(claim, "mountPath"), HIBGUARD_ANN_BREAK_GLASS,
+                               etcd->break_glass_reason);
         return review_warn(resp,
                            "StatefulSet %s/%s of Etcd %s: container %s no longer mounts the "
                            "claim volume %s at %s, allowed by annotation %s: %s",
                            m->ns, m->name, m->part_of, ctr, str_of(mt, "name"),
                            str_of(mt, "mountPath"), HIBGUARD_ANN_BREAK_GLASS,
                            etcd->break_glass_reason);
+    }
     *decided = 1;
-    return review_deny(
-        resp,
-        "updating StatefulSet %s/%s of Etcd %s is refused: its container %s would no longer "
-        "mount the members' claim volume %s at %s, and each member would (re)start without "
-        "the data on its PersistentVolumeClaim, as if the claim were deleted. Keep that mount or, "
-        "if you must: kubectl annotate etcd -n %s %s %s=\"<RFC "
-        "3339 expiry, at most 24h ahead> <reason>\" (%s)",
-        m->ns, m->name, m->part_of, ctr, str_of(mt, "name"), str_of(mt, "mountPath"), m->ns,
-        m->part_of, HIBGUARD_ANN_BREAK_GLASS, why);
+    return review_deny(resp,
+                       "updating StatefulSet %s/%s of Etcd %s is refused: %s. Keep that mount "
+                       "(and nothing else at or below it) or, " GLASS_HINT,
+                       m->ns, m->name, m->part_of, change, m->ns, m->part_of, why);
+}
+
+enum kerr pvcguard_adopts(time_t now, const struct lookup *lk, const struct review_req *req,
+                          const struct member_meta *m, const struct lookup_etcd *etcd,
+                          struct glassadm_pending *gp, struct review_resp *resp, int *decided)
+{
+    char why[160], what[3 * LOOKUP_NAME_MAX + 64], problem[4 * LOOKUP_NAME_MAX + 256];
+    cJSON *items = NULL;
+    struct kerr_info e;
+    int bad;
+
+    *decided = 0;
+    if (!scaleguard_creates(req))
+        return KERR_OK;
+    kerr_clear(&e);
+    if (!lk->pod_items)
+        kerr_set(&e, KERR_UNSUPPORTED, "no pod lookup is configured");
+    else
+        lk->pod_items(lk->ctx, m->ns, &items, &e);
+    if (e.code != KERR_OK) {
+        cJSON_Delete(items);
+        *decided = 1;
+        return review_errored(resp, 500,
+                              "creating StatefulSet %s/%s of Etcd %s: its running pods cannot be "
+                              "told (%s), and a StatefulSet created adopts them and rolls them "
+                              "onto its template: not admitted unchecked",
+                              m->ns, m->name, m->part_of, e.msg);
+    }
+    bad = datamnt_adopt_problem(req->object, items, problem, sizeof(problem));
+    cJSON_Delete(items);
+    if (!bad)
+        return KERR_OK;
+    glass_problem(now, etcd, why, sizeof(why));
+    if (!why[0]) {
+        snprintf(what, sizeof(what), "creating StatefulSet %s/%s off its pods' data", m->ns,
+                 m->name);
+        glassadm_pend(gp, what, 0);
+        return review_warn(resp, "StatefulSet %s/%s of Etcd %s: %s; allowed by annotation %s: %s",
+                           m->ns, m->name, m->part_of, problem, HIBGUARD_ANN_BREAK_GLASS,
+                           etcd->break_glass_reason);
+    }
+    *decided = 1;
+    return review_deny(resp,
+                       "creating StatefulSet %s/%s of Etcd %s is refused: it adopts the running "
+                       "pods of its name and rolls them onto its pod template, and %s. Create "
+                       "it with the claim template and data mounts its pods have or, " GLASS_HINT,
+                       m->ns, m->name, m->part_of, problem, m->ns, m->part_of, why);
 }
 
 /* 1 when name has the shape of a member's claim, "<a>-<b>-<digits>" (a and b not empty). */

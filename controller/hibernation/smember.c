@@ -3,6 +3,7 @@
  */
 #include "controller/hibernation/smember.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,23 +14,37 @@
 
 #define ORDINAL_MAX 999999L
 
-int smember_port(const cJSON *sts)
-{
-    const cJSON *c, *p;
+/* The containers a member must run as its template says. */
+static const char *const GENUINE[] = { SMEMBER_ETCD, SMEMBER_CONTAINER };
+#define N_GENUINE (sizeof(GENUINE) / sizeof(GENUINE[0]))
 
-    cJSON_ArrayForEach (c, kjson_get_arr(sts, "spec.template.spec.containers")) {
+/* The container named name in array arr (BORROWED), or NULL. */
+static const cJSON *container_in(const cJSON *arr, const char *name)
+{
+    const cJSON *c;
+
+    cJSON_ArrayForEach (c, arr) {
         const char *cn = kjson_get_str(c, "name");
 
-        if (!cn || strcmp(cn, SMEMBER_CONTAINER) != 0)
-            continue;
-        cJSON_ArrayForEach (p, kjson_get_arr(c, "ports")) {
-            const char *pn = kjson_get_str(p, "name");
-            int64_t v;
+        if (cn && strcmp(cn, name) == 0)
+            return c;
+    }
+    return NULL;
+}
 
-            if (pn && strcmp(pn, SMEMBER_PORT_NAME) == 0 &&
-                kjson_get_int64(p, "containerPort", &v) == KERR_OK && v > 0 && v <= 65535)
-                return (int)v;
-        }
+int smember_port(const cJSON *sts)
+{
+    const cJSON *c = container_in(kjson_get_arr(sts, "spec.template.spec.containers"),
+                                  SMEMBER_CONTAINER),
+                *p;
+
+    cJSON_ArrayForEach (p, (c ? cJSON_GetObjectItemCaseSensitive(c, "ports") : NULL)) {
+        const char *pn = kjson_get_str(p, "name");
+        int64_t v;
+
+        if (pn && strcmp(pn, SMEMBER_PORT_NAME) == 0 &&
+            kjson_get_int64(p, "containerPort", &v) == KERR_OK && v > 0 && v <= 65535)
+            return (int)v;
     }
     return -1;
 }
@@ -68,11 +83,158 @@ static int owned(const cJSON *pod, const char *uid)
     return 0;
 }
 
-static int by_ordinal(const void *a, const void *b)
+/* a and b's member key are equal JSON, both absent included. */
+static int same_field(const cJSON *a, const cJSON *b, const char *key)
 {
-    const struct smember *x = a, *y = b;
+    const cJSON *x = cJSON_GetObjectItemCaseSensitive(a, key),
+                *y = cJSON_GetObjectItemCaseSensitive(b, key);
 
-    return (x->ordinal > y->ordinal) - (x->ordinal < y->ordinal);
+    return (!x && !y) || (x && y && cJSON_Compare(x, y, 1));
+}
+
+/* Container c has volume mount m as it is: volume, path and sub path. */
+static int has_mount(const cJSON *c, const cJSON *m)
+{
+    static const char *const keys[] = { "name", "mountPath", "subPath", "subPathExpr" };
+    const cJSON *n;
+    size_t k;
+
+    cJSON_ArrayForEach (n, cJSON_GetObjectItemCaseSensitive(c, "volumeMounts")) {
+        for (k = 0; k < sizeof(keys) / sizeof(keys[0]) && same_field(n, m, keys[k]); k++)
+            ;
+        if (k == sizeof(keys) / sizeof(keys[0]))
+            return 1;
+    }
+    return 0;
+}
+
+/* A volumeClaimTemplate of sts is named name. */
+static int claim_template(const cJSON *sts, const char *name)
+{
+    const cJSON *t;
+
+    cJSON_ArrayForEach (t, kjson_get_arr(sts, "spec.volumeClaimTemplates")) {
+        const char *tn = kjson_get_str(t, "metadata.name");
+
+        if (tn && name && strcmp(tn, name) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static int why_set(char *why, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int why_set(char *why, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (size) {
+        va_start(ap, fmt);
+        if (vsnprintf(why, size, fmt, ap) < 0)
+            why[0] = '\0';
+        va_end(ap);
+    }
+    return -1;
+}
+
+/*
+ * pod mounts the member claim <template>-<sts>-<o> of every claim template, where the template's
+ * genuine containers mount it: 0, else -1 with *why.
+ */
+static int claims_of(const cJSON *sts, const cJSON *pod, const char *name, long o, char *why,
+                     size_t size)
+{
+    const cJSON *t, *v, *c, *m;
+    const char *cn;
+    char want[2 * SMEMBER_NAME_MAX + 24];
+    size_t i;
+    int n = 0;
+
+    cJSON_ArrayForEach (t, kjson_get_arr(sts, "spec.volumeClaimTemplates")) {
+        const char *tn = kjson_get_str(t, "metadata.name");
+
+        if (!tn || !*tn)
+            return why_set(why, size, "a volumeClaimTemplate of the StatefulSet has no name");
+        snprintf(want, sizeof(want), "%s-%s-%ld", tn, name, o);
+        v = container_in(kjson_get_arr(pod, "spec.volumes"), tn);
+        cn = v ? kjson_get_str(v, "persistentVolumeClaim.claimName") : NULL;
+        if (!cn || strcmp(cn, want) != 0)
+            return why_set(why, size, "its volume %s is not the member claim %s", tn, want);
+        n++;
+    }
+    if (!n)
+        return why_set(why, size, "the StatefulSet has no volumeClaimTemplate (no member claim)");
+    for (i = 0; i < N_GENUINE; i++) {
+        c = container_in(kjson_get_arr(sts, "spec.template.spec.containers"), GENUINE[i]);
+        cJSON_ArrayForEach (m, (c ? cJSON_GetObjectItemCaseSensitive(c, "volumeMounts") : NULL)) {
+            if (claim_template(sts, kjson_get_str(m, "name")) &&
+                !has_mount(container_in(kjson_get_arr(pod, "spec.containers"), GENUINE[i]), m))
+                return why_set(why, size, "its container %s does not mount claim volume %s at %s",
+                               GENUINE[i], kjson_get_str(m, "name"),
+                               kjson_get_str(m, "mountPath") ? kjson_get_str(m, "mountPath") : "");
+        }
+    }
+    return 0;
+}
+
+int smember_ordinals(const cJSON *sts, long *lo, long *hi)
+{
+    int64_t r = 1, s = 0;
+
+    if (cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(sts, "spec"),
+                                         "replicas") &&
+        kjson_get_int64(sts, "spec.replicas", &r) != KERR_OK)
+        return 0;
+    if (kjson_get_obj(sts, "spec.ordinals") &&
+        cJSON_GetObjectItemCaseSensitive(kjson_get_obj(sts, "spec.ordinals"), "start") &&
+        kjson_get_int64(sts, "spec.ordinals.start", &s) != KERR_OK)
+        return 0;
+    if (r < 0 || s < 0 || r > ORDINAL_MAX || s > ORDINAL_MAX - r)
+        return 0;
+    *lo = (long)s;
+    *hi = (long)(s + r);
+    return 1;
+}
+
+long smember_is_member(const cJSON *sts, const cJSON *pod, char *why, size_t size)
+{
+    const char *name = kjson_get_str(sts, "metadata.name"),
+               *uid = kjson_get_str(sts, "metadata.uid"), *pn = kjson_get_str(pod, "metadata.name"),
+               *ip = kjson_get_str(pod, "status.podIP"),
+               *phase = kjson_get_str(pod, "status.phase");
+    const cJSON *tc, *pc;
+    long o, lo, hi;
+    size_t i;
+
+    if (size)
+        why[0] = '\0';
+    if (!name || !*name || !uid || !*uid)
+        return why_set(why, size, "the StatefulSet has no name or uid");
+    if (!smember_ordinals(sts, &lo, &hi))
+        return why_set(why, size, "the StatefulSet's replicas or ordinals are not valid");
+    if ((o = ordinal(pn, name)) < 0 || strlen(pn) >= SMEMBER_NAME_MAX)
+        return why_set(why, size, "not named %s-<ordinal>", name);
+    if (o < lo || o >= hi)
+        return why_set(why, size, "ordinal %ld outside the StatefulSet's [%ld, %ld)", o, lo, hi);
+    if (!owned(pod, uid))
+        return why_set(why, size, "not controlled by StatefulSet %s (uid %s)", name, uid);
+    for (i = 0; i < N_GENUINE; i++) {
+        tc = container_in(kjson_get_arr(sts, "spec.template.spec.containers"), GENUINE[i]);
+        pc = container_in(kjson_get_arr(pod, "spec.containers"), GENUINE[i]);
+        if (!tc)
+            return why_set(why, size, "the StatefulSet's template has no container %s", GENUINE[i]);
+        if (!pc || !same_field(tc, pc, "image") || !same_field(tc, pc, "command") ||
+            !same_field(tc, pc, "args"))
+            return why_set(why, size,
+                           "its container %s is not the template's (image, command, args)",
+                           GENUINE[i]);
+    }
+    if (claims_of(sts, pod, name, o, why, size) < 0)
+        return -1;
+    if (!phase || strcmp(phase, "Running") != 0 || !ip || !*ip || strlen(ip) >= SMEMBER_IP_MAX)
+        return why_set(why, size, "not Running with a pod IP");
+    return o;
 }
 
 enum kerr smember_pick(const cJSON *sts, const cJSON *pods, struct smember *out, int max, int *n,
@@ -80,8 +242,10 @@ enum kerr smember_pick(const cJSON *sts, const cJSON *pods, struct smember *out,
 {
     const char *name = kjson_get_str(sts, "metadata.name"),
                *uid = kjson_get_str(sts, "metadata.uid");
-    int port = smember_port(sts), worst = -1;
+    char why[SMEMBER_NAME_MAX + 160];
+    int port = smember_port(sts);
     const cJSON *pod;
+    long lo, hi, o;
 
     *n = 0;
     if (!name || !uid || !*uid || max <= 0)
@@ -90,42 +254,41 @@ enum kerr smember_pick(const cJSON *sts, const cJSON *pods, struct smember *out,
         return kerr_set(err, KERR_INVAL,
                         "the pod template of StatefulSet %s declares no port %s on container %s",
                         name, SMEMBER_PORT_NAME, SMEMBER_CONTAINER);
-    cJSON_ArrayForEach (pod, pods) {
-        const char *pn = kjson_get_str(pod, "metadata.name"),
-                   *ip = kjson_get_str(pod, "status.podIP");
-        const char *phase = kjson_get_str(pod, "status.phase");
-        long o = ordinal(pn, name);
-        struct smember *m;
-        int i;
+    if (!smember_ordinals(sts, &lo, &hi))
+        return kerr_set(err, KERR_INVAL,
+                        "StatefulSet %s: its spec.replicas or spec.ordinals.start is not valid",
+                        name);
+    if (hi == lo)
+        return kerr_set(err, KERR_INVAL, "StatefulSet %s has no member (0 replicas)", name);
+    if (hi - lo > max)
+        return kerr_set(err, KERR_INVAL, "StatefulSet %s has %ld members, more than the %d asked",
+                        name, hi - lo, max);
+    for (o = lo; o < hi; o++) {
+        struct smember *m = &out[*n];
 
-        if (o < 0 || !owned(pod, uid) || !phase || strcmp(phase, "Running") != 0 || !ip || !*ip ||
-            strlen(ip) >= SMEMBER_IP_MAX || strlen(pn) >= SMEMBER_NAME_MAX)
-            continue;
-        for (i = 0; i < *n && out[i].ordinal != o; i++)
-            ;
-        if (i < *n) /* a name twice (hostile input): the first one stays */
-            continue;
-        if (*n < max) {
-            m = &out[(*n)++];
-        } else { /* full: replace the highest ordinal when this one is lower */
-            for (worst = 0, i = 1; i < max; i++)
-                if (out[i].ordinal > out[worst].ordinal)
-                    worst = i;
-            if (out[worst].ordinal <= o)
-                continue;
-            m = &out[worst];
+        snprintf(m->pod, sizeof(m->pod), "%s-%ld", name, o);
+        cJSON_ArrayForEach (pod, pods) {
+            const char *pn = kjson_get_str(pod, "metadata.name");
+
+            if (pn && strcmp(pn, m->pod) == 0)
+                break; /* a name twice (hostile input): the first one decides */
         }
-        snprintf(m->pod, sizeof(m->pod), "%s", pn);
-        snprintf(m->ip, sizeof(m->ip), "%s", ip);
+        if (!pod) {
+            *n = 0;
+            return kerr_set(err, KERR_INVAL, "member pod %s of StatefulSet %s does not exist",
+                            m->pod, name);
+        }
+        if (smember_is_member(sts, pod, why, sizeof(why)) != o) {
+            *n = 0;
+            return kerr_set(err, KERR_INVAL,
+                            "pod %s is not a member of StatefulSet %s that can be asked: %s",
+                            m->pod, name, why);
+        }
+        snprintf(m->ip, sizeof(m->ip), "%s", kjson_get_str(pod, "status.podIP"));
         m->ordinal = o;
         m->port = port;
+        (*n)++;
     }
-    if (*n == 0)
-        return kerr_set(err, KERR_INVAL,
-                        "StatefulSet %s has no member pod (%s-<n>, owned by it) Running with a "
-                        "pod IP",
-                        name, name);
-    qsort(out, (size_t)*n, sizeof(*out), by_ordinal);
     return KERR_OK;
 }
 

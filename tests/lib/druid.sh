@@ -242,28 +242,19 @@ EOF
 # them with their StatefulSet; an orphaning DELETE leaves them.
 #   druid_pods NS NAME REPLICAS
 druid_pods() {
-    local ns=$1 n=$2 r=$3 uid i ip t tpls vols mounts
+    local ns=$1 n=$2 r=$3 ip i
     [ "$r" -gt 0 ] || return 0
-    uid=$(kc -n "$ns" get statefulset "$n" -o jsonpath='{.metadata.uid}') ||
-        wh_fail "no StatefulSet $ns/$n for its pods"
-    tpls=$(kc -n "$ns" get statefulset "$n" -o jsonpath='{.spec.volumeClaimTemplates[*].metadata.name}')
-    for ((i = 0; i < r; i++)); do
-        # each claim template's volume, the claim <template>-<sts>-<ordinal>, as the
-        # StatefulSet controller gives its pods
-        vols="" mounts=""
-        for t in $tpls; do
-            vols+="${vols:+, }{name: $t, persistentVolumeClaim: {claimName: $t-$n-$i}}"
-            mounts+="${mounts:+, }{name: $t, mountPath: /var/etcd/data}"
-        done
-        echo "---"
-        echo "apiVersion: v1"
-        echo "kind: Pod"
-        echo "metadata:"
-        echo "  name: $n-$i"
-        echo "  labels: {app.kubernetes.io/managed-by: etcd-druid, app.kubernetes.io/part-of: $n}"
-        echo "  ownerReferences: [{apiVersion: apps/v1, kind: StatefulSet, name: $n, uid: $uid, controller: true, blockOwnerDeletion: true}]"
-        echo "spec: {containers: [{name: etcd, image: etcd-wrapper, volumeMounts: [$mounts]}], volumes: [$vols]}"
-    done | kc -n "$ns" create -f - >/dev/null || wh_fail "cannot create the pods of $ns/$n"
+    # the template's containers as they are, each claim template's volume on the claim
+    # <template>-<sts>-<ordinal>, as the StatefulSet controller gives its pods
+    kc -n "$ns" get statefulset "$n" -o json 2>/dev/null | jq -c --argjson r "$r" '
+        . as $s | range(0; $r) as $i | {apiVersion: "v1", kind: "Pod",
+          metadata: {name: "\($s.metadata.name)-\($i)", labels: $s.spec.template.metadata.labels,
+            ownerReferences: [{apiVersion: "apps/v1", kind: "StatefulSet", name: $s.metadata.name,
+              uid: $s.metadata.uid, controller: true, blockOwnerDeletion: true}]},
+          spec: ($s.spec.template.spec + {volumes: (($s.spec.template.spec.volumes // []) +
+            [$s.spec.volumeClaimTemplates[]?.metadata.name |
+             {name: ., persistentVolumeClaim: {claimName: "\(.)-\($s.metadata.name)-\($i)"}}])})}' |
+        kc -n "$ns" create -f - >/dev/null || wh_fail "cannot create the pods of $ns/$n"
     ip=$(kc -n "$ns" get service "$n-client" -o jsonpath='{.spec.clusterIP}')
     [ -n "$ip" ] || wh_fail "no clusterIP on $ns/$n-client for the pods' IP"
     for ((i = 0; i < r; i++)); do
@@ -356,8 +347,8 @@ spec:
     spec:
       serviceAccountName: $n
       containers:
-      - {name: etcd, image: "europe-docker.pkg.dev/gardener-project/public/gardener/etcd-wrapper:v0.4.2", ports: [{name: server, containerPort: 2380}, {name: client, containerPort: 2379}]}
-      - {name: backup-restore, image: "europe-docker.pkg.dev/gardener-project/public/gardener/etcdbrctl:v0.34.0", args: [server, --server-port=8080], ports: [{name: server, containerPort: 8080}]}
+      - {name: etcd, image: "europe-docker.pkg.dev/gardener-project/public/gardener/etcd-wrapper:v0.4.2", ports: [{name: server, containerPort: 2380}, {name: client, containerPort: 2379}], volumeMounts: [{name: $n, mountPath: /var/etcd/data}]}
+      - {name: backup-restore, image: "europe-docker.pkg.dev/gardener-project/public/gardener/etcdbrctl:v0.34.0", args: [server, --server-port=8080], ports: [{name: server, containerPort: 8080}], volumeMounts: [{name: $n, mountPath: /var/etcd/data}]}
   volumeClaimTemplates:
   - metadata: {name: $n}
     spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 16Gi}}}

@@ -1,0 +1,189 @@
+/*
+ * datamnt - where an Etcd's members keep their data (see datamnt.h).
+ */
+#include "webhook/datamnt.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/kjson.h"
+#include "webhook/lookup.h"
+
+/* The string member key of obj, "" when absent or not a string. BORROWED. */
+static const char *str_of(const cJSON *obj, const char *key)
+{
+    const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, key));
+
+    return v ? v : "";
+}
+
+/* The item of array arr whose "name" is name, or NULL. */
+static const cJSON *named(const cJSON *arr, const char *name)
+{
+    const cJSON *c;
+
+    cJSON_ArrayForEach (c, arr) {
+        if (strcmp(str_of(c, "name"), name) == 0)
+            return c;
+    }
+    return NULL;
+}
+
+const cJSON *datamnt_container(const cJSON *sts, const char *name)
+{
+    return named(kjson_get_arr(sts, "spec.template.spec.containers"), name);
+}
+
+int datamnt_claim_volume(const cJSON *sts, const char *name)
+{
+    const cJSON *t;
+
+    cJSON_ArrayForEach (t, kjson_get_arr(sts, "spec.volumeClaimTemplates")) {
+        if (*name && strcmp(lookup_meta_str(t, "name"), name) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+int datamnt_has_mount(const cJSON *c, const cJSON *m)
+{
+    static const char *const keys[] = { "mountPath", "name", "subPath", "subPathExpr" };
+    const cJSON *n;
+    size_t k;
+
+    cJSON_ArrayForEach (n, cJSON_GetObjectItemCaseSensitive(c, "volumeMounts")) {
+        for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+            if (strcmp(str_of(n, keys[k]), str_of(m, keys[k])) != 0)
+                break;
+        }
+        if (k == sizeof(keys) / sizeof(keys[0]))
+            return 1;
+    }
+    return 0;
+}
+
+/* The next component of *p (advanced past it): its length, *s its start; 0 at the end. */
+static size_t component(const char **p, const char **s)
+{
+    size_t n = 0;
+
+    while (**p == '/')
+        (*p)++;
+    *s = *p;
+    while ((*p)[n] && (*p)[n] != '/')
+        n++;
+    *p += n;
+    return n;
+}
+
+int datamnt_below(const char *p, const char *base)
+{
+    const char *a, *b;
+    size_t na, nb;
+
+    for (;;) {
+        nb = component(&base, &b);
+        na = component(&p, &a);
+        if ((na == 1 && a[0] == '.') || (na == 2 && a[0] == '.' && a[1] == '.'))
+            return 1; /* not resolved: taken as anywhere */
+        if (!nb)
+            return 1;
+        if (na != nb || memcmp(a, b, na) != 0)
+            return 0;
+    }
+}
+
+const cJSON *datamnt_covers(const cJSON *old, const cJSON *new, const char **ctr,
+                            const cJSON **claim)
+{
+    const cJSON *c, *m, *nc, *n;
+
+    cJSON_ArrayForEach (c, kjson_get_arr(old, "spec.template.spec.containers")) {
+        cJSON_ArrayForEach (m, cJSON_GetObjectItemCaseSensitive(c, "volumeMounts")) {
+            if (!datamnt_claim_volume(old, str_of(m, "name")) ||
+                !(nc = datamnt_container(new, str_of(c, "name"))))
+                continue;
+            cJSON_ArrayForEach (n, cJSON_GetObjectItemCaseSensitive(nc, "volumeMounts")) {
+                if (datamnt_has_mount(c, n) ||
+                    !datamnt_below(str_of(n, "mountPath"), str_of(m, "mountPath")))
+                    continue;
+                *ctr = str_of(c, "name");
+                *claim = m;
+                return n;
+            }
+        }
+    }
+    return NULL;
+}
+
+/*
+ * Container tc (named ctr) of the template mounts pod mount pm as pod does, and nothing else at
+ * or below it: 1, else 0 with why.
+ */
+static int keeps(const cJSON *tc, const cJSON *pm, char *why, size_t size, const char *pod,
+                 const char *ctr)
+{
+    const cJSON *n;
+
+    if (!tc || !datamnt_has_mount(tc, pm)) {
+        snprintf(why, size,
+                 "its container %s would no longer mount claim volume %s at %s as pod %s does", ctr,
+                 str_of(pm, "name"), str_of(pm, "mountPath"), pod);
+        return 0;
+    }
+    cJSON_ArrayForEach (n, cJSON_GetObjectItemCaseSensitive(tc, "volumeMounts")) {
+        if (strcmp(str_of(n, "name"), str_of(pm, "name")) == 0 &&
+            strcmp(str_of(n, "mountPath"), str_of(pm, "mountPath")) == 0 &&
+            strcmp(str_of(n, "subPath"), str_of(pm, "subPath")) == 0 &&
+            strcmp(str_of(n, "subPathExpr"), str_of(pm, "subPathExpr")) == 0)
+            continue; /* the claim's mount itself */
+        if (datamnt_below(str_of(n, "mountPath"), str_of(pm, "mountPath"))) {
+            snprintf(why, size,
+                     "its container %s would mount volume %s at %s, over the data pod %s keeps "
+                     "on claim volume %s at %s",
+                     ctr, str_of(n, "name"), str_of(n, "mountPath"), pod, str_of(pm, "name"),
+                     str_of(pm, "mountPath"));
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int datamnt_adopt_problem(const cJSON *sts, const cJSON *pods, char *why, size_t size)
+{
+    const char *name = lookup_meta_str(sts, "name");
+    char want[3 * LOOKUP_NAME_MAX + 32];
+    const cJSON *p, *pc, *pm, *v;
+    int64_t ord;
+
+    cJSON_ArrayForEach (p, pods) {
+        const char *pod = lookup_meta_str(p, "name");
+
+        if (!lookup_pod_ordinal(pod, name, &ord))
+            continue;
+        cJSON_ArrayForEach (pc, kjson_get_arr(p, "spec.containers")) {
+            cJSON_ArrayForEach (pm, cJSON_GetObjectItemCaseSensitive(pc, "volumeMounts")) {
+                const char *claim;
+
+                v = named(kjson_get_arr(p, "spec.volumes"), str_of(pm, "name"));
+                if (!v || !(claim = kjson_get_str(v, "persistentVolumeClaim.claimName")))
+                    continue;
+                snprintf(want, sizeof(want), "%s-%s-%lld", str_of(pm, "name"), name,
+                         (long long)ord);
+                if (!datamnt_claim_volume(sts, str_of(pm, "name")) || strcmp(claim, want) != 0) {
+                    snprintf(why, size,
+                             "pod %s keeps its data on claim %s (volume %s), which no "
+                             "volumeClaimTemplate of it gives member %lld: it would roll the pod "
+                             "onto another claim",
+                             pod, claim, str_of(pm, "name"), (long long)ord);
+                    return 1;
+                }
+                if (!keeps(datamnt_container(sts, str_of(pc, "name")), pm, why, size, pod,
+                           str_of(pc, "name")))
+                    return 1;
+            }
+        }
+    }
+    return 0;
+}
