@@ -17,8 +17,7 @@ int pvcguard_applies(const struct review_req *req, const struct member_meta *m)
            m->managed && m->part_of && m->live;
 }
 
-/* Why the break glass on etcd does not count ("" when it counts), into why. */
-static void glass_problem(time_t now, const struct lookup_etcd *etcd, char *why, size_t size)
+void pvcguard_glass_problem(time_t now, const struct lookup_etcd *etcd, char *why, size_t size)
 {
     char when[KTIME_LEN + 1] = "";
 
@@ -44,7 +43,7 @@ enum kerr pvcguard_judge(time_t now, const struct review_req *req, const struct 
     char range[64];
 
     *decided = 0;
-    glass_problem(now, etcd, why, sizeof(why));
+    pvcguard_glass_problem(now, etcd, why, sizeof(why));
     if (!why[0]) {
         snprintf(what, sizeof(what),
                  "deleting PersistentVolumeClaim %s/%s of running member %s-%ld", m->ns, m->pvc,
@@ -394,7 +393,7 @@ enum kerr pvcguard_mounts(time_t now, const struct review_req *req, const struct
     *decided = 0;
     if (!pvcguard_remounts(req) || !(mt = lost_mount(req->old_object, req->object, &ctr)))
         return KERR_OK;
-    glass_problem(now, etcd, why, sizeof(why));
+    pvcguard_glass_problem(now, etcd, why, sizeof(why));
     if (!why[0]) {
         snprintf(what, sizeof(what), "unmounting claim volume %s of StatefulSet %s/%s",
                  str_of(mt, "name"), m->ns, m->name);
@@ -485,7 +484,7 @@ static enum kerr in_use_by(time_t now, const struct lookup *lk, const struct rev
     }
     if (etcd.deleting)
         return KERR_OK;
-    glass_problem(now, &etcd, why, sizeof(why));
+    pvcguard_glass_problem(now, &etcd, why, sizeof(why));
     if (!why[0] && pg->gp.what[0] && strcmp(pg->etcd.uid, etcd.uid) != 0) {
         /* one request, one recorded use: a second Etcd's break glass is not admitted on */
         *decided = 1;

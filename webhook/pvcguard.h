@@ -25,6 +25,12 @@
 #include "webhook/member.h"
 #include "webhook/review.h"
 
+/*
+ * Why the break glass on etcd does not count for a request at time now ("" when it counts:
+ * set, well formed, not expired), into why (size bytes).
+ */
+void pvcguard_glass_problem(time_t now, const struct lookup_etcd *etcd, char *why, size_t size);
+
 /* True when req is a DELETE of a PVC that m (member_decode's) says is a running member's. */
 int pvcguard_applies(const struct review_req *req, const struct member_meta *m);
 
