@@ -235,7 +235,7 @@ static enum kerr judge_parented(const struct protect_config *cfg, const struct l
 
     if ((rc = scaleguard_judge(&g, lk, req, m, etcd, gp, resp, &decided)) || decided)
         return rc;
-    if ((rc = pvcguard_planted(lk, req, m, resp, &decided)) || decided ||
+    if ((rc = pvcguard_planted(now_of(cfg), lk, req, m, etcd, gp, resp, &decided)) || decided ||
         (rc = pvcguard_mounts(now_of(cfg), req, m, etcd, gp, resp, &decided)) || decided)
         return rc;
     if (pvcguard_applies(req, m) &&
@@ -408,7 +408,7 @@ enum kerr protect_guard_decide(const struct protect_config *cfg, const struct lo
         goto out;
     }
     if ((rc = scaleguard_judge(&g, lk, req, &m, &etcd, &gp, resp, &decided)) || decided ||
-        (rc = pvcguard_planted(lk, req, &m, resp, &decided)) || decided ||
+        (rc = pvcguard_planted(now_of(cfg), lk, req, &m, &etcd, &gp, resp, &decided)) || decided ||
         (rc = pvcguard_mounts(now_of(cfg), req, &m, &etcd, &gp, resp, &decided)) || decided)
         goto out;
     if (pvc) {
