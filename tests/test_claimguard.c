@@ -281,3 +281,27 @@ Test(claimguard, split)
     pos = 0;
     cr_expect_not(claimguard_split("a-b-c-1", &pos, e, 1, &ord), "no Etcd name fits");
 }
+
+/* What the webhook's caches keep (the projections) still tells the member range and when the
+ * StatefulSet was created. */
+Test(claimguard, projections_keep_what_the_rule_reads)
+{
+    cJSON *etcd = cJSON_Parse(ETCD_R(5, ASLEEP("Hibernated"), "", "," STORE));
+    cJSON *list = cJSON_Parse(STS_OLD), *sts = cJSON_GetArrayItem(list, 0), *pe, *ps;
+    struct lookup_etcd ve;
+    struct lookup_sts vs;
+
+    cr_assert_not_null(etcd);
+    cr_assert_not_null(sts);
+    pe = lookup_etcd_project(etcd);
+    ps = lookup_sts_project(sts);
+    cr_assert_eq(lookup_etcd_from_json(pe, &ve, NULL), KERR_OK);
+    cr_assert_eq(lookup_sts_from_json(ps, &vs, NULL), KERR_OK);
+    cr_expect_eq(ve.replicas, 5);
+    cr_expect_eq(vs.created, 1793491200, "created %lld", (long long)vs.created);
+    cr_expect_eq(vs.replicas, 0);
+    cJSON_Delete(pe);
+    cJSON_Delete(ps);
+    cJSON_Delete(etcd);
+    cJSON_Delete(list);
+}
