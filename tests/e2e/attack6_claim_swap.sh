@@ -18,6 +18,10 @@
 #       StatefulSet to 3.
 #   W2. the same with protection on (alice's claim DELETE is expected to be refused by
 #       component protection).
+#   W3. protection disabled, Etcd etcd-main of w3 running at 3: alice creates the claim member 3
+#       would take on a scale-up, etcd-main-etcd-main-3, as a clone of stale-copy, then one
+#       pre-bound by spec.volumeName (the CREATE itself is the request judged: no claim is
+#       deleted first).
 # Oracle: what kube-sim stores: StatefulSet etcd-main at 3 replicas while a claim
 # etcd-main-etcd-main-<n> its members bind carries spec.dataSource stale-copy (created by
 # alice after the members' data was written). Fails (HOLE) while the hole exists.
@@ -80,6 +84,22 @@ for ns in w1 w2; do
     if [ "$(kc -n $ns get statefulset etcd-main -o jsonpath='{.spec.replicas}')" = 3 ] && [ "$n" -gt 0 ]; then
         hole "${ns^^}: StatefulSet $ns/etcd-main woken to 3 with $n member claim(s) alice re-created as clones of her claim stale-copy during hibernation: the members start on its data, and etcd-backup-restore, which skips the revision check for a multi-member cluster, never restores the final snapshot"
     else held "${ns^^}: $n claim(s) swapped, StatefulSet at $(kc -n $ns get statefulset etcd-main -o jsonpath='{.spec.replicas}'): $(tr '\n' ' ' <<<"$out $up" | head -c 400)"; fi
+done
+
+# ---- W3: a claim of a running Etcd's next member, seeded with data at its CREATE
+druid_etcd w3 etcd-main
+WH_AS_NS=w3 wh_as alice annotate etcd etcd-main druid.gardener.cloud/disable-etcd-component-protection= >/dev/null ||
+    wh_fail "alice cannot disable protection of w3/etcd-main"
+sleep 2 # the caches see the Etcd
+for src in "dataSource: {kind: PersistentVolumeClaim, name: stale-copy}" "volumeName: pv-old-data"; do
+    out=$(printf '%s\n' "apiVersion: v1" "kind: PersistentVolumeClaim" \
+        "metadata: {name: etcd-main-etcd-main-3}" \
+        "spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 16Gi}}, $src}" |
+        WH_AS_NS=w3 wh_as alice create -f - 2>&1)
+    if kc -n w3 get pvc etcd-main-etcd-main-3 >/dev/null 2>&1; then
+        hole "W3: alice created claim w3/etcd-main-etcd-main-3 of live Etcd etcd-main with $src: the scale-up's member 3 starts on that data"
+        kc -n w3 delete pvc etcd-main-etcd-main-3 --wait=false >/dev/null 2>&1
+    else held "W3 ($src): $(head -c 300 <<<"$out")"; fi
 done
 
 [ "$holes" = 0 ] || { echo "FAIL: $holes hole(s): a hibernated Etcd woken on claims a tenant swapped"; exit 1; }
