@@ -419,7 +419,7 @@ Test(otask_kubesim, the_sidecar_asked_is_the_members_not_the_services)
                            "e1-client", K8S_PATCH_JSON, p, NULL, NULL, NULL),
                  KERR_OK);
     cJSON_Delete(p);
-    /* member e1-0 stops running: the next ordinal is asked */
+    /* member e1-0 stops running: every member or none is asked (smember), so nothing is */
     p = jsonfix_parse("{\"status\":{\"phase\":\"Failed\"}}");
     cr_assert_eq(k8s_patch(x.f.c, &ETCDSPEC_RES_POD, CFIX_NS, "e1-0", K8S_PATCH_MERGE, p,
                            &(struct k8s_write_opts){ .subresource = "status" }, NULL, NULL),
@@ -427,11 +427,21 @@ Test(otask_kubesim, the_sidecar_asked_is_the_members_not_the_services)
     cJSON_Delete(p);
     create_task("t", "e1", "{\"type\":\"full\",\"isFinal\":true}", 3600);
     step("t");
+    expect_state("t", "InProgress", NULL);
+    cr_assert_eq(atomic_load(&fake.requests), 0, "the Service's stand-in was asked");
+    cr_assert_eq(atomic_load(&x.sc.finals), 0, "a member was asked while e1-0 was not running");
+    /* e1-0 running again: the members' sidecar at its pod IP answers */
+    p = jsonfix_parse("{\"status\":{\"phase\":\"Running\"}}");
+    cr_assert_eq(k8s_patch(x.f.c, &ETCDSPEC_RES_POD, CFIX_NS, "e1-0", K8S_PATCH_MERGE, p,
+                           &(struct k8s_write_opts){ .subresource = "status" }, NULL, NULL),
+                 KERR_OK);
+    cJSON_Delete(p);
+    step("t");
     expect_state("t", "Succeeded", NULL);
     cr_assert_eq(atomic_load(&fake.requests), 0, "the Service's stand-in was asked");
     cr_assert_eq(atomic_load(&x.sc.finals), 1);
     hibfix_last_ip(&x, ip, sizeof(ip));
-    snprintf(want, sizeof(want), HIBFIX_POD_IP_FMT, 1);
+    snprintf(want, sizeof(want), HIBFIX_POD_IP_FMT, 0);
     cr_assert_str_eq(ip, want);
     hibfix_sidecar_stop(&fake);
 }

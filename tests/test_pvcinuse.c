@@ -74,7 +74,8 @@ struct row {
     const char *message;
 };
 
-#define INUSE "mounts it (its StatefulSet does not hold it"
+#define INUSE      "mounts it (its StatefulSet does not hold it"
+#define LIVE_CLAIM "of Etcd etcd-main, which is not being deleted"
 
 static const struct row rows[] = {
     { "O1: etcd-druid orphaned the StatefulSet, a person deletes member 0's claim",
@@ -86,10 +87,15 @@ static const struct row rows[] = {
       ETCD("", ""), "etcd-main-1", "data-etcd-main-1", 0, 0, 0, INUSE },
     { "break glass lets it through", WH_HOOK_SCALEGUARD, "data-etcd-main-1", NULL, PERSON,
       ETCD(GLASS_OK, ""), "etcd-main-1", "data-etcd-main-1", 0, 0, 1, "is no running member's" },
-    { "the pod mounts another claim", WH_HOOK_SCALEGUARD, "data-etcd-main-1", NULL, PERSON,
-      ETCD("", ""), "etcd-main-1", "data-etcd-main-9", 0, 0, 1, "is no running member's" },
-    { "the pod is being deleted", WH_HOOK_SCALEGUARD, "data-etcd-main-1", NULL, PERSON,
-      ETCD("", ""), "etcd-main-1", "data-etcd-main-1", 1, 0, 1, "is no running member's" },
+    { "the pod mounts another claim: a claim past the Etcd's replicas", WH_HOOK_SCALEGUARD,
+      "data-etcd-main-5", NULL, PERSON, ETCD("", ""), "etcd-main-1", "data-etcd-main-9", 0, 0, 1,
+      "is no running member's" },
+    { "the pod mounts another claim: still the live Etcd's claim", WH_HOOK_SCALEGUARD,
+      "data-etcd-main-1", NULL, PERSON, ETCD("", ""), "etcd-main-1", "data-etcd-main-9", 0, 0, 0,
+      LIVE_CLAIM },
+    { "P2: the pod is being deleted: still the live Etcd's claim", WH_HOOK_SCALEGUARD,
+      "data-etcd-main-1", NULL, PERSON, ETCD("", ""), "etcd-main-1", "data-etcd-main-1", 1, 0, 0,
+      LIVE_CLAIM },
     { "the Etcd is being deleted", WH_HOOK_SCALEGUARD, "data-etcd-main-1", NULL, DRUID,
       ETCD("", ",\"deletionTimestamp\":\"2026-11-18T00:00:00Z\""), "etcd-main-1",
       "data-etcd-main-1", 0, 0, 1, "is no running member's" },

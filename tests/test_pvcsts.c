@@ -122,8 +122,9 @@ static char *review(const char *op, const char *user, int labelled, int from, in
     return review_with(op, user, labelled, from, to, CTRS, CTRS);
 }
 
-/* The PVCs the API server lists: pvc (in namespace ns) with owner references refs. */
-static cJSON *pvc_list(const char *pvc, const char *ns, const char *refs)
+/* The PVCs the API server lists: pvc (in namespace ns) with owner references refs and spec
+ * (JSON text; NULL: none). */
+static cJSON *pvc_list_spec(const char *pvc, const char *ns, const char *refs, const char *spec)
 {
     cJSON *list = cJSON_CreateArray(), *p, *meta;
 
@@ -135,8 +136,15 @@ static cJSON *pvc_list(const char *pvc, const char *ns, const char *refs)
     cJSON_AddStringToObject(meta, "name", pvc);
     if (refs)
         cJSON_AddItemToObject(meta, "ownerReferences", cJSON_Parse(refs));
+    if (spec)
+        cJSON_AddItemToObject(p, "spec", cJSON_Parse(spec));
     cJSON_AddItemToArray(list, p);
     return list;
+}
+
+static cJSON *pvc_list(const char *pvc, const char *ns, const char *refs)
+{
+    return pvc_list_spec(pvc, ns, refs, NULL);
 }
 
 struct row {
@@ -593,5 +601,71 @@ ParameterizedTest(size_t *i, pvcsts, adopts)
     cJSON_Delete(pvcs);
     cJSON_Delete(rv);
     free(vct);
+    free(body);
+}
+
+/*
+ * Issue 30, sixth attack: a claim created with spec.dataSource or spec.dataSourceRef (a clone
+ * of another claim, a VolumeSnapshot) that a StatefulSet CREATE or scale-up would take is
+ * refused as a planted one is, for everyone, unless break glass on the Etcd counts: the
+ * member would start on that data instead of its own or its final snapshot's. volumeName is
+ * not read there (every bound claim carries it).
+ */
+struct srow {
+    const char *title;
+    enum wh_hook hook;
+    const char *op, *etcd;
+    int from, to;
+    const char *pvc, *spec; /* the PVC listed and its spec (JSON text) */
+    int allowed;
+    const char *message;
+};
+
+#define CLONE "{\"dataSource\":{\"kind\":\"PersistentVolumeClaim\",\"name\":\"stale-copy\"}}"
+#define GLASS_ON                                                                   \
+    "\"etcd-warden.io/allow-scale-down-without-snapshot\":\"2026-11-20T00:00:00Z " \
+    "restore from a volume snapshot\""
+
+static const struct srow srows[] = {
+    { "W: the wake takes a claim cloned while asleep", WH_HOOK_COMPONENTS, "UPDATE", ETCD(""), 0, 3,
+      "etcd-main-etcd-main-1", CLONE, 0,
+      "its member etcd-main-1 would use PersistentVolumeClaim shoot/etcd-main-etcd-main-1, "
+      "created with spec.dataSource" },
+    { "guard only: a new Etcd's StatefulSet over a VolumeSnapshot", WH_HOOK_SCALEGUARD, "CREATE",
+      ETCD(""), 0, 3, "data-etcd-main-0",
+      "{\"dataSourceRef\":{\"kind\":\"VolumeSnapshot\",\"name\":\"s\"}}", 0, "spec.dataSourceRef" },
+    { "kubectl scale over a clone", WH_HOOK_SCALEGUARD, "SCALE", ETCD(""), 1, 2,
+      "etcd-main-etcd-main-1", CLONE, 0, "Delete the claim" },
+    { "a bound claim (volumeName) is a member's own", WH_HOOK_SCALEGUARD, "UPDATE", ETCD(""), 0, 3,
+      "etcd-main-etcd-main-0", "{\"volumeName\":\"pv-1\"}", 1, "allowed" },
+    { "a clone of an ordinal the scale-up does not bring", WH_HOOK_SCALEGUARD, "UPDATE", ETCD(""),
+      0, 3, "etcd-main-etcd-main-3", CLONE, 1, "allowed" },
+    { "break glass: the clone is meant", WH_HOOK_SCALEGUARD, "CREATE", ETCD(GLASS_ON), 0, 3,
+      "etcd-main-etcd-main-0", CLONE, 1, "allowed" },
+};
+
+#define NSROWS (sizeof(srows) / sizeof(srows[0]))
+
+ParameterizedTestParameters(pvcsts, seeded)
+{
+    static size_t idx[NSROWS];
+
+    return testutil_row_params(idx, NSROWS);
+}
+
+ParameterizedTest(size_t *i, pvcsts, seeded)
+{
+    const struct srow *t = &srows[*i];
+    char *body = review(t->op, GUARDFIX_DRUID, 1, t->from, t->to);
+    cJSON *pvcs = pvc_list_spec(t->pvc, "shoot", NULL, t->spec);
+    cJSON *doc = decide(t->hook, t->etcd, pvcs, 0, body);
+    const char *warning = kjson_get_str(doc, "response.warnings.0");
+
+    guardfix_expect(doc, t->title, t->allowed, t->message);
+    if (strstr(t->title, "break glass"))
+        cr_expect(warning && strstr(warning, "allowed by annotation"), "%s: warning %s", t->title,
+                  warning ? warning : "(none)");
+    cJSON_Delete(doc);
+    cJSON_Delete(pvcs);
     free(body);
 }

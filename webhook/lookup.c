@@ -111,6 +111,16 @@ static enum kerr copy_str(char *dst, size_t size, const char *src, const char *w
     return KERR_OK;
 }
 
+/* An int32 field at least 0 (absent: dflt) into *v; 0 when it is not one. */
+static int int32_field(const cJSON *obj, const char *path, int64_t dflt, int64_t *v)
+{
+    enum kerr rc = kjson_get_int64(obj, path, v);
+
+    if (rc == KERR_NOTFOUND)
+        *v = dflt;
+    return rc == KERR_NOTFOUND || (rc == KERR_OK && *v >= 0 && *v <= 2147483647);
+}
+
 enum kerr lookup_etcd_from_json(const cJSON *etcd, struct lookup_etcd *out, struct kerr_info *err)
 {
     const cJSON *ann = lookup_meta_map(etcd, "annotations");
@@ -122,6 +132,8 @@ enum kerr lookup_etcd_from_json(const cJSON *etcd, struct lookup_etcd *out, stru
     out->protection_disabled = has_key(ann, LOOKUP_ANN_DISABLE_PROTECTION);
     out->runtime_disabled = has_key(ann, LOOKUP_ANN_DISABLE_RUNTIME);
     out->has_backup_store = kjson_get_obj(etcd, "spec.backup.store") != NULL;
+    if (!int32_field(etcd, "spec.replicas", -1, &out->replicas))
+        out->replicas = -1;
     out->deleting = lookup_meta_deleting(etcd);
     out->restoring = has_key(lookup_meta_map(etcd, "labels"), LOOKUP_LABEL_RESTORING);
     out->cut_rc = hibguard_cut_at(etcd, &out->cut_at, NULL);
@@ -149,16 +161,6 @@ enum kerr lookup_etcd_from_json(const cJSON *etcd, struct lookup_etcd *out, stru
     return copy_str(out->uid, sizeof(out->uid), lookup_meta_str(etcd, "uid"), "Etcd uid", err);
 }
 
-/* An int32 field at least 0 (absent: dflt) into *v; 0 when it is not one. */
-static int int32_field(const cJSON *obj, const char *path, int64_t dflt, int64_t *v)
-{
-    enum kerr rc = kjson_get_int64(obj, path, v);
-
-    if (rc == KERR_NOTFOUND)
-        *v = dflt;
-    return rc == KERR_NOTFOUND || (rc == KERR_OK && *v >= 0 && *v <= 2147483647);
-}
-
 /* The ordinals of a StatefulSet into out (see struct lookup_sts). */
 static void sts_ordinals(const cJSON *sts, struct lookup_sts *out)
 {
@@ -171,12 +173,15 @@ enum kerr lookup_sts_from_json(const cJSON *sts, struct lookup_sts *out, struct 
     const cJSON *labels = lookup_meta_map(sts, "labels");
     const char *managed = lookup_map_get(labels, LOOKUP_LABEL_MANAGED_BY);
     const char *part_of = lookup_map_get(labels, LOOKUP_LABEL_PART_OF);
+    struct timespec ts;
     enum kerr rc;
 
     memset(out, 0, sizeof(*out));
     out->managed = managed && strcmp(managed, LOOKUP_MANAGED_BY_DRUID) == 0;
     out->has_part_of = part_of != NULL;
     out->deleting = lookup_meta_deleting(sts);
+    if (ktime_parse(lookup_meta_str(sts, "creationTimestamp"), &ts, NULL) == KERR_OK)
+        out->created = ts.tv_sec;
     sts_ordinals(sts, out);
     if ((rc = copy_str(out->namespace, sizeof(out->namespace), lookup_meta_str(sts, "namespace"),
                        "StatefulSet namespace", err)) ||
@@ -260,6 +265,11 @@ cJSON *lookup_etcd_project(const cJSON *etcd)
     if (kjson_get_obj(etcd, "spec.backup.store") &&
         kjson_set(root, "spec.backup.store", cJSON_CreateObject(), NULL))
         goto fail;
+    /* the member range of its claims (webhook/claimguard.h) */
+    if (kjson_has(etcd, "spec.replicas") &&
+        kjson_set(root, "spec.replicas", cJSON_Duplicate(kjson_get(etcd, "spec.replicas"), 1),
+                  NULL))
+        goto fail;
     if (project_etcd_status(root, etcd))
         goto fail;
     return root;
@@ -277,7 +287,7 @@ cJSON *lookup_sts_project(const cJSON *sts)
     cJSON *sp;
 
     if (!root || !(meta = base_meta(root, sts)) || copy_member(meta, m, "labels") ||
-        copy_member(meta, m, "deletionTimestamp") ||
+        copy_member(meta, m, "creationTimestamp") || copy_member(meta, m, "deletionTimestamp") ||
         (cJSON_IsObject(spec) &&
          (!(sp = cJSON_AddObjectToObject(root, "spec")) || copy_member(sp, spec, "replicas") ||
           copy_member(sp, spec, "ordinals")))) {

@@ -51,6 +51,7 @@ struct lookup_etcd {
     int deleting;              /* metadata.deletionTimestamp set */
     int restoring;             /* has label LOOKUP_LABEL_RESTORING */
     int has_backup_store;      /* spec.backup.store is an object */
+    int64_t replicas;          /* spec.replicas; -1 when absent or not an int32 at least 0 */
     enum kerr cut_rc;          /* hibguard_cut_at: KERR_OK, KERR_NOTFOUND or KERR_PARSE */
     time_t cut_at;             /* the traffic cut when cut_rc is KERR_OK */
     int cut_current;           /* the phase annotation says a sleep is under way (hibguard) */
@@ -81,6 +82,7 @@ struct lookup_sts {
      */
     int ordinals_ok;
     int64_t start, replicas;
+    time_t created; /* metadata.creationTimestamp (seconds); 0 when absent or malformed */
 };
 
 /*
@@ -214,14 +216,15 @@ enum kerr lookup_sts_from_json(const cJSON *sts, struct lookup_sts *out, struct 
 /*
  * The part of an Etcd the views read: metadata name, namespace, uid,
  * resourceVersion, deletionTimestamp, the two protection annotations, the three scale-down
- * guard annotations (common/hibguard.h: the cut, the phase, break glass), spec.backup.store as an
- * empty object when present, and status.lastOperation type and state. TAKES: a new
- * tree (cJSON_Delete), NULL on allocation failure.
+ * guard annotations (common/hibguard.h: the cut, the phase, break glass), spec.replicas,
+ * spec.backup.store as an empty object when present, and status.lastOperation type and state.
+ * TAKES: a new tree (cJSON_Delete), NULL on allocation failure.
  */
 cJSON *lookup_etcd_project(const cJSON *etcd);
 
 /* The part of a StatefulSet the views read: metadata name, namespace, resourceVersion,
- * labels, deletionTimestamp. TAKES as above. */
+ * creationTimestamp, labels, deletionTimestamp; spec.replicas and spec.ordinals. TAKES as
+ * above. */
 cJSON *lookup_sts_project(const cJSON *sts);
 
 /*

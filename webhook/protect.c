@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "webhook/claimguard.h"
 #include "webhook/glassadm.h"
 #include "webhook/member.h"
 #include "webhook/pvcguard.h"
@@ -179,10 +180,10 @@ static enum kerr judge_parented(const struct protect_config *cfg, const struct l
                                 const struct lookup_etcd *etcd, struct glassadm_pending *gp,
                                 struct review_resp *resp);
 
-/* Steps 5-9 for an object managed by etcd-druid. */
+/* Steps 5-9 for an object managed by etcd-druid; *glassed 1 when admitted on break glass. */
 static enum kerr judge_managed(const struct protect_config *cfg, const struct lookup *lk,
                                const struct review_req *req, const struct member_meta *m,
-                               struct review_resp *resp)
+                               struct review_resp *resp, int *glassed)
 {
     struct glassadm_pending gp = { "", 0 };
     struct lookup_etcd etcd;
@@ -217,6 +218,7 @@ static enum kerr judge_managed(const struct protect_config *cfg, const struct lo
     if (rc != KERR_OK)
         return review_errored(resp, 500, "%s", e.msg);
     rc = judge_parented(cfg, lk, req, m, &etcd, &gp, resp);
+    *glassed = gp.what[0] != '\0';
     return settle_glass(cfg, lk, req, m, &etcd, &gp, resp, rc);
 }
 
@@ -233,7 +235,7 @@ static enum kerr judge_parented(const struct protect_config *cfg, const struct l
 
     if ((rc = scaleguard_judge(&g, lk, req, m, etcd, gp, resp, &decided)) || decided)
         return rc;
-    if ((rc = pvcguard_planted(lk, req, m, resp, &decided)) || decided ||
+    if ((rc = pvcguard_planted(now_of(cfg), lk, req, m, etcd, gp, resp, &decided)) || decided ||
         (rc = pvcguard_mounts(now_of(cfg), req, m, etcd, gp, resp, &decided)) || decided)
         return rc;
     if (pvcguard_applies(req, m) &&
@@ -255,6 +257,25 @@ static enum kerr judge_parented(const struct protect_config *cfg, const struct l
     return handle_update(cfg, req, m, etcd, resp);
 }
 
+/*
+ * The member claims of a live Etcd (webhook/claimguard.h), once the other checks allow req
+ * (rc, resp): a DELETE of one, a CREATE seeded with data. Not judged when a break glass was
+ * already admitted on (gp, pg: that request is the value's one use). A refusal or a 500
+ * replaces resp; a break glass admitted on goes into *pg.
+ */
+static enum kerr guard_claims(const struct protect_config *cfg, const struct lookup *lk,
+                              const struct review_req *req, const struct glassadm_pending *gp,
+                              struct pvcguard_glass *pg, struct review_resp *resp, enum kerr rc)
+{
+    int decided = 0;
+
+    if (rc != KERR_OK || !resp->allowed || (gp && gp->what[0]) || pg->gp.what[0])
+        return rc;
+    if (req->op == REVIEW_OP_CREATE)
+        return claimguard_create(now_of(cfg), lk, req, pg, resp, &decided);
+    return claimguard_delete(now_of(cfg), lk, req, pg, resp, &decided);
+}
+
 enum kerr protect_decide(const struct protect_config *cfg, const struct lookup *lk,
                          const struct review_req *req, struct review_resp *resp,
                          struct kerr_info *err)
@@ -262,7 +283,7 @@ enum kerr protect_decide(const struct protect_config *cfg, const struct lookup *
     struct pvcguard_glass pg;
     struct member_meta m;
     enum kerr rc = KERR_OK;
-    int decided = 0;
+    int decided = 0, glassed = 0;
 
     memset(&pg, 0, sizeof(pg));
     if (scaleguard_creates(req))
@@ -300,8 +321,10 @@ enum kerr protect_decide(const struct protect_config *cfg, const struct lookup *
         rc = review_allow(resp, "resource: %s/%s is not managed by druid, skipping validations",
                           m.ns, m.name);
     else
-        rc = judge_managed(cfg, lk, req, &m, resp);
+        rc = judge_managed(cfg, lk, req, &m, resp, &glassed);
 out:
+    if (!glassed)
+        rc = guard_claims(cfg, lk, req, NULL, &pg, resp, rc);
     rc = settle_in_use(lk, req, &pg, resp, rc);
     if (rc)
         kerr_set(err, rc, "building the admission response");
@@ -385,7 +408,7 @@ enum kerr protect_guard_decide(const struct protect_config *cfg, const struct lo
         goto out;
     }
     if ((rc = scaleguard_judge(&g, lk, req, &m, &etcd, &gp, resp, &decided)) || decided ||
-        (rc = pvcguard_planted(lk, req, &m, resp, &decided)) || decided ||
+        (rc = pvcguard_planted(now_of(cfg), lk, req, &m, &etcd, &gp, resp, &decided)) || decided ||
         (rc = pvcguard_mounts(now_of(cfg), req, &m, &etcd, &gp, resp, &decided)) || decided ||
         (rc = pvcguard_adopts(now_of(cfg), lk, req, &m, &etcd, &gp, resp, &decided)) || decided)
         goto out;
@@ -406,6 +429,7 @@ enum kerr protect_guard_decide(const struct protect_config *cfg, const struct lo
     else
         rc = review_allow(resp, "update of StatefulSet %s/%s allowed", m.ns, m.name);
 out:
+    rc = guard_claims(cfg, lk, req, &gp, &pg, resp, rc);
     /* gp is set only once m and etcd are */
     if (gp.what[0])
         rc = settle_glass(cfg, lk, req, &m, &etcd, &gp, resp, rc);

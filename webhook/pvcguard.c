@@ -18,8 +18,7 @@ int pvcguard_applies(const struct review_req *req, const struct member_meta *m)
            m->managed && m->part_of && m->live;
 }
 
-/* Why the break glass on etcd does not count ("" when it counts), into why. */
-static void glass_problem(time_t now, const struct lookup_etcd *etcd, char *why, size_t size)
+void pvcguard_glass_problem(time_t now, const struct lookup_etcd *etcd, char *why, size_t size)
 {
     char when[KTIME_LEN + 1] = "";
 
@@ -45,7 +44,7 @@ enum kerr pvcguard_judge(time_t now, const struct review_req *req, const struct 
     char range[64];
 
     *decided = 0;
-    glass_problem(now, etcd, why, sizeof(why));
+    pvcguard_glass_problem(now, etcd, why, sizeof(why));
     if (!why[0]) {
         snprintf(what, sizeof(what),
                  "deleting PersistentVolumeClaim %s/%s of running member %s-%ld", m->ns, m->pvc,
@@ -225,39 +224,84 @@ int pvcguard_claims(const struct review_req *req)
 
 /*
  * The first PVC of items named "<template>-<sts>-<n>", n in [lo1, hi1) but not in
- * [lo0, hi0), with an owner reference that is not a member's of sts and etcd: NULL when
- * there is none, else the PVC, with *bad its foreign owner and *ord n.
+ * [lo0, hi0), with an owner reference that is not a member's of sts and etcd (*bad: that
+ * owner) or seeded with data by spec.dataSource or spec.dataSourceRef (*bad NULL, *field the
+ * field's name): NULL when there is none, else the PVC, with *ord n.
  */
 static const cJSON *planted_claim(const cJSON *items, const char *sts, const char *etcd, long lo0,
-                                  long hi0, long lo1, long hi1, const cJSON **bad, int64_t *ord)
+                                  long hi0, long lo1, long hi1, const cJSON **bad,
+                                  const char **field, int64_t *ord)
 {
     size_t ls = strlen(sts), i;
-    const cJSON *p, *refs;
+    const cJSON *p, *refs, *spec;
     const char *name;
 
     cJSON_ArrayForEach (p, items) {
         name = lookup_meta_str(p, "name");
         refs = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(p, "metadata"),
                                                 "ownerReferences");
-        if (!cJSON_IsArray(refs) || !refs->child)
-            continue;
+        spec = cJSON_GetObjectItemCaseSensitive(p, "spec");
         /* each "<template>-" prefix the name may have before "<sts>-<n>" */
         for (i = 1; name[0] && name[i]; i++) {
             if (name[i] != '-' || !lookup_pod_ordinal(name + i + 1, sts, ord) || *ord < lo1 ||
                 *ord >= hi1 || (*ord >= lo0 && *ord < hi0))
                 continue;
-            if ((*bad = foreign_owner(refs, sts, ls, etcd, name + i + 1 + ls + 1)))
+            if (cJSON_IsArray(refs) &&
+                (*bad = foreign_owner(refs, sts, ls, etcd, name + i + 1 + ls + 1)))
+                return p;
+            /* a bound claim carries volumeName: only a clone's fields tell a seeded one */
+            *field = kjson_has(spec, "dataSource")      ? "dataSource"
+                     : kjson_has(spec, "dataSourceRef") ? "dataSourceRef"
+                                                        : NULL;
+            if (*field && !cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(spec, *field)))
                 return p;
         }
     }
     return NULL;
 }
 
-enum kerr pvcguard_planted(const struct lookup *lk, const struct review_req *req,
-                           const struct member_meta *m, struct review_resp *resp, int *decided)
+/*
+ * A claim seeded with data (pvc, by field) that member m->name-ord would take: refused
+ * unless the break glass on etcd counts (its use into *gp, a warning). *decided as
+ * pvcguard_planted.
+ */
+static enum kerr seeded(time_t now, const struct review_req *req, const struct member_meta *m,
+                        const struct lookup_etcd *etcd, const cJSON *pvc, const char *field,
+                        int64_t ord, struct glassadm_pending *gp, struct review_resp *resp,
+                        int *decided)
+{
+    const char *verb = req->op == REVIEW_OP_CREATE ? "creating" : "scaling up";
+    char why[160], what[3 * LOOKUP_NAME_MAX + 96];
+
+    pvcguard_glass_problem(now, etcd, why, sizeof(why));
+    if (!why[0]) {
+        snprintf(what, sizeof(what),
+                 "%s StatefulSet %s/%s onto PersistentVolumeClaim %s with spec.%s", verb, m->ns,
+                 m->name, lookup_meta_str(pvc, "name"), field);
+        glassadm_pend(gp, what, 0);
+        return review_warn(resp, "%s, allowed by annotation %s: %s", what, HIBGUARD_ANN_BREAK_GLASS,
+                           etcd->break_glass_reason);
+    }
+    *decided = 1;
+    return review_deny(resp,
+                       "%s StatefulSet %s/%s of Etcd %s is refused: its member %s-%lld would use "
+                       "PersistentVolumeClaim %s/%s, created with spec.%s, and start on the data "
+                       "of that volume instead of its own or its final snapshot's. Delete the "
+                       "claim (the StatefulSet controller creates it again, empty) or, if that "
+                       "data is meant: kubectl annotate etcd -n %s %s %s=\"<RFC 3339 expiry, at "
+                       "most 24h ahead> <reason>\" (%s)",
+                       verb, m->ns, m->name, m->part_of, m->name, (long long)ord, m->ns,
+                       lookup_meta_str(pvc, "name"), field, m->ns, m->part_of,
+                       HIBGUARD_ANN_BREAK_GLASS, why);
+}
+
+enum kerr pvcguard_planted(time_t now, const struct lookup *lk, const struct review_req *req,
+                           const struct member_meta *m, const struct lookup_etcd *etcd,
+                           struct glassadm_pending *gp, struct review_resp *resp, int *decided)
 {
     long lo0, hi0, lo1, hi1;
     const cJSON *pvc, *bad = NULL;
+    const char *field = NULL;
     cJSON *items = NULL;
     struct kerr_info e;
     int64_t ord = -1;
@@ -282,9 +326,11 @@ enum kerr pvcguard_planted(const struct lookup *lk, const struct review_req *req
                               req->op == REVIEW_OP_CREATE ? "creating" : "scaling up", m->ns,
                               m->name, m->part_of, e.msg);
     }
-    pvc = planted_claim(items, m->name, m->part_of, lo0, hi0, lo1, hi1, &bad, &ord);
+    pvc = planted_claim(items, m->name, m->part_of, lo0, hi0, lo1, hi1, &bad, &field, &ord);
     rc = KERR_OK;
-    if (pvc) {
+    if (pvc && !bad)
+        rc = seeded(now, req, m, etcd, pvc, field, ord, gp, resp, decided);
+    else if (pvc) {
         *decided = 1;
         rc = review_deny(
             resp,
@@ -376,7 +422,7 @@ enum kerr pvcguard_mounts(time_t now, const struct review_req *req, const struct
                  "each member would (re)start without the data on its PersistentVolumeClaim, as "
                  "if the claim were deleted",
                  ctr, str_of(mt, "name"), str_of(mt, "mountPath"));
-    glass_problem(now, etcd, why, sizeof(why));
+    pvcguard_glass_problem(now, etcd, why, sizeof(why));
     if (!why[0]) {
         snprintf(what, sizeof(what), "%s claim volume %s of StatefulSet %s/%s",
                  over ? "covering" : "unmounting", str_of(over ? claim : mt, "name"), m->ns,
@@ -434,7 +480,7 @@ enum kerr pvcguard_adopts(time_t now, const struct lookup *lk, const struct revi
     cJSON_Delete(items);
     if (!bad)
         return KERR_OK;
-    glass_problem(now, etcd, why, sizeof(why));
+    pvcguard_glass_problem(now, etcd, why, sizeof(why));
     if (!why[0]) {
         snprintf(what, sizeof(what), "creating StatefulSet %s/%s off its pods' data", m->ns,
                  m->name);
@@ -517,7 +563,7 @@ static enum kerr in_use_by(time_t now, const struct lookup *lk, const struct rev
     }
     if (etcd.deleting)
         return KERR_OK;
-    glass_problem(now, &etcd, why, sizeof(why));
+    pvcguard_glass_problem(now, &etcd, why, sizeof(why));
     if (!why[0] && pg->gp.what[0] && strcmp(pg->etcd.uid, etcd.uid) != 0) {
         /* one request, one recorded use: a second Etcd's break glass is not admitted on */
         *decided = 1;

@@ -25,6 +25,12 @@
 #include "webhook/member.h"
 #include "webhook/review.h"
 
+/*
+ * Why the break glass on etcd does not count for a request at time now ("" when it counts:
+ * set, well formed, not expired), into why (size bytes).
+ */
+void pvcguard_glass_problem(time_t now, const struct lookup_etcd *etcd, char *why, size_t size);
+
 /* True when req is a DELETE of a PVC that m (member_decode's) says is a running member's. */
 int pvcguard_applies(const struct review_req *req, const struct member_meta *m);
 
@@ -74,11 +80,15 @@ int pvcguard_claims(const struct review_req *req);
  * claim, and the garbage collector would delete it with the foreign owner (a
  * claim planted before the Etcd existed escapes pvcguard_owners). The PVCs
  * are listed from the API server (lk->pvcs); no answer (or no lookup) is a
- * 500. *decided 1: resp holds the refusal or the 500; 0: the usual checks go
+ * 500. The same for such a PVC created with spec.dataSource or spec.dataSourceRef (a clone:
+ * the member would start on its data; volumeName is not read, every bound claim has it),
+ * unless the break glass on etcd counts at time now (its use into *gp, as pvcguard_judge).
+ * *decided 1: resp holds the refusal or the 500; 0: the usual checks go
  * on. Returns review_*'s result.
  */
-enum kerr pvcguard_planted(const struct lookup *lk, const struct review_req *req,
-                           const struct member_meta *m, struct review_resp *resp, int *decided);
+enum kerr pvcguard_planted(time_t now, const struct lookup *lk, const struct review_req *req,
+                           const struct member_meta *m, const struct lookup_etcd *etcd,
+                           struct glassadm_pending *gp, struct review_resp *resp, int *decided);
 
 /*
  * A claim a member still mounts: a DELETE of a PVC that no StatefulSet says is a running

@@ -42,12 +42,16 @@ static const struct jscan_keep vctn_meta = { JSCAN_MEMBERS, vctn_meta_m, NULL };
 static const struct jscan_member vctn_m[] = { { "metadata", &vctn_meta }, { NULL, NULL } };
 static const struct jscan_keep vctn = { JSCAN_MEMBERS, vctn_m, NULL };
 static const struct jscan_keep vctns = { JSCAN_ELEMENTS, NULL, &vctn };
-/* spec.replicas, spec.ordinals: the scale-down guard of a StatefulSet or a Scale. */
-static const struct jscan_member spec_components_m[] = { { "replicas", &all },
-                                                         { "ordinals", &all },
-                                                         { "template", &tmpl },
-                                                         { "volumeClaimTemplates", &vctns },
-                                                         { NULL, NULL } };
+/*
+ * spec.replicas, spec.ordinals: the scale-down guard of a StatefulSet or a Scale;
+ * dataSource, dataSourceRef, volumeName: a member claim seeded with data (claimguard).
+ */
+static const struct jscan_member spec_components_m[] = {
+    { "replicas", &all },   { "ordinals", &all },
+    { "template", &tmpl },  { "volumeClaimTemplates", &vctns },
+    { "dataSource", &all }, { "dataSourceRef", &all },
+    { "volumeName", &all }, { NULL, NULL }
+};
 static const struct jscan_keep spec_components = { JSCAN_MEMBERS, spec_components_m, NULL };
 static const struct jscan_member obj_components_m[] = { { "metadata", &meta_components },
                                                         { "spec", &spec_components },

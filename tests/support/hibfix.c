@@ -1,6 +1,8 @@
 /* hibfix - kube-sim, a sidecar stand-in and an Etcd for the hibernation and ops-task tests. */
 #include "tests/support/hibfix.h"
 
+#include "controller/hibernation/smember.h"
+
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <microhttpd.h>
@@ -235,14 +237,16 @@ static int service_backup_port(const char *ports, int def)
     return port;
 }
 
-/* The pods <sts>-0..2 of the StatefulSet sts as its controller makes them, Running at
+/* The pods <sts>-0..2 of the StatefulSet sts as its controller makes them (its pod template's
+ * spec, a volume per claim template on claim <template>-<sts>-<n>), Running at
  * HIBFIX_POD_IP_FMT (the kubelet's report, through /status). */
 static void member_pods(struct hibfix *x, const cJSON *sts)
 {
     struct k8s_write_opts wo = { .subresource = "status" };
     const char *name = kjson_get_str(sts, "metadata.name");
+    const cJSON *vct;
     char text[1024];
-    cJSON *o, *p;
+    cJSON *o, *p, *spec, *vols;
     int i;
 
     for (i = 0; i < 3; i++) {
@@ -250,10 +254,23 @@ static void member_pods(struct hibfix *x, const cJSON *sts)
                  "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s-%d\","
                  "\"labels\":{\"app\":\"etcd\"},\"ownerReferences\":[{\"apiVersion\":\"apps/v1\","
                  "\"kind\":\"StatefulSet\",\"name\":\"%s\",\"uid\":\"%s\",\"controller\":true,"
-                 "\"blockOwnerDeletion\":true}]},\"spec\":{\"containers\":[{\"name\":\"etcd\","
-                 "\"image\":\"etcd\"}]}}",
+                 "\"blockOwnerDeletion\":true}]}}",
                  name, i, name, kjson_get_str(sts, "metadata.uid"));
         o = jsonfix_parse(text);
+        spec = cJSON_Duplicate(kjson_get(sts, "spec.template.spec"), 1);
+        cr_assert_not_null(spec, "StatefulSet %s has a pod template", name);
+        vols = cJSON_GetObjectItem(spec, "volumes");
+        if (!vols)
+            vols = cJSON_AddArrayToObject(spec, "volumes");
+        cJSON_ArrayForEach (vct, kjson_get_arr(sts, "spec.volumeClaimTemplates")) {
+            const char *t = kjson_get_str(vct, "metadata.name");
+
+            snprintf(text, sizeof(text),
+                     "{\"name\":\"%s\",\"persistentVolumeClaim\":{\"claimName\":\"%s-%s-%d\"}}", t,
+                     t, name, i);
+            cJSON_AddItemToArray(vols, jsonfix_parse(text));
+        }
+        cJSON_AddItemToObject(o, "spec", spec);
         cJSON_Delete(cfix_create(&x->f, &ETCDSPEC_RES_POD, o));
         cJSON_Delete(o);
         snprintf(text, sizeof(text),
@@ -264,6 +281,13 @@ static void member_pods(struct hibfix *x, const cJSON *sts)
                                NULL, NULL),
                      KERR_OK, "status of pod %s", text);
         cJSON_Delete(p);
+        {
+            char why[512] = "";
+            cJSON *pod = cfix_get(&x->f, &ETCDSPEC_RES_POD, text);
+
+            cr_assert(smember_is_member(sts, pod, why, sizeof(why)) >= 0, "pod %s: %s", text, why);
+            cJSON_Delete(pod);
+        }
     }
 }
 
@@ -285,7 +309,7 @@ void hibfix_backup_port(struct hibfix *x, const char *name, int port)
 cJSON *hibfix_etcd(struct hibfix *x, const char *name, const char *store, const char *ports,
                    int sts)
 {
-    char text[1024], svc_name[300];
+    char text[2048], svc_name[300];
     cJSON *e = cfix_etcd(name, store, "0 */6 * * *"), *etcd, *o, *made;
 
     etcd = cfix_create(&x->f, &ETCDSPEC_RES_ETCD, e);
@@ -310,9 +334,13 @@ cJSON *hibfix_etcd(struct hibfix *x, const char *name, const char *store, const 
                  "\"replicas\":3,\"serviceName\":\"p\",\"selector\":{\"matchLabels\":"
                  "{\"app\":\"etcd\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":"
                  "\"etcd\"}},\"spec\":{\"containers\":[{\"name\":\"etcd\",\"image\":"
-                 "\"etcd\"},{\"name\":\"backup-restore\",\"image\":\"etcdbrctl\",\"ports\":"
-                 "[{\"name\":\"server\",\"containerPort\":%d}]}]}}}}",
-                 service_backup_port(ports, x->sc.port));
+                 "\"etcd\",\"volumeMounts\":[{\"name\":\"%s\",\"mountPath\":\"/var/etcd/data\"}]},"
+                 "{\"name\":\"backup-restore\",\"image\":\"etcdbrctl\",\"ports\":"
+                 "[{\"name\":\"server\",\"containerPort\":%d}],\"volumeMounts\":[{\"name\":"
+                 "\"%s\",\"mountPath\":\"/var/etcd/data\"}]}]}},\"volumeClaimTemplates\":[{"
+                 "\"metadata\":{\"name\":\"%s\"},\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],"
+                 "\"resources\":{\"requests\":{\"storage\":\"1Gi\"}}}}]}}",
+                 name, service_backup_port(ports, x->sc.port), name, name);
         o = jsonfix_parse(text);
         cr_assert_eq(kjson_set_str(o, "metadata.name", name, NULL), KERR_OK);
         labels(o, name);

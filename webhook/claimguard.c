@@ -1,0 +1,266 @@
+/* claimguard - the member claims of a live Etcd; see claimguard.h. */
+#include "webhook/claimguard.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "common/hibguard.h"
+#include "common/kjson.h"
+#include "common/ktime.h"
+#include "webhook/glassadm.h"
+#include "webhook/member.h"
+
+#define ORDINAL_MAX 2147483647L
+
+int claimguard_split(const char *name, size_t *pos, char *etcd, size_t size, long *ordinal)
+{
+    size_t n = name ? strlen(name) : 0, d = n, i;
+    long v = 0;
+
+    while (d > 0 && name[d - 1] >= '0' && name[d - 1] <= '9')
+        d--;
+    /* "-<digits>" at the end, as the StatefulSet controller writes an ordinal */
+    if (d == n || d < 4 || name[d - 1] != '-' || n - d > 10 || (n - d > 1 && name[d] == '0'))
+        return 0;
+    for (i = d; i < n; i++)
+        v = v * 10 + (name[i] - '0');
+    if (v > ORDINAL_MAX)
+        return 0;
+    /* each "<template>-" before "<etcd>-<ordinal>", template and etcd not empty */
+    for (i = *pos > 2 ? *pos : 2; i + 1 < d; i++) {
+        if (name[i - 1] != '-' || d - 1 - i >= size)
+            continue;
+        memcpy(etcd, name + i, d - 1 - i);
+        etcd[d - 1 - i] = '\0';
+        *ordinal = v;
+        *pos = i + 1;
+        return 1;
+    }
+    *pos = n;
+    return 0;
+}
+
+int claimguard_seeded(const cJSON *pvc, const char **field)
+{
+    static const char *const fields[] = { "dataSource", "dataSourceRef", "volumeName" };
+    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(pvc, "spec"), *v;
+    size_t i;
+
+    for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+        v = cJSON_GetObjectItemCaseSensitive(spec, fields[i]);
+        if (!v || cJSON_IsNull(v) || (cJSON_IsString(v) && !v->valuestring[0]) ||
+            (cJSON_IsObject(v) && !v->child))
+            continue;
+        *field = fields[i];
+        return 1;
+    }
+    return 0;
+}
+
+/* The advice that ends a refusal: how to break glass on Etcd e of ns, and why it did not. */
+#define GLASS_ADVICE \
+    "kubectl annotate etcd -n %s %s %s=\"<RFC 3339 expiry, at most 24h ahead> <reason>\" (%s)"
+
+/* Why the hibernation of etcd has no sleep its claims may go with ("" when it has one). */
+static void sleep_problem(const struct lookup_etcd *etcd, char *why, size_t size)
+{
+    why[0] = '\0';
+    if (!etcd->has_backup_store)
+        snprintf(why, size, "it has no backup store: its claims are the only copy of its data");
+    else if (strcmp(etcd->phase, "Hibernated") != 0 &&
+             strcmp(etcd->phase, HIBGUARD_PHASE_SCALING) != 0)
+        snprintf(why, size, "it is not hibernated (hibernation phase \"%s\")", etcd->phase);
+    else if (etcd->cut_rc != KERR_OK)
+        snprintf(why, size, "its hibernation has no valid traffic cut (annotation %s)",
+                 HIBGUARD_ANN_CUT_AT);
+}
+
+/*
+ * Why the claims of Etcd ns/e (etcd) may not go with its sleep ("" into why when they may:
+ * hibernated with a final snapshot of this sleep, see claimguard.h). A lookup that fails:
+ * its code, err set.
+ */
+static enum kerr asleep(const struct lookup *lk, const char *ns, const char *e,
+                        const struct lookup_etcd *etcd, char *why, size_t size,
+                        struct kerr_info *err)
+{
+    char cut[KTIME_LEN + 1] = "?", made[KTIME_LEN + 1] = "?";
+    struct lookup_sts sts;
+    int found = 0;
+    enum kerr rc;
+
+    sleep_problem(etcd, why, size);
+    if (why[0])
+        return KERR_OK;
+    (void)ktime_format(etcd->cut_at, cut);
+    if (!lk->snapshot)
+        return kerr_set(err, KERR_UNSUPPORTED, "no snapshot lookup is configured");
+    if ((rc = lk->snapshot(lk->ctx, ns, e, etcd->cut_at, &found, err)) != KERR_OK)
+        return rc;
+    rc = found ? lk->sts(lk->ctx, ns, e, &sts, err) : KERR_OK;
+    if (rc != KERR_OK && rc != KERR_NOTFOUND)
+        return rc;
+    if (found && rc == KERR_OK && sts.created > 0)
+        (void)ktime_format(sts.created, made);
+    if (!found)
+        snprintf(why, size,
+                 "no full snapshot EtcdOpsTask of it has Succeeded since its traffic cut at %s",
+                 cut);
+    else if (rc == KERR_NOTFOUND)
+        snprintf(why, size, "its StatefulSet %s is not found (%s)", e, err->msg);
+    else if (!sts.ordinals_ok || sts.replicas != 0)
+        snprintf(why, size, "its StatefulSet %s is not at 0 replicas", e);
+    else if (sts.created <= 0 || sts.created > etcd->cut_at)
+        snprintf(why, size,
+                 "its StatefulSet %s was created at %s, after its traffic cut at %s: not the one "
+                 "scaled down on the final snapshot",
+                 e, made, cut);
+    return KERR_OK;
+}
+
+/*
+ * A break glass on Etcd e (etcd) that counts, for what req does (what): its use noted in *pg
+ * (a second Etcd's: refused, *decided 1) and the warning added.
+ */
+static enum kerr on_glass(const struct review_req *req, const char *e,
+                          const struct lookup_etcd *etcd, const char *what,
+                          struct pvcguard_glass *pg, struct review_resp *resp, int *decided)
+{
+    if (pg->gp.what[0] && strcmp(pg->etcd.uid, etcd->uid) != 0) {
+        *decided = 1;
+        return review_deny(resp,
+                           "PersistentVolumeClaim %s/%s is named as a claim of Etcd %s and of "
+                           "Etcd %s: a request is admitted on the break glass of one Etcd only",
+                           req->namespace, req->name, pg->name, e);
+    }
+    if (!pg->gp.what[0]) {
+        glassadm_pend(&pg->gp, what, 0);
+        snprintf(pg->name, sizeof(pg->name), "%s", e);
+        pg->etcd = *etcd;
+    }
+    return review_warn(resp, "%s, allowed by annotation %s of Etcd %s: %s", what,
+                       HIBGUARD_ANN_BREAK_GLASS, e, etcd->break_glass_reason);
+}
+
+/* The Etcd ns/e: KERR_OK, KERR_NOTFOUND (confirmed), else the 500 in resp (*decided 1). */
+static enum kerr find_etcd(const struct lookup *lk, const struct review_req *req, const char *ns,
+                           const char *name, const char *e, struct lookup_etcd *etcd,
+                           struct review_resp *resp, int *decided, enum kerr *rrc)
+{
+    struct kerr_info err;
+    enum kerr rc;
+
+    kerr_clear(&err);
+    rc = lk->etcd(lk->ctx, ns, e, etcd, &err);
+    if (rc == KERR_OK || (rc == KERR_NOTFOUND && !lookup_unconfirmed(rc, &err)))
+        return rc;
+    *decided = 1;
+    *rrc =
+        review_errored(resp, 500,
+                       "PersistentVolumeClaim %s/%s may be a member claim of Etcd %s, which "
+                       "cannot be looked up (%s): not %s on an unanswered question",
+                       ns, name, e, err.msg, req->op == REVIEW_OP_CREATE ? "created" : "deleted");
+    return rc;
+}
+
+/* Judge the DELETE of claim name of member ordinal of Etcd ns/e; *decided as claimguard_delete. */
+static enum kerr judge_delete(time_t now, const struct lookup *lk, const struct review_req *req,
+                              const char *ns, const char *name, const char *e, long ordinal,
+                              struct pvcguard_glass *pg, struct review_resp *resp, int *decided)
+{
+    char why[400], glass[160], what[2 * LOOKUP_NAME_MAX + 96];
+    struct lookup_etcd etcd;
+    struct kerr_info err;
+    enum kerr rc = KERR_OK;
+
+    if (find_etcd(lk, req, ns, name, e, &etcd, resp, decided, &rc) != KERR_OK || etcd.deleting ||
+        (etcd.replicas > 0 && ordinal >= etcd.replicas))
+        return rc;
+    kerr_clear(&err);
+    if ((rc = asleep(lk, ns, e, &etcd, why, sizeof(why), &err)) != KERR_OK) {
+        *decided = 1;
+        return review_errored(resp, 500,
+                              "PersistentVolumeClaim %s/%s, a claim of Etcd %s: whether its "
+                              "final snapshot was taken cannot be told (%s)",
+                              ns, name, e, err.msg);
+    }
+    if (!why[0])
+        return KERR_OK;
+    pvcguard_glass_problem(now, &etcd, glass, sizeof(glass));
+    if (!glass[0]) {
+        snprintf(what, sizeof(what), "deleting PersistentVolumeClaim %s/%s of member %s-%ld", ns,
+                 name, e, ordinal);
+        return on_glass(req, e, &etcd, what, pg, resp, decided);
+    }
+    *decided = 1;
+    return review_deny(resp,
+                       "PersistentVolumeClaim %s/%s cannot be deleted by %s: it is the claim of "
+                       "member %s-%ld of Etcd %s, which is not being deleted, and %s. Its "
+                       "member would start again on a new, empty volume and the writes since "
+                       "the last snapshot would be lost. Delete the Etcd, or hibernate it first "
+                       "(its claims may go once the final snapshot is taken), or, if the volume "
+                       "must go now: " GLASS_ADVICE,
+                       ns, name, req->username, e, ordinal, e, why, ns, e, HIBGUARD_ANN_BREAK_GLASS,
+                       glass);
+}
+
+enum kerr claimguard_delete(time_t now, const struct lookup *lk, const struct review_req *req,
+                            struct pvcguard_glass *pg, struct review_resp *resp, int *decided)
+{
+    const char *ns = req->namespace;
+    char e[LOOKUP_NAME_MAX + 1];
+    size_t pos = 0;
+    long ordinal;
+    enum kerr rc = KERR_OK;
+
+    *decided = 0;
+    if (req->op != REVIEW_OP_DELETE || !member_is_kind(req, "", "PersistentVolumeClaim") ||
+        pg->gp.what[0])
+        return KERR_OK;
+    while (!rc && !*decided && claimguard_split(req->name, &pos, e, sizeof(e), &ordinal))
+        rc = judge_delete(now, lk, req, ns, req->name, e, ordinal, pg, resp, decided);
+    return rc;
+}
+
+enum kerr claimguard_create(time_t now, const struct lookup *lk, const struct review_req *req,
+                            struct pvcguard_glass *pg, struct review_resp *resp, int *decided)
+{
+    const char *ns = *req->namespace ? req->namespace : lookup_meta_str(req->object, "namespace");
+    const char *name = *req->name ? req->name : lookup_meta_str(req->object, "name");
+    char e[LOOKUP_NAME_MAX + 1], glass[160], what[2 * LOOKUP_NAME_MAX + 96];
+    const char *field = "";
+    struct lookup_etcd etcd;
+    size_t pos = 0;
+    long ordinal;
+    enum kerr rc = KERR_OK;
+
+    *decided = 0;
+    if (req->op != REVIEW_OP_CREATE || !member_is_kind(req, "", "PersistentVolumeClaim") ||
+        !claimguard_seeded(req->object, &field))
+        return KERR_OK;
+    while (!rc && !*decided && claimguard_split(name, &pos, e, sizeof(e), &ordinal)) {
+        if (find_etcd(lk, req, ns, name, e, &etcd, resp, decided, &rc) != KERR_OK)
+            continue;
+        pvcguard_glass_problem(now, &etcd, glass, sizeof(glass));
+        if (!glass[0]) {
+            snprintf(what, sizeof(what),
+                     "creating PersistentVolumeClaim %s/%s of member %s-%ld with spec.%s", ns, name,
+                     e, ordinal, field);
+            rc = on_glass(req, e, &etcd, what, pg, resp, decided);
+            continue;
+        }
+        *decided = 1;
+        rc = review_deny(resp,
+                         "PersistentVolumeClaim %s/%s cannot be created with spec.%s by %s: it "
+                         "is named as the claim of member %s-%ld of Etcd %s, and that member "
+                         "would start on the data of the volume it names instead of its own "
+                         "or its final snapshot's (etcd-backup-restore does not restore a "
+                         "member whose data directory holds a database). Create it without "
+                         "spec.dataSource, spec.dataSourceRef and spec.volumeName (the "
+                         "StatefulSet controller creates the claims it needs) or, if you must: "
+                         "" GLASS_ADVICE,
+                         ns, name, field, req->username, e, ordinal, e, ns, e,
+                         HIBGUARD_ANN_BREAK_GLASS, glass);
+    }
+    return rc;
+}

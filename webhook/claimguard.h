@@ -1,0 +1,68 @@
+/*
+ * claimguard - the member claims of a live Etcd, decided from the Etcd (which the API
+ * server keeps) rather than from who mounts them right now (pods are not routed to the
+ * webhook: a tenant deletes them first) or from a StatefulSet (an orphaning DELETE takes
+ * it away while the members' data stays on the claims).
+ *
+ * A claim of Etcd E is a PVC of E's namespace named "<template>-<E>-<n>" (etcd-druid's
+ * StatefulSet is named as its Etcd, its claim template spec.volumeClaimTemplate or the
+ * Etcd's name; any template is read, as the planted-claim check reads it: the Etcd's field
+ * is mutable where its CRD has no CEL, and the StatefulSet may be gone), n an ordinal as
+ * the StatefulSet controller writes it (decimal, no leading zero, an int32).
+ *
+ * - DELETE (claimguard_delete): a claim of a live Etcd (found, no deletionTimestamp) whose
+ *   ordinal is in the Etcd's member range ([0, spec.replicas); every ordinal when
+ *   spec.replicas is 0 or not a number: the sleeping members' count is not on the Etcd) is
+ *   deleted only while the Etcd is hibernated with a final snapshot of this sleep (phase
+ *   ScalingDown or Hibernated, a backup store, its traffic cut, a full snapshot task that
+ *   Succeeded after the cut, and its StatefulSet at 0 replicas, created no later than the
+ *   cut: a StatefulSet re-created since is no longer the one scaled down on the snapshot)
+ *   or on a break glass that counts (once per value). An Etcd that is gone (confirmed) or
+ *   being deleted (its deletionTimestamp) has no live claims.
+ * - CREATE (claimguard_create): a claim of an Etcd that exists carrying spec.dataSource,
+ *   spec.dataSourceRef or spec.volumeName (a clone, a volume snapshot, a volume that may
+ *   hold old data) is refused, break glass aside (once per value): the members would start
+ *   on that data instead of the final snapshot.
+ *
+ * A lookup that fails, or a cache miss nobody confirmed, is a 500.
+ *
+ * Thread safety: reentrant, as struct lookup allows.
+ */
+#ifndef WEBHOOK_CLAIMGUARD_H
+#define WEBHOOK_CLAIMGUARD_H
+
+#include <stddef.h>
+#include <time.h>
+
+#include "common/kerr.h"
+#include "webhook/lookup.h"
+#include "webhook/pvcguard.h"
+#include "webhook/review.h"
+
+/*
+ * The next reading of PVC name name as "<template>-<etcd>-<ordinal>" (template and etcd not
+ * empty), from *pos on (0 on the first call; advanced): 1 with the Etcd's name in etcd
+ * (size bytes, NUL-terminated) and *ordinal, 0 when there is no further one. Pure: name is
+ * any text (NULL: none).
+ */
+int claimguard_split(const char *name, size_t *pos, char *etcd, size_t size, long *ordinal);
+
+/* True when a PVC object carries spec.dataSource, spec.dataSourceRef or spec.volumeName
+ * (not empty), into *field its name (static). */
+int claimguard_seeded(const cJSON *pvc, const char **field);
+
+/*
+ * Judge a PVC DELETE as above at time now (what break glass expires against). Admitted on
+ * a break glass that counts: its use and Etcd into *pg (only when pg->gp.what is "" on
+ * entry; otherwise a request already admitted on break glass is not judged), for the
+ * caller to record once its decision allows (glassadm_settle). *decided 1: resp holds the
+ * refusal or the 500; 0: not refused here. Any other request: 0, nothing looked up.
+ */
+enum kerr claimguard_delete(time_t now, const struct lookup *lk, const struct review_req *req,
+                            struct pvcguard_glass *pg, struct review_resp *resp, int *decided);
+
+/* Judge a PVC CREATE as above; *pg, *decided as claimguard_delete. */
+enum kerr claimguard_create(time_t now, const struct lookup *lk, const struct review_req *req,
+                            struct pvcguard_glass *pg, struct review_resp *resp, int *decided);
+
+#endif
