@@ -107,7 +107,7 @@ static enum kerr asleep(const struct lookup *lk, const char *ns, const char *e,
                  "no full snapshot EtcdOpsTask of it has Succeeded since its traffic cut at %s",
                  cut);
     else if (rc == KERR_NOTFOUND)
-        snprintf(why, size, "its StatefulSet %s is not found (%s)", e, err->msg);
+        snprintf(why, size, "its StatefulSet %s is not found", e);
     else if (!sts.ordinals_ok || sts.replicas != 0)
         snprintf(why, size, "its StatefulSet %s is not at 0 replicas", e);
     else if (sts.created <= 0 || sts.created > etcd->cut_at)

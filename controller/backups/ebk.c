@@ -349,7 +349,7 @@ static enum kerr take_claim(const struct ebk_env *env, const cJSON *b, char *why
 
     *held = 0;
     if (claims_of(b, "spec.destination", NULL, &c, &e) != KERR_OK) {
-        snprintf(why, n, "spec.destination: %s", e.msg);
+        snprintf(why, n, "spec.destination: %.400s", e.msg);
         return KERR_OK;
     }
     rc = claims_take(env->client,
@@ -359,7 +359,7 @@ static enum kerr take_claim(const struct ebk_env *env, const cJSON *b, char *why
                      str(b, "metadata.namespace"), other, &e);
     if (rc == KERR_OK && *other)
         snprintf(why, n,
-                 "spec.destination.prefix \"%.200s\" overlaps %.300s in the same store: one "
+                 "spec.destination.prefix \"%.120s\" overlaps %.250s in the same store: one "
                  "prefix, one owner",
                  c.prefix, other);
     bstore_claim_release(&c);
