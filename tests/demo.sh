@@ -173,9 +173,12 @@ reqs=$(curl -sf "$DRUID_DOUBLE_URL/admin/requests")
 check "the sidecar took one final full snapshot" 1 \
     "$(grep -v '"skipped":true' <<<"$reqs" | grep -c '"final":"true"')"
 say "Before scaling to zero the controller asked for a final snapshot once more, to see that
-etcd's revision was still the final snapshot's; nothing had changed, so the sidecar took none:"
-check "final snapshot requests the sidecar answered \"skipped\"" 1 \
-    "$(grep '"skipped":true' <<<"$reqs" | grep -c '"final":"true"')"
+etcd's revision was still the final snapshot's; nothing had changed, so the sidecar took none
+(asked again once a second had passed since the snapshot, on the sidecar's clock, when the
+first answer came sooner):"
+skipped=$(grep '"skipped":true' <<<"$reqs" | grep -c '"final":"true"')
+case $skipped in 1 | 2) ;; *) demo_fail "final snapshot requests answered \"skipped\": $skipped" ;; esac
+check "final snapshot requests the sidecar answered \"skipped\" (1 or 2)" "$skipped" "$skipped"
 k -n shoot get statefulset etcd-main
 ok
 check "scaled to zero" "0 0" "$(jp shoot sts/etcd-main '{.spec.replicas} {.status.replicas}')"
