@@ -43,16 +43,6 @@ elif [ "$etcd_replicas" = 1 ]; then
     held "R1: Etcd lowered to 1, but etcd-druid's StatefulSet 3 -> 1 refused (StatefulSet at $(sts))"
 else held "R1: Etcd spec.replicas 3 -> 1 refused"; fi
 
-# ---- R2: the claim template renamed (or set where there was none): druid would move every
-# member onto new, empty claims; etcd-druid's CRD rules (the chart's Etcd CRD has them too)
-for patch in '{"spec":{"volumeClaimTemplate":"other"}}'; do
-    if wh_as alice patch etcd etcd-a --type merge -p "$patch" >/dev/null 2>&1; then
-        hole "R2: spec.volumeClaimTemplate set on a live Etcd ($patch) was admitted"
-    else held "R2: spec.volumeClaimTemplate set on a live Etcd refused"; fi
-done
-vct=$(kc -n shoot get etcd etcd-a -o jsonpath='{.spec.volumeClaimTemplate}')
-[ -z "$vct" ] || hole "R2: the stored Etcd has spec.volumeClaimTemplate $vct"
-
 druid_actor_stop
 [ "$holes" = 0 ] || { echo "FAIL: $holes hole(s): an Etcd reached fewer members without a final snapshot"; exit 1; }
 echo "attack3_etcd_replicas: ok"

@@ -63,6 +63,23 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
         sys.exit(0)
 sys.exit(1)
 PY
+# and its rules making spec.volumeClaimTemplate immutable (set, changed or removed)
+python3 - "$r/crds-all.yaml" <<'PY' || fail "the Etcd CRD lacks etcd-druid's rules on spec.volumeClaimTemplate"
+import sys, yaml
+for d in yaml.safe_load_all(open(sys.argv[1])):
+    if d and d.get("kind") == "CustomResourceDefinition" and d["metadata"]["name"] == "etcds.druid.gardener.cloud":
+        for v in d["spec"]["versions"]:
+            spec = v["schema"]["openAPIV3Schema"]["properties"]["spec"]
+            vct = spec["properties"]["volumeClaimTemplate"]
+            if {"message": "etcd.spec.VolumeClaimTemplate is an immutable field",
+                "rule": "self == oldSelf"} not in vct.get("x-kubernetes-validations", []):
+                sys.exit(1)
+            if not any(r.get("rule") == "has(oldSelf.volumeClaimTemplate) == has(self.volumeClaimTemplate)"
+                       for r in spec.get("x-kubernetes-validations", [])):
+                sys.exit(1)
+        sys.exit(0)
+sys.exit(1)
+PY
 chart_get "$r/crds-all.yaml" CustomResourceDefinition etcdopstasks.druid.gardener.cloud metadata.name >/dev/null ||
     fail "crds.etcdOpsTask does not render the EtcdOpsTask CRD"
 ! grep -q 'kind: CustomResourceDefinition' "$r/crds-none.yaml" || fail "crds-none renders a CRD"
