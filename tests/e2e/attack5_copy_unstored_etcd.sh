@@ -8,8 +8,10 @@
 # etcd-main with destination copies--x (nothing claims it: admitted). Namespace other applies an
 # Etcd on copies--x: warden-webhook admits it and records the claim (b has not written
 # anything), and a second validating webhook (a stand-in for any policy webhook) holds the
-# request. The controller (started now) runs b: the snapshot, then its check from the API
-# server, where other's Etcd is not stored yet, then the copy Job writing copies--x. The
+# request. The controller runs b: the snapshot (held at the sidecar double until other's Etcd
+# is held, so every step of b after it falls inside the hold however loaded the machine is),
+# then its check from the API server, where other's Etcd is not stored yet, then the copy Job
+# writing copies--x. The
 # second webhook answers and other's Etcd is stored on copies--x: two owners of one prefix; the
 # copy writes shoot's full snapshot (its cluster's data, Secrets included) under other's Etcd,
 # whose sidecar restores it at its first start. Wanted: the copy's last check also counts the
@@ -40,7 +42,8 @@ druid_double_for "$NS" etcd-main
 wh_register_backups
 
 # The second validating webhook: it holds an Etcd CREATE of namespace other until
-# $HOLD/release exists (25 s at most), and allows everything.
+# $HOLD/release exists (28 s at most: the API server gives up after timeoutSeconds, 30), and
+# allows everything.
 HOLD=$SNAP_WORK/hold
 mkdir -p "$HOLD"
 HOLD_PORT=$(snap_free_port)
@@ -54,7 +57,7 @@ class H(BaseHTTPRequestHandler):
         req = rv.get("request", {})
         if req.get("namespace") == "other" and req.get("operation") == "CREATE":
             open(os.path.join(d, "held"), "w").close()
-            end = time.time() + 25
+            end = time.time() + 28
             while time.time() < end and not os.path.exists(os.path.join(d, "release")):
                 time.sleep(0.05)
         body = json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
@@ -89,6 +92,8 @@ webhooks:
   - {apiGroups: [druid.gardener.cloud], apiVersions: [v1alpha1], operations: [CREATE], resources: [etcds], scope: Namespaced}
 EOF
 
+ctl_start
+druid_double_admin hold
 kc apply -f - >/dev/null <<EOF || ctl_fail "EtcdBackup b refused"
 apiVersion: etcd-warden.io/v1alpha1
 kind: EtcdBackup
@@ -98,6 +103,9 @@ spec:
   destination: {provider: S3, container: $SNAP_BUCKET, prefix: $P, secretRef: {name: etcd-backup}}
 EOF
 ok "shoot's EtcdBackup b (destination $P, nothing written yet) admitted"
+held_snapshot() { [ "$(druid_double_held)" -ge 1 ] 2>/dev/null; }
+ksim_wait 60 held_snapshot || ctl_fail "b's snapshot request did not reach the sidecar double within 60 s"
+ok "b's snapshot request is held at the sidecar double"
 
 (kc apply -f - >"$HOLD/apply.out" 2>&1 <<EOF; echo $? >"$HOLD/apply.rc") &
 apiVersion: druid.gardener.cloud/v1alpha1
@@ -115,20 +123,20 @@ recorded() {
         | .metadata.annotations["etcd-warden.io/claims"] // "[]" | fromjson | .[] | select(tostring | contains($p))] | length > 0' >/dev/null
 }
 over() { [ -s "$HOLD/apply.rc" ]; }
-deadline=$((SECONDS + 20))
+deadline=$((SECONDS + 60))
 until { [ -e "$HOLD/held" ] && recorded; } || over || [ $SECONDS -ge $deadline ]; do sleep 0.1; done
 if over; then
     ok "other's Etcd on $P answered before being held: $(cat "$HOLD/apply.out")"
     grep -q created "$HOLD/apply.out" && ctl_fail "other's Etcd was stored before the hold: the script's premise failed"
     ctl_fail "other's Etcd on $P refused by warden-webhook (nothing written there yet): $(cat "$HOLD/apply.out")"
 fi
-[ -e "$HOLD/held" ] && recorded || ctl_fail "other's Etcd was not admitted and held within 20 s (held: $(ls "$HOLD"))"
+[ -e "$HOLD/held" ] && recorded || ctl_fail "other's Etcd was not admitted and held within 60 s (held: $(ls "$HOLD"))"
 held_at=$SECONDS
 ok "other's Etcd on $P admitted by warden-webhook (claim recorded) and held by the second webhook"
 
-ctl_start
+druid_double_admin release
 decided() { [ -n "$(job_args)" ] || [ "$(status phase)" = Failed ]; }
-while ! decided && [ $((SECONDS - held_at)) -lt 22 ]; do sleep 0.1; done
+while ! decided && [ $((SECONDS - held_at)) -lt 26 ]; do sleep 0.1; done
 args=$(job_args)
 phase=$(status phase)
 stored=$(kc -n other get etcd etcd-x -o name 2>/dev/null || true)

@@ -33,7 +33,7 @@ for n in "$NS" other; do
 done
 
 # The second validating webhook: it holds an Etcd CREATE of namespace other until
-# $HOLD/release exists (25 s at most), and allows everything.
+# $HOLD/release exists (28 s at most: the API server gives up after timeoutSeconds, 30), and allows everything.
 HOLD=$SNAP_WORK/hold
 mkdir -p "$HOLD"
 HOLD_PORT=$(snap_free_port)
@@ -47,7 +47,7 @@ class H(BaseHTTPRequestHandler):
         req = rv.get("request", {})
         if req.get("namespace") == "other" and req.get("operation") == "CREATE":
             open(os.path.join(d, "held"), "w").close()
-            end = time.time() + 25
+            end = time.time() + 28
             while time.time() < end and not os.path.exists(os.path.join(d, "release")):
                 time.sleep(0.05)
         body = json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
@@ -101,12 +101,12 @@ recorded() {
         | .metadata.annotations["etcd-warden.io/claims"] // "[]" | fromjson | .[] | select(tostring | contains($p))] | length > 0' >/dev/null
 }
 over() { [ -s "$HOLD/apply.rc" ]; }
-deadline=$((SECONDS + 25))
+deadline=$((SECONDS + 60))
 until { [ -e "$HOLD/held" ] && recorded; } || over || [ $SECONDS -ge $deadline ]; do sleep 0.1; done
 if over; then
     ctl_fail "other's Etcd on $P answered before being held: $(cat "$HOLD/apply.out")"
 fi
-[ -e "$HOLD/held" ] && recorded || ctl_fail "other's Etcd was not admitted and held within 25 s (held: $(ls "$HOLD"))"
+[ -e "$HOLD/held" ] && recorded || ctl_fail "other's Etcd was not admitted and held within 60 s (held: $(ls "$HOLD"))"
 held_at=$SECONDS
 ok "other's Etcd on $P admitted by warden-webhook (claim recorded) and held by the second webhook"
 
@@ -126,7 +126,7 @@ EOF
 ok "shoot's EtcdRestore r into $P stored (no webhook checks restores here)"
 
 decided() { [ -n "$(job_args)" ] || [ "$(phase)" = Failed ]; }
-while ! decided && [ $((SECONDS - held_at)) -lt 22 ]; do sleep 0.1; done
+while ! decided && [ $((SECONDS - held_at)) -lt 26 ]; do sleep 0.1; done
 args=$(job_args)
 ph=$(phase)
 stored=$(kc -n other get etcd etcd-x -o name 2>/dev/null || true)

@@ -39,14 +39,13 @@ help warden-snapshot --entrypoint warden-snapshot "$IMG_CONTROLLER"
 # ---- both servers, as the chart runs them, against kube-sim on the host
 work=$(mktemp -d "${TMPDIR:-/tmp}/image-run.XXXXXX")
 ksim_on_exit "rm -rf '$work'"
-wh_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+wh_port=$(free_port "$work/ports")
 kubesim_start --service-alias "warden-webhook.etcd-warden=127.0.0.1:$wh_port" || img_fail "kube-sim did not start"
 kc apply -f "$root/charts/etcd-warden/crds/" >/dev/null
 mkdir -p "$work/mnt"
 "$root/certs/gen-certs.sh" -o "$work/mnt/certs" -n etcd-warden -s warden-webhook >/dev/null
 cp "$KUBECONFIG" "$work/mnt/kubeconfig"
 chown -R "$IMG_UID:$IMG_UID" "$work/mnt"
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 # start NAME IMAGE PROBE-PORT ARGS...: detached, no --user (the image's own); waits for /readyz
 start() {
@@ -89,7 +88,7 @@ stop() {
     echo "ok: $1 exits 0 on SIGTERM"
 }
 
-start webhook "$IMG_WEBHOOK" "$(free_port)" --webhook-server-port "$wh_port" \
+start webhook "$IMG_WEBHOOK" "$(free_port "$work/ports")" --webhook-server-port "$wh_port" \
     --webhook-server-bind-address 127.0.0.1 --webhook-server-tls-server-cert-dir /etc/warden/certs \
     --reconciler-service-account system:serviceaccount:etcd-druid:etcd-druid
 check_process webhook
@@ -102,7 +101,7 @@ echo "ok: the webhook serves TLS for warden-webhook.etcd-warden.svc"
 stop webhook
 
 kc create namespace etcd-warden >/dev/null
-start controller "$IMG_CONTROLLER" "$(free_port)" --leader-election-namespace etcd-warden
+start controller "$IMG_CONTROLLER" "$(free_port "$work/ports")" --leader-election-namespace etcd-warden
 check_process controller
 stop controller
 echo "PASS"

@@ -22,6 +22,7 @@
 #   druid_double_stop [PID]              # SIGTERM; fails unless it exits 0
 #   druid_double_requests                # its /admin/requests
 #   druid_double_admin PATH?QUERY        # POST to an admin route
+#   druid_double_held                    # how many snapshot requests it holds
 #   druid_component_names NS NAME        # "kind/name" of every component, one per line
 #   druid_actor_start NS [--executor] [--auto-reconcile]   # etcd-druid's model (below)
 #   druid_actor_stop                     # stop it (SIGTERM, then SIGKILL)
@@ -496,6 +497,11 @@ druid_backup_port() {
 # The request log of the last started backup-double (one JSON line per snapshot request).
 druid_double_requests() {
     curl -sf "$DRUID_DOUBLE_URL/admin/requests" -k
+}
+
+# How many snapshot requests the last started backup-double holds (druid_double_admin hold).
+druid_double_held() {
+    curl -sf -k "$DRUID_DOUBLE_URL/admin/held"
 }
 
 # POST to an admin route of the last started backup-double: druid_double_admin 'reply?code=500'

@@ -25,6 +25,8 @@
 
 # shellcheck source=reap.sh
 . "$(dirname "${BASH_SOURCE[0]}")/reap.sh"
+# shellcheck source=ports.sh
+. "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
 
 _ksim_cleanups=()
 

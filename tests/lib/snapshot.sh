@@ -36,6 +36,8 @@
 
 # shellcheck source=reap.sh
 . "$(dirname "${BASH_SOURCE[0]}")/reap.sh"
+# shellcheck source=ports.sh
+. "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
 
 _snap_cleanups=()
 snap_on_exit() { _snap_cleanups+=("$1"); }
@@ -94,8 +96,9 @@ snap_binary() {
 WARDEN_SNAPSHOT=$(snap_binary) || exit 1
 export WARDEN_SNAPSHOT
 
+# A free port (free_port, ports.sh), never one handed out before in this test.
 snap_free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+    free_port "$SNAP_WORK/ports"
 }
 
 _snap_wait_port() {

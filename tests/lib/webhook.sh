@@ -92,20 +92,10 @@ _wh_binary() {
     return 1
 }
 
-# Print a TCP port of 127.0.0.1 nobody listens on, below the ephemeral range. Once WH_DIR
-# exists, never one it handed out before in this test (they are recorded in WH_DIR/ports: it
-# runs in command substitutions, so two ports asked for before either is bound, as
-# ctl_start's health and metrics ports, are never the same).
+# A free port (free_port, ports.sh), never one handed out before in this test once WH_DIR
+# exists.
 wh_free_port() {
-    local p f=${WH_DIR:+$WH_DIR/ports}
-    while :; do
-        p=$((20000 + RANDOM % 12000))
-        [ -n "$f" ] && grep -qx "$p" "$f" 2>/dev/null && continue
-        (echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null && continue
-        [ -z "$f" ] || echo "$p" >>"$f"
-        echo "$p"
-        return
-    done
+    free_port "${WH_DIR:+$WH_DIR/ports}"
 }
 
 # Create WH_DIR and pick WH_PORT and WH_HEALTH_PORT (before kube-sim starts: its
