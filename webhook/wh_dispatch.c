@@ -8,6 +8,7 @@
 #include "webhook/mutate.h"
 #include "webhook/prefix.h"
 #include "webhook/bkadm.h"
+#include "webhook/etcdimm.h"
 #include "webhook/etcdrepl.h"
 #include "webhook/restore.h"
 #include "webhook/toggles.h"
@@ -106,6 +107,9 @@ static enum kerr decide(const struct wh_dispatch *d, enum wh_hook h, const struc
 
         /* etcd-druid's CRD rule: spec.replicas grows or goes to 0 (the Etcd or etcds/scale) */
         if ((rc = etcdrepl_decide(req, resp, err)) || !resp->allowed)
+            return rc;
+        /* etcd-druid's CRD rules: the fields naming the members and their volumes stay */
+        if ((rc = etcdimm_decide(req, resp, err)) || !resp->allowed)
             return rc;
         /* kubectl scale etcd: a Scale, neither labels nor annotations to check but the Etcd's */
         if (strcmp(req->kind_group, "autoscaling") == 0 && strcmp(req->kind_kind, "Scale") == 0)

@@ -8,6 +8,7 @@
 # Etcd webhook does not refuse it either. etcd-druid then syncs the StatefulSet 3 -> 1, which
 # the guard lets through (only 0 is guarded): members 1 and 2 are deleted, member 0 has no
 # quorum and need not hold the last acknowledged write.
+# The same for spec.volumeClaimTemplate, which names the members' claims (R2).
 # Checked against what kube-sim stores. Fails while the hole exists.
 set -uo pipefail
 . "$(dirname "$0")/../lib/druid.sh"
@@ -43,6 +44,35 @@ elif [ "$etcd_replicas" = 1 ]; then
     held "R1: Etcd lowered to 1, but etcd-druid's StatefulSet 3 -> 1 refused (StatefulSet at $(sts))"
 else held "R1: Etcd spec.replicas 3 -> 1 refused"; fi
 
+# ---- R2: the claim template set, changed or removed (etcd-druid's CRD rules: immutable); a new
+# one would move every member onto new, empty claims. Refused as kube-apiserver words it.
+vct() { # ETCD, a JSON merge of spec.volumeClaimTemplate, the value kept, the kubectl message
+    local out
+    out=$(wh_as alice patch etcd "$1" --type merge -p "{\"spec\":{\"volumeClaimTemplate\":$2}}" 2>&1)
+    if [ "$(kc -n shoot get etcd "$1" -o jsonpath='{.spec.volumeClaimTemplate}')" != "$3" ]; then
+        hole "R2: alice changed Etcd $1's spec.volumeClaimTemplate to $2: $out"
+    elif grep -qF "$4" <<<"$out"; then
+        held "R2: $1's spec.volumeClaimTemplate $2 refused: $out"
+    else
+        hole "R2: $1's spec.volumeClaimTemplate $2 refused without etcd-druid's words: $out"
+    fi
+}
+set_msg='The Etcd "etcd-a" is invalid: spec: Invalid value: "object": etcd.spec.volumeClaimTemplate is an immutable field.'
+vct etcd-a '"fresh"' "" "$set_msg"
+kc apply -f - >/dev/null <<EOF || wh_fail "cannot create Etcd etcd-v"
+apiVersion: druid.gardener.cloud/v1alpha1
+kind: Etcd
+metadata: {name: etcd-v, namespace: shoot}
+spec:
+  replicas: 0
+  volumeClaimTemplate: data
+  labels: {app: etcd-v}
+  etcd: {clientPort: 2379, serverPort: 2380}
+  backup: {port: 8080}
+EOF
+vct etcd-v '"fresh"' data 'The Etcd "etcd-v" is invalid: spec.volumeClaimTemplate: Invalid value: "string": etcd.spec.VolumeClaimTemplate is an immutable field'
+vct etcd-v null data 'The Etcd "etcd-v" is invalid: spec: Invalid value: "object": etcd.spec.volumeClaimTemplate is an immutable field.'
+
 druid_actor_stop
-[ "$holes" = 0 ] || { echo "FAIL: $holes hole(s): an Etcd reached fewer members without a final snapshot"; exit 1; }
+[ "$holes" = 0 ] || { echo "FAIL: $holes hole(s): an Etcd reached fewer members without a final snapshot, or its members new claims"; exit 1; }
 echo "attack3_etcd_replicas: ok"
