@@ -15,6 +15,7 @@
 #include "controller/core/claims.h"
 #include "controller/backups/cpjob.h"
 #include "controller/backups/ebk_del.h"
+#include "controller/backups/ebk_pre.h"
 #include "controller/core/ctl.h"
 #include "controller/core/ctl_config.h"
 #include "controller/core/etcdspec.h"
@@ -25,12 +26,6 @@ static const char *str(const cJSON *obj, const char *path)
     const char *s = kjson_get_str(obj, path);
 
     return s ? s : "";
-}
-
-static void requeue_min(long *requeue, long ms)
-{
-    if (*requeue <= 0 || ms < *requeue)
-        *requeue = ms;
 }
 
 static int set_now(cJSON *b, const char *path)
@@ -66,20 +61,6 @@ static enum kerr fail(const struct ebk_env *env, const cJSON *stored, const char
                  str(stored, "metadata.name"), "error", line);
     }
     cJSON_Delete(b);
-    return rc;
-}
-
-/* An object of ns, NULL when gone (KERR_OK); other errors returned. */
-static enum kerr get_opt(const struct ebk_env *env, const struct k8s_resource *res, const char *ns,
-                         const char *name, cJSON **out, struct kerr_info *err)
-{
-    enum kerr rc = k8s_get(env->client, res, ns, name, NULL, out, err);
-
-    if (rc == KERR_NOTFOUND) {
-        kerr_clear(err);
-        *out = NULL;
-        return KERR_OK;
-    }
     return rc;
 }
 
@@ -150,20 +131,20 @@ static enum kerr read_inputs(const struct ebk_env *env, const cJSON *b, struct i
     why[0] = '\0';
     if (!*en)
         return snprintf(why, n, "spec.etcdName: required"), KERR_OK;
-    rc = get_opt(env, &ETCDSPEC_RES_ETCD, ns, en, &in->etcd, err);
+    rc = ebk_get_opt(env, &ETCDSPEC_RES_ETCD, ns, en, &in->etcd, err);
     if (rc == KERR_OK && !in->etcd)
         return snprintf(why, n, "Etcd %s/%s not found", ns, en), KERR_OK;
     if (rc == KERR_OK && (etcdspec_read(in->etcd, &in->e, NULL) != KERR_OK || !in->e.has_store))
         return snprintf(why, n, "Etcd %s/%s has no backup store (spec.backup.store)", ns, en),
                KERR_OK;
     if (rc == KERR_OK && in->e.store.secret_name)
-        rc = get_opt(env, &ETCDSPEC_RES_SECRET, ns, in->e.store.secret_name, &in->esecret, err);
+        rc = ebk_get_opt(env, &ETCDSPEC_RES_SECRET, ns, in->e.store.secret_name, &in->esecret, err);
     if (rc == KERR_OK && in->e.store.secret_name && !in->esecret)
         return snprintf(why, n, "Secret %s/%s of the Etcd's backup store not found", ns,
                         in->e.store.secret_name ? in->e.store.secret_name : "(none named)"),
                KERR_OK;
     if (rc == KERR_OK && *dsec)
-        rc = get_opt(env, &ETCDSPEC_RES_SECRET, ns, dsec, &in->dsecret, err);
+        rc = ebk_get_opt(env, &ETCDSPEC_RES_SECRET, ns, dsec, &in->dsecret, err);
     if (rc == KERR_OK && !in->dsecret)
         return snprintf(why, n, "Secret %s/%s of spec.destination.secretRef not found", ns,
                         *dsec ? dsec : "(none named)"),
@@ -251,7 +232,7 @@ static enum kerr step_pending(const struct ebk_env *env, const cJSON *b, long *r
     if (rc == KERR_OK && *other) {
         ebk_event(env, b, 0, "Waiting", "EtcdOpsTask %s of Etcd %s is unfinished; waiting", other,
                   en);
-        requeue_min(requeue, EBK_WAIT_MS);
+        ebk_requeue_min(requeue, EBK_WAIT_MS);
         nb = cJSON_Duplicate(b, 1);
         if (!nb || kjson_set_str(nb, "status.phase", EBK_PHASE_PENDING, err))
             rc = kerr_set(err, KERR_NOMEM, NULL);
@@ -285,7 +266,7 @@ static enum kerr step_pending(const struct ebk_env *env, const cJSON *b, long *r
         ebk_event(env, b, 0, "SnapshotStarted", "EtcdOpsTask %s/%s takes a full snapshot of %s", ns,
                   tname, en);
     cJSON_Delete(nb);
-    requeue_min(requeue, EBK_POLL_MS);
+    ebk_requeue_min(requeue, EBK_POLL_MS);
     return rc;
 }
 
@@ -302,7 +283,7 @@ static enum kerr step_snapshot(const struct ebk_env *env, const cJSON *b, long *
     char msg[512];
     const char *state;
     cJSON *t = NULL;
-    enum kerr rc = get_opt(env, &ETCDSPEC_RES_OPSTASK, ns, tname, &t, err);
+    enum kerr rc = ebk_get_opt(env, &ETCDSPEC_RES_OPSTASK, ns, tname, &t, err);
 
     if (rc != KERR_OK)
         return rc;
@@ -325,60 +306,9 @@ static enum kerr step_snapshot(const struct ebk_env *env, const cJSON *b, long *
     } else if (!strcmp(state, "Succeeded")) {
         rc = start_copy(env, b, t, requeue, err);
     } else {
-        requeue_min(requeue, EBK_POLL_MS);
+        ebk_requeue_min(requeue, EBK_POLL_MS);
     }
     cJSON_Delete(t);
-    return rc;
-}
-
-/*
- * The copy's claim recorded in its destination store's claim Lease (controller/core/claims.h's
- * claims_take), atomic with warden-webhook's admissions: KERR_OK with *why set when a live
- * record of another owner overlaps (the backup fails), *held set when the Lease could not be
- * read or written (status.error, a Warning event ClaimNotRecorded, looked at again: no copy
- * meanwhile).
- */
-static enum kerr take_claim(const struct ebk_env *env, const cJSON *b, char *why, size_t n,
-                            int *held, long *requeue, struct kerr_info *err)
-{
-    struct bstore_claim c = { "", NULL };
-    char other[CLAIMS_WHY_MAX];
-    struct kerr_info e = { 0 };
-    cJSON *nb;
-    enum kerr rc;
-
-    *held = 0;
-    if (claims_of(b, "spec.destination", NULL, &c, &e) != KERR_OK) {
-        snprintf(why, n, "spec.destination: %.400s", e.msg);
-        return KERR_OK;
-    }
-    rc = claims_take(env->client,
-                     &(struct pclaim){ str(b, "metadata.namespace"), str(b, "metadata.name"), c.key,
-                                       c.prefix, PCLAIM_KIND_BACKUP, str(b, "spec.etcdName"), NULL,
-                                       NULL, NULL },
-                     str(b, "metadata.namespace"), other, &e);
-    if (rc == KERR_OK && *other)
-        snprintf(why, n,
-                 "spec.destination.prefix \"%.120s\" overlaps %.250s in the same store: one "
-                 "prefix, one owner",
-                 c.prefix, other);
-    bstore_claim_release(&c);
-    if (rc == KERR_OK)
-        return KERR_OK;
-    *held = 1;
-    requeue_min(requeue, EBK_WAIT_MS);
-    log_warn("copy claim not recorded", "namespace", str(b, "metadata.namespace"), "name",
-             str(b, "metadata.name"), "error", e.msg);
-    nb = cJSON_Duplicate(b, 1);
-    if (!nb || kjson_set_str(nb, "status.error", e.msg, err)) {
-        cJSON_Delete(nb);
-        return kerr_set(err, KERR_NOMEM, NULL);
-    }
-    rc = ebk_put_status(env, b, nb, err);
-    cJSON_Delete(nb);
-    if (rc == KERR_OK)
-        ebk_event(env, b, 1, "ClaimNotRecorded",
-                  "no copy: its destination's claim could not be recorded (retried): %s", e.msg);
     return rc;
 }
 
@@ -398,72 +328,6 @@ static const char *copy_start(const cJSON *t, char now[KTIME_LEN + 1])
     return now;
 }
 
-/*
- * A copy Job of b's (jname, owned by it) before any is recorded: deleted with propagation
- * Foreground (gone only once its Pod is), *there set and looked at again until it is gone.
- */
-static enum kerr stray_job(const struct ebk_env *env, const cJSON *b, const char *jname,
-                           long *requeue, int *there, struct kerr_info *err)
-{
-    struct k8s_delete_opts o = { .propagation_policy = "Foreground" };
-    const char *ns = str(b, "metadata.namespace");
-    cJSON *job = NULL;
-    enum kerr rc = get_opt(env, &ETCDSPEC_RES_JOB, ns, jname, &job, err);
-
-    *there = rc == KERR_OK && job && podjob_owned(job, str(b, "metadata.uid"));
-    if (*there && !kjson_has(job, "metadata.deletionTimestamp")) {
-        o.precondition_uid = str(job, "metadata.uid");
-        rc = k8s_delete(env->client, &ETCDSPEC_RES_JOB, ns, jname, &o, NULL, err);
-        if (rc == KERR_NOTFOUND) {
-            kerr_clear(err);
-            rc = KERR_OK;
-        }
-        if (rc == KERR_OK)
-            ebk_event(env, b, 1, "CopyJobUnrecorded",
-                      "Job %s/%s of this backup's copy exists and the status records none: "
-                      "deleted first, nothing else until it is gone",
-                      ns, jname);
-    }
-    if (*there)
-        requeue_min(requeue, EBK_POLL_MS);
-    cJSON_Delete(job);
-    return rc;
-}
-
-/*
- * The finalizer onto the stored backup before its copy is written; *b then the updated one.
- * With deletionPolicy Delete it deletes the copy; with Retain it hands the copy's prefix to a
- * BackupEntry (controller/backups/ebk_keep.h).
- */
-static enum kerr add_finalizer(const struct ebk_env *env, cJSON **b, struct kerr_info *err)
-{
-    const cJSON *f;
-    cJSON *nb, *out = NULL;
-    enum kerr rc;
-
-    cJSON_ArrayForEach (f, kjson_get_arr(*b, "metadata.finalizers"))
-        if (cJSON_IsString(f) && strcmp(f->valuestring, EBK_FINALIZER) == 0)
-            return KERR_OK;
-    nb = cJSON_Duplicate(*b, 1);
-    if (!nb)
-        return kerr_set(err, KERR_NOMEM, NULL);
-    if (!kjson_get_arr(nb, "metadata.finalizers"))
-        kjson_set(nb, "metadata.finalizers", cJSON_CreateArray(), NULL);
-    if (!cJSON_AddItemToArray((cJSON *)kjson_get_arr(nb, "metadata.finalizers"),
-                              cJSON_CreateString(EBK_FINALIZER))) {
-        cJSON_Delete(nb);
-        return kerr_set(err, KERR_NOMEM, NULL);
-    }
-    rc = k8s_update(env->client, &EBK_RES_BACKUP, str(nb, "metadata.namespace"),
-                    str(nb, "metadata.name"), nb, NULL, &out, err);
-    cJSON_Delete(nb);
-    if (rc == KERR_OK) {
-        cJSON_Delete(*b);
-        *b = out;
-    }
-    return rc;
-}
-
 static enum kerr start_copy(const struct ebk_env *env, const cJSON *stored, const cJSON *t,
                             long *requeue, struct kerr_info *err)
 {
@@ -479,11 +343,11 @@ static enum kerr start_copy(const struct ebk_env *env, const cJSON *stored, cons
     /* a Job of this backup's copy while none is recorded (a crash, or a controller that made
      * the Job before recording it): stopped and gone before anything else */
     if (rc == KERR_OK && ebk_job_name(str(b, "metadata.name"), jname) == KERR_OK &&
-        (rc = stray_job(env, b, jname, requeue, &held, err)) == KERR_OK && held)
+        (rc = ebk_stray_job(env, b, jname, requeue, &held, err)) == KERR_OK && held)
         goto out;
     /* last before the Job: the claim recorded where admissions record theirs */
     if (rc == KERR_OK && !*why)
-        rc = take_claim(env, stored, why, sizeof(why), &held, requeue, err);
+        rc = ebk_take_claim(env, stored, why, sizeof(why), &held, requeue, err);
     if (rc != KERR_OK || held)
         goto out;
     if (*why || ebk_job_name(str(b, "metadata.name"), jname) != KERR_OK) {
@@ -492,7 +356,7 @@ static enum kerr start_copy(const struct ebk_env *env, const cJSON *stored, cons
         goto out;
     }
     /* first: the Job's fields below are borrowed from the updated object */
-    rc = add_finalizer(env, &b, err);
+    rc = ebk_add_finalizer(env, &b, err);
     if (rc != KERR_OK)
         goto out;
     s.name = jname;
@@ -545,7 +409,7 @@ static enum kerr start_copy(const struct ebk_env *env, const cJSON *stored, cons
                   str(b, "spec.destination.provider"), str(b, "spec.destination.container"),
                   str(b, "spec.destination.prefix"));
     }
-    requeue_min(requeue, EBK_POLL_MS);
+    ebk_requeue_min(requeue, EBK_POLL_MS);
 out:
     inputs_release(&in);
     cJSON_Delete(job);
@@ -656,7 +520,7 @@ static enum kerr step_upload(const struct ebk_env *env, const cJSON *b, long *re
     } else if (rc == KERR_EXISTS) { /* not this backup's: never read nor deleted */
         rc = fail(env, b, err->msg, err);
     } else if (rc == KERR_OK && !s->finished) {
-        requeue_min(requeue, EBK_POLL_MS);
+        ebk_requeue_min(requeue, EBK_POLL_MS);
         rc = tell_deletion_waits(env, b, err);
     } else if (rc == KERR_OK) {
         rc = record(env, b, s, err);
@@ -685,7 +549,7 @@ enum kerr ebk_step(const struct ebk_env *env, const char *ns, const char *name, 
     enum kerr rc;
 
     *requeue_ms = 0;
-    rc = get_opt(env, &EBK_RES_BACKUP, ns, name, &b, err);
+    rc = ebk_get_opt(env, &EBK_RES_BACKUP, ns, name, &b, err);
     if (rc != KERR_OK || !b)
         return rc;
     phase = str(b, "status.phase");

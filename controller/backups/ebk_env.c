@@ -102,3 +102,22 @@ enum kerr ebk_put_status(const struct ebk_env *env, const cJSON *stored, cJSON *
     cJSON_Delete(out);
     return rc;
 }
+
+void ebk_requeue_min(long *requeue, long ms)
+{
+    if (*requeue <= 0 || ms < *requeue)
+        *requeue = ms;
+}
+
+enum kerr ebk_get_opt(const struct ebk_env *env, const struct k8s_resource *res, const char *ns,
+                      const char *name, cJSON **out, struct kerr_info *err)
+{
+    enum kerr rc = k8s_get(env->client, res, ns, name, NULL, out, err);
+
+    if (rc == KERR_NOTFOUND) {
+        kerr_clear(err);
+        *out = NULL;
+        return KERR_OK;
+    }
+    return rc;
+}

@@ -50,6 +50,13 @@ enum kerr ebk_task_name(const char *backup, char out[KNAME_SUBDOMAIN_MAX + 1]);
 enum kerr ebk_job_name(const char *backup, char out[KNAME_LABEL_MAX + 1]);
 enum kerr ebk_del_job_name(const char *backup, char out[KNAME_LABEL_MAX + 1]);
 
+/* *requeue lowered to ms (set when it is 0 or less). */
+void ebk_requeue_min(long *requeue, long ms);
+
+/* The object res ns/name into *out (OWNED), NULL when gone (KERR_OK); other errors returned. */
+enum kerr ebk_get_opt(const struct ebk_env *env, const struct k8s_resource *res, const char *ns,
+                      const char *name, cJSON **out, struct kerr_info *err);
+
 /*
  * The snapshot an executor's lastOperation.description names ("full
  * snapshot NAME taken ...") into out; 0 when it names none.
