@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/bstore.h"
 #include "common/k8s.h"
@@ -562,4 +563,15 @@ enum kerr cpjob_read(struct k8s_client *cl, const char *ns, const char *job_name
     cJSON_Delete(list);
     cJSON_Delete(job);
     return rc;
+}
+
+const char *cpjob_copy_start(const cJSON *obj, char now[KTIME_LEN + 1])
+{
+    const char *at = kjson_get_str(obj, "metadata.creationTimestamp");
+
+    if (at && *at)
+        return at;
+    if (ktime_format(time(NULL) - 60, now) != KERR_OK)
+        snprintf(now, KTIME_LEN + 1, "1970-01-01T00:00:00Z");
+    return now;
 }

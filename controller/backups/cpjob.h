@@ -52,6 +52,7 @@
 #include <cJSON.h>
 
 #include "common/kerr.h"
+#include "common/ktime.h"
 #include "controller/core/kname.h"
 
 struct k8s_client;
@@ -178,5 +179,13 @@ void cpjob_read_pod(const cJSON *pod, struct cpjob_summary *out);
  */
 enum kerr cpjob_read(struct k8s_client *cl, const char *ns, const char *job_name,
                      const char *owner_uid, struct cpjob_summary *out, struct kerr_info *err);
+
+/*
+ * Where what a copy writes starts (status.copyStartedAt, the deletions' --written-since):
+ * the creation of obj (the EtcdBackup's snapshot task, the EtcdRestore), on the API server's
+ * clock and before the Job it makes; a minute before now (formatted into now) when obj has
+ * none. The result is obj's string (BORROWED) or now.
+ */
+const char *cpjob_copy_start(const cJSON *obj, char now[KTIME_LEN + 1]);
 
 #endif

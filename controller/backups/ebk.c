@@ -312,22 +312,6 @@ static enum kerr step_snapshot(const struct ebk_env *env, const cJSON *b, long *
     return rc;
 }
 
-/*
- * Where what the copy writes starts (status.copyStartedAt, ebk_del.h's --written-since): the
- * snapshot task's creation, on the API server's clock, before the Job; now less a minute (into
- * now) when it has none.
- */
-static const char *copy_start(const cJSON *t, char now[KTIME_LEN + 1])
-{
-    const char *at = kjson_get_str(t, "metadata.creationTimestamp");
-
-    if (at && *at)
-        return at;
-    if (ktime_format(time(NULL) - 60, now) != KERR_OK)
-        snprintf(now, KTIME_LEN + 1, "1970-01-01T00:00:00Z");
-    return now;
-}
-
 static enum kerr start_copy(const struct ebk_env *env, const cJSON *stored, const cJSON *t,
                             long *requeue, struct kerr_info *err)
 {
@@ -389,7 +373,7 @@ static enum kerr start_copy(const struct ebk_env *env, const cJSON *stored, cons
     nb = cJSON_Duplicate(b, 1);
     if (!nb || kjson_set_str(nb, "status.phase", EBK_PHASE_UPLOADING, err) ||
         kjson_set_str(nb, "status.jobName", jname, err) || record_destination(nb, err) ||
-        kjson_set_str(nb, "status.copyStartedAt", copy_start(t, now), err) ||
+        kjson_set_str(nb, "status.copyStartedAt", cpjob_copy_start(t, now), err) ||
         (s.snapshot && kjson_set_str(nb, "status.snapshot.name", s.snapshot, err)))
         rc = kerr_set(err, KERR_NOMEM, NULL);
     rc = rc ? rc : ebk_put_status(env, b, nb, err);

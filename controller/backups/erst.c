@@ -155,22 +155,6 @@ static int stray_job(const struct erst_ctx *x, const cJSON *rs, const char *name
 }
 
 /*
- * Where what the copy writes starts (status.copyStartedAt, erst_del.h's --written-since): the
- * restore's creation, on the API server's clock, never later than the Job it makes; now (into
- * now) when it has none.
- */
-static const char *copy_start(const cJSON *rs, char now[KTIME_LEN + 1])
-{
-    const char *at = kjson_get_str(rs, "metadata.creationTimestamp");
-
-    if (at && *at)
-        return at;
-    if (ktime_format(time(NULL) - 60, now) != KERR_OK)
-        snprintf(now, KTIME_LEN + 1, "1970-01-01T00:00:00Z");
-    return now;
-}
-
-/*
  * The target's claim taken again in its store's claim Lease (controller/core/claims.h's
  * claims_take) before the copy Job: atomic with warden-webhook's admissions, as an EtcdBackup's
  * copy. KERR_OK with *why set when another owner's live record overlaps it (refused), *held
@@ -261,7 +245,7 @@ static enum kerr pending(const struct erst_ctx *x, cJSON *rs, long *requeue, str
          * exists: a failed status write makes no Job; the Job of a pass that wrote the status
          * and stopped is the same name, found by the next (Copying) */
         if (!rc && !kjson_get_str(rs, "status.copyStartedAt"))
-            rc = kjson_set_str(rs, "status.copyStartedAt", copy_start(rs, now), err);
+            rc = kjson_set_str(rs, "status.copyStartedAt", cpjob_copy_start(rs, now), err);
         if (!rc)
             rc = kjson_set_str(rs, "status.jobName", name, err);
         if (!rc)
