@@ -28,3 +28,10 @@ enum kerr ctl_index_etcd_name(void *ctx, const cJSON *obj, struct strlist *value
     (void)ctx;
     return ctl_index_ns_value(obj, "spec.etcdName", values);
 }
+
+int ctl_index_etcd_value(const char *ns, const char *etcd, char v[STORE_KEY_MAX])
+{
+    int n = ns && etcd ? snprintf(v, STORE_KEY_MAX, "%s/%s", ns, etcd) : -1;
+
+    return n >= 0 && n < STORE_KEY_MAX;
+}

@@ -166,6 +166,13 @@ struct ctl_capability {
 /* The index "<ns>/<spec.etcdName>" (CTL_INDEX_ETCD_NAME) of a resource whose spec names an Etcd. */
 enum kerr ctl_index_etcd_name(void *ctx, const cJSON *obj, struct strlist *values);
 
+/*
+ * The value "<ns>/<etcd>" that CTL_INDEX_ETCD_NAME files an Etcd's objects under, into v:
+ * 1, or 0 when it does not fit (nothing of that Etcd can be filed under it) or ns or etcd is
+ * NULL.
+ */
+int ctl_index_etcd_value(const char *ns, const char *etcd, char v[STORE_KEY_MAX]);
+
 /* The index value "<ns>/<the string at path>" of obj, none when that string is absent or "". */
 enum kerr ctl_index_ns_value(const cJSON *obj, const char *path, struct strlist *values);
 

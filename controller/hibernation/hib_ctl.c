@@ -52,9 +52,8 @@ static cJSON *cached_tasks(void *arg, const char *ns, const char *etcd)
     struct store *s = ctl_store(arg, "etcdopstasks");
     char v[STORE_KEY_MAX];
     cJSON *out = NULL;
-    int n = snprintf(v, sizeof(v), "%s/%s", ns, etcd);
 
-    if (!s || n < 0 || (size_t)n >= sizeof(v) ||
+    if (!s || !ctl_index_etcd_value(ns, etcd, v) ||
         store_index_list(s, CTL_INDEX_ETCD_NAME, v, &out, NULL) != KERR_OK)
         return NULL;
     return out;

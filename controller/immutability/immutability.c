@@ -31,11 +31,10 @@ static void etcd_tasks(struct ctl *c, const cJSON *obj, int own)
     const char *ns = kjson_get_str(obj, "metadata.namespace");
     char v[STORE_KEY_MAX];
     struct strlist keys;
-    int n = snprintf(v, sizeof(v), "%s/%s", ns ? ns : "", kjson_get_str(obj, "metadata.name"));
     size_t i;
 
     (void)own;
-    if (!s || !ns || n < 0 || (size_t)n >= sizeof(v))
+    if (!s || !ctl_index_etcd_value(ns, kjson_get_str(obj, "metadata.name"), v))
         return;
     strlist_init(&keys);
     if (store_index_keys(s, CTL_INDEX_ETCD_NAME, v, &keys, NULL) == KERR_OK) {
