@@ -312,7 +312,18 @@ if [ "$(jp shoot svc/etcd-main-client '{.spec.clusterIP}')" != "$double_ip" ]; t
 fi
 # the StatefulSet controller starts the members of the restored StatefulSet again (kube-sim
 # runs none): warden-controller asks their sidecars, never the Service
-kc -n shoot get pod etcd-main-0 >/dev/null 2>&1 || druid_pods shoot etcd-main 3
+# (the old members' pods go with the old StatefulSet, when the garbage collector gets to them)
+sts_uid=$(jp shoot sts/etcd-main '{.metadata.uid}')
+pod_owner() { kc -n shoot get pod "etcd-main-$1" -o jsonpath='{.metadata.ownerReferences[0].uid}' 2>/dev/null; }
+old_pods_gone() {
+    local i o
+    for i in 0 1 2; do
+        o=$(pod_owner "$i")
+        [ -z "$o" ] || [ "$o" = "$sts_uid" ] || return 1
+    done
+}
+ksim_wait 60 old_pods_gone || demo_fail "the garbage collector left the old members' pods"
+[ "$(pod_owner 0)" = "$sts_uid" ] || druid_pods shoot etcd-main 3
 
 # ---- 4. backups that outlive their Etcd ----------------------------------------------
 chapter "4. Backups that outlive their Etcd: a shared bucket, a grace period, a deletion Job"
