@@ -2,8 +2,10 @@
 #include "tests/support/whdiff.h"
 
 #include <criterion/criterion.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "common/kjson.h"
 #include "common/log.h"
 #include "webhook/wh_decdiff.h"
 
@@ -29,4 +31,22 @@ void whdiff_same(const struct protect_config *cfg, const struct lookup_mem *mem,
     log_set_level(level);
     cr_assert_eq(rc, KERR_OK, "%s", err.msg);
     cr_assert_eq(a.calls, b.calls, "lookups: %d with whole trees, %d selective", a.calls, b.calls);
+}
+
+cJSON *whdiff_answer(struct wh_dispatch *d, const struct protect_config *cfg,
+                     const struct lookup_mem *mem, enum wh_hook h, const char *body, bool *allowed)
+{
+    struct kerr_info err;
+    unsigned int status = 0;
+    size_t len = 0;
+    char *out = NULL;
+    cJSON *doc = NULL;
+
+    whdiff_same(cfg, mem, h, body);
+    cr_assert_eq(wh_dispatch_review(d, h, body, strlen(body), &out, &len, &status, &err), KERR_OK,
+                 "%s", err.msg);
+    cr_assert_eq(kjson_parse(out, len, NULL, &doc, NULL, NULL), KERR_OK);
+    cr_assert_eq(kjson_get_bool(doc, "response.allowed", allowed), KERR_OK);
+    free(out);
+    return doc;
 }

@@ -7,6 +7,10 @@
 #ifndef TESTS_SUPPORT_WHDIFF_H
 #define TESTS_SUPPORT_WHDIFF_H
 
+#include <stdbool.h>
+
+#include <cJSON.h>
+
 #include "webhook/lookup.h"
 #include "webhook/protect.h"
 #include "webhook/wh_dispatch.h"
@@ -18,5 +22,13 @@
  */
 void whdiff_same(const struct protect_config *cfg, const struct lookup_mem *mem, enum wh_hook h,
                  const char *body);
+
+/*
+ * whdiff_same, then body answered by d (initialised on mem's lookups) for webhook h: the
+ * AdmissionReview parsed (OWNED by the caller), with response.allowed into *allowed.
+ * Asserts.
+ */
+cJSON *whdiff_answer(struct wh_dispatch *d, const struct protect_config *cfg,
+                     const struct lookup_mem *mem, enum wh_hook h, const char *body, bool *allowed);
 
 #endif
