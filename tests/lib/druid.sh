@@ -186,9 +186,10 @@ _druid_name_label() {
 # Apply namespace NS and Etcd NAME (as a user), then its components (as etcd-druid,
 # owned by the Etcd) and its status (Ready, as etcd-druid's status reconcile writes it).
 #   druid_etcd NS NAME [--no-store] [--bucket] [--replicas N] [--schedule CRON] [--tls]
+#              [--claim-template T]   # spec.volumeClaimTemplate (immutable once created)
 # Sets DRUID_UID to the Etcd's uid.
 druid_etcd() {
-    local ns=$1 name=$2 store=1 bucket=0 replicas=3 schedule="0 */24 * * *" tls=0 backup ann
+    local ns=$1 name=$2 store=1 bucket=0 replicas=3 schedule="0 */24 * * *" tls=0 backup ann vct=""
     shift 2
     while [ $# -gt 0 ]; do
         case $1 in
@@ -197,6 +198,8 @@ druid_etcd() {
         --replicas) replicas=$2; shift ;;
         --schedule) schedule=$2; shift ;;
         --tls) tls=1 ;;
+        --claim-template) vct="
+  volumeClaimTemplate: $2"; shift ;;
         *) wh_fail "druid_etcd: unknown option $1" ;;
         esac
         shift
@@ -223,7 +226,7 @@ spec:
   replicas: $replicas
   labels: {app: etcd-statefulset, role: main}
   etcd: {clientPort: 2379, serverPort: 2380, quota: 8Gi}
-  backup: $backup
+  backup: $backup$vct
 EOF
     DRUID_UID=$(kc -n "$ns" get etcd "$name" -o jsonpath='{.metadata.uid}')
     druid_components "$ns" "$name" "$DRUID_UID" "$replicas" | kc_druid -n "$ns" create -f - >/dev/null ||
