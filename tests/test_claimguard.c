@@ -4,7 +4,8 @@
  * is hibernated with a final snapshot of this sleep, or on break glass, whoever asks and
  * whatever holds or mounts it (its pods deleted first, its StatefulSet orphan-deleted); a
  * claim of an Etcd that exists is not created with spec.dataSource, dataSourceRef or
- * volumeName, break glass aside. Each sent through the decode - decide - encode pipeline
+ * volumeName, nor bound by an UPDATE of spec.volumeName but by the persistent volume
+ * controller, break glass aside. Each sent through the decode - decide - encode pipeline
  * with in-memory lookups, on both endpoints (and both review decoders).
  */
 #include <criterion/criterion.h>
@@ -57,7 +58,7 @@ struct row {
     const char *etcd; /* NULL: no Etcd */
     const char *sts;  /* a JSON list, NULL: none */
     const char *task; /* creationTimestamp of a Succeeded full snapshot task, NULL: none */
-    const char *spec; /* a CREATE's spec members (JSON text) */
+    const char *spec; /* a CREATE's spec members (JSON text); an UPDATE's "OLD|NEW" */
     int unconfirmed;  /* the Etcd lookup misses with nobody to confirm */
     int allowed;
     const char *message;
@@ -133,18 +134,45 @@ static const struct row rows[] = {
       "\"volumeName\":\"pv-old\"", 0, 1, "" },
     { "a CREATE with an unconfirmed miss: 500", COMP, "CREATE", "etcd-main-etcd-main-1", PERSON,
       ETCD(""), NULL, NULL, "\"volumeName\":\"pv-old\"", 1, 0, "cannot be looked up" },
+    /* UPDATE: spec.volumeName set once, on a claim not bound yet */
+    { "V1: a plain claim pre-bound by a tenant's UPDATE", COMP, "UPDATE", "etcd-main-etcd-main-0",
+      PERSON, ETCD(""), NULL, NULL, "|\"volumeName\":\"pv-old\"", 0, 0,
+      "cannot be bound by " PERSON " to volume pv-old (spec.volumeName)" },
+    { "pre-bound by etcd-druid, guard only", GUARD, "UPDATE", "etcd-main-etcd-main-2", DRUID,
+      ETCD(""), NULL, NULL, "\"volumeName\":\"\"|\"volumeName\":\"pv-old\"", 0, 0,
+      "spec.volumeName" },
+    { "the persistent volume controller binds it", GUARD, "UPDATE", "etcd-main-etcd-main-0",
+      "system:serviceaccount:kube-system:persistent-volume-binder", ETCD(""), NULL, NULL,
+      "|\"volumeName\":\"pvc-0a1b\"", 0, 1, "" },
+    { "the controller manager without service account credentials", GUARD, "UPDATE",
+      "etcd-main-etcd-main-0", "system:kube-controller-manager", ETCD(""), NULL, NULL,
+      "|\"volumeName\":\"pvc-0a1b\"", 0, 1, "" },
+    { "a bound claim's UPDATE keeps its volume", COMP, "UPDATE", "etcd-main-etcd-main-0", PERSON,
+      ETCD(""), NULL, NULL,
+      "\"volumeName\":\"pvc-0a1b\"|\"volumeName\":\"pvc-0a1b\",\"resources\":{}", 0, 1, "" },
+    { "an UPDATE binding with break glass", GUARD, "UPDATE", "etcd-main-etcd-main-1", PERSON,
+      ETCD(GLASS_OK), NULL, NULL, "|\"volumeName\":\"pv-old\"", 0, 1, "" },
 };
 
 #define NROWS (sizeof(rows) / sizeof(rows[0]))
 
-/* A review of op on PVC name by user; a CREATE's object carries spec. */
+/* A review of op on PVC name by user; a CREATE's object carries spec, an UPDATE's objects
+ * the two sides of "OLD|NEW". */
 static char *review(const char *op, const char *name, const char *user, const char *spec)
 {
-    char *body = malloc(4096), obj[1024];
+    char *body = malloc(4096), obj[1024], old[1024];
+    const char *bar = strchr(spec, '|');
 
     cr_assert_not_null(body);
     snprintf(obj, sizeof(obj),
-             "{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"%s\"},\"spec\":{%s}}", name, spec);
+             "{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"%s\"},\"spec\":{%s}}", name,
+             bar ? bar + 1 : spec);
+    if (strcmp(op, "UPDATE") == 0) {
+        cr_assert_not_null(bar, "an UPDATE row's spec is \"OLD|NEW\"");
+        snprintf(old, sizeof(old),
+                 "{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"%s\"},\"spec\":{%.*s}}", name,
+                 (int)(bar - spec), spec);
+    }
     snprintf(body, 4096,
              "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
              "\"uid\":\"0000-6666\",\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":"
@@ -152,8 +180,10 @@ static char *review(const char *op, const char *name, const char *user, const ch
              "\"resource\":\"persistentvolumeclaims\"},\"name\":\"%s\",\"namespace\":\"shoot\","
              "\"operation\":\"%s\",\"userInfo\":{\"username\":\"%s\"},\"object\":%s,"
              "\"oldObject\":%s}}",
-             name, op, user, strcmp(op, "CREATE") == 0 ? obj : "null",
-             strcmp(op, "CREATE") == 0 ? "null" : obj);
+             name, op, user, strcmp(op, "DELETE") == 0 ? "null" : obj,
+             strcmp(op, "CREATE") == 0   ? "null"
+             : strcmp(op, "UPDATE") == 0 ? old
+                                         : obj);
     return body;
 }
 

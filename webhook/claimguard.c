@@ -222,21 +222,48 @@ enum kerr claimguard_delete(time_t now, const struct lookup *lk, const struct re
     return rc;
 }
 
+/*
+ * The users that bind claims to volumes (kube-controller-manager's persistent volume
+ * controller, with and without --use-service-account-credentials): an UPDATE of theirs that
+ * sets spec.volumeName is the binding of a claim to the volume it asked for.
+ */
+static const char *const binders[] = {
+    "system:serviceaccount:kube-system:persistent-volume-binder",
+    "system:kube-controller-manager",
+};
+
+/* 1 when req UPDATEs spec.volumeName of a claim from empty, by anyone but a binder. */
+static int prebinds(const struct review_req *req)
+{
+    const char *was = kjson_get_str(req->old_object, "spec.volumeName");
+    const char *now = kjson_get_str(req->object, "spec.volumeName");
+    size_t i;
+
+    if (!now || !*now || (was && *was))
+        return 0;
+    for (i = 0; i < sizeof(binders) / sizeof(binders[0]); i++)
+        if (strcmp(req->username, binders[i]) == 0)
+            return 0;
+    return 1;
+}
+
 enum kerr claimguard_create(time_t now, const struct lookup *lk, const struct review_req *req,
                             struct pvcguard_glass *pg, struct review_resp *resp, int *decided)
 {
     const char *ns = *req->namespace ? req->namespace : lookup_meta_str(req->object, "namespace");
     const char *name = *req->name ? req->name : lookup_meta_str(req->object, "name");
     char e[LOOKUP_NAME_MAX + 1], glass[160], what[2 * LOOKUP_NAME_MAX + 96];
-    const char *field = "";
+    int update = req->op == REVIEW_OP_UPDATE;
+    const char *field = "volumeName", *verb = update ? "updating" : "creating";
     struct lookup_etcd etcd;
     size_t pos = 0;
     long ordinal;
     enum kerr rc = KERR_OK;
 
     *decided = 0;
-    if (req->op != REVIEW_OP_CREATE || !member_is_kind(req, "", "PersistentVolumeClaim") ||
-        !claimguard_seeded(req->object, &field))
+    if (!member_is_kind(req, "", "PersistentVolumeClaim") ||
+        (req->op == REVIEW_OP_CREATE ? !claimguard_seeded(req->object, &field)
+                                     : !update || !prebinds(req)))
         return KERR_OK;
     while (!rc && !*decided && claimguard_split(name, &pos, e, sizeof(e), &ordinal)) {
         if (find_etcd(lk, req, ns, name, e, &etcd, resp, decided, &rc) != KERR_OK)
@@ -244,23 +271,35 @@ enum kerr claimguard_create(time_t now, const struct lookup *lk, const struct re
         pvcguard_glass_problem(now, &etcd, glass, sizeof(glass));
         if (!glass[0]) {
             snprintf(what, sizeof(what),
-                     "creating PersistentVolumeClaim %s/%s of member %s-%ld with spec.%s", ns, name,
+                     "%s PersistentVolumeClaim %s/%s of member %s-%ld with spec.%s", verb, ns, name,
                      e, ordinal, field);
             rc = on_glass(req, e, &etcd, what, pg, resp, decided);
             continue;
         }
         *decided = 1;
-        rc = review_deny(resp,
-                         "PersistentVolumeClaim %s/%s cannot be created with spec.%s by %s: it "
-                         "is named as the claim of member %s-%ld of Etcd %s, and that member "
-                         "would start on the data of the volume it names instead of its own "
-                         "or its final snapshot's (etcd-backup-restore does not restore a "
-                         "member whose data directory holds a database). Create it without "
-                         "spec.dataSource, spec.dataSourceRef and spec.volumeName (the "
-                         "StatefulSet controller creates the claims it needs) or, if you must: "
-                         "" GLASS_ADVICE,
-                         ns, name, field, req->username, e, ordinal, e, ns, e,
-                         HIBGUARD_ANN_BREAK_GLASS, glass);
+        if (update)
+            rc = review_deny(resp,
+                             "PersistentVolumeClaim %s/%s cannot be bound by %s to volume %.253s "
+                             "(spec.volumeName): it is named as the claim of member %s-%ld of "
+                             "Etcd %s, and that member would start on the data of that volume "
+                             "instead of its own or its final snapshot's. Only the persistent "
+                             "volume controller binds member claims; delete the claim (the "
+                             "StatefulSet controller creates it again, empty) or, if you must: "
+                             "" GLASS_ADVICE,
+                             ns, name, req->username, kjson_get_str(req->object, "spec.volumeName"),
+                             e, ordinal, e, ns, e, HIBGUARD_ANN_BREAK_GLASS, glass);
+        else
+            rc = review_deny(resp,
+                             "PersistentVolumeClaim %s/%s cannot be created with spec.%s by %s: "
+                             "it is named as the claim of member %s-%ld of Etcd %s, and that "
+                             "member would start on the data of the volume it names instead of "
+                             "its own or its final snapshot's (etcd-backup-restore does not "
+                             "restore a member whose data directory holds a database). Create "
+                             "it without spec.dataSource, spec.dataSourceRef and "
+                             "spec.volumeName (the StatefulSet controller creates the claims it "
+                             "needs) or, if you must: " GLASS_ADVICE,
+                             ns, name, field, req->username, e, ordinal, e, ns, e,
+                             HIBGUARD_ANN_BREAK_GLASS, glass);
     }
     return rc;
 }

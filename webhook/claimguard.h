@@ -23,6 +23,11 @@
  *   spec.dataSourceRef or spec.volumeName (a clone, a volume snapshot, a volume that may
  *   hold old data) is refused, break glass aside (once per value): the members would start
  *   on that data instead of the final snapshot.
+ * - UPDATE (claimguard_create too): the same for an UPDATE that sets spec.volumeName of such a
+ *   claim while it is empty (kube-apiserver allows it once, on a claim not bound yet), by
+ *   anyone but the persistent volume controller that binds claims
+ *   (system:serviceaccount:kube-system:persistent-volume-binder, or
+ *   system:kube-controller-manager without service account credentials).
  *
  * A lookup that fails, or a cache miss nobody confirmed, is a 500.
  *
@@ -61,7 +66,7 @@ int claimguard_seeded(const cJSON *pvc, const char **field);
 enum kerr claimguard_delete(time_t now, const struct lookup *lk, const struct review_req *req,
                             struct pvcguard_glass *pg, struct review_resp *resp, int *decided);
 
-/* Judge a PVC CREATE as above; *pg, *decided as claimguard_delete. */
+/* Judge a PVC CREATE or UPDATE as above; *pg, *decided as claimguard_delete. */
 enum kerr claimguard_create(time_t now, const struct lookup *lk, const struct review_req *req,
                             struct pvcguard_glass *pg, struct review_resp *resp, int *decided);
 

@@ -259,7 +259,7 @@ static enum kerr judge_parented(const struct protect_config *cfg, const struct l
 
 /*
  * The member claims of a live Etcd (webhook/claimguard.h), once the other checks allow req
- * (rc, resp): a DELETE of one, a CREATE seeded with data. Not judged when a break glass was
+ * (rc, resp): a DELETE of one, a CREATE seeded with data, an UPDATE binding one. Not judged when a break glass was
  * already admitted on (gp, pg: that request is the value's one use). A refusal or a 500
  * replaces resp; a break glass admitted on goes into *pg.
  */
@@ -271,7 +271,7 @@ static enum kerr guard_claims(const struct protect_config *cfg, const struct loo
 
     if (rc != KERR_OK || !resp->allowed || (gp && gp->what[0]) || pg->gp.what[0])
         return rc;
-    if (req->op == REVIEW_OP_CREATE)
+    if (req->op == REVIEW_OP_CREATE || req->op == REVIEW_OP_UPDATE)
         return claimguard_create(now_of(cfg), lk, req, pg, resp, &decided);
     return claimguard_delete(now_of(cfg), lk, req, pg, resp, &decided);
 }
