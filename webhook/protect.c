@@ -259,9 +259,9 @@ static enum kerr judge_parented(const struct protect_config *cfg, const struct l
 
 /*
  * The member claims of a live Etcd (webhook/claimguard.h), once the other checks allow req
- * (rc, resp): a DELETE of one, a CREATE seeded with data, an UPDATE binding one. Not judged when a break glass was
- * already admitted on (gp, pg: that request is the value's one use). A refusal or a 500
- * replaces resp; a break glass admitted on goes into *pg.
+ * (rc, resp): a DELETE of one, a CREATE seeded with data, an UPDATE binding one. Not judged when a
+ * break glass was already admitted on (gp, pg: that request is the value's one use). A refusal or a
+ * 500 replaces resp; a break glass admitted on goes into *pg.
  */
 static enum kerr guard_claims(const struct protect_config *cfg, const struct lookup *lk,
                               const struct review_req *req, const struct glassadm_pending *gp,
