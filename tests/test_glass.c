@@ -10,9 +10,11 @@
 
 #define V1 "1111111111111111111111111111111111111111111111111111111111111111"
 #define V2 "2222222222222222222222222222222222222222222222222222222222222222"
+#define E  "\"namespace\":\"ns\",\"name\":\"etcd-main\""
+#define O  "\"namespace\":\"ns\",\"name\":\"etcd-other\""
 
 struct judge_row {
-    const char *rec; /* the annotation as stored (NULL: none) */
+    const char *rec; /* the annotation as stored (NULL: none); E and O name Etcds */
     const char *uid, *value;
     int used;
     time_t at;
@@ -22,25 +24,30 @@ struct judge_row {
 static const struct judge_row judge_rows[] = {
     /* no record, or a record of another value or Etcd: record this use */
     { NULL, "u1", V1, 0, 0, "", "" },
-    { "{\"uid\":\"u1\",\"value\":\"" V2 "\",\"at\":5,\"user\":\"a\",\"what\":\"w\"}", "u1", V1, 0,
-      0, "", "" },
-    { "{\"uid\":\"u2\",\"value\":\"" V1 "\",\"at\":5,\"user\":\"a\",\"what\":\"w\"}", "u1", V1, 0,
-      0, "", "" },
+    { "{" E ",\"value\":\"" V2 "\",\"at\":5,\"user\":\"a\",\"what\":\"w\"}", "u1", V1, 0, 0, "",
+      "" },
+    { "{" O ",\"value\":\"" V1 "\",\"at\":5,\"user\":\"a\",\"what\":\"w\"}", "u1", V1, 0, 0, "",
+      "" },
     /* this value of this Etcd used: refused, saying when, by whom, for what */
-    { "{\"uid\":\"u1\",\"value\":\"" V1 "\",\"at\":5,\"user\":\"a\",\"what\":\"w\"}", "u1", V1, 1,
-      5, "a", "w" },
+    { "{" E ",\"value\":\"" V1 "\",\"at\":5,\"user\":\"a\",\"what\":\"w\"}", "u1", V1, 1, 5, "a",
+      "w" },
     /* a record of this value counts whatever else it holds (or lacks) */
-    { "{\"uid\":\"u1\",\"value\":\"" V1 "\"}", "u1", V1, 1, 1, "(unknown)", "(unknown)" },
-    { "{\"uid\":\"u1\",\"value\":\"" V1 "\",\"at\":\"x\",\"user\":3,\"what\":null}", "u1", V1, 1, 1,
+    { "{" E ",\"value\":\"" V1 "\"}", "u1", V1, 1, 1, "(unknown)", "(unknown)" },
+    { "{" E ",\"value\":\"" V1 "\",\"at\":\"x\",\"user\":3,\"what\":null}", "u1", V1, 1, 1,
       "(unknown)", "(unknown)" },
-    { "{\"uid\":\"u1\",\"value\":\"" V1 "\",\"at\":-7}", "u1", V1, 1, 1, "(unknown)", "(unknown)" },
+    { "{" E ",\"value\":\"" V1 "\",\"at\":-7}", "u1", V1, 1, 1, "(unknown)", "(unknown)" },
     /* not a record: replaced */
     { "[]", "u1", V1, 0, 0, "", "" },
     { "\"" V1 "\"", "u1", V1, 0, 0, "", "" },
-    { "{\"uid\":1,\"value\":\"" V1 "\"}", "u1", V1, 0, 0, "", "" },
-    { "{\"uid\":\"u1\"}", "u1", V1, 0, 0, "", "" },
+    { "{\"namespace\":\"ns\",\"name\":1,\"value\":\"" V1 "\"}", "u1", V1, 0, 0, "", "" },
+    { "{" E "}", "u1", V1, 0, 0, "", "" },
+    /* a list: any record of this value of this Etcd counts (another uid: created again) */
+    { "[{" O ",\"value\":\"" V1 "\",\"at\":3},{" E ",\"value\":\"" V2 "\",\"at\":4},{" E
+      ",\"uid\":\"old\",\"value\":\"" V1 "\",\"at\":5,\"user\":\"a\",\"what\":\"w\"}]",
+      "u1", V1, 1, 5, "a", "w" },
+    { "[{" O ",\"value\":\"" V1 "\",\"at\":3},7,null]", "u1", V1, 0, 0, "", "" },
     /* no value hash (it could not be computed): never matches a record */
-    { "{\"uid\":\"u1\",\"value\":\"\"}", "u1", "", 0, 0, "", "" },
+    { "{" E ",\"value\":\"\"}", "u1", "", 0, 0, "", "" },
 };
 
 Test(glass, judge_table)
@@ -85,7 +92,7 @@ Test(glass, names_and_hashes)
     glass_value_hash("2026-11-29T07:00:00Z bucket lost ", b);
     cr_expect_eq(strlen(a), GLASS_HASH_LEN);
     cr_expect_str_neq(a, b);
-    glass_lease_name("6f1c2a9e-0000-4000-8000-000000000001", n, sizeof(n));
+    glass_lease_name("shoot", "etcd-main", n, sizeof(n));
     cr_expect_eq(strncmp(n, GLASS_LEASE_PREFIX, strlen(GLASS_LEASE_PREFIX)), 0);
     cr_expect_eq(strlen(n), strlen(GLASS_LEASE_PREFIX) + 32);
 }
@@ -96,6 +103,7 @@ struct adm {
     struct lookup lk;
     struct lookup_etcd etcd;
     struct review_req req;
+    const char *name; /* the Etcd's, of namespace ns */
 };
 
 static void adm_init(struct adm *a, cJSON *store)
@@ -108,6 +116,7 @@ static void adm_init(struct adm *a, cJSON *store)
     snprintf(a->etcd.break_glass_value, sizeof(a->etcd.break_glass_value), "%s", V1);
     review_req_init(&a->req);
     a->req.username = "alice";
+    a->name = "etcd-main";
 }
 
 /* Admit one request: 1 when admitted; the message of a refusal into msg. */
@@ -117,9 +126,8 @@ static int admit(struct adm *a, const char *what, int *code, char *msg, size_t s
     int refused = -1;
 
     review_resp_init(&resp);
-    cr_assert_eq(
-        glassadm_admit(&a->lk, &a->req, "ns", "etcd-main", &a->etcd, what, &resp, &refused),
-        KERR_OK);
+    cr_assert_eq(glassadm_admit(&a->lk, &a->req, "ns", a->name, &a->etcd, what, &resp, &refused),
+                 KERR_OK);
     *code = resp.code;
     snprintf(msg, size, "%s", resp.message ? resp.message : "");
     review_resp_release(&resp);
@@ -153,15 +161,21 @@ Test(glass, one_use_per_value)
     a.req.dry_run = 1;
     cr_expect(!admit(&a, "scaling StatefulSet ns/etcd-main to 0", &code, msg, sizeof(msg)));
     a.req.dry_run = 0;
-    /* a new value allows one more; its record replaces the old one (one per Etcd) */
+    /* a new value allows one more; the old one's record stays */
     snprintf(a.etcd.break_glass_value, sizeof(a.etcd.break_glass_value), "%s", V2);
     cr_expect(admit(&a, "scaling StatefulSet ns/etcd-main to 0", &code, msg, sizeof(msg)));
-    cr_expect_eq(cJSON_GetArraySize(store), 1);
+    cr_expect_eq(cJSON_GetArraySize(store), 2);
+    cr_expect(!admit(&a, "scaling StatefulSet ns/etcd-main to 0", &code, msg, sizeof(msg)));
+    /* the first value set again (a re-applied manifest): still used */
+    snprintf(a.etcd.break_glass_value, sizeof(a.etcd.break_glass_value), "%s", V1);
+    cr_expect(!admit(&a, "scaling StatefulSet ns/etcd-main to 0", &code, msg, sizeof(msg)));
+    /* the Etcd created again (a new uid) with the same value in its manifest: still used */
+    snprintf(a.etcd.uid, sizeof(a.etcd.uid), "u2");
     cr_expect(!admit(&a, "scaling StatefulSet ns/etcd-main to 0", &code, msg, sizeof(msg)));
     /* another Etcd's break glass is its own */
-    snprintf(a.etcd.uid, sizeof(a.etcd.uid), "u2");
+    a.name = "other";
     cr_expect(admit(&a, "scaling StatefulSet ns/other to 0", &code, msg, sizeof(msg)));
-    cr_expect_eq(cJSON_GetArraySize(store), 2);
+    cr_expect_eq(cJSON_GetArraySize(store), 3);
     cJSON_Delete(store);
 }
 

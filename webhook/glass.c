@@ -15,11 +15,12 @@ void glass_value_hash(const char *v, char out[GLASS_HASH_LEN + 1])
         out[0] = '\0';
 }
 
-void glass_lease_name(const char *uid, char *out, size_t n)
+void glass_lease_name(const char *ns, const char *name, char *out, size_t n)
 {
-    char h[CRYPTO_SHA256_HEX_LEN + 1];
+    char h[CRYPTO_SHA256_HEX_LEN + 1], key[2 * 256 + 2];
 
-    glass_value_hash(uid, h);
+    snprintf(key, sizeof(key), "%.256s/%.256s", ns, name);
+    glass_value_hash(key, h);
     snprintf(out, n, "%s%.32s", GLASS_LEASE_PREFIX, h);
 }
 
@@ -30,13 +31,20 @@ static const char *str_of(const cJSON *o, const char *key)
 
 int glass_judge(const cJSON *rec, const struct glass_use *u, struct glass_prior *p)
 {
-    const char *uid = str_of(rec, "uid"), *value = str_of(rec, "value");
+    const char *ns = str_of(rec, "namespace"), *name = str_of(rec, "name");
+    const char *value = str_of(rec, "value");
     const char *user = str_of(rec, "user"), *what = str_of(rec, "what");
-    const cJSON *at = cJSON_GetObjectItemCaseSensitive(rec, "at");
+    const cJSON *at = cJSON_GetObjectItemCaseSensitive(rec, "at"), *r;
 
     memset(p, 0, sizeof(*p));
-    if (!cJSON_IsObject(rec) || !uid || !value || !*u->value || strcmp(uid, u->uid) != 0 ||
-        strcmp(value, u->value) != 0)
+    if (cJSON_IsArray(rec)) {
+        cJSON_ArrayForEach (r, rec)
+            if (glass_judge(r, u, p))
+                return 1;
+        return 0;
+    }
+    if (!cJSON_IsObject(rec) || !ns || !name || !value || !*u->value || strcmp(ns, u->ns) != 0 ||
+        strcmp(name, u->name) != 0 || strcmp(value, u->value) != 0)
         return 0;
     /* a record of this value counts whatever else it holds: at least 1 s after the epoch */
     p->at = cJSON_IsNumber(at) && at->valuedouble >= 1 && at->valuedouble < 1e12
@@ -73,13 +81,42 @@ static cJSON *record_of(const cJSON *lease)
     return t ? cJSON_Parse(t) : NULL;
 }
 
-/* Write u's record at now into lease's annotation. */
-static enum kerr with_record(cJSON *lease, const struct glass_use *u, time_t now,
+/* The records of recs (the annotation parsed) used within GLASS_KEEP_S of now, and u's. */
+static cJSON *records_with(const cJSON *recs, const struct glass_use *u, time_t now)
+{
+    cJSON *out = cJSON_CreateArray(), *mine = glass_record(u, now);
+    const cJSON *one = cJSON_IsObject(recs) ? recs : NULL, *at, *r;
+    const cJSON *list = cJSON_IsArray(recs) ? recs : NULL;
+
+    cJSON_ArrayForEach (r, list) {
+        at = cJSON_GetObjectItemCaseSensitive(r, "at");
+        if (out && cJSON_IsObject(r) && cJSON_IsNumber(at) && at->valuedouble + GLASS_KEEP_S >= now)
+            cJSON_AddItemToArray(out, cJSON_Duplicate(r, 1));
+    }
+    at = cJSON_GetObjectItemCaseSensitive(one, "at");
+    if (out && one && cJSON_IsNumber(at) && at->valuedouble + GLASS_KEEP_S >= now)
+        cJSON_AddItemToArray(out, cJSON_Duplicate(one, 1));
+    if (!out || !mine || !cJSON_AddItemToArray(out, mine)) {
+        cJSON_Delete(out);
+        cJSON_Delete(mine);
+        return NULL;
+    }
+    return out;
+}
+
+/* Write u's record at now into lease's annotation, beside the ones of recs still kept. */
+static enum kerr with_record(cJSON *lease, const cJSON *recs, const struct glass_use *u, time_t now,
                              struct kerr_info *err)
 {
-    cJSON *r = glass_record(u, now);
+    cJSON *r = records_with(recs, u, now);
     char *text = r ? cJSON_PrintUnformatted(r) : NULL;
     enum kerr rc = text ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL);
+
+    if (rc == KERR_OK && cJSON_GetArraySize(r) > GLASS_RECORDS_MAX)
+        rc = kerr_set(err, KERR_TOOBIG,
+                      "%d uses of break glass on Etcd %s/%s within %d hours: no more are "
+                      "recorded until the oldest expires",
+                      GLASS_RECORDS_MAX, u->ns, u->name, GLASS_KEEP_S / 3600);
 
     if (rc == KERR_OK && !cJSON_IsObject(kjson_get(lease, "metadata.annotations")))
         rc = kjson_set(lease, "metadata.annotations", cJSON_CreateObject(), err);
@@ -119,7 +156,7 @@ static enum kerr attempt(struct k8s_client *k, const char *ns, const char *name,
         if (rc == KERR_OK)
             rc = kjson_set_str(lease, "spec.holderIdentity", "warden-webhook", err);
         if (rc == KERR_OK)
-            rc = with_record(lease, u, now, err);
+            rc = with_record(lease, NULL, u, now, err);
         if (rc == KERR_OK)
             rc = k8s_create(k, &res_lease, ns, lease, NULL, NULL, err);
         cJSON_Delete(lease);
@@ -129,7 +166,7 @@ static enum kerr attempt(struct k8s_client *k, const char *ns, const char *name,
         return rc;
     rec = record_of(lease);
     if (!glass_judge(rec, u, used) && !dry_run) {
-        rc = with_record(lease, u, now, err);
+        rc = with_record(lease, rec, u, now, err);
         if (rc == KERR_OK)
             rc = k8s_update(k, &res_lease, ns, name, lease, NULL, NULL, err);
     }
@@ -145,9 +182,9 @@ enum kerr glass_take(struct k8s_client *k, const char *lease_ns, const struct gl
     enum kerr rc = KERR_CONFLICT;
 
     memset(used, 0, sizeof(*used));
-    if (!k || !lease_ns || !*lease_ns || !u->uid || !*u->uid || !*u->value)
-        return kerr_set(err, KERR_INVAL, "no namespace, Etcd uid or value to record the use in");
-    glass_lease_name(u->uid, name, sizeof(name));
+    if (!k || !lease_ns || !*lease_ns || !u->ns || !*u->ns || !u->name || !*u->name || !*u->value)
+        return kerr_set(err, KERR_INVAL, "no namespace, Etcd or value to record the use in");
+    glass_lease_name(u->ns, u->name, name, sizeof(name));
     for (int i = 0; i < GLASS_TRIES && (rc == KERR_CONFLICT || rc == KERR_EXISTS); i++) {
         if (i)
             kerr_clear(err);

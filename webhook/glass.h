@@ -5,22 +5,28 @@
  * succeeded:
  *
  *   Lease coordination.k8s.io/v1 "<GLASS_LEASE_PREFIX><first 32 hex digits of the
- *   sha256 of the Etcd's uid>" in the webhook's namespace, annotation GLASS_ANNOTATION:
- *   {"uid","namespace","name","value","at","user","what"} (value: the sha256 of the
- *   annotation's whole value, at in Unix seconds).
+ *   sha256 of "<namespace>/<name>" of the Etcd>" in the webhook's namespace, annotation
+ *   GLASS_ANNOTATION: a list of records {"uid","namespace","name","value","at","user",
+ *   "what"} (value: the sha256 of the annotation's whole value, at in Unix seconds).
  *
- * glass_take: GET the Lease (absent: CREATE it); a record of the same uid and value
+ * Keyed by the Etcd's namespace and name, not its uid: an Etcd deleted and created again
+ * from the same manifest, the same value in it, does not get that value's use once more.
+ * Every value used is kept GLASS_KEEP_S after its use (a value expires at most 24 hours
+ * after any time it counts), so a value used once, set again after another one was used
+ * (a re-applied manifest, a runbook run twice), is still refused.
+ *
+ * glass_take: GET the Lease (absent: CREATE it); a record of the same Etcd and value
  * means the value was used: *used filled, nothing written, the caller refuses; else
- * UPDATE it with the new record (it replaces a record of an earlier value), the
+ * UPDATE it with the new record added (the records older than GLASS_KEEP_S dropped), the
  * resourceVersion read as precondition (compare-and-swap). A 409 starts over, reading
  * what the other admission wrote: of two requests on one value, by any number of webhook
  * replicas, the second to write reads the first's record. When the Lease cannot be read
  * or written (or GLASS_TRIES conflicts in a row) the caller refuses: never admitted
  * unrecorded. A dry run reads and never writes.
  *
- * Bounds: one Lease per Etcd uid (its name), holding one record: the last value used
- * (a new value's use replaces it). The Lease of an Etcd that is gone is left behind
- * (a few hundred bytes each).
+ * Bounds: one Lease per Etcd namespace and name, holding at most GLASS_RECORDS_MAX records
+ * (a further use within GLASS_KEEP_S is refused, KERR_TOOBIG). The Lease of an Etcd that is
+ * gone is left behind (a few hundred bytes each).
  *
  * Ownership: arguments BORROWED. Thread safety: reentrant (the client is); glass_judge
  * and glass_record are pure.
@@ -41,6 +47,8 @@
 #define GLASS_TRIES        8
 #define GLASS_HASH_LEN     64 /* hex sha256 */
 #define GLASS_WHAT_MAX     400
+#define GLASS_KEEP_S       (25 * 3600) /* a use's record kept this long */
+#define GLASS_RECORDS_MAX  32
 
 /* A use of break glass to record: all BORROWED. */
 struct glass_use {
@@ -60,13 +68,14 @@ struct glass_prior {
 /* The sha256 of the break glass value v as GLASS_HASH_LEN hex into out ("" on failure). */
 void glass_value_hash(const char *v, char out[GLASS_HASH_LEN + 1]);
 
-/* The Lease name of the Etcd uid into out (n >= 64). */
-void glass_lease_name(const char *uid, char *out, size_t n);
+/* The Lease name of Etcd ns/name into out (n >= 64). */
+void glass_lease_name(const char *ns, const char *name, char *out, size_t n);
 
 /*
- * Whether rec (the parsed annotation, BORROWED, any JSON or NULL) records u's value of u's
- * Etcd as used: 1 with *p filled, else 0 (*p zeroed; a record of another value or uid, or
- * one not well formed, is replaced by u's). Pure.
+ * Whether rec (the parsed annotation, BORROWED, any JSON or NULL: a record or a list of
+ * them) records u's value of u's Etcd (namespace and name) as used: 1 with *p filled, else
+ * 0 (*p zeroed; a record of another value or Etcd, or one not well formed, does not
+ * count). Pure.
  */
 int glass_judge(const cJSON *rec, const struct glass_use *u, struct glass_prior *p);
 

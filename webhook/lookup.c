@@ -512,30 +512,19 @@ static enum kerr mem_glass(void *ctx, const struct glass_use *u, int dry_run,
                            struct glass_prior *used, struct kerr_info *err)
 {
     struct lookup_mem *m = ctx;
-    cJSON *r, *fresh;
-    int i = 0;
+    cJSON *fresh;
 
     memset(used, 0, sizeof(*used));
     m->calls++;
     if (m->fail)
         return kerr_set(err, m->fail, "injected failure");
-    cJSON_ArrayForEach (r, m->glass) {
-        const char *uid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "uid"));
-
-        if (uid && strcmp(uid, u->uid) == 0)
-            break;
-        i++;
-    }
-    if (r && glass_judge(r, u, used))
+    if (glass_judge(m->glass, u, used))
         return KERR_OK;
     if (!m->glass || dry_run)
         return KERR_OK;
     if (!(fresh = glass_record(u, time(NULL))))
         return kerr_set(err, KERR_NOMEM, NULL);
-    if (r)
-        cJSON_ReplaceItemInArray(m->glass, i, fresh);
-    else
-        cJSON_AddItemToArray(m->glass, fresh);
+    cJSON_AddItemToArray(m->glass, fresh);
     return KERR_OK;
 }
 
