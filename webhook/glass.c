@@ -39,7 +39,7 @@ int glass_judge(const cJSON *rec, const struct glass_use *u, struct glass_prior 
     memset(p, 0, sizeof(*p));
     if (cJSON_IsArray(rec)) {
         cJSON_ArrayForEach (r, rec)
-            if (glass_judge(r, u, p))
+            if (cJSON_IsObject(r) && glass_judge(r, u, p))
                 return 1;
         return 0;
     }
