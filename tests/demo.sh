@@ -348,14 +348,18 @@ spec:
   backup: {port: 8080, store: {provider: S3, container: $SNAP_BUCKET, prefix: shoot--etcd-events, secretRef: {name: etcd-backup}}}
 END
 kc apply -f "$WH_DIR/etcd-events.yaml" >/dev/null
-echo snapshot >"$WH_DIR/snap"
-snap_s3 put shoot--etcd-events/v2/Full-00000000-00000100-1700000000.gz "$WH_DIR/snap"
+ctl_members shoot etcd-events # its StatefulSet's member, running (kube-sim runs no pods)
 entry_phase() { # etcd name: the phase of its entry
     kc get backupentries -o jsonpath='{range .items[*]}{.spec.etcd.name} {.status.phase}{"\n"}{end}' |
         awk -v e="$1" '$1 == e { print $2 }'
 }
 phase_is() { [ "$(entry_phase "$1")" = "$2" ]; }
 ksim_wait 20 phase_is etcd-events Active || demo_fail "no entry for etcd-events"
+# a deletion deletes only what was written once a member of the Etcd was seen running
+ctl_members_seen shoot etcd-events
+sleep 1
+echo snapshot >"$WH_DIR/snap"
+snap_s3 put shoot--etcd-events/v2/Full-00000000-00000100-1700000000.gz "$WH_DIR/snap"
 ksim_wait 20 phase_is etcd-main Active || demo_fail "no entry for etcd-main"
 say "warden-controller keeps one BackupEntry per Etcd of the bucket:"
 k get backupentries

@@ -26,7 +26,8 @@ static const char BUCKET[] =
 static const char ENTRY[] = "{\"metadata\":{\"name\":\"shoot--main--0123abcd\",\"uid\":\"u1\","
                             "\"creationTimestamp\":\"2026-11-01T00:00:00Z\"},"
                             "\"spec\":{\"bucketName\":\"shared\",\"prefix\":\"shoot--main\","
-                            "\"claimedAt\":\"2026-11-02T10:00:00Z\"},"
+                            "\"claimedAt\":\"2026-11-02T10:00:00Z\","
+                            "\"membersSeenAt\":\"2026-11-02T09:00:00Z\"},"
                             "\"status\":{\"deletionStartedAt\":\"2026-11-20T00:00:00Z\"}}";
 
 static const char *arg(const cJSON *job, int i)
@@ -280,6 +281,8 @@ Test(bkejob, window_from_the_entry_or_refused)
     struct kerr_info err = { 0 };
 
     cJSON_DeleteItemFromObject(cJSON_GetObjectItem(e, "spec"), "claimedAt");
+    cr_assert_not_null(
+        cJSON_SetValuestring((cJSON *)kjson_get(e, "spec.membersSeenAt"), "2026-10-01T00:00:00Z"));
     OK(bkejob_build(e, b, NULL, "img:1", NULL, &job, &err));
     cr_assert_str_eq(arg(job, 3), "--written-since=2026-11-01T00:00:00Z");
     cJSON_Delete(job);
@@ -287,6 +290,75 @@ Test(bkejob, window_from_the_entry_or_refused)
     cJSON_DeleteItemFromObject(e, "status");
     cr_assert_eq(bkejob_build(e, b, NULL, "img:1", NULL, &job, &err), KERR_INVAL);
     cr_assert_null(job);
+    cJSON_Delete(b);
+    cJSON_Delete(e);
+}
+
+/* T1 is no earlier than a member of the Etcd was first seen running (spec.membersSeenAt): what
+ * lands in the prefix between the claim and that sighting is not shown to be the Etcd's. */
+Test(bkejob, window_starts_when_a_member_was_seen)
+{
+    cJSON *b = parse(BUCKET), *e = parse(ENTRY), *job = NULL;
+    struct kerr_info err = { 0 };
+
+    cr_assert_not_null(
+        cJSON_SetValuestring((cJSON *)kjson_get(e, "spec.membersSeenAt"), "2026-11-05T12:00:00Z"));
+    OK(bkejob_build(e, b, NULL, "img:1", NULL, &job, &err));
+    cr_assert_str_eq(arg(job, 3), "--written-since=2026-11-05T12:00:00Z");
+    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-20T00:00:00Z");
+    cJSON_Delete(job);
+    cJSON_Delete(b);
+    cJSON_Delete(e);
+}
+
+/* No member ever seen and nothing etcd-warden wrote for it (attack6_claim_without_writes): an
+ * empty window, so that the Job deletes nothing and counts everything as kept; an entry of an
+ * earlier version (no field) too. */
+Test(bkejob, nothing_seen_deletes_nothing)
+{
+    cJSON *b = parse(BUCKET), *e = parse(ENTRY), *job = NULL;
+    struct kerr_info err = { 0 };
+
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItem(e, "spec"), "membersSeenAt");
+    OK(bkejob_build(e, b, NULL, "img:1", NULL, &job, &err));
+    cr_assert_str_eq(arg(job, 3), "--written-since=2026-11-20T00:00:01Z");
+    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-20T00:00:00Z");
+    cJSON_Delete(job);
+    job = NULL;
+    /* a sighting that is no time is none */
+    cr_assert_not_null(
+        cJSON_AddStringToObject((cJSON *)kjson_get_obj(e, "spec"), "membersSeenAt", "yesterday"));
+    OK(bkejob_build(e, b, NULL, "img:1", NULL, &job, &err));
+    cr_assert_str_eq(arg(job, 3), "--written-since=2026-11-20T00:00:01Z");
+    cJSON_Delete(job);
+    cJSON_Delete(b);
+    cJSON_Delete(e);
+}
+
+/* etcd-warden wrote the prefix for the owner (a restore's copy: spec.origin Restore; a retained
+ * EtcdBackup copy's entry): the window starts at spec.claimedAt without a sighting. */
+Test(bkejob, copies_start_at_the_claim)
+{
+    cJSON *b = parse(BUCKET), *e = parse(ENTRY), *job = NULL;
+    struct kerr_info err = { 0 };
+    cJSON *spec = (cJSON *)kjson_get_obj(e, "spec");
+
+    cJSON_DeleteItemFromObject(spec, "membersSeenAt");
+    cr_assert_not_null(cJSON_AddStringToObject(spec, "origin", "Restore"));
+    OK(bkejob_build(e, b, NULL, "img:1", NULL, &job, &err));
+    cr_assert_str_eq(arg(job, 3), "--written-since=2026-11-02T10:00:00Z");
+    cJSON_Delete(job);
+    job = NULL;
+    /* an origin it does not know is none */
+    cr_assert_not_null(cJSON_SetValuestring((cJSON *)kjson_get(e, "spec.origin"), "Tenant"));
+    OK(bkejob_build(e, b, NULL, "img:1", NULL, &job, &err));
+    cr_assert_str_eq(arg(job, 3), "--written-since=2026-11-20T00:00:01Z");
+    cJSON_Delete(job);
+    job = NULL;
+    OK(kjson_set_str(e, "metadata.annotations[etcd-warden.io/retained-copy-of]", "ns/bk", &err));
+    OK(bkejob_build(e, b, NULL, "img:1", NULL, &job, &err));
+    cr_assert_str_eq(arg(job, 3), "--written-since=2026-11-02T10:00:00Z");
+    cJSON_Delete(job);
     cJSON_Delete(b);
     cJSON_Delete(e);
 }

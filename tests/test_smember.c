@@ -1,5 +1,5 @@
-/* controller/hibernation/smember: which pods' sidecars warden-controller asks (issue 30). */
-#include "controller/hibernation/smember.h"
+/* controller/core/smember: which pods' sidecars warden-controller asks (issue 30). */
+#include "controller/core/smember.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

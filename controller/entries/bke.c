@@ -18,6 +18,7 @@
 #include "controller/entries/bkealive.h"
 #include "controller/entries/bkeauth.h"
 #include "controller/entries/bkeorigin.h"
+#include "controller/entries/bkeseen.h"
 #include "controller/entries/bkebucket.h"
 #include "controller/entries/bkestop.h"
 #include "controller/entries/bkejob.h"
@@ -170,11 +171,11 @@ static enum kerr create_entry(const struct bke_ctx *x, const struct bke_bucket *
     struct bstore_claim c = { "", NULL };
     cJSON *e = cJSON_CreateObject(), *created = NULL;
     enum kerr rc = e ? KERR_OK : KERR_NOMEM;
-    int wait = 0;
+    enum bkeorigin what = BKEORIGIN_NONE;
 
     /* when the claim began (an Etcd a restore created: with the copy, bkeorigin.h) */
-    if (rc == KERR_OK && (rc = bkeorigin_claimed_at(x, etcd, since, &wait, err)) == KERR_OK &&
-        wait) {
+    if (rc == KERR_OK && (rc = bkeorigin_claimed_at(x, etcd, since, &what, err)) == KERR_OK &&
+        what == BKEORIGIN_WAIT) {
         *requeue = BKEORIGIN_WAIT_MS;
         cJSON_Delete(e);
         return KERR_OK;
@@ -208,6 +209,8 @@ static enum kerr create_entry(const struct bke_ctx *x, const struct bke_bucket *
         rc = kjson_set_str(e, "spec.etcd.uid", uid, err);
     if (rc == KERR_OK)
         rc = kjson_set_str(e, "spec.claimedAt", since, err);
+    if (rc == KERR_OK && what == BKEORIGIN_RESTORE) /* etcd-warden wrote the copy: bkeseen.h */
+        rc = kjson_set_str(e, BKESEEN_ORIGIN, BKESEEN_RESTORE, err);
     if (rc == KERR_OK)
         rc = bkealive_mark(e, etcd, (int64_t)time(NULL), err);
     if (rc == KERR_OK)
@@ -487,10 +490,15 @@ static enum kerr keep_entries(const struct bke_ctx *x, const struct bke_bucket *
                 rc = attach_entry(x, b, cJSON_GetArrayItem(entries, i), e,
                                   bkeclaim_conflict(b, entries, i, why), &one);
         } else if (i >= 0) {
+            cJSON *seen = NULL; /* the entry as stored once a running member is recorded */
+
             claimed[i] = 1;
             requeue_min(requeue, BKEALIVE_REFRESH_S * 1000L); /* spec.etcdSeenAt */
-            rc = attach_entry(x, b, cJSON_GetArrayItem(entries, i), e,
-                              bkeclaim_conflict(b, entries, i, why), &one);
+            rc = bkeseen_record(x, cJSON_GetArrayItem(entries, i), e, &seen, requeue, &one);
+            if (rc == KERR_OK)
+                rc = attach_entry(x, b, seen ? seen : cJSON_GetArrayItem(entries, i), e,
+                                  bkeclaim_conflict(b, entries, i, why), &one);
+            cJSON_Delete(seen);
         } else if ((rc = bkeauth_etcd(x, b, e, why, sizeof(why), &one)) == KERR_OK && *why) {
             etcd_warning(x, e, "NotAuthorised", why); /* namespaces and Secrets: not watched */
             requeue_min(requeue, BKE_CONFLICT_MS);

@@ -16,6 +16,7 @@
 #include "controller/entries/bkealive.h"
 #include "controller/entries/bkeauth.h"
 #include "controller/entries/bkefin.h"
+#include "controller/entries/bkeseen.h"
 
 static const char *str_or_empty(const cJSON *obj, const char *path)
 {
@@ -79,39 +80,41 @@ static enum kerr stand_ins(const cJSON *entry, const cJSON *bucket, cJSON *etcd,
 }
 
 /*
- * Provenance: the window of what entry's owner wrote. Since: spec.claimedAt (when the claim
- * began), else, for an entry of an earlier version, its metadata.creationTimestamp. Before: the
- * Etcd seen gone (spec.etcdDeletedAt) plus BKEJOB_LAST_WRITES_S, or status.deletionStartedAt
- * (written before the Job exists) when that is earlier: an object written into the prefix
- * after the Etcd and its members were gone (the cluster moved to another seed and writes on
- * there) is not the deleted Etcd's. KERR_INVAL without a start or an end: what cannot be
- * shown to be the owner's is never deleted.
+ * Provenance: the window of what entry's owner wrote. Since: T1 of controller/entries/bkeseen.h
+ * (spec.claimedAt, or for an entry of an earlier version its metadata.creationTimestamp, not
+ * before a member of the Etcd was seen running unless etcd-warden wrote the prefix for it).
+ * Before: the Etcd seen gone (spec.etcdDeletedAt) plus BKEJOB_LAST_WRITES_S, or
+ * status.deletionStartedAt (written before the Job exists) when that is earlier: an object
+ * written into the prefix after the Etcd and its members were gone (the cluster moved to
+ * another seed and writes on there) is not the deleted Etcd's. Nothing shown written (no
+ * sighting, no copy): an empty window, since one second after before, so that the Job deletes
+ * nothing and counts every object as kept. KERR_INVAL without an end: what cannot be shown to
+ * be the owner's is never deleted.
  */
 static enum kerr window_args(const cJSON *entry, cJSON *args, struct kerr_info *err)
 {
-    const char *since = kjson_get_str(entry, "spec.claimedAt");
     const char *started = kjson_get_str(entry, "status.deletionStartedAt");
     const char *gone = kjson_get_str(entry, "spec.etcdDeletedAt");
-    struct timespec ts, end, g;
-    char a[64], b[64], last[KTIME_LEN + 1];
-    int64_t alive;
+    struct timespec end, g;
+    char a[64], b[64], first[KTIME_LEN + 1], last[KTIME_LEN + 1];
+    int64_t alive, t1 = 0;
+    enum bkeseen from = bkeseen_start(entry, &t1);
 
-    if (!since || !*since)
-        since = kjson_get_str(entry, "metadata.creationTimestamp");
-    if (!since || ktime_parse(since, &ts, NULL) != KERR_OK || !started ||
-        ktime_parse(started, &end, NULL) != KERR_OK)
+    if (!started || ktime_parse(started, &end, NULL) != KERR_OK)
         return kerr_set(err, KERR_INVAL,
-                        "BackupEntry %s: no claim time (spec.claimedAt) or deletion start "
-                        "(status.deletionStartedAt): what its Etcd wrote cannot be told apart",
+                        "BackupEntry %s: no deletion start (status.deletionStartedAt): what its "
+                        "Etcd wrote cannot be told apart",
                         str_or_empty(entry, "metadata.name"));
     if (gone && ktime_parse(gone, &g, NULL) == KERR_OK &&
         g.tv_sec + BKEJOB_LAST_WRITES_S < end.tv_sec)
         end.tv_sec = g.tv_sec + BKEJOB_LAST_WRITES_S;
     if (bkealive_last(entry, &alive) && alive + BKEJOB_LAST_WRITES_S < (int64_t)end.tv_sec)
         end.tv_sec = (time_t)(alive + BKEJOB_LAST_WRITES_S);
-    if (ktime_format(end.tv_sec, last) != KERR_OK)
+    if (from == BKESEEN_NONE)
+        t1 = (int64_t)end.tv_sec + 1;
+    if (ktime_format(end.tv_sec, last) != KERR_OK || ktime_format((time_t)t1, first) != KERR_OK)
         return kerr_set(err, KERR_INTERNAL, "cannot format the time");
-    snprintf(a, sizeof(a), "--written-since=%s", since);
+    snprintf(a, sizeof(a), "--written-since=%s", first);
     snprintf(b, sizeof(b), "--written-before=%s", last);
     if (!cJSON_AddItemToArray(args, cJSON_CreateString(a)) ||
         !cJSON_AddItemToArray(args, cJSON_CreateString(b)))
@@ -433,7 +436,7 @@ static enum kerr finish_job(const struct bke_ctx *x, const cJSON *entry, const c
     long failures = status_failures(entry), wait_ms,
          rechecks = status_count(entry, "status.lockedRechecks");
     cJSON *stored = NULL;
-    int done = 0;
+    int done = 0, shown = bkeseen_start(entry, &(int64_t){ 0 }) != BKESEEN_NONE;
     enum kerr rc = podjob_job_pod(x->client, ns, juid, &s, err);
 
     if (rc != KERR_OK)
@@ -442,7 +445,12 @@ static enum kerr finish_job(const struct bke_ctx *x, const cJSON *entry, const c
     o.sum = s.parsed ? &s : NULL;
     if (s.terminated && s.exit_code == 0 && s.parsed && s.remaining == 0) {
         done = 1;
-        if (s.kept > 0)
+        if (!shown)
+            snprintf(msg, sizeof(msg),
+                     "prefix \"%s\": nothing shown written by its Etcd (no member of it seen "
+                     "running, not created by a restore): %ld objects kept, none deleted",
+                     str_or_empty(entry, "spec.prefix"), s.kept);
+        else if (s.kept > 0)
             snprintf(msg, sizeof(msg),
                      "prefix \"%s\": %ld objects deleted; %ld objects kept, not written by its "
                      "Etcd while it claimed the prefix",
@@ -516,8 +524,8 @@ static enum kerr finish_job(const struct bke_ctx *x, const cJSON *entry, const c
     if (rc == KERR_NOTFOUND)
         return KERR_OK;
     if (rc == KERR_OK) {
-        bke_event(x, entry, "BackupEntry", EV_NORMAL, "Deleted", "DeleteBackups",
-                  "%s; BackupEntry %s deleted", msg, ename);
+        bke_event(x, entry, "BackupEntry", EV_NORMAL, shown ? "Deleted" : "NothingWritten",
+                  "DeleteBackups", "%s; BackupEntry %s deleted", msg, ename);
         log_info("backup entry deleted", "entry", ename, "deleted",
                  s.deleted > 0 ? "some" : "none");
     }

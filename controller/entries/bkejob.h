@@ -58,6 +58,11 @@
  * look): a run that empties the prefix deletes the entry, and the Etcd gets a
  * new one; after any other run no other starts (the Etcd blocks it) and bke
  * reattaches the entry to the Etcd.
+ * The Job deletes only what was written in the entry's window: from T1 (controller/entries/
+ * bkeseen.h: not before a member of its Etcd was seen running, unless etcd-warden wrote the
+ * prefix for it) to the Etcd last known alive (bkealive.h) plus BKEJOB_LAST_WRITES_S; with no
+ * T1 the window is empty, every object is kept, and the entry ends with the event
+ * NothingWritten instead of Deleted.
  * Nothing but the Job deletes objects, and it only under the entry's prefix
  * (the objects "<canonical prefix>/...", as the sidecar writes them, never
  * another prefix's that its listing returns: controller/snapshot/snapdel.h).

@@ -69,16 +69,14 @@ enum kerr bkeorigin_since(const struct bke_ctx *x, const cJSON *etcd, enum bkeor
 }
 
 enum kerr bkeorigin_claimed_at(const struct bke_ctx *x, const cJSON *etcd, char out[KTIME_LEN + 1],
-                               int *wait, struct kerr_info *err)
+                               enum bkeorigin *what, struct kerr_info *err)
 {
-    enum bkeorigin what = BKEORIGIN_NONE;
     int64_t t = 0, gen = 0;
-    enum kerr rc = bkeorigin_since(x, etcd, &what, &t, err);
+    enum kerr rc = bkeorigin_since(x, etcd, what, &t, err);
 
-    *wait = what == BKEORIGIN_WAIT;
-    if (rc != KERR_OK || *wait)
+    if (rc != KERR_OK || *what == BKEORIGIN_WAIT)
         return rc;
-    if (what != BKEORIGIN_RESTORE &&
+    if (*what != BKEORIGIN_RESTORE &&
         !(time_at(etcd, "metadata.creationTimestamp", &t) &&
           kjson_get_int64(etcd, "metadata.generation", &gen) == KERR_OK && gen == 1))
         t = (int64_t)time(NULL);

@@ -48,11 +48,12 @@ enum kerr bkeorigin_since(const struct bke_ctx *x, const cJSON *etcd, enum bkeor
  * When etcd's claim of its prefix began, into out: the restore's copy start (above); else its
  * creationTimestamp while its spec never changed (metadata.generation 1: the prefix is the one
  * it was created with); else now (it moved here: what its sidecar wrote before the entry
- * exists is left, never what another wrote before the move deleted). *wait set (out unset)
- * for BKEORIGIN_WAIT. Errors as bkeorigin_since; KERR_INTERNAL when no time can be written.
+ * exists is left, never what another wrote before the move deleted). *what as bkeorigin_since
+ * found (out unset for BKEORIGIN_WAIT). Errors as bkeorigin_since; KERR_INTERNAL when no time
+ * can be written.
  */
 enum kerr bkeorigin_claimed_at(const struct bke_ctx *x, const cJSON *etcd, char out[KTIME_LEN + 1],
-                               int *wait, struct kerr_info *err);
+                               enum bkeorigin *what, struct kerr_info *err);
 
 /* The decision of bkeorigin_since on a fetched restore (BORROWED, NULL: none), for tests. */
 enum bkeorigin bkeorigin_judge(const cJSON *etcd, const cJSON *restore, int64_t *since);

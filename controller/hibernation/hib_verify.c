@@ -23,7 +23,7 @@
  * requires client certificates there (client-cert-auth): the sidecar is the only client of
  * a real deployment that may read the revision.
  *
- * Which sidecar: the one of the StatefulSet's own member pods (controller/hibernation/smember.h:
+ * Which sidecar: the one of the StatefulSet's own member pods (controller/core/smember.h:
  * <sts>-<n> owned by the StatefulSet's uid, Running, at its pod IP on the port the pod template
  * declares), never the client Service's clusterIP: a tenant may edit that Service once
  * component protection is disabled, and any pod with the selector's labels joins it, so a
@@ -46,7 +46,7 @@
 #include "controller/hibernation/hquiet.h"
 #include "controller/hibernation/otask.h"
 #include "controller/hibernation/sidecar.h"
-#include "controller/hibernation/smember.h"
+#include "controller/core/smember.h"
 
 #define VERIFY_TRIES      3       /* answers of the sidecar that may still move on */
 #define VERIFY_TIMEOUT_MS 120000L /* one call (a full snapshot of a moved-on etcd uploads) */

@@ -16,7 +16,7 @@
 #include "common/log.h"
 #include "controller/core/etcdspec.h"
 #include "controller/hibernation/sidecar.h"
-#include "controller/hibernation/smember.h"
+#include "controller/core/smember.h"
 
 #define MAX_ROUNDS     10
 #define DEFAULT_CA_KEY "bundle.crt"

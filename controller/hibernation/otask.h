@@ -15,7 +15,7 @@
  *   4. Execute (lastOperation Execution): the checks again, then POST
  *      /snapshot/full[?final=true] or /snapshot/delta to the sidecar
  *      (controller/hibernation/sidecar.h) of the StatefulSet's own member pods
- *      (controller/hibernation/smember.h: <etcd>-<n> owned by it, Running, at the pod IP on
+ *      (controller/core/smember.h: <etcd>-<n> owned by it, Running, at the pod IP on
  *      the port its pod template declares; in ordinal order until one answers 200, as only
  *      the backup leader's takes snapshots), the name <etcd>-client.<ns>.svc verified against
  *      the sidecar's certificate (never the Service's clusterIP, which a tenant may edit

@@ -5,7 +5,7 @@
  *
  * How it is reached: libcurl connects to a member pod's IP on the sidecar's
  * port as the StatefulSet's pod template declares it (both found by the caller,
- * controller/hibernation/smember.h; never the client Service, which a tenant may
+ * controller/core/smember.h; never the client Service, which a tenant may
  * edit), while the URL keeps the name <etcd>-client.<ns>.svc, which is
  * therefore the Host header and the name the TLS certificate is verified
  * against (CURLOPT_CONNECT_TO). No cluster DNS is needed; production and tests

@@ -51,7 +51,9 @@ bucket 1h
 ctl_jobs_serve etcd-warden
 ctl_start
 ctl_store_etcd shoot etcd-main S3 "$SNAP_BUCKET" shoot--etcd-main
+ctl_members shoot etcd-main
 ksim_wait 20 has_entry shoot etcd-main || ctl_fail "no entry for shoot/etcd-main"
+ctl_members_seen shoot etcd-main
 e=$(entry_of shoot etcd-main)
 sleep 1 # its sidecar writes after the claim began (object times have seconds)
 old=shoot--etcd-main/v2/Full-00000000-00000100-1700000000.gz

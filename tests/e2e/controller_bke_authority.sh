@@ -84,8 +84,12 @@ ksim_wait 20 etcd_event tenant etcd-n 'NotAuthorised: its backup Secret tenant/n
 # credentials, selected, on a prefix holding older objects
 ctl_store_etcd tenant etcd-t S3 "$SNAP_BUCKET" old
 ctl_store_etcd tenant2 etcd-k S3 "$SNAP_BUCKET" kept
+ctl_members tenant etcd-t
+ctl_members tenant2 etcd-k
 ksim_wait 20 has_entry tenant etcd-t || ctl_fail "no entry for tenant/etcd-t"
 ksim_wait 20 has_entry tenant2 etcd-k || ctl_fail "no entry for tenant2/etcd-k"
+ctl_members_seen tenant etcd-t
+ctl_members_seen tenant2 etcd-k
 expect "entries: only the authorised, credentialed Etcds'" 2 \
     "$(kc get backupentries -o name | wc -l | tr -d ' ')"
 e_t=$(entry_of tenant etcd-t); e_k=$(entry_of tenant2 etcd-k)
@@ -115,7 +119,8 @@ expect "the entry stays its predecessor's" "$uid_r PendingDeletion" \
     "$(kc get backupentry "$e_r" -o jsonpath='{.spec.etcd.uid} {.status.phase}')"
 ok "an Etcd created again without credentials is not reattached to its predecessor's entry"
 
-# the sidecars write (after their Etcds exist)
+# the sidecars write (after their Etcds' members were seen running)
+sleep 1
 seed outsider--etcd-o/v2/Full-00000000-00000100-1800000000.gz copy/v2/Full-00000000-00000100-1800000000.gz \
     old/v2/Full-00000000-00000100-1800000000.gz old/v2/Incr-00000101-00000200-1800000100.gz \
     kept/v2/Full-00000000-00000100-1800000000.gz

@@ -81,6 +81,14 @@ ctl_store_etcd doomed etcd-a S3 "$SNAP_BUCKET" shoot--etcd-a
 ctl_store_etcd shoot etcd-a-events S3 "$SNAP_BUCKET" shoot--events-a
 ctl_store_etcd shoot etcd-l Local bkt shoot--etcd-l
 ctl_store_etcd shoot etcd-l2 Local bkt shoot--etcd-l2
+for e in doomed/etcd-a shoot/etcd-a-events shoot/etcd-l shoot/etcd-l2; do ctl_members "${e%/*}" "${e#*/}"; done
+ctl_jobs_serve etcd-warden
+ctl_start
+for e in doomed/etcd-a shoot/etcd-a-events shoot/etcd-l shoot/etcd-l2; do
+    ksim_wait 20 has_entry "${e%/*}" "${e#*/}" || ctl_fail "no entry for $e"
+    ctl_members_seen "${e%/*}" "${e#*/}"
+done
+sleep 1 # object times have seconds: written after the members were seen
 seed_s3 shoot--etcd-a/v2/Full-00000000-00000100-1700000000.gz \
     shoot--etcd-a/v2/Incr-00000101-00000200-1700000100.gz shoot--etcd-a/v2/nested/member.json \
     shoot--events-a/v2/Full-00000000-00000100-1700000000.gz \
@@ -89,11 +97,6 @@ seed_local shoot--etcd-l/v2/Full-00000000-00000100-1700000000.gz shoot--etcd-l/v
     shoot--etcd-l2/v2/Full-00000000-00000100-1700000000.gz
 s3_before=$(all_s3)
 
-ctl_jobs_serve etcd-warden
-ctl_start
-for e in doomed/etcd-a shoot/etcd-a-events shoot/etcd-l shoot/etcd-l2; do
-    ksim_wait 20 has_entry "${e%/*}" "${e#*/}" || ctl_fail "no entry for $e"
-done
 e_a=$(entry_of doomed etcd-a); e_ev=$(entry_of shoot etcd-a-events)
 e_l=$(entry_of shoot etcd-l); e_l2=$(entry_of shoot etcd-l2)
 ok "four entries in two buckets"
@@ -171,6 +174,10 @@ ok "an entry of the whole container: kept PendingDeletion with its reason, no Jo
 # once the Secret is right again the entry finishes.
 s3_secret "http://127.0.0.1:$(snap_free_port)"
 ctl_store_etcd shoot etcd-f S3 "$SNAP_BUCKET" shoot--etcd-f
+ctl_members shoot etcd-f
+ksim_wait 20 has_entry shoot etcd-f || ctl_fail "no entry for etcd-f"
+ctl_members_seen shoot etcd-f
+sleep 1
 seed_s3 shoot--etcd-f/v2/Full-00000000-00000100-1700000000.gz
 ksim_wait 20 has_entry shoot etcd-f || ctl_fail "no entry for etcd-f"
 e_f=$(entry_of shoot etcd-f)
@@ -194,6 +201,10 @@ proxy_start "$SNAP_S3_URL" \
     --rule 'DELETE:Full-locked:403:AccessDenied:inf:Access Denied because object protected by object lock.'
 s3_secret "$PROXY_URL"
 ctl_store_etcd shoot etcd-c S3 "$SNAP_BUCKET" shoot--etcd-c
+ctl_members shoot etcd-c
+ksim_wait 20 has_entry shoot etcd-c || ctl_fail "no entry for etcd-c"
+ctl_members_seen shoot etcd-c
+sleep 1
 seed_s3 shoot--etcd-c/v2/Full-locked shoot--etcd-c/v2/Incr-1
 ksim_wait 20 has_entry shoot etcd-c || ctl_fail "no entry for etcd-c"
 e_c=$(entry_of shoot etcd-c)
@@ -220,6 +231,10 @@ ctl_namespace held
 s3_secret "$SNAP_S3_URL" held
 bucket s3 aws "$SNAP_BUCKET" s3-bucket 2s held
 ctl_store_etcd shoot etcd-r S3 "$SNAP_BUCKET" shoot--etcd-r
+ctl_members shoot etcd-r
+ksim_wait 20 has_entry shoot etcd-r || ctl_fail "no entry for etcd-r"
+ctl_members_seen shoot etcd-r
+sleep 1
 seed_s3 shoot--etcd-r/v2/Full-00000000-00000100-1700000000.gz
 ksim_wait 20 has_entry shoot etcd-r || ctl_fail "no entry for etcd-r"
 e_r=$(entry_of shoot etcd-r)
@@ -251,6 +266,10 @@ ok "re-created after the grace period: the deletion ends first, then a new entry
 # deleted; the entry is reattached to it.
 s3_secret "http://127.0.0.1:$(snap_free_port)" held
 ctl_store_etcd shoot etcd-q S3 "$SNAP_BUCKET" shoot--etcd-q
+ctl_members shoot etcd-q
+ksim_wait 20 has_entry shoot etcd-q || ctl_fail "no entry for etcd-q"
+ctl_members_seen shoot etcd-q
+sleep 1
 seed_s3 shoot--etcd-q/v2/Full-00000000-00000100-1700000000.gz
 ksim_wait 20 has_entry shoot etcd-q || ctl_fail "no entry for etcd-q"
 e_q=$(entry_of shoot etcd-q)
@@ -282,6 +301,10 @@ kill_at=(${BKE_KILL_AT:-1.3 2.6 3.9})
 for round in $(seq 1 ${#kill_at[@]}); do
     p=shoot--kill-$round
     ctl_store_etcd shoot "kill-$round" S3 "$SNAP_BUCKET" "$p"
+    ctl_members shoot "kill-$round"
+    ksim_wait 20 has_entry shoot "kill-$round" || ctl_fail "no entry for kill-$round"
+    ctl_members_seen shoot "kill-$round"
+    sleep 1
     seed_s3 "$p/v2/Full-00000000-00000100-1700000000.gz" "$p/v2/Incr-1" "shoot--neighbour-$round/v2/Incr-1"
     ksim_wait 20 has_entry shoot "kill-$round" || ctl_fail "no entry for kill-$round"
     e=$(entry_of shoot "kill-$round")

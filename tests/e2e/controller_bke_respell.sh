@@ -55,14 +55,19 @@ EOF
 ctl_store_etcd shoot etcd-a aws "$SNAP_BUCKET" shoot--etcd-a
 ctl_store_etcd shoot etcd-b aws "$SNAP_BUCKET" shoot--etcd-b
 ctl_store_etcd shoot etcd-c aws "$SNAP_BUCKET" team/etcd-c
+for e in etcd-a etcd-b etcd-c; do ctl_members shoot $e; done
+ctl_jobs_serve etcd-warden
+ctl_start
+for e in etcd-a etcd-b etcd-c; do
+    ksim_wait 20 has_entry shoot $e || ctl_fail "no entry for $e"
+    ctl_members_seen shoot $e
+done
+sleep 1 # object times have seconds: written after the members were seen
 for p in shoot--etcd-a shoot--etcd-b team/etcd-c; do
     snap_s3 put "$p/v2/Full-00000000-00000100-1700000000.gz" "$SNAP_WORK/obj"
     snap_s3 put "$p/v2/Incr-00000101-00000200-1700000100.gz" "$SNAP_WORK/obj"
 done
 a_keys=$(snap_s3 ls shoot--etcd-a/ | sort)
-ctl_jobs_serve etcd-warden
-ctl_start
-for e in etcd-a etcd-b etcd-c; do ksim_wait 20 has_entry shoot $e || ctl_fail "no entry for $e"; done
 e_a=$(entry_of shoot etcd-a); e_b=$(entry_of shoot etcd-b); e_c=$(entry_of shoot etcd-c)
 ksim_wait 20 phase_is "$e_a" Active || ctl_fail "$e_a: $(phase "$e_a")"
 

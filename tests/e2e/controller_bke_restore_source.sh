@@ -55,7 +55,9 @@ ctl_jobs_serve etcd-warden
 ctl_start
 
 ctl_store_etcd shoot etcd-main S3 "$SNAP_BUCKET" shoot--etcd-main
+ctl_members shoot etcd-main
 ksim_wait 20 has_entry shoot etcd-main || ctl_fail "no entry for shoot/etcd-main"
+ctl_members_seen shoot etcd-main
 e=$(entry_of shoot etcd-main)
 sleep 1.1 # object times have seconds: the sidecar writes after its Etcd's creation
 for k in Full-00000000-00000100-1800000000.gz Incr-00000101-00000200-1800000100.gz; do

@@ -51,11 +51,17 @@ ctl_namespace shoot
 bucket s3 1h
 ctl_store_etcd shoot etcd-h S3 "$SNAP_BUCKET" shoot--etcd-h
 ctl_store_etcd shoot etcd-n S3 "$SNAP_BUCKET" shoot--etcd-n
-seed_s3 shoot--etcd-h/v2/Full-00000000-00000100-1700000000.gz \
-    shoot--etcd-h/v2/Incr-00000101-00000200-1700000100.gz shoot--etcd-n/v2/Incr-1
+ctl_members shoot etcd-h
+ctl_members shoot etcd-n
 ctl_jobs_serve etcd-warden
 ctl_start
-ksim_wait 20 has_entry shoot etcd-h || ctl_fail "no entry for etcd-h"
+for e in etcd-h etcd-n; do
+    ksim_wait 20 has_entry shoot $e || ctl_fail "no entry for $e"
+    ctl_members_seen shoot $e
+done
+sleep 1 # object times have seconds: written after the members were seen
+seed_s3 shoot--etcd-h/v2/Full-00000000-00000100-1700000000.gz \
+    shoot--etcd-h/v2/Incr-00000101-00000200-1700000100.gz shoot--etcd-n/v2/Incr-1
 e_h=$(entry_of shoot etcd-h)
 
 kc -n shoot delete etcd etcd-h >/dev/null

@@ -74,9 +74,11 @@ ksim_wait 20 has_entry "$NS" etcd-twin || ctl_fail "no entry for etcd-twin"
 ctl_store_etcd "$NS" etcd-main S3 "$SNAP_BUCKET" shoot--etcd-main
 ctl_store_etcd "$NS" etcd S3 "$SNAP_BUCKET" shoot--etcd
 ctl_store_etcd "$NS" etcd-other S3 "$SNAP_BUCKET" shoot--other
+ctl_members "$NS" etcd-other
 for e in etcd etcd-other; do ksim_wait 20 has_entry "$NS" $e || ctl_fail "no entry for $e"; done
-# etcd-other's backups, written once it exists (a deletion deletes only what was written
-# from its claim on): a copy of the sidecar's full snapshot under its own prefix
+ctl_members_seen "$NS" etcd-other
+# etcd-other's backups, written once its member was seen running (a deletion deletes only
+# what was written from then on): a copy of the sidecar's full snapshot under its own prefix
 sleep 1.1 # object times have seconds
 snap_s3 get "$(head -1 <<<"$main_before")" >"$SNAP_WORK/full.gz"
 other_key=shoot--other/v2/$(basename "$(head -1 <<<"$main_before")")

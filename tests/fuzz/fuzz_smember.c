@@ -1,6 +1,6 @@
 /*
  * libFuzzer target: the member pods warden-controller asks for the backup sidecar
- * (controller/hibernation/smember.h), read from a StatefulSet and pods it did not write.
+ * (controller/core/smember.h), read from a StatefulSet and pods it did not write.
  *
  * Input: JSON text {"sts": StatefulSet, "pods": [Pod, ...]}. Properties checked:
  *   - smember_pick never crashes; KERR_OK only with every ordinal of [start, start + replicas)
@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "common/kjson.h"
-#include "controller/hibernation/smember.h"
+#include "controller/core/smember.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

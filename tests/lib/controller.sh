@@ -286,6 +286,59 @@ spec:
   backup: {port: 8080, store: {provider: $3, container: $4, prefix: "$5", secretRef: {name: etcd-backup}}}
 EOF
 }
+# ctl_members NS NAME [REPLICAS]: the StatefulSet NAME of Etcd NS/NAME (etcd-druid's selector
+# labels, the etcd and backup-restore containers, a member claim template) and its member pods
+# NAME-0.. as the StatefulSet controller makes them, Running with a pod IP as the kubelet
+# reports it (kube-sim runs no pods): what warden-controller must see before a BackupEntry's
+# deletion deletes anything its Etcd wrote (controller/entries/bkeseen.h).
+ctl_members() {
+    local ns=$1 n=$2 r=${3:-1} i
+    kc -n "$ns" apply -f - >/dev/null <<EOF || ctl_fail "cannot apply StatefulSet $ns/$n"
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: $n, labels: {app.kubernetes.io/part-of: $n}}
+spec:
+  replicas: $r
+  serviceName: $n-peer
+  selector: {matchLabels: {app.kubernetes.io/part-of: $n, app.kubernetes.io/component: etcd-statefulset}}
+  template:
+    metadata: {labels: {app.kubernetes.io/part-of: $n, app.kubernetes.io/component: etcd-statefulset}}
+    spec:
+      containers:
+      - {name: etcd, image: "etcd-wrapper:v0.4.2", args: [start-etcd], volumeMounts: [{name: $n, mountPath: /var/etcd/data}]}
+      - name: backup-restore
+        image: "etcdbrctl:v0.34.0"
+        args: [server]
+        ports: [{name: server, containerPort: 8080}]
+        volumeMounts: [{name: $n, mountPath: /var/etcd/data}]
+  volumeClaimTemplates:
+  - metadata: {name: $n}
+    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+EOF
+    kc -n "$ns" get statefulset "$n" -o json | jq -c --argjson r "$r" '
+        . as $s | range(0; $r) as $i | {apiVersion: "v1", kind: "Pod",
+          metadata: {name: "\($s.metadata.name)-\($i)", labels: $s.spec.template.metadata.labels,
+            ownerReferences: [{apiVersion: "apps/v1", kind: "StatefulSet", name: $s.metadata.name,
+              uid: $s.metadata.uid, controller: true, blockOwnerDeletion: true}]},
+          spec: ($s.spec.template.spec + {volumes: [$s.spec.volumeClaimTemplates[].metadata.name |
+             {name: ., persistentVolumeClaim: {claimName: "\(.)-\($s.metadata.name)-\($i)"}}]})}' |
+        kc -n "$ns" create -f - >/dev/null || ctl_fail "cannot create the member pods of $ns/$n"
+    for ((i = 0; i < r; i++)); do
+        kc -n "$ns" patch pod "$n-$i" --subresource=status --type merge \
+            -p '{"status":{"phase":"Running","podIP":"10.96.0.10","podIPs":[{"ip":"10.96.0.10"}]}}' \
+            >/dev/null || ctl_fail "cannot set the status of pod $ns/$n-$i"
+    done
+}
+# ctl_members_seen NS NAME [SECONDS]: wait (default 60 s) until the BackupEntry of Etcd NS/NAME
+# records that warden-controller saw one of its members running (spec.membersSeenAt).
+_ctl_members_seen() {
+    kc get backupentries -o jsonpath='{range .items[*]}{.spec.etcd.namespace}/{.spec.etcd.name} {.spec.membersSeenAt}{"\n"}{end}' |
+        awk -v e="$1/$2" '$1 == e && $2 != "" { f = 1 } END { exit !f }'
+}
+ctl_members_seen() {
+    ksim_wait "${3:-60}" _ctl_members_seen "$1" "$2" ||
+        ctl_fail "no running member of Etcd $1/$2 recorded in its BackupEntry (spec.membersSeenAt)"
+}
 # ctl_namespace NS...: namespaces with the backup Secret (etcd-backup) ctl_store_etcd's Etcds
 # name: an Etcd whose Secret does not exist gets no BackupEntry.
 ctl_namespace() {

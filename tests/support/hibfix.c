@@ -1,7 +1,7 @@
 /* hibfix - kube-sim, a sidecar stand-in and an Etcd for the hibernation and ops-task tests. */
 #include "tests/support/hibfix.h"
 
-#include "controller/hibernation/smember.h"
+#include "controller/core/smember.h"
 
 #include <arpa/inet.h>
 #include <criterion/criterion.h>

@@ -31,8 +31,9 @@ one it does not) and three names:
     destination whose Secret does not exist (the backup fails), with destinations drawn like
     the prefixes, and their deletion;
   - time passing (the grace period ends, deletion Jobs run) and the sidecars writing.
-A cluster's sidecar writes a snapshot, from PREFIX_RANDOM_SIDECAR_DELAY after its admission on,
-as its version writes it (path.Join(prefix, "v2", name), a leading '/' dropped by v0.28.4's S3
+Every admitted Etcd runs a member (its StatefulSet's pod, Running). A cluster's sidecar writes a
+snapshot, from PREFIX_RANDOM_SIDECAR_DELAY after its admission on and once its entry recorded
+the member seen running (spec.membersSeenAt: nothing before is deleted), as its version writes it (path.Join(prefix, "v2", name), a leading '/' dropped by v0.28.4's S3
 client: tests/test_bstore_diff.c m_written), when it has credentials.
 
 After every operation, from the bucket's listing and the store's and Job runner's records
@@ -294,6 +295,7 @@ class World:
         out, err = p.stdout.read(), p.stderr.read()
         if p.wait(timeout=60) == 0 and out:
             self.live[(ns, name)] = self.incarnation(out.strip(), spell)
+            self.members(ns, name)
             self.stats["admitted"] += 1
             if ns == self.unselected:
                 self.violations.append(f"Etcd {ns}/{name} of the namespace the bucket does "
@@ -451,12 +453,70 @@ class World:
             return None, None
         return self.rng.choices(free, [1 if n == self.unselected else 3 for n, _ in free])[0]
 
+    def members(self, ns, name):
+        """The Etcd's StatefulSet and its member pod, Running, as the StatefulSet controller and
+        the kubelet make them (tests/lib/controller.sh's ctl_members): a BackupEntry's deletion
+        deletes only what was written once warden-controller saw a member running. They stay
+        when the Etcd goes (no owner): an Etcd created again of that name runs them again."""
+        labels = {"app.kubernetes.io/part-of": name,
+                  "app.kubernetes.io/component": "etcd-statefulset"}
+        mount = [{"name": name, "mountPath": "/var/etcd/data"}]
+        spec = {"containers": [
+            {"name": "etcd", "image": "etcd-wrapper:v0.4.2", "args": ["start-etcd"],
+             "volumeMounts": mount},
+            {"name": "backup-restore", "image": "etcdbrctl:v0.34.0", "args": ["server"],
+             "ports": [{"name": "server", "containerPort": 8080}], "volumeMounts": mount}]}
+        sts = {"apiVersion": "apps/v1", "kind": "StatefulSet",
+               "metadata": {"name": name, "namespace": ns},
+               "spec": {"replicas": 1, "serviceName": name + "-peer",
+                        "selector": {"matchLabels": labels},
+                        "template": {"metadata": {"labels": labels}, "spec": spec},
+                        "volumeClaimTemplates": [{"metadata": {"name": name}, "spec": {
+                            "accessModes": ["ReadWriteOnce"],
+                            "resources": {"requests": {"storage": "1Gi"}}}}]}}
+        r = self.kubectl("apply", "-f", "-", "-o", "jsonpath={.metadata.uid}",
+                         stdin=json.dumps(sts))
+        if r.returncode != 0:
+            raise RuntimeError(f"StatefulSet {ns}/{name}: {r.stderr.strip()}")
+        pod = {"apiVersion": "v1", "kind": "Pod",
+               "metadata": {"name": name + "-0", "namespace": ns, "labels": labels,
+                            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet",
+                                                 "name": name, "uid": r.stdout.strip(),
+                                                 "controller": True}]},
+               "spec": dict(spec, volumes=[{"name": name, "persistentVolumeClaim": {
+                   "claimName": f"{name}-{name}-0"}}])}
+        r = self.kubectl("create", "-f", "-", stdin=json.dumps(pod))
+        if r.returncode != 0 and "already exists" not in r.stderr:
+            raise RuntimeError(f"pod {ns}/{name}-0: {r.stderr.strip()}")
+        r = self.kubectl("-n", ns, "patch", "pod", name + "-0", "--subresource=status",
+                         "--type", "merge", "-p",
+                         '{"status":{"phase":"Running","podIP":"10.96.0.10"}}')
+        if r.returncode != 0:
+            raise RuntimeError(f"pod {ns}/{name}-0 status: {r.stderr.strip()}")
+
+    def seen(self):
+        """(ns, name, uid, prefix) of every BackupEntry that recorded a running member."""
+        r = self.kubectl("get", "backupentries", "-o", "json")
+        if r.returncode != 0:
+            raise RuntimeError(f"list BackupEntries: {r.stderr.strip()}")
+        return {(e["spec"]["etcd"]["namespace"], e["spec"]["etcd"]["name"],
+                 e["spec"]["etcd"].get("uid", ""), e["spec"].get("prefix", ""))
+                for e in json.loads(r.stdout)["items"] if e["spec"].get("membersSeenAt")}
+
     def write(self):
-        """Every running sidecar with credentials writes a full snapshot, as its version does."""
+        """Every running sidecar with credentials writes a full snapshot, as its version does,
+        once warden-controller recorded one of its members running in its entry."""
         base = f"{os.environ['S3_URL']}/{os.environ['BUCKET']}"
         now = time.time()
+        seen = None
         for (ns, name), inc in sorted(self.live.items()):
             if not inc["creds"] or now < inc["from"]:
+                continue
+            if not inc.get("seen"):
+                seen = self.seen() if seen is None else seen
+                if (ns, name, inc["uid"], inc["spell"]["prefix"]) in seen:
+                    inc["seen"] = True
+                    inc["from"] = time.time() + 1  # object times have seconds
                 continue
             self.seq += 1
             s = inc["spell"]

@@ -1,7 +1,7 @@
 /*
  * smember - the StatefulSet's own member pods and their backup sidecar's port (see smember.h).
  */
-#include "controller/hibernation/smember.h"
+#include "controller/core/smember.h"
 
 #include <stdarg.h>
 #include <stdio.h>
