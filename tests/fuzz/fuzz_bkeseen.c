@@ -1,6 +1,6 @@
 /*
  * libFuzzer target: where a BackupEntry's deletion window begins (controller/entries/bkeseen.h)
- * and the window the deletion Job gets (controller/entries/bkejob.h), read from an entry the
+ * and the window given to the deletion Job (controller/entries/bkejob.h), read from an entry the
  * API server returns.
  *
  * Input: bytes taken as a BackupEntry (JSON). Properties checked:
