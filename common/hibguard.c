@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/crypto.h"
 #include "common/kjson.h"
 #include "common/ktime.h"
 
@@ -165,4 +166,36 @@ bool hibguard_checked_matches(const char *value, const cJSON *sts)
     if (hibguard_checked_parse(value, uid, sizeof(uid), &g, NULL) != KERR_OK)
         return false;
     return str_is(sts, "metadata.uid", uid) && generation_of(sts) == g;
+}
+
+enum kerr hibguard_store_stamp(const cJSON *etcd, char out[HIBGUARD_STORE_LEN + 1])
+{
+    static const char *const fields[] = { "provider", "container", "prefix", "endpointOverride" };
+    const cJSON *store = kjson_get_obj(etcd, "spec.backup.store");
+    char h[CRYPTO_SHA256_HEX_LEN + 1], *text;
+    cJSON *key;
+    size_t i;
+    enum kerr rc;
+
+    out[0] = '\0';
+    if (!store)
+        return KERR_NOTFOUND;
+    if (!(key = cJSON_CreateArray()))
+        return KERR_NOMEM;
+    /* a list of the fields in a fixed order: no two stores spell the same text */
+    for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+        const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(store, fields[i]));
+
+        cJSON_AddItemToArray(key, v ? cJSON_CreateString(v) : cJSON_CreateNull());
+    }
+    text = cJSON_GetArraySize(key) == (int)i ? cJSON_PrintUnformatted(key) : NULL;
+    cJSON_Delete(key);
+    if (!text)
+        return KERR_NOMEM;
+    rc = crypto_sha256_hex(text, strlen(text), h, NULL);
+    cJSON_free(text);
+    if (rc != KERR_OK)
+        return rc;
+    snprintf(out, HIBGUARD_STORE_LEN + 1, "%.*s", HIBGUARD_STORE_LEN, h);
+    return KERR_OK;
 }

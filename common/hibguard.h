@@ -34,7 +34,11 @@
 #define HIBGUARD_ANN_BREAK_GLASS "etcd-warden.io/allow-scale-down-without-snapshot"
 #define HIBGUARD_ANN_PHASE       "etcd-warden.io/hibernation-phase"
 #define HIBGUARD_ANN_CHECKED     "etcd-warden.io/final-snapshot-checked"
+#define HIBGUARD_ANN_STORE       "etcd-warden.io/final-snapshot-store"
 #define HIBGUARD_PHASE_SCALING   "ScalingDown"
+
+/* A store stamp: hex digits of a sha256 (hibguard_store_stamp). */
+#define HIBGUARD_STORE_LEN 32
 
 /* Longest stamp value: a uid of up to 63 bytes, '/', a generation of up to 19 digits. */
 #define HIBGUARD_CHECKED_MAX 96
@@ -113,5 +117,17 @@ enum kerr hibguard_checked_format(const cJSON *sts, char *buf, size_t size, stru
  * malformed, on either side, is false.
  */
 bool hibguard_checked_matches(const char *value, const cJSON *sts);
+
+/*
+ * The stamp of etcd's backup store (spec.backup.store: provider, container, prefix and
+ * endpointOverride, as written) into out: the first HIBGUARD_STORE_LEN hex digits of their
+ * sha256. warden-controller writes it as HIBGUARD_ANN_STORE with phase ScalingDown when the
+ * final snapshot was checked against the StatefulSet (the same condition as
+ * HIBGUARD_ANN_CHECKED), keeps it while Hibernated and drops it in every other phase; a
+ * member claim of a hibernated Etcd may go only while it names the store the Etcd names now
+ * (a sleep scaled down on break glass, or an Etcd pointed at another store since, has
+ * none that matches). KERR_NOTFOUND (out "") when etcd has no store, KERR_NOMEM.
+ */
+enum kerr hibguard_store_stamp(const cJSON *etcd, char out[HIBGUARD_STORE_LEN + 1]);
 
 #endif

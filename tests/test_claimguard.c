@@ -29,10 +29,13 @@
 #define GLASS_OK \
     "\"etcd-warden.io/allow-scale-down-without-snapshot\":\"2026-11-20T00:00:00Z gone\""
 #define CUT "2026-11-17T10:00:00Z"
-#define ASLEEP(phase)                                                                       \
+/* the stamp of STORE (hibguard_store_stamp): its final snapshot checked and taken there */
+#define STORE_STAMP "\"etcd-warden.io/final-snapshot-store\":\"e577b118d354851af56edfc71c18b330\""
+#define SLEPT(phase)                                                                        \
     "\"etcd-warden.io/hibernation-phase\":\"" phase "\",\"etcd-warden.io/traffic-cut-at\":" \
     "\"" CUT "\""
-#define STORE "\"backup\":{\"store\":{\"container\":\"b\",\"prefix\":\"p\",\"provider\":\"S3\"}}"
+#define ASLEEP(phase) SLEPT(phase) "," STORE_STAMP
+#define STORE         "\"backup\":{\"store\":{\"container\":\"b\",\"prefix\":\"p\",\"provider\":\"S3\"}}"
 /* Etcd shoot/etcd-main at replicas, annotations ann, metadata extra, a backup store or none */
 #define ETCD_R(replicas, ann, extra, backup)                                                \
     "{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"etcd-main\",\"uid\":\"uid-e\"" extra \
@@ -94,6 +97,13 @@ static const struct row rows[] = {
     { "hibernated with the final snapshot, etcd-druid, guard only", GUARD, "DELETE",
       "etcd-main-etcd-main-2", DRUID, ETCD_R(0, ASLEEP("Hibernated"), "", "," STORE), STS_OLD,
       SNAPSHOT_AFTER, "", 0, 1, "" },
+    { "scaled down unchecked (its glass used): no final snapshot record", GUARD, "DELETE",
+      "etcd-main-etcd-main-0", PERSON, ETCD(SLEPT("Hibernated")), STS_OLD, SNAPSHOT_AFTER, "", 0, 0,
+      "scaled down without a final snapshot checked against its last write" },
+    { "the store moved since the final snapshot", GUARD, "DELETE", "etcd-main-etcd-main-0", PERSON,
+      ETCD(SLEPT("Hibernated") ",\"etcd-warden.io/final-snapshot-store\":"
+                               "\"0123456789abcdef0123456789abcdef\""),
+      STS_OLD, SNAPSHOT_AFTER, "", 0, 0, "taken for another backup store" },
     { "hibernated, the snapshot before the cut", GUARD, "DELETE", "etcd-main-etcd-main-0", PERSON,
       ETCD(ASLEEP("Hibernated")), STS_OLD, SNAPSHOT_BEFORE, "", 0, 0,
       "no full snapshot EtcdOpsTask of it has Succeeded since its traffic cut at " CUT },

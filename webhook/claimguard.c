@@ -73,6 +73,15 @@ static void sleep_problem(const struct lookup_etcd *etcd, char *why, size_t size
     else if (etcd->cut_rc != KERR_OK)
         snprintf(why, size, "its hibernation has no valid traffic cut (annotation %s)",
                  HIBGUARD_ANN_CUT_AT);
+    else if (!etcd->snapshot_store[0])
+        snprintf(why, size,
+                 "it was scaled down without a final snapshot checked against its last write "
+                 "(no annotation %s: break glass, or an earlier version)",
+                 HIBGUARD_ANN_STORE);
+    else if (strcmp(etcd->snapshot_store, etcd->store) != 0)
+        snprintf(why, size,
+                 "its final snapshot was taken for another backup store than the one it "
+                 "names now (spec.backup.store changed since): its wake would not restore it");
 }
 
 /*

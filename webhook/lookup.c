@@ -132,6 +132,11 @@ enum kerr lookup_etcd_from_json(const cJSON *etcd, struct lookup_etcd *out, stru
     out->protection_disabled = has_key(ann, LOOKUP_ANN_DISABLE_PROTECTION);
     out->runtime_disabled = has_key(ann, LOOKUP_ANN_DISABLE_RUNTIME);
     out->has_backup_store = kjson_get_obj(etcd, "spec.backup.store") != NULL;
+    if (hibguard_store_stamp(etcd, out->store) == KERR_NOMEM)
+        return kerr_set(err, KERR_NOMEM, NULL);
+    phase = lookup_map_get(ann, HIBGUARD_ANN_STORE);
+    if (phase && strlen(phase) == HIBGUARD_STORE_LEN)
+        snprintf(out->snapshot_store, sizeof(out->snapshot_store), "%s", phase);
     if (!int32_field(etcd, "spec.replicas", -1, &out->replicas))
         out->replicas = -1;
     out->deleting = lookup_meta_deleting(etcd);
@@ -236,12 +241,32 @@ static int project_etcd_status(cJSON *root, const cJSON *etcd)
     return 0;
 }
 
+/* spec.backup.store of etcd into root with the fields of its stamp only; -1 on NOMEM. */
+static int project_store(cJSON *root, const cJSON *etcd)
+{
+    static const char *const fields[] = { "provider", "container", "prefix", "endpointOverride" };
+    const cJSON *src = kjson_get_obj(etcd, "spec.backup.store");
+    cJSON *dst;
+    size_t i;
+
+    if (kjson_set(root, "spec.backup.store", cJSON_CreateObject(), NULL) ||
+        !(dst = (cJSON *)kjson_get_obj(root, "spec.backup.store")))
+        return -1;
+    for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+        if (copy_member(dst, src, fields[i]))
+            return -1;
+    return 0;
+}
+
 cJSON *lookup_etcd_project(const cJSON *etcd)
 {
-    static const char *const keep[] = {
-        LOOKUP_ANN_DISABLE_PROTECTION, LOOKUP_ANN_DISABLE_RUNTIME, HIBGUARD_ANN_CUT_AT,
-        HIBGUARD_ANN_BREAK_GLASS,      HIBGUARD_ANN_PHASE,         HIBGUARD_ANN_CHECKED
-    };
+    static const char *const keep[] = { LOOKUP_ANN_DISABLE_PROTECTION,
+                                        LOOKUP_ANN_DISABLE_RUNTIME,
+                                        HIBGUARD_ANN_CUT_AT,
+                                        HIBGUARD_ANN_BREAK_GLASS,
+                                        HIBGUARD_ANN_PHASE,
+                                        HIBGUARD_ANN_CHECKED,
+                                        HIBGUARD_ANN_STORE };
     const cJSON *ann = lookup_meta_map(etcd, "annotations");
     cJSON *root = cJSON_CreateObject(), *meta, *a = NULL;
     size_t i;
@@ -262,8 +287,8 @@ cJSON *lookup_etcd_project(const cJSON *etcd)
         if (copy_member(a, ann, keep[i]))
             goto fail;
     }
-    if (kjson_get_obj(etcd, "spec.backup.store") &&
-        kjson_set(root, "spec.backup.store", cJSON_CreateObject(), NULL))
+    /* the store's fields its stamp is made of (hibguard_store_stamp) */
+    if (kjson_get_obj(etcd, "spec.backup.store") && project_store(root, etcd))
         goto fail;
     /* the member range of its claims (webhook/claimguard.h) */
     if (kjson_has(etcd, "spec.replicas") &&

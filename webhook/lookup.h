@@ -44,18 +44,21 @@
 /* What the decisions need of a live Etcd. */
 struct lookup_etcd {
     char uid[LOOKUP_UID_MAX + 1];
-    int protection_disabled;   /* has LOOKUP_ANN_DISABLE_PROTECTION */
-    int runtime_disabled;      /* has LOOKUP_ANN_DISABLE_RUNTIME */
-    int reconcile_in_progress; /* lastOperation Reconcile in Processing|Error|Requeue */
-    int deletion_in_progress;  /* lastOperation Delete in Processing|Error|Requeue */
-    int deleting;              /* metadata.deletionTimestamp set */
-    int restoring;             /* has label LOOKUP_LABEL_RESTORING */
-    int has_backup_store;      /* spec.backup.store is an object */
-    int64_t replicas;          /* spec.replicas; -1 when absent or not an int32 at least 0 */
-    enum kerr cut_rc;          /* hibguard_cut_at: KERR_OK, KERR_NOTFOUND or KERR_PARSE */
-    time_t cut_at;             /* the traffic cut when cut_rc is KERR_OK */
-    int cut_current;           /* the phase annotation says a sleep is under way (hibguard) */
-    char phase[32];            /* HIBGUARD_ANN_PHASE, cut to fit ("" when absent) */
+    int protection_disabled;            /* has LOOKUP_ANN_DISABLE_PROTECTION */
+    int runtime_disabled;               /* has LOOKUP_ANN_DISABLE_RUNTIME */
+    int reconcile_in_progress;          /* lastOperation Reconcile in Processing|Error|Requeue */
+    int deletion_in_progress;           /* lastOperation Delete in Processing|Error|Requeue */
+    int deleting;                       /* metadata.deletionTimestamp set */
+    int restoring;                      /* has label LOOKUP_LABEL_RESTORING */
+    int has_backup_store;               /* spec.backup.store is an object */
+    char store[HIBGUARD_STORE_LEN + 1]; /* hibguard_store_stamp ("" without one) */
+    char snapshot_store[HIBGUARD_STORE_LEN + 1]; /* HIBGUARD_ANN_STORE ("" when absent or
+                                                    not a stamp) */
+    int64_t replicas; /* spec.replicas; -1 when absent or not an int32 at least 0 */
+    enum kerr cut_rc; /* hibguard_cut_at: KERR_OK, KERR_NOTFOUND or KERR_PARSE */
+    time_t cut_at;    /* the traffic cut when cut_rc is KERR_OK */
+    int cut_current;  /* the phase annotation says a sleep is under way (hibguard) */
+    char phase[32];   /* HIBGUARD_ANN_PHASE, cut to fit ("" when absent) */
     char checked[HIBGUARD_CHECKED_MAX]; /* HIBGUARD_ANN_CHECKED ("" when absent, "?" when
                                            longer than a stamp can be) */
     int break_glass;                    /* has HIBGUARD_ANN_BREAK_GLASS */

@@ -21,9 +21,13 @@
 #define PTR_MAX           1024u
 
 static const char *const state_keys[] = {
-    HIBGUARD_ANN_CUT_AT,      HIBGUARD_ANN_PHASE,
-    HIBGUARD_ANN_CHECKED,     "etcd-warden.io/hibernation-condition",
-    ANN_SUSPEND_ADDED,        "etcd-warden.io/restore-progress",
+    HIBGUARD_ANN_CUT_AT,
+    HIBGUARD_ANN_PHASE,
+    HIBGUARD_ANN_CHECKED,
+    HIBGUARD_ANN_STORE,
+    "etcd-warden.io/hibernation-condition",
+    ANN_SUSPEND_ADDED,
+    "etcd-warden.io/restore-progress",
     LOOKUP_ANN_STATUS_BACKUP,
 };
 

@@ -42,6 +42,7 @@
 #define TOGGLES_STATE_KEYS                                                 \
     "etcd-warden.io/traffic-cut-at, etcd-warden.io/hibernation-phase, "    \
     "etcd-warden.io/final-snapshot-checked, "                              \
+    "etcd-warden.io/final-snapshot-store, "                                \
     "etcd-warden.io/hibernation-condition, etcd-warden.io/suspend-added, " \
     "etcd-warden.io/restore-progress, etcd-warden.io/status-backup-exists"
 

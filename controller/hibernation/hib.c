@@ -402,15 +402,24 @@ static enum kerr perform(const struct hib_env *env, struct round *r, const struc
          * webhook admits a scale to 0 on the snapshot only for it); any other phase drops it;
          * a new cycle starts without the cut time of the last one.
          */
-        const char *kv[6] = { HIB_ANN_PHASE,   hibplan_phase_name(s->phase),
+        const char *kv[8] = { HIB_ANN_PHASE,   hibplan_phase_name(s->phase),
                               HIB_ANN_CHECKED, NULL,
+                              HIB_ANN_STORE,   NULL,
                               HIB_ANN_CUT_AT,  NULL };
-        int n = 2;
+        char store[HIBGUARD_STORE_LEN + 1];
+        int n = 3;
 
-        if (s->phase == HIBPLAN_SCALING && checked_stamp(env, r))
+        /* with the stamp, the store the checked final snapshot is in (the claims' rule);
+         * kept while Hibernated, dropped in any other phase */
+        if (s->phase == HIBPLAN_SCALING && checked_stamp(env, r)) {
             kv[3] = r->checked;
+            if (hibguard_store_stamp(r->etcd, store) == KERR_OK)
+                kv[5] = store;
+        }
+        if (s->phase == HIBPLAN_HIBERNATED)
+            kv[5] = etcdspec_annotation(r->etcd, HIB_ANN_STORE);
         if (s->phase == HIBPLAN_CUTTING && r->v.cut_at)
-            n = 3;
+            n = 4;
         rc = hib_patch_etcd(env, r, n, kv, err);
         if (rc == KERR_OK)
             hib_phase_event(env, r, s->phase);

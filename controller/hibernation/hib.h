@@ -102,6 +102,7 @@ struct ev_recorder; /* common/events.h */
 #define HIB_ANN_CUT_AT        HIBGUARD_ANN_CUT_AT
 #define HIB_ANN_BREAK_GLASS   HIBGUARD_ANN_BREAK_GLASS
 #define HIB_ANN_CHECKED       HIBGUARD_ANN_CHECKED
+#define HIB_ANN_STORE         HIBGUARD_ANN_STORE
 #define HIB_LABEL_TASK_OF     "etcd-warden.io/final-snapshot-of"
 #define HIB_MAX_STEPS         24
 /*

@@ -106,8 +106,10 @@ enum kerr hib_void_cut(const struct hib_env *env, struct round *r, struct kerr_i
     int checked = r->v.phase == HIBPLAN_SCALING && r->v.sts_present && r->v.sts_spec > 0 &&
                   r->v.svc != HIBPLAN_SVC_OPEN && !r->v.cut_forged;
     int awake = r->v.phase == HIBPLAN_HIBERNATED || checked;
-    const char *kv[] = { HIB_ANN_CUT_AT, NULL,          HIB_ANN_CHECKED,
-                         NULL,           HIB_ANN_PHASE, hibplan_phase_name(HIBPLAN_WAKING) };
+    const char *kv[] = {
+        HIB_ANN_CUT_AT, NULL, HIB_ANN_CHECKED, NULL,
+        HIB_ANN_STORE,  NULL, HIB_ANN_PHASE,   hibplan_phase_name(HIBPLAN_WAKING)
+    };
     char was[64], msg[768];
     enum kerr rc;
 
@@ -145,7 +147,7 @@ enum kerr hib_void_cut(const struct hib_env *env, struct round *r, struct kerr_i
                  "%s=%s on the Etcd is not the cut warden-controller recorded (%s): removed, a "
                  "new cut time is written",
                  HIB_ANN_CUT_AT, was, rec ? rec : "none");
-    rc = hib_patch_etcd(env, r, awake ? 3 : 2, kv, err);
+    rc = hib_patch_etcd(env, r, awake ? 4 : 3, kv, err);
     if (rc == KERR_OK)
         ev_log_emitf(env->events, r->etcd, EV_WARNING, awake ? "AwakeAgain" : "TrafficCutVoided",
                      "Hibernation", "%s", msg);
