@@ -591,3 +591,39 @@ enum kerr pclaim_restores(struct k8s_client *k, const char *lease_ns, const stru
     cJSON_Delete(lease);
     return KERR_OK;
 }
+
+enum kerr pclaim_admitted(struct k8s_client *k, const char *lease_ns, const char *store,
+                          const char *prefix, const struct pclaim *own, time_t before,
+                          struct pclaim_other *o, struct kerr_info *err)
+{
+    const cJSON *at;
+    cJSON *lease = NULL, *rec, *r;
+    char name[64];
+    time_t now = time(NULL);
+    enum kerr rc;
+
+    o->what[0] = o->ns[0] = o->refused[0] = '\0';
+    pclaim_lease_name(store, name, sizeof(name));
+    rc = k8s_get(k, &res_lease, lease_ns, name, NULL, &lease, err);
+    if (rc == KERR_NOTFOUND) {
+        kerr_clear(err);
+        return KERR_OK;
+    }
+    if (rc != KERR_OK)
+        return rc;
+    rec = pclaim_records(lease);
+    cJSON_ArrayForEach (r, rec) {
+        if (!cJSON_IsObject(r) || !live(r, now) ||
+            !bstore_overlap(store, prefix, str(r, "prefix")) ||
+            (is_restore(r) && !restore_claims(k, r)))
+            continue;
+        at = cJSON_GetObjectItemCaseSensitive(r, "at");
+        if (own && same_owner(r, own) && at->valuedouble < (double)before)
+            continue; /* the admission of the Etcd that is gone, not of one created again */
+        describe(r, o);
+        break;
+    }
+    cJSON_Delete(rec);
+    cJSON_Delete(lease);
+    return KERR_OK;
+}

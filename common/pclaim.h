@@ -147,6 +147,19 @@ void pclaim_conflict(const cJSON *rec, const struct pclaim *c, time_t now, struc
 enum kerr pclaim_restores(struct k8s_client *k, const char *lease_ns, const struct pclaim *c,
                           struct pclaim_other *o, struct kerr_info *err);
 
+/*
+ * Read-only: the first record of store's Lease that still counts (an admission within
+ * PCLAIM_TTL_S, a copy starting, a restore target in flight) and overlaps prefix, whoever
+ * owns it, into *o (o->what "" when none): a deletion of prefix waits for it, since an Etcd
+ * admitted and not stored yet (another validating webhook still holding its request) is in
+ * no list of the API server. A record of own (NULL: none; its kind, namespace and name)
+ * made before before (Unix seconds) does not count: the admission of what is being deleted.
+ * Errors when the Lease could not be read (the caller must not delete).
+ */
+enum kerr pclaim_admitted(struct k8s_client *k, const char *lease_ns, const char *store,
+                          const char *prefix, const struct pclaim *own, time_t before,
+                          struct pclaim_other *o, struct kerr_info *err);
+
 /* The records of lease (its PCLAIM_ANNOTATION parsed; a new array, OWNED by the caller; a
  * missing or unreadable annotation: none). */
 cJSON *pclaim_records(const cJSON *lease);

@@ -420,6 +420,27 @@ enum kerr claims_take(struct k8s_client *k, const struct pclaim *c, const char *
     return KERR_OK;
 }
 
+enum kerr claims_find_admitted(struct k8s_client *k, const struct bstore_claim *c,
+                               const char *etcd_ns, const char *etcd_name, time_t gone_at,
+                               char why[CLAIMS_WHY_MAX], struct kerr_info *err)
+{
+    const char *lease_ns = k8s_client_namespace(k);
+    struct pclaim own = {
+        etcd_ns ? etcd_ns : "", etcd_name ? etcd_name : "", NULL, NULL, NULL, NULL, NULL, NULL, NULL
+    };
+    struct pclaim_other o;
+    enum kerr rc;
+
+    why[0] = '\0';
+    if (!lease_ns || !*lease_ns)
+        return kerr_set(err, KERR_INVAL, "no namespace for the claim Leases");
+    rc = pclaim_admitted(k, lease_ns, c->key, c->prefix, &own, gone_at, &o, err);
+    if (rc != KERR_OK)
+        return kerr_wrap(err, "reading the claim Lease of %s", c->key);
+    snprintf(why, CLAIMS_WHY_MAX, "%s", o.what);
+    return KERR_OK;
+}
+
 enum kerr claims_entry_name(const struct bstore_claim *c, char out[KNAME_SUBDOMAIN_MAX + 1])
 {
     char hash[CRYPTO_SHA256_HEX_LEN + 1], base[128], *id;

@@ -30,6 +30,7 @@
 #define CONTROLLER_CLAIMS_H
 
 #include <stddef.h>
+#include <time.h>
 
 #include <cJSON.h>
 
@@ -135,6 +136,17 @@ void claims_find_deleting_in(const cJSON *entries, const struct bstore_claim *c,
 struct pclaim;
 enum kerr claims_take(struct k8s_client *k, const struct pclaim *c, const char *viewer_ns,
                       char why[CLAIMS_WHY_MAX], struct kerr_info *err);
+
+/*
+ * The first claim recorded in c's store's claim Lease (common/pclaim's pclaim_admitted: an
+ * Etcd or EtcdRestore target admitted and maybe not stored yet, a copy starting) overlapping
+ * c, described into why ("" when none), but the admission of Etcd etcd_ns/etcd_name made
+ * before gone_at (Unix seconds; 0: every record counts). A deletion of c waits for it. An
+ * error (the Lease cannot be read) is returned: the caller deletes nothing.
+ */
+enum kerr claims_find_admitted(struct k8s_client *k, const struct bstore_claim *c,
+                               const char *etcd_ns, const char *etcd_name, time_t gone_at,
+                               char why[CLAIMS_WHY_MAX], struct kerr_info *err);
 
 /*
  * The BackupEntry name of claim c into out: the canonical prefix as a name, "--" and 8 hex

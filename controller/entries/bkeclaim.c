@@ -4,10 +4,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/blocal.h"
 #include "common/crypto.h"
 #include "common/kjson.h"
+#include "common/ktime.h"
 #include "common/lsel.h"
 #include "common/proc.h"
 #include "controller/core/claims.h"
@@ -130,10 +132,27 @@ int bkeclaim_owner(const struct bke_ctx *x, const char *ename, const cJSON *etcd
     return r;
 }
 
+/* When entry's Etcd was seen gone or being deleted, the later (Unix seconds; 0: unknown). */
+static time_t gone_at(const cJSON *entry)
+{
+    static const char *const paths[] = { "spec.etcdDeletedAt", "spec.etcdDeletionTimestamp" };
+    struct timespec t;
+    time_t at = 0;
+    size_t i;
+
+    for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+        if (kjson_get_str(entry, paths[i]) &&
+            ktime_parse(kjson_get_str(entry, paths[i]), &t, NULL) == KERR_OK && t.tv_sec > at)
+            at = t.tv_sec;
+    return at;
+}
+
 /*
  * Why entry's deletion may not start now, into why (CLAIMS_WHY_MAX + 256 bytes; "" when it
  * may): its prefix is the whole container, or another owner's claim overlaps it, or an
- * EtcdRestore in flight reads from it (its source), as read from the API server now.
+ * EtcdRestore in flight reads from it (its source), as read from the API server now, or a
+ * claim recorded in the store's claim Lease overlaps it (an Etcd admitted and not stored yet:
+ * one created again to reattach, which the API server stores once every webhook answered).
  */
 enum kerr bkeclaim_deletion_blocked(const struct bke_ctx *x, const struct bke_bucket *b,
                                     const cJSON *entry, char *why, size_t n, struct kerr_info *err)
@@ -172,6 +191,16 @@ enum kerr bkeclaim_deletion_blocked(const struct bke_ctx *x, const struct bke_bu
     else if (rc == KERR_OK && (rc = claims_find_readers(x->client, &c, other, err)) == KERR_OK &&
              *other)
         snprintf(why, n, "deletion of prefix \"%s\" postponed: it overlaps %s", prefix, other);
+    /* last: an admission recorded and not stored yet (the claim Lease) */
+    else if (rc == KERR_OK &&
+             (rc = claims_find_admitted(x->client, &c, str_or_empty(entry, "spec.etcd.namespace"),
+                                        str_or_empty(entry, "spec.etcd.name"), gone_at(entry),
+                                        other, err)) == KERR_OK &&
+             *other)
+        snprintf(why, n,
+                 "deletion of prefix \"%s\" postponed: it overlaps %s, admitted and recorded in "
+                 "the claim Lease",
+                 prefix, other);
     bstore_claim_release(&c);
     return rc;
 }
