@@ -819,3 +819,40 @@ Test(ebk_kubesim, retained_backup_without_a_copy_job_goes_without_an_entry)
     cr_assert_null(cfix_get(&fx, &RES_ENTRY, name), "no copy was written: no entry");
     cr_assert_str_eq(phase_of(ph, sizeof(ph)), "(gone)");
 }
+
+Test(ebk_kubesim, a_copy_never_read_is_deleted_up_to_its_jobs_deadline)
+{
+    struct kerr_info err = { 0 };
+    char deadline[KTIME_LEN + 1], since[64];
+    struct timespec at;
+    const char *before;
+    cJSON *b, *job;
+
+    world("S3");
+    step();
+    /* no snapshot named by the task: the copy writes the latest full, whatever its name */
+    put_status(&ETCDSPEC_RES_OPSTASK, "b1",
+               "{\"state\":\"Succeeded\",\"lastOperation\":{\"description\":\"Snapshot taken\","
+               "\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}}");
+    step();
+    OK(k8s_delete(fx.c, &RES_JOB, CFIX_NS, "b1--copy", NULL, NULL, &err));
+    step();
+    b = cfix_get(&fx, &EBK_RES_BACKUP, "b1");
+    cr_assert_str_eq(jsonfix_str(b, "status.phase"), "Failed");
+    OK(ktime_parse(jsonfix_str(b, "status.copyStartedAt"), &at, &err));
+    OK(ktime_format(at.tv_sec + PODJOB_COPY_DEADLINE_S, deadline));
+    snprintf(since, sizeof(since), "--written-since=%s", jsonfix_str(b, "status.copyStartedAt"));
+    OK(k8s_delete(fx.c, &EBK_RES_BACKUP, CFIX_NS, "b1", NULL, NULL, &err));
+    step();
+    job = cfix_get(&fx, &RES_JOB, "b1--delete-copy");
+    cr_assert_not_null(job, "what the copy may have written is deleted");
+    cr_assert_str_eq(arg_of(job, "--store-prefix="), "--store-prefix=copies/main");
+    cr_assert_str_eq(arg_of(job, "--written-since="), since);
+    /* the Pod of a Job deleted unread may have written after the failure: until the deadline */
+    before = arg_of(job, "--written-before=");
+    cr_assert_not_null(before);
+    cr_assert(not_before(before + strlen("--written-before="), deadline), "%s before %s", before,
+              deadline);
+    cJSON_Delete(job);
+    cJSON_Delete(b);
+}
