@@ -14,11 +14,13 @@
 #include "common/k8s.h"
 #include "common/bstore.h"
 #include "common/kjson.h"
+#include "common/ktime.h"
 #include "common/pclaim.h"
 #include "controller/backups/cpjob.h"
 #include "controller/backups/ebk.h"
 #include "controller/core/claims.h"
 #include "controller/core/etcdspec.h"
+#include "controller/core/podjob.h"
 #include "tests/support/cfix.h"
 #include "tests/support/jsonfix.h"
 #include "tests/support/ksimfix.h"
@@ -730,5 +732,127 @@ Test(ebk_kubesim, retained_copy_whose_entry_cannot_be_made_keeps_the_backup)
     cr_assert_not_null(b, "the finalizer stays while no entry claims the copy");
     cr_assert(strstr(jsonfix_str(b, "status.deletionError"), "another owner"), "%s",
               jsonfix_str(b, "status.deletionError"));
+    cJSON_Delete(b);
+}
+
+/* 1 when RFC 3339 time a is at or after b. */
+static int not_before(const char *a, const char *b)
+{
+    struct timespec ta, tb;
+
+    return ktime_parse(a, &ta, NULL) == KERR_OK && ktime_parse(b, &tb, NULL) == KERR_OK &&
+           ta.tv_sec >= tb.tv_sec;
+}
+
+Test(ebk_kubesim, retained_copy_never_read_is_handed_to_a_backup_entry)
+{
+    struct kerr_info err = { 0 };
+    char ph[32], name[KNAME_SUBDOMAIN_MAX + 1], deadline[KTIME_LEN + 1];
+    struct timespec at;
+    cJSON *b, *e;
+
+    world("S3");
+    b = cfix_get(&fx, &EBK_RES_BACKUP, "b1");
+    kjson_set_str(b, "spec.deletionPolicy", "Retain", NULL);
+    OK(k8s_update(fx.c, &EBK_RES_BACKUP, CFIX_NS, "b1", b, NULL, NULL, &err));
+    cJSON_Delete(b);
+    step();
+    task_succeeded();
+    step();
+    cr_assert_str_eq(phase_of(ph, sizeof(ph)), "Uploading");
+    /* the copy Job ran and went while the controller was away: its result is never read */
+    OK(k8s_delete(fx.c, &RES_JOB, CFIX_NS, "b1--copy", NULL, NULL, &err));
+    step();
+    b = cfix_get(&fx, &EBK_RES_BACKUP, "b1");
+    cr_assert_str_eq(jsonfix_str(b, "status.phase"), "Failed");
+    cr_assert_null(kjson_get_str(b, "status.destinationKey"));
+    OK(ktime_parse(jsonfix_str(b, "status.copyStartedAt"), &at, &err));
+    OK(ktime_format(at.tv_sec + PODJOB_COPY_DEADLINE_S, deadline));
+    OK(k8s_delete(fx.c, &EBK_RES_BACKUP, CFIX_NS, "b1", NULL, NULL, &err));
+    step();
+    cr_assert_null(cfix_get(&fx, &RES_JOB, "b1--delete-copy"), "Retain: nothing is deleted");
+    copy_entry_name(name);
+    e = cfix_get(&fx, &RES_ENTRY, name);
+    cr_assert_not_null(e, "what the copy may have written is claimed by BackupEntry %s", name);
+    cr_assert_str_eq(jsonfix_str(e, "spec.etcd.namespace"), CFIX_NS);
+    cr_assert_str_eq(jsonfix_str(e, "spec.etcd.name"), "main");
+    cr_assert_str_eq(jsonfix_str(e, "spec.prefix"), "copies/main");
+    /* the window: the copy's start to the later of its failure and its Job's deadline */
+    cr_assert_str_eq(jsonfix_str(e, "spec.claimedAt"), jsonfix_str(b, "status.copyStartedAt"));
+    cr_assert(not_before(jsonfix_str(e, "spec.etcdDeletedAt"), deadline), "%s before %s",
+              jsonfix_str(e, "spec.etcdDeletedAt"), deadline);
+    cr_assert(
+        not_before(jsonfix_str(e, "spec.etcdDeletedAt"), jsonfix_str(b, "status.completionTime")),
+        "%s", jsonfix_str(e, "spec.etcdDeletedAt"));
+    cr_assert_str_eq(phase_of(ph, sizeof(ph)), "(gone)", "the finalizer goes once the entry is");
+    cJSON_Delete(e);
+    cJSON_Delete(b);
+}
+
+Test(ebk_kubesim, retained_backup_without_a_copy_job_goes_without_an_entry)
+{
+    struct kerr_info err = { 0 };
+    char ph[32], name[KNAME_SUBDOMAIN_MAX + 1];
+    cJSON *b;
+
+    world("S3");
+    b = cfix_get(&fx, &EBK_RES_BACKUP, "b1");
+    kjson_set_str(b, "spec.deletionPolicy", "Retain", NULL);
+    OK(k8s_update(fx.c, &EBK_RES_BACKUP, CFIX_NS, "b1", b, NULL, NULL, &err));
+    cJSON_Delete(b);
+    /* a Job of the copy's name that is not b1's: b1 fails before making one */
+    create_text(&RES_JOB, "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":"
+                          "{\"name\":\"b1--copy\"},\"spec\":{\"template\":{\"spec\":"
+                          "{\"containers\":[{\"name\":\"x\",\"image\":\"x\"}],"
+                          "\"restartPolicy\":\"Never\"}}}}");
+    step();
+    task_succeeded();
+    step();
+    b = cfix_get(&fx, &EBK_RES_BACKUP, "b1");
+    cr_assert_str_eq(jsonfix_str(b, "status.phase"), "Failed");
+    cr_assert_null(kjson_get_str(b, "status.jobName"));
+    cr_assert_null(kjson_get_str(b, "status.copyStartedAt"));
+    cJSON_Delete(b);
+    OK(k8s_delete(fx.c, &EBK_RES_BACKUP, CFIX_NS, "b1", NULL, NULL, &err));
+    step();
+    copy_entry_name(name);
+    cr_assert_null(cfix_get(&fx, &RES_ENTRY, name), "no copy was written: no entry");
+    cr_assert_str_eq(phase_of(ph, sizeof(ph)), "(gone)");
+}
+
+Test(ebk_kubesim, a_copy_never_read_is_deleted_up_to_its_jobs_deadline)
+{
+    struct kerr_info err = { 0 };
+    char deadline[KTIME_LEN + 1], since[64];
+    struct timespec at;
+    const char *before;
+    cJSON *b, *job;
+
+    world("S3");
+    step();
+    /* no snapshot named by the task: the copy writes the latest full, whatever its name */
+    put_status(&ETCDSPEC_RES_OPSTASK, "b1",
+               "{\"state\":\"Succeeded\",\"lastOperation\":{\"description\":\"Snapshot taken\","
+               "\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}}");
+    step();
+    OK(k8s_delete(fx.c, &RES_JOB, CFIX_NS, "b1--copy", NULL, NULL, &err));
+    step();
+    b = cfix_get(&fx, &EBK_RES_BACKUP, "b1");
+    cr_assert_str_eq(jsonfix_str(b, "status.phase"), "Failed");
+    OK(ktime_parse(jsonfix_str(b, "status.copyStartedAt"), &at, &err));
+    OK(ktime_format(at.tv_sec + PODJOB_COPY_DEADLINE_S, deadline));
+    snprintf(since, sizeof(since), "--written-since=%s", jsonfix_str(b, "status.copyStartedAt"));
+    OK(k8s_delete(fx.c, &EBK_RES_BACKUP, CFIX_NS, "b1", NULL, NULL, &err));
+    step();
+    job = cfix_get(&fx, &RES_JOB, "b1--delete-copy");
+    cr_assert_not_null(job, "what the copy may have written is deleted");
+    cr_assert_str_eq(arg_of(job, "--store-prefix="), "--store-prefix=copies/main");
+    cr_assert_str_eq(arg_of(job, "--written-since="), since);
+    /* the Pod of a Job deleted unread may have written after the failure: until the deadline */
+    before = arg_of(job, "--written-before=");
+    cr_assert_not_null(before);
+    cr_assert(not_before(before + strlen("--written-before="), deadline), "%s before %s", before,
+              deadline);
+    cJSON_Delete(job);
     cJSON_Delete(b);
 }

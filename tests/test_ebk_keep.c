@@ -133,3 +133,72 @@ Test(ebk_keep, the_copies_of_the_same_etcd_may_share_a_retained_copys_prefix)
     cJSON_Delete(entries);
     cJSON_Delete(b);
 }
+
+/* A Retain backup whose copy Job was made and whose result was never read (the Job deleted
+ * first): Failed, no destinationKey, the copy recorded in its status. */
+static cJSON *unread(const char *completion)
+{
+    char text[1024];
+
+    snprintf(text, sizeof(text),
+             "{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"b\","
+             "\"creationTimestamp\":\"2026-11-01T00:00:00Z\"},"
+             "\"spec\":{\"etcdName\":\"etcd-main\",\"deletionPolicy\":\"Retain\","
+             "\"destination\":{\"provider\":\"aws\",\"container\":\"bkt\",\"prefix\":\"x\"}},"
+             "\"status\":{\"phase\":\"Failed\",\"jobName\":\"b--copy\","
+             "\"startTime\":\"2026-11-02T00:00:00Z\",\"copyStartedAt\":\"2026-11-02T00:01:00Z\","
+             "\"completionTime\":\"%s\","
+             "\"destination\":{\"provider\":\"aws\",\"container\":\"bkt\",\"prefix\":\"x\"}}}",
+             completion);
+    return cJSON_Parse(text);
+}
+
+Test(ebk_keep, a_copy_never_read_is_claimed_until_its_jobs_deadline)
+{
+    struct kerr_info err = { 0 };
+    cJSON *b = unread("2026-11-02T00:05:00Z"), *e = NULL;
+
+    OK(ebk_keep_entry(b, "", &e, &err));
+    /* from the copy's start; its Pod may have written until the Job's deadline, later than the
+     * failure the controller saw */
+    cr_assert_str_eq(kjson_get_str(e, "spec.claimedAt"), "2026-11-02T00:01:00Z");
+    cr_assert_str_eq(kjson_get_str(e, "spec.etcdDeletedAt"), "2026-11-02T02:01:00Z");
+    cJSON_Delete(e);
+    cJSON_Delete(b);
+    /* a failure seen after the deadline: the failure */
+    b = unread("2026-11-02T05:00:00Z");
+    e = NULL;
+    OK(ebk_keep_entry(b, "", &e, &err));
+    cr_assert_str_eq(kjson_get_str(e, "spec.claimedAt"), "2026-11-02T00:01:00Z");
+    cr_assert_str_eq(kjson_get_str(e, "spec.etcdDeletedAt"), "2026-11-02T05:00:00Z");
+    cJSON_Delete(e);
+    cJSON_Delete(b);
+}
+
+Test(ebk_keep, the_copy_window_is_known_only_when_a_copy_job_was_recorded)
+{
+    const char *since;
+    char until[KTIME_LEN + 1];
+    cJSON *b = unread("2026-11-02T00:05:00Z");
+
+    cr_assert_eq(ebk_copy_window(b, &since, until), 1);
+    kjson_delete(b, "status.jobName");
+    cr_assert_eq(ebk_copy_window(b, &since, until), 1, "copyStartedAt alone records the copy");
+    kjson_delete(b, "status.copyStartedAt");
+    cr_assert_eq(ebk_copy_window(b, &since, until), 0, "no copy Job: nothing written");
+    cr_assert_str_eq(since, "2026-11-02T00:00:00Z");
+    kjson_set_str(b, "status.jobName", "b--copy", NULL);
+    cr_assert_eq(ebk_copy_window(b, &since, until), 1, "jobName alone records the copy");
+    /* a copy read back ended when its result was read */
+    kjson_set_str(b, "status.destinationKey", "x/v2/Full-00000000-00000010-1700000000.gz", NULL);
+    kjson_set_str(b, "status.copyStartedAt", "2026-11-02T00:01:00Z", NULL);
+    cr_assert_eq(ebk_copy_window(b, &since, until), 1);
+    cr_assert_str_eq(since, "2026-11-02T00:01:00Z");
+    cr_assert_str_eq(until, "2026-11-02T00:05:00Z");
+    /* an unparsable start: the failure time, never an empty end */
+    kjson_delete(b, "status.destinationKey");
+    kjson_set_str(b, "status.copyStartedAt", "yesterday", NULL);
+    cr_assert_eq(ebk_copy_window(b, &since, until), 1);
+    cr_assert_str_eq(until, "2026-11-02T00:05:00Z");
+    cJSON_Delete(b);
+}

@@ -59,8 +59,11 @@
  * store's earliest deletable time, or a backoff as below when it does not
  * say, an event CopyLocked saying until when; other failures likewise with
  * the backoff of podjob_backoff_ms (status.deletionFailures) and a Warning
- * event DeletionFailed. Without a copy (Retain, Failed, never uploaded)
- * the finalizer is simply removed. A Job of the delete Job's name owned by
+ * event DeletionFailed. With deletionPolicy Retain, whatever a copy Job
+ * recorded in the status may have written (Completed or not: ebk_copy_window)
+ * is handed to a BackupEntry first (controller/backups/ebk_keep.h). Without
+ * a copy Job recorded (failed before one was made) the finalizer is simply
+ * removed. A Job of the delete Job's name owned by
  * another: status deletionError naming it, a Warning event DeletionFailed,
  * looked at again after a backoff; it is never deleted.
  *

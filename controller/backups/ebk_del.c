@@ -103,13 +103,15 @@ static enum kerr foreign(const struct ebk_env *env, const cJSON *b, const char *
 
 /*
  * What the deletion deletes into key (n bytes), with the provenance bounds *since and *before
- * (NULL: none): status.destinationKey, what the copy wrote; else, when its copy Job was made
- * (status.jobName, copyStartedAt) and its result never read, what it may have written: the
- * snapshot it copied in the destination prefix ("<prefix>/v2/<name>", written since the
- * copy's start), or, the name unknown, the prefix's objects written between the copy's start
- * and the backup's end. 0 when there is nothing to delete.
+ * (NULL: none; before is written into until): status.destinationKey, what the copy wrote;
+ * else, when its copy Job was made (status.jobName, copyStartedAt) and its result never read,
+ * what it may have written: the snapshot it copied in the destination prefix
+ * ("<prefix>/v2/<name>", written since the copy's start), or, the name unknown, the prefix's
+ * objects written in the copy's write window (ebk_copy_window). 0 when there is nothing to
+ * delete.
  */
-static int copy_key(const cJSON *b, char *key, size_t n, const char **since, const char **before)
+static int copy_key(const cJSON *b, char *key, size_t n, const char **since, const char **before,
+                    char until[KTIME_LEN + 1])
 {
     const char *prefix = str(b, kjson_has(b, "status.destination") ? "status.destination.prefix"
                                                                    : "spec.destination.prefix");
@@ -121,11 +123,11 @@ static int copy_key(const cJSON *b, char *key, size_t n, const char **since, con
         return snprintf(key, n, "%s", str(b, "status.destinationKey")) < (int)n;
     if (!*str(b, "status.jobName") || !*str(b, "status.copyStartedAt"))
         return 0;
-    *since = str(b, "status.copyStartedAt");
+    (void)ebk_copy_window(b, since, until);
     if (*snap)
         return snprintf(key, n, "%s%sv2/%s", prefix, pl && prefix[pl - 1] != '/' ? "/" : "", snap) <
                (int)n;
-    *before = *str(b, "status.completionTime") ? str(b, "status.completionTime") : NULL;
+    *before = *until ? until : NULL;
     return snprintf(key, n, "%s", prefix) < (int)n;
 }
 
@@ -135,7 +137,7 @@ static enum kerr start(const struct ebk_env *env, const cJSON *b, const char *jn
 {
     const char *ns = str(b, "metadata.namespace"), *next = str(b, "status.nextDeletionAt");
     struct cpjob_delete_spec s = { 0 };
-    char key[1024];
+    char key[1024], until[KTIME_LEN + 1];
     cJSON *job = NULL, *secret = NULL;
     struct timespec at;
     time_t now = time(NULL);
@@ -156,7 +158,7 @@ static enum kerr start(const struct ebk_env *env, const cJSON *b, const char *jn
     s.owner = b;
     /* where the copy was written (status.destination), never where spec.destination now
      * points; a backup written before that was recorded has only spec.destination */
-    (void)copy_key(b, key, sizeof(key), &s.written_since, &s.written_before);
+    (void)copy_key(b, key, sizeof(key), &s.written_since, &s.written_before, until);
     s.store = (struct cpjob_store){ kjson_get_str(b, dst_path(b, "provider")),
                                     kjson_get_str(b, dst_path(b, "container")), key,
                                     kjson_get_str(b, dst_path(b, "endpointOverride")), secret };
@@ -202,10 +204,10 @@ static enum kerr finish(const struct ebk_env *env, const cJSON *b, const cJSON *
     if (s.terminated && s.exit_code == 0 && s.parsed && s.remaining == 0) {
         rc = drop_finalizer(env, b, err);
         if (rc == KERR_OK) {
-            char key[1024];
+            char key[1024], until[KTIME_LEN + 1];
             const char *since, *before;
 
-            (void)copy_key(b, key, sizeof(key), &since, &before);
+            (void)copy_key(b, key, sizeof(key), &since, &before, until);
             ebk_event(env, b, 0, "CopyDeleted", "%s deleted from the destination", key);
             rc = podjob_delete_job(env->client, ns, jname, str(b, "metadata.uid"), err);
         }
@@ -284,21 +286,21 @@ enum kerr ebk_delete_step(const struct ebk_env *env, const cJSON *b, long *reque
 {
     const char *ns = str(b, "metadata.namespace"), *name = str(b, "metadata.name");
     const char *since, *before;
-    char jname[KNAME_LABEL_MAX + 1], key[1024];
+    char jname[KNAME_LABEL_MAX + 1], key[1024], until[KTIME_LEN + 1];
     cJSON *job = NULL;
     enum kerr rc;
 
     if (!has_finalizer(b))
         return KERR_OK;
-    /* nothing in the destination: no copy Job was made (or, Retain, none completed) */
-    if (!copy_key(b, key, sizeof(key), &since, &before) ||
-        (strcmp(str(b, "spec.deletionPolicy"), EBK_POLICY_RETAIN) == 0 &&
-         (strcmp(str(b, "status.phase"), EBK_PHASE_COMPLETED) != 0 ||
-          !*str(b, "status.destinationKey"))))
-        return drop_finalizer(env, b, err);
-    /* Retain: the copy stays, claimed by a BackupEntry before the finalizer goes */
+    /* Retain: whatever a copy Job may have written stays, claimed by a BackupEntry before the
+     * finalizer goes, Completed or not (a copy whose result was never read was written all
+     * the same); no copy Job recorded: nothing in the destination */
     if (strcmp(str(b, "spec.deletionPolicy"), EBK_POLICY_RETAIN) == 0)
-        return retain(env, b, requeue, err);
+        return ebk_copy_window(b, &since, until) ? retain(env, b, requeue, err)
+                                                 : drop_finalizer(env, b, err);
+    /* nothing in the destination: no copy Job was made */
+    if (!copy_key(b, key, sizeof(key), &since, &before, until))
+        return drop_finalizer(env, b, err);
     if (ebk_del_job_name(name, jname) != KERR_OK)
         return kerr_set(err, KERR_INVAL, "no delete Job name for EtcdBackup %s", name);
     rc = k8s_get(env->client, &ETCDSPEC_RES_JOB, ns, jname, NULL, &job, err);

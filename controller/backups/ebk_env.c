@@ -4,10 +4,12 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/events.h"
 #include "common/kjson.h"
 #include "controller/core/etcdspec.h"
+#include "controller/core/podjob.h"
 
 const struct k8s_resource EBK_RES_BACKUP = { "etcd-warden.io", "v1alpha1", "etcdbackups", 1 };
 
@@ -24,6 +26,30 @@ static const char *str(const cJSON *obj, const char *path)
     const char *s = kjson_get_str(obj, path);
 
     return s ? s : "";
+}
+
+int ebk_copy_window(const cJSON *b, const char **since, char until[KTIME_LEN + 1])
+{
+    const char *end = str(b, "status.completionTime");
+    int read = *str(b, "status.destinationKey") != '\0';
+    struct timespec from, to;
+    time_t last;
+
+    *since = *str(b, "status.copyStartedAt") ? str(b, "status.copyStartedAt")
+             : *str(b, "status.startTime")   ? str(b, "status.startTime")
+                                             : str(b, "metadata.creationTimestamp");
+    /* the end: the completion of a copy read back, else the failure time or now */
+    if (*end && ktime_parse(end, &to, NULL) == KERR_OK)
+        last = to.tv_sec;
+    else
+        last = time(NULL);
+    /* a copy never read: its Job's deadline when that is later */
+    if (!read && ktime_parse(*since, &from, NULL) == KERR_OK &&
+        from.tv_sec + PODJOB_COPY_DEADLINE_S > last)
+        last = from.tv_sec + PODJOB_COPY_DEADLINE_S;
+    if (ktime_format(last, until) != KERR_OK)
+        snprintf(until, KTIME_LEN + 1, "%s", *end ? end : "");
+    return read || *str(b, "status.jobName") || *str(b, "status.copyStartedAt");
 }
 
 enum kerr ebk_task_name(const char *backup, char out[KNAME_SUBDOMAIN_MAX + 1])

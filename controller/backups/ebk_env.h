@@ -15,6 +15,7 @@
 
 #include "common/k8s.h"
 #include "common/kerr.h"
+#include "common/ktime.h"
 #include "controller/core/kname.h"
 
 struct ev_recorder; /* common/events.h */
@@ -49,6 +50,19 @@ struct ebk_env {
 enum kerr ebk_task_name(const char *backup, char out[KNAME_SUBDOMAIN_MAX + 1]);
 enum kerr ebk_job_name(const char *backup, char out[KNAME_LABEL_MAX + 1]);
 enum kerr ebk_del_job_name(const char *backup, char out[KNAME_LABEL_MAX + 1]);
+
+/*
+ * The write window of backup's copy in its destination prefix into *since (BORROWED from
+ * backup) and until. Its start: status.copyStartedAt (a backup recorded before that field:
+ * status.startTime, else metadata.creationTimestamp). Its end: a copy whose result was read
+ * (status.destinationKey) ended by status.completionTime (its Job had finished); a copy never
+ * read may have been written until the later of its failure time (status.completionTime; none:
+ * now) and its Job's deadline (the start + PODJOB_COPY_DEADLINE_S: the Pod of a Job deleted
+ * while the controller was down may outlive the failure). Returns 1 when a copy Job was
+ * recorded (status.jobName, copyStartedAt or destinationKey), 0 when none was (nothing was
+ * written; the window is then the backup's start to its end or now).
+ */
+int ebk_copy_window(const cJSON *backup, const char **since, char until[KTIME_LEN + 1]);
 
 /* *requeue lowered to ms (set when it is 0 or less). */
 void ebk_requeue_min(long *requeue, long ms);

@@ -64,8 +64,8 @@ enum kerr ebk_keep_entry(const cJSON *b, const char *bucket, cJSON **out, struct
 {
     const char *base = dst(b), *ns = str(b, "metadata.namespace");
     const char *prov = kjson_get_str(kjson_get(b, base), "provider");
-    const char *from = str(b, "status.startTime"), *to = str(b, "status.completionTime");
-    char name[KNAME_SUBDOMAIN_MAX + 1], owner[512], now[KTIME_LEN + 1];
+    const char *from;
+    char name[KNAME_SUBDOMAIN_MAX + 1], owner[512], to[KTIME_LEN + 1];
     struct bstore_claim c = { "", NULL };
     cJSON *e;
     enum kerr rc;
@@ -77,13 +77,10 @@ enum kerr ebk_keep_entry(const cJSON *b, const char *bucket, cJSON **out, struct
     bstore_claim_release(&c);
     if (rc != KERR_OK)
         return kerr_set(err, rc, "no BackupEntry name for the copy");
-    if (!*from)
-        from = str(b, "metadata.creationTimestamp");
-    if (!*to) { /* a copy recorded without its completion: it was written by now */
-        if (ktime_format(time(NULL), now) != KERR_OK)
-            return kerr_set(err, KERR_INTERNAL, "cannot format the time");
-        to = now;
-    }
+    /* the copy's write window, what the copy may have written, read back or not */
+    (void)ebk_copy_window(b, &from, to);
+    if (!*to)
+        return kerr_set(err, KERR_INTERNAL, "no end of the copy's write window");
     snprintf(owner, sizeof(owner), "%s/%s", ns, str(b, "metadata.name"));
     if (!(e = cJSON_CreateObject()))
         return kerr_set(err, KERR_NOMEM, NULL);

@@ -15,11 +15,15 @@
  *               stays until the operator deletes it); prefix: the copy's;
  *               store {provider (etcd-backup-restore's name), container,
  *               endpointOverride}: the destination's; etcd {namespace, name}:
- *               the backup's namespace and spec.etcdName; claimedAt:
- *               status.startTime; etcdDeletedAt: status.completionTime. The
- *               entry is PendingDeletion from the start, its deletion window
- *               the copy's write window (only what the copy wrote is ever
- *               deleted, past the bucket's grace period);
+ *               the backup's namespace and spec.etcdName; claimedAt and
+ *               etcdDeletedAt: the copy's write window (ebk_copy_window:
+ *               status.copyStartedAt to status.completionTime for a copy
+ *               read back; a copy whose result was never read, its Job
+ *               deleted first, to the later of its failure and its Job's
+ *               deadline). The entry is PendingDeletion from the start, its
+ *               deletion window the copy's write window (only what the copy
+ *               may have written is ever deleted, past the bucket's grace
+ *               period);
  *   annotation  EBK_KEEP_ANNOTATION: "<namespace>/<name>" of the backup; a Local
  *               copy's also EBK_KEEP_HOSTPATH.
  *
@@ -49,8 +53,8 @@
 #define EBK_KEEP_HOSTPATH BLOCAL_HOSTPATH_ANNOTATION
 
 /*
- * The BackupEntry of backup's retained copy (backup as stored, Completed with a destination
- * key) built into *out (OWNS on KERR_OK) with bucket as spec.bucketName. Pure.
+ * The BackupEntry of backup's retained copy (backup as stored, its copy Job recorded: read
+ * back or not) built into *out (OWNS on KERR_OK) with bucket as spec.bucketName. Pure.
  */
 enum kerr ebk_keep_entry(const cJSON *backup, const char *bucket, cJSON **out,
                          struct kerr_info *err);
