@@ -38,6 +38,54 @@ enum rtarget_from rtarget_resolve(const cJSON *restore, const cJSON *etcd_store,
     return take(source_store, RTARGET_SOURCE, out);
 }
 
+const char *rtarget_source_etcd(const cJSON *restore, const cJSON *backup)
+{
+    const char *src = kjson_get_str(restore, "spec.source.etcdName");
+
+    if ((!src || !*src) && backup)
+        src = kjson_get_str(backup, "spec.etcdName");
+    return src && *src ? src : NULL;
+}
+
+enum rtarget_from rtarget_resolve_objs(const cJSON *restore, const cJSON *etcd, int etcd_known,
+                                       const cJSON *backup, struct rtarget *out)
+{
+    const cJSON *source = kjson_get_obj(restore, "spec.source.store");
+
+    if (!source && backup)
+        source = kjson_get_obj(backup, "spec.destination");
+    return rtarget_resolve(restore, etcd ? kjson_get_obj(etcd, "spec.backup.store") : NULL,
+                           etcd_known, source, out);
+}
+
+/* The object of items in namespace ns named name, or NULL. */
+static const cJSON *find(const cJSON *items, const char *ns, const char *name)
+{
+    const cJSON *o;
+    const char *ons, *oname;
+
+    if (!ns || !name || !*name)
+        return NULL;
+    cJSON_ArrayForEach (o, items) {
+        ons = kjson_get_str(o, "metadata.namespace");
+        oname = kjson_get_str(o, "metadata.name");
+        if (ons && oname && strcmp(ons, ns) == 0 && strcmp(oname, name) == 0)
+            return o;
+    }
+    return NULL;
+}
+
+enum rtarget_from rtarget_resolve_in(const cJSON *restore, const cJSON *etcds, const cJSON *backups,
+                                     struct rtarget *out)
+{
+    const char *ns = kjson_get_str(restore, "metadata.namespace");
+    const cJSON *backup = find(backups, ns, kjson_get_str(restore, "spec.source.backupName"));
+    const char *src = rtarget_source_etcd(restore, backup);
+    const cJSON *etcd = src ? find(etcds, ns, src) : NULL;
+
+    return rtarget_resolve_objs(restore, etcd, !src || etcd, backup, out);
+}
+
 const char *rtarget_from_str(enum rtarget_from f)
 {
     switch (f) {

@@ -45,6 +45,29 @@ enum rtarget_from rtarget_resolve(const cJSON *restore, const cJSON *etcd_store,
                                   const cJSON *source_store, struct rtarget *out);
 
 /*
+ * rtarget_resolve over the objects as the API server stores them, the sources told as
+ * warden-webhook tells them at admission: backup the source EtcdBackup (spec.source.backupName,
+ * NULL: none named or not read), whose spec.destination is the source store when
+ * spec.source.store is not given; etcd the source Etcd (spec.source.etcdName, else the
+ * backup's spec.etcdName; NULL: none named, or not read), etcd_known as rtarget_resolve's.
+ */
+enum rtarget_from rtarget_resolve_objs(const cJSON *restore, const cJSON *etcd, int etcd_known,
+                                       const cJSON *backup, struct rtarget *out);
+
+/* The source Etcd's name of restore: spec.source.etcdName, else backup's spec.etcdName (backup
+ * NULL: none); NULL when neither names one. */
+const char *rtarget_source_etcd(const cJSON *restore, const cJSON *backup);
+
+/*
+ * rtarget_resolve_objs with the source EtcdBackup and Etcd found (same namespace as restore)
+ * in etcds and backups, arrays of the objects read from the API server (NULL: none read): a
+ * source Etcd named and not in etcds tells nothing (etcd_known 0). A target no rule tells is
+ * RTARGET_UNKNOWN: whoever reads it as a claim overlaps everything in its container.
+ */
+enum rtarget_from rtarget_resolve_in(const cJSON *restore, const cJSON *etcds, const cJSON *backups,
+                                     struct rtarget *out);
+
+/*
  * 1 while restore (an EtcdRestore as stored) claims its target prefix: from admission until it
  * is Completed (its Etcd claims the prefix then), and once Failed when its copy Job was created
  * (status.jobName): what the copy wrote may still be there (a restore failing at Creating keeps

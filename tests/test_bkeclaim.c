@@ -192,32 +192,81 @@ Test(bkeclaim, an_in_flight_restore_target_is_in_the_way)
     char why[CLAIMS_WHY_MAX];
 
     cr_assert_eq(bstore_claim_init(&c, "aws", "bkt", NULL, "t/new", NULL), KERR_OK);
-    claims_find_restores_in(rs, &c, NULL, why);
+    claims_find_restores_in(rs, NULL, NULL, &c, NULL, why);
     cr_expect_str_eq(why, "the target prefix \"t/new\" of EtcdRestore t/r, in flight");
-    claims_find_restores_in(rs, &c, &own, why);
+    claims_find_restores_in(rs, NULL, NULL, &c, &own, why);
     cr_expect_str_eq(why, "", "the restore creating that Etcd");
     cr_assert_eq(bstore_claim_init(&d, "aws", "bkt2", NULL, "z", NULL), KERR_OK);
-    claims_find_restores_in(rs, &d, NULL, why);
+    claims_find_restores_in(rs, NULL, NULL, &d, NULL, why);
     cr_expect_neq(*why, '\0', "a target without its provider: its whole container");
     cr_assert_not_null(
         cJSON_SetValuestring((cJSON *)kjson_get(rs->child, "status.phase"), "Completed"));
-    claims_find_restores_in(rs, &c, NULL, why);
+    claims_find_restores_in(rs, NULL, NULL, &c, NULL, why);
     cr_expect_str_eq(why, "", "Completed: its Etcd carries the claim");
     cr_assert_not_null(
         cJSON_SetValuestring((cJSON *)kjson_get(rs->child, "status.phase"), "Failed"));
-    claims_find_restores_in(rs, &c, NULL, why);
+    claims_find_restores_in(rs, NULL, NULL, &c, NULL, why);
     cr_expect_str_eq(why, "", "Failed before its copy started: nothing of it there");
     cr_assert_not_null(cJSON_AddStringToObject((cJSON *)kjson_get_obj(rs->child, "status"),
                                                "jobName", "r--restore"));
-    claims_find_restores_in(rs, &c, NULL, why);
+    claims_find_restores_in(rs, NULL, NULL, &c, NULL, why);
     cr_expect_str_eq(why,
                      "the target prefix \"t/new\" of EtcdRestore t/r, which failed after its "
                      "copy started (what it copied may be there)",
                      "Failed after its copy started: what it copied may be left there");
-    claims_find_restores_in(rs, &c, &own, why);
+    claims_find_restores_in(rs, NULL, NULL, &c, &own, why);
     cr_expect_str_eq(why, "", "still not in the way of the Etcd it was to create");
     bstore_claim_release(&c);
     bstore_claim_release(&d);
+    cJSON_Delete(rs);
+}
+
+/* A target without its own provider is in the store warden-webhook admitted: its template's,
+ * or its source Etcd's (found in the Etcds read); it is in the way of overlapping prefixes of
+ * that store only. One no rule tells (the source Etcd not read) still stands in the way of its
+ * whole container; another namespace's claim is shown to a viewer only as such. */
+Test(bkeclaim, a_restore_target_without_provider_is_the_store_admitted)
+{
+    cJSON *rs = cJSON_Parse(
+        "[{\"metadata\":{\"namespace\":\"o\",\"name\":\"r2\"},\"spec\":{\"etcdTemplate\":{"
+        "\"backup\":{\"store\":{\"provider\":\"S3\"}}},\"target\":{\"etcdName\":\"eo\","
+        "\"store\":{\"container\":\"bkt\",\"prefix\":\"o/restored\"}}}},"
+        "{\"metadata\":{\"namespace\":\"o\",\"name\":\"r3\"},\"spec\":{\"source\":{"
+        "\"etcdName\":\"src\"},\"target\":{\"etcdName\":\"e3\",\"store\":{\"container\":"
+        "\"bkt2\",\"prefix\":\"o/three\"}}}}]");
+    cJSON *etcds = cJSON_Parse("[{\"metadata\":{\"namespace\":\"o\",\"name\":\"src\"},\"spec\":{"
+                               "\"backup\":{\"store\":{\"provider\":\"aws\",\"container\":"
+                               "\"bkt2\",\"prefix\":\"o/src\"}}}}]");
+    struct claims_skip viewer = { .viewer_ns = "shoot" };
+    struct bstore_claim free1, used1, free2, used2;
+    char why[CLAIMS_WHY_MAX];
+
+    cr_assert_not_null(rs);
+    cr_assert_not_null(etcds);
+    cr_assert_eq(bstore_claim_init(&free1, "aws", "bkt", NULL, "shoot/copies", NULL), KERR_OK);
+    cr_assert_eq(bstore_claim_init(&used1, "S3", "bkt", NULL, "o/restored/x", NULL), KERR_OK);
+    cr_assert_eq(bstore_claim_init(&free2, "S3", "bkt2", NULL, "shoot/b", NULL), KERR_OK);
+    cr_assert_eq(bstore_claim_init(&used2, "S3", "bkt2", NULL, "o/three", NULL), KERR_OK);
+    claims_find_restores_in(rs, etcds, NULL, &free1, NULL, why);
+    cr_expect_str_eq(why, "", "the template's store, another prefix: %s", why);
+    claims_find_restores_in(rs, etcds, NULL, &used1, NULL, why);
+    cr_expect_str_eq(why, "the target prefix \"o/restored\" of EtcdRestore o/r2, in flight");
+    claims_find_restores_in(rs, etcds, NULL, &used1, &viewer, why);
+    cr_expect_str_eq(why, "a prefix claimed from another namespace");
+    claims_find_restores_in(rs, etcds, NULL, &free2, NULL, why);
+    cr_expect_str_eq(why, "", "the source Etcd's store, another prefix: %s", why);
+    claims_find_restores_in(rs, etcds, NULL, &used2, NULL, why);
+    cr_expect_str_eq(why, "the target prefix \"o/three\" of EtcdRestore o/r3, in flight");
+    /* the source Etcd not read: the whole container, as before (fail closed) */
+    claims_find_restores_in(rs, NULL, NULL, &free2, NULL, why);
+    cr_expect_str_eq(why,
+                     "the target prefix \"(none: its store is not understood)\" of EtcdRestore "
+                     "o/r3, in flight");
+    bstore_claim_release(&free1);
+    bstore_claim_release(&used1);
+    bstore_claim_release(&free2);
+    bstore_claim_release(&used2);
+    cJSON_Delete(etcds);
     cJSON_Delete(rs);
 }
 

@@ -450,3 +450,30 @@ Test(erst_del_kubesim, crash_before_the_status)
     cr_assert_not_null(job, "what the Job wrote is kept");
     cJSON_Delete(job);
 }
+
+/* Another restore in flight whose target names no provider is in the store its source Etcd
+ * tells (as warden-webhook admitted it): it is nobody's owner of other prefixes there, so a
+ * restore next to it copies and its deletion deletes what it wrote. One whose store no rule
+ * tells (its source Etcd not there) still stands in the way of the whole container. */
+Test(erst_del_kubesim, a_providerless_target_owns_its_prefix_only)
+{
+    cJSON *job;
+
+    restore("wide", "{\"source\":{\"store\":" SRC_STORE ",\"etcdName\":\"main\"},\"target\":{"
+                    "\"etcdName\":\"w\",\"store\":{\"container\":\"bkt\",\"prefix\":"
+                    "\"ns1--wide\"}}}");
+    failed_at_creating("r7", "late7", "ns1--seven");
+    delete_restore("r7");
+    cr_assert_eq(run("r7"), ERST_POLL_MS);
+    job = cfix_get(&fx, &RES_JOB, "r7--cleanup");
+    cr_assert_not_null(job, "the copy is kept for a restore that owns nothing there");
+    cJSON_Delete(job);
+
+    failed_at_creating("r8", "late8", "ns1--eight");
+    restore("blind", "{\"source\":{\"etcdName\":\"nosuch\"},\"target\":{\"etcdName\":\"b\","
+                     "\"store\":{\"container\":\"bkt\",\"prefix\":\"ns1--blind\"}}}");
+    delete_restore("r8");
+    cr_assert_eq(run("r8"), 0);
+    cr_assert(gone("r8"));
+    cr_assert_null(cfix_get(&fx, &RES_JOB, "r8--cleanup"), "a target not told is not in the way");
+}

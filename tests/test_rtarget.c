@@ -90,3 +90,75 @@ Test(rtarget, claims)
         cJSON_Delete(r);
     }
 }
+
+/* The sources found as warden-webhook finds them at admission: the source EtcdBackup by
+ * spec.source.backupName (its etcdName and destination), the source Etcd by name, both in the
+ * restore's namespace; a source Etcd named and not read tells nothing. */
+Test(rtarget, resolve_in_lists)
+{
+    cJSON *etcds =
+        cJSON_Parse("[{\"metadata\":{\"namespace\":\"t\",\"name\":\"main\"},\"spec\":{\"backup\":{"
+                    "\"store\":{\"provider\":\"Local\",\"container\":\"c\"}}}},"
+                    "{\"metadata\":{\"namespace\":\"u\",\"name\":\"other\"},\"spec\":{\"backup\":{"
+                    "\"store\":{\"provider\":\"ABS\",\"container\":\"c\"}}}}]");
+    cJSON *backups = cJSON_Parse(
+        "[{\"metadata\":{\"namespace\":\"t\",\"name\":\"b\"},\"spec\":{\"etcdName\":\"gone\","
+        "\"destination\":{\"provider\":\"GCS\",\"container\":\"s\",\"endpointOverride\":"
+        "\"g\"}}},{\"metadata\":{\"namespace\":\"t\",\"name\":\"b2\"},\"spec\":{\"etcdName\":"
+        "\"main\",\"destination\":{\"provider\":\"GCS\",\"container\":\"s\"}}}]");
+    static const struct {
+        const char *restore;
+        enum rtarget_from want;
+        const char *provider, *endpoint;
+    } lrows[] = {
+        { "{\"metadata\":{\"namespace\":\"t\"},\"spec\":{" TGT_NONE "," TMPL_S3 "}}",
+          RTARGET_TEMPLATE, "S3", "e" },
+        { "{\"metadata\":{\"namespace\":\"t\"},\"spec\":{\"source\":{\"etcdName\":\"main\"}"
+          "," TGT_NONE "}}",
+          RTARGET_ETCD, "Local", NULL },
+        /* another namespace's Etcd of that name is not the source */
+        { "{\"metadata\":{\"namespace\":\"t\"},\"spec\":{\"source\":{\"etcdName\":\"other\"}"
+          "," TGT_NONE "}}",
+          RTARGET_UNKNOWN, NULL, NULL },
+        { "{\"metadata\":{\"namespace\":\"u\"},\"spec\":{\"source\":{\"etcdName\":\"other\"}"
+          "," TGT_NONE "}}",
+          RTARGET_ETCD, "ABS", NULL },
+        /* the backup's Etcd is gone: named and not read */
+        { "{\"metadata\":{\"namespace\":\"t\"},\"spec\":{\"source\":{\"backupName\":\"b\"}"
+          "," TGT_NONE "}}",
+          RTARGET_UNKNOWN, NULL, NULL },
+        { "{\"metadata\":{\"namespace\":\"t\"},\"spec\":{\"source\":{\"backupName\":\"b2\"}"
+          "," TGT_NONE "}}",
+          RTARGET_ETCD, "Local", NULL },
+        { "{\"metadata\":{\"namespace\":\"t\"},\"spec\":{\"source\":{\"backupName\":\"b\"}"
+          "," TGT_NONE "," TMPL_NO "}}",
+          RTARGET_SOURCE, "GCS", "g" },
+        /* a backup not read: no source store to take */
+        { "{\"metadata\":{\"namespace\":\"t\"},\"spec\":{\"source\":{\"backupName\":\"x\"}"
+          "," TGT_NONE "," TMPL_NO "}}",
+          RTARGET_UNKNOWN, NULL, NULL },
+    };
+
+    cr_assert_not_null(etcds);
+    cr_assert_not_null(backups);
+    for (size_t i = 0; i < sizeof(lrows) / sizeof(lrows[0]); i++) {
+        cJSON *r = cJSON_Parse(lrows[i].restore);
+        struct rtarget t;
+        enum rtarget_from f;
+
+        cr_assert_not_null(r, "row %zu", i);
+        f = rtarget_resolve_in(r, etcds, backups, &t);
+        cr_expect_eq(f, lrows[i].want, "row %zu: %s, want %s", i, rtarget_from_str(f),
+                     rtarget_from_str(lrows[i].want));
+        cr_expect(str_eq(t.provider, lrows[i].provider), "row %zu: provider %s", i,
+                  t.provider ? t.provider : "(null)");
+        cr_expect(str_eq(t.endpoint, lrows[i].endpoint), "row %zu: endpoint %s", i,
+                  t.endpoint ? t.endpoint : "(null)");
+        cJSON_Delete(r);
+    }
+    cr_expect_eq(
+        rtarget_resolve_in(cJSON_GetArrayItem(etcds, 0), NULL, NULL, &(struct rtarget){ 0 }),
+        RTARGET_UNKNOWN, "not a restore: nothing tells");
+    cJSON_Delete(etcds);
+    cJSON_Delete(backups);
+}

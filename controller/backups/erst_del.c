@@ -244,12 +244,14 @@ static enum kerr target_of(const struct erst_ctx *x, const cJSON *rs, struct ers
 }
 
 /* Another owner of an overlapping prefix in the target store, described into why ("" when
- * none): the restore itself skipped, never the Etcd of its target name. */
+ * none; another namespace's claim named only as such): the restore itself skipped, never the
+ * Etcd of its target name. */
 static enum kerr find_owner(const struct erst_ctx *x, const cJSON *rs, const struct erst_plan *p,
                             char why[CLAIMS_WHY_MAX], struct kerr_info *err)
 {
     struct claims_skip skip = { .restore_ns = kjson_get_str(rs, "metadata.namespace"),
-                                .restore = kjson_get_str(rs, "metadata.name") };
+                                .restore = kjson_get_str(rs, "metadata.name"),
+                                .viewer_ns = kjson_get_str(rs, "metadata.namespace") };
     struct bstore_claim c;
     enum kerr rc =
         bstore_claim_init(&c, p->to.provider, p->to.container, p->to.endpoint, p->to.prefix, err);
@@ -470,7 +472,7 @@ enum kerr erst_delete_step(const struct erst_ctx *x, const cJSON *rs, long *requ
         rc = drop_finalizer(x, rs, err);
         if (rc == KERR_OK)
             erst_event(x, rs, EV_NORMAL, "CopyKept",
-                       "the target prefix %s/%s is now claimed by %s: what the restore copied "
+                       "the target prefix %s/%s now overlaps %s: what the restore copied "
                        "there is left to it",
                        p.to.container, p.to.prefix, owner);
         break;

@@ -16,7 +16,8 @@
  *   4. otherwise, with no delete Job: the claims of the target store read from the API server
  *      (controller/core/claims.h claims_find, the restore itself skipped, never the Etcd of
  *      its target name: on an overlapping prefix that Etcd owns the data): one overlapping:
- *      the finalizer dropped, nothing deleted, event CopyKept naming it. None: the delete Job
+ *      the finalizer dropped, nothing deleted, event CopyKept naming it (another
+ *      namespace's claim only as "a prefix claimed from another namespace"). None: the delete Job
  *      ERST_CLEANUP_TAG ("<restore>--cleanup", kname_job; cpjob_build_delete) on the target
  *      store and prefix with the target's Secret and provenance: --written-since the copy's
  *      start (status.copyStartedAt: the copy Job's creation; else the restore's creation) and

@@ -131,14 +131,12 @@ static enum kerr resolve_target(const struct erst_ctx *x, const cJSON *rs, struc
                                 struct kerr_info *err)
 {
     const char *ns = kjson_get_str(rs, "metadata.namespace");
-    const char *src = kjson_get_str(rs, "spec.source.etcdName");
+    const char *src = rtarget_source_etcd(rs, p->backup);
     const cJSON *t = kjson_get_obj(rs, "spec.target.store"), *dstore;
     struct rtarget rt;
     enum kerr rc;
 
-    if (!src && p->backup)
-        src = kjson_get_str(p->backup, "spec.etcdName");
-    if (src && *src) {
+    if (src) {
         rc = k8s_get(x->client, &ETCDSPEC_RES_ETCD, ns, src, NULL, &p->etcd, err);
         if (rc && rc != KERR_NOTFOUND)
             return rc;
@@ -158,10 +156,7 @@ static enum kerr resolve_target(const struct erst_ctx *x, const cJSON *rs, struc
     p->to.container = kjson_get_str(t, "container");
     p->to.prefix = kjson_get_str(t, "prefix");
     /* the store the webhook claimed: one rule for both (common/rtarget) */
-    rtarget_resolve(rs, p->etcd ? kjson_get_obj(p->etcd, "spec.backup.store") : NULL, 1,
-                    p->backup ? kjson_get_obj(p->backup, "spec.destination")
-                              : kjson_get_obj(rs, "spec.source.store"),
-                    &rt);
+    rtarget_resolve_objs(rs, p->etcd, 1, p->backup, &rt);
     p->to.provider = rt.provider;
     p->to.endpoint = rt.endpoint;
     p->to.secret = kjson_get_str(t, "secretRef.name");

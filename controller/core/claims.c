@@ -161,11 +161,38 @@ static void search_backups(struct search *s, const cJSON *items)
     }
 }
 
+/* 1 when the target of r (an EtcdRestore) overlaps the searched claim: its container and
+ * prefix in the store warden-webhook resolved at admission (common/rtarget's rule, its sources
+ * found in etcds and backups); a target no rule tells, or whose store is not understood,
+ * overlaps every claim of its container (fail closed). */
+static int target_overlaps(const struct search *s, const cJSON *r, const cJSON *etcds,
+                           const cJSON *backups, char *prefix, size_t n)
+{
+    const cJSON *st = kjson_get_obj(r, "spec.target.store");
+    struct rtarget t;
+    struct bstore_claim o;
+    int res;
+
+    if (!st)
+        return 0;
+    if (rtarget_resolve_in(r, etcds, backups, &t) == RTARGET_UNKNOWN ||
+        bstore_claim_init(&o, t.provider, kjson_get_str(st, "container"), t.endpoint,
+                          kjson_get_str(st, "prefix"), NULL) != KERR_OK) {
+        snprintf(prefix, n, "(none: its store is not understood)");
+        return bstore_unkeyed_overlap(s->c->key, kjson_get_str(st, "container"));
+    }
+    res = bstore_claims_overlap(s->c, &o);
+    snprintf(prefix, n, "%s", o.prefix);
+    bstore_claim_release(&o);
+    return res;
+}
+
 /* An EtcdRestore's target claims from its admission until Completed (its Etcd claims it then),
- * and Failed after its copy started (common/rtarget's rtarget_claims); one without its own
- * provider is not understood here: in every claim's way of its container. The restore creating
- * skip's Etcd is its own, and skip's restore. */
-static void search_restores(struct search *s, const cJSON *items)
+ * and Failed after its copy started (common/rtarget's rtarget_claims), in the store its
+ * admission resolved (target_overlaps). The restore creating skip's Etcd is its own, and
+ * skip's restore. */
+static void search_restores(struct search *s, const cJSON *items, const cJSON *etcds,
+                            const cJSON *backups)
 {
     const cJSON *r;
     const char *phase;
@@ -178,7 +205,7 @@ static void search_restores(struct search *s, const cJSON *items)
             (eq(kjson_get_str(r, "metadata.namespace"), s->skip->restore_ns) &&
              eq(kjson_get_str(r, "metadata.name"), s->skip->restore)))
             continue;
-        if (overlaps(s, r, "spec.target.store", NULL, p, sizeof(p))) {
+        if (target_overlaps(s, r, etcds, backups, p, sizeof(p))) {
             phase = kjson_get_str(r, "status.phase");
             snprintf(s->why, CLAIMS_WHY_MAX, "the target prefix \"%s\" of EtcdRestore %s/%s, %s", p,
                      str_or_empty(r, "metadata.namespace"), str_or_empty(r, "metadata.name"),
@@ -243,14 +270,15 @@ enum kerr claims_find_readers(struct k8s_client *k, const struct bstore_claim *c
     return rc;
 }
 
-void claims_find_restores_in(const cJSON *restores, const struct bstore_claim *c,
-                             const struct claims_skip *skip, char why[CLAIMS_WHY_MAX])
+void claims_find_restores_in(const cJSON *restores, const cJSON *etcds, const cJSON *backups,
+                             const struct bstore_claim *c, const struct claims_skip *skip,
+                             char why[CLAIMS_WHY_MAX])
 {
     static const struct claims_skip none = { 0 };
     struct search s = { c, skip ? skip : &none, why, "" };
 
     why[0] = '\0';
-    search_restores(&s, restores);
+    search_restores(&s, restores, etcds, backups);
     redact(&s);
 }
 
@@ -270,61 +298,58 @@ void claims_find_in(const cJSON *etcds, const cJSON *entries, const cJSON *backu
     redact(&s);
 }
 
+/* The LIST of res into *out, a CRD not installed (KERR_NOTFOUND) read as none. */
+static enum kerr list_opt(struct k8s_client *k, const struct k8s_resource *res, cJSON **out,
+                          struct kerr_info *err)
+{
+    enum kerr rc = k8s_list_all(k, res, NULL, NULL, out, err);
+
+    if (rc == KERR_NOTFOUND) {
+        kerr_clear(err);
+        rc = KERR_OK;
+    }
+    return rc;
+}
+
 enum kerr claims_find(struct k8s_client *k, const char *watch_ns, const struct bstore_claim *c,
                       const struct claims_skip *skip, char why[CLAIMS_WHY_MAX],
                       struct kerr_info *err)
 {
     static const struct claims_skip none = { 0 };
     struct search s = { c, skip ? skip : &none, why, "" };
-    cJSON *list = NULL;
+    cJSON *etcds = NULL, *backups = NULL, *list = NULL;
     int local = strcmp(c->key, BLOCAL_KEY) == 0;
     enum kerr rc;
 
     why[0] = '\0';
-    rc = k8s_list_all(k, &ETCDSPEC_RES_ETCD, watch_ns && *watch_ns ? watch_ns : NULL, NULL, &list,
+    /* the Etcds and EtcdBackups are kept: a restore's target store is resolved from them */
+    rc = k8s_list_all(k, &ETCDSPEC_RES_ETCD, watch_ns && *watch_ns ? watch_ns : NULL, NULL, &etcds,
                       err);
     if (rc == KERR_OK && local)
-        clocal_place(k, cJSON_GetObjectItem(list, "items"), CLOCAL_ETCD);
+        clocal_place(k, cJSON_GetObjectItem(etcds, "items"), CLOCAL_ETCD);
     if (rc == KERR_OK)
-        search_etcds(&s, kjson_get(list, "items"));
+        search_etcds(&s, kjson_get(etcds, "items"));
+    /* BackupEntry's CRD not installed (entries off): none */
+    if (rc == KERR_OK && !*why && (rc = list_opt(k, &res_entry, &list, err)) == KERR_OK) {
+        if (local)
+            clocal_place(k, cJSON_GetObjectItem(list, "items"), CLOCAL_ENTRY);
+        search_entries(&s, kjson_get(list, "items"));
+    }
     cJSON_Delete(list);
     list = NULL;
-    if (rc == KERR_OK && !*why) {
-        rc = k8s_list_all(k, &res_entry, NULL, NULL, &list, err);
-        if (rc == KERR_NOTFOUND) { /* BackupEntry's CRD not installed (entries off): none */
-            kerr_clear(err);
-            rc = KERR_OK;
-        } else if (rc == KERR_OK) {
-            if (local)
-                clocal_place(k, cJSON_GetObjectItem(list, "items"), CLOCAL_ENTRY);
-            search_entries(&s, kjson_get(list, "items"));
-        }
-        cJSON_Delete(list);
-        list = NULL;
+    /* EtcdBackup's CRD not installed: no copies */
+    if (rc == KERR_OK && !*why && (rc = list_opt(k, &res_backup, &backups, err)) == KERR_OK) {
+        if (local)
+            clocal_place(k, cJSON_GetObjectItem(backups, "items"), CLOCAL_BACKUP);
+        search_backups(&s, kjson_get(backups, "items"));
     }
-    if (rc == KERR_OK && !*why) {
-        rc = k8s_list_all(k, &res_backup, NULL, NULL, &list, err);
-        if (rc == KERR_NOTFOUND) { /* EtcdBackup's CRD not installed: no copies */
-            kerr_clear(err);
-            rc = KERR_OK;
-        } else if (rc == KERR_OK) {
-            if (local)
-                clocal_place(k, cJSON_GetObjectItem(list, "items"), CLOCAL_BACKUP);
-            search_backups(&s, kjson_get(list, "items"));
-        }
-        cJSON_Delete(list);
-        list = NULL;
-    }
-    if (rc == KERR_OK && !*why) {
-        rc = k8s_list_all(k, &res_restore, NULL, NULL, &list, err);
-        if (rc == KERR_NOTFOUND) { /* EtcdRestore's CRD not installed: no restores */
-            kerr_clear(err);
-            rc = KERR_OK;
-        } else if (rc == KERR_OK) {
-            search_restores(&s, kjson_get(list, "items"));
-        }
-        cJSON_Delete(list);
-    }
+    /* EtcdRestore's CRD not installed: no restores */
+    if (rc == KERR_OK && !*why && (rc = list_opt(k, &res_restore, &list, err)) == KERR_OK)
+        search_restores(&s, kjson_get(list, "items"), kjson_get(etcds, "items"),
+                        kjson_get(backups, "items"));
+    cJSON_Delete(list);
+    cJSON_Delete(etcds);
+    cJSON_Delete(backups);
     redact(&s);
     return rc;
 }

@@ -15,9 +15,12 @@
  *     Failed): its target, spec.target.store, claimed from admission while
  *     its copy is written (then its Etcd claims it); a Failed one after its
  *     copy started, while it is stored (common/rtarget's rtarget_claims: what
- *     it copied may be there). A target without its
- *     own provider cannot be keyed here: it overlaps every claim of its
- *     container (fail closed). The restore creating the skipped Etcd is its own.
+ *     it copied may be there). A target without its own provider is in the
+ *     store warden-webhook resolved at admission (common/rtarget's
+ *     rtarget_resolve_in: the template's, the source Etcd's, the source
+ *     store's); one no rule tells, or whose store cannot be keyed, overlaps
+ *     every claim of its container (fail closed). The restore creating the
+ *     skipped Etcd is its own.
  * Readers are not claims but hold deletions back: an EtcdRestore in flight reads
  * its source store (claims_find_readers).
  * claims_find reports the first claim overlapping c as the sidecar lists
@@ -91,9 +94,11 @@ void claims_find_in(const cJSON *etcds, const cJSON *entries, const cJSON *backu
                     const struct bstore_claim *c, const struct claims_skip *skip,
                     char why[CLAIMS_WHY_MAX]);
 
-/* claims_find's search of EtcdRestores over a list already read (an array, NULL: none). */
-void claims_find_restores_in(const cJSON *restores, const struct bstore_claim *c,
-                             const struct claims_skip *skip, char why[CLAIMS_WHY_MAX]);
+/* claims_find's search of EtcdRestores over lists already read (arrays, NULL: none): their
+ * targets resolved with the Etcds and EtcdBackups in etcds and backups. */
+void claims_find_restores_in(const cJSON *restores, const cJSON *etcds, const cJSON *backups,
+                             const struct bstore_claim *c, const struct claims_skip *skip,
+                             char why[CLAIMS_WHY_MAX]);
 
 /*
  * The first EtcdRestore that may still read a prefix overlapping c, as the sidecar lists
