@@ -12,6 +12,7 @@
 #include "controller/backups/cpjob.h"
 #include "controller/backups/ebk_env.h"
 #include "controller/backups/ebk_keep.h"
+#include "controller/backups/erst.h"
 #include "controller/core/etcdspec.h"
 #include "controller/core/podjob.h"
 
@@ -281,6 +282,43 @@ static enum kerr retain(const struct ebk_env *env, const cJSON *b, long *requeue
     return foreign(env, b, why, requeue, err);
 }
 
+/*
+ * *reading set when an EtcdRestore of b's namespace in flight (neither Completed nor Failed)
+ * names b as its source (spec.source.backupName): its copy is being read, so it is neither
+ * deleted nor handed on until that restore is over (an event says so; looked at again).
+ * A LIST that fails is returned: nothing is deleted.
+ */
+static enum kerr read_by_restore(const struct ebk_env *env, const cJSON *b, long *requeue,
+                                 int *reading, struct kerr_info *err)
+{
+    const char *ns = str(b, "metadata.namespace"), *name = str(b, "metadata.name"), *phase;
+    cJSON *list = NULL;
+    const cJSON *r, *items;
+    enum kerr rc = k8s_list_all(env->client, &ERST_RES_RESTORE, ns, NULL, &list, err);
+
+    *reading = 0;
+    if (rc == KERR_NOTFOUND) { /* EtcdRestore's CRD not installed: no restores */
+        kerr_clear(err);
+        return KERR_OK;
+    }
+    items = rc == KERR_OK ? kjson_get(list, "items") : NULL;
+    cJSON_ArrayForEach (r, items) {
+        phase = str(r, "status.phase");
+        if (strcmp(str(r, "spec.source.backupName"), name) != 0 ||
+            strcmp(phase, ERST_PHASE_COMPLETED) == 0 || strcmp(phase, ERST_PHASE_FAILED) == 0)
+            continue;
+        *reading = 1;
+        requeue_min(requeue, EBK_WAIT_MS);
+        ebk_event(env, b, 0, "DeletionWaits",
+                  "EtcdRestore %s/%s reads this backup's copy: it stays until the restore is "
+                  "Completed or Failed",
+                  ns, str(r, "metadata.name"));
+        break;
+    }
+    cJSON_Delete(list);
+    return rc;
+}
+
 enum kerr ebk_delete_step(const struct ebk_env *env, const cJSON *b, long *requeue,
                           struct kerr_info *err)
 {
@@ -288,10 +326,13 @@ enum kerr ebk_delete_step(const struct ebk_env *env, const cJSON *b, long *reque
     const char *since, *before;
     char jname[KNAME_LABEL_MAX + 1], key[1024], until[KTIME_LEN + 1];
     cJSON *job = NULL;
+    int reading = 0;
     enum kerr rc;
 
     if (!has_finalizer(b))
         return KERR_OK;
+    if ((rc = read_by_restore(env, b, requeue, &reading, err)) != KERR_OK || reading)
+        return rc;
     /* Retain: whatever a copy Job may have written stays, claimed by a BackupEntry before the
      * finalizer goes, Completed or not (a copy whose result was never read was written all
      * the same); no copy Job recorded: nothing in the destination */

@@ -15,6 +15,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/snapshot.sh"
 . "$(dirname "$0")/../lib/controller.sh"
+. "$(dirname "$0")/../lib/holdhook.sh"
 ksim_on_exit snap_cleanups
 NS=shoot
 P=restored--x
@@ -35,52 +36,8 @@ done
 # The second validating webhook: it holds an Etcd CREATE of namespace other until
 # $HOLD/release exists (28 s at most: the API server gives up after timeoutSeconds, 30), and allows everything.
 HOLD=$SNAP_WORK/hold
-mkdir -p "$HOLD"
-HOLD_PORT=$(snap_free_port)
-python3 - "$HOLD" "$HOLD_PORT" "$WH_DIR/certs" >"$HOLD/log" 2>&1 <<'PY' &
-import json, os, ssl, sys, time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-d, port = sys.argv[1], int(sys.argv[2])
-class H(BaseHTTPRequestHandler):
-    def do_POST(self):
-        rv = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
-        req = rv.get("request", {})
-        if req.get("namespace") == "other" and req.get("operation") == "CREATE":
-            open(os.path.join(d, "held"), "w").close()
-            end = time.time() + 28
-            while time.time() < end and not os.path.exists(os.path.join(d, "release")):
-                time.sleep(0.05)
-        body = json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-                           "response": {"uid": req.get("uid", ""), "allowed": True}}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-    def log_message(self, *a):
-        pass
-srv = ThreadingHTTPServer(("127.0.0.1", port), H)
-ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-ctx.load_cert_chain(os.path.join(sys.argv[3], "tls.crt"), os.path.join(sys.argv[3], "tls.key"))
-srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
-srv.serve_forever()
-PY
-HOLD_PID=$!
-ksim_on_exit "touch $HOLD/release; reap_child $HOLD_PID 5 TERM || true"
-kc apply -f - >/dev/null <<EOF || ctl_fail "cannot register the holding webhook"
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingWebhookConfiguration
-metadata: {name: zz-policy}
-webhooks:
-- name: hold.policy.example.test
-  admissionReviewVersions: [v1]
-  clientConfig: {url: "https://127.0.0.1:$HOLD_PORT/", caBundle: "$WH_CA_BUNDLE"}
-  failurePolicy: Fail
-  sideEffects: None
-  timeoutSeconds: 30
-  rules:
-  - {apiGroups: [druid.gardener.cloud], apiVersions: [v1alpha1], operations: [CREATE], resources: [etcds], scope: Namespaced}
-EOF
+holdhook_start "$HOLD" other
+touch "$HOLD/armed"
 
 # the controller first (nothing to do yet): only the restore's planning falls within the hold
 ctl_start
@@ -96,10 +53,7 @@ spec:
   backup: {port: 8080, store: {provider: S3, container: $SNAP_BUCKET, prefix: $P, secretRef: {name: etcd-backup}}}
 EOF
 APPLY_PID=$!
-recorded() {
-    kc get leases -A -o json | jq -e --arg p "$P" '[.items[] | select(.metadata.name | startswith("etcd-warden-claims-"))
-        | .metadata.annotations["etcd-warden.io/claims"] // "[]" | fromjson | .[] | select(tostring | contains($p))] | length > 0' >/dev/null
-}
+recorded() { holdhook_recorded "$P"; }
 over() { [ -s "$HOLD/apply.rc" ]; }
 deadline=$((SECONDS + 60))
 until { [ -e "$HOLD/held" ] && recorded; } || over || [ $SECONDS -ge $deadline ]; do sleep 0.1; done
