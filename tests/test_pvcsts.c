@@ -522,21 +522,24 @@ struct arow {
     const char *ctrs, *vct; /* the created template's containers and claim template's name */
     int allowed;
     const char *message, *warning;
+    const char *claim; /* a member claim listed (NULL: none) */
 };
 
 static const struct arow arows[] = {
     { "an emptyDir at the data directory", WH_HOOK_SCALEGUARD, PERSON, ETCD(ANN_OPEN), PODS3, 0,
       "[" CTR_ETCD("[" DATA("scratch", "") "]") "," CTR_BR "]", "etcd-main", 0,
       "creating StatefulSet shoot/etcd-main of Etcd etcd-main is refused: it adopts the running "
-      "pods of its name and rolls them onto its pod template, and its container etcd would no "
-      "longer mount claim volume etcd-main at /var/etcd/data as pod etcd-main-0 does",
-      NULL },
+      "pods of its name and rolls them onto its pod template, or starts the members whose pods "
+      "are gone on the claims they left (mounted as etcd-druid mounts them), and its container "
+      "etcd would no longer mount claim volume etcd-main at /var/etcd/data as pod etcd-main-0 "
+      "does",
+      NULL, NULL },
     { "components endpoint, etcd-druid: an emptyDir at etcd's --data-dir", WH_HOOK_COMPONENTS,
       DRUID, ETCD(""), PODS3, 0,
       "[" CTR_ETCD("[" DATA("etcd-main", "") "," NEWETCD("") "]") "," CTR_BR "]", "etcd-main", 0,
       "its container etcd would mount volume scratch at /var/etcd/data/new.etcd, over the data "
       "pod etcd-main-0 keeps on claim volume etcd-main at /var/etcd/data",
-      NULL },
+      NULL, NULL },
     { "the claim template renamed", WH_HOOK_SCALEGUARD, PERSON, ETCD(ANN_OPEN), PODS3, 0,
       "[" CTR_ETCD("[" DATA(
           "data", "") "]") ",{\"name\":\"backup-restore\",\"volumeMounts\":[" DATA("data",
@@ -544,22 +547,41 @@ static const struct arow arows[] = {
       "data", 0,
       "pod etcd-main-0 keeps its data on claim etcd-main-etcd-main-0 (volume etcd-main), which "
       "no volumeClaimTemplate of it gives member 0",
-      NULL },
+      NULL, NULL },
     { "the sidecar's mount dropped", WH_HOOK_SCALEGUARD, PERSON, ETCD(ANN_OPEN), PODS3, 0,
       "[" CTR_ETCD("[" DATA("etcd-main", "") "," CFG "]") ",{\"name\":\"backup-restore\"}]",
       "etcd-main", 0, "its container backup-restore would no longer mount claim volume etcd-main",
-      NULL },
+      NULL, NULL },
     { "the pods cannot be listed", WH_HOOK_SCALEGUARD, PERSON, ETCD(ANN_OPEN), PODS3, 1, CTRS,
-      "etcd-main", 0, "its running pods cannot be told (pods: connection refused)", NULL },
+      "etcd-main", 0,
+      "its running pods and its members' claims cannot be told (pods: connection refused)", NULL,
+      NULL },
     /* allowed */
     { "the same template", WH_HOOK_SCALEGUARD, PERSON, ETCD(ANN_OPEN), PODS3, 0, CTRS, "etcd-main",
-      1, "allowed", NULL },
+      1, "allowed", NULL, NULL },
     { "no pod of its name", WH_HOOK_SCALEGUARD, PERSON, ETCD(ANN_OPEN), "[]", 0,
-      "[" CTR_ETCD("[" DATA("scratch", "") "]") "," CTR_BR "]", "etcd-main", 1, "allowed", NULL },
+      "[" CTR_ETCD("[" DATA("scratch", "") "]") "," CTR_BR "]", "etcd-main", 1, "allowed", NULL,
+      NULL },
+    /* the pods gone, their claims left: the members start on them (issue 30, seventh attack) */
+    { "pods gone, claims left: the same template", WH_HOOK_SCALEGUARD, PERSON, ETCD(ANN_OPEN), "[]",
+      0, CTRS, "etcd-main", 1, "allowed", NULL, "etcd-main-etcd-main-1" },
+    { "pods gone, claims left: an emptyDir at the data directory", WH_HOOK_SCALEGUARD, PERSON,
+      ETCD(ANN_OPEN), "[]", 0, "[" CTR_ETCD("[" DATA("scratch", "") "]") "," CTR_BR "]",
+      "etcd-main", 0,
+      "starts the members whose pods are gone on the claims they left (mounted as etcd-druid "
+      "mounts them), and its container etcd would no longer mount claim volume etcd-main at "
+      "/var/etcd/data as pod etcd-main-1 does",
+      NULL, "etcd-main-etcd-main-1" },
+    { "pods gone, claims left: the claim template renamed", WH_HOOK_SCALEGUARD, PERSON,
+      ETCD(ANN_OPEN), "[]", 0, CTRS, "data", 0,
+      "pod etcd-main-1 keeps its data on claim etcd-main-etcd-main-1 (volume etcd-main), which no "
+      "volumeClaimTemplate of it gives member 1",
+      NULL, "etcd-main-etcd-main-1" },
     { "break glass", WH_HOOK_SCALEGUARD, PERSON, ETCD(ANN_OPEN "," GLASS_OK), PODS3, 0,
       "[" CTR_ETCD("[" DATA("scratch", "") "]") "," CTR_BR "]", "etcd-main", 1, "allowed",
       "would no longer mount claim volume etcd-main at /var/etcd/data as pod etcd-main-0 does; "
-      "allowed by annotation" },
+      "allowed by annotation",
+      NULL },
 };
 
 #define NAROWS (sizeof(arows) / sizeof(arows[0]))
@@ -575,7 +597,7 @@ ParameterizedTest(size_t *i, pvcsts, adopts)
 {
     const struct arow *t = &arows[*i];
     char *body = review_with("CREATE", t->user, 1, 3, 3, CTRS, t->ctrs), *vct;
-    cJSON *pvcs = pvc_list(NULL, NULL, NULL), *doc, *rv = cJSON_Parse(body);
+    cJSON *pvcs = pvc_list(t->claim, "shoot", NULL), *doc, *rv = cJSON_Parse(body);
     const char *w;
 
     cJSON_SetValuestring(

@@ -4,6 +4,7 @@
 #include "webhook/datamnt.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -186,4 +187,68 @@ int datamnt_adopt_problem(const cJSON *sts, const cJSON *pods, char *why, size_t
         }
     }
     return 0;
+}
+
+/*
+ * The claim template T of claim name n when n is "<T>-<sts>-<ordinal>" (T not empty, the
+ * ordinal decimal without a leading zero) into t (size bytes), *ord set: 1; else 0.
+ */
+static int member_claim(const char *n, const char *sts, char *t, size_t size, int64_t *ord)
+{
+    const char *d = strrchr(n, '-'), *p;
+    size_t ls = strlen(sts), lt;
+    int64_t v = 0;
+
+    if (!d || !d[1] || (d[1] == '0' && d[2]))
+        return 0;
+    for (p = d + 1; *p; p++) {
+        if (*p < '0' || *p > '9' || v > INT32_MAX / 10)
+            return 0;
+        v = v * 10 + (*p - '0');
+    }
+    if ((size_t)(d - n) < ls + 2 || strncmp(d - ls, sts, ls) != 0 || d[-(long)ls - 1] != '-')
+        return 0;
+    lt = (size_t)(d - n) - ls - 1;
+    if (lt == 0 || lt >= size)
+        return 0;
+    memcpy(t, n, lt);
+    t[lt] = '\0';
+    *ord = v;
+    return 1;
+}
+
+cJSON *datamnt_claim_pods(const cJSON *sts, const cJSON *pvcs, const cJSON *pods)
+{
+    const char *name = lookup_meta_str(sts, "name");
+    char t[LOOKUP_NAME_MAX + 1], text[6 * LOOKUP_NAME_MAX + 512];
+    cJSON *out = cJSON_CreateArray(), *doc;
+    const cJSON *c, *p;
+    int64_t ord, o;
+
+    cJSON_ArrayForEach (c, pvcs) {
+        const char *claim = lookup_meta_str(c, "name");
+        int running = 0;
+
+        if (!out || lookup_meta_deleting(c) || strlen(claim) > LOOKUP_NAME_MAX ||
+            !member_claim(claim, name, t, sizeof(t), &ord))
+            continue;
+        cJSON_ArrayForEach (p, pods)
+            running |= lookup_pod_ordinal(lookup_meta_str(p, "name"), name, &o) && o == ord;
+        if (running)
+            continue;
+        /* names the API server validated (DNS labels and subdomains): no quoting needed */
+        snprintf(text, sizeof(text),
+                 "{\"metadata\":{\"name\":\"%s-%lld\"},\"spec\":{\"volumes\":[{\"name\":"
+                 "\"%s\",\"persistentVolumeClaim\":{\"claimName\":\"%s\"}}],\"containers\":["
+                 "{\"name\":\"etcd\",\"volumeMounts\":[{\"name\":\"%s\",\"mountPath\":\"%s\"}]},"
+                 "{\"name\":\"backup-restore\",\"volumeMounts\":[{\"name\":\"%s\",\"mountPath\":"
+                 "\"%s\"}]}]}}",
+                 name, (long long)ord, t, claim, t, DATAMNT_DRUID_PATH, t, DATAMNT_DRUID_PATH);
+        if (!(doc = cJSON_Parse(text)) || !cJSON_AddItemToArray(out, doc)) {
+            cJSON_Delete(doc);
+            cJSON_Delete(out);
+            return NULL;
+        }
+    }
+    return out;
 }

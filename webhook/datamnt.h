@@ -55,4 +55,18 @@ const cJSON *datamnt_covers(const cJSON *old, const cJSON *new, const char **ctr
  */
 int datamnt_adopt_problem(const cJSON *sts, const cJSON *pods, char *why, size_t size);
 
+/* Where etcd-druid mounts a member's claim in containers etcd and backup-restore. */
+#define DATAMNT_DRUID_PATH "/var/etcd/data"
+
+/*
+ * The members of StatefulSet sts whose pods are gone but whose claims stay, as pods to judge
+ * with datamnt_adopt_problem: for each claim of pvcs (a JSON array of PVCs, NULL: none) named
+ * "<T>-<sts>-<ordinal>" and not being deleted, with no pod of that ordinal in pods, a pod
+ * <sts>-<ordinal> whose containers etcd and backup-restore mount volume T, that claim, at
+ * DATAMNT_DRUID_PATH, as etcd-druid's StatefulSet mounts it. Those members start on the
+ * claims when sts is created: its template must keep their data there too. A new array
+ * (OWNED by the caller), NULL when out of memory.
+ */
+cJSON *datamnt_claim_pods(const cJSON *sts, const cJSON *pvcs, const cJSON *pods);
+
 #endif

@@ -455,7 +455,7 @@ enum kerr pvcguard_adopts(time_t now, const struct lookup *lk, const struct revi
                           struct glassadm_pending *gp, struct review_resp *resp, int *decided)
 {
     char why[160], what[3 * LOOKUP_NAME_MAX + 64], problem[4 * LOOKUP_NAME_MAX + 256];
-    cJSON *items = NULL;
+    cJSON *items = NULL, *pvcs = NULL, *left = NULL;
     struct kerr_info e;
     int bad;
 
@@ -463,21 +463,29 @@ enum kerr pvcguard_adopts(time_t now, const struct lookup *lk, const struct revi
     if (!scaleguard_creates(req))
         return KERR_OK;
     kerr_clear(&e);
-    if (!lk->pod_items)
-        kerr_set(&e, KERR_UNSUPPORTED, "no pod lookup is configured");
-    else
-        lk->pod_items(lk->ctx, m->ns, &items, &e);
+    if (!lk->pod_items || !lk->pvcs)
+        kerr_set(&e, KERR_UNSUPPORTED, "no pod or PVC lookup is configured");
+    else if (lk->pod_items(lk->ctx, m->ns, &items, &e) == KERR_OK)
+        lk->pvcs(lk->ctx, m->ns, &pvcs, &e);
+    /* the members whose pods are gone start on the claims they left */
+    if (e.code == KERR_OK && !(left = datamnt_claim_pods(req->object, pvcs, items)))
+        kerr_set(&e, KERR_NOMEM, "out of memory");
     if (e.code != KERR_OK) {
         cJSON_Delete(items);
+        cJSON_Delete(pvcs);
         *decided = 1;
         return review_errored(resp, 500,
-                              "creating StatefulSet %s/%s of Etcd %s: its running pods cannot be "
-                              "told (%s), and a StatefulSet created adopts them and rolls them "
-                              "onto its template: not admitted unchecked",
+                              "creating StatefulSet %s/%s of Etcd %s: its running pods and its "
+                              "members' claims cannot be told (%s), and a StatefulSet created "
+                              "adopts the pods and starts its members on the claims with its "
+                              "template: not admitted unchecked",
                               m->ns, m->name, m->part_of, e.msg);
     }
-    bad = datamnt_adopt_problem(req->object, items, problem, sizeof(problem));
+    bad = datamnt_adopt_problem(req->object, items, problem, sizeof(problem)) ||
+          datamnt_adopt_problem(req->object, left, problem, sizeof(problem));
     cJSON_Delete(items);
+    cJSON_Delete(pvcs);
+    cJSON_Delete(left);
     if (!bad)
         return KERR_OK;
     pvcguard_glass_problem(now, etcd, why, sizeof(why));
@@ -492,8 +500,10 @@ enum kerr pvcguard_adopts(time_t now, const struct lookup *lk, const struct revi
     *decided = 1;
     return review_deny(resp,
                        "creating StatefulSet %s/%s of Etcd %s is refused: it adopts the running "
-                       "pods of its name and rolls them onto its pod template, and %s. Create "
-                       "it with the claim template and data mounts its pods have or, " GLASS_HINT,
+                       "pods of its name and rolls them onto its pod template, or starts the "
+                       "members whose pods are gone on the claims they left (mounted as "
+                       "etcd-druid mounts them), and %s. Create it with the claim template and "
+                       "data mounts its members have or, " GLASS_HINT,
                        m->ns, m->name, m->part_of, problem, m->ns, m->part_of, why);
 }
 

@@ -139,8 +139,10 @@ enum kerr pvcguard_mounts(time_t now, const struct review_req *req, const struct
  * made it) at time now: it adopts the running pods of its name and rolls them onto its
  * template, so it is refused for everyone when a pod of its name (listed from the API server,
  * lk->pod_items) keeps its data on a claim the template would not mount there, or under
- * something else it would mount (datamnt_adopt_problem; their spec is the fact). A valid
- * break glass lets it through with a warning (its use into *gp). No pod list: a 500.
+ * something else it would mount (datamnt_adopt_problem; their spec is the fact), and when a
+ * member claim of its name whose pod is gone (lk->pvcs) would not be mounted as etcd-druid
+ * mounts it (datamnt_claim_pods): those members start on it. A valid break glass lets it
+ * through with a warning (its use into *gp). No pod or PVC list: a 500.
  * *decided as pvcguard_judge; any other request: 0, nothing looked up.
  */
 enum kerr pvcguard_adopts(time_t now, const struct lookup *lk, const struct review_req *req,

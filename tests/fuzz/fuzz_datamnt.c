@@ -7,7 +7,9 @@
  *   - nothing crashes; datamnt_below(p, p) holds for every p; a path is below "/";
  *   - datamnt_covers answers a mount of new's container of the name it gives, which old's
  *     container of that name does not have, and a claim mount of old;
- *   - datamnt_adopt_problem(old, pods) is 0 or 1, with a message when 1, and 0 for no pods.
+ *   - datamnt_adopt_problem(old, pods) is 0 or 1, with a message when 1, and 0 for no pods;
+ *   - datamnt_claim_pods(old, "pvcs", pods) makes at most one pod per claim listed, and
+ *     datamnt_adopt_problem takes them.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -22,6 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const cJSON *old, *new, *m, *claim = NULL;
+    cJSON *left;
     const char *ctr = NULL, *p, *base;
     cJSON *doc = NULL;
     char why[512];
@@ -46,6 +49,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     bad = datamnt_adopt_problem(old, kjson_get_arr(doc, "pods"), why, sizeof(why));
     if ((bad != 0 && bad != 1) || (bad && !why[0]) || datamnt_adopt_problem(old, NULL, why, 8))
         abort();
+    left = datamnt_claim_pods(old, kjson_get_arr(doc, "pvcs"), kjson_get_arr(doc, "pods"));
+    if (left && cJSON_GetArraySize(left) > cJSON_GetArraySize(kjson_get_arr(doc, "pvcs")))
+        abort();
+    (void)datamnt_adopt_problem(new, left, why, sizeof(why));
+    cJSON_Delete(left);
     cJSON_Delete(doc);
     return 0;
 }
