@@ -618,7 +618,7 @@ enum kerr pclaim_admitted(struct k8s_client *k, const char *lease_ns, const char
             (is_restore(r) && !restore_claims(k, r)))
             continue;
         at = cJSON_GetObjectItemCaseSensitive(r, "at");
-        if (own && same_owner(r, own) && at->valuedouble < (double)before)
+        if (own && same_owner(r, own) && at->valuedouble <= (double)before)
             continue; /* the admission of the Etcd that is gone, not of one created again */
         describe(r, o);
         break;

@@ -153,7 +153,8 @@ enum kerr pclaim_restores(struct k8s_client *k, const char *lease_ns, const stru
  * owns it, into *o (o->what "" when none): a deletion of prefix waits for it, since an Etcd
  * admitted and not stored yet (another validating webhook still holding its request) is in
  * no list of the API server. A record of own (NULL: none; its kind, namespace and name)
- * made before before (Unix seconds) does not count: the admission of what is being deleted.
+ * made no later than before (Unix seconds) does not count: the admission of what is being
+ * deleted (its last update may fall in the second it was seen gone).
  * Errors when the Lease could not be read (the caller must not delete).
  */
 enum kerr pclaim_admitted(struct k8s_client *k, const char *lease_ns, const char *store,

@@ -77,14 +77,14 @@ EOF
 APPLY_PID=$!
 recorded() { holdhook_recorded "$P"; }
 over() { [ -s "$HOLD/apply.rc" ]; }
-deadline=$((SECONDS + 60))
+deadline=$((SECONDS + 120))
 until { [ -e "$HOLD/held" ] && recorded; } || over || [ $SECONDS -ge $deadline ]; do sleep 0.1; done
 if over; then
     ok "other's Etcd on $P answered before being held: $(cat "$HOLD/apply.out")"
     grep -q created "$HOLD/apply.out" && ctl_fail "other's Etcd was stored before the hold: the script's premise failed"
     ctl_fail "other's Etcd on $P refused by warden-webhook (nothing written there yet): $(cat "$HOLD/apply.out")"
 fi
-[ -e "$HOLD/held" ] && recorded || ctl_fail "other's Etcd was not admitted and held within 60 s (held: $(ls "$HOLD"))"
+[ -e "$HOLD/held" ] && recorded || ctl_fail "other's Etcd was not admitted and held within 120 s (held: $(ls "$HOLD"); kubectl: $(cat "$HOLD/apply.out" 2>/dev/null); hold log: $(cat "$HOLD/log"))"
 held_at=$SECONDS
 ok "other's Etcd on $P admitted by warden-webhook (claim recorded) and held by the second webhook"
 

@@ -71,11 +71,11 @@ touch "$HOLD/armed"
 APPLY_PID=$!
 recorded() { holdhook_recorded "$P"; }
 answered() { [ -s "$HOLD/apply.rc" ]; }
-deadline=$((SECONDS + 20))
+deadline=$((SECONDS + 120))
 until { [ -e "$HOLD/held" ] && recorded; } || answered || [ $SECONDS -ge $deadline ]; do sleep 0.1; done
 answered && ctl_fail "shoot's re-created etcd-main answered before being held: $(cat "$HOLD/apply.out" "$HOLD/apply.rc")"
 [ -e "$HOLD/held" ] && recorded ||
-    ctl_fail "the re-created etcd-main was not admitted and held within 20 s (held: $([ -e "$HOLD/held" ] && echo yes || echo no); hold log: $(cat "$HOLD/log"); kubectl: $(cat "$HOLD/apply.out" 2>/dev/null); leases: $(kc get leases -A -o jsonpath='{range .items[*]}{.metadata.name}={.metadata.annotations.etcd-warden\.io/claims}{" "}{end}'))"
+    ctl_fail "the re-created etcd-main was not admitted and held within 120 s (held: $([ -e "$HOLD/held" ] && echo yes || echo no); hold log: $(cat "$HOLD/log"); kubectl: $(cat "$HOLD/apply.out" 2>/dev/null); leases: $(kc get leases -A -o jsonpath='{range .items[*]}{.metadata.name}={.metadata.annotations.etcd-warden\.io/claims}{" "}{end}'))"
 held_at=$SECONDS
 ok "shoot applies etcd-main again: admitted by warden-webhook (claim recorded), held by the second webhook"
 
