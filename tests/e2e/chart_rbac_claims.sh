@@ -39,6 +39,10 @@ spec:
   secretRef: {namespace: etcd-warden, name: creds}
   deletionGracePeriod: 2s
 EOF
+# in its pod warden-controller's namespace is the release's (the service account's), where the
+# chart grants it the claim Leases: the kubeconfig says so here
+kubectl config set-context --current --namespace=etcd-warden --kubeconfig "$CTL_DIR/controller.kubeconfig" >/dev/null ||
+    ctl_fail "cannot set the controller's namespace"
 ctl_start "${ctl_args[@]}"
 ctl_store_etcd shoot etcd-main S3 etcd-bucket shoot--etcd-main
 entry() { kc get backupentries -o jsonpath='{.items[?(@.spec.etcd.name=="etcd-main")].metadata.name}'; }
