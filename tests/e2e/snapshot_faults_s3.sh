@@ -45,6 +45,8 @@ run_day 3 --copy-mode stream --part-size 5242880
 one_error_line "extend-snapshot-immutability failed"
 proxy_stop
 reap_child "$SNAP_S3_PID" 10 none || true
+# on the same data, on a new port: the old one, free since the kill, may be any other test's now
+unset SNAP_S3_PORT
 snap_s3_start
 echo "$SNAP_S3_PID" >"$SNAP_WORK/s3.pid"
 no_copy_of_day 3
