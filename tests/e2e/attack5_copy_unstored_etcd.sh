@@ -64,7 +64,7 @@ held_snapshot() { [ "$(druid_double_held)" -ge 1 ] 2>/dev/null; }
 ksim_wait 60 held_snapshot || ctl_fail "b's snapshot request did not reach the sidecar double within 60 s"
 ok "b's snapshot request is held at the sidecar double"
 
-(kc apply -f - >"$HOLD/apply.out" 2>&1 <<EOF; echo $? >"$HOLD/apply.rc") &
+(rc=0; kc apply -f - >"$HOLD/apply.out" 2>&1 <<EOF || rc=$?; echo $rc >"$HOLD/apply.rc") &
 apiVersion: druid.gardener.cloud/v1alpha1
 kind: Etcd
 metadata: {name: etcd-x, namespace: other}

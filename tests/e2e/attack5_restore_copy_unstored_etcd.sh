@@ -42,7 +42,7 @@ touch "$HOLD/armed"
 # the controller first (nothing to do yet): only the restore's planning falls within the hold
 ctl_start
 
-(kc apply -f - >"$HOLD/apply.out" 2>&1 <<EOF; echo $? >"$HOLD/apply.rc") &
+(rc=0; kc apply -f - >"$HOLD/apply.out" 2>&1 <<EOF || rc=$?; echo $rc >"$HOLD/apply.rc") &
 apiVersion: druid.gardener.cloud/v1alpha1
 kind: Etcd
 metadata: {name: etcd-x, namespace: other}

@@ -67,7 +67,7 @@ ksim_wait 30 pending || ctl_fail "$e not pending: $(kc get backupentry "$e" -o j
 ok "shoot/etcd-main deleted: entry $e PendingDeletion, $P holds $(listing)"
 
 touch "$HOLD/armed"
-(ctl_store_etcd shoot etcd-main S3 "$SNAP_BUCKET" "$P" >"$HOLD/apply.out" 2>&1; echo $? >"$HOLD/apply.rc") &
+(rc=0; ctl_store_etcd shoot etcd-main S3 "$SNAP_BUCKET" "$P" >"$HOLD/apply.out" 2>&1 || rc=$?; echo $rc >"$HOLD/apply.rc") &
 APPLY_PID=$!
 recorded() { holdhook_recorded "$P"; }
 answered() { [ -s "$HOLD/apply.rc" ]; }

@@ -1,7 +1,7 @@
 # A second validating webhook, a stand-in for any policy webhook, that holds an Etcd CREATE:
 # kube-apiserver stores an object only once every validating webhook has answered, so what
 # warden-webhook admitted and recorded is not stored while this one holds it. Sourced by a
-# script that has run wh_init (its certificates) and sourced snapshot.sh (a free port).
+# script that has run wh_init (its certificates) and sourced snapshot.sh (a free port, waiting for it).
 #
 #   holdhook_start DIR NS
 #   holdhook_recorded PREFIX   # a claim naming PREFIX is recorded in a claim Lease
@@ -46,6 +46,9 @@ srv.serve_forever()
 PY
     pid=$!
     ksim_on_exit "touch $dir/release; reap_child $pid 5 TERM || true"
+    # registered only once it listens: with failurePolicy Fail, a CREATE sent before would be
+    # refused (python's start takes seconds on a loaded machine)
+    _snap_wait_port "$port" "$pid" || ctl_fail "the holding webhook did not listen on $port: $(cat "$dir/log")"
     kc apply -f - >/dev/null <<EOF || ctl_fail "cannot register the holding webhook"
 apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingWebhookConfiguration
