@@ -602,7 +602,7 @@ static void check_invariants(const struct hibplan_view *v, struct hibplan_step s
     if (s.act == HIBPLAN_VERIFY)
         cr_assert(v->want && v->store && v->counted && !v->verified);
     if (s.act == HIBPLAN_REMOVE_BREAK_GLASS)
-        cr_assert(v->break_glass && v->sts_present && v->sts_spec == 0 && !v->counted);
+        cr_assert(v->break_glass && v->sts_present && v->sts_spec == 0);
     /* a cut that is not the controller's record never lets a scale-down through */
     if (v->want && v->cut_forged && v->phase == HIBPLAN_SNAPSHOT)
         cr_assert(s.act != HIBPLAN_SCALE &&

@@ -160,6 +160,23 @@ Test(hibplan_sleep, break_glass_allows_one_scale_down)
     EXPECT_PHASE(v, HIBPLAN_HIBERNATED);
 }
 
+/* break glass set although the final snapshot counted: removed after this scale-down too, or the
+ * next sleep's scale-down would go without the check of etcd's revision */
+Test(hibplan_sleep, break_glass_unneeded_is_removed_too)
+{
+    struct hibplan_view v = base();
+
+    v.phase = HIBPLAN_SCALING;
+    v.suspended = v.suspend_ours = true;
+    v.svc = HIBPLAN_SVC_CUT;
+    v.break_glass = true;
+    v.counted = v.stamp_ok = true;
+    v.sts_spec = v.sts_status = 0;
+    EXPECT_ACT(v, HIBPLAN_REMOVE_BREAK_GLASS);
+    v.break_glass = false;
+    EXPECT_PHASE(v, HIBPLAN_HIBERNATED);
+}
+
 Test(hibplan_sleep, suspension_follows_the_signal_while_hibernated)
 {
     struct hibplan_view v = base();

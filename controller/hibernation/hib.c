@@ -462,10 +462,16 @@ static enum kerr perform(const struct hib_env *env, struct round *r, const struc
 
         snprintf(reason, sizeof(reason), "%s", why ? why : "");
         rc = hib_patch_one(env, r, HIB_ANN_BREAK_GLASS, NULL, err);
-        if (rc == KERR_OK)
+        if (rc == KERR_OK && (!r->v.store || !r->v.counted))
             ev_log_emitf(env->events, r->etcd, EV_NORMAL, "BreakGlassUsed", "Hibernation",
                          "the scale-down without a final snapshot that %s allowed (%s) is done: "
                          "the annotation is removed, the next scale-down needs a snapshot again",
+                         HIB_ANN_BREAK_GLASS, reason);
+        else if (rc == KERR_OK)
+            ev_log_emitf(env->events, r->etcd, EV_NORMAL, "BreakGlassUsed", "Hibernation",
+                         "scaled to 0 with %s set (%s): a final full snapshot was taken, and the "
+                         "scale-down did not wait for a check that it holds etcd's last write; the "
+                         "annotation is removed, the next scale-down needs the check again",
                          HIB_ANN_BREAK_GLASS, reason);
         return rc;
     }

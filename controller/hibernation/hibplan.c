@@ -262,8 +262,9 @@ static struct hibplan_step decide_scaling(const struct hibplan_view *v,
     }
     if (v->sts_status != 0)
         return wait_for(SHORT_WAIT_MS);
-    /* break glass allows one scale-down, the one just made */
-    if (v->break_glass && v->store && !v->counted)
+    /* break glass allows one scale-down, the one just made (present at a scale-down that did
+     * not need it, it still went unused to the next one: removed either way) */
+    if (v->break_glass)
         return act(HIBPLAN_REMOVE_BREAK_GLASS);
     if (v->imm > 0 && !v->imm_task)
         return v->imm_deleting ? wait_for(SHORT_WAIT_MS) : act(HIBPLAN_IMT_ENSURE);
