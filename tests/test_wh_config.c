@@ -51,6 +51,7 @@ Test(wh_config, defaults_and_flags)
     cr_expect_str_eq(c.metrics_bind, ":8080");
     cr_expect_str_eq(c.health_bind, ":8081");
     cr_expect_eq(c.max_body, 3 * 1024 * 1024);
+    cr_expect_eq(c.max_buffered, 64 * 1024 * 1024);
     cr_expect_eq(c.enable_components, 1);
     cr_expect_eq(c.self_tls, 0);
     cr_expect_eq(c.verbosity, 1);
@@ -71,6 +72,8 @@ Test(wh_config, errors_name_the_flag)
         { "--no-such-flag=1", "--no-such-flag" },
         { "--webhook-server-idle-timeout=forever", "webhook-server-idle-timeout" },
         { "--webhook-server-max-request-bytes=10", "--webhook-server-max-request-bytes" },
+        { "--webhook-server-max-buffered-bytes=1048576",
+          "--webhook-server-max-buffered-bytes: 1048576 is out of range [3145728," },
         { "--etcd-components-webhook-exempt-service-accounts=a b",
           "--etcd-components-webhook-exempt-service-accounts: \"a b\" is not a username" },
         { "stray", "unexpected argument \"stray\"" },

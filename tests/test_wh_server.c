@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 #include <curl/curl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -475,5 +476,104 @@ Test(wh_server, per_ip_limit)
     cr_expect_eq(r.status, 200);
     close(fds[1]);
     close(fds[2]);
+    whfix_release(&e);
+}
+
+/* An upload that sends its first `before` bytes, then waits for go (bounded), then the rest. */
+struct held_upload {
+    size_t before, total, sent;
+    atomic_int go;
+};
+
+static size_t held_read(char *p, size_t sz, size_t n, void *arg)
+{
+    struct held_upload *u = arg;
+    size_t want = sz * n, i;
+    int waited;
+
+    for (waited = 0; u->sent >= u->before && !atomic_load(&u->go) && waited < 1000; waited++)
+        usleep(10000);
+    if (u->sent >= u->total)
+        return 0;
+    if (want > u->total - u->sent)
+        want = u->total - u->sent;
+    if (u->sent < u->before && want > u->before - u->sent)
+        want = u->before - u->sent;
+    /* REVIEW first, then blanks: one JSON document of u->total bytes */
+    for (i = 0; i < want; i++)
+        p[i] = u->sent + i < sizeof(REVIEW) - 1 ? REVIEW[u->sent + i] : ' ';
+    u->sent += want;
+    return want;
+}
+
+struct held_bg {
+    const struct whfix *e;
+    struct held_upload u;
+    struct reply r;
+};
+
+static void *held_request(void *arg)
+{
+    struct held_bg *b = arg;
+    struct curl_slist *h = NULL;
+    char cl[64];
+    CURL *c = client(b->e);
+
+    snprintf(cl, sizeof(cl), "Content-Length: %zu", b->u.total);
+    h = curl_slist_append(h, cl);
+    h = curl_slist_append(h, "Expect:");
+    curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
+    curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, (curl_off_t)b->u.total);
+    curl_easy_setopt(c, CURLOPT_READFUNCTION, held_read);
+    curl_easy_setopt(c, CURLOPT_READDATA, &b->u);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+    perform(c, b->e, "POST", "/webhooks/etcdcomponents", "application/json", NULL, &b->r);
+    curl_easy_cleanup(c);
+    curl_slist_free_all(h);
+    return NULL;
+}
+
+/* Bodies held by all connections stay under the server's cap: the review past it gets 503, the
+ * one held is decided, and nothing stays counted. */
+Test(wh_server, buffered_bodies_are_capped)
+{
+    struct whfix e;
+    struct held_bg a;
+    struct reply r;
+    pthread_t t;
+    char *body;
+    int i;
+
+    whfix_init_buffered(&e, 48 * 1024, 5000, 0, 64 * 1024);
+    memset(&a, 0, sizeof(a));
+    a.e = &e;
+    a.u.before = 40 * 1024;
+    a.u.total = 44 * 1024;
+    atomic_init(&a.u.go, 0);
+    pthread_create(&t, NULL, held_request, &a);
+    for (i = 0; i < 1000 && wh_server_buffered(e.srv) < 32 * 1024; i++)
+        usleep(5000);
+    cr_assert_geq(wh_server_buffered(e.srv), 32 * 1024, "the held upload never arrived");
+    /* a second review of 40 KiB while the first holds 32-40 KiB: past 64 KiB */
+    body = malloc(40 * 1024 + 1);
+    cr_assert_not_null(body);
+    memset(body, ' ', 40 * 1024);
+    memcpy(body, REVIEW, sizeof(REVIEW) - 1);
+    body[40 * 1024] = '\0';
+    request(&e, "POST", "/webhooks/etcdcomponents", "application/json", body, &r);
+    cr_expect_eq(r.status, 503, "a review past the buffered cap: %ld %s", r.status,
+                 buf_str(&r.body));
+    cr_expect(strstr(buf_str(&r.body), "busy") != NULL, "%s", buf_str(&r.body));
+    buf_release(&r.body);
+    atomic_store(&a.u.go, 1);
+    pthread_join(t, NULL);
+    cr_expect_eq(a.r.status, 200, "the held review: %ld %s", a.r.status, buf_str(&a.r.body));
+    buf_release(&a.r.body);
+    /* nothing stays counted: the same review alone is decided */
+    request(&e, "POST", "/webhooks/etcdcomponents", "application/json", body, &r);
+    cr_expect_eq(r.status, 200, "%ld %s", r.status, buf_str(&r.body));
+    cr_expect_eq(wh_server_buffered(e.srv), 0);
+    buf_release(&r.body);
+    free(body);
     whfix_release(&e);
 }

@@ -299,6 +299,7 @@ static enum kerr start_server(struct app *a, struct kerr_info *err)
     o.conn_limit = (unsigned int)a->cfg.conn_limit;
     o.per_ip_limit = (unsigned int)a->cfg.per_ip_limit;
     o.max_body = (size_t)a->cfg.max_body;
+    o.max_buffered = (size_t)a->cfg.max_buffered;
     o.budget_ms = a->cfg.budget_ms;
     o.tls = a->tls;
     o.client_auth = a->client_auth;

@@ -44,6 +44,8 @@ static size_t make_table(struct wh_config *c, struct proc_flag *out)
           "cache Etcds, StatefulSets and EtcdOpsTasks of this namespace only (empty: all)" },
         { "webhook-server-max-request-bytes", PROC_FLAG_INT, &c->max_body, "3145728",
           "largest AdmissionReview body accepted (413 above)" },
+        { "webhook-server-max-buffered-bytes", PROC_FLAG_INT, &c->max_buffered, "67108864",
+          "bytes of review bodies held by all connections at once (503 above)" },
         { "webhook-server-idle-timeout", PROC_FLAG_DURATION, &c->conn_timeout_ms, "30s",
           "close connections idle this long" },
         { "webhook-server-max-connections", PROC_FLAG_INT, &c->conn_limit, "1000",
@@ -147,6 +149,8 @@ static enum kerr validate(const struct wh_config *c, struct kerr_info *err)
         (rc = check_users(&c->exempt, "etcd-components-webhook-exempt-service-accounts", err)) ||
         (rc = range(c->port, 1, 65535, "webhook-server-port", err)) ||
         (rc = range(c->max_body, 1024, 1L << 30, "webhook-server-max-request-bytes", err)) ||
+        (rc = range(c->max_buffered, c->max_body, 1L << 34, "webhook-server-max-buffered-bytes",
+                    err)) ||
         (rc = range(c->conn_timeout_ms, 1000, 3600000, "webhook-server-idle-timeout", err)) ||
         (rc = range(c->conn_limit, 1, 100000, "webhook-server-max-connections", err)) ||
         (rc = range(c->per_ip_limit, 0, 100000, "webhook-server-max-connections-per-ip", err)) ||

@@ -46,6 +46,7 @@ struct wh_config {
     const char *config_file;      /* --config */
     const char *watch_namespace;  /* --watch-namespace ("" = all) */
     long max_body;                /* --webhook-server-max-request-bytes */
+    long max_buffered;            /* --webhook-server-max-buffered-bytes */
     long conn_timeout_ms;         /* --webhook-server-idle-timeout */
     long conn_limit;              /* --webhook-server-max-connections */
     long per_ip_limit;            /* --webhook-server-max-connections-per-ip */

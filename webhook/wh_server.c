@@ -27,6 +27,7 @@ struct wh_server {
     struct MHD_Daemon *d;
     unsigned short port;
     atomic_long in_flight;
+    atomic_size_t buffered; /* bytes of bodies held by all requests (their charged) */
     atomic_int draining;
     struct metrics_vec *requests;                       /* BORROWED or NULL */
     _Atomic(struct metrics_child *) ok[WH_HOOK__COUNT]; /* BORROWED or NULL: requests_total 200 */
@@ -40,6 +41,8 @@ struct req_state {
     int hook; /* enum wh_hook, or -1 for another path */
     struct buf body;
     int too_big;
+    int busy;       /* the server held max_buffered bytes of bodies: answered 503 */
+    size_t charged; /* bytes of body counted in the server's buffered */
     size_t seen;
     long long length; /* Content-Length, -1 when not given */
     struct timespec start;
@@ -232,10 +235,30 @@ static void decide(struct wh_server *s, struct req_state *st, const char *data, 
         st->out = NULL;
 }
 
+/* Count n more bytes of st's body in the server's total: 0 (nothing counted) past the cap. */
+static int charge(struct wh_server *s, struct req_state *st, size_t n)
+{
+    if (atomic_fetch_add(&s->buffered, n) + n > s->o.max_buffered) {
+        atomic_fetch_sub(&s->buffered, n);
+        return 0;
+    }
+    st->charged += n;
+    return 1;
+}
+
+/* st's body freed: its bytes leave the server's total. */
+static void release_body(struct wh_server *s, struct req_state *st)
+{
+    atomic_fetch_sub(&s->buffered, st->charged);
+    st->charged = 0;
+    buf_release(&st->body);
+}
+
 /*
  * A chunk of the body: kept up to the cap, then discarded; a slow or endless
  * upload is cut. A body that arrives whole in one chunk (the usual case) is
- * decided on the spot, without a copy.
+ * decided on the spot, without a copy. Bodies held by all connections
+ * together stay under max_buffered: a chunk past it makes its review a 503.
  */
 static enum MHD_Result receive(struct wh_server *s, struct req_state *st, const char *data,
                                size_t *size)
@@ -254,12 +277,17 @@ static enum MHD_Result receive(struct wh_server *s, struct req_state *st, const 
         return MHD_YES;
     }
     st->seen += *size;
-    if (!st->too_big && buf_append(&st->body, data, *size) != KERR_OK) {
+    if (!st->too_big && !st->busy && !charge(s, st, *size)) {
+        st->busy = 1;
+        release_body(s, st);
+        log_info("refusing a review: the bodies being received passed the server's limit",
+                 "webhook", st->hook >= 0 ? wh_hook_path((enum wh_hook)st->hook) : "");
+    } else if (!st->too_big && !st->busy && buf_append(&st->body, data, *size) != KERR_OK) {
         st->too_big = 1;
-        buf_release(&st->body);
+        release_body(s, st);
     }
     *size = 0;
-    return st->too_big && st->seen > 2 * s->o.max_body ? MHD_NO : MHD_YES;
+    return (st->too_big || st->busy) && st->seen > 2 * s->o.max_body ? MHD_NO : MHD_YES;
 }
 
 static enum MHD_Result finish(struct wh_server *s, struct MHD_Connection *c, struct req_state *st)
@@ -273,9 +301,14 @@ static enum MHD_Result finish(struct wh_server *s, struct MHD_Connection *c, str
                  s->o.max_body);
         return send_review_error(s, c, st, MHD_HTTP_CONTENT_TOO_LARGE, msg);
     }
+    if (st->busy) {
+        snprintf(msg, sizeof(msg), "busy: review bodies of %zu bytes are being received at once",
+                 s->o.max_buffered);
+        return send_review_error(s, c, st, MHD_HTTP_SERVICE_UNAVAILABLE, msg);
+    }
     if (!st->decided) {
         decide(s, st, st->body.data, st->body.len);
-        buf_release(&st->body);
+        release_body(s, st);
     }
     if (!st->out)
         return send_text(s, c, st, st->out_status, "cannot answer the admission review\n");
@@ -344,7 +377,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
         count_request(s, st->hook, st->status);
     }
     atomic_fetch_sub(&s->in_flight, 1);
-    buf_release(&st->body);
+    release_body(s, st);
     free(st->out);
     free(st);
     *con_cls = NULL;
@@ -428,6 +461,10 @@ enum kerr wh_server_new(const struct wh_server_opts *opts, struct wh_server **ou
         s->o.per_ip_limit = WH_SERVER_DEFAULT_PER_IP_LIMIT;
     if (!s->o.max_body)
         s->o.max_body = WH_SERVER_DEFAULT_MAX_BODY;
+    if (!s->o.max_buffered)
+        s->o.max_buffered = WH_SERVER_DEFAULT_MAX_BUFFERED;
+    if (s->o.max_buffered < s->o.max_body)
+        s->o.max_buffered = s->o.max_body;
     if (s->o.budget_ms <= 0)
         s->o.budget_ms = WH_SERVER_DEFAULT_BUDGET_MS;
     if ((rc = register_metrics(s, err))) {
@@ -515,6 +552,11 @@ unsigned short wh_server_port(const struct wh_server *s)
 long wh_server_in_flight(const struct wh_server *s)
 {
     return atomic_load(&s->in_flight);
+}
+
+size_t wh_server_buffered(const struct wh_server *s)
+{
+    return atomic_load(&s->buffered);
 }
 
 long wh_server_drain(struct wh_server *s, long timeout_ms)

@@ -9,7 +9,9 @@
  *   (webhook/wh_clientauth).
  *   405 (Allow: POST) for another method on those paths, 415 for another
  *   content type, 413 over the body limit (seen in Content-Length on the
- *   first call, or while reading: the rest is discarded), 404 elsewhere.
+ *   first call, or while reading: the rest is discarded), 503 when the
+ *   bodies being received by all connections together would pass
+ *   max_buffered bytes (the rest is discarded), 404 elsewhere.
  *
  * Hardening: TLS 1.2+ only (WH_TLS_PRIORITIES) with the hot-swapped
  * certificate of a struct wh_tls; an idle-connection timeout, a connection
@@ -48,6 +50,8 @@
 
 /* kube-apiserver's own request body limit: no review it sends is larger */
 #define WH_SERVER_DEFAULT_MAX_BODY (3u * 1024u * 1024u)
+/* Bytes of review bodies held at once by all connections (what they cost beside one parse) */
+#define WH_SERVER_DEFAULT_MAX_BUFFERED (64u * 1024u * 1024u)
 /* A review above this is decided one at a time (wh_server.c: decide) */
 #define WH_SERVER_LARGE_BODY           (256u * 1024u)
 #define WH_SERVER_DEFAULT_TIMEOUT_S    30u
@@ -65,6 +69,7 @@ struct wh_server_opts {
     unsigned int conn_limit;                 /* 0: default */
     unsigned int per_ip_limit;               /* 0: default */
     size_t max_body;                         /* 0: default (3 MiB) */
+    size_t max_buffered;                     /* 0: default (64 MiB); raised to max_body */
     long budget_ms;                          /* per request; 0: default */
     struct wh_tls *tls;                      /* BORROWED, required */
     const struct wh_clientauth *client_auth; /* BORROWED, optional: require a client certificate */
@@ -86,6 +91,9 @@ unsigned short wh_server_port(const struct wh_server *s);
 
 /* Requests being handled right now (all webhooks). */
 long wh_server_in_flight(const struct wh_server *s);
+
+/* Bytes of review bodies being held right now (all connections). */
+size_t wh_server_buffered(const struct wh_server *s);
 
 /*
  * Stop accepting connections, answer the requests in flight (their

@@ -71,6 +71,12 @@ static void certs_up(struct whfix *f)
 
 void whfix_init(struct whfix *f, size_t max_body, long budget_ms, unsigned int per_ip)
 {
+    whfix_init_buffered(f, max_body, budget_ms, per_ip, 0);
+}
+
+void whfix_init_buffered(struct whfix *f, size_t max_body, long budget_ms, unsigned int per_ip,
+                         size_t max_buffered)
+{
     struct wh_tls_opts to = { 0 };
     struct wh_server_opts so = { 0 };
 
@@ -92,6 +98,7 @@ void whfix_init(struct whfix *f, size_t max_body, long budget_ms, unsigned int p
     so.bind_address = "127.0.0.1";
     so.threads = 2;
     so.max_body = max_body;
+    so.max_buffered = max_buffered;
     so.budget_ms = budget_ms;
     so.per_ip_limit = per_ip;
     so.tls = f->tls;

@@ -46,6 +46,10 @@ struct whfix {
  */
 void whfix_init(struct whfix *f, size_t max_body, long budget_ms, unsigned int per_ip);
 
+/* The same with the bodies of all connections together capped at max_buffered bytes. */
+void whfix_init_buffered(struct whfix *f, size_t max_body, long budget_ms, unsigned int per_ip,
+                         size_t max_buffered);
+
 /* Replace the certificate files by rename (as a Secret volume update does) with a new
  * pair signed by f->ca, CN cn. */
 void whfix_write_pair(struct whfix *f, const char *cn);
