@@ -101,7 +101,11 @@ webhooks:
 EOF
 ctl_start
 ctl_store_etcd shoot etcd-main S3 "$SNAP_BUCKET" "$P"
+# its members run (kube-sim runs no pods): what it writes is provably its own, so its
+# deletion Job deletes it (controller/entries/bkeseen.h)
+ctl_members shoot etcd-main
 ksim_wait 20 has_entry || ctl_fail "no entry for shoot/etcd-main"
+ctl_members_seen shoot etcd-main
 e=$(entry_of)
 sleep 1 # its sidecar writes after the claim began (object times have seconds)
 snap=Full-00000000-00000100-1700000000.gz
