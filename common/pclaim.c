@@ -41,6 +41,11 @@ static int is_backup(const cJSON *r)
     return strcmp(str(r, "kind"), PCLAIM_KIND_BACKUP) == 0;
 }
 
+static int is_source(const cJSON *r)
+{
+    return strcmp(str(r, "kind"), PCLAIM_KIND_SOURCE) == 0;
+}
+
 static const char *kind_of(const struct pclaim *c)
 {
     return c->kind ? c->kind : "";
@@ -80,14 +85,17 @@ static int restored_into(const cJSON *r, const struct pclaim *c)
     return 0;
 }
 
-/* The first record of rec that counts at now and overlaps c for another owner, or NULL. */
+/* The first record of rec that counts at now and overlaps c for another owner, or NULL. A
+ * restore's source is read, never claimed: it is in no claim's way, nor any claim in its. */
 static cJSON *conflict_of(const cJSON *rec, const struct pclaim *c, time_t now)
 {
     cJSON *r;
 
+    if (strcmp(kind_of(c), PCLAIM_KIND_SOURCE) == 0)
+        return NULL;
     cJSON_ArrayForEach (r, rec) {
-        if (!cJSON_IsObject(r) || !live(r, now) || same_owner(r, c) || restored_into(r, c) ||
-            !bstore_overlap(c->store, c->prefix, str(r, "prefix")))
+        if (!cJSON_IsObject(r) || is_source(r) || !live(r, now) || same_owner(r, c) ||
+            restored_into(r, c) || !bstore_overlap(c->store, c->prefix, str(r, "prefix")))
             continue;
         return r;
     }
@@ -100,6 +108,10 @@ static void describe(const cJSON *r, struct pclaim_other *o)
         snprintf(o->what, sizeof(o->what),
                  "the target prefix \"%s\" of EtcdRestore %s/%s, whose copy is in flight or "
                  "stays there after it failed",
+                 str(r, "prefix"), str(r, "namespace"), str(r, "name"));
+    else if (is_source(r))
+        snprintf(o->what, sizeof(o->what),
+                 "the source prefix \"%s\" of EtcdRestore %s/%s, admitted to read it",
                  str(r, "prefix"), str(r, "namespace"), str(r, "name"));
     else if (is_backup(r))
         snprintf(o->what, sizeof(o->what),
@@ -244,6 +256,32 @@ static int restore_claims(struct k8s_client *k, const cJSON *r)
     return restore_state(k, r) == 1;
 }
 
+/*
+ * 1 when the EtcdRestore of source record r, recorded at, may still read at now: stored (the
+ * uid recorded, when any) and neither Completed nor Failed; not stored yet within
+ * PCLAIM_PENDING_S of its admission (another webhook may still hold it); or that cannot be
+ * told (the safe side). 0 when it is stored and over, or was never stored (refused after
+ * admission, or deleted).
+ */
+static int source_reads(struct k8s_client *k, const cJSON *r, time_t now)
+{
+    const cJSON *at = cJSON_GetObjectItemCaseSensitive(r, "at");
+    cJSON *o = NULL;
+    const char *uid, *phase;
+    enum kerr rc = k8s_get(k, &res_restore, str(r, "namespace"), str(r, "name"), NULL, &o, NULL);
+    int reads = 1;
+
+    uid = rc == KERR_OK ? kjson_get_str(o, "metadata.uid") : NULL;
+    if (rc == KERR_NOTFOUND ||
+        (rc == KERR_OK && *str(r, "uid") && (!uid || strcmp(uid, str(r, "uid")) != 0)))
+        reads = !cJSON_IsNumber(at) || at->valuedouble + PCLAIM_PENDING_S >= (double)now;
+    else if (rc == KERR_OK && (phase = kjson_get_str(o, "status.phase")) &&
+             (strcmp(phase, "Completed") == 0 || strcmp(phase, "Failed") == 0))
+        reads = 0;
+    cJSON_Delete(o);
+    return reads;
+}
+
 /* 1 when the EtcdBackup of record r is stored with its copy's destination (status.destination,
  * written with its copy Job) r's claim in store, or that cannot be told (kept); else 0. */
 static int backup_stored(struct k8s_client *k, const cJSON *r, const char *store)
@@ -280,6 +318,8 @@ static int stored(struct k8s_client *k, const cJSON *r, const char *store)
 
     if (is_restore(r))
         return restore_claims(k, r);
+    if (is_source(r)) /* its EtcdRestore stored (the uid recorded, when any) */
+        return restore_state(k, r) >= 0;
     if (is_backup(r))
         return backup_stored(k, r, store);
     rc = k8s_get(k, &res_etcd, str(r, "namespace"), str(r, "name"), NULL, &etcd, NULL);
@@ -615,7 +655,7 @@ enum kerr pclaim_admitted(struct k8s_client *k, const char *lease_ns, const char
     cJSON_ArrayForEach (r, rec) {
         if (!cJSON_IsObject(r) || !live(r, now) ||
             !bstore_overlap(store, prefix, str(r, "prefix")) ||
-            (is_restore(r) && !restore_claims(k, r)))
+            (is_restore(r) && !restore_claims(k, r)) || (is_source(r) && !source_reads(k, r, now)))
             continue;
         at = cJSON_GetObjectItemCaseSensitive(r, "at");
         if (own && same_owner(r, own) && at->valuedouble <= (double)before)

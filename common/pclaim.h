@@ -77,6 +77,7 @@
 #define PCLAIM_MAX          512
 #define PCLAIM_KIND_RESTORE "EtcdRestore"
 #define PCLAIM_KIND_BACKUP  "EtcdBackup"
+#define PCLAIM_KIND_SOURCE  "EtcdRestoreSource"
 
 #define PCLAIM_NS_MAX       256
 /* An admitted request is stored or given up within this (the API server's webhook timeout is at
@@ -117,12 +118,18 @@ struct pclaim_other {
  * counts for PCLAIM_TTL_S as an Etcd's does (by then status.destination, written with the Job,
  * is the claim every cache sees), and is no conflict for the copies of EtcdBackups of the same
  * Etcd in the same namespace (a schedule's history shares one prefix).
+ * PCLAIM_KIND_SOURCE: an EtcdRestore's spec.source.store, recorded {kind, namespace, name,
+ * prefix, at, uid} by warden-webhook at admission, in the Lease of the source's store: a read,
+ * not a claim, so it conflicts with nothing; pclaim_admitted counts it for PCLAIM_TTL_S unless
+ * its EtcdRestore is stored and over (Completed or Failed), so a deletion of what the restore
+ * reads waits for a restore admitted and not stored yet (once stored, the API server's list
+ * of restores says so).
  */
 struct pclaim {
     const char *ns, *name; /* the owner */
     const char *store;     /* bstore key */
     const char *prefix;
-    const char *kind; /* NULL (an Etcd), PCLAIM_KIND_RESTORE or PCLAIM_KIND_BACKUP */
+    const char *kind; /* NULL (an Etcd), PCLAIM_KIND_RESTORE, _BACKUP or _SOURCE */
     const char *etcd; /* PCLAIM_KIND_RESTORE: the target Etcd's name; _BACKUP: the source's */
     /* PCLAIM_KIND_RESTORE, recorded when not NULL: the target store's provider and endpoint as
      * resolved at admission, and the EtcdRestore's metadata.uid */
@@ -149,7 +156,8 @@ enum kerr pclaim_restores(struct k8s_client *k, const char *lease_ns, const stru
 
 /*
  * Read-only: the first record of store's Lease that still counts (an admission within
- * PCLAIM_TTL_S, a copy starting, a restore target in flight) and overlaps prefix, whoever
+ * PCLAIM_TTL_S, a copy starting, a restore target in flight, a restore's source admitted
+ * within PCLAIM_TTL_S whose restore is not over) and overlaps prefix, whoever
  * owns it, into *o (o->what "" when none): a deletion of prefix waits for it, since an Etcd
  * admitted and not stored yet (another validating webhook still holding its request) is in
  * no list of the API server. A record of own (NULL: none; its kind, namespace and name)

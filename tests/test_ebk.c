@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "common/k8s.h"
 #include "common/bstore.h"
@@ -786,6 +788,37 @@ Test(ebk_kubesim, retained_copy_never_read_is_handed_to_a_backup_entry)
         "%s", jsonfix_str(e, "spec.etcdDeletedAt"));
     cr_assert_str_eq(phase_of(ph, sizeof(ph)), "(gone)", "the finalizer goes once the entry is");
     cJSON_Delete(e);
+    cJSON_Delete(b);
+}
+
+/* The copy's write window (status.copyStartedAt, a retained copy's spec.claimedAt) starts once
+ * its destination is claimed, after the snapshot: what another owner wrote into the destination
+ * while the snapshot was taken is not the copy's. */
+Test(ebk_kubesim, a_copy_starts_when_its_claim_is_recorded_not_with_its_snapshot)
+{
+    struct kerr_info err = { 0 };
+    struct timespec task_at, copy_at;
+    char ph[32];
+    time_t before;
+    cJSON *t, *b;
+
+    world("S3");
+    step();
+    t = cfix_get(&fx, &ETCDSPEC_RES_OPSTASK, "b1");
+    cr_assert_not_null(t, "the snapshot task");
+    OK(ktime_parse(jsonfix_str(t, "metadata.creationTimestamp"), &task_at, &err));
+    cJSON_Delete(t);
+    /* the snapshot takes a while: the claim comes in a later second */
+    while (time(NULL) <= task_at.tv_sec + 1)
+        usleep(100 * 1000);
+    before = time(NULL);
+    task_succeeded();
+    step();
+    cr_assert_str_eq(phase_of(ph, sizeof(ph)), "Uploading");
+    b = cfix_get(&fx, &EBK_RES_BACKUP, "b1");
+    OK(ktime_parse(jsonfix_str(b, "status.copyStartedAt"), &copy_at, &err));
+    cr_assert_geq(copy_at.tv_sec, before, "copyStartedAt %s: before the claim (task created %s)",
+                  jsonfix_str(b, "status.copyStartedAt"), jsonfix_str(b, "status.startTime"));
     cJSON_Delete(b);
 }
 

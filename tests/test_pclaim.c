@@ -200,3 +200,29 @@ Test(pclaim, a_restore_record_carries_its_admitted_target)
                      strlen(",\"provider\":\"S3\",\"endpointOverride\":\"https://e\","
                             "\"uid\":\"u-1\""));
 }
+
+/* An EtcdRestore's source is read, not claimed: its record is in no claim's way, and a source
+ * recorded overlapping any claim is recorded all the same. */
+Test(pclaim, a_restore_source_conflicts_with_nothing)
+{
+    cJSON *rec = cJSON_Parse("[{\"kind\":\"EtcdRestoreSource\",\"namespace\":\"t\",\"name\":\"r\","
+                             "\"prefix\":\"team\",\"at\":1000}]");
+    cJSON *claims = cJSON_Parse(REC);
+    struct pclaim etcd = { "u", "e", "Object|bkt|", "team/e", NULL, NULL, NULL, NULL, NULL };
+    struct pclaim target = { "u",  "r2", "Object|bkt|", "team", PCLAIM_KIND_RESTORE,
+                             "e2", NULL, NULL,          NULL };
+    struct pclaim src = { "b",  "r3", "Object|bkt|", "race-1", PCLAIM_KIND_SOURCE,
+                          NULL, NULL, NULL,          NULL };
+    struct pclaim_other o;
+
+    pclaim_conflict(rec, &etcd, 1001, &o);
+    cr_expect_str_eq(o.what, "");
+    pclaim_conflict(rec, &target, 1001, &o);
+    cr_expect_str_eq(o.what, "");
+    pclaim_conflict(claims, &src, 1001, &o);
+    cr_expect_str_eq(o.what, "", "a source over another namespace's Etcd: read, not claimed");
+    cr_expect_eq(pclaim_pending(rec, "t", 1001), 1, "it counts in its namespace's share");
+    cr_expect_eq(pclaim_pending(rec, "t", 1000 + PCLAIM_TTL_S + 1), 0, "and lapses");
+    cJSON_Delete(claims);
+    cJSON_Delete(rec);
+}

@@ -519,6 +519,53 @@ static enum kerr in_flight(struct prefix_cache *pc, const struct review_req *req
     return rc == KERR_OK ? rc : kerr_set(err, rc, "building the answer");
 }
 
+/*
+ * An EtcdRestore's spec.source.store recorded in the claim Lease of its store (common/pclaim,
+ * PCLAIM_KIND_SOURCE) once it is admitted: until the API server stores the restore (another
+ * validating webhook may still hold the request) only that record tells a deletion of the
+ * prefix that it is about to be read (controller/entries waits for it). A read, never a claim:
+ * it refuses nothing but a namespace over its share of the Lease. Refused (500) when the Lease
+ * cannot be written; a source that cannot be keyed was left to the controller (check_source).
+ */
+static enum kerr record_source(struct prefix_cache *pc, const struct review_req *req,
+                               struct review_resp *resp, struct kerr_info *err)
+{
+    static const char *const base = "spec.source.store";
+    const cJSON *obj = req->object, *src = kjson_get_obj(obj, base);
+    struct bstore_claim c = { "", NULL };
+    struct k8s_client *k = NULL;
+    const char *lease_ns = NULL;
+    struct pclaim_other other;
+    struct kerr_info why = { 0 };
+    enum kerr rc = KERR_OK;
+
+    prefix_cache_claims(pc, &k, &lease_ns);
+    if (!src || !lease_ns || !*lease_ns || req->dry_run ||
+        strcmp(req->kind_kind, "EtcdRestore") != 0 ||
+        (req->op == REVIEW_OP_UPDATE && same_destination(obj, req->old_object, base)) ||
+        bstore_claim_init(&c, kjson_get_str(src, "provider"), kjson_get_str(src, "container"),
+                          kjson_get_str(src, "endpointOverride"), s_or(src, "prefix", ""),
+                          NULL) != KERR_OK)
+        goto out;
+    rc = pclaim_take(k, lease_ns,
+                     &(struct pclaim){ s_or(obj, "metadata.namespace", ""),
+                                       s_or(obj, "metadata.name", ""), c.key, c.prefix,
+                                       PCLAIM_KIND_SOURCE, NULL, NULL, NULL,
+                                       kjson_get_str(obj, "metadata.uid") },
+                     &other, &why);
+    if (rc == KERR_OK && *other.refused)
+        rc = review_deny(resp, "%s.prefix: %s", base, other.refused) ? KERR_NOMEM : KERR_OK;
+    else if (rc != KERR_OK) /* fail closed */
+        rc =
+            review_errored(resp, 500, "recording the source of the restore in the claims of %s: %s",
+                           c.key, why.msg[0] ? why.msg : kerr_str(rc))
+                ? KERR_NOMEM
+                : KERR_OK;
+out:
+    bstore_claim_release(&c);
+    return rc == KERR_OK ? rc : kerr_set(err, rc, "building the answer");
+}
+
 enum kerr bkadm_check(struct store *etcds, struct store *entries, struct store *backups,
                       const struct review_req *req, struct review_resp *resp, struct kerr_info *err)
 {
@@ -545,6 +592,8 @@ enum kerr bkadm_decide(struct prefix_cache *c, const struct review_req *req,
     rc = check(c, etcds, entries, backups, req, resp, &a, err);
     if (rc == KERR_OK && resp->allowed && *a.key)
         rc = in_flight(c, req, &a, resp, err);
+    if (rc == KERR_OK && resp->allowed)
+        rc = record_source(c, req, resp, err);
     if (rc == KERR_OK)
         prefix_cache_count(c, kjson_get_str(req->object, "metadata.namespace"), resp);
     return rc;

@@ -181,10 +181,11 @@ enum kerr cpjob_read(struct k8s_client *cl, const char *ns, const char *job_name
                      const char *owner_uid, struct cpjob_summary *out, struct kerr_info *err);
 
 /*
- * Where what a copy writes starts (status.copyStartedAt, the deletions' --written-since):
- * the creation of obj (the EtcdBackup's snapshot task, the EtcdRestore), on the API server's
- * clock and before the Job it makes; a minute before now (formatted into now) when obj has
- * none. The result is obj's string (BORROWED) or now.
+ * Where what an EtcdRestore's copy writes starts (status.copyStartedAt, the deletions'
+ * --written-since): the creation of obj (the EtcdRestore, whose target is claimed from its
+ * admission), on the API server's clock and before the Job it makes; a minute before now
+ * (formatted into now) when obj has none. The result is obj's string (BORROWED) or now. (An
+ * EtcdBackup's copy starts when its destination claim is recorded: controller/backups/ebk.c.)
  */
 const char *cpjob_copy_start(const cJSON *obj, char now[KTIME_LEN + 1]);
 

@@ -334,6 +334,11 @@ static enum kerr start_copy(const struct ebk_env *env, const cJSON *stored, cons
         rc = ebk_take_claim(env, stored, why, sizeof(why), &held, requeue, err);
     if (rc != KERR_OK || held)
         goto out;
+    /* the copy's write window starts here, once its claim is recorded (never earlier: what
+     * another owner wrote before the claim, e.g. while the snapshot was taken, is not the
+     * copy's), on this process's clock, in the status only warden-controller writes */
+    if (!*why && ktime_format(time(NULL), now) != KERR_OK)
+        snprintf(why, sizeof(why), "the copy's start cannot be written");
     if (*why || ebk_job_name(str(b, "metadata.name"), jname) != KERR_OK) {
         if (rc == KERR_OK)
             rc = fail(env, stored, *why ? why : "no Job name for this backup", err);
@@ -373,7 +378,7 @@ static enum kerr start_copy(const struct ebk_env *env, const cJSON *stored, cons
     nb = cJSON_Duplicate(b, 1);
     if (!nb || kjson_set_str(nb, "status.phase", EBK_PHASE_UPLOADING, err) ||
         kjson_set_str(nb, "status.jobName", jname, err) || record_destination(nb, err) ||
-        kjson_set_str(nb, "status.copyStartedAt", cpjob_copy_start(t, now), err) ||
+        kjson_set_str(nb, "status.copyStartedAt", now, err) ||
         (s.snapshot && kjson_set_str(nb, "status.snapshot.name", s.snapshot, err)))
         rc = kerr_set(err, KERR_NOMEM, NULL);
     rc = rc ? rc : ebk_put_status(env, b, nb, err);
