@@ -193,8 +193,10 @@ ctl_phase() {
 }
 
 # Succeeds when controller PID (default CTL_PID) holds the leader Lease (metrics say so).
+# grep reads the whole text: grep -q would stop at the line, and curl, still writing the
+# rest, fail on the closed pipe (pipefail: "not leader" by chance).
 ctl_is_leader() {
-    ctl_metrics "${1:-}" 2>/dev/null | grep -qE '^leader_election_master_status\{[^}]*\} 1$'
+    ctl_metrics "${1:-}" 2>/dev/null | grep -E '^leader_election_master_status\{[^}]*\} 1$' >/dev/null
 }
 
 # GET an API path of kube-sim as the admin (curl: fast enough to poll); prints the body.
