@@ -385,6 +385,45 @@ Test(kubesim_api, dry_run_stores_nothing)
     cJSON_Delete(j);
 }
 
+/* kubectl delete --dry-run=server sends dryRun in DeleteOptions, not in the query */
+Test(kubesim_api, delete_dry_run_in_options_stores_nothing)
+{
+    static const char *const opts[] = {
+        "{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\",\"dryRun\":[\"All\"]}",
+        "{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\",\"dryRun\":[\"All\"],"
+        "\"propagationPolicy\":\"Orphan\"}",
+    };
+    long code;
+    size_t i;
+    cJSON *j = ksimfix_call(h, "POST", "/api/v1/namespaces/default/configmaps", NULL,
+                            "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{"
+                            "\"name\":\"dd\"}}",
+                            &code);
+
+    cr_assert_eq(code, 201);
+    cJSON_Delete(j);
+    for (i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
+        j = ksimfix_call(h, "DELETE", "/api/v1/namespaces/default/configmaps/dd", NULL, opts[i],
+                         &code);
+        cr_assert_eq(code, 200, "%s", opts[i]);
+        cJSON_Delete(j);
+        j = ksimfix_call(h, "GET", "/api/v1/namespaces/default/configmaps/dd", NULL, NULL, &code);
+        cr_assert_eq(code, 200, "deleted by a dry run: %s", opts[i]);
+        cr_assert_null(kjson_get(j, "metadata.deletionTimestamp"), "%s", opts[i]);
+        cJSON_Delete(j);
+    }
+    j = ksimfix_call(h, "DELETE", "/api/v1/namespaces/default/configmaps/dd", NULL,
+                     "{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\",\"dryRun\":[\"x\"]}",
+                     &code);
+    cr_assert_eq(code, 422);
+    cr_assert_not_null(strstr(jsonfix_str(j, "message"), "dryRun: Unsupported value: \"x\""), "%s",
+                       jsonfix_str(j, "message"));
+    cJSON_Delete(j);
+    j = ksimfix_call(h, "GET", "/api/v1/namespaces/default/configmaps/dd", NULL, NULL, &code);
+    cr_assert_eq(code, 200);
+    cJSON_Delete(j);
+}
+
 Test(kubesim_api, body_must_match_url)
 {
     long code;

@@ -46,7 +46,7 @@ else held "O1: etcd-druid's ordinals.start change refused"; fi
 
 # ---- O2: orphan delete, then CREATE at 3 replicas from ordinal 3
 wh_as alice annotate etcd etcd-h druid.gardener.cloud/disable-etcd-component-protection= >/dev/null
-sleep 1
+wh_await_admitted 10 "O2: orphan delete refused" wh_as alice delete statefulset etcd-h --cascade=orphan
 wh_as alice delete statefulset etcd-h --cascade=orphan >/dev/null 2>&1 || wh_fail "O2: orphan delete refused"
 wh_as alice create -f - >/dev/null 2>&1 <<EOF
 apiVersion: apps/v1

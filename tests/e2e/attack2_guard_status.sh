@@ -49,7 +49,7 @@ wh_as alice annotate etcd etcd-a druid.gardener.cloud/disable-etcd-component-pro
 kc_druid -n shoot patch etcd etcd-a --subresource=status --type merge \
     -p '{"status":{"replicas":0,"currentReplicas":0,"readyReplicas":2}}' >/dev/null ||
     wh_fail "etcd-druid cannot write the status"
-sleep 1
+wh_await_admitted 10 "E1: orphan delete refused" wh_as alice delete statefulset etcd-a --cascade=orphan
 wh_as alice delete statefulset etcd-a --cascade=orphan >/dev/null 2>&1 || wh_fail "E1: orphan delete refused"
 if out=$(wh_as alice create -f - 2>&1 < <(sts0 etcd-a)) && [ "$(replicas etcd-a)" = 0 ]; then
     hole "E1: mid-rollout status (replicas 0 = currentReplicas, 3 members), alice orphan-deleted and re-created StatefulSet etcd-a at 0 with etcd-druid's labels"
@@ -73,7 +73,7 @@ else held "E2: alice may not write etcds/status"; fi
 # ---- E3 (etcd-druid): a stale status.replicas 0, then etcd-druid re-creates its StatefulSet at 0
 kc_druid -n shoot patch etcd etcd-c --subresource=status --type merge -p '{"status":{"replicas":0}}' >/dev/null ||
     wh_fail "etcd-druid cannot write the status"
-sleep 1
+wh_await_admitted 10 "E3: orphan delete refused" kc_druid -n shoot delete statefulset etcd-c --cascade=orphan
 kc_druid -n shoot delete statefulset etcd-c --cascade=orphan >/dev/null 2>&1 || wh_fail "E3: orphan delete refused"
 kc_druid -n shoot create -f - >/dev/null 2>&1 < <(sts0 etcd-c)
 if [ "$(replicas etcd-c)" = 0 ]; then

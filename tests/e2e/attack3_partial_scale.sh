@@ -61,7 +61,7 @@ else held "S3: removal of spec.replicas refused"; fi
 
 # ---- S4: orphan delete, then CREATE at 1 replica with whenScaled: Delete
 wh_as alice annotate etcd etcd-d druid.gardener.cloud/disable-etcd-component-protection= >/dev/null
-sleep 1
+wh_await_admitted 10 "S4: orphan delete refused" wh_as alice delete statefulset etcd-d --cascade=orphan
 wh_as alice delete statefulset etcd-d --cascade=orphan >/dev/null 2>&1 || wh_fail "S4: orphan delete refused"
 wh_as alice create -f - >/dev/null 2>&1 <<EOF
 apiVersion: apps/v1

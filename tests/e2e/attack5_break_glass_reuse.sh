@@ -56,7 +56,8 @@ write "$R1" 3
 WH_AS_NS=r1 wh_as alice annotate etcd etcd-main druid.gardener.cloud/disable-etcd-component-protection= \
     "etcd-warden.io/allow-scale-down-without-snapshot=$(expiry) member 2 volume corrupt" >/dev/null ||
     ctl_fail "R1: alice cannot set break glass"
-sleep 1 # the webhook's cache
+WH_AS_NS=r1 wh_await_admitted 10 "R1: the partial scale-down on break glass was refused" \
+    wh_as alice patch statefulset etcd-main --type merge -p '{"spec":{"replicas":2}}'
 WH_AS_NS=r1 wh_as alice patch statefulset etcd-main --type merge -p '{"spec":{"replicas":2}}' >/dev/null 2>&1 ||
     ctl_fail "R1: the partial scale-down on break glass was refused"
 WH_AS_NS=r1 wh_as alice annotate etcd etcd-main druid.gardener.cloud/disable-etcd-component-protection- >/dev/null ||
@@ -77,7 +78,8 @@ R2=$DRUID_DOUBLE_URL
 write "$R2" 3
 kc -n r2 annotate etcd etcd-main "etcd-warden.io/allow-scale-down-without-snapshot=$(expiry) bucket lost" >/dev/null ||
     ctl_fail "R2: the operator cannot set break glass"
-sleep 1
+wh_await_admitted 10 "R2: use 1 (etcd-druid's scale to 0 on break glass) was refused" \
+    kc_druid -n r2 patch statefulset etcd-main --type merge -p '{"spec":{"replicas":0}}'
 kc_druid -n r2 patch statefulset etcd-main --type merge -p '{"spec":{"replicas":0}}' >/dev/null 2>&1 ||
     ctl_fail "R2: use 1 (etcd-druid's scale to 0 on break glass) was refused"
 kc_druid -n r2 patch statefulset etcd-main --type merge -p '{"spec":{"replicas":3}}' >/dev/null ||

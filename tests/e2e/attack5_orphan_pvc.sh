@@ -71,7 +71,8 @@ else held "O1: alice's delete of PVC etcd-a-etcd-a-0 refused after the orphaning
 # ---- O2: a tenant, protection disabled: orphaning delete, then the PVCs by label
 wh_as alice annotate etcd etcd-b druid.gardener.cloud/disable-etcd-component-protection= >/dev/null ||
     wh_fail "alice cannot disable protection"
-sleep 1
+wh_await_admitted 10 "O2: alice's orphaning delete of StatefulSet etcd-b refused" \
+    wh_as alice delete statefulset etcd-b --cascade=orphan
 wh_as alice delete statefulset etcd-b --cascade=orphan --wait=false >/dev/null 2>&1 ||
     wh_fail "O2: alice's orphaning delete of StatefulSet etcd-b refused"
 ksim_wait 10 bash -c "! kubectl --kubeconfig '$KUBECONFIG' -n shoot get statefulset etcd-b >/dev/null 2>&1" ||

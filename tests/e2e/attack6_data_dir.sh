@@ -76,6 +76,8 @@ recreate() { # E JQ-FILTER: orphan-delete StatefulSet E as alice and create it a
     obj=$(kc -n shoot get statefulset "$1" -o json | jq -c "del(.status, .metadata.uid,
         .metadata.resourceVersion, .metadata.creationTimestamp, .metadata.generation,
         .metadata.managedFields) | $2") || wh_fail "cannot read StatefulSet $1"
+    wh_await_admitted 10 "alice's orphaning delete of StatefulSet $1 refused" \
+        wh_as alice delete statefulset "$1" --cascade=orphan
     wh_as alice delete statefulset "$1" --cascade=orphan --wait=false >/dev/null 2>&1 ||
         wh_fail "alice's orphaning delete of StatefulSet $1 refused"
     ksim_wait 10 bash -c "! kubectl --kubeconfig '$KUBECONFIG' -n shoot get statefulset $1 >/dev/null 2>&1" ||

@@ -58,6 +58,8 @@ live() { # Etcd E live at 3 replicas, not being deleted, no hibernation asked
     [ "$(kc -n shoot get etcd "$1" -o jsonpath='{.spec.replicas}/{.metadata.deletionTimestamp}/{.metadata.annotations.etcd-warden\.io/hibernate}')" = 3// ]
 }
 orphan() { # orphan-delete StatefulSet E as TOKEN
+    wh_await_admitted 10 "$3: the orphaning delete of StatefulSet $1 by $2 refused" \
+        wh_as "$2" delete statefulset "$1" --cascade=orphan
     wh_as "$2" delete statefulset "$1" --cascade=orphan --wait=false >/dev/null 2>&1 ||
         wh_fail "$3: the orphaning delete of StatefulSet $1 by $2 refused"
     ksim_wait 10 bash -c "! kubectl --kubeconfig '$KUBECONFIG' -n shoot get statefulset $1 >/dev/null 2>&1" ||

@@ -56,6 +56,8 @@ recreate() { # E REPLICAS [HOOK]: the orphaning delete, HOOK E (the pods hidden)
     obj=$(kc -n shoot get statefulset "$1" -o json | jq -c --argjson r "$2" 'del(.status, .metadata.uid,
         .metadata.resourceVersion, .metadata.creationTimestamp, .metadata.generation,
         .metadata.managedFields) | .spec.replicas = $r') || wh_fail "cannot read StatefulSet $1"
+    wh_await_admitted 10 "alice's orphaning delete of StatefulSet $1 refused" \
+        wh_as alice delete statefulset "$1" --cascade=orphan
     wh_as alice delete statefulset "$1" --cascade=orphan --wait=false >/dev/null 2>&1 ||
         wh_fail "alice's orphaning delete of StatefulSet $1 refused"
     ksim_wait 10 bash -c "! kubectl --kubeconfig '$KUBECONFIG' -n shoot get statefulset $1 >/dev/null 2>&1" ||

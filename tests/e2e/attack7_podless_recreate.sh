@@ -92,6 +92,8 @@ orphan() { # E TOKEN CASE: orphan-delete StatefulSet E as TOKEN; OBJ: the object
     obj=$(kc -n shoot get statefulset "$1" -o json | jq -c 'del(.status, .metadata.uid,
         .metadata.resourceVersion, .metadata.creationTimestamp, .metadata.generation,
         .metadata.managedFields)') || wh_fail "$3: cannot read StatefulSet $1"
+    wh_await_admitted 10 "$3: the orphaning delete of StatefulSet $1 by $2 refused" \
+        wh_as "$2" delete statefulset "$1" --cascade=orphan
     wh_as "$2" delete statefulset "$1" --cascade=orphan --wait=false >/dev/null 2>&1 ||
         wh_fail "$3: the orphaning delete of StatefulSet $1 by $2 refused"
     ksim_wait 10 bash -c "! kubectl --kubeconfig '$KUBECONFIG' -n shoot get statefulset $1 >/dev/null 2>&1" ||

@@ -67,7 +67,10 @@ ksim_wait 30 pending || ctl_fail "$e not pending: $(kc get backupentry "$e" -o j
 ok "shoot/etcd-main deleted: entry $e PendingDeletion, $P holds $(listing)"
 
 touch "$HOLD/armed"
-(rc=0; ctl_store_etcd shoot etcd-main S3 "$SNAP_BUCKET" "$P" >"$HOLD/apply.out" 2>&1 || rc=$?; echo $rc >"$HOLD/apply.rc") &
+# ctl_store_etcd exits on a refusal (ctl_fail): in a subshell of its own, so that its status is
+# still recorded (else the wait below would wait out its 120 s for an answer already given)
+(rc=0; (ctl_store_etcd shoot etcd-main S3 "$SNAP_BUCKET" "$P") >"$HOLD/apply.out" 2>&1 || rc=$?
+    echo $rc >"$HOLD/apply.rc") &
 APPLY_PID=$!
 recorded() { holdhook_recorded "$P"; }
 answered() { [ -s "$HOLD/apply.rc" ]; }

@@ -66,11 +66,14 @@ done
 WH_AS_NS=s1 wh_as alice patch etcd etcd-main --type merge -p '{"spec":{"backup":{"store":{"prefix":"s1--etcd-main-v2"}}}}' >/dev/null ||
     ctl_fail "S1: alice cannot change the store of s1/etcd-main"
 echo "S1: alice moved the store to $(store s1)"
-for ns in s0 s1; do
+for ns in s1 s0; do
     WH_AS_NS=$ns wh_as alice annotate etcd etcd-main druid.gardener.cloud/disable-etcd-component-protection= >/dev/null ||
         ctl_fail "alice cannot disable protection of $ns"
 done
-sleep 1 # the webhook's caches
+# the control's deletion is admitted once the webhook's caches see s0's annotation, the last
+# write of the Etcds (one watch: s1's patch and annotation were seen before it)
+WH_AS_NS=s0 wh_await_admitted 10 "control: the claims of hibernated s0/etcd-main were not deleted" \
+    wh_as alice delete pvc etcd-main-etcd-main-0 etcd-main-etcd-main-1 etcd-main-etcd-main-2
 holes=0
 for ns in s0 s1; do
     out=$(WH_AS_NS=$ns wh_as alice delete pvc etcd-main-etcd-main-0 etcd-main-etcd-main-1 etcd-main-etcd-main-2 --wait=false 2>&1)

@@ -25,7 +25,7 @@ ksim_on_exit "kill $! 2>/dev/null || true"
 kc -n shoot annotate etcd etcd-events druid.gardener.cloud/suspend-etcd-spec-reconcile=operator-maintenance >/dev/null
 kc -n shoot annotate etcd etcd-main etcd-warden.io/hibernate=true >/dev/null
 kc -n shoot annotate etcd etcd-events etcd-warden.io/hibernate=true >/dev/null
-kc -n shoot wait etcd/etcd-main --timeout=40s \
+kc -n shoot wait etcd/etcd-main --timeout="$(ksim_secs 40)s" \
     --for=jsonpath='{.metadata.annotations.etcd-warden\.io/hibernation-phase}'=Hibernated >/dev/null ||
     ctl_fail "etcd-main did not reach Hibernated (phases: $(ctl_phases "$CTL_DIR/phases-main"))"
 ctl_await_phases "$CTL_DIR/phases-main" "- CuttingTraffic FinalSnapshot ScalingDown Hibernated"
@@ -91,7 +91,7 @@ ctl_events shoot etcd-main | grep -q 'Hibernated' || ctl_fail "no Hibernated eve
 ok "Hibernated event"
 
 # ---- 2. hibernate without a store: no task, scaled to 0
-kc -n shoot wait etcd/etcd-events --timeout=20s \
+kc -n shoot wait etcd/etcd-events --timeout="$(ksim_secs 20)s" \
     --for=jsonpath='{.metadata.annotations.etcd-warden\.io/hibernation-phase}'=Hibernated >/dev/null ||
     ctl_fail "etcd-events did not reach Hibernated (phases: $(ctl_phases "$CTL_DIR/phases-events"))"
 expect "no store: scaled to 0" "0 0" "$(jp shoot sts/etcd-events '{.spec.replicas} {.status.replicas}')"

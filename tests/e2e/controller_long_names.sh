@@ -26,7 +26,7 @@ for n in "$long56" "$long44"; do
     kc -n shoot annotate etcd "$n" etcd-warden.io/hibernate=true >/dev/null
 done
 for n in "$long56" "$long44"; do
-    kc -n shoot wait "etcd/$n" --timeout=40s \
+    kc -n shoot wait "etcd/$n" --timeout="$(ksim_secs 40)s" \
         --for=jsonpath='{.metadata.annotations.etcd-warden\.io/hibernation-phase}'=Hibernated >/dev/null ||
         ctl_fail "$n did not reach Hibernated: $(jp shoot "etcd/$n" '{.metadata.annotations}')"
     ok "$n (${#n} characters) hibernated"

@@ -338,16 +338,19 @@ static int handle_delete(const struct ksim_write_ctx *c, const struct ksim_req *
                          struct ksim_apierr *e)
 {
     struct ksim_read_filter f;
+    struct ksim_write_ctx dc = *c; /* dry_run from the query or from the options */
     cJSON *opts = NULL;
     const char *policy = ksim_req_query(req, "propagationPolicy");
     int code = 0;
 
     if (req->body_len)
         code = ksim_write_decode(req->body, req->body_len, &opts, e);
+    if (!code)
+        code = ksim_write_options_dry_run(opts, &dc.dry_run, e);
     if (!code && *c->name)
-        code = ksim_delete_one(c, opts, policy, out, e);
+        code = ksim_delete_one(&dc, opts, policy, out, e);
     else if (!code && ksim_read_filter_init(&f, c->rt, req, e) == 0) {
-        code = ksim_delete_collection(c, &f, opts, policy, out, e);
+        code = ksim_delete_collection(&dc, &f, opts, policy, out, e);
         ksim_read_filter_release(&f);
     } else if (!code) {
         code = e->code;

@@ -54,6 +54,31 @@ int ksim_write_dry_run(const struct ksim_req *req, int *dry_run, struct ksim_api
     return 0;
 }
 
+int ksim_write_options_dry_run(const cJSON *options, int *dry_run, struct ksim_apierr *e)
+{
+    const cJSON *dr = options ? cJSON_GetObjectItemCaseSensitive(options, "dryRun") : NULL;
+    const cJSON *v;
+
+    if (!dr || cJSON_IsNull(dr))
+        return 0;
+    if (!cJSON_IsArray(dr))
+        return ksim_apierr_invalid(e, "meta.k8s.io", "DeleteOptions", "", "dryRun",
+                                   "FieldValueInvalid", "dryRun: Invalid value: expected a list");
+    cJSON_ArrayForEach (v, dr) {
+        if (!cJSON_IsString(v) || strcmp(v->valuestring, "All") != 0) {
+            char msg[160];
+
+            snprintf(msg, sizeof(msg),
+                     "dryRun: Unsupported value: \"%.64s\": supported values: \"All\"",
+                     cJSON_IsString(v) ? v->valuestring : "");
+            return ksim_apierr_invalid(e, "meta.k8s.io", "DeleteOptions", "", "dryRun",
+                                       "FieldValueNotSupported", msg);
+        }
+        *dry_run = 1;
+    }
+    return 0;
+}
+
 cJSON *ksim_write_options(const struct ksim_write_ctx *c, const char *kind)
 {
     cJSON *o = cJSON_CreateObject(), *dr;

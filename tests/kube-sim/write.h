@@ -104,4 +104,11 @@ int ksim_write_decode(const char *body, size_t len, cJSON **out, struct ksim_api
 /* dryRun=All? 0 or 1; 400 in e for another value. */
 int ksim_write_dry_run(const struct ksim_req *req, int *dry_run, struct ksim_apierr *e);
 
+/*
+ * The dryRun of DeleteOptions (options BORROWED, NULL: none), where kubectl sends it for a
+ * DELETE (not in the query): ["All"] sets *dry_run to 1, absent or [] leaves it; 422 in e for
+ * another value, as kube-apiserver answers.
+ */
+int ksim_write_options_dry_run(const cJSON *options, int *dry_run, struct ksim_apierr *e);
+
 #endif

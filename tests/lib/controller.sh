@@ -120,10 +120,10 @@ ctl_start() {
 }
 
 _ctl_await_ready() {
-    local deadline=$((SECONDS + CTL_READY_SECONDS))
+    local deadline=$((SECONDS + $(ksim_secs "$CTL_READY_SECONDS")))
     until curl -sf "http://127.0.0.1:$2/readyz" >/dev/null 2>&1; do
         kill -0 "$1" 2>/dev/null || { _ctl_forget "$1"; ctl_fail "warden-controller exited at start"; }
-        [ $SECONDS -lt $deadline ] || ctl_fail "warden-controller not ready after ${CTL_READY_SECONDS}s"
+        [ $SECONDS -lt $deadline ] || ctl_fail "warden-controller not ready after $(ksim_secs "$CTL_READY_SECONDS")s"
         sleep 0.05
     done
 }
@@ -193,8 +193,10 @@ ctl_phase() {
 }
 
 # Succeeds when controller PID (default CTL_PID) holds the leader Lease (metrics say so).
+# grep reads the whole text: grep -q would stop at the line, and curl, still writing the
+# rest, fail on the closed pipe (pipefail: "not leader" by chance).
 ctl_is_leader() {
-    ctl_metrics "${1:-}" 2>/dev/null | grep -qE '^leader_election_master_status\{[^}]*\} 1$'
+    ctl_metrics "${1:-}" 2>/dev/null | grep -E '^leader_election_master_status\{[^}]*\} 1$' >/dev/null
 }
 
 # GET an API path of kube-sim as the admin (curl: fast enough to poll); prints the body.
@@ -211,12 +213,12 @@ ctl_watch_phases() {
     kc -n "$1" get etcd "$2" -w \
         -o jsonpath='{.metadata.annotations.etcd-warden\.io/hibernation-phase}{"\n"}' >"$3" 2>&1 &
     ksim_on_exit "kill $! 2>/dev/null || true"
-    local deadline=$((SECONDS + 30))
+    local deadline=$((SECONDS + $(ksim_secs 30)))
     while [ $SECONDS -lt $deadline ]; do # until the watch has shown the current state
         [ -s "$3" ] && return 0
         sleep 0.05
     done
-    ctl_fail "kubectl get -w on $1/$2 showed nothing in 30 s"
+    ctl_fail "kubectl get -w on $1/$2 showed nothing in $(ksim_secs 30) s"
 }
 
 # The phases recorded by ctl_watch_phases in FILE, repeats collapsed, "-" for no phase,
@@ -225,12 +227,12 @@ ctl_phases() {
     sed 's/^$/-/' "$1" | uniq | tr '\n' ' ' | sed 's/ $//'
 }
 
-# Wait (SECONDS, default 30) until ctl_phases FILE is WANT: the watch of ctl_watch_phases
-# prints the last change some time after the API server made it. Asserts nothing (the caller
-# compares after, with expect).
+# Wait (SECONDS, default 30, scaled by ksim_secs) until ctl_phases FILE is WANT: the watch of
+# ctl_watch_phases prints the last change some time after the API server made it. Asserts
+# nothing (the caller compares after, with expect).
 #   ctl_await_phases FILE WANT [SECONDS]
 ctl_await_phases() {
-    local deadline=$((SECONDS + ${3:-30}))
+    local deadline=$((SECONDS + $(ksim_secs "${3:-30}")))
     while [ "$(ctl_phases "$1")" != "$2" ] && [ $SECONDS -lt $deadline ]; do sleep 0.1; done
 }
 

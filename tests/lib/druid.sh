@@ -432,7 +432,7 @@ druid_double_start() {
     DRUID_DOUBLE_PID=$!
     [ ${#_druid_doubles[@]} -gt 0 ] || ksim_on_exit _druid_double_cleanup
     _druid_doubles+=("$DRUID_DOUBLE_PID")
-    deadline=$((SECONDS + 10))
+    deadline=$((SECONDS + $(ksim_secs 10)))
     while [ $SECONDS -lt $deadline ]; do
         line=$(grep -m1 '^backup-double ready ' "$dir/out" 2>/dev/null || true)
         [ -n "$line" ] && break

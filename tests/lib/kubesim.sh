@@ -6,6 +6,7 @@
 #   kc --token=TOKEN get pods        # kubectl as a token-file user
 #   kc_as TOKEN delete pod x         # the same, shorter
 #   ksim_wait 10 kc get sts web      # retry a command until it succeeds (deadline in seconds)
+#   kc wait --timeout="$(ksim_secs 40)s" ...   # a deadline scaled as ksim_wait scales its own
 #   ksim_on_exit "kill $pid"         # run something when the script exits
 #   ksim_fail "message"              # print and exit 1
 #
@@ -70,7 +71,7 @@ kubesim_start() {
     "$bin" --data-dir "$KSIM_DIR" "$@" >"$KSIM_DIR/stdout" 2>"$KSIM_DIR/kube-sim.log" &
     KSIM_PID=$!
     ksim_on_exit kubesim_stop
-    deadline=$((SECONDS + 30))
+    deadline=$((SECONDS + $(ksim_secs 30)))
     while [ $SECONDS -lt $deadline ]; do
         line=$(grep -m1 '^kube-sim ready ' "$KSIM_DIR/stdout" 2>/dev/null || true)
         [ -n "$line" ] && break
@@ -120,11 +121,17 @@ kc_as() {
     kc --token="$token" "$@"
 }
 
-# Retry "$@" until it succeeds or the deadline passes: SECONDS times WARDEN_WAIT_SCALE
-# (default 3: the seconds a script names are what the step takes on an idle machine; a
-# loaded one, or a sanitizer build, gets that room). The last output is shown on failure.
+# The seconds of a deadline: SECONDS times WARDEN_WAIT_SCALE (default 3: the seconds a script
+# names are what the step takes on an idle machine; a loaded one, or a sanitizer build, gets
+# that room). For every bounded wait of a script and of these libraries.
+ksim_secs() {
+    echo $(($1 * ${WARDEN_WAIT_SCALE:-3}))
+}
+
+# Retry "$@" until it succeeds or the deadline passes (SECONDS, scaled by ksim_secs). The last
+# output is shown on failure.
 ksim_wait() {
-    local deadline=$((SECONDS + $1 * ${WARDEN_WAIT_SCALE:-3})) out
+    local deadline=$((SECONDS + $(ksim_secs "$1"))) out
     shift
     while :; do
         if out=$("$@" 2>&1); then

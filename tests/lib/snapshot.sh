@@ -374,10 +374,11 @@ snap_days() {
 # The fault tests: a fault proxy (tests/support/fault_proxy.py) in front of an emulator,
 # runs of extend on a simulated day, and what a failed run must leave.
 proxy_start() { # upstream, then fault_proxy.py flags; sets PROXY_URL, PROXY_PID
-    local up=$1 out=$SNAP_WORK/proxy.$RANDOM.out deadline=$((SECONDS + 60)) port=""; shift
-    # a file of this start's own: the background redirection truncates it only once the
-    # child runs, so an earlier proxy's "ready" line must never be read for this one
-    : >"$out"
+    local up=$1 out deadline=$((SECONDS + 60)) port=""; shift
+    # a file of this start's own (mktemp: $RANDOM may repeat an earlier start's name): the
+    # background redirection truncates it only once the child runs, so an earlier proxy's
+    # "ready" line must never be read for this one
+    out=$(mktemp "$SNAP_WORK/proxy.XXXXXX")
     python3 "$SNAP_SRC/tests/support/fault_proxy.py" --upstream "$up" "$@" \
         >"$out" 2>>"$SNAP_WORK/proxy.log" &
     PROXY_PID=$!

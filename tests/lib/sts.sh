@@ -9,9 +9,9 @@
 STS_LOG=$SNAP_WORK/sts.log
 
 sts_start() {
-    local token=$1 out=$SNAP_WORK/sts.$RANDOM.out deadline=$((SECONDS + 60)) ports=""
+    local token=$1 out deadline=$((SECONDS + 60)) ports=""
     shift
-    : >"$out"
+    out=$(mktemp "$SNAP_WORK/sts.XXXXXX") # this start's own: never an earlier one's ready line
     : >"$STS_LOG"
     python3 "$SNAP_SRC/tests/support/sts_standin.py" --s3-upstream "$SNAP_S3_URL" \
         --token-file "$token" --log "$STS_LOG" "$@" >"$out" 2>>"$SNAP_WORK/sts.err" &

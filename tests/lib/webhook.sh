@@ -13,6 +13,7 @@
 #   wh_register_etcd [--components]  # the etcd-warden webhook configurations
 #   wh_restored_etcd NS NAME VALUE BACKUP [LABELS]   # an Etcd re-created from a backup
 #   wh_is_restoring NS NAME           # does it carry the restoring label?
+#   wh_await_admitted SECS WHAT CMD...  # until a server-side dry run of CMD is admitted
 #   wh_fail "message"                 # FAIL, the tail of the webhook log, exit 1
 #   wh_stop                           # SIGTERM: must exit 0, no sanitizer report in its log
 #
@@ -192,6 +193,19 @@ wh_start() {
     ksim_on_exit _wh_cleanup
     ksim_wait "$WH_READY_SECONDS" curl -sf "http://127.0.0.1:$WH_HEALTH_PORT/readyz" ||
         wh_fail "the webhook never became ready"
+}
+
+# Wait (SECS, scaled by ksim_secs) until a server-side dry run of the kubectl command CMD (kc,
+# kc_as, wh_as, kc_druid ...; no stdin) is admitted, else wh_fail "WHAT". The webhook decides
+# from watch-fed caches, which see a change made just before (an annotation, a status) some
+# time after the API server stored it: a request that is admitted only once they do is made
+# after this, never after a sleep. The dry run changes nothing.
+#   wh_await_admitted SECS WHAT CMD...
+wh_await_admitted() {
+    local secs=$1 what=$2
+    shift 2
+    ksim_wait "$secs" "$@" --dry-run=server >/dev/null ||
+        wh_fail "$what (a dry run, for $(ksim_secs "$secs") s: the webhook's caches never saw the change)"
 }
 
 # SIGTERM the webhook; fail unless it exits 0 and its log holds no sanitizer report
