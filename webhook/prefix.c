@@ -13,6 +13,7 @@
 #include "webhook/bauth.h"
 #include "common/pclaim.h"
 #include "webhook/plocal.h"
+#include "webhook/pmove.h"
 
 #define KEY_MAX 1024
 
@@ -555,6 +556,8 @@ enum kerr prefix_decide(struct prefix_cache *c, const struct review_req *req,
                                 inf_store(c->buckets), req, resp, err);
     if (rc == KERR_OK && resp->allowed && c->claims_ns && !req->dry_run)
         rc = prefix_lock(c->client, c->claims_ns, req, resp, err);
+    if (rc == KERR_OK) /* a move: the earlier prefix keeps its entry */
+        rc = pmove_keep(c->client, inf_store(c->entries), inf_store(c->buckets), req, resp, err);
     if (rc == KERR_OK)
         prefix_cache_count(c, kjson_get_str(req->object, "metadata.namespace"), resp);
     return rc;
