@@ -32,7 +32,7 @@ int bkefree_owned(const cJSON *buckets, const char *container)
     const cJSON *b;
 
     cJSON_ArrayForEach (b, buckets) { /* a bucket owns its container, whatever else it says */
-        if (container && strcmp(str_or_empty(b, "spec.container"), container) == 0)
+        if (container && *container && strcmp(str_or_empty(b, "spec.container"), container) == 0)
             return 1;
     }
     return 0;
