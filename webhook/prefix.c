@@ -121,6 +121,9 @@ static int claim_of(enum prefix_kind k, const cJSON *obj, cJSON *out)
          (k != PREFIX_ENTRY ||
           !kjson_get_str(obj, "metadata.annotations[" BSTORE_RETAINED_COPY_ANNOTATION "]") ||
           cJSON_AddTrueToObject(out, "retainedCopy")) &&
+         (k != PREFIX_ENTRY ||
+          (kjson_get_str(obj, "spec.bucketName") && *kjson_get_str(obj, "spec.bucketName")) ||
+          cJSON_AddTrueToObject(out, "bucketless")) &&
          (!phase || strcmp(phase, BSTORE_ENTRY_DELETING) != 0 ||
           cJSON_AddTrueToObject(out, "deleting"));
     bstore_claim_release(&c);
@@ -269,6 +272,10 @@ static enum kerr view_entry(void *ctx, const char *key, const cJSON *obj)
     if (kjson_has(c, "deleting"))
         snprintf(p->other + strlen(p->other), sizeof(p->other) - strlen(p->other),
                  ", whose backups are being deleted (create it once the entry is gone)");
+    else if (deleted && kjson_has(c, "bucketless"))
+        snprintf(p->other + strlen(p->other), sizeof(p->other) - strlen(p->other),
+                 " and kept, in a store no BackupBucket owns, until the operator deletes the "
+                 "entry");
     else if (deleted)
         snprintf(p->other + strlen(p->other), sizeof(p->other) - strlen(p->other),
                  " and kept until the bucket's deletion grace period ends");
