@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/blocal.h"
+#include "common/crypto.h"
 #include "common/kpath.h"
 
 /*
@@ -286,4 +287,32 @@ int bstore_prefix_owner(const char *c, char *out, size_t n)
     memcpy(out, c, len);
     out[len] = '\0';
     return 1;
+}
+
+enum kerr bstore_entry_name(const struct bstore_claim *c, char out[BSTORE_ENTRY_NAME_MAX + 1])
+{
+    char hash[CRYPTO_SHA256_HEX_LEN + 1], *id;
+    size_t n = strlen(c->key) + strlen(c->prefix) + 2, w = 0;
+    enum kerr rc;
+
+    id = malloc(n);
+    if (!id)
+        return KERR_NOMEM;
+    snprintf(id, n, "%s\n%s", c->key, c->prefix);
+    rc = crypto_sha256_hex(id, strlen(id), hash, NULL);
+    free(id);
+    if (rc != KERR_OK)
+        return rc;
+    for (const char *p = c->prefix; *p && w < 64; p++) { /* the prefix as a name */
+        char ch = *p >= 'A' && *p <= 'Z' ? (char)(*p - 'A' + 'a') : *p;
+
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9')))
+            ch = '-';
+        if (ch != '-' || w > 0)
+            out[w++] = ch;
+    }
+    while (w > 0 && out[w - 1] == '-')
+        w--;
+    snprintf(out + w, BSTORE_ENTRY_NAME_MAX + 1 - w, "%s%.8s", w ? "--" : "root--", hash);
+    return KERR_OK;
 }

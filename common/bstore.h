@@ -142,6 +142,16 @@ enum kerr bstore_claim_init(struct bstore_claim *c, const char *provider, const 
 enum kerr bstore_local_claim_init(struct bstore_claim *c, const char *hostpath,
                                   const char *container, const char *prefix, struct kerr_info *err);
 
+/*
+ * The BackupEntry name of claim c into out: the canonical prefix as a name (lower-case letters
+ * and digits, anything else '-', at most 64 characters), "--" and 8 hex digits of the sha256
+ * of the store key and prefix ("root--..." for the whole container). One claim, one name: of
+ * two owners making an entry of one prefix at once (warden-controller's, warden-webhook's for
+ * a moved Etcd's earlier prefix), the API server lets one create it. KERR_NOMEM.
+ */
+#define BSTORE_ENTRY_NAME_MAX 80
+enum kerr bstore_entry_name(const struct bstore_claim *c, char out[BSTORE_ENTRY_NAME_MAX + 1]);
+
 /* Free what c OWNS; c can be released twice. */
 void bstore_claim_release(struct bstore_claim *c);
 

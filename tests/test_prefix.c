@@ -202,6 +202,24 @@ Test(prefix, update)
                   '\0', "an UPDATE moving into another's prefix");
 }
 
+Test(prefix, bucketless_entry_kept_until_deleted)
+{
+    cJSON *o = cJSON_Parse(
+        "{\"metadata\":{\"name\":\"p--1a2b3c4d\"},\"spec\":{\"bucketName\":\"\",\"prefix\":\"p\","
+        "\"store\":{\"provider\":\"S3\",\"container\":\"bkt\"},\"etcd\":{\"namespace\":"
+        "\"shoot\",\"name\":\"etcd-main\",\"uid\":\"u\"},\"etcdDeletedAt\":"
+        "\"2026-01-02T03:04:05Z\"}}");
+
+    cr_assert_not_null(o);
+    cr_assert_eq(store_put(entries, o, NULL, NULL, NULL), KERR_OK);
+    cr_expect(strstr(create("shoot", "etcd", "p"),
+                     "deleted at 2026-01-02T03:04:05Z and kept, in a store no BackupBucket "
+                     "owns, until the operator deletes the entry"),
+              "%s", create("shoot", "etcd", "p"));
+    cr_expect_str_eq(create("shoot", "etcd-main", "p"), "", "the same namespace/name reattaches");
+    cr_expect_neq(*create("other", "etcd", "p"), '\0', "another namespace");
+}
+
 Test(prefix, pending_entry)
 {
     cache_entry("shoot--etcd-main--1234abcd", "shoot", "etcd-main", "shoot--etcd-main",

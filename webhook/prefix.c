@@ -13,6 +13,7 @@
 #include "webhook/bauth.h"
 #include "common/pclaim.h"
 #include "webhook/plocal.h"
+#include "webhook/pmove.h"
 
 #define KEY_MAX 1024
 
@@ -120,6 +121,9 @@ static int claim_of(enum prefix_kind k, const cJSON *obj, cJSON *out)
          (k != PREFIX_ENTRY ||
           !kjson_get_str(obj, "metadata.annotations[" BSTORE_RETAINED_COPY_ANNOTATION "]") ||
           cJSON_AddTrueToObject(out, "retainedCopy")) &&
+         (k != PREFIX_ENTRY ||
+          (kjson_get_str(obj, "spec.bucketName") && *kjson_get_str(obj, "spec.bucketName")) ||
+          cJSON_AddTrueToObject(out, "bucketless")) &&
          (!phase || strcmp(phase, BSTORE_ENTRY_DELETING) != 0 ||
           cJSON_AddTrueToObject(out, "deleting"));
     bstore_claim_release(&c);
@@ -268,6 +272,10 @@ static enum kerr view_entry(void *ctx, const char *key, const cJSON *obj)
     if (kjson_has(c, "deleting"))
         snprintf(p->other + strlen(p->other), sizeof(p->other) - strlen(p->other),
                  ", whose backups are being deleted (create it once the entry is gone)");
+    else if (deleted && kjson_has(c, "bucketless"))
+        snprintf(p->other + strlen(p->other), sizeof(p->other) - strlen(p->other),
+                 " and kept, in a store no BackupBucket owns, until the operator deletes the "
+                 "entry");
     else if (deleted)
         snprintf(p->other + strlen(p->other), sizeof(p->other) - strlen(p->other),
                  " and kept until the bucket's deletion grace period ends");
@@ -555,6 +563,8 @@ enum kerr prefix_decide(struct prefix_cache *c, const struct review_req *req,
                                 inf_store(c->buckets), req, resp, err);
     if (rc == KERR_OK && resp->allowed && c->claims_ns && !req->dry_run)
         rc = prefix_lock(c->client, c->claims_ns, req, resp, err);
+    if (rc == KERR_OK) /* a move: the earlier prefix keeps its entry */
+        rc = pmove_keep(c->client, inf_store(c->entries), inf_store(c->buckets), req, resp, err);
     if (rc == KERR_OK)
         prefix_cache_count(c, kjson_get_str(req->object, "metadata.namespace"), resp);
     return rc;

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/crypto.h"
 #include "common/blocal.h"
 #include "common/kjson.h"
 #include "common/pclaim.h"
@@ -468,29 +467,9 @@ enum kerr claims_find_admitted(struct k8s_client *k, const struct bstore_claim *
 
 enum kerr claims_entry_name(const struct bstore_claim *c, char out[KNAME_SUBDOMAIN_MAX + 1])
 {
-    char hash[CRYPTO_SHA256_HEX_LEN + 1], base[128], *id;
-    size_t n = strlen(c->key) + strlen(c->prefix) + 2, w = 0;
-    enum kerr rc;
+    char base[BSTORE_ENTRY_NAME_MAX + 1];
+    enum kerr rc = bstore_entry_name(c, base);
 
-    id = malloc(n);
-    if (!id)
-        return KERR_NOMEM;
-    snprintf(id, n, "%s\n%s", c->key, c->prefix);
-    rc = crypto_sha256_hex(id, strlen(id), hash, NULL);
-    free(id);
-    if (rc != KERR_OK)
-        return rc;
-    /* the prefix as a name: lower-case letters and digits, anything else '-' */
-    for (const char *p = c->prefix; *p && w < 64; p++) {
-        char ch = *p >= 'A' && *p <= 'Z' ? (char)(*p - 'A' + 'a') : *p;
-
-        if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9')))
-            ch = '-';
-        if (ch != '-' || w > 0)
-            base[w++] = ch;
-    }
-    while (w > 0 && base[w - 1] == '-')
-        w--;
-    snprintf(base + w, sizeof(base) - w, "%s%.8s", w ? "--" : "root--", hash);
-    return kname_join(base, "", KNAME_SUBDOMAIN_MAX, out, KNAME_SUBDOMAIN_MAX + 1);
+    return rc == KERR_OK ? kname_join(base, "", KNAME_SUBDOMAIN_MAX, out, KNAME_SUBDOMAIN_MAX + 1)
+                         : rc;
 }

@@ -23,6 +23,7 @@
 #include "controller/entries/bkestop.h"
 #include "controller/entries/bkejob.h"
 #include "controller/entries/bkeclaim.h"
+#include "controller/entries/bkefree.h"
 #include "controller/core/ctl_config.h"
 #include "controller/core/etcdspec.h"
 
@@ -225,9 +226,9 @@ static enum kerr create_entry(const struct bke_ctx *x, const struct bke_bucket *
         log_warn("prefix claimed twice", "namespace", ns, "name", name, "other", other);
         *requeue = BKE_CONFLICT_MS;
         rc = KERR_OK;
-    } else if (rc == KERR_EXISTS) { /* ours, not cached yet */
+    } else if (rc == KERR_EXISTS) { /* ours: not cached yet, or made before the bucket */
         *requeue = BKE_RETRY_MS;
-        rc = KERR_OK;
+        rc = bkefree_adopt(x, ename, b->name, err);
     } else if (rc == KERR_OK) {
         snprintf(msg, sizeof(msg), "backups of Etcd %s/%s under prefix \"%s\"", ns, name, prefix);
         bke_event(x, created, "BackupEntry", EV_NORMAL, "Created", "KeepEntry",

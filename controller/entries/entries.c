@@ -9,6 +9,7 @@
 #include "common/strlist.h"
 #include "controller/core/ctl.h"
 #include "controller/entries/bke.h"
+#include "controller/entries/bkefree.h"
 #include "controller/core/ctl_config.h"
 #include "controller/core/ctl_metrics.h"
 
@@ -27,18 +28,25 @@ static void etcd_keys(struct ctl *c, const cJSON *obj, int own)
             ctl_enqueue(c, "bucket", "", keys.v[i], 0);
     }
     strlist_release(&keys);
+    ctl_enqueue(c, BKEFREE_KIND, "", BKEFREE_NAME, 0); /* or a store no bucket owns */
 }
 
 static void bucket_keys(struct ctl *c, const cJSON *obj, int own)
 {
     (void)own;
     ctl_enqueue_obj(c, "bucket", obj, kjson_get_str(obj, "metadata.name"));
+    ctl_enqueue(c, BKEFREE_KIND, "", BKEFREE_NAME, 0); /* a store owned or freed */
 }
 
 static void entry_keys(struct ctl *c, const cJSON *obj, int own)
 {
+    const char *b = kjson_get_str(obj, "spec.bucketName");
+
     (void)own;
-    ctl_enqueue_obj(c, "bucket", obj, kjson_get_str(obj, "spec.bucketName"));
+    if (b && *b)
+        ctl_enqueue_obj(c, "bucket", obj, b);
+    else
+        ctl_enqueue(c, BKEFREE_KIND, "", BKEFREE_NAME, 0);
 }
 
 static size_t conflicts(struct ctl *c)
@@ -110,6 +118,7 @@ static const struct ctl_watch watches[] = {
 
 static const struct ctl_key keys[] = {
     { "bucket", bke_reconcile, NULL, NULL },
+    { BKEFREE_KIND, bkefree_reconcile, NULL, NULL },
     { .kind = NULL },
 };
 

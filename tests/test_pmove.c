@@ -1,0 +1,101 @@
+/* pmove: the BackupEntry a moved Etcd's earlier prefix gets at admission; bkefree: which
+ * stores no bucket owns. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/bstore.h"
+#include "common/kjson.h"
+#include "controller/core/claims.h"
+#include "controller/entries/bkefree.h"
+#include "webhook/pmove.h"
+
+static cJSON *etcd(const char *provider, const char *container, const char *prefix, int gen)
+{
+    char text[1024];
+    cJSON *e;
+
+    snprintf(text, sizeof(text),
+             "{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"etcd-main\",\"uid\":\"u1\","
+             "\"generation\":%d,\"creationTimestamp\":\"2026-01-02T03:04:05Z\"},"
+             "\"spec\":{\"backup\":{\"store\":{\"provider\":\"%s\",\"container\":\"%s\","
+             "\"prefix\":\"%s\"}}}}",
+             gen, provider, container, prefix);
+    e = cJSON_Parse(text);
+    cr_assert_not_null(e);
+    return e;
+}
+
+Test(pmove, the_earlier_claims_entry)
+{
+    cJSON *old = etcd("aws", "bkt", "/shoot--etcd-main/", 1), *e = NULL;
+    char name[BSTORE_ENTRY_NAME_MAX + 1], ctl[KNAME_SUBDOMAIN_MAX + 1];
+    struct bstore_claim c;
+
+    cr_assert_eq(pmove_entry(old, "s3", 1800000000, &e, name, NULL), KERR_OK);
+    /* the name warden-controller gives the same claim: one claim, one name */
+    cr_assert_eq(bstore_claim_init(&c, "S3", "bkt", NULL, "shoot--etcd-main", NULL), KERR_OK);
+    cr_assert_eq(claims_entry_name(&c, ctl), KERR_OK);
+    bstore_claim_release(&c);
+    cr_assert_str_eq(name, ctl);
+    cr_assert_str_eq(kjson_get_str(e, "metadata.name"), name);
+    cr_assert_str_eq(kjson_get_str(e, "kind"), "BackupEntry");
+    cr_assert_str_eq(kjson_get_str(e, "spec.bucketName"), "s3");
+    cr_assert_str_eq(kjson_get_str(e, "spec.prefix"), "/shoot--etcd-main/");
+    cr_assert_str_eq(kjson_get_str(e, "spec.store.provider"), "S3");
+    cr_assert_str_eq(kjson_get_str(e, "spec.store.container"), "bkt");
+    cr_assert_str_eq(kjson_get_str(e, "spec.etcd.namespace"), "shoot");
+    cr_assert_str_eq(kjson_get_str(e, "spec.etcd.name"), "etcd-main");
+    cr_assert_str_eq(kjson_get_str(e, "spec.etcd.uid"), "u1");
+    /* never created with it: the claim began with the Etcd */
+    cr_assert_str_eq(kjson_get_str(e, "spec.claimedAt"), "2026-01-02T03:04:05Z");
+    /* nothing shown written: no member seen, no origin */
+    cr_assert_not(kjson_has(e, "spec.membersSeenAt"));
+    cr_assert_not(kjson_has(e, "spec.origin"));
+    cr_assert_not(kjson_has(e, "spec.etcdDeletedAt"));
+    cJSON_Delete(e);
+    cJSON_Delete(old);
+}
+
+Test(pmove, a_changed_spec_claims_from_the_move)
+{
+    cJSON *old = etcd("S3", "bkt", "a", 3), *e = NULL;
+    char name[BSTORE_ENTRY_NAME_MAX + 1];
+
+    cr_assert_eq(pmove_entry(old, NULL, 1800000000, &e, name, NULL), KERR_OK);
+    cr_assert_str_eq(kjson_get_str(e, "spec.claimedAt"), "2027-01-15T08:00:00Z");
+    cr_assert_str_eq(kjson_get_str(e, "spec.bucketName"), "", "no bucket owns it");
+    cJSON_Delete(e);
+    cJSON_Delete(old);
+}
+
+Test(pmove, nothing_to_keep)
+{
+    const char *bad[][3] = { { "Local", "bkt", "a" },  { "local", "/tmp", "a" },
+                             { "awss", "bkt", "a" },   { "aws", "bkt/x", "a" },
+                             { "aws", "bkt", "../a" }, { "", "", "" } };
+    char name[BSTORE_ENTRY_NAME_MAX + 1];
+    size_t i;
+
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        cJSON *old = etcd(bad[i][0], bad[i][1], bad[i][2], 1), *e = NULL;
+
+        cr_assert_eq(pmove_entry(old, "b", 1800000000, &e, name, NULL), KERR_INVAL, "%s %s %s",
+                     bad[i][0], bad[i][1], bad[i][2]);
+        cr_assert_null(e);
+        cJSON_Delete(old);
+    }
+}
+
+Test(bkefree, a_bucket_owns_its_container_whatever_its_provider)
+{
+    cJSON *b = cJSON_Parse("[{\"spec\":{\"provider\":\"AWS\",\"container\":\"bkt\"}},"
+                           "{\"spec\":{\"provider\":\"gcp\"}}]");
+
+    cr_assert_not_null(b);
+    cr_assert(bkefree_owned(b, "bkt"), "a spec not understood still owns its container");
+    cr_assert_not(bkefree_owned(b, "bkt2"));
+    cr_assert_not(bkefree_owned(b, ""));
+    cr_assert_not(bkefree_owned(NULL, "bkt"), "no bucket");
+    cJSON_Delete(b);
+}

@@ -1,0 +1,186 @@
+/* pmove - a moved Etcd's earlier prefix stays claimed; see pmove.h. */
+#include "webhook/pmove.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/bstore.h"
+#include "common/kjson.h"
+#include "common/ktime.h"
+#include "common/log.h"
+
+static const struct k8s_resource res_entry = { "etcd-warden.io", "v1alpha1", "backupentries", 0 };
+
+static const char *str_or_empty(const cJSON *obj, const char *path)
+{
+    const char *s = kjson_get_str(obj, path);
+
+    return s ? s : "";
+}
+
+/* The claim of etcd's object store into *c (1), or 0 (none understood, or Local). */
+static int object_claim(const cJSON *etcd, struct bstore_claim *c)
+{
+    *c = (struct bstore_claim){ "", NULL };
+    if (!etcd || bstore_no_store(kjson_get_str(etcd, "spec.backup.store.provider")) ||
+        bstore_claim_init(c, kjson_get_str(etcd, "spec.backup.store.provider"),
+                          kjson_get_str(etcd, "spec.backup.store.container"),
+                          kjson_get_str(etcd, "spec.backup.store.endpointOverride"),
+                          kjson_get_str(etcd, "spec.backup.store.prefix"), NULL) != KERR_OK)
+        return 0;
+    if (strncmp(c->key, "Object|", 7) != 0) {
+        bstore_claim_release(c);
+        return 0;
+    }
+    return 1;
+}
+
+enum kerr pmove_entry(const cJSON *old, const char *bucket, int64_t now, cJSON **out,
+                      char name[BSTORE_ENTRY_NAME_MAX + 1], struct kerr_info *err)
+{
+    const char *provider = bstore_provider_kind(kjson_get_str(old, "spec.backup.store.provider"));
+    const cJSON *gen = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(old, "metadata"), "generation");
+    char at[KTIME_LEN + 1];
+    struct bstore_claim c;
+    cJSON *e;
+    enum kerr rc;
+
+    *out = NULL;
+    if (!object_claim(old, &c))
+        return kerr_set(err, KERR_INVAL, "no object store and prefix understood");
+    rc = bstore_entry_name(&c, name);
+    bstore_claim_release(&c);
+    if (rc != KERR_OK)
+        return kerr_set(err, rc, "no BackupEntry name");
+    if (ktime_format((time_t)now, at) != KERR_OK)
+        return kerr_set(err, KERR_INTERNAL, "cannot format the time");
+    e = cJSON_CreateObject();
+    rc = e ? kjson_set_str(e, "apiVersion", "etcd-warden.io/v1alpha1", err) : KERR_NOMEM;
+    if (rc == KERR_OK)
+        rc = kjson_set_str(e, "kind", "BackupEntry", err);
+    if (rc == KERR_OK)
+        rc = kjson_set_str(e, "metadata.name", name, err);
+    if (rc == KERR_OK)
+        rc = kjson_set_str(e, "metadata.labels[app.kubernetes.io/managed-by]", "etcd-warden", err);
+    if (rc == KERR_OK)
+        rc = kjson_set_str(e, "spec.bucketName", bucket ? bucket : "", err);
+    if (rc == KERR_OK)
+        rc = kjson_set_str(e, "spec.prefix", str_or_empty(old, "spec.backup.store.prefix"), err);
+    if (rc == KERR_OK)
+        rc = kjson_set_str(e, "spec.store.provider", provider ? provider : "", err);
+    if (rc == KERR_OK)
+        rc = kjson_set_str(e, "spec.store.container",
+                           str_or_empty(old, "spec.backup.store.container"), err);
+    if (rc == KERR_OK)
+        rc = kjson_set_str(e, "spec.store.endpointOverride",
+                           str_or_empty(old, "spec.backup.store.endpointOverride"), err);
+    if (rc == KERR_OK)
+        rc = kjson_set_str(e, "spec.etcd.namespace", str_or_empty(old, "metadata.namespace"), err);
+    if (rc == KERR_OK)
+        rc = kjson_set_str(e, "spec.etcd.name", str_or_empty(old, "metadata.name"), err);
+    if (rc == KERR_OK)
+        rc = kjson_set_str(e, "spec.etcd.uid", str_or_empty(old, "metadata.uid"), err);
+    /* when the claim began: the Etcd's creation when the prefix is the one it was created
+     * with, else the move (what was written before is not shown to be its) */
+    if (rc == KERR_OK)
+        rc = kjson_set_str(e, "spec.claimedAt",
+                           cJSON_IsNumber(gen) && gen->valuedouble == 1 &&
+                                   kjson_get_str(old, "metadata.creationTimestamp")
+                               ? kjson_get_str(old, "metadata.creationTimestamp")
+                               : at,
+                           err);
+    if (rc != KERR_OK) {
+        cJSON_Delete(e);
+        return rc == KERR_NOMEM ? kerr_set(err, rc, "building the BackupEntry") : rc;
+    }
+    *out = e;
+    return KERR_OK;
+}
+
+/* What owner_of looks for and finds: the oldest bucket of container, then the first by name. */
+struct owner {
+    const char *container;
+    char name[256];
+    char created[KTIME_LEN + 8];
+};
+
+static enum kerr owner_of(void *ctx, const char *key, const cJSON *b)
+{
+    struct owner *o = ctx;
+    const char *name = str_or_empty(b, "metadata.name");
+    const char *created = str_or_empty(b, "metadata.creationTimestamp");
+    int cmp;
+
+    (void)key;
+    if (strcmp(str_or_empty(b, "spec.container"), o->container) != 0)
+        return KERR_OK;
+    cmp = strcmp(created, o->created); /* RFC 3339 in UTC: ordered as strings */
+    if (!*o->name || cmp < 0 || (cmp == 0 && strcmp(name, o->name) < 0)) {
+        snprintf(o->name, sizeof(o->name), "%s", name);
+        snprintf(o->created, sizeof(o->created), "%s", created);
+    }
+    return KERR_OK;
+}
+
+/* 1 when req changes the Etcd's object store or prefix (as claims compare them). */
+static int moves(const struct review_req *req)
+{
+    struct bstore_claim a, b;
+    int r;
+
+    if (req->op != REVIEW_OP_UPDATE || !req->old_object || !req->object ||
+        !object_claim(req->old_object, &a))
+        return 0;
+    if (!object_claim(req->object, &b)) {
+        bstore_claim_release(&a);
+        return 1; /* moved out of the object store, or to one not understood */
+    }
+    r = strcmp(a.key, b.key) != 0 || strcmp(a.prefix, b.prefix) != 0;
+    bstore_claim_release(&a);
+    bstore_claim_release(&b);
+    return r;
+}
+
+enum kerr pmove_keep(struct k8s_client *k, struct store *entries, struct store *buckets,
+                     const struct review_req *req, struct review_resp *resp, struct kerr_info *err)
+{
+    struct owner o = { str_or_empty(req->old_object, "spec.backup.store.container"), "", "" };
+    char name[BSTORE_ENTRY_NAME_MAX + 1];
+    struct kerr_info why = { 0 };
+    cJSON *e = NULL, *cur = NULL;
+    enum kerr rc;
+
+    if (!resp->allowed || req->dry_run || !moves(req))
+        return KERR_OK;
+    if (buckets && store_foreach(buckets, owner_of, &o, &why) != KERR_OK)
+        goto failed;
+    rc = pmove_entry(req->old_object, o.name, (int64_t)time(NULL), &e, name, &why);
+    if (rc == KERR_INVAL)
+        return KERR_OK;
+    if (rc != KERR_OK)
+        goto failed;
+    if (entries && store_get(entries, name, &cur, NULL) == KERR_OK) {
+        cJSON_Delete(cur); /* the entry of the claim is there (the controller's, or another's) */
+        cJSON_Delete(e);
+        return KERR_OK;
+    }
+    rc = k8s_create(k, &res_entry, NULL, e, NULL, NULL, &why);
+    cJSON_Delete(e);
+    if (rc == KERR_OK || rc == KERR_EXISTS) {
+        if (rc == KERR_OK)
+            log_info("moved Etcd's earlier prefix kept", "namespace",
+                     str_or_empty(req->old_object, "metadata.namespace"), "name",
+                     str_or_empty(req->old_object, "metadata.name"), "entry", name);
+        return KERR_OK;
+    }
+failed: /* fail closed: the earlier prefix would be nobody's */
+    if (review_errored(resp, 500,
+                       "spec.backup.store: the earlier prefix \"%.256s\" stays claimed for this "
+                       "Etcd by a BackupEntry, which cannot be made: %s; retry",
+                       str_or_empty(req->old_object, "spec.backup.store.prefix"),
+                       why.msg[0] ? why.msg : "error"))
+        return kerr_set(err, KERR_NOMEM, "building the answer");
+    return KERR_OK;
+}

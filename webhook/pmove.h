@@ -1,0 +1,60 @@
+/*
+ * pmove - a moved Etcd's earlier prefix stays claimed. An UPDATE of an Etcd that
+ * changes its object store or prefix (admitted by webhook/prefix) leaves what
+ * its sidecar wrote under the earlier prefix (full snapshots: the cluster's
+ * data, Secrets included). warden-controller keeps that prefix with the
+ * Etcd's BackupEntry, which turns PendingDeletion when the Etcd moves; but it
+ * makes the entry only once it saw the Etcd there, and it may not have (it
+ * was down, an upgrade or a node drain, between the Etcd's CREATE and its
+ * move): nothing would then claim the earlier prefix, and another
+ * namespace's Etcd admitted there would restore the cluster. So before such
+ * an UPDATE is admitted, the earlier claim gets its entry here, made from
+ * what only the API server and etcd-warden wrote (the stored Etcd the
+ * request replaces), unless one of its name is there already:
+ *
+ *   name        bstore_entry_name of the earlier claim (one claim, one name:
+ *               the controller's entry, when it made it, is this one);
+ *   spec        bucketName: the BackupBucket of the store (the oldest, then
+ *               the first by name, of those naming its container), "" when
+ *               none (then warden-controller keeps it until the operator
+ *               deletes it: controller/entries/bkefree.h); prefix and store:
+ *               the earlier ones; etcd {namespace, name, uid}; claimedAt: the
+ *               Etcd's creationTimestamp when its spec never changed
+ *               (generation 1), else the time of the move. No membersSeenAt:
+ *               no member was seen running, so its deletion deletes nothing
+ *               (docs/backup-entries.md, provenance).
+ *
+ * warden-controller then finds no live Etcd on it and releases it
+ * (PendingDeletion), as any entry of an Etcd that moved. Only object stores
+ * (a Local store's entry needs the host directory: not made here), only
+ * requests that are no dry run. When the entry cannot be made the UPDATE is
+ * refused with 500 (fail closed; the request can be retried).
+ *
+ * Ownership: arguments BORROWED. Thread safety: reentrant.
+ */
+#ifndef WEBHOOK_PMOVE_H
+#define WEBHOOK_PMOVE_H
+
+#include "common/bstore.h"
+#include "common/k8s.h"
+#include "common/kerr.h"
+#include "common/store.h"
+#include "webhook/review.h"
+
+/*
+ * Make the earlier claim's entry of req (an Etcd UPDATE admitted so far, resp allowed) as the
+ * header says; entries (the webhook's BackupEntry cache, keyed by name) and buckets (its
+ * BackupBucket cache) say what is there. A failure turns resp into a 500. KERR_NOMEM only.
+ */
+enum kerr pmove_keep(struct k8s_client *k, struct store *entries, struct store *buckets,
+                     const struct review_req *req, struct review_resp *resp, struct kerr_info *err);
+
+/*
+ * The BackupEntry pmove_keep makes for the earlier Etcd old (BORROWED) in bucket (NULL: "")
+ * at now (Unix seconds) into *out (OWNS on KERR_OK), its name into name. KERR_INVAL when
+ * old has no object store or prefix understood (nothing to keep). Pure.
+ */
+enum kerr pmove_entry(const cJSON *old, const char *bucket, int64_t now, cJSON **out,
+                      char name[BSTORE_ENTRY_NAME_MAX + 1], struct kerr_info *err);
+
+#endif
