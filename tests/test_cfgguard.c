@@ -124,6 +124,10 @@ Test(cfgguard, the_claim_under_a_data_dir)
     cr_assert_str_eq(cfgguard_claim_of(NULL, "/var/etcd/data/new.etcd"), "the member claim",
                      "the StatefulSet gone: etcd-druid's mount");
     cr_assert_null(cfgguard_claim_of(NULL, "/tmp/new.etcd"));
+    cr_assert(cfgguard_etcd_on_claim(sts));
+    cr_assert(cfgguard_etcd_on_claim(NULL), "etcd-druid's StatefulSet mounts its claim");
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItem(sts, "spec"), "volumeClaimTemplates");
+    cr_assert(!cfgguard_etcd_on_claim(sts), "no claim template: no claim mounted");
     cJSON_Delete(sts);
 }
 
@@ -182,6 +186,8 @@ static const struct row ROWS[] = {
       1, NULL },
     { "another ConfigMap", C, "CREATE", "etcd-main-settings", CM_TMP, NULL, ETCD_OK, 1, 0, 1,
       NULL },
+    { "a StatefulSet whose etcd mounts no claim", C, "UPDATE", "etcd-main-config", CM_TMP, NULL,
+      ETCD_OK, 2, 0, 1, NULL },
     { "the lookups failing", C, "UPDATE", "etcd-main-config", CM_OK, NULL, ETCD_OK, 1, 1, 0,
       "could not be read" },
 };
@@ -230,8 +236,14 @@ ParameterizedTest(size_t *i, cfgguard, rows)
 
     guardfix_config(&cfg);
     cJSON_AddItemToArray(etcds, jsonfix_parse(t->etcd));
-    if (t->sts)
+    if (t->sts == 1)
         cJSON_AddItemToArray(stses, jsonfix_parse(STS));
+    if (t->sts == 2) /* no volumeClaimTemplate: nothing etcd mounts is a claim */
+        cJSON_AddItemToArray(
+            stses, jsonfix_parse("{\"metadata\":{\"namespace\":\"shoot\",\"name\":"
+                                 "\"etcd-main\"},\"spec\":{\"template\":{\"spec\":"
+                                 "{\"containers\":[{\"name\":\"etcd\",\"volumeMounts\":"
+                                 "[{\"name\":\"d\",\"mountPath\":\"/var/etcd/data\"}]}]}}}}"));
     mem.etcds = etcds;
     mem.stses = stses;
     mem.fail = t->fail ? KERR_API : KERR_OK;

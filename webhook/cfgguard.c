@@ -129,6 +129,21 @@ const char *cfgguard_claim_of(const cJSON *sts, const char *dir)
     return NULL;
 }
 
+int cfgguard_etcd_on_claim(const cJSON *sts)
+{
+    const cJSON *m;
+
+    if (!sts)
+        return 1;
+    cJSON_ArrayForEach (m, kjson_get_arr(datamnt_container(sts, "etcd"), "volumeMounts")) {
+        const char *v = kjson_get_str(m, "name");
+
+        if (v && datamnt_claim_volume(sts, v))
+            return 1;
+    }
+    return 0;
+}
+
 enum kerr cfgguard_judge(const struct lookup *lk, const struct review_req *req,
                          struct review_resp *resp, int *decided)
 {
@@ -194,7 +209,7 @@ enum kerr cfgguard_judge(const struct lookup *lk, const struct review_req *req,
                               "configuration is not admitted unchecked",
                               req->namespace, name, etcd, ke.msg);
     claim = cfgguard_claim_of(sts, dir);
-    if (claim) {
+    if (claim || !cfgguard_etcd_on_claim(sts)) {
         cJSON_Delete(sts);
         *decided = 0;
         return KERR_OK;

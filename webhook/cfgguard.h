@@ -10,7 +10,9 @@
  * absolute path without "." or ".." components at or below a path where container etcd of
  * StatefulSet E's pod template mounts a volumeClaimTemplate's volume without a sub path
  * (StatefulSet E gone: at or below DATAMNT_DRUID_PATH, where etcd-druid mounts the claim;
- * etcd-druid writes the ConfigMap before the StatefulSet). A DELETE takes no data anywhere
+ * etcd-druid writes the ConfigMap before the StatefulSet). A StatefulSet whose container etcd
+ * mounts no claim's volume at all keeps no member data on a claim (the member-volume guard
+ * keeps a claim's mount from going): its ConfigMap is not judged. A DELETE takes no data anywhere
  * (etcd does not start without its configuration) and is left to component protection.
  * A lookup that fails, or a cache miss nobody confirmed, is a 500.
  *
@@ -52,6 +54,10 @@ enum kerr cfgguard_data_dir(const char *text, size_t len, char *out, size_t size
  * NULL when dir is on none.
  */
 const char *cfgguard_claim_of(const cJSON *sts, const char *dir);
+
+/* Container etcd of StatefulSet sts (BORROWED; NULL: gone, etcd-druid's) mounts a claim's
+ * volume (a volumeClaimTemplate's, any sub path). */
+int cfgguard_etcd_on_claim(const cJSON *sts);
 
 /*
  * Judge req as above. *decided 1: resp holds the refusal or the 500; 0: not refused here (any
