@@ -20,23 +20,53 @@
 
 static const char *STS =
     "{\"metadata\":{\"name\":\"etcd-main\",\"uid\":\"u-sts\"},\"spec\":{\"replicas\":3,"
-    "\"template\":{\"spec\":{\"containers\":[" ETCD_C "," BR_C "]}},\"volumeClaimTemplates\":[{"
+    "\"serviceName\":\"etcd-main-peer\",\"template\":{\"spec\":{\"containers\":[" ETCD_C "," BR_C
+    "]}},\"volumeClaimTemplates\":[{"
     "\"metadata\":{\"name\":\"etcd-main\"}}]}}";
 
-/* Member ordinal o as the StatefulSet controller and the kubelet make it, at ip. OWNED. */
+#define TOKEN_MOUNT                                                        \
+    "{\"name\":\"kube-api-access-x7k2p\",\"readOnly\":true,\"mountPath\":" \
+    "\"/var/run/secrets/kubernetes.io/serviceaccount\"}"
+#define TOKEN_VOLUME                                                                            \
+    "{\"name\":\"kube-api-access-x7k2p\",\"projected\":{\"defaultMode\":420,\"sources\":[{"     \
+    "\"serviceAccountToken\":{\"expirationSeconds\":3607,\"path\":\"token\"}},{\"configMap\":{" \
+    "\"name\":\"kube-root-ca.crt\",\"items\":[{\"key\":\"ca.crt\",\"path\":\"ca.crt\"}]}},{"    \
+    "\"downwardAPI\":{\"items\":[{\"path\":\"namespace\",\"fieldRef\":{\"apiVersion\":\"v1\","  \
+    "\"fieldPath\":\"metadata.namespace\"}}]}}]}}"
+
+/*
+ * Member ordinal o as the StatefulSet controller, the API server (its defaults, the
+ * service-account token's volume and mounts), the scheduler and the kubelet make it, at ip.
+ * OWNED.
+ */
 static cJSON *member(int o, const char *ip)
 {
-    char text[2048];
+    char text[4096];
+    cJSON *pod, *c;
 
     snprintf(text, sizeof(text),
              "{\"metadata\":{\"name\":\"etcd-main-%d\",\"ownerReferences\":[{\"kind\":\"Etcd\","
              "\"uid\":\"u-etcd\"},{\"kind\":\"StatefulSet\",\"uid\":\"u-sts\",\"controller\":"
-             "true}]},\"spec\":{\"containers\":[" ETCD_C "," BR_C
-             ",{\"name\":\"istio-proxy\"}],\"volumes\":[{\"name\":\"kube-api-access\"},{\"name\":"
-             "\"etcd-main\",\"persistentVolumeClaim\":{\"claimName\":\"etcd-main-etcd-main-%d\"}}]"
-             "},\"status\":{\"phase\":\"Running\",\"podIP\":\"%s\"}}",
-             o, o, ip);
-    return jsonfix_parse(text);
+             "true}]},\"spec\":{\"containers\":[" ETCD_C "," BR_C "],\"volumes\":[{\"name\":"
+             "\"etcd-main\",\"persistentVolumeClaim\":{\"claimName\":\"etcd-main-etcd-main-%d\"}}"
+             "," TOKEN_VOLUME "],\"hostname\":\"etcd-main-%d\",\"subdomain\":\"etcd-main-peer\","
+             "\"nodeName\":\"node-%d\",\"dnsPolicy\":\"ClusterFirst\",\"restartPolicy\":\"Always\","
+             "\"schedulerName\":\"default-scheduler\",\"securityContext\":{},"
+             "\"serviceAccountName\":\"default\",\"serviceAccount\":\"default\","
+             "\"terminationGracePeriodSeconds\":30,\"enableServiceLinks\":true,\"priority\":0,"
+             "\"preemptionPolicy\":\"PreemptLowerPriority\",\"tolerations\":[{\"key\":"
+             "\"node.kubernetes.io/not-ready\",\"operator\":\"Exists\",\"effect\":\"NoExecute\","
+             "\"tolerationSeconds\":300}]},\"status\":{\"phase\":\"Running\",\"podIP\":\"%s\"}}",
+             o, o, o, o, ip);
+    pod = jsonfix_parse(text);
+    cJSON_ArrayForEach (c, cJSON_GetObjectItem(cJSON_GetObjectItem(pod, "spec"), "containers")) {
+        cJSON_AddItemToArray(cJSON_GetObjectItem(c, "volumeMounts"), jsonfix_parse(TOKEN_MOUNT));
+        cJSON_AddStringToObject(c, "terminationMessagePath", "/dev/termination-log");
+        cJSON_AddStringToObject(c, "terminationMessagePolicy", "File");
+        cJSON_AddStringToObject(c, "imagePullPolicy", "IfNotPresent");
+        cJSON_AddItemToObject(c, "resources", cJSON_CreateObject());
+    }
+    return pod;
 }
 
 /* The three members 0..2, then extra (OWNED, may be NULL) first when first, else last. */
@@ -116,15 +146,56 @@ static const struct row ROWS[] = {
       "container etcd is not the template's" },
     { "no etcd container", "spec.containers.0", "name", "\"etcd-x\"",
       "container etcd is not the template's" },
-    { "another claim", "spec.volumes.1.persistentVolumeClaim", "claimName",
+    { "another claim", "spec.volumes.0.persistentVolumeClaim", "claimName",
       "\"etcd-main-etcd-main-1\"", "not the member claim etcd-main-etcd-main-0" },
-    { "an emptyDir in the claim's place", "spec.volumes.1", "persistentVolumeClaim", "null",
+    { "an emptyDir in the claim's place", "spec.volumes.0", "persistentVolumeClaim", "null",
       "not the member claim" },
     { "the sidecar mounts the claim elsewhere", "spec.containers.1.volumeMounts.0", "mountPath",
       "\"/tmp\"",
       "container backup-restore does not mount claim volume etcd-main at /var/etcd/data" },
     { "etcd mounts the claim with a sub path", "spec.containers.0.volumeMounts.0", "subPath",
       "\"fresh\"", "container etcd does not mount claim volume etcd-main" },
+    /* the rest of the spec decides where the sidecar writes and which etcd it reaches */
+    { "the sidecar's store container from env", "spec.containers.1", "env",
+      "[{\"name\":\"STORAGE_CONTAINER\",\"value\":\"alice-bucket\"}]",
+      "container backup-restore differs from the template's in env" },
+    { "the sidecar's env from a ConfigMap", "spec.containers.1", "envFrom",
+      "[{\"configMapRef\":{\"name\":\"alice\"}}]",
+      "container backup-restore differs from the template's in envFrom" },
+    { "etcd's pull policy Never", "spec.containers.0", "imagePullPolicy", "\"Never\"",
+      "container etcd differs from the template's in imagePullPolicy" },
+    { "a mount added to the sidecar", "spec.containers.1", "volumeMounts",
+      "[{\"name\":\"etcd-main\",\"mountPath\":\"/var/etcd/data\"},{\"name\":\"alice\","
+      "\"mountPath\":\"/var/etcd/ssl\"}]",
+      "container backup-restore differs from the template's in volumeMounts" },
+    { "a host alias for <etcd>-local", "spec", "hostAliases",
+      "[{\"ip\":\"10.6.6.6\",\"hostnames\":[\"etcd-main-local\"]}]",
+      "differs from the template's in hostAliases" },
+    { "the host's network", "spec", "hostNetwork", "true",
+      "differs from the template's in hostNetwork" },
+    { "DNS of her own", "spec", "dnsPolicy", "\"None\"",
+      "differs from the template's in dnsPolicy" },
+    { "another service account", "spec", "serviceAccountName", "\"alice\"",
+      "differs from the template's in serviceAccountName" },
+    { "another hostname", "spec", "hostname", "\"etcd-main-1\"",
+      "differs from the template's in hostname" },
+    { "a third container", "spec", "containers",
+      "[" ETCD_C "," BR_C ",{\"name\":\"metrics\",\"image\":\"tenant/stand-in\"}]",
+      "containers are not the template's (3, the template 2)" },
+    { "the containers swapped", "spec", "containers", "[" BR_C "," ETCD_C "]",
+      "container 0 is not the template's etcd" },
+    { "an init container", "spec", "initContainers", "[{\"name\":\"seed\"}]",
+      "init containers are not the template's (1, the template 0)" },
+    { "an ephemeral container", "spec", "ephemeralContainers", "[{\"name\":\"debugger\"}]",
+      "ephemeral container" },
+    { "a volume of hers", "spec", "volumes",
+      "[{\"name\":\"etcd-main\",\"persistentVolumeClaim\":{\"claimName\":"
+      "\"etcd-main-etcd-main-0\"}},{\"name\":\"alice\",\"emptyDir\":{}}]",
+      "its volume alice is not the template's" },
+    { "a token volume with her ConfigMap", "spec.volumes.1.projected.sources.1.configMap", "name",
+      "\"alice\"", "its volume kube-api-access-x7k2p is not the template's" },
+    { "the claim read-only", "spec.volumes.0.persistentVolumeClaim", "readOnly", "true",
+      "claim volume etcd-main is not the claim as it is" },
     { "Pending", "status", "phase", "\"Pending\"", "not Running" },
     { "no pod IP", "status", "podIP", "null", "not Running" },
 };
@@ -194,5 +265,35 @@ Test(smember, a_member_missing_or_no_port_is_an_error)
     cr_assert(strstr(e.msg, "declares no port server"), "%s", e.msg);
     cJSON_Delete(noport);
     cJSON_Delete(pods);
+    cJSON_Delete(sts);
+}
+
+Test(smember, the_templates_own_volumes_and_env_are_a_members_as_they_are)
+{
+    cJSON *sts = jsonfix_parse(STS), *pod = member(0, "10.0.0.1"), *tspec, *br, *vols;
+    const char *cfg =
+                   "{\"name\":\"etcd-config-file\",\"configMap\":{\"name\":\"etcd-main-config\"}}",
+               *env = "[{\"name\":\"STORAGE_CONTAINER\",\"value\":\"etcd-main-bucket\"}]";
+    char why[512];
+
+    tspec = at(sts, "spec.template.spec");
+    cJSON_AddItemToObject(tspec, "volumes", jsonfix_parse("[]"));
+    cJSON_AddItemToArray(cJSON_GetObjectItem(tspec, "volumes"), jsonfix_parse(cfg));
+    cJSON_AddItemToObject(at(sts, "spec.template.spec.containers.1"), "env", jsonfix_parse(env));
+    cr_assert_eq(smember_is_member(sts, pod, why, sizeof(why)), -1);
+    cr_assert(strstr(why, "differs from the template's in env"), "%s", why);
+    br = at(pod, "spec.containers.1");
+    cJSON_AddItemToObject(br, "env", jsonfix_parse(env));
+    cr_assert_eq(smember_is_member(sts, pod, why, sizeof(why)), -1);
+    cr_assert(strstr(why, "the template's volume etcd-config-file is missing"), "%s", why);
+    vols = at(pod, "spec.volumes");
+    cJSON_AddItemToArray(vols, jsonfix_parse(cfg));
+    cr_assert_eq(smember_is_member(sts, pod, why, sizeof(why)), 0, "%s", why);
+    /* the template's ConfigMap volume pointed at hers */
+    cJSON_ReplaceItemInObject(at(pod, "spec.volumes.2.configMap"), "name",
+                              cJSON_CreateString("alice-config"));
+    cr_assert_eq(smember_is_member(sts, pod, why, sizeof(why)), -1);
+    cr_assert(strstr(why, "its volume etcd-config-file is not the template's"), "%s", why);
+    cJSON_Delete(pod);
     cJSON_Delete(sts);
 }

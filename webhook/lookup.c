@@ -533,6 +533,19 @@ static enum kerr mem_pod_items(void *ctx, const char *ns, cJSON **items, struct 
     return mem_items(m, m->pods, "pods", ns, items, err);
 }
 
+static enum kerr mem_sts_object(void *ctx, const char *ns, const char *name, cJSON **obj,
+                                struct kerr_info *err)
+{
+    struct lookup_mem *m = ctx;
+    const cJSON *o = NULL;
+    enum kerr rc = mem_get(m, m->stses, "statefulsets.apps", ns, name, &o, err);
+
+    *obj = NULL;
+    if (rc)
+        return rc;
+    return (*obj = cJSON_Duplicate(o, 1)) ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL);
+}
+
 static enum kerr mem_glass(void *ctx, const struct glass_use *u, int dry_run,
                            struct glass_prior *used, struct kerr_info *err)
 {
@@ -564,5 +577,6 @@ void lookup_mem_bind(struct lookup_mem *m, struct lookup *out)
     out->pods = mem_pods;
     out->pvcs = mem_pvcs;
     out->pod_items = mem_pod_items;
+    out->sts_object = mem_sts_object;
     out->glass = mem_glass;
 }

@@ -156,6 +156,14 @@ struct lookup {
      */
     enum kerr (*pod_items)(void *ctx, const char *ns, cJSON **items, struct kerr_info *err);
     /*
+     * The StatefulSet ns/name as a whole (its pod template and claim templates): on KERR_OK
+     * *obj TAKES it (cJSON_Delete). Read from the API server, never from a cache (the cache
+     * keeps a projection): KERR_OK only on its answer, KERR_NOTFOUND when it says there is
+     * none. NULL: not known (a decision that needs it fails closed).
+     */
+    enum kerr (*sts_object)(void *ctx, const char *ns, const char *name, cJSON **obj,
+                            struct kerr_info *err);
+    /*
      * Record u, a use of break glass (webhook/glass.h's glass_take; dry_run: only read):
      * KERR_OK with used->at 0 when recorded, used->at set when u's value was used before.
      * NULL: nothing can be recorded (a decision that needs it fails closed).

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "webhook/cfgguard.h"
 #include "webhook/claimguard.h"
 #include "webhook/glassadm.h"
 #include "webhook/member.h"
@@ -288,7 +289,8 @@ enum kerr protect_decide(const struct protect_config *cfg, const struct lookup *
     memset(&pg, 0, sizeof(pg));
     if (scaleguard_creates(req))
         return protect_guard_decide(cfg, lk, req, resp, err);
-    if ((rc = pvcguard_owners(lk, req, resp, &decided)) || decided)
+    if ((rc = cfgguard_judge(lk, req, resp, &decided)) || decided ||
+        (rc = pvcguard_owners(lk, req, resp, &decided)) || decided)
         goto out;
     if (req->op == REVIEW_OP_UPDATE && member_is_kind(req, "", "PersistentVolumeClaim") &&
         !member_pvc_judged(req)) {
@@ -347,7 +349,8 @@ enum kerr protect_guard_decide(const struct protect_config *cfg, const struct lo
     enum kerr rc = KERR_OK;
 
     memset(&pg, 0, sizeof(pg));
-    if ((rc = pvcguard_owners(lk, req, resp, &decided)) || decided)
+    if ((rc = cfgguard_judge(lk, req, resp, &decided)) || decided ||
+        (rc = pvcguard_owners(lk, req, resp, &decided)) || decided)
         goto out;
     /*
      * Only a scale-down to 0, a DELETE that takes the pods, what brings

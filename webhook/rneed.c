@@ -53,8 +53,11 @@ static const struct jscan_member spec_components_m[] = {
     { "volumeName", &all }, { NULL, NULL }
 };
 static const struct jscan_keep spec_components = { JSCAN_MEMBERS, spec_components_m, NULL };
+/* data, binaryData: etcd's configuration in ConfigMap <etcd>-config (cfgguard). */
 static const struct jscan_member obj_components_m[] = { { "metadata", &meta_components },
                                                         { "spec", &spec_components },
+                                                        { "data", &all },
+                                                        { "binaryData", &all },
                                                         { NULL, NULL } };
 static const struct jscan_keep obj_components = { JSCAN_MEMBERS, obj_components_m, NULL };
 

@@ -448,6 +448,25 @@ static enum kerr c_pod_items(void *ctx, const char *ns, cJSON **items, struct ke
     return list_items(ctx, &res_pod, "pods", ns, items, err);
 }
 
+/* A GET of StatefulSet ns/name as a whole (the cache keeps a projection): a ConfigMap judged
+ * by the data-directory rule asks (webhook/cfgguard.h). */
+static enum kerr c_sts_object(void *ctx, const char *ns, const char *name, cJSON **obj,
+                              struct kerr_info *err)
+{
+    struct wh_cache *c = ctx;
+    enum kerr rc;
+
+    *obj = NULL;
+    if (!take_slot(c))
+        return kerr_set(err, KERR_TOOMANY,
+                        "too many API lookups in flight to read the StatefulSet");
+    rc = k8s_get_until(c->o.client, &res_sts, ns, name, NULL, lookup_deadline(), obj, err);
+    atomic_fetch_sub(&c->running, 1);
+    if (rc == KERR_INVAL) /* a name no object can have */
+        return not_found(&res_sts, name, err);
+    return rc;
+}
+
 /* Recorded in the webhook's own namespace (webhook/glass.h). */
 static enum kerr c_glass(void *ctx, const struct glass_use *u, int dry_run,
                          struct glass_prior *used, struct kerr_info *err)
@@ -468,5 +487,6 @@ void wh_cache_bind(struct wh_cache *c, struct lookup *out)
     out->pods = c_pods;
     out->pvcs = c_pvcs;
     out->pod_items = c_pod_items;
+    out->sts_object = c_sts_object;
     out->glass = c_glass;
 }

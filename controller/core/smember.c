@@ -11,6 +11,7 @@
 #include "common/k8s.h"
 #include "common/kjson.h"
 #include "controller/core/etcdspec.h"
+#include "controller/core/smspec.h"
 
 #define ORDINAL_MAX 999999L
 
@@ -230,7 +231,7 @@ long smember_is_member(const cJSON *sts, const cJSON *pod, char *why, size_t siz
                            "its container %s is not the template's (image, command, args)",
                            GENUINE[i]);
     }
-    if (claims_of(sts, pod, name, o, why, size) < 0)
+    if (claims_of(sts, pod, name, o, why, size) < 0 || smspec_differs(sts, pod, why, size) < 0)
         return -1;
     if (!phase || strcmp(phase, "Running") != 0 || !ip || !*ip || strlen(ip) >= SMEMBER_IP_MAX)
         return why_set(why, size, "not Running with a pod IP");

@@ -15,6 +15,9 @@
  *     (what makes them the genuine etcd and sidecar);
  *   - with, for each volumeClaimTemplate T, volume T on the member claim <T>-<sts>-<ordinal>,
  *     mounted where the template's etcd and backup-restore containers mount T;
+ *   - whose spec is the template's in everything else too (controller/core/smspec.h: env,
+ *     envFrom, hostAliases, volumes, no container the template does not run), but for what
+ *     the API server, the scheduler and the StatefulSet controller fill in;
  *   - status.phase Running with a status.podIP (written by the kubelet: the identity asked).
  * Every ordinal must have such a member, or nothing is asked (fail closed): a member missing,
  * or a pod in its place that does not match, makes the question unanswered.

@@ -93,8 +93,9 @@ expect "component objectSelector" '{"matchLabels":{"app.kubernetes.io/managed-by
     "$(chart_get "$r/defaults.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.0.objectSelector)"
 expect "scale webhook has no objectSelector" null \
     "$(chart_get "$r/defaults.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.1.objectSelector)"
-# StatefulSets and PVCs without the objectSelector: recognised by name and owner as well
-expect "members webhook: no objectSelector, StatefulSets and PVCs" 'null [{"apiGroups":["apps"],"apiVersions":["v1"],"operations":["CREATE","UPDATE","DELETE"],"resources":["statefulsets"],"scope":"*"},{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE","UPDATE","DELETE"],"resources":["persistentvolumeclaims"],"scope":"*"}]' \
+# StatefulSets and PVCs without the objectSelector: recognised by name and owner as well; the
+# ConfigMaps <etcd>-config by name (a tenant's own of that name too)
+expect "members webhook: no objectSelector, StatefulSets, PVCs and etcd's configuration" 'null [{"apiGroups":["apps"],"apiVersions":["v1"],"operations":["CREATE","UPDATE","DELETE"],"resources":["statefulsets"],"scope":"*"},{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE","UPDATE","DELETE"],"resources":["persistentvolumeclaims"],"scope":"*"},{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE","UPDATE"],"resources":["configmaps"],"scope":"Namespaced"}]' \
     "$(chart_get "$r/defaults.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.4.objectSelector) $(chart_get "$r/defaults.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.4.rules)"
 expect "own namespace excluded" '["etcd-warden"]' \
     "$(chart_get "$r/defaults.yaml" MutatingWebhookConfiguration etcd-warden webhooks.1.namespaceSelector.matchExpressions.0.values)"
@@ -114,8 +115,9 @@ expect "scale guard rules" '[{"apiGroups":["apps"],"apiVersions":["v1"],"operati
     "$(chart_get "$r/crds-none.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.0.rules) $(chart_get "$r/crds-none.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.1.rules)"
 expect "scale guard's scale entry has no objectSelector" null \
     "$(chart_get "$r/crds-none.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.1.objectSelector)"
-# the member-volume guard in every mode: PVC DELETEs, no objectSelector (by name and owner too)
-expect "member-volume guard" '"/webhooks/scaleguard" null [{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE","UPDATE","DELETE"],"resources":["persistentvolumeclaims"],"scope":"*"}]' \
+# the member-volume guard in every mode: PVC DELETEs, no objectSelector (by name and owner too),
+# and etcd's configuration (its data-dir on the claims)
+expect "member-volume guard" '"/webhooks/scaleguard" null [{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE","UPDATE","DELETE"],"resources":["persistentvolumeclaims"],"scope":"*"},{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE","UPDATE"],"resources":["configmaps"],"scope":"Namespaced"}]' \
     "$(chart_get "$r/crds-none.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.2.clientConfig.service.path) $(chart_get "$r/crds-none.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.2.objectSelector) $(chart_get "$r/crds-none.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.2.rules)"
 expect "scaleDownGuard off: the member-volume guard stays" '["members.scaleguard.webhooks.etcd-warden.io","etcd.webhooks.etcd-warden.io","backups.webhooks.etcd-warden.io"]' "$(hook_names "$r/no-scale-guard.yaml")"
 expect "a watch namespace limits the webhooks to it" '{"key":"kubernetes.io/metadata.name","operator":"In","values":["shoot--dev--one"]}' \

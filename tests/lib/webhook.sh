@@ -247,6 +247,7 @@ wh_members_webhook() {
     echo "  rules:"
     echo '  - {apiGroups: [apps], apiVersions: [v1], operations: [CREATE, UPDATE, DELETE], resources: [statefulsets], scope: "*"}'
     echo '  - {apiGroups: [""], apiVersions: [v1], operations: [CREATE, UPDATE, DELETE], resources: [persistentvolumeclaims], scope: "*"}'
+    echo '  - {apiGroups: [""], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [configmaps], scope: Namespaced}'
 }
 
 # Register the ValidatingWebhookConfiguration "etcd-druid" as the chart registers

@@ -1,0 +1,66 @@
+/*
+ * libFuzzer target: etcd's data-dir read from an etcd.conf.yaml a tenant wrote
+ * (webhook/cfgguard.h), and the claim it lies on.
+ *
+ * Input: the YAML text as it is. Properties checked:
+ *   - nothing crashes or leaks; cfgguard_data_dir answers KERR_OK or KERR_PARSE (with a
+ *     message naming etcd.conf.yaml), and on KERR_OK a non-empty data-dir shorter than its
+ *     buffer, without NUL bytes;
+ *   - a data-dir cfgguard_claim_of places on etcd-druid's claim is absolute, has no "." or ".."
+ *     component and lies at or below /var/etcd/data;
+ *   - cfgguard_etcd_of on the text (as a name) gives the text without "-config" or 0.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "webhook/cfgguard.h"
+#include "webhook/datamnt.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* p has a "." or ".." component. */
+static int dotted(const char *p)
+{
+    while (*p) {
+        size_t n;
+
+        while (*p == '/')
+            p++;
+        n = strcspn(p, "/");
+        if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+            return 1;
+        p += n;
+    }
+    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char dir[64], etcd[LOOKUP_NAME_MAX + 1], *name;
+    struct kerr_info e;
+    enum kerr rc;
+
+    kerr_clear(&e);
+    rc = cfgguard_data_dir((const char *)data, size, dir, sizeof(dir), &e);
+    if (rc != KERR_OK && (rc != KERR_PARSE || !strstr(e.msg, CFGGUARD_KEY)))
+        abort();
+    if (rc == KERR_OK) {
+        if (!dir[0] || strlen(dir) >= sizeof(dir))
+            abort();
+        if (cfgguard_claim_of(NULL, dir) &&
+            (dir[0] != '/' || dotted(dir) || !datamnt_below(dir, DATAMNT_DRUID_PATH)))
+            abort();
+    }
+    if (!(name = malloc(size + 1)))
+        return 0;
+    memcpy(name, data, size);
+    name[size] = '\0';
+    if (cfgguard_etcd_of(name, etcd, sizeof(etcd)) &&
+        (strlen(etcd) + strlen(CFGGUARD_SUFFIX) != strlen(name) ||
+         strncmp(etcd, name, strlen(etcd)) != 0 || !etcd[0]))
+        abort();
+    free(name);
+    return 0;
+}

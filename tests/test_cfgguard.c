@@ -1,0 +1,284 @@
+/*
+ * webhook/cfgguard: etcd's data-dir in the Etcd's ConfigMap <etcd>-config stays at or below
+ * the members' claim mount, whoever writes it and whether component protection is on or off
+ * (issue 30; e2e attack7_config_datadir).
+ */
+#include "webhook/cfgguard.h"
+
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/kjson.h"
+#include "tests/support/guardfix.h"
+#include "tests/support/jsonfix.h"
+#include "tests/support/testutil.h"
+#include "webhook/wh_dispatch.h"
+
+#define CONF(dir)                                                                        \
+    "name: etcd-config\\ndata-dir: " dir "\\nlisten-client-urls: http://0.0.0.0:2379\\n" \
+    "initial-cluster-state: new\\n"
+#define ANN_OPEN "\"druid.gardener.cloud/disable-etcd-component-protection\":\"\""
+#define ETCD(extra)                                                                         \
+    "{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"etcd-main\",\"uid\":\"uid-e\"" extra \
+    ",\"annotations\":{" ANN_OPEN "}},\"spec\":{\"replicas\":3}}"
+#define STS                                                                                   \
+    "{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"etcd-main\",\"uid\":\"uid-sts\"},"     \
+    "\"spec\":{\"replicas\":3,\"template\":{\"spec\":{\"containers\":[{\"name\":\"etcd\","    \
+    "\"volumeMounts\":[{\"name\":\"etcd-main\",\"mountPath\":\"/var/etcd/data\"},{\"name\":"  \
+    "\"scratch\",\"mountPath\":\"/var/etcd/scratch\"},{\"name\":\"etcd-main\",\"mountPath\":" \
+    "\"/var/etcd/sub\",\"subPath\":\"x\"}]},{\"name\":\"backup-restore\",\"volumeMounts\":[{" \
+    "\"name\":\"etcd-main\",\"mountPath\":\"/srv\"}]}]}},\"volumeClaimTemplates\":[{"         \
+    "\"metadata\":{\"name\":\"etcd-main\"}}]}}"
+
+Test(cfgguard, the_etcd_of_a_configmap_name)
+{
+    char e[LOOKUP_NAME_MAX + 1];
+
+    cr_assert(cfgguard_etcd_of("etcd-main-config", e, sizeof(e)));
+    cr_assert_str_eq(e, "etcd-main");
+    cr_assert(!cfgguard_etcd_of("-config", e, sizeof(e)));
+    cr_assert(!cfgguard_etcd_of("etcd-main-configs", e, sizeof(e)));
+    cr_assert(!cfgguard_etcd_of("etcd-main", e, sizeof(e)));
+    cr_assert(!cfgguard_etcd_of(NULL, e, sizeof(e)));
+    cr_assert(!cfgguard_etcd_of("etcd-main-config", e, 9), "etcd-main does not fit 9 bytes");
+}
+
+struct yrow {
+    const char *what, *text, *dir, *why;
+};
+
+static const struct yrow YROWS[] = {
+    { "etcd-druid's", "name: etcd-config\ndata-dir: /var/etcd/data/new.etcd\n",
+      "/var/etcd/data/new.etcd", NULL },
+    { "quoted, among flow keys", "{\"data-dir\": '/var/etcd/data/x', name: a}", "/var/etcd/data/x",
+      NULL },
+    { "absent", "name: etcd-config\n", NULL, "no data-dir" },
+    { "null", "data-dir:\n", NULL, "no data-dir" },
+    { "empty text", "", NULL, "no data-dir" },
+    { "set twice", "data-dir: /var/etcd/data/a\ndata-dir: /tmp\n", NULL, "set twice" },
+    { "set twice ignoring case", "data-dir: /var/etcd/data/a\nDATA-DIR: /tmp\n", NULL,
+      "set twice" },
+    { "a merge key", "<<: {data-dir: /tmp}\ndata-dir: /var/etcd/data/a\n", NULL, "merge key" },
+    { "a list", "data-dir: [/tmp]\n", NULL, "must be a string, not a list" },
+    { "not a mapping", "- data-dir: /tmp\n", NULL, "mapping" },
+    { "an alias to a mapping twice", "a: &x {b: 1}\nc: *x\ndata-dir: /var/etcd/data/a\n",
+      "/var/etcd/data/a", NULL },
+    { "not YAML", "data-dir: [\n", NULL, "not YAML" },
+    { "a complex key", "? [a]\n: b\ndata-dir: /x\n", NULL, "keys must be strings" },
+};
+
+ParameterizedTestParameters(cfgguard, data_dir)
+{
+    static size_t idx[sizeof(YROWS) / sizeof(YROWS[0])];
+
+    return testutil_row_params(idx, sizeof(YROWS) / sizeof(YROWS[0]));
+}
+
+ParameterizedTest(size_t *i, cfgguard, data_dir)
+{
+    const struct yrow *t = &YROWS[*i];
+    struct kerr_info e;
+    char dir[64];
+    enum kerr rc;
+
+    kerr_clear(&e);
+    rc = cfgguard_data_dir(t->text, strlen(t->text), dir, sizeof(dir), &e);
+    if (t->dir) {
+        cr_assert_eq(rc, KERR_OK, "%s: %s", t->what, e.msg);
+        cr_assert_str_eq(dir, t->dir, "%s", t->what);
+    } else {
+        cr_assert_eq(rc, KERR_PARSE, "%s: %d", t->what, rc);
+        cr_assert(strstr(e.msg, t->why), "%s: %s", t->what, e.msg);
+        cr_assert(strstr(e.msg, CFGGUARD_KEY ":"), "%s: %s", t->what, e.msg);
+    }
+}
+
+Test(cfgguard, a_data_dir_too_long_is_refused)
+{
+    char text[200], dir[16];
+    struct kerr_info e;
+
+    snprintf(text, sizeof(text), "data-dir: /var/etcd/data/%0100d\n", 7);
+    cr_assert_eq(cfgguard_data_dir(text, strlen(text), dir, sizeof(dir), &e), KERR_PARSE);
+    cr_assert(strstr(e.msg, "longer than 15 bytes"), "%s", e.msg);
+}
+
+Test(cfgguard, the_claim_under_a_data_dir)
+{
+    cJSON *sts = jsonfix_parse(STS);
+
+    cr_assert_str_eq(cfgguard_claim_of(sts, "/var/etcd/data/new.etcd"), "etcd-main");
+    cr_assert_str_eq(cfgguard_claim_of(sts, "/var/etcd/data"), "etcd-main");
+    cr_assert_str_eq(cfgguard_claim_of(sts, "//var/etcd//data/new.etcd/"), "etcd-main");
+    cr_assert_null(cfgguard_claim_of(sts, "/var/etcd/scratch/new.etcd"), "not a claim's volume");
+    cr_assert_null(cfgguard_claim_of(sts, "/var/etcd/sub/new.etcd"), "a sub path of the claim");
+    cr_assert_null(cfgguard_claim_of(sts, "/srv/new.etcd"), "the sidecar's mount, not etcd's");
+    cr_assert_null(cfgguard_claim_of(sts, "/var/etcd/data/../scratch"), "a .. component");
+    cr_assert_null(cfgguard_claim_of(sts, "/var/etcd/data/./x"), "a . component");
+    cr_assert_null(cfgguard_claim_of(sts, "var/etcd/data/new.etcd"), "relative to etcd's cwd");
+    cr_assert_null(cfgguard_claim_of(sts, "/var/etcd/database"), "a sibling, not below");
+    cr_assert_null(cfgguard_claim_of(sts, "/tmp/new.etcd"));
+    cr_assert_str_eq(cfgguard_claim_of(NULL, "/var/etcd/data/new.etcd"), "the member claim",
+                     "the StatefulSet gone: etcd-druid's mount");
+    cr_assert_null(cfgguard_claim_of(NULL, "/tmp/new.etcd"));
+    cr_assert(cfgguard_etcd_on_claim(sts));
+    cr_assert(cfgguard_etcd_on_claim(NULL), "etcd-druid's StatefulSet mounts its claim");
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItem(sts, "spec"), "volumeClaimTemplates");
+    cr_assert(!cfgguard_etcd_on_claim(sts), "no claim template: no claim mounted");
+    cJSON_Delete(sts);
+}
+
+/* A request through a webhook: ConfigMap name with data (JSON object text, NULL: none). */
+struct row {
+    const char *what;
+    enum wh_hook hook;
+    const char *op, *name, *data, *binary, *etcd;
+    int sts, fail, allowed;
+    const char *message;
+};
+
+#define CM_OK   "{\"etcd.conf.yaml\":\"" CONF("/var/etcd/data/new.etcd") "\"}"
+#define CM_OFF  "{\"etcd.conf.yaml\":\"" CONF("/var/etcd/scratch/new.etcd") "\"}"
+#define CM_TMP  "{\"etcd.conf.yaml\":\"" CONF("/tmp/new.etcd") "\"}"
+#define ETCD_OK ETCD("")
+#define ETCD_GONE                                                                    \
+    "{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"etcd-other\",\"uid\":\"u\"}," \
+    "\"spec\":{\"replicas\":3}}"
+#define ETCD_DELETING ETCD(",\"deletionTimestamp\":\"2026-11-18T00:00:00Z\"")
+#define C             WH_HOOK_COMPONENTS
+#define G             WH_HOOK_SCALEGUARD
+#define OFF           "is not at or below a path where container etcd of StatefulSet etcd-main"
+
+static const struct row ROWS[] = {
+    { "K1: an UPDATE moving data-dir off the claim", C, "UPDATE", "etcd-main-config", CM_OFF, NULL,
+      ETCD_OK, 1, 0, 0, "data-dir \"/var/etcd/scratch/new.etcd\" " OFF },
+    { "K1 on the scale-guard path", G, "UPDATE", "etcd-main-config", CM_OFF, NULL, ETCD_OK, 1, 0, 0,
+      OFF },
+    { "K2: her own ConfigMap created", C, "CREATE", "etcd-main-config", CM_TMP, NULL, ETCD_OK, 1, 0,
+      0, "data-dir \"/tmp/new.etcd\" " OFF },
+    { "K2 on the scale-guard path", G, "CREATE", "etcd-main-config", CM_TMP, NULL, ETCD_OK, 1, 0, 0,
+      OFF },
+    { "etcd-druid's data-dir", C, "UPDATE", "etcd-main-config", CM_OK, NULL, ETCD_OK, 1, 0, 1,
+      NULL },
+    { "etcd-druid's data-dir, created", G, "CREATE", "etcd-main-config", CM_OK, NULL, ETCD_OK, 1, 0,
+      1, NULL },
+    { "the StatefulSet not created yet: etcd-druid's mount", C, "CREATE", "etcd-main-config", CM_OK,
+      NULL, ETCD_OK, 0, 0, 1, NULL },
+    { "the StatefulSet not created yet, off etcd-druid's mount", C, "CREATE", "etcd-main-config",
+      CM_TMP, NULL, ETCD_OK, 0, 0, 0, "etcd-druid mounts the member claim, /var/etcd/data" },
+    { "no etcd.conf.yaml", C, "UPDATE", "etcd-main-config", "{\"other\":\"x\"}", NULL, ETCD_OK, 1,
+      0, 0, "has no etcd.conf.yaml" },
+    { "no data at all", G, "CREATE", "etcd-main-config", NULL, NULL, ETCD_OK, 1, 0, 0,
+      "has no etcd.conf.yaml" },
+    { "etcd.conf.yaml in binaryData", C, "UPDATE", "etcd-main-config", "{}",
+      "{\"etcd.conf.yaml\":\"ZGF0YS1kaXI6IC90bXAK\"}", ETCD_OK, 1, 0, 0, "not in binaryData" },
+    { "data-dir twice", C, "UPDATE", "etcd-main-config",
+      "{\"etcd.conf.yaml\":\"data-dir: /var/etcd/data/new.etcd\\nData-Dir: /tmp\\n\"}", NULL,
+      ETCD_OK, 1, 0, 0, "data-dir is set twice" },
+    { "not YAML", C, "UPDATE", "etcd-main-config", "{\"etcd.conf.yaml\":\"data-dir: [\"}", NULL,
+      ETCD_OK, 1, 0, 0, "not YAML" },
+    { "the ConfigMap of no Etcd", C, "CREATE", "etcd-main-config", CM_TMP, NULL, ETCD_GONE, 1, 0, 1,
+      NULL },
+    { "an Etcd being deleted", C, "UPDATE", "etcd-main-config", CM_TMP, NULL, ETCD_DELETING, 1, 0,
+      1, NULL },
+    { "another ConfigMap", C, "CREATE", "etcd-main-settings", CM_TMP, NULL, ETCD_OK, 1, 0, 1,
+      NULL },
+    { "a StatefulSet whose etcd mounts no claim", C, "UPDATE", "etcd-main-config", CM_TMP, NULL,
+      ETCD_OK, 2, 0, 1, NULL },
+    { "the lookups failing", C, "UPDATE", "etcd-main-config", CM_OK, NULL, ETCD_OK, 1, 1, 0,
+      "could not be read" },
+};
+#define NROWS (sizeof(ROWS) / sizeof(ROWS[0]))
+
+static char *review(const struct row *t)
+{
+    char *body = malloc(8192), obj[4096];
+    const char *old = strcmp(t->op, "UPDATE") == 0 ? "" : NULL;
+
+    cr_assert_not_null(body);
+    snprintf(obj, sizeof(obj),
+             "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"namespace\":"
+             "\"shoot\",\"name\":\"%s\",\"labels\":{\"app.kubernetes.io/managed-by\":\"etcd-"
+             "druid\",\"app.kubernetes.io/part-of\":\"etcd-main\"}}%s%s%s%s}",
+             t->name, t->data ? ",\"data\":" : "", t->data ? t->data : "",
+             t->binary ? ",\"binaryData\":" : "", t->binary ? t->binary : "");
+    snprintf(body, 8192,
+             "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{"
+             "\"uid\":\"0000-7777\",\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":"
+             "\"ConfigMap\"},\"resource\":{\"group\":\"\",\"version\":\"v1\",\"resource\":"
+             "\"configmaps\"},\"name\":\"%s\",\"namespace\":\"shoot\",\"operation\":\"%s\","
+             "\"userInfo\":{\"username\":\"%s\"},\"object\":%s,\"oldObject\":%s}}",
+             t->name, t->op, GUARDFIX_PERSON, obj,
+             old ? "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"namespace\":"
+                   "\"shoot\",\"name\":\"etcd-main-config\"},\"data\":" CM_OK "}"
+                 : "null");
+    return body;
+}
+
+ParameterizedTestParameters(cfgguard, rows)
+{
+    static size_t idx[NROWS];
+
+    return testutil_row_params(idx, NROWS);
+}
+
+ParameterizedTest(size_t *i, cfgguard, rows)
+{
+    const struct row *t = &ROWS[*i];
+    struct protect_config cfg;
+    struct lookup_mem mem = { 0 };
+    struct lookup lk;
+    cJSON *etcds = cJSON_CreateArray(), *stses = cJSON_CreateArray(), *doc;
+    char *body = review(t);
+
+    guardfix_config(&cfg);
+    cJSON_AddItemToArray(etcds, jsonfix_parse(t->etcd));
+    if (t->sts == 1)
+        cJSON_AddItemToArray(stses, jsonfix_parse(STS));
+    if (t->sts == 2) /* no volumeClaimTemplate: nothing etcd mounts is a claim */
+        cJSON_AddItemToArray(
+            stses, jsonfix_parse("{\"metadata\":{\"namespace\":\"shoot\",\"name\":"
+                                 "\"etcd-main\"},\"spec\":{\"template\":{\"spec\":"
+                                 "{\"containers\":[{\"name\":\"etcd\",\"volumeMounts\":"
+                                 "[{\"name\":\"d\",\"mountPath\":\"/var/etcd/data\"}]}]}}}}"));
+    mem.etcds = etcds;
+    mem.stses = stses;
+    mem.fail = t->fail ? KERR_API : KERR_OK;
+    lookup_mem_bind(&mem, &lk);
+    doc = guardfix_dispatch(&cfg, &mem, &lk, t->hook, !t->fail, body);
+    guardfix_expect(doc, t->what, t->allowed, t->message);
+    cJSON_Delete(doc);
+    free(body);
+    cJSON_Delete(etcds);
+    cJSON_Delete(stses);
+}
+
+Test(cfgguard, no_statefulset_lookup_is_a_500)
+{
+    struct row t = {
+        "no sts_object",      C, "UPDATE", "etcd-main-config", CM_OK, NULL, ETCD_OK, 1, 0, 0,
+        "cannot be read here"
+    };
+    struct protect_config cfg;
+    struct lookup_mem mem = { 0 };
+    struct lookup lk;
+    cJSON *etcds = cJSON_CreateArray(), *doc;
+    char *body = review(&t);
+    int64_t code = 0;
+
+    guardfix_config(&cfg);
+    cJSON_AddItemToArray(etcds, jsonfix_parse(t.etcd));
+    mem.etcds = etcds;
+    lookup_mem_bind(&mem, &lk);
+    lk.sts_object = NULL;
+    doc = guardfix_dispatch(&cfg, &mem, &lk, t.hook, false, body);
+    guardfix_expect(doc, t.what, 0, t.message);
+    cr_assert_eq(kjson_get_int64(doc, "response.status.code", &code), KERR_OK);
+    cr_assert_eq(code, 500);
+    cJSON_Delete(doc);
+    free(body);
+    cJSON_Delete(etcds);
+}
