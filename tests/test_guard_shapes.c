@@ -1,11 +1,9 @@
 /*
  * Tests of the request shapes the scale-down guard (webhook/protect) judges beyond a
- * scale to 0 (issue 30, the second attack): spec.ordinals.start moved past the members
- * by an UPDATE, or by an orphaning DELETE and a CREATE from a later ordinal (members are
- * the pods the API server lists, lookup.pods); a PVC known only by its StatefulSet owner
- * whose owner reference an UPDATE drops; a CREATE whose pods cannot be listed. Each sent
- * through the decode - decide - encode pipeline with in-memory lookups and through both
- * review decoders (whdiff).
+ * scale to 0 (issue 30): spec.ordinals.start set by a CREATE or changed by an UPDATE; a PVC known
+ * only by its StatefulSet owner whose owner reference an UPDATE drops; a CREATE whose pods cannot
+ * be listed. Each sent through the decode - decide - encode pipeline with in-memory lookups and
+ * through both review decoders (whdiff).
  */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
@@ -130,13 +128,9 @@ struct orow {
     "claims restored\""
 
 /*
- * Issue 30: an Etcd's members are <etcd>-0..n-1 on the claims <template>-<etcd>-<n>, and
- * etcd-druid never sets spec.ordinals. A StatefulSet CREATE from another ordinal, or an UPDATE
- * that changes spec.ordinals.start, starts the members on other, empty claims (or deletes the
- * running ones) while the claims that hold the data are left: refused whoever asks, at 0
- * replicas too (the wake scales it up), with a backup store or without, break glass aside.
- * Rows that were admitted before on purpose: a move down while growing, a move at 0 replicas,
- * a move without a backup store, a CREATE from a later ordinal with no pod to adopt.
+ * Issue 30: etcd-druid never sets spec.ordinals; a CREATE from another ordinal, or an UPDATE
+ * that changes spec.ordinals.start, starts the members on other, empty claims: refused whoever
+ * asks, at 0 replicas too, with a backup store or without, break glass aside.
  */
 static const struct orow orows[] = {
     { "a person moving ordinals.start past the members, protection disabled", WH_HOOK_COMPONENTS,
