@@ -1,11 +1,9 @@
 /*
  * Tests of the request shapes the scale-down guard (webhook/protect) judges beyond a
- * scale to 0 (issue 30, the second attack): spec.ordinals.start moved past the members
- * by an UPDATE, or by an orphaning DELETE and a CREATE from a later ordinal (members are
- * the pods the API server lists, lookup.pods); a PVC known only by its StatefulSet owner
- * whose owner reference an UPDATE drops; a CREATE whose pods cannot be listed. Each sent
- * through the decode - decide - encode pipeline with in-memory lookups and through both
- * review decoders (whdiff).
+ * scale to 0 (issue 30): spec.ordinals.start set by a CREATE or changed by an UPDATE; a PVC known
+ * only by its StatefulSet owner whose owner reference an UPDATE drops; a CREATE whose pods cannot
+ * be listed. Each sent through the decode - decide - encode pipeline with in-memory lookups and
+ * through both review decoders (whdiff).
  */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
@@ -123,38 +121,50 @@ struct orow {
     const char *message;
 };
 
-#define MOVED "moving StatefulSet shoot/etcd-main from ordinals [0, 3) to [3, 6)"
+#define REFUSED " is refused: etcd-druid never sets spec.ordinals; the members of Etcd etcd-main"
+#define MOVED   "changing spec.ordinals.start of StatefulSet shoot/etcd-main from "
+#define GLASS_MOVE                                                                 \
+    "\"etcd-warden.io/allow-scale-down-without-snapshot\":\"2026-11-20T00:00:00Z " \
+    "claims restored\""
 
 /*
- * Issue 30, second attack: spec.ordinals.start (StatefulSetStartOrdinal) moved past the
- * members, by an UPDATE or an orphaning DELETE then a CREATE from a later ordinal, deletes
- * them with spec.replicas never at 0: a scale-down, guarded like one.
+ * Issue 30: etcd-druid never sets spec.ordinals; a CREATE from another ordinal, or an UPDATE
+ * that changes spec.ordinals.start, starts the members on other, empty claims: refused whoever
+ * asks, at 0 replicas too, with a backup store or without, break glass aside.
  */
 static const struct orow orows[] = {
     { "a person moving ordinals.start past the members, protection disabled", WH_HOOK_COMPONENTS,
-      "UPDATE", PERSON, ETCD("etcd-main", ANN_OPEN, "," STORE), -1, 3, 3, 3, 3, 0, MOVED },
+      "UPDATE", PERSON, ETCD("etcd-main", ANN_OPEN, "," STORE), -1, 3, 3, 3, 3, 0,
+      MOVED "0 (absent) to 3" REFUSED },
     { "etcd-druid moving ordinals.start past the members", WH_HOOK_SCALEGUARD, "UPDATE", DRUID,
-      ETCD("etcd-main", "", "," STORE), 0, 3, 3, 3, 3, 0, MOVED },
-    { "moving ordinals.start by one drops member 0", WH_HOOK_SCALEGUARD, "UPDATE", DRUID,
-      ETCD("etcd-main", "", "," STORE), 0, 3, 1, 3, 3, 0,
-      "moving StatefulSet shoot/etcd-main from ordinals [0, 3) to [1, 4)" },
-    { "moving ordinals.start down while growing keeps every member", WH_HOOK_SCALEGUARD, "UPDATE",
-      DRUID, ETCD("etcd-main", "", "," STORE), 2, 3, 0, 5, 3, 1,
-      "update of StatefulSet shoot/etcd-main allowed" },
-    { "ordinals moved at 0 replicas: no member", WH_HOOK_SCALEGUARD, "UPDATE", DRUID,
-      ETCD("etcd-main", "", "," STORE), 0, 0, 3, 0, 0, 1, "not a scale-down to 0" },
-    { "ordinals moved without a backup store: nothing to wait for", WH_HOOK_SCALEGUARD, "UPDATE",
-      DRUID, ETCD("etcd-main", "", ""), 0, 3, 3, 3, 3, 1, "scale-down of StatefulSet" },
+      ETCD("etcd-main", "", "," STORE), 0, 3, 3, 3, 3, 0, MOVED "0 to 3" REFUSED },
+    { "moving ordinals.start by one", WH_HOOK_SCALEGUARD, "UPDATE", DRUID,
+      ETCD("etcd-main", "", "," STORE), 0, 3, 1, 3, 3, 0, MOVED "0 to 1" REFUSED },
+    { "moving ordinals.start down while growing", WH_HOOK_SCALEGUARD, "UPDATE", DRUID,
+      ETCD("etcd-main", "", "," STORE), 2, 3, 0, 5, 3, 0, MOVED "2 to 0" REFUSED },
+    { "ordinals moved at 0 replicas: the wake starts members 3..5", WH_HOOK_SCALEGUARD, "UPDATE",
+      DRUID, ETCD("etcd-main", "", "," STORE), 0, 0, 3, 0, 0, 0, MOVED "0 to 3" REFUSED },
+    { "ordinals moved at 0 replicas without a backup store, protection disabled",
+      WH_HOOK_COMPONENTS, "UPDATE", PERSON, ETCD("etcd-main", ANN_OPEN, ""), -1, 0, 3, 0, 0, 0,
+      MOVED "0 (absent) to 3" REFUSED },
+    { "ordinals moved without a backup store", WH_HOOK_SCALEGUARD, "UPDATE", DRUID,
+      ETCD("etcd-main", "", ""), 0, 3, 3, 3, 3, 0, MOVED "0 to 3" REFUSED },
+    { "ordinals.start 0 written out is no change", WH_HOOK_SCALEGUARD, "UPDATE", DRUID,
+      ETCD("etcd-main", "", "," STORE), -1, 3, 0, 3, 3, 1, "not a scale-down to 0 replicas" },
+    { "break glass lets one move through", WH_HOOK_SCALEGUARD, "UPDATE", DRUID,
+      ETCD("etcd-main", GLASS_MOVE, "," STORE), 0, 0, 3, 0, 0, 1, "allowed" },
     { "re-created from ordinal 3 while pods 0..2 run", WH_HOOK_COMPONENTS, "CREATE", PERSON,
       ETCD("etcd-main", ANN_OPEN, "," STORE), -1, 0, 3, 3, 3, 0,
-      "creating StatefulSet shoot/etcd-main with ordinals [3, 6) while its pod etcd-main-0 runs" },
+      "creating StatefulSet shoot/etcd-main with spec.ordinals.start 3" REFUSED },
     { "guard only: re-created from ordinal 3 while pods run", WH_HOOK_SCALEGUARD, "CREATE", DRUID,
-      ETCD("etcd-main", "", "," STORE), -1, 0, 3, 3, 3, 0, "with ordinals [3, 6)" },
+      ETCD("etcd-main", "", "," STORE), -1, 0, 3, 3, 3, 0, "spec.ordinals.start 3" REFUSED },
     { "created from ordinal 3 with no pod to adopt", WH_HOOK_SCALEGUARD, "CREATE", DRUID,
-      ETCD("etcd-main", "", "," STORE), -1, 0, 3, 3, 0, 1,
-      "creation of StatefulSet shoot/etcd-main allowed" },
+      ETCD("etcd-main", "", "," STORE), -1, 0, 3, 3, 0, 0, "spec.ordinals.start 3" REFUSED },
     { "created from ordinal 1 over pods 1..2 only", WH_HOOK_SCALEGUARD, "CREATE", DRUID,
-      ETCD("etcd-main", "", "," STORE), -1, 0, 1, 2, 0, 1, "creation of StatefulSet" },
+      ETCD("etcd-main", "", "," STORE), -1, 0, 1, 2, 0, 0, "spec.ordinals.start 1" REFUSED },
+    { "created from ordinal 0 written out", WH_HOOK_SCALEGUARD, "CREATE", DRUID,
+      ETCD("etcd-main", "", "," STORE), -1, 0, 0, 3, 0, 1,
+      "creation of StatefulSet shoot/etcd-main allowed" },
 };
 
 #define NOROWS (sizeof(orows) / sizeof(orows[0]))

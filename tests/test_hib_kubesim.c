@@ -353,6 +353,46 @@ Test(hib_kubesim, a_missing_statefulset_is_reported_and_nothing_scaled)
     cr_assert_null(cfix_get(&x.f, &(struct k8s_resource){ "apps", "v1", "statefulsets", 1 }, "e6"));
 }
 
+/* issue 30: ordinals moved while asleep (where no webhook judges it): the wake does not scale */
+Test(hib_kubesim, a_wake_leaves_a_statefulset_whose_ordinals_moved_at_0)
+{
+    cJSON *etcd = hibfix_etcd(&x, "e8", NULL, NULL, 1);
+    char cmd[256], *out = NULL;
+    int spec = -1, status = -1, ok = 0;
+
+    cJSON_Delete(etcd);
+    hibfix_annotate(&x, "e8", HIB_ANN_HIBERNATE, "true");
+    cr_assert(hibfix_drive(&x, "e8", "Hibernated", 20000), "phase %s", hibfix_phase(&x, "e8"));
+    snprintf(cmd, sizeof(cmd),
+             "patch statefulset e8 -n %s --type merge -p '{\"spec\":{\"ordinals\":{\"start\":3}}}'",
+             CFIX_NS);
+    cr_assert_eq(ksim_harness_kubectl(x.f.h, NULL, cmd, &out), 0, "kubectl %s: %s", cmd,
+                 out ? out : "");
+    free(out);
+    out = NULL;
+    hibfix_annotate(&x, "e8", HIB_ANN_HIBERNATE, NULL);
+    for (int i = 0; i < 8; i++)
+        hibfix_round(&x, "e8");
+    hibfix_sts(&x, "e8", &spec, &status);
+    cr_assert_eq(spec, 0, "woken from ordinal 3 at %d replicas", spec);
+    cr_assert_str_eq(hibfix_phase(&x, "e8"), "WakingUp");
+    for (int i = 0; i < 100 && !ok; i++) {
+        ok = hibfix_events(&x, "OrdinalsMoved", "Warning") > 0;
+        ktime_sleep_ns(50000000L);
+    }
+    cr_assert(ok, "no Warning event OrdinalsMoved");
+    /* set back to 0: the wake goes on */
+    snprintf(cmd, sizeof(cmd),
+             "patch statefulset e8 -n %s --type merge -p '{\"spec\":{\"ordinals\":{\"start\":0}}}'",
+             CFIX_NS);
+    cr_assert_eq(ksim_harness_kubectl(x.f.h, NULL, cmd, &out), 0, "kubectl %s: %s", cmd,
+                 out ? out : "");
+    free(out);
+    cr_assert(hibfix_drive(&x, "e8", "", 20000), "phase %s", hibfix_phase(&x, "e8"));
+    hibfix_sts(&x, "e8", &spec, &status);
+    cr_assert_eq(spec, 3);
+}
+
 Test(hib_kubesim, immutability_follows_the_annotation_while_hibernated_and_bad_values_are_left)
 {
     const char *imm_name = "e7-extend-immutability";

@@ -3,7 +3,8 @@
  * removes the cut before the ports come back; a scale-up while Hibernated or during
  * ScalingDown voids it; a cut not recorded by the controller is voided and made again; the
  * final snapshot must hold etcd's revision; break glass allows one scale-down; the suspension
- * follows the signal while hibernated.
+ * follows the signal while hibernated; a wake does not scale up a StatefulSet whose
+ * spec.ordinals.start moved.
  */
 #include <criterion/criterion.h>
 #include <string.h>
@@ -193,4 +194,33 @@ Test(hibplan_sleep, suspension_follows_the_signal_while_hibernated)
     EXPECT_ACT(v, HIBPLAN_REMOVE_SUSPEND);
     v.suspended = v.suspend_ours = false;
     EXPECT_ACT(v, HIBPLAN_DONE);
+}
+
+/* issue 30: a StatefulSet whose spec.ordinals.start moved while asleep is not woken on it */
+Test(hibplan_sleep, a_wake_does_not_scale_up_a_statefulset_whose_ordinals_moved)
+{
+    struct hibplan_view v = base();
+    struct hibplan_step s;
+    char note[512];
+
+    v.want = false;
+    v.phase = HIBPLAN_WAKING;
+    v.cut_at = false;
+    v.suspended = v.suspend_ours = true;
+    v.svc = HIBPLAN_SVC_CUT;
+    v.svc_remembered = true;
+    v.sts_spec = v.sts_status = 0;
+    v.spec_replicas = 3;
+    v.sts_moved = true; /* members 3..5 would start on new, empty claims */
+    s = hibplan_decide(&v, NULL);
+    cr_assert_eq(s.act, HIBPLAN_BAD, "%s", hibplan_act_name(s.act));
+    cr_assert_str_eq(s.reason, "OrdinalsMoved");
+    cr_assert(s.wait_ms > 0);
+    cr_expect(strstr(hibplan_note(&s, "etcd-main", note, sizeof(note)),
+                     "StatefulSet etcd-main has spec.ordinals.start set"),
+              "%s", note);
+    v.sts_moved = false; /* set back to 0 */
+    s = hibplan_decide(&v, NULL);
+    cr_assert_eq(s.act, HIBPLAN_SCALE, "%s", hibplan_act_name(s.act));
+    cr_assert_eq(s.replicas, 3);
 }

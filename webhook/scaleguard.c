@@ -102,34 +102,34 @@ int scaleguard_creates(const struct review_req *req)
 }
 
 /*
- * True when an UPDATE of a StatefulSet with members moves spec.ordinals.start
- * so that an existing ordinal leaves [start, start + replicas): the StatefulSet
- * controller deletes those members (at ordinals 0..2 moved to 3, every one)
- * with spec.replicas never at 0. A scale-down like any other.
+ * True when req sets spec.ordinals of a StatefulSet: a CREATE whose
+ * spec.ordinals.start is not 0 (absent is 0), or an UPDATE that changes it.
+ * etcd-druid never sets spec.ordinals: an Etcd's members are <etcd>-0..n-1 on
+ * the claims <template>-<etcd>-<n>, and a StatefulSet from another ordinal
+ * starts its members on other, empty claims (or deletes the running ones)
+ * while the claims that hold the data are read by no member. A StatefulSet at
+ * 0 replicas, or gone, has no member such a move takes out: it must be judged
+ * before its members run.
  */
-static int moves_ordinals(const struct review_req *req)
+static int sets_ordinals(const struct review_req *req)
 {
-    long lo0, hi0, lo1, hi1;
-
-    if (req->op != REVIEW_OP_UPDATE || !member_is_kind(req, "apps", "StatefulSet") ||
-        !cJSON_IsObject(req->old_object) || !cJSON_IsObject(req->object) ||
-        replicas_of(req->old_object, 0) <= 0 || start_of(req->old_object) == start_of(req->object))
+    if (!member_is_kind(req, "apps", "StatefulSet") || !cJSON_IsObject(req->object))
         return 0;
-    if (!scaleguard_ordinals(req->old_object, &lo0, &hi0) ||
-        !scaleguard_ordinals(req->object, &lo1, &hi1))
-        return 1;
-    return lo0 < lo1 || hi0 > hi1;
+    if (req->op == REVIEW_OP_CREATE)
+        return start_of(req->object) != 0;
+    return req->op == REVIEW_OP_UPDATE && cJSON_IsObject(req->old_object) &&
+           start_of(req->old_object) != start_of(req->object);
 }
 
 /*
  * What the scale-down guard judges: a scale-down to 0 or to fewer members, a
- * DELETE that takes the pods, a CREATE that may adopt and delete them, a move
- * of the ordinals.
+ * DELETE that takes the pods, a CREATE that may adopt and delete them, a
+ * StatefulSet's spec.ordinals set.
  */
 int scaleguard_applies(const struct review_req *req)
 {
     return scales_to_zero(req) || scales_partly(req) || deletes_pods(req) ||
-           scaleguard_creates(req) || moves_ordinals(req);
+           scaleguard_creates(req) || sets_ordinals(req);
 }
 
 /*
@@ -144,7 +144,7 @@ static int partial(const struct review_req *req)
     if (req->op == REVIEW_OP_CREATE)
         return scaleguard_creates(req) && scaleguard_ordinals(req->object, &lo, &hi) && lo == 0 &&
                hi > 0;
-    return scales_partly(req) && !moves_ordinals(req);
+    return scales_partly(req);
 }
 
 /*
@@ -194,19 +194,11 @@ static enum kerr create_takes(const struct lookup *lk, const struct review_req *
 static void guarded_what(const struct review_req *req, const struct member_meta *m, char *what,
                          size_t size)
 {
-    long lo0 = 0, hi0 = 0, lo1 = 0, hi1 = 0;
+    long hi0 = 0, hi1 = 0;
     int scale;
 
     if (req->op == REVIEW_OP_DELETE)
         snprintf(what, size, "deleting StatefulSet %s/%s", m->ns, m->name);
-    else if (moves_ordinals(req) && scaleguard_ordinals(req->old_object, &lo0, &hi0) &&
-             scaleguard_ordinals(req->object, &lo1, &hi1))
-        snprintf(what, size,
-                 "moving StatefulSet %s/%s from ordinals [%ld, %ld) to [%ld, %ld) (the members "
-                 "outside are deleted)",
-                 m->ns, m->name, lo0, hi0, lo1, hi1);
-    else if (moves_ordinals(req))
-        snprintf(what, size, "moving the ordinals of StatefulSet %s/%s", m->ns, m->name);
     else if (scales_partly(req)) {
         scale = member_is_kind(req, "autoscaling", "Scale");
         hi0 = replicas_of(req->old_object, scale);
@@ -358,6 +350,60 @@ static enum kerr guard_partial(const struct scaleguard_ctx *g, const struct memb
                        what, m->part_of, glass, m->ns, m->part_of, HIBGUARD_ANN_BREAK_GLASS);
 }
 
+/* spec.ordinals.start of obj for a message: "3", "0 (absent)", "not a valid ordinal". */
+static void start_text(const cJSON *obj, char *buf, size_t size)
+{
+    long s = start_of(obj);
+
+    if (s < 0)
+        snprintf(buf, size, "a value that is not a valid ordinal");
+    else if (!kjson_get(obj, "spec.ordinals.start"))
+        snprintf(buf, size, "0 (absent)");
+    else
+        snprintf(buf, size, "%ld", s);
+}
+
+/*
+ * spec.ordinals set on the StatefulSet of an Etcd (sets_ordinals): refused
+ * whoever asks, with a backup store or without, protection on or off; no
+ * snapshot makes it safe (the claims that hold the data are left), only break
+ * glass lets one through. *decided as scaleguard_judge.
+ */
+static enum kerr guard_ordinals(const struct scaleguard_ctx *g, const struct review_req *req,
+                                const struct member_meta *m, const struct lookup_etcd *etcd,
+                                struct glassadm_pending *gp, struct review_resp *resp, int *decided)
+{
+    char what[2 * LOOKUP_NAME_MAX + 160], from[40], to[40], glass[160];
+
+    start_text(req->object, to, sizeof(to));
+    if (req->op == REVIEW_OP_CREATE)
+        snprintf(what, sizeof(what), "creating StatefulSet %s/%s with spec.ordinals.start %s",
+                 m->ns, m->name, to);
+    else {
+        start_text(req->old_object, from, sizeof(from));
+        snprintf(what, sizeof(what),
+                 "changing spec.ordinals.start of StatefulSet %s/%s from %s to %s", m->ns, m->name,
+                 from, to);
+    }
+    break_glass_problem(g, etcd, glass, sizeof(glass));
+    if (etcd->break_glass && !glass[0]) {
+        glassadm_pend(gp, what, 0);
+        return review_warn(resp, "%s of Etcd %s allowed by annotation %s: %s", what, m->part_of,
+                           HIBGUARD_ANN_BREAK_GLASS, etcd->break_glass_reason);
+    }
+    *decided = 1;
+    return review_deny(resp,
+                       "%s is refused: etcd-druid never sets spec.ordinals; the members of Etcd "
+                       "%s are %s-0..n-1 and keep their data on the claims "
+                       "<template>-%s-<ordinal>, and a StatefulSet from another ordinal would "
+                       "start its members on other, empty claims (or delete the running ones) "
+                       "while the claims that hold the data are read by no member%s. Leave "
+                       "spec.ordinals unset or, if you must: kubectl annotate etcd -n %s %s "
+                       "%s=\"<RFC 3339 expiry, at most 24h ahead> <reason>\"",
+                       what, m->part_of, m->part_of, m->part_of, glass, m->ns, m->part_of,
+                       HIBGUARD_ANN_BREAK_GLASS);
+}
+
 /*
  * The scale-down guard (see scaleguard.h). *decided is 1 when resp holds the
  * answer (a denial or a failed lookup); 0 lets the usual checks go on.
@@ -375,6 +421,9 @@ enum kerr scaleguard_judge(const struct scaleguard_ctx *g, const struct lookup *
     enum kerr rc;
 
     *decided = 0;
+    /* nor are ordinals: judged whoever asks, with a backup store or without */
+    if (sets_ordinals(req))
+        return guard_ordinals(g, req, m, etcd, gp, resp, decided);
     /* a partial scale-down is never etcd-druid's: judged with a backup store or without */
     if (!scaleguard_applies(req) || (!partial(req) && !etcd->has_backup_store))
         return KERR_OK;
@@ -419,10 +468,9 @@ enum kerr scaleguard_judge(const struct scaleguard_ctx *g, const struct lookup *
                            "StatefulSet %s/%s is %s without a snapshot of Etcd %s taken "
                            "for this hibernation, allowed by annotation %s: %s",
                            m->ns, m->name,
-                           del                   ? "deleted"
-                           : create              ? "created taking its members"
-                           : moves_ordinals(req) ? "moved off its members' ordinals"
-                                                 : "scaled to 0",
+                           del      ? "deleted"
+                           : create ? "created taking its members"
+                                    : "scaled to 0",
                            m->part_of, HIBGUARD_ANN_BREAK_GLASS, etcd->break_glass_reason);
     }
     if (!missing[0])

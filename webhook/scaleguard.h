@@ -6,10 +6,9 @@
  *
  * For an Etcd with a backup store (spec.backup.store), an UPDATE of its
  * StatefulSet, or of its scale subresource, that takes spec.replicas from
- * above 0 to 0 or moves spec.ordinals.start so that an existing ordinal
- * leaves [start, start + replicas); a CREATE of its StatefulSet at 0
- * replicas or from a later ordinal while pods of that name lie outside its
- * ordinals (lookup.pods, a LIST the API server answers; no answer: 500);
+ * above 0 to 0; a CREATE of its StatefulSet at 0 replicas while pods of that
+ * name lie outside its ordinals (lookup.pods, a LIST the API server answers;
+ * no answer: 500);
  * or a DELETE of the StatefulSet with replicas above 0 that does not
  * orphan its pods (unless the Etcd carries a deletionTimestamp: its
  * status.lastOperation is anyone's with etcds/status to write), is refused -
@@ -37,6 +36,14 @@
  * downscaled to 0."): it is refused whoever asks, with a backup store or
  * without, snapshot or not; only break glass lets it through (warning, event).
  *
+ * spec.ordinals is never etcd-druid's either: an Etcd's members are
+ * <etcd>-0..n-1 on the claims <template>-<etcd>-<n>. A CREATE of an Etcd's
+ * StatefulSet with spec.ordinals.start other than 0 (absent is 0), or an
+ * UPDATE that changes it (at 0 replicas too: the wake would start the members
+ * on other, empty claims), is refused whoever asks, with a backup store or
+ * without, protection on or off; only break glass lets one through (warning,
+ * no event).
+ *
  * Thread safety: reentrant, as struct lookup allows; the context is read-only.
  */
 #ifndef WEBHOOK_SCALEGUARD_H
@@ -63,7 +70,7 @@ struct scaleguard_ctx {
 /*
  * True when req is what the guard judges: a scale-down of a StatefulSet (or
  * its scale) to 0 or to fewer members, a DELETE that takes its pods, a CREATE
- * (which may adopt pods and delete them), a move of its ordinals.
+ * (which may adopt pods and delete them), a change of its spec.ordinals.start.
  */
 int scaleguard_applies(const struct review_req *req);
 

@@ -120,9 +120,16 @@ static const char *const service_paths[] = {
 };
 
 static const char *const statefulset_paths[] = {
-    "metadata.name",   "metadata.namespace",       "metadata.uid",
-    "metadata.labels", "metadata.resourceVersion", "metadata.ownerReferences",
-    "spec.replicas",   "status.replicas",          NULL,
+    "metadata.name",
+    "metadata.namespace",
+    "metadata.uid",
+    "metadata.labels",
+    "metadata.resourceVersion",
+    "metadata.ownerReferences",
+    "spec.replicas",
+    "spec.ordinals",
+    "status.replicas",
+    NULL,
 };
 
 /* Beside component_paths, what the backup sidecar records in its snapshot Leases (the time

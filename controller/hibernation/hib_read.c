@@ -374,12 +374,16 @@ static void derive_etcd(const struct hib_env *env, struct round *r)
 
 static void derive_objects(struct round *r)
 {
+    int64_t start = 0;
     int rem = 0;
 
     r->v.svc = hib_svc_state(r->svc, &rem);
     r->v.svc_remembered = rem;
     r->v.sts_present = r->sts != NULL;
     r->v.sts_spec = int_at(r->sts, "spec.replicas");
+    r->v.sts_moved =
+        kjson_get(r->sts, "spec.ordinals.start") &&
+        !(kjson_get_int64(r->sts, "spec.ordinals.start", &start) == KERR_OK && start == 0);
     r->v.sts_status = int_at(r->sts, "status.replicas");
     /* the cut time on the Etcd must be the one the controller recorded on the Service */
     if (r->v.cut_at && r->svc_read && r->v.svc != HIBPLAN_SVC_MISSING) {

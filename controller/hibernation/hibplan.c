@@ -349,6 +349,15 @@ static struct hibplan_step decide_wake(const struct hibplan_view *v)
     /* without a StatefulSet etcd-druid creates one at spec.replicas once not suspended */
     if (v->sts_present && v->sts_spec == 0 && v->spec_replicas > 0) {
         struct hibplan_step s = act(HIBPLAN_SCALE);
+
+        /* its members would start on claims other than those the sleep left */
+        if (v->sts_moved)
+            return bad("OrdinalsMoved",
+                       "StatefulSet <etcd> has spec.ordinals.start set, which etcd-druid never "
+                       "does: scaled up, its members would not be <etcd>-0..n-1 and would start "
+                       "on other, empty claims while <template>-<etcd>-0.. hold the data; it is "
+                       "not scaled up. Set spec.ordinals.start back to 0 (or remove "
+                       "spec.ordinals)");
         s.replicas = v->spec_replicas;
         return s;
     }

@@ -63,7 +63,9 @@
  * StatefulSet go to 0: it must be gone before writes flow again), delete
  * the immutability task, delete this cycle's unfinished final-snapshot
  * tasks, scale a StatefulSet at 0 back to spec.replicas (a missing
- * StatefulSet is left to etcd-druid, which creates it at spec.replicas),
+ * StatefulSet is left to etcd-druid, which creates it at spec.replicas; one
+ * whose spec.ordinals.start moved is not scaled: BAD OrdinalsMoved, its
+ * members would start on other, empty claims),
  * restore the remembered ports, remove the suspension only when the
  * controller set it, remove the phase. No phase: nothing to do.
  *
@@ -135,6 +137,8 @@ struct hibplan_view {
     bool failing_noted;     /* etcd-warden.io/hibernation-condition present */
     bool sts_present;       /* StatefulSet <etcd> exists */
     int sts_spec;           /* its spec.replicas */
+    bool sts_moved;         /* its spec.ordinals.start is set and not 0 (etcd-druid never sets
+                               it): its members would not be <etcd>-0..n-1 on their claims */
     int sts_status;         /* its status.replicas */
     int imm;                /* bucket immutability: 1 yes, 0 no, < 0 malformed */
     bool imm_task;          /* the ExtendFullSnapshotImmutabilityTask exists */
