@@ -15,6 +15,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/snapshot.sh"
 . "$(dirname "$0")/../lib/controller.sh"
+. "$(dirname "$0")/../lib/holdhook.sh"
 ksim_on_exit snap_cleanups
 P=shoot--etcd-main
 
@@ -49,56 +50,10 @@ bucket 1h
 wh_register_backups
 ctl_jobs_serve etcd-warden
 
-# The second validating webhook: once $HOLD/armed exists it holds a CREATE of namespace
-# shoot until $HOLD/release exists (25 s at most); it allows everything.
+# The second validating webhook: once $HOLD/armed exists it holds an EtcdRestore CREATE of
+# namespace shoot until $HOLD/release exists (28 s at most); it allows everything.
 HOLD=$SNAP_WORK/hold
-mkdir -p "$HOLD"
-HOLD_PORT=$(snap_free_port)
-python3 - "$HOLD" "$HOLD_PORT" "$WH_DIR/certs" >"$HOLD/log" 2>&1 <<'PY' &
-import json, os, ssl, sys, time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-d, port = sys.argv[1], int(sys.argv[2])
-class H(BaseHTTPRequestHandler):
-    def do_POST(self):
-        rv = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
-        req = rv.get("request", {})
-        if (os.path.exists(os.path.join(d, "armed")) and req.get("namespace") == "shoot"
-                and req.get("operation") == "CREATE"):
-            open(os.path.join(d, "held"), "w").close()
-            end = time.time() + 25
-            while time.time() < end and not os.path.exists(os.path.join(d, "release")):
-                time.sleep(0.05)
-        body = json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-                           "response": {"uid": req.get("uid", ""), "allowed": True}}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-    def log_message(self, *a):
-        pass
-srv = ThreadingHTTPServer(("127.0.0.1", port), H)
-ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-ctx.load_cert_chain(os.path.join(sys.argv[3], "tls.crt"), os.path.join(sys.argv[3], "tls.key"))
-srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
-srv.serve_forever()
-PY
-HOLD_PID=$!
-ksim_on_exit "touch $HOLD/release; reap_child $HOLD_PID 5 TERM || true"
-kc apply -f - >/dev/null <<EOF || ctl_fail "cannot register the holding webhook"
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingWebhookConfiguration
-metadata: {name: zz-policy}
-webhooks:
-- name: hold.policy.example.test
-  admissionReviewVersions: [v1]
-  clientConfig: {url: "https://127.0.0.1:$HOLD_PORT/", caBundle: "$WH_CA_BUNDLE"}
-  failurePolicy: Fail
-  sideEffects: None
-  timeoutSeconds: 30
-  rules:
-  - {apiGroups: [etcd-warden.io], apiVersions: [v1alpha1], operations: [CREATE], resources: [etcdrestores], scope: Namespaced}
-EOF
+holdhook_start "$HOLD" shoot etcd-warden.io etcdrestores
 ctl_start
 ctl_store_etcd shoot etcd-main S3 "$SNAP_BUCKET" "$P"
 # its members run (kube-sim runs no pods): what it writes is provably its own, so its
@@ -117,7 +72,7 @@ ksim_wait 30 pending || ctl_fail "$e not pending: $(kc get backupentry "$e" -o j
 ok "shoot/etcd-main deleted: entry $e PendingDeletion, $P holds $(listing)"
 
 touch "$HOLD/armed"
-(kc apply -f - >"$HOLD/apply.out" 2>&1 <<EOF; echo $? >"$HOLD/apply.rc") &
+(rc=0; kc apply -f - >"$HOLD/apply.out" 2>&1 <<EOF || rc=$?; echo $rc >"$HOLD/apply.rc") &
 apiVersion: etcd-warden.io/v1alpha1
 kind: EtcdRestore
 metadata: {name: r, namespace: shoot}
@@ -136,11 +91,11 @@ recorded() {
         | .metadata.annotations["etcd-warden.io/claims"] // "[]" | fromjson | .[] | select(tostring | contains("restored--shoot"))] | length > 0' >/dev/null
 }
 answered() { [ -s "$HOLD/apply.rc" ]; }
-deadline=$((SECONDS + 20))
+deadline=$((SECONDS + $(ksim_secs 20)))
 until { [ -e "$HOLD/held" ] && recorded; } || answered || [ $SECONDS -ge $deadline ]; do sleep 0.1; done
 answered && ctl_fail "shoot's EtcdRestore answered before being held: $(cat "$HOLD/apply.out" "$HOLD/apply.rc")"
 [ -e "$HOLD/held" ] && recorded ||
-    ctl_fail "the EtcdRestore was not admitted and held within 20 s (held: $([ -e "$HOLD/held" ] && echo yes || echo no); kubectl: $(cat "$HOLD/apply.out" 2>/dev/null))"
+    ctl_fail "the EtcdRestore was not admitted and held within $(ksim_secs 20) s (held: $([ -e "$HOLD/held" ] && echo yes || echo no); kubectl: $(cat "$HOLD/apply.out" 2>/dev/null))"
 held_at=$SECONDS
 ok "shoot applies EtcdRestore r from $P within the grace period: admitted by warden-webhook (its target recorded), held by the second webhook"
 

@@ -3,16 +3,16 @@
 # warden-webhook admitted and recorded is not stored while this one holds it. Sourced by a
 # script that has run wh_init (its certificates) and sourced snapshot.sh (a free port, waiting for it).
 #
-#   holdhook_start DIR NS
+#   holdhook_start DIR NS [GROUP RESOURCE]   # default: druid.gardener.cloud etcds
 #   holdhook_recorded PREFIX   # a claim naming PREFIX is recorded in a claim Lease
 #
 # serves on a free port of 127.0.0.1 with warden-webhook's certificate and registers itself
 # (ValidatingWebhookConfiguration zz-policy, failurePolicy Fail, timeoutSeconds 30: the
 # longest the API server allows). While DIR/armed exists, a CREATE of an Etcd of namespace NS
-# is held until DIR/release exists, 28 s at most (then allowed); DIR/held is created when one
+# (or of GROUP/RESOURCE) is held until DIR/release exists, 28 s at most (then allowed); DIR/held is created when one
 # is held. Everything else is allowed at once. Its log: DIR/log; stopped at exit.
 holdhook_start() {
-    local dir=$1 ns=$2 port pid
+    local dir=$1 ns=$2 group=${3:-druid.gardener.cloud} resource=${4:-etcds} port pid
     mkdir -p "$dir"
     port=$(snap_free_port)
     python3 - "$dir" "$port" "$WH_DIR/certs" "$ns" >"$dir/log" 2>&1 <<'PY' &
@@ -61,7 +61,7 @@ webhooks:
   sideEffects: None
   timeoutSeconds: 30
   rules:
-  - {apiGroups: [druid.gardener.cloud], apiVersions: [v1alpha1], operations: [CREATE], resources: [etcds], scope: Namespaced}
+  - {apiGroups: [$group], apiVersions: [v1alpha1], operations: [CREATE], resources: [$resource], scope: Namespaced}
 EOF
 }
 
