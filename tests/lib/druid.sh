@@ -478,7 +478,7 @@ druid_double_for() {
 # sidecar on a port of its own (the real one binds every address: one per test).
 #   druid_backup_port NS NAME PORT
 druid_backup_port() {
-    local i
+    local i r
     kc -n "$1" patch etcd "$2" --type merge -p "{\"spec\":{\"backup\":{\"port\":$3}}}" >/dev/null ||
         wh_fail "cannot set the backup port of $1/$2"
     i=$(kc -n "$1" get service "$2-client" -o jsonpath='{range .spec.ports[*]}{.name}{"\n"}{end}' |
@@ -495,6 +495,16 @@ druid_backup_port() {
     kc_druid -n "$1" patch statefulset "$2" --type json -p \
         "[{\"op\":\"replace\",\"path\":\"/spec/template/spec/containers/$((i - 1))/ports/0/containerPort\",\"value\":$3}]" \
         >/dev/null || wh_fail "etcd-druid could not set the backup-restore port of $1/$2"
+    # the StatefulSet controller rolls the members onto the new template (a pod's ports
+    # cannot change): a member pod is its template's whole spec (controller/core/smspec)
+    r=$(kc -n "$1" get pods -o name | grep -c "^pod/$2-[0-9]*$" || true)
+    if [ "$r" -gt 0 ]; then
+        for ((i = 0; i < r; i++)); do
+            kc -n "$1" delete pod "$2-$i" --wait=true >/dev/null ||
+                wh_fail "cannot roll pod $1/$2-$i"
+        done
+        druid_pods "$1" "$2" "$r"
+    fi
 }
 
 # The request log of the last started backup-double (one JSON line per snapshot request).
