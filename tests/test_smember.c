@@ -242,6 +242,33 @@ Test(smember, a_pod_in_a_members_place_that_does_not_match_is_never_asked)
     cJSON_Delete(sts);
 }
 
+/* What a VerticalPodAutoscaler, a LimitRange and Gardener's resource manager write into the
+ * pods they admit decides where and how privileged a member runs, not what it runs: still a
+ * member. */
+Test(smember, pods_as_admission_webhooks_mutate_them_are_members)
+{
+    cJSON *sts = jsonfix_parse(STS), *pod = member(0, "10.0.0.1"), *spec, *c;
+    char why[512];
+
+    spec = at(pod, "spec");
+    cJSON_ReplaceItemInObject(spec, "schedulerName", cJSON_CreateString("bin-packing-scheduler"));
+    cJSON_ReplaceItemInObject(spec, "securityContext",
+                              jsonfix_parse("{\"seccompProfile\":{\"type\":\"RuntimeDefault\"}}"));
+    cJSON_AddItemToObject(spec, "topologySpreadConstraints",
+                          jsonfix_parse("[{\"maxSkew\":1,\"topologyKey\":\"kubernetes.io/"
+                                        "hostname\",\"whenUnsatisfiable\":\"DoNotSchedule\"}]"));
+    cJSON_AddItemToObject(spec, "affinity", jsonfix_parse("{\"podAntiAffinity\":{}}"));
+    cJSON_ArrayForEach (c, cJSON_GetObjectItem(spec, "containers")) {
+        cJSON_ReplaceItemInObject(
+            c, "resources", jsonfix_parse("{\"requests\":{\"cpu\":\"215m\",\"memory\":\"1Gi\"}}"));
+        cJSON_AddItemToObject(c, "securityContext",
+                              jsonfix_parse("{\"allowPrivilegeEscalation\":false}"));
+    }
+    cr_assert_eq(smember_is_member(sts, pod, why, sizeof(why)), 0, "%s", why);
+    cJSON_Delete(pod);
+    cJSON_Delete(sts);
+}
+
 Test(smember, a_member_missing_or_no_port_is_an_error)
 {
     cJSON *sts = jsonfix_parse(STS), *pods = cJSON_CreateArray(), *noport;

@@ -34,8 +34,24 @@ static const struct dflt CONTAINER_DEFAULTS[] = {
     { "resources", "{}" },
 };
 
-/* Pod fields admission and the scheduler write whatever the template says. */
-static const char *const POD_ANY[] = { "nodeName", "tolerations", "priority", "overhead" };
+/*
+ * Pod fields admission, the scheduler and mutating webhooks write whatever the template says
+ * (Gardener's resource manager sets schedulerName, the seccomp profile and topology spread
+ * constraints of the pods it admits): where a pod runs and with which privileges, never where
+ * its sidecar writes or which etcd it reaches.
+ */
+static const char *const POD_ANY[] = {
+    "nodeName",       "tolerations",     "priority",
+    "overhead",       "schedulerName",   "securityContext",
+    "affinity",       "nodeSelector",    "topologySpreadConstraints",
+    "readinessGates", "schedulingGates", "imagePullSecrets",
+};
+
+/* Container fields the same writers change (a VerticalPodAutoscaler or a LimitRange sets
+ * resources): what a container may use and how it is probed, not what it runs. */
+static const char *const CONTAINER_ANY[] = {
+    "resources", "securityContext", "livenessProbe", "readinessProbe", "startupProbe",
+};
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -191,6 +207,8 @@ static int container_differs(const cJSON *t, const cJSON *p, const char *what, c
         cJSON_ArrayForEach (f, sides[s]) {
             if (!f->string)
                 return why_set(why, size, "its %s %s has a field without a name", what, name);
+            if (in_list(f->string, CONTAINER_ANY, N_OF(CONTAINER_ANY)))
+                continue;
             if (strcmp(f->string, "volumeMounts") == 0
                     ? !same_mounts(t, p)
                     : !same(t, p, f->string, CONTAINER_DEFAULTS, N_OF(CONTAINER_DEFAULTS)))

@@ -14,12 +14,16 @@
  *     terminationGracePeriodSeconds 30, securityContext {}, enableServiceLinks true,
  *     preemptionPolicy PreemptLowerPriority, serviceAccountName default, serviceAccount as
  *     serviceAccountName); nodeName, tolerations, priority, priorityClassName (when the
- *     template has none) and overhead as admission and the scheduler write them; hostname
- *     the pod's name and subdomain the StatefulSet's serviceName;
+ *     template has none), overhead, schedulerName, securityContext, affinity, nodeSelector,
+ *     topologySpreadConstraints, readinessGates, schedulingGates and imagePullSecrets as
+ *     admission, the scheduler and mutating webhooks write them (where and how privileged a
+ *     pod runs, never what it runs); hostname the pod's name and subdomain the
+ *     StatefulSet's serviceName;
  *   - containers and initContainers: the template's, same names in the same order, each
  *     field equal but for container defaults (terminationMessagePath /dev/termination-log,
- *     terminationMessagePolicy File, imagePullPolicy Always or IfNotPresent, resources {})
- *     and the service-account token's mount;
+ *     terminationMessagePolicy File, imagePullPolicy Always or IfNotPresent), resources,
+ *     securityContext and probes as any (a VerticalPodAutoscaler sets resources), and the
+ *     service-account token's mount;
  *   - volumes: the template's as they are, one per volumeClaimTemplate (name and claim
  *     only: smember checks which claim) and the service-account token's volume
  *     (kube-api-access-*, projected from the token, kube-root-ca.crt and the namespace,
