@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/buf.h"
 #include "common/hibguard.h"
@@ -172,6 +173,31 @@ static int take_slot(struct wh_cache *c)
     }
     atomic_fetch_add(&c->fallbacks, 1);
     return 1;
+}
+
+/*
+ * A slot as take_slot, waited for up to the review's lookup deadline: for a read every review
+ * of its kind makes (not a cache miss), which two webhooks of one request make at once (the
+ * API server calls them in parallel).
+ */
+static int wait_slot(struct wh_cache *c)
+{
+    int64_t until = lookup_deadline();
+
+    if (c->o.fallback_limit < 0)
+        return 0;
+    for (;;) {
+        if (atomic_fetch_add(&c->running, 1) < c->o.fallback_limit) {
+            atomic_fetch_add(&c->fallbacks, 1);
+            return 1;
+        }
+        atomic_fetch_sub(&c->running, 1);
+        if (until <= 0 || ktime_mono_ms() >= until) {
+            atomic_fetch_add(&c->refused, 1);
+            return 0;
+        }
+        usleep(2000);
+    }
 }
 
 /* One GET of ns/name after a cache miss; *out OWNS the projected object on KERR_OK. */
@@ -457,7 +483,7 @@ static enum kerr c_sts_object(void *ctx, const char *ns, const char *name, cJSON
     enum kerr rc;
 
     *obj = NULL;
-    if (!take_slot(c))
+    if (!wait_slot(c))
         return kerr_set(err, KERR_TOOMANY,
                         "too many API lookups in flight to read the StatefulSet");
     rc = k8s_get_until(c->o.client, &res_sts, ns, name, NULL, lookup_deadline(), obj, err);
