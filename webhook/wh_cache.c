@@ -162,17 +162,25 @@ static enum kerr not_found(const struct k8s_resource *res, const char *name, str
 }
 
 /* Take a fallback slot: 1 when granted (give it back with atomic_fetch_sub). */
-static int take_slot(struct wh_cache *c)
+/* One of the fallback_limit slots if one is free (counted as a fallback), else 0. */
+static int try_slot(struct wh_cache *c)
 {
-    if (c->o.fallback_limit < 0)
-        return 0;
     if (atomic_fetch_add(&c->running, 1) >= c->o.fallback_limit) {
         atomic_fetch_sub(&c->running, 1);
-        atomic_fetch_add(&c->refused, 1);
         return 0;
     }
     atomic_fetch_add(&c->fallbacks, 1);
     return 1;
+}
+
+static int take_slot(struct wh_cache *c)
+{
+    if (c->o.fallback_limit < 0)
+        return 0;
+    if (try_slot(c))
+        return 1;
+    atomic_fetch_add(&c->refused, 1);
+    return 0;
 }
 
 /*
@@ -186,18 +194,14 @@ static int wait_slot(struct wh_cache *c)
 
     if (c->o.fallback_limit < 0)
         return 0;
-    for (;;) {
-        if (atomic_fetch_add(&c->running, 1) < c->o.fallback_limit) {
-            atomic_fetch_add(&c->fallbacks, 1);
-            return 1;
-        }
-        atomic_fetch_sub(&c->running, 1);
+    while (!try_slot(c)) {
         if (until <= 0 || ktime_mono_ms() >= until) {
             atomic_fetch_add(&c->refused, 1);
             return 0;
         }
         usleep(2000);
     }
+    return 1;
 }
 
 /* One GET of ns/name after a cache miss; *out OWNS the projected object on KERR_OK. */

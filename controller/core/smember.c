@@ -3,7 +3,6 @@
  */
 #include "controller/core/smember.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,22 +122,6 @@ static int claim_template(const cJSON *sts, const char *name)
     return 0;
 }
 
-static int why_set(char *why, size_t size, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int why_set(char *why, size_t size, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (size) {
-        va_start(ap, fmt);
-        if (vsnprintf(why, size, fmt, ap) < 0)
-            why[0] = '\0';
-        va_end(ap);
-    }
-    return -1;
-}
-
 /*
  * pod mounts the member claim <template>-<sts>-<o> of every claim template, where the template's
  * genuine containers mount it: 0, else -1 with *why.
@@ -156,24 +139,26 @@ static int claims_of(const cJSON *sts, const cJSON *pod, const char *name, long 
         const char *tn = kjson_get_str(t, "metadata.name");
 
         if (!tn || !*tn)
-            return why_set(why, size, "a volumeClaimTemplate of the StatefulSet has no name");
+            return smspec_why(why, size, "a volumeClaimTemplate of the StatefulSet has no name");
         snprintf(want, sizeof(want), "%s-%s-%ld", tn, name, o);
         v = container_in(kjson_get_arr(pod, "spec.volumes"), tn);
         cn = v ? kjson_get_str(v, "persistentVolumeClaim.claimName") : NULL;
         if (!cn || strcmp(cn, want) != 0)
-            return why_set(why, size, "its volume %s is not the member claim %s", tn, want);
+            return smspec_why(why, size, "its volume %s is not the member claim %s", tn, want);
         n++;
     }
     if (!n)
-        return why_set(why, size, "the StatefulSet has no volumeClaimTemplate (no member claim)");
+        return smspec_why(why, size,
+                          "the StatefulSet has no volumeClaimTemplate (no member claim)");
     for (i = 0; i < N_GENUINE; i++) {
         c = container_in(kjson_get_arr(sts, "spec.template.spec.containers"), GENUINE[i]);
         cJSON_ArrayForEach (m, (c ? cJSON_GetObjectItemCaseSensitive(c, "volumeMounts") : NULL)) {
             if (claim_template(sts, kjson_get_str(m, "name")) &&
                 !has_mount(container_in(kjson_get_arr(pod, "spec.containers"), GENUINE[i]), m))
-                return why_set(why, size, "its container %s does not mount claim volume %s at %s",
-                               GENUINE[i], kjson_get_str(m, "name"),
-                               kjson_get_str(m, "mountPath") ? kjson_get_str(m, "mountPath") : "");
+                return smspec_why(
+                    why, size, "its container %s does not mount claim volume %s at %s", GENUINE[i],
+                    kjson_get_str(m, "name"),
+                    kjson_get_str(m, "mountPath") ? kjson_get_str(m, "mountPath") : "");
         }
     }
     return 0;
@@ -211,30 +196,31 @@ long smember_is_member(const cJSON *sts, const cJSON *pod, char *why, size_t siz
     if (size)
         why[0] = '\0';
     if (!name || !*name || !uid || !*uid)
-        return why_set(why, size, "the StatefulSet has no name or uid");
+        return smspec_why(why, size, "the StatefulSet has no name or uid");
     if (!smember_ordinals(sts, &lo, &hi))
-        return why_set(why, size, "the StatefulSet's replicas or ordinals are not valid");
+        return smspec_why(why, size, "the StatefulSet's replicas or ordinals are not valid");
     if ((o = ordinal(pn, name)) < 0 || strlen(pn) >= SMEMBER_NAME_MAX)
-        return why_set(why, size, "not named %s-<ordinal>", name);
+        return smspec_why(why, size, "not named %s-<ordinal>", name);
     if (o < lo || o >= hi)
-        return why_set(why, size, "ordinal %ld outside the StatefulSet's [%ld, %ld)", o, lo, hi);
+        return smspec_why(why, size, "ordinal %ld outside the StatefulSet's [%ld, %ld)", o, lo, hi);
     if (!owned(pod, uid))
-        return why_set(why, size, "not controlled by StatefulSet %s (uid %s)", name, uid);
+        return smspec_why(why, size, "not controlled by StatefulSet %s (uid %s)", name, uid);
     for (i = 0; i < N_GENUINE; i++) {
         tc = container_in(kjson_get_arr(sts, "spec.template.spec.containers"), GENUINE[i]);
         pc = container_in(kjson_get_arr(pod, "spec.containers"), GENUINE[i]);
         if (!tc)
-            return why_set(why, size, "the StatefulSet's template has no container %s", GENUINE[i]);
+            return smspec_why(why, size, "the StatefulSet's template has no container %s",
+                              GENUINE[i]);
         if (!pc || !same_field(tc, pc, "image") || !same_field(tc, pc, "command") ||
             !same_field(tc, pc, "args"))
-            return why_set(why, size,
-                           "its container %s is not the template's (image, command, args)",
-                           GENUINE[i]);
+            return smspec_why(why, size,
+                              "its container %s is not the template's (image, command, args)",
+                              GENUINE[i]);
     }
     if (claims_of(sts, pod, name, o, why, size) < 0 || smspec_differs(sts, pod, why, size) < 0)
         return -1;
     if (!phase || strcmp(phase, "Running") != 0 || !ip || !*ip || strlen(ip) >= SMEMBER_IP_MAX)
-        return why_set(why, size, "not Running with a pod IP");
+        return smspec_why(why, size, "not Running with a pod IP");
     return o;
 }
 

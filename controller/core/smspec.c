@@ -55,10 +55,7 @@ static const char *const CONTAINER_ANY[] = {
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
-static int why_set(char *why, size_t size, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int why_set(char *why, size_t size, const char *fmt, ...)
+int smspec_why(char *why, size_t size, const char *fmt, ...)
 {
     va_list ap;
 
@@ -206,14 +203,14 @@ static int container_differs(const cJSON *t, const cJSON *p, const char *what, c
     for (s = 0; s < 2; s++) {
         cJSON_ArrayForEach (f, sides[s]) {
             if (!f->string)
-                return why_set(why, size, "its %s %s has a field without a name", what, name);
+                return smspec_why(why, size, "its %s %s has a field without a name", what, name);
             if (in_list(f->string, CONTAINER_ANY, N_OF(CONTAINER_ANY)))
                 continue;
             if (strcmp(f->string, "volumeMounts") == 0
                     ? !same_mounts(t, p)
                     : !same(t, p, f->string, CONTAINER_DEFAULTS, N_OF(CONTAINER_DEFAULTS)))
-                return why_set(why, size, "its %s %s differs from the template's in %s", what, name,
-                               f->string);
+                return smspec_why(why, size, "its %s %s differs from the template's in %s", what,
+                                  name, f->string);
         }
     }
     return 0;
@@ -228,15 +225,15 @@ static int containers_differ(const cJSON *ts, const cJSON *ps, const char *key, 
     int i, nt = cJSON_GetArraySize(tl), np = cJSON_GetArraySize(pl);
 
     if ((tl && !cJSON_IsArray(tl)) || (pl && !cJSON_IsArray(pl)) || nt != np)
-        return why_set(why, size, "its %ss are not the template's (%d, the template %d)", what, np,
-                       nt);
+        return smspec_why(why, size, "its %ss are not the template's (%d, the template %d)", what,
+                          np, nt);
     for (i = 0; i < nt; i++) {
         const cJSON *t = cJSON_GetArrayItem(tl, i), *p = cJSON_GetArrayItem(pl, i);
         const char *tn = str_of(t, "name"), *pn = str_of(p, "name");
 
         if (!cJSON_IsObject(t) || !cJSON_IsObject(p) || !tn || !pn || strcmp(tn, pn) != 0)
-            return why_set(why, size, "its %s %d is not the template's %s", what, i,
-                           tn ? tn : "(unnamed)");
+            return smspec_why(why, size, "its %s %d is not the template's %s", what, i,
+                              tn ? tn : "(unnamed)");
         if (container_differs(t, p, what, why, size) < 0)
             return -1;
     }
@@ -282,24 +279,26 @@ static int volumes_differ(const cJSON *sts, const cJSON *ts, const cJSON *ps, ch
     const char *n;
 
     if ((tv && !cJSON_IsArray(tv)) || (pv && !cJSON_IsArray(pv)))
-        return why_set(why, size, "its volumes are not a list");
+        return smspec_why(why, size, "its volumes are not a list");
     cJSON_ArrayForEach (v, pv) {
         n = str_of(v, "name");
         if (claim_template(sts, n)) {
             c = cJSON_GetObjectItemCaseSensitive(v, "persistentVolumeClaim");
             if (!keys_in(v, ckeys, N_OF(ckeys)) || !keys_in(c, pkeys, N_OF(pkeys)) ||
                 cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "readOnly")))
-                return why_set(why, size, "its claim volume %s is not the claim as it is", n);
+                return smspec_why(why, size, "its claim volume %s is not the claim as it is", n);
         } else if (!token_volume(v) && !cJSON_Compare(named(tv, n), v, 1)) {
-            return why_set(why, size, "its volume %s is not the template's", n ? n : "(unnamed)");
+            return smspec_why(why, size, "its volume %s is not the template's",
+                              n ? n : "(unnamed)");
         }
         if (named(pv, n) != v)
-            return why_set(why, size, "its volume %s is there twice", n ? n : "(unnamed)");
+            return smspec_why(why, size, "its volume %s is there twice", n ? n : "(unnamed)");
     }
     cJSON_ArrayForEach (v, tv) {
         n = str_of(v, "name");
         if (!claim_template(sts, n) && !named(pv, n))
-            return why_set(why, size, "the template's volume %s is missing", n ? n : "(unnamed)");
+            return smspec_why(why, size, "the template's volume %s is missing",
+                              n ? n : "(unnamed)");
     }
     return 0;
 }
@@ -341,11 +340,12 @@ int smspec_differs(const cJSON *sts, const cJSON *pod, char *why, size_t size)
     if (size)
         why[0] = '\0';
     if (!ts || !ps)
-        return why_set(why, size, "%s has no pod spec", ts ? "it" : "the StatefulSet's template");
+        return smspec_why(why, size, "%s has no pod spec",
+                          ts ? "it" : "the StatefulSet's template");
     if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(ps, "ephemeralContainers")) ||
         (cJSON_GetObjectItemCaseSensitive(ps, "ephemeralContainers") &&
          !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(ps, "ephemeralContainers"))))
-        return why_set(why, size, "it runs an ephemeral container");
+        return smspec_why(why, size, "it runs an ephemeral container");
     if (containers_differ(ts, ps, "containers", "container", why, size) < 0 ||
         containers_differ(ts, ps, "initContainers", "init container", why, size) < 0 ||
         volumes_differ(sts, ts, ps, why, size) < 0)
@@ -355,12 +355,13 @@ int smspec_differs(const cJSON *sts, const cJSON *pod, char *why, size_t size)
     for (s = 0; s < 2; s++) {
         cJSON_ArrayForEach (f, sides[s]) {
             if (!f->string)
-                return why_set(why, size, "its spec has a field without a name");
+                return smspec_why(why, size, "its spec has a field without a name");
             if (strcmp(f->string, "containers") == 0 || strcmp(f->string, "initContainers") == 0 ||
                 strcmp(f->string, "volumes") == 0 || strcmp(f->string, "ephemeralContainers") == 0)
                 continue;
             if (field_differs(sts, pod, ts, ps, f->string))
-                return why_set(why, size, "its spec differs from the template's in %s", f->string);
+                return smspec_why(why, size, "its spec differs from the template's in %s",
+                                  f->string);
         }
     }
     return 0;

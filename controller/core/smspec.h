@@ -42,6 +42,10 @@
 #define SMSPEC_TOKEN_PREFIX "kube-api-access-"
 #define SMSPEC_TOKEN_PATH   "/var/run/secrets/kubernetes.io/serviceaccount"
 
+/* Format why (size bytes, NUL-terminated; size 0: nothing) and return -1: the "differs" answer
+ * of these checks and smember's. */
+int smspec_why(char *why, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /*
  * 0 when pod (a Pod, BORROWED) runs the pod template of StatefulSet sts (BORROWED) as above;
  * -1 with why (size bytes, NUL-terminated) naming the first field that differs.

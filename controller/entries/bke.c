@@ -24,7 +24,6 @@
 #include "controller/entries/bkejob.h"
 #include "controller/entries/bkeclaim.h"
 #include "controller/entries/bkefree.h"
-#include "controller/core/ctl_config.h"
 #include "controller/core/etcdspec.h"
 
 static const char *str_or_empty(const cJSON *obj, const char *path)
@@ -592,16 +591,10 @@ enum kerr bke_run(const struct bke_ctx *x, const char *name, long *requeue_ms,
 enum kerr bke_reconcile(struct ctl *c, const char *ns, const char *name, struct ctl_result *res,
                         struct kerr_info *err)
 {
-    struct bke_ctx x = { ctl_client(c),
-                         ctl_events(c),
-                         ctl_store(c, CTL_CACHE_ETCDS),
-                         ctl_store(c, BKE_CACHE_ENTRIES),
-                         ctl_cfg(c)->watch_namespace,
-                         ctl_cfg(c)->bke_image,
-                         ctl_cfg(c)->bke_command,
-                         ctl_working_since(c) };
+    struct bke_ctx x;
 
     (void)ns;
+    bke_ctx_of(c, &x);
     res->requeue_ms = 0;
     if (!x.entries)
         return KERR_OK; /* --backup-entries=false */

@@ -4,10 +4,24 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "controller/core/ctl.h"
+#include "controller/core/ctl_config.h"
 #include "controller/core/etcdspec.h"
 
 const struct k8s_resource BKE_RES_BUCKET = { "etcd-warden.io", "v1alpha1", "backupbuckets", 0 };
 const struct k8s_resource BKE_RES_ENTRY = { "etcd-warden.io", "v1alpha1", "backupentries", 0 };
+
+void bke_ctx_of(struct ctl *c, struct bke_ctx *x)
+{
+    x->client = ctl_client(c);
+    x->events = ctl_events(c);
+    x->etcds = ctl_store(c, CTL_CACHE_ETCDS);
+    x->entries = ctl_store(c, BKE_CACHE_ENTRIES);
+    x->watch_ns = ctl_cfg(c)->watch_namespace;
+    x->job_image = ctl_cfg(c)->bke_image;
+    x->job_command = ctl_cfg(c)->bke_command;
+    x->since = ctl_working_since(c);
+}
 
 void bke_event(const struct bke_ctx *x, const cJSON *obj, const char *kind, enum ev_type type,
                const char *reason, const char *action, const char *fmt, ...)

@@ -41,6 +41,11 @@ struct bke_ctx {
     int64_t since; /* Unix seconds this process began reconciling (ctl_working_since); 0: always */
 };
 
+struct ctl;
+
+/* The context of a reconcile of controller c (its client, events, caches and flags), into *x. */
+void bke_ctx_of(struct ctl *c, struct bke_ctx *x);
+
 /* An event about obj (kind BackupEntry or BackupBucket) when x has a recorder. */
 void bke_event(const struct bke_ctx *x, const cJSON *obj, const char *kind, enum ev_type type,
                const char *reason, const char *action, const char *fmt, ...)

@@ -14,7 +14,6 @@
 #include "common/strlist.h"
 #include "controller/core/claims.h"
 #include "controller/core/ctl.h"
-#include "controller/core/ctl_config.h"
 #include "controller/core/etcdspec.h"
 #include "controller/entries/bkealive.h"
 #include "controller/entries/bkeclaim.h"
@@ -443,17 +442,11 @@ enum kerr bkefree_run(const struct bke_ctx *x, long *requeue_ms, struct kerr_inf
 enum kerr bkefree_reconcile(struct ctl *c, const char *ns, const char *name, struct ctl_result *res,
                             struct kerr_info *err)
 {
-    struct bke_ctx x = { ctl_client(c),
-                         ctl_events(c),
-                         ctl_store(c, CTL_CACHE_ETCDS),
-                         ctl_store(c, BKE_CACHE_ENTRIES),
-                         ctl_cfg(c)->watch_namespace,
-                         ctl_cfg(c)->bke_image,
-                         ctl_cfg(c)->bke_command,
-                         ctl_working_since(c) };
+    struct bke_ctx x;
 
     (void)ns;
     (void)name;
+    bke_ctx_of(c, &x);
     res->requeue_ms = 0;
     if (!x.entries || !x.etcds)
         return KERR_OK; /* --backup-entries=false */
