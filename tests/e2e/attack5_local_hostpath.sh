@@ -46,12 +46,6 @@ spec:
   deletionGracePeriod: "$1"
 EOF
 }
-entry_of() { # ns name
-    kc get backupentries -o jsonpath='{range .items[*]}{.metadata.name} {.spec.etcd.namespace}/{.spec.etcd.name}{"\n"}{end}' |
-        awk -v e="$1/$2" '$2 == e { print $1 }'
-}
-has_entry() { [ -n "$(entry_of "$1" "$2")" ]; }
-gone() { ! kc get "$@" >/dev/null 2>&1; }
 files() { [ -d "$DIR" ] || return 0; (cd "$DIR" && find . -type f | sort | xargs); }
 
 mkdir -p "$DIR"
@@ -67,8 +61,8 @@ ctl_jobs_serve etcd-warden
 ctl_start
 
 out=$(etcd shoot etcd-a bkt shoot--a/etcd 2>&1) || ctl_fail "shoot/etcd-a refused: $out"
-ksim_wait 20 has_entry shoot etcd-a || ctl_fail "no entry for shoot/etcd-a"
-e=$(entry_of shoot etcd-a)
+ksim_wait 20 ctl_has_entry shoot etcd-a || ctl_fail "no entry for shoot/etcd-a"
+e=$(ctl_entry_of shoot etcd-a)
 # (the reference case names a Secret with etcd-a's hostPath: with other's own, /var/lib/lb/bkt,
 # the same spelling is /var/lib/lb/bkt/bkt/shoot--a/etcd, another directory)
 if out=$(etcd other etcd-a2 bkt shoot--a/etcd same-host-path 2>&1); then
@@ -90,7 +84,7 @@ cp "$SNAP_WORK/full" "$DIR/v2/Full-00000000-00000100-1700000000.gz" # etcd-a's s
 cp "$SNAP_WORK/full" "$DIR/v2/Full-00000000-00000500-1700005000.gz" # etcd-b's sidecar, alive
 kc -n shoot delete etcd etcd-a >/dev/null
 bucket 2s
-ended() { gone backupentry "$e" || [ -n "$(kc get backupentry "$e" -o jsonpath='{.status.lastError}')" ] ||
+ended() { ksim_gone backupentry "$e" || [ -n "$(kc get backupentry "$e" -o jsonpath='{.status.lastError}')" ] ||
     [ -n "$(kc get backupentry "$e" -o jsonpath='{.status.conditions[?(@.type=="PrefixConflict")].message}')" ]; }
 ksim_wait 60 ended || ctl_fail "$e: the deletion neither ended nor was blocked: $(kc get backupentry "$e" -o jsonpath='{.status}')"
 left=$(files)

@@ -27,11 +27,6 @@ EOF
     ) || true
     echo "${out//$1/<P>}"
 }
-entry_of() { # ns name
-    kc get backupentries -o jsonpath='{range .items[*]}{.metadata.name} {.spec.etcd.namespace}/{.spec.etcd.name}{"\n"}{end}' |
-        awk -v e="$1/$2" '$2 == e { print $1 }'
-}
-has_entry() { [ -n "$(entry_of "$1" "$2")" ]; }
 bucket() { # grace
     kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply BackupBucket shared"
 apiVersion: etcd-warden.io/v1alpha1
@@ -56,8 +51,8 @@ wh_register_backups
 ctl_start
 ctl_store_etcd team2 etcd-main S3 etcd-bucket "$SECRET/etcd-main"
 ctl_store_etcd team2 etcd-events S3 etcd-bucket "$SECRET/etcd-events"
-ksim_wait 20 has_entry team2 etcd-main || ctl_fail "no entry for team2/etcd-main"
-e=$(entry_of team2 etcd-main)
+ksim_wait 20 ctl_has_entry team2 etcd-main || ctl_fail "no entry for team2/etcd-main"
+e=$(ctl_entry_of team2 etcd-main)
 kc -n team2 delete etcd etcd-main >/dev/null
 bucket 2s
 deleting() { [ "$(kc get backupentry "$e" -o jsonpath='{.status.phase}')" = Deleting ]; }

@@ -20,42 +20,19 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/controller.sh"
 ksim_on_exit snap_cleanups
 
-bucket() { # grace
-    kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply BackupBucket"
-apiVersion: etcd-warden.io/v1alpha1
-kind: BackupBucket
-metadata: {name: s3}
-spec:
-  provider: aws
-  container: $SNAP_BUCKET
-  secretRef: {namespace: etcd-warden, name: s3-bucket}
-  deletionGracePeriod: "$1"
-EOF
-}
-entry_of() { # ns name
-    kc get backupentries -o jsonpath='{range .items[*]}{.metadata.name} {.spec.etcd.namespace}/{.spec.etcd.name}{"\n"}{end}' |
-        awk -v e="$1/$2" '$2 == e { print $1 }'
-}
-has_entry() { [ -n "$(entry_of "$1" "$2")" ]; }
-phase() { kc get backupentry "$1" -o jsonpath='{.status.phase}'; }
-phase_is() { [ "$(phase "$1")" = "$2" ]; }
-gone() { ! kc get "$@" >/dev/null 2>&1; }
 
 snap_s3_start
 CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups" ctl_stage
-kc -n etcd-warden create secret generic s3-bucket \
-    --from-literal=accessKeyID=S3RVER --from-literal=secretAccessKey=S3RVER \
-    --from-literal=region=us-east-1 --from-literal=s3ForcePathStyle=true \
-    --from-literal=endpoint="$SNAP_S3_URL" >/dev/null
+ctl_s3_bucket_secret
 ctl_namespace shoot
-bucket 1h
+ctl_s3_bucket 1h
 ctl_jobs_serve etcd-warden
 ctl_start
 ctl_store_etcd shoot etcd-main S3 "$SNAP_BUCKET" shoot--etcd-main
 ctl_members shoot etcd-main
-ksim_wait 20 has_entry shoot etcd-main || ctl_fail "no entry for shoot/etcd-main"
+ksim_wait 20 ctl_has_entry shoot etcd-main || ctl_fail "no entry for shoot/etcd-main"
 ctl_members_seen shoot etcd-main
-e=$(entry_of shoot etcd-main)
+e=$(ctl_entry_of shoot etcd-main)
 sleep 1 # its sidecar writes after the claim began (object times have seconds)
 old=shoot--etcd-main/v2/Full-00000000-00000100-1700000000.gz
 new=shoot--etcd-main/v2/Full-00000000-00000900-1700009000.gz
@@ -70,15 +47,15 @@ sleep 65 # the cluster runs on another seed now (past the members' last uploads:
 snap_s3 put "$new" "$SNAP_WORK/full"
 ok "warden-controller down; the Etcd deleted at $gone_at; the migrated cluster's newer full snapshot written 65 s later"
 ctl_start
-ksim_wait 30 phase_is "$e" PendingDeletion || ctl_fail "$e not pending: $(phase "$e")"
+ksim_wait 30 ctl_entry_phase_is "$e" PendingDeletion || ctl_fail "$e not pending: $(ctl_entry_phase "$e")"
 deleted_at=$(kc get backupentry "$e" -o jsonpath='{.spec.etcdDeletedAt}')
 ok "warden-controller back: $e pending, spec.etcdDeletedAt $deleted_at (the Etcd went at $gone_at)"
 
-bucket 2s
-ended() { gone backupentry "$e" || [ -n "$(kc get backupentry "$e" -o jsonpath='{.status.lastError}')" ]; }
+ctl_s3_bucket 2s
+ended() { ksim_gone backupentry "$e" || [ -n "$(kc get backupentry "$e" -o jsonpath='{.status.lastError}')" ]; }
 ksim_wait 90 ended || ctl_fail "$e: the deletion did not end: $(kc get backupentry "$e" -o jsonpath='{.status}')"
 left=$(snap_s3 ls shoot--etcd-main/ | tr '\n' ' ')
-ok "deletion over (entry $(gone backupentry "$e" && echo gone || phase "$e")); left: ${left:-nothing}"
+ok "deletion over (entry $(ksim_gone backupentry "$e" && echo gone || ctl_entry_phase "$e")); left: ${left:-nothing}"
 if ! grep -qF "$new" <<<"$left"; then
     ctl_fail "HOLE: the deletion Job of entry $e (Etcd shoot/etcd-main, deleted at $gone_at while warden-controller was down; spec.etcdDeletedAt $deleted_at, when it came back) deleted $new, written 65 s after the Etcd was gone by the cluster that moved to another seed: the live cluster's newest backup, which the deleted Etcd never wrote (left: ${left:-nothing})"
 fi

@@ -24,37 +24,16 @@ creds() { # ns
         --from-literal=secretAccessKey=S3RVER --from-literal=region=us-east-1 \
         --from-literal=s3ForcePathStyle=true --from-literal=endpoint="$SNAP_S3_URL" >/dev/null
 }
-bucket() { # grace
-    kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply BackupBucket"
-apiVersion: etcd-warden.io/v1alpha1
-kind: BackupBucket
-metadata: {name: s3}
-spec:
-  provider: aws
-  container: $SNAP_BUCKET
-  secretRef: {namespace: etcd-warden, name: s3-bucket}
-  deletionGracePeriod: "$1"
-EOF
-}
-entry_of() { # ns name
-    kc get backupentries -o jsonpath='{range .items[*]}{.metadata.name} {.spec.etcd.namespace}/{.spec.etcd.name}{"\n"}{end}' |
-        awk -v e="$1/$2" '$2 == e { print $1 }'
-}
-has_entry() { [ -n "$(entry_of "$1" "$2")" ]; }
-gone() { ! kc get "$@" >/dev/null 2>&1; }
 rphase() { jp shoot etcdrestore/r '{.status.phase}'; }
 listing() { snap_s3 ls "$1/" | sort | tr '\n' ' '; }
 
 snap_s3_start
 CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups" ctl_stage
-kc -n etcd-warden create secret generic s3-bucket \
-    --from-literal=accessKeyID=S3RVER --from-literal=secretAccessKey=S3RVER \
-    --from-literal=region=us-east-1 --from-literal=s3ForcePathStyle=true \
-    --from-literal=endpoint="$SNAP_S3_URL" >/dev/null
+ctl_s3_bucket_secret
 ctl_namespace shoot other
 creds shoot
 creds other
-bucket 1h
+ctl_s3_bucket 1h
 wh_register_backups
 ctl_jobs_serve etcd-warden
 ctl_jobs_serve shoot
@@ -80,18 +59,18 @@ completed() { [ "$(rphase)" = Completed ]; }
 ksim_wait 90 completed || ctl_fail "r did not complete: $(kc -n shoot get etcdrestore r -o jsonpath='{.status}')"
 grep -qF "restored--shoot/v2/$snap" <<<"$(listing restored--shoot)" ||
     ctl_fail "no copy in restored--shoot: $(listing restored--shoot)"
-ksim_wait 30 has_entry shoot etcd-back || ctl_fail "no entry for the restored Etcd shoot/etcd-back"
-e=$(entry_of shoot etcd-back)
+ksim_wait 30 ctl_has_entry shoot etcd-back || ctl_fail "no entry for the restored Etcd shoot/etcd-back"
+e=$(ctl_entry_of shoot etcd-back)
 ok "r Completed: restored--shoot holds shoot's snapshot ($(listing restored--shoot)); entry $e of shoot/etcd-back"
 
 kc -n shoot delete etcd etcd-back >/dev/null
 pending() { [ "$(kc get backupentry "$e" -o jsonpath='{.status.phase}')" = PendingDeletion ]; }
 ksim_wait 30 pending || ctl_fail "$e not pending: $(kc get backupentry "$e" -o jsonpath='{.status}')"
-bucket 2s
-ended() { gone backupentry "$e" || [ -n "$(kc get backupentry "$e" -o jsonpath='{.status.lastError}')" ]; }
+ctl_s3_bucket 2s
+ended() { ksim_gone backupentry "$e" || [ -n "$(kc get backupentry "$e" -o jsonpath='{.status.lastError}')" ]; }
 ksim_wait 120 ended || ctl_fail "$e: the deletion did not end: $(kc get backupentry "$e" -o jsonpath='{.status}')"
 left=$(listing restored--shoot)
-ok "etcd-back deleted, its entry's deletion over ($(gone backupentry "$e" && echo gone || kc get backupentry "$e" -o jsonpath='{.status.phase}')); restored--shoot holds: ${left:-nothing}"
+ok "etcd-back deleted, its entry's deletion over ($(ksim_gone backupentry "$e" && echo gone || kc get backupentry "$e" -o jsonpath='{.status.phase}')); restored--shoot holds: ${left:-nothing}"
 
 admitted() { out=$(ctl_store_etcd other etcd-x S3 "$SNAP_BUCKET" restored--shoot 2>&1); }
 if ! ksim_wait 180 admitted; then

@@ -31,10 +31,7 @@ listing() { snap_s3 ls "$P/" | sort | tr '\n' ' '; }
 
 snap_s3_start
 CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups" ctl_stage
-kc -n etcd-warden create secret generic s3-bucket \
-    --from-literal=accessKeyID=S3RVER --from-literal=secretAccessKey=S3RVER \
-    --from-literal=region=us-east-1 --from-literal=s3ForcePathStyle=true \
-    --from-literal=endpoint="$SNAP_S3_URL" >/dev/null
+ctl_s3_bucket_secret
 ctl_namespace shoot other
 creds shoot
 creds other

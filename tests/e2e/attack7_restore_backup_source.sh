@@ -19,18 +19,6 @@ ksim_on_exit snap_cleanups
 NS=shoot
 P=copies--shoot
 
-bucket() { # grace
-    kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply BackupBucket"
-apiVersion: etcd-warden.io/v1alpha1
-kind: BackupBucket
-metadata: {name: s3}
-spec:
-  provider: aws
-  container: $SNAP_BUCKET
-  secretRef: {namespace: etcd-warden, name: s3-bucket}
-  deletionGracePeriod: "$1"
-EOF
-}
 bstatus() { jp "$NS" etcdbackup/b "{.status.$1}"; }
 job_args() { kc -n "$NS" get job b--copy -o jsonpath='{.spec.template.spec.containers[0].args}' 2>/dev/null; }
 has_job() { [ -n "$(job_args)" ]; }
@@ -44,10 +32,7 @@ listing() { snap_s3 ls "$P/" | sort | tr '\n' ' '; }
 
 snap_s3_start
 CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups" ctl_stage
-kc -n etcd-warden create secret generic s3-bucket \
-    --from-literal=accessKeyID=S3RVER --from-literal=secretAccessKey=S3RVER \
-    --from-literal=region=us-east-1 --from-literal=s3ForcePathStyle=true \
-    --from-literal=endpoint="$SNAP_S3_URL" >/dev/null
+ctl_s3_bucket_secret
 druid_etcd "$NS" etcd-main
 kc -n "$NS" patch etcd etcd-main --type merge \
     -p "{\"spec\":{\"backup\":{\"store\":{\"container\":\"$SNAP_BUCKET\"}}}}" >/dev/null
@@ -55,7 +40,7 @@ kc -n "$NS" create secret generic etcd-backup --from-literal=accessKeyID=S3RVER 
     --from-literal=secretAccessKey=S3RVER --from-literal=region=us-east-1 \
     --from-literal=s3ForcePathStyle=true --from-literal=endpoint="$SNAP_S3_URL" >/dev/null
 druid_double_for "$NS" etcd-main
-bucket 1h
+ctl_s3_bucket 1h
 wh_register_backups
 ctl_jobs_serve etcd-warden
 ctl_start
@@ -108,7 +93,7 @@ e=$(copy_entry)
 [ -n "$e" ] || ctl_fail "b gone and no entry holds its retained copy in $P"
 ok "b deleted; its retained copy held by entry $e ($(kc get backupentry "$e" -o jsonpath='{.status.phase}'))"
 
-bucket 2s
+ctl_s3_bucket 2s
 decided() {
     ! grep -qF "$P/v2/$snap" <<<"$(listing)" ||
         [ -n "$(kc get backupentry "$e" -o jsonpath='{.status.conditions[?(@.type=="PrefixConflict")].message}' 2>/dev/null)" ]

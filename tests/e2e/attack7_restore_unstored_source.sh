@@ -19,18 +19,6 @@ set -euo pipefail
 ksim_on_exit snap_cleanups
 P=shoot--etcd-main
 
-bucket() { # grace
-    kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply BackupBucket"
-apiVersion: etcd-warden.io/v1alpha1
-kind: BackupBucket
-metadata: {name: s3}
-spec:
-  provider: aws
-  container: $SNAP_BUCKET
-  secretRef: {namespace: etcd-warden, name: s3-bucket}
-  deletionGracePeriod: "$1"
-EOF
-}
 entry_of() {
     kc get backupentries -o jsonpath='{range .items[*]}{.metadata.name} {.spec.etcd.namespace}/{.spec.etcd.name}{"\n"}{end}' |
         awk '$2 == "shoot/etcd-main" { print $1 }'
@@ -41,12 +29,9 @@ listing() { snap_s3 ls "$P/" | sort | tr '\n' ' '; }
 
 snap_s3_start
 CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups" ctl_stage
-kc -n etcd-warden create secret generic s3-bucket \
-    --from-literal=accessKeyID=S3RVER --from-literal=secretAccessKey=S3RVER \
-    --from-literal=region=us-east-1 --from-literal=s3ForcePathStyle=true \
-    --from-literal=endpoint="$SNAP_S3_URL" >/dev/null
+ctl_s3_bucket_secret
 ctl_namespace shoot
-bucket 1h
+ctl_s3_bucket 1h
 wh_register_backups
 ctl_jobs_serve etcd-warden
 
@@ -99,7 +84,7 @@ answered && ctl_fail "shoot's EtcdRestore answered before being held: $(cat "$HO
 held_at=$SECONDS
 ok "shoot applies EtcdRestore r from $P within the grace period: admitted by warden-webhook (its target recorded), held by the second webhook"
 
-bucket 2s
+ctl_s3_bucket 2s
 decided() {
     [ "$(ephase)" = Deleting ] || ! kc get backupentry "$e" >/dev/null 2>&1 ||
         [ -n "$(kc get backupentry "$e" -o jsonpath='{.status.conditions[?(@.type=="PrefixConflict")].message}' 2>/dev/null)" ]

@@ -23,18 +23,6 @@ ksim_on_exit snap_cleanups
 NS=shoot
 P=copies--x
 
-bucket() { # grace
-    kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply BackupBucket"
-apiVersion: etcd-warden.io/v1alpha1
-kind: BackupBucket
-metadata: {name: s3}
-spec:
-  provider: aws
-  container: $SNAP_BUCKET
-  secretRef: {namespace: etcd-warden, name: s3-bucket}
-  deletionGracePeriod: "$1"
-EOF
-}
 creds() { # ns
     kc -n "$1" delete secret etcd-backup --ignore-not-found >/dev/null
     kc -n "$1" create secret generic etcd-backup --from-literal=accessKeyID=S3RVER \
@@ -52,10 +40,7 @@ listing() { snap_s3 ls "$P/" | sort | tr '\n' ' '; }
 
 snap_s3_start
 CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups" ctl_stage
-kc -n etcd-warden create secret generic s3-bucket \
-    --from-literal=accessKeyID=S3RVER --from-literal=secretAccessKey=S3RVER \
-    --from-literal=region=us-east-1 --from-literal=s3ForcePathStyle=true \
-    --from-literal=endpoint="$SNAP_S3_URL" >/dev/null
+ctl_s3_bucket_secret
 druid_etcd "$NS" etcd-main
 kc -n "$NS" patch etcd etcd-main --type merge \
     -p "{\"spec\":{\"backup\":{\"store\":{\"container\":\"$SNAP_BUCKET\"}}}}" >/dev/null
@@ -64,7 +49,7 @@ creds "$NS"
 creds other
 druid_double_for "$NS" etcd-main
 druid_double_admin hold
-bucket 1h
+ctl_s3_bucket 1h
 wh_register_backups
 ctl_jobs_serve etcd-warden
 ctl_start
@@ -114,7 +99,7 @@ kc -n "$NS" delete etcdbackup b --timeout=60s >/dev/null || ctl_fail "b not dele
 eb=$(entry_where '.spec.etcd.namespace == "shoot" and .spec.prefix == "'"$P"'"')
 [ -n "$eb" ] || ctl_fail "no entry holds b's retained copy"
 ok "b deleted: entry $eb keeps its copy, window $(kc get backupentry "$eb" -o jsonpath='{.spec.claimedAt} .. {.spec.etcdDeletedAt}')"
-bucket 2s
+ctl_s3_bucket 2s
 ended() { ! kc get backupentry "$eb" >/dev/null 2>&1 || [ -n "$(kc get backupentry "$eb" -o jsonpath='{.status.lastError}')" ]; }
 ksim_wait 90 ended || ctl_fail "$eb: the deletion did not end: $(kc get backupentry "$eb" -o jsonpath='{.status}')"
 ok "entry $eb after its grace period: $(kc get backupentry "$eb" -o jsonpath='{.spec} {.status}' 2>/dev/null || echo gone); events: $(kc -n default get events -o jsonpath='{range .items[*]}{.reason}: {.message}{"\n"}{end}' | grep -F "$eb" | tail -3 | tr '\n' ' ')"

@@ -44,7 +44,6 @@ count() { kc get backupbucket "$1" -o jsonpath='{.status.entryCount}'; }
 count_is() { [ "$(count "$1")" = "$2" ]; }
 cond_is() { [ "$(cond "$1")" = "$2" ]; }
 has_event() { ctl_events default "$1" | grep -q "$2"; }
-gone() { ! kc get "$@" >/dev/null 2>&1; }
 
 ctl_stage
 ctl_namespace shoot
@@ -131,7 +130,7 @@ ksim_wait 10 has_event "$e_main" '^Normal PendingDeletion: .*kept until' ||
 ok "deleted Etcd: entry PendingDeletion since $deleted"
 
 # Re-created within the grace period: reattached to the same entry.
-ksim_wait 20 gone -n shoot etcd etcd-main || ctl_fail "the Etcd is not gone"
+ksim_wait 20 ksim_gone -n shoot etcd etcd-main || ctl_fail "the Etcd is not gone"
 etcd shoot etcd-main etcd-bucket shoot--etcd-main
 uid2=$(kc -n shoot get etcd etcd-main -o jsonpath='{.metadata.uid}')
 [ "$uid2" != "$uid" ] || ctl_fail "the re-created Etcd has the old uid"
@@ -180,7 +179,7 @@ ksim_wait 10 has_event shared '^Warning DeletionBlocked: ' ||
     ctl_fail "no DeletionBlocked event: $(ctl_events default shared)"
 etcd shoot etcd-late etcd-bucket shoot--etcd-late
 kc get backupentries -o name | while read -r e; do kc delete "$e" >/dev/null; done
-ksim_wait 20 gone backupbucket shared || ctl_fail "the bucket stays: $(cond shared)"
+ksim_wait 20 ksim_gone backupbucket shared || ctl_fail "the bucket stays: $(cond shared)"
 expect "no entry made for a bucket being deleted" "" "$(entries shared)"
 ok "deleted bucket: kept while entries remain, gone after"
 ctl_stop

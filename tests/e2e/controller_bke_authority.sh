@@ -32,14 +32,6 @@ spec:
   namespaceSelector: {matchLabels: {etcd-warden.io/backups: allowed}}
 EOF
 }
-entry_of() {
-    kc get backupentries -o jsonpath='{range .items[*]}{.metadata.name} {.spec.etcd.namespace}/{.spec.etcd.name}{"\n"}{end}' |
-        awk -v e="$1/$2" '$2 == e { print $1 }'
-}
-has_entry() { [ -n "$(entry_of "$1" "$2")" ]; }
-phase() { kc get backupentry "$1" -o jsonpath='{.status.phase}'; }
-phase_is() { [ "$(phase "$1")" = "$2" ]; }
-gone() { ! kc get "$@" >/dev/null 2>&1; }
 etcd_event() { ctl_events "$1" "$2" | grep -q "^Warning $3"; } # ns name pattern
 entry_event() { ctl_events default "$1" | grep -q "$2"; }
 seed() { for k in "$@"; do snap_s3 put "$k" "$SNAP_WORK/obj"; done; }
@@ -48,9 +40,7 @@ all_s3() { snap_s3 ls "" | sort; }
 echo snapshot >"$SNAP_WORK/obj"
 snap_s3_start
 ctl_stage
-kc -n etcd-warden create secret generic s3-bucket --from-literal=accessKeyID=S3RVER \
-    --from-literal=secretAccessKey=S3RVER --from-literal=region=us-east-1 \
-    --from-literal=s3ForcePathStyle=true --from-literal=endpoint="$SNAP_S3_URL" >/dev/null
+ctl_s3_bucket_secret
 for ns in tenant tenant2 outsider; do
     kc create namespace "$ns" >/dev/null
     kc -n "$ns" create secret generic etcd-backup --from-literal=accessKeyID=S3RVER >/dev/null
@@ -86,23 +76,23 @@ ctl_store_etcd tenant etcd-t S3 "$SNAP_BUCKET" old
 ctl_store_etcd tenant2 etcd-k S3 "$SNAP_BUCKET" kept
 ctl_members tenant etcd-t
 ctl_members tenant2 etcd-k
-ksim_wait 20 has_entry tenant etcd-t || ctl_fail "no entry for tenant/etcd-t"
-ksim_wait 20 has_entry tenant2 etcd-k || ctl_fail "no entry for tenant2/etcd-k"
+ksim_wait 20 ctl_has_entry tenant etcd-t || ctl_fail "no entry for tenant/etcd-t"
+ksim_wait 20 ctl_has_entry tenant2 etcd-k || ctl_fail "no entry for tenant2/etcd-k"
 ctl_members_seen tenant etcd-t
 ctl_members_seen tenant2 etcd-k
 expect "entries: only the authorised, credentialed Etcds'" 2 \
     "$(kc get backupentries -o name | wc -l | tr -d ' ')"
-e_t=$(entry_of tenant etcd-t); e_k=$(entry_of tenant2 etcd-k)
+e_t=$(ctl_entry_of tenant etcd-t); e_k=$(ctl_entry_of tenant2 etcd-k)
 [ -n "$(kc get backupentry "$e_t" -o jsonpath='{.spec.claimedAt}')" ] || ctl_fail "no spec.claimedAt"
 ok "no entry for a namespace the bucket does not select, nor for an Etcd without credentials"
 
 # created again without credentials: it does not take over its predecessor's entry
 ctl_store_etcd tenant etcd-r S3 "$SNAP_BUCKET" again
-ksim_wait 20 has_entry tenant etcd-r || ctl_fail "no entry for tenant/etcd-r"
-e_r=$(entry_of tenant etcd-r)
+ksim_wait 20 ctl_has_entry tenant etcd-r || ctl_fail "no entry for tenant/etcd-r"
+e_r=$(ctl_entry_of tenant etcd-r)
 uid_r=$(kc get backupentry "$e_r" -o jsonpath='{.spec.etcd.uid}')
 kc -n tenant delete etcd etcd-r >/dev/null
-ksim_wait 20 phase_is "$e_r" PendingDeletion || ctl_fail "$e_r: $(phase "$e_r")"
+ksim_wait 20 ctl_entry_phase_is "$e_r" PendingDeletion || ctl_fail "$e_r: $(ctl_entry_phase "$e_r")"
 kc apply -f - >/dev/null <<EOF
 apiVersion: druid.gardener.cloud/v1alpha1
 kind: Etcd
@@ -129,10 +119,10 @@ kc label namespace tenant2 etcd-warden.io/backups- >/dev/null
 kc -n tenant delete etcd etcd-n etcd-t >/dev/null
 kc -n tenant2 delete etcd etcd-k >/dev/null
 kc -n outsider delete etcd etcd-o >/dev/null
-ksim_wait 20 phase_is "$e_t" PendingDeletion || ctl_fail "$e_t: $(phase "$e_t")"
-ksim_wait 20 phase_is "$e_k" PendingDeletion || ctl_fail "$e_k: $(phase "$e_k")"
+ksim_wait 20 ctl_entry_phase_is "$e_t" PendingDeletion || ctl_fail "$e_t: $(ctl_entry_phase "$e_t")"
+ksim_wait 20 ctl_entry_phase_is "$e_k" PendingDeletion || ctl_fail "$e_k: $(ctl_entry_phase "$e_k")"
 bucket 2s
-ksim_wait 60 gone backupentry "$e_t" ||
+ksim_wait 60 ksim_gone backupentry "$e_t" ||
     ctl_fail "$e_t stays: $(kc get backupentry "$e_t" -o jsonpath='{.status}')"
 entry_event "$e_t" '^Normal Deleted: prefix "old": 2 objects deleted; 1 objects kept' ||
     ctl_fail "no Deleted event naming the kept object: $(ctl_events default "$e_t")"
@@ -141,5 +131,5 @@ refused_k() { cond_k | grep -q 'namespace tenant2 is not selected'; }
 ksim_wait 30 refused_k || ctl_fail "$e_k: deletion not refused: $(cond_k)"
 expect "what etcd-t wrote is deleted, everything else kept" \
     "$(grep -v '^old/v2/.*-18000' <<<"$before")" "$(all_s3)"
-expect "the refused entry stays" PendingDeletion "$(phase "$e_k")"
+expect "the refused entry stays" PendingDeletion "$(ctl_entry_phase "$e_k")"
 ok "deletion: only what the Etcd wrote since its claim began, of authorised namespaces only"

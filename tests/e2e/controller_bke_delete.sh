@@ -49,14 +49,6 @@ s3_secret() { # endpoint [namespace]: the bucket's credentials, as etcd-druid's 
         --from-literal=region=us-east-1 --from-literal=s3ForcePathStyle=true \
         --from-literal=endpoint="$1" | kc apply -f - >/dev/null
 }
-entry_of() { # ns name: the entry's name
-    kc get backupentries -o jsonpath='{range .items[*]}{.metadata.name} {.spec.etcd.namespace}/{.spec.etcd.name}{"\n"}{end}' |
-        awk -v e="$1/$2" '$2 == e { print $1 }'
-}
-has_entry() { [ -n "$(entry_of "$1" "$2")" ]; }
-phase() { kc get backupentry "$1" -o jsonpath='{.status.phase}'; }
-phase_is() { [ "$(phase "$1")" = "$2" ]; }
-gone() { ! kc get "$@" >/dev/null 2>&1; }
 has_event() { ctl_events default "$1" | grep -q "$2"; }
 s3_keys() { snap_s3 ls "$1" | sort; }
 local_keys() { [ -d "$LOCAL_ROOT/bkt/$1" ] || return 0; (cd "$LOCAL_ROOT/bkt" && find "$1" -type f | sort); }
@@ -85,7 +77,7 @@ for e in doomed/etcd-a shoot/etcd-a-events shoot/etcd-l shoot/etcd-l2; do ctl_me
 ctl_jobs_serve etcd-warden
 ctl_start
 for e in doomed/etcd-a shoot/etcd-a-events shoot/etcd-l shoot/etcd-l2; do
-    ksim_wait 20 has_entry "${e%/*}" "${e#*/}" || ctl_fail "no entry for $e"
+    ksim_wait 20 ctl_has_entry "${e%/*}" "${e#*/}" || ctl_fail "no entry for $e"
     ctl_members_seen "${e%/*}" "${e#*/}"
 done
 sleep 1 # object times have seconds: written after the members were seen
@@ -97,16 +89,16 @@ seed_local shoot--etcd-l/v2/Full-00000000-00000100-1700000000.gz shoot--etcd-l/v
     shoot--etcd-l2/v2/Full-00000000-00000100-1700000000.gz
 s3_before=$(all_s3)
 
-e_a=$(entry_of doomed etcd-a); e_ev=$(entry_of shoot etcd-a-events)
-e_l=$(entry_of shoot etcd-l); e_l2=$(entry_of shoot etcd-l2)
+e_a=$(ctl_entry_of doomed etcd-a); e_ev=$(ctl_entry_of shoot etcd-a-events)
+e_l=$(ctl_entry_of shoot etcd-l); e_l2=$(ctl_entry_of shoot etcd-l2)
 ok "four entries in two buckets"
 
 # Re-created within the grace period: reattached, no Job, nothing deleted.
 kc -n shoot delete etcd etcd-a-events >/dev/null
-ksim_wait 20 phase_is "$e_ev" PendingDeletion || ctl_fail "not pending: $(phase "$e_ev")"
+ksim_wait 20 ctl_entry_phase_is "$e_ev" PendingDeletion || ctl_fail "not pending: $(ctl_entry_phase "$e_ev")"
 ctl_store_etcd shoot etcd-a-events S3 "$SNAP_BUCKET" shoot--events-a
 ksim_wait 20 has_event "$e_ev" '^Normal Reattached: ' || ctl_fail "not reattached"
-expect "phase after reattachment" Active "$(phase "$e_ev")"
+expect "phase after reattachment" Active "$(ctl_entry_phase "$e_ev")"
 expect "no deletion Job" "" "$(kc -n etcd-warden get jobs -o name)"
 expect "nothing deleted" "$s3_before" "$(all_s3)"
 ok "re-created within the grace period: reattached, nothing deleted"
@@ -114,13 +106,13 @@ ok "re-created within the grace period: reattached, nothing deleted"
 # Deleted: the namespace of etcd-a with its Secret, and etcd-l; then the grace period ends.
 kc delete namespace doomed --wait=false >/dev/null
 kc -n shoot delete etcd etcd-l >/dev/null
-ksim_wait 30 gone namespace doomed || ctl_fail "namespace doomed stays"
-ksim_wait 20 phase_is "$e_a" PendingDeletion || ctl_fail "$e_a: $(phase "$e_a")"
-ksim_wait 20 phase_is "$e_l" PendingDeletion || ctl_fail "$e_l: $(phase "$e_l")"
+ksim_wait 30 ksim_gone namespace doomed || ctl_fail "namespace doomed stays"
+ksim_wait 20 ctl_entry_phase_is "$e_a" PendingDeletion || ctl_fail "$e_a: $(ctl_entry_phase "$e_a")"
+ksim_wait 20 ctl_entry_phase_is "$e_l" PendingDeletion || ctl_fail "$e_l: $(ctl_entry_phase "$e_l")"
 bucket s3 aws "$SNAP_BUCKET" s3-bucket 2s
 bucket local Local bkt local-bucket 2s
-ksim_wait 60 gone backupentry "$e_a" || ctl_fail "$e_a stays: $(kc get backupentry "$e_a" -o jsonpath='{.status}')"
-ksim_wait 60 gone backupentry "$e_l" || ctl_fail "$e_l stays: $(kc get backupentry "$e_l" -o jsonpath='{.status}')"
+ksim_wait 60 ksim_gone backupentry "$e_a" || ctl_fail "$e_a stays: $(kc get backupentry "$e_a" -o jsonpath='{.status}')"
+ksim_wait 60 ksim_gone backupentry "$e_l" || ctl_fail "$e_l stays: $(kc get backupentry "$e_l" -o jsonpath='{.status}')"
 expect "S3 prefix emptied" "" "$(s3_keys shoot--etcd-a/)"
 expect "S3: nothing outside the prefix deleted" "$(outside shoot--etcd-a <<<"$s3_before")" "$(all_s3)"
 expect "Local prefix emptied" "" "$(local_keys shoot--etcd-l)"
@@ -130,7 +122,7 @@ for e in "$e_a" "$e_l"; do
     has_event "$e" '^Normal DeletionStarted: Job etcd-warden/' || ctl_fail "$e: no DeletionStarted"
     has_event "$e" '^Normal Deleted: prefix .* emptied' || ctl_fail "$e: no Deleted event"
 done
-expect "the other entries" "Active Active" "$(phase "$e_ev") $(phase "$e_l2")"
+expect "the other entries" "Active Active" "$(ctl_entry_phase "$e_ev") $(ctl_entry_phase "$e_l2")"
 no_jobs() { [ -z "$(kc -n etcd-warden get jobs -o name)" ]; }
 ksim_wait 20 no_jobs || ctl_fail "Jobs left: $(kc -n etcd-warden get jobs -o name)"
 ok "grace period over: prefixes emptied (namespace gone: the bucket's Secret), entries gone"
@@ -141,8 +133,8 @@ seed_s3 shoot--etcd-b/v2/Full-00000000-00000100-1700000000.gz \
     shoot--etcd-b-2/v2/Full-00000000-00000100-1700000200.gz
 ctl_store_etcd shoot etcd-b S3 "$SNAP_BUCKET" shoot--etcd-b
 ctl_store_etcd shoot etcd-b-2 S3 "$SNAP_BUCKET" shoot--etcd-b-2
-ksim_wait 20 has_entry shoot etcd-b || ctl_fail "no entry for etcd-b"
-e_b=$(entry_of shoot etcd-b)
+ksim_wait 20 ctl_has_entry shoot etcd-b || ctl_fail "no entry for etcd-b"
+e_b=$(ctl_entry_of shoot etcd-b)
 b_before=$(all_s3)
 kc -n shoot delete etcd etcd-b >/dev/null
 blocked_by() { kc get backupentry "$1" -o jsonpath='{.status.conditions[?(@.type=="PrefixConflict")].message}' | grep -q "$2"; }
@@ -151,7 +143,7 @@ ksim_wait 30 blocked_by "$e_b" 'blocked: it overlaps the prefix "shoot--etcd-b-2
 ksim_wait 10 has_event "$e_b" '^Warning PrefixConflict: deletion of prefix "shoot--etcd-b" blocked' ||
     ctl_fail "no PrefixConflict event: $(ctl_events default "$e_b")"
 sleep 3 # the grace period (2s) is over: a Job would have been made by now
-expect "blocked: still PendingDeletion" PendingDeletion "$(phase "$e_b")"
+expect "blocked: still PendingDeletion" PendingDeletion "$(ctl_entry_phase "$e_b")"
 expect "blocked: no deletion Job" "" "$(kc -n etcd-warden get jobs -o name)"
 expect "blocked: nothing deleted" "$b_before" "$(all_s3)"
 ok "a live Etcd in an overlapping prefix blocks the deletion: condition, event, no Job"
@@ -159,8 +151,8 @@ ok "a live Etcd in an overlapping prefix blocks the deletion: condition, event, 
 # An entry whose prefix is the whole container: never emptied, said once.
 bucket whole aws whole-bucket s3-bucket 2s
 ctl_store_etcd shoot etcd-root S3 whole-bucket ""
-ksim_wait 20 has_entry shoot etcd-root || ctl_fail "no entry for etcd-root"
-e_root=$(entry_of shoot etcd-root)
+ksim_wait 20 ctl_has_entry shoot etcd-root || ctl_fail "no entry for etcd-root"
+e_root=$(ctl_entry_of shoot etcd-root)
 kc -n shoot delete etcd etcd-root >/dev/null
 ksim_wait 30 blocked_by "$e_root" 'is the whole container whole-bucket' ||
     ctl_fail "$e_root: $(kc get backupentry "$e_root" -o jsonpath='{.status}')"
@@ -176,12 +168,12 @@ ok "an entry of the whole container: kept PendingDeletion with its reason, no Jo
 s3_secret "http://127.0.0.1:9"
 ctl_store_etcd shoot etcd-f S3 "$SNAP_BUCKET" shoot--etcd-f
 ctl_members shoot etcd-f
-ksim_wait 20 has_entry shoot etcd-f || ctl_fail "no entry for etcd-f"
+ksim_wait 20 ctl_has_entry shoot etcd-f || ctl_fail "no entry for etcd-f"
 ctl_members_seen shoot etcd-f
 sleep 1
 seed_s3 shoot--etcd-f/v2/Full-00000000-00000100-1700000000.gz
-ksim_wait 20 has_entry shoot etcd-f || ctl_fail "no entry for etcd-f"
-e_f=$(entry_of shoot etcd-f)
+ksim_wait 20 ctl_has_entry shoot etcd-f || ctl_fail "no entry for etcd-f"
+e_f=$(ctl_entry_of shoot etcd-f)
 kc -n shoot delete etcd etcd-f >/dev/null
 failures() { kc get backupentry "$e_f" -o jsonpath='{.status.deletionFailures}'; }
 failed_twice() { [ "$(failures)" -ge 2 ] 2>/dev/null; }
@@ -193,7 +185,7 @@ has_event "$e_f" '^Warning DeletionFailed: Job etcd-warden/.*exit status 1' ||
 expect "etcd-f's backups still there" shoot--etcd-f/v2/Full-00000000-00000100-1700000000.gz \
     "$(s3_keys shoot--etcd-f/)"
 s3_secret "$SNAP_S3_URL"
-ksim_wait 60 gone backupentry "$e_f" || ctl_fail "$e_f stays: $(kc get backupentry "$e_f" -o jsonpath='{.status}')"
+ksim_wait 60 ksim_gone backupentry "$e_f" || ctl_fail "$e_f stays: $(kc get backupentry "$e_f" -o jsonpath='{.status}')"
 expect "etcd-f's prefix emptied" "" "$(s3_keys shoot--etcd-f/)"
 ok "store unreachable: lastError, DeletionFailed, retried with backoff, finished once reachable"
 
@@ -203,12 +195,12 @@ proxy_start "$SNAP_S3_URL" \
 s3_secret "$PROXY_URL"
 ctl_store_etcd shoot etcd-c S3 "$SNAP_BUCKET" shoot--etcd-c
 ctl_members shoot etcd-c
-ksim_wait 20 has_entry shoot etcd-c || ctl_fail "no entry for etcd-c"
+ksim_wait 20 ctl_has_entry shoot etcd-c || ctl_fail "no entry for etcd-c"
 ctl_members_seen shoot etcd-c
 sleep 1
 seed_s3 shoot--etcd-c/v2/Full-locked shoot--etcd-c/v2/Incr-1
-ksim_wait 20 has_entry shoot etcd-c || ctl_fail "no entry for etcd-c"
-e_c=$(entry_of shoot etcd-c)
+ksim_wait 20 ctl_has_entry shoot etcd-c || ctl_fail "no entry for etcd-c"
+e_c=$(ctl_entry_of shoot etcd-c)
 kc -n shoot delete etcd etcd-c >/dev/null
 immutable() { kc get backupentry "$e_c" -o jsonpath='{.status.phase} {.status.objectsLeft} {.status.objectsImmutable}'; }
 immutable_is() { [ "$(immutable)" = "$1" ]; }
@@ -222,7 +214,7 @@ ksim_wait 30 reran ||
 expect "locked objects never fail the entry" "" "$(kc get backupentry "$e_c" -o jsonpath='{.status.lastError}')"
 s3_secret "$SNAP_S3_URL" # the retention is over
 proxy_stop
-ksim_wait 90 gone backupentry "$e_c" || ctl_fail "$e_c stays: $(immutable)"
+ksim_wait 90 ksim_gone backupentry "$e_c" || ctl_fail "$e_c stays: $(immutable)"
 expect "locked prefix emptied after the lock" "" "$(s3_keys shoot--etcd-c/)"
 ok "locked objects: entry kept Deleting with objectsImmutable, finished once deletable"
 
@@ -233,32 +225,32 @@ s3_secret "$SNAP_S3_URL" held
 bucket s3 aws "$SNAP_BUCKET" s3-bucket 2s held
 ctl_store_etcd shoot etcd-r S3 "$SNAP_BUCKET" shoot--etcd-r
 ctl_members shoot etcd-r
-ksim_wait 20 has_entry shoot etcd-r || ctl_fail "no entry for etcd-r"
+ksim_wait 20 ctl_has_entry shoot etcd-r || ctl_fail "no entry for etcd-r"
 ctl_members_seen shoot etcd-r
 sleep 1
 seed_s3 shoot--etcd-r/v2/Full-00000000-00000100-1700000000.gz
-ksim_wait 20 has_entry shoot etcd-r || ctl_fail "no entry for etcd-r"
-e_r=$(entry_of shoot etcd-r)
+ksim_wait 20 ctl_has_entry shoot etcd-r || ctl_fail "no entry for etcd-r"
+e_r=$(ctl_entry_of shoot etcd-r)
 uid_r=$(kc get backupentry "$e_r" -o jsonpath='{.metadata.uid}')
 kc -n shoot delete etcd etcd-r >/dev/null
 held_job() { kc -n held get jobs -o name | grep -q .; }
 ksim_wait 30 held_job || ctl_fail "no deletion Job in held: $(kc get backupentry "$e_r" -o jsonpath='{.status}')"
-ksim_wait 10 phase_is "$e_r" Deleting || ctl_fail "$e_r: $(phase "$e_r")"
+ksim_wait 10 ctl_entry_phase_is "$e_r" Deleting || ctl_fail "$e_r: $(ctl_entry_phase "$e_r")"
 ctl_store_etcd shoot etcd-r S3 "$SNAP_BUCKET" shoot--etcd-r
 ksim_wait 20 has_event "$e_r" '^Warning DeletionInProgress: Etcd shoot/etcd-r is back' ||
     ctl_fail "no DeletionInProgress event: $(ctl_events default "$e_r")"
-expect "not reattached while deleting" Deleting "$(phase "$e_r")"
+expect "not reattached while deleting" Deleting "$(ctl_entry_phase "$e_r")"
 job_r=$(kc -n held get jobs -o name)
 python3 "$SNAP_SRC/tests/support/job_exec.py" run held "${job_r#*/}" "$SNAP_WORK" "$WARDEN_SNAPSHOT" \
     2>>"$SNAP_WORK/job_exec.log" || ctl_fail "job_exec run failed"
 # the entry is named after the claim: the new one has the old one's name, not its uid
 new_entry() {
     local e
-    e=$(entry_of shoot etcd-r)
+    e=$(ctl_entry_of shoot etcd-r)
     [ -n "$e" ] && [ "$(kc get backupentry "$e" -o jsonpath='{.metadata.uid}')" != "$uid_r" ] &&
-        phase_is "$e" Active
+        ctl_entry_phase_is "$e" Active
 }
-ksim_wait 20 new_entry || ctl_fail "no new entry for etcd-r: $(entry_of shoot etcd-r)"
+ksim_wait 20 new_entry || ctl_fail "no new entry for etcd-r: $(ctl_entry_of shoot etcd-r)"
 expect "the old backups deleted" "" "$(s3_keys shoot--etcd-r/)"
 ok "re-created after the grace period: the deletion ends first, then a new entry"
 
@@ -268,15 +260,15 @@ ok "re-created after the grace period: the deletion ends first, then a new entry
 s3_secret "http://127.0.0.1:9" held
 ctl_store_etcd shoot etcd-q S3 "$SNAP_BUCKET" shoot--etcd-q
 ctl_members shoot etcd-q
-ksim_wait 20 has_entry shoot etcd-q || ctl_fail "no entry for etcd-q"
+ksim_wait 20 ctl_has_entry shoot etcd-q || ctl_fail "no entry for etcd-q"
 ctl_members_seen shoot etcd-q
 sleep 1
 seed_s3 shoot--etcd-q/v2/Full-00000000-00000100-1700000000.gz
-ksim_wait 20 has_entry shoot etcd-q || ctl_fail "no entry for etcd-q"
-e_q=$(entry_of shoot etcd-q)
+ksim_wait 20 ctl_has_entry shoot etcd-q || ctl_fail "no entry for etcd-q"
+e_q=$(ctl_entry_of shoot etcd-q)
 kc -n shoot delete etcd etcd-q >/dev/null
 ksim_wait 30 held_job || ctl_fail "no deletion Job in held: $(kc get backupentry "$e_q" -o jsonpath='{.status}')"
-ksim_wait 10 phase_is "$e_q" Deleting || ctl_fail "$e_q: $(phase "$e_q")"
+ksim_wait 10 ctl_entry_phase_is "$e_q" Deleting || ctl_fail "$e_q: $(ctl_entry_phase "$e_q")"
 ctl_store_etcd shoot etcd-q S3 "$SNAP_BUCKET" shoot--etcd-q
 ksim_wait 20 has_event "$e_q" '^Warning DeletionInProgress: Etcd shoot/etcd-q is back' ||
     ctl_fail "no DeletionInProgress event: $(ctl_events default "$e_q")"
@@ -287,7 +279,7 @@ s3_secret "$SNAP_S3_URL" held # a retry would now delete
 seed_s3 shoot--etcd-q/v2/Full-00000000-00000200-1800000000.gz
 ksim_wait 30 has_event "$e_q" '^Normal Reattached: Etcd shoot/etcd-q' ||
     ctl_fail "not reattached: $(kc get backupentry "$e_q" -o jsonpath='{.status}')"
-expect "reattached" Active "$(phase "$e_q")"
+expect "reattached" Active "$(ctl_entry_phase "$e_q")"
 sleep 3 # past the failed run's backoff (2 s): a retry would have its Job by now
 expect "no other run" "" "$(kc -n held get jobs -o name)"
 expect "nothing deleted" "shoot--etcd-q/v2/Full-00000000-00000100-1700000000.gz
@@ -303,18 +295,18 @@ for round in $(seq 1 ${#kill_at[@]}); do
     p=shoot--kill-$round
     ctl_store_etcd shoot "kill-$round" S3 "$SNAP_BUCKET" "$p"
     ctl_members shoot "kill-$round"
-    ksim_wait 20 has_entry shoot "kill-$round" || ctl_fail "no entry for kill-$round"
+    ksim_wait 20 ctl_has_entry shoot "kill-$round" || ctl_fail "no entry for kill-$round"
     ctl_members_seen shoot "kill-$round"
     sleep 1
     seed_s3 "$p/v2/Full-00000000-00000100-1700000000.gz" "$p/v2/Incr-1" "shoot--neighbour-$round/v2/Incr-1"
-    ksim_wait 20 has_entry shoot "kill-$round" || ctl_fail "no entry for kill-$round"
-    e=$(entry_of shoot "kill-$round")
+    ksim_wait 20 ctl_has_entry shoot "kill-$round" || ctl_fail "no entry for kill-$round"
+    e=$(ctl_entry_of shoot "kill-$round")
     before=$(all_s3)
     kc -n shoot delete etcd "kill-$round" >/dev/null
     sleep "${kill_at[round - 1]}"
     ctl_kill9
     ctl_start
-    ksim_wait 90 gone backupentry "$e" || ctl_fail "round $round: $e stays: $(kc get backupentry "$e" -o jsonpath='{.status}')"
+    ksim_wait 90 ksim_gone backupentry "$e" || ctl_fail "round $round: $e stays: $(kc get backupentry "$e" -o jsonpath='{.status}')"
     expect "round $round: prefix emptied" "" "$(s3_keys "$p/")"
     expect "round $round: nothing outside the prefix deleted" "$(outside "$p" <<<"$before")" "$(all_s3)"
 done

@@ -14,14 +14,6 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/controller.sh"
 ksim_on_exit snap_cleanups
 
-entry_of() { # ns name: the entry's name
-    kc get backupentries -o jsonpath='{range .items[*]}{.metadata.name} {.spec.etcd.namespace}/{.spec.etcd.name}{"\n"}{end}' |
-        awk -v e="$1/$2" '$2 == e { print $1 }'
-}
-has_entry() { [ -n "$(entry_of "$1" "$2")" ]; }
-phase() { kc get backupentry "$1" -o jsonpath='{.status.phase}'; }
-phase_is() { [ "$(phase "$1")" = "$2" ]; }
-gone() { ! kc get "$@" >/dev/null 2>&1; }
 has_event() { ctl_events default "$1" | grep -q "$2"; }
 all_s3() { snap_s3 ls "" | sort; }
 store() { kc -n shoot patch etcd etcd-a --type merge -p "{\"spec\":{\"backup\":{\"store\":$1}}}" >/dev/null; }
@@ -33,7 +25,7 @@ kept() { # what
         sleep 1.5
         poke "$1-$i"
     done
-    expect "$1: the entry" "$e_a Active" "$(entry_of shoot etcd-a) $(phase "$e_a")"
+    expect "$1: the entry" "$e_a Active" "$(ctl_entry_of shoot etcd-a) $(ctl_entry_phase "$e_a")"
     expect "$1: no deletion Job" "" "$(kc -n etcd-warden get jobs -o name)"
     expect "$1: etcd-a's snapshots" "$a_keys" "$(snap_s3 ls shoot--etcd-a/ | sort)"
     ok "$1: entry kept Active, nothing deleted"
@@ -42,9 +34,7 @@ kept() { # what
 echo snapshot >"$SNAP_WORK/obj"
 snap_s3_start
 ctl_stage
-kc -n etcd-warden create secret generic s3-bucket --from-literal=accessKeyID=S3RVER \
-    --from-literal=secretAccessKey=S3RVER --from-literal=region=us-east-1 \
-    --from-literal=s3ForcePathStyle=true --from-literal=endpoint="$SNAP_S3_URL" >/dev/null
+ctl_s3_bucket_secret
 ctl_namespace shoot
 kc apply -f - >/dev/null <<EOF
 apiVersion: etcd-warden.io/v1alpha1
@@ -59,7 +49,7 @@ for e in etcd-a etcd-b etcd-c; do ctl_members shoot $e; done
 ctl_jobs_serve etcd-warden
 ctl_start
 for e in etcd-a etcd-b etcd-c; do
-    ksim_wait 20 has_entry shoot $e || ctl_fail "no entry for $e"
+    ksim_wait 20 ctl_has_entry shoot $e || ctl_fail "no entry for $e"
     ctl_members_seen shoot $e
 done
 sleep 1 # object times have seconds: written after the members were seen
@@ -68,12 +58,12 @@ for p in shoot--etcd-a shoot--etcd-b team/etcd-c; do
     snap_s3 put "$p/v2/Incr-00000101-00000200-1700000100.gz" "$SNAP_WORK/obj"
 done
 a_keys=$(snap_s3 ls shoot--etcd-a/ | sort)
-e_a=$(entry_of shoot etcd-a); e_b=$(entry_of shoot etcd-b); e_c=$(entry_of shoot etcd-c)
-ksim_wait 20 phase_is "$e_a" Active || ctl_fail "$e_a: $(phase "$e_a")"
+e_a=$(ctl_entry_of shoot etcd-a); e_b=$(ctl_entry_of shoot etcd-b); e_c=$(ctl_entry_of shoot etcd-c)
+ksim_wait 20 ctl_entry_phase_is "$e_a" Active || ctl_fail "$e_a: $(ctl_entry_phase "$e_a")"
 
 # the Jobs run: a deleted Etcd's prefix is emptied after the grace period
 kc -n shoot delete etcd etcd-b >/dev/null
-ksim_wait 60 gone backupentry "$e_b" || ctl_fail "$e_b stays: $(kc get backupentry "$e_b" -o jsonpath='{.status}')"
+ksim_wait 60 ksim_gone backupentry "$e_b" || ctl_fail "$e_b stays: $(kc get backupentry "$e_b" -o jsonpath='{.status}')"
 expect "etcd-b's prefix emptied" "" "$(snap_s3 ls shoot--etcd-b/)"
 ok "a deleted Etcd's backups are deleted after the grace period"
 
@@ -88,16 +78,16 @@ kept "another endpoint spelling"
 store '{"provider":"awss","endpointOverride":null}'
 kept "provider awss"
 kc -n shoot delete etcd etcd-c >/dev/null
-ksim_wait 20 phase_is "$e_c" PendingDeletion || ctl_fail "$e_c: $(phase "$e_c")"
+ksim_wait 20 ctl_entry_phase_is "$e_c" PendingDeletion || ctl_fail "$e_c: $(ctl_entry_phase "$e_c")"
 ksim_wait 30 has_event "$e_c" "Warning PrefixConflict: .*Etcd shoot/etcd-a" ||
     ctl_fail "$e_c's deletion not blocked: $(ctl_events default "$e_c")"
 expect "etcd-c's snapshots while awss is there" 2 "$(snap_s3 ls team/etcd-c/ | wc -l)"
 expect "no Job while awss is there" "" "$(kc -n etcd-warden get jobs -o name)"
 ok "a store not understood blocks deletions in its container, naming the Etcd"
 store '{"provider":"aws"}'
-ksim_wait 60 gone backupentry "$e_c" || ctl_fail "$e_c stays: $(kc get backupentry "$e_c" -o jsonpath='{.status}')"
+ksim_wait 60 ksim_gone backupentry "$e_c" || ctl_fail "$e_c stays: $(kc get backupentry "$e_c" -o jsonpath='{.status}')"
 expect "etcd-c's prefix emptied" "" "$(snap_s3 ls team/etcd-c/)"
-expect "etcd-a's entry" "$e_a Active" "$(entry_of shoot etcd-a) $(phase "$e_a")"
+expect "etcd-a's entry" "$e_a Active" "$(ctl_entry_of shoot etcd-a) $(ctl_entry_phase "$e_a")"
 expect "etcd-a's snapshots" "$a_keys" "$(snap_s3 ls shoot--etcd-a/ | sort)"
 ok "spelled right again: the blocked deletion goes on, etcd-a keeps everything"
 echo "controller_bke_respell: ok"

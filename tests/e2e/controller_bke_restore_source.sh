@@ -12,26 +12,6 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/controller.sh"
 ksim_on_exit snap_cleanups
 
-bucket() { # grace
-    kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply BackupBucket"
-apiVersion: etcd-warden.io/v1alpha1
-kind: BackupBucket
-metadata: {name: s3}
-spec:
-  provider: aws
-  container: $SNAP_BUCKET
-  secretRef: {namespace: etcd-warden, name: s3-bucket}
-  deletionGracePeriod: "$1"
-EOF
-}
-entry_of() {
-    kc get backupentries -o jsonpath='{range .items[*]}{.metadata.name} {.spec.etcd.namespace}/{.spec.etcd.name}{"\n"}{end}' |
-        awk -v e="$1/$2" '$2 == e { print $1 }'
-}
-has_entry() { [ -n "$(entry_of "$1" "$2")" ]; }
-phase() { kc get backupentry "$1" -o jsonpath='{.status.phase}'; }
-phase_is() { [ "$(phase "$1")" = "$2" ]; }
-gone() { ! kc get "$@" >/dev/null 2>&1; }
 cond() { kc get backupentry "$1" -o jsonpath='{.status.conditions[?(@.type=="PrefixConflict")].message}'; }
 postponed() { cond "$1" | grep -q 'postponed: it overlaps the source prefix "shoot--etcd-main" of EtcdRestore shoot/back'; }
 copy_job() { kc -n shoot get jobs -o name | grep -q -- '--restore'; }
@@ -40,32 +20,30 @@ all_s3() { snap_s3 ls "" | sort; }
 echo snapshot >"$SNAP_WORK/obj"
 snap_s3_start
 ctl_stage
-kc -n etcd-warden create secret generic s3-bucket --from-literal=accessKeyID=S3RVER \
-    --from-literal=secretAccessKey=S3RVER --from-literal=region=us-east-1 \
-    --from-literal=s3ForcePathStyle=true --from-literal=endpoint="$SNAP_S3_URL" >/dev/null
+ctl_s3_bucket_secret
 ctl_namespace shoot
 # the restore's Secret: its delete Job (run once the restore is deleted) opens the target
 kc -n shoot delete secret etcd-backup >/dev/null
 kc -n shoot create secret generic etcd-backup --from-literal=accessKeyID=S3RVER \
     --from-literal=secretAccessKey=S3RVER --from-literal=region=us-east-1 \
     --from-literal=s3ForcePathStyle=true --from-literal=endpoint="$SNAP_S3_URL" >/dev/null
-bucket 1h
+ctl_s3_bucket 1h
 export JOB_EXEC_RECORD=$SNAP_WORK/job-record.jsonl
 ctl_jobs_serve etcd-warden
 ctl_start
 
 ctl_store_etcd shoot etcd-main S3 "$SNAP_BUCKET" shoot--etcd-main
 ctl_members shoot etcd-main
-ksim_wait 20 has_entry shoot etcd-main || ctl_fail "no entry for shoot/etcd-main"
+ksim_wait 20 ctl_has_entry shoot etcd-main || ctl_fail "no entry for shoot/etcd-main"
 ctl_members_seen shoot etcd-main
-e=$(entry_of shoot etcd-main)
+e=$(ctl_entry_of shoot etcd-main)
 sleep 1.1 # object times have seconds: the sidecar writes after its Etcd's creation
 for k in Full-00000000-00000100-1800000000.gz Incr-00000101-00000200-1800000100.gz; do
     snap_s3 put "shoot--etcd-main/v2/$k" "$SNAP_WORK/obj"
 done
 before=$(all_s3)
 kc -n shoot delete etcd etcd-main >/dev/null
-ksim_wait 20 phase_is "$e" PendingDeletion || ctl_fail "$e: $(phase "$e")"
+ksim_wait 20 ctl_entry_phase_is "$e" PendingDeletion || ctl_fail "$e: $(ctl_entry_phase "$e")"
 
 # the restore of what the deleted cluster wrote: its copy Job is made and never runs
 kc apply -f - >/dev/null <<EOF
@@ -85,10 +63,10 @@ ksim_wait 30 copy_job ||
     ctl_fail "the restore's copy Job was not made: $(kc -n shoot get etcdrestore back -o jsonpath='{.status}')"
 ok "the restore reads shoot--etcd-main (its copy Job exists, held)"
 
-bucket 2s # the grace period is over
-ksim_wait 30 postponed "$e" || ctl_fail "$e: not postponed: $(phase "$e"), $(cond "$e")"
+ctl_s3_bucket 2s # the grace period is over
+ksim_wait 30 postponed "$e" || ctl_fail "$e: not postponed: $(ctl_entry_phase "$e"), $(cond "$e")"
 sleep 3 # a deletion that would run, runs in this time (the grace period ended 2 s after the deletion)
-expect "the entry waits" PendingDeletion "$(phase "$e")"
+expect "the entry waits" PendingDeletion "$(ctl_entry_phase "$e")"
 expect "the restore's source, as the sidecar wrote it" "$before" "$(all_s3)"
 [ ! -s "$JOB_EXEC_RECORD" ] || ctl_fail "a deletion Job ran: $(cat "$JOB_EXEC_RECORD")"
 ok "while the restore reads it, the entry's deletion waits and the backups stay"
@@ -96,12 +74,12 @@ ok "while the restore reads it, the entry's deletion waits and the backups stay"
 kc -n shoot delete etcdrestore back --wait=false >/dev/null
 # deleted in flight: its copy Job is stopped (Failed), then a delete Job removes what the copy
 # wrote into its target (nothing here), run from then on
-stopped() { [ "$(kc -n shoot get etcdrestore back -o jsonpath='{.status.phase}' 2>/dev/null)" = Failed ] || gone etcdrestore back -n shoot; }
+stopped() { [ "$(kc -n shoot get etcdrestore back -o jsonpath='{.status.phase}' 2>/dev/null)" = Failed ] || ksim_gone etcdrestore back -n shoot; }
 ksim_wait 60 stopped || ctl_fail "the restore's copy is not stopped"
 ctl_jobs_serve shoot
-ksim_wait 60 gone etcdrestore back -n shoot || ctl_fail "the restore stays: $(kc -n shoot get etcdrestore back -o jsonpath='{.status}')"
-ksim_wait 90 gone backupentry "$e" ||
-    ctl_fail "$e stays once the restore is gone: $(phase "$e"), $(cond "$e")"
+ksim_wait 60 ksim_gone etcdrestore back -n shoot || ctl_fail "the restore stays: $(kc -n shoot get etcdrestore back -o jsonpath='{.status}')"
+ksim_wait 90 ksim_gone backupentry "$e" ||
+    ctl_fail "$e stays once the restore is gone: $(ctl_entry_phase "$e"), $(cond "$e")"
 expect "the deleted cluster's backups, deleted" "" "$(all_s3)"
 ok "once the restore is gone, the deletion runs"
 ctl_stop

@@ -8,11 +8,6 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/controller.sh"
 
-entry_of() {
-    kc get backupentries -o jsonpath='{range .items[*]}{.metadata.name} {.spec.etcd.namespace}/{.spec.etcd.name}{"\n"}{end}' |
-        awk -v e="$1/$2" '$2 == e { print $1 }'
-}
-has_entry() { [ -n "$(entry_of "$1" "$2")" ]; }
 etcd_event() { ctl_events "$1" "$2" | grep -q "^Warning $3"; } # ns name pattern
 
 ctl_stage
@@ -32,9 +27,9 @@ EOF
 ctl_start
 ctl_store_etcd evil squat S3 etcd-bucket shoot--p--n--0c5a/etcd-events
 ctl_store_etcd shoot--p--n etcd-main S3 etcd-bucket shoot--p--n--0c5a/etcd-main
-ksim_wait 30 has_entry shoot--p--n etcd-main || ctl_fail "no entry for shoot--p--n/etcd-main"
+ksim_wait 30 ctl_has_entry shoot--p--n etcd-main || ctl_fail "no entry for shoot--p--n/etcd-main"
 ksim_wait 30 etcd_event evil squat "NotAuthorised: prefix \"shoot--p--n--0c5a/etcd-events\" is not namespace evil's" ||
     ctl_fail "no NotAuthorised event for evil/squat: $(ctl_events evil squat)"
-has_entry evil squat && ctl_fail "evil/squat got an entry in shoot--p--n's part"
+ctl_has_entry evil squat && ctl_fail "evil/squat got an entry in shoot--p--n's part"
 ok "an Etcd in another namespace's part gets no entry; one in its own part does"
 echo "controller_bke_scope: ok"

@@ -30,14 +30,6 @@ s3_secret() { # endpoint
         --from-literal=region=us-east-1 --from-literal=s3ForcePathStyle=true \
         --from-literal=endpoint="$1" | kc apply -f - >/dev/null
 }
-entry_of() { # ns name: the entry's name
-    kc get backupentries -o jsonpath='{range .items[*]}{.metadata.name} {.spec.etcd.namespace}/{.spec.etcd.name}{"\n"}{end}' |
-        awk -v e="$1/$2" '$2 == e { print $1 }'
-}
-has_entry() { [ -n "$(entry_of "$1" "$2")" ]; }
-phase() { kc get backupentry "$1" -o jsonpath='{.status.phase}'; }
-phase_is() { [ "$(phase "$1")" = "$2" ]; }
-gone() { ! kc get "$@" >/dev/null 2>&1; }
 all_s3() { snap_s3 ls "" | sort; }
 seed_s3() { for k in "$@"; do snap_s3 put "$k" "$SNAP_WORK/obj"; done; }
 
@@ -56,20 +48,20 @@ ctl_members shoot etcd-n
 ctl_jobs_serve etcd-warden
 ctl_start
 for e in etcd-h etcd-n; do
-    ksim_wait 20 has_entry shoot $e || ctl_fail "no entry for $e"
+    ksim_wait 20 ctl_has_entry shoot $e || ctl_fail "no entry for $e"
     ctl_members_seen shoot $e
 done
 sleep 1 # object times have seconds: written after the members were seen
 seed_s3 shoot--etcd-h/v2/Full-00000000-00000100-1700000000.gz \
     shoot--etcd-h/v2/Incr-00000101-00000200-1700000100.gz shoot--etcd-n/v2/Incr-1
-e_h=$(entry_of shoot etcd-h)
+e_h=$(ctl_entry_of shoot etcd-h)
 
 kc -n shoot delete etcd etcd-h >/dev/null
-ksim_wait 20 phase_is "$e_h" PendingDeletion || ctl_fail "not pending: $(phase "$e_h")"
+ksim_wait 20 ctl_entry_phase_is "$e_h" PendingDeletion || ctl_fail "not pending: $(ctl_entry_phase "$e_h")"
 bucket s3 2s
 held() { grep -q "GET .*prefix=shoot--etcd-h.*: holding until $release" "$SNAP_WORK/proxy.log"; }
-ksim_wait 60 held || ctl_fail "the deletion Job never listed the prefix: $(phase "$e_h")"
-expect "the entry while its Job runs" Deleting "$(phase "$e_h")"
+ksim_wait 60 held || ctl_fail "the deletion Job never listed the prefix: $(ctl_entry_phase "$e_h")"
+expect "the entry while its Job runs" Deleting "$(ctl_entry_phase "$e_h")"
 job=$(kc -n etcd-warden get jobs -o name)
 job=${job#*/}
 [ -n "$job" ] || ctl_fail "no deletion Job"
@@ -80,7 +72,7 @@ shoot--etcd-n/v2/Incr-1" "$before"
 kc delete backupentry "$e_h" --timeout=60s >/dev/null || ctl_fail "the entry was not deleted"
 # acknowledged: the entry is gone; the held listing is answered now, and a Job still running
 # would go on deleting
-gone backupentry "$e_h" || ctl_fail "the entry is still there"
+ksim_gone backupentry "$e_h" || ctl_fail "the entry is still there"
 touch "$release"
 pod_ended() { grep -Eq "Job etcd-warden/$job: pod \S+ (killed|exit)" "$SNAP_WORK/job_exec.log"; }
 ksim_wait 60 pod_ended || ctl_fail "the Job's pod never ended: $(tail -5 "$SNAP_WORK/job_exec.log")"
@@ -97,7 +89,7 @@ ok "a running deletion Job is stopped before its deleted entry goes; nothing del
 # Deleting between two runs (the store unreachable: a failed run, the next after a backoff).
 # Port 9 (discard): nothing listens there; a port free now may be another test's s3rver later.
 s3_secret "http://127.0.0.1:9"
-e_n=$(entry_of shoot etcd-n)
+e_n=$(ctl_entry_of shoot etcd-n)
 kc -n shoot delete etcd etcd-n >/dev/null
 failed() { [ "$(kc get backupentry "$e_n" -o jsonpath='{.status.deletionFailures}')" -ge 1 ] 2>/dev/null; }
 ksim_wait 60 failed || ctl_fail "etcd-n: $(kc get backupentry "$e_n" -o jsonpath='{.status}')"

@@ -51,7 +51,6 @@ settle() { # name want: wait (bounded) for a terminal phase, then want it
 keys() { snap_s3 ls "$1/" | sed "s|^$1/||" | sort; }
 abs_keys() { snap_abs ls "$1/" | sed "s|^$1/||" | sort; }
 seed() { for k in "$@"; do snap_s3 put "$k" "$SNAP_WORK/obj"; done; }
-gone() { ! kc get "$@" >/dev/null 2>&1; }
 has_event() { ctl_events shoot "$1" | grep -q "$2"; }
 
 snap_fixture "$SNAP_WORK/obj" 4096 Full.gz
@@ -92,7 +91,7 @@ expect "new Etcd's spec from the live source" "3 8Gi blue pit" \
     "$(jp shoot 'etcd etcd-pit' '{.spec.replicas} {.spec.etcd.quota} {.metadata.labels.team} {.metadata.labels.etcd-warden\.io/restored-from}')"
 expect "source Etcd untouched" shoot--etcd-main "$(jp shoot 'etcd etcd-main' '{.spec.backup.store.prefix}')"
 expect "source prefix untouched" "$src_before" "$(keys shoot--etcd-main)"
-ksim_wait 20 gone -n shoot job pit--restore || ctl_fail "the copy Job stays"
+ksim_wait 20 ksim_gone -n shoot job pit--restore || ctl_fail "the copy Job stays"
 ksim_wait 10 has_event pit '^Normal Completed: ' || ctl_fail "no Completed event: $(ctl_events shoot pit)"
 ok "store + pointInTime: Completed, the snapshots etcd-backup-restore would pick, a new Etcd"
 
@@ -157,7 +156,7 @@ grep -q '^inuse .*Failed.*is in use: it overlaps the prefix "shoot--etcd-events"
 ksim_wait 10 has_event inuse '^Warning Refused: ' || ctl_fail "no Refused event: $(ctl_events shoot inuse)"
 expect "nothing written for refused restores" "" \
     "$(keys shoot--somewhere)$(keys shoot--etcd-events)$(keys shoot--etcd-main-restored)"
-gone -n shoot etcd etcd-new || ctl_fail "a refused restore created an Etcd"
+ksim_gone -n shoot etcd etcd-new || ctl_fail "a refused restore created an Etcd"
 ok "refused: an existing target Etcd, a prefix in use, a sibling of the source's (kubectl shows why)"
 
 # A target prefix with snapshots already (no Etcd claims it): the copy refuses, writes nothing.
@@ -167,6 +166,6 @@ settle dirty Failed
 jp shoot 'etcdrestore dirty' '{.status.error}' | snap_has 'already holds 1 snapshot' ||
     ctl_fail "error: $(jp shoot 'etcdrestore dirty' '{.status.error}')"
 expect "dirty prefix unchanged" "$dirty_before" "$(keys shoot--dirty)"
-gone -n shoot etcd etcd-dirty || ctl_fail "a failed restore created an Etcd"
-ksim_wait 20 gone -n shoot job dirty--restore || ctl_fail "the failed copy Job stays"
+ksim_gone -n shoot etcd etcd-dirty || ctl_fail "a failed restore created an Etcd"
+ksim_wait 20 ksim_gone -n shoot job dirty--restore || ctl_fail "the failed copy Job stays"
 ok "a target prefix holding snapshots: Failed, nothing written"

@@ -21,22 +21,13 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/sidecar.sh"
 
 NS=shoot
-entry_of() { # ns name: the name of the entry that records Etcd ns/name
-    kc get backupentries -o jsonpath='{range .items[*]}{.metadata.name} {.spec.etcd.namespace}/{.spec.etcd.name}{"\n"}{end}' |
-        awk -v e="$1/$2" '$2 == e { print $1 }'
-}
-has_entry() { [ -n "$(entry_of "$1" "$2")" ]; }
-phase() { kc get backupentry "$1" -o jsonpath='{.status.phase}'; }
-gone() { ! kc get "$@" >/dev/null 2>&1; }
 conflict() { kc get backupentry "$1" -o jsonpath='{.status.conditions[?(@.type=="PrefixConflict")].message}'; }
 blocked_by() { conflict "$1" | grep -qF "$2"; }
 keys() { snap_s3 ls "$1" | sort; }
 
 snap_s3_start
 ctl_stage
-kc -n etcd-warden create secret generic s3-bucket --from-literal=accessKeyID=S3RVER \
-    --from-literal=secretAccessKey=S3RVER --from-literal=region=us-east-1 \
-    --from-literal=s3ForcePathStyle=true --from-literal=endpoint="$SNAP_S3_URL" >/dev/null
+ctl_s3_bucket_secret
 kc create namespace "$NS" >/dev/null
 kc -n "$NS" create secret generic etcd-backup --from-literal=accessKeyID=S3RVER >/dev/null
 kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply the BackupBucket"
@@ -70,12 +61,12 @@ ctl_start
 
 # 2. the Etcds: etcd-twin takes the prefix's entry first, then the live etcd-main shares it
 ctl_store_etcd "$NS" etcd-twin S3 "$SNAP_BUCKET" shoot--etcd-main
-ksim_wait 20 has_entry "$NS" etcd-twin || ctl_fail "no entry for etcd-twin"
+ksim_wait 20 ctl_has_entry "$NS" etcd-twin || ctl_fail "no entry for etcd-twin"
 ctl_store_etcd "$NS" etcd-main S3 "$SNAP_BUCKET" shoot--etcd-main
 ctl_store_etcd "$NS" etcd S3 "$SNAP_BUCKET" shoot--etcd
 ctl_store_etcd "$NS" etcd-other S3 "$SNAP_BUCKET" shoot--other
 ctl_members "$NS" etcd-other
-for e in etcd etcd-other; do ksim_wait 20 has_entry "$NS" $e || ctl_fail "no entry for $e"; done
+for e in etcd etcd-other; do ksim_wait 20 ctl_has_entry "$NS" $e || ctl_fail "no entry for $e"; done
 ctl_members_seen "$NS" etcd-other
 # etcd-other's backups, written once its member was seen running (a deletion deletes only
 # what was written from then on): a copy of the sidecar's full snapshot under its own prefix
@@ -83,12 +74,12 @@ sleep 1.1 # object times have seconds
 snap_s3 get "$(head -1 <<<"$main_before")" >"$SNAP_WORK/full.gz"
 other_key=shoot--other/v2/$(basename "$(head -1 <<<"$main_before")")
 snap_s3 put "$other_key" "$SNAP_WORK/full.gz"
-e_twin=$(entry_of "$NS" etcd-twin) e_short=$(entry_of "$NS" etcd) e_other=$(entry_of "$NS" etcd-other)
+e_twin=$(ctl_entry_of "$NS" etcd-twin) e_short=$(ctl_entry_of "$NS" etcd) e_other=$(ctl_entry_of "$NS" etcd-other)
 ok "entries: $e_twin (etcd-twin and etcd-main), $e_short, $e_other"
 kc -n "$NS" delete etcd etcd-twin etcd etcd-other >/dev/null
 
 # 3. the grace period over: the one that overlaps nothing is deleted, the others are blocked
-ksim_wait 60 gone backupentry "$e_other" ||
+ksim_wait 60 ksim_gone backupentry "$e_other" ||
     ctl_fail "$e_other stays: $(kc get backupentry "$e_other" -o jsonpath='{.status}')"
 expect "etcd-other's prefix emptied" "" "$(keys shoot--other/)"
 sleep 3 # the Jobs of the other entries, were they started with etcd-other's, would have run by now
@@ -97,7 +88,7 @@ for e in "$e_twin" "$e_short"; do
     ! ctl_events default "$e" | grep -q DeletionStarted || ctl_fail "$e: $(ctl_events default "$e")"
     ksim_wait 30 blocked_by "$e" 'the prefix "shoot--etcd-main" of Etcd shoot/etcd-main' ||
         ctl_fail "$e not blocked: $(kc get backupentry "$e" -o jsonpath='{.status}')"
-    expect "$e: still PendingDeletion" PendingDeletion "$(phase "$e")"
+    expect "$e: still PendingDeletion" PendingDeletion "$(ctl_entry_phase "$e")"
 done
 ok "the deletions beside the live cluster never started: $(conflict "$e_short")"
 

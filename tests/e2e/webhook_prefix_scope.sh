@@ -20,11 +20,6 @@ spec:
   backup: {port: 8080, store: {provider: S3, container: etcd-bucket, prefix: "$3", secretRef: {name: etcd-backup}}}
 EOF
 }
-entry_of() {
-    kc get backupentries -o jsonpath='{range .items[*]}{.metadata.name} {.spec.etcd.namespace}/{.spec.etcd.name}{"\n"}{end}' |
-        awk -v e="$1/$2" '$2 == e { print $1 }'
-}
-has_entry() { [ -n "$(entry_of "$1" "$2")" ]; }
 
 CTL_WEBHOOK_FLAGS="--backup-entries --watch-namespace shoot" ctl_stage
 ctl_namespace shoot other
@@ -49,8 +44,8 @@ grep -q 'overlaps a prefix claimed from another namespace' <<<"$out" || ctl_fail
 case "$out" in *other/*|*etcd-o*) ctl_fail "the refusal names namespace other's Etcd: $out" ;; esac
 ok "a CREATE in the watched namespace overlapping an unwatched namespace's Etcd is refused"
 
-ksim_wait 20 has_entry shoot etcd-q || ctl_fail "no entry for shoot/etcd-q"
-e_q=$(entry_of shoot etcd-q)
+ksim_wait 20 ctl_has_entry shoot etcd-q || ctl_fail "no entry for shoot/etcd-q"
+e_q=$(ctl_entry_of shoot etcd-q)
 kc -n shoot delete etcd etcd-q >/dev/null
 kc patch backupbucket shared --type merge -p '{"spec":{"deletionGracePeriod":"1s"}}' >/dev/null
 cond() { kc get backupentry "$e_q" -o jsonpath='{.status.conditions[?(@.type=="PrefixConflict")].message}'; }

@@ -384,3 +384,33 @@ spec: {etcdName: $e, config: {schedule: "0 0 * * *"}}
 EOF
     done
 }
+# BackupEntries (with tests/lib/snapshot.sh's s3rver):
+#   ctl_s3_bucket_secret        # Secret etcd-warden/s3-bucket opening $SNAP_S3_URL
+#   ctl_s3_bucket GRACE         # BackupBucket s3 (aws, $SNAP_BUCKET, that Secret), grace GRACE
+#   ctl_entry_of NS NAME        # the name of the BackupEntry of Etcd NS/NAME (empty: none)
+#   ctl_has_entry NS NAME; ctl_entry_phase ENTRY; ctl_entry_phase_is ENTRY PHASE
+ctl_s3_bucket_secret() {
+    kc -n etcd-warden create secret generic s3-bucket \
+        --from-literal=accessKeyID=S3RVER --from-literal=secretAccessKey=S3RVER \
+        --from-literal=region=us-east-1 --from-literal=s3ForcePathStyle=true \
+        --from-literal=endpoint="$SNAP_S3_URL" >/dev/null
+}
+ctl_s3_bucket() {
+    kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply BackupBucket"
+apiVersion: etcd-warden.io/v1alpha1
+kind: BackupBucket
+metadata: {name: s3}
+spec:
+  provider: aws
+  container: $SNAP_BUCKET
+  secretRef: {namespace: etcd-warden, name: s3-bucket}
+  deletionGracePeriod: "$1"
+EOF
+}
+ctl_entry_of() {
+    kc get backupentries -o jsonpath='{range .items[*]}{.metadata.name} {.spec.etcd.namespace}/{.spec.etcd.name}{"\n"}{end}' |
+        awk -v e="$1/$2" '$2 == e { print $1 }'
+}
+ctl_has_entry() { [ -n "$(ctl_entry_of "$1" "$2")" ]; }
+ctl_entry_phase() { kc get backupentry "$1" -o jsonpath='{.status.phase}'; }
+ctl_entry_phase_is() { [ "$(ctl_entry_phase "$1")" = "$2" ]; }

@@ -145,3 +145,5 @@ ksim_wait() {
         sleep 0.1
     done
 }
+# ksim_gone ARGS...: true when `kc get ARGS` finds nothing.
+ksim_gone() { ! kc get "$@" >/dev/null 2>&1; }
