@@ -6,11 +6,14 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/bstore.h"
 #include "common/kjson.h"
+#include "common/ktime.h"
 #include "controller/backups/ebk_keep.h"
 #include "controller/core/claims.h"
+#include "controller/entries/bke.h"
 
 #define OK(call) cr_assert_eq((call), KERR_OK, "%s: %s", #call, err.msg)
 
@@ -200,5 +203,28 @@ Test(ebk_keep, the_copy_window_is_known_only_when_a_copy_job_was_recorded)
     kjson_set_str(b, "status.copyStartedAt", "yesterday", NULL);
     cr_assert_eq(ebk_copy_window(b, &since, until), 1);
     cr_assert_str_eq(until, "2026-11-02T00:05:00Z");
+    cJSON_Delete(b);
+}
+
+/* Retain keeps the copy for the bucket's grace period from the EtcdBackup's deletion, however
+ * long ago the copy was made: the window still ends at the copy's completion. */
+Test(ebk_keep, the_grace_period_runs_from_the_hand_over_not_from_the_copy)
+{
+    struct kerr_info err = { 0 };
+    cJSON *b = backup("aws", "copies"), *e = NULL;
+    time_t before = time(NULL), due;
+    struct timespec done;
+
+    OK(ebk_keep_entry(b, "bkt-bucket", &e, &err));
+    cr_assert_str_eq(kjson_get_str(e, "spec.etcdDeletedAt"), "2026-11-02T00:05:00Z");
+    cr_assert_not_null(kjson_get_str(e, "spec.retainedAt"));
+    due = bke_due(e, 3600L * 1000);
+    cr_assert_geq(due, before + 3600, "the copy of a month ago is kept an hour from now");
+    cr_assert_leq(due, time(NULL) + 3600);
+    /* an entry of an Etcd (no hand-over): from the Etcd's deletion */
+    cr_assert_eq(kjson_delete(e, "spec.retainedAt"), KERR_OK);
+    cr_assert_eq(ktime_parse("2026-11-02T00:05:00Z", &done, NULL), KERR_OK);
+    cr_assert_eq(bke_due(e, 3600L * 1000), done.tv_sec + 3600);
+    cJSON_Delete(e);
     cJSON_Delete(b);
 }

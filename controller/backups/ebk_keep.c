@@ -60,6 +60,17 @@ void ebk_keep_bucket(const cJSON *buckets, const char *provider, const char *con
         snprintf(out, n, "%s", best);
 }
 
+/* path of obj set to the time now: when a retained copy was handed over, from which the
+ * entry's grace period runs (however old the copy). */
+static enum kerr set_now(cJSON *obj, const char *path, struct kerr_info *err)
+{
+    char now[KTIME_LEN + 1];
+
+    if (ktime_format(time(NULL), now) != KERR_OK)
+        return kerr_set(err, KERR_INTERNAL, "cannot format the time");
+    return kjson_set_str(obj, path, now, err);
+}
+
 enum kerr ebk_keep_entry(const cJSON *b, const char *bucket, cJSON **out, struct kerr_info *err)
 {
     const char *base = dst(b), *ns = str(b, "metadata.namespace");
@@ -105,6 +116,7 @@ enum kerr ebk_keep_entry(const cJSON *b, const char *bucket, cJSON **out, struct
     rc = rc ? rc : kjson_set_str(e, "spec.etcd.name", str(b, "spec.etcdName"), err);
     rc = rc ? rc : kjson_set_str(e, "spec.claimedAt", from, err);
     rc = rc ? rc : kjson_set_str(e, "spec.etcdDeletedAt", to, err);
+    rc = rc ? rc : set_now(e, "spec.retainedAt", err);
     if (rc != KERR_OK) {
         cJSON_Delete(e);
         return rc;
@@ -155,8 +167,9 @@ static enum kerr adopt(const struct ebk_env *env, const cJSON *want, const cJSON
                  str(had, "metadata.name"));
         return KERR_OK;
     }
-    /* the window covers the copy's: [claimedAt, etcdDeletedAt] (none: the Etcd lives on) */
-    if (*hsince && !before(since, hsince) && (!huntil || !before(huntil, until)))
+    /* the window covers the copy's: [claimedAt, etcdDeletedAt] (none: the Etcd lives on, and
+     * the grace period has not begun) */
+    if (*hsince && !before(since, hsince) && !huntil)
         return KERR_OK;
     if (!(obj = cJSON_Duplicate(had, 1)))
         return kerr_set(err, KERR_NOMEM, NULL);
@@ -166,6 +179,8 @@ static enum kerr adopt(const struct ebk_env *env, const cJSON *want, const cJSON
         rc = kjson_set_str(obj, "spec.claimedAt", since, err);
     if (rc == KERR_OK && huntil && before(huntil, until))
         rc = kjson_set_str(obj, "spec.etcdDeletedAt", until, err);
+    if (rc == KERR_OK && huntil) /* pending: the grace period runs again from the hand-over */
+        rc = set_now(obj, "spec.retainedAt", err);
     rc = rc ? rc
             : k8s_update(env->client, &res_entry, NULL, str(had, "metadata.name"), obj, NULL, NULL,
                          err);

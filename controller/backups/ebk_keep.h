@@ -54,7 +54,10 @@
 
 /*
  * The BackupEntry of backup's retained copy (backup as stored, its copy Job recorded: read
- * back or not) built into *out (OWNS on KERR_OK) with bucket as spec.bucketName. Pure.
+ * back or not) built into *out (OWNS on KERR_OK) with bucket as spec.bucketName: the copy's
+ * write window in spec.claimedAt and spec.etcdDeletedAt, and spec.retainedAt the time now
+ * (the grace period runs from the hand-over, controller/entries/bke's bke_due). Reads the
+ * clock, nothing else.
  */
 enum kerr ebk_keep_entry(const cJSON *backup, const char *bucket, cJSON **out,
                          struct kerr_info *err);

@@ -317,6 +317,20 @@ static void requeue_min(long *requeue, long ms)
         *requeue = ms;
 }
 
+time_t bke_due(const cJSON *entry, long grace_ms)
+{
+    const char *paths[] = { "spec.etcdDeletedAt", "spec.retainedAt" };
+    struct timespec t;
+    time_t from = 0;
+    size_t i;
+
+    for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+        if (kjson_get_str(entry, paths[i]) &&
+            ktime_parse(kjson_get_str(entry, paths[i]), &t, NULL) == KERR_OK && t.tv_sec > from)
+            from = t.tv_sec;
+    return from + (time_t)(grace_ms / 1000);
+}
+
 /* An entry no live Etcd of the cache claims: PendingDeletion, or wait out the grace period. */
 static enum kerr release_entry(const struct bke_ctx *x, const struct bke_bucket *b,
                                const cJSON *entry, const char *conflict, long *requeue,
@@ -336,7 +350,7 @@ static enum kerr release_entry(const struct bke_ctx *x, const struct bke_bucket 
     if (x->watch_ns && *x->watch_ns && strcmp(ns, x->watch_ns) != 0)
         return KERR_OK;
     if (deleted && ktime_parse(deleted, &at, NULL) == KERR_OK) {
-        due_t = at.tv_sec + (time_t)(b->grace_ms / 1000);
+        due_t = bke_due(entry, b->grace_ms);
         if (due_t <= t) {
             rc = bkejob_step(x, b, entry, why, requeue, err);
             if (rc != KERR_OK || !*why)

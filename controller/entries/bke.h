@@ -60,6 +60,7 @@
 #define CONTROLLER_BKE_H
 
 #include <cJSON.h>
+#include <time.h>
 
 #include "common/bstore.h"
 #include "common/events.h"
@@ -78,6 +79,13 @@ int bke_store_matches(const cJSON *bucket, const cJSON *etcd);
 
 /* The index BKE_INDEX_BUCKET of the entry cache (common/store's store_index_fn). */
 enum kerr bke_index_bucket(void *ctx, const cJSON *obj, struct strlist *values);
+
+/*
+ * When entry's prefix may be emptied: grace_ms after the later of spec.etcdDeletedAt (the
+ * window's end) and spec.retainedAt (a retained EtcdBackup copy handed over, however old the
+ * copy). Call only for an entry with a readable spec.etcdDeletedAt.
+ */
+time_t bke_due(const cJSON *entry, long grace_ms);
 
 /* Reconcile the bucket named bucket; *requeue_ms set when it is to be looked at again. */
 enum kerr bke_run(const struct bke_ctx *x, const char *bucket, long *requeue_ms,
