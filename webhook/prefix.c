@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "webhook/bauth.h"
 #include "common/pclaim.h"
+#include "webhook/pborn.h"
 #include "webhook/plocal.h"
 #include "webhook/pmove.h"
 
@@ -117,6 +118,9 @@ static int claim_of(enum prefix_kind k, const cJSON *obj, cJSON *out)
          cJSON_AddStringToObject(out, "store", c.key) &&
          cJSON_AddStringToObject(out, "prefix", c.prefix) &&
          (!deleted || cJSON_AddStringToObject(out, "deletedAt", deleted)) &&
+         (k != PREFIX_ENTRY || !kjson_get_str(obj, "metadata.creationTimestamp") ||
+          cJSON_AddStringToObject(out, "createdAt",
+                                  kjson_get_str(obj, "metadata.creationTimestamp"))) &&
          (!etcd || cJSON_AddStringToObject(out, "etcd", etcd)) &&
          (k != PREFIX_ENTRY ||
           !kjson_get_str(obj, "metadata.annotations[" BSTORE_RETAINED_COPY_ANNOTATION "]") ||
@@ -206,6 +210,8 @@ struct probe {
     char other_ns[256];    /* its namespace */
     struct k8s_client *k;  /* NULL: Local claims compared with etcd-druid's default hostPath */
     struct store *buckets; /* the cached BackupBuckets, or NULL */
+    cJSON *own;            /* OWNS: {entry, namespace, name, createdAt} of the candidate's own
+                            * entry it reattaches to, copied out of the cache */
 };
 
 /* 1 when the claim c of another object is in the way of the candidate's, its Local directory
@@ -260,10 +266,18 @@ static enum kerr view_entry(void *ctx, const char *key, const cJSON *obj)
     /* the Etcd's own entry of the same prefix reattaches, unless its backups are being
      * deleted (the new cluster's snapshots would be deleted with them); one of an earlier,
      * other prefix of the same Etcd still holds snapshots its sidecar would list */
-    if (!c ||
-        (same_owner(p->self, c) && !kjson_has(c, "deleting") && kjson_get_str(c, "prefix") &&
-         strcmp(kjson_get_str(p->self, "prefix"), kjson_get_str(c, "prefix")) == 0) ||
-        !in_the_way_of(p, c))
+    if (c && same_owner(p->self, c) && !kjson_has(c, "deleting") && kjson_get_str(c, "prefix") &&
+        strcmp(kjson_get_str(p->self, "prefix"), kjson_get_str(c, "prefix")) == 0) {
+        cJSON_Delete(p->own); /* judged once the scan is over (webhook/pborn) */
+        p->own = cJSON_Duplicate(c, 1);
+        if (!p->own || !cJSON_AddStringToObject(p->own, "entry",
+                                                kjson_get_str(obj, "metadata.name")
+                                                    ? kjson_get_str(obj, "metadata.name")
+                                                    : ""))
+            return KERR_NOMEM;
+        return KERR_OK;
+    }
+    if (!c || !in_the_way_of(p, c))
         return KERR_OK;
     deleted = kjson_get_str(c, "deletedAt");
     snprintf(p->other, sizeof(p->other), "the prefix \"%s\" of BackupEntry %s of Etcd %s/%s%s%s",
@@ -364,13 +378,29 @@ enum kerr prefix_check3(struct store *etcds, struct store *entries, struct store
     return prefix_check_local(etcds, entries, backups, NULL, NULL, req, resp, err);
 }
 
+/* The candidate reattaching to its own entry (c: view_entry's copy of its claim): refused,
+ * *denied, when its namespace was created after the entry (webhook/pborn). */
+static enum kerr reattach(struct k8s_client *k, const cJSON *c, struct review_resp *resp,
+                          int *denied)
+{
+    char why[PBORN_WHY_MAX];
+    enum kerr rc =
+        pborn_check(k, kjson_get_str(c, "namespace"), kjson_get_str(c, "name"),
+                    kjson_get_str(c, "entry"), kjson_get_str(c, "createdAt"), why, sizeof(why));
+
+    if (rc != KERR_OK || !*why)
+        return rc;
+    *denied = 1;
+    return review_deny(resp, "spec.backup.store.prefix: %s", why);
+}
+
 enum kerr prefix_check_local(struct store *etcds, struct store *entries, struct store *backups,
                              struct k8s_client *k, struct store *buckets,
                              const struct review_req *req, struct review_resp *resp,
                              struct kerr_info *err)
 {
     cJSON *self = cJSON_CreateObject(), *old = cJSON_CreateObject();
-    struct probe p = { NULL, "", "", k, buckets };
+    struct probe p = { NULL, "", "", k, buckets, NULL };
     int denied = 0;
     struct kerr_info lookup = { 0 };
     enum kerr rc = self && old ? KERR_OK : KERR_NOMEM;
@@ -417,6 +447,10 @@ enum kerr prefix_check_local(struct store *etcds, struct store *entries, struct 
         if (backups && rc == KERR_OK && !*p.other)
             rc = store_index_view(backups, PREFIX_INDEX_STORE, key, view_backup, &p, &lookup);
     }
+    if (rc == KERR_OK && !*p.other && p.own && k)
+        rc = reattach(k, p.own, resp, &denied);
+    if (denied)
+        goto out;
     if (*p.other)
         rc = prefix_deny(resp, req, p.other, p.other_ns, store);
     else if (rc != KERR_OK)
@@ -428,6 +462,7 @@ enum kerr prefix_check_local(struct store *etcds, struct store *entries, struct 
     else
         rc = KERR_OK;
 out:
+    cJSON_Delete(p.own);
     cJSON_Delete(self);
     cJSON_Delete(old);
     return rc == KERR_OK ? rc : kerr_set(err, rc, "building the answer");
