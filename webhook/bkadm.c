@@ -9,6 +9,7 @@
 #include "common/rtarget.h"
 #include "webhook/bauth.h"
 #include "common/pclaim.h"
+#include "webhook/rsource.h"
 
 /* What one destination is and found. */
 struct dest {
@@ -520,19 +521,24 @@ static enum kerr in_flight(struct prefix_cache *pc, const struct review_req *req
 }
 
 /*
- * An EtcdRestore's spec.source.store recorded in the claim Lease of its store (common/pclaim,
- * PCLAIM_KIND_SOURCE) once it is admitted: until the API server stores the restore (another
- * validating webhook may still hold the request) only that record tells a deletion of the
- * prefix that it is about to be read (controller/entries waits for it). A read, never a claim:
- * it refuses nothing but a namespace over its share of the Lease. Refused (500) when the Lease
- * cannot be written; a source that cannot be keyed was left to the controller (check_source).
+ * An EtcdRestore's source recorded in the claim Lease of its store (common/pclaim,
+ * PCLAIM_KIND_SOURCE) once it is admitted: spec.source.store, or the written copy of the
+ * EtcdBackup spec.source.backupName names (webhook/rsource.h). Until the API server stores the
+ * restore (another validating webhook may still hold the request) only that record tells a
+ * deletion of the prefix that it is about to be read (controller/entries waits for it). A read,
+ * never a claim: it refuses nothing but a namespace over its share of the Lease. Refused (500)
+ * when the Lease (or the EtcdBackup) cannot be read or written; a source that cannot be keyed
+ * was left to the controller (check_source), as a backup with no written copy (nothing to read).
  */
 static enum kerr record_source(struct prefix_cache *pc, const struct review_req *req,
                                struct review_resp *resp, struct kerr_info *err)
 {
     static const char *const base = "spec.source.store";
     const cJSON *obj = req->object, *src = kjson_get_obj(obj, base);
+    const char *bk = kjson_get_str(obj, "spec.source.backupName");
+    struct store *etcds = NULL, *entries = NULL, *backups = NULL;
     struct bstore_claim c = { "", NULL };
+    struct rsource from = { "", "" };
     struct k8s_client *k = NULL;
     const char *lease_ns = NULL;
     struct pclaim_other other;
@@ -540,27 +546,43 @@ static enum kerr record_source(struct prefix_cache *pc, const struct review_req 
     enum kerr rc = KERR_OK;
 
     prefix_cache_claims(pc, &k, &lease_ns);
-    if (!src || !lease_ns || !*lease_ns || req->dry_run ||
+    if ((!src && !bk) || !lease_ns || !*lease_ns || req->dry_run ||
         strcmp(req->kind_kind, "EtcdRestore") != 0 ||
-        (req->op == REVIEW_OP_UPDATE && same_destination(obj, req->old_object, base)) ||
+        (req->op == REVIEW_OP_UPDATE && same_destination(obj, req->old_object, base) &&
+         strcmp(s_or(obj, "spec.source.backupName", ""),
+                s_or(req->old_object, "spec.source.backupName", "")) == 0))
+        goto out;
+    if (src &&
         bstore_claim_init(&c, kjson_get_str(src, "provider"), kjson_get_str(src, "container"),
                           kjson_get_str(src, "endpointOverride"), s_or(src, "prefix", ""),
-                          NULL) != KERR_OK)
-        goto out;
-    rc = pclaim_take(k, lease_ns,
-                     &(struct pclaim){ s_or(obj, "metadata.namespace", ""),
-                                       s_or(obj, "metadata.name", ""), c.key, c.prefix,
-                                       PCLAIM_KIND_SOURCE, NULL, NULL, NULL,
-                                       kjson_get_str(obj, "metadata.uid") },
-                     &other, &why);
-    if (rc == KERR_OK && *other.refused)
-        rc = review_deny(resp, "%s.prefix: %s", base, other.refused) ? KERR_NOMEM : KERR_OK;
-    else if (rc != KERR_OK) /* fail closed */
+                          NULL) == KERR_OK)
+        rsource_set(&from, c.key, c.prefix);
+    else if (!src && prefix_cache_stores(pc, &etcds, &entries, &backups))
+        rc = rsource_of_backup(backups, k, s_or(obj, "metadata.namespace", ""), bk, &from, &why);
+    else if (!src) /* no cache: the API server */
+        rc = rsource_of_backup(NULL, k, s_or(obj, "metadata.namespace", ""), bk, &from, &why);
+    if (rc == KERR_OK && *from.key)
+        rc = pclaim_take(k, lease_ns,
+                         &(struct pclaim){ s_or(obj, "metadata.namespace", ""),
+                                           s_or(obj, "metadata.name", ""), from.key, from.prefix,
+                                           PCLAIM_KIND_SOURCE, NULL, NULL, NULL,
+                                           kjson_get_str(obj, "metadata.uid") },
+                         &other, &why);
+    if (rc == KERR_OK && *from.key && *other.refused)
         rc =
-            review_errored(resp, 500, "recording the source of the restore in the claims of %s: %s",
-                           c.key, why.msg[0] ? why.msg : kerr_str(rc))
+            review_deny(resp, "%s.prefix: %s", src ? base : "spec.source.backupName", other.refused)
                 ? KERR_NOMEM
                 : KERR_OK;
+    else if (rc != KERR_OK) /* fail closed */
+        rc = review_errored(resp, 500,
+                            "recording the source of the restore (%s%s) in the claims: %s",
+                            *from.key || !bk ? "store " : "EtcdBackup ",
+                            *from.key ? from.key
+                            : bk      ? bk
+                                      : "?",
+                            why.msg[0] ? why.msg : kerr_str(rc))
+                 ? KERR_NOMEM
+                 : KERR_OK;
 out:
     bstore_claim_release(&c);
     return rc == KERR_OK ? rc : kerr_set(err, rc, "building the answer");

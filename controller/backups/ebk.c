@@ -2,6 +2,7 @@
 #include "controller/backups/ebk.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -420,6 +421,40 @@ static time_t created_of(const char *name)
     return end != p + 1 && v > 0 && (*end == '\0' || *end == '.') ? (time_t)v : 0;
 }
 
+/*
+ * 1 when s is the copy's whole report of what it wrote (provenance for the deletion,
+ * ebk_del.h): a summary its Pod left on terminating, listing every snapshot it copied (none, or
+ * the one an EtcdBackup copies, with its key). A failed `warden-snapshot copy` removes what it
+ * wrote and lists nothing (controller/snapshot/snapcopy.h). A Job stopped at its deadline, or a
+ * Pod that left no summary, reports nothing proven.
+ */
+static int reported(const struct cpjob_summary *s)
+{
+    return s->parsed && s->exit_code >= 0 && s->total == s->n &&
+           (s->n == 0 || (s->n == 1 && *s->snaps[0].destination));
+}
+
+/* Write phase Failed with msg, with what the copy reported writing when its report was read
+ * (status.copyReported, destinationKey). */
+static enum kerr fail_copy(const struct ebk_env *env, const cJSON *b, const struct cpjob_summary *s,
+                           const char *msg, struct kerr_info *err)
+{
+    cJSON *fb;
+    enum kerr rc;
+
+    if (!reported(s))
+        return fail(env, b, msg, err);
+    fb = cJSON_Duplicate(b, 1);
+    if (!fb || kjson_set_bool(fb, "status.copyReported", true, err) ||
+        (s->n == 1 && kjson_set_str(fb, "status.destinationKey", s->snaps[0].destination, err))) {
+        cJSON_Delete(fb);
+        return kerr_set(err, KERR_NOMEM, NULL);
+    }
+    rc = fail(env, fb, msg, err);
+    cJSON_Delete(fb);
+    return rc;
+}
+
 /* The Job's result into the status. */
 static enum kerr record(const struct ebk_env *env, const cJSON *b, const struct cpjob_summary *s,
                         struct kerr_info *err)
@@ -435,10 +470,11 @@ static enum kerr record(const struct ebk_env *env, const cJSON *b, const struct 
         else
             snprintf(msg, sizeof(msg), "copy Job %s failed (exit status %d)",
                      str(b, "status.jobName"), s->exit_code);
-        return fail(env, b, msg, err);
+        return fail_copy(env, b, s, msg, err);
     }
     nb = cJSON_Duplicate(b, 1);
     if (!nb || kjson_set_str(nb, "status.phase", EBK_PHASE_COMPLETED, err) ||
+        (reported(s) && kjson_set_bool(nb, "status.copyReported", true, err)) ||
         !set_now(nb, "status.completionTime") ||
         kjson_set_str(nb, "status.snapshot.name", p->name, err) ||
         kjson_set_str(nb, "status.snapshot.kind", p->kind, err) ||

@@ -42,15 +42,20 @@
  *     lastRevision, size, md5, createdOn} and destinationKey, event
  *     Completed; anything else: Failed with the summary's error (or the exit
  *     status; a Job stopped at its deadline: "DeadlineExceeded: ..."), a
- *     Warning event Failed. The status is written before the Job
- *     is deleted (propagation Background), so a restarted controller finds
- *     the finished Job again and decides the same. A Job gone before its
+ *     Warning event Failed. Either way, when the Pod's summary is the
+ *     copy's whole report (none or one snapshot listed, with its key),
+ *     status.copyReported is true and the key, if any, is destinationKey:
+ *     provenance for the deletion (a failed copy removes what it wrote and
+ *     lists nothing). The status is written before the Job is deleted
+ *     (propagation Background), so a restarted controller finds the
+ *     finished Job again and decides the same. A Job gone before its
  *     result was read: Failed.
  *   - Completed, Failed: terminal, never run again; a Job still there (a
  *     crash between the status and its deletion) is deleted.
  * Deletion (metadata.deletionTimestamp) with the finalizer: a copy Job
- * still running is waited for (and its result recorded as above); then,
- * with deletionPolicy Delete and a destinationKey, the delete Job
+ * still running is waited for (and its result recorded as above); a copy
+ * that reported writing nothing: the finalizer goes (event CopyWroteNothing);
+ * then, with deletionPolicy Delete and a destinationKey, the delete Job
  * ebk_del_job_name(backup) runs `warden-snapshot delete-snapshots` with the
  * destination key as the prefix (exactly that object: a prefix is a path,
  * controller/snapshot/snapdel.h) and the destination's Secret. Exit 0 and
@@ -59,7 +64,14 @@
  * store's earliest deletable time, or a backoff as below when it does not
  * say, an event CopyLocked saying until when; other failures likewise with
  * the backoff of podjob_backoff_ms (status.deletionFailures) and a Warning
- * event DeletionFailed. With deletionPolicy Retain, whatever a copy Job
+ * event DeletionFailed. A key another EtcdBackup of the namespace records as
+ * its destinationKey (same container) is not deleted (event CopyShared).
+ * Provenance before deletion (controller/backups/ebk_del.h): a copy never read
+ * deletes only the snapshot its Job was told to copy, written since its start;
+ * one whose snapshot is unknown deletes nothing (the prefix holds the other
+ * copies of the Etcd) and is handed to a BackupEntry as a retained copy is,
+ * with a Warning event CopyUnproven naming the prefix and the window.
+ * With deletionPolicy Retain, whatever a copy Job
  * recorded in the status may have written (Completed or not: ebk_copy_window)
  * is handed to a BackupEntry first (controller/backups/ebk_keep.h). Without
  * a copy Job recorded (failed before one was made) the finalizer is simply

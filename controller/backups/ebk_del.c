@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/events.h"
 #include "common/kjson.h"
 #include "common/ktime.h"
 #include "common/log.h"
@@ -21,10 +22,15 @@ static const char *dst_path(const cJSON *b, const char *field)
 {
     static const char *const rec[] = { "status.destination.provider",
                                        "status.destination.container",
-                                       "status.destination.endpointOverride" };
+                                       "status.destination.endpointOverride",
+                                       "status.destination.prefix" };
     static const char *const spec[] = { "spec.destination.provider", "spec.destination.container",
-                                        "spec.destination.endpointOverride" };
-    int i = strcmp(field, "provider") == 0 ? 0 : strcmp(field, "container") == 0 ? 1 : 2;
+                                        "spec.destination.endpointOverride",
+                                        "spec.destination.prefix" };
+    int i = strcmp(field, "provider") == 0    ? 0
+            : strcmp(field, "container") == 0 ? 1
+            : strcmp(field, "prefix") == 0    ? 3
+                                              : 2;
 
     return kjson_has(b, "status.destination") ? rec[i] : spec[i];
 }
@@ -104,12 +110,12 @@ static enum kerr foreign(const struct ebk_env *env, const cJSON *b, const char *
 
 /*
  * What the deletion deletes into key (n bytes), with the provenance bounds *since and *before
- * (NULL: none; before is written into until): status.destinationKey, what the copy wrote;
- * else, when its copy Job was made (status.jobName, copyStartedAt) and its result never read,
- * what it may have written: the snapshot it copied in the destination prefix
- * ("<prefix>/v2/<name>", written since the copy's start), or, the name unknown, the prefix's
- * objects written in the copy's write window (ebk_copy_window). 0 when there is nothing to
- * delete.
+ * (NULL: none; before is written into until), only what the copy is proven to have written:
+ * status.destinationKey, the key its Job reported; else, its result never read
+ * (ebk_copy_reported), the snapshot its Job was told to copy in the destination prefix
+ * ("<prefix>/v2/<name>", the one key it can write, written since the copy's start). 0 when
+ * nothing is proven: the copy reported writing nothing, no copy Job was made, or its result
+ * was never read and the snapshot it copied is unknown (ebk_delete_step hands that on).
  */
 static int copy_key(const cJSON *b, char *key, size_t n, const char **since, const char **before,
                     char until[KTIME_LEN + 1])
@@ -120,16 +126,43 @@ static int copy_key(const cJSON *b, char *key, size_t n, const char **since, con
     size_t pl = strlen(prefix);
 
     *since = *before = NULL;
+    until[0] = '\0';
     if (*str(b, "status.destinationKey"))
         return snprintf(key, n, "%s", str(b, "status.destinationKey")) < (int)n;
-    if (!*str(b, "status.jobName") || !*str(b, "status.copyStartedAt"))
+    if (ebk_copy_reported(b) || !*str(b, "status.jobName") || !*str(b, "status.copyStartedAt") ||
+        !*snap)
         return 0;
     (void)ebk_copy_window(b, since, until);
-    if (*snap)
-        return snprintf(key, n, "%s%sv2/%s", prefix, pl && prefix[pl - 1] != '/' ? "/" : "", snap) <
-               (int)n;
-    *before = *until ? until : NULL;
-    return snprintf(key, n, "%s", prefix) < (int)n;
+    return snprintf(key, n, "%s%sv2/%s", prefix, pl && prefix[pl - 1] != '/' ? "/" : "", snap) <
+           (int)n;
+}
+
+/*
+ * The name of another EtcdBackup of b's namespace whose copy is key in b's destination
+ * container (its status.destinationKey: the key its own copy reported) into other (n bytes),
+ * "" when none: that object is the other's as much as b's, and stays. A LIST that fails is
+ * returned: nothing is deleted.
+ */
+static enum kerr key_of_another(const struct ebk_env *env, const cJSON *b, const char *key,
+                                char *other, size_t n, struct kerr_info *err)
+{
+    const char *ns = str(b, "metadata.namespace"), *uid = str(b, "metadata.uid");
+    const char *container = str(b, dst_path(b, "container"));
+    cJSON *list = NULL;
+    const cJSON *o;
+    enum kerr rc = k8s_list_all(env->client, &EBK_RES_BACKUP, ns, NULL, &list, err);
+
+    other[0] = '\0';
+    cJSON_ArrayForEach (o, kjson_get(list, "items")) {
+        if (strcmp(str(o, "metadata.uid"), uid) == 0 ||
+            strcmp(str(o, "status.destinationKey"), key) != 0 ||
+            strcmp(str(o, dst_path(o, "container")), container) != 0)
+            continue;
+        snprintf(other, n, "%s/%s", ns, str(o, "metadata.name"));
+        break;
+    }
+    cJSON_Delete(list);
+    return rc;
 }
 
 /* No delete Job: start one unless status.nextDeletionAt lies ahead. */
@@ -260,26 +293,53 @@ static enum kerr finish(const struct ebk_env *env, const cJSON *b, const cJSON *
 }
 
 /*
- * Retain: the copy handed to a BackupEntry (controller/backups/ebk_keep.h), then the finalizer
- * off. Fail closed: while no entry claims the copy the finalizer stays, the reason in
- * status.deletionError with a Warning event RetainFailed (when new), looked at again after a
- * backoff.
+ * Retain, or a copy nothing of which is proven (unproven: the Warning event's text, NULL for
+ * Retain): what the copy may have written handed to a BackupEntry (controller/backups/
+ * ebk_keep.h), its prefix claimed so that no other namespace is admitted there, then the
+ * finalizer off. Fail closed: while no entry claims the copy the finalizer stays, the reason
+ * in status.deletionError with a Warning event RetainFailed (when new), looked at again after
+ * a backoff.
  */
-static enum kerr retain(const struct ebk_env *env, const cJSON *b, long *requeue,
-                        struct kerr_info *err)
+static enum kerr retain(const struct ebk_env *env, const cJSON *b, const char *unproven,
+                        long *requeue, struct kerr_info *err)
 {
     char why[512] = "";
     struct kerr_info e = { 0 };
     enum kerr rc = ebk_keep_copy(env, b, why, sizeof(why), &e);
 
-    if (rc == KERR_OK && !*why)
+    if (rc == KERR_OK && !*why) {
+        if (unproven)
+            ebk_event(env, b, 1, "CopyUnproven", "%s", unproven);
         return drop_finalizer(env, b, err);
+    }
     if (rc != KERR_OK)
         snprintf(why, sizeof(why), "the BackupEntry of the retained copy cannot be made: %.380s",
                  e.msg[0] ? e.msg : kerr_str(rc));
     snprintf(why + strlen(why), sizeof(why) - strlen(why),
              "; the EtcdBackup stays until its copy's prefix is claimed");
     return foreign(env, b, why, requeue, err);
+}
+
+/* Nothing the copy wrote is proven (its result never read, the snapshot unknown): nothing is
+ * deleted, other backups' copies of the prefix included; what it may have written stays,
+ * handed to a BackupEntry, and a Warning event names the prefix and the window. */
+static enum kerr unproven(const struct ebk_env *env, const cJSON *b, long *requeue,
+                          struct kerr_info *err)
+{
+    char msg[EV_NOTE_MAX], until[KTIME_LEN + 1];
+    const char *since;
+
+    (void)ebk_copy_window(b, &since, until);
+    snprintf(msg, sizeof(msg),
+             "the result of copy Job %s was never read and the snapshot it copied is unknown: "
+             "nothing in prefix \"%s\" of %s %s is proven its own, so nothing is deleted (the "
+             "prefix may hold other backups' copies); what it may have written there from %s to "
+             "%s stays, kept by a BackupEntry (event CopyRetained): check the prefix and delete "
+             "what is this copy's",
+             str(b, "status.jobName"), str(b, dst_path(b, "prefix")),
+             str(b, dst_path(b, "provider")), str(b, dst_path(b, "container")), since,
+             *until ? until : "now");
+    return retain(env, b, msg, requeue, err);
 }
 
 /*
@@ -325,6 +385,7 @@ enum kerr ebk_delete_step(const struct ebk_env *env, const cJSON *b, long *reque
     const char *ns = str(b, "metadata.namespace"), *name = str(b, "metadata.name");
     const char *since, *before;
     char jname[KNAME_LABEL_MAX + 1], key[1024], until[KTIME_LEN + 1];
+    char other[KNAME_SUBDOMAIN_MAX * 2 + 2];
     cJSON *job = NULL;
     int reading = 0;
     enum kerr rc;
@@ -333,21 +394,38 @@ enum kerr ebk_delete_step(const struct ebk_env *env, const cJSON *b, long *reque
         return KERR_OK;
     if ((rc = read_by_restore(env, b, requeue, &reading, err)) != KERR_OK || reading)
         return rc;
+    /* no copy Job recorded (it failed before one was made): nothing in the destination */
+    if (!ebk_copy_window(b, &since, until))
+        return drop_finalizer(env, b, err);
+    /* the copy's report read and naming no key: it wrote nothing, whatever the policy */
+    if (ebk_copy_reported(b) && !*str(b, "status.destinationKey")) {
+        ebk_event(env, b, 0, "CopyWroteNothing",
+                  "copy Job %s reported writing nothing to prefix \"%s\": nothing to delete",
+                  str(b, "status.jobName"), str(b, dst_path(b, "prefix")));
+        return drop_finalizer(env, b, err);
+    }
     /* Retain: whatever a copy Job may have written stays, claimed by a BackupEntry before the
      * finalizer goes, Completed or not (a copy whose result was never read was written all
-     * the same); no copy Job recorded: nothing in the destination */
+     * the same) */
     if (strcmp(str(b, "spec.deletionPolicy"), EBK_POLICY_RETAIN) == 0)
-        return ebk_copy_window(b, &since, until) ? retain(env, b, requeue, err)
-                                                 : drop_finalizer(env, b, err);
-    /* nothing in the destination: no copy Job was made */
+        return retain(env, b, NULL, requeue, err);
+    /* provenance before deletion: only what the copy is proven to have written */
     if (!copy_key(b, key, sizeof(key), &since, &before, until))
-        return drop_finalizer(env, b, err);
+        return unproven(env, b, requeue, err);
     if (ebk_del_job_name(name, jname) != KERR_OK)
         return kerr_set(err, KERR_INVAL, "no delete Job name for EtcdBackup %s", name);
     rc = k8s_get(env->client, &ETCDSPEC_RES_JOB, ns, jname, NULL, &job, err);
     if (rc == KERR_NOTFOUND) {
         kerr_clear(err);
-        rc = start(env, b, jname, requeue, err);
+        rc = key_of_another(env, b, key, other, sizeof(other), err);
+        if (rc == KERR_OK && *other) {
+            ebk_event(env, b, 0, "CopyShared",
+                      "%s is also the copy of EtcdBackup %s: it stays (that backup deletes it)",
+                      key, other);
+            rc = drop_finalizer(env, b, err);
+        } else if (rc == KERR_OK) {
+            rc = start(env, b, jname, requeue, err);
+        }
     } else if (rc == KERR_OK && !podjob_owned(job, str(b, "metadata.uid"))) {
         char why[512];
 

@@ -2,6 +2,7 @@
 #include "controller/backups/ebk_env.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -28,10 +29,18 @@ static const char *str(const cJSON *obj, const char *path)
     return s ? s : "";
 }
 
+int ebk_copy_reported(const cJSON *b)
+{
+    bool reported = false;
+
+    return *str(b, "status.destinationKey") ||
+           (kjson_get_bool(b, "status.copyReported", &reported) == KERR_OK && reported);
+}
+
 int ebk_copy_window(const cJSON *b, const char **since, char until[KTIME_LEN + 1])
 {
     const char *end = str(b, "status.completionTime");
-    int read = *str(b, "status.destinationKey") != '\0';
+    int read = ebk_copy_reported(b);
     struct timespec from, to;
     time_t last;
 

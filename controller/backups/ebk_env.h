@@ -55,7 +55,7 @@ enum kerr ebk_del_job_name(const char *backup, char out[KNAME_LABEL_MAX + 1]);
  * The write window of backup's copy in its destination prefix into *since (BORROWED from
  * backup) and until. Its start: status.copyStartedAt (a backup recorded before that field:
  * status.startTime, else metadata.creationTimestamp). Its end: a copy whose result was read
- * (status.destinationKey) ended by status.completionTime (its Job had finished); a copy never
+ * (ebk_copy_reported) ended by status.completionTime (its Job had finished); a copy never
  * read may have been written until the later of its failure time (status.completionTime; none:
  * now) and its Job's deadline (the start + PODJOB_COPY_DEADLINE_S: the Pod of a Job deleted
  * while the controller was down may outlive the failure). Returns 1 when a copy Job was
@@ -63,6 +63,13 @@ enum kerr ebk_del_job_name(const char *backup, char out[KNAME_LABEL_MAX + 1]);
  * written; the window is then the backup's start to its end or now).
  */
 int ebk_copy_window(const cJSON *backup, const char **since, char until[KTIME_LEN + 1]);
+
+/*
+ * 1 when the report of backup's copy Job was read (status.copyReported, or a
+ * status.destinationKey recorded before that field): status.destinationKey is then all the
+ * copy wrote, and without one it wrote nothing. 0: its result was never read.
+ */
+int ebk_copy_reported(const cJSON *backup);
 
 /* *requeue lowered to ms (set when it is 0 or less). */
 void ebk_requeue_min(long *requeue, long ms);
