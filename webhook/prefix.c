@@ -161,6 +161,13 @@ enum kerr prefix_project(void *ctx, const cJSON *obj, cJSON **out)
         cJSON_Delete(o);
         return KERR_NOMEM;
     }
+    /* an Etcd's backup Secret: a restore from it without a Secret of its own copies with it */
+    if (k == PREFIX_ETCD && kjson_get_str(obj, "spec.backup.store.secretRef.name") &&
+        !cJSON_AddStringToObject(o, "secret",
+                                 kjson_get_str(obj, "spec.backup.store.secretRef.name"))) {
+        cJSON_Delete(o);
+        return KERR_NOMEM;
+    }
     /* an EtcdBackup's Etcd: the store an EtcdRestore from it writes to when it names none */
     if (k == PREFIX_BACKUP && kjson_get_str(obj, "spec.etcdName") &&
         !cJSON_AddStringToObject(o, "etcdName", kjson_get_str(obj, "spec.etcdName"))) {
@@ -177,7 +184,9 @@ enum kerr prefix_project(void *ctx, const cJSON *obj, cJSON **out)
              !cJSON_AddStringToObject(d, "provider", kjson_get_str(dst, "provider"))) ||
             (kjson_get_str(dst, "endpointOverride") &&
              !cJSON_AddStringToObject(d, "endpointOverride",
-                                      kjson_get_str(dst, "endpointOverride")))) {
+                                      kjson_get_str(dst, "endpointOverride"))) ||
+            (kjson_get_str(dst, "secretRef.name") &&
+             !cJSON_AddStringToObject(d, "secret", kjson_get_str(dst, "secretRef.name")))) {
             cJSON_Delete(o);
             return KERR_NOMEM;
         }
@@ -644,6 +653,11 @@ int prefix_cache_stores(struct prefix_cache *c, struct store **etcds, struct sto
     *entries = inf_store(c->entries);
     *backups = c->backups ? inf_store(c->backups) : NULL;
     return 1;
+}
+
+struct store *prefix_cache_buckets(struct prefix_cache *c)
+{
+    return c && c->buckets ? inf_store(c->buckets) : NULL;
 }
 
 void prefix_cache_claims(struct prefix_cache *c, struct k8s_client **client, const char **ns)

@@ -54,6 +54,17 @@ spec:
   etcd: {clientPort: 2379, serverPort: 2380}
   backup: {port: 8080, store: {provider: Local, container: bkt, prefix: shoot--a/etcd, secretRef: {name: etcd-backup}}}
 EOF
+# other's own cluster, the restore's source: a restore reads only what its namespace owns
+kc apply -f - >/dev/null <<EOF || ctl_fail "other/etcd-o refused"
+apiVersion: druid.gardener.cloud/v1alpha1
+kind: Etcd
+metadata: {name: etcd-o, namespace: other}
+spec:
+  replicas: 1
+  labels: {app: etcd-statefulset}
+  etcd: {clientPort: 2379, serverPort: 2380}
+  backup: {port: 8080, store: {provider: Local, container: obkt, prefix: other/src, secretRef: {name: src}}}
+EOF
 snap_fixture "$SNAP_WORK/full" 4096 Full.gz
 theirs=Full-00000000-00000050-1700000000.gz
 cp "$SNAP_WORK/full" "$NODE/var/lib/evil/obkt/other/src/v2/$theirs" # other's own cluster
