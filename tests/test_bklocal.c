@@ -217,3 +217,16 @@ Test(bklocal, a_local_source_needs_its_namespace_s_authority)
     cr_assert(strstr(restore("other", "own", "o/etcd", "absent", "obkt", "o/r", "evil"),
                      "cannot be read"));
 }
+
+Test(bklocal, a_written_copy_claims_where_its_job_wrote)
+{
+    /* other/z's copy written under /var/lib/evil; its Secret now names /var/lib/lb */
+    put(backups,
+        "{\"metadata\":{\"namespace\":\"other\",\"name\":\"z\"},\"spec\":{\"etcdName\":"
+        "\"etcd-z\",\"destination\":{\"provider\":\"Local\",\"container\":\"shoot--a\","
+        "\"prefix\":\"etcd\",\"secretRef\":{\"name\":\"lb\"}}},\"status\":{\"destination\":"
+        "{\"provider\":\"Local\",\"container\":\"shoot--a\",\"prefix\":\"etcd\","
+        "\"hostPath\":\"/var/lib/evil\"}}}");
+    cr_assert(strstr(backup("shoot--a", "etcd", "evil"), "overlaps"));
+    cr_assert_str_eq(backup("shoot--a", "etcd", "lb"), "");
+}

@@ -49,6 +49,10 @@ static int add_local(enum prefix_kind k, const cJSON *obj, const char *base, cJS
         strcmp(bstore_provider_kind(kjson_get_str(st, "provider")), "Local") != 0)
         return 1;
     l = cJSON_AddObjectToObject(out, "local");
+    /* a copy's directory as its Job mounted it, recorded then (warden-controller's) */
+    if (l && k == PREFIX_BACKUP && kjson_get_str(obj, "status.destination.hostPath") &&
+        !cJSON_AddStringToObject(l, "hostPath", kjson_get_str(obj, "status.destination.hostPath")))
+        return 0;
     return l && (!secret || cJSON_AddStringToObject(l, "secret", secret)) &&
            (k != PREFIX_ENTRY || cJSON_AddStringToObject(l, "bucket",
                                                          kjson_get_str(obj, "spec.bucketName")
