@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/blocal.h"
 #include "common/bstore.h"
 #include "common/kjson.h"
 #include "common/pclaim.h"
@@ -41,6 +42,24 @@ const cJSON *rtrec_find(const cJSON *rec, const cJSON *restore)
     return NULL;
 }
 
+/*
+ * 1 when a Local record (its prefix: the directory warden-webhook placed by the target's
+ * Secret, common/blocal) is of container and prefix: the directory ends in their join. Where
+ * on the node it is, the controller decides again with the Secret its copy Job mounts.
+ */
+static int local_same(const cJSON *record, const char *container, const char *prefix)
+{
+    char tail[2 * BLOCAL_PREFIX_MAX + 8];
+    const char *rec = str(record, "prefix");
+    size_t rn = strlen(rec), tn;
+
+    if (blocal_dir("/", container, prefix, tail, sizeof(tail), NULL) != KERR_OK)
+        return 0;
+    tn = strlen(tail);
+    return rn >= tn && strcmp(rec + rn - tn, tail) == 0 &&
+           (rn == tn || !*tail || rec[rn - tn - 1] == '/');
+}
+
 enum rtrec_verdict rtrec_judge(const char *lease, const cJSON *record, const struct rtarget *live,
                                const char *container, const char *prefix, char *why, size_t n)
 {
@@ -57,7 +76,8 @@ enum rtrec_verdict rtrec_judge(const char *lease, const cJSON *record, const str
                  "the target store is now %s (provider \"%s\", resolved now), not the store it "
                  "was admitted with (provider \"%s\")",
                  c.key, live->provider, str(record, "provider"));
-    else if (strcmp(c.prefix, str(record, "prefix")) != 0)
+    else if (strcmp(c.key, BLOCAL_KEY) == 0 ? !local_same(record, container, prefix)
+                                            : strcmp(c.prefix, str(record, "prefix")) != 0)
         snprintf(why, n, "the target prefix is now \"%s\", not \"%s\" as admitted", c.prefix,
                  str(record, "prefix"));
     else

@@ -99,3 +99,22 @@ Test(clocal, entries_by_their_annotation_or_bucket)
     cr_assert(kjson_has(items, "1." CLOCAL_UNKNOWN), "its bucket is not there");
     cJSON_Delete(items);
 }
+
+/* A written copy is placed where its Job wrote (status.destination.hostPath), whatever its
+ * Secret says now; one from before the record by its Secret. */
+Test(clocal, copies_by_their_recorded_hostpath)
+{
+    cJSON *items = cJSON_Parse(
+        "[{\"metadata\":{\"namespace\":\"" CFIX_NS "\",\"name\":\"b1\"},\"spec\":{\"destination\":"
+        "{\"secretRef\":{\"name\":\"lb-bkt\"}}},\"status\":{\"destination\":{\"provider\":"
+        "\"Local\",\"container\":\"shoot--a\",\"prefix\":\"etcd\",\"hostPath\":\"/var/lib/"
+        "evil\"}}},"
+        "{\"metadata\":{\"namespace\":\"" CFIX_NS "\",\"name\":\"b2\"},\"spec\":{\"destination\":"
+        "{\"secretRef\":{\"name\":\"lb-bkt\"}}},\"status\":{\"destination\":{\"provider\":"
+        "\"Local\",\"container\":\"shoot--a\",\"prefix\":\"etcd\"}}}]");
+
+    clocal_place(fx.c, items, CLOCAL_BACKUP);
+    cr_assert_str_eq(kjson_get_str(items, "0." CLOCAL_DIR), "var/lib/evil/shoot--a/etcd");
+    cr_assert_str_eq(kjson_get_str(items, "1." CLOCAL_DIR), "var/lib/lb/bkt/shoot--a/etcd");
+    cJSON_Delete(items);
+}

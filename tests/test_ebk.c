@@ -56,8 +56,8 @@ Test(cpjob, copy_job_between_s3_and_abs)
     struct cpjob_spec s = { .name = "b1--copy", .ns = "ns1", .owner = owner };
     struct kerr_info err = { 0 };
 
-    s.from = (struct cpjob_store){ "aws", "bkt", "ns1/main", NULL, s1 };
-    s.to = (struct cpjob_store){ "ABS", "offsite", "copies/main", "http://127.0.0.1:1", s2 };
+    s.from = (struct cpjob_store){ "aws", "bkt", "ns1/main", NULL, s1, NULL };
+    s.to = (struct cpjob_store){ "ABS", "offsite", "copies/main", "http://127.0.0.1:1", s2, NULL };
     s.snapshot = "Full-00000000-00000010-1700000000.gz";
     OK(cpjob_build(&s, &job, &err));
     cr_assert_str_eq(jsonfix_str(job, "metadata.name"), "b1--copy");
@@ -118,8 +118,8 @@ Test(cpjob, local_stores_share_one_volume_and_delete_job)
     struct cpjob_delete_spec d = { .name = "b1--delete-copy", .ns = "ns1", .owner = owner };
     struct kerr_info err = { 0 };
 
-    s.from = (struct cpjob_store){ "local", "dir", "ns1/main", NULL, sec };
-    s.to = (struct cpjob_store){ "Local", "dir", "copies", NULL, sec };
+    s.from = (struct cpjob_store){ "local", "dir", "ns1/main", NULL, sec, NULL };
+    s.to = (struct cpjob_store){ "Local", "dir", "copies", NULL, sec, NULL };
     OK(cpjob_build(&s, &job, &err));
     cr_assert_eq(cJSON_GetArraySize(kjson_get(job, "spec.template.spec.volumes")), 1);
     cr_assert_str_eq(jsonfix_str(job, "spec.template.spec.volumes.0.hostPath.path"),
@@ -129,7 +129,7 @@ Test(cpjob, local_stores_share_one_volume_and_delete_job)
     cr_assert_null(arg_of(job, "--from-credentials-dir"));
     cJSON_Delete(job);
 
-    d.store = (struct cpjob_store){ "aws", "offsite", "copies/v2/Full-1", NULL, sec };
+    d.store = (struct cpjob_store){ "aws", "offsite", "copies/v2/Full-1", NULL, sec, NULL };
     OK(cpjob_build_delete(&d, &job, &err));
     cr_assert_str_eq(jsonfix_str(job, "spec.template.spec.containers.0.command.1"),
                      "delete-snapshots");

@@ -480,3 +480,89 @@ Test(erst_del_kubesim, a_providerless_target_owns_its_prefix_only)
     cr_assert(gone("r8"));
     cr_assert_null(cfix_get(&fx, &RES_JOB, "r8--cleanup"), "a target not told is not in the way");
 }
+
+/* A Secret name with data.hostPath b64 (replaced when there). */
+static void host_secret(const char *name, const char *b64)
+{
+    struct kerr_info err = { 0 };
+    char text[512];
+    cJSON *s;
+
+    snprintf(text, sizeof(text),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":\"%s\"},"
+             "\"data\":{\"hostPath\":\"%s\"}}",
+             name, b64);
+    s = jsonfix_parse(text);
+    if (k8s_create(fx.c, &ETCDSPEC_RES_SECRET, CFIX_NS, s, NULL, NULL, &err) == KERR_EXISTS) {
+        kerr_clear(&err);
+        OK(k8s_update(fx.c, &ETCDSPEC_RES_SECRET, CFIX_NS, name, s, NULL, NULL, &err));
+    }
+    cJSON_Delete(s);
+}
+
+/* The hostPath of the Job's volume name, "" when none. */
+static const char *volume_path(const char *job, const char *name)
+{
+    static char out[512];
+    cJSON *j = cfix_get(&fx, &RES_JOB, job);
+    const cJSON *v;
+
+    out[0] = '\0';
+    cJSON_ArrayForEach (v, kjson_get(j, "spec.template.spec.volumes"))
+        if (strcmp(kjson_get_str(v, "name") ? kjson_get_str(v, "name") : "", name) == 0)
+            snprintf(out, sizeof(out), "%s", kjson_get_str(v, "hostPath.path"));
+    cJSON_Delete(j);
+    return out;
+}
+
+#define LB_BKT "L3Zhci9saWIvbGIvYmt0" /* /var/lib/lb/bkt */
+#define EVIL   "L3Zhci9saWIvZXZpbA==" /* /var/lib/evil */
+#define LOCAL_SPEC(prefix)                                                              \
+    "{\"source\":{\"store\":{\"provider\":\"Local\",\"container\":\"obkt\",\"prefix\":" \
+    "\"o/src\",\"secretRef\":{\"name\":\"src\"}}},\"etcdTemplate\":{\"replicas\":1},"   \
+    "\"target\":{\"etcdName\":\"x\",\"store\":{\"provider\":\"Local\",\"container\":"   \
+    "\"shoot--a\",\"prefix\":\"" prefix "\",\"secretRef\":{\"name\":\"tgt\"}}}}"
+
+/* A Local target is the directory the copy Job mounted, recorded when it was made: the cleanup
+ * deletes there, not where the target Secret points when the restore is deleted (another
+ * Etcd's directory); without the record nothing is deleted. */
+Test(erst_del_kubesim, a_local_cleanup_deletes_where_the_copy_wrote)
+{
+    host_secret("src", EVIL);
+    host_secret("tgt", EVIL);
+    etcd("victim", "{\"provider\":\"Local\",\"container\":\"bkt\",\"prefix\":\"shoot--a/etcd\","
+                   "\"secretRef\":{\"name\":\"victim\"}}");
+    host_secret("victim", "L3Zhci9saWIvbGI="); /* /var/lib/lb: /var/lib/lb/bkt/shoot--a/etcd */
+    restore("l1", LOCAL_SPEC("etcd"));
+    cr_assert_eq(run("l1"), ERST_POLL_MS, "%s", get("l1", "status.error"));
+    cr_assert_str_eq(get("l1", "status.targetHostPath"), "/var/lib/evil");
+    cr_assert_str_eq(volume_path("l1--restore", "to-store"), "/var/lib/evil/shoot--a");
+    host_secret("tgt", LB_BKT); /* the victim's directory, once the copy was admitted */
+    delete_restore("l1");
+    cr_assert_eq(run("l1"), ERST_POLL_MS);
+    cr_assert(job_gone("l1--restore"));
+    cr_assert_eq(run("l1"), 1);
+    cr_assert_eq(run("l1"), ERST_POLL_MS, "%s", get("l1", "status.deletionError"));
+    cr_assert_str_eq(volume_path("l1--cleanup", "to-store"), "/var/lib/evil/shoot--a");
+
+    /* the record lost: nothing is known to be the restore's, nothing deleted */
+    host_secret("tgt", EVIL);
+    restore("l3", LOCAL_SPEC("other"));
+    cr_assert_eq(run("l3"), ERST_POLL_MS, "%s", get("l3", "status.error"));
+    {
+        struct k8s_write_opts wo = { .subresource = "status" };
+        struct kerr_info err = { 0 };
+        cJSON *r = cfix_get(&fx, &ERST_RES_RESTORE, "l3");
+
+        cr_assert_eq(kjson_delete(r, "status.targetHostPath"), KERR_OK);
+        OK(k8s_update(fx.c, &ERST_RES_RESTORE, CFIX_NS, "l3", r, &wo, NULL, &err));
+        cJSON_Delete(r);
+    }
+    delete_restore("l3");
+    cr_assert_eq(run("l3"), ERST_POLL_MS);
+    cr_assert(job_gone("l3--restore"));
+    cr_assert_eq(run("l3"), 1);
+    run("l3");
+    cr_assert(gone("l3"), "kept: %s", get("l3", "status.deletionError"));
+    cr_assert_null(cfix_get(&fx, &RES_JOB, "l3--cleanup"), "a cleanup Job without a record");
+}

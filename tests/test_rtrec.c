@@ -89,3 +89,21 @@ Test(rtrec, a_target_that_moved_is_refused)
     cJSON_Delete(rec);
     cJSON_Delete(rec3);
 }
+
+/* A Local record is the directory warden-webhook placed by the target's Secret (any hostPath):
+ * the same container and prefix below it is the target admitted, another prefix is not. */
+Test(rtrec, a_local_record_under_its_own_hostpath)
+{
+    cJSON *rec = cJSON_Parse("{\"provider\":\"Local\",\"prefix\":\"var/lib/evil/shoot--a/etcd\"}");
+    struct rtarget now = { "Local", NULL };
+    char ll[64], why[512];
+
+    pclaim_lease_name("Local||", ll, sizeof(ll));
+    cr_expect_eq(rtrec_judge(ll, rec, &now, "shoot--a", "etcd", why, sizeof(why)), RTREC_SAME, "%s",
+                 why);
+    cr_expect_eq(rtrec_judge(ll, rec, &now, "shoot--a", "./etcd/", why, sizeof(why)), RTREC_SAME);
+    cr_expect_eq(rtrec_judge(ll, rec, &now, "shoot--a", "tcd", why, sizeof(why)), RTREC_MOVED);
+    cr_expect_eq(rtrec_judge(ll, rec, &now, "a", "etcd", why, sizeof(why)), RTREC_MOVED);
+    cr_expect_eq(rtrec_judge(ll, rec, &now, "shoot--a", "etcd/x", why, sizeof(why)), RTREC_MOVED);
+    cJSON_Delete(rec);
+}

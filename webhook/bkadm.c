@@ -7,7 +7,10 @@
 #include "common/bstore.h"
 #include "common/kjson.h"
 #include "common/rtarget.h"
+#include "common/blocal.h"
 #include "webhook/bauth.h"
+#include "webhook/bklocal.h"
+#include "webhook/bkrtgt.h"
 #include "common/pclaim.h"
 #include "webhook/rsource.h"
 
@@ -17,6 +20,8 @@ struct dest {
     char store[BSTORE_KEY_MAX];
     char *prefix; /* canonical; OWNS */
     char other[512], other_ns[256];
+    struct k8s_client *k;  /* NULL: a Local store compared at etcd-druid's default hostPath */
+    struct store *buckets; /* the cached BackupBuckets (webhook/plocal places entries by them) */
 };
 
 static const char *s_or(const cJSON *o, const char *path, const char *dflt)
@@ -35,8 +40,32 @@ static enum kerr found(struct dest *d, const cJSON *c, const char *what)
 
 static int overlapping(const struct dest *d, const cJSON *c)
 {
+    if (c && d->k && strcmp(d->store, BLOCAL_KEY) == 0 && kjson_get_str(c, "store") &&
+        strcmp(kjson_get_str(c, "store"), BLOCAL_KEY) == 0) /* its directory, read now */
+        return bklocal_in_the_way(d->k, d->buckets, d->prefix, c);
     return c && kjson_get_str(c, "prefix") &&
            bstore_overlap(d->store, d->prefix, kjson_get_str(c, "prefix"));
+}
+
+/* A Local claim c made the directory its own Secret places (webhook/bklocal); resp denied
+ * when that cannot be known. Not Local, or no client: unchanged. */
+static enum kerr local_dir(const struct dest *d, struct store *etcds, struct store *backups,
+                           const cJSON *obj, const char *base, struct bstore_claim *c,
+                           struct review_resp *resp)
+{
+    char why[BKLOCAL_WHY_MAX];
+    enum kerr rc;
+
+    if (!d->k || strcmp(c->key, BLOCAL_KEY) != 0)
+        return KERR_OK;
+    rc = bklocal_self(d->k, etcds, backups, obj, base, c, why);
+    if (rc == KERR_OK && *why)
+        rc = review_deny(resp,
+                         "%s: a Local store is the directory hostPath + \"/\" + container + "
+                         "\"/\" + prefix on the node, the hostPath read from the Secret its copy "
+                         "Job mounts, and %s",
+                         base, why);
+    return rc;
 }
 
 static enum kerr view_etcd(void *ctx, const char *key, const cJSON *obj)
@@ -104,98 +133,6 @@ static int paths_of(const char *kind, const char **base, const char **etcd)
     return 1;
 }
 
-/* What an EtcdRestore's target store is resolved from (common/rtarget), as the caches know it. */
-struct rsrc {
-    cJSON *etcd_store; /* OWNS: {provider, endpointOverride} of the source Etcd's claim */
-    cJSON *backup;     /* OWNS: the cached source EtcdBackup */
-    int etcd_known;
-};
-
-static void rsrc_release(struct rsrc *r)
-{
-    cJSON_Delete(r->etcd_store);
-    cJSON_Delete(r->backup);
-}
-
-/* The source Etcd's store as its cached claim ("<family>|<container>|<endpoint>") keys it. */
-static cJSON *etcd_store_of(const cJSON *cached)
-{
-    const char *k = kjson_get_str(cached, "claim.store");
-    const char *bar1 = k ? strchr(k, '|') : NULL, *bar2 = bar1 ? strchr(bar1 + 1, '|') : NULL;
-    char fam[32];
-    cJSON *o;
-
-    if (!bar2 || (size_t)(bar1 - k) >= sizeof(fam))
-        return NULL;
-    /* every object store of one container is one key (common/bstore): S3 spells it */
-    snprintf(fam, sizeof(fam), "%.*s", (int)(bar1 - k), k);
-    if (strcmp(fam, BSTORE_OBJECT) == 0)
-        snprintf(fam, sizeof(fam), "S3");
-    o = cJSON_CreateObject();
-    if (o && (!cJSON_AddStringToObject(o, "provider", fam) ||
-              (bar2[1] && !cJSON_AddStringToObject(o, "endpointOverride", bar2 + 1)))) {
-        cJSON_Delete(o);
-        return NULL;
-    }
-    return o;
-}
-
-/*
- * An EtcdRestore's target provider and endpoint (common/rtarget: the controller's rule) into
- * *t, from the caches: the source Etcd (spec.source.etcdName, else the source EtcdBackup's
- * spec.etcdName) and the source EtcdBackup's spec.destination. r OWNS what t points into.
- */
-static enum rtarget_from restore_target(struct store *etcds, struct store *backups,
-                                        const cJSON *obj, struct rsrc *r, struct rtarget *t)
-{
-    const char *src = kjson_get_str(obj, "spec.source.etcdName");
-    const char *ns = kjson_get_str(obj, "metadata.namespace");
-    const char *bk = kjson_get_str(obj, "spec.source.backupName");
-    const cJSON *source = kjson_get_obj(obj, "spec.source.store");
-    cJSON *cached = NULL;
-    char key[512];
-
-    memset(r, 0, sizeof(*r));
-    if (bk && ns && backups && (snprintf(key, sizeof(key), "%s/%s", ns, bk), 1) &&
-        store_get(backups, key, &r->backup, NULL) == KERR_OK && r->backup) {
-        if (!src)
-            src = kjson_get_str(r->backup, "etcdName");
-        if (!source)
-            source = kjson_get_obj(r->backup, "destination");
-    }
-    r->etcd_known = !src;
-    if (src && ns && etcds && (snprintf(key, sizeof(key), "%s/%s", ns, src), 1) &&
-        store_get(etcds, key, &cached, NULL) == KERR_OK && cached) {
-        r->etcd_known = 1;
-        r->etcd_store = etcd_store_of(cached);
-        cJSON_Delete(cached);
-    }
-    return rtarget_resolve(obj, r->etcd_store, r->etcd_known, source, t);
-}
-
-/* 1 when the EtcdRestores obj and old resolve to one target store and prefix (an UPDATE
- * claiming nothing new: neither spec.target.store nor any input of its store changed). */
-static int same_restore_target(struct store *etcds, struct store *backups, const cJSON *obj,
-                               const cJSON *old)
-{
-    static const char *const f[] = { "spec.target.store.container", "spec.target.store.prefix" };
-    struct rsrc a, b;
-    struct rtarget ta, tb;
-    int same;
-
-    if (!old)
-        return 0;
-    restore_target(etcds, backups, obj, &a, &ta);
-    restore_target(etcds, backups, old, &b, &tb);
-    same = strcmp(ta.provider ? ta.provider : "", tb.provider ? tb.provider : "") == 0 &&
-           strcmp(ta.endpoint ? ta.endpoint : "", tb.endpoint ? tb.endpoint : "") == 0;
-    for (size_t i = 0; same && i < 2; i++)
-        same = strcmp(s_or(obj, f[i], ""), s_or(old, f[i], "")) == 0;
-    rsrc_release(&a);
-    rsrc_release(&b);
-    return same;
-}
-
 /* 1 when obj and old have one destination at base (an UPDATE claiming nothing new). */
 static int same_destination(const cJSON *obj, const cJSON *old, const char *base)
 {
@@ -252,7 +189,8 @@ static enum kerr view_deleting(void *ctx, const char *key, const cJSON *obj)
     return found(d, c, w);
 }
 
-static enum kerr check_source(struct prefix_cache *pc, struct store *entries,
+static enum kerr check_source(struct prefix_cache *pc, const struct dest *dl, struct store *etcds,
+                              struct store *entries, struct store *backups,
                               const struct review_req *req, struct review_resp *resp,
                               struct kerr_info *err)
 {
@@ -265,11 +203,32 @@ static enum kerr check_source(struct prefix_cache *pc, struct store *entries,
     enum kerr rc;
 
     memset(&d, 0, sizeof(d));
+    d.k = dl->k;
+    d.buckets = dl->buckets;
     if (!src ||
         (req->op == REVIEW_OP_UPDATE && same_destination(req->object, req->old_object, base)))
         return KERR_OK;
     rc = bstore_claim_init(&c, kjson_get_str(src, "provider"), kjson_get_str(src, "container"),
                            kjson_get_str(src, "endpointOverride"), s_or(src, "prefix", ""), &why);
+    if (rc == KERR_OK && d.k && strcmp(c.key, BLOCAL_KEY) == 0) {
+        /* a Local source: its directory, and a namespace that owns it (webhook/bklocal) */
+        char lwhy[BKLOCAL_WHY_MAX];
+
+        if ((rc = local_dir(&d, etcds, backups, req->object, base, &c, resp)) == KERR_OK &&
+            resp->allowed &&
+            (rc = bklocal_source_owned(d.k, d.buckets, etcds, entries, backups,
+                                       s_or(req->object, "metadata.namespace", ""), c.prefix, lwhy,
+                                       &why)) == KERR_OK &&
+            *lwhy)
+            rc = review_deny(resp, "%s", lwhy);
+        else if (rc != KERR_OK && rc != KERR_NOMEM) /* fail closed */
+            rc = review_errored(resp, 500, "checking who owns %s: %s", base,
+                                why.msg[0] ? why.msg : kerr_str(rc));
+        if (rc != KERR_OK || !resp->allowed) {
+            bstore_claim_release(&c);
+            return rc == KERR_OK ? rc : kerr_set(err, rc, "building the answer");
+        }
+    }
     if (rc == KERR_OK && pc)
         rc = prefix_cache_authorise(pc, s_or(req->object, "metadata.namespace", ""), c.key,
                                     c.prefix, resp, err);
@@ -322,13 +281,14 @@ struct allowed {
 };
 
 /* bkadm_check; what it allowed into *a. */
-static enum kerr check(struct prefix_cache *pc, struct store *etcds, struct store *entries,
-                       struct store *backups, const struct review_req *req,
-                       struct review_resp *resp, struct allowed *a, struct kerr_info *err)
+static enum kerr check(struct prefix_cache *pc, struct k8s_client *k, struct store *buckets,
+                       struct store *etcds, struct store *entries, struct store *backups,
+                       const struct review_req *req, struct review_resp *resp, struct allowed *a,
+                       struct kerr_info *err)
 {
     const cJSON *obj = req->object;
     const char *base, *etcd_path, *provider, *container, *endpoint, *prefix;
-    struct rsrc rs = { 0 };
+    struct bkrtgt_src rs = { 0 };
     struct rtarget rt = { NULL, NULL };
     struct dest d;
     struct bstore_claim c = { "", NULL };
@@ -336,6 +296,8 @@ static enum kerr check(struct prefix_cache *pc, struct store *etcds, struct stor
     enum kerr rc = KERR_OK;
 
     memset(&d, 0, sizeof(d));
+    d.k = k;
+    d.buckets = buckets;
     if (req->op == REVIEW_OP_UPDATE && obj && req->old_object && req->kind_kind &&
         strcmp(req->kind_kind, "EtcdRestore") == 0 &&
         !cJSON_Compare(kjson_get(obj, "spec"), kjson_get(req->old_object, "spec"), 1))
@@ -346,13 +308,14 @@ static enum kerr check(struct prefix_cache *pc, struct store *etcds, struct stor
                            s_or(obj, "metadata.namespace", ""), s_or(obj, "metadata.name", ""));
     if ((req->op == REVIEW_OP_CREATE || req->op == REVIEW_OP_UPDATE) && obj && req->kind_kind &&
         strcmp(req->kind_kind, "EtcdRestore") == 0 &&
-        ((rc = check_source(pc, entries, req, resp, err)) != KERR_OK || !resp->allowed))
+        ((rc = check_source(pc, &d, etcds, entries, backups, req, resp, err)) != KERR_OK ||
+         !resp->allowed))
         return rc;
     if ((req->op != REVIEW_OP_CREATE && req->op != REVIEW_OP_UPDATE) || !obj ||
         !paths_of(req->kind_kind ? req->kind_kind : "", &base, &etcd_path) ||
         (req->op == REVIEW_OP_UPDATE &&
          (etcd_path ? same_destination(obj, req->old_object, base)
-                    : same_restore_target(etcds, backups, obj, req->old_object))))
+                    : bkrtgt_same(etcds, backups, obj, req->old_object))))
         return KERR_OK;
     provider = kjson_get_str(kjson_get(obj, base), "provider");
     container = kjson_get_str(kjson_get(obj, base), "container");
@@ -360,7 +323,7 @@ static enum kerr check(struct prefix_cache *pc, struct store *etcds, struct stor
     prefix = s_or(kjson_get(obj, base), "prefix", "");
     d.ns = s_or(obj, "metadata.namespace", "");
     d.etcd = etcd_path ? kjson_get_str(obj, etcd_path) : NULL;
-    if (!etcd_path && !restore_target(etcds, backups, obj, &rs, &rt)) {
+    if (!etcd_path && !bkrtgt_resolve(etcds, backups, obj, &rs, &rt)) {
         /* fail closed: a target whose store cannot be told claims nothing while it copies */
         rc = review_deny(resp,
                          "%s: no provider, and none to take: not in spec.etcdTemplate's "
@@ -414,6 +377,9 @@ static enum kerr check(struct prefix_cache *pc, struct store *etcds, struct stor
                          base, prefix);
         goto out;
     }
+    /* a Local store: the directory its copy Job mounts, its Secret read now */
+    if ((rc = local_dir(&d, etcds, backups, obj, base, &c, resp)) != KERR_OK || !resp->allowed)
+        goto out;
     /* the bucket owner's authority (webhook/bauth), before any other claim is read */
     if (pc && ((rc = prefix_cache_authorise(pc, d.ns, c.key, c.prefix, resp, err)) != KERR_OK ||
                !resp->allowed))
@@ -437,7 +403,7 @@ static enum kerr check(struct prefix_cache *pc, struct store *etcds, struct stor
                  ? KERR_NOMEM
                  : KERR_OK;
 out:
-    rsrc_release(&rs);
+    bkrtgt_release(&rs);
     bstore_claim_release(&c);
     return rc == KERR_OK ? rc : kerr_set(err, rc, "building the answer");
 }
@@ -591,15 +557,25 @@ out:
 enum kerr bkadm_check(struct store *etcds, struct store *entries, struct store *backups,
                       const struct review_req *req, struct review_resp *resp, struct kerr_info *err)
 {
+    return bkadm_check_local(etcds, entries, backups, NULL, NULL, req, resp, err);
+}
+
+enum kerr bkadm_check_local(struct store *etcds, struct store *entries, struct store *backups,
+                            struct k8s_client *k, struct store *buckets,
+                            const struct review_req *req, struct review_resp *resp,
+                            struct kerr_info *err)
+{
     struct allowed a = { 0 };
 
-    return check(NULL, etcds, entries, backups, req, resp, &a, err);
+    return check(NULL, k, buckets, etcds, entries, backups, req, resp, &a, err);
 }
 
 enum kerr bkadm_decide(struct prefix_cache *c, const struct review_req *req,
                        struct review_resp *resp, struct kerr_info *err)
 {
     struct store *etcds = NULL, *entries = NULL, *backups = NULL;
+    struct k8s_client *k = NULL;
+    const char *lease_ns = NULL;
     struct allowed a = { 0 };
     enum kerr rc;
 
@@ -611,7 +587,8 @@ enum kerr bkadm_decide(struct prefix_cache *c, const struct review_req *req,
     if (review_allow(resp, "%s %s: destination checked", req->operation, req->kind_kind) !=
         KERR_OK) /* unless refused below */
         return kerr_set(err, KERR_NOMEM, "building the answer");
-    rc = check(c, etcds, entries, backups, req, resp, &a, err);
+    prefix_cache_claims(c, &k, &lease_ns);
+    rc = check(c, k, prefix_cache_buckets(c), etcds, entries, backups, req, resp, &a, err);
     if (rc == KERR_OK && resp->allowed && *a.key)
         rc = in_flight(c, req, &a, resp, err);
     if (rc == KERR_OK && resp->allowed)

@@ -57,6 +57,16 @@ enum kerr bkadm_check(struct store *etcds, struct store *entries, struct store *
                       const struct review_req *req, struct review_resp *resp,
                       struct kerr_info *err);
 
+/*
+ * bkadm_check deciding Local stores by their directory on the node, the hostPaths read now
+ * through k (webhook/bklocal; buckets: the cached BackupBuckets). k NULL: as bkadm_check
+ * (every Local store taken at etcd-druid's default hostPath).
+ */
+enum kerr bkadm_check_local(struct store *etcds, struct store *entries, struct store *backups,
+                            struct k8s_client *k, struct store *buckets,
+                            const struct review_req *req, struct review_resp *resp,
+                            struct kerr_info *err);
+
 /* bkadm_check against c's caches; an error (500) until they synced. */
 enum kerr bkadm_decide(struct prefix_cache *c, const struct review_req *req,
                        struct review_resp *resp, struct kerr_info *err);

@@ -71,7 +71,7 @@ int plocal_other(struct k8s_client *k, struct store *buckets, const cJSON *c, ch
 
     if (!l || !kjson_get_str(l, "container") || !kjson_get_str(l, "prefix"))
         return 0;
-    if (bucket && kjson_get_str(l, "hostPath")) /* a retained copy's, as its Job mounted it */
+    if (kjson_get_str(l, "hostPath")) /* a copy's (or retained copy's), as its Job mounted it */
         return blocal_dir(kjson_get_str(l, "hostPath"), kjson_get_str(l, "container"),
                           kjson_get_str(l, "prefix"), dir, n, NULL) == KERR_OK;
     if (bucket) { /* an entry: the directory its deletion Job mounts, the bucket's */

@@ -10,8 +10,9 @@
  *     namespace; none: etcd-druid's default): a Secret that cannot be read is
  *     a refusal (etcd-druid cannot build the StatefulSet either), a hostPath
  *     that is not understood (relative, with "..") too;
- *   - every other Local claim of the caches: an Etcd's and an EtcdBackup
- *     copy's own Secret, a BackupEntry's bucket's (spec.secretRef: the
+ *   - every other Local claim of the caches: an Etcd's own Secret, an
+ *     EtcdBackup copy's recorded hostPath (status.destination.hostPath, as its
+ *     copy Job mounted it; else its own Secret), a BackupEntry's bucket's (spec.secretRef: the
  *     directory its deletion Job mounts; a retained copy's entry: its
  *     annotation PREFIX_HOSTPATH). One that cannot be read, or an
  *     entry with neither, is in the way of every Local claim (the safe

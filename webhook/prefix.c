@@ -50,6 +50,10 @@ static int add_local(enum prefix_kind k, const cJSON *obj, const char *base, cJS
         strcmp(bstore_provider_kind(kjson_get_str(st, "provider")), "Local") != 0)
         return 1;
     l = cJSON_AddObjectToObject(out, "local");
+    /* a copy's directory as its Job mounted it, recorded then (warden-controller's) */
+    if (l && k == PREFIX_BACKUP && kjson_get_str(obj, "status.destination.hostPath") &&
+        !cJSON_AddStringToObject(l, "hostPath", kjson_get_str(obj, "status.destination.hostPath")))
+        return 0;
     return l && (!secret || cJSON_AddStringToObject(l, "secret", secret)) &&
            (k != PREFIX_ENTRY || cJSON_AddStringToObject(l, "bucket",
                                                          kjson_get_str(obj, "spec.bucketName")
@@ -165,6 +169,13 @@ enum kerr prefix_project(void *ctx, const cJSON *obj, cJSON **out)
         cJSON_Delete(o);
         return KERR_NOMEM;
     }
+    /* an Etcd's backup Secret: a restore from it without a Secret of its own copies with it */
+    if (k == PREFIX_ETCD && kjson_get_str(obj, "spec.backup.store.secretRef.name") &&
+        !cJSON_AddStringToObject(o, "secret",
+                                 kjson_get_str(obj, "spec.backup.store.secretRef.name"))) {
+        cJSON_Delete(o);
+        return KERR_NOMEM;
+    }
     /* an EtcdBackup's Etcd: the store an EtcdRestore from it writes to when it names none */
     if (k == PREFIX_BACKUP && kjson_get_str(obj, "spec.etcdName") &&
         !cJSON_AddStringToObject(o, "etcdName", kjson_get_str(obj, "spec.etcdName"))) {
@@ -181,7 +192,9 @@ enum kerr prefix_project(void *ctx, const cJSON *obj, cJSON **out)
              !cJSON_AddStringToObject(d, "provider", kjson_get_str(dst, "provider"))) ||
             (kjson_get_str(dst, "endpointOverride") &&
              !cJSON_AddStringToObject(d, "endpointOverride",
-                                      kjson_get_str(dst, "endpointOverride")))) {
+                                      kjson_get_str(dst, "endpointOverride"))) ||
+            (kjson_get_str(dst, "secretRef.name") &&
+             !cJSON_AddStringToObject(d, "secret", kjson_get_str(dst, "secretRef.name")))) {
             cJSON_Delete(o);
             return KERR_NOMEM;
         }
@@ -679,6 +692,11 @@ int prefix_cache_stores(struct prefix_cache *c, struct store **etcds, struct sto
     *entries = inf_store(c->entries);
     *backups = c->backups ? inf_store(c->backups) : NULL;
     return 1;
+}
+
+struct store *prefix_cache_buckets(struct prefix_cache *c)
+{
+    return c && c->buckets ? inf_store(c->buckets) : NULL;
 }
 
 void prefix_cache_claims(struct prefix_cache *c, struct k8s_client **client, const char **ns)

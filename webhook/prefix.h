@@ -33,7 +33,9 @@
  * Answered from watch-fed caches of this module: Etcds (of every
  * namespace, whatever --watch-namespace says: a claim is cluster-wide) and BackupEntries
  * (cluster-scoped), each projected by prefix_project to {metadata {name,
- * namespace}, claim {namespace, name, store, prefix (cleaned), deletedAt}}
+ * namespace}, claim {namespace, name, store, prefix (cleaned), deletedAt}}; an Etcd's also
+ * {secret} (its backup Secret's name), an EtcdBackup's {etcdName, destination {provider,
+ * endpointOverride, secret}}
  * and indexed by store key (PREFIX_INDEX_STORE).
  *
  * Ownership: struct prefix_cache OWNS its informers; the client and the
@@ -159,6 +161,9 @@ enum kerr prefix_cache_authorise(struct prefix_cache *c, const char *ns, const c
  */
 int prefix_cache_stores(struct prefix_cache *c, struct store **etcds, struct store **entries,
                         struct store **backups);
+
+/* The cached BackupBuckets (whole objects), BORROWED while c lives. */
+struct store *prefix_cache_buckets(struct prefix_cache *c);
 
 /* The client and the namespace of the claim Leases (NULL when claims are not recorded),
  * BORROWED while c lives. */

@@ -61,6 +61,19 @@ static enum kerr check_store(const char *side, const struct cpjob_store *st, con
     return KERR_OK;
 }
 
+void cpjob_local_root(const struct cpjob_store *st, char *out, size_t n)
+{
+    size_t len;
+
+    if (!st->host_path) {
+        podjob_local_root(st->secret, out, n);
+        return;
+    }
+    snprintf(out, n, "%s", st->host_path);
+    for (len = strlen(out); len > 1 && out[len - 1] == '/'; len--)
+        out[len - 1] = '\0';
+}
+
 /* Volume and mount of one side. Local sides sharing a container share one volume. */
 static int side_volume(const char *side, const char *kind, const struct cpjob_store *st,
                        cJSON *vols, cJSON *mounts, const char *dir)
@@ -71,7 +84,7 @@ static int side_volume(const char *side, const char *kind, const struct cpjob_st
 
     snprintf(vname, sizeof(vname), "%s-store", side);
     if (strcmp(kind, "Local") == 0) {
-        podjob_local_root(st->secret, root, sizeof(root));
+        cpjob_local_root(st, root, sizeof(root));
         snprintf(path, sizeof(path), "%s/%s", root, st->container);
         snprintf(mount, sizeof(mount), PODJOB_LOCAL_HOME "/%s", st->container);
         ok = ok && put(v, "name", vname) && !kjson_set_str(v, "hostPath.path", path, NULL) &&
@@ -356,8 +369,8 @@ static enum kerr check_spec(const struct cpjob_spec *s, const char **fk, const c
         strcmp(s->from.container, s->to.container) == 0) {
         char a[512], b[512];
 
-        podjob_local_root(s->from.secret, a, sizeof(a));
-        podjob_local_root(s->to.secret, b, sizeof(b));
+        cpjob_local_root(&s->from, a, sizeof(a));
+        cpjob_local_root(&s->to, b, sizeof(b));
         if (strcmp(a, b) != 0)
             rc = kerr_set(err, KERR_INVAL,
                           "Local stores of one container name under two host paths");

@@ -73,8 +73,15 @@ struct k8s_client;
 /* One side of the copy. All BORROWED. */
 struct cpjob_store {
     const char *provider, *container, *prefix, *endpoint_override;
-    const cJSON *secret; /* the Secret object (data base64), read by the caller */
+    const cJSON *secret;   /* the Secret object (data base64), read by the caller */
+    const char *host_path; /* Local: the hostPath to mount, recorded when the copy was made
+                              (provenance: a deletion deletes where the copy wrote, whatever
+                              the Secret says now); NULL: the Secret's (cpjob_local_root) */
 };
+
+/* The hostPath a Job mounts for Local store st into out (n bytes): st->host_path, else its
+ * Secret's (controller/core/podjob's podjob_local_root), without trailing '/'. */
+void cpjob_local_root(const struct cpjob_store *st, char *out, size_t n);
 
 /* What to build. All BORROWED. */
 struct cpjob_spec {

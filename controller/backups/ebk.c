@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/bstore.h"
 #include "common/events.h"
 #include "common/kjson.h"
 #include "common/ktime.h"
@@ -79,8 +80,9 @@ static void inputs_release(struct inputs *in)
     memset(in, 0, sizeof(*in));
 }
 
-/* status.destination of nb: where its copy is written, the only place ever deleted. */
-static enum kerr record_destination(cJSON *nb, struct kerr_info *err)
+/* status.destination of nb: where its copy is written, the only place ever deleted; a Local
+ * one's hostPath (status.destination.hostPath) as its Job mounts it from dsecret. */
+static enum kerr record_destination(cJSON *nb, const cJSON *dsecret, struct kerr_info *err)
 {
     static const char *const fields[] = { "provider", "container", "prefix", "endpointOverride" };
     char from[64], to[64];
@@ -94,6 +96,14 @@ static enum kerr record_destination(cJSON *nb, struct kerr_info *err)
         if ((v = kjson_get_str(nb, from)))
             rc = kjson_set_str(nb, to, v, err);
     }
+    v = bstore_provider_kind(kjson_get_str(nb, "spec.destination.provider"));
+    if (rc == KERR_OK && v && strcmp(v, "Local") == 0) {
+        struct cpjob_store st = { .secret = dsecret };
+        char root[1024];
+
+        cpjob_local_root(&st, root, sizeof(root));
+        rc = kjson_set_str(nb, "status.destination.hostPath", root, err);
+    }
     return rc;
 }
 
@@ -103,15 +113,17 @@ static enum kerr record_destination(cJSON *nb, struct kerr_info *err)
  * copies of an EtcdBackup of another Etcd (read from the API server now). The copies of one
  * Etcd may share a prefix.
  */
-static enum kerr destination_free(const struct ebk_env *env, const cJSON *b, char *why, size_t n,
-                                  struct kerr_info *err)
+static enum kerr destination_free(const struct ebk_env *env, const cJSON *b, const cJSON *dsecret,
+                                  char *why, size_t n, struct kerr_info *err)
 {
     struct claims_skip skip = { .backup_ns = str(b, "metadata.namespace"),
                                 .viewer_ns = str(b, "metadata.namespace"),
                                 .backup = str(b, "metadata.name"),
                                 .backups_of = str(b, "spec.etcdName") };
 
-    return claims_destination(env->client, b, "spec.destination", &skip, why, n, err);
+    /* a Local destination where the Job built from this same Secret writes */
+    return claims_destination_placed(env->client, b, "spec.destination", dsecret, &skip, why, n,
+                                     err);
 }
 
 /*
@@ -156,19 +168,22 @@ static enum kerr read_inputs(const struct ebk_env *env, const cJSON *b, struct i
     s.name = "check";
     s.ns = ns;
     s.owner = b;
-    s.from = (struct cpjob_store){ in->e.store.provider, in->e.store.container, in->e.store.prefix,
-                                   kjson_get_str(in->etcd, "spec.backup.store.endpointOverride"),
-                                   in->esecret };
-    s.to =
-        (struct cpjob_store){ kjson_get_str(b, "spec.destination.provider"),
-                              kjson_get_str(b, "spec.destination.container"),
-                              kjson_get_str(b, "spec.destination.prefix"),
-                              kjson_get_str(b, "spec.destination.endpointOverride"), in->dsecret };
+    s.from = (struct cpjob_store){
+        in->e.store.provider, in->e.store.container,
+        in->e.store.prefix,   kjson_get_str(in->etcd, "spec.backup.store.endpointOverride"),
+        in->esecret,          NULL
+    };
+    s.to = (struct cpjob_store){ kjson_get_str(b, "spec.destination.provider"),
+                                 kjson_get_str(b, "spec.destination.container"),
+                                 kjson_get_str(b, "spec.destination.prefix"),
+                                 kjson_get_str(b, "spec.destination.endpointOverride"),
+                                 in->dsecret,
+                                 NULL };
     s.latest_full = 1;
     if (cpjob_build(&s, &job, &e) != KERR_OK)
         snprintf(why, n, "%s", e.msg);
     cJSON_Delete(job);
-    return *why ? KERR_OK : destination_free(env, b, why, n, err);
+    return *why ? KERR_OK : destination_free(env, b, in->dsecret, why, n, err);
 }
 
 /* Another unfinished EtcdOpsTask of etcd than mine: its name into other. */
@@ -332,7 +347,7 @@ static enum kerr start_copy(const struct ebk_env *env, const cJSON *stored, cons
         goto out;
     /* last before the Job: the claim recorded where admissions record theirs */
     if (rc == KERR_OK && !*why)
-        rc = ebk_take_claim(env, stored, why, sizeof(why), &held, requeue, err);
+        rc = ebk_take_claim(env, stored, in.dsecret, why, sizeof(why), &held, requeue, err);
     if (rc != KERR_OK || held)
         goto out;
     /* the copy's write window starts here, once its claim is recorded (never earlier: what
@@ -352,14 +367,17 @@ static enum kerr start_copy(const struct ebk_env *env, const cJSON *stored, cons
     s.name = jname;
     s.ns = ns;
     s.owner = b;
-    s.from = (struct cpjob_store){ in.e.store.provider, in.e.store.container, in.e.store.prefix,
-                                   kjson_get_str(in.etcd, "spec.backup.store.endpointOverride"),
-                                   in.esecret };
-    s.to =
-        (struct cpjob_store){ kjson_get_str(b, "spec.destination.provider"),
-                              kjson_get_str(b, "spec.destination.container"),
-                              kjson_get_str(b, "spec.destination.prefix"),
-                              kjson_get_str(b, "spec.destination.endpointOverride"), in.dsecret };
+    s.from = (struct cpjob_store){
+        in.e.store.provider, in.e.store.container,
+        in.e.store.prefix,   kjson_get_str(in.etcd, "spec.backup.store.endpointOverride"),
+        in.esecret,          NULL
+    };
+    s.to = (struct cpjob_store){ kjson_get_str(b, "spec.destination.provider"),
+                                 kjson_get_str(b, "spec.destination.container"),
+                                 kjson_get_str(b, "spec.destination.prefix"),
+                                 kjson_get_str(b, "spec.destination.endpointOverride"),
+                                 in.dsecret,
+                                 NULL };
     s.image = env->copy_image;
     s.command = env->copy_command;
     if (ebk_snapshot_of(t, snap, sizeof(snap))) {
@@ -378,7 +396,8 @@ static enum kerr start_copy(const struct ebk_env *env, const cJSON *stored, cons
      * whose deletion deletes what the copy may have written (ebk_del.h) */
     nb = cJSON_Duplicate(b, 1);
     if (!nb || kjson_set_str(nb, "status.phase", EBK_PHASE_UPLOADING, err) ||
-        kjson_set_str(nb, "status.jobName", jname, err) || record_destination(nb, err) ||
+        kjson_set_str(nb, "status.jobName", jname, err) ||
+        record_destination(nb, in.dsecret, err) ||
         kjson_set_str(nb, "status.copyStartedAt", now, err) ||
         (s.snapshot && kjson_set_str(nb, "status.snapshot.name", s.snapshot, err)))
         rc = kerr_set(err, KERR_NOMEM, NULL);

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/blocal.h"
+#include "common/bstore.h"
 #include "common/events.h"
 #include "common/kjson.h"
 #include "common/ktime.h"
@@ -14,6 +16,7 @@
 #include "controller/backups/ebk_env.h"
 #include "controller/backups/ebk_keep.h"
 #include "controller/backups/erst.h"
+#include "controller/core/claims.h"
 #include "controller/core/etcdspec.h"
 #include "controller/core/podjob.h"
 
@@ -165,6 +168,55 @@ static enum kerr key_of_another(const struct ebk_env *env, const cJSON *b, const
     return rc;
 }
 
+/*
+ * Provenance of a Local copy's deletion: the host directory its copy Job mounted, recorded in
+ * status.destination.hostPath when the Job was made, never what the Secret says now. *kept set
+ * (nothing deleted, a Warning event CopyKept, the finalizer off) when it is not recorded, or
+ * when that directory now overlaps another's claim (read from the API server now). host
+ * (BLOCAL_HOSTPATH_MAX + 1 bytes) gets the recorded hostPath. Not Local: nothing done.
+ */
+static enum kerr local_provenance(const struct ebk_env *env, const cJSON *b, char *host, int *kept,
+                                  struct kerr_info *err)
+{
+    const char *kind = bstore_provider_kind(kjson_get_str(b, dst_path(b, "provider")));
+    const char *rec = kjson_get_str(b, "status.destination.hostPath");
+    struct claims_skip skip = { .backup_ns = str(b, "metadata.namespace"),
+                                .backup = str(b, "metadata.name"),
+                                .backups_of = str(b, "spec.etcdName"),
+                                .viewer_ns = str(b, "metadata.namespace") };
+    struct bstore_claim c = { "", NULL };
+    char other[CLAIMS_WHY_MAX] = "";
+    struct kerr_info e = { 0 };
+    enum kerr rc = KERR_OK;
+
+    *kept = 0;
+    *host = '\0';
+    if (!kind || strcmp(kind, "Local") != 0)
+        return KERR_OK;
+    if (!rec || bstore_local_claim_init(&c, rec, kjson_get_str(b, dst_path(b, "container")),
+                                        str(b, "status.destination.prefix"), &e) != KERR_OK)
+        snprintf(other, sizeof(other),
+                 "the host directory its copy Job mounted is not recorded "
+                 "(status.destination.hostPath)%s%.300s",
+                 e.msg[0] ? ": " : "", e.msg);
+    else if ((rc = claims_find(env->client, NULL, &c, &skip, other, err)) == KERR_OK && *other)
+        snprintf(other + strlen(other), sizeof(other) - strlen(other),
+                 ", which the copy's directory \"/%.200s\" now overlaps", c.prefix);
+    bstore_claim_release(&c);
+    if (rc != KERR_OK)
+        return rc;
+    if (!*other) {
+        snprintf(host, BLOCAL_HOSTPATH_MAX + 1, "%s", rec);
+        return KERR_OK;
+    }
+    *kept = 1;
+    ebk_event(env, b, 1, "CopyKept",
+              "nothing deleted in the Local destination: %s; delete the copy by hand once you know "
+              "whose it is (warden-snapshot delete-snapshots)",
+              other);
+    return drop_finalizer(env, b, err);
+}
+
 /* No delete Job: start one unless status.nextDeletionAt lies ahead. */
 static enum kerr start(const struct ebk_env *env, const cJSON *b, const char *jname, long *requeue,
                        struct kerr_info *err)
@@ -172,15 +224,19 @@ static enum kerr start(const struct ebk_env *env, const cJSON *b, const char *jn
     const char *ns = str(b, "metadata.namespace"), *next = str(b, "status.nextDeletionAt");
     struct cpjob_delete_spec s = { 0 };
     char key[1024], until[KTIME_LEN + 1];
+    char host[BLOCAL_HOSTPATH_MAX + 1];
     cJSON *job = NULL, *secret = NULL;
     struct timespec at;
     time_t now = time(NULL);
+    int kept = 0;
     enum kerr rc;
 
     if (*next && ktime_parse(next, &at, NULL) == KERR_OK && at.tv_sec > now) {
         requeue_min(requeue, (long)(at.tv_sec - now) * 1000L);
         return KERR_OK;
     }
+    if ((rc = local_provenance(env, b, host, &kept, err)) != KERR_OK || kept)
+        return rc;
     rc = k8s_get(env->client, &ETCDSPEC_RES_SECRET, ns, str(b, "spec.destination.secretRef.name"),
                  NULL, &secret, err);
     if (rc == KERR_NOTFOUND) { /* Local may go without; the others fail in the Job */
@@ -194,8 +250,11 @@ static enum kerr start(const struct ebk_env *env, const cJSON *b, const char *jn
      * points; a backup written before that was recorded has only spec.destination */
     (void)copy_key(b, key, sizeof(key), &s.written_since, &s.written_before, until);
     s.store = (struct cpjob_store){ kjson_get_str(b, dst_path(b, "provider")),
-                                    kjson_get_str(b, dst_path(b, "container")), key,
-                                    kjson_get_str(b, dst_path(b, "endpointOverride")), secret };
+                                    kjson_get_str(b, dst_path(b, "container")),
+                                    key,
+                                    kjson_get_str(b, dst_path(b, "endpointOverride")),
+                                    secret,
+                                    *host ? host : NULL };
     s.image = env->del_image ? env->del_image : env->copy_image;
     s.command = env->del_command;
     if (rc == KERR_OK)

@@ -208,7 +208,11 @@ enum kerr ebk_keep_copy(const struct ebk_env *env, const cJSON *b, char *why, si
                     kjson_get_str(kjson_get(b, base), "container"), bucket, sizeof(bucket));
     cJSON_Delete(list);
     rc = ebk_keep_entry(b, bucket, &e, err);
-    if (rc == KERR_OK && strcmp(str(e, "spec.store.provider"), "Local") == 0) {
+    if (rc == KERR_OK && strcmp(str(e, "spec.store.provider"), "Local") == 0 &&
+        *str(b, "status.destination.hostPath")) /* as its copy Job mounted it, recorded then */
+        rc = kjson_set_str(e, "metadata.annotations[" EBK_KEEP_HOSTPATH "]",
+                           str(b, "status.destination.hostPath"), err);
+    else if (rc == KERR_OK && strcmp(str(e, "spec.store.provider"), "Local") == 0) {
         cJSON *secret = NULL;
 
         rc = k8s_get(env->client, &ETCDSPEC_RES_SECRET, str(b, "metadata.namespace"),

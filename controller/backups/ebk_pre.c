@@ -25,8 +25,8 @@ static const char *str(const cJSON *obj, const char *path)
  * read or written (status.error, a Warning event ClaimNotRecorded, looked at again: no copy
  * meanwhile).
  */
-enum kerr ebk_take_claim(const struct ebk_env *env, const cJSON *b, char *why, size_t n, int *held,
-                         long *requeue, struct kerr_info *err)
+enum kerr ebk_take_claim(const struct ebk_env *env, const cJSON *b, const cJSON *dsecret, char *why,
+                         size_t n, int *held, long *requeue, struct kerr_info *err)
 {
     struct bstore_claim c = { "", NULL };
     char other[CLAIMS_WHY_MAX];
@@ -35,7 +35,7 @@ enum kerr ebk_take_claim(const struct ebk_env *env, const cJSON *b, char *why, s
     enum kerr rc;
 
     *held = 0;
-    if (claims_of(b, "spec.destination", NULL, &c, &e) != KERR_OK) {
+    if (claims_of_placed(b, "spec.destination", dsecret, &c, &e) != KERR_OK) {
         snprintf(why, n, "spec.destination: %.400s", e.msg);
         return KERR_OK;
     }

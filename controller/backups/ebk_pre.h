@@ -25,10 +25,11 @@
  * admissions: KERR_OK with why (n bytes) set when a live record of another
  * owner overlaps (the backup fails), *held set when the Lease could not be
  * read or written (status.error, a Warning event ClaimNotRecorded, *requeue
- * lowered: no copy meanwhile).
+ * lowered: no copy meanwhile). dsecret: the destination Secret as read, the one the copy Job
+ * is built from (a Local destination is the directory it places, claims_of_placed).
  */
-enum kerr ebk_take_claim(const struct ebk_env *env, const cJSON *b, char *why, size_t n, int *held,
-                         long *requeue, struct kerr_info *err);
+enum kerr ebk_take_claim(const struct ebk_env *env, const cJSON *b, const cJSON *dsecret, char *why,
+                         size_t n, int *held, long *requeue, struct kerr_info *err);
 
 /*
  * A copy Job of b's (jname, owned by it) before any is recorded: deleted with

@@ -61,9 +61,12 @@ static enum kerr etcd_store(const struct rctx *x, const char *ns, const struct e
     if (etcdspec_read(t->etcd, &e, NULL) != KERR_OK || !e.has_store)
         return snprintf(why, n, "%s has no backup store (spec.backup.store)", t->what),
                *reason = "InvalidTarget", KERR_OK;
-    t->store =
-        (struct cpjob_store){ e.store.provider, e.store.container, e.store.prefix,
-                              kjson_get_str(t->etcd, "spec.backup.store.endpointOverride"), NULL };
+    t->store = (struct cpjob_store){ e.store.provider,
+                                     e.store.container,
+                                     e.store.prefix,
+                                     kjson_get_str(t->etcd, "spec.backup.store.endpointOverride"),
+                                     NULL,
+                                     NULL };
     if (!e.store.secret_name)
         return KERR_OK;
     rc = get_opt(x, &ETCDSPEC_RES_SECRET, ns, e.store.secret_name, &t->secret, err);
@@ -89,11 +92,12 @@ static enum kerr backup_store(const struct rctx *x, const char *ns, const struct
         return snprintf(why, n, "EtcdBackup %s/%s not found", ns, sp->backup),
                *reason = "TargetNotFound", KERR_OK;
     t->etcd_name = kjson_get_str(t->backup, "spec.etcdName");
-    t->store =
-        (struct cpjob_store){ kjson_get_str(t->backup, "spec.destination.provider"),
-                              kjson_get_str(t->backup, "spec.destination.container"),
-                              kjson_get_str(t->backup, "spec.destination.prefix"),
-                              kjson_get_str(t->backup, "spec.destination.endpointOverride"), NULL };
+    t->store = (struct cpjob_store){ kjson_get_str(t->backup, "spec.destination.provider"),
+                                     kjson_get_str(t->backup, "spec.destination.container"),
+                                     kjson_get_str(t->backup, "spec.destination.prefix"),
+                                     kjson_get_str(t->backup, "spec.destination.endpointOverride"),
+                                     NULL,
+                                     NULL };
     sec = str(t->backup, "spec.destination.secretRef.name");
     if (!*sec)
         return KERR_OK;

@@ -109,9 +109,9 @@ static enum kerr build_job(const struct erst_ctx *x, const cJSON *rs, const stru
     s.ns = kjson_get_str(rs, "metadata.namespace");
     s.owner = rs;
     s.from = (struct cpjob_store){ p->from.provider, p->from.container, p->from.prefix,
-                                   p->from.endpoint, p->from_secret };
-    s.to = (struct cpjob_store){ p->to.provider, p->to.container, p->to.prefix, p->to.endpoint,
-                                 p->to_secret };
+                                   p->from.endpoint, p->from_secret,    NULL };
+    s.to = (struct cpjob_store){ p->to.provider, p->to.container, p->to.prefix,
+                                 p->to.endpoint, p->to_secret,    *p->to_host ? p->to_host : NULL };
     s.snapshot = p->snapshot;
     s.until = p->until;
     s.image = x->job_image;
@@ -171,8 +171,7 @@ static enum kerr take_claim(const struct erst_ctx *x, cJSON *rs, const struct er
 
     *held = 0;
     why[0] = '\0';
-    if (bstore_claim_init(&c, p->to.provider, p->to.container, p->to.endpoint, p->to.prefix, &e) !=
-        KERR_OK) {
+    if (erst_target_claim(&p->to, p->to_host, &c, &e) != KERR_OK) {
         snprintf(why, n, "the target store: %s", e.msg);
         return KERR_OK;
     }
@@ -248,6 +247,9 @@ static enum kerr pending(const struct erst_ctx *x, cJSON *rs, long *requeue, str
             rc = kjson_set_str(rs, "status.copyStartedAt", cpjob_copy_start(rs, now), err);
         if (!rc)
             rc = kjson_set_str(rs, "status.jobName", name, err);
+        /* a Local target's hostPath, as the Job mounts it: its cleanup deletes there only */
+        if (!rc && *p.to_host)
+            rc = kjson_set_str(rs, "status.targetHostPath", p.to_host, err);
         if (!rc)
             rc = erst_put_status(x, rs, ERST_PHASE_COPYING, NULL, err);
         if (!rc)
@@ -364,7 +366,8 @@ static enum kerr creating(const struct erst_ctx *x, cJSON *rs, long *requeue, st
     }
     /* the target prefix had no owner while the copy ran: someone may have claimed it since */
     if (!rc) {
-        int used = erst_prefix_in_use(x->client, ns, target, &p.to, why, sizeof(why), err);
+        int used =
+            erst_prefix_in_use(x->client, ns, target, &p.to, p.to_host, why, sizeof(why), err);
 
         if (used < 0)
             rc = err->code;

@@ -80,6 +80,7 @@
 
 #include <cJSON.h>
 
+#include "common/bstore.h"
 #include "common/events.h"
 #include "common/k8s.h"
 #include "common/kerr.h"
@@ -135,12 +136,22 @@ enum kerr erst_build_etcd(const cJSON *restore, const cJSON *spec, const cJSON *
 /*
  * The first claim (controller/claims: an Etcd, a BackupEntry, an EtcdBackup's
  * copies, read from the API server now) other than the Etcd ns/name's whose
- * prefix overlaps s's as the backup sidecar lists it, described into why (n
+ * prefix overlaps s's as the backup sidecar lists it (a Local s: the directory
+ * hostPath host places, erst_target_claim), described into why (n
  * bytes); 0 when none, 1 when one does, -1 (err set; KERR_INVAL when s is not
  * a usable store) when it cannot be told.
  */
 int erst_prefix_in_use(struct k8s_client *client, const char *ns, const char *name,
-                       const struct erst_store *s, char *why, size_t n, struct kerr_info *err);
+                       const struct erst_store *s, const char *host, char *why, size_t n,
+                       struct kerr_info *err);
+
+/*
+ * The claim of target store s into *c (release it): a Local one the directory hostPath host
+ * places (common/blocal; NULL or "": etcd-druid's default), the others as common/bstore keys
+ * them. Errors as bstore_claim_init.
+ */
+enum kerr erst_target_claim(const struct erst_store *s, const char *host, struct bstore_claim *c,
+                            struct kerr_info *err);
 
 /* One pass over the restore ns/name; *requeue_ms set when it is to be looked at again. */
 enum kerr erst_run(const struct erst_ctx *x, const char *ns, const char *name, long *requeue_ms,
@@ -160,6 +171,8 @@ enum kerr erst_reconcile(struct ctl *c, const char *ns, const char *name, struct
  */
 #define ERST_PLAN_WHY_MAX 640
 
+#define ERST_HOST_MAX     4097 /* BLOCAL_HOSTPATH_MAX + 1 */
+
 struct erst_plan {
     cJSON *backup, *etcd, *from_secret, *to_secret; /* OWNS, or NULL */
     const cJSON *spec, *meta;                       /* of the new Etcd, BORROWED */
@@ -167,6 +180,10 @@ struct erst_plan {
     const char *snapshot, *until;
     int wait, refuse;
     char why[ERST_PLAN_WHY_MAX];
+    char to_host[ERST_HOST_MAX]; /* a Local target's hostPath, as its copy Job mounts it: with
+                                    checks, the target Secret's as read (to_secret); else
+                                    status.targetHostPath, recorded when the Job was made; ""
+                                    when neither */
 };
 
 /*

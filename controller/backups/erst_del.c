@@ -245,7 +245,9 @@ static enum kerr target_of(const struct erst_ctx *x, const cJSON *rs, struct ers
 
 /* Another owner of an overlapping prefix in the target store, described into why ("" when
  * none; another namespace's claim named only as such): the restore itself skipped, never the
- * Etcd of its target name. */
+ * Etcd of its target name. A Local target is the directory its copy Job mounted
+ * (status.targetHostPath, p->to_host); not recorded: nothing is known to be the restore's, and
+ * why says so (provenance before deletion). */
 static enum kerr find_owner(const struct erst_ctx *x, const cJSON *rs, const struct erst_plan *p,
                             char why[CLAIMS_WHY_MAX], struct kerr_info *err)
 {
@@ -253,10 +255,16 @@ static enum kerr find_owner(const struct erst_ctx *x, const cJSON *rs, const str
                                 .restore = kjson_get_str(rs, "metadata.name"),
                                 .viewer_ns = kjson_get_str(rs, "metadata.namespace") };
     struct bstore_claim c;
-    enum kerr rc =
-        bstore_claim_init(&c, p->to.provider, p->to.container, p->to.endpoint, p->to.prefix, err);
+    const char *kind = bstore_provider_kind(p->to.provider);
+    enum kerr rc;
 
-    if (rc != KERR_OK)
+    if (kind && strcmp(kind, "Local") == 0 && !*p->to_host) {
+        snprintf(why, CLAIMS_WHY_MAX,
+                 "the host directory the copy Job mounted, which is not recorded "
+                 "(status.targetHostPath): nothing is known to be the restore's there");
+        return KERR_OK;
+    }
+    if ((rc = erst_target_claim(&p->to, p->to_host, &c, err)) != KERR_OK)
         return rc;
     rc = claims_find(x->client, NULL, &c, &skip, why, err);
     bstore_claim_release(&c);
@@ -285,8 +293,9 @@ static enum kerr start(const struct erst_ctx *x, const cJSON *rs, const struct e
     s.name = jname;
     s.ns = ns;
     s.owner = rs;
-    s.store = (struct cpjob_store){ p->to.provider, p->to.container, p->to.prefix, p->to.endpoint,
-                                    secret };
+    s.store =
+        (struct cpjob_store){ p->to.provider, p->to.container, p->to.prefix,
+                              p->to.endpoint, secret,          *p->to_host ? p->to_host : NULL };
     s.written_since = since;
     s.written_before = before;
     s.image = x->job_image;

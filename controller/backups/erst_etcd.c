@@ -110,8 +110,20 @@ out:
 
 /* ---- one prefix, one cluster ---- */
 
+enum kerr erst_target_claim(const struct erst_store *s, const char *host, struct bstore_claim *c,
+                            struct kerr_info *err)
+{
+    const char *kind = bstore_provider_kind(s->provider);
+
+    if (kind && strcmp(kind, "Local") == 0)
+        return bstore_local_claim_init(c, host && *host ? host : NULL, s->container, s->prefix,
+                                       err);
+    return bstore_claim_init(c, s->provider, s->container, s->endpoint, s->prefix, err);
+}
+
 int erst_prefix_in_use(struct k8s_client *client, const char *ns, const char *name,
-                       const struct erst_store *s, char *why, size_t n, struct kerr_info *err)
+                       const struct erst_store *s, const char *host, char *why, size_t n,
+                       struct kerr_info *err)
 {
     struct claims_skip skip = { .etcd_ns = ns, .etcd_name = name, .viewer_ns = ns };
     struct bstore_claim c;
@@ -119,7 +131,7 @@ int erst_prefix_in_use(struct k8s_client *client, const char *ns, const char *na
     enum kerr rc;
 
     *why = '\0';
-    if (bstore_claim_init(&c, s->provider, s->container, s->endpoint, s->prefix, err) != KERR_OK)
+    if (erst_target_claim(s, host, &c, err) != KERR_OK)
         return -1;
     rc = claims_find(client, NULL, &c, &skip, other, err);
     bstore_claim_release(&c);

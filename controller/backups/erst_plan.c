@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/blocal.h"
 #include "common/bstore.h"
 #include "common/kjson.h"
 #include "common/ktime.h"
@@ -164,6 +165,8 @@ static enum kerr resolve_target(const struct erst_ctx *x, const cJSON *rs, struc
         p->to.secret = dstore && kjson_get_str(dstore, "secretRef.name")
                            ? kjson_get_str(dstore, "secretRef.name")
                            : p->from.secret;
+    snprintf(p->to_host, sizeof(p->to_host), "%s",
+             dflt(kjson_get_str(rs, "status.targetHostPath"), ""));
     if (!p->to.container || !p->to.prefix)
         return verdict(p, 0, "spec.target.store: container and prefix are required");
     return KERR_OK;
@@ -265,7 +268,18 @@ static enum kerr check_target(const struct erst_ctx *x, const cJSON *rs, struct 
                        "backup sidecar lists a prefix as a plain string, so the new cluster's "
                        "snapshots would become the source's newest and its restore would fail",
                        p->to.prefix, p->from.prefix);
-    used = erst_prefix_in_use(x->client, ns, target, &p->to, why, sizeof(why), err);
+    /* the Secrets first: a Local target is checked where the Job built from this same Secret
+     * writes (p->to_host, which the Job mounts), never where the Secret points later */
+    if ((rc = get_secret(x, ns, p->from.secret, "source", &p->from_secret, p, err)) || p->refuse)
+        return rc;
+    if ((rc = get_secret(x, ns, p->to.secret, "target", &p->to_secret, p, err)) || p->refuse)
+        return rc;
+    if (strcmp(bstore_provider_kind(p->to.provider), "Local") == 0 &&
+        (blocal_hostpath(p->to_secret, p->to_host, sizeof(p->to_host), &claim_err) != KERR_OK ||
+         blocal_dir(p->to_host, p->to.container, p->to.prefix, why, sizeof(why), &claim_err) !=
+             KERR_OK))
+        return verdict(p, 0, "the target store's Secret %s: %s", p->to.secret, claim_err.msg);
+    used = erst_prefix_in_use(x->client, ns, target, &p->to, p->to_host, why, sizeof(why), err);
     if (used < 0)
         return err->code == KERR_INVAL ? verdict(p, 0, "%s", err->msg) : err->code;
     if (used)
@@ -273,9 +287,7 @@ static enum kerr check_target(const struct erst_ctx *x, const cJSON *rs, struct 
                        "spec.target.store.prefix \"%s\" is in use: it overlaps %s in the same "
                        "store: one prefix, one cluster",
                        p->to.prefix, why);
-    if ((rc = get_secret(x, ns, p->from.secret, "source", &p->from_secret, p, err)) || p->refuse)
-        return rc;
-    return get_secret(x, ns, p->to.secret, "target", &p->to_secret, p, err);
+    return KERR_OK;
 }
 
 /* A restore never touches an existing Etcd: the target name must be free. */

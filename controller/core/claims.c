@@ -353,9 +353,37 @@ enum kerr claims_find(struct k8s_client *k, const char *watch_ns, const struct b
     return rc;
 }
 
+enum kerr claims_of_placed(const cJSON *obj, const char *base, const cJSON *secret,
+                           struct bstore_claim *c, struct kerr_info *err)
+{
+    char hostpath[BLOCAL_HOSTPATH_MAX + 1];
+    const cJSON *s = kjson_get(obj, base);
+    struct bstore_claim l = { "", NULL };
+    enum kerr rc = claims_of(obj, base, NULL, c, err);
+
+    if (rc != KERR_OK || strcmp(c->key, BLOCAL_KEY) != 0)
+        return rc;
+    rc = blocal_hostpath(secret, hostpath, sizeof(hostpath), err);
+    if (rc == KERR_OK)
+        rc = bstore_local_claim_init(&l, hostpath, kjson_get_str(s, "container"),
+                                     kjson_get_str(s, "prefix"), err);
+    bstore_claim_release(c);
+    if (rc != KERR_OK)
+        return rc == KERR_NOMEM ? rc : KERR_INVAL;
+    *c = l;
+    return KERR_OK;
+}
+
 enum kerr claims_destination(struct k8s_client *k, const cJSON *obj, const char *base,
                              const struct claims_skip *skip, char *why, size_t n,
                              struct kerr_info *err)
+{
+    return claims_destination_placed(k, obj, base, NULL, skip, why, n, err);
+}
+
+enum kerr claims_destination_placed(struct k8s_client *k, const cJSON *obj, const char *base,
+                                    const cJSON *secret, const struct claims_skip *skip, char *why,
+                                    size_t n, struct kerr_info *err)
 {
     struct bstore_claim c;
     struct kerr_info e = { 0 };
@@ -363,7 +391,7 @@ enum kerr claims_destination(struct k8s_client *k, const cJSON *obj, const char 
     enum kerr rc;
 
     why[0] = '\0';
-    if (claims_of(obj, base, NULL, &c, &e) != KERR_OK) {
+    if (claims_of_placed(obj, base, secret, &c, &e) != KERR_OK) {
         if (snprintf(why, n, "%s: %s", base, e.msg) < 0)
             why[0] = '\0';
         return KERR_OK;

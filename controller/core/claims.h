@@ -68,6 +68,16 @@ enum kerr claims_of(const cJSON *obj, const char *base, const char *prefix_path,
                     struct bstore_claim *c, struct kerr_info *err);
 
 /*
+ * claims_of of a copy's side at base (never an entry's) whose Secret, as read by the caller
+ * (NULL: none), places a Local store: the directory on the node its Job mounts
+ * (common/blocal: hostPath + "/" + container + "/" + prefix), so that what is checked is what
+ * the Job built from that same Secret writes. KERR_INVAL (reason in err) for a hostPath not
+ * understood (relative, with "..", not base64); on KERR_OK release c.
+ */
+enum kerr claims_of_placed(const cJSON *obj, const char *base, const cJSON *secret,
+                           struct bstore_claim *c, struct kerr_info *err);
+
+/*
  * The first claim in the cluster overlapping c that skip does not name, described into why
  * (CLAIMS_WHY_MAX bytes: "the prefix \"x\" of Etcd ns/name", ...); why "" when none.
  * watch_ns NULL or "": Etcds of every namespace. Errors of the LISTs are returned: a step
@@ -88,6 +98,12 @@ enum kerr claims_find(struct k8s_client *k, const char *watch_ns, const struct b
 enum kerr claims_destination(struct k8s_client *k, const cJSON *obj, const char *base,
                              const struct claims_skip *skip, char *why, size_t n,
                              struct kerr_info *err);
+
+/* claims_destination of a destination whose Local store the Secret secret (as read, the one
+ * the copy Job is built from; NULL: none) places (claims_of_placed). */
+enum kerr claims_destination_placed(struct k8s_client *k, const cJSON *obj, const char *base,
+                                    const cJSON *secret, const struct claims_skip *skip, char *why,
+                                    size_t n, struct kerr_info *err);
 
 /* claims_find over lists already read (arrays of objects, NULL: none). */
 void claims_find_in(const cJSON *etcds, const cJSON *entries, const cJSON *backups,

@@ -58,6 +58,10 @@ static enum kerr hostpath_of(struct k8s_client *k, const cJSON *it, enum clocal_
     if (kind == CLOCAL_ETCD)
         return clocal_hostpath(k, ns, kjson_get_str(it, "spec.backup.store.secretRef.name"), 0, out,
                                n, NULL);
+    if (kind == CLOCAL_BACKUP && (a = kjson_get_str(it, "status.destination.hostPath"))) {
+        snprintf(out, n, "%s", a); /* as its copy Job mounted it */
+        return strlen(a) < n ? KERR_OK : KERR_TOOBIG;
+    }
     if (kind == CLOCAL_BACKUP)
         return clocal_hostpath(k, ns, kjson_get_str(it, "spec.destination.secretRef.name"), 1, out,
                                n, NULL);

@@ -6,7 +6,9 @@
  * the step runs:
  *   - an Etcd's: its spec.backup.store.secretRef in its namespace (none:
  *     etcd-druid's default);
- *   - an EtcdBackup copy's: spec.destination.secretRef in its namespace (a
+ *   - an EtcdBackup copy's: status.destination.hostPath, the hostPath its
+ *     copy Job mounted, recorded when the Job was made; else (a copy made
+ *     before the record) spec.destination.secretRef in its namespace (a
  *     Secret that is not there: the default, as the copy Job mounts it);
  *   - a BackupEntry's: its BLOCAL_HOSTPATH_ANNOTATION, else its bucket's
  *     spec.secretRef (the directory its deletion Job mounts).

@@ -18,14 +18,14 @@ LOCAL_ROOT=$SNAP_WORK/node/etc/gardener/local-backupbuckets
 export CRONJOB_EXEC_HOST_ROOT=$SNAP_WORK/node
 NS=shoot
 
-backup() { # name etcd [finalizer]
+backup() { # name etcd [finalizer [prefix]]
     kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply EtcdBackup $1"
 apiVersion: etcd-warden.io/v1alpha1
 kind: EtcdBackup
 metadata: {name: "$1", namespace: $NS, finalizers: [${3:-}]}
 spec:
   etcdName: $2
-  destination: {provider: Local, container: offsite, prefix: copies/etcd-main, secretRef: {name: offsite}}
+  destination: {provider: Local, container: offsite, prefix: ${4:-copies/etcd-main}, secretRef: {name: offsite}}
 EOF
 }
 status() { jp "$NS" "etcdbackup/$1" "{.status.$2}"; }
@@ -58,11 +58,13 @@ expect "the copy Job's deadline" 7200 "$(jp "$NS" job/x-delete--copy '{.spec.act
 copy_uid=$(uid job/x-delete--copy)
 
 # x: a Completed backup with a copy (written here: its Etcd does not exist, so it fails at
-# once, and the test gives it the status of a finished one), then deleted.
-backup x gone etcd-warden.io/backup-copy
+# once, and the test gives it the status of a finished one, with the destination and the
+# hostPath its copy Job mounted, as warden-controller records them; in a prefix of its own: a
+# Local copy is not deleted where another's copy overlaps it), then deleted.
+backup x gone etcd-warden.io/backup-copy copies/x
 ksim_wait 20 phase_is x Failed || ctl_fail "x: $(kc -n "$NS" get etcdbackup x -o jsonpath='{.status}')"
 kc -n "$NS" patch etcdbackup x --subresource=status --type merge \
-    -p '{"status":{"phase":"Completed","destinationKey":"copies/etcd-main/v2/Full-00000000-00000001-1700000000.gz"}}' \
+    -p '{"status":{"phase":"Completed","destinationKey":"copies/x/v2/Full-00000000-00000001-1700000000.gz","destination":{"provider":"Local","container":"offsite","prefix":"copies/x","hostPath":"/etc/gardener/local-backupbuckets"}}}' \
     >/dev/null
 kc -n "$NS" delete etcdbackup x --wait=false >/dev/null
 ksim_wait 30 has_job x--delete-copy || ctl_fail "no delete Job for x: $(status x deletionError)"

@@ -1,0 +1,204 @@
+/* bklocal - Local destinations, targets and sources at admission; see bklocal.h. */
+#include "webhook/bklocal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/blocal.h"
+#include "common/kjson.h"
+#include "common/lsel.h"
+#include "webhook/plocal.h"
+#include "webhook/prefix.h"
+
+#define DIR_MAX (BLOCAL_HOSTPATH_MAX + 2 * BSTORE_PREFIX_MAX)
+
+static const struct k8s_resource res_namespace = { "", "v1", "namespaces", 0 };
+
+/* A copy of the cached object ns/name of s into *out (NULL when not cached). */
+static void cached(struct store *s, const char *ns, const char *name, cJSON **out)
+{
+    char key[512];
+
+    *out = NULL;
+    if (s && ns && name && snprintf(key, sizeof(key), "%s/%s", ns, name) < (int)sizeof(key))
+        (void)store_get(s, key, out, NULL);
+}
+
+/* The Secret the controller gives an EtcdRestore's copy for its target (erst_plan's rule). */
+static const char *target_secret(struct store *etcds, struct store *backups, const cJSON *obj,
+                                 int *known)
+{
+    static __thread char name[256];
+    const char *ns = kjson_get_str(obj, "metadata.namespace");
+    const char *bk = kjson_get_str(obj, "spec.source.backupName");
+    const char *s = kjson_get_str(obj, "spec.target.store.secretRef.name");
+    cJSON *o = NULL;
+
+    if (!s)
+        s = kjson_get_str(obj, "spec.etcdTemplate.backup.store.secretRef.name");
+    if (s)
+        return s;
+    /* else the source's Secret: its store's, its EtcdBackup's destination's, its Etcd's */
+    if (kjson_get_obj(obj, "spec.source.store"))
+        return kjson_get_str(obj, "spec.source.store.secretRef.name");
+    if (bk)
+        cached(backups, ns, bk, &o);
+    else
+        cached(etcds, ns, kjson_get_str(obj, "spec.source.etcdName"), &o);
+    s = kjson_get_str(o, bk ? "destination.secret" : "secret");
+    *known = o != NULL;
+    snprintf(name, sizeof(name), "%s", s ? s : "");
+    cJSON_Delete(o);
+    return *name ? name : NULL;
+}
+
+const char *bklocal_secret_of(struct store *etcds, struct store *backups, const cJSON *obj,
+                              const char *base, int *known)
+{
+    char path[128];
+
+    *known = 1;
+    if (strcmp(base, "spec.target.store") == 0)
+        return target_secret(etcds, backups, obj, known);
+    snprintf(path, sizeof(path), "%s.secretRef.name", base);
+    return kjson_get_str(obj, path);
+}
+
+enum kerr bklocal_self(struct k8s_client *k, struct store *etcds, struct store *backups,
+                       const cJSON *obj, const char *base, struct bstore_claim *c, char *why)
+{
+    const cJSON *st = kjson_get(obj, base);
+    const char *ns = kjson_get_str(obj, "metadata.namespace");
+    char dir[DIR_MAX], *p;
+    int known = 1;
+    const char *secret = bklocal_secret_of(etcds, backups, obj, base, &known);
+    enum kerr rc;
+
+    why[0] = '\0';
+    if (!known) {
+        snprintf(why, BKLOCAL_WHY_MAX,
+                 "the Secret whose hostPath places the Local target on the node cannot be told "
+                 "(the restore's source is not known here): set %s.secretRef",
+                 base);
+        return KERR_OK;
+    }
+    rc = plocal_dir(k, ns ? ns : "", secret, kjson_get_str(st, "container"),
+                    kjson_get_str(st, "prefix") ? kjson_get_str(st, "prefix") : "", dir,
+                    sizeof(dir), why, BKLOCAL_WHY_MAX);
+    if (rc != KERR_OK || *why)
+        return rc;
+    if (!(p = strdup(dir)))
+        return KERR_NOMEM;
+    free(c->prefix);
+    c->prefix = p;
+    return KERR_OK;
+}
+
+int bklocal_in_the_way(struct k8s_client *k, struct store *buckets, const char *dir, const cJSON *c)
+{
+    char other[DIR_MAX];
+
+    return !plocal_other(k, buckets, c, other, sizeof(other)) ||
+           bstore_overlap(BLOCAL_KEY, dir, other);
+}
+
+/* 1 when directory dir is parent or inside it (both canonical, "" the root). */
+static int inside(const char *dir, const char *parent)
+{
+    size_t n = strlen(parent);
+
+    return !*parent || (strncmp(dir, parent, n) == 0 && (dir[n] == '\0' || dir[n] == '/'));
+}
+
+/* What one search for an owner of a source directory looks for and found. */
+struct owner {
+    struct k8s_client *k;
+    struct store *buckets;
+    const char *ns, *dir;
+    cJSON *labels; /* OWNS: the namespace's, once read */
+    int labels_read;
+    struct kerr_info *err;
+};
+
+/* store_view_fn over BackupBuckets: KERR_EXISTS at a Local one holding dir and selecting ns. */
+static enum kerr view_bucket(void *ctx, const char *key, const cJSON *b)
+{
+    struct owner *o = ctx;
+    const char *kind = bstore_provider_kind(kjson_get_str(b, "spec.provider"));
+    const cJSON *sel = kjson_get(b, "spec.namespaceSelector");
+    char bdir[DIR_MAX], why[512];
+    cJSON *nsobj = NULL;
+    int match = 0;
+    enum kerr rc;
+
+    (void)key;
+    if (!kind || strcmp(kind, "Local") != 0 || !kjson_get_str(b, "spec.container") ||
+        !kjson_get_str(b, "spec.secretRef.namespace") || !kjson_get_str(b, "spec.secretRef.name"))
+        return KERR_OK;
+    rc = plocal_dir(o->k, kjson_get_str(b, "spec.secretRef.namespace"),
+                    kjson_get_str(b, "spec.secretRef.name"), kjson_get_str(b, "spec.container"), "",
+                    bdir, sizeof(bdir), why, sizeof(why));
+    if (rc != KERR_OK || *why || !inside(o->dir, bdir)) /* a bucket not placed grants nothing */
+        return rc;
+    if (!sel || cJSON_IsNull(sel))
+        return KERR_EXISTS; /* no selector: every namespace, as for claims */
+    if (!o->labels_read) {
+        rc = k8s_get(o->k, &res_namespace, NULL, o->ns, NULL, &nsobj, o->err);
+        if (rc == KERR_NOTFOUND) {
+            kerr_clear(o->err);
+            rc = KERR_OK;
+        }
+        if (rc != KERR_OK)
+            return rc;
+        o->labels = cJSON_Duplicate(kjson_get(nsobj, "metadata.labels"), 1);
+        cJSON_Delete(nsobj);
+        o->labels_read = 1;
+    }
+    /* a selector that cannot be read selects nobody */
+    return lsel_match(sel, o->labels, &match, NULL) == KERR_OK && match ? KERR_EXISTS : KERR_OK;
+}
+
+/* store_view_fn over projected claims: KERR_EXISTS at one of ns whose directory holds dir. */
+static enum kerr view_claim(void *ctx, const char *key, const cJSON *obj)
+{
+    struct owner *o = ctx;
+    const cJSON *c = kjson_get(obj, "claim");
+    char cdir[DIR_MAX];
+
+    (void)key;
+    if (!c || !kjson_get_str(c, "namespace") || strcmp(kjson_get_str(c, "namespace"), o->ns) != 0 ||
+        !kjson_get_str(c, "store") || strcmp(kjson_get_str(c, "store"), BLOCAL_KEY) != 0)
+        return KERR_OK;
+    return plocal_other(o->k, o->buckets, c, cdir, sizeof(cdir)) && inside(o->dir, cdir)
+               ? KERR_EXISTS
+               : KERR_OK;
+}
+
+enum kerr bklocal_source_owned(struct k8s_client *k, struct store *buckets, struct store *etcds,
+                               struct store *entries, struct store *backups, const char *ns,
+                               const char *dir, char *why, struct kerr_info *err)
+{
+    struct owner o = { k, buckets, ns, dir, NULL, 0, err };
+    struct store *claims[3] = { etcds, entries, backups };
+    enum kerr rc = buckets ? store_foreach(buckets, view_bucket, &o, err) : KERR_OK;
+
+    for (size_t i = 0; i < 3 && rc == KERR_OK; i++)
+        if (claims[i])
+            rc = store_index_view(claims[i], PREFIX_INDEX_STORE, BLOCAL_KEY, view_claim, &o, err);
+    cJSON_Delete(o.labels);
+    why[0] = '\0';
+    if (rc == KERR_EXISTS) {
+        kerr_clear(err);
+        return KERR_OK;
+    }
+    if (rc != KERR_OK)
+        return rc;
+    snprintf(why, BKLOCAL_WHY_MAX,
+             "spec.source.store: namespace %s does not own the Local directory \"/%.300s\" "
+             "(hostPath + \"/\" + container + \"/\" + prefix): no BackupBucket of provider Local "
+             "selecting the namespace holds it, and no Etcd, BackupEntry or EtcdBackup copy of "
+             "the namespace claims it; a restore reads only backups its namespace owns",
+             ns, dir);
+    return KERR_OK;
+}
