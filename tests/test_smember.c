@@ -12,10 +12,11 @@
     "{\"name\":\"etcd\",\"image\":\"etcd-wrapper:v0.4.2\",\"command\":[\"/etcd-wrapper\"]," \
     "\"args\":[\"start-etcd\"],\"ports\":[{\"name\":\"server\",\"containerPort\":2380}],"   \
     "\"volumeMounts\":[{\"name\":\"etcd-main\",\"mountPath\":\"/var/etcd/data\"}]}"
-#define BR_C                                                                              \
-    "{\"name\":\"backup-restore\",\"image\":\"etcdbrctl:v0.34.0\",\"args\":[\"server\"]," \
-    "\"ports\":[{\"name\":\"metrics\",\"containerPort\":9000},{\"name\":\"server\","      \
-    "\"containerPort\":8443}],\"volumeMounts\":[{\"name\":\"etcd-main\",\"mountPath\":"   \
+#define BR_C                                                                             \
+    "{\"name\":\"backup-restore\",\"image\":\"etcdbrctl:v0.34.0\",\"args\":[\"server\"," \
+    "\"--server-port=8443\"],"                                                           \
+    "\"ports\":[{\"name\":\"metrics\",\"containerPort\":9000},{\"name\":\"server\","     \
+    "\"containerPort\":8443}],\"volumeMounts\":[{\"name\":\"etcd-main\",\"mountPath\":"  \
     "\"/var/etcd/data\"}]}"
 
 static const char *STS =

@@ -65,6 +65,7 @@ Test(smport, anything_else_is_refused_naming_the_container)
         { "", "", "[\"server\",\"--server-port\"]", "do not make it listen" },
         { "", "", "[\"server\",\"-vp9999\"]", "(-vp9999) do not make" },
         { "", "", "[\"server\",1]", "an arg that is not a string" },
+        { "", "", "[\"server\",\"--server-port=8080\",\"--\",\"-p\"]", "(-p) do not make" },
         { "", "", "\"server\"", "args are not a list" },
     };
     char why[256];
@@ -77,12 +78,12 @@ Test(smport, anything_else_is_refused_naming_the_container)
     }
 }
 
-/* The first port of container etcd in spec. BORROWED. */
-static cJSON *etcd_port(cJSON *spec)
+/* The first port of container i in spec. BORROWED. */
+static cJSON *port0(cJSON *spec, int i)
 {
-    cJSON *etcd = cJSON_GetArrayItem(cJSON_GetObjectItem(spec, "containers"), 0);
+    cJSON *c = cJSON_GetArrayItem(cJSON_GetObjectItem(spec, "containers"), i);
 
-    return cJSON_GetArrayItem(cJSON_GetObjectItem(etcd, "ports"), 0);
+    return cJSON_GetArrayItem(cJSON_GetObjectItem(c, "ports"), 0);
 }
 
 Test(smport, the_port_on_etcd_a_command_or_the_nodes_network_is_refused)
@@ -96,7 +97,7 @@ Test(smport, the_port_on_etcd_a_command_or_the_nodes_network_is_refused)
     cr_assert_eq(smport_declared(spec), 8080);
     cr_assert_eq(smport_check(spec, why, sizeof(why)), -1);
     cr_assert(strstr(why, "container etcd declares the sidecar's port 8080"), "%s", why);
-    cJSON_DeleteItemFromObject(etcd_port(spec), "hostPort");
+    cJSON_DeleteItemFromObject(port0(spec, 0), "hostPort");
     cr_assert_eq(smport_check(spec, why, sizeof(why)), 8080, "%s", why);
     cJSON_AddItemToObject(cJSON_GetArrayItem(cJSON_GetObjectItem(spec, "containers"), 1), "command",
                           jsonfix_parse("[\"/bin/sh\"]"));
@@ -107,6 +108,14 @@ Test(smport, the_port_on_etcd_a_command_or_the_nodes_network_is_refused)
     cJSON_AddTrueToObject(spec, "hostNetwork");
     cr_assert_eq(smport_check(spec, why, sizeof(why)), -1);
     cr_assert(strstr(why, "hostNetwork"), "%s", why);
+    cJSON_DeleteItemFromObject(spec, "hostNetwork");
+    /* no --server-port: etcdbrctl listens on 8080, whatever the template declares */
+    cJSON_SetNumberValue(cJSON_GetObjectItem(port0(spec, 1), "containerPort"), 9999);
+    cr_assert_eq(smport_declared(spec), 9999);
+    cr_assert_eq(smport_check(spec, why, sizeof(why)), -1);
+    cr_assert(strstr(why, "set no --server-port: it listens on 8080, not on its declared port "
+                          "server 9999"),
+              "%s", why);
     cr_assert_eq(smport_check(NULL, why, sizeof(why)), -1);
     cr_assert_eq(smport_check(NULL, NULL, 0), -1);
     cJSON_Delete(spec);

@@ -9,7 +9,8 @@
 
 #include "common/kjson.h"
 
-#define LONG_FLAG "--server-port"
+#define LONG_FLAG    "--server-port"
+#define DEFAULT_PORT 8080 /* etcdbrctl's, without the flag (pkg/server/types.go) */
 
 /* The containers and init containers etcd-druid's StatefulSet builder makes. */
 static const char *const CONTAINERS[] = { SMPORT_ETCD, SMPORT_SIDECAR };
@@ -161,7 +162,7 @@ static int args_ok(const cJSON *c, int port, char *why, size_t size)
     const cJSON *args = cJSON_GetObjectItemCaseSensitive(c, "args"), *a;
     const char *s;
     size_t l = strlen(LONG_FLAG);
-    int i, n, ok;
+    int i, n, ok, flags;
 
     if (cJSON_GetObjectItemCaseSensitive(c, "command"))
         return fail(why, size,
@@ -170,16 +171,16 @@ static int args_ok(const cJSON *c, int port, char *why, size_t size)
     if (args && !cJSON_IsArray(args))
         return fail(why, size, "its container %s's args are not a list", SMPORT_SIDECAR);
     n = cJSON_GetArraySize(args);
-    for (i = 0; i < n; i++) {
+    for (i = 0, flags = 0; i < n; i++) {
         a = cJSON_GetArrayItem(args, i);
         if (!cJSON_IsString(a))
             return fail(why, size, "its container %s has an arg that is not a string",
                         SMPORT_SIDECAR);
         s = a->valuestring;
         if (strncmp(s, LONG_FLAG, l) == 0 && (s[l] == '\0' || s[l] == '='))
-            ok = flag_is(args, &i, s[l] ? s + l + 1 : NULL, port);
+            ok = ++flags && flag_is(args, &i, s[l] ? s + l + 1 : NULL, port);
         else if (s[0] == '-' && s[1] == 'p')
-            ok = flag_is(args, &i, s[2] ? s + 2 + (s[2] == '=') : NULL, port);
+            ok = ++flags && flag_is(args, &i, s[2] ? s + 2 + (s[2] == '=') : NULL, port);
         else
             ok = !(s[0] == '-' && s[1] && s[1] != '-');
         if (!ok)
@@ -188,6 +189,11 @@ static int args_ok(const cJSON *c, int port, char *why, size_t size)
                         "port server %d",
                         SMPORT_SIDECAR, s, port);
     }
+    if (!flags && port != DEFAULT_PORT)
+        return fail(why, size,
+                    "its container %s's args set no --server-port: it listens on %d, not on its "
+                    "declared port server %d",
+                    SMPORT_SIDECAR, DEFAULT_PORT, port);
     return 0;
 }
 

@@ -15,9 +15,11 @@
  *   - no container or init container but backup-restore declares the port's number
  *     (containerPort or hostPort);
  *   - backup-restore has no command (etcd-druid runs the image's entrypoint), and its args set
- *     the port etcdbrctl listens on to the declared one, or leave it out (etcd-druid before
- *     v0.31): each --server-port=N, --server-port N, -p N, -pN or -p=N names the declared
- *     port, and no other short option group (which could hide -p) is there.
+ *     the port etcdbrctl listens on to the declared one: each --server-port=N, --server-port N,
+ *     -p N, -pN or -p=N names the declared port (N plain decimal: etcdbrctl reads 0x1f90 and
+ *     010 in other bases), no other short option group (which could hide -p) is there, and
+ *     without any such flag (etcd-druid before v0.31) the declared port is etcdbrctl's
+ *     default, 8080.
  * Anything else: the port is not taken (fail closed), and the message names the container.
  *
  * Ownership: arguments BORROWED. Thread safety: reentrant.
