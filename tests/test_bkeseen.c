@@ -11,9 +11,9 @@
 #define MOUNT "\"volumeMounts\":[{\"name\":\"data\",\"mountPath\":\"/var/etcd/data\"}]"
 #define ETCD_C \
     "{\"name\":\"etcd\",\"image\":\"etcd-wrapper:v0.4.2\",\"args\":[\"start-etcd\"]," MOUNT "}"
-#define BR_C                                                                              \
-    "{\"name\":\"backup-restore\",\"image\":\"etcdbrctl:v0.34.0\",\"args\":[\"server\"]," \
-    "\"ports\":[{\"name\":\"server\",\"containerPort\":8443}]," MOUNT "}"
+#define BR_C                                                                             \
+    "{\"name\":\"backup-restore\",\"image\":\"etcdbrctl:v0.34.0\",\"args\":[\"server\"," \
+    "\"--server-port=8443\"],\"ports\":[{\"name\":\"server\",\"containerPort\":8443}]," MOUNT "}"
 
 static const char *STS = "{\"metadata\":{\"name\":\"etcd-x\",\"uid\":\"u-sts\"},\"spec\":{"
                          "\"replicas\":3,\"template\":{\"spec\":{\"containers\":[" ETCD_C "," BR_C

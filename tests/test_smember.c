@@ -12,10 +12,11 @@
     "{\"name\":\"etcd\",\"image\":\"etcd-wrapper:v0.4.2\",\"command\":[\"/etcd-wrapper\"]," \
     "\"args\":[\"start-etcd\"],\"ports\":[{\"name\":\"server\",\"containerPort\":2380}],"   \
     "\"volumeMounts\":[{\"name\":\"etcd-main\",\"mountPath\":\"/var/etcd/data\"}]}"
-#define BR_C                                                                              \
-    "{\"name\":\"backup-restore\",\"image\":\"etcdbrctl:v0.34.0\",\"args\":[\"server\"]," \
-    "\"ports\":[{\"name\":\"metrics\",\"containerPort\":9000},{\"name\":\"server\","      \
-    "\"containerPort\":8443}],\"volumeMounts\":[{\"name\":\"etcd-main\",\"mountPath\":"   \
+#define BR_C                                                                             \
+    "{\"name\":\"backup-restore\",\"image\":\"etcdbrctl:v0.34.0\",\"args\":[\"server\"," \
+    "\"--server-port=8443\"],"                                                           \
+    "\"ports\":[{\"name\":\"metrics\",\"containerPort\":9000},{\"name\":\"server\","     \
+    "\"containerPort\":8443}],\"volumeMounts\":[{\"name\":\"etcd-main\",\"mountPath\":"  \
     "\"/var/etcd/data\"}]}"
 
 static const char *STS =
@@ -322,5 +323,49 @@ Test(smember, the_templates_own_volumes_and_env_are_a_members_as_they_are)
     cr_assert_eq(smember_is_member(sts, pod, why, sizeof(why)), -1);
     cr_assert(strstr(why, "its volume etcd-config-file is not the template's"), "%s", why);
     cJSON_Delete(pod);
+    cJSON_Delete(sts);
+}
+
+/*
+ * The template is a tenant's once component protection is disabled (issue 30): her container
+ * added to it and backup-restore's port server declared as the port hers listens on. The
+ * members run that template exactly, and nothing is asked; the message names her container.
+ */
+Test(smember, a_template_with_a_tenants_container_on_the_sidecars_port_is_never_asked)
+{
+    cJSON *sts = jsonfix_parse(STS), *pods, *tools;
+    struct smember m[SMEMBER_MAX];
+    struct kerr_info e;
+    char why[512];
+    int n = -1, i;
+
+    tools = jsonfix_parse("{\"name\":\"tools\",\"image\":\"busybox:1.36\",\"args\":[\"sh\",\"-c\","
+                          "\"serve-snapshots --port 9999\"]}");
+    cJSON_AddItemToArray(at(sts, "spec.template.spec.containers"), tools);
+    cJSON_ReplaceItemInObject(at(sts, "spec.template.spec.containers.1.ports.1"), "containerPort",
+                              cJSON_CreateNumber(9999));
+    pods = members(NULL, 0);
+    for (i = 0; i < 3; i++) { /* the rolling update: each member on the template */
+        cJSON *spec = at(cJSON_GetArrayItem(pods, i), "spec");
+
+        cJSON_AddItemToArray(cJSON_GetObjectItem(spec, "containers"), cJSON_Duplicate(tools, 1));
+        cJSON_ReplaceItemInObject(at(spec, "containers.1.ports.1"), "containerPort",
+                                  cJSON_CreateNumber(9999));
+    }
+    cr_assert_eq(smember_port(sts), 9999, "what the template declares");
+    cr_assert_eq(smember_pick(sts, pods, m, SMEMBER_MAX, &n, &e), KERR_INVAL);
+    cr_assert_eq(n, 0);
+    cr_assert(strstr(e.msg, "runs container tools, which etcd-druid does not make"), "%s", e.msg);
+    cr_assert_eq(smember_is_member(sts, cJSON_GetArrayItem(pods, 1), why, sizeof(why)), -1);
+    cr_assert(strstr(why, "pod template is not etcd-druid's") && strstr(why, "tools"), "%s", why);
+    /* her process in no container of its own: backup-restore's port no longer its args' */
+    cJSON_DeleteItemFromArray(at(sts, "spec.template.spec.containers"), 2);
+    cJSON_ReplaceItemInObject(at(sts, "spec.template.spec.containers.1"), "args",
+                              jsonfix_parse("[\"server\",\"--server-port=8443\"]"));
+    cr_assert_eq(smember_pick(sts, pods, m, SMEMBER_MAX, &n, &e), KERR_INVAL);
+    cr_assert(strstr(e.msg, "(--server-port=8443) do not make it listen on its declared port "
+                            "server 9999"),
+              "%s", e.msg);
+    cJSON_Delete(pods);
     cJSON_Delete(sts);
 }

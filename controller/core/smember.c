@@ -10,6 +10,7 @@
 #include "common/k8s.h"
 #include "common/kjson.h"
 #include "controller/core/etcdspec.h"
+#include "controller/core/smport.h"
 #include "controller/core/smspec.h"
 
 #define ORDINAL_MAX 999999L
@@ -34,19 +35,7 @@ static const cJSON *container_in(const cJSON *arr, const char *name)
 
 int smember_port(const cJSON *sts)
 {
-    const cJSON *c = container_in(kjson_get_arr(sts, "spec.template.spec.containers"),
-                                  SMEMBER_CONTAINER),
-                *p;
-
-    cJSON_ArrayForEach (p, (c ? cJSON_GetObjectItemCaseSensitive(c, "ports") : NULL)) {
-        const char *pn = kjson_get_str(p, "name");
-        int64_t v;
-
-        if (pn && strcmp(pn, SMEMBER_PORT_NAME) == 0 &&
-            kjson_get_int64(p, "containerPort", &v) == KERR_OK && v > 0 && v <= 65535)
-            return (int)v;
-    }
-    return -1;
+    return smport_declared(kjson_get_obj(sts, "spec.template.spec"));
 }
 
 /* The ordinal of pod name "<sts>-<n>", else -1. */
@@ -190,6 +179,7 @@ long smember_is_member(const cJSON *sts, const cJSON *pod, char *why, size_t siz
                *ip = kjson_get_str(pod, "status.podIP"),
                *phase = kjson_get_str(pod, "status.phase");
     const cJSON *tc, *pc;
+    char tw[SMEMBER_NAME_MAX + 160];
     long o, lo, hi;
     size_t i;
 
@@ -217,7 +207,10 @@ long smember_is_member(const cJSON *sts, const cJSON *pod, char *why, size_t siz
                               "its container %s is not the template's (image, command, args)",
                               GENUINE[i]);
     }
-    if (claims_of(sts, pod, name, o, why, size) < 0 || smspec_differs(sts, pod, why, size) < 0)
+    if (smport_check(kjson_get_obj(sts, "spec.template.spec"), tw, sizeof(tw)) < 0)
+        return smspec_why(why, size, "the StatefulSet's pod template is not etcd-druid's: %s", tw);
+    if (claims_of(sts, pod, name, o, why, size) < 0 || smspec_differs(sts, pod, why, size) < 0 ||
+        smport_check(kjson_get_obj(pod, "spec"), why, size) < 0)
         return -1;
     if (!phase || strcmp(phase, "Running") != 0 || !ip || !*ip || strlen(ip) >= SMEMBER_IP_MAX)
         return smspec_why(why, size, "not Running with a pod IP");
@@ -241,6 +234,11 @@ enum kerr smember_pick(const cJSON *sts, const cJSON *pods, struct smember *out,
         return kerr_set(err, KERR_INVAL,
                         "the pod template of StatefulSet %s declares no port %s on container %s",
                         name, SMEMBER_PORT_NAME, SMEMBER_CONTAINER);
+    if (smport_check(kjson_get_obj(sts, "spec.template.spec"), why, sizeof(why)) < 0)
+        return kerr_set(err, KERR_INVAL,
+                        "the pod template of StatefulSet %s is not one etcd-druid builds around "
+                        "the sidecar's port, which is not asked: %s",
+                        name, why);
     if (!smember_ordinals(sts, &lo, &hi))
         return kerr_set(err, KERR_INVAL,
                         "StatefulSet %s: its spec.replicas or spec.ordinals.start is not valid",

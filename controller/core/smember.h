@@ -18,11 +18,17 @@
  *   - whose spec is the template's in everything else too (controller/core/smspec.h: env,
  *     envFrom, hostAliases, volumes, no container the template does not run), but for what
  *     the API server, the scheduler and the StatefulSet controller fill in;
- *   - status.phase Running with a status.podIP (written by the kubelet: the identity asked).
+ *   - status.phase Running with a status.podIP (written by the kubelet: the identity asked);
+ *   - its spec and the template's both ones etcd-druid builds around the sidecar's port
+ *     (controller/core/smport.h: no container but etcd and backup-restore, none but
+ *     backup-restore declaring the port, backup-restore's args listening on it): the template
+ *     is a tenant's too once component protection is disabled, and any container shares the
+ *     pod's network.
  * Every ordinal must have such a member, or nothing is asked (fail closed): a member missing,
  * or a pod in its place that does not match, makes the question unanswered.
  * The port is the StatefulSet's pod template's: container backup-restore, port server
- * (etcd-druid's builder, internal/component/statefulset/builder.go).
+ * (etcd-druid's builder, internal/component/statefulset/builder.go), taken only from a template
+ * smport_check accepts.
  *
  * Ownership: arguments BORROWED; the answers are copied into the caller's array.
  * Thread safety: reentrant.
@@ -75,7 +81,8 @@ long smember_is_member(const cJSON *sts, const cJSON *pod, char *why, size_t siz
  * The members of sts among pods (a JSON array of Pods, BORROWED; NULL: none), one per ordinal
  * of [start, start + replicas), into out[0..*n) in ordinal order (the first pod of a name
  * decides).
- * KERR_INVAL with a message (*n 0) when sts has no uid, no name or no such port, 0 or more
+ * KERR_INVAL with a message (*n 0) when sts has no uid, no name or no such port, a pod template
+ * smport_check refuses (the message names the container), 0 or more
  * than max members, or an ordinal has no pod or one that is not a member (smember_is_member).
  */
 enum kerr smember_pick(const cJSON *sts, const cJSON *pods, struct smember *out, int max, int *n,

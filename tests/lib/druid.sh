@@ -478,7 +478,7 @@ druid_double_for() {
 # sidecar on a port of its own (the real one binds every address: one per test).
 #   druid_backup_port NS NAME PORT
 druid_backup_port() {
-    local i r
+    local i r a
     kc -n "$1" patch etcd "$2" --type merge -p "{\"spec\":{\"backup\":{\"port\":$3}}}" >/dev/null ||
         wh_fail "cannot set the backup port of $1/$2"
     i=$(kc -n "$1" get service "$2-client" -o jsonpath='{range .spec.ports[*]}{.name}{"\n"}{end}' |
@@ -492,8 +492,15 @@ druid_backup_port() {
         -o jsonpath='{range .spec.template.spec.containers[*]}{.name}{"\n"}{end}' |
         grep -nx backup-restore | cut -d: -f1)
     [ -n "$i" ] || wh_fail "no backup-restore container in $1/$2's pod template"
+    # and its arg --server-port (etcd-druid since v0.31): the port etcdbrctl listens on is the
+    # one declared, or the sidecar's port is not taken from the template (controller/core/smport)
+    a=$(kc -n "$1" get statefulset "$2" -o json | jq -c --argjson c $((i - 1)) --argjson p "$3" '
+        .spec.template.spec.containers[$c].args // [] | map(startswith("--server-port=")) |
+        index(true) // empty | [{op: "replace", path: "/spec/template/spec/containers/\($c)/args/\(.)",
+        value: "--server-port=\($p)"}]')
     kc_druid -n "$1" patch statefulset "$2" --type json -p \
-        "[{\"op\":\"replace\",\"path\":\"/spec/template/spec/containers/$((i - 1))/ports/0/containerPort\",\"value\":$3}]" \
+        "$(jq -c --argjson c $((i - 1)) --argjson p "$3" --argjson a "${a:-[]}" -n \
+            '[{op: "replace", path: "/spec/template/spec/containers/\($c)/ports/0/containerPort", value: $p}] + $a')" \
         >/dev/null || wh_fail "etcd-druid could not set the backup-restore port of $1/$2"
     # the StatefulSet controller rolls the members onto the new template (a pod's ports
     # cannot change): a member pod is its template's whole spec (controller/core/smspec)

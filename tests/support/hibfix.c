@@ -293,13 +293,14 @@ static void member_pods(struct hibfix *x, const cJSON *sts)
 
 void hibfix_backup_port(struct hibfix *x, const char *name, int port)
 {
-    char text[256];
+    char text[512];
     cJSON *p;
 
     snprintf(text, sizeof(text),
              "[{\"op\":\"replace\",\"path\":\"/spec/template/spec/containers/1/ports/0/"
-             "containerPort\",\"value\":%d}]",
-             port);
+             "containerPort\",\"value\":%d},{\"op\":\"replace\",\"path\":"
+             "\"/spec/template/spec/containers/1/args/1\",\"value\":\"--server-port=%d\"}]",
+             port, port);
     p = jsonfix_parse(text);
     cr_assert_eq(k8s_patch(x->f.c, &RES_STS, CFIX_NS, name, K8S_PATCH_JSON, p, NULL, NULL, NULL),
                  KERR_OK);
@@ -335,12 +336,14 @@ cJSON *hibfix_etcd(struct hibfix *x, const char *name, const char *store, const 
                  "{\"app\":\"etcd\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":"
                  "\"etcd\"}},\"spec\":{\"containers\":[{\"name\":\"etcd\",\"image\":"
                  "\"etcd\",\"volumeMounts\":[{\"name\":\"%s\",\"mountPath\":\"/var/etcd/data\"}]},"
-                 "{\"name\":\"backup-restore\",\"image\":\"etcdbrctl\",\"ports\":"
+                 "{\"name\":\"backup-restore\",\"image\":\"etcdbrctl\",\"args\":[\"server\","
+                 "\"--server-port=%d\"],\"ports\":"
                  "[{\"name\":\"server\",\"containerPort\":%d}],\"volumeMounts\":[{\"name\":"
                  "\"%s\",\"mountPath\":\"/var/etcd/data\"}]}]}},\"volumeClaimTemplates\":[{"
                  "\"metadata\":{\"name\":\"%s\"},\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],"
                  "\"resources\":{\"requests\":{\"storage\":\"1Gi\"}}}}]}}",
-                 name, service_backup_port(ports, x->sc.port), name, name);
+                 name, service_backup_port(ports, x->sc.port),
+                 service_backup_port(ports, x->sc.port), name, name);
         o = jsonfix_parse(text);
         cr_assert_eq(kjson_set_str(o, "metadata.name", name, NULL), KERR_OK);
         labels(o, name);
