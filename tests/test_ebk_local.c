@@ -131,12 +131,14 @@ static void put_status(const struct k8s_resource *res, const char *name, const c
     cJSON_Delete(o);
 }
 
-/* The backup name through its snapshot to its copy Job (its task Succeeded). */
+/* The backup name through its snapshot to its copy Job (its task Succeeded, naming the
+ * snapshot: a copy never read deletes only that one, controller/backups/ebk_del.h). */
 static void to_the_copy(const char *name)
 {
     step(name);
     put_status(&ETCDSPEC_RES_OPSTASK, get(name, "status.opsTaskName"),
-               "{\"state\":\"Succeeded\",\"lastOperation\":{\"description\":\"Snapshot taken\","
+               "{\"state\":\"Succeeded\",\"lastOperation\":{\"description\":\"full snapshot "
+               "Full-00000000-00000010-1700000000.gz taken (last revision 10)\","
                "\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}}");
     step(name);
 }
