@@ -245,7 +245,7 @@ static void failed_at_creating(const char *name, const char *target, const char 
  * creation, which is no later than the Job's (compared as RFC 3339 UTC text). */
 Test(erst_del_kubesim, finalizer_before_the_copy)
 {
-    char made[64];
+    char made[1024];
     cJSON *job;
 
     restore("r1", SPEC("copy", "ns1--copy"));
