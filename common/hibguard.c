@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/crypto.h"
@@ -168,11 +169,40 @@ bool hibguard_checked_matches(const char *value, const cJSON *sts)
     return str_is(sts, "metadata.uid", uid) && generation_of(sts) == g;
 }
 
-enum kerr hibguard_store_stamp(const cJSON *etcd, char out[HIBGUARD_STORE_LEN + 1])
+bool hibguard_checked_slept(const char *value, const cJSON *sts)
+{
+    char uid[HIBGUARD_CHECKED_MAX];
+    long long g = 0, now = generation_of(sts);
+    int64_t replicas = -1;
+
+    if (hibguard_checked_parse(value, uid, sizeof(uid), &g, NULL) != KERR_OK ||
+        !str_is(sts, "metadata.uid", uid) ||
+        kjson_get_int64(sts, "spec.replicas", &replicas) != KERR_OK || replicas != 0)
+        return false;
+    return now == g || (g < INT64_MAX && now == g + 1);
+}
+
+/* The first HIBGUARD_STORE_LEN hex digits of the sha256 of the JSON text of v into out. */
+static enum kerr digest_of(const cJSON *v, char out[HIBGUARD_STORE_LEN + 1])
+{
+    char h[CRYPTO_SHA256_HEX_LEN + 1], *text = cJSON_PrintUnformatted(v);
+    enum kerr rc;
+
+    out[0] = '\0';
+    if (!text)
+        return KERR_NOMEM;
+    rc = crypto_sha256_hex(text, strlen(text), h, NULL);
+    cJSON_free(text);
+    if (rc != KERR_OK)
+        return rc;
+    snprintf(out, HIBGUARD_STORE_LEN + 1, "%.*s", HIBGUARD_STORE_LEN, h);
+    return KERR_OK;
+}
+
+enum kerr hibguard_store_digest(const cJSON *etcd, char out[HIBGUARD_STORE_LEN + 1])
 {
     static const char *const fields[] = { "provider", "container", "prefix", "endpointOverride" };
     const cJSON *store = kjson_get_obj(etcd, "spec.backup.store");
-    char h[CRYPTO_SHA256_HEX_LEN + 1], *text;
     cJSON *key;
     size_t i;
     enum kerr rc;
@@ -188,14 +218,114 @@ enum kerr hibguard_store_stamp(const cJSON *etcd, char out[HIBGUARD_STORE_LEN + 
 
         cJSON_AddItemToArray(key, v ? cJSON_CreateString(v) : cJSON_CreateNull());
     }
-    text = cJSON_GetArraySize(key) == (int)i ? cJSON_PrintUnformatted(key) : NULL;
+    rc = cJSON_GetArraySize(key) == (int)i ? digest_of(key, out) : KERR_NOMEM;
     cJSON_Delete(key);
-    if (!text)
+    return rc;
+}
+
+/* The keys of a backup Secret that only prove who asks, never say where it writes. */
+static const char *const secret_only[] = { "secretAccessKey", "accessKeySecret", "storageKey",
+                                           "password", "applicationCredentialSecret" };
+
+static bool is_secret_only(const char *key)
+{
+    for (size_t i = 0; i < sizeof(secret_only) / sizeof(secret_only[0]); i++)
+        if (strcmp(key, secret_only[i]) == 0)
+            return true;
+    return false;
+}
+
+static int by_key(const void *a, const void *b)
+{
+    return strcmp((*(const cJSON *const *)a)->string, (*(const cJSON *const *)b)->string);
+}
+
+enum kerr hibguard_secret_digest(const cJSON *secret, char out[HIBGUARD_STORE_LEN + 1])
+{
+    const cJSON *data = cJSON_GetObjectItemCaseSensitive(secret, "data"), *e;
+    const cJSON **keys = NULL;
+    cJSON *list, *pair;
+    size_t n = 0, i;
+    enum kerr rc = KERR_NOMEM;
+
+    out[0] = '\0';
+    if (!(list = cJSON_CreateArray()))
         return KERR_NOMEM;
-    rc = crypto_sha256_hex(text, strlen(text), h, NULL);
-    cJSON_free(text);
-    if (rc != KERR_OK)
-        return rc;
-    snprintf(out, HIBGUARD_STORE_LEN + 1, "%.*s", HIBGUARD_STORE_LEN, h);
+    if (cJSON_IsObject(data)) {
+        cJSON_ArrayForEach (e, data)
+            n++;
+        if (n && !(keys = calloc(n, sizeof(*keys))))
+            goto out;
+        n = 0;
+        cJSON_ArrayForEach (e, data)
+            if (e->string && !is_secret_only(e->string))
+                keys[n++] = e;
+        if (n > 1)
+            qsort(keys, n, sizeof(*keys), by_key);
+    }
+    /* [[key, value], ...] by key: the values as stored (base64), whatever their type */
+    for (i = 0; i < n; i++) {
+        if (!(pair = cJSON_CreateArray()) || !cJSON_AddItemToArray(list, pair) ||
+            !cJSON_AddItemToArray(pair, cJSON_CreateString(keys[i]->string)) ||
+            !cJSON_AddItemToArray(pair, cJSON_Duplicate(keys[i], 1)) ||
+            cJSON_GetArraySize(pair) != 2)
+            goto out;
+    }
+    rc = digest_of(list, out);
+out:
+    free(keys);
+    cJSON_Delete(list);
+    return rc;
+}
+
+enum kerr hibguard_secret_ref(const cJSON *etcd, const char **name)
+{
+    const cJSON *ref = kjson_get(etcd, "spec.backup.store.secretRef");
+    const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ref, "name"));
+    size_t n = v ? strlen(v) : 0;
+
+    *name = NULL;
+    if (!ref || cJSON_IsNull(ref))
+        return KERR_NOTFOUND;
+    if (n == 0 || n > HIBGUARD_SECRET_NAME_MAX)
+        return KERR_INVAL;
+    /* a DNS subdomain's letters, beginning and ending with a letter or digit */
+    for (size_t i = 0; i < n; i++)
+        if (!((v[i] >= 'a' && v[i] <= 'z') || (v[i] >= '0' && v[i] <= '9') ||
+              ((v[i] == '-' || v[i] == '.') && i > 0 && i + 1 < n)))
+            return KERR_INVAL;
+    *name = v;
     return KERR_OK;
+}
+
+enum kerr hibguard_stamp_join(const char *store, const char *secret_ref, const cJSON *secret,
+                              char out[HIBGUARD_STAMP_MAX])
+{
+    char digest[HIBGUARD_STORE_LEN + 1] = "-";
+    enum kerr rc;
+
+    out[0] = '\0';
+    if (!store || strlen(store) != HIBGUARD_STORE_LEN ||
+        (secret_ref && (!*secret_ref || strlen(secret_ref) > HIBGUARD_SECRET_NAME_MAX ||
+                        strchr(secret_ref, '/'))))
+        return KERR_INVAL;
+    if (secret_ref && secret && (rc = hibguard_secret_digest(secret, digest)) != KERR_OK)
+        return rc;
+    snprintf(out, HIBGUARD_STAMP_MAX, "%s/%s/%s", store, secret_ref ? secret_ref : "-", digest);
+    return KERR_OK;
+}
+
+enum kerr hibguard_store_stamp(const cJSON *etcd, const cJSON *secret, char out[HIBGUARD_STAMP_MAX])
+{
+    char store[HIBGUARD_STORE_LEN + 1];
+    const char *ref = NULL;
+    enum kerr rc;
+
+    out[0] = '\0';
+    if ((rc = hibguard_store_digest(etcd, store)) != KERR_OK)
+        return rc;
+    rc = hibguard_secret_ref(etcd, &ref);
+    if (rc != KERR_OK && rc != KERR_NOTFOUND)
+        return rc;
+    return hibguard_stamp_join(store, ref, secret, out);
 }

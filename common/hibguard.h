@@ -24,6 +24,7 @@
 #define COMMON_HIBGUARD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <time.h>
 
 #include <cJSON.h>
@@ -37,7 +38,7 @@
 #define HIBGUARD_ANN_STORE       "etcd-warden.io/final-snapshot-store"
 #define HIBGUARD_PHASE_SCALING   "ScalingDown"
 
-/* A store stamp: hex digits of a sha256 (hibguard_store_stamp). */
+/* A digest of the store stamp: hex digits of a sha256 (hibguard_store_digest). */
 #define HIBGUARD_STORE_LEN 32
 
 /* Longest stamp value: a uid of up to 63 bytes, '/', a generation of up to 19 digits. */
@@ -119,15 +120,69 @@ enum kerr hibguard_checked_format(const cJSON *sts, char *buf, size_t size, stru
 bool hibguard_checked_matches(const char *value, const cJSON *sts);
 
 /*
- * The stamp of etcd's backup store (spec.backup.store: provider, container, prefix and
- * endpointOverride, as written) into out: the first HIBGUARD_STORE_LEN hex digits of their
- * sha256. warden-controller writes it as HIBGUARD_ANN_STORE with phase ScalingDown when the
- * final snapshot was checked against the StatefulSet (the same condition as
- * HIBGUARD_ANN_CHECKED), keeps it while Hibernated and drops it in every other phase; a
- * member claim of a hibernated Etcd may go only while it names the store the Etcd names now
- * (a sleep scaled down on break glass, or an Etcd pointed at another store since, has
- * none that matches). KERR_NOTFOUND (out "") when etcd has no store, KERR_NOMEM.
+ * True when value (the stamp above, kept while Hibernated) names StatefulSet sts as
+ * warden-controller's scale to 0 left it: same metadata.uid, spec.replicas 0, and
+ * metadata.generation the stamp's (at 0 already when checked) or the next one (the one scale
+ * to 0 made after the check). A StatefulSet scaled up and down again since, or changed in any
+ * other way, has a later generation: the final snapshot no longer describes what its members
+ * wrote. Anything missing or malformed, on either side, is false.
  */
-enum kerr hibguard_store_stamp(const cJSON *etcd, char out[HIBGUARD_STORE_LEN + 1]);
+bool hibguard_checked_slept(const char *value, const cJSON *sts);
+
+/*
+ * The store stamp (HIBGUARD_ANN_STORE): "<store>/<secretRef>/<secret>", where
+ *   <store>     is hibguard_store_digest of the Etcd (spec.backup.store's provider,
+ *               container, prefix and endpointOverride),
+ *   <secretRef> is spec.backup.store.secretRef.name, "-" when the store names no Secret,
+ *   <secret>    is hibguard_secret_digest of that Secret of the Etcd's namespace, "-" when
+ *               it names none or the Secret does not exist.
+ * The sidecar's endpoint, account and the like are in the Secret (docs/backup-entries.md), so
+ * a store moved through the Secret, or a secretRef pointed at another, changes the stamp.
+ * warden-controller writes it with phase ScalingDown when the final snapshot was checked
+ * against the StatefulSet (the same condition as HIBGUARD_ANN_CHECKED), keeps it while
+ * Hibernated and drops it in every other phase; a member claim of a hibernated Etcd may go
+ * only while it equals the stamp computed afresh (the Secret read from the API server). A stamp
+ * of an earlier version (the store digest alone) never equals one.
+ */
+#define HIBGUARD_SECRET_NAME_MAX 253
+#define HIBGUARD_STAMP_MAX       (2 * HIBGUARD_STORE_LEN + HIBGUARD_SECRET_NAME_MAX + 3)
+
+/* The <store> part into out: KERR_NOTFOUND (out "") when etcd has no store, KERR_NOMEM. */
+enum kerr hibguard_store_digest(const cJSON *etcd, char out[HIBGUARD_STORE_LEN + 1]);
+
+/*
+ * The <secret> part of a Secret object (hostile JSON allowed): the first HIBGUARD_STORE_LEN
+ * hex digits of the sha256 of its data's keys and values (as stored, base64), in key order,
+ * leaving out the keys that only prove who asks and never say where the sidecar writes
+ * (secretAccessKey, accessKeySecret, storageKey, password, applicationCredentialSecret).
+ * Every other key counts, known or not (endpoint, region, bucketName, storageAccount, domain,
+ * storageAPIEndpoint, authURL, tenantName, storageEndpoint, hostPath, accessKeyID,
+ * sseCustomerKey, serviceaccount.json, ...). KERR_NOMEM only.
+ */
+enum kerr hibguard_secret_digest(const cJSON *secret, char out[HIBGUARD_STORE_LEN + 1]);
+
+/*
+ * spec.backup.store.secretRef.name of etcd into *name (BORROWED): KERR_OK; KERR_NOTFOUND
+ * (*name NULL) when the store has no secretRef; KERR_INVAL when it has one whose name is no
+ * object name (empty, longer than HIBGUARD_SECRET_NAME_MAX, not of a-z, 0-9, '-', '.', or not
+ * beginning and ending with a letter or digit).
+ */
+enum kerr hibguard_secret_ref(const cJSON *etcd, const char **name);
+
+/*
+ * The stamp from its parts into out: store (a <store> part), secret_ref (NULL: none named)
+ * and secret (the Secret read, NULL: it does not exist). KERR_INVAL for a part that cannot
+ * be one, KERR_NOMEM.
+ */
+enum kerr hibguard_stamp_join(const char *store, const char *secret_ref, const cJSON *secret,
+                              char out[HIBGUARD_STAMP_MAX]);
+
+/*
+ * The stamp of etcd whose Secret (the one its secretRef names, read by the caller; NULL: none
+ * named, or it does not exist) is secret. KERR_NOTFOUND when etcd has no store, KERR_INVAL for
+ * a secretRef that names no object, KERR_NOMEM.
+ */
+enum kerr hibguard_store_stamp(const cJSON *etcd, const cJSON *secret,
+                               char out[HIBGUARD_STAMP_MAX]);
 
 #endif

@@ -29,12 +29,16 @@
 #define GLASS_OK \
     "\"etcd-warden.io/allow-scale-down-without-snapshot\":\"2026-11-20T00:00:00Z gone\""
 #define CUT "2026-11-17T10:00:00Z"
-/* the stamp of STORE (hibguard_store_stamp): its final snapshot checked and taken there */
-#define STORE_STAMP "\"etcd-warden.io/final-snapshot-store\":\"e577b118d354851af56edfc71c18b330\""
+/* the store digest of STORE (hibguard_store_digest), and its stamp (hibguard_store_stamp: no
+ * Secret named): its final snapshot checked and taken there */
+#define STORE_DIGEST "e577b118d354851af56edfc71c18b330"
+#define STORE_STAMP  "\"etcd-warden.io/final-snapshot-store\":\"" STORE_DIGEST "/-/-\""
+/* the StatefulSet the final snapshot was checked against: uid-sts at generation 1 */
+#define CHECKED(v) "\"etcd-warden.io/final-snapshot-checked\":\"" v "\""
 #define SLEPT(phase)                                                                        \
     "\"etcd-warden.io/hibernation-phase\":\"" phase "\",\"etcd-warden.io/traffic-cut-at\":" \
     "\"" CUT "\""
-#define ASLEEP(phase) SLEPT(phase) "," STORE_STAMP
+#define ASLEEP(phase) SLEPT(phase) "," STORE_STAMP "," CHECKED("uid-sts/1")
 #define STORE         "\"backup\":{\"store\":{\"container\":\"b\",\"prefix\":\"p\",\"provider\":\"S3\"}}"
 /* Etcd shoot/etcd-main at replicas, annotations ann, metadata extra, a backup store or none */
 #define ETCD_R(replicas, ann, extra, backup)                                                \
@@ -46,13 +50,15 @@
 #define SNAPSHOT_BEFORE "2026-11-17T09:00:00Z"
 #define SNAPSHOT_AFTER  "2026-11-17T10:05:00Z"
 
-/* StatefulSet etcd-main at replicas, created at created. */
-#define STS(replicas, created)                                                            \
-    "[{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"etcd-main\",\"uid\":\"uid-sts\"," \
-    "\"creationTimestamp\":\"" created "\",\"labels\":{\"app.kubernetes.io/managed-by\":" \
-    "\"etcd-druid\",\"app.kubernetes.io/"                                                 \
+/* StatefulSet etcd-main (uid uid) at replicas and generation, created at created. */
+#define STS_G(uid, generation, replicas, created)                                         \
+    "[{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"etcd-main\",\"uid\":\"" uid "\"," \
+    "\"generation\":" #generation ",\"creationTimestamp\":\"" created "\",\"labels\":{"   \
+    "\"app.kubernetes.io/managed-by\":\"etcd-druid\",\"app.kubernetes.io/"                \
     "part-of\":\"etcd-main\"}},\"spec\":{\"replicas\":" #replicas "}}]"
-#define STS_OLD STS(0, "2026-11-01T00:00:00Z")
+/* ... as warden-controller's scale to 0 left it: the generation after the stamp's */
+#define STS(replicas, created) STS_G("uid-sts", 2, replicas, created)
+#define STS_OLD                STS(0, "2026-11-01T00:00:00Z")
 
 struct row {
     const char *title;
@@ -101,8 +107,8 @@ static const struct row rows[] = {
       "etcd-main-etcd-main-0", PERSON, ETCD(SLEPT("Hibernated")), STS_OLD, SNAPSHOT_AFTER, "", 0, 0,
       "scaled down without a final snapshot checked against its last write" },
     { "the store moved since the final snapshot", GUARD, "DELETE", "etcd-main-etcd-main-0", PERSON,
-      ETCD(SLEPT("Hibernated") ",\"etcd-warden.io/final-snapshot-store\":"
-                               "\"0123456789abcdef0123456789abcdef\""),
+      ETCD(SLEPT("Hibernated") "," CHECKED("uid-sts/1") ",\"etcd-warden.io/final-snapshot-store\":"
+                                                        "\"0123456789abcdef0123456789abcdef/-/-\""),
       STS_OLD, SNAPSHOT_AFTER, "", 0, 0, "taken for another backup store" },
     { "hibernated, the snapshot before the cut", GUARD, "DELETE", "etcd-main-etcd-main-0", PERSON,
       ETCD(ASLEEP("Hibernated")), STS_OLD, SNAPSHOT_BEFORE, "", 0, 0,
@@ -114,6 +120,36 @@ static const struct row rows[] = {
       SNAPSHOT_AFTER, "", 0, 0, "was created at 2026-11-18T08:00:00Z, after its traffic cut" },
     { "hibernated, the StatefulSet gone", GUARD, "DELETE", "etcd-main-etcd-main-0", PERSON,
       ETCD(ASLEEP("Hibernated")), NULL, SNAPSHOT_AFTER, "", 0, 0, "is not found" },
+    /* issue 30: the facts of a sleep do not outlive it */
+    { "woken behind its back and scaled to 0 again: a generation past the scale to 0", GUARD,
+      "DELETE", "etcd-main-etcd-main-0", PERSON, ETCD(ANN_OPEN "," ASLEEP("Hibernated")),
+      STS_G("uid-sts", 4, 0, "2026-11-01T00:00:00Z"), SNAPSHOT_AFTER, "", 0, 0,
+      "its StatefulSet etcd-main (now uid-sts/4) is not the one scaled down on the final "
+      "snapshot" },
+    { "woken behind its back, every fact an earlier version read still true: refused", COMP,
+      "DELETE", "etcd-main-etcd-main-2", PERSON,
+      ETCD(ANN_OPEN "," SLEPT("Hibernated") "," CHECKED(
+          "uid-sts/1") ",\"etcd-warden.io/final-snapshot-store\":\"" STORE_DIGEST "\""),
+      STS_G("uid-sts", 4, 0, "2026-11-01T00:00:00Z"), SNAPSHOT_AFTER, "", 0, 0,
+      "(now uid-sts/4) is not the one scaled down on the final snapshot" },
+    { "woken behind its back, ScalingDown, scaled to 0 again", GUARD, "DELETE",
+      "etcd-main-etcd-main-1", DRUID, ETCD(ASLEEP("ScalingDown")),
+      STS_G("uid-sts", 3, 0, "2026-11-01T00:00:00Z"), SNAPSHOT_AFTER, "", 0, 0,
+      "not the one scaled down on the final snapshot" },
+    { "at 0 already when checked, unchanged since: the claims may go", GUARD, "DELETE",
+      "etcd-main-etcd-main-0", PERSON, ETCD(ASLEEP("Hibernated")),
+      STS_G("uid-sts", 1, 0, "2026-11-01T00:00:00Z"), SNAPSHOT_AFTER, "", 0, 1, "" },
+    { "another StatefulSet than the one checked", GUARD, "DELETE", "etcd-main-etcd-main-0", PERSON,
+      ETCD(ASLEEP("Hibernated")), STS_G("uid-other", 2, 0, "2026-11-01T00:00:00Z"), SNAPSHOT_AFTER,
+      "", 0, 0, "(now uid-other/2) is not the one scaled down" },
+    { "hibernated without the StatefulSet stamp (an earlier version dropped it)", GUARD, "DELETE",
+      "etcd-main-etcd-main-0", PERSON, ETCD(SLEPT("Hibernated") "," STORE_STAMP), STS_OLD,
+      SNAPSHOT_AFTER, "", 0, 0, "no annotation etcd-warden.io/final-snapshot-store or" },
+    { "an earlier version's store stamp (the store digest alone) does not qualify", GUARD, "DELETE",
+      "etcd-main-etcd-main-0", PERSON,
+      ETCD(SLEPT("Hibernated") "," CHECKED("uid-sts/1") ",\"etcd-warden.io/final-snapshot-store\":"
+                                                        "\"" STORE_DIGEST "\""),
+      STS_OLD, SNAPSHOT_AFTER, "", 0, 0, "or a stamp of an earlier version" },
     { "woken (phase WakingUp), the old snapshot", GUARD, "DELETE", "etcd-main-etcd-main-0", PERSON,
       ETCD(ASLEEP("WakingUp")), STS_OLD, SNAPSHOT_AFTER, "", 0, 0,
       "hibernation phase \"WakingUp\"" },

@@ -449,3 +449,48 @@ Test(hib_signals, requests_per_reconcile_are_bounded_and_a_terminating_task_is_w
     cr_assert_geq(rq, 1000);
     plain_client(k);
 }
+
+/* Scale StatefulSet name to n as someone does while warden-controller is away. */
+static void scale_sts(const char *name, int n)
+{
+    char body[64];
+    cJSON *p;
+    struct kerr_info err;
+
+    snprintf(body, sizeof(body), "{\"spec\":{\"replicas\":%d}}", n);
+    p = jsonfix_parse(body);
+    cr_assert_eq(k8s_patch(x.f.c, &RES_STS, CFIX_NS, name, K8S_PATCH_MERGE, p, NULL, NULL, &err),
+                 KERR_OK, "%s", err.msg);
+    cJSON_Delete(p);
+}
+
+/*
+ * issue 30: woken behind warden-controller's back (no round runs: it is down), written to and
+ * scaled back to 0. The stamps of the sleep are kept while Hibernated and no longer describe
+ * the StatefulSet (two generations past the scale to 0): the next round voids the cut, and
+ * the sleep that follows records no final snapshot, so its claims stay protected.
+ */
+Test(hib_signals, a_wake_and_scale_down_behind_its_back_voids_the_sleep)
+{
+    char v[512];
+
+    etcd_with_store("k1");
+    hibfix_annotate(&x, "k1", HIB_ANN_HIBERNATE, "true");
+    cr_assert(hibfix_drive(&x, "k1", "Hibernated", 20000), "phase %s", hibfix_phase(&x, "k1"));
+    cr_assert_str_neq(annotation("k1", HIB_ANN_CHECKED, v, sizeof(v)), "<none>",
+                      "the StatefulSet checked is kept while Hibernated");
+    cr_assert_str_neq(annotation("k1", HIB_ANN_STORE, v, sizeof(v)), "<none>");
+    cr_assert_eq(hibfix_round(&x, "k1"), 0, "Hibernated stays without requeue");
+    cr_assert_eq(hibfix_events(&x, "AwakeAgain", "Warning"), 0);
+
+    scale_sts("k1", 3);
+    scale_sts("k1", 0);
+    hibfix_round(&x, "k1");
+    cr_assert_str_neq(hibfix_phase(&x, "k1"), "Hibernated");
+    cr_assert_gt(hibfix_events(&x, "AwakeAgain", "Warning"), 0);
+    cr_assert_str_eq(annotation("k1", HIB_ANN_STORE, v, sizeof(v)), "<none>");
+    cr_assert_str_eq(annotation("k1", HIB_ANN_CHECKED, v, sizeof(v)), "<none>");
+    cr_assert(hibfix_drive(&x, "k1", "Hibernated", 20000), "phase %s", hibfix_phase(&x, "k1"));
+    cr_assert_str_eq(annotation("k1", HIB_ANN_STORE, v, sizeof(v)), "<none>",
+                     "no final snapshot holds the writes of the wake");
+}

@@ -224,3 +224,20 @@ Test(hibplan_sleep, a_wake_does_not_scale_up_a_statefulset_whose_ordinals_moved)
     cr_assert_eq(s.act, HIBPLAN_SCALE, "%s", hibplan_act_name(s.act));
     cr_assert_eq(s.replicas, 3);
 }
+
+/* issue 30: woken behind its back (warden-controller down) and scaled back to 0: the
+ * StatefulSet's generation moved past the scale to 0 on the final snapshot */
+Test(hibplan_sleep, a_wake_and_scale_down_while_away_voids_the_cut)
+{
+    struct hibplan_view v = base();
+
+    v.phase = HIBPLAN_HIBERNATED;
+    v.suspended = v.suspend_ours = true;
+    v.svc = HIBPLAN_SVC_CUT;
+    v.sts_spec = v.sts_status = 0;
+    EXPECT_ACT(v, HIBPLAN_DONE);
+    v.stamp_moved = true; /* at 0 again, two generations later */
+    EXPECT_ACT(v, HIBPLAN_VOID_CUT);
+    v.phase = HIBPLAN_WAKING;
+    EXPECT_PHASE(v, HIBPLAN_CUTTING);
+}

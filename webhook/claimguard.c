@@ -73,15 +73,94 @@ static void sleep_problem(const struct lookup_etcd *etcd, char *why, size_t size
     else if (etcd->cut_rc != KERR_OK)
         snprintf(why, size, "its hibernation has no valid traffic cut (annotation %s)",
                  HIBGUARD_ANN_CUT_AT);
-    else if (!etcd->snapshot_store[0])
+    else if (!etcd->snapshot_store[0] || !etcd->checked[0])
         snprintf(why, size,
                  "it was scaled down without a final snapshot checked against its last write "
-                 "(no annotation %s: break glass, or an earlier version)",
-                 HIBGUARD_ANN_STORE);
-    else if (strcmp(etcd->snapshot_store, etcd->store) != 0)
+                 "(no annotation %s or %s: break glass, or an earlier version)",
+                 HIBGUARD_ANN_STORE, HIBGUARD_ANN_CHECKED);
+    else if (etcd->secret_ref_rc == KERR_INVAL)
         snprintf(why, size,
-                 "its final snapshot was taken for another backup store than the one it "
-                 "names now (spec.backup.store changed since): its wake would not restore it");
+                 "its spec.backup.store.secretRef names no Secret etcd-warden can read: where its "
+                 "store is cannot be told");
+}
+
+/*
+ * Why the StatefulSet e (obj, read from the API server; NULL: not found) is not the one
+ * scaled down on the final snapshot of etcd's sleep ("" into why when it is).
+ */
+static void sts_problem(const char *e, const struct lookup_etcd *etcd, const cJSON *obj, char *why,
+                        size_t size)
+{
+    char cut[KTIME_LEN + 1] = "?", made[KTIME_LEN + 1] = "?", now[HIBGUARD_CHECKED_MAX] = "?";
+    struct lookup_sts sts;
+
+    why[0] = '\0';
+    (void)ktime_format(etcd->cut_at, cut);
+    if (!obj) {
+        snprintf(why, size, "its StatefulSet %s is not found", e);
+        return;
+    }
+    if (lookup_sts_from_json(obj, &sts, NULL) != KERR_OK || !sts.ordinals_ok || sts.replicas != 0) {
+        snprintf(why, size, "its StatefulSet %s is not at 0 replicas", e);
+        return;
+    }
+    if (sts.created > 0)
+        (void)ktime_format(sts.created, made);
+    if (sts.created <= 0 || sts.created > etcd->cut_at) {
+        snprintf(why, size,
+                 "its StatefulSet %s was created at %s, after its traffic cut at %s: not the one "
+                 "scaled down on the final snapshot",
+                 e, made, cut);
+        return;
+    }
+    if (hibguard_checked_slept(etcd->checked, obj))
+        return;
+    (void)hibguard_checked_format(obj, now, sizeof(now), NULL);
+    snprintf(why, size,
+             "its StatefulSet %s (now %s) is not the one scaled down on the final snapshot "
+             "(annotation %s \"%s\": that uid, at that generation or the next, the scale to 0): "
+             "it was scaled up and down again, or changed, since, and its members may have "
+             "written what the snapshot does not hold",
+             e, now[0] ? now : "without uid or generation", HIBGUARD_ANN_CHECKED, etcd->checked);
+}
+
+/*
+ * Why the store stamp of etcd (ns/e), computed now with its Secret read from the API server,
+ * is not the final snapshot's ("" into why when it is). A Secret that cannot be read: its
+ * code, err set (a 500: fail closed).
+ */
+static enum kerr store_problem(const struct lookup *lk, const char *ns,
+                               const struct lookup_etcd *etcd, char *why, size_t size,
+                               struct kerr_info *err)
+{
+    const char *ref = etcd->secret_ref_rc == KERR_OK ? etcd->secret_ref : NULL;
+    char stamp[HIBGUARD_STAMP_MAX];
+    cJSON *secret = NULL;
+    enum kerr rc = KERR_OK;
+
+    why[0] = '\0';
+    if (ref && !lk->secret)
+        return kerr_set(err, KERR_UNSUPPORTED, "no Secret lookup is configured");
+    if (ref && (rc = lk->secret(lk->ctx, ns, ref, &secret, err)) != KERR_OK &&
+        (rc != KERR_NOTFOUND || lookup_unconfirmed(rc, err))) {
+        char msg[sizeof(err->msg)];
+
+        snprintf(msg, sizeof(msg), "%s", err->msg);
+        return kerr_set(err, rc, "its backup Secret %s/%s cannot be read: %s", ns, ref, msg);
+    }
+    kerr_clear(err);
+    rc = hibguard_stamp_join(etcd->store, ref, secret, stamp);
+    cJSON_Delete(secret);
+    if (rc != KERR_OK)
+        return kerr_set(err, rc, "the stamp of its backup store cannot be made");
+    if (strcmp(stamp, etcd->snapshot_store) != 0)
+        snprintf(why, size,
+                 "its final snapshot was taken for another backup store than the one it names "
+                 "now (annotation %s \"%.80s\", now \"%.80s\": spec.backup.store, its "
+                 "secretRef or that Secret's endpoint, account or other location keys changed "
+                 "since, or a stamp of an earlier version): its wake would not restore it",
+                 HIBGUARD_ANN_STORE, etcd->snapshot_store, stamp);
+    return KERR_OK;
 }
 
 /*
@@ -93,8 +172,8 @@ static enum kerr asleep(const struct lookup *lk, const char *ns, const char *e,
                         const struct lookup_etcd *etcd, char *why, size_t size,
                         struct kerr_info *err)
 {
-    char cut[KTIME_LEN + 1] = "?", made[KTIME_LEN + 1] = "?";
-    struct lookup_sts sts;
+    char cut[KTIME_LEN + 1] = "?";
+    cJSON *sts = NULL;
     int found = 0;
     enum kerr rc;
 
@@ -102,29 +181,25 @@ static enum kerr asleep(const struct lookup *lk, const char *ns, const char *e,
     if (why[0])
         return KERR_OK;
     (void)ktime_format(etcd->cut_at, cut);
-    if (!lk->snapshot)
-        return kerr_set(err, KERR_UNSUPPORTED, "no snapshot lookup is configured");
+    if (!lk->snapshot || !lk->sts_object)
+        return kerr_set(err, KERR_UNSUPPORTED, "no snapshot or StatefulSet lookup is configured");
     if ((rc = lk->snapshot(lk->ctx, ns, e, etcd->cut_at, &found, err)) != KERR_OK)
         return rc;
-    rc = found ? lk->sts(lk->ctx, ns, e, &sts, err) : KERR_OK;
-    if (rc != KERR_OK && rc != KERR_NOTFOUND)
-        return rc;
-    if (found && rc == KERR_OK && sts.created > 0)
-        (void)ktime_format(sts.created, made);
-    if (!found)
+    if (!found) {
         snprintf(why, size,
                  "no full snapshot EtcdOpsTask of it has Succeeded since its traffic cut at %s",
                  cut);
-    else if (rc == KERR_NOTFOUND)
-        snprintf(why, size, "its StatefulSet %s is not found", e);
-    else if (!sts.ordinals_ok || sts.replicas != 0)
-        snprintf(why, size, "its StatefulSet %s is not at 0 replicas", e);
-    else if (sts.created <= 0 || sts.created > etcd->cut_at)
-        snprintf(why, size,
-                 "its StatefulSet %s was created at %s, after its traffic cut at %s: not the one "
-                 "scaled down on the final snapshot",
-                 e, made, cut);
-    return KERR_OK;
+        return KERR_OK;
+    }
+    /* the StatefulSet as the API server has it now: a cache may not have seen a wake yet */
+    rc = lk->sts_object(lk->ctx, ns, e, &sts, err);
+    if (rc != KERR_OK && (rc != KERR_NOTFOUND || lookup_unconfirmed(rc, err)))
+        return rc;
+    sts_problem(e, etcd, sts, why, size);
+    cJSON_Delete(sts);
+    if (why[0])
+        return KERR_OK;
+    return store_problem(lk, ns, etcd, why, size, err);
 }
 
 /*

@@ -15,10 +15,14 @@
  *   spec.replicas is 0 or not a number: the sleeping members' count is not on the Etcd) is
  *   deleted only while the Etcd is hibernated with a final snapshot of this sleep (phase
  *   ScalingDown or Hibernated, a backup store, its traffic cut, a full snapshot task that
- *   Succeeded after the cut, and its StatefulSet at 0 replicas, created no later than the
- *   cut: a StatefulSet re-created since is no longer the one scaled down on the snapshot)
- *   or on a break glass that counts (once per value). An Etcd that is gone (confirmed) or
- *   being deleted (its deletionTimestamp) has no live claims.
+ *   Succeeded after the cut; its StatefulSet, read from the API server, at 0 replicas,
+ *   created no later than the cut and as the scale to 0 on the checked snapshot left it
+ *   (common/hibguard's hibguard_checked_slept: a StatefulSet re-created, or scaled up and
+ *   down again, since is no longer the one scaled down on the snapshot); and its store stamp
+ *   made afresh, its backup Secret read from the API server, equal to HIBGUARD_ANN_STORE: a
+ *   store moved through its spec, its secretRef or the Secret is not the snapshot's; a
+ *   Secret that cannot be read is a 500) or on a break glass that counts (once per value). An Etcd
+ * that is gone (confirmed) or being deleted (its deletionTimestamp) has no live claims.
  * - CREATE (claimguard_create): a claim of an Etcd that exists carrying spec.dataSource,
  *   spec.dataSourceRef or spec.volumeName (a clone, a volume snapshot, a volume that may
  *   hold old data) is refused, break glass aside (once per value): the members would start

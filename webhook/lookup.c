@@ -132,10 +132,13 @@ enum kerr lookup_etcd_from_json(const cJSON *etcd, struct lookup_etcd *out, stru
     out->protection_disabled = has_key(ann, LOOKUP_ANN_DISABLE_PROTECTION);
     out->runtime_disabled = has_key(ann, LOOKUP_ANN_DISABLE_RUNTIME);
     out->has_backup_store = kjson_get_obj(etcd, "spec.backup.store") != NULL;
-    if (hibguard_store_stamp(etcd, out->store) == KERR_NOMEM)
+    if (hibguard_store_digest(etcd, out->store) == KERR_NOMEM)
         return kerr_set(err, KERR_NOMEM, NULL);
+    out->secret_ref_rc = hibguard_secret_ref(etcd, &reason);
+    if (out->secret_ref_rc == KERR_OK)
+        snprintf(out->secret_ref, sizeof(out->secret_ref), "%s", reason);
     phase = lookup_map_get(ann, HIBGUARD_ANN_STORE);
-    if (phase && strlen(phase) == HIBGUARD_STORE_LEN)
+    if (phase && strlen(phase) < sizeof(out->snapshot_store))
         snprintf(out->snapshot_store, sizeof(out->snapshot_store), "%s", phase);
     if (!int32_field(etcd, "spec.replicas", -1, &out->replicas))
         out->replicas = -1;
@@ -246,7 +249,8 @@ static int project_store(cJSON *root, const cJSON *etcd)
 {
     static const char *const fields[] = { "provider", "container", "prefix", "endpointOverride" };
     const cJSON *src = kjson_get_obj(etcd, "spec.backup.store");
-    cJSON *dst;
+    const cJSON *ref = cJSON_GetObjectItemCaseSensitive(src, "secretRef");
+    cJSON *dst, *r;
     size_t i;
 
     if (kjson_set(root, "spec.backup.store", cJSON_CreateObject(), NULL) ||
@@ -255,6 +259,11 @@ static int project_store(cJSON *root, const cJSON *etcd)
     for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
         if (copy_member(dst, src, fields[i]))
             return -1;
+    /* the Secret of the stamp: secretRef's name (a secretRef that is no object: as it is) */
+    if (ref && !cJSON_IsObject(ref))
+        return copy_member(dst, src, "secretRef");
+    if (ref && (!(r = cJSON_AddObjectToObject(dst, "secretRef")) || copy_member(r, ref, "name")))
+        return -1;
     return 0;
 }
 
@@ -546,6 +555,19 @@ static enum kerr mem_sts_object(void *ctx, const char *ns, const char *name, cJS
     return (*obj = cJSON_Duplicate(o, 1)) ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL);
 }
 
+static enum kerr mem_secret(void *ctx, const char *ns, const char *name, cJSON **obj,
+                            struct kerr_info *err)
+{
+    struct lookup_mem *m = ctx;
+    const cJSON *o = NULL;
+    enum kerr rc = mem_get(m, m->secrets, "secrets", ns, name, &o, err);
+
+    *obj = NULL;
+    if (rc)
+        return rc;
+    return (*obj = cJSON_Duplicate(o, 1)) ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL);
+}
+
 static enum kerr mem_glass(void *ctx, const struct glass_use *u, int dry_run,
                            struct glass_prior *used, struct kerr_info *err)
 {
@@ -578,5 +600,6 @@ void lookup_mem_bind(struct lookup_mem *m, struct lookup *out)
     out->pvcs = mem_pvcs;
     out->pod_items = mem_pod_items;
     out->sts_object = mem_sts_object;
+    out->secret = mem_secret;
     out->glass = mem_glass;
 }

@@ -51,9 +51,11 @@ struct lookup_etcd {
     int deleting;                       /* metadata.deletionTimestamp set */
     int restoring;                      /* has label LOOKUP_LABEL_RESTORING */
     int has_backup_store;               /* spec.backup.store is an object */
-    char store[HIBGUARD_STORE_LEN + 1]; /* hibguard_store_stamp ("" without one) */
-    char snapshot_store[HIBGUARD_STORE_LEN + 1]; /* HIBGUARD_ANN_STORE ("" when absent or
-                                                    not a stamp) */
+    char store[HIBGUARD_STORE_LEN + 1]; /* hibguard_store_digest ("" without one) */
+    enum kerr secret_ref_rc;            /* hibguard_secret_ref: KERR_OK, NOTFOUND or INVAL */
+    char secret_ref[HIBGUARD_SECRET_NAME_MAX + 1]; /* its name when KERR_OK */
+    char snapshot_store[HIBGUARD_STAMP_MAX];       /* HIBGUARD_ANN_STORE ("" when absent or longer
+                                                      than a stamp can be) */
     int64_t replicas; /* spec.replicas; -1 when absent or not an int32 at least 0 */
     enum kerr cut_rc; /* hibguard_cut_at: KERR_OK, KERR_NOTFOUND or KERR_PARSE */
     time_t cut_at;    /* the traffic cut when cut_rc is KERR_OK */
@@ -164,6 +166,13 @@ struct lookup {
     enum kerr (*sts_object)(void *ctx, const char *ns, const char *name, cJSON **obj,
                             struct kerr_info *err);
     /*
+     * The Secret ns/name as a whole: on KERR_OK *obj TAKES it (cJSON_Delete). Read from the
+     * API server, never from a cache: KERR_OK only on its answer, KERR_NOTFOUND when it says
+     * there is none. NULL: not known (a decision that needs it fails closed).
+     */
+    enum kerr (*secret)(void *ctx, const char *ns, const char *name, cJSON **obj,
+                        struct kerr_info *err);
+    /*
      * Record u, a use of break glass (webhook/glass.h's glass_take; dry_run: only read):
      * KERR_OK with used->at 0 when recorded, used->at set when u's value was used before.
      * NULL: nothing can be recorded (a decision that needs it fails closed).
@@ -227,9 +236,10 @@ enum kerr lookup_sts_from_json(const cJSON *sts, struct lookup_sts *out, struct 
 /*
  * The part of an Etcd the views read: metadata name, namespace, uid,
  * resourceVersion, deletionTimestamp, the two protection annotations, the three scale-down
- * guard annotations (common/hibguard.h: the cut, the phase, break glass), spec.replicas,
- * spec.backup.store as an empty object when present, and status.lastOperation type and state.
- * TAKES: a new tree (cJSON_Delete), NULL on allocation failure.
+ * guard annotations (common/hibguard.h: the cut, the phase, break glass, the stamps),
+ * spec.replicas, spec.backup.store with the fields of its stamp (secretRef's name too), and
+ * status.lastOperation type and state. TAKES: a new tree (cJSON_Delete), NULL on allocation
+ * failure.
  */
 cJSON *lookup_etcd_project(const cJSON *etcd);
 
@@ -258,8 +268,9 @@ struct lookup_mem {
     const cJSON *fresh_etcds; /* what etcd_fresh reads; NULL: etcds */
     const cJSON *stses;
     const cJSON *tasks;
-    const cJSON *pods; /* what the pods lookup lists (every namespace's), NULL: none */
-    const cJSON *pvcs; /* what the PVC lookup lists (every namespace's), NULL: none */
+    const cJSON *pods;    /* what the pods lookup lists (every namespace's), NULL: none */
+    const cJSON *pvcs;    /* what the PVC lookup lists (every namespace's), NULL: none */
+    const cJSON *secrets; /* what the Secret lookup reads (every namespace's), NULL: none */
     /* The break glass uses recorded (an array of glass_record objects, BORROWED, written
      * to); NULL: every use is admitted and nothing recorded. */
     cJSON *glass;

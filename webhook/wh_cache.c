@@ -20,6 +20,7 @@ static const struct k8s_resource res_etcd = { "druid.gardener.cloud", "v1alpha1"
 static const struct k8s_resource res_sts = { "apps", "v1", "statefulsets", 1 };
 static const struct k8s_resource res_pod = { "", "v1", "pods", 1 };
 static const struct k8s_resource res_pvc = { "", "v1", "persistentvolumeclaims", 1 };
+static const struct k8s_resource res_secret = { "", "v1", "secrets", 1 };
 static const struct k8s_resource res_task = { "druid.gardener.cloud", "v1alpha1", "etcdopstasks",
                                               1 };
 
@@ -497,6 +498,24 @@ static enum kerr c_sts_object(void *ctx, const char *ns, const char *name, cJSON
     return rc;
 }
 
+/* A GET of Secret ns/name (never cached): a DELETE of a hibernated Etcd's member claim asks
+ * (its store stamp, webhook/claimguard.h). */
+static enum kerr c_secret(void *ctx, const char *ns, const char *name, cJSON **obj,
+                          struct kerr_info *err)
+{
+    struct wh_cache *c = ctx;
+    enum kerr rc;
+
+    *obj = NULL;
+    if (!wait_slot(c))
+        return kerr_set(err, KERR_TOOMANY, "too many API lookups in flight to read the Secret");
+    rc = k8s_get_until(c->o.client, &res_secret, ns, name, NULL, lookup_deadline(), obj, err);
+    atomic_fetch_sub(&c->running, 1);
+    if (rc == KERR_INVAL) /* a name no object can have */
+        return not_found(&res_secret, name, err);
+    return rc;
+}
+
 /* Recorded in the webhook's own namespace (webhook/glass.h). */
 static enum kerr c_glass(void *ctx, const struct glass_use *u, int dry_run,
                          struct glass_prior *used, struct kerr_info *err)
@@ -518,5 +537,6 @@ void wh_cache_bind(struct wh_cache *c, struct lookup *out)
     out->pvcs = c_pvcs;
     out->pod_items = c_pod_items;
     out->sts_object = c_sts_object;
+    out->secret = c_secret;
     out->glass = c_glass;
 }

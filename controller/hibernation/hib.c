@@ -406,18 +406,21 @@ static enum kerr perform(const struct hib_env *env, struct round *r, const struc
                               HIB_ANN_CHECKED, NULL,
                               HIB_ANN_STORE,   NULL,
                               HIB_ANN_CUT_AT,  NULL };
-        char store[HIBGUARD_STORE_LEN + 1];
+        char store[HIBGUARD_STAMP_MAX];
         int n = 3;
 
-        /* with the stamp, the store the checked final snapshot is in (the claims' rule);
-         * kept while Hibernated, dropped in any other phase */
+        /* with the stamp, the store the checked final snapshot is in (the claims' rule, its
+         * Secret read now); both kept while Hibernated, dropped in any other phase */
         if (s->phase == HIBPLAN_SCALING && checked_stamp(env, r)) {
             kv[3] = r->checked;
-            if (hibguard_store_stamp(r->etcd, store) == KERR_OK)
-                kv[5] = store;
+            if ((rc = hib_store_stamp(env, r, store, err)) != KERR_OK)
+                return rc;
+            kv[5] = store[0] ? store : NULL;
         }
-        if (s->phase == HIBPLAN_HIBERNATED)
+        if (s->phase == HIBPLAN_HIBERNATED) {
+            kv[3] = etcdspec_annotation(r->etcd, HIB_ANN_CHECKED);
             kv[5] = etcdspec_annotation(r->etcd, HIB_ANN_STORE);
+        }
         if (s->phase == HIBPLAN_CUTTING && r->v.cut_at)
             n = 4;
         rc = hib_patch_etcd(env, r, n, kv, err);
@@ -541,6 +544,9 @@ static int cost(const struct round *r, const struct hibplan_step *s)
         return 2;
     case HIBPLAN_CREATE_TASK:
         return r->v.cut_at ? 3 : 2; /* the server's clock; a GET when it exists already */
+    case HIBPLAN_SET_PHASE:         /* ScalingDown's store stamp reads the backup Secret */
+        return s->phase == HIBPLAN_SCALING && kjson_get(r->etcd, "spec.backup.store.secretRef") ? 2
+                                                                                                : 1;
     default:
         return 1;
     }
@@ -596,7 +602,9 @@ enum kerr hib_step(const struct hib_env *env, const cJSON *etcd, long *requeue_m
     struct hibplan_step s = { .act = HIBPLAN_WAIT, .wait_ms = CONFLICT_WAIT };
     enum kerr rc = KERR_OK;
     int told = 0, acts = 0, conflicts = 0, gone = 0;
-    int max = env->max_steps > 0 && env->max_steps < HIB_MAX_STEPS ? env->max_steps : HIB_MAX_STEPS;
+    unsigned long base;
+    int used,
+        max = env->max_steps > 0 && env->max_steps < HIB_MAX_STEPS ? env->max_steps : HIB_MAX_STEPS;
 
     *requeue_ms = 0;
     kerr_clear(err);
@@ -631,7 +639,12 @@ enum kerr hib_step(const struct hib_env *env, const cJSON *etcd, long *requeue_m
         }
         if (r.used + cost(&r, &s) > r.budget)
             goto later;
+        used = r.used;
+        base = k8s_thread_requests();
         rc = perform(env, &r, &s, err);
+        /* what the action made, whoever made it (the sidecar check reads pods and Secrets) */
+        if (used + (int)(k8s_thread_requests() - base) > r.used)
+            r.used = used + (int)(k8s_thread_requests() - base);
         s.act = HIBPLAN_WAIT;
         s.wait_ms = CONFLICT_WAIT;
         if (rc == KERR_OK && r.defer_ms > 0) { /* the action waits (the API server's clock) */

@@ -90,6 +90,14 @@ int hib_stale(const struct round *r);
 /* Read again from the API those of them that are not fresh (hib_stale requests). */
 enum kerr hib_read_fresh(const struct hib_env *env, struct round *r, struct kerr_info *err);
 
+/*
+ * (hib_read.c) The store stamp of r->etcd (common/hibguard.h: HIBGUARD_ANN_STORE) into out,
+ * its backup Secret read from the API now (404: none): "" when it has none (no store, a
+ * secretRef that names no object). A Secret that cannot be read: its code, err set.
+ */
+enum kerr hib_store_stamp(const struct hib_env *env, struct round *r, char out[HIBGUARD_STAMP_MAX],
+                          struct kerr_info *err);
+
 /* A GET that maps 404 to *out = NULL. */
 enum kerr hib_get_opt(const struct hib_env *env, struct round *r, const struct k8s_resource *res,
                       const char *name, cJSON **out, struct kerr_info *err);

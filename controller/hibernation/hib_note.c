@@ -94,6 +94,14 @@ void hib_phase_event(const struct hib_env *env, struct round *r, enum hibplan_ph
                      "hibernation phase %s", hibplan_phase_name(p));
 }
 
+/* metadata.generation of r's StatefulSet, 0 when unknown. */
+static long long sts_generation(const struct round *r)
+{
+    int64_t g = 0;
+
+    return kjson_get_int64(r->sts, "metadata.generation", &g) == KERR_OK ? (long long)g : 0;
+}
+
 /*
  * The cut no longer holds: scaled up while Hibernated (the Etcd is awake again: phase WakingUp
  * in the same write), the ports open again, or a time that is not the controller's record.
@@ -125,6 +133,17 @@ enum kerr hib_void_cut(const struct hib_env *env, struct round *r, struct kerr_i
                      ? etcdspec_annotation(r->etcd, HIB_ANN_CHECKED)
                      : "none",
                  was);
+    else if (awake && r->v.sts_spec == 0)
+        snprintf(msg, sizeof(msg),
+                 "StatefulSet is not as the scale to 0 on the final snapshot left it (%s=%s, "
+                 "now generation %lld): scaled up and down again, or changed, while hibernated "
+                 "(warden-controller was away); the Etcd was awake, its traffic cut (%s) and "
+                 "final snapshot no longer hold; a new hibernation cuts and snapshots again",
+                 HIB_ANN_CHECKED,
+                 etcdspec_annotation(r->etcd, HIB_ANN_CHECKED)
+                     ? etcdspec_annotation(r->etcd, HIB_ANN_CHECKED)
+                     : "none",
+                 sts_generation(r), was);
     else if (awake)
         snprintf(msg, sizeof(msg),
                  "StatefulSet scaled to %d while hibernated: the Etcd is awake again, its "

@@ -47,6 +47,27 @@ enum kerr hib_get_opt(const struct hib_env *env, struct round *r, const struct k
     return rc;
 }
 
+enum kerr hib_store_stamp(const struct hib_env *env, struct round *r, char out[HIBGUARD_STAMP_MAX],
+                          struct kerr_info *err)
+{
+    const char *ref = NULL;
+    cJSON *secret = NULL;
+    enum kerr rc;
+
+    out[0] = '\0';
+    if (hibguard_secret_ref(r->etcd, &ref) == KERR_INVAL)
+        return KERR_OK;
+    if (ref && (rc = hib_get_opt(env, r, &ETCDSPEC_RES_SECRET, ref, &secret, err)) != KERR_OK)
+        return rc;
+    rc = hibguard_store_stamp(r->etcd, secret, out);
+    cJSON_Delete(secret);
+    if (rc == KERR_NOMEM)
+        return kerr_set(err, rc, "the store stamp");
+    if (rc != KERR_OK)
+        out[0] = '\0';
+    return KERR_OK;
+}
+
 /* ---- the tasks ---- */
 
 enum kerr hib_task_prefix(const char *etcd, char *out, size_t n)
@@ -395,6 +416,9 @@ static void derive_objects(struct round *r)
     r->v.verified = r->verified;
     r->v.stamp_ok =
         r->sts && hibguard_checked_matches(etcdspec_annotation(r->etcd, HIB_ANN_CHECKED), r->sts);
+    r->v.stamp_moved =
+        r->sts && etcdspec_annotation(r->etcd, HIB_ANN_CHECKED) &&
+        !hibguard_checked_slept(etcdspec_annotation(r->etcd, HIB_ANN_CHECKED), r->sts);
     r->v.imm_task = r->imm != NULL && !kjson_has(r->imm, "metadata.deletionTimestamp");
     r->v.imm_deleting = r->imm != NULL && !r->v.imm_task;
 }

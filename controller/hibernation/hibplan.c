@@ -302,8 +302,9 @@ static struct hibplan_step decide_hibernate(const struct hibplan_view *v,
     case HIBPLAN_SCALING:
         return decide_scaling(v, o);
     case HIBPLAN_HIBERNATED:
-        /* scaled up while asleep: the cut belonged to that sleep, the Etcd is awake again */
-        if (v->sts_present && v->sts_spec > 0)
+        /* scaled up while asleep (or up and down again: its generation moved past the scale
+         * to 0): the cut belonged to that sleep, the Etcd is awake again */
+        if (v->sts_present && (v->sts_spec > 0 || v->stamp_moved))
             return act(HIBPLAN_VOID_CUT);
         /* the annotation path keeps etcd-druid suspended: re-assert a suspension removed */
         if (!v->spec_signal && !v->suspended)

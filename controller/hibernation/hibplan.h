@@ -47,7 +47,9 @@
  *     retention; a task being deleted is waited for); on the spec path lift
  *     the suspension the controller set, so that etcd-druid reconciles
  *     spec.replicas: 0 itself (Gardener waits for that); phase Hibernated.
- *   Hibernated: a StatefulSet above 0 voids the cut (VOID_CUT: the Etcd is
+ *   Hibernated: a StatefulSet above 0, or one that is not as the scale to 0
+ *     on the final snapshot left it (stamp_moved: woken and scaled down again
+ *     while warden-controller was away), voids the cut (VOID_CUT: the Etcd is
  *     awake again, the phase becomes WakingUp; still wanted, a new cycle
  *     follows); the annotation path re-asserts a suspension someone removed,
  *     the spec path lifts the one the controller set (the signal switched);
@@ -124,6 +126,9 @@ struct hibplan_view {
     bool verified;     /* the sidecar confirmed etcd's revision is the final snapshot's */
     bool stamp_ok;     /* etcd-warden.io/final-snapshot-checked names the StatefulSet as it is
                           (uid, generation): not scaled up or changed since the check */
+    bool stamp_moved;  /* etcd-warden.io/final-snapshot-checked is set (kept while Hibernated)
+                          and the StatefulSet is not as the scale to 0 on it left it
+                          (hibguard_checked_slept): scaled up and down, or changed, since */
     bool store;        /* spec.backup.store set */
     int spec_replicas; /* Etcd spec.replicas */
     enum hibplan_svc svc;
