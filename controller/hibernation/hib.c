@@ -409,17 +409,19 @@ static enum kerr perform(const struct hib_env *env, struct round *r, const struc
         char store[HIBGUARD_STAMP_MAX];
         int n = 3;
 
-        /* with the stamp, the store the checked final snapshot is in (the claims' rule, its
-         * Secret read now); both kept while Hibernated, dropped in any other phase */
-        if (s->phase == HIBPLAN_SCALING && checked_stamp(env, r)) {
+        if (s->phase == HIBPLAN_SCALING && checked_stamp(env, r))
             kv[3] = r->checked;
+        /*
+         * Hibernated keeps the check and adds the store the checked final snapshot is in (the
+         * claims' rule), its Secret read now that the scale to 0 is confirmed: the call that
+         * checks the snapshot and writes ScalingDown has no request left for it. Both are
+         * kept while Hibernated and dropped in any other phase.
+         */
+        if (s->phase == HIBPLAN_HIBERNATED &&
+            (kv[3] = etcdspec_annotation(r->etcd, HIB_ANN_CHECKED)) != NULL) {
             if ((rc = hib_store_stamp(env, r, store, err)) != KERR_OK)
                 return rc;
             kv[5] = store[0] ? store : NULL;
-        }
-        if (s->phase == HIBPLAN_HIBERNATED) {
-            kv[3] = etcdspec_annotation(r->etcd, HIB_ANN_CHECKED);
-            kv[5] = etcdspec_annotation(r->etcd, HIB_ANN_STORE);
         }
         if (s->phase == HIBPLAN_CUTTING && r->v.cut_at)
             n = 4;
@@ -544,9 +546,11 @@ static int cost(const struct round *r, const struct hibplan_step *s)
         return 2;
     case HIBPLAN_CREATE_TASK:
         return r->v.cut_at ? 3 : 2; /* the server's clock; a GET when it exists already */
-    case HIBPLAN_SET_PHASE:         /* ScalingDown's store stamp reads the backup Secret */
-        return s->phase == HIBPLAN_SCALING && kjson_get(r->etcd, "spec.backup.store.secretRef") ? 2
-                                                                                                : 1;
+    case HIBPLAN_SET_PHASE:         /* Hibernated's store stamp reads the backup Secret */
+        return s->phase == HIBPLAN_HIBERNATED && etcdspec_annotation(r->etcd, HIB_ANN_CHECKED) &&
+                       kjson_get(r->etcd, "spec.backup.store.secretRef")
+                   ? 2
+                   : 1;
     default:
         return 1;
     }
