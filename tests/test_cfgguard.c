@@ -57,6 +57,7 @@ static const struct yrow YROWS[] = {
       NULL },
     { "absent", "name: etcd-config\n", NULL, "no data-dir" },
     { "null", "data-dir:\n", NULL, "no data-dir" },
+    { "quoted empty", "data-dir: ''\n", NULL, "data-dir is empty" },
     { "empty text", "", NULL, "no data-dir" },
     { "set twice", "data-dir: /var/etcd/data/a\ndata-dir: /tmp\n", NULL, "set twice" },
     { "set twice ignoring case", "data-dir: /var/etcd/data/a\nDATA-DIR: /tmp\n", NULL,
@@ -68,6 +69,10 @@ static const struct yrow YROWS[] = {
       "/var/etcd/data/a", NULL },
     { "not YAML", "data-dir: [\n", NULL, "not YAML" },
     { "a complex key", "? [a]\n: b\ndata-dir: /x\n", NULL, "keys must be strings" },
+    { "wal-dir set twice ignoring case", "data-dir: /a\nwal-dir: /b\nWal-Dir: /c\n", NULL,
+      "wal-dir is set twice" },
+    { "wal-dir a list", "data-dir: /a\nwal-dir: [/b]\n", NULL, "wal-dir must be a string" },
+    { "wal-dir by a merge key", "data-dir: /a\n<<: {wal-dir: /tmp}\n", NULL, "merge key" },
 };
 
 ParameterizedTestParameters(cfgguard, data_dir)
@@ -94,6 +99,92 @@ ParameterizedTest(size_t *i, cfgguard, data_dir)
         cr_assert(strstr(e.msg, t->why), "%s: %s", t->what, e.msg);
         cr_assert(strstr(e.msg, CFGGUARD_KEY ":"), "%s: %s", t->what, e.msg);
     }
+}
+
+struct wrow {
+    const char *what, *text, *data, *wal;
+};
+
+static const struct wrow WROWS[] = {
+    { "etcd-druid's: no wal-dir", "data-dir: /var/etcd/data/new.etcd\n", "/var/etcd/data/new.etcd",
+      "" },
+    { "wal-dir null", "data-dir: /d\nwal-dir: ~\n", "/d", "" },
+    { "wal-dir empty", "data-dir: /d\nwal-dir: ''\n", "/d", "" },
+    { "wal-dir set", "data-dir: /d\nWAL-DIR: /w\n", "/d", "/w" },
+};
+
+ParameterizedTestParameters(cfgguard, dirs)
+{
+    static size_t idx[sizeof(WROWS) / sizeof(WROWS[0])];
+
+    return testutil_row_params(idx, sizeof(WROWS) / sizeof(WROWS[0]));
+}
+
+ParameterizedTest(size_t *i, cfgguard, dirs)
+{
+    const struct wrow *t = &WROWS[*i];
+    struct cfgguard_dirs *d = malloc(sizeof(*d));
+    struct kerr_info e;
+
+    cr_assert_not_null(d);
+    kerr_clear(&e);
+    cr_assert_eq(cfgguard_dirs_read(t->text, strlen(t->text), d, &e), KERR_OK, "%s: %s", t->what,
+                 e.msg);
+    cr_assert_str_eq(d->data, t->data, "%s", t->what);
+    cr_assert_str_eq(d->wal, t->wal, "%s", t->what);
+    free(d);
+}
+
+/* A struct cfgguard_dirs (heap: two paths of CFGGUARD_DIR_MAX) with data and wal. */
+static struct cfgguard_dirs *dirs(const char *data, const char *wal)
+{
+    struct cfgguard_dirs *d = calloc(1, sizeof(*d));
+
+    cr_assert_not_null(d);
+    snprintf(d->data, sizeof(d->data), "%s", data);
+    snprintf(d->wal, sizeof(d->wal), "%s", wal);
+    return d;
+}
+
+Test(cfgguard, the_places_of_data_and_wal)
+{
+    cJSON *sts = jsonfix_parse(STS);
+    struct cfgguard_dirs *druid = dirs("/var/etcd/data/new.etcd", ""),
+                         *slash = dirs("//var/etcd/data/new.etcd/", ""),
+                         *wal =
+                             dirs("/var/etcd/data/new.etcd", "/var/etcd/data/new.etcd/member/wal"),
+                         *other = dirs("/var/etcd/data/other", ""),
+                         *owal = dirs("/var/etcd/data/new.etcd", "/var/etcd/data/wal"),
+                         *top = dirs("/var/etcd/data", ""),
+                         *dots = dirs("/var/etcd/data/../data/new.etcd", "");
+    char w[CFGGUARD_WAL_MAX];
+
+    cfgguard_wal_of(druid, w, sizeof(w));
+    cr_assert_str_eq(w, "/var/etcd/data/new.etcd/member/wal");
+    cfgguard_wal_of(owal, w, sizeof(w));
+    cr_assert_str_eq(w, "/var/etcd/data/wal");
+    cr_assert(cfgguard_same_place(druid, slash), "repeated and trailing slashes");
+    cr_assert(cfgguard_same_place(druid, wal), "wal-dir at its default");
+    cr_assert(!cfgguard_same_place(druid, other), "issue 30: data-dir elsewhere on the claim");
+    cr_assert(!cfgguard_same_place(druid, owal), "wal-dir elsewhere on the claim");
+    cr_assert(!cfgguard_same_place(dots, dots), "a .. component is no place");
+    cr_assert(cfgguard_druid_place(sts, druid));
+    cr_assert(cfgguard_druid_place(sts, slash));
+    cr_assert(cfgguard_druid_place(sts, wal));
+    cr_assert(cfgguard_druid_place(NULL, druid), "StatefulSet gone: etcd-druid's mount");
+    cr_assert(!cfgguard_druid_place(sts, other));
+    cr_assert(!cfgguard_druid_place(sts, owal));
+    cr_assert(!cfgguard_druid_place(sts, top));
+    cr_assert(!cfgguard_druid_place(sts, dots));
+    cr_assert(!cfgguard_druid_place(NULL, other));
+    free(druid);
+    free(slash);
+    free(wal);
+    free(other);
+    free(owal);
+    free(top);
+    free(dots);
+    cJSON_Delete(sts);
 }
 
 Test(cfgguard, a_data_dir_too_long_is_refused)
@@ -138,12 +229,17 @@ struct row {
     const char *op, *name, *data, *binary, *etcd;
     int sts, fail, allowed;
     const char *message;
+    const char *old; /* the data of the old object of an UPDATE (NULL: CM_OK) */
 };
 
-#define CM_OK   "{\"etcd.conf.yaml\":\"" CONF("/var/etcd/data/new.etcd") "\"}"
-#define CM_OFF  "{\"etcd.conf.yaml\":\"" CONF("/var/etcd/scratch/new.etcd") "\"}"
-#define CM_TMP  "{\"etcd.conf.yaml\":\"" CONF("/tmp/new.etcd") "\"}"
-#define ETCD_OK ETCD("")
+#define CM_OK     "{\"etcd.conf.yaml\":\"" CONF("/var/etcd/data/new.etcd") "\"}"
+#define CM_OFF    "{\"etcd.conf.yaml\":\"" CONF("/var/etcd/scratch/new.etcd") "\"}"
+#define CM_TMP    "{\"etcd.conf.yaml\":\"" CONF("/tmp/new.etcd") "\"}"
+#define CM_ELSE   "{\"etcd.conf.yaml\":\"" CONF("/var/etcd/data/other") "\"}"
+#define CM_WAL(w) "{\"etcd.conf.yaml\":\"" CONF("/var/etcd/data/new.etcd") "wal-dir: " w "\\n\"}"
+#define MOVES     "it moves etcd's data-dir from \"/var/etcd/data/new.etcd\" to "
+#define DRUIDS    "it must put data-dir where etcd-druid does, new.etcd directly in a path where"
+#define ETCD_OK   ETCD("")
 #define ETCD_GONE                                                                    \
     "{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"etcd-other\",\"uid\":\"u\"}," \
     "\"spec\":{\"replicas\":3}}"
@@ -154,42 +250,71 @@ struct row {
 
 static const struct row ROWS[] = {
     { "K1: an UPDATE moving data-dir off the claim", C, "UPDATE", "etcd-main-config", CM_OFF, NULL,
-      ETCD_OK, 1, 0, 0, "data-dir \"/var/etcd/scratch/new.etcd\" " OFF },
+      ETCD_OK, 1, 0, 0, "data-dir \"/var/etcd/scratch/new.etcd\" " OFF, NULL },
     { "K1 on the scale-guard path", G, "UPDATE", "etcd-main-config", CM_OFF, NULL, ETCD_OK, 1, 0, 0,
-      OFF },
+      OFF, NULL },
     { "K2: her own ConfigMap created", C, "CREATE", "etcd-main-config", CM_TMP, NULL, ETCD_OK, 1, 0,
-      0, "data-dir \"/tmp/new.etcd\" " OFF },
+      0, "data-dir \"/tmp/new.etcd\" " OFF, NULL },
     { "K2 on the scale-guard path", G, "CREATE", "etcd-main-config", CM_TMP, NULL, ETCD_OK, 1, 0, 0,
-      OFF },
-    { "etcd-druid's data-dir", C, "UPDATE", "etcd-main-config", CM_OK, NULL, ETCD_OK, 1, 0, 1,
+      OFF, NULL },
+    { "etcd-druid's data-dir", C, "UPDATE", "etcd-main-config", CM_OK, NULL, ETCD_OK, 1, 0, 1, NULL,
       NULL },
     { "etcd-druid's data-dir, created", G, "CREATE", "etcd-main-config", CM_OK, NULL, ETCD_OK, 1, 0,
-      1, NULL },
+      1, NULL, NULL },
     { "the StatefulSet not created yet: etcd-druid's mount", C, "CREATE", "etcd-main-config", CM_OK,
-      NULL, ETCD_OK, 0, 0, 1, NULL },
+      NULL, ETCD_OK, 0, 0, 1, NULL, NULL },
     { "the StatefulSet not created yet, off etcd-druid's mount", C, "CREATE", "etcd-main-config",
-      CM_TMP, NULL, ETCD_OK, 0, 0, 0, "etcd-druid mounts the member claim, /var/etcd/data" },
+      CM_TMP, NULL, ETCD_OK, 0, 0, 0, "etcd-druid mounts the member claim, /var/etcd/data", NULL },
     { "no etcd.conf.yaml", C, "UPDATE", "etcd-main-config", "{\"other\":\"x\"}", NULL, ETCD_OK, 1,
-      0, 0, "has no etcd.conf.yaml" },
+      0, 0, "has no etcd.conf.yaml", NULL },
     { "no data at all", G, "CREATE", "etcd-main-config", NULL, NULL, ETCD_OK, 1, 0, 0,
-      "has no etcd.conf.yaml" },
+      "has no etcd.conf.yaml", NULL },
     { "etcd.conf.yaml in binaryData", C, "UPDATE", "etcd-main-config", "{}",
-      "{\"etcd.conf.yaml\":\"ZGF0YS1kaXI6IC90bXAK\"}", ETCD_OK, 1, 0, 0, "not in binaryData" },
+      "{\"etcd.conf.yaml\":\"ZGF0YS1kaXI6IC90bXAK\"}", ETCD_OK, 1, 0, 0, "not in binaryData",
+      NULL },
     { "data-dir twice", C, "UPDATE", "etcd-main-config",
       "{\"etcd.conf.yaml\":\"data-dir: /var/etcd/data/new.etcd\\nData-Dir: /tmp\\n\"}", NULL,
-      ETCD_OK, 1, 0, 0, "data-dir is set twice" },
+      ETCD_OK, 1, 0, 0, "data-dir is set twice", NULL },
     { "not YAML", C, "UPDATE", "etcd-main-config", "{\"etcd.conf.yaml\":\"data-dir: [\"}", NULL,
-      ETCD_OK, 1, 0, 0, "not YAML" },
+      ETCD_OK, 1, 0, 0, "not YAML", NULL },
     { "the ConfigMap of no Etcd", C, "CREATE", "etcd-main-config", CM_TMP, NULL, ETCD_GONE, 1, 0, 1,
-      NULL },
+      NULL, NULL },
     { "an Etcd being deleted", C, "UPDATE", "etcd-main-config", CM_TMP, NULL, ETCD_DELETING, 1, 0,
-      1, NULL },
-    { "another ConfigMap", C, "CREATE", "etcd-main-settings", CM_TMP, NULL, ETCD_OK, 1, 0, 1,
+      1, NULL, NULL },
+    { "another ConfigMap", C, "CREATE", "etcd-main-settings", CM_TMP, NULL, ETCD_OK, 1, 0, 1, NULL,
       NULL },
     { "a StatefulSet whose etcd mounts no claim", C, "UPDATE", "etcd-main-config", CM_TMP, NULL,
-      ETCD_OK, 2, 0, 1, NULL },
+      ETCD_OK, 2, 0, 1, NULL, NULL },
     { "the lookups failing", C, "UPDATE", "etcd-main-config", CM_OK, NULL, ETCD_OK, 1, 1, 0,
-      "could not be read" },
+      "could not be read", NULL },
+    { "issue 30: data-dir moved elsewhere on the claim", C, "UPDATE", "etcd-main-config", CM_ELSE,
+      NULL, ETCD_OK, 1, 0, 0, MOVES "\"/var/etcd/data/other\"", NULL },
+    { "data-dir elsewhere on the claim, created", C, "CREATE", "etcd-main-config", CM_ELSE, NULL,
+      ETCD_OK, 1, 0, 0, DRUIDS, NULL },
+    { "data-dir elsewhere on the claim, created before the StatefulSet", C, "CREATE",
+      "etcd-main-config", CM_ELSE, NULL, ETCD_OK, 0, 0, 0, DRUIDS, NULL },
+    { "issue 30: wal-dir off the claim", C, "UPDATE", "etcd-main-config", CM_WAL("/tmp/wal"), NULL,
+      ETCD_OK, 1, 0, 0, "its wal-dir \"/tmp/wal\" is not at or below a path where container etcd",
+      NULL },
+    { "wal-dir elsewhere on the claim", G, "UPDATE", "etcd-main-config",
+      CM_WAL("/var/etcd/data/wal"), NULL, ETCD_OK, 1, 0, 0,
+      "it moves etcd's write-ahead log from \"/var/etcd/data/new.etcd/member/wal\" to "
+      "\"/var/etcd/data/wal\"",
+      NULL },
+    { "wal-dir elsewhere on the claim, created", C, "CREATE", "etcd-main-config",
+      CM_WAL("/var/etcd/data/wal"), NULL, ETCD_OK, 1, 0, 0, DRUIDS, NULL },
+    { "wal-dir at its default", C, "UPDATE", "etcd-main-config",
+      CM_WAL("/var/etcd/data/new.etcd/member/wal"), NULL, ETCD_OK, 1, 0, 1, NULL, NULL },
+    { "data-dir kept elsewhere on the claim", C, "UPDATE", "etcd-main-config", CM_ELSE, NULL,
+      ETCD_OK, 1, 0, 1, NULL, CM_ELSE },
+    { "data-dir moved back to etcd-druid's", C, "UPDATE", "etcd-main-config", CM_OK, NULL, ETCD_OK,
+      1, 0, 0, "it moves etcd's data-dir from \"/var/etcd/data/other\"", CM_ELSE },
+    { "over an old one without etcd.conf.yaml: etcd-druid's", C, "UPDATE", "etcd-main-config",
+      CM_OK, NULL, ETCD_OK, 1, 0, 1, NULL, "{}" },
+    { "over an old one without etcd.conf.yaml: elsewhere", C, "UPDATE", "etcd-main-config", CM_ELSE,
+      NULL, ETCD_OK, 1, 0, 0, "over a configuration without a readable data-dir", "{}" },
+    { "over an old one off the claim: elsewhere", C, "UPDATE", "etcd-main-config", CM_ELSE, NULL,
+      ETCD_OK, 1, 0, 0, "over a configuration without a readable data-dir", CM_TMP },
 };
 #define NROWS (sizeof(ROWS) / sizeof(ROWS[0]))
 
@@ -210,11 +335,12 @@ static char *review(const struct row *t)
              "\"uid\":\"0000-7777\",\"kind\":{\"group\":\"\",\"version\":\"v1\",\"kind\":"
              "\"ConfigMap\"},\"resource\":{\"group\":\"\",\"version\":\"v1\",\"resource\":"
              "\"configmaps\"},\"name\":\"%s\",\"namespace\":\"shoot\",\"operation\":\"%s\","
-             "\"userInfo\":{\"username\":\"%s\"},\"object\":%s,\"oldObject\":%s}}",
+             "\"userInfo\":{\"username\":\"%s\"},\"object\":%s,\"oldObject\":%s%s%s}}",
              t->name, t->op, GUARDFIX_PERSON, obj,
              old ? "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"namespace\":"
-                   "\"shoot\",\"name\":\"etcd-main-config\"},\"data\":" CM_OK "}"
-                 : "null");
+                   "\"shoot\",\"name\":\"etcd-main-config\"},\"data\":"
+                 : "null",
+             old ? (t->old ? t->old : CM_OK) : "", old ? "}" : "");
     return body;
 }
 
@@ -259,8 +385,8 @@ ParameterizedTest(size_t *i, cfgguard, rows)
 Test(cfgguard, no_statefulset_lookup_is_a_500)
 {
     struct row t = {
-        "no sts_object",      C, "UPDATE", "etcd-main-config", CM_OK, NULL, ETCD_OK, 1, 0, 0,
-        "cannot be read here"
+        "no sts_object",       C,   "UPDATE", "etcd-main-config", CM_OK, NULL, ETCD_OK, 1, 0, 0,
+        "cannot be read here", NULL
     };
     struct protect_config cfg;
     struct lookup_mem mem = { 0 };
