@@ -15,6 +15,7 @@
 #include "tests/support/guardfix.h"
 #include "tests/support/jsonfix.h"
 #include "tests/support/testutil.h"
+#include "webhook/datamnt.h"
 #include "webhook/wh_dispatch.h"
 
 #define CONF(dir)                                                                        \
@@ -351,25 +352,37 @@ ParameterizedTestParameters(cfgguard, rows)
     return testutil_row_params(idx, NROWS);
 }
 
-ParameterizedTest(size_t *i, cfgguard, rows)
+/* sts as the webhook's cache keeps it (wh_cache: lookup_sts_project, datamnt_project). */
+static cJSON *projected(cJSON *sts)
 {
-    const struct row *t = &ROWS[*i];
+    cJSON *p = lookup_sts_project(sts);
+
+    cr_assert_not_null(p);
+    cr_assert_eq(datamnt_project(p, sts), 0);
+    cJSON_Delete(sts);
+    return p;
+}
+
+/* Row t with the StatefulSet whole (proj 0) or as the cache keeps it (1). */
+static void run_row(const struct row *t, int proj)
+{
     struct protect_config cfg;
     struct lookup_mem mem = { 0 };
     struct lookup lk;
-    cJSON *etcds = cJSON_CreateArray(), *stses = cJSON_CreateArray(), *doc;
+    cJSON *etcds = cJSON_CreateArray(), *stses = cJSON_CreateArray(), *doc, *sts = NULL;
     char *body = review(t);
 
     guardfix_config(&cfg);
     cJSON_AddItemToArray(etcds, jsonfix_parse(t->etcd));
     if (t->sts == 1)
-        cJSON_AddItemToArray(stses, jsonfix_parse(STS));
+        sts = jsonfix_parse(STS);
     if (t->sts == 2) /* no volumeClaimTemplate: nothing etcd mounts is a claim */
-        cJSON_AddItemToArray(
-            stses, jsonfix_parse("{\"metadata\":{\"namespace\":\"shoot\",\"name\":"
-                                 "\"etcd-main\"},\"spec\":{\"template\":{\"spec\":"
-                                 "{\"containers\":[{\"name\":\"etcd\",\"volumeMounts\":"
-                                 "[{\"name\":\"d\",\"mountPath\":\"/var/etcd/data\"}]}]}}}}"));
+        sts = jsonfix_parse("{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"etcd-main\"},"
+                            "\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":"
+                            "\"etcd\",\"volumeMounts\":[{\"name\":\"d\",\"mountPath\":"
+                            "\"/var/etcd/data\"}]}]}}}}");
+    if (sts)
+        cJSON_AddItemToArray(stses, proj ? projected(sts) : sts);
     mem.etcds = etcds;
     mem.stses = stses;
     mem.fail = t->fail ? KERR_API : KERR_OK;
@@ -380,6 +393,12 @@ ParameterizedTest(size_t *i, cfgguard, rows)
     free(body);
     cJSON_Delete(etcds);
     cJSON_Delete(stses);
+}
+
+ParameterizedTest(size_t *i, cfgguard, rows)
+{
+    run_row(&ROWS[*i], 0);
+    run_row(&ROWS[*i], 1); /* issue 33: the same answers from the cache's projection */
 }
 
 Test(cfgguard, no_statefulset_lookup_is_a_500)
