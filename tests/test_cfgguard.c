@@ -188,6 +188,45 @@ Test(cfgguard, the_places_of_data_and_wal)
     cJSON_Delete(sts);
 }
 
+/* A StatefulSet whose container etcd mounts claim volumes a at pa and b at pb. */
+static cJSON *two_mounts(const char *a, const char *pa, const char *b, const char *pb)
+{
+    char text[1024];
+
+    snprintf(text, sizeof(text),
+             "{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"etcd-main\"},\"spec\":{"
+             "\"template\":{\"spec\":{\"containers\":[{\"name\":\"etcd\",\"volumeMounts\":["
+             "{\"name\":\"%s\",\"mountPath\":\"%s\"},{\"name\":\"%s\",\"mountPath\":\"%s\"}]}]}},"
+             "\"volumeClaimTemplates\":[{\"metadata\":{\"name\":\"etcd-main\"}},{\"metadata\":"
+             "{\"name\":\"other\"}}]}}",
+             a, pa, b, pb);
+    return jsonfix_parse(text);
+}
+
+/* Rule 3 puts the data on the members' claim volume only, when etcd mounts two. */
+Test(cfgguard, etcd_druids_place_is_on_the_members_claim_volume)
+{
+    struct cfgguard_dirs *data = dirs("/var/etcd/data/new.etcd", ""),
+                         *other = dirs("/var/etcd/other/new.etcd", ""),
+                         *again = dirs("/srv/again/new.etcd", "");
+    cJSON *sts = two_mounts("other", "/var/etcd/other", "etcd-main", "/var/etcd/data");
+
+    cr_assert(cfgguard_druid_place(sts, data), "the volume at etcd-druid's path");
+    cr_assert(!cfgguard_druid_place(sts, other), "another claim: empty at the next start");
+    cJSON_Delete(sts);
+    sts = two_mounts("etcd-main", "/var/etcd/other", "other", "/srv/again");
+    cr_assert(!cfgguard_druid_place(sts, other), "two claims, neither at etcd-druid's path");
+    cr_assert(!cfgguard_druid_place(sts, again), "two claims, neither at etcd-druid's path");
+    cJSON_Delete(sts);
+    sts = two_mounts("etcd-main", "/var/etcd/other", "etcd-main", "/srv/again");
+    cr_assert(cfgguard_druid_place(sts, other), "one claim volume, mounted twice");
+    cr_assert(cfgguard_druid_place(sts, again), "one claim volume, mounted twice");
+    cJSON_Delete(sts);
+    free(data);
+    free(other);
+    free(again);
+}
+
 Test(cfgguard, a_data_dir_too_long_is_refused)
 {
     char text[200], dir[16];

@@ -191,10 +191,34 @@ void cfgguard_wal_of(const struct cfgguard_dirs *d, char *out, size_t size)
         snprintf(out, size, "%s/%s", d->data, CFGGUARD_WAL_SUBDIR);
 }
 
+/*
+ * The claim volume container etcd of sts keeps the members' data on: the one it mounts at
+ * etcd-druid's path, else the only one it mounts (claim_mount); NULL when it mounts none, or
+ * several and none at etcd-druid's path (which one holds the data is not known).
+ */
+static const char *member_volume(const cJSON *sts)
+{
+    const char *v = NULL, *n;
+    const cJSON *m;
+    int several = 0;
+
+    cJSON_ArrayForEach (m, kjson_get_arr(datamnt_container(sts, "etcd"), "volumeMounts")) {
+        if (!claim_mount(sts, m))
+            continue;
+        n = kjson_get_str(m, "name");
+        if (same_dir(kjson_get_str(m, "mountPath"), DATAMNT_DRUID_PATH))
+            return n;
+        several |= v && strcmp(v, n) != 0;
+        v = v ? v : n;
+    }
+    return several ? NULL : v;
+}
+
 int cfgguard_druid_place(const cJSON *sts, const struct cfgguard_dirs *d)
 {
     char parent[CFGGUARD_DIR_MAX], wal[CFGGUARD_WAL_MAX], want[CFGGUARD_WAL_MAX];
     size_t n = strlen(d->data), ln = strlen(CFGGUARD_DATA_SUBDIR);
+    const char *vol = member_volume(sts);
     const cJSON *m;
     int at_mount = 0;
 
@@ -208,7 +232,8 @@ int cfgguard_druid_place(const cJSON *sts, const struct cfgguard_dirs *d)
     if (!sts)
         at_mount = same_dir(parent, DATAMNT_DRUID_PATH);
     cJSON_ArrayForEach (m, kjson_get_arr(datamnt_container(sts, "etcd"), "volumeMounts")) {
-        if (claim_mount(sts, m) && same_dir(parent, kjson_get_str(m, "mountPath")))
+        if (claim_mount(sts, m) && vol && strcmp(kjson_get_str(m, "name"), vol) == 0 &&
+            same_dir(parent, kjson_get_str(m, "mountPath")))
             at_mount = 1;
     }
     cfgguard_wal_of(d, wal, sizeof(wal));

@@ -21,7 +21,10 @@
  *   3. otherwise (a CREATE: the ConfigMap re-created, whose predecessor is gone; an UPDATE of
  *      one that did not pass 1) data-dir is CFGGUARD_DATA_SUBDIR directly in such a claim
  *      mount and the WAL in it (wal-dir unset or <data-dir>/member/wal): where etcd-druid puts
- *      them, the only place known to hold the data when no configuration says otherwise.
+ *      them, the only place known to hold the data when no configuration says otherwise. The
+ *      mount is of the members' claim volume: the one container etcd mounts at
+ *      DATAMNT_DRUID_PATH, else the only claim volume it mounts (several, none of them there:
+ *      which holds the data is not known, and nothing passes rule 3).
  * etcd-druid writes exactly this (its CREATE and its UPDATEs keep /var/etcd/data/new.etcd).
  * A StatefulSet whose container etcd mounts no claim's volume at all keeps no member data on a
  * claim (the member-volume guard keeps a claim's mount from going): its ConfigMap is not
