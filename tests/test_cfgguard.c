@@ -466,3 +466,43 @@ Test(cfgguard, no_statefulset_lookup_is_a_500)
     free(body);
     cJSON_Delete(etcds);
 }
+
+/* A StatefulSet lookup only a cache answered, with no API answer (wh_cache past its limit). */
+static enum kerr sts_unconfirmed(void *ctx, const char *ns, const char *name, cJSON **obj,
+                                 struct kerr_info *err)
+{
+    (void)ctx;
+    (void)ns;
+    *obj = NULL;
+    kerr_set(err, KERR_NOTFOUND, "statefulsets.apps \"%s\" not found", name);
+    snprintf(err->reason, sizeof(err->reason), "%s", LOOKUP_REASON_UNCONFIRMED);
+    return KERR_NOTFOUND;
+}
+
+/* Issue 33: a StatefulSet the cache misses and nobody confirmed gone is a 500, not "gone". */
+Test(cfgguard, an_unconfirmed_statefulset_miss_is_a_500)
+{
+    struct row t = {
+        "unconfirmed miss",  C,   "CREATE", "etcd-main-config", CM_OK, NULL, ETCD_OK, 0, 0, 0,
+        "could not be read", NULL
+    };
+    struct protect_config cfg;
+    struct lookup_mem mem = { 0 };
+    struct lookup lk;
+    cJSON *etcds = cJSON_CreateArray(), *doc;
+    char *body = review(&t);
+    int64_t code = 0;
+
+    guardfix_config(&cfg);
+    cJSON_AddItemToArray(etcds, jsonfix_parse(t.etcd));
+    mem.etcds = etcds;
+    lookup_mem_bind(&mem, &lk);
+    lk.sts_object = sts_unconfirmed;
+    doc = guardfix_dispatch(&cfg, &mem, &lk, t.hook, false, body);
+    guardfix_expect(doc, t.what, 0, t.message);
+    cr_assert_eq(kjson_get_int64(doc, "response.status.code", &code), KERR_OK);
+    cr_assert_eq(code, 500);
+    cJSON_Delete(doc);
+    free(body);
+    cJSON_Delete(etcds);
+}
