@@ -16,6 +16,7 @@
 #include "common/log.h"
 #include "tests/support/mockapi.h"
 #include "tests/support/mockfix.h"
+#include "webhook/cfgguard.h"
 #include "webhook/wh_cache.h"
 #include "webhook/wh_dispatch.h"
 
@@ -38,7 +39,13 @@ static const char etcd_list[] =
 static const char sts_list[] =
     "{\"kind\":\"StatefulSetList\",\"metadata\":{\"resourceVersion\":\"20\"},\"items\":["
     "{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"etcd-main\"," MANAGED
-    "},\"spec\":{\"replicas\":3}}]}";
+    "},\"spec\":{\"replicas\":3,\"template\":{\"spec\":{\"containers\":[{\"name\":"
+    "\"backup-restore\",\"volumeMounts\":[{\"name\":\"etcd-main\",\"mountPath\":\"/srv\"}]},"
+    "{\"name\":\"etcd\",\"env\":[{\"name\":\"A\",\"value\":\"b\"}],\"volumeMounts\":[{"
+    "\"name\":\"etcd-main\",\"mountPath\":\"/var/etcd/data\",\"readOnly\":false},{\"name\":"
+    "\"etcd-main\",\"mountPath\":\"/var/etcd/sub\",\"subPath\":\"x\"}]}]}},"
+    "\"volumeClaimTemplates\":[{\"metadata\":{\"name\":\"etcd-main\",\"labels\":{\"a\":"
+    "\"b\"}},\"spec\":{\"accessModes\":[\"ReadWriteOnce\"]}}]}}]}";
 
 struct fx {
     struct mockapi *m;
@@ -122,6 +129,49 @@ Test(wh_cache, lookups_come_from_the_caches)
     cr_expect_geq(st.hits, 3000);
     cr_expect_eq(st.fallbacks, 0);
     cJSON_Delete(labels);
+    down(&f);
+}
+
+/* Issue 33: the data-directory rule of etcd's configuration reads the StatefulSet from the
+ * cache, which keeps container etcd's mounts and the claim templates' names of it only. */
+Test(wh_cache, the_statefulset_of_the_configuration_rule_comes_from_the_cache)
+{
+    struct fx f;
+    struct kerr_info err;
+    cJSON *sts = NULL;
+    size_t before;
+    int i;
+
+    up(&f, -1);
+    before = mockapi_request_count(f.m);
+    for (i = 0; i < 1000; i++) {
+        cJSON_Delete(sts);
+        sts = NULL;
+        cr_assert_eq(f.lk.sts_object(f.lk.ctx, "shoot", "etcd-main", &sts, &err), KERR_OK, "%s",
+                     err.msg);
+    }
+    cr_expect_eq(mockapi_request_count(f.m), before, "the StatefulSet was read from the API");
+    cr_expect_eq(cJSON_GetArraySize(kjson_get(sts, "spec.template.spec.containers")), 1);
+    cr_expect_str_eq(kjson_get_str(sts, "spec.template.spec.containers.0.name"), "etcd");
+    cr_expect_null(kjson_get(sts, "spec.template.spec.containers.0.env"));
+    cr_expect_eq(cJSON_GetArraySize(kjson_get(sts, "spec.template.spec.containers.0.volumeMounts")),
+                 2);
+    cr_expect_str_eq(kjson_get_str(sts, "spec.template.spec.containers.0.volumeMounts.1.subPath"),
+                     "x");
+    cr_expect_null(kjson_get(sts, "spec.template.spec.containers.0.volumeMounts.0.readOnly"));
+    cr_expect_str_eq(kjson_get_str(sts, "spec.volumeClaimTemplates.0.metadata.name"), "etcd-main");
+    cr_expect_null(kjson_get(sts, "spec.volumeClaimTemplates.0.spec"));
+    cr_expect_null(kjson_get(sts, "spec.volumeClaimTemplates.0.metadata.labels"));
+    cr_expect_str_eq(cfgguard_claim_of(sts, "/var/etcd/data/new.etcd"), "etcd-main");
+    cr_expect_null(cfgguard_claim_of(sts, "/var/etcd/sub/new.etcd"), "a sub path");
+    cr_expect_null(cfgguard_claim_of(sts, "/srv/new.etcd"), "the sidecar's mount");
+    cJSON_Delete(sts);
+    sts = NULL;
+    /* a miss the cache alone answers (no fallback allowed) is not confirmed: a 500 there */
+    cr_expect_eq(f.lk.sts_object(f.lk.ctx, "shoot", "missing", &sts, &err), KERR_NOTFOUND);
+    cr_expect(lookup_unconfirmed(KERR_NOTFOUND, &err), "%s", err.reason);
+    cr_expect_null(sts);
+    cr_expect_eq(mockapi_request_count(f.m), before);
     down(&f);
 }
 

@@ -252,3 +252,81 @@ cJSON *datamnt_claim_pods(const cJSON *sts, const cJSON *pvcs, const cJSON *pods
     }
     return out;
 }
+
+/* Copy member key of src into dst when present; 0, -1 when out of memory. */
+static int copy_key(cJSON *dst, const cJSON *src, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(src, key);
+    cJSON *d;
+
+    if (!v)
+        return 0;
+    if (!(d = cJSON_Duplicate(v, 1)) || !cJSON_AddItemToObject(dst, key, d)) {
+        cJSON_Delete(d);
+        return -1;
+    }
+    return 0;
+}
+
+/* An object at path (created) of root; NULL when out of memory or not an object. */
+static cJSON *obj_at(cJSON *root, const char *key)
+{
+    cJSON *o = cJSON_GetObjectItemCaseSensitive(root, key);
+
+    if (!o)
+        return cJSON_AddObjectToObject(root, key);
+    return cJSON_IsObject(o) ? o : NULL;
+}
+
+/* The names of the claim templates of sts into spec. */
+static int project_claims(cJSON *spec, const cJSON *sts)
+{
+    const cJSON *t, *ts = kjson_get_arr(sts, "spec.volumeClaimTemplates");
+    cJSON *arr, *o, *meta;
+
+    if (!ts)
+        return 0;
+    if (!(arr = cJSON_AddArrayToObject(spec, "volumeClaimTemplates")))
+        return -1;
+    cJSON_ArrayForEach (t, ts) {
+        if (!(o = cJSON_CreateObject()) || !cJSON_AddItemToArray(arr, o)) {
+            cJSON_Delete(o);
+            return -1;
+        }
+        if (!(meta = cJSON_AddObjectToObject(o, "metadata")) ||
+            copy_key(meta, cJSON_GetObjectItemCaseSensitive(t, "metadata"), "name"))
+            return -1;
+    }
+    return 0;
+}
+
+int datamnt_project(cJSON *root, const cJSON *sts)
+{
+    static const char *const keys[] = { "name", "mountPath", "subPath", "subPathExpr" };
+    const cJSON *c = datamnt_container(sts, "etcd"), *m;
+    cJSON *spec, *ctrs, *ctr, *mounts, *o;
+    size_t k;
+
+    if (!c && !kjson_get_arr(sts, "spec.volumeClaimTemplates"))
+        return 0;
+    if (!(spec = obj_at(root, "spec")) || project_claims(spec, sts))
+        return -1;
+    if (!c)
+        return 0;
+    if (!(spec = obj_at(spec, "template")) || !(spec = obj_at(spec, "spec")) ||
+        !(ctrs = cJSON_AddArrayToObject(spec, "containers")) || !(ctr = cJSON_CreateObject()) ||
+        !cJSON_AddItemToArray(ctrs, ctr) || copy_key(ctr, c, "name") ||
+        !(mounts = cJSON_AddArrayToObject(ctr, "volumeMounts")))
+        return -1;
+    cJSON_ArrayForEach (m, kjson_get_arr(c, "volumeMounts")) {
+        if (!(o = cJSON_CreateObject()) || !cJSON_AddItemToArray(mounts, o)) {
+            cJSON_Delete(o);
+            return -1;
+        }
+        for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+            if (copy_key(o, m, keys[k]))
+                return -1;
+        }
+    }
+    return 0;
+}

@@ -55,6 +55,16 @@ const cJSON *datamnt_covers(const cJSON *old, const cJSON *new, const char **ctr
  */
 int datamnt_adopt_problem(const cJSON *sts, const cJSON *pods, char *why, size_t size);
 
+/*
+ * Add to root (a projection of StatefulSet sts, lookup_sts_project) what the data-directory
+ * rule of etcd's configuration reads (webhook/cfgguard.h): spec.volumeClaimTemplates as the
+ * names of its templates ([{metadata: {name}}], non-string names as they are), and
+ * spec.template.spec.containers as the container datamnt_container(sts, "etcd") finds, with
+ * its name and of each volume mount name, mountPath, subPath and subPathExpr (whatever their
+ * type); nothing of either when sts has none. 0, or -1 when out of memory (root then partial).
+ */
+int datamnt_project(cJSON *root, const cJSON *sts);
+
 /* Where etcd-druid mounts a member's claim in containers etcd and backup-restore. */
 #define DATAMNT_DRUID_PATH "/var/etcd/data"
 

@@ -158,10 +158,12 @@ struct lookup {
      */
     enum kerr (*pod_items)(void *ctx, const char *ns, cJSON **items, struct kerr_info *err);
     /*
-     * The StatefulSet ns/name as a whole (its pod template and claim templates): on KERR_OK
-     * *obj TAKES it (cJSON_Delete). Read from the API server, never from a cache (the cache
-     * keeps a projection): KERR_OK only on its answer, KERR_NOTFOUND when it says there is
-     * none. NULL: not known (a decision that needs it fails closed).
+     * The StatefulSet ns/name with what the data-directory rule reads of its pod template and
+     * claim templates (at least datamnt_project's part; the whole object will do): on KERR_OK
+     * *obj TAKES it (cJSON_Delete). Answered as sts is (the server: from its cache, a miss
+     * falling back to one GET), KERR_NOTFOUND when there is none (err->reason
+     * LOOKUP_REASON_UNCONFIRMED when only a cache says so). NULL: not known (a decision that
+     * needs it fails closed).
      */
     enum kerr (*sts_object)(void *ctx, const char *ns, const char *name, cJSON **obj,
                             struct kerr_info *err);

@@ -15,6 +15,7 @@
 #include "common/kjson.h"
 #include "common/kobj.h"
 #include "common/store.h"
+#include "webhook/datamnt.h"
 
 static const struct k8s_resource res_etcd = { "druid.gardener.cloud", "v1alpha1", "etcds", 1 };
 static const struct k8s_resource res_sts = { "apps", "v1", "statefulsets", 1 };
@@ -42,10 +43,23 @@ static enum kerr project_etcd(void *ctx, const cJSON *obj, cJSON **out)
     return *out ? KERR_OK : KERR_NOMEM;
 }
 
+/* What the StatefulSet views read (lookup_sts_project) and the data-directory rule
+ * (datamnt_project): TAKES a new tree, NULL when out of memory. */
+static cJSON *sts_project(const cJSON *obj)
+{
+    cJSON *p = lookup_sts_project(obj);
+
+    if (p && datamnt_project(p, obj)) {
+        cJSON_Delete(p);
+        return NULL;
+    }
+    return p;
+}
+
 static enum kerr project_sts(void *ctx, const cJSON *obj, cJSON **out)
 {
     (void)ctx;
-    *out = lookup_sts_project(obj);
+    *out = sts_project(obj);
     return *out ? KERR_OK : KERR_NOMEM;
 }
 
@@ -184,27 +198,6 @@ static int take_slot(struct wh_cache *c)
     return 0;
 }
 
-/*
- * A slot as take_slot, waited for up to the review's lookup deadline: for a read every review
- * of its kind makes (not a cache miss), which two webhooks of one request make at once (the
- * API server calls them in parallel).
- */
-static int wait_slot(struct wh_cache *c)
-{
-    int64_t until = lookup_deadline();
-
-    if (c->o.fallback_limit < 0)
-        return 0;
-    while (!try_slot(c)) {
-        if (until <= 0 || ktime_mono_ms() >= until) {
-            atomic_fetch_add(&c->refused, 1);
-            return 0;
-        }
-        usleep(2000);
-    }
-    return 1;
-}
-
 /* One GET of ns/name after a cache miss; *out OWNS the projected object on KERR_OK. */
 static enum kerr fallback_get(struct wh_cache *c, const struct k8s_resource *res, const char *ns,
                               const char *name, int synced, cJSON **out, struct kerr_info *err)
@@ -229,7 +222,7 @@ static enum kerr fallback_get(struct wh_cache *c, const struct k8s_resource *res
         return not_found(res, name, err);
     if (rc)
         return rc;
-    *out = res == &res_etcd ? lookup_etcd_project(obj) : lookup_sts_project(obj);
+    *out = res == &res_etcd ? lookup_etcd_project(obj) : sts_project(obj);
     cJSON_Delete(obj);
     return *out ? KERR_OK : kerr_set(err, KERR_NOMEM, "projecting %s", res->resource);
 }
@@ -479,8 +472,18 @@ static enum kerr c_pod_items(void *ctx, const char *ns, cJSON **items, struct ke
     return list_items(ctx, &res_pod, "pods", ns, items, err);
 }
 
-/* A GET of StatefulSet ns/name as a whole (the cache keeps a projection): a ConfigMap judged
- * by the data-directory rule asks (webhook/cfgguard.h). */
+/* A copy of the projection obj into *(cJSON **)ctx. */
+static enum kerr view_copy(void *ctx, const char *key, const cJSON *obj)
+{
+    cJSON **out = ctx;
+
+    (void)key;
+    *out = cJSON_Duplicate(obj, 1);
+    return *out ? KERR_OK : KERR_NOMEM;
+}
+
+/* StatefulSet ns/name as the cache keeps it (sts_project): a ConfigMap judged by the
+ * data-directory rule asks (webhook/cfgguard.h). A miss falls back to a GET as lookup_one. */
 static enum kerr c_sts_object(void *ctx, const char *ns, const char *name, cJSON **obj,
                               struct kerr_info *err)
 {
@@ -488,13 +491,11 @@ static enum kerr c_sts_object(void *ctx, const char *ns, const char *name, cJSON
     enum kerr rc;
 
     *obj = NULL;
-    if (!wait_slot(c))
-        return kerr_set(err, KERR_TOOMANY,
-                        "too many API lookups in flight to read the StatefulSet");
-    rc = k8s_get_until(c->o.client, &res_sts, ns, name, NULL, lookup_deadline(), obj, err);
-    atomic_fetch_sub(&c->running, 1);
-    if (rc == KERR_INVAL) /* a name no object can have */
-        return not_found(&res_sts, name, err);
+    rc = lookup_one(c, c->stses, &res_sts, ns, name, view_copy, obj, err);
+    if (rc != KERR_OK) {
+        cJSON_Delete(*obj);
+        *obj = NULL;
+    }
     return rc;
 }
 

@@ -5,13 +5,16 @@
  * (druid.gardener.cloud/v1alpha1), the StatefulSets labelled
  * app.kubernetes.io/managed-by=etcd-druid, and every EtcdOpsTask. Each
  * keeps only what the decisions read (lookup_etcd_project /
- * lookup_sts_project / lookup_task_project); StatefulSets are indexed by
+ * lookup_sts_project with datamnt_project, container etcd's volume mounts
+ * and the claim templates' names / lookup_task_project); StatefulSets are
+ * indexed by
  * namespace for the PVC rule, EtcdOpsTasks for the scale-down guard, whose
  * snapshot lookup is answered by the cache alone (no fallback; an error
  * until the cache has synced).
  *
  * wh_cache_bind turns the caches into a struct lookup:
- *   - an object found in the cache is answered from it, with no API call;
+ *   - an object found in the cache is answered from it, with no API call
+ *     (sts_object too: the projection, a copy per call);
  *   - a miss (or a cache not synced yet) falls back to one GET (one LIST
  *     for the PVC rule when the PVC's labels do not select managed
  *     StatefulSets only), so an object created a moment ago is seen; the

@@ -8,6 +8,10 @@
  *     buffer, without NUL bytes;
  *   - a data-dir cfgguard_claim_of places on etcd-druid's claim is absolute, has no "." or ".."
  *     component and lies at or below /var/etcd/data;
+ *   - cfgguard_dirs_read agrees with cfgguard_data_dir (the same answer, the same data-dir);
+ *   - directories cfgguard_druid_place puts where etcd-druid does with its StatefulSet gone
+ *     (rule 3) lie on its claim (rule 1): data-dir and the WAL (cfgguard_wal_of), and data-dir
+ *     is new.etcd directly in /var/etcd/data; they are in the same place as themselves;
  *   - cfgguard_etcd_of on the text (as a name) gives the text without "-config" or 0.
  */
 #include <stddef.h>
@@ -36,6 +40,28 @@ static int dotted(const char *p)
     return 0;
 }
 
+/* The directories of the text: the properties above. */
+static void check_dirs(const uint8_t *data, size_t size)
+{
+    static struct cfgguard_dirs d; /* the fuzzer runs one input at a time */
+    static char big[CFGGUARD_DIR_MAX];
+    char wal[CFGGUARD_WAL_MAX];
+    enum kerr rd, rb;
+
+    rd = cfgguard_dirs_read((const char *)data, size, &d, NULL);
+    rb = cfgguard_data_dir((const char *)data, size, big, sizeof(big), NULL);
+    if (rd != rb || (rd == KERR_OK && strcmp(d.data, big) != 0))
+        abort();
+    if (rd != KERR_OK || !cfgguard_druid_place(NULL, &d))
+        return;
+    cfgguard_wal_of(&d, wal, sizeof(wal));
+    if (!cfgguard_claim_of(NULL, d.data) || !cfgguard_claim_of(NULL, wal) ||
+        !cfgguard_same_place(&d, &d) || !strstr(d.data, CFGGUARD_DATA_SUBDIR) ||
+        !datamnt_below(d.data, DATAMNT_DRUID_PATH "/" CFGGUARD_DATA_SUBDIR) ||
+        !datamnt_below(DATAMNT_DRUID_PATH "/" CFGGUARD_DATA_SUBDIR, d.data))
+        abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char dir[64], etcd[LOOKUP_NAME_MAX + 1], *name;
@@ -53,6 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             (dir[0] != '/' || dotted(dir) || !datamnt_below(dir, DATAMNT_DRUID_PATH)))
             abort();
     }
+    check_dirs(data, size);
     if (!(name = malloc(size + 1)))
         return 0;
     memcpy(name, data, size);

@@ -9,17 +9,50 @@
  *     container of that name does not have, and a claim mount of old;
  *   - datamnt_adopt_problem(old, pods) is 0 or 1, with a message when 1, and 0 for no pods;
  *   - datamnt_claim_pods(old, "pvcs", pods) makes at most one pod per claim listed, and
- *     datamnt_adopt_problem takes them.
+ *     datamnt_adopt_problem takes them;
+ *   - old as the webhook's cache keeps it (lookup_sts_project with datamnt_project) gives the
+ *     data-directory rule (webhook/cfgguard.h) the answers old does: the claim under p and
+ *     under base, whether etcd mounts a claim, and etcd-druid's place.
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/kjson.h"
+#include "webhook/cfgguard.h"
 #include "webhook/datamnt.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The same claim, or none on both. */
+static int same_claim(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* The data-directory rule reads old and its projection alike (the property above). */
+static void check_projection(const cJSON *old, const char *p, const char *base)
+{
+    static struct cfgguard_dirs d; /* the fuzzer runs one input at a time */
+    cJSON *proj;
+
+    if (!old || !(proj = lookup_sts_project(old)))
+        return;
+    if (datamnt_project(proj, old)) {
+        cJSON_Delete(proj);
+        return;
+    }
+    snprintf(d.data, sizeof(d.data), "%s", p ? p : "");
+    snprintf(d.wal, sizeof(d.wal), "%s", base ? base : "");
+    if (!same_claim(cfgguard_claim_of(old, p), cfgguard_claim_of(proj, p)) ||
+        !same_claim(cfgguard_claim_of(old, base), cfgguard_claim_of(proj, base)) ||
+        cfgguard_etcd_on_claim(old) != cfgguard_etcd_on_claim(proj) ||
+        cfgguard_druid_place(old, &d) != cfgguard_druid_place(proj, &d))
+        abort();
+    cJSON_Delete(proj);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -54,6 +87,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     (void)datamnt_adopt_problem(new, left, why, sizeof(why));
     cJSON_Delete(left);
+    check_projection(old, p, base);
     cJSON_Delete(doc);
     return 0;
 }
