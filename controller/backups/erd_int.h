@@ -61,7 +61,7 @@ struct erd_pass {
 
 /* Resolve the target of drill (BORROWED) as sp says into *t (zeroed first). KERR_OK with why
  * "" when usable, with *reason and why set when not (TargetNotFound, InvalidTarget,
- * TargetNotOwned: a Local directory the drill's namespace does not own, erd_local_owned);
+ * TargetNotOwned: a Local directory the drill's namespace does not own, bkown_local);
  * another code for an API error. A Local target's hostPath is decided here, once
  * (t->host_path, which the Job mounts): an Etcd's from its Secret read now, an EtcdBackup
  * copy's as recorded when its copy Job was made. Release t in every case. */
@@ -70,16 +70,8 @@ enum kerr erd_target_read(const struct rctx *x, const cJSON *drill, const struct
                           struct kerr_info *err);
 void erd_target_release(struct erd_target *t);
 
-/* Why namespace ns may not read the Local directory dir (canonical, common/blocal) in a drill,
- * into why (n bytes, "" when it may): a BackupBucket of provider Local holding it selects ns
- * (common/lowner), or an EtcdBackup of ns recorded a copy there (status.destination.hostPath,
- * written by the controller). Never the namespace's own Secrets: they are what is judged. An
- * API error is returned (the caller fails closed). */
-enum kerr erd_local_owned(struct k8s_client *k, const char *ns, const char *dir, char *why,
-                          size_t n, struct kerr_info *err);
-
 /* A Local target's directory, decided once (erd_job.c's erd_target_read): t->host_path and
- * t->store (an EtcdBackup copy's container and prefix as recorded), then erd_local_owned. Not
+ * t->store (an EtcdBackup copy's container and prefix as recorded), then bkown_local. Not
  * Local: nothing. why, *reason and the result as erd_target_read's. */
 enum kerr erd_local_decide(const struct rctx *x, const char *ns, struct erd_target *t,
                            const char **reason, char *why, size_t n, struct kerr_info *err);
