@@ -1,9 +1,10 @@
 /*
  * A restore drill of a Local store reads only a directory its namespace owns, decided when the
  * Job is made (controller/backups/erd_local.c, the rule of common/lowner): a BackupBucket of
- * provider Local holding the directory and selecting the namespace, or an EtcdBackup copy of the
- * namespace recorded there; never because the namespace's own Secret says so. The Job mounts the
- * hostPath that was judged. On an in-process kube-sim; the test sets the clock.
+ * provider Local holding the directory and selecting the namespace, an EtcdBackup copy of the
+ * namespace recorded there, or an Etcd of the namespace alone there (no claim of another
+ * namespace overlaps it). The Job mounts the hostPath that was judged. On an in-process kube-sim;
+ * the test sets the clock.
  */
 #include "controller/backups/erd.h"
 
@@ -173,26 +174,54 @@ Test(erd_local, a_bucket_selecting_the_namespace_grants_and_the_judged_hostpath_
     cr_expect_str_eq(drill_once(vol, sizeof(vol)), "/var/lib/lb/bkt");
 }
 
-Test(erd_local, a_hostpath_into_a_directory_no_bucket_grants_is_refused)
+/* Namespace ns2's Etcd victim in /var/lib/evil/bkt/ns1/main (its Secret's hostPath EVIL). */
+static void victim(void)
+{
+    struct kerr_info err = { 0 };
+    cJSON *e = cfix_etcd("victim",
+                         "{\"provider\":\"Local\",\"container\":\"bkt\",\"prefix\":\"ns1/main\","
+                         "\"secretRef\":{\"name\":\"etcd-backup\"}}",
+                         NULL);
+
+    create(&RES_NS, NULL,
+           "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"ns2\"}}");
+    secret("ns2", "etcd-backup", EVIL);
+    OK(kjson_set_str(e, "metadata.namespace", "ns2", &err));
+    OK(k8s_create(fx.c, &ETCDSPEC_RES_ETCD, "ns2", e, NULL, NULL, &err));
+    cJSON_Delete(e);
+}
+
+Test(erd_local, a_hostpath_into_another_namespaces_directory_is_refused)
 {
     char vol[512], r[64], m[1024];
 
     bucket("local", "{\"matchLabels\":{\"etcd-warden.io/backups\":\"local\"}}");
-    secret(CFIX_NS, "etcd-backup", EVIL); /* /var/lib/evil/bkt/ns1/main: no bucket there */
+    victim();
+    secret(CFIX_NS, "etcd-backup", EVIL); /* /var/lib/evil/bkt/ns1/main: no bucket, ns2's */
     cr_expect_str_eq(drill_once(vol, sizeof(vol)), "", "no Job");
     cr_expect_str_eq(ready("reason", r, sizeof(r)), "TargetNotOwned");
     cr_expect(
         strstr(ready("message", m, sizeof(m)),
                "namespace ns1 does not own the Local directory \"/var/lib/evil/bkt/ns1/main\""),
         "%s", m);
+    cr_expect(!strstr(m, "ns2") && !strstr(m, "victim"), "names no other namespace: %s", m);
 }
 
-Test(erd_local, a_bucket_selecting_other_namespaces_grants_nothing)
+Test(erd_local, the_namespaces_own_etcd_alone_in_its_directory_is_its_own)
+{
+    char vol[512];
+
+    secret(CFIX_NS, "etcd-backup", EVIL); /* no bucket; nobody else in /var/lib/evil/bkt/ns1/main */
+    cr_expect_str_eq(drill_once(vol, sizeof(vol)), "/var/lib/evil/bkt");
+}
+
+Test(erd_local, a_bucket_selecting_other_namespaces_grants_nothing_in_a_shared_directory)
 {
     char vol[512], r[64];
 
     bucket("local", "{\"matchLabels\":{\"etcd-warden.io/backups\":\"elsewhere\"}}");
-    secret(CFIX_NS, "etcd-backup", LB);
+    victim();
+    secret(CFIX_NS, "etcd-backup", EVIL);
     cr_expect_str_eq(drill_once(vol, sizeof(vol)), "", "no Job");
     cr_expect_str_eq(ready("reason", r, sizeof(r)), "TargetNotOwned");
 }
@@ -213,6 +242,7 @@ Test(erd_local, a_copy_of_the_namespace_recorded_there_grants)
            "backup\"}}}}");
     OK(k8s_patch(fx.c, &RES_BACKUP, CFIX_NS, "b", K8S_PATCH_MERGE, rec, &wo, NULL, &err));
     cJSON_Delete(rec);
+    victim(); /* in the way of main's own claim, not of the copy the controller recorded */
     secret(CFIX_NS, "etcd-backup", EVIL);
     cr_expect_str_eq(drill_once(vol, sizeof(vol)), "/var/lib/evil/bkt");
 }

@@ -193,3 +193,55 @@ Test(erst_local, a_source_backup_without_a_recorded_directory_is_refused)
     cr_expect(strstr(get("r", "status.error"), "status.destination.hostPath"), "%s",
               get("r", "status.error"));
 }
+
+/* Etcd name in namespace ns: Local obkt/own, its Secret src of ns (hostPath /var/lib/evil). */
+static void etcd_in(const char *ns, const char *name)
+{
+    struct kerr_info err = { 0 };
+    cJSON *e = cfix_etcd(name,
+                         "{\"provider\":\"Local\",\"container\":\"obkt\",\"prefix\":\"own\","
+                         "\"secretRef\":{\"name\":\"src\"}}",
+                         NULL);
+
+    OK(kjson_set_str(e, "metadata.namespace", ns, &err));
+    OK(k8s_create(fx.c, &ETCDSPEC_RES_ETCD, ns, e, NULL, NULL, &err));
+    cJSON_Delete(e);
+}
+
+#define OWN_SOURCE                                                                  \
+    "{\"store\":{\"provider\":\"Local\",\"container\":\"obkt\",\"prefix\":\"own\"," \
+    "\"secretRef\":{\"name\":\"src\"}}}"
+
+Test(erst_local, the_namespaces_own_etcd_alone_in_its_directory_is_its_own)
+{
+    host_secret("src", EVIL);
+    etcd_in(CFIX_NS, "mine");
+    restore("r", OWN_SOURCE);
+    cr_assert_eq(run("r"), ERST_POLL_MS, "%s", get("r", "status.error"));
+    cr_expect_str_eq(volume_path("r--restore", "from-store"), "/var/lib/evil/obkt");
+}
+
+Test(erst_local, a_directory_another_namespace_claims_too_is_not_its_own)
+{
+    struct kerr_info err = { 0 };
+    cJSON *ns = jsonfix_parse("{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":"
+                              "{\"name\":\"ns2\"}}");
+    cJSON *s = jsonfix_parse("{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":"
+                             "\"src\"},\"data\":{\"hostPath\":\"" EVIL "\"}}");
+
+    OK(k8s_create(fx.c, &(struct k8s_resource){ "", "v1", "namespaces", 0 }, NULL, ns, NULL, NULL,
+                  &err));
+    OK(k8s_create(fx.c, &ETCDSPEC_RES_SECRET, "ns2", s, NULL, NULL, &err));
+    cJSON_Delete(ns);
+    cJSON_Delete(s);
+    etcd_in("ns2", "theirs"); /* /var/lib/evil/obkt/own */
+    host_secret("src", EVIL);
+    etcd_in(CFIX_NS, "mine"); /* moved onto it after admission */
+    restore("r", OWN_SOURCE);
+    run("r");
+    cr_expect_str_eq(get("r", "status.phase"), ERST_PHASE_FAILED);
+    cr_expect(strstr(get("r", "status.error"), "does not own the Local directory"), "%s",
+              get("r", "status.error"));
+    cr_expect(!strstr(get("r", "status.error"), "ns2"), "names no other namespace: %s",
+              get("r", "status.error"));
+}

@@ -9,6 +9,9 @@
 #include "common/kjson.h"
 #include "common/lowner.h"
 #include "controller/backups/ebs.h"
+#include "controller/core/claims.h"
+#include "controller/core/clocal.h"
+#include "controller/core/etcdspec.h"
 
 #define DIR_MAX (BLOCAL_HOSTPATH_MAX + 2 * BSTORE_PREFIX_MAX)
 
@@ -63,6 +66,33 @@ static enum kerr by_copy(struct k8s_client *k, const char *ns, const char *dir, 
     return rc;
 }
 
+/* *owned 1 when an Etcd of ns claims a directory holding dir (placed by its own Secret, read
+ * now) and no claim of another namespace overlaps dir (controller/core/claims, read now; one
+ * whose directory cannot be read is in the way): one directory, one cluster. */
+static enum kerr by_claim(struct k8s_client *k, const char *ns, const char *dir, int *owned,
+                          struct kerr_info *err)
+{
+    struct claims_skip skip = { .ns = ns, .viewer_ns = ns };
+    struct bstore_claim c = { BLOCAL_KEY, (char *)dir };
+    char why[CLAIMS_WHY_MAX];
+    cJSON *list = NULL;
+    const cJSON *e;
+    int held = 0;
+    enum kerr rc = k8s_list_all(k, &ETCDSPEC_RES_ETCD, ns, NULL, &list, err);
+
+    if (rc == KERR_OK)
+        clocal_place(k, cJSON_GetObjectItem(list, "items"), CLOCAL_ETCD);
+    cJSON_ArrayForEach (e, kjson_get(list, "items"))
+        held = held ||
+               (kjson_get_str(e, CLOCAL_DIR) && lowner_inside(dir, kjson_get_str(e, CLOCAL_DIR)));
+    cJSON_Delete(list);
+    if (rc != KERR_OK || !held)
+        return rc;
+    rc = claims_find(k, NULL, &c, &skip, why, err);
+    *owned = rc == KERR_OK && !*why;
+    return rc;
+}
+
 enum kerr bkown_local(struct k8s_client *k, const char *ns, const char *dir, const char *reader,
                       char *why, size_t n, struct kerr_info *err)
 {
@@ -71,13 +101,17 @@ enum kerr bkown_local(struct k8s_client *k, const char *ns, const char *dir, con
 
     if (rc == KERR_OK && !owned)
         rc = by_copy(k, ns, dir, &owned, err);
+    if (rc == KERR_OK && !owned)
+        rc = by_claim(k, ns, dir, &owned, err);
     why[0] = '\0';
     if (rc == KERR_OK && !owned)
-        snprintf(why, n,
-                 "namespace %s does not own the Local directory \"/%.300s\" (hostPath + \"/\" + "
-                 "container + \"/\" + prefix): no BackupBucket of provider Local selecting the "
-                 "namespace holds it, and no EtcdBackup copy of the namespace was written there; "
-                 "%s only backups its namespace owns",
-                 ns, dir, reader);
+        snprintf(
+            why, n,
+            "namespace %s does not own the Local directory \"/%.300s\" (hostPath + \"/\" + "
+            "container + \"/\" + prefix): no BackupBucket of provider Local selecting the "
+            "namespace holds it, no EtcdBackup copy of the namespace was written there, and no "
+            "Etcd of the namespace claims it alone; "
+            "%s only backups its namespace owns",
+            ns, dir, reader);
     return rc;
 }

@@ -7,8 +7,12 @@
  *     rule warden-webhook applies to a restore's source at admission), or
  *   - an EtcdBackup of the namespace recorded a Local copy whose directory holds it
  *     (status.destination.hostPath, container, prefix: written by the controller when it made
- *     the copy's Job).
- * Never because a Secret of the namespace says so: those Secrets are what is judged.
+ *     the copy's Job), or
+ *   - an Etcd of the namespace claims a directory holding it (placed by its own Secret, read
+ *     now: controller/core/clocal) and no claim of another namespace overlaps it
+ *     (controller/core/claims, read now; one whose directory cannot be read is in the way).
+ * A Secret of the namespace alone never proves it: that Secret is what is judged, so a
+ * directory another namespace claims is not the namespace's, whatever its Secrets say.
  *
  * Ownership: arguments BORROWED. Thread safety: reentrant (the client is).
  */
