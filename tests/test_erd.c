@@ -57,6 +57,7 @@ static void setup(void)
     cfix_start(&fx, NULL);
     crd("etcdrestoredrills.etcd-warden.io", "etcd-warden.io_etcdrestoredrills.yaml");
     crd("etcdbackups.etcd-warden.io", "etcd-warden.io_etcdbackups.yaml");
+    crd("backupbuckets.etcd-warden.io", "etcd-warden.io_backupbuckets.yaml");
     OK(ev_new(fx.c, &eo, &fx.x.events, &err));
     e = cfix_etcd("main",
                   "{\"provider\":\"aws\",\"container\":\"bkt\",\"prefix\":\"ns1/main\","
@@ -483,7 +484,12 @@ Test(erd_kubesim, an_etcdbackups_copy_is_drilled_in_its_destination)
         "{\"backupName\":\"b\"}}}");
     cJSON *s = jsonfix_parse("{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":"
                              "{\"name\":\"offsite\"},\"data\":{}}");
+    /* the copy as its Job wrote it (the controller's record), not what the Secret says now */
+    cJSON *rec = jsonfix_parse(
+        "{\"status\":{\"destination\":{\"provider\":\"Local\",\"container\":\"offsite\","
+        "\"prefix\":\"copies/main\",\"hostPath\":\"/etc/gardener/local-backupbuckets\"}}}");
     cJSON *live = cfix_create(&fx, &ERD_RES_DRILL, d), *job = NULL;
+    struct k8s_write_opts wo = { .subresource = "status" };
     struct timespec ts;
     char name[64];
     int64_t f;
@@ -491,6 +497,9 @@ Test(erd_kubesim, an_etcdbackups_copy_is_drilled_in_its_destination)
     cJSON_Delete(cfix_create(&fx, &ETCDSPEC_RES_SECRET, s));
     cJSON_Delete(cfix_create(
         &fx, &(struct k8s_resource){ "etcd-warden.io", "v1alpha1", "etcdbackups", 1 }, b));
+    OK(k8s_patch(fx.c, &(struct k8s_resource){ "etcd-warden.io", "v1alpha1", "etcdbackups", 1 },
+                 CFIX_NS, "b", K8S_PATCH_MERGE, rec, &wo, NULL, &err));
+    cJSON_Delete(rec);
     cr_assert_eq(ktime_parse(jsonfix_str(live, "metadata.creationTimestamp"), &ts, NULL), KERR_OK);
     f = minute_after(ts.tv_sec);
     pass("c", f);

@@ -523,11 +523,29 @@ static const char *volume_path(const char *job, const char *name)
     "\"target\":{\"etcdName\":\"x\",\"store\":{\"provider\":\"Local\",\"container\":"   \
     "\"shoot--a\",\"prefix\":\"" prefix "\",\"secretRef\":{\"name\":\"tgt\"}}}}"
 
+/* BackupBucket "obkt" of provider Local: /var/lib/evil/obkt, every namespace (no selector); its
+ * Secret ns1/bucket. A Local source is read only from a directory the namespace owns. */
+static void local_bucket(void)
+{
+    static const struct k8s_resource res = { "etcd-warden.io", "v1alpha1", "backupbuckets", 0 };
+    struct kerr_info err = { 0 };
+    cJSON *b =
+        jsonfix_parse("{\"apiVersion\":\"etcd-warden.io/v1alpha1\",\"kind\":\"BackupBucket\","
+                      "\"metadata\":{\"name\":\"obkt\"},\"spec\":{\"provider\":\"Local\","
+                      "\"container\":\"obkt\",\"secretRef\":{\"namespace\":\"" CFIX_NS "\","
+                      "\"name\":\"bucket\"}}}");
+
+    host_secret("bucket", EVIL);
+    OK(k8s_create(fx.c, &res, NULL, b, NULL, NULL, &err));
+    cJSON_Delete(b);
+}
+
 /* A Local target is the directory the copy Job mounted, recorded when it was made: the cleanup
  * deletes there, not where the target Secret points when the restore is deleted (another
  * Etcd's directory); without the record nothing is deleted. */
 Test(erst_del_kubesim, a_local_cleanup_deletes_where_the_copy_wrote)
 {
+    local_bucket();
     host_secret("src", EVIL);
     host_secret("tgt", EVIL);
     etcd("victim", "{\"provider\":\"Local\",\"container\":\"bkt\",\"prefix\":\"shoot--a/etcd\","

@@ -7,13 +7,11 @@
 
 #include "common/blocal.h"
 #include "common/kjson.h"
-#include "common/lsel.h"
+#include "common/lowner.h"
 #include "webhook/plocal.h"
 #include "webhook/prefix.h"
 
 #define DIR_MAX (BLOCAL_HOSTPATH_MAX + 2 * BSTORE_PREFIX_MAX)
-
-static const struct k8s_resource res_namespace = { "", "v1", "namespaces", 0 };
 
 /* A copy of the cached object ns/name of s into *out (NULL when not cached). */
 static void cached(struct store *s, const char *ns, const char *name, cJSON **out)
@@ -103,60 +101,21 @@ int bklocal_in_the_way(struct k8s_client *k, struct store *buckets, const char *
            bstore_overlap(BLOCAL_KEY, dir, other);
 }
 
-/* 1 when directory dir is parent or inside it (both canonical, "" the root). */
-static int inside(const char *dir, const char *parent)
-{
-    size_t n = strlen(parent);
-
-    return !*parent || (strncmp(dir, parent, n) == 0 && (dir[n] == '\0' || dir[n] == '/'));
-}
-
 /* What one search for an owner of a source directory looks for and found. */
 struct owner {
-    struct k8s_client *k;
+    struct lowner lo; /* OWNS the namespace's labels once read */
     struct store *buckets;
-    const char *ns, *dir;
-    cJSON *labels; /* OWNS: the namespace's, once read */
-    int labels_read;
     struct kerr_info *err;
 };
 
-/* store_view_fn over BackupBuckets: KERR_EXISTS at a Local one holding dir and selecting ns. */
+/* store_view_fn over BackupBuckets: KERR_EXISTS at a Local one holding dir and selecting ns
+ * (common/lowner's rule). */
 static enum kerr view_bucket(void *ctx, const char *key, const cJSON *b)
 {
     struct owner *o = ctx;
-    const char *kind = bstore_provider_kind(kjson_get_str(b, "spec.provider"));
-    const cJSON *sel = kjson_get(b, "spec.namespaceSelector");
-    char bdir[DIR_MAX], why[512];
-    cJSON *nsobj = NULL;
-    int match = 0;
-    enum kerr rc;
 
     (void)key;
-    if (!kind || strcmp(kind, "Local") != 0 || !kjson_get_str(b, "spec.container") ||
-        !kjson_get_str(b, "spec.secretRef.namespace") || !kjson_get_str(b, "spec.secretRef.name"))
-        return KERR_OK;
-    rc = plocal_dir(o->k, kjson_get_str(b, "spec.secretRef.namespace"),
-                    kjson_get_str(b, "spec.secretRef.name"), kjson_get_str(b, "spec.container"), "",
-                    bdir, sizeof(bdir), why, sizeof(why));
-    if (rc != KERR_OK || *why || !inside(o->dir, bdir)) /* a bucket not placed grants nothing */
-        return rc;
-    if (!sel || cJSON_IsNull(sel))
-        return KERR_EXISTS; /* no selector: every namespace, as for claims */
-    if (!o->labels_read) {
-        rc = k8s_get(o->k, &res_namespace, NULL, o->ns, NULL, &nsobj, o->err);
-        if (rc == KERR_NOTFOUND) {
-            kerr_clear(o->err);
-            rc = KERR_OK;
-        }
-        if (rc != KERR_OK)
-            return rc;
-        o->labels = cJSON_Duplicate(kjson_get(nsobj, "metadata.labels"), 1);
-        cJSON_Delete(nsobj);
-        o->labels_read = 1;
-    }
-    /* a selector that cannot be read selects nobody */
-    return lsel_match(sel, o->labels, &match, NULL) == KERR_OK && match ? KERR_EXISTS : KERR_OK;
+    return lowner_bucket(&o->lo, b, o->err);
 }
 
 /* store_view_fn over projected claims: KERR_EXISTS at one of ns whose directory holds dir. */
@@ -167,10 +126,12 @@ static enum kerr view_claim(void *ctx, const char *key, const cJSON *obj)
     char cdir[DIR_MAX];
 
     (void)key;
-    if (!c || !kjson_get_str(c, "namespace") || strcmp(kjson_get_str(c, "namespace"), o->ns) != 0 ||
-        !kjson_get_str(c, "store") || strcmp(kjson_get_str(c, "store"), BLOCAL_KEY) != 0)
+    if (!c || !kjson_get_str(c, "namespace") ||
+        strcmp(kjson_get_str(c, "namespace"), o->lo.ns) != 0 || !kjson_get_str(c, "store") ||
+        strcmp(kjson_get_str(c, "store"), BLOCAL_KEY) != 0)
         return KERR_OK;
-    return plocal_other(o->k, o->buckets, c, cdir, sizeof(cdir)) && inside(o->dir, cdir)
+    return plocal_other(o->lo.k, o->buckets, c, cdir, sizeof(cdir)) &&
+                   lowner_inside(o->lo.dir, cdir)
                ? KERR_EXISTS
                : KERR_OK;
 }
@@ -179,14 +140,17 @@ enum kerr bklocal_source_owned(struct k8s_client *k, struct store *buckets, stru
                                struct store *entries, struct store *backups, const char *ns,
                                const char *dir, char *why, struct kerr_info *err)
 {
-    struct owner o = { k, buckets, ns, dir, NULL, 0, err };
+    struct owner o = { .buckets = buckets, .err = err };
     struct store *claims[3] = { etcds, entries, backups };
-    enum kerr rc = buckets ? store_foreach(buckets, view_bucket, &o, err) : KERR_OK;
+    enum kerr rc;
+
+    lowner_init(&o.lo, k, ns, dir);
+    rc = buckets ? store_foreach(buckets, view_bucket, &o, err) : KERR_OK;
 
     for (size_t i = 0; i < 3 && rc == KERR_OK; i++)
         if (claims[i])
             rc = store_index_view(claims[i], PREFIX_INDEX_STORE, BLOCAL_KEY, view_claim, &o, err);
-    cJSON_Delete(o.labels);
+    lowner_release(&o.lo);
     why[0] = '\0';
     if (rc == KERR_EXISTS) {
         kerr_clear(err);

@@ -7,39 +7,13 @@
 #include "common/blocal.h"
 #include "common/kjson.h"
 #include "common/kobj.h"
-
-static const struct k8s_resource res_secret = { "", "v1", "secrets", 1 };
+#include "common/lowner.h"
 
 enum kerr plocal_dir(struct k8s_client *k, const char *ns, const char *secret,
                      const char *container, const char *prefix, char *dir, size_t n, char *why,
                      size_t wn)
 {
-    char hostpath[BLOCAL_HOSTPATH_MAX + 1];
-    struct kerr_info e = { 0 };
-    cJSON *obj = NULL;
-    enum kerr rc = KERR_OK;
-
-    why[0] = '\0';
-    if (secret && *secret)
-        rc = k8s_get(k, &res_secret, ns, secret, NULL, &obj, &e);
-    if (rc == KERR_NOMEM)
-        return rc;
-    if (rc != KERR_OK) {
-        snprintf(why, wn,
-                 "the backup Secret %s/%s, whose hostPath places a Local store on the node, "
-                 "cannot be read: %s",
-                 ns ? ns : "", secret, e.msg[0] ? e.msg : kerr_str(rc));
-        return KERR_OK;
-    }
-    rc = blocal_hostpath(obj, hostpath, sizeof(hostpath), &e);
-    cJSON_Delete(obj);
-    if (rc == KERR_OK)
-        rc = blocal_dir(hostpath, container, prefix, dir, n, &e);
-    if (rc == KERR_NOMEM)
-        return rc;
-    if (rc != KERR_OK)
-        snprintf(why, wn, "%s", e.msg[0] ? e.msg : kerr_str(rc));
-    return KERR_OK;
+    return lowner_dir(k, ns, secret, container, prefix, dir, n, why, wn);
 }
 
 /* The Secret {namespace, name} of the cached bucket named name into ns and sname. */

@@ -14,6 +14,7 @@
 
 #include <cJSON.h>
 
+#include "common/blocal.h"
 #include "common/kerr.h"
 #include "common/ktime.h"
 #include "controller/backups/cpjob.h"
@@ -39,6 +40,7 @@ struct erd_target {
     struct cpjob_store store;      /* BORROWED from the above */
     const char *etcd_name;         /* the Etcd it belongs to (BORROWED) */
     char what[400];                /* "Etcd <ns>/<name>" or "the copy of EtcdBackup <ns>/<name>" */
+    char host_path[BLOCAL_HOSTPATH_MAX + 1]; /* Local: the hostPath judged, store.host_path */
 };
 
 /* One pass. */
@@ -58,12 +60,21 @@ struct erd_pass {
 };
 
 /* Resolve the target of drill (BORROWED) as sp says into *t (zeroed first). KERR_OK with why
- * "" when usable, with *reason and why set when not (TargetNotFound, InvalidTarget); another
- * code for an API error. Release t in every case. */
+ * "" when usable, with *reason and why set when not (TargetNotFound, InvalidTarget,
+ * TargetNotOwned: a Local directory the drill's namespace does not own, bkown_local);
+ * another code for an API error. A Local target's hostPath is decided here, once
+ * (t->host_path, which the Job mounts): an Etcd's from its Secret read now, an EtcdBackup
+ * copy's as recorded when its copy Job was made. Release t in every case. */
 enum kerr erd_target_read(const struct rctx *x, const cJSON *drill, const struct erd_spec *sp,
                           struct erd_target *t, const char **reason, char *why, size_t n,
                           struct kerr_info *err);
 void erd_target_release(struct erd_target *t);
+
+/* A Local target's directory, decided once (erd_job.c's erd_target_read): t->host_path and
+ * t->store (an EtcdBackup copy's container and prefix as recorded), then bkown_local. Not
+ * Local: nothing. why, *reason and the result as erd_target_read's. */
+enum kerr erd_local_decide(const struct rctx *x, const char *ns, struct erd_target *t,
+                           const char **reason, char *why, size_t n, struct kerr_info *err);
 
 /* The Job name of the drill for fire time t, or for a run request req (t 0). */
 enum kerr erd_job_name(const char *drill, int64_t t, const char *req, char *out, size_t n);

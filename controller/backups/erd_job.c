@@ -125,6 +125,9 @@ enum kerr erd_target_read(const struct rctx *x, const cJSON *drill, const struct
     if (rc != KERR_OK || *why)
         return rc;
     t->store.secret = t->secret;
+    rc = erd_local_decide(x, ns, t, reason, why, n, err); /* the Local directory, judged once */
+    if (rc != KERR_OK || *why)
+        return rc;
     vs.store = t->store;
     /* the Job builder's own checks: provider, container, prefix, Secret */
     if (cpjob_build_verify(&vs, &job, &e) != KERR_OK) {

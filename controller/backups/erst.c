@@ -108,8 +108,9 @@ static enum kerr build_job(const struct erst_ctx *x, const cJSON *rs, const stru
     s.name = name;
     s.ns = kjson_get_str(rs, "metadata.namespace");
     s.owner = rs;
-    s.from = (struct cpjob_store){ p->from.provider, p->from.container, p->from.prefix,
-                                   p->from.endpoint, p->from_secret,    NULL };
+    s.from = (struct cpjob_store){ p->from.provider, p->from.container,
+                                   p->from.prefix,   p->from.endpoint,
+                                   p->from_secret,   *p->from_host ? p->from_host : NULL };
     s.to = (struct cpjob_store){ p->to.provider, p->to.container, p->to.prefix,
                                  p->to.endpoint, p->to_secret,    *p->to_host ? p->to_host : NULL };
     s.snapshot = p->snapshot;

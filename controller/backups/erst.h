@@ -180,10 +180,12 @@ struct erst_plan {
     const char *snapshot, *until;
     int wait, refuse;
     char why[ERST_PLAN_WHY_MAX];
-    char to_host[ERST_HOST_MAX]; /* a Local target's hostPath, as its copy Job mounts it: with
-                                    checks, the target Secret's as read (to_secret); else
-                                    status.targetHostPath, recorded when the Job was made; ""
-                                    when neither */
+    char to_host[ERST_HOST_MAX];   /* a Local target's hostPath, as its copy Job mounts it: with
+                                      checks, the target Secret's as read (to_secret); else
+                                      status.targetHostPath, recorded when the Job was made; ""
+                                      when neither */
+    char from_host[ERST_HOST_MAX]; /* a Local source's hostPath, as its copy Job mounts it:
+                                      decided with checks (erst_plan.c), "" otherwise */
 };
 
 /*

@@ -13,6 +13,7 @@
 #include "common/ktime.h"
 #include "common/rtarget.h"
 #include "common/rtrec.h"
+#include "controller/backups/bkown.h"
 #include "controller/core/claims.h"
 #include "controller/core/etcdspec.h"
 #include "controller/core/kname.h"
@@ -221,6 +222,37 @@ static enum kerr admitted(const struct erst_ctx *x, const cJSON *rs, struct erst
                    why);
 }
 
+/*
+ * A Local source's directory, decided in the pass that makes the Job (p->from_host, which the
+ * Job mounts): a source EtcdBackup's copy where its copy Job wrote it
+ * (status.destination.hostPath), else the source Secret's hostPath as read now (p->from_secret);
+ * refused unless the restore's namespace owns it (controller/backups/bkown.h). Not Local: nothing.
+ */
+static enum kerr check_source_local(const struct erst_ctx *x, const char *ns, struct erst_plan *p,
+                                    struct kerr_info *err)
+{
+    const char *rec = kjson_get_str(p->backup, "status.destination.hostPath");
+    char dir[ERST_HOST_MAX + 2 * BSTORE_PREFIX_MAX], why[ERST_PLAN_WHY_MAX - 40];
+    struct kerr_info e = { 0 };
+    enum kerr rc;
+
+    if (strcmp(bstore_provider_kind(p->from.provider), "Local") != 0)
+        return KERR_OK;
+    if (p->backup && !rec)
+        return verdict(p, 0,
+                       "spec.source.backupName: the EtcdBackup records no directory of its Local "
+                       "copy (status.destination.hostPath)");
+    if (rec && snprintf(p->from_host, sizeof(p->from_host), "%s", rec) >= (int)sizeof(p->from_host))
+        return verdict(p, 0, "spec.source.backupName: the recorded hostPath is too long");
+    if ((!rec && blocal_hostpath(p->from_secret, p->from_host, sizeof(p->from_host), &e)) ||
+        blocal_dir(p->from_host, p->from.container, p->from.prefix, dir, sizeof(dir), &e))
+        return verdict(p, 0, "the source store: %.500s", e.msg);
+    rc = bkown_local(x->client, ns, dir, "a restore reads", why, sizeof(why), err);
+    if (rc != KERR_OK)
+        return kerr_wrap(err, "deciding who owns the Local source");
+    return *why ? verdict(p, 0, "spec.source: %s", why) : KERR_OK;
+}
+
 /* The checks before anything is written (Pending): target name and prefix free, Secrets there. */
 static enum kerr check_target(const struct erst_ctx *x, const cJSON *rs, struct erst_plan *p,
                               struct kerr_info *err)
@@ -271,6 +303,8 @@ static enum kerr check_target(const struct erst_ctx *x, const cJSON *rs, struct 
     /* the Secrets first: a Local target is checked where the Job built from this same Secret
      * writes (p->to_host, which the Job mounts), never where the Secret points later */
     if ((rc = get_secret(x, ns, p->from.secret, "source", &p->from_secret, p, err)) || p->refuse)
+        return rc;
+    if ((rc = check_source_local(x, ns, p, err)) || p->refuse)
         return rc;
     if ((rc = get_secret(x, ns, p->to.secret, "target", &p->to_secret, p, err)) || p->refuse)
         return rc;

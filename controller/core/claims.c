@@ -93,8 +93,9 @@ static void search_etcds(struct search *s, const cJSON *items)
     char p[256];
 
     cJSON_ArrayForEach (e, items) {
-        if (eq(kjson_get_str(e, "metadata.namespace"), s->skip->etcd_ns) &&
-            eq(kjson_get_str(e, "metadata.name"), s->skip->etcd_name))
+        if ((eq(kjson_get_str(e, "metadata.namespace"), s->skip->etcd_ns) &&
+             eq(kjson_get_str(e, "metadata.name"), s->skip->etcd_name)) ||
+            eq(kjson_get_str(e, "metadata.namespace"), s->skip->ns))
             continue;
         if (overlaps(s, e, "spec.backup.store", NULL, p, sizeof(p))) {
             snprintf(s->why, CLAIMS_WHY_MAX, "the prefix \"%s\" of Etcd %s/%s", p,
@@ -111,7 +112,8 @@ static void search_entries(struct search *s, const cJSON *items)
     char p[256];
 
     cJSON_ArrayForEach (e, items) {
-        if (eq(kjson_get_str(e, "metadata.name"), s->skip->entry))
+        if (eq(kjson_get_str(e, "metadata.name"), s->skip->entry) ||
+            eq(kjson_get_str(e, "spec.etcd.namespace"), s->skip->ns))
             continue;
         /* a retained copy's entry holds copies of its Etcd, whose further copies may share it */
         if (kjson_get_str(e, "metadata.annotations[" BSTORE_RETAINED_COPY_ANNOTATION "]") &&
@@ -146,7 +148,8 @@ static void search_backups(struct search *s, const cJSON *items)
         if ((eq(ns, s->skip->backup_ns) &&
              eq(kjson_get_str(b, "metadata.name"), s->skip->backup)) ||
             (eq(ns, s->skip->backup_ns) &&
-             eq(kjson_get_str(b, "spec.etcdName"), s->skip->backups_of)))
+             eq(kjson_get_str(b, "spec.etcdName"), s->skip->backups_of)) ||
+            eq(ns, s->skip->ns))
             continue;
         /* a copy claims its prefix once it is being written (status.destination), never
          * before: an EtcdBackup that failed before its copy claims nothing */
@@ -202,7 +205,8 @@ static void search_restores(struct search *s, const cJSON *items, const cJSON *e
             (eq(kjson_get_str(r, "metadata.namespace"), s->skip->etcd_ns) &&
              eq(kjson_get_str(r, "spec.target.etcdName"), s->skip->etcd_name)) ||
             (eq(kjson_get_str(r, "metadata.namespace"), s->skip->restore_ns) &&
-             eq(kjson_get_str(r, "metadata.name"), s->skip->restore)))
+             eq(kjson_get_str(r, "metadata.name"), s->skip->restore)) ||
+            eq(kjson_get_str(r, "metadata.namespace"), s->skip->ns))
             continue;
         if (target_overlaps(s, r, etcds, backups, p, sizeof(p))) {
             phase = kjson_get_str(r, "status.phase");

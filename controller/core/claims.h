@@ -52,6 +52,9 @@ struct claims_skip {
     const char *backups_of;           /* with backup_ns: every EtcdBackup of this Etcd
                                          (spec.etcdName), whose copies may share a prefix */
     const char *restore_ns, *restore; /* an EtcdRestore by namespace/name (its target) */
+    const char *ns;                   /* every claim of this namespace: its Etcds, their
+                                         BackupEntries, its EtcdBackups' copies, its
+                                         EtcdRestores' targets */
     const char *viewer_ns;            /* the namespace the reason is shown to (a tenant's
                                          status): a claim of another namespace is described
                                          only as "a prefix claimed from another namespace";

@@ -1,0 +1,116 @@
+/* lowner - who owns a Local directory on the node; see lowner.h. */
+#include "common/lowner.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "common/blocal.h"
+#include "common/bstore.h"
+#include "common/kjson.h"
+#include "common/lsel.h"
+
+#define DIR_MAX (BLOCAL_HOSTPATH_MAX + 2 * BSTORE_PREFIX_MAX)
+
+static const struct k8s_resource res_secret = { "", "v1", "secrets", 1 };
+static const struct k8s_resource res_namespace = { "", "v1", "namespaces", 0 };
+
+void lowner_init(struct lowner *o, struct k8s_client *k, const char *ns, const char *dir)
+{
+    memset(o, 0, sizeof(*o));
+    o->k = k;
+    o->ns = ns;
+    o->dir = dir;
+}
+
+void lowner_release(struct lowner *o)
+{
+    cJSON_Delete(o->labels);
+    o->labels = NULL;
+    o->labels_read = 0;
+}
+
+int lowner_inside(const char *dir, const char *parent)
+{
+    size_t n = strlen(parent);
+
+    return !*parent || (strncmp(dir, parent, n) == 0 && (dir[n] == '\0' || dir[n] == '/'));
+}
+
+enum kerr lowner_dir(struct k8s_client *k, const char *ns, const char *secret,
+                     const char *container, const char *prefix, char *dir, size_t n, char *why,
+                     size_t wn)
+{
+    char hostpath[BLOCAL_HOSTPATH_MAX + 1];
+    struct kerr_info e = { 0 };
+    cJSON *obj = NULL;
+    enum kerr rc = KERR_OK;
+
+    why[0] = '\0';
+    if (secret && *secret)
+        rc = k8s_get(k, &res_secret, ns, secret, NULL, &obj, &e);
+    if (rc == KERR_NOMEM)
+        return rc;
+    if (rc != KERR_OK) {
+        snprintf(why, wn,
+                 "the backup Secret %s/%s, whose hostPath places a Local store on the node, "
+                 "cannot be read: %s",
+                 ns ? ns : "", secret, e.msg[0] ? e.msg : kerr_str(rc));
+        return KERR_OK;
+    }
+    rc = blocal_hostpath(obj, hostpath, sizeof(hostpath), &e);
+    cJSON_Delete(obj);
+    if (rc == KERR_OK)
+        rc = blocal_dir(hostpath, container, prefix, dir, n, &e);
+    if (rc == KERR_NOMEM)
+        return rc;
+    if (rc != KERR_OK)
+        snprintf(why, wn, "%s", e.msg[0] ? e.msg : kerr_str(rc));
+    return KERR_OK;
+}
+
+/* The namespace's labels into o, once. */
+static enum kerr read_labels(struct lowner *o, struct kerr_info *err)
+{
+    cJSON *nsobj = NULL;
+    enum kerr rc;
+
+    if (o->labels_read)
+        return KERR_OK;
+    rc = k8s_get(o->k, &res_namespace, NULL, o->ns, NULL, &nsobj, err);
+    if (rc == KERR_NOTFOUND) {
+        kerr_clear(err);
+        rc = KERR_OK;
+    }
+    if (rc != KERR_OK)
+        return rc;
+    o->labels = cJSON_Duplicate(kjson_get(nsobj, "metadata.labels"), 1);
+    cJSON_Delete(nsobj);
+    o->labels_read = 1;
+    return KERR_OK;
+}
+
+enum kerr lowner_bucket(struct lowner *o, const cJSON *b, struct kerr_info *err)
+{
+    const char *kind = bstore_provider_kind(kjson_get_str(b, "spec.provider"));
+    const cJSON *sel = kjson_get(b, "spec.namespaceSelector");
+    char bdir[DIR_MAX], why[512];
+    int match = 0;
+    enum kerr rc;
+
+    if (!kind || strcmp(kind, "Local") != 0 || !kjson_get_str(b, "spec.container") ||
+        !kjson_get_str(b, "spec.secretRef.namespace") || !kjson_get_str(b, "spec.secretRef.name"))
+        return KERR_OK;
+    rc = lowner_dir(o->k, kjson_get_str(b, "spec.secretRef.namespace"),
+                    kjson_get_str(b, "spec.secretRef.name"), kjson_get_str(b, "spec.container"), "",
+                    bdir, sizeof(bdir), why, sizeof(why));
+    if (rc != KERR_OK)
+        return kerr_set(err, rc, "placing a BackupBucket's directory");
+    if (*why || !lowner_inside(o->dir, bdir)) /* a bucket not placed grants nothing */
+        return KERR_OK;
+    if (!sel || cJSON_IsNull(sel))
+        return KERR_EXISTS; /* no selector: every namespace, as for claims */
+    if ((rc = read_labels(o, err)) != KERR_OK)
+        return rc;
+    /* a selector that cannot be read selects nobody */
+    return lsel_match(sel, o->labels, &match, NULL) == KERR_OK && match ? KERR_EXISTS : KERR_OK;
+}

@@ -1,0 +1,67 @@
+/*
+ * lowner - who owns a Local directory on the node, the rule both processes
+ * apply before something of a namespace reads a Local store: warden-webhook
+ * for an EtcdRestore's source at admission (webhook/bklocal), warden-controller
+ * when it makes the Job that mounts the directory (a restore drill's,
+ * controller/backups/erd_job.c). A Local store is the directory
+ * path.Clean(hostPath + "/" + container + "/" + prefix) (common/blocal), its
+ * hostPath in a Secret the namespace may edit, so whatever places it is read
+ * fresh from the API server when the decision is made.
+ *
+ * A namespace owns a directory when a BackupBucket of provider Local holds it
+ * (the bucket's directory, its Secret's hostPath + "/" + container, is the
+ * directory or a parent of it; the bucket's Secret is the operator's) and the
+ * bucket's spec.namespaceSelector selects the namespace (no selector: every
+ * namespace, as for claims). A bucket whose Secret cannot be read or whose
+ * hostPath is not understood grants nothing; a selector that cannot be read
+ * selects nobody. The callers add the claims of the namespace they know.
+ *
+ * Ownership: arguments BORROWED; struct lowner OWNS the namespace's labels once read (release
+ * with lowner_release). Thread safety: one struct lowner per thread; functions reentrant.
+ */
+#ifndef COMMON_LOWNER_H
+#define COMMON_LOWNER_H
+
+#include <stddef.h>
+
+#include <cJSON.h>
+
+#include "common/k8s.h"
+#include "common/kerr.h"
+
+/* What one search for an owner of a directory looks for. */
+struct lowner {
+    struct k8s_client *k; /* BORROWED */
+    const char *ns;       /* the namespace that would read (BORROWED) */
+    const char *dir;      /* the directory, canonical (common/blocal: no leading '/') */
+    cJSON *labels;        /* OWNS: the namespace's labels, once read */
+    int labels_read;
+};
+
+/* o for namespace ns reading dir (both BORROWED, kept while o is used). */
+void lowner_init(struct lowner *o, struct k8s_client *k, const char *ns, const char *dir);
+
+/* Free what o read. */
+void lowner_release(struct lowner *o);
+
+/* 1 when directory dir is parent or inside it (both canonical, "" the root). */
+int lowner_inside(const char *dir, const char *parent);
+
+/*
+ * The directory (a claim prefix, common/blocal) of the Local store at container and prefix
+ * whose backup Secret is ns/secret (secret NULL or "": none, the default hostPath) into dir
+ * (n bytes), the Secret read now through k. KERR_OK with why "" when known; why (wn bytes)
+ * says what is not (a Secret that cannot be read, a hostPath not understood); KERR_NOMEM only.
+ */
+enum kerr lowner_dir(struct k8s_client *k, const char *ns, const char *secret,
+                     const char *container, const char *prefix, char *dir, size_t n, char *why,
+                     size_t wn);
+
+/*
+ * KERR_EXISTS when the BackupBucket b grants o->dir to o->ns (see above), KERR_OK when it does
+ * not; the namespace's labels are read once (a namespace not found has none). Another code
+ * (err says why) when the namespace cannot be read: the caller refuses.
+ */
+enum kerr lowner_bucket(struct lowner *o, const cJSON *b, struct kerr_info *err);
+
+#endif

@@ -1,0 +1,117 @@
+/* bkown - who owns a Local directory a Job of the controller is to read; see bkown.h. */
+#include "controller/backups/bkown.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "common/blocal.h"
+#include "common/bstore.h"
+#include "common/kjson.h"
+#include "common/lowner.h"
+#include "controller/backups/ebs.h"
+#include "controller/core/claims.h"
+#include "controller/core/clocal.h"
+#include "controller/core/etcdspec.h"
+
+#define DIR_MAX (BLOCAL_HOSTPATH_MAX + 2 * BSTORE_PREFIX_MAX)
+
+static const struct k8s_resource res_bucket = { "etcd-warden.io", "v1alpha1", "backupbuckets", 0 };
+
+/* *owned 1 when a Local BackupBucket holding dir selects ns. */
+static enum kerr by_bucket(struct k8s_client *k, const char *ns, const char *dir, int *owned,
+                           struct kerr_info *err)
+{
+    struct lowner o;
+    cJSON *list = NULL;
+    const cJSON *b;
+    enum kerr rc = k8s_list_all(k, &res_bucket, NULL, NULL, &list, err);
+
+    lowner_init(&o, k, ns, dir);
+    cJSON_ArrayForEach (b, kjson_get(list, "items")) {
+        if (rc != KERR_OK || *owned)
+            break;
+        rc = lowner_bucket(&o, b, err);
+        if (rc == KERR_EXISTS) {
+            *owned = 1;
+            rc = KERR_OK;
+        }
+    }
+    lowner_release(&o);
+    cJSON_Delete(list);
+    return rc;
+}
+
+/* *owned 1 when an EtcdBackup of ns recorded a Local copy whose directory holds dir. */
+static enum kerr by_copy(struct k8s_client *k, const char *ns, const char *dir, int *owned,
+                         struct kerr_info *err)
+{
+    cJSON *list = NULL;
+    const cJSON *b;
+    char cdir[DIR_MAX];
+    enum kerr rc = k8s_list_all(k, &EBS_RES_BACKUP, ns, NULL, &list, err);
+
+    cJSON_ArrayForEach (b, kjson_get(list, "items")) {
+        const cJSON *d = kjson_get(b, "status.destination");
+        const char *kind = bstore_provider_kind(kjson_get_str(d, "provider"));
+
+        if (rc != KERR_OK || *owned)
+            break;
+        if (kind && strcmp(kind, "Local") == 0 && kjson_get_str(d, "hostPath") &&
+            blocal_dir(kjson_get_str(d, "hostPath"), kjson_get_str(d, "container"),
+                       kjson_get_str(d, "prefix") ? kjson_get_str(d, "prefix") : "", cdir,
+                       sizeof(cdir), NULL) == KERR_OK)
+            *owned = lowner_inside(dir, cdir);
+    }
+    cJSON_Delete(list);
+    return rc;
+}
+
+/* *owned 1 when an Etcd of ns claims a directory holding dir (placed by its own Secret, read
+ * now) and no claim of another namespace overlaps dir (controller/core/claims, read now; one
+ * whose directory cannot be read is in the way): one directory, one cluster. */
+static enum kerr by_claim(struct k8s_client *k, const char *ns, const char *dir, int *owned,
+                          struct kerr_info *err)
+{
+    struct claims_skip skip = { .ns = ns, .viewer_ns = ns };
+    struct bstore_claim c = { BLOCAL_KEY, (char *)dir };
+    char why[CLAIMS_WHY_MAX];
+    cJSON *list = NULL;
+    const cJSON *e;
+    int held = 0;
+    enum kerr rc = k8s_list_all(k, &ETCDSPEC_RES_ETCD, ns, NULL, &list, err);
+
+    if (rc == KERR_OK)
+        clocal_place(k, cJSON_GetObjectItem(list, "items"), CLOCAL_ETCD);
+    cJSON_ArrayForEach (e, kjson_get(list, "items"))
+        held = held ||
+               (kjson_get_str(e, CLOCAL_DIR) && lowner_inside(dir, kjson_get_str(e, CLOCAL_DIR)));
+    cJSON_Delete(list);
+    if (rc != KERR_OK || !held)
+        return rc;
+    rc = claims_find(k, NULL, &c, &skip, why, err);
+    *owned = rc == KERR_OK && !*why;
+    return rc;
+}
+
+enum kerr bkown_local(struct k8s_client *k, const char *ns, const char *dir, const char *reader,
+                      char *why, size_t n, struct kerr_info *err)
+{
+    int owned = 0;
+    enum kerr rc = by_bucket(k, ns, dir, &owned, err);
+
+    if (rc == KERR_OK && !owned)
+        rc = by_copy(k, ns, dir, &owned, err);
+    if (rc == KERR_OK && !owned)
+        rc = by_claim(k, ns, dir, &owned, err);
+    why[0] = '\0';
+    if (rc == KERR_OK && !owned)
+        snprintf(
+            why, n,
+            "namespace %s does not own the Local directory \"/%.300s\" (hostPath + \"/\" + "
+            "container + \"/\" + prefix): no BackupBucket of provider Local selecting the "
+            "namespace holds it, no EtcdBackup copy of the namespace was written there, and no "
+            "Etcd of the namespace claims it alone; "
+            "%s only backups its namespace owns",
+            ns, dir, reader);
+    return rc;
+}
