@@ -69,7 +69,7 @@ snap_fixture "$SNAP_WORK/full" 4096 Full.gz
 theirs=Full-00000000-00000050-1700000000.gz
 cp "$SNAP_WORK/full" "$NODE/var/lib/evil/obkt/other/src/v2/$theirs" # other's own cluster
 
-deadline=$((SECONDS + 240)) # a claim Lease record of etcd-a's admission counts for 120 s
+deadline=$((SECONDS + 135)) # past the 120 s a claim Lease record of etcd-a's admission counts
 until out=$(kc apply -f - 2>&1 <<EOF
 apiVersion: etcd-warden.io/v1alpha1
 kind: EtcdRestore
