@@ -252,7 +252,7 @@ static enum kerr judge_delete(time_t now, const struct lookup *lk, const struct 
                               const char *ns, const char *name, const char *e, long ordinal,
                               struct pvcguard_glass *pg, struct review_resp *resp, int *decided)
 {
-    char why[400], glass[160], what[2 * LOOKUP_NAME_MAX + 96];
+    char why[1024], glass[160], what[2 * LOOKUP_NAME_MAX + 96];
     struct lookup_etcd etcd;
     struct kerr_info err;
     enum kerr rc = KERR_OK;
