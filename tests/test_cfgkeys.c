@@ -12,17 +12,17 @@
 #include "tests/support/testutil.h"
 
 /* etcd-druid's etcd.conf.yaml (sigs.k8s.io/yaml: keys sorted) with initial-cluster IC. */
-#define DRUID(ic)                                                                               \
-    "advertise-client-urls:\n  etcd-main-0:\n  - http://etcd-main-0.etcd-main-peer.shoot.svc:"  \
-    "2379\nauto-compaction-mode: periodic\nauto-compaction-retention: 30m\n"                    \
-    "backend-bbolt-freelist-type: array\ndata-dir: /var/etcd/data/new.etcd\n"                   \
-    "enable-grpc-gateway: false\ninitial-cluster: " ic "\ninitial-cluster-state: new\n"         \
-    "initial-cluster-token: etcd-cluster\nlisten-client-urls: http://0.0.0.0:2379\n"            \
-    "listen-peer-urls: http://0.0.0.0:2380\nmetrics: basic\nname: etcd-config\n"                \
-    "next-cluster-version-compatible: true\nquota-backend-bytes: 8589934592\n"                  \
+#define DRUID(ic)                                                                              \
+    "advertise-client-urls:\n  etcd-main-0:\n  - http://etcd-main-0.etcd-main-peer.shoot.svc:" \
+    "2379\nauto-compaction-mode: periodic\nauto-compaction-retention: 30m\n"                   \
+    "backend-bbolt-freelist-type: array\ndata-dir: /var/etcd/data/new.etcd\n"                  \
+    "enable-grpc-gateway: false\ninitial-cluster: " ic "\ninitial-cluster-state: new\n"        \
+    "initial-cluster-token: etcd-cluster\nlisten-client-urls: http://0.0.0.0:2379\n"           \
+    "listen-peer-urls: http://0.0.0.0:2380\nmetrics: basic\nname: etcd-config\n"               \
+    "next-cluster-version-compatible: true\nquota-backend-bytes: 8589934592\n"                 \
     "snapshot-count: 10000\n"
 #define IC1 "etcd-main-0=http://etcd-main-0.etcd-main-peer.shoot.svc:2380"
-#define IC3                                                                                     \
+#define IC3                                                                                      \
     IC1 ",etcd-main-1=http://etcd-main-1.etcd-main-peer.shoot.svc:2380,etcd-main-2=http://etcd-" \
         "main-2.etcd-main-peer.shoot.svc:2380"
 
@@ -114,8 +114,7 @@ Test(cfgkeys, read_gives_etcds_values)
 
     cr_assert_not_null(k);
     kerr_clear(&e);
-    cr_assert_eq(cfgkeys_read("Name: a\nforce-new-cluster: false\nunsafe-no-fsync: 1\n", 52, k,
-                              &e),
+    cr_assert_eq(cfgkeys_read("Name: a\nforce-new-cluster: false\nunsafe-no-fsync: 1\n", 52, k, &e),
                  KERR_OK, "%s", e.msg);
     cr_assert_str_eq(k->name, "a");
     cr_assert_str_eq(k->token, "etcd-cluster");

@@ -7,7 +7,6 @@
 #include <strings.h>
 
 #include "common/ydoc.h"
-#include "webhook/cfgguard.h"
 
 enum { K_NAME, K_TOKEN, K_STATE, K_FORCE, K_FSYNC, K_N };
 
@@ -94,7 +93,7 @@ enum kerr cfgkeys_read(const char *text, size_t len, struct cfgkeys *out, struct
     struct ydoc d;
     enum kerr rc;
 
-    if ((rc = ydoc_load(&d, text, len, CFGGUARD_KEY, err)) != KERR_OK)
+    if ((rc = ydoc_load(&d, text, len, CFGKEYS_FILE, err)) != KERR_OK)
         goto done;
     root = ydoc_root(&d);
     if (!root) {
@@ -114,7 +113,7 @@ done:
     return rc;
 }
 
-#define IDENT_WHY                                                                          \
+#define IDENT_WHY                                                                               \
     "a member bootstrapped or restored from a backup with another identity than its cluster's " \
     "forks it or does not join it"
 
@@ -163,7 +162,7 @@ int cfgkeys_refused(const char *now, const char *old, char *why, size_t size)
     int had, bad = 1;
 
     if (!k) {
-        snprintf(why, size, "out of memory reading %s", CFGGUARD_KEY);
+        snprintf(why, size, "out of memory reading %s", CFGKEYS_FILE);
         return 1;
     }
     kerr_clear(&ke);

@@ -36,7 +36,8 @@
 
 #include "common/kerr.h"
 
-#define CFGKEYS_VAL_MAX   512 /* a name, token or state, with its NUL */
+#define CFGKEYS_FILE        "etcd.conf.yaml" /* the ConfigMap key, named in messages */
+#define CFGKEYS_VAL_MAX     512              /* a name, token or state, with its NUL */
 #define CFGKEYS_DRUID_NAME  "etcd-config"
 #define CFGKEYS_DRUID_TOKEN "etcd-cluster"
 #define CFGKEYS_DRUID_STATE "new"
