@@ -8,7 +8,7 @@
 
 #include "common/ydoc.h"
 
-enum { K_NAME, K_TOKEN, K_STATE, K_FORCE, K_FSYNC, K_N };
+enum { K_NAME, K_TOKEN, K_STATE, K_PREFIX, K_FORCE, K_FSYNC, K_N };
 
 /* The keys read, as etcd spells them, with etcd's default and etcd-druid's value. */
 static const struct {
@@ -17,6 +17,8 @@ static const struct {
     [K_NAME] = { "name", "default", CFGKEYS_DRUID_NAME },
     [K_TOKEN] = { "initial-cluster-token", "etcd-cluster", CFGKEYS_DRUID_TOKEN },
     [K_STATE] = { "initial-cluster-state", "new", CFGKEYS_DRUID_STATE },
+    [K_PREFIX] = { "member-name-prefix", "",
+                   NULL }, /* the Etcd's, which the webhook does not read */
     [K_FORCE] = { "force-new-cluster", NULL, NULL },
     [K_FSYNC] = { "unsafe-no-fsync", NULL, NULL },
 };
@@ -104,7 +106,8 @@ enum kerr cfgkeys_read(const char *text, size_t len, struct cfgkeys *out, struct
         (rc = find_keys(&d, root, val)) != KERR_OK ||
         (rc = ident_value(&d, val[K_NAME], K_NAME, out->name)) != KERR_OK ||
         (rc = ident_value(&d, val[K_TOKEN], K_TOKEN, out->token)) != KERR_OK ||
-        (rc = ident_value(&d, val[K_STATE], K_STATE, out->state)) != KERR_OK)
+        (rc = ident_value(&d, val[K_STATE], K_STATE, out->state)) != KERR_OK ||
+        (rc = ident_value(&d, val[K_PREFIX], K_PREFIX, out->prefix)) != KERR_OK)
         goto done;
     out->force_new = set_true(val[K_FORCE]);
     out->no_fsync = set_true(val[K_FSYNC]);
@@ -120,7 +123,7 @@ done:
 /* Identity value i of c. */
 static const char *ident(const struct cfgkeys *c, int i)
 {
-    return i == K_NAME ? c->name : i == K_TOKEN ? c->token : c->state;
+    return i == K_NAME ? c->name : i == K_TOKEN ? c->token : i == K_STATE ? c->state : c->prefix;
 }
 
 int cfgkeys_problem(const struct cfgkeys *now, const struct cfgkeys *old, char *why, size_t size)
@@ -135,6 +138,14 @@ int cfgkeys_problem(const struct cfgkeys *now, const struct cfgkeys *old, char *
                                   "they did not all have"
                                 : "etcd would acknowledge writes it has not written to disk, "
                                   "lost when a node crashes");
+        return 1;
+    }
+    if (old && strcmp(now->prefix, old->prefix) != 0) {
+        snprintf(why, size,
+                 "it changes member-name-prefix from \"%.256s\" to \"%.256s\" (the Etcd's, "
+                 "which cannot change): the backup sidecar would name the members otherwise than "
+                 "the cluster knows them",
+                 old->prefix, now->prefix);
         return 1;
     }
     for (i = K_NAME; i <= K_STATE; i++) {

@@ -14,6 +14,10 @@
  *                      member bootstraps or is restored with from a snapshot (the sidecar restores
  *                      a member whose data is gone with them): another token restores a member
  *                      into another cluster, another state or name one that does not join.
+ * etcd-druid also writes member-name-prefix (the Etcd's spec.memberNamePrefix, immutable; etcd
+ * ignores the key, the backup sidecar names the members with it): an UPDATE over a configuration
+ * that parses keeps its value (absent, null and "" alike); a CREATE's is not judged, as the
+ * webhook does not read the Etcd's spec.
  * So (fail closed): force-new-cluster and unsafe-no-fsync must be absent, null or a plain false
  * (false, False, FALSE: what etcd-druid never writes need not take more spellings); each of the
  * identity keys must have etcd-druid's value or the value of the configuration an UPDATE replaces
@@ -44,11 +48,12 @@
 
 /* The keys above as etcd reads them from one etcd.conf.yaml. */
 struct cfgkeys {
-    char name[CFGKEYS_VAL_MAX];  /* absent or null: etcd's "default" */
-    char token[CFGKEYS_VAL_MAX]; /* initial-cluster-token; absent: "etcd-cluster" */
-    char state[CFGKEYS_VAL_MAX]; /* initial-cluster-state; absent: "new" */
-    int force_new;               /* force-new-cluster is set to anything but a plain false */
-    int no_fsync;                /* unsafe-no-fsync, the same */
+    char name[CFGKEYS_VAL_MAX];   /* absent or null: etcd's "default" */
+    char token[CFGKEYS_VAL_MAX];  /* initial-cluster-token; absent: "etcd-cluster" */
+    char state[CFGKEYS_VAL_MAX];  /* initial-cluster-state; absent: "new" */
+    char prefix[CFGKEYS_VAL_MAX]; /* member-name-prefix; absent: "" */
+    int force_new;                /* force-new-cluster is set to anything but a plain false */
+    int no_fsync;                 /* unsafe-no-fsync, the same */
 };
 
 /*
