@@ -22,14 +22,15 @@
  * (false, False, FALSE: what etcd-druid never writes need not take more spellings); each of the
  * identity keys must have etcd-druid's value or the value of the configuration an UPDATE replaces
  * (when that one parses). Values are compared as etcd reads them: absent or null is etcd's own
- * default ("default", "etcd-cluster", "new"), keys ignoring case (etcd decodes its YAML as JSON,
- * which matches keys so), a key set twice that way or a merge key "<<" is refused, and so is a
- * value that is not a string scalar.
- * Other keys etcd-druid sets are changed by etcd-druid itself and lose no data: initial-cluster
- * (rewritten on a scale-up, a hibernation, peer TLS turned on; etcd reads it only when a member
- * has no data), the quota, snapshot-count, compaction, the URLs, TLS files, metrics, the bbolt
- * freelist type. The remaining keys of etcd 3.5/3.6 embed.Config either tune without losing
- * acknowledged data or, as discovery, are read only when a member has no data.
+ * default ("default", "etcd-cluster", "new"), keys ignoring case as etcd reads them (it decodes
+ * its YAML as JSON, and Go's encoding/json matches keys by Unicode simple folding: U+017F long s
+ * is an s, U+212A Kelvin sign a k), a key set twice that way or a merge key "<<" is refused, and so
+ * is a value that is not a string scalar. Other keys etcd-druid sets are changed by etcd-druid
+ * itself and lose no data: initial-cluster (rewritten on a scale-up, a hibernation, peer TLS turned
+ * on; etcd reads it only when a member has no data), the quota, snapshot-count, compaction, the
+ * URLs, TLS files, metrics, the bbolt freelist type. The remaining keys of etcd 3.5/3.6
+ * embed.Config either tune without losing acknowledged data or, as discovery, are read only when a
+ * member has no data.
  *
  * Thread safety: pure, reentrant.
  */

@@ -13,10 +13,12 @@
 #   N4. Initial-Cluster-State: existing and name changed (keys in other case: etcd decodes its YAML
 #       as JSON, which matches keys ignoring case).
 #   N5. the ConfigMap re-created (deleted, then created by the tenant) with Force-New-Cluster: True.
+#   N6. force-new-cluster spelled with a long s (U+017F): Go's encoding/json matches keys by
+#       Unicode simple folding, which folds it to s.
 # Alice is a tenant with edit rights and component protection disabled on her Etcds (etcd-a with
 # 3 members, etcd-b with 1, as Gardener's etcd-events).
 # Oracle: what kube-sim stores: ConfigMap E-config of live Etcd E (no deletionTimestamp) whose
-# etcd.conf.yaml (keys ignoring case) sets force-new-cluster or unsafe-no-fsync to anything but
+# etcd.conf.yaml (keys ignoring case, Unicode folding as Go's encoding/json) sets force-new-cluster or unsafe-no-fsync to anything but
 # false, or another name, initial-cluster-token or initial-cluster-state than etcd-druid wrote.
 # Fails (HOLE) while the hole exists.
 # Control: etcd-druid's own writes of its ConfigMap in the shape it generates (sigs.k8s.io/yaml,
@@ -97,7 +99,7 @@ try:
     c = yaml.safe_load((cm.get("data") or {}).get("etcd.conf.yaml", "")) or {}
 except yaml.YAMLError:
     c = {}
-c = {str(k).lower(): v for k, v in c.items()} if isinstance(c, dict) else {}
+c = {str(k).casefold(): v for k, v in c.items()} if isinstance(c, dict) else {}
 flag = lambda k: "off" if c.get(k) in (None, False) else "on"
 print(c.get("name") or "default", c.get("initial-cluster-token") or "etcd-cluster",
       c.get("initial-cluster-state") or "new", flag("force-new-cluster"), flag("unsafe-no-fsync"))'
@@ -162,6 +164,10 @@ $(druid_conf etcd-b 1 8589934592 10000 | sed 's/^/    /')
 EOF
     echo "ok: control: etcd-druid re-creates its ConfigMap etcd-b-config"
 fi
+
+# ---- N6: force-new-cluster with a long s
+out=$(patch_conf etcd-a "$(conf etcd-a 3 "\$a force-new-clu$(printf '\xc5\xbf')ter: true")")
+judge N6 etcd-a "alice patched etcd.conf.yaml of ConfigMap etcd-a-config to force-new-clu\\u017fter: true" "$out"
 
 # ---- control: etcd-druid's scale-up of etcd-b from 1 to 3 members (initial-cluster grows)
 out=$(druid_patch etcd-b 3 8589934592 10000) ||
