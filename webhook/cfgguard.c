@@ -251,10 +251,6 @@ int cfgguard_same_place(const struct cfgguard_dirs *a, const struct cfgguard_dir
     return same_dir(a->data, b->data) && same_dir(wa, wb);
 }
 
-/*
- * The directories of the configuration req replaces into *old: 1 when its oldObject holds an
- * etcd.conf.yaml in data that parses and keeps data-dir and the WAL on a claim of sts.
- */
 /* The etcd.conf.yaml text (in data) of the configuration an UPDATE replaces, else NULL. */
 static const char *old_text(const struct review_req *req)
 {
@@ -266,6 +262,10 @@ static const char *old_text(const struct review_req *req)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+/*
+ * The directories of the configuration req replaces into *old: 1 when its oldObject holds an
+ * etcd.conf.yaml in data that parses and keeps data-dir and the WAL on a claim of sts.
+ */
 static int old_dirs(const struct review_req *req, const cJSON *sts, struct cfgguard_dirs *old)
 {
     const char *text = old_text(req);
