@@ -277,6 +277,8 @@ struct row {
 #define CM_TMP    "{\"etcd.conf.yaml\":\"" CONF("/tmp/new.etcd") "\"}"
 #define CM_ELSE   "{\"etcd.conf.yaml\":\"" CONF("/var/etcd/data/other") "\"}"
 #define CM_WAL(w) "{\"etcd.conf.yaml\":\"" CONF("/var/etcd/data/new.etcd") "wal-dir: " w "\\n\"}"
+#define CM_KEY(k) "{\"etcd.conf.yaml\":\"" CONF("/var/etcd/data/new.etcd") k "\"}"
+#define FORKS     "is etcd's configuration of live Etcd etcd-main: it sets force-new-cluster"
 #define MOVES     "it moves etcd's data-dir from \"/var/etcd/data/new.etcd\" to "
 #define DRUIDS    "it must put data-dir where etcd-druid does, new.etcd directly in a path where"
 #define ETCD_OK   ETCD("")
@@ -355,6 +357,25 @@ static const struct row ROWS[] = {
       NULL, ETCD_OK, 1, 0, 0, "over a configuration without a readable data-dir", "{}" },
     { "over an old one off the claim: elsewhere", C, "UPDATE", "etcd-main-config", CM_ELSE, NULL,
       ETCD_OK, 1, 0, 0, "over a configuration without a readable data-dir", CM_TMP },
+    { "issue 30: force-new-cluster", C, "UPDATE", "etcd-main-config",
+      CM_KEY("force-new-cluster: true\\n"), NULL, ETCD_OK, 1, 0, 0, FORKS, NULL },
+    { "force-new-cluster created before the StatefulSet", G, "CREATE", "etcd-main-config",
+      CM_KEY("Force-New-Cluster: true\\n"), NULL, ETCD_OK, 0, 0, 0, FORKS, NULL },
+    { "force-new-cluster where etcd mounts no claim", C, "UPDATE", "etcd-main-config",
+      CM_KEY("force-new-cluster: true\\n"), NULL, ETCD_OK, 2, 0, 0, FORKS, NULL },
+    { "issue 30: unsafe-no-fsync", C, "UPDATE", "etcd-main-config",
+      CM_KEY("unsafe-no-fsync: true\\n"), NULL, ETCD_OK, 1, 0, 0, "it sets unsafe-no-fsync", NULL },
+    { "issue 30: another cluster token", C, "UPDATE", "etcd-main-config",
+      CM_KEY("initial-cluster-token: mine\\n"), NULL, ETCD_OK, 1, 0, 0,
+      "it changes initial-cluster-token from \"etcd-cluster\" to \"mine\"", NULL },
+    { "a token of her own created", C, "CREATE", "etcd-main-config",
+      CM_KEY("initial-cluster-token: mine\\n"), NULL, ETCD_OK, 1, 0, 0,
+      "it sets initial-cluster-token to \"mine\"", NULL },
+    { "etcd-druid's scale-up: initial-cluster and the false flags", C, "UPDATE", "etcd-main-config",
+      CM_KEY("initial-cluster: a=http://a:2380,b=http://b:2380\\nforce-new-cluster: false\\n"),
+      NULL, ETCD_OK, 1, 0, 1, NULL, CM_KEY("initial-cluster: a=http://a:2380\\n") },
+    { "the keys of an Etcd being deleted", C, "UPDATE", "etcd-main-config",
+      CM_KEY("force-new-cluster: true\\n"), NULL, ETCD_DELETING, 1, 0, 1, NULL, NULL },
 };
 #define NROWS (sizeof(ROWS) / sizeof(ROWS[0]))
 

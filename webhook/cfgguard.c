@@ -8,6 +8,7 @@
 
 #include "common/kjson.h"
 #include "common/ydoc.h"
+#include "webhook/cfgkeys.h"
 #include "webhook/datamnt.h"
 #include "webhook/member.h"
 
@@ -250,20 +251,27 @@ int cfgguard_same_place(const struct cfgguard_dirs *a, const struct cfgguard_dir
     return same_dir(a->data, b->data) && same_dir(wa, wb);
 }
 
+/* The etcd.conf.yaml text (in data) of the configuration an UPDATE replaces, else NULL. */
+static const char *old_text(const struct review_req *req)
+{
+    const cJSON *v;
+
+    if (req->op != REVIEW_OP_UPDATE || !cJSON_IsObject(req->old_object))
+        return NULL;
+    v = cJSON_GetObjectItemCaseSensitive(kjson_get_obj(req->old_object, "data"), CFGGUARD_KEY);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
 /*
  * The directories of the configuration req replaces into *old: 1 when its oldObject holds an
  * etcd.conf.yaml in data that parses and keeps data-dir and the WAL on a claim of sts.
  */
 static int old_dirs(const struct review_req *req, const cJSON *sts, struct cfgguard_dirs *old)
 {
-    const cJSON *v;
+    const char *text = old_text(req);
     char wal[CFGGUARD_WAL_MAX];
 
-    if (req->op != REVIEW_OP_UPDATE || !cJSON_IsObject(req->old_object))
-        return 0;
-    v = cJSON_GetObjectItemCaseSensitive(kjson_get_obj(req->old_object, "data"), CFGGUARD_KEY);
-    if (!cJSON_IsString(v) ||
-        cfgguard_dirs_read(v->valuestring, strlen(v->valuestring), old, NULL) != KERR_OK)
+    if (!text || cfgguard_dirs_read(text, strlen(text), old, NULL) != KERR_OK)
         return 0;
     cfgguard_wal_of(old, wal, sizeof(wal));
     return cfgguard_claim_of(sts, old->data) && cfgguard_claim_of(sts, wal);
@@ -389,6 +397,11 @@ enum kerr cfgguard_judge(const struct lookup *lk, const struct review_req *req,
                          "ConfigMap %s/%s is etcd's configuration of Etcd %s: %s; etcd's data "
                          "directory must be read from data-dir, on the members' claims",
                          req->namespace, name, etcd, ke.msg);
+        goto out;
+    }
+    if (cfgkeys_refused(text, old_text(req), why, sizeof(why))) { /* cfgkeys.h */
+        rc = review_deny(resp, "ConfigMap %s/%s is etcd's configuration of live Etcd %s: %s",
+                         req->namespace, name, etcd, why);
         goto out;
     }
     if (!lk->sts_object) {

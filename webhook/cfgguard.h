@@ -30,7 +30,10 @@
  * claim (the member-volume guard keeps a claim's mount from going): its ConfigMap is not
  * judged. A DELETE takes no data anywhere (etcd does not start without its configuration) and
  * is left to component protection. Other keys of etcd's configuration name no directory of
- * etcd's data (etcd 3.5/3.6 embed.Config: data-dir and wal-dir only) and are not read. A
+ * etcd's data (etcd 3.5/3.6 embed.Config: data-dir and wal-dir only); those that fork or lose
+ * a live cluster's data otherwise (force-new-cluster, unsafe-no-fsync, name,
+ * initial-cluster-token, initial-cluster-state) are judged by cfgkeys.h's rule, on the same
+ * ConfigMaps (a live Etcd's, whether or not its etcd mounts a claim), before the directories. A
  * lookup that fails, or a cache miss nobody confirmed (the Etcd's or the StatefulSet's), is a
  * 500.
  *

@@ -58,7 +58,7 @@ wh_as druid apply -f - >/dev/null <<EOF
 apiVersion: v1
 kind: ConfigMap
 metadata: {name: etcd-main-config, labels: $LABELS}
-data: {etcd.conf.yaml: "name: etcd-main\ndata-dir: /var/etcd/data/new.etcd\n"}
+data: {etcd.conf.yaml: "name: etcd-config\ndata-dir: /var/etcd/data/new.etcd\n"}
 ---
 apiVersion: v1
 kind: ConfigMap

@@ -12,7 +12,12 @@
  *   - directories cfgguard_druid_place puts where etcd-druid does with its StatefulSet gone
  *     (rule 3) lie on its claim (rule 1): data-dir and the WAL (cfgguard_wal_of), and data-dir
  *     is new.etcd directly in /var/etcd/data; they are in the same place as themselves;
- *   - cfgguard_etcd_of on the text (as a name) gives the text without "-config" or 0.
+ *   - cfgguard_etcd_of on the text (as a name) gives the text without "-config" or 0;
+ *   - the other keys (webhook/cfgkeys.h): cfgkeys_read answers KERR_OK or KERR_PARSE naming
+ *     etcd.conf.yaml, on KERR_OK with NUL-terminated values shorter than their buffers; a
+ *     configuration replacing itself is refused only for force-new-cluster or unsafe-no-fsync;
+ *     cfgkeys_refused on the text agrees with cfgkeys_read and cfgkeys_problem, and a
+ *     configuration it admits over nothing has etcd-druid's identity.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -20,6 +25,7 @@
 #include <string.h>
 
 #include "webhook/cfgguard.h"
+#include "webhook/cfgkeys.h"
 #include "webhook/datamnt.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -62,6 +68,39 @@ static void check_dirs(const uint8_t *data, size_t size)
         abort();
 }
 
+/* The other keys of text (NUL-terminated, len bytes up to its first NUL): the properties above. */
+static void check_keys(const char *text)
+{
+    static struct cfgkeys k; /* the fuzzer runs one input at a time */
+    static char why[4096];
+    struct kerr_info e;
+    enum kerr rc;
+    int bad;
+
+    kerr_clear(&e);
+    rc = cfgkeys_read(text, strlen(text), &k, &e);
+    if (rc != KERR_OK && (rc != KERR_PARSE || !strstr(e.msg, CFGKEYS_FILE)))
+        abort();
+    bad = cfgkeys_refused(text, NULL, why, sizeof(why));
+    if (rc != KERR_OK) {
+        if (!bad)
+            abort();
+        return;
+    }
+    if (memchr(k.name, '\0', sizeof(k.name)) == NULL ||
+        memchr(k.token, '\0', sizeof(k.token)) == NULL ||
+        memchr(k.state, '\0', sizeof(k.state)) == NULL)
+        abort();
+    if (cfgkeys_problem(&k, &k, why, sizeof(why)) != (k.force_new || k.no_fsync))
+        abort();
+    if (bad != cfgkeys_problem(&k, NULL, why, sizeof(why)))
+        abort();
+    if (!bad &&
+        (strcmp(k.name, CFGKEYS_DRUID_NAME) != 0 || strcmp(k.token, CFGKEYS_DRUID_TOKEN) != 0 ||
+         strcmp(k.state, CFGKEYS_DRUID_STATE) != 0 || k.force_new || k.no_fsync))
+        abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char dir[64], etcd[LOOKUP_NAME_MAX + 1], *name;
@@ -84,6 +123,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     memcpy(name, data, size);
     name[size] = '\0';
+    check_keys(name);
     if (cfgguard_etcd_of(name, etcd, sizeof(etcd)) &&
         (strlen(etcd) + strlen(CFGGUARD_SUFFIX) != strlen(name) ||
          strncmp(etcd, name, strlen(etcd)) != 0 || !etcd[0]))
