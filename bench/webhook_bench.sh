@@ -80,7 +80,7 @@ priv_idle=$(private_kb "$WH_PID")
 # The reviews: etcd-druid updates its ConfigMap (allowed; the common case) and a
 # person tries the same (denied and logged). Both decode the 2.9 KB review with
 # object and oldObject and look the parent Etcd up in the cache.
-conf="name: etcd-main\\ndata-dir: /var/etcd/data/new.etcd\\nmetrics: basic\\n$(printf 'x-padding-%02d: the configuration etcd-druid writes has some forty keys\\n' $(seq 1 12))"
+conf="name: etcd-config\\ndata-dir: /var/etcd/data/new.etcd\\nmetrics: basic\\n$(printf 'x-padding-%02d: the configuration etcd-druid writes has some forty keys\\n' $(seq 1 12))"
 obj="{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"etcd-main-config\",\"namespace\":\"bench\",\"uid\":\"6b3c0a52-1111-4c2e-9d7e-3f0d8e9a1b2c\",\"resourceVersion\":\"4242\",\"labels\":{\"app.kubernetes.io/managed-by\":\"etcd-druid\",\"app.kubernetes.io/part-of\":\"etcd-main\",\"app.kubernetes.io/name\":\"etcd-main\",\"app.kubernetes.io/component\":\"etcd-config\"}},\"data\":{\"etcd.conf.yaml\":\"$conf\"}}"
 review() { # username
     printf '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"0d6b0c1e-2c4b-4bb4-8a4e-2f8d8c7e6a51","kind":{"group":"","version":"v1","kind":"ConfigMap"},"resource":{"group":"","version":"v1","resource":"configmaps"},"requestKind":{"group":"","version":"v1","kind":"ConfigMap"},"requestResource":{"group":"","version":"v1","resource":"configmaps"},"name":"etcd-main-config","namespace":"bench","operation":"UPDATE","userInfo":{"username":"%s","groups":["system:authenticated"]},"object":%s,"oldObject":%s,"dryRun":false,"options":{"kind":"UpdateOptions","apiVersion":"meta.k8s.io/v1"}}}' "$1" "$obj" "$obj"
