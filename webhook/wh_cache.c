@@ -198,6 +198,24 @@ static int take_slot(struct wh_cache *c)
     return 0;
 }
 
+/* A slot for a read every review of its kind makes (not a cache miss), waited for up to the
+ * review's deadline: the API server calls two webhooks of one request at once. */
+static int wait_slot(struct wh_cache *c)
+{
+    int64_t until = lookup_deadline();
+
+    if (c->o.fallback_limit < 0)
+        return 0;
+    while (!try_slot(c)) {
+        if (until <= 0 || ktime_mono_ms() >= until) {
+            atomic_fetch_add(&c->refused, 1);
+            return 0;
+        }
+        usleep(2000);
+    }
+    return 1;
+}
+
 /* One GET of ns/name after a cache miss; *out OWNS the projected object on KERR_OK. */
 static enum kerr fallback_get(struct wh_cache *c, const struct k8s_resource *res, const char *ns,
                               const char *name, int synced, cJSON **out, struct kerr_info *err)
