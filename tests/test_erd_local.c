@@ -262,6 +262,12 @@ Test(erd_local, the_owner_rule)
     cr_expect(lowner_inside("var/lib/lb/bkt", "var/lib/lb/bkt"));
     cr_expect(!lowner_inside("var/lib/lb/bkt2/a", "var/lib/lb/bkt"), "a sibling, not a child");
     cr_expect(lowner_inside("anything", ""), "the root holds everything");
+    cr_expect(lowner_owned(&(struct lowner_found){ .granted = 1, .others = 1 }),
+              "a bucket, a recorded copy, an entry of the namespace as it is: whoever else");
+    cr_expect(lowner_owned(&(struct lowner_found){ .own_etcd = 1 }), "its Etcd alone there");
+    cr_expect(!lowner_owned(&(struct lowner_found){ .own_etcd = 1, .others = 1 }),
+              "its Etcd's Secret proves nothing where another namespace claims");
+    cr_expect(!lowner_owned(&(struct lowner_found){ .others = 0 }), "nothing found");
     lowner_init(&o, fx.c, CFIX_NS, "var/lib/lb/bkt/ns1/main");
     cr_expect_eq(lowner_bucket(&o, b, &err), KERR_EXISTS, "no selector: every namespace");
     cr_expect_eq(lowner_bucket(&o, gone, &err), KERR_OK, "a bucket not placed grants nothing");

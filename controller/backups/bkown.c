@@ -66,11 +66,11 @@ static enum kerr by_copy(struct k8s_client *k, const char *ns, const char *dir, 
     return rc;
 }
 
-/* *owned 1 when an Etcd of ns claims a directory holding dir (placed by its own Secret, read
- * now) and no claim of another namespace overlaps dir (controller/core/claims, read now; one
- * whose directory cannot be read is in the way): one directory, one cluster. */
-static enum kerr by_claim(struct k8s_client *k, const char *ns, const char *dir, int *owned,
-                          struct kerr_info *err)
+/* f->own_etcd when an Etcd of ns claims a directory holding dir (placed by its own Secret, read
+ * now), f->others when a claim of another namespace overlaps dir (controller/core/claims, read
+ * now; one whose directory cannot be read is in the way): one directory, one cluster. */
+static enum kerr by_claim(struct k8s_client *k, const char *ns, const char *dir,
+                          struct lowner_found *f, struct kerr_info *err)
 {
     struct claims_skip skip = { .ns = ns, .viewer_ns = ns };
     struct bstore_claim c = { BLOCAL_KEY, (char *)dir };
@@ -88,23 +88,24 @@ static enum kerr by_claim(struct k8s_client *k, const char *ns, const char *dir,
     cJSON_Delete(list);
     if (rc != KERR_OK || !held)
         return rc;
+    f->own_etcd = 1;
     rc = claims_find(k, NULL, &c, &skip, why, err);
-    *owned = rc == KERR_OK && !*why;
+    f->others = rc != KERR_OK || *why;
     return rc;
 }
 
 enum kerr bkown_local(struct k8s_client *k, const char *ns, const char *dir, const char *reader,
                       char *why, size_t n, struct kerr_info *err)
 {
-    int owned = 0;
-    enum kerr rc = by_bucket(k, ns, dir, &owned, err);
+    struct lowner_found f = { 0 };
+    enum kerr rc = by_bucket(k, ns, dir, &f.granted, err);
 
-    if (rc == KERR_OK && !owned)
-        rc = by_copy(k, ns, dir, &owned, err);
-    if (rc == KERR_OK && !owned)
-        rc = by_claim(k, ns, dir, &owned, err);
+    if (rc == KERR_OK && !f.granted)
+        rc = by_copy(k, ns, dir, &f.granted, err);
+    if (rc == KERR_OK && !f.granted)
+        rc = by_claim(k, ns, dir, &f, err);
     why[0] = '\0';
-    if (rc == KERR_OK && !owned)
+    if (rc == KERR_OK && !lowner_owned(&f))
         snprintf(
             why, n,
             "namespace %s does not own the Local directory \"/%.300s\" (hostPath + \"/\" + "
