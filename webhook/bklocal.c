@@ -108,6 +108,7 @@ struct owner {
     struct store *buckets;
     struct kerr_info *err;
     enum { OWN_ETCD, OWN_ENTRY, OWN_COPY } kind; /* the claims viewed */
+    int others_pass; /* 0: the namespace's own claims; 1: the others' (only for an Etcd) */
     struct lowner_found f;
 };
 
@@ -140,13 +141,14 @@ static enum kerr view_claim(void *ctx, const char *key, const cJSON *obj)
     const cJSON *c = kjson_get(obj, "claim");
     const char *ns = kjson_get_str(c, "namespace");
     char cdir[DIR_MAX];
-    int placed;
+    int placed, mine = ns && strcmp(ns, o->lo.ns) == 0;
     enum kerr rc = KERR_OK;
 
-    if (!c || !kjson_get_str(c, "store") || strcmp(kjson_get_str(c, "store"), BLOCAL_KEY) != 0)
+    if (!c || !kjson_get_str(c, "store") || strcmp(kjson_get_str(c, "store"), BLOCAL_KEY) != 0 ||
+        mine == o->others_pass || (o->others_pass && o->f.others))
         return KERR_OK;
     placed = plocal_other(o->lo.k, o->buckets, c, cdir, sizeof(cdir));
-    if (!ns || strcmp(ns, o->lo.ns) != 0) {
+    if (!mine) {
         o->f.others |= !placed || bstore_overlap(BLOCAL_KEY, o->lo.dir, cdir);
         return KERR_OK;
     }
@@ -166,6 +168,10 @@ static enum kerr view_claim(void *ctx, const char *key, const cJSON *obj)
     return o->f.granted ? KERR_EXISTS : KERR_OK;
 }
 
+/* The claims of the caches (etcds, entries, backups) viewed for o: the namespace's own, then,
+ * only when one of its Etcds is all it has there, the others'. */
+static enum kerr view_claims(struct owner *o, struct store *claims[3], struct kerr_info *err);
+
 /* store_view_fn over claims not understood: one of another namespace is in the way of any
  * Local directory (common/bstore: bstore_unkeyed_overlap). */
 static enum kerr view_unkeyed(void *ctx, const char *key, const cJSON *obj)
@@ -181,6 +187,26 @@ static enum kerr view_unkeyed(void *ctx, const char *key, const cJSON *obj)
     return KERR_OK;
 }
 
+static enum kerr view_claims(struct owner *o, struct store *claims[3], struct kerr_info *err)
+{
+    enum kerr rc = KERR_OK;
+
+    for (o->others_pass = 0; o->others_pass < 2 && rc == KERR_OK; o->others_pass++) {
+        if (o->others_pass && (!o->f.own_etcd || o->f.others))
+            break; /* the others matter only to an Etcd's claim */
+        for (size_t i = 0; i < 3 && rc == KERR_OK; i++) {
+            o->kind = i == 0 ? OWN_ETCD : i == 1 ? OWN_ENTRY : OWN_COPY;
+            if (claims[i])
+                rc =
+                    store_index_view(claims[i], PREFIX_INDEX_STORE, BLOCAL_KEY, view_claim, o, err);
+            if (claims[i] && rc == KERR_OK && o->others_pass)
+                rc = store_index_view(claims[i], PREFIX_INDEX_STORE, PREFIX_STORE_UNKEYED,
+                                      view_unkeyed, o, err);
+        }
+    }
+    return rc;
+}
+
 enum kerr bklocal_source_owned(struct k8s_client *k, struct store *buckets, struct store *etcds,
                                struct store *entries, struct store *backups, const char *ns,
                                const char *dir, char *why, struct kerr_info *err)
@@ -192,14 +218,8 @@ enum kerr bklocal_source_owned(struct k8s_client *k, struct store *buckets, stru
     lowner_init(&o.lo, k, ns, dir);
     rc = buckets ? store_foreach(buckets, view_bucket, &o, err) : KERR_OK;
 
-    for (size_t i = 0; i < 3 && rc == KERR_OK; i++) {
-        o.kind = i == 0 ? OWN_ETCD : i == 1 ? OWN_ENTRY : OWN_COPY;
-        if (claims[i])
-            rc = store_index_view(claims[i], PREFIX_INDEX_STORE, BLOCAL_KEY, view_claim, &o, err);
-        if (claims[i] && rc == KERR_OK)
-            rc = store_index_view(claims[i], PREFIX_INDEX_STORE, PREFIX_STORE_UNKEYED, view_unkeyed,
-                                  &o, err);
-    }
+    if (rc == KERR_OK)
+        rc = view_claims(&o, claims, err);
     lowner_release(&o.lo);
     why[0] = '\0';
     if (rc == KERR_EXISTS || (rc == KERR_OK && lowner_owned(&o.f))) {
