@@ -8,7 +8,7 @@
 #include "common/blocal.h"
 #include "common/kjson.h"
 #include "common/lowner.h"
-#include "webhook/pborn.h"
+#include "common/pborn.h"
 #include "webhook/plocal.h"
 #include "webhook/prefix.h"
 
@@ -123,7 +123,7 @@ static enum kerr view_bucket(void *ctx, const char *key, const cJSON *b)
 }
 
 /* 1 when the entry c (cached as key) was made for an earlier namespace of its namespace's name,
- * or the namespace's creation cannot be told (webhook/pborn); KERR_NOMEM in *rc. */
+ * or the namespace's creation cannot be told (common/pborn); KERR_NOMEM in *rc. */
 static int earlier_owner(struct owner *o, const char *key, const cJSON *c, enum kerr *rc)
 {
     char why[PBORN_WHY_MAX];

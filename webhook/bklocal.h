@@ -22,7 +22,7 @@
  *     holds the source's and whose spec.namespaceSelector selects the
  *     namespace (no selector: every namespace, as for claims); a BackupEntry
  *     of one of its Etcds, placed by its bucket (or annotation), made after
- *     the namespace was created (webhook/pborn: one made before is an earlier
+ *     the namespace was created (common/pborn: one made before is an earlier
  *     namespace's, another owner, in the way); an EtcdBackup copy of the
  *     namespace whose recorded hostPath holds it; or an Etcd of the namespace
  *     (a copy not recorded: its Secret) whose directory holds it while no

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A namespace deleted and created again reads the earlier namespace's Local backups. Issue 29:
 # a restore reads only backups its namespace owns, and a namespace created again is another
-# owner (webhook/pborn refuses an Etcd reattaching to such an entry). warden-webhook admits an
+# owner (common/pborn: warden-webhook refuses an Etcd reattaching to such an entry). warden-webhook admits an
 # EtcdRestore's Local source when a claim of the restore's namespace holds the directory, a
 # BackupEntry of one of its Etcds included (docs/backup-entries.md, "Local stores"); an entry
 # outlives its namespace (its bucket's grace period) and names it only by name.
