@@ -303,6 +303,18 @@ Test(bklocal, an_entry_of_an_earlier_namespace_grants_nothing)
                "\"o/old\",\"secretRef\":{\"name\":\"lb\"}}}}}");
     m = restore("other", "bkt", "o/old", "lb", "obkt", "o/r", "evil");
     cr_assert(strstr(m, "does not own"), "%s", m);
+    /* an earlier namespace's entry that cannot be placed (its bucket gone) may be anywhere */
+    put(etcds, "{\"metadata\":{\"namespace\":\"other\",\"name\":\"etcd-q\"},\"spec\":"
+               "{\"backup\":{\"store\":{\"provider\":\"Local\",\"container\":\"q\",\"prefix\":"
+               "\"o\",\"secretRef\":{\"name\":\"evil\"}}}}}");
+    cr_assert_str_eq(restore("other", "q", "o", "evil", "obkt", "o/r", "evil"), "");
+    put(entries, "{\"metadata\":{\"name\":\"e-gone\",\"creationTimestamp\":"
+                 "\"2020-01-01T00:00:00Z\"},\"spec\":{\"etcd\":{\"namespace\":\"other\","
+                 "\"name\":\"etcd-g\"},\"bucketName\":\"gone\",\"store\":{\"provider\":"
+                 "\"Local\",\"container\":\"bkt\"},\"prefix\":\"g\"}}");
+    m = restore("other", "q", "o", "evil", "obkt", "o/r", "evil");
+    cr_assert(strstr(m, "does not own"), "%s", m);
+    cr_assert_eq(store_remove(entries, "e-gone", NULL, NULL), KERR_OK);
     /* a creation time not understood: fail closed */
     entry("e-bad", "o/bad", "yesterday");
     m = restore("other", "bkt", "o/bad", "lb", "obkt", "o/r", "evil");

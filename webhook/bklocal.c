@@ -144,6 +144,7 @@ static enum kerr view_claim(void *ctx, const char *key, const cJSON *obj)
     int placed, mine = ns && strcmp(ns, o->lo.ns) == 0;
     enum kerr rc = KERR_OK;
 
+    /* the first pass views ns's own claims, the second the others' */
     if (!c || !kjson_get_str(c, "store") || strcmp(kjson_get_str(c, "store"), BLOCAL_KEY) != 0 ||
         mine == o->others_pass || (o->others_pass && o->f.others))
         return KERR_OK;
@@ -152,13 +153,13 @@ static enum kerr view_claim(void *ctx, const char *key, const cJSON *obj)
         o->f.others |= !placed || bstore_overlap(BLOCAL_KEY, o->lo.dir, cdir);
         return KERR_OK;
     }
-    if (!placed || !bstore_overlap(BLOCAL_KEY, o->lo.dir, cdir))
+    if (placed && !bstore_overlap(BLOCAL_KEY, o->lo.dir, cdir))
         return KERR_OK;
     if (o->kind == OWN_ENTRY && earlier_owner(o, key, c, &rc)) {
-        o->f.others = 1; /* an earlier namespace's: another owner */
+        o->f.others = 1; /* an earlier namespace's (not placed: anywhere): another owner */
         return rc;
     }
-    if (!lowner_inside(o->lo.dir, cdir))
+    if (!placed || !lowner_inside(o->lo.dir, cdir))
         return KERR_OK;
     /* an Etcd's directory, or a copy's not recorded, comes from a Secret ns edits */
     if (o->kind == OWN_ETCD || (o->kind == OWN_COPY && !kjson_get_str(c, "local.hostPath")))
@@ -167,10 +168,6 @@ static enum kerr view_claim(void *ctx, const char *key, const cJSON *obj)
         o->f.granted = 1;
     return o->f.granted ? KERR_EXISTS : KERR_OK;
 }
-
-/* The claims of the caches (etcds, entries, backups) viewed for o: the namespace's own, then,
- * only when one of its Etcds is all it has there, the others'. */
-static enum kerr view_claims(struct owner *o, struct store *claims[3], struct kerr_info *err);
 
 /* store_view_fn over claims not understood: one of another namespace is in the way of any
  * Local directory (common/bstore: bstore_unkeyed_overlap). */
@@ -187,6 +184,8 @@ static enum kerr view_unkeyed(void *ctx, const char *key, const cJSON *obj)
     return KERR_OK;
 }
 
+/* The claims of the caches (etcds, entries, backups) viewed for o: the namespace's own, then,
+ * only when one of its Etcds is all it has there, the others'. */
 static enum kerr view_claims(struct owner *o, struct store *claims[3], struct kerr_info *err)
 {
     enum kerr rc = KERR_OK;
