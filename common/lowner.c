@@ -29,6 +29,11 @@ void lowner_release(struct lowner *o)
     o->labels_read = 0;
 }
 
+int lowner_owned(const struct lowner_found *f)
+{
+    return f->granted || (f->own_etcd && !f->others);
+}
+
 int lowner_inside(const char *dir, const char *parent)
 {
     size_t n = strlen(parent);

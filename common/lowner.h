@@ -14,7 +14,14 @@
  * bucket's spec.namespaceSelector selects the namespace (no selector: every
  * namespace, as for claims). A bucket whose Secret cannot be read or whose
  * hostPath is not understood grants nothing; a selector that cannot be read
- * selects nobody. The callers add the claims of the namespace they know.
+ * selects nobody. The callers add the claims of the namespace they know, and
+ * lowner_owned weighs them: what the namespace cannot place by itself (a
+ * bucket, a copy's directory warden-controller recorded, a BackupEntry made
+ * for the namespace as it is now) grants the directory; an Etcd of the
+ * namespace, whose directory comes from a Secret the namespace edits, grants
+ * it only when no claim of another namespace overlaps it (one that cannot be
+ * placed is in the way, and so is a BackupEntry made before the namespace was
+ * created again: an earlier owner's).
  *
  * Ownership: arguments BORROWED; struct lowner OWNS the namespace's labels once read (release
  * with lowner_release). Thread safety: one struct lowner per thread; functions reentrant.
@@ -37,6 +44,16 @@ struct lowner {
     cJSON *labels;        /* OWNS: the namespace's labels, once read */
     int labels_read;
 };
+
+/* What a search for an owner of a directory found (each 1 when found). */
+struct lowner_found {
+    int granted;  /* a bucket, a recorded copy, an entry of the namespace as it is */
+    int own_etcd; /* an Etcd of the namespace whose directory (its Secret's) holds dir */
+    int others;   /* a claim of another namespace, or one not placed, overlaps dir */
+};
+
+/* 1 when what f says makes the namespace the directory's owner (see above). */
+int lowner_owned(const struct lowner_found *f);
 
 /* o for namespace ns reading dir (both BORROWED, kept while o is used). */
 void lowner_init(struct lowner *o, struct k8s_client *k, const char *ns, const char *dir);

@@ -230,3 +230,93 @@ Test(bklocal, a_written_copy_claims_where_its_job_wrote)
     cr_assert(strstr(backup("shoot--a", "etcd", "evil"), "overlaps"));
     cr_assert_str_eq(backup("shoot--a", "etcd", "lb"), "");
 }
+
+Test(bklocal, an_etcd_counts_only_where_no_other_namespace_claims)
+{
+    const char *m;
+
+    /* ns1's own Etcd alone there: its restore reads its directory */
+    cr_assert_str_eq(restore(CFIX_NS, "bkt", "shoot--a/etcd", "lb", "obkt", "n/r", "lb"), "");
+    /* other's Etcd, admitted elsewhere, its Secret edited onto ns1's directory */
+    put(etcds, "{\"metadata\":{\"namespace\":\"other\",\"name\":\"etcd-o\"},\"spec\":"
+               "{\"backup\":{\"store\":{\"provider\":\"Local\",\"container\":\"bkt\",\"prefix\":"
+               "\"shoot--a/etcd\",\"secretRef\":{\"name\":\"lb\"}}}}}");
+    m = restore("other", "bkt", "shoot--a/etcd", "lb", "obkt", "o/r", "evil");
+    cr_assert(strstr(m, "does not own"), "%s", m);
+    cr_assert_null(strstr(m, CFIX_NS), "%s", m);
+    cr_assert_null(strstr(m, "etcd-a"), "%s", m);
+    /* a directory inside it, or holding it: the same */
+    m = restore("other", "bkt", "shoot--a/etcd/sub", "lb", "obkt", "o/r", "evil");
+    cr_assert(strstr(m, "does not own"), "%s", m);
+    /* one directory, one cluster: ns1's Etcd no longer proves it alone either */
+    m = restore(CFIX_NS, "bkt", "shoot--a/etcd", "lb", "obkt", "n/r", "lb");
+    cr_assert(strstr(m, "does not own"), "%s", m);
+}
+
+Test(bklocal, a_claim_of_another_namespace_not_placed_is_in_the_way)
+{
+    const char *m;
+
+    /* third's Etcd whose Secret cannot be read: its directory may be anywhere */
+    put(etcds, "{\"metadata\":{\"namespace\":\"third\",\"name\":\"etcd-t\"},\"spec\":"
+               "{\"backup\":{\"store\":{\"provider\":\"Local\",\"container\":\"tb\",\"prefix\":"
+               "\"t\",\"secretRef\":{\"name\":\"absent\"}}}}}");
+    m = restore(CFIX_NS, "bkt", "shoot--a/etcd", "lb", "obkt", "n/r", "lb");
+    cr_assert(strstr(m, "does not own"), "%s", m);
+    /* gone: ns1's Etcd is alone there again */
+    cr_assert_eq(store_remove(etcds, "third/etcd-t", NULL, NULL), KERR_OK);
+    cr_assert_str_eq(restore(CFIX_NS, "bkt", "shoot--a/etcd", "lb", "obkt", "n/r", "lb"), "");
+}
+
+/* A BackupEntry name of Etcd other/etcd-g in BackupBucket local at prefix, made at created. */
+static void entry(const char *name, const char *prefix, const char *created)
+{
+    char text[1024];
+
+    snprintf(text, sizeof(text),
+             "{\"metadata\":{\"name\":\"%s\",\"creationTimestamp\":\"%s\"},\"spec\":{\"etcd\":"
+             "{\"namespace\":\"other\",\"name\":\"etcd-g\"},\"bucketName\":\"local\",\"store\":"
+             "{\"provider\":\"Local\",\"container\":\"bkt\"},\"prefix\":\"%s\"}}",
+             name, created, prefix);
+    put(entries, text);
+}
+
+Test(bklocal, an_entry_of_an_earlier_namespace_grants_nothing)
+{
+    const char *m;
+
+    /* a bucket that does not select other: only other's entries can make it the owner */
+    put(buckets, "{\"metadata\":{\"name\":\"local\"},\"spec\":{\"provider\":\"Local\","
+                 "\"container\":\"bkt\",\"secretRef\":{\"namespace\":\"" CFIX_NS "\",\"name\":"
+                 "\"lb\"},\"namespaceSelector\":{\"matchLabels\":{\"backups\":\"local\"}}}}");
+    /* made after namespace other was created (now): other's */
+    entry("e-now", "o/now", "2099-01-01T00:00:00Z");
+    cr_assert_str_eq(restore("other", "bkt", "o/now", "lb", "obkt", "o/r", "evil"), "");
+    /* made before it: an earlier namespace of that name's, another owner */
+    entry("e-old", "o/old", "2020-01-01T00:00:00Z");
+    m = restore("other", "bkt", "o/old", "lb", "obkt", "o/r", "evil");
+    cr_assert(strstr(m, "does not own"), "%s", m);
+    cr_assert_null(strstr(m, "e-old"), "%s", m);
+    /* ... and in the way of the namespace's own Etcd there */
+    put(etcds, "{\"metadata\":{\"namespace\":\"other\",\"name\":\"etcd-o\"},\"spec\":"
+               "{\"backup\":{\"store\":{\"provider\":\"Local\",\"container\":\"bkt\",\"prefix\":"
+               "\"o/old\",\"secretRef\":{\"name\":\"lb\"}}}}}");
+    m = restore("other", "bkt", "o/old", "lb", "obkt", "o/r", "evil");
+    cr_assert(strstr(m, "does not own"), "%s", m);
+    /* an earlier namespace's entry that cannot be placed (its bucket gone) may be anywhere */
+    put(etcds, "{\"metadata\":{\"namespace\":\"other\",\"name\":\"etcd-q\"},\"spec\":"
+               "{\"backup\":{\"store\":{\"provider\":\"Local\",\"container\":\"q\",\"prefix\":"
+               "\"o\",\"secretRef\":{\"name\":\"evil\"}}}}}");
+    cr_assert_str_eq(restore("other", "q", "o", "evil", "obkt", "o/r", "evil"), "");
+    put(entries, "{\"metadata\":{\"name\":\"e-gone\",\"creationTimestamp\":"
+                 "\"2020-01-01T00:00:00Z\"},\"spec\":{\"etcd\":{\"namespace\":\"other\","
+                 "\"name\":\"etcd-g\"},\"bucketName\":\"gone\",\"store\":{\"provider\":"
+                 "\"Local\",\"container\":\"bkt\"},\"prefix\":\"g\"}}");
+    m = restore("other", "q", "o", "evil", "obkt", "o/r", "evil");
+    cr_assert(strstr(m, "does not own"), "%s", m);
+    cr_assert_eq(store_remove(entries, "e-gone", NULL, NULL), KERR_OK);
+    /* a creation time not understood: fail closed */
+    entry("e-bad", "o/bad", "yesterday");
+    m = restore("other", "bkt", "o/bad", "lb", "obkt", "o/r", "evil");
+    cr_assert(strstr(m, "does not own"), "%s", m);
+}

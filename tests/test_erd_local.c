@@ -13,10 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/kjson.h"
 #include "common/ktime.h"
 #include "common/lowner.h"
+#include "controller/backups/bkown.h"
 #include "controller/backups/erd_int.h"
 #include "controller/core/etcdspec.h"
 #include "controller/core/rctx.h"
@@ -262,6 +264,12 @@ Test(erd_local, the_owner_rule)
     cr_expect(lowner_inside("var/lib/lb/bkt", "var/lib/lb/bkt"));
     cr_expect(!lowner_inside("var/lib/lb/bkt2/a", "var/lib/lb/bkt"), "a sibling, not a child");
     cr_expect(lowner_inside("anything", ""), "the root holds everything");
+    cr_expect(lowner_owned(&(struct lowner_found){ .granted = 1, .others = 1 }),
+              "a bucket, a recorded copy, an entry of the namespace as it is: whoever else");
+    cr_expect(lowner_owned(&(struct lowner_found){ .own_etcd = 1 }), "its Etcd alone there");
+    cr_expect(!lowner_owned(&(struct lowner_found){ .own_etcd = 1, .others = 1 }),
+              "its Etcd's Secret proves nothing where another namespace claims");
+    cr_expect(!lowner_owned(&(struct lowner_found){ .others = 0 }), "nothing found");
     lowner_init(&o, fx.c, CFIX_NS, "var/lib/lb/bkt/ns1/main");
     cr_expect_eq(lowner_bucket(&o, b, &err), KERR_EXISTS, "no selector: every namespace");
     cr_expect_eq(lowner_bucket(&o, gone, &err), KERR_OK, "a bucket not placed grants nothing");
@@ -271,4 +279,65 @@ Test(erd_local, the_owner_rule)
     lowner_release(&o);
     cJSON_Delete(b);
     cJSON_Delete(gone);
+}
+
+static const struct k8s_resource RES_ENTRY = { "etcd-warden.io", "v1alpha1", "backupentries", 0 };
+
+/* Namespace ns with its Secret etcd-backup (hostPath /var/lib/lb) and Etcd main at bkt/ns/main. */
+static void tenant(const char *ns)
+{
+    struct kerr_info err = { 0 };
+    char text[256], spec[256];
+    cJSON *e;
+
+    snprintf(text, sizeof(text),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}", ns);
+    create(&RES_NS, NULL, text);
+    secret(ns, "etcd-backup", LB);
+    snprintf(spec, sizeof(spec),
+             "{\"provider\":\"Local\",\"container\":\"bkt\",\"prefix\":\"%s/main\","
+             "\"secretRef\":{\"name\":\"etcd-backup\"}}",
+             ns);
+    e = cfix_etcd("main", spec, NULL);
+    OK(kjson_set_str(e, "metadata.namespace", ns, &err));
+    OK(k8s_create(fx.c, &ETCDSPEC_RES_ETCD, ns, e, NULL, NULL, &err));
+    cJSON_Delete(e);
+}
+
+/* BackupEntry name of Etcd ns/main in bucket local, prefix ns/main. */
+static void entry_of(const char *name, const char *ns)
+{
+    char text[768];
+
+    snprintf(text, sizeof(text),
+             "{\"apiVersion\":\"etcd-warden.io/v1alpha1\",\"kind\":\"BackupEntry\",\"metadata\":"
+             "{\"name\":\"%s\"},\"spec\":{\"bucketName\":\"local\",\"prefix\":\"%s/main\","
+             "\"etcd\":{\"namespace\":\"%s\",\"name\":\"main\"},\"store\":{\"provider\":"
+             "\"Local\",\"container\":\"bkt\"}}}",
+             name, ns, ns);
+    create(&RES_ENTRY, NULL, text);
+}
+
+Test(erd_local, an_entry_of_an_earlier_namespace_is_in_the_way_of_its_etcd)
+{
+    struct kerr_info err = { 0 };
+    char why[1024];
+
+    crd("backupentries.etcd-warden.io", "etcd-warden.io_backupentries.yaml");
+    bucket("local", "{\"matchLabels\":{\"etcd-warden.io/backups\":\"elsewhere\"}}");
+    secret(CFIX_NS, "etcd-backup", EVIL); /* ns1's main, placed elsewhere */
+    /* ns4's entry, made while ns4 is: its own Etcd alone in the directory */
+    tenant("ns4");
+    entry_of("e-new", "ns4");
+    OK(bkown_local(fx.c, "ns4", "var/lib/lb/bkt/ns4/main", "a drill reads", why, sizeof(why),
+                   &err));
+    cr_expect_str_eq(why, "");
+    /* ns3's entry, made before namespace ns3 (created again) is */
+    entry_of("e-old", "ns3");
+    usleep(1100 * 1000); /* creation times have seconds */
+    tenant("ns3");
+    OK(bkown_local(fx.c, "ns3", "var/lib/lb/bkt/ns3/main", "a drill reads", why, sizeof(why),
+                   &err));
+    cr_expect(strstr(why, "namespace ns3 does not own"), "%s", why);
+    cr_expect(!strstr(why, "e-old"), "%s", why);
 }

@@ -8,6 +8,7 @@
 #include "common/blocal.h"
 #include "common/kjson.h"
 #include "common/lowner.h"
+#include "common/pborn.h"
 #include "webhook/plocal.h"
 #include "webhook/prefix.h"
 
@@ -106,6 +107,9 @@ struct owner {
     struct lowner lo; /* OWNS the namespace's labels once read */
     struct store *buckets;
     struct kerr_info *err;
+    enum { OWN_ETCD, OWN_ENTRY, OWN_COPY } kind; /* the claims viewed */
+    int others_pass; /* 0: the namespace's own claims; 1: the others' (only for an Etcd) */
+    struct lowner_found f;
 };
 
 /* store_view_fn over BackupBuckets: KERR_EXISTS at a Local one holding dir and selecting ns
@@ -118,22 +122,88 @@ static enum kerr view_bucket(void *ctx, const char *key, const cJSON *b)
     return lowner_bucket(&o->lo, b, o->err);
 }
 
-/* store_view_fn over projected claims: KERR_EXISTS at one of ns whose directory holds dir. */
+/* 1 when the entry c (cached as key) was made for an earlier namespace of its namespace's name,
+ * or the namespace's creation cannot be told (common/pborn); KERR_NOMEM in *rc. */
+static int earlier_owner(struct owner *o, const char *key, const cJSON *c, enum kerr *rc)
+{
+    char why[PBORN_WHY_MAX];
+
+    *rc = pborn_check(o->lo.k, o->lo.ns, kjson_get_str(c, "name") ? kjson_get_str(c, "name") : "",
+                      key, kjson_get_str(c, "createdAt"), why, sizeof(why));
+    return *rc != KERR_OK || *why;
+}
+
+/* store_view_fn over projected claims: what a claim overlapping dir says of its owner (struct
+ * lowner_found); KERR_EXISTS once one grants the directory to ns. */
 static enum kerr view_claim(void *ctx, const char *key, const cJSON *obj)
 {
     struct owner *o = ctx;
     const cJSON *c = kjson_get(obj, "claim");
+    const char *ns = kjson_get_str(c, "namespace");
     char cdir[DIR_MAX];
+    int placed, mine = ns && strcmp(ns, o->lo.ns) == 0;
+    enum kerr rc = KERR_OK;
+
+    /* the first pass views ns's own claims, the second the others' */
+    if (!c || !kjson_get_str(c, "store") || strcmp(kjson_get_str(c, "store"), BLOCAL_KEY) != 0 ||
+        mine == o->others_pass || (o->others_pass && o->f.others))
+        return KERR_OK;
+    placed = plocal_other(o->lo.k, o->buckets, c, cdir, sizeof(cdir));
+    if (!mine) {
+        o->f.others |= !placed || bstore_overlap(BLOCAL_KEY, o->lo.dir, cdir);
+        return KERR_OK;
+    }
+    if (placed && !bstore_overlap(BLOCAL_KEY, o->lo.dir, cdir))
+        return KERR_OK;
+    if (o->kind == OWN_ENTRY && earlier_owner(o, key, c, &rc)) {
+        o->f.others = 1; /* an earlier namespace's (not placed: anywhere): another owner */
+        return rc;
+    }
+    if (!placed || !lowner_inside(o->lo.dir, cdir))
+        return KERR_OK;
+    /* an Etcd's directory, or a copy's not recorded, comes from a Secret ns edits */
+    if (o->kind == OWN_ETCD || (o->kind == OWN_COPY && !kjson_get_str(c, "local.hostPath")))
+        o->f.own_etcd = 1;
+    else
+        o->f.granted = 1;
+    return o->f.granted ? KERR_EXISTS : KERR_OK;
+}
+
+/* store_view_fn over claims not understood: one of another namespace is in the way of any
+ * Local directory (common/bstore: bstore_unkeyed_overlap). */
+static enum kerr view_unkeyed(void *ctx, const char *key, const cJSON *obj)
+{
+    struct owner *o = ctx;
+    const cJSON *c = kjson_get(obj, "claim");
+    const char *ns = kjson_get_str(c, "namespace");
 
     (void)key;
-    if (!c || !kjson_get_str(c, "namespace") ||
-        strcmp(kjson_get_str(c, "namespace"), o->lo.ns) != 0 || !kjson_get_str(c, "store") ||
-        strcmp(kjson_get_str(c, "store"), BLOCAL_KEY) != 0)
-        return KERR_OK;
-    return plocal_other(o->lo.k, o->buckets, c, cdir, sizeof(cdir)) &&
-                   lowner_inside(o->lo.dir, cdir)
-               ? KERR_EXISTS
-               : KERR_OK;
+    if (c && (!ns || strcmp(ns, o->lo.ns) != 0) &&
+        bstore_unkeyed_overlap(BLOCAL_KEY, kjson_get_str(c, "container")))
+        o->f.others = 1;
+    return KERR_OK;
+}
+
+/* The claims of the caches (etcds, entries, backups) viewed for o: the namespace's own, then,
+ * only when one of its Etcds is all it has there, the others'. */
+static enum kerr view_claims(struct owner *o, struct store *claims[3], struct kerr_info *err)
+{
+    enum kerr rc = KERR_OK;
+
+    for (o->others_pass = 0; o->others_pass < 2 && rc == KERR_OK; o->others_pass++) {
+        if (o->others_pass && (!o->f.own_etcd || o->f.others))
+            break; /* the others matter only to an Etcd's claim */
+        for (size_t i = 0; i < 3 && rc == KERR_OK; i++) {
+            o->kind = i == 0 ? OWN_ETCD : i == 1 ? OWN_ENTRY : OWN_COPY;
+            if (claims[i])
+                rc =
+                    store_index_view(claims[i], PREFIX_INDEX_STORE, BLOCAL_KEY, view_claim, o, err);
+            if (claims[i] && rc == KERR_OK && o->others_pass)
+                rc = store_index_view(claims[i], PREFIX_INDEX_STORE, PREFIX_STORE_UNKEYED,
+                                      view_unkeyed, o, err);
+        }
+    }
+    return rc;
 }
 
 enum kerr bklocal_source_owned(struct k8s_client *k, struct store *buckets, struct store *etcds,
@@ -147,12 +217,11 @@ enum kerr bklocal_source_owned(struct k8s_client *k, struct store *buckets, stru
     lowner_init(&o.lo, k, ns, dir);
     rc = buckets ? store_foreach(buckets, view_bucket, &o, err) : KERR_OK;
 
-    for (size_t i = 0; i < 3 && rc == KERR_OK; i++)
-        if (claims[i])
-            rc = store_index_view(claims[i], PREFIX_INDEX_STORE, BLOCAL_KEY, view_claim, &o, err);
+    if (rc == KERR_OK)
+        rc = view_claims(&o, claims, err);
     lowner_release(&o.lo);
     why[0] = '\0';
-    if (rc == KERR_EXISTS) {
+    if (rc == KERR_EXISTS || (rc == KERR_OK && lowner_owned(&o.f))) {
         kerr_clear(err);
         return KERR_OK;
     }
@@ -161,8 +230,9 @@ enum kerr bklocal_source_owned(struct k8s_client *k, struct store *buckets, stru
     snprintf(why, BKLOCAL_WHY_MAX,
              "spec.source.store: namespace %s does not own the Local directory \"/%.300s\" "
              "(hostPath + \"/\" + container + \"/\" + prefix): no BackupBucket of provider Local "
-             "selecting the namespace holds it, and no Etcd, BackupEntry or EtcdBackup copy of "
-             "the namespace claims it; a restore reads only backups its namespace owns",
+             "selecting the namespace holds it, no BackupEntry or EtcdBackup copy of the "
+             "namespace (as it is now) was written there, and no Etcd of the namespace claims "
+             "it alone; a restore reads only backups its namespace owns",
              ns, dir);
     return KERR_OK;
 }

@@ -16,13 +16,19 @@
  *     whose Secret cannot be told: refused (fail closed);
  *   - another's Local claim is placed by webhook/plocal (its own Secret, an
  *     entry's bucket or annotation); one that cannot be placed is in the way;
- *   - an EtcdRestore's Local source is read only by a namespace that owns it:
- *     a BackupBucket of provider Local whose directory (its Secret's hostPath
- *     + container) holds the source's and whose spec.namespaceSelector selects
- *     the namespace (no selector: every namespace, as for claims), or a claim
- *     of the same namespace (an Etcd, a BackupEntry of one of its Etcds, an
- *     EtcdBackup's written copies) whose directory holds it. Otherwise
- *     refused, naming no other namespace.
+ *   - an EtcdRestore's Local source is read only by a namespace that owns it
+ *     (common/lowner's rule, warden-controller's too): a BackupBucket of
+ *     provider Local whose directory (its Secret's hostPath + container)
+ *     holds the source's and whose spec.namespaceSelector selects the
+ *     namespace (no selector: every namespace, as for claims); a BackupEntry
+ *     of one of its Etcds, placed by its bucket (or annotation), made after
+ *     the namespace was created (common/pborn: one made before is an earlier
+ *     namespace's, another owner, in the way); an EtcdBackup copy of the
+ *     namespace whose recorded hostPath holds it; or an Etcd of the namespace
+ *     (a copy not recorded: its Secret) whose directory holds it while no
+ *     claim of another namespace overlaps it (one not placed, or not
+ *     understood, is in the way): its Secret is the namespace's to edit.
+ *     Otherwise refused, naming no other namespace.
  *
  * Ownership: arguments BORROWED. Thread safety: reentrant (the client and the stores are).
  */
@@ -68,8 +74,9 @@ int bklocal_in_the_way(struct k8s_client *k, struct store *buckets, const char *
 /*
  * Why namespace ns may not read the Local directory dir (canonical) as an EtcdRestore's source,
  * into why (BKLOCAL_WHY_MAX bytes, "" when it may): see above. buckets, etcds, entries,
- * backups: the caches (NULL: none). Errors when the namespace or a bucket's Secret cannot be
- * read are returned (the caller refuses, 500).
+ * backups: the caches (NULL: none). Errors when the namespace's labels or a bucket's Secret
+ * cannot be read are returned (the caller refuses, 500); a namespace whose creation cannot be
+ * read grants nothing through its entries.
  */
 enum kerr bklocal_source_owned(struct k8s_client *k, struct store *buckets, struct store *etcds,
                                struct store *entries, struct store *backups, const char *ns,

@@ -12,7 +12,7 @@
 #include "common/log.h"
 #include "webhook/bauth.h"
 #include "common/pclaim.h"
-#include "webhook/pborn.h"
+#include "common/pborn.h"
 #include "webhook/plocal.h"
 #include "webhook/pmove.h"
 
@@ -281,7 +281,7 @@ static enum kerr view_entry(void *ctx, const char *key, const cJSON *obj)
      * other prefix of the same Etcd still holds snapshots its sidecar would list */
     if (c && same_owner(p->self, c) && !kjson_has(c, "deleting") && kjson_get_str(c, "prefix") &&
         strcmp(kjson_get_str(p->self, "prefix"), kjson_get_str(c, "prefix")) == 0) {
-        cJSON_Delete(p->own); /* judged once the scan is over (webhook/pborn) */
+        cJSON_Delete(p->own); /* judged once the scan is over (common/pborn) */
         p->own = cJSON_Duplicate(c, 1);
         if (!p->own || !cJSON_AddStringToObject(p->own, "entry",
                                                 kjson_get_str(obj, "metadata.name")
@@ -392,7 +392,7 @@ enum kerr prefix_check3(struct store *etcds, struct store *entries, struct store
 }
 
 /* The candidate reattaching to its own entry (c: view_entry's copy of its claim): refused,
- * *denied, when its namespace was created after the entry (webhook/pborn). */
+ * *denied, when its namespace was created after the entry (common/pborn). */
 static enum kerr reattach(struct k8s_client *k, const cJSON *c, struct review_resp *resp,
                           int *denied)
 {

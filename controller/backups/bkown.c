@@ -8,6 +8,7 @@
 #include "common/bstore.h"
 #include "common/kjson.h"
 #include "common/lowner.h"
+#include "common/pborn.h"
 #include "controller/backups/ebs.h"
 #include "controller/core/claims.h"
 #include "controller/core/clocal.h"
@@ -16,6 +17,7 @@
 #define DIR_MAX (BLOCAL_HOSTPATH_MAX + 2 * BSTORE_PREFIX_MAX)
 
 static const struct k8s_resource res_bucket = { "etcd-warden.io", "v1alpha1", "backupbuckets", 0 };
+static const struct k8s_resource res_entry = { "etcd-warden.io", "v1alpha1", "backupentries", 0 };
 
 /* *owned 1 when a Local BackupBucket holding dir selects ns. */
 static enum kerr by_bucket(struct k8s_client *k, const char *ns, const char *dir, int *owned,
@@ -66,11 +68,11 @@ static enum kerr by_copy(struct k8s_client *k, const char *ns, const char *dir, 
     return rc;
 }
 
-/* *owned 1 when an Etcd of ns claims a directory holding dir (placed by its own Secret, read
- * now) and no claim of another namespace overlaps dir (controller/core/claims, read now; one
- * whose directory cannot be read is in the way): one directory, one cluster. */
-static enum kerr by_claim(struct k8s_client *k, const char *ns, const char *dir, int *owned,
-                          struct kerr_info *err)
+/* f->own_etcd when an Etcd of ns claims a directory holding dir (placed by its own Secret, read
+ * now), f->others when a claim of another namespace overlaps dir (controller/core/claims, read
+ * now; one whose directory cannot be read is in the way): one directory, one cluster. */
+static enum kerr by_claim(struct k8s_client *k, const char *ns, const char *dir,
+                          struct lowner_found *f, struct kerr_info *err)
 {
     struct claims_skip skip = { .ns = ns, .viewer_ns = ns };
     struct bstore_claim c = { BLOCAL_KEY, (char *)dir };
@@ -88,23 +90,59 @@ static enum kerr by_claim(struct k8s_client *k, const char *ns, const char *dir,
     cJSON_Delete(list);
     if (rc != KERR_OK || !held)
         return rc;
+    f->own_etcd = 1;
     rc = claims_find(k, NULL, &c, &skip, why, err);
-    *owned = rc == KERR_OK && !*why;
+    f->others = rc != KERR_OK || *why;
+    return rc;
+}
+
+/* f->others when a BackupEntry of ns (spec.etcd.namespace) overlapping dir, or not placed, was
+ * made before namespace ns was created, or that cannot be told (common/pborn): an earlier
+ * namespace's, another owner, which claims_find skipped as the namespace's own. */
+static enum kerr by_earlier(struct k8s_client *k, const char *ns, const char *dir,
+                            struct lowner_found *f, struct kerr_info *err)
+{
+    char why[PBORN_WHY_MAX];
+    cJSON *list = NULL;
+    const cJSON *e;
+    enum kerr rc = k8s_list_all(k, &res_entry, NULL, NULL, &list, err);
+
+    if (rc == KERR_OK)
+        clocal_place(k, cJSON_GetObjectItem(list, "items"), CLOCAL_ENTRY);
+    cJSON_ArrayForEach (e, kjson_get(list, "items")) {
+        const char *edir = kjson_get_str(e, CLOCAL_DIR);
+
+        if (rc != KERR_OK || f->others)
+            break;
+        if (!kjson_get_str(e, "spec.etcd.namespace") ||
+            strcmp(kjson_get_str(e, "spec.etcd.namespace"), ns) != 0 ||
+            (!edir && !cJSON_IsTrue(kjson_get(e, CLOCAL_UNKNOWN))) ||
+            (edir && !bstore_overlap(BLOCAL_KEY, dir, edir)))
+            continue;
+        rc = pborn_check(
+            k, ns, kjson_get_str(e, "spec.etcd.name") ? kjson_get_str(e, "spec.etcd.name") : "",
+            kjson_get_str(e, "metadata.name") ? kjson_get_str(e, "metadata.name") : "",
+            kjson_get_str(e, "metadata.creationTimestamp"), why, sizeof(why));
+        f->others = rc == KERR_OK && *why;
+    }
+    cJSON_Delete(list);
     return rc;
 }
 
 enum kerr bkown_local(struct k8s_client *k, const char *ns, const char *dir, const char *reader,
                       char *why, size_t n, struct kerr_info *err)
 {
-    int owned = 0;
-    enum kerr rc = by_bucket(k, ns, dir, &owned, err);
+    struct lowner_found f = { 0 };
+    enum kerr rc = by_bucket(k, ns, dir, &f.granted, err);
 
-    if (rc == KERR_OK && !owned)
-        rc = by_copy(k, ns, dir, &owned, err);
-    if (rc == KERR_OK && !owned)
-        rc = by_claim(k, ns, dir, &owned, err);
+    if (rc == KERR_OK && !f.granted)
+        rc = by_copy(k, ns, dir, &f.granted, err);
+    if (rc == KERR_OK && !f.granted)
+        rc = by_claim(k, ns, dir, &f, err);
+    if (rc == KERR_OK && !f.granted && f.own_etcd && !f.others)
+        rc = by_earlier(k, ns, dir, &f, err);
     why[0] = '\0';
-    if (rc == KERR_OK && !owned)
+    if (rc == KERR_OK && !lowner_owned(&f))
         snprintf(
             why, n,
             "namespace %s does not own the Local directory \"/%.300s\" (hostPath + \"/\" + "

@@ -1,5 +1,5 @@
 /* pborn - a namespace created again is another owner; see pborn.h. */
-#include "webhook/pborn.h"
+#include "common/pborn.h"
 
 #include <stdio.h>
 

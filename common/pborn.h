@@ -10,11 +10,14 @@
  *
  * The namespace is read from the API server when a reattachment is decided (rare: an Etcd
  * created onto its own entry's prefix); one that cannot be read is a refusal (fail closed).
+ * The same fact decides who owns a Local directory (common/lowner): such an entry makes the
+ * namespace no owner and is in the way of its Etcds there, at admission (webhook/bklocal) and
+ * when warden-controller makes a Job that reads the directory (controller/backups/bkown).
  *
  * Ownership: arguments BORROWED. Thread safety: reentrant (the client is).
  */
-#ifndef WEBHOOK_PBORN_H
-#define WEBHOOK_PBORN_H
+#ifndef COMMON_PBORN_H
+#define COMMON_PBORN_H
 
 #include <stddef.h>
 
