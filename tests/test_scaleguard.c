@@ -767,9 +767,7 @@ Test(scaleguard, an_unconfirmed_miss_on_a_guarded_path_is_500)
 {
     static const struct row r = { "", STS, DRUID, 3, 0, "", "[]", 0, "", NULL };
     struct protect_config cfg = { reconcilers, 2, NULL, 0, NULL, controllers, 1, fixed_clock };
-    struct lookup lk = {
-        NULL, unconfirmed_etcd, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
-    };
+    struct lookup lk = { .etcd = unconfirmed_etcd };
     enum wh_hook hooks[] = { WH_HOOK_COMPONENTS, WH_HOOK_SCALEGUARD };
     struct review_req req;
     struct review_resp resp;

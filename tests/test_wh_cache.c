@@ -328,3 +328,29 @@ Test(wh_cache, burst_of_reviews_makes_no_api_call)
     cr_expect_eq(denied, 1000, "people are denied, druid and the member lease are not");
     down(&f);
 }
+
+/* The StatefulSet a hibernated Etcd's claims are judged by is the API server's whole object
+ * (its uid and generation; a cache may not have seen a wake yet), one GET per call. */
+Test(wh_cache, the_statefulset_of_the_claims_rule_comes_from_the_api_server)
+{
+    struct fx f;
+    struct kerr_info err;
+    cJSON *sts = NULL;
+    size_t before;
+
+    up(&f, 4);
+    mockapi_add(f.m,
+                &(struct mockapi_spec){
+                    .method = "GET",
+                    .target = "/apis/apps/v1/namespaces/shoot/statefulsets/etcd-main",
+                    .body = "{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"etcd-main\","
+                            "\"uid\":\"u-sts\",\"generation\":7},\"spec\":{\"replicas\":0}}" });
+    before = mockapi_request_count(f.m);
+    cr_assert_eq(f.lk.sts_fresh(f.lk.ctx, "shoot", "etcd-main", &sts, &err), KERR_OK, "%s",
+                 err.msg);
+    cr_expect_eq(mockapi_request_count(f.m), before + 1, "one GET");
+    cr_expect_str_eq(kjson_get_str(sts, "metadata.uid"), "u-sts");
+    cr_expect_eq(kjson_get_count(sts, "metadata.generation", -1), 7);
+    cJSON_Delete(sts);
+    down(&f);
+}

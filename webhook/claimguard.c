@@ -181,7 +181,7 @@ static enum kerr asleep(const struct lookup *lk, const char *ns, const char *e,
     if (why[0])
         return KERR_OK;
     (void)ktime_format(etcd->cut_at, cut);
-    if (!lk->snapshot || !lk->sts_object)
+    if (!lk->snapshot || !lk->sts_fresh)
         return kerr_set(err, KERR_UNSUPPORTED, "no snapshot or StatefulSet lookup is configured");
     if ((rc = lk->snapshot(lk->ctx, ns, e, etcd->cut_at, &found, err)) != KERR_OK)
         return rc;
@@ -192,7 +192,7 @@ static enum kerr asleep(const struct lookup *lk, const char *ns, const char *e,
         return KERR_OK;
     }
     /* the StatefulSet as the API server has it now: a cache may not have seen a wake yet */
-    rc = lk->sts_object(lk->ctx, ns, e, &sts, err);
+    rc = lk->sts_fresh(lk->ctx, ns, e, &sts, err);
     if (rc != KERR_OK && (rc != KERR_NOTFOUND || lookup_unconfirmed(rc, err)))
         return rc;
     sts_problem(e, etcd, sts, why, size);

@@ -600,6 +600,7 @@ void lookup_mem_bind(struct lookup_mem *m, struct lookup *out)
     out->pvcs = mem_pvcs;
     out->pod_items = mem_pod_items;
     out->sts_object = mem_sts_object;
+    out->sts_fresh = mem_sts_object;
     out->secret = mem_secret;
     out->glass = mem_glass;
 }

@@ -168,6 +168,14 @@ struct lookup {
     enum kerr (*sts_object)(void *ctx, const char *ns, const char *name, cJSON **obj,
                             struct kerr_info *err);
     /*
+     * The StatefulSet ns/name as a whole, read from the API server, never from a cache (a
+     * hibernated Etcd's claims: a cache may not have seen a wake yet): on KERR_OK *obj TAKES
+     * it (cJSON_Delete); KERR_NOTFOUND when the server says there is none. NULL: not known (a
+     * decision that needs it fails closed).
+     */
+    enum kerr (*sts_fresh)(void *ctx, const char *ns, const char *name, cJSON **obj,
+                           struct kerr_info *err);
+    /*
      * The Secret ns/name as a whole: on KERR_OK *obj TAKES it (cJSON_Delete). Read from the
      * API server, never from a cache: KERR_OK only on its answer, KERR_NOTFOUND when it says
      * there is none. NULL: not known (a decision that needs it fails closed).

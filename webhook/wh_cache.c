@@ -200,7 +200,8 @@ static int take_slot(struct wh_cache *c)
 
 /*
  * A slot as take_slot, waited for up to the review's lookup deadline: for a read every review
- * of its kind makes (not a cache miss): the Secret of a hibernated Etcd's member claim.
+ * of its kind makes (not a cache miss): the Secret and the StatefulSet of a hibernated Etcd's
+ * member claim.
  */
 static int wait_slot(struct wh_cache *c)
 {
@@ -519,6 +520,25 @@ static enum kerr c_sts_object(void *ctx, const char *ns, const char *name, cJSON
     return rc;
 }
 
+/* A GET of StatefulSet ns/name as a whole (never cached): a DELETE of a hibernated Etcd's
+ * member claim asks (the StatefulSet its final snapshot was checked against, claimguard.h). */
+static enum kerr c_sts_fresh(void *ctx, const char *ns, const char *name, cJSON **obj,
+                             struct kerr_info *err)
+{
+    struct wh_cache *c = ctx;
+    enum kerr rc;
+
+    *obj = NULL;
+    if (!wait_slot(c))
+        return kerr_set(err, KERR_TOOMANY,
+                        "too many API lookups in flight to read the StatefulSet");
+    rc = k8s_get_until(c->o.client, &res_sts, ns, name, NULL, lookup_deadline(), obj, err);
+    atomic_fetch_sub(&c->running, 1);
+    if (rc == KERR_INVAL) /* a name no object can have */
+        return not_found(&res_sts, name, err);
+    return rc;
+}
+
 /* A GET of Secret ns/name (never cached): a DELETE of a hibernated Etcd's member claim asks
  * (its store stamp, webhook/claimguard.h). */
 static enum kerr c_secret(void *ctx, const char *ns, const char *name, cJSON **obj,
@@ -558,6 +578,7 @@ void wh_cache_bind(struct wh_cache *c, struct lookup *out)
     out->pvcs = c_pvcs;
     out->pod_items = c_pod_items;
     out->sts_object = c_sts_object;
+    out->sts_fresh = c_sts_fresh;
     out->secret = c_secret;
     out->glass = c_glass;
 }
