@@ -17,6 +17,8 @@
 #   V2. alice adds a key moved.yaml to ConfigMap etcd-b-config (etcd.conf.yaml untouched) with
 #       data-dir /var/etcd/data/other, and maps that key to path etcd.conf.yaml in the
 #       StatefulSet's volume etcd-config-file.
+#   V3. alice moves the mount of volume etcd-config-file elsewhere in container backup-restore and
+#       mounts her own ConfigMap etcd-c-moved (data-dir /var/etcd/data/other) at /var/etcd/config/.
 # Oracle: what kube-sim stores: the etcd.conf.yaml that container backup-restore of live Etcd E's
 # StatefulSet would read at /var/etcd/config/etcd.conf.yaml (the volume mounted there, its
 # ConfigMap, the key mapped to that path) names a data-dir other than etcd-druid's
@@ -37,14 +39,15 @@ wh_register_guard || wh_fail "cannot register the webhooks"
 
 druid_etcd shoot etcd-a
 druid_etcd shoot etcd-b
-for e in etcd-a etcd-b; do
+druid_etcd shoot etcd-c
+for e in etcd-a etcd-b etcd-c; do
     wh_as alice annotate etcd $e druid.gardener.cloud/disable-etcd-component-protection= >/dev/null ||
         wh_fail "alice cannot disable protection of $e"
 done
 sleep 2 # the caches see the objects
 
 # etcd-druid's StatefulSet mounts its configuration as its builder does
-for e in etcd-a etcd-b; do
+for e in etcd-a etcd-b etcd-c; do
     out=$(kc_druid -n shoot patch statefulset $e --type json -p "[
       {\"op\": \"add\", \"path\": \"/spec/template/spec/volumes\", \"value\": [{\"name\": \"etcd-config-file\",
         \"configMap\": {\"name\": \"$e-config\", \"defaultMode\": 420, \"items\": [{\"key\": \"etcd.conf.yaml\", \"path\": \"etcd.conf.yaml\"}]}}]},
@@ -79,7 +82,7 @@ except yaml.YAMLError:
     c = {}
 print({str(k).lower(): v for k, v in c.items()}.get("data-dir", "none") if isinstance(c, dict) else "none")'
 }
-for e in etcd-a etcd-b; do
+for e in etcd-a etcd-b etcd-c; do
     [ "$(read_dir $e)" = /var/etcd/data/new.etcd ] || wh_fail "etcd-druid's StatefulSet $e does not read new.etcd: $(read_dir $e)"
 done
 
@@ -113,6 +116,14 @@ out=$(wh_as alice patch configmap etcd-b-config --type merge \
 out+=$(wh_as alice patch statefulset etcd-b --type json \
     -p '[{"op": "replace", "path": "/spec/template/spec/volumes/0/configMap/items/0/key", "value": "moved.yaml"}]' 2>&1)
 judge V2 etcd-b "alice added key moved.yaml (data-dir /var/etcd/data/other) to ConfigMap etcd-b-config and mapped it to etcd.conf.yaml in volume etcd-config-file of StatefulSet etcd-b" "$out"
+
+# ---- V3: the configuration mount moved, alice's ConfigMap mounted where the sidecar reads
+out=$(wh_as alice create configmap etcd-c-moved --from-literal=etcd.conf.yaml="$(moved etcd-c)" 2>&1)
+out+=$(wh_as alice patch statefulset etcd-c --type json -p '[
+  {"op": "add", "path": "/spec/template/spec/volumes/-", "value": {"name": "moved", "configMap": {"name": "etcd-c-moved"}}},
+  {"op": "replace", "path": "/spec/template/spec/containers/1/volumeMounts/1/mountPath", "value": "/var/etcd/config-old/"},
+  {"op": "add", "path": "/spec/template/spec/containers/1/volumeMounts/-", "value": {"name": "moved", "mountPath": "/var/etcd/config/"}}]' 2>&1)
+judge V3 etcd-c "alice moved volume etcd-config-file of StatefulSet etcd-c to /var/etcd/config-old/ and mounted her ConfigMap etcd-c-moved (data-dir /var/etcd/data/other) at /var/etcd/config/" "$out"
 
 [ "$holes" = 0 ] || { echo "FAIL: $holes hole(s): etcd's data directory moved through the StatefulSet's configuration volume"; exit 1; }
 echo "attack10_config_volume: ok"
