@@ -3,6 +3,7 @@
  * configuration from anything but key etcd.conf.yaml of ConfigMap <E>-config.
  */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cJSON.h>
@@ -145,4 +146,76 @@ Test(cfgvol, configuration_path_moved_refused)
     cr_assert_eq(
         problem(STS(DRUID_VOL, DRUID_MOUNT, ",\"envFrom\":[{\"configMapRef\":{\"name\":\"m\"}}]")),
         1);
+}
+
+/* cfgvol_judge of a StatefulSet request (op) of object text against Etcd etcd-main. */
+static int judged(enum review_op op, const char *kind, const char *text, int deleting, char *msg,
+                  size_t size)
+{
+    struct review_req req;
+    struct review_resp resp;
+    struct lookup_etcd etcd;
+    struct member_meta m;
+    cJSON *obj = cJSON_Parse(text);
+    int decided = -1;
+
+    cr_assert_not_null(obj);
+    memset(&req, 0, sizeof(req));
+    memset(&etcd, 0, sizeof(etcd));
+    memset(&m, 0, sizeof(m));
+    req.kind_group = strcmp(kind, "StatefulSet") == 0 ? "apps" : "";
+    req.kind_kind = kind;
+    req.op = op;
+    req.object = obj;
+    m.ns = "shoot";
+    m.name = "etcd-main";
+    m.managed = 1;
+    m.part_of = "etcd-main";
+    etcd.deleting = deleting;
+    etcd.protection_disabled = 1;
+    review_resp_init(&resp);
+    cr_assert_eq(cfgvol_judge(&req, &m, &etcd, &resp, &decided), KERR_OK);
+    cr_assert(!decided || !resp.allowed);
+    snprintf(msg, size, "%s", resp.message ? resp.message : "");
+    review_resp_release(&resp);
+    cJSON_Delete(obj);
+    return decided;
+}
+
+#define MOVED_VOL                                                                             \
+    "{\"name\":\"etcd-config-file\",\"configMap\":{\"name\":\"etcd-main-moved\",\"items\":[{" \
+    "\"key\":\"etcd.conf.yaml\",\"path\":\"etcd.conf.yaml\"}]}}"
+
+Test(cfgvol, judge_refuses_for_everyone_while_live)
+{
+    char msg[4096];
+
+    cr_assert_eq(judged(REVIEW_OP_UPDATE, "StatefulSet", STS(MOVED_VOL, DRUID_MOUNT, ""), 0, msg,
+                        sizeof(msg)),
+                 1, "protection disabled: still refused");
+    cr_assert_not_null(strstr(msg, "updating StatefulSet shoot/etcd-main of live Etcd etcd-main"),
+                       "%s", msg);
+    cr_assert_not_null(strstr(msg, "ConfigMap etcd-main-config"), "%s", msg);
+    cr_assert_eq(judged(REVIEW_OP_CREATE, "StatefulSet", STS(MOVED_VOL, DRUID_MOUNT, ""), 0, msg,
+                        sizeof(msg)),
+                 1);
+    cr_assert_not_null(strstr(msg, "creating StatefulSet"), "%s", msg);
+}
+
+Test(cfgvol, judge_admits_druid_a_deleted_etcd_and_other_kinds)
+{
+    char msg[4096];
+
+    cr_assert_eq(judged(REVIEW_OP_UPDATE, "StatefulSet", STS(DRUID_VOL, DRUID_MOUNT, ""), 0, msg,
+                        sizeof(msg)),
+                 0);
+    cr_assert_eq(judged(REVIEW_OP_UPDATE, "StatefulSet", STS(MOVED_VOL, DRUID_MOUNT, ""), 1, msg,
+                        sizeof(msg)),
+                 0, "an Etcd being deleted is not live");
+    cr_assert_eq(judged(REVIEW_OP_DELETE, "StatefulSet", STS(MOVED_VOL, DRUID_MOUNT, ""), 0, msg,
+                        sizeof(msg)),
+                 0);
+    cr_assert_eq(
+        judged(REVIEW_OP_UPDATE, "ConfigMap", STS(MOVED_VOL, DRUID_MOUNT, ""), 0, msg, sizeof(msg)),
+        0);
 }
