@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "webhook/cfgguard.h"
+#include "webhook/cfgvol.h"
 #include "webhook/claimguard.h"
 #include "webhook/glassadm.h"
 #include "webhook/member.h"
@@ -94,11 +95,13 @@ static time_t now_of(const struct protect_config *cfg)
 
 /*
  * True when req is a StatefulSet request the guards judge beyond component protection:
- * a scale-down (scaleguard), new ordinals (their claims), a claim's volume unmounted.
+ * a scale-down (scaleguard), new ordinals (their claims), a claim's volume unmounted, etcd's
+ * configuration read from elsewhere (cfgvol).
  */
 static int sts_judged(const struct review_req *req)
 {
-    return scaleguard_applies(req) || pvcguard_claims(req) || pvcguard_remounts(req);
+    return scaleguard_applies(req) || pvcguard_claims(req) || pvcguard_remounts(req) ||
+           cfgvol_applies(req);
 }
 
 /* What the scale-down guard knows of the caller of req. */
@@ -237,7 +240,8 @@ static enum kerr judge_parented(const struct protect_config *cfg, const struct l
     if ((rc = scaleguard_judge(&g, lk, req, m, etcd, gp, resp, &decided)) || decided)
         return rc;
     if ((rc = pvcguard_planted(now_of(cfg), lk, req, m, etcd, gp, resp, &decided)) || decided ||
-        (rc = pvcguard_mounts(now_of(cfg), req, m, etcd, gp, resp, &decided)) || decided)
+        (rc = pvcguard_mounts(now_of(cfg), req, m, etcd, gp, resp, &decided)) || decided ||
+        (rc = cfgvol_judge(req, m, etcd, resp, &decided)) || decided)
         return rc;
     if (pvcguard_applies(req, m) &&
         ((rc = pvcguard_judge(now_of(cfg), req, m, etcd, gp, resp, &decided)) || decided))
@@ -344,7 +348,7 @@ enum kerr protect_guard_decide(const struct protect_config *cfg, const struct lo
     struct kerr_info e;
     struct member_meta m;
     int decided = 0, judged = scaleguard_applies(req),
-        claims = pvcguard_claims(req) || pvcguard_remounts(req),
+        claims = pvcguard_claims(req) || pvcguard_remounts(req) || cfgvol_applies(req),
         pvc = req->op == REVIEW_OP_DELETE && member_is_kind(req, "", "PersistentVolumeClaim");
     enum kerr rc = KERR_OK;
 
@@ -413,7 +417,8 @@ enum kerr protect_guard_decide(const struct protect_config *cfg, const struct lo
     if ((rc = scaleguard_judge(&g, lk, req, &m, &etcd, &gp, resp, &decided)) || decided ||
         (rc = pvcguard_planted(now_of(cfg), lk, req, &m, &etcd, &gp, resp, &decided)) || decided ||
         (rc = pvcguard_mounts(now_of(cfg), req, &m, &etcd, &gp, resp, &decided)) || decided ||
-        (rc = pvcguard_adopts(now_of(cfg), lk, req, &m, &etcd, &gp, resp, &decided)) || decided)
+        (rc = pvcguard_adopts(now_of(cfg), lk, req, &m, &etcd, &gp, resp, &decided)) || decided ||
+        (rc = cfgvol_judge(req, &m, &etcd, resp, &decided)) || decided)
         goto out;
     if (pvc) {
         if (!(rc = pvcguard_judge(now_of(cfg), req, &m, &etcd, &gp, resp, &decided)) && !decided)

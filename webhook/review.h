@@ -122,8 +122,9 @@ enum kerr review_req_decode(struct review_req *r, const char *body, size_t len,
  * objects
  *   COMPONENTS  metadata name, namespace, labels, deletionTimestamp, uid,
  *               generation, ownerReferences; spec.replicas, spec.ordinals,
- *               the names of spec.volumeClaimTemplates and the name and
- *               volumeMounts of each of spec.template.spec.containers;
+ *               the names of spec.volumeClaimTemplates, the name,
+ *               volumeMounts, env and envFrom of each of
+ *               spec.template.spec.containers and spec.template.spec.volumes;
  *   ETCD        metadata name, namespace, labels, annotations, and the
  *               whole spec;
  *   MUTATE      (object only) metadata name, namespace, labels,

@@ -28,12 +28,17 @@ static const struct jscan_member mount_m[] = { { "name", &all },
                                                { NULL, NULL } };
 static const struct jscan_keep mount = { JSCAN_MEMBERS, mount_m, NULL };
 static const struct jscan_keep mounts = { JSCAN_ELEMENTS, NULL, &mount };
+/* env, envFrom and the volumes: where the backup sidecar reads etcd's configuration (cfgvol) */
 static const struct jscan_member ctr_m[] = { { "name", &all },
                                              { "volumeMounts", &mounts },
+                                             { "env", &all },
+                                             { "envFrom", &all },
                                              { NULL, NULL } };
 static const struct jscan_keep ctr = { JSCAN_MEMBERS, ctr_m, NULL };
 static const struct jscan_keep ctrs = { JSCAN_ELEMENTS, NULL, &ctr };
-static const struct jscan_member pod_m[] = { { "containers", &ctrs }, { NULL, NULL } };
+static const struct jscan_member pod_m[] = { { "containers", &ctrs },
+                                             { "volumes", &all },
+                                             { NULL, NULL } };
 static const struct jscan_keep pod = { JSCAN_MEMBERS, pod_m, NULL };
 static const struct jscan_member tmpl_m[] = { { "spec", &pod }, { NULL, NULL } };
 static const struct jscan_keep tmpl = { JSCAN_MEMBERS, tmpl_m, NULL };
