@@ -21,6 +21,10 @@
 
 #define CONFLICT_WAIT    200L
 #define CONFLICT_BACKOFF 1000L
+/* A hibernation or wake-up underway (ports cut, maybe scaled to 0) retries a failed call
+ * within this, however many calls failed before: the work queue's own backoff doubles to
+ * 1000 s, and the cluster would stay cut off that long after the API server recovers. */
+#define ERROR_RETRY 5000L
 
 static const struct k8s_resource RES_SVC = { "", "v1", "services", 1 };
 static const struct k8s_resource RES_STS = { "apps", "v1", "statefulsets", 1 };
@@ -667,6 +671,8 @@ enum kerr hib_step(const struct hib_env *env, const cJSON *etcd, long *requeue_m
     }
     if (rc == KERR_OK && (s.act == HIBPLAN_WAIT || s.act == HIBPLAN_BAD))
         *requeue_ms = s.wait_ms;
+    else if (rc != KERR_OK && r.v.phase != HIBPLAN_NONE)
+        *requeue_ms = ERROR_RETRY; /* underway: the queue's backoff grows past it */
     hib_round_release(&r);
     return rc;
 later: /* the budget of this call is spent; everything done so far is in the API */
