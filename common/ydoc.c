@@ -1,5 +1,6 @@
 #include "common/ydoc.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -230,4 +231,22 @@ void ydoc_release(struct ydoc *d)
     }
     free(d->seen);
     memset(d, 0, sizeof(*d));
+}
+
+int ydoc_key_is(const yaml_node_t *k, const char *lit)
+{
+    const unsigned char *v = k->data.scalar.value, *end = v + k->data.scalar.length;
+
+    for (; *lit; lit++) {
+        if (v < end && *v < 0x80 && tolower(*v) == *lit) {
+            v++;
+        } else if (*lit == 's' && end - v >= 2 && v[0] == 0xC5 && v[1] == 0xBF) {
+            v += 2;
+        } else if (*lit == 'k' && end - v >= 3 && v[0] == 0xE2 && v[1] == 0x84 && v[2] == 0xAA) {
+            v += 3;
+        } else {
+            return 0;
+        }
+    }
+    return v == end;
 }

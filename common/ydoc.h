@@ -64,6 +64,14 @@ const char *ydoc_kind(yaml_node_type_t type);
 /* Absent: no node, or a plain null / empty scalar. */
 int ydoc_is_null(const yaml_node_t *n);
 
+/*
+ * Scalar key k names lit (lower-case ASCII) as Go's encoding/json matches a field name
+ * (bytes.EqualFold, Unicode simple folding), which is how etcd reads its YAML configuration:
+ * ASCII ignoring case, and U+017F (long s) for s and U+212A (Kelvin sign) for k, the only other
+ * characters that fold to ASCII letters.
+ */
+int ydoc_key_is(const yaml_node_t *k, const char *lit);
+
 /* Set: not null and not an empty mapping or list. */
 int ydoc_is_present(const yaml_node_t *n);
 

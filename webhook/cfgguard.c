@@ -24,12 +24,6 @@ int cfgguard_etcd_of(const char *name, char *etcd, size_t size)
     return 1;
 }
 
-static int key_is(const yaml_node_t *k, const char *lit)
-{
-    return k->data.scalar.length == strlen(lit) &&
-           strncasecmp((const char *)k->data.scalar.value, lit, strlen(lit)) == 0;
-}
-
 /* The values of data-dir (*data) and wal-dir (*wal) in the mapping root; NULL when absent. */
 static enum kerr find_dirs(struct ydoc *d, yaml_node_t *root, yaml_node_t **data, yaml_node_t **wal)
 {
@@ -40,9 +34,9 @@ static enum kerr find_dirs(struct ydoc *d, yaml_node_t *root, yaml_node_t **data
         key = yaml_document_get_node(&d->doc, p->key);
         if (!key || key->type != YAML_SCALAR_NODE)
             return ydoc_fail(d, KERR_PARSE, key ? key : root, "keys must be strings");
-        if (key_is(key, "<<"))
+        if (ydoc_key_is(key, "<<"))
             return ydoc_fail(d, KERR_PARSE, key, "a merge key (<<) may set data-dir or wal-dir");
-        slot = key_is(key, "data-dir") ? data : key_is(key, "wal-dir") ? wal : NULL;
+        slot = ydoc_key_is(key, "data-dir") ? data : ydoc_key_is(key, "wal-dir") ? wal : NULL;
         if (!slot)
             continue;
         if (*slot)
@@ -118,30 +112,10 @@ enum kerr cfgguard_dirs_read(const char *text, size_t len, struct cfgguard_dirs 
     return read_dirs(text, len, out->data, sizeof(out->data), out->wal, sizeof(out->wal), err);
 }
 
-/* dir is absolute and has no "." or ".." component. */
-static int plain_path(const char *dir)
-{
-    const char *s = dir;
-
-    if (*dir != '/')
-        return 0;
-    while (*s) {
-        size_t n;
-
-        while (*s == '/')
-            s++;
-        n = strcspn(s, "/");
-        if ((n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.'))
-            return 0;
-        s += n;
-    }
-    return 1;
-}
-
-/* a and b are plain paths (plain_path) naming the same directory (datamnt.h's comparison). */
+/* a and b are plain paths (datamnt_plain) naming the same directory (datamnt.h's comparison). */
 static int same_dir(const char *a, const char *b)
 {
-    return plain_path(a) && plain_path(b) && datamnt_below(a, b) && datamnt_below(b, a);
+    return datamnt_plain(a) && datamnt_plain(b) && datamnt_below(a, b) && datamnt_below(b, a);
 }
 
 /* A mount of container etcd of sts on a claim's volume, no sub path, at a plain path. */
@@ -151,14 +125,14 @@ static int claim_mount(const cJSON *sts, const cJSON *m)
 
     return v && at && datamnt_claim_volume(sts, v) &&
            !cJSON_GetObjectItemCaseSensitive(m, "subPath") &&
-           !cJSON_GetObjectItemCaseSensitive(m, "subPathExpr") && plain_path(at);
+           !cJSON_GetObjectItemCaseSensitive(m, "subPathExpr") && datamnt_plain(at);
 }
 
 const char *cfgguard_claim_of(const cJSON *sts, const char *dir)
 {
     const cJSON *m;
 
-    if (!dir || !plain_path(dir))
+    if (!dir || !datamnt_plain(dir))
         return NULL;
     if (!sts)
         return datamnt_below(dir, DATAMNT_DRUID_PATH) ? "the member claim" : NULL;
@@ -225,7 +199,7 @@ int cfgguard_druid_place(const cJSON *sts, const struct cfgguard_dirs *d)
 
     while (n > 1 && d->data[n - 1] == '/')
         n--;
-    if (!plain_path(d->data) || n <= ln || d->data[n - ln - 1] != '/' ||
+    if (!datamnt_plain(d->data) || n <= ln || d->data[n - ln - 1] != '/' ||
         memcmp(d->data + n - ln, CFGGUARD_DATA_SUBDIR, ln) != 0)
         return 0;
     memcpy(parent, d->data, n - ln); /* up to and with the slash before new.etcd */

@@ -1,7 +1,6 @@
 /* cfgkeys - the keys of etcd's configuration that fork or lose a live cluster; see cfgkeys.h. */
 #include "webhook/cfgkeys.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,29 +22,6 @@ static const struct {
     [K_FSYNC] = { "unsafe-no-fsync", NULL, NULL },
 };
 
-/*
- * Key k names lit (lower-case ASCII) as Go's encoding/json matches a field (bytes.EqualFold,
- * Unicode simple folding): ASCII ignoring case, and U+017F (long s) for s and U+212A (Kelvin
- * sign) for k, the only other characters that fold to ASCII letters.
- */
-static int key_is(const yaml_node_t *k, const char *lit)
-{
-    const unsigned char *v = k->data.scalar.value, *end = v + k->data.scalar.length;
-
-    for (; *lit; lit++) {
-        if (v < end && *v < 0x80 && tolower(*v) == *lit) {
-            v++;
-        } else if (*lit == 's' && end - v >= 2 && v[0] == 0xC5 && v[1] == 0xBF) {
-            v += 2;
-        } else if (*lit == 'k' && end - v >= 3 && v[0] == 0xE2 && v[1] == 0x84 && v[2] == 0xAA) {
-            v += 3;
-        } else {
-            return 0;
-        }
-    }
-    return v == end;
-}
-
 /* The values of KEYS in the mapping root into val (K_N slots, NULL when absent). */
 static enum kerr find_keys(struct ydoc *d, yaml_node_t *root, yaml_node_t **val)
 {
@@ -57,9 +33,9 @@ static enum kerr find_keys(struct ydoc *d, yaml_node_t *root, yaml_node_t **val)
         key = yaml_document_get_node(&d->doc, p->key);
         if (!key || key->type != YAML_SCALAR_NODE)
             return ydoc_fail(d, KERR_PARSE, key ? key : root, "keys must be strings");
-        if (key_is(key, "<<"))
+        if (ydoc_key_is(key, "<<"))
             return ydoc_fail(d, KERR_PARSE, key, "a merge key (<<) may set any key");
-        for (i = 0; i < K_N && !key_is(key, KEYS[i].key); i++)
+        for (i = 0; i < K_N && !ydoc_key_is(key, KEYS[i].key); i++)
             ;
         if (i == K_N)
             continue;

@@ -24,40 +24,6 @@ static int unset(const cJSON *obj, const char *key)
     return !v || cJSON_IsNull(v) || (s && !*s);
 }
 
-/* The item of array arr whose "name" is name, or NULL. */
-static const cJSON *named(const cJSON *arr, const char *name)
-{
-    const cJSON *c;
-
-    cJSON_ArrayForEach (c, arr) {
-        if (strcmp(str_of(c, "name"), name) == 0)
-            return c;
-    }
-    return NULL;
-}
-
-/* True when absolute path p has no "." or ".." component. */
-static int plain(const char *p)
-{
-    const char *s = p;
-
-    if (*p != '/')
-        return 0;
-    while (*s) {
-        const char *e = s;
-
-        while (*e == '/')
-            e++;
-        s = e;
-        while (*e && *e != '/')
-            e++;
-        if ((e - s == 1 && s[0] == '.') || (e - s == 2 && s[0] == '.' && s[1] == '.'))
-            return 0;
-        s = e;
-    }
-    return 1;
-}
-
 /* True when volume v is configMap cm projecting key etcd.conf.yaml at etcd.conf.yaml only. */
 static int config_volume(const cJSON *v, const char *cm)
 {
@@ -94,11 +60,11 @@ static int mounts_ok(const cJSON *sts, const cJSON *c, const char *cm, int above
     cJSON_ArrayForEach (m, cJSON_GetObjectItemCaseSensitive(c, "volumeMounts")) {
         p = str_of(m, "mountPath");
         /* a path not plain may resolve anywhere: judged as at the configuration */
-        if (plain(p) && !(above && datamnt_below(CFGVOL_FILE, p)) &&
+        if (datamnt_plain(p) && !(above && datamnt_below(CFGVOL_FILE, p)) &&
             !datamnt_below(p, above ? CFGVOL_FILE : CFGVOL_DIR))
             continue;
-        v = named(kjson_get_arr(sts, "spec.template.spec.volumes"), str_of(m, "name"));
-        if (plain(p) && datamnt_below(p, CFGVOL_DIR) && datamnt_below(CFGVOL_DIR, p) &&
+        v = datamnt_named(kjson_get_arr(sts, "spec.template.spec.volumes"), str_of(m, "name"));
+        if (datamnt_plain(p) && datamnt_below(p, CFGVOL_DIR) && datamnt_below(CFGVOL_DIR, p) &&
             unset(m, "subPath") && unset(m, "subPathExpr") && v && config_volume(v, cm))
             continue;
         snprintf(why, size,

@@ -19,8 +19,7 @@ static const char *str_of(const cJSON *obj, const char *key)
     return v ? v : "";
 }
 
-/* The item of array arr whose "name" is name, or NULL. */
-static const cJSON *named(const cJSON *arr, const char *name)
+const cJSON *datamnt_named(const cJSON *arr, const char *name)
 {
     const cJSON *c;
 
@@ -33,7 +32,7 @@ static const cJSON *named(const cJSON *arr, const char *name)
 
 const cJSON *datamnt_container(const cJSON *sts, const char *name)
 {
-    return named(kjson_get_arr(sts, "spec.template.spec.containers"), name);
+    return datamnt_named(kjson_get_arr(sts, "spec.template.spec.containers"), name);
 }
 
 int datamnt_claim_volume(const cJSON *sts, const char *name)
@@ -167,7 +166,7 @@ int datamnt_adopt_problem(const cJSON *sts, const cJSON *pods, char *why, size_t
             cJSON_ArrayForEach (pm, cJSON_GetObjectItemCaseSensitive(pc, "volumeMounts")) {
                 const char *claim;
 
-                v = named(kjson_get_arr(p, "spec.volumes"), str_of(pm, "name"));
+                v = datamnt_named(kjson_get_arr(p, "spec.volumes"), str_of(pm, "name"));
                 if (!v || !(claim = kjson_get_str(v, "persistentVolumeClaim.claimName")))
                     continue;
                 snprintf(want, sizeof(want), "%s-%s-%lld", str_of(pm, "name"), name,
@@ -329,4 +328,23 @@ int datamnt_project(cJSON *root, const cJSON *sts)
         }
     }
     return 0;
+}
+
+int datamnt_plain(const char *path)
+{
+    const char *s = path;
+
+    if (*path != '/')
+        return 0;
+    while (*s) {
+        size_t n;
+
+        while (*s == '/')
+            s++;
+        n = strcspn(s, "/");
+        if ((n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.'))
+            return 0;
+        s += n;
+    }
+    return 1;
 }

@@ -24,6 +24,9 @@
 #include <cJSON.h>
 
 /* The container named name in the pod template of StatefulSet sts, or NULL. */
+/* The item of array arr whose "name" is name, or NULL. BORROWED from arr. */
+const cJSON *datamnt_named(const cJSON *arr, const char *name);
+
 const cJSON *datamnt_container(const cJSON *sts, const char *name);
 
 /* True when name is the name of one of the volumeClaimTemplates of StatefulSet sts. */
@@ -34,6 +37,9 @@ int datamnt_has_mount(const cJSON *c, const cJSON *m);
 
 /* True when mount path p is base or below it (see above). */
 int datamnt_below(const char *p, const char *base);
+
+/* path is absolute and has no "." or ".." component. */
+int datamnt_plain(const char *path);
 
 /*
  * A mount the pod template of StatefulSet new adds (one old's container of that name does not
