@@ -487,7 +487,8 @@ Test(hib_signals, a_wake_and_scale_down_behind_its_back_voids_the_sleep)
     scale_sts("k1", 0);
     hibfix_round(&x, "k1");
     cr_assert_str_neq(hibfix_phase(&x, "k1"), "Hibernated");
-    cr_assert_gt(hibfix_events(&x, "AwakeAgain", "Warning"), 0);
+    /* Events are sent by the recorder's thread: wait for it, bounded. */
+    TESTUTIL_AWAIT(hibfix_events(&x, "AwakeAgain", "Warning") > 0, 30000);
     cr_assert_str_eq(annotation("k1", HIB_ANN_STORE, v, sizeof(v)), "<none>");
     cr_assert_str_eq(annotation("k1", HIB_ANN_CHECKED, v, sizeof(v)), "<none>");
     cr_assert(hibfix_drive(&x, "k1", "Hibernated", 20000), "phase %s", hibfix_phase(&x, "k1"));
