@@ -24,6 +24,7 @@ static void handle_result(struct wq *q, const char *key, enum wqpool_result r, l
         wq_forget(q, key);
         break;
     case WQPOOL_RESULT_REQUEUE_AFTER:
+    case WQPOOL_RESULT_ERROR_AFTER:
         wq_forget(q, key);
         (void)wq_add_after(q, key, after_ms);
         break;

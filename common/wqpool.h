@@ -24,6 +24,8 @@ enum wqpool_result {
     WQPOOL_RESULT_REQUEUE_AFTER, /* forget the backoff, run again after *after_ms */
     WQPOOL_RESULT_ERROR,         /* failed: run again after the rate limiter's delay, or
                                     after *after_ms when that is set and comes earlier */
+    WQPOOL_RESULT_ERROR_AFTER,   /* failed, and the caller paces its own retry: forget the
+                                    backoff, run again after *after_ms (> 0) */
 };
 
 /*

@@ -225,3 +225,45 @@ Test(wqpool, an_error_keeps_the_requeue_another_step_asked_for)
     wq_free(q);
     free(t);
 }
+
+/* A step that paces its own retry (a hibernation underway) fails four times, then the
+ * Etcd's GET fails once: counts the calls and what the queue counted at the last. */
+struct own_retry {
+    struct wq *q;
+    atomic_int total;
+    int requeues_at_last;
+};
+
+static enum wqpool_result fail_own_then_plain(void *arg, const char *key, long *after_ms)
+{
+    struct own_retry *s = arg;
+    int n = atomic_load(&s->total);
+
+    if (n == 5)
+        s->requeues_at_last = wq_num_requeues(s->q, key);
+    atomic_fetch_add(&s->total, 1);
+    if (n < 4) {
+        *after_ms = 20;
+        return WQPOOL_RESULT_ERROR_AFTER;
+    }
+    return n == 4 ? WQPOOL_RESULT_ERROR : WQPOOL_RESULT_OK;
+}
+
+Test(wqpool, an_error_that_paces_its_retry_forgets_the_backoff)
+{
+    struct wq_opts o = { .base_delay_ms = 5, .max_delay_ms = 1000000, .qps = -1 };
+    struct own_retry *s = calloc(1, sizeof(*s));
+    struct wqpool *w = NULL;
+
+    cr_assert_not_null(s);
+    s->q = wqfix_new(&o);
+    cr_assert_eq(wqpool_new(s->q, 1, fail_own_then_plain, s, &w, NULL), KERR_OK);
+    cr_assert_eq(wq_add(s->q, "etcd/ns/a"), KERR_OK);
+    cr_assert(testutil_await_count(&s->total, 6, 30000), "%d calls", atomic_load(&s->total));
+    wqpool_free(w);
+    cr_assert_eq(s->requeues_at_last, 1,
+                 "four paced failures and one plain one: only the plain one counts, not %d",
+                 s->requeues_at_last);
+    wq_free(s->q);
+    free(s);
+}

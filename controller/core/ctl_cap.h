@@ -84,6 +84,14 @@ struct ctl_config;        /* controller/core/ctl_config.h */
 /* What a step asks of the dispatch. */
 struct ctl_result {
     long requeue_ms; /* > 0: call again after that long */
+    /*
+     * With an error and requeue_ms > 0: the step paces the retry of its failure itself (a
+     * hibernation underway retries within seconds, however many calls failed before). The
+     * key's backoff is then forgotten, so a failure outside the step (the Etcd's own GET)
+     * starts again from the queue's first delay rather than from where the step's failures
+     * took it.
+     */
+    int own_retry;
 };
 
 /* A step of an Etcd key. */

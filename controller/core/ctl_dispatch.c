@@ -35,11 +35,16 @@ static int split_key(const char *key, char *buf, size_t n, const char **kind, co
     return 1;
 }
 
-/* The result of one step merged into the key's: the first error, the smallest requeue. */
+/*
+ * The result of one step merged into the key's: the first error, the smallest requeue, and
+ * whether every failed step paces its own retry (*own).
+ */
 static void merge(enum kerr rc, const struct ctl_result *r, const char *step,
                   const struct kerr_info *e, enum kerr *first, const char **where,
-                  struct kerr_info *err, long *requeue)
+                  struct kerr_info *err, long *requeue, int *own)
 {
+    if (rc && !(r->own_retry && r->requeue_ms > 0))
+        *own = 0;
     if (rc && !*first) {
         *first = rc;
         *where = step;
@@ -51,10 +56,11 @@ static void merge(enum kerr rc, const struct ctl_result *r, const char *step,
 
 /*
  * Run the steps of an Etcd (restoring: those marked restoring, else the
- * others); the first error (step named by *where) or KERR_OK.
+ * others); the first error (step named by *where) or KERR_OK. *own: every
+ * failed step paces its own retry.
  */
-static enum kerr etcd_steps(struct ctl *c, const cJSON *etcd, long *requeue, const char **where,
-                            struct kerr_info *err)
+static enum kerr etcd_steps(struct ctl *c, const cJSON *etcd, long *requeue, int *own,
+                            const char **where, struct kerr_info *err)
 {
     int restoring = kjson_get_str(etcd, "metadata.labels[" LABEL_RESTORING "]") != NULL;
     const struct ctl_etcd_step *s;
@@ -71,7 +77,7 @@ static enum kerr etcd_steps(struct ctl *c, const cJSON *etcd, long *requeue, con
             memset(&r, 0, sizeof(r));
             kerr_clear(&e);
             rc = fn(c, etcd, &r, &e);
-            merge(rc, &r, s->name, &e, &first, where, err, requeue);
+            merge(rc, &r, s->name, &e, &first, where, err, requeue, own);
         }
     }
     return first;
@@ -79,7 +85,7 @@ static enum kerr etcd_steps(struct ctl *c, const cJSON *etcd, long *requeue, con
 
 /* An Etcd key: a fresh GET, then the steps. */
 static enum kerr reconcile_etcd(struct ctl *c, const char *ns, const char *name, long *requeue,
-                                const char **where, struct kerr_info *err)
+                                int *own, const char **where, struct kerr_info *err)
 {
     cJSON *etcd = NULL;
     struct ev_ref ref;
@@ -90,7 +96,8 @@ static enum kerr reconcile_etcd(struct ctl *c, const char *ns, const char *name,
         return KERR_OK; /* gone: owner references let the garbage collector clean up */
     if (rc)
         return rc;
-    rc = etcd_steps(c, etcd, requeue, where, err);
+    *own = 1;
+    rc = etcd_steps(c, etcd, requeue, own, where, err);
     /* a conflict (the object changed since it was read) is a retry, not a failure to report */
     if (rc && rc != KERR_CONFLICT && ev_ref_from_object(etcd, &ref) == KERR_OK) {
         if (!ref.kind)
@@ -103,7 +110,7 @@ static enum kerr reconcile_etcd(struct ctl *c, const char *ns, const char *name,
 }
 
 static enum kerr reconcile_task(struct ctl *c, ctl_task_step_fn fn, const char *ns,
-                                const char *name, long *requeue, struct kerr_info *err)
+                                const char *name, long *requeue, int *own, struct kerr_info *err)
 {
     struct ctl_result r = { 0 };
     enum kerr rc;
@@ -112,6 +119,7 @@ static enum kerr reconcile_task(struct ctl *c, ctl_task_step_fn fn, const char *
         return KERR_OK;
     rc = fn(c, ns, name, &r, err);
     *requeue = r.requeue_ms;
+    *own = r.own_retry && r.requeue_ms > 0;
     return rc;
 }
 
@@ -133,6 +141,7 @@ enum wqpool_result ctl_dispatch(void *arg, const char *key, long *after_ms)
     int64_t t0 = ktime_mono_ns();
     unsigned long reqs;
     long requeue = 0;
+    int own = 0;
     enum kerr rc = KERR_OK;
     enum ctl_metrics_result res;
 
@@ -143,9 +152,9 @@ enum wqpool_result ctl_dispatch(void *arg, const char *key, long *after_ms)
         return WQPOOL_RESULT_OK;
     }
     if (strcmp(kind, "etcd") == 0)
-        rc = reconcile_etcd(c, ns, name, &requeue, &where, &err);
+        rc = reconcile_etcd(c, ns, name, &requeue, &own, &where, &err);
     else if ((k = ctl_table_key(&c->table, kind)) && (!k->enabled || k->enabled(c->cfg)))
-        rc = reconcile_task(c, ctl_table_key_fn(&c->table, k), ns, name, &requeue, &err);
+        rc = reconcile_task(c, ctl_table_key_fn(&c->table, k), ns, name, &requeue, &own, &err);
     res = rc ? CTL_R_ERROR : requeue > 0 ? CTL_R_REQUEUE_AFTER : CTL_R_SUCCESS;
     reqs = ctl_reconcile_requests();
     ctl_metrics_reconcile(c->metrics, kind, res, (double)(ktime_mono_ns() - t0) / 1e9, reqs);
@@ -153,7 +162,7 @@ enum wqpool_result ctl_dispatch(void *arg, const char *key, long *after_ms)
         log_warn("reconcile failed", "controller", kind, "namespace", ns, "name", name, "step",
                  where, "error", err.msg);
         *after_ms = requeue; /* another step's polling is not slowed by this backoff */
-        return WQPOOL_RESULT_ERROR;
+        return own && requeue > 0 ? WQPOOL_RESULT_ERROR_AFTER : WQPOOL_RESULT_ERROR;
     }
     if (log_enabled(LOG_DEBUG)) {
         char after[24], made[24];

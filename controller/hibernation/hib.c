@@ -24,7 +24,7 @@
 /* A hibernation or wake-up underway (ports cut, maybe scaled to 0) retries a failed call
  * within this, however many calls failed before: the work queue's own backoff doubles to
  * 1000 s, and the cluster would stay cut off that long after the API server recovers. */
-#define ERROR_RETRY 5000L
+#define ERROR_RETRY 1000L
 
 static const struct k8s_resource RES_SVC = { "", "v1", "services", 1 };
 static const struct k8s_resource RES_STS = { "apps", "v1", "statefulsets", 1 };

@@ -151,7 +151,10 @@ struct hib_env {
  * Run the flow for etcd (BORROWED, freshly read from the API) until it has
  * to wait. *requeue_ms > 0 asks to be called again after that long (0:
  * nothing pending). An error is returned with its message when an API call
- * failed (the caller requeues rate-limited); a 409 only repeats the round.
+ * failed: with *requeue_ms 0 (no hibernation underway) the caller requeues
+ * rate-limited; a hibernation or wake-up underway sets *requeue_ms to its own
+ * retry (1 s), which the controller keeps however many calls failed before
+ * (ctl_result.own_retry). A 409 only repeats the round.
  */
 enum kerr hib_step(const struct hib_env *env, const cJSON *etcd, long *requeue_ms,
                    struct kerr_info *err);

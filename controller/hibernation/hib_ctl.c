@@ -93,5 +93,8 @@ enum kerr hib_reconcile(struct ctl *c, const cJSON *etcd, struct ctl_result *res
     /* what the steps before left of the reconcile's budget (none left: the next one goes on) */
     left = CTL_ETCD_REQUESTS - (long)ctl_reconcile_requests();
     env.max_requests = left > 0 ? (int)left : -1;
-    return hib_step(&env, etcd, &res->requeue_ms, err);
+    rc = hib_step(&env, etcd, &res->requeue_ms, err);
+    /* a failed call of a hibernation underway comes back with its retry (hib.h) */
+    res->own_retry = rc != KERR_OK && res->requeue_ms > 0;
+    return rc;
 }
