@@ -223,14 +223,36 @@ int pvcguard_claims(const struct review_req *req)
 }
 
 /*
- * The first PVC of items named "<template>-<sts>-<n>", n in [lo1, hi1) but not in
- * [lo0, hi0), with an owner reference that is not a member's of sts and etcd (*bad: that
+ * Whether the StatefulSet controller would give a member of req's StatefulSet a claim whose
+ * name begins with the n bytes of t: t is one of spec.volumeClaimTemplates' names in the
+ * request's object (or its old object). A Scale carries no templates: every prefix counts.
+ */
+static int template_of(const struct review_req *req, const char *t, size_t n)
+{
+    const cJSON *objs[2] = { req->object, req->old_object }, *v;
+    const char *name;
+    int i;
+
+    if (!member_is_kind(req, "apps", "StatefulSet"))
+        return 1;
+    for (i = 0; i < 2; i++)
+        cJSON_ArrayForEach (v, kjson_get_arr(objs[i], "spec.volumeClaimTemplates")) {
+            name = lookup_meta_str(v, "name");
+            if (strlen(name) == n && memcmp(name, t, n) == 0)
+                return 1;
+        }
+    return 0;
+}
+
+/*
+ * The first PVC of items named "<template>-<sts>-<n>" (template one of req's, see
+ * template_of), n in [lo1, hi1) but not in [lo0, hi0), with an owner reference that is not a member's of sts and etcd (*bad: that
  * owner) or seeded with data by spec.dataSource or spec.dataSourceRef (*bad NULL, *field the
  * field's name): NULL when there is none, else the PVC, with *ord n.
  */
-static const cJSON *planted_claim(const cJSON *items, const char *sts, const char *etcd, long lo0,
-                                  long hi0, long lo1, long hi1, const cJSON **bad,
-                                  const char **field, int64_t *ord)
+static const cJSON *planted_claim(const struct review_req *req, const cJSON *items,
+                                  const char *sts, const char *etcd, long lo0, long hi0, long lo1,
+                                  long hi1, const cJSON **bad, const char **field, int64_t *ord)
 {
     size_t ls = strlen(sts), i;
     const cJSON *p, *refs, *spec;
@@ -244,7 +266,7 @@ static const cJSON *planted_claim(const cJSON *items, const char *sts, const cha
         /* each "<template>-" prefix the name may have before "<sts>-<n>" */
         for (i = 1; name[0] && name[i]; i++) {
             if (name[i] != '-' || !lookup_pod_ordinal(name + i + 1, sts, ord) || *ord < lo1 ||
-                *ord >= hi1 || (*ord >= lo0 && *ord < hi0))
+                *ord >= hi1 || (*ord >= lo0 && *ord < hi0) || !template_of(req, name, i))
                 continue;
             if (cJSON_IsArray(refs) &&
                 (*bad = foreign_owner(refs, sts, ls, etcd, name + i + 1 + ls + 1)))
@@ -326,7 +348,7 @@ enum kerr pvcguard_planted(time_t now, const struct lookup *lk, const struct rev
                               req->op == REVIEW_OP_CREATE ? "creating" : "scaling up", m->ns,
                               m->name, m->part_of, e.msg);
     }
-    pvc = planted_claim(items, m->name, m->part_of, lo0, hi0, lo1, hi1, &bad, &field, &ord);
+    pvc = planted_claim(req, items, m->name, m->part_of, lo0, hi0, lo1, hi1, &bad, &field, &ord);
     rc = KERR_OK;
     if (pvc && !bad)
         rc = seeded(now, req, m, etcd, pvc, field, ord, gp, resp, decided);
