@@ -373,7 +373,14 @@ enum kerr cfgguard_judge(const struct lookup *lk, const struct review_req *req,
                          req->namespace, name, etcd, ke.msg);
         goto out;
     }
-    if (cfgkeys_refused(text, old_text(req), why, sizeof(why))) { /* cfgkeys.h */
+    if (!e.member_prefix_ok) {
+        rc = review_deny(resp,
+                         "ConfigMap %s/%s is etcd's configuration of Etcd %s, whose "
+                         "spec.memberNamePrefix is not a name that can be judged: not admitted",
+                         req->namespace, name, etcd);
+        goto out;
+    }
+    if (cfgkeys_refused(text, old_text(req), e.member_prefix, why, sizeof(why))) { /* cfgkeys.h */
         rc = review_deny(resp, "ConfigMap %s/%s is etcd's configuration of live Etcd %s: %s",
                          req->namespace, name, etcd, why);
         goto out;

@@ -119,7 +119,8 @@ static const char *ident(const struct cfgkeys *c, int i)
     return i == K_NAME ? c->name : i == K_TOKEN ? c->token : i == K_STATE ? c->state : c->prefix;
 }
 
-int cfgkeys_problem(const struct cfgkeys *now, const struct cfgkeys *old, char *why, size_t size)
+int cfgkeys_problem(const struct cfgkeys *now, const struct cfgkeys *old, const char *etcd_prefix,
+                    char *why, size_t size)
 {
     int i;
 
@@ -131,6 +132,14 @@ int cfgkeys_problem(const struct cfgkeys *now, const struct cfgkeys *old, char *
                                   "they did not all have"
                                 : "etcd would acknowledge writes it has not written to disk, "
                                   "lost when a node crashes");
+        return 1;
+    }
+    if (etcd_prefix && strcmp(now->prefix, etcd_prefix) != 0) {
+        snprintf(why, size,
+                 "it sets member-name-prefix to \"%.256s\", not the Etcd's spec.memberNamePrefix "
+                 "\"%.256s\" (etcd-druid writes that one): the backup sidecar would name the "
+                 "members otherwise than the cluster knows them",
+                 now->prefix, etcd_prefix);
         return 1;
     }
     if (old && strcmp(now->prefix, old->prefix) != 0) {
@@ -159,7 +168,8 @@ int cfgkeys_problem(const struct cfgkeys *now, const struct cfgkeys *old, char *
     return 0;
 }
 
-int cfgkeys_refused(const char *now, const char *old, char *why, size_t size)
+int cfgkeys_refused(const char *now, const char *old, const char *etcd_prefix, char *why,
+                    size_t size)
 {
     struct cfgkeys *k = malloc(2 * sizeof(*k));
     struct kerr_info ke;
@@ -175,7 +185,7 @@ int cfgkeys_refused(const char *now, const char *old, char *why, size_t size)
         goto out;
     }
     had = old && cfgkeys_read(old, strlen(old), &k[1], NULL) == KERR_OK;
-    bad = cfgkeys_problem(&k[0], had ? &k[1] : NULL, why, size);
+    bad = cfgkeys_problem(&k[0], had ? &k[1] : NULL, etcd_prefix, why, size);
 out:
     free(k);
     return bad;

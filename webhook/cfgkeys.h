@@ -14,10 +14,10 @@
  *                      member bootstraps or is restored with from a snapshot (the sidecar restores
  *                      a member whose data is gone with them): another token restores a member
  *                      into another cluster, another state or name one that does not join.
- * etcd-druid also writes member-name-prefix (the Etcd's spec.memberNamePrefix, immutable; etcd
- * ignores the key, the backup sidecar names the members with it): an UPDATE over a configuration
- * that parses keeps its value (absent, null and "" alike); a CREATE's is not judged, as the
- * webhook does not read the Etcd's spec.
+ * etcd-druid also writes member-name-prefix (the Etcd's spec.memberNamePrefix, immutable, left
+ * out when empty: internal/component/configmap/etcdconfig.go; etcd ignores the key, the backup
+ * sidecar names the members with it): it must be the Etcd's (absent, null and "" alike), on a
+ * CREATE as on an UPDATE, and an UPDATE over a configuration that parses keeps its value.
  * So (fail closed): force-new-cluster and unsafe-no-fsync must be absent, null or a plain false
  * (false, False, FALSE: what etcd-druid never writes need not take more spellings); each of the
  * identity keys must have etcd-druid's value or the value of the configuration an UPDATE replaces
@@ -67,15 +67,19 @@ enum kerr cfgkeys_read(const char *text, size_t len, struct cfgkeys *out, struct
 
 /*
  * Why now (BORROWED) is refused over old (BORROWED; NULL: a CREATE, or the replaced
- * configuration does not parse) into why (size bytes): 1, or 0 when admitted.
+ * configuration does not parse), for an Etcd whose spec.memberNamePrefix is etcd_prefix
+ * (BORROWED, "" when absent; NULL: not judged), into why (size bytes): 1, or 0 when admitted.
  */
-int cfgkeys_problem(const struct cfgkeys *now, const struct cfgkeys *old, char *why, size_t size);
+int cfgkeys_problem(const struct cfgkeys *now, const struct cfgkeys *old, const char *etcd_prefix,
+                    char *why, size_t size);
 
 /*
  * The whole rule on texts: etcd.conf.yaml now (BORROWED, NUL-terminated) replacing old
- * (BORROWED; NULL: none). 1 with the reason in why (size bytes; a parse error of now included),
- * 0 when admitted; an old text that does not parse counts as none.
+ * (BORROWED; NULL: none), etcd_prefix as cfgkeys_problem. 1 with the reason in why (size bytes;
+ * a parse error of now included), 0 when admitted; an old text that does not parse counts as
+ * none.
  */
-int cfgkeys_refused(const char *now, const char *old, char *why, size_t size);
+int cfgkeys_refused(const char *now, const char *old, const char *etcd_prefix, char *why,
+                    size_t size);
 
 #endif

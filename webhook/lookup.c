@@ -162,6 +162,12 @@ enum kerr lookup_etcd_from_json(const cJSON *etcd, struct lookup_etcd *out, stru
                  out->break_glass_rc == KERR_OK ? why : reason);
         glass_value_hash(reason, out->break_glass_value);
     }
+    phase = kjson_get_str(etcd, "spec.memberNamePrefix");
+    out->member_prefix_ok = (phase && strlen(phase) <= LOOKUP_MEMBER_PREFIX_MAX) ||
+                            !kjson_has(etcd, "spec.memberNamePrefix") ||
+                            cJSON_IsNull(kjson_get(etcd, "spec.memberNamePrefix"));
+    snprintf(out->member_prefix, sizeof(out->member_prefix), "%s",
+             out->member_prefix_ok && phase ? phase : "");
     if (cJSON_IsObject(lastop)) {
         out->reconcile_in_progress = in_progress(lastop, "Reconcile");
         out->deletion_in_progress = in_progress(lastop, "Delete");
@@ -298,6 +304,11 @@ cJSON *lookup_etcd_project(const cJSON *etcd)
     }
     /* the store's fields its stamp is made of (hibguard_store_stamp) */
     if (kjson_get_obj(etcd, "spec.backup.store") && project_store(root, etcd))
+        goto fail;
+    /* the members' names in etcd's configuration (webhook/cfgkeys.h) */
+    if (kjson_has(etcd, "spec.memberNamePrefix") &&
+        kjson_set(root, "spec.memberNamePrefix",
+                  cJSON_Duplicate(kjson_get(etcd, "spec.memberNamePrefix"), 1), NULL))
         goto fail;
     /* the member range of its claims (webhook/claimguard.h) */
     if (kjson_has(etcd, "spec.replicas") &&

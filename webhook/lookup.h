@@ -26,9 +26,11 @@
 #include "common/kerr.h"
 #include "webhook/glass.h"
 
-#define LOOKUP_NAME_MAX   253 /* longest object name or namespace (DNS subdomain) */
-#define LOOKUP_UID_MAX    63
-#define LOOKUP_REASON_MAX 255 /* longest break-glass reason kept */
+#define LOOKUP_NAME_MAX          253 /* longest object name or namespace (DNS subdomain) */
+#define LOOKUP_UID_MAX           63
+#define LOOKUP_REASON_MAX        255 /* longest break-glass reason kept */
+
+#define LOOKUP_MEMBER_PREFIX_MAX 511 /* longest spec.memberNamePrefix judged */
 
 /* Label and annotation keys the decisions read. */
 #define LOOKUP_LABEL_MANAGED_BY       "app.kubernetes.io/managed-by"
@@ -69,6 +71,10 @@ struct lookup_etcd {
     char break_glass_reason[LOOKUP_REASON_MAX + 1]; /* its reason (the whole value when
                                                        malformed), cut to fit */
     char break_glass_value[GLASS_HASH_LEN + 1];     /* the sha256 of its whole value (glass.h) */
+    /* spec.memberNamePrefix ("" when absent or null); member_prefix_ok 0 when it is not a
+     * string or longer than the buffer */
+    int member_prefix_ok;
+    char member_prefix[LOOKUP_MEMBER_PREFIX_MAX + 1];
 };
 
 /* What the decisions need of a StatefulSet (the parent of a scale or a PVC). */

@@ -15,6 +15,7 @@
 #   N5. the ConfigMap re-created (deleted, then created by the tenant) with Force-New-Cluster: True.
 #   N6. force-new-cluster spelled with a long s (U+017F): Go's encoding/json matches keys by
 #       Unicode simple folding, which folds it to s.
+#   N7. the ConfigMap re-created with a member-name-prefix the Etcd's spec.memberNamePrefix is not.
 # Alice is a tenant with edit rights and component protection disabled on her Etcds (etcd-a with
 # 3 members, etcd-b with 1, as Gardener's etcd-events).
 # Oracle: what kube-sim stores: ConfigMap E-config of live Etcd E (no deletionTimestamp) whose
@@ -150,7 +151,8 @@ c=$(conf etcd-b 1 '$a Force-New-Cluster: True')
 out=$(wh_as alice delete configmap etcd-b-config 2>&1)
 out+=$(wh_as alice create configmap etcd-b-config --from-literal=etcd.conf.yaml="$c" 2>&1)
 judge N5 etcd-b "alice deleted ConfigMap etcd-b-config and created her own with Force-New-Cluster: True" "$out"
-if [ "$(keys etcd-b)" = absent ]; then # etcd-druid re-creates its ConfigMap (its shape, its labels)
+recreate_b() { # etcd-druid re-creates its ConfigMap etcd-b-config (its shape, its labels)
+    [ "$(keys etcd-b)" = absent ] || return 0
     kc_druid -n shoot create -f - >/dev/null <<EOF || wh_fail "control: etcd-druid cannot re-create ConfigMap etcd-b-config"
 apiVersion: v1
 kind: ConfigMap
@@ -163,11 +165,23 @@ data:
 $(druid_conf etcd-b 1 8589934592 10000 | sed 's/^/    /')
 EOF
     echo "ok: control: etcd-druid re-creates its ConfigMap etcd-b-config"
-fi
+}
+recreate_b
 
 # ---- N6: force-new-cluster with a long s
 out=$(patch_conf etcd-a "$(conf etcd-a 3 "\$a force-new-clu$(printf '\xc5\xbf')ter: true")")
 judge N6 etcd-a "alice patched etcd.conf.yaml of ConfigMap etcd-a-config to force-new-clu\\u017fter: true" "$out"
+
+# ---- N7: the ConfigMap re-created with a member-name-prefix the Etcd does not have (etcd-druid
+# writes the Etcd's spec.memberNamePrefix, immutable; the sidecar names the members with it)
+c=$(conf etcd-b 1 '$a member-name-prefix: alice')
+out=$(wh_as alice delete configmap etcd-b-config 2>&1)
+out+=$(wh_as alice create configmap etcd-b-config --from-literal=etcd.conf.yaml="$c" 2>&1)
+if kc -n shoot get configmap etcd-b-config -o jsonpath='{.data.etcd\.conf\.yaml}' 2>/dev/null |
+    grep -q '^member-name-prefix: alice'; then
+    hole "N7: alice deleted ConfigMap etcd-b-config and created her own with member-name-prefix: alice, which Etcd etcd-b (no spec.memberNamePrefix) does not have: the sidecar would name its members otherwise than the cluster knows them"
+else held "N7: refused: $(tr '\n' ' ' <<<"$out" | head -c 400)"; fi
+recreate_b
 
 # ---- control: etcd-druid's scale-up of etcd-b from 1 to 3 members (initial-cluster grows)
 out=$(druid_patch etcd-b 3 8589934592 10000) ||

@@ -81,7 +81,7 @@ static void check_keys(const char *text)
     rc = cfgkeys_read(text, strlen(text), &k, &e);
     if (rc != KERR_OK && (rc != KERR_PARSE || !strstr(e.msg, CFGKEYS_FILE)))
         abort();
-    bad = cfgkeys_refused(text, NULL, why, sizeof(why));
+    bad = cfgkeys_refused(text, NULL, NULL, why, sizeof(why));
     if (rc != KERR_OK) {
         if (!bad)
             abort();
@@ -91,9 +91,9 @@ static void check_keys(const char *text)
         memchr(k.token, '\0', sizeof(k.token)) == NULL ||
         memchr(k.state, '\0', sizeof(k.state)) == NULL)
         abort();
-    if (cfgkeys_problem(&k, &k, why, sizeof(why)) != (k.force_new || k.no_fsync))
+    if (cfgkeys_problem(&k, &k, NULL, why, sizeof(why)) != (k.force_new || k.no_fsync))
         abort();
-    if (bad != cfgkeys_problem(&k, NULL, why, sizeof(why)))
+    if (bad != cfgkeys_problem(&k, NULL, NULL, why, sizeof(why)))
         abort();
     if (!bad &&
         (strcmp(k.name, CFGKEYS_DRUID_NAME) != 0 || strcmp(k.token, CFGKEYS_DRUID_TOKEN) != 0 ||
