@@ -20,14 +20,16 @@
  *     (common/lowner's rule, warden-controller's too): a BackupBucket of
  *     provider Local whose directory (its Secret's hostPath + container)
  *     holds the source's and whose spec.namespaceSelector selects the
- *     namespace (no selector: every namespace, as for claims); a BackupEntry
- *     of one of its Etcds, placed by its bucket (or annotation), made after
- *     the namespace was created (common/pborn: one made before is an earlier
- *     namespace's, another owner, in the way); an EtcdBackup copy of the
- *     namespace whose recorded hostPath holds it; or an Etcd of the namespace
- *     (a copy not recorded: its Secret) whose directory holds it while no
+ *     namespace (no selector: every namespace, as for claims); an EtcdBackup
+ *     copy of the namespace whose recorded hostPath holds it; or, while no
  *     claim of another namespace overlaps it (one not placed, or not
- *     understood, is in the way): its Secret is the namespace's to edit.
+ *     understood, is in the way), an Etcd of the namespace (a copy not
+ *     recorded: its Secret) whose directory holds it, its Secret the
+ *     namespace's to edit, or a BackupEntry of one of its Etcds, placed by its
+ *     bucket (or annotation), made after the namespace was created
+ *     (common/lowner's lowner_entry, the rule warden-controller applies at the
+ *     Job too: one made before is an earlier namespace's, another owner, in
+ *     the way).
  *     Otherwise refused, naming no other namespace.
  *
  * Ownership: arguments BORROWED. Thread safety: reentrant (the client and the stores are).
