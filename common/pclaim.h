@@ -155,6 +155,18 @@ enum kerr pclaim_restores(struct k8s_client *k, const char *lease_ns, const stru
                           struct pclaim_other *o, struct kerr_info *err);
 
 /*
+ * Read-only: the first EtcdRestore target recorded in store's Lease of a namespace other than
+ * ns that overlaps prefix and is in the way of an owner there (its restore stored and claiming
+ * its target, common/rtarget's rtarget_claims, or that cannot be told; or admitted within
+ * PCLAIM_PENDING_S and not stored yet), into *o (o->what "" when none). A Local store's record
+ * holds the target's directory as placed at admission. Errors when the Lease could not be read
+ * (the caller must refuse).
+ */
+enum kerr pclaim_restore_targets(struct k8s_client *k, const char *lease_ns, const char *store,
+                                 const char *prefix, const char *ns, struct pclaim_other *o,
+                                 struct kerr_info *err);
+
+/*
  * Read-only: the first record of store's Lease that still counts (an admission within
  * PCLAIM_TTL_S, a copy starting, a restore target in flight, a restore's source admitted
  * within PCLAIM_TTL_S whose restore is not over) and overlaps prefix, whoever

@@ -13,6 +13,7 @@
 
 #include "common/blocal.h"
 #include "common/kjson.h"
+#include "common/pclaim.h"
 #include "common/store.h"
 #include "controller/backups/bkown.h"
 #include "tests/support/cfix.h"
@@ -30,6 +31,7 @@ static const struct k8s_resource RES_NS = { "", "v1", "namespaces", 0 };
 static const struct k8s_resource RES_BUCKET = { "etcd-warden.io", "v1alpha1", "backupbuckets", 0 };
 static const struct k8s_resource RES_ENTRY = { "etcd-warden.io", "v1alpha1", "backupentries", 0 };
 static const struct k8s_resource RES_ETCD = { "druid.gardener.cloud", "v1alpha1", "etcds", 1 };
+static const struct k8s_resource RES_RESTORE = { "etcd-warden.io", "v1alpha1", "etcdrestores", 1 };
 static const enum prefix_kind k_etcd = PREFIX_ETCD, k_entry = PREFIX_ENTRY,
                               k_backup = PREFIX_BACKUP;
 static struct cfix fx;
@@ -124,9 +126,9 @@ static void judge(const char *ns, const char *dir, const char *lease_ns, char wh
 {
     struct kerr_info err = { 0 };
 
-    (void)lease_ns; /* the claim Leases: not read yet */
-    cr_assert_eq(bklocal_source_owned(fx.c, buckets, etcds, entries, backups, ns, dir, wh, &err),
-                 KERR_OK, "%s", err.msg);
+    cr_assert_eq(
+        bklocal_source_owned(fx.c, buckets, etcds, entries, backups, lease_ns, ns, dir, wh, &err),
+        KERR_OK, "%s", err.msg);
     cr_assert_eq(bkown_local(fx.c, ns, dir, "a restore reads", ctl, 1024, &err), KERR_OK, "%s",
                  err.msg);
 }
@@ -165,4 +167,68 @@ Test(lowner_agree, an_entry_does_not_own_what_another_namespace_writes)
     cr_expect(strstr(wh, "does not own"), "warden-webhook: \"%s\"", wh);
     cr_expect(strstr(ctl, "does not own"), "warden-controller: \"%s\"", ctl);
     cr_expect_null(strstr(wh, "third"), "%s", wh);
+}
+
+/* EtcdRestore ns/name into Local container bkt, prefix pfx (no Secret: the default hostPath),
+ * stored in flight and its target recorded in the claim Lease as warden-webhook records it. */
+static void restore_into(const char *ns, const char *name, const char *pfx, int store_it)
+{
+    struct kerr_info err = { 0 };
+    struct pclaim_other other;
+    char text[1024], dir[256];
+    cJSON *o, *stored = NULL;
+
+    snprintf(text, sizeof(text),
+             "{\"apiVersion\":\"etcd-warden.io/v1alpha1\",\"kind\":\"EtcdRestore\",\"metadata\":"
+             "{\"name\":\"%s\",\"namespace\":\"%s\"},\"spec\":{\"source\":{\"store\":"
+             "{\"provider\":\"Local\",\"container\":\"src\",\"prefix\":\"s\",\"secretRef\":"
+             "{\"name\":\"lb\"}}},\"target\":{\"etcdName\":\"etcd-r\",\"store\":"
+             "{\"provider\":\"Local\",\"container\":\"bkt\",\"prefix\":\"%s\"}}}}",
+             name, ns, pfx);
+    o = cJSON_Parse(text);
+    cr_assert_not_null(o);
+    if (store_it)
+        cr_assert_eq(k8s_create(fx.c, &RES_RESTORE, ns, o, NULL, &stored, &err), KERR_OK, "%s",
+                     err.msg);
+    snprintf(dir, sizeof(dir), "etc/gardener/local-backupbuckets/bkt/%s", pfx);
+    cr_assert_eq(
+        pclaim_take(fx.c, LEASE_NS,
+                    &(struct pclaim){ ns, name, BLOCAL_KEY, dir, PCLAIM_KIND_RESTORE, "etcd-r",
+                                      "Local", NULL, kjson_get_str(stored, "metadata.uid") },
+                    &other, &err),
+        KERR_OK, "%s", err.msg);
+    cr_assert_str_eq(other.what, "");
+    cJSON_Delete(stored);
+    cJSON_Delete(o);
+}
+
+Test(lowner_agree, another_namespaces_restore_target_is_in_the_way)
+{
+    char wh[BKLOCAL_WHY_MAX], ctl[1024];
+
+    /* other's Etcd claims the directory (its Secret places it there) besides its entry */
+    etcd_in("other", "etcd-g", "{\"provider\":\"Local\",\"container\":\"bkt\",\"prefix\":\"o/g\"}");
+    /* the control: a restore of other's own into it changes nothing */
+    restore_into("other", "mine", "o/g/sub", 1);
+    judge("other", DIR_OG, LEASE_NS, wh, ctl);
+    cr_expect_str_eq(wh, "", "warden-webhook: %s", wh);
+    cr_expect_str_eq(ctl, "", "warden-controller: %s", ctl);
+    /* third's restore copies into it: neither process hands it to other now */
+    restore_into("third", "r", "o/g/restored", 1);
+    judge("other", DIR_OG, LEASE_NS, wh, ctl);
+    /* on the code before: warden-webhook admitted, warden-controller refused at the Job */
+    cr_expect(strstr(wh, "does not own"), "warden-webhook: \"%s\"", wh);
+    cr_expect(strstr(ctl, "does not own"), "warden-controller: \"%s\"", ctl);
+    cr_expect_null(strstr(wh, "third"), "%s", wh);
+}
+
+Test(lowner_agree, a_restore_admitted_and_not_stored_yet_is_in_the_way)
+{
+    char wh[BKLOCAL_WHY_MAX], ctl[1024];
+
+    etcd_in("other", "etcd-g", "{\"provider\":\"Local\",\"container\":\"bkt\",\"prefix\":\"o/g\"}");
+    /* admitted a moment ago, another webhook still holding it: only the Lease tells */
+    restore_into("third", "r", "o/g/restored", 0);
+    judge("other", DIR_OG, LEASE_NS, wh, ctl);
+    cr_expect(strstr(wh, "does not own"), "warden-webhook: \"%s\"", wh);
 }

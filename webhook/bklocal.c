@@ -8,6 +8,7 @@
 #include "common/blocal.h"
 #include "common/kjson.h"
 #include "common/lowner.h"
+#include "common/pclaim.h"
 #include "webhook/plocal.h"
 #include "webhook/prefix.h"
 
@@ -190,9 +191,23 @@ static enum kerr view_claims(struct owner *o, struct store *claims[3], struct ke
     return rc;
 }
 
+/* o->f.others when an EtcdRestore of another namespace recorded its target in the claim Lease
+ * of Local stores (common/pclaim) overlapping the directory: its copy may be writing there. */
+static enum kerr view_restores(struct owner *o, const char *lease_ns, struct kerr_info *err)
+{
+    struct pclaim_other other;
+    enum kerr rc;
+
+    if (!lease_ns || !*lease_ns || o->f.others || (!o->f.own_etcd && !o->f.own_entry))
+        return KERR_OK; /* no claim Leases (a webhook without them), or decided already */
+    rc = pclaim_restore_targets(o->lo.k, lease_ns, BLOCAL_KEY, o->lo.dir, o->lo.ns, &other, err);
+    o->f.others = o->f.others || *other.what;
+    return rc;
+}
+
 enum kerr bklocal_source_owned(struct k8s_client *k, struct store *buckets, struct store *etcds,
-                               struct store *entries, struct store *backups, const char *ns,
-                               const char *dir, char *why, struct kerr_info *err)
+                               struct store *entries, struct store *backups, const char *lease_ns,
+                               const char *ns, const char *dir, char *why, struct kerr_info *err)
 {
     struct owner o = { .buckets = buckets, .err = err };
     struct store *claims[3] = { etcds, entries, backups };
@@ -203,6 +218,8 @@ enum kerr bklocal_source_owned(struct k8s_client *k, struct store *buckets, stru
 
     if (rc == KERR_OK)
         rc = view_claims(&o, claims, err);
+    if (rc == KERR_OK)
+        rc = view_restores(&o, lease_ns, err);
     lowner_release(&o.lo);
     why[0] = '\0';
     if (rc == KERR_EXISTS || (rc == KERR_OK && lowner_owned(&o.f))) {
