@@ -47,8 +47,9 @@
  * (common/bstore) named the Lease after "<family>|<container>|". pclaim_take
  * reads those Leases of the container too (bstore_legacy_keys) and refuses on
  * an overlapping live record there, so a claim recorded by a webhook of the
- * release before (a rolling upgrade) still blocks; they are never written and
- * their records lapse after PCLAIM_TTL_S.
+ * release before (a rolling upgrade) still blocks, and pclaim_admitted reads
+ * them as well, so it holds a deletion back; they are never written and their
+ * records lapse after PCLAIM_TTL_S.
  *
  * Both processes: warden-webhook records an Etcd's claim and an EtcdRestore's
  * target at admission; warden-controller records an EtcdBackup's copy
@@ -175,7 +176,10 @@ enum kerr pclaim_restore_targets(struct k8s_client *k, const char *lease_ns, con
  * no list of the API server. A record of own (NULL: none; its kind, namespace and name)
  * made no later than before (Unix seconds) does not count: the admission of what is being
  * deleted (its last update may fall in the second it was seen gone).
- * Errors when the Lease could not be read (the caller must not delete).
+ * The Leases an earlier release named after the family keys of the store's container
+ * (bstore_legacy_keys) are read too: a claim a webhook of the release before recorded there
+ * during a rolling upgrade counts as well.
+ * Errors when a Lease could not be read (the caller must not delete).
  */
 enum kerr pclaim_admitted(struct k8s_client *k, const char *lease_ns, const char *store,
                           const char *prefix, const struct pclaim *own, time_t before,

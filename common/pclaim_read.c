@@ -146,9 +146,15 @@ enum kerr pclaim_admitted(struct k8s_client *k, const char *lease_ns, const char
                           const char *prefix, const struct pclaim *own, time_t before,
                           struct pclaim_other *o, struct kerr_info *err)
 {
-    char name[64];
+    char names[1 + BSTORE_LEGACY_N][64];
+    int n = pclaim_lease_names(store, names);
+    enum kerr rc = KERR_OK;
 
     o->what[0] = o->ns[0] = o->refused[0] = '\0';
-    pclaim_lease_name(store, name, sizeof(name));
-    return admitted_in(k, lease_ns, name, store, prefix, own, before, o, err);
+    if (n < 0)
+        return kerr_set(err, KERR_TOOBIG, "container too long");
+    /* the store's own Lease, then an earlier release's spellings of it */
+    for (int i = 0; i < n && rc == KERR_OK && !*o->what; i++)
+        rc = admitted_in(k, lease_ns, names[i], store, prefix, own, before, o, err);
+    return rc;
 }
