@@ -8,6 +8,7 @@
 #include "common/bstore.h"
 #include "common/kjson.h"
 #include "common/lsel.h"
+#include "common/pborn.h"
 
 #define DIR_MAX (BLOCAL_HOSTPATH_MAX + 2 * BSTORE_PREFIX_MAX)
 
@@ -31,7 +32,26 @@ void lowner_release(struct lowner *o)
 
 int lowner_owned(const struct lowner_found *f)
 {
-    return f->granted || (f->own_etcd && !f->others);
+    return f->granted || ((f->own_etcd || f->own_entry) && !f->others);
+}
+
+enum kerr lowner_entry(struct lowner *o, const char *entry_ns, const char *etcd, const char *entry,
+                       const char *created, const char *edir, struct lowner_found *f)
+{
+    char why[PBORN_WHY_MAX];
+    enum kerr rc;
+
+    if (!entry_ns || strcmp(entry_ns, o->ns) != 0 ||
+        (edir && !bstore_overlap(BLOCAL_KEY, o->dir, edir)))
+        return KERR_OK;
+    rc = pborn_check(o->k, o->ns, etcd ? etcd : "", entry ? entry : "", created, why, sizeof(why));
+    if (rc != KERR_OK)
+        return rc;
+    if (*why)
+        f->others = 1; /* an earlier namespace's (not placed: anywhere): another owner */
+    else if (edir && lowner_inside(o->dir, edir))
+        f->own_entry = 1;
+    return KERR_OK;
 }
 
 int lowner_inside(const char *dir, const char *parent)

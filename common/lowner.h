@@ -16,12 +16,16 @@
  * hostPath is not understood grants nothing; a selector that cannot be read
  * selects nobody. The callers add the claims of the namespace they know, and
  * lowner_owned weighs them: what the namespace cannot place by itself (a
- * bucket, a copy's directory warden-controller recorded, a BackupEntry made
- * for the namespace as it is now) grants the directory; an Etcd of the
- * namespace, whose directory comes from a Secret the namespace edits, grants
- * it only when no claim of another namespace overlaps it (one that cannot be
- * placed is in the way, and so is a BackupEntry made before the namespace was
- * created again: an earlier owner's).
+ * bucket, a copy's directory warden-controller recorded) grants the
+ * directory; an Etcd of the namespace, whose directory comes from a Secret the
+ * namespace edits, and a BackupEntry of the namespace made after the namespace
+ * was created (common/pborn; lowner_entry), grant it only when no claim of
+ * another namespace overlaps it (one that cannot be placed is in the way, an
+ * EtcdRestore's target too, and so is a BackupEntry made before the namespace
+ * was created again: an earlier owner's). An entry grants no more than the
+ * Etcd it was made for: both processes weigh it so, so a restore admitted on
+ * an entry is not refused at its Job, and an entry never hands a directory
+ * another namespace writes to this one.
  *
  * Ownership: arguments BORROWED; struct lowner OWNS the namespace's labels once read (release
  * with lowner_release). Thread safety: one struct lowner per thread; functions reentrant.
@@ -47,9 +51,10 @@ struct lowner {
 
 /* What a search for an owner of a directory found (each 1 when found). */
 struct lowner_found {
-    int granted;  /* a bucket, a recorded copy, an entry of the namespace as it is */
-    int own_etcd; /* an Etcd of the namespace whose directory (its Secret's) holds dir */
-    int others;   /* a claim of another namespace, or one not placed, overlaps dir */
+    int granted;   /* a bucket, a recorded copy, an entry of the namespace as it is */
+    int own_etcd;  /* an Etcd of the namespace whose directory (its Secret's) holds dir */
+    int own_entry; /* a BackupEntry of the namespace as it is now whose directory holds dir */
+    int others;    /* a claim of another namespace, or one not placed, overlaps dir */
 };
 
 /* 1 when what f says makes the namespace the directory's owner (see above). */
@@ -60,6 +65,18 @@ void lowner_init(struct lowner *o, struct k8s_client *k, const char *ns, const c
 
 /* Free what o read. */
 void lowner_release(struct lowner *o);
+
+/*
+ * What the BackupEntry entry (its metadata.name) of Etcd entry_ns/etcd, made at created (its
+ * metadata.creationTimestamp), says of o->ns owning o->dir, into f: nothing when it is another
+ * namespace's (the caller weighs those as others) or its directory edir (canonical; NULL: it
+ * cannot be placed) does not overlap o->dir; f->others when it was made before namespace
+ * o->ns was created, or that cannot be told (common/pborn: an earlier owner's, anywhere when
+ * not placed); else f->own_entry when edir holds o->dir. The namespace is read now through
+ * o->k. KERR_NOMEM only.
+ */
+enum kerr lowner_entry(struct lowner *o, const char *entry_ns, const char *etcd, const char *entry,
+                       const char *created, const char *edir, struct lowner_found *f);
 
 /* 1 when directory dir is parent or inside it (both canonical, "" the root). */
 int lowner_inside(const char *dir, const char *parent);

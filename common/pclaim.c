@@ -8,11 +8,12 @@
 #include "common/crypto.h"
 #include "common/kjson.h"
 #include "common/log.h"
+#include "common/pclaim_int.h"
 #include "common/rtarget.h"
 
-static const struct k8s_resource res_lease = { "coordination.k8s.io", "v1", "leases", 1 };
+const struct k8s_resource PCLAIM_RES_LEASE = { "coordination.k8s.io", "v1", "leases", 1 };
 static const struct k8s_resource res_etcd = { "druid.gardener.cloud", "v1alpha1", "etcds", 1 };
-static const struct k8s_resource res_restore = { "etcd-warden.io", "v1alpha1", "etcdrestores", 1 };
+const struct k8s_resource PCLAIM_RES_RESTORE = { "etcd-warden.io", "v1alpha1", "etcdrestores", 1 };
 static const struct k8s_resource res_backup = { "etcd-warden.io", "v1alpha1", "etcdbackups", 1 };
 
 void pclaim_lease_name(const char *store, char *out, size_t n)
@@ -24,26 +25,26 @@ void pclaim_lease_name(const char *store, char *out, size_t n)
     snprintf(out, n, "%s%.16s", PCLAIM_LEASE_PREFIX, hash);
 }
 
-static const char *str(const cJSON *o, const char *k)
+const char *pclaim_rec_str(const cJSON *o, const char *k)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
 
     return cJSON_IsString(v) ? v->valuestring : "";
 }
 
-static int is_restore(const cJSON *r)
+int pclaim_rec_is_restore(const cJSON *r)
 {
-    return strcmp(str(r, "kind"), PCLAIM_KIND_RESTORE) == 0;
+    return strcmp(pclaim_rec_str(r, "kind"), PCLAIM_KIND_RESTORE) == 0;
 }
 
 static int is_backup(const cJSON *r)
 {
-    return strcmp(str(r, "kind"), PCLAIM_KIND_BACKUP) == 0;
+    return strcmp(pclaim_rec_str(r, "kind"), PCLAIM_KIND_BACKUP) == 0;
 }
 
-static int is_source(const cJSON *r)
+int pclaim_rec_is_source(const cJSON *r)
 {
-    return strcmp(str(r, "kind"), PCLAIM_KIND_SOURCE) == 0;
+    return strcmp(pclaim_rec_str(r, "kind"), PCLAIM_KIND_SOURCE) == 0;
 }
 
 static const char *kind_of(const struct pclaim *c)
@@ -53,18 +54,20 @@ static const char *kind_of(const struct pclaim *c)
 
 /* 1 when record r still counts at now: recorded within PCLAIM_TTL_S; an EtcdRestore's target
  * whatever its age (dropped once its restore is gone, Completed, or Failed before its copy). */
-static int live(const cJSON *r, time_t now)
+int pclaim_rec_live(const cJSON *r, time_t now)
 {
     const cJSON *at = cJSON_GetObjectItemCaseSensitive(r, "at");
 
-    return cJSON_IsNumber(at) && (is_restore(r) || at->valuedouble + PCLAIM_TTL_S >= (double)now);
+    return cJSON_IsNumber(at) &&
+           (pclaim_rec_is_restore(r) || at->valuedouble + PCLAIM_TTL_S >= (double)now);
 }
 
 /* 1 when r is c's own record (the same kind, namespace and name). */
-static int same_owner(const cJSON *r, const struct pclaim *c)
+int pclaim_rec_same_owner(const cJSON *r, const struct pclaim *c)
 {
-    return strcmp(str(r, "kind"), kind_of(c)) == 0 && strcmp(str(r, "namespace"), c->ns) == 0 &&
-           strcmp(str(r, "name"), c->name) == 0;
+    return strcmp(pclaim_rec_str(r, "kind"), kind_of(c)) == 0 &&
+           strcmp(pclaim_rec_str(r, "namespace"), c->ns) == 0 &&
+           strcmp(pclaim_rec_str(r, "name"), c->name) == 0;
 }
 
 /* 1 when r is the target of a restore creating c's Etcd (or c the restore of r's Etcd), or r
@@ -74,14 +77,14 @@ static int restored_into(const cJSON *r, const struct pclaim *c)
     int c_restore = c->kind && strcmp(c->kind, PCLAIM_KIND_RESTORE) == 0;
     int c_backup = c->kind && strcmp(c->kind, PCLAIM_KIND_BACKUP) == 0;
 
-    if (strcmp(str(r, "namespace"), c->ns) != 0)
+    if (strcmp(pclaim_rec_str(r, "namespace"), c->ns) != 0)
         return 0;
-    if (is_restore(r) && !c->kind)
-        return strcmp(str(r, "etcd"), c->name) == 0;
-    if (!*str(r, "kind") && c_restore && c->etcd)
-        return strcmp(str(r, "name"), c->etcd) == 0;
+    if (pclaim_rec_is_restore(r) && !c->kind)
+        return strcmp(pclaim_rec_str(r, "etcd"), c->name) == 0;
+    if (!*pclaim_rec_str(r, "kind") && c_restore && c->etcd)
+        return strcmp(pclaim_rec_str(r, "name"), c->etcd) == 0;
     if (is_backup(r) && c_backup && c->etcd)
-        return strcmp(str(r, "etcd"), c->etcd) == 0;
+        return strcmp(pclaim_rec_str(r, "etcd"), c->etcd) == 0;
     return 0;
 }
 
@@ -94,34 +97,38 @@ static cJSON *conflict_of(const cJSON *rec, const struct pclaim *c, time_t now)
     if (strcmp(kind_of(c), PCLAIM_KIND_SOURCE) == 0)
         return NULL;
     cJSON_ArrayForEach (r, rec) {
-        if (!cJSON_IsObject(r) || is_source(r) || !live(r, now) || same_owner(r, c) ||
-            restored_into(r, c) || !bstore_overlap(c->store, c->prefix, str(r, "prefix")))
+        if (!cJSON_IsObject(r) || pclaim_rec_is_source(r) || !pclaim_rec_live(r, now) ||
+            pclaim_rec_same_owner(r, c) || restored_into(r, c) ||
+            !bstore_overlap(c->store, c->prefix, pclaim_rec_str(r, "prefix")))
             continue;
         return r;
     }
     return NULL;
 }
 
-static void describe(const cJSON *r, struct pclaim_other *o)
+void pclaim_rec_describe(const cJSON *r, struct pclaim_other *o)
 {
-    if (is_restore(r))
+    if (pclaim_rec_is_restore(r))
         snprintf(o->what, sizeof(o->what),
                  "the target prefix \"%s\" of EtcdRestore %s/%s, whose copy is in flight or "
                  "stays there after it failed",
-                 str(r, "prefix"), str(r, "namespace"), str(r, "name"));
-    else if (is_source(r))
+                 pclaim_rec_str(r, "prefix"), pclaim_rec_str(r, "namespace"),
+                 pclaim_rec_str(r, "name"));
+    else if (pclaim_rec_is_source(r))
         snprintf(o->what, sizeof(o->what),
                  "the source prefix \"%s\" of EtcdRestore %s/%s, admitted to read it",
-                 str(r, "prefix"), str(r, "namespace"), str(r, "name"));
+                 pclaim_rec_str(r, "prefix"), pclaim_rec_str(r, "namespace"),
+                 pclaim_rec_str(r, "name"));
     else if (is_backup(r))
         snprintf(o->what, sizeof(o->what),
                  "the destination prefix \"%s\" of EtcdBackup %s/%s, whose copy is starting",
-                 str(r, "prefix"), str(r, "namespace"), str(r, "name"));
+                 pclaim_rec_str(r, "prefix"), pclaim_rec_str(r, "namespace"),
+                 pclaim_rec_str(r, "name"));
     else
-        snprintf(o->what, sizeof(o->what),
-                 "the prefix \"%s\" of Etcd %s/%s, admitted at the same time", str(r, "prefix"),
-                 str(r, "namespace"), str(r, "name"));
-    snprintf(o->ns, sizeof(o->ns), "%s", str(r, "namespace"));
+        snprintf(
+            o->what, sizeof(o->what), "the prefix \"%s\" of Etcd %s/%s, admitted at the same time",
+            pclaim_rec_str(r, "prefix"), pclaim_rec_str(r, "namespace"), pclaim_rec_str(r, "name"));
+    snprintf(o->ns, sizeof(o->ns), "%s", pclaim_rec_str(r, "namespace"));
 }
 
 void pclaim_conflict(const cJSON *rec, const struct pclaim *c, time_t now, struct pclaim_other *o)
@@ -130,7 +137,7 @@ void pclaim_conflict(const cJSON *rec, const struct pclaim *c, time_t now, struc
 
     o->what[0] = o->ns[0] = o->refused[0] = '\0';
     if (r)
-        describe(r, o);
+        pclaim_rec_describe(r, o);
 }
 
 int pclaim_pending(const cJSON *rec, const char *ns, time_t now)
@@ -139,7 +146,8 @@ int pclaim_pending(const cJSON *rec, const char *ns, time_t now)
     int n = 0;
 
     cJSON_ArrayForEach (r, rec)
-        n += cJSON_IsObject(r) && live(r, now) && strcmp(str(r, "namespace"), ns) == 0;
+        n += cJSON_IsObject(r) && pclaim_rec_live(r, now) &&
+             strcmp(pclaim_rec_str(r, "namespace"), ns) == 0;
     return n;
 }
 
@@ -188,7 +196,8 @@ size_t pclaim_ns_bytes(const cJSON *rec, const char *ns, time_t now)
     size_t n = 0;
 
     cJSON_ArrayForEach (r, rec)
-        if (cJSON_IsObject(r) && live(r, now) && strcmp(str(r, "namespace"), ns) == 0)
+        if (cJSON_IsObject(r) && pclaim_rec_live(r, now) &&
+            strcmp(pclaim_rec_str(r, "namespace"), ns) == 0)
             n += bytes_of(r);
     return n;
 }
@@ -211,7 +220,7 @@ static size_t share_of(const cJSON *rec, const struct pclaim *c, time_t now)
     size_t n = pclaim_ns_bytes(rec, c->ns, now) + pclaim_record_bytes(c, now);
 
     cJSON_ArrayForEach (r, rec)
-        if (cJSON_IsObject(r) && live(r, now) && same_owner(r, c))
+        if (cJSON_IsObject(r) && pclaim_rec_live(r, now) && pclaim_rec_same_owner(r, c))
             n -= bytes_of(r);
     return n;
 }
@@ -222,7 +231,7 @@ static int own(const cJSON *rec, const struct pclaim *c, time_t now)
     const cJSON *r;
 
     cJSON_ArrayForEach (r, rec)
-        if (cJSON_IsObject(r) && live(r, now) && same_owner(r, c))
+        if (cJSON_IsObject(r) && pclaim_rec_live(r, now) && pclaim_rec_same_owner(r, c))
             return 1;
     return 0;
 }
@@ -233,16 +242,17 @@ static int own(const cJSON *rec, const struct pclaim *c, time_t now)
  * the safe side); 0 when it is stored and claims nothing (Completed, or Failed before any
  * copy); -1 when it is not stored (or another restore of its name is: the record has a uid).
  */
-static int restore_state(struct k8s_client *k, const cJSON *r)
+int pclaim_rec_restore_state(struct k8s_client *k, const cJSON *r)
 {
     cJSON *o = NULL;
-    enum kerr rc = k8s_get(k, &res_restore, str(r, "namespace"), str(r, "name"), NULL, &o, NULL);
+    enum kerr rc = k8s_get(k, &PCLAIM_RES_RESTORE, pclaim_rec_str(r, "namespace"),
+                           pclaim_rec_str(r, "name"), NULL, &o, NULL);
     int keep = 1;
 
     if (rc == KERR_NOTFOUND)
         return -1;
-    if (rc == KERR_OK && *str(r, "uid") &&
-        strcmp(str(r, "uid"),
+    if (rc == KERR_OK && *pclaim_rec_str(r, "uid") &&
+        strcmp(pclaim_rec_str(r, "uid"),
                kjson_get_str(o, "metadata.uid") ? kjson_get_str(o, "metadata.uid") : "") != 0)
         keep = -1;
     else if (rc == KERR_OK)
@@ -251,35 +261,9 @@ static int restore_state(struct k8s_client *k, const cJSON *r)
     return keep;
 }
 
-static int restore_claims(struct k8s_client *k, const cJSON *r)
+int pclaim_rec_restore_claims(struct k8s_client *k, const cJSON *r)
 {
-    return restore_state(k, r) == 1;
-}
-
-/*
- * 1 when the EtcdRestore of source record r, recorded at, may still read at now: stored (the
- * uid recorded, when any) and neither Completed nor Failed; not stored yet within
- * PCLAIM_PENDING_S of its admission (another webhook may still hold it); or that cannot be
- * told (the safe side). 0 when it is stored and over, or was never stored (refused after
- * admission, or deleted).
- */
-static int source_reads(struct k8s_client *k, const cJSON *r, time_t now)
-{
-    const cJSON *at = cJSON_GetObjectItemCaseSensitive(r, "at");
-    cJSON *o = NULL;
-    const char *uid, *phase;
-    enum kerr rc = k8s_get(k, &res_restore, str(r, "namespace"), str(r, "name"), NULL, &o, NULL);
-    int reads = 1;
-
-    uid = rc == KERR_OK ? kjson_get_str(o, "metadata.uid") : NULL;
-    if (rc == KERR_NOTFOUND ||
-        (rc == KERR_OK && *str(r, "uid") && (!uid || strcmp(uid, str(r, "uid")) != 0)))
-        reads = !cJSON_IsNumber(at) || at->valuedouble + PCLAIM_PENDING_S >= (double)now;
-    else if (rc == KERR_OK && (phase = kjson_get_str(o, "status.phase")) &&
-             (strcmp(phase, "Completed") == 0 || strcmp(phase, "Failed") == 0))
-        reads = 0;
-    cJSON_Delete(o);
-    return reads;
+    return pclaim_rec_restore_state(k, r) == 1;
 }
 
 /* 1 when the EtcdBackup of record r is stored with its copy's destination (status.destination,
@@ -288,7 +272,8 @@ static int backup_stored(struct k8s_client *k, const cJSON *r, const char *store
 {
     cJSON *b = NULL;
     struct bstore_claim c = { "", NULL };
-    enum kerr rc = k8s_get(k, &res_backup, str(r, "namespace"), str(r, "name"), NULL, &b, NULL);
+    enum kerr rc = k8s_get(k, &res_backup, pclaim_rec_str(r, "namespace"),
+                           pclaim_rec_str(r, "name"), NULL, &b, NULL);
     int keep = rc != KERR_NOTFOUND;
 
     if (rc == KERR_OK) {
@@ -297,7 +282,7 @@ static int backup_stored(struct k8s_client *k, const cJSON *r, const char *store
                                  kjson_get_str(b, "status.destination.endpointOverride"),
                                  kjson_get_str(b, "status.destination.prefix"), NULL) == KERR_OK;
         if (keep)
-            keep = strcmp(c.key, store) == 0 && strcmp(c.prefix, str(r, "prefix")) == 0;
+            keep = strcmp(c.key, store) == 0 && strcmp(c.prefix, pclaim_rec_str(r, "prefix")) == 0;
         bstore_claim_release(&c);
     }
     cJSON_Delete(b);
@@ -316,13 +301,14 @@ static int stored(struct k8s_client *k, const cJSON *r, const char *store)
     enum kerr rc;
     int keep = 1;
 
-    if (is_restore(r))
-        return restore_claims(k, r);
-    if (is_source(r)) /* its EtcdRestore stored (the uid recorded, when any) */
-        return restore_state(k, r) >= 0;
+    if (pclaim_rec_is_restore(r))
+        return pclaim_rec_restore_claims(k, r);
+    if (pclaim_rec_is_source(r)) /* its EtcdRestore stored (the uid recorded, when any) */
+        return pclaim_rec_restore_state(k, r) >= 0;
     if (is_backup(r))
         return backup_stored(k, r, store);
-    rc = k8s_get(k, &res_etcd, str(r, "namespace"), str(r, "name"), NULL, &etcd, NULL);
+    rc = k8s_get(k, &res_etcd, pclaim_rec_str(r, "namespace"), pclaim_rec_str(r, "name"), NULL,
+                 &etcd, NULL);
     if (rc == KERR_NOTFOUND)
         return 0;
     if (rc == KERR_OK &&
@@ -330,7 +316,7 @@ static int stored(struct k8s_client *k, const cJSON *r, const char *store)
                           kjson_get_str(etcd, "spec.backup.store.container"),
                           kjson_get_str(etcd, "spec.backup.store.endpointOverride"),
                           kjson_get_str(etcd, "spec.backup.store.prefix"), NULL) == KERR_OK) {
-        keep = strcmp(c.key, store) == 0 && strcmp(c.prefix, str(r, "prefix")) == 0;
+        keep = strcmp(c.key, store) == 0 && strcmp(c.prefix, pclaim_rec_str(r, "prefix")) == 0;
         bstore_claim_release(&c);
     }
     cJSON_Delete(etcd);
@@ -342,8 +328,8 @@ static int phantom(struct k8s_client *k, const cJSON *r, const char *store, time
 {
     const cJSON *at = cJSON_GetObjectItemCaseSensitive(r, "at");
 
-    if (is_restore(r)) {
-        int st = restore_state(k, r);
+    if (pclaim_rec_is_restore(r)) {
+        int st = pclaim_rec_restore_state(k, r);
 
         /* not stored: its EtcdRestore may not be stored yet within PCLAIM_PENDING_S */
         return st == 0 ||
@@ -362,7 +348,7 @@ static void drop_phantoms(struct k8s_client *k, cJSON *rec, const char *store, c
 
     for (r = rec->child; r; r = next) {
         next = r->next;
-        if (cJSON_IsObject(r) && (!ns || strcmp(str(r, "namespace"), ns) == 0) &&
+        if (cJSON_IsObject(r) && (!ns || strcmp(pclaim_rec_str(r, "namespace"), ns) == 0) &&
             phantom(k, r, store, now))
             cJSON_Delete(cJSON_DetachItemViaPointer(rec, r));
     }
@@ -380,7 +366,7 @@ static void decide(struct k8s_client *k, cJSON *rec, const struct pclaim *c, tim
     o->what[0] = o->ns[0] = o->refused[0] = '\0';
     while ((r = conflict_of(rec, c, now))) {
         if (!phantom(k, r, c->store, now)) {
-            describe(r, o);
+            pclaim_rec_describe(r, o);
             return;
         }
         cJSON_Delete(cJSON_DetachItemViaPointer(rec, r));
@@ -407,7 +393,7 @@ static void decide(struct k8s_client *k, cJSON *rec, const struct pclaim *c, tim
 cJSON *pclaim_records(const cJSON *lease)
 {
     const cJSON *a = kjson_get(lease, "metadata.annotations");
-    const char *s = cJSON_IsObject(a) ? str(a, PCLAIM_ANNOTATION) : "";
+    const char *s = cJSON_IsObject(a) ? pclaim_rec_str(a, PCLAIM_ANNOTATION) : "";
     cJSON *r = *s ? cJSON_Parse(s) : NULL;
 
     if (!cJSON_IsArray(r)) {
@@ -432,7 +418,8 @@ static enum kerr with_claim(cJSON *lease, const cJSON *rec, const struct pclaim 
         rc = kerr_set(err, KERR_NOMEM, NULL);
     }
     cJSON_ArrayForEach (r, rec) {
-        if (rc != KERR_OK || !cJSON_IsObject(r) || !live(r, now) || same_owner(r, c))
+        if (rc != KERR_OK || !cJSON_IsObject(r) || !pclaim_rec_live(r, now) ||
+            pclaim_rec_same_owner(r, c))
             continue; /* one object, one claim: its newer request replaces the record */
         if (++kept >= PCLAIM_MAX) {
             rc = kerr_set(err, KERR_TOOBIG, "more than %d claims of one store admitted in %d s",
@@ -495,13 +482,13 @@ static enum kerr attempt(struct k8s_client *k, const char *ns, const char *name,
 {
     cJSON *lease = NULL, *rec = NULL, *fresh = NULL;
     time_t now = time(NULL);
-    enum kerr rc = k8s_get(k, &res_lease, ns, name, NULL, &lease, err);
+    enum kerr rc = k8s_get(k, &PCLAIM_RES_LEASE, ns, name, NULL, &lease, err);
 
     if (rc == KERR_NOTFOUND) {
         kerr_clear(err);
         rc = new_lease(ns, name, c, now, &fresh, err);
         if (rc == KERR_OK)
-            rc = k8s_create(k, &res_lease, ns, fresh, NULL, NULL, err);
+            rc = k8s_create(k, &PCLAIM_RES_LEASE, ns, fresh, NULL, NULL, err);
         cJSON_Delete(fresh);
         return rc;
     }
@@ -526,36 +513,51 @@ static enum kerr attempt(struct k8s_client *k, const char *ns, const char *name,
                  "claims); retry in a minute (each lapses %d s after it was admitted)",
                  ns, name, PCLAIM_TTL_S, PCLAIM_ANNOTATIONS_MAX, PCLAIM_MAX, PCLAIM_TTL_S);
     } else if (!*o->what && !*o->refused && rc == KERR_OK)
-        rc = k8s_update(k, &res_lease, ns, name, lease, NULL, NULL, err);
+        rc = k8s_update(k, &PCLAIM_RES_LEASE, ns, name, lease, NULL, NULL, err);
     cJSON_Delete(rec);
     cJSON_Delete(lease);
     return rc;
 }
 
 /*
- * The records of the Leases earlier releases named after the family keys of c's container
- * (bstore_legacy_keys), read: a conflict into *o. A webhook of the release before may still
- * be writing them during a rolling upgrade; they are read, never written.
+ * The names of the Leases of store into names: its own first, then, for an object store, those
+ * earlier releases named after the family keys of its container (bstore_legacy_keys), which a
+ * webhook of the release before may still be writing during a rolling upgrade (read, never
+ * written). How many; -1 when the container does not fit.
  */
+int pclaim_lease_names(const char *store, char names[1 + BSTORE_LEGACY_N][64])
+{
+    char keys[BSTORE_LEGACY_N][BSTORE_KEY_MAX], container[BSTORE_KEY_MAX];
+    const char *start = store + strlen(BSTORE_OBJECT "|");
+    size_t len;
+
+    pclaim_lease_name(store, names[0], sizeof(names[0]));
+    if (strncmp(store, BSTORE_OBJECT "|", strlen(BSTORE_OBJECT "|")) != 0 ||
+        (len = strlen(start)) == 0 || start[len - 1] != '|')
+        return 1; /* Local: its key never changed */
+    snprintf(container, sizeof(container), "%.*s", (int)(len - 1), start);
+    if (bstore_legacy_keys(container, keys) != KERR_OK)
+        return -1;
+    for (int i = 0; i < BSTORE_LEGACY_N; i++)
+        pclaim_lease_name(keys[i], names[1 + i], sizeof(names[0]));
+    return 1 + BSTORE_LEGACY_N;
+}
+
+/* The records of the Leases earlier releases named after the family keys of c's container
+ * (lease_names), read: a conflict into *o. */
 static enum kerr legacy_conflict(struct k8s_client *k, const char *ns, const struct pclaim *c,
                                  struct pclaim_other *o, struct kerr_info *err)
 {
-    char keys[BSTORE_LEGACY_N][BSTORE_KEY_MAX], container[BSTORE_KEY_MAX], name[64];
-    const char *start = c->store + strlen(BSTORE_OBJECT "|");
-    size_t len = strlen(start);
+    char names[1 + BSTORE_LEGACY_N][64];
+    int n = pclaim_lease_names(c->store, names);
     enum kerr rc = KERR_OK;
 
-    if (strncmp(c->store, BSTORE_OBJECT "|", strlen(BSTORE_OBJECT "|")) != 0 || len == 0 ||
-        start[len - 1] != '|')
-        return KERR_OK; /* Local: its key never changed */
-    snprintf(container, sizeof(container), "%.*s", (int)(len - 1), start);
-    if (bstore_legacy_keys(container, keys) != KERR_OK)
+    if (n < 0)
         return kerr_set(err, KERR_TOOBIG, "container too long");
-    for (int i = 0; i < BSTORE_LEGACY_N && rc == KERR_OK && !*o->what; i++) {
+    for (int i = 1; i < n && rc == KERR_OK && !*o->what; i++) {
         cJSON *lease = NULL, *rec;
 
-        pclaim_lease_name(keys[i], name, sizeof(name));
-        rc = k8s_get(k, &res_lease, ns, name, NULL, &lease, err);
+        rc = k8s_get(k, &PCLAIM_RES_LEASE, ns, names[i], NULL, &lease, err);
         if (rc == KERR_NOTFOUND) {
             kerr_clear(err);
             rc = KERR_OK;
@@ -598,72 +600,4 @@ enum kerr pclaim_take(struct k8s_client *k, const char *ns, const struct pclaim 
     if (rc != KERR_OK)
         log_warn("cannot record a prefix claim", "lease", name, "error", err ? err->msg : "");
     return rc;
-}
-
-enum kerr pclaim_restores(struct k8s_client *k, const char *lease_ns, const struct pclaim *c,
-                          struct pclaim_other *o, struct kerr_info *err)
-{
-    cJSON *lease = NULL, *rec, *r;
-    char name[64];
-    time_t now = time(NULL);
-    enum kerr rc;
-
-    o->what[0] = o->ns[0] = o->refused[0] = '\0';
-    pclaim_lease_name(c->store, name, sizeof(name));
-    rc = k8s_get(k, &res_lease, lease_ns, name, NULL, &lease, err);
-    if (rc == KERR_NOTFOUND) {
-        kerr_clear(err);
-        return KERR_OK;
-    }
-    if (rc != KERR_OK)
-        return rc;
-    rec = pclaim_records(lease);
-    cJSON_ArrayForEach (r, rec) {
-        if (!cJSON_IsObject(r) || !is_restore(r) || !live(r, now) || same_owner(r, c) ||
-            (c->etcd && strcmp(str(r, "namespace"), c->ns) == 0 &&
-             strcmp(str(r, "etcd"), c->etcd) == 0) ||
-            !bstore_overlap(c->store, c->prefix, str(r, "prefix")) || !restore_claims(k, r))
-            continue;
-        describe(r, o);
-        break;
-    }
-    cJSON_Delete(rec);
-    cJSON_Delete(lease);
-    return KERR_OK;
-}
-
-enum kerr pclaim_admitted(struct k8s_client *k, const char *lease_ns, const char *store,
-                          const char *prefix, const struct pclaim *own, time_t before,
-                          struct pclaim_other *o, struct kerr_info *err)
-{
-    const cJSON *at;
-    cJSON *lease = NULL, *rec, *r;
-    char name[64];
-    time_t now = time(NULL);
-    enum kerr rc;
-
-    o->what[0] = o->ns[0] = o->refused[0] = '\0';
-    pclaim_lease_name(store, name, sizeof(name));
-    rc = k8s_get(k, &res_lease, lease_ns, name, NULL, &lease, err);
-    if (rc == KERR_NOTFOUND) {
-        kerr_clear(err);
-        return KERR_OK;
-    }
-    if (rc != KERR_OK)
-        return rc;
-    rec = pclaim_records(lease);
-    cJSON_ArrayForEach (r, rec) {
-        if (!cJSON_IsObject(r) || !live(r, now) ||
-            !bstore_overlap(store, prefix, str(r, "prefix")) ||
-            (is_restore(r) && !restore_claims(k, r)) || (is_source(r) && !source_reads(k, r, now)))
-            continue;
-        at = cJSON_GetObjectItemCaseSensitive(r, "at");
-        if (own && same_owner(r, own) && at->valuedouble <= (double)before)
-            continue; /* the admission of the Etcd that is gone, not of one created again */
-        describe(r, o);
-        break;
-    }
-    cJSON_Delete(rec);
-    cJSON_Delete(lease);
-    return KERR_OK;
 }

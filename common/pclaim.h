@@ -47,8 +47,9 @@
  * (common/bstore) named the Lease after "<family>|<container>|". pclaim_take
  * reads those Leases of the container too (bstore_legacy_keys) and refuses on
  * an overlapping live record there, so a claim recorded by a webhook of the
- * release before (a rolling upgrade) still blocks; they are never written and
- * their records lapse after PCLAIM_TTL_S.
+ * release before (a rolling upgrade) still blocks, and pclaim_admitted reads
+ * them as well, so it holds a deletion back; they are never written and their
+ * records lapse after PCLAIM_TTL_S.
  *
  * Both processes: warden-webhook records an Etcd's claim and an EtcdRestore's
  * target at admission; warden-controller records an EtcdBackup's copy
@@ -155,6 +156,18 @@ enum kerr pclaim_restores(struct k8s_client *k, const char *lease_ns, const stru
                           struct pclaim_other *o, struct kerr_info *err);
 
 /*
+ * Read-only: the first EtcdRestore target recorded in store's Lease of a namespace other than
+ * ns that overlaps prefix and is in the way of an owner there (its restore stored and claiming
+ * its target, common/rtarget's rtarget_claims, or that cannot be told; or admitted within
+ * PCLAIM_PENDING_S and not stored yet), into *o (o->what "" when none). A Local store's record
+ * holds the target's directory as placed at admission. Errors when the Lease could not be read
+ * (the caller must refuse).
+ */
+enum kerr pclaim_restore_targets(struct k8s_client *k, const char *lease_ns, const char *store,
+                                 const char *prefix, const char *ns, struct pclaim_other *o,
+                                 struct kerr_info *err);
+
+/*
  * Read-only: the first record of store's Lease that still counts (an admission within
  * PCLAIM_TTL_S, a copy starting, a restore target in flight, a restore's source admitted
  * within PCLAIM_TTL_S whose restore is not over) and overlaps prefix, whoever
@@ -163,7 +176,10 @@ enum kerr pclaim_restores(struct k8s_client *k, const char *lease_ns, const stru
  * no list of the API server. A record of own (NULL: none; its kind, namespace and name)
  * made no later than before (Unix seconds) does not count: the admission of what is being
  * deleted (its last update may fall in the second it was seen gone).
- * Errors when the Lease could not be read (the caller must not delete).
+ * The Leases an earlier release named after the family keys of the store's container
+ * (bstore_legacy_keys) are read too: a claim a webhook of the release before recorded there
+ * during a rolling upgrade counts as well.
+ * Errors when a Lease could not be read (the caller must not delete).
  */
 enum kerr pclaim_admitted(struct k8s_client *k, const char *lease_ns, const char *store,
                           const char *prefix, const struct pclaim *own, time_t before,

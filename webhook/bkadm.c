@@ -213,10 +213,14 @@ static enum kerr check_source(struct prefix_cache *pc, const struct dest *dl, st
     if (rc == KERR_OK && d.k && strcmp(c.key, BLOCAL_KEY) == 0) {
         /* a Local source: its directory, and a namespace that owns it (webhook/bklocal) */
         char lwhy[BKLOCAL_WHY_MAX];
+        struct k8s_client *lk = NULL;
+        const char *lease_ns = NULL;
 
+        if (pc)
+            prefix_cache_claims(pc, &lk, &lease_ns);
         if ((rc = local_dir(&d, etcds, backups, req->object, base, &c, resp)) == KERR_OK &&
             resp->allowed &&
-            (rc = bklocal_source_owned(d.k, d.buckets, etcds, entries, backups,
+            (rc = bklocal_source_owned(d.k, d.buckets, etcds, entries, backups, lease_ns,
                                        s_or(req->object, "metadata.namespace", ""), c.prefix, lwhy,
                                        &why)) == KERR_OK &&
             *lwhy)

@@ -8,7 +8,7 @@
 #include "common/blocal.h"
 #include "common/kjson.h"
 #include "common/lowner.h"
-#include "common/pborn.h"
+#include "common/pclaim.h"
 #include "webhook/plocal.h"
 #include "webhook/prefix.h"
 
@@ -122,17 +122,6 @@ static enum kerr view_bucket(void *ctx, const char *key, const cJSON *b)
     return lowner_bucket(&o->lo, b, o->err);
 }
 
-/* 1 when the entry c (cached as key) was made for an earlier namespace of its namespace's name,
- * or the namespace's creation cannot be told (common/pborn); KERR_NOMEM in *rc. */
-static int earlier_owner(struct owner *o, const char *key, const cJSON *c, enum kerr *rc)
-{
-    char why[PBORN_WHY_MAX];
-
-    *rc = pborn_check(o->lo.k, o->lo.ns, kjson_get_str(c, "name") ? kjson_get_str(c, "name") : "",
-                      key, kjson_get_str(c, "createdAt"), why, sizeof(why));
-    return *rc != KERR_OK || *why;
-}
-
 /* store_view_fn over projected claims: what a claim overlapping dir says of its owner (struct
  * lowner_found); KERR_EXISTS once one grants the directory to ns. */
 static enum kerr view_claim(void *ctx, const char *key, const cJSON *obj)
@@ -142,7 +131,6 @@ static enum kerr view_claim(void *ctx, const char *key, const cJSON *obj)
     const char *ns = kjson_get_str(c, "namespace");
     char cdir[DIR_MAX];
     int placed, mine = ns && strcmp(ns, o->lo.ns) == 0;
-    enum kerr rc = KERR_OK;
 
     /* the first pass views ns's own claims, the second the others' */
     if (!c || !kjson_get_str(c, "store") || strcmp(kjson_get_str(c, "store"), BLOCAL_KEY) != 0 ||
@@ -153,16 +141,13 @@ static enum kerr view_claim(void *ctx, const char *key, const cJSON *obj)
         o->f.others |= !placed || bstore_overlap(BLOCAL_KEY, o->lo.dir, cdir);
         return KERR_OK;
     }
-    if (placed && !bstore_overlap(BLOCAL_KEY, o->lo.dir, cdir))
-        return KERR_OK;
-    if (o->kind == OWN_ENTRY && earlier_owner(o, key, c, &rc)) {
-        o->f.others = 1; /* an earlier namespace's (not placed: anywhere): another owner */
-        return rc;
-    }
+    if (o->kind == OWN_ENTRY) /* common/lowner's rule: an entry of ns as it is now */
+        return lowner_entry(&o->lo, ns, kjson_get_str(c, "name"), key,
+                            kjson_get_str(c, "createdAt"), placed ? cdir : NULL, &o->f);
     if (!placed || !lowner_inside(o->lo.dir, cdir))
         return KERR_OK;
     /* an Etcd's directory, or a copy's not recorded, comes from a Secret ns edits */
-    if (o->kind == OWN_ETCD || (o->kind == OWN_COPY && !kjson_get_str(c, "local.hostPath")))
+    if (o->kind == OWN_ETCD || !kjson_get_str(c, "local.hostPath"))
         o->f.own_etcd = 1;
     else
         o->f.granted = 1;
@@ -191,8 +176,8 @@ static enum kerr view_claims(struct owner *o, struct store *claims[3], struct ke
     enum kerr rc = KERR_OK;
 
     for (o->others_pass = 0; o->others_pass < 2 && rc == KERR_OK; o->others_pass++) {
-        if (o->others_pass && (!o->f.own_etcd || o->f.others))
-            break; /* the others matter only to an Etcd's claim */
+        if (o->others_pass && ((!o->f.own_etcd && !o->f.own_entry) || o->f.others))
+            break; /* the others matter only to an Etcd's or an entry's claim */
         for (size_t i = 0; i < 3 && rc == KERR_OK; i++) {
             o->kind = i == 0 ? OWN_ETCD : i == 1 ? OWN_ENTRY : OWN_COPY;
             if (claims[i])
@@ -206,9 +191,23 @@ static enum kerr view_claims(struct owner *o, struct store *claims[3], struct ke
     return rc;
 }
 
+/* o->f.others when an EtcdRestore of another namespace recorded its target in the claim Lease
+ * of Local stores (common/pclaim) overlapping the directory: its copy may be writing there. */
+static enum kerr view_restores(struct owner *o, const char *lease_ns, struct kerr_info *err)
+{
+    struct pclaim_other other;
+    enum kerr rc;
+
+    if (!lease_ns || !*lease_ns || o->f.others || (!o->f.own_etcd && !o->f.own_entry))
+        return KERR_OK; /* no claim Leases (a webhook without them), or decided already */
+    rc = pclaim_restore_targets(o->lo.k, lease_ns, BLOCAL_KEY, o->lo.dir, o->lo.ns, &other, err);
+    o->f.others = o->f.others || *other.what;
+    return rc;
+}
+
 enum kerr bklocal_source_owned(struct k8s_client *k, struct store *buckets, struct store *etcds,
-                               struct store *entries, struct store *backups, const char *ns,
-                               const char *dir, char *why, struct kerr_info *err)
+                               struct store *entries, struct store *backups, const char *lease_ns,
+                               const char *ns, const char *dir, char *why, struct kerr_info *err)
 {
     struct owner o = { .buckets = buckets, .err = err };
     struct store *claims[3] = { etcds, entries, backups };
@@ -219,6 +218,8 @@ enum kerr bklocal_source_owned(struct k8s_client *k, struct store *buckets, stru
 
     if (rc == KERR_OK)
         rc = view_claims(&o, claims, err);
+    if (rc == KERR_OK)
+        rc = view_restores(&o, lease_ns, err);
     lowner_release(&o.lo);
     why[0] = '\0';
     if (rc == KERR_EXISTS || (rc == KERR_OK && lowner_owned(&o.f))) {
@@ -230,9 +231,9 @@ enum kerr bklocal_source_owned(struct k8s_client *k, struct store *buckets, stru
     snprintf(why, BKLOCAL_WHY_MAX,
              "spec.source.store: namespace %s does not own the Local directory \"/%.300s\" "
              "(hostPath + \"/\" + container + \"/\" + prefix): no BackupBucket of provider Local "
-             "selecting the namespace holds it, no BackupEntry or EtcdBackup copy of the "
-             "namespace (as it is now) was written there, and no Etcd of the namespace claims "
-             "it alone; a restore reads only backups its namespace owns",
+             "selecting the namespace holds it, no EtcdBackup copy of the namespace was written "
+             "there, and no Etcd or BackupEntry of the namespace (as it is now) claims it "
+             "alone; a restore reads only backups its namespace owns",
              ns, dir);
     return KERR_OK;
 }

@@ -20,14 +20,18 @@
  *     (common/lowner's rule, warden-controller's too): a BackupBucket of
  *     provider Local whose directory (its Secret's hostPath + container)
  *     holds the source's and whose spec.namespaceSelector selects the
- *     namespace (no selector: every namespace, as for claims); a BackupEntry
- *     of one of its Etcds, placed by its bucket (or annotation), made after
- *     the namespace was created (common/pborn: one made before is an earlier
- *     namespace's, another owner, in the way); an EtcdBackup copy of the
- *     namespace whose recorded hostPath holds it; or an Etcd of the namespace
- *     (a copy not recorded: its Secret) whose directory holds it while no
+ *     namespace (no selector: every namespace, as for claims); an EtcdBackup
+ *     copy of the namespace whose recorded hostPath holds it; or, while no
  *     claim of another namespace overlaps it (one not placed, or not
- *     understood, is in the way): its Secret is the namespace's to edit.
+ *     understood, is in the way, and so is the target of another namespace's
+ *     EtcdRestore recorded in the claim Lease of Local stores, common/pclaim,
+ *     as warden-controller counts restore targets), an Etcd of the namespace (a copy not
+ *     recorded: its Secret) whose directory holds it, its Secret the
+ *     namespace's to edit, or a BackupEntry of one of its Etcds, placed by its
+ *     bucket (or annotation), made after the namespace was created
+ *     (common/lowner's lowner_entry, the rule warden-controller applies at the
+ *     Job too: one made before is an earlier namespace's, another owner, in
+ *     the way).
  *     Otherwise refused, naming no other namespace.
  *
  * Ownership: arguments BORROWED. Thread safety: reentrant (the client and the stores are).
@@ -74,12 +78,13 @@ int bklocal_in_the_way(struct k8s_client *k, struct store *buckets, const char *
 /*
  * Why namespace ns may not read the Local directory dir (canonical) as an EtcdRestore's source,
  * into why (BKLOCAL_WHY_MAX bytes, "" when it may): see above. buckets, etcds, entries,
- * backups: the caches (NULL: none). Errors when the namespace's labels or a bucket's Secret
- * cannot be read are returned (the caller refuses, 500); a namespace whose creation cannot be
- * read grants nothing through its entries.
+ * backups: the caches (NULL: none); lease_ns: the namespace of the claim Leases (NULL or "":
+ * none, restore targets not known). Errors when the namespace's labels, a bucket's Secret or
+ * the claim Lease cannot be read are returned (the caller refuses, 500); a namespace whose
+ * creation cannot be read grants nothing through its entries.
  */
 enum kerr bklocal_source_owned(struct k8s_client *k, struct store *buckets, struct store *etcds,
-                               struct store *entries, struct store *backups, const char *ns,
-                               const char *dir, char *why, struct kerr_info *err);
+                               struct store *entries, struct store *backups, const char *lease_ns,
+                               const char *ns, const char *dir, char *why, struct kerr_info *err);
 
 #endif

@@ -8,7 +8,6 @@
 #include "common/bstore.h"
 #include "common/kjson.h"
 #include "common/lowner.h"
-#include "common/pborn.h"
 #include "controller/backups/ebs.h"
 #include "controller/core/claims.h"
 #include "controller/core/clocal.h"
@@ -69,44 +68,37 @@ static enum kerr by_copy(struct k8s_client *k, const char *ns, const char *dir, 
 }
 
 /* f->own_etcd when an Etcd of ns claims a directory holding dir (placed by its own Secret, read
- * now), f->others when a claim of another namespace overlaps dir (controller/core/claims, read
- * now; one whose directory cannot be read is in the way): one directory, one cluster. */
-static enum kerr by_claim(struct k8s_client *k, const char *ns, const char *dir,
-                          struct lowner_found *f, struct kerr_info *err)
+ * now). */
+static enum kerr by_etcd(struct k8s_client *k, const char *ns, const char *dir,
+                         struct lowner_found *f, struct kerr_info *err)
 {
-    struct claims_skip skip = { .ns = ns, .viewer_ns = ns };
-    struct bstore_claim c = { BLOCAL_KEY, (char *)dir };
-    char why[CLAIMS_WHY_MAX];
     cJSON *list = NULL;
     const cJSON *e;
-    int held = 0;
     enum kerr rc = k8s_list_all(k, &ETCDSPEC_RES_ETCD, ns, NULL, &list, err);
 
     if (rc == KERR_OK)
         clocal_place(k, cJSON_GetObjectItem(list, "items"), CLOCAL_ETCD);
     cJSON_ArrayForEach (e, kjson_get(list, "items"))
-        held = held ||
-               (kjson_get_str(e, CLOCAL_DIR) && lowner_inside(dir, kjson_get_str(e, CLOCAL_DIR)));
+        f->own_etcd = f->own_etcd || (kjson_get_str(e, CLOCAL_DIR) &&
+                                      lowner_inside(dir, kjson_get_str(e, CLOCAL_DIR)));
     cJSON_Delete(list);
-    if (rc != KERR_OK || !held)
-        return rc;
-    f->own_etcd = 1;
-    rc = claims_find(k, NULL, &c, &skip, why, err);
-    f->others = rc != KERR_OK || *why;
     return rc;
 }
 
-/* f->others when a BackupEntry of ns (spec.etcd.namespace) overlapping dir, or not placed, was
- * made before namespace ns was created, or that cannot be told (common/pborn): an earlier
- * namespace's, another owner, which claims_find skipped as the namespace's own. */
-static enum kerr by_earlier(struct k8s_client *k, const char *ns, const char *dir,
-                            struct lowner_found *f, struct kerr_info *err)
+/* What each BackupEntry of ns (spec.etcd.namespace) overlapping dir, or not placed, says of ns
+ * owning it (common/lowner's lowner_entry, warden-webhook's rule at admission): f->own_entry
+ * for one made after namespace ns was created whose directory holds dir, f->others for one
+ * made before, or whose age cannot be told (an earlier namespace's, another owner, which
+ * claims_find skips as the namespace's own). */
+static enum kerr by_entry(struct k8s_client *k, const char *ns, const char *dir,
+                          struct lowner_found *f, struct kerr_info *err)
 {
-    char why[PBORN_WHY_MAX];
+    struct lowner o;
     cJSON *list = NULL;
     const cJSON *e;
     enum kerr rc = k8s_list_all(k, &res_entry, NULL, NULL, &list, err);
 
+    lowner_init(&o, k, ns, dir);
     if (rc == KERR_OK)
         clocal_place(k, cJSON_GetObjectItem(list, "items"), CLOCAL_ENTRY);
     cJSON_ArrayForEach (e, kjson_get(list, "items")) {
@@ -114,18 +106,29 @@ static enum kerr by_earlier(struct k8s_client *k, const char *ns, const char *di
 
         if (rc != KERR_OK || f->others)
             break;
-        if (!kjson_get_str(e, "spec.etcd.namespace") ||
-            strcmp(kjson_get_str(e, "spec.etcd.namespace"), ns) != 0 ||
-            (!edir && !cJSON_IsTrue(kjson_get(e, CLOCAL_UNKNOWN))) ||
-            (edir && !bstore_overlap(BLOCAL_KEY, dir, edir)))
-            continue;
-        rc = pborn_check(
-            k, ns, kjson_get_str(e, "spec.etcd.name") ? kjson_get_str(e, "spec.etcd.name") : "",
-            kjson_get_str(e, "metadata.name") ? kjson_get_str(e, "metadata.name") : "",
-            kjson_get_str(e, "metadata.creationTimestamp"), why, sizeof(why));
-        f->others = rc == KERR_OK && *why;
+        if (!edir && !cJSON_IsTrue(kjson_get(e, CLOCAL_UNKNOWN)))
+            continue; /* not a Local entry */
+        rc = lowner_entry(&o, kjson_get_str(e, "spec.etcd.namespace"),
+                          kjson_get_str(e, "spec.etcd.name"), kjson_get_str(e, "metadata.name"),
+                          kjson_get_str(e, "metadata.creationTimestamp"), edir, f);
     }
+    lowner_release(&o);
     cJSON_Delete(list);
+    return rc;
+}
+
+/* f->others when a claim of another namespace overlaps dir (controller/core/claims, read now:
+ * Etcds, BackupEntries, EtcdBackup copies, EtcdRestore targets; one whose directory cannot be
+ * read is in the way): one directory, one cluster. */
+static enum kerr by_others(struct k8s_client *k, const char *ns, const char *dir,
+                           struct lowner_found *f, struct kerr_info *err)
+{
+    struct claims_skip skip = { .ns = ns, .viewer_ns = ns };
+    struct bstore_claim c = { BLOCAL_KEY, (char *)dir };
+    char why[CLAIMS_WHY_MAX];
+    enum kerr rc = claims_find(k, NULL, &c, &skip, why, err);
+
+    f->others = f->others || rc != KERR_OK || *why;
     return rc;
 }
 
@@ -138,9 +141,11 @@ enum kerr bkown_local(struct k8s_client *k, const char *ns, const char *dir, con
     if (rc == KERR_OK && !f.granted)
         rc = by_copy(k, ns, dir, &f.granted, err);
     if (rc == KERR_OK && !f.granted)
-        rc = by_claim(k, ns, dir, &f, err);
-    if (rc == KERR_OK && !f.granted && f.own_etcd && !f.others)
-        rc = by_earlier(k, ns, dir, &f, err);
+        rc = by_etcd(k, ns, dir, &f, err);
+    if (rc == KERR_OK && !f.granted)
+        rc = by_entry(k, ns, dir, &f, err);
+    if (rc == KERR_OK && !f.granted && (f.own_etcd || f.own_entry) && !f.others)
+        rc = by_others(k, ns, dir, &f, err);
     why[0] = '\0';
     if (rc == KERR_OK && !lowner_owned(&f))
         snprintf(
@@ -148,7 +153,7 @@ enum kerr bkown_local(struct k8s_client *k, const char *ns, const char *dir, con
             "namespace %s does not own the Local directory \"/%.300s\" (hostPath + \"/\" + "
             "container + \"/\" + prefix): no BackupBucket of provider Local selecting the "
             "namespace holds it, no EtcdBackup copy of the namespace was written there, and no "
-            "Etcd of the namespace claims it alone; "
+            "Etcd or BackupEntry of the namespace (as it is now) claims it alone; "
             "%s only backups its namespace owns",
             ns, dir, reader);
     return rc;

@@ -9,10 +9,11 @@
  *     (status.destination.hostPath, container, prefix: written by the controller when it made
  *     the copy's Job), or
  *   - an Etcd of the namespace claims a directory holding it (placed by its own Secret, read
- *     now: controller/core/clocal) and no claim of another namespace overlaps it
- *     (controller/core/claims, read now; one whose directory cannot be read is in the way),
- *     nor a BackupEntry of an earlier namespace of that name (made before the namespace was
- *     created: common/pborn).
+ *     now: controller/core/clocal), or a BackupEntry of the namespace made after the namespace
+ *     was created (common/lowner's lowner_entry, warden-webhook's rule at admission) does,
+ *     and no claim of another namespace overlaps it (controller/core/claims, read now; one
+ *     whose directory cannot be read is in the way), nor a BackupEntry of an earlier
+ *     namespace of that name (made before the namespace was created: common/pborn).
  * A Secret of the namespace alone never proves it: that Secret is what is judged, so a
  * directory another namespace claims is not the namespace's, whatever its Secrets say.
  *

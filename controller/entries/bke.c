@@ -147,19 +147,6 @@ static int store_differs(const cJSON *entry, const struct bke_bucket *b)
            strcmp(str_or_empty(entry, "spec.store.endpointOverride"), b->endpoint) != 0;
 }
 
-/* A Warning event on the Etcd etcd (BORROWED). */
-static void etcd_warning(const struct bke_ctx *x, const cJSON *etcd, const char *reason,
-                         const char *note)
-{
-    struct ev_ref ref;
-
-    if (!x->events || ev_ref_from_object(etcd, &ref) != KERR_OK)
-        return;
-    ref.kind = "Etcd";
-    ref.api_version = ETCDSPEC_API_VERSION;
-    (void)ev_emitf(x->events, &ref, EV_WARNING, reason, "KeepEntry", "%s", note);
-}
-
 static enum kerr create_entry(const struct bke_ctx *x, const struct bke_bucket *b,
                               const cJSON *etcd, long *requeue, struct kerr_info *err)
 {
@@ -221,7 +208,7 @@ static enum kerr create_entry(const struct bke_ctx *x, const struct bke_bucket *
                  "prefix \"%s\" of bucket %s is claimed by %s: this Etcd's backups share it; "
                  "give one of the Etcds another prefix",
                  prefix, b->name, other);
-        etcd_warning(x, etcd, "PrefixConflict", msg);
+        bke_etcd_warning(x, etcd, "PrefixConflict", msg);
         log_warn("prefix claimed twice", "namespace", ns, "name", name, "other", other);
         *requeue = BKE_CONFLICT_MS;
         rc = KERR_OK;
@@ -490,6 +477,22 @@ static enum kerr keep_entries(const struct bke_ctx *x, const struct bke_bucket *
             continue;
         }
         i = find_entry(entries, claimed, e);
+        /* a namespace created again is another owner (common/pborn, warden-webhook's rule):
+         * its Etcd of the old name does not take over the entry, which stays its
+         * predecessor's, pending, its deletion held back while the live prefix overlaps it */
+        rc = i >= 0 ? bkeauth_reborn(x, cJSON_GetArrayItem(entries, i), e, why, sizeof(why))
+                    : KERR_OK;
+        if (rc == KERR_OK && i >= 0 && *why) {
+            bke_etcd_warning(x, e, "NotAuthorised", why); /* namespaces: not watched */
+            requeue_min(requeue, BKE_CONFLICT_MS);
+            continue;
+        }
+        if (rc != KERR_OK) {
+            if (first == KERR_OK)
+                first = kerr_set(err, rc, "reading namespace %s",
+                                 str_or_empty(e, "metadata.namespace"));
+            continue;
+        }
         /* an Etcd created again reattaches only with what a new entry needs (its namespace
          * selected, its credentials): else it is treated as a new Etcd (NotAuthorised, no
          * entry), the entry stays its predecessor's, pending, and the live Etcd's prefix
@@ -514,7 +517,7 @@ static enum kerr keep_entries(const struct bke_ctx *x, const struct bke_bucket *
                                   bkeclaim_conflict(b, entries, i, why), &one);
             cJSON_Delete(seen);
         } else if ((rc = bkeauth_etcd(x, b, e, why, sizeof(why), &one)) == KERR_OK && *why) {
-            etcd_warning(x, e, "NotAuthorised", why); /* namespaces and Secrets: not watched */
+            bke_etcd_warning(x, e, "NotAuthorised", why); /* namespaces and Secrets: not watched */
             requeue_min(requeue, BKE_CONFLICT_MS);
         } else if (rc == KERR_OK) {
             rc = create_entry(x, b, e, requeue, &one);

@@ -39,3 +39,15 @@ void bke_event(const struct bke_ctx *x, const cJSON *obj, const char *kind, enum
     va_end(ap);
     (void)ev_emitf(x->events, &ref, type, reason, action, "%s", note);
 }
+
+void bke_etcd_warning(const struct bke_ctx *x, const cJSON *etcd, const char *reason,
+                      const char *note)
+{
+    struct ev_ref ref;
+
+    if (!x->events || ev_ref_from_object(etcd, &ref) != KERR_OK)
+        return;
+    ref.kind = "Etcd";
+    ref.api_version = ETCDSPEC_API_VERSION;
+    (void)ev_emitf(x->events, &ref, EV_WARNING, reason, "KeepEntry", "%s", note);
+}

@@ -51,4 +51,8 @@ void bke_event(const struct bke_ctx *x, const cJSON *obj, const char *kind, enum
                const char *reason, const char *action, const char *fmt, ...)
     __attribute__((format(printf, 7, 8)));
 
+/* A Warning event of reason (action KeepEntry) about the Etcd etcd when x has a recorder. */
+void bke_etcd_warning(const struct bke_ctx *x, const cJSON *etcd, const char *reason,
+                      const char *note);
+
 #endif

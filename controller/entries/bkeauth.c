@@ -8,6 +8,7 @@
 #include "common/k8s.h"
 #include "common/kjson.h"
 #include "common/lsel.h"
+#include "common/pborn.h"
 #include "controller/core/etcdspec.h"
 
 const struct k8s_resource BKEAUTH_RES_NAMESPACE = { "", "v1", "namespaces", 0 };
@@ -145,4 +146,15 @@ int bkeauth_may_reattach(const struct bke_ctx *x, const struct bke_bucket *b, co
     if (strcmp(str_or_empty(entry, "spec.etcd.uid"), str_or_empty(etcd, "metadata.uid")) == 0)
         return 1;
     return bkeauth_etcd(x, b, etcd, why, sizeof(why), &err) == KERR_OK && !*why;
+}
+
+enum kerr bkeauth_reborn(const struct bke_ctx *x, const cJSON *entry, const cJSON *etcd, char *why,
+                         size_t n)
+{
+    why[0] = '\0';
+    if (strcmp(str_or_empty(entry, "spec.etcd.uid"), str_or_empty(etcd, "metadata.uid")) == 0)
+        return KERR_OK; /* the entry's own Etcd, not one created again */
+    return pborn_check(x->client, str_or_empty(etcd, "metadata.namespace"),
+                       str_or_empty(etcd, "metadata.name"), str_or_empty(entry, "metadata.name"),
+                       kjson_get_str(entry, "metadata.creationTimestamp"), why, n);
 }

@@ -18,6 +18,8 @@
  *     namespace: without credentials its sidecar cannot have written, and an
  *     entry would only make the bucket's credentials delete someone else's
  *     objects.
+ *   - a namespace created again is another owner: an Etcd of the old name there does not
+ *     reattach to an entry made before the namespace was created (common/pborn).
  *   - an entry's deletion is refused while its Etcd's namespace exists and the
  *     selector does not select it (the selector narrowed after the entry was
  *     made); a namespace that is gone decides nothing: the entry was made while
@@ -54,6 +56,17 @@ enum kerr bkeauth_etcd(const struct bke_ctx *x, const struct bke_bucket *b, cons
  */
 int bkeauth_may_reattach(const struct bke_ctx *x, const struct bke_bucket *b, const cJSON *entry,
                          const cJSON *etcd);
+
+/*
+ * Why etcd may not reattach to entry, its own claim's entry, as its namespace's, into why (n
+ * bytes; "" when it may): an Etcd created again (its uid is not the entry's spec.etcd.uid)
+ * whose namespace was created after the entry was made, or whose namespace or the entry's
+ * creation time cannot be read (common/pborn, the rule warden-webhook applies at admission):
+ * a namespace created again is another owner, so the entry stays its predecessor's, pending.
+ * KERR_NOMEM only.
+ */
+enum kerr bkeauth_reborn(const struct bke_ctx *x, const cJSON *entry, const cJSON *etcd, char *why,
+                         size_t n);
 
 /*
  * Why entry's deletion may not start because b's owner does not authorise its namespace, into

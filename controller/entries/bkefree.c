@@ -10,12 +10,14 @@
 #include "common/kjson.h"
 #include "common/ktime.h"
 #include "common/log.h"
+#include "common/pborn.h"
 #include "common/store.h"
 #include "common/strlist.h"
 #include "controller/core/claims.h"
 #include "controller/core/ctl.h"
 #include "controller/core/etcdspec.h"
 #include "controller/entries/bkealive.h"
+#include "controller/entries/bkeauth.h"
 #include "controller/entries/bkeclaim.h"
 #include "controller/entries/bkeorigin.h"
 
@@ -316,8 +318,17 @@ static void keep_etcd(struct pass *p, const cJSON *etcd)
         if (own_entry(entry, etcd) && !kjson_has(entry, "metadata.deletionTimestamp") &&
             !kjson_has(entry, "metadata.annotations[" BSTORE_RETAINED_COPY_ANNOTATION "]") &&
             !*str_or_empty(entry, "spec.bucketName")) {
+            char why[PBORN_WHY_MAX];
+
+            /* held either way (its prefix is live); reattached only by its namespace as it was
+             * when the entry was made (common/pborn, warden-webhook's rule) */
             rc = strlist_add(&p->held, ename);
-            note(p, rc == KERR_OK ? attach(p->x, entry, etcd, &one) : rc, &one);
+            if (rc == KERR_OK)
+                rc = bkeauth_reborn(p->x, entry, etcd, why, sizeof(why));
+            if (rc == KERR_OK && *why)
+                bke_etcd_warning(p->x, etcd, "NotAuthorised", why);
+            else
+                note(p, rc == KERR_OK ? attach(p->x, entry, etcd, &one) : rc, &one);
         }
         cJSON_Delete(entry);
         return;
