@@ -28,7 +28,11 @@
  *     (a copy not recorded: its Secret) whose directory holds it while no
  *     claim of another namespace overlaps it (one not placed, or not
  *     understood, is in the way): its Secret is the namespace's to edit.
- *     Otherwise refused, naming no other namespace.
+ *     Otherwise refused, naming no other namespace. A Local bucket with
+ *     spec.prefixScope Namespace gives each namespace its own part of its
+ *     directory only (common/lowner): a directory there that is not the
+ *     namespace's part is never its own, whatever grants it, and is
+ *     refused as a claim too (webhook/plocal's plocal_part).
  *
  * Ownership: arguments BORROWED. Thread safety: reentrant (the client and the stores are).
  */

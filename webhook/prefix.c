@@ -384,6 +384,33 @@ static enum kerr local_self(struct k8s_client *k, const cJSON *etcd, cJSON *self
                                                                               : KERR_NOMEM;
 }
 
+/* A Local candidate's directory (self's prefix, placed) in its namespace's part of every
+ * partitioned Local bucket (webhook/plocal); *denied when not, or when the buckets cannot
+ * answer (500). Not Local, or k NULL: nothing. */
+static enum kerr local_part(struct k8s_client *k, struct store *buckets, const cJSON *self,
+                            struct review_resp *resp, int *denied)
+{
+    char why[PLOCAL_WHY_MAX];
+    struct kerr_info e = { 0 };
+    enum kerr rc;
+
+    if (!k || !kjson_get(self, "local") || strcmp(kjson_get_str(self, "store"), BLOCAL_KEY) != 0)
+        return KERR_OK;
+    rc = plocal_part(k, buckets, kjson_get_str(self, "namespace"), kjson_get_str(self, "prefix"),
+                     why, &e);
+    if (rc == KERR_NOMEM)
+        return rc;
+    *denied = rc != KERR_OK || *why;
+    if (rc != KERR_OK)
+        return review_errored(resp, 500,
+                              "checking the Local directory against the "
+                              "BackupBuckets: %s",
+                              e.msg[0] ? e.msg : kerr_str(rc))
+                   ? KERR_NOMEM
+                   : KERR_OK;
+    return *why ? review_deny(resp, "spec.backup.store: %s", why) : KERR_OK;
+}
+
 enum kerr prefix_check3(struct store *etcds, struct store *entries, struct store *backups,
                         const struct review_req *req, struct review_resp *resp,
                         struct kerr_info *err)
@@ -447,6 +474,8 @@ enum kerr prefix_check_local(struct store *etcds, struct store *entries, struct 
         goto out;
     }
     if ((rc = local_self(k, req->object, self, resp, &denied)) != KERR_OK || denied)
+        goto out;
+    if ((rc = local_part(k, buckets, self, resp, &denied)) != KERR_OK || denied)
         goto out;
     p.self = self;
     store = kjson_get_str(self, "store");
