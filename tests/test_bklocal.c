@@ -320,3 +320,36 @@ Test(bklocal, an_entry_of_an_earlier_namespace_grants_nothing)
     m = restore("other", "bkt", "o/bad", "lb", "obkt", "o/r", "evil");
     cr_assert(strstr(m, "does not own"), "%s", m);
 }
+
+/* A BackupBucket of provider Local, container bkt at /var/lib/lb, prefixScope Namespace. */
+static void partitioned_bucket(void)
+{
+    create_text(&RES_NS, NULL,
+                "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":"
+                "\"etcd-warden\"}}");
+    secret("etcd-warden", "local-bucket", LB);
+    put(buckets, "{\"metadata\":{\"name\":\"local\"},\"spec\":{\"provider\":\"Local\","
+                 "\"container\":\"bkt\",\"prefixScope\":\"Namespace\",\"secretRef\":"
+                 "{\"namespace\":\"etcd-warden\",\"name\":\"local-bucket\"}}}");
+}
+
+Test(bklocal, a_partitioned_local_bucket_gives_a_namespace_its_part_only)
+{
+    partitioned_bucket();
+    cr_expect(strstr(backup("bkt", "third/etcd", "lb"), "is not namespace other's"),
+              "a destination in another namespace's part");
+    cr_expect(strstr(backup("bkt", "other", "lb"), "is not namespace other's"),
+              "a destination without a '/' after its first segment: nobody's");
+    cr_expect_str_empty(backup("bkt", "other/etcd", "lb"), "its own part (control)");
+    cr_expect_str_empty(backup("bkt", "third/etcd", "evil"), "outside the bucket (control)");
+    cr_expect(strstr(restore("other", "bkt", "shoot--a/etcd", "lb", "obkt", "other/r", "lb"),
+                     "partitions the directory"),
+              "a source in another namespace's part");
+    const char *m = restore("other", "bkt", "other/src", "lb", "bkt", "third/r", "lb");
+    cr_expect(strstr(m, "is not namespace other's"),
+              "a restore target in another namespace's "
+              "part: %s",
+              m);
+    m = restore("other", "bkt", "other/src", "lb", "bkt", "other/r", "lb");
+    cr_expect_str_empty(m, "a source and a target in its own part (control)");
+}
