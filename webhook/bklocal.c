@@ -170,8 +170,12 @@ static enum kerr view_claim(void *ctx, const char *key, const cJSON *obj)
     }
     if (!placed || !lowner_inside(o->lo.dir, cdir))
         return KERR_OK;
-    /* an Etcd's directory, or a copy's not recorded, comes from a Secret ns edits */
-    if (o->kind == OWN_ETCD || (o->kind == OWN_COPY && !kjson_get_str(c, "local.hostPath")))
+    /* an Etcd's directory, or a copy's not recorded, comes from a Secret ns edits; so does
+     * the hostPath an entry of a Local directory recorded (a moved or deleted Etcd's, as its
+     * Secret named it then: webhook/pmove, controller/entries/bkefree), not a retained copy's */
+    if (o->kind == OWN_ETCD || (o->kind == OWN_COPY && !kjson_get_str(c, "local.hostPath")) ||
+        (o->kind == OWN_ENTRY && kjson_get_str(c, "local.hostPath") &&
+         !kjson_has(c, "retainedCopy")))
         o->f.own_etcd = 1;
     else
         o->f.granted = 1;

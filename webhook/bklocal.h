@@ -23,7 +23,9 @@
  *     namespace (no selector: every namespace, as for claims); a BackupEntry
  *     of one of its Etcds, placed by its bucket (or annotation), made after
  *     the namespace was created (common/pborn: one made before is an earlier
- *     namespace's, another owner, in the way); an EtcdBackup copy of the
+ *     namespace's, another owner, in the way; an entry of a Local directory,
+ *     placed by the hostPath it recorded from an Etcd's Secret, counts as that
+ *     Etcd would); an EtcdBackup copy of the
  *     namespace whose recorded hostPath holds it; or an Etcd of the namespace
  *     (a copy not recorded: its Secret) whose directory holds it while no
  *     claim of another namespace overlaps it (one not placed, or not

@@ -392,7 +392,20 @@ static void keep_etcd(struct pass *p, const cJSON *etcd)
         cJSON_Delete(entry);
         return;
     }
-    /* a Local store needs no credentials: its Secret was read, the directory placed */
+    /* a Local store needs no credentials: its Secret was read, the directory placed; but that
+     * Secret is the namespace's to edit, so no entry where another namespace's claim (read now,
+     * one not placed counts) overlaps the directory: the entry would keep it for this one */
+    if (local) {
+        struct claims_skip skip = { .ns = ns, .viewer_ns = ns };
+        struct bstore_claim lc = { BLOCAL_KEY, dir };
+        char why[CLAIMS_WHY_MAX];
+
+        rc = claims_find(p->x->client, NULL, &lc, &skip, why, &one);
+        if (rc != KERR_OK || *why) {
+            note(p, rc, &one);
+            return;
+        }
+    }
     rc = local ? KERR_OK : has_secret(p->x, etcd, &creds, &one);
     if (rc == KERR_OK && (creds || local))
         rc = create(p->x, etcd, ename, local ? hostpath : NULL, p->requeue, &one);
