@@ -32,7 +32,7 @@ void lowner_release(struct lowner *o)
 
 int lowner_owned(const struct lowner_found *f)
 {
-    return f->granted || ((f->own_etcd || f->own_entry) && !f->others);
+    return !f->forbidden && (f->granted || ((f->own_etcd || f->own_entry) && !f->others));
 }
 
 enum kerr lowner_entry(struct lowner *o, const char *entry_ns, const char *etcd, const char *entry,
@@ -93,6 +93,92 @@ enum kerr lowner_dir(struct k8s_client *k, const char *ns, const char *secret,
     return KERR_OK;
 }
 
+int lowner_in_part(const char *dir, const char *parent, const char *ns)
+{
+    char owner[256];
+    size_t n = strlen(parent);
+    const char *rest;
+
+    if (!lowner_inside(dir, parent) || strcmp(dir, parent) == 0)
+        return 0;
+    rest = *parent ? dir + n + 1 : dir;
+    return bstore_prefix_owner(rest, owner, sizeof(owner)) && strcmp(owner, ns) == 0;
+}
+
+/* 1 when bucket b is of provider Local and partitions its directory (spec.prefixScope
+ * Namespace, or one not understood: as tightly as can be). */
+static int partitioned(const cJSON *b)
+{
+    const char *kind = bstore_provider_kind(kjson_get_str(b, "spec.provider"));
+    const cJSON *sc = kjson_get(b, "spec.prefixScope");
+    const char *scope = kjson_get_str(b, "spec.prefixScope");
+
+    if (!kind || strcmp(kind, "Local") != 0 || !sc || cJSON_IsNull(sc))
+        return 0;
+    return !scope || strcmp(scope, "Bucket") != 0;
+}
+
+/* The directory of Local bucket b into bdir (n bytes), 1 when placed; why (wn) otherwise. */
+static enum kerr bucket_dir(struct lowner *o, const cJSON *b, char *bdir, size_t n, char *why,
+                            size_t wn, int *placed)
+{
+    enum kerr rc;
+
+    *placed = 0;
+    if (!kjson_get_str(b, "spec.container") || !kjson_get_str(b, "spec.secretRef.namespace") ||
+        !kjson_get_str(b, "spec.secretRef.name")) {
+        snprintf(why, wn, "it names no container or no Secret");
+        return KERR_OK;
+    }
+    rc = lowner_dir(o->k, kjson_get_str(b, "spec.secretRef.namespace"),
+                    kjson_get_str(b, "spec.secretRef.name"), kjson_get_str(b, "spec.container"), "",
+                    bdir, n, why, wn);
+    *placed = rc == KERR_OK && !*why;
+    return rc;
+}
+
+enum kerr lowner_part(struct lowner *o, const cJSON *b, char *why, size_t n)
+{
+    const char *name = kjson_get_str(b, "metadata.name") ? kjson_get_str(b, "metadata.name") : "";
+    const char *scope = kjson_get_str(b, "spec.prefixScope");
+    /* a prefixScope not understood partitions as tightly as can be: nobody's */
+    int by_ns = scope && strcmp(scope, BSTORE_SCOPE_NAMESPACE) == 0;
+    char bdir[DIR_MAX], bwhy[512];
+    int placed;
+    enum kerr rc;
+
+    why[0] = '\0';
+    if (!partitioned(b))
+        return KERR_OK;
+    if ((rc = bucket_dir(o, b, bdir, sizeof(bdir), bwhy, sizeof(bwhy), &placed)) != KERR_OK)
+        return rc;
+    if (!placed) {
+        snprintf(why, n,
+                 "BackupBucket %s of provider Local partitions its directory among the "
+                 "namespaces (spec.prefixScope), and that directory cannot be placed (%.300s): "
+                 "no Local directory is any namespace's until its owner fixes it",
+                 name, bwhy);
+        return KERR_OK;
+    }
+    if (!bstore_overlap(BLOCAL_KEY, o->dir, bdir) || (by_ns && lowner_in_part(o->dir, bdir, o->ns)))
+        return KERR_OK;
+    if (!by_ns)
+        snprintf(why, n,
+                 "the Local directory \"/%.300s\" is in BackupBucket %s's directory "
+                 "\"/%.300s\", whose spec.prefixScope \"%.64s\" is neither Bucket nor "
+                 "Namespace: no namespace may have a directory there until its owner fixes it",
+                 o->dir, name, bdir, scope ? scope : "(not a string)");
+    else
+        snprintf(why, n,
+                 "the Local directory \"/%.300s\" is not namespace %s's: BackupBucket %s of "
+                 "provider Local (directory \"/%.300s\") has spec.prefixScope Namespace, under "
+                 "which a namespace has only the directories below the bucket's whose path there "
+                 "starts with its own name or its name, \"--\" and a word without \"--\", "
+                 "followed by \"/\" and more (%s/etcd-main, or %s--<id>/etcd-main)",
+                 o->dir, o->ns, name, bdir, o->ns, o->ns);
+    return KERR_OK;
+}
+
 /* The namespace's labels into o, once. */
 static enum kerr read_labels(struct lowner *o, struct kerr_info *err)
 {
@@ -118,19 +204,20 @@ enum kerr lowner_bucket(struct lowner *o, const cJSON *b, struct kerr_info *err)
 {
     const char *kind = bstore_provider_kind(kjson_get_str(b, "spec.provider"));
     const cJSON *sel = kjson_get(b, "spec.namespaceSelector");
-    char bdir[DIR_MAX], why[512];
-    int match = 0;
+    char bdir[DIR_MAX], why[KERR_MSG_LEN];
+    int match = 0, placed;
     enum kerr rc;
 
-    if (!kind || strcmp(kind, "Local") != 0 || !kjson_get_str(b, "spec.container") ||
-        !kjson_get_str(b, "spec.secretRef.namespace") || !kjson_get_str(b, "spec.secretRef.name"))
+    if (!kind || strcmp(kind, "Local") != 0)
         return KERR_OK;
-    rc = lowner_dir(o->k, kjson_get_str(b, "spec.secretRef.namespace"),
-                    kjson_get_str(b, "spec.secretRef.name"), kjson_get_str(b, "spec.container"), "",
-                    bdir, sizeof(bdir), why, sizeof(why));
+    if ((rc = lowner_part(o, b, why, sizeof(why))) != KERR_OK)
+        return kerr_set(err, rc, "placing a BackupBucket's directory");
+    if (*why) /* its partition keeps dir from the namespace, whoever else grants it */
+        return kerr_set(err, KERR_FORBIDDEN, "%s", why);
+    rc = bucket_dir(o, b, bdir, sizeof(bdir), why, sizeof(why), &placed);
     if (rc != KERR_OK)
         return kerr_set(err, rc, "placing a BackupBucket's directory");
-    if (*why || !lowner_inside(o->dir, bdir)) /* a bucket not placed grants nothing */
+    if (!placed || !lowner_inside(o->dir, bdir)) /* a bucket not placed grants nothing */
         return KERR_OK;
     if (!sel || cJSON_IsNull(sel))
         return KERR_EXISTS; /* no selector: every namespace, as for claims */

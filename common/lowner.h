@@ -27,6 +27,17 @@
  * an entry is not refused at its Job, and an entry never hands a directory
  * another namespace writes to this one.
  *
+ * A Local bucket with spec.prefixScope Namespace (or a prefixScope not understood: nobody's)
+ * partitions its directory as an object-store bucket partitions its prefixes: the directory
+ * dir is namespace ns's part only when it lies strictly below the bucket's and the path below
+ * it (bucket "var/lib/lb/bkt", dir "var/lib/lb/bkt/shoot/etcd-a": "shoot/etcd-a") belongs to ns
+ * by common/bstore's bstore_prefix_owner. A directory of such a bucket that is not ns's part
+ * (another namespace's, nobody's, or one holding the bucket's whole directory) is never ns's:
+ * no bucket grants it and no Etcd of ns claims it (lowner_found.forbidden), and ns may not claim
+ * it (lowner_part: an Etcd, an EtcdBackup's or schedule's destination, a restore's target). A
+ * partitioned bucket whose directory cannot be placed (its Secret unreadable, its hostPath not
+ * understood) is in the way of every directory: its parts cannot be told.
+ *
  * Ownership: arguments BORROWED; struct lowner OWNS the namespace's labels once read (release
  * with lowner_release). Thread safety: one struct lowner per thread; functions reentrant.
  */
@@ -51,10 +62,11 @@ struct lowner {
 
 /* What a search for an owner of a directory found (each 1 when found). */
 struct lowner_found {
-    int granted;   /* a bucket, a recorded copy, an entry of the namespace as it is */
+    int granted;   /* a bucket, a recorded copy */
     int own_etcd;  /* an Etcd of the namespace whose directory (its Secret's) holds dir */
     int own_entry; /* a BackupEntry of the namespace as it is now whose directory holds dir */
     int others;    /* a claim of another namespace, or one not placed, overlaps dir */
+    int forbidden; /* a partitioned bucket gives dir to another namespace or to none */
 };
 
 /* 1 when what f says makes the namespace the directory's owner (see above). */
@@ -92,10 +104,21 @@ enum kerr lowner_dir(struct k8s_client *k, const char *ns, const char *secret,
                      size_t wn);
 
 /*
- * KERR_EXISTS when the BackupBucket b grants o->dir to o->ns (see above), KERR_OK when it does
- * not; the namespace's labels are read once (a namespace not found has none). Another code
- * (err says why) when the namespace cannot be read: the caller refuses.
+ * KERR_EXISTS when the BackupBucket b grants o->dir to o->ns (see above), KERR_FORBIDDEN when its
+ * partition keeps o->dir from o->ns (err says why, naming no other namespace), KERR_OK when it
+ * does neither; the namespace's labels are read once (a namespace not found has none). Another
+ * code (err says why) when the namespace cannot be read: the caller refuses.
  */
 enum kerr lowner_bucket(struct lowner *o, const cJSON *b, struct kerr_info *err);
+
+/*
+ * Why o->ns may not claim o->dir under the partition of BackupBucket b (see above), into why
+ * (n bytes, "" when it may; naming b, o->ns and o->dir only). KERR_NOMEM only.
+ */
+enum kerr lowner_part(struct lowner *o, const cJSON *b, char *why, size_t n);
+
+/* 1 when the path of dir below parent (both canonical) belongs to namespace ns under a
+ * partitioned bucket: dir strictly below parent, bstore_prefix_owner of the rest is ns. Pure. */
+int lowner_in_part(const char *dir, const char *parent, const char *ns);
 
 #endif

@@ -320,3 +320,66 @@ Test(bklocal, an_entry_of_an_earlier_namespace_grants_nothing)
     m = restore("other", "bkt", "o/bad", "lb", "obkt", "o/r", "evil");
     cr_assert(strstr(m, "does not own"), "%s", m);
 }
+
+/* A BackupBucket of provider Local, container bkt at /var/lib/lb, prefixScope Namespace. */
+static void partitioned_bucket(void)
+{
+    create_text(&RES_NS, NULL,
+                "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":"
+                "\"etcd-warden\"}}");
+    secret("etcd-warden", "local-bucket", LB);
+    put(buckets, "{\"metadata\":{\"name\":\"local\"},\"spec\":{\"provider\":\"Local\","
+                 "\"container\":\"bkt\",\"prefixScope\":\"Namespace\",\"secretRef\":"
+                 "{\"namespace\":\"etcd-warden\",\"name\":\"local-bucket\"}}}");
+}
+
+Test(bklocal, a_partitioned_local_bucket_gives_a_namespace_its_part_only)
+{
+    partitioned_bucket();
+    cr_expect(strstr(backup("bkt", "third/etcd", "lb"), "is not namespace other's"),
+              "a destination in another namespace's part");
+    cr_expect(strstr(backup("bkt", "other", "lb"), "is not namespace other's"),
+              "a destination without a '/' after its first segment: nobody's");
+    cr_expect_str_empty(backup("bkt", "other/etcd", "lb"), "its own part (control)");
+    cr_expect_str_empty(backup("bkt", "third/etcd", "evil"), "outside the bucket (control)");
+    cr_expect(strstr(restore("other", "bkt", "shoot--a/etcd", "lb", "obkt", "other/r", "lb"),
+                     "partitions the directory"),
+              "a source in another namespace's part");
+    const char *m = restore("other", "bkt", "other/src", "lb", "bkt", "third/r", "lb");
+    cr_expect(strstr(m, "is not namespace other's"),
+              "a restore target in another namespace's "
+              "part: %s",
+              m);
+    m = restore("other", "bkt", "other/src", "lb", "bkt", "other/r", "lb");
+    cr_expect_str_empty(m, "a source and a target in its own part (control)");
+}
+
+/* An entry of no bucket of namespace other keeping Local directory hostPath/bkt/prefix. */
+static void dir_entry(const char *name, const char *hostpath, const char *prefix)
+{
+    char text[1024];
+
+    snprintf(text, sizeof(text),
+             "{\"metadata\":{\"name\":\"%s\",\"creationTimestamp\":\"2099-01-01T00:00:00Z\","
+             "\"annotations\":{\"etcd-warden.io/local-host-path\":\"%s\"}},\"spec\":{\"etcd\":"
+             "{\"namespace\":\"other\",\"name\":\"etcd-m\"},\"bucketName\":\"\",\"store\":"
+             "{\"provider\":\"Local\",\"container\":\"bkt\"},\"prefix\":\"%s\"}}",
+             name, hostpath, prefix);
+    put(entries, text);
+}
+
+Test(bklocal, an_entry_of_a_directory_left_counts_as_its_etcd_would)
+{
+    const char *m;
+
+    /* the directory an Etcd of other moved from: other's, and no other namespace's */
+    dir_entry("e-left", "/var/lib/lb", "o--m/etcd");
+    m = restore("other", "bkt", "o--m/etcd", "lb", "obkt", "o/r", "evil");
+    cr_expect_str_empty(m, "the namespace reads the directory its Etcd left (control)");
+    m = restore("third", "bkt", "o--m/etcd", "lb", "obkt", "t/r", "lb");
+    cr_expect(strstr(m, "does not own"), "another namespace does not: %s", m);
+    /* an entry whose recorded hostPath (a Secret other edits) lands on ns1's live directory */
+    dir_entry("e-onto", "/var/lib/lb", "shoot--a/etcd");
+    m = restore("other", "bkt", "shoot--a/etcd", "lb", "obkt", "o/r", "evil");
+    cr_expect(strstr(m, "does not own"), "no grant where another namespace claims: %s", m);
+}

@@ -87,6 +87,42 @@ Test(pmove, nothing_to_keep)
     }
 }
 
+Test(pmove, a_local_earlier_directory_is_kept_by_an_entry_of_no_bucket)
+{
+    cJSON *old = etcd("Local", "bkt", "shoot--a/etcd", 1), *e = NULL, *e2 = NULL;
+    char name[BSTORE_ENTRY_NAME_MAX + 1], name2[BSTORE_ENTRY_NAME_MAX + 1];
+
+    cr_assert_eq(pmove_local_entry(old, "/var/lib/lb", 1800000000, &e, name, NULL), KERR_OK);
+    cr_assert_str_eq(kjson_get_str(e, "metadata.name"), name);
+    cr_assert_str_eq(kjson_get_str(e, "spec.bucketName"), "", "no bucket: no deletion Job");
+    cr_assert_str_eq(kjson_get_str(e, "metadata.annotations[etcd-warden.io/local-host-path]"),
+                     "/var/lib/lb", "the directory as the sidecar wrote it");
+    cr_assert_str_eq(kjson_get_str(e, "spec.store.provider"), "Local");
+    cr_assert_str_eq(kjson_get_str(e, "spec.store.container"), "bkt");
+    cr_assert_str_eq(kjson_get_str(e, "spec.prefix"), "shoot--a/etcd");
+    cr_assert_str_eq(kjson_get_str(e, "spec.etcd.namespace"), "shoot");
+    cr_assert_str_eq(kjson_get_str(e, "spec.etcd.name"), "etcd-main");
+    cr_assert_not(kjson_has(e, "spec.membersSeenAt"), "nothing shown written");
+    /* one directory, one name; another hostPath is another directory, another name */
+    cr_assert_eq(pmove_local_entry(old, "/var/lib/lb/", 1800000000, &e2, name2, NULL), KERR_OK);
+    cr_assert_str_eq(name, name2);
+    cJSON_Delete(e2);
+    cr_assert_eq(pmove_local_entry(old, "/srv", 1800000000, &e2, name2, NULL), KERR_OK);
+    cr_assert_str_neq(name, name2);
+    cJSON_Delete(e2);
+    cJSON_Delete(e);
+    cJSON_Delete(old);
+    old = etcd("aws", "bkt", "a", 1);
+    cr_assert_eq(pmove_local_entry(old, "/var/lib/lb", 1800000000, &e, name, NULL), KERR_INVAL,
+                 "an object store is pmove_entry's");
+    cr_assert_null(e);
+    cJSON_Delete(old);
+    old = etcd("Local", "bkt", "a", 1);
+    cr_assert_eq(pmove_local_entry(old, "relative", 1800000000, &e, name, NULL), KERR_INVAL,
+                 "a hostPath not understood: no directory");
+    cJSON_Delete(old);
+}
+
 Test(bkefree, a_bucket_owns_its_container_whatever_its_provider)
 {
     cJSON *b = cJSON_Parse("[{\"spec\":{\"provider\":\"AWS\",\"container\":\"bkt\"}},"

@@ -11,6 +11,7 @@
 #include "webhook/bauth.h"
 #include "webhook/bklocal.h"
 #include "webhook/bkrtgt.h"
+#include "webhook/plocal.h"
 #include "common/pclaim.h"
 #include "webhook/rsource.h"
 
@@ -66,6 +67,24 @@ static enum kerr local_dir(const struct dest *d, struct store *etcds, struct sto
                          "Job mounts, and %s",
                          base, why);
     return rc;
+}
+
+/* resp denied when d->ns may not claim the Local directory dir (webhook/plocal); a bucket
+ * cache that cannot answer: 500 (fail closed). */
+static enum kerr local_part(const struct dest *d, const char *base, const char *dir,
+                            struct review_resp *resp, struct kerr_info *why)
+{
+    char w[PLOCAL_WHY_MAX];
+    enum kerr rc = plocal_part(d->k, d->buckets, d->ns, dir, w, why);
+
+    if (rc == KERR_NOMEM)
+        return rc;
+    if (rc != KERR_OK)
+        return review_errored(resp, 500, "checking %s against the BackupBuckets: %s", base,
+                              why->msg[0] ? why->msg : kerr_str(rc))
+                   ? KERR_NOMEM
+                   : KERR_OK;
+    return *w ? review_deny(resp, "%s: %s", base, w) : KERR_OK;
 }
 
 static enum kerr view_etcd(void *ctx, const char *key, const cJSON *obj)
@@ -381,8 +400,14 @@ static enum kerr check(struct prefix_cache *pc, struct k8s_client *k, struct sto
                          base, prefix);
         goto out;
     }
-    /* a Local store: the directory its copy Job mounts, its Secret read now */
+    /* a Local store: the directory its copy Job mounts, its Secret read now, in the namespace's
+     * part of a partitioned Local bucket (webhook/plocal) */
     if ((rc = local_dir(&d, etcds, backups, obj, base, &c, resp)) != KERR_OK || !resp->allowed)
+        goto out;
+    if (d.k && strcmp(c.key, BLOCAL_KEY) == 0 &&
+        (rc = local_part(&d, base, c.prefix, resp, &why)) != KERR_OK)
+        goto out;
+    if (!resp->allowed)
         goto out;
     /* the bucket owner's authority (webhook/bauth), before any other claim is read */
     if (pc && ((rc = prefix_cache_authorise(pc, d.ns, c.key, c.prefix, resp, err)) != KERR_OK ||

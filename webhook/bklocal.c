@@ -112,14 +112,22 @@ struct owner {
     struct lowner_found f;
 };
 
-/* store_view_fn over BackupBuckets: KERR_EXISTS at a Local one holding dir and selecting ns
- * (common/lowner's rule). */
+/* store_view_fn over BackupBuckets: o->f.granted at a Local one holding dir and selecting ns,
+ * KERR_FORBIDDEN (o->f.forbidden) at one whose partition gives dir to another namespace or to
+ * none (common/lowner's rule). */
 static enum kerr view_bucket(void *ctx, const char *key, const cJSON *b)
 {
     struct owner *o = ctx;
+    enum kerr rc;
 
     (void)key;
-    return lowner_bucket(&o->lo, b, o->err);
+    rc = lowner_bucket(&o->lo, b, o->err);
+    o->f.granted |= rc == KERR_EXISTS;
+    o->f.forbidden |= rc == KERR_FORBIDDEN;
+    if (rc == KERR_EXISTS)
+        kerr_clear(o->err);
+    /* a partition that keeps dir from ns ends the search: no grant outweighs it */
+    return rc == KERR_EXISTS ? KERR_OK : rc;
 }
 
 /* store_view_fn over projected claims: what a claim overlapping dir says of its owner (struct
@@ -215,8 +223,19 @@ enum kerr bklocal_source_owned(struct k8s_client *k, struct store *buckets, stru
 
     lowner_init(&o.lo, k, ns, dir);
     rc = buckets ? store_foreach(buckets, view_bucket, &o, err) : KERR_OK;
-
-    if (rc == KERR_OK)
+    if (rc == KERR_FORBIDDEN) {
+        kerr_clear(err);
+        lowner_release(&o.lo);
+        snprintf(why, BKLOCAL_WHY_MAX,
+                 "spec.source.store: namespace %s does not own the Local directory \"/%.300s\" "
+                 "(hostPath + \"/\" + container + \"/\" + prefix): a BackupBucket of provider "
+                 "Local partitions the directory holding it by spec.prefixScope Namespace, and "
+                 "this part is not the namespace's; a restore reads only backups its namespace "
+                 "owns",
+                 ns, dir);
+        return KERR_OK;
+    }
+    if (rc == KERR_OK && !o.f.granted)
         rc = view_claims(&o, claims, err);
     if (rc == KERR_OK)
         rc = view_restores(&o, lease_ns, err);

@@ -32,7 +32,11 @@
  *     (common/lowner's lowner_entry, the rule warden-controller applies at the
  *     Job too: one made before is an earlier namespace's, another owner, in
  *     the way).
- *     Otherwise refused, naming no other namespace.
+ *     Otherwise refused, naming no other namespace. A Local bucket with
+ *     spec.prefixScope Namespace gives each namespace its own part of its
+ *     directory only (common/lowner): a directory there that is not the
+ *     namespace's part is never its own, whatever grants it, and is
+ *     refused as a claim too (webhook/plocal's plocal_part).
  *
  * Ownership: arguments BORROWED. Thread safety: reentrant (the client and the stores are).
  */

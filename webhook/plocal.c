@@ -62,3 +62,38 @@ int plocal_other(struct k8s_client *k, struct store *buckets, const cJSON *c, ch
                       kjson_get_str(l, "prefix"), dir, n, why, sizeof(why)) == KERR_OK &&
            !*why;
 }
+
+/* What plocal_part's search looks for and found. */
+struct part {
+    struct lowner lo;
+    char *why;
+};
+
+/* store_view_fn over BackupBuckets: KERR_EXISTS at one whose partition keeps dir from ns. */
+static enum kerr view_part(void *ctx, const char *key, const cJSON *b)
+{
+    struct part *p = ctx;
+    enum kerr rc = lowner_part(&p->lo, b, p->why, PLOCAL_WHY_MAX);
+
+    (void)key;
+    return rc == KERR_OK && *p->why ? KERR_EXISTS : rc;
+}
+
+enum kerr plocal_part(struct k8s_client *k, struct store *buckets, const char *ns, const char *dir,
+                      char *why, struct kerr_info *err)
+{
+    struct part p = { .why = why };
+    enum kerr rc;
+
+    why[0] = '\0';
+    if (!buckets)
+        return KERR_OK;
+    lowner_init(&p.lo, k, ns, dir);
+    rc = store_foreach(buckets, view_part, &p, err);
+    lowner_release(&p.lo);
+    if (rc == KERR_EXISTS) {
+        kerr_clear(err);
+        rc = KERR_OK;
+    }
+    return rc;
+}

@@ -39,6 +39,8 @@
 #include "common/kerr.h"
 #include "common/store.h"
 
+#define PLOCAL_WHY_MAX 1024
+
 /*
  * The directory (a claim prefix, common/blocal) of the Local store at container and prefix
  * whose backup Secret is ns/secret (secret NULL: none) into dir (n bytes). KERR_OK with why
@@ -55,5 +57,16 @@ enum kerr plocal_dir(struct k8s_client *k, const char *ns, const char *secret,
  * entries are not known).
  */
 int plocal_other(struct k8s_client *k, struct store *buckets, const cJSON *c, char *dir, size_t n);
+
+/*
+ * Why namespace ns may not claim the Local directory dir (canonical: an Etcd's, an EtcdBackup's
+ * or schedule's destination, an EtcdRestore's target) into why (PLOCAL_WHY_MAX bytes, "" when
+ * it may): a cached BackupBucket of provider Local with spec.prefixScope Namespace whose
+ * partition gives dir to another namespace or to none, or whose directory cannot be placed
+ * (common/lowner's lowner_part). Reads only the buckets and their Secrets, never another claim.
+ * buckets NULL: none. KERR_NOMEM, or an error of the cache.
+ */
+enum kerr plocal_part(struct k8s_client *k, struct store *buckets, const char *ns, const char *dir,
+                      char *why, struct kerr_info *err);
 
 #endif

@@ -5,12 +5,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/blocal.h"
 #include "common/bstore.h"
 #include "common/kjson.h"
 #include "common/ktime.h"
 #include "common/log.h"
 
 static const struct k8s_resource res_entry = { "etcd-warden.io", "v1alpha1", "backupentries", 0 };
+static const struct k8s_resource res_secret = { "", "v1", "secrets", 1 };
 
 static const char *str_or_empty(const cJSON *obj, const char *path)
 {
@@ -34,6 +36,77 @@ static int object_claim(const cJSON *etcd, struct bstore_claim *c)
         return 0;
     }
     return 1;
+}
+
+/* 1 when etcd's store is a Local one understood (common/bstore). */
+static int local_store(const cJSON *etcd)
+{
+    struct bstore_claim c = { "", NULL };
+    int local;
+
+    if (!etcd || bstore_no_store(kjson_get_str(etcd, "spec.backup.store.provider")) ||
+        bstore_claim_init(&c, kjson_get_str(etcd, "spec.backup.store.provider"),
+                          kjson_get_str(etcd, "spec.backup.store.container"), NULL,
+                          kjson_get_str(etcd, "spec.backup.store.prefix"), NULL) != KERR_OK)
+        return 0;
+    local = strcmp(c.key, BLOCAL_KEY) == 0;
+    bstore_claim_release(&c);
+    return local;
+}
+
+/* Set s at path of e unless rc already failed. */
+static enum kerr set(cJSON *e, enum kerr rc, const char *path, const char *s, struct kerr_info *err)
+{
+    return rc == KERR_OK ? kjson_set_str(e, path, s, err) : rc;
+}
+
+enum kerr pmove_local_entry(const cJSON *old, const char *hostpath, int64_t now, cJSON **out,
+                            char name[BSTORE_ENTRY_NAME_MAX + 1], struct kerr_info *err)
+{
+    char dir[BLOCAL_HOSTPATH_MAX + 2 * BSTORE_PREFIX_MAX], at[KTIME_LEN + 1];
+    const cJSON *gen = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(old, "metadata"), "generation");
+    struct bstore_claim c = { BLOCAL_KEY, dir };
+    cJSON *e;
+    enum kerr rc;
+
+    *out = NULL;
+    if (!local_store(old) || blocal_dir(hostpath, str_or_empty(old, "spec.backup.store.container"),
+                                        str_or_empty(old, "spec.backup.store.prefix"), dir,
+                                        sizeof(dir), NULL) != KERR_OK)
+        return kerr_set(err, KERR_INVAL, "no Local store and directory understood");
+    /* named after the directory, which the sidecar wrote, not the prefix alone */
+    if ((rc = bstore_entry_name(&c, name)) != KERR_OK)
+        return kerr_set(err, rc, "no BackupEntry name");
+    if (ktime_format((time_t)now, at) != KERR_OK)
+        return kerr_set(err, KERR_INTERNAL, "cannot format the time");
+    e = cJSON_CreateObject();
+    rc = e ? KERR_OK : KERR_NOMEM;
+    rc = set(e, rc, "apiVersion", "etcd-warden.io/v1alpha1", err);
+    rc = set(e, rc, "kind", "BackupEntry", err);
+    rc = set(e, rc, "metadata.name", name, err);
+    rc = set(e, rc, "metadata.labels[app.kubernetes.io/managed-by]", "etcd-warden", err);
+    rc = set(e, rc, "metadata.annotations[" BLOCAL_HOSTPATH_ANNOTATION "]", hostpath, err);
+    rc = set(e, rc, "spec.bucketName", "", err);
+    rc = set(e, rc, "spec.prefix", str_or_empty(old, "spec.backup.store.prefix"), err);
+    rc = set(e, rc, "spec.store.provider", "Local", err);
+    rc = set(e, rc, "spec.store.container", str_or_empty(old, "spec.backup.store.container"), err);
+    rc = set(e, rc, "spec.store.endpointOverride", "", err);
+    rc = set(e, rc, "spec.etcd.namespace", str_or_empty(old, "metadata.namespace"), err);
+    rc = set(e, rc, "spec.etcd.name", str_or_empty(old, "metadata.name"), err);
+    rc = set(e, rc, "spec.etcd.uid", str_or_empty(old, "metadata.uid"), err);
+    rc = set(e, rc, "spec.claimedAt",
+             cJSON_IsNumber(gen) && gen->valuedouble == 1 &&
+                     kjson_get_str(old, "metadata.creationTimestamp")
+                 ? kjson_get_str(old, "metadata.creationTimestamp")
+                 : at,
+             err);
+    if (rc != KERR_OK) {
+        cJSON_Delete(e);
+        return rc == KERR_NOMEM ? kerr_set(err, rc, "building the BackupEntry") : rc;
+    }
+    *out = e;
+    return KERR_OK;
 }
 
 enum kerr pmove_entry(const cJSON *old, const char *bucket, int64_t now, cJSON **out,
@@ -130,8 +203,12 @@ static int moves(const struct review_req *req)
     struct bstore_claim a, b;
     int r;
 
-    if (req->op != REVIEW_OP_UPDATE || !req->old_object || !req->object ||
-        !object_claim(req->old_object, &a))
+    if (req->op != REVIEW_OP_UPDATE || !req->old_object || !req->object)
+        return 0;
+    if (local_store(req->old_object)) /* anything of the store changed may move its directory */
+        return !cJSON_Compare(kjson_get(req->old_object, "spec.backup.store"),
+                              kjson_get(req->object, "spec.backup.store"), 1);
+    if (!object_claim(req->old_object, &a))
         return 0;
     if (!object_claim(req->object, &b)) {
         bstore_claim_release(&a);
@@ -143,20 +220,45 @@ static int moves(const struct review_req *req)
     return r;
 }
 
+/* The hostPath the Secret of old (a Local Etcd) names now into out (n bytes); an error (err
+ * says why) when it cannot be read: the move is refused, its directory would be nobody's. */
+static enum kerr local_hostpath(struct k8s_client *k, const cJSON *old, char *out, size_t n,
+                                struct kerr_info *err)
+{
+    const char *secret = kjson_get_str(old, "spec.backup.store.secretRef.name");
+    cJSON *obj = NULL;
+    enum kerr rc = KERR_OK;
+
+    if (secret && *secret)
+        rc = k8s_get(k, &res_secret, str_or_empty(old, "metadata.namespace"), secret, NULL, &obj,
+                     err);
+    if (rc == KERR_OK)
+        rc = blocal_hostpath(obj, out, n, err);
+    cJSON_Delete(obj);
+    return rc;
+}
+
 enum kerr pmove_keep(struct k8s_client *k, struct store *entries, struct store *buckets,
                      const struct review_req *req, struct review_resp *resp, struct kerr_info *err)
 {
     struct owner o = { str_or_empty(req->old_object, "spec.backup.store.container"), "", "" };
-    char name[BSTORE_ENTRY_NAME_MAX + 1];
+    char name[BSTORE_ENTRY_NAME_MAX + 1], hostpath[BLOCAL_HOSTPATH_MAX + 1];
     struct kerr_info why = { 0 };
     cJSON *e = NULL, *cur = NULL;
     enum kerr rc;
 
     if (!resp->allowed || req->dry_run || !moves(req))
         return KERR_OK;
-    if (buckets && store_foreach(buckets, owner_of, &o, &why) != KERR_OK)
+    if (local_store(req->old_object)) { /* fail closed on anything not known */
+        if ((rc = local_hostpath(k, req->old_object, hostpath, sizeof(hostpath), &why)) == KERR_OK)
+            rc = pmove_local_entry(req->old_object, hostpath, (int64_t)time(NULL), &e, name, &why);
+        if (rc != KERR_OK)
+            goto failed;
+    } else if (buckets && store_foreach(buckets, owner_of, &o, &why) != KERR_OK) {
         goto failed;
-    rc = pmove_entry(req->old_object, o.name, (int64_t)time(NULL), &e, name, &why);
+    } else {
+        rc = pmove_entry(req->old_object, o.name, (int64_t)time(NULL), &e, name, &why);
+    }
     if (rc == KERR_INVAL)
         return KERR_OK;
     if (rc != KERR_OK)

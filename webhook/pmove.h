@@ -25,8 +25,15 @@
  *               (docs/backup-entries.md, provenance).
  *
  * warden-controller then finds no live Etcd on it and releases it
- * (PendingDeletion), as any entry of an Etcd that moved. Only object stores
- * (a Local store's entry needs the host directory: not made here), only
+ * (PendingDeletion), as any entry of an Etcd that moved. A Local store is a
+ * directory of the node whose hostPath is in the Etcd's Secret: its earlier
+ * directory gets an entry of no bucket (pmove_local_entry), named after the
+ * directory, whose annotation BLOCAL_HOSTPATH_ANNOTATION records the hostPath
+ * the earlier Secret names at the move (read then from the API server; a
+ * Secret that cannot be read refuses the move). warden-controller keeps it
+ * until the operator deletes it (controller/entries/bkefree.h) and never
+ * gives it to a bucket, so no deletion Job ever runs for it: the directory
+ * stays the namespace's (common/lowner), its snapshots where they are. Only
  * requests that are no dry run. When the entry cannot be made the UPDATE is
  * refused with 500 (fail closed; the request can be retried).
  *
@@ -56,5 +63,13 @@ enum kerr pmove_keep(struct k8s_client *k, struct store *entries, struct store *
  */
 enum kerr pmove_entry(const cJSON *old, const char *bucket, int64_t now, cJSON **out,
                       char name[BSTORE_ENTRY_NAME_MAX + 1], struct kerr_info *err);
+
+/*
+ * The BackupEntry pmove_keep makes for the earlier directory of old (BORROWED), a Local Etcd
+ * whose Secret names hostpath, at now into *out (OWNS on KERR_OK), its name (after the
+ * directory) into name. KERR_INVAL when old has no Local store and directory understood. Pure.
+ */
+enum kerr pmove_local_entry(const cJSON *old, const char *hostpath, int64_t now, cJSON **out,
+                            char name[BSTORE_ENTRY_NAME_MAX + 1], struct kerr_info *err);
 
 #endif

@@ -54,6 +54,13 @@ static int add_local(enum prefix_kind k, const cJSON *obj, const char *base, cJS
     if (l && k == PREFIX_BACKUP && kjson_get_str(obj, "status.destination.hostPath") &&
         !cJSON_AddStringToObject(l, "hostPath", kjson_get_str(obj, "status.destination.hostPath")))
         return 0;
+    /* an entry's directory as etcd-warden recorded it (a retained copy's, a moved Etcd's) */
+    if (l && k == PREFIX_ENTRY &&
+        kjson_get_str(obj, "metadata.annotations[" BLOCAL_HOSTPATH_ANNOTATION "]") &&
+        !cJSON_AddStringToObject(
+            l, "hostPath",
+            kjson_get_str(obj, "metadata.annotations[" BLOCAL_HOSTPATH_ANNOTATION "]")))
+        return 0;
     return l && (!secret || cJSON_AddStringToObject(l, "secret", secret)) &&
            (k != PREFIX_ENTRY || cJSON_AddStringToObject(l, "bucket",
                                                          kjson_get_str(obj, "spec.bucketName")
@@ -268,6 +275,21 @@ static enum kerr view_etcd(void *ctx, const char *key, const cJSON *obj)
     return KERR_EXISTS;
 }
 
+/* 1 when the claim c (of the candidate's own Etcd) is the candidate's: the same prefix; of a
+ * Local store, the same directory (read now). */
+static int same_claim(const struct probe *p, const cJSON *c)
+{
+    char dir[BLOCAL_HOSTPATH_MAX + 2 * BSTORE_PREFIX_MAX];
+
+    if (!kjson_get_str(c, "prefix"))
+        return 0;
+    if (!p->k || strcmp(kjson_get_str(p->self, "store"), BLOCAL_KEY) != 0 ||
+        strcmp(kjson_get_str(c, "store"), BLOCAL_KEY) != 0)
+        return strcmp(kjson_get_str(p->self, "prefix"), kjson_get_str(c, "prefix")) == 0;
+    return plocal_other(p->k, p->buckets, c, dir, sizeof(dir)) &&
+           strcmp(kjson_get_str(p->self, "prefix"), dir) == 0;
+}
+
 /* store_view_fn over BackupEntries: as view_etcd. */
 static enum kerr view_entry(void *ctx, const char *key, const cJSON *obj)
 {
@@ -279,8 +301,7 @@ static enum kerr view_entry(void *ctx, const char *key, const cJSON *obj)
     /* the Etcd's own entry of the same prefix reattaches, unless its backups are being
      * deleted (the new cluster's snapshots would be deleted with them); one of an earlier,
      * other prefix of the same Etcd still holds snapshots its sidecar would list */
-    if (c && same_owner(p->self, c) && !kjson_has(c, "deleting") && kjson_get_str(c, "prefix") &&
-        strcmp(kjson_get_str(p->self, "prefix"), kjson_get_str(c, "prefix")) == 0) {
+    if (c && same_owner(p->self, c) && !kjson_has(c, "deleting") && same_claim(p, c)) {
         cJSON_Delete(p->own); /* judged once the scan is over (common/pborn) */
         p->own = cJSON_Duplicate(c, 1);
         if (!p->own || !cJSON_AddStringToObject(p->own, "entry",
@@ -384,6 +405,33 @@ static enum kerr local_self(struct k8s_client *k, const cJSON *etcd, cJSON *self
                                                                               : KERR_NOMEM;
 }
 
+/* A Local candidate's directory (self's prefix, placed) in its namespace's part of every
+ * partitioned Local bucket (webhook/plocal); *denied when not, or when the buckets cannot
+ * answer (500). Not Local, or k NULL: nothing. */
+static enum kerr local_part(struct k8s_client *k, struct store *buckets, const cJSON *self,
+                            struct review_resp *resp, int *denied)
+{
+    char why[PLOCAL_WHY_MAX];
+    struct kerr_info e = { 0 };
+    enum kerr rc;
+
+    if (!k || !kjson_get(self, "local") || strcmp(kjson_get_str(self, "store"), BLOCAL_KEY) != 0)
+        return KERR_OK;
+    rc = plocal_part(k, buckets, kjson_get_str(self, "namespace"), kjson_get_str(self, "prefix"),
+                     why, &e);
+    if (rc == KERR_NOMEM)
+        return rc;
+    *denied = rc != KERR_OK || *why;
+    if (rc != KERR_OK)
+        return review_errored(resp, 500,
+                              "checking the Local directory against the "
+                              "BackupBuckets: %s",
+                              e.msg[0] ? e.msg : kerr_str(rc))
+                   ? KERR_NOMEM
+                   : KERR_OK;
+    return *why ? review_deny(resp, "spec.backup.store: %s", why) : KERR_OK;
+}
+
 enum kerr prefix_check3(struct store *etcds, struct store *entries, struct store *backups,
                         const struct review_req *req, struct review_resp *resp,
                         struct kerr_info *err)
@@ -447,6 +495,8 @@ enum kerr prefix_check_local(struct store *etcds, struct store *entries, struct 
         goto out;
     }
     if ((rc = local_self(k, req->object, self, resp, &denied)) != KERR_OK || denied)
+        goto out;
+    if ((rc = local_part(k, buckets, self, resp, &denied)) != KERR_OK || denied)
         goto out;
     p.self = self;
     store = kjson_get_str(self, "store");

@@ -18,9 +18,10 @@
 static const struct k8s_resource res_bucket = { "etcd-warden.io", "v1alpha1", "backupbuckets", 0 };
 static const struct k8s_resource res_entry = { "etcd-warden.io", "v1alpha1", "backupentries", 0 };
 
-/* *owned 1 when a Local BackupBucket holding dir selects ns. */
-static enum kerr by_bucket(struct k8s_client *k, const char *ns, const char *dir, int *owned,
-                           struct kerr_info *err)
+/* f->granted when a Local BackupBucket holding dir selects ns, f->forbidden when one with
+ * spec.prefixScope Namespace gives dir to another namespace or to none (common/lowner). */
+static enum kerr by_bucket(struct k8s_client *k, const char *ns, const char *dir,
+                           struct lowner_found *f, struct kerr_info *err)
 {
     struct lowner o;
     cJSON *list = NULL;
@@ -29,11 +30,13 @@ static enum kerr by_bucket(struct k8s_client *k, const char *ns, const char *dir
 
     lowner_init(&o, k, ns, dir);
     cJSON_ArrayForEach (b, kjson_get(list, "items")) {
-        if (rc != KERR_OK || *owned)
+        if (rc != KERR_OK || f->forbidden)
             break;
         rc = lowner_bucket(&o, b, err);
-        if (rc == KERR_EXISTS) {
-            *owned = 1;
+        if (rc == KERR_EXISTS || rc == KERR_FORBIDDEN) {
+            f->granted |= rc == KERR_EXISTS;
+            f->forbidden |= rc == KERR_FORBIDDEN;
+            kerr_clear(err);
             rc = KERR_OK;
         }
     }
@@ -136,8 +139,17 @@ enum kerr bkown_local(struct k8s_client *k, const char *ns, const char *dir, con
                       char *why, size_t n, struct kerr_info *err)
 {
     struct lowner_found f = { 0 };
-    enum kerr rc = by_bucket(k, ns, dir, &f.granted, err);
+    enum kerr rc = by_bucket(k, ns, dir, &f, err);
 
+    if (rc == KERR_OK && f.forbidden) {
+        snprintf(why, n,
+                 "namespace %s does not own the Local directory \"/%.300s\" (hostPath + \"/\" "
+                 "+ container + \"/\" + prefix): a BackupBucket of provider Local partitions "
+                 "the directory holding it by spec.prefixScope Namespace, and this part is not "
+                 "the namespace's; %s only backups its namespace owns",
+                 ns, dir, reader);
+        return KERR_OK;
+    }
     if (rc == KERR_OK && !f.granted)
         rc = by_copy(k, ns, dir, &f.granted, err);
     if (rc == KERR_OK && !f.granted)

@@ -14,6 +14,9 @@
  *     and no claim of another namespace overlaps it (controller/core/claims, read now; one
  *     whose directory cannot be read is in the way), nor a BackupEntry of an earlier
  *     namespace of that name (made before the namespace was created: common/pborn).
+ * None of these counts in a directory that a BackupBucket of provider Local with
+ * spec.prefixScope Namespace gives to another namespace or to none (common/lowner): the
+ * bucket's owner partitioned it.
  * A Secret of the namespace alone never proves it: that Secret is what is judged, so a
  * directory another namespace claims is not the namespace's, whatever its Secrets say.
  *

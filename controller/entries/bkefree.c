@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/blocal.h"
 #include "common/bstore.h"
 #include "common/kjson.h"
 #include "common/ktime.h"
@@ -57,6 +58,52 @@ static int unowned_claim(const cJSON *buckets, const cJSON *etcd, struct bstore_
         return 0;
     }
     return 1;
+}
+
+/* 1 when etcd's store is a Local one (a directory of the node). */
+static int local_etcd(const cJSON *etcd)
+{
+    const char *kind = bstore_provider_kind(kjson_get_str(etcd, "spec.backup.store.provider"));
+
+    return kind && strcmp(kind, "Local") == 0;
+}
+
+/*
+ * The directory of etcd, a Local Etcd, as its Secret places it now, into dir (n bytes) and its
+ * hostPath into hostpath (hn bytes); *known 0 when it has none (its Secret does not exist: its
+ * StatefulSet cannot be built, nothing was written; a hostPath or prefix not understood).
+ * Errors of the GET returned.
+ */
+static enum kerr local_dir(const struct bke_ctx *x, const cJSON *etcd, char *hostpath, size_t hn,
+                           char *dir, size_t n, int *known, struct kerr_info *err)
+{
+    const char *secret = kjson_get_str(etcd, "spec.backup.store.secretRef.name");
+    cJSON *obj = NULL;
+    enum kerr rc = KERR_OK;
+
+    *known = 0;
+    if (secret && *secret)
+        rc = k8s_get(x->client, &ETCDSPEC_RES_SECRET, kjson_get_str(etcd, "metadata.namespace"),
+                     secret, NULL, &obj, err);
+    if (rc == KERR_NOTFOUND) {
+        kerr_clear(err);
+        return KERR_OK;
+    }
+    if (rc != KERR_OK)
+        return rc;
+    *known = blocal_hostpath(obj, hostpath, hn, NULL) == KERR_OK &&
+             blocal_dir(hostpath, str_or_empty(etcd, "spec.backup.store.container"),
+                        str_or_empty(etcd, "spec.backup.store.prefix"), dir, n, NULL) == KERR_OK;
+    cJSON_Delete(obj);
+    return KERR_OK;
+}
+
+/* The name of the entry of a Local directory: after the directory (webhook/pmove's too). */
+static enum kerr local_name(const char *dir, char *ename)
+{
+    struct bstore_claim c = { BLOCAL_KEY, (char *)dir };
+
+    return bstore_entry_name(&c, ename);
 }
 
 /* Write status {phase, message} of entry (as stored, BORROWED) when it differs. */
@@ -119,7 +166,7 @@ static enum kerr has_secret(const struct bke_ctx *x, const cJSON *etcd, int *yes
 
 /* Create the entry ename of etcd, whose claim is in no bucket's store. */
 static enum kerr create(const struct bke_ctx *x, const cJSON *etcd, const char *ename,
-                        long *requeue, struct kerr_info *err)
+                        const char *hostpath, long *requeue, struct kerr_info *err)
 {
     const char *provider = bstore_provider_kind(kjson_get_str(etcd, "spec.backup.store.provider"));
     char since[KTIME_LEN + 1], msg[768];
@@ -141,6 +188,9 @@ static enum kerr create(const struct bke_ctx *x, const cJSON *etcd, const char *
         rc = kjson_set_str(e, "metadata.name", ename, err);
     if (rc == KERR_OK)
         rc = kjson_set_str(e, "metadata.labels[" ETCDSPEC_LABEL_MANAGED_BY "]", "etcd-warden", err);
+    if (rc == KERR_OK && hostpath) /* a Local store: the directory as its sidecar writes it */
+        rc =
+            kjson_set_str(e, "metadata.annotations[" BLOCAL_HOSTPATH_ANNOTATION "]", hostpath, err);
     if (rc == KERR_OK)
         rc = kjson_set_str(e, "spec.bucketName", "", err);
     if (rc == KERR_OK)
@@ -230,8 +280,12 @@ enum kerr bkefree_adopt(const struct bke_ctx *x, const char *ename, const char *
     cJSON *cur = NULL;
     enum kerr rc = k8s_get(x->client, &BKE_RES_ENTRY, NULL, ename, NULL, &cur, err);
 
+    /* a Local directory's entry is never a bucket's: a bucket's deletion Job would delete
+     * in a directory it never saw written (a moved Etcd's, webhook/pmove) */
     if (rc == KERR_OK && !*str_or_empty(cur, "spec.bucketName") &&
         !kjson_has(cur, "metadata.deletionTimestamp") &&
+        !(bstore_provider_kind(str_or_empty(cur, "spec.store.provider")) &&
+          strcmp(bstore_provider_kind(str_or_empty(cur, "spec.store.provider")), "Local") == 0) &&
         !kjson_has(cur, "metadata.annotations[" BSTORE_RETAINED_COPY_ANNOTATION "]")) {
         rc = kjson_set_str(cur, "spec.bucketName", bucket, err);
         if (rc == KERR_OK)
@@ -305,12 +359,28 @@ static void keep_etcd(struct pass *p, const cJSON *etcd)
     int creds = 0;
     enum kerr rc;
 
+    char hostpath[BLOCAL_HOSTPATH_MAX + 1], dir[BLOCAL_HOSTPATH_MAX + 2 * BSTORE_PREFIX_MAX];
+    int local = 0, known = 0;
+
     kerr_clear(&one);
-    if ((p->x->watch_ns && *p->x->watch_ns && strcmp(ns, p->x->watch_ns) != 0) ||
-        !unowned_claim(p->buckets, etcd, &c))
+    if (p->x->watch_ns && *p->x->watch_ns && strcmp(ns, p->x->watch_ns) != 0)
         return;
-    rc = claims_entry_name(&c, ename);
-    bstore_claim_release(&c);
+    if (local_etcd(etcd) && kjson_get_str(etcd, "spec.backup.store.prefix") &&
+        !bkefree_owned(p->buckets,
+                       kjson_get_str(etcd, "spec.backup.store.container"))) { /* a directory */
+        rc = local_dir(p->x, etcd, hostpath, sizeof(hostpath), dir, sizeof(dir), &known, &one);
+        if (rc != KERR_OK || !known) {
+            note(p, rc, &one);
+            return;
+        }
+        local = 1;
+        rc = local_name(dir, ename);
+    } else if (!unowned_claim(p->buckets, etcd, &c)) {
+        return;
+    } else {
+        rc = claims_entry_name(&c, ename);
+        bstore_claim_release(&c);
+    }
     if (rc != KERR_OK)
         return; /* no name: no entry (the webhook keeps the claim while it lives) */
     rc = store_get(p->x->entries, ename, &entry, NULL);
@@ -333,9 +403,23 @@ static void keep_etcd(struct pass *p, const cJSON *etcd)
         cJSON_Delete(entry);
         return;
     }
-    rc = has_secret(p->x, etcd, &creds, &one);
-    if (rc == KERR_OK && creds)
-        rc = create(p->x, etcd, ename, p->requeue, &one);
+    /* a Local store needs no credentials: its Secret was read, the directory placed; but that
+     * Secret is the namespace's to edit, so no entry where another namespace's claim (read now,
+     * one not placed counts) overlaps the directory: the entry would keep it for this one */
+    if (local) {
+        struct claims_skip skip = { .ns = ns, .viewer_ns = ns };
+        struct bstore_claim lc = { BLOCAL_KEY, dir };
+        char why[CLAIMS_WHY_MAX];
+
+        rc = claims_find(p->x->client, NULL, &lc, &skip, why, &one);
+        if (rc != KERR_OK || *why) {
+            note(p, rc, &one);
+            return;
+        }
+    }
+    rc = local ? KERR_OK : has_secret(p->x, etcd, &creds, &one);
+    if (rc == KERR_OK && (creds || local))
+        rc = create(p->x, etcd, ename, local ? hostpath : NULL, p->requeue, &one);
     note(p, rc, &one);
 }
 
@@ -349,6 +433,21 @@ static enum kerr still_there(const struct bke_ctx *x, const cJSON *entry, int *t
                 kjson_get_str(entry, "spec.etcd.name"), NULL, &etcd, err);
 
     *there = rc == KERR_OK && own_entry(entry, etcd);
+    if (*there && local_etcd(etcd) &&
+        kjson_get_str(entry, "metadata.annotations[" BLOCAL_HOSTPATH_ANNOTATION "]")) {
+        /* a Local directory's entry: the Etcd is there only while its Secret places it there */
+        char hostpath[BLOCAL_HOSTPATH_MAX + 1], dir[BLOCAL_HOSTPATH_MAX + 2 * BSTORE_PREFIX_MAX];
+        char edir[sizeof(dir)];
+        int known = 0;
+
+        rc = local_dir(x, etcd, hostpath, sizeof(hostpath), dir, sizeof(dir), &known, err);
+        *there = rc != KERR_OK || !known || /* not known: kept as it is */
+                 (blocal_dir(
+                      kjson_get_str(entry, "metadata.annotations[" BLOCAL_HOSTPATH_ANNOTATION "]"),
+                      str_or_empty(entry, "spec.store.container"),
+                      str_or_empty(entry, "spec.prefix"), edir, sizeof(edir), NULL) == KERR_OK &&
+                  strcmp(edir, dir) == 0);
+    }
     cJSON_Delete(etcd);
     if (rc == KERR_NOTFOUND) {
         kerr_clear(err);

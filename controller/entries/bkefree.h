@@ -8,8 +8,14 @@
  * an Etcd gets an entry too, as a retained EtcdBackup copy in such a store
  * does (controller/backups/ebk_keep.h):
  *
- *   - each live Etcd of the cache whose store is an object store (not Local:
- *     a directory on the node), understood (common/bstore), owned by no
+ *   - each live Etcd of the cache whose store is a Local one whose container
+ *     no BackupBucket names gets the entry of its directory (common/blocal:
+ *     its Secret's hostPath read now; no Secret: none), named after the
+ *     directory as webhook/pmove names a moved Etcd's earlier one, with
+ *     annotation BLOCAL_HOSTPATH_ANNOTATION; it is released (below) once its
+ *     Etcd's Secret places it elsewhere, and never adopted by a bucket;
+ *   - each live Etcd of the cache whose store is an object store, understood
+ *     (common/bstore), owned by no
  *     BackupBucket (none has its spec.container, whatever its provider or
  *     whether its spec is understood), with credentials (its secretRef names a
  *     Secret that exists in its namespace: else its sidecar wrote nothing)
@@ -55,7 +61,8 @@ int bkefree_owned(const cJSON *buckets, const char *container);
 /*
  * The stored entry ename, of a live Etcd of bucket's store that the bucket would make, is
  * made the bucket's (spec.bucketName) when it has none (made before the bucket) and is no
- * retained copy's; nothing otherwise. Errors of the API server returned.
+ * retained copy's nor of a Local store (its directory's: webhook/pmove); nothing otherwise. Errors
+ * of the API server returned.
  */
 enum kerr bkefree_adopt(const struct bke_ctx *x, const char *ename, const char *bucket,
                         struct kerr_info *err);
