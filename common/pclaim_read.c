@@ -63,25 +63,37 @@ static int restore_counts(struct k8s_client *k, const cJSON *r, const struct pcl
            pclaim_rec_restore_claims(k, r);
 }
 
+/* The records of claim Lease lease_ns/name into *rec (OWNED; NULL when there is none). */
+static enum kerr lease_records(struct k8s_client *k, const char *lease_ns, const char *name,
+                               cJSON **rec, struct kerr_info *err)
+{
+    cJSON *lease = NULL;
+    enum kerr rc = k8s_get(k, &PCLAIM_RES_LEASE, lease_ns, name, NULL, &lease, err);
+
+    *rec = NULL;
+    if (rc == KERR_NOTFOUND) {
+        kerr_clear(err);
+        return KERR_OK;
+    }
+    if (rc == KERR_OK)
+        *rec = pclaim_records(lease);
+    cJSON_Delete(lease);
+    return rc;
+}
+
 /* The first restore target of c's store's Lease that restore_counts, into *o. */
 static enum kerr first_restore(struct k8s_client *k, const char *lease_ns, const struct pclaim *c,
                                const char *others, struct pclaim_other *o, struct kerr_info *err)
 {
-    cJSON *lease = NULL, *rec, *r;
+    cJSON *rec, *r;
     char name[64];
     time_t now = time(NULL);
     enum kerr rc;
 
     o->what[0] = o->ns[0] = o->refused[0] = '\0';
     pclaim_lease_name(c->store, name, sizeof(name));
-    rc = k8s_get(k, &PCLAIM_RES_LEASE, lease_ns, name, NULL, &lease, err);
-    if (rc == KERR_NOTFOUND) {
-        kerr_clear(err);
-        return KERR_OK;
-    }
-    if (rc != KERR_OK)
+    if ((rc = lease_records(k, lease_ns, name, &rec, err)) != KERR_OK)
         return rc;
-    rec = pclaim_records(lease);
     cJSON_ArrayForEach (r, rec) {
         if (restore_counts(k, r, c, others, now)) {
             pclaim_rec_describe(r, o);
@@ -89,7 +101,6 @@ static enum kerr first_restore(struct k8s_client *k, const char *lease_ns, const
         }
     }
     cJSON_Delete(rec);
-    cJSON_Delete(lease);
     return KERR_OK;
 }
 
@@ -114,17 +125,12 @@ static enum kerr admitted_in(struct k8s_client *k, const char *lease_ns, const c
                              time_t before, struct pclaim_other *o, struct kerr_info *err)
 {
     const cJSON *at;
-    cJSON *lease = NULL, *rec, *r;
+    cJSON *rec, *r;
     time_t now = time(NULL);
-    enum kerr rc = k8s_get(k, &PCLAIM_RES_LEASE, lease_ns, name, NULL, &lease, err);
+    enum kerr rc = lease_records(k, lease_ns, name, &rec, err);
 
-    if (rc == KERR_NOTFOUND) {
-        kerr_clear(err);
-        return KERR_OK;
-    }
     if (rc != KERR_OK)
         return rc;
-    rec = pclaim_records(lease);
     cJSON_ArrayForEach (r, rec) {
         if (!cJSON_IsObject(r) || !pclaim_rec_live(r, now) ||
             !bstore_overlap(store, prefix, pclaim_rec_str(r, "prefix")) ||
@@ -138,7 +144,6 @@ static enum kerr admitted_in(struct k8s_client *k, const char *lease_ns, const c
         break;
     }
     cJSON_Delete(rec);
-    cJSON_Delete(lease);
     return KERR_OK;
 }
 

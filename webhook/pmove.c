@@ -60,14 +60,57 @@ static enum kerr set(cJSON *e, enum kerr rc, const char *path, const char *s, st
     return rc == KERR_OK ? kjson_set_str(e, path, s, err) : rc;
 }
 
+/*
+ * The BackupEntry name for old's claim, in bucket (NULL: none), of provider and endpoint, its
+ * Local directory's hostPath recorded when hostpath is not NULL, made at now: *out OWNS it.
+ */
+static enum kerr entry_of(const cJSON *old, const char *name, const char *bucket,
+                          const char *provider, const char *endpoint, const char *hostpath,
+                          int64_t now, cJSON **out, struct kerr_info *err)
+{
+    const cJSON *gen = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(old, "metadata"), "generation");
+    const char *created = kjson_get_str(old, "metadata.creationTimestamp");
+    char at[KTIME_LEN + 1];
+    cJSON *e;
+    enum kerr rc;
+
+    *out = NULL;
+    if (ktime_format((time_t)now, at) != KERR_OK)
+        return kerr_set(err, KERR_INTERNAL, "cannot format the time");
+    e = cJSON_CreateObject();
+    rc = e ? KERR_OK : KERR_NOMEM;
+    rc = set(e, rc, "apiVersion", "etcd-warden.io/v1alpha1", err);
+    rc = set(e, rc, "kind", "BackupEntry", err);
+    rc = set(e, rc, "metadata.name", name, err);
+    rc = set(e, rc, "metadata.labels[app.kubernetes.io/managed-by]", "etcd-warden", err);
+    if (hostpath)
+        rc = set(e, rc, "metadata.annotations[" BLOCAL_HOSTPATH_ANNOTATION "]", hostpath, err);
+    rc = set(e, rc, "spec.bucketName", bucket ? bucket : "", err);
+    rc = set(e, rc, "spec.prefix", str_or_empty(old, "spec.backup.store.prefix"), err);
+    rc = set(e, rc, "spec.store.provider", provider, err);
+    rc = set(e, rc, "spec.store.container", str_or_empty(old, "spec.backup.store.container"), err);
+    rc = set(e, rc, "spec.store.endpointOverride", endpoint, err);
+    rc = set(e, rc, "spec.etcd.namespace", str_or_empty(old, "metadata.namespace"), err);
+    rc = set(e, rc, "spec.etcd.name", str_or_empty(old, "metadata.name"), err);
+    rc = set(e, rc, "spec.etcd.uid", str_or_empty(old, "metadata.uid"), err);
+    /* when the claim began: the Etcd's creation when the prefix is the one it was created
+     * with, else the move (what was written before is not shown to be its) */
+    rc = set(e, rc, "spec.claimedAt",
+             cJSON_IsNumber(gen) && gen->valuedouble == 1 && created ? created : at, err);
+    if (rc != KERR_OK) {
+        cJSON_Delete(e);
+        return rc == KERR_NOMEM ? kerr_set(err, rc, "building the BackupEntry") : rc;
+    }
+    *out = e;
+    return KERR_OK;
+}
+
 enum kerr pmove_local_entry(const cJSON *old, const char *hostpath, int64_t now, cJSON **out,
                             char name[BSTORE_ENTRY_NAME_MAX + 1], struct kerr_info *err)
 {
-    char dir[BLOCAL_HOSTPATH_MAX + 2 * BSTORE_PREFIX_MAX], at[KTIME_LEN + 1];
-    const cJSON *gen = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(old, "metadata"), "generation");
+    char dir[BLOCAL_HOSTPATH_MAX + 2 * BSTORE_PREFIX_MAX];
     struct bstore_claim c = { BLOCAL_KEY, dir };
-    cJSON *e;
     enum kerr rc;
 
     *out = NULL;
@@ -78,46 +121,14 @@ enum kerr pmove_local_entry(const cJSON *old, const char *hostpath, int64_t now,
     /* named after the directory, which the sidecar wrote, not the prefix alone */
     if ((rc = bstore_entry_name(&c, name)) != KERR_OK)
         return kerr_set(err, rc, "no BackupEntry name");
-    if (ktime_format((time_t)now, at) != KERR_OK)
-        return kerr_set(err, KERR_INTERNAL, "cannot format the time");
-    e = cJSON_CreateObject();
-    rc = e ? KERR_OK : KERR_NOMEM;
-    rc = set(e, rc, "apiVersion", "etcd-warden.io/v1alpha1", err);
-    rc = set(e, rc, "kind", "BackupEntry", err);
-    rc = set(e, rc, "metadata.name", name, err);
-    rc = set(e, rc, "metadata.labels[app.kubernetes.io/managed-by]", "etcd-warden", err);
-    rc = set(e, rc, "metadata.annotations[" BLOCAL_HOSTPATH_ANNOTATION "]", hostpath, err);
-    rc = set(e, rc, "spec.bucketName", "", err);
-    rc = set(e, rc, "spec.prefix", str_or_empty(old, "spec.backup.store.prefix"), err);
-    rc = set(e, rc, "spec.store.provider", "Local", err);
-    rc = set(e, rc, "spec.store.container", str_or_empty(old, "spec.backup.store.container"), err);
-    rc = set(e, rc, "spec.store.endpointOverride", "", err);
-    rc = set(e, rc, "spec.etcd.namespace", str_or_empty(old, "metadata.namespace"), err);
-    rc = set(e, rc, "spec.etcd.name", str_or_empty(old, "metadata.name"), err);
-    rc = set(e, rc, "spec.etcd.uid", str_or_empty(old, "metadata.uid"), err);
-    rc = set(e, rc, "spec.claimedAt",
-             cJSON_IsNumber(gen) && gen->valuedouble == 1 &&
-                     kjson_get_str(old, "metadata.creationTimestamp")
-                 ? kjson_get_str(old, "metadata.creationTimestamp")
-                 : at,
-             err);
-    if (rc != KERR_OK) {
-        cJSON_Delete(e);
-        return rc == KERR_NOMEM ? kerr_set(err, rc, "building the BackupEntry") : rc;
-    }
-    *out = e;
-    return KERR_OK;
+    return entry_of(old, name, NULL, "Local", "", hostpath, now, out, err);
 }
 
 enum kerr pmove_entry(const cJSON *old, const char *bucket, int64_t now, cJSON **out,
                       char name[BSTORE_ENTRY_NAME_MAX + 1], struct kerr_info *err)
 {
     const char *provider = bstore_provider_kind(kjson_get_str(old, "spec.backup.store.provider"));
-    const cJSON *gen = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(old, "metadata"), "generation");
-    char at[KTIME_LEN + 1];
     struct bstore_claim c;
-    cJSON *e;
     enum kerr rc;
 
     *out = NULL;
@@ -127,49 +138,8 @@ enum kerr pmove_entry(const cJSON *old, const char *bucket, int64_t now, cJSON *
     bstore_claim_release(&c);
     if (rc != KERR_OK)
         return kerr_set(err, rc, "no BackupEntry name");
-    if (ktime_format((time_t)now, at) != KERR_OK)
-        return kerr_set(err, KERR_INTERNAL, "cannot format the time");
-    e = cJSON_CreateObject();
-    rc = e ? kjson_set_str(e, "apiVersion", "etcd-warden.io/v1alpha1", err) : KERR_NOMEM;
-    if (rc == KERR_OK)
-        rc = kjson_set_str(e, "kind", "BackupEntry", err);
-    if (rc == KERR_OK)
-        rc = kjson_set_str(e, "metadata.name", name, err);
-    if (rc == KERR_OK)
-        rc = kjson_set_str(e, "metadata.labels[app.kubernetes.io/managed-by]", "etcd-warden", err);
-    if (rc == KERR_OK)
-        rc = kjson_set_str(e, "spec.bucketName", bucket ? bucket : "", err);
-    if (rc == KERR_OK)
-        rc = kjson_set_str(e, "spec.prefix", str_or_empty(old, "spec.backup.store.prefix"), err);
-    if (rc == KERR_OK)
-        rc = kjson_set_str(e, "spec.store.provider", provider ? provider : "", err);
-    if (rc == KERR_OK)
-        rc = kjson_set_str(e, "spec.store.container",
-                           str_or_empty(old, "spec.backup.store.container"), err);
-    if (rc == KERR_OK)
-        rc = kjson_set_str(e, "spec.store.endpointOverride",
-                           str_or_empty(old, "spec.backup.store.endpointOverride"), err);
-    if (rc == KERR_OK)
-        rc = kjson_set_str(e, "spec.etcd.namespace", str_or_empty(old, "metadata.namespace"), err);
-    if (rc == KERR_OK)
-        rc = kjson_set_str(e, "spec.etcd.name", str_or_empty(old, "metadata.name"), err);
-    if (rc == KERR_OK)
-        rc = kjson_set_str(e, "spec.etcd.uid", str_or_empty(old, "metadata.uid"), err);
-    /* when the claim began: the Etcd's creation when the prefix is the one it was created
-     * with, else the move (what was written before is not shown to be its) */
-    if (rc == KERR_OK)
-        rc = kjson_set_str(e, "spec.claimedAt",
-                           cJSON_IsNumber(gen) && gen->valuedouble == 1 &&
-                                   kjson_get_str(old, "metadata.creationTimestamp")
-                               ? kjson_get_str(old, "metadata.creationTimestamp")
-                               : at,
-                           err);
-    if (rc != KERR_OK) {
-        cJSON_Delete(e);
-        return rc == KERR_NOMEM ? kerr_set(err, rc, "building the BackupEntry") : rc;
-    }
-    *out = e;
-    return KERR_OK;
+    return entry_of(old, name, bucket, provider ? provider : "",
+                    str_or_empty(old, "spec.backup.store.endpointOverride"), NULL, now, out, err);
 }
 
 /* What owner_of looks for and finds: the oldest bucket of container, then the first by name. */
