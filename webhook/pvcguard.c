@@ -246,13 +246,14 @@ static int template_of(const struct review_req *req, const char *t, size_t n)
 
 /*
  * The first PVC of items named "<template>-<sts>-<n>" (template one of req's, see
- * template_of), n in [lo1, hi1) but not in [lo0, hi0), with an owner reference that is not a member's of sts and etcd (*bad: that
- * owner) or seeded with data by spec.dataSource or spec.dataSourceRef (*bad NULL, *field the
- * field's name): NULL when there is none, else the PVC, with *ord n.
+ * template_of), n in [lo1, hi1) but not in [lo0, hi0), with an owner reference that is not a
+ * member's of sts and etcd (*bad: that owner) or seeded with data by spec.dataSource or
+ * spec.dataSourceRef (*bad NULL, *field the field's name): NULL when there is none, else the PVC,
+ * with *ord n.
  */
-static const cJSON *planted_claim(const struct review_req *req, const cJSON *items,
-                                  const char *sts, const char *etcd, long lo0, long hi0, long lo1,
-                                  long hi1, const cJSON **bad, const char **field, int64_t *ord)
+static const cJSON *planted_claim(const struct review_req *req, const cJSON *items, const char *sts,
+                                  const char *etcd, long lo0, long hi0, long lo1, long hi1,
+                                  const cJSON **bad, const char **field, int64_t *ord)
 {
     size_t ls = strlen(sts), i;
     const cJSON *p, *refs, *spec;
