@@ -47,7 +47,8 @@ only the one seen after the operation:
       follow). The one window a revision check cannot close without a write barrier in etcd
       (docs/hibernation.md, "The final snapshot holds the last write"): writes acknowledged
       after the sidecar's last answer to a final full snapshot, when nothing was written in
-      the second before that answer (the quiet second the check proves) and the scale-down
+      the second before that answer (the quiet second the check proves), the StatefulSet
+      stayed above 0 since (writes after a wake are no such window) and the scale-down
       follows it within WINDOW seconds; every write before the answer must be stored. Those
       writes are counted in the summary ("in the check-to-scale window");
   (b) no component lost or changed its managed-by or part-of label through a request of
@@ -517,11 +518,12 @@ class Run:
         return x.get("path") == "/snapshot/full" and \
             str((x.get("query") or {}).get("final", "")).lower() == "true"
 
-    def truth(self, etcd, t, logs=None):
+    def truth(self, etcd, t, logs=None, up=0.0):
         """(last revision written before t, highest revision a snapshot stored before t, last
         revision written before the sidecar's last answer to a final full snapshot when that
-        answer came at most WINDOW seconds before t after a quiet second, else the first
-        figure)."""
+        answer came at most WINDOW seconds before t after a quiet second, and after the
+        StatefulSet last rose above 0 at up (writes after a wake are no check-to-scale window),
+        else the first figure)."""
         writes, snaps = logs or self.logs(etcd)
         writes = [x for x in writes if x["t"] < t]
         snaps = [x for x in snaps if x["t"] <= t]
@@ -530,7 +532,7 @@ class Run:
         answered = max([x["t"] for x in snaps if self.is_final(x)], default=None)
         # the check's premise, on the double's own clock: nothing written in the second before
         # that answer (a writer who was writing then is one the check must see)
-        if answered is None or t - answered > WINDOW or \
+        if answered is None or answered < up or t - answered > WINDOW or \
                 any(answered - QUIET <= x["t"] < answered for x in writes):
             return w, s, w
         return w, s, max([x["revision"] for x in writes if x["t"] < answered], default=0)
@@ -580,7 +582,7 @@ class Run:
             # glass (and its Warning event) is judged only where that does not hold
             if etcd not in logs:
                 logs[etcd] = self.logs(etcd)
-            written, stored, checked = self.truth(etcd, t, logs[etcd])
+            written, stored, checked = self.truth(etcd, t, logs[etcd], up_at.get(name, 0.0))
             if not ok and not deleting:
                 self.judged(etcd, t, up_at.get(name), written, logs[etcd])
             if not ok and stored >= written:
