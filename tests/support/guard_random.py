@@ -26,7 +26,12 @@ client Service while it has its client port, and on established connections that
 not stop but that end with the pods they were opened to), state annotations
 forged or removed by a non-controller identity (refused once only warden-controller may write
 them; either way safety must hold), etcd-druid waking an Etcd while warden-controller is down,
-and signal swaps (annotation to spec.replicas and back). After every operation the invariants
+and signal swaps (annotation to spec.replicas and back). About one draw in twenty is a whole
+sleep/wake cycle of one Etcd instead (gen_cycle: writes on an established connection in the
+background through the cut and the final snapshot; etcd-druid waking it while warden-controller
+is down, then a scale back to 0 with the sidecar broken; etcd-druid's three failed pre-sync
+snapshots after Gardener's wake), so that every seed has scale-downs to 0 to judge; a seed
+that judged fewer than --min-judged fails. After every operation the invariants
 are checked on what kube-sim holds,
 with watches of the StatefulSets, Etcds and EtcdOpsTasks so that every instant counts, not
 only the one seen after the operation:
@@ -42,7 +47,8 @@ only the one seen after the operation:
       follow). The one window a revision check cannot close without a write barrier in etcd
       (docs/hibernation.md, "The final snapshot holds the last write"): writes acknowledged
       after the sidecar's last answer to a final full snapshot, when nothing was written in
-      the second before that answer (the quiet second the check proves) and the scale-down
+      the second before that answer (the quiet second the check proves), the StatefulSet
+      stayed above 0 since (writes after a wake are no such window) and the scale-down
       follows it within WINDOW seconds; every write before the answer must be stored. Those
       writes are counted in the summary ("in the check-to-scale window");
   (b) no component lost or changed its managed-by or part-of label through a request of
@@ -51,13 +57,15 @@ only the one seen after the operation:
   (c) nothing was deleted that a non-reconciler may not delete (a component of an Etcd
       with protection on), and no component disappeared but by a request of the test.
 
-The summary line on stderr: "guard_random: seeds ... ops N checks M (invariants a b c after
-every operation) violations V". On a violation: the seed, the sequence up to it, and a
+The summary lines on stderr: "guard_random: seeds ... ops N checks M (invariants a b c after
+every operation) violations V" and "guard_random: judged N scale-downs to 0, M with writes
+since the last snapshot" (M: the store as it was when the StatefulSet last rose above 0 lacked
+a write made before the scale-down). On a violation: the seed, the sequence up to it, and a
 shortened sequence that still fails (prefix replays, then dropping operations, within
 --shrink-seconds).
 """
 import argparse, datetime, http.client, json, os, random, re, ssl, subprocess, sys, threading, time
-import calendar
+import calendar, urllib.request
 
 KSIM_URL = os.environ["KSIM_URL"]
 KSIM_TOKEN = os.environ["KSIM_TOKEN"]
@@ -281,14 +289,18 @@ def gen_ops(seed, n):
     table = [
         ("sts_scale", 12), ("sts_patch", 16), ("sts_apply", 5), ("etcd_scale", 3), ("etcd_gardener", 6),
         ("hibernate", 11), ("break_glass", 4), ("protection", 3), ("runtime", 2), ("restoring", 2),
-        ("label", 9), ("delete", 6), ("recreate", 4), ("sidecar", 6), ("controller", 2), ("wait", 4), ("settle", 4),
+        ("label", 9), ("delete", 6), ("recreate", 4), ("sidecar", 6), ("controller", 2), ("wait", 2), ("settle", 2),
         ("write", 10), ("established", 5), ("forge", 5), ("druid_wake", 2), ("swap", 3),
+        ("cycle", 7),
     ]
     names = [t for t, _ in table]
     weights = [w for _, w in table]
-    for _ in range(n):
+    while len(ops) < n:
         k = rnd.choices(names, weights)[0]
         e = rnd.choice(ETCDS)
+        if k == "cycle":
+            ops.extend(gen_cycle(rnd, e)[:n - len(ops)])
+            continue
         op = {"k": k, "e": e}
         if k in ("sts_scale", "sts_patch", "sts_apply", "etcd_scale", "etcd_gardener", "hibernate",
                  "break_glass", "protection", "runtime", "restoring", "label", "delete"):
@@ -336,6 +348,66 @@ def gen_ops(seed, n):
     return ops
 
 
+def gen_cycle(rnd, e):
+    """One sleep and wake of Etcd e, drawn from rnd: the operations of the random mix in the
+    order that makes the final snapshot's proof matter (each still judged after it runs):
+      sleep   - clients write; a client on an established connection keeps writing (a burst,
+                in the background) while the hibernation cuts the traffic and takes the final
+                snapshot; the StatefulSet goes to 0; then a wake by the signal's removal;
+      down    - a sleep, then etcd-druid wakes the Etcd while warden-controller is down and
+                clients write; then, with the sidecar broken, the scale back to 0 that
+                etcd-druid's three strikes (Gardener's spec.replicas: 0) or a person asks for;
+      strike  - hibernated by spec.replicas: 0, then hibernate=true, Gardener wakes
+                (spec.replicas: 3), clients write, the sidecar breaks and Gardener hibernates
+                again: etcd-druid's pre-sync fails three times and it scales to 0."""
+    kind = rnd.choice(["sleep", "sleep", "down", "strike"])
+    spec = kind == "strike" or rnd.random() < 0.4  # the hibernation signal: spec.replicas or the annotation
+    via = lambda: "kubectl" if rnd.random() < KUBECTL_SHARE else "api"
+    sleep = ({"k": "etcd_gardener", "e": e, "via": via(), "r": 0} if spec else
+             {"k": "hibernate", "e": e, "via": via(), "v": "true"})
+    wake = ({"k": "etcd_gardener", "e": e, "via": via(), "r": 3} if spec else
+            {"k": "hibernate", "e": e, "via": via(), "v": rnd.choice(["-", "false"])})
+    # first an Etcd awake with its components, as the random operations may have left it otherwise
+    ops = [{"k": "recreate", "e": e},
+           {"k": "label", "e": e, "via": "api", "u": "druid", "c": "StatefulSet", "l": "restore"},
+           {"k": "hibernate", "e": e, "via": "api", "v": "-"},
+           {"k": "etcd_gardener", "e": e, "via": "api", "r": 3},
+           {"k": "sidecar", "e": e, "f": "ok"},
+           {"k": "sidecar", "e": e, "f": rnd.choice(["release", "delay"])},
+           {"k": "settle", "e": e, "s": 3.0, "until": "awake"},
+           {"k": "write", "e": e, "n": rnd.randint(1, 5)},
+           {"k": "burst", "e": e, "s": round(rnd.uniform(0.5, 2.0), 1), "ms": rnd.choice([20, 50, 100])},
+           sleep,
+           {"k": "settle", "e": e, "s": 6.0, "until": "asleep"}]
+    if kind == "sleep":
+        ops += [{"k": "established", "e": e, "n": rnd.randint(2, 8)}, wake,
+                {"k": "settle", "e": e, "s": 3.0, "until": "awake"},
+                {"k": "write", "e": e, "n": rnd.randint(1, 5)}]
+    elif kind == "down":
+        ops += [{"k": "druid_wake", "e": e, "n": rnd.randint(1, 4)},
+                {"k": "sidecar", "e": e, "f": "failall"},
+                rnd.choice([{"k": "etcd_gardener", "e": e, "via": via(), "r": 0},
+                            {"k": "sts_scale", "e": e, "via": via(), "u": rnd.choice(["druid", "alice"]), "r": 0}]),
+                {"k": "settle", "e": e, "s": 4.0, "until": "asleep"},
+                {"k": "sidecar", "e": e, "f": "ok"}, wake,
+                {"k": "settle", "e": e, "s": 3.0, "until": "awake"}]
+    else:
+        ops += [{"k": "hibernate", "e": e, "via": via(), "v": "true"},
+                {"k": "etcd_gardener", "e": e, "via": via(), "r": 3},
+                {"k": "settle", "e": e, "s": 3.0, "until": "awake"},
+                {"k": "write", "e": e, "n": rnd.randint(1, 5)},
+                {"k": "established", "e": e, "n": rnd.randint(2, 8)},
+                {"k": "sidecar", "e": e, "f": "failall"},
+                {"k": "etcd_gardener", "e": e, "via": via(), "r": 0},
+                {"k": "settle", "e": e, "s": 4.0, "until": "asleep"},
+                {"k": "sidecar", "e": e, "f": "ok"},
+                {"k": "hibernate", "e": e, "via": via(), "v": "-"},
+                {"k": "etcd_gardener", "e": e, "via": via(), "r": 3},
+                {"k": "settle", "e": e, "s": 3.0, "until": "awake"}]
+    ops[0]["cycle"] = kind  # counted in the summary
+    return ops
+
+
 def describe(op):
     return " ".join("%s=%s" % (k, op[k]) for k in op if op[k] is not None)
 
@@ -359,14 +431,24 @@ class Run:
         self.test_deletes_now = set()
         self.break_glass_used = set()
         self.checks = 0
-        self.stats = {"refused": 0, "downs": 0, "glass": 0, "window": 0, "writes": 0, "t_op": 0.0, "t_check": 0.0}
+        self.stats = {"refused": 0, "downs": 0, "glass": 0, "window": 0, "writes": 0, "t_op": 0.0, "t_check": 0.0,
+                      "judged": 0, "since": 0, "during": 0, "cycles": 0}
+        self.wlock = threading.Lock()  # stats["writes"]: the burst writers count too
+        self.bursts = {}  # etcd -> (thread, stop event) of a writer on an established connection
         self.labels = self.component_labels()
         # clients' connections, opened before any cut: to the pods of this StatefulSet (uid, rv)
         self.conn = {e: self.pods_up(e) for e in ETCDS}
 
     def close(self):
+        self.stop_bursts()
         for w in (self.w_sts, self.w_etcd, self.w_task):
             w.stop = True
+
+    def stop_bursts(self):
+        for th, ev in self.bursts.values():
+            ev.set()
+            th.join(15)
+        self.bursts = {}
 
     # ---- what kube-sim holds
     def component_labels(self):
@@ -424,22 +506,33 @@ class Run:
                 out.append(o)
         return out
 
-    def truth(self, etcd, t):
+    def logs(self, etcd):
+        """What the Etcd's backup-double recorded: (acknowledged writes, snapshots answered 200)."""
+        writes = [x for x in self.double_log(etcd, "writes") if x["t"] is not None]
+        snaps = [x for x in self.double_log(etcd, "requests")
+                 if x.get("code") == 200 and x.get("lastRevision") is not None and x["t"] is not None]
+        return writes, snaps
+
+    @staticmethod
+    def is_final(x):
+        return x.get("path") == "/snapshot/full" and \
+            str((x.get("query") or {}).get("final", "")).lower() == "true"
+
+    def truth(self, etcd, t, logs=None, up=0.0):
         """(last revision written before t, highest revision a snapshot stored before t, last
         revision written before the sidecar's last answer to a final full snapshot when that
-        answer came at most WINDOW seconds before t after a quiet second, else the first
-        figure)."""
-        writes = [x for x in self.double_log(etcd, "writes") if x["t"] is not None and x["t"] < t]
-        snaps = [x for x in self.double_log(etcd, "requests")
-                 if x.get("code") == 200 and x.get("lastRevision") is not None and x["t"] is not None
-                 and x["t"] <= t]
+        answer came at most WINDOW seconds before t after a quiet second, and after the
+        StatefulSet last rose above 0 at up (writes after a wake are no check-to-scale window),
+        else the first figure)."""
+        writes, snaps = logs or self.logs(etcd)
+        writes = [x for x in writes if x["t"] < t]
+        snaps = [x for x in snaps if x["t"] <= t]
         w = max([x["revision"] for x in writes], default=0)
         s = max([x["lastRevision"] for x in snaps], default=0)
-        answered = max([x["t"] for x in snaps if x.get("path") == "/snapshot/full"
-                        and str((x.get("query") or {}).get("final", "")).lower() == "true"], default=None)
+        answered = max([x["t"] for x in snaps if self.is_final(x)], default=None)
         # the check's premise, on the double's own clock: nothing written in the second before
         # that answer (a writer who was writing then is one the check must see)
-        if answered is None or t - answered > WINDOW or \
+        if answered is None or answered < up or t - answered > WINDOW or \
                 any(answered - QUIET <= x["t"] < answered for x in writes):
             return w, s, w
         return w, s, max([x["revision"] for x in writes if x["t"] < answered], default=0)
@@ -448,10 +541,12 @@ class Run:
     def check_a(self):
         with self.w_sts.lock:
             evs = list(self.w_sts.events)
-        prev, orphan_uids = {}, set()
+        prev, orphan_uids, up_at, logs = {}, set(), {}, {}
         for i, (rv, t, typ, name, o) in enumerate(evs):
             p = prev.get(name)
             prev[name] = None if typ == "DELETED" else o
+            if typ != "DELETED" and replicas_of(o) > 0 and (p is None or replicas_of(p) <= 0):
+                up_at[name] = t
             if "orphan" in (o["metadata"].get("finalizers") or []):
                 orphan_uids.add(o["metadata"].get("uid"))
             if i < self.sts_seen or p is None:
@@ -485,7 +580,11 @@ class Run:
                     glass = True
             # ground truth: every write acknowledged before the event is in the store; break
             # glass (and its Warning event) is judged only where that does not hold
-            written, stored, checked = self.truth(etcd, t)
+            if etcd not in logs:
+                logs[etcd] = self.logs(etcd)
+            written, stored, checked = self.truth(etcd, t, logs[etcd], up_at.get(name, 0.0))
+            if not ok and not deleting:
+                self.judged(etcd, t, up_at.get(name), written, logs[etcd])
             if not ok and stored >= written:
                 ok = True
             if not ok and stored >= checked:  # only writes after the check's last answer
@@ -501,6 +600,20 @@ class Run:
                                 "before it and the store holding revision %d (no break glass)" %
                                 (self.ns, name, what, rv, written, stored))
         self.sts_seen = len(evs)
+
+    def judged(self, etcd, t, up, written, logs):
+        """Count a scale-down to 0 judged by ground truth: with writes since the last snapshot
+        before the StatefulSet last rose above 0 (the sleep had writes to carry), and with writes
+        after the first final snapshot answered since then (writes the cut did not stop)."""
+        self.stats["judged"] += 1
+        up = up if up is not None else 0.0
+        _, stored_up, _ = self.truth(etcd, up, logs)
+        if written > stored_up:
+            self.stats["since"] += 1
+        writes, snaps = logs
+        first = min([x["t"] for x in snaps if self.is_final(x) and up <= x["t"] <= t], default=None)
+        if first is not None and any(first < x["t"] < t for x in writes):
+            self.stats["during"] += 1
 
     def check_a_events(self):
         """Every break-glass scale-down left its Warning event (bounded wait)."""
@@ -597,8 +710,50 @@ class Run:
         """n acknowledged writes to etcd e (its backup-double); 0 when they were."""
         p = subprocess.run(["curl", "-sf", "-X", "POST", "--max-time", "10",
                             "%s/admin/write?n=%d" % (self.urls[e], n)], capture_output=True)
-        self.stats["writes"] += n if p.returncode == 0 else 0
+        with self.wlock:
+            self.stats["writes"] += n if p.returncode == 0 else 0
         return p.returncode
+
+    def alive_seen(self, e, c):
+        """conn_alive from the watch alone (no request): for a writer in the background."""
+        with self.w_sts.lock:
+            cur = self.w_sts.latest.get(e)
+            evs = [x for x in self.w_sts.events if x[3] == e and x[0] > c[1]]
+        if cur is None or cur[1]["metadata"].get("uid") != c[0]:
+            return False
+        return not any(typ == "DELETED" or o["metadata"].get("deletionTimestamp") or replicas_of(o) <= 0
+                       for (_, _, typ, _, o) in evs)
+
+    def burst(self, e, seconds, ms):
+        """A client on a connection opened before any cut writes every ms for seconds, in the
+        background (it goes on through the operations that follow): the cut does not stop it,
+        the end of the pods it was opened to does. 1 when there is no such connection."""
+        old = self.bursts.pop(e, None)
+        if old:
+            old[1].set()
+            old[0].join(15)
+        if not self.conn_alive(e):
+            return 1
+        c, stop = self.conn[e], threading.Event()
+        url = "%s/admin/write?n=1" % self.urls[e]
+
+        def run():
+            end = time.time() + seconds
+            while time.time() < end and not stop.is_set() and self.alive_seen(e, c):
+                try:
+                    req = urllib.request.Request(url, method="POST", data=b"")
+                    with urllib.request.urlopen(req, timeout=10) as r:
+                        r.read()
+                    with self.wlock:
+                        self.stats["writes"] += 1
+                except OSError:
+                    pass
+                stop.wait(ms / 1000.0)
+
+        th = threading.Thread(target=run, daemon=True)
+        th.start()
+        self.bursts[e] = (th, stop)
+        return 0
 
     def do(self, op):
         k, e, ns = op["k"], op["e"], self.ns
@@ -700,6 +855,8 @@ class Run:
                 self.write(e, 1)
                 time.sleep(0.02)
             return 0, ""
+        if k == "burst":  # a client on an established connection writes in the background
+            return self.burst(e, op["s"], op["ms"]), ""
         if k == "forge":  # a state annotation written by someone who is not warden-controller
             return kubectl(op["u"], ["-n", ns, "annotate", "--overwrite", "etcd", e, op["a"]])
         if k == "druid_wake":  # warden-controller down; etcd-druid scales the Etcd up, clients write
@@ -732,13 +889,20 @@ class Run:
         if k == "wait":
             time.sleep(op["s"])
             return 0, ""
-        if k == "settle":  # give a hibernation of e time to finish (bounded)
-            deadline = time.time() + op["s"]
+        if k == "settle":  # give a hibernation (or a wake-up) of e time to finish (bounded)
+            deadline, until = time.time() + op["s"], op.get("until")
             while time.time() < deadline:
                 st, o = api("GET", "/apis/druid.gardener.cloud/v1alpha1/namespaces/%s/etcds/%s" % (ns, e))
-                if st != 200 or ann_of(o).get("etcd-warden.io/hibernation-phase") in (None, "Hibernated", "Failed"):
+                phase = ann_of(o).get("etcd-warden.io/hibernation-phase") if st == 200 else None
+                if st != 200 or (until is None and phase in (None, "Hibernated", "Failed")):
                     break
-                time.sleep(0.1)
+                if until is not None:
+                    up = self.pods_up(e)
+                    if until == "asleep" and (phase in ("Hibernated", "Failed") or (phase is None and up is None)):
+                        break
+                    if until == "awake" and phase is None and up is not None:
+                        break
+                time.sleep(0.2)
             return 0, ""
         raise ValueError(k)
 
@@ -806,6 +970,7 @@ class Run:
         return (0 if 200 <= st < 300 else 1), ""
 
     def step(self, op):
+        self.stats["cycles"] += "cycle" in op
         before = self.labels
         t0 = time.time()
         rc, _ = self.do(op)
@@ -829,8 +994,9 @@ def run_sequence(ops, ns, trace):
             try:
                 run.step(op)
             except Violation as v:
-                return i, str(v), run.checks
+                return i, str(v), run.checks, run.stats
         # the end: release the sidecars, let the controller and the druid actor act, check again
+        run.stop_bursts()
         for e in ETCDS:
             subprocess.run(["curl", "-sf", "-X", "POST", "--max-time", "10", run.urls[e] + "/admin/release"],
                            capture_output=True)
@@ -840,10 +1006,12 @@ def run_sequence(ops, ns, trace):
             run.check_a()
             run.check_a_events()
         except Violation as v:
-            return len(ops), str(v), run.checks
-        log("  refused %(refused)d, writes %(writes)d, scale-downs and deletions with pods judged %(downs)d (break glass %(glass)d, writes in the check-to-scale window %(window)d); "
+            return len(ops), str(v), run.checks, run.stats
+        log("  refused %(refused)d, writes %(writes)d, sleep/wake cycles %(cycles)d, scale-downs and deletions with pods %(downs)d "
+            "(break glass %(glass)d, writes in the check-to-scale window %(window)d); judged %(judged)d scale-downs to 0, "
+            "%(since)d with writes since the last snapshot (%(during)d with writes after the final snapshot's answer); "
             "%(t_op).1fs in operations, %(t_check).1fs in checks" % run.stats)
-        return None, None, run.checks
+        return None, None, run.checks, run.stats
     finally:
         run.close()
         STAGE.ask("teardown " + ns)
@@ -854,19 +1022,31 @@ def main():
     ap.add_argument("--seeds", required=True)
     ap.add_argument("--ops", type=int, required=True)
     ap.add_argument("--shrink-seconds", type=float, default=90)
+    ap.add_argument("--min-judged", type=int, default=0,
+                    help="fail a seed that judged fewer scale-downs to 0 (of an Etcd with a backup store)")
     a = ap.parse_args()
     seeds = [int(s) for s in a.seeds.replace(",", " ").split()]
-    total_ops = total_checks = 0
+    total_ops = total_checks = judged = since = 0
     t_start = time.time()
     for seed in seeds:
         ops = gen_ops(seed, a.ops)
         trace = []
         t = time.time()
-        idx, msg, checks = run_sequence(ops, "gr-%d" % seed, trace)
+        idx, msg, checks, stats = run_sequence(ops, "gr-%d" % seed, trace)
         total_ops += len(trace)
         total_checks += checks
-        log("guard_random: seed %d: %d operations, %d invariant checks, %.1fs%s" %
-            (seed, len(trace), checks, time.time() - t, "" if idx is None else ", VIOLATION"))
+        judged += stats["judged"]
+        since += stats["since"]
+        log("guard_random: seed %d: %d operations, %d invariant checks, %.1fs, judged %d scale-downs to 0, "
+            "%d with writes since the last snapshot%s" %
+            (seed, len(trace), checks, time.time() - t, stats["judged"], stats["since"],
+             "" if idx is None else ", VIOLATION"))
+        if idx is None and stats["judged"] < a.min_judged:
+            log("guard_random: FAIL: seed %d judged %d scale-downs to 0, fewer than %d: a run that judges "
+                "so little proves nothing (replay: GUARD_SEED=%d GUARD_OPS=%d)" %
+                (seed, stats["judged"], a.min_judged, seed, a.ops))
+            print("done fail", flush=True)
+            return 1
         if idx is None:
             continue
         log("VIOLATION, seed %d (replay: GUARD_SEED=%d GUARD_OPS=%d): %s" % (seed, seed, a.ops, msg))
@@ -879,6 +1059,7 @@ def main():
         return 1
     log("guard_random: seeds %s ops %d checks %d (invariants a b c after every operation) "
         "violations 0 in %.0fs" % (",".join(map(str, seeds)), total_ops, total_checks, time.time() - t_start))
+    log("guard_random: judged %d scale-downs to 0, %d with writes since the last snapshot" % (judged, since))
     print("done pass", flush=True)
     return 0
 
@@ -892,7 +1073,7 @@ def shrink(seed, ops, budget):
     def fails(cand):
         nonlocal n
         n += 1
-        idx, msg, _ = run_sequence(cand, "gr-%d-s%d" % (seed, n), [])
+        idx, msg, _, _ = run_sequence(cand, "gr-%d-s%d" % (seed, n), [])
         return idx is not None
 
     # the failing operation alone, then with only the operations on its Etcd
