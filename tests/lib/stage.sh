@@ -102,9 +102,14 @@ stage_programs() {
 # stage_snapshot_writer DOUBLE_URL PREFIX: what the real sidecar does with the snapshots it
 # takes, for backup-double (which only answers): every snapshot its /snapshot/latest names is
 # written, once, as a verifiable stand-in (tests/support/snap_fixture.py, 64 KiB) to
-# PREFIX/v2/<name> in SNAP_BUCKET, every half second, until the stage stops.
+# PREFIX/v2/<name> in SNAP_BUCKET, looked for every 0.2 s, until the stage stops. The real
+# sidecar answers a snapshot request after its upload, so a copy Job made on that answer finds
+# the object: the double answers 5 s after taking a snapshot (/admin/upload), the writer's time
+# to put it there.
 stage_snapshot_writer() {
     local url=$1 prefix=$2 stop=$SNAP_WORK/writer.stop
+    curl -sfk -X POST "$url/admin/upload?ms=5000" >/dev/null ||
+        ksim_fail "backup-double at $url: cannot set its upload time"
     (
         seen=" "
         while [ ! -e "$stop" ]; do
@@ -119,7 +124,7 @@ stage_snapshot_writer() {
                 fi
                 rm -f "$f"
             done
-            sleep 0.5
+            sleep 0.2
         done
     ) &
     ksim_on_exit "touch '$stop'; reap_child $! 10 TERM || true"
