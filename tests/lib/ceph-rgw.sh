@@ -168,6 +168,14 @@ CONF
         snap_fail "radosgw-admin user create failed"
     RGW_URL=http://127.0.0.1:$rgw_port
     export RGW_URL RGW_ACCESS RGW_SECRET
+    # up when it serves S3 writes: a bucket made and removed (on a loaded machine radosgw
+    # answers 405 to a bucket PUT for a while after it first answers)
+    _rgw_probe() {
+        rgw_s3 -X PUT "$RGW_URL/warden-ready-probe" -o /dev/null &&
+            rgw_s3 -X DELETE "$RGW_URL/warden-ready-probe" -o /dev/null
+    }
+    _rgw_until 120 _rgw_probe ||
+        { tail -5 "$S/log/rgw.out" >&2; snap_fail "radosgw does not create buckets"; }
     _rgw_say "up in $((SECONDS - t0)) s at $RGW_URL"
 }
 
