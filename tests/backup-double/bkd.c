@@ -17,6 +17,8 @@
 #define REQUESTS_MAX (8u * 1024u * 1024u) /* cap of the request log */
 #define REV_STEP     7                    /* revisions "written" before a snapshot not final */
 #define WRITES_MAX   (8u * 1024u * 1024u) /* cap of the write log */
+#define UPLOADED_MAX 4096                 /* names /admin/uploaded remembers */
+#define GATE_MS      60000                /* longest a gated answer waits for its upload */
 
 struct bkd {
     pthread_mutex_t mu;
@@ -25,6 +27,8 @@ struct bkd {
     long reply_left;     /* answers of reply_code still to give; 0 = until changed */
     long delay_ms;
     long upload_ms;    /* a snapshot taken is answered this long after its createdOn */
+    int upload_gate;   /* a snapshot taken is answered once /admin/uploaded names it */
+    cJSON *uploaded;   /* OWNS: the names /admin/uploaded gave (array) */
     int hold;          /* snapshot requests wait until /admin/release */
     long held;         /* requests waiting now */
     pthread_cond_t cv; /* signalled by /admin/release */
@@ -49,7 +53,10 @@ enum kerr bkd_new(struct bkd **out, struct kerr_info *err)
     if (!d)
         return kerr_set(err, KERR_NOMEM, "out of memory");
     d->deltas = cJSON_CreateArray();
-    if (!d->deltas) {
+    d->uploaded = cJSON_CreateArray();
+    if (!d->deltas || !d->uploaded) {
+        cJSON_Delete(d->deltas);
+        cJSON_Delete(d->uploaded);
         free(d);
         return kerr_set(err, KERR_NOMEM, "out of memory");
     }
@@ -75,6 +82,7 @@ void bkd_free(struct bkd *d)
     buf_release(&d->writes);
     cJSON_Delete(d->full);
     cJSON_Delete(d->deltas);
+    cJSON_Delete(d->uploaded);
     buf_release(&d->requests);
     pthread_cond_destroy(&d->cv);
     pthread_mutex_destroy(&d->mu);
@@ -315,22 +323,63 @@ static void take_snapshot(struct bkd *d, int full, int final, struct bkd_reply *
     *last = d->rev;
 }
 
-/* Wait (under d->mu) while requests are held, polling cancelled every 20 ms. */
-static void wait_held(struct bkd *d, int (*cancelled)(void *arg), void *carg)
+/* Wait (under d->mu) on d->cv for 20 ms at most. */
+static void wait_tick(struct bkd *d)
 {
     struct timespec ts;
 
-    d->held++;
-    while (d->hold && !(cancelled && cancelled(carg))) {
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 20 * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
-        pthread_cond_timedwait(&d->cv, &d->mu, &ts);
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += 20 * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
     }
+    pthread_cond_timedwait(&d->cv, &d->mu, &ts);
+}
+
+/* Wait (under d->mu) while requests are held, polling cancelled every 20 ms. */
+static void wait_held(struct bkd *d, int (*cancelled)(void *arg), void *carg)
+{
+    d->held++;
+    while (d->hold && !(cancelled && cancelled(carg)))
+        wait_tick(d);
     d->held--;
+}
+
+/* /admin/uploaded has named name (under d->mu). */
+static int was_uploaded(const struct bkd *d, const char *name)
+{
+    const cJSON *n;
+
+    cJSON_ArrayForEach (n, d->uploaded) {
+        if (cJSON_IsString(n) && strcmp(n->valuestring, name) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * With the upload gate on, wait (under d->mu) until /admin/uploaded names the snapshot r
+ * answers, GATE_MS at most: then r becomes a 500, as the sidecar answers an upload that failed.
+ */
+static void wait_uploaded(struct bkd *d, struct bkd_reply *r, int (*cancelled)(void *arg),
+                          void *carg)
+{
+    cJSON *s = r->code == 200 ? cJSON_Parse(r->body) : NULL;
+    const cJSON *name = cJSON_GetObjectItem(s, "snapName");
+    int64_t end = ktime_mono_ns() + (int64_t)GATE_MS * KTIME_NS_PER_MS;
+    int done = 0;
+
+    if (r->code != 200)
+        return;
+    while (cJSON_IsString(name) && !(done = was_uploaded(d, name->valuestring)) &&
+           ktime_mono_ns() < end && !(cancelled && cancelled(carg)))
+        wait_tick(d);
+    cJSON_Delete(s);
+    if (!done) {
+        bkd_reply_release(r);
+        set_text(r, 500, TEXT, "the snapshot's upload was not confirmed (/admin/uploaded)\n");
+    }
 }
 
 static void serve_snapshot(struct bkd *d, const struct bkd_req *req, int full, struct bkd_reply *r,
@@ -360,6 +409,8 @@ static void serve_snapshot(struct bkd *d, const struct bkd_req *req, int full, s
         skipped = full && final > 0 && final_unchanged(d);
         take_snapshot(d, full, final > 0, r, &last);
         upload = skipped ? 0 : d->upload_ms;
+        if (!skipped && d->upload_gate)
+            wait_uploaded(d, r, cancelled, carg);
     }
     log_request(d, req, r->code, last, skipped);
     pthread_mutex_unlock(&d->mu);
@@ -472,6 +523,22 @@ static void serve_admin(struct bkd *d, const struct bkd_req *req, struct bkd_rep
             pthread_join(d->writer, NULL);
             d->writer_running = 0;
         }
+    } else if (strcmp(req->path, "/admin/uploaded") == 0) {
+        const char *name = arg(req, "name");
+        cJSON *item;
+
+        pthread_mutex_lock(&d->mu);
+        if (name && *name && cJSON_GetArraySize(d->uploaded) >= UPLOADED_MAX)
+            cJSON_DeleteItemFromArray(d->uploaded, 0);
+        item = name && *name ? cJSON_CreateString(name) : NULL;
+        if (item)
+            cJSON_AddItemToArray(d->uploaded, item);
+        pthread_cond_broadcast(&d->cv);
+        pthread_mutex_unlock(&d->mu);
+        if (!item) {
+            set_text(r, 400, TEXT, "want name=<snapName>\n");
+            return;
+        }
     } else if (strcmp(req->path, "/admin/reply") == 0) {
         if (int_arg(req, "code", 100, 599, &code) != 0 ||
             (arg(req, "count") && int_arg(req, "count", 0, 1000000, &count) != 0)) {
@@ -481,6 +548,17 @@ static void serve_admin(struct bkd *d, const struct bkd_req *req, struct bkd_rep
         pthread_mutex_lock(&d->mu);
         d->reply_code = (unsigned)code;
         d->reply_left = count;
+        pthread_mutex_unlock(&d->mu);
+    } else if (strcmp(req->path, "/admin/upload") == 0 && arg(req, "gate")) {
+        int gate = bkd_parse_bool(arg(req, "gate"));
+
+        if (gate < 0) {
+            set_text(r, 400, TEXT, "want gate=true|false\n");
+            return;
+        }
+        pthread_mutex_lock(&d->mu);
+        d->upload_gate = gate;
+        pthread_cond_broadcast(&d->cv);
         pthread_mutex_unlock(&d->mu);
     } else {
         if (int_arg(req, "ms", 0, 600000, &ms) != 0) {
@@ -511,10 +589,11 @@ void bkd_handle(struct bkd *d, const struct bkd_req *req, struct bkd_reply *r,
         set_text(r, 200, JSON, "{\"health\":true}");
     else if (strncmp(p, "/admin/", 7) == 0 &&
              (strcmp(p + 7, "reply") == 0 || strcmp(p + 7, "delay") == 0 ||
-              strcmp(p + 7, "upload") == 0 || strcmp(p + 7, "requests") == 0 ||
-              strcmp(p + 7, "hold") == 0 || strcmp(p + 7, "release") == 0 ||
-              strcmp(p + 7, "held") == 0 || strcmp(p + 7, "write") == 0 ||
-              strcmp(p + 7, "writer") == 0 || strcmp(p + 7, "writes") == 0))
+              strcmp(p + 7, "upload") == 0 || strcmp(p + 7, "uploaded") == 0 ||
+              strcmp(p + 7, "requests") == 0 || strcmp(p + 7, "hold") == 0 ||
+              strcmp(p + 7, "release") == 0 || strcmp(p + 7, "held") == 0 ||
+              strcmp(p + 7, "write") == 0 || strcmp(p + 7, "writer") == 0 ||
+              strcmp(p + 7, "writes") == 0))
         serve_admin(d, req, r);
     else
         set_text(r, 404, TEXT, "404 page not found\n");

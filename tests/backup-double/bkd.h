@@ -13,6 +13,11 @@
  *   POST /admin/upload?ms=N        a snapshot taken (not a skipped final one) is answered N ms
  *                                  after its createdOn, as the sidecar's upload to the store
  *                                  takes that long after NewSnapshot stamps it
+ *   POST /admin/upload?gate=B      B true: a snapshot taken (not a skipped final one) is
+ *                                  answered only once /admin/uploaded names it (the test's
+ *                                  writer has put it in a store), 60 s at most, then 500 as
+ *                                  the sidecar answers a failed upload
+ *   POST /admin/uploaded?name=N    snapshot N is in the store (its gated answer goes out)
  *   POST /admin/hold               from now on snapshot requests are held (no answer)
  *   POST /admin/release            answer the held requests and hold no more
  *   GET  /admin/held               the number of requests held now ("N\n")

@@ -128,6 +128,30 @@ expect "nothing held after the release" 0 "$(body GET /admin/held)"
 expect "no hold after the release" 200 "$(code POST /snapshot/full)"
 echo "ok: hold and release"
 
+# Upload gate: a snapshot's answer waits until /admin/uploaded names it (the writer's put).
+expect "the gate is set" 200 "$(code POST '/admin/upload?gate=true')"
+expect "a gate that is not a bool" 400 "$(code POST '/admin/upload?gate=maybe')"
+expect "uploaded without a name" 400 "$(code POST '/admin/uploaded')"
+curl -s -o "$dir/gated.body" -w '%{http_code}' -X POST "$url/snapshot/full" >"$dir/gated.code" &
+gated=$!
+gname=""
+ksim_wait 5 bash -c "curl -sf '$url/snapshot/latest' | jq -e '.fullSnapshot.snapName' >/dev/null" ||
+    ksim_fail "the gated snapshot was not taken"
+gname=$(curl -sf "$url/snapshot/latest" | jq -r '.fullSnapshot.snapName')
+for _ in 1 2 3 4 5; do # unanswered while nothing is uploaded (its 60 s bound is far)
+    kill -0 "$gated" 2>/dev/null || ksim_fail "a gated answer went out before its upload"
+    sleep 0.1
+done
+expect "another name does not open it" 200 "$(code POST '/admin/uploaded?name=Full-0-1-1.gz')"
+kill -0 "$gated" 2>/dev/null || ksim_fail "a gated answer went out on another snapshot's upload"
+expect "its upload is confirmed" 200 "$(code POST "/admin/uploaded?name=$gname")"
+reap_child "$gated" 5 none || ksim_fail "the gated answer did not go out after its upload"
+expect "the gated request answered" 200 "$(cat "$dir/gated.code")"
+expect "it answers the uploaded snapshot" "$gname" "$(jq -r .snapName "$dir/gated.body")"
+expect "the gate is lifted" 200 "$(code POST '/admin/upload?gate=false')"
+expect "no gate after it is lifted" 200 "$(code POST /snapshot/full)"
+echo "ok: upload gate"
+
 # SIGTERM while an answer is delayed: exit 0 at once.
 body POST '/admin/delay?ms=60000' >/dev/null
 curl -s -o /dev/null -X POST "$url/snapshot/full" &

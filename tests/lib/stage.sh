@@ -104,12 +104,12 @@ stage_programs() {
 # written, once, as a verifiable stand-in (tests/support/snap_fixture.py, 64 KiB) to
 # PREFIX/v2/<name> in SNAP_BUCKET, looked for every 0.2 s, until the stage stops. The real
 # sidecar answers a snapshot request after its upload, so a copy Job made on that answer finds
-# the object: the double answers 5 s after taking a snapshot (/admin/upload), the writer's time
-# to put it there.
+# the object: the double's upload gate holds each answer until the writer has put the object
+# and says so (/admin/upload?gate=true, /admin/uploaded).
 stage_snapshot_writer() {
     local url=$1 prefix=$2 stop=$SNAP_WORK/writer.stop
-    curl -sfk -X POST "$url/admin/upload?ms=5000" >/dev/null ||
-        ksim_fail "backup-double at $url: cannot set its upload time"
+    curl -sfk -X POST "$url/admin/upload?gate=true" >/dev/null ||
+        ksim_fail "backup-double at $url: cannot set its upload gate"
     (
         seen=" "
         while [ ! -e "$stop" ]; do
@@ -119,7 +119,8 @@ stage_snapshot_writer() {
                 case $seen in *" $n "*) continue ;; esac
                 f=$SNAP_WORK/writer.$BASHPID
                 if python3 "$_stage_root/tests/support/snap_fixture.py" "$f" 65536 "$n" &&
-                    snap_s3 put "$prefix/v2/$n" "$f" 2>/dev/null; then
+                    snap_s3 put "$prefix/v2/$n" "$f" 2>/dev/null &&
+                    curl -sfk -X POST "$url/admin/uploaded?name=$n" >/dev/null; then
                     seen="$seen$n "
                 fi
                 rm -f "$f"
