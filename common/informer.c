@@ -647,3 +647,13 @@ void inf_last_rv(struct inf *inf, char *out, size_t n)
     snprintf(out, n, "%s", inf->rv);
     pthread_mutex_unlock(&inf->mu);
 }
+
+void inf_report_rv(struct inf *inf, inf_rv_fn fn, void *ctx)
+{
+    char rv[INF_RV_MAX];
+
+    if (!inf)
+        return;
+    inf_last_rv(inf, rv, sizeof(rv));
+    fn(ctx, inf->o.name, rv);
+}

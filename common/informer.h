@@ -153,4 +153,10 @@ void inf_stats(struct inf *inf, struct inf_stats *out);
 /* The last resourceVersion seen into out (n bytes; "" before the first LIST). */
 void inf_last_rv(struct inf *inf, char *out, size_t n);
 
+/* Called with an informer's name (opts.name, else the resource's) and its inf_last_rv. */
+typedef void (*inf_rv_fn)(void *ctx, const char *name, const char *rv);
+
+/* fn(ctx, name, last resourceVersion) for inf; NULL inf: no call. Any thread. */
+void inf_report_rv(struct inf *inf, inf_rv_fn fn, void *ctx);
+
 #endif

@@ -289,6 +289,43 @@ Test(kubesim_watch, bookmarks_only_when_allowed)
     free(without);
 }
 
+Test(kubesim_watch, a_caught_up_watch_bookmarks_the_store_revision)
+{
+    struct ksimfix_watch w;
+    char path[512], *rv, *body, *last, *p;
+    long code;
+
+    start(0, 200);
+    cm("default", "seen", "");
+    rv = rv_of_list("/api/v1/namespaces/default/configmaps");
+    snprintf(path, sizeof(path),
+             "/api/v1/namespaces/default/configmaps?watch=1&allowWatchBookmarks=true&"
+             "resourceVersion=%s&timeoutSeconds=5",
+             rv);
+    free(rv);
+    ksimfix_watch_start(&w, h, path, 20000);
+    cm("kube-system", "elsewhere", ""); /* written while it watches (5 s), none of it the watch's */
+    cJSON_Delete(ksimfix_call(h, "POST", "/api/v1/namespaces", NULL,
+                              "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\","
+                              "\"metadata\":{\"name\":\"later\"}}",
+                              &code));
+    cr_assert_eq(code, 201);
+    rv = rv_of_list("/api/v1/namespaces");
+    body = ksimfix_watch_join(&w);
+    cr_assert_not_null(body);
+    last = NULL; /* the last bookmark's resourceVersion */
+    for (p = strstr(body, "\"type\":\"BOOKMARK\""); p; p = strstr(p + 1, "\"type\":\"BOOKMARK\""))
+        last = strstr(p, "\"resourceVersion\":\"");
+    cr_assert_not_null(last, "%s", body);
+    cr_assert_eq(strtoull(last + strlen("\"resourceVersion\":\""), NULL, 10),
+                 strtoull(rv, NULL, 10),
+                 "a watch with nothing left to send is at the store's revision %s (a cache's fence "
+                 "for what was written anywhere): %s",
+                 rv, body);
+    free(body);
+    free(rv);
+}
+
 Test(kubesim_watch, selectors_turn_updates_into_added_and_deleted)
 {
     char path[512], *rv, *body, *a, *d;

@@ -43,6 +43,7 @@ struct app {
     struct wh_server *server;
     struct httpsrv *metrics_srv, *health_srv;
     struct metrics_vec *cache_objects, *cache_lookups; /* BORROWED from reg */
+    struct metrics_vec *cache_rv;                      /* BORROWED from reg */
     struct metrics_vec *cross_refusals;                /* BORROWED from reg */
     /* warden-controller's identities: --controller-service-account, or the reconcilers named so */
     const char *controllers[8];
@@ -112,6 +113,19 @@ static enum kerr start_client(struct app *a, struct kerr_info *err)
     return KERR_OK;
 }
 
+/* inf_rv_fn: an informer's resourceVersion as a gauge, when it is a number (kube-apiserver's
+ * are etcd's revisions; a client may not rely on that, so this is for tests and debugging). */
+static void set_rv(void *ctx, const char *name, const char *rv)
+{
+    struct app *a = ctx;
+    const char *v[2] = { name, NULL };
+    char *end = NULL;
+    double d = strtod(rv, &end);
+
+    if (*rv && end && !*end)
+        metrics_vec_set(a->cache_rv, v, d);
+}
+
 /* Render hook: the cache counters as metrics. */
 static void render_cache(void *ctx)
 {
@@ -132,6 +146,9 @@ static void render_cache(void *ctx)
     metrics_vec_set(a->cache_lookups, v, (double)st.fallbacks);
     v[0] = "refused";
     metrics_vec_set(a->cache_lookups, v, (double)st.refused);
+    wh_cache_report_rv(a->cache, set_rv, a);
+    if (a->prefixes)
+        prefix_cache_report_rv(a->prefixes, set_rv, a);
 }
 
 static enum kerr cache_metrics(struct app *a, struct kerr_info *err)
@@ -139,6 +156,7 @@ static enum kerr cache_metrics(struct app *a, struct kerr_info *err)
     static const char *const by_resource[] = { "resource", NULL };
     static const char *const by_result[] = { "result", NULL };
     static const char *const by_namespace[] = { "namespace", NULL };
+    static const char *const by_cache[] = { "cache", NULL };
     enum kerr rc;
 
     if ((rc = metrics_register(a->reg, METRICS_GAUGE, "warden_webhook_cache_objects",
@@ -154,7 +172,11 @@ static enum kerr cache_metrics(struct app *a, struct kerr_info *err)
                                "refused over a prefix claimed from another namespace, by the "
                                "requesting namespace: many of them are a namespace probing "
                                "the others' prefixes.",
-                               by_namespace, NULL, 0, &a->cross_refusals, err)))
+                               by_namespace, NULL, 0, &a->cross_refusals, err)) ||
+        (rc = metrics_register(a->reg, METRICS_GAUGE, "warden_webhook_cache_resource_version",
+                               "The resourceVersion each cache has applied up to (its last "
+                               "event or watch bookmark), when it is a number.",
+                               by_cache, NULL, 0, &a->cache_rv, err)))
         return rc;
     return metrics_on_render(a->reg, render_cache, a, err);
 }

@@ -749,6 +749,14 @@ struct store *prefix_cache_buckets(struct prefix_cache *c)
     return c && c->buckets ? inf_store(c->buckets) : NULL;
 }
 
+void prefix_cache_report_rv(struct prefix_cache *c, inf_rv_fn fn, void *ctx)
+{
+    inf_report_rv(c->etcds, fn, ctx);
+    inf_report_rv(c->entries, fn, ctx);
+    inf_report_rv(c->backups, fn, ctx);
+    inf_report_rv(c->buckets, fn, ctx);
+}
+
 void prefix_cache_claims(struct prefix_cache *c, struct k8s_client **client, const char **ns)
 {
     *client = c->client;

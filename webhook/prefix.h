@@ -48,6 +48,7 @@
 #include <cJSON.h>
 
 #include "common/blocal.h"
+#include "common/informer.h"
 #include "common/k8s.h"
 #include "common/kerr.h"
 #include "common/metrics.h"
@@ -164,6 +165,9 @@ int prefix_cache_stores(struct prefix_cache *c, struct store **etcds, struct sto
 
 /* The cached BackupBuckets (whole objects), BORROWED while c lives. */
 struct store *prefix_cache_buckets(struct prefix_cache *c);
+
+/* inf_report_rv for each informer. */
+void prefix_cache_report_rv(struct prefix_cache *c, inf_rv_fn fn, void *ctx);
 
 /* The client and the namespace of the claim Leases (NULL when claims are not recorded),
  * BORROWED while c lives. */

@@ -160,6 +160,13 @@ void wh_cache_stats(struct wh_cache *c, struct wh_cache_stats *out)
     out->tasks = store_count(inf_store(c->tasks));
 }
 
+void wh_cache_report_rv(struct wh_cache *c, inf_rv_fn fn, void *ctx)
+{
+    inf_report_rv(c->etcds, fn, ctx);
+    inf_report_rv(c->stses, fn, ctx);
+    inf_report_rv(c->tasks, fn, ctx);
+}
+
 void wh_cache_free(struct wh_cache *c)
 {
     if (!c)

@@ -32,6 +32,7 @@
 #ifndef WEBHOOK_WH_CACHE_H
 #define WEBHOOK_WH_CACHE_H
 
+#include "common/informer.h"
 #include "common/k8s.h"
 #include "common/kerr.h"
 #include "webhook/lookup.h"
@@ -73,6 +74,9 @@ void wh_cache_bind(struct wh_cache *c, struct lookup *out);
 
 /* A snapshot of the counters. */
 void wh_cache_stats(struct wh_cache *c, struct wh_cache_stats *out);
+
+/* inf_report_rv for each informer. */
+void wh_cache_report_rv(struct wh_cache *c, inf_rv_fn fn, void *ctx);
 
 /* Stop the informers and free. NULL: no-op. */
 void wh_cache_free(struct wh_cache *c);

@@ -85,7 +85,7 @@ out=$(WH_AS_NS=n2 wh_as alice delete etcd main --wait=false 2>&1) || wh_fail "N2
 out=$(WH_AS_NS=n3 wh_as alice annotate etcd main \
     etcd-warden.io/allow-scale-down-without-snapshot="$(date -u -d '+2 hours' +%Y-%m-%dT%H:%M:%SZ) main volume broken" 2>&1) ||
     wh_fail "N3: alice cannot set break glass on n3/main: $out"
-sleep 2 # the caches see the objects
+wh_caught_up # the caches see the objects
 
 # ---- control: without an Etcd main
 for i in 0 1 2; do

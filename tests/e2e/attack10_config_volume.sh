@@ -44,7 +44,7 @@ for e in etcd-a etcd-b etcd-c; do
     wh_as alice annotate etcd $e druid.gardener.cloud/disable-etcd-component-protection= >/dev/null ||
         wh_fail "alice cannot disable protection of $e"
 done
-sleep 2 # the caches see the objects
+wh_caught_up # the caches see the objects
 
 # etcd-druid's StatefulSet mounts its configuration as its builder does
 for e in etcd-a etcd-b etcd-c; do

@@ -76,7 +76,7 @@ out=$(etcd shoot etcd-a shoot--a/etcd 2>&1) || ctl_fail "shoot/etcd-a refused: $
 snap_fixture "$SNAP_WORK/full" 4096 Full.gz
 theirs=Full-00000000-00000100-$(($(date +%s) - 60)).gz
 cp "$SNAP_WORK/full" "$DIR/v2/$theirs" # etcd-a's sidecar
-sleep 1 # the caches
+wh_caught_up # the caches
 if out=$(etcd other etcd-x shoot--a/etcd 2>&1); then
     ctl_fail "control: other's Etcd on shoot's live directory admitted: $out"
 fi
@@ -94,7 +94,7 @@ kc -n shoot delete etcd etcd-a --wait=false >/dev/null || ctl_fail "cannot delet
 ksim_wait 30 bash -c "! kubectl --kubeconfig '$KUBECONFIG' -n shoot get etcd etcd-a >/dev/null 2>&1" ||
     ctl_fail "shoot/etcd-a is still stored"
 ok "shoot deleted etcd-a; /var/lib/lb/bkt/shoot--a/etcd still holds $(files "$DIR"); entries: $(kc get backupentries -o name 2>/dev/null | xargs)"
-sleep 2 # the caches, the controller's entry
+wh_caught_up # the caches (the directory's entry was made while etcd-a lived)
 
 holes=0
 out=$(etcd other etcd-x shoot--a/etcd 2>&1) || { echo "held: other's Etcd on shoot's old directory refused: ${out:0:300}"; }

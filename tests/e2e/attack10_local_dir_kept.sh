@@ -88,7 +88,7 @@ ksim_wait 10 kept shoot--m/etcd || echo "note: no entry keeps etcd-m's earlier d
 ksim_wait 30 bash -c "kubectl --kubeconfig '$KUBECONFIG' get backupentries -o json | jq -e '[.items[] | select(.spec.prefix == \"shoot--d/etcd\" and .spec.etcdDeletedAt != null)] | length > 0' >/dev/null" ||
     echo "note: no released entry keeps etcd-d's directory"
 forget_leases
-sleep 1 # the caches
+wh_caught_up # the caches
 
 holes=0
 for c in M:shoot--m/etcd D:shoot--d/etcd; do

@@ -74,7 +74,7 @@ out=$(etcd shoot etcd-a shoot--a/etcd 2>&1) || ctl_fail "shoot/etcd-a refused: $
 snap_fixture "$SNAP_WORK/full" 4096 Full.gz
 theirs=Full-00000000-00000100-$(($(date +%s) - 60)).gz
 cp "$SNAP_WORK/full" "$DIR/v2/$theirs" # etcd-a's sidecar
-sleep 1 # the caches
+wh_caught_up # the caches
 if out=$(etcd other etcd-x shoot--a/etcd 2>&1); then
     ctl_fail "control: other's Etcd on shoot's live directory admitted: $out"
 fi
@@ -90,7 +90,7 @@ ok "shoot's drill of its own directory read $theirs ($(dst shoot lastResult))"
 # shoot moves its Etcd to another prefix: the old directory keeps its snapshots
 out=$(etcd shoot etcd-a shoot--a/etcd2 2>&1) || ctl_fail "shoot's move of etcd-a to shoot--a/etcd2 refused: $out"
 ok "shoot moved etcd-a to prefix shoot--a/etcd2; /var/lib/lb/bkt/shoot--a/etcd still holds $(files "$DIR")"
-sleep 1 # the caches
+wh_caught_up # the caches
 
 holes=0
 out=$(etcd other etcd-x shoot--a/etcd 2>&1) || { echo "held: other's Etcd on shoot's old directory refused: ${out:0:300}"; }

@@ -104,7 +104,7 @@ EOF
 snap_fixture "$SNAP_WORK/full" 4096 Full.gz
 theirs=Full-00000000-00000100-$(($(date +%s) - 60)).gz
 cp "$SNAP_WORK/full" "$DIR/v2/$theirs" # etcd-a's sidecar
-sleep 1 # the caches
+wh_caught_up # the caches
 
 kc apply -f - >/dev/null <<EOF || ctl_fail "other/etcd-x (hostPath /var/lib/evil) refused"
 apiVersion: druid.gardener.cloud/v1alpha1
@@ -117,7 +117,7 @@ spec:
   backup: {port: 8080, store: {provider: Local, container: bkt, prefix: shoot/etcd-a, secretRef: {name: etcd-backup}}}
 EOF
 ok "other's etcd-x admitted in its own directory /var/lib/evil/bkt/shoot/etcd-a"
-sleep 1 # the caches
+wh_caught_up # the caches
 # the partition holds for claims in the bucket: other's Etcd at a free prefix outside its part
 if out=$(kc apply -f - 2>&1 <<EOF
 apiVersion: druid.gardener.cloud/v1alpha1

@@ -19,7 +19,7 @@ wh_register_guard || wh_fail "cannot register the webhooks"
 
 for e in etcd-f etcd-g etcd-h; do druid_etcd shoot $e; done
 druid_etcd shoot etcd-i --claim-template main-etcd
-sleep 2 # the caches see the objects
+wh_caught_up # the caches see the objects
 
 holes=0
 hole() { echo "HOLE: $*"; holes=$((holes + 1)); }

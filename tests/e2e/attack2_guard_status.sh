@@ -18,7 +18,7 @@ wh_start $(druid_webhook_flags) --webhook-server-tls-server-cert-dir "$WH_DIR/ce
 wh_register_guard || wh_fail "cannot register the webhooks"
 
 for e in etcd-a etcd-b etcd-c etcd-d etcd-e; do druid_etcd shoot $e; done
-sleep 2 # the caches see the objects
+wh_caught_up # the caches see the objects
 
 holes=0
 hole() { echo "HOLE: $*"; holes=$((holes + 1)); }

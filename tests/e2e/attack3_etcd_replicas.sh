@@ -20,7 +20,7 @@ druid_stage
 wh_start $(druid_webhook_flags) --webhook-server-tls-server-cert-dir "$WH_DIR/certs"
 druid_register_webhooks
 druid_etcd shoot etcd-a
-sleep 2 # the caches see the objects
+wh_caught_up # the caches see the objects
 druid_actor_start shoot --auto-reconcile
 
 holes=0

@@ -51,7 +51,7 @@ spec:
   etcd: {clientPort: 2379, serverPort: 2380, quota: 8Gi}
   backup: {port: 8080, fullSnapshotSchedule: "0 */24 * * *", store: {container: etcd-bucket, prefix: shoot--etcd-a, provider: S3, secretRef: {name: etcd-backup}}}
 EOF
-sleep 2 # the caches see the Etcd
+wh_caught_up # the caches see the Etcd
 druid_components shoot etcd-a "$(kc -n shoot get etcd etcd-a -o jsonpath='{.metadata.uid}')" 3 |
     kc_druid -n shoot create -f - >/dev/null 2>"$WH_DIR/create.err"
 if ! kc -n shoot get statefulset etcd-a >/dev/null 2>&1; then
@@ -63,7 +63,7 @@ if ! kc -n shoot get statefulset etcd-a >/dev/null 2>&1; then
 fi
 druid_pods shoot etcd-a 3
 druid_status shoot etcd-a 3
-sleep 2 # the caches see the objects
+wh_caught_up # the caches see the objects
 [ "$(kc -n shoot get statefulset etcd-a -o jsonpath='{.spec.volumeClaimTemplates[0].metadata.name}')" = etcd-a ] ||
     wh_fail "StatefulSet etcd-a's volumeClaimTemplate is not etcd-a"
 [ -z "$(kc -n shoot get etcd etcd-a -o jsonpath='{.metadata.annotations.druid\.gardener\.cloud/disable-etcd-component-protection}')" ] ||

@@ -32,7 +32,7 @@ spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 16Gi}}}
 EOF
     done
 done | kc -n shoot create -f - >/dev/null || wh_fail "cannot create the member PVCs"
-sleep 2 # the caches see the objects
+wh_caught_up # the caches see the objects
 
 holes=0
 hole() { echo "HOLE: $*"; holes=$((holes + 1)); }

@@ -74,7 +74,7 @@ components() {
 # ---- P1: the claim planted before the Etcd; etcd-druid creates the StatefulSet
 plant shoot etcd-a-etcd-a-0
 new_etcd shoot etcd-a 3
-sleep 2 # the caches see the Etcd
+wh_caught_up # the caches see the Etcd
 components shoot etcd-a 3
 if kc -n shoot get statefulset etcd-a >/dev/null 2>&1; then
     druid_pods shoot etcd-a 3 # member 0 runs on the planted claim

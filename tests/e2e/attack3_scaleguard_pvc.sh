@@ -70,7 +70,7 @@ metadata: {name: etcd-a-etcd-a-$i, labels: {app.kubernetes.io/managed-by: etcd-d
 spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 16Gi}}}
 EOF
 done | kc -n shoot create -f - >/dev/null || wh_fail "cannot create the member PVCs"
-sleep 2 # the caches see the objects
+wh_caught_up # the caches see the objects
 [ "$(kc -n shoot get statefulset etcd-a -o jsonpath='{.spec.replicas}')" = 3 ] || wh_fail "etcd-a is not at 3 replicas"
 
 holes=0

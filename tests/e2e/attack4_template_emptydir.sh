@@ -26,7 +26,7 @@ kc_druid -n shoot patch statefulset etcd-a --type json -p '[{"op": "add",
   "path": "/spec/template/spec/containers/0/volumeMounts",
   "value": [{"name": "etcd-a", "mountPath": "/var/etcd/data"}]}]' >/dev/null ||
     wh_fail "etcd-druid cannot mount the claim in its StatefulSet"
-sleep 2 # the caches see the objects
+wh_caught_up # the caches see the objects
 
 holes=0
 hole() { echo "HOLE: $*"; holes=$((holes + 1)); }

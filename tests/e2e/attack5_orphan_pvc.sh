@@ -36,7 +36,7 @@ spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 16Gi}}}
 EOF
     done
 done | kc -n shoot create -f - >/dev/null || wh_fail "cannot create the member PVCs"
-sleep 2 # the caches see the objects
+wh_caught_up # the caches see the objects
 
 holes=0
 hole() { echo "HOLE: $*"; holes=$((holes + 1)); }
@@ -62,7 +62,7 @@ kc_druid -n shoot delete statefulset etcd-a --cascade=orphan --wait=false >/dev/
 ksim_wait 10 bash -c "! kubectl --kubeconfig '$KUBECONFIG' -n shoot get statefulset etcd-a >/dev/null 2>&1" ||
     wh_fail "O1: StatefulSet etcd-a is still stored"
 running etcd-a || wh_fail "O1: the pods of etcd-a did not survive the orphaning delete"
-sleep 1 # the caches see it gone
+wh_caught_up # the caches see it gone
 out=$(wh_as alice delete pvc etcd-a-etcd-a-0 --wait=false 2>&1)
 if gone etcd-a-etcd-a-0 && running etcd-a; then
     hole "O1: alice (protection on) deleted PVC etcd-a-etcd-a-0 while pod etcd-a-0 runs on it (StatefulSet orphan-deleted by etcd-druid, Etcd at 3, no snapshot, no break glass): $out"

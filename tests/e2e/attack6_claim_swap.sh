@@ -61,7 +61,7 @@ EOF
 done
 WH_AS_NS=w1 wh_as alice annotate etcd etcd-main druid.gardener.cloud/disable-etcd-component-protection= >/dev/null ||
     wh_fail "alice cannot disable protection of w1/etcd-main"
-sleep 2 # the caches see the objects
+wh_caught_up # the caches see the objects
 
 holes=0
 hole() { echo "HOLE: $*"; holes=$((holes + 1)); }
@@ -75,7 +75,7 @@ for ns in w1 w2; do
     out=$(WH_AS_NS=$ns wh_as alice delete pvc etcd-main-etcd-main-0 etcd-main-etcd-main-1 etcd-main-etcd-main-2 --wait=false 2>&1)
     ksim_wait 5 bash -c "! kubectl --kubeconfig '$KUBECONFIG' -n $ns get pvc etcd-main-etcd-main-0 >/dev/null 2>&1" >/dev/null 2>&1 || true
     out+=$(claims stale-copy | WH_AS_NS=$ns wh_as alice create -f - 2>&1)
-    sleep 1 # the caches see them
+    wh_caught_up # the caches see them
     # the wake: Gardener's spec.replicas, etcd-druid's scale-up of the StatefulSet
     kc -n $ns patch etcd etcd-main --type merge -p '{"spec":{"replicas":3}}' >/dev/null ||
         wh_fail "$ns: the wake of Etcd etcd-main refused"
@@ -90,7 +90,7 @@ done
 druid_etcd w3 etcd-main
 WH_AS_NS=w3 wh_as alice annotate etcd etcd-main druid.gardener.cloud/disable-etcd-component-protection= >/dev/null ||
     wh_fail "alice cannot disable protection of w3/etcd-main"
-sleep 2 # the caches see the Etcd
+wh_caught_up # the caches see the Etcd
 for src in "dataSource: {kind: PersistentVolumeClaim, name: stale-copy}" "volumeName: pv-old-data"; do
     out=$(printf '%s\n' "apiVersion: v1" "kind: PersistentVolumeClaim" \
         "metadata: {name: etcd-main-etcd-main-3}" \

@@ -43,7 +43,7 @@ for e in etcd-a etcd-b etcd-c; do
     wh_as alice annotate etcd $e druid.gardener.cloud/disable-etcd-component-protection= >/dev/null ||
         wh_fail "alice cannot disable protection of $e"
 done
-sleep 2 # the caches see the objects
+wh_caught_up # the caches see the objects
 
 holes=0
 hole() { echo "HOLE: $*"; holes=$((holes + 1)); }
@@ -83,7 +83,7 @@ recreate() { # E JQ-FILTER: orphan-delete StatefulSet E as alice and create it a
     ksim_wait 10 bash -c "! kubectl --kubeconfig '$KUBECONFIG' -n shoot get statefulset $1 >/dev/null 2>&1" ||
         wh_fail "StatefulSet $1 is still stored"
     kc -n shoot get pod "$1-0" >/dev/null 2>&1 || wh_fail "the pods of $1 did not survive the orphaning delete"
-    sleep 1 # the caches see it gone
+    wh_caught_up # the caches see it gone
     wh_as alice create -f - <<<"$obj" 2>&1
 }
 [ "$(etcd_data etcd-a)" = "3 etcd-a-etcd-a-0" ] || wh_fail "etcd-a does not keep its data on its claim: $(etcd_data etcd-a)"

@@ -44,7 +44,7 @@ EOF
     [ -n "$(kc -n $ns get etcd doomed -o jsonpath='{.metadata.deletionTimestamp}')" ] ||
         wh_fail "Etcd $ns/doomed is not held in deletion"
 done
-sleep 2 # the caches see the objects
+wh_caught_up # the caches see the objects
 
 holes=0
 hole() { echo "HOLE: $*"; holes=$((holes + 1)); }
@@ -66,7 +66,7 @@ for ns in o1 o2; do
         \"path\":\"/metadata/ownerReferences/-\",\"value\":{\"apiVersion\":\"druid.gardener.cloud/v1alpha1\",
         \"kind\":\"Etcd\",\"name\":\"doomed\",\"uid\":\"$uid\"}}]" 2>&1)
     echo "${ns^^}: alice's owner reference to Etcd doomed on StatefulSet etcd-main: $(tr '\n' ' ' <<<"$out" | head -c 300)"
-    sleep 1 # the caches see it
+    wh_caught_up # the caches see it
     out=$(WH_AS_NS=$ns wh_as alice delete statefulset etcd-main --wait=false 2>&1)
     if taken $ns; then
         hole "${ns^^}: alice deleted StatefulSet $ns/etcd-main with its pods (live Etcd etcd-main at 3, no snapshot, no break glass) once it named her Etcd doomed, held in deletion, as an owner: $(tr '\n' ' ' <<<"$out")"

@@ -44,7 +44,7 @@ for e in etcd-a etcd-b; do
     wh_as alice annotate etcd $e druid.gardener.cloud/disable-etcd-component-protection= >/dev/null ||
         wh_fail "alice cannot disable protection of $e"
 done
-sleep 2 # the caches see the objects
+wh_caught_up # the caches see the objects
 
 holes=0
 hole() { echo "HOLE: $*"; holes=$((holes + 1)); }
@@ -74,7 +74,7 @@ count_gone() {
 
 # ---- control: the fifth attack's fix, the pods still there
 orphan etcd-a alice control
-sleep 1 # the caches see it gone
+wh_caught_up # the caches see it gone
 wh_as alice delete pvc etcd-a-etcd-a-0 --wait=false >/dev/null 2>&1
 gone etcd-a-etcd-a-0 && wh_fail "control: PVC etcd-a-etcd-a-0 deleted while pod etcd-a-0 mounts it (the fifth attack's fix is not there)"
 echo "ok: control: the claim of a pod that mounts it is kept"

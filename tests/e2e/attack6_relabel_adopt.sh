@@ -30,7 +30,7 @@ for e in etcd-a etcd-b etcd-c; do
     wh_as alice annotate etcd $e druid.gardener.cloud/disable-etcd-component-protection= >/dev/null ||
         wh_fail "alice cannot disable protection of $e"
 done
-sleep 2 # the caches see the objects
+wh_caught_up # the caches see the objects
 
 holes=0
 hole() { echo "HOLE: $*"; holes=$((holes + 1)); }
@@ -63,7 +63,7 @@ recreate() { # E REPLICAS [HOOK]: the orphaning delete, HOOK E (the pods hidden)
     ksim_wait 10 bash -c "! kubectl --kubeconfig '$KUBECONFIG' -n shoot get statefulset $1 >/dev/null 2>&1" ||
         wh_fail "StatefulSet $1 is still stored"
     kc -n shoot get pod "$1-0" >/dev/null 2>&1 || wh_fail "the pods of $1 did not survive the orphaning delete"
-    sleep 1 # the caches see it gone
+    wh_caught_up # the caches see it gone
     [ -z "${3:-}" ] || "$3" "$1"
     wh_as alice create -f - <<<"$obj" 2>&1
 }

@@ -33,7 +33,7 @@ wh_register_guard || wh_fail "cannot register the webhooks"
 
 druid_etcd v1 etcd-main --replicas 0 # hibernated: Etcd and StatefulSet at 0, no claims
 druid_etcd v2 etcd-main              # running at 3
-sleep 2                              # the caches see the objects
+wh_caught_up # the caches see the objects
 
 holes=0
 hole() { echo "HOLE: $*"; holes=$((holes + 1)); }
@@ -68,7 +68,7 @@ echo "ok: control: a member claim created with spec.volumeName is refused"
 out=""
 for i in 0 1 2; do plain v1 $i; done
 for i in 0 1 2; do out+=$(bind v1 $i pv-old-data-$i)$'\n'; done
-sleep 1 # the caches see them
+wh_caught_up # the caches see them
 kc -n v1 patch etcd etcd-main --type merge -p '{"spec":{"replicas":3}}' >/dev/null || wh_fail "V1: the wake of Etcd etcd-main refused"
 up=$(kc_druid -n v1 scale statefulset etcd-main --replicas 3 2>&1)
 n=$(prebound v1 0 2)

@@ -85,7 +85,7 @@ ksim_wait 5 bash -c "[ -z \"\$(kubectl --kubeconfig '$KUBECONFIG' -n b1 get etcd
     echo "note: the break glass annotation is still set"
 WH_AS_NS=b1 wh_as alice annotate etcd etcd-main druid.gardener.cloud/disable-etcd-component-protection= >/dev/null ||
     ctl_fail "alice cannot disable protection"
-sleep 1 # the webhook's caches
+wh_caught_up # the webhook's caches
 out=$(WH_AS_NS=b1 wh_as alice delete pvc etcd-main-etcd-main-0 etcd-main-etcd-main-1 etcd-main-etcd-main-2 --wait=false 2>&1)
 n=0
 for i in 0 1 2; do gone etcd-main-etcd-main-$i && n=$((n + 1)); done

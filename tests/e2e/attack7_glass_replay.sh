@@ -36,7 +36,7 @@ replicas() { kc -n "$1" get statefulset etcd-main -o jsonpath='{.spec.replicas}'
 glass() { # NS VALUE: the operator sets break glass VALUE (kubectl annotate --overwrite)
     kc -n "$1" annotate --overwrite etcd etcd-main "etcd-warden.io/allow-scale-down-without-snapshot=$2" >/dev/null ||
         ctl_fail "$1: break glass \"$2\" cannot be set"
-    sleep 1 # the webhook's cache
+    wh_caught_up # the webhook's cache
 }
 down() { kc_druid -n "$1" patch statefulset etcd-main --type merge -p '{"spec":{"replicas":0}}' 2>&1; }
 up() {

@@ -50,7 +50,7 @@ for e in etcd-a etcd-b etcd-d; do
     wh_as alice annotate etcd $e druid.gardener.cloud/disable-etcd-component-protection= >/dev/null ||
         wh_fail "alice cannot disable protection of $e"
 done
-sleep 2 # the caches see the objects
+wh_caught_up # the caches see the objects
 
 holes=0
 hole() { echo "HOLE: $*"; holes=$((holes + 1)); }
@@ -108,7 +108,7 @@ no_pods() { # E CASE: alice deletes pods E-0..2 and they are gone
     done
     ksim_wait 10 bash -c "! kubectl --kubeconfig '$KUBECONFIG' -n shoot get pods -o name | grep -q '^pod/$1-'" ||
         wh_fail "$2: the pods of $1 are still stored"
-    sleep 1 # the caches see them gone
+    wh_caught_up # the caches see them gone
 }
 emptydir='.spec.template.spec.volumes = [{"name":"scratch","emptyDir":{}}] |
     .spec.template.spec.containers |= map(.volumeMounts = [{"name":"scratch","mountPath":"/var/etcd/data"}])'

@@ -83,7 +83,7 @@ ctl_start --ops-task-executor=false
 
 out=$(etcd shoot etcd-a bkt shoot--a/etcd 2>&1) || ctl_fail "shoot/etcd-a refused: $out"
 out=$(etcd other etcd-o obkt other/etcd 2>&1) || ctl_fail "other/etcd-o refused: $out"
-sleep 1 # the caches
+wh_caught_up # the caches
 if out=$(backup b0 same-dir bkt shoot--a/etcd 2>&1); then
     ctl_fail "the reference case, other's EtcdBackup into etcd-a's directory (hostPath /var/lib/lb), admitted: $out"
 fi

@@ -79,7 +79,7 @@ out=$(etcd shoot etcd-a bkt shoot--a/etcd 2>&1) || ctl_fail "shoot/etcd-a refuse
 snap_fixture "$SNAP_WORK/full" 4096 Full.gz
 theirs=Full-00000000-00000100-$(($(date +%s) - 60)).gz
 cp "$SNAP_WORK/full" "$DIR/v2/$theirs" # etcd-a's sidecar
-sleep 1 # the caches
+wh_caught_up # the caches
 
 out=$(kc apply -f - 2>&1 <<EOF
 apiVersion: etcd-warden.io/v1alpha1

@@ -76,7 +76,7 @@ echo "S1: hibernated, the final snapshot at revision $(stored_rev "$URL") (last 
 
 WH_AS_NS=$ns wh_as alice annotate etcd etcd-main druid.gardener.cloud/disable-etcd-component-protection= >/dev/null ||
     ctl_fail "alice cannot disable protection"
-sleep 1 # the webhook's caches
+wh_caught_up # the webhook's caches
 out=$(WH_AS_NS=$ns wh_as alice patch statefulset etcd-main --type merge -p '{"spec":{"ordinals":{"start":3}}}' 2>&1)
 got=$(kc -n $ns get statefulset etcd-main -o jsonpath='{.spec.ordinals.start}')
 if [ "$got" != 3 ]; then
@@ -105,7 +105,7 @@ WH_AS_NS=$ns wh_as alice delete pod etcd-main-3 etcd-main-4 etcd-main-5 --wait=f
     ctl_fail "alice cannot delete the pods"
 ksim_wait 10 bash -c "! kubectl --kubeconfig '$KUBECONFIG' -n $ns get pods -o name | grep -q '^pod/etcd-main-'" ||
     ctl_fail "the pods are still stored"
-sleep 1 # the webhook's caches
+wh_caught_up # the webhook's caches
 out=$(WH_AS_NS=$ns wh_as alice delete pvc etcd-main-etcd-main-3 etcd-main-etcd-main-4 etcd-main-etcd-main-5 --wait=false 2>&1)
 n=0
 for i in 3 4 5; do gone $ns etcd-main-etcd-main-$i && n=$((n + 1)); done

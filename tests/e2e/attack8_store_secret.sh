@@ -87,7 +87,7 @@ for ns in k0 k1 k2; do
     WH_AS_NS=$ns wh_as alice annotate etcd etcd-main druid.gardener.cloud/disable-etcd-component-protection= >/dev/null ||
         ctl_fail "alice cannot disable protection of $ns"
 done
-sleep 1 # the webhook's caches
+wh_caught_up # the webhook's caches
 holes=0
 for ns in k0 k1 k2; do
     out=$(WH_AS_NS=$ns wh_as alice delete pvc etcd-main-etcd-main-0 etcd-main-etcd-main-1 etcd-main-etcd-main-2 --wait=false 2>&1)

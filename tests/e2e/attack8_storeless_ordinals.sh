@@ -39,7 +39,7 @@ echo "N1: hibernated without a backup store: claims etcd-main-etcd-main-0..2 hol
 
 WH_AS_NS=$ns wh_as alice annotate etcd etcd-main druid.gardener.cloud/disable-etcd-component-protection= >/dev/null ||
     ctl_fail "alice cannot disable protection"
-sleep 1 # the webhook's caches
+wh_caught_up # the webhook's caches
 out=$(WH_AS_NS=$ns wh_as alice patch statefulset etcd-main --type merge -p '{"spec":{"ordinals":{"start":3}}}' 2>&1)
 echo "N1: alice's ordinals move: $(tr '\n' ' ' <<<"$out" | head -c 300)"
 kc -n $ns annotate etcd etcd-main etcd-warden.io/hibernate- >/dev/null || ctl_fail "cannot wake"

@@ -49,7 +49,7 @@ done
 # ---- T1: alice's container answers on the port the template declares for the sidecar
 WH_AS_NS=t1 wh_as alice annotate etcd etcd-main druid.gardener.cloud/disable-etcd-component-protection= >/dev/null ||
     ctl_fail "alice cannot disable protection of t1"
-sleep 1 # the webhook's caches
+wh_caught_up # the webhook's caches
 ip=$(kc -n t1 get service etcd-main-client -o jsonpath='{.spec.clusterIP}')
 fake=$(wh_free_port)
 br=$(kc -n t1 get statefulset etcd-main -o json | jq '[.spec.template.spec.containers[].name] | index("backup-restore")')

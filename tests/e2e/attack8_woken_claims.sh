@@ -72,7 +72,7 @@ for ns in w0 w1 w2; do
     WH_AS_NS=$ns wh_as alice annotate etcd etcd-main druid.gardener.cloud/disable-etcd-component-protection= >/dev/null ||
         ctl_fail "alice cannot disable protection of $ns"
 done
-sleep 1 # the webhook's caches
+wh_caught_up # the webhook's caches
 
 # ---- W1: woken by alice, written to, orphaned, pods gone, claims deleted
 out=$(WH_AS_NS=w1 wh_as alice scale statefulset etcd-main --replicas=3 2>&1) ||
@@ -90,7 +90,7 @@ WH_AS_NS=w1 wh_as alice delete pod etcd-main-0 etcd-main-1 etcd-main-2 --wait=fa
     ctl_fail "W1: alice cannot delete the pods"
 ksim_wait 10 bash -c "! kubectl --kubeconfig '$KUBECONFIG' -n w1 get pods -o name | grep -q '^pod/etcd-main-'" ||
     ctl_fail "W1: the pods of w1/etcd-main are still stored"
-sleep 1 # the webhook's caches
+wh_caught_up # the webhook's caches
 
 # ---- W2: woken by alice, written to, scaled back to 0 on break glass (one request), claims deleted
 out=$(WH_AS_NS=w2 wh_as alice scale statefulset etcd-main --replicas=3 2>&1) ||
@@ -100,13 +100,13 @@ curl -sf -X POST "${URL[w2]}/admin/write?n=3" >/dev/null || ctl_fail "W2: the do
 WH_AS_NS=w2 wh_as alice annotate etcd etcd-main \
     etcd-warden.io/allow-scale-down-without-snapshot="$(date -u -d '+2 hours' +%Y-%m-%dT%H:%M:%SZ) sidecar broken" >/dev/null ||
     ctl_fail "W2: alice cannot set break glass"
-sleep 1 # the webhook's caches
+wh_caught_up # the webhook's caches
 out=$(WH_AS_NS=w2 wh_as alice scale statefulset etcd-main --replicas=0 2>&1) ||
     ctl_fail "W2: the scale-down on break glass refused: $out"
 WH_AS_NS=w2 wh_as alice delete pod etcd-main-0 etcd-main-1 etcd-main-2 --wait=false >/dev/null 2>&1 ||
     ctl_fail "W2: alice cannot delete the pods"
 echo "W2: woken by alice, writes up to revision $(last_write "${URL[w2]}") acknowledged, scaled to 0 on break glass (its one request)"
-sleep 1 # the webhook's caches
+wh_caught_up # the webhook's caches
 
 holes=0
 for ns in w0 w1 w2; do

@@ -42,7 +42,7 @@ for e in etcd-a etcd-b; do
     wh_as alice annotate etcd $e druid.gardener.cloud/disable-etcd-component-protection= >/dev/null ||
         wh_fail "alice cannot disable protection of $e"
 done
-sleep 2 # the caches see the objects
+wh_caught_up # the caches see the objects
 
 # etcd-druid's etcd.conf.yaml of Etcd E (REPLICAS members) as configmap.go marshals it, with
 # QUOTA and SNAPSHOTS.

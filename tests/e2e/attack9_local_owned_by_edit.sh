@@ -52,7 +52,7 @@ wh_register_backups
 ctl_store_etcd shoot etcd-a Local bkt shoot--a/etcd
 out=$(ctl_store_etcd other etcd-o Local bkt shoot--a/etcd 2>&1) ||
     ctl_fail "other/etcd-o at /var/lib/evil/bkt/shoot--a/etcd refused: $out"
-sleep 1 # the caches
+wh_caught_up # the caches
 
 out=$(restore shoot r0 shoot/restored) || ctl_fail "shoot's restore from its own directory refused: $out"
 ok "control: shoot's EtcdRestore r0 from its Etcd's /var/lib/lb/bkt/shoot--a/etcd admitted"

@@ -94,7 +94,7 @@ EOF
 snap_fixture "$SNAP_WORK/full" 4096 Full.gz
 theirs=Full-00000000-00000100-$(($(date +%s) - 60)).gz
 cp "$SNAP_WORK/full" "$DIR/v2/$theirs" # etcd-a's sidecar
-sleep 1 # the caches
+wh_caught_up # the caches
 
 out=$(restore shoot r0 bkt shoot--a/restored) || ctl_fail "shoot's own restore refused: $out"
 out=$(restore other r obkt other/restored) ||

@@ -71,7 +71,7 @@ kc -n shoot delete etcd etcd-a >/dev/null
 ksim_wait 20 ctl_entry_phase_is "$e_a" PendingDeletion || ctl_fail "$e_a: $(ctl_entry_phase "$e_a")"
 ctl_stop # the entry stays PendingDeletion (1h grace); nothing else acts
 ok "shoot/etcd-a deleted, its BackupEntry $e_a PendingDeletion"
-sleep 1 # the caches
+wh_caught_up # the caches
 
 out=$(restore shoot r0) || ctl_fail "shoot's restore from its own entry's directory refused: $out"
 ok "control: shoot's EtcdRestore r0 from /var/lib/lb/bkt/shoot--a/etcd admitted on its entry $e_a"
@@ -82,7 +82,7 @@ sleep 1.1 # creation times have seconds: the new namespace is created after the 
 kc create namespace shoot >/dev/null
 host_path shoot src /var/lib/lb
 kc get backupentry "$e_a" >/dev/null || ctl_fail "entry $e_a went with the namespace"
-sleep 1 # the caches
+wh_caught_up # the caches
 if out=$(restore shoot r); then
     ctl_fail "HOLE: EtcdRestore r of namespace shoot, created again after BackupEntry $e_a was made for the earlier shoot's etcd-a, admitted from Local /var/lib/lb/bkt/shoot--a/etcd: the earlier namespace's backups handed to the new owner"
 fi

@@ -36,7 +36,7 @@ kind: PersistentVolumeClaim
 metadata: {name: etcd-pvc-etcd-pvc-0, labels: $sel}
 spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 16Gi}}}
 EOF
-sleep 2 # the caches see the objects
+wh_caught_up # the caches see the objects
 
 holes=0
 hole() { echo "HOLE: $*"; holes=$((holes + 1)); }

@@ -65,12 +65,12 @@ spec:
 EOF
 [ "$(kc get backupbucket shared -o jsonpath='{.spec.prefixScope}')" = Namespace ] ||
     ctl_fail "spec.prefixScope not stored (the CRD prunes it?)"
-sleep 2 # the webhook's BackupBucket cache
+wh_caught_up # the webhook's BackupBucket cache
 before=$(answers)
 edoc shoot etcd-main "$SECRET_PREFIX" | kc apply -f - >/dev/null || ctl_fail "shoot/etcd-main refused"
 ksim_wait 20 sh -c "kubectl --kubeconfig '$KUBECONFIG' -n shoot get etcd etcd-main" >/dev/null ||
     ctl_fail "shoot/etcd-main not stored"
-sleep 2 # the webhook's Etcd cache
+wh_caught_up # the webhook's Etcd cache
 after=$(answers)
 echo "$after" | sed 's/^/  probe /'
 [ "$before" = "$after" ] ||

@@ -493,6 +493,10 @@ uint64_t ksim_store_watch_rv(struct ksim_store_watch *w)
     uint64_t rv;
 
     pthread_mutex_lock(&w->st->mu);
+    /* caught up: nothing of the watcher's is after the store's revision, so that is where it
+     * is (kube-apiserver's watch cache follows etcd's progress notifications the same way) */
+    if (!next_event_locked(w) && w->cursor < w->st->rv && w->cursor >= w->t->hist.dropped_rv)
+        w->cursor = w->st->rv;
     rv = w->cursor;
     pthread_mutex_unlock(&w->st->mu);
     return rv;

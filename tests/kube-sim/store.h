@@ -142,7 +142,8 @@ enum kerr ksim_store_watch_open(struct ksim_store *st, const char *skey, const c
 enum kerr ksim_store_watch_next(struct ksim_store_watch *w, const struct timespec *deadline,
                                 struct ksim_store_event *ev, struct kerr_info *err);
 
-/* The resourceVersion a watch has delivered up to (for bookmarks). */
+/* The resourceVersion a watch has delivered up to (for bookmarks): the store's own once no
+ * event of the watcher's is left to deliver, as kube-apiserver's watch cache. */
 uint64_t ksim_store_watch_rv(struct ksim_store_watch *w);
 
 /* NULL is a no-op. */

@@ -18,6 +18,8 @@
 #   KSIM_PID     the process id
 #   KUBECONFIG   $KSIM_DIR/admin.kubeconfig
 #   KSIM_TOKEN   the admin bearer token (group system:masters)
+# Watches that ask for bookmarks get one every KSIM_BOOKMARK_INTERVAL (200ms; a later
+# --bookmark-interval flag wins): a cache's resourceVersion then follows the store's.
 # On exit kube-sim gets SIGTERM, the directory is removed, and any sanitizer
 # report in kube-sim's log is printed (so CTest fails the test).
 #
@@ -68,7 +70,8 @@ kubesim_start() {
     local bin line="" deadline
     bin=$(_ksim_binary) || return 1
     KSIM_DIR=$(mktemp -d "${TMPDIR:-/tmp}/kube-sim.XXXXXX")
-    "$bin" --data-dir "$KSIM_DIR" "$@" >"$KSIM_DIR/stdout" 2>"$KSIM_DIR/kube-sim.log" &
+    "$bin" --data-dir "$KSIM_DIR" --bookmark-interval "${KSIM_BOOKMARK_INTERVAL:-200ms}" "$@" \
+        >"$KSIM_DIR/stdout" 2>"$KSIM_DIR/kube-sim.log" &
     KSIM_PID=$!
     ksim_on_exit kubesim_stop
     deadline=$((SECONDS + $(ksim_secs 30)))

@@ -83,6 +83,7 @@ stage_programs() {
     chart_start_webhook "$STAGE_RENDERED" "$STAGE_IDS" "$WH_PORT" "$WH_HEALTH_PORT" "$WH_LOG" \
         --metrics-bind-address "127.0.0.1:$WH_METRICS_PORT"
     WH_PID=$CHART_WH_PID
+    WH_METRICS_ADDR=127.0.0.1:$WH_METRICS_PORT
     ksim_on_exit _wh_cleanup
     ksim_wait 30 curl -sf "http://127.0.0.1:$WH_HEALTH_PORT/readyz" ||
         ctl_fail "warden-webhook not ready"

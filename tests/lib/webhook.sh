@@ -109,7 +109,11 @@ wh_init() {
     WH_PORT=$(wh_free_port)
     WH_HEALTH_PORT=$(wh_free_port)
     while [ "$WH_HEALTH_PORT" = "$WH_PORT" ]; do WH_HEALTH_PORT=$(wh_free_port); done
-    export WH_DIR WH_LOG WH_PORT WH_HEALTH_PORT WH_BIN
+    WH_METRICS_PORT=$(wh_free_port)
+    while [ "$WH_METRICS_PORT" = "$WH_PORT" ] || [ "$WH_METRICS_PORT" = "$WH_HEALTH_PORT" ]; do
+        WH_METRICS_PORT=$(wh_free_port)
+    done
+    export WH_DIR WH_LOG WH_PORT WH_HEALTH_PORT WH_METRICS_PORT WH_BIN
 }
 
 # The --service-alias of kube-sim that sends calls for the webhook Service to WH_PORT.
@@ -182,12 +186,22 @@ _wh_cleanup() {
 }
 
 # Start warden-webhook against kube-sim (--kubeconfig $KUBECONFIG) on WH_PORT, with its
-# probes on WH_HEALTH_PORT and no metrics listener, plus the given flags (a later flag
-# wins, so --metrics-bind-address ADDR opens one); its output is appended to WH_LOG.
+# probes on WH_HEALTH_PORT and its metrics on WH_METRICS_PORT, plus the given flags (a later
+# flag wins: --metrics-bind-address ADDR moves the metrics, WH_METRICS_ADDR says where, "0"
+# none); its output is appended to WH_LOG.
 # Returns once /readyz answers (WH_READY_SECONDS deadline, else wh_fail).
 wh_start() {
+    local a next=""
+    WH_METRICS_ADDR=127.0.0.1:$WH_METRICS_PORT
+    for a in "$@"; do
+        if [ "$next" = 1 ]; then WH_METRICS_ADDR=$a; next=""; fi
+        case $a in
+        --metrics-bind-address) next=1 ;;
+        --metrics-bind-address=*) WH_METRICS_ADDR=${a#*=} ;;
+        esac
+    done
     "$WH_BIN" --kubeconfig "$KUBECONFIG" --webhook-server-port "$WH_PORT" \
-        --webhook-server-bind-address 127.0.0.1 --metrics-bind-address 0 \
+        --webhook-server-bind-address 127.0.0.1 --metrics-bind-address "127.0.0.1:$WH_METRICS_PORT" \
         --health-probe-bind-address "127.0.0.1:$WH_HEALTH_PORT" "$@" >>"$WH_LOG" 2>&1 &
     WH_PID=$!
     ksim_on_exit _wh_cleanup
@@ -206,6 +220,27 @@ wh_await_admitted() {
     shift 2
     ksim_wait "$secs" "$@" --dry-run=server >/dev/null ||
         wh_fail "$what (a dry run, for $(ksim_secs "$secs") s: the webhook's caches never saw the change)"
+}
+
+# Wait (SECS, default 30, scaled by ksim_secs) until every cache of warden-webhook has applied
+# all that the API server stored before the call, else wh_fail. A fence, not a sleep: the
+# API server's revision now (a LIST's resourceVersion) against each cache's
+# (warden_webhook_cache_resource_version; kube-sim's watch bookmarks carry its revision once a
+# watcher has nothing left to send, every KSIM_BOOKMARK_INTERVAL). For a request that must be
+# decided on what was just written (a refusal after a change; an admission: wh_await_admitted).
+#   wh_caught_up [SECS]
+wh_caught_up() {
+    local secs=${1:-30} fence
+    case ${WH_METRICS_ADDR:-0} in 0 | *:0) wh_fail "wh_caught_up: warden-webhook has no metrics listener" ;; esac
+    fence=$(kc get --raw '/api/v1/namespaces?limit=1' | jq -er '.metadata.resourceVersion') ||
+        wh_fail "wh_caught_up: no resourceVersion from the API server"
+    ksim_wait "$secs" _wh_rv_at_least "$fence" ||
+        wh_fail "warden-webhook's caches did not reach resourceVersion $fence in $(ksim_secs "$secs") s: $(curl -sf "http://$WH_METRICS_ADDR/metrics" | grep '^warden_webhook_cache_resource_version' | tr '\n' ' ')"
+}
+_wh_rv_at_least() {
+    curl -sf "http://$WH_METRICS_ADDR/metrics" | awk -v f="$1" '
+        /^warden_webhook_cache_resource_version\{/ { n++; if ($NF + 0 < f + 0) low = 1 }
+        END { exit !(n > 0 && !low) }'
 }
 
 # SIGTERM the webhook; fail unless it exits 0 and its log holds no sanitizer report
