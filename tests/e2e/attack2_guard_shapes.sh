@@ -34,7 +34,7 @@ else held "control: etcd-druid's patch of etcd-f to 0 refused"; fi
 # ---- O1: ordinals.start moved past the members
 wh_as alice annotate etcd etcd-f druid.gardener.cloud/disable-etcd-component-protection= >/dev/null ||
     wh_fail "alice cannot disable protection"
-sleep 1
+wh_caught_up # the caches see it
 if wh_as alice patch statefulset etcd-f --type merge -p '{"spec":{"ordinals":{"start":3}}}' >/dev/null 2>&1 &&
     [ "$(field etcd-f '{.spec.ordinals.start}')" = 3 ]; then
     hole "O1: alice moved StatefulSet etcd-f's ordinals.start 0 -> 3 at 3 replicas (pods etcd-f-0..2 deleted, members 3..5 on empty PVCs)"
@@ -75,7 +75,7 @@ kind: PersistentVolumeClaim
 metadata: {name: main-etcd-etcd-i-0, labels: {x: "y"}}
 spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 16Gi}}}
 EOF
-sleep 1
+wh_caught_up # the caches see it
 if wh_as alice delete pvc main-etcd-etcd-i-0 --wait=false >/dev/null 2>&1 &&
     ! kc -n shoot get pvc main-etcd-etcd-i-0 >/dev/null 2>&1; then
     hole "P1: member PVC main-etcd-etcd-i-0 (volumeClaimTemplate main-etcd, labels x=y) deleted by alice, protection on"
@@ -88,13 +88,13 @@ kind: PersistentVolumeClaim
 metadata: {name: etcd-g-etcd-g-0, labels: {app.kubernetes.io/managed-by: etcd-druid, app.kubernetes.io/part-of: etcd-g}}
 spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 16Gi}}}
 EOF
-sleep 1
+wh_caught_up # the caches see it
 wh_as alice delete pvc --all --wait=false >/dev/null 2>&1
 wh_as alice delete --raw /api/v1/namespaces/shoot/persistentvolumeclaims >/dev/null 2>&1
 if kc -n shoot get pvc etcd-g-etcd-g-0 >/dev/null 2>&1; then held "DC: PVC collection delete refused for the member PVC"
 else hole "DC: member PVC etcd-g-etcd-g-0 deleted by a DELETE of the collection"; fi
 wh_as alice annotate etcd etcd-g druid.gardener.cloud/disable-etcd-component-protection= >/dev/null
-sleep 1
+wh_caught_up # the caches see it
 wh_as alice delete --raw /apis/apps/v1/namespaces/shoot/statefulsets >/dev/null 2>&1
 if [ -n "$(field etcd-g '{.spec.replicas}')" ]; then held "DC: StatefulSet collection delete (with pods) refused for etcd-g"
 else hole "DC: StatefulSet etcd-g deleted with its pods by a DELETE of the collection"; fi

@@ -58,13 +58,13 @@ else held "E1: CREATE at 0 refused mid-rollout: $out"; fi
 # ---- E2 (tenant): status.lastOperation says Delete, StatefulSet deleted with its pods
 wh_as alice annotate etcd etcd-b druid.gardener.cloud/disable-etcd-component-protection= >/dev/null ||
     wh_fail "alice cannot disable protection"
-sleep 1
+wh_caught_up # the caches see it
 if wh_as alice delete statefulset etcd-b --dry-run=server >/dev/null 2>&1; then
     wh_fail "E2 control: alice's DELETE of StatefulSet etcd-b with its pods admitted without any forgery"
 fi
 if wh_as alice patch etcd etcd-b --subresource=status --type merge \
     -p '{"status":{"lastOperation":{"type":"Delete","state":"Processing","description":"x","runID":"r","lastUpdateTime":"2026-11-29T00:00:00Z"}}}' >/dev/null 2>&1; then
-    sleep 1
+    wh_caught_up # the caches see it
     if wh_as alice delete statefulset etcd-b --wait=false >/dev/null 2>&1 && [ -z "$(replicas etcd-b)" ]; then
         hole "E2: alice set Etcd etcd-b's status.lastOperation to Delete/Processing (no deletionTimestamp) and deleted StatefulSet etcd-b with its 3 pods"
     else held "E2: DELETE with pods refused after a forged lastOperation"; fi
@@ -82,7 +82,7 @@ else held "E3: etcd-druid's CREATE at 0 refused"; fi
 
 # ---- E4 (tenant): request shapes for 0 (protection disabled: the guard still binds)
 wh_as alice annotate etcd etcd-d druid.gardener.cloud/disable-etcd-component-protection= >/dev/null
-sleep 1
+wh_caught_up # the caches see it
 for p in '{"spec":{"replicas":"0"}}' '{"spec":{"replicas":0.0}}' '{"spec":{"replicas":-0}}' '{"spec":{"replicas":0.4}}'; do
     wh_as alice patch statefulset etcd-d --type merge -p "$p" >/dev/null 2>&1
     r=$(replicas etcd-d)
@@ -95,7 +95,7 @@ done
 # ---- E5 (tenant): state annotations and unknown etcd-warden.io keys
 kc_as warden-token -n shoot annotate etcd etcd-e etcd-warden.io/status-backup-exists=true >/dev/null ||
     wh_fail "warden-controller cannot write status-backup-exists"
-sleep 1
+wh_caught_up # the caches see it
 for a in "etcd-warden.io/hibernation-phase=ScalingDown" "etcd-warden.io/final-snapshot-checked=x/1" \
     "etcd-warden.io/Traffic-cut-at=2000-01-01T00:00:00Z" "etcd-warden.io/status-backup-exists-"; do
     if wh_as alice annotate etcd etcd-e --overwrite "$a" >/dev/null 2>&1; then hole "E5: alice annotate $a admitted"
@@ -125,7 +125,7 @@ metadata:
   ownerReferences: [{apiVersion: apps/v1, kind: StatefulSet, name: etcd-e, uid: $uid}]
 spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 16Gi}}}
 EOF
-sleep 1
+wh_caught_up # the caches see it
 if wh_as alice delete pvc data-e-0 --dry-run=server >/dev/null 2>&1; then
     echo "note: E7: a PVC owned by StatefulSet etcd-e but named unlike a member is not protected"
 elif wh_as alice patch pvc data-e-0 --type json -p '[{"op":"remove","path":"/metadata/ownerReferences"}]' >/dev/null 2>&1 &&

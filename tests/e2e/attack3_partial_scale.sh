@@ -45,7 +45,7 @@ else held "S1: etcd-druid's 3 -> 1 refused"; fi
 # ---- S2: a tenant through the scale subresource
 wh_as alice annotate etcd etcd-b druid.gardener.cloud/disable-etcd-component-protection= >/dev/null ||
     wh_fail "alice cannot disable protection"
-sleep 1
+wh_caught_up # the caches see it
 wh_as alice scale statefulset etcd-b --replicas=1 >/dev/null 2>&1
 if [ "$(field etcd-b '{.spec.replicas}')" = 1 ]; then
     hole "S2: alice scaled StatefulSet etcd-b 3 -> 1 through statefulsets/scale (protection disabled)"
@@ -53,7 +53,7 @@ else held "S2: scale subresource 3 -> 1 refused"; fi
 
 # ---- S3: a tenant removes spec.replicas (the API server defaults it to 1)
 wh_as alice annotate etcd etcd-c druid.gardener.cloud/disable-etcd-component-protection= >/dev/null
-sleep 1
+wh_caught_up # the caches see it
 wh_as alice patch statefulset etcd-c --type json -p '[{"op":"remove","path":"/spec/replicas"}]' >/dev/null 2>&1
 if [ "$(field etcd-c '{.spec.replicas}')" = 1 ]; then
     hole "S3: alice's JSON patch removing spec.replicas took StatefulSet etcd-c 3 -> 1 (protection disabled)"

@@ -58,7 +58,7 @@ else held "V1: etcd-druid's delete of a member PVC refused"; fi
 # ---- V2: a tenant, protection disabled, by name
 wh_as alice annotate etcd etcd-b druid.gardener.cloud/disable-etcd-component-protection= >/dev/null ||
     wh_fail "alice cannot disable protection"
-sleep 1
+wh_caught_up # the caches see it
 wh_as alice delete pvc etcd-b-etcd-b-0 --wait=false >/dev/null 2>&1
 if gone etcd-b-etcd-b-0; then
     hole "V2: alice deleted PVC etcd-b-etcd-b-0 of running member etcd-b-0 (protection disabled, no snapshot)"
@@ -66,7 +66,7 @@ else held "V2: alice's delete of a member PVC refused (protection disabled)"; fi
 
 # ---- V3: a tenant, protection disabled, by label selector (a DELETE of the collection)
 wh_as alice annotate etcd etcd-c druid.gardener.cloud/disable-etcd-component-protection= >/dev/null
-sleep 1
+wh_caught_up # the caches see it
 wh_as alice delete pvc -l app.kubernetes.io/part-of=etcd-c --wait=false >/dev/null 2>&1
 n=0
 for i in 0 1 2; do gone etcd-c-etcd-c-$i && n=$((n + 1)); done

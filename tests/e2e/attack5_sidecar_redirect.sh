@@ -42,7 +42,7 @@ ctl_start
 # the tenant: protection disabled, the backuprestore port of the client Service to her stand-in
 WH_AS_NS=s1 wh_as alice annotate etcd etcd-main druid.gardener.cloud/disable-etcd-component-protection= >/dev/null ||
     ctl_fail "alice cannot disable protection"
-sleep 1
+wh_caught_up # the caches see it
 i=$(kc -n s1 get service etcd-main-client -o jsonpath='{range .spec.ports[*]}{.name}{"\n"}{end}' |
     grep -nx backuprestore | cut -d: -f1)
 out=$(WH_AS_NS=s1 wh_as alice patch service etcd-main-client --type json -p \

@@ -56,7 +56,7 @@ else held "alice's delete of the labelled member PVC refused"; fi
 # ---- A: orphan delete, then re-create without the managed-by label at 0 replicas
 wh_as alice annotate etcd etcd-main druid.gardener.cloud/disable-etcd-component-protection= >/dev/null ||
     wh_fail "alice cannot disable protection (self-service)"
-sleep 1
+wh_caught_up # the caches see it
 if out=$(wh_as alice delete statefulset etcd-main --cascade=orphan 2>&1); then
     echo "step: orphan delete of etcd-main admitted (documented: the pods stay)"
     # control: the same CREATE with etcd-druid's labels is refused by the guard
@@ -113,7 +113,7 @@ kind: PersistentVolumeClaim
 metadata: {name: etcd-pvc-etcd-pvc-1, labels: {x: "y"}}
 spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 16Gi}}}
 EOF
-sleep 1
+wh_caught_up # the caches see it
 if wh_as alice delete pvc etcd-pvc-etcd-pvc-1 --wait=false >/dev/null 2>&1 &&
     ! kc -n shoot get pvc etcd-pvc-etcd-pvc-1 >/dev/null 2>&1; then
     hole "B2: member PVC etcd-pvc-etcd-pvc-1 (labels x=y) deleted by alice, protection on"
@@ -124,7 +124,7 @@ else hole "B2: alice's label z=w on a member PVC refused (only managed-by/part-o
 
 # ---- C: a restoring Etcd's replicas through etcds/scale
 kc -n shoot label etcd etcd-r etcd-warden.io/restoring= >/dev/null || wh_fail "cannot mark etcd-r restoring"
-sleep 1
+wh_caught_up # the caches see it
 if wh_as alice patch etcd etcd-r --type merge -p '{"spec":{"replicas":1}}' >/dev/null 2>&1; then
     hole "C: spec patch of a restoring Etcd admitted"
 else held "C: spec.replicas patch of restoring etcd-r refused"; fi
@@ -138,7 +138,7 @@ else held "C: etcds/scale refused: $out"; fi
 # tenant drops the store from a live Etcd, then the StatefulSet goes to 0 with no snapshot
 druid_etcd shoot etcd-d
 if wh_as alice patch etcd etcd-d --type json -p '[{"op":"remove","path":"/spec/backup/store"}]' >/dev/null 2>&1; then
-    sleep 1
+    wh_caught_up # the caches see it
     if wh_as druid patch statefulset etcd-d --type merge -p '{"spec":{"replicas":0}}' >/dev/null 2>&1; then
         echo "note: D: store removed from live Etcd etcd-d by alice, then etcd-druid's scale 3 -> 0 admitted without a snapshot (documented)"
     else held "D: scale to 0 after the store was removed refused"; fi

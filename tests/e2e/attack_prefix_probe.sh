@@ -97,14 +97,14 @@ expect "refusals of evil counted as over another namespace's claim (the partitio
 # fail closed: an overlap across namespaces is still refused (evil's claim from before the
 # setting, inside shoot's part)
 kc patch backupbucket shared --type merge -p '{"spec":{"prefixScope":"Bucket"}}' >/dev/null
-sleep 2
+wh_caught_up # the caches see it
 # without the partition the probing shows in the webhook's metrics, by namespace
 refused shoot--7 || ctl_fail "without the partition, evil's probe overlapping shoot's prefix admitted"
 refused shoot--7f || ctl_fail "without the partition, evil's probe overlapping shoot's prefix admitted"
 expect "evil's probes refused over another namespace's claim" 2 "$(cross evil)"
 edoc evil old shoot--old | kc apply -f - >/dev/null || ctl_fail "evil/old refused without the scope"
 kc patch backupbucket shared --type merge -p '{"spec":{"prefixScope":"Namespace"}}' >/dev/null
-sleep 2
+wh_caught_up # the caches see it
 if out=$(edoc shoot etcd-old shoot--old/etcd-main | kc apply -f - 2>&1); then
     ctl_fail "shoot's Etcd admitted over evil's earlier claim: $out"
 fi
