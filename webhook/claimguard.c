@@ -257,8 +257,9 @@ static enum kerr judge_delete(time_t now, const struct lookup *lk, const struct 
     struct kerr_info err;
     enum kerr rc = KERR_OK;
 
-    if (find_etcd(lk, req, ns, name, e, &etcd, resp, decided, &rc) != KERR_OK || etcd.deleting ||
-        (etcd.replicas > 0 && ordinal >= etcd.replicas))
+    /* every ordinal: a member range read from spec.replicas is its editor's to shrink (3 -> 0
+     * -> 1 would free claims 1 and 2 of a sleeping cluster), and a member past it is data too */
+    if (find_etcd(lk, req, ns, name, e, &etcd, resp, decided, &rc) != KERR_OK || etcd.deleting)
         return rc;
     kerr_clear(&err);
     if ((rc = asleep(lk, ns, e, &etcd, why, sizeof(why), &err)) != KERR_OK) {
