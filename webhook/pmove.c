@@ -13,6 +13,7 @@
 
 static const struct k8s_resource res_entry = { "etcd-warden.io", "v1alpha1", "backupentries", 0 };
 static const struct k8s_resource res_secret = { "", "v1", "secrets", 1 };
+static const struct k8s_resource res_etcd = { "druid.gardener.cloud", "v1alpha1", "etcds", 1 };
 
 static const char *str_or_empty(const cJSON *obj, const char *path)
 {
@@ -208,6 +209,31 @@ static enum kerr local_hostpath(struct k8s_client *k, const cJSON *old, char *ou
     return rc;
 }
 
+/*
+ * The review's oldObject is the Etcd the API server stores (its uid and resourceVersion), or an
+ * error (err says why): an entry is made only for a move of a stored Etcd, never on a review
+ * posted to the webhook by anyone else. A real update whose Etcd changed meanwhile is re-reviewed
+ * by the API server, or retried by its client after this refusal.
+ */
+static enum kerr stored_as_reviewed(struct k8s_client *k, const cJSON *old, struct kerr_info *err)
+{
+    const char *uid = str_or_empty(old, "metadata.uid");
+    const char *rv = str_or_empty(old, "metadata.resourceVersion");
+    cJSON *cur = NULL;
+    enum kerr rc = k8s_get(k, &res_etcd, str_or_empty(old, "metadata.namespace"),
+                           str_or_empty(old, "metadata.name"), NULL, &cur, err);
+
+    if (rc == KERR_OK && (!*uid || !*rv || strcmp(uid, str_or_empty(cur, "metadata.uid")) != 0 ||
+                          strcmp(rv, str_or_empty(cur, "metadata.resourceVersion")) != 0))
+        rc = kerr_set(err, KERR_CONFLICT,
+                      "the Etcd stored (uid %.64s, resourceVersion %.32s) is not the review's "
+                      "oldObject (uid %.64s, resourceVersion %.32s)",
+                      str_or_empty(cur, "metadata.uid"),
+                      str_or_empty(cur, "metadata.resourceVersion"), uid, rv);
+    cJSON_Delete(cur);
+    return rc;
+}
+
 enum kerr pmove_keep(struct k8s_client *k, struct store *entries, struct store *buckets,
                      const struct review_req *req, struct review_resp *resp, struct kerr_info *err)
 {
@@ -219,6 +245,8 @@ enum kerr pmove_keep(struct k8s_client *k, struct store *entries, struct store *
 
     if (!resp->allowed || req->dry_run || !moves(req))
         return KERR_OK;
+    if ((rc = stored_as_reviewed(k, req->old_object, &why)) != KERR_OK)
+        goto failed;
     if (local_store(req->old_object)) { /* fail closed on anything not known */
         if ((rc = local_hostpath(k, req->old_object, hostpath, sizeof(hostpath), &why)) == KERR_OK)
             rc = pmove_local_entry(req->old_object, hostpath, (int64_t)time(NULL), &e, name, &why);

@@ -66,9 +66,13 @@ static const struct jscan_member obj_components_m[] = { { "metadata", &meta_comp
                                                         { NULL, NULL } };
 static const struct jscan_keep obj_components = { JSCAN_MEMBERS, obj_components_m, NULL };
 
+/* uid, resourceVersion, generation, creationTimestamp: a move's entry (webhook/pmove) */
 static const struct jscan_member meta_etcd_m[] = {
-    { "name", &all },        { "namespace", &all }, { "labels", &all },
-    { "annotations", &all }, { NULL, NULL },
+    { "name", &all },       { "namespace", &all },
+    { "labels", &all },     { "annotations", &all },
+    { "uid", &all },        { "resourceVersion", &all },
+    { "generation", &all }, { "creationTimestamp", &all },
+    { NULL, NULL },
 };
 static const struct jscan_keep meta_etcd = { JSCAN_MEMBERS, meta_etcd_m, NULL };
 static const struct jscan_member obj_etcd_m[] = { { "metadata", &meta_etcd },
