@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "common/buf.h"
+#include "common/jarena.h"
 #include "common/k8s.h"
 #include "common/ktime.h"
 #include "common/log.h"
@@ -135,6 +136,65 @@ Test(wh_defects, a_nul_in_the_username_is_refused)
     cr_expect_not_null(strstr(out, "\"allowed\":false"), "%s", out);
     cr_expect_not_null(strstr(out, "NUL"), "%s", out);
     free(out);
+    cJSON_Delete(etcds);
+}
+
+/* A StatefulSet UPDATE to 0 replicas padded with n labels (malloc'd). */
+static char *padded_scale_down(size_t n, size_t *len)
+{
+    struct buf b;
+    size_t i;
+    enum kerr rc;
+
+    buf_init(&b, 64u * 1024 * 1024);
+    rc =
+        buf_appends(&b, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\","
+                        "\"request\":{\"uid\":\"u-padded\",\"kind\":{\"group\":\"apps\","
+                        "\"version\":\"v1\",\"kind\":\"StatefulSet\"},\"operation\":\"UPDATE\","
+                        "\"namespace\":\"shoot\",\"name\":\"etcd-main\",\"userInfo\":{"
+                        "\"username\":\"alice\"},\"object\":{\"metadata\":{\"namespace\":\"shoot\","
+                        "\"name\":\"etcd-main\",\"labels\":{");
+    for (i = 0; i < n && rc == KERR_OK; i++)
+        rc = buf_appendf(&b, "%s\"l%zu\":\"\"", i ? "," : "", i);
+    if (rc == KERR_OK)
+        rc = buf_appends(
+            &b, "}},\"spec\":{\"replicas\":0}},\"oldObject\":{\"metadata\":{"
+                "\"namespace\":\"shoot\",\"name\":\"etcd-main\"},\"spec\":{\"replicas\":3}}}}");
+    cr_assert_eq(rc, KERR_OK);
+    return buf_detach(&b, len);
+}
+
+Test(wh_defects, a_review_past_the_parse_budget_is_refused_not_errored)
+{
+    static const char *const reconcilers[] = { DRUID };
+    struct protect_config cfg = { reconcilers, 1, NULL, 0, NULL, NULL, 0, NULL };
+    struct lookup_mem mem = { 0 };
+    struct lookup lk;
+    struct wh_dispatch d;
+    struct kerr_info err;
+    unsigned int status = 0;
+    size_t len = 0, blen = 0;
+    char *out = NULL, *body = padded_scale_down(200000, &blen);
+    cJSON *etcds = cJSON_Parse(etcd_live);
+
+    cr_assert_not_null(body);
+    cr_assert_eq(jarena_install(&err), KERR_OK, "%s", err.msg); /* the budget, as in the server */
+    mem.etcds = etcds;
+    lookup_mem_bind(&mem, &lk);
+    cr_assert_eq(wh_dispatch_init(&d, &cfg, &lk, NULL, &err), KERR_OK);
+    for (int h = 0; h < WH_HOOK__COUNT; h++) {
+        cr_assert_eq(wh_dispatch_review(&d, (enum wh_hook)h, body, blen, &out, &len, &status, &err),
+                     KERR_OK, "%s", err.msg);
+        /* an error (not 200) is a failed call, which failurePolicy Ignore admits unchecked */
+        cr_expect_eq(status, 200, "hook %d: answer %.300s", h, out);
+        cr_expect_not_null(strstr(out, "\"uid\":\"u-padded\""), "hook %d: %.300s", h, out);
+        cr_expect_not_null(strstr(out, "\"allowed\":false"), "hook %d: %.300s", h, out);
+        cr_expect_not_null(strstr(out, "\"code\":413"), "hook %d: %.300s", h, out);
+        cr_expect_not_null(strstr(out, "parse budget"), "hook %d: %.300s", h, out);
+        free(out);
+        out = NULL;
+    }
+    free(body);
     cJSON_Delete(etcds);
 }
 

@@ -178,6 +178,8 @@ static const struct jscan_keep *schema(enum review_need need)
         return rneed_etcd();
     case REVIEW_NEED_MUTATE:
         return rneed_mutate();
+    case REVIEW_NEED_ENVELOPE:
+        return rneed_envelope();
     case REVIEW_NEED_ALL:
         break;
     }

@@ -138,6 +138,7 @@ enum review_need {
     REVIEW_NEED_COMPONENTS,
     REVIEW_NEED_ETCD,
     REVIEW_NEED_MUTATE,
+    REVIEW_NEED_ENVELOPE, /* no object: the answer to a review too large to decide */
 };
 
 /*

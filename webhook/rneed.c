@@ -121,6 +121,8 @@ static const struct jscan_member req_mutate_m[] = { REQUEST_MEMBERS(&obj_mutate,
 static const struct jscan_keep req_components = { JSCAN_MEMBERS, req_components_m, NULL };
 static const struct jscan_keep req_etcd = { JSCAN_MEMBERS, req_etcd_m, NULL };
 static const struct jscan_keep req_mutate = { JSCAN_MEMBERS, req_mutate_m, NULL };
+static const struct jscan_member req_envelope_m[] = { REQUEST_MEMBERS(NULL, NULL) };
+static const struct jscan_keep req_envelope = { JSCAN_MEMBERS, req_envelope_m, NULL };
 
 #define ROOT_MEMBERS(request)                                         \
     { "apiVersion", &all }, { "kind", &all }, { "request", request }, \
@@ -134,6 +136,8 @@ static const struct jscan_member root_mutate_m[] = { ROOT_MEMBERS(&req_mutate) }
 static const struct jscan_keep root_components = { JSCAN_MEMBERS, root_components_m, NULL };
 static const struct jscan_keep root_etcd = { JSCAN_MEMBERS, root_etcd_m, NULL };
 static const struct jscan_keep root_mutate = { JSCAN_MEMBERS, root_mutate_m, NULL };
+static const struct jscan_member root_envelope_m[] = { ROOT_MEMBERS(&req_envelope) };
+static const struct jscan_keep root_envelope = { JSCAN_MEMBERS, root_envelope_m, NULL };
 
 const struct jscan_keep *rneed_components(void)
 {
@@ -148,4 +152,9 @@ const struct jscan_keep *rneed_etcd(void)
 const struct jscan_keep *rneed_mutate(void)
 {
     return &root_mutate;
+}
+
+const struct jscan_keep *rneed_envelope(void)
+{
+    return &root_envelope;
 }

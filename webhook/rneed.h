@@ -24,4 +24,7 @@ const struct jscan_keep *rneed_etcd(void);
 /* The mutating endpoint (/webhooks/etcd-mutate): the object only. */
 const struct jscan_keep *rneed_mutate(void);
 
+/* The envelope and request fields, no object: to answer a review too large to decide. */
+const struct jscan_keep *rneed_envelope(void);
+
 #endif

@@ -96,6 +96,32 @@ static void log_review(enum wh_hook h, const struct review_req *req, const struc
             resp->message ? resp->message : "", (const char *)0);
 }
 
+/*
+ * A review over the parse budget is refused, not errored: an error (HTTP 400) is a failed call,
+ * which failurePolicy Ignore admits unchecked, and padding a request past the budget would
+ * then skip every rule. Its envelope (uid, kind, names; no object) is read to answer it:
+ * allowed false, code 413. KERR_TOOBIG when even that cannot be read (the 400 follows).
+ */
+static enum kerr too_big(const struct wh_dispatch *d, enum wh_hook h, struct review_req *req,
+                         const char *body, size_t len, const struct kerr_info *why,
+                         struct review_resp *resp, char **out, size_t *out_len,
+                         struct kerr_info *err)
+{
+    struct kerr_info e;
+    enum kerr rc;
+
+    kerr_clear(&e);
+    review_req_release(req);
+    if ((rc = review_req_decode_sel(req, body, len, REVIEW_NEED_ENVELOPE, &e)) != KERR_OK)
+        return rc == KERR_NOMEM ? kerr_set(err, rc, "decoding the review") : KERR_TOOBIG;
+    if (review_errored(resp, 413, "%s", why->msg))
+        return kerr_set(err, KERR_NOMEM, "building the answer");
+    if (d->decisions[h][WH_RESULT_DENIED])
+        metrics_inc(d->decisions[h][WH_RESULT_DENIED]);
+    log_review(h, req, resp, WH_RESULT_DENIED);
+    return review_encode(req, resp, out, out_len, err);
+}
+
 static enum kerr decide(const struct wh_dispatch *d, enum wh_hook h, const struct review_req *req,
                         struct review_resp *resp, struct kerr_info *err)
 {
@@ -159,6 +185,11 @@ enum kerr wh_dispatch_review(const struct wh_dispatch *d, enum wh_hook h, const 
     if (rc == KERR_NOMEM) {
         kerr_set(err, rc, "decoding the review");
         goto out;
+    }
+    if (rc == KERR_TOOBIG && h < WH_HOOK__COUNT) {
+        rc = too_big(d, h, &req, body, len, &derr, &resp, out, out_len, err);
+        if (rc != KERR_TOOBIG)
+            goto out;
     }
     if (rc) {
         log_info("undecodable admission review", "webhook", wh_hook_path(h), "error", derr.msg);
