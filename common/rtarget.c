@@ -114,3 +114,30 @@ int rtarget_claims(const cJSON *restore)
         return job && *job;
     return 1;
 }
+
+int rtarget_local_secret_in(const cJSON *restore, const cJSON *etcds, const cJSON *backups,
+                            const char **secret)
+{
+    const char *ns = kjson_get_str(restore, "metadata.namespace");
+    const char *bk = kjson_get_str(restore, "spec.source.backupName");
+    const cJSON *backup = find(backups, ns, bk), *etcd;
+    const char *src;
+
+    *secret = kjson_get_str(restore, "spec.target.store.secretRef.name");
+    if (!*secret)
+        *secret = kjson_get_str(restore, "spec.etcdTemplate.backup.store.secretRef.name");
+    if (*secret)
+        return 1;
+    if (kjson_get_obj(restore, "spec.source.store")) {
+        *secret = kjson_get_str(restore, "spec.source.store.secretRef.name");
+        return 1;
+    }
+    if (bk) {
+        *secret = kjson_get_str(backup, "spec.destination.secretRef.name");
+        return backup != NULL;
+    }
+    src = rtarget_source_etcd(restore, NULL);
+    etcd = src ? find(etcds, ns, src) : NULL;
+    *secret = kjson_get_str(etcd, "spec.backup.store.secretRef.name");
+    return !src || etcd != NULL;
+}

@@ -77,6 +77,18 @@ enum rtarget_from rtarget_resolve_in(const cJSON *restore, const cJSON *etcds, c
  */
 int rtarget_claims(const cJSON *restore);
 
+/*
+ * The Secret whose hostPath places restore's target on the node when it is a Local store (the
+ * one its copy Job mounts, and warden-webhook reads at admission: webhook/bklocal): its name
+ * into *secret (NULL: none, etcd-druid's default hostPath), taken from spec.target.store.secretRef,
+ * else spec.etcdTemplate.backup.store.secretRef, else the source's: spec.source.store.secretRef,
+ * else the source EtcdBackup's spec.destination.secretRef (found in backups), else the source
+ * Etcd's spec.backup.store.secretRef (found in etcds). 1 when told; 0 when the source that would
+ * tell is named but not among the items (the caller takes the target as not placed).
+ */
+int rtarget_local_secret_in(const cJSON *restore, const cJSON *etcds, const cJSON *backups,
+                            const char **secret);
+
 /* "spec.target.store", ...: the field a result came from, for messages. */
 const char *rtarget_from_str(enum rtarget_from f);
 
