@@ -33,8 +33,8 @@ host_path() { # ns secret path
     kc -n "$1" create secret generic "$2" --from-literal=hostPath="$3" --dry-run=client -o yaml |
         kc apply -f - >/dev/null
 }
-etcd() { # ns name container prefix secret
-    kc apply -f - <<EOF2
+etcd() { # ns name container prefix secret [kubectl flag]
+    kc apply ${6:+"$6"} -f - <<EOF2
 apiVersion: druid.gardener.cloud/v1alpha1
 kind: Etcd
 metadata: {name: $2, namespace: $1}
@@ -77,6 +77,10 @@ tries() { # suffix: shoot's three requests in its own part; prints the refusals
     out=$(backup "copy-$1" 2>&1) || echo "L3: shoot's EtcdBackup of etcd-a to /var/lib/lb/bkt/shoot/copy-$1 refused: ${out:0:400}"
     return 0
 }
+# no refusal of shoot's three requests (suffix $1)
+admitted() { [ -z "$(tries "$1")" ]; }
+# shoot's Etcd (a dry run) in other's part refused: the webhook's caches hold the partitioned bucket
+part_known() { ! etcd shoot probe bkt other/probe etcd-backup --dry-run=server >/dev/null 2>&1; }
 
 mkdir -p "$NODE/var/lib/lb/bkt/shoot/etcd-a/v2" "$NODE/var/lib/evil/lib/lb/bkt"
 CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups" ctl_stage
@@ -101,12 +105,12 @@ spec:
 EOF
 wh_register_backups
 ctl_start
-sleep 1 # the caches
+ksim_wait 30 part_known || ctl_fail "the webhook's caches never held BackupBucket local"
 
 out=$(etcd shoot etcd-a bkt shoot/etcd-a etcd-backup 2>&1) || ctl_fail "shoot/etcd-a refused: $out"
 out=$(etcd other etcd-sq lib lb/bkt sq 2>&1) || ctl_fail "other/etcd-sq at /var/lib/evil/lib/lb/bkt refused: $out"
 ok "other's etcd-sq admitted at /var/lib/evil/lib/lb/bkt"
-sleep 1 # the caches
+ksim_wait 30 backup copy-c || ctl_fail "etcd-a never in the webhook's caches (a copy of it refused)"
 refused=$(tries c)
 [ -z "$refused" ] || ctl_fail "control: shoot refused in its own part before other's edit: $refused"
 ok "control: shoot's Etcd, EtcdRestore and EtcdBackup in its own part admitted"
@@ -119,12 +123,19 @@ sq_entry() { # an entry of other's etcd-sq with hostPath $1
 ksim_wait 60 sq_entry /var/lib/evil || echo "note: no entry for etcd-sq at /var/lib/evil: $(entries)"
 host_path other sq /var # etcd-sq's directory: /var/lib/lb/bkt, the bucket's
 # warden-controller's pass: the entry of /var/lib/evil/lib/lb/bkt released as moved away
-ksim_wait 150 bash -c "kubectl --kubeconfig '$KUBECONFIG' get backupentries -o json | jq -e '[.items[] | select(.spec.etcd.name == \"etcd-sq\" and .spec.etcdDeletedAt != null)] | length > 0' >/dev/null" ||
-    echo "note: etcd-sq's move not seen: $(entries)"
-sleep 2 # an entry for the new directory, if any
+# (the pass that released it decided on an entry for the new directory too)
+sq_away() { # the entry of etcd-sq's directory /var/lib/evil/lib/lb/bkt released ($1 true) or not
+    kc get backupentries -o json | jq -e --argjson away "$1" '[.items[] | select(.spec.etcd.name == "etcd-sq"
+        and .metadata.annotations["etcd-warden.io/local-host-path"] == "/var/lib/evil"
+        and (.spec.etcdDeletedAt != null) == $away)] | length > 0' >/dev/null
+}
+ksim_wait 150 sq_away true || ctl_fail "etcd-sq's move never seen: $(entries)"
 host_path other sq /var/lib/evil # and back
-sleep 5 # warden-controller's pass
+# warden-controller's pass: the entry of /var/lib/evil/lib/lb/bkt reattached
+ksim_wait 150 sq_away false || ctl_fail "etcd-sq's return never seen: $(entries)"
 ok "entries: $(entries)"
+# the webhook's caches follow; a block that lasts is still there at the deadline
+ksim_wait 30 admitted b || true
 refused=$(tries b)
 ctl_stop
 holes=0

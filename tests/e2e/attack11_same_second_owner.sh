@@ -82,6 +82,8 @@ forget_leases() {
         jq -r '.items[] | select(.metadata.name | startswith("etcd-warden-claims-")) | "\(.metadata.namespace) \(.metadata.name)"' |
         while read -r ns name; do kc -n "$ns" delete lease "$name" >/dev/null; done
 }
+# the clock has passed the second $1 (RFC 3339, UTC) names
+past_second() { [[ "$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$1" ]]; }
 at_second_start() { python3 -c 'import time; time.sleep(1.02 - time.time() % 1)'; }
 
 mkdir -p "$NODE/var/lib/lb/bkt" "$NODE/var/lib/lb/obkt"
@@ -92,7 +94,7 @@ ctl_start
 # the control: the entry made well after the namespace
 kc create namespace ctl >/dev/null
 kc -n ctl create secret generic etcd-backup --from-literal=hostPath=/var/lib/lb >/dev/null
-sleep 1.1
+ksim_wait 5 past_second "$(ns_created ctl)" || ctl_fail "the clock never passed ctl's creation"
 out=$(etcd ctl etcd-a ctl/etcd 2>&1) || ctl_fail "ctl/etcd-a refused: $out"
 ksim_wait 30 has_entry ctl || ctl_fail "no entry for ctl/etcd-a"
 # the case: a namespace and its entry of one second
@@ -113,10 +115,14 @@ for ns in ctl "$same"; do
     ksim_wait 60 released "$ns" || ctl_fail "$ns/etcd-a's entry not released: $(entry_json "$ns")"
 done
 forget_leases
-sleep 1 # the caches
-
+# the webhook's caches follow the deletions: each request until it is admitted (a refused one
+# changes nothing), a refusal that lasts is still there at the deadline
+ksim_wait 30 restore ctl r ctl/etcd || true
 out=$(restore ctl r ctl/etcd 2>&1) || ctl_fail "control: ctl's own restore from its directory refused: $out"
+ksim_wait 30 etcd ctl etcd-a ctl/etcd || true
 out=$(etcd ctl etcd-a ctl/etcd 2>&1) || ctl_fail "control: ctl's etcd-a created again on its directory refused: $out"
+ksim_wait 30 restore "$same" r "$same/etcd" || true
+ksim_wait 30 etcd "$same" etcd-a "$same/etcd" || true
 ok "control: ctl's own restore from its directory admitted, its etcd-a created again"
 holes=0
 if out=$(restore "$same" r "$same/etcd" 2>&1); then ok "$same's own restore admitted"
