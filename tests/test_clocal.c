@@ -162,12 +162,13 @@ Test(clocal, restore_targets_by_their_record_or_secret)
                                                                                          "\"lb-"
                                                                                          "bkt\"}}}"
                                                                                          "}") "}"
-                                                                                              "," RS("r4",
-                                                                                                     "{\"container\":\"shoot--a\",\"prefix\":\"r4\"}",
-                                                                                                     ",\"source\":{\"store\":{\"provider\":\"Local\",\"container\":\"x\",\"prefix\":\"y\","
-                                                                                                     "\"secretRef\":{\"name\":\"gone\"}}}") "}," RS("r5",
-                                                                                                                                                    "{\"provider\":\"aws\",\"container\":\"shoot--a\",\"prefix\":\"r5\"}",
-                                                                                                                                                    "") "}]");
+                                                                                              "," RS(
+                                                                                                  "r4",
+                                                                                                  "{\"container\":\"shoot--a\",\"prefix\":\"r4\"}",
+                                                                                                  ",\"source\":{\"store\":{\"provider\":\"Local\",\"container\":\"x\",\"prefix\":\"y\","
+                                                                                                  "\"secretRef\":{\"name\":\"gone\"}}}") "}," RS("r5",
+                                                                                                                                                 "{\"provider\":\"aws\",\"container\":\"shoot--a\",\"prefix\":\"r5\"}",
+                                                                                                                                                 "") "}]");
 #undef RS
     struct bstore_claim a;
     char why[CLAIMS_WHY_MAX];
