@@ -276,7 +276,7 @@ enum kerr pmove_keep(struct k8s_client *k, struct store *entries, struct store *
     struct owner o = { str_or_empty(req->old_object, "spec.backup.store.container"), "", "" };
     char name[BSTORE_ENTRY_NAME_MAX + 1], hostpath[BLOCAL_HOSTPATH_MAX + 1];
     struct kerr_info why = { 0 };
-    const char *which = "the new directory";
+    const char *which = "the directory of the prefix";
     const cJSON *about = req->object;
     cJSON *e = NULL;
     enum kerr rc;
@@ -311,7 +311,7 @@ enum kerr pmove_keep(struct k8s_client *k, struct store *entries, struct store *
         return KERR_OK;
 failed: /* fail closed: the directory would be nobody's */
     if (review_errored(resp, 500,
-                       "spec.backup.store: %s of prefix \"%.256s\" stays claimed for this "
+                       "spec.backup.store: %s \"%.256s\" stays claimed for this "
                        "Etcd by a BackupEntry, which cannot be made: %s; retry",
                        which, str_or_empty(about, "spec.backup.store.prefix"),
                        why.msg[0] ? why.msg : "error"))
