@@ -190,6 +190,7 @@ Test(rtarget, local_secret)
         { "\"source\":{\"backupName\":\"x\"}", 0, NULL },
         { "\"source\":{\"etcdName\":\"main\"}", 1, "es" },
         { "\"source\":{\"etcdName\":\"gone\"}", 0, NULL },
+        { "\"source\":{}", 0, NULL },
     };
     char text[1024];
 
