@@ -114,3 +114,49 @@ int rtarget_claims(const cJSON *restore)
         return job && *job;
     return 1;
 }
+
+int rtarget_local_secret(const cJSON *restore, rtarget_find_fn lookup, void *ctx,
+                         const char **secret)
+{
+    const char *ns = kjson_get_str(restore, "metadata.namespace");
+    const char *bk = kjson_get_str(restore, "spec.source.backupName");
+    const char *src = kjson_get_str(restore, "spec.source.etcdName");
+
+    *secret = kjson_get_str(restore, "spec.target.store.secretRef.name");
+    if (!*secret)
+        *secret = kjson_get_str(restore, "spec.etcdTemplate.backup.store.secretRef.name");
+    if (*secret)
+        return 1;
+    if (kjson_get_obj(restore, "spec.source.store")) {
+        *secret = kjson_get_str(restore, "spec.source.store.secretRef.name");
+        return 1;
+    }
+    if (bk)
+        return lookup(ctx, 1, ns, bk, secret);
+    if (src)
+        return lookup(ctx, 0, ns, src, secret);
+    return 0; /* no source named: nothing tells it */
+}
+
+/* The lists rtarget_local_secret_in looks in. */
+struct lists {
+    const cJSON *etcds, *backups;
+};
+
+static int find_in(void *ctx, int backup, const char *ns, const char *name, const char **secret)
+{
+    const struct lists *l = ctx;
+    const cJSON *o = find(backup ? l->backups : l->etcds, ns, name);
+
+    *secret = kjson_get_str(o, backup ? "spec.destination.secretRef.name"
+                                      : "spec.backup.store.secretRef.name");
+    return o != NULL;
+}
+
+int rtarget_local_secret_in(const cJSON *restore, const cJSON *etcds, const cJSON *backups,
+                            const char **secret)
+{
+    struct lists l = { etcds, backups };
+
+    return rtarget_local_secret(restore, find_in, &l, secret);
+}

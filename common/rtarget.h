@@ -77,6 +77,31 @@ enum rtarget_from rtarget_resolve_in(const cJSON *restore, const cJSON *etcds, c
  */
 int rtarget_claims(const cJSON *restore);
 
+/*
+ * How rtarget_local_secret finds a source object: the name of the Secret of the EtcdBackup
+ * (backup 1: its spec.destination.secretRef) or Etcd (backup 0: its spec.backup.store.secretRef)
+ * ns/name into *secret (NULL: none; valid until the next call). 1 when found, 0 when not.
+ */
+typedef int (*rtarget_find_fn)(void *ctx, int backup, const char *ns, const char *name,
+                               const char **secret);
+
+/*
+ * The Secret whose hostPath places restore's target on the node when it is a Local store (the
+ * one its copy Job mounts, and warden-webhook reads at admission: webhook/bklocal; one rule for
+ * both): its name into *secret (NULL: none, etcd-druid's default hostPath), taken from
+ * spec.target.store.secretRef, else spec.etcdTemplate.backup.store.secretRef, else the
+ * source's: spec.source.store.secretRef, else the source EtcdBackup's (spec.source.backupName)
+ * spec.destination.secretRef, else the source Etcd's (spec.source.etcdName)
+ * spec.backup.store.secretRef, both found through lookup. 1 when told; 0 when the source that
+ * would tell is not named or not found (the caller takes the target as not placed).
+ */
+int rtarget_local_secret(const cJSON *restore, rtarget_find_fn lookup, void *ctx,
+                         const char **secret);
+
+/* rtarget_local_secret with the sources found in etcds and backups (arrays of items). */
+int rtarget_local_secret_in(const cJSON *restore, const cJSON *etcds, const cJSON *backups,
+                            const char **secret);
+
 /* "spec.target.store", ...: the field a result came from, for messages. */
 const char *rtarget_from_str(enum rtarget_from f);
 

@@ -118,3 +118,84 @@ Test(clocal, copies_by_their_recorded_hostpath)
     cr_assert_str_eq(kjson_get_str(items, "1." CLOCAL_DIR), "var/lib/lb/bkt/shoot--a/etcd");
     cJSON_Delete(items);
 }
+
+/* An EtcdRestore's Local target is placed where its copy Job mounts it: the recorded
+ * status.targetHostPath, else the Secret warden-webhook read at admission (target's, template's,
+ * source's), never etcd-druid's default by itself. */
+Test(clocal, restore_targets_by_their_record_or_secret)
+{
+#define RS(name, target, rest)                                                                  \
+    "{\"metadata\":{\"namespace\":\"" CFIX_NS "\",\"name\":\"" name "\"},\"spec\":{\"target\":" \
+    "{\"etcdName\":\"e\",\"store\":" target "}" rest "}"
+    cJSON *items = cJSON_Parse("[" RS(
+        "r1", "{\"provider\":\"Local\",\"container\":\"shoot--a\",\"prefix\":\"etcd\"}",
+        ",\"source\":{\"store\":{\"provider\":\"Local\",\"container\":\"x\",\"prefix\":"
+        "\"y\"}}},\"status\":{\"targetHostPath\":\"/var/lib/evil\"") "}," RS("r2",
+                                                                             "{\"provider\":"
+                                                                             "\"Local\","
+                                                                             "\"container\":"
+                                                                             "\"shoot--a\","
+                                                                             "\"prefix\":\"r2\","
+                                                                             "\"secretRef\":{"
+                                                                             "\"name\":\"lb-bkt\"}"
+                                                                             "}",
+                                                                             "") "}," RS("r3",
+                                                                                         "{\"provid"
+                                                                                         "er\":"
+                                                                                         "\"Local\""
+                                                                                         ",\"contai"
+                                                                                         "ner\":"
+                                                                                         "\"shoot--"
+                                                                                         "a\","
+                                                                                         "\"prefix"
+                                                                                         "\":"
+                                                                                         "\"r3\"}",
+                                                                                         ",\"etcdTe"
+                                                                                         "mplate\":"
+                                                                                         "{\"backup"
+                                                                                         "\":{"
+                                                                                         "\"store\""
+                                                                                         ":{"
+                                                                                         "\"secretR"
+                                                                                         "ef\":{"
+                                                                                         "\"name\":"
+                                                                                         "\"lb-"
+                                                                                         "bkt\"}}}"
+                                                                                         "}") "}"
+                                                                                              "," RS(
+                                                                                                  "r4",
+                                                                                                  "{\"container\":\"shoot--a\",\"prefix\":\"r4\"}",
+                                                                                                  ",\"source\":{\"store\":{\"provider\":\"Local\",\"container\":\"x\",\"prefix\":\"y\","
+                                                                                                  "\"secretRef\":{\"name\":\"gone\"}}}") "}," RS("r5",
+                                                                                                                                                 "{\"provider\":\"aws\",\"container\":\"shoot--a\",\"prefix\":\"r5\"}",
+                                                                                                                                                 "") "}]");
+#undef RS
+    struct bstore_claim a;
+    char why[CLAIMS_WHY_MAX];
+
+    cr_assert_not_null(items);
+    clocal_place_restores(fx.c, items, NULL, NULL);
+    cr_assert_str_eq(kjson_get_str(items, "0." CLOCAL_DIR), "var/lib/evil/shoot--a/etcd");
+    cr_assert_str_eq(kjson_get_str(items, "1." CLOCAL_DIR), "var/lib/lb/bkt/shoot--a/r2");
+    cr_assert_str_eq(kjson_get_str(items, "2." CLOCAL_DIR), "var/lib/lb/bkt/shoot--a/r3");
+    cr_assert(kjson_has(items, "3." CLOCAL_UNKNOWN), "the source's Secret cannot be read");
+    cr_assert_not(kjson_has(items, "4." CLOCAL_DIR), "an object store is no directory");
+
+    /* r1's target is in the way of the directory its Job writes, not of the default one */
+    cJSON_Delete(cJSON_DetachItemFromArray(items, 3));
+    cr_assert_eq(bstore_local_claim_init(&a, "/var/lib/evil", "shoot--a", "etcd", NULL), KERR_OK);
+    claims_find_restores_in(items, NULL, NULL, &a, &(struct claims_skip){ 0 }, why);
+    cr_assert(strstr(why, "EtcdRestore " CFIX_NS "/r1"), "%s", why);
+    bstore_claim_release(&a);
+    cr_assert_eq(
+        bstore_local_claim_init(&a, "/etc/gardener/local-backupbuckets", "shoot--a", "etcd", NULL),
+        KERR_OK);
+    claims_find_restores_in(items, NULL, NULL, &a, &(struct claims_skip){ 0 }, why);
+    cr_assert_str_eq(why, "");
+    bstore_claim_release(&a);
+    cr_assert_eq(bstore_local_claim_init(&a, "/var/lib/lb", "bkt", "shoot--a/r3", NULL), KERR_OK);
+    claims_find_restores_in(items, NULL, NULL, &a, &(struct claims_skip){ 0 }, why);
+    cr_assert(strstr(why, "EtcdRestore " CFIX_NS "/r3"), "%s", why);
+    bstore_claim_release(&a);
+    cJSON_Delete(items);
+}

@@ -123,6 +123,53 @@ Test(pmove, a_local_earlier_directory_is_kept_by_an_entry_of_no_bucket)
     cJSON_Delete(old);
 }
 
+Test(pmove, a_local_directory_is_recorded_when_it_becomes_a_sidecars)
+{
+    cJSON *a = etcd("Local", "bkt", "shoot/etcd", 1), *b = etcd("Local", "bkt", "shoot/etcd", 2),
+          *moved = etcd("Local", "bkt", "shoot/etcd-2", 2), *s3 = etcd("aws", "bkt", "p", 1);
+    struct review_req req = { 0 };
+
+    req.op = REVIEW_OP_CREATE;
+    req.object = a;
+    cr_assert_eq(pmove_records(&req), 1, "a Local Etcd created");
+    req.dry_run = 1;
+    cr_assert_eq(pmove_records(&req), 0, "a dry run records nothing");
+    req.dry_run = 0;
+    req.object = s3;
+    cr_assert_eq(pmove_records(&req), 0, "an object store: its bucket's or bkefree's entries");
+    req.op = REVIEW_OP_UPDATE;
+    req.old_object = a;
+    req.object = b;
+    cr_assert_eq(pmove_records(&req), 0, "an UPDATE that leaves the store as it was");
+    req.object = moved;
+    cr_assert_eq(pmove_records(&req), 1, "an UPDATE that moves the directory");
+    req.op = REVIEW_OP_DELETE;
+    cr_assert_eq(pmove_records(&req), 0, "a DELETE");
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+    cJSON_Delete(moved);
+    cJSON_Delete(s3);
+}
+
+Test(pmove, the_recorded_entry_is_the_one_warden_controller_makes)
+{
+    cJSON *a = etcd("Local", "bkt", "shoot/etcd", 1), *a2 = etcd("Local", "bkt/shoot", "etcd", 1);
+    cJSON *e = NULL, *e2 = NULL;
+    char name[BSTORE_ENTRY_NAME_MAX + 1], name2[BSTORE_ENTRY_NAME_MAX + 1];
+
+    /* the same directory spelt another way: one entry, so the controller finds the webhook's */
+    cr_assert_eq(pmove_local_entry(a, "/var/lib/lb", 1800000000, &e, name, NULL), KERR_OK);
+    cr_assert_eq(pmove_local_entry(a2, "/var/lib/lb/", 1800000000, &e2, name2, NULL), KERR_OK);
+    cr_assert_str_eq(name, name2);
+    cr_assert_str_eq(kjson_get_str(e, "spec.claimedAt"), "2026-01-02T03:04:05Z",
+                     "made at the CREATE: the claim began with the Etcd");
+    cr_assert_str_eq(kjson_get_str(e, "spec.etcd.uid"), "u1");
+    cJSON_Delete(e);
+    cJSON_Delete(e2);
+    cJSON_Delete(a);
+    cJSON_Delete(a2);
+}
+
 Test(bkefree, a_bucket_owns_its_container_whatever_its_provider)
 {
     cJSON *b = cJSON_Parse("[{\"spec\":{\"provider\":\"AWS\",\"container\":\"bkt\"}},"

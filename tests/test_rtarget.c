@@ -1,5 +1,6 @@
 /* rtarget: the one rule for an EtcdRestore's target store, webhook and controller alike. */
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <criterion/criterion.h>
@@ -159,6 +160,55 @@ Test(rtarget, resolve_in_lists)
     cr_expect_eq(
         rtarget_resolve_in(cJSON_GetArrayItem(etcds, 0), NULL, NULL, &(struct rtarget){ 0 }),
         RTARGET_UNKNOWN, "not a restore: nothing tells");
+    cJSON_Delete(etcds);
+    cJSON_Delete(backups);
+}
+
+/* The Secret that places a Local target: target's, template's, then the source's. */
+Test(rtarget, local_secret)
+{
+    cJSON *etcds = cJSON_Parse("[{\"metadata\":{\"namespace\":\"t\",\"name\":\"main\"},\"spec\":{"
+                               "\"backup\":{\"store\":{\"secretRef\":{\"name\":\"es\"}}}}}]");
+    cJSON *backups =
+        cJSON_Parse("[{\"metadata\":{\"namespace\":\"t\",\"name\":\"b\"},\"spec\":{\"etcdName\":"
+                    "\"main\",\"destination\":{\"secretRef\":{\"name\":\"bs\"}}}}]");
+    static const struct {
+        const char *spec;
+        int told;
+        const char *secret;
+    } srows[] = {
+        { "\"target\":{\"store\":{\"secretRef\":{\"name\":\"ts\"}}},\"etcdTemplate\":{\"backup\":"
+          "{\"store\":{\"secretRef\":{\"name\":\"ms\"}}}}",
+          1, "ts" },
+        { "\"etcdTemplate\":{\"backup\":{\"store\":{\"secretRef\":{\"name\":\"ms\"}}}},"
+          "\"source\":{\"store\":{\"secretRef\":{\"name\":\"ss\"}}}",
+          1, "ms" },
+        { "\"source\":{\"store\":{\"secretRef\":{\"name\":\"ss\"}},\"etcdName\":\"main\"}", 1,
+          "ss" },
+        { "\"source\":{\"store\":{}}", 1, NULL },
+        { "\"source\":{\"backupName\":\"b\"}", 1, "bs" },
+        { "\"source\":{\"backupName\":\"x\"}", 0, NULL },
+        { "\"source\":{\"etcdName\":\"main\"}", 1, "es" },
+        { "\"source\":{\"etcdName\":\"gone\"}", 0, NULL },
+        { "\"source\":{}", 0, NULL },
+    };
+    char text[1024];
+
+    for (size_t i = 0; i < sizeof(srows) / sizeof(srows[0]); i++) {
+        const char *secret = "unset";
+        cJSON *r;
+
+        snprintf(text, sizeof(text), "{\"metadata\":{\"namespace\":\"t\"},\"spec\":{%s}}",
+                 srows[i].spec);
+        r = cJSON_Parse(text);
+        cr_assert_not_null(r, "%s", text);
+        cr_assert_eq(rtarget_local_secret_in(r, etcds, backups, &secret), srows[i].told, "%zu", i);
+        if (srows[i].told && srows[i].secret)
+            cr_assert_str_eq(secret, srows[i].secret, "%zu", i);
+        else if (srows[i].told)
+            cr_assert_null(secret, "%zu", i);
+        cJSON_Delete(r);
+    }
     cJSON_Delete(etcds);
     cJSON_Delete(backups);
 }

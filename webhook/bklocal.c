@@ -9,6 +9,7 @@
 #include "common/kjson.h"
 #include "common/lowner.h"
 #include "common/pclaim.h"
+#include "common/rtarget.h"
 #include "webhook/plocal.h"
 #include "webhook/prefix.h"
 
@@ -24,32 +25,38 @@ static void cached(struct store *s, const char *ns, const char *name, cJSON **ou
         (void)store_get(s, key, out, NULL);
 }
 
-/* The Secret the controller gives an EtcdRestore's copy for its target (erst_plan's rule). */
+/* The caches rtarget_local_secret looks in, and the name it found. */
+struct caches {
+    struct store *etcds, *backups;
+    char name[256];
+};
+
+/* rtarget_find_fn over the caches' projections (webhook/prefix: "secret", "destination.secret"). */
+static int find_cached(void *ctx, int backup, const char *ns, const char *name, const char **secret)
+{
+    struct caches *c = ctx;
+    const char *s;
+    cJSON *o = NULL;
+
+    cached(backup ? c->backups : c->etcds, ns, name, &o);
+    s = kjson_get_str(o, backup ? "destination.secret" : "secret");
+    snprintf(c->name, sizeof(c->name), "%s", s ? s : "");
+    *secret = c->name[0] ? c->name : NULL;
+    cJSON_Delete(o);
+    return o != NULL;
+}
+
+/* The Secret the controller gives an EtcdRestore's copy for its target (common/rtarget). */
 static const char *target_secret(struct store *etcds, struct store *backups, const cJSON *obj,
                                  int *known)
 {
-    static __thread char name[256];
-    const char *ns = kjson_get_str(obj, "metadata.namespace");
-    const char *bk = kjson_get_str(obj, "spec.source.backupName");
-    const char *s = kjson_get_str(obj, "spec.target.store.secretRef.name");
-    cJSON *o = NULL;
+    static __thread struct caches c;
+    const char *secret = NULL;
 
-    if (!s)
-        s = kjson_get_str(obj, "spec.etcdTemplate.backup.store.secretRef.name");
-    if (s)
-        return s;
-    /* else the source's Secret: its store's, its EtcdBackup's destination's, its Etcd's */
-    if (kjson_get_obj(obj, "spec.source.store"))
-        return kjson_get_str(obj, "spec.source.store.secretRef.name");
-    if (bk)
-        cached(backups, ns, bk, &o);
-    else
-        cached(etcds, ns, kjson_get_str(obj, "spec.source.etcdName"), &o);
-    s = kjson_get_str(o, bk ? "destination.secret" : "secret");
-    *known = o != NULL;
-    snprintf(name, sizeof(name), "%s", s ? s : "");
-    cJSON_Delete(o);
-    return *name ? name : NULL;
+    c.etcds = etcds;
+    c.backups = backups;
+    *known = rtarget_local_secret(obj, find_cached, &c, &secret);
+    return secret;
 }
 
 const char *bklocal_secret_of(struct store *etcds, struct store *backups, const cJSON *obj,

@@ -234,19 +234,94 @@ static enum kerr stored_as_reviewed(struct k8s_client *k, const cJSON *old, stru
     return rc;
 }
 
+/* Create e (named name) unless the entries cache has one of its name: KERR_OK when it is there
+ * now (made here, or found). */
+static enum kerr put_entry(struct k8s_client *k, struct store *entries, cJSON *e, const char *name,
+                           const cJSON *etcd, const char *what, struct kerr_info *why)
+{
+    cJSON *cur = NULL;
+    enum kerr rc;
+
+    if (entries && store_get(entries, name, &cur, NULL) == KERR_OK) {
+        cJSON_Delete(cur); /* the entry of the claim is there (the controller's, or another's) */
+        return KERR_OK;
+    }
+    rc = k8s_create(k, &res_entry, NULL, e, NULL, NULL, why);
+    if (rc == KERR_OK)
+        log_info(what, "namespace", str_or_empty(etcd, "metadata.namespace"), "name",
+                 str_or_empty(etcd, "metadata.name"), "entry", name);
+    if (rc == KERR_EXISTS) {
+        kerr_clear(why);
+        rc = KERR_OK;
+    }
+    return rc;
+}
+
+/* 1 when buckets (NULL: not known, none taken) has a BackupBucket naming etcd's container; an
+ * error of the cache is returned. */
+static enum kerr bucket_named(struct store *buckets, const cJSON *etcd, int *named,
+                              struct kerr_info *why)
+{
+    struct owner o = { str_or_empty(etcd, "spec.backup.store.container"), "", "" };
+    enum kerr rc = buckets ? store_foreach(buckets, owner_of, &o, why) : KERR_OK;
+
+    *named = rc == KERR_OK && o.name[0];
+    return rc;
+}
+
+enum kerr pmove_record(struct k8s_client *k, struct store *entries, struct store *buckets,
+                       const cJSON *etcd, struct kerr_info *why)
+{
+    char name[BSTORE_ENTRY_NAME_MAX + 1], hostpath[BLOCAL_HOSTPATH_MAX + 1];
+    cJSON *e = NULL;
+    int named = 0;
+    enum kerr rc;
+
+    if (!local_store(etcd))
+        return KERR_OK;
+    if ((rc = bucket_named(buckets, etcd, &named, why)) != KERR_OK || named)
+        return rc; /* a bucket's store: the bucket's entries keep it (controller/entries/bke) */
+    if ((rc = local_hostpath(k, etcd, hostpath, sizeof(hostpath), why)) == KERR_OK)
+        rc = pmove_local_entry(etcd, hostpath, (int64_t)time(NULL), &e, name, why);
+    if (rc == KERR_OK)
+        rc = put_entry(k, entries, e, name, etcd, "Local Etcd's directory recorded", why);
+    cJSON_Delete(e);
+    return rc;
+}
+
+int pmove_records(const struct review_req *req)
+{
+    if (req->dry_run || !req->object || !local_store(req->object))
+        return 0;
+    return req->op == REVIEW_OP_CREATE || moves(req);
+}
+
 enum kerr pmove_keep(struct k8s_client *k, struct store *entries, struct store *buckets,
                      const struct review_req *req, struct review_resp *resp, struct kerr_info *err)
 {
     struct owner o = { str_or_empty(req->old_object, "spec.backup.store.container"), "", "" };
     char name[BSTORE_ENTRY_NAME_MAX + 1], hostpath[BLOCAL_HOSTPATH_MAX + 1];
     struct kerr_info why = { 0 };
-    cJSON *e = NULL, *cur = NULL;
+    const char *which = "the directory of the prefix";
+    const cJSON *about = req->object;
+    cJSON *e = NULL;
     enum kerr rc;
 
-    if (!resp->allowed || req->dry_run || !moves(req))
+    if (!resp->allowed || req->dry_run)
         return KERR_OK;
-    if ((rc = stored_as_reviewed(k, req->old_object, &why)) != KERR_OK)
+    /* an UPDATE's entries are made only for the Etcd the API server stores (a CREATE's object
+     * is not stored yet: its review is taken as it comes) */
+    if (req->op == REVIEW_OP_UPDATE && (pmove_records(req) || moves(req)) &&
+        (rc = stored_as_reviewed(k, req->old_object, &why)) != KERR_OK)
         goto failed;
+    if (pmove_records(req)) { /* the directory its sidecar will write */
+        if ((rc = pmove_record(k, entries, buckets, req->object, &why)) != KERR_OK)
+            goto failed;
+    }
+    if (!moves(req))
+        return KERR_OK;
+    which = "the earlier prefix";
+    about = req->old_object;
     if (local_store(req->old_object)) { /* fail closed on anything not known */
         if ((rc = local_hostpath(k, req->old_object, hostpath, sizeof(hostpath), &why)) == KERR_OK)
             rc = pmove_local_entry(req->old_object, hostpath, (int64_t)time(NULL), &e, name, &why);
@@ -261,25 +336,15 @@ enum kerr pmove_keep(struct k8s_client *k, struct store *entries, struct store *
         return KERR_OK;
     if (rc != KERR_OK)
         goto failed;
-    if (entries && store_get(entries, name, &cur, NULL) == KERR_OK) {
-        cJSON_Delete(cur); /* the entry of the claim is there (the controller's, or another's) */
-        cJSON_Delete(e);
-        return KERR_OK;
-    }
-    rc = k8s_create(k, &res_entry, NULL, e, NULL, NULL, &why);
+    rc = put_entry(k, entries, e, name, req->old_object, "moved Etcd's earlier prefix kept", &why);
     cJSON_Delete(e);
-    if (rc == KERR_OK || rc == KERR_EXISTS) {
-        if (rc == KERR_OK)
-            log_info("moved Etcd's earlier prefix kept", "namespace",
-                     str_or_empty(req->old_object, "metadata.namespace"), "name",
-                     str_or_empty(req->old_object, "metadata.name"), "entry", name);
+    if (rc == KERR_OK)
         return KERR_OK;
-    }
-failed: /* fail closed: the earlier prefix would be nobody's */
+failed: /* fail closed: the directory would be nobody's */
     if (review_errored(resp, 500,
-                       "spec.backup.store: the earlier prefix \"%.256s\" stays claimed for this "
+                       "spec.backup.store: %s \"%.256s\" stays claimed for this "
                        "Etcd by a BackupEntry, which cannot be made: %s; retry",
-                       str_or_empty(req->old_object, "spec.backup.store.prefix"),
+                       which, str_or_empty(about, "spec.backup.store.prefix"),
                        why.msg[0] ? why.msg : "error"))
         return kerr_set(err, KERR_NOMEM, "building the answer");
     return KERR_OK;

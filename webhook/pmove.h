@@ -37,6 +37,14 @@
  * requests that are no dry run. When the entry cannot be made the UPDATE is
  * refused with 500 (fail closed; the request can be retried).
  *
+ * A Local directory is recorded before its sidecar can write there, so it stays its namespace's
+ * whatever warden-controller saw (it may be down when an Etcd is created and then deleted, or
+ * moved by an edit of its Secret's hostPath, which no Etcd request shows): when a Local Etcd
+ * whose container no BackupBucket names is created, or moved by an UPDATE, its directory (its
+ * Secret's hostPath read now) gets the same entry of no bucket (pmove_record), the one
+ * warden-controller makes for it when it runs (controller/entries/bkefree.h), which then finds
+ * it and keeps it. Not for a dry run; an entry that cannot be made refuses the request with 500.
+ *
  * Ownership: arguments BORROWED. Thread safety: reentrant.
  */
 #ifndef WEBHOOK_PMOVE_H
@@ -55,6 +63,19 @@
  */
 enum kerr pmove_keep(struct k8s_client *k, struct store *entries, struct store *buckets,
                      const struct review_req *req, struct review_resp *resp, struct kerr_info *err);
+
+/* 1 when req is a CREATE of a Local Etcd, or an UPDATE that moves one (anything of its
+ * spec.backup.store changed), and no dry run: its new directory is recorded (above). Pure. */
+int pmove_records(const struct review_req *req);
+
+/*
+ * Record the directory of etcd (BORROWED), a Local Etcd whose container no BackupBucket of
+ * buckets names, with its entry of no bucket (above; etcd's Secret read now through k) unless
+ * entries has it: KERR_OK when it is there now, or when etcd is no such Etcd; else an error
+ * (why says it). buckets NULL: none is taken to name it.
+ */
+enum kerr pmove_record(struct k8s_client *k, struct store *entries, struct store *buckets,
+                       const cJSON *etcd, struct kerr_info *why);
 
 /*
  * The BackupEntry pmove_keep makes for the earlier Etcd old (BORROWED) in bucket (NULL: "")

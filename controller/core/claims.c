@@ -177,6 +177,15 @@ static int target_overlaps(const struct search *s, const cJSON *r, const cJSON *
 
     if (!st)
         return 0;
+    /* a Local target placed on the node when the step runs (controller/core/clocal) */
+    if (strcmp(s->c->key, BLOCAL_KEY) == 0 && kjson_has(r, CLOCAL_UNKNOWN)) {
+        snprintf(prefix, n, "(none: its directory on the node cannot be read)");
+        return 1;
+    }
+    if (strcmp(s->c->key, BLOCAL_KEY) == 0 && kjson_get_str(r, CLOCAL_DIR)) {
+        snprintf(prefix, n, "%s", kjson_get_str(r, CLOCAL_DIR));
+        return bstore_overlap(BLOCAL_KEY, s->c->prefix, kjson_get_str(r, CLOCAL_DIR));
+    }
     if (rtarget_resolve_in(r, etcds, backups, &t) == RTARGET_UNKNOWN ||
         bstore_claim_init(&o, t.provider, kjson_get_str(st, "container"), t.endpoint,
                           kjson_get_str(st, "prefix"), NULL) != KERR_OK) {
@@ -347,9 +356,13 @@ enum kerr claims_find(struct k8s_client *k, const char *watch_ns, const struct b
         search_backups(&s, kjson_get(backups, "items"));
     }
     /* EtcdRestore's CRD not installed: no restores */
-    if (rc == KERR_OK && !*why && (rc = list_opt(k, &res_restore, &list, err)) == KERR_OK)
+    if (rc == KERR_OK && !*why && (rc = list_opt(k, &res_restore, &list, err)) == KERR_OK) {
+        if (local)
+            clocal_place_restores(k, cJSON_GetObjectItem(list, "items"), kjson_get(etcds, "items"),
+                                  kjson_get(backups, "items"));
         search_restores(&s, kjson_get(list, "items"), kjson_get(etcds, "items"),
                         kjson_get(backups, "items"));
+    }
     cJSON_Delete(list);
     cJSON_Delete(etcds);
     cJSON_Delete(backups);

@@ -7,6 +7,7 @@
 #include "common/blocal.h"
 #include "common/bstore.h"
 #include "common/kjson.h"
+#include "common/rtarget.h"
 #include "controller/core/etcdspec.h"
 
 static const struct k8s_resource res_bucket = { "etcd-warden.io", "v1alpha1", "backupbuckets", 0 };
@@ -99,5 +100,44 @@ void clocal_place(struct k8s_client *k, cJSON *items, enum clocal_kind kind)
             cJSON_AddStringToObject(it, CLOCAL_DIR, dir);
         else
             cJSON_AddTrueToObject(it, CLOCAL_UNKNOWN);
+    }
+}
+
+/* The hostPath of restore r's target into out; KERR_OK when known. */
+static enum kerr target_hostpath(struct k8s_client *k, const cJSON *r, const cJSON *etcds,
+                                 const cJSON *backups, char *out, size_t n)
+{
+    const char *a = kjson_get_str(r, "status.targetHostPath"), *secret = NULL;
+
+    if (a && *a) { /* as its copy Job mounts it */
+        snprintf(out, n, "%s", a);
+        return strlen(a) < n ? KERR_OK : KERR_TOOBIG;
+    }
+    if (!rtarget_local_secret_in(r, etcds, backups, &secret))
+        return KERR_NOTFOUND;
+    return clocal_hostpath(k, kjson_get_str(r, "metadata.namespace"), secret, 0, out, n, NULL);
+}
+
+void clocal_place_restores(struct k8s_client *k, cJSON *restores, const cJSON *etcds,
+                           const cJSON *backups)
+{
+    char hostpath[BLOCAL_HOSTPATH_MAX + 1], dir[BLOCAL_HOSTPATH_MAX + 2 * BLOCAL_PREFIX_MAX];
+    cJSON *r;
+
+    cJSON_ArrayForEach (r, restores) {
+        const cJSON *st = kjson_get(r, "spec.target.store");
+        struct rtarget t;
+
+        /* the provider as the webhook resolved it (common/rtarget): Local, or not this */
+        if (!cJSON_IsObject(st) || rtarget_resolve_in(r, etcds, backups, &t) == RTARGET_UNKNOWN ||
+            !t.provider || !bstore_provider_kind(t.provider) ||
+            strcmp(bstore_provider_kind(t.provider), "Local") != 0)
+            continue;
+        if (target_hostpath(k, r, etcds, backups, hostpath, sizeof(hostpath)) == KERR_OK &&
+            blocal_dir(hostpath, kjson_get_str(st, "container"), kjson_get_str(st, "prefix"), dir,
+                       sizeof(dir), NULL) == KERR_OK)
+            cJSON_AddStringToObject(r, CLOCAL_DIR, dir);
+        else
+            cJSON_AddTrueToObject(r, CLOCAL_UNKNOWN);
     }
 }

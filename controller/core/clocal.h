@@ -11,7 +11,11 @@
  *     before the record) spec.destination.secretRef in its namespace (a
  *     Secret that is not there: the default, as the copy Job mounts it);
  *   - a BackupEntry's: its BLOCAL_HOSTPATH_ANNOTATION, else its bucket's
- *     spec.secretRef (the directory its deletion Job mounts).
+ *     spec.secretRef (the directory its deletion Job mounts);
+ *   - an EtcdRestore's target: status.targetHostPath, the hostPath its copy
+ *     Job mounts, recorded before the Job is made; else the Secret
+ *     common/rtarget's rtarget_local_secret_in names (as warden-webhook
+ *     read it at admission), one that is not there not placed.
  * Each Local item of a list gets CLOCAL_DIR (its directory, canonical) or
  * CLOCAL_UNKNOWN (true: it could not be placed; the caller takes it as
  * overlapping every Local claim).
@@ -48,5 +52,10 @@ enum kerr clocal_bucket_hostpath(struct k8s_client *k, const cJSON *bucket, char
 
 /* Annotate each Local item of items (an array of kind) with CLOCAL_DIR or CLOCAL_UNKNOWN. */
 void clocal_place(struct k8s_client *k, cJSON *items, enum clocal_kind kind);
+
+/* Annotate each EtcdRestore of restores whose spec.target.store is Local the same way (its
+ * sources found in etcds and backups, arrays of items; BORROWED). */
+void clocal_place_restores(struct k8s_client *k, cJSON *restores, const cJSON *etcds,
+                           const cJSON *backups);
 
 #endif

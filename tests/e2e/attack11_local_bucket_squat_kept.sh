@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# A tenant of a Local BackupBucket partitioned by namespace leaves a lasting claim on the bucket's
+# own directory: it moves its Etcd there with its Secret's hostPath while warden-controller runs,
+# then moves it back. docs/backup-entries.md (Prefixes partitioned by namespace): "No two
+# namespaces' claims overlap ... A new claim is therefore only ever in the way of its own
+# namespace's claims"; "A Local bucket is partitioned the same way, by directory ... the
+# bucket's directory itself (or a parent of it) are nobody's"; (Stores no BackupBucket owns) "An
+# Etcd whose Secret now places it in another directory has moved away from the entry's (its
+# entry turns PendingDeletion and stays; the new directory gets its own)". An entry kept for the
+# bucket's directory would stay in the way of every tenant's claim until the operator deletes it.
+#   BackupBucket local (Local, container bkt, hostPath /var/lib/lb, prefixScope Namespace)
+#   selecting namespaces shoot and other. warden-controller running.
+#   1. shoot: Etcd etcd-a at bkt/shoot/etcd-a (Secret etcd-backup at /var/lib/lb).
+#   2. other: Etcd etcd-sq, Local, container lib, prefix lb/bkt, Secret sq at /var/lib/evil
+#      (directory /var/lib/evil/lib/lb/bkt): admitted. other edits sq's hostPath to /var
+#      (etcd-sq's directory: /var/lib/lb/bkt, the bucket's own), waits for warden-controller's
+#      pass, and edits it back to /var/lib/evil.
+#   Then, in shoot's own part:
+#   L1. shoot's new Etcd etcd-b at bkt/shoot/etcd-b;
+#   L2. shoot's EtcdRestore (dry run) from its bkt/shoot/etcd-a into bkt/shoot/restored-b;
+#   L3. shoot's EtcdBackup (dry run) of etcd-a to bkt/shoot/copy-b.
+# Control: before other's edit, the same three are admitted (L1 as etcd-c).
+# Oracle: admission of shoot's requests in its own part once other's Secret is back. Fails
+# (HOLE) while the hole exists.
+set -euo pipefail
+. "$(dirname "$0")/../lib/snapshot.sh"
+. "$(dirname "$0")/../lib/controller.sh"
+ksim_on_exit snap_cleanups
+
+NODE=$SNAP_WORK/node
+export CRONJOB_EXEC_HOST_ROOT=$NODE
+host_path() { # ns secret path
+    kc -n "$1" create secret generic "$2" --from-literal=hostPath="$3" --dry-run=client -o yaml |
+        kc apply -f - >/dev/null
+}
+etcd() { # ns name container prefix secret [kubectl flag]
+    kc apply ${6:+"$6"} -f - <<EOF2
+apiVersion: druid.gardener.cloud/v1alpha1
+kind: Etcd
+metadata: {name: $2, namespace: $1}
+spec:
+  replicas: 1
+  labels: {app: etcd-statefulset}
+  etcd: {clientPort: 2379, serverPort: 2380}
+  backup: {port: 8080, store: {provider: Local, container: $3, prefix: $4, secretRef: {name: $5}}}
+EOF2
+}
+restore() { # name
+    kc apply --dry-run=server -f - <<EOF2
+apiVersion: etcd-warden.io/v1alpha1
+kind: EtcdRestore
+metadata: {name: $1, namespace: shoot}
+spec:
+  source: {store: {provider: Local, container: bkt, prefix: shoot/etcd-a, secretRef: {name: etcd-backup}}}
+  etcdTemplate:
+    replicas: 1
+    labels: {app: etcd-statefulset}
+    etcd: {clientPort: 2379, serverPort: 2380}
+    backup: {port: 8080}
+  target: {etcdName: etcd-$1, store: {provider: Local, container: bkt, prefix: shoot/$1, secretRef: {name: etcd-backup}}}
+EOF2
+}
+backup() { # name
+    kc apply --dry-run=server -f - <<EOF2
+apiVersion: etcd-warden.io/v1alpha1
+kind: EtcdBackup
+metadata: {name: $1, namespace: shoot}
+spec:
+  etcdName: etcd-a
+  destination: {provider: Local, container: bkt, prefix: shoot/$1, secretRef: {name: etcd-backup}}
+EOF2
+}
+tries() { # suffix: shoot's three requests in its own part; prints the refusals
+    local out
+    out=$(etcd shoot "etcd-$1" bkt "shoot/etcd-$1" etcd-backup 2>&1) || echo "L1: shoot's Etcd etcd-$1 at /var/lib/lb/bkt/shoot/etcd-$1 refused: ${out:0:400}"
+    out=$(restore "restored-$1" 2>&1) || echo "L2: shoot's EtcdRestore from /var/lib/lb/bkt/shoot/etcd-a into /var/lib/lb/bkt/shoot/restored-$1 refused: ${out:0:400}"
+    out=$(backup "copy-$1" 2>&1) || echo "L3: shoot's EtcdBackup of etcd-a to /var/lib/lb/bkt/shoot/copy-$1 refused: ${out:0:400}"
+    return 0
+}
+# no refusal of shoot's three requests (suffix $1)
+admitted() { [ -z "$(tries "$1")" ]; }
+# shoot's Etcd (a dry run) in other's part refused: the webhook's caches hold the partitioned bucket
+part_known() { ! etcd shoot probe bkt other/probe etcd-backup --dry-run=server >/dev/null 2>&1; }
+
+mkdir -p "$NODE/var/lib/lb/bkt/shoot/etcd-a/v2" "$NODE/var/lib/evil/lib/lb/bkt"
+CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups" ctl_stage
+kc -n etcd-warden create secret generic local-bucket --from-literal=hostPath=/var/lib/lb >/dev/null
+for ns in shoot other; do
+    kc create namespace "$ns" >/dev/null
+    kc label namespace "$ns" etcd-warden.io/backups=local >/dev/null
+done
+host_path shoot etcd-backup /var/lib/lb
+host_path other sq /var/lib/evil
+kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply BackupBucket local"
+apiVersion: etcd-warden.io/v1alpha1
+kind: BackupBucket
+metadata: {name: local}
+spec:
+  provider: Local
+  container: bkt
+  secretRef: {namespace: etcd-warden, name: local-bucket}
+  deletionGracePeriod: 1h
+  prefixScope: Namespace
+  namespaceSelector: {matchLabels: {etcd-warden.io/backups: local}}
+EOF
+wh_register_backups
+ctl_start
+ksim_wait 30 part_known || ctl_fail "the webhook's caches never held BackupBucket local"
+
+out=$(etcd shoot etcd-a bkt shoot/etcd-a etcd-backup 2>&1) || ctl_fail "shoot/etcd-a refused: $out"
+out=$(etcd other etcd-sq lib lb/bkt sq 2>&1) || ctl_fail "other/etcd-sq at /var/lib/evil/lib/lb/bkt refused: $out"
+ok "other's etcd-sq admitted at /var/lib/evil/lib/lb/bkt"
+ksim_wait 30 backup copy-c || ctl_fail "etcd-a never in the webhook's caches (a copy of it refused)"
+refused=$(tries c)
+[ -z "$refused" ] || ctl_fail "control: shoot refused in its own part before other's edit: $refused"
+ok "control: shoot's Etcd, EtcdRestore and EtcdBackup in its own part admitted"
+
+entries() { kc get backupentries -o json | jq -c '[.items[] | {n: .metadata.name, b: .spec.bucketName, p: .spec.prefix, e: .spec.etcd.name, ns: .spec.etcd.namespace, h: .metadata.annotations["etcd-warden.io/local-host-path"], d: .spec.etcdDeletedAt}]'; }
+sq_entry() { # an entry of other's etcd-sq with hostPath $1
+    kc get backupentries -o json | jq -e --arg h "$1" '[.items[] | select(.spec.etcd.namespace == "other"
+        and .spec.etcd.name == "etcd-sq" and .metadata.annotations["etcd-warden.io/local-host-path"] == $h)] | length > 0' >/dev/null
+}
+ksim_wait 60 sq_entry /var/lib/evil || echo "note: no entry for etcd-sq at /var/lib/evil: $(entries)"
+host_path other sq /var # etcd-sq's directory: /var/lib/lb/bkt, the bucket's
+# warden-controller's pass: the entry of /var/lib/evil/lib/lb/bkt released as moved away
+# (the pass that released it decided on an entry for the new directory too)
+sq_away() { # the entry of etcd-sq's directory /var/lib/evil/lib/lb/bkt released ($1 true) or not
+    kc get backupentries -o json | jq -e --argjson away "$1" '[.items[] | select(.spec.etcd.name == "etcd-sq"
+        and .metadata.annotations["etcd-warden.io/local-host-path"] == "/var/lib/evil"
+        and (.spec.etcdDeletedAt != null) == $away)] | length > 0' >/dev/null
+}
+ksim_wait 150 sq_away true || ctl_fail "etcd-sq's move never seen: $(entries)"
+host_path other sq /var/lib/evil # and back
+# warden-controller's pass: the entry of /var/lib/evil/lib/lb/bkt reattached
+ksim_wait 150 sq_away false || ctl_fail "etcd-sq's return never seen: $(entries)"
+ok "entries: $(entries)"
+# the webhook's caches follow; a block that lasts is still there at the deadline
+ksim_wait 30 admitted b || true
+refused=$(tries b)
+ctl_stop
+holes=0
+while IFS= read -r line; do
+    [ -n "$line" ] || continue
+    echo "HOLE: $line (namespace other's Etcd etcd-sq was moved onto the bucket's directory /var/lib/lb/bkt by an edit of its Secret sq, and back)"
+    holes=$((holes + 1))
+done <<<"$refused"
+[ "$holes" = 0 ] || { echo "FAIL: $holes hole(s): one tenant's Secret edits leave a lasting block on every tenant of a partitioned Local bucket"; exit 1; }
+echo "attack11_local_bucket_squat_kept: ok"
