@@ -520,6 +520,14 @@ Test(pvcsts, break_glass_lets_one_unmount_through)
                             "\"volumeMounts\":[{\"name\":\"x\","                                \
                             "\"mountPath\":\"/var/etcd/data\"}]}]}}]"
 
+/* A listed claim (the arow's claim starting with "{"): name, labels and owner references. */
+#define CLAIM(name, labels, refs)                                                     \
+    "{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"" name "\",\"labels\":" labels \
+    ",\"ownerReferences\":" refs "}}"
+#define LBL_B                                                               \
+    "{\"app.kubernetes.io/managed-by\":\"etcd-druid\",\"app.kubernetes.io/" \
+    "part-of\":\"b-etcd-main\"}"
+
 struct arow {
     const char *title;
     enum wh_hook hook;
@@ -583,6 +591,32 @@ static const struct arow arows[] = {
       "pod etcd-main-1 keeps its data on claim etcd-main-etcd-main-1 (volume etcd-main), which no "
       "volumeClaimTemplate of it gives member 1",
       NULL, "etcd-main-etcd-main-1" },
+    /* a claim named as a member's of another StatefulSet too: whose it is decides */
+    { "claims of Etcd b-etcd-main, labelled for it", WH_HOOK_SCALEGUARD, PERSON, ETCD(ANN_OPEN),
+      "[]", 0, CTRS, "etcd-main", 1, "allowed", NULL,
+      CLAIM("b-etcd-main-b-etcd-main-1", LBL_B, "[]") },
+    { "claims of StatefulSet t-etcd-main (template t), its selector's labels and owner",
+      WH_HOOK_SCALEGUARD, PERSON, ETCD(ANN_OPEN), "[]", 0, CTRS, "etcd-main", 1, "allowed", NULL,
+      CLAIM("t-t-etcd-main-0", "{\"app\":\"t\"}",
+            "[" REF("apps/v1", "StatefulSet", "t-etcd-main") "]") },
+    { "the claim template renamed, the claim labelled for this Etcd", WH_HOOK_SCALEGUARD, PERSON,
+      ETCD(ANN_OPEN), "[]", 0, CTRS, "data", 0,
+      "pod etcd-main-1 keeps its data on claim etcd-main-etcd-main-1 (volume etcd-main), which no "
+      "volumeClaimTemplate of it gives member 1",
+      NULL, CLAIM("etcd-main-etcd-main-1", LBL_MAIN, "[]") },
+    { "the claim template renamed, label instance names this Etcd", WH_HOOK_SCALEGUARD, PERSON,
+      ETCD(ANN_OPEN), "[]", 0, CTRS, "data", 0, "which no volumeClaimTemplate of it gives member 2",
+      NULL, CLAIM("etcd-main-etcd-main-2", "{\"instance\":\"etcd-main\"}", "[]") },
+    { "another Etcd's label, but owned by this StatefulSet", WH_HOOK_SCALEGUARD, PERSON,
+      ETCD(ANN_OPEN), "[]", 0, CTRS, "etcd-main", 0,
+      "pod etcd-main-1 keeps its data on claim b-etcd-main-b-etcd-main-1 (volume "
+      "b-etcd-main-b), which no volumeClaimTemplate of it gives member 1",
+      NULL,
+      CLAIM("b-etcd-main-b-etcd-main-1", LBL_B,
+            "[" REF("apps/v1", "StatefulSet", "etcd-main") "]") },
+    { "another Etcd's label, but owned by this member's Pod", WH_HOOK_SCALEGUARD, PERSON,
+      ETCD(ANN_OPEN), "[]", 0, CTRS, "etcd-main", 0, "claim b-etcd-main-b-etcd-main-0", NULL,
+      CLAIM("b-etcd-main-b-etcd-main-0", LBL_B, "[" REF("v1", "Pod", "etcd-main-0") "]") },
     { "break glass", WH_HOOK_SCALEGUARD, PERSON, ETCD(ANN_OPEN "," GLASS_OK), PODS3, 0,
       "[" CTR_ETCD("[" DATA("scratch", "") "]") "," CTR_BR "]", "etcd-main", 1, "allowed",
       "would no longer mount claim volume etcd-main at /var/etcd/data as pod etcd-main-0 does; "
@@ -603,9 +637,13 @@ ParameterizedTest(size_t *i, pvcsts, adopts)
 {
     const struct arow *t = &arows[*i];
     char *body = review_with("CREATE", t->user, 1, 3, 3, CTRS, t->ctrs), *vct;
-    cJSON *pvcs = pvc_list(t->claim, "shoot", NULL), *doc, *rv = cJSON_Parse(body);
+    cJSON *pvcs =
+        t->claim && t->claim[0] == '{' ? cJSON_CreateArray() : pvc_list(t->claim, "shoot", NULL);
+    cJSON *doc, *rv = cJSON_Parse(body);
     const char *w;
 
+    if (t->claim && t->claim[0] == '{')
+        cJSON_AddItemToArray(pvcs, cJSON_Parse(t->claim));
     cJSON_SetValuestring(
         cJSON_GetArrayItem(
             cJSON_GetArrayItem(cJSON_GetObjectItem(

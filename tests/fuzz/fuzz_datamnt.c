@@ -82,7 +82,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     bad = datamnt_adopt_problem(old, kjson_get_arr(doc, "pods"), why, sizeof(why));
     if ((bad != 0 && bad != 1) || (bad && !why[0]) || datamnt_adopt_problem(old, NULL, why, 8))
         abort();
-    left = datamnt_claim_pods(old, kjson_get_arr(doc, "pvcs"), kjson_get_arr(doc, "pods"));
+    left = datamnt_claim_pods(old, kjson_get_str(doc, "etcd"), kjson_get_arr(doc, "pvcs"),
+                              kjson_get_arr(doc, "pods"));
     if (left && cJSON_GetArraySize(left) > cJSON_GetArraySize(kjson_get_arr(doc, "pvcs")))
         abort();
     (void)datamnt_adopt_problem(new, left, why, sizeof(why));
