@@ -39,8 +39,8 @@ static int problem(const char *text)
 Test(cfgvol, druid_shape_and_none_admitted)
 {
     cr_assert_eq(problem(STS(DRUID_VOL, DRUID_MOUNT, "")), 0);
-    cr_assert_eq(problem(STS(DRUID_VOL, "", "")), 0, "nothing mounted there: nothing read");
-    cr_assert_eq(problem(STS("", "", "")), 0);
+    cr_assert_eq(problem("{\"metadata\":{\"name\":\"etcd-main\"},\"spec\":{}}"), 0,
+                 "no containers: nothing read");
     /* items absent: every key at its own path, etcd.conf.yaml at etcd.conf.yaml */
     cr_assert_eq(
         problem(STS("{\"name\":\"etcd-config-file\",\"configMap\":{\"name\":"
@@ -113,14 +113,86 @@ Test(cfgvol, another_mount_at_or_over_refused)
                  1);
 }
 
+/* Issue 30: the file the sidecar reads is the judged ConfigMap's, or its image's. */
+Test(cfgvol, configuration_not_mounted_refused)
+{
+    char why[2048] = "";
+    cJSON *sts = cJSON_Parse(STS(DRUID_VOL, "", ""));
+
+    cr_assert_eq(cfgvol_problem(sts, "etcd-main", why, sizeof(why)), 1);
+    cr_expect(strstr(why, "its container backup-restore would not mount key etcd.conf.yaml of "
+                          "ConfigMap etcd-main-config at /var/etcd/config"),
+              "%s", why);
+    cJSON_Delete(sts);
+    cr_assert_eq(problem(STS("", "", "")), 1);
+    /* mounted above the directory only: the image's file, or the volume's, is read */
+    cr_assert_eq(problem(STS("{\"name\":\"up\",\"configMap\":{\"name\":\"etcd-main-config\"}}",
+                             ",{\"name\":\"up\",\"mountPath\":\"/var/etcd\"}", "")),
+                 1);
+    cr_assert_eq(problem(STS(DRUID_VOL ",{\"name\":\"up\",\"projected\":{\"sources\":[]}}",
+                             DRUID_MOUNT ",{\"name\":\"up\",\"mountPath\":\"/var\"}", "")),
+                 1);
+}
+
+Test(cfgvol, sidecar_configuration_file_refused)
+{
+    cr_assert_eq(problem(STS(DRUID_VOL, DRUID_MOUNT,
+                             ",\"args\":[\"server\",\"--config-file=/var/etcd/br.yaml\"]")),
+                 1);
+    cr_assert_eq(problem(STS(DRUID_VOL, DRUID_MOUNT,
+                             ",\"command\":[\"sh\",\"-c\",\"ETCD_CONF=/tmp/x etcdbrctl server\"]")),
+                 1);
+    cr_assert_eq(
+        problem(STS(DRUID_VOL, DRUID_MOUNT, ",\"args\":[\"server\",\"--server-port=8080\"]")), 0);
+}
+
+/* An etcd container of etcd-druid's shape (etcd-wrapper), DRUID_VOL mounted in backup-restore. */
+#define ETCD_CTR(fields, mounts)                                                                   \
+    "{\"metadata\":{\"name\":\"etcd-main\"},\"spec\":{\"template\":{\"spec\":{\"volumes\":"        \
+    "[" DRUID_VOL ",{\"name\":\"img\",\"configMap\":{\"name\":\"m\"}}],\"containers\":[{\"name\":" \
+    "\"etcd\"" fields                                                                              \
+    ",\"volumeMounts\":[{\"name\":\"d\",\"mountPath\":\"/var/etcd/data\"}" mounts                  \
+    "]},{\"name\":\"backup-restore\",\"volumeMounts\":[{\"name\":\"etcd-config-file\","            \
+    "\"mountPath\":\"/var/etcd/config\"}]}]}}}}"
+
+Test(cfgvol, etcd_own_configuration_file)
+{
+    /* etcd-druid's etcd-wrapper: the sidecar serves it */
+    cr_assert_eq(problem(ETCD_CTR(",\"args\":[\"start-etcd\",\"--backup-restore-host-port="
+                                  "etcd-main-local:8080\"]",
+                                  "")),
+                 0);
+    /* etcd's own --config-file: the image's file, or another ConfigMap's */
+    cr_assert_eq(problem(ETCD_CTR(",\"args\":[\"--config-file=/etc/etcd/etcd.yaml\"]", "")), 1);
+    cr_assert_eq(problem(ETCD_CTR(",\"command\":[\"etcd\",\"--config-file\"],\"args\":"
+                                  "[\"/var/etcd/config/etcd.conf.yaml\"]",
+                                  "")),
+                 1, "the judged path, not mounted in container etcd");
+    cr_assert_eq(
+        problem(ETCD_CTR(",\"args\":[\"-config-file=/var/etcd/config/etcd.conf.yaml\"]",
+                         ",{\"name\":\"etcd-config-file\",\"mountPath\":\"/var/etcd/config\"}")),
+        0, "the judged path, mounted as the sidecar mounts it");
+    cr_assert_eq(
+        problem(ETCD_CTR(",\"args\":[\"-config-file=/var/etcd/config/etcd.conf.yaml\"]",
+                         ",{\"name\":\"etcd-config-file\",\"mountPath\":\"/var/etcd/config\"},"
+                         "{\"name\":\"img\",\"mountPath\":\"/var/etcd\"}")),
+        1, "a volume above the judged file");
+    cr_assert_eq(
+        problem(ETCD_CTR(",\"env\":[{\"name\":\"ETCD_CONFIG_FILE\",\"value\":\"/x.yaml\"}]", "")),
+        1);
+    cr_assert_eq(problem(ETCD_CTR(",\"envFrom\":[{\"configMapRef\":{\"name\":\"m\"}}]", "")), 1);
+    cr_assert_eq(problem(ETCD_CTR(",\"command\":[\"sh\",\"-c\",\"etcd --config-file=/x\"]", "")),
+                 1);
+}
+
 Test(cfgvol, etcd_container_judged_too)
 {
-    /* container etcd mounting above the configuration's directory reads no configuration */
+    /* container etcd without the backup sidecar: its configuration is served by nothing judged */
     cr_assert_eq(problem("{\"metadata\":{\"name\":\"etcd-main\"},\"spec\":{\"template\":{\"spec\":"
                          "{\"volumes\":[{\"name\":\"v\",\"emptyDir\":{}}],"
                          "\"containers\":[{\"name\":\"etcd\",\"volumeMounts\":[{\"name\":\"v\","
                          "\"mountPath\":\"/var/etcd\"}]}]}}}}"),
-                 0);
+                 1);
     cr_assert_eq(problem("{\"metadata\":{\"name\":\"etcd-main\"},\"spec\":{\"template\":{\"spec\":"
                          "{\"volumes\":[{\"name\":\"v\",\"configMap\":{\"name\":\"m\"}}],"
                          "\"containers\":[{\"name\":\"etcd\",\"volumeMounts\":[{\"name\":\"v\","

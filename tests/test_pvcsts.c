@@ -37,17 +37,20 @@
     "{\"apiVersion\":\"" av "\",\"kind\":\"" kind "\",\"name\":\"" name "\",\"uid\":\"u\"}"
 #define BAIT "[" REF("v1", "ConfigMap", "bait") "]"
 
+/* etcd's configuration, mounted in the sidecar as etcd-druid mounts it (webhook/cfgvol). */
+#define CONF "{\"name\":\"etcd-config-file\",\"mountPath\":\"/var/etcd/config\"}"
+
 /* The containers of etcd-druid's pod template: both mount the claim's volume. */
 #define CTRS                                                                                    \
     "[{\"name\":\"etcd\",\"image\":\"etcd-wrapper\",\"volumeMounts\":[{\"name\":\"etcd-main\"," \
     "\"mountPath\":\"/var/etcd/data\"},{\"name\":\"config\",\"mountPath\":\"/etc/cfg\"}]},"     \
     "{\"name\":\"backup-restore\",\"volumeMounts\":[{\"name\":\"etcd-main\",\"mountPath\":"     \
-    "\"/var/etcd/data\"}]}]"
+    "\"/var/etcd/data\"}," CONF "]}]"
 
 /* StatefulSet etcd-main with replicas and the pod template's containers (JSON). */
 static cJSON *sts_object_with(int replicas, int labelled, const char *containers)
 {
-    cJSON *o = cJSON_CreateObject(), *meta, *spec;
+    cJSON *o = cJSON_CreateObject(), *meta, *spec, *tspec;
 
     meta = cJSON_AddObjectToObject(o, "metadata");
     cJSON_AddStringToObject(meta, "namespace", "shoot");
@@ -56,9 +59,11 @@ static cJSON *sts_object_with(int replicas, int labelled, const char *containers
         cJSON_AddItemToObject(meta, "labels", cJSON_Parse(LBL_MAIN));
     spec = cJSON_AddObjectToObject(o, "spec");
     cJSON_AddNumberToObject(spec, "replicas", replicas);
-    cJSON_AddItemToObject(
-        cJSON_AddObjectToObject(cJSON_AddObjectToObject(spec, "template"), "spec"), "containers",
-        cJSON_Parse(containers));
+    tspec = cJSON_AddObjectToObject(cJSON_AddObjectToObject(spec, "template"), "spec");
+    cJSON_AddItemToObject(tspec, "containers", cJSON_Parse(containers));
+    cJSON_AddItemToObject(tspec, "volumes",
+                          cJSON_Parse("[{\"name\":\"etcd-config-file\",\"configMap\":{\"name\":"
+                                      "\"etcd-main-config\"}}]"));
     cJSON_AddItemToObject(spec, "volumeClaimTemplates",
                           cJSON_Parse("[{\"metadata\":{\"name\":\"etcd-main\"}}]"));
     return o;
@@ -340,13 +345,13 @@ Test(pvcsts, an_unanswered_pvc_list_is_500)
     "{\"name\":\"etcd\",\"image\":\"etcd-wrapper\",\"volumeMounts\":" mounts "}"
 #define CTR_BR                                                                                     \
     "{\"name\":\"backup-restore\",\"volumeMounts\":[{\"name\":\"etcd-main\",\"mountPath\":\"/var/" \
-    "etcd/data\"}]}"
+    "etcd/data\"}," CONF "]}"
 #define DATA(name, extra) "{\"name\":\"" name "\",\"mountPath\":\"/var/etcd/data\"" extra "}"
 #define CFG               "{\"name\":\"config\",\"mountPath\":\"/etc/cfg\"}"
 #define NEWETCD(extra)    "{\"name\":\"scratch\",\"mountPath\":\"/var/etcd/data/new.etcd\"" extra "}"
 #define CTR_BR_WITH(mount)                                                                  \
     "{\"name\":\"backup-restore\",\"volumeMounts\":[{\"name\":\"etcd-main\",\"mountPath\":" \
-    "\"/var/etcd/data\"}," mount "]}"
+    "\"/var/etcd/data\"}," CONF "," mount "]}"
 #define COVERED(c, path)                                                                       \
     "its container " c " would mount volume scratch at " path ", at or below where it mounts " \
     "the members' claim volume etcd-main (/var/etcd/data)"
@@ -373,8 +378,10 @@ static const struct mrow mrows[] = {
     { "guard only: without etcd-druid's labels", WH_HOOK_SCALEGUARD, PERSON, ETCD(ANN_OPEN), 0, 3,
       "[" CTR_ETCD("[" DATA("scratch", "") "]") "," CTR_BR "]", 0, UNMOUNTED("etcd"), NULL },
     { "the sidecar's mount dropped", WH_HOOK_COMPONENTS, PERSON, ETCD(ANN_OPEN), 1, 3,
-      "[" CTR_ETCD("[" DATA("etcd-main", "") "," CFG "]") ",{\"name\":\"backup-restore\"}]", 0,
-      UNMOUNTED("backup-restore"), NULL },
+      "[" CTR_ETCD("[" DATA("etcd-main",
+                            "") "," CFG "]") ",{\"name\":\"backup-restore\",\"volumeMounts\":[" CONF
+                                             "]}]",
+      0, UNMOUNTED("backup-restore"), NULL },
     { "the etcd container removed", WH_HOOK_SCALEGUARD, PERSON, ETCD(ANN_OPEN), 1, 3,
       "[" CTR_BR "]", 0, UNMOUNTED("etcd"), NULL },
     { "a subPath put in", WH_HOOK_SCALEGUARD, PERSON, ETCD(ANN_OPEN), 1, 3,
@@ -472,8 +479,10 @@ Test(pvcsts, break_glass_lets_one_unmount_through)
         { "the first", WH_HOOK_SCALEGUARD, PERSON, ETCD(GLASS_OK), 1, 3,
           "[" CTR_ETCD("[" DATA("scratch", "") "]") "," CTR_BR "]", 1, "allowed", NULL },
         { "the second", WH_HOOK_COMPONENTS, DRUID, ETCD(GLASS_OK), 1, 3,
-          "[" CTR_ETCD("[" DATA("etcd-main", "") "," CFG "]") ",{\"name\":\"backup-restore\"}]", 0,
-          "its value was used at ", NULL },
+          "[" CTR_ETCD("[" DATA(
+              "etcd-main", "") "," CFG "]") ",{\"name\":\"backup-restore\",\"volumeMounts\":[" CONF
+                                            "]}]",
+          0, "its value was used at ", NULL },
         { "the second, guard only", WH_HOOK_SCALEGUARD, DRUID, ETCD(GLASS_OK), 1, 3, "[" CTR_BR "]",
           0, "its value was used at ", NULL },
     };
@@ -520,6 +529,14 @@ Test(pvcsts, break_glass_lets_one_unmount_through)
                             "\"volumeMounts\":[{\"name\":\"x\","                                \
                             "\"mountPath\":\"/var/etcd/data\"}]}]}}]"
 
+/* A listed claim (the arow's claim starting with "{"): name, labels and owner references. */
+#define CLAIM(name, labels, refs)                                                     \
+    "{\"metadata\":{\"namespace\":\"shoot\",\"name\":\"" name "\",\"labels\":" labels \
+    ",\"ownerReferences\":" refs "}}"
+#define LBL_B                                                               \
+    "{\"app.kubernetes.io/managed-by\":\"etcd-druid\",\"app.kubernetes.io/" \
+    "part-of\":\"b-etcd-main\"}"
+
 struct arow {
     const char *title;
     enum wh_hook hook;
@@ -547,15 +564,16 @@ static const struct arow arows[] = {
       "pod etcd-main-0 keeps on claim volume etcd-main at /var/etcd/data",
       NULL, NULL },
     { "the claim template renamed", WH_HOOK_SCALEGUARD, PERSON, ETCD(ANN_OPEN), PODS3, 0,
-      "[" CTR_ETCD("[" DATA(
-          "data", "") "]") ",{\"name\":\"backup-restore\",\"volumeMounts\":[" DATA("data",
-                                                                                   "") "]}]",
+      "[" CTR_ETCD("[" DATA("data", "") "]") ",{\"name\":\"backup-restore\",\"volumeMounts\":[" CONF
+                                             "," DATA("data", "") "]}]",
       "data", 0,
       "pod etcd-main-0 keeps its data on claim etcd-main-etcd-main-0 (volume etcd-main), which "
       "no volumeClaimTemplate of it gives member 0",
       NULL, NULL },
     { "the sidecar's mount dropped", WH_HOOK_SCALEGUARD, PERSON, ETCD(ANN_OPEN), PODS3, 0,
-      "[" CTR_ETCD("[" DATA("etcd-main", "") "," CFG "]") ",{\"name\":\"backup-restore\"}]",
+      "[" CTR_ETCD("[" DATA("etcd-main",
+                            "") "," CFG "]") ",{\"name\":\"backup-restore\",\"volumeMounts\":[" CONF
+                                             "]}]",
       "etcd-main", 0, "its container backup-restore would no longer mount claim volume etcd-main",
       NULL, NULL },
     { "the pods cannot be listed", WH_HOOK_SCALEGUARD, PERSON, ETCD(ANN_OPEN), PODS3, 1, CTRS,
@@ -583,6 +601,32 @@ static const struct arow arows[] = {
       "pod etcd-main-1 keeps its data on claim etcd-main-etcd-main-1 (volume etcd-main), which no "
       "volumeClaimTemplate of it gives member 1",
       NULL, "etcd-main-etcd-main-1" },
+    /* a claim named as a member's of another StatefulSet too: whose it is decides */
+    { "claims of Etcd b-etcd-main, labelled for it", WH_HOOK_SCALEGUARD, PERSON, ETCD(ANN_OPEN),
+      "[]", 0, CTRS, "etcd-main", 1, "allowed", NULL,
+      CLAIM("b-etcd-main-b-etcd-main-1", LBL_B, "[]") },
+    { "claims of StatefulSet t-etcd-main (template t), its selector's labels and owner",
+      WH_HOOK_SCALEGUARD, PERSON, ETCD(ANN_OPEN), "[]", 0, CTRS, "etcd-main", 1, "allowed", NULL,
+      CLAIM("t-t-etcd-main-0", "{\"app\":\"t\"}",
+            "[" REF("apps/v1", "StatefulSet", "t-etcd-main") "]") },
+    { "the claim template renamed, the claim labelled for this Etcd", WH_HOOK_SCALEGUARD, PERSON,
+      ETCD(ANN_OPEN), "[]", 0, CTRS, "data", 0,
+      "pod etcd-main-1 keeps its data on claim etcd-main-etcd-main-1 (volume etcd-main), which no "
+      "volumeClaimTemplate of it gives member 1",
+      NULL, CLAIM("etcd-main-etcd-main-1", LBL_MAIN, "[]") },
+    { "the claim template renamed, label instance names this Etcd", WH_HOOK_SCALEGUARD, PERSON,
+      ETCD(ANN_OPEN), "[]", 0, CTRS, "data", 0, "which no volumeClaimTemplate of it gives member 2",
+      NULL, CLAIM("etcd-main-etcd-main-2", "{\"instance\":\"etcd-main\"}", "[]") },
+    { "another Etcd's label, but owned by this StatefulSet", WH_HOOK_SCALEGUARD, PERSON,
+      ETCD(ANN_OPEN), "[]", 0, CTRS, "etcd-main", 0,
+      "pod etcd-main-1 keeps its data on claim b-etcd-main-b-etcd-main-1 (volume "
+      "b-etcd-main-b), which no volumeClaimTemplate of it gives member 1",
+      NULL,
+      CLAIM("b-etcd-main-b-etcd-main-1", LBL_B,
+            "[" REF("apps/v1", "StatefulSet", "etcd-main") "]") },
+    { "another Etcd's label, but owned by this member's Pod", WH_HOOK_SCALEGUARD, PERSON,
+      ETCD(ANN_OPEN), "[]", 0, CTRS, "etcd-main", 0, "claim b-etcd-main-b-etcd-main-0", NULL,
+      CLAIM("b-etcd-main-b-etcd-main-0", LBL_B, "[" REF("v1", "Pod", "etcd-main-0") "]") },
     { "break glass", WH_HOOK_SCALEGUARD, PERSON, ETCD(ANN_OPEN "," GLASS_OK), PODS3, 0,
       "[" CTR_ETCD("[" DATA("scratch", "") "]") "," CTR_BR "]", "etcd-main", 1, "allowed",
       "would no longer mount claim volume etcd-main at /var/etcd/data as pod etcd-main-0 does; "
@@ -603,9 +647,13 @@ ParameterizedTest(size_t *i, pvcsts, adopts)
 {
     const struct arow *t = &arows[*i];
     char *body = review_with("CREATE", t->user, 1, 3, 3, CTRS, t->ctrs), *vct;
-    cJSON *pvcs = pvc_list(t->claim, "shoot", NULL), *doc, *rv = cJSON_Parse(body);
+    cJSON *pvcs =
+        t->claim && t->claim[0] == '{' ? cJSON_CreateArray() : pvc_list(t->claim, "shoot", NULL);
+    cJSON *doc, *rv = cJSON_Parse(body);
     const char *w;
 
+    if (t->claim && t->claim[0] == '{')
+        cJSON_AddItemToArray(pvcs, cJSON_Parse(t->claim));
     cJSON_SetValuestring(
         cJSON_GetArrayItem(
             cJSON_GetArrayItem(cJSON_GetObjectItem(

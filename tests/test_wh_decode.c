@@ -176,8 +176,9 @@ Test(wh_decode, only_what_the_decision_reads_is_parsed)
     cr_expect_str_eq(r.username, "alice");
     cr_expect_not_null(kjson_get(r.object, "metadata.labels"));
     /* the guards read spec.replicas and, of the pod template, the containers' names and
-     * volume mounts (a claim's volume unmounted), their env and envFrom and the volumes (where
-     * the backup sidecar reads etcd's configuration), and nothing else of a component's spec */
+     * volume mounts (a claim's volume unmounted), their env, envFrom, command and args and the
+     * volumes (where the containers read etcd's configuration), the selector (the labels of the
+     * claims it makes), and nothing else of a component's spec */
     cr_expect_not_null(kjson_get(r.object, "spec.replicas"), "spec.replicas is parsed");
     cr_expect_not_null(kjson_get(r.object, "spec.template.spec.containers.0.volumeMounts"));
     cr_expect_not_null(kjson_get(r.object, "spec.template.spec.containers.1.name"));
@@ -185,7 +186,7 @@ Test(wh_decode, only_what_the_decision_reads_is_parsed)
                    "the rest of the pod template is not parsed");
     cr_expect_not_null(kjson_get(r.object, "spec.template.spec.containers.0.env"));
     cr_expect_not_null(kjson_get(r.object, "spec.template.spec.volumes"));
-    cr_expect_null(kjson_get(r.object, "spec.template.spec.containers.0.args"));
+    cr_expect_not_null(kjson_get(r.object, "spec.template.spec.containers.0.args"));
     cr_expect_null(kjson_get(r.object, "spec.template.spec.containers.0.resources"));
     cr_expect_null(kjson_get(r.object, "spec.template.metadata"));
     cr_expect_null(kjson_get(r.object, "spec.podManagementPolicy"), "nor the rest of the spec");

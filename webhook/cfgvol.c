@@ -79,6 +79,145 @@ static int mounts_ok(const cJSON *sts, const cJSON *c, const char *cm, int above
     return 1;
 }
 
+/*
+ * Container c mounts volume configMap cm at the configuration's directory as etcd-druid mounts it
+ * (no sub path; the volume config_volume's): 1, else 0.
+ */
+static int serves(const cJSON *sts, const cJSON *c, const char *cm)
+{
+    const cJSON *m, *v;
+    const char *p;
+
+    cJSON_ArrayForEach (m, cJSON_GetObjectItemCaseSensitive(c, "volumeMounts")) {
+        p = str_of(m, "mountPath");
+        v = datamnt_named(kjson_get_arr(sts, "spec.template.spec.volumes"), str_of(m, "name"));
+        if (datamnt_plain(p) && datamnt_below(p, CFGVOL_DIR) && datamnt_below(CFGVOL_DIR, p) &&
+            unset(m, "subPath") && unset(m, "subPathExpr") && v && config_volume(v, cm))
+            return 1;
+    }
+    return 0;
+}
+
+/* True when the string s names flag (after "-" or "--"), as "<flag>" or "<flag>=<value>". */
+static int is_flag(const char *s, const char *flag, const char **value)
+{
+    size_t n = strlen(flag);
+
+    *value = NULL;
+    if (s[0] != '-')
+        return 0;
+    s += s[1] == '-' ? 2 : 1;
+    if (strncmp(s, flag, n) != 0 || (s[n] && s[n] != '='))
+        return 0;
+    if (s[n] == '=')
+        *value = s + n + 1;
+    return 1;
+}
+
+/*
+ * The configuration file container etcd names of its own into *path (NULL: none; etcd-druid's
+ * etcd-wrapper takes it from the backup sidecar): etcd's flag --config-file in command or args,
+ * or its variable ETCD_CONFIG_FILE. 0, or 1 with why when it cannot be told (the flag inside
+ * another word, a value from valueFrom, envFrom that may set the variable).
+ */
+static int own_config(const cJSON *c, const char **path, char *why, size_t size)
+{
+    static const char *const lists[] = { "command", "args" };
+    const cJSON *a, *e, *from = cJSON_GetObjectItemCaseSensitive(c, "envFrom");
+    const char *s, *v;
+    size_t i;
+    int next = 0;
+
+    *path = NULL;
+    for (i = 0; i < 2; i++) {
+        cJSON_ArrayForEach (a, cJSON_GetObjectItemCaseSensitive(c, lists[i])) {
+            s = cJSON_GetStringValue(a);
+            if (next) {
+                *path = s ? s : "";
+                next = 0;
+            } else if (s && is_flag(s, "config-file", &v)) {
+                *path = v;
+                next = !v;
+            } else if (s && (strstr(s, "config-file") || strstr(s, "ETCD_CONFIG_FILE"))) {
+                snprintf(why, size,
+                         "its container etcd would name etcd's configuration file in \"%.80s\", "
+                         "which is not read here",
+                         s);
+                return 1;
+            }
+        }
+    }
+    if (next)
+        *path = "";
+    if (from && !cJSON_IsNull(from) && !(cJSON_IsArray(from) && !from->child)) {
+        snprintf(why, size,
+                 "its container etcd would take environment variables from envFrom, which may "
+                 "set ETCD_CONFIG_FILE, the configuration file etcd reads");
+        return 1;
+    }
+    cJSON_ArrayForEach (e, cJSON_GetObjectItemCaseSensitive(c, "env")) {
+        if (strcmp(str_of(e, "name"), "ETCD_CONFIG_FILE") != 0)
+            continue;
+        if (!unset(e, "valueFrom")) {
+            snprintf(why, size,
+                     "its container etcd would take ETCD_CONFIG_FILE, the configuration file "
+                     "etcd reads, from valueFrom");
+            return 1;
+        }
+        *path = str_of(e, "value");
+    }
+    return 0;
+}
+
+/*
+ * Container etcd reads etcd's configuration from key etcd.conf.yaml of ConfigMap cm only: from
+ * the backup sidecar (br, NULL when the template has none) when it names no file of its own,
+ * else from CFGVOL_FILE mounted in it as the sidecar must mount it. 1, else 0 with why.
+ */
+static int etcd_ok(const cJSON *sts, const cJSON *c, const cJSON *br, const char *cm, char *why,
+                   size_t size)
+{
+    const char *path;
+
+    if (own_config(c, &path, why, size))
+        return 0;
+    if (!path && br)
+        return mounts_ok(sts, c, cm, 0, why, size);
+    if (!path) {
+        snprintf(why, size,
+                 "its container etcd takes etcd's configuration from the backup sidecar, and the "
+                 "pod template has no container backup-restore serving key %s of ConfigMap %s",
+                 CFGVOL_KEY, cm);
+        return 0;
+    }
+    if (!datamnt_plain(path) || !datamnt_below(path, CFGVOL_FILE) ||
+        !datamnt_below(CFGVOL_FILE, path) || !serves(sts, c, cm)) {
+        snprintf(why, size,
+                 "its container etcd would read etcd's configuration from %.200s, and that is not "
+                 "%s served by key %s of ConfigMap %s mounted at %s as etcd-druid mounts it",
+                 path, CFGVOL_FILE, CFGVOL_KEY, cm, CFGVOL_DIR);
+        return 0;
+    }
+    return mounts_ok(sts, c, cm, 1, why, size);
+}
+
+/*
+ * Word s of container backup-restore's command or args leaves the configuration's path as built
+ * in: not etcdbrctl's --config-file (its own configuration, which etcd-druid never passes and
+ * which is not judged) nor ETCD_CONF set in a shell line. 1, else 0 with why.
+ */
+static int conf_word(const char *s, char *why, size_t size)
+{
+    if (!s || (!strstr(s, "config-file") && !strstr(s, "ETCD_CONF")))
+        return 1;
+    snprintf(why, size,
+             "its container backup-restore would run with \"%.80s\": a configuration file "
+             "etcd-druid never passes (etcdbrctl's --config-file) or ETCD_CONF, the path of the "
+             "etcd configuration it reads (%s), set where it is not judged",
+             s, CFGVOL_FILE);
+    return 0;
+}
+
 /* Container c (backup-restore) takes the configuration's path as built in: 1, else 0. */
 static int env_ok(const cJSON *c, char *why, size_t size)
 {
@@ -90,6 +229,14 @@ static int env_ok(const cJSON *c, char *why, size_t size)
                  "ETCD_CONF, the path of the etcd configuration it reads (%s unset)",
                  str_of(c, "name"), CFGVOL_FILE);
         return 0;
+    }
+    cJSON_ArrayForEach (e, cJSON_GetObjectItemCaseSensitive(c, "command")) {
+        if (!conf_word(cJSON_GetStringValue(e), why, size))
+            return 0;
+    }
+    cJSON_ArrayForEach (e, cJSON_GetObjectItemCaseSensitive(c, "args")) {
+        if (!conf_word(cJSON_GetStringValue(e), why, size))
+            return 0;
     }
     cJSON_ArrayForEach (e, cJSON_GetObjectItemCaseSensitive(c, "env")) {
         if (strcmp(str_of(e, "name"), "ETCD_CONF") != 0)
@@ -108,13 +255,20 @@ static int env_ok(const cJSON *c, char *why, size_t size)
 int cfgvol_problem(const cJSON *sts, const char *etcd, char *why, size_t size)
 {
     char cm[LOOKUP_NAME_MAX + 16];
-    const cJSON *c;
+    const cJSON *c, *br;
 
     snprintf(cm, sizeof(cm), "%.*s-config", LOOKUP_NAME_MAX, etcd);
-    if ((c = datamnt_container(sts, "backup-restore")) &&
-        (!env_ok(c, why, size) || !mounts_ok(sts, c, cm, 1, why, size)))
+    if ((br = datamnt_container(sts, "backup-restore")) &&
+        (!env_ok(br, why, size) || !mounts_ok(sts, br, cm, 1, why, size)))
         return 1;
-    if ((c = datamnt_container(sts, "etcd")) && !mounts_ok(sts, c, cm, 0, why, size))
+    if (br && !serves(sts, br, cm)) {
+        snprintf(why, size,
+                 "its container backup-restore would not mount key %s of ConfigMap %s at %s as "
+                 "etcd-druid mounts it, and would read whatever its image holds at %s",
+                 CFGVOL_KEY, cm, CFGVOL_DIR, CFGVOL_FILE);
+        return 1;
+    }
+    if ((c = datamnt_container(sts, "etcd")) && !etcd_ok(sts, c, br, cm, why, size))
         return 1;
     return 0;
 }

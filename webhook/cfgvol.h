@@ -15,6 +15,15 @@
  * etcd.conf.yaml at path etcd.conf.yaml, and container backup-restore sets no ETCD_CONF other
  * than that path and takes no variables from envFrom (which may set it).
  *
+ * The file must be served from there, too: container backup-restore mounts that volume at
+ * /var/etcd/config (else it reads what its image ships there) and runs without etcdbrctl's
+ * --config-file or ETCD_CONF in its command or args. Container etcd (etcd-druid's etcd-wrapper)
+ * takes its configuration from the sidecar and names no file of its own; one naming a file
+ * (etcd's --config-file in command or args, ETCD_CONFIG_FILE in env) must name CFGVOL_FILE and
+ * mount the volume as the sidecar must, nothing at, over or below the file (a volume at
+ * /var/etcd hides it); the flag inside another word, valueFrom or envFrom are refused, and so is
+ * container etcd in a template without container backup-restore.
+ *
  * Ownership: arguments BORROWED. Thread safety: reentrant.
  */
 #ifndef WEBHOOK_CFGVOL_H

@@ -216,7 +216,83 @@ static int member_claim(const char *n, const char *sts, char *t, size_t size, in
     return 1;
 }
 
-cJSON *datamnt_claim_pods(const cJSON *sts, const cJSON *pvcs, const cJSON *pods)
+/*
+ * Whether "<t>-<sts>" splits as "<T'>-<S'>" another way (T' and S' not empty): the claim name
+ * is then also another StatefulSet's member claim.
+ */
+static int ambiguous(const char *claim, size_t lt, const char *sts)
+{
+    size_t n = lt + 1 + strlen(sts), j;
+
+    for (j = 1; j + 1 < n; j++) {
+        if (j != lt && claim[j] == '-' && claim[j - 1] != '-' && claim[j + 1] != '-')
+            return 1;
+    }
+    return 0;
+}
+
+/* True when reference r is of kind (apiVersion in group, "" the core group) named name. */
+static int ref_is(const cJSON *r, const char *group, const char *kind, const char *name)
+{
+    const char *av = str_of(r, "apiVersion"), *sl = strchr(av, '/');
+    size_t lg = sl ? (size_t)(sl - av) : 0;
+
+    return strcmp(str_of(r, "kind"), kind) == 0 && strcmp(str_of(r, "name"), name) == 0 &&
+           strlen(group) == lg && strncmp(av, group, lg) == 0;
+}
+
+/*
+ * Whether claim c says it is a member claim of StatefulSet sts (named name) of Etcd etcd,
+ * member ord: an owner reference to StatefulSet name, Etcd etcd or Pod <name>-<ord>, label
+ * app.kubernetes.io/part-of or instance naming etcd, or every label of sts's
+ * spec.selector.matchLabels (not empty) on it (the StatefulSet controller puts them there).
+ */
+static int claim_ours(const cJSON *c, const cJSON *sts, const char *name, const char *etcd,
+                      int64_t ord)
+{
+    const cJSON *r, *l, *labels = kjson_get_obj(c, "metadata.labels");
+    const cJSON *sel = kjson_get_obj(sts, "spec.selector.matchLabels");
+    char pod[LOOKUP_NAME_MAX + 24];
+    int all = sel && sel->child;
+
+    snprintf(pod, sizeof(pod), "%s-%lld", name, (long long)ord);
+    cJSON_ArrayForEach (r, kjson_get_arr(c, "metadata.ownerReferences")) {
+        if (ref_is(r, "apps", "StatefulSet", name) ||
+            ref_is(r, "druid.gardener.cloud", "Etcd", etcd) || ref_is(r, "", "Pod", pod))
+            return 1;
+    }
+    if (strcmp(str_of(labels, LOOKUP_LABEL_PART_OF), etcd) == 0 ||
+        strcmp(str_of(labels, "instance"), etcd) == 0)
+        return 1;
+    cJSON_ArrayForEach (l, sel) {
+        const char *v = cJSON_GetStringValue(l);
+
+        all &= v && strcmp(str_of(labels, l->string), v) == 0;
+    }
+    return all;
+}
+
+/*
+ * Whether claim c, "<t>-<name>-<ord>" with t no volumeClaimTemplate of sts, is left out of
+ * the members whose pods are gone: its name is also another StatefulSet's member claim, it
+ * carries labels or owner references (the StatefulSet controller labels every claim it
+ * makes), and none of them says it is this StatefulSet's or this Etcd's.
+ */
+static int elsewhere(const cJSON *c, const cJSON *sts, const char *name, const char *etcd,
+                     const char *t, int64_t ord)
+{
+    const char *claim = lookup_meta_str(c, "name");
+    const cJSON *labels = kjson_get_obj(c, "metadata.labels");
+    const cJSON *refs = kjson_get_arr(c, "metadata.ownerReferences");
+
+    if (datamnt_claim_volume(sts, t) || !ambiguous(claim, strlen(t), name))
+        return 0;
+    if (!(labels && labels->child) && !(refs && refs->child))
+        return 0; /* nothing says whose it is */
+    return !claim_ours(c, sts, name, etcd, ord);
+}
+
+cJSON *datamnt_claim_pods(const cJSON *sts, const char *etcd, const cJSON *pvcs, const cJSON *pods)
 {
     const char *name = lookup_meta_str(sts, "name");
     char t[LOOKUP_NAME_MAX + 1], text[6 * LOOKUP_NAME_MAX + 512];
@@ -229,7 +305,8 @@ cJSON *datamnt_claim_pods(const cJSON *sts, const cJSON *pvcs, const cJSON *pods
         int running = 0;
 
         if (!out || lookup_meta_deleting(c) || strlen(claim) > LOOKUP_NAME_MAX ||
-            !member_claim(claim, name, t, sizeof(t), &ord))
+            !member_claim(claim, name, t, sizeof(t), &ord) ||
+            elsewhere(c, sts, name, etcd ? etcd : name, t, ord))
             continue;
         cJSON_ArrayForEach (p, pods)
             running |= lookup_pod_ordinal(lookup_meta_str(p, "name"), name, &o) && o == ord;

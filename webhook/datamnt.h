@@ -80,9 +80,16 @@ int datamnt_project(cJSON *root, const cJSON *sts);
  * "<T>-<sts>-<ordinal>" and not being deleted, with no pod of that ordinal in pods, a pod
  * <sts>-<ordinal> whose containers etcd and backup-restore mount volume T, that claim, at
  * DATAMNT_DRUID_PATH, as etcd-druid's StatefulSet mounts it. Those members start on the
- * claims when sts is created: its template must keep their data there too. A new array
- * (OWNED by the caller), NULL when out of memory.
+ * claims when sts is created: its template must keep their data there too. A claim whose T is
+ * no volumeClaimTemplate of sts (a renamed template: its member's data would be left behind)
+ * is left out only when it provably is another StatefulSet's: its name splits as
+ * "<T'>-<S'>-<ordinal>" with S' not sts too (Etcd main beside etcd-main's claims
+ * etcd-main-etcd-main-<n>), it carries labels or owner references, and none says it is sts's
+ * or Etcd etcd's (an owner reference to StatefulSet sts, Etcd etcd or Pod <sts>-<ordinal>;
+ * label app.kubernetes.io/part-of or instance naming etcd; every label of sts's
+ * spec.selector.matchLabels). etcd NULL: the Etcd is named as sts. A new array (OWNED by the
+ * caller), NULL when out of memory.
  */
-cJSON *datamnt_claim_pods(const cJSON *sts, const cJSON *pvcs, const cJSON *pods);
+cJSON *datamnt_claim_pods(const cJSON *sts, const char *etcd, const cJSON *pvcs, const cJSON *pods);
 
 #endif

@@ -491,7 +491,7 @@ enum kerr pvcguard_adopts(time_t now, const struct lookup *lk, const struct revi
     else if (lk->pod_items(lk->ctx, m->ns, &items, &e) == KERR_OK)
         lk->pvcs(lk->ctx, m->ns, &pvcs, &e);
     /* the members whose pods are gone start on the claims they left */
-    if (e.code == KERR_OK && !(left = datamnt_claim_pods(req->object, pvcs, items)))
+    if (e.code == KERR_OK && !(left = datamnt_claim_pods(req->object, m->part_of, pvcs, items)))
         kerr_set(&e, KERR_NOMEM, "out of memory");
     if (e.code != KERR_OK) {
         cJSON_Delete(items);

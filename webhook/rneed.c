@@ -28,11 +28,13 @@ static const struct jscan_member mount_m[] = { { "name", &all },
                                                { NULL, NULL } };
 static const struct jscan_keep mount = { JSCAN_MEMBERS, mount_m, NULL };
 static const struct jscan_keep mounts = { JSCAN_ELEMENTS, NULL, &mount };
-/* env, envFrom and the volumes: where the backup sidecar reads etcd's configuration (cfgvol) */
-static const struct jscan_member ctr_m[] = { { "name", &all },
-                                             { "volumeMounts", &mounts },
-                                             { "env", &all },
-                                             { "envFrom", &all },
+/*
+ * env, envFrom, command, args and the volumes: where the containers read etcd's configuration
+ * (cfgvol: ETCD_CONF, etcdbrctl's and etcd's --config-file, ETCD_CONFIG_FILE)
+ */
+static const struct jscan_member ctr_m[] = { { "name", &all },    { "volumeMounts", &mounts },
+                                             { "env", &all },     { "envFrom", &all },
+                                             { "command", &all }, { "args", &all },
                                              { NULL, NULL } };
 static const struct jscan_keep ctr = { JSCAN_MEMBERS, ctr_m, NULL };
 static const struct jscan_keep ctrs = { JSCAN_ELEMENTS, NULL, &ctr };
@@ -49,14 +51,18 @@ static const struct jscan_keep vctn = { JSCAN_MEMBERS, vctn_m, NULL };
 static const struct jscan_keep vctns = { JSCAN_ELEMENTS, NULL, &vctn };
 /*
  * spec.replicas, spec.ordinals: the scale-down guard of a StatefulSet or a Scale;
- * dataSource, dataSourceRef, volumeName: a member claim seeded with data (claimguard).
+ * dataSource, dataSourceRef, volumeName: a member claim seeded with data (claimguard);
+ * selector: the labels of the claims a StatefulSet makes (datamnt_claim_pods).
  */
-static const struct jscan_member spec_components_m[] = {
-    { "replicas", &all },   { "ordinals", &all },
-    { "template", &tmpl },  { "volumeClaimTemplates", &vctns },
-    { "dataSource", &all }, { "dataSourceRef", &all },
-    { "volumeName", &all }, { NULL, NULL }
-};
+static const struct jscan_member spec_components_m[] = { { "replicas", &all },
+                                                         { "ordinals", &all },
+                                                         { "selector", &all },
+                                                         { "template", &tmpl },
+                                                         { "volumeClaimTemplates", &vctns },
+                                                         { "dataSource", &all },
+                                                         { "dataSourceRef", &all },
+                                                         { "volumeName", &all },
+                                                         { NULL, NULL } };
 static const struct jscan_keep spec_components = { JSCAN_MEMBERS, spec_components_m, NULL };
 /* data, binaryData: etcd's configuration in ConfigMap <etcd>-config (cfgguard). */
 static const struct jscan_member obj_components_m[] = { { "metadata", &meta_components },

@@ -46,12 +46,13 @@ for e in etcd-a etcd-b etcd-c; do
 done
 wh_caught_up # the caches see the objects
 
-# etcd-druid's StatefulSet mounts its configuration as its builder does
+# etcd-druid's StatefulSet mounts its configuration as its builder does (the stage's does):
+# etcd-druid's UPDATE writing that volume again is admitted
 for e in etcd-a etcd-b etcd-c; do
     out=$(kc_druid -n shoot patch statefulset $e --type json -p "[
-      {\"op\": \"add\", \"path\": \"/spec/template/spec/volumes\", \"value\": [{\"name\": \"etcd-config-file\",
+      {\"op\": \"replace\", \"path\": \"/spec/template/spec/volumes\", \"value\": [{\"name\": \"etcd-config-file\",
         \"configMap\": {\"name\": \"$e-config\", \"defaultMode\": 420, \"items\": [{\"key\": \"etcd.conf.yaml\", \"path\": \"etcd.conf.yaml\"}]}}]},
-      {\"op\": \"add\", \"path\": \"/spec/template/spec/containers/1/volumeMounts/-\",
+      {\"op\": \"replace\", \"path\": \"/spec/template/spec/containers/1/volumeMounts/1\",
         \"value\": {\"name\": \"etcd-config-file\", \"mountPath\": \"/var/etcd/config/\"}}]" 2>&1) ||
         wh_fail "control: etcd-druid's StatefulSet $e with its configuration volume refused: $out"
 done

@@ -33,12 +33,14 @@ wh_start $(druid_webhook_flags) --webhook-server-tls-server-cert-dir "$WH_DIR/ce
 wh_register_guard || wh_fail "cannot register the webhooks"
 
 mounts='[{"name":"%s","mountPath":"/var/etcd/data"}]'
+# container backup-restore keeps etcd's configuration mounted as etcd-druid mounts it
+brmounts='[{"name":"%s","mountPath":"/var/etcd/data"},{"name":"etcd-config-file","mountPath":"/var/etcd/config/"}]'
 for e in etcd-a etcd-b etcd-c; do
     druid_etcd shoot $e
     m=$(printf "$mounts" $e) # the data mounts as etcd-druid builds them
     kc_druid -n shoot patch statefulset $e --type json -p "[
       {\"op\":\"add\",\"path\":\"/spec/template/spec/containers/0/volumeMounts\",\"value\":$m},
-      {\"op\":\"add\",\"path\":\"/spec/template/spec/containers/1/volumeMounts\",\"value\":$m}]" >/dev/null ||
+      {\"op\":\"add\",\"path\":\"/spec/template/spec/containers/1/volumeMounts\",\"value\":$(printf "$brmounts" $e)}]" >/dev/null ||
         wh_fail "etcd-druid cannot mount the data volume of $e"
     wh_as alice annotate etcd $e druid.gardener.cloud/disable-etcd-component-protection= >/dev/null ||
         wh_fail "alice cannot disable protection of $e"

@@ -8,7 +8,7 @@
  *   - datamnt_covers answers a mount of new's container of the name it gives, which old's
  *     container of that name does not have, and a claim mount of old;
  *   - datamnt_adopt_problem(old, pods) is 0 or 1, with a message when 1, and 0 for no pods;
- *   - datamnt_claim_pods(old, "pvcs", pods) makes at most one pod per claim listed, and
+ *   - datamnt_claim_pods(old, "etcd", "pvcs", pods) makes at most one pod per claim listed, and
  *     datamnt_adopt_problem takes them;
  *   - old as the webhook's cache keeps it (lookup_sts_project with datamnt_project) gives the
  *     data-directory rule (webhook/cfgguard.h) the answers old does: the claim under p and
@@ -82,7 +82,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     bad = datamnt_adopt_problem(old, kjson_get_arr(doc, "pods"), why, sizeof(why));
     if ((bad != 0 && bad != 1) || (bad && !why[0]) || datamnt_adopt_problem(old, NULL, why, 8))
         abort();
-    left = datamnt_claim_pods(old, kjson_get_arr(doc, "pvcs"), kjson_get_arr(doc, "pods"));
+    left = datamnt_claim_pods(old, kjson_get_str(doc, "etcd"), kjson_get_arr(doc, "pvcs"),
+                              kjson_get_arr(doc, "pods"));
     if (left && cJSON_GetArraySize(left) > cJSON_GetArraySize(kjson_get_arr(doc, "pvcs")))
         abort();
     (void)datamnt_adopt_problem(new, left, why, sizeof(why));

@@ -312,7 +312,9 @@ spec:
         image: "etcdbrctl:v0.34.0"
         args: [server]
         ports: [{name: server, containerPort: 8080}]
-        volumeMounts: [{name: $n, mountPath: /var/etcd/data}]
+        volumeMounts: [{name: $n, mountPath: /var/etcd/data}, {name: etcd-config-file, mountPath: /var/etcd/config/}]
+      volumes:
+      - {name: etcd-config-file, configMap: {name: $n-config, items: [{key: etcd.conf.yaml, path: etcd.conf.yaml}]}}
   volumeClaimTemplates:
   - metadata: {name: $n}
     spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
@@ -322,7 +324,7 @@ EOF
           metadata: {name: "\($s.metadata.name)-\($i)", labels: $s.spec.template.metadata.labels,
             ownerReferences: [{apiVersion: "apps/v1", kind: "StatefulSet", name: $s.metadata.name,
               uid: $s.metadata.uid, controller: true, blockOwnerDeletion: true}]},
-          spec: ($s.spec.template.spec + {volumes: [$s.spec.volumeClaimTemplates[].metadata.name |
+          spec: ($s.spec.template.spec + {volumes: ($s.spec.template.spec.volumes // []) + [$s.spec.volumeClaimTemplates[].metadata.name |
              {name: ., persistentVolumeClaim: {claimName: "\(.)-\($s.metadata.name)-\($i)"}}]})}' |
         kc -n "$ns" create -f - >/dev/null || ctl_fail "cannot create the member pods of $ns/$n"
     for ((i = 0; i < r; i++)); do

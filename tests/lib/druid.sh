@@ -352,7 +352,9 @@ spec:
       serviceAccountName: $n
       containers:
       - {name: etcd, image: "europe-docker.pkg.dev/gardener-project/public/gardener/etcd-wrapper:v0.4.2", ports: [{name: server, containerPort: 2380}, {name: client, containerPort: 2379}], volumeMounts: [{name: $n, mountPath: /var/etcd/data}]}
-      - {name: backup-restore, image: "europe-docker.pkg.dev/gardener-project/public/gardener/etcdbrctl:v0.34.0", args: [server, --server-port=8080], ports: [{name: server, containerPort: 8080}], volumeMounts: [{name: $n, mountPath: /var/etcd/data}]}
+      - {name: backup-restore, image: "europe-docker.pkg.dev/gardener-project/public/gardener/etcdbrctl:v0.34.0", args: [server, --server-port=8080], ports: [{name: server, containerPort: 8080}], volumeMounts: [{name: $n, mountPath: /var/etcd/data}, {name: etcd-config-file, mountPath: /var/etcd/config/}]}
+      volumes:
+      - {name: etcd-config-file, configMap: {name: $n-config, defaultMode: 420, items: [{key: etcd.conf.yaml, path: etcd.conf.yaml}]}}
   volumeClaimTemplates:
   - metadata: {name: $n}
     spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 16Gi}}}

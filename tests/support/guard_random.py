@@ -55,9 +55,15 @@ only the one seen after the operation:
       a non-reconciler (runtime components of an Etcd with runtime component creation
       disabled excepted, as etcd-druid);
   (c) nothing was deleted that a non-reconciler may not delete (a component of an Etcd
-      with protection on), and no component disappeared but by a request of the test.
+      with protection on), and no component disappeared but by a request of the test;
+  (d) warden-controller records every wake: a StatefulSet scaled from 0 above 0 while its
+      Etcd said Hibernated with a traffic-cut-at (the signal removed, Gardener's
+      spec.replicas, etcd-druid while warden-controller is down) is followed, within
+      WAKE_WAIT seconds, by a version of the Etcd (what warden-controller writes) whose phase
+      is not Hibernated and whose cut is not that one. Read from the watch's versions, so it
+      adds no wait to the operations; the wakes still open at the end are waited for.
 
-The summary lines on stderr: "guard_random: seeds ... ops N checks M (invariants a b c after
+The summary lines on stderr: "guard_random: seeds ... ops N checks M (invariants a b c d after
 every operation) violations V" and "guard_random: judged N scale-downs to 0, M with writes
 since the last snapshot" (M: the store as it was when the StatefulSet last rose above 0 lacked
 a write made before the scale-down). On a violation: the seed, the sequence up to it, and a
@@ -77,6 +83,9 @@ STALE = float(os.environ.get("GUARD_STALE_SECONDS", "3"))
 # scale itself, on a loaded machine (invariant (a)); scaled as the harness scales its waits
 WINDOW = 2.0 * float(os.environ.get("WARDEN_WAIT_SCALE", "3") or 3)
 QUIET = 1.0  # the second the revision check proves quiet (docs/hibernation.md)
+# how long warden-controller may take to record a wake (it may be down during it and start
+# again at the end of the operation); scaled as the harness scales its waits
+WAKE_WAIT = 5.0 * float(os.environ.get("WARDEN_WAIT_SCALE", "3") or 3)
 HOST, PORT = KSIM_URL.split("//")[1].split(":")
 PORT = int(PORT)
 SSL = ssl.create_default_context(cafile=os.path.join(KSIM_DIR, "ca.crt"))
@@ -432,7 +441,10 @@ class Run:
         self.break_glass_used = set()
         self.checks = 0
         self.stats = {"refused": 0, "downs": 0, "glass": 0, "window": 0, "writes": 0, "t_op": 0.0, "t_check": 0.0,
-                      "judged": 0, "since": 0, "during": 0, "cycles": 0}
+                      "judged": 0, "since": 0, "during": 0, "cycles": 0, "wakes": 0}
+        self.wake_seen = 0  # events of w_sts already looked at for wakes
+        self.wake_prev = {}  # sts name -> replicas of its last version (None: deleted)
+        self.wakes = []  # (etcd, cut, rv, time, deadline) of wakes warden-controller must record
         self.wlock = threading.Lock()  # stats["writes"]: the burst writers count too
         self.bursts = {}  # etcd -> (thread, stop event) of a writer on an established connection
         self.labels = self.component_labels()
@@ -536,6 +548,58 @@ class Run:
                 any(answered - QUIET <= x["t"] < answered for x in writes):
             return w, s, w
         return w, s, max([x["revision"] for x in writes if x["t"] < answered], default=0)
+
+    # ---- warden-controller's bookkeeping of a wake
+    def etcd_at(self, name, rv):
+        """The version of Etcd name current just before rv, or None."""
+        with self.w_etcd.lock:
+            evs = [x for x in self.w_etcd.events if x[3] == name and x[0] < rv]
+        return None if not evs or evs[-1][2] == "DELETED" else evs[-1][4]
+
+    def check_wakes(self, final=False):
+        """Each StatefulSet of an Etcd scaled from 0 above 0 while warden-controller's own state
+        on the Etcd said Hibernated with a cut (a wake: the signal removed, Gardener's
+        spec.replicas, etcd-druid with warden-controller down) must be recorded by
+        warden-controller within WAKE_WAIT seconds: a version of the Etcd after it whose phase is
+        not Hibernated and whose traffic-cut-at is not that cut (docs/hibernation.md: "the cut
+        goes and the phase leaves Hibernated in one write"). Read from the Etcd's versions as
+        the watch saw them, so it adds no wait to the operations; final: wait (bounded) for the
+        wakes still open."""
+        with self.w_sts.lock:
+            evs = list(self.w_sts.events[self.wake_seen:])
+        self.wake_seen += len(evs)
+        for rv, t, typ, name, o in evs:
+            p = self.wake_prev.get(name)
+            self.wake_prev[name] = None if typ == "DELETED" else replicas_of(o)
+            if typ != "MODIFIED" or p != 0 or replicas_of(o) <= 0 or name not in ETCDS:
+                continue
+            etcd = self.etcd_at(name, rv)
+            a = ann_of(etcd) if etcd else {}
+            if a.get("etcd-warden.io/hibernation-phase") == "Hibernated" and a.get(CUT):
+                self.wakes.append((name, a[CUT], rv, t, t + WAKE_WAIT))
+                self.stats["wakes"] += 1
+        while self.wakes:
+            left = []
+            for w in self.wakes:
+                e, cut, rv, t, deadline = w
+                with self.w_etcd.lock:
+                    after = [x for x in self.w_etcd.events if x[3] == e and x[0] > rv]
+                if any(typ == "DELETED" or (ann_of(o).get("etcd-warden.io/hibernation-phase") != "Hibernated"
+                                            and ann_of(o).get(CUT) != cut) for (_, _, typ, _, o) in after):
+                    continue
+                if time.time() > deadline:
+                    raise Violation("StatefulSet %s was scaled above 0 (rv %d) while Etcd %s was Hibernated with "
+                                    "traffic-cut-at %s, and %.0fs later warden-controller still had not recorded the "
+                                    "wake: no version of the Etcd since left phase Hibernated with that cut voided "
+                                    "(%s)" % (e, rv, e, cut, WAKE_WAIT, [(x[0], ann_of(x[4]).get(
+                                        "etcd-warden.io/hibernation-phase"), ann_of(x[4]).get(CUT))
+                                        for x in after][-4:]))
+                left.append(w)
+            self.wakes = left
+            if not final or not left:
+                break
+            time.sleep(0.2)
+            self.w_etcd.synced()
 
     # ---- invariant (a), over every StatefulSet event not judged yet
     def check_a(self):
@@ -979,7 +1043,8 @@ class Run:
         self.sync()
         self.check_a()
         self.check_bc(op, before, t0)
-        self.checks += 3
+        self.check_wakes()
+        self.checks += 4
         self.stats["t_op"] += t1 - t0
         self.stats["t_check"] += time.time() - t1
 
@@ -1005,8 +1070,10 @@ def run_sequence(ops, ns, trace):
             run.sync()
             run.check_a()
             run.check_a_events()
+            run.check_wakes(final=True)
         except Violation as v:
             return len(ops), str(v), run.checks, run.stats
+        log("  wakes warden-controller recorded (phase left Hibernated, cut voided) %(wakes)d" % run.stats)
         log("  refused %(refused)d, writes %(writes)d, sleep/wake cycles %(cycles)d, scale-downs and deletions with pods %(downs)d "
             "(break glass %(glass)d, writes in the check-to-scale window %(window)d); judged %(judged)d scale-downs to 0, "
             "%(since)d with writes since the last snapshot (%(during)d with writes after the final snapshot's answer); "
@@ -1057,7 +1124,7 @@ def main():
         log("guard_random: FAIL after %d operations (%.0fs)" % (total_ops, time.time() - t_start))
         print("done fail", flush=True)
         return 1
-    log("guard_random: seeds %s ops %d checks %d (invariants a b c after every operation) "
+    log("guard_random: seeds %s ops %d checks %d (invariants a b c d after every operation) "
         "violations 0 in %.0fs" % (",".join(map(str, seeds)), total_ops, total_checks, time.time() - t_start))
     log("guard_random: judged %d scale-downs to 0, %d with writes since the last snapshot" % (judged, since))
     print("done pass", flush=True)

@@ -461,11 +461,16 @@ class World:
         labels = {"app.kubernetes.io/part-of": name,
                   "app.kubernetes.io/component": "etcd-statefulset"}
         mount = [{"name": name, "mountPath": "/var/etcd/data"}]
+        conf = {"name": "etcd-config-file", "configMap": {"name": name + "-config", "items": [
+            {"key": "etcd.conf.yaml", "path": "etcd.conf.yaml"}]}}
         spec = {"containers": [
             {"name": "etcd", "image": "etcd-wrapper:v0.4.2", "args": ["start-etcd"],
              "volumeMounts": mount},
             {"name": "backup-restore", "image": "etcdbrctl:v0.34.0", "args": ["server"],
-             "ports": [{"name": "server", "containerPort": 8080}], "volumeMounts": mount}]}
+             "ports": [{"name": "server", "containerPort": 8080}],
+             "volumeMounts": mount + [{"name": "etcd-config-file",
+                                       "mountPath": "/var/etcd/config/"}]}],
+            "volumes": [conf]}
         sts = {"apiVersion": "apps/v1", "kind": "StatefulSet",
                "metadata": {"name": name, "namespace": ns},
                "spec": {"replicas": 1, "serviceName": name + "-peer",
@@ -483,7 +488,7 @@ class World:
                             "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet",
                                                  "name": name, "uid": r.stdout.strip(),
                                                  "controller": True}]},
-               "spec": dict(spec, volumes=[{"name": name, "persistentVolumeClaim": {
+               "spec": dict(spec, volumes=[conf, {"name": name, "persistentVolumeClaim": {
                    "claimName": f"{name}-{name}-0"}}])}
         r = self.kubectl("create", "-f", "-", stdin=json.dumps(pod))
         if r.returncode != 0 and "already exists" not in r.stderr:
