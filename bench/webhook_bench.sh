@@ -25,7 +25,8 @@
 # server (the planted-claim check) on every review; 3 is etcd-druid's steady-state update,
 # decided from the caches alone.
 # BENCH_PERF (a file: perf record -g of the webhook during the first run of the 12 KB review,
-# allowed, 16 connections).
+# allowed, 16 connections), BENCH_PERF_CALLGRAPH (perf's --call-graph, default fp; dwarf
+# also unwinds libc and a build without frame pointers).
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$src/build/release}
@@ -320,7 +321,7 @@ if part sts; then
         [ "$v" = denied ] && body_file=$work/sts-denied.json
         for c in 16 64; do
             if [ -n "${BENCH_PERF:-}" ] && [ "$v/$c" = allowed/16 ]; then # profile the first run
-                perf record -q -F 999 -g -p "$WH_PID" -o "$BENCH_PERF" -- sleep "$secs" 2>/dev/null &
+                perf record -q -F 999 --call-graph "${BENCH_PERF_CALLGRAPH:-fp}" -p "$WH_PID" -o "$BENCH_PERF" -- sleep "$secs" 2>/dev/null &
             fi
             BENCH_BODY=$body_file run_wrk "$c" "https://127.0.0.1:$wport/webhooks/etcdcomponents"
             w_rps=$rps w_p50=$p50 w_p99=$p99 w_cpu=$cpu

@@ -1,6 +1,7 @@
 #include "common/crypto.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,6 +132,19 @@ static void hex_encode(const unsigned char *p, size_t n, char *out)
     out[2 * n] = '\0';
 }
 
+/*
+ * SHA-256 fetched from the default provider once (set under pthread_once, read-only after):
+ * EVP_sha256() makes every EVP_Digest fetch it again, under the provider store's lock, on
+ * each admission review that looks an Etcd up. NULL when the fetch failed: EVP_sha256().
+ */
+static pthread_once_t sha256_once = PTHREAD_ONCE_INIT;
+static EVP_MD *sha256_md;
+
+static void sha256_fetch(void)
+{
+    sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL);
+}
+
 enum kerr crypto_sha256_hex(const void *data, size_t len, char out[CRYPTO_SHA256_HEX_LEN + 1],
                             struct kerr_info *err)
 {
@@ -138,7 +152,9 @@ enum kerr crypto_sha256_hex(const void *data, size_t len, char out[CRYPTO_SHA256
     unsigned int mdlen = 0;
 
     out[0] = '\0';
-    if (!EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) || mdlen != 32)
+    pthread_once(&sha256_once, sha256_fetch);
+    if (!EVP_Digest(data, len, md, &mdlen, sha256_md ? sha256_md : EVP_sha256(), NULL) ||
+        mdlen != 32)
         return ossl_fail(err, KERR_INTERNAL, "sha256");
     hex_encode(md, mdlen, out);
     return KERR_OK;

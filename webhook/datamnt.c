@@ -35,15 +35,20 @@ const cJSON *datamnt_container(const cJSON *sts, const char *name)
     return datamnt_named(kjson_get_arr(sts, "spec.template.spec.containers"), name);
 }
 
-int datamnt_claim_volume(const cJSON *sts, const char *name)
+int datamnt_claim_in(const cJSON *templates, const char *name)
 {
     const cJSON *t;
 
-    cJSON_ArrayForEach (t, kjson_get_arr(sts, "spec.volumeClaimTemplates")) {
+    cJSON_ArrayForEach (t, templates) {
         if (*name && strcmp(lookup_meta_str(t, "name"), name) == 0)
             return 1;
     }
     return 0;
+}
+
+int datamnt_claim_volume(const cJSON *sts, const char *name)
+{
+    return datamnt_claim_in(kjson_get_arr(sts, "spec.volumeClaimTemplates"), name);
 }
 
 int datamnt_has_mount(const cJSON *c, const cJSON *m)
@@ -97,16 +102,20 @@ int datamnt_below(const char *p, const char *base)
 const cJSON *datamnt_covers(const cJSON *old, const cJSON *new, const char **ctr,
                             const cJSON **claim)
 {
+    /* the paths are looked up once: a review runs this on every StatefulSet update */
+    const cJSON *templates = kjson_get_arr(old, "spec.volumeClaimTemplates");
+    const cJSON *news = kjson_get_arr(new, "spec.template.spec.containers");
     const cJSON *c, *m, *nc, *n;
 
     cJSON_ArrayForEach (c, kjson_get_arr(old, "spec.template.spec.containers")) {
         cJSON_ArrayForEach (m, cJSON_GetObjectItemCaseSensitive(c, "volumeMounts")) {
-            if (!datamnt_claim_volume(old, str_of(m, "name")) ||
-                !(nc = datamnt_container(new, str_of(c, "name"))))
+            if (!datamnt_claim_in(templates, str_of(m, "name")) ||
+                !(nc = datamnt_named(news, str_of(c, "name"))))
                 continue;
             cJSON_ArrayForEach (n, cJSON_GetObjectItemCaseSensitive(nc, "volumeMounts")) {
-                if (datamnt_has_mount(c, n) ||
-                    !datamnt_below(str_of(n, "mountPath"), str_of(m, "mountPath")))
+                /* the path first: most mounts are elsewhere, and it is the cheaper test */
+                if (!datamnt_below(str_of(n, "mountPath"), str_of(m, "mountPath")) ||
+                    datamnt_has_mount(c, n))
                     continue;
                 *ctr = str_of(c, "name");
                 *claim = m;

@@ -32,6 +32,9 @@ const cJSON *datamnt_container(const cJSON *sts, const char *name);
 /* True when name is the name of one of the volumeClaimTemplates of StatefulSet sts. */
 int datamnt_claim_volume(const cJSON *sts, const char *name);
 
+/* The same for templates, sts's spec.volumeClaimTemplates read once (BORROWED, NULL: none). */
+int datamnt_claim_in(const cJSON *templates, const char *name);
+
 /* True when container c has volume mount m as it is: path, volume and sub path. */
 int datamnt_has_mount(const cJSON *c, const cJSON *m);
 

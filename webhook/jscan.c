@@ -264,8 +264,10 @@ static const struct jscan_keep *member_keep(const struct jscan_keep *keep, const
 
     if (k->len > KEY_MAX)
         return NULL;
+    /* k->text has no NUL in its k->len bytes: strncmp stops at the end of either */
     for (m = keep->members; m && m->key; m++) {
-        if (strlen(m->key) == k->len && memcmp(m->key, k->text, k->len) == 0)
+        if (m->key[0] == k->text[0] && strncmp(m->key, k->text, k->len) == 0 &&
+            m->key[k->len] == '\0')
             return m->keep;
     }
     return NULL;

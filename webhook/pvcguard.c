@@ -386,13 +386,15 @@ static const char *str_of(const cJSON *obj, const char *key)
  */
 static const cJSON *lost_mount(const cJSON *old, const cJSON *new, const char **ctr)
 {
+    const cJSON *templates = kjson_get_arr(old, "spec.volumeClaimTemplates");
+    const cJSON *news = kjson_get_arr(new, "spec.template.spec.containers");
     const cJSON *c, *m, *nc;
 
     cJSON_ArrayForEach (c, kjson_get_arr(old, "spec.template.spec.containers")) {
         cJSON_ArrayForEach (m, cJSON_GetObjectItemCaseSensitive(c, "volumeMounts")) {
-            if (!datamnt_claim_volume(old, str_of(m, "name")))
+            if (!datamnt_claim_in(templates, str_of(m, "name")))
                 continue;
-            nc = datamnt_container(new, str_of(c, "name"));
+            nc = datamnt_named(news, str_of(c, "name"));
             if (!nc || !datamnt_has_mount(nc, m)) {
                 *ctr = str_of(c, "name");
                 return m;
@@ -402,15 +404,20 @@ static const cJSON *lost_mount(const cJSON *old, const cJSON *new, const char **
     return NULL;
 }
 
+/* An UPDATE of a StatefulSet with both objects: the one pvcguard_remounts judges. */
+static int remount_shape(const struct review_req *req)
+{
+    return req->op == REVIEW_OP_UPDATE && member_is_kind(req, "apps", "StatefulSet") &&
+           cJSON_IsObject(req->old_object) && cJSON_IsObject(req->object);
+}
+
 int pvcguard_remounts(const struct review_req *req)
 {
     const cJSON *claim = NULL;
     const char *ctr = "";
 
-    return req->op == REVIEW_OP_UPDATE && member_is_kind(req, "apps", "StatefulSet") &&
-           cJSON_IsObject(req->old_object) && cJSON_IsObject(req->object) &&
-           (lost_mount(req->old_object, req->object, &ctr) ||
-            datamnt_covers(req->old_object, req->object, &ctr, &claim));
+    return remount_shape(req) && (lost_mount(req->old_object, req->object, &ctr) ||
+                                  datamnt_covers(req->old_object, req->object, &ctr, &claim));
 }
 
 /* The break glass instruction ending every refusal of a data mount: ns, etcd, why. */
@@ -427,7 +434,7 @@ enum kerr pvcguard_mounts(time_t now, const struct review_req *req, const struct
     char why[160], what[3 * LOOKUP_NAME_MAX + 64], change[2 * LOOKUP_NAME_MAX + 320];
 
     *decided = 0;
-    if (!pvcguard_remounts(req))
+    if (!remount_shape(req))
         return KERR_OK;
     if (!(mt = lost_mount(req->old_object, req->object, &ctr)) &&
         !(over = datamnt_covers(req->old_object, req->object, &ctr, &claim)))
