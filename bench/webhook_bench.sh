@@ -26,7 +26,8 @@
 # decided from the caches alone.
 # BENCH_PERF (a file: perf record -g of the webhook during the first run of the 12 KB review,
 # allowed, 16 connections), BENCH_PERF_CALLGRAPH (perf's --call-graph, default fp; dwarf
-# also unwinds libc and a build without frame pointers).
+# also unwinds libc and a build without frame pointers), BENCH_PERF_REVIEW (a file: the same
+# of the first run of the ConfigMap review at 16 connections).
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$src/build/release}
@@ -280,6 +281,10 @@ max_rps=0
 max_c=1
 ratios=""
 for c in 1 16 64; do
+    if [ -n "${BENCH_PERF_REVIEW:-}" ] && [ "$c" = 16 ]; then # profile the first run
+        perf record -q -F 999 --call-graph "${BENCH_PERF_CALLGRAPH:-fp}" -p "$WH_PID" \
+            -o "$BENCH_PERF_REVIEW" -- sleep "$secs" 2>/dev/null &
+    fi
     run_wrk "$c" "https://127.0.0.1:$wport/webhooks/etcdcomponents"
     w_rps=$rps w_p50=$p50 w_p99=$p99 w_cpu=$cpu
     run_wrk "$c" "https://127.0.0.1:$nport/webhooks/etcdcomponents"

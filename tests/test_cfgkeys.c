@@ -60,6 +60,12 @@ static const struct krow KROWS[] = {
     { "unsafe-no-fsync true", DRUID(IC1) "unsafe-no-fsync: true\n", DRUID(IC1),
       "unsafe-no-fsync to other than false", NULL },
     { "unsafe-no-fsync False", DRUID(IC1) "UNSAFE-NO-FSYNC: False\n", NULL, NULL, NULL },
+    /* an update that leaves the text as it is reads it once: the same refusals */
+    { "unsafe-no-fsync true, the text unchanged", DRUID(IC1) "unsafe-no-fsync: true\n",
+      DRUID(IC1) "unsafe-no-fsync: true\n", "unsafe-no-fsync to other than false", NULL },
+    { "member-name-prefix not the Etcd's, the text unchanged",
+      DRUID(IC1) "member-name-prefix: other\n", DRUID(IC1) "member-name-prefix: other\n",
+      "member-name-prefix", "mine" },
     { "the token changed", "name: etcd-config\ninitial-cluster-token: mine\n", DRUID(IC1),
       "it changes initial-cluster-token from \"etcd-cluster\" to \"mine\"", NULL },
     { "the token dropped over another one (etcd's default is etcd-druid's)", "name: etcd-config\n",

@@ -238,14 +238,18 @@ static const char *old_text(const struct review_req *req)
 
 /*
  * The directories of the configuration req replaces into *old: 1 when its oldObject holds an
- * etcd.conf.yaml in data that parses and keeps data-dir and the WAL on a claim of sts.
+ * etcd.conf.yaml in data that parses and keeps data-dir and the WAL on a claim of sts. now_text
+ * and now: the new configuration and its directories (the same text reads the same).
  */
-static int old_dirs(const struct review_req *req, const cJSON *sts, struct cfgguard_dirs *old)
+static int old_dirs(const struct review_req *req, const cJSON *sts, const char *now_text,
+                    const struct cfgguard_dirs *now, struct cfgguard_dirs *old)
 {
     const char *text = old_text(req);
     char wal[CFGGUARD_WAL_MAX];
 
-    if (!text || cfgguard_dirs_read(text, strlen(text), old, NULL) != KERR_OK)
+    if (text && strcmp(text, now_text) == 0)
+        *old = *now;
+    else if (!text || cfgguard_dirs_read(text, strlen(text), old, NULL) != KERR_OK)
         return 0;
     cfgguard_wal_of(old, wal, sizeof(wal));
     return cfgguard_claim_of(sts, old->data) && cfgguard_claim_of(sts, wal);
@@ -253,11 +257,12 @@ static int old_dirs(const struct review_req *req, const cJSON *sts, struct cfggu
 
 /* Why the directories of now are refused into why (size bytes): 1, or 0 when admitted. */
 static int dirs_problem(const struct review_req *req, const cJSON *sts, const char *etcd,
-                        const struct cfgguard_dirs *now, char *why, size_t size)
+                        const char *now_text, const struct cfgguard_dirs *now, char *why,
+                        size_t size)
 {
     struct cfgguard_dirs old;
     char where[2 * LOOKUP_NAME_MAX], wal[CFGGUARD_WAL_MAX], owal[CFGGUARD_WAL_MAX];
-    int had = old_dirs(req, sts, &old);
+    int had = old_dirs(req, sts, now_text, now, &old);
 
     if (sts)
         snprintf(where, sizeof(where),
@@ -402,7 +407,8 @@ enum kerr cfgguard_judge(const struct lookup *lk, const struct review_req *req,
         goto out;
     }
     rc = KERR_OK;
-    if (!cfgguard_etcd_on_claim(sts) || !dirs_problem(req, sts, etcd, now, why, sizeof(why))) {
+    if (!cfgguard_etcd_on_claim(sts) ||
+        !dirs_problem(req, sts, etcd, text, now, why, sizeof(why))) {
         *decided = 0;
         goto out;
     }

@@ -184,7 +184,13 @@ int cfgkeys_refused(const char *now, const char *old, const char *etcd_prefix, c
         snprintf(why, size, "%s", ke.msg);
         goto out;
     }
-    had = old && cfgkeys_read(old, strlen(old), &k[1], NULL) == KERR_OK;
+    /* the same text reads the same (the common update: the configuration unchanged) */
+    if (old && strcmp(old, now) == 0) {
+        k[1] = k[0];
+        had = 1;
+    } else {
+        had = old && cfgkeys_read(old, strlen(old), &k[1], NULL) == KERR_OK;
+    }
     bad = cfgkeys_problem(&k[0], had ? &k[1] : NULL, etcd_prefix, why, size);
 out:
     free(k);
