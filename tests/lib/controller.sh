@@ -324,8 +324,8 @@ EOF
           metadata: {name: "\($s.metadata.name)-\($i)", labels: $s.spec.template.metadata.labels,
             ownerReferences: [{apiVersion: "apps/v1", kind: "StatefulSet", name: $s.metadata.name,
               uid: $s.metadata.uid, controller: true, blockOwnerDeletion: true}]},
-          spec: ($s.spec.template.spec + {volumes: ($s.spec.template.spec.volumes // []) + [$s.spec.volumeClaimTemplates[].metadata.name |
-             {name: ., persistentVolumeClaim: {claimName: "\(.)-\($s.metadata.name)-\($i)"}}]})}' |
+          spec: ($s.spec.template.spec + {volumes: (($s.spec.template.spec.volumes // []) + [$s.spec.volumeClaimTemplates[].metadata.name |
+             {name: ., persistentVolumeClaim: {claimName: "\(.)-\($s.metadata.name)-\($i)"}}])})}' |
         kc -n "$ns" create -f - >/dev/null || ctl_fail "cannot create the member pods of $ns/$n"
     for ((i = 0; i < r; i++)); do
         kc -n "$ns" patch pod "$n-$i" --subresource=status --type merge \
