@@ -18,6 +18,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/snapshot.sh"
 . "$(dirname "$0")/../lib/controller.sh"
+. "$(dirname "$0")/../lib/localstore.sh"
 ksim_on_exit snap_cleanups
 
 NODE=$SNAP_WORK/node
@@ -49,10 +50,6 @@ spec:
   target: {etcdName: etcd-$2, store: {provider: Local, container: obkt, prefix: $1/$2, secretRef: {name: etcd-backup}}}
 EOF2
 }
-host_path() { # ns secret path
-    kc -n "$1" create secret generic "$2" --from-literal=hostPath="$3" --dry-run=client -o yaml |
-        kc apply -f - >/dev/null
-}
 # the entry keeping directory $1 (under /var/lib/lb/bkt) for shoot, once made
 kept() {
     kc get backupentries -o json | jq -e --arg p "$1" '[.items[] | select(.spec.prefix == $p
@@ -69,8 +66,8 @@ mkdir -p "$NODE/var/lib/lb/bkt" "$NODE/var/lib/lb/obkt"
 CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups" ctl_stage
 kc create namespace shoot >/dev/null
 kc create namespace other >/dev/null
-host_path shoot etcd-backup /var/lib/lb
-host_path other etcd-backup /var/lib/lb
+local_host_path shoot etcd-backup /var/lib/lb
+local_host_path other etcd-backup /var/lib/lb
 wh_register_backups
 ctl_start
 

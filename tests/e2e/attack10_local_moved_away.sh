@@ -21,6 +21,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/snapshot.sh"
 . "$(dirname "$0")/../lib/controller.sh"
+. "$(dirname "$0")/../lib/localstore.sh"
 ksim_on_exit snap_cleanups
 
 NODE=$SNAP_WORK/node
@@ -39,19 +40,6 @@ spec:
   backup: {port: 8080, store: {provider: Local, container: bkt, prefix: $3, secretRef: {name: etcd-backup}}}
 EOF2
 }
-host_path() { # ns secret path
-    kc -n "$1" create secret generic "$2" --from-literal=hostPath="$3" --dry-run=client -o yaml |
-        kc apply -f - >/dev/null
-}
-drill() { # ns etcd
-    kc apply -f - >/dev/null <<EOF2
-apiVersion: etcd-warden.io/v1alpha1
-kind: EtcdRestoreDrill
-metadata: {name: d, namespace: $1}
-spec: {schedule: "0 3 * * *", mode: Verify, target: {etcdName: $2}}
-EOF2
-    kc -n "$1" annotate --overwrite etcdrestoredrill d etcd-warden.io/run-drill=1 >/dev/null
-}
 dst() { jp "$1" etcdrestoredrill/d "{.status.$2}"; }
 ended() { [ -n "$(dst "$1" lastResult)" ]; }
 mounts() { kc -n "$1" get jobs -o jsonpath='{range .items[*]}{.metadata.name}={.spec.template.spec.volumes[*].hostPath.path} {end}'; }
@@ -63,8 +51,8 @@ mkdir -p "$DIR/v2" "$NODE/var/lib/lb/obkt"
 CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups" ctl_stage
 kc create namespace shoot >/dev/null
 kc create namespace other >/dev/null
-host_path shoot etcd-backup /var/lib/lb
-host_path other etcd-backup /var/lib/lb
+local_host_path shoot etcd-backup /var/lib/lb
+local_host_path other etcd-backup /var/lib/lb
 wh_register_backups
 ctl_jobs_serve shoot
 ctl_jobs_serve other
@@ -81,7 +69,7 @@ fi
 ok "control: other's Etcd on shoot's live directory refused: ${out:0:160}"
 
 # control: the owner's drill reads its own snapshot
-drill shoot etcd-a
+local_drill shoot etcd-a
 ksim_wait 120 ended shoot || ctl_fail "shoot's drill: no verdict: $(kc -n shoot get etcdrestoredrill d -o jsonpath='{.status}')"
 st=$(kc -n shoot get etcdrestoredrill d -o jsonpath='{.status}')
 grep -qF "shoot--a/etcd/v2/$theirs" <<<"$st" || ctl_fail "shoot's drill did not read its own snapshot: $st"
@@ -97,7 +85,7 @@ out=$(etcd other etcd-x shoot--a/etcd 2>&1) || { echo "held: other's Etcd on sho
 if kc -n other get etcd etcd-x >/dev/null 2>&1; then
     ok "other's etcd-x admitted on /var/lib/lb/bkt/shoot--a/etcd (its sidecar would restore shoot's snapshots at its first start)"
     # D1: a drill of etcd-x
-    drill other etcd-x
+    local_drill other etcd-x
     ksim_wait 120 ended other || ctl_fail "other's drill: no verdict: $(kc -n other get etcdrestoredrill d -o jsonpath='{.status}')"
     st=$(kc -n other get etcdrestoredrill d -o jsonpath='{.status}')
     if grep -qF "$theirs" <<<"$st"; then

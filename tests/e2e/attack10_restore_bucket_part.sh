@@ -28,6 +28,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/snapshot.sh"
 . "$(dirname "$0")/../lib/controller.sh"
+. "$(dirname "$0")/../lib/localstore.sh"
 ksim_on_exit snap_cleanups
 
 NODE=$SNAP_WORK/node
@@ -35,10 +36,6 @@ export CRONJOB_EXEC_HOST_ROOT=$NODE
 DIR=$NODE/var/lib/lb/bkt/shoot/etcd-a
 TGT=$NODE/var/lib/evil/obkt/other/restored
 OWN=$NODE/var/lib/lb/bkt/shoot/restored
-host_path() { # ns secret path
-    kc -n "$1" create secret generic "$2" --from-literal=hostPath="$3" --dry-run=client -o yaml |
-        kc apply -f - >/dev/null
-}
 bucket() { # name hostPath-secret namespace-label
     kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply BackupBucket $1"
 apiVersion: etcd-warden.io/v1alpha1
@@ -82,11 +79,11 @@ kc label namespace other etcd-warden.io/backups=local >/dev/null
 bucket local local-bucket local
 [ "$(kc get backupbucket local -o jsonpath='{.spec.prefixScope}')" = Namespace ] ||
     ctl_fail "BackupBucket local is not stored with prefixScope Namespace"
-host_path shoot etcd-backup /var/lib/lb
-host_path shoot src /var/lib/lb
-host_path other etcd-backup /var/lib/evil
-host_path other src /var/lib/evil
-host_path other src-lb /var/lib/lb
+local_host_path shoot etcd-backup /var/lib/lb
+local_host_path shoot src /var/lib/lb
+local_host_path other etcd-backup /var/lib/evil
+local_host_path other src /var/lib/evil
+local_host_path other src-lb /var/lib/lb
 wh_register_backups
 ctl_jobs_serve shoot
 ctl_jobs_serve other
@@ -143,7 +140,7 @@ out=$(restore shoot r0 bkt shoot/restored) || ctl_fail "shoot's own restore refu
 out=$(restore other r obkt other/restored) ||
     ctl_fail "other's restore from its own /var/lib/evil/bkt/shoot/etcd-a refused: $out"
 ok "other's EtcdRestore r admitted (source /var/lib/evil/bkt/shoot/etcd-a, inside its Etcd etcd-x's claim)"
-host_path other src /var/lib/lb # moved onto shoot's directory before any copy Job
+local_host_path other src /var/lib/lb # moved onto shoot's directory before any copy Job
 ctl_start
 
 ksim_wait 120 over shoot r0 || ctl_fail "r0 did not end: $(kc -n shoot get etcdrestore r0 -o jsonpath='{.status}')"

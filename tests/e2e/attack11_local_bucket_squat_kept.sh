@@ -25,14 +25,11 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/snapshot.sh"
 . "$(dirname "$0")/../lib/controller.sh"
+. "$(dirname "$0")/../lib/localstore.sh"
 ksim_on_exit snap_cleanups
 
 NODE=$SNAP_WORK/node
 export CRONJOB_EXEC_HOST_ROOT=$NODE
-host_path() { # ns secret path
-    kc -n "$1" create secret generic "$2" --from-literal=hostPath="$3" --dry-run=client -o yaml |
-        kc apply -f - >/dev/null
-}
 etcd() { # ns name container prefix secret [kubectl flag]
     kc apply ${6:+"$6"} -f - <<EOF2
 apiVersion: druid.gardener.cloud/v1alpha1
@@ -89,8 +86,8 @@ for ns in shoot other; do
     kc create namespace "$ns" >/dev/null
     kc label namespace "$ns" etcd-warden.io/backups=local >/dev/null
 done
-host_path shoot etcd-backup /var/lib/lb
-host_path other sq /var/lib/evil
+local_host_path shoot etcd-backup /var/lib/lb
+local_host_path other sq /var/lib/evil
 kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply BackupBucket local"
 apiVersion: etcd-warden.io/v1alpha1
 kind: BackupBucket
@@ -121,7 +118,7 @@ sq_entry() { # an entry of other's etcd-sq with hostPath $1
         and .spec.etcd.name == "etcd-sq" and .metadata.annotations["etcd-warden.io/local-host-path"] == $h)] | length > 0' >/dev/null
 }
 ksim_wait 60 sq_entry /var/lib/evil || echo "note: no entry for etcd-sq at /var/lib/evil: $(entries)"
-host_path other sq /var # etcd-sq's directory: /var/lib/lb/bkt, the bucket's
+local_host_path other sq /var # etcd-sq's directory: /var/lib/lb/bkt, the bucket's
 # warden-controller's pass: the entry of /var/lib/evil/lib/lb/bkt released as moved away
 # (the pass that released it decided on an entry for the new directory too)
 sq_away() { # the entry of etcd-sq's directory /var/lib/evil/lib/lb/bkt released ($1 true) or not
@@ -130,7 +127,7 @@ sq_away() { # the entry of etcd-sq's directory /var/lib/evil/lib/lb/bkt released
         and (.spec.etcdDeletedAt != null) == $away)] | length > 0' >/dev/null
 }
 ksim_wait 150 sq_away true || ctl_fail "etcd-sq's move never seen: $(entries)"
-host_path other sq /var/lib/evil # and back
+local_host_path other sq /var/lib/evil # and back
 # warden-controller's pass: the entry of /var/lib/evil/lib/lb/bkt reattached
 ksim_wait 150 sq_away false || ctl_fail "etcd-sq's return never seen: $(entries)"
 ok "entries: $(entries)"

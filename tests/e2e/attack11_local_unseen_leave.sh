@@ -27,6 +27,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/snapshot.sh"
 . "$(dirname "$0")/../lib/controller.sh"
+. "$(dirname "$0")/../lib/localstore.sh"
 ksim_on_exit snap_cleanups
 
 NODE=$SNAP_WORK/node
@@ -57,10 +58,6 @@ spec:
     backup: {port: 8080}
   target: {etcdName: etcd-$2, store: {provider: Local, container: obkt, prefix: $1/$2, secretRef: {name: etcd-backup}}}
 EOF2
-}
-host_path() { # ns secret path
-    kc -n "$1" create secret generic "$2" --from-literal=hostPath="$3" --dry-run=client -o yaml |
-        kc apply -f - >/dev/null
 }
 # an entry of no bucket for shoot's directory /var/lib/lb/bkt/$1 exists
 kept() {
@@ -95,10 +92,10 @@ mkdir -p "$NODE/var/lib/lb/bkt" "$NODE/var/lib/lb2/bkt" "$NODE/var/lib/lb/obkt"
 CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups" ctl_stage
 kc create namespace shoot >/dev/null
 kc create namespace other >/dev/null
-host_path shoot etcd-backup /var/lib/lb
-host_path shoot etcd-backup-s /var/lib/lb
-host_path shoot etcd-backup-c /var/lib/lb
-host_path other etcd-backup /var/lib/lb
+local_host_path shoot etcd-backup /var/lib/lb
+local_host_path shoot etcd-backup-s /var/lib/lb
+local_host_path shoot etcd-backup-c /var/lib/lb
+local_host_path other etcd-backup /var/lib/lb
 wh_register_backups
 
 # warden-controller is not running (an upgrade, a node drain)
@@ -114,7 +111,7 @@ if out=$(etcd other etcd-live shoot--s/etcd 2>&1); then
     ctl_fail "control: other's Etcd on shoot's live directory admitted: $out"
 fi
 ok "control: other's Etcd on shoot's live directory /var/lib/lb/bkt/shoot--s/etcd refused: ${out:0:160}"
-host_path shoot etcd-backup-s /var/lib/lb2 # etcd-s now writes to /var/lib/lb2/bkt/shoot--s/etcd
+local_host_path shoot etcd-backup-s /var/lib/lb2 # etcd-s now writes to /var/lib/lb2/bkt/shoot--s/etcd
 kc -n shoot delete etcd etcd-d --wait=false >/dev/null
 ksim_wait 30 bash -c "! kubectl --kubeconfig '$KUBECONFIG' -n shoot get etcd etcd-d >/dev/null 2>&1" ||
     ctl_fail "etcd-d not deleted"
@@ -123,7 +120,7 @@ ctl_start
 # the control: with warden-controller running, the same Secret edit
 out=$(etcd shoot etcd-c shoot--c/etcd etcd-backup-c 2>&1) || ctl_fail "shoot/etcd-c refused: $out"
 ksim_wait 60 kept shoot--c/etcd || ctl_fail "control: no entry for etcd-c's directory: $(entries)"
-host_path shoot etcd-backup-c /var/lib/lb2
+local_host_path shoot etcd-backup-c /var/lib/lb2
 ksim_wait 150 moved shoot--c/etcd || echo "note: no entry for etcd-c's new directory: $(entries)"
 ksim_wait 90 moved shoot--s/etcd || echo "note: no entry for etcd-s's directory: $(entries)"
 ok "entries: $(entries)"

@@ -23,6 +23,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/snapshot.sh"
 . "$(dirname "$0")/../lib/controller.sh"
+. "$(dirname "$0")/../lib/localstore.sh"
 ksim_on_exit snap_cleanups
 
 NODE=$SNAP_WORK/node
@@ -53,10 +54,6 @@ spec:
     backup: {port: 8080}
   target: {etcdName: etcd-$2, store: {provider: Local, container: obkt, prefix: $1/$2, secretRef: {name: etcd-backup}}}
 EOF2
-}
-host_path() { # ns secret path
-    kc -n "$1" create secret generic "$2" --from-literal=hostPath="$3" --dry-run=client -o yaml |
-        kc apply -f - >/dev/null
 }
 # an entry for shoot's Etcd $2 of directory $3/bkt/$1 exists (the Etcd deleted when $4 is "deleted")
 entry_is() {
@@ -99,8 +96,8 @@ reattached() {
     return 1
 }
 secrets() {
-    host_path shoot etcd-backup /var/lib/lb
-    host_path shoot etcd-backup-m /var/lib/lb
+    local_host_path shoot etcd-backup /var/lib/lb
+    local_host_path shoot etcd-backup-m /var/lib/lb
 }
 
 mkdir -p "$NODE/var/lib/lb/bkt" "$NODE/var/lib/lb2/bkt" "$NODE/var/lib/lb/obkt"
@@ -108,7 +105,7 @@ CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups" ctl_stage
 kc create namespace shoot >/dev/null
 kc create namespace other >/dev/null
 secrets
-host_path other etcd-backup /var/lib/lb
+local_host_path other etcd-backup /var/lib/lb
 wh_register_backups
 ctl_start
 
@@ -120,7 +117,7 @@ for d in shoot--d/etcd shoot--m/etcd; do # the sidecars' snapshots
     mkdir -p "$NODE/var/lib/lb/bkt/$d/v2"
     snap_fixture "$NODE/var/lib/lb/bkt/$d/v2/Full-00000000-00000100-$(($(date +%s) - 60)).gz" 4096 Full.gz
 done
-host_path shoot etcd-backup-m /var/lib/lb2 # etcd-m moves by its Secret
+local_host_path shoot etcd-backup-m /var/lib/lb2 # etcd-m moves by its Secret
 ksim_wait 150 entry_is shoot--m/etcd etcd-m /var/lib/lb2 || ctl_fail "no entry for etcd-m's new directory: $(entries)"
 kc -n shoot delete etcd etcd-d etcd-m --wait=false >/dev/null
 ksim_wait 30 bash -c "! kubectl --kubeconfig '$KUBECONFIG' -n shoot get etcd etcd-d etcd-m 2>/dev/null | grep -q etcd" ||

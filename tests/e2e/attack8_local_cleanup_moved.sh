@@ -25,15 +25,12 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/snapshot.sh"
 . "$(dirname "$0")/../lib/controller.sh"
+. "$(dirname "$0")/../lib/localstore.sh"
 ksim_on_exit snap_cleanups
 
 NODE=$SNAP_WORK/node
 export CRONJOB_EXEC_HOST_ROOT=$NODE
 DIR=$NODE/var/lib/lb/bkt/shoot--a/etcd
-host_path() { # ns secret path
-    kc -n "$1" create secret generic "$2" --from-literal=hostPath="$3" --dry-run=client -o yaml |
-        kc apply -f - >/dev/null
-}
 rphase() { jp other etcdrestore/r '{.status.phase}'; }
 files() { [ -d "$DIR" ] || return 0; (cd "$DIR" && find . -type f | sort | xargs); }
 
@@ -41,9 +38,9 @@ mkdir -p "$DIR/v2" "$NODE/var/lib/evil/shoot--a" "$NODE/var/lib/evil/obkt/other/
 CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups" ctl_stage
 kc create namespace shoot >/dev/null
 kc create namespace other >/dev/null
-host_path shoot etcd-backup /var/lib/lb
-host_path other src /var/lib/evil
-host_path other tgt /var/lib/evil
+local_host_path shoot etcd-backup /var/lib/lb
+local_host_path other src /var/lib/evil
+local_host_path other tgt /var/lib/evil
 wh_register_backups
 ctl_start
 
@@ -103,7 +100,7 @@ new=Full-00000000-00000900-$(date +%s).gz
 cp "$SNAP_WORK/full" "$DIR/v2/$new" # etcd-a's sidecar uploads its newest snapshot
 ok "etcd-a's sidecar wrote v2/$new"
 
-host_path other tgt /var/lib/lb/bkt
+local_host_path other tgt /var/lib/lb/bkt
 kc -n other delete etcdrestore r --wait=false >/dev/null
 ctl_jobs_serve other # the cleanup Job runs
 gone() { ! kc -n other get etcdrestore r >/dev/null 2>&1; }

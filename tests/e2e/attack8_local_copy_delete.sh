@@ -24,6 +24,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/snapshot.sh"
 . "$(dirname "$0")/../lib/controller.sh"
+. "$(dirname "$0")/../lib/localstore.sh"
 ksim_on_exit snap_cleanups
 
 NODE=$SNAP_WORK/node
@@ -52,10 +53,6 @@ spec:
   destination: {provider: Local, container: $3, prefix: $4, secretRef: {name: $2}}
 EOF
 }
-host_path() { # ns secret path
-    kc -n "$1" create secret generic "$2" --from-literal=hostPath="$3" --dry-run=client -o yaml |
-        kc apply -f - >/dev/null
-}
 bstatus() { jp other etcdbackup/b "{.status.$1}"; }
 over() { p=$(bstatus phase); [ "$p" = Completed ] || [ "$p" = Failed ]; }
 druid_succeeds() { # etcd-druid's executor: ondemandsnapshot.go:156
@@ -73,10 +70,10 @@ mkdir -p "$DIR/v2" "$NODE/var/lib/evil/shoot--a" "$NODE/var/lib/evil/obkt/other/
 CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups" ctl_stage
 kc create namespace shoot >/dev/null
 kc create namespace other >/dev/null
-host_path shoot etcd-backup /var/lib/lb
-host_path other etcd-backup /var/lib/evil
-host_path other dest /var/lib/evil
-host_path other same-dir /var/lib/lb
+local_host_path shoot etcd-backup /var/lib/lb
+local_host_path other etcd-backup /var/lib/evil
+local_host_path other dest /var/lib/evil
+local_host_path other same-dir /var/lib/lb
 wh_register_backups
 ctl_jobs_serve other
 ctl_start --ops-task-executor=false
@@ -113,7 +110,7 @@ new=Full-00000000-00000900-$(date +%s).gz
 cp "$SNAP_WORK/full" "$DIR/v2/$new" # etcd-a's sidecar uploads its newest snapshot
 ok "etcd-a's sidecar wrote v2/$new (files: $(files))"
 
-host_path other dest /var/lib/lb/bkt
+local_host_path other dest /var/lib/lb/bkt
 kc -n other delete etcdbackup b --wait=false >/dev/null
 gone() { ! kc -n other get etcdbackup b >/dev/null 2>&1; }
 ksim_wait 90 gone || ok "b's deletion holds: $(kc -n other get etcdbackup b -o jsonpath='{.status}')"

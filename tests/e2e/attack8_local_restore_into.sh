@@ -21,15 +21,12 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/snapshot.sh"
 . "$(dirname "$0")/../lib/controller.sh"
+. "$(dirname "$0")/../lib/localstore.sh"
 ksim_on_exit snap_cleanups
 
 NODE=$SNAP_WORK/node
 export CRONJOB_EXEC_HOST_ROOT=$NODE
 DIR=$NODE/var/lib/lb/bkt/shoot--a/etcd
-host_path() { # ns secret path
-    kc -n "$1" create secret generic "$2" --from-literal=hostPath="$3" --dry-run=client -o yaml |
-        kc apply -f - >/dev/null
-}
 rphase() { jp other etcdrestore/r '{.status.phase}'; }
 files() { [ -d "$DIR" ] || return 0; (cd "$DIR" && find . -type f | sort | xargs); }
 
@@ -37,9 +34,9 @@ mkdir -p "$DIR" "$NODE/var/lib/evil/obkt/other/src/v2"
 CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups" ctl_stage
 kc create namespace shoot >/dev/null
 kc create namespace other >/dev/null
-host_path shoot etcd-backup /var/lib/lb
-host_path other src /var/lib/evil
-host_path other tgt /var/lib/lb/bkt
+local_host_path shoot etcd-backup /var/lib/lb
+local_host_path other src /var/lib/evil
+local_host_path other tgt /var/lib/lb/bkt
 wh_register_backups
 ctl_jobs_serve other
 ctl_start

@@ -25,6 +25,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/snapshot.sh"
 . "$(dirname "$0")/../lib/controller.sh"
+. "$(dirname "$0")/../lib/localstore.sh"
 ksim_on_exit snap_cleanups
 
 NODE=$SNAP_WORK/node
@@ -42,10 +43,6 @@ spec:
   etcd: {clientPort: 2379, serverPort: 2380}
   backup: {port: 8080, store: {provider: Local, container: $3, prefix: "$4", secretRef: {name: etcd-backup}}}
 EOF
-}
-host_path() { # ns secret path
-    kc -n "$1" create secret generic "$2" --from-literal=hostPath="$3" --dry-run=client -o yaml |
-        kc apply -f - >/dev/null
 }
 rphase() { jp other etcdrestore/r '{.status.phase}'; }
 over() { p=$(rphase); [ "$p" = Completed ] || [ "$p" = Failed ]; }
@@ -68,9 +65,9 @@ spec:
   deletionGracePeriod: 1h
   namespaceSelector: {matchLabels: {etcd-warden.io/backups: local}}
 EOF
-host_path shoot etcd-backup /var/lib/lb
-host_path other etcd-backup /var/lib/evil
-host_path other src /var/lib/lb
+local_host_path shoot etcd-backup /var/lib/lb
+local_host_path other etcd-backup /var/lib/evil
+local_host_path other src /var/lib/lb
 wh_register_backups
 ctl_jobs_serve other
 ctl_start

@@ -19,6 +19,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/snapshot.sh"
 . "$(dirname "$0")/../lib/controller.sh"
+. "$(dirname "$0")/../lib/localstore.sh"
 ksim_on_exit snap_cleanups
 
 NODE=$SNAP_WORK/node
@@ -35,19 +36,6 @@ spec:
   etcd: {clientPort: 2379, serverPort: 2380}
   backup: {port: 8080, store: {provider: Local, container: bkt, prefix: shoot--a/etcd, secretRef: {name: $3}}}
 EOF2
-}
-host_path() { # ns secret path
-    kc -n "$1" create secret generic "$2" --from-literal=hostPath="$3" --dry-run=client -o yaml |
-        kc apply -f - >/dev/null
-}
-drill() { # ns etcd
-    kc apply -f - >/dev/null <<EOF2
-apiVersion: etcd-warden.io/v1alpha1
-kind: EtcdRestoreDrill
-metadata: {name: d, namespace: $1}
-spec: {schedule: "0 3 * * *", mode: Verify, target: {etcdName: $2}}
-EOF2
-    kc -n "$1" annotate --overwrite etcdrestoredrill d etcd-warden.io/run-drill=1 >/dev/null
 }
 dst() { jp "$1" etcdrestoredrill/d "{.status.$2}"; }
 ended() { [ -n "$(dst "$1" lastResult)" ]; }
@@ -70,8 +58,8 @@ spec:
   deletionGracePeriod: 1h
   namespaceSelector: {matchLabels: {etcd-warden.io/backups: local}}
 EOF
-host_path shoot etcd-backup /var/lib/lb
-host_path other etcd-backup /var/lib/evil
+local_host_path shoot etcd-backup /var/lib/lb
+local_host_path other etcd-backup /var/lib/evil
 wh_register_backups
 ctl_jobs_serve shoot
 ctl_jobs_serve other
@@ -85,7 +73,7 @@ out=$(etcd other etcd-x etcd-backup 2>&1) || ctl_fail "other/etcd-x (hostPath /v
 ok "other's etcd-x admitted in its own directory /var/lib/evil/bkt/shoot--a/etcd"
 
 # control: the owner's drill reads its own snapshot
-drill shoot etcd-a
+local_drill shoot etcd-a
 ksim_wait 120 ended shoot || ctl_fail "shoot's drill: no verdict: $(kc -n shoot get etcdrestoredrill d -o jsonpath='{.status}')"
 st=$(kc -n shoot get etcdrestoredrill d -o jsonpath='{.status}')
 # the fixture is no bbolt database: the verdict is NotRestorable, naming the snapshot it read
@@ -94,8 +82,8 @@ expect "shoot's drill Job mounts" "/var/lib/lb/bkt" "$(mounts shoot | tr -d ' ')
 ok "shoot's drill of its own directory read $theirs ($(dst shoot lastResult))"
 
 # the attack: other moves its Secret onto shoot's directory and drills
-host_path other etcd-backup /var/lib/lb
-drill other etcd-x
+local_host_path other etcd-backup /var/lib/lb
+local_drill other etcd-x
 ksim_wait 120 ended other || ctl_fail "other's drill: no verdict: $(kc -n other get etcdrestoredrill d -o jsonpath='{.status}')"
 st=$(kc -n other get etcdrestoredrill d -o jsonpath='{.status}')
 if grep -qF "$theirs" <<<"$st" || grep -qF /var/lib/lb/bkt <<<"$(mounts other)"; then

@@ -21,12 +21,9 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/snapshot.sh"
 . "$(dirname "$0")/../lib/controller.sh"
+. "$(dirname "$0")/../lib/localstore.sh"
 ksim_on_exit snap_cleanups
 
-host_path() { # ns secret path
-    kc -n "$1" create secret generic "$2" --from-literal=hostPath="$3" --dry-run=client -o yaml |
-        kc apply -f - >/dev/null
-}
 restore() { # ns name target-prefix
     kc apply -f - 2>&1 <<EOF
 apiVersion: etcd-warden.io/v1alpha1
@@ -46,8 +43,8 @@ EOF
 CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups" ctl_stage
 kc create namespace shoot >/dev/null
 kc create namespace other >/dev/null
-host_path shoot etcd-backup /var/lib/lb
-host_path other etcd-backup /var/lib/evil
+local_host_path shoot etcd-backup /var/lib/lb
+local_host_path other etcd-backup /var/lib/evil
 wh_register_backups
 ctl_store_etcd shoot etcd-a Local bkt shoot--a/etcd
 out=$(ctl_store_etcd other etcd-o Local bkt shoot--a/etcd 2>&1) ||
@@ -60,7 +57,7 @@ out=$(restore other r1 other/restored1) ||
     ctl_fail "other's restore from its own /var/lib/evil/bkt/shoot--a/etcd refused: $out"
 ok "control: other's EtcdRestore r1 from its Etcd's /var/lib/evil/bkt/shoot--a/etcd admitted"
 
-host_path other etcd-backup /var/lib/lb # etcd-o's Secret moved onto shoot's directory
+local_host_path other etcd-backup /var/lib/lb # etcd-o's Secret moved onto shoot's directory
 if out=$(restore other r other/restored); then
     ctl_fail "HOLE: namespace other's EtcdRestore r from Local /var/lib/lb/bkt/shoot--a/etcd (shoot's etcd-a) admitted: other counted as owner through its Etcd etcd-o, whose Secret it edited onto that directory"
 fi

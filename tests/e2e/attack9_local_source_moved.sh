@@ -20,6 +20,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/snapshot.sh"
 . "$(dirname "$0")/../lib/controller.sh"
+. "$(dirname "$0")/../lib/localstore.sh"
 ksim_on_exit snap_cleanups
 
 NODE=$SNAP_WORK/node
@@ -27,10 +28,6 @@ export CRONJOB_EXEC_HOST_ROOT=$NODE
 DIR=$NODE/var/lib/lb/bkt/shoot--a/etcd
 TGT=$NODE/var/lib/evil/obkt/other/restored
 OWN=$NODE/var/lib/lb/bkt/shoot--a/restored
-host_path() { # ns secret path
-    kc -n "$1" create secret generic "$2" --from-literal=hostPath="$3" --dry-run=client -o yaml |
-        kc apply -f - >/dev/null
-}
 bucket() { # name hostPath-secret namespace-label
     kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply BackupBucket $1"
 apiVersion: etcd-warden.io/v1alpha1
@@ -73,10 +70,10 @@ kc label namespace shoot etcd-warden.io/backups=local >/dev/null
 kc label namespace other etcd-warden.io/backups=evil >/dev/null
 bucket local local-bucket local
 bucket evil evil-bucket evil
-host_path shoot etcd-backup /var/lib/lb
-host_path shoot src /var/lib/lb
-host_path other etcd-backup /var/lib/evil
-host_path other src /var/lib/evil
+local_host_path shoot etcd-backup /var/lib/lb
+local_host_path shoot src /var/lib/lb
+local_host_path other etcd-backup /var/lib/evil
+local_host_path other src /var/lib/evil
 wh_register_backups
 ctl_jobs_serve shoot
 ctl_jobs_serve other
@@ -100,7 +97,7 @@ out=$(restore shoot r0 bkt shoot--a/restored) || ctl_fail "shoot's own restore r
 out=$(restore other r obkt other/restored) ||
     ctl_fail "other's restore from its own bucket's /var/lib/evil/bkt/shoot--a/etcd refused: $out"
 ok "other's EtcdRestore r admitted (source /var/lib/evil/bkt/shoot--a/etcd, its own bucket's)"
-host_path other src /var/lib/lb # moved onto shoot's directory before any copy Job
+local_host_path other src /var/lib/lb # moved onto shoot's directory before any copy Job
 ctl_start
 
 ksim_wait 120 over shoot r0 || ctl_fail "r0 did not end: $(kc -n shoot get etcdrestore r0 -o jsonpath='{.status}')"

@@ -21,12 +21,9 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/snapshot.sh"
 . "$(dirname "$0")/../lib/controller.sh"
+. "$(dirname "$0")/../lib/localstore.sh"
 ksim_on_exit snap_cleanups
 
-host_path() { # ns secret path
-    kc -n "$1" create secret generic "$2" --from-literal=hostPath="$3" --dry-run=client -o yaml |
-        kc apply -f - >/dev/null
-}
 restore() { # ns name
     kc apply -f - 2>&1 <<EOF
 apiVersion: etcd-warden.io/v1alpha1
@@ -58,8 +55,8 @@ spec:
   deletionGracePeriod: 1h
   namespaceSelector: {matchLabels: {etcd-warden.io/backups: local}}
 EOF
-host_path shoot etcd-backup /var/lib/lb
-host_path shoot src /var/lib/lb
+local_host_path shoot etcd-backup /var/lib/lb
+local_host_path shoot src /var/lib/lb
 wh_register_backups
 ctl_store_etcd shoot etcd-a Local bkt shoot--a/etcd
 ctl_members shoot etcd-a
@@ -80,7 +77,7 @@ kc delete namespace shoot --wait=false >/dev/null
 ksim_wait 30 ksim_gone namespace shoot || ctl_fail "namespace shoot stays"
 sleep 1.1 # creation times have seconds: the new namespace is created after the entry, visibly
 kc create namespace shoot >/dev/null
-host_path shoot src /var/lib/lb
+local_host_path shoot src /var/lib/lb
 kc get backupentry "$e_a" >/dev/null || ctl_fail "entry $e_a went with the namespace"
 wh_caught_up # the caches
 if out=$(restore shoot r); then
