@@ -163,6 +163,101 @@ static enum kerr store_problem(const struct lookup *lk, const char *ns,
     return KERR_OK;
 }
 
+/* spec.replicas of a StatefulSet or Scale object (absent: 1, or 0 for a Scale); -1 if unread. */
+static long replicas_of(const cJSON *obj, int scale)
+{
+    int64_t r;
+    enum kerr rc = kjson_get_int64(obj, "spec.replicas", &r);
+
+    if (rc == KERR_NOTFOUND)
+        return scale ? 0 : 1;
+    return rc == KERR_OK && r >= 0 && r <= ORDINAL_MAX ? (long)r : -1;
+}
+
+/* 1 when items (a PVC list's items) has "<template>-<sts>-<n>", a template of req's object
+ * (a Scale names none: any template), or one not known to be missing. */
+static int has_claim(const struct review_req *req, const cJSON *items, const char *sts, long n)
+{
+    const cJSON *tmpls = kjson_get(req->object, "spec.volumeClaimTemplates"), *t, *pvc;
+    char suffix[LOOKUP_NAME_MAX + 32];
+    size_t ls;
+
+    snprintf(suffix, sizeof(suffix), "-%s-%ld", sts, n);
+    ls = strlen(suffix);
+    cJSON_ArrayForEach (pvc, items) {
+        const char *name = kjson_get_str(pvc, "metadata.name");
+        size_t ln = name ? strlen(name) : 0;
+
+        if (!name || ln <= ls || strcmp(name + ln - ls, suffix) != 0)
+            continue;
+        if (!cJSON_IsArray(tmpls))
+            return 1;
+        cJSON_ArrayForEach (t, tmpls) {
+            const char *tn = kjson_get_str(t, "metadata.name");
+
+            if (tn && strlen(tn) == ln - ls && strncmp(name, tn, ln - ls) == 0)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+enum kerr claimguard_wake(const struct lookup *lk, const struct review_req *req,
+                          const struct member_meta *m, const struct lookup_etcd *etcd,
+                          struct review_resp *resp, int *decided)
+{
+    int scale = member_is_kind(req, "autoscaling", "Scale");
+    long start = 0, n, hi;
+    char why[1024];
+    cJSON *items = NULL;
+    struct kerr_info e;
+    enum kerr rc;
+    int64_t s;
+
+    *decided = 0;
+    if (req->op != REVIEW_OP_UPDATE || (!scale && !member_is_kind(req, "apps", "StatefulSet")) ||
+        !etcd->snapshot_store[0] || replicas_of(req->old_object, scale) != 0 ||
+        (hi = replicas_of(req->object, scale)) == 0)
+        return KERR_OK;
+    if (!scale && kjson_get_int64(req->object, "spec.ordinals.start", &s) == KERR_OK && s >= 0 &&
+        s <= ORDINAL_MAX)
+        start = (long)s;
+    kerr_clear(&e);
+    why[0] = '\0';
+    if (hi < 0)
+        kerr_set(&e, KERR_INVAL, "spec.replicas is not a count");
+    else if (!lk->pvcs)
+        kerr_set(&e, KERR_UNSUPPORTED, "no PersistentVolumeClaim lookup is configured");
+    else
+        lk->pvcs(lk->ctx, m->ns, &items, &e);
+    for (n = start; e.code == KERR_OK && n < start + hi; n++) {
+        if (!has_claim(req, items, m->name, n)) {
+            store_problem(lk, m->ns, etcd, why, sizeof(why), &e);
+            break;
+        }
+    }
+    cJSON_Delete(items);
+    if (e.code != KERR_OK) {
+        *decided = 1;
+        return review_errored(resp, 500,
+                              "waking StatefulSet %s/%s of Etcd %s, put to sleep with a final "
+                              "snapshot: whether its members would restore from the store of "
+                              "that snapshot cannot be told (%s): not admitted unchecked",
+                              m->ns, m->name, m->part_of, e.msg);
+    }
+    if (!why[0])
+        return KERR_OK;
+    *decided = 1;
+    rc = review_deny(resp,
+                     "waking StatefulSet %s/%s of Etcd %s is refused: the claim of its member "
+                     "%s-%ld is gone, so that member restores from the backup store, and %s. "
+                     "Point the Etcd back at the store of its final snapshot (spec.backup.store "
+                     "and its Secret as they were when it went to sleep), wake it there, then "
+                     "move it",
+                     m->ns, m->name, m->part_of, m->name, n, why);
+    return rc;
+}
+
 /*
  * Why the claims of Etcd ns/e (etcd) may not go with its sleep ("" into why when they may:
  * hibernated with a final snapshot of this sleep, see claimguard.h). A lookup that fails:

@@ -70,6 +70,19 @@ int claimguard_seeded(const cJSON *pvc, const char **field);
 enum kerr claimguard_delete(time_t now, const struct lookup *lk, const struct review_req *req,
                             struct pvcguard_glass *pg, struct review_resp *resp, int *decided);
 
+/*
+ * A wake from another store: an UPDATE of StatefulSet (or its scale) m->name of Etcd
+ * m->part_of from 0 replicas to more, while etcd was put to sleep with a final snapshot
+ * (etcd->snapshot_store) and some claim of a member it brings up is gone (those members restore
+ * from the backup store), is refused when the store etcd names now, its Secret read from the
+ * API server, is not the final snapshot's (store_problem above): the members would start from
+ * a store without it. With every claim there the members keep their data. A PVC list or Secret
+ * that cannot be read is a 500. *decided as claimguard_delete; any other request: 0.
+ */
+enum kerr claimguard_wake(const struct lookup *lk, const struct review_req *req,
+                          const struct member_meta *m, const struct lookup_etcd *etcd,
+                          struct review_resp *resp, int *decided);
+
 /* Judge a PVC CREATE or UPDATE as above; *pg, *decided as claimguard_delete. */
 enum kerr claimguard_create(time_t now, const struct lookup *lk, const struct review_req *req,
                             struct pvcguard_glass *pg, struct review_resp *resp, int *decided);

@@ -240,6 +240,7 @@ static enum kerr judge_parented(const struct protect_config *cfg, const struct l
     if ((rc = scaleguard_judge(&g, lk, req, m, etcd, gp, resp, &decided)) || decided)
         return rc;
     if ((rc = pvcguard_planted(now_of(cfg), lk, req, m, etcd, gp, resp, &decided)) || decided ||
+        (rc = claimguard_wake(lk, req, m, etcd, resp, &decided)) || decided ||
         (rc = pvcguard_mounts(now_of(cfg), req, m, etcd, gp, resp, &decided)) || decided ||
         (rc = cfgvol_judge(req, m, etcd, resp, &decided)) || decided)
         return rc;
@@ -416,6 +417,7 @@ enum kerr protect_guard_decide(const struct protect_config *cfg, const struct lo
     }
     if ((rc = scaleguard_judge(&g, lk, req, &m, &etcd, &gp, resp, &decided)) || decided ||
         (rc = pvcguard_planted(now_of(cfg), lk, req, &m, &etcd, &gp, resp, &decided)) || decided ||
+        (rc = claimguard_wake(lk, req, &m, &etcd, resp, &decided)) || decided ||
         (rc = pvcguard_mounts(now_of(cfg), req, &m, &etcd, &gp, resp, &decided)) || decided ||
         (rc = pvcguard_adopts(now_of(cfg), lk, req, &m, &etcd, &gp, resp, &decided)) || decided ||
         (rc = cfgvol_judge(req, &m, &etcd, resp, &decided)) || decided)

@@ -419,7 +419,7 @@ static enum kerr perform(const struct hib_env *env, struct round *r, const struc
          * Hibernated keeps the check and adds the store the checked final snapshot is in (the
          * claims' rule), its Secret read now that the scale to 0 is confirmed: the call that
          * checks the snapshot and writes ScalingDown has no request left for it. Both are
-         * kept while Hibernated and dropped in any other phase.
+         * kept while Hibernated and dropped in any other phase (the store: but WakingUp).
          */
         if (s->phase == HIBPLAN_HIBERNATED &&
             (kv[3] = etcdspec_annotation(r->etcd, HIB_ANN_CHECKED)) != NULL) {
@@ -427,6 +427,10 @@ static enum kerr perform(const struct hib_env *env, struct round *r, const struc
                 return rc;
             kv[5] = store[0] ? store : NULL;
         }
+        /* a wake keeps the store of the final snapshot until it is up: warden-webhook refuses
+         * the scale-up when a member whose claim is gone would restore from another store */
+        if (s->phase == HIBPLAN_WAKING)
+            kv[5] = etcdspec_annotation(r->etcd, HIB_ANN_STORE);
         if (s->phase == HIBPLAN_CUTTING && r->v.cut_at)
             n = 4;
         rc = hib_patch_etcd(env, r, n, kv, err);

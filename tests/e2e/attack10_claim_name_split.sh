@@ -23,8 +23,8 @@
 # Oracle: what kube-sim stores: a claim etcd-main-etcd-main-<n> of live Etcd etcd-main (no
 # deletionTimestamp, 3 replicas, n < 3, no break glass on it) deleted. Its member would start
 # again on a new, empty volume. Fails (HOLE) while the hole exists.
-# Control: N0, the same scene without an Etcd main: every claim of etcd-main in range is
-# refused, and the claim of a member scaled away (etcd-main-etcd-main-5) goes.
+# Control: N0, the same scene without an Etcd main: every claim of etcd-main is refused (in
+# range, and past it: etcd-main-etcd-main-5), and the claim of an Etcd that does not exist goes.
 set -uo pipefail
 . "$(dirname "$0")/../lib/druid.sh"
 command -v kubectl >/dev/null || { echo "FAIL: kubectl is not installed"; exit 1; }
@@ -95,9 +95,17 @@ for i in 0 1 2; do
         wh_fail "control: claim n0/etcd-main-etcd-main-$i refused by another rule than the live Etcd's claims: $out"
 done
 echo "ok: control: the claims of live Etcd etcd-main in its range are refused"
-out=$(WH_AS_NS=n0 wh_as alice delete pvc etcd-main-etcd-main-5 --wait=false 2>&1) ||
-    wh_fail "control: the claim of a member scaled away (n0/etcd-main-etcd-main-5) refused: $out"
-echo "ok: control: the claim of a member scaled away goes"
+out=$(WH_AS_NS=n0 wh_as alice delete pvc etcd-main-etcd-main-5 --wait=false 2>&1)
+! gone n0 etcd-main-etcd-main-5 || wh_fail "control: the claim of a member past the range (n0/etcd-main-etcd-main-5) deleted: $out"
+grep -qF "of Etcd etcd-main, which is not being deleted" <<<"$out" ||
+    wh_fail "control: claim n0/etcd-main-etcd-main-5 refused by another rule than the live Etcd's claims: $out"
+echo "ok: control: the claim of a member past the range is held too (every ordinal of a live Etcd's claim)"
+printf '%s\n' "apiVersion: v1" "kind: PersistentVolumeClaim" "metadata: {name: etcd-gone-etcd-gone-0}" \
+    "spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}" | kc -n n0 create -f - >/dev/null ||
+    wh_fail "cannot create claim n0/etcd-gone-etcd-gone-0"
+out=$(WH_AS_NS=n0 wh_as alice delete pvc etcd-gone-etcd-gone-0 --wait=false 2>&1) ||
+    wh_fail "control: the claim of an Etcd that does not exist (n0/etcd-gone-etcd-gone-0) refused: $out"
+echo "ok: control: the claim of an Etcd that does not exist goes"
 
 holes=0
 judge() { # CASE NS ORDINAL WHAT
