@@ -175,7 +175,12 @@ spec:
   selector: {matchLabels: $labels}
   template:
     metadata: {labels: $labels}
-    spec: {containers: [{name: etcd, image: etcd-wrapper}]}
+    spec:
+      containers:
+      - {name: etcd, image: etcd-wrapper}
+      - {name: backup-restore, image: etcdbrctl, args: [server], volumeMounts: [{name: etcd-config-file, mountPath: /var/etcd/config/}]}
+      volumes:
+      - {name: etcd-config-file, configMap: {name: $1-config, items: [{key: etcd.conf.yaml, path: etcd.conf.yaml}]}}
 EOF
 }
 
