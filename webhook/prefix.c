@@ -16,8 +16,6 @@
 #include "webhook/prefix_cache.h"
 #include "webhook/pmove.h"
 
-#define KEY_MAX 1024
-
 /* A Local claim's claim.local (webhook/plocal): what its directory is resolved from. */
 static int add_local(enum prefix_kind k, const cJSON *obj, const char *base, cJSON *out)
 {
