@@ -172,3 +172,22 @@ enum kerr hib_void_cut(const struct hib_env *env, struct round *r, struct kerr_i
                      "Hibernation", "%s", msg);
     return rc;
 }
+
+enum kerr hib_restamp(const struct hib_env *env, struct round *r, struct kerr_info *err)
+{
+    char was[HIBGUARD_CHECKED_MAX], now[HIBGUARD_CHECKED_MAX];
+    const char *old = etcdspec_annotation(r->etcd, HIB_ANN_CHECKED);
+    enum kerr rc;
+
+    snprintf(was, sizeof(was), "%s", old ? old : "");
+    if ((rc = hibguard_checked_format(r->sts, now, sizeof(now), err)) != KERR_OK)
+        return rc;
+    rc = hib_patch_one(env, r, HIB_ANN_CHECKED, now, err);
+    if (rc == KERR_OK && r->v.phase == HIBPLAN_HIBERNATED)
+        ev_log_emitf(env->events, r->etcd, EV_NORMAL, "SleepKept", "Hibernation",
+                     "StatefulSet changed while hibernated (%s=%s, now generation %lld) at 0 "
+                     "replicas, never above since the final snapshot was checked: still "
+                     "hibernated, the final snapshot holds; the stamp moves to %s",
+                     HIB_ANN_CHECKED, was, sts_generation(r), now);
+    return rc;
+}
