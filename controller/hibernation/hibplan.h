@@ -43,7 +43,8 @@
  *     (stamp_ok: scaled up or changed since) voids the cut as in Hibernated
  *     (VOID_CUT, phase WakingUp, a new cycle follows); with opts.verify the
  *     scale to 0 follows a check of the same call (VERIFY); scale to 0;
- *     wait for status.replicas 0; ensure the immutability task (bucket
+ *     wait for status.replicas 0; move the stamp to the StatefulSet at 0
+ *     (stamp_next: RESTAMP); ensure the immutability task (bucket
  *     retention; a task being deleted is waited for); on the spec path lift
  *     the suspension the controller set, so that etcd-druid reconciles
  *     spec.replicas: 0 itself (Gardener waits for that); phase Hibernated.
