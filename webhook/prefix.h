@@ -38,7 +38,7 @@
  * endpointOverride, secret}}
  * and indexed by store key (PREFIX_INDEX_STORE): webhook/prefix_cache.
  *
- * Ownership: arguments BORROWED. Thread safety: prefix_check / prefix_decide
+ * Ownership: arguments BORROWED. Thread safety: prefix_check / prefix_cache_decide
  * from any number of threads once started; new/start/free from one thread.
  */
 #ifndef WEBHOOK_PREFIX_H
@@ -99,16 +99,6 @@ enum kerr prefix_check(struct store *etcds, struct store *entries, const struct 
 
 /* The claim of obj as prefix_project reads it (see there) into out; 0 when it has none. */
 int prefix_claim_of(enum prefix_kind k, const cJSON *obj, cJSON *out);
-
-struct prefix_cache; /* webhook/prefix_cache.h */
-
-/*
- * prefix_check against the caches; an error (500) until they synced. A claim they allow is
- * then recorded with prefix_lock (with opts.claims_ns, and unless the request is a dry run):
- * two overlapping claims admitted at once are refused but one.
- */
-enum kerr prefix_decide(struct prefix_cache *c, const struct review_req *req,
-                        struct review_resp *resp, struct kerr_info *err);
 
 /*
  * Deny resp for req's prefix overlapping other (described) of namespace other_ns in store.

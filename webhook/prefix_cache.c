@@ -6,6 +6,7 @@
 
 #include "common/kjson.h"
 #include "webhook/bauth.h"
+#include "webhook/pmove.h"
 #include "webhook/prefix.h"
 
 static const struct k8s_resource res_etcd = { "druid.gardener.cloud", "v1alpha1", "etcds", 1 };
@@ -111,6 +112,56 @@ enum kerr prefix_cache_authorise(struct prefix_cache *c, const char *ns, const c
                  ? KERR_NOMEM
                  : KERR_OK;
     return rc == KERR_OK ? rc : kerr_set(err, rc, "building the answer");
+}
+
+/* The bucket owner's authority over a new claim of req's Etcd (webhook/bauth). */
+static enum kerr authorise(struct prefix_cache *c, const struct review_req *req,
+                           struct review_resp *resp, struct kerr_info *err)
+{
+    cJSON *self = cJSON_CreateObject(), *old = cJSON_CreateObject();
+    enum kerr rc = self && old ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL);
+
+    if (rc == KERR_OK && (req->op == REVIEW_OP_CREATE || req->op == REVIEW_OP_UPDATE) &&
+        prefix_claim_of(PREFIX_ETCD, req->object, self) && kjson_get_str(self, "prefix") &&
+        !(req->op == REVIEW_OP_UPDATE && req->old_object &&
+          prefix_claim_of(PREFIX_ETCD, req->old_object, old) && kjson_get_str(old, "prefix") &&
+          strcmp(kjson_get_str(old, "store"), kjson_get_str(self, "store")) == 0 &&
+          strcmp(kjson_get_str(old, "prefix"), kjson_get_str(self, "prefix")) == 0))
+        rc = prefix_cache_authorise(c, kjson_get_str(self, "namespace"),
+                                    kjson_get_str(self, "store"), kjson_get_str(self, "prefix"),
+                                    resp, err);
+    cJSON_Delete(self);
+    cJSON_Delete(old);
+    return rc;
+}
+
+enum kerr prefix_cache_decide(struct prefix_cache *c, const struct review_req *req,
+                              struct review_resp *resp, struct kerr_info *err)
+{
+    struct store *etcds, *entries, *backups;
+    struct k8s_client *client;
+    const char *claims_ns;
+    enum kerr rc;
+
+    if (!prefix_cache_stores(c, &etcds, &entries, &backups)) {
+        if (review_errored(resp, 500, "the Etcd and BackupEntry caches have not synced yet"))
+            return kerr_set(err, KERR_NOMEM, "building the answer");
+        return KERR_OK;
+    }
+    prefix_cache_claims(c, &client, &claims_ns);
+    /* the owner's authority first: it reads no other claim, so a claim it refuses is refused
+     * whatever the others claim (spec.prefixScope Namespace: probes learn nothing) */
+    rc = authorise(c, req, resp, err);
+    if (rc == KERR_OK && resp->allowed)
+        rc = prefix_check_local(etcds, entries, backups, client, prefix_cache_buckets(c), req, resp,
+                                err);
+    if (rc == KERR_OK && resp->allowed && claims_ns && !req->dry_run)
+        rc = prefix_lock(client, claims_ns, req, resp, err);
+    if (rc == KERR_OK) /* a move: the earlier prefix keeps its entry */
+        rc = pmove_keep(client, entries, prefix_cache_buckets(c), req, resp, err);
+    if (rc == KERR_OK)
+        prefix_cache_count(c, kjson_get_str(req->object, "metadata.namespace"), resp);
+    return rc;
 }
 
 void prefix_cache_count(struct prefix_cache *c, const char *ns, const struct review_resp *resp)

@@ -39,6 +39,14 @@ enum kerr prefix_cache_start(struct prefix_cache *c, struct kerr_info *err);
 int prefix_cache_synced(struct prefix_cache *c);
 
 /*
+ * prefix_check against the caches; an error (500) until they synced. A claim they allow is
+ * then recorded with prefix_lock (with opts.claims_ns, and unless the request is a dry run):
+ * two overlapping claims admitted at once are refused but one.
+ */
+enum kerr prefix_cache_decide(struct prefix_cache *c, const struct review_req *req,
+                              struct review_resp *resp, struct kerr_info *err);
+
+/*
  * The bucket owner's authority over a new claim of namespace ns of prefix (canonical) in store
  * key (webhook/bauth): resp denied with the reason when a BackupBucket of the store does not
  * select ns or gives the prefix to another namespace (spec.prefixScope Namespace), a 500 when
@@ -69,7 +77,7 @@ void prefix_cache_claims(struct prefix_cache *c, struct k8s_client **client, con
 /*
  * Count resp, the answer to a claim of namespace ns, in opts.cross when it refuses the claim over
  * another namespace's (PREFIX_OTHER_NAMESPACE): a namespace probing the others' prefixes with
- * refusals shows there. prefix_decide counts its own answers.
+ * refusals shows there. prefix_cache_decide counts its own answers.
  */
 void prefix_cache_count(struct prefix_cache *c, const char *ns, const struct review_resp *resp);
 

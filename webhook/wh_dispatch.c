@@ -145,7 +145,7 @@ static enum kerr decide(const struct wh_dispatch *d, enum wh_hook h, const struc
         if (rc == KERR_OK && resp->allowed)
             rc = toggles_decide(d->protect, req, resp, err);
         if (rc == KERR_OK && resp->allowed && d->prefix)
-            rc = prefix_decide(d->prefix, req, resp, err);
+            rc = prefix_cache_decide(d->prefix, req, resp, err);
         return rc;
     }
     case WH_HOOK_MUTATE:
