@@ -19,6 +19,7 @@
 #include "common/ktime.h"
 #include "common/log.h"
 #include "webhook/lookup.h"
+#include "webhook/wh_conns.h"
 #include "webhook/review.h"
 
 struct wh_server {
@@ -33,7 +34,9 @@ struct wh_server {
     _Atomic(struct metrics_child *) ok[WH_HOOK__COUNT]; /* BORROWED or NULL: requests_total 200 */
     struct metrics_child *latency[WH_HOOK__COUNT];      /* BORROWED or NULL */
     struct metrics_child *gauge[WH_HOOK__COUNT];        /* BORROWED or NULL */
-    pthread_mutex_t large; /* held while a review above WH_SERVER_LARGE_BODY is decided */
+    pthread_mutex_t large;         /* held while a review above WH_SERVER_LARGE_BODY is decided */
+    struct wh_conns *conns;        /* OWNS: the connections, which to drop near the limit */
+    struct metrics_child *dropped; /* BORROWED or NULL: connections dropped */
 };
 
 /* One request, from the first call of the handler to the completion notice. */
@@ -317,6 +320,21 @@ static enum MHD_Result finish(struct wh_server *s, struct MHD_Connection *c, str
     return send_bytes(s, c, st, st->out_status, out, st->out_len, "application/json", 1);
 }
 
+static int fd_of(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *fd =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+    return fd ? fd->connect_fd : -1;
+}
+
+/* A request begins on c: not dropped until it completes; its first one ends the handshake time. */
+static void busy(struct wh_server *s, struct MHD_Connection *c)
+{
+    if (wh_conns_busy(s->conns, fd_of(c)))
+        MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, s->o.conn_timeout_s);
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
                               const char *method, const char *version, const char *upload_data,
                               size_t *upload_data_size, void **con_cls)
@@ -325,8 +343,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     struct req_state *st = *con_cls;
 
     (void)version;
-    if (!st)
+    if (!st) {
+        busy(s, c);
         return begin(s, c, url, method, con_cls);
+    }
     if (*upload_data_size > 0)
         return receive(s, st, upload_data, upload_data_size);
     return finish(s, c, st);
@@ -365,8 +385,8 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
     struct wh_server *s = cls;
     struct req_state *st = *con_cls;
 
-    (void)c;
     (void)toe;
+    wh_conns_idle(s->conns, fd_of(c));
     if (!st)
         return;
     if (st->hook >= 0) {
@@ -381,6 +401,37 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
     free(st->out);
     free(st);
     *con_cls = NULL;
+}
+
+/* wh_conns' drop: the socket shut down, libmicrohttpd closes the connection on its next read. */
+static void drop(void *cls, int fd)
+{
+    struct wh_server *s = cls;
+
+    shutdown(fd, SHUT_RDWR);
+    if (s->dropped)
+        metrics_inc(s->dropped);
+}
+
+/*
+ * A connection opened or closed: its TLS context (wh_tls), and its place in the table of
+ * connections. An opened one has handshake_timeout_s to send its first request's headers;
+ * one the table cannot hold is dropped (it could never be dropped to make room).
+ */
+static void notify_conn(void *cls, struct MHD_Connection *c, void **socket_context,
+                        enum MHD_ConnectionNotificationCode toe)
+{
+    struct wh_server *s = cls;
+    int fd = fd_of(c);
+
+    wh_tls_notify_connection(s->o.tls, c, socket_context, toe);
+    if (toe != MHD_CONNECTION_NOTIFY_STARTED) {
+        wh_conns_close(s->conns, fd);
+        return;
+    }
+    if (wh_conns_open(s->conns, fd) < 0 && fd >= 0)
+        shutdown(fd, SHUT_RDWR);
+    MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, s->o.handshake_timeout_s);
 }
 
 __attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char *fmt, va_list ap)
@@ -402,7 +453,7 @@ static enum kerr register_metrics(struct wh_server *s, struct kerr_info *err)
 {
     static const char *const by_hook[] = { "webhook", NULL };
     static const char *const by_code[] = { "webhook", "code", NULL };
-    struct metrics_vec *lat = NULL, *gauge = NULL;
+    struct metrics_vec *lat = NULL, *gauge = NULL, *dropped = NULL;
     const char *values[2] = { NULL, NULL };
     enum kerr rc;
     int h;
@@ -417,9 +468,16 @@ static enum kerr register_metrics(struct wh_server *s, struct kerr_info *err)
                                "controller_runtime_webhook_latency_seconds",
                                "Histogram of the latency of processing admission requests", by_hook,
                                metrics_def_buckets, METRICS_DEF_BUCKETS_LEN, &lat, err)) ||
-        (rc = metrics_register(
-             s->o.registry, METRICS_GAUGE, "controller_runtime_webhook_requests_in_flight",
-             "Current number of admission requests being served.", by_hook, NULL, 0, &gauge, err)))
+        (rc = metrics_register(s->o.registry, METRICS_GAUGE,
+                               "controller_runtime_webhook_requests_in_flight",
+                               "Current number of admission requests being served.", by_hook, NULL,
+                               0, &gauge, err)) ||
+        (rc = metrics_register(s->o.registry, METRICS_COUNTER,
+                               "warden_webhook_connections_dropped_total",
+                               "Connections without a request in progress closed to make room "
+                               "near the connection limit",
+                               NULL, NULL, 0, &dropped, err)) ||
+        (rc = metrics_with(dropped, NULL, &s->dropped, err)))
         return rc;
     for (h = 0; h < WH_HOOK__COUNT && !rc; h++) {
         values[0] = wh_hook_path((enum wh_hook)h);
@@ -432,6 +490,7 @@ static enum kerr register_metrics(struct wh_server *s, struct kerr_info *err)
 enum kerr wh_server_new(const struct wh_server_opts *opts, struct wh_server **out,
                         struct kerr_info *err)
 {
+    struct wh_conns_opts copts = { 0, 0, NULL, NULL };
     struct wh_server *s;
     long cores;
     enum kerr rc;
@@ -467,7 +526,12 @@ enum kerr wh_server_new(const struct wh_server_opts *opts, struct wh_server **ou
         s->o.max_buffered = s->o.max_body;
     if (s->o.budget_ms <= 0)
         s->o.budget_ms = WH_SERVER_DEFAULT_BUDGET_MS;
-    if ((rc = register_metrics(s, err))) {
+    if (!s->o.handshake_timeout_s)
+        s->o.handshake_timeout_s = WH_SERVER_DEFAULT_HANDSHAKE_S;
+    copts.limit = s->o.conn_limit;
+    copts.drop = drop;
+    copts.drop_ctx = s;
+    if ((rc = wh_conns_new(&copts, &s->conns, err)) || (rc = register_metrics(s, err))) {
         wh_server_free(s);
         return rc;
     }
@@ -502,10 +566,9 @@ static struct MHD_Daemon *start_daemon(struct wh_server *s, unsigned int flags,
         s->o.conn_timeout_s, MHD_OPTION_CONNECTION_LIMIT, s->o.conn_limit,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, s->o.per_ip_limit, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
         (size_t)CONN_MEMORY, MHD_OPTION_HTTPS_PRIORITIES, WH_TLS_PRIORITIES,
-        MHD_OPTION_HTTPS_CERT_CALLBACK, wh_tls_retrieve, MHD_OPTION_NOTIFY_CONNECTION,
-        wh_tls_notify_connection, s->o.tls, MHD_OPTION_NOTIFY_COMPLETED, completed, s,
-        MHD_OPTION_ARRAY, trust, addr ? MHD_OPTION_SOCK_ADDR : MHD_OPTION_END, addr,
-        MHD_OPTION_END);
+        MHD_OPTION_HTTPS_CERT_CALLBACK, wh_tls_retrieve, MHD_OPTION_NOTIFY_CONNECTION, notify_conn,
+        s, MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_ARRAY, trust,
+        addr ? MHD_OPTION_SOCK_ADDR : MHD_OPTION_END, addr, MHD_OPTION_END);
 }
 
 enum kerr wh_server_start(struct wh_server *s, struct kerr_info *err)
@@ -588,6 +651,7 @@ void wh_server_free(struct wh_server *s)
     if (!s)
         return;
     wh_server_drain(s, 0);
+    wh_conns_free(s->conns);
     pthread_mutex_destroy(&s->large);
     free(s->bind);
     free(s);
