@@ -49,8 +49,7 @@ static size_t make_table(struct wh_config *c, struct proc_flag *out)
         { "webhook-server-idle-timeout", PROC_FLAG_DURATION, &c->conn_timeout_ms, "30s",
           "close connections idle this long once they sent a request" },
         { "webhook-server-handshake-timeout", PROC_FLAG_DURATION, &c->handshake_timeout_ms, "10s",
-          "close a new connection that sends no request headers this long (TLS handshake "
-          "included)" },
+          "close a connection that sends no request this long after its TLS handshake" },
         { "webhook-server-max-connections", PROC_FLAG_INT, &c->conn_limit, "1000",
           "concurrent connections" },
         { "webhook-server-max-connections-per-ip", PROC_FLAG_INT, &c->per_ip_limit, "256",

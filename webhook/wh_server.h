@@ -62,7 +62,7 @@
 #define WH_SERVER_DEFAULT_CONN_LIMIT   1000u
 #define WH_SERVER_DEFAULT_PER_IP_LIMIT 256u
 #define WH_SERVER_DEFAULT_BUDGET_MS    10000L
-/* Time a new connection has to send its first request's headers (TLS handshake included). */
+/* Time a connection has, after its TLS handshake, to send its first request's headers. */
 #define WH_SERVER_DEFAULT_HANDSHAKE_S 10u
 /* Share of the budget, from the first byte, that a review's API lookups may use. */
 #define WH_SERVER_LOOKUP_SHARE 0.75
