@@ -19,25 +19,9 @@
 #include "common/ktime.h"
 #include "common/log.h"
 #include "webhook/lookup.h"
-#include "webhook/wh_conns.h"
 #include "webhook/review.h"
-
-struct wh_server {
-    struct wh_server_opts o;
-    char *bind; /* OWNS: copy of o.bind_address */
-    struct MHD_Daemon *d;
-    unsigned short port;
-    atomic_long in_flight;
-    atomic_size_t buffered; /* bytes of bodies held by all requests (their charged) */
-    atomic_int draining;
-    struct metrics_vec *requests;                       /* BORROWED or NULL */
-    _Atomic(struct metrics_child *) ok[WH_HOOK__COUNT]; /* BORROWED or NULL: requests_total 200 */
-    struct metrics_child *latency[WH_HOOK__COUNT];      /* BORROWED or NULL */
-    struct metrics_child *gauge[WH_HOOK__COUNT];        /* BORROWED or NULL */
-    pthread_mutex_t large;         /* held while a review above WH_SERVER_LARGE_BODY is decided */
-    struct wh_conns *conns;        /* OWNS: the connections, which to drop near the limit */
-    struct metrics_child *dropped; /* BORROWED or NULL: connections dropped */
-};
+#include "webhook/wh_conns.h"
+#include "webhook/wh_server_int.h"
 
 /* One request, from the first call of the handler to the completion notice. */
 struct req_state {
@@ -320,21 +304,6 @@ static enum MHD_Result finish(struct wh_server *s, struct MHD_Connection *c, str
     return send_bytes(s, c, st, st->out_status, out, st->out_len, "application/json", 1);
 }
 
-static int fd_of(struct MHD_Connection *c)
-{
-    const union MHD_ConnectionInfo *fd =
-        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-
-    return fd ? fd->connect_fd : -1;
-}
-
-/* A request begins on c: not dropped until it completes; its first one ends the handshake time. */
-static void busy(struct wh_server *s, struct MHD_Connection *c)
-{
-    if (wh_conns_busy(s->conns, fd_of(c)))
-        MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, s->o.conn_timeout_s);
-}
-
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
                               const char *method, const char *version, const char *upload_data,
                               size_t *upload_data_size, void **con_cls)
@@ -344,39 +313,12 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 
     (void)version;
     if (!st) {
-        busy(s, c);
+        wh_server_conn_busy(s, c);
         return begin(s, c, url, method, con_cls);
     }
     if (*upload_data_size > 0)
         return receive(s, st, upload_data, upload_data_size);
     return finish(s, c, st);
-}
-
-/*
- * requests_total{webhook, code} += 1. The child of code 200, the usual one,
- * is looked up once per webhook and kept; the series still appears only
- * once a request had that code.
- */
-static void count_request(struct wh_server *s, int hook, unsigned int status)
-{
-    const char *values[3] = { NULL, NULL, NULL };
-    struct metrics_child *child = NULL;
-    char code[16];
-
-    if (!s->requests || !status)
-        return;
-    if (status == 200 && (child = atomic_load(&s->ok[hook]))) {
-        metrics_inc(child);
-        return;
-    }
-    snprintf(code, sizeof(code), "%u", status);
-    values[0] = wh_hook_path((enum wh_hook)hook);
-    values[1] = code;
-    if (metrics_with(s->requests, values, &child, NULL) != KERR_OK)
-        return;
-    metrics_inc(child);
-    if (status == 200)
-        atomic_store(&s->ok[hook], child);
 }
 
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
@@ -386,7 +328,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
     struct req_state *st = *con_cls;
 
     (void)toe;
-    wh_conns_idle(s->conns, fd_of(c));
+    wh_server_conn_idle(s, c);
     if (!st)
         return;
     if (st->hook >= 0) {
@@ -394,97 +336,13 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
             metrics_add(s->gauge[st->hook], -1);
         if (s->latency[st->hook] && st->status == 200)
             metrics_observe(s->latency[st->hook], since(&st->start));
-        count_request(s, st->hook, st->status);
+        wh_server_count_request(s, st->hook, st->status);
     }
     atomic_fetch_sub(&s->in_flight, 1);
     release_body(s, st);
     free(st->out);
     free(st);
     *con_cls = NULL;
-}
-
-/* wh_conns' drop: the socket shut down, libmicrohttpd closes the connection on its next read. */
-static void drop(void *cls, int fd)
-{
-    struct wh_server *s = cls;
-
-    shutdown(fd, SHUT_RDWR);
-    if (s->dropped)
-        metrics_inc(s->dropped);
-}
-
-/*
- * A connection opened or closed: its TLS context (wh_tls), and its place in the table of
- * connections. An opened one has handshake_timeout_s to send its first request's headers;
- * one the table cannot hold is dropped (it could never be dropped to make room).
- */
-static void notify_conn(void *cls, struct MHD_Connection *c, void **socket_context,
-                        enum MHD_ConnectionNotificationCode toe)
-{
-    struct wh_server *s = cls;
-    int fd = fd_of(c);
-
-    wh_tls_notify_connection(s->o.tls, c, socket_context, toe);
-    if (toe != MHD_CONNECTION_NOTIFY_STARTED) {
-        wh_conns_close(s->conns, fd);
-        return;
-    }
-    if (wh_conns_open(s->conns, fd) < 0 && fd >= 0)
-        shutdown(fd, SHUT_RDWR);
-    MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, s->o.handshake_timeout_s);
-}
-
-__attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char *fmt, va_list ap)
-{
-    char line[512];
-    size_t n;
-
-    (void)cls;
-    if (!log_enabled(LOG_DEBUG))
-        return;
-    vsnprintf(line, sizeof(line), fmt, ap);
-    n = strlen(line);
-    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
-        line[--n] = '\0';
-    log_debug("libmicrohttpd", "detail", line);
-}
-
-static enum kerr register_metrics(struct wh_server *s, struct kerr_info *err)
-{
-    static const char *const by_hook[] = { "webhook", NULL };
-    static const char *const by_code[] = { "webhook", "code", NULL };
-    struct metrics_vec *lat = NULL, *gauge = NULL, *dropped = NULL;
-    const char *values[2] = { NULL, NULL };
-    enum kerr rc;
-    int h;
-
-    if (!s->o.registry)
-        return KERR_OK;
-    if ((rc = metrics_register(s->o.registry, METRICS_COUNTER,
-                               "controller_runtime_webhook_requests_total",
-                               "Total number of admission requests by HTTP status code.", by_code,
-                               NULL, 0, &s->requests, err)) ||
-        (rc = metrics_register(s->o.registry, METRICS_HISTOGRAM,
-                               "controller_runtime_webhook_latency_seconds",
-                               "Histogram of the latency of processing admission requests", by_hook,
-                               metrics_def_buckets, METRICS_DEF_BUCKETS_LEN, &lat, err)) ||
-        (rc = metrics_register(s->o.registry, METRICS_GAUGE,
-                               "controller_runtime_webhook_requests_in_flight",
-                               "Current number of admission requests being served.", by_hook, NULL,
-                               0, &gauge, err)) ||
-        (rc = metrics_register(s->o.registry, METRICS_COUNTER,
-                               "warden_webhook_connections_dropped_total",
-                               "Connections without a request in progress closed to make room "
-                               "near the connection limit",
-                               NULL, NULL, 0, &dropped, err)) ||
-        (rc = metrics_with(dropped, NULL, &s->dropped, err)))
-        return rc;
-    for (h = 0; h < WH_HOOK__COUNT && !rc; h++) {
-        values[0] = wh_hook_path((enum wh_hook)h);
-        if (!(rc = metrics_with(lat, values, &s->latency[h], err)))
-            rc = metrics_with(gauge, values, &s->gauge[h], err);
-    }
-    return rc;
 }
 
 enum kerr wh_server_new(const struct wh_server_opts *opts, struct wh_server **out,
@@ -529,9 +387,9 @@ enum kerr wh_server_new(const struct wh_server_opts *opts, struct wh_server **ou
     if (!s->o.handshake_timeout_s)
         s->o.handshake_timeout_s = WH_SERVER_DEFAULT_HANDSHAKE_S;
     copts.limit = s->o.conn_limit;
-    copts.drop = drop;
+    copts.drop = wh_server_drop;
     copts.drop_ctx = s;
-    if ((rc = wh_conns_new(&copts, &s->conns, err)) || (rc = register_metrics(s, err))) {
+    if ((rc = wh_conns_new(&copts, &s->conns, err)) || (rc = wh_server_register_metrics(s, err))) {
         wh_server_free(s);
         return rc;
     }
@@ -561,14 +419,14 @@ static struct MHD_Daemon *start_daemon(struct wh_server *s, unsigned int flags,
     flags |= MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TLS | MHD_USE_ITC |
              MHD_USE_TURBO | MHD_USE_ERROR_LOG;
     return MHD_start_daemon(
-        flags, s->o.port, NULL, NULL, handle, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
+        flags, s->o.port, NULL, NULL, handle, s, MHD_OPTION_EXTERNAL_LOGGER, wh_server_log, s,
         MHD_OPTION_THREAD_POOL_SIZE, s->o.threads, MHD_OPTION_CONNECTION_TIMEOUT,
         s->o.conn_timeout_s, MHD_OPTION_CONNECTION_LIMIT, s->o.conn_limit,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, s->o.per_ip_limit, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
         (size_t)CONN_MEMORY, MHD_OPTION_HTTPS_PRIORITIES, WH_TLS_PRIORITIES,
-        MHD_OPTION_HTTPS_CERT_CALLBACK, wh_tls_retrieve, MHD_OPTION_NOTIFY_CONNECTION, notify_conn,
-        s, MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_ARRAY, trust,
-        addr ? MHD_OPTION_SOCK_ADDR : MHD_OPTION_END, addr, MHD_OPTION_END);
+        MHD_OPTION_HTTPS_CERT_CALLBACK, wh_tls_retrieve, MHD_OPTION_NOTIFY_CONNECTION,
+        wh_server_notify_conn, s, MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_ARRAY,
+        trust, addr ? MHD_OPTION_SOCK_ADDR : MHD_OPTION_END, addr, MHD_OPTION_END);
 }
 
 enum kerr wh_server_start(struct wh_server *s, struct kerr_info *err)
