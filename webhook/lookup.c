@@ -403,6 +403,21 @@ static enum kerr mem_etcd_fresh(void *ctx, const char *ns, const char *name,
     return rc ? rc : lookup_etcd_from_json(o, out, err);
 }
 
+static enum kerr mem_etcd_any(void *ctx, const char *ns, int *any, struct kerr_info *err)
+{
+    struct lookup_mem *m = ctx;
+    const cJSON *o, *all = m->fresh_etcds ? m->fresh_etcds : m->etcds;
+
+    *any = 0;
+    m->calls++;
+    if (m->fail)
+        return kerr_set(err, m->fail, "injected failure");
+    cJSON_ArrayForEach (o, all) {
+        *any |= strcmp(lookup_meta_str(o, "namespace"), ns) == 0;
+    }
+    return KERR_OK;
+}
+
 static enum kerr mem_sts(void *ctx, const char *ns, const char *name, struct lookup_sts *out,
                          struct kerr_info *err)
 {
@@ -617,4 +632,5 @@ void lookup_mem_bind(struct lookup_mem *m, struct lookup *out)
     out->sts_fresh = mem_sts_object;
     out->secret = mem_secret;
     out->glass = mem_glass;
+    out->etcd_any = mem_etcd_any;
 }

@@ -195,6 +195,14 @@ struct lookup {
      */
     enum kerr (*glass)(void *ctx, const struct glass_use *u, int dry_run, struct glass_prior *used,
                        struct kerr_info *err);
+    /*
+     * Whether namespace ns holds an Etcd (being deleted or not): KERR_OK with *any 1 when the
+     * Etcd cache holds one there; with *any 0 only when one LIST of ns's Etcds from the API
+     * server finds none (a cache that holds none may be behind). No lookup slot, or the LIST
+     * failing: an error, nothing proven. NULL: not known (a decision that needs it fails
+     * closed).
+     */
+    enum kerr (*etcd_any)(void *ctx, const char *ns, int *any, struct kerr_info *err);
 };
 
 /*

@@ -319,6 +319,7 @@ static enum kerr start_server(struct app *a, struct kerr_info *err)
     o.port = (unsigned short)a->cfg.port;
     o.threads = (unsigned int)a->cfg.threads;
     o.conn_timeout_s = (unsigned int)((a->cfg.conn_timeout_ms + 999) / 1000);
+    o.handshake_timeout_s = (unsigned int)((a->cfg.handshake_timeout_ms + 999) / 1000);
     o.conn_limit = (unsigned int)a->cfg.conn_limit;
     o.per_ip_limit = (unsigned int)a->cfg.per_ip_limit;
     o.max_body = (size_t)a->cfg.max_body;

@@ -180,6 +180,8 @@ static const struct jscan_keep *schema(enum review_need need)
         return rneed_mutate();
     case REVIEW_NEED_ENVELOPE:
         return rneed_envelope();
+    case REVIEW_NEED_LABELS:
+        return rneed_labels();
     case REVIEW_NEED_ALL:
         break;
     }

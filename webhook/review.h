@@ -139,6 +139,7 @@ enum review_need {
     REVIEW_NEED_ETCD,
     REVIEW_NEED_MUTATE,
     REVIEW_NEED_ENVELOPE, /* no object: the answer to a review too large to decide */
+    REVIEW_NEED_LABELS,   /* of the objects metadata name, namespace, labels (the same) */
 };
 
 /*

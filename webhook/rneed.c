@@ -126,7 +126,16 @@ static const struct jscan_keep req_components = { JSCAN_MEMBERS, req_components_
 static const struct jscan_keep req_etcd = { JSCAN_MEMBERS, req_etcd_m, NULL };
 static const struct jscan_keep req_mutate = { JSCAN_MEMBERS, req_mutate_m, NULL };
 static const struct jscan_member req_envelope_m[] = { REQUEST_MEMBERS(NULL, NULL) };
+/* the objects' name, namespace and labels: whether a review too large to decide is the guard's */
+static const struct jscan_member meta_labels_m[] = {
+    { "name", &all }, { "namespace", &all }, { "labels", &all }, { NULL, NULL }
+};
+static const struct jscan_keep meta_labels = { JSCAN_MEMBERS, meta_labels_m, NULL };
+static const struct jscan_member obj_labels_m[] = { { "metadata", &meta_labels }, { NULL, NULL } };
+static const struct jscan_keep obj_labels = { JSCAN_MEMBERS, obj_labels_m, NULL };
+static const struct jscan_member req_labels_m[] = { REQUEST_MEMBERS(&obj_labels, &obj_labels) };
 static const struct jscan_keep req_envelope = { JSCAN_MEMBERS, req_envelope_m, NULL };
+static const struct jscan_keep req_labels = { JSCAN_MEMBERS, req_labels_m, NULL };
 
 #define ROOT_MEMBERS(request)                                         \
     { "apiVersion", &all }, { "kind", &all }, { "request", request }, \
@@ -142,6 +151,8 @@ static const struct jscan_keep root_etcd = { JSCAN_MEMBERS, root_etcd_m, NULL };
 static const struct jscan_keep root_mutate = { JSCAN_MEMBERS, root_mutate_m, NULL };
 static const struct jscan_member root_envelope_m[] = { ROOT_MEMBERS(&req_envelope) };
 static const struct jscan_keep root_envelope = { JSCAN_MEMBERS, root_envelope_m, NULL };
+static const struct jscan_member root_labels_m[] = { ROOT_MEMBERS(&req_labels) };
+static const struct jscan_keep root_labels = { JSCAN_MEMBERS, root_labels_m, NULL };
 
 const struct jscan_keep *rneed_components(void)
 {
@@ -161,4 +172,9 @@ const struct jscan_keep *rneed_mutate(void)
 const struct jscan_keep *rneed_envelope(void)
 {
     return &root_envelope;
+}
+
+const struct jscan_keep *rneed_labels(void)
+{
+    return &root_labels;
 }

@@ -27,4 +27,11 @@ const struct jscan_keep *rneed_mutate(void);
 /* The envelope and request fields, no object: to answer a review too large to decide. */
 const struct jscan_keep *rneed_envelope(void);
 
+/*
+ * The envelope and request fields, and of the objects only metadata name, namespace and
+ * labels: whether a review too large to decide is of an object the guard has business with
+ * (webhook/wh_bigrev).
+ */
+const struct jscan_keep *rneed_labels(void);
+
 #endif

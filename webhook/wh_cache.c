@@ -106,6 +106,7 @@ enum kerr wh_cache_new(const struct wh_cache_opts *opts, struct wh_cache **out,
     }
     c->o.ns = c->ns;
     if ((rc = new_informer(c, &res_etcd, NULL, project_etcd, &c->etcds, err)) ||
+        (rc = store_add_index(inf_store(c->etcds), NS_INDEX, kobj_index_namespace, NULL, err)) ||
         (rc = new_informer(c, &res_sts, MANAGED_SELECTOR, project_sts, &c->stses, err)) ||
         (rc = store_add_index(inf_store(c->stses), NS_INDEX, kobj_index_namespace, NULL, err)) ||
         (rc = new_informer(c, &res_task, NULL, project_task, &c->tasks, err)) ||
@@ -564,6 +565,42 @@ static enum kerr c_secret(void *ctx, const char *ns, const char *name, cJSON **o
     return rc;
 }
 
+static enum kerr view_any(void *ctx, const char *key, const cJSON *obj)
+{
+    (void)key;
+    (void)obj;
+    *(int *)ctx = 1;
+    return KERR_OK;
+}
+
+/* The cache's Etcds of ns; none there: one LIST (limit 1) of them confirms it. */
+static enum kerr c_etcd_any(void *ctx, const char *ns, int *any, struct kerr_info *err)
+{
+    struct wh_cache *c = ctx;
+    struct k8s_list_opts o;
+    cJSON *list = NULL;
+    enum kerr rc;
+
+    *any = 0;
+    if (inf_has_synced(c->etcds)) {
+        if ((rc = store_index_view(inf_store(c->etcds), NS_INDEX, ns, view_any, any, err)))
+            return rc;
+        atomic_fetch_add(&c->hits, 1);
+        if (*any)
+            return KERR_OK;
+    }
+    if (!take_slot(c))
+        return kerr_set(err, KERR_TOOMANY, "too many API lookups in flight to list the Etcds");
+    memset(&o, 0, sizeof(o));
+    o.limit = 1;
+    o.deadline_ms = lookup_deadline();
+    rc = k8s_list(c->o.client, &res_etcd, ns, &o, &list, err);
+    atomic_fetch_sub(&c->running, 1);
+    *any = cJSON_GetArraySize(kjson_get_arr(list, "items")) > 0;
+    cJSON_Delete(list);
+    return rc;
+}
+
 /* Recorded in the webhook's own namespace (webhook/glass.h). */
 static enum kerr c_glass(void *ctx, const struct glass_use *u, int dry_run,
                          struct glass_prior *used, struct kerr_info *err)
@@ -588,4 +625,5 @@ void wh_cache_bind(struct wh_cache *c, struct lookup *out)
     out->sts_fresh = c_sts_fresh;
     out->secret = c_secret;
     out->glass = c_glass;
+    out->etcd_any = c_etcd_any;
 }

@@ -47,7 +47,9 @@ static size_t make_table(struct wh_config *c, struct proc_flag *out)
         { "webhook-server-max-buffered-bytes", PROC_FLAG_INT, &c->max_buffered, "67108864",
           "bytes of review bodies held by all connections at once (503 above)" },
         { "webhook-server-idle-timeout", PROC_FLAG_DURATION, &c->conn_timeout_ms, "30s",
-          "close connections idle this long" },
+          "close connections idle this long once they sent a request" },
+        { "webhook-server-handshake-timeout", PROC_FLAG_DURATION, &c->handshake_timeout_ms, "10s",
+          "close a connection that sends no request this long after its TLS handshake" },
         { "webhook-server-max-connections", PROC_FLAG_INT, &c->conn_limit, "1000",
           "concurrent connections" },
         { "webhook-server-max-connections-per-ip", PROC_FLAG_INT, &c->per_ip_limit, "256",
@@ -152,6 +154,8 @@ static enum kerr validate(const struct wh_config *c, struct kerr_info *err)
         (rc = range(c->max_buffered, c->max_body, 1L << 34, "webhook-server-max-buffered-bytes",
                     err)) ||
         (rc = range(c->conn_timeout_ms, 1000, 3600000, "webhook-server-idle-timeout", err)) ||
+        (rc = range(c->handshake_timeout_ms, 1000, 3600000, "webhook-server-handshake-timeout",
+                    err)) ||
         (rc = range(c->conn_limit, 1, 100000, "webhook-server-max-connections", err)) ||
         (rc = range(c->per_ip_limit, 0, 100000, "webhook-server-max-connections-per-ip", err)) ||
         (rc = range(c->budget_ms, 100, 600000, "webhook-server-request-timeout", err)) ||

@@ -48,6 +48,7 @@ struct wh_config {
     long max_body;                /* --webhook-server-max-request-bytes */
     long max_buffered;            /* --webhook-server-max-buffered-bytes */
     long conn_timeout_ms;         /* --webhook-server-idle-timeout */
+    long handshake_timeout_ms;    /* --webhook-server-handshake-timeout */
     long conn_limit;              /* --webhook-server-max-connections */
     long per_ip_limit;            /* --webhook-server-max-connections-per-ip */
     long budget_ms;               /* --webhook-server-request-timeout */

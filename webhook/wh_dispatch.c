@@ -7,6 +7,7 @@
 #include "common/log.h"
 #include "webhook/mutate.h"
 #include "webhook/prefix.h"
+#include "webhook/bigrev.h"
 #include "webhook/bkadm.h"
 #include "webhook/etcdimm.h"
 #include "webhook/etcdrepl.h"
@@ -99,26 +100,43 @@ static void log_review(enum wh_hook h, const struct review_req *req, const struc
 /*
  * A review over the parse budget is refused, not errored: an error (HTTP 400) is a failed call,
  * which failurePolicy Ignore admits unchecked, and padding a request past the budget would
- * then skip every rule. Its envelope (uid, kind, names; no object) is read to answer it:
- * allowed false, code 413. KERR_TOOBIG when even that cannot be read (the 400 follows).
+ * then skip every rule. Unless it is proven none of the guard's business (webhook/bigrev.h,
+ * the components endpoints only): its envelope and the objects' labels are read to tell, and
+ * such a review is allowed. Else its envelope (uid, kind, names; no object) is read to answer
+ * it: allowed false, code 413. KERR_TOOBIG when even that cannot be read (the 400 follows).
  */
 static enum kerr too_big(const struct wh_dispatch *d, enum wh_hook h, struct review_req *req,
                          const char *body, size_t len, const struct kerr_info *why,
                          struct review_resp *resp, char **out, size_t *out_len,
                          struct kerr_info *err)
 {
+    enum wh_result res = WH_RESULT_DENIED;
+    char proof[512];
     struct kerr_info e;
-    enum kerr rc;
+    enum kerr rc = KERR_TOOBIG;
 
     kerr_clear(&e);
     review_req_release(req);
-    if ((rc = review_req_decode_sel(req, body, len, REVIEW_NEED_ENVELOPE, &e)) != KERR_OK)
-        return rc == KERR_NOMEM ? kerr_set(err, rc, "decoding the review") : KERR_TOOBIG;
-    if (review_errored(resp, 413, "%s", why->msg))
-        return kerr_set(err, KERR_NOMEM, "building the answer");
-    if (d->decisions[h][WH_RESULT_DENIED])
-        metrics_inc(d->decisions[h][WH_RESULT_DENIED]);
-    log_review(h, req, resp, WH_RESULT_DENIED);
+    if ((h == WH_HOOK_COMPONENTS || h == WH_HOOK_SCALEGUARD) && d->lookup)
+        rc = review_req_decode_sel(req, body, len, REVIEW_NEED_LABELS, &e);
+    if (rc == KERR_OK && bigrev_unguarded(d->lookup, req, proof, sizeof(proof))) {
+        res = WH_RESULT_ALLOWED;
+        if (review_allow(resp, "%s, so the guard has no business with it", proof))
+            return kerr_set(err, KERR_NOMEM, "building the answer");
+    } else {
+        if (rc == KERR_OK)
+            log_info("a review too large to decide is refused", "kind", req->kind_kind, "namespace",
+                     req->namespace, "name", req->name, "because", proof);
+        review_req_release(req);
+        kerr_clear(&e);
+        if ((rc = review_req_decode_sel(req, body, len, REVIEW_NEED_ENVELOPE, &e)) != KERR_OK)
+            return rc == KERR_NOMEM ? kerr_set(err, rc, "decoding the review") : KERR_TOOBIG;
+        if (review_errored(resp, 413, "%s", why->msg))
+            return kerr_set(err, KERR_NOMEM, "building the answer");
+    }
+    if (d->decisions[h][res])
+        metrics_inc(d->decisions[h][res]);
+    log_review(h, req, resp, res);
     return review_encode(req, resp, out, out_len, err);
 }
 

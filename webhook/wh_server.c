@@ -20,21 +20,8 @@
 #include "common/log.h"
 #include "webhook/lookup.h"
 #include "webhook/review.h"
-
-struct wh_server {
-    struct wh_server_opts o;
-    char *bind; /* OWNS: copy of o.bind_address */
-    struct MHD_Daemon *d;
-    unsigned short port;
-    atomic_long in_flight;
-    atomic_size_t buffered; /* bytes of bodies held by all requests (their charged) */
-    atomic_int draining;
-    struct metrics_vec *requests;                       /* BORROWED or NULL */
-    _Atomic(struct metrics_child *) ok[WH_HOOK__COUNT]; /* BORROWED or NULL: requests_total 200 */
-    struct metrics_child *latency[WH_HOOK__COUNT];      /* BORROWED or NULL */
-    struct metrics_child *gauge[WH_HOOK__COUNT];        /* BORROWED or NULL */
-    pthread_mutex_t large; /* held while a review above WH_SERVER_LARGE_BODY is decided */
-};
+#include "webhook/wh_conns.h"
+#include "webhook/wh_server_int.h"
 
 /* One request, from the first call of the handler to the completion notice. */
 struct req_state {
@@ -325,38 +312,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     struct req_state *st = *con_cls;
 
     (void)version;
-    if (!st)
+    if (!st) {
+        wh_server_conn_busy(s, c);
         return begin(s, c, url, method, con_cls);
+    }
     if (*upload_data_size > 0)
         return receive(s, st, upload_data, upload_data_size);
     return finish(s, c, st);
-}
-
-/*
- * requests_total{webhook, code} += 1. The child of code 200, the usual one,
- * is looked up once per webhook and kept; the series still appears only
- * once a request had that code.
- */
-static void count_request(struct wh_server *s, int hook, unsigned int status)
-{
-    const char *values[3] = { NULL, NULL, NULL };
-    struct metrics_child *child = NULL;
-    char code[16];
-
-    if (!s->requests || !status)
-        return;
-    if (status == 200 && (child = atomic_load(&s->ok[hook]))) {
-        metrics_inc(child);
-        return;
-    }
-    snprintf(code, sizeof(code), "%u", status);
-    values[0] = wh_hook_path((enum wh_hook)hook);
-    values[1] = code;
-    if (metrics_with(s->requests, values, &child, NULL) != KERR_OK)
-        return;
-    metrics_inc(child);
-    if (status == 200)
-        atomic_store(&s->ok[hook], child);
 }
 
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
@@ -365,8 +327,8 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
     struct wh_server *s = cls;
     struct req_state *st = *con_cls;
 
-    (void)c;
     (void)toe;
+    wh_server_conn_idle(s, c);
     if (!st)
         return;
     if (st->hook >= 0) {
@@ -374,7 +336,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
             metrics_add(s->gauge[st->hook], -1);
         if (s->latency[st->hook] && st->status == 200)
             metrics_observe(s->latency[st->hook], since(&st->start));
-        count_request(s, st->hook, st->status);
+        wh_server_count_request(s, st->hook, st->status);
     }
     atomic_fetch_sub(&s->in_flight, 1);
     release_body(s, st);
@@ -383,55 +345,10 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
     *con_cls = NULL;
 }
 
-__attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char *fmt, va_list ap)
-{
-    char line[512];
-    size_t n;
-
-    (void)cls;
-    if (!log_enabled(LOG_DEBUG))
-        return;
-    vsnprintf(line, sizeof(line), fmt, ap);
-    n = strlen(line);
-    while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
-        line[--n] = '\0';
-    log_debug("libmicrohttpd", "detail", line);
-}
-
-static enum kerr register_metrics(struct wh_server *s, struct kerr_info *err)
-{
-    static const char *const by_hook[] = { "webhook", NULL };
-    static const char *const by_code[] = { "webhook", "code", NULL };
-    struct metrics_vec *lat = NULL, *gauge = NULL;
-    const char *values[2] = { NULL, NULL };
-    enum kerr rc;
-    int h;
-
-    if (!s->o.registry)
-        return KERR_OK;
-    if ((rc = metrics_register(s->o.registry, METRICS_COUNTER,
-                               "controller_runtime_webhook_requests_total",
-                               "Total number of admission requests by HTTP status code.", by_code,
-                               NULL, 0, &s->requests, err)) ||
-        (rc = metrics_register(s->o.registry, METRICS_HISTOGRAM,
-                               "controller_runtime_webhook_latency_seconds",
-                               "Histogram of the latency of processing admission requests", by_hook,
-                               metrics_def_buckets, METRICS_DEF_BUCKETS_LEN, &lat, err)) ||
-        (rc = metrics_register(
-             s->o.registry, METRICS_GAUGE, "controller_runtime_webhook_requests_in_flight",
-             "Current number of admission requests being served.", by_hook, NULL, 0, &gauge, err)))
-        return rc;
-    for (h = 0; h < WH_HOOK__COUNT && !rc; h++) {
-        values[0] = wh_hook_path((enum wh_hook)h);
-        if (!(rc = metrics_with(lat, values, &s->latency[h], err)))
-            rc = metrics_with(gauge, values, &s->gauge[h], err);
-    }
-    return rc;
-}
-
 enum kerr wh_server_new(const struct wh_server_opts *opts, struct wh_server **out,
                         struct kerr_info *err)
 {
+    struct wh_conns_opts copts = { 0, 0, NULL, NULL };
     struct wh_server *s;
     long cores;
     enum kerr rc;
@@ -467,7 +384,12 @@ enum kerr wh_server_new(const struct wh_server_opts *opts, struct wh_server **ou
         s->o.max_buffered = s->o.max_body;
     if (s->o.budget_ms <= 0)
         s->o.budget_ms = WH_SERVER_DEFAULT_BUDGET_MS;
-    if ((rc = register_metrics(s, err))) {
+    if (!s->o.handshake_timeout_s)
+        s->o.handshake_timeout_s = WH_SERVER_DEFAULT_HANDSHAKE_S;
+    copts.limit = s->o.conn_limit;
+    copts.drop = wh_server_drop;
+    copts.drop_ctx = s;
+    if ((rc = wh_conns_new(&copts, &s->conns, err)) || (rc = wh_server_register_metrics(s, err))) {
         wh_server_free(s);
         return rc;
     }
@@ -497,15 +419,14 @@ static struct MHD_Daemon *start_daemon(struct wh_server *s, unsigned int flags,
     flags |= MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TLS | MHD_USE_ITC |
              MHD_USE_TURBO | MHD_USE_ERROR_LOG;
     return MHD_start_daemon(
-        flags, s->o.port, NULL, NULL, handle, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
+        flags, s->o.port, NULL, NULL, handle, s, MHD_OPTION_EXTERNAL_LOGGER, wh_server_log, s,
         MHD_OPTION_THREAD_POOL_SIZE, s->o.threads, MHD_OPTION_CONNECTION_TIMEOUT,
         s->o.conn_timeout_s, MHD_OPTION_CONNECTION_LIMIT, s->o.conn_limit,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, s->o.per_ip_limit, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
         (size_t)CONN_MEMORY, MHD_OPTION_HTTPS_PRIORITIES, WH_TLS_PRIORITIES,
         MHD_OPTION_HTTPS_CERT_CALLBACK, wh_tls_retrieve, MHD_OPTION_NOTIFY_CONNECTION,
-        wh_tls_notify_connection, s->o.tls, MHD_OPTION_NOTIFY_COMPLETED, completed, s,
-        MHD_OPTION_ARRAY, trust, addr ? MHD_OPTION_SOCK_ADDR : MHD_OPTION_END, addr,
-        MHD_OPTION_END);
+        wh_server_notify_conn, s, MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_ARRAY,
+        trust, addr ? MHD_OPTION_SOCK_ADDR : MHD_OPTION_END, addr, MHD_OPTION_END);
 }
 
 enum kerr wh_server_start(struct wh_server *s, struct kerr_info *err)
@@ -588,6 +509,7 @@ void wh_server_free(struct wh_server *s)
     if (!s)
         return;
     wh_server_drain(s, 0);
+    wh_conns_free(s->conns);
     pthread_mutex_destroy(&s->large);
     free(s->bind);
     free(s);

@@ -14,8 +14,11 @@
  *   max_buffered bytes (the rest is discarded), 404 elsewhere.
  *
  * Hardening: TLS 1.2+ only (WH_TLS_PRIORITIES) with the hot-swapped
- * certificate of a struct wh_tls; an idle-connection timeout, a connection
- * limit and a per-IP limit; a per-request time budget from the first byte
+ * certificate of a struct wh_tls; an idle-connection timeout, shorter until a
+ * connection's first request (handshake_timeout_s), a connection limit and a
+ * per-IP limit; near the limit the least recently active connections without a
+ * request in progress are dropped to make room (webhook/wh_conns), so idle
+ * connections cannot keep the API server's calls out; a per-request time budget from the first byte
  * to the answer (a request still uploading past it is dropped; the API
  * lookups of its decision get the deadline WH_SERVER_LOOKUP_SHARE of it,
  * through lookup_deadline_set, and decisions are linear in the body); a thread
@@ -32,7 +35,8 @@
  * Metrics (controller-runtime's names, label webhook = the path):
  * controller_runtime_webhook_requests_total{webhook,code} (HTTP status),
  * controller_runtime_webhook_latency_seconds{webhook},
- * controller_runtime_webhook_requests_in_flight{webhook}.
+ * controller_runtime_webhook_requests_in_flight{webhook};
+ * warden_webhook_connections_dropped_total (wh_conns' drops).
  *
  * Thread safety: new/start/drain/free from the controlling thread; the
  * handlers run on the pool threads and only read the configuration.
@@ -58,6 +62,8 @@
 #define WH_SERVER_DEFAULT_CONN_LIMIT   1000u
 #define WH_SERVER_DEFAULT_PER_IP_LIMIT 256u
 #define WH_SERVER_DEFAULT_BUDGET_MS    10000L
+/* Time a connection has, after its TLS handshake, to send its first request's headers. */
+#define WH_SERVER_DEFAULT_HANDSHAKE_S 10u
 /* Share of the budget, from the first byte, that a review's API lookups may use. */
 #define WH_SERVER_LOOKUP_SHARE 0.75
 
@@ -65,7 +71,8 @@ struct wh_server_opts {
     const char *bind_address;                /* BORROWED; "" or NULL: every address */
     unsigned short port;                     /* 0: any (tests; see wh_server_port) */
     unsigned int threads;                    /* 0: the number of online cores */
-    unsigned int conn_timeout_s;             /* idle timeout; 0: default */
+    unsigned int conn_timeout_s;             /* idle timeout once a request came; 0: default */
+    unsigned int handshake_timeout_s;        /* idle timeout before the first; 0: default */
     unsigned int conn_limit;                 /* 0: default */
     unsigned int per_ip_limit;               /* 0: default */
     size_t max_body;                         /* 0: default (3 MiB) */

@@ -77,6 +77,12 @@ void whfix_init(struct whfix *f, size_t max_body, long budget_ms, unsigned int p
 void whfix_init_buffered(struct whfix *f, size_t max_body, long budget_ms, unsigned int per_ip,
                          size_t max_buffered)
 {
+    whfix_init_conns(f, max_body, budget_ms, per_ip, max_buffered, 0, 0);
+}
+
+void whfix_init_conns(struct whfix *f, size_t max_body, long budget_ms, unsigned int per_ip,
+                      size_t max_buffered, unsigned int conn_limit, unsigned int handshake_s)
+{
     struct wh_tls_opts to = { 0 };
     struct wh_server_opts so = { 0 };
 
@@ -101,6 +107,8 @@ void whfix_init_buffered(struct whfix *f, size_t max_body, long budget_ms, unsig
     so.max_buffered = max_buffered;
     so.budget_ms = budget_ms;
     so.per_ip_limit = per_ip;
+    so.conn_limit = conn_limit;
+    so.handshake_timeout_s = handshake_s;
     so.tls = f->tls;
     so.dispatch = &f->d;
     so.registry = f->reg;

@@ -50,6 +50,11 @@ void whfix_init(struct whfix *f, size_t max_body, long budget_ms, unsigned int p
 void whfix_init_buffered(struct whfix *f, size_t max_body, long budget_ms, unsigned int per_ip,
                          size_t max_buffered);
 
+/* The same with at most conn_limit connections, and handshake_s for a new connection's first
+ * request (each 0: the server's default). */
+void whfix_init_conns(struct whfix *f, size_t max_body, long budget_ms, unsigned int per_ip,
+                      size_t max_buffered, unsigned int conn_limit, unsigned int handshake_s);
+
 /* Replace the certificate files by rename (as a Secret volume update does) with a new
  * pair signed by f->ca, CN cn. */
 void whfix_write_pair(struct whfix *f, const char *cn);
