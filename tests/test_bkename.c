@@ -15,6 +15,7 @@
 #include "common/kjson.h"
 #include "common/store.h"
 #include "controller/core/etcdspec.h"
+#include "controller/entries/bke.h"
 #include "controller/entries/bke_ctx.h"
 #include "controller/entries/bkefree.h"
 #include "tests/support/cfix.h"
@@ -30,6 +31,7 @@ static void setup(void)
     cfix_start(&fx, NULL);
     cr_assert_eq(store_new(&o, &etcds, NULL), KERR_OK);
     cr_assert_eq(store_new(&o, &entries, NULL), KERR_OK);
+    cr_assert_eq(store_add_index(entries, BKE_INDEX_BUCKET, bke_index_bucket, NULL, NULL), KERR_OK);
 }
 
 static void teardown(void)
@@ -265,4 +267,93 @@ Test(bkename, the_webhook_refuses_when_the_name_is_another_claims)
               why.msg);
     cr_assert(strstr(why.msg, "mallory") == NULL, "names no other tenant: %s", why.msg);
     cJSON_Delete(stored);
+}
+
+/* BackupBucket shared (aws, bkt) and its Secret ops/creds. */
+static void bucket(void)
+{
+    cJSON *ns = cJSON_Parse("{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":"
+                            "{\"name\":\"ops\"}}"),
+          *sec =
+              cJSON_Parse("{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":"
+                          "\"creds\",\"namespace\":\"ops\"},\"data\":{\"accessKeyID\":\"eA==\"}}"),
+          *b = cJSON_Parse("{\"apiVersion\":\"etcd-warden.io/v1alpha1\",\"kind\":\"BackupBucket\","
+                           "\"metadata\":{\"name\":\"shared\"},\"spec\":{\"provider\":\"aws\","
+                           "\"container\":\"bkt\",\"secretRef\":{\"namespace\":\"ops\",\"name\":"
+                           "\"creds\"},\"deletionGracePeriod\":\"1h\"}}");
+    static const struct k8s_resource res_ns = { "", "v1", "namespaces", 0 };
+
+    cr_assert(ns && sec && b);
+    cr_assert_eq(k8s_create(fx.c, &res_ns, NULL, ns, NULL, NULL, NULL), KERR_OK);
+    cr_assert_eq(k8s_create(fx.c, &ETCDSPEC_RES_SECRET, "ops", sec, NULL, NULL, NULL), KERR_OK);
+    cr_assert_eq(k8s_create(fx.c, &BKE_RES_BUCKET, NULL, b, NULL, NULL, NULL), KERR_OK);
+    cJSON_Delete(ns);
+    cJSON_Delete(sec);
+    cJSON_Delete(b);
+}
+
+static void bucket_pass(void)
+{
+    struct bke_ctx x = { .client = fx.c, .etcds = etcds, .entries = entries };
+    struct kerr_info err = { 0 };
+    long requeue = 0;
+
+    cr_assert_eq(bke_run(&x, "shared", &requeue, &err), KERR_OK, "%s", err.msg);
+    sync_entries();
+}
+
+/* Etcd name of CFIX_NS on aws/bkt/prefix, stored and cached; OWNED. */
+static cJSON *bucket_etcd(const char *name, const char *prefix)
+{
+    char store[256];
+    cJSON *etcd, *stored;
+
+    snprintf(store, sizeof(store),
+             "{\"provider\":\"aws\",\"container\":\"bkt\",\"prefix\":\"%s\",\"secretRef\":"
+             "{\"name\":\"s\"}}",
+             prefix);
+    etcd = cfix_etcd(name, store, NULL);
+    stored = cfix_create(&fx, &ETCDSPEC_RES_ETCD, etcd);
+    cJSON_Delete(etcd);
+    cr_assert_eq(store_put(etcds, cJSON_Duplicate(stored, 1), NULL, NULL, NULL), KERR_OK);
+    return stored;
+}
+
+Test(bkename, a_buckets_etcd_gets_its_entry_past_a_collision_and_keeps_an_earlier_one)
+{
+    char cur[BSTORE_ENTRY_NAME_MAX + 1], v1[BSTORE_ENTRY_NAME_MAX + 1];
+    char ocur[BSTORE_ENTRY_NAME_MAX + 1], ov1[BSTORE_ENTRY_NAME_MAX + 1];
+    cJSON *victim, *old, *e;
+
+    secret();
+    bucket();
+    names("aws", "bkt", "shoot--etcd-main", cur, v1);
+    names("aws", "bkt", "shoot--etcd-old", ocur, ov1);
+    plant(v1, "mallory", "x", "u-x", "aws", "mallory-bkt", "shoot__etcd.main", NULL);
+    old = bucket_etcd("old", "shoot--etcd-old");
+    plant(ov1, CFIX_NS, "old", kjson_get_str(old, "metadata.uid"), "S3", "bkt", "shoot--etcd-old",
+          NULL);
+    e = cfix_get(&fx, &BKE_RES_ENTRY, ov1); /* an earlier release's entry of the bucket */
+    cr_assert_eq(kjson_set_str(e, "spec.bucketName", "shared", NULL), KERR_OK);
+    cr_assert_eq(k8s_update(fx.c, &BKE_RES_ENTRY, NULL, ov1, e, NULL, NULL, NULL), KERR_OK);
+    cJSON_Delete(e);
+    sync_entries();
+    victim = bucket_etcd("main", "shoot--etcd-main");
+    bucket_pass();
+    bucket_pass();
+    e = cfix_get(&fx, &BKE_RES_ENTRY, cur);
+    cr_assert_not_null(e, "the victim's own entry, not a PrefixConflict with the tenant's");
+    cr_assert_str_eq(kjson_get_str(e, "spec.etcd.name"), "main");
+    cr_assert_str_eq(kjson_get_str(e, "spec.bucketName"), "shared");
+    cJSON_Delete(e);
+    cr_assert_null(cfix_get(&fx, &BKE_RES_ENTRY, ocur), "no second entry for the old one");
+    e = cfix_get(&fx, &BKE_RES_ENTRY, ov1);
+    cr_assert_not(kjson_has(e, "spec.etcdDeletedAt"), "never released while its Etcd lives");
+    cr_assert_str_eq(kjson_get_str(e, "status.phase"), BSTORE_ENTRY_ACTIVE);
+    cJSON_Delete(e);
+    e = cfix_get(&fx, &BKE_RES_ENTRY, v1);
+    cr_assert_str_eq(kjson_get_str(e, "spec.etcd.namespace"), "mallory", "hers, untouched");
+    cJSON_Delete(e);
+    cJSON_Delete(victim);
+    cJSON_Delete(old);
 }

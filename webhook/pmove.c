@@ -282,7 +282,9 @@ static enum kerr put_entry(struct k8s_client *k, struct store *entries, cJSON *e
         kerr_clear(why);
         rc = bentry_find(stored_entry, k, c, &f, &cur, name, why);
         cJSON_Delete(cur);
-        if (rc == KERR_OK && f != BENTRY_CLAIMS) {
+        if (rc == KERR_OK && f == BENTRY_NONE) /* made and gone meanwhile */
+            rc = kerr_set(why, KERR_CONFLICT, "BackupEntry %s changed while it was made", name);
+        if (rc == KERR_OK && f == BENTRY_OTHER) {
             log_warn("backup entry name held by another claim", "namespace",
                      str_or_empty(etcd, "metadata.namespace"), "name",
                      str_or_empty(etcd, "metadata.name"), "entry", name);
