@@ -315,7 +315,11 @@ static enum kerr entry_name(const struct bstore_claim *c, int hexlen,
     }
     while (w > 0 && out[w - 1] == '-')
         w--;
-    snprintf(out + w, BSTORE_ENTRY_NAME_MAX + 1 - w, "%s%.*s", w ? "--" : "root--", hexlen, hash);
+    if (w == 0) { /* the whole container */
+        memcpy(out, "root", 4);
+        w = 4;
+    }
+    snprintf(out + w, BSTORE_ENTRY_NAME_MAX + 1 - w, "--%.*s", hexlen, hash);
     return KERR_OK;
 }
 
