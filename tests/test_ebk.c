@@ -711,20 +711,20 @@ Test(ebk_kubesim, retained_copy_is_handed_to_a_backup_entry_before_the_backup_go
     cJSON_Delete(e);
 }
 
-Test(ebk_kubesim, retained_copy_whose_entry_cannot_be_made_keeps_the_backup)
+/* The copy's claim held under name by an entry of another namespace (its own claim's store
+ * and prefix, or another claim's: store) : the backup keeps its finalizer, why in deletionError. */
+static void held_by_another(const char *name, const char *store, const char *why)
 {
     struct kerr_info err = { 0 };
-    char text[1024], name[KNAME_SUBDOMAIN_MAX + 1];
+    char text[1024];
     cJSON *b;
 
     retained_copy();
-    copy_entry_name(name);
-    /* the name is taken by another namespace's claim: fail closed */
     snprintf(text, sizeof(text),
              "{\"apiVersion\":\"etcd-warden.io/v1alpha1\",\"kind\":\"BackupEntry\",\"metadata\":"
              "{\"name\":\"%s\"},\"spec\":{\"bucketName\":\"x\",\"prefix\":\"copies/main\","
-             "\"etcd\":{\"namespace\":\"other\",\"name\":\"e\"}}}",
-             name);
+             "\"store\":%s,\"etcd\":{\"namespace\":\"other\",\"name\":\"e\"}}}",
+             name, store);
     b = jsonfix_parse(text);
     cJSON_Delete(cfix_create(&fx, &RES_ENTRY, b));
     cJSON_Delete(b);
@@ -732,9 +732,62 @@ Test(ebk_kubesim, retained_copy_whose_entry_cannot_be_made_keeps_the_backup)
     cr_assert_gt(step(), 0, "looked at again");
     b = cfix_get(&fx, &EBK_RES_BACKUP, "b1");
     cr_assert_not_null(b, "the finalizer stays while no entry claims the copy");
-    cr_assert(strstr(jsonfix_str(b, "status.deletionError"), "another owner"), "%s",
+    cr_assert(strstr(jsonfix_str(b, "status.deletionError"), why), "%s",
               jsonfix_str(b, "status.deletionError"));
     cJSON_Delete(b);
+}
+
+Test(ebk_kubesim, retained_copy_whose_entry_cannot_be_made_keeps_the_backup)
+{
+    char name[KNAME_SUBDOMAIN_MAX + 1];
+
+    copy_entry_name(name);
+    /* the claim's entry is another namespace's: fail closed */
+    held_by_another(name, "{\"provider\":\"S3\",\"container\":\"offsite\"}", "another owner");
+}
+
+Test(ebk_kubesim, retained_copys_name_held_by_another_claim_keeps_the_backup)
+{
+    char name[KNAME_SUBDOMAIN_MAX + 1];
+
+    copy_entry_name(name);
+    /* an entry of another claim (another container) holds the name: not the copy's entry */
+    held_by_another(name, "{\"provider\":\"S3\",\"container\":\"elsewhere\"}",
+                    "held by an entry of another prefix or store");
+}
+
+Test(ebk_kubesim, retained_copy_finds_its_entry_past_a_collision_under_the_old_name)
+{
+    struct kerr_info err = { 0 };
+    char text[1024], name[KNAME_SUBDOMAIN_MAX + 1], v1[BSTORE_ENTRY_NAME_MAX + 1];
+    struct bstore_claim c;
+    cJSON *b, *e;
+
+    retained_copy();
+    copy_entry_name(name);
+    OK(bstore_claim_init(&c, "S3", "offsite", NULL, "copies/main", &err));
+    OK(bstore_entry_name_v1(&c, v1));
+    bstore_claim_release(&c);
+    /* a tenant's claim (her container, a prefix that reads alike) under the 8-digit name */
+    snprintf(text, sizeof(text),
+             "{\"apiVersion\":\"etcd-warden.io/v1alpha1\",\"kind\":\"BackupEntry\",\"metadata\":"
+             "{\"name\":\"%s\"},\"spec\":{\"bucketName\":\"\",\"prefix\":\"copies_main\","
+             "\"store\":{\"provider\":\"S3\",\"container\":\"mallory\"},\"etcd\":"
+             "{\"namespace\":\"other\",\"name\":\"e\"}}}",
+             v1);
+    b = jsonfix_parse(text);
+    cJSON_Delete(cfix_create(&fx, &RES_ENTRY, b));
+    cJSON_Delete(b);
+    OK(k8s_delete(fx.c, &EBK_RES_BACKUP, CFIX_NS, "b1", NULL, NULL, &err));
+    step();
+    e = cfix_get(&fx, &RES_ENTRY, name);
+    cr_assert_not_null(e, "the copy's own entry under the 16-digit name");
+    cr_assert_str_eq(jsonfix_str(e, "spec.etcd.namespace"), CFIX_NS);
+    cr_assert_str_eq(jsonfix_str(e, "spec.store.container"), "offsite");
+    cJSON_Delete(e);
+    e = cfix_get(&fx, &RES_ENTRY, v1);
+    cr_assert_str_eq(jsonfix_str(e, "spec.etcd.namespace"), "other", "hers, untouched");
+    cJSON_Delete(e);
 }
 
 /* 1 when RFC 3339 time a is at or after b. */
