@@ -6,6 +6,7 @@
 
 #include "common/blocal.h"
 #include "common/kjson.h"
+#include "common/log.h"
 
 /* 1 when entry, a Local directory's, places c's directory. */
 static int local_dir_is(const cJSON *entry, const struct bstore_claim *c)
@@ -97,7 +98,10 @@ enum kerr bentry_find(bentry_get_fn get, void *ctx, const struct bstore_claim *c
         memcpy(name, v1, sizeof(v1));
         return KERR_OK;
     }
-    cJSON_Delete(old); /* of another claim: a collision, nothing of this claim's */
+    if (old) /* of another claim: a collision, nothing of this claim's; the operator is told */
+        log_warn("backup entry of an earlier release's name is another claim's", "entry", v1,
+                 "store", c->key, "prefix", c->prefix);
+    cJSON_Delete(old);
     if (cur) {
         *found = BENTRY_OTHER;
         *out = cur;

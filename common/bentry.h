@@ -49,8 +49,9 @@ typedef enum kerr (*bentry_get_fn)(void *ctx, const char *name, cJSON **out, str
  * (bstore_entry_name_v1). *found: BENTRY_CLAIMS, *out the entry (OWNS) and name its name; else
  * BENTRY_OTHER, *out the entry holding the current name (OWNS; never the claim's: name another
  * claim's owner to no one on its strength) and name the current name; else BENTRY_NONE, *out
- * NULL and name the current name, the one to create. An error of get (not KERR_NOTFOUND) or of
- * naming is returned, *out NULL: the caller decides nothing then.
+ * NULL and name the current name, the one to create. An entry of the earlier name that is
+ * another claim's is logged (a warning naming it, the claim's store and prefix). An error of get
+ * (not KERR_NOTFOUND) or of naming is returned, *out NULL: the caller decides nothing then.
  */
 enum kerr bentry_find(bentry_get_fn get, void *ctx, const struct bstore_claim *c,
                       enum bentry_found *found, cJSON **out, char name[BSTORE_ENTRY_NAME_MAX + 1],
