@@ -289,7 +289,9 @@ int bstore_prefix_owner(const char *c, char *out, size_t n)
     return 1;
 }
 
-enum kerr bstore_entry_name(const struct bstore_claim *c, char out[BSTORE_ENTRY_NAME_MAX + 1])
+/* The entry name of claim c with hexlen hex digits of its hash (bstore_entry_name). */
+static enum kerr entry_name(const struct bstore_claim *c, int hexlen,
+                            char out[BSTORE_ENTRY_NAME_MAX + 1])
 {
     char hash[CRYPTO_SHA256_HEX_LEN + 1], *id;
     size_t n = strlen(c->key) + strlen(c->prefix) + 2, w = 0;
@@ -313,6 +315,20 @@ enum kerr bstore_entry_name(const struct bstore_claim *c, char out[BSTORE_ENTRY_
     }
     while (w > 0 && out[w - 1] == '-')
         w--;
-    snprintf(out + w, BSTORE_ENTRY_NAME_MAX + 1 - w, "%s%.8s", w ? "--" : "root--", hash);
+    if (w == 0) { /* the whole container */
+        memcpy(out, "root", 4);
+        w = 4;
+    }
+    snprintf(out + w, BSTORE_ENTRY_NAME_MAX + 1 - w, "--%.*s", hexlen, hash);
     return KERR_OK;
+}
+
+enum kerr bstore_entry_name(const struct bstore_claim *c, char out[BSTORE_ENTRY_NAME_MAX + 1])
+{
+    return entry_name(c, BSTORE_ENTRY_HASH_LEN, out);
+}
+
+enum kerr bstore_entry_name_v1(const struct bstore_claim *c, char out[BSTORE_ENTRY_NAME_MAX + 1])
+{
+    return entry_name(c, BSTORE_ENTRY_HASH_LEN_V1, out);
 }

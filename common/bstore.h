@@ -144,13 +144,25 @@ enum kerr bstore_local_claim_init(struct bstore_claim *c, const char *hostpath,
 
 /*
  * The BackupEntry name of claim c into out: the canonical prefix as a name (lower-case letters
- * and digits, anything else '-', at most 64 characters), "--" and 8 hex digits of the sha256
- * of the store key and prefix ("root--..." for the whole container). One claim, one name: of
- * two owners making an entry of one prefix at once (warden-controller's, warden-webhook's for
- * a moved Etcd's earlier prefix), the API server lets one create it. KERR_NOMEM.
+ * and digits, anything else '-', at most 64 characters), "--" and BSTORE_ENTRY_HASH_LEN (16) hex
+ * digits of the sha256 of the store key and prefix ("root--..." for the whole container). One
+ * claim, one name: of two owners making an entry of one prefix at once (warden-controller's,
+ * warden-webhook's for a moved Etcd's earlier prefix), the API server lets one create it. 64 bits:
+ * no tenant can search out a claim of hers whose name is another's (a name alone still proves
+ * nothing: common/bentry). KERR_NOMEM.
  */
-#define BSTORE_ENTRY_NAME_MAX 80
+#define BSTORE_ENTRY_HASH_LEN    16
+#define BSTORE_ENTRY_HASH_LEN_V1 8
+#define BSTORE_ENTRY_NAME_MAX    (64 + 2 + BSTORE_ENTRY_HASH_LEN)
 enum kerr bstore_entry_name(const struct bstore_claim *c, char out[BSTORE_ENTRY_NAME_MAX + 1]);
+
+/*
+ * The name claim c's entry had when earlier releases made it: as bstore_entry_name with 8 hex
+ * digits (32 bits: a tenant can find a claim of hers with another's name in minutes). Entries
+ * made then keep it; look them up by both names and take one only when its spec is the claim
+ * (common/bentry). KERR_NOMEM.
+ */
+enum kerr bstore_entry_name_v1(const struct bstore_claim *c, char out[BSTORE_ENTRY_NAME_MAX + 1]);
 
 /* Free what c OWNS; c can be released twice. */
 void bstore_claim_release(struct bstore_claim *c);

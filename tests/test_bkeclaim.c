@@ -6,6 +6,7 @@
 #include "common/kjson.h"
 #include "controller/core/claims.h"
 #include "controller/entries/bkeclaim.h"
+#include "controller/entries/bkejob.h"
 
 static void name_of(const char *provider, const char *container, const char *endpoint,
                     const char *prefix, char out[KNAME_SUBDOMAIN_MAX + 1])
@@ -23,7 +24,8 @@ Test(bkeclaim, one_claim_one_name)
 
     name_of("aws", "bkt", NULL, "shoot--etcd-main", a);
     cr_assert(strncmp(a, "shoot--etcd-main--", 18) == 0, "%s", a);
-    cr_assert_eq(strlen(a), 18 + 8);
+    cr_assert_eq(strlen(a), 18 + 16, "%s: 16 hex digits (64 bits), no name a tenant can search out",
+                 a);
     name_of("S3", "bkt", "", "/shoot--etcd-main/", b);
     cr_assert_str_eq(a, b, "one claim however it is spelled");
     name_of("aws", "other", NULL, "shoot--etcd-main", b);
@@ -34,6 +36,22 @@ Test(bkeclaim, one_claim_one_name)
     cr_assert(strncmp(b, "root--", 6) == 0, "%s", b);
     name_of("aws", "bkt", NULL, "Shoot/Etcd_Main", b);
     cr_assert(strncmp(b, "shoot-etcd-main--", 17) == 0, "%s", b);
+}
+
+Test(bkeclaim, longest_name_stays_a_valid_name_and_job_name)
+{
+    char p[80], name[KNAME_SUBDOMAIN_MAX + 1], job[KNAME_LABEL_MAX + 1];
+
+    memset(p, 'a', sizeof(p) - 1); /* a readable part cut at 64 */
+    p[sizeof(p) - 1] = '\0';
+    name_of("aws", "bkt", NULL, p, name);
+    cr_assert_eq(strlen(name), BSTORE_ENTRY_NAME_MAX, "%s", name);
+    cr_assert_eq(strncmp(name + 64, "--", 2), 0, "%s", name);
+    cr_assert_eq(bkejob_name(name, job), KERR_OK);
+    cr_assert_leq(strlen(job), KNAME_LABEL_MAX, "%s", job);
+    cr_assert(strstr(job, "--delete-") != NULL, "%s", job);
+    for (const char *c = job; *c; c++)
+        cr_assert((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-', "%s", job);
 }
 
 Test(bkeclaim, long_prefixes_make_valid_names)

@@ -23,12 +23,13 @@ static cJSON *parse(const char *s)
 static const char BUCKET[] =
     "{\"metadata\":{\"name\":\"shared\"},\"spec\":{\"provider\":\"aws\",\"container\":\"bkt\","
     "\"secretRef\":{\"namespace\":\"ops\",\"name\":\"bucket-creds\"}}}";
-static const char ENTRY[] = "{\"metadata\":{\"name\":\"shoot--main--0123abcd\",\"uid\":\"u1\","
-                            "\"creationTimestamp\":\"2026-11-01T00:00:00Z\"},"
-                            "\"spec\":{\"bucketName\":\"shared\",\"prefix\":\"shoot--main\","
-                            "\"claimedAt\":\"2026-11-02T10:00:00Z\","
-                            "\"membersSeenAt\":\"2026-11-02T09:00:00Z\"},"
-                            "\"status\":{\"deletionStartedAt\":\"2026-11-20T00:00:00Z\"}}";
+static const char ENTRY[] =
+    "{\"metadata\":{\"name\":\"shoot--main--0123abcd4567cdef\",\"uid\":\"u1\","
+    "\"creationTimestamp\":\"2026-11-01T00:00:00Z\"},"
+    "\"spec\":{\"bucketName\":\"shared\",\"prefix\":\"shoot--main\","
+    "\"claimedAt\":\"2026-11-02T10:00:00Z\","
+    "\"membersSeenAt\":\"2026-11-02T09:00:00Z\"},"
+    "\"status\":{\"deletionStartedAt\":\"2026-11-20T00:00:00Z\"}}";
 
 static const char *arg(const cJSON *job, int i)
 {
@@ -48,16 +49,16 @@ Test(bkejob, build)
     cr_assert_str_eq(kjson_get_str(job, "kind"), "Job");
     /* the entry's "--" would read as the end of its part: the cut form, with the hash */
     name = kjson_get_str(job, "metadata.name");
-    cr_assert_eq(strncmp(name, "shoot-main-0123abcd--delete-", 28), 0, "%s", name);
-    cr_assert_eq(strlen(name), 28 + KNAME_HASH_LEN, "%s", name);
-    cr_assert_eq(strspn(name + 28, "0123456789abcdef"), KNAME_HASH_LEN, "%s", name);
+    cr_assert_eq(strncmp(name, "shoot-main-0123abcd4567cdef--delete-", 36), 0, "%s", name);
+    cr_assert_eq(strlen(name), 36 + KNAME_HASH_LEN, "%s", name);
+    cr_assert_eq(strspn(name + 36, "0123456789abcdef"), KNAME_HASH_LEN, "%s", name);
     cr_assert_str_eq(kjson_get_str(job, "metadata.annotations[" PODJOB_ANN_OWNER_UID "]"), "u1");
     cr_assert_str_eq(kjson_get_str(job, "metadata.namespace"), "ops");
     cr_assert_str_eq(kjson_get_str(job, "metadata.labels[etcd-warden.io/backup-entry]"),
-                     "shoot--main--0123abcd");
+                     "shoot--main--0123abcd4567cdef");
     cr_assert_str_eq(
         kjson_get_str(job, "spec.template.metadata.labels[etcd-warden.io/backup-entry]"),
-        "shoot--main--0123abcd");
+        "shoot--main--0123abcd4567cdef");
     cr_assert_null(kjson_get(job, "metadata.ownerReferences"));
     cr_assert_str_eq(kjson_get_str(job, "spec.template.spec.restartPolicy"), "Never");
     cr_assert_str_eq(kjson_get_str(job, "spec.template.spec.containers.0.terminationMessagePolicy"),

@@ -711,30 +711,73 @@ Test(ebk_kubesim, retained_copy_is_handed_to_a_backup_entry_before_the_backup_go
     cJSON_Delete(e);
 }
 
-Test(ebk_kubesim, retained_copy_whose_entry_cannot_be_made_keeps_the_backup)
+/* An entry name of Etcd other/e, prefix and store (JSON) as given. */
+static void plant_other(const char *name, const char *prefix, const char *store)
+{
+    char text[1024];
+    cJSON *b;
+
+    snprintf(text, sizeof(text),
+             "{\"apiVersion\":\"etcd-warden.io/v1alpha1\",\"kind\":\"BackupEntry\",\"metadata\":"
+             "{\"name\":\"%s\"},\"spec\":{\"bucketName\":\"x\",\"prefix\":\"%s\",\"store\":%s,"
+             "\"etcd\":{\"namespace\":\"other\",\"name\":\"e\"}}}",
+             name, prefix, store);
+    b = jsonfix_parse(text);
+    cJSON_Delete(cfix_create(&fx, &RES_ENTRY, b));
+    cJSON_Delete(b);
+}
+
+/* The copy's name held by another namespace's entry of store: the finalizer stays, why. */
+static void held_by_another(const char *store, const char *why)
 {
     struct kerr_info err = { 0 };
-    char text[1024], name[KNAME_SUBDOMAIN_MAX + 1];
+    char name[KNAME_SUBDOMAIN_MAX + 1];
     cJSON *b;
 
     retained_copy();
     copy_entry_name(name);
-    /* the name is taken by another namespace's claim: fail closed */
-    snprintf(text, sizeof(text),
-             "{\"apiVersion\":\"etcd-warden.io/v1alpha1\",\"kind\":\"BackupEntry\",\"metadata\":"
-             "{\"name\":\"%s\"},\"spec\":{\"bucketName\":\"x\",\"prefix\":\"copies/main\","
-             "\"etcd\":{\"namespace\":\"other\",\"name\":\"e\"}}}",
-             name);
-    b = jsonfix_parse(text);
-    cJSON_Delete(cfix_create(&fx, &RES_ENTRY, b));
-    cJSON_Delete(b);
+    plant_other(name, "copies/main", store);
     OK(k8s_delete(fx.c, &EBK_RES_BACKUP, CFIX_NS, "b1", NULL, NULL, &err));
     cr_assert_gt(step(), 0, "looked at again");
     b = cfix_get(&fx, &EBK_RES_BACKUP, "b1");
     cr_assert_not_null(b, "the finalizer stays while no entry claims the copy");
-    cr_assert(strstr(jsonfix_str(b, "status.deletionError"), "another owner"), "%s",
+    cr_assert(strstr(jsonfix_str(b, "status.deletionError"), why), "%s",
               jsonfix_str(b, "status.deletionError"));
     cJSON_Delete(b);
+}
+
+Test(ebk_kubesim, retained_copy_whose_entry_cannot_be_made_keeps_the_backup)
+{
+    /* the claim's entry is another namespace's (fail closed), or another claim's holds the name */
+    held_by_another("{\"provider\":\"S3\",\"container\":\"offsite\"}", "another owner");
+}
+
+Test(ebk_kubesim, retained_copys_name_held_by_another_claim_keeps_the_backup)
+{
+    held_by_another("{\"provider\":\"S3\",\"container\":\"elsewhere\"}",
+                    "held by an entry of another prefix or store");
+}
+
+Test(ebk_kubesim, retained_copy_finds_its_entry_past_a_collision_under_the_old_name)
+{
+    struct kerr_info err = { 0 };
+    char name[KNAME_SUBDOMAIN_MAX + 1], v1[KNAME_SUBDOMAIN_MAX + 1];
+    cJSON *e;
+
+    retained_copy();
+    copy_entry_name(name);
+    snprintf(v1, sizeof(v1), "%.*s", (int)strlen(name) - 8, name); /* its 8-digit name */
+    /* a tenant's claim (her container, a prefix that reads alike) under the 8-digit name */
+    plant_other(v1, "copies_main", "{\"provider\":\"S3\",\"container\":\"mallory\"}");
+    OK(k8s_delete(fx.c, &EBK_RES_BACKUP, CFIX_NS, "b1", NULL, NULL, &err));
+    step();
+    e = cfix_get(&fx, &RES_ENTRY, name);
+    cr_assert_not_null(e, "the copy's own entry under the 16-digit name");
+    cr_assert_str_eq(jsonfix_str(e, "spec.store.container"), "offsite");
+    cJSON_Delete(e);
+    e = cfix_get(&fx, &RES_ENTRY, v1);
+    cr_assert_str_eq(jsonfix_str(e, "spec.etcd.namespace"), "other", "hers, untouched");
+    cJSON_Delete(e);
 }
 
 /* 1 when RFC 3339 time a is at or after b. */

@@ -246,7 +246,7 @@ Test(erst_kubesim, prefix_of_a_backup_entry_or_copy)
                                                    0 };
     cJSON *entry = jsonfix_parse(
         "{\"apiVersion\":\"etcd-warden.io/v1alpha1\",\"kind\":\"BackupEntry\","
-        "\"metadata\":{\"name\":\"ns1--gone--0123abcd\"},\"spec\":{\"bucketName\":\"b\","
+        "\"metadata\":{\"name\":\"ns1--gone--0123abcd4567cdef\"},\"spec\":{\"bucketName\":\"b\","
         "\"prefix\":\"team\",\"store\":{\"provider\":\"S3\",\"container\":\"bkt\"},"
         "\"etcd\":{\"namespace\":\"ns1\",\"name\":\"gone\",\"uid\":\"u\"},"
         "\"etcdDeletedAt\":\"2026-01-01T00:00:00Z\"}}");
@@ -274,9 +274,9 @@ Test(erst_kubesim, prefix_of_a_backup_entry_or_copy)
     }
     etcd("main", SRC_STORE);
     restore("entry", STORE_SPEC("team/sub"));
-    assert_refused("entry", "BackupEntry ns1--gone--0123abcd of Etcd ns1/gone");
+    assert_refused("entry", "BackupEntry ns1--gone--0123abcd4567cdef of Etcd ns1/gone");
     restore("sibling", STORE_SPEC("team-b"));
-    assert_refused("sibling", "BackupEntry ns1--gone--0123abcd of Etcd ns1/gone");
+    assert_refused("sibling", "BackupEntry ns1--gone--0123abcd4567cdef of Etcd ns1/gone");
     restore("copies", STORE_SPEC("offsite"));
     assert_refused("copies", "the copies of EtcdBackup ns1/nightly");
     restore("beside", STORE_SPEC("ns1--restored"));
@@ -663,7 +663,7 @@ Test(erst_kubesim, source_being_deleted)
                                                    0 };
     cJSON *entry = jsonfix_parse(
         "{\"apiVersion\":\"etcd-warden.io/v1alpha1\",\"kind\":\"BackupEntry\","
-        "\"metadata\":{\"name\":\"ns1--main--0123abcd\"},\"spec\":{\"bucketName\":\"b\","
+        "\"metadata\":{\"name\":\"ns1--main--0123abcd4567cdef\"},\"spec\":{\"bucketName\":\"b\","
         "\"prefix\":\"ns1--main\",\"store\":{\"provider\":\"S3\",\"container\":\"bkt\"},"
         "\"etcd\":{\"namespace\":\"ns1\",\"name\":\"main\",\"uid\":\"u\"},"
         "\"etcdDeletedAt\":\"2026-01-01T00:00:00Z\"}}");
@@ -678,12 +678,13 @@ Test(erst_kubesim, source_being_deleted)
     cr_assert_eq(kjson_set(created, "status",
                            jsonfix_parse("{\"phase\":\"" BSTORE_ENTRY_DELETING "\"}"), NULL),
                  KERR_OK);
-    cr_assert_eq(k8s_update(fx.c, &res_entry, NULL, "ns1--main--0123abcd", created,
+    cr_assert_eq(k8s_update(fx.c, &res_entry, NULL, "ns1--main--0123abcd4567cdef", created,
                             &(struct k8s_write_opts){ .subresource = "status" }, NULL, &err),
                  KERR_OK, "%s", err.msg);
     restore("deleting", STORE_SPEC("other--restored"));
-    assert_refused("deleting", "BackupEntry ns1--main--0123abcd of Etcd ns1/main, which is being "
-                               "deleted");
+    assert_refused("deleting",
+                   "BackupEntry ns1--main--0123abcd4567cdef of Etcd ns1/main, which is being "
+                   "deleted");
     job = cfix_get(&fx, &RES_JOB, "deleting--restore");
     cr_assert_null(job, "no copy Job from a prefix being deleted");
     cJSON_Delete(created);

@@ -48,7 +48,7 @@ static void cache_entry(const char *ns, const char *created)
     cJSON *o;
 
     snprintf(text, sizeof(text),
-             "{\"metadata\":{\"name\":\"p--0123abcd\",\"creationTimestamp\":\"%s\"},"
+             "{\"metadata\":{\"name\":\"p--0123abcd4567cdef\",\"creationTimestamp\":\"%s\"},"
              "\"spec\":{\"bucketName\":\"b\",\"prefix\":\"p\",\"store\":{\"provider\":\"S3\","
              "\"container\":\"bkt\"},\"etcd\":{\"namespace\":\"%s\",\"name\":\"etcd-main\"},"
              "\"etcdDeletedAt\":\"2026-01-02T03:04:05Z\"}}",
@@ -110,7 +110,7 @@ Test(pborn, a_namespace_created_again_is_another_owner)
 
     cache_entry(CFIX_NS, "2020-01-01T00:00:00Z"); /* before this namespace existed */
     msg = create(CFIX_NS);
-    cr_assert(strstr(msg, "BackupEntry p--0123abcd") && strstr(msg, "created after it") &&
+    cr_assert(strstr(msg, "BackupEntry p--0123abcd4567cdef") && strstr(msg, "created after it") &&
                   strstr(msg, "another owner"),
               "%s", msg);
 }

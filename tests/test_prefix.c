@@ -153,7 +153,7 @@ Test(prefix, message_names_the_other_etcd)
 Test(prefix, message_names_nothing_of_another_namespace)
 {
     cache_etcd("shoot", "etcd-main", "shoot--etcd-main");
-    cache_entry("team--etcd--1234abcd", "team", "etcd", "team/a", "2026-01-02T03:04:05Z");
+    cache_entry("team--etcd--1234abcd5678cdef", "team", "etcd", "team/a", "2026-01-02T03:04:05Z");
     cr_expect_str_eq(
         create("other", "etcd-x", "shoot--etcd-main/"),
         "spec.backup.store.prefix \"shoot--etcd-main/\" overlaps a prefix claimed "
@@ -204,11 +204,12 @@ Test(prefix, update)
 
 Test(prefix, bucketless_entry_kept_until_deleted)
 {
-    cJSON *o = cJSON_Parse(
-        "{\"metadata\":{\"name\":\"p--1a2b3c4d\"},\"spec\":{\"bucketName\":\"\",\"prefix\":\"p\","
-        "\"store\":{\"provider\":\"S3\",\"container\":\"bkt\"},\"etcd\":{\"namespace\":"
-        "\"shoot\",\"name\":\"etcd-main\",\"uid\":\"u\"},\"etcdDeletedAt\":"
-        "\"2026-01-02T03:04:05Z\"}}");
+    cJSON *o =
+        cJSON_Parse("{\"metadata\":{\"name\":\"p--1a2b3c4d5e6f7a8b\"},\"spec\":{\"bucketName\":"
+                    "\"\",\"prefix\":\"p\","
+                    "\"store\":{\"provider\":\"S3\",\"container\":\"bkt\"},\"etcd\":{\"namespace\":"
+                    "\"shoot\",\"name\":\"etcd-main\",\"uid\":\"u\"},\"etcdDeletedAt\":"
+                    "\"2026-01-02T03:04:05Z\"}}");
 
     cr_assert_not_null(o);
     cr_assert_eq(store_put(entries, o, NULL, NULL, NULL), KERR_OK);
@@ -222,12 +223,12 @@ Test(prefix, bucketless_entry_kept_until_deleted)
 
 Test(prefix, pending_entry)
 {
-    cache_entry("shoot--etcd-main--1234abcd", "shoot", "etcd-main", "shoot--etcd-main",
+    cache_entry("shoot--etcd-main--1234abcd5678cdef", "shoot", "etcd-main", "shoot--etcd-main",
                 "2026-01-02T03:04:05Z");
     cr_expect_str_eq(
         create("shoot", "etcd", "shoot--etcd-main"),
         "spec.backup.store.prefix \"shoot--etcd-main\" overlaps the prefix "
-        "\"shoot--etcd-main\" of BackupEntry shoot--etcd-main--1234abcd of Etcd "
+        "\"shoot--etcd-main\" of BackupEntry shoot--etcd-main--1234abcd5678cdef of Etcd "
         "shoot/etcd-main, deleted at 2026-01-02T03:04:05Z and kept until the bucket's "
         "deletion grace period ends in the same store (Object|bkt|): the backup sidecar "
         "lists a prefix as a plain string, so either cluster's restore could read "
@@ -328,7 +329,7 @@ Test(prefix, the_same_etcds_earlier_prefix)
 {
     /* its own entry of the same prefix reattaches; its entry of "a-2" still holds snapshots
      * the sidecar of "a" would list */
-    cache_entry("a-2--1234abcd", "shoot", "etcd-main", "a-2", "2026-01-02T03:04:05Z");
+    cache_entry("a-2--1234abcd5678cdef", "shoot", "etcd-main", "a-2", "2026-01-02T03:04:05Z");
     cr_expect_str_eq(create("shoot", "etcd-main", "a-2/"), "");
     cr_expect_neq(*create("shoot", "etcd-main", "a"), '\0');
 }
@@ -381,7 +382,8 @@ Test(prefix, projection_without_store)
 Test(prefix, its_own_entry_being_deleted)
 {
     cJSON *o = cJSON_Parse(
-        "{\"metadata\":{\"name\":\"p--1234abcd\"},\"spec\":{\"bucketName\":\"b\",\"prefix\":"
+        "{\"metadata\":{\"name\":\"p--1234abcd5678cdef\"},\"spec\":{\"bucketName\":\"b\","
+        "\"prefix\":"
         "\"p\",\"store\":{\"provider\":\"S3\",\"container\":\"bkt\"},\"etcd\":{\"namespace\":"
         "\"shoot\",\"name\":\"etcd-main\",\"uid\":\"u\"},\"etcdDeletedAt\":"
         "\"2026-01-02T03:04:05Z\"},\"status\":{\"phase\":\"Deleting\"}}");
@@ -390,7 +392,7 @@ Test(prefix, its_own_entry_being_deleted)
     cr_expect_str_eq(
         create("shoot", "etcd-main", "p"),
         "spec.backup.store.prefix \"p\" overlaps the prefix \"p\" of BackupEntry "
-        "p--1234abcd of Etcd shoot/etcd-main, deleted at 2026-01-02T03:04:05Z, "
+        "p--1234abcd5678cdef of Etcd shoot/etcd-main, deleted at 2026-01-02T03:04:05Z, "
         "whose backups are being deleted (create it once the entry is gone) in the "
         "same store (Object|bkt|): the backup sidecar lists a prefix as a plain string, "
         "so either cluster's restore could read the other's snapshots; one prefix, "

@@ -2,9 +2,11 @@
 #include "webhook/pmove.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "common/bentry.h"
 #include "common/blocal.h"
 #include "common/bstore.h"
 #include "common/kjson.h"
@@ -234,26 +236,101 @@ static enum kerr stored_as_reviewed(struct k8s_client *k, const cJSON *old, stru
     return rc;
 }
 
-/* Create e (named name) unless the entries cache has one of its name: KERR_OK when it is there
- * now (made here, or found). */
-static enum kerr put_entry(struct k8s_client *k, struct store *entries, cJSON *e, const char *name,
-                           const cJSON *etcd, const char *what, struct kerr_info *why)
+/* bentry_get_fn: an entry of the webhook's cache (the context). */
+static enum kerr cached_entry(void *ctx, const char *name, cJSON **out, struct kerr_info *err)
 {
+    return store_get(ctx, name, out, err);
+}
+
+/* bentry_get_fn: an entry read from the API server (the client, the context). */
+static enum kerr stored_entry(void *ctx, const char *name, cJSON **out, struct kerr_info *err)
+{
+    return k8s_get(ctx, &res_entry, NULL, name, NULL, out, err);
+}
+
+/*
+ * Create e, the entry of claim c (its name the current one), unless c's entry is there: in the
+ * entries cache under either of its names (common/bentry: an entry of that name is c's only when
+ * its spec is c), or made meanwhile (read from the API server). KERR_OK when it is there now;
+ * KERR_EXISTS (why says so) when its name is held by an entry of another claim: the earlier
+ * prefix would be nobody's, the caller refuses.
+ */
+static enum kerr put_entry(struct k8s_client *k, struct store *entries, cJSON *e,
+                           const struct bstore_claim *c, const cJSON *etcd, const char *what,
+                           struct kerr_info *why)
+{
+    char name[BSTORE_ENTRY_NAME_MAX + 1];
+    enum bentry_found f = BENTRY_NONE;
     cJSON *cur = NULL;
+    enum kerr rc = KERR_OK;
+
+    if (entries)
+        rc = bentry_find(cached_entry, entries, c, &f, &cur, name, why);
+    cJSON_Delete(cur);
+    if (rc == KERR_OK && f == BENTRY_CLAIMS)
+        return KERR_OK; /* the entry of the claim is there (the controller's, or a move's) */
+    if (rc == KERR_OK && f == BENTRY_NONE) {
+        rc = k8s_create(k, &res_entry, NULL, e, NULL, NULL, why);
+        if (rc == KERR_OK) {
+            log_info(what, "namespace", str_or_empty(etcd, "metadata.namespace"), "name",
+                     str_or_empty(etcd, "metadata.name"), "entry",
+                     str_or_empty(e, "metadata.name"));
+            return KERR_OK;
+        }
+    }
+    if (rc == KERR_OK || rc == KERR_EXISTS) { /* not cached yet, or another claim's? */
+        kerr_clear(why);
+        rc = bentry_find(stored_entry, k, c, &f, &cur, name, why);
+        cJSON_Delete(cur);
+        if (rc == KERR_OK && f == BENTRY_NONE) /* made and gone meanwhile */
+            rc = kerr_set(why, KERR_CONFLICT, "BackupEntry %s changed while it was made", name);
+        if (rc == KERR_OK && f == BENTRY_OTHER) {
+            log_warn("backup entry name held by another claim", "namespace",
+                     str_or_empty(etcd, "metadata.namespace"), "name",
+                     str_or_empty(etcd, "metadata.name"), "entry", name);
+            rc = kerr_set(why, KERR_EXISTS,
+                          "its BackupEntry name %s is held by an entry of another prefix or store",
+                          name);
+        }
+    }
+    return rc;
+}
+
+/*
+ * The claim e (an entry built by pmove_entry or pmove_local_entry) is named after into *c:
+ * a Local directory's (BLOCAL_KEY and the directory its annotation places), else its store's
+ * and prefix's. On KERR_OK c->prefix is allocated: bstore_claim_release frees it.
+ */
+static enum kerr claim_of(const cJSON *e, struct bstore_claim *c, struct kerr_info *err)
+{
+    const char *hostpath = kjson_get_str(e, "metadata.annotations[" BLOCAL_HOSTPATH_ANNOTATION "]");
+    char dir[BLOCAL_HOSTPATH_MAX + 2 * BSTORE_PREFIX_MAX];
     enum kerr rc;
 
-    if (entries && store_get(entries, name, &cur, NULL) == KERR_OK) {
-        cJSON_Delete(cur); /* the entry of the claim is there (the controller's, or another's) */
-        return KERR_OK;
-    }
-    rc = k8s_create(k, &res_entry, NULL, e, NULL, NULL, why);
+    *c = (struct bstore_claim){ "", NULL };
+    if (!hostpath)
+        return bstore_claim_init(
+            c, str_or_empty(e, "spec.store.provider"), str_or_empty(e, "spec.store.container"),
+            str_or_empty(e, "spec.store.endpointOverride"), str_or_empty(e, "spec.prefix"), err);
+    rc = blocal_dir(hostpath, str_or_empty(e, "spec.store.container"),
+                    str_or_empty(e, "spec.prefix"), dir, sizeof(dir), err);
+    if (rc != KERR_OK)
+        return rc;
+    snprintf(c->key, sizeof(c->key), "%s", BLOCAL_KEY);
+    c->prefix = strdup(dir);
+    return c->prefix ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL);
+}
+
+/* put_entry of e, whose claim is read from it (claim_of). */
+static enum kerr put_built(struct k8s_client *k, struct store *entries, cJSON *e, const cJSON *etcd,
+                           const char *what, struct kerr_info *why)
+{
+    struct bstore_claim c;
+    enum kerr rc = claim_of(e, &c, why);
+
     if (rc == KERR_OK)
-        log_info(what, "namespace", str_or_empty(etcd, "metadata.namespace"), "name",
-                 str_or_empty(etcd, "metadata.name"), "entry", name);
-    if (rc == KERR_EXISTS) {
-        kerr_clear(why);
-        rc = KERR_OK;
-    }
+        rc = put_entry(k, entries, e, &c, etcd, what, why);
+    bstore_claim_release(&c);
     return rc;
 }
 
@@ -284,7 +361,7 @@ enum kerr pmove_record(struct k8s_client *k, struct store *entries, struct store
     if ((rc = local_hostpath(k, etcd, hostpath, sizeof(hostpath), why)) == KERR_OK)
         rc = pmove_local_entry(etcd, hostpath, (int64_t)time(NULL), &e, name, why);
     if (rc == KERR_OK)
-        rc = put_entry(k, entries, e, name, etcd, "Local Etcd's directory recorded", why);
+        rc = put_built(k, entries, e, etcd, "Local Etcd's directory recorded", why);
     cJSON_Delete(e);
     return rc;
 }
@@ -336,7 +413,7 @@ enum kerr pmove_keep(struct k8s_client *k, struct store *entries, struct store *
         return KERR_OK;
     if (rc != KERR_OK)
         goto failed;
-    rc = put_entry(k, entries, e, name, req->old_object, "moved Etcd's earlier prefix kept", &why);
+    rc = put_built(k, entries, e, req->old_object, "moved Etcd's earlier prefix kept", &why);
     cJSON_Delete(e);
     if (rc == KERR_OK)
         return KERR_OK;

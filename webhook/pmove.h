@@ -10,7 +10,9 @@
  * namespace's Etcd admitted there would restore the cluster. So before such
  * an UPDATE is admitted, the earlier claim gets its entry here, made from
  * what only the API server and etcd-warden wrote (the stored Etcd the
- * request replaces), unless one of its name is there already:
+ * request replaces), unless the claim's entry is there already (under its
+ * name or an earlier release's, its spec that claim: common/bentry; a name
+ * held by an entry of another claim refuses the move with 500):
  *
  *   name        bstore_entry_name of the earlier claim (one claim, one name:
  *               the controller's entry, when it made it, is this one);

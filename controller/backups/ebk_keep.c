@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/bentry.h"
 #include "common/bstore.h"
 #include "common/kjson.h"
 #include "common/ktime.h"
@@ -188,12 +189,64 @@ static enum kerr adopt(const struct ebk_env *env, const cJSON *want, const cJSON
     return rc;
 }
 
+/* bentry_get_fn: an entry read from the API server (the client, the context). */
+static enum kerr get_entry(void *ctx, const char *name, cJSON **out, struct kerr_info *err)
+{
+    return k8s_get(ctx, &res_entry, NULL, name, NULL, out, err);
+}
+
+/*
+ * Hand the copy of b to e (built by ebk_keep_entry) unless the copy's claim has its entry: under
+ * either of its names, its spec the claim (common/bentry), adopted (widened) when it is the
+ * copy's owner's, else why. A name held by an entry of another claim is a reason in why too:
+ * never "the entry is there". On KERR_OK e's metadata.name is the entry's that keeps the copy.
+ */
+static enum kerr keep_in(const struct ebk_env *env, const cJSON *b, cJSON *e, char *why, size_t n,
+                         struct kerr_info *err)
+{
+    char name[BSTORE_ENTRY_NAME_MAX + 1];
+    struct bstore_claim c = { "", NULL };
+    enum bentry_found f = BENTRY_NONE;
+    cJSON *had = NULL;
+    enum kerr rc = claims_of(b, dst(b), NULL, &c, err);
+
+    if (rc == KERR_OK)
+        rc = bentry_find(get_entry, env->client, &c, &f, &had, name, err);
+    if (rc == KERR_OK && f == BENTRY_NONE) {
+        rc = k8s_create(env->client, &res_entry, NULL, e, NULL, NULL, err);
+        if (rc == KERR_EXISTS) { /* made meanwhile: whose? */
+            kerr_clear(err);
+            rc = bentry_find(get_entry, env->client, &c, &f, &had, name, err);
+            if (rc == KERR_OK && f == BENTRY_NONE)
+                rc = KERR_NOTFOUND;
+        }
+    }
+    bstore_claim_release(&c);
+    if (rc == KERR_OK && f == BENTRY_OTHER)
+        snprintf(why, n,
+                 "the BackupEntry name %s of the destination prefix is held by an entry of another "
+                 "prefix or store",
+                 name);
+    else if (rc == KERR_OK && f == BENTRY_CLAIMS)
+        rc = adopt(env, e, had, why, n, err);
+    if (rc == KERR_OK && !*why)
+        rc = kjson_set_str(e, "metadata.name", name, err);
+    /* gone meanwhile, or changed: the next look decides */
+    if (rc == KERR_NOTFOUND || rc == KERR_CONFLICT) {
+        snprintf(why, n, "BackupEntry %s changed while it was read", name);
+        kerr_clear(err);
+        rc = KERR_OK;
+    }
+    cJSON_Delete(had);
+    return rc;
+}
+
 enum kerr ebk_keep_copy(const struct ebk_env *env, const cJSON *b, char *why, size_t n,
                         struct kerr_info *err)
 {
     const char *base = dst(b);
     char bucket[256];
-    cJSON *list = NULL, *e = NULL, *had = NULL;
+    cJSON *list = NULL, *e = NULL;
     enum kerr rc;
 
     why[0] = '\0';
@@ -232,25 +285,12 @@ enum kerr ebk_keep_copy(const struct ebk_env *env, const cJSON *b, char *why, si
         return KERR_OK;
     }
     if (rc == KERR_OK)
-        rc = k8s_create(env->client, &res_entry, NULL, e, NULL, NULL, err);
-    if (rc == KERR_EXISTS) {
-        kerr_clear(err);
-        rc = k8s_get(env->client, &res_entry, NULL, str(e, "metadata.name"), NULL, &had, err);
-        if (rc == KERR_OK)
-            rc = adopt(env, e, had, why, n, err);
-        /* gone meanwhile, or changed: the next look decides */
-        if (rc == KERR_NOTFOUND || rc == KERR_CONFLICT) {
-            snprintf(why, n, "BackupEntry %s changed while it was read", str(e, "metadata.name"));
-            kerr_clear(err);
-            rc = KERR_OK;
-        }
-    }
+        rc = keep_in(env, b, e, why, n, err);
     if (rc == KERR_OK && !*why)
         ebk_event(env, b, 0, "CopyRetained", "the copy under \"%s\" is kept by BackupEntry %s%s%s",
                   str(e, "spec.prefix"), str(e, "metadata.name"),
                   *bucket ? " of bucket " : " (no BackupBucket owns the store)", bucket);
 out:
     cJSON_Delete(e);
-    cJSON_Delete(had);
     return rc;
 }

@@ -27,10 +27,12 @@
  *   annotation  EBK_KEEP_ANNOTATION: "<namespace>/<name>" of the backup; a Local
  *               copy's also EBK_KEEP_HOSTPATH.
  *
- * An entry of that name already there is the copy's when it has the same
- * namespace and Etcd and is not Deleting: its window is widened to cover the
- * copy's. Anything else (another owner's entry, one being deleted, the API
- * refusing) is a reason in why: the caller keeps the finalizer (fail closed).
+ * An entry of the copy's claim already there (under that name or an earlier
+ * release's, its spec the claim: common/bentry) is the copy's when it has the
+ * same namespace and Etcd and is not Deleting: its window is widened to cover
+ * the copy's. Anything else (another owner's entry, an entry of another claim
+ * holding the name, one being deleted, the API refusing) is a reason in why:
+ * the caller keeps the finalizer (fail closed).
  *
  * Ownership: arguments BORROWED. Thread safety: reentrant.
  */

@@ -173,8 +173,10 @@ enum kerr claims_find_admitted(struct k8s_client *k, const struct bstore_claim *
                                char why[CLAIMS_WHY_MAX], struct kerr_info *err);
 
 /*
- * The BackupEntry name of claim c into out: the canonical prefix as a name, "--" and 8 hex
- * digits of the sha256 of the store key and prefix ("root--..." for the whole container). One
+ * The BackupEntry name of claim c into out: the canonical prefix as a name, "--" and 16 hex
+ * digits of the sha256 of the store key and prefix ("root--..." for the whole container;
+ * common/bstore's bstore_entry_name; an entry found by it is the claim's only when its spec
+ * says so, and earlier releases' entries have 8: common/bentry looks up both). One
  * claim, one name: of two owners making an entry of one prefix at once, the API server lets
  * one create it (an Etcd's, controller/entries; a retained copy's, controller/backups/ebk_keep).
  */

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/bentry.h"
 #include "common/bstore.h"
 #include "common/events.h"
 #include "common/kjson.h"
@@ -24,6 +25,7 @@
 #include "controller/entries/bkejob.h"
 #include "controller/entries/bkeclaim.h"
 #include "controller/entries/bkefree.h"
+#include "controller/entries/bkemake.h"
 #include "controller/core/etcdspec.h"
 
 static const char *str_or_empty(const cJSON *obj, const char *path)
@@ -65,55 +67,6 @@ size_t bke_conflicts(struct store *s)
     return n;
 }
 
-/*
- * Write status {phase, message, conditions} of entry (the stored object,
- * BORROWED) when it differs; conflict (NULL: none) is the PrefixConflict
- * condition's message, with a Warning event when it is new.
- */
-static enum kerr entry_status(const struct bke_ctx *x, const cJSON *entry, const char *phase,
-                              const char *message, const char *conflict, struct kerr_info *err)
-{
-    const char *had = kjson_get_str(entry, "status.conditions.0.message");
-    cJSON *obj, *conds = NULL, *c;
-    enum kerr rc;
-
-    if (strcmp(str_or_empty(entry, "status.phase"), phase) == 0 &&
-        strcmp(str_or_empty(entry, "status.message"), message) == 0 && !had == !conflict &&
-        (!had || strcmp(had, conflict) == 0))
-        return KERR_OK;
-    obj = cJSON_Duplicate(entry, 1);
-    if (!obj)
-        return kerr_set(err, KERR_NOMEM, NULL);
-    rc = kjson_set_str(obj, "status.phase", phase, err);
-    if (rc == KERR_OK)
-        rc = kjson_set_str(obj, "status.message", message, err);
-    (void)kjson_delete(obj, "status.conditions");
-    if (rc == KERR_OK && conflict) {
-        conds = cJSON_CreateArray();
-        c = cJSON_CreateObject();
-        if (!conds || !c || !cJSON_AddItemToArray(conds, c) ||
-            !cJSON_AddStringToObject(c, "type", "PrefixConflict") ||
-            !cJSON_AddStringToObject(c, "status", "True") ||
-            !cJSON_AddStringToObject(c, "reason", "PrefixOverlaps") ||
-            !cJSON_AddStringToObject(c, "message", conflict)) {
-            if (!cJSON_IsArray(conds) || !cJSON_GetArraySize(conds))
-                cJSON_Delete(c);
-            cJSON_Delete(conds);
-            cJSON_Delete(obj);
-            return kerr_set(err, KERR_NOMEM, NULL);
-        }
-        rc = kjson_set(obj, "status.conditions", conds, err);
-    }
-    if (rc == KERR_OK && conflict && (!had || strcmp(had, conflict) != 0))
-        bke_event(x, entry, "BackupEntry", EV_WARNING, "PrefixConflict", "KeepEntry", "%s",
-                  conflict);
-    if (rc == KERR_OK)
-        rc = k8s_update(x->client, &BKE_RES_ENTRY, NULL, kjson_get_str(entry, "metadata.name"), obj,
-                        &(struct k8s_write_opts){ .subresource = "status" }, NULL, err);
-    cJSON_Delete(obj);
-    return rc;
-}
-
 /* A copy of a cached entry ready for a PUT (lists leave apiVersion and kind out). */
 static cJSON *entry_copy(const cJSON *entry)
 {
@@ -127,104 +80,12 @@ static cJSON *entry_copy(const cJSON *entry)
     return obj;
 }
 
-/* spec.store of an entry: the bucket's store, for the webhook's one-prefix-one-cluster rule. */
-static enum kerr set_store(cJSON *entry, const struct bke_bucket *b, struct kerr_info *err)
-{
-    enum kerr rc = kjson_set_str(entry, "spec.store.provider", b->kind, err);
-
-    if (rc == KERR_OK)
-        rc = kjson_set_str(entry, "spec.store.container", b->container, err);
-    if (rc == KERR_OK)
-        rc = kjson_set_str(entry, "spec.store.endpointOverride", b->endpoint, err);
-    return rc;
-}
-
 /* 1 when entry's spec.store is not b's. */
 static int store_differs(const cJSON *entry, const struct bke_bucket *b)
 {
     return strcmp(str_or_empty(entry, "spec.store.provider"), b->kind) != 0 ||
            strcmp(str_or_empty(entry, "spec.store.container"), b->container) != 0 ||
            strcmp(str_or_empty(entry, "spec.store.endpointOverride"), b->endpoint) != 0;
-}
-
-static enum kerr create_entry(const struct bke_ctx *x, const struct bke_bucket *b,
-                              const cJSON *etcd, long *requeue, struct kerr_info *err)
-{
-    const char *ns = kjson_get_str(etcd, "metadata.namespace");
-    const char *name = kjson_get_str(etcd, "metadata.name");
-    const char *uid = kjson_get_str(etcd, "metadata.uid");
-    const char *prefix = kjson_get_str(etcd, "spec.backup.store.prefix");
-    char ename[KNAME_SUBDOMAIN_MAX + 1], msg[768], other[512] = "", since[KTIME_LEN + 1];
-    struct bstore_claim c = { "", NULL };
-    cJSON *e = cJSON_CreateObject(), *created = NULL;
-    enum kerr rc = e ? KERR_OK : KERR_NOMEM;
-    enum bkeorigin what = BKEORIGIN_NONE;
-
-    /* when the claim began (an Etcd a restore created: with the copy, bkeorigin.h) */
-    if (rc == KERR_OK && (rc = bkeorigin_claimed_at(x, etcd, since, &what, err)) == KERR_OK &&
-        what == BKEORIGIN_WAIT) {
-        *requeue = BKEORIGIN_WAIT_MS;
-        cJSON_Delete(e);
-        return KERR_OK;
-    }
-
-    /* named after the claim, so that the API server lets one Etcd have it */
-    if (rc == KERR_OK)
-        rc = bstore_claim_init(&c, b->kind, b->container, b->endpoint, prefix, err);
-    if (rc == KERR_OK && (rc = bke_entry_name(&c, ename)) != KERR_OK)
-        rc = kerr_set(err, rc, "no BackupEntry name for Etcd %s/%s", ns, name);
-    bstore_claim_release(&c);
-    if (rc == KERR_OK)
-        rc = kjson_set_str(e, "apiVersion", ETCDSPEC_WARDEN_API, err);
-    if (rc == KERR_OK)
-        rc = kjson_set_str(e, "kind", "BackupEntry", err);
-    if (rc == KERR_OK)
-        rc = kjson_set_str(e, "metadata.name", ename, err);
-    if (rc == KERR_OK)
-        rc = kjson_set_str(e, "metadata.labels[" ETCDSPEC_LABEL_MANAGED_BY "]", "etcd-warden", err);
-    if (rc == KERR_OK)
-        rc = kjson_set_str(e, "spec.bucketName", b->name, err);
-    if (rc == KERR_OK)
-        rc = kjson_set_str(e, "spec.prefix", prefix, err);
-    if (rc == KERR_OK)
-        rc = set_store(e, b, err);
-    if (rc == KERR_OK)
-        rc = kjson_set_str(e, "spec.etcd.namespace", ns, err);
-    if (rc == KERR_OK)
-        rc = kjson_set_str(e, "spec.etcd.name", name, err);
-    if (rc == KERR_OK)
-        rc = kjson_set_str(e, "spec.etcd.uid", uid, err);
-    if (rc == KERR_OK)
-        rc = kjson_set_str(e, "spec.claimedAt", since, err);
-    if (rc == KERR_OK && what == BKEORIGIN_RESTORE) /* etcd-warden wrote the copy: bkeseen.h */
-        rc = kjson_set_str(e, BKESEEN_ORIGIN, BKESEEN_RESTORE, err);
-    if (rc == KERR_OK)
-        rc = bkealive_mark(e, etcd, (int64_t)time(NULL), err);
-    if (rc == KERR_OK)
-        rc = k8s_create(x->client, &BKE_RES_ENTRY, NULL, e, NULL, &created, err);
-    if (rc == KERR_EXISTS && bkeclaim_owner(x, ename, etcd, other, sizeof(other)) == 0) {
-        /* two Etcds admitted at once for one prefix: the first keeps it */
-        snprintf(msg, sizeof(msg),
-                 "prefix \"%s\" of bucket %s is claimed by %s: this Etcd's backups share it; "
-                 "give one of the Etcds another prefix",
-                 prefix, b->name, other);
-        bke_etcd_warning(x, etcd, "PrefixConflict", msg);
-        log_warn("prefix claimed twice", "namespace", ns, "name", name, "other", other);
-        *requeue = BKE_CONFLICT_MS;
-        rc = KERR_OK;
-    } else if (rc == KERR_EXISTS) { /* ours: not cached yet, or made before the bucket */
-        *requeue = BKE_RETRY_MS;
-        rc = bkefree_adopt(x, ename, b->name, err);
-    } else if (rc == KERR_OK) {
-        snprintf(msg, sizeof(msg), "backups of Etcd %s/%s under prefix \"%s\"", ns, name, prefix);
-        bke_event(x, created, "BackupEntry", EV_NORMAL, "Created", "KeepEntry",
-                  "BackupEntry %s created in bucket %s for Etcd %s/%s, prefix \"%s\"", ename,
-                  b->name, ns, name, prefix);
-        rc = entry_status(x, created, BSTORE_ENTRY_ACTIVE, msg, NULL, err);
-    }
-    cJSON_Delete(created);
-    cJSON_Delete(e);
-    return rc;
 }
 
 /* Make entry (cached, BORROWED) the live etcd's: uid, no deletion time, phase Active. */
@@ -252,7 +113,7 @@ static enum kerr attach_entry(const struct bke_ctx *x, const struct bke_bucket *
         (void)kjson_delete(obj, "spec.etcdDeletedAt");
         rc = kjson_set_str(obj, "spec.etcd.uid", uid, err);
         if (rc == KERR_OK)
-            rc = set_store(obj, b, err);
+            rc = bkemake_set_store(obj, b, err);
         if (rc == KERR_OK)
             rc = bkealive_mark(obj, etcd, (int64_t)time(NULL), err);
         if (rc == KERR_OK)
@@ -268,7 +129,7 @@ static enum kerr attach_entry(const struct bke_ctx *x, const struct bke_bucket *
         }
         entry = stored;
     }
-    rc = entry_status(x, entry, BSTORE_ENTRY_ACTIVE, msg, conflict, err);
+    rc = bkemake_status(x, entry, BSTORE_ENTRY_ACTIVE, msg, conflict, err);
     cJSON_Delete(stored);
     return rc;
 }
@@ -350,7 +211,7 @@ static enum kerr release_entry(const struct bke_ctx *x, const struct bke_bucket 
             /* the step may have stored phase Deleting before it found the blocker */
             rc = k8s_get(x->client, &BKE_RES_ENTRY, NULL, ename, NULL, &stored, err);
             if (rc == KERR_OK)
-                rc = entry_status(x, stored, BSTORE_ENTRY_PENDING, msg, why, err);
+                rc = bkemake_status(x, stored, BSTORE_ENTRY_PENDING, msg, why, err);
             cJSON_Delete(stored);
             return rc == KERR_NOTFOUND ? KERR_OK : rc;
         }
@@ -359,7 +220,7 @@ static enum kerr release_entry(const struct bke_ctx *x, const struct bke_bucket 
             due[0] = '\0';
         snprintf(msg, sizeof(msg), "Etcd %s/%s deleted at %s; its backups are deletable from %s",
                  ns, name, deleted, due);
-        return entry_status(x, entry, BSTORE_ENTRY_PENDING, msg, conflict, err);
+        return bkemake_status(x, entry, BSTORE_ENTRY_PENDING, msg, conflict, err);
     }
     if ((rc = entry_claimed(x, b, entry, &claimed, err)) != KERR_OK || claimed) {
         if (claimed) /* the cache is behind: look again */
@@ -385,7 +246,7 @@ static enum kerr release_entry(const struct bke_ctx *x, const struct bke_bucket 
     log_info("backup entry pending deletion", "entry", ename, "until", due);
     snprintf(msg, sizeof(msg), "Etcd %s/%s deleted at %s; its backups are deletable from %s", ns,
              name, now, due);
-    rc = entry_status(x, stored, BSTORE_ENTRY_PENDING, msg, conflict, err);
+    rc = bkemake_status(x, stored, BSTORE_ENTRY_PENDING, msg, conflict, err);
     requeue_min(requeue, b->grace_ms);
     cJSON_Delete(stored);
     return rc;
@@ -520,7 +381,7 @@ static enum kerr keep_entries(const struct bke_ctx *x, const struct bke_bucket *
             bke_etcd_warning(x, e, "NotAuthorised", why); /* namespaces and Secrets: not watched */
             requeue_min(requeue, BKE_CONFLICT_MS);
         } else if (rc == KERR_OK) {
-            rc = create_entry(x, b, e, requeue, &one);
+            rc = bkemake_create(x, b, e, requeue, &one);
             *count += rc == KERR_OK;
         }
         if (rc != KERR_OK && first == KERR_OK) {

@@ -14,11 +14,12 @@
  * (common/bstore: the sidecar may take the endpoint from the Secret); an Etcd
  * whose store is not understood may match any bucket of its container and
  * keeps its entries there (bkeclaim_same_store's BKECLAIM_MAYBE). The controller
- * keeps one BackupEntry per matching Etcd, named
- * "<namespace>--<name>--<first 8 characters of its uid>" (an Etcd that moved
- * to another prefix gets a second entry: "--" and the first 8 hex digits of
- * the sha256 of the cleaned prefix appended; cut with a hash by
- * controller/kname when longer than 253), with spec.bucketName, spec.prefix
+ * keeps one BackupEntry per matching Etcd, named after its claim
+ * (bke_entry_name: the canonical prefix as a name, "--" and 16 hex digits of
+ * the sha256 of the store and prefix; an Etcd that moved to another prefix
+ * gets a second entry; an entry of an earlier release's 8-digit name is found
+ * too, and an entry of either name is the claim's only when its spec is:
+ * common/bentry), with spec.bucketName, spec.prefix
  * (the Etcd's store prefix), spec.store {provider (etcd-backup-restore's
  * name), container, endpointOverride} (the bucket's, which the webhook
  * compares prefixes within) and spec.etcd {namespace, name, uid}, no owner

@@ -110,26 +110,14 @@ enum kerr bkeclaim_read_bucket(const cJSON *obj, struct bke_bucket *b, struct ke
     return KERR_OK;
 }
 
-/*
- * Whose is the stored entry ename, which has the name of etcd's claim? 1: etcd's (not cached
- * yet); 0: another Etcd's, described into other (n bytes); -1: it cannot be read.
- */
-int bkeclaim_owner(const struct bke_ctx *x, const char *ename, const cJSON *etcd, char *other,
-                   size_t n)
+int bkeclaim_owner(const cJSON *cur, const cJSON *etcd, char *other, size_t n)
 {
-    cJSON *cur = NULL;
-    int r = -1;
-
-    if (k8s_get(x->client, &BKE_RES_ENTRY, NULL, ename, NULL, &cur, NULL) == KERR_OK) {
-        r = strcmp(str_or_empty(cur, "spec.etcd.namespace"),
-                   str_or_empty(etcd, "metadata.namespace")) == 0 &&
-            strcmp(str_or_empty(cur, "spec.etcd.name"), str_or_empty(etcd, "metadata.name")) == 0;
-        snprintf(other, n, "BackupEntry %s of Etcd %s/%s (prefix \"%s\")", ename,
-                 str_or_empty(cur, "spec.etcd.namespace"), str_or_empty(cur, "spec.etcd.name"),
-                 str_or_empty(cur, "spec.prefix"));
-    }
-    cJSON_Delete(cur);
-    return r;
+    snprintf(other, n, "BackupEntry %s of Etcd %s/%s (prefix \"%s\")",
+             str_or_empty(cur, "metadata.name"), str_or_empty(cur, "spec.etcd.namespace"),
+             str_or_empty(cur, "spec.etcd.name"), str_or_empty(cur, "spec.prefix"));
+    return strcmp(str_or_empty(cur, "spec.etcd.namespace"),
+                  str_or_empty(etcd, "metadata.namespace")) == 0 &&
+           strcmp(str_or_empty(cur, "spec.etcd.name"), str_or_empty(etcd, "metadata.name")) == 0;
 }
 
 /* When entry's Etcd was seen gone or being deleted, the later (Unix seconds; 0: unknown). */

@@ -52,11 +52,11 @@ int bkeclaim_same_prefix(const char *a, const char *b);
 int bkeclaim_overlapping(const struct bke_bucket *bk, const char *a, const char *b);
 
 /*
- * Whose is the stored entry ename, which has the name of etcd's claim? 1: etcd's (not cached
- * yet); 0: another Etcd's, described into other (n bytes); -1: it cannot be read.
+ * Whose is cur, the stored entry of etcd's claim (common/bentry's bentry_find: its spec is the
+ * claim, whatever its name)? 1: etcd's (not cached yet); 0: another Etcd's, described into
+ * other (n bytes).
  */
-int bkeclaim_owner(const struct bke_ctx *x, const char *ename, const cJSON *etcd, char *other,
-                   size_t n);
+int bkeclaim_owner(const cJSON *cur, const cJSON *etcd, char *other, size_t n);
 
 /*
  * Why entry's deletion may not start now, into why (n bytes; "" when it may): its prefix is
@@ -81,9 +81,10 @@ enum kerr bkeclaim_duplicate_of(const struct bke_ctx *x, const struct bke_bucket
 
 /*
  * The entry name of claim c into out: the canonical prefix as a name, "--"
- * and 8 hex digits of the sha256 of the store key and prefix ("root--..."
- * for the whole container). One claim, one name: of two Etcds created at
- * once with one prefix, the API server lets one create the entry.
+ * and 16 hex digits of the sha256 of the store key and prefix ("root--..."
+ * for the whole container; common/bstore). One claim, one name: of two Etcds
+ * created at once with one prefix, the API server lets one create the entry.
+ * Entries of earlier releases have 8 (common/bentry looks up both).
  */
 enum kerr bke_entry_name(const struct bstore_claim *c, char out[KNAME_SUBDOMAIN_MAX + 1]);
 

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "common/blocal.h"
+#include "common/bentry.h"
 #include "common/bstore.h"
 #include "common/kjson.h"
 #include "common/ktime.h"
@@ -98,12 +99,12 @@ static enum kerr local_dir(const struct bke_ctx *x, const cJSON *etcd, char *hos
     return KERR_OK;
 }
 
-/* The name of the entry of a Local directory: after the directory (webhook/pmove's too). */
-static enum kerr local_name(const char *dir, char *ename)
+/* bentry_get_fn: an entry of the cache (x, the context). */
+static enum kerr cached_entry(void *ctx, const char *name, cJSON **out, struct kerr_info *err)
 {
-    struct bstore_claim c = { BLOCAL_KEY, (char *)dir };
+    const struct bke_ctx *x = ctx;
 
-    return bstore_entry_name(&c, ename);
+    return store_get(x->entries, name, out, err);
 }
 
 /* Write status {phase, message} of entry (as stored, BORROWED) when it differs. */
@@ -348,19 +349,42 @@ static enum kerr copy_all(void *ctx, const char *key, const cJSON *obj)
     return KERR_OK;
 }
 
+/* The entry of etcd found (cached, BORROWED, its claim's: bentry_find) under ename: held and
+ * attached when it is etcd's own. */
+static void keep_found(struct pass *p, const cJSON *entry, const char *ename, const cJSON *etcd)
+{
+    char why[PBORN_WHY_MAX];
+    struct kerr_info one;
+    enum kerr rc;
+
+    kerr_clear(&one);
+    if (!own_entry(entry, etcd) || kjson_has(entry, "metadata.deletionTimestamp") ||
+        kjson_has(entry, "metadata.annotations[" BSTORE_RETAINED_COPY_ANNOTATION "]") ||
+        *str_or_empty(entry, "spec.bucketName"))
+        return;
+    /* held either way (its prefix is live); reattached only by its namespace as it was
+     * when the entry was made (common/pborn, warden-webhook's rule) */
+    rc = strlist_add(&p->held, ename);
+    if (rc == KERR_OK)
+        rc = bkeauth_reborn(p->x, entry, etcd, why, sizeof(why));
+    if (rc == KERR_OK && *why)
+        bke_etcd_warning(p->x, etcd, "NotAuthorised", why);
+    else
+        note(p, rc == KERR_OK ? attach(p->x, entry, etcd, &one) : rc, &one);
+}
+
 /* The entry of etcd when it is in a store no bucket owns. */
 static void keep_etcd(struct pass *p, const cJSON *etcd)
 {
     const char *ns = str_or_empty(etcd, "metadata.namespace");
-    char ename[KNAME_SUBDOMAIN_MAX + 1];
-    struct bstore_claim c;
+    char ename[BSTORE_ENTRY_NAME_MAX + 1];
+    char hostpath[BLOCAL_HOSTPATH_MAX + 1], dir[BLOCAL_HOSTPATH_MAX + 2 * BSTORE_PREFIX_MAX];
+    struct bstore_claim c = { "", NULL };
     struct kerr_info one;
     cJSON *entry = NULL;
-    int creds = 0;
+    enum bentry_found f = BENTRY_NONE;
+    int creds = 0, local = 0, known = 0;
     enum kerr rc;
-
-    char hostpath[BLOCAL_HOSTPATH_MAX + 1], dir[BLOCAL_HOSTPATH_MAX + 2 * BSTORE_PREFIX_MAX];
-    int local = 0, known = 0;
 
     kerr_clear(&one);
     if (p->x->watch_ns && *p->x->watch_ns && strcmp(ns, p->x->watch_ns) != 0)
@@ -374,32 +398,22 @@ static void keep_etcd(struct pass *p, const cJSON *etcd)
             return;
         }
         local = 1;
-        rc = local_name(dir, ename);
+        snprintf(c.key, sizeof(c.key), "%s", BLOCAL_KEY); /* named after the directory */
+        c.prefix = dir;
     } else if (!unowned_claim(p->buckets, etcd, &c)) {
         return;
-    } else {
-        rc = claims_entry_name(&c, ename);
-        bstore_claim_release(&c);
     }
-    if (rc != KERR_OK)
-        return; /* no name: no entry (the webhook keeps the claim while it lives) */
-    rc = store_get(p->x->entries, ename, &entry, NULL);
-    if (rc == KERR_OK) {
-        if (own_entry(entry, etcd) && !kjson_has(entry, "metadata.deletionTimestamp") &&
-            !kjson_has(entry, "metadata.annotations[" BSTORE_RETAINED_COPY_ANNOTATION "]") &&
-            !*str_or_empty(entry, "spec.bucketName")) {
-            char why[PBORN_WHY_MAX];
-
-            /* held either way (its prefix is live); reattached only by its namespace as it was
-             * when the entry was made (common/pborn, warden-webhook's rule) */
-            rc = strlist_add(&p->held, ename);
-            if (rc == KERR_OK)
-                rc = bkeauth_reborn(p->x, entry, etcd, why, sizeof(why));
-            if (rc == KERR_OK && *why)
-                bke_etcd_warning(p->x, etcd, "NotAuthorised", why);
-            else
-                note(p, rc == KERR_OK ? attach(p->x, entry, etcd, &one) : rc, &one);
-        }
+    /* its current name, then an earlier release's; one of another claim is not its entry */
+    rc = bentry_find(cached_entry, (void *)p->x, &c, &f, &entry, ename, &one);
+    if (!local)
+        bstore_claim_release(&c);
+    if (rc != KERR_OK || f != BENTRY_NONE) {
+        if (rc == KERR_OK && f == BENTRY_CLAIMS)
+            keep_found(p, entry, ename, etcd);
+        else if (rc == KERR_OK) /* its name is held by another claim's entry: none made */
+            log_warn("backup entry name held by another claim", "namespace", ns, "name",
+                     str_or_empty(etcd, "metadata.name"), "entry", ename);
+        note(p, rc, &one);
         cJSON_Delete(entry);
         return;
     }

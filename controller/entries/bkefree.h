@@ -19,7 +19,9 @@
  *     BackupBucket (none has its spec.container, whatever its provider or
  *     whether its spec is understood), with credentials (its secretRef names a
  *     Secret that exists in its namespace: else its sidecar wrote nothing)
- *     gets the entry named after its claim (claims_entry_name): spec.bucketName
+ *     gets the entry named after its claim (claims_entry_name; one of an
+ *     earlier release's name is found too, and one of either name is its
+ *     claim's only when its spec says so: common/bentry): spec.bucketName
  *     "", spec.prefix and spec.store the Etcd's, spec.etcd {namespace, name,
  *     uid}, spec.claimedAt as a bucket's entry (bkeorigin), phase Active. The
  *     entry of the same namespace, name and prefix left by a predecessor is

@@ -64,7 +64,7 @@ ok "one entry per Etcd of the bucket, none for another container"
 e_main=$(entry_of shoot etcd-main shoot--etcd-main)
 uid=$(kc -n shoot get etcd etcd-main -o jsonpath='{.metadata.uid}')
 # named after the claim (store and canonical prefix), so the API server lets one Etcd have it
-expect "entry name" "shoot--etcd-main--$(printf 'Object|etcd-bucket|\nshoot--etcd-main' | sha256sum | cut -c1-8)" "$e_main"
+expect "entry name" "shoot--etcd-main--$(printf 'Object|etcd-bucket|\nshoot--etcd-main' | sha256sum | cut -c1-16)" "$e_main"
 table=$(kc get backupentries)
 head -1 <<<"$table" | grep -q 'NAME *BUCKET *PREFIX *NAMESPACE *ETCD *PHASE *AGE' ||
     ctl_fail "kubectl get backupentries columns: $table"

@@ -1,0 +1,110 @@
+/* bentry - a BackupEntry found by its claim's name; see bentry.h. */
+#include "common/bentry.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/blocal.h"
+#include "common/kjson.h"
+#include "common/log.h"
+
+/* 1 when entry, a Local directory's, places c's directory. */
+static int local_dir_is(const cJSON *entry, const struct bstore_claim *c)
+{
+    const char *kind = bstore_provider_kind(kjson_get_str(entry, "spec.store.provider"));
+    const char *hostpath =
+        kjson_get_str(entry, "metadata.annotations[" BLOCAL_HOSTPATH_ANNOTATION "]");
+    char *dir;
+    int r;
+
+    if (!kind || strcmp(kind, "Local") != 0 || !hostpath)
+        return 0;
+    dir = malloc(BLOCAL_HOSTPATH_MAX + 2 * BLOCAL_PREFIX_MAX);
+    r = dir &&
+        blocal_dir(hostpath, kjson_get_str(entry, "spec.store.container"),
+                   kjson_get_str(entry, "spec.prefix"), dir,
+                   BLOCAL_HOSTPATH_MAX + 2 * BLOCAL_PREFIX_MAX, NULL) == KERR_OK &&
+        strcmp(dir, c->prefix) == 0;
+    free(dir);
+    return r;
+}
+
+int bentry_is_claims(const cJSON *entry, const struct bstore_claim *c)
+{
+    struct bstore_claim e = { "", NULL };
+    int r;
+
+    if (!entry || !c || !c->prefix)
+        return 0;
+    if (strcmp(c->key, BLOCAL_KEY) == 0)
+        return local_dir_is(entry, c);
+    if (!kjson_get_str(entry, "spec.prefix") ||
+        bstore_claim_init(&e, kjson_get_str(entry, "spec.store.provider"),
+                          kjson_get_str(entry, "spec.store.container"),
+                          kjson_get_str(entry, "spec.store.endpointOverride"),
+                          kjson_get_str(entry, "spec.prefix"), NULL) != KERR_OK)
+        return 0;
+    r = strcmp(e.key, c->key) == 0 && strcmp(e.prefix, c->prefix) == 0;
+    bstore_claim_release(&e);
+    return r;
+}
+
+/* The entry of name via get into *out; KERR_OK with *out NULL when there is none. */
+static enum kerr get_one(bentry_get_fn get, void *ctx, const char *name, cJSON **out,
+                         struct kerr_info *err)
+{
+    enum kerr rc = get(ctx, name, out, err);
+
+    if (rc == KERR_NOTFOUND) {
+        kerr_clear(err);
+        *out = NULL;
+        return KERR_OK;
+    }
+    if (rc != KERR_OK) {
+        cJSON_Delete(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+enum kerr bentry_find(bentry_get_fn get, void *ctx, const struct bstore_claim *c,
+                      enum bentry_found *found, cJSON **out, char name[BSTORE_ENTRY_NAME_MAX + 1],
+                      struct kerr_info *err)
+{
+    char v1[BSTORE_ENTRY_NAME_MAX + 1];
+    cJSON *cur = NULL, *old = NULL;
+    enum kerr rc;
+
+    *found = BENTRY_NONE;
+    *out = NULL;
+    if ((rc = bstore_entry_name(c, name)) != KERR_OK ||
+        (rc = bstore_entry_name_v1(c, v1)) != KERR_OK)
+        return kerr_set(err, rc, "no BackupEntry name");
+    if ((rc = get_one(get, ctx, name, &cur, err)) != KERR_OK)
+        return rc;
+    if (cur && bentry_is_claims(cur, c)) {
+        *found = BENTRY_CLAIMS;
+        *out = cur;
+        return KERR_OK;
+    }
+    if ((rc = get_one(get, ctx, v1, &old, err)) != KERR_OK) {
+        cJSON_Delete(cur);
+        return rc;
+    }
+    if (old && bentry_is_claims(old, c)) { /* made by an earlier release: still the claim's */
+        cJSON_Delete(cur);
+        *found = BENTRY_CLAIMS;
+        *out = old;
+        memcpy(name, v1, sizeof(v1));
+        return KERR_OK;
+    }
+    if (old) /* of another claim: a collision, nothing of this claim's; the operator is told */
+        log_warn("backup entry of an earlier release's name is another claim's", "entry", v1,
+                 "store", c->key, "prefix", c->prefix);
+    cJSON_Delete(old);
+    if (cur) {
+        *found = BENTRY_OTHER;
+        *out = cur;
+    }
+    return KERR_OK;
+}

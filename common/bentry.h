@@ -1,0 +1,60 @@
+/*
+ * bentry - a BackupEntry found by its claim's name, and whether it is that claim's.
+ *
+ * An entry is named after its claim (common/bstore's bstore_entry_name), so that of two owners
+ * making one claim's entry at once the API server lets one create it. A name is no proof,
+ * though: entries made by earlier releases carry 8 hex digits of the claim's hash
+ * (bstore_entry_name_v1), few enough for a tenant to search out a claim of hers (her own
+ * bucket, a prefix that reads alike) whose entry takes another claim's name first. So an entry
+ * is looked up by both names, the current one first, and taken for the claim's only when its
+ * spec is that claim (bentry_is_claims): one of another claim is a collision, never "the
+ * claim's entry is there".
+ *
+ * Ownership: arguments BORROWED; bentry_find's *out OWNS what it returns.
+ * Thread safety: reentrant (bentry_find calls get, which must be).
+ */
+#ifndef COMMON_BENTRY_H
+#define COMMON_BENTRY_H
+
+#include <cJSON.h>
+
+#include "common/bstore.h"
+#include "common/kerr.h"
+
+/*
+ * 1 when entry (a BackupEntry as stored) is an entry of claim c: its spec.store and spec.prefix
+ * make c (bstore_claim_init: the same store key and canonical prefix), or, c being a Local
+ * directory's (key BLOCAL_KEY: the entries of a Local store no BackupBucket names), its provider
+ * is Local and its annotation BLOCAL_HOSTPATH_ANNOTATION, spec.store.container and spec.prefix
+ * place c's directory (common/blocal's blocal_dir). 0 otherwise, and whenever any of it cannot
+ * be read (fail closed: such an entry is not the claim's).
+ */
+int bentry_is_claims(const cJSON *entry, const struct bstore_claim *c);
+
+/* What bentry_find found. */
+enum bentry_found {
+    BENTRY_NONE,   /* no entry of either name is the claim's; the current name is free */
+    BENTRY_CLAIMS, /* an entry of one of its names is the claim's */
+    BENTRY_OTHER,  /* the current name is held by an entry of another claim; none is the claim's */
+};
+
+/*
+ * Get the stored entry of name into *out (OWNS on KERR_OK); KERR_NOTFOUND when there is none,
+ * any other error when it cannot be told.
+ */
+typedef enum kerr (*bentry_get_fn)(void *ctx, const char *name, cJSON **out, struct kerr_info *err);
+
+/*
+ * Claim c's entry, looked up by get under its current name, then its earlier one
+ * (bstore_entry_name_v1). *found: BENTRY_CLAIMS, *out the entry (OWNS) and name its name; else
+ * BENTRY_OTHER, *out the entry holding the current name (OWNS; never the claim's: name another
+ * claim's owner to no one on its strength) and name the current name; else BENTRY_NONE, *out
+ * NULL and name the current name, the one to create. An entry of the earlier name that is
+ * another claim's is logged (a warning naming it, the claim's store and prefix). An error of get
+ * (not KERR_NOTFOUND) or of naming is returned, *out NULL: the caller decides nothing then.
+ */
+enum kerr bentry_find(bentry_get_fn get, void *ctx, const struct bstore_claim *c,
+                      enum bentry_found *found, cJSON **out, char name[BSTORE_ENTRY_NAME_MAX + 1],
+                      struct kerr_info *err);
+
+#endif
