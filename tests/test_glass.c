@@ -54,8 +54,12 @@ Test(glass, judge_table)
 {
     for (size_t i = 0; i < sizeof(judge_rows) / sizeof(judge_rows[0]); i++) {
         const struct judge_row *r = &judge_rows[i];
-        struct glass_use u = { "ns", "etcd-main", r->uid, r->value, "bob", "scaling",
-                               NULL, NULL,        NULL,   NULL,     NULL,  NULL };
+        struct glass_use u = { .ns = "ns",
+                               .name = "etcd-main",
+                               .uid = r->uid,
+                               .value = r->value,
+                               .user = "bob",
+                               .what = "scaling" };
         cJSON *rec = r->rec ? cJSON_Parse(r->rec) : NULL;
         struct glass_prior p;
 
@@ -71,8 +75,12 @@ Test(glass, judge_table)
 /* What glass_record writes is what glass_judge reads back as used. */
 Test(glass, record_round_trip)
 {
-    struct glass_use u = { "ns", "etcd-main", "u1", V1,   "alice", "scaling to 0",
-                           NULL, NULL,        NULL, NULL, NULL,    NULL };
+    struct glass_use u = { .ns = "ns",
+                           .name = "etcd-main",
+                           .uid = "u1",
+                           .value = V1,
+                           .user = "alice",
+                           .what = "scaling to 0" };
     struct glass_prior p;
     cJSON *r = glass_record(&u, 1795515451);
 
@@ -232,17 +240,21 @@ Test(glass, same_request_again)
     cJSON_DeleteItemFromObject(cJSON_GetObjectItem(later, "metadata"), "uid");
     a.req.old_object = later;
     cr_expect(!admit(&a, "scaling StatefulSet ns/etcd-main to 0", &code, msg, sizeof(msg)));
-    /* a CREATE is keyed by its name: the same name again is the same request */
+    /* a CREATE is the same request only when the API server sends that call again (its
+     * request.uid): another CREATE of the same name (a runbook run twice) is another use */
     snprintf(a.etcd.break_glass_value, sizeof(a.etcd.break_glass_value), "%s", V2);
     a.req.op = REVIEW_OP_CREATE;
     a.req.old_object = NULL;
     a.req.res_group = "";
     a.req.res_resource = "persistentvolumeclaims";
     a.req.name = "etcd-main-etcd-main-1";
+    a.req.uid = "call-1";
     cr_expect(admit(&a, "creating claim etcd-main-etcd-main-1", &code, msg, sizeof(msg)));
     cr_expect(admit(&a, "creating claim etcd-main-etcd-main-1", &code, msg, sizeof(msg)));
-    a.req.name = "etcd-main-etcd-main-2";
-    cr_expect(!admit(&a, "creating claim etcd-main-etcd-main-2", &code, msg, sizeof(msg)));
+    a.req.uid = "call-2";
+    cr_expect(!admit(&a, "creating claim etcd-main-etcd-main-1", &code, msg, sizeof(msg)));
+    a.req.uid = "";
+    cr_expect(!admit(&a, "creating claim etcd-main-etcd-main-1", &code, msg, sizeof(msg)));
     cr_expect_eq(cJSON_GetArraySize(store), 2);
     cJSON_Delete(old);
     cJSON_Delete(later);

@@ -41,10 +41,10 @@ void glass_request_key(const struct glass_use *u, char out[GLASS_REQUEST_MAX + 1
                  t->group ? t->group : "", t->resource, u->target_ns ? u->target_ns : "",
                  u->target_name ? u->target_name : "", u->target_uid,
                  u->target_rv ? u->target_rv : "");
-    else
-        snprintf(out, GLASS_REQUEST_MAX + 1, "%.64s/%.64s %.253s/%.253s create",
+    else if (u->review_uid && *u->review_uid)
+        snprintf(out, GLASS_REQUEST_MAX + 1, "%.64s/%.64s %.253s/%.253s create %.64s",
                  t->group ? t->group : "", t->resource, u->target_ns ? u->target_ns : "",
-                 u->target_name ? u->target_name : "");
+                 u->target_name ? u->target_name : "", u->review_uid);
 }
 
 int glass_judge(const cJSON *rec, const struct glass_use *u, struct glass_prior *p)
@@ -212,8 +212,20 @@ static enum kerr stored_as_reviewed(struct k8s_client *k, const struct glass_use
     cJSON *cur = NULL;
     enum kerr rc;
 
-    if (!u->target || !uid)
-        return KERR_OK; /* a CREATE: nothing stored to compare with */
+    if (!u->target)
+        return KERR_OK;
+    if (!uid) { /* a CREATE: nothing of its name may be stored */
+        rc = k8s_get(k, u->target, u->target_ns, u->target_name, NULL, &cur, err);
+        cJSON_Delete(cur);
+        if (rc == KERR_NOTFOUND) {
+            kerr_clear(err);
+            return KERR_OK;
+        }
+        if (rc == KERR_OK)
+            rc = kerr_set(err, KERR_CONFLICT, "%s %s/%s is stored: no CREATE of it can be made",
+                          u->target->resource, u->target_ns, u->target_name);
+        return rc;
+    }
     if (!*uid || !rv || !*rv)
         return kerr_set(err, KERR_CONFLICT, "the review's oldObject has no uid or resourceVersion");
     rc = k8s_get(k, u->target, u->target_ns, u->target_name, NULL, &cur, err);

@@ -10,10 +10,11 @@
  *   "what"} (value: the sha256 of the annotation's whole value, at in Unix seconds).
  *
  * A use is one request: the object it acts on (resource, namespace, name) and, for an UPDATE or
- * DELETE, that object's uid and resourceVersion as the review's oldObject gives them. Before a
- * use is recorded for an UPDATE or DELETE the object stored must be the review's oldObject
- * (GET, uid and resourceVersion equal): a review posted to the webhook's port by someone who
- * does not know the object cannot use the value up. The same request again (the API server
+ * DELETE, that object's uid and resourceVersion as the review's oldObject gives them (for a
+ * CREATE, the review's request.uid). Before a use is recorded for an UPDATE or DELETE the
+ * object stored must be the review's oldObject (GET, uid and resourceVersion equal), for a
+ * CREATE no object of its name may be stored: a review posted to the webhook's port by someone
+ * who does not know the object cannot use the value up. The same request again (the API server
  * re-sending it, or the real request after a forged copy of it) finds its own record and is
  * admitted without a new one: the API server commits at most one write per resourceVersion of
  * an object, so that admits no second change.
@@ -70,6 +71,7 @@ struct glass_use {
     const struct k8s_resource *target;
     const char *target_ns, *target_name;
     const char *target_uid, *target_rv; /* the review's oldObject's; NULL for a CREATE */
+    const char *review_uid;             /* a CREATE: the review's request.uid */
     const char *request;                /* glass_request_key of the above */
 };
 
@@ -77,7 +79,8 @@ struct glass_use {
 
 /*
  * The key of u's request into out (GLASS_REQUEST_MAX + 1 bytes): "<group>/<resource>
- * <namespace>/<name> <uid> <resourceVersion>", or "... create" when target_uid is NULL;
+ * <namespace>/<name> <uid> <resourceVersion>", or "... create <review_uid>" when target_uid
+ * is NULL (a CREATE is the same request only when the API server sends that call again);
  * "" without a target, or with an empty target_uid or no target_rv (matching no other
  * request). Pure.
  */

@@ -24,6 +24,7 @@ enum kerr glassadm_admit(const struct lookup *lk, const struct review_req *req, 
                            req->name,
                            NULL,
                            NULL,
+                           req->uid,
                            "" };
     char at[KTIME_LEN + 1], key[GLASS_REQUEST_MAX + 1];
     struct glass_prior used;
