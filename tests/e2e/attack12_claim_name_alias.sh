@@ -13,6 +13,9 @@
 #   A1. namespace apps: Etcd cache (3 replicas, awake) and alice's Redis: StatefulSet
 #       redis-cache (no etcd-druid labels, no Etcd of that name), claims
 #       data-redis-cache-0..2, no pod. alice deletes the Redis StatefulSet, then its claims.
+#   A2. alice's StatefulSet queue-cache with persistentVolumeClaimRetentionPolicy whenDeleted:
+#       Delete: the StatefulSet controller creates its claim data-queue-cache-0 owned by it
+#       (an owner reference to StatefulSet queue-cache), as it does for that policy.
 #   A0. control: the same Redis named redis-store (claims data-redis-store-0..2): deleted;
 #       and Etcd cache's own claim cache-cache-0 is refused.
 # Oracle: what kube-sim stores: a claim of StatefulSet redis-cache (which no Etcd owns, names or
@@ -73,5 +76,31 @@ for s in redis-store redis-cache; do
         holes=$((holes + 1))
     else echo "held: A1: alice deleted the claims of redis-cache"; fi
 done
+# A2: the StatefulSet controller's claim of a StatefulSet with whenDeleted: Delete
+uid=$(kc -n apps apply -o jsonpath='{.metadata.uid}' -f - <<YAML
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: queue-cache, labels: {app: queue-cache}}
+spec:
+  replicas: 0
+  serviceName: queue-cache
+  persistentVolumeClaimRetentionPolicy: {whenDeleted: Delete, whenScaled: Retain}
+  selector: {matchLabels: {app: queue-cache}}
+  template:
+    metadata: {labels: {app: queue-cache}}
+    spec: {containers: [{name: queue, image: redis:7, volumeMounts: [{name: data, mountPath: /data}]}]}
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+YAML
+) || ctl_fail "cannot create StatefulSet queue-cache"
+out=$(printf '%s\n' "apiVersion: v1" "kind: PersistentVolumeClaim" \
+    "metadata: {name: data-queue-cache-0, labels: {app: queue-cache}, ownerReferences: [{apiVersion: apps/v1, kind: StatefulSet, name: queue-cache, uid: $uid, controller: true, blockOwnerDeletion: true}]}" \
+    "spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}" | kc -n apps create -f - 2>&1)
+if stored data-queue-cache-0; then echo "held: A2: the claim of queue-cache owned by its StatefulSet is created"
+else
+    echo "HOLE: A2: the StatefulSet controller's claim data-queue-cache-0 of alice's StatefulSet queue-cache (whenDeleted: Delete), owned by it, is refused as Etcd cache's: $(tr '\n' ' ' <<<"$out" | head -c 300)"
+    holes=$((holes + 1))
+fi
 [ "$holes" = 0 ] || { echo "FAIL: $holes hole(s): another application's claims refused as an Etcd's by the shape of their name"; exit 1; }
 echo "attack12_claim_name_alias: ok"
