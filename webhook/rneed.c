@@ -7,7 +7,8 @@ static const struct jscan_keep all = { JSCAN_ALL, NULL, NULL };
 
 /*
  * uid and generation: the StatefulSet the final snapshot was checked against (hibguard);
- * ownerReferences: an Etcd's StatefulSet and a member PVC recognised by owner (protect).
+ * ownerReferences: an Etcd's StatefulSet and a member PVC recognised by owner (protect);
+ * creationTimestamp: a claim younger than the StatefulSet its name reads as (claimalias).
  */
 static const struct jscan_member meta_components_m[] = {
     { "name", &all },
@@ -17,6 +18,7 @@ static const struct jscan_member meta_components_m[] = {
     { "uid", &all },
     { "generation", &all },
     { "ownerReferences", &all },
+    { "creationTimestamp", &all },
     { NULL, NULL },
 };
 static const struct jscan_keep meta_components = { JSCAN_MEMBERS, meta_components_m, NULL };

@@ -25,6 +25,11 @@ set -uo pipefail
 command -v jq >/dev/null || ksim_fail "jq is not installed"
 ctl_stage
 druid_etcd apps cache
+# the claims below are younger than StatefulSet cache, as they are on a cluster where the Etcd
+# came first (creationTimestamp has seconds; bounded: at most a second)
+made=$(date -d "$(kc -n apps get statefulset cache -o jsonpath='{.metadata.creationTimestamp}')" +%s) ||
+    ctl_fail "no creationTimestamp on StatefulSet cache"
+while [ "$(date +%s)" -le "$made" ]; do sleep 0.1; done
 claims() { # STS: the claims the StatefulSet controller makes for template data, members 0..2
     for i in 0 1 2; do
         printf '%s\n' "---" "apiVersion: v1" "kind: PersistentVolumeClaim" \
@@ -102,5 +107,12 @@ else
     echo "HOLE: A2: the StatefulSet controller's claim data-queue-cache-0 of alice's StatefulSet queue-cache (whenDeleted: Delete), owned by it, is refused as Etcd cache's: $(tr '\n' ' ' <<<"$out" | head -c 300)"
     holes=$((holes + 1))
 fi
+# A3, control: Etcd cache's own claim does not become another application's by an owner
+# reference to StatefulSet queue-cache written onto it, and stays undeletable
+out=$(WH_AS_NS=apps wh_as alice patch pvc cache-cache-0 --type merge -p "{\"metadata\":{\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"name\":\"queue-cache\",\"uid\":\"$uid\",\"controller\":true}]}}" 2>&1) &&
+    ctl_fail "control: an owner reference to StatefulSet queue-cache was written onto claim cache-cache-0 of Etcd cache: $out"
+out=$(WH_AS_NS=apps wh_as alice delete pvc cache-cache-0 --wait=false 2>&1)
+stored cache-cache-0 || ctl_fail "control: claim cache-cache-0 of live Etcd cache deleted after the patch: $out"
+echo "ok: control: claim cache-cache-0 takes no owner of queue-cache and stays"
 [ "$holes" = 0 ] || { echo "FAIL: $holes hole(s): another application's claims refused as an Etcd's by the shape of their name"; exit 1; }
 echo "attack12_claim_name_alias: ok"
