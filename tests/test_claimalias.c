@@ -70,6 +70,8 @@ static const struct pure_row pure_rows[] = {
       STS_EARLY, 1 },
     { "StatefulSet cache's own template: its member's", "cache-cache-0", 5, AFTER, "", STS_EARLY,
       0 },
+    { "etcd-druid's default template (the Etcd's name), whatever S has: its member's",
+      "cache-cache-0", 5, AFTER, "", STS_CACHE("2026-11-10T00:00:00Z", "data"), 0 },
     { "a template of that name: its member's", "data-redis-cache-0", 10, AFTER, "",
       STS_CACHE("2026-11-10T00:00:00Z", "data-redis"), 0 },
     { "older than StatefulSet cache: an earlier one may have taken it", "data-redis-cache-0", 10,

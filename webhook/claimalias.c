@@ -40,6 +40,13 @@ static int has_template(const cJSON *sts, const char *t, size_t tlen)
     return 0;
 }
 
+/* 1 when the template (the tlen bytes of name) is sts_name: etcd-druid's default claim template,
+ * the Etcd's name. Not looked into: such a claim stays the Etcd's without an API call. */
+static int default_template(const char *name, size_t tlen, const char *sts_name)
+{
+    return strlen(sts_name) == tlen && memcmp(name, sts_name, tlen) == 0;
+}
+
 /* metadata.creationTimestamp of obj in seconds; 0 when absent or not an RFC 3339 time. */
 static time_t created_at(const cJSON *obj)
 {
@@ -68,8 +75,8 @@ int claimalias_proven(const cJSON *pvc, const char *name, size_t tlen, const cha
                  kjson_get_str(ref, "name"), sts_name);
         return 1;
     }
-    if (!sts || strcmp(lookup_meta_str(sts, "name"), sts_name) != 0 ||
-        has_template(sts, name, tlen))
+    if (default_template(name, tlen, sts_name) || !sts ||
+        strcmp(lookup_meta_str(sts, "name"), sts_name) != 0 || has_template(sts, name, tlen))
         return 0;
     s = created_at(sts);
     if (pvc)
@@ -102,6 +109,8 @@ enum kerr claimalias_other(const struct lookup *lk, const char *ns, const cJSON 
         *other = 1;
         return KERR_OK;
     }
+    if (default_template(name, tlen, sts_name))
+        return KERR_OK;
     if (!lk->sts_fresh)
         return kerr_set(err, KERR_UNSUPPORTED, "no StatefulSet lookup is configured");
     /* from the API server: a cache may not have seen the StatefulSet re-created */

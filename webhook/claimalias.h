@@ -20,7 +20,8 @@
  *     object for an UPDATE), and S is refused creation or scale-up onto a claim that has one
  *     (pvcguard_planted), so S's members never start on it.
  *
- * Nothing else proves it: no StatefulSet S, a claim created in the same second as S or without
+ * Nothing else proves it: a template named as S (etcd-druid's default, the Etcd's name: not
+ * looked into, no API call), no StatefulSet S, a claim created in the same second as S or without
  * a creationTimestamp, S's claim template, labels (written by whoever creates the claim: a
  * claim planted with an application's labels before a member takes it keeps them), a
  * StatefulSet of the other reading (anyone can create one with a selector that matches) -
