@@ -54,7 +54,8 @@ Test(glass, judge_table)
 {
     for (size_t i = 0; i < sizeof(judge_rows) / sizeof(judge_rows[0]); i++) {
         const struct judge_row *r = &judge_rows[i];
-        struct glass_use u = { "ns", "etcd-main", r->uid, r->value, "bob", "scaling" };
+        struct glass_use u = { "ns", "etcd-main", r->uid, r->value, "bob", "scaling",
+                               NULL, NULL,        NULL,   NULL,     NULL,  NULL };
         cJSON *rec = r->rec ? cJSON_Parse(r->rec) : NULL;
         struct glass_prior p;
 
@@ -70,7 +71,8 @@ Test(glass, judge_table)
 /* What glass_record writes is what glass_judge reads back as used. */
 Test(glass, record_round_trip)
 {
-    struct glass_use u = { "ns", "etcd-main", "u1", V1, "alice", "scaling to 0" };
+    struct glass_use u = { "ns", "etcd-main", "u1", V1,   "alice", "scaling to 0",
+                           NULL, NULL,        NULL, NULL, NULL,    NULL };
     struct glass_prior p;
     cJSON *r = glass_record(&u, 1795515451);
 
@@ -81,6 +83,16 @@ Test(glass, record_round_trip)
     cr_expect_str_eq(p.what, "scaling to 0");
     u.value = V2;
     cr_expect(!glass_judge(r, &u, &p));
+    cJSON_Delete(r);
+    /* a record of a request: 2 for that request, 1 for any other */
+    u.value = V1;
+    u.request = "apps/statefulsets ns/etcd-main s1 41";
+    cr_assert(r = glass_record(&u, 1795515451));
+    cr_expect_eq(glass_judge(r, &u, &p), 2);
+    u.request = "apps/statefulsets ns/etcd-main s1 42";
+    cr_expect_eq(glass_judge(r, &u, &p), 1);
+    u.request = "";
+    cr_expect_eq(glass_judge(r, &u, &p), 1);
     cJSON_Delete(r);
 }
 
@@ -176,6 +188,60 @@ Test(glass, one_use_per_value)
     a.name = "other";
     cr_expect(admit(&a, "scaling StatefulSet ns/other to 0", &code, msg, sizeof(msg)));
     cr_expect_eq(cJSON_GetArraySize(store), 3);
+    cJSON_Delete(store);
+}
+
+/*
+ * A use is one request: the same object at the same resourceVersion again (the API server
+ * re-sending it, or the real request after a forged copy) is admitted on the record it
+ * left; the object at a later resourceVersion is another request.
+ */
+Test(glass, same_request_again)
+{
+    cJSON *store = cJSON_CreateArray();
+    cJSON *old = cJSON_Parse("{\"metadata\":{\"uid\":\"s1\",\"resourceVersion\":\"41\"}}");
+    cJSON *later = cJSON_Parse("{\"metadata\":{\"uid\":\"s1\",\"resourceVersion\":\"42\"}}");
+    struct adm a;
+    char msg[2048];
+    int code;
+
+    cr_assert(old && later);
+    adm_init(&a, store);
+    a.req.op = REVIEW_OP_UPDATE;
+    a.req.res_group = "apps";
+    a.req.res_resource = "statefulsets";
+    a.req.namespace = "ns";
+    a.req.name = "etcd-main";
+    a.req.old_object = old;
+    a.req.username = "mallory";
+    cr_expect(admit(&a, "scaling StatefulSet ns/etcd-main to 0", &code, msg, sizeof(msg)));
+    cr_expect_eq(cJSON_GetArraySize(store), 1);
+    a.req.username = "alice";
+    a.req.sub_resource = "scale";
+    cr_expect(admit(&a, "scaling StatefulSet ns/etcd-main to 0", &code, msg, sizeof(msg)), "%s",
+              msg);
+    cr_expect_eq(cJSON_GetArraySize(store), 1);
+    a.req.old_object = later;
+    cr_expect(!admit(&a, "scaling StatefulSet ns/etcd-main to 0", &code, msg, sizeof(msg)));
+    cr_expect(strstr(msg, "by mallory"), "%s", msg);
+    /* an UPDATE whose oldObject has no uid is no request of a known object: refused */
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItem(later, "metadata"), "uid");
+    a.req.old_object = later;
+    cr_expect(!admit(&a, "scaling StatefulSet ns/etcd-main to 0", &code, msg, sizeof(msg)));
+    /* a CREATE is keyed by its name: the same name again is the same request */
+    snprintf(a.etcd.break_glass_value, sizeof(a.etcd.break_glass_value), "%s", V2);
+    a.req.op = REVIEW_OP_CREATE;
+    a.req.old_object = NULL;
+    a.req.res_group = "";
+    a.req.res_resource = "persistentvolumeclaims";
+    a.req.name = "etcd-main-etcd-main-1";
+    cr_expect(admit(&a, "creating claim etcd-main-etcd-main-1", &code, msg, sizeof(msg)));
+    cr_expect(admit(&a, "creating claim etcd-main-etcd-main-1", &code, msg, sizeof(msg)));
+    a.req.name = "etcd-main-etcd-main-2";
+    cr_expect(!admit(&a, "creating claim etcd-main-etcd-main-2", &code, msg, sizeof(msg)));
+    cr_expect_eq(cJSON_GetArraySize(store), 2);
+    cJSON_Delete(old);
+    cJSON_Delete(later);
     cJSON_Delete(store);
 }
 

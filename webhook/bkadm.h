@@ -47,6 +47,7 @@
 #include "common/kerr.h"
 #include "common/store.h"
 #include "webhook/prefix.h"
+#include "webhook/prefix_cache.h"
 #include "webhook/review.h"
 
 /*

@@ -29,18 +29,39 @@ static const char *str_of(const cJSON *o, const char *key)
     return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, key));
 }
 
+void glass_request_key(const struct glass_use *u, char out[GLASS_REQUEST_MAX + 1])
+{
+    const struct k8s_resource *t = u->target;
+
+    out[0] = '\0';
+    if (!t || (u->target_uid && !*u->target_uid))
+        return; /* an UPDATE or DELETE of no known object is no request to match */
+    if (u->target_uid)
+        snprintf(out, GLASS_REQUEST_MAX + 1, "%.64s/%.64s %.253s/%.253s %.64s %.32s",
+                 t->group ? t->group : "", t->resource, u->target_ns ? u->target_ns : "",
+                 u->target_name ? u->target_name : "", u->target_uid,
+                 u->target_rv ? u->target_rv : "");
+    else
+        snprintf(out, GLASS_REQUEST_MAX + 1, "%.64s/%.64s %.253s/%.253s create",
+                 t->group ? t->group : "", t->resource, u->target_ns ? u->target_ns : "",
+                 u->target_name ? u->target_name : "");
+}
+
 int glass_judge(const cJSON *rec, const struct glass_use *u, struct glass_prior *p)
 {
     const char *ns = str_of(rec, "namespace"), *name = str_of(rec, "name");
     const char *value = str_of(rec, "value");
     const char *user = str_of(rec, "user"), *what = str_of(rec, "what");
+    const char *request = str_of(rec, "request");
     const cJSON *at = cJSON_GetObjectItemCaseSensitive(rec, "at"), *r;
 
     memset(p, 0, sizeof(*p));
     if (cJSON_IsArray(rec)) {
+        int j;
+
         cJSON_ArrayForEach (r, rec)
-            if (cJSON_IsObject(r) && glass_judge(r, u, p))
-                return 1;
+            if (cJSON_IsObject(r) && (j = glass_judge(r, u, p)) != 0)
+                return j;
         return 0;
     }
     if (!cJSON_IsObject(rec) || !ns || !name || !value || !*u->value || strcmp(ns, u->ns) != 0 ||
@@ -52,7 +73,7 @@ int glass_judge(const cJSON *rec, const struct glass_use *u, struct glass_prior 
                 : 1;
     snprintf(p->user, sizeof(p->user), "%s", user ? user : "(unknown)");
     snprintf(p->what, sizeof(p->what), "%s", what ? what : "(unknown)");
-    return 1;
+    return u->request && *u->request && request && strcmp(request, u->request) == 0 ? 2 : 1;
 }
 
 cJSON *glass_record(const struct glass_use *u, time_t now)
@@ -65,7 +86,8 @@ cJSON *glass_record(const struct glass_use *u, time_t now)
         !cJSON_AddStringToObject(r, "value", u->value) ||
         !cJSON_AddNumberToObject(r, "at", (double)now) ||
         !cJSON_AddStringToObject(r, "user", u->user) ||
-        !cJSON_AddStringToObject(r, "what", u->what)) {
+        !cJSON_AddStringToObject(r, "what", u->what) ||
+        !cJSON_AddStringToObject(r, "request", u->request ? u->request : "")) {
         cJSON_Delete(r);
         return NULL;
     }
@@ -135,6 +157,7 @@ static enum kerr attempt(struct k8s_client *k, const char *ns, const char *name,
                          struct kerr_info *err)
 {
     cJSON *lease = NULL, *rec;
+    int judged;
     time_t now = time(NULL);
     enum kerr rc = k8s_get(k, &res_lease, ns, name, NULL, &lease, err);
 
@@ -165,13 +188,51 @@ static enum kerr attempt(struct k8s_client *k, const char *ns, const char *name,
     if (rc != KERR_OK)
         return rc;
     rec = record_of(lease);
-    if (!glass_judge(rec, u, used) && !dry_run) {
+    judged = glass_judge(rec, u, used);
+    if (judged == 2) /* this request's own record: admitted again, nothing written */
+        memset(used, 0, sizeof(*used));
+    if (!judged && !dry_run) {
         rc = with_record(lease, rec, u, now, err);
         if (rc == KERR_OK)
             rc = k8s_update(k, &res_lease, ns, name, lease, NULL, NULL, err);
     }
     cJSON_Delete(rec);
     cJSON_Delete(lease);
+    return rc;
+}
+
+/*
+ * KERR_OK when u's request acts on what the API server stores: for an UPDATE or DELETE the
+ * object of the review's uid and resourceVersion; KERR_CONFLICT when another is stored.
+ */
+static enum kerr stored_as_reviewed(struct k8s_client *k, const struct glass_use *u,
+                                    struct kerr_info *err)
+{
+    const char *uid = u->target_uid, *rv = u->target_rv, *cuid, *crv;
+    cJSON *cur = NULL;
+    enum kerr rc;
+
+    if (!u->target || !uid)
+        return KERR_OK; /* a CREATE: nothing stored to compare with */
+    if (!*uid || !rv || !*rv)
+        return kerr_set(err, KERR_CONFLICT, "the review's oldObject has no uid or resourceVersion");
+    rc = k8s_get(k, u->target, u->target_ns, u->target_name, NULL, &cur, err);
+    if (rc == KERR_NOTFOUND) {
+        kerr_clear(err);
+        rc = kerr_set(err, KERR_CONFLICT, "%s %s/%s is not stored", u->target->resource,
+                      u->target_ns, u->target_name);
+        cJSON_Delete(cur);
+        return rc;
+    }
+    cuid = kjson_get_str(cur, "metadata.uid");
+    crv = kjson_get_str(cur, "metadata.resourceVersion");
+    if (rc == KERR_OK && (!cuid || !crv || strcmp(uid, cuid) != 0 || strcmp(rv, crv) != 0))
+        rc = kerr_set(err, KERR_CONFLICT,
+                      "%s %s/%s stored (uid %.64s, resourceVersion %.32s) is not the review's "
+                      "oldObject (uid %.64s, resourceVersion %.32s)",
+                      u->target->resource, u->target_ns, u->target_name, cuid ? cuid : "",
+                      crv ? crv : "", uid, rv);
+    cJSON_Delete(cur);
     return rc;
 }
 
@@ -184,6 +245,8 @@ enum kerr glass_take(struct k8s_client *k, const char *lease_ns, const struct gl
     memset(used, 0, sizeof(*used));
     if (!k || !lease_ns || !*lease_ns || !u->ns || !*u->ns || !u->name || !*u->name || !*u->value)
         return kerr_set(err, KERR_INVAL, "no namespace, Etcd or value to record the use in");
+    if (stored_as_reviewed(k, u, err) != KERR_OK)
+        return kerr_wrap(err, "not the request the API server is making");
     glass_lease_name(u->ns, u->name, name, sizeof(name));
     for (int i = 0; i < GLASS_TRIES && (rc == KERR_CONFLICT || rc == KERR_EXISTS); i++) {
         if (i)

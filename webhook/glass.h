@@ -9,14 +9,24 @@
  *   GLASS_ANNOTATION: a list of records {"uid","namespace","name","value","at","user",
  *   "what"} (value: the sha256 of the annotation's whole value, at in Unix seconds).
  *
+ * A use is one request: the object it acts on (resource, namespace, name) and, for an UPDATE or
+ * DELETE, that object's uid and resourceVersion as the review's oldObject gives them. Before a
+ * use is recorded for an UPDATE or DELETE the object stored must be the review's oldObject
+ * (GET, uid and resourceVersion equal): a review posted to the webhook's port by someone who
+ * does not know the object cannot use the value up. The same request again (the API server
+ * re-sending it, or the real request after a forged copy of it) finds its own record and is
+ * admitted without a new one: the API server commits at most one write per resourceVersion of
+ * an object, so that admits no second change.
+ *
  * Keyed by the Etcd's namespace and name, not its uid: an Etcd deleted and created again
  * from the same manifest, the same value in it, does not get that value's use once more.
  * Every value used is kept GLASS_KEEP_S after its use (a value expires at most 24 hours
  * after any time it counts), so a value used once, set again after another one was used
  * (a re-applied manifest, a runbook run twice), is still refused.
  *
- * glass_take: GET the Lease (absent: CREATE it); a record of the same Etcd and value
- * means the value was used: *used filled, nothing written, the caller refuses; else
+ * glass_take: the object checked as above; GET the Lease (absent: CREATE it); a record of the
+ * same Etcd and value means the value was used: *used filled, nothing written, the caller
+ * refuses (unless the record is this request's: admitted, nothing written); else
  * UPDATE it with the new record added (the records older than GLASS_KEEP_S dropped), the
  * resourceVersion read as precondition (compare-and-swap). A 409 starts over, reading
  * what the other admission wrote: of two requests on one value, by any number of webhook
@@ -56,7 +66,21 @@ struct glass_use {
     const char *value;           /* GLASS_HASH_LEN hex: the sha256 of the annotation's value */
     const char *user;            /* who asked */
     const char *what;            /* what the request does */
+    /* the request: the object it acts on (NULL target: no check, request "") */
+    const struct k8s_resource *target;
+    const char *target_ns, *target_name;
+    const char *target_uid, *target_rv; /* the review's oldObject's; NULL for a CREATE */
+    const char *request;                /* glass_request_key of the above */
 };
+
+#define GLASS_REQUEST_MAX 800
+
+/*
+ * The key of u's request into out (GLASS_REQUEST_MAX + 1 bytes): "<group>/<resource>
+ * <namespace>/<name> <uid> <resourceVersion>", or "... create" when target_uid is NULL;
+ * "" without a target or with an empty target_uid (matching no other request). Pure.
+ */
+void glass_request_key(const struct glass_use *u, char out[GLASS_REQUEST_MAX + 1]);
 
 /* The use recorded before (at 0 when none). */
 struct glass_prior {
@@ -73,9 +97,9 @@ void glass_lease_name(const char *ns, const char *name, char *out, size_t n);
 
 /*
  * Whether rec (the parsed annotation, BORROWED, any JSON or NULL: a record or a list of
- * them) records u's value of u's Etcd (namespace and name) as used: 1 with *p filled, else
- * 0 (*p zeroed; a record of another value or Etcd, or one not well formed, does not
- * count). Pure.
+ * them) records u's value of u's Etcd (namespace and name) as used: 1 with *p filled, 2
+ * when that record is of u's request (u->request, not ""), else 0 (*p zeroed; a record of
+ * another value or Etcd, or one not well formed, does not count). Pure.
  */
 int glass_judge(const cJSON *rec, const struct glass_use *u, struct glass_prior *p);
 
@@ -84,8 +108,10 @@ cJSON *glass_record(const struct glass_use *u, time_t now);
 
 /*
  * Record u in the webhook's namespace lease_ns (dry_run: only read). KERR_OK with
- * used->at 0: recorded (or, dry run, would be); KERR_OK with used->at set: the value was
- * used before (nothing written). Errors when it could not be decided (the caller refuses).
+ * used->at 0: recorded (or, dry run, would be; or recorded before for this very request);
+ * KERR_OK with used->at set: the value was used before (nothing written). KERR_CONFLICT
+ * when u->target is stored otherwise than the review says (nothing written). Errors when it
+ * could not be decided (the caller refuses).
  */
 enum kerr glass_take(struct k8s_client *k, const char *lease_ns, const struct glass_use *u,
                      int dry_run, struct glass_prior *used, struct kerr_info *err);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "common/hibguard.h"
+#include "common/kjson.h"
 #include "common/ktime.h"
 #include "webhook/glass.h"
 
@@ -11,13 +12,33 @@ enum kerr glassadm_admit(const struct lookup *lk, const struct review_req *req, 
                          const char *etcd_name, const struct lookup_etcd *etcd, const char *what,
                          struct review_resp *resp, int *refused)
 {
-    struct glass_use u = { ns, etcd_name, etcd->uid, etcd->break_glass_value, req->username, what };
-    char at[KTIME_LEN + 1];
+    struct k8s_resource target = { req->res_group, req->res_version, req->res_resource, 1 };
+    struct glass_use u = { ns,
+                           etcd_name,
+                           etcd->uid,
+                           etcd->break_glass_value,
+                           req->username,
+                           what,
+                           &target,
+                           req->namespace,
+                           req->name,
+                           NULL,
+                           NULL,
+                           "" };
+    char at[KTIME_LEN + 1], key[GLASS_REQUEST_MAX + 1];
     struct glass_prior used;
     struct kerr_info e;
 
     *refused = 1;
     kerr_clear(&e);
+    if (req->op != REVIEW_OP_CREATE) { /* the object as the review says it is stored */
+        u.target_uid = kjson_get_str(req->old_object, "metadata.uid");
+        u.target_rv = kjson_get_str(req->old_object, "metadata.resourceVersion");
+        if (!u.target_uid)
+            u.target_uid = "";
+    }
+    glass_request_key(&u, key);
+    u.request = key;
     if (!lk->glass)
         kerr_set(&e, KERR_UNSUPPORTED, "nowhere to record it");
     if (!lk->glass || lk->glass(lk->ctx, &u, req->dry_run, &used, &e) != KERR_OK)

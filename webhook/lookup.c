@@ -584,12 +584,15 @@ static enum kerr mem_glass(void *ctx, const struct glass_use *u, int dry_run,
 {
     struct lookup_mem *m = ctx;
     cJSON *fresh;
+    int judged;
 
     memset(used, 0, sizeof(*used));
     m->calls++;
     if (m->fail)
         return kerr_set(err, m->fail, "injected failure");
-    if (glass_judge(m->glass, u, used))
+    if ((judged = glass_judge(m->glass, u, used)) == 2)
+        memset(used, 0, sizeof(*used)); /* this request's own record */
+    if (judged)
         return KERR_OK;
     if (!m->glass || dry_run)
         return KERR_OK;

@@ -19,6 +19,7 @@
 #include "common/proc.h"
 #include "common/procmetrics.h"
 #include "webhook/prefix.h"
+#include "webhook/prefix_cache.h"
 #include "webhook/wh_cache.h"
 #include "webhook/wh_clientauth.h"
 #include "webhook/wh_config.h"

@@ -36,10 +36,9 @@
  * namespace}, claim {namespace, name, store, prefix (cleaned), deletedAt}}; an Etcd's also
  * {secret} (its backup Secret's name), an EtcdBackup's {etcdName, destination {provider,
  * endpointOverride, secret}}
- * and indexed by store key (PREFIX_INDEX_STORE).
+ * and indexed by store key (PREFIX_INDEX_STORE): webhook/prefix_cache.
  *
- * Ownership: struct prefix_cache OWNS its informers; the client and the
- * option strings are BORROWED. Thread safety: prefix_check / prefix_decide
+ * Ownership: arguments BORROWED. Thread safety: prefix_check / prefix_decide
  * from any number of threads once started; new/start/free from one thread.
  */
 #ifndef WEBHOOK_PREFIX_H
@@ -48,10 +47,8 @@
 #include <cJSON.h>
 
 #include "common/blocal.h"
-#include "common/informer.h"
 #include "common/k8s.h"
 #include "common/kerr.h"
-#include "common/metrics.h"
 #include "common/store.h"
 #include "webhook/review.h"
 
@@ -64,18 +61,6 @@ enum prefix_kind { PREFIX_ETCD, PREFIX_ENTRY, PREFIX_BACKUP };
 
 /* How a refusal describes another namespace's claim to the requester (nothing more of it). */
 #define PREFIX_OTHER_NAMESPACE "a prefix claimed from another namespace"
-
-struct prefix_cache_opts {
-    struct k8s_client *client; /* BORROWED, required */
-    const char *ns;            /* BORROWED; NULL or "": Etcds of every namespace */
-    int backups;               /* also EtcdBackups (their copies' prefixes) */
-    const char *claims_ns;     /* BORROWED; the namespace of the claim Leases (common/pclaim);
-                                  NULL or "": none (claims decided from the caches alone) */
-    struct metrics_vec *cross; /* BORROWED or NULL: a counter labelled by namespace, counting
-                                  the refusals over another namespace's claim (probing shows) */
-};
-
-struct prefix_cache;
 
 /* store_project_fn: ctx points at an enum prefix_kind. Objects without a usable store
  * are kept with no claim (and so in no index). */
@@ -112,14 +97,10 @@ enum kerr prefix_check_local(struct store *etcds, struct store *entries, struct 
 enum kerr prefix_check(struct store *etcds, struct store *entries, const struct review_req *req,
                        struct review_resp *resp, struct kerr_info *err);
 
-/* Build the informers (nothing runs). On KERR_OK *out OWNS them. */
-enum kerr prefix_cache_new(const struct prefix_cache_opts *o, struct prefix_cache **out,
-                           struct kerr_info *err);
+/* The claim of obj as prefix_project reads it (see there) into out; 0 when it has none. */
+int prefix_claim_of(enum prefix_kind k, const cJSON *obj, cJSON *out);
 
-enum kerr prefix_cache_start(struct prefix_cache *c, struct kerr_info *err);
-
-/* True once both informers listed. */
-int prefix_cache_synced(struct prefix_cache *c);
+struct prefix_cache; /* webhook/prefix_cache.h */
 
 /*
  * prefix_check against the caches; an error (500) until they synced. A claim they allow is
@@ -144,43 +125,5 @@ enum kerr prefix_deny(struct review_resp *resp, const struct review_req *req, co
  */
 enum kerr prefix_lock(struct k8s_client *k, const char *ns, const struct review_req *req,
                       struct review_resp *resp, struct kerr_info *err);
-
-/*
- * The bucket owner's authority over a new claim of namespace ns of prefix (canonical) in store
- * key (webhook/bauth): resp denied with the reason when a BackupBucket of the store does not
- * select ns or gives the prefix to another namespace (spec.prefixScope Namespace), a 500 when
- * that could not be read; unchanged otherwise. Callers ask it before any overlap check, so
- * that a claim outside the namespace's part is refused whatever the others claim.
- */
-enum kerr prefix_cache_authorise(struct prefix_cache *c, const char *ns, const char *key,
-                                 const char *prefix, struct review_resp *resp,
-                                 struct kerr_info *err);
-
-/*
- * The projected caches (Etcds, BackupEntries, EtcdBackups or NULL), BORROWED by the caller
- * while c lives; 0 (all NULL) until they synced.
- */
-int prefix_cache_stores(struct prefix_cache *c, struct store **etcds, struct store **entries,
-                        struct store **backups);
-
-/* The cached BackupBuckets (whole objects), BORROWED while c lives. */
-struct store *prefix_cache_buckets(struct prefix_cache *c);
-
-/* inf_report_rv for each informer. */
-void prefix_cache_report_rv(struct prefix_cache *c, inf_rv_fn fn, void *ctx);
-
-/* The client and the namespace of the claim Leases (NULL when claims are not recorded),
- * BORROWED while c lives. */
-void prefix_cache_claims(struct prefix_cache *c, struct k8s_client **client, const char **ns);
-
-/*
- * Count resp, the answer to a claim of namespace ns, in opts.cross when it refuses the claim over
- * another namespace's (PREFIX_OTHER_NAMESPACE): a namespace probing the others' prefixes with
- * refusals shows there. prefix_decide counts its own answers.
- */
-void prefix_cache_count(struct prefix_cache *c, const char *ns, const struct review_resp *resp);
-
-/* Stop and free. NULL is a no-op. */
-void prefix_cache_free(struct prefix_cache *c);
 
 #endif

@@ -7,6 +7,7 @@ static const struct jscan_keep all = { JSCAN_ALL, NULL, NULL };
 
 /*
  * uid and generation: the StatefulSet the final snapshot was checked against (hibguard);
+ * uid and resourceVersion: the object a break glass is used on (glass);
  * ownerReferences: an Etcd's StatefulSet and a member PVC recognised by owner (protect);
  * creationTimestamp: a claim younger than the StatefulSet its name reads as (claimalias).
  */
@@ -16,6 +17,7 @@ static const struct jscan_member meta_components_m[] = {
     { "labels", &all },
     { "deletionTimestamp", &all },
     { "uid", &all },
+    { "resourceVersion", &all },
     { "generation", &all },
     { "ownerReferences", &all },
     { "creationTimestamp", &all },

@@ -37,34 +37,7 @@ for e in $ES; do
         wh_fail "alice cannot disable protection of $e"
 done
 wh_caught_up # the caches see the objects
-# QUOTA and SNAPSHOTS.
-#   druid_conf E REPLICAS QUOTA SNAPSHOTS
-druid_conf() {
-    python3 - "$@" <<'PY'
-import sys
-e, r, quota, snaps = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
-dom = f"{e}-peer.shoot.svc"
-def urls(port):
-    return "".join(f"  {e}-{i}:\n  - http://{e}-{i}.{dom}:{port}\n" for i in range(r))
-print(f"""advertise-client-urls:
-{urls(2379)}auto-compaction-mode: periodic
-auto-compaction-retention: 30m
-backend-bbolt-freelist-type: array
-data-dir: /var/etcd/data/new.etcd
-enable-grpc-gateway: false
-initial-advertise-peer-urls:
-{urls(2380)}initial-cluster: {",".join(f"{e}-{i}=http://{e}-{i}.{dom}:2380" for i in range(r))}
-initial-cluster-state: new
-initial-cluster-token: etcd-cluster
-listen-client-urls: http://0.0.0.0:2379
-listen-peer-urls: http://0.0.0.0:2380
-metrics: basic
-name: etcd-config
-next-cluster-version-compatible: true
-quota-backend-bytes: {quota}
-snapshot-count: {snaps}""")
-PY
-}
+# etcd-druid's etcd.conf.yaml of Etcd E (tests/lib/druid.sh)
 conf() { druid_conf "$1" 3 8589934592 10000; }
 for e in $ES; do
     out=$(kc_druid -n shoot patch configmap "$e-config" --type merge \

@@ -19,7 +19,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    struct glass_use u = { "ns", "etcd-main", "u1", V1, "alice", "scaling" };
+    struct glass_use u = { "ns",    "etcd-main", "u1", V1,
+                           "alice", "scaling",   NULL, NULL,
+                           NULL,    NULL,        NULL, "apps/statefulsets ns/etcd-main s1 41" };
     struct glass_prior p;
     char *s = malloc(size + 1);
     cJSON *rec, *mine;
