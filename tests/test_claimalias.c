@@ -123,7 +123,7 @@ ParameterizedTest(size_t *i, claimalias, pure)
 
     cr_assert(!t->created || p, "%s: the claim parses", t->title);
     cr_assert(!t->sts || s, "%s: the StatefulSet parses", t->title);
-    got = claimalias_proven(p, t->name, t->tlen, "cache", s, why, sizeof(why));
+    got = claimalias_proven(p, !t->created, t->name, t->tlen, "cache", s, why, sizeof(why));
     cr_expect_eq(got, t->proven, "%s: proven %d (%s)", t->title, got, why);
     cr_expect_eq(why[0] != '\0', got, "%s: a reason exactly when proven", t->title);
     cJSON_Delete(p);
@@ -298,4 +298,21 @@ Test(claimalias, unanswered_is_500)
                      steps[i].title);
         cJSON_Delete(doc);
     }
+}
+
+/* A DELETE or UPDATE review without its stored claim (malformed) proves nothing. */
+Test(claimalias, no_stored_claim_proves_nothing)
+{
+    cJSON *s = cJSON_Parse(STS_EARLY), *null = cJSON_CreateNull();
+    char why[CLAIMALIAS_WHY_MAX];
+
+    cr_assert(s && null);
+    cr_expect_eq(claimalias_proven(NULL, 0, "data-redis-cache-0", 10, "cache", s, why, sizeof(why)),
+                 0);
+    cr_expect_eq(claimalias_proven(null, 0, "data-redis-cache-0", 10, "cache", s, why, sizeof(why)),
+                 0);
+    cr_expect_eq(claimalias_proven(NULL, 1, "data-redis-cache-0", 10, "cache", s, why, sizeof(why)),
+                 1, "a claim being created is younger than StatefulSet cache");
+    cJSON_Delete(s);
+    cJSON_Delete(null);
 }

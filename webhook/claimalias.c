@@ -58,15 +58,16 @@ static time_t created_at(const cJSON *obj)
     return ts.tv_sec;
 }
 
-int claimalias_proven(const cJSON *pvc, const char *name, size_t tlen, const char *sts_name,
-                      const cJSON *sts, char *why, size_t size)
+int claimalias_proven(const cJSON *pvc, int creating, const char *name, size_t tlen,
+                      const char *sts_name, const cJSON *sts, char *why, size_t size)
 {
     char made[KTIME_LEN + 1], claim[KTIME_LEN + 1];
-    const cJSON *ref = pvc ? other_sts_owner(pvc, sts_name) : NULL;
+    const cJSON *ref = creating ? NULL : other_sts_owner(pvc, sts_name);
     time_t s, c = 0;
 
     why[0] = '\0';
-    if (!name || tlen == 0 || tlen >= strlen(name))
+    /* a stored claim that is not an object (a malformed review) proves nothing */
+    if (!name || tlen == 0 || tlen >= strlen(name) || (!creating && !cJSON_IsObject(pvc)))
         return 0;
     if (ref) {
         snprintf(why, size,
@@ -79,13 +80,13 @@ int claimalias_proven(const cJSON *pvc, const char *name, size_t tlen, const cha
         strcmp(lookup_meta_str(sts, "name"), sts_name) != 0 || has_template(sts, name, tlen))
         return 0;
     s = created_at(sts);
-    if (pvc)
+    if (!creating)
         c = created_at(pvc);
-    if (s == 0 || (pvc && (c == 0 || c <= s)))
+    if (s == 0 || (!creating && (c == 0 || c <= s)))
         return 0;
     if (ktime_format(s, made) != KERR_OK)
         snprintf(made, sizeof(made), "?");
-    if (!pvc || ktime_format(c, claim) != KERR_OK)
+    if (creating || ktime_format(c, claim) != KERR_OK)
         snprintf(claim, sizeof(claim), "now");
     snprintf(why, size,
              "StatefulSet %.253s, created at %s before the claim (%s), has no claim template "
@@ -94,7 +95,7 @@ int claimalias_proven(const cJSON *pvc, const char *name, size_t tlen, const cha
     return 1;
 }
 
-enum kerr claimalias_other(const struct lookup *lk, const char *ns, const cJSON *pvc,
+enum kerr claimalias_other(const struct lookup *lk, const char *ns, const cJSON *pvc, int creating,
                            const char *name, size_t tlen, const char *sts_name, int *other,
                            char *why, size_t size, struct kerr_info *err)
 {
@@ -105,7 +106,7 @@ enum kerr claimalias_other(const struct lookup *lk, const char *ns, const cJSON 
     why[0] = '\0';
     if (!name || tlen == 0 || tlen >= strlen(name))
         return KERR_OK;
-    if (claimalias_proven(pvc, name, tlen, sts_name, NULL, why, size)) {
+    if (claimalias_proven(pvc, creating, name, tlen, sts_name, NULL, why, size)) {
         *other = 1;
         return KERR_OK;
     }
@@ -121,12 +122,12 @@ enum kerr claimalias_other(const struct lookup *lk, const char *ns, const cJSON 
     }
     if (rc != KERR_OK)
         return rc;
-    *other = claimalias_proven(pvc, name, tlen, sts_name, sts, why, size);
+    *other = claimalias_proven(pvc, creating, name, tlen, sts_name, sts, why, size);
     cJSON_Delete(sts);
     return KERR_OK;
 }
 
-enum kerr claimalias_review(const struct lookup *lk, const char *ns, const cJSON *pvc,
+enum kerr claimalias_review(const struct lookup *lk, const char *ns, const cJSON *pvc, int creating,
                             const char *name, size_t tlen, const char *sts_name, const char *verb,
                             int *other, struct review_resp *resp, int *decided)
 {
@@ -135,8 +136,8 @@ enum kerr claimalias_review(const struct lookup *lk, const char *ns, const cJSON
 
     *decided = 0;
     kerr_clear(&err);
-    if (claimalias_other(lk, ns, pvc, name, tlen, sts_name, other, why, sizeof(why), &err) ==
-        KERR_OK)
+    if (claimalias_other(lk, ns, pvc, creating, name, tlen, sts_name, other, why, sizeof(why),
+                         &err) == KERR_OK)
         return KERR_OK;
     *decided = 1;
     return review_errored(resp, 500,

@@ -44,21 +44,22 @@
 #define CLAIMALIAS_WHY_MAX 640
 
 /*
- * Pure: 1 when the claim pvc (the stored object; NULL: one being created) named name, read as
+ * Pure: 1 when the claim pvc (the stored object; creating 1: one being created, pvc not read;
+ * a stored one that is not an object proves nothing) named name, read as
  * "<template>-<S>-<n>" with a template of its first tlen bytes, is proven not a member claim of
  * StatefulSet sts_name: by (b) from pvc alone, or by (a) against sts (the StatefulSet as the API
  * server has it, BORROWED; NULL: there is none, nothing proven). Why into why (size bytes,
  * "" when 0). All pointers BORROWED.
  */
-int claimalias_proven(const cJSON *pvc, const char *name, size_t tlen, const char *sts_name,
-                      const cJSON *sts, char *why, size_t size);
+int claimalias_proven(const cJSON *pvc, int creating, const char *name, size_t tlen,
+                      const char *sts_name, const cJSON *sts, char *why, size_t size);
 
 /*
  * The same with StatefulSet ns/sts_name read from the API server (lk->sts_fresh) when (b) does
  * not prove it already: *other 1 when proven (why as above), 0 when not (no StatefulSet: 0). A
  * lookup that fails, or none configured: its code, err set (the caller fails closed: a 500).
  */
-enum kerr claimalias_other(const struct lookup *lk, const char *ns, const cJSON *pvc,
+enum kerr claimalias_other(const struct lookup *lk, const char *ns, const cJSON *pvc, int creating,
                            const char *name, size_t tlen, const char *sts_name, int *other,
                            char *why, size_t size, struct kerr_info *err);
 
@@ -67,7 +68,7 @@ enum kerr claimalias_other(const struct lookup *lk, const char *ns, const cJSON 
  * the message, e.g. "deleted"): a lookup that fails is a 500 in resp, *decided 1, its result
  * returned (review_errored's); else *other as claimalias_other, *decided 0.
  */
-enum kerr claimalias_review(const struct lookup *lk, const char *ns, const cJSON *pvc,
+enum kerr claimalias_review(const struct lookup *lk, const char *ns, const cJSON *pvc, int creating,
                             const char *name, size_t tlen, const char *sts_name, const char *verb,
                             int *other, struct review_resp *resp, int *decided);
 

@@ -360,7 +360,7 @@ static enum kerr judge_delete(time_t now, const struct lookup *lk, const struct 
     if (find_etcd(lk, req, ns, name, e, &etcd, resp, decided, &rc) != KERR_OK || etcd.deleting)
         return rc;
     /* another application's claim whose name reads as this Etcd's too (webhook/claimalias.h) */
-    if ((rc = claimalias_review(lk, ns, req->old_object, name, tlen, e, "deleted", &other, resp,
+    if ((rc = claimalias_review(lk, ns, req->old_object, 0, name, tlen, e, "deleted", &other, resp,
                                 decided)) ||
         *decided || other)
         return rc;

@@ -178,7 +178,7 @@ static enum kerr not_its(const struct lookup *lk, const cJSON *obj, size_t tlen,
     if (strcmp(sts->name, sts->part_of) != 0)
         return KERR_OK;
     kerr_clear(&e);
-    rc = claimalias_other(lk, sts->namespace, obj, lookup_meta_str(obj, "name"), tlen, sts->name,
+    rc = claimalias_other(lk, sts->namespace, obj, 0, lookup_meta_str(obj, "name"), tlen, sts->name,
                           other, why, sizeof(why), &e);
     /* never KERR_NOTFOUND: the caller reads that as "no StatefulSet claims it" */
     if (rc != KERR_OK)

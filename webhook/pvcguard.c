@@ -166,8 +166,8 @@ enum kerr pvcguard_owners(const struct lookup *lk, const struct review_req *req,
                                   ns, name, e, err.msg);
         }
         /* another application's claim, its name read as E's too: an UPDATE on the old object */
-        if ((rc = claimalias_review(lk, ns, req->op == REVIEW_OP_CREATE ? NULL : req->old_object,
-                                    name, i - 1, e, "admitted with owner references", &other, resp,
+        if ((rc = claimalias_review(lk, ns, req->old_object, req->op == REVIEW_OP_CREATE, name,
+                                    i - 1, e, "admitted with owner references", &other, resp,
                                     decided)) ||
             *decided)
             return rc;

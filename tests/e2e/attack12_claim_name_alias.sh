@@ -18,12 +18,26 @@
 #       (an owner reference to StatefulSet queue-cache), as it does for that policy.
 #   A0. control: the same Redis named redis-store (claims data-redis-store-0..2): deleted;
 #       and Etcd cache's own claim cache-cache-0 is refused.
+#   A3. control: an owner reference to StatefulSet queue-cache patched onto cache-cache-0 is
+#       refused, and the claim still cannot be deleted.
+#   A4. control: data-old-cache-0, created before Etcd cache's StatefulSet, without an owner,
+#       is refused (nothing proves that no StatefulSet cache took it).
 # Oracle: what kube-sim stores: a claim of StatefulSet redis-cache (which no Etcd owns, names or
 # labels) still stored after alice's DELETE.
 set -uo pipefail
 . "$(dirname "$0")/../lib/controller.sh"
 command -v jq >/dev/null || ksim_fail "jq is not installed"
 ctl_stage
+# A4, control: a claim of that shape older than StatefulSet cache (no owner) proves nothing: an
+# earlier StatefulSet cache may have taken it, so it stays Etcd cache's
+printf '%s\n' "apiVersion: v1" "kind: Namespace" "metadata: {name: apps}" | kc apply -f - >/dev/null ||
+    ctl_fail "cannot create namespace apps"
+printf '%s\n' "apiVersion: v1" "kind: PersistentVolumeClaim" "metadata: {name: data-old-cache-0, labels: {app: old-cache}}" \
+    "spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}" | kc -n apps create -f - >/dev/null ||
+    ctl_fail "cannot create claim data-old-cache-0"
+made=$(date -d "$(kc -n apps get pvc data-old-cache-0 -o jsonpath='{.metadata.creationTimestamp}')" +%s) ||
+    ctl_fail "no creationTimestamp on claim data-old-cache-0"
+while [ "$(date +%s)" -le "$made" ]; do sleep 0.1; done # bounded: at most a second
 druid_etcd apps cache
 # the claims below are younger than StatefulSet cache, as they are on a cluster where the Etcd
 # came first (creationTimestamp has seconds; bounded: at most a second)
@@ -114,5 +128,8 @@ out=$(WH_AS_NS=apps wh_as alice patch pvc cache-cache-0 --type merge -p "{\"meta
 out=$(WH_AS_NS=apps wh_as alice delete pvc cache-cache-0 --wait=false 2>&1)
 stored cache-cache-0 || ctl_fail "control: claim cache-cache-0 of live Etcd cache deleted after the patch: $out"
 echo "ok: control: claim cache-cache-0 takes no owner of queue-cache and stays"
+out=$(WH_AS_NS=apps wh_as alice delete pvc data-old-cache-0 --wait=false 2>&1)
+stored data-old-cache-0 || ctl_fail "control: claim data-old-cache-0, older than StatefulSet cache, deleted: $out"
+echo "ok: control: claim data-old-cache-0, older than StatefulSet cache, stays Etcd cache's: $(tr '\n' ' ' <<<"$out" | head -c 160)"
 [ "$holes" = 0 ] || { echo "FAIL: $holes hole(s): another application's claims refused as an Etcd's by the shape of their name"; exit 1; }
 echo "attack12_claim_name_alias: ok"
