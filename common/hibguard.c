@@ -169,17 +169,47 @@ bool hibguard_checked_matches(const char *value, const cJSON *sts)
     return str_is(sts, "metadata.uid", uid) && generation_of(sts) == g;
 }
 
-bool hibguard_checked_slept(const char *value, const cJSON *sts)
+/* True when the count at path of sts is absent or 0 (anything else: pods, or not a count). */
+static bool no_pods(const cJSON *sts, const char *path)
+{
+    int64_t n = -1;
+    enum kerr rc = kjson_get_int64(sts, path, &n);
+
+    return rc == KERR_NOTFOUND || (rc == KERR_OK && n == 0);
+}
+
+/*
+ * The StatefulSet is asleep as the stamp value says: 0 with the stamp's generation into
+ * *stamp_gen and sts's into *now; -1 when it is not (other uid, replicas, pods counted, a
+ * generation other than the stamp's or the next, anything malformed).
+ */
+static int asleep(const char *value, const cJSON *sts, long long *stamp_gen, long long *now)
 {
     char uid[HIBGUARD_CHECKED_MAX];
-    long long g = 0, now = generation_of(sts);
     int64_t replicas = -1;
 
-    if (hibguard_checked_parse(value, uid, sizeof(uid), &g, NULL) != KERR_OK ||
+    *stamp_gen = 0;
+    *now = generation_of(sts);
+    if (hibguard_checked_parse(value, uid, sizeof(uid), stamp_gen, NULL) != KERR_OK ||
         !str_is(sts, "metadata.uid", uid) ||
-        kjson_get_int64(sts, "spec.replicas", &replicas) != KERR_OK || replicas != 0)
-        return false;
-    return now == g || (g < INT64_MAX && now == g + 1);
+        kjson_get_int64(sts, "spec.replicas", &replicas) != KERR_OK || replicas != 0 ||
+        !no_pods(sts, "status.replicas") || !no_pods(sts, "status.readyReplicas"))
+        return -1;
+    return *now == *stamp_gen || (*stamp_gen < INT64_MAX && *now == *stamp_gen + 1) ? 0 : -1;
+}
+
+bool hibguard_checked_slept(const char *value, const cJSON *sts)
+{
+    long long g, now;
+
+    return asleep(value, sts, &g, &now) == 0;
+}
+
+bool hibguard_checked_next(const char *value, const cJSON *sts)
+{
+    long long g, now;
+
+    return asleep(value, sts, &g, &now) == 0 && now == g + 1;
 }
 
 /* The first HIBGUARD_STORE_LEN hex digits of the sha256 of the JSON text of v into out. */

@@ -120,14 +120,26 @@ enum kerr hibguard_checked_format(const cJSON *sts, char *buf, size_t size, stru
 bool hibguard_checked_matches(const char *value, const cJSON *sts);
 
 /*
- * True when value (the stamp above, kept while Hibernated) names StatefulSet sts as
- * warden-controller's scale to 0 left it: same metadata.uid, spec.replicas 0, and
- * metadata.generation the stamp's (at 0 already when checked) or the next one (the one scale
- * to 0 made after the check). A StatefulSet scaled up and down again since, or changed in any
- * other way, has a later generation: the final snapshot no longer describes what its members
- * wrote. Anything missing or malformed, on either side, is false.
+ * True when value (the stamp above, kept while Hibernated) names StatefulSet sts as asleep
+ * since the check: same metadata.uid, spec.replicas 0, no pod counted in its status
+ * (status.replicas and status.readyReplicas absent or 0), and metadata.generation the
+ * stamp's or the next one. The API server bumps the generation by one for each change of
+ * the spec, so the next generation is one change away from the stamp's: the scale to 0 made
+ * after the check, or, once warden-controller has moved the stamp to a generation it saw at
+ * 0 (hibguard_checked_next), a change at 0 replicas (etcd-druid rolling the pod template of a
+ * sleeping StatefulSet). Reaching 0 again after a scale-up takes two changes: a generation
+ * two or more past the stamp may hide a wake, and is false (fail closed), as is a StatefulSet
+ * whose status counts pods. Anything missing or malformed, on either side, is false.
  */
 bool hibguard_checked_slept(const char *value, const cJSON *sts);
+
+/*
+ * True when hibguard_checked_slept(value, sts) holds and sts is at the generation after the
+ * stamp's: one change of the spec since, which left it at 0 replicas, never above. The stamp
+ * may then be moved to sts (hibguard_checked_format), so that the next change at 0 is again
+ * one generation away. False otherwise (the stamp's own generation included).
+ */
+bool hibguard_checked_next(const char *value, const cJSON *sts);
 
 /*
  * The store stamp (HIBGUARD_ANN_STORE): "<store>/<secretRef>/<secret>", where

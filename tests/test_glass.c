@@ -224,7 +224,11 @@ Test(glass, same_request_again)
     a.req.old_object = later;
     cr_expect(!admit(&a, "scaling StatefulSet ns/etcd-main to 0", &code, msg, sizeof(msg)));
     cr_expect(strstr(msg, "by mallory"), "%s", msg);
-    /* an UPDATE whose oldObject has no uid is no request of a known object: refused */
+    /* an UPDATE whose oldObject has no resourceVersion or no uid is no request of a known
+     * object: refused */
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItem(old, "metadata"), "resourceVersion");
+    a.req.old_object = old;
+    cr_expect(!admit(&a, "scaling StatefulSet ns/etcd-main to 0", &code, msg, sizeof(msg)));
     cJSON_DeleteItemFromObject(cJSON_GetObjectItem(later, "metadata"), "uid");
     a.req.old_object = later;
     cr_expect(!admit(&a, "scaling StatefulSet ns/etcd-main to 0", &code, msg, sizeof(msg)));

@@ -241,3 +241,58 @@ Test(hibplan_sleep, a_wake_and_scale_down_while_away_voids_the_cut)
     v.phase = HIBPLAN_WAKING;
     EXPECT_PHASE(v, HIBPLAN_CUTTING);
 }
+
+/* issue 30: etcd-druid rolls the template of a StatefulSet asleep at 0 (Gardener's path, not
+ * suspended): one change, never above 0, is no wake; the stamp follows it */
+Test(hibplan_sleep, a_template_change_at_zero_keeps_the_sleep)
+{
+    struct hibplan_view v = base();
+
+    v.phase = HIBPLAN_HIBERNATED;
+    v.spec_signal = true;
+    v.suspended = v.suspend_ours = false;
+    v.svc = HIBPLAN_SVC_CUT;
+    v.sts_spec = v.sts_status = 0;
+    v.imm = 1;
+    v.imm_task = true;
+    EXPECT_ACT(v, HIBPLAN_DONE);
+    v.stamp_next = true; /* one generation past the stamp, at 0 */
+    EXPECT_ACT(v, HIBPLAN_RESTAMP);
+    v.stamp_next = false; /* moved: asleep as it says */
+    EXPECT_ACT(v, HIBPLAN_DONE);
+    /* the next change is two generations past the old stamp, one past the moved one */
+    v.stamp_next = true;
+    EXPECT_ACT(v, HIBPLAN_RESTAMP);
+    /* not moved in time (warden-controller away for two changes): a wake may hide there */
+    v.stamp_next = false;
+    v.stamp_moved = true;
+    EXPECT_ACT(v, HIBPLAN_VOID_CUT);
+    /* one change that scaled it up is a wake, however far the stamp */
+    v.stamp_moved = false;
+    v.sts_spec = 3;
+    EXPECT_ACT(v, HIBPLAN_VOID_CUT);
+}
+
+/* The stamp follows warden-controller's own scale to 0 before the spec path hands the
+ * StatefulSet back to etcd-druid (whose template change would otherwise be two generations
+ * past the checked one). */
+Test(hibplan_sleep, the_stamp_follows_the_scale_to_zero_before_druid_is_released)
+{
+    struct hibplan_view v = base();
+
+    v.phase = HIBPLAN_SCALING;
+    v.spec_signal = true;
+    v.suspended = v.suspend_ours = true;
+    v.svc = HIBPLAN_SVC_CUT;
+    v.counted = v.verified = true;
+    v.stamp_ok = true;
+    v.sts_spec = 0;
+    v.sts_status = 1;
+    v.stamp_ok = false;
+    v.stamp_next = true;
+    EXPECT_ACT(v, HIBPLAN_WAIT); /* pods still there: not yet */
+    v.sts_status = 0;
+    EXPECT_ACT(v, HIBPLAN_RESTAMP);
+    v.stamp_next = false;
+    EXPECT_ACT(v, HIBPLAN_REMOVE_SUSPEND);
+}

@@ -46,6 +46,67 @@ Test(hibstamp, the_scale_to_zero_on_the_snapshot_and_nothing_after)
     cr_expect_not(hibguard_checked_slept("uid-s/7", NULL));
 }
 
+static int next(const char *stamp, const char *uid, int generation, int replicas)
+{
+    cJSON *sts = sts_at(uid, generation, replicas);
+    int ok = hibguard_checked_next(stamp, sts);
+
+    cJSON_Delete(sts);
+    return ok;
+}
+
+/* issue 30: etcd-druid rolls the template of a sleeping StatefulSet (one change at 0) */
+Test(hibstamp, one_change_at_zero_is_no_wake_and_moves_the_stamp)
+{
+    cr_expect(next("uid-s/8", "uid-s", 9, 0), "one change at 0 after the scale to 0");
+    cr_expect(next("uid-s/7", "uid-s", 8, 0), "the scale to 0 itself");
+    cr_expect_not(next("uid-s/8", "uid-s", 8, 0), "the stamp's own generation: nothing to move");
+    cr_expect_not(next("uid-s/8", "uid-s", 10, 0), "two changes: a scale-up and down may hide");
+    cr_expect_not(next("uid-s/8", "uid-s", 9, 3), "one change, to 3: a wake");
+    cr_expect_not(next("uid-s/8", "uid-t", 9, 0), "re-created");
+    cr_expect_not(next(NULL, "uid-s", 9, 0), "no stamp");
+    cr_expect_not(next("uid-s/9223372036854775807", "uid-s", 8, 0));
+    /* moved (hibguard_checked_format), the next template change is one generation away again */
+    {
+        cJSON *sts = sts_at("uid-s", 9, 0);
+        char moved[HIBGUARD_CHECKED_MAX];
+
+        cr_assert_eq(hibguard_checked_format(sts, moved, sizeof(moved), NULL), KERR_OK);
+        cr_expect_str_eq(moved, "uid-s/9");
+        cr_expect(slept(moved, "uid-s", 10, 0));
+        cr_expect(next(moved, "uid-s", 10, 0));
+        cr_expect_not(slept(moved, "uid-s", 11, 0), "up and down again since the move");
+        cJSON_Delete(sts);
+    }
+}
+
+/* Pods counted in the status ran after the scale to 0, whatever the generation says. */
+Test(hibstamp, pods_in_the_status_are_a_wake)
+{
+    static const char *const status[] = { "{\"replicas\":2}", "{\"readyReplicas\":1}",
+                                          "{\"replicas\":\"2\"}", "{\"replicas\":-1}" };
+    char buf[256];
+    cJSON *s;
+
+    for (size_t i = 0; i < sizeof(status) / sizeof(status[0]); i++) {
+        snprintf(buf, sizeof(buf),
+                 "{\"metadata\":{\"uid\":\"u\",\"generation\":8},\"spec\":{\"replicas\":0},"
+                 "\"status\":%s}",
+                 status[i]);
+        s = cJSON_Parse(buf);
+        cr_assert_not_null(s);
+        cr_expect_not(hibguard_checked_slept("u/8", s), "%s", status[i]);
+        cr_expect_not(hibguard_checked_next("u/7", s), "%s", status[i]);
+        cJSON_Delete(s);
+    }
+    s = cJSON_Parse("{\"metadata\":{\"uid\":\"u\",\"generation\":8},\"spec\":{"
+                    "\"replicas\":0},\"status\":{\"replicas\":0,\"observedGeneration\":8,"
+                    "\"currentRevision\":\"r2\",\"updateRevision\":\"r2\"}}");
+    cr_expect(hibguard_checked_slept("u/8", s), "a settled status at 0");
+    cr_expect(hibguard_checked_next("u/7", s), "a settled status at 0, new revision");
+    cJSON_Delete(s);
+}
+
 Test(hibstamp, replicas_and_generation_that_are_not_numbers)
 {
     cJSON *s = cJSON_Parse("{\"metadata\":{\"uid\":\"u\",\"generation\":8},\"spec\":{}}");

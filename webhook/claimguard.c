@@ -119,9 +119,10 @@ static void sts_problem(const char *e, const struct lookup_etcd *etcd, const cJS
     (void)hibguard_checked_format(obj, now, sizeof(now), NULL);
     snprintf(why, size,
              "its StatefulSet %s (now %s) is not the one scaled down on the final snapshot "
-             "(annotation %s \"%s\": that uid, at that generation or the next, the scale to 0): "
-             "it was scaled up and down again, or changed, since, and its members may have "
-             "written what the snapshot does not hold",
+             "(annotation %s \"%s\": that uid, no pods in its status, at that generation or "
+             "the next, one change at 0): pods ran, or two or more changes since may be a "
+             "scale-up and down, and its members may have written what the snapshot does not "
+             "hold (after a change at 0 warden-controller moves the annotation: try again)",
              e, now[0] ? now : "without uid or generation", HIBGUARD_ANN_CHECKED, etcd->checked);
 }
 

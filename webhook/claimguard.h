@@ -19,8 +19,9 @@
  *   ScalingDown or Hibernated, a backup store, its traffic cut, a full snapshot task that
  *   Succeeded after the cut; its StatefulSet, read from the API server, at 0 replicas,
  *   created no later than the cut and as the scale to 0 on the checked snapshot left it
- *   (common/hibguard's hibguard_checked_slept: a StatefulSet re-created, or scaled up and
- *   down again, since is no longer the one scaled down on the snapshot); and its store stamp
+ *   (common/hibguard's hibguard_checked_slept: a StatefulSet re-created, with pods in its
+ *   status, or two or more changes past the stamp, where a scale-up and down may hide, is no
+ *   longer the one scaled down on the snapshot); and its store stamp
  *   made afresh, its backup Secret read from the API server, equal to HIBGUARD_ANN_STORE: a
  *   store moved through its spec, its secretRef or the Secret is not the snapshot's; a
  *   Secret that cannot be read is a 500) or on a break glass that counts (once per value). An Etcd

@@ -34,7 +34,7 @@ void glass_request_key(const struct glass_use *u, char out[GLASS_REQUEST_MAX + 1
     const struct k8s_resource *t = u->target;
 
     out[0] = '\0';
-    if (!t || (u->target_uid && !*u->target_uid))
+    if (!t || (u->target_uid && (!*u->target_uid || !u->target_rv || !*u->target_rv)))
         return; /* an UPDATE or DELETE of no known object is no request to match */
     if (u->target_uid)
         snprintf(out, GLASS_REQUEST_MAX + 1, "%.64s/%.64s %.253s/%.253s %.64s %.32s",

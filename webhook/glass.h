@@ -78,7 +78,8 @@ struct glass_use {
 /*
  * The key of u's request into out (GLASS_REQUEST_MAX + 1 bytes): "<group>/<resource>
  * <namespace>/<name> <uid> <resourceVersion>", or "... create" when target_uid is NULL;
- * "" without a target or with an empty target_uid (matching no other request). Pure.
+ * "" without a target, or with an empty target_uid or no target_rv (matching no other
+ * request). Pure.
  */
 void glass_request_key(const struct glass_use *u, char out[GLASS_REQUEST_MAX + 1]);
 

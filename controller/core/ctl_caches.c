@@ -126,9 +126,11 @@ static const char *const statefulset_paths[] = {
     "metadata.labels",
     "metadata.resourceVersion",
     "metadata.ownerReferences",
+    "metadata.generation",
     "spec.replicas",
     "spec.ordinals",
     "status.replicas",
+    "status.readyReplicas",
     NULL,
 };
 

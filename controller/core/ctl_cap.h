@@ -63,8 +63,9 @@ struct ctl_config;        /* controller/core/ctl_config.h */
  * PersistentVolumeClaim) with label app.kubernetes.io/managed-by=etcd-druid,
  * projected to apiVersion, kind, metadata (name, namespace, uid,
  * resourceVersion, labels, ownerReferences), Services also to
- * metadata.annotations and spec.ports, StatefulSets to spec.replicas and
- * status.replicas (what hibernation reads); key "<kind>/<ns>/<name>";
+ * metadata.annotations and spec.ports, StatefulSets to metadata.generation,
+ * spec.replicas, spec.ordinals, status.replicas and status.readyReplicas (what
+ * hibernation reads); key "<kind>/<ns>/<name>";
  * index CTL_INDEX_PART_OF.
  */
 #define CTL_CACHE_ETCDS      "etcds"

@@ -467,6 +467,8 @@ static enum kerr perform(const struct hib_env *env, struct round *r, const struc
     }
     case HIBPLAN_VOID_CUT:
         return hib_void_cut(env, r, err);
+    case HIBPLAN_RESTAMP:
+        return hib_restamp(env, r, err);
     case HIBPLAN_VERIFY:
         return hib_verify(env, r, err);
     case HIBPLAN_REMOVE_BREAK_GLASS: {
@@ -575,6 +577,7 @@ static int needs_proof(const struct hibplan_step *s)
     return s->act == HIBPLAN_SET_CUT_AT || s->act == HIBPLAN_SCALE ||
            s->act == HIBPLAN_REMOVE_PHASE || s->act == HIBPLAN_VOID_CUT ||
            s->act == HIBPLAN_VERIFY || s->act == HIBPLAN_REMOVE_BREAK_GLASS ||
+           s->act == HIBPLAN_RESTAMP ||
            (s->act == HIBPLAN_SET_PHASE &&
             (s->phase == HIBPLAN_SCALING || s->phase == HIBPLAN_HIBERNATED));
 }

@@ -70,6 +70,13 @@ void hib_phase_event(const struct hib_env *env, struct round *r, enum hibplan_ph
  */
 enum kerr hib_void_cut(const struct hib_env *env, struct round *r, struct kerr_info *err);
 
+/*
+ * (hib_note.c) Move etcd-warden.io/final-snapshot-checked to r->sts as it is (one change of
+ * its spec since the stamp, which left it at 0 replicas: no wake), with a Normal event
+ * SleepKept when Hibernated.
+ */
+enum kerr hib_restamp(const struct hib_env *env, struct round *r, struct kerr_info *err);
+
 enum kerr hib_patch_etcd(const struct hib_env *env, struct round *r, int n, const char *const kv[],
                          struct kerr_info *err);
 

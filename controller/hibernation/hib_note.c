@@ -135,15 +135,17 @@ enum kerr hib_void_cut(const struct hib_env *env, struct round *r, struct kerr_i
                  was);
     else if (awake && r->v.sts_spec == 0)
         snprintf(msg, sizeof(msg),
-                 "StatefulSet is not as the scale to 0 on the final snapshot left it (%s=%s, "
-                 "now generation %lld): scaled up and down again, or changed, while hibernated "
-                 "(warden-controller was away); the Etcd was awake, its traffic cut (%s) and "
-                 "final snapshot no longer hold; a new hibernation cuts and snapshots again",
+                 "StatefulSet is not asleep as the final snapshot's stamp says (%s=%s, now "
+                 "generation %lld, %d pods in its status): two or more changes past it while "
+                 "hibernated, unseen (warden-controller was away), may be a scale-up and down, "
+                 "or it was re-created or ran pods; the Etcd may have been awake, its traffic "
+                 "cut (%s) and final snapshot no longer hold; a new hibernation cuts and "
+                 "snapshots again",
                  HIB_ANN_CHECKED,
                  etcdspec_annotation(r->etcd, HIB_ANN_CHECKED)
                      ? etcdspec_annotation(r->etcd, HIB_ANN_CHECKED)
                      : "none",
-                 sts_generation(r), was);
+                 sts_generation(r), r->v.sts_status, was);
     else if (awake)
         snprintf(msg, sizeof(msg),
                  "StatefulSet scaled to %d while hibernated: the Etcd is awake again, its "
@@ -170,5 +172,24 @@ enum kerr hib_void_cut(const struct hib_env *env, struct round *r, struct kerr_i
     if (rc == KERR_OK)
         ev_log_emitf(env->events, r->etcd, EV_WARNING, awake ? "AwakeAgain" : "TrafficCutVoided",
                      "Hibernation", "%s", msg);
+    return rc;
+}
+
+enum kerr hib_restamp(const struct hib_env *env, struct round *r, struct kerr_info *err)
+{
+    char was[HIBGUARD_CHECKED_MAX], now[HIBGUARD_CHECKED_MAX];
+    const char *old = etcdspec_annotation(r->etcd, HIB_ANN_CHECKED);
+    enum kerr rc;
+
+    snprintf(was, sizeof(was), "%s", old ? old : "");
+    if ((rc = hibguard_checked_format(r->sts, now, sizeof(now), err)) != KERR_OK)
+        return rc;
+    rc = hib_patch_one(env, r, HIB_ANN_CHECKED, now, err);
+    if (rc == KERR_OK && r->v.phase == HIBPLAN_HIBERNATED)
+        ev_log_emitf(env->events, r->etcd, EV_NORMAL, "SleepKept", "Hibernation",
+                     "StatefulSet changed while hibernated (%s=%s, now generation %lld) at 0 "
+                     "replicas, never above since the final snapshot was checked: still "
+                     "hibernated, the final snapshot holds; the stamp moves to %s",
+                     HIB_ANN_CHECKED, was, sts_generation(r), now);
     return rc;
 }

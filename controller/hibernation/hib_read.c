@@ -419,6 +419,8 @@ static void derive_objects(struct round *r)
     r->v.stamp_moved =
         r->sts && etcdspec_annotation(r->etcd, HIB_ANN_CHECKED) &&
         !hibguard_checked_slept(etcdspec_annotation(r->etcd, HIB_ANN_CHECKED), r->sts);
+    r->v.stamp_next =
+        r->sts && hibguard_checked_next(etcdspec_annotation(r->etcd, HIB_ANN_CHECKED), r->sts);
     r->v.imm_task = r->imm != NULL && !kjson_has(r->imm, "metadata.deletionTimestamp");
     r->v.imm_deleting = r->imm != NULL && !r->v.imm_task;
 }

@@ -68,6 +68,7 @@ static const char *const ACT_NAMES[HIBPLAN_ACT_COUNT] = {
     [HIBPLAN_VOID_CUT] = "VoidCut",
     [HIBPLAN_VERIFY] = "VerifyRevision",
     [HIBPLAN_REMOVE_BREAK_GLASS] = "RemoveBreakGlass",
+    [HIBPLAN_RESTAMP] = "MoveCheckedStamp",
 };
 
 enum hibplan_phase hibplan_phase_parse(const char *s)
@@ -262,6 +263,10 @@ static struct hibplan_step decide_scaling(const struct hibplan_view *v,
     }
     if (v->sts_status != 0)
         return wait_for(SHORT_WAIT_MS);
+    /* the stamp follows the scale to 0 while etcd-druid is still held off: a change of its
+     * after that (a template rolled at 0) is then one generation away, not two */
+    if (v->stamp_next)
+        return act(HIBPLAN_RESTAMP);
     /* break glass allows one scale-down, the one just made (present at a scale-down that did
      * not need it, it still went unused to the next one: removed either way) */
     if (v->break_glass)
@@ -302,10 +307,13 @@ static struct hibplan_step decide_hibernate(const struct hibplan_view *v,
     case HIBPLAN_SCALING:
         return decide_scaling(v, o);
     case HIBPLAN_HIBERNATED:
-        /* scaled up while asleep (or up and down again: its generation moved past the scale
-         * to 0): the cut belonged to that sleep, the Etcd is awake again */
+        /* scaled up while asleep (or maybe up and down again: two or more changes past the
+         * stamp, pods in its status): the cut belonged to that sleep, the Etcd is awake again */
         if (v->sts_present && (v->sts_spec > 0 || v->stamp_moved))
             return act(HIBPLAN_VOID_CUT);
+        /* one change at 0 (etcd-druid rolling the template): asleep still, the stamp follows */
+        if (v->sts_present && v->stamp_next)
+            return act(HIBPLAN_RESTAMP);
         /* the annotation path keeps etcd-druid suspended: re-assert a suspension removed */
         if (!v->spec_signal && !v->suspended)
             return act(HIBPLAN_SET_SUSPEND);

@@ -43,15 +43,20 @@
  *     (stamp_ok: scaled up or changed since) voids the cut as in Hibernated
  *     (VOID_CUT, phase WakingUp, a new cycle follows); with opts.verify the
  *     scale to 0 follows a check of the same call (VERIFY); scale to 0;
- *     wait for status.replicas 0; ensure the immutability task (bucket
+ *     wait for status.replicas 0; move the stamp to the StatefulSet at 0
+ *     (stamp_next: RESTAMP); ensure the immutability task (bucket
  *     retention; a task being deleted is waited for); on the spec path lift
  *     the suspension the controller set, so that etcd-druid reconciles
  *     spec.replicas: 0 itself (Gardener waits for that); phase Hibernated.
- *   Hibernated: a StatefulSet above 0, or one that is not as the scale to 0
- *     on the final snapshot left it (stamp_moved: woken and scaled down again
- *     while warden-controller was away), voids the cut (VOID_CUT: the Etcd is
- *     awake again, the phase becomes WakingUp; still wanted, a new cycle
- *     follows); the annotation path re-asserts a suspension someone removed,
+ *   Hibernated: a StatefulSet above 0, or one that is not asleep as the stamp
+ *     says (stamp_moved: pods in its status, or two or more changes past the
+ *     stamp, where a wake and a scale-down while warden-controller was away may
+ *     hide), voids the cut (VOID_CUT: the Etcd is awake again, the phase becomes
+ *     WakingUp; still wanted, a new cycle follows); one change past the stamp
+ *     that left it at 0 (stamp_next: etcd-druid rolling the template of a
+ *     sleeping StatefulSet) is no wake: the stamp moves to it (RESTAMP), as it
+ *     does in ScalingDown after the scale to 0, before the spec path hands the
+ *     StatefulSet back to etcd-druid; the annotation path re-asserts a suspension someone removed,
  *     the spec path lifts the one the controller set (the signal switched);
  *     the immutability task follows the retention type.
  *   A cut time that is not the controller's record (cut_forged), or ports
@@ -127,8 +132,11 @@ struct hibplan_view {
     bool stamp_ok;     /* etcd-warden.io/final-snapshot-checked names the StatefulSet as it is
                           (uid, generation): not scaled up or changed since the check */
     bool stamp_moved;  /* etcd-warden.io/final-snapshot-checked is set (kept while Hibernated)
-                          and the StatefulSet is not as the scale to 0 on it left it
-                          (hibguard_checked_slept): scaled up and down, or changed, since */
+                          and the StatefulSet is not asleep as it says (hibguard_checked_slept):
+                          above 0, pods in its status, re-created, or two or more generations
+                          past it (a scale-up and down may hide there) */
+    bool stamp_next;   /* ... it is asleep, one generation past the stamp (its own scale to 0,
+                          or a change at 0 replicas: hibguard_checked_next) */
     bool store;        /* spec.backup.store set */
     int spec_replicas; /* Etcd spec.replicas */
     enum hibplan_svc svc;
@@ -184,6 +192,8 @@ enum hibplan_act {
                                    phase WakingUp in the same write (the Etcd is awake again) */
     HIBPLAN_VERIFY,             /* ask the sidecar whether etcd moved on since the final snapshot */
     HIBPLAN_REMOVE_BREAK_GLASS, /* break glass allowed one scale-down: remove it */
+    HIBPLAN_RESTAMP,            /* move etcd-warden.io/final-snapshot-checked to the StatefulSet
+                                   as it is (one change at 0 since the stamp, never above) */
     HIBPLAN_ACT_COUNT
 };
 

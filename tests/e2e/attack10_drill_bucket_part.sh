@@ -32,18 +32,7 @@ ksim_on_exit snap_cleanups
 NODE=$SNAP_WORK/node
 export CRONJOB_EXEC_HOST_ROOT=$NODE
 DIR=$NODE/var/lib/lb/bkt/shoot/etcd-a
-etcd() { # ns name hostPath-secret
-    kc apply -f - <<EOF2
-apiVersion: druid.gardener.cloud/v1alpha1
-kind: Etcd
-metadata: {name: $2, namespace: $1}
-spec:
-  replicas: 1
-  labels: {app: etcd-statefulset}
-  etcd: {clientPort: 2379, serverPort: 2380}
-  backup: {port: 8080, store: {provider: Local, container: bkt, prefix: shoot/etcd-a, secretRef: {name: $3}}}
-EOF2
-}
+etcd() { local_etcd "$1" "$2" bkt shoot/etcd-a "$3"; } # ns name hostPath-secret
 dst() { jp "$1" etcdrestoredrill/d "{.status.$2}"; }
 ended() { [ -n "$(dst "$1" lastResult)" ]; }
 mounts() { kc -n "$1" get jobs -o jsonpath='{range .items[*]}{.spec.template.spec.volumes[*].hostPath.path} {end}'; }

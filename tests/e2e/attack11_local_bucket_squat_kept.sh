@@ -30,18 +30,7 @@ ksim_on_exit snap_cleanups
 
 NODE=$SNAP_WORK/node
 export CRONJOB_EXEC_HOST_ROOT=$NODE
-etcd() { # ns name container prefix secret [kubectl flag]
-    kc apply ${6:+"$6"} -f - <<EOF2
-apiVersion: druid.gardener.cloud/v1alpha1
-kind: Etcd
-metadata: {name: $2, namespace: $1}
-spec:
-  replicas: 1
-  labels: {app: etcd-statefulset}
-  etcd: {clientPort: 2379, serverPort: 2380}
-  backup: {port: 8080, store: {provider: Local, container: $3, prefix: $4, secretRef: {name: $5}}}
-EOF2
-}
+etcd() { local_etcd "$1" "$2" "$3" "$4" "$5" ${6:+"$6"}; } # ns name container prefix secret [kubectl flag]
 restore() { # name
     kc apply --dry-run=server -f - <<EOF2
 apiVersion: etcd-warden.io/v1alpha1

@@ -32,18 +32,7 @@ ksim_on_exit snap_cleanups
 
 NODE=$SNAP_WORK/node
 export CRONJOB_EXEC_HOST_ROOT=$NODE
-etcd() { # ns name prefix secret [kubectl flag]
-    kc apply ${5:+"$5"} -f - <<EOF2
-apiVersion: druid.gardener.cloud/v1alpha1
-kind: Etcd
-metadata: {name: $2, namespace: $1}
-spec:
-  replicas: 1
-  labels: {app: etcd-statefulset}
-  etcd: {clientPort: 2379, serverPort: 2380}
-  backup: {port: 8080, store: {provider: Local, container: bkt, prefix: $3, secretRef: {name: ${4:-etcd-backup}}}}
-EOF2
-}
+etcd() { local_etcd "$1" "$2" bkt "$3" "${4:-etcd-backup}" ${5:+"$5"}; } # ns name prefix secret [kubectl flag]
 restore() { # ns name source-prefix
     kc apply --dry-run=server -f - <<EOF2
 apiVersion: etcd-warden.io/v1alpha1

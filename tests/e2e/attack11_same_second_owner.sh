@@ -17,22 +17,12 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/snapshot.sh"
 . "$(dirname "$0")/../lib/controller.sh"
+. "$(dirname "$0")/../lib/localstore.sh"
 ksim_on_exit snap_cleanups
 
 NODE=$SNAP_WORK/node
 export CRONJOB_EXEC_HOST_ROOT=$NODE
-etcd() { # ns name prefix
-    kc apply -f - <<EOF2
-apiVersion: druid.gardener.cloud/v1alpha1
-kind: Etcd
-metadata: {name: $2, namespace: $1}
-spec:
-  replicas: 1
-  labels: {app: etcd-statefulset}
-  etcd: {clientPort: 2379, serverPort: 2380}
-  backup: {port: 8080, store: {provider: Local, container: bkt, prefix: $3, secretRef: {name: etcd-backup}}}
-EOF2
-}
+etcd() { local_etcd "$1" "$2" bkt "$3" etcd-backup; } # ns name prefix
 restore() { # ns name source-prefix
     kc apply --dry-run=server -f - <<EOF2
 apiVersion: etcd-warden.io/v1alpha1

@@ -8,7 +8,9 @@
  * otherwise KERR_PARSE with generation 0 and an empty uid. Then the same text as JSON (a
  * hostile Secret, Etcd or StatefulSet): the Secret digest is always HIBGUARD_STORE_LEN hex
  * digits, a store stamp made of it is "<hex>/<name or ->/<hex or ->" within
- * HIBGUARD_STAMP_MAX, and a StatefulSet the stamp check passes has spec.replicas 0.
+ * HIBGUARD_STAMP_MAX, and a StatefulSet the stamp check passes has spec.replicas 0; one the
+ * stamp may move to (hibguard_checked_next) passes the stamp check, and the stamp made of it
+ * passes it too without being one to move to again.
  */
 #include <ctype.h>
 #include <stddef.h>
@@ -52,7 +54,7 @@ static int hex(const char *s, size_t n)
 static void check_json(const char *text, size_t size)
 {
     cJSON *o = cJSON_ParseWithLength(text, size);
-    char d[HIBGUARD_STORE_LEN + 1], st[HIBGUARD_STAMP_MAX];
+    char d[HIBGUARD_STORE_LEN + 1], st[HIBGUARD_STAMP_MAX], moved[HIBGUARD_CHECKED_MAX];
     const char *ref = NULL, *a, *b;
     int64_t r = -1;
     enum kerr rc;
@@ -77,6 +79,11 @@ static void check_json(const char *text, size_t size)
     }
     if (hibguard_checked_slept(text, o) &&
         (kjson_get_int64(o, "spec.replicas", &r) != KERR_OK || r != 0))
+        abort();
+    if (hibguard_checked_next(text, o) &&
+        (!hibguard_checked_slept(text, o) ||
+         hibguard_checked_format(o, moved, sizeof(moved), NULL) != KERR_OK ||
+         !hibguard_checked_slept(moved, o) || hibguard_checked_next(moved, o)))
         abort();
     cJSON_Delete(o);
 }

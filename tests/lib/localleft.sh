@@ -17,18 +17,7 @@ NODE=$SNAP_WORK/node
 export CRONJOB_EXEC_HOST_ROOT=$NODE
 DIR=$NODE/var/lib/lb/bkt/shoot--a/etcd
 TGT=$NODE/var/lib/lb/obkt/other/restored
-etcd() { # ns name prefix
-    kc apply -f - <<EOF2
-apiVersion: druid.gardener.cloud/v1alpha1
-kind: Etcd
-metadata: {name: $2, namespace: $1}
-spec:
-  replicas: 1
-  labels: {app: etcd-statefulset}
-  etcd: {clientPort: 2379, serverPort: 2380}
-  backup: {port: 8080, store: {provider: Local, container: bkt, prefix: $3, secretRef: {name: etcd-backup}}}
-EOF2
-}
+etcd() { local_etcd "$1" "$2" bkt "$3" etcd-backup; } # ns name prefix
 dst() { jp "$1" etcdrestoredrill/d "{.status.$2}"; }
 ended() { [ -n "$(dst "$1" lastResult)" ]; }
 mounts() { kc -n "$1" get jobs -o jsonpath='{range .items[*]}{.metadata.name}={.spec.template.spec.volumes[*].hostPath.path} {end}'; }
