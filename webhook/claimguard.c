@@ -7,6 +7,7 @@
 #include "common/hibguard.h"
 #include "common/kjson.h"
 #include "common/ktime.h"
+#include "webhook/claimalias.h"
 #include "webhook/glassadm.h"
 #include "webhook/member.h"
 
@@ -345,17 +346,24 @@ static enum kerr find_etcd(const struct lookup *lk, const struct review_req *req
 
 /* Judge the DELETE of claim name of member ordinal of Etcd ns/e; *decided as claimguard_delete. */
 static enum kerr judge_delete(time_t now, const struct lookup *lk, const struct review_req *req,
-                              const char *ns, const char *name, const char *e, long ordinal,
-                              struct pvcguard_glass *pg, struct review_resp *resp, int *decided)
+                              const char *ns, const char *name, size_t tlen, const char *e,
+                              long ordinal, struct pvcguard_glass *pg, struct review_resp *resp,
+                              int *decided)
 {
     char why[1024], glass[160], what[2 * LOOKUP_NAME_MAX + 96];
     struct lookup_etcd etcd;
     struct kerr_info err;
     enum kerr rc = KERR_OK;
+    int other = 0;
 
     /* every ordinal: a member range read from spec.replicas is its editor's to shrink (3 -> 0
      * -> 1 would free claims 1 and 2 of a sleeping cluster), and a member past it is data too */
     if (find_etcd(lk, req, ns, name, e, &etcd, resp, decided, &rc) != KERR_OK || etcd.deleting)
+        return rc;
+    /* another application's claim whose name reads as this Etcd's too (webhook/claimalias.h) */
+    if ((rc = claimalias_review(lk, ns, req->old_object, 0, name, tlen, e, "deleted", &other, resp,
+                                decided)) ||
+        *decided || other)
         return rc;
     kerr_clear(&err);
     if ((rc = asleep(lk, ns, e, &etcd, why, sizeof(why), &err)) != KERR_OK) {
@@ -398,8 +406,9 @@ enum kerr claimguard_delete(time_t now, const struct lookup *lk, const struct re
     if (req->op != REVIEW_OP_DELETE || !member_is_kind(req, "", "PersistentVolumeClaim") ||
         pg->gp.what[0])
         return KERR_OK;
+    /* *pos is past "<template>-<etcd>"'s first byte: the template is pos - 2 bytes long */
     while (!rc && !*decided && claimguard_split(req->name, &pos, e, sizeof(e), &ordinal))
-        rc = judge_delete(now, lk, req, ns, req->name, e, ordinal, pg, resp, decided);
+        rc = judge_delete(now, lk, req, ns, req->name, pos - 2, e, ordinal, pg, resp, decided);
     return rc;
 }
 

@@ -8,7 +8,9 @@
  * StatefulSet is named as its Etcd, its claim template spec.volumeClaimTemplate or the
  * Etcd's name; any template is read, as the planted-claim check reads it: the Etcd's field
  * is mutable where its CRD has no CEL, and the StatefulSet may be gone), n an ordinal as
- * the StatefulSet controller writes it (decimal, no leading zero, an int32).
+ * the StatefulSet controller writes it (decimal, no leading zero, an int32), unless the claim
+ * is proven another application's whose name reads so too (webhook/claimalias.h: DELETE only;
+ * a StatefulSet E the API server does not answer for is a 500).
  *
  * - DELETE (claimguard_delete): a claim of a live Etcd (found, no deletionTimestamp) whose
  *   ordinal is in the Etcd's member range ([0, spec.replicas); every ordinal when

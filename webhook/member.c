@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "webhook/claimalias.h"
+
 static const struct member_component components[] = {
     { "", "ServiceAccount", 1 },
     { "", "Service", 1 },
@@ -159,6 +161,34 @@ static enum member_decoded decode_scale(const struct lookup *lk, const struct re
 }
 
 /*
+ * Whether PVC obj, read by name as a claim of StatefulSet sts (an Etcd's: managed, part-of)
+ * with a template of its first tlen bytes, is proven another application's (claimalias.h):
+ * *other 1. Only the StatefulSet etcd-druid makes, named as its Etcd, is read so (the owners
+ * and planted-claim rules that (b) rests on are kept for Etcd names). A lookup that fails:
+ * its code, err set.
+ */
+static enum kerr not_its(const struct lookup *lk, const cJSON *obj, size_t tlen,
+                         const struct lookup_sts *sts, int *other, struct kerr_info *err)
+{
+    char why[CLAIMALIAS_WHY_MAX];
+    struct kerr_info e;
+    enum kerr rc;
+
+    *other = 0;
+    if (strcmp(sts->name, sts->part_of) != 0)
+        return KERR_OK;
+    kerr_clear(&e);
+    rc = claimalias_other(lk, sts->namespace, obj, 0, lookup_meta_str(obj, "name"), tlen, sts->name,
+                          other, why, sizeof(why), &e);
+    /* never KERR_NOTFOUND: the caller reads that as "no StatefulSet claims it" */
+    if (rc != KERR_OK)
+        return kerr_set(err, rc == KERR_NOTFOUND ? KERR_API : rc,
+                        "whether StatefulSet %s/%s ever took PVC %s cannot be told: %s",
+                        sts->namespace, sts->name, lookup_meta_str(obj, "name"), e.msg);
+    return KERR_OK;
+}
+
+/*
  * The StatefulSet whose member PVC obj is by ownership (a StatefulSet owner,
  * persistentVolumeClaimRetentionPolicy) or by name
  * ("<volumeClaimTemplate>-<StatefulSet>-<ordinal>"): each StatefulSet name the
@@ -175,7 +205,7 @@ static enum kerr pvc_by_name(const struct lookup *lk, const cJSON *obj, struct l
     const char *ns = lookup_meta_str(obj, "namespace"), *name = lookup_meta_str(obj, "name");
     size_t n = strlen(name), i;
     char cand[LOOKUP_NAME_MAX + 1];
-    int unconfirmed = 0;
+    int unconfirmed = 0, other;
     struct kerr_info e;
     enum kerr rc;
 
@@ -205,11 +235,18 @@ static enum kerr pvc_by_name(const struct lookup *lk, const cJSON *obj, struct l
             continue;
         kerr_clear(&e);
         rc = lk->sts(lk->ctx, ns, cand + i, out, &e);
-        if (rc == KERR_OK && out->managed && out->has_part_of)
-            return KERR_OK;
         if (rc != KERR_OK && rc != KERR_NOTFOUND)
             return kerr_set(err, rc, "%s", e.msg);
         unconfirmed |= lookup_unconfirmed(rc, &e);
+        if (rc != KERR_OK || !out->managed || !out->has_part_of)
+            continue;
+        /* another application's claim whose name reads as this StatefulSet's too */
+        if ((rc = not_its(lk, obj, i - 1, out, &other, err)) != KERR_OK)
+            return rc;
+        if (!other)
+            return KERR_OK;
+        /* not that StatefulSet's: its view goes, nobody takes it for the PVC's */
+        memset(out, 0, sizeof(*out));
     }
 none:
     kerr_set(err, KERR_NOTFOUND, "no StatefulSet of an Etcd claims PVC %s/%s", ns, name);

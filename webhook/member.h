@@ -3,8 +3,9 @@
  * Etcd, and which one. A component by its kind and etcd-druid's labels
  * (managed-by, part-of); a statefulsets/scale request by its StatefulSet; a
  * PVC by the one StatefulSet whose labels it matches, else by its
- * StatefulSet owner or by name ("<volumeClaimTemplate>-<StatefulSet>-<n>"),
- * so a relabel does not unprotect it; a StatefulSet without the labels by an
+ * StatefulSet owner or by name ("<volumeClaimTemplate>-<StatefulSet>-<n>",
+ * unless proven another application's claim: webhook/claimalias.h), so a
+ * relabel does not unprotect it; a StatefulSet without the labels by an
  * Etcd owner or an Etcd of its name (member_sts_by_name).
  *
  * An UPDATE of a component is recognised on the OLD object when that one is

@@ -8,6 +8,7 @@
 #include "common/hibguard.h"
 #include "common/kjson.h"
 #include "common/ktime.h"
+#include "webhook/claimalias.h"
 #include "webhook/datamnt.h"
 #include "webhook/glassadm.h"
 #include "webhook/scaleguard.h"
@@ -127,6 +128,7 @@ enum kerr pvcguard_owners(const struct lookup *lk, const struct review_req *req,
     struct lookup_etcd etcd;
     struct kerr_info err;
     size_t n, d, i;
+    int other;
     enum kerr rc;
 
     *decided = 0;
@@ -155,13 +157,23 @@ enum kerr pvcguard_owners(const struct lookup *lk, const struct review_req *req,
         rc = lk->etcd(lk->ctx, ns, e, &etcd, &err);
         if (rc == KERR_NOTFOUND && !lookup_unconfirmed(rc, &err))
             continue;
-        *decided = 1;
-        if (rc != KERR_OK)
+        if (rc != KERR_OK) {
+            *decided = 1;
             return review_errored(resp, 500,
                                   "PersistentVolumeClaim %s/%s may be the claim of a member of "
                                   "Etcd %s, which cannot be looked up (%s): not admitted with "
                                   "owner references unchecked",
                                   ns, name, e, err.msg);
+        }
+        /* another application's claim, its name read as E's too: an UPDATE on the old object */
+        if ((rc = claimalias_review(lk, ns, req->old_object, req->op == REVIEW_OP_CREATE, name,
+                                    i - 1, e, "admitted with owner references", &other, resp,
+                                    decided)) ||
+            *decided)
+            return rc;
+        if (other)
+            continue;
+        *decided = 1;
         return review_deny(
             resp,
             "PersistentVolumeClaim %s/%s is named as the claim of member %s-%s of Etcd %s and "

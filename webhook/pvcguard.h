@@ -54,7 +54,10 @@ enum kerr pvcguard_judge(time_t now, const struct review_req *req, const struct 
  * retention policy) is refused for everyone: the garbage collector deletes a
  * claim when any owner goes, so a claim planted with an owner of one's own
  * before the StatefulSet binds it would take the member's volume with that
- * owner. A PVC without such a reference is allowed without a lookup.
+ * owner. A PVC without such a reference is allowed without a lookup; one proven
+ * another application's claim whose name reads as E's too (webhook/claimalias.h, an
+ * UPDATE decided on the old object) is allowed (a StatefulSet E the API server does not
+ * answer for is a 500).
  * *decided 1: resp holds the refusal (or a 500: an Etcd lookup failed or a
  * cache miss nobody confirmed); 0: not judged, the usual checks go on.
  */

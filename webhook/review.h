@@ -121,7 +121,8 @@ enum kerr review_req_decode(struct review_req *r, const char *body, size_t len,
  * propagationPolicy and orphanDependents), and of the
  * objects
  *   COMPONENTS  metadata name, namespace, labels, deletionTimestamp, uid,
- *               generation, ownerReferences; spec.replicas, spec.ordinals,
+ *               resourceVersion, generation, ownerReferences, creationTimestamp;
+ *               spec.replicas, spec.ordinals,
  *               the names of spec.volumeClaimTemplates, the name,
  *               volumeMounts, env and envFrom of each of
  *               spec.template.spec.containers and spec.template.spec.volumes;

@@ -8,13 +8,19 @@ static const struct jscan_keep all = { JSCAN_ALL, NULL, NULL };
 /*
  * uid and generation: the StatefulSet the final snapshot was checked against (hibguard);
  * uid and resourceVersion: the object a break glass is used on (glass);
- * ownerReferences: an Etcd's StatefulSet and a member PVC recognised by owner (protect).
+ * ownerReferences: an Etcd's StatefulSet and a member PVC recognised by owner (protect);
+ * creationTimestamp: a claim younger than the StatefulSet its name reads as (claimalias).
  */
 static const struct jscan_member meta_components_m[] = {
-    { "name", &all },       { "namespace", &all },
-    { "labels", &all },     { "deletionTimestamp", &all },
-    { "uid", &all },        { "resourceVersion", &all },
-    { "generation", &all }, { "ownerReferences", &all },
+    { "name", &all },
+    { "namespace", &all },
+    { "labels", &all },
+    { "deletionTimestamp", &all },
+    { "uid", &all },
+    { "resourceVersion", &all },
+    { "generation", &all },
+    { "ownerReferences", &all },
+    { "creationTimestamp", &all },
     { NULL, NULL },
 };
 static const struct jscan_keep meta_components = { JSCAN_MEMBERS, meta_components_m, NULL };
