@@ -163,6 +163,26 @@ Test(toggles, state_is_the_controllers)
                   '\0');
 }
 
+/* The way out of a restore waiting for a status backup never taken: status-backup-exists=false
+ * on an Etcd being restored, by whoever may update it; nothing else, nowhere else. */
+Test(toggles, status_backup_false_on_a_restoring_etcd)
+{
+    const char *k = "etcd-warden.io/status-backup-exists";
+    cJSON *restoring = ann(k, "true");
+
+    cJSON_AddItemToObject(cJSON_GetObjectItem(restoring, "metadata"), "labels",
+                          cJSON_Parse("{\"etcd-warden.io/restoring\":\"true\"}"));
+    user = PERSON;
+    cr_expect_str_eq(decide(REVIEW_OP_UPDATE, ann(k, "false"), cJSON_Duplicate(restoring, 1)), "");
+    cr_expect(strstr(decide(REVIEW_OP_UPDATE, ann(k, "no"), cJSON_Duplicate(restoring, 1)),
+                     "is written by warden-controller only"));
+    cr_expect(strstr(decide(REVIEW_OP_UPDATE, etcd(NULL, NULL), cJSON_Duplicate(restoring, 1)),
+                     "is written by warden-controller only"));
+    cr_expect(strstr(decide(REVIEW_OP_UPDATE, ann(k, "false"), ann(k, "true")),
+                     "is written by warden-controller only"));
+    cJSON_Delete(restoring);
+}
+
 Test(toggles, unknown_keys_are_refused_with_the_known_ones)
 {
     const char *m;

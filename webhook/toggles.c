@@ -122,6 +122,21 @@ static int create_may_carry(const cJSON *ann, const char *key)
            cJSON_GetObjectItemCaseSensitive(ann, LOOKUP_ANN_STATUS_BACKUP) != NULL;
 }
 
+/*
+ * True when an UPDATE by someone other than the controller may change the state annotation
+ * key as it does: status-backup-exists set to "false" on an Etcd being restored, the way out
+ * of a restore waiting for a status backup that was never taken (the restore goes on with the
+ * StatefulSet alone; removing the restoring label, which anyone may, ends it altogether).
+ */
+static int update_may_change(const struct review_req *req, const char *key, const char *to)
+{
+    const cJSON *labels = meta_map(req->old_object, "labels");
+
+    return req->op == REVIEW_OP_UPDATE && strcmp(key, LOOKUP_ANN_STATUS_BACKUP) == 0 && to &&
+           strcmp(to, "false") == 0 &&
+           cJSON_GetObjectItemCaseSensitive(labels, LOOKUP_LABEL_RESTORING) != NULL;
+}
+
 /* The first state annotation req sets, changes or removes that its user may not; NULL: none. */
 static const char *forbidden_state(const struct protect_config *cfg, const struct review_req *req)
 {
@@ -138,6 +153,8 @@ static const char *forbidden_state(const struct protect_config *cfg, const struc
         if (same(a, b))
             continue;
         if (req->op == REVIEW_OP_CREATE && create_may_carry(ann, state_keys[i]))
+            continue;
+        if (update_may_change(req, state_keys[i], b))
             continue;
         return state_keys[i];
     }
