@@ -249,3 +249,18 @@ enum kerr bkeclaim_duplicate_of(const struct bke_ctx *x, const struct bke_bucket
     cJSON_Delete(list);
     return rc;
 }
+
+enum kerr bkeclaim_set_etcd(cJSON *entry, const cJSON *etcd, const char *since,
+                            struct kerr_info *err)
+{
+    enum kerr rc =
+        kjson_set_str(entry, "spec.etcd.namespace", str_or_empty(etcd, "metadata.namespace"), err);
+
+    if (rc == KERR_OK)
+        rc = kjson_set_str(entry, "spec.etcd.name", str_or_empty(etcd, "metadata.name"), err);
+    if (rc == KERR_OK)
+        rc = kjson_set_str(entry, "spec.etcd.uid", str_or_empty(etcd, "metadata.uid"), err);
+    if (rc == KERR_OK)
+        rc = kjson_set_str(entry, "spec.claimedAt", since, err);
+    return rc;
+}

@@ -88,4 +88,8 @@ enum kerr bkeclaim_duplicate_of(const struct bke_ctx *x, const struct bke_bucket
  */
 enum kerr bke_entry_name(const struct bstore_claim *c, char out[KNAME_SUBDOMAIN_MAX + 1]);
 
+/* spec.etcd {namespace, name, uid} of entry set to etcd's, spec.claimedAt to since. */
+enum kerr bkeclaim_set_etcd(cJSON *entry, const cJSON *etcd, const char *since,
+                            struct kerr_info *err);
+
 #endif

@@ -205,13 +205,7 @@ static enum kerr create(const struct bke_ctx *x, const cJSON *etcd, const char *
         rc = kjson_set_str(e, "spec.store.endpointOverride",
                            str_or_empty(etcd, "spec.backup.store.endpointOverride"), err);
     if (rc == KERR_OK)
-        rc = kjson_set_str(e, "spec.etcd.namespace", str_or_empty(etcd, "metadata.namespace"), err);
-    if (rc == KERR_OK)
-        rc = kjson_set_str(e, "spec.etcd.name", str_or_empty(etcd, "metadata.name"), err);
-    if (rc == KERR_OK)
-        rc = kjson_set_str(e, "spec.etcd.uid", str_or_empty(etcd, "metadata.uid"), err);
-    if (rc == KERR_OK)
-        rc = kjson_set_str(e, "spec.claimedAt", since, err);
+        rc = bkeclaim_set_etcd(e, etcd, since, err);
     if (rc == KERR_OK)
         rc = bkealive_mark(e, etcd, (int64_t)time(NULL), err);
     if (rc == KERR_OK)

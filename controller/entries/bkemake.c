@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "controller/core/etcdspec.h"
 #include "controller/entries/bkealive.h"
+#include "controller/entries/bkeclaim.h"
 #include "controller/entries/bkefree.h"
 #include "controller/entries/bkeorigin.h"
 #include "controller/entries/bkeseen.h"
@@ -105,13 +106,7 @@ static enum kerr entry_build(cJSON *e, const struct bke_bucket *b, const cJSON *
     if (rc == KERR_OK)
         rc = bkemake_set_store(e, b, err);
     if (rc == KERR_OK)
-        rc = kjson_set_str(e, "spec.etcd.namespace", str_or_empty(etcd, "metadata.namespace"), err);
-    if (rc == KERR_OK)
-        rc = kjson_set_str(e, "spec.etcd.name", str_or_empty(etcd, "metadata.name"), err);
-    if (rc == KERR_OK)
-        rc = kjson_set_str(e, "spec.etcd.uid", str_or_empty(etcd, "metadata.uid"), err);
-    if (rc == KERR_OK)
-        rc = kjson_set_str(e, "spec.claimedAt", since, err);
+        rc = bkeclaim_set_etcd(e, etcd, since, err);
     if (rc == KERR_OK && what == BKEORIGIN_RESTORE) /* etcd-warden wrote the copy: bkeseen.h */
         rc = kjson_set_str(e, BKESEEN_ORIGIN, BKESEEN_RESTORE, err);
     if (rc == KERR_OK)
