@@ -59,6 +59,9 @@ static int no_etcds_configmap(const struct lookup *lk, const struct review_req *
         return 0;
     }
     for (i = 0; i < 3; i++) {
+        if ((i > 0 && strcmp(names[i], names[0]) == 0) ||
+            (i > 1 && strcmp(names[i], names[1]) == 0))
+            continue; /* that name was looked up already (one name, as a rule) */
         if (!no_etcd_config(lk, req->namespace, names[i], why, size))
             return 0;
     }
