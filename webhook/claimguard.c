@@ -165,17 +165,6 @@ static enum kerr store_problem(const struct lookup *lk, const char *ns,
     return KERR_OK;
 }
 
-/* spec.replicas of a StatefulSet or Scale object (absent: 1, or 0 for a Scale); -1 if unread. */
-static long replicas_of(const cJSON *obj, int scale)
-{
-    int64_t r;
-    enum kerr rc = kjson_get_int64(obj, "spec.replicas", &r);
-
-    if (rc == KERR_NOTFOUND)
-        return scale ? 0 : 1;
-    return rc == KERR_OK && r >= 0 && r <= ORDINAL_MAX ? (long)r : -1;
-}
-
 /* 1 when items (a PVC list's items) has "<template>-<sts>-<n>", a template of req's object
  * (a Scale names none: any template), or one not known to be missing. */
 static int has_claim(const struct review_req *req, const cJSON *items, const char *sts, long n)
@@ -218,8 +207,9 @@ enum kerr claimguard_wake(const struct lookup *lk, const struct review_req *req,
 
     *decided = 0;
     if (req->op != REVIEW_OP_UPDATE || (!scale && !member_is_kind(req, "apps", "StatefulSet")) ||
-        !etcd->snapshot_store[0] || replicas_of(req->old_object, scale) != 0 ||
-        (hi = replicas_of(req->object, scale)) == 0)
+        !etcd->snapshot_store[0] ||
+        member_replicas_count(req->old_object, scale, ORDINAL_MAX) != 0 ||
+        (hi = member_replicas_count(req->object, scale, ORDINAL_MAX)) == 0)
         return KERR_OK;
     if (!scale && kjson_get_int64(req->object, "spec.ordinals.start", &s) == KERR_OK && s >= 0 &&
         s <= ORDINAL_MAX)

@@ -4,22 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "common/kjson.h"
-
-/*
- * spec.replicas of obj: *r and 1, or 0 when it is absent (a Scale: 0, the
- * field is omitted when empty) or not a number.
- */
-static int replicas_of(const cJSON *obj, int scale, int64_t *r)
-{
-    enum kerr rc = kjson_get_int64(obj, "spec.replicas", r);
-
-    if (rc == KERR_NOTFOUND && scale && cJSON_IsObject(obj)) {
-        *r = 0;
-        return 1;
-    }
-    return rc == KERR_OK;
-}
+#include "webhook/member.h"
 
 /*
  * Refuse as kube-apiserver refuses the Etcd when the CRD's rule fails: the
@@ -50,12 +35,12 @@ static enum kerr refuse(const struct review_req *req, struct review_resp *resp)
 enum kerr etcdrepl_decide(const struct review_req *req, struct review_resp *resp,
                           struct kerr_info *err)
 {
-    int scale = strcmp(req->kind_group, "autoscaling") == 0 && strcmp(req->kind_kind, "Scale") == 0;
+    int scale = member_is_kind(req, "autoscaling", "Scale");
     int64_t from, to;
     enum kerr rc;
 
-    if (req->op != REVIEW_OP_UPDATE || !replicas_of(req->old_object, scale, &from) ||
-        !replicas_of(req->object, scale, &to) || to == 0 || to >= from)
+    if (req->op != REVIEW_OP_UPDATE || member_replicas(req->old_object, scale, &from) != KERR_OK ||
+        member_replicas(req->object, scale, &to) != KERR_OK || to == 0 || to >= from)
         rc = review_allow(resp, "spec.replicas of Etcd %s/%s not lowered to a value above 0",
                           req->namespace, req->name);
     else

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/kjson.h"
 #include "webhook/claimalias.h"
 
 static const struct member_component components[] = {
@@ -20,6 +21,27 @@ static const struct member_component components[] = {
 int member_is_kind(const struct review_req *req, const char *group, const char *kind)
 {
     return strcmp(req->kind_group, group) == 0 && strcmp(req->kind_kind, kind) == 0;
+}
+
+enum kerr member_replicas(const cJSON *obj, int scale, int64_t *r)
+{
+    enum kerr rc = kjson_get_int64(obj, "spec.replicas", r);
+
+    if (rc == KERR_NOTFOUND && scale && cJSON_IsObject(obj)) {
+        *r = 0;
+        return KERR_OK;
+    }
+    return rc;
+}
+
+long member_replicas_count(const cJSON *obj, int scale, long max)
+{
+    int64_t r;
+    enum kerr rc = member_replicas(obj, scale, &r);
+
+    if (rc == KERR_NOTFOUND)
+        return scale ? 0 : 1;
+    return rc == KERR_OK && r >= 0 && r <= max ? (long)r : -1;
 }
 
 const struct member_component *member_component_of(const struct review_req *req)

@@ -20,6 +20,8 @@
 #ifndef WEBHOOK_MEMBER_H
 #define WEBHOOK_MEMBER_H
 
+#include <stdint.h>
+
 #include <cJSON.h>
 
 #include "common/kerr.h"
@@ -70,6 +72,23 @@ struct member_component {
 
 /* True when the review's kind is group/kind. */
 int member_is_kind(const struct review_req *req, const char *group, const char *kind);
+
+/*
+ * spec.replicas of obj, the object of a StatefulSet, an Etcd or the Scale of
+ * either (scale nonzero), in *r (0 first; any integer, the caller judges the
+ * range). KERR_OK when it is an integer, or when obj is a Scale object
+ * without the field (0: the field is omitted when empty); KERR_NOTFOUND when
+ * it is absent otherwise (obj NULL, or not a Scale's); KERR_INVAL when it is
+ * not an integer.
+ */
+enum kerr member_replicas(const cJSON *obj, int scale, int64_t *r);
+
+/*
+ * spec.replicas of a StatefulSet (scale 0) or of its Scale as a count:
+ * member_replicas, with absent read as the StatefulSet's default, 1, or a
+ * Scale's 0 (obj NULL included); -1 when it is not an integer in [0, max].
+ */
+long member_replicas_count(const cJSON *obj, int scale, long max);
 
 /* The component kind of the review, or NULL when it is none. BORROWED (static). */
 const struct member_component *member_component_of(const struct review_req *req);

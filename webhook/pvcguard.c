@@ -185,17 +185,6 @@ enum kerr pvcguard_owners(const struct lookup *lk, const struct review_req *req,
     return KERR_OK;
 }
 
-/* spec.replicas of a Scale (absent: 0); -1 when not a number in range. */
-static long scale_replicas(const cJSON *obj)
-{
-    int64_t r;
-    enum kerr rc = kjson_get_int64(obj, "spec.replicas", &r);
-
-    if (rc == KERR_NOTFOUND)
-        return 0;
-    return rc == KERR_OK && r >= 0 && r <= 2147483647 ? (long)r : -1;
-}
-
 /*
  * The ordinals req brings into a StatefulSet: those of [*lo1, *hi1) outside [*lo0, *hi0)
  * (a CREATE: every one). A Scale's start is m's StatefulSet's (m NULL: 0). 0 when req is
@@ -208,12 +197,13 @@ static int brought_in(const struct review_req *req, const struct member_meta *m,
 
     *lo0 = *hi0 = *lo1 = *hi1 = 0;
     if (member_is_kind(req, "autoscaling", "Scale")) {
-        if (req->op != REVIEW_OP_UPDATE || scale_replicas(req->old_object) < 0 ||
-            scale_replicas(req->object) < 0)
+        if (req->op != REVIEW_OP_UPDATE ||
+            member_replicas_count(req->old_object, 1, 2147483647L) < 0 ||
+            member_replicas_count(req->object, 1, 2147483647L) < 0)
             return 0;
         *lo0 = *lo1 = start;
-        *hi0 = start + scale_replicas(req->old_object);
-        *hi1 = start + scale_replicas(req->object);
+        *hi0 = start + member_replicas_count(req->old_object, 1, 2147483647L);
+        *hi1 = start + member_replicas_count(req->object, 1, 2147483647L);
     } else if (!member_is_kind(req, "apps", "StatefulSet") || !cJSON_IsObject(req->object) ||
                !scaleguard_ordinals(req->object, lo1, hi1)) {
         return 0;

@@ -1,12 +1,14 @@
 /* restore - the restoring rules for Etcd objects; see restore.h. */
 #include "webhook/restore.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/kjson.h"
 #include "webhook/lookup.h"
+#include "webhook/member.h"
 
 static int equal(const cJSON *a, const cJSON *b);
 
@@ -210,17 +212,6 @@ out:
     return rc;
 }
 
-/* spec.replicas of a Scale (absent: 0, the field is omitted when empty); -1: not a number. */
-static long scale_replicas(const cJSON *scale)
-{
-    int64_t r;
-    enum kerr rc = kjson_get_int64(scale, "spec.replicas", &r);
-
-    if (rc == KERR_NOTFOUND)
-        return 0;
-    return rc == KERR_OK && r >= 0 ? (long)r : -1;
-}
-
 enum kerr restore_decide_scale(const struct lookup *lk, const struct review_req *req,
                                struct review_resp *resp, struct kerr_info *err)
 {
@@ -233,8 +224,8 @@ enum kerr restore_decide_scale(const struct lookup *lk, const struct review_req 
         rc = review_allow(resp, "operation %s is allowed", req->operation);
         goto out;
     }
-    from = scale_replicas(req->old_object);
-    to = scale_replicas(req->object);
+    from = member_replicas_count(req->old_object, 1, LONG_MAX);
+    to = member_replicas_count(req->object, 1, LONG_MAX);
     if (from >= 0 && from == to) {
         rc = review_allow(resp, "replicas of Etcd %s/%s unchanged", req->namespace, req->name);
         goto out;

@@ -1,6 +1,7 @@
 /* scaleguard - the scale-down guard's decision; see scaleguard.h. */
 #include "webhook/scaleguard.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -9,20 +10,6 @@
 #include "common/kjson.h"
 #include "common/ktime.h"
 
-/*
- * spec.replicas of a StatefulSet (absent: its default, 1) or of a Scale
- * (absent: 0, the field is omitted when empty); -1 when not a number.
- */
-static long replicas_of(const cJSON *obj, int scale)
-{
-    int64_t r;
-    enum kerr rc = kjson_get_int64(obj, "spec.replicas", &r);
-
-    if (rc == KERR_NOTFOUND)
-        return scale ? 0 : 1;
-    return rc == KERR_OK && r >= 0 ? (long)r : -1;
-}
-
 /* True when req takes a StatefulSet (or its scale) from above 0 replicas to 0. */
 static int scales_to_zero(const struct review_req *req)
 {
@@ -30,7 +17,8 @@ static int scales_to_zero(const struct review_req *req)
 
     if (req->op != REVIEW_OP_UPDATE || (!scale && !member_is_kind(req, "apps", "StatefulSet")))
         return 0;
-    return replicas_of(req->old_object, scale) > 0 && replicas_of(req->object, scale) == 0;
+    return member_replicas_count(req->old_object, scale, LONG_MAX) > 0 &&
+           member_replicas_count(req->object, scale, LONG_MAX) == 0;
 }
 
 /*
@@ -48,8 +36,8 @@ static int scales_partly(const struct review_req *req)
 
     if (req->op != REVIEW_OP_UPDATE || (!scale && !member_is_kind(req, "apps", "StatefulSet")))
         return 0;
-    from = replicas_of(req->old_object, scale);
-    to = replicas_of(req->object, scale);
+    from = member_replicas_count(req->old_object, scale, LONG_MAX);
+    to = member_replicas_count(req->object, scale, LONG_MAX);
     return to > 0 && to < from;
 }
 
@@ -62,7 +50,8 @@ static int scales_partly(const struct review_req *req)
 static int deletes_pods(const struct review_req *req)
 {
     return req->op == REVIEW_OP_DELETE && member_is_kind(req, "apps", "StatefulSet") &&
-           !req->orphan && cJSON_IsObject(req->old_object) && replicas_of(req->old_object, 0) > 0;
+           !req->orphan && cJSON_IsObject(req->old_object) &&
+           member_replicas_count(req->old_object, 0, LONG_MAX) > 0;
 }
 
 /* Ordinals past this are no StatefulSet's (kube-apiserver keeps both fields in an int32). */
@@ -82,7 +71,7 @@ static long start_of(const cJSON *obj)
 /* The ordinals [lo, hi) of a StatefulSet; 0 when its fields are not numbers in range. */
 int scaleguard_ordinals(const cJSON *obj, long *lo, long *hi)
 {
-    long r = replicas_of(obj, 0);
+    long r = member_replicas_count(obj, 0, LONG_MAX);
 
     *lo = start_of(obj);
     *hi = *lo + r;
@@ -201,8 +190,8 @@ static void guarded_what(const struct review_req *req, const struct member_meta 
         snprintf(what, size, "deleting StatefulSet %s/%s", m->ns, m->name);
     else if (scales_partly(req)) {
         scale = member_is_kind(req, "autoscaling", "Scale");
-        hi0 = replicas_of(req->old_object, scale);
-        hi1 = replicas_of(req->object, scale);
+        hi0 = member_replicas_count(req->old_object, scale, LONG_MAX);
+        hi1 = member_replicas_count(req->object, scale, LONG_MAX);
         if (hi1 == hi0 - 1)
             snprintf(what, size,
                      "scaling StatefulSet %s/%s from %ld to %ld replicas (its member %ld is "
