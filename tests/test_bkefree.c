@@ -88,7 +88,7 @@ static void name_at(const cJSON *etcd, const char *hostpath, char name[BSTORE_EN
 {
     cJSON *e = NULL;
 
-    cr_assert_eq(pmove_local_entry(etcd, hostpath, 1800000000, &e, name, NULL), KERR_OK);
+    cr_assert_eq(pmove_local_entry(etcd, hostpath, 1800000000, &e, name, NULL, NULL), KERR_OK);
     cJSON_Delete(e);
 }
 
@@ -156,7 +156,8 @@ Test(bkefree_local, the_webhooks_entry_is_kept_as_its_own)
 
     secret("L3Zhci9saWIvbGI="); /* /var/lib/lb */
     stored = cfix_create(&fx, &ETCDSPEC_RES_ETCD, etcd);
-    cr_assert_eq(pmove_local_entry(stored, "/var/lib/lb", 1800000000, &e, name, NULL), KERR_OK);
+    cr_assert_eq(pmove_local_entry(stored, "/var/lib/lb", 1800000000, &e, name, NULL, NULL),
+                 KERR_OK);
     cr_assert_eq(k8s_create(fx.c, &BKE_RES_ENTRY, NULL, e, NULL, NULL, NULL), KERR_OK);
     cJSON_Delete(e);
     sync_entries();

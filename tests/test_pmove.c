@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/bentry.h"
+#include "common/blocal.h"
 #include "common/bstore.h"
 #include "common/kjson.h"
 #include "controller/core/claims.h"
@@ -32,7 +34,7 @@ Test(pmove, the_earlier_claims_entry)
     char name[BSTORE_ENTRY_NAME_MAX + 1], ctl[KNAME_SUBDOMAIN_MAX + 1];
     struct bstore_claim c;
 
-    cr_assert_eq(pmove_entry(old, "s3", 1800000000, &e, name, NULL), KERR_OK);
+    cr_assert_eq(pmove_entry(old, "s3", 1800000000, &e, name, NULL, NULL), KERR_OK);
     /* the name warden-controller gives the same claim: one claim, one name */
     cr_assert_eq(bstore_claim_init(&c, "S3", "bkt", NULL, "shoot--etcd-main", NULL), KERR_OK);
     cr_assert_eq(claims_entry_name(&c, ctl), KERR_OK);
@@ -57,12 +59,42 @@ Test(pmove, the_earlier_claims_entry)
     cJSON_Delete(old);
 }
 
+Test(pmove, the_claim_handed_out_is_the_entrys)
+{
+    cJSON *old = etcd("aws", "bkt", "/shoot--etcd-main/", 1), *e = NULL;
+    char name[BSTORE_ENTRY_NAME_MAX + 1];
+    struct bstore_claim c = { "x", NULL }, other = { "", NULL };
+
+    cr_assert_eq(pmove_entry(old, "s3", 1800000000, &e, name, &c, NULL), KERR_OK);
+    cr_assert(bentry_is_claims(e, &c), "the entry is the claim's, as common/bentry reads it");
+    cr_assert_eq(bstore_claim_init(&other, "S3", "bkt", NULL, "shoot--etcd-other", NULL), KERR_OK);
+    cr_assert_not(bentry_is_claims(e, &other));
+    bstore_claim_release(&other);
+    bstore_claim_release(&c);
+    cJSON_Delete(e);
+    cJSON_Delete(old);
+    old = etcd("Local", "bkt", "shoot--a/etcd", 1);
+    cr_assert_eq(pmove_local_entry(old, "/var/lib/lb", 1800000000, &e, name, &c, NULL), KERR_OK);
+    cr_assert_str_eq(c.key, BLOCAL_KEY);
+    cr_assert(bentry_is_claims(e, &c), "a Local entry is its directory's");
+    bstore_claim_release(&c);
+    cJSON_Delete(e);
+    cr_assert_eq(pmove_local_entry(old, "relative", 1800000000, &e, name, &c, NULL), KERR_INVAL);
+    cr_assert_null(c.prefix, "no claim handed out on an error");
+    cJSON_Delete(old);
+    old = etcd("awss", "bkt", "a", 1);
+    cr_assert_eq(pmove_entry(old, "b", 1800000000, &e, name, &c, NULL), KERR_INVAL);
+    cr_assert_null(c.prefix, "no claim handed out on an error");
+    cr_assert_null(e);
+    cJSON_Delete(old);
+}
+
 Test(pmove, a_changed_spec_claims_from_the_move)
 {
     cJSON *old = etcd("S3", "bkt", "a", 3), *e = NULL;
     char name[BSTORE_ENTRY_NAME_MAX + 1];
 
-    cr_assert_eq(pmove_entry(old, NULL, 1800000000, &e, name, NULL), KERR_OK);
+    cr_assert_eq(pmove_entry(old, NULL, 1800000000, &e, name, NULL, NULL), KERR_OK);
     cr_assert_str_eq(kjson_get_str(e, "spec.claimedAt"), "2027-01-15T08:00:00Z");
     cr_assert_str_eq(kjson_get_str(e, "spec.bucketName"), "", "no bucket owns it");
     cJSON_Delete(e);
@@ -80,8 +112,8 @@ Test(pmove, nothing_to_keep)
     for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         cJSON *old = etcd(bad[i][0], bad[i][1], bad[i][2], 1), *e = NULL;
 
-        cr_assert_eq(pmove_entry(old, "b", 1800000000, &e, name, NULL), KERR_INVAL, "%s %s %s",
-                     bad[i][0], bad[i][1], bad[i][2]);
+        cr_assert_eq(pmove_entry(old, "b", 1800000000, &e, name, NULL, NULL), KERR_INVAL,
+                     "%s %s %s", bad[i][0], bad[i][1], bad[i][2]);
         cr_assert_null(e);
         cJSON_Delete(old);
     }
@@ -92,7 +124,7 @@ Test(pmove, a_local_earlier_directory_is_kept_by_an_entry_of_no_bucket)
     cJSON *old = etcd("Local", "bkt", "shoot--a/etcd", 1), *e = NULL, *e2 = NULL;
     char name[BSTORE_ENTRY_NAME_MAX + 1], name2[BSTORE_ENTRY_NAME_MAX + 1];
 
-    cr_assert_eq(pmove_local_entry(old, "/var/lib/lb", 1800000000, &e, name, NULL), KERR_OK);
+    cr_assert_eq(pmove_local_entry(old, "/var/lib/lb", 1800000000, &e, name, NULL, NULL), KERR_OK);
     cr_assert_str_eq(kjson_get_str(e, "metadata.name"), name);
     cr_assert_str_eq(kjson_get_str(e, "spec.bucketName"), "", "no bucket: no deletion Job");
     cr_assert_str_eq(kjson_get_str(e, "metadata.annotations[etcd-warden.io/local-host-path]"),
@@ -104,21 +136,22 @@ Test(pmove, a_local_earlier_directory_is_kept_by_an_entry_of_no_bucket)
     cr_assert_str_eq(kjson_get_str(e, "spec.etcd.name"), "etcd-main");
     cr_assert_not(kjson_has(e, "spec.membersSeenAt"), "nothing shown written");
     /* one directory, one name; another hostPath is another directory, another name */
-    cr_assert_eq(pmove_local_entry(old, "/var/lib/lb/", 1800000000, &e2, name2, NULL), KERR_OK);
+    cr_assert_eq(pmove_local_entry(old, "/var/lib/lb/", 1800000000, &e2, name2, NULL, NULL),
+                 KERR_OK);
     cr_assert_str_eq(name, name2);
     cJSON_Delete(e2);
-    cr_assert_eq(pmove_local_entry(old, "/srv", 1800000000, &e2, name2, NULL), KERR_OK);
+    cr_assert_eq(pmove_local_entry(old, "/srv", 1800000000, &e2, name2, NULL, NULL), KERR_OK);
     cr_assert_str_neq(name, name2);
     cJSON_Delete(e2);
     cJSON_Delete(e);
     cJSON_Delete(old);
     old = etcd("aws", "bkt", "a", 1);
-    cr_assert_eq(pmove_local_entry(old, "/var/lib/lb", 1800000000, &e, name, NULL), KERR_INVAL,
-                 "an object store is pmove_entry's");
+    cr_assert_eq(pmove_local_entry(old, "/var/lib/lb", 1800000000, &e, name, NULL, NULL),
+                 KERR_INVAL, "an object store is pmove_entry's");
     cr_assert_null(e);
     cJSON_Delete(old);
     old = etcd("Local", "bkt", "a", 1);
-    cr_assert_eq(pmove_local_entry(old, "relative", 1800000000, &e, name, NULL), KERR_INVAL,
+    cr_assert_eq(pmove_local_entry(old, "relative", 1800000000, &e, name, NULL, NULL), KERR_INVAL,
                  "a hostPath not understood: no directory");
     cJSON_Delete(old);
 }
@@ -158,8 +191,9 @@ Test(pmove, the_recorded_entry_is_the_one_warden_controller_makes)
     char name[BSTORE_ENTRY_NAME_MAX + 1], name2[BSTORE_ENTRY_NAME_MAX + 1];
 
     /* the same directory spelt another way: one entry, so the controller finds the webhook's */
-    cr_assert_eq(pmove_local_entry(a, "/var/lib/lb", 1800000000, &e, name, NULL), KERR_OK);
-    cr_assert_eq(pmove_local_entry(a2, "/var/lib/lb/", 1800000000, &e2, name2, NULL), KERR_OK);
+    cr_assert_eq(pmove_local_entry(a, "/var/lib/lb", 1800000000, &e, name, NULL, NULL), KERR_OK);
+    cr_assert_eq(pmove_local_entry(a2, "/var/lib/lb/", 1800000000, &e2, name2, NULL, NULL),
+                 KERR_OK);
     cr_assert_str_eq(name, name2);
     cr_assert_str_eq(kjson_get_str(e, "spec.claimedAt"), "2026-01-02T03:04:05Z",
                      "made at the CREATE: the claim began with the Etcd");

@@ -110,39 +110,59 @@ static enum kerr entry_of(const cJSON *old, const char *name, const char *bucket
 }
 
 enum kerr pmove_local_entry(const cJSON *old, const char *hostpath, int64_t now, cJSON **out,
-                            char name[BSTORE_ENTRY_NAME_MAX + 1], struct kerr_info *err)
+                            char name[BSTORE_ENTRY_NAME_MAX + 1], struct bstore_claim *c,
+                            struct kerr_info *err)
 {
     char dir[BLOCAL_HOSTPATH_MAX + 2 * BSTORE_PREFIX_MAX];
-    struct bstore_claim c = { BLOCAL_KEY, dir };
+    struct bstore_claim d = { BLOCAL_KEY, dir };
     enum kerr rc;
 
     *out = NULL;
+    if (c)
+        *c = (struct bstore_claim){ "", NULL };
     if (!local_store(old) || blocal_dir(hostpath, str_or_empty(old, "spec.backup.store.container"),
                                         str_or_empty(old, "spec.backup.store.prefix"), dir,
                                         sizeof(dir), NULL) != KERR_OK)
         return kerr_set(err, KERR_INVAL, "no Local store and directory understood");
     /* named after the directory, which the sidecar wrote, not the prefix alone */
-    if ((rc = bstore_entry_name(&c, name)) != KERR_OK)
+    if ((rc = bstore_entry_name(&d, name)) != KERR_OK)
         return kerr_set(err, rc, "no BackupEntry name");
-    return entry_of(old, name, NULL, "Local", "", hostpath, now, out, err);
+    rc = entry_of(old, name, NULL, "Local", "", hostpath, now, out, err);
+    if (rc != KERR_OK || !c)
+        return rc;
+    c->prefix = strdup(dir);
+    if (c->prefix) {
+        snprintf(c->key, sizeof(c->key), "%s", BLOCAL_KEY);
+        return KERR_OK;
+    }
+    cJSON_Delete(*out);
+    *out = NULL;
+    return kerr_set(err, KERR_NOMEM, NULL);
 }
 
 enum kerr pmove_entry(const cJSON *old, const char *bucket, int64_t now, cJSON **out,
-                      char name[BSTORE_ENTRY_NAME_MAX + 1], struct kerr_info *err)
+                      char name[BSTORE_ENTRY_NAME_MAX + 1], struct bstore_claim *c,
+                      struct kerr_info *err)
 {
     const char *provider = bstore_provider_kind(kjson_get_str(old, "spec.backup.store.provider"));
-    struct bstore_claim c;
+    struct bstore_claim claim;
     enum kerr rc;
 
     *out = NULL;
-    if (!object_claim(old, &c))
+    if (c)
+        *c = (struct bstore_claim){ "", NULL };
+    if (!object_claim(old, &claim))
         return kerr_set(err, KERR_INVAL, "no object store and prefix understood");
-    rc = bstore_entry_name(&c, name);
-    bstore_claim_release(&c);
-    if (rc != KERR_OK)
-        return kerr_set(err, rc, "no BackupEntry name");
-    return entry_of(old, name, bucket, provider ? provider : "",
-                    str_or_empty(old, "spec.backup.store.endpointOverride"), NULL, now, out, err);
+    if ((rc = bstore_entry_name(&claim, name)) != KERR_OK)
+        rc = kerr_set(err, rc, "no BackupEntry name");
+    else
+        rc = entry_of(old, name, bucket, provider ? provider : "",
+                      str_or_empty(old, "spec.backup.store.endpointOverride"), NULL, now, out, err);
+    if (rc == KERR_OK && c)
+        *c = claim; /* handed out: the caller releases it */
+    else
+        bstore_claim_release(&claim);
+    return rc;
 }
 
 /* What owner_of looks for and finds: the oldest bucket of container, then the first by name. */
@@ -296,44 +316,6 @@ static enum kerr put_entry(struct k8s_client *k, struct store *entries, cJSON *e
     return rc;
 }
 
-/*
- * The claim e (an entry built by pmove_entry or pmove_local_entry) is named after into *c:
- * a Local directory's (BLOCAL_KEY and the directory its annotation places), else its store's
- * and prefix's. On KERR_OK c->prefix is allocated: bstore_claim_release frees it.
- */
-static enum kerr claim_of(const cJSON *e, struct bstore_claim *c, struct kerr_info *err)
-{
-    const char *hostpath = kjson_get_str(e, "metadata.annotations[" BLOCAL_HOSTPATH_ANNOTATION "]");
-    char dir[BLOCAL_HOSTPATH_MAX + 2 * BSTORE_PREFIX_MAX];
-    enum kerr rc;
-
-    *c = (struct bstore_claim){ "", NULL };
-    if (!hostpath)
-        return bstore_claim_init(
-            c, str_or_empty(e, "spec.store.provider"), str_or_empty(e, "spec.store.container"),
-            str_or_empty(e, "spec.store.endpointOverride"), str_or_empty(e, "spec.prefix"), err);
-    rc = blocal_dir(hostpath, str_or_empty(e, "spec.store.container"),
-                    str_or_empty(e, "spec.prefix"), dir, sizeof(dir), err);
-    if (rc != KERR_OK)
-        return rc;
-    snprintf(c->key, sizeof(c->key), "%s", BLOCAL_KEY);
-    c->prefix = strdup(dir);
-    return c->prefix ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL);
-}
-
-/* put_entry of e, whose claim is read from it (claim_of). */
-static enum kerr put_built(struct k8s_client *k, struct store *entries, cJSON *e, const cJSON *etcd,
-                           const char *what, struct kerr_info *why)
-{
-    struct bstore_claim c;
-    enum kerr rc = claim_of(e, &c, why);
-
-    if (rc == KERR_OK)
-        rc = put_entry(k, entries, e, &c, etcd, what, why);
-    bstore_claim_release(&c);
-    return rc;
-}
-
 /* 1 when buckets (NULL: not known, none taken) has a BackupBucket naming etcd's container; an
  * error of the cache is returned. */
 static enum kerr bucket_named(struct store *buckets, const cJSON *etcd, int *named,
@@ -350,6 +332,7 @@ enum kerr pmove_record(struct k8s_client *k, struct store *entries, struct store
                        const cJSON *etcd, struct kerr_info *why)
 {
     char name[BSTORE_ENTRY_NAME_MAX + 1], hostpath[BLOCAL_HOSTPATH_MAX + 1];
+    struct bstore_claim c = { "", NULL };
     cJSON *e = NULL;
     int named = 0;
     enum kerr rc;
@@ -359,9 +342,10 @@ enum kerr pmove_record(struct k8s_client *k, struct store *entries, struct store
     if ((rc = bucket_named(buckets, etcd, &named, why)) != KERR_OK || named)
         return rc; /* a bucket's store: the bucket's entries keep it (controller/entries/bke) */
     if ((rc = local_hostpath(k, etcd, hostpath, sizeof(hostpath), why)) == KERR_OK)
-        rc = pmove_local_entry(etcd, hostpath, (int64_t)time(NULL), &e, name, why);
+        rc = pmove_local_entry(etcd, hostpath, (int64_t)time(NULL), &e, name, &c, why);
     if (rc == KERR_OK)
-        rc = put_built(k, entries, e, etcd, "Local Etcd's directory recorded", why);
+        rc = put_entry(k, entries, e, &c, etcd, "Local Etcd's directory recorded", why);
+    bstore_claim_release(&c);
     cJSON_Delete(e);
     return rc;
 }
@@ -381,6 +365,7 @@ enum kerr pmove_keep(struct k8s_client *k, struct store *entries, struct store *
     struct kerr_info why = { 0 };
     const char *which = "the directory of the prefix";
     const cJSON *about = req->object;
+    struct bstore_claim c = { "", NULL };
     cJSON *e = NULL;
     enum kerr rc;
 
@@ -401,19 +386,21 @@ enum kerr pmove_keep(struct k8s_client *k, struct store *entries, struct store *
     about = req->old_object;
     if (local_store(req->old_object)) { /* fail closed on anything not known */
         if ((rc = local_hostpath(k, req->old_object, hostpath, sizeof(hostpath), &why)) == KERR_OK)
-            rc = pmove_local_entry(req->old_object, hostpath, (int64_t)time(NULL), &e, name, &why);
+            rc = pmove_local_entry(req->old_object, hostpath, (int64_t)time(NULL), &e, name, &c,
+                                   &why);
         if (rc != KERR_OK)
             goto failed;
     } else if (buckets && store_foreach(buckets, owner_of, &o, &why) != KERR_OK) {
         goto failed;
     } else {
-        rc = pmove_entry(req->old_object, o.name, (int64_t)time(NULL), &e, name, &why);
+        rc = pmove_entry(req->old_object, o.name, (int64_t)time(NULL), &e, name, &c, &why);
     }
     if (rc == KERR_INVAL)
         return KERR_OK;
     if (rc != KERR_OK)
         goto failed;
-    rc = put_built(k, entries, e, req->old_object, "moved Etcd's earlier prefix kept", &why);
+    rc = put_entry(k, entries, e, &c, req->old_object, "moved Etcd's earlier prefix kept", &why);
+    bstore_claim_release(&c);
     cJSON_Delete(e);
     if (rc == KERR_OK)
         return KERR_OK;

@@ -81,18 +81,24 @@ enum kerr pmove_record(struct k8s_client *k, struct store *entries, struct store
 
 /*
  * The BackupEntry pmove_keep makes for the earlier Etcd old (BORROWED) in bucket (NULL: "")
- * at now (Unix seconds) into *out (OWNS on KERR_OK), its name into name. KERR_INVAL when
- * old has no object store or prefix understood (nothing to keep). Pure.
+ * at now (Unix seconds) into *out (OWNS on KERR_OK), its name into name, and the claim it is
+ * named after into *c (NULL: not wanted; on KERR_OK c->prefix OWNS an allocation that
+ * bstore_claim_release frees, else *c is empty). KERR_INVAL when old has no object store or
+ * prefix understood (nothing to keep). Pure.
  */
 enum kerr pmove_entry(const cJSON *old, const char *bucket, int64_t now, cJSON **out,
-                      char name[BSTORE_ENTRY_NAME_MAX + 1], struct kerr_info *err);
+                      char name[BSTORE_ENTRY_NAME_MAX + 1], struct bstore_claim *c,
+                      struct kerr_info *err);
 
 /*
  * The BackupEntry pmove_keep makes for the earlier directory of old (BORROWED), a Local Etcd
  * whose Secret names hostpath, at now into *out (OWNS on KERR_OK), its name (after the
- * directory) into name. KERR_INVAL when old has no Local store and directory understood. Pure.
+ * directory) into name, and the claim of that directory (BLOCAL_KEY, the directory) into *c
+ * (NULL: not wanted; owned as pmove_entry's). KERR_INVAL when old has no Local store and
+ * directory understood. Pure.
  */
 enum kerr pmove_local_entry(const cJSON *old, const char *hostpath, int64_t now, cJSON **out,
-                            char name[BSTORE_ENTRY_NAME_MAX + 1], struct kerr_info *err);
+                            char name[BSTORE_ENTRY_NAME_MAX + 1], struct bstore_claim *c,
+                            struct kerr_info *err);
 
 #endif
