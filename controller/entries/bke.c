@@ -129,7 +129,8 @@ static enum kerr attach_entry(const struct bke_ctx *x, const struct bke_bucket *
         }
         entry = stored;
     }
-    rc = bkemake_status(x, entry, BSTORE_ENTRY_ACTIVE, msg, conflict, err);
+    rc = bke_write_status(x, entry, &(struct bke_status){ BSTORE_ENTRY_ACTIVE, msg, 1, conflict },
+                          err);
     cJSON_Delete(stored);
     return rc;
 }
@@ -211,7 +212,8 @@ static enum kerr release_entry(const struct bke_ctx *x, const struct bke_bucket 
             /* the step may have stored phase Deleting before it found the blocker */
             rc = k8s_get(x->client, &BKE_RES_ENTRY, NULL, ename, NULL, &stored, err);
             if (rc == KERR_OK)
-                rc = bkemake_status(x, stored, BSTORE_ENTRY_PENDING, msg, why, err);
+                rc = bke_write_status(
+                    x, stored, &(struct bke_status){ BSTORE_ENTRY_PENDING, msg, 1, why }, err);
             cJSON_Delete(stored);
             return rc == KERR_NOTFOUND ? KERR_OK : rc;
         }
@@ -220,7 +222,8 @@ static enum kerr release_entry(const struct bke_ctx *x, const struct bke_bucket 
             due[0] = '\0';
         snprintf(msg, sizeof(msg), "Etcd %s/%s deleted at %s; its backups are deletable from %s",
                  ns, name, deleted, due);
-        return bkemake_status(x, entry, BSTORE_ENTRY_PENDING, msg, conflict, err);
+        return bke_write_status(
+            x, entry, &(struct bke_status){ BSTORE_ENTRY_PENDING, msg, 1, conflict }, err);
     }
     if ((rc = entry_claimed(x, b, entry, &claimed, err)) != KERR_OK || claimed) {
         if (claimed) /* the cache is behind: look again */
@@ -246,7 +249,8 @@ static enum kerr release_entry(const struct bke_ctx *x, const struct bke_bucket 
     log_info("backup entry pending deletion", "entry", ename, "until", due);
     snprintf(msg, sizeof(msg), "Etcd %s/%s deleted at %s; its backups are deletable from %s", ns,
              name, now, due);
-    rc = bkemake_status(x, stored, BSTORE_ENTRY_PENDING, msg, conflict, err);
+    rc = bke_write_status(x, stored, &(struct bke_status){ BSTORE_ENTRY_PENDING, msg, 1, conflict },
+                          err);
     requeue_min(requeue, b->grace_ms);
     cJSON_Delete(stored);
     return rc;

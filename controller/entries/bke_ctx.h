@@ -51,6 +51,26 @@ void bke_event(const struct bke_ctx *x, const cJSON *obj, const char *kind, enum
                const char *reason, const char *action, const char *fmt, ...)
     __attribute__((format(printf, 7, 8)));
 
+/* An entry's status, as bke_write_status writes it: strings BORROWED. */
+struct bke_status {
+    const char *phase, *message; /* required */
+    /*
+     * 1: status.conditions is written, conflict's PrefixConflict condition (a Warning event
+     * when its message is new) or none; 0: it is left as stored and conflict is not read.
+     */
+    int conditions;
+    const char *conflict; /* NULL: no PrefixConflict condition */
+};
+
+/*
+ * Write status st of entry (the stored object, BORROWED) through the status subresource, with
+ * its apiVersion and kind, when it differs from what entry has (phase, message, and the
+ * conditions when st writes them); KERR_OK without a write when it does not. Errors of the
+ * write are returned (KERR_NOTFOUND: the entry is gone).
+ */
+enum kerr bke_write_status(const struct bke_ctx *x, const cJSON *entry, const struct bke_status *st,
+                           struct kerr_info *err);
+
 /* A Warning event of reason (action KeepEntry) about the Etcd etcd when x has a recorder. */
 void bke_etcd_warning(const struct bke_ctx *x, const cJSON *etcd, const char *reason,
                       const char *note);

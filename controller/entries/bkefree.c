@@ -107,30 +107,13 @@ static enum kerr cached_entry(void *ctx, const char *name, cJSON **out, struct k
     return store_get(x->entries, name, out, err);
 }
 
-/* Write status {phase, message} of entry (as stored, BORROWED) when it differs. */
+/* Write status {phase, message} of entry (as stored, BORROWED) when it differs, its conditions
+ * as stored; an entry gone meanwhile needs none. */
 static enum kerr set_status(const struct bke_ctx *x, const cJSON *entry, const char *phase,
                             const char *message, struct kerr_info *err)
 {
-    cJSON *obj;
-    enum kerr rc;
+    enum kerr rc = bke_write_status(x, entry, &(struct bke_status){ phase, message, 0, NULL }, err);
 
-    if (strcmp(str_or_empty(entry, "status.phase"), phase) == 0 &&
-        strcmp(str_or_empty(entry, "status.message"), message) == 0)
-        return KERR_OK;
-    obj = cJSON_Duplicate(entry, 1);
-    if (!obj)
-        return kerr_set(err, KERR_NOMEM, NULL);
-    rc = kjson_set_str(obj, "apiVersion", ETCDSPEC_WARDEN_API, err);
-    if (rc == KERR_OK)
-        rc = kjson_set_str(obj, "kind", "BackupEntry", err);
-    if (rc == KERR_OK)
-        rc = kjson_set_str(obj, "status.phase", phase, err);
-    if (rc == KERR_OK)
-        rc = kjson_set_str(obj, "status.message", message, err);
-    if (rc == KERR_OK)
-        rc = k8s_update(x->client, &BKE_RES_ENTRY, NULL, kjson_get_str(entry, "metadata.name"), obj,
-                        &(struct k8s_write_opts){ .subresource = "status" }, NULL, err);
-    cJSON_Delete(obj);
     return rc == KERR_NOTFOUND ? KERR_OK : rc;
 }
 

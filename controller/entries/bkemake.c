@@ -25,55 +25,6 @@ static const char *str_or_empty(const cJSON *obj, const char *path)
     return s ? s : "";
 }
 
-/*
- * Write status {phase, message, conditions} of entry (the stored object,
- * BORROWED) when it differs; conflict (NULL: none) is the PrefixConflict
- * condition's message, with a Warning event when it is new.
- */
-enum kerr bkemake_status(const struct bke_ctx *x, const cJSON *entry, const char *phase,
-                         const char *message, const char *conflict, struct kerr_info *err)
-{
-    const char *had = kjson_get_str(entry, "status.conditions.0.message");
-    cJSON *obj, *conds = NULL, *c;
-    enum kerr rc;
-
-    if (strcmp(str_or_empty(entry, "status.phase"), phase) == 0 &&
-        strcmp(str_or_empty(entry, "status.message"), message) == 0 && !had == !conflict &&
-        (!had || strcmp(had, conflict) == 0))
-        return KERR_OK;
-    obj = cJSON_Duplicate(entry, 1);
-    if (!obj)
-        return kerr_set(err, KERR_NOMEM, NULL);
-    rc = kjson_set_str(obj, "status.phase", phase, err);
-    if (rc == KERR_OK)
-        rc = kjson_set_str(obj, "status.message", message, err);
-    (void)kjson_delete(obj, "status.conditions");
-    if (rc == KERR_OK && conflict) {
-        conds = cJSON_CreateArray();
-        c = cJSON_CreateObject();
-        if (!conds || !c || !cJSON_AddItemToArray(conds, c) ||
-            !cJSON_AddStringToObject(c, "type", "PrefixConflict") ||
-            !cJSON_AddStringToObject(c, "status", "True") ||
-            !cJSON_AddStringToObject(c, "reason", "PrefixOverlaps") ||
-            !cJSON_AddStringToObject(c, "message", conflict)) {
-            if (!cJSON_IsArray(conds) || !cJSON_GetArraySize(conds))
-                cJSON_Delete(c);
-            cJSON_Delete(conds);
-            cJSON_Delete(obj);
-            return kerr_set(err, KERR_NOMEM, NULL);
-        }
-        rc = kjson_set(obj, "status.conditions", conds, err);
-    }
-    if (rc == KERR_OK && conflict && (!had || strcmp(had, conflict) != 0))
-        bke_event(x, entry, "BackupEntry", EV_WARNING, "PrefixConflict", "KeepEntry", "%s",
-                  conflict);
-    if (rc == KERR_OK)
-        rc = k8s_update(x->client, &BKE_RES_ENTRY, NULL, kjson_get_str(entry, "metadata.name"), obj,
-                        &(struct k8s_write_opts){ .subresource = "status" }, NULL, err);
-    cJSON_Delete(obj);
-    return rc;
-}
-
 /* spec.store of an entry: the bucket's store, for the webhook's one-prefix-one-cluster rule. */
 enum kerr bkemake_set_store(cJSON *entry, const struct bke_bucket *b, struct kerr_info *err)
 {
@@ -220,7 +171,8 @@ enum kerr bkemake_create(const struct bke_ctx *x, const struct bke_bucket *b, co
         bke_event(x, created, "BackupEntry", EV_NORMAL, "Created", "KeepEntry",
                   "BackupEntry %s created in bucket %s for Etcd %s/%s, prefix \"%s\"", ename,
                   b->name, ns, name, prefix);
-        rc = bkemake_status(x, created, BSTORE_ENTRY_ACTIVE, msg, NULL, err);
+        rc = bke_write_status(x, created, &(struct bke_status){ BSTORE_ENTRY_ACTIVE, msg, 1, NULL },
+                              err);
     }
     cJSON_Delete(found);
     cJSON_Delete(created);

@@ -25,14 +25,6 @@
 #include "controller/entries/bke_ctx.h"
 #include "controller/entries/bkeclaim.h"
 
-/*
- * Write status {phase, message, conditions} of entry (the stored object) when it differs;
- * conflict (NULL: none) is the PrefixConflict condition's message, with a Warning event when
- * it is new.
- */
-enum kerr bkemake_status(const struct bke_ctx *x, const cJSON *entry, const char *phase,
-                         const char *message, const char *conflict, struct kerr_info *err);
-
 /* spec.store of entry set to b's store, for the webhook's one-prefix-one-cluster rule. */
 enum kerr bkemake_set_store(cJSON *entry, const struct bke_bucket *b, struct kerr_info *err);
 
