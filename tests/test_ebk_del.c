@@ -20,6 +20,7 @@
 #include "controller/core/claims.h"
 #include "controller/core/etcdspec.h"
 #include "tests/support/cfix.h"
+#include "tests/support/ebkfix.h"
 #include "tests/support/jsonfix.h"
 
 #define OK(call) cr_assert_eq((call), KERR_OK, "%s: %s", #call, err.msg)
@@ -202,17 +203,6 @@ static void completed_b2(void)
     cJSON_Delete(b);
 }
 
-/* The name of the BackupEntry of the copies' claim (S3 "offsite", "copies/main"). */
-static void copy_entry_name(char out[KNAME_SUBDOMAIN_MAX + 1])
-{
-    struct kerr_info err = { 0 };
-    struct bstore_claim c;
-
-    OK(bstore_claim_init(&c, "S3", "offsite", NULL, "copies/main", &err));
-    OK(claims_entry_name(&c, out));
-    bstore_claim_release(&c);
-}
-
 /*
  * The copy of b1 fails and says so (no full snapshot yet: it wrote nothing); b2 of the same
  * Etcd then copies into the same prefix. Deleting b1 deletes nothing: no delete Job, whose
@@ -264,7 +254,7 @@ Test(ebk_del, a_retained_copy_that_reported_nothing_gets_no_entry)
     step("b1");
     OK(k8s_delete(fx.c, &EBK_RES_BACKUP, CFIX_NS, "b1", NULL, NULL, &err));
     step("b1");
-    copy_entry_name(name);
+    ebkfix_copy_entry_name(name);
     e = cfix_get(&fx, &RES_ENTRY, name);
     cr_assert_null(e, "no entry for a copy that wrote nothing");
     cr_assert_null(get_backup("b1"), "the backup goes");
@@ -297,7 +287,7 @@ Test(ebk_del, a_copy_never_read_of_an_unknown_snapshot_deletes_nothing)
     OK(k8s_delete(fx.c, &EBK_RES_BACKUP, CFIX_NS, "b1", NULL, NULL, &err));
     step("b1");
     cr_assert_null(cfix_get(&fx, &RES_JOB, "b1--delete-copy"), "nothing proven: no delete Job");
-    copy_entry_name(name);
+    ebkfix_copy_entry_name(name);
     e = cfix_get(&fx, &RES_ENTRY, name);
     cr_assert_not_null(e, "what the copy may have written stays claimed by BackupEntry %s", name);
     cr_assert_str_eq(jsonfix_str(e, "spec.prefix"), "copies/main");
