@@ -5,7 +5,7 @@
  * taken by member n as it is, and the garbage collector would delete it with that owner. So
  * a CREATE of an Etcd's StatefulSet, or an UPDATE (or scale) that brings ordinals in, is
  * refused while such a claim of an ordinal it brings in exists in its namespace, as the API
- * server lists the PVCs (lookup.pvcs). pvcguard_mounts: an UPDATE of a StatefulSet with
+ * server lists the PVCs (lookup.pvcs). mntguard_mounts: an UPDATE of a StatefulSet with
  * running members after which a container no longer mounts a claim's volume as it did (an
  * emptyDir put at the data directory) is refused for everyone, as a running member's PVC
  * DELETE is. Each sent through the decode - decide - encode pipeline with in-memory lookups,

@@ -10,6 +10,7 @@
 #include "webhook/claimguard.h"
 #include "webhook/glassadm.h"
 #include "webhook/member.h"
+#include "webhook/mntguard.h"
 #include "webhook/pvcguard.h"
 #include "webhook/scaleguard.h"
 
@@ -100,7 +101,7 @@ static time_t now_of(const struct protect_config *cfg)
  */
 static int sts_judged(const struct review_req *req)
 {
-    return scaleguard_applies(req) || pvcguard_claims(req) || pvcguard_remounts(req) ||
+    return scaleguard_applies(req) || pvcguard_claims(req) || mntguard_remounts(req) ||
            cfgvol_applies(req);
 }
 
@@ -241,7 +242,7 @@ static enum kerr judge_parented(const struct protect_config *cfg, const struct l
         return rc;
     if ((rc = pvcguard_planted(now_of(cfg), lk, req, m, etcd, gp, resp, &decided)) || decided ||
         (rc = claimguard_wake(lk, req, m, etcd, resp, &decided)) || decided ||
-        (rc = pvcguard_mounts(now_of(cfg), req, m, etcd, gp, resp, &decided)) || decided ||
+        (rc = mntguard_mounts(now_of(cfg), req, m, etcd, gp, resp, &decided)) || decided ||
         (rc = cfgvol_judge(req, m, etcd, resp, &decided)) || decided)
         return rc;
     if (pvcguard_applies(req, m) &&
@@ -349,7 +350,7 @@ enum kerr protect_guard_decide(const struct protect_config *cfg, const struct lo
     struct kerr_info e;
     struct member_meta m;
     int decided = 0, judged = scaleguard_applies(req),
-        claims = pvcguard_claims(req) || pvcguard_remounts(req) || cfgvol_applies(req),
+        claims = pvcguard_claims(req) || mntguard_remounts(req) || cfgvol_applies(req),
         pvc = req->op == REVIEW_OP_DELETE && member_is_kind(req, "", "PersistentVolumeClaim");
     enum kerr rc = KERR_OK;
 
@@ -418,8 +419,8 @@ enum kerr protect_guard_decide(const struct protect_config *cfg, const struct lo
     if ((rc = scaleguard_judge(&g, lk, req, &m, &etcd, &gp, resp, &decided)) || decided ||
         (rc = pvcguard_planted(now_of(cfg), lk, req, &m, &etcd, &gp, resp, &decided)) || decided ||
         (rc = claimguard_wake(lk, req, &m, &etcd, resp, &decided)) || decided ||
-        (rc = pvcguard_mounts(now_of(cfg), req, &m, &etcd, &gp, resp, &decided)) || decided ||
-        (rc = pvcguard_adopts(now_of(cfg), lk, req, &m, &etcd, &gp, resp, &decided)) || decided ||
+        (rc = mntguard_mounts(now_of(cfg), req, &m, &etcd, &gp, resp, &decided)) || decided ||
+        (rc = mntguard_adopts(now_of(cfg), lk, req, &m, &etcd, &gp, resp, &decided)) || decided ||
         (rc = cfgvol_judge(req, &m, &etcd, resp, &decided)) || decided)
         goto out;
     if (pvc) {
