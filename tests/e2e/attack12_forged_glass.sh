@@ -27,23 +27,12 @@ set -uo pipefail
 . "$(dirname "$0")/../lib/glass.sh"
 command -v jq >/dev/null || ksim_fail "jq is not installed"
 ctl_stage
-replicas() { kc -n "$1" get statefulset etcd-main -o jsonpath='{.spec.replicas}'; }
 glass_stage g0 g1
 wh_caught_up
 
 forge() { # forge USER FILE: a review of g1/etcd-main 3 -> 0 from the StatefulSet in $old
-jq -n --arg user "$1" --argjson old "$old" '{apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview",
-    request: {uid: "6f1c5a52-0000-4000-8000-00000000f0f0",
-        kind: {group: "apps", version: "v1", kind: "StatefulSet"},
-        resource: {group: "apps", version: "v1", resource: "statefulsets"},
-        requestKind: {group: "apps", version: "v1", kind: "StatefulSet"},
-        requestResource: {group: "apps", version: "v1", resource: "statefulsets"},
-        name: "etcd-main", namespace: "g1", operation: "UPDATE",
-        userInfo: {username: $user, groups: ["system:authenticated"]},
-        object: ($old | .spec.replicas = 0), oldObject: $old, dryRun: false,
-        options: {apiVersion: "meta.k8s.io/v1", kind: "UpdateOptions"}}}' >"$2"
-answer=$(curl -sk --max-time 10 -H 'Content-Type: application/json' --data-binary @"$2" \
-    "https://127.0.0.1:$WH_PORT/webhooks/etcdcomponents")
+glass_sts_review g1 "$1" 6f1c5a52-0000-4000-8000-00000000f0f0 "$old" >"$2"
+answer=$(glass_post "$2" etcdcomponents)
 echo "$1's forged review answered: $(jq -c '.response | {allowed, warnings, status}' <<<"$answer" 2>/dev/null | head -c 300)"
 }
 
@@ -52,7 +41,7 @@ echo "$1's forged review answered: $(jq -c '.response | {allowed, warnings, stat
 old=$(kc -n g1 get statefulset etcd-main -o json | jq '.metadata.uid = "0b5f3e1c-1111-4222-8333-444455556666"
     | .metadata.resourceVersion = "1"')
 forge mallory "$CTL_DIR/forged.json"
-[ "$(replicas g1)" = 3 ] || ctl_fail "G1: the StatefulSet moved without a request"
+[ "$(glass_replicas g1)" = 3 ] || ctl_fail "G1: the StatefulSet moved without a request"
 rec=$(glass_uses mallory)
 [ -z "$rec" ] || {
     echo "HOLE: G1: a forged review of an object she cannot read (mallory) used up the break glass of g1/etcd-main: $(head -c 250 <<<"$rec")"
@@ -63,14 +52,12 @@ echo "held: G1: a forged review of a StatefulSet mallory cannot read records no 
 # StatefulSet as it is stored, is that request; alice's own is admitted on its record.
 old=$(kc -n g1 get statefulset etcd-main -o json)
 forge trudy "$CTL_DIR/forged2.json"
-[ "$(replicas g1)" = 3 ] || ctl_fail "G1: the StatefulSet moved without a request"
+[ "$(glass_replicas g1)" = 3 ] || ctl_fail "G1: the StatefulSet moved without a request"
 
-out0=$(WH_AS_NS=g0 wh_as alice scale statefulset etcd-main --replicas=0 2>&1)
-[ "$(replicas g0)" = 0 ] || ctl_fail "control: alice's scale to 0 on the operator's break glass refused: $out0"
-echo "ok: control: G0: alice's scale to 0 admitted on the operator's break glass"
+glass_control g0 G0
 out1=$(WH_AS_NS=g1 wh_as alice scale statefulset etcd-main --replicas=0 2>&1)
 rec=$(glass_uses trudy)
-if [ "$(replicas g1)" != 0 ]; then
+if [ "$(glass_replicas g1)" != 0 ]; then
     echo "HOLE: G2: a forged copy of alice's request (trudy, no request to the API server) used up the break glass of g1/etcd-main (recorded: $(head -c 250 <<<"$rec")), and the operator's scale-down on it is refused: $(tr '\n' ' ' <<<"$out1" | head -c 300)"
     echo "FAIL: 1 hole(s): a forged AdmissionReview changes the cluster: it uses up an Etcd's break glass"
     exit 1
@@ -79,7 +66,7 @@ echo "held: G2: alice's scale to 0 admitted on the use trudy's copy of it record
 # the value is used: another request (the StatefulSet back at 3, then at 0 again) is refused
 kc -n g1 scale statefulset etcd-main --replicas=3 >/dev/null || ctl_fail "G2: the operator cannot scale g1 up"
 out2=$(WH_AS_NS=g1 wh_as alice scale statefulset etcd-main --replicas=0 2>&1)
-[ "$(replicas g1)" = 3 ] || ctl_fail "G2: a second scale-down on one break glass value admitted"
+[ "$(glass_replicas g1)" = 3 ] || ctl_fail "G2: a second scale-down on one break glass value admitted"
 grep -q "was used" <<<"$out2" || ctl_fail "G2: the second scale-down refused for another reason: $out2"
 echo "ok: G2: a second scale-down on the same value is refused"
 echo "attack12_forged_glass: ok"

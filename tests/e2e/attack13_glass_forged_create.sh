@@ -23,7 +23,6 @@ set -uo pipefail
 . "$(dirname "$0")/../lib/glass.sh"
 command -v jq >/dev/null || ksim_fail "jq is not installed"
 ctl_stage
-replicas() { kc -n "$1" get statefulset etcd-main -o jsonpath='{.spec.replicas}'; }
 glass_stage m0 m1
 wh_caught_up
 
@@ -43,19 +42,16 @@ jq -n --argjson obj "$obj" '{apiVersion: "admission.k8s.io/v1", kind: "Admission
         object: $obj, oldObject: null, dryRun: false,
         options: {apiVersion: "meta.k8s.io/v1", kind: "CreateOptions"}}}' >"$CTL_DIR/forged.json"
 for path in etcdcomponents scaleguard; do
-    answer=$(curl -sk --max-time 10 -H 'Content-Type: application/json' --data-binary @"$CTL_DIR/forged.json" \
-        "https://127.0.0.1:$WH_PORT/webhooks/$path")
+    answer=$(glass_post "$CTL_DIR/forged.json" "$path")
     echo "mallory's CREATE on /webhooks/$path answered: $(jq -c '.response | {allowed, status}' <<<"$answer" 2>/dev/null | head -c 200)"
 done
-[ "$(replicas m1)" = 3 ] || ctl_fail "M1: the StatefulSet moved without a request"
+[ "$(glass_replicas m1)" = 3 ] || ctl_fail "M1: the StatefulSet moved without a request"
 wh_caught_up
 
-out0=$(WH_AS_NS=m0 wh_as alice scale statefulset etcd-main --replicas=0 2>&1)
-[ "$(replicas m0)" = 0 ] || ctl_fail "control: M0: alice's scale to 0 on the operator's break glass refused: $out0"
-echo "ok: control: M0: alice's scale to 0 admitted on the operator's break glass"
+glass_control m0 M0
 out1=$(WH_AS_NS=m1 wh_as alice scale statefulset etcd-main --replicas=0 2>&1)
 rec=$(glass_uses mallory)
-if [ "$(replicas m1)" != 0 ]; then
+if [ "$(glass_replicas m1)" != 0 ]; then
     echo "HOLE: M1: a forged CREATE of a StatefulSet that exists (mallory: no identity, nothing read, no request to the API server) used up the break glass of m1/etcd-main (recorded: $(head -c 200 <<<"$rec")); the operator's scale-down on it is refused: $(tr '\n' ' ' <<<"$out1" | head -c 300)"
     echo "FAIL: 1 hole(s): a forged CREATE uses up break glass"
     exit 1

@@ -20,26 +20,15 @@ set -uo pipefail
 . "$(dirname "$0")/../lib/glass.sh"
 command -v jq >/dev/null || ksim_fail "jq is not installed"
 ctl_stage
-replicas() { kc -n "$1" get statefulset etcd-main -o jsonpath='{.spec.replicas}'; }
 glass_stage u0 u1
 wh_caught_up
 
 # trudy reads the StatefulSet as stored and posts the scale to 0 she expects alice to make
 old=$(kc -n u1 get statefulset etcd-main -o json)
-jq -n --argjson old "$old" '{apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview",
-    request: {uid: "6f1c5a52-0000-4000-8000-00000000a13a",
-        kind: {group: "apps", version: "v1", kind: "StatefulSet"},
-        resource: {group: "apps", version: "v1", resource: "statefulsets"},
-        requestKind: {group: "apps", version: "v1", kind: "StatefulSet"},
-        requestResource: {group: "apps", version: "v1", resource: "statefulsets"},
-        name: "etcd-main", namespace: "u1", operation: "UPDATE",
-        userInfo: {username: "trudy", groups: ["system:authenticated"]},
-        object: ($old | .spec.replicas = 0), oldObject: $old, dryRun: false,
-        options: {apiVersion: "meta.k8s.io/v1", kind: "UpdateOptions"}}}' >"$CTL_DIR/copy.json"
-answer=$(curl -sk --max-time 10 -H 'Content-Type: application/json' --data-binary @"$CTL_DIR/copy.json" \
-    "https://127.0.0.1:$WH_PORT/webhooks/etcdcomponents")
+glass_sts_review u1 trudy 6f1c5a52-0000-4000-8000-00000000a13a "$old" >"$CTL_DIR/copy.json"
+answer=$(glass_post "$CTL_DIR/copy.json" etcdcomponents)
 echo "trudy's copy answered: $(jq -c '.response | {allowed, status}' <<<"$answer" 2>/dev/null | head -c 200)"
-[ "$(replicas u1)" = 3 ] || ctl_fail "U1: the StatefulSet moved without a request"
+[ "$(glass_replicas u1)" = 3 ] || ctl_fail "U1: the StatefulSet moved without a request"
 
 last_write() { curl -sf "$1/admin/writes" | tail -1 | grep -o '"revision":[0-9]*' | cut -d: -f2; }
 stored_rev() {
@@ -53,12 +42,12 @@ for ns in u0 u1; do
 done
 wh_caught_up
 out0=$(WH_AS_NS=u0 wh_as alice scale statefulset etcd-main --replicas=0 2>&1)
-[ "$(replicas u0)" = 3 ] || ctl_fail "control: U0: alice's scale to 0 without break glass or snapshot admitted: $out0"
+[ "$(glass_replicas u0)" = 3 ] || ctl_fail "control: U0: alice's scale to 0 without break glass or snapshot admitted: $out0"
 echo "ok: control: U0: alice's scale to 0 without break glass is refused: $(tr '\n' ' ' <<<"$out0" | head -c 160)"
 out1=$(WH_AS_NS=u1 wh_as alice scale statefulset etcd-main --replicas=0 2>&1)
 lw=$(last_write "$DRUID_DOUBLE_URL")
 sr=$(stored_rev "$DRUID_DOUBLE_URL")
-if [ "$(replicas u1)" = 0 ]; then
+if [ "$(glass_replicas u1)" = 0 ]; then
     echo "HOLE: U1: StatefulSet u1/etcd-main scaled to 0 with no break glass on its Etcd and writes up to revision $lw acknowledged after the last snapshot (${sr:-none}), admitted on the record of trudy's copy: $(tr '\n' ' ' <<<"$out1" | head -c 300)"
     echo "FAIL: 1 hole(s): a break glass record outlives the annotation"
     exit 1

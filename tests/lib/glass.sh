@@ -7,6 +7,14 @@
 #   glass_stage NS...     # in each NS: Etcd etcd-main with its double (5 writes acknowledged,
 #                         # no snapshot), break glass set by the operator ("<now + 2h> bucket
 #                         # lost"), component protection disabled by alice (the runbook)
+#   glass_replicas NS     # spec.replicas of StatefulSet NS/etcd-main as stored
+#   glass_sts_review NS USER UID OLD
+#                         # (printed) an AdmissionReview of USER's UPDATE of StatefulSet
+#                         # NS/etcd-main from OLD (its JSON) to 0 replicas, request uid UID
+#   glass_post FILE PATH  # (printed) warden-webhook's answer to the AdmissionReview in FILE,
+#                         # posted to /webhooks/PATH as anyone who reaches its port
+#   glass_control NS TAG  # the control: alice scales NS/etcd-main to 0 on the operator's
+#                         # break glass; the test fails (naming TAG) when it is refused
 
 glass_uses() {
     kc get leases -A -o json | jq -r '.items[] | select(.metadata.name | startswith("etcd-warden-glass-"))
@@ -25,4 +33,34 @@ glass_stage() {
         WH_AS_NS=$ns wh_as alice annotate etcd etcd-main druid.gardener.cloud/disable-etcd-component-protection= >/dev/null ||
             ctl_fail "alice cannot disable protection of $ns"
     done
+}
+
+glass_replicas() {
+    kc -n "$1" get statefulset etcd-main -o jsonpath='{.spec.replicas}'
+}
+
+glass_sts_review() {
+    jq -n --arg ns "$1" --arg user "$2" --arg uid "$3" --argjson old "$4" '{apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview",
+    request: {uid: $uid,
+        kind: {group: "apps", version: "v1", kind: "StatefulSet"},
+        resource: {group: "apps", version: "v1", resource: "statefulsets"},
+        requestKind: {group: "apps", version: "v1", kind: "StatefulSet"},
+        requestResource: {group: "apps", version: "v1", resource: "statefulsets"},
+        name: "etcd-main", namespace: $ns, operation: "UPDATE",
+        userInfo: {username: $user, groups: ["system:authenticated"]},
+        object: ($old | .spec.replicas = 0), oldObject: $old, dryRun: false,
+        options: {apiVersion: "meta.k8s.io/v1", kind: "UpdateOptions"}}}'
+}
+
+glass_post() {
+    curl -sk --max-time 10 -H 'Content-Type: application/json' --data-binary @"$1" \
+        "https://127.0.0.1:$WH_PORT/webhooks/$2"
+}
+
+glass_control() {
+    local out
+    out=$(WH_AS_NS=$1 wh_as alice scale statefulset etcd-main --replicas=0 2>&1)
+    [ "$(glass_replicas "$1")" = 0 ] ||
+        ctl_fail "control: $2: alice's scale to 0 on the operator's break glass refused: $out"
+    echo "ok: control: $2: alice's scale to 0 admitted on the operator's break glass"
 }
