@@ -223,11 +223,7 @@ Test(ebk_kubesim, snapshot_copy_complete_then_delete_the_copy)
     cr_assert_gt(ebkfix_step(&ef), 0, "the task runs: polled");
     cr_assert_str_eq(ebkfix_phase(&ef, ph, sizeof(ph)), "Snapshotting");
 
-    ebkfix_put_status(
-        &ef, &ETCDSPEC_RES_OPSTASK, "b1",
-        "{\"state\":\"Succeeded\",\"lastOperation\":{\"type\":\"Execution\",\"state\":"
-        "\"Succeeded\",\"description\":\"full snapshot Full-00000000-00000010-1700000000.gz "
-        "taken (last revision 10)\",\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}}");
+    ebkfix_task_succeeded(&ef);
     ebkfix_step(&ef);
     cr_assert_str_eq(ebkfix_phase(&ef, ph, sizeof(ph)), "Uploading");
     job = cfix_get(&ef.fx, &EBKFIX_RES_JOB, "b1--copy");
@@ -316,11 +312,7 @@ Test(ebk_kubesim, deleted_while_uploading_says_it_waits_and_how_to_stop)
 
     ebkfix_world(&ef, "S3");
     ebkfix_step(&ef);
-    ebkfix_put_status(
-        &ef, &ETCDSPEC_RES_OPSTASK, "b1",
-        "{\"state\":\"Succeeded\",\"lastOperation\":{\"type\":\"Execution\",\"state\":"
-        "\"Succeeded\",\"description\":\"full snapshot Full-00000000-00000010-1700000000.gz "
-        "taken (last revision 10)\",\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}}");
+    ebkfix_task_succeeded(&ef);
     ebkfix_step(&ef);
     cr_assert_str_eq(ebkfix_phase(&ef, ph, sizeof(ph)), "Uploading");
     OK(k8s_delete(ef.fx.c, &EBK_RES_BACKUP, CFIX_NS, "b1", NULL, NULL, &err));

@@ -43,8 +43,8 @@ TestSuite(ebk_retain, .init = setup, .fini = teardown, .timeout = 60);
 
 static const struct k8s_resource RES_ENTRY = { "etcd-warden.io", "v1alpha1", "backupentries", 0 };
 
-/* A Completed backup b1 (deletionPolicy Retain) whose copy was written. */
-static void retained_copy(void)
+/* The world (ebkfix_world, S3) with backup b1 of deletionPolicy Retain. */
+static void retained_b1(void)
 {
     struct kerr_info err = { 0 };
     cJSON *b;
@@ -54,6 +54,14 @@ static void retained_copy(void)
     kjson_set_str(b, "spec.deletionPolicy", "Retain", NULL);
     OK(k8s_update(ef.fx.c, &EBK_RES_BACKUP, CFIX_NS, "b1", b, NULL, NULL, &err));
     cJSON_Delete(b);
+}
+
+/* A Completed backup b1 (deletionPolicy Retain) whose copy was written. */
+static void retained_copy(void)
+{
+    cJSON *b;
+
+    retained_b1();
     ebkfix_step(&ef);
     ebkfix_task_succeeded(&ef);
     ebkfix_step(&ef);
@@ -175,11 +183,7 @@ Test(ebk_retain, retained_copy_never_read_is_handed_to_a_backup_entry)
     struct timespec at;
     cJSON *b, *e;
 
-    ebkfix_world(&ef, "S3");
-    b = cfix_get(&ef.fx, &EBK_RES_BACKUP, "b1");
-    kjson_set_str(b, "spec.deletionPolicy", "Retain", NULL);
-    OK(k8s_update(ef.fx.c, &EBK_RES_BACKUP, CFIX_NS, "b1", b, NULL, NULL, &err));
-    cJSON_Delete(b);
+    retained_b1();
     ebkfix_step(&ef);
     ebkfix_task_succeeded(&ef);
     ebkfix_step(&ef);
@@ -252,11 +256,7 @@ Test(ebk_retain, retained_backup_without_a_copy_job_goes_without_an_entry)
     char ph[32], name[KNAME_SUBDOMAIN_MAX + 1];
     cJSON *b;
 
-    ebkfix_world(&ef, "S3");
-    b = cfix_get(&ef.fx, &EBK_RES_BACKUP, "b1");
-    kjson_set_str(b, "spec.deletionPolicy", "Retain", NULL);
-    OK(k8s_update(ef.fx.c, &EBK_RES_BACKUP, CFIX_NS, "b1", b, NULL, NULL, &err));
-    cJSON_Delete(b);
+    retained_b1();
     /* a Job of the copy's name that is not b1's: b1 fails before making one */
     ebkfix_create_text(&ef, &EBKFIX_RES_JOB,
                        "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":"
