@@ -17,6 +17,8 @@
 #       StatefulSet controller writes the StatefulSet's status (its resourceVersion moves).
 #       alice (protection disabled, the operator's runbook) scales it to 0.
 #   T0. control: the same in another namespace without trudy: alice's scale to 0 is admitted.
+#   T2. after T1, scaled back to 3 and the status written again: a second scale to 0 on the
+#       value is refused (alice's use committed: it is never void).
 # Oracle: what kube-sim stores: the StatefulSet at 3 after alice's scale-down on the operator's
 # unused value, with a break-glass use recorded for it naming trudy, whose request never
 # reached the API server.
@@ -81,4 +83,14 @@ if [ "$(replicas t1)" != 0 ]; then
     exit 1
 fi
 echo "held: T1: alice's scale to 0 admitted although trudy's copy was posted"
+# T2: alice's use committed (the generation moved): it stays a use after the StatefulSet moves
+# on again; the value allows no second scale-down
+kc -n t1 scale statefulset etcd-main --replicas=3 >/dev/null || ctl_fail "T2: the operator cannot scale up"
+kc -n t1 patch statefulset etcd-main --subresource=status --type merge -p '{"status":{"collisionCount":77}}' >/dev/null ||
+    ctl_fail "T2: cannot write the StatefulSet's status"
+wh_caught_up
+out2=$(WH_AS_NS=t1 wh_as alice scale statefulset etcd-main --replicas=0 2>&1)
+[ "$(replicas t1)" = 3 ] || ctl_fail "T2: a second scale-down admitted on the used value: $out2"
+grep -q "was used at" <<<"$out2" || ctl_fail "T2: refused for another reason: $out2"
+echo "held: T2: a committed use stays a use; the second scale-down on the value is refused"
 echo "attack13_glass_copy_stale: ok"
