@@ -106,11 +106,13 @@ Test(glass, record_round_trip)
 
 /* A use recorded with its target: the target read back, and the record void only when the
  * object stored shows the recorded request never committed and no longer can. */
-#define T(gen) "\"target\":{\"group\":\"apps\",\"version\":\"v1\",\"resource\":\"statefulsets\"," \
-               "\"namespace\":\"ns\",\"name\":\"etcd-main\",\"uid\":\"s1\",\"resourceVersion\":" \
-               "\"41\",\"generation\":" gen "}"
-#define S(uid, rv, gen, extra) "{\"metadata\":{\"uid\":\"" uid "\",\"resourceVersion\":\"" rv \
-               "\",\"generation\":" gen extra "}}"
+#define T(gen)                                                                         \
+    "\"target\":{\"group\":\"apps\",\"version\":\"v1\",\"resource\":\"statefulsets\"," \
+    "\"namespace\":\"ns\",\"name\":\"etcd-main\",\"uid\":\"s1\",\"resourceVersion\":"  \
+    "\"41\",\"generation\":" gen "}"
+#define S(uid, rv, gen, extra)                                                                    \
+    "{\"metadata\":{\"uid\":\"" uid "\",\"resourceVersion\":\"" rv "\",\"generation\":" gen extra \
+    "}}"
 
 struct void_row {
     const char *rec, *stored; /* stored NULL: not found */

@@ -327,8 +327,8 @@ static enum kerr attempt(struct k8s_client *k, const char *ns, const char *name,
  * object of the review's uid and resourceVersion (*gen: its metadata.generation, 0 when it has
  * none); KERR_CONFLICT when another is stored.
  */
-static enum kerr stored_as_reviewed(struct k8s_client *k, const struct glass_use *u,
-                                    int64_t *gen, struct kerr_info *err)
+static enum kerr stored_as_reviewed(struct k8s_client *k, const struct glass_use *u, int64_t *gen,
+                                    struct kerr_info *err)
 {
     const char *uid = u->target_uid, *rv = u->target_rv, *cuid, *crv;
     cJSON *cur = NULL;
