@@ -26,21 +26,9 @@ set -uo pipefail
 . "$(dirname "$0")/../lib/controller.sh"
 command -v jq >/dev/null || ksim_fail "jq is not installed"
 ctl_stage
+. "$(dirname "$0")/../lib/glass.sh"
 replicas() { kc -n "$1" get statefulset etcd-main -o jsonpath='{.spec.replicas}'; }
-glass_uses() { # the break-glass records of the webhook's Leases that name WHO
-    kc get leases -A -o json | jq -r --arg w "$1" '.items[] | select(.metadata.name | startswith("etcd-warden-glass-"))
-        | .metadata.annotations["etcd-warden.io/break-glass-used"] // empty' | grep -F "$1"
-}
-expiry=$(date -u -d '+2 hours' +%Y-%m-%dT%H:%M:%SZ)
-for ns in t0 t1; do
-    druid_etcd $ns etcd-main
-    druid_double_for $ns etcd-main
-    curl -sf -X POST "$DRUID_DOUBLE_URL/admin/write?n=5" >/dev/null || ctl_fail "$ns: the double takes no writes"
-    kc -n $ns annotate etcd etcd-main "etcd-warden.io/allow-scale-down-without-snapshot=$expiry bucket lost" >/dev/null ||
-        ctl_fail "the operator cannot set break glass on $ns"
-    WH_AS_NS=$ns wh_as alice annotate etcd etcd-main druid.gardener.cloud/disable-etcd-component-protection= >/dev/null ||
-        ctl_fail "alice cannot disable protection of $ns"
-done
+glass_stage t0 t1
 wh_caught_up
 
 # trudy reads the StatefulSet as stored and posts the scale to 0 she expects alice to make
