@@ -83,7 +83,7 @@ static enum kerr add_target(cJSON *r, const struct glass_use *u)
     cJSON *t;
 
     if (!res || !u->target_uid || !*u->target_uid || !u->target_rv || !*u->target_rv ||
-        u->target_gen < 1)
+        (u->target_gen < 1 && !u->deletion))
         return KERR_OK;
     t = cJSON_AddObjectToObject(r, "target");
     if (!t || !cJSON_AddStringToObject(t, "group", res->group ? res->group : "") ||
@@ -93,7 +93,8 @@ static enum kerr add_target(cJSON *r, const struct glass_use *u)
         !cJSON_AddStringToObject(t, "name", u->target_name ? u->target_name : "") ||
         !cJSON_AddStringToObject(t, "uid", u->target_uid) ||
         !cJSON_AddStringToObject(t, "resourceVersion", u->target_rv) ||
-        !cJSON_AddNumberToObject(t, "generation", (double)u->target_gen))
+        (u->target_gen > 0 && !cJSON_AddNumberToObject(t, "generation", (double)u->target_gen)) ||
+        (u->deletion && !cJSON_AddStringToObject(t, "operation", "DELETE")))
         return KERR_NOMEM;
     return KERR_OK;
 }
@@ -117,6 +118,14 @@ cJSON *glass_record(const struct glass_use *u, time_t now)
     return r;
 }
 
+/* Whether the record's target t is of a DELETE. */
+static int is_deletion(const cJSON *t)
+{
+    const char *op = str_of(t, "operation");
+
+    return op && strcmp(op, "DELETE") == 0;
+}
+
 int glass_target(const cJSON *rec, struct k8s_resource *res, const char **ns, const char **name)
 {
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(rec, "target");
@@ -130,7 +139,8 @@ int glass_target(const cJSON *rec, struct k8s_resource *res, const char **ns, co
     *ns = str_of(t, "namespace");
     *name = str_of(t, "name");
     if (!res->group || !res->version || !*res->version || !res->resource || !*res->resource ||
-        !*ns || !*name || !**name || !cJSON_IsNumber(gen) || gen->valuedouble < 1)
+        !*ns || !*name || !**name ||
+        (!is_deletion(t) && (!cJSON_IsNumber(gen) || gen->valuedouble < 1)))
         return 0;
     res->namespaced = **ns != '\0';
     return 1;
@@ -145,12 +155,16 @@ int glass_void(const cJSON *rec, const cJSON *stored)
     const char *crv = kjson_get_str(stored, "metadata.resourceVersion");
     const cJSON *cgen = kjson_get(stored, "metadata.generation");
 
-    if (!cJSON_IsObject(stored) || !uid || !*uid || !rv || !*rv || !cuid || !crv || !*crv ||
-        !cJSON_IsNumber(gen) || gen->valuedouble < 1 || !cJSON_IsNumber(cgen))
+    if (!cJSON_IsObject(stored) || !uid || !*uid || !rv || !*rv || !cuid || !crv || !*crv)
         return 0;
     if (kjson_has(stored, "metadata.deletionTimestamp"))
         return 0; /* a DELETE (or another) committed: the object is going */
-    return strcmp(uid, cuid) == 0 && strcmp(rv, crv) != 0 && gen->valuedouble == cgen->valuedouble;
+    if (strcmp(uid, cuid) != 0 || strcmp(rv, crv) == 0)
+        return 0; /* another object, or the request may still commit */
+    if (is_deletion(t))
+        return 1; /* a DELETE that committed left the object gone or deleting */
+    return cJSON_IsNumber(gen) && gen->valuedouble >= 1 && cJSON_IsNumber(cgen) &&
+           gen->valuedouble == cgen->valuedouble;
 }
 
 /* lease's annotation GLASS_ANNOTATION parsed (OWNED), NULL when absent or not JSON. */

@@ -21,14 +21,16 @@
  *
  * A recorded use that never committed is no use. With a use of an UPDATE or DELETE its target
  * is recorded: resource, namespace, name, uid, resourceVersion and metadata.generation of the
- * object stored. When a later request finds the value used by another request, the record's
- * target is read: the same uid, the same generation, another resourceVersion and no
- * deletionTimestamp mean the recorded request can no longer commit (its resourceVersion is
- * gone) and never did (a scale-down, any spec change, bumps the generation when it commits, a
- * status write does not; a DELETE leaves the object gone or deleting): the record is void, it
- * is dropped and this request uses the value. So a copy of a request posted to the webhook's
+ * object stored (a DELETE's without it). When a later request finds the value used by another
+ * request, the record's target is read: the same uid, another resourceVersion, no
+ * deletionTimestamp and, for an UPDATE, the same generation mean the recorded request can no
+ * longer commit (its resourceVersion is gone; a retry of it is admitted anew) and never did (a
+ * scale-down, any spec change, bumps the generation when it commits, a status write does not;
+ * a DELETE leaves the object gone or deleting): the record is void, it is dropped and this
+ * request uses the value. So a copy of a request posted to the webhook's
  * port by a reader, which the API server never makes, does not use the value up once the
- * object moves on. A record without a target or generation, a target gone, of another uid,
+ * object moves on. A record without a target (or, of an UPDATE, without a generation), a
+ * target gone, of another uid,
  * whose generation moved, stored at the recorded resourceVersion (the request may still
  * commit), deleting, or that cannot be read keeps the use.
  *
@@ -88,6 +90,7 @@ struct glass_use {
     const char *review_uid;             /* a CREATE: the review's request.uid */
     const char *request;                /* glass_request_key of the above */
     int64_t target_gen; /* the stored target's metadata.generation (glass_take sets it; 0: none) */
+    int deletion;       /* the request is a DELETE of the target */
 };
 
 #define GLASS_REQUEST_MAX 800
@@ -124,22 +127,24 @@ int glass_judge(const cJSON *rec, const struct glass_use *u, struct glass_prior 
 
 /*
  * u's record at now as written (OWNED, cJSON_Delete), NULL when out of memory: with a "target"
- * {group, version, resource, namespace, name, uid, resourceVersion, generation} when u has a
- * target with a uid, a resourceVersion and a generation (target_gen > 0). Pure.
+ * {group, version, resource, namespace, name, uid, resourceVersion, generation (when > 0),
+ * operation "DELETE" (a deletion)} when u has a target with a uid, a resourceVersion and a
+ * generation (target_gen > 0) or is a deletion. Pure.
  */
 cJSON *glass_record(const struct glass_use *u, time_t now);
 
 /*
  * The object the record rec (BORROWED) was used on, to read: *res and *ns, *name (BORROWED
- * from rec) set and 1 when rec has a target with a generation (glass_record); else 0. Pure.
+ * from rec) set and 1 when rec has a target with a generation or of a DELETE (glass_record);
+ * else 0. Pure.
  */
 int glass_target(const cJSON *rec, struct k8s_resource *res, const char **ns, const char **name);
 
 /*
  * Whether the use rec (one record, BORROWED) is void given its target as stored now (stored,
- * BORROWED; NULL: not found): 1 when rec has a target with a generation and stored has its uid
- * and generation, another resourceVersion and no deletionTimestamp (the recorded request never
- * committed and no longer can); else 0 (the use is kept). Pure.
+ * BORROWED; NULL: not found): 1 when stored has the target's uid, another resourceVersion, no
+ * deletionTimestamp and, unless the target is of a DELETE, the target's generation (the
+ * recorded request never committed and no longer can); else 0 (the use is kept). Pure.
  */
 int glass_void(const cJSON *rec, const cJSON *stored);
 
