@@ -104,6 +104,126 @@ Test(glass, record_round_trip)
     cJSON_Delete(r);
 }
 
+/* A use recorded with its target: the target read back, and the record void only when the
+ * object stored shows the recorded request never committed and no longer can. */
+#define T(gen)                                                                         \
+    "\"target\":{\"group\":\"apps\",\"version\":\"v1\",\"resource\":\"statefulsets\"," \
+    "\"namespace\":\"ns\",\"name\":\"etcd-main\",\"uid\":\"s1\",\"resourceVersion\":"  \
+    "\"41\",\"generation\":" gen "}"
+#define S(uid, rv, gen, extra)                                                                    \
+    "{\"metadata\":{\"uid\":\"" uid "\",\"resourceVersion\":\"" rv "\",\"generation\":" gen extra \
+    "}}"
+
+/* a member claim's DELETE: no generation (a PVC has none) */
+#define TD                                                                                   \
+    "\"target\":{\"group\":\"\",\"version\":\"v1\",\"resource\":\"persistentvolumeclaims\"," \
+    "\"namespace\":\"ns\",\"name\":\"etcd-main\",\"uid\":\"s1\",\"resourceVersion\":\"41\"," \
+    "\"operation\":\"DELETE\"}"
+#define P(uid, rv, extra) \
+    "{\"metadata\":{\"uid\":\"" uid "\",\"resourceVersion\":\"" rv "\"" extra "}}"
+
+struct void_row {
+    const char *rec, *stored; /* stored NULL: not found */
+    int target, is_void;
+};
+
+static const struct void_row void_rows[] = {
+    /* a status write moved the resourceVersion, the generation did not: never committed */
+    { "{" T("2") "}", S("s1", "42", "2", ""), 1, 1 },
+    /* the request may still commit (stored at its resourceVersion): kept */
+    { "{" T("2") "}", S("s1", "41", "2", ""), 1, 0 },
+    /* the spec changed (the scale-down committed, or any other): kept */
+    { "{" T("2") "}", S("s1", "42", "3", ""), 1, 0 },
+    /* created again (another uid), gone, or going: kept */
+    { "{" T("2") "}", S("s2", "42", "2", ""), 1, 0 },
+    { "{" T("2") "}", NULL, 1, 0 },
+    { "{" T("2") "}", S("s1", "42", "2", ",\"deletionTimestamp\":\"2026-11-30T10:00:00Z\""), 1, 0 },
+    /* the stored object without a generation: kept */
+    { "{" T("2") "}", "{\"metadata\":{\"uid\":\"s1\",\"resourceVersion\":\"42\"}}", 1, 0 },
+    /* a record without a target or generation (a CREATE, an object without generation, a
+     * record written before targets were): kept */
+    { "{\"value\":\"" V1 "\"}", S("s1", "42", "2", ""), 0, 0 },
+    { "{" T("0") "}", S("s1", "42", "0", ""), 0, 0 },
+    { "{" T("\"2\"") "}", S("s1", "42", "2", ""), 0, 0 },
+    { "{\"target\":{\"group\":\"apps\",\"version\":\"v1\",\"resource\":\"statefulsets\","
+      "\"namespace\":\"ns\",\"name\":\"etcd-main\",\"generation\":2}}",
+      S("s1", "42", "2", ""), 1, 0 },
+    /* a DELETE: void once the object moved on without being deleted; kept while it may still
+     * commit, when it is going or gone, or created again */
+    { "{" TD "}", P("s1", "42", ""), 1, 1 },
+    { "{" TD "}", P("s1", "41", ""), 1, 0 },
+    { "{" TD "}", P("s1", "42", ",\"deletionTimestamp\":\"2026-11-30T10:00:00Z\""), 1, 0 },
+    { "{" TD "}", NULL, 1, 0 },
+    { "{" TD "}", P("s2", "42", ""), 1, 0 },
+};
+
+Test(glass, void_table)
+{
+    for (size_t i = 0; i < sizeof(void_rows) / sizeof(void_rows[0]); i++) {
+        const struct void_row *r = &void_rows[i];
+        cJSON *rec = cJSON_Parse(r->rec), *stored = r->stored ? cJSON_Parse(r->stored) : NULL;
+        struct k8s_resource res;
+        const char *ns, *name;
+
+        cr_assert(rec && (!r->stored || stored), "row %zu: bad JSON", i);
+        cr_expect_eq(glass_target(rec, &res, &ns, &name), r->target, "row %zu", i);
+        if (r->target) {
+            cr_expect(res.resource && *res.resource, "row %zu", i);
+            cr_expect_str_eq(ns, "ns", "row %zu", i);
+            cr_expect_str_eq(name, "etcd-main", "row %zu", i);
+            cr_expect(res.namespaced, "row %zu", i);
+        }
+        cr_expect_eq(glass_void(rec, stored), r->is_void, "row %zu", i);
+        cJSON_Delete(rec);
+        cJSON_Delete(stored);
+    }
+}
+
+/* glass_record writes the target only for a stored object with a generation. */
+Test(glass, record_target)
+{
+    struct k8s_resource sts = { "apps", "v1", "statefulsets", 1 };
+    struct glass_use u = { .ns = "ns",
+                           .name = "etcd-main",
+                           .uid = "u1",
+                           .value = V1,
+                           .user = "trudy",
+                           .what = "scaling to 0",
+                           .target = &sts,
+                           .target_ns = "ns",
+                           .target_name = "etcd-main",
+                           .target_uid = "s1",
+                           .target_rv = "41",
+                           .target_gen = 2 };
+    cJSON *r = glass_record(&u, 1795515451), *stored = cJSON_Parse(S("s1", "42", "2", ""));
+    struct k8s_resource res;
+    const char *ns, *name;
+
+    cr_assert(r && stored);
+    cr_expect(glass_target(r, &res, &ns, &name));
+    cr_expect_str_eq(res.group, "apps");
+    cr_expect_str_eq(res.version, "v1");
+    cr_expect(glass_void(r, stored));
+    cJSON_Delete(r);
+    u.target_gen = 0; /* no generation: no target, never void */
+    cr_assert(r = glass_record(&u, 1795515451));
+    cr_expect(!glass_target(r, &res, &ns, &name));
+    cr_expect(!glass_void(r, stored));
+    cJSON_Delete(r);
+    u.deletion = 1; /* a DELETE without generation: a target of a DELETE, never compared */
+    cr_assert(r = glass_record(&u, 1795515451));
+    cr_expect(glass_target(r, &res, &ns, &name));
+    cr_expect(glass_void(r, stored));
+    cJSON_Delete(r);
+    u.deletion = 0;
+    u.target_gen = 2; /* a CREATE: no target */
+    u.target_uid = NULL;
+    cr_assert(r = glass_record(&u, 1795515451));
+    cr_expect(!cJSON_GetObjectItemCaseSensitive(r, "target"));
+    cJSON_Delete(r);
+    cJSON_Delete(stored);
+}
+
 Test(glass, names_and_hashes)
 {
     char a[GLASS_HASH_LEN + 1], b[GLASS_HASH_LEN + 1], n[64];

@@ -183,6 +183,30 @@ Test(toggles, status_backup_false_on_a_restoring_etcd)
     cJSON_Delete(restoring);
 }
 
+/* The restoring label is added on the CREATE of a re-created Etcd, or by warden-controller: an
+ * UPDATE by anyone else that adds it to a live Etcd is refused; keeping or removing it is not. */
+Test(toggles, restoring_label_only_at_create)
+{
+    const char *l = "etcd-warden.io/restoring";
+    const char *m;
+
+    user = PERSON;
+    m = decide(REVIEW_OP_UPDATE, label(l, ""), etcd(NULL, NULL));
+    cr_expect(strstr(m, "metadata.labels[etcd-warden.io/restoring] marks an Etcd re-created from "
+                        "a backup"),
+              "%s", m);
+    cr_expect(strstr(m, "removing it ends a restore"), "%s", m);
+    /* no oldObject to show it was there: refused too */
+    cr_expect_neq(*decide(REVIEW_OP_UPDATE, label(l, ""), NULL), '\0');
+    cr_expect_str_eq(decide(REVIEW_OP_UPDATE, label(l, ""), label(l, "")), "", "kept");
+    cr_expect_str_eq(decide(REVIEW_OP_UPDATE, etcd(NULL, NULL), label(l, "")), "", "removed");
+    cr_expect_str_eq(decide(REVIEW_OP_CREATE, label(l, ""), NULL), "", "on CREATE");
+    user = CTL;
+    cr_expect_str_eq(decide(REVIEW_OP_UPDATE, label(l, ""), etcd(NULL, NULL)), "",
+                     "by warden-controller");
+    user = PERSON;
+}
+
 Test(toggles, unknown_keys_are_refused_with_the_known_ones)
 {
     const char *m;

@@ -76,6 +76,29 @@ int glass_judge(const cJSON *rec, const struct glass_use *u, struct glass_prior 
     return u->request && *u->request && request && strcmp(request, u->request) == 0 ? 2 : 1;
 }
 
+/* r's "target" from u when u has a stored object with a generation (KERR_NOMEM on failure). */
+static enum kerr add_target(cJSON *r, const struct glass_use *u)
+{
+    const struct k8s_resource *res = u->target;
+    cJSON *t;
+
+    if (!res || !u->target_uid || !*u->target_uid || !u->target_rv || !*u->target_rv ||
+        (u->target_gen < 1 && !u->deletion))
+        return KERR_OK;
+    t = cJSON_AddObjectToObject(r, "target");
+    if (!t || !cJSON_AddStringToObject(t, "group", res->group ? res->group : "") ||
+        !cJSON_AddStringToObject(t, "version", res->version ? res->version : "") ||
+        !cJSON_AddStringToObject(t, "resource", res->resource ? res->resource : "") ||
+        !cJSON_AddStringToObject(t, "namespace", u->target_ns ? u->target_ns : "") ||
+        !cJSON_AddStringToObject(t, "name", u->target_name ? u->target_name : "") ||
+        !cJSON_AddStringToObject(t, "uid", u->target_uid) ||
+        !cJSON_AddStringToObject(t, "resourceVersion", u->target_rv) ||
+        (u->target_gen > 0 && !cJSON_AddNumberToObject(t, "generation", (double)u->target_gen)) ||
+        (u->deletion && !cJSON_AddStringToObject(t, "operation", "DELETE")))
+        return KERR_NOMEM;
+    return KERR_OK;
+}
+
 cJSON *glass_record(const struct glass_use *u, time_t now)
 {
     cJSON *r = cJSON_CreateObject();
@@ -87,11 +110,61 @@ cJSON *glass_record(const struct glass_use *u, time_t now)
         !cJSON_AddNumberToObject(r, "at", (double)now) ||
         !cJSON_AddStringToObject(r, "user", u->user) ||
         !cJSON_AddStringToObject(r, "what", u->what) ||
-        !cJSON_AddStringToObject(r, "request", u->request ? u->request : "")) {
+        !cJSON_AddStringToObject(r, "request", u->request ? u->request : "") ||
+        add_target(r, u) != KERR_OK) {
         cJSON_Delete(r);
         return NULL;
     }
     return r;
+}
+
+/* Whether the record's target t is of a DELETE. */
+static int is_deletion(const cJSON *t)
+{
+    const char *op = str_of(t, "operation");
+
+    return op && strcmp(op, "DELETE") == 0;
+}
+
+int glass_target(const cJSON *rec, struct k8s_resource *res, const char **ns, const char **name)
+{
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(rec, "target");
+    const cJSON *gen = cJSON_GetObjectItemCaseSensitive(t, "generation");
+
+    memset(res, 0, sizeof(*res));
+    *ns = *name = NULL;
+    res->group = str_of(t, "group");
+    res->version = str_of(t, "version");
+    res->resource = str_of(t, "resource");
+    *ns = str_of(t, "namespace");
+    *name = str_of(t, "name");
+    if (!res->group || !res->version || !*res->version || !res->resource || !*res->resource ||
+        !*ns || !*name || !**name ||
+        (!is_deletion(t) && (!cJSON_IsNumber(gen) || gen->valuedouble < 1)))
+        return 0;
+    res->namespaced = **ns != '\0';
+    return 1;
+}
+
+int glass_void(const cJSON *rec, const cJSON *stored)
+{
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(rec, "target");
+    const cJSON *gen = cJSON_GetObjectItemCaseSensitive(t, "generation");
+    const char *uid = str_of(t, "uid"), *rv = str_of(t, "resourceVersion");
+    const char *cuid = kjson_get_str(stored, "metadata.uid");
+    const char *crv = kjson_get_str(stored, "metadata.resourceVersion");
+    const cJSON *cgen = kjson_get(stored, "metadata.generation");
+
+    if (!cJSON_IsObject(stored) || !uid || !*uid || !rv || !*rv || !cuid || !crv || !*crv)
+        return 0;
+    if (kjson_has(stored, "metadata.deletionTimestamp"))
+        return 0; /* a DELETE (or another) committed: the object is going */
+    if (strcmp(uid, cuid) != 0 || strcmp(rv, crv) == 0)
+        return 0; /* another object, or the request may still commit */
+    if (is_deletion(t))
+        return 1; /* a DELETE that committed left the object gone or deleting */
+    return cJSON_IsNumber(gen) && gen->valuedouble >= 1 && cJSON_IsNumber(cgen) &&
+           gen->valuedouble == cgen->valuedouble;
 }
 
 /* lease's annotation GLASS_ANNOTATION parsed (OWNED), NULL when absent or not JSON. */
@@ -151,6 +224,70 @@ static enum kerr with_record(cJSON *lease, const cJSON *recs, const struct glass
     return rc;
 }
 
+/* recs (OWNED) as a list of records: a lone record in a list, anything else NULL. */
+static cJSON *as_list(cJSON *recs)
+{
+    cJSON *list;
+
+    if (cJSON_IsArray(recs))
+        return recs;
+    if (!cJSON_IsObject(recs) || !(list = cJSON_CreateArray())) {
+        cJSON_Delete(recs);
+        return NULL;
+    }
+    cJSON_AddItemToArray(list, recs);
+    return list;
+}
+
+/* Whether the use r proved void (glass_void) on its target as the API server stores it now. */
+static int void_on_server(struct k8s_client *k, const cJSON *r)
+{
+    struct k8s_resource res;
+    const char *ns, *name;
+    cJSON *cur = NULL;
+    struct kerr_info e;
+    int v;
+
+    if (!glass_target(r, &res, &ns, &name))
+        return 0;
+    kerr_clear(&e);
+    if (k8s_get(k, &res, res.namespaced ? ns : NULL, name, NULL, &cur, &e) != KERR_OK) {
+        cJSON_Delete(cur);
+        return 0; /* gone, or not read: the use is kept */
+    }
+    v = glass_void(r, cur);
+    cJSON_Delete(cur);
+    return v;
+}
+
+/*
+ * glass_judge over the list recs (OWNED by the caller), the records of u's value that proved
+ * void detached and freed: 2 when one is u's request's (used zeroed), 1 when a use that is not
+ * void is recorded (used filled), 0 when none is (used zeroed).
+ */
+static int judge_all(struct k8s_client *k, cJSON *recs, const struct glass_use *u,
+                     struct glass_prior *used)
+{
+    cJSON *r, *next;
+
+    memset(used, 0, sizeof(*used));
+    cJSON_ArrayForEach (r, recs)
+        if (cJSON_IsObject(r) && glass_judge(r, u, used) == 2) {
+            memset(used, 0, sizeof(*used)); /* this request's own record: admitted again */
+            return 2;
+        }
+    for (r = recs ? recs->child : NULL; r; r = next) {
+        next = r->next;
+        if (!cJSON_IsObject(r) || !glass_judge(r, u, used))
+            continue;
+        if (!void_on_server(k, r))
+            return 1;
+        cJSON_Delete(cJSON_DetachItemViaPointer(recs, r));
+    }
+    memset(used, 0, sizeof(*used));
+    return 0;
+}
+
 /* One attempt: KERR_CONFLICT / KERR_EXISTS when another admission wrote in between. */
 static enum kerr attempt(struct k8s_client *k, const char *ns, const char *name,
                          const struct glass_use *u, int dry_run, struct glass_prior *used,
@@ -187,10 +324,8 @@ static enum kerr attempt(struct k8s_client *k, const char *ns, const char *name,
     }
     if (rc != KERR_OK)
         return rc;
-    rec = record_of(lease);
-    judged = glass_judge(rec, u, used);
-    if (judged == 2) /* this request's own record: admitted again, nothing written */
-        memset(used, 0, sizeof(*used));
+    rec = as_list(record_of(lease));
+    judged = judge_all(k, rec, u, used);
     if (!judged && !dry_run) {
         rc = with_record(lease, rec, u, now, err);
         if (rc == KERR_OK)
@@ -203,9 +338,10 @@ static enum kerr attempt(struct k8s_client *k, const char *ns, const char *name,
 
 /*
  * KERR_OK when u's request acts on what the API server stores: for an UPDATE or DELETE the
- * object of the review's uid and resourceVersion; KERR_CONFLICT when another is stored.
+ * object of the review's uid and resourceVersion (*gen: its metadata.generation, 0 when it has
+ * none); KERR_CONFLICT when another is stored.
  */
-static enum kerr stored_as_reviewed(struct k8s_client *k, const struct glass_use *u,
+static enum kerr stored_as_reviewed(struct k8s_client *k, const struct glass_use *u, int64_t *gen,
                                     struct kerr_info *err)
 {
     const char *uid = u->target_uid, *rv = u->target_rv, *cuid, *crv;
@@ -244,6 +380,8 @@ static enum kerr stored_as_reviewed(struct k8s_client *k, const struct glass_use
                       "oldObject (uid %.64s, resourceVersion %.32s)",
                       u->target->resource, u->target_ns, u->target_name, cuid ? cuid : "",
                       crv ? crv : "", uid, rv);
+    if (rc == KERR_OK && (kjson_get_int64(cur, "metadata.generation", gen) != KERR_OK || *gen < 1))
+        *gen = 0; /* no generation: a use on it is never found void */
     cJSON_Delete(cur);
     return rc;
 }
@@ -251,19 +389,21 @@ static enum kerr stored_as_reviewed(struct k8s_client *k, const struct glass_use
 enum kerr glass_take(struct k8s_client *k, const char *lease_ns, const struct glass_use *u,
                      int dry_run, struct glass_prior *used, struct kerr_info *err)
 {
+    struct glass_use mine = *u; /* with the stored target's generation */
     char name[64];
     enum kerr rc = KERR_CONFLICT;
 
     memset(used, 0, sizeof(*used));
+    mine.target_gen = 0;
     if (!k || !lease_ns || !*lease_ns || !u->ns || !*u->ns || !u->name || !*u->name || !*u->value)
         return kerr_set(err, KERR_INVAL, "no namespace, Etcd or value to record the use in");
-    if (stored_as_reviewed(k, u, err) != KERR_OK)
+    if (stored_as_reviewed(k, u, &mine.target_gen, err) != KERR_OK)
         return kerr_wrap(err, "not the request the API server is making");
     glass_lease_name(u->ns, u->name, name, sizeof(name));
     for (int i = 0; i < GLASS_TRIES && (rc == KERR_CONFLICT || rc == KERR_EXISTS); i++) {
         if (i)
             kerr_clear(err);
-        rc = attempt(k, lease_ns, name, u, dry_run, used, err);
+        rc = attempt(k, lease_ns, name, &mine, dry_run, used, err);
     }
     if (rc != KERR_OK)
         return kerr_wrap(err, "recording the use of break glass in Lease %s/%s", lease_ns, name);

@@ -19,6 +19,21 @@
  * admitted without a new one: the API server commits at most one write per resourceVersion of
  * an object, so that admits no second change.
  *
+ * A recorded use that never committed is no use. With a use of an UPDATE or DELETE its target
+ * is recorded: resource, namespace, name, uid, resourceVersion and metadata.generation of the
+ * object stored (a DELETE's without it). When a later request finds the value used by another
+ * request, the record's target is read: the same uid, another resourceVersion, no
+ * deletionTimestamp and, for an UPDATE, the same generation mean the recorded request can no
+ * longer commit (its resourceVersion is gone; a retry of it is admitted anew) and never did (a
+ * scale-down, any spec change, bumps the generation when it commits, a status write does not;
+ * a DELETE leaves the object gone or deleting): the record is void, it is dropped and this
+ * request uses the value. So a copy of a request posted to the webhook's
+ * port by a reader, which the API server never makes, does not use the value up once the
+ * object moves on. A record without a target (or, of an UPDATE, without a generation), a
+ * target gone, of another uid,
+ * whose generation moved, stored at the recorded resourceVersion (the request may still
+ * commit), deleting, or that cannot be read keeps the use.
+ *
  * Keyed by the Etcd's namespace and name, not its uid: an Etcd deleted and created again
  * from the same manifest, the same value in it, does not get that value's use once more.
  * Every value used is kept GLASS_KEEP_S after its use (a value expires at most 24 hours
@@ -46,6 +61,7 @@
 #define WEBHOOK_GLASS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <time.h>
 
 #include <cJSON.h>
@@ -73,6 +89,8 @@ struct glass_use {
     const char *target_uid, *target_rv; /* the review's oldObject's; NULL for a CREATE */
     const char *review_uid;             /* a CREATE: the review's request.uid */
     const char *request;                /* glass_request_key of the above */
+    int64_t target_gen; /* the stored target's metadata.generation (glass_take sets it; 0: none) */
+    int deletion;       /* the request is a DELETE of the target */
 };
 
 #define GLASS_REQUEST_MAX 800
@@ -107,13 +125,34 @@ void glass_lease_name(const char *ns, const char *name, char *out, size_t n);
  */
 int glass_judge(const cJSON *rec, const struct glass_use *u, struct glass_prior *p);
 
-/* u's record at now as written (OWNED, cJSON_Delete), NULL when out of memory. Pure. */
+/*
+ * u's record at now as written (OWNED, cJSON_Delete), NULL when out of memory: with a "target"
+ * {group, version, resource, namespace, name, uid, resourceVersion, generation (when > 0),
+ * operation "DELETE" (a deletion)} when u has a target with a uid, a resourceVersion and a
+ * generation (target_gen > 0) or is a deletion. Pure.
+ */
 cJSON *glass_record(const struct glass_use *u, time_t now);
+
+/*
+ * The object the record rec (BORROWED) was used on, to read: *res and *ns, *name (BORROWED
+ * from rec) set and 1 when rec has a target with a generation or of a DELETE (glass_record);
+ * else 0. Pure.
+ */
+int glass_target(const cJSON *rec, struct k8s_resource *res, const char **ns, const char **name);
+
+/*
+ * Whether the use rec (one record, BORROWED) is void given its target as stored now (stored,
+ * BORROWED; NULL: not found): 1 when stored has the target's uid, another resourceVersion, no
+ * deletionTimestamp and, unless the target is of a DELETE, the target's generation (the
+ * recorded request never committed and no longer can); else 0 (the use is kept). Pure.
+ */
+int glass_void(const cJSON *rec, const cJSON *stored);
 
 /*
  * Record u in the webhook's namespace lease_ns (dry_run: only read). KERR_OK with
  * used->at 0: recorded (or, dry run, would be; or recorded before for this very request);
- * KERR_OK with used->at set: the value was used before (nothing written). KERR_CONFLICT
+ * KERR_OK with used->at set: the value was used before (nothing written; a void record, see
+ * above, does not count and is replaced by u's). KERR_CONFLICT
  * when u->target is stored otherwise than the review says (nothing written). Errors when it
  * could not be decided (the caller refuses).
  */

@@ -25,7 +25,9 @@ enum kerr glassadm_admit(const struct lookup *lk, const struct review_req *req, 
                            NULL,
                            NULL,
                            req->uid,
-                           "" };
+                           "",
+                           0,
+                           req->op == REVIEW_OP_DELETE };
     char at[KTIME_LEN + 1], key[GLASS_REQUEST_MAX + 1];
     struct glass_prior used;
     struct kerr_info e;

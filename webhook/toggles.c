@@ -137,6 +137,21 @@ static int update_may_change(const struct review_req *req, const char *key, cons
            cJSON_GetObjectItemCaseSensitive(labels, LOOKUP_LABEL_RESTORING) != NULL;
 }
 
+/*
+ * True when req, an UPDATE by someone other than the controller, adds the restoring label: the
+ * mark of an Etcd re-created from a backup, which the mutating webhook adds on that CREATE. On
+ * a live Etcd it would stop the controller's live steps there (hibernation, the status backup),
+ * put the status backup's copy over the live status and open status-backup-exists to anyone.
+ */
+static int adds_restoring(const struct protect_config *cfg, const struct review_req *req)
+{
+    return req->op == REVIEW_OP_UPDATE && !is_controller(cfg, req) &&
+           !cJSON_GetObjectItemCaseSensitive(meta_map(req->old_object, "labels"),
+                                             LOOKUP_LABEL_RESTORING) &&
+           cJSON_GetObjectItemCaseSensitive(meta_map(req->object, "labels"),
+                                            LOOKUP_LABEL_RESTORING);
+}
+
 /* The first state annotation req sets, changes or removes that its user may not; NULL: none. */
 static const char *forbidden_state(const struct protect_config *cfg, const struct review_req *req)
 {
@@ -288,6 +303,14 @@ enum kerr toggles_decide(const struct protect_config *cfg, const struct review_r
                          "part of the state the scale-down guard decides from, and %s may not "
                          "set, change or remove it (state annotations: %s)",
                          k, req->username, TOGGLES_STATE_KEYS);
+    else if (adds_restoring(cfg, req))
+        rc = review_deny(resp,
+                         "metadata.labels[%s] marks an Etcd re-created from a backup: it is set "
+                         "when such an Etcd is created, and %s may not add it to Etcd %s, which "
+                         "is live (warden-controller would stop its live steps and restore its "
+                         "status from the status backup); removing it ends a restore",
+                         LOOKUP_LABEL_RESTORING, req->username ? req->username : "(unknown)",
+                         req->name ? req->name : "(unnamed)");
     else if (!is_controller(cfg, req) &&
              (k = unknown_key(req, "annotations", toggle_annotations, N(toggle_annotations), 1)))
         rc = review_deny(resp,

@@ -519,14 +519,9 @@ static enum kerr perform(const struct hib_env *env, struct round *r, const struc
                          s->attempt);
         return create_task(env, r, s->attempt, &r->defer_ms, err);
     case HIBPLAN_SCALE:
-        if (s->replicas == 0 && r->v.store && !r->v.counted)
-            ev_log_emitf(env->events, r->etcd, EV_WARNING, "ScaleDownWithoutSnapshot",
-                         "Hibernation",
-                         "scaling to 0 without a final snapshot (%d attempt%s failed): %s is set "
-                         "(%s); it is removed after this scale-down",
-                         r->v.attempt, r->v.attempt == 1 ? "" : "s", HIB_ANN_BREAK_GLASS,
-                         etcdspec_annotation(r->etcd, HIB_ANN_BREAK_GLASS));
-        return scale(env, r, s->replicas, err);
+        rc = scale(env, r, s->replicas, err);
+        hib_scale_event(env, r, s->replicas, rc, err);
+        return rc;
     case HIBPLAN_IMT_ENSURE:
         r->used += 2; /* a GET and a write */
         if ((rc = env->imt_ensure(env->imt_arg, r->etcd, err)) == KERR_OK) {

@@ -65,8 +65,9 @@
  * Events (Etcd as regarding object): Normal HibernationPhase on each phase
  * written, Normal Hibernated and WokeUp, Warning FinalSnapshotFailing with
  * the condition, Warning FinalSnapshotFailed per failed attempt and on
- * phase Failed, Warning ScaleDownWithoutSnapshot when
- * the break-glass annotation lets a scale-down through, Warning on bad input
+ * phase Failed, Warning ScaleDownWithoutSnapshot once the break-glass
+ * annotation let a scale to 0 through, Warning ScaleDownRefused (the answer
+ * quoted) when the scale to 0 was refused, Warning on bad input
  * (ClientServiceMissing, ClientServicePorts, StatefulSetMissing,
  * InvalidImmutability), and nothing is deleted or scaled on bad input;
  * Warning AwakeAgain, TrafficCutVoided, FinalSnapshotBehind,

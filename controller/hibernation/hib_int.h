@@ -65,6 +65,15 @@ enum kerr hib_note_failing(const struct hib_env *env, struct round *r, struct ke
 void hib_phase_event(const struct hib_env *env, struct round *r, enum hibplan_phase p);
 
 /*
+ * The events of the scale of r's StatefulSet to replicas that ended in rc (err: its message,
+ * BORROWED): made to 0 without a final snapshot, Warning ScaleDownWithoutSnapshot; a scale to 0
+ * refused (the API server or warden-webhook answered no), Warning ScaleDownRefused with the
+ * answer: the StatefulSet did not move. Nothing for other scales.
+ */
+void hib_scale_event(const struct hib_env *env, struct round *r, int replicas, enum kerr rc,
+                     const struct kerr_info *err);
+
+/*
  * (hib_note.c) Remove a cut that no longer holds, with a Warning that says why: scaled up
  * while Hibernated (phase WakingUp in the same write), ports open again, or not the record.
  */

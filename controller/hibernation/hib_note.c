@@ -94,6 +94,40 @@ void hib_phase_event(const struct hib_env *env, struct round *r, enum hibplan_ph
                      "hibernation phase %s", hibplan_phase_name(p));
 }
 
+/*
+ * Whether err is the API server's refusal of a write (nothing written): a 4xx other than a
+ * conflict, a missing object or throttling, or an admission webhook's denial with any code.
+ */
+static int refusal(const struct kerr_info *err)
+{
+    int s = err->http_status;
+
+    return (s >= 400 && s < 500 && s != 404 && s != 409 && s != 429) ||
+           (s >= 400 && strstr(err->msg, "denied the request") != NULL);
+}
+
+void hib_scale_event(const struct hib_env *env, struct round *r, int replicas, enum kerr rc,
+                     const struct kerr_info *err)
+{
+    if (replicas != 0)
+        return;
+    if (rc == KERR_OK && r->v.store && !r->v.counted)
+        ev_log_emitf(env->events, r->etcd, EV_WARNING, "ScaleDownWithoutSnapshot", "Hibernation",
+                     "scaled to 0 without a final snapshot (%d attempt%s failed): %s is set "
+                     "(%s); it is removed after this scale-down",
+                     r->v.attempt, r->v.attempt == 1 ? "" : "s", HIB_ANN_BREAK_GLASS,
+                     etcdspec_annotation(r->etcd, HIB_ANN_BREAK_GLASS));
+    else if (rc != KERR_OK && err && refusal(err))
+        ev_log_emitf(env->events, r->etcd, EV_WARNING, "ScaleDownRefused", "Hibernation",
+                     "the scale of StatefulSet %s to 0 %s was refused, it did not move (HTTP %d: "
+                     "%s); retrying",
+                     r->name,
+                     !r->v.store     ? "(no backup store)"
+                     : !r->v.counted ? "without a final snapshot, on " HIB_ANN_BREAK_GLASS ","
+                                     : "after the final full snapshot",
+                     err->http_status, err->msg[0] ? err->msg : kerr_str(rc));
+}
+
 /* metadata.generation of r's StatefulSet, 0 when unknown. */
 static long long sts_generation(const struct round *r)
 {

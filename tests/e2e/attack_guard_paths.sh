@@ -123,7 +123,7 @@ if wh_as alice label pvc etcd-pvc-etcd-pvc-1 z=w >/dev/null 2>&1; then
 else hole "B2: alice's label z=w on a member PVC refused (only managed-by/part-of are judged)"; fi
 
 # ---- C: a restoring Etcd's replicas through etcds/scale
-kc -n shoot label etcd etcd-r etcd-warden.io/restoring= >/dev/null || wh_fail "cannot mark etcd-r restoring"
+kc_as warden-token -n shoot label etcd etcd-r etcd-warden.io/restoring= >/dev/null || wh_fail "cannot mark etcd-r restoring"
 wh_caught_up # the caches see it
 if wh_as alice patch etcd etcd-r --type merge -p '{"spec":{"replicas":1}}' >/dev/null 2>&1; then
     hole "C: spec patch of a restoring Etcd admitted"

@@ -232,7 +232,7 @@ case_e1() {
     ok "e1: break glass removed after the scale-down it allowed"
     ev=$(ctl_events e1 etcd-main)
     grep -q "Normal Hibernated: .*without a final snapshot" <<<"$ev" || ctl_fail "e1: Hibernated event: $ev"
-    grep -q "Warning ScaleDownWithoutSnapshot: scaling to 0 without a final snapshot ([0-9]* attempts* failed)" <<<"$ev" ||
+    grep -q "Warning ScaleDownWithoutSnapshot: scaled to 0 without a final snapshot ([0-9]* attempts* failed)" <<<"$ev" ||
         ctl_fail "e1: ScaleDownWithoutSnapshot event: $ev"
     grep -q "final full snapshot taken" <<<"$ev" && ctl_fail "e1: an event claims a snapshot: $ev"
     ok "e1: the events say the scale-down had no final snapshot, with the attempts"
