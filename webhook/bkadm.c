@@ -39,11 +39,12 @@ static enum kerr found(struct dest *d, const cJSON *c, const char *what)
     return KERR_EXISTS;
 }
 
-static int overlapping(const struct dest *d, const cJSON *c)
+/* 1 when claim c overlaps d's; claim 0: d is read, not claimed (every overlap counts) */
+static int overlapping(const struct dest *d, const cJSON *c, int claim)
 {
     if (c && d->k && strcmp(d->store, BLOCAL_KEY) == 0 && kjson_get_str(c, "store") &&
         strcmp(kjson_get_str(c, "store"), BLOCAL_KEY) == 0) /* its directory, read now */
-        return bklocal_in_the_way(d->k, d->buckets, d->prefix, c);
+        return bklocal_in_the_way(d->k, d->buckets, claim ? d->ns : NULL, d->prefix, c);
     return c && kjson_get_str(c, "prefix") &&
            bstore_overlap(d->store, d->prefix, kjson_get_str(c, "prefix"));
 }
@@ -94,7 +95,7 @@ static enum kerr view_etcd(void *ctx, const char *key, const cJSON *obj)
     char w[512];
 
     (void)key;
-    if (!overlapping(d, c))
+    if (!overlapping(d, c, 1))
         return KERR_OK;
     snprintf(w, sizeof(w), "the prefix \"%s\" of Etcd %s/%s", kjson_get_str(c, "prefix"),
              s_or(c, "namespace", ""), s_or(c, "name", ""));
@@ -109,7 +110,7 @@ static enum kerr view_entry(void *ctx, const char *key, const cJSON *obj)
 
     (void)key;
     /* a retained copy's entry holds copies of its Etcd, whose further copies may share it */
-    if (!overlapping(d, c) ||
+    if (!overlapping(d, c, 1) ||
         (d->etcd && kjson_has(c, "retainedCopy") && strcmp(s_or(c, "namespace", ""), d->ns) == 0 &&
          strcmp(s_or(c, "name", ""), d->etcd) == 0))
         return KERR_OK;
@@ -126,8 +127,8 @@ static enum kerr view_backup(void *ctx, const char *key, const cJSON *obj)
     char w[512];
 
     (void)key;
-    if (!overlapping(d, c) || (d->etcd && strcmp(s_or(c, "namespace", ""), d->ns) == 0 &&
-                               strcmp(s_or(c, "etcd", ""), d->etcd) == 0))
+    if (!overlapping(d, c, 1) || (d->etcd && strcmp(s_or(c, "namespace", ""), d->ns) == 0 &&
+                                  strcmp(s_or(c, "etcd", ""), d->etcd) == 0))
         return KERR_OK;
     snprintf(w, sizeof(w), "the prefix \"%s\" of the copies of EtcdBackup %s/%s",
              kjson_get_str(c, "prefix"), s_or(c, "namespace", ""), s_or(c, "name", ""));
@@ -200,7 +201,7 @@ static enum kerr view_deleting(void *ctx, const char *key, const cJSON *obj)
     char w[512];
 
     (void)key;
-    if (!overlapping(d, c) || !cJSON_IsTrue(kjson_get(c, "deleting")))
+    if (!overlapping(d, c, 0) || !cJSON_IsTrue(kjson_get(c, "deleting")))
         return KERR_OK;
     snprintf(w, sizeof(w), "the prefix \"%s\" of BackupEntry %s of Etcd %s/%s",
              kjson_get_str(c, "prefix"), s_or(obj, "metadata.name", ""), s_or(c, "namespace", ""),

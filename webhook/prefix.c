@@ -216,17 +216,16 @@ struct probe {
 };
 
 /* 1 when the claim c of another object is in the way of the candidate's, its Local directory
- * read now (webhook/plocal: one not known is in the way). */
+ * read now (webhook/plocal: one not known is in the way, one no StatefulSet may mount above the
+ * candidate's part of a partitioned bucket is not). */
 static int in_the_way_of(const struct probe *p, const cJSON *c)
 {
-    char dir[BLOCAL_HOSTPATH_MAX + 2 * BSTORE_PREFIX_MAX];
-
     if (!p->k || !c || kjson_has(c, "invalid") ||
         strcmp(kjson_get_str(p->self, "store"), BLOCAL_KEY) != 0 ||
         strcmp(kjson_get_str(c, "store"), BLOCAL_KEY) != 0)
         return in_the_way(p->self, c);
-    return !plocal_other(p->k, p->buckets, c, dir, sizeof(dir)) ||
-           bstore_overlap(BLOCAL_KEY, kjson_get_str(p->self, "prefix"), dir);
+    return plocal_in_the_way(p->k, p->buckets, kjson_get_str(p->self, "namespace"),
+                             kjson_get_str(p->self, "prefix"), c);
 }
 
 /* Note the namespace of the owner found (c: its claim). */

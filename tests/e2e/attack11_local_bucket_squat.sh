@@ -24,26 +24,12 @@
 set -euo pipefail
 . "$(dirname "$0")/../lib/snapshot.sh"
 . "$(dirname "$0")/../lib/controller.sh"
+. "$(dirname "$0")/../lib/localstore.sh"
 ksim_on_exit snap_cleanups
 
 NODE=$SNAP_WORK/node
 export CRONJOB_EXEC_HOST_ROOT=$NODE
-host_path() { # ns secret path
-    kc -n "$1" create secret generic "$2" --from-literal=hostPath="$3" --dry-run=client -o yaml |
-        kc apply -f - >/dev/null
-}
-etcd() { # ns name container prefix secret
-    kc apply -f - <<EOF2
-apiVersion: druid.gardener.cloud/v1alpha1
-kind: Etcd
-metadata: {name: $2, namespace: $1}
-spec:
-  replicas: 1
-  labels: {app: etcd-statefulset}
-  etcd: {clientPort: 2379, serverPort: 2380}
-  backup: {port: 8080, store: {provider: Local, container: $3, prefix: $4, secretRef: {name: $5}}}
-EOF2
-}
+etcd() { local_etcd "$1" "$2" "$3" "$4" "$5" ${6:+"$6"}; } # ns name container prefix secret [kubectl flag]
 restore() { # name
     kc apply --dry-run=server -f - <<EOF2
 apiVersion: etcd-warden.io/v1alpha1
@@ -76,6 +62,8 @@ tries() { # suffix: shoot's three requests in its own part; prints the refusals
     out=$(backup "copy-$1" 2>&1) || echo "L3: shoot's EtcdBackup of etcd-a to /var/lib/lb/bkt/shoot/copy-$1 refused: ${out:0:400}"
     return 0
 }
+# shoot's Etcd (a dry run) in other's part refused: the webhook's caches hold the partitioned bucket
+part_known() { ! etcd shoot probe bkt other/probe etcd-backup --dry-run=server >/dev/null 2>&1; }
 
 mkdir -p "$NODE/var/lib/lb/bkt/shoot/etcd-a/v2" "$NODE/var/lib/evil/lib/lb/bkt"
 CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups" ctl_stage
@@ -84,8 +72,8 @@ for ns in shoot other; do
     kc create namespace "$ns" >/dev/null
     kc label namespace "$ns" etcd-warden.io/backups=local >/dev/null
 done
-host_path shoot etcd-backup /var/lib/lb
-host_path other sq /var/lib/evil
+local_host_path shoot etcd-backup /var/lib/lb
+local_host_path other sq /var/lib/evil
 kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply BackupBucket local"
 apiVersion: etcd-warden.io/v1alpha1
 kind: BackupBucket
@@ -99,18 +87,22 @@ spec:
   namespaceSelector: {matchLabels: {etcd-warden.io/backups: local}}
 EOF
 wh_register_backups
-sleep 1 # the caches
+ksim_wait 30 part_known || ctl_fail "the webhook's caches never held BackupBucket local"
 
 out=$(etcd shoot etcd-a bkt shoot/etcd-a etcd-backup 2>&1) || ctl_fail "shoot/etcd-a refused: $out"
 out=$(etcd other etcd-sq lib lb/bkt sq 2>&1) || ctl_fail "other/etcd-sq at /var/lib/evil/lib/lb/bkt refused: $out"
 ok "other's etcd-sq admitted at /var/lib/evil/lib/lb/bkt"
-sleep 1 # the caches
+ksim_wait 30 backup copy-c || ctl_fail "etcd-a never in the webhook's caches (a copy of it refused)"
+# etcd-sq in the webhook's caches: its Etcd (a dry run) again at its own directory is admitted
+sq_known() { etcd other etcd-sq lib lb/bkt sq --dry-run=server >/dev/null 2>&1 &&
+    ! etcd other etcd-sq2 lib lb/bkt sq --dry-run=server >/dev/null 2>&1; }
+ksim_wait 30 sq_known || ctl_fail "etcd-sq never in the webhook's caches"
 refused=$(tries c)
 [ -z "$refused" ] || ctl_fail "control: shoot refused in its own part before other's edit: $refused"
 ok "control: shoot's Etcd, EtcdRestore and EtcdBackup in its own part admitted"
 
-host_path other sq /var # etcd-sq's directory: /var/lib/lb/bkt, the bucket's
-sleep 1 # the caches
+local_host_path other sq /var # etcd-sq's directory: /var/lib/lb/bkt, the bucket's
+# (the webhook reads every Local claim's Secret fresh: the edit counts at once)
 refused=$(tries b)
 holes=0
 while IFS= read -r line; do
