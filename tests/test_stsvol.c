@@ -178,7 +178,8 @@ static const char *decide(enum review_op op, cJSON *obj, cJSON *old)
     req.name = kjson_get_str(obj, "metadata.name");
     req.object = obj;
     req.old_object = old;
-    cr_assert_eq(stsvol_check(fx.c, buckets, etcds, entries, backups, &req, &resp, NULL), KERR_OK);
+    cr_assert_eq(stsvol_check(fx.c, buckets, 1, etcds, entries, backups, &req, &resp, NULL),
+                 KERR_OK);
     if (resp.allowed)
         msg[0] = '\0';
     else
@@ -333,4 +334,46 @@ Test(stsvol, a_claim_that_cannot_be_mounted_is_in_nobodys_way_in_their_own_part)
     cr_expect(!in_way(CFIX_NS, "var/lib/lb/bkt/" CFIX_NS "/etcd-b", "etcd-up"), "apart (control)");
     cr_expect(in_way(NULL, "var/lib/lb/bkt/" CFIX_NS "/etcd-b", "etcd-sq"),
               "no namespace (a read racing a deletion): every overlap counts");
+}
+
+/* The verdict on a CREATE of Etcd ns1/etcd-b in ns1's part (bkt/ns1/etcd-b, Secret lb) by
+ * prefix_check_local, routed as given: "" allowed, else the message. */
+static const char *etcd_create(int routed)
+{
+    static char msg[2048];
+    struct review_req req;
+    struct review_resp resp;
+    cJSON *obj =
+        cJSON_Parse("{\"metadata\":{\"namespace\":\"" CFIX_NS "\",\"name\":\"etcd-b\"},"
+                    "\"spec\":{\"backup\":{\"store\":{\"provider\":\"Local\",\"container\":"
+                    "\"bkt\",\"prefix\":\"" CFIX_NS "/etcd-b\",\"secretRef\":{\"name\":"
+                    "\"lb\"}}}}}");
+
+    cr_assert_not_null(obj);
+    review_req_init(&req);
+    review_resp_init(&resp);
+    cr_assert_eq(review_allow(&resp, "%s", ""), KERR_OK);
+    req.op = REVIEW_OP_CREATE;
+    req.object = obj;
+    cr_assert_eq(
+        prefix_check_local(etcds, entries, backups, fx.c, buckets, routed, &req, &resp, NULL),
+        KERR_OK);
+    snprintf(msg, sizeof(msg), "%s", resp.allowed ? "" : resp.message);
+    review_resp_release(&resp);
+    cJSON_Delete(obj);
+    return msg;
+}
+
+Test(stsvol, the_exception_holds_only_where_the_statefulsets_are_judged)
+{
+    const char *m;
+
+    bucket("Namespace");
+    etcd("other", "etcd-sq", "lib", "lb/bkt", "sq"); /* /var/lib/lb/bkt: the bucket's */
+    cr_expect_str_empty(etcd_create(1), "routed: ns1's Etcd in its own part admitted");
+    m = etcd_create(0);
+    cr_expect(strstr(m, PREFIX_OTHER_NAMESPACE),
+              "not routed: the claim may be mounted, so it "
+              "is in the way (fail closed): %s",
+              m);
 }

@@ -63,6 +63,7 @@ struct probe {
     struct store *buckets;
     const char *ns, *etcd; /* the Etcd whose StatefulSet it is */
     const char *dir;       /* the directory mounted, canonical */
+    int routed;            /* stsvol_check's */
     char other[512];       /* the claim in the way, described ("" when none) */
     char other_ns[256];
 };
@@ -79,7 +80,7 @@ static int in_the_way(const struct probe *p, const cJSON *c)
 {
     if (kjson_has(c, "invalid"))
         return bstore_unkeyed_overlap(BLOCAL_KEY, kjson_get_str(c, "container"));
-    return plocal_in_the_way(p->k, p->buckets, p->ns, p->dir, c);
+    return plocal_in_the_way(p->k, p->buckets, p->routed ? p->ns : NULL, p->dir, c);
 }
 
 /* store_view_fn over the projected claims: KERR_EXISTS at the first one in the way. Its kind's
@@ -231,7 +232,7 @@ static enum kerr judge(struct probe *p, struct store *claims[3], const cJSON *e,
     return deny(p, req, path, why, resp);
 }
 
-enum kerr stsvol_check(struct k8s_client *k, struct store *buckets, struct store *etcds,
+enum kerr stsvol_check(struct k8s_client *k, struct store *buckets, int routed, struct store *etcds,
                        struct store *entries, struct store *backups, const struct review_req *req,
                        struct review_resp *resp, struct kerr_info *err)
 {
@@ -248,6 +249,7 @@ enum kerr stsvol_check(struct k8s_client *k, struct store *buckets, struct store
     etcd_of(req, name, sizeof(name), &labelled);
     p.k = k;
     p.buckets = buckets;
+    p.routed = routed;
     p.ns = req->namespace ? req->namespace : "";
     p.etcd = name;
     snprintf(key, sizeof(key), "%s/%s", p.ns, name);
@@ -282,5 +284,6 @@ enum kerr stsvol_decide(struct prefix_cache *pc, const struct review_req *req,
     if (!prefix_cache_stores(pc, &etcds, &entries, &backups))
         return answer(review_errored(resp, 500, "the claim caches have not synced yet"), err);
     prefix_cache_claims(pc, &k, &lease_ns);
-    return stsvol_check(k, prefix_cache_buckets(pc), etcds, entries, backups, req, resp, err);
+    return stsvol_check(k, prefix_cache_buckets(pc), prefix_cache_routed(pc), etcds, entries,
+                        backups, req, resp, err);
 }

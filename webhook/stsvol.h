@@ -56,11 +56,12 @@ int stsvol_applies(const struct review_req *req);
 
 /*
  * The rule for req against the projected caches (webhook/prefix: etcds, entries, backups or
- * NULL; buckets: the BackupBuckets whole, or NULL), the Secrets read now through k: resp denied
+ * NULL; buckets: the BackupBuckets whole, or NULL; routed: as prefix_check_local's), the
+ * Secrets read now through k: resp denied
  * (403, or 500 when the caches cannot answer) when refused, left as it was otherwise.
  * KERR_NOMEM / KERR_TOOBIG when the answer cannot be built.
  */
-enum kerr stsvol_check(struct k8s_client *k, struct store *buckets, struct store *etcds,
+enum kerr stsvol_check(struct k8s_client *k, struct store *buckets, int routed, struct store *etcds,
                        struct store *entries, struct store *backups, const struct review_req *req,
                        struct review_resp *resp, struct kerr_info *err);
 
