@@ -289,6 +289,11 @@ Test(stsvol, another_claim_is_in_the_way_and_a_path_not_understood_is_refused)
     cr_expect_str_empty(
         decide(REVIEW_OP_CREATE, sts("other", "etcd-b", "/var/lib/evil/bkt", 1), NULL),
         "where its Secret places it (control)");
+    etcd("other", "etcd-c", "bkt", CFIX_NS, "evil"); /* /var/lib/evil/bkt/ns1: above etcd-b's */
+    m = decide(REVIEW_OP_CREATE, sts("other", "etcd-c", "/var/lib/evil/bkt", 1), NULL);
+    cr_expect(strstr(m, "403: ") &&
+                  strstr(m, "Etcd other/etcd-b (container \"bkt\", prefix \"" CFIX_NS "/etcd-a\")"),
+              "a claim of its own namespace is named: %s", m);
     m = decide(REVIEW_OP_CREATE, sts("other", "etcd-b", "var/lib", 1), NULL);
     cr_expect(strstr(m, "403: ") && strstr(m, "cannot be placed"), "relative: %s", m);
     m = decide(REVIEW_OP_CREATE, sts("other", "etcd-b", "/var/../lib", 1), NULL);

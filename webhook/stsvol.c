@@ -92,9 +92,12 @@ static enum kerr view(struct probe *p, const cJSON *obj, const char *what, int s
     if (!c || !kjson_get_str(c, "store") || !kjson_get_str(c, "namespace") ||
         !kjson_get_str(c, "name") || (skip_own && own(p, c)) || !in_the_way(p, c))
         return KERR_OK;
-    snprintf(p->other, sizeof(p->other), "%s %s/%s (\"%s\")", what, kjson_get_str(c, "namespace"),
-             kjson_get_str(c, "name"),
-             kjson_get_str(c, "prefix") ? kjson_get_str(c, "prefix") : "not understood");
+    /* its container and prefix as written (the cached prefix is placed at the default hostPath) */
+    snprintf(p->other, sizeof(p->other), "%s %s/%s (container \"%s\", prefix \"%s\")", what,
+             kjson_get_str(c, "namespace"), kjson_get_str(c, "name"),
+             kjson_get_str(c, "local.container") ? kjson_get_str(c, "local.container") : "?",
+             kjson_get_str(c, "local.prefix") ? kjson_get_str(c, "local.prefix")
+                                              : "not understood");
     snprintf(p->other_ns, sizeof(p->other_ns), "%s", kjson_get_str(c, "namespace"));
     return KERR_EXISTS;
 }
