@@ -341,6 +341,45 @@ Test(stsvol, a_claim_that_cannot_be_mounted_is_in_nobodys_way_in_their_own_part)
               "no namespace (a read racing a deletion): every overlap counts");
 }
 
+/* 1 when the cached claim key of store s is in the way of ns1 claiming its part's etcd-b. */
+static int claim_in_way(struct store *s, const char *key)
+{
+    cJSON *o = NULL;
+    int r;
+
+    cr_assert_eq(store_get(s, key, &o, NULL), KERR_OK, "%s", key);
+    r = plocal_in_the_way(fx.c, buckets, CFIX_NS, "var/lib/lb/bkt/" CFIX_NS "/etcd-b",
+                          kjson_get(o, "claim"));
+    cJSON_Delete(o);
+    return r;
+}
+
+Test(stsvol, only_claims_a_statefulset_alone_makes_real_are_excepted)
+{
+    bucket("Namespace");
+    /* an entry of other's Etcd whose Secret placed it on the bucket's directory: excepted */
+    put(entries, "{\"metadata\":{\"name\":\"e-sq\",\"creationTimestamp\":"
+                 "\"2099-01-01T00:00:00Z\",\"annotations\":{\"etcd-warden.io/local-host-path\":"
+                 "\"/var\"}},\"spec\":{\"etcd\":{\"namespace\":\"other\",\"name\":"
+                 "\"etcd-sq\"},\"bucketName\":\"\",\"store\":{\"provider\":\"Local\","
+                 "\"container\":\"lib\"},\"prefix\":\"lb/bkt\"}}");
+    cr_expect(!claim_in_way(entries, "e-sq"), "an Etcd's entry on the bucket's directory");
+    /* a retained copy's entry there: a Job wrote it, no StatefulSet */
+    put(entries, "{\"metadata\":{\"name\":\"e-copy\",\"creationTimestamp\":"
+                 "\"2099-01-01T00:00:00Z\",\"annotations\":{\"etcd-warden.io/local-host-path\":"
+                 "\"/var\",\"etcd-warden.io/retained-copy-of\":\"other/b\"}},\"spec\":{\"etcd\":"
+                 "{\"namespace\":\"other\",\"name\":\"etcd-sq\"},\"bucketName\":\"\","
+                 "\"store\":{\"provider\":\"Local\",\"container\":\"lib\"},\"prefix\":"
+                 "\"lb/bkt\"}}");
+    cr_expect(claim_in_way(entries, "e-copy"), "a retained copy's entry stays in the way");
+    /* an EtcdBackup's copies written there by its Job */
+    put(backups, "{\"metadata\":{\"namespace\":\"other\",\"name\":\"b\"},\"spec\":"
+                 "{\"etcdName\":\"etcd-sq\"},\"status\":{\"destination\":{\"provider\":"
+                 "\"Local\",\"container\":\"lib\",\"prefix\":\"lb/bkt\",\"hostPath\":"
+                 "\"/var\"}}}");
+    cr_expect(claim_in_way(backups, "other/b"), "an EtcdBackup's copies stay in the way");
+}
+
 /* The verdict on a CREATE of Etcd ns1/etcd-b in ns1's part (bkt/ns1/etcd-b, Secret lb) by
  * prefix_check_local, routed as given: "" allowed, else the message. */
 static const char *etcd_create(int routed)

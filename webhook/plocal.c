@@ -95,7 +95,10 @@ int plocal_in_the_way(struct k8s_client *k, struct store *buckets, const char *n
         return 1; /* not placed: anywhere */
     if (!bstore_overlap(BLOCAL_KEY, dir, other))
         return 0;
-    if (!buckets || !ns || !cns || strcmp(cns, ns) == 0)
+    /* only what a StatefulSet alone makes real: an Etcd's claim or its entry, never the copies
+     * of an EtcdBackup (claim.etcd) or a retained copy's entry, which Jobs write */
+    if (!buckets || !ns || !cns || strcmp(cns, ns) == 0 || kjson_has(c, "etcd") ||
+        kjson_has(c, "retainedCopy"))
         return 1;
     lowner_init(&p.lo, k, ns, dir);
     rc = store_foreach(buckets, view_above, &p, &err);
