@@ -179,6 +179,22 @@ enum kerr lowner_part(struct lowner *o, const cJSON *b, char *why, size_t n)
     return KERR_OK;
 }
 
+enum kerr lowner_unmountable(struct lowner *o, const cJSON *b, const char *other, int *yes)
+{
+    const char *scope = kjson_get_str(b, "spec.prefixScope");
+    char bdir[DIR_MAX], bwhy[512];
+    int placed;
+    enum kerr rc;
+
+    *yes = 0;
+    if (!partitioned(b) || !scope || strcmp(scope, BSTORE_SCOPE_NAMESPACE) != 0)
+        return KERR_OK;
+    if ((rc = bucket_dir(o, b, bdir, sizeof(bdir), bwhy, sizeof(bwhy), &placed)) != KERR_OK)
+        return rc;
+    *yes = placed && lowner_in_part(o->dir, bdir, o->ns) && lowner_inside(bdir, other);
+    return KERR_OK;
+}
+
 /* The namespace's labels into o, once. */
 static enum kerr read_labels(struct lowner *o, struct kerr_info *err)
 {

@@ -117,6 +117,16 @@ enum kerr lowner_bucket(struct lowner *o, const cJSON *b, struct kerr_info *err)
  */
 enum kerr lowner_part(struct lowner *o, const cJSON *b, char *why, size_t n);
 
+/*
+ * Whether the claim at directory other (canonical) is, for o->ns claiming o->dir, one that a
+ * partition says nobody may mount: BackupBucket b is of provider Local with spec.prefixScope
+ * Namespace, its directory is placed (its Secret read now through o->k), o->dir is in o->ns's
+ * part of it and other is the bucket's directory or a parent of it. No StatefulSet may mount
+ * such a directory for an Etcd (webhook/stsvol), so at admission that claim is in nobody's way
+ * in o->ns's part; destructive decisions never ask this. *yes 1 then, else 0. KERR_NOMEM only.
+ */
+enum kerr lowner_unmountable(struct lowner *o, const cJSON *b, const char *other, int *yes);
+
 /* 1 when the path of dir below parent (both canonical) belongs to namespace ns under a
  * partitioned bucket: dir strictly below parent, bstore_prefix_owner of the rest is ns. Pure. */
 int lowner_in_part(const char *dir, const char *parent, const char *ns);

@@ -114,7 +114,7 @@ static const char *decide(const char *kind, const char *text)
     req.op = REVIEW_OP_CREATE;
     req.kind_kind = kind;
     req.object = obj;
-    cr_assert_eq(bkadm_check_local(etcds, entries, backups, fx.c, buckets, &req, &resp, NULL),
+    cr_assert_eq(bkadm_check_local(etcds, entries, backups, fx.c, buckets, 1, &req, &resp, NULL),
                  KERR_OK);
     snprintf(msg, sizeof(msg), "%s", resp.allowed ? "" : resp.message);
     review_resp_release(&resp);

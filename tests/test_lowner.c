@@ -180,3 +180,42 @@ Test(lowner, a_partitioned_bucket_not_placed_is_in_the_way_of_every_directory)
     cJSON_Delete(b);
     cJSON_Delete(plain);
 }
+
+Test(lowner, a_claim_on_the_bucket_or_above_is_unmountable_for_a_namespace_in_its_part)
+{
+    struct lowner o;
+    cJSON *b = bucket("Namespace", "local-bucket"), *plain = bucket("Bucket", "local-bucket"),
+          *absent = bucket("Namespace", "absent"), *bad = bucket("Namespaces", "local-bucket");
+    int yes = -1;
+
+    lowner_init(&o, fx.c, "shoot", "var/lib/lb/bkt/shoot/etcd-b");
+    cr_assert_eq(lowner_unmountable(&o, b, "var/lib/lb/bkt", &yes), KERR_OK);
+    cr_expect_eq(yes, 1, "the bucket's own directory");
+    cr_assert_eq(lowner_unmountable(&o, b, "var", &yes), KERR_OK);
+    cr_expect_eq(yes, 1, "a parent of it");
+    cr_assert_eq(lowner_unmountable(&o, b, "", &yes), KERR_OK);
+    cr_expect_eq(yes, 1, "the root");
+    cr_assert_eq(lowner_unmountable(&o, b, "var/lib/lb/bkt/shoot", &yes), KERR_OK);
+    cr_expect_eq(yes, 0, "a directory below the bucket's (nobody's part, but mountable)");
+    cr_assert_eq(lowner_unmountable(&o, b, "var/lib/lb/bkt/shoot/etcd-b/x", &yes), KERR_OK);
+    cr_expect_eq(yes, 0, "a claim inside the candidate's (control)");
+    cr_assert_eq(lowner_unmountable(&o, plain, "var/lib/lb/bkt", &yes), KERR_OK);
+    cr_expect_eq(yes, 0, "prefixScope Bucket: no partition, the claim stays in the way");
+    cr_assert_eq(lowner_unmountable(&o, absent, "var/lib/lb/bkt", &yes), KERR_OK);
+    cr_expect_eq(yes, 0, "a bucket not placed tells nothing");
+    cr_assert_eq(lowner_unmountable(&o, bad, "var/lib/lb/bkt", &yes), KERR_OK);
+    cr_expect_eq(yes, 0, "a prefixScope not understood gives no part");
+    lowner_release(&o);
+    lowner_init(&o, fx.c, "shoot", "var/lib/lb/bkt/other/etcd-b");
+    cr_assert_eq(lowner_unmountable(&o, b, "var/lib/lb/bkt", &yes), KERR_OK);
+    cr_expect_eq(yes, 0, "a candidate outside its namespace's part");
+    lowner_release(&o);
+    lowner_init(&o, fx.c, "shoot", "srv/shoot/etcd");
+    cr_assert_eq(lowner_unmountable(&o, b, "var/lib/lb/bkt", &yes), KERR_OK);
+    cr_expect_eq(yes, 0, "a candidate outside the bucket");
+    lowner_release(&o);
+    cJSON_Delete(b);
+    cJSON_Delete(plain);
+    cJSON_Delete(absent);
+    cJSON_Delete(bad);
+}

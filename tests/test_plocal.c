@@ -105,7 +105,8 @@ static const char *decide(cJSON *obj)
     cr_assert_eq(review_allow(&resp, "%s", ""), KERR_OK);
     req.op = REVIEW_OP_CREATE;
     req.object = obj;
-    cr_assert_eq(prefix_check_local(etcds, entries, NULL, fx.c, NULL, &req, &resp, NULL), KERR_OK);
+    cr_assert_eq(prefix_check_local(etcds, entries, NULL, fx.c, NULL, 1, &req, &resp, NULL),
+                 KERR_OK);
     snprintf(msg, sizeof(msg), "%s", resp.allowed ? "" : resp.message);
     review_resp_release(&resp);
     cJSON_Delete(obj);

@@ -218,6 +218,7 @@ Test(wh_config, combinations_that_cannot_work_are_refused_at_start)
           "name what --self-provision-tls patches its CA into" },
         { { "--mutating-webhook-configuration=etcd-warden", NULL },
           "name what --self-provision-tls patches its CA into" },
+        { { "--local-volume-guard", NULL }, "--local-volume-guard needs --backup-entries" },
     };
     struct wh_config c;
     struct kerr_info err;
@@ -233,6 +234,14 @@ Test(wh_config, combinations_that_cannot_work_are_refused_at_start)
         const char *argv[] = { "warden-webhook", DRUID_FLAG, "--backup-entries", "--etcd-backups" };
 
         cr_assert_eq(load(&c, &err, 4, argv), KERR_OK, "%s", err.msg);
+        wh_config_release(&c);
+    }
+    {
+        const char *argv[] = { "warden-webhook", DRUID_FLAG, "--backup-entries",
+                               "--local-volume-guard" };
+
+        cr_assert_eq(load(&c, &err, 4, argv), KERR_OK, "%s", err.msg);
+        cr_expect_eq(c.local_volume_guard, 1);
         wh_config_release(&c);
     }
 }

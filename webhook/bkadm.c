@@ -23,6 +23,7 @@ struct dest {
     char other[512], other_ns[256];
     struct k8s_client *k;  /* NULL: a Local store compared at etcd-druid's default hostPath */
     struct store *buckets; /* the cached BackupBuckets (webhook/plocal places entries by them) */
+    int routed;            /* bkadm_check_local's */
 };
 
 static const char *s_or(const cJSON *o, const char *path, const char *dflt)
@@ -39,11 +40,13 @@ static enum kerr found(struct dest *d, const cJSON *c, const char *what)
     return KERR_EXISTS;
 }
 
-static int overlapping(const struct dest *d, const cJSON *c)
+/* 1 when claim c overlaps d's; claim 0: d is read, not claimed (every overlap counts) */
+static int overlapping(const struct dest *d, const cJSON *c, int claim)
 {
     if (c && d->k && strcmp(d->store, BLOCAL_KEY) == 0 && kjson_get_str(c, "store") &&
         strcmp(kjson_get_str(c, "store"), BLOCAL_KEY) == 0) /* its directory, read now */
-        return bklocal_in_the_way(d->k, d->buckets, d->prefix, c);
+        return bklocal_in_the_way(d->k, d->buckets, claim && d->routed ? d->ns : NULL, d->prefix,
+                                  c);
     return c && kjson_get_str(c, "prefix") &&
            bstore_overlap(d->store, d->prefix, kjson_get_str(c, "prefix"));
 }
@@ -94,7 +97,7 @@ static enum kerr view_etcd(void *ctx, const char *key, const cJSON *obj)
     char w[512];
 
     (void)key;
-    if (!overlapping(d, c))
+    if (!overlapping(d, c, 1))
         return KERR_OK;
     snprintf(w, sizeof(w), "the prefix \"%s\" of Etcd %s/%s", kjson_get_str(c, "prefix"),
              s_or(c, "namespace", ""), s_or(c, "name", ""));
@@ -109,7 +112,7 @@ static enum kerr view_entry(void *ctx, const char *key, const cJSON *obj)
 
     (void)key;
     /* a retained copy's entry holds copies of its Etcd, whose further copies may share it */
-    if (!overlapping(d, c) ||
+    if (!overlapping(d, c, 1) ||
         (d->etcd && kjson_has(c, "retainedCopy") && strcmp(s_or(c, "namespace", ""), d->ns) == 0 &&
          strcmp(s_or(c, "name", ""), d->etcd) == 0))
         return KERR_OK;
@@ -126,8 +129,8 @@ static enum kerr view_backup(void *ctx, const char *key, const cJSON *obj)
     char w[512];
 
     (void)key;
-    if (!overlapping(d, c) || (d->etcd && strcmp(s_or(c, "namespace", ""), d->ns) == 0 &&
-                               strcmp(s_or(c, "etcd", ""), d->etcd) == 0))
+    if (!overlapping(d, c, 1) || (d->etcd && strcmp(s_or(c, "namespace", ""), d->ns) == 0 &&
+                                  strcmp(s_or(c, "etcd", ""), d->etcd) == 0))
         return KERR_OK;
     snprintf(w, sizeof(w), "the prefix \"%s\" of the copies of EtcdBackup %s/%s",
              kjson_get_str(c, "prefix"), s_or(c, "namespace", ""), s_or(c, "name", ""));
@@ -200,7 +203,7 @@ static enum kerr view_deleting(void *ctx, const char *key, const cJSON *obj)
     char w[512];
 
     (void)key;
-    if (!overlapping(d, c) || !cJSON_IsTrue(kjson_get(c, "deleting")))
+    if (!overlapping(d, c, 0) || !cJSON_IsTrue(kjson_get(c, "deleting")))
         return KERR_OK;
     snprintf(w, sizeof(w), "the prefix \"%s\" of BackupEntry %s of Etcd %s/%s",
              kjson_get_str(c, "prefix"), s_or(obj, "metadata.name", ""), s_or(c, "namespace", ""),
@@ -305,9 +308,9 @@ struct allowed {
 
 /* bkadm_check; what it allowed into *a. */
 static enum kerr check(struct prefix_cache *pc, struct k8s_client *k, struct store *buckets,
-                       struct store *etcds, struct store *entries, struct store *backups,
-                       const struct review_req *req, struct review_resp *resp, struct allowed *a,
-                       struct kerr_info *err)
+                       int routed, struct store *etcds, struct store *entries,
+                       struct store *backups, const struct review_req *req,
+                       struct review_resp *resp, struct allowed *a, struct kerr_info *err)
 {
     const cJSON *obj = req->object;
     const char *base, *etcd_path, *provider, *container, *endpoint, *prefix;
@@ -321,6 +324,7 @@ static enum kerr check(struct prefix_cache *pc, struct k8s_client *k, struct sto
     memset(&d, 0, sizeof(d));
     d.k = k;
     d.buckets = buckets;
+    d.routed = routed;
     if (req->op == REVIEW_OP_UPDATE && obj && req->old_object && req->kind_kind &&
         strcmp(req->kind_kind, "EtcdRestore") == 0 &&
         !cJSON_Compare(kjson_get(obj, "spec"), kjson_get(req->old_object, "spec"), 1))
@@ -586,17 +590,17 @@ out:
 enum kerr bkadm_check(struct store *etcds, struct store *entries, struct store *backups,
                       const struct review_req *req, struct review_resp *resp, struct kerr_info *err)
 {
-    return bkadm_check_local(etcds, entries, backups, NULL, NULL, req, resp, err);
+    return bkadm_check_local(etcds, entries, backups, NULL, NULL, 0, req, resp, err);
 }
 
 enum kerr bkadm_check_local(struct store *etcds, struct store *entries, struct store *backups,
-                            struct k8s_client *k, struct store *buckets,
+                            struct k8s_client *k, struct store *buckets, int routed,
                             const struct review_req *req, struct review_resp *resp,
                             struct kerr_info *err)
 {
     struct allowed a = { 0 };
 
-    return check(NULL, k, buckets, etcds, entries, backups, req, resp, &a, err);
+    return check(NULL, k, buckets, routed, etcds, entries, backups, req, resp, &a, err);
 }
 
 enum kerr bkadm_decide(struct prefix_cache *c, const struct review_req *req,
@@ -617,7 +621,8 @@ enum kerr bkadm_decide(struct prefix_cache *c, const struct review_req *req,
         KERR_OK) /* unless refused below */
         return kerr_set(err, KERR_NOMEM, "building the answer");
     prefix_cache_claims(c, &k, &lease_ns);
-    rc = check(c, k, prefix_cache_buckets(c), etcds, entries, backups, req, resp, &a, err);
+    rc = check(c, k, prefix_cache_buckets(c), prefix_cache_routed(c), etcds, entries, backups, req,
+               resp, &a, err);
     if (rc == KERR_OK && resp->allowed && *a.key)
         rc = in_flight(c, req, &a, resp, err);
     if (rc == KERR_OK && resp->allowed)

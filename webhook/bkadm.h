@@ -61,10 +61,10 @@ enum kerr bkadm_check(struct store *etcds, struct store *entries, struct store *
 /*
  * bkadm_check deciding Local stores by their directory on the node, the hostPaths read now
  * through k (webhook/bklocal; buckets: the cached BackupBuckets). k NULL: as bkadm_check
- * (every Local store taken at etcd-druid's default hostPath).
+ * (every Local store taken at etcd-druid's default hostPath). routed: as prefix_check_local's.
  */
 enum kerr bkadm_check_local(struct store *etcds, struct store *entries, struct store *backups,
-                            struct k8s_client *k, struct store *buckets,
+                            struct k8s_client *k, struct store *buckets, int routed,
                             const struct review_req *req, struct review_resp *resp,
                             struct kerr_info *err);
 

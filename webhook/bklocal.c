@@ -101,12 +101,10 @@ enum kerr bklocal_self(struct k8s_client *k, struct store *etcds, struct store *
     return KERR_OK;
 }
 
-int bklocal_in_the_way(struct k8s_client *k, struct store *buckets, const char *dir, const cJSON *c)
+int bklocal_in_the_way(struct k8s_client *k, struct store *buckets, const char *ns, const char *dir,
+                       const cJSON *c)
 {
-    char other[DIR_MAX];
-
-    return !plocal_other(k, buckets, c, other, sizeof(other)) ||
-           bstore_overlap(BLOCAL_KEY, dir, other);
+    return plocal_in_the_way(k, buckets, ns, dir, c);
 }
 
 /* What one search for an owner of a source directory looks for and found. */

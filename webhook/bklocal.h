@@ -74,9 +74,12 @@ enum kerr bklocal_self(struct k8s_client *k, struct store *etcds, struct store *
 
 /*
  * 1 when the cached Local claim c of another object (webhook/prefix's projection) overlaps the
- * directory dir (canonical), its own directory read now; 1 too when it cannot be placed.
+ * directory dir (canonical), its own directory read now; 1 too when it cannot be placed. ns: the
+ * namespace claiming dir, for whom another namespace's claim that no StatefulSet may mount (above
+ * its part of a partitioned bucket) is in nobody's way (webhook/plocal's plocal_in_the_way); NULL:
+ * every overlap counts (a read that must not race a deletion).
  */
-int bklocal_in_the_way(struct k8s_client *k, struct store *buckets, const char *dir,
+int bklocal_in_the_way(struct k8s_client *k, struct store *buckets, const char *ns, const char *dir,
                        const cJSON *c);
 
 /*

@@ -216,7 +216,8 @@ static enum kerr start_cache(struct app *a, struct kerr_info *err)
          * the webhook's own namespace (common/pclaim) */
         ((rc = prefix_cache_new(&(struct prefix_cache_opts){ a->client, NULL, a->cfg.etcd_backups,
                                                              k8s_client_namespace(a->client),
-                                                             a->cross_refusals },
+                                                             a->cross_refusals,
+                                                             a->cfg.local_volume_guard },
                                 &a->prefixes, err)) ||
          (rc = prefix_cache_start(a->prefixes, err))))
         return rc;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/blocal.h"
+#include "common/bstore.h"
 #include "common/kjson.h"
 #include "common/kobj.h"
 #include "common/lowner.h"
@@ -61,6 +62,48 @@ int plocal_other(struct k8s_client *k, struct store *buckets, const cJSON *c, ch
     return plocal_dir(k, ns, *sname ? sname : NULL, kjson_get_str(l, "container"),
                       kjson_get_str(l, "prefix"), dir, n, why, sizeof(why)) == KERR_OK &&
            !*why;
+}
+
+/* What plocal_in_the_way's search of the buckets looks for and found. */
+struct above {
+    struct lowner lo;
+    const char *other; /* the other claim's directory */
+};
+
+/* store_view_fn over BackupBuckets: KERR_EXISTS at one whose partition makes p->other
+ * unmountable for p->lo's namespace and directory. */
+static enum kerr view_above(void *ctx, const char *key, const cJSON *b)
+{
+    struct above *p = ctx;
+    int yes = 0;
+    enum kerr rc = lowner_unmountable(&p->lo, b, p->other, &yes);
+
+    (void)key;
+    return rc == KERR_OK && yes ? KERR_EXISTS : rc;
+}
+
+int plocal_in_the_way(struct k8s_client *k, struct store *buckets, const char *ns, const char *dir,
+                      const cJSON *c)
+{
+    char other[BLOCAL_HOSTPATH_MAX + 2 * BSTORE_PREFIX_MAX];
+    const char *cns = kjson_get_str(c, "namespace");
+    struct above p = { .other = other };
+    struct kerr_info err = { 0 };
+    enum kerr rc;
+
+    if (!plocal_other(k, buckets, c, other, sizeof(other)))
+        return 1; /* not placed: anywhere */
+    if (!bstore_overlap(BLOCAL_KEY, dir, other))
+        return 0;
+    /* only what a StatefulSet alone makes real: an Etcd's claim or its entry, never the copies
+     * of an EtcdBackup (claim.etcd) or a retained copy's entry, which Jobs write */
+    if (!buckets || !ns || !cns || strcmp(cns, ns) == 0 || kjson_has(c, "etcd") ||
+        kjson_has(c, "retainedCopy"))
+        return 1;
+    lowner_init(&p.lo, k, ns, dir);
+    rc = store_foreach(buckets, view_above, &p, &err);
+    lowner_release(&p.lo);
+    return rc != KERR_EXISTS; /* found: nobody's way; not found or not read: in the way */
 }
 
 /* What plocal_part's search looks for and found. */

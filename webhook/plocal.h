@@ -59,6 +59,21 @@ enum kerr plocal_dir(struct k8s_client *k, const char *ns, const char *secret,
 int plocal_other(struct k8s_client *k, struct store *buckets, const cJSON *c, char *dir, size_t n);
 
 /*
+ * 1 when another's Local claim c (its projection) is in the way of namespace ns claiming the
+ * Local directory dir (canonical) at admission: its directory cannot be placed (plocal_other),
+ * or it overlaps dir, unless c is an Etcd's or an Etcd's BackupEntry (not an EtcdBackup's
+ * copies nor a retained copy's entry: Jobs write those, no StatefulSet) of another namespace and
+ * its directory is the directory (or a parent of it) of a cached Local BackupBucket with
+ * spec.prefixScope Namespace in whose part dir is ns's (common/lowner's lowner_unmountable): the
+ * partition gives that directory to nobody and no StatefulSet may mount it for an Etcd
+ * (webhook/stsvol), so it is in nobody's way in their own part. When the buckets cannot be read, in
+ * the way. Only admission asks this; the destructive decisions (warden-controller's) count such a
+ * claim as overlapping everything.
+ */
+int plocal_in_the_way(struct k8s_client *k, struct store *buckets, const char *ns, const char *dir,
+                      const cJSON *c);
+
+/*
  * Why namespace ns may not claim the Local directory dir (canonical: an Etcd's, an EtcdBackup's
  * or schedule's destination, an EtcdRestore's target) into why (PLOCAL_WHY_MAX bytes, "" when
  * it may): a cached BackupBucket of provider Local with spec.prefixScope Namespace whose

@@ -211,22 +211,23 @@ struct probe {
     char other_ns[256];    /* its namespace */
     struct k8s_client *k;  /* NULL: Local claims compared with etcd-druid's default hostPath */
     struct store *buckets; /* the cached BackupBuckets, or NULL */
+    int routed;            /* prefix_check_local's */
     cJSON *own;            /* OWNS: {entry, namespace, name, createdAt} of the candidate's own
                             * entry it reattaches to, copied out of the cache */
 };
 
 /* 1 when the claim c of another object is in the way of the candidate's, its Local directory
- * read now (webhook/plocal: one not known is in the way). */
+ * read now (webhook/plocal: one not known is in the way, one no StatefulSet may mount above the
+ * candidate's part of a partitioned bucket is not). */
 static int in_the_way_of(const struct probe *p, const cJSON *c)
 {
-    char dir[BLOCAL_HOSTPATH_MAX + 2 * BSTORE_PREFIX_MAX];
-
     if (!p->k || !c || kjson_has(c, "invalid") ||
         strcmp(kjson_get_str(p->self, "store"), BLOCAL_KEY) != 0 ||
         strcmp(kjson_get_str(c, "store"), BLOCAL_KEY) != 0)
         return in_the_way(p->self, c);
-    return !plocal_other(p->k, p->buckets, c, dir, sizeof(dir)) ||
-           bstore_overlap(BLOCAL_KEY, kjson_get_str(p->self, "prefix"), dir);
+    return plocal_in_the_way(p->k, p->buckets,
+                             p->routed ? kjson_get_str(p->self, "namespace") : NULL,
+                             kjson_get_str(p->self, "prefix"), c);
 }
 
 /* Note the namespace of the owner found (c: its claim). */
@@ -417,7 +418,7 @@ enum kerr prefix_check3(struct store *etcds, struct store *entries, struct store
                         const struct review_req *req, struct review_resp *resp,
                         struct kerr_info *err)
 {
-    return prefix_check_local(etcds, entries, backups, NULL, NULL, req, resp, err);
+    return prefix_check_local(etcds, entries, backups, NULL, NULL, 0, req, resp, err);
 }
 
 /* The candidate reattaching to its own entry (c: view_entry's copy of its claim): refused,
@@ -437,12 +438,12 @@ static enum kerr reattach(struct k8s_client *k, const cJSON *c, struct review_re
 }
 
 enum kerr prefix_check_local(struct store *etcds, struct store *entries, struct store *backups,
-                             struct k8s_client *k, struct store *buckets,
+                             struct k8s_client *k, struct store *buckets, int routed,
                              const struct review_req *req, struct review_resp *resp,
                              struct kerr_info *err)
 {
     cJSON *self = cJSON_CreateObject(), *old = cJSON_CreateObject();
-    struct probe p = { NULL, "", "", k, buckets, NULL };
+    struct probe p = { NULL, "", "", k, buckets, routed, NULL };
     int denied = 0;
     struct kerr_info lookup = { 0 };
     enum kerr rc = self && old ? KERR_OK : KERR_NOMEM;

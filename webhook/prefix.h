@@ -87,10 +87,13 @@ enum kerr prefix_check3(struct store *etcds, struct store *entries, struct store
 /*
  * prefix_check3 deciding Local claims by their directory on the node, the hostPaths read now
  * through k (webhook/plocal; buckets: the cached BackupBuckets, for the entries' directories).
- * k NULL: as prefix_check3 (every Local store taken at etcd-druid's default hostPath).
+ * k NULL: as prefix_check3 (every Local store taken at etcd-druid's default hostPath). routed:
+ * the Etcds' StatefulSets are judged by webhook/stsvol, so another namespace's claim no
+ * StatefulSet may mount is in nobody's way in their own part (plocal_in_the_way); 0: every
+ * overlap counts.
  */
 enum kerr prefix_check_local(struct store *etcds, struct store *entries, struct store *backups,
-                             struct k8s_client *k, struct store *buckets,
+                             struct k8s_client *k, struct store *buckets, int routed,
                              const struct review_req *req, struct review_resp *resp,
                              struct kerr_info *err);
 

@@ -23,6 +23,7 @@ struct prefix_cache {
     struct inf *etcds, *entries, *backups; /* backups NULL without opts.backups */
     struct inf *buckets;                   /* BackupBuckets, whole (webhook/bauth) */
     struct metrics_vec *cross;             /* BORROWED or NULL */
+    int routed;                            /* opts.routed */
 };
 
 static enum kerr new_informer(struct prefix_cache *c, const struct k8s_resource *res,
@@ -55,6 +56,7 @@ enum kerr prefix_cache_new(const struct prefix_cache_opts *o, struct prefix_cach
         return kerr_set(err, KERR_NOMEM, "allocating the prefix caches");
     c->client = o->client;
     c->cross = o->cross;
+    c->routed = o->routed;
     if (o->ns && *o->ns && !(c->ns = strdup(o->ns)))
         rc = kerr_set(err, KERR_NOMEM, "allocating the prefix caches");
     if (o->claims_ns && *o->claims_ns && !(c->claims_ns = strdup(o->claims_ns)))
@@ -153,8 +155,8 @@ enum kerr prefix_cache_decide(struct prefix_cache *c, const struct review_req *r
      * whatever the others claim (spec.prefixScope Namespace: probes learn nothing) */
     rc = authorise(c, req, resp, err);
     if (rc == KERR_OK && resp->allowed)
-        rc = prefix_check_local(etcds, entries, backups, client, prefix_cache_buckets(c), req, resp,
-                                err);
+        rc = prefix_check_local(etcds, entries, backups, client, prefix_cache_buckets(c), c->routed,
+                                req, resp, err);
     if (rc == KERR_OK && resp->allowed && claims_ns && !req->dry_run)
         rc = prefix_lock(client, claims_ns, req, resp, err);
     if (rc == KERR_OK) /* a move: the earlier prefix keeps its entry */
@@ -202,6 +204,11 @@ void prefix_cache_claims(struct prefix_cache *c, struct k8s_client **client, con
 {
     *client = c->client;
     *ns = c->claims_ns;
+}
+
+int prefix_cache_routed(struct prefix_cache *c)
+{
+    return c->routed;
 }
 
 void prefix_cache_free(struct prefix_cache *c)

@@ -25,6 +25,8 @@ struct prefix_cache_opts {
                                   NULL or "": none (claims decided from the caches alone) */
     struct metrics_vec *cross; /* BORROWED or NULL: a counter labelled by namespace, counting
                                   the refusals over another namespace's claim (probing shows) */
+    int routed; /* the Etcds' StatefulSets are routed to this webhook (--local-volume-guard):
+                   webhook/stsvol judges them, so webhook/plocal's exception may apply */
 };
 
 struct prefix_cache;
@@ -80,6 +82,9 @@ void prefix_cache_claims(struct prefix_cache *c, struct k8s_client **client, con
  * refusals shows there. prefix_cache_decide counts its own answers.
  */
 void prefix_cache_count(struct prefix_cache *c, const char *ns, const struct review_resp *resp);
+
+/* opts.routed. */
+int prefix_cache_routed(struct prefix_cache *c);
 
 /* Stop and free. NULL is a no-op. */
 void prefix_cache_free(struct prefix_cache *c);

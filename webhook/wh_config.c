@@ -66,6 +66,11 @@ static size_t make_table(struct wh_config *c, struct proc_flag *out)
         { "etcd-backups", PROC_FLAG_BOOL, &c->etcd_backups, "false",
           "with --backup-entries, also an Etcd whose backup prefix overlaps an EtcdBackup's "
           "copies (needs the EtcdBackup CRD)" },
+        { "local-volume-guard", PROC_FLAG_BOOL, &c->local_volume_guard, "false",
+          "with --backup-entries, the Etcds' StatefulSet CREATEs and UPDATEs are routed to this "
+          "webhook (the chart sets it), so no StatefulSet mounts a Local directory its Etcd could "
+          "not claim, and another namespace's claim on a partitioned Local bucket's own directory "
+          "is in nobody's way in their own part" },
         { "compact-cache", PROC_FLAG_BOOL, &c->compact_cache, "true",
           "keep cached objects as text: less memory, a parse per lookup" },
         { "graceful-shutdown-timeout", PROC_FLAG_DURATION, &c->shutdown_ms, "30s",
@@ -177,6 +182,10 @@ static enum kerr validate(const struct wh_config *c, struct kerr_info *err)
         return kerr_set(err, KERR_INVAL,
                         "--etcd-backups needs --backup-entries: it adds EtcdBackups' copies to the "
                         "prefix check that --backup-entries turns on");
+    if (c->local_volume_guard && !c->backup_entries)
+        return kerr_set(err, KERR_INVAL,
+                        "--local-volume-guard needs --backup-entries: the StatefulSets' Local "
+                        "directories are judged against the claims that flag caches");
     if (*c->client_cn && !*c->client_ca)
         return kerr_set(err, KERR_INVAL,
                         "--client-cn needs --client-ca: the CN of a client certificate is checked "

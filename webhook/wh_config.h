@@ -59,18 +59,19 @@ struct wh_config {
     int compact_cache;            /* --compact-cache */
     int backup_entries;           /* --backup-entries: one prefix, one cluster (webhook/prefix.h) */
     int etcd_backups;             /* --etcd-backups: EtcdBackup copies are claims too */
-    int self_tls;                 /* --self-provision-tls */
-    const char *tls_secret;       /* --tls-secret-name */
-    const char *tls_namespace;    /* --tls-namespace ("" = the client's namespace) */
-    const char *tls_service;      /* --tls-service-name */
-    struct proc_strv vwcs;        /* --validating-webhook-configuration */
-    struct proc_strv mwcs;        /* --mutating-webhook-configuration */
-    long cert_lifetime_ms;        /* --tls-cert-lifetime */
-    const char *client_ca;        /* --client-ca ("" = no client certificate asked) */
-    const char *client_cn;        /* --client-cn ("" = any CN the CA signed) */
-    int verbosity;                /* -v / --v */
-    int help;                     /* -h / --help */
-    struct flagfile file;         /* OWNS: argument strings made from the config file */
+    int local_volume_guard;    /* --local-volume-guard: the Etcds' StatefulSets are routed here */
+    int self_tls;              /* --self-provision-tls */
+    const char *tls_secret;    /* --tls-secret-name */
+    const char *tls_namespace; /* --tls-namespace ("" = the client's namespace) */
+    const char *tls_service;   /* --tls-service-name */
+    struct proc_strv vwcs;     /* --validating-webhook-configuration */
+    struct proc_strv mwcs;     /* --mutating-webhook-configuration */
+    long cert_lifetime_ms;     /* --tls-cert-lifetime */
+    const char *client_ca;     /* --client-ca ("" = no client certificate asked) */
+    const char *client_cn;     /* --client-cn ("" = any CN the CA signed) */
+    int verbosity;             /* -v / --v */
+    int help;                  /* -h / --help */
+    struct flagfile file;      /* OWNS: argument strings made from the config file */
 };
 
 /*

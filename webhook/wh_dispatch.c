@@ -12,6 +12,7 @@
 #include "webhook/etcdimm.h"
 #include "webhook/etcdrepl.h"
 #include "webhook/restore.h"
+#include "webhook/stsvol.h"
 #include "webhook/toggles.h"
 #include "webhook/review.h"
 
@@ -145,7 +146,17 @@ static enum kerr decide(const struct wh_dispatch *d, enum wh_hook h, const struc
 {
     switch (h) {
     case WH_HOOK_COMPONENTS:
-        return protect_decide(d->protect, d->lookup, req, resp, err);
+    case WH_HOOK_SCALEGUARD: {
+        enum kerr rc = h == WH_HOOK_COMPONENTS
+                           ? protect_decide(d->protect, d->lookup, req, resp, err)
+                           : protect_guard_decide(d->protect, d->lookup, req, resp, err);
+
+        /* the Local directory an Etcd's StatefulSet mounts (with --backup-entries: the claim
+         * caches), whoever asks */
+        if (rc == KERR_OK && resp->allowed && d->prefix)
+            rc = stsvol_decide(d->prefix, req, resp, err);
+        return rc;
+    }
     case WH_HOOK_ETCD: {
         enum kerr rc;
 
@@ -168,8 +179,6 @@ static enum kerr decide(const struct wh_dispatch *d, enum wh_hook h, const struc
     }
     case WH_HOOK_MUTATE:
         return mutate_decide(d->protect, d->lookup, req, resp, err);
-    case WH_HOOK_SCALEGUARD:
-        return protect_guard_decide(d->protect, d->lookup, req, resp, err);
     case WH_HOOK_BACKUPS: /* served with --backup-entries only (the claim caches) */
         return d->prefix ? bkadm_decide(d->prefix, req, resp, err) : KERR_OK;
     case WH_HOOK__COUNT:

@@ -69,7 +69,7 @@ admitted() { [ -z "$(tries "$1")" ]; }
 part_known() { ! etcd shoot probe bkt other/probe etcd-backup --dry-run=server >/dev/null 2>&1; }
 
 mkdir -p "$NODE/var/lib/lb/bkt/shoot/etcd-a/v2" "$NODE/var/lib/evil/lib/lb/bkt"
-CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups" ctl_stage
+CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups --local-volume-guard" ctl_stage
 kc -n etcd-warden create secret generic local-bucket --from-literal=hostPath=/var/lib/lb >/dev/null
 for ns in shoot other; do
     kc create namespace "$ns" >/dev/null

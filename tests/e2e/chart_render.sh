@@ -120,6 +120,12 @@ expect "scale guard's scale entry has no objectSelector" null \
 expect "member-volume guard" '"/webhooks/scaleguard" null [{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE","UPDATE","DELETE"],"resources":["persistentvolumeclaims"],"scope":"*"},{"apiGroups":[""],"apiVersions":["v1"],"operations":["CREATE","UPDATE"],"resources":["configmaps"],"scope":"Namespaced"}]' \
     "$(chart_get "$r/crds-none.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.2.clientConfig.service.path) $(chart_get "$r/crds-none.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.2.objectSelector) $(chart_get "$r/crds-none.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.2.rules)"
 expect "scaleDownGuard off: the member-volume guard stays" '["members.scaleguard.webhooks.etcd-warden.io","etcd.webhooks.etcd-warden.io","backups.webhooks.etcd-warden.io"]' "$(hook_names "$r/no-scale-guard.yaml")"
+# the StatefulSets routed to warden-webhook (component protection or the scale-down guard): the
+# Local directories they mount are judged, and a claim no StatefulSet may mount blocks nobody
+guard_flag() { chart_get "$1" Deployment warden-webhook spec.template.spec.containers.0.args | grep -o '"--local-volume-guard=[a-z]*"'; }
+expect "StatefulSets routed: --local-volume-guard" '"--local-volume-guard=true" "--local-volume-guard=true"' \
+    "$(guard_flag "$r/defaults.yaml") $(guard_flag "$r/crds-none.yaml")"
+expect "StatefulSets not routed: no --local-volume-guard" '"--local-volume-guard=false"' "$(guard_flag "$r/no-scale-guard.yaml")"
 expect "a watch namespace limits the webhooks to it" '{"key":"kubernetes.io/metadata.name","operator":"In","values":["shoot--dev--one"]}' \
     "$(chart_get "$r/watch-namespace.yaml" ValidatingWebhookConfiguration etcd-warden webhooks.0.namespaceSelector.matchExpressions.0)"
 expect "prefix claims are cluster-wide: the Etcd and backups webhooks see every namespace" \

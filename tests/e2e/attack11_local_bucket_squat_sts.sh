@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# A tenant of a Local BackupBucket partitioned by namespace moves its Etcd onto the bucket's own
+# directory with its Secret's hostPath, and etcd-druid makes the move real: it builds the
+# StatefulSet's volume local-backup, a hostPath "<hostPath>/<container>" (etcd-druid
+# internal/component/statefulset/builder.go, getBackupVolume), from the Secret as it reads it,
+# and the sidecar then writes and garbage-collects "<hostPath>/<container>/<prefix>": every
+# tenant's snapshots below the bucket's directory. docs/backup-entries.md (Local stores, Prefixes
+# partitioned by namespace): "the bucket's directory itself (or a parent of it) are nobody's".
+#   BackupBucket local (Local, container bkt, hostPath /var/lib/lb, prefixScope Namespace)
+#   selecting namespaces shoot and other. warden-controller not running (admission only).
+#   1. shoot: Etcd etcd-a at bkt/shoot/etcd-a (Secret etcd-backup at /var/lib/lb), its
+#      StatefulSet (as etcd-druid) mounting /var/lib/lb/bkt.
+#   2. other: Etcd etcd-sq, Local, container lib, prefix lb/bkt, Secret sq at /var/lib/evil,
+#      its StatefulSet (as etcd-druid) mounting /var/lib/evil/lib. other edits sq's hostPath to
+#      /var; etcd-druid's next reconcile updates the StatefulSet's local-backup to /var/lib
+#      (directory /var/lib/lb/bkt, the bucket's own).
+# Oracle: the StatefulSet the API server stores (its local-backup path) after etcd-druid's
+# update. Controls: both StatefulSets created where their Secrets first placed them; etcd-druid's
+# update of etcd-sq keeping its directory admitted; shoot's Etcd, EtcdRestore and EtcdBackup in
+# its own part still admitted while other's Etcd claims the bucket's directory.
+# Fails (HOLE) while the hole exists.
+set -euo pipefail
+. "$(dirname "$0")/../lib/snapshot.sh"
+. "$(dirname "$0")/../lib/controller.sh"
+. "$(dirname "$0")/../lib/localstore.sh"
+ksim_on_exit snap_cleanups
+
+NODE=$SNAP_WORK/node
+export CRONJOB_EXEC_HOST_ROOT=$NODE
+etcd() { local_etcd "$1" "$2" "$3" "$4" "$5" ${6:+"$6"}; } # ns name container prefix secret [kubectl flag]
+# StatefulSet NAME of NS as etcd-druid builds it, its volume local-backup at hostPath PATH and a
+# replica count REPLICAS, created or replaced as etcd-druid (kubectl VERB: create or replace)
+sts() { # verb ns name path replicas
+    kc_druid -n "$2" "$1" -f - <<EOF2
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: $3
+  labels: {app.kubernetes.io/managed-by: etcd-druid, app.kubernetes.io/part-of: $3}
+spec:
+  replicas: $5
+  serviceName: $3-peer
+  selector: {matchLabels: {app.kubernetes.io/managed-by: etcd-druid, app.kubernetes.io/part-of: $3}}
+  template:
+    metadata: {labels: {app.kubernetes.io/managed-by: etcd-druid, app.kubernetes.io/part-of: $3}}
+    spec:
+      containers:
+      - {name: etcd, image: etcd-wrapper, volumeMounts: [{name: $3, mountPath: /var/etcd/data}]}
+      - {name: backup-restore, image: etcdbrctl, volumeMounts: [{name: $3, mountPath: /var/etcd/data}, {name: etcd-config-file, mountPath: /var/etcd/config/}, {name: local-backup, mountPath: /home/nonroot/lib}]}
+      volumes:
+      - {name: etcd-config-file, configMap: {name: $3-config, defaultMode: 420, items: [{key: etcd.conf.yaml, path: etcd.conf.yaml}]}}
+      - {name: local-backup, hostPath: {path: $4, type: DirectoryOrCreate}}
+  volumeClaimTemplates:
+  - metadata: {name: $3}
+    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+EOF2
+}
+# sts, again while the API server answers Conflict (kube-sim writes the StatefulSet's status as its
+# replicas come up), at most 10 times: prints the last answer, fails as the last try did
+sts_put() {
+    local out i
+    for i in 1 2 3 4 5 6 7 8 9 10; do
+        out=$(sts "$@" 2>&1) && { echo "$out"; return 0; }
+        case $out in *"(Conflict)"*) sleep 0.2 ;; *) break ;; esac
+    done
+    echo "$out"
+    return 1
+}
+mounted() { kc -n "$1" get sts "$2" -o jsonpath='{.spec.template.spec.volumes[?(@.name=="local-backup")].hostPath.path}'; }
+restore() { # name
+    kc apply --dry-run=server -f - <<EOF2
+apiVersion: etcd-warden.io/v1alpha1
+kind: EtcdRestore
+metadata: {name: $1, namespace: shoot}
+spec:
+  source: {store: {provider: Local, container: bkt, prefix: shoot/etcd-a, secretRef: {name: etcd-backup}}}
+  etcdTemplate:
+    replicas: 1
+    labels: {app: etcd-statefulset}
+    etcd: {clientPort: 2379, serverPort: 2380}
+    backup: {port: 8080}
+  target: {etcdName: etcd-$1, store: {provider: Local, container: bkt, prefix: shoot/$1, secretRef: {name: etcd-backup}}}
+EOF2
+}
+backup() { # name
+    kc apply --dry-run=server -f - <<EOF2
+apiVersion: etcd-warden.io/v1alpha1
+kind: EtcdBackup
+metadata: {name: $1, namespace: shoot}
+spec:
+  etcdName: etcd-a
+  destination: {provider: Local, container: bkt, prefix: shoot/$1, secretRef: {name: etcd-backup}}
+EOF2
+}
+# shoot's Etcd (a dry run) in other's part refused: the webhook's caches hold the partitioned bucket
+part_known() { ! etcd shoot probe bkt other/probe etcd-backup --dry-run=server >/dev/null 2>&1; }
+# an Etcd (a dry run) over etcd-sq's directory refused: etcd-sq is in the webhook's caches
+sq_known() { ! etcd other etcd-sq2 lib lb/bkt sq --dry-run=server >/dev/null 2>&1; }
+
+mkdir -p "$NODE/var/lib/lb/bkt/shoot/etcd-a/v2" "$NODE/var/lib/evil/lib/lb/bkt"
+# the StatefulSets are routed to warden-webhook (ctl_stage registers etcd-druid's webhooks), so it
+# runs as the chart runs it then; a warden-webhook from before that flag refuses it at start
+help=$("$(_wh_binary)" --help 2>&1 || true)
+guard=""
+case $help in *--local-volume-guard*) guard=--local-volume-guard ;; esac
+CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups $guard" ctl_stage
+kc -n etcd-warden create secret generic local-bucket --from-literal=hostPath=/var/lib/lb >/dev/null
+for ns in shoot other; do
+    kc create namespace "$ns" >/dev/null
+    kc label namespace "$ns" etcd-warden.io/backups=local >/dev/null
+done
+local_host_path shoot etcd-backup /var/lib/lb
+local_host_path other sq /var/lib/evil
+kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply BackupBucket local"
+apiVersion: etcd-warden.io/v1alpha1
+kind: BackupBucket
+metadata: {name: local}
+spec:
+  provider: Local
+  container: bkt
+  secretRef: {namespace: etcd-warden, name: local-bucket}
+  deletionGracePeriod: 1h
+  prefixScope: Namespace
+  namespaceSelector: {matchLabels: {etcd-warden.io/backups: local}}
+EOF
+wh_register_backups
+ksim_wait 30 part_known || ctl_fail "the webhook's caches never held BackupBucket local"
+
+out=$(etcd shoot etcd-a bkt shoot/etcd-a etcd-backup 2>&1) || ctl_fail "shoot/etcd-a refused: $out"
+out=$(etcd other etcd-sq lib lb/bkt sq 2>&1) || ctl_fail "other/etcd-sq at /var/lib/evil/lib/lb/bkt refused: $out"
+ksim_wait 30 sq_known || ctl_fail "etcd-sq never in the webhook's caches"
+ksim_wait 30 backup copy-c || ctl_fail "etcd-a never in the webhook's caches (a copy of it refused)"
+out=$(sts create shoot etcd-a /var/lib/lb/bkt 1 2>&1) || ctl_fail "control: etcd-druid's StatefulSet of shoot/etcd-a refused: $out"
+out=$(sts create other etcd-sq /var/lib/evil/lib 1 2>&1) || ctl_fail "control: etcd-druid's StatefulSet of other/etcd-sq refused: $out"
+ok "control: etcd-druid's StatefulSets created where the Secrets place them"
+
+local_host_path other sq /var # etcd-sq's directory: /var/lib/lb/bkt, the bucket's
+out=$(sts_put replace other etcd-sq /var/lib 1) && refused=0 || refused=1
+now=$(mounted other etcd-sq)
+if [ "$refused" = 0 ] || [ "$now" != /var/lib/evil/lib ]; then
+    echo "HOLE: etcd-druid's update of StatefulSet other/etcd-sq to local-backup /var/lib (directory /var/lib/lb/bkt, the partitioned bucket's own) was admitted: it mounts \"$now\" ($out)"
+    echo "FAIL: one tenant's Secret edit makes its sidecar read and garbage-collect every tenant's Local backups"
+    grep '"StatefulSet"' "$WH_LOG" | tail -3 >&2 || true
+    exit 1
+fi
+case $out in
+*"is not namespace other's"*) ok "etcd-druid's update onto the bucket's directory refused: ${out:0:300}" ;;
+*) ctl_fail "refused, but not for the partition: $out" ;;
+esac
+out=$(sts_put replace other etcd-sq /var/lib/evil/lib 2) || ctl_fail "control: etcd-druid's update keeping etcd-sq's directory refused: $out"
+[ "$(kc -n other get sts etcd-sq -o jsonpath='{.spec.replicas}')" = 2 ] || ctl_fail "control: the update was not stored"
+ok "control: etcd-druid's update keeping etcd-sq's directory admitted"
+for l in "etcd shoot etcd-b bkt shoot/etcd-b etcd-backup" "restore restored-b" "backup copy-b"; do
+    out=$($l 2>&1) || ctl_fail "control: shoot's request in its own part ($l) refused while other's Etcd claims the bucket's directory: $out"
+done
+ok "control: shoot's Etcd, EtcdRestore and EtcdBackup in its own part admitted"
+echo "attack11_local_bucket_squat_sts: ok"
