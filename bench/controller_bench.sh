@@ -326,6 +326,7 @@ ctl_start ${BENCH_CTL_FLAGS:-}
 repaired() { [ "$(grep -c '"msg":"owner reference repaired"' "$CTL_LOG")" -ge "$nstrip" ]; }
 ksim_wait 300 repaired || die "only $(grep -c '"msg":"owner reference repaired"' "$CTL_LOG") of $nstrip repaired"
 perf_stop
+[ -z "${BENCH_LOG_DIR:-}" ] || cp "$CTL_LOG" "$BENCH_LOG_DIR/controller-repairs.log"
 t_ready=$(log_ms "$CTL_LOG" "warden-controller ready")
 t_last=$(date -u -d "$(grep '"msg":"owner reference repaired"' "$CTL_LOG" | tail -1 | grep -o '"ts":"[^"]*"' | cut -d'"' -f4)" +%s.%N)
 rep_rate=$(awk -v n="$nstrip" -v s="$(secs "$t_ready" "$t_last")" 'BEGIN { printf "%.0f", n / s }')

@@ -178,6 +178,7 @@ enum kerr inf_list(struct inf *inf)
 {
     struct kerr_info err;
     enum kerr rc;
+    int reserved;
 
     /*
      * The pages, and the objects handed to the handlers, are parsed into the thread's arena
@@ -185,9 +186,11 @@ enum kerr inf_list(struct inf *inf)
      * a page for the list's time. Without that memory they are malloc'd nodes as before.
      */
     kerr_clear(&err);
-    if (jarena_thread_reserve(INF_LIST_ARENA, &err) != KERR_OK)
+    reserved = jarena_thread_reserve(INF_LIST_ARENA, &err) == KERR_OK;
+    if (!reserved)
         log_debug("informer list without its arena", "informer", inf->o.name, "error", err.msg);
     rc = list(inf);
-    jarena_thread_release();
+    if (reserved) /* else a tree of the block may be alive: the block stays */
+        jarena_thread_release();
     return rc;
 }
