@@ -28,6 +28,10 @@
 #     backup-double's requests.
 # BENCH_UPLOAD_MS (0): the backup-double's upload time, from the snapshot's createdOn to its
 #     answer (/admin/upload; a real sidecar uploads after stamping it); 0: it answers at once.
+# BENCH_PERF_DIR: record perf profiles of the whole machine (perf record -a BENCH_PERF_ARGS,
+#     default -g -F 499) during
+#     the restart's initial sync (sync.data) and the owner-reference repairs (repair.data);
+#     read one process with perf report -i FILE --comm warden-controll (or kube-sim).
 # Takes about three minutes on the 2-core development machine.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -58,6 +62,21 @@ secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.4f", b - a }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a / b }'; }
 target() { # figure, limit, unit: "meets" / "MISSES"
     awk -v f="$1" -v l="$2" -v u="$3" 'BEGIN { printf "(target <= %s %s: %s)", l, u, f <= l ? "meets" : "MISSES" }'
+}
+perf_pid=
+perf_start() { # name: perf record -a into $BENCH_PERF_DIR/name.data until perf_stop
+    [ -n "${BENCH_PERF_DIR:-}" ] || return 0
+    mkdir -p "$BENCH_PERF_DIR"
+    # shellcheck disable=SC2086
+    perf record -a ${BENCH_PERF_ARGS:--g -F 499} -o "$BENCH_PERF_DIR/$1.data" >"$BENCH_PERF_DIR/$1.log" 2>&1 &
+    perf_pid=$!
+    sleep 1
+}
+perf_stop() {
+    [ -n "$perf_pid" ] || return 0
+    kill -INT "$perf_pid" 2>/dev/null || true
+    wait "$perf_pid" || true
+    perf_pid=
 }
 log_ms() { # file, msg: the ts of the first log line with that msg, in epoch seconds
     local ts
@@ -125,9 +144,9 @@ kc -n bench get etcds -o jsonpath='{range .items[*]}{.metadata.name} {.metadata.
         entry /apis/rbac.authorization.k8s.io/v1/namespaces/bench/rolebindings "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"RoleBinding\",\"metadata\":{\"name\":\"druid.gardener.cloud:etcd:$n\",$lab,$own},\"roleRef\":{\"apiGroup\":\"rbac.authorization.k8s.io\",\"kind\":\"Role\",\"name\":\"druid.gardener.cloud:etcd:$n\"},\"subjects\":[{\"kind\":\"ServiceAccount\",\"name\":\"$n\",\"namespace\":\"bench\"}]}"
         entry $core/services "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"$n-client\",$lab,$own},\"spec\":{\"selector\":$sel,\"ports\":[{\"name\":\"client\",\"protocol\":\"TCP\",\"port\":2379,\"targetPort\":2379},{\"name\":\"server\",\"protocol\":\"TCP\",\"port\":2380,\"targetPort\":2380},{\"name\":\"backuprestore\",\"protocol\":\"TCP\",\"port\":8080,\"targetPort\":8080}]}}"
         entry $core/services "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"$n-peer\",$lab,$own},\"spec\":{\"clusterIP\":\"None\",\"selector\":$sel,\"ports\":[{\"name\":\"peer\",\"port\":2380}]}}"
-        entry $core/configmaps "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"$n-config\",$lab,$own},\"data\":{\"etcd.conf.yaml\":\"name: $n\"}}"
+        entry $core/configmaps "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"$n-config\",$lab,$own},\"data\":{\"etcd.conf.yaml\":\"name: $n\\\\ndata-dir: /var/etcd/data/new.etcd\\\\n\"}}"
         entry /apis/policy/v1/namespaces/bench/poddisruptionbudgets "{\"apiVersion\":\"policy/v1\",\"kind\":\"PodDisruptionBudget\",\"metadata\":{\"name\":\"$n\",$lab,$own},\"spec\":{\"minAvailable\":2,\"selector\":{\"matchLabels\":$sel}}}"
-        entry /apis/apps/v1/namespaces/bench/statefulsets "{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"$n\",$lab,$own},\"spec\":{\"replicas\":2,\"serviceName\":\"$n-peer\",\"selector\":{\"matchLabels\":$sel},\"template\":{\"metadata\":{\"labels\":$sel},\"spec\":{\"containers\":[{\"name\":\"etcd\",\"image\":\"etcd-wrapper\"}]}}}}"
+        entry /apis/apps/v1/namespaces/bench/statefulsets "{\"apiVersion\":\"apps/v1\",\"kind\":\"StatefulSet\",\"metadata\":{\"name\":\"$n\",$lab,$own},\"spec\":{\"replicas\":2,\"serviceName\":\"$n-peer\",\"selector\":{\"matchLabels\":$sel},\"template\":{\"metadata\":{\"labels\":$sel},\"spec\":{\"containers\":[{\"name\":\"etcd\",\"image\":\"etcd-wrapper\",\"volumeMounts\":[{\"name\":\"$n\",\"mountPath\":\"/var/etcd/data\"}]},{\"name\":\"backup-restore\",\"image\":\"etcdbrctl\",\"args\":[\"server\",\"--server-port=8080\"],\"volumeMounts\":[{\"name\":\"$n\",\"mountPath\":\"/var/etcd/data\"},{\"name\":\"etcd-config-file\",\"mountPath\":\"/var/etcd/config/\"}]}],\"volumes\":[{\"name\":\"etcd-config-file\",\"configMap\":{\"name\":\"$n-config\",\"items\":[{\"key\":\"etcd.conf.yaml\",\"path\":\"etcd.conf.yaml\"}]}}]}},\"volumeClaimTemplates\":[{\"metadata\":{\"name\":\"$n\"},\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],\"resources\":{\"requests\":{\"storage\":\"16Gi\"}}}}]}}"
         for l in "$n-0" "$n-1" "$n-full-snap" "$n-delta-snap"; do
             entry /apis/coordination.k8s.io/v1/namespaces/bench/leases "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\",\"metadata\":{\"name\":\"$l\",$lab,$own}}"
         done
@@ -161,23 +180,33 @@ for p in apis/druid.gardener.cloud/v1alpha1/etcds apis/druid.gardener.cloud/v1al
     api/v1/persistentvolumeclaims; do
     lists+=("$KSIM_URL/$p" -o /dev/null)
 done
+cpu() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+tck=$(getconf CLK_TCK)
+cpu_s() { awk -v a="$1" -v b="$2" -v t="$tck" 'BEGIN { printf "%.2f", (b - a) / t }'; }
+k0=$(cpu "$KSIM_PID")
 t0=$(now)
 curl -sfk -H "$auth" "${lists[@]}" || die "cannot LIST"
 t1=$(now)
 list_ref=$(secs "$t0" "$t1")
+ksim_ref_cpu=$(cpu_s "$k0" "$(cpu "$KSIM_PID")")
+perf_start sync
+k0=$(cpu "$KSIM_PID")
 # shellcheck disable=SC2086
 ctl_start ${BENCH_CTL_FLAGS:-}
+# CPU seconds until /readyz answered (the sync, a little of the first reconciles)
+ctl_sync_cpu=$(cpu_s 0 "$(cpu "$CTL_PID")") ksim_sync_cpu=$(cpu_s "$k0" "$(cpu "$KSIM_PID")")
 # /readyz answers once the caches synced; the log line follows (after malloc_trim)
 ksim_wait 120 log_ms "$CTL_LOG" "warden-controller ready" || die "no \"warden-controller ready\" logged"
+perf_stop
 sync=$(secs "$(log_ms "$CTL_LOG" "warden-controller started")" "$(log_ms "$CTL_LOG" "warden-controller ready")")
 cached=$(ctl_metrics | awk '/^warden_controller_cache_objects/ { s += $2 } END { print s + 0 }')
 echo "reference: LIST of the same 14 kinds (one curl, one connection)  $list_ref s"
 echo "initial sync of $cached cached objects  $sync s  $(ratio "$sync" "$list_ref") x reference $(target "$sync" 1 s)"
+echo "CPU: reference LIST kube-sim $ksim_ref_cpu s; to ready controller $ctl_sync_cpu s, kube-sim $ksim_sync_cpu s"
 ksim_wait 300 settled || die "the controller did not settle after its restart"
 sleep 2
 rss_sync=$(rss_mb "$CTL_PID")
 echo "RSS loaded (restarted, synced, settled) $rss_sync MiB $(target "$rss_sync" 64 MiB)"
-cpu() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 c0=$(cpu "$CTL_PID") k0=$(cpu "$KSIM_PID")
 sleep 5
 pct() { awk -v a="$1" -v b="$2" -v t="$(getconf CLK_TCK)" 'BEGIN { printf "%.1f", (b - a) / t / 5 * 100 }'; }
@@ -273,7 +302,7 @@ fi
             "apis/coordination.k8s.io/v1/namespaces/bench/leases/$n-0" "apis/coordination.k8s.io/v1/namespaces/bench/leases/$n-1" \
             "apis/coordination.k8s.io/v1/namespaces/bench/leases/$n-full-snap" "apis/coordination.k8s.io/v1/namespaces/bench/leases/$n-delta-snap"; do
             printf 'url = "%s/%s"\nrequest = "PATCH"\nheader = "Authorization: Bearer druid-token"\n' "$KSIM_URL" "$p"
-            printf 'header = "Content-Type: application/merge-patch+json"\ninsecure\nwrite-out = "%%{http_code}\\n"\n'
+            printf 'header = "Content-Type: application/merge-patch+json"\ninsecure\nwrite-out = "%%{http_code} %%{url}\\n"\n'
             printf 'output = "/dev/null"\ndata = "{\\"metadata\\":{\\"ownerReferences\\":null}}"\nnext\n'
         done
     done
@@ -283,13 +312,21 @@ nstrip=$((nrepair * 12))
 t0=$(now)
 curl -s --no-progress-meter --parallel --parallel-max 16 --config "$work/strip.cfg" >"$work/strip.codes"
 t1=$(now)
-[ "$(grep -c '^200$' "$work/strip.codes")" = "$nstrip" ] || die "strips failed: $(sort "$work/strip.codes" | uniq -c)"
+if [ "$(grep -c '^200 ' "$work/strip.codes")" != "$nstrip" ]; then
+    bad=$(grep -v '^200 ' "$work/strip.codes" | head -1 | cut -d' ' -f2)
+    die "strips failed: $(cut -d' ' -f1 "$work/strip.codes" | sort | uniq -c); $bad answers: $(curl -sk -X PATCH \
+        -H "Authorization: Bearer druid-token" -H "Content-Type: application/merge-patch+json" \
+        -d '{"metadata":{"ownerReferences":null}}' "$bad")"
+fi
 strip_rate=$(awk -v n="$nstrip" -v s="$(secs "$t0" "$t1")" 'BEGIN { printf "%.0f", n / s }')
 echo "reference: stripping $nstrip owner references (PATCH, 16 in flight)  $strip_rate /s"
+perf_start repair
 # shellcheck disable=SC2086
 ctl_start ${BENCH_CTL_FLAGS:-}
 repaired() { [ "$(grep -c '"msg":"owner reference repaired"' "$CTL_LOG")" -ge "$nstrip" ]; }
 ksim_wait 300 repaired || die "only $(grep -c '"msg":"owner reference repaired"' "$CTL_LOG") of $nstrip repaired"
+perf_stop
+[ -z "${BENCH_LOG_DIR:-}" ] || cp "$CTL_LOG" "$BENCH_LOG_DIR/controller-repairs.log"
 t_ready=$(log_ms "$CTL_LOG" "warden-controller ready")
 t_last=$(date -u -d "$(grep '"msg":"owner reference repaired"' "$CTL_LOG" | tail -1 | grep -o '"ts":"[^"]*"' | cut -d'"' -f4)" +%s.%N)
 rep_rate=$(awk -v n="$nstrip" -v s="$(secs "$t_ready" "$t_last")" 'BEGIN { printf "%.0f", n / s }')

@@ -3,6 +3,7 @@
  * the list is common/pager's, the backoff common/backoff's.
  */
 #include "common/informer.h"
+#include "common/informer_int.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -17,37 +18,12 @@
 #include "common/kobj.h"
 #include "common/ktime.h"
 #include "common/log.h"
-#include "common/pager.h"
 #include "common/watch.h"
 
 #define QUICK_WATCH_MS 1000 /* a clean watch end sooner than this, without events, backs off */
 
-enum state { INF_NEW, INF_RUNNING, INF_STOPPED };
-
 /* How a watch ended, and so what comes next. */
 enum step { STEP_STOP, STEP_RESUME, STEP_BACKOFF_RESUME, STEP_RELIST };
-
-struct inf {
-    struct k8s_client *client; /* BORROWED */
-    struct inf_opts o;         /* defaults filled in */
-    struct store *store;       /* OWNS, or BORROWED when opts.store is set */
-    struct inf_handlers *h;
-    size_t nh;
-    pthread_t thread;
-    enum state state;
-    atomic_int cancel; /* cancels the watch in flight */
-
-    pthread_mutex_t mu; /* guards what follows, cond waits for it */
-    pthread_cond_t cond;
-    int stopping;
-    atomic_int synced; /* written under mu; read without it (every lookup asks) */
-    struct inf_stats st;
-    char rv[INF_RV_MAX];
-
-    /* Used by the informer thread only. */
-    struct backoff bo; /* also the random source of the watch timeouts */
-    long long next_resync_ms;
-};
 
 /* The state of one watch request. */
 struct wctx {
@@ -60,7 +36,7 @@ struct wctx {
 };
 
 /* 1 once inf_stop was called; arg is the struct inf (also a pager_opts.stopped). */
-static int stopping(void *arg)
+int inf_stopping(void *arg)
 {
     struct inf *inf = arg;
     int s;
@@ -72,14 +48,14 @@ static int stopping(void *arg)
 }
 
 /* Count one more in *counter, a field of inf->st. */
-static void stat_inc(struct inf *inf, unsigned long *counter)
+void inf_stat_inc(struct inf *inf, unsigned long *counter)
 {
     pthread_mutex_lock(&inf->mu);
     (*counter)++;
     pthread_mutex_unlock(&inf->mu);
 }
 
-static void set_rv(struct inf *inf, const char *rv)
+void inf_set_rv(struct inf *inf, const char *rv)
 {
     pthread_mutex_lock(&inf->mu);
     snprintf(inf->rv, sizeof(inf->rv), "%s", rv);
@@ -111,163 +87,6 @@ static void backoff(struct inf *inf)
     snprintf(ms, sizeof(ms), "%ld", d);
     log_debug("informer backing off", "informer", inf->o.name, "ms", ms);
     pause_ms(inf, d);
-}
-
-/* ---- handlers ---- */
-
-static void call_add(struct inf *inf, const cJSON *obj)
-{
-    size_t i;
-
-    for (i = 0; i < inf->nh; i++)
-        if (inf->h[i].on_add)
-            inf->h[i].on_add(inf->h[i].ctx, obj);
-}
-
-static void call_update(struct inf *inf, const cJSON *old_obj, const cJSON *new_obj)
-{
-    size_t i;
-
-    for (i = 0; i < inf->nh; i++)
-        if (inf->h[i].on_update)
-            inf->h[i].on_update(inf->h[i].ctx, old_obj, new_obj);
-}
-
-static void call_delete(struct inf *inf, const cJSON *obj)
-{
-    size_t i;
-
-    for (i = 0; i < inf->nh; i++)
-        if (inf->h[i].on_delete)
-            inf->h[i].on_delete(inf->h[i].ctx, obj);
-}
-
-/*
- * The handlers of a relist's changes. Their new objects are read from the store one at a
- * time (lazy_new): the list's objects are never all trees at once. Only this thread writes
- * the informer's objects, so the store holds what the list put there.
- */
-static void dispatch_changes(struct inf *inf, const struct store_changes *ch)
-{
-    const struct store_change *c;
-    cJSON *obj;
-    size_t i;
-
-    for (i = 0; i < ch->n; i++) {
-        c = &ch->v[i];
-        obj = NULL;
-        if (c->kind == STORE_DELETED)
-            call_delete(inf, c->old_obj);
-        else if (store_get(inf->store, c->key, &obj, NULL) != KERR_OK)
-            continue;
-        else if (c->kind == STORE_ADDED)
-            call_add(inf, obj);
-        else
-            call_update(inf, c->old_obj, obj);
-        cJSON_Delete(obj);
-    }
-}
-
-/* Whether key is one of this informer's (a shared store holds other informers' too). */
-static int in_scope(const struct inf *inf, const char *key)
-{
-    return !inf->o.scope || strncmp(key, inf->o.scope, strlen(inf->o.scope)) == 0;
-}
-
-static void resync(struct inf *inf)
-{
-    struct strlist keys;
-    cJSON *obj;
-    size_t i;
-
-    strlist_init(&keys);
-    if (store_keys(inf->store, &keys, NULL) == KERR_OK) {
-        for (i = 0; i < keys.n && !stopping(inf); i++) {
-            if (!in_scope(inf, keys.v[i]) || store_get(inf->store, keys.v[i], &obj, NULL))
-                continue;
-            call_update(inf, obj, obj);
-            cJSON_Delete(obj);
-        }
-    }
-    strlist_release(&keys);
-    stat_inc(inf, &inf->st.resyncs);
-    inf->next_resync_ms = ktime_mono_ms() + inf->o.resync_ms;
-}
-
-/* ---- list ---- */
-
-/*
- * A listed item of a compact store: the projection kept as its compact text
- * (a raw item, see storeent_prepare), so a large list waits for the swap as
- * text, not as trees. ctx is the struct inf.
- */
-static enum kerr project_text(void *ctx, const cJSON *obj, cJSON **out)
-{
-    struct inf *inf = ctx;
-    cJSON *proj = NULL;
-    char *text;
-    enum kerr rc = KERR_OK;
-
-    *out = NULL;
-    if (inf->o.project)
-        rc = inf->o.project(inf->o.project_ctx, obj, &proj);
-    if (rc != KERR_OK)
-        return rc;
-    text = cJSON_PrintUnformatted(proj ? proj : obj);
-    cJSON_Delete(proj);
-    *out = text ? cJSON_CreateRaw(text) : NULL;
-    free(text);
-    return *out ? KERR_OK : KERR_NOMEM;
-}
-
-static enum kerr do_list(struct inf *inf)
-{
-    struct pager_opts po = { .label_selector = inf->o.label_selector,
-                             .field_selector = inf->o.field_selector,
-                             .limit = inf->o.page_size,
-                             .project = inf->o.compact ? project_text : inf->o.project,
-                             .project_ctx = inf->o.compact ? (void *)inf : inf->o.project_ctx,
-                             .stopped = stopping,
-                             .stopped_arg = inf };
-    struct kerr_info err;
-    struct store_changes ch;
-    char rv[INF_RV_MAX] = "";
-    cJSON *items = NULL;
-    enum kerr rc;
-
-    kerr_clear(&err);
-    store_changes_init(&ch);
-    ch.lazy_new = 1;
-    rc = pager_list(inf->client, inf->o.res, inf->o.ns, &po, &items, rv, sizeof(rv), &err);
-    if (rc != KERR_OK) {
-        if (rc == KERR_CANCELLED)
-            return rc;
-        stat_inc(inf, &inf->st.list_errors);
-        log_warn("informer list failed", "informer", inf->o.name, "error", err.msg);
-        return rc;
-    }
-    /*
-     * KERR_NOMEM after the swap only loses handler calls: the store is right.
-     * Without handlers no list of changes is built: it would copy every object.
-     */
-    rc = store_replace_scope(inf->store, inf->o.scope, items, inf->nh ? &ch : NULL, &err);
-    if (rc != KERR_OK && rc != KERR_NOMEM) {
-        stat_inc(inf, &inf->st.list_errors);
-        log_warn("informer list unusable", "informer", inf->o.name, "error", err.msg);
-        store_changes_release(&ch);
-        return rc;
-    }
-    set_rv(inf, rv);
-    dispatch_changes(inf, &ch);
-    store_changes_release(&ch);
-    pthread_mutex_lock(&inf->mu);
-    inf->st.relists += inf->st.lists ? 1 : 0;
-    inf->st.lists++;
-    inf->synced = 1;
-    pthread_cond_broadcast(&inf->cond);
-    pthread_mutex_unlock(&inf->mu);
-    log_debug("informer listed", "informer", inf->o.name, "resourceVersion", rv);
-    return KERR_OK;
 }
 
 /* ---- watch ---- */
@@ -304,9 +123,9 @@ static void apply_put(struct inf *inf, cJSON *obj)
         return;
     }
     if (old_obj)
-        call_update(inf, old_obj, new_obj);
+        inf_call_update(inf, old_obj, new_obj);
     else if (new_obj)
-        call_add(inf, new_obj);
+        inf_call_add(inf, new_obj);
     cJSON_Delete(old_obj);
     cJSON_Delete(new_obj);
 }
@@ -347,7 +166,7 @@ static void apply_delete(struct inf *inf, const cJSON *obj)
         inf->nh && (copy = cJSON_Duplicate(obj, 1)))
         (void)project(inf, copy, &old_obj);
     if (old_obj)
-        call_delete(inf, old_obj);
+        inf_call_delete(inf, old_obj);
     cJSON_Delete(old_obj);
 }
 
@@ -367,17 +186,17 @@ static enum kerr on_event(void *arg, struct watch_event *ev)
     }
     snprintf(rv, sizeof(rv), "%s", ev->resource_version ? ev->resource_version : "");
     if (ev->type == WATCH_BOOKMARK) {
-        stat_inc(inf, &inf->st.bookmarks);
+        inf_stat_inc(inf, &inf->st.bookmarks);
     } else if (ev->type == WATCH_DELETED) {
         apply_delete(inf, ev->object);
-        stat_inc(inf, &inf->st.events);
+        inf_stat_inc(inf, &inf->st.events);
     } else {
         apply_put(inf, ev->object);
         ev->object = NULL;
-        stat_inc(inf, &inf->st.events);
+        inf_stat_inc(inf, &inf->st.events);
     }
     if (rv[0])
-        set_rv(inf, rv);
+        inf_set_rv(inf, rv);
     return KERR_OK;
 }
 
@@ -407,17 +226,17 @@ static long watch_timeout(struct inf *inf)
 static enum step watch_end(struct inf *inf, struct wctx *w, enum kerr rc, struct kerr_info *err,
                            long long started)
 {
-    if (stopping(inf))
+    if (inf_stopping(inf))
         return STEP_STOP;
     if (w->expired || rc == KERR_GONE) {
-        stat_inc(inf, &inf->st.expired);
+        inf_stat_inc(inf, &inf->st.expired);
         log_info("informer watch expired, listing again", "informer", inf->o.name);
         return STEP_RELIST;
     }
     if (rc == KERR_OK)
         return !w->events && ktime_mono_ms() - started < QUICK_WATCH_MS ? STEP_BACKOFF_RESUME
                                                                         : STEP_RESUME;
-    stat_inc(inf, &inf->st.watch_errors);
+    inf_stat_inc(inf, &inf->st.watch_errors);
     if (w->ev_err.code != KERR_OK)
         err = &w->ev_err;
     else if (w->dec_err.code != KERR_OK)
@@ -465,14 +284,14 @@ static void *run(void *arg)
     enum step step;
 
     inf->next_resync_ms = ktime_mono_ms() + inf->o.resync_ms;
-    while (!stopping(inf)) {
-        if (need_list && do_list(inf) != KERR_OK) {
+    while (!inf_stopping(inf)) {
+        if (need_list && inf_list(inf) != KERR_OK) {
             backoff(inf);
             continue;
         }
         need_list = 0;
         if (inf->o.resync_ms > 0 && ktime_mono_ms() >= inf->next_resync_ms)
-            resync(inf);
+            inf_resync(inf);
         step = do_watch(inf);
         if (step == STEP_STOP)
             break;

@@ -5,7 +5,10 @@
  * The thread LISTs the resource (resourceVersion unset: a consistent read;
  * pages of page_size, following metadata.continue; an expired continue
  * token restarts the list once without a limit; each page is projected
- * before the next is fetched, so a large list never sits in memory whole),
+ * before the next is fetched, so a large list never sits in memory whole;
+ * the pages are parsed into the thread's arena, common/jarena, made
+ * INF_LIST_ARENA bytes for the list's time and freed after it; the list
+ * half is common/inflist.c),
  * fills the store, then WATCHes from the list's resourceVersion with
  * allowWatchBookmarks=true and timeoutSeconds random in
  * [min_watch_timeout_s, 2 * min_watch_timeout_s]. It tracks the

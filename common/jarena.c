@@ -223,6 +223,29 @@ void jarena_delete(cJSON *root)
         reset(b);
 }
 
+enum kerr jarena_thread_reserve(size_t bytes, struct kerr_info *err)
+{
+    struct block *b = installed ? thread_block() : NULL;
+    unsigned char *base;
+
+    if (!installed)
+        return KERR_OK;
+    if (!b)
+        return kerr_set(err, KERR_NOMEM, "jarena: no block for this thread");
+    if (b->live)
+        return kerr_set(err, KERR_INVAL, "jarena: a tree of this thread's block is alive");
+    if (b->size >= bytes)
+        return KERR_OK;
+    if (!(base = malloc(bytes)))
+        return kerr_set(err, KERR_NOMEM, "jarena: cannot reserve %zu bytes", bytes);
+    UNPOISON(b->base, b->size);
+    free(b->base);
+    b->base = base;
+    b->size = bytes;
+    reset(b);
+    return KERR_OK;
+}
+
 size_t jarena_thread_used(void)
 {
     struct block *b = installed ? mine : NULL;

@@ -73,6 +73,16 @@ void jarena_delete(cJSON *root);
  */
 size_t jarena_thread_used(void);
 
+/*
+ * Make the calling thread's block at least bytes large (a list page's tree
+ * is megabytes, JARENA_BLOCK is sized for a review). Only while no tree of
+ * the block is alive: KERR_INVAL otherwise. KERR_NOMEM when the memory is
+ * not there (the block stays as it was). A no-op (KERR_OK) without
+ * jarena_install. The block keeps its size until jarena_thread_release or
+ * the thread's exit: release it when the large parses are done.
+ */
+enum kerr jarena_thread_reserve(size_t bytes, struct kerr_info *err);
+
 /* Free the calling thread's block now (no tree of it may be alive). */
 void jarena_thread_release(void);
 

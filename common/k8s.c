@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/jarena.h"
 #include "common/k8s_http.h"
 #include "common/pager.h"
 
@@ -241,6 +242,7 @@ enum kerr k8s_get_until(struct k8s_client *c, const struct k8s_resource *res, co
 enum kerr k8s_list(struct k8s_client *c, const struct k8s_resource *res, const char *ns,
                    const struct k8s_list_opts *opts, cJSON **out, struct kerr_info *err)
 {
+    struct k8s_http_req req;
     struct buf path;
     enum kerr rc;
 
@@ -249,10 +251,15 @@ enum kerr k8s_list(struct k8s_client *c, const struct k8s_resource *res, const c
     rc = k8s_path(res, ns, NULL, NULL, &path, err);
     if (rc == KERR_OK)
         rc = list_query(&path, opts ? opts : &no_list_opts, err);
+    memset(&req, 0, sizeof(req));
+    req.method = "GET";
+    req.path = buf_str(&path);
+    req.deadline_ms = opts ? opts->deadline_ms : 0;
+    req.arena = opts ? opts->arena : 0;
     if (rc == KERR_OK)
-        rc = send_json_until(c, "GET", &path, NULL, NULL, opts ? opts->deadline_ms : 0, out, err);
+        rc = k8s_http_do(c, &req, out, err);
     if (rc == KERR_OK && !cJSON_IsObject(*out)) {
-        cJSON_Delete(*out);
+        jarena_delete(*out); /* a plain tree too */
         *out = NULL;
         rc = kerr_set(err, KERR_PARSE, "k8s: LIST %s: answer is not an object", buf_str(&path));
     }

@@ -117,6 +117,12 @@ struct k8s_list_opts {
     const char *resource_version_match; /* "Exact" | "NotOlderThan"; needs resource_version */
     long timeout_seconds;               /* server-side timeoutSeconds; 0: unset */
     int64_t deadline_ms;                /* ktime_mono_ms() deadline of the call; 0: none */
+    /*
+     * k8s_list only: parse the answer into the calling thread's arena (common/jarena): the
+     * page is read-only (items may be detached and cJSON_Deleted) and is released with
+     * jarena_delete on this thread.
+     */
+    int arena;
 };
 
 /* Retry-After values above this many seconds read as this (one hour). */

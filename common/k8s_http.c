@@ -10,6 +10,7 @@
 
 #include "common/buf.h"
 #include "common/cfg.h"
+#include "common/jarena.h"
 #include "common/ktime.h"
 #include "common/log.h"
 #include "common/ratelimit.h"
@@ -391,12 +392,15 @@ static int should_retry(const struct k8s_client *c, const struct k8s_http_req *r
 }
 
 /* Parse the 2xx body into *out (NULL for an empty body). */
-static enum kerr parse_body(const struct buf *body, const char *url, cJSON **out,
+static enum kerr parse_body(const struct buf *body, const char *url, int arena, cJSON **out,
                             struct kerr_info *err)
 {
     if (!out || body->len == 0)
         return KERR_OK;
-    *out = cJSON_ParseWithLengthOpts(body->data, body->len, NULL, 0);
+    if (arena)
+        *out = jarena_parse(body->data, body->len, NULL);
+    else
+        *out = cJSON_ParseWithLengthOpts(body->data, body->len, NULL, 0);
     if (!*out)
         return kerr_set(err, KERR_PARSE, "k8s: %s: answer is not JSON", url);
     return KERR_OK;
@@ -497,7 +501,7 @@ enum kerr k8s_http_do(struct k8s_client *c, const struct k8s_http_req *req, cJSO
     }
     rc = run(&x, buf_str(&url), &token, err);
     if (rc == KERR_OK && !req->watch)
-        rc = parse_body(&x.body, buf_str(&url), out, err);
+        rc = parse_body(&x.body, buf_str(&url), req->arena, out, err);
 out:
     if (x.h)
         k8s_client_pool_put(c, x.h);

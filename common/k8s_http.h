@@ -70,6 +70,7 @@ struct k8s_http_req {
     void *arg;                /* watch only */
     const atomic_int *cancel; /* optional */
     int64_t deadline_ms;      /* ktime_mono_ms() deadline; 0: none (see k8s.h, Deadlines) */
+    int arena;                /* parse the body with jarena_parse (release with jarena_delete) */
 };
 
 /*

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/jarena.h"
 #include "common/kjson.h"
 
 #define MAX_PAGES 100000
@@ -47,31 +48,49 @@ static enum kerr take_items(const struct pager_opts *o, cJSON *from, cJSON *item
     return KERR_OK;
 }
 
-/* The first page as the List: its items move to a fresh "items" array, *items. */
-static enum kerr start_list(const struct pager_opts *o, cJSON *page, cJSON **items)
+/* Whether pages are parsed into the thread's arena: only when no item of them is kept. */
+static int in_arena(const struct pager_opts *o)
+{
+    return o->arena && o->project;
+}
+
+/* Release a page from k8s_list. */
+static void page_free(const struct pager_opts *o, cJSON *page)
+{
+    if (in_arena(o))
+        jarena_delete(page);
+    else
+        cJSON_Delete(page);
+}
+
+/*
+ * The first page as the List (*list): the page itself, or in the arena a copy of it without
+ * its items (no node of the arena may outlive it). Its items move, projected, to a fresh
+ * "items" array, *items.
+ */
+static enum kerr start_list(const struct pager_opts *o, cJSON *page, cJSON **list, cJSON **items)
 {
     cJSON *orig = cJSON_DetachItemFromObjectCaseSensitive(page, "items");
     enum kerr rc;
 
-    *items = cJSON_AddArrayToObject(page, "items");
+    *list = in_arena(o) ? cJSON_Duplicate(page, 1) : page;
+    *items = *list ? cJSON_AddArrayToObject(*list, "items") : NULL;
     rc = *items ? take_items(o, orig, *items) : KERR_NOMEM;
-    cJSON_Delete(orig);
+    cJSON_Delete(orig); /* an arena's nodes too: cJSON's free skips them */
     return rc;
 }
 
-/* A later page: its items to the end of items, its resourceVersion to list's. */
+/* A later page: its items to the end of items, (a copy of) its resourceVersion to list's. */
 static enum kerr add_page(const struct pager_opts *o, cJSON *list, cJSON *items, cJSON *page)
 {
     cJSON *meta = cJSON_GetObjectItemCaseSensitive(list, "metadata");
-    cJSON *rv = cJSON_GetObjectItemCaseSensitive(page, "metadata");
+    const char *rv = kjson_get_str(page, "metadata.resourceVersion");
 
-    rv = cJSON_DetachItemFromObjectCaseSensitive(rv, "resourceVersion");
     if (rv && cJSON_IsObject(meta)) {
         cJSON_DeleteItemFromObjectCaseSensitive(meta, "resourceVersion");
-        cJSON_AddItemToObject(meta, "resourceVersion", rv);
-        rv = NULL;
+        if (!cJSON_AddStringToObject(meta, "resourceVersion", rv))
+            return KERR_NOMEM;
     }
-    cJSON_Delete(rv);
     return take_items(o, cJSON_GetObjectItemCaseSensitive(page, "items"), items);
 }
 
@@ -95,14 +114,12 @@ static enum kerr take_page(const struct pager_opts *o, cJSON **list, cJSON **ite
 {
     enum kerr rc = take_continue(page, token);
 
-    if (rc == KERR_OK && !*list) {
-        *list = page;
-        rc = start_list(o, page, items);
-    } else if (rc == KERR_OK) {
+    if (rc == KERR_OK && !*list)
+        rc = start_list(o, page, list, items);
+    else if (rc == KERR_OK)
         rc = add_page(o, *list, *items, page);
-    }
     if (page != *list)
-        cJSON_Delete(page);
+        page_free(o, page);
     return rc == KERR_OK ? KERR_OK : kerr_set(err, rc, "list page: %s", kerr_str(rc));
 }
 
@@ -156,7 +173,8 @@ static enum kerr list_pages(struct k8s_client *c, const struct k8s_resource *res
 enum kerr pager_list_object(struct k8s_client *c, const struct k8s_resource *res, const char *ns,
                             const struct pager_opts *o, cJSON **out, struct kerr_info *err)
 {
-    struct k8s_list_opts lo = { .label_selector = o->label_selector,
+    struct k8s_list_opts lo = { .arena = in_arena(o),
+                                .label_selector = o->label_selector,
                                 .field_selector = o->field_selector,
                                 .limit = o->limit > 0 ? o->limit : 0,
                                 .resource_version = o->resource_version,

@@ -38,6 +38,12 @@ struct pager_opts {
     void *project_ctx;                  /* BORROWED, passed to project */
     int (*stopped)(void *arg);          /* optional, asked between pages: non-zero stops */
     void *stopped_arg;                  /* BORROWED, passed to stopped */
+    /*
+     * With project: parse each page into the calling thread's arena (common/jarena; make it
+     * large enough with jarena_thread_reserve), as only the projections are kept. Ignored
+     * without project.
+     */
+    int arena;
 };
 
 /*

@@ -514,7 +514,8 @@ static enum kerr visit_copy(void *arg, struct itab_entry *e)
     return KERR_OK;
 }
 
-enum kerr store_get(struct store *s, const char *key, cJSON **out, struct kerr_info *err)
+static enum kerr get(struct store *s, const char *key, int arena, cJSON **out,
+                     struct kerr_info *err)
 {
     struct itab_entry *e;
     enum kerr rc = KERR_OK;
@@ -522,7 +523,9 @@ enum kerr store_get(struct store *s, const char *key, cJSON **out, struct kerr_i
     *out = NULL;
     pthread_rwlock_rdlock(&s->lock);
     e = itab_get(&s->t, key);
-    if (e)
+    if (e && arena && s->codec.opts.compact)
+        rc = (*out = jarena_parse(e->data, strlen(e->data), NULL)) ? KERR_OK : KERR_NOMEM;
+    else if (e)
         rc = storeent_copy(&s->codec, e->data, out);
     pthread_rwlock_unlock(&s->lock);
     if (!e)
@@ -530,6 +533,16 @@ enum kerr store_get(struct store *s, const char *key, cJSON **out, struct kerr_i
     if (rc != KERR_OK)
         return kerr_set(err, KERR_NOMEM, "store: cannot copy %s", key);
     return KERR_OK;
+}
+
+enum kerr store_get(struct store *s, const char *key, cJSON **out, struct kerr_info *err)
+{
+    return get(s, key, 0, out, err);
+}
+
+enum kerr store_get_arena(struct store *s, const char *key, cJSON **out, struct kerr_info *err)
+{
+    return get(s, key, 1, out, err);
 }
 
 enum kerr store_view(struct store *s, const char *key, store_view_fn fn, void *ctx,

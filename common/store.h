@@ -197,6 +197,12 @@ size_t store_count(struct store *s);
 enum kerr store_get(struct store *s, const char *key, cJSON **out, struct kerr_info *err);
 
 /*
+ * As store_get, but a compact store's copy is parsed into the calling thread's arena
+ * (common/jarena): read it only, and release it with jarena_delete on this thread.
+ */
+enum kerr store_get_arena(struct store *s, const char *key, cJSON **out, struct kerr_info *err);
+
+/*
  * Run fn(ctx, key, obj) on the object under key, under the read lock, and
  * return what fn returns. Zero-copy unless the store is compact. KERR_NOTFOUND
  * (fn not called) when absent.

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/jarena.h"
 #include "common/kjson.h"
 #include "common/kobj.h"
 #include "tests/support/linerec.h"
@@ -658,4 +659,43 @@ Test(informer, a_shared_store_keeps_other_scopes_through_deletes_and_relists)
     cr_assert_eq(store_get(s, "Other/shoot/b", &got, NULL), KERR_OK);
     cJSON_Delete(got);
     store_free(s);
+}
+
+/*
+ * As expired_error_event_relists_and_reports_the_differences, with the controller's
+ * settings: jarena installed, a projection and a compact store. The LIST pages and the
+ * objects handed to the handlers are the thread's arena's; what the store and the handlers
+ * see is the same, and nothing of the arena outlives the list.
+ */
+Test(informer, a_relist_through_the_arena_reports_the_differences)
+{
+    static const char *const ev[] = {
+        EVENT("MODIFIED", "a", "11"),
+        "{\"type\":\"ERROR\",\"object\":" STATUS_410 "}\n",
+        NULL,
+    };
+    struct inf_opts o = { .project = kobj_project_paths,
+                          .project_ctx = (void *)KOBJ_META_PATHS,
+                          .compact = 1 };
+    cJSON *got = NULL;
+
+    cr_assert_eq(jarena_install(&err), KERR_OK, "%s", err.msg);
+    mockapi_expect(m, "GET", LIST, 200, LIST_BODY("10", ITEM("a", "1") "," ITEM("b", "2")));
+    stream(WATCH "10", ev);
+    mockapi_expect(m, "GET", LIST, 200, LIST_BODY("40", ITEM("a", "12") "," ITEM("c", "3")));
+    held(WATCH "40", NULL);
+    start(&o);
+    linerec_await(&rec, "add a@1", 30000);
+    linerec_await(&rec, "add b@2", 30000);
+    linerec_await(&rec, "del b@2", 30000);
+    linerec_await(&rec, "add c@3", 30000);
+    linerec_await(&rec, "upd a@11>12", 30000);
+    cr_assert_eq(store_count(inf_store(inf)), 2);
+    assert_rv("shoot/a", "12");
+    assert_rv("shoot/c", "3");
+    cr_assert_eq(store_get(inf_store(inf), "shoot/c", &got, NULL), KERR_OK);
+    cr_assert_null(kjson_get(got, "spec"), "projected away");
+    cJSON_Delete(got);
+    cr_assert_eq(mockapi_wait_served(m, 3, 1, 30000), 0, "watch resumed from the relist's RV");
+    cr_assert_eq(mockapi_unexpected(m), 0);
 }

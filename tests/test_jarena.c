@@ -297,3 +297,37 @@ Test(jarena, a_review_past_the_parse_budget_is_refused, .init = install, .fini =
     buf_release(&b);
     free(pad);
 }
+
+Test(jarena, a_reserved_block_holds_a_large_tree, .init = install, .fini = fini)
+{
+    char *text = big_doc(2000); /* some 800 KB of text and nodes: far past JARENA_BLOCK */
+    cJSON *small = jarena_parse(doc, sizeof(doc) - 1, NULL), *big;
+    struct kerr_info err;
+
+    cr_assert_not_null(small);
+    cr_expect_eq(jarena_thread_reserve(4u << 20, &err), KERR_INVAL, "a tree lives in the block");
+    jarena_delete(small);
+    cr_assert_eq(jarena_thread_reserve(4u << 20, &err), KERR_OK, "%s", err.msg);
+    cr_expect_eq(jarena_thread_reserve(1024, &err), KERR_OK, "smaller: kept as it is");
+    big = jarena_parse(text, strlen(text), NULL);
+    cr_assert_not_null(big);
+    cr_expect_gt(jarena_thread_used(), JARENA_BLOCK, "the tree is in the reserved block");
+    cr_expect(same_as_plain(big, text));
+    cr_expect_eq(cJSON_GetArraySize(big), 2000);
+    jarena_delete(big);
+    cr_expect_eq(jarena_thread_used(), 0);
+    jarena_thread_release();
+    big = jarena_parse(doc, sizeof(doc) - 1, NULL); /* a fresh block of the default size */
+    cr_assert_not_null(big);
+    cr_expect(same_as_plain(big, doc));
+    jarena_delete(big);
+    free(text);
+}
+
+Test(jarena, reserve_without_install_does_nothing)
+{
+    struct kerr_info err;
+
+    cr_expect_eq(jarena_thread_reserve(4u << 20, &err), KERR_OK);
+    cr_expect_eq(jarena_thread_used(), 0);
+}

@@ -181,6 +181,33 @@ Test(kubesim_admission, denial_carries_the_webhook_message_and_code)
     cJSON_Delete(st);
 }
 
+/*
+ * kube-sim keeps its webhook connections alive between reviews, as kube-apiserver's webhook
+ * client does: three writes in a row are three reviews over one TLS connection, not three
+ * handshakes.
+ */
+Test(kubesim_admission, reviews_reuse_the_webhook_connection)
+{
+    static const char *const names[] = { "k1", "k2", "k3" };
+    char body[256];
+    long code;
+    size_t i;
+
+    hook_config("Validating", cm_rules, "", NULL);
+    set_script(0, 200, NULL, NULL);
+    for (i = 0; i < 3; i++) {
+        snprintf(body, sizeof(body),
+                 "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"%s\"}}",
+                 names[i]);
+        cJSON_Delete(
+            ksimfix_call(h, "POST", "/api/v1/namespaces/default/configmaps", NULL, body, &code));
+        cr_assert_eq(code, 201, "%s", names[i]);
+    }
+    cr_assert_eq(ksim_harness_hook_calls(hk), 3);
+    cr_assert_eq(ksim_harness_hook_connections(hk), 1, "%d connections for 3 reviews",
+                 ksim_harness_hook_connections(hk));
+}
+
 Test(kubesim_admission, review_describes_the_request)
 {
     long code;

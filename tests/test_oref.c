@@ -7,6 +7,7 @@
 
 #include <criterion/criterion.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -346,6 +347,49 @@ Test(oref_kubesim, components_repaired_several_at_a_time)
     assert_owned(live);
     most = most_in_flight(&p);
     cr_assert(most >= 2 && most <= OREFPASS_IN_FLIGHT, "%d PATCHes in flight at most", most);
+    k8s_client_free(k);
+    cJSON_Delete(live);
+}
+
+/*
+ * The repairs hold the rctx's repair slots: with 3 slots (the controller has
+ * RCTX_REPAIRS_IN_FLIGHT for all its workers' passes) a pass of 13 components has at most 3
+ * PATCHes in flight, though it would run OREFPASS_IN_FLIGHT at once, and every component is
+ * still repaired.
+ */
+Test(oref_kubesim, repairs_hold_the_shared_slots)
+{
+    const char *slow = "{\"latencyMs\":300,\"match\":\"PATCH /\"}", *reset = "{\"reset\":true}";
+    struct patches p = { .mu = PTHREAD_MUTEX_INITIALIZER };
+    struct k8s_client_opts co = { .on_done = on_done, .on_done_arg = &p };
+    cJSON *live = live_etcd();
+    struct oref_stats st = { 0, 0, 0 };
+    struct k8s_client *k = NULL;
+    struct kerr_info err;
+    struct cfg_rest rest;
+    struct rctx x = fx.x;
+    sem_t slots;
+    int most, free_slots;
+
+    cr_assert_eq(sem_init(&slots, 0, 3), 0);
+    cr_assert_eq(cfix_components(&fx, live, NULL), 13);
+    ksimcli_load_rest(fx.h, &rest);
+    OK(k8s_client_new(&rest, &co, &k, &err));
+    cfg_rest_release(&rest);
+    x.client = k;
+    x.repair_slots = &slots;
+    OK(k8s_request(fx.c, "POST", "/kube-sim/faults", "application/json", slow, strlen(slow), NULL,
+                   &err));
+    OK(orefpass_run(&x, live, &st, &err));
+    OK(k8s_request(fx.c, "POST", "/kube-sim/faults", "application/json", reset, strlen(reset), NULL,
+                   &err));
+    cr_assert_eq(st.repaired, 13, "repaired %d", st.repaired);
+    assert_owned(live);
+    most = most_in_flight(&p);
+    cr_assert(most >= 2 && most <= 3, "%d PATCHes in flight at most, 3 slots", most);
+    cr_assert_eq(sem_getvalue(&slots, &free_slots), 0);
+    cr_assert_eq(free_slots, 3, "every slot given back");
+    sem_destroy(&slots);
     k8s_client_free(k);
     cJSON_Delete(live);
 }

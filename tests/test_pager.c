@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/jarena.h"
 #include "common/kjson.h"
 #include "common/kobj.h"
 #include "tests/support/jsonfix.h"
@@ -210,4 +211,73 @@ Test(pager, a_continue_token_that_does_not_advance_fails)
     cr_assert_null(items);
     cr_assert_not_null(strstr(err.msg, "does not advance"), "%s", err.msg);
     cr_assert_eq(mockapi_request_count(m), 2);
+}
+
+/* Parse another page into the thread's arena, over whatever a released tree left there. */
+static void reuse_arena(void)
+{
+    static const char other[] = PAGE("99", "x", ITEM("zzzz", "9"));
+
+    jarena_delete(jarena_parse(other, sizeof(other) - 1, NULL));
+}
+
+static size_t arena_used_in_projection; /* what the thread's arena held at the last call */
+
+static enum kerr project_noting_arena(void *ctx, const cJSON *obj, cJSON **out)
+{
+    arena_used_in_projection = jarena_thread_used();
+    return kobj_project_paths(ctx, obj, out);
+}
+
+Test(pager, pages_in_the_arena_leave_nothing_in_it)
+{
+    struct pager_opts o = { .limit = 1,
+                            .project = project_noting_arena,
+                            .project_ctx = (void *)KOBJ_META_PATHS,
+                            .arena = 1 };
+    cJSON *list = NULL;
+    char got[64];
+
+    cr_assert_eq(jarena_install(&err), KERR_OK, "%s", err.msg);
+    cr_assert_eq(jarena_thread_reserve(1u << 20, &err), KERR_OK, "%s", err.msg);
+    mockapi_expect(m, "GET", LIST "&!continue", 200,
+                   "{\"kind\":\"EtcdList\",\"apiVersion\":\"druid.gardener.cloud/v1alpha1\","
+                   "\"metadata\":{\"resourceVersion\":\"20\",\"continue\":\"t\"},"
+                   "\"items\":[" ITEM("a", "1") "]}");
+    mockapi_expect(m, "GET", LIST "&continue=t", 200, PAGE("21", "t2", ITEM("b", "2")));
+    mockapi_expect(m, "GET", LIST "&continue=t2", 200, PAGE("22", "", ITEM("c", "3")));
+    cr_assert_eq(pager_list_object(c, &ETCD, "shoot", &o, &list, &err), KERR_OK, "%s", err.msg);
+    cr_expect_gt(arena_used_in_projection, 0, "the page was parsed into the arena");
+    cr_expect_eq(jarena_thread_used(), 0, "no page, and no node of one, outlives the list");
+    /* the List and its items are plain trees: the arena's next parse cannot touch them */
+    reuse_arena();
+    cr_assert_str_eq(kjson_get_str(list, "kind"), "EtcdList");
+    cr_assert_str_eq(kjson_get_str(list, "metadata.resourceVersion"), "22");
+    cr_assert_null(kjson_get(list, "metadata.continue"));
+    jsonfix_names(kjson_get(list, "items"), got, sizeof(got));
+    cr_assert_str_eq(got, "a,b,c");
+    cr_assert_null(kjson_get(list, "items.0.spec"), "projected");
+    cr_assert_eq(mockapi_unexpected(m), 0);
+    cJSON_Delete(list);
+    jarena_thread_release();
+}
+
+Test(pager, the_arena_is_not_used_without_a_projection)
+{
+    struct pager_opts o = { .limit = 1, .arena = 1 };
+    cJSON *items = NULL;
+    char rv[16], got[64];
+
+    cr_assert_eq(jarena_install(&err), KERR_OK, "%s", err.msg);
+    mockapi_expect(m, "GET", LIST "&!continue", 200, PAGE("20", "t", ITEM("a", "1")));
+    mockapi_expect(m, "GET", LIST "&continue=t", 200, PAGE("20", "", ITEM("b", "2")));
+    cr_assert_eq(pager_list(c, &ETCD, "shoot", &o, &items, rv, sizeof(rv), &err), KERR_OK, "%s",
+                 err.msg);
+    cr_expect_eq(jarena_thread_used(), 0, "the kept items are not the arena's");
+    reuse_arena();
+    jsonfix_names(items, got, sizeof(got));
+    cr_assert_str_eq(got, "a,b");
+    cr_assert_not_null(kjson_get(cJSON_GetArrayItem(items, 1), "spec"), "kept whole");
+    cJSON_Delete(items);
+    jarena_thread_release();
 }

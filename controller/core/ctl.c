@@ -26,6 +26,7 @@
 #include "controller/core/ctl_cap.h"
 #include "controller/core/ctl_caches.h"
 #include "controller/core/ctl_config.h"
+#include "controller/core/rctx.h"
 #include "controller/core/ctl_lane.h"
 #include "controller/core/ctl_metrics.h"
 #include "controller/core/ctl_table.h"
@@ -42,6 +43,11 @@ struct k8s_client *ctl_client(struct ctl *c)
 struct ev_recorder *ctl_events(struct ctl *c)
 {
     return c->events;
+}
+
+sem_t *ctl_repair_slots(struct ctl *c)
+{
+    return c->slots_made ? &c->repair_slots : NULL;
 }
 
 long long ctl_now_ms(const struct ctl *c)
@@ -358,6 +364,7 @@ enum kerr ctl_new(const struct ctl_config *cfg, const struct ctl_capability *con
     c->cfg = cfg;
     if (opts)
         c->o = *opts;
+    c->slots_made = sem_init(&c->repair_slots, 0, RCTX_REPAIRS_IN_FLIGHT) == 0;
     if ((rc = ctl_table_init(&c->table, caps, cfg, c->o.stubs, err)) ||
         (rc = make_clients(c, err)) || (rc = make_identity(c, err)) || (rc = make_parts(c, err))) {
         ctl_free(c);
@@ -521,5 +528,7 @@ void ctl_free(struct ctl *c)
         k8s_client_free(c->client);
     }
     free(c->le_ns);
+    if (c->slots_made)
+        sem_destroy(&c->repair_slots);
     free(c);
 }

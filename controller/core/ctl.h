@@ -78,6 +78,7 @@
 #ifndef CONTROLLER_CTL_H
 #define CONTROLLER_CTL_H
 
+#include <semaphore.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -112,6 +113,9 @@ struct k8s_client *ctl_client(struct ctl *c);
 
 /* The events recorder (events.k8s.io/v1). BORROWED. */
 struct ev_recorder *ctl_events(struct ctl *c);
+
+/* The owner-reference repairs' slots, shared by the workers (controller/core/rctx.h). */
+sem_t *ctl_repair_slots(struct ctl *c);
 
 /* The wall clock the steps go by, Unix milliseconds (ctl_opts.now_ms in tests). */
 long long ctl_now_ms(const struct ctl *c);

@@ -8,6 +8,7 @@
 #define CONTROLLER_CTL_INT_H
 
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 
 #include "common/leader.h"
@@ -38,6 +39,8 @@ struct ctl {
     int supervising;
     atomic_int stopping, leading, lost, ready;
     atomic_llong working_since; /* Unix seconds the workers started, 0 before */
+    sem_t repair_slots;         /* RCTX_REPAIRS_IN_FLIGHT; valid when slots_made */
+    int slots_made;
 };
 
 /*

@@ -26,6 +26,7 @@ void rctx_from_ctl(struct ctl *c, struct rctx *out)
     out->backup_cluster_status = cfg ? cfg->backup_cluster_status : 1;
     out->imm_image = cfg ? cfg->imm_image : NULL;
     out->imm_command = cfg ? cfg->imm_command : NULL;
+    out->repair_slots = ctl_repair_slots(c);
 }
 
 void rctx_event(const struct rctx *x, const cJSON *obj, enum ev_type type, const char *reason,

@@ -14,6 +14,8 @@
 #ifndef CONTROLLER_RCTX_H
 #define CONTROLLER_RCTX_H
 
+#include <semaphore.h>
+
 #include <cJSON.h>
 
 #include "common/events.h"
@@ -25,6 +27,8 @@ struct store;      /* common/store.h */
 
 #define RCTX_DEFAULT_IMAGE   WARDEN_DEFAULT_IMAGE /* CMakeLists.txt: the chart's appVersion */
 #define RCTX_DEFAULT_COMMAND "warden-snapshot extend-snapshot-immutability"
+/* Owner-reference repairs in flight at most, all workers' passes together (repair_slots). */
+#define RCTX_REPAIRS_IN_FLIGHT 16
 
 struct rctx {
     struct k8s_client *client;  /* required */
@@ -37,6 +41,12 @@ struct rctx {
     int backup_cluster_status;   /* --backup-cluster-status */
     const char *imm_image;       /* --immutability-task-image; NULL: RCTX_DEFAULT_IMAGE */
     const char *imm_command;     /* --immutability-task-command; NULL: RCTX_DEFAULT_COMMAND */
+    /*
+     * A semaphore of RCTX_REPAIRS_IN_FLIGHT slots every owner-reference repair holds for its
+     * requests (controller/restore/orefpass.h), shared by the workers; NULL: no cap across
+     * passes (each pass still runs at most OREFPASS_IN_FLIGHT).
+     */
+    sem_t *repair_slots;
 };
 
 /* Fill *out from the running controller c (BORROWED). */

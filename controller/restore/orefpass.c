@@ -1,6 +1,7 @@
 /* orefpass - the owner-reference repair of an Etcd's objects; see orefpass.h. */
 #include "controller/restore/orefpass.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -124,15 +125,21 @@ static void *run_repairs(void *arg)
         unsigned long before = k8s_thread_requests();
 
         kerr_clear(&j->err);
+        if (js->x->repair_slots)
+            while (sem_wait(js->x->repair_slots) != 0 && errno == EINTR)
+                ;
         j->rc = oref_repair(js->x->client, etcdspec_kind_resource(j->kind), js->ns, j->name, j->cur,
                             js->want, &j->st, &j->err);
+        if (js->x->repair_slots)
+            sem_post(js->x->repair_slots);
         j->requests = k8s_thread_requests() - before;
     }
     return NULL;
 }
 
 /*
- * The repairs of an Etcd run OREFPASS_IN_FLIGHT at a time: each is a PATCH (a GET too after a
+ * The repairs of an Etcd run OREFPASS_IN_FLIGHT at a time, each holding a repair slot (all
+ * passes together at most RCTX_REPAIRS_IN_FLIGHT): each is a PATCH (a GET too after a
  * conflict) that waits on the API server and the component webhook, and a start after a
  * restore (Velero strips every owner reference) has twelve per Etcd. Helper threads' requests
  * are charged to this one, the reconcile's budget counts them.

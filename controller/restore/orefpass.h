@@ -22,9 +22,11 @@
  * "OwnerReferenceRepaired" names the objects repaired in one pass.
  *
  * The components' repairs of one pass run up to OREFPASS_IN_FLIGHT at a time (helper
- * threads for the pass; with the default 3 workers at most 15 requests in flight, as many as
- * etcd-druid's own 16-in-flight writes); their requests are charged to the calling thread
- * (k8s_thread_requests_charge), where the reconcile's request budget counts them.
+ * threads for the pass: an Etcd's twelve components at once), and each holds one of the
+ * rctx's repair_slots while it runs: all workers' passes together make at most
+ * RCTX_REPAIRS_IN_FLIGHT (16) repairs at once, as etcd-druid's own 16-in-flight writes.
+ * Their requests are charged to the calling thread (k8s_thread_requests_charge), where the
+ * reconcile's request budget counts them.
  *
  * Ownership: arguments BORROWED; results as documented. Thread safety:
  * reentrant (the I/O through the thread-safe client).
@@ -37,7 +39,7 @@
 #include "common/kerr.h"
 #include "controller/core/oref.h"
 
-#define OREFPASS_IN_FLIGHT 5
+#define OREFPASS_IN_FLIGHT 12
 
 struct ctl;
 struct ctl_result;

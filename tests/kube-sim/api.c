@@ -1,4 +1,5 @@
 #include "tests/kube-sim/api.h"
+#include "tests/kube-sim/hook.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -198,6 +199,7 @@ enum kerr ksim_api_new(const struct ksim_api_opts *opts, struct ksim_api **out,
     api->webhook_ca = opts->webhook_ca ? strdup(opts->webhook_ca) : NULL;
     api->webhook_cert = opts->webhook_cert ? strdup(opts->webhook_cert) : NULL;
     api->webhook_key = opts->webhook_key ? strdup(opts->webhook_key) : NULL;
+    pthread_mutex_init(&api->hook_mu, NULL);
     rc = ksim_svcip_new(opts->service_cidr ? opts->service_cidr : KSIM_SVCIP_DEFAULT_RANGE,
                         &api->svcip, err);
     if (rc == KERR_OK)
@@ -238,6 +240,7 @@ void ksim_api_free(struct ksim_api *api)
     free(api->webhook_cert);
     free(api->webhook_key);
     ksim_svcip_free(api->svcip);
+    ksim_hook_pool_free(api);
     free(api);
 }
 

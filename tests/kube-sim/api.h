@@ -59,6 +59,8 @@ struct ksim_api_opts {
     const char *service_cidr; /* Service clusterIP range, BORROWED; NULL = 10.96.0.0/12 */
 };
 
+#define KSIM_HOOK_POOL 32 /* idle webhook clients kept (struct ksim_api) */
+
 struct ksim_api {
     struct ksim_reg *reg;       /* OWNS */
     struct ksim_store *store;   /* OWNS */
@@ -72,6 +74,14 @@ struct ksim_api {
     char *webhook_cert;       /* OWNS or NULL: CURLOPT_SSLCERT of webhook calls */
     char *webhook_key;        /* OWNS or NULL: CURLOPT_SSLKEY */
     struct ksim_svcip *svcip; /* OWNS: Service clusterIPs (thread-safe) */
+    /*
+     * Idle curl handles of the webhook calls (tests/kube-sim/hook.c), OWNED: each keeps its
+     * connections and TLS sessions, as kube-apiserver's webhook client keeps its connections
+     * alive, instead of a TLS handshake per review. Guarded by hook_mu.
+     */
+    pthread_mutex_t hook_mu;
+    void *hook_pool[KSIM_HOOK_POOL];
+    size_t nhook_pool;
 };
 
 /* One query parameter (unescaped). */

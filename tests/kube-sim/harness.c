@@ -264,7 +264,22 @@ struct ksim_harness_hook {
     int port;
     pthread_mutex_t mu;
     int calls;
+    int connections; /* TCP connections accepted */
 };
+
+static void hook_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                            enum MHD_ConnectionNotificationCode toe)
+{
+    struct ksim_harness_hook *hk = cls;
+
+    (void)conn;
+    (void)socket_context;
+    if (toe != MHD_CONNECTION_NOTIFY_STARTED)
+        return;
+    pthread_mutex_lock(&hk->mu);
+    hk->connections++;
+    pthread_mutex_unlock(&hk->mu);
+}
 
 struct hook_rq {
     struct buf body;
@@ -375,7 +390,8 @@ enum kerr ksim_harness_hook_start(const char *dns_name, ksim_harness_hook_fn fn,
             MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_TLS, 0, NULL,
             NULL, hook_request, hk, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&a,
             MHD_OPTION_HTTPS_MEM_CERT, hk->pem.cert, MHD_OPTION_HTTPS_MEM_KEY, hk->pem.key,
-            MHD_OPTION_NOTIFY_COMPLETED, hook_done, hk, MHD_OPTION_END);
+            MHD_OPTION_NOTIFY_COMPLETED, hook_done, hk, MHD_OPTION_NOTIFY_CONNECTION,
+            hook_connection, hk, MHD_OPTION_END);
     di = hk->d ? MHD_get_daemon_info(hk->d, MHD_DAEMON_INFO_LISTEN_FD) : NULL;
     if (rc == KERR_OK && (!di || getsockname(di->listen_fd, (struct sockaddr *)&a, &len) != 0))
         rc = kerr_set(err, KERR_IO, "cannot start the webhook server");
@@ -399,6 +415,16 @@ int ksim_harness_hook_calls(struct ksim_harness_hook *hk)
 
     pthread_mutex_lock(&hk->mu);
     n = hk->calls;
+    pthread_mutex_unlock(&hk->mu);
+    return n;
+}
+
+int ksim_harness_hook_connections(struct ksim_harness_hook *hk)
+{
+    int n;
+
+    pthread_mutex_lock(&hk->mu);
+    n = hk->connections;
     pthread_mutex_unlock(&hk->mu);
     return n;
 }

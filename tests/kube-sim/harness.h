@@ -115,6 +115,9 @@ char *ksim_harness_hook_ca_bundle(const struct ksim_harness_hook *hk);
 /* How many reviews the hook has received. */
 int ksim_harness_hook_calls(struct ksim_harness_hook *hk);
 
+/* TCP connections the webhook server accepted so far. */
+int ksim_harness_hook_connections(struct ksim_harness_hook *hk);
+
 /* NULL is a no-op. */
 void ksim_harness_hook_stop(struct ksim_harness_hook *hk);
 

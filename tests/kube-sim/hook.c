@@ -163,6 +163,39 @@ static int perform(CURL *h, const struct target *t, long timeout_s, const char *
     return 0;
 }
 
+/* An idle client of the pool, or a new one; NULL when none can be made. */
+static CURL *pool_get(struct ksim_api *api)
+{
+    CURL *h = NULL;
+
+    pthread_mutex_lock(&api->hook_mu);
+    if (api->nhook_pool)
+        h = api->hook_pool[--api->nhook_pool];
+    pthread_mutex_unlock(&api->hook_mu);
+    return h ? h : curl_easy_init();
+}
+
+/* Back to the pool (its options reset, its connections kept), or freed when it is full. */
+static void pool_put(struct ksim_api *api, CURL *h)
+{
+    curl_easy_reset(h);
+    pthread_mutex_lock(&api->hook_mu);
+    if (api->nhook_pool < KSIM_HOOK_POOL) {
+        api->hook_pool[api->nhook_pool++] = h;
+        h = NULL;
+    }
+    pthread_mutex_unlock(&api->hook_mu);
+    if (h)
+        curl_easy_cleanup(h);
+}
+
+void ksim_hook_pool_free(struct ksim_api *api)
+{
+    while (api->nhook_pool)
+        curl_easy_cleanup(api->hook_pool[--api->nhook_pool]);
+    pthread_mutex_destroy(&api->hook_mu);
+}
+
 int ksim_hook_post(struct ksim_api *api, const cJSON *client_config, long timeout_s,
                    const char *body, size_t len, char **resp_body, size_t *resp_len, char *errbuf,
                    size_t errsize)
@@ -179,7 +212,7 @@ int ksim_hook_post(struct ksim_api *api, const cJSON *client_config, long timeou
     buf_init(&out, KSIM_HOOK_MAX_RESPONSE);
     if (resolve(api, client_config, timeout_s, &t, errbuf, errsize) != 0)
         goto out;
-    h = curl_easy_init();
+    h = pool_get(api);
     if (!h) {
         snprintf(errbuf, errsize, "Post \"%s\": cannot create an HTTP client", t.url);
         goto out;
@@ -197,7 +230,7 @@ int ksim_hook_post(struct ksim_api *api, const cJSON *client_config, long timeou
         snprintf(errbuf, errsize, "out of memory");
 out:
     if (h)
-        curl_easy_cleanup(h);
+        pool_put(api, h);
     free(pem);
     buf_release(&out);
     return rc;

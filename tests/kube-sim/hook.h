@@ -35,4 +35,7 @@ int ksim_hook_post(struct ksim_api *api, const cJSON *client_config, long timeou
                    const char *body, size_t len, char **resp_body, size_t *resp_len, char *errbuf,
                    size_t errsize);
 
+/* Free the idle webhook clients of api and its pool's lock (at ksim_api_free). */
+void ksim_hook_pool_free(struct ksim_api *api);
+
 #endif
