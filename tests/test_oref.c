@@ -353,7 +353,7 @@ Test(oref_kubesim, components_repaired_several_at_a_time)
 
 /*
  * The repairs hold the rctx's repair slots: with 3 slots (the controller has
- * RCTX_REPAIRS_IN_FLIGHT for all its workers' passes) a pass of 13 components has at most 3
+ * CTL_REPAIRS_IN_FLIGHT for all its workers' passes) a pass of 13 components has at most 3
  * PATCHes in flight, though it would run OREFPASS_IN_FLIGHT at once, and every component is
  * still repaired.
  */

@@ -26,7 +26,6 @@
 #include "controller/core/ctl_cap.h"
 #include "controller/core/ctl_caches.h"
 #include "controller/core/ctl_config.h"
-#include "controller/core/rctx.h"
 #include "controller/core/ctl_lane.h"
 #include "controller/core/ctl_metrics.h"
 #include "controller/core/ctl_table.h"
@@ -364,7 +363,7 @@ enum kerr ctl_new(const struct ctl_config *cfg, const struct ctl_capability *con
     c->cfg = cfg;
     if (opts)
         c->o = *opts;
-    c->slots_made = sem_init(&c->repair_slots, 0, RCTX_REPAIRS_IN_FLIGHT) == 0;
+    c->slots_made = sem_init(&c->repair_slots, 0, CTL_REPAIRS_IN_FLIGHT) == 0;
     if ((rc = ctl_table_init(&c->table, caps, cfg, c->o.stubs, err)) ||
         (rc = make_clients(c, err)) || (rc = make_identity(c, err)) || (rc = make_parts(c, err))) {
         ctl_free(c);

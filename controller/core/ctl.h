@@ -114,7 +114,10 @@ struct k8s_client *ctl_client(struct ctl *c);
 /* The events recorder (events.k8s.io/v1). BORROWED. */
 struct ev_recorder *ctl_events(struct ctl *c);
 
-/* The owner-reference repairs' slots, shared by the workers (controller/core/rctx.h). */
+/* Owner-reference repairs in flight at most, all workers' passes together. */
+#define CTL_REPAIRS_IN_FLIGHT 16
+
+/* The owner-reference repairs' slots (CTL_REPAIRS_IN_FLIGHT), shared by the workers. BORROWED. */
 sem_t *ctl_repair_slots(struct ctl *c);
 
 /* The wall clock the steps go by, Unix milliseconds (ctl_opts.now_ms in tests). */

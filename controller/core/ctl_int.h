@@ -39,7 +39,7 @@ struct ctl {
     int supervising;
     atomic_int stopping, leading, lost, ready;
     atomic_llong working_since; /* Unix seconds the workers started, 0 before */
-    sem_t repair_slots;         /* RCTX_REPAIRS_IN_FLIGHT; valid when slots_made */
+    sem_t repair_slots;         /* CTL_REPAIRS_IN_FLIGHT; valid when slots_made */
     int slots_made;
 };
 

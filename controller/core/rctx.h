@@ -27,8 +27,6 @@ struct store;      /* common/store.h */
 
 #define RCTX_DEFAULT_IMAGE   WARDEN_DEFAULT_IMAGE /* CMakeLists.txt: the chart's appVersion */
 #define RCTX_DEFAULT_COMMAND "warden-snapshot extend-snapshot-immutability"
-/* Owner-reference repairs in flight at most, all workers' passes together (repair_slots). */
-#define RCTX_REPAIRS_IN_FLIGHT 16
 
 struct rctx {
     struct k8s_client *client;  /* required */
@@ -42,7 +40,7 @@ struct rctx {
     const char *imm_image;       /* --immutability-task-image; NULL: RCTX_DEFAULT_IMAGE */
     const char *imm_command;     /* --immutability-task-command; NULL: RCTX_DEFAULT_COMMAND */
     /*
-     * A semaphore of RCTX_REPAIRS_IN_FLIGHT slots every owner-reference repair holds for its
+     * A semaphore of CTL_REPAIRS_IN_FLIGHT slots every owner-reference repair holds for its
      * requests (controller/restore/orefpass.h), shared by the workers; NULL: no cap across
      * passes (each pass still runs at most OREFPASS_IN_FLIGHT).
      */

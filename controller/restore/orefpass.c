@@ -139,7 +139,7 @@ static void *run_repairs(void *arg)
 
 /*
  * The repairs of an Etcd run OREFPASS_IN_FLIGHT at a time, each holding a repair slot (all
- * passes together at most RCTX_REPAIRS_IN_FLIGHT): each is a PATCH (a GET too after a
+ * passes together at most CTL_REPAIRS_IN_FLIGHT): each is a PATCH (a GET too after a
  * conflict) that waits on the API server and the component webhook, and a start after a
  * restore (Velero strips every owner reference) has twelve per Etcd. Helper threads' requests
  * are charged to this one, the reconcile's budget counts them.

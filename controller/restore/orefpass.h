@@ -24,7 +24,7 @@
  * The components' repairs of one pass run up to OREFPASS_IN_FLIGHT at a time (helper
  * threads for the pass: an Etcd's twelve components at once), and each holds one of the
  * rctx's repair_slots while it runs: all workers' passes together make at most
- * RCTX_REPAIRS_IN_FLIGHT (16) repairs at once, as etcd-druid's own 16-in-flight writes.
+ * CTL_REPAIRS_IN_FLIGHT (16) repairs at once, as etcd-druid's own 16-in-flight writes.
  * Their requests are charged to the calling thread (k8s_thread_requests_charge), where the
  * reconcile's request budget counts them.
  *
