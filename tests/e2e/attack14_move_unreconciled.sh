@@ -17,6 +17,9 @@
 #       (2s here, for the test): the old entry's Job runs.
 #   M0. control: m0/etcd-main, the same move, and etcd-druid reconciles it (the template's
 #       sidecar on the new prefix): its old prefix's snapshot is deleted, as documented.
+# After the fix: M1's old entry stays PendingDeletion with its deletion Job held ("the members
+# of Etcd m1/etcd-main still write it") until etcd-druid reconciles the move into the template
+# and the pods roll; then it goes with its prefix.
 # Oracle: s3rver's listing (the full snapshot under the prefix the live members' template
 # writes) and what kube-sim stores (the template, the Etcd live).
 set -uo pipefail

@@ -18,6 +18,9 @@
 #       members' sidecars (into etcd-bucket), scaled to 0. She disables protection and deletes
 #       the member claims.
 #   G0. control: g0/etcd-main, the same without the edit: its claims go.
+# After the fix: the stamp is made only of the store the template's sidecars write (rollout
+# complete), and only when it is the one the Etcd names: G1 gets no stamp and a Warning
+# FinalSnapshotStoreUnknown, and its claims are refused.
 # Oracle: what kube-sim stores and backup-double records: the final snapshot (every
 # acknowledged write) answered by sidecars whose template writes etcd-bucket/<prefix>, the
 # member claims deleted while the Etcd names another container (the wake's members start on new
@@ -88,6 +91,16 @@ for ns in g0 g1; do
     WH_AS_NS=$ns wh_as alice annotate etcd etcd-main druid.gardener.cloud/disable-etcd-component-protection= >/dev/null ||
         ctl_fail "alice cannot disable protection of $ns"
 done
+# the controller says why it stamped no store (and stamped g0's)
+ev=$(ctl_events g1 etcd-main | grep 'FinalSnapshotStoreUnknown' || true)
+stamp=$(kc -n g1 get etcd etcd-main -o jsonpath='{.metadata.annotations.etcd-warden\.io/final-snapshot-store}')
+if [ -z "$stamp" ]; then
+    [ -n "$ev" ] || ctl_fail "G1: no store stamped and no FinalSnapshotStoreUnknown event: $(ctl_events g1 etcd-main | tr '\n' ' ')"
+    echo "ok: G1: no store stamped: $ev"
+fi
+[ -n "$(kc -n g0 get etcd etcd-main -o jsonpath='{.metadata.annotations.etcd-warden\.io/final-snapshot-store}')" ] ||
+    ctl_fail "control: G0: no final-snapshot-store stamped"
+ctl_events g0 etcd-main | grep -q FinalSnapshotStoreUnknown && ctl_fail "control: G0: a FinalSnapshotStoreUnknown event"
 WH_AS_NS=g0 wh_await_admitted 15 "control: the claims of hibernated g0/etcd-main were not deleted" \
     wh_as alice delete pvc etcd-main-etcd-main-0 etcd-main-etcd-main-1 etcd-main-etcd-main-2
 sleep 2
