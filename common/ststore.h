@@ -32,23 +32,23 @@
 #include "common/bstore.h"
 #include "common/kerr.h"
 
-#define STSTORE_CONTAINER   "backup-restore"      /* the sidecar's container in the template */
-#define STSTORE_ENV_BUCKET  "STORAGE_CONTAINER"   /* its env naming the store's container */
-#define STSTORE_LOCAL_VOL   "local-backup"        /* a Local store's hostPath volume */
-#define STSTORE_KIND_MAX    16
-#define STSTORE_NAME_MAX    255
-#define STSTORE_URL_MAX     2048
-#define STSTORE_WHY_MAX     512
+#define STSTORE_CONTAINER  "backup-restore"    /* the sidecar's container in the template */
+#define STSTORE_ENV_BUCKET "STORAGE_CONTAINER" /* its env naming the store's container */
+#define STSTORE_LOCAL_VOL  "local-backup"      /* a Local store's hostPath volume */
+#define STSTORE_KIND_MAX   16
+#define STSTORE_NAME_MAX   255
+#define STSTORE_URL_MAX    2048
+#define STSTORE_WHY_MAX    512
 
 /* The store of a template's sidecar, as written there (strings NUL-terminated). */
 struct ststore {
-    char provider[STSTORE_KIND_MAX + 1];        /* as the arg gives it ("S3", "Local", ...) */
-    char container[STSTORE_NAME_MAX + 1];       /* STORAGE_CONTAINER */
-    char prefix[BSTORE_PREFIX_MAX + 1];         /* --store-prefix */
-    char endpoint[STSTORE_URL_MAX + 1];         /* --store-endpoint-override, "" when absent */
+    char provider[STSTORE_KIND_MAX + 1];  /* as the arg gives it ("S3", "Local", ...) */
+    char container[STSTORE_NAME_MAX + 1]; /* STORAGE_CONTAINER */
+    char prefix[BSTORE_PREFIX_MAX + 1];   /* --store-prefix */
+    char endpoint[STSTORE_URL_MAX + 1];   /* --store-endpoint-override, "" when absent */
     bool has_endpoint;
-    char hostpath[BLOCAL_HOSTPATH_MAX + 1];     /* Local: the volume's path without
-                                                   "/<container>"; "" otherwise */
+    char hostpath[BLOCAL_HOSTPATH_MAX + 1]; /* Local: the volume's path without
+                                               "/<container>"; "" otherwise */
 };
 
 /*

@@ -9,13 +9,13 @@
 #include "common/ststore.h"
 #include "controller/core/cmember.h"
 
-#define SIDECAR(args, env)                                                                         \
+#define SIDECAR(args, env) \
     "{\"name\":\"backup-restore\",\"args\":[\"server\"," args "],\"env\":[" env "]}"
 #define ARGS(prov, prefix) "\"--storage-provider=" prov "\",\"--store-prefix=" prefix "\""
 #define BUCKET(c)          "{\"name\":\"STORAGE_CONTAINER\",\"value\":\"" c "\"}"
-#define STS(containers, volumes, status)                                                           \
-    "{\"metadata\":{\"namespace\":\"n\",\"name\":\"etcd-main\",\"generation\":3},"                \
-    "\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"etcd\"}," containers         \
+#define STS(containers, volumes, status)                                                \
+    "{\"metadata\":{\"namespace\":\"n\",\"name\":\"etcd-main\",\"generation\":3},"      \
+    "\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"etcd\"}," containers \
     "],\"volumes\":[" volumes "]}}},\"status\":" status "}"
 #define DONE    "{\"observedGeneration\":3,\"currentRevision\":\"r1\",\"updateRevision\":\"r1\"}"
 #define ROLLING "{\"observedGeneration\":3,\"currentRevision\":\"r1\",\"updateRevision\":\"r2\"}"
@@ -38,9 +38,9 @@ Test(ststore, reads_druids_sidecar)
 {
     struct ststore s;
 
-    cr_assert_eq(read_of(STS(SIDECAR(ARGS("S3", "n--etcd-main"), BUCKET("etcd-bucket")), "", DONE),
-                         &s),
-                 KERR_OK);
+    cr_assert_eq(
+        read_of(STS(SIDECAR(ARGS("S3", "n--etcd-main"), BUCKET("etcd-bucket")), "", DONE), &s),
+        KERR_OK);
     cr_assert_str_eq(s.provider, "S3");
     cr_assert_str_eq(s.container, "etcd-bucket");
     cr_assert_str_eq(s.prefix, "n--etcd-main");
@@ -58,38 +58,37 @@ Test(ststore, local_volume)
 {
     struct ststore s;
 
-    cr_assert_eq(read_of(STS(SIDECAR(ARGS("Local", "p"), BUCKET("c1")),
-                             "{\"name\":\"local-backup\",\"hostPath\":{\"path\":\"/h/x/c1\"}}",
-                             DONE),
-                         &s),
-                 KERR_OK);
+    cr_assert_eq(
+        read_of(STS(SIDECAR(ARGS("Local", "p"), BUCKET("c1")),
+                    "{\"name\":\"local-backup\",\"hostPath\":{\"path\":\"/h/x/c1\"}}", DONE),
+                &s),
+        KERR_OK);
     cr_assert_str_eq(s.hostpath, "/h/x");
     /* the volume's path must end in the container; the volume must be there */
-    cr_assert_eq(read_of(STS(SIDECAR(ARGS("Local", "p"), BUCKET("c1")),
-                             "{\"name\":\"local-backup\",\"hostPath\":{\"path\":\"/h/x/c2\"}}",
-                             DONE),
-                         &s),
-                 KERR_INVAL);
-    cr_assert_eq(read_of(STS(SIDECAR(ARGS("Local", "p"), BUCKET("c1")), "", DONE), &s),
-                 KERR_INVAL);
+    cr_assert_eq(
+        read_of(STS(SIDECAR(ARGS("Local", "p"), BUCKET("c1")),
+                    "{\"name\":\"local-backup\",\"hostPath\":{\"path\":\"/h/x/c2\"}}", DONE),
+                &s),
+        KERR_INVAL);
+    cr_assert_eq(read_of(STS(SIDECAR(ARGS("Local", "p"), BUCKET("c1")), "", DONE), &s), KERR_INVAL);
 }
 
 Test(ststore, unknown_templates)
 {
     struct ststore s;
     static const char *const bad[] = {
-        STS("{\"name\":\"other\"}", "", DONE),                                  /* no sidecar */
+        STS("{\"name\":\"other\"}", "", DONE), /* no sidecar */
         STS(SIDECAR(ARGS("S3", "p"), BUCKET("b")) "," SIDECAR(ARGS("S3", "q"), BUCKET("b")), "",
-            DONE),                                                              /* two */
+            DONE),                                                                /* two */
         STS(SIDECAR(ARGS("S3", "p") "," ARGS("S3", "q"), BUCKET("b")), "", DONE), /* args twice */
-        STS(SIDECAR(ARGS("awss", "p"), BUCKET("b")), "", DONE),               /* unknown */
-        STS(SIDECAR("\"--store-prefix=p\"", BUCKET("b")), "", DONE),          /* no provider */
-        STS(SIDECAR("\"--storage-provider=S3\"", BUCKET("b")), "", DONE),     /* no prefix */
-        STS(SIDECAR(ARGS("S3", "p"), ""), "", DONE),                          /* no container */
-        STS(SIDECAR(ARGS("S3", "p"), BUCKET("b") "," BUCKET("c")), "", DONE), /* env twice */
+        STS(SIDECAR(ARGS("awss", "p"), BUCKET("b")), "", DONE),                   /* unknown */
+        STS(SIDECAR("\"--store-prefix=p\"", BUCKET("b")), "", DONE),              /* no provider */
+        STS(SIDECAR("\"--storage-provider=S3\"", BUCKET("b")), "", DONE),         /* no prefix */
+        STS(SIDECAR(ARGS("S3", "p"), ""), "", DONE),                              /* no container */
+        STS(SIDECAR(ARGS("S3", "p"), BUCKET("b") "," BUCKET("c")), "", DONE),     /* env twice */
         STS(SIDECAR(ARGS("S3", "p"), "{\"name\":\"STORAGE_CONTAINER\",\"valueFrom\":{}}"), "",
-            DONE),                                                              /* not plain */
-        STS(SIDECAR(ARGS("S3", "p") ",7", BUCKET("b")), "", DONE),            /* not a string */
+            DONE),                                                 /* not plain */
+        STS(SIDECAR(ARGS("S3", "p") ",7", BUCKET("b")), "", DONE), /* not a string */
         "{}",
     };
 
@@ -119,9 +118,9 @@ Test(ststore, rollout)
 
 /* ---- cmember ---- */
 
-#define ETCD(ann, prefix)                                                                          \
-    "{\"metadata\":{\"namespace\":\"n\",\"name\":\"etcd-main\",\"annotations\":{" ann "}},"      \
-    "\"spec\":{\"backup\":{\"store\":{\"provider\":\"aws\",\"container\":\"etcd-bucket\","        \
+#define ETCD(ann, prefix)                                                                   \
+    "{\"metadata\":{\"namespace\":\"n\",\"name\":\"etcd-main\",\"annotations\":{" ann "}}," \
+    "\"spec\":{\"backup\":{\"store\":{\"provider\":\"aws\",\"container\":\"etcd-bucket\","  \
     "\"prefix\":\"" prefix "\"}}}}"
 
 static const char *held(const char *etcd, const char *sts, const char *entry_prefix)
@@ -171,9 +170,9 @@ Test(cmember, move_not_reconciled_holds)
 
 Test(cmember, sleep_holds)
 {
-    cr_assert(strstr(held(ETCD("\"etcd-warden.io/final-snapshot-store\":\"x/-/-\"", "p"), NULL,
-                          "n--etcd-main"),
-                     "hibernated"));
+    cr_assert(strstr(
+        held(ETCD("\"etcd-warden.io/final-snapshot-store\":\"x/-/-\"", "p"), NULL, "n--etcd-main"),
+        "hibernated"));
 }
 
 static int stamp_same(const char *etcd, const char *sts, int64_t gen)

@@ -113,8 +113,8 @@ enum kerr cmember_held(struct k8s_client *k, const char *ns, const char *name,
     return rc;
 }
 
-enum kerr cmember_stamp_store(const cJSON *etcd, const cJSON *secret, const cJSON *sts,
-                              int64_t gen, int *same, char *why, size_t n)
+enum kerr cmember_stamp_store(const cJSON *etcd, const cJSON *secret, const cJSON *sts, int64_t gen,
+                              int *same, char *why, size_t n)
 {
     char reason[STSTORE_WHY_MAX];
     struct ststore *s;
@@ -133,8 +133,9 @@ enum kerr cmember_stamp_store(const cJSON *etcd, const cJSON *secret, const cJSO
     if (ststore_read(sts, s, reason, sizeof(reason)) != KERR_OK)
         snprintf(why, n, "the store its members' backup sidecar writes is unknown (%s)", reason);
     else if (!ststore_rolled_out(sts, gen))
-        snprintf(why, n, "its StatefulSet's rollout is not complete: its members may run an "
-                         "earlier template's store");
+        snprintf(why, n,
+                 "its StatefulSet's rollout is not complete: its members may run an "
+                 "earlier template's store");
     else if ((rc = ststore_claim(s, &tc, &one)) != KERR_OK)
         snprintf(why, n, "the store its members' backup sidecar writes cannot be claimed (%s)",
                  one.msg);

@@ -57,7 +57,7 @@ enum kerr cmember_held(struct k8s_client *k, const char *ns, const char *name,
  * when the template is unknown, its rollout incomplete, sts NULL, or the stores differ (no
  * stamp then: the members' claims stay protected). KERR_NOMEM only.
  */
-enum kerr cmember_stamp_store(const cJSON *etcd, const cJSON *secret, const cJSON *sts,
-                              int64_t gen, int *same, char *why, size_t n);
+enum kerr cmember_stamp_store(const cJSON *etcd, const cJSON *secret, const cJSON *sts, int64_t gen,
+                              int *same, char *why, size_t n);
 
 #endif

@@ -180,8 +180,8 @@ enum kerr bkeclaim_deletion_blocked(const struct bke_ctx *x, const struct bke_bu
     /* the entry's own Etcd: its members may still write it, or it sleeps (controller/cmember) */
     else if (rc == KERR_OK &&
              (rc = cmember_held(x->client, str_or_empty(entry, "spec.etcd.namespace"),
-                                str_or_empty(entry, "spec.etcd.name"), &c, held,
-                                sizeof(held), err)) == KERR_OK &&
+                                str_or_empty(entry, "spec.etcd.name"), &c, held, sizeof(held),
+                                err)) == KERR_OK &&
              *held)
         snprintf(why, n, "deletion of prefix \"%s\" postponed: %s", prefix, held);
     else if (rc == KERR_OK && (rc = claims_find_readers(x->client, &c, other, err)) == KERR_OK &&

@@ -423,8 +423,7 @@ static enum kerr perform(const struct hib_env *env, struct round *r, const struc
          */
         if (s->phase == HIBPLAN_HIBERNATED &&
             (kv[3] = etcdspec_annotation(r->etcd, HIB_ANN_CHECKED)) != NULL) {
-            if ((rc = hib_store_stamp(env, r, store, unstamped, sizeof(unstamped), err)) !=
-                KERR_OK)
+            if ((rc = hib_store_stamp(env, r, store, unstamped, sizeof(unstamped), err)) != KERR_OK)
                 return rc;
             kv[5] = store[0] ? store : NULL;
         }

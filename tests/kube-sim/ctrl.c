@@ -369,9 +369,8 @@ static int settled_status(cJSON *obj, void *arg, struct ksim_apierr *e)
         (r && !cJSON_AddNumberToObject(st, "currentReplicas", r)) ||
         (r && !cJSON_AddNumberToObject(st, "updatedReplicas", r)) ||
         !cJSON_AddNumberToObject(st, "availableReplicas", r) ||
-        (want->revision[0] &&
-         (!cJSON_AddStringToObject(st, "currentRevision", want->revision) ||
-          !cJSON_AddStringToObject(st, "updateRevision", want->revision)))) {
+        (want->revision[0] && (!cJSON_AddStringToObject(st, "currentRevision", want->revision) ||
+                               !cJSON_AddStringToObject(st, "updateRevision", want->revision)))) {
         cJSON_Delete(st);
         return 1;
     }
