@@ -118,6 +118,14 @@ enum kerr ststore_read(const cJSON *sts, struct ststore *out, char *why, size_t 
     args = kjson_get(c, "args");
     if (!cJSON_IsArray(args))
         return refuse(why, n, "no args", NULL);
+    /* etcd-druid renders no store args for an Etcd without a backup store: nothing written */
+    if (arg_of(args, ARG_PROVIDER, out->provider, sizeof(out->provider)) == 0 &&
+        arg_of(args, ARG_PREFIX, out->prefix, sizeof(out->prefix)) == 0 &&
+        arg_of(args, ARG_ENDPOINT, out->endpoint, sizeof(out->endpoint)) == 0 &&
+        !named(kjson_get(c, "env"), STSTORE_ENV_BUCKET, &twice)) {
+        snprintf(why, n, "the StatefulSet's container %s names no backup store", STSTORE_CONTAINER);
+        return KERR_NOTFOUND;
+    }
     if (arg_of(args, ARG_PROVIDER, out->provider, sizeof(out->provider)) != 1)
         return refuse(why, n, "not exactly one readable ", ARG_PROVIDER);
     if (!bstore_provider_kind(out->provider))

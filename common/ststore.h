@@ -53,8 +53,10 @@ struct ststore {
 
 /*
  * The store sts's (a StatefulSet, hostile JSON allowed) pod template gives its backup sidecar
- * into *out: KERR_OK; KERR_INVAL when the template cannot be read as the header says (the
- * reason in why, n bytes: the store is unknown).
+ * into *out: KERR_OK; KERR_NOTFOUND when the sidecar names no store at all (none of the store
+ * args, no STORAGE_CONTAINER: etcd-druid's rendering of an Etcd without a backup store, whose
+ * members write nothing; why says so); KERR_INVAL when the template cannot be read as the
+ * header says (the reason in why, n bytes: the store is unknown).
  */
 enum kerr ststore_read(const cJSON *sts, struct ststore *out, char *why, size_t n);
 

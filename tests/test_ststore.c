@@ -198,3 +198,17 @@ Test(cmember, stamp_only_of_the_members_store)
     cr_assert_eq(stamp_same(ETCD("", "n--etcd-main"), NULL, 0), 0);
     cr_assert_eq(stamp_same(ETCD("", "n--etcd-main"), STS("{\"name\":\"x\"}", "", DONE), 0), 0);
 }
+
+Test(ststore, no_store)
+{
+    struct ststore s;
+
+    /* etcd-druid's sidecar of an Etcd without a backup store: its members write nothing */
+    cr_assert_eq(read_of(STS(SIDECAR("\"--server-port=8080\"", ""), "", DONE), &s), KERR_NOTFOUND);
+    cr_assert_eq(*held(ETCD("", "moved/x"), STS(SIDECAR("\"--server-port=8080\"", ""), "", DONE),
+                       "n--etcd-main"),
+                 '\0');
+    cr_assert_eq(stamp_same(ETCD("", "n--etcd-main"),
+                            STS(SIDECAR("\"--server-port=8080\"", ""), "", DONE), 0),
+                 0);
+}

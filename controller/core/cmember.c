@@ -42,7 +42,10 @@ enum kerr cmember_held_in(const cJSON *etcd, const cJSON *sts, const struct bsto
         return KERR_OK;
     if (!(s = calloc(1, sizeof(*s))))
         return KERR_NOMEM;
-    if (ststore_read(sts, s, reason, sizeof(reason)) != KERR_OK) {
+    rc = ststore_read(sts, s, reason, sizeof(reason));
+    if (rc == KERR_NOTFOUND) /* its members write no backups */
+        goto out;
+    if (rc != KERR_OK) {
         snprintf(why, n,
                  "the members of Etcd %s/%s may still write it: the store of StatefulSet "
                  "%s/%s's backup sidecar is unknown (%s)",

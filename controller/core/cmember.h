@@ -13,7 +13,8 @@
  *     exists): the stamp is a digest and does not say which prefix the final snapshot is in,
  *     so every entry of the sleeping Etcd is held until it wakes (a move away and back while
  *     asleep would otherwise empty the final snapshot's prefix and make the stamp equal again).
- * No StatefulSet and no Etcd: nothing holds it.
+ * No StatefulSet and no Etcd, or a template whose sidecar names no store (an Etcd without a
+ * backup store: its members write nothing): nothing holds it.
  *
  * Ownership: arguments BORROWED; why written into the caller's buffer.
  * Thread safety: reentrant.

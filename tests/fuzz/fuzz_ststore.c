@@ -5,8 +5,8 @@
  * Input: a StatefulSet as JSON.
  * Properties checked: it never crashes; a store it reads has a known provider, a non-empty
  * container, a prefix and (Local) a hostPath that with "/" + container is the volume's path;
- * it is "unknown" with a reason otherwise; ststore_claim of a store read never crashes, and
- * a claim made is released; ststore_rolled_out never crashes.
+ * "no store" (KERR_NOTFOUND) or "unknown" (KERR_INVAL) with a reason otherwise; ststore_claim of a
+ * store read never crashes, and a claim made is released; ststore_rolled_out never crashes.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -26,10 +26,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct ststore *s = calloc(1, sizeof(*s));
     struct bstore_claim c;
     char why[STSTORE_WHY_MAX];
+    enum kerr rc;
 
     if (!s)
         abort();
-    if (ststore_read(sts, s, why, sizeof(why)) == KERR_OK) {
+    rc = ststore_read(sts, s, why, sizeof(why));
+    if (rc != KERR_OK && rc != KERR_NOTFOUND && rc != KERR_INVAL)
+        abort();
+    if (rc == KERR_OK) {
         if (!bstore_provider_kind(s->provider) || !s->container[0] || why[0])
             abort();
         if (strcmp(bstore_provider_kind(s->provider), "Local") == 0 && !s->hostpath[0])
