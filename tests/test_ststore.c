@@ -190,12 +190,36 @@ static int stamp_same(const char *etcd, const char *sts, int64_t gen)
 
 Test(cmember, stamp_only_of_the_members_store)
 {
+    /* ... once every pod runs that template */
+    cr_assert_neq(*held(ETCD("", "moved/x"),
+                        STS(SIDECAR("\"--server-port=8080\"", ""), "", ROLLING), "n--etcd-main"),
+                  '\0');
     cr_assert_eq(stamp_same(ETCD("", "n--etcd-main"), OLD_STS(DONE), 0), 1);
     cr_assert_eq(stamp_same(ETCD("", "moved/x"), OLD_STS(DONE), 0), 0);
+    /* ... once every pod runs that template */
+    cr_assert_neq(*held(ETCD("", "moved/x"),
+                        STS(SIDECAR("\"--server-port=8080\"", ""), "", ROLLING), "n--etcd-main"),
+                  '\0');
     cr_assert_eq(stamp_same(ETCD("", "n--etcd-main"), OLD_STS(ROLLING), 0), 0);
+    /* ... once every pod runs that template */
+    cr_assert_neq(*held(ETCD("", "moved/x"),
+                        STS(SIDECAR("\"--server-port=8080\"", ""), "", ROLLING), "n--etcd-main"),
+                  '\0');
     cr_assert_eq(stamp_same(ETCD("", "n--etcd-main"), OLD_STS(BEHIND), 0), 0);
+    /* ... once every pod runs that template */
+    cr_assert_neq(*held(ETCD("", "moved/x"),
+                        STS(SIDECAR("\"--server-port=8080\"", ""), "", ROLLING), "n--etcd-main"),
+                  '\0');
     cr_assert_eq(stamp_same(ETCD("", "n--etcd-main"), OLD_STS(BEHIND), 2), 1);
+    /* ... once every pod runs that template */
+    cr_assert_neq(*held(ETCD("", "moved/x"),
+                        STS(SIDECAR("\"--server-port=8080\"", ""), "", ROLLING), "n--etcd-main"),
+                  '\0');
     cr_assert_eq(stamp_same(ETCD("", "n--etcd-main"), NULL, 0), 0);
+    /* ... once every pod runs that template */
+    cr_assert_neq(*held(ETCD("", "moved/x"),
+                        STS(SIDECAR("\"--server-port=8080\"", ""), "", ROLLING), "n--etcd-main"),
+                  '\0');
     cr_assert_eq(stamp_same(ETCD("", "n--etcd-main"), STS("{\"name\":\"x\"}", "", DONE), 0), 0);
 }
 
@@ -208,6 +232,10 @@ Test(ststore, no_store)
     cr_assert_eq(*held(ETCD("", "moved/x"), STS(SIDECAR("\"--server-port=8080\"", ""), "", DONE),
                        "n--etcd-main"),
                  '\0');
+    /* ... once every pod runs that template */
+    cr_assert_neq(*held(ETCD("", "moved/x"),
+                        STS(SIDECAR("\"--server-port=8080\"", ""), "", ROLLING), "n--etcd-main"),
+                  '\0');
     cr_assert_eq(stamp_same(ETCD("", "n--etcd-main"),
                             STS(SIDECAR("\"--server-port=8080\"", ""), "", DONE), 0),
                  0);

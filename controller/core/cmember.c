@@ -43,9 +43,7 @@ enum kerr cmember_held_in(const cJSON *etcd, const cJSON *sts, const struct bsto
     if (!(s = calloc(1, sizeof(*s))))
         return KERR_NOMEM;
     rc = ststore_read(sts, s, reason, sizeof(reason));
-    if (rc == KERR_NOTFOUND) /* its members write no backups */
-        goto out;
-    if (rc != KERR_OK) {
+    if (rc != KERR_OK && rc != KERR_NOTFOUND) {
         snprintf(why, n,
                  "the members of Etcd %s/%s may still write it: the store of StatefulSet "
                  "%s/%s's backup sidecar is unknown (%s)",
@@ -60,6 +58,8 @@ enum kerr cmember_held_in(const cJSON *etcd, const cJSON *sts, const struct bsto
                  ns, name, ns, name);
         goto out;
     }
+    if (rc == KERR_NOTFOUND) /* its members, all on this template, write no backups */
+        goto out;
     rc = ststore_claim(s, &tc, &one);
     if (rc == KERR_NOMEM) {
         free(s);
