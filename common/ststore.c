@@ -38,23 +38,37 @@ static const cJSON *named(const cJSON *list, const char *name, int *twice)
     return found;
 }
 
-/* The value of the one arg beginning with flag into out: 1 found, 0 absent, -1 refused. */
-static int arg_of(const cJSON *args, const char *flag, char *out, size_t cap)
+/*
+ * The value of the one "<flag>=<value>" among the strings of list into out: 1 found, 0
+ * absent, -1 refused (given twice, the bare flag whose value is the next arg, a non-string,
+ * a value too long). *seen counts the matches across calls.
+ */
+static int arg_in(const cJSON *list, const char *flag, char *out, size_t cap, int *seen)
 {
     const cJSON *a;
-    size_t fl = strlen(flag);
-    int seen = 0;
+    size_t fl = strlen(flag) - 1; /* without its '=' */
 
-    cJSON_ArrayForEach (a, args) {
+    cJSON_ArrayForEach (a, list) {
         const char *s = cJSON_GetStringValue(a);
 
         if (!s)
             return -1;
-        if (strncmp(s, flag, fl) != 0)
+        if (strncmp(s, flag, fl) != 0 || (s[fl] != '=' && s[fl] != '\0'))
             continue;
-        if (seen++ || put(out, cap, s + fl) != 0)
+        if (s[fl] == '\0' || (*seen)++ || put(out, cap, s + fl + 1) != 0)
             return -1;
     }
+    return 0;
+}
+
+/* The flag's value from the container's command and args (both are the sidecar's argv). */
+static int arg_of(const cJSON *c, const char *flag, char *out, size_t cap)
+{
+    int seen = 0;
+
+    if (arg_in(kjson_get(c, "command"), flag, out, cap, &seen) < 0 ||
+        arg_in(kjson_get(c, "args"), flag, out, cap, &seen) < 0)
+        return -1;
     return seen;
 }
 
@@ -116,23 +130,24 @@ enum kerr ststore_read(const cJSON *sts, struct ststore *out, char *why, size_t 
     if (!c || twice)
         return refuse(why, n, twice ? "named twice" : "absent", NULL);
     args = kjson_get(c, "args");
-    if (!cJSON_IsArray(args))
+    if (!cJSON_IsArray(args) ||
+        (kjson_has(c, "command") && !cJSON_IsArray(kjson_get(c, "command"))))
         return refuse(why, n, "no args", NULL);
     /* etcd-druid renders no store args for an Etcd without a backup store: nothing written */
-    if (arg_of(args, ARG_PROVIDER, out->provider, sizeof(out->provider)) == 0 &&
-        arg_of(args, ARG_PREFIX, out->prefix, sizeof(out->prefix)) == 0 &&
-        arg_of(args, ARG_ENDPOINT, out->endpoint, sizeof(out->endpoint)) == 0 &&
+    if (arg_of(c, ARG_PROVIDER, out->provider, sizeof(out->provider)) == 0 &&
+        arg_of(c, ARG_PREFIX, out->prefix, sizeof(out->prefix)) == 0 &&
+        arg_of(c, ARG_ENDPOINT, out->endpoint, sizeof(out->endpoint)) == 0 &&
         !named(kjson_get(c, "env"), STSTORE_ENV_BUCKET, &twice)) {
         snprintf(why, n, "the StatefulSet's container %s names no backup store", STSTORE_CONTAINER);
         return KERR_NOTFOUND;
     }
-    if (arg_of(args, ARG_PROVIDER, out->provider, sizeof(out->provider)) != 1)
+    if (arg_of(c, ARG_PROVIDER, out->provider, sizeof(out->provider)) != 1)
         return refuse(why, n, "not exactly one readable ", ARG_PROVIDER);
     if (!bstore_provider_kind(out->provider))
         return refuse(why, n, "a provider etcd-warden does not know: ", out->provider);
-    if (arg_of(args, ARG_PREFIX, out->prefix, sizeof(out->prefix)) != 1)
+    if (arg_of(c, ARG_PREFIX, out->prefix, sizeof(out->prefix)) != 1)
         return refuse(why, n, "not exactly one readable ", ARG_PREFIX);
-    r = arg_of(args, ARG_ENDPOINT, out->endpoint, sizeof(out->endpoint));
+    r = arg_of(c, ARG_ENDPOINT, out->endpoint, sizeof(out->endpoint));
     if (r < 0)
         return refuse(why, n, "more than one or an unreadable ", ARG_ENDPOINT);
     out->has_endpoint = r == 1;

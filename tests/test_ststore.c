@@ -90,6 +90,13 @@ Test(ststore, unknown_templates)
             DONE),                                                 /* not plain */
         STS(SIDECAR(ARGS("S3", "p") ",7", BUCKET("b")), "", DONE), /* not a string */
         "{}",
+        /* pflag takes "--flag value" too: a bare flag is not understood */
+        STS(SIDECAR("\"--storage-provider\",\"S3\",\"--store-prefix=p\"", BUCKET("b")), "", DONE),
+        STS(SIDECAR("\"--store-prefix\",\"p\"", ""), "", DONE),
+        /* the command is the sidecar's argv too */
+        STS("{\"name\":\"backup-restore\",\"command\":[\"etcdbrctl\",\"--store-prefix=q\"],"
+            "\"args\":[" ARGS("S3", "p") "],\"env\":[" BUCKET("b") "]}",
+            "", DONE),
     };
 
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
