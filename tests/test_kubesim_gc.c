@@ -222,6 +222,11 @@ Test(kubesim_gc, statefulset_status_follows_spec)
     cr_assert_eq(kjson_get(s, "status.replicas")->valuedouble, 3);
     cr_assert_eq(kjson_get(s, "status.availableReplicas")->valuedouble, 3);
     cr_assert_eq(kjson_get(s, "status.observedGeneration")->valuedouble, 1);
+    /* every pod runs the template: one revision, current and update */
+    cr_assert(kjson_get_str(s, "status.currentRevision") &&
+              *kjson_get_str(s, "status.currentRevision"));
+    cr_assert_str_eq(kjson_get_str(s, "status.currentRevision"),
+                     kjson_get_str(s, "status.updateRevision"));
     cJSON_Delete(s);
     cJSON_Delete(ksimfix_call(h, "PATCH", "/apis/apps/v1/namespaces/default/statefulsets/web/scale",
                               "application/merge-patch+json", "{\"spec\":{\"replicas\":0}}",

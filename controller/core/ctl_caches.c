@@ -131,6 +131,12 @@ static const char *const statefulset_paths[] = {
     "spec.ordinals",
     "status.replicas",
     "status.readyReplicas",
+    /* the store the members write and whether they run it (common/ststore) */
+    "spec.template.spec.containers",
+    "spec.template.spec.volumes",
+    "status.observedGeneration",
+    "status.currentRevision",
+    "status.updateRevision",
     NULL,
 };
 

@@ -14,6 +14,7 @@
 #include "common/proc.h"
 #include "controller/core/claims.h"
 #include "controller/core/clocal.h"
+#include "controller/core/cmember.h"
 
 static const char *str_or_empty(const cJSON *obj, const char *path)
 {
@@ -148,7 +149,7 @@ enum kerr bkeclaim_deletion_blocked(const struct bke_ctx *x, const struct bke_bu
     const char *prefix = str_or_empty(entry, "spec.prefix");
     struct claims_skip skip = { .entry = kjson_get_str(entry, "metadata.name") };
     struct bstore_claim c;
-    char other[CLAIMS_WHY_MAX], hostpath[BLOCAL_HOSTPATH_MAX + 1];
+    char other[CLAIMS_WHY_MAX], hostpath[BLOCAL_HOSTPATH_MAX + 1], held[CMEMBER_WHY_MAX];
     enum kerr rc;
 
     /* a Local bucket's entry: the directory its deletion Job mounts, the bucket's hostPath read
@@ -176,6 +177,13 @@ enum kerr bkeclaim_deletion_blocked(const struct bke_ctx *x, const struct bke_bu
                  "deletion of prefix \"%s\" blocked: it overlaps %s, which the backup sidecar "
                  "lists with it",
                  prefix, other);
+    /* the entry's own Etcd: its members may still write it, or it sleeps (controller/cmember) */
+    else if (rc == KERR_OK &&
+             (rc = cmember_held(x->client, str_or_empty(entry, "spec.etcd.namespace"),
+                                str_or_empty(entry, "spec.etcd.name"), &c, held, sizeof(held),
+                                err)) == KERR_OK &&
+             *held)
+        snprintf(why, n, "deletion of prefix \"%s\" postponed: %s", prefix, held);
     else if (rc == KERR_OK && (rc = claims_find_readers(x->client, &c, other, err)) == KERR_OK &&
              *other)
         snprintf(why, n, "deletion of prefix \"%s\" postponed: it overlaps %s", prefix, other);

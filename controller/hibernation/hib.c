@@ -410,7 +410,7 @@ static enum kerr perform(const struct hib_env *env, struct round *r, const struc
                               HIB_ANN_CHECKED, NULL,
                               HIB_ANN_STORE,   NULL,
                               HIB_ANN_CUT_AT,  NULL };
-        char store[HIBGUARD_STAMP_MAX];
+        char store[HIBGUARD_STAMP_MAX], unstamped[512] = "";
         int n = 3;
 
         if (s->phase == HIBPLAN_SCALING && checked_stamp(env, r))
@@ -423,7 +423,7 @@ static enum kerr perform(const struct hib_env *env, struct round *r, const struc
          */
         if (s->phase == HIBPLAN_HIBERNATED &&
             (kv[3] = etcdspec_annotation(r->etcd, HIB_ANN_CHECKED)) != NULL) {
-            if ((rc = hib_store_stamp(env, r, store, err)) != KERR_OK)
+            if ((rc = hib_store_stamp(env, r, store, unstamped, sizeof(unstamped), err)) != KERR_OK)
                 return rc;
             kv[5] = store[0] ? store : NULL;
         }
@@ -436,6 +436,12 @@ static enum kerr perform(const struct hib_env *env, struct round *r, const struc
         rc = hib_patch_etcd(env, r, n, kv, err);
         if (rc == KERR_OK)
             hib_phase_event(env, r, s->phase);
+        if (rc == KERR_OK && unstamped[0])
+            ev_log_emitf(env->events, r->etcd, EV_WARNING, "FinalSnapshotStoreUnknown",
+                         "Hibernation",
+                         "no %s stamped: %s; the member claims stay protected (wake it, let "
+                         "etcd-druid reconcile, and hibernate it again)",
+                         HIB_ANN_STORE, unstamped);
         return rc;
     }
     case HIBPLAN_SET_SUSPEND: {

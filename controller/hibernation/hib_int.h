@@ -109,10 +109,13 @@ enum kerr hib_read_fresh(const struct hib_env *env, struct round *r, struct kerr
 /*
  * (hib_read.c) The store stamp of r->etcd (common/hibguard.h: HIBGUARD_ANN_STORE) into out,
  * its backup Secret read from the API now (404: none): "" when it has none (no store, a
- * secretRef that names no object). A Secret that cannot be read: its code, err set.
+ * secretRef that names no object). A Secret that cannot be read: its code, err set. Also ""
+ * with the reason in why (n bytes) when the final snapshot is not known to be in that store:
+ * r->sts's template store unknown, its rollout incomplete, or another store than the spec's
+ * (controller/core/cmember's cmember_stamp_store).
  */
 enum kerr hib_store_stamp(const struct hib_env *env, struct round *r, char out[HIBGUARD_STAMP_MAX],
-                          struct kerr_info *err);
+                          char *why, size_t n, struct kerr_info *err);
 
 /* A GET that maps 404 to *out = NULL. */
 enum kerr hib_get_opt(const struct hib_env *env, struct round *r, const struct k8s_resource *res,

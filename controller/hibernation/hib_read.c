@@ -13,6 +13,7 @@
 #include "common/k8s.h"
 #include "common/kjson.h"
 #include "common/ktime.h"
+#include "controller/core/cmember.h"
 #include "controller/core/etcdspec.h"
 #include "controller/hibernation/hib_int.h"
 #include "controller/core/imtjob.h"
@@ -48,18 +49,34 @@ enum kerr hib_get_opt(const struct hib_env *env, struct round *r, const struct k
 }
 
 enum kerr hib_store_stamp(const struct hib_env *env, struct round *r, char out[HIBGUARD_STAMP_MAX],
-                          struct kerr_info *err)
+                          char *why, size_t n, struct kerr_info *err)
 {
     const char *ref = NULL;
     cJSON *secret = NULL;
+    const char *checked, *slash;
+    long long gen = 0;
+    int same = 0;
     enum kerr rc;
 
     out[0] = '\0';
+    why[0] = '\0';
     if (hibguard_secret_ref(r->etcd, &ref) == KERR_INVAL)
         return KERR_OK;
     if (ref && (rc = hib_get_opt(env, r, &ETCDSPEC_RES_SECRET, ref, &secret, err)) != KERR_OK)
         return rc;
-    rc = hibguard_store_stamp(r->etcd, secret, out);
+    /* the members' sidecars took the snapshot: only their store, when it is the spec's */
+    checked = etcdspec_annotation(r->etcd, HIB_ANN_CHECKED); /* "<uid>/<generation>" */
+    if (checked && (slash = strrchr(checked, '/')) != NULL)
+        gen = strtoll(slash + 1, NULL, 10);
+    rc = kjson_get(r->etcd, "spec.backup.store")
+             ? cmember_stamp_store(r->etcd, secret, r->sts, gen > 0 ? gen : 0, &same, why, n)
+             : KERR_OK;
+    if (rc == KERR_OK && !same && why[0]) {
+        cJSON_Delete(secret);
+        return KERR_OK;
+    }
+    if (rc == KERR_OK)
+        rc = hibguard_store_stamp(r->etcd, secret, out);
     cJSON_Delete(secret);
     if (rc == KERR_NOMEM)
         return kerr_set(err, rc, "the store stamp");

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/crypto.h"
 #include "common/kjson.h"
 #include "common/ktime.h"
 #include "common/log.h"
@@ -347,20 +348,29 @@ static int num_at(const cJSON *obj, const char *path)
     return cJSON_IsNumber(v) ? (int)v->valuedouble : 0;
 }
 
-/* The status a settled workload reports (fields with omitempty left out at 0). */
+/* What a settled workload reports: its replicas, generation and (a StatefulSet) revision. */
+struct settled {
+    int replicas, generation;
+    char revision[CRYPTO_SHA256_HEX_LEN + 1]; /* "" but for a StatefulSet */
+};
+
+/* The status a settled workload reports (fields with omitempty left out at 0); a StatefulSet's
+ * pods all run its template: currentRevision and updateRevision both name it. */
 static int settled_status(cJSON *obj, void *arg, struct ksim_apierr *e)
 {
-    const int *want = arg;
+    const struct settled *want = arg;
     cJSON *st = cJSON_CreateObject();
-    int r = want[0];
+    int r = want->replicas;
 
     (void)e;
-    if (!st || !cJSON_AddNumberToObject(st, "observedGeneration", want[1]) ||
+    if (!st || !cJSON_AddNumberToObject(st, "observedGeneration", want->generation) ||
         !cJSON_AddNumberToObject(st, "replicas", r) ||
         (r && !cJSON_AddNumberToObject(st, "readyReplicas", r)) ||
         (r && !cJSON_AddNumberToObject(st, "currentReplicas", r)) ||
         (r && !cJSON_AddNumberToObject(st, "updatedReplicas", r)) ||
-        !cJSON_AddNumberToObject(st, "availableReplicas", r)) {
+        !cJSON_AddNumberToObject(st, "availableReplicas", r) ||
+        (want->revision[0] && (!cJSON_AddStringToObject(st, "currentRevision", want->revision) ||
+                               !cJSON_AddStringToObject(st, "updateRevision", want->revision)))) {
         cJSON_Delete(st);
         return 1;
     }
@@ -369,25 +379,48 @@ static int settled_status(cJSON *obj, void *arg, struct ksim_apierr *e)
     return 0;
 }
 
+/* A StatefulSet's revision: the sha256 of its pod template ("" when it cannot be made). */
+static void template_revision(const cJSON *obj, char out[CRYPTO_SHA256_HEX_LEN + 1])
+{
+    char *t = cJSON_PrintUnformatted(kjson_get(obj, "spec.template"));
+
+    out[0] = '\0';
+    if (t && crypto_sha256_hex(t, strlen(t), out, NULL) != KERR_OK)
+        out[0] = '\0';
+    free(t);
+}
+
+static int same_str(const cJSON *obj, const char *path, const char *want)
+{
+    const char *v = kjson_get_str(obj, path);
+
+    return v ? strcmp(v, want) == 0 : !*want;
+}
+
 static void workload(struct ksim_ctrl *c, const struct ksim_rtype *rt, const cJSON *obj)
 {
     const char *uid = ksim_obj_meta_str(obj, "uid");
-    int want[2] = { (int)ksim_obj_spec_replicas(rt, obj), num_at(obj, "metadata.generation") };
+    struct settled want = { (int)ksim_obj_spec_replicas(rt, obj),
+                            num_at(obj, "metadata.generation"), "" };
     struct pending *p;
 
     if (!uid || ksim_obj_meta_str(obj, "deletionTimestamp"))
         return;
-    if (num_at(obj, "status.replicas") == want[0] &&
-        num_at(obj, "status.readyReplicas") == want[0] &&
-        num_at(obj, "status.availableReplicas") == want[0] &&
-        num_at(obj, "status.observedGeneration") == want[1]) {
+    if (strcmp(rt->kind, "StatefulSet") == 0)
+        template_revision(obj, want.revision);
+    if (num_at(obj, "status.replicas") == want.replicas &&
+        num_at(obj, "status.readyReplicas") == want.replicas &&
+        num_at(obj, "status.availableReplicas") == want.replicas &&
+        num_at(obj, "status.observedGeneration") == want.generation &&
+        same_str(obj, "status.currentRevision", want.revision) &&
+        same_str(obj, "status.updateRevision", want.revision)) {
         pending_drop(c, uid);
         return;
     }
     p = pending_of(c, uid, 1);
     if (p && ktime_elapsed_ms(&p->since) < c->api->sts_delay_ms)
         return;
-    modify(c, rt, obj, &c->sts, "status", settled_status, want);
+    modify(c, rt, obj, &c->sts, "status", settled_status, &want);
     pending_drop(c, uid);
 }
 

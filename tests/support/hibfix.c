@@ -307,6 +307,33 @@ void hibfix_backup_port(struct hibfix *x, const char *name, int port)
     cJSON_Delete(p);
 }
 
+/* The backup sidecar's store in sts's template as etcd-druid renders it from etcd's
+ * spec.backup.store (--storage-provider, --store-prefix, env STORAGE_CONTAINER). */
+static void sidecar_store(cJSON *sts, const cJSON *etcd)
+{
+    const char *prov = kjson_get_str(etcd, "spec.backup.store.provider");
+    const char *prefix = kjson_get_str(etcd, "spec.backup.store.prefix");
+    const char *bucket = kjson_get_str(etcd, "spec.backup.store.container");
+    cJSON *c = cJSON_GetArrayItem((cJSON *)kjson_get(sts, "spec.template.spec.containers"), 1);
+    cJSON *args = cJSON_GetObjectItemCaseSensitive(c, "args"), *env, *e;
+    char arg[1100];
+
+    if (!prov || !prefix || !bucket || !args)
+        return;
+    if (strcmp(prov, "aws") == 0 || strcmp(prov, "s3") == 0)
+        prov = "S3";
+    snprintf(arg, sizeof(arg), "--storage-provider=%s", prov);
+    cJSON_AddItemToArray(args, cJSON_CreateString(arg));
+    snprintf(arg, sizeof(arg), "--store-prefix=%s", prefix);
+    cJSON_AddItemToArray(args, cJSON_CreateString(arg));
+    env = cJSON_AddArrayToObject(c, "env");
+    e = cJSON_CreateObject();
+    cr_assert(env && e);
+    cJSON_AddStringToObject(e, "name", "STORAGE_CONTAINER");
+    cJSON_AddStringToObject(e, "value", bucket);
+    cJSON_AddItemToArray(env, e);
+}
+
 cJSON *hibfix_etcd(struct hibfix *x, const char *name, const char *store, const char *ports,
                    int sts)
 {
@@ -346,6 +373,7 @@ cJSON *hibfix_etcd(struct hibfix *x, const char *name, const char *store, const 
                  service_backup_port(ports, x->sc.port), name, name);
         o = jsonfix_parse(text);
         cr_assert_eq(kjson_set_str(o, "metadata.name", name, NULL), KERR_OK);
+        sidecar_store(o, etcd);
         labels(o, name);
         own(o, etcd);
         made = cfix_create(&x->f, &RES_STS, o);

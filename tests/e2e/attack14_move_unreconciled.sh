@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# A live cluster's backups deleted by the BackupEntry of the prefix its sidecars still write, on
+# kube-sim with warden-webhook, warden-controller, s3rver and the deletion Jobs run (job_exec).
+# Issue 29: "A move is not a deletion. No entry is released and no prefix deleted while any
+# live Etcd's claim ... overlaps it"; "one store as the sidecar sees it". docs/backup-entries.md:
+# "An Etcd that moves to another prefix leaves its old entry pending and gets the new prefix's
+# entry", and past the grace period the old entry's Job deletes what was written there. The
+# move is read from the Etcd's spec.backup.store; the sidecars write where the StatefulSet's pod
+# template tells them (etcd-druid builds container backup-restore with --store-prefix and the
+# env STORAGE_CONTAINER), and etcd-druid rebuilds the template only when it reconciles the
+# Etcd's spec (gardener.cloud/operation: reconcile, or auto-reconcile). Until then the members
+# go on backing up into the old prefix, whose entry is pending deletion.
+#   M1. Etcd m1/etcd-main (bucket etcd-bucket, grace 1h; members running, seen; the template's
+#       sidecar on prefix m1--etcd-main, its full snapshot there). alice (namespace edit
+#       rights) sets spec.backup.store.prefix to moved/m1-etcd-main; no reconcile follows, the
+#       members keep writing m1--etcd-main. The operator's bucket has a short grace period
+#       (2s here, for the test): the old entry's Job runs.
+#   M0. control: m0/etcd-main, the same move, and etcd-druid reconciles it (the template's
+#       sidecar on the new prefix): its old prefix's snapshot is deleted, as documented.
+# After the fix: M1's old entry stays PendingDeletion with its deletion Job held ("the members
+# of Etcd m1/etcd-main still write it") until etcd-druid reconciles the move into the template
+# and the pods roll; then it goes with its prefix.
+# Oracle: s3rver's listing (the full snapshot under the prefix the live members' template
+# writes) and what kube-sim stores (the template, the Etcd live).
+set -uo pipefail
+export SNAP_BUCKET=etcd-bucket # druid_etcd's container
+. "$(dirname "$0")/../lib/snapshot.sh"
+. "$(dirname "$0")/../lib/controller.sh"
+command -v jq >/dev/null || ksim_fail "jq is not installed"
+ksim_on_exit snap_cleanups
+
+snap_s3_start
+CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups" ctl_stage
+ctl_s3_bucket_secret
+ctl_s3_bucket 1h
+ctl_jobs_serve etcd-warden 600
+
+sidecar_prefix() {
+    kc -n "$1" get statefulset etcd-main -o json | jq -r '.spec.template.spec.containers[]
+        | select(.name == "backup-restore") | .args | map(select(startswith("--store-prefix=")))[0]
+        | ltrimstr("--store-prefix=")'
+}
+template() { # NS PREFIX: etcd-druid builds its sidecar for that store into the template
+    local c
+    c=$(kc -n "$1" get statefulset etcd-main -o json | jq -c --arg p "$2" '.spec.template.spec.containers[1]
+        | .args = ["server", "--server-port=8080", "--storage-provider=S3", "--store-prefix=\($p)"]
+        | .env = [{name: "STORAGE_CONTAINER", value: "etcd-bucket"}]')
+    kc_druid -n "$1" patch statefulset etcd-main --type json \
+        -p "[{\"op\":\"replace\",\"path\":\"/spec/template/spec/containers/1\",\"value\":$c}]" >/dev/null ||
+        ctl_fail "$1: etcd-druid cannot build its sidecar's store into the template"
+}
+
+declare -A FULL OLD
+for ns in m0 m1; do
+    druid_etcd $ns etcd-main
+    kc -n $ns create secret generic etcd-backup --from-literal=accessKeyID=S3RVER >/dev/null ||
+        ctl_fail "cannot create the backup Secret in $ns"
+    template $ns $ns--etcd-main
+    kc -n $ns delete pod etcd-main-0 etcd-main-1 etcd-main-2 --wait=false >/dev/null || ctl_fail "$ns: cannot roll the pods"
+    ksim_wait 10 bash -c "[ -z \"\$(kubectl --kubeconfig '$KUBECONFIG' -n $ns get pods -o name)\" ]" || ctl_fail "$ns: the pods did not go"
+    druid_pods $ns etcd-main 3
+done
+ctl_start
+for ns in m0 m1; do
+    ksim_wait 30 ctl_has_entry $ns etcd-main || ctl_fail "no BackupEntry for $ns/etcd-main"
+    ctl_members_seen $ns etcd-main
+    OLD[$ns]=$(ctl_entry_of $ns etcd-main)
+done
+sleep 1 # the sidecar uploads after the members were seen (object times have seconds)
+snap_fixture "$SNAP_WORK/full" 4096 Full.gz
+for ns in m0 m1; do
+    FULL[$ns]=$ns--etcd-main/v2/Full-00000000-00000100-$(date +%s).gz
+    snap_s3 put "${FULL[$ns]}" "$SNAP_WORK/full" >/dev/null || ctl_fail "cannot upload ${FULL[$ns]}"
+    snap_s3 ls "$ns--etcd-main/" | grep -qF "${FULL[$ns]}" || ctl_fail "$ns: ${FULL[$ns]} not listed"
+    out=$(WH_AS_NS=$ns wh_as alice patch etcd etcd-main --type merge \
+        -p "{\"spec\":{\"backup\":{\"store\":{\"prefix\":\"moved/$ns-etcd-main\"}}}}" 2>&1) ||
+        ctl_fail "$ns: alice cannot move the store: $out"
+done
+template m0 moved/m0-etcd-main # etcd-druid reconciles m0's move; m1's waits for a reconcile
+for ns in m0 m1; do
+    ksim_wait 30 ctl_entry_phase_is "${OLD[$ns]}" PendingDeletion || ctl_fail "$ns: ${OLD[$ns]} not pending: $(ctl_entry_phase "${OLD[$ns]}")"
+    echo "$ns: spec prefix moved/$ns-etcd-main; the template's sidecars write $(sidecar_prefix $ns); old entry ${OLD[$ns]} pending"
+done
+ctl_s3_bucket 2s
+ksim_wait 90 ksim_gone backupentry "${OLD[m0]}" ||
+    ctl_fail "m0: the old entry ${OLD[m0]} was not deleted: $(kc get backupentry "${OLD[m0]}" -o jsonpath='{.status}')"
+held() { kc get backupentry "$1" -o jsonpath='{.status.conditions[0].message}' 2>/dev/null | grep -q 'still write'; }
+# m1: its deletion Job is held while the members' template writes the old prefix (or the entry
+# went, and the listing below says whether its Job deleted the live cluster's snapshot)
+held_or_gone() { held "$1" || ksim_gone backupentry "$1"; }
+ksim_wait 60 held_or_gone "${OLD[m1]}" ||
+    ctl_fail "m1: the old entry ${OLD[m1]} neither held nor deleted: $(kc get backupentry "${OLD[m1]}" -o jsonpath='{.status}')"
+holes=0
+for ns in m0 m1; do
+    left=$(snap_s3 ls "$ns--etcd-main/" | tr '\n' ' ')
+    writes=$(sidecar_prefix $ns)
+    if [ $ns = m0 ]; then
+        grep -qF "${FULL[$ns]}" <<<"$left" && ctl_fail "control: M0: the old prefix's snapshot was not deleted after the move (left: $left)"
+        echo "ok: control: M0: a move etcd-druid reconciled: the old prefix's snapshot deleted with its entry"
+    elif ! grep -qF "${FULL[$ns]}" <<<"$left" && [ "$writes" = "$ns--etcd-main" ]; then
+        echo "HOLE: M1: the deletion Job of entry ${OLD[$ns]} deleted ${FULL[$ns]}, the full snapshot of live Etcd m1/etcd-main, whose members' template still backs up into $writes (spec says $(kc -n m1 get etcd etcd-main -o jsonpath='{.spec.backup.store.prefix}'), not reconciled): the live cluster's backups deleted under it (left: ${left:-nothing})"
+        holes=$((holes + 1))
+    else echo "held: M1: left under $ns--etcd-main/: ${left:-nothing}; the template writes $writes; entry ${OLD[$ns]}: $(kc get backupentry "${OLD[$ns]}" -o jsonpath='{.status.conditions[0].message}')"; fi
+done
+if [ "$holes" = 0 ]; then
+    # once etcd-druid reconciles m1's move and the pods roll, the held entry's Job runs
+    template m1 moved/m1-etcd-main
+    ksim_wait 90 ksim_gone backupentry "${OLD[m1]}" ||
+        ctl_fail "m1: after the reconcile the old entry ${OLD[m1]} was not deleted: $(kc get backupentry "${OLD[m1]}" -o jsonpath='{.status}')"
+    snap_s3 ls "m1--etcd-main/" | grep -qF "${FULL[m1]}" &&
+        ctl_fail "m1: after the reconcile the old prefix's snapshot was not deleted"
+    echo "ok: M1: after etcd-druid reconciled the move, the old prefix's entry and snapshot deleted"
+fi
+ctl_stop
+[ "$holes" = 0 ] || { echo "FAIL: $holes hole(s): a live cluster's backups deleted after a move its members have not made"; exit 1; }
+echo "attack14_move_unreconciled: ok"

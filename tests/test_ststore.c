@@ -1,0 +1,249 @@
+/*
+ * Tests of common/ststore (the store an Etcd's members write, from its StatefulSet's pod
+ * template, and whether its rollout is complete) and of controller/core/cmember (a deletion
+ * held by the members' store or a sleep; the store stamp made only of the members' store).
+ */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "common/ststore.h"
+#include "controller/core/cmember.h"
+
+#define SIDECAR(args, env) \
+    "{\"name\":\"backup-restore\",\"args\":[\"server\"," args "],\"env\":[" env "]}"
+#define ARGS(prov, prefix) "\"--storage-provider=" prov "\",\"--store-prefix=" prefix "\""
+#define BUCKET(c)          "{\"name\":\"STORAGE_CONTAINER\",\"value\":\"" c "\"}"
+#define STS(containers, volumes, status)                                                \
+    "{\"metadata\":{\"namespace\":\"n\",\"name\":\"etcd-main\",\"generation\":3},"      \
+    "\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"etcd\"}," containers \
+    "],\"volumes\":[" volumes "]}}},\"status\":" status "}"
+#define DONE    "{\"observedGeneration\":3,\"currentRevision\":\"r1\",\"updateRevision\":\"r1\"}"
+#define ROLLING "{\"observedGeneration\":3,\"currentRevision\":\"r1\",\"updateRevision\":\"r2\"}"
+#define BEHIND  "{\"observedGeneration\":2,\"currentRevision\":\"r1\",\"updateRevision\":\"r1\"}"
+
+static enum kerr read_of(const char *json, struct ststore *s)
+{
+    cJSON *o = cJSON_Parse(json);
+    char why[STSTORE_WHY_MAX];
+    enum kerr rc;
+
+    cr_assert(o, "fixture: %s", json);
+    rc = ststore_read(o, s, why, sizeof(why));
+    cr_assert(rc == KERR_OK ? why[0] == '\0' : why[0] != '\0');
+    cJSON_Delete(o);
+    return rc;
+}
+
+Test(ststore, reads_druids_sidecar)
+{
+    struct ststore s;
+
+    cr_assert_eq(
+        read_of(STS(SIDECAR(ARGS("S3", "n--etcd-main"), BUCKET("etcd-bucket")), "", DONE), &s),
+        KERR_OK);
+    cr_assert_str_eq(s.provider, "S3");
+    cr_assert_str_eq(s.container, "etcd-bucket");
+    cr_assert_str_eq(s.prefix, "n--etcd-main");
+    cr_assert(!s.has_endpoint);
+    cr_assert_eq(read_of(STS(SIDECAR(ARGS("S3", "p") ",\"--store-endpoint-override=http://x:1\"",
+                                     BUCKET("b")),
+                             "", DONE),
+                         &s),
+                 KERR_OK);
+    cr_assert(s.has_endpoint);
+    cr_assert_str_eq(s.endpoint, "http://x:1");
+}
+
+Test(ststore, local_volume)
+{
+    struct ststore s;
+
+    cr_assert_eq(
+        read_of(STS(SIDECAR(ARGS("Local", "p"), BUCKET("c1")),
+                    "{\"name\":\"local-backup\",\"hostPath\":{\"path\":\"/h/x/c1\"}}", DONE),
+                &s),
+        KERR_OK);
+    cr_assert_str_eq(s.hostpath, "/h/x");
+    /* the volume's path must end in the container; the volume must be there */
+    cr_assert_eq(
+        read_of(STS(SIDECAR(ARGS("Local", "p"), BUCKET("c1")),
+                    "{\"name\":\"local-backup\",\"hostPath\":{\"path\":\"/h/x/c2\"}}", DONE),
+                &s),
+        KERR_INVAL);
+    cr_assert_eq(read_of(STS(SIDECAR(ARGS("Local", "p"), BUCKET("c1")), "", DONE), &s), KERR_INVAL);
+}
+
+Test(ststore, unknown_templates)
+{
+    struct ststore s;
+    static const char *const bad[] = {
+        STS("{\"name\":\"other\"}", "", DONE), /* no sidecar */
+        STS(SIDECAR(ARGS("S3", "p"), BUCKET("b")) "," SIDECAR(ARGS("S3", "q"), BUCKET("b")), "",
+            DONE),                                                                /* two */
+        STS(SIDECAR(ARGS("S3", "p") "," ARGS("S3", "q"), BUCKET("b")), "", DONE), /* args twice */
+        STS(SIDECAR(ARGS("awss", "p"), BUCKET("b")), "", DONE),                   /* unknown */
+        STS(SIDECAR("\"--store-prefix=p\"", BUCKET("b")), "", DONE),              /* no provider */
+        STS(SIDECAR("\"--storage-provider=S3\"", BUCKET("b")), "", DONE),         /* no prefix */
+        STS(SIDECAR(ARGS("S3", "p"), ""), "", DONE),                              /* no container */
+        STS(SIDECAR(ARGS("S3", "p"), BUCKET("b") "," BUCKET("c")), "", DONE),     /* env twice */
+        STS(SIDECAR(ARGS("S3", "p"), "{\"name\":\"STORAGE_CONTAINER\",\"valueFrom\":{}}"), "",
+            DONE),                                                 /* not plain */
+        STS(SIDECAR(ARGS("S3", "p") ",7", BUCKET("b")), "", DONE), /* not a string */
+        "{}",
+        /* pflag takes "--flag value" too: a bare flag is not understood */
+        STS(SIDECAR("\"--storage-provider\",\"S3\",\"--store-prefix=p\"", BUCKET("b")), "", DONE),
+        STS(SIDECAR("\"--store-prefix\",\"p\"", ""), "", DONE),
+        /* the command is the sidecar's argv too */
+        STS("{\"name\":\"backup-restore\",\"command\":[\"etcdbrctl\",\"--store-prefix=q\"],"
+            "\"args\":[" ARGS("S3", "p") "],\"env\":[" BUCKET("b") "]}",
+            "", DONE),
+    };
+
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        cr_assert_eq(read_of(bad[i], &s), KERR_INVAL, "accepted: %s", bad[i]);
+    cr_assert_eq(ststore_read(NULL, &s, (char[8]){ 0 }, 8), KERR_INVAL);
+}
+
+Test(ststore, rollout)
+{
+    cJSON *done = cJSON_Parse(STS("{}", "", DONE)), *rolling = cJSON_Parse(STS("{}", "", ROLLING)),
+          *behind = cJSON_Parse(STS("{}", "", BEHIND)), *none = cJSON_Parse(STS("{}", "", "{}"));
+
+    cr_assert(ststore_rolled_out(done, 0));
+    cr_assert(!ststore_rolled_out(rolling, 0));
+    cr_assert(!ststore_rolled_out(behind, 0));
+    cr_assert(!ststore_rolled_out(none, 0));
+    /* the template of generation 2 is the one that counts (a scale since): seen at 2 */
+    cr_assert(ststore_rolled_out(behind, 2));
+    cr_assert(!ststore_rolled_out(behind, 3));
+    cr_assert(!ststore_rolled_out(done, 4));
+    cJSON_Delete(done);
+    cJSON_Delete(rolling);
+    cJSON_Delete(behind);
+    cJSON_Delete(none);
+}
+
+/* ---- cmember ---- */
+
+#define ETCD(ann, prefix)                                                                   \
+    "{\"metadata\":{\"namespace\":\"n\",\"name\":\"etcd-main\",\"annotations\":{" ann "}}," \
+    "\"spec\":{\"backup\":{\"store\":{\"provider\":\"aws\",\"container\":\"etcd-bucket\","  \
+    "\"prefix\":\"" prefix "\"}}}}"
+
+static const char *held(const char *etcd, const char *sts, const char *entry_prefix)
+{
+    static char why[CMEMBER_WHY_MAX];
+    cJSON *e = etcd ? cJSON_Parse(etcd) : NULL, *s = sts ? cJSON_Parse(sts) : NULL;
+    struct bstore_claim c;
+
+    cr_assert(!etcd || e);
+    cr_assert(!sts || s);
+    cr_assert_eq(bstore_claim_init(&c, "aws", "etcd-bucket", NULL, entry_prefix, NULL), KERR_OK);
+    cr_assert_eq(cmember_held_in(e, s, &c, why, sizeof(why)), KERR_OK);
+    bstore_claim_release(&c);
+    cJSON_Delete(e);
+    cJSON_Delete(s);
+    return why;
+}
+
+#define OLD_STS(status) STS(SIDECAR(ARGS("S3", "n--etcd-main"), BUCKET("etcd-bucket")), "", status)
+
+Test(cmember, move_not_reconciled_holds)
+{
+    /* the spec moved, the template still writes the old prefix */
+    cr_assert_neq(*held(ETCD("", "moved/x"), OLD_STS(DONE), "n--etcd-main"), '\0');
+    cr_assert(strstr(held(ETCD("", "moved/x"), OLD_STS(DONE), "n--etcd-main"), "still write"));
+    /* reconciled and rolled out: the old prefix is free */
+    cr_assert_eq(*held(ETCD("", "moved/x"),
+                       STS(SIDECAR(ARGS("S3", "moved/x"), BUCKET("etcd-bucket")), "", DONE),
+                       "n--etcd-main"),
+                 '\0');
+    /* another container's template: apart */
+    cr_assert_eq(*held(ETCD("", "moved/x"),
+                       STS(SIDECAR(ARGS("S3", "n--etcd-main"), BUCKET("other")), "", DONE),
+                       "n--etcd-main"),
+                 '\0');
+    /* rolling, unknown: held */
+    cr_assert_neq(*held(ETCD("", "moved/x"),
+                        STS(SIDECAR(ARGS("S3", "moved/x"), BUCKET("etcd-bucket")), "", ROLLING),
+                        "n--etcd-main"),
+                  '\0');
+    cr_assert_neq(*held(ETCD("", "moved/x"), STS("{\"name\":\"x\"}", "", DONE), "n--etcd-main"),
+                  '\0');
+    /* no Etcd, no StatefulSet: nothing holds it; a StatefulSet left alone still does */
+    cr_assert_eq(*held(NULL, NULL, "n--etcd-main"), '\0');
+    cr_assert_neq(*held(NULL, OLD_STS(DONE), "n--etcd-main"), '\0');
+}
+
+Test(cmember, sleep_holds)
+{
+    cr_assert(strstr(
+        held(ETCD("\"etcd-warden.io/final-snapshot-store\":\"x/-/-\"", "p"), NULL, "n--etcd-main"),
+        "hibernated"));
+}
+
+static int stamp_same(const char *etcd, const char *sts, int64_t gen)
+{
+    cJSON *e = cJSON_Parse(etcd), *s = sts ? cJSON_Parse(sts) : NULL;
+    char why[512];
+    int same = -1;
+
+    cr_assert_eq(cmember_stamp_store(e, NULL, s, gen, &same, why, sizeof(why)), KERR_OK);
+    cr_assert(same ? why[0] == '\0' : why[0] != '\0');
+    cJSON_Delete(e);
+    cJSON_Delete(s);
+    return same;
+}
+
+Test(cmember, stamp_only_of_the_members_store)
+{
+    /* ... once every pod runs that template */
+    cr_assert_neq(*held(ETCD("", "moved/x"),
+                        STS(SIDECAR("\"--server-port=8080\"", ""), "", ROLLING), "n--etcd-main"),
+                  '\0');
+    cr_assert_eq(stamp_same(ETCD("", "n--etcd-main"), OLD_STS(DONE), 0), 1);
+    cr_assert_eq(stamp_same(ETCD("", "moved/x"), OLD_STS(DONE), 0), 0);
+    /* ... once every pod runs that template */
+    cr_assert_neq(*held(ETCD("", "moved/x"),
+                        STS(SIDECAR("\"--server-port=8080\"", ""), "", ROLLING), "n--etcd-main"),
+                  '\0');
+    cr_assert_eq(stamp_same(ETCD("", "n--etcd-main"), OLD_STS(ROLLING), 0), 0);
+    /* ... once every pod runs that template */
+    cr_assert_neq(*held(ETCD("", "moved/x"),
+                        STS(SIDECAR("\"--server-port=8080\"", ""), "", ROLLING), "n--etcd-main"),
+                  '\0');
+    cr_assert_eq(stamp_same(ETCD("", "n--etcd-main"), OLD_STS(BEHIND), 0), 0);
+    /* ... once every pod runs that template */
+    cr_assert_neq(*held(ETCD("", "moved/x"),
+                        STS(SIDECAR("\"--server-port=8080\"", ""), "", ROLLING), "n--etcd-main"),
+                  '\0');
+    cr_assert_eq(stamp_same(ETCD("", "n--etcd-main"), OLD_STS(BEHIND), 2), 1);
+    /* ... once every pod runs that template */
+    cr_assert_neq(*held(ETCD("", "moved/x"),
+                        STS(SIDECAR("\"--server-port=8080\"", ""), "", ROLLING), "n--etcd-main"),
+                  '\0');
+    cr_assert_eq(stamp_same(ETCD("", "n--etcd-main"), NULL, 0), 0);
+    /* ... once every pod runs that template */
+    cr_assert_neq(*held(ETCD("", "moved/x"),
+                        STS(SIDECAR("\"--server-port=8080\"", ""), "", ROLLING), "n--etcd-main"),
+                  '\0');
+    cr_assert_eq(stamp_same(ETCD("", "n--etcd-main"), STS("{\"name\":\"x\"}", "", DONE), 0), 0);
+}
+
+Test(ststore, no_store)
+{
+    struct ststore s;
+
+    /* etcd-druid's sidecar of an Etcd without a backup store: its members write nothing */
+    cr_assert_eq(read_of(STS(SIDECAR("\"--server-port=8080\"", ""), "", DONE), &s), KERR_NOTFOUND);
+    cr_assert_eq(*held(ETCD("", "moved/x"), STS(SIDECAR("\"--server-port=8080\"", ""), "", DONE),
+                       "n--etcd-main"),
+                 '\0');
+    /* ... once every pod runs that template */
+    cr_assert_neq(*held(ETCD("", "moved/x"),
+                        STS(SIDECAR("\"--server-port=8080\"", ""), "", ROLLING), "n--etcd-main"),
+                  '\0');
+    cr_assert_eq(stamp_same(ETCD("", "n--etcd-main"),
+                            STS(SIDECAR("\"--server-port=8080\"", ""), "", DONE), 0),
+                 0);
+}
