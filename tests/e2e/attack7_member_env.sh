@@ -16,8 +16,8 @@
 # first asked:
 #   E1. alice (namespace edit rights, protection on) deletes pod etcd-main-0 and creates pod
 #       etcd-main-0 first, as the template makes it but with env STORAGE_CONTAINER=alice-bucket
-#       on container backup-restore: the genuine sidecar takes the final snapshot into her
-#       bucket; hibernate=true.
+#       (in place of the template's) on container backup-restore: the genuine sidecar takes the
+#       final snapshot into her bucket; hibernate=true.
 #   E2. the same with hostAliases etcd-main-local -> an etcd of hers (a frozen copy): the
 #       genuine sidecar snapshots that etcd into the Etcd's store; hibernate=true.
 #   E3. the same with the template's containers untouched and a third container of hers,
@@ -68,13 +68,13 @@ tenant_pod() {
 br='.spec.containers |= map(if .name == "backup-restore" then '
 declare -A EDIT=(
     [c0]="$br"'.image = "tenant/stand-in" else . end)'
-    [e1]="$br"'.env = ((.env // []) + [{name: "STORAGE_CONTAINER", value: "alice-bucket"}]) else . end)'
+    [e1]="$br"'.env = ([(.env // [])[] | select(.name != "STORAGE_CONTAINER")] + [{name: "STORAGE_CONTAINER", value: "alice-bucket"}]) else . end)'
     [e2]='.spec.hostAliases = [{ip: "IP", hostnames: ["etcd-main-local"]}]'
     [e3]='.spec.containers += [{name: "metrics", image: "tenant/stand-in", ports: [{name: "server", containerPort: 8080}]}]'
 )
 declare -A CHECK=( # what the stored pod must show of alice's change
     [c0]='.spec.containers[] | select(.name == "backup-restore") | .image == "tenant/stand-in"'
-    [e1]='.spec.containers[] | select(.name == "backup-restore") | .env[0].value == "alice-bucket"'
+    [e1]='.spec.containers[] | select(.name == "backup-restore") | [.env[] | select(.name == "STORAGE_CONTAINER")] | (length == 1 and .[0].value == "alice-bucket")'
     [e2]='.spec.hostAliases[0].hostnames[0] == "etcd-main-local"'
     [e3]='(.spec.containers | length) == 3'
 )
