@@ -9,10 +9,9 @@
 # tools write and read, refuses it too, and the refusal shows the accepted form.
 # `date --rfc-3339=seconds` prints a space for the T, which is not the grammar's.
 #   F1. the operator of Etcd f1/etcd-main (its backups lost) sets break glass with an expiry an
-#       hour ahead in each form; alice (the runbook) then scales the StatefulSet to 0.
+#       hour ahead in each form.
 #   F0. control: the docs' form (date -u +%Y-%m-%dT%H:%M:%SZ) is accepted.
-# Oracle: what kube-sim stores: the annotation set (or refused at admission), and alice's scale
-# to 0 admitted on it.
+# Oracle: what kube-sim stores: the annotation set as given (or refused at admission).
 set -uo pipefail
 . "$(dirname "$0")/../lib/controller.sh"
 . "$(dirname "$0")/../lib/glass.sh"
@@ -21,7 +20,7 @@ ctl_stage
 druid_etcd f1 etcd-main
 wh_caught_up
 K=etcd-warden.io/allow-scale-down-without-snapshot
-try() { # VALUE: set by the operator (admin); 0 when stored as given
+try() { # VALUE: set by the operator (admin); status 0 when stored as given
     local out
     out=$(kc -n f1 annotate --overwrite etcd etcd-main "$K=$1" 2>&1) || { echo "$out"; return 1; }
     [ "$(kc -n f1 get etcd etcd-main -o jsonpath='{.metadata.annotations.etcd-warden\.io/allow-scale-down-without-snapshot}')" = "$1" ]
