@@ -18,6 +18,9 @@
 #       /var/etcd/data is refused (the rule). She deletes the StatefulSet with
 #       --cascade=orphan (the members keep running) and creates it again, the same but for
 #       that emptyDir.
+#   U2. the same in u2, the StatefulSet created again with its claim template renamed (data):
+#       container etcd mounts the claim volume data at /var/etcd/data, so a claim is mounted
+#       there, but the members' claims become data-etcd-main-<n>, new and empty.
 #   U0. control: u0/etcd-main, the same orphaning delete and the StatefulSet created again
 #       unchanged (etcd-druid's re-creation): admitted.
 # Oracle: what kube-sim stores: StatefulSet u1/etcd-main, whose pods of the running members are
@@ -37,13 +40,20 @@ emptydir() { # the template with an emptyDir at /var/etcd/data for container etc
         | .spec.template.spec.containers |= map(if .name == "etcd"
             then .volumeMounts = [{name: "scratch", mountPath: "/var/etcd/data"}] else . end)'
 }
+renamed() { # the claim template renamed data, mounted where the old one was
+    jq '.spec.volumeClaimTemplates[0].metadata.name = "data"
+        | .spec.template.spec.containers |= map(.volumeMounts |= map(if .name == "etcd-main" then .name = "data" else . end))'
+}
+old_claims_mounted() { # NS: container etcd mounts the template etcd-main (the members' claims)
+    kc -n "$1" get statefulset etcd-main -o json | jq -e '[.spec.volumeClaimTemplates[].metadata.name] | index("etcd-main")' >/dev/null
+}
 claim_mounted() { # NS: container etcd mounts a claim volume at /var/etcd/data
     kc -n "$1" get statefulset etcd-main -o json | jq -e '([.spec.volumeClaimTemplates[].metadata.name]) as $t
         | [.spec.template.spec.containers[] | select(.name == "etcd") | .volumeMounts[]?
            | select(.mountPath == "/var/etcd/data" and (.name as $n | $t | index($n)))] | length > 0' >/dev/null
 }
 
-for ns in u0 u1; do
+for ns in u0 u1 u2; do
     druid_etcd $ns etcd-main
     for i in 0 1 2; do
         printf '%s\n' "---" "apiVersion: v1" "kind: PersistentVolumeClaim" \
@@ -65,7 +75,7 @@ echo "ok: U1: the UPDATE unmounting the claim is refused: $(tr '\n' ' ' <<<"$out
 claim_mounted u1 || ctl_fail "U1: the template changed although refused"
 
 holes=0
-for ns in u0 u1; do
+for ns in u0 u1 u2; do
     out=$(WH_AS_NS=$ns wh_as alice delete statefulset etcd-main --cascade=orphan 2>&1) ||
         ctl_fail "$ns: alice's orphaning delete refused: $out"
     ksim_wait 10 ksim_gone -n $ns statefulset etcd-main || ctl_fail "$ns: the StatefulSet was not deleted"
@@ -81,6 +91,12 @@ if [ -n "$(kc -n u1 get statefulset etcd-main -o name 2>/dev/null)" ] && ! claim
     echo "HOLE: U1: StatefulSet u1/etcd-main created again over its 3 running members ($(kc -n u1 get pods -o name | tr '\n' ' ')) with container etcd mounting an emptyDir at /var/etcd/data instead of the members' claims: the adopted members roll onto it and restart without the data on their claims, what the UPDATE rule refuses"
     holes=$((holes + 1))
 else echo "held: U1: $(tr '\n' ' ' <<<"$out" | head -c 400)"; fi
+renamed <"$CTL_DIR/u2-sts.json" >"$CTL_DIR/u2-create.json"
+out=$(WH_AS_NS=u2 wh_as alice create -f "$CTL_DIR/u2-create.json" 2>&1)
+if [ -n "$(kc -n u2 get statefulset etcd-main -o name 2>/dev/null)" ] && ! old_claims_mounted u2; then
+    echo "HOLE: U2: StatefulSet u2/etcd-main created again over its 3 running members with its claim template renamed data: the adopted members roll onto new, empty claims data-etcd-main-<n> while etcd-main-etcd-main-<n> hold the data"
+    holes=$((holes + 1))
+else echo "held: U2: $(tr '\n' ' ' <<<"$out" | head -c 400)"; fi
 
 [ "$holes" = 0 ] || { echo "FAIL: $holes hole(s): a StatefulSet re-created with the members' claim unmounted"; exit 1; }
 echo "attack14_recreate_unmount: ok"
