@@ -74,8 +74,7 @@ static int arg_of(const cJSON *c, const char *flag, char *out, size_t cap)
 
 static enum kerr refuse(char *why, size_t n, const char *msg, const char *what)
 {
-    snprintf(why, n, "the pod's container %s: %s%s", STSTORE_CONTAINER, msg,
-             what ? what : "");
+    snprintf(why, n, "the pod's container %s: %s%s", STSTORE_CONTAINER, msg, what ? what : "");
     return KERR_INVAL;
 }
 

@@ -252,7 +252,7 @@ Test(ststore, no_store)
 /* ---- a pod's own spec; the member pods that outlive their StatefulSet ---- */
 
 #define POD(name, phase, containers, volumes)                                               \
-    "{\"metadata\":{\"namespace\":\"n\",\"name\":\"" name "\"},\"spec\":{\"containers\":[" \
+    "{\"metadata\":{\"namespace\":\"n\",\"name\":\"" name "\"},\"spec\":{\"containers\":["  \
     "{\"name\":\"etcd\"}," containers "],\"volumes\":[" volumes "]},\"status\":{\"phase\":" \
     "\"" phase "\"}}"
 #define WRITES(prefix) SIDECAR(ARGS("S3", prefix), BUCKET("etcd-bucket"))
@@ -293,19 +293,18 @@ Test(cmember, orphaned_pods_hold)
                                "n--etcd-main"),
                      "pod n/etcd-main-1"));
     /* a pending one may still start writing it */
-    cr_assert_neq(
-        *pods_held("[" POD("etcd-main-0", "Pending", WRITES("n--etcd-main/x"), "") "]",
-                   "n--etcd-main"),
-        '\0');
-    /* unknown store (no sidecar, a provider not known): held (fail closed) */
-    cr_assert(strstr(pods_held("[" POD("etcd-main-0", "Running", "{\"name\":\"x\"}", "") "]",
-                               "n--etcd-main"),
-                     "unknown"));
-    cr_assert_neq(*pods_held("[" POD("etcd-main-0", "Running",
-                                     SIDECAR(ARGS("Nope", "n--etcd-main"), BUCKET("etcd-bucket")),
-                                     "") "]",
+    cr_assert_neq(*pods_held("[" POD("etcd-main-0", "Pending", WRITES("n--etcd-main/x"), "") "]",
                              "n--etcd-main"),
                   '\0');
+    /* unknown store (no sidecar, a provider not known): held (fail closed) */
+    cr_assert(strstr(
+        pods_held("[" POD("etcd-main-0", "Running", "{\"name\":\"x\"}", "") "]", "n--etcd-main"),
+        "unknown"));
+    cr_assert_neq(
+        *pods_held("[" POD("etcd-main-0", "Running",
+                           SIDECAR(ARGS("Nope", "n--etcd-main"), BUCKET("etcd-bucket")), "") "]",
+                   "n--etcd-main"),
+        '\0');
     /* the second pod holds even when the first does not */
     cr_assert_neq(*pods_held("[" POD("etcd-main-0", "Running", WRITES("other"), "") "," POD(
                                  "etcd-main-1", "Running", WRITES("n--etcd-main"), "") "]",
@@ -317,9 +316,9 @@ Test(cmember, pods_that_do_not_hold)
 {
     /* none; another prefix; another container; no store at all */
     cr_assert_eq(*pods_held("[]", "n--etcd-main"), '\0');
-    cr_assert_eq(*pods_held("[" POD("etcd-main-0", "Running", WRITES("moved/x"), "") "]",
-                            "n--etcd-main"),
-                 '\0');
+    cr_assert_eq(
+        *pods_held("[" POD("etcd-main-0", "Running", WRITES("moved/x"), "") "]", "n--etcd-main"),
+        '\0');
     cr_assert_eq(*pods_held("[" POD("etcd-main-0", "Running",
                                     SIDECAR(ARGS("S3", "n--etcd-main"), BUCKET("other")), "") "]",
                             "n--etcd-main"),

@@ -103,8 +103,9 @@ int cmember_selector(const char *name, char *sel, size_t n)
 
     if (!name || !*name || strlen(name) > CMEMBER_LABEL_MAX)
         return 0;
-    w = snprintf(sel, n, ETCDSPEC_LABEL_MANAGED_BY "=" ETCDSPEC_MANAGED_BY_DRUID
-                         "," ETCDSPEC_LABEL_PART_OF "=%s",
+    w = snprintf(sel, n,
+                 ETCDSPEC_LABEL_MANAGED_BY "=" ETCDSPEC_MANAGED_BY_DRUID "," ETCDSPEC_LABEL_PART_OF
+                                           "=%s",
                  name);
     return w > 0 && (size_t)w < n;
 }
