@@ -74,8 +74,7 @@ static int arg_of(const cJSON *c, const char *flag, char *out, size_t cap)
 
 static enum kerr refuse(char *why, size_t n, const char *msg, const char *what)
 {
-    snprintf(why, n, "the StatefulSet's container %s: %s%s", STSTORE_CONTAINER, msg,
-             what ? what : "");
+    snprintf(why, n, "the pod's container %s: %s%s", STSTORE_CONTAINER, msg, what ? what : "");
     return KERR_INVAL;
 }
 
@@ -97,14 +96,14 @@ static int env_bucket(const cJSON *c, char *out, size_t cap)
 }
 
 /* A Local store's hostPath: the volume's path without "/<container>". */
-static enum kerr local_path(const cJSON *sts, struct ststore *s, char *why, size_t n)
+static enum kerr local_path(const cJSON *spec, struct ststore *s, char *why, size_t n)
 {
     const cJSON *vol;
     const char *path;
     size_t pl, cl = strlen(s->container);
     int twice = 0;
 
-    vol = named(kjson_get(sts, "spec.template.spec.volumes"), STSTORE_LOCAL_VOL, &twice);
+    vol = named(kjson_get(spec, "volumes"), STSTORE_LOCAL_VOL, &twice);
     path = kjson_get_str(vol, "hostPath.path");
     if (!vol || twice || !path)
         return refuse(why, n, "a Local store without one hostPath volume ", STSTORE_LOCAL_VOL);
@@ -119,13 +118,18 @@ static enum kerr local_path(const cJSON *sts, struct ststore *s, char *why, size
 
 enum kerr ststore_read(const cJSON *sts, struct ststore *out, char *why, size_t n)
 {
-    const cJSON *cs = kjson_get(sts, "spec.template.spec.containers"), *c, *args;
+    return ststore_read_spec(kjson_get(sts, "spec.template.spec"), out, why, n);
+}
+
+enum kerr ststore_read_spec(const cJSON *spec, struct ststore *out, char *why, size_t n)
+{
+    const cJSON *cs = kjson_get(spec, "containers"), *c, *args;
     int twice = 0, r;
 
     memset(out, 0, sizeof(*out));
     why[0] = '\0';
     if (!cJSON_IsArray(cs))
-        return refuse(why, n, "no pod template containers", NULL);
+        return refuse(why, n, "no pod containers", NULL);
     c = named(cs, STSTORE_CONTAINER, &twice);
     if (!c || twice)
         return refuse(why, n, twice ? "named twice" : "absent", NULL);
@@ -138,7 +142,7 @@ enum kerr ststore_read(const cJSON *sts, struct ststore *out, char *why, size_t 
         arg_of(c, ARG_PREFIX, out->prefix, sizeof(out->prefix)) == 0 &&
         arg_of(c, ARG_ENDPOINT, out->endpoint, sizeof(out->endpoint)) == 0 &&
         !named(kjson_get(c, "env"), STSTORE_ENV_BUCKET, &twice)) {
-        snprintf(why, n, "the StatefulSet's container %s names no backup store", STSTORE_CONTAINER);
+        snprintf(why, n, "the pod's container %s names no backup store", STSTORE_CONTAINER);
         return KERR_NOTFOUND;
     }
     if (arg_of(c, ARG_PROVIDER, out->provider, sizeof(out->provider)) != 1)
@@ -154,7 +158,7 @@ enum kerr ststore_read(const cJSON *sts, struct ststore *out, char *why, size_t 
     if (env_bucket(c, out->container, sizeof(out->container)) != 0)
         return refuse(why, n, "not exactly one plain env ", STSTORE_ENV_BUCKET);
     if (strcmp(bstore_provider_kind(out->provider), "Local") == 0)
-        return local_path(sts, out, why, n);
+        return local_path(spec, out, why, n);
     return KERR_OK;
 }
 

@@ -61,6 +61,13 @@ struct ststore {
 enum kerr ststore_read(const cJSON *sts, struct ststore *out, char *why, size_t n);
 
 /*
+ * ststore_read over a pod spec (spec: its "containers" and "volumes"; a pod's spec, or a
+ * template's spec.template.spec): what a running pod's sidecar writes, whatever its
+ * StatefulSet's template says now. Same results and reasons.
+ */
+enum kerr ststore_read_spec(const cJSON *spec, struct ststore *out, char *why, size_t n);
+
+/*
  * True when sts's pods run its template: status.currentRevision equals status.updateRevision
  * (both present) and status.observedGeneration is metadata.generation, or when gen > 0 at
  * least gen (the generation whose template counts, when a later change is known to have left

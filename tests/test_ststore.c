@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
+#include "common/kjson.h"
 #include "common/ststore.h"
 #include "controller/core/cmember.h"
 
@@ -246,4 +247,105 @@ Test(ststore, no_store)
     cr_assert_eq(stamp_same(ETCD("", "n--etcd-main"),
                             STS(SIDECAR("\"--server-port=8080\"", ""), "", DONE), 0),
                  0);
+}
+
+/* ---- a pod's own spec; the member pods that outlive their StatefulSet ---- */
+
+#define POD(name, phase, containers, volumes)                                               \
+    "{\"metadata\":{\"namespace\":\"n\",\"name\":\"" name "\"},\"spec\":{\"containers\":["  \
+    "{\"name\":\"etcd\"}," containers "],\"volumes\":[" volumes "]},\"status\":{\"phase\":" \
+    "\"" phase "\"}}"
+#define WRITES(prefix) SIDECAR(ARGS("S3", prefix), BUCKET("etcd-bucket"))
+
+Test(ststore, pod_spec)
+{
+    cJSON *o = cJSON_Parse(POD("etcd-main-0", "Running", WRITES("n--etcd-main"), ""));
+    char why[STSTORE_WHY_MAX];
+    struct ststore s;
+
+    cr_assert(o);
+    cr_assert_eq(ststore_read_spec(kjson_get(o, "spec"), &s, why, sizeof(why)), KERR_OK);
+    cr_assert_str_eq(s.prefix, "n--etcd-main");
+    cr_assert_str_eq(s.container, "etcd-bucket");
+    /* a StatefulSet is not a pod spec: nothing read */
+    cr_assert_eq(ststore_read_spec(o, &s, why, sizeof(why)), KERR_INVAL);
+    cJSON_Delete(o);
+}
+
+static const char *pods_held(const char *items, const char *entry_prefix)
+{
+    static char why[CMEMBER_WHY_MAX];
+    cJSON *p = cJSON_Parse(items);
+    struct bstore_claim c;
+
+    cr_assert(p, "fixture: %s", items);
+    cr_assert_eq(bstore_claim_init(&c, "aws", "etcd-bucket", NULL, entry_prefix, NULL), KERR_OK);
+    cr_assert_eq(cmember_pods_held_in(p, "n", "etcd-main", &c, why, sizeof(why)), KERR_OK);
+    bstore_claim_release(&c);
+    cJSON_Delete(p);
+    return why;
+}
+
+Test(cmember, orphaned_pods_hold)
+{
+    /* a running member writes the prefix: held, naming the pod */
+    cr_assert(strstr(pods_held("[" POD("etcd-main-1", "Running", WRITES("n--etcd-main"), "") "]",
+                               "n--etcd-main"),
+                     "pod n/etcd-main-1"));
+    /* a pending one may still start writing it */
+    cr_assert_neq(*pods_held("[" POD("etcd-main-0", "Pending", WRITES("n--etcd-main/x"), "") "]",
+                             "n--etcd-main"),
+                  '\0');
+    /* unknown store (no sidecar, a provider not known): held (fail closed) */
+    cr_assert(strstr(
+        pods_held("[" POD("etcd-main-0", "Running", "{\"name\":\"x\"}", "") "]", "n--etcd-main"),
+        "unknown"));
+    cr_assert_neq(
+        *pods_held("[" POD("etcd-main-0", "Running",
+                           SIDECAR(ARGS("Nope", "n--etcd-main"), BUCKET("etcd-bucket")), "") "]",
+                   "n--etcd-main"),
+        '\0');
+    /* the second pod holds even when the first does not */
+    cr_assert_neq(*pods_held("[" POD("etcd-main-0", "Running", WRITES("other"), "") "," POD(
+                                 "etcd-main-1", "Running", WRITES("n--etcd-main"), "") "]",
+                             "n--etcd-main"),
+                  '\0');
+}
+
+Test(cmember, pods_that_do_not_hold)
+{
+    /* none; another prefix; another container; no store at all */
+    cr_assert_eq(*pods_held("[]", "n--etcd-main"), '\0');
+    cr_assert_eq(
+        *pods_held("[" POD("etcd-main-0", "Running", WRITES("moved/x"), "") "]", "n--etcd-main"),
+        '\0');
+    cr_assert_eq(*pods_held("[" POD("etcd-main-0", "Running",
+                                    SIDECAR(ARGS("S3", "n--etcd-main"), BUCKET("other")), "") "]",
+                            "n--etcd-main"),
+                 '\0');
+    cr_assert_eq(*pods_held("[" POD("etcd-main-0", "Running",
+                                    "{\"name\":\"backup-restore\",\"args\":[\"server\"]}", "") "]",
+                            "n--etcd-main"),
+                 '\0');
+    /* finished pods never run again, whatever they wrote or say */
+    cr_assert_eq(*pods_held("[" POD("etcd-main-0", "Succeeded", WRITES("n--etcd-main"), "") "," POD(
+                                "etcd-main-1", "Failed", "{\"name\":\"x\"}", "") "]",
+                            "n--etcd-main"),
+                 '\0');
+}
+
+Test(cmember, member_selector)
+{
+    char sel[160], name[CMEMBER_LABEL_MAX + 2];
+
+    cr_assert_eq(cmember_selector("etcd-main", sel, sizeof(sel)), 1);
+    cr_assert_str_eq(sel, "app.kubernetes.io/managed-by=etcd-druid,"
+                          "app.kubernetes.io/part-of=etcd-main");
+    memset(name, 'a', sizeof(name) - 1);
+    name[sizeof(name) - 1] = '\0';
+    cr_assert_eq(cmember_selector(name, sel, sizeof(sel)), 0); /* 64: no label carries it */
+    name[CMEMBER_LABEL_MAX] = '\0';
+    cr_assert_eq(cmember_selector(name, sel, sizeof(sel)), 1);
+    cr_assert_eq(cmember_selector("etcd-main", sel, 8), 0);
+    cr_assert_eq(cmember_selector("", sel, sizeof(sel)), 0);
 }

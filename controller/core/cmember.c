@@ -97,6 +97,104 @@ static enum kerr get_opt(struct k8s_client *k, const struct k8s_resource *res, c
     return rc;
 }
 
+int cmember_selector(const char *name, char *sel, size_t n)
+{
+    int w;
+
+    if (!name || !*name || strlen(name) > CMEMBER_LABEL_MAX)
+        return 0;
+    w = snprintf(sel, n,
+                 ETCDSPEC_LABEL_MANAGED_BY "=" ETCDSPEC_MANAGED_BY_DRUID "," ETCDSPEC_LABEL_PART_OF
+                                           "=%s",
+                 name);
+    return w > 0 && (size_t)w < n;
+}
+
+/* Why pod (not finished), a member of Etcd ns/name, holds c: into why (n bytes), or "". */
+static enum kerr pod_held(const cJSON *pod, const char *ns, const char *name,
+                          const struct bstore_claim *c, char *why, size_t n)
+{
+    const char *pname = str_or(pod, "metadata.name", "?");
+    char reason[STSTORE_WHY_MAX];
+    struct ststore *s;
+    struct bstore_claim pc;
+    struct kerr_info one = { 0 };
+    enum kerr rc;
+
+    if (!(s = calloc(1, sizeof(*s))))
+        return KERR_NOMEM;
+    rc = ststore_read_spec(kjson_get(pod, "spec"), s, reason, sizeof(reason));
+    if (rc == KERR_NOTFOUND) /* its sidecar names no store: it writes nothing */
+        rc = KERR_OK;
+    else if (rc != KERR_OK)
+        snprintf(why, n,
+                 "pod %s/%s, a member of Etcd %s/%s, still exists and may write it: the store "
+                 "of its backup sidecar is unknown (%s)",
+                 ns, pname, ns, name, reason);
+    else if ((rc = ststore_claim(s, &pc, &one)) != KERR_OK)
+        snprintf(why, n,
+                 "pod %s/%s, a member of Etcd %s/%s, still exists and may write it: the store "
+                 "of its backup sidecar cannot be claimed (%s)",
+                 ns, pname, ns, name, one.msg);
+    else {
+        if (bstore_claims_overlap(&pc, c))
+            snprintf(why, n,
+                     "pod %s/%s, a member of Etcd %s/%s, still exists and its backup sidecar "
+                     "writes prefix \"%s\" of container %s (its StatefulSet or Etcd was "
+                     "deleted leaving it running)",
+                     ns, pname, ns, name, s->prefix, s->container);
+        bstore_claim_release(&pc);
+    }
+    free(s);
+    return rc == KERR_NOMEM ? rc : KERR_OK;
+}
+
+enum kerr cmember_pods_held_in(const cJSON *items, const char *ns, const char *name,
+                               const struct bstore_claim *c, char *why, size_t n)
+{
+    const cJSON *pod;
+    const char *phase;
+    enum kerr rc = KERR_OK;
+
+    why[0] = '\0';
+    cJSON_ArrayForEach (pod, items) {
+        phase = kjson_get_str(pod, "status.phase");
+        if (phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0))
+            continue; /* finished: its containers never run again */
+        if ((rc = pod_held(pod, ns, name, c, why, n)) != KERR_OK || *why)
+            break;
+    }
+    return rc;
+}
+
+/* The member pods of Etcd ns/name listed now: their hold over c into why (n bytes). */
+static enum kerr pods_held(struct k8s_client *k, const char *ns, const char *name,
+                           const struct bstore_claim *c, char *why, size_t n)
+{
+    char sel[sizeof(ETCDSPEC_LABEL_MANAGED_BY ETCDSPEC_MANAGED_BY_DRUID ETCDSPEC_LABEL_PART_OF) +
+             CMEMBER_LABEL_MAX + 8];
+    struct kerr_info one = { 0 };
+    cJSON *list = NULL;
+    enum kerr rc;
+
+    why[0] = '\0';
+    if (!cmember_selector(name, sel, sizeof(sel)))
+        return KERR_OK;
+    rc = k8s_list_all(k, &ETCDSPEC_RES_POD, ns, &(struct k8s_list_opts){ .label_selector = sel },
+                      &list, &one);
+    if (rc == KERR_NOMEM)
+        return rc;
+    if (rc != KERR_OK)
+        snprintf(why, n,
+                 "the pods of namespace %s (%s) cannot be listed, so members of Etcd %s/%s may "
+                 "still write it: %s",
+                 ns, sel, ns, name, one.msg[0] ? one.msg : kerr_str(rc));
+    else
+        rc = cmember_pods_held_in(kjson_get_arr(list, "items"), ns, name, c, why, n);
+    cJSON_Delete(list);
+    return rc;
+}
+
 enum kerr cmember_held(struct k8s_client *k, const char *ns, const char *name,
                        const struct bstore_claim *c, char *why, size_t n, struct kerr_info *err)
 {
@@ -109,7 +207,11 @@ enum kerr cmember_held(struct k8s_client *k, const char *ns, const char *name,
     rc = get_opt(k, &ETCDSPEC_RES_ETCD, ns, name, &etcd, err);
     if (rc == KERR_OK)
         rc = get_opt(k, &RES_STS, ns, name, &sts, err);
-    if (rc == KERR_OK && (rc = cmember_held_in(etcd, sts, c, why, n)) == KERR_NOMEM)
+    if (rc == KERR_OK)
+        rc = cmember_held_in(etcd, sts, c, why, n);
+    if (rc == KERR_OK && !*why)
+        rc = pods_held(k, ns, name, c, why, n);
+    if (rc == KERR_NOMEM)
         kerr_set(err, rc, "the members' store");
     cJSON_Delete(etcd);
     cJSON_Delete(sts);

@@ -13,8 +13,16 @@
  *     exists): the stamp is a digest and does not say which prefix the final snapshot is in,
  *     so every entry of the sleeping Etcd is held until it wakes (a move away and back while
  *     asleep would otherwise empty the final snapshot's prefix and make the stamp equal again).
- * No StatefulSet and no Etcd, or a template whose sidecar names no store (an Etcd without a
- * backup store: its members write nothing): nothing holds it.
+ *   - a pod that is (or was) a member of that Etcd still exists and may run: a pod of ns
+ *     carrying etcd-druid's member labels (app.kubernetes.io/managed-by=etcd-druid,
+ *     app.kubernetes.io/part-of=<name>, listed from the API server now), not finished
+ *     (status.phase Succeeded or Failed: its containers never run again), whose backup sidecar
+ *     (its own spec, common/ststore's ststore_read_spec) writes a store overlapping c, or one
+ *     that cannot be read or claimed (fail closed). Such pods outlive their StatefulSet when it
+ *     was deleted orphaning them (kubectl delete --cascade=orphan) and keep writing. A LIST
+ *     that fails holds it too.
+ * No StatefulSet, no Etcd and no such pod, or a template whose sidecar names no store (an Etcd
+ * without a backup store: its members write nothing): nothing holds it.
  *
  * Ownership: arguments BORROWED; why written into the caller's buffer.
  * Thread safety: reentrant.
@@ -31,7 +39,8 @@
 #include "common/k8s.h"
 #include "common/kerr.h"
 
-#define CMEMBER_WHY_MAX 768
+#define CMEMBER_WHY_MAX   768
+#define CMEMBER_LABEL_MAX 63 /* the longest label value (the Etcd name in part-of) */
 
 /*
  * The decision over objects already read: etcd (NULL: gone) and sts (NULL: none), the
@@ -42,7 +51,23 @@ enum kerr cmember_held_in(const cJSON *etcd, const cJSON *sts, const struct bsto
                           char *why, size_t n);
 
 /*
- * cmember_held_in over Etcd ns/name and its StatefulSet read from the API server now. Errors
+ * The label selector of Etcd name's member pods (etcd-druid's labels, see above) into sel (n
+ * bytes): 1; 0 when name is longer than a label value may be (no pod can carry it: etcd-druid
+ * cannot have created members) or sel too small.
+ */
+int cmember_selector(const char *name, char *sel, size_t n);
+
+/*
+ * The hold of the member pods (items: an array of Pods, those listed by cmember_selector in
+ * namespace ns; NULL: none) over claim c of Etcd ns/name: why one holds it into why (n bytes),
+ * "" when none does. KERR_NOMEM only.
+ */
+enum kerr cmember_pods_held_in(const cJSON *items, const char *ns, const char *name,
+                               const struct bstore_claim *c, char *why, size_t n);
+
+/*
+ * cmember_held_in over Etcd ns/name and its StatefulSet read from the API server now, then
+ * cmember_pods_held_in over its member pods listed now (a failed LIST: held, why says so). Errors
  * of the reads (but not found) are returned: the deletion must not start then either.
  */
 enum kerr cmember_held(struct k8s_client *k, const char *ns, const char *name,

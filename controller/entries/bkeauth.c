@@ -4,12 +4,16 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/blocal.h"
 #include "common/bstore.h"
 #include "common/k8s.h"
 #include "common/kjson.h"
+#include "common/lowner.h"
 #include "common/lsel.h"
 #include "common/pborn.h"
 #include "controller/core/etcdspec.h"
+
+#define DIR_MAX (BLOCAL_HOSTPATH_MAX + 2 * BSTORE_PREFIX_MAX)
 
 const struct k8s_resource BKEAUTH_RES_NAMESPACE = { "", "v1", "namespaces", 0 };
 
@@ -49,8 +53,9 @@ static enum kerr selected(const struct bke_ctx *x, const struct bke_bucket *b, c
 }
 
 /*
- * 0 when b partitions its store's prefixes by namespace (spec.prefixScope Namespace) and etcd's
- * canonical prefix is not namespace ns's part (bstore_prefix_owner), or cannot be told; else 1.
+ * 0 when b (an object store: a Local one is local_part's) partitions its store's prefixes by
+ * namespace (spec.prefixScope Namespace) and etcd's canonical prefix is not namespace ns's part
+ * (bstore_prefix_owner), or cannot be told; else 1.
  */
 static int in_its_part(const struct bke_bucket *b, const cJSON *etcd, const char *ns)
 {
@@ -69,6 +74,68 @@ static int in_its_part(const struct bke_bucket *b, const cJSON *etcd, const char
     ok = bstore_prefix_owner(c.prefix, owner, sizeof(owner)) && strcmp(owner, ns) == 0;
     bstore_claim_release(&c);
     return ok;
+}
+
+/* The directory of Local etcd (placed by its backup Secret, read now) into dir (n); why. */
+static enum kerr etcd_dir(const struct bke_ctx *x, const cJSON *etcd, const char *ns, char *dir,
+                          size_t n, char *why, size_t wn)
+{
+    return lowner_dir(x->client, ns, kjson_get_str(etcd, "spec.backup.store.secretRef.name"),
+                      str_or_empty(etcd, "spec.backup.store.container"),
+                      str_or_empty(etcd, "spec.backup.store.prefix"), dir, n, why, wn);
+}
+
+/* The directory of Local bucket b (placed by its Secret, read now) into dir (n); why. */
+static enum kerr bucket_dir(const struct bke_ctx *x, const struct bke_bucket *b, char *dir,
+                            size_t n, char *why, size_t wn)
+{
+    return lowner_dir(x->client, str_or_empty(b->obj, "spec.secretRef.namespace"),
+                      str_or_empty(b->obj, "spec.secretRef.name"), b->container, "", dir, n, why,
+                      wn);
+}
+
+/*
+ * Why the directory of Local etcd is not namespace ns's part of b (spec.prefixScope Namespace),
+ * into why (n bytes; "" when it is, or b is not partitioned): the directory placed by the
+ * hostPath of the Etcd's backup Secret read now (common/lowner's lowner_dir) and judged by
+ * lowner_part, as warden-webhook admits it (webhook/plocal); and, since the entry's deletion
+ * empties that path below the bucket's directory, only a directory strictly below the bucket's
+ * (lowner_in_part). A directory that cannot be placed (the Secret unreadable, its hostPath not
+ * understood), or a bucket whose own cannot: why says so (fail closed, no entry). KERR_NOMEM only.
+ */
+static enum kerr local_part(const struct bke_ctx *x, const struct bke_bucket *b, const cJSON *etcd,
+                            const char *ns, char *why, size_t n)
+{
+    const char *scope = kjson_get_str(b->obj, "spec.prefixScope");
+    char dir[DIR_MAX], bdir[DIR_MAX], dwhy[512];
+    struct lowner o;
+    enum kerr rc;
+
+    why[0] = '\0';
+    if (!scope || strcmp(scope, BSTORE_SCOPE_NAMESPACE) != 0)
+        return KERR_OK;
+    if ((rc = etcd_dir(x, etcd, ns, dir, sizeof(dir), dwhy, sizeof(dwhy))) != KERR_OK)
+        return rc;
+    if (!*dwhy && (rc = bucket_dir(x, b, bdir, sizeof(bdir), dwhy, sizeof(dwhy))) != KERR_OK)
+        return rc;
+    if (*dwhy) {
+        snprintf(why, n,
+                 "its Local directory cannot be placed in BackupBucket %s's (%.400s): the bucket "
+                 "has spec.prefixScope Namespace and it gets no BackupEntry there until it can be "
+                 "told to be namespace %s's part",
+                 b->name, dwhy, ns);
+        return KERR_OK;
+    }
+    lowner_init(&o, x->client, ns, dir);
+    rc = lowner_part(&o, b->obj, why, n);
+    lowner_release(&o);
+    if (rc == KERR_OK && !*why && !lowner_in_part(dir, bdir, ns))
+        snprintf(why, n,
+                 "the Local directory \"/%.300s\" is not below BackupBucket %s's directory "
+                 "\"/%.300s\" (its backup Secret's hostPath is not the bucket's): it gets no "
+                 "BackupEntry there",
+                 dir, b->name, bdir);
+    return rc;
 }
 
 enum kerr bkeauth_etcd(const struct bke_ctx *x, const struct bke_bucket *b, const cJSON *etcd,
@@ -91,6 +158,10 @@ enum kerr bkeauth_etcd(const struct bke_ctx *x, const struct bke_bucket *b, cons
                  ns, b->name);
         return KERR_OK;
     }
+    if (strcmp(b->kind, "Local") == 0) {
+        rc = local_part(x, b, etcd, ns, why, n);
+        return rc == KERR_NOMEM ? kerr_set(err, rc, "the Local directory's part") : KERR_OK;
+    }
     if (!in_its_part(b, etcd, ns)) {
         snprintf(why, n,
                  "prefix \"%.256s\" is not namespace %s's: BackupBucket %s has "
@@ -99,8 +170,6 @@ enum kerr bkeauth_etcd(const struct bke_ctx *x, const struct bke_bucket *b, cons
                  str_or_empty(etcd, "spec.backup.store.prefix"), ns, b->name, ns, ns);
         return KERR_OK;
     }
-    if (strcmp(b->kind, "Local") == 0)
-        return KERR_OK;
     if (!secret || !*secret) {
         snprintf(why, n,
                  "spec.backup.store.secretRef names no Secret: without credentials its backup "

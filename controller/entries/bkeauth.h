@@ -12,7 +12,11 @@
  *   - spec.prefixScope Namespace: an Etcd whose prefix is not its namespace's part
  *     (common/bstore bstore_prefix_owner) gets no BackupEntry; warden-webhook refuses such a
  *     claim at admission, so this is an Etcd admitted before the setting. Entries made before
- *     are kept (their deletion deletes only what their Etcd wrote).
+ *     are kept (their deletion deletes only what their Etcd wrote). A Local Etcd's part is its
+ *     directory's, placed by the hostPath of its backup Secret read now and judged by
+ *     common/lowner (lowner_dir, lowner_part), the code warden-webhook admits it with, and
+ *     must lie below the bucket's directory (its deletion empties that path there); a
+ *     directory that cannot be placed (the Secret unreadable) gets no entry.
  *   - evidence of a writer: an Etcd of any provider but Local gets an entry only
  *     when spec.backup.store.secretRef names a Secret that exists in its
  *     namespace: without credentials its sidecar cannot have written, and an
