@@ -517,9 +517,13 @@ Test(stsvol, the_directory_is_where_the_template_points_the_sidecar)
                A_STS());
     cr_expect(strstr(m, "403: ") && strstr(m, "over the backup sidecar's directory"),
               "another container's hostPath over the sidecar's mount: %s", m);
-    cr_expect_str_empty(decide(REVIEW_OP_UPDATE, with_volume(A_STS(), 0, "/tmp/t", "/tmp/t"),
-                               A_STS()),
-                        "another container's hostPath elsewhere (control)");
+    cr_expect_str_empty(
+        decide(REVIEW_OP_UPDATE, with_volume(A_STS(), 0, "/tmp/t", "/tmp/t"), A_STS()),
+        "another container's hostPath elsewhere (control)");
+    m = decide(REVIEW_OP_UPDATE,
+               with_volume(A_STS(), 0, "/var/lib/lb/bkt/other", "/home/nonroot/./bkt/x"), A_STS());
+    cr_expect(strstr(m, "403: ") && strstr(m, "over the backup sidecar's directory"),
+              "a mount path that is not clean: %s", m);
     m = decide(REVIEW_OP_UPDATE, with_in_mount(A_STS(), "subPath", "other"), A_STS());
     cr_expect(strstr(m, "403: ") && strstr(m, "subPath"), "V3: subPath: %s", m);
     m = decide(REVIEW_OP_UPDATE, with_in_mount(A_STS(), "subPathExpr", "$(NS)"), A_STS());

@@ -306,68 +306,105 @@ static int at_or_below(const char *m, const char *base)
     return ml >= bl && strncmp(m, base, bl) == 0 && (ml == bl || m[bl] == '/' || bl == 1);
 }
 
-/* Why the template's mounts move the sidecar's store off "<volume>/<prefix>" (into why, n), or
- * "" when they keep it there: the sidecar (c) mounts local-backup once, at "<dir>/<container>",
- * with no subPath; it mounts no other hostPath volume nor anything over that mount; no other
- * container mounts a hostPath volume over it. */
-static void mounts_ok(const cJSON *sts, const cJSON *c, const char *container, char *why,
-                      size_t n)
+/* 1 when path p has no empty, "." or ".." segment (a trailing '/' allowed). */
+static int clean(const char *p)
 {
-    static const char *const lists[] = { "spec.template.spec.containers",
-                                         "spec.template.spec.initContainers" };
-    const cJSON *m, *bk = NULL, *it;
-    const char *mp = NULL;
+    for (const char *q = p; *q; q++)
+        if (q[0] == '/' && (q[1] == '/' || (q[1] == '.' && (!q[2] || q[2] == '/')) ||
+                            (q[1] == '.' && q[2] == '.' && (!q[3] || q[3] == '/'))))
+            return 0;
+    return 1;
+}
+
+/* The mountPath of the one local-backup mount of the sidecar c into *bk and returned, or NULL
+ * with why (n): it mounts another hostPath volume, local-backup not once, not at a clean
+ * absolute "<dir>/<container>", or with a subPath. */
+static const char *backup_mount(const cJSON *sts, const cJSON *c, const char *container,
+                                const cJSON **bk, char *why, size_t n)
+{
+    const cJSON *m;
+    const char *mp;
     size_t ml, cl = strlen(container);
     int count = 0;
 
-    why[0] = '\0';
     cJSON_ArrayForEach (m, kjson_get(c, "volumeMounts")) {
         const char *name = kjson_get_str(m, "name");
 
         if (name && strcmp(name, STSVOL_VOLUME) == 0) {
-            bk = m;
+            *bk = m;
             count++;
         } else if (hostpath_vol(sts, name)) {
             snprintf(why, n, "its backup-restore container mounts another hostPath volume (%.200s)",
                      name ? name : "unnamed");
-            return;
+            return NULL;
         }
     }
-    if (count != 1 || !(mp = kjson_get_str(bk, "mountPath")) || mp[0] != '/') {
-        snprintf(why, n, "its backup-restore container does not mount volume " STSVOL_VOLUME
-                         " once at an absolute path");
-        return;
+    mp = count == 1 ? kjson_get_str(*bk, "mountPath") : NULL;
+    if (!mp || mp[0] != '/' || !clean(mp)) {
+        snprintf(why, n,
+                 "its backup-restore container does not mount volume " STSVOL_VOLUME
+                 " once at a clean absolute path");
+        return NULL;
     }
-    if (kjson_has(bk, "subPath") || kjson_has(bk, "subPathExpr")) {
-        snprintf(why, n, "its backup-restore container mounts volume " STSVOL_VOLUME
-                         " with a subPath, so the sidecar's directory is not the volume's");
-        return;
+    if (kjson_has(*bk, "subPath") || kjson_has(*bk, "subPathExpr")) {
+        snprintf(why, n,
+                 "its backup-restore container mounts volume " STSVOL_VOLUME
+                 " with a subPath, so the sidecar's directory is not the volume's");
+        return NULL;
     }
-    ml = strlen(mp);
-    while (ml > 1 && mp[ml - 1] == '/')
-        ml--;
+    for (ml = strlen(mp); ml > 1 && mp[ml - 1] == '/'; ml--)
+        ;
     if (ml <= cl || mp[ml - cl - 1] != '/' || strncmp(mp + ml - cl, container, cl) != 0) {
-        snprintf(why, n, "its backup-restore container mounts volume " STSVOL_VOLUME
-                         " at \"%.200s\", not at \"<home>/%.200s\" (STORAGE_CONTAINER)", mp,
-                 container);
-        return;
+        snprintf(why, n,
+                 "its backup-restore container mounts volume " STSVOL_VOLUME
+                 " at \"%.200s\", not at \"<home>/%.200s\" (STORAGE_CONTAINER)",
+                 mp, container);
+        return NULL;
     }
-    for (int i = 0; i < 2; i++)
-        cJSON_ArrayForEach (it, kjson_get(sts, lists[i])) {
-            cJSON_ArrayForEach (m, kjson_get(it, "volumeMounts")) {
-                const char *name = kjson_get_str(m, "name"), *p = kjson_get_str(m, "mountPath");
+    return mp;
+}
 
-                if (m == bk || (it != c && !hostpath_vol(sts, name)))
-                    continue;
-                if (!p || at_or_below(p, mp)) {
-                    snprintf(why, n, "container %.100s mounts volume %.100s over the backup "
-                                     "sidecar's directory \"%.200s\"",
-                             kjson_get_str(it, "name") ? kjson_get_str(it, "name") : "?",
-                             name ? name : "?", mp);
-                    return;
-                }
-            }
+/* Why a mount of container it (the sidecar: c) puts something over the sidecar's mount bk at
+ * mp (into why, n): any other mount of the sidecar, a hostPath volume of another container, at
+ * or below mp, or at a path that is not clean. 1 when one does. */
+static int covered(const cJSON *sts, const cJSON *c, const cJSON *it, const cJSON *bk,
+                   const char *mp, char *why, size_t n)
+{
+    const cJSON *m;
+
+    cJSON_ArrayForEach (m, kjson_get(it, "volumeMounts")) {
+        const char *name = kjson_get_str(m, "name"), *p = kjson_get_str(m, "mountPath");
+
+        if (m == bk || (it != c && !hostpath_vol(sts, name)))
+            continue;
+        if (!p || !clean(p) || at_or_below(p, mp)) {
+            snprintf(why, n,
+                     "container %.100s mounts volume %.100s over the backup sidecar's directory "
+                     "\"%.200s\"",
+                     kjson_get_str(it, "name") ? kjson_get_str(it, "name") : "?", name ? name : "?",
+                     mp);
+            return 1;
         }
+    }
+    return 0;
+}
+
+/* Why the template's mounts move the sidecar's store off "<volume>/<prefix>" (into why, n), or
+ * "" when they keep it there (backup_mount, covered). */
+static void mounts_ok(const cJSON *sts, const cJSON *c, const char *container, char *why, size_t n)
+{
+    static const char *const lists[] = { "spec.template.spec.containers",
+                                         "spec.template.spec.initContainers" };
+    const cJSON *bk = NULL, *it;
+    const char *mp;
+
+    why[0] = '\0';
+    if (!(mp = backup_mount(sts, c, container, &bk, why, n)))
+        return;
+    for (int i = 0; i < 2; i++)
+        cJSON_ArrayForEach (it, kjson_get(sts, lists[i]))
+            if (covered(sts, c, it, bk, mp, why, n))
+                return;
 }
 
 /* Whether the StatefulSet's backup sidecar writes a Local store on the node: 1 with its store
@@ -381,8 +418,8 @@ static int sidecar_store(const cJSON *sts, const cJSON *e, struct ststore *s, co
     enum kerr src = ststore_read(sts, s, r, sizeof(r));
 
     if (f == STSVOL_BAD) {
-        snprintf(why, n, "its volumes cannot be read as a single " STSVOL_VOLUME
-                         " hostPath volume");
+        snprintf(why, n,
+                 "its volumes cannot be read as a single " STSVOL_VOLUME " hostPath volume");
         return -1;
     }
     if (src == KERR_INVAL && (f == STSVOL_PATH || local_etcd)) {
