@@ -498,6 +498,7 @@ static cJSON *with_volume(cJSON *o, int ci, const char *path, const char *mnt)
 Test(stsvol, the_directory_is_where_the_template_points_the_sidecar)
 {
     const char *m;
+    cJSON *o, *mnt;
 
     bucket("Namespace");
     etcd("other", "etcd-v", "bkt", "other/etcd-v", "lb");
@@ -524,6 +525,18 @@ Test(stsvol, the_directory_is_where_the_template_points_the_sidecar)
                with_volume(A_STS(), 0, "/var/lib/lb/bkt/other", "/home/nonroot/./bkt/x"), A_STS());
     cr_expect(strstr(m, "403: ") && strstr(m, "over the backup sidecar's directory"),
               "a mount path that is not clean: %s", m);
+    o = A_STS();
+    mnt = cJSON_CreateObject();
+    cJSON_AddStringToObject(mnt, "name", "local-backup");
+    cJSON_AddStringToObject(mnt, "mountPath", "/elsewhere");
+    cJSON_AddItemToArray(
+        cJSON_GetObjectItem(
+            cJSON_GetArrayItem((cJSON *)kjson_get(o, "spec.template.spec.containers"), 0),
+            "volumeMounts"),
+        mnt);
+    m = decide(REVIEW_OP_UPDATE, o, A_STS());
+    cr_expect(strstr(m, "403: ") && strstr(m, "container etcd mounts volume local-backup"),
+              "local-backup mounted by another container: %s", m);
     m = decide(REVIEW_OP_UPDATE, with_in_mount(A_STS(), "subPath", "other"), A_STS());
     cr_expect(strstr(m, "403: ") && strstr(m, "subPath"), "V3: subPath: %s", m);
     m = decide(REVIEW_OP_UPDATE, with_in_mount(A_STS(), "subPathExpr", "$(NS)"), A_STS());

@@ -366,7 +366,8 @@ static const char *backup_mount(const cJSON *sts, const cJSON *c, const char *co
 
 /* Why a mount of container it (the sidecar: c) puts something over the sidecar's mount bk at
  * mp (into why, n): any other mount of the sidecar, a hostPath volume of another container, at
- * or below mp, or at a path that is not clean. 1 when one does. */
+ * or below mp, or at a path that is not clean; local-backup mounted by another container. 1 when
+ * one does. */
 static int covered(const cJSON *sts, const cJSON *c, const cJSON *it, const cJSON *bk,
                    const char *mp, char *why, size_t n)
 {
@@ -377,7 +378,8 @@ static int covered(const cJSON *sts, const cJSON *c, const cJSON *it, const cJSO
 
         if (m == bk || (it != c && !hostpath_vol(sts, name)))
             continue;
-        if (!p || !clean(p) || at_or_below(p, mp)) {
+        /* local-backup in another container: the whole volume, whatever its path */
+        if (!p || !clean(p) || at_or_below(p, mp) || (name && strcmp(name, STSVOL_VOLUME) == 0)) {
             snprintf(why, n,
                      "container %.100s mounts volume %.100s over the backup sidecar's directory "
                      "\"%.200s\"",
