@@ -136,25 +136,44 @@ static void teardown(void)
 TestSuite(stsvol, .init = setup, .fini = teardown);
 
 /* The StatefulSet name of ns mounting volume local-backup at hostPath path (NULL: no such
- * volume); labelled: etcd-druid's labels, part of Etcd name. OWNED by the caller. */
+ * volume and no backup sidecar) in its backup-restore container at /home/nonroot/<the path's
+ * last segment>, which is its STORAGE_CONTAINER, its --store-prefix the cached Etcd ns/name's
+ * (else "x"), as etcd-druid renders it; labelled: etcd-druid's labels, part of Etcd name.
+ * OWNED by the caller. */
 static cJSON *sts(const char *ns, const char *name, const char *path, int labelled)
 {
-    char text[1024];
-    cJSON *o;
+    char text[4096], key[256], side[1024] = "";
+    const char *prefix = "x", *container = path ? strrchr(path, '/') : NULL;
+    cJSON *o = NULL, *e = NULL;
 
+    snprintf(key, sizeof(key), "%s/%s", ns, name);
+    if (etcds && store_get(etcds, key, &e, NULL) == KERR_OK &&
+        kjson_get_str(e, "claim.local.prefix"))
+        prefix = kjson_get_str(e, "claim.local.prefix");
+    container = container ? container + 1 : "";
+    if (path)
+        snprintf(side, sizeof(side),
+                 "{\"name\":\"etcd\",\"volumeMounts\":[{\"name\":\"data\",\"mountPath\":"
+                 "\"/var/etcd/data\"}]},{\"name\":\"backup-restore\",\"args\":[\"server\","
+                 "\"--storage-provider=Local\",\"--store-prefix=%s\"],\"env\":[{\"name\":"
+                 "\"STORAGE_CONTAINER\",\"value\":\"%s\"}],\"volumeMounts\":[{\"name\":"
+                 "\"etcd-config-file\",\"mountPath\":\"/var/etcd/config/\"},{\"name\":"
+                 "\"local-backup\",\"mountPath\":\"/home/nonroot/%s\"}]}",
+                 prefix, container, container);
     snprintf(text, sizeof(text),
              "{\"metadata\":{\"namespace\":\"%s\",\"name\":\"%s\"%s%s%s},\"spec\":{\"template\":"
-             "{\"spec\":{\"volumes\":[{\"name\":\"etcd-config-file\",\"configMap\":{\"name\":"
-             "\"x\"}}%s%s%s]}}}}",
+             "{\"spec\":{\"containers\":[%s],\"volumes\":[{\"name\":\"etcd-config-file\","
+             "\"configMap\":{\"name\":\"x\"}}%s%s%s]}}}}",
              ns, name,
              labelled ? ",\"labels\":{\"app.kubernetes.io/managed-by\":\"etcd-druid\","
                         "\"app.kubernetes.io/part-of\":\""
                       : "",
-             labelled ? name : "", labelled ? "\"}" : "",
+             labelled ? name : "", labelled ? "\"}" : "", side,
              path ? ",{\"name\":\"local-backup\",\"hostPath\":{\"type\":\"DirectoryOrCreate\","
                     "\"path\":\""
                   : "",
              path ? path : "", path ? "\"}}" : "");
+    cJSON_Delete(e);
     o = cJSON_Parse(text);
     cr_assert_not_null(o, "%s", text);
     return o;
@@ -420,4 +439,163 @@ Test(stsvol, the_exception_holds_only_where_the_statefulsets_are_judged)
               "not routed: the claim may be mounted, so it "
               "is in the way (fail closed): %s",
               m);
+}
+
+/* The backup-restore container of o (BORROWED). */
+static cJSON *side(cJSON *o)
+{
+    cJSON *c;
+
+    cJSON_ArrayForEach (c, kjson_get(o, "spec.template.spec.containers"))
+        if (strcmp(kjson_get_str(c, "name"), "backup-restore") == 0)
+            return c;
+    cr_assert_fail("no backup-restore container");
+    return NULL;
+}
+
+/* o with its sidecar's --store-prefix (args[2]) set to prefix. */
+static cJSON *with_prefix(cJSON *o, const char *prefix)
+{
+    char arg[256];
+
+    snprintf(arg, sizeof(arg), "--store-prefix=%s", prefix);
+    cJSON_ReplaceItemInArray(cJSON_GetObjectItem(side(o), "args"), 2, cJSON_CreateString(arg));
+    return o;
+}
+
+/* o with member key of its sidecar's local-backup mount set to val. */
+static cJSON *with_in_mount(cJSON *o, const char *key, const char *val)
+{
+    cJSON *m = cJSON_GetArrayItem(cJSON_GetObjectItem(side(o), "volumeMounts"), 1);
+
+    cJSON_DeleteItemFromObject(m, key);
+    cJSON_AddStringToObject(m, key, val);
+    return o;
+}
+
+/* o with hostPath volume lb2 at path mounted at mnt by container index ci. */
+static cJSON *with_volume(cJSON *o, int ci, const char *path, const char *mnt)
+{
+    cJSON *v = cJSON_CreateObject(), *m = cJSON_CreateObject(), *h;
+
+    cJSON_AddStringToObject(v, "name", "lb2");
+    h = cJSON_AddObjectToObject(v, "hostPath");
+    cJSON_AddStringToObject(h, "path", path);
+    cJSON_AddItemToArray((cJSON *)kjson_get(o, "spec.template.spec.volumes"), v);
+    cJSON_AddStringToObject(m, "name", "lb2");
+    cJSON_AddStringToObject(m, "mountPath", mnt);
+    cJSON_AddItemToArray(
+        cJSON_GetObjectItem(
+            cJSON_GetArrayItem((cJSON *)kjson_get(o, "spec.template.spec.containers"), ci),
+            "volumeMounts"),
+        m);
+    return o;
+}
+
+/* ns1's etcd-a as etcd-druid renders it, mounting the bucket's directory */
+#define A_STS() sts(CFIX_NS, "etcd-a", "/var/lib/lb/bkt", 1)
+
+Test(stsvol, the_directory_is_where_the_template_points_the_sidecar)
+{
+    const char *m;
+    cJSON *o, *mnt;
+
+    bucket("Namespace");
+    etcd("other", "etcd-v", "bkt", "other/etcd-v", "lb");
+    cr_expect_str_empty(decide(REVIEW_OP_CREATE, A_STS(), NULL), "etcd-druid's (control)");
+    cr_expect_str_empty(decide(REVIEW_OP_UPDATE, A_STS(), A_STS()),
+                        "an UPDATE keeping it (control)");
+    m = decide(REVIEW_OP_UPDATE, with_prefix(A_STS(), "other/etcd-v"), A_STS());
+    cr_expect(strstr(m, "403: ") && strstr(m, "\"/var/lib/lb/bkt/other/etcd-v\""),
+              "V1: --store-prefix into another namespace's part, volume kept: %s", m);
+    m = decide(REVIEW_OP_UPDATE, with_prefix(A_STS(), ""), A_STS());
+    cr_expect(strstr(m, "403: "), "--store-prefix empty: the bucket's own directory: %s", m);
+    m = decide(REVIEW_OP_UPDATE, with_volume(A_STS(), 1, "/var/lib/lb/bkt/other", "/x"), A_STS());
+    cr_expect(strstr(m, "403: ") && strstr(m, "another hostPath volume (lb2)"),
+              "V2: another hostPath volume in the sidecar: %s", m);
+    m = decide(REVIEW_OP_UPDATE,
+               with_volume(A_STS(), 0, "/var/lib/lb/bkt/other", "/home/nonroot/bkt/" CFIX_NS),
+               A_STS());
+    cr_expect(strstr(m, "403: ") && strstr(m, "over the backup sidecar's directory"),
+              "another container's hostPath over the sidecar's mount: %s", m);
+    cr_expect_str_empty(
+        decide(REVIEW_OP_UPDATE, with_volume(A_STS(), 0, "/tmp/t", "/tmp/t"), A_STS()),
+        "another container's hostPath elsewhere (control)");
+    m = decide(REVIEW_OP_UPDATE,
+               with_volume(A_STS(), 0, "/var/lib/lb/bkt/other", "/home/nonroot/./bkt/x"), A_STS());
+    cr_expect(strstr(m, "403: ") && strstr(m, "over the backup sidecar's directory"),
+              "a mount path that is not clean: %s", m);
+    o = A_STS();
+    mnt = cJSON_CreateObject();
+    cJSON_AddStringToObject(mnt, "name", "local-backup");
+    cJSON_AddStringToObject(mnt, "mountPath", "/elsewhere");
+    cJSON_AddItemToArray(
+        cJSON_GetObjectItem(
+            cJSON_GetArrayItem((cJSON *)kjson_get(o, "spec.template.spec.containers"), 0),
+            "volumeMounts"),
+        mnt);
+    m = decide(REVIEW_OP_UPDATE, o, A_STS());
+    cr_expect(strstr(m, "403: ") && strstr(m, "container etcd mounts volume local-backup"),
+              "local-backup mounted by another container: %s", m);
+    m = decide(REVIEW_OP_UPDATE, with_in_mount(A_STS(), "subPath", "other"), A_STS());
+    cr_expect(strstr(m, "403: ") && strstr(m, "subPath"), "V3: subPath: %s", m);
+    m = decide(REVIEW_OP_UPDATE, with_in_mount(A_STS(), "subPathExpr", "$(NS)"), A_STS());
+    cr_expect(strstr(m, "403: ") && strstr(m, "subPath"), "subPathExpr: %s", m);
+    m = decide(REVIEW_OP_CREATE, with_in_mount(A_STS(), "mountPath", "/home/nonroot"), NULL);
+    cr_expect(strstr(m, "403: ") && strstr(m, "not at"),
+              "local-backup mounted above <home>/<container>: %s", m);
+}
+
+Test(stsvol, a_sidecar_store_that_cannot_be_read_is_refused_for_a_local_etcd)
+{
+    const char *m;
+    cJSON *o = A_STS();
+
+    cJSON_DeleteItemFromObject(side(o), "env");
+    m = decide(REVIEW_OP_CREATE, o, NULL);
+    cr_expect(strstr(m, "403: ") && strstr(m, "cannot be read"), "no STORAGE_CONTAINER: %s", m);
+    o = A_STS();
+    cJSON_DeleteItemFromObject((cJSON *)kjson_get(o, "spec.template.spec"), "volumes");
+    m = decide(REVIEW_OP_CREATE, o, NULL);
+    cr_expect(strstr(m, "403: ") && strstr(m, "cannot be read"),
+              "a Local Etcd's sidecar without its volume: %s", m);
+    o = A_STS();
+    cJSON_ReplaceItemInArray(cJSON_GetObjectItem(side(o), "args"), 1,
+                             cJSON_CreateString("--storage-provider=S3"));
+    m = decide(REVIEW_OP_CREATE, o, NULL);
+    cr_expect(strstr(m, "403: ") && strstr(m, "not Local"),
+              "local-backup mounted by a sidecar that is not Local: %s", m);
+    o = A_STS();
+    cJSON_ReplaceItemInArray(cJSON_GetObjectItem(side(o), "args"), 2,
+                             cJSON_CreateString("--store-prefix"));
+    m = decide(REVIEW_OP_UPDATE, o, A_STS());
+    cr_expect(strstr(m, "403: ") && strstr(m, "cannot be read"),
+              "an UPDATE making the store unreadable, volume kept: %s", m);
+}
+
+Test(stsvol, an_update_is_judged_when_what_the_sidecar_reads_or_a_mount_changes)
+{
+    struct review_req req;
+    cJSON *a = A_STS(), *p = with_prefix(A_STS(), "y"), *s = with_in_mount(A_STS(), "subPath", "v");
+    cJSON *v = with_volume(A_STS(), 0, "/tmp/t", "/tmp/t"), *r = A_STS();
+
+    cJSON_AddNumberToObject(cJSON_GetObjectItem(r, "spec"), "replicas", 3);
+    review_req_init(&req);
+    req.kind_group = "apps";
+    req.kind_kind = "StatefulSet";
+    req.op = REVIEW_OP_UPDATE;
+    req.old_object = a;
+    req.object = r;
+    cr_expect(!stsvol_applies(&req), "a scale keeping the template");
+    req.object = p;
+    cr_expect(stsvol_applies(&req), "another --store-prefix");
+    req.object = s;
+    cr_expect(stsvol_applies(&req), "a subPath");
+    req.object = v;
+    cr_expect(stsvol_applies(&req), "another container's new hostPath mount");
+    cJSON_Delete(a);
+    cJSON_Delete(p);
+    cJSON_Delete(s);
+    cJSON_Delete(v);
+    cJSON_Delete(r);
 }

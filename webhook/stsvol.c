@@ -2,12 +2,14 @@
 #include "webhook/stsvol.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/blocal.h"
 #include "common/bstore.h"
 #include "common/kjson.h"
 #include "common/log.h"
+#include "common/ststore.h"
 #include "webhook/lookup.h"
 #include "webhook/plocal.h"
 #include "webhook/prefix.h"
@@ -41,20 +43,100 @@ enum stsvol_found stsvol_hostpath(const cJSON *sts, const char **path)
     return STSVOL_PATH;
 }
 
+/* The backup-restore container of sts's template, or NULL. */
+static const cJSON *sidecar(const cJSON *sts)
+{
+    const cJSON *c;
+
+    cJSON_ArrayForEach (c, kjson_get(sts, "spec.template.spec.containers")) {
+        const char *n = kjson_get_str(c, "name");
+
+        if (n && strcmp(n, STSTORE_CONTAINER) == 0)
+            return c;
+    }
+    return NULL;
+}
+
+static int is_local(const struct ststore *s)
+{
+    const char *kind = bstore_provider_kind(s->provider);
+
+    return kind && strcmp(kind, "Local") == 0;
+}
+
+/* 1 when sts's template may put a backup sidecar's store on the node: a local-backup volume,
+ * a Local store, or a sidecar whose store cannot be read. *s and *src: ststore_read's. */
+static int relevant(const cJSON *sts, struct ststore *s, enum kerr *src)
+{
+    const char *path = NULL;
+    char why[STSTORE_WHY_MAX];
+
+    *src = ststore_read(sts, s, why, sizeof(why));
+    if (stsvol_hostpath(sts, &path) != STSVOL_NONE)
+        return 1;
+    if (*src == KERR_OK)
+        return is_local(s);
+    return *src == KERR_INVAL && sidecar(sts);
+}
+
+static int json_same(const cJSON *a, const cJSON *b)
+{
+    if (!a || !b)
+        return !a && !b;
+    return cJSON_Compare(a, b, 1);
+}
+
+/* 1 when the containers of list (a template path) mount the same volumes in a and b. */
+static int mounts_same(const cJSON *a, const cJSON *b, const char *list)
+{
+    const cJSON *la = kjson_get(a, list), *lb = kjson_get(b, list), *ca, *cb;
+
+    if (!cJSON_IsArray(la) || !cJSON_IsArray(lb))
+        return json_same(la, lb);
+    if (cJSON_GetArraySize(la) != cJSON_GetArraySize(lb))
+        return 0;
+    for (ca = la->child, cb = lb->child; ca && cb; ca = ca->next, cb = cb->next)
+        if (!json_same(kjson_get(ca, "name"), kjson_get(cb, "name")) ||
+            !json_same(kjson_get(ca, "volumeMounts"), kjson_get(cb, "volumeMounts")))
+            return 0;
+    return 1;
+}
+
 int stsvol_applies(const struct review_req *req)
 {
-    const char *path = NULL, *was = NULL;
-    enum stsvol_found f;
+    static const struct ststore zero;
+    struct ststore *s = NULL, *was = NULL;
+    const char *path = NULL, *wpath = NULL;
+    enum kerr src, wsrc;
+    int r;
 
     if ((req->op != REVIEW_OP_CREATE && req->op != REVIEW_OP_UPDATE) || !req->object ||
         strcmp(req->kind_group, "apps") != 0 || strcmp(req->kind_kind, "StatefulSet") != 0)
         return 0;
-    f = stsvol_hostpath(req->object, &path);
-    if (f != STSVOL_PATH)
-        return f == STSVOL_BAD;
-    /* an UPDATE keeping the path it mounted: nothing new on the node */
-    return req->op == REVIEW_OP_CREATE || !req->old_object ||
-           stsvol_hostpath(req->old_object, &was) != STSVOL_PATH || strcmp(was, path) != 0;
+    s = malloc(sizeof(*s));
+    was = malloc(sizeof(*was));
+    if (!s || !was) { /* judged: stsvol_check reports what it cannot do */
+        free(s);
+        free(was);
+        return 1;
+    }
+    *s = zero;
+    *was = zero;
+    r = relevant(req->object, s, &src);
+    /* an UPDATE keeping what the sidecar reads and every mount: nothing new on the node */
+    if (r && req->op == REVIEW_OP_UPDATE && req->old_object) {
+        (void)relevant(req->old_object, was, &wsrc);
+        r = !(src == wsrc && memcmp(s, was, sizeof(*s)) == 0 &&
+              stsvol_hostpath(req->object, &path) == stsvol_hostpath(req->old_object, &wpath) &&
+              (!path || !wpath ? path == wpath : strcmp(path, wpath) == 0) &&
+              json_same(kjson_get(req->object, "spec.template.spec.volumes"),
+                        kjson_get(req->old_object, "spec.template.spec.volumes")) &&
+              mounts_same(req->object, req->old_object, "spec.template.spec.containers") &&
+              mounts_same(req->object, req->old_object, "spec.template.spec.initContainers"));
+    }
+    free(s);
+    free(was);
+    return r;
 }
 
 /* What one check looks for and found. */
@@ -172,27 +254,188 @@ static enum kerr deny(const struct probe *p, const struct review_req *req, const
                        "StatefulSet %s/%s of Etcd %s mounts volume " STSVOL_VOLUME
                        " (hostPath \"%.300s\"), so its backup sidecar would write and "
                        "garbage-collect the Local directory \"/%.300s\" on the node (the path + "
-                       "\"/\" + the Etcd's spec.backup.store.prefix), and %s; fix the hostPath "
-                       "of the Etcd's backup Secret (docs/backup-entries.md, Local stores)",
+                       "\"/\" + its backup-restore container's --store-prefix), and %s; fix the "
+                       "hostPath of the Etcd's backup Secret or the store of its sidecar "
+                       "(docs/backup-entries.md, Local stores)",
                        p->ns, req->name ? req->name : "", p->etcd, path, p->dir, why);
 }
 
-/* The directory (with the cached Etcd e's prefix) mounted from path into dir; why (n) when it
- * cannot be placed. */
-static enum kerr place(const cJSON *e, const char *path, char *dir, size_t dn, char *why, size_t n)
+/* The directory mounted from path, the sidecar writing prefix below it, into dir; why (n)
+ * when it cannot be placed. */
+static enum kerr place(const char *path, const char *prefix, char *dir, size_t dn, char *why,
+                       size_t n)
 {
-    const char *prefix = kjson_get_str(e, "claim.local.prefix");
     struct kerr_info e2 = { 0 };
     enum kerr rc;
 
     why[0] = '\0';
     /* "." as the container: the volume's path is hostPath + "/" + container already */
-    rc = blocal_dir(path, ".", prefix ? prefix : "", dir, dn, &e2);
+    rc = blocal_dir(path, ".", prefix, dir, dn, &e2);
     if (rc == KERR_NOMEM)
         return rc;
     if (rc != KERR_OK)
         snprintf(why, n, "it cannot be placed: %s", e2.msg[0] ? e2.msg : kerr_str(rc));
     return KERR_OK;
+}
+
+/* 1 when the volume named name in sts's template is a hostPath (or cannot be read). */
+static int hostpath_vol(const cJSON *sts, const char *name)
+{
+    const cJSON *v;
+
+    if (!name)
+        return 1;
+    cJSON_ArrayForEach (v, kjson_get(sts, "spec.template.spec.volumes")) {
+        const char *n = kjson_get_str(v, "name");
+
+        if (n && strcmp(n, name) == 0 && kjson_has(v, "hostPath"))
+            return 1;
+    }
+    return 0;
+}
+
+/* 1 when mount path m is at or below base (both absolute, compared without trailing '/'). */
+static int at_or_below(const char *m, const char *base)
+{
+    size_t bl = strlen(base), ml = strlen(m);
+
+    while (bl > 1 && base[bl - 1] == '/')
+        bl--;
+    while (ml > 1 && m[ml - 1] == '/')
+        ml--;
+    return ml >= bl && strncmp(m, base, bl) == 0 && (ml == bl || m[bl] == '/' || bl == 1);
+}
+
+/* 1 when path p has no empty, "." or ".." segment (a trailing '/' allowed). */
+static int clean(const char *p)
+{
+    for (const char *q = p; *q; q++)
+        if (q[0] == '/' && (q[1] == '/' || (q[1] == '.' && (!q[2] || q[2] == '/')) ||
+                            (q[1] == '.' && q[2] == '.' && (!q[3] || q[3] == '/'))))
+            return 0;
+    return 1;
+}
+
+/* The mountPath of the one local-backup mount of the sidecar c into *bk and returned, or NULL
+ * with why (n): it mounts another hostPath volume, local-backup not once, not at a clean
+ * absolute "<dir>/<container>", or with a subPath. */
+static const char *backup_mount(const cJSON *sts, const cJSON *c, const char *container,
+                                const cJSON **bk, char *why, size_t n)
+{
+    const cJSON *m;
+    const char *mp;
+    size_t ml, cl = strlen(container);
+    int count = 0;
+
+    cJSON_ArrayForEach (m, kjson_get(c, "volumeMounts")) {
+        const char *name = kjson_get_str(m, "name");
+
+        if (name && strcmp(name, STSVOL_VOLUME) == 0) {
+            *bk = m;
+            count++;
+        } else if (hostpath_vol(sts, name)) {
+            snprintf(why, n, "its backup-restore container mounts another hostPath volume (%.200s)",
+                     name ? name : "unnamed");
+            return NULL;
+        }
+    }
+    mp = count == 1 ? kjson_get_str(*bk, "mountPath") : NULL;
+    if (!mp || mp[0] != '/' || !clean(mp)) {
+        snprintf(why, n,
+                 "its backup-restore container does not mount volume " STSVOL_VOLUME
+                 " once at a clean absolute path");
+        return NULL;
+    }
+    if (kjson_has(*bk, "subPath") || kjson_has(*bk, "subPathExpr")) {
+        snprintf(why, n,
+                 "its backup-restore container mounts volume " STSVOL_VOLUME
+                 " with a subPath, so the sidecar's directory is not the volume's");
+        return NULL;
+    }
+    for (ml = strlen(mp); ml > 1 && mp[ml - 1] == '/'; ml--)
+        ;
+    if (ml <= cl || mp[ml - cl - 1] != '/' || strncmp(mp + ml - cl, container, cl) != 0) {
+        snprintf(why, n,
+                 "its backup-restore container mounts volume " STSVOL_VOLUME
+                 " at \"%.200s\", not at \"<home>/%.200s\" (STORAGE_CONTAINER)",
+                 mp, container);
+        return NULL;
+    }
+    return mp;
+}
+
+/* Why a mount of container it (the sidecar: c) puts something over the sidecar's mount bk at
+ * mp (into why, n): any other mount of the sidecar, a hostPath volume of another container, at
+ * or below mp, or at a path that is not clean; local-backup mounted by another container. 1 when
+ * one does. */
+static int covered(const cJSON *sts, const cJSON *c, const cJSON *it, const cJSON *bk,
+                   const char *mp, char *why, size_t n)
+{
+    const cJSON *m;
+
+    cJSON_ArrayForEach (m, kjson_get(it, "volumeMounts")) {
+        const char *name = kjson_get_str(m, "name"), *p = kjson_get_str(m, "mountPath");
+
+        if (m == bk || (it != c && !hostpath_vol(sts, name)))
+            continue;
+        /* local-backup in another container: the whole volume, whatever its path */
+        if (!p || !clean(p) || at_or_below(p, mp) || (name && strcmp(name, STSVOL_VOLUME) == 0)) {
+            snprintf(why, n,
+                     "container %.100s mounts volume %.100s over the backup sidecar's directory "
+                     "\"%.200s\"",
+                     kjson_get_str(it, "name") ? kjson_get_str(it, "name") : "?", name ? name : "?",
+                     mp);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Why the template's mounts move the sidecar's store off "<volume>/<prefix>" (into why, n), or
+ * "" when they keep it there (backup_mount, covered). */
+static void mounts_ok(const cJSON *sts, const cJSON *c, const char *container, char *why, size_t n)
+{
+    static const char *const lists[] = { "spec.template.spec.containers",
+                                         "spec.template.spec.initContainers" };
+    const cJSON *bk = NULL, *it;
+    const char *mp;
+
+    why[0] = '\0';
+    if (!(mp = backup_mount(sts, c, container, &bk, why, n)))
+        return;
+    for (int i = 0; i < 2; i++)
+        cJSON_ArrayForEach (it, kjson_get(sts, lists[i]))
+            if (covered(sts, c, it, bk, mp, why, n))
+                return;
+}
+
+/* Whether the StatefulSet's backup sidecar writes a Local store on the node: 1 with its store
+ * in *s and the local-backup path in *path; 0 when it writes none there; -1 refused (why). */
+static int sidecar_store(const cJSON *sts, const cJSON *e, struct ststore *s, const char **path,
+                         char *why, size_t n)
+{
+    enum stsvol_found f = stsvol_hostpath(sts, path);
+    int local_etcd = kjson_has(e, "claim.local") || kjson_has(e, "claim.invalid");
+    char r[STSTORE_WHY_MAX];
+    enum kerr src = ststore_read(sts, s, r, sizeof(r));
+
+    if (f == STSVOL_BAD) {
+        snprintf(why, n,
+                 "its volumes cannot be read as a single " STSVOL_VOLUME " hostPath volume");
+        return -1;
+    }
+    if (src == KERR_INVAL && (f == STSVOL_PATH || local_etcd)) {
+        snprintf(why, n, "the store its backup sidecar writes cannot be read (%.300s)", r);
+        return -1;
+    }
+    if (src == KERR_OK && is_local(s))
+        return 1;
+    if (f == STSVOL_PATH) {
+        snprintf(why, n, "it mounts volume " STSVOL_VOLUME " but its backup sidecar names %s",
+                 src == KERR_OK ? "a store that is not Local" : "no store");
+        return -1;
+    }
+    return 0;
 }
 
 /* The rule once the Etcd e of the StatefulSet is known (p->ns, p->etcd). */
@@ -202,15 +445,26 @@ static enum kerr judge(struct probe *p, struct store *claims[3], const cJSON *e,
     const char *path = NULL;
     char dir[DIR_MAX], why[PLOCAL_WHY_MAX];
     struct kerr_info e2 = { 0 };
+    struct ststore *s = malloc(sizeof(*s));
     enum kerr rc;
+    int r;
 
-    if (stsvol_hostpath(req->object, &path) != STSVOL_PATH)
+    if (!s)
+        return KERR_NOMEM;
+    r = sidecar_store(req->object, e, s, &path, why, sizeof(why));
+    if (r == 1)
+        mounts_ok(req->object, sidecar(req->object), s->container, why, sizeof(why));
+    if (r < 0 || (r == 1 && *why)) {
+        free(s);
         return review_deny(resp,
-                           "StatefulSet %s/%s of Etcd %s: its volumes cannot be read as a "
-                           "single " STSVOL_VOLUME " hostPath volume, so the Local directory "
-                           "its backup sidecar would use cannot be placed",
-                           p->ns, req->name ? req->name : "", p->etcd);
-    if ((rc = place(e, path, dir, sizeof(dir), why, sizeof(why))) != KERR_OK)
+                           "StatefulSet %s/%s of Etcd %s: %s, so the Local directory its backup "
+                           "sidecar would write and garbage-collect cannot be judged "
+                           "(docs/protection.md)",
+                           p->ns, req->name ? req->name : "", p->etcd, why);
+    }
+    rc = r == 0 ? KERR_OK : place(path, s->prefix, dir, sizeof(dir), why, sizeof(why));
+    free(s);
+    if (r == 0 || rc != KERR_OK)
         return rc;
     p->dir = dir;
     if (*why)

@@ -30,7 +30,12 @@ export CRONJOB_EXEC_HOST_ROOT=$NODE
 etcd() { local_etcd "$1" "$2" "$3" "$4" "$5" ${6:+"$6"}; } # ns name container prefix secret [kubectl flag]
 # StatefulSet NAME of NS as etcd-druid builds it, its volume local-backup at hostPath PATH and a
 # replica count REPLICAS, created or replaced as etcd-druid (kubectl VERB: create or replace)
+# (its backup sidecar's store args, STORAGE_CONTAINER and mount as etcd-druid renders them from
+# the Etcd's spec.backup.store)
 sts() { # verb ns name path replicas
+    local c p
+    c=$(kc -n "$2" get etcd "$3" -o jsonpath='{.spec.backup.store.container}')
+    p=$(kc -n "$2" get etcd "$3" -o jsonpath='{.spec.backup.store.prefix}')
     kc_druid -n "$2" "$1" -f - <<EOF2
 apiVersion: apps/v1
 kind: StatefulSet
@@ -46,7 +51,11 @@ spec:
     spec:
       containers:
       - {name: etcd, image: etcd-wrapper, volumeMounts: [{name: $3, mountPath: /var/etcd/data}]}
-      - {name: backup-restore, image: etcdbrctl, volumeMounts: [{name: $3, mountPath: /var/etcd/data}, {name: etcd-config-file, mountPath: /var/etcd/config/}, {name: local-backup, mountPath: /home/nonroot/lib}]}
+      - name: backup-restore
+        image: etcdbrctl
+        args: [server, --server-port=8080, --storage-provider=Local, "--store-prefix=$p"]
+        env: [{name: STORAGE_CONTAINER, value: "$c"}]
+        volumeMounts: [{name: $3, mountPath: /var/etcd/data}, {name: etcd-config-file, mountPath: /var/etcd/config/}, {name: local-backup, mountPath: "/home/nonroot/$c"}]
       volumes:
       - {name: etcd-config-file, configMap: {name: $3-config, defaultMode: 420, items: [{key: etcd.conf.yaml, path: etcd.conf.yaml}]}}
       - {name: local-backup, hostPath: {path: $4, type: DirectoryOrCreate}}

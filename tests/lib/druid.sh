@@ -272,16 +272,27 @@ druid_pods() {
 # (YAML documents without namespace), with the owner reference GetAsOwnerReference makes.
 #   druid_components NS NAME UID REPLICAS
 druid_components() {
-    local ns=$1 n=$2 uid=$3 r=$4 i sel owner store p1 p2 p3 args="server, --server-port=8080" env=""
+    local ns=$1 n=$2 uid=$3 r=$4 i sel owner store p1 p2 p3 p4 hp args="server, --server-port=8080" env=""
+    local lmount="" lvol=""
     # the backup sidecar's store as etcd-druid renders it from spec.backup.store (its
-    # statefulset builder: --storage-provider, --store-prefix, env STORAGE_CONTAINER)
+    # statefulset builder: --storage-provider, --store-prefix, env STORAGE_CONTAINER; for a Local
+    # store the hostPath volume local-backup "<hostPath>/<container>", hostPath from the backup
+    # Secret or /etc/gardener/local-backupbuckets, mounted at /home/nonroot/<container>)
     store=$(kc -n "$ns" get etcd "$n" -o json 2>/dev/null | jq -r '.spec.backup.store // empty |
         [(.provider // "" | if . == "aws" or . == "s3" then "S3" else . end), .prefix // "",
-         .container // ""] | @tsv' 2>/dev/null)
+         .container // "", .secretRef.name // ""] | @tsv' 2>/dev/null)
     if [ -n "$store" ]; then
-        IFS=$'\t' read -r p1 p2 p3 <<<"$store"
+        IFS=$'\t' read -r p1 p2 p3 p4 <<<"$store"
         args="$args, \"--storage-provider=$p1\", \"--store-prefix=$p2\""
         env=", env: [{name: STORAGE_CONTAINER, value: \"$p3\"}]"
+        if [ "$p1" = Local ]; then
+            hp=""
+            [ -z "$p4" ] || hp=$(kc -n "$ns" get secret "$p4" -o jsonpath='{.data.hostPath}' 2>/dev/null | base64 -d 2>/dev/null)
+            hp=${hp:-/etc/gardener/local-backupbuckets}
+            lmount=", {name: local-backup, mountPath: \"/home/nonroot/$p3\"}"
+            lvol="
+      - {name: local-backup, hostPath: {path: \"$hp/$p3\", type: DirectoryOrCreate}}"
+        fi
     fi
     sel="{app.kubernetes.io/managed-by: etcd-druid, app.kubernetes.io/part-of: $n}"
     owner="ownerReferences: [{apiVersion: druid.gardener.cloud/v1alpha1, kind: Etcd, name: $n, uid: $uid, controller: true, blockOwnerDeletion: true}]"
@@ -362,9 +373,9 @@ spec:
       serviceAccountName: $n
       containers:
       - {name: etcd, image: "europe-docker.pkg.dev/gardener-project/public/gardener/etcd-wrapper:v0.4.2", ports: [{name: server, containerPort: 2380}, {name: client, containerPort: 2379}], volumeMounts: [{name: $n, mountPath: /var/etcd/data}]}
-      - {name: backup-restore, image: "europe-docker.pkg.dev/gardener-project/public/gardener/etcdbrctl:v0.34.0", args: [$args]$env, ports: [{name: server, containerPort: 8080}], volumeMounts: [{name: $n, mountPath: /var/etcd/data}, {name: etcd-config-file, mountPath: /var/etcd/config/}]}
+      - {name: backup-restore, image: "europe-docker.pkg.dev/gardener-project/public/gardener/etcdbrctl:v0.34.0", args: [$args]$env, ports: [{name: server, containerPort: 8080}], volumeMounts: [{name: $n, mountPath: /var/etcd/data}, {name: etcd-config-file, mountPath: /var/etcd/config/}$lmount]}
       volumes:
-      - {name: etcd-config-file, configMap: {name: $n-config, defaultMode: 420, items: [{key: etcd.conf.yaml, path: etcd.conf.yaml}]}}
+      - {name: etcd-config-file, configMap: {name: $n-config, defaultMode: 420, items: [{key: etcd.conf.yaml, path: etcd.conf.yaml}]}}$lvol
   volumeClaimTemplates:
   - metadata: {name: $n}
     spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 16Gi}}}
