@@ -49,6 +49,11 @@ template() { # NS PREFIX: etcd-druid builds its sidecar for that store into the 
         -p "[{\"op\":\"replace\",\"path\":\"/spec/template/spec/containers/1\",\"value\":$c}]" >/dev/null ||
         ctl_fail "$1: etcd-druid cannot build its sidecar's store into the template"
 }
+roll() { # NS: the StatefulSet controller rolls the members onto the template
+    kc -n "$1" delete pod etcd-main-0 etcd-main-1 etcd-main-2 --wait=false >/dev/null || ctl_fail "$1: cannot roll the pods"
+    ksim_wait 10 bash -c "[ -z \"\$(kubectl --kubeconfig '$KUBECONFIG' -n $1 get pods -o name)\" ]" || ctl_fail "$1: the pods did not go"
+    druid_pods "$1" etcd-main 3
+}
 
 declare -A FULL OLD
 for ns in m0 m1; do
@@ -56,9 +61,7 @@ for ns in m0 m1; do
     kc -n $ns create secret generic etcd-backup --from-literal=accessKeyID=S3RVER >/dev/null ||
         ctl_fail "cannot create the backup Secret in $ns"
     template $ns $ns--etcd-main
-    kc -n $ns delete pod etcd-main-0 etcd-main-1 etcd-main-2 --wait=false >/dev/null || ctl_fail "$ns: cannot roll the pods"
-    ksim_wait 10 bash -c "[ -z \"\$(kubectl --kubeconfig '$KUBECONFIG' -n $ns get pods -o name)\" ]" || ctl_fail "$ns: the pods did not go"
-    druid_pods $ns etcd-main 3
+    roll $ns
 done
 ctl_start
 for ns in m0 m1; do
@@ -77,6 +80,7 @@ for ns in m0 m1; do
         ctl_fail "$ns: alice cannot move the store: $out"
 done
 template m0 moved/m0-etcd-main # etcd-druid reconciles m0's move; m1's waits for a reconcile
+roll m0
 for ns in m0 m1; do
     ksim_wait 30 ctl_entry_phase_is "${OLD[$ns]}" PendingDeletion || ctl_fail "$ns: ${OLD[$ns]} not pending: $(ctl_entry_phase "${OLD[$ns]}")"
     echo "$ns: spec prefix moved/$ns-etcd-main; the template's sidecars write $(sidecar_prefix $ns); old entry ${OLD[$ns]} pending"
@@ -105,6 +109,7 @@ done
 if [ "$holes" = 0 ]; then
     # once etcd-druid reconciles m1's move and the pods roll, the held entry's Job runs
     template m1 moved/m1-etcd-main
+    roll m1
     ksim_wait 90 ksim_gone backupentry "${OLD[m1]}" ||
         ctl_fail "m1: after the reconcile the old entry ${OLD[m1]} was not deleted: $(kc get backupentry "${OLD[m1]}" -o jsonpath='{.status}')"
     snap_s3 ls "m1--etcd-main/" | grep -qF "${FULL[m1]}" &&
