@@ -69,12 +69,8 @@ EOF
     uid=$(kc -n $ns get etcd etcd-main -o jsonpath='{.metadata.uid}')
     druid_components $ns etcd-main "$uid" 3 | kc_druid -n $ns create -f - >/dev/null ||
         ctl_fail "etcd-druid could not create the components of $ns/etcd-main"
-    # etcd-druid's Local volume: local-backup, hostPath <Secret hostPath>/<container>, mounted at
-    # the sidecar's /home/nonroot/<container> (builder.go getBackupVolume)
-    kc_druid -n $ns patch statefulset etcd-main --type json -p '[
-        {"op":"add","path":"/spec/template/spec/volumes/-","value":{"name":"local-backup","hostPath":{"path":"/var/lib/lb-old/bkt","type":"DirectoryOrCreate"}}},
-        {"op":"add","path":"/spec/template/spec/containers/1/volumeMounts/-","value":{"name":"local-backup","mountPath":"/home/nonroot/bkt"}}]' >/dev/null ||
-        ctl_fail "$ns: etcd-druid cannot mount the Local directory"
+    # druid_components renders etcd-druid's Local volume: local-backup, hostPath
+    # <Secret hostPath>/<container>, mounted at the sidecar's /home/nonroot/<container>
     druid_pods $ns etcd-main 3
     druid_status $ns etcd-main 3
     for i in 0 1 2; do
@@ -85,7 +81,8 @@ EOF
     druid_double_for $ns etcd-main
     URL[$ns]=$DRUID_DOUBLE_URL
     curl -sf -X POST "${URL[$ns]}/admin/write?n=5" >/dev/null || ctl_fail "$ns: the double takes no writes"
-    [ "$(sidecar_dir $ns)" = "$(named_dir $ns)" ] || ctl_fail "$ns: the template's sidecar writes $(sidecar_dir $ns), the Etcd names $(named_dir $ns)"
+    sd=$(sidecar_dir $ns) nd=$(named_dir $ns)
+    [ "$sd" = "$nd" ] || ctl_fail "$ns: the template's sidecar writes '$sd', the Etcd names '$nd'"
 done
 ctl_start
 
