@@ -22,10 +22,14 @@
 #       the sidecar writes <home>/bkt/victim/shoot/etcd-a, in victim's part.
 #   W3. env HOME=/home/nonroot/bkt/victim: the Local store is <$HOME>/<container>/<prefix>, so
 #       the sidecar writes /var/lib/lb/bkt/victim/bkt/shoot/etcd-a on the node.
+#   W4. --store-prefix=shoot/$(BR_PART) with env BR_PART=../victim/etcd-v: the kubelet expands
+#       $(NAME) in args from the container's env (a literal the guard judges in shoot's part),
+#       the sidecar gets shoot/../victim/etcd-v and cleans it to victim's Etcd's directory.
 #   C.  control: a local-backup path in victim's part refused, --store-prefix=victim/etcd-v
 #       refused, and etcd-druid's StatefulSet admitted.
 # Oracle: the real sidecar ($WARDEN_ETCDBRCTL, Debian's etcd), run as the container kube-sim
-# stores would run it: its command (else the image's entrypoint /etcdbrctl) + args, with
+# stores would run it: its command (else the image's entrypoint /etcdbrctl) + args ($(NAME)
+# expanded from its env as the kubelet does), with
 # `server` swapped for `snapshot` (the same store flags; snapshot flags for the test's etcd
 # inserted after the subcommand, so the template's own later flags win), its env, HOME
 # /home/nonroot unless the env sets it, and /home/nonroot/bkt bound to the node directory
@@ -170,7 +174,10 @@ run_sidecar() {
     mkdir -p "$(dirname "$SNAP_WORK/home/${mnt#/home/nonroot/}")"
     ln -s "$BKT" "$SNAP_WORK/home/${mnt#/home/nonroot/}"
     # command (else the image's entrypoint) + args, the binary dropped; server -> snapshot
-    mapfile -t cmd < <(jq -r '((.command // ["/etcdbrctl"]) + (.args // []))[1:][]' <<<"$c")
+    # the kubelet expands $(NAME) in command and args from the container's env
+    mapfile -t cmd < <(jq -r '((.env // []) | map(select(.value != null) | {key: .name, value: .value}) | from_entries) as $e
+        | ((.command // ["/etcdbrctl"]) + (.args // []))[1:][]
+        | gsub("\\$\\((?<n>[A-Za-z_][A-Za-z0-9_.-]*)\\)"; if $e[.n] != null then $e[.n] else "$(" + .n + ")" end)' <<<"$c")
     [ "${cmd[0]}" = server ] || ctl_fail "$tag: the container does not run etcdbrctl server: ${cmd[*]}"
     argv=(snapshot --endpoints "$SNAP_ETCD_URL" --schedule '0 0 1 1 *' --delta-snapshot-period 0
         --garbage-collection-policy LimitBased --max-backups 1 --garbage-collection-period 2s
@@ -238,6 +245,10 @@ judge W2 'args += --store-container=bkt/victim' "$out"
 restore_base
 out=$(update '(.spec.template.spec.containers[] | select(.name == "backup-restore") | .env) += [{name: "HOME", value: "/home/nonroot/bkt/victim"}]') && out=""
 judge W3 'env HOME=/home/nonroot/bkt/victim' "$out"
+restore_base
+out=$(update '(.spec.template.spec.containers[] | select(.name == "backup-restore")) |= (.args |= map(if startswith("--store-prefix=") then "--store-prefix=shoot/$(BR_PART)" else . end)
+    | .env += [{name: "BR_PART", value: "../victim/etcd-v"}])') && out=""
+judge W4 '--store-prefix=shoot/$(BR_PART), env BR_PART=../victim/etcd-v (the kubelet expands $(NAME) in args)' "$out"
 restore_base
 [ "$(sidecar_dir)" = /var/lib/lb/bkt/shoot/etcd-a ] || ctl_fail "etcd-a's template not back: $(sidecar_dir)"
 if [ "$holes" != 0 ]; then
