@@ -9,6 +9,12 @@
 #define ARG_PROVIDER "--storage-provider="
 #define ARG_PREFIX   "--store-prefix="
 #define ARG_ENDPOINT "--store-endpoint-override="
+#define ARG_BUCKET   "--store-container="
+
+/* The sidecar's home directories as etcd-druid mounts a Local store under them
+ * (MountPathLocalStore: /home/nonroot, /root with spec.runAsRoot); etcdbrctl writes a Local
+ * store at $HOME/<container>/<prefix>. */
+static const char *const homes[] = { "/home/nonroot/", "/root/" };
 
 /* Copy v into out (cap bytes): 0, or -1 when it does not fit. */
 static int put(char *out, size_t cap, const char *v)
@@ -74,8 +80,29 @@ static int arg_of(const cJSON *c, const char *flag, char *out, size_t cap)
 
 static enum kerr refuse(char *why, size_t n, const char *msg, const char *what)
 {
-    snprintf(why, n, "the pod's container %s: %s%s", STSTORE_CONTAINER, msg, what ? what : "");
+    snprintf(why, n, "the pod's container %s: %s%.200s", STSTORE_CONTAINER, msg, what ? what : "");
     return KERR_INVAL;
+}
+
+/*
+ * The sidecar's argv as etcd-druid renders it: strings only, each flag "--name=value". The
+ * kubelet expands "$(VAR)" in command and args from the container's env, and pflag gives a
+ * bare "--flag" (or "-f") the next arg, and takes nothing after "--" as a flag: what the
+ * sidecar then runs cannot be read from the strings. NULL, or the first arg that is not plain.
+ */
+static const char *argv_not_plain(const cJSON *list)
+{
+    const cJSON *a;
+
+    cJSON_ArrayForEach (a, list) {
+        const char *s = cJSON_GetStringValue(a);
+
+        if (!s)
+            return "(not a string)";
+        if (strstr(s, "$(") || (s[0] == '-' && !strchr(s, '=')))
+            return s;
+    }
+    return NULL;
 }
 
 /* The env STORAGE_CONTAINER of c into out: 0, or -1 (absent, twice, not a plain value). */
@@ -90,18 +117,73 @@ static int env_bucket(const cJSON *c, char *out, size_t cap)
     if (!e || twice || kjson_has(e, "valueFrom"))
         return -1;
     return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "value")) &&
-                   put(out, cap, kjson_get_str(e, "value")) == 0 && *out
+                   put(out, cap, kjson_get_str(e, "value")) == 0 && *out && !strstr(out, "$(")
                ? 0
                : -1;
 }
 
-/* A Local store's hostPath: the volume's path without "/<container>". */
-static enum kerr local_path(const cJSON *spec, struct ststore *s, char *why, size_t n)
+/* The container of the store: --store-container when given and not empty (etcdbrctl takes
+ * the flag before the env), else the env. 0, or -1 (unreadable, absent). */
+static int bucket_of(const cJSON *c, char *out, size_t cap)
+{
+    int r = arg_of(c, ARG_BUCKET, out, cap);
+
+    if (r < 0)
+        return -1;
+    if (r == 1 && *out)
+        return 0;
+    return env_bucket(c, out, cap);
+}
+
+/* 1 when mount is the one volumeMount of c named name, on $HOME/<container> for one of
+ * etcd-druid's homes, without a subPath: then the sidecar's $HOME/<container> is the volume's
+ * root. 0 otherwise. */
+static int local_mounted(const cJSON *c, const char *container)
+{
+    const cJSON *m;
+    int twice = 0;
+    const char *at;
+    size_t al, hl, cl = strlen(container);
+
+    m = named(kjson_get(c, "volumeMounts"), STSTORE_LOCAL_VOL, &twice);
+    at = kjson_get_str(m, "mountPath");
+    if (!m || twice || !at || kjson_has(m, "subPath") || kjson_has(m, "subPathExpr"))
+        return 0;
+    for (al = strlen(at); al > 1 && at[al - 1] == '/';)
+        al--;
+    for (size_t i = 0; i < sizeof(homes) / sizeof(homes[0]); i++) {
+        hl = strlen(homes[i]);
+        if (al == hl + cl && strncmp(at, homes[i], hl) == 0 && strncmp(at + hl, container, cl) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * A Local store's hostPath: the volume's path without "/<container>". etcdbrctl writes at
+ * $HOME/<container>/<prefix>: the container must be one path segment, the volume mounted on
+ * $HOME/<container> of etcd-druid's homes, and $HOME not set by the template (no env HOME,
+ * no envFrom that could set it).
+ */
+static enum kerr local_path(const cJSON *spec, const cJSON *c, struct ststore *s, char *why,
+                            size_t n)
 {
     const cJSON *vol;
     const char *path;
     size_t pl, cl = strlen(s->container);
     int twice = 0;
+
+    if (strchr(s->container, '/') || strcmp(s->container, ".") == 0 ||
+        strcmp(s->container, "..") == 0)
+        return refuse(why, n, "a Local container that is not one path segment: ", s->container);
+    if (named(kjson_get(c, "env"), "HOME", &twice) || kjson_has(c, "envFrom"))
+        return refuse(why, n, "a Local store under a $HOME the template sets (env HOME or envFrom)",
+                      NULL);
+    if (!local_mounted(c, s->container))
+        return refuse(why, n,
+                      "a Local store whose volume is not mounted once, without subPath, on "
+                      "/home/nonroot/ or /root/ + the container: ",
+                      s->container);
 
     vol = named(kjson_get(spec, "volumes"), STSTORE_LOCAL_VOL, &twice);
     path = kjson_get_str(vol, "hostPath.path");
@@ -124,6 +206,7 @@ enum kerr ststore_read(const cJSON *sts, struct ststore *out, char *why, size_t 
 enum kerr ststore_read_spec(const cJSON *spec, struct ststore *out, char *why, size_t n)
 {
     const cJSON *cs = kjson_get(spec, "containers"), *c, *args;
+    const char *bad;
     int twice = 0, r;
 
     memset(out, 0, sizeof(*out));
@@ -137,10 +220,16 @@ enum kerr ststore_read_spec(const cJSON *spec, struct ststore *out, char *why, s
     if (!cJSON_IsArray(args) ||
         (kjson_has(c, "command") && !cJSON_IsArray(kjson_get(c, "command"))))
         return refuse(why, n, "no args", NULL);
+    if ((bad = argv_not_plain(kjson_get(c, "command"))) || (bad = argv_not_plain(args)))
+        return refuse(why, n,
+                      "an arg that is not a plain \"--flag=value\" (a $(VAR) the kubelet "
+                      "expands, a bare flag taking the next arg, or \"--\"): ",
+                      bad);
     /* etcd-druid renders no store args for an Etcd without a backup store: nothing written */
     if (arg_of(c, ARG_PROVIDER, out->provider, sizeof(out->provider)) == 0 &&
         arg_of(c, ARG_PREFIX, out->prefix, sizeof(out->prefix)) == 0 &&
         arg_of(c, ARG_ENDPOINT, out->endpoint, sizeof(out->endpoint)) == 0 &&
+        arg_of(c, ARG_BUCKET, out->container, sizeof(out->container)) == 0 &&
         !named(kjson_get(c, "env"), STSTORE_ENV_BUCKET, &twice)) {
         snprintf(why, n, "the pod's container %s names no backup store", STSTORE_CONTAINER);
         return KERR_NOTFOUND;
@@ -155,10 +244,11 @@ enum kerr ststore_read_spec(const cJSON *spec, struct ststore *out, char *why, s
     if (r < 0)
         return refuse(why, n, "more than one or an unreadable ", ARG_ENDPOINT);
     out->has_endpoint = r == 1;
-    if (env_bucket(c, out->container, sizeof(out->container)) != 0)
-        return refuse(why, n, "not exactly one plain env ", STSTORE_ENV_BUCKET);
+    if (bucket_of(c, out->container, sizeof(out->container)) != 0)
+        return refuse(why, n, "neither one readable " ARG_BUCKET " nor exactly one plain env ",
+                      STSTORE_ENV_BUCKET);
     if (strcmp(bstore_provider_kind(out->provider), "Local") == 0)
-        return local_path(spec, out, why, n);
+        return local_path(spec, c, out, why, n);
     return KERR_OK;
 }
 

@@ -10,11 +10,17 @@
  * template only when it reconciles the Etcd, and pods follow the template only after a
  * rollout. So an edit of spec.backup.store is not a move until both happened.
  *
+ * etcdbrctl takes the container from "--store-container=" before STORAGE_CONTAINER, and
+ * writes a Local store at $HOME/<container>/<prefix>.
+ *
  * A template is read, never guessed: no "backup-restore" container, an arg or env given twice,
- * a value that is not a string, a provider bstore does not know, no container, no prefix, or a
- * Local store without its volume (or one whose path does not end in "/<container>") make the
- * template "unknown" (KERR_INVAL with the reason): every caller then keeps what it would
- * delete (fail closed).
+ * a value that is not a string, an arg that is not a plain "--flag=value" (a "$(VAR)" the
+ * kubelet expands, a bare flag pflag gives the next arg, "--"), a provider bstore does not
+ * know, no container, no prefix, or a Local store without its volume (one whose path does not
+ * end in "/<container>", not mounted once without subPath on etcd-druid's $HOME/<container>,
+ * a container of more than one path segment, a $HOME the template sets by env HOME or
+ * envFrom) make the template "unknown" (KERR_INVAL with the reason): every caller then keeps
+ * what it would delete (fail closed).
  *
  * Ownership: arguments BORROWED; struct ststore owns its strings (fixed buffers).
  * Thread safety: reentrant.
@@ -43,7 +49,7 @@
 /* The store of a template's sidecar, as written there (strings NUL-terminated). */
 struct ststore {
     char provider[STSTORE_KIND_MAX + 1];  /* as the arg gives it ("S3", "Local", ...) */
-    char container[STSTORE_NAME_MAX + 1]; /* STORAGE_CONTAINER */
+    char container[STSTORE_NAME_MAX + 1]; /* --store-container, else STORAGE_CONTAINER */
     char prefix[BSTORE_PREFIX_MAX + 1];   /* --store-prefix */
     char endpoint[STSTORE_URL_MAX + 1];   /* --store-endpoint-override, "" when absent */
     bool has_endpoint;

@@ -14,6 +14,11 @@
     "{\"name\":\"backup-restore\",\"args\":[\"server\"," args "],\"env\":[" env "]}"
 #define ARGS(prov, prefix) "\"--storage-provider=" prov "\",\"--store-prefix=" prefix "\""
 #define BUCKET(c)          "{\"name\":\"STORAGE_CONTAINER\",\"value\":\"" c "\"}"
+/* a Local sidecar as etcd-druid renders it: its volume mounted on $HOME/<container> */
+#define LSIDECAR(args, env, at)                                                      \
+    "{\"name\":\"backup-restore\",\"args\":[\"server\"," args "],\"env\":[" env "]," \
+    "\"volumeMounts\":[{\"name\":\"local-backup\",\"mountPath\":\"" at "\"}]}"
+#define LVOL(path) "{\"name\":\"local-backup\",\"hostPath\":{\"path\":\"" path "\"}}"
 #define STS(containers, volumes, status)                                                \
     "{\"metadata\":{\"namespace\":\"n\",\"name\":\"etcd-main\",\"generation\":3},"      \
     "\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"etcd\"}," containers \
@@ -59,19 +64,92 @@ Test(ststore, local_volume)
 {
     struct ststore s;
 
+    cr_assert_eq(read_of(STS(LSIDECAR(ARGS("Local", "p"), BUCKET("c1"), "/home/nonroot/c1"),
+                             LVOL("/h/x/c1"), DONE),
+                         &s),
+                 KERR_OK);
+    cr_assert_str_eq(s.hostpath, "/h/x");
+    /* spec.runAsRoot: etcd-druid mounts it under /root */
     cr_assert_eq(
-        read_of(STS(SIDECAR(ARGS("Local", "p"), BUCKET("c1")),
-                    "{\"name\":\"local-backup\",\"hostPath\":{\"path\":\"/h/x/c1\"}}", DONE),
+        read_of(STS(LSIDECAR(ARGS("Local", "p"), BUCKET("c1"), "/root/c1/"), LVOL("/h/x/c1"), DONE),
                 &s),
         KERR_OK);
-    cr_assert_str_eq(s.hostpath, "/h/x");
     /* the volume's path must end in the container; the volume must be there */
+    cr_assert_eq(read_of(STS(LSIDECAR(ARGS("Local", "p"), BUCKET("c1"), "/home/nonroot/c1"),
+                             LVOL("/h/x/c2"), DONE),
+                         &s),
+                 KERR_INVAL);
     cr_assert_eq(
-        read_of(STS(SIDECAR(ARGS("Local", "p"), BUCKET("c1")),
-                    "{\"name\":\"local-backup\",\"hostPath\":{\"path\":\"/h/x/c2\"}}", DONE),
-                &s),
+        read_of(STS(LSIDECAR(ARGS("Local", "p"), BUCKET("c1"), "/home/nonroot/c1"), "", DONE), &s),
         KERR_INVAL);
-    cr_assert_eq(read_of(STS(SIDECAR(ARGS("Local", "p"), BUCKET("c1")), "", DONE), &s), KERR_INVAL);
+}
+
+/* etcdbrctl writes a Local store at $HOME/<container>/<prefix>: anything that moves that
+ * directory away from the volume's root is unknown */
+Test(ststore, local_home)
+{
+    struct ststore s;
+    static const char *const bad[] = {
+        /* not mounted, mounted elsewhere, twice, with a subPath */
+        STS(SIDECAR(ARGS("Local", "p"), BUCKET("c1")), LVOL("/h/x/c1"), DONE),
+        STS(LSIDECAR(ARGS("Local", "p"), BUCKET("c1"), "/home/nonroot"), LVOL("/h/x/c1"), DONE),
+        STS(LSIDECAR(ARGS("Local", "p"), BUCKET("c1"), "/home/nonroot/c1/v"), LVOL("/h/x/c1"),
+            DONE),
+        STS("{\"name\":\"backup-restore\",\"args\":[\"server\"," ARGS(
+                "Local", "p") "],"
+                              "\"env\":[" BUCKET(
+                                  "c1") "],\"volumeMounts\":[{\"name\":\"local-backup\","
+                                        "\"mountPath\":\"/home/nonroot/c1\",\"subPath\":\"v\"}]}",
+            LVOL("/h/x/c1"), DONE),
+        /* $HOME set by the template */
+        STS(LSIDECAR(ARGS("Local", "p"),
+                     BUCKET("c1") ",{\"name\":\"HOME\",\"value\":\"/home/nonroot/c1/v\"}",
+                     "/home/nonroot/c1"),
+            LVOL("/h/x/c1"), DONE),
+        STS("{\"name\":\"backup-restore\",\"args\":[\"server\"," ARGS(
+                "Local",
+                "p") "],"
+                     "\"env\":[" BUCKET("c1") "],\"envFrom\":[{\"configMapRef\":{\"name\":\"h\"}}],"
+                                              "\"volumeMounts\":[{\"name\":\"local-backup\","
+                                              "\"mountPath\":\"/home/nonroot/c1\"}]}",
+            LVOL("/h/x/c1"), DONE),
+        /* a container of more than one segment, from the flag (which etcdbrctl reads first) */
+        STS(LSIDECAR(ARGS("Local", "p") ",\"--store-container=c1/v\"", BUCKET("c1"),
+                     "/home/nonroot/c1"),
+            LVOL("/h/x/c1"), DONE),
+        STS(LSIDECAR(ARGS("Local", "p"), BUCKET(".."), "/home/nonroot/.."), LVOL("/h/x/.."), DONE),
+    };
+
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        cr_assert_eq(read_of(bad[i], &s), KERR_INVAL, "accepted: %s", bad[i]);
+}
+
+/* etcdbrctl takes --store-container before STORAGE_CONTAINER; an empty flag leaves the env */
+Test(ststore, container_flag)
+{
+    struct ststore s;
+
+    cr_assert_eq(
+        read_of(STS(SIDECAR(ARGS("S3", "p") ",\"--store-container=other\"", BUCKET("b")), "", DONE),
+                &s),
+        KERR_OK);
+    cr_assert_str_eq(s.container, "other");
+    cr_assert_eq(
+        read_of(STS(SIDECAR(ARGS("S3", "p") ",\"--store-container=other\"", ""), "", DONE), &s),
+        KERR_OK);
+    cr_assert_str_eq(s.container, "other");
+    cr_assert_eq(
+        read_of(STS(SIDECAR(ARGS("S3", "p") ",\"--store-container=\"", BUCKET("b")), "", DONE), &s),
+        KERR_OK);
+    cr_assert_str_eq(s.container, "b");
+    cr_assert_eq(read_of(STS(SIDECAR(ARGS("S3", "p") ",\"--store-container=a\","
+                                                     "\"--store-container=b\"",
+                                     BUCKET("b")),
+                             "", DONE),
+                         &s),
+                 KERR_INVAL);
+    /* the flag alone is a store: not "writes nothing" */
+    cr_assert_eq(read_of(STS(SIDECAR("\"--store-container=b\"", ""), "", DONE), &s), KERR_INVAL);
 }
 
 Test(ststore, unknown_templates)
@@ -94,6 +172,17 @@ Test(ststore, unknown_templates)
         /* pflag takes "--flag value" too: a bare flag is not understood */
         STS(SIDECAR("\"--storage-provider\",\"S3\",\"--store-prefix=p\"", BUCKET("b")), "", DONE),
         STS(SIDECAR("\"--store-prefix\",\"p\"", ""), "", DONE),
+        /* the kubelet expands $(VAR) in args and env values; pflag gives a bare flag the
+           next arg and reads nothing after "--" as a flag */
+        STS(SIDECAR(ARGS("S3", "n/$(P)"), BUCKET("b") ",{\"name\":\"P\",\"value\":\"x\"}"), "",
+            DONE),
+        STS(SIDECAR(ARGS("S3", "p"), BUCKET("$(B)")), "", DONE),
+        STS(SIDECAR("\"--schedule\"," ARGS("S3", "p"), BUCKET("b")), "", DONE),
+        STS(SIDECAR("\"-s\"," ARGS("S3", "p"), BUCKET("b")), "", DONE),
+        STS(SIDECAR(ARGS("S3", "p") ",\"--\"", BUCKET("b")), "", DONE),
+        STS("{\"name\":\"backup-restore\",\"command\":[\"etcdbrctl\",\"$(CMD)\"],"
+            "\"args\":[" ARGS("S3", "p") "],\"env\":[" BUCKET("b") "]}",
+            "", DONE),
         /* the command is the sidecar's argv too */
         STS("{\"name\":\"backup-restore\",\"command\":[\"etcdbrctl\",\"--store-prefix=q\"],"
             "\"args\":[" ARGS("S3", "p") "],\"env\":[" BUCKET("b") "]}",

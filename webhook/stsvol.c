@@ -316,52 +316,31 @@ static int clean(const char *p)
     return 1;
 }
 
-/* The mountPath of the one local-backup mount of the sidecar c into *bk and returned, or NULL
- * with why (n): it mounts another hostPath volume, local-backup not once, not at a clean
- * absolute "<dir>/<container>", or with a subPath. */
-static const char *backup_mount(const cJSON *sts, const cJSON *c, const char *container,
-                                const cJSON **bk, char *why, size_t n)
+/* The mountPath of the local-backup mount of the sidecar c into *bk and returned, or NULL
+ * with why (n) when it mounts another hostPath volume. ststore_read has read the template: the
+ * mount is there once, without a subPath, on etcd-druid's <home>/<container>. */
+static const char *backup_mount(const cJSON *sts, const cJSON *c, const cJSON **bk, char *why,
+                                size_t n)
 {
     const cJSON *m;
-    const char *mp;
-    size_t ml, cl = strlen(container);
-    int count = 0;
 
+    *bk = NULL;
     cJSON_ArrayForEach (m, kjson_get(c, "volumeMounts")) {
         const char *name = kjson_get_str(m, "name");
 
         if (name && strcmp(name, STSVOL_VOLUME) == 0) {
             *bk = m;
-            count++;
         } else if (hostpath_vol(sts, name)) {
             snprintf(why, n, "its backup-restore container mounts another hostPath volume (%.200s)",
                      name ? name : "unnamed");
             return NULL;
         }
     }
-    mp = count == 1 ? kjson_get_str(*bk, "mountPath") : NULL;
-    if (!mp || mp[0] != '/' || !clean(mp)) {
-        snprintf(why, n,
-                 "its backup-restore container does not mount volume " STSVOL_VOLUME
-                 " once at a clean absolute path");
+    if (!*bk || !kjson_get_str(*bk, "mountPath")) {
+        snprintf(why, n, "its backup-restore container does not mount volume " STSVOL_VOLUME);
         return NULL;
     }
-    if (kjson_has(*bk, "subPath") || kjson_has(*bk, "subPathExpr")) {
-        snprintf(why, n,
-                 "its backup-restore container mounts volume " STSVOL_VOLUME
-                 " with a subPath, so the sidecar's directory is not the volume's");
-        return NULL;
-    }
-    for (ml = strlen(mp); ml > 1 && mp[ml - 1] == '/'; ml--)
-        ;
-    if (ml <= cl || mp[ml - cl - 1] != '/' || strncmp(mp + ml - cl, container, cl) != 0) {
-        snprintf(why, n,
-                 "its backup-restore container mounts volume " STSVOL_VOLUME
-                 " at \"%.200s\", not at \"<home>/%.200s\" (STORAGE_CONTAINER)",
-                 mp, container);
-        return NULL;
-    }
-    return mp;
+    return kjson_get_str(*bk, "mountPath");
 }
 
 /* Why a mount of container it (the sidecar: c) puts something over the sidecar's mount bk at
@@ -393,7 +372,7 @@ static int covered(const cJSON *sts, const cJSON *c, const cJSON *it, const cJSO
 
 /* Why the template's mounts move the sidecar's store off "<volume>/<prefix>" (into why, n), or
  * "" when they keep it there (backup_mount, covered). */
-static void mounts_ok(const cJSON *sts, const cJSON *c, const char *container, char *why, size_t n)
+static void mounts_ok(const cJSON *sts, const cJSON *c, char *why, size_t n)
 {
     static const char *const lists[] = { "spec.template.spec.containers",
                                          "spec.template.spec.initContainers" };
@@ -401,7 +380,7 @@ static void mounts_ok(const cJSON *sts, const cJSON *c, const char *container, c
     const char *mp;
 
     why[0] = '\0';
-    if (!(mp = backup_mount(sts, c, container, &bk, why, n)))
+    if (!(mp = backup_mount(sts, c, &bk, why, n)))
         return;
     for (int i = 0; i < 2; i++)
         cJSON_ArrayForEach (it, kjson_get(sts, lists[i]))
@@ -453,7 +432,7 @@ static enum kerr judge(struct probe *p, struct store *claims[3], const cJSON *e,
         return KERR_NOMEM;
     r = sidecar_store(req->object, e, s, &path, why, sizeof(why));
     if (r == 1)
-        mounts_ok(req->object, sidecar(req->object), s->container, why, sizeof(why));
+        mounts_ok(req->object, sidecar(req->object), why, sizeof(why));
     if (r < 0 || (r == 1 && *why)) {
         free(s);
         return review_deny(resp,
