@@ -272,18 +272,30 @@ Test(ststore, pod_spec)
     cJSON_Delete(o);
 }
 
-static const char *pods_held(const char *items, const char *entry_prefix)
+/* The hold of pods items over entry_prefix, the Etcd and its StatefulSet as read (NULL: gone). */
+static const char *pods_held_by(const char *items, const char *etcd, const char *sts,
+                                const char *entry_prefix)
 {
     static char why[CMEMBER_WHY_MAX];
-    cJSON *p = cJSON_Parse(items);
+    cJSON *p = cJSON_Parse(items), *e = etcd ? cJSON_Parse(etcd) : NULL,
+          *s = sts ? cJSON_Parse(sts) : NULL;
     struct bstore_claim c;
 
     cr_assert(p, "fixture: %s", items);
+    cr_assert(!etcd || e);
+    cr_assert(!sts || s);
     cr_assert_eq(bstore_claim_init(&c, "aws", "etcd-bucket", NULL, entry_prefix, NULL), KERR_OK);
-    cr_assert_eq(cmember_pods_held_in(p, "n", "etcd-main", &c, why, sizeof(why)), KERR_OK);
+    cr_assert_eq(cmember_pods_held_in(p, e, s, "n", "etcd-main", &c, why, sizeof(why)), KERR_OK);
     bstore_claim_release(&c);
     cJSON_Delete(p);
+    cJSON_Delete(e);
+    cJSON_Delete(s);
     return why;
+}
+
+static const char *pods_held(const char *items, const char *entry_prefix)
+{
+    return pods_held_by(items, NULL, NULL, entry_prefix);
 }
 
 Test(cmember, orphaned_pods_hold)
@@ -332,6 +344,44 @@ Test(cmember, pods_that_do_not_hold)
                                 "etcd-main-1", "Failed", "{\"name\":\"x\"}", "") "]",
                             "n--etcd-main"),
                  '\0');
+}
+
+Test(cmember, pod_hold_names_why_it_runs)
+{
+    const char *one = "[" POD("etcd-main-1", "Running", WRITES("n--etcd-main"), "") "]";
+    const char *moved = STS(SIDECAR(ARGS("S3", "moved/x"), BUCKET("etcd-bucket")), "", DONE);
+
+    /* the StatefulSet exists (its template moved): the pod has only not rolled yet */
+    cr_assert(strstr(pods_held_by(one, ETCD("", "moved/x"), moved, "n--etcd-main"),
+                     "StatefulSet n/etcd-main exists and its template does not write there: the "
+                     "pod has not rolled onto it yet"));
+    cr_assert(!strstr(pods_held_by(one, ETCD("", "moved/x"), moved, "n--etcd-main"), "deleted"));
+    /* the StatefulSet was deleted orphaning it, the Etcd is there */
+    cr_assert(strstr(pods_held_by(one, ETCD("", "moved/x"), NULL, "n--etcd-main"),
+                     "(its StatefulSet was deleted leaving it running)"));
+    /* both gone */
+    cr_assert(strstr(pods_held_by(one, NULL, NULL, "n--etcd-main"),
+                     "(its Etcd and its StatefulSet were deleted leaving it running)"));
+}
+
+/* A store that is read but cannot be claimed (a container no bucket can be named) holds. */
+#define UNCLAIMABLE SIDECAR(ARGS("S3", "n--etcd-main"), BUCKET("a/b"))
+
+Test(cmember, unclaimable_store_holds)
+{
+    cr_assert(strstr(held(ETCD("", "moved/x"), STS(UNCLAIMABLE, "", DONE), "n--etcd-main"),
+                     "backup sidecar cannot be claimed ("));
+    cr_assert(strstr(pods_held("[" POD("etcd-main-0", "Running",
+                                       SIDECAR(ARGS("S3", "x"), BUCKET("a/b")), "") "]",
+                               "n--etcd-main"),
+                     "of its backup sidecar cannot be claimed ("));
+    cr_assert_eq(stamp_same(ETCD("", "n--etcd-main"), STS(UNCLAIMABLE, "", DONE), 0), 0);
+    /* unknown also while rolling; unknown before its rollout is looked at */
+    cr_assert(strstr(held(ETCD("", "moved/x"), STS(UNCLAIMABLE, "", ROLLING), "n--etcd-main"),
+                     "cannot be claimed"));
+    cr_assert(
+        strstr(held(ETCD("", "moved/x"), STS("{\"name\":\"x\"}", "", ROLLING), "n--etcd-main"),
+               "is unknown ("));
 }
 
 Test(cmember, member_selector)

@@ -22,7 +22,10 @@
  *     was deleted orphaning them (kubectl delete --cascade=orphan) and keep writing. A LIST
  *     that fails holds it too.
  * No StatefulSet, no Etcd and no such pod, or a template whose sidecar names no store (an Etcd
- * without a backup store: its members write nothing): nothing holds it.
+ * without a backup store: its members write nothing): nothing holds it (cmember_held).
+ *
+ * Every store is read by one helper (a pod spec: a template's or a pod's; common/ststore's
+ * ststore_read_spec, then ststore_claim): what it cannot read or claim is "unknown".
  *
  * Ownership: arguments BORROWED; why written into the caller's buffer.
  * Thread safety: reentrant.
@@ -60,10 +63,13 @@ int cmember_selector(const char *name, char *sel, size_t n);
 /*
  * The hold of the member pods (items: an array of Pods, those listed by cmember_selector in
  * namespace ns; NULL: none) over claim c of Etcd ns/name: why one holds it into why (n bytes),
- * "" when none does. KERR_NOMEM only.
+ * "" when none does. etcd and sts (NULL: gone), the Etcd and its StatefulSet as read, only
+ * word why a pod runs on: not rolled onto the StatefulSet's template yet, or left running by
+ * a deleted StatefulSet (or Etcd). KERR_NOMEM only.
  */
-enum kerr cmember_pods_held_in(const cJSON *items, const char *ns, const char *name,
-                               const struct bstore_claim *c, char *why, size_t n);
+enum kerr cmember_pods_held_in(const cJSON *items, const cJSON *etcd, const cJSON *sts,
+                               const char *ns, const char *name, const struct bstore_claim *c,
+                               char *why, size_t n);
 
 /*
  * cmember_held_in over Etcd ns/name and its StatefulSet read from the API server now, then
