@@ -399,3 +399,78 @@ Test(cmember, member_selector)
     cr_assert_eq(cmember_selector("etcd-main", sel, 8), 0);
     cr_assert_eq(cmember_selector("", sel, sizeof(sel)), 0);
 }
+
+/* ---- any other backup sidecar of the cluster ---- */
+
+#define OTHER_STS(containers)                                                                    \
+    "{\"metadata\":{\"namespace\":\"w\",\"name\":\"writer\"},\"spec\":{\"template\":{\"spec\":{" \
+    "\"containers\":[{\"name\":\"main\"}," containers "]}}}}"
+#define OTHER_POD(phase, field, containers)                                        \
+    "{\"metadata\":{\"namespace\":\"w\",\"name\":\"writer-0\"},\"spec\":{\"" field \
+    "\":[" containers "]},\"status\":{\"phase\":\"" phase "\"}}"
+
+static const char *writer_held(const char *obj, int is_pod, const char *entry_prefix)
+{
+    static char why[CMEMBER_WHY_MAX];
+    cJSON *o = cJSON_Parse(obj);
+    struct bstore_claim c;
+
+    cr_assert(o, "fixture: %s", obj);
+    cr_assert_eq(bstore_claim_init(&c, "aws", "etcd-bucket", NULL, entry_prefix, NULL), KERR_OK);
+    cr_assert_eq(cmember_writer_held_in(o, is_pod, &c, why, sizeof(why)), KERR_OK);
+    bstore_claim_release(&c);
+    cJSON_Delete(o);
+    return why;
+}
+
+Test(cmember, other_writers_hold)
+{
+    /* a StatefulSet of no Etcd, no labels: its template writes inside the prefix */
+    cr_assert(
+        strstr(writer_held(OTHER_STS(WRITES("a/etcd/sub")), 0, "a/etcd"),
+               "StatefulSet w/writer runs a backup sidecar that writes prefix \"a/etcd/sub\""));
+    /* a bare pod writing a prefix of which the entry's is a part */
+    cr_assert(
+        strstr(writer_held(OTHER_POD("Running", "containers", "{\"name\":\"main\"}," WRITES("a")),
+                           1, "a/etcd"),
+               "pod w/writer-0 runs a backup sidecar"));
+    /* unknown store (a provider not known, a store that cannot be claimed): held */
+    cr_assert(strstr(writer_held(OTHER_POD("Pending", "containers",
+                                           SIDECAR(ARGS("awss", "x"), BUCKET("etcd-bucket"))),
+                                 1, "a/etcd"),
+                     "its store is unknown ("));
+    cr_assert(strstr(writer_held(OTHER_STS(SIDECAR(ARGS("S3", "x"), BUCKET("a/b"))), 0, "a/etcd"),
+                     "its store cannot be claimed ("));
+    cr_assert_neq(*writer_held(OTHER_STS(WRITES("a") "," WRITES("b")), 0, "zzz"), '\0'); /* twice */
+    /* a backup-restore container run as an init or ephemeral container: not read, held */
+    cr_assert(
+        strstr(writer_held(OTHER_POD("Running", "initContainers", WRITES("zzz")), 1, "a/etcd"),
+               "init or ephemeral container named backup-restore"));
+    cr_assert_neq(
+        *writer_held(OTHER_POD("Running", "ephemeralContainers", WRITES("zzz")), 1, "a/etcd"),
+        '\0');
+    /* no containers at all: not understood, held */
+    cr_assert_neq(*writer_held("{\"metadata\":{\"name\":\"x\"},\"spec\":{}}", 1, "a/etcd"), '\0');
+}
+
+Test(cmember, other_writers_that_do_not_hold)
+{
+    /* no backup sidecar; another prefix; another container; no store named; finished */
+    cr_assert_eq(*writer_held(OTHER_STS("{\"name\":\"backup\"}"), 0, "a/etcd"), '\0');
+    cr_assert_eq(*writer_held(OTHER_STS(WRITES("a/etcd-2")), 0, "a/etcd/x"), '\0');
+    cr_assert_eq(
+        *writer_held(OTHER_STS(SIDECAR(ARGS("S3", "a/etcd"), BUCKET("other"))), 0, "a/etcd"), '\0');
+    cr_assert_eq(
+        *writer_held(OTHER_STS("{\"name\":\"backup-restore\",\"args\":[\"server\"]}"), 0, "a/etcd"),
+        '\0');
+    cr_assert_eq(*writer_held(OTHER_POD("Succeeded", "containers", WRITES("a/etcd")), 1, "a/etcd"),
+                 '\0');
+    cr_assert_eq(*writer_held(OTHER_POD("Failed", "initContainers", WRITES("a/etcd")), 1, "a/etcd"),
+                 '\0');
+    /* a StatefulSet is judged by its template, not by a "status.phase" */
+    cr_assert_neq(
+        *writer_held("{\"metadata\":{\"name\":\"s\"},\"status\":{\"phase\":\"Failed\"},"
+                     "\"spec\":{\"template\":{\"spec\":{\"containers\":[" WRITES("a/etcd") "]}}}}",
+                     0, "a/etcd"),
+        '\0');
+}
