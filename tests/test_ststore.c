@@ -361,18 +361,30 @@ Test(ststore, pod_spec)
     cJSON_Delete(o);
 }
 
-static const char *pods_held(const char *items, const char *entry_prefix)
+/* The hold of pods items over entry_prefix, the Etcd and its StatefulSet as read (NULL: gone). */
+static const char *pods_held_by(const char *items, const char *etcd, const char *sts,
+                                const char *entry_prefix)
 {
     static char why[CMEMBER_WHY_MAX];
-    cJSON *p = cJSON_Parse(items);
+    cJSON *p = cJSON_Parse(items), *e = etcd ? cJSON_Parse(etcd) : NULL,
+          *s = sts ? cJSON_Parse(sts) : NULL;
     struct bstore_claim c;
 
     cr_assert(p, "fixture: %s", items);
+    cr_assert(!etcd || e);
+    cr_assert(!sts || s);
     cr_assert_eq(bstore_claim_init(&c, "aws", "etcd-bucket", NULL, entry_prefix, NULL), KERR_OK);
-    cr_assert_eq(cmember_pods_held_in(p, "n", "etcd-main", &c, why, sizeof(why)), KERR_OK);
+    cr_assert_eq(cmember_pods_held_in(p, e, s, "n", "etcd-main", &c, why, sizeof(why)), KERR_OK);
     bstore_claim_release(&c);
     cJSON_Delete(p);
+    cJSON_Delete(e);
+    cJSON_Delete(s);
     return why;
+}
+
+static const char *pods_held(const char *items, const char *entry_prefix)
+{
+    return pods_held_by(items, NULL, NULL, entry_prefix);
 }
 
 Test(cmember, orphaned_pods_hold)
@@ -423,6 +435,44 @@ Test(cmember, pods_that_do_not_hold)
                  '\0');
 }
 
+Test(cmember, pod_hold_names_why_it_runs)
+{
+    const char *one = "[" POD("etcd-main-1", "Running", WRITES("n--etcd-main"), "") "]";
+    const char *moved = STS(SIDECAR(ARGS("S3", "moved/x"), BUCKET("etcd-bucket")), "", DONE);
+
+    /* the StatefulSet exists (its template moved): the pod has only not rolled yet */
+    cr_assert(strstr(pods_held_by(one, ETCD("", "moved/x"), moved, "n--etcd-main"),
+                     "StatefulSet n/etcd-main exists and its template does not write there: the "
+                     "pod has not rolled onto it yet"));
+    cr_assert(!strstr(pods_held_by(one, ETCD("", "moved/x"), moved, "n--etcd-main"), "deleted"));
+    /* the StatefulSet was deleted orphaning it, the Etcd is there */
+    cr_assert(strstr(pods_held_by(one, ETCD("", "moved/x"), NULL, "n--etcd-main"),
+                     "(its StatefulSet was deleted leaving it running)"));
+    /* both gone */
+    cr_assert(strstr(pods_held_by(one, NULL, NULL, "n--etcd-main"),
+                     "(its Etcd and its StatefulSet were deleted leaving it running)"));
+}
+
+/* A store that is read but cannot be claimed (a container no bucket can be named) holds. */
+#define UNCLAIMABLE SIDECAR(ARGS("S3", "n--etcd-main"), BUCKET("a/b"))
+
+Test(cmember, unclaimable_store_holds)
+{
+    cr_assert(strstr(held(ETCD("", "moved/x"), STS(UNCLAIMABLE, "", DONE), "n--etcd-main"),
+                     "backup sidecar cannot be claimed ("));
+    cr_assert(strstr(pods_held("[" POD("etcd-main-0", "Running",
+                                       SIDECAR(ARGS("S3", "x"), BUCKET("a/b")), "") "]",
+                               "n--etcd-main"),
+                     "of its backup sidecar cannot be claimed ("));
+    cr_assert_eq(stamp_same(ETCD("", "n--etcd-main"), STS(UNCLAIMABLE, "", DONE), 0), 0);
+    /* unknown also while rolling; unknown before its rollout is looked at */
+    cr_assert(strstr(held(ETCD("", "moved/x"), STS(UNCLAIMABLE, "", ROLLING), "n--etcd-main"),
+                     "cannot be claimed"));
+    cr_assert(
+        strstr(held(ETCD("", "moved/x"), STS("{\"name\":\"x\"}", "", ROLLING), "n--etcd-main"),
+               "is unknown ("));
+}
+
 Test(cmember, member_selector)
 {
     char sel[160], name[CMEMBER_LABEL_MAX + 2];
@@ -437,4 +487,79 @@ Test(cmember, member_selector)
     cr_assert_eq(cmember_selector(name, sel, sizeof(sel)), 1);
     cr_assert_eq(cmember_selector("etcd-main", sel, 8), 0);
     cr_assert_eq(cmember_selector("", sel, sizeof(sel)), 0);
+}
+
+/* ---- any other backup sidecar of the cluster ---- */
+
+#define OTHER_STS(containers)                                                                    \
+    "{\"metadata\":{\"namespace\":\"w\",\"name\":\"writer\"},\"spec\":{\"template\":{\"spec\":{" \
+    "\"containers\":[{\"name\":\"main\"}," containers "]}}}}"
+#define OTHER_POD(phase, field, containers)                                        \
+    "{\"metadata\":{\"namespace\":\"w\",\"name\":\"writer-0\"},\"spec\":{\"" field \
+    "\":[" containers "]},\"status\":{\"phase\":\"" phase "\"}}"
+
+static const char *writer_held(const char *obj, int is_pod, const char *entry_prefix)
+{
+    static char why[CMEMBER_WHY_MAX];
+    cJSON *o = cJSON_Parse(obj);
+    struct bstore_claim c;
+
+    cr_assert(o, "fixture: %s", obj);
+    cr_assert_eq(bstore_claim_init(&c, "aws", "etcd-bucket", NULL, entry_prefix, NULL), KERR_OK);
+    cr_assert_eq(cmember_writer_held_in(o, is_pod, &c, why, sizeof(why)), KERR_OK);
+    bstore_claim_release(&c);
+    cJSON_Delete(o);
+    return why;
+}
+
+Test(cmember, other_writers_hold)
+{
+    /* a StatefulSet of no Etcd, no labels: its template writes inside the prefix */
+    cr_assert(
+        strstr(writer_held(OTHER_STS(WRITES("a/etcd/sub")), 0, "a/etcd"),
+               "StatefulSet w/writer runs a backup sidecar that writes prefix \"a/etcd/sub\""));
+    /* a bare pod writing a prefix of which the entry's is a part */
+    cr_assert(
+        strstr(writer_held(OTHER_POD("Running", "containers", "{\"name\":\"main\"}," WRITES("a")),
+                           1, "a/etcd"),
+               "pod w/writer-0 runs a backup sidecar"));
+    /* unknown store (a provider not known, a store that cannot be claimed): held */
+    cr_assert(strstr(writer_held(OTHER_POD("Pending", "containers",
+                                           SIDECAR(ARGS("awss", "x"), BUCKET("etcd-bucket"))),
+                                 1, "a/etcd"),
+                     "its store is unknown ("));
+    cr_assert(strstr(writer_held(OTHER_STS(SIDECAR(ARGS("S3", "x"), BUCKET("a/b"))), 0, "a/etcd"),
+                     "its store cannot be claimed ("));
+    cr_assert_neq(*writer_held(OTHER_STS(WRITES("a") "," WRITES("b")), 0, "zzz"), '\0'); /* twice */
+    /* a backup-restore container run as an init or ephemeral container: not read, held */
+    cr_assert(
+        strstr(writer_held(OTHER_POD("Running", "initContainers", WRITES("zzz")), 1, "a/etcd"),
+               "init or ephemeral container named backup-restore"));
+    cr_assert_neq(
+        *writer_held(OTHER_POD("Running", "ephemeralContainers", WRITES("zzz")), 1, "a/etcd"),
+        '\0');
+    /* no containers at all: not understood, held */
+    cr_assert_neq(*writer_held("{\"metadata\":{\"name\":\"x\"},\"spec\":{}}", 1, "a/etcd"), '\0');
+}
+
+Test(cmember, other_writers_that_do_not_hold)
+{
+    /* no backup sidecar; another prefix; another container; no store named; finished */
+    cr_assert_eq(*writer_held(OTHER_STS("{\"name\":\"backup\"}"), 0, "a/etcd"), '\0');
+    cr_assert_eq(*writer_held(OTHER_STS(WRITES("a/etcd-2")), 0, "a/etcd/x"), '\0');
+    cr_assert_eq(
+        *writer_held(OTHER_STS(SIDECAR(ARGS("S3", "a/etcd"), BUCKET("other"))), 0, "a/etcd"), '\0');
+    cr_assert_eq(
+        *writer_held(OTHER_STS("{\"name\":\"backup-restore\",\"args\":[\"server\"]}"), 0, "a/etcd"),
+        '\0');
+    cr_assert_eq(*writer_held(OTHER_POD("Succeeded", "containers", WRITES("a/etcd")), 1, "a/etcd"),
+                 '\0');
+    cr_assert_eq(*writer_held(OTHER_POD("Failed", "initContainers", WRITES("a/etcd")), 1, "a/etcd"),
+                 '\0');
+    /* a StatefulSet is judged by its template, not by a "status.phase" */
+    cr_assert_neq(
+        *writer_held("{\"metadata\":{\"name\":\"s\"},\"status\":{\"phase\":\"Failed\"},"
+                     "\"spec\":{\"template\":{\"spec\":{\"containers\":[" WRITES("a/etcd") "]}}}}",
+                     0, "a/etcd"),
+        '\0');
 }

@@ -1,4 +1,5 @@
-/* cmember - what an Etcd's members may still hold in a store; see cmember.h. */
+/* cmember - what an Etcd's members, or any backup sidecar, may still hold in a store; see
+ * cmember.h. */
 #include "controller/core/cmember.h"
 
 #include <stdio.h>
@@ -7,11 +8,14 @@
 
 #include "common/hibguard.h"
 #include "common/kjson.h"
+#include "common/pager.h"
 #include "common/ststore.h"
 #include "controller/core/claims.h"
 #include "controller/core/etcdspec.h"
 
 static const struct k8s_resource RES_STS = { "apps", "v1", "statefulsets", 1 };
+
+#define WRITERS_PAGE 250 /* items per page of the cluster-wide LISTs */
 
 static const char *str_or(const cJSON *o, const char *path, const char *dflt)
 {
@@ -19,15 +23,74 @@ static const char *str_or(const cJSON *o, const char *path, const char *dflt)
     return v ? v : dflt;
 }
 
+/* What the backup sidecar of one pod spec writes (sidecar_read). */
+enum sidecar_kind {
+    SIDECAR_WRITES,  /* claim: its store */
+    SIDECAR_NONE,    /* it names no store: it writes nothing */
+    SIDECAR_UNKNOWN, /* its store cannot be read or claimed */
+};
+
+struct sidecar {
+    enum sidecar_kind kind;
+    struct ststore s;          /* as read: provider, container, prefix for messages */
+    struct bstore_claim claim; /* SIDECAR_WRITES only; released by sidecar_free */
+    /* SIDECAR_UNKNOWN and SIDECAR_NONE: "is unknown (<reason>)" or "cannot be claimed (<why>)",
+     * to follow "the store of ... backup sidecar " */
+    char why[STSTORE_WHY_MAX + KERR_MSG_LEN + 32];
+};
+
+static void sidecar_free(struct sidecar *sc)
+{
+    if (sc && sc->kind == SIDECAR_WRITES)
+        bstore_claim_release(&sc->claim);
+    free(sc);
+}
+
+/*
+ * The store the backup sidecar of spec (a pod's spec or a template's spec.template.spec) writes,
+ * read (common/ststore's ststore_read_spec) and claimed (ststore_claim), into *out (OWNS; free
+ * with sidecar_free). Whatever cannot be read or claimed is SIDECAR_UNKNOWN: every caller holds
+ * or refuses on it (fail closed). KERR_NOMEM only.
+ */
+static enum kerr sidecar_read(const cJSON *spec, struct sidecar **out)
+{
+    char reason[STSTORE_WHY_MAX];
+    struct kerr_info one = { 0 };
+    struct sidecar *sc = calloc(1, sizeof(*sc));
+    enum kerr rc;
+
+    *out = NULL;
+    if (!sc)
+        return KERR_NOMEM;
+    rc = ststore_read_spec(spec, &sc->s, reason, sizeof(reason));
+    if (rc != KERR_OK) {
+        sc->kind = rc == KERR_NOTFOUND ? SIDECAR_NONE : SIDECAR_UNKNOWN;
+        snprintf(sc->why, sizeof(sc->why), "is unknown (%s)", reason);
+    } else if ((rc = ststore_claim(&sc->s, &sc->claim, &one)) == KERR_NOMEM) {
+        free(sc);
+        return rc;
+    } else if (rc != KERR_OK) {
+        sc->kind = SIDECAR_UNKNOWN;
+        snprintf(sc->why, sizeof(sc->why), "cannot be claimed (%s)", one.msg);
+    } else {
+        sc->kind = SIDECAR_WRITES;
+    }
+    *out = sc;
+    return KERR_OK;
+}
+
+/* Whether the sidecar sc writes a store overlapping c. */
+static int sidecar_overlaps(const struct sidecar *sc, const struct bstore_claim *c)
+{
+    return sc->kind == SIDECAR_WRITES && bstore_claims_overlap(&sc->claim, c);
+}
+
 enum kerr cmember_held_in(const cJSON *etcd, const cJSON *sts, const struct bstore_claim *c,
                           char *why, size_t n)
 {
     const char *ns = str_or(etcd ? etcd : sts, "metadata.namespace", "?");
     const char *name = str_or(etcd ? etcd : sts, "metadata.name", "?");
-    char reason[STSTORE_WHY_MAX];
-    struct ststore *s;
-    struct bstore_claim tc;
-    struct kerr_info one = { 0 };
+    struct sidecar *sc;
     enum kerr rc;
 
     why[0] = '\0';
@@ -40,47 +103,27 @@ enum kerr cmember_held_in(const cJSON *etcd, const cJSON *sts, const struct bsto
     }
     if (!sts)
         return KERR_OK;
-    if (!(s = calloc(1, sizeof(*s))))
-        return KERR_NOMEM;
-    rc = ststore_read(sts, s, reason, sizeof(reason));
-    if (rc != KERR_OK && rc != KERR_NOTFOUND) {
+    if ((rc = sidecar_read(kjson_get(sts, "spec.template.spec"), &sc)) != KERR_OK)
+        return rc;
+    if (sc->kind == SIDECAR_UNKNOWN)
         snprintf(why, n,
                  "the members of Etcd %s/%s may still write it: the store of StatefulSet "
-                 "%s/%s's backup sidecar is unknown (%s)",
-                 ns, name, ns, name, reason);
-        goto out;
-    }
-    if (!ststore_rolled_out(sts, 0)) {
+                 "%s/%s's backup sidecar %s",
+                 ns, name, ns, name, sc->why);
+    else if (!ststore_rolled_out(sts, 0))
         snprintf(why, n,
                  "the members of Etcd %s/%s may still write it: StatefulSet %s/%s's rollout is "
                  "not complete (status.observedGeneration, currentRevision and updateRevision "
                  "not those of its template), so its pods may run an earlier template's store",
                  ns, name, ns, name);
-        goto out;
-    }
-    if (rc == KERR_NOTFOUND) /* its members, all on this template, write no backups */
-        goto out;
-    rc = ststore_claim(s, &tc, &one);
-    if (rc == KERR_NOMEM) {
-        free(s);
-        return rc;
-    }
-    if (rc != KERR_OK)
+    else if (sidecar_overlaps(sc, c))
         snprintf(why, n,
-                 "the members of Etcd %s/%s may still write it: the store of StatefulSet "
-                 "%s/%s's backup sidecar cannot be claimed (%s)",
-                 ns, name, ns, name, one.msg);
-    else {
-        if (bstore_claims_overlap(&tc, c))
-            snprintf(why, n,
-                     "the members of Etcd %s/%s still write it: StatefulSet %s/%s's backup "
-                     "sidecar writes prefix \"%s\" of container %s (etcd-druid has not "
-                     "reconciled the Etcd's new store into its pod template yet)",
-                     ns, name, ns, name, s->prefix, s->container);
-        bstore_claim_release(&tc);
-    }
-out:
-    free(s);
+                 "the members of Etcd %s/%s still write it: StatefulSet %s/%s's backup "
+                 "sidecar writes prefix \"%s\" of container %s (etcd-druid has not "
+                 "reconciled the Etcd's new store into its pod template yet)",
+                 ns, name, ns, name, sc->s.prefix, sc->s.container);
+    /* else: apart, or its members, all on this template, write no backups */
+    sidecar_free(sc);
     return KERR_OK;
 }
 
@@ -110,66 +153,77 @@ int cmember_selector(const char *name, char *sel, size_t n)
     return w > 0 && (size_t)w < n;
 }
 
-/* Why pod (not finished), a member of Etcd ns/name, holds c: into why (n bytes), or "". */
-static enum kerr pod_held(const cJSON *pod, const char *ns, const char *name,
-                          const struct bstore_claim *c, char *why, size_t n)
+/* Why a member pod still runs a sidecar its Etcd's StatefulSet no longer names, for messages. */
+static void left_running(const cJSON *etcd, const cJSON *sts, char *out, size_t n)
 {
-    const char *pname = str_or(pod, "metadata.name", "?");
-    char reason[STSTORE_WHY_MAX];
-    struct ststore *s;
-    struct bstore_claim pc;
-    struct kerr_info one = { 0 };
-    enum kerr rc;
-
-    if (!(s = calloc(1, sizeof(*s))))
-        return KERR_NOMEM;
-    rc = ststore_read_spec(kjson_get(pod, "spec"), s, reason, sizeof(reason));
-    if (rc == KERR_NOTFOUND) /* its sidecar names no store: it writes nothing */
-        rc = KERR_OK;
-    else if (rc != KERR_OK)
-        snprintf(why, n,
-                 "pod %s/%s, a member of Etcd %s/%s, still exists and may write it: the store "
-                 "of its backup sidecar is unknown (%s)",
-                 ns, pname, ns, name, reason);
-    else if ((rc = ststore_claim(s, &pc, &one)) != KERR_OK)
-        snprintf(why, n,
-                 "pod %s/%s, a member of Etcd %s/%s, still exists and may write it: the store "
-                 "of its backup sidecar cannot be claimed (%s)",
-                 ns, pname, ns, name, one.msg);
-    else {
-        if (bstore_claims_overlap(&pc, c))
-            snprintf(why, n,
-                     "pod %s/%s, a member of Etcd %s/%s, still exists and its backup sidecar "
-                     "writes prefix \"%s\" of container %s (its StatefulSet or Etcd was "
-                     "deleted leaving it running)",
-                     ns, pname, ns, name, s->prefix, s->container);
-        bstore_claim_release(&pc);
-    }
-    free(s);
-    return rc == KERR_NOMEM ? rc : KERR_OK;
+    if (sts)
+        snprintf(out, n,
+                 "StatefulSet %s/%s exists and its template does not write there: the pod has "
+                 "not rolled onto it yet",
+                 str_or(sts, "metadata.namespace", "?"), str_or(sts, "metadata.name", "?"));
+    else if (etcd)
+        snprintf(out, n, "its StatefulSet was deleted leaving it running");
+    else
+        snprintf(out, n, "its Etcd and its StatefulSet were deleted leaving it running");
 }
 
-enum kerr cmember_pods_held_in(const cJSON *items, const char *ns, const char *name,
-                               const struct bstore_claim *c, char *why, size_t n)
+/* Why pod (not finished), a member of Etcd ns/name, holds c: into why (n bytes), or "". */
+static enum kerr pod_held(const cJSON *pod, const cJSON *etcd, const cJSON *sts, const char *ns,
+                          const char *name, const struct bstore_claim *c, char *why, size_t n)
+{
+    const char *pname = str_or(pod, "metadata.name", "?");
+    char how[512];
+    struct sidecar *sc;
+    enum kerr rc;
+
+    if ((rc = sidecar_read(kjson_get(pod, "spec"), &sc)) != KERR_OK)
+        return rc;
+    if (sc->kind == SIDECAR_UNKNOWN)
+        snprintf(why, n,
+                 "pod %s/%s, a member of Etcd %s/%s, still exists and may write it: the store "
+                 "of its backup sidecar %s",
+                 ns, pname, ns, name, sc->why);
+    else if (sidecar_overlaps(sc, c)) {
+        left_running(etcd, sts, how, sizeof(how));
+        snprintf(why, n,
+                 "pod %s/%s, a member of Etcd %s/%s, still exists and its backup sidecar "
+                 "writes prefix \"%s\" of container %s (%s)",
+                 ns, pname, ns, name, sc->s.prefix, sc->s.container, how);
+    }
+    /* else: apart, or its sidecar names no store: it writes nothing */
+    sidecar_free(sc);
+    return KERR_OK;
+}
+
+/* Whether pod's phase says its containers never run again. */
+static int finished(const cJSON *pod)
+{
+    const char *phase = kjson_get_str(pod, "status.phase");
+
+    return phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
+}
+
+enum kerr cmember_pods_held_in(const cJSON *items, const cJSON *etcd, const cJSON *sts,
+                               const char *ns, const char *name, const struct bstore_claim *c,
+                               char *why, size_t n)
 {
     const cJSON *pod;
-    const char *phase;
     enum kerr rc = KERR_OK;
 
     why[0] = '\0';
     cJSON_ArrayForEach (pod, items) {
-        phase = kjson_get_str(pod, "status.phase");
-        if (phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0))
-            continue; /* finished: its containers never run again */
-        if ((rc = pod_held(pod, ns, name, c, why, n)) != KERR_OK || *why)
+        if (finished(pod))
+            continue; /* its containers never run again */
+        if ((rc = pod_held(pod, etcd, sts, ns, name, c, why, n)) != KERR_OK || *why)
             break;
     }
     return rc;
 }
 
 /* The member pods of Etcd ns/name listed now: their hold over c into why (n bytes). */
-static enum kerr pods_held(struct k8s_client *k, const char *ns, const char *name,
-                           const struct bstore_claim *c, char *why, size_t n)
+static enum kerr pods_held(struct k8s_client *k, const cJSON *etcd, const cJSON *sts,
+                           const char *ns, const char *name, const struct bstore_claim *c,
+                           char *why, size_t n)
 {
     char sel[sizeof(ETCDSPEC_LABEL_MANAGED_BY ETCDSPEC_MANAGED_BY_DRUID ETCDSPEC_LABEL_PART_OF) +
              CMEMBER_LABEL_MAX + 8];
@@ -190,7 +244,7 @@ static enum kerr pods_held(struct k8s_client *k, const char *ns, const char *nam
                  "still write it: %s",
                  ns, sel, ns, name, one.msg[0] ? one.msg : kerr_str(rc));
     else
-        rc = cmember_pods_held_in(kjson_get_arr(list, "items"), ns, name, c, why, n);
+        rc = cmember_pods_held_in(kjson_get_arr(list, "items"), etcd, sts, ns, name, c, why, n);
     cJSON_Delete(list);
     return rc;
 }
@@ -210,7 +264,7 @@ enum kerr cmember_held(struct k8s_client *k, const char *ns, const char *name,
     if (rc == KERR_OK)
         rc = cmember_held_in(etcd, sts, c, why, n);
     if (rc == KERR_OK && !*why)
-        rc = pods_held(k, ns, name, c, why, n);
+        rc = pods_held(k, etcd, sts, ns, name, c, why, n);
     if (rc == KERR_NOMEM)
         kerr_set(err, rc, "the members' store");
     cJSON_Delete(etcd);
@@ -218,14 +272,129 @@ enum kerr cmember_held(struct k8s_client *k, const char *ns, const char *name,
     return rc;
 }
 
+/* Whether a container of list (an array of containers) is named name. */
+static int has_named(const cJSON *list, const char *name)
+{
+    const cJSON *it;
+
+    cJSON_ArrayForEach (it, list) {
+        const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "name"));
+
+        if (v && strcmp(v, name) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+enum kerr cmember_writer_held_in(const cJSON *obj, int is_pod, const struct bstore_claim *c,
+                                 char *why, size_t n)
+{
+    const char *kind = is_pod ? "pod" : "StatefulSet";
+    const char *ns = str_or(obj, "metadata.namespace", "?"),
+               *name = str_or(obj, "metadata.name", "?");
+    const cJSON *spec = kjson_get(obj, is_pod ? "spec" : "spec.template.spec");
+    const cJSON *cs = kjson_get(spec, "containers");
+    struct sidecar *sc;
+    enum kerr rc;
+
+    why[0] = '\0';
+    if (is_pod && finished(obj))
+        return KERR_OK; /* its containers never run again */
+    if (has_named(kjson_get(spec, "initContainers"), STSTORE_CONTAINER) ||
+        has_named(kjson_get(spec, "ephemeralContainers"), STSTORE_CONTAINER)) {
+        snprintf(why, n,
+                 "%s %s/%s runs an init or ephemeral container named %s, a backup sidecar whose "
+                 "store etcd-warden does not read: it may write it",
+                 kind, ns, name, STSTORE_CONTAINER);
+        return KERR_OK;
+    }
+    if (cJSON_IsArray(cs) && !has_named(cs, STSTORE_CONTAINER))
+        return KERR_OK; /* no backup sidecar */
+    if ((rc = sidecar_read(spec, &sc)) != KERR_OK)
+        return rc;
+    if (sc->kind == SIDECAR_UNKNOWN)
+        snprintf(why, n,
+                 "%s %s/%s runs a backup sidecar (container %s) that may write it: its store %s",
+                 kind, ns, name, STSTORE_CONTAINER, sc->why);
+    else if (sidecar_overlaps(sc, c))
+        snprintf(why, n,
+                 "%s %s/%s runs a backup sidecar that writes prefix \"%s\" of container %s "
+                 "(provider %s)",
+                 kind, ns, name, sc->s.prefix, sc->s.container, sc->s.provider);
+    sidecar_free(sc);
+    return KERR_OK;
+}
+
+/* One cluster-wide LIST judged page by page (cmember_writer_held_in), stopped at a hold. */
+struct scan {
+    const struct bstore_claim *c;
+    int is_pod;
+    char *why;
+    size_t n;
+};
+
+/* The pager's projection: judge obj while nothing holds, keep nothing of it. */
+static enum kerr scan_one(void *ctx, const cJSON *obj, cJSON **out)
+{
+    struct scan *s = ctx;
+
+    if (!(*out = cJSON_CreateNull()))
+        return KERR_NOMEM;
+    return *s->why ? KERR_OK : cmember_writer_held_in(obj, s->is_pod, s->c, s->why, s->n);
+}
+
+static int scan_stopped(void *arg)
+{
+    return *((struct scan *)arg)->why != '\0';
+}
+
+/* The hold of every object of res in the cluster over c into why (n bytes). */
+static enum kerr scan_held(struct k8s_client *k, const struct k8s_resource *res, int is_pod,
+                           const struct bstore_claim *c, char *why, size_t n)
+{
+    struct scan s = { .c = c, .is_pod = is_pod, .why = why, .n = n };
+    struct pager_opts po = { .limit = WRITERS_PAGE,
+                             .project = scan_one,
+                             .project_ctx = &s,
+                             .stopped = scan_stopped,
+                             .stopped_arg = &s };
+    struct kerr_info one = { 0 };
+    cJSON *items = NULL;
+    char rv[128];
+    enum kerr rc;
+
+    why[0] = '\0';
+    rc = pager_list(k, res, NULL, &po, &items, rv, sizeof(rv), &one);
+    cJSON_Delete(items);
+    if (*why || rc == KERR_OK)
+        return KERR_OK;
+    if (rc == KERR_NOMEM)
+        return rc;
+    snprintf(why, n,
+             "the %s of the cluster cannot be listed, so a backup sidecar may still write it: %s",
+             is_pod ? "pods" : "StatefulSets", one.msg[0] ? one.msg : kerr_str(rc));
+    return KERR_OK;
+}
+
+enum kerr cmember_writers_held(struct k8s_client *k, const struct bstore_claim *c, char *why,
+                               size_t n, struct kerr_info *err)
+{
+    enum kerr rc = scan_held(k, &RES_STS, 0, c, why, n);
+
+    if (rc == KERR_OK && !*why)
+        rc = scan_held(k, &ETCDSPEC_RES_POD, 1, c, why, n);
+    if (rc == KERR_NOMEM)
+        kerr_set(err, rc, "the backup sidecars of the cluster");
+    return rc;
+}
+
 enum kerr cmember_stamp_store(const cJSON *etcd, const cJSON *secret, const cJSON *sts, int64_t gen,
                               int *same, char *why, size_t n)
 {
-    char reason[STSTORE_WHY_MAX];
-    struct ststore *s;
-    struct bstore_claim tc, sc;
+    struct sidecar *sc;
+    struct bstore_claim spec;
     struct kerr_info one = { 0 };
-    enum kerr rc = KERR_OK;
+    enum kerr rc;
 
     *same = 0;
     why[0] = '\0';
@@ -233,32 +402,26 @@ enum kerr cmember_stamp_store(const cJSON *etcd, const cJSON *secret, const cJSO
         snprintf(why, n, "its StatefulSet was not read");
         return KERR_OK;
     }
-    if (!(s = calloc(1, sizeof(*s))))
-        return KERR_NOMEM;
-    if (ststore_read(sts, s, reason, sizeof(reason)) != KERR_OK)
-        snprintf(why, n, "the store its members' backup sidecar writes is unknown (%s)", reason);
+    if ((rc = sidecar_read(kjson_get(sts, "spec.template.spec"), &sc)) != KERR_OK)
+        return rc;
+    if (sc->kind != SIDECAR_WRITES)
+        snprintf(why, n, "the store its members' backup sidecar writes %s", sc->why);
     else if (!ststore_rolled_out(sts, gen))
         snprintf(why, n,
                  "its StatefulSet's rollout is not complete: its members may run an "
                  "earlier template's store");
-    else if ((rc = ststore_claim(s, &tc, &one)) != KERR_OK)
-        snprintf(why, n, "the store its members' backup sidecar writes cannot be claimed (%s)",
-                 one.msg);
+    else if ((rc = claims_of_placed(etcd, "spec.backup.store", secret, &spec, &one)) != KERR_OK)
+        snprintf(why, n, "the store its spec names cannot be claimed (%s)", one.msg);
     else {
-        if ((rc = claims_of_placed(etcd, "spec.backup.store", secret, &sc, &one)) != KERR_OK)
-            snprintf(why, n, "the store its spec names cannot be claimed (%s)", one.msg);
-        else {
-            *same = strcmp(tc.key, sc.key) == 0 && strcmp(tc.prefix, sc.prefix) == 0;
-            if (!*same)
-                snprintf(why, n,
-                         "its members' backup sidecar writes prefix \"%s\" of container %s "
-                         "(provider %s), not the store its spec names (etcd-druid has not "
-                         "reconciled spec.backup.store into the StatefulSet)",
-                         s->prefix, s->container, s->provider);
-            bstore_claim_release(&sc);
-        }
-        bstore_claim_release(&tc);
+        *same = strcmp(sc->claim.key, spec.key) == 0 && strcmp(sc->claim.prefix, spec.prefix) == 0;
+        if (!*same)
+            snprintf(why, n,
+                     "its members' backup sidecar writes prefix \"%s\" of container %s "
+                     "(provider %s), not the store its spec names (etcd-druid has not "
+                     "reconciled spec.backup.store into the StatefulSet)",
+                     sc->s.prefix, sc->s.container, sc->s.provider);
+        bstore_claim_release(&spec);
     }
-    free(s);
+    sidecar_free(sc);
     return rc == KERR_NOMEM ? rc : KERR_OK;
 }

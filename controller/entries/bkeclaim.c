@@ -139,7 +139,9 @@ static time_t gone_at(const cJSON *entry)
 /*
  * Why entry's deletion may not start now, into why (CLAIMS_WHY_MAX + 256 bytes; "" when it
  * may): its prefix is the whole container, or another owner's claim overlaps it, or an
- * EtcdRestore in flight reads from it (its source), as read from the API server now, or a
+ * EtcdRestore in flight reads from it (its source), or the entry's Etcd's members or any other
+ * backup sidecar of the cluster may write it (controller/core/cmember), as read from the API
+ * server now, or a
  * claim recorded in the store's claim Lease overlaps it (an Etcd admitted and not stored yet:
  * one created again to reattach, which the API server stores once every webhook answered).
  */
@@ -182,6 +184,11 @@ enum kerr bkeclaim_deletion_blocked(const struct bke_ctx *x, const struct bke_bu
              (rc = cmember_held(x->client, str_or_empty(entry, "spec.etcd.namespace"),
                                 str_or_empty(entry, "spec.etcd.name"), &c, held, sizeof(held),
                                 err)) == KERR_OK &&
+             *held)
+        snprintf(why, n, "deletion of prefix \"%s\" postponed: %s", prefix, held);
+    /* any other backup sidecar of the cluster: another Etcd's, one with no owner (cmember) */
+    else if (rc == KERR_OK &&
+             (rc = cmember_writers_held(x->client, &c, held, sizeof(held), err)) == KERR_OK &&
              *held)
         snprintf(why, n, "deletion of prefix \"%s\" postponed: %s", prefix, held);
     else if (rc == KERR_OK && (rc = claims_find_readers(x->client, &c, other, err)) == KERR_OK &&
