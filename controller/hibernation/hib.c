@@ -488,11 +488,18 @@ static enum kerr perform(const struct hib_env *env, struct round *r, const struc
                          "the scale-down without a final snapshot that %s allowed (%s) is done: "
                          "the annotation is removed, the next scale-down needs a snapshot again",
                          HIB_ANN_BREAK_GLASS, reason);
+        else if (rc == KERR_OK && env->plan.verify && etcdspec_annotation(r->etcd, HIB_ANN_CHECKED))
+            ev_log_emitf(env->events, r->etcd, EV_NORMAL, "BreakGlassUsed", "Hibernation",
+                         "scaled to 0 with %s set (%s), which it did not need: the final full "
+                         "snapshot was checked to hold etcd's last revision; the annotation is "
+                         "removed",
+                         HIB_ANN_BREAK_GLASS, reason);
         else if (rc == KERR_OK)
             ev_log_emitf(env->events, r->etcd, EV_NORMAL, "BreakGlassUsed", "Hibernation",
-                         "scaled to 0 with %s set (%s): a final full snapshot was taken, and the "
-                         "scale-down did not wait for a check that it holds etcd's last write; the "
-                         "annotation is removed, the next scale-down needs the check again",
+                         "scaled to 0 with %s set (%s): a full snapshot was taken after the cut, "
+                         "and the scale-down did not wait for a check that it holds etcd's last "
+                         "write; the annotation is removed, the next scale-down needs the check "
+                         "again",
                          HIB_ANN_BREAK_GLASS, reason);
         return rc;
     }
