@@ -151,7 +151,12 @@ static const struct void_row void_rows[] = {
     /* a DELETE: void once the object moved on without being deleted; kept while it may still
      * commit, when it is going or gone, or created again */
     { "{" TD "}", P("s1", "42", ""), 1, 1 },
+    /* unchanged since the use (the same uid and resourceVersion, no deletionTimestamp): a
+     * deletion refused after warden-webhook admitted it looks exactly like one still on its
+     * way to commit, so the use is kept (docs/hibernation.md: "A use on an object that does not
+     * change stays a use"); touching the object makes it the row above */
     { "{" TD "}", P("s1", "41", ""), 1, 0 },
+    { "{" TD "}", P("s1", "41", ",\"labels\":{\"x\":\"y\"}"), 1, 0 },
     { "{" TD "}", P("s1", "42", ",\"deletionTimestamp\":\"2026-11-30T10:00:00Z\""), 1, 0 },
     { "{" TD "}", NULL, 1, 0 },
     { "{" TD "}", P("s2", "42", ""), 1, 0 },

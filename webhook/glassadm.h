@@ -27,10 +27,17 @@ enum kerr glassadm_admit(const struct lookup *lk, const struct review_req *req, 
 /* A break glass a decision admitted on, to record once the whole decision allows. */
 struct glassadm_pending {
     char what[GLASS_WHAT_MAX]; /* what the request does ("": none) */
-    int event;                 /* a ScaleDownWithoutSnapshot event is due once recorded */
+    int event;                 /* GLASSADM_EV_*: the event due once recorded */
 };
 
-/* Note in *gp that what was admitted on break glass (event: evented once recorded). */
+/* The event due for a use of break glass once recorded (scaleguard_event). */
+#define GLASSADM_EV_NONE        0
+#define GLASSADM_EV_NO_SNAPSHOT 1 /* Warning ScaleDownWithoutSnapshot: none since the cut */
+#define GLASSADM_EV_UNCHECKED                                        \
+    2 /* Warning ScaleDownSnapshotUnverified: one after the cut, not \
+         checked against etcd's last revision */
+
+/* Note in *gp that what was admitted on break glass (event: GLASSADM_EV_*). */
 void glassadm_pend(struct glassadm_pending *gp, const char *what, int event);
 
 /*

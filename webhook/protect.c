@@ -166,7 +166,7 @@ static enum kerr settle_glass(const struct protect_config *cfg, const struct loo
         return rc;
     rc = glassadm_settle(lk, req, m->ns, m->part_of, etcd, gp, resp);
     if (rc == KERR_OK && resp->allowed && gp->event)
-        scaleguard_event(&g, req, m, etcd);
+        scaleguard_event(&g, req, m, etcd, gp->event);
     return rc;
 }
 

@@ -207,20 +207,44 @@ static void guarded_what(const struct review_req *req, const struct member_meta 
 }
 
 void scaleguard_event(const struct scaleguard_ctx *g, const struct review_req *req,
-                      const struct member_meta *m, const struct lookup_etcd *etcd)
+                      const struct member_meta *m, const struct lookup_etcd *etcd, int kind)
 {
     struct ev_ref ref = { "druid.gardener.cloud/v1alpha1", "Etcd", m->ns, m->part_of, etcd->uid };
+    int unchecked = kind == GLASSADM_EV_UNCHECKED;
 
-    if (!g->events || req->dry_run)
+    if (!g->events || req->dry_run || kind == GLASSADM_EV_NONE)
         return;
-    ev_emitf(g->events, &ref, EV_WARNING, "ScaleDownWithoutSnapshot", "BreakGlass",
-             "%s %s StatefulSet %s%s without a snapshot of this cycle, allowed by "
-             "annotation %s: %s",
-             req->username, req->op == REVIEW_OP_DELETE ? "deleted" : "scaled", m->name,
+    ev_emitf(g->events, &ref, EV_WARNING,
+             unchecked ? "ScaleDownSnapshotUnverified" : "ScaleDownWithoutSnapshot", "BreakGlass",
+             "%s %s StatefulSet %s%s %s, allowed by annotation %s: %s", req->username,
+             req->op == REVIEW_OP_DELETE ? "deleted" : "scaled", m->name,
              req->op == REVIEW_OP_DELETE ? ""
              : partial(req)              ? " down to fewer members"
                                          : " to 0",
+             unchecked ? "with a full snapshot taken after the traffic cut but not checked "
+                         "against etcd's last revision (writes after it may be missing)"
+                       : "without a snapshot of this cycle",
              HIBGUARD_ANN_BREAK_GLASS, etcd->break_glass_reason);
+}
+
+/*
+ * The event due for a scale-down to 0 admitted on break glass because no snapshot counts
+ * (missing: why; "" when none of this cycle was found): GLASSADM_EV_UNCHECKED when one was
+ * taken after a current cut but did not count for want of the check, else
+ * GLASSADM_EV_NO_SNAPSHOT (also when the tasks cannot be read: nothing is claimed).
+ */
+static int glass_event_kind(const struct lookup *lk, const struct member_meta *m,
+                            const struct lookup_etcd *etcd, const char *missing)
+{
+    struct kerr_info e;
+    int found = 0;
+
+    if (!missing[0] || !lk->snapshot || etcd->cut_rc != KERR_OK || !etcd->cut_current)
+        return GLASSADM_EV_NO_SNAPSHOT;
+    kerr_clear(&e);
+    if (lk->snapshot(lk->ctx, m->ns, m->part_of, etcd->cut_at, &found, &e) != KERR_OK || !found)
+        return GLASSADM_EV_NO_SNAPSHOT;
+    return GLASSADM_EV_UNCHECKED;
 }
 
 /* Why the break glass on etcd does not count ("" when it does), into why. */
@@ -324,7 +348,7 @@ static enum kerr guard_partial(const struct scaleguard_ctx *g, const struct memb
 
     break_glass_problem(g, etcd, glass, sizeof(glass));
     if (etcd->break_glass && !glass[0]) {
-        glassadm_pend(gp, what, 1);
+        glassadm_pend(gp, what, GLASSADM_EV_NO_SNAPSHOT);
         return review_warn(resp, "%s of Etcd %s allowed by annotation %s: %s", what, m->part_of,
                            HIBGUARD_ANN_BREAK_GLASS, etcd->break_glass_reason);
     }
@@ -452,7 +476,7 @@ enum kerr scaleguard_judge(const struct scaleguard_ctx *g, const struct lookup *
     }
     break_glass_problem(g, etcd, glass, sizeof(glass));
     if (etcd->break_glass && !glass[0]) {
-        glassadm_pend(gp, what, 1);
+        glassadm_pend(gp, what, glass_event_kind(lk, m, etcd, missing));
         return review_warn(resp,
                            "StatefulSet %s/%s is %s without a snapshot of Etcd %s taken "
                            "for this hibernation, allowed by annotation %s: %s",

@@ -99,11 +99,13 @@ enum kerr scaleguard_judge(const struct scaleguard_ctx *g, const struct lookup *
                            struct review_resp *resp, int *decided);
 
 /*
- * The Warning event ScaleDownWithoutSnapshot on Etcd etcd (m's parent) for req, a
- * scale-down scaleguard_judge admitted on break glass whose use was recorded (none for a
- * dry run or without g->events).
+ * The Warning event on Etcd etcd (m's parent) for req, a scale-down scaleguard_judge admitted
+ * on break glass whose use was recorded (none for a dry run or without g->events): kind
+ * GLASSADM_EV_NO_SNAPSHOT, ScaleDownWithoutSnapshot (no full snapshot since the cut);
+ * GLASSADM_EV_UNCHECKED, ScaleDownSnapshotUnverified (one after the cut, which counts only
+ * once warden-controller checked it against etcd's last revision).
  */
 void scaleguard_event(const struct scaleguard_ctx *g, const struct review_req *req,
-                      const struct member_meta *m, const struct lookup_etcd *etcd);
+                      const struct member_meta *m, const struct lookup_etcd *etcd, int kind);
 
 #endif

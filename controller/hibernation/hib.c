@@ -16,7 +16,6 @@
 #include "common/ktime.h"
 #include "common/log.h"
 #include "controller/core/etcdspec.h"
-#include "controller/core/kname.h"
 #include "controller/hibernation/hib_int.h"
 
 #define CONFLICT_WAIT    200L
@@ -157,156 +156,6 @@ static enum kerr record_cut(const struct hib_env *env, struct round *r, const ch
     cJSON_Delete(ans);
     cJSON_Delete(patch);
     return rc;
-}
-
-/*
- * A final-snapshot task of attempt n for the Etcd of r (n 0: no name, the
- * server generates one from the prefix): *out OWNS it.
- */
-static enum kerr build_task(struct round *r, int attempt, cJSON **out, struct kerr_info *err)
-{
-    cJSON *t = NULL, *owners = NULL, *owner = NULL;
-    char name[ETCDSPEC_NAME_MAX + 32], of[KNAME_LABEL_MAX + 1];
-    const char *lsegs[] = { "metadata", "labels", HIB_LABEL_TASK_OF, NULL };
-    enum kerr rc;
-
-    *out = NULL;
-    if (hib_task_prefix(r->name, name, sizeof(name)) != KERR_OK ||
-        kname_label_value(r->name, of) != KERR_OK)
-        return kerr_set(err, KERR_INVAL, "Etcd name too long");
-    if (attempt > 0)
-        snprintf(name + strlen(name), sizeof(name) - strlen(name), "%d", attempt);
-    if ((rc = etcdspec_owner_ref(r->etcd, &owner, err)) != KERR_OK)
-        return rc;
-    rc = kerr_set(err, KERR_NOMEM, "out of memory");
-    if (!(t = cJSON_CreateObject()) || !(owners = cJSON_CreateArray()) ||
-        !cJSON_AddItemToArray(owners, owner)) {
-        cJSON_Delete(owner);
-        cJSON_Delete(owners);
-        goto fail;
-    }
-    if (kjson_set_str(t, "apiVersion", ETCDSPEC_API_VERSION, err) ||
-        kjson_set_str(t, "kind", "EtcdOpsTask", err) ||
-        kjson_set_str(t, attempt > 0 ? "metadata.name" : "metadata.generateName", name, err) ||
-        kjson_set_str(t, "metadata.namespace", r->ns, err) ||
-        kjson_setv(t, lsegs, cJSON_CreateString(of), err) ||
-        kjson_set(t, "metadata.ownerReferences", owners, err) ||
-        kjson_set_str(t, "spec.etcdName", r->name, err) ||
-        kjson_set_str(t, "spec.config.onDemandSnapshot.type", "full", err) ||
-        kjson_set_bool(t, "spec.config.onDemandSnapshot.isFinal", true, err))
-        goto fail;
-    *out = t;
-    return KERR_OK;
-fail:
-    cJSON_Delete(t);
-    return rc;
-}
-
-/*
- * The API server's clock, the one clock of the scale-down guard: the
- * creationTimestamp the server stamps on a task created with dryRun=All
- * (nothing is stored, nothing is watched). *now is its second; text, when
- * not NULL, receives it as RFC 3339 (KTIME_LEN + 1 bytes).
- */
-static enum kerr server_now(const struct hib_env *env, struct round *r, time_t *now, char *text,
-                            struct kerr_info *err)
-{
-    struct k8s_write_opts wo = { .dry_run = 1 };
-    struct timespec ts;
-    cJSON *t = NULL, *made = NULL;
-    const char *stamp;
-    enum kerr rc;
-
-    if ((rc = build_task(r, 0, &t, err)) != KERR_OK)
-        return rc;
-    rc = k8s_create(env->client, &ETCDSPEC_RES_OPSTASK, r->ns, t, &wo, &made, err);
-    r->used++;
-    cJSON_Delete(t);
-    if (rc != KERR_OK)
-        return rc;
-    stamp = kjson_get_str(made, "metadata.creationTimestamp");
-    if (!stamp || ktime_parse(stamp, &ts, NULL) != KERR_OK)
-        rc = kerr_set(err, KERR_PARSE,
-                      "the API server's dry-run create of an EtcdOpsTask has no creationTimestamp");
-    else if (text && (rc = ktime_format(ts.tv_sec, text)) != KERR_OK)
-        kerr_set(err, rc, "formatting the time");
-    else
-        *now = ts.tv_sec;
-    cJSON_Delete(made);
-    return rc;
-}
-
-/*
- * Create attempt n, once the API server's clock is past the second of the
- * cut: a task created in that second might have been created before the
- * cut, and does not count (common/hibguard.h). Before that *defer_ms says
- * how long to wait.
- */
-static enum kerr create_task(const struct hib_env *env, struct round *r, int attempt,
-                             long *defer_ms, struct kerr_info *err)
-{
-    time_t cut = hib_cut_time(r->etcd), now = 0;
-    cJSON *t = NULL, *made = NULL;
-    enum kerr rc;
-
-    if (cut >= 0) {
-        if ((rc = server_now(env, r, &now, NULL, err)) != KERR_OK)
-            return rc;
-        if (now <= cut) {
-            *defer_ms = 1000L * (long)(cut - now + 1);
-            return KERR_OK;
-        }
-    }
-    if ((rc = build_task(r, attempt, &t, err)) != KERR_OK)
-        return rc;
-    rc = k8s_create(env->client, &ETCDSPEC_RES_OPSTASK, r->ns, t, NULL, &made, err);
-    r->used++;
-    if (rc == KERR_EXISTS) /* created by an earlier call the cache has not shown yet */
-        rc = hib_get_opt(env, r, &ETCDSPEC_RES_OPSTASK, kjson_get_str(t, "metadata.name"), &made,
-                         err);
-    if (rc == KERR_OK && made)
-        hib_keep_task(r, made);
-    else
-        cJSON_Delete(made);
-    cJSON_Delete(t);
-    return rc;
-}
-
-/* Delete our live tasks, as many as the budget of the call allows (then *defer_ms: 1). */
-static enum kerr delete_tasks(const struct hib_env *env, struct round *r, long *defer_ms,
-                              struct kerr_info *err)
-{
-    char name[KNAME_SUBDOMAIN_MAX + 1];
-    const cJSON *t;
-    cJSON *ans;
-    enum kerr rc;
-
-    for (;;) {
-        name[0] = '\0';
-        cJSON_ArrayForEach (t, r->tasks) {
-            if (hib_task_ours(t, r->name) && !kjson_has(t, "metadata.deletionTimestamp")) {
-                snprintf(name, sizeof(name), "%s", kjson_get_str(t, "metadata.name"));
-                break;
-            }
-        }
-        if (!name[0])
-            break;
-        if (r->used >= r->budget) {
-            *defer_ms = 1;
-            break;
-        }
-        ans = NULL;
-        rc = k8s_delete(env->client, &ETCDSPEC_RES_OPSTASK, r->ns, name, NULL, &ans, err);
-        r->used++;
-        if (rc != KERR_OK && rc != KERR_NOTFOUND) {
-            cJSON_Delete(ans);
-            return rc;
-        }
-        hib_task_deleted(r, name, rc == KERR_OK ? ans : NULL);
-        cJSON_Delete(ans);
-    }
-    kerr_clear(err);
-    return KERR_OK;
 }
 
 /* Scale through the scale subresource; the answer's replicas are the StatefulSet's from then on. */
@@ -466,7 +315,7 @@ static enum kerr perform(const struct hib_env *env, struct round *r, const struc
         /* the API server's time, which stamps the tasks it is compared with */
         time_t t;
 
-        if ((rc = server_now(env, r, &t, now, err)) != KERR_OK ||
+        if ((rc = hib_task_server_now(env, r, &t, now, err)) != KERR_OK ||
             (rc = record_cut(env, r, now, err)) != KERR_OK)
             return rc;
         return hib_patch_one(env, r, HIB_ANN_CUT_AT, now, err);
@@ -488,11 +337,18 @@ static enum kerr perform(const struct hib_env *env, struct round *r, const struc
                          "the scale-down without a final snapshot that %s allowed (%s) is done: "
                          "the annotation is removed, the next scale-down needs a snapshot again",
                          HIB_ANN_BREAK_GLASS, reason);
+        else if (rc == KERR_OK && env->plan.verify && etcdspec_annotation(r->etcd, HIB_ANN_CHECKED))
+            ev_log_emitf(env->events, r->etcd, EV_NORMAL, "BreakGlassUsed", "Hibernation",
+                         "scaled to 0 with %s set (%s), which it did not need: the final full "
+                         "snapshot was checked to hold etcd's last revision; the annotation is "
+                         "removed",
+                         HIB_ANN_BREAK_GLASS, reason);
         else if (rc == KERR_OK)
             ev_log_emitf(env->events, r->etcd, EV_NORMAL, "BreakGlassUsed", "Hibernation",
-                         "scaled to 0 with %s set (%s): a final full snapshot was taken, and the "
-                         "scale-down did not wait for a check that it holds etcd's last write; the "
-                         "annotation is removed, the next scale-down needs the check again",
+                         "scaled to 0 with %s set (%s): a full snapshot was taken after the cut, "
+                         "and the scale-down did not wait for a check that it holds etcd's last "
+                         "write; the annotation is removed, the next scale-down needs the check "
+                         "again",
                          HIB_ANN_BREAK_GLASS, reason);
         return rc;
     }
@@ -514,7 +370,7 @@ static enum kerr perform(const struct hib_env *env, struct round *r, const struc
     case HIBPLAN_RESTORE_PORTS:
         return patch_svc(env, r, 0, err);
     case HIBPLAN_DELETE_TASKS:
-        return delete_tasks(env, r, &r->defer_ms, err);
+        return hib_task_delete_ours(env, r, &r->defer_ms, err);
     case HIBPLAN_CREATE_TASK:
         if (r->v.task == HIBPLAN_TASK_FAILED)
             ev_log_emitf(env->events, r->etcd, EV_WARNING, "FinalSnapshotFailed", "Hibernation",
@@ -523,7 +379,7 @@ static enum kerr perform(const struct hib_env *env, struct round *r, const struc
                              ? kjson_get_str(r->latest, "status.lastOperation.description")
                              : kjson_get_str(r->latest, "status.state"),
                          s->attempt);
-        return create_task(env, r, s->attempt, &r->defer_ms, err);
+        return hib_task_create(env, r, s->attempt, &r->defer_ms, err);
     case HIBPLAN_SCALE:
         rc = scale(env, r, s->replicas, err);
         hib_scale_event(env, r, s->replicas, rc, err);

@@ -66,7 +66,11 @@
  * written, Normal Hibernated and WokeUp, Warning FinalSnapshotFailing with
  * the condition, Warning FinalSnapshotFailed per failed attempt and on
  * phase Failed, Warning ScaleDownWithoutSnapshot once the break-glass
- * annotation let a scale to 0 through, Warning ScaleDownRefused (the answer
+ * annotation let a scale to 0 through with no snapshot since the cut,
+ * Warning ScaleDownSnapshotUnverified when it lets ScalingDown begin on a
+ * snapshot after the cut that the revision check did not confirm (Hibernated
+ * says "final full snapshot taken" only after the check), Warning
+ * ScaleDownRefused (the answer
  * quoted) when the scale to 0 was refused, Warning on bad input
  * (ClientServiceMissing, ClientServicePorts, StatefulSetMissing,
  * InvalidImmutability), and nothing is deleted or scaled on bad input;

@@ -1,6 +1,7 @@
 /*
- * hib_int - what controller/hib.c (acting, the loop) and controller/hib_read.c
- * (reading and deriving the view) share: the state one hib_step call holds.
+ * hib_int - what controller/hib.c (acting, the loop), controller/hib_read.c
+ * (reading and deriving the view), hib_note.c, hib_verify.c and hib_task.c (the
+ * final-snapshot tasks) share: the state one hib_step call holds.
  *
  * A call reads each object once (from the caches when hib_env has them, else
  * from the API) and then keeps it current from the answers of its own writes,
@@ -15,6 +16,7 @@
 #define CONTROLLER_HIB_INT_H
 
 #include <stdbool.h>
+#include <time.h>
 
 #include <cJSON.h>
 
@@ -57,6 +59,32 @@ enum kerr hib_verify(const struct hib_env *env, struct round *r, struct kerr_inf
 /* hib_patch_etcd of one annotation (value NULL: remove it). */
 enum kerr hib_patch_one(const struct hib_env *env, struct round *r, const char *key,
                         const char *value, struct kerr_info *err);
+
+/*
+ * (hib_task.c: the final-snapshot EtcdOpsTasks warden-controller writes, owned by the Etcd,
+ * onDemandSnapshot full with isFinal) The API server's clock: the creationTimestamp it stamps on a
+ * task created with dryRun=All (nothing stored, nothing watched). *now is its second; text, when
+ * not NULL, receives it as RFC 3339 (KTIME_LEN + 1 bytes). Arguments BORROWED.
+ */
+enum kerr hib_task_server_now(const struct hib_env *env, struct round *r, time_t *now, char *text,
+                              struct kerr_info *err);
+
+/*
+ * (hib_task.c) Create final-snapshot attempt n of r's Etcd once the API server's clock is past the
+ * second of the cut (a task of that second might predate the cut and would not count,
+ * common/hibguard.h); before that, nothing is created and *defer_ms says how long to wait.
+ * The task made joins r->tasks (an existing one of that name, read back, too).
+ */
+enum kerr hib_task_create(const struct hib_env *env, struct round *r, int attempt, long *defer_ms,
+                          struct kerr_info *err);
+
+/*
+ * (hib_task.c) Delete the live final-snapshot tasks of ours in r->tasks, as many as the call's
+ * budget allows (then *defer_ms is 1: come back for the rest). A task already gone counts as
+ * deleted.
+ */
+enum kerr hib_task_delete_ours(const struct hib_env *env, struct round *r, long *defer_ms,
+                               struct kerr_info *err);
 
 /* (hib_note.c) The condition of a failing final snapshot from r->latest, with its Warning. */
 enum kerr hib_note_failing(const struct hib_env *env, struct round *r, struct kerr_info *err);
@@ -124,13 +152,14 @@ enum kerr hib_get_opt(const struct hib_env *env, struct round *r, const struct k
 /* The task t (TAKEN) replaces the one of its name in r->tasks, or joins them. */
 void hib_keep_task(struct round *r, cJSON *t);
 
-/* The task named name was deleted: the answer ans (BORROWED; an object or a Status). */
+/* (hib_task.c) The task named name was deleted: the answer ans (BORROWED; an object or a
+ * Status). */
 void hib_task_deleted(struct round *r, const char *name, const cJSON *ans);
 
-/* "<etcd>-final-snapshot-", cut with a hash to leave room for the attempt number. */
+/* (hib_task.c) "<etcd>-final-snapshot-", cut with a hash to leave room for the attempt number. */
 enum kerr hib_task_prefix(const char *etcd, char *out, size_t n);
 
-/* A final-snapshot task of ours for etcd: its attempt number (> 0), else 0. */
+/* (hib_task.c) A final-snapshot task of ours for etcd: its attempt number (> 0), else 0. */
 int hib_task_ours(const cJSON *t, const char *etcd);
 
 /* The cut time of the Etcd (etcd-warden.io/traffic-cut-at), or -1. */

@@ -65,25 +65,48 @@ enum kerr hib_note_failing(const struct hib_env *env, struct round *r, struct ke
     return rc;
 }
 
+/*
+ * What the Hibernated event says of the final snapshot. "final full snapshot taken" only when
+ * the sidecar confirmed it holds etcd's last revision (ScalingDown stamped the StatefulSet it
+ * was checked against, kept while Hibernated): a snapshot after the cut that nobody checked
+ * (break glass, or a StatefulSet someone else had scaled to 0) is said to be unchecked.
+ */
+static const char *hibernated_snapshot(const struct hib_env *env, const struct round *r)
+{
+    if (!r->v.store)
+        return "no backup store (no snapshot)";
+    if (!r->v.counted)
+        return r->v.attempt ? "without a final snapshot (break glass after a failed attempt)"
+                            : "without a final snapshot (the StatefulSet was at 0)";
+    if (!env->plan.verify)
+        return "a full snapshot taken after the cut, not checked against etcd's last revision "
+               "(the revision check is off)";
+    if (!etcdspec_annotation(r->etcd, HIB_ANN_CHECKED))
+        return "a full snapshot taken after the cut, not checked against etcd's last revision "
+               "(break glass, or the StatefulSet was already at 0): writes after it may be "
+               "missing from the store";
+    return "final full snapshot taken, checked to hold etcd's last revision";
+}
+
 /* Events that go with a phase about to be written. */
 void hib_phase_event(const struct hib_env *env, struct round *r, enum hibplan_phase p)
 {
     const char *desc =
         r->latest ? kjson_get_str(r->latest, "status.lastOperation.description") : NULL;
+    const char *glass = etcdspec_annotation(r->etcd, HIB_ANN_BREAK_GLASS);
 
     if (p == HIBPLAN_HIBERNATED)
         ev_log_emitf(env->events, r->etcd, EV_NORMAL, "Hibernated", "Hibernation",
-                     "hibernated: traffic cut, %s, scaled to 0",
-                     !r->v.store    ? "no backup store (no snapshot)"
-                     : r->v.counted ? "final full snapshot taken"
-                     : r->v.attempt ? "without a final snapshot (break glass after a failed "
-                                      "attempt)"
-                                    : "without a final snapshot (the StatefulSet was at 0)");
-    else if (p == HIBPLAN_SCALING && r->v.store && r->v.counted && !r->verified)
-        ev_log_emitf(env->events, r->etcd, EV_WARNING, "ScaleDownWithoutSnapshot", "Hibernation",
-                     "scaling down although etcd's revision was not confirmed to be the final "
-                     "snapshot's: %s is set (%s)",
-                     HIB_ANN_BREAK_GLASS, etcdspec_annotation(r->etcd, HIB_ANN_BREAK_GLASS));
+                     "hibernated: traffic cut, %s, scaled to 0", hibernated_snapshot(env, r));
+    /* a snapshot after the cut was counted, the check that it holds the last write was not
+     * passed: break glass lets the scale-down go on (no snapshot at all: hib_scale_event) */
+    else if (p == HIBPLAN_SCALING && r->v.store && r->v.counted && !r->verified &&
+             env->plan.verify && r->v.break_glass)
+        ev_log_emitf(env->events, r->etcd, EV_WARNING, "ScaleDownSnapshotUnverified", "Hibernation",
+                     "scaling down on %s (%s) with a full snapshot taken after the traffic cut "
+                     "that was not confirmed to hold etcd's last revision: writes after it may "
+                     "be missing from the store",
+                     HIB_ANN_BREAK_GLASS, glass ? glass : "");
     else if (p == HIBPLAN_FAILED)
         ev_log_emitf(env->events, r->etcd, EV_WARNING, "FinalSnapshotFailed", "Hibernation",
                      "phase Failed: %d final snapshot attempts failed (last: %s); still retrying, "
@@ -124,7 +147,8 @@ void hib_scale_event(const struct hib_env *env, struct round *r, int replicas, e
                      r->name,
                      !r->v.store     ? "(no backup store)"
                      : !r->v.counted ? "without a final snapshot, on " HIB_ANN_BREAK_GLASS ","
-                                     : "after the final full snapshot",
+                     : r->verified   ? "after the final full snapshot"
+                                     : "on a full snapshot not checked against etcd's revision,",
                      err->http_status, err->msg[0] ? err->msg : kerr_str(rc));
 }
 

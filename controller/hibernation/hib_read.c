@@ -3,7 +3,6 @@
  * each object once, from the caches or the API, and derive the view that
  * hibplan_decide reads.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,9 +16,6 @@
 #include "controller/core/etcdspec.h"
 #include "controller/hibernation/hib_int.h"
 #include "controller/core/imtjob.h"
-#include "controller/core/kname.h"
-
-#define TASK_INFIX "-final-snapshot-"
 
 static const struct k8s_resource RES_SVC = { "", "v1", "services", 1 };
 static const struct k8s_resource RES_STS = { "apps", "v1", "statefulsets", 1 };
@@ -87,39 +83,6 @@ enum kerr hib_store_stamp(const struct hib_env *env, struct round *r, char out[H
 
 /* ---- the tasks ---- */
 
-enum kerr hib_task_prefix(const char *etcd, char *out, size_t n)
-{
-    return kname_join(etcd, TASK_INFIX, KNAME_SUBDOMAIN_MAX - 7, out, n);
-}
-
-/* The attempt number of a task named "<hib_task_prefix><n>", or 0. */
-static int task_attempt(const cJSON *task, const char *etcd)
-{
-    const char *n = kjson_get_str(task, "metadata.name");
-    char pre[KNAME_SUBDOMAIN_MAX + 1];
-    char *end = NULL;
-    long v;
-
-    if (!n || hib_task_prefix(etcd, pre, sizeof(pre)) != KERR_OK || strncmp(n, pre, strlen(pre)))
-        return 0;
-    n += strlen(pre);
-    if (*n < '1' || *n > '9')
-        return 0;
-    errno = 0;
-    v = strtol(n, &end, 10);
-    return errno || *end || v > 1000000 ? 0 : (int)v;
-}
-
-int hib_task_ours(const cJSON *t, const char *etcd)
-{
-    const char *of = etcdspec_label(t, HIB_LABEL_TASK_OF);
-    char want[KNAME_LABEL_MAX + 1];
-
-    if (!of || kname_label_value(etcd, want) != KERR_OK || strcmp(of, want) != 0)
-        return 0;
-    return task_attempt(t, etcd);
-}
-
 static long since_ms(const char *stamp)
 {
     struct timespec ts;
@@ -177,27 +140,6 @@ void hib_keep_task(struct round *r, cJSON *t)
         i++;
     }
     cJSON_AddItemToArray(r->tasks, t);
-}
-
-void hib_task_deleted(struct round *r, const char *name, const cJSON *ans)
-{
-    const cJSON *o;
-    int i = 0;
-
-    /* an object with a deletionTimestamp is held by a finalizer; a Status: it is gone */
-    if (ans && kjson_has(ans, "metadata.deletionTimestamp")) {
-        hib_keep_task(r, cJSON_Duplicate(ans, 1));
-        return;
-    }
-    cJSON_ArrayForEach (o, r->tasks) {
-        const char *n = kjson_get_str(o, "metadata.name");
-
-        if (n && strcmp(n, name) == 0) {
-            cJSON_DeleteItemFromArray(r->tasks, i);
-            return;
-        }
-        i++;
-    }
 }
 
 /* The tasks from the API: the namespace's (a task of this Etcd names it in spec.etcdName). */

@@ -21,6 +21,9 @@
 #       Warning FinalSnapshotBehind while it moves, scales down once it holds;
 #   e1  break glass allows one scale-down, is removed after it, and the events say "without a
 #       final snapshot"; the next hibernation with the sidecar still broken stays up;
+#   e2  break glass while etcd moves on after the final snapshot (FinalSnapshotBehind): the
+#       events say a snapshot was taken but not checked (ScaleDownSnapshotUnverified), never
+#       "without a snapshot" nor "final full snapshot taken";
 #   f1  hibernated by annotation, then spec.replicas: 0, then the annotation removed: the
 #       suspension is lifted (Gardener's waiter completes); a suspension removed by
 #       `kubectl druid reconciliation resume` is set again with a Warning.
@@ -283,7 +286,48 @@ druid_actor_stop
 ctl_stop
 }
 
-for c in ${CUT_CASES:-a1 a2 b1 c1 d1 e1 f1}; do
+# ---- e2: break glass on a snapshot that did not pass the revision check
+case_e2() {
+    ctl_start --snapshot-retries 1
+    druid_etcd e2 etcd-main
+    druid_double_for e2 etcd-main
+    E=$DRUID_DOUBLE_URL
+    curl -sf -X POST "$E/admin/delay?ms=300" >/dev/null
+    curl -sf -X POST "$E/admin/writer?ms=20" >/dev/null
+    kc -n e2 annotate etcd etcd-main etcd-warden.io/hibernate=true >/dev/null
+    deadline=$((SECONDS + 60))
+    until has_event e2 etcd-main "Warning FinalSnapshotBehind"; do
+        [ $SECONDS -lt $deadline ] || ctl_fail "e2: no Warning FinalSnapshotBehind: $(ctl_events e2 etcd-main | tail -5)"
+        sleep 0.2
+    done
+    kc -n e2 annotate etcd etcd-main "etcd-warden.io/allow-scale-down-without-snapshot=$(date -u -d '+1 hour' +%Y-%m-%dT%H:%M:%SZ) writers cannot be stopped" >/dev/null
+    ctl_wait_phase e2 etcd-main Hibernated 60
+    curl -sf -X POST "$E/admin/writer?ms=0" >/dev/null
+    ev=$(ctl_events e2 etcd-main)
+    holes=0
+    if grep -q "ScaleDownWithoutSnapshot" <<<"$ev"; then
+        echo "HOLE: e2: a full snapshot was taken after the cut, and an event says the scale-down had none: $(grep ScaleDownWithoutSnapshot <<<"$ev" | head -2 | tr '\n' ' ')"
+        holes=$((holes + 1))
+    fi
+    if grep -q "final full snapshot taken" <<<"$ev"; then
+        echo "HOLE: e2: the snapshot never passed the revision check, and an event says \"final full snapshot taken\": $(grep 'final full snapshot taken' <<<"$ev" | head -1)"
+        holes=$((holes + 1))
+    fi
+    if [ $holes -gt 0 ]; then
+        echo "FAIL: $holes hole(s): the events of a break-glass scale-down on an unchecked snapshot"
+        exit 1
+    fi
+    grep -q "^Warning ScaleDownSnapshotUnverified: scaling down on .* not confirmed to hold etcd's last revision" <<<"$ev" ||
+        ctl_fail "e2: no ScaleDownSnapshotUnverified of warden-controller: $ev"
+    grep -q "^Warning ScaleDownSnapshotUnverified: .* scaled StatefulSet etcd-main to 0 with a full snapshot taken after the traffic cut but not checked" <<<"$ev" ||
+        ctl_fail "e2: no ScaleDownSnapshotUnverified of warden-webhook: $ev"
+    grep -q "^Normal Hibernated: .*a full snapshot taken after the cut, not checked against etcd's last revision" <<<"$ev" ||
+        ctl_fail "e2: Hibernated event: $ev"
+    ok "e2: break glass on an unchecked snapshot: ScaleDownSnapshotUnverified, Hibernated says not checked"
+    ctl_stop
+}
+
+for c in ${CUT_CASES:-a1 a2 b1 c1 d1 e1 e2 f1}; do
     "case_$c"
 done
 echo PASS
