@@ -27,71 +27,9 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/localstore.sh"
 ksim_on_exit snap_cleanups
 
-NODE=$SNAP_WORK/node
-export CRONJOB_EXEC_HOST_ROOT=$NODE
-etcd() { local_etcd "$1" "$2" "$3" "$4" "$5" ${6:+"$6"}; } # ns name container prefix secret [kubectl flag]
-restore() { # name
-    kc apply --dry-run=server -f - <<EOF2
-apiVersion: etcd-warden.io/v1alpha1
-kind: EtcdRestore
-metadata: {name: $1, namespace: shoot}
-spec:
-  source: {store: {provider: Local, container: bkt, prefix: shoot/etcd-a, secretRef: {name: etcd-backup}}}
-  etcdTemplate:
-    replicas: 1
-    labels: {app: etcd-statefulset}
-    etcd: {clientPort: 2379, serverPort: 2380}
-    backup: {port: 8080}
-  target: {etcdName: etcd-$1, store: {provider: Local, container: bkt, prefix: shoot/$1, secretRef: {name: etcd-backup}}}
-EOF2
-}
-backup() { # name
-    kc apply --dry-run=server -f - <<EOF2
-apiVersion: etcd-warden.io/v1alpha1
-kind: EtcdBackup
-metadata: {name: $1, namespace: shoot}
-spec:
-  etcdName: etcd-a
-  destination: {provider: Local, container: bkt, prefix: shoot/$1, secretRef: {name: etcd-backup}}
-EOF2
-}
-tries() { # suffix: shoot's three requests in its own part; prints the refusals
-    local out
-    out=$(etcd shoot "etcd-$1" bkt "shoot/etcd-$1" etcd-backup 2>&1) || echo "L1: shoot's Etcd etcd-$1 at /var/lib/lb/bkt/shoot/etcd-$1 refused: ${out:0:400}"
-    out=$(restore "restored-$1" 2>&1) || echo "L2: shoot's EtcdRestore from /var/lib/lb/bkt/shoot/etcd-a into /var/lib/lb/bkt/shoot/restored-$1 refused: ${out:0:400}"
-    out=$(backup "copy-$1" 2>&1) || echo "L3: shoot's EtcdBackup of etcd-a to /var/lib/lb/bkt/shoot/copy-$1 refused: ${out:0:400}"
-    return 0
-}
-# shoot's Etcd (a dry run) in other's part refused: the webhook's caches hold the partitioned bucket
-part_known() { ! etcd shoot probe bkt other/probe etcd-backup --dry-run=server >/dev/null 2>&1; }
+. "$(dirname "$0")/../lib/localsquat.sh"
 
-mkdir -p "$NODE/var/lib/lb/bkt/shoot/etcd-a/v2" "$NODE/var/lib/evil/lib/lb/bkt"
-# the StatefulSets are routed to warden-webhook (ctl_stage registers etcd-druid's webhooks), so it
-# runs as the chart runs it then; a warden-webhook from before that flag refuses it at start
-help=$("$(_wh_binary)" --help 2>&1 || true)
-guard=""
-case $help in *--local-volume-guard*) guard=--local-volume-guard ;; esac
-CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups $guard" ctl_stage
-kc -n etcd-warden create secret generic local-bucket --from-literal=hostPath=/var/lib/lb >/dev/null
-for ns in shoot other; do
-    kc create namespace "$ns" >/dev/null
-    kc label namespace "$ns" etcd-warden.io/backups=local >/dev/null
-done
-local_host_path shoot etcd-backup /var/lib/lb
-local_host_path other sq /var/lib/evil
-kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply BackupBucket local"
-apiVersion: etcd-warden.io/v1alpha1
-kind: BackupBucket
-metadata: {name: local}
-spec:
-  provider: Local
-  container: bkt
-  secretRef: {namespace: etcd-warden, name: local-bucket}
-  deletionGracePeriod: 1h
-  prefixScope: Namespace
-  namespaceSelector: {matchLabels: {etcd-warden.io/backups: local}}
-EOF
-wh_register_backups
+localsquat_stage "--backup-entries --etcd-backups $(localsquat_guard)"
 ksim_wait 30 part_known || ctl_fail "the webhook's caches never held BackupBucket local"
 
 out=$(etcd shoot etcd-a bkt shoot/etcd-a etcd-backup 2>&1) || ctl_fail "shoot/etcd-a refused: $out"

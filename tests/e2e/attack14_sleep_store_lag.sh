@@ -29,12 +29,8 @@ set -uo pipefail
 . "$(dirname "$0")/../lib/controller.sh"
 command -v jq >/dev/null || ksim_fail "jq is not installed"
 ctl_stage
+. "$(dirname "$0")/../lib/sleepstore.sh"
 
-stored_rev() {
-    curl -sf "$1/admin/requests" | grep '"code":200' | grep -o '"lastRevision":[0-9]*' |
-        cut -d: -f2 | sort -n | tail -1
-}
-last_write() { curl -sf "$1/admin/writes" | tail -1 | grep -o '"revision":[0-9]*' | cut -d: -f2; }
 spec_store() { kc -n "$1" get etcd etcd-main -o jsonpath='{.spec.backup.store.container}/{.spec.backup.store.prefix}'; }
 sidecar_store() { # the store the template's sidecar writes: STORAGE_CONTAINER/--store-prefix
     kc -n "$1" get statefulset etcd-main -o json | jq -r '.spec.template.spec.containers[]
@@ -42,13 +38,7 @@ sidecar_store() { # the store the template's sidecar writes: STORAGE_CONTAINER/-
         | ((.env // [] | map(select(.name == "STORAGE_CONTAINER"))[0].value) + "/"
            + (.args | map(select(startswith("--store-prefix=")))[0] | ltrimstr("--store-prefix=")))'
 }
-gone() { # NS PVC: deleted or being deleted
-    local ts
-    ts=$(kc -n "$1" get pvc "$2" -o jsonpath='{.metadata.deletionTimestamp}' 2>/dev/null) || return 0
-    [ -n "$ts" ]
-}
 
-declare -A URL SNAP_STORE
 for ns in g0 g1; do
     druid_etcd $ns etcd-main
     # the sidecar as etcd-druid builds it for spec.backup.store (provider, prefix, container)
@@ -61,14 +51,8 @@ for ns in g0 g1; do
     kc -n $ns delete pod etcd-main-0 etcd-main-1 etcd-main-2 --wait=false >/dev/null || ctl_fail "$ns: cannot roll the pods"
     ksim_wait 10 bash -c "[ -z \"\$(kubectl --kubeconfig '$KUBECONFIG' -n $ns get pods -o name)\" ]" || ctl_fail "$ns: the pods did not go"
     druid_pods $ns etcd-main 3
-    for i in 0 1 2; do
-        printf '%s\n' "---" "apiVersion: v1" "kind: PersistentVolumeClaim" \
-            "metadata: {name: etcd-main-etcd-main-$i, labels: {app.kubernetes.io/managed-by: etcd-druid, app.kubernetes.io/part-of: etcd-main}}" \
-            "spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 16Gi}}}"
-    done | kc -n $ns create -f - >/dev/null || ctl_fail "cannot create the member claims of $ns"
-    druid_double_for $ns etcd-main
-    URL[$ns]=$DRUID_DOUBLE_URL
-    curl -sf -X POST "${URL[$ns]}/admin/write?n=5" >/dev/null || ctl_fail "$ns: the double takes no writes"
+    sleep_claims $ns
+    sleep_double $ns
     [ "$(sidecar_store $ns)" = "$(spec_store $ns)" ] || ctl_fail "$ns: the template's sidecar store $(sidecar_store $ns) is not the Etcd's $(spec_store $ns)"
 done
 ctl_start
@@ -81,13 +65,8 @@ for ns in g0 g1; do
     kc -n $ns annotate etcd etcd-main etcd-warden.io/hibernate=true >/dev/null || ctl_fail "cannot hibernate $ns"
 done
 for ns in g0 g1; do
-    ctl_wait_phase $ns etcd-main Hibernated 60
-    [ "$(kc -n $ns get statefulset etcd-main -o jsonpath='{.spec.replicas}')" = 0 ] || ctl_fail "$ns: Hibernated, StatefulSet not at 0"
-    SNAP_STORE[$ns]=$(sidecar_store $ns)
-    kc -n $ns delete pod etcd-main-0 etcd-main-1 etcd-main-2 --wait=false >/dev/null || ctl_fail "$ns: cannot delete the pods"
-    w=$(last_write "${URL[$ns]}") s=$(stored_rev "${URL[$ns]}")
-    [ "${s:-0}" -ge "${w:-1}" ] || ctl_fail "$ns: hibernated with write $w acknowledged and the store at ${s:-nothing}"
-    echo "$ns: hibernated; the final snapshot (revision $s, every acknowledged write) written by sidecars on ${SNAP_STORE[$ns]}; the Etcd names $(spec_store $ns)"
+    sleep_hibernated $ns sidecar_store
+    echo "$ns: hibernated; the final snapshot (revision $STORED_REV, every acknowledged write) written by sidecars on ${SNAP_AT[$ns]}; the Etcd names $(spec_store $ns)"
     WH_AS_NS=$ns wh_as alice annotate etcd etcd-main druid.gardener.cloud/disable-etcd-component-protection= >/dev/null ||
         ctl_fail "alice cannot disable protection of $ns"
 done
@@ -106,17 +85,16 @@ WH_AS_NS=g0 wh_await_admitted 15 "control: the claims of hibernated g0/etcd-main
 sleep 2
 holes=0
 for ns in g0 g1; do
-    out=$(WH_AS_NS=$ns wh_as alice delete pvc etcd-main-etcd-main-0 etcd-main-etcd-main-1 etcd-main-etcd-main-2 --wait=false 2>&1)
-    n=0
-    for i in 0 1 2; do gone $ns etcd-main-etcd-main-$i && n=$((n + 1)); done
+    sleep_free_claims $ns
+    out=$CLAIMS_OUT n=$CLAIMS_GONE
     names=$(spec_store $ns)
     if [ $ns = g0 ]; then
         [ "$n" = 3 ] || ctl_fail "control: the claims of hibernated g0/etcd-main were not deleted: $out"
         echo "ok: control: G0: the claims of a hibernated Etcd go while its final snapshot is in the store it names"
-    elif [ "$n" -gt 0 ] && [ "$names" != "${SNAP_STORE[$ns]}" ]; then
-        echo "HOLE: G1: $n member claim(s) of hibernated g1/etcd-main deleted while it names store $names and its final snapshot (every acknowledged write) was written by its sidecars into ${SNAP_STORE[$ns]}: once etcd-druid reconciles, the wake's members start on new claims and restore from $names, where no snapshot is"
+    elif [ "$n" -gt 0 ] && [ "$names" != "${SNAP_AT[$ns]}" ]; then
+        echo "HOLE: G1: $n member claim(s) of hibernated g1/etcd-main deleted while it names store $names and its final snapshot (every acknowledged write) was written by its sidecars into ${SNAP_AT[$ns]}: once etcd-druid reconciles, the wake's members start on new claims and restore from $names, where no snapshot is"
         holes=$((holes + 1))
-    else echo "held: G1: $n claim(s) gone, Etcd names $names, snapshot in ${SNAP_STORE[$ns]}: $(tr '\n' ' ' <<<"$out" | head -c 400)"; fi
+    else echo "held: G1: $n claim(s) gone, Etcd names $names, snapshot in ${SNAP_AT[$ns]}: $(tr '\n' ' ' <<<"$out" | head -c 400)"; fi
 done
 ctl_stop
 

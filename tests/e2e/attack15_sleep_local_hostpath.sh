@@ -28,12 +28,8 @@ set -uo pipefail
 . "$(dirname "$0")/../lib/controller.sh"
 command -v jq >/dev/null || ksim_fail "jq is not installed"
 ctl_stage
+. "$(dirname "$0")/../lib/sleepstore.sh"
 
-stored_rev() {
-    curl -sf "$1/admin/requests" | grep '"code":200' | grep -o '"lastRevision":[0-9]*' |
-        cut -d: -f2 | sort -n | tail -1
-}
-last_write() { curl -sf "$1/admin/writes" | tail -1 | grep -o '"revision":[0-9]*' | cut -d: -f2; }
 named_dir() { # the node directory the Etcd names: its Secret's hostPath / container / prefix
     local h
     h=$(kc -n "$1" get secret etcd-backup -o jsonpath='{.data.hostPath}' | base64 -d)
@@ -45,13 +41,7 @@ sidecar_dir() { # the node directory the template's sidecar writes: local-backup
           + ($s.containers[] | select(.name == "backup-restore") | .args
              | map(select(startswith("--store-prefix=")))[0] | ltrimstr("--store-prefix="))'
 }
-gone() { # NS PVC: deleted or being deleted
-    local ts
-    ts=$(kc -n "$1" get pvc "$2" -o jsonpath='{.metadata.deletionTimestamp}' 2>/dev/null) || return 0
-    [ -n "$ts" ]
-}
 
-declare -A URL SNAP_DIR
 for ns in l0 l1; do
     kc create namespace $ns >/dev/null || ctl_fail "cannot create namespace $ns"
     kc -n $ns create secret generic etcd-backup --from-literal=hostPath=/var/lib/lb-old >/dev/null ||
@@ -73,14 +63,8 @@ EOF
     # <Secret hostPath>/<container>, mounted at the sidecar's /home/nonroot/<container>
     druid_pods $ns etcd-main 3
     druid_status $ns etcd-main 3
-    for i in 0 1 2; do
-        printf '%s\n' "---" "apiVersion: v1" "kind: PersistentVolumeClaim" \
-            "metadata: {name: etcd-main-etcd-main-$i, labels: {app.kubernetes.io/managed-by: etcd-druid, app.kubernetes.io/part-of: etcd-main}}" \
-            "spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 16Gi}}}"
-    done | kc -n $ns create -f - >/dev/null || ctl_fail "cannot create the member claims of $ns"
-    druid_double_for $ns etcd-main
-    URL[$ns]=$DRUID_DOUBLE_URL
-    curl -sf -X POST "${URL[$ns]}/admin/write?n=5" >/dev/null || ctl_fail "$ns: the double takes no writes"
+    sleep_claims $ns
+    sleep_double $ns
     sd=$(sidecar_dir $ns) nd=$(named_dir $ns)
     [ "$sd" = "$nd" ] || ctl_fail "$ns: the template's sidecar writes '$sd', the Etcd names '$nd'"
 done
@@ -96,13 +80,8 @@ for ns in l0 l1; do
     kc -n $ns annotate etcd etcd-main etcd-warden.io/hibernate=true >/dev/null || ctl_fail "cannot hibernate $ns"
 done
 for ns in l0 l1; do
-    ctl_wait_phase $ns etcd-main Hibernated 60
-    [ "$(kc -n $ns get statefulset etcd-main -o jsonpath='{.spec.replicas}')" = 0 ] || ctl_fail "$ns: Hibernated, StatefulSet not at 0"
-    SNAP_DIR[$ns]=$(sidecar_dir $ns)
-    kc -n $ns delete pod etcd-main-0 etcd-main-1 etcd-main-2 --wait=false >/dev/null || ctl_fail "$ns: cannot delete the pods"
-    w=$(last_write "${URL[$ns]}") s=$(stored_rev "${URL[$ns]}")
-    [ "${s:-0}" -ge "${w:-1}" ] || ctl_fail "$ns: hibernated with write $w acknowledged and the store at ${s:-nothing}"
-    echo "$ns: hibernated; the final snapshot (revision $s, every acknowledged write) written by sidecars into ${SNAP_DIR[$ns]}; the Etcd names $(named_dir $ns); stamp: $(kc -n $ns get etcd etcd-main -o jsonpath='{.metadata.annotations.etcd-warden\.io/final-snapshot-store}')"
+    sleep_hibernated $ns sidecar_dir
+    echo "$ns: hibernated; the final snapshot (revision $STORED_REV, every acknowledged write) written by sidecars into ${SNAP_AT[$ns]}; the Etcd names $(named_dir $ns); stamp: $(kc -n $ns get etcd etcd-main -o jsonpath='{.metadata.annotations.etcd-warden\.io/final-snapshot-store}')"
     WH_AS_NS=$ns wh_as alice annotate etcd etcd-main druid.gardener.cloud/disable-etcd-component-protection= >/dev/null ||
         ctl_fail "alice cannot disable protection of $ns"
 done
@@ -113,17 +92,16 @@ WH_AS_NS=l0 wh_await_admitted 15 "control: the claims of hibernated l0/etcd-main
 sleep 2
 holes=0
 for ns in l0 l1; do
-    out=$(WH_AS_NS=$ns wh_as alice delete pvc etcd-main-etcd-main-0 etcd-main-etcd-main-1 etcd-main-etcd-main-2 --wait=false 2>&1)
-    n=0
-    for i in 0 1 2; do gone $ns etcd-main-etcd-main-$i && n=$((n + 1)); done
+    sleep_free_claims $ns
+    out=$CLAIMS_OUT n=$CLAIMS_GONE
     names=$(named_dir $ns)
     if [ $ns = l0 ]; then
         [ "$n" = 3 ] || ctl_fail "control: the claims of hibernated l0/etcd-main were not deleted: $out"
         echo "ok: control: L0: the claims of a hibernated Etcd go while its final snapshot is in the directory it names"
-    elif [ "$n" -gt 0 ] && [ "$names" != "${SNAP_DIR[$ns]}" ]; then
-        echo "HOLE: L1: $n member claim(s) of hibernated l1/etcd-main deleted while it names the Local directory $names and its final snapshot (every acknowledged write) was written by its sidecars into ${SNAP_DIR[$ns]}: once etcd-druid rebuilds the StatefulSet from the Secret, the wake's members start on new claims and restore from $names, where no snapshot is"
+    elif [ "$n" -gt 0 ] && [ "$names" != "${SNAP_AT[$ns]}" ]; then
+        echo "HOLE: L1: $n member claim(s) of hibernated l1/etcd-main deleted while it names the Local directory $names and its final snapshot (every acknowledged write) was written by its sidecars into ${SNAP_AT[$ns]}: once etcd-druid rebuilds the StatefulSet from the Secret, the wake's members start on new claims and restore from $names, where no snapshot is"
         holes=$((holes + 1))
-    else echo "held: L1: $n claim(s) gone, Etcd names $names, snapshot in ${SNAP_DIR[$ns]}: $(tr '\n' ' ' <<<"$out" | head -c 400); events: $(ctl_events l1 etcd-main | grep -i store | tr '\n' ' ' | head -c 300)"; fi
+    else echo "held: L1: $n claim(s) gone, Etcd names $names, snapshot in ${SNAP_AT[$ns]}: $(tr '\n' ' ' <<<"$out" | head -c 400); events: $(ctl_events l1 etcd-main | grep -i store | tr '\n' ' ' | head -c 300)"; fi
 done
 ctl_stop
 [ "$holes" = 0 ] || { echo "FAIL: $holes hole(s): a hibernated Local Etcd's claims freed away from the directory its sidecars wrote the final snapshot to"; exit 1; }
