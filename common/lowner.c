@@ -14,6 +14,7 @@
 
 static const struct k8s_resource res_secret = { "", "v1", "secrets", 1 };
 static const struct k8s_resource res_namespace = { "", "v1", "namespaces", 0 };
+static const struct k8s_resource res_bucket = { "etcd-warden.io", "v1alpha1", "backupbuckets", 0 };
 
 void lowner_init(struct lowner *o, struct k8s_client *k, const char *ns, const char *dir)
 {
@@ -176,6 +177,45 @@ enum kerr lowner_part(struct lowner *o, const cJSON *b, char *why, size_t n)
                  "starts with its own name or its name, \"--\" and a word without \"--\", "
                  "followed by \"/\" and more (%s/etcd-main, or %s--<id>/etcd-main)",
                  o->dir, o->ns, name, bdir, o->ns, o->ns);
+    return KERR_OK;
+}
+
+enum kerr lowner_part_in(struct lowner *o, const cJSON *buckets, char *why, size_t n)
+{
+    const cJSON *b;
+    enum kerr rc = KERR_OK;
+
+    why[0] = '\0';
+    cJSON_ArrayForEach (b, buckets) {
+        if ((rc = lowner_part(o, b, why, n)) != KERR_OK || *why)
+            break;
+    }
+    return rc;
+}
+
+enum kerr lowner_part_now(struct k8s_client *k, const char *ns, const char *dir, const char *writer,
+                          char *why, size_t n, struct kerr_info *err)
+{
+    char w[1024];
+    struct lowner o;
+    cJSON *list = NULL;
+    enum kerr rc = k8s_list_all(k, &res_bucket, NULL, NULL, &list, err);
+
+    why[0] = '\0';
+    if (rc == KERR_NOTFOUND) { /* BackupBucket's CRD not installed: no bucket partitions */
+        kerr_clear(err);
+        rc = KERR_OK;
+    }
+    if (rc != KERR_OK)
+        return rc;
+    lowner_init(&o, k, ns, dir);
+    rc = lowner_part_in(&o, kjson_get(list, "items"), w, sizeof(w));
+    lowner_release(&o);
+    cJSON_Delete(list);
+    if (rc != KERR_OK)
+        return kerr_set(err, rc, "placing the BackupBuckets' directories");
+    if (*w)
+        snprintf(why, n, "%s; %s only into its namespace's part", w, writer);
     return KERR_OK;
 }
 

@@ -118,6 +118,26 @@ enum kerr lowner_bucket(struct lowner *o, const cJSON *b, struct kerr_info *err)
 enum kerr lowner_part(struct lowner *o, const cJSON *b, char *why, size_t n);
 
 /*
+ * lowner_part over buckets (BackupBuckets as listed: an array; NULL: none), the rule both
+ * processes apply: why (n bytes) of the first whose partition keeps o->dir from o->ns, "" when
+ * none does. warden-controller asks it of the directory a copy Job is to write, placed by the
+ * Secret the Job is built from, read then. KERR_NOMEM only.
+ */
+enum kerr lowner_part_in(struct lowner *o, const cJSON *buckets, char *why, size_t n);
+
+/*
+ * Why namespace ns may not write the Local directory dir (canonical) that a Job of
+ * warden-controller is to write (an EtcdBackup's copy, an EtcdRestore's target, an immutability
+ * task's copies), into why (n bytes, "" when it may): lowner_part_in over the BackupBuckets
+ * listed now through k, the rule warden-webhook admits the claim by. dir is placed by the
+ * Secret the Job is built from, read in the same pass: the Secret may have been edited since
+ * admission. writer ("a copy writes") ends the message. BackupBuckets not served (their CRD not
+ * installed): none. Another API error is returned: the caller makes no Job.
+ */
+enum kerr lowner_part_now(struct k8s_client *k, const char *ns, const char *dir, const char *writer,
+                          char *why, size_t n, struct kerr_info *err);
+
+/*
  * Whether the claim at directory other (canonical) is, for o->ns claiming o->dir, one that a
  * partition says nobody may mount: BackupBucket b is of provider Local with spec.prefixScope
  * Namespace, its directory is placed (its Secret read now through o->k), o->dir is in o->ns's

@@ -559,3 +559,61 @@ Test(imt_kubesim, a_cronjob_controlled_by_another_owner_is_not_taken)
     cJSON_Delete(cj);
     cJSON_Delete(live);
 }
+
+/* Create text (JSON) as res in ns (NULL: cluster-scoped) through the test's client. */
+static void create_in(const struct k8s_resource *res, const char *ns, const char *text)
+{
+    struct kerr_info err = { 0 };
+    cJSON *o = jsonfix_parse(text);
+
+    OK(k8s_create(fx.c, res, ns, o, NULL, NULL, &err));
+    cJSON_Delete(o);
+}
+
+/*
+ * A Local Etcd's Secret edited after admission so that its directory is another namespace's part
+ * of a partitioned Local BackupBucket: the immutability CronJob (which copies and deletes there)
+ * is not made there, and the one made before goes; the condition and a Warning event say why.
+ */
+Test(imt_kubesim, a_local_cronjob_stays_in_its_namespaces_part)
+{
+    static const struct k8s_resource res_secret = { "", "v1", "secrets", 1 };
+    static const struct k8s_resource res_ns = { "", "v1", "namespaces", 0 };
+    static const struct k8s_resource res_bucket = { "etcd-warden.io", "v1alpha1", "backupbuckets",
+                                                    0 };
+    cJSON *live, *cj;
+    struct kerr_info err;
+
+    create_in(&res_ns, NULL, "{\"metadata\":{\"name\":\"etcd-warden\"}}");
+    /* hostPath /var/lib/lb, for the bucket and (at first) the Etcd */
+    create_in(&res_secret, "etcd-warden",
+              "{\"metadata\":{\"name\":\"local-bucket\"},\"data\":{\"hostPath\":"
+              "\"L3Zhci9saWIvbGI=\"}}");
+    create_in(&res_secret, CFIX_NS,
+              "{\"metadata\":{\"name\":\"eb\"},\"data\":{\"hostPath\":\"L3Zhci9saWIvbGI=\"}}");
+    create_in(&res_bucket, NULL,
+              "{\"apiVersion\":\"etcd-warden.io/v1alpha1\",\"kind\":\"BackupBucket\",\"metadata\":"
+              "{\"name\":\"local\"},\"spec\":{\"provider\":\"Local\",\"container\":\"bkt\","
+              "\"secretRef\":{\"namespace\":\"etcd-warden\",\"name\":\"local-bucket\"},"
+              "\"deletionGracePeriod\":\"168h\",\"prefixScope\":\"Namespace\"}}");
+    live = live_etcd("{\"provider\":\"Local\",\"container\":\"bkt\",\"prefix\":\"" CFIX_NS
+                     "/main\",\"secretRef\":{\"name\":\"eb\"}}",
+                     NULL);
+    OK(imt_task_ensure_x(&fx.x, live, &err));
+    cr_assert_eq(pass(TASK), 0, "the control: its own part");
+    cj = cfix_get(&fx, &ETCDSPEC_RES_CRONJOB, TASK);
+    cr_assert_not_null(cj, "the CronJob runs in the namespace's part");
+    cr_expect_str_eq(
+        jsonfix_str(cj, "spec.jobTemplate.spec.template.spec.volumes[0].hostPath.path"),
+        "/var/lib/lb/bkt");
+    cJSON_Delete(cj);
+    /* /var/lib/lb/bkt/bob: the directory becomes /var/lib/lb/bkt/bob/bkt/ns1/main, bob's part */
+    cj = jsonfix_parse("{\"metadata\":{\"name\":\"eb\"},\"data\":{\"hostPath\":"
+                       "\"L3Zhci9saWIvbGIvYmt0L2JvYg==\"}}");
+    OK(k8s_update(fx.c, &res_secret, CFIX_NS, "eb", cj, NULL, NULL, &err));
+    cJSON_Delete(cj);
+    cr_assert_eq(pass(TASK), IMT_RETRY_MS);
+    assert_condition(TASK, IMT_REASON_NOT_OWNED,
+                     "\"/var/lib/lb/bkt/bob/bkt/" CFIX_NS "/main\" is not namespace " CFIX_NS "'s");
+    cJSON_Delete(live);
+}

@@ -219,3 +219,29 @@ Test(lowner, a_claim_on_the_bucket_or_above_is_unmountable_for_a_namespace_in_it
     cJSON_Delete(absent);
     cJSON_Delete(bad);
 }
+
+Test(lowner, the_first_bucket_whose_partition_refuses_says_why)
+{
+    struct lowner o;
+    cJSON *list = cJSON_CreateArray();
+    char why[1024];
+
+    lowner_init(&o, fx.c, "other", "var/lib/lb/bkt/shoot/copy");
+    cr_assert_eq(lowner_part_in(&o, NULL, why, sizeof(why)), KERR_OK);
+    cr_expect_str_empty(why, "no buckets: nothing partitions");
+    cr_assert_eq(lowner_part_in(&o, list, why, sizeof(why)), KERR_OK);
+    cr_expect_str_empty(why, "an empty list: nothing partitions");
+    cJSON_AddItemToArray(list, bucket(NULL, "local-bucket"));
+    cJSON_AddItemToArray(list, bucket("Bucket", "local-bucket"));
+    cr_assert_eq(lowner_part_in(&o, list, why, sizeof(why)), KERR_OK);
+    cr_expect_str_empty(why, "no bucket partitioned (control)");
+    cJSON_AddItemToArray(list, bucket("Namespace", "local-bucket"));
+    cr_assert_eq(lowner_part_in(&o, list, why, sizeof(why)), KERR_OK);
+    cr_expect(strstr(why, "\"/var/lib/lb/bkt/shoot/copy\" is not namespace other's"), "%s", why);
+    lowner_release(&o);
+    lowner_init(&o, fx.c, "shoot", "var/lib/lb/bkt/shoot/copy");
+    cr_assert_eq(lowner_part_in(&o, list, why, sizeof(why)), KERR_OK);
+    cr_expect_str_empty(why, "its own part (control): %s", why);
+    lowner_release(&o);
+    cJSON_Delete(list);
+}

@@ -171,3 +171,43 @@ Test(plocal, an_entry_is_placed_by_its_bucket_or_its_annotation)
     cr_assert_str_eq(dir, "var/lib/lb/bkt/copies");
     cJSON_Delete(c);
 }
+
+/*
+ * A refusal names the Local claim in the way by the directory its own Secret places, read now,
+ * never by the directory etcd-druid's default hostPath would give it (what the cache keeps).
+ */
+Test(plocal, a_refusal_names_the_directory_read)
+{
+    const char *m;
+
+    /* other's etcd-a: container bkt under /var/lib/lb */
+    cr_assert_eq(
+        store_put(etcds, etcd("other", "etcd-a", "bkt", "shoot--a/etcd", "lb"), NULL, NULL, NULL),
+        KERR_OK);
+    m = decide(etcd("other", "etcd-b", "shoot--a", "etcd", "lb-bkt"));
+    cr_expect(
+        strstr(m, "the Local directory \"/var/lib/lb/bkt/shoot--a/etcd\" of Etcd other/etcd-a"),
+        "%s", m);
+    cr_expect_null(strstr(m, "local-backupbuckets"), "the default hostPath named: %s", m);
+    /* etcd-c without a Secret: the default hostPath is the directory read */
+    cr_assert_eq(store_put(etcds, etcd("other", "etcd-c", "bkt", "c", NULL), NULL, NULL, NULL),
+                 KERR_OK);
+    m = decide(etcd("other", "etcd-d", "bkt", "c/sub", NULL));
+    cr_expect(strstr(m, "the Local directory \"/etc/gardener/local-backupbuckets/bkt/c\" of Etcd "
+                        "other/etcd-c"),
+              "%s", m);
+    /* one whose Secret cannot be read: said so, no directory made up */
+    cr_assert_eq(store_put(etcds, etcd("other", "lost", "bkt", "q", "gone"), NULL, NULL, NULL),
+                 KERR_OK);
+    m = decide(etcd("other", "y", "bkt", "elsewhere", "lb"));
+    cr_expect(strstr(m, "a Local directory that cannot be placed") &&
+                  strstr(m, "of Etcd other/lost"),
+              "%s", m);
+    /* another namespace's claim is not named at all (the rule of every refusal) */
+    cr_assert_eq(store_put(etcds, etcd(CFIX_NS, "etcd-n", "bkt", "n/etcd", "lb"), NULL, NULL, NULL),
+                 KERR_OK);
+    m = decide(etcd("other", "etcd-m", "bkt", "n/etcd/sub", "lb"));
+    cr_expect(strstr(m, "overlaps") && !strstr(m, "var/lib/lb/bkt/n/etcd\"") &&
+                  !strstr(m, "etcd-n"),
+              "%s", m);
+}

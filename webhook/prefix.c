@@ -230,6 +230,28 @@ static int in_the_way_of(const struct probe *p, const cJSON *c)
                              kjson_get_str(p->self, "prefix"), c);
 }
 
+/*
+ * How a refusal names the claim c in the way, into buf (n bytes; the result is buf): a Local
+ * claim compared by its directory read now (p->k) by that directory, "the Local directory
+ * \"/<dir>\"" as its own Secret, recorded hostPath or bucket places it (webhook/plocal's
+ * plocal_other), or that it cannot be placed; never the spelling the cache keeps, which is
+ * placed at etcd-druid's default hostPath. Any other claim: "the prefix \"<prefix>\"".
+ */
+static const char *shown_claim(const struct probe *p, const cJSON *c, char *buf, size_t n)
+{
+    char dir[BLOCAL_HOSTPATH_MAX + 2 * BSTORE_PREFIX_MAX];
+
+    if (!p->k || kjson_has(c, "invalid") || !kjson_get(c, "local") ||
+        strcmp(kjson_get_str(p->self, "store"), BLOCAL_KEY) != 0 ||
+        strcmp(kjson_get_str(c, "store"), BLOCAL_KEY) != 0)
+        snprintf(buf, n, "the prefix \"%.300s\"", shown_prefix(c));
+    else if (plocal_other(p->k, p->buckets, c, dir, sizeof(dir)))
+        snprintf(buf, n, "the Local directory \"/%.300s\"", dir);
+    else
+        snprintf(buf, n, "a Local directory that cannot be placed (its hostPath not read)");
+    return buf;
+}
+
 /* Note the namespace of the owner found (c: its claim). */
 static void found_in(struct probe *p, const cJSON *c)
 {
@@ -247,11 +269,12 @@ static enum kerr view_etcd(void *ctx, const char *key, const cJSON *obj)
 {
     struct probe *p = ctx;
     const cJSON *c = kjson_get(obj, "claim");
+    char what[400];
 
     (void)key;
     if (!c || same_owner(p->self, c) || !in_the_way_of(p, c))
         return KERR_OK;
-    snprintf(p->other, sizeof(p->other), "the prefix \"%s\" of Etcd %s/%s", shown_prefix(c),
+    snprintf(p->other, sizeof(p->other), "%s of Etcd %s/%s", shown_claim(p, c, what, sizeof(what)),
              kjson_get_str(c, "namespace"), kjson_get_str(c, "name"));
     found_in(p, c);
     return KERR_EXISTS;
@@ -278,6 +301,7 @@ static enum kerr view_entry(void *ctx, const char *key, const cJSON *obj)
     struct probe *p = ctx;
     const cJSON *c = kjson_get(obj, "claim");
     const char *deleted;
+    char what[400];
 
     (void)key;
     /* the Etcd's own entry of the same prefix reattaches, unless its backups are being
@@ -296,9 +320,10 @@ static enum kerr view_entry(void *ctx, const char *key, const cJSON *obj)
     if (!c || !in_the_way_of(p, c))
         return KERR_OK;
     deleted = kjson_get_str(c, "deletedAt");
-    snprintf(p->other, sizeof(p->other), "the prefix \"%s\" of BackupEntry %s of Etcd %s/%s%s%s",
-             shown_prefix(c), kjson_get_str(obj, "metadata.name"), kjson_get_str(c, "namespace"),
-             kjson_get_str(c, "name"), deleted ? ", deleted at " : "", deleted ? deleted : "");
+    snprintf(p->other, sizeof(p->other), "%s of BackupEntry %s of Etcd %s/%s%s%s",
+             shown_claim(p, c, what, sizeof(what)), kjson_get_str(obj, "metadata.name"),
+             kjson_get_str(c, "namespace"), kjson_get_str(c, "name"),
+             deleted ? ", deleted at " : "", deleted ? deleted : "");
     if (kjson_has(c, "deleting"))
         snprintf(p->other + strlen(p->other), sizeof(p->other) - strlen(p->other),
                  ", whose backups are being deleted (create it once the entry is gone)");
@@ -318,12 +343,14 @@ static enum kerr view_backup(void *ctx, const char *key, const cJSON *obj)
 {
     struct probe *p = ctx;
     const cJSON *c = kjson_get(obj, "claim");
+    char what[400];
 
     (void)key;
     if (!c || !in_the_way_of(p, c))
         return KERR_OK;
-    snprintf(p->other, sizeof(p->other), "the prefix \"%s\" of the copies of EtcdBackup %s/%s",
-             shown_prefix(c), kjson_get_str(c, "namespace"), kjson_get_str(c, "name"));
+    snprintf(p->other, sizeof(p->other), "%s of the copies of EtcdBackup %s/%s",
+             shown_claim(p, c, what, sizeof(what)), kjson_get_str(c, "namespace"),
+             kjson_get_str(c, "name"));
     found_in(p, c);
     return KERR_EXISTS;
 }

@@ -42,7 +42,7 @@ static enum kerr fail(const struct ebk_env *env, const cJSON *stored, const char
                       struct kerr_info *err)
 {
     cJSON *b = cJSON_Duplicate(stored, 1);
-    char line[256];
+    char line[EBK_WHY_MAX];
     enum kerr rc;
     size_t i;
 
@@ -183,7 +183,10 @@ static enum kerr read_inputs(const struct ebk_env *env, const cJSON *b, struct i
     if (cpjob_build(&s, &job, &e) != KERR_OK)
         snprintf(why, n, "%s", e.msg);
     cJSON_Delete(job);
-    return *why ? KERR_OK : destination_free(env, b, in->dsecret, why, n, err);
+    /* a Local destination in the namespace's part, where the Job built from this same Secret
+     * writes (it may have been edited since admission), and free */
+    rc = *why ? KERR_OK : ebk_dest_part(env, b, in->dsecret, why, n, err);
+    return rc != KERR_OK || *why ? rc : destination_free(env, b, in->dsecret, why, n, err);
 }
 
 /* Another unfinished EtcdOpsTask of etcd than mine: its name into other. */
@@ -232,7 +235,7 @@ static enum kerr step_pending(const struct ebk_env *env, const cJSON *b, long *r
                               struct kerr_info *err)
 {
     const char *ns = str(b, "metadata.namespace"), *en = str(b, "spec.etcdName");
-    char why[512], tname[KNAME_SUBDOMAIN_MAX + 1], other[KNAME_SUBDOMAIN_MAX + 1];
+    char why[EBK_WHY_MAX], tname[KNAME_SUBDOMAIN_MAX + 1], other[KNAME_SUBDOMAIN_MAX + 1];
     struct inputs in;
     cJSON *t = NULL, *nb = NULL;
     enum kerr rc = read_inputs(env, b, &in, why, sizeof(why), err);
@@ -332,7 +335,7 @@ static enum kerr start_copy(const struct ebk_env *env, const cJSON *stored, cons
                             long *requeue, struct kerr_info *err)
 {
     const char *ns = str(stored, "metadata.namespace");
-    char why[512], snap[128], jname[KNAME_LABEL_MAX + 1], now[KTIME_LEN + 1];
+    char why[EBK_WHY_MAX], snap[128], jname[KNAME_LABEL_MAX + 1], now[KTIME_LEN + 1];
     const char *until = str(t, "status.lastOperation.lastTransitionTime");
     struct cpjob_spec s = { 0 };
     struct inputs in = { 0 };

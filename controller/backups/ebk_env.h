@@ -26,6 +26,7 @@ struct ev_recorder; /* common/events.h */
 #define EBK_COPY_JOB_TAG    "copy"        /* kname_job: "<backup>--copy" */
 #define EBK_POLL_MS         2000L
 #define EBK_WAIT_MS         5000L
+#define EBK_WHY_MAX         1024 /* a failure's message (status.error, the Warning event) */
 #define EBK_PHASE_PENDING   "Pending"
 #define EBK_PHASE_SNAPSHOT  "Snapshotting"
 #define EBK_PHASE_UPLOADING "Uploading"

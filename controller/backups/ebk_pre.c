@@ -4,9 +4,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/blocal.h"
 #include "common/kjson.h"
 #include "common/log.h"
 #include "common/pclaim.h"
+#include "common/lowner.h"
 #include "controller/core/claims.h"
 #include "controller/core/etcdspec.h"
 #include "controller/core/podjob.h"
@@ -16,6 +18,37 @@ static const char *str(const cJSON *obj, const char *path)
     const char *s = kjson_get_str(obj, path);
 
     return s ? s : "";
+}
+
+enum kerr ebk_dest_part(const struct ebk_env *env, const cJSON *b, const cJSON *dsecret, char *why,
+                        size_t n, struct kerr_info *err)
+{
+    struct bstore_claim c = { "", NULL };
+    struct kerr_info e = { 0 };
+    char hostpath[BLOCAL_HOSTPATH_MAX + 1], w[1024];
+    enum kerr rc;
+
+    why[0] = '\0';
+    if ((rc = claims_of_placed(b, "spec.destination", dsecret, &c, &e)) == KERR_NOMEM)
+        return kerr_set(err, rc, "%s", e.msg);
+    if (rc != KERR_OK) {
+        snprintf(why, n, "spec.destination: %.400s", e.msg);
+        return KERR_OK;
+    }
+    rc = strcmp(c.key, BLOCAL_KEY) == 0
+             ? lowner_part_now(env->client, str(b, "metadata.namespace"), c.prefix, "a copy writes",
+                               w, sizeof(w), err)
+             : KERR_OK;
+    if (rc == KERR_OK && strcmp(c.key, BLOCAL_KEY) == 0 && *w) {
+        if (blocal_hostpath(dsecret, hostpath, sizeof(hostpath), NULL) != KERR_OK)
+            snprintf(hostpath, sizeof(hostpath), "(not read)");
+        snprintf(why, n,
+                 "spec.destination: the copy Job would mount the hostPath \"%.300s\" of Secret "
+                 "%.253s (read now; admitted by what it said then): %s",
+                 hostpath, str(b, "spec.destination.secretRef.name"), w);
+    }
+    bstore_claim_release(&c);
+    return rc;
 }
 
 /*

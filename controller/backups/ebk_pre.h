@@ -32,6 +32,17 @@ enum kerr ebk_take_claim(const struct ebk_env *env, const cJSON *b, const cJSON 
                          size_t n, int *held, long *requeue, struct kerr_info *err);
 
 /*
+ * Why b's copy may not write its Local destination, into why (n bytes; "" when it may, or the
+ * destination is not Local): the directory the copy Job built from dsecret (the destination
+ * Secret as read in this pass) writes is not the namespace's part of a partitioned Local
+ * BackupBucket (common/lowner's lowner_part_now: the rule warden-webhook admitted b by,
+ * applied again because the Secret's hostPath may have been edited since). A destination that
+ * cannot be placed is why too. An API error is returned: no copy.
+ */
+enum kerr ebk_dest_part(const struct ebk_env *env, const cJSON *b, const cJSON *dsecret, char *why,
+                        size_t n, struct kerr_info *err);
+
+/*
  * A copy Job of b's (jname, owned by it) before any is recorded: deleted with
  * propagation Foreground (gone only once its Pod is, a Warning event
  * CopyJobUnrecorded), *there set and *requeue lowered until it is gone.

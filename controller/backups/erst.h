@@ -169,7 +169,7 @@ enum kerr erst_reconcile(struct ctl *c, const char *ns, const char *name, struct
  * name, spec and store), and whether it is to wait or to be refused, with
  * the reason. OWNS the objects it read (erst_plan_release).
  */
-#define ERST_PLAN_WHY_MAX 640
+#define ERST_PLAN_WHY_MAX 1024
 
 #define ERST_HOST_MAX     4097 /* BLOCAL_HOSTPATH_MAX + 1 */
 

@@ -11,6 +11,7 @@
 #include "common/bstore.h"
 #include "common/kjson.h"
 #include "common/ktime.h"
+#include "common/lowner.h"
 #include "common/rtarget.h"
 #include "common/rtrec.h"
 #include "controller/backups/bkown.h"
@@ -253,6 +254,31 @@ static enum kerr check_source_local(const struct erst_ctx *x, const char *ns, st
     return *why ? verdict(p, 0, "spec.source: %s", why) : KERR_OK;
 }
 
+/*
+ * A Local target's directory dir (canonical, placed by p->to_host: the hostPath of the target
+ * Secret read in this pass, which the copy Job mounts) refused unless it is the namespace's part
+ * of every partitioned Local BackupBucket (common/lowner's lowner_part_now: the rule
+ * warden-webhook admitted the target by; the Secret may have been edited since). Not Local:
+ * nothing.
+ */
+static enum kerr check_target_part(const struct erst_ctx *x, const char *ns, struct erst_plan *p,
+                                   const char *dir, struct kerr_info *err)
+{
+    char why[ERST_PLAN_WHY_MAX - 200];
+    enum kerr rc;
+
+    if (strcmp(bstore_provider_kind(p->to.provider), "Local") != 0)
+        return KERR_OK;
+    rc = lowner_part_now(x->client, ns, dir, "a restore writes", why, sizeof(why), err);
+    if (rc != KERR_OK)
+        return kerr_wrap(err, "deciding whose part the Local target is");
+    return *why ? verdict(p, 0,
+                          "spec.target.store: the copy Job would mount the hostPath \"%.100s\" of "
+                          "Secret %.60s (read now; admitted by what it said then): %s",
+                          p->to_host, dflt(p->to.secret, ""), why)
+                : KERR_OK;
+}
+
 /* The checks before anything is written (Pending): target name and prefix free, Secrets there. */
 static enum kerr check_target(const struct erst_ctx *x, const cJSON *rs, struct erst_plan *p,
                               struct kerr_info *err)
@@ -313,6 +339,8 @@ static enum kerr check_target(const struct erst_ctx *x, const cJSON *rs, struct 
          blocal_dir(p->to_host, p->to.container, p->to.prefix, why, sizeof(why), &claim_err) !=
              KERR_OK))
         return verdict(p, 0, "the target store's Secret %s: %s", p->to.secret, claim_err.msg);
+    if ((rc = check_target_part(x, ns, p, why, err)) != KERR_OK || p->refuse)
+        return rc;
     used = erst_prefix_in_use(x->client, ns, target, &p->to, p->to_host, why, sizeof(why), err);
     if (used < 0)
         return err->code == KERR_INVAL ? verdict(p, 0, "%s", err->msg) : err->code;

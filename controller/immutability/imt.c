@@ -5,10 +5,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/blocal.h"
+#include "common/bstore.h"
 #include "common/k8s.h"
 #include "common/kjson.h"
 #include "common/ktime.h"
 #include "common/log.h"
+#include "common/lowner.h"
 #include "controller/core/ctl.h"
 #include "controller/core/etcdspec.h"
 #include "controller/core/oref.h"
@@ -75,7 +78,7 @@ enum kerr imt_task_delete_x(const struct rctx *x, const cJSON *etcd, struct kerr
 struct verdict {
     int ready;
     const char *reason;
-    char message[512];
+    char message[1024];
     cJSON *cronjob;            /* OWNS: the CronJob as stored, or NULL */
     char until[KTIME_LEN + 1]; /* its last successful run's immutableUntil, or "" */
 };
@@ -233,6 +236,41 @@ static enum kerr write_status(const struct rctx *x, const cJSON *task, const str
     return rc == KERR_OK ? rc : kerr_wrap(err, "writing the task's status");
 }
 
+/*
+ * Why a Local Etcd's immutability copies may not be written where its CronJob would mount, into
+ * why (n bytes; "" when they may, or the store is not Local): the directory the Etcd's Secret
+ * (secret, read in this pass, the one the CronJob is built from) places is not its namespace's
+ * part of a partitioned Local BackupBucket (common/lowner's lowner_part_now), or cannot be
+ * placed. The Secret may have been edited since the Etcd was admitted. An API error is returned.
+ */
+static enum kerr local_part(const struct rctx *x, const cJSON *etcd, const cJSON *secret, char *why,
+                            size_t n, struct kerr_info *err)
+{
+    const char *kind = bstore_provider_kind(kjson_get_str(etcd, "spec.backup.store.provider"));
+    const char *c = kjson_get_str(etcd, "spec.backup.store.container");
+    const char *p = kjson_get_str(etcd, "spec.backup.store.prefix");
+    char hp[BLOCAL_HOSTPATH_MAX + 1], dir[BLOCAL_HOSTPATH_MAX + 2 * BLOCAL_PREFIX_MAX + 4], w[900];
+    struct kerr_info e = { 0 };
+    enum kerr rc;
+
+    why[0] = '\0';
+    if (!kind || strcmp(kind, "Local") != 0)
+        return KERR_OK;
+    if (blocal_hostpath(secret, hp, sizeof(hp), &e) != KERR_OK ||
+        blocal_dir(hp, c ? c : "", p ? p : "", dir, sizeof(dir), &e) != KERR_OK) {
+        snprintf(why, n, "the Etcd's Local store cannot be placed: %.400s", e.msg);
+        return KERR_OK;
+    }
+    rc = lowner_part_now(x->client, kjson_get_str(etcd, "metadata.namespace"), dir,
+                         "an immutability task copies", w, sizeof(w), err);
+    if (rc == KERR_OK && *w)
+        snprintf(why, n,
+                 "the CronJob would mount the hostPath \"%.100s\" of the Etcd's Secret "
+                 "(read now): %s",
+                 hp, w);
+    return rc;
+}
+
 /* Decide and act for a live task: the Etcd, the inputs, the CronJob. */
 static enum kerr decide(const struct rctx *x, const cJSON *task, struct verdict *v,
                         struct kerr_info *err)
@@ -241,6 +279,7 @@ static enum kerr decide(const struct rctx *x, const cJSON *task, struct verdict 
     const char *etcd_name = kjson_get_str(task, "spec.etcdName");
     struct kerr_info why;
     cJSON *etcd = NULL, *want = NULL, *secret = NULL;
+    char part[sizeof(v->message)];
     enum kerr rc;
 
     if (!etcd_name) {
@@ -268,6 +307,10 @@ static enum kerr decide(const struct rctx *x, const cJSON *task, struct verdict 
     else if (imtjob_cronjob_build_store(task, etcd, secret, x->imm_image, x->imm_command, &want,
                                         &why) != KERR_OK)
         fail(v, why.code == KERR_UNSUPPORTED ? "UnsupportedProvider" : "InvalidEtcd", why.msg);
+    else if ((rc = local_part(x, etcd, secret, part, sizeof(part), &why)) != KERR_OK)
+        fail(v, "CronJobFailed", why.msg); /* the buckets not read: the CronJob kept as it is */
+    else if (part[0])
+        fail(v, IMT_REASON_NOT_OWNED, part);
     else if ((rc = sync_cronjob(x, ns, want, v, &why)) != KERR_OK)
         fail(v, "CronJobFailed", why.msg);
     else

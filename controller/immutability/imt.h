@@ -61,6 +61,10 @@ struct ctl_result;
 struct rctx;
 
 #define IMT_RETRY_MS 30000L
+/* The Ready condition's reason (and the Warning event's) when a Local Etcd's directory, placed by
+ * its Secret read now, is not its namespace's part of a partitioned Local BackupBucket: no
+ * CronJob (one there is deleted). */
+#define IMT_REASON_NOT_OWNED "LocalDirectoryNotOwned"
 
 /* Create etcd's task when missing (or fix its schedule); idempotent. */
 enum kerr imt_task_ensure_x(const struct rctx *x, const cJSON *etcd, struct kerr_info *err);
