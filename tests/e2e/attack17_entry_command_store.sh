@@ -23,6 +23,11 @@
 #   C6. a bare pod w/writer-6 (Running, args form, a5's shape on a6--etcd-main) being deleted:
 #       a finalizer holds it with its deletionTimestamp set; its containers run until the
 #       kubelet stops them (its grace period) and the finalizer goes.
+#   C7. a bare pod w/writer-7 (Running): the store in command (C1's), args [--server-port=8080]
+#       (none of the store args), no env.
+#   C8. a bare pod w/writer-8 (Running): command [sh, -c, "exec /etcdbrctl server
+#       --storage-provider=S3 --store-prefix=a8--etcd-main --store-container=etcd-bucket"],
+#       args [sidecar] ($0 of the shell), no env.
 #   A0. control: a0/etcd-main deleted while nothing writes a0--etcd-main: its snapshot deleted.
 # Oracle: s3rver's listing under each prefix; where the real sidecar ($WARDEN_ETCDBRCTL, when
 # given) says it writes when run with C1's command: its snapstoreConfig.
@@ -57,6 +62,12 @@ sh_sidecar() { # PREFIX: the store in a shell's command line
 env_sidecar() { # PREFIX: the store in command, the container in env
     printf '{"name":"backup-restore","image":"etcdbrctl","command":["/etcdbrctl","server","--storage-provider=S3","--store-prefix=%s"],"env":[{"name":"STORAGE_CONTAINER","value":"etcd-bucket"}]}' "$1"
 }
+cmd_port_sidecar() { # PREFIX: the store in command, a port in args
+    printf '{"name":"backup-restore","image":"etcdbrctl","command":["/etcdbrctl","server","--storage-provider=S3","--store-prefix=%s","--store-container=etcd-bucket"],"args":["--server-port=8080"]}' "$1"
+}
+sh_arg_sidecar() { # PREFIX: the store in a shell's command line, an arg for the shell
+    printf '{"name":"backup-restore","image":"etcdbrctl","command":["sh","-c","exec /etcdbrctl server --storage-provider=S3 --store-prefix=%s --store-container=etcd-bucket"],"args":["sidecar"]}' "$1"
+}
 args_sidecar() { # PREFIX: etcd-druid's rendering
     printf '{"name":"backup-restore","image":"etcdbrctl","args":["server","--server-port=8080","--storage-provider=S3","--store-prefix=%s"],"env":[{"name":"STORAGE_CONTAINER","value":"etcd-bucket"}]}' "$1"
 }
@@ -79,7 +90,7 @@ bare_sts() { # NS NAME CONTAINER-JSON
 JSON
 }
 
-NSS="a0 a1 a2 a3 a4 a5 a6"
+NSS="a0 a1 a2 a3 a4 a5 a6 a7 a8"
 declare -A FULL ENTRY
 for ns in $NSS; do
     druid_etcd $ns etcd-main
@@ -117,14 +128,16 @@ declare -A WHO=([a1]="bare pod w/writer-1 (store in command: [/etcdbrctl, server
     [a3]="StatefulSet w/writer-3 (its template: store in command)"
     [a4]="bare pod w/writer-4 (store in command, STORAGE_CONTAINER in env, no args)"
     [a5]="bare pod w/writer-5 (phase Pending, etcd-druid's args)"
-    [a6]="bare pod w/writer-6 (Running, terminating: deletionTimestamp set, a finalizer holds it)")
-held() { kc get backupentry "$1" -o jsonpath='{.status.conditions[0].message}' 2>/dev/null | grep -Eq 'postponed|blocked'; }
-held_or_gone() { held "$1" || ksim_gone backupentry "$1"; }
+    [a6]="bare pod w/writer-6 (Running, terminating: deletionTimestamp set, a finalizer holds it)"
+    [a7]="bare pod w/writer-7 (store in command, args [--server-port=8080])"
+    [a8]="bare pod w/writer-8 (store in a shell command line, args [sidecar])")
+held() { kc get backupentry "$1" -o jsonpath='{.status.conditions[0].message}' 2>/dev/null | grep -E 'postponed|blocked' | grep -qF "$2 "; }
+held_or_gone() { held "$1" "$2" || ksim_gone backupentry "$1"; }
 holes=0
 # One writer at a time (a sidecar whose store cannot be read holds every deletion, and would
 # hide the others): the writer, its Etcd deleted, the entry held or gone, the listing judged,
 # the writer removed.
-for ns in a1 a2 a3 a4 a5 a6; do
+for ns in a1 a2 a3 a4 a5 a6 a7 a8; do
     case $ns in
     a1) bare_pod w writer-1 "$(cmd_sidecar a1--etcd-main)" Running
         kc -n w get pod writer-1 -o json | jq -e '.spec.containers[1].command | index("--store-prefix=a1--etcd-main")' >/dev/null ||
@@ -133,14 +146,18 @@ for ns in a1 a2 a3 a4 a5 a6; do
     a3) bare_sts w writer-3 "$(cmd_sidecar a3--etcd-main)" ;;
     a4) bare_pod w writer-4 "$(env_sidecar a4--etcd-main)" Running ;;
     a5) bare_pod w writer-5 "$(args_sidecar a5--etcd-main)" Pending ;;
+    a7) bare_pod w writer-7 "$(cmd_port_sidecar a7--etcd-main)" Running ;;
+    a8) bare_pod w writer-8 "$(sh_arg_sidecar a8--etcd-main)" Running ;;
     a6) FIN=example.com/keep bare_pod w writer-6 "$(args_sidecar a6--etcd-main)" Running
         kc -n w delete pod writer-6 --wait=false >/dev/null || ctl_fail "cannot delete pod w/writer-6"
         [ -n "$(kc -n w get pod writer-6 -o jsonpath='{.metadata.deletionTimestamp}')" ] ||
             ctl_fail "pod w/writer-6 is not terminating: $(kc -n w get pod writer-6 -o json | jq -c .metadata)" ;;
     esac
     kc -n $ns delete etcd etcd-main --wait=false >/dev/null || ctl_fail "$ns: cannot delete the Etcd"
-    ksim_wait 60 held_or_gone "${ENTRY[$ns]}" ||
-        ctl_fail "$ns: the entry ${ENTRY[$ns]} neither held nor deleted: $(kc get backupentry "${ENTRY[$ns]}" -o jsonpath='{.status}')"
+    # judged once the entry is gone or held for the writer (its own members, which the
+    # garbage collector removes after the Etcd, hold it first)
+    ksim_wait 60 held_or_gone "${ENTRY[$ns]}" "w/writer-${ns#a}" ||
+        ctl_fail "$ns: the entry ${ENTRY[$ns]} neither held for w/writer-${ns#a} nor deleted: $(kc get backupentry "${ENTRY[$ns]}" -o jsonpath='{.status}')"
     left=$(snap_s3 ls "$ns--etcd-main/" | tr '\n' ' ')
     if ! grep -qF "${FULL[$ns]}" <<<"$left"; then
         echo "HOLE: ${ns^^}: the deletion Job of entry ${ENTRY[$ns]} deleted ${FULL[$ns]} while ${WHO[$ns]} runs a backup sidecar writing there (left: ${left:-nothing})"
