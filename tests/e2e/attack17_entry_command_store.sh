@@ -28,6 +28,9 @@
 #   C8. a bare pod w/writer-8 (Running): command [sh, -c, "exec /etcdbrctl server
 #       --storage-provider=S3 --store-prefix=a8--etcd-main --store-container=etcd-bucket"],
 #       args [sidecar] ($0 of the shell), no env.
+#   C9. a bare pod w/writer-9 (Running) whose backup-restore is a native sidecar: an init
+#       container with restartPolicy: Always (it runs for the pod's life), etcd-druid's args on
+#       a9--etcd-main; its main container is busybox.
 #   A0. control: a0/etcd-main deleted while nothing writes a0--etcd-main: its snapshot deleted.
 # Oracle: s3rver's listing under each prefix; where the real sidecar ($WARDEN_ETCDBRCTL, when
 # given) says it writes when run with C1's command: its snapstoreConfig.
@@ -81,6 +84,16 @@ JSON
     kc -n "$1" patch pod "$2" --subresource=status --type merge -p "{\"status\":{\"phase\":\"$4\"}}" >/dev/null ||
         ctl_fail "cannot set the phase of pod $1/$2"
 }
+native_pod() { # NS NAME PREFIX: backup-restore as an init container with restartPolicy Always
+    local c
+    c=$(args_sidecar "$3" | jq -c '. + {restartPolicy: "Always"}')
+    kc -n "$1" create -f - >/dev/null <<JSON || ctl_fail "cannot create pod $1/$2"
+{"apiVersion":"v1","kind":"Pod","metadata":{"name":"$2"},
+ "spec":{"initContainers":[$c],"containers":[{"name":"main","image":"busybox"}]}}
+JSON
+    kc -n "$1" patch pod "$2" --subresource=status --type merge -p '{"status":{"phase":"Running"}}' >/dev/null ||
+        ctl_fail "cannot set the phase of pod $1/$2"
+}
 bare_sts() { # NS NAME CONTAINER-JSON
     kc -n "$1" create -f - >/dev/null <<JSON || ctl_fail "cannot create StatefulSet $1/$2"
 {"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"$2"},
@@ -90,7 +103,7 @@ bare_sts() { # NS NAME CONTAINER-JSON
 JSON
 }
 
-NSS="a0 a1 a2 a3 a4 a5 a6 a7 a8"
+NSS="a0 a1 a2 a3 a4 a5 a6 a7 a8 a9"
 declare -A FULL ENTRY
 for ns in $NSS; do
     druid_etcd $ns etcd-main
@@ -130,14 +143,15 @@ declare -A WHO=([a1]="bare pod w/writer-1 (store in command: [/etcdbrctl, server
     [a5]="bare pod w/writer-5 (phase Pending, etcd-druid's args)"
     [a6]="bare pod w/writer-6 (Running, terminating: deletionTimestamp set, a finalizer holds it)"
     [a7]="bare pod w/writer-7 (store in command, args [--server-port=8080])"
-    [a8]="bare pod w/writer-8 (store in a shell command line, args [sidecar])")
+    [a8]="bare pod w/writer-8 (store in a shell command line, args [sidecar])"
+    [a9]="bare pod w/writer-9 (backup-restore a native sidecar: init container, restartPolicy Always)")
 held() { kc get backupentry "$1" -o jsonpath='{.status.conditions[0].message}' 2>/dev/null | grep -E 'postponed|blocked' | grep -qF "$2 "; }
 held_or_gone() { held "$1" "$2" || ksim_gone backupentry "$1"; }
 holes=0
 # One writer at a time (a sidecar whose store cannot be read holds every deletion, and would
 # hide the others): the writer, its Etcd deleted, the entry held or gone, the listing judged,
 # the writer removed.
-for ns in a1 a2 a3 a4 a5 a6 a7 a8; do
+for ns in a1 a2 a3 a4 a5 a6 a7 a8 a9; do
     case $ns in
     a1) bare_pod w writer-1 "$(cmd_sidecar a1--etcd-main)" Running
         kc -n w get pod writer-1 -o json | jq -e '.spec.containers[1].command | index("--store-prefix=a1--etcd-main")' >/dev/null ||
@@ -148,6 +162,9 @@ for ns in a1 a2 a3 a4 a5 a6 a7 a8; do
     a5) bare_pod w writer-5 "$(args_sidecar a5--etcd-main)" Pending ;;
     a7) bare_pod w writer-7 "$(cmd_port_sidecar a7--etcd-main)" Running ;;
     a8) bare_pod w writer-8 "$(sh_arg_sidecar a8--etcd-main)" Running ;;
+    a9) native_pod w writer-9 a9--etcd-main
+        kc -n w get pod writer-9 -o json | jq -e '.spec.initContainers[0] | .name == "backup-restore" and .restartPolicy == "Always"' >/dev/null ||
+            ctl_fail "writer-9 is not stored as set: $(kc -n w get pod writer-9 -o json | jq -c .spec)" ;;
     a6) FIN=example.com/keep bare_pod w writer-6 "$(args_sidecar a6--etcd-main)" Running
         kc -n w delete pod writer-6 --wait=false >/dev/null || ctl_fail "cannot delete pod w/writer-6"
         [ -n "$(kc -n w get pod writer-6 -o jsonpath='{.metadata.deletionTimestamp}')" ] ||
