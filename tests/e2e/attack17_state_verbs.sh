@@ -16,7 +16,8 @@
 #   (kubectl replace) of the stored object with the keys forged; V6 server-side apply with
 #   --force-conflicts; V7 the etcds/status subresource carrying metadata.annotations; V8 JSON
 #   patch `move` of a user key onto a state key; V9 removal of every annotation (JSON patch
-#   remove /metadata/annotations); V10 etcd-druid (a reconciler, not warden-controller) V1.
+#   remove /metadata/annotations); V10 etcd-druid (a reconciler, not warden-controller) V1;
+#   V11 an Etcd CREATE carrying them (stored without them).
 # After each: the stored state keys must be warden-controller's (unchanged), and etcd-druid's
 # scale of the StatefulSet to 0 must be refused while the final snapshot is held.
 #   Control: after the release the hibernation completes and, at 0, the store holds every write.
@@ -124,6 +125,19 @@ try "V8 JSON patch move onto traffic-cut-at" A patch etcd etcd-main --type json 
 try "V9 JSON patch remove /metadata/annotations" A patch etcd etcd-main --type json -p '[{"op":"remove","path":"/metadata/annotations"}]'
 try "V10 etcd-druid annotate --overwrite" kc_druid -n $NS annotate --overwrite etcd etcd-main \
     etcd-warden.io/hibernation-phase=ScalingDown "etcd-warden.io/final-snapshot-checked=$UID_/$GEN" etcd-warden.io/traffic-cut-at=$OLD
+
+# V11: an Etcd CREATE carrying them (a re-applied manifest): created without them
+kc -n $NS get etcd etcd-main -o json | jq --argjson f "$FORGED" '{apiVersion, kind, spec,
+    metadata: {name: "etcd-copy", namespace: .metadata.namespace, annotations: $f}}' >"$CTL_DIR/v11.json"
+out=$(A create -f "$CTL_DIR/v11.json" 2>&1 | tr '\n' ' ')
+kept=$(kc -n $NS get etcd etcd-copy -o json 2>/dev/null | jq -c --argjson f "$FORGED" '(.metadata.annotations // {}) | with_entries(select(.key | in($f)))')
+if [ -n "$kept" ] && [ "$kept" != "{}" ]; then
+    echo "HOLE: V11 CREATE: Etcd $NS/etcd-copy stored with state annotations someone else wrote: $kept"
+    holes=$((holes + 1))
+else
+    echo "held: V11 CREATE with state annotations: ${kept:+stored without them; }${out:0:240}"
+fi
+kc -n $NS delete etcd etcd-copy --wait=false >/dev/null 2>&1
 
 # control: the release completes the hibernation, and at 0 the store holds every write
 curl -sf -X POST "$U/admin/release" >/dev/null
