@@ -12,9 +12,30 @@
 #define ARG_BUCKET   "--store-container="
 
 /* The sidecar's home directories as etcd-druid mounts a Local store under them
- * (MountPathLocalStore: /home/nonroot, /root with spec.runAsRoot); etcdbrctl writes a Local
- * store at $HOME/<container>/<prefix>. */
-static const char *const homes[] = { "/home/nonroot/", "/root/" };
+ * (MountPathLocalStore: /home/nonroot, /root with spec.runAsRoot), each with the user etcd-druid
+ * runs the pod as (getPodSecurityContext: 65532, 0 with spec.runAsRoot), whose home the
+ * container runtime gives $HOME; etcdbrctl writes a Local store at $HOME/<container>/<prefix>.
+ * No runAsUser at all is the image's user, etcdbrctl's image runs as nonroot. */
+static const struct {
+    const char *dir;
+    int64_t uid;
+    bool unset_ok;
+} homes[] = { { "/home/nonroot/", 65532, true }, { "/root/", 0, false } };
+
+/* The user the container c of pod spec runs as: 1 with *uid (its securityContext's runAsUser,
+ * else the pod's), 0 when neither sets one, -1 when one is not an integer. */
+static int run_as(const cJSON *spec, const cJSON *c, int64_t *uid)
+{
+    const cJSON *sc[] = { kjson_get(c, "securityContext.runAsUser"),
+                          kjson_get(spec, "securityContext.runAsUser") };
+
+    for (size_t i = 0; i < 2; i++)
+        if (sc[i])
+            return kjson_get_int64(i == 0 ? c : spec, "securityContext.runAsUser", uid) == KERR_OK
+                       ? 1
+                       : -1;
+    return 0;
+}
 
 /* Copy v into out (cap bytes): 0, or -1 when it does not fit. */
 static int put(char *out, size_t cap, const char *v)
@@ -135,15 +156,16 @@ static int bucket_of(const cJSON *c, char *out, size_t cap)
     return env_bucket(c, out, cap);
 }
 
-/* 1 when mount is the one volumeMount of c named name, on $HOME/<container> for one of
- * etcd-druid's homes, without a subPath: then the sidecar's $HOME/<container> is the volume's
- * root. 0 otherwise. */
-static int local_mounted(const cJSON *c, const char *container)
+/* 1 when the one volumeMount of c (in pod spec) named local-backup is on $HOME/<container>
+ * for one of etcd-druid's homes, the container running as that home's user, without a
+ * subPath: then the sidecar's $HOME/<container> is the volume's root. 0 otherwise. */
+static int local_mounted(const cJSON *spec, const cJSON *c, const char *container)
 {
     const cJSON *m;
-    int twice = 0;
+    int twice = 0, user;
     const char *at;
     size_t al, hl, cl = strlen(container);
+    int64_t uid = -1;
 
     m = named(kjson_get(c, "volumeMounts"), STSTORE_LOCAL_VOL, &twice);
     at = kjson_get_str(m, "mountPath");
@@ -151,10 +173,12 @@ static int local_mounted(const cJSON *c, const char *container)
         return 0;
     for (al = strlen(at); al > 1 && at[al - 1] == '/';)
         al--;
+    user = run_as(spec, c, &uid);
     for (size_t i = 0; i < sizeof(homes) / sizeof(homes[0]); i++) {
-        hl = strlen(homes[i]);
-        if (al == hl + cl && strncmp(at, homes[i], hl) == 0 && strncmp(at + hl, container, cl) == 0)
-            return 1;
+        hl = strlen(homes[i].dir);
+        if (al == hl + cl && strncmp(at, homes[i].dir, hl) == 0 &&
+            strncmp(at + hl, container, cl) == 0)
+            return user == 1 ? uid == homes[i].uid : user == 0 && homes[i].unset_ok;
     }
     return 0;
 }
@@ -179,10 +203,10 @@ static enum kerr local_path(const cJSON *spec, const cJSON *c, struct ststore *s
     if (named(kjson_get(c, "env"), "HOME", &twice) || kjson_has(c, "envFrom"))
         return refuse(why, n, "a Local store under a $HOME the template sets (env HOME or envFrom)",
                       NULL);
-    if (!local_mounted(c, s->container))
+    if (!local_mounted(spec, c, s->container))
         return refuse(why, n,
                       "a Local store whose volume is not mounted once, without subPath, on "
-                      "/home/nonroot/ or /root/ + the container: ",
+                      "/home/nonroot/ (user 65532 or none) or /root/ (user 0) + the container: ",
                       s->container);
 
     vol = named(kjson_get(spec, "volumes"), STSTORE_LOCAL_VOL, &twice);

@@ -17,7 +17,8 @@
  * a value that is not a string, an arg that is not a plain "--flag=value" (a "$(VAR)" the
  * kubelet expands, a bare flag pflag gives the next arg, "--"), a provider bstore does not
  * know, no container, no prefix, or a Local store without its volume (one whose path does not
- * end in "/<container>", not mounted once without subPath on etcd-druid's $HOME/<container>,
+ * end in "/<container>", not mounted once without subPath on etcd-druid's $HOME/<container>
+ * with the user whose home that is (/home/nonroot: 65532 or no runAsUser; /root: 0),
  * a container of more than one path segment, a $HOME the template sets by env HOME or
  * envFrom) make the template "unknown" (KERR_INVAL with the reason): every caller then keeps
  * what it would delete (fail closed).

@@ -19,6 +19,15 @@
     "{\"name\":\"backup-restore\",\"args\":[\"server\"," args "],\"env\":[" env "]," \
     "\"volumeMounts\":[{\"name\":\"local-backup\",\"mountPath\":\"" at "\"}]}"
 #define LVOL(path) "{\"name\":\"local-backup\",\"hostPath\":{\"path\":\"" path "\"}}"
+/* a Local StatefulSet whose pod runs with securityContext psc, its sidecar mounting the volume
+ * at "at" with more of its own fields (csc: ",\"securityContext\":{...}" or "") */
+#define SC_STS(psc, at, csc)                                                                       \
+    "{\"metadata\":{\"generation\":3},\"spec\":{\"template\":{\"spec\":{\"securityContext\":" psc  \
+    ",\"containers\":[{\"name\":\"backup-restore\",\"args\":[\"server\"," ARGS(                    \
+        "Local", "p") "],\"env\":[" BUCKET("c1") "],\"volumeMounts\":[{\"name\":\"local-backup\"," \
+                                                 "\"mountPath\":\"" at "\"}]" csc                  \
+                                                 "}],\"volumes\":[" LVOL(                          \
+                                                     "/h/x/c1") "]}}},\"status\":" DONE "}"
 #define STS(containers, volumes, status)                                                \
     "{\"metadata\":{\"namespace\":\"n\",\"name\":\"etcd-main\",\"generation\":3},"      \
     "\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":\"etcd\"}," containers \
@@ -69,10 +78,11 @@ Test(ststore, local_volume)
                          &s),
                  KERR_OK);
     cr_assert_str_eq(s.hostpath, "/h/x");
-    /* spec.runAsRoot: etcd-druid mounts it under /root */
+    /* spec.runAsRoot: etcd-druid mounts it under /root and runs the pod as root */
+    cr_assert_eq(read_of(SC_STS("{\"runAsUser\":0}", "/root/c1/", ""), &s), KERR_OK);
+    cr_assert_eq(read_of(SC_STS("{\"runAsUser\":65532}", "/home/nonroot/c1", ""), &s), KERR_OK);
     cr_assert_eq(
-        read_of(STS(LSIDECAR(ARGS("Local", "p"), BUCKET("c1"), "/root/c1/"), LVOL("/h/x/c1"), DONE),
-                &s),
+        read_of(SC_STS("{}", "/home/nonroot/c1", ",\"securityContext\":{\"runAsUser\":65532}"), &s),
         KERR_OK);
     /* the volume's path must end in the container; the volume must be there */
     cr_assert_eq(read_of(STS(LSIDECAR(ARGS("Local", "p"), BUCKET("c1"), "/home/nonroot/c1"),
@@ -90,6 +100,13 @@ Test(ststore, local_home)
 {
     struct ststore s;
     static const char *const bad[] = {
+        /* $HOME is the user's home: the mount's home must be the user's */
+        SC_STS("{}", "/root/c1", ""),
+        SC_STS("{\"runAsUser\":65532}", "/root/c1", ""),
+        SC_STS("{\"runAsUser\":0}", "/home/nonroot/c1", ""),
+        SC_STS("{\"runAsUser\":0}", "/home/nonroot/c1",
+               ",\"securityContext\":{\"runAsUser\":1000}"),
+        SC_STS("{\"runAsUser\":\"0\"}", "/root/c1", ""),
         /* not mounted, mounted elsewhere, twice, with a subPath */
         STS(SIDECAR(ARGS("Local", "p"), BUCKET("c1")), LVOL("/h/x/c1"), DONE),
         STS(LSIDECAR(ARGS("Local", "p"), BUCKET("c1"), "/home/nonroot"), LVOL("/h/x/c1"), DONE),

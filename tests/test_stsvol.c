@@ -542,7 +542,8 @@ Test(stsvol, the_directory_is_where_the_template_points_the_sidecar)
     m = decide(REVIEW_OP_UPDATE, with_in_mount(A_STS(), "subPathExpr", "$(NS)"), A_STS());
     cr_expect(strstr(m, "403: ") && strstr(m, "subPath"), "subPathExpr: %s", m);
     m = decide(REVIEW_OP_CREATE, with_in_mount(A_STS(), "mountPath", "/home/nonroot"), NULL);
-    cr_expect(strstr(m, "403: ") && strstr(m, "on /home/nonroot/ or /root/ + the container"),
+    cr_expect(strstr(m, "403: ") &&
+                  strstr(m, "on /home/nonroot/ (user 65532 or none) or /root/ (user 0)"),
               "local-backup mounted above <home>/<container>: %s", m);
 }
 
