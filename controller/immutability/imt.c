@@ -311,10 +311,14 @@ static enum kerr decide(const struct rctx *x, const cJSON *task, struct verdict 
         fail(v, "CronJobFailed", why.msg); /* the buckets not read: the CronJob kept as it is */
     else if (part[0])
         fail(v, IMT_REASON_NOT_OWNED, part);
-    else if ((rc = sync_cronjob(x, ns, want, v, &why)) != KERR_OK)
-        fail(v, "CronJobFailed", why.msg);
-    else
-        v->ready = 1;
+    else {
+        rc = sync_cronjob(x, ns, want, v, &why); /* takes want */
+        want = NULL;
+        if (rc != KERR_OK)
+            fail(v, "CronJobFailed", why.msg);
+        else
+            v->ready = 1;
+    }
     if (v->ready && imtuntil_read(x->client, ns, v->cronjob, v->until, &why) != KERR_OK)
         log_warn("cannot read the immutability CronJob's last run", "namespace", ns, "cronJob",
                  kjson_get_str(v->cronjob, "metadata.name"), "error", why.msg);
@@ -328,6 +332,7 @@ static enum kerr decide(const struct rctx *x, const cJSON *task, struct verdict 
     if (rc == KERR_OK && !v->ready && strcmp(v->reason, "InvalidSchedule") != 0 &&
         strcmp(v->reason, "CronJobFailed") != 0)
         rc = stop_cronjob(x, task, err);
+    cJSON_Delete(want); /* built but not synced: refused before */
     cJSON_Delete(secret);
     cJSON_Delete(etcd);
     return rc;
