@@ -266,7 +266,7 @@ static enum kerr local_part(const struct rctx *x, const cJSON *etcd, const cJSON
     if (rc == KERR_OK && *w)
         snprintf(why, n,
                  "the CronJob would mount the hostPath \"%.100s\" of the Etcd's Secret "
-                 "(read now): %s",
+                 "(read now): %.600s",
                  hp, w);
     return rc;
 }
