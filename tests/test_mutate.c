@@ -100,7 +100,7 @@ static const struct row rows[] = {
       200,
       0,
       { NULL } },
-    { "etcd update is not mutated",
+    { "etcd update without an old object is not mutated",
       "UPDATE",
       "druid.gardener.cloud",
       "Etcd",
@@ -289,4 +289,90 @@ ParameterizedTest(size_t *i, mutate, rows)
     review_req_release(&r);
     free(body);
     cJSON_Delete(root);
+}
+
+#define RESTORING_OLD                                                            \
+    "{\"metadata\":{\"name\":\"etcd-main\",\"namespace\":\"shoot\",\"labels\":{" \
+    "\"etcd-warden.io/restoring\":\"v\",\"role\":\"main\"},\"annotations\":{"    \
+    "\"gardener.cloud/timestamp\":\"1\"}},\"spec\":{\"replicas\":3}}"
+
+/* The mutating answer to an Etcd UPDATE from old to obj by user (cfg: CTL is the controller). */
+static void update_case(const char *title, const char *user, const char *old, const char *obj,
+                        const char *want_label)
+{
+    static const char *const ctls[] = { "system:serviceaccount:w:warden-controller" };
+    static const struct protect_config cfg = { NULL, 0, NULL, 0, NULL, ctls, 1, NULL };
+    cJSON *root = cJSON_CreateObject(), *req = cJSON_AddObjectToObject(root, "request"), *k;
+    cJSON *ops = NULL, *patched = NULL;
+    struct lookup_mem mem = { 0 };
+    struct lookup lk;
+    struct review_req r;
+    struct review_resp resp;
+    struct kerr_info err;
+    char *body;
+
+    cJSON_AddStringToObject(req, "uid", "u");
+    cJSON_AddStringToObject(req, "operation", "UPDATE");
+    cJSON_AddStringToObject(req, "namespace", "shoot");
+    cJSON_AddStringToObject(req, "name", "etcd-main");
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(req, "userInfo"), "username", user);
+    k = cJSON_AddObjectToObject(req, "kind");
+    cJSON_AddStringToObject(k, "group", "druid.gardener.cloud");
+    cJSON_AddStringToObject(k, "kind", "Etcd");
+    cJSON_AddItemToObject(req, "object", cJSON_Parse(obj));
+    cJSON_AddItemToObject(req, "oldObject", cJSON_Parse(old));
+    body = cJSON_PrintUnformatted(root);
+    lookup_mem_bind(&mem, &lk);
+    review_req_init(&r);
+    review_resp_init(&resp);
+    cr_assert_eq(review_req_decode(&r, body, strlen(body), &err), KERR_OK, "%s", err.msg);
+    whdiff_same(&cfg, &mem, WH_HOOK_MUTATE, body);
+    cr_assert_eq(mutate_decide(&cfg, &lk, &r, &resp, &err), KERR_OK, "%s", err.msg);
+    cr_expect(resp.allowed, "%s", title);
+    cr_expect_eq(resp.patch != NULL, want_label != NULL, "%s: patch %s", title,
+                 resp.patch ? resp.patch : "none");
+    if (resp.patch) {
+        ops = cJSON_Parse(resp.patch);
+        cr_assert_eq(jpatch_apply(r.object, ops, &patched, &err), KERR_OK, "%s: %s", title,
+                     err.msg);
+        check(patched, want_label, title);
+        cr_expect(resp.n_warnings == 1 && strstr(resp.warnings[0], "kept: it was removed "
+                                                                   "together with other changes"),
+                  "%s: warning", title);
+    }
+    cJSON_Delete(ops);
+    cJSON_Delete(patched);
+    review_resp_release(&resp);
+    review_req_release(&r);
+    free(body);
+    cJSON_Delete(root);
+}
+
+/*
+ * gardenlet's reconcile writes the Etcd's labels whole ({role, gardener.cloud/role}) with a new
+ * timestamp annotation: on a restoring Etcd that would end the restore; the label is put back.
+ */
+Test(mutate, restoring_label_kept_when_removed_with_other_changes)
+{
+    const char *person = "alice";
+
+    update_case("gardenlet's labels and timestamp", person, RESTORING_OLD,
+                "{\"metadata\":{\"name\":\"etcd-main\",\"namespace\":\"shoot\",\"labels\":{"
+                "\"role\":\"main\",\"gardener.cloud/role\":\"controlplane\"},\"annotations\":{"
+                "\"gardener.cloud/timestamp\":\"2\"}},\"spec\":{\"replicas\":3}}",
+                "metadata.labels[etcd-warden.io/restoring]=v");
+    update_case("all labels dropped", person, RESTORING_OLD,
+                "{\"metadata\":{\"name\":\"etcd-main\",\"namespace\":\"shoot\",\"annotations\":{"
+                "\"gardener.cloud/timestamp\":\"2\"}},\"spec\":{\"replicas\":3}}",
+                "metadata.labels[etcd-warden.io/restoring]=v");
+    update_case("removed alone: the restore ends by hand", person, RESTORING_OLD,
+                "{\"metadata\":{\"name\":\"etcd-main\",\"namespace\":\"shoot\",\"labels\":{"
+                "\"role\":\"main\"},\"annotations\":{\"gardener.cloud/timestamp\":\"1\"}},"
+                "\"spec\":{\"replicas\":3}}",
+                NULL);
+    update_case("kept", person, RESTORING_OLD, RESTORING_OLD, NULL);
+    update_case("warden-controller", "system:serviceaccount:w:warden-controller", RESTORING_OLD,
+                "{\"metadata\":{\"name\":\"etcd-main\",\"namespace\":\"shoot\",\"labels\":{"
+                "\"role\":\"main\"}},\"spec\":{\"replicas\":3}}",
+                NULL);
 }

@@ -163,6 +163,14 @@ Test(toggles, state_is_the_controllers)
                   '\0');
 }
 
+/* obj (TAKEN, returned) with the label etcd-warden.io/restoring=true. */
+static cJSON *still_restoring(cJSON *obj)
+{
+    cJSON_AddItemToObject(cJSON_GetObjectItem(obj, "metadata"), "labels",
+                          cJSON_Parse("{\"etcd-warden.io/restoring\":\"true\"}"));
+    return obj;
+}
+
 /* The way out of a restore waiting for a status backup never taken: status-backup-exists=false
  * on an Etcd being restored, by whoever may update it; nothing else, nowhere else. */
 Test(toggles, status_backup_false_on_a_restoring_etcd)
@@ -173,9 +181,12 @@ Test(toggles, status_backup_false_on_a_restoring_etcd)
     cJSON_AddItemToObject(cJSON_GetObjectItem(restoring, "metadata"), "labels",
                           cJSON_Parse("{\"etcd-warden.io/restoring\":\"true\"}"));
     user = PERSON;
-    cr_expect_str_eq(decide(REVIEW_OP_UPDATE, ann(k, "false"), cJSON_Duplicate(restoring, 1)), "");
-    cr_expect(strstr(decide(REVIEW_OP_UPDATE, ann(k, "no"), cJSON_Duplicate(restoring, 1)),
-                     "is written by warden-controller only"));
+    cr_expect_str_eq(
+        decide(REVIEW_OP_UPDATE, still_restoring(ann(k, "false")), cJSON_Duplicate(restoring, 1)),
+        "");
+    cr_expect(strstr(
+        decide(REVIEW_OP_UPDATE, still_restoring(ann(k, "no")), cJSON_Duplicate(restoring, 1)),
+        "is written by warden-controller only"));
     cr_expect(strstr(decide(REVIEW_OP_UPDATE, etcd(NULL, NULL), cJSON_Duplicate(restoring, 1)),
                      "is written by warden-controller only"));
     cr_expect(strstr(decide(REVIEW_OP_UPDATE, ann(k, "false"), ann(k, "true")),
@@ -204,6 +215,55 @@ Test(toggles, restoring_label_only_at_create)
     user = CTL;
     cr_expect_str_eq(decide(REVIEW_OP_UPDATE, label(l, ""), etcd(NULL, NULL)), "",
                      "by warden-controller");
+    user = PERSON;
+}
+
+/*
+ * Removing the restoring label ends a restore when it is removed alone (kubectl label NAME
+ * etcd-warden.io/restoring-); removed together with other changes, as gardenlet's reconcile
+ * does when it writes the Etcd's labels whole beside its timestamp annotation, it is refused
+ * (the mutating webhook puts it back first). warden-controller is not bound by it.
+ */
+Test(toggles, restoring_label_removed_alone_only)
+{
+    static const char restoring[] =
+        "{\"metadata\":{\"namespace\":\"ns\",\"name\":\"main\",\"labels\":{"
+        "\"etcd-warden.io/restoring\":\"\",\"role\":\"main\",\"x\":\"y\"},"
+        "\"annotations\":{\"gardener.cloud/timestamp\":\"1\"}},"
+        "\"spec\":{\"replicas\":1,\"etcd\":{},\"backup\":{}}}";
+    static const char by_hand[] =
+        "{\"metadata\":{\"namespace\":\"ns\",\"name\":\"main\",\"labels\":{"
+        "\"role\":\"main\",\"x\":\"y\"},"
+        "\"annotations\":{\"gardener.cloud/timestamp\":\"1\"}},"
+        "\"spec\":{\"replicas\":1,\"etcd\":{},\"backup\":{}}}";
+    static const char gardenlet[] =
+        "{\"metadata\":{\"namespace\":\"ns\",\"name\":\"main\",\"labels\":{"
+        "\"role\":\"main\",\"gardener.cloud/role\":\"controlplane\"},"
+        "\"annotations\":{\"gardener.cloud/timestamp\":\"2\","
+        "\"gardener.cloud/operation\":\"reconcile\"}},"
+        "\"spec\":{\"replicas\":1,\"etcd\":{},\"backup\":{}}}";
+    static const char timestamp_only[] =
+        "{\"metadata\":{\"namespace\":\"ns\",\"name\":\"main\",\"labels\":{"
+        "\"role\":\"main\",\"x\":\"y\"},"
+        "\"annotations\":{\"gardener.cloud/timestamp\":\"2\"}},"
+        "\"spec\":{\"replicas\":1,\"etcd\":{},\"backup\":{}}}";
+    const char *m;
+
+    user = PERSON;
+    cr_expect_str_eq(decide(REVIEW_OP_UPDATE, cJSON_Parse(by_hand), cJSON_Parse(restoring)), "",
+                     "removed alone");
+    m = decide(REVIEW_OP_UPDATE, cJSON_Parse(gardenlet), cJSON_Parse(restoring));
+    cr_expect(strstr(m, "metadata.labels[etcd-warden.io/restoring] is removed together with "
+                        "other changes"),
+              "%s", m);
+    cr_expect(strstr(m, "kubectl label etcd main etcd-warden.io/restoring-"), "%s", m);
+    cr_expect_neq(*decide(REVIEW_OP_UPDATE, cJSON_Parse(timestamp_only), cJSON_Parse(restoring)),
+                  '\0', "an annotation changed with it");
+    cr_expect_str_eq(decide(REVIEW_OP_UPDATE, cJSON_Parse(gardenlet), cJSON_Parse(by_hand)), "",
+                     "not restoring: nothing to keep");
+    user = CTL;
+    cr_expect_str_eq(decide(REVIEW_OP_UPDATE, cJSON_Parse(gardenlet), cJSON_Parse(restoring)), "",
+                     "warden-controller ends a restore with its own changes");
     user = PERSON;
 }
 

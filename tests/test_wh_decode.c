@@ -197,7 +197,9 @@ Test(wh_decode, only_what_the_decision_reads_is_parsed)
     review_req_release(&r);
     cr_assert_eq(review_req_decode_sel(&r, body, len, REVIEW_NEED_MUTATE, &err), KERR_OK, "%s",
                  err.msg);
-    cr_expect_null(r.old_object, "the mutating endpoint does not read oldObject");
+    cr_expect_null(kjson_get(r.old_object, "spec"), "of oldObject, the mutating endpoint reads "
+                                                    "the metadata only");
+    cr_expect_not_null(kjson_get(r.old_object, "metadata.labels"));
     cr_expect_not_null(kjson_get(r.object, "spec.volumeClaimTemplates"));
     cr_expect_null(kjson_get(r.object, "spec.template"));
     cr_expect_not_null(kjson_get(r.object, "metadata.ownerReferences"));

@@ -103,6 +103,42 @@ out:
     return rc;
 }
 
+/*
+ * An Etcd UPDATE: the restoring label, removed by someone other than warden-controller together
+ * with other changes (gardenlet's reconcile writes the Etcd's labels whole), is put back.
+ */
+static enum kerr mutate_etcd_update(const struct protect_config *cfg, const struct review_req *req,
+                                    struct review_resp *resp, struct kerr_info *err)
+{
+    const cJSON *was = kjson_get_obj(req->old_object, "metadata.labels");
+    const cJSON *l = cJSON_GetObjectItemCaseSensitive(was, LOOKUP_LABEL_RESTORING);
+    const char *v = cJSON_IsString(l) ? l->valuestring : NULL;
+    cJSON *patch;
+    int changed = 0;
+    enum kerr rc;
+
+    if (!toggles_keeps_restoring(cfg, req))
+        return review_allow(resp, "Etcd %s/%s keeps its labels: no changes", req->namespace,
+                            req->name);
+    if (!(patch = cJSON_CreateArray()))
+        return kerr_set(err, KERR_NOMEM, "building the patch");
+    if (!(rc = add_meta_key(patch, req->object, "labels", LOOKUP_LABEL_RESTORING, v ? v : "",
+                            &changed, err)) &&
+        !(rc = review_set_patch(resp, patch, err)) &&
+        !(rc = review_warn(resp,
+                           "metadata.labels[%s] kept: it was removed together with other changes "
+                           "(a controller writing the Etcd's labels whole, such as gardenlet, "
+                           "does that) and the restore of Etcd %s goes on; to end it by hand, "
+                           "remove the label alone: kubectl label etcd %s %s-",
+                           LOOKUP_LABEL_RESTORING, req->name, req->name, LOOKUP_LABEL_RESTORING)))
+        rc = review_allow(resp, "Etcd %s/%s: label %s put back", req->namespace, req->name,
+                          LOOKUP_LABEL_RESTORING);
+    cJSON_Delete(patch);
+    if (rc == KERR_NOMEM || rc == KERR_TOOBIG)
+        kerr_set(err, rc, "building the answer");
+    return rc;
+}
+
 /* True when ref is an ownerReference to an Etcd named parent. */
 static int refers_to(const cJSON *ref, const char *parent)
 {
@@ -297,7 +333,10 @@ enum kerr mutate_decide(const struct protect_config *cfg, const struct lookup *l
 {
     enum kerr rc;
 
-    if (req->op != REVIEW_OP_CREATE)
+    if (req->op == REVIEW_OP_UPDATE && strcmp(req->kind_group, "druid.gardener.cloud") == 0 &&
+        strcmp(req->kind_kind, "Etcd") == 0)
+        rc = mutate_etcd_update(cfg, req, resp, err);
+    else if (req->op != REVIEW_OP_CREATE)
         rc = review_allow(resp, "operation %s is not mutated", req->operation);
     else if (!cJSON_IsObject(req->object))
         rc = review_errored(resp, 400, "object: expected the object being created");

@@ -19,6 +19,9 @@
  *   - an Etcd created by anyone but warden-controller (cfg->controllers):
  *     its state annotations are removed, each with a warning
  *     (toggles_strip_patch; cfg NULL: nothing removed).
+ * On UPDATE of an Etcd only: the label etcd-warden.io/restoring, removed by
+ * anyone but warden-controller together with other changes
+ * (toggles_keeps_restoring), is put back with a warning.
  * Every answer allows; a failed Etcd lookup is answered with 500, and so is
  * a "not found" that only a cache gave (lookup_unconfirmed): an unknown
  * answer is never read as "the Etcd does not exist", which would remove the

@@ -256,3 +256,52 @@ out:
         kerr_set(err, rc, "building the admission response");
     return rc;
 }
+
+/* metadata.<map> of obj, NULL when absent or empty (Kubernetes omits an empty map). */
+static const cJSON *meta_nonempty(const cJSON *obj, const char *map)
+{
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+
+    m = cJSON_GetObjectItemCaseSensitive(m, map);
+    return cJSON_IsObject(m) && m->child ? m : NULL;
+}
+
+/* metadata.labels of obj without the restoring and allow-delete labels (OWNED; NULL: none). */
+static cJSON *other_labels(const cJSON *obj, int *nomem)
+{
+    const cJSON *m = meta_nonempty(obj, "labels");
+    cJSON *c;
+
+    if (!m)
+        return NULL;
+    if (!(c = cJSON_Duplicate(m, 1))) {
+        *nomem = 1;
+        return NULL;
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(c, LOOKUP_LABEL_RESTORING);
+    cJSON_DeleteItemFromObjectCaseSensitive(c, LOOKUP_LABEL_ALLOW_DELETE);
+    if (!c->child) {
+        cJSON_Delete(c);
+        return NULL;
+    }
+    return c;
+}
+
+enum restore_removal restore_removal(const struct review_req *req)
+{
+    const cJSON *old = req->old_object, *obj = req->object;
+    int nomem = 0, alone;
+    cJSON *a, *b;
+
+    if (req->op != REVIEW_OP_UPDATE || !cJSON_IsObject(obj) ||
+        !has_label(old, LOOKUP_LABEL_RESTORING) || has_label(obj, LOOKUP_LABEL_RESTORING))
+        return RESTORE_REMOVAL_NONE;
+    a = other_labels(old, &nomem);
+    b = other_labels(obj, &nomem);
+    alone =
+        !nomem && restore_json_equal(a, b) &&
+        restore_json_equal(meta_nonempty(old, "annotations"), meta_nonempty(obj, "annotations"));
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+    return alone ? RESTORE_REMOVAL_ALONE : RESTORE_REMOVAL_WITH_OTHERS;
+}

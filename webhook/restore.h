@@ -52,6 +52,27 @@ enum kerr restore_decide(const struct review_req *req, struct review_resp *resp,
  */
 enum kerr restore_check_valid(const cJSON *etcd, struct buf *problems);
 
+/* What an UPDATE does to the restoring label (restore_removal). */
+enum restore_removal {
+    RESTORE_REMOVAL_NONE,       /* not an UPDATE removing the label from a restoring Etcd */
+    RESTORE_REMOVAL_ALONE,      /* the label removed and nothing else changed */
+    RESTORE_REMOVAL_WITH_OTHERS /* removed together with other changes */
+};
+
+/*
+ * For req (BORROWED; an Etcd review): whether it removes the restoring label
+ * from a restoring Etcd, and if so whether alone. Alone means that old and
+ * new object have equal metadata.annotations and equal metadata.labels but
+ * for etcd-warden.io/restoring and etcd-warden.io/allow-delete-while-
+ * restoring (a spec change of a restoring Etcd is refused anyway):
+ * `kubectl label etcd NAME etcd-warden.io/restoring-`, the removal by hand
+ * that ends a restore. A write that carries other changes with it (a
+ * controller writing the Etcd's labels whole, as gardenlet's reconcile
+ * does, along with its timestamp annotation) is RESTORE_REMOVAL_WITH_OTHERS;
+ * so is any request whose objects cannot be compared (out of memory).
+ */
+enum restore_removal restore_removal(const struct review_req *req);
+
 /*
  * Deep equality of two JSON values (NULL equals NULL and JSON null).
  * Object member order does not matter; numbers compare as doubles. Runs in

@@ -128,8 +128,8 @@ enum kerr review_req_decode(struct review_req *r, const char *body, size_t len,
  *               spec.template.spec.containers and spec.template.spec.volumes;
  *   ETCD        metadata name, namespace, labels, annotations, and the
  *               whole spec;
- *   MUTATE      (object only) metadata name, namespace, labels,
- *               annotations, ownerReferences, and the ownerReferences of
+ *   MUTATE      metadata name, namespace, labels, annotations and
+ *               ownerReferences, and of the object the ownerReferences of
  *               each of spec.volumeClaimTemplates (every element kept, so
  *               indices hold);
  *   ALL         everything.

@@ -107,6 +107,9 @@ static const struct jscan_member obj_mutate_m[] = { { "metadata", &meta_mutate }
                                                     { "spec", &spec_mutate },
                                                     { NULL, NULL } };
 static const struct jscan_keep obj_mutate = { JSCAN_MEMBERS, obj_mutate_m, NULL };
+/* oldObject's labels and annotations: an Etcd UPDATE's restoring label removed alone (restore) */
+static const struct jscan_member old_mutate_m[] = { { "metadata", &meta_mutate }, { NULL, NULL } };
+static const struct jscan_keep old_mutate = { JSCAN_MEMBERS, old_mutate_m, NULL };
 
 static const struct jscan_member user_m[] = { { "username", &all }, { NULL, NULL } };
 static const struct jscan_keep user = { JSCAN_MEMBERS, user_m, NULL };
@@ -127,7 +130,7 @@ static const struct jscan_keep options = { JSCAN_MEMBERS, options_m, NULL };
 static const struct jscan_member req_components_m[] = { REQUEST_MEMBERS(&obj_components,
                                                                         &obj_components) };
 static const struct jscan_member req_etcd_m[] = { REQUEST_MEMBERS(&obj_etcd, &obj_etcd) };
-static const struct jscan_member req_mutate_m[] = { REQUEST_MEMBERS(&obj_mutate, NULL) };
+static const struct jscan_member req_mutate_m[] = { REQUEST_MEMBERS(&obj_mutate, &old_mutate) };
 static const struct jscan_keep req_components = { JSCAN_MEMBERS, req_components_m, NULL };
 static const struct jscan_keep req_etcd = { JSCAN_MEMBERS, req_etcd_m, NULL };
 static const struct jscan_keep req_mutate = { JSCAN_MEMBERS, req_mutate_m, NULL };

@@ -21,7 +21,7 @@ const struct jscan_keep *rneed_components(void);
 /* The Etcd endpoint (/webhooks/etcd). */
 const struct jscan_keep *rneed_etcd(void);
 
-/* The mutating endpoint (/webhooks/etcd-mutate): the object only. */
+/* The mutating endpoint (/webhooks/etcd-mutate): the object, and oldObject's metadata. */
 const struct jscan_keep *rneed_mutate(void);
 
 /* The envelope and request fields, no object: to answer a review too large to decide. */

@@ -13,6 +13,7 @@
 #include "common/kjson.h"
 #include "common/ktime.h"
 #include "webhook/lookup.h"
+#include "webhook/restore.h"
 
 #define ANN_HIBERNATE     "etcd-warden.io/hibernate"
 #define ANN_RETENTION     "etcd-warden.io/immutability-retention-type"
@@ -150,6 +151,11 @@ static int adds_restoring(const struct protect_config *cfg, const struct review_
                                              LOOKUP_LABEL_RESTORING) &&
            cJSON_GetObjectItemCaseSensitive(meta_map(req->object, "labels"),
                                             LOOKUP_LABEL_RESTORING);
+}
+
+int toggles_keeps_restoring(const struct protect_config *cfg, const struct review_req *req)
+{
+    return !is_controller(cfg, req) && restore_removal(req) == RESTORE_REMOVAL_WITH_OTHERS;
 }
 
 /* The first state annotation req sets, changes or removes that its user may not; NULL: none. */
@@ -311,6 +317,14 @@ enum kerr toggles_decide(const struct protect_config *cfg, const struct review_r
                          "status from the status backup); removing it ends a restore",
                          LOOKUP_LABEL_RESTORING, req->username ? req->username : "(unknown)",
                          req->name ? req->name : "(unnamed)");
+    else if (toggles_keeps_restoring(cfg, req))
+        rc = review_deny(resp,
+                         "metadata.labels[%s] is removed together with other changes (as a "
+                         "controller that writes the Etcd's labels whole does; gardenlet's "
+                         "reconcile is one): the restore of Etcd %s goes on. To end it by hand, "
+                         "remove the label alone: kubectl label etcd %s %s-",
+                         LOOKUP_LABEL_RESTORING, lookup_meta_str(req->object, "name"),
+                         lookup_meta_str(req->object, "name"), LOOKUP_LABEL_RESTORING);
     else if (!is_controller(cfg, req) &&
              (k = unknown_key(req, "annotations", toggle_annotations, N(toggle_annotations), 1)))
         rc = review_deny(resp,

@@ -10,8 +10,9 @@
  *     <reason>" (common/hibguard.h), the expiry in the future and at most
  *     HIBGUARD_BREAK_GLASS_MAX_S ahead, the reason not blank;
  *   - etcd-warden.io/immutability-retention-type: "bucket";
- *   - the labels etcd-warden.io/restoring (removed by hand to end a restore)
- *     and etcd-warden.io/allow-delete-while-restoring.
+ *   - the labels etcd-warden.io/restoring (removed by hand to end a restore:
+ *     alone, see toggles_keeps_restoring) and
+ *     etcd-warden.io/allow-delete-while-restoring.
  * State (TOGGLES_STATE_KEYS): set, changed or removed by warden-controller's
  * identities (protect_config.controllers) only. On CREATE by anyone else
  * the mutating webhook strips them (toggles_strip_patch) and this check
@@ -56,6 +57,16 @@ int toggles_is_state(const char *key);
  */
 enum kerr toggles_decide(const struct protect_config *cfg, const struct review_req *req,
                          struct review_resp *resp, struct kerr_info *err);
+
+/*
+ * True when req, an UPDATE by someone other than cfg's controllers, removes
+ * the restoring label from a restoring Etcd together with other changes
+ * (restore_removal): a writer that replaces the Etcd's labels whole, as
+ * gardenlet's reconcile does, would otherwise end the restore it knows
+ * nothing of. The mutating webhook puts the label back (with a warning);
+ * toggles_decide refuses what still arrives without it.
+ */
+int toggles_keeps_restoring(const struct protect_config *cfg, const struct review_req *req);
 
 /*
  * For the mutating webhook, on an Etcd CREATE by anyone but the

@@ -188,6 +188,18 @@ wh_allowed "a delete with the allow-delete label" admin delete etcd etcd-restore
 
 wh_restored_etcd shoot etcd-back false '{store: {prefix: shoot--etcd-back}}' '{team: storage}'
 wh_is_restoring shoot etcd-back || wh_fail "no restoring label next to existing labels"
+# gardenlet's reconcile (GetAndCreateOrMergePatch) writes the Etcd's labels whole beside its
+# timestamp: its merge patch drops every other label. The restore goes on: the label is put back.
+out=$(wh_as admin patch etcd etcd-back --type=merge -p '{"metadata":{"annotations":{
+    "gardener.cloud/operation":"reconcile","gardener.cloud/timestamp":"2026-11-30T20:00:00Z"},
+    "labels":{"etcd-warden.io/restoring":null,"team":null,"role":"main",
+    "gardener.cloud/role":"controlplane"}}}' 2>&1) || wh_fail "gardenlet's merge patch refused: $out"
+wh_is_restoring shoot etcd-back || wh_fail "gardenlet's merge patch ended the restore: $out"
+[ "$(kc -n shoot get etcd etcd-back -o jsonpath='{.metadata.labels.team}|{.metadata.labels.role}')" = "|main" ] ||
+    wh_fail "gardenlet's labels were not written: $(kc -n shoot get etcd etcd-back -o jsonpath='{.metadata.labels}')"
+grep -q "^Warning: metadata.labels\[etcd-warden.io/restoring\] kept: it was removed together with other changes" <<<"$out" ||
+    wh_fail "kubectl printed no warning for the label put back: $out"
+echo "ok: gardenlet's merge patch of the labels keeps the restore going, with a warning"
 wh_allowed "leaving the restoring state with a valid Etcd" admin label etcd etcd-back \
     etcd-warden.io/restoring-
 wh_allowed "a spec change once restored" admin patch etcd etcd-back --type=merge \

@@ -141,7 +141,7 @@ druid_crds() {
 }
 
 # etcd-druid's ValidatingWebhookConfiguration (component protection, as its chart ships
-# it) and etcd-warden's (Etcd validation, Etcd mutation on CREATE, and the CREATE of every
+# it) and etcd-warden's (Etcd validation, Etcd mutation on CREATE and UPDATE, and the CREATE of every
 # kind of component etcd-druid owns by the Etcd: ServiceAccount, Service, ConfigMap, PVC,
 # Role, RoleBinding, StatefulSet, PodDisruptionBudget, Lease, Job), all served by
 # warden-webhook.

@@ -372,8 +372,8 @@ EOF
 }
 
 # Register the ValidatingWebhookConfiguration and MutatingWebhookConfiguration
-# "etcd-warden": Etcd UPDATE and DELETE to /webhooks/etcd, Etcd CREATE to
-# /webhooks/etcd-mutate, and with --components the CREATE of managed components
+# "etcd-warden": Etcd UPDATE and DELETE to /webhooks/etcd, Etcd CREATE
+# and UPDATE to /webhooks/etcd-mutate, and with --components the CREATE of managed components
 # (objectSelector managed-by etcd-druid) to /webhooks/etcd-mutate as well.
 wh_register_etcd() {
     local components=""
@@ -401,7 +401,7 @@ metadata: {name: etcd-warden}
 webhooks:
 $(wh_webhook etcd-mutate.webhooks.etcd-warden.io /webhooks/etcd-mutate)
   rules:
-  - {apiGroups: [druid.gardener.cloud], apiVersions: [v1alpha1], operations: [CREATE], resources: [etcds], scope: Namespaced}
+  - {apiGroups: [druid.gardener.cloud], apiVersions: [v1alpha1], operations: [CREATE, UPDATE], resources: [etcds], scope: Namespaced}
   - {apiGroups: [etcd-warden.io], apiVersions: [v1alpha1], operations: [CREATE], resources: [etcdstatusbackups], scope: Namespaced}
 $components
 EOF
