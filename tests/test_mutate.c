@@ -231,6 +231,59 @@ static void check(const cJSON *doc, const char *spec, const char *title)
                      "%s: %s", title, path);
 }
 
+/* An AdmissionReview body (OWNED by the caller, free()) of op on group/kind; old may be NULL. */
+static char *review_body(const char *op, const char *group, const char *kind, const char *user,
+                         const char *obj, const char *old)
+{
+    cJSON *root = cJSON_CreateObject(), *req = cJSON_AddObjectToObject(root, "request"), *k;
+    char *body;
+
+    cJSON_AddStringToObject(req, "uid", "u");
+    cJSON_AddStringToObject(req, "operation", op);
+    cJSON_AddStringToObject(req, "namespace", "shoot");
+    if (user) {
+        cJSON_AddStringToObject(req, "name", "etcd-main");
+        cJSON_AddStringToObject(cJSON_AddObjectToObject(req, "userInfo"), "username", user);
+    }
+    k = cJSON_AddObjectToObject(req, "kind");
+    cJSON_AddStringToObject(k, "group", group);
+    cJSON_AddStringToObject(k, "kind", kind);
+    cJSON_AddItemToObject(req, "object", cJSON_Parse(obj));
+    if (old)
+        cJSON_AddItemToObject(req, "oldObject", cJSON_Parse(old));
+    body = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    cr_assert_not_null(body);
+    return body;
+}
+
+/* Decode body into r and answer it into resp (both to be released), with the lookups of mem. */
+static void answer(const struct protect_config *cfg, struct lookup_mem *mem, const char *body,
+                   struct review_req *r, struct review_resp *resp)
+{
+    struct lookup lk;
+    struct kerr_info err;
+
+    lookup_mem_bind(mem, &lk);
+    review_req_init(r);
+    review_resp_init(resp);
+    cr_assert_eq(review_req_decode(r, body, strlen(body), &err), KERR_OK, "%s", err.msg);
+    whdiff_same(cfg, mem, WH_HOOK_MUTATE, body);
+    cr_assert_eq(mutate_decide(cfg, &lk, r, resp, &err), KERR_OK, "%s", err.msg);
+}
+
+/* resp's patch applied to r's object (OWNED by the caller). */
+static cJSON *patched_object(const struct review_req *r, const struct review_resp *resp,
+                             const char *title)
+{
+    cJSON *ops = cJSON_Parse(resp->patch), *patched = NULL;
+    struct kerr_info err;
+
+    cr_assert_eq(jpatch_apply(r->object, ops, &patched, &err), KERR_OK, "%s: %s", title, err.msg);
+    cJSON_Delete(ops);
+    return patched;
+}
+
 ParameterizedTestParameters(mutate, rows)
 {
     static size_t idx[NROWS];
@@ -241,54 +294,35 @@ ParameterizedTestParameters(mutate, rows)
 ParameterizedTest(size_t *i, mutate, rows)
 {
     const struct row *t = &rows[*i];
-    cJSON *root = cJSON_CreateObject(), *req = cJSON_AddObjectToObject(root, "request"), *k;
-    cJSON *etcds = NULL, *ops = NULL, *patched = NULL;
+    cJSON *etcds = NULL, *patched = NULL;
     struct lookup_mem mem = { 0 };
-    struct lookup lk;
     struct review_req r;
     struct review_resp resp;
-    struct kerr_info err;
     char *body;
     size_t j;
 
-    cJSON_AddStringToObject(req, "uid", "u");
-    cJSON_AddStringToObject(req, "operation", t->op);
-    cJSON_AddStringToObject(req, "namespace", "shoot");
-    k = cJSON_AddObjectToObject(req, "kind");
-    cJSON_AddStringToObject(k, "group", t->group);
-    cJSON_AddStringToObject(k, "kind", t->kind);
-    cJSON_AddItemToObject(req, "object", cJSON_Parse(t->object));
-    body = cJSON_PrintUnformatted(root);
+    body = review_body(t->op, t->group, t->kind, NULL, t->object, NULL);
     if (strcmp(t->etcds, "fail") == 0)
         mem.fail = KERR_HTTP;
     else
         etcds = cJSON_Parse(t->etcds);
     mem.etcds = etcds;
-    lookup_mem_bind(&mem, &lk);
-    review_req_init(&r);
-    review_resp_init(&resp);
-    cr_assert_eq(review_req_decode(&r, body, strlen(body), &err), KERR_OK, "%s", err.msg);
-    whdiff_same(NULL, &mem, WH_HOOK_MUTATE, body);
-    cr_assert_eq(mutate_decide(NULL, &lk, &r, &resp, &err), KERR_OK, "%s", err.msg);
+    answer(NULL, &mem, body, &r, &resp);
     cr_expect_eq(resp.code, t->code, "%s: code %d", t->title, resp.code);
     cr_expect_eq(resp.allowed, t->code == 200, "%s: allowed", t->title);
     cr_assert_not_null(resp.message);
     cr_expect_eq(resp.patch != NULL, t->patched, "%s: patch %s", t->title,
                  resp.patch ? resp.patch : "none");
     if (resp.patch) {
-        ops = cJSON_Parse(resp.patch);
-        cr_assert_eq(jpatch_apply(r.object, ops, &patched, &err), KERR_OK, "%s: %s", t->title,
-                     err.msg);
+        patched = patched_object(&r, &resp, t->title);
         for (j = 0; j < 4 && t->checks[j]; j++)
             check(patched, t->checks[j], t->title);
     }
-    cJSON_Delete(ops);
     cJSON_Delete(patched);
     cJSON_Delete(etcds);
     review_resp_release(&resp);
     review_req_release(&r);
     free(body);
-    cJSON_Delete(root);
 }
 
 #define RESTORING_OLD                                                            \
@@ -302,50 +336,28 @@ static void update_case(const char *title, const char *user, const char *old, co
 {
     static const char *const ctls[] = { "system:serviceaccount:w:warden-controller" };
     static const struct protect_config cfg = { NULL, 0, NULL, 0, NULL, ctls, 1, NULL };
-    cJSON *root = cJSON_CreateObject(), *req = cJSON_AddObjectToObject(root, "request"), *k;
-    cJSON *ops = NULL, *patched = NULL;
+    cJSON *patched = NULL;
     struct lookup_mem mem = { 0 };
-    struct lookup lk;
     struct review_req r;
     struct review_resp resp;
-    struct kerr_info err;
     char *body;
 
-    cJSON_AddStringToObject(req, "uid", "u");
-    cJSON_AddStringToObject(req, "operation", "UPDATE");
-    cJSON_AddStringToObject(req, "namespace", "shoot");
-    cJSON_AddStringToObject(req, "name", "etcd-main");
-    cJSON_AddStringToObject(cJSON_AddObjectToObject(req, "userInfo"), "username", user);
-    k = cJSON_AddObjectToObject(req, "kind");
-    cJSON_AddStringToObject(k, "group", "druid.gardener.cloud");
-    cJSON_AddStringToObject(k, "kind", "Etcd");
-    cJSON_AddItemToObject(req, "object", cJSON_Parse(obj));
-    cJSON_AddItemToObject(req, "oldObject", cJSON_Parse(old));
-    body = cJSON_PrintUnformatted(root);
-    lookup_mem_bind(&mem, &lk);
-    review_req_init(&r);
-    review_resp_init(&resp);
-    cr_assert_eq(review_req_decode(&r, body, strlen(body), &err), KERR_OK, "%s", err.msg);
-    whdiff_same(&cfg, &mem, WH_HOOK_MUTATE, body);
-    cr_assert_eq(mutate_decide(&cfg, &lk, &r, &resp, &err), KERR_OK, "%s", err.msg);
+    body = review_body("UPDATE", "druid.gardener.cloud", "Etcd", user, obj, old);
+    answer(&cfg, &mem, body, &r, &resp);
     cr_expect(resp.allowed, "%s", title);
     cr_expect_eq(resp.patch != NULL, want_label != NULL, "%s: patch %s", title,
                  resp.patch ? resp.patch : "none");
     if (resp.patch) {
-        ops = cJSON_Parse(resp.patch);
-        cr_assert_eq(jpatch_apply(r.object, ops, &patched, &err), KERR_OK, "%s: %s", title,
-                     err.msg);
+        patched = patched_object(&r, &resp, title);
         check(patched, want_label, title);
         cr_expect(resp.n_warnings == 1 && strstr(resp.warnings[0], "kept: it was removed "
                                                                    "together with other changes"),
                   "%s: warning", title);
     }
-    cJSON_Delete(ops);
     cJSON_Delete(patched);
     review_resp_release(&resp);
     review_req_release(&r);
     free(body);
-    cJSON_Delete(root);
 }
 
 /*
