@@ -389,6 +389,55 @@ static char *event_note(const char *reason, char *type, size_t n)
 }
 
 /*
+ * `kubectl druid reconciliation resume` removes the suspension a restore holds: the next pass
+ * sets it again, recorded as etcd-warden's, with a Warning, and goes no further; the pass
+ * after it carries on with the restore.
+ */
+Test(rst_kubesim, a_suspension_removed_mid_restore_is_set_again)
+{
+    struct ev_opts eo = { .reporting_controller = "etcd-warden.io/controller",
+                          .reporting_instance = "test" };
+    cJSON *live = restored_etcd("true"), *e, *p;
+    struct kerr_info err;
+    char type[16] = "";
+    char *note;
+
+    OK(ev_new(fx.c, &eo, &fx.x.events, &err));
+    p = jsonfix_parse("{\"metadata\":{\"annotations\":{\"druid.gardener.cloud/"
+                      "suspend-etcd-spec-reconcile\":null}}}");
+    OK(k8s_patch(fx.c, &ETCDSPEC_RES_ETCD, CFIX_NS, "main", K8S_PATCH_MERGE, p, NULL, NULL, &err));
+    cr_assert_gt(pass(), 0, "asks to be called again");
+    e = cfix_get(&fx, &ETCDSPEC_RES_ETCD, "main");
+    cr_assert_str_eq(etcdspec_annotation(e, ETCDSPEC_ANN_SUSPEND), "true");
+    cr_assert_str_eq(etcdspec_annotation(e, ETCDSPEC_ANN_SUSPEND_ADDED), "true");
+    cr_assert_not_null(etcdspec_label(e, ETCDSPEC_LABEL_RESTORING), "still restoring");
+    cr_assert_null(etcdspec_annotation(e, ETCDSPEC_ANN_RESTORE_PROGRESS), "nothing else done");
+    cJSON_Delete(e);
+    ev_stop(fx.x.events);
+    TESTUTIL_AWAIT(has_event("SuspensionReasserted"), 30000);
+    ev_free(fx.x.events);
+    fx.x.events = NULL;
+    note = event_note("SuspensionReasserted", type, sizeof(type));
+    cr_assert_str_eq(type, "Warning");
+    cr_assert_not_null(strstr(note, "was removed while the restore holds it"), "%s", note);
+    free(note);
+    /* the next pass goes on: awaiting the status backup */
+    cr_assert_gt(pass(), 0);
+    PROGRESS_HAS("\"awaitingStatus\":true");
+    /* removed without its record too (an operator's, or one never recorded): set again */
+    p = (cJSON_Delete(p), jsonfix_parse("{\"metadata\":{\"annotations\":{\"druid.gardener.cloud/"
+                                        "suspend-etcd-spec-reconcile\":null,\"etcd-warden.io/"
+                                        "suspend-added\":null}}}"));
+    OK(k8s_patch(fx.c, &ETCDSPEC_RES_ETCD, CFIX_NS, "main", K8S_PATCH_MERGE, p, NULL, NULL, &err));
+    pass();
+    e = cfix_get(&fx, &ETCDSPEC_RES_ETCD, "main");
+    cr_assert_str_eq(etcdspec_annotation(e, ETCDSPEC_ANN_SUSPEND), "true");
+    cJSON_Delete(e);
+    cJSON_Delete(p);
+    cJSON_Delete(live);
+}
+
+/*
  * The toggle of docs/toggles.md: the restoring label removed by hand mid-restore. The pass
  * that follows lifts what etcd-warden added (its suspension, the progress) and tells what was
  * skipped.

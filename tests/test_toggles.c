@@ -261,6 +261,38 @@ Test(toggles, restoring_label_removed_alone_only)
                   '\0', "an annotation changed with it");
     cr_expect_str_eq(decide(REVIEW_OP_UPDATE, cJSON_Parse(gardenlet), cJSON_Parse(by_hand)), "",
                      "not restoring: nothing to keep");
+    /* any other metadata changed with it: a finalizer, an owner reference, a generateName */
+    {
+        static const char *const extra[] = {
+            "\"finalizers\":[\"example.com/x\"]",
+            "\"ownerReferences\":[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"name\":"
+            "\"c\",\"uid\":\"u\"}]",
+            "\"generateName\":\"main-\"",
+        };
+        size_t i;
+
+        for (i = 0; i < sizeof(extra) / sizeof(extra[0]); i++) {
+            char text[1024];
+
+            snprintf(text, sizeof(text),
+                     "{\"metadata\":{\"namespace\":\"ns\",\"name\":\"main\",%s,\"labels\":{"
+                     "\"role\":\"main\",\"x\":\"y\"},"
+                     "\"annotations\":{\"gardener.cloud/timestamp\":\"1\"}},"
+                     "\"spec\":{\"replicas\":1,\"etcd\":{},\"backup\":{}}}",
+                     extra[i]);
+            cr_expect_neq(*decide(REVIEW_OP_UPDATE, cJSON_Parse(text), cJSON_Parse(restoring)),
+                          '\0', "removed with %s", extra[i]);
+        }
+    }
+    /* what the API server writes itself does not count */
+    m = decide(REVIEW_OP_UPDATE,
+               cJSON_Parse("{\"metadata\":{\"namespace\":\"ns\",\"name\":\"main\","
+                           "\"resourceVersion\":\"9\",\"generation\":2,\"managedFields\":[{}],"
+                           "\"labels\":{\"role\":\"main\",\"x\":\"y\"},\"annotations\":{"
+                           "\"gardener.cloud/timestamp\":\"1\"}},\"spec\":{\"replicas\":1,"
+                           "\"etcd\":{},\"backup\":{}}}"),
+               cJSON_Parse(restoring));
+    cr_expect_str_eq(m, "", "resourceVersion, generation, managedFields");
     user = CTL;
     cr_expect_str_eq(decide(REVIEW_OP_UPDATE, cJSON_Parse(gardenlet), cJSON_Parse(restoring)), "",
                      "warden-controller ends a restore with its own changes");

@@ -257,34 +257,39 @@ out:
     return rc;
 }
 
-/* metadata.<map> of obj, NULL when absent or empty (Kubernetes omits an empty map). */
-static const cJSON *meta_nonempty(const cJSON *obj, const char *map)
+/* In metadata copy m: drop map key k (all of the member when k is NULL), and a map left empty. */
+static void drop(cJSON *m, const char *map, const char *k)
 {
-    const cJSON *m = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+    cJSON *v = cJSON_GetObjectItemCaseSensitive(m, map);
 
-    m = cJSON_GetObjectItemCaseSensitive(m, map);
-    return cJSON_IsObject(m) && m->child ? m : NULL;
+    if (k && cJSON_IsObject(v))
+        cJSON_DeleteItemFromObjectCaseSensitive(v, k);
+    if (!k || (cJSON_IsObject(v) && !v->child))
+        cJSON_DeleteItemFromObjectCaseSensitive(m, map);
 }
 
-/* metadata.labels of obj without the restoring and allow-delete labels (OWNED; NULL: none). */
-static cJSON *other_labels(const cJSON *obj, int *nomem)
+/*
+ * obj's metadata (OWNED copy; NULL without memory, *nomem set) without what the API server
+ * writes itself or a removal by hand may change with the label: resourceVersion, generation,
+ * managedFields, the restoring and allow-delete labels; empty maps dropped (Kubernetes omits
+ * them).
+ */
+static cJSON *comparable_meta(const cJSON *obj, int *nomem)
 {
-    const cJSON *m = meta_nonempty(obj, "labels");
-    cJSON *c;
+    const cJSON *md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+    cJSON *m = cJSON_IsObject(md) ? cJSON_Duplicate(md, 1) : cJSON_CreateObject();
 
-    if (!m)
-        return NULL;
-    if (!(c = cJSON_Duplicate(m, 1))) {
+    if (!m) {
         *nomem = 1;
         return NULL;
     }
-    cJSON_DeleteItemFromObjectCaseSensitive(c, LOOKUP_LABEL_RESTORING);
-    cJSON_DeleteItemFromObjectCaseSensitive(c, LOOKUP_LABEL_ALLOW_DELETE);
-    if (!c->child) {
-        cJSON_Delete(c);
-        return NULL;
-    }
-    return c;
+    drop(m, "resourceVersion", NULL);
+    drop(m, "generation", NULL);
+    drop(m, "managedFields", NULL);
+    drop(m, "labels", LOOKUP_LABEL_RESTORING);
+    drop(m, "labels", LOOKUP_LABEL_ALLOW_DELETE);
+    drop(m, "annotations", "");
+    return m;
 }
 
 enum restore_removal restore_removal(const struct review_req *req)
@@ -296,11 +301,9 @@ enum restore_removal restore_removal(const struct review_req *req)
     if (req->op != REVIEW_OP_UPDATE || !cJSON_IsObject(obj) ||
         !has_label(old, LOOKUP_LABEL_RESTORING) || has_label(obj, LOOKUP_LABEL_RESTORING))
         return RESTORE_REMOVAL_NONE;
-    a = other_labels(old, &nomem);
-    b = other_labels(obj, &nomem);
-    alone =
-        !nomem && restore_json_equal(a, b) &&
-        restore_json_equal(meta_nonempty(old, "annotations"), meta_nonempty(obj, "annotations"));
+    a = comparable_meta(old, &nomem);
+    b = comparable_meta(obj, &nomem);
+    alone = !nomem && restore_json_equal(a, b);
     cJSON_Delete(a);
     cJSON_Delete(b);
     return alone ? RESTORE_REMOVAL_ALONE : RESTORE_REMOVAL_WITH_OTHERS;

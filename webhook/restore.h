@@ -62,9 +62,11 @@ enum restore_removal {
 /*
  * For req (BORROWED; an Etcd review): whether it removes the restoring label
  * from a restoring Etcd, and if so whether alone. Alone means that old and
- * new object have equal metadata.annotations and equal metadata.labels but
- * for etcd-warden.io/restoring and etcd-warden.io/allow-delete-while-
- * restoring (a spec change of a restoring Etcd is refused anyway):
+ * new object have equal metadata (finalizers, ownerReferences, annotations
+ * and the rest) but for etcd-warden.io/restoring and
+ * etcd-warden.io/allow-delete-while-restoring in the labels and what the
+ * API server writes itself (resourceVersion, generation, managedFields); a
+ * spec change of a restoring Etcd is refused anyway:
  * `kubectl label etcd NAME etcd-warden.io/restoring-`, the removal by hand
  * that ends a restore. A write that carries other changes with it (a
  * controller writing the Etcd's labels whole, as gardenlet's reconcile

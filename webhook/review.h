@@ -126,12 +126,10 @@ enum kerr review_req_decode(struct review_req *r, const char *body, size_t len,
  *               the names of spec.volumeClaimTemplates, the name,
  *               volumeMounts, env and envFrom of each of
  *               spec.template.spec.containers and spec.template.spec.volumes;
- *   ETCD        metadata name, namespace, labels, annotations, and the
- *               whole spec;
- *   MUTATE      metadata name, namespace, labels, annotations and
- *               ownerReferences, and of the object the ownerReferences of
- *               each of spec.volumeClaimTemplates (every element kept, so
- *               indices hold);
+ *   ETCD        the whole metadata and the whole spec;
+ *   MUTATE      the whole metadata, and of the object the ownerReferences
+ *               of each of spec.volumeClaimTemplates (every element kept,
+ *               so indices hold);
  *   ALL         everything.
  */
 enum review_need {

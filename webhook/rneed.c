@@ -76,25 +76,12 @@ static const struct jscan_member obj_components_m[] = { { "metadata", &meta_comp
                                                         { NULL, NULL } };
 static const struct jscan_keep obj_components = { JSCAN_MEMBERS, obj_components_m, NULL };
 
-/* uid, resourceVersion, generation, creationTimestamp: a move's entry (webhook/pmove) */
-static const struct jscan_member meta_etcd_m[] = {
-    { "name", &all },       { "namespace", &all },
-    { "labels", &all },     { "annotations", &all },
-    { "uid", &all },        { "resourceVersion", &all },
-    { "generation", &all }, { "creationTimestamp", &all },
-    { NULL, NULL },
-};
-static const struct jscan_keep meta_etcd = { JSCAN_MEMBERS, meta_etcd_m, NULL };
-static const struct jscan_member obj_etcd_m[] = { { "metadata", &meta_etcd },
+/* metadata whole: the restoring label removed alone, or with any other change (restore) */
+static const struct jscan_member obj_etcd_m[] = { { "metadata", &all },
                                                   { "spec", &all },
                                                   { NULL, NULL } };
 static const struct jscan_keep obj_etcd = { JSCAN_MEMBERS, obj_etcd_m, NULL };
 
-static const struct jscan_member meta_mutate_m[] = {
-    { "name", &all },        { "namespace", &all },       { "labels", &all },
-    { "annotations", &all }, { "ownerReferences", &all }, { NULL, NULL },
-};
-static const struct jscan_keep meta_mutate = { JSCAN_MEMBERS, meta_mutate_m, NULL };
 static const struct jscan_member vct_meta_m[] = { { "ownerReferences", &all }, { NULL, NULL } };
 static const struct jscan_keep vct_meta = { JSCAN_MEMBERS, vct_meta_m, NULL };
 static const struct jscan_member vct_m[] = { { "metadata", &vct_meta }, { NULL, NULL } };
@@ -103,12 +90,12 @@ static const struct jscan_keep vcts = { JSCAN_ELEMENTS, NULL, &vct };
 static const struct jscan_member spec_mutate_m[] = { { "volumeClaimTemplates", &vcts },
                                                      { NULL, NULL } };
 static const struct jscan_keep spec_mutate = { JSCAN_MEMBERS, spec_mutate_m, NULL };
-static const struct jscan_member obj_mutate_m[] = { { "metadata", &meta_mutate },
+static const struct jscan_member obj_mutate_m[] = { { "metadata", &all },
                                                     { "spec", &spec_mutate },
                                                     { NULL, NULL } };
 static const struct jscan_keep obj_mutate = { JSCAN_MEMBERS, obj_mutate_m, NULL };
-/* oldObject's labels and annotations: an Etcd UPDATE's restoring label removed alone (restore) */
-static const struct jscan_member old_mutate_m[] = { { "metadata", &meta_mutate }, { NULL, NULL } };
+/* oldObject's metadata: an Etcd UPDATE's restoring label removed alone (restore) */
+static const struct jscan_member old_mutate_m[] = { { "metadata", &all }, { NULL, NULL } };
 static const struct jscan_keep old_mutate = { JSCAN_MEMBERS, old_mutate_m, NULL };
 
 static const struct jscan_member user_m[] = { { "username", &all }, { NULL, NULL } };

@@ -388,6 +388,37 @@ static enum kerr ended_by_hand(struct pass *s, struct kerr_info *err)
     return KERR_OK;
 }
 
+/*
+ * The suspension a restore holds was removed (`kubectl druid reconciliation resume` does that):
+ * set it again, recorded as etcd-warden's, with a Warning. etcd-druid would otherwise reconcile
+ * the restored Etcd before its components are back, and scale a StatefulSet restored at 0.
+ */
+static enum kerr reassert_suspension(struct pass *s, struct kerr_info *err)
+{
+    cJSON *md = cJSON_CreateObject();
+    enum kerr rc = md ? KERR_OK : KERR_NOMEM;
+
+    if (rc == KERR_OK)
+        rc = kjson_setv(md, (const char *const[]){ "annotations", ETCDSPEC_ANN_SUSPEND, NULL },
+                        cJSON_CreateString("true"), err);
+    if (rc == KERR_OK)
+        rc =
+            kjson_setv(md, (const char *const[]){ "annotations", ETCDSPEC_ANN_SUSPEND_ADDED, NULL },
+                       cJSON_CreateString("true"), err);
+    if (rc != KERR_OK) {
+        cJSON_Delete(md);
+        return kerr_set(err, rc, NULL);
+    }
+    if ((rc = patch_meta(s, md, err)) != KERR_OK)
+        return kerr_wrap(err, "setting the restore's suspension again");
+    rctx_event(s->x, s->etcd, EV_WARNING, "SuspensionReasserted", "Restore",
+               "%s was removed while the restore holds it: set again (etcd-druid would reconcile "
+               "the Etcd before its components are back); to end the restore, remove the label "
+               "%s alone",
+               ETCDSPEC_ANN_SUSPEND, ETCDSPEC_LABEL_RESTORING);
+    return KERR_OK;
+}
+
 enum kerr rst_run(const struct rctx *x, const cJSON *etcd, long *requeue_ms, struct kerr_info *err)
 {
     const char *before = etcdspec_annotation(etcd, ETCDSPEC_ANN_RESTORE_PROGRESS);
@@ -406,6 +437,10 @@ enum kerr rst_run(const struct rctx *x, const cJSON *etcd, long *requeue_ms, str
     rst_progress_parse(before, &s.p);
     if (rst_ended_by_hand(etcd))
         return ended_by_hand(&s, err);
+    if (!etcdspec_annotation(etcd, ETCDSPEC_ANN_SUSPEND)) {
+        *requeue_ms = RST_REQUEUE_MS;
+        return reassert_suspension(&s, err);
+    }
     s.p.waiting[0] = '\0';
     if (s.p.awaiting_status)
         rc = check_status(&s, err);

@@ -37,6 +37,10 @@
  * suspension when etcd-warden added it and no hibernation holds it, in one
  * merge patch, with an event RestoreEndedByHand (Warning when the restore
  * had not finished, naming what it still awaited).
+ * While restoring, the suspend annotation is held: removed by anyone
+ * (`kubectl druid reconciliation resume`), the pass sets it again with
+ * etcd-warden.io/suspend-added beside it, Warning event SuspensionReasserted,
+ * and does nothing else until the next pass.
  * The progress annotation is written (merge patch with the resourceVersion)
  * only when it changed. While waiting, the step asks to be called again
  * after RST_REQUEUE_MS (the informers also wake it).
