@@ -11,7 +11,8 @@
 #   M2 alice: JSON patch removing the label and adding an owner reference;
 #   M3 kubectl replace of the Etcd as an older export has it (etcd-druid's finalizer, no
 #      restoring label: an unconditional PUT of a whole object, as a tool re-applying it does);
-#   M4 two requests: a finalizer added alone, then the label and the finalizer removed together.
+#   M4 two requests: a finalizer added alone, then the label and the finalizer removed together;
+#   M5 alice: JSON patch removing the label and setting metadata.generateName.
 # Oracle: what kube-sim stores (the label, the finalizers/owner references the write carried)
 # and the controller (restore-progress removed, event RestoreEndedByHand).
 # Control: the same label removal with an annotation added (T1 of attack18_restoring_alone.sh)
@@ -95,6 +96,11 @@ out=$(A patch etcd $e --type json -p '[{"op":"add","path":"/metadata/finalizers"
 out="$out | then: $(A patch etcd $e --type json -p '[{"op":"remove","path":"/metadata/labels/etcd-warden.io~1restoring"},
     {"op":"remove","path":"/metadata/finalizers"}]' 2>&1)"
 judge "M4 alice: a finalizer added alone, then removed with the label (stored: $(stored $e))" $e "$out"
+# M5
+new_name; restoring_etcd $e
+out=$(A patch etcd $e --type json -p '[{"op":"remove","path":"/metadata/labels/etcd-warden.io~1restoring"},
+    {"op":"add","path":"/metadata/generateName","value":"x-"}]' 2>&1)
+judge "M5 alice: the label removed with metadata.generateName set (stored: $(jp $NS etcd/$e '{.metadata.generateName}'))" $e "$out"
 
 # control: an annotation beside the removal keeps the restore going
 new_name; restoring_etcd $e
@@ -106,7 +112,7 @@ labelled $e && has_progress $e && ! ended_event $e && grep -q 'kept: it was remo
 echo "ok: control: the label removed with an annotation added: put back with a warning, the restore goes on"
 ctl_stop
 if [ "$holes" != 0 ]; then
-    echo "FAIL: $holes hole(s): a restore ended by a write that removed the restoring label together with finalizer or owner-reference changes"
+    echo "FAIL: $holes hole(s): a restore ended by a write that removed the restoring label together with changes of finalizers, owner references or generateName"
     exit 1
 fi
 echo "attack18_restoring_meta: ok"
