@@ -22,6 +22,10 @@
 #   s4  gardenlet's reconcile merge patch (labels whole, timestamp, operation, spec.replicas: 0)
 #       during FinalSnapshot of a restored Etcd ended by hand (final snapshot held): nothing at
 #       0 before the release, and after it every write stored.
+#   s5  a restored Etcd at spec.replicas 0 (StatefulSet back at 3), the sidecar broken, its
+#       suspension removed mid-restore (`kubectl druid reconciliation resume` removes the
+#       annotation): etcd-druid's pre-sync fails three times and it scales to 0 — which must be
+#       refused.
 # ATTACK_CASES="s2 s3" runs only those.
 set -uo pipefail
 . "$(dirname "$0")/../lib/controller.sh"
@@ -167,6 +171,20 @@ if want s4; then
         echo "held: s4: nothing at 0 while the final snapshot is held (phase $(ctl_phase s4 etcd-main))"
     curl -sf -X POST "$U/admin/release" >/dev/null
     watch_zero "$U" s4 60 "s4 after the release" || ctl_fail "s4 control: not hibernated after the release (phase $(ctl_phase s4 etcd-main))"
+fi
+# ---- s5: the suspension removed mid-restore, etcd-druid's three strikes
+if want s5; then
+    restored s5 0
+    U=$URL
+    DRUID_ACTOR_LOG=$CTL_DIR/druid-actor-s5.log druid_actor_start s5 --executor
+    write "$U" 4
+    broken "$U"
+    out=$(WH_AS_NS=s5 wh_as alice annotate etcd etcd-main druid.gardener.cloud/suspend-etcd-spec-reconcile- 2>&1 | tail -1)
+    echo "s5: the suspension removed mid-restore: ${out:0:200}"
+    watch_zero "$U" s5 25 "s5 suspension removed mid-restore, etcd-druid's pre-sync failing" ||
+        echo "held: s5: stays at $(replicas s5 etcd-main) (suspension now '$(jp s5 etcd/etcd-main '{.metadata.annotations.druid\.gardener\.cloud/suspend-etcd-spec-reconcile}')'; druid: $(tail -1 "$CTL_DIR/druid-actor-s5.log" 2>/dev/null | head -c 200))"
+    druid_actor_stop
+    DRUID_ACTOR_PID=""
 fi
 ctl_stop
 if [ "$holes" != 0 ]; then
