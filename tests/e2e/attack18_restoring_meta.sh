@@ -12,7 +12,9 @@
 #   M3 kubectl replace of the Etcd as an older export has it (etcd-druid's finalizer, no
 #      restoring label: an unconditional PUT of a whole object, as a tool re-applying it does);
 #   M4 two requests: a finalizer added alone, then the label and the finalizer removed together;
-#   M5 alice: JSON patch removing the label and setting metadata.generateName.
+#   M5 alice: JSON patch removing the label and setting metadata.generateName;
+#   V1 M1 again with the mutating webhook registered for Etcd CREATE only, where "the
+#      validating one refuses such a write" (control: gardenlet's merge patch is refused there).
 # Oracle: what kube-sim stores (the label, the finalizers/owner references the write carried)
 # and the controller (restore-progress removed, event RestoreEndedByHand).
 # Control: the same label removal with an annotation added (T1 of attack18_restoring_alone.sh)
@@ -110,6 +112,24 @@ sleep 1.5
 labelled $e && has_progress $e && ! ended_event $e && grep -q 'kept: it was removed together with other changes' <<<"$out" ||
     ctl_fail "control: the label removed with an annotation added ended the restore: $out"
 echo "ok: control: the label removed with an annotation added: put back with a warning, the restore goes on"
+
+# ---- the mutating webhook registered for Etcd CREATE only
+kc patch mutatingwebhookconfiguration etcd-warden --type json \
+    -p '[{"op":"test","path":"/webhooks/0/rules/0/resources","value":["etcds"]},{"op":"replace","path":"/webhooks/0/rules/0/operations","value":["CREATE"]}]' >/dev/null ||
+    ctl_fail "cannot register the mutating webhook for Etcd CREATE only"
+new_name; restoring_etcd $e
+refused() {
+    G patch etcd $e --type merge -p "{\"metadata\":{\"labels\":{\"etcd-warden.io/restoring\":null},
+        \"annotations\":{\"gardener.cloud/timestamp\":\"$(ts)\"}}}" >"$CTL_DIR/v0.out" 2>&1 && return 1
+    grep -q 'removed together with other changes' "$CTL_DIR/v0.out"
+}
+ksim_wait 10 refused || ctl_fail "control: V0: without the mutating webhook on UPDATE gardenlet's merge patch was not refused: $(cat "$CTL_DIR/v0.out")"
+labelled $e || ctl_fail "control: V0: the restore of $e ended"
+echo "ok: control: V0: without the mutating webhook on UPDATE, gardenlet's merge patch is refused: $(tail -1 "$CTL_DIR/v0.out" | head -c 160)"
+out=$(A patch etcd $e --type json -p '[{"op":"remove","path":"/metadata/labels/etcd-warden.io~1restoring"},
+    {"op":"add","path":"/metadata/finalizers","value":["example.com/x"]}]' 2>&1)
+judge "V1 alice, the mutating webhook on CREATE only: the label removed with a finalizer added (stored: $(stored $e))" $e "$out"
+A patch etcd $e --type json -p '[{"op":"remove","path":"/metadata/finalizers"}]' >/dev/null 2>&1
 ctl_stop
 if [ "$holes" != 0 ]; then
     echo "FAIL: $holes hole(s): a restore ended by a write that removed the restoring label together with changes of finalizers, owner references or generateName"
