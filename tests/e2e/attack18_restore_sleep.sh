@@ -148,6 +148,7 @@ s2s3() { # ns, broken?
             ctl_fail "s3 control: not at 0 after 60s (phase $(ctl_phase "$ns" etcd-main); druid: $(tail -3 "$CTL_DIR/druid-actor-$ns.log" 2>/dev/null))"
     fi
     druid_actor_stop
+    # shellcheck disable=SC2034 # read by the exit handler (druid_actor_stop)
     DRUID_ACTOR_PID=""
 }
 want s2 && s2s3 s2 broken
@@ -184,6 +185,7 @@ if want s5; then
     watch_zero "$U" s5 25 "s5 suspension removed mid-restore, etcd-druid's pre-sync failing" ||
         echo "held: s5: stays at $(replicas s5 etcd-main) (suspension now '$(jp s5 etcd/etcd-main '{.metadata.annotations.druid\.gardener\.cloud/suspend-etcd-spec-reconcile}')'; druid: $(tail -1 "$CTL_DIR/druid-actor-s5.log" 2>/dev/null | head -c 200))"
     druid_actor_stop
+    # shellcheck disable=SC2034 # read by the exit handler (druid_actor_stop)
     DRUID_ACTOR_PID=""
 fi
 ctl_stop

@@ -64,6 +64,7 @@ else
     echo "held: the restore's suspension was set again: $(ctl_events $NS etcd-main | grep -i suspen | head -1)"
 fi
 druid_actor_stop
+# shellcheck disable=SC2034 # read by the exit handler (druid_actor_stop)
 DRUID_ACTOR_PID=""
 
 # ---- control: a hibernated Etcd's suspension removed is re-asserted

@@ -23,7 +23,8 @@
 # RestoreEndedByHand event).
 # Controls: kubectl label etcd NAME etcd-warden.io/restoring- alone ends the restore (event
 # RestoreEndedByHand, progress lifted); gardenlet's and etcd-druid's ordinary writes of a
-# restoring Etcd (same labels, new timestamp; finalizer; operation annotation cleared) and of a
+# restoring Etcd (same labels, new timestamp; finalizer; operation annotation cleared; its
+# finalizer removed while it is deleted with the allow-delete label) and of a
 # live Etcd are admitted.
 set -uo pipefail
 . "$(dirname "$0")/../lib/controller.sh"
@@ -160,6 +161,22 @@ out=$(D patch etcd $e --type merge -p '{"metadata":{"annotations":{"gardener.clo
     ctl_ok "etcd-druid clearing gardener.cloud/operation on a restoring Etcd admitted" ||
     ctl_bad "etcd-druid clearing gardener.cloud/operation on a restoring Etcd refused: $out"
 wh_is_restoring $NS $e || ctl_bad "ordinary writes ended the restore of $e"
+# a restoring Etcd deleted with the allow-delete label: etcd-druid's finalizer removal goes through
+e_del=$e-del
+kc apply -f - >/dev/null <<EOF2
+apiVersion: druid.gardener.cloud/v1alpha1
+kind: Etcd
+metadata: {name: $e_del, namespace: $NS, labels: {role: main}, annotations: {etcd-warden.io/status-backup-exists: "true"}}
+spec: {replicas: 1, labels: {app: etcd}, etcd: {}, backup: {store: {prefix: $NS--$e_del, container: bkt, provider: S3}}}
+EOF2
+ksim_wait 10 wh_is_restoring $NS $e_del || ctl_bad "$e_del is not restoring"
+D patch etcd $e_del --type merge -p '{"metadata":{"finalizers":["druid.gardener.cloud/etcd-druid"]}}' >/dev/null 2>&1
+A label etcd $e_del etcd-warden.io/allow-delete-while-restoring= >/dev/null 2>&1
+A delete etcd $e_del --wait=false >/dev/null 2>&1 || ctl_bad "a restoring Etcd with the allow-delete label could not be deleted"
+out=$(D patch etcd $e_del --type merge -p '{"metadata":{"finalizers":null}}' 2>&1) &&
+    ksim_wait 10 ksim_gone -n $NS etcd $e_del &&
+    ctl_ok "etcd-druid's finalizer removal of a restoring Etcd being deleted admitted; it is gone" ||
+    ctl_bad "etcd-druid's finalizer removal of a deleting restoring Etcd: $out"
 # the by-hand end, alone
 out=$(A label etcd $e etcd-warden.io/restoring- 2>&1) || ctl_bad "the by-hand end refused: $out"
 ksim_wait 20 ended_event $e && ctl_ok "kubectl label etcd $e etcd-warden.io/restoring- ended the restore: $(ctl_events $NS $e | grep RestoreEndedByHand | head -1 | head -c 160)" ||

@@ -29,7 +29,6 @@ kc create namespace $NS >/dev/null
 A() { WH_AS_NS=$NS wh_as alice "$@"; }
 D() { kc_druid -n $NS "$@"; }
 G() { kc -n $NS "$@"; } # gardenlet: an identity the webhook does not trust
-GLABELS='{"role":"main","gardener.cloud/role":"controlplane"}'
 n=0
 # A restoring Etcd NAME re-created from a backup, its restore under way; with the label also in
 # the manifest when $1 = with-label (client-side apply, the label in last-applied).
