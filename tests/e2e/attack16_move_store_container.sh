@@ -22,24 +22,7 @@
 # template's command + args and env prints its snapstoreConfig container, else the env's) and
 # s3rver's listing; what kube-sim stores.
 set -uo pipefail
-export SNAP_BUCKET=etcd-bucket # druid_etcd's container
-. "$(dirname "$0")/../lib/snapshot.sh"
-. "$(dirname "$0")/../lib/controller.sh"
-command -v jq >/dev/null || ksim_fail "jq is not installed"
-ksim_on_exit snap_cleanups
-
-snap_s3_start
-CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups" ctl_stage
-ctl_s3_bucket_secret
-ctl_s3_bucket 1h
-ctl_jobs_serve etcd-warden 600
-
-sidecar_prefix() {
-    kc -n "$1" get statefulset etcd-main -o json | jq -r '.spec.template.spec.containers[]
-        | select(.name == "backup-restore") | .args | map(select(startswith("--store-prefix=")))[0]
-        | ltrimstr("--store-prefix=")'
-}
-# the prefix the real sidecar writes when run with the stored template's command + args
+. "$(dirname "$0")/../lib/storemove.sh"
 real_container() { # the container the real sidecar writes: its flag, else STORAGE_CONTAINER
     local -a argv
     local js c
@@ -49,101 +32,23 @@ real_container() { # the container the real sidecar writes: its flag, else STORA
         sed -n 's/.*\\n  container: \([^\\]*\)\\n.*/\1/p' | head -1)
     case $c in '""' | '') jq -r '(.env // [])[] | select(.name == "STORAGE_CONTAINER") | .value' <<<"$js" ;; *) echo "$c" ;; esac
 }
-real_prefix() {
-    local -a argv
-    mapfile -t argv < <(kc -n "$1" get statefulset etcd-main -o json | jq -r '.spec.template.spec.containers[]
-        | select(.name == "backup-restore") | ((.command // ["/etcdbrctl"]) + (.args // []))[1:][]')
-    (cd "$SNAP_WORK" && STORAGE_CONTAINER=etcd-bucket timeout 3 "$WARDEN_ETCDBRCTL" "${argv[@]}" 2>&1) |
-        sed -n 's/.*\\n  prefix: \([^\\]*\)\/v2\\n.*/\1/p' | head -1
-}
-template() { # NS PREFIX [CONTAINER]: etcd-druid builds its sidecar for that store into the template
-    local c
-    c=$(kc -n "$1" get statefulset etcd-main -o json | jq -c --arg p "$2" --arg k "${3:-etcd-bucket}" '.spec.template.spec.containers[1]
-        | .args = ["server", "--server-port=8080", "--storage-provider=S3", "--store-prefix=\($p)"]
-        | .env = [{name: "STORAGE_CONTAINER", value: $k}] | del(.command)')
-    kc_druid -n "$1" patch statefulset etcd-main --type json \
-        -p "[{\"op\":\"replace\",\"path\":\"/spec/template/spec/containers/1\",\"value\":$c}]" >/dev/null ||
-        ctl_fail "$1: etcd-druid cannot build its sidecar's store into the template"
-}
-roll() { # NS: the StatefulSet controller rolls the members onto the template
-    kc -n "$1" delete pod etcd-main-0 etcd-main-1 etcd-main-2 --wait=false >/dev/null || ctl_fail "$1: cannot roll the pods"
-    ksim_wait 10 bash -c "[ -z \"\$(kubectl --kubeconfig '$KUBECONFIG' -n $1 get pods -o name)\" ]" || ctl_fail "$1: the pods did not go"
-    druid_pods "$1" etcd-main 3
-}
 
-declare -A FULL OLD
-for ns in m0 m1; do
-    druid_etcd $ns etcd-main
-    kc -n $ns create secret generic etcd-backup --from-literal=accessKeyID=S3RVER >/dev/null ||
-        ctl_fail "cannot create the backup Secret in $ns"
-    template $ns $ns--etcd-main
-    roll $ns
-done
-ctl_start
-for ns in m0 m1; do
-    ksim_wait 30 ctl_has_entry $ns etcd-main || ctl_fail "no BackupEntry for $ns/etcd-main"
-    ctl_members_seen $ns etcd-main
-    OLD[$ns]=$(ctl_entry_of $ns etcd-main)
-done
-sleep 1 # the sidecar uploads after the members were seen (object times have seconds)
-snap_fixture "$SNAP_WORK/full" 4096 Full.gz
-for ns in m0 m1; do
-    FULL[$ns]=$ns--etcd-main/v2/Full-00000000-00000100-$(date +%s).gz
-    snap_s3 put "${FULL[$ns]}" "$SNAP_WORK/full" >/dev/null || ctl_fail "cannot upload ${FULL[$ns]}"
-    snap_s3 ls "$ns--etcd-main/" | grep -qF "${FULL[$ns]}" || ctl_fail "$ns: ${FULL[$ns]} not listed"
-    mv="{\"prefix\":\"moved/$ns-etcd-main\"}"
-    [ $ns = m1 ] && mv='{"container":"other-bucket"}'
-    out=$(WH_AS_NS=$ns wh_as alice patch etcd etcd-main --type merge \
-        -p "{\"spec\":{\"backup\":{\"store\":$mv}}}" 2>&1) ||
-        ctl_fail "$ns: alice cannot move the store: $out"
-done
-template m0 moved/m0-etcd-main # etcd-druid reconciles m0's move
-roll m0
+storemove_stage '{"container":"other-bucket"}' # etcd-druid reconciles m0's move
 # m1: self-service: protection disabled, etcd-druid's template for the new container, and the
 # flag --store-container=etcd-bucket kept in its args
-out=$(WH_AS_NS=m1 wh_as alice annotate etcd etcd-main druid.gardener.cloud/disable-etcd-component-protection= 2>&1) ||
-    ctl_fail "m1: alice cannot disable component protection: $out"
-template m1 m1--etcd-main other-bucket
-c=$(kc -n m1 get statefulset etcd-main -o json | jq -c '.spec.template.spec.containers[1] | .args += ["--store-container=etcd-bucket"]')
-out=$(WH_AS_NS=m1 wh_as alice patch statefulset etcd-main --type json \
-    -p "[{\"op\":\"replace\",\"path\":\"/spec/template/spec/containers/1\",\"value\":$c}]" 2>&1) ||
-    echo "held: M1: alice's template with --store-container refused: $out"
-roll m1
+storemove_alice_template --store-container '.args += ["--store-container=etcd-bucket"]' m1--etcd-main other-bucket
 [ "$(real_container m0)/$(real_prefix m0)" = etcd-bucket/moved/m0-etcd-main ] || ctl_fail "control: the real sidecar of m0's template writes '$(real_container m0)/$(real_prefix m0)'"
 echo "m1: the real sidecar of the stored template writes container '$(real_container m1)' prefix '$(real_prefix m1)'; the template's env says $(kc -n m1 get statefulset etcd-main -o json | jq -r '.spec.template.spec.containers[1].env[0].value')"
 for ns in m0 m1; do
-    ksim_wait 30 ctl_entry_phase_is "${OLD[$ns]}" PendingDeletion || ctl_fail "$ns: ${OLD[$ns]} not pending: $(ctl_entry_phase "${OLD[$ns]}")"
+    storemove_pending $ns
     echo "$ns: spec store $(kc -n $ns get etcd etcd-main -o jsonpath="{.spec.backup.store.container}/{.spec.backup.store.prefix}"); the real sidecar writes $(real_container $ns)/$(real_prefix $ns); old entry ${OLD[$ns]} pending"
 done
-ctl_s3_bucket 2s
-ksim_wait 90 ksim_gone backupentry "${OLD[m0]}" ||
-    ctl_fail "m0: the old entry ${OLD[m0]} was not deleted: $(kc get backupentry "${OLD[m0]}" -o jsonpath='{.status}')"
-held() { kc get backupentry "$1" -o jsonpath='{.status.conditions[0].message}' 2>/dev/null | grep -Eq 'still write|postponed|blocked'; }
-# m1: its deletion Job is held while the members' template writes the old prefix (or the entry
-# went, and the listing below says whether its Job deleted the live cluster's snapshot)
-held_or_gone() { held "$1" || ksim_gone backupentry "$1"; }
-ksim_wait 60 held_or_gone "${OLD[m1]}" ||
-    ctl_fail "m1: the old entry ${OLD[m1]} neither held nor deleted: $(kc get backupentry "${OLD[m1]}" -o jsonpath='{.status}')"
-holes=0
-for ns in m0 m1; do
-    left=$(snap_s3 ls "$ns--etcd-main/" | tr '\n' ' ')
-    writes=$(real_container $ns)/$(real_prefix $ns)
-    if [ $ns = m0 ]; then
-        grep -qF "${FULL[$ns]}" <<<"$left" && ctl_fail "control: M0: the old prefix's snapshot was not deleted after the move (left: $left)"
-        echo "ok: control: M0: a move etcd-druid reconciled: the old prefix's snapshot deleted with its entry"
-    elif ! grep -qF "${FULL[$ns]}" <<<"$left" && [ "$writes" = "etcd-bucket/$ns--etcd-main" ]; then
-        echo "HOLE: M1: the deletion Job of entry ${OLD[$ns]} deleted ${FULL[$ns]}, the full snapshot of live Etcd m1/etcd-main, whose members' template still backs up into $writes (the real sidecar run with the stored template's args writes there; spec and env say container $(kc -n m1 get etcd etcd-main -o jsonpath='{.spec.backup.store.container}')): the live cluster's backups deleted under it (left: ${left:-nothing})"
-        holes=$((holes + 1))
-    else echo "held: M1: left under $ns--etcd-main/: ${left:-nothing}; the template writes $writes; entry ${OLD[$ns]}: $(kc get backupentry "${OLD[$ns]}" -o jsonpath='{.status.conditions[0].message}')"; fi
-done
+storemove_m0_first 'still write|postponed|blocked'
+storemove_judge "$(real_container m1)/$(real_prefix m1)" etcd-bucket/m1--etcd-main \
+    "the real sidecar run with the stored template's args writes there; spec and env say container $(kc -n m1 get etcd etcd-main -o jsonpath='{.spec.backup.store.container}')"
 if [ "$holes" = 0 ]; then
     # once etcd-druid's template (no --store-container) is back and the pods roll, the held entry's Job runs
-    template m1 m1--etcd-main other-bucket
-    roll m1
-    ksim_wait 90 ksim_gone backupentry "${OLD[m1]}" ||
-        ctl_fail "m1: after etcd-druid's template the old entry ${OLD[m1]} was not deleted: $(kc get backupentry "${OLD[m1]}" -o jsonpath='{.status}')"
-    snap_s3 ls "m1--etcd-main/" | grep -qF "${FULL[m1]}" &&
-        ctl_fail "m1: after the reconcile the old prefix's snapshot was not deleted"
+    storemove_back "after etcd-druid's template" m1--etcd-main other-bucket
     echo "ok: M1: after etcd-druid's template came back, the old prefix's entry and snapshot deleted"
 fi
 ctl_stop

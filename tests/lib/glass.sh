@@ -22,7 +22,10 @@
 #                         # HOLD=$CTL_DIR/hold, while armed-NS exists it holds each OP request
 #                         # in NS, writes held-NS-N (the oldObject's resourceVersion) and
 #                         # answers once release-NS exists (at most 25 s); HOLD_PID is its pid,
-#                         # released and reaped on exit for each NS
+#                         # released and reaped on exit for each NS (holdhook.sh's holdhook_serve)
+
+# shellcheck source=holdhook.sh
+. "$(dirname "${BASH_SOURCE[0]}")/holdhook.sh"
 
 glass_uses() {
     kc get leases -A -o json | jq -r '.items[] | select(.metadata.name | startswith("etcd-warden-glass-"))
@@ -74,61 +77,11 @@ glass_control() {
 }
 
 glass_hold() {
-    local op=$1 rule=$2 port ns release=""
+    local op=$1 rule=$2 ns release=""
     shift 2
     HOLD=$CTL_DIR/hold
-    mkdir -p "$HOLD"
-    port=$(wh_free_port)
-    python3 - "$HOLD" "$port" "$WH_DIR/certs" "$op" >"$HOLD/log" 2>&1 <<'PY' &
-import json, os, ssl, sys, time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-d, port, op = sys.argv[1], int(sys.argv[2]), sys.argv[4]
-class H(BaseHTTPRequestHandler):
-    def do_POST(self):
-        rv = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
-        req = rv.get("request", {})
-        ns = req.get("namespace")
-        if os.path.exists(os.path.join(d, "armed-" + ns)) and req.get("operation") == op:
-            n = 0
-            while os.path.exists(os.path.join(d, "held-%s-%d" % (ns, n))):
-                n += 1
-            open(os.path.join(d, "held-%s-%d" % (ns, n)), "w").write(
-                json.dumps(req.get("oldObject", {}).get("metadata", {}).get("resourceVersion")))
-            end = time.time() + 25
-            while time.time() < end and not os.path.exists(os.path.join(d, "release-" + ns)):
-                time.sleep(0.05)
-        body = json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-                           "response": {"uid": req.get("uid", ""), "allowed": True}}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-    def log_message(self, *a):
-        pass
-srv = ThreadingHTTPServer(("127.0.0.1", port), H)
-ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-ctx.load_cert_chain(os.path.join(sys.argv[3], "tls.crt"), os.path.join(sys.argv[3], "tls.key"))
-srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
-srv.serve_forever()
-PY
-    HOLD_PID=$!
     for ns in "$@"; do release="$release $HOLD/release-$ns"; done
-    ksim_on_exit "touch$release; reap_child $HOLD_PID 5 TERM || true"
-    ksim_wait 20 bash -c "exec 3<>/dev/tcp/127.0.0.1/$port" 2>/dev/null ||
-        ctl_fail "the holding webhook did not listen: $(cat "$HOLD/log")"
-    kc apply -f - >/dev/null <<EOF || ctl_fail "cannot register the holding webhook"
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingWebhookConfiguration
-metadata: {name: zz-policy}
-webhooks:
-- name: hold.policy.example.test
-  admissionReviewVersions: [v1]
-  clientConfig: {url: "https://127.0.0.1:$port/", caBundle: "$WH_CA_BUNDLE"}
-  failurePolicy: Fail
-  sideEffects: None
-  timeoutSeconds: 30
-  rules:
-  - $rule
-EOF
+    # shellcheck disable=SC2086 # one file a namespace
+    holdhook_serve "$HOLD" "$(wh_free_port)" "$op" "" 25 "$rule" $release
+    HOLD_PID=$HOLDHOOK_PID
 }
