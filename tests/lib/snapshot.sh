@@ -438,11 +438,17 @@ no_copy_of_day() {
 # WARDEN_ETCDBRCTL is etcd-backup-restore's etcdbrctl (.ci/run sets it where the machine
 # has one); snap_need_sidecar skips the test without it or without etcd and etcdctl.
 
-snap_need_sidecar() {
+# snap_need_etcdbrctl skips it without etcdbrctl alone (a script that only asks the sidecar
+# where it writes).
+snap_need_etcdbrctl() {
     if [ -z "${WARDEN_ETCDBRCTL:-}" ] || [ ! -x "$WARDEN_ETCDBRCTL" ]; then
         echo "SKIP: WARDEN_ETCDBRCTL does not name etcd-backup-restore's etcdbrctl"
         exit 77
     fi
+}
+
+snap_need_sidecar() {
+    snap_need_etcdbrctl
     if ! command -v etcd >/dev/null || ! command -v etcdctl >/dev/null; then
         echo "SKIP: etcd and etcdctl are not installed (Debian: etcd-server, etcd-client)"
         exit 77

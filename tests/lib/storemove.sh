@@ -3,7 +3,7 @@
 # write the old one (tests/e2e/attack14_move_unreconciled.sh, attack16_move_arg_expansion.sh,
 # attack16_move_command_prefix.sh, attack16_move_store_container.sh). Sourcing it sources
 # snapshot.sh and controller.sh with SNAP_BUCKET=etcd-bucket (druid_etcd's container), needs jq
-# and runs snap_cleanups on exit:
+# and runs snap_cleanups on exit; skipped (77) without etcdbrctl (WARDEN_ETCDBRCTL):
 #
 #   storemove_stage [M1STORE]
 #                     # s3rver, warden-webhook and warden-controller (--backup-entries
@@ -61,6 +61,7 @@ export SNAP_BUCKET=etcd-bucket
 # shellcheck source=controller.sh
 . "$(dirname "${BASH_SOURCE[0]}")/controller.sh"
 command -v jq >/dev/null || ksim_fail "jq is not installed"
+snap_need_etcdbrctl # the oracle: where the real sidecar writes
 ksim_on_exit snap_cleanups
 
 sidecar_prefix() {
