@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# Ways around the two restore rules of issue 30, on kube-sim with warden-webhook (registered as
+# the chart registers it), warden-controller and the druid actor.
+# docs/status-backup-and-restore.md: "Removing the restoring label by hand, alone (`kubectl label
+# etcd NAME etcd-warden.io/restoring-`), ends the restore where it stands. A write that removes it
+# together with other changes does not ... While the restore goes on, its suspension is held:
+# removed by anyone ..., it is set again at the next pass, with a Warning SuspensionReasserted";
+# docs/toggles.md: `druid.gardener.cloud/suspend-etcd-spec-reconcile` "set by the controller while
+# hibernated or restoring, so etcd-druid does not undo its work".
+#   P1 server-side apply: the Etcd created by `kubectl apply --server-side` (field manager
+#      gardenlet, the webhook adding the label in that request), then the same manifest applied
+#      again, unchanged, by the same manager: a write nobody meant as a removal;
+#   P2 alice: `kubectl label --dry-run=server` removing the label alone;
+#   P3 alice: the label and the suspension removed in one JSON patch;
+#   P4 alice: the suspension set to "false" (the druid actor, as etcd-druid, reads its presence);
+#   P5 etcd-druid's and gardenlet's ordinary writes of a restoring Etcd (its finalizer; the
+#      operation annotation cleared; gardenlet's merge patch of its labels and timestamp) must be
+#      admitted (false refusals);
+#   P6 the label removed alone through the status subresource (etcd-druid, alice).
+# Oracle: what kube-sim stores (the label, restore-progress, the suspension), events
+# (RestoreEndedByHand, SuspensionReasserted), the druid actor's scaling.
+# Control: `kubectl label etcd NAME etcd-warden.io/restoring-` alone ends the restore.
+set -uo pipefail
+. "$(dirname "$0")/../lib/controller.sh"
+command -v jq >/dev/null || ksim_fail "jq is not installed"
+ctl_stage
+ctl_start
+NS=r19
+kc create namespace $NS >/dev/null
+A() { WH_AS_NS=$NS wh_as alice "$@"; }
+D() { kc_druid -n $NS "$@"; }
+G() { kc -n $NS "$@"; }
+n=0
+manifest() {
+    cat <<EOT
+apiVersion: druid.gardener.cloud/v1alpha1
+kind: Etcd
+metadata:
+  name: $1
+  namespace: $NS
+  labels: {role: main, gardener.cloud/role: controlplane}
+  annotations: {etcd-warden.io/status-backup-exists: "true", gardener.cloud/operation: reconcile,
+    gardener.cloud/timestamp: "2026-11-30T20:00:00.000000001Z"}
+spec: {replicas: 3, labels: {app: etcd}, etcd: {}, backup: {store: {prefix: $NS--$1, container: bkt, provider: S3}}}
+EOT
+}
+labelled() { kc -n $NS get etcd "$1" -o json | jq -e '.metadata.labels | has("etcd-warden.io/restoring")' >/dev/null; }
+has_progress() { [ -n "$(jp $NS "etcd/$1" '{.metadata.annotations.etcd-warden\.io/restore-progress}')" ]; }
+ended_event() { ctl_events $NS "$1" | grep -q 'RestoreEndedByHand'; }
+susp() { jp $NS "etcd/$1" '{.metadata.annotations.druid\.gardener\.cloud/suspend-etcd-spec-reconcile}'; }
+restoring_etcd() {
+    manifest "$1" | kc apply -f - >/dev/null || ctl_fail "cannot create $NS/$1"
+    ksim_wait 10 wh_is_restoring $NS "$1" || ctl_fail "$1 is not restoring"
+    ksim_wait 20 has_progress "$1" || ctl_fail "no restore progress on $1"
+}
+new_name() { n=$((n + 1)); e=etcd-$n; }
+holes=0
+judge() {
+    local tag=$1 name=$2 out=$3 why=""
+    sleep 1.5
+    labelled "$name" || why="the restoring label is gone"
+    has_progress "$name" || why="$why; restore-progress removed"
+    ended_event "$name" && why="$why; event RestoreEndedByHand"
+    if [ -n "$why" ]; then
+        echo "HOLE: $tag: the restore of $NS/$name ended: ${why#; }; the request printed: $(tr '\n' ' ' <<<"$out" | head -c 240)"
+        holes=$((holes + 1))
+    else
+        echo "held: $tag: $(tr '\n' ' ' <<<"$out" | head -c 200)"
+    fi
+}
+
+# control: the label removed alone ends the restore
+new_name; restoring_etcd $e
+A label etcd $e etcd-warden.io/restoring- >/dev/null 2>&1 || ctl_fail "control: the label removed alone was refused"
+ksim_wait 10 ended_event $e || ctl_fail "control: the label removed alone did not end the restore"
+echo "ok: control: the label removed alone ends the restore ($(ctl_events $NS $e | grep RestoreEndedByHand | head -1 | head -c 120))"
+
+# P1 server-side apply, created and re-applied unchanged by the same manager
+new_name
+manifest $e >"$CTL_DIR/p1.yaml"
+G apply --server-side --field-manager=gardenlet -f "$CTL_DIR/p1.yaml" >/dev/null 2>&1 || ctl_fail "P1: server-side create refused"
+ksim_wait 10 wh_is_restoring $NS $e || ctl_fail "P1: $e is not restoring"
+ksim_wait 20 has_progress $e || ctl_fail "P1: no restore progress"
+mgr=$(kc -n $NS get etcd $e -o json --show-managed-fields | jq -c '[.metadata.managedFields[]? |
+    select(.fieldsV1["f:metadata"]["f:labels"]["f:etcd-warden.io/restoring"]? != null) | .manager]')
+out=$(G apply --server-side --field-manager=gardenlet -f "$CTL_DIR/p1.yaml" 2>&1)
+judge "P1 gardenlet: the creating manifest applied again server-side, unchanged (label's managers: $mgr)" $e "$out"
+
+# P2 dry run
+new_name; restoring_etcd $e
+out=$(A label --dry-run=server etcd $e etcd-warden.io/restoring- 2>&1)
+judge "P2 alice: kubectl label --dry-run=server removing the label alone" $e "$out"
+
+# P3 the label and the suspension removed in one write
+new_name; restoring_etcd $e
+out=$(A patch etcd $e --type json -p '[{"op":"remove","path":"/metadata/labels/etcd-warden.io~1restoring"},
+    {"op":"remove","path":"/metadata/annotations/druid.gardener.cloud~1suspend-etcd-spec-reconcile"}]' 2>&1)
+judge "P3 alice: the label and the suspension removed in one JSON patch" $e "$out"
+ksim_wait 10 bash -c "[ \"\$(kubectl --kubeconfig '$KUBECONFIG' -n $NS get etcd $e -o jsonpath='{.metadata.annotations.druid\.gardener\.cloud/suspend-etcd-spec-reconcile}')\" = true ]"
+if [ "$(susp $e)" != true ]; then
+    echo "HOLE: P3: the suspension of restoring $NS/$e not set again 10 s after (value '$(susp $e)')"
+    holes=$((holes + 1))
+else
+    echo "held: P3: the suspension set again: $(ctl_events $NS $e | grep -i SuspensionReasserted | head -1 | head -c 120)"
+fi
+
+# P4 the suspension set to "false"; the druid actor (etcd-druid reads the annotation's presence)
+P=p4
+kc create namespace $P >/dev/null
+kc apply -f - >/dev/null <<EOT || ctl_fail "P4: cannot re-create the Etcd"
+apiVersion: druid.gardener.cloud/v1alpha1
+kind: Etcd
+metadata:
+  name: etcd-main
+  namespace: $P
+  labels: {app: etcd-statefulset, role: main}
+  annotations: {etcd-warden.io/status-backup-exists: "true", etcd-warden.io/hibernate: "true", gardener.cloud/operation: reconcile}
+spec:
+  replicas: 3
+  labels: {app: etcd-statefulset, role: main}
+  etcd: {clientPort: 2379, serverPort: 2380, quota: 8Gi}
+  backup: {port: 8080, fullSnapshotSchedule: "0 */24 * * *", store: {container: etcd-bucket, prefix: $P--etcd-main, provider: S3, secretRef: {name: etcd-backup}}}
+EOT
+ksim_wait 10 wh_is_restoring $P etcd-main || ctl_fail "P4: not restoring"
+uid=$(jp $P etcd/etcd-main '{.metadata.uid}')
+druid_components $P etcd-main "$uid" 0 | kc -n $P create -f - >/dev/null || ctl_fail "P4: the components could not be restored"
+ksim_wait 20 bash -c "kubectl --kubeconfig '$KUBECONFIG' -n $P get etcd etcd-main -o jsonpath='{.metadata.annotations}' | grep -q restore-progress" ||
+    ctl_fail "P4: no restore progress"
+out=$(WH_AS_NS=$P wh_as alice annotate --overwrite etcd etcd-main druid.gardener.cloud/suspend-etcd-spec-reconcile=false 2>&1 | tail -1)
+DRUID_ACTOR_LOG=$CTL_DIR/druid-actor-p4.log druid_actor_start $P
+sleep 3
+r=$(jp $P sts/etcd-main '{.spec.replicas}')
+v=$(jp $P etcd/etcd-main '{.metadata.annotations.druid\.gardener\.cloud/suspend-etcd-spec-reconcile}')
+druid_actor_stop
+# shellcheck disable=SC2034 # read by the exit handler (druid_actor_stop)
+DRUID_ACTOR_PID=""
+if [ "$r" != 0 ]; then
+    echo "HOLE: P4: the suspension set to '$v' by alice (${out:0:120}): etcd-druid scaled the restoring StatefulSet 0 -> $r"
+    holes=$((holes + 1))
+else
+    echo "held: P4: the suspension set to 'false' by alice (${out:0:120}); stored '$v'; the druid actor left the StatefulSet at 0"
+fi
+
+# P5 ordinary writes of a restoring Etcd
+new_name; restoring_etcd $e
+refused=""
+D patch etcd $e --type merge -p '{"metadata":{"finalizers":["druid.gardener.cloud/etcd-druid"]}}' >"$CTL_DIR/p5a" 2>&1 || refused="$refused; etcd-druid's finalizer: $(head -c 160 "$CTL_DIR/p5a")"
+D patch etcd $e --type json -p '[{"op":"remove","path":"/metadata/annotations/gardener.cloud~1operation"}]' >"$CTL_DIR/p5b" 2>&1 || refused="$refused; etcd-druid clearing the operation: $(head -c 160 "$CTL_DIR/p5b")"
+G patch etcd $e --type merge -p "{\"metadata\":{\"labels\":{\"role\":\"main\",\"gardener.cloud/role\":\"controlplane\"},
+    \"annotations\":{\"gardener.cloud/operation\":\"reconcile\",\"gardener.cloud/timestamp\":\"$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)\"}}}" >"$CTL_DIR/p5c" 2>&1 || refused="$refused; gardenlet's reconcile: $(head -c 160 "$CTL_DIR/p5c")"
+D patch etcd $e --subresource status --type merge -p '{"status":{"observedGeneration":1}}' >"$CTL_DIR/p5d" 2>&1 || refused="$refused; etcd-druid's status: $(head -c 160 "$CTL_DIR/p5d")"
+if [ -n "$refused" ]; then
+    echo "HOLE: P5: ordinary writes of restoring $NS/$e refused: ${refused#; }"
+    holes=$((holes + 1))
+else
+    judge "P5 etcd-druid's finalizer, its operation annotation cleared, gardenlet's reconcile patch, druid's status: admitted" $e ""
+fi
+D patch etcd $e --type json -p '[{"op":"remove","path":"/metadata/finalizers"}]' >/dev/null 2>&1
+
+# P6 the label removed alone through the status subresource, with a status change (kubectl
+# patch --subresource status), by etcd-druid and by alice
+new_name; restoring_etcd $e
+out=$(D patch etcd $e --subresource status --type json -p '[{"op":"remove","path":"/metadata/labels/etcd-warden.io~1restoring"}]' 2>&1)
+judge "P6a etcd-druid: the label removed through /status" $e "$out"
+out=$(A patch etcd $e --subresource status --type merge -p '{"metadata":{"labels":{"etcd-warden.io/restoring":null}},"status":{"observedGeneration":7}}' 2>&1)
+judge "P6b alice: the label removed through /status with a status change" $e "$out"
+ctl_stop
+if [ "$holes" != 0 ]; then
+    echo "FAIL: $holes hole(s) around the restore rules"
+    exit 1
+fi
+echo "attack19_restore_paths: ok"
