@@ -62,12 +62,12 @@ DRUID_ACTOR_PID=""
 ctl_start
 ksim_wait 15 bash -c "kubectl --kubeconfig '$KUBECONFIG' -n $NS get events.events.k8s.io -o jsonpath='{.items[*].reason}' | grep -q SuspensionReasserted" ||
     ctl_fail "control: warden-controller back did not set the suspension again: $(ctl_events $NS etcd-main | tail -3)"
-sleep 2
+ksim_wait 10 bash -c "[ \"\$(kubectl --kubeconfig '$KUBECONFIG' -n $NS get sts etcd-main -o jsonpath='{.spec.replicas}')\" = 0 ]"
 after=$(jp $NS sts/etcd-main '{.spec.replicas}')
-echo "ok: control: warden-controller back sets the suspension again (suspend=$(susp $NS)); StatefulSet at $after 2 s later"
+echo "ok: control: warden-controller back sets the suspension again (suspend=$(susp $NS)); StatefulSet at $after 10 s later (events: $(ctl_events $NS etcd-main | grep -v -e RestoreAwaiting | tail -2 | tr '\n' '|' | head -c 200))"
 ctl_stop
 if [ "$r" != 0 ]; then
-    echo "HOLE: S1: restoring Etcd $NS/etcd-main (restoring label present: $lbl, hibernate=true): its suspension removed by alice while warden-controller was stopped (the webhook let it through: ${out:0:120}); etcd-druid reconciled it before warden-controller came back: StatefulSet 0 -> $r (at $after 2 s after warden-controller came back); druid: $(grep "$NS/etcd-main" "$CTL_DIR/druid-actor-s1.log" | tail -2 | tr '\n' '|' | head -c 240)"
+    echo "HOLE: S1: restoring Etcd $NS/etcd-main (restoring label present: $lbl, hibernate=true): its suspension removed by alice while warden-controller was stopped (the webhook let it through: ${out:0:120}); etcd-druid reconciled it before warden-controller came back: StatefulSet 0 -> $r (still $after 10 s after warden-controller came back and re-suspended it, hibernate=true notwithstanding); druid: $(grep "$NS/etcd-main" "$CTL_DIR/druid-actor-s1.log" | tail -2 | tr '\n' '|' | head -c 240)"
     exit 1
 fi
 echo "held: S1: the StatefulSet stayed at 0"
