@@ -16,7 +16,9 @@
 #   P5 etcd-druid's and gardenlet's ordinary writes of a restoring Etcd (its finalizer; the
 #      operation annotation cleared; gardenlet's merge patch of its labels and timestamp) must be
 #      admitted (false refusals);
-#   P6 the label removed alone through the status subresource (etcd-druid, alice).
+#   P6 the label removed alone through the status subresource (etcd-druid, alice);
+#   P7 the mutating webhook registered for Etcd CREATE only: P3 refused; the suspension alone
+#      removed is set again.
 # Oracle: what kube-sim stores (the label, restore-progress, the suspension), events
 # (RestoreEndedByHand, SuspensionReasserted), the druid actor's scaling.
 # Control: `kubectl label etcd NAME etcd-warden.io/restoring-` alone ends the restore.
@@ -164,6 +166,32 @@ out=$(D patch etcd $e --subresource status --type json -p '[{"op":"remove","path
 judge "P6a etcd-druid: the label removed through /status" $e "$out"
 out=$(A patch etcd $e --subresource status --type merge -p '{"metadata":{"labels":{"etcd-warden.io/restoring":null}},"status":{"observedGeneration":7}}' 2>&1)
 judge "P6b alice: the label removed through /status with a status change" $e "$out"
+
+# P7 the mutating webhook registered for Etcd CREATE only: the label and the suspension removed
+# in one write must be refused; the suspension removed alone is set again
+kc patch mutatingwebhookconfiguration etcd-warden --type json \
+    -p '[{"op":"test","path":"/webhooks/0/rules/0/resources","value":["etcds"]},{"op":"replace","path":"/webhooks/0/rules/0/operations","value":["CREATE"]}]' >/dev/null ||
+    ctl_fail "cannot register the mutating webhook for Etcd CREATE only"
+new_name; restoring_etcd $e
+both() {
+    A patch etcd $e --type json -p '[{"op":"remove","path":"/metadata/labels/etcd-warden.io~1restoring"},
+        {"op":"remove","path":"/metadata/annotations/druid.gardener.cloud~1suspend-etcd-spec-reconcile"}]' >"$CTL_DIR/p7.out" 2>&1 && return 1
+    grep -q 'removed together with other changes' "$CTL_DIR/p7.out"
+}
+if ! ksim_wait 10 both; then
+    echo "HOLE: P7: with the mutating webhook on CREATE only, the label and the suspension removed in one write were not refused: $(tail -1 "$CTL_DIR/p7.out" | head -c 200)"
+    holes=$((holes + 1))
+fi
+judge "P7a alice, mutating webhook on CREATE only: the label and the suspension removed in one write ($(tail -1 "$CTL_DIR/p7.out" | head -c 120))" $e ""
+[ "$(susp $e)" = true ] || { echo "HOLE: P7a: the suspension is gone (refused write half-applied?)"; holes=$((holes + 1)); }
+A annotate etcd $e druid.gardener.cloud/suspend-etcd-spec-reconcile- >/dev/null 2>&1
+ksim_wait 10 bash -c "[ \"\$(kubectl --kubeconfig '$KUBECONFIG' -n $NS get etcd $e -o jsonpath='{.metadata.annotations.druid\.gardener\.cloud/suspend-etcd-spec-reconcile}')\" = true ]"
+if [ "$(susp $e)" != true ]; then
+    echo "HOLE: P7b: mutating webhook on CREATE only: the suspension removed alone was not set again"
+    holes=$((holes + 1))
+else
+    echo "held: P7b: mutating webhook on CREATE only: the suspension removed alone was set again"
+fi
 ctl_stop
 if [ "$holes" != 0 ]; then
     echo "FAIL: $holes hole(s) around the restore rules"
