@@ -58,6 +58,7 @@ ksim_wait 5 bash -c "[ \"\$(kubectl --kubeconfig '$KUBECONFIG' -n $NS get sts et
 r=$(jp $NS sts/etcd-main '{.spec.replicas}')
 lbl=$(kc -n $NS get etcd etcd-main -o json | jq -r '.metadata.labels | has("etcd-warden.io/restoring")')
 druid_actor_stop
+# shellcheck disable=SC2034 # read by the exit handler (druid_actor_stop)
 DRUID_ACTOR_PID=""
 ctl_start
 ksim_wait 15 bash -c "kubectl --kubeconfig '$KUBECONFIG' -n $NS get events.events.k8s.io -o jsonpath='{.items[*].reason}' | grep -q SuspensionReasserted" ||
