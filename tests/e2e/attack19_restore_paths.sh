@@ -17,6 +17,8 @@
 #      operation annotation cleared; gardenlet's merge patch of its labels and timestamp) must be
 #      admitted (false refusals);
 #   P6 the label removed alone through the status subresource (etcd-druid, alice);
+#   P8 a restoring Etcd being deleted (allow-delete, a finalizer holding it): the label removed
+#      with an annotation is still put back;
 #   P7 the mutating webhook registered for Etcd CREATE only: P3 refused; the suspension alone
 #      removed is set again.
 # Oracle: what kube-sim stores (the label, restore-progress, the suspension), events
@@ -166,6 +168,27 @@ out=$(D patch etcd $e --subresource status --type json -p '[{"op":"remove","path
 judge "P6a etcd-druid: the label removed through /status" $e "$out"
 out=$(A patch etcd $e --subresource status --type merge -p '{"metadata":{"labels":{"etcd-warden.io/restoring":null}},"status":{"observedGeneration":7}}' 2>&1)
 judge "P6b alice: the label removed through /status with a status change" $e "$out"
+
+# P8 a restoring Etcd being deleted (allow-delete label, held by alice's finalizer): the label
+# removed with an annotation must still be put back
+new_name; restoring_etcd $e
+A patch etcd $e --type json -p '[{"op":"add","path":"/metadata/finalizers","value":["example.com/x"]}]' >/dev/null 2>&1 || ctl_fail "P8: finalizer refused"
+A label etcd $e etcd-warden.io/allow-delete-while-restoring= >/dev/null 2>&1 || ctl_fail "P8: allow-delete refused"
+A delete etcd $e --wait=false >/dev/null 2>&1 || ctl_fail "P8: delete refused"
+[ -n "$(jp $NS etcd/$e '{.metadata.deletionTimestamp}')" ] || ctl_fail "P8: no deletionTimestamp"
+out=$(A patch etcd $e --type json -p '[{"op":"remove","path":"/metadata/labels/etcd-warden.io~1restoring"},
+    {"op":"add","path":"/metadata/annotations/team","value":"x"}]' 2>&1)
+sleep 1.5
+if labelled $e; then
+    echo "held: P8 alice: a terminating restoring Etcd, the label removed with an annotation: $(tr '\n' ' ' <<<"$out" | head -c 160)"
+else
+    echo "HOLE: P8 alice: a terminating restoring Etcd lost its restoring label removed with an annotation: $(tr '\n' ' ' <<<"$out" | head -c 200)"
+    holes=$((holes + 1))
+fi
+A annotate etcd $e druid.gardener.cloud/suspend-etcd-spec-reconcile- >/dev/null 2>&1
+sleep 3
+echo "note: P8: a terminating restoring Etcd's suspension removed by alice: 3 s later '$(susp $e)' (events: $(ctl_events $NS $e | grep -c SuspensionReasserted) SuspensionReasserted)"
+A patch etcd $e --type json -p '[{"op":"remove","path":"/metadata/finalizers"}]' >/dev/null 2>&1
 
 # P7 the mutating webhook registered for Etcd CREATE only: the label and the suspension removed
 # in one write must be refused; the suspension removed alone is set again
