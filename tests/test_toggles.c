@@ -299,6 +299,38 @@ Test(toggles, restoring_label_removed_alone_only)
     user = PERSON;
 }
 
+/* A restoring Etcd's suspension is held: removed by anyone but warden-controller, refused. */
+Test(toggles, restore_suspension_is_held)
+{
+    static const char restoring[] =
+        "{\"metadata\":{\"namespace\":\"ns\",\"name\":\"main\",\"labels\":{"
+        "\"etcd-warden.io/restoring\":\"\"},\"annotations\":{\"druid.gardener.cloud/"
+        "suspend-etcd-spec-reconcile\":\"true\"}},\"spec\":{}}";
+    static const char lifted[] =
+        "{\"metadata\":{\"namespace\":\"ns\",\"name\":\"main\",\"labels\":{"
+        "\"etcd-warden.io/restoring\":\"\"}},\"spec\":{}}";
+    static const char live[] =
+        "{\"metadata\":{\"namespace\":\"ns\",\"name\":\"main\",\"annotations\":{"
+        "\"druid.gardener.cloud/suspend-etcd-spec-reconcile\":\"true\"}},\"spec\":{}}";
+    const char *m;
+
+    user = PERSON;
+    m = decide(REVIEW_OP_UPDATE, cJSON_Parse(lifted), cJSON_Parse(restoring));
+    cr_expect(strstr(m, "suspend-etcd-spec-reconcile] is held while Etcd main is restoring"), "%s",
+              m);
+    cr_expect_str_eq(decide(REVIEW_OP_UPDATE, cJSON_Parse(restoring), cJSON_Parse(restoring)), "",
+                     "kept");
+    cr_expect_str_eq(decide(REVIEW_OP_UPDATE,
+                            cJSON_Parse("{\"metadata\":{\"name\":\"main\"},"
+                                        "\"spec\":{}}"),
+                            cJSON_Parse(live)),
+                     "", "not restoring: an operator's to remove");
+    user = CTL;
+    cr_expect_str_eq(decide(REVIEW_OP_UPDATE, cJSON_Parse(lifted), cJSON_Parse(restoring)), "",
+                     "warden-controller");
+    user = PERSON;
+}
+
 Test(toggles, unknown_keys_are_refused_with_the_known_ones)
 {
     const char *m;

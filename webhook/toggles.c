@@ -153,6 +153,22 @@ static int adds_restoring(const struct protect_config *cfg, const struct review_
                                             LOOKUP_LABEL_RESTORING);
 }
 
+/*
+ * True when req, an UPDATE by someone other than the controller, removes etcd-druid's suspension
+ * from a restoring Etcd: etcd-druid would reconcile it before its components are back (and wake
+ * a StatefulSet restored at 0), at once if warden-controller is not running to set it again.
+ */
+static int lifts_restore_suspension(const struct protect_config *cfg, const struct review_req *req)
+{
+    return req->op == REVIEW_OP_UPDATE && !is_controller(cfg, req) &&
+           cJSON_GetObjectItemCaseSensitive(meta_map(req->old_object, "labels"),
+                                            LOOKUP_LABEL_RESTORING) &&
+           cJSON_GetObjectItemCaseSensitive(meta_map(req->old_object, "annotations"),
+                                            LOOKUP_ANN_SUSPEND_RECONCILE) &&
+           !cJSON_GetObjectItemCaseSensitive(meta_map(req->object, "annotations"),
+                                             LOOKUP_ANN_SUSPEND_RECONCILE);
+}
+
 int toggles_keeps_restoring(const struct protect_config *cfg, const struct review_req *req)
 {
     return !is_controller(cfg, req) && restore_removal(req) == RESTORE_REMOVAL_WITH_OTHERS;
@@ -317,6 +333,14 @@ enum kerr toggles_decide(const struct protect_config *cfg, const struct review_r
                          "status from the status backup); removing it ends a restore",
                          LOOKUP_LABEL_RESTORING, req->username ? req->username : "(unknown)",
                          req->name ? req->name : "(unnamed)");
+    else if (lifts_restore_suspension(cfg, req))
+        rc = review_deny(resp,
+                         "metadata.annotations[%s] is held while Etcd %s is restoring: without "
+                         "it etcd-druid would reconcile the Etcd before its components are back; "
+                         "to end the restore, remove the label alone: kubectl label etcd %s %s- "
+                         "(warden-controller then lifts the suspension it added)",
+                         LOOKUP_ANN_SUSPEND_RECONCILE, lookup_meta_str(req->object, "name"),
+                         lookup_meta_str(req->object, "name"), LOOKUP_LABEL_RESTORING);
     else if (toggles_keeps_restoring(cfg, req))
         rc = review_deny(resp,
                          "metadata.labels[%s] is removed together with other changes (as a "

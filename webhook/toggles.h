@@ -19,6 +19,9 @@
  * refuses what is left, except etcd-warden.io/status-backup-exists (the
  * mark that the Etcd is re-created from a backup, docs/status-backup-and-
  * restore.md) and, beside it, etcd-warden.io/suspend-added.
+ * On a restoring Etcd (etcd-warden.io/restoring on the stored object),
+ * removing druid.gardener.cloud/suspend-etcd-spec-reconcile is
+ * warden-controller's alone too.
  * Any other etcd-warden.io/ annotation or label key that a request adds is
  * refused with the list of the known ones.
  * Allowed with an AdmissionReview warning: a value of
