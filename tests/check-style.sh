@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# House rules clang-format cannot enforce (../shared/reference/style.md):
+# House rules clang-format cannot enforce:
 # no // comments, no banned functions, no struct typedefs, files of reasonable size.
 set -euo pipefail
 root=${1:-$(cd "$(dirname "$0")/.." && pwd)}

@@ -5,7 +5,7 @@
  * retentionType, or the annotation etcd-warden.io/immutability-retention-type
  * where the installed CRD lacks the field), fullSnapshotSchedule, replicas,
  * backup TLS; the names etcd-druid gives an Etcd's components
- * (../shared/reference/etcd-druid.md §6) and the owner reference it puts on
+ * (its component builders) and the owner reference it puts on
  * them; the API resource of each component kind; and validation of what the
  * controller acts on, with messages that name the field (a malformed
  * immutability block, a schedule that is not a cron expression).

@@ -1,6 +1,6 @@
 /*
- * oref - owner references (KubeDirector's repair, ../shared/reference/
- * kubedirector.md §3, adapted to etcd-druid's components): the references
+ * oref - owner references (KubeDirector's repair, adapted to etcd-druid's
+ * components): the references
  * an object should have so that the live Etcd is its one controller
  * (oref_compute), and the repair of one object by a JSON patch with a
  * precondition (oref_repair). Shared by the owner-reference pass

@@ -1,6 +1,6 @@
 /*
  * imt - the ExtendFullSnapshotImmutabilityTask (etcd-warden.io/v1alpha1,
- * DEP-06, ../shared/reference/etcd-druid.md §3.3) and its CronJob.
+ * etcd-druid's DEP-06) and its CronJob.
  *
  * Hibernation creates the task with imt_task_ensure (name
  * "<etcd>-extend-immutability", spec.etcdName, spec.config.schedule =

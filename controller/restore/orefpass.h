@@ -1,6 +1,6 @@
 /*
- * orefpass - owner-reference repair (KubeDirector's, ../shared/reference/
- * kubedirector.md §3, adapted to etcd-druid's components).
+ * orefpass - owner-reference repair (KubeDirector's, adapted to etcd-druid's
+ * components).
  *
  * On every reconcile of a live, non-restoring Etcd, each managed component
  * (labels app.kubernetes.io/managed-by=etcd-druid, part-of=<etcd>) of a kind

@@ -1,8 +1,7 @@
 /*
  * rst - restore progress of an Etcd re-created from a backup (KubeDirector's
- * handleRestore, ../shared/reference/kubedirector.md §1.4, with the names of
- * DESIGN.md §1). Called instead of every other step while the Etcd carries
- * the label etcd-warden.io/restoring.
+ * handleRestore, with etcd-warden's names). Called instead of every other step while the Etcd
+ * carries the label etcd-warden.io/restoring.
  *
  * Progress lives in the annotation etcd-warden.io/restore-progress, JSON
  * {"awaitingStatus":bool,"awaitingResources":bool,"error":"..."} (all true

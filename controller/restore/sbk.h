@@ -1,6 +1,5 @@
 /*
- * sbk - the status backup of an Etcd (KubeDirector's kdstatusbackup,
- * ../shared/reference/kubedirector.md §1.1 and §4).
+ * sbk - the status backup of an Etcd (KubeDirector's kdstatusbackup).
  *
  * On every live (no deletionTimestamp), non-restoring Etcd:
  *   - the annotation etcd-warden.io/status-backup-exists is "true", or

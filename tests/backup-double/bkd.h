@@ -1,6 +1,6 @@
 /*
  * bkd - the state and the answers of backup-double, the test stand-in for
- * etcd-backup-restore's HTTP API (../shared/reference/etcd-druid.md §4.1),
+ * etcd-backup-restore's HTTP API (its server's /snapshot and /healthz routes),
  * independent of HTTP plumbing (main.c serves it with libmicrohttpd).
  *
  *   GET  /healthz                  {"health":true}

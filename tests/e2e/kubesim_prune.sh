@@ -10,7 +10,7 @@ set -euo pipefail
 . "$(dirname "$0")/../lib/kubesim.sh"
 command -v kubectl >/dev/null || { echo "FAIL: kubectl is not installed"; exit 1; }
 if [ -z "${DRUID_CRD_DIR:-}" ]; then
-    echo "SKIP: DRUID_CRD_DIR is not set (the folder of etcd-druid's CRDs, e.g. ../shared/upstream/etcd-druid)"
+    echo "SKIP: DRUID_CRD_DIR is not set (the folder of etcd-druid's CRDs)"
     exit 77
 fi
 crd=$DRUID_CRD_DIR/druid.gardener.cloud_etcds_without_cel.yaml

@@ -1,6 +1,6 @@
 # etcd-druid's part in the controller tests, the demo and the benches. No etcd-druid runs
 # here, so these helpers create an Etcd's components exactly as etcd-druid names and builds
-# them (../shared/reference/etcd-druid.md §6), acting as etcd-druid's service account so the
+# them (its component builders), acting as etcd-druid's service account so the
 # component-protection webhook lets them through, and run backup-double (the
 # etcd-backup-restore stand-in) on the client Service's clusterIP, where the pods behind the
 # Service would answer. Source this file (it sources webhook.sh and kubesim.sh):
