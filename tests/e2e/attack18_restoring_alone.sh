@@ -31,52 +31,9 @@ set -uo pipefail
 command -v jq >/dev/null || ksim_fail "jq is not installed"
 ctl_stage
 ctl_start
-NS=r18
-kc create namespace $NS >/dev/null
-A() { WH_AS_NS=$NS wh_as alice "$@"; }
-D() { kc_druid -n $NS "$@"; }
-G() { kc -n $NS "$@"; } # gardenlet: an identity the webhook does not trust
+. "$(dirname "$0")/../lib/restoring.sh"
+restoring_ns r18
 GLABELS='{"role":"main","gardener.cloud/role":"controlplane"}'
-n=0
-# A restoring Etcd NAME re-created from a backup, its restore under way; with the label also in
-# the manifest when $1 = with-label (client-side apply, the label in last-applied).
-restoring_etcd() {
-    local name=$1 lbl=""
-    [ "${2:-}" = with-label ] && lbl=', etcd-warden.io/restoring: ""'
-    kc apply -f - >/dev/null <<EOF || ctl_fail "cannot create $NS/$name"
-apiVersion: druid.gardener.cloud/v1alpha1
-kind: Etcd
-metadata:
-  name: $name
-  namespace: $NS
-  labels: {role: main, gardener.cloud/role: controlplane$lbl}
-  annotations: {etcd-warden.io/status-backup-exists: "true", gardener.cloud/operation: reconcile,
-    gardener.cloud/timestamp: "2026-11-30T20:00:00.000000001Z"}
-spec: {replicas: 3, labels: {app: etcd}, etcd: {}, backup: {store: {prefix: $NS--$name, container: bkt, provider: S3}}}
-EOF
-    ksim_wait 10 wh_is_restoring $NS "$name" || ctl_fail "$name is not restoring"
-    ksim_wait 20 has_progress "$name" || ctl_fail "no restore progress on $name"
-}
-labelled() { kc -n $NS get etcd "$1" -o json | jq -e '.metadata.labels | has("etcd-warden.io/restoring")' >/dev/null; }
-has_progress() { [ -n "$(jp $NS "etcd/$1" '{.metadata.annotations.etcd-warden\.io/restore-progress}')" ]; }
-ended_event() { ctl_events $NS "$1" | grep -q 'RestoreEndedByHand'; }
-holes=0
-# judge TAG NAME OUT: the restore of NAME must go on
-judge() {
-    local tag=$1 name=$2 out=$3 why=""
-    sleep 1.5 # the controller's turn (bounded: it acts within a second on a change)
-    labelled "$name" || why="the restoring label is gone ($(jp $NS "etcd/$name" '{.metadata.labels}'))"
-    has_progress "$name" || why="$why; restore-progress removed"
-    ended_event "$name" && why="$why; event: $(ctl_events $NS "$name" | grep RestoreEndedByHand | head -1)"
-    if [ -n "$why" ]; then
-        echo "HOLE: $tag: the restore of $NS/$name ended: ${why#; }; the request printed: $(tr '\n' ' ' <<<"$out" | head -c 240)"
-        holes=$((holes + 1))
-    else
-        echo "held: $tag: $(tr '\n' ' ' <<<"$out" | head -c 240)"
-    fi
-}
-new_name() { n=$((n + 1)); e=etcd-$n; }
-ts() { date -u +%Y-%m-%dT%H:%M:%S.%NZ; }
 
 # G1 gardenlet's reconcile: GetAndCreateOrMergePatch, labels written whole (equal to the stored
 # ones but for the restoring label), a new timestamp, operation=reconcile

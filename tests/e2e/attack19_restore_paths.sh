@@ -29,49 +29,9 @@ set -uo pipefail
 command -v jq >/dev/null || ksim_fail "jq is not installed"
 ctl_stage
 ctl_start
-NS=r19
-kc create namespace $NS >/dev/null
-A() { WH_AS_NS=$NS wh_as alice "$@"; }
-D() { kc_druid -n $NS "$@"; }
-G() { kc -n $NS "$@"; }
-n=0
-manifest() {
-    cat <<EOT
-apiVersion: druid.gardener.cloud/v1alpha1
-kind: Etcd
-metadata:
-  name: $1
-  namespace: $NS
-  labels: {role: main, gardener.cloud/role: controlplane}
-  annotations: {etcd-warden.io/status-backup-exists: "true", gardener.cloud/operation: reconcile,
-    gardener.cloud/timestamp: "2026-11-30T20:00:00.000000001Z"}
-spec: {replicas: 3, labels: {app: etcd}, etcd: {}, backup: {store: {prefix: $NS--$1, container: bkt, provider: S3}}}
-EOT
-}
-labelled() { kc -n $NS get etcd "$1" -o json | jq -e '.metadata.labels | has("etcd-warden.io/restoring")' >/dev/null; }
-has_progress() { [ -n "$(jp $NS "etcd/$1" '{.metadata.annotations.etcd-warden\.io/restore-progress}')" ]; }
-ended_event() { ctl_events $NS "$1" | grep -q 'RestoreEndedByHand'; }
+. "$(dirname "$0")/../lib/restoring.sh"
+restoring_ns r19
 susp() { jp $NS "etcd/$1" '{.metadata.annotations.druid\.gardener\.cloud/suspend-etcd-spec-reconcile}'; }
-restoring_etcd() {
-    manifest "$1" | kc apply -f - >/dev/null || ctl_fail "cannot create $NS/$1"
-    ksim_wait 10 wh_is_restoring $NS "$1" || ctl_fail "$1 is not restoring"
-    ksim_wait 20 has_progress "$1" || ctl_fail "no restore progress on $1"
-}
-new_name() { n=$((n + 1)); e=etcd-$n; }
-holes=0
-judge() {
-    local tag=$1 name=$2 out=$3 why=""
-    sleep 1.5
-    labelled "$name" || why="the restoring label is gone"
-    has_progress "$name" || why="$why; restore-progress removed"
-    ended_event "$name" && why="$why; event RestoreEndedByHand"
-    if [ -n "$why" ]; then
-        echo "HOLE: $tag: the restore of $NS/$name ended: ${why#; }; the request printed: $(tr '\n' ' ' <<<"$out" | head -c 240)"
-        holes=$((holes + 1))
-    else
-        echo "held: $tag: $(tr '\n' ' ' <<<"$out" | head -c 200)"
-    fi
-}
 
 # control: the label removed alone ends the restore
 new_name; restoring_etcd $e
@@ -81,7 +41,7 @@ echo "ok: control: the label removed alone ends the restore ($(ctl_events $NS $e
 
 # P1 server-side apply, created and re-applied unchanged by the same manager
 new_name
-manifest $e >"$CTL_DIR/p1.yaml"
+restoring_manifest $e >"$CTL_DIR/p1.yaml"
 G apply --server-side --field-manager=gardenlet -f "$CTL_DIR/p1.yaml" >/dev/null 2>&1 || ctl_fail "P1: server-side create refused"
 ksim_wait 10 wh_is_restoring $NS $e || ctl_fail "P1: $e is not restoring"
 ksim_wait 20 has_progress $e || ctl_fail "P1: no restore progress"
@@ -110,26 +70,7 @@ fi
 
 # P4 the suspension set to "false"; the druid actor (etcd-druid reads the annotation's presence)
 P=p4
-kc create namespace $P >/dev/null
-kc apply -f - >/dev/null <<EOT || ctl_fail "P4: cannot re-create the Etcd"
-apiVersion: druid.gardener.cloud/v1alpha1
-kind: Etcd
-metadata:
-  name: etcd-main
-  namespace: $P
-  labels: {app: etcd-statefulset, role: main}
-  annotations: {etcd-warden.io/status-backup-exists: "true", etcd-warden.io/hibernate: "true", gardener.cloud/operation: reconcile}
-spec:
-  replicas: 3
-  labels: {app: etcd-statefulset, role: main}
-  etcd: {clientPort: 2379, serverPort: 2380, quota: 8Gi}
-  backup: {port: 8080, fullSnapshotSchedule: "0 */24 * * *", store: {container: etcd-bucket, prefix: $P--etcd-main, provider: S3, secretRef: {name: etcd-backup}}}
-EOT
-ksim_wait 10 wh_is_restoring $P etcd-main || ctl_fail "P4: not restoring"
-uid=$(jp $P etcd/etcd-main '{.metadata.uid}')
-druid_components $P etcd-main "$uid" 0 | kc -n $P create -f - >/dev/null || ctl_fail "P4: the components could not be restored"
-ksim_wait 20 bash -c "kubectl --kubeconfig '$KUBECONFIG' -n $P get etcd etcd-main -o jsonpath='{.metadata.annotations}' | grep -q restore-progress" ||
-    ctl_fail "P4: no restore progress"
+restoring_sleeper $P
 out=$(WH_AS_NS=$P wh_as alice annotate --overwrite etcd etcd-main druid.gardener.cloud/suspend-etcd-spec-reconcile=false 2>&1 | tail -1)
 DRUID_ACTOR_LOG=$CTL_DIR/druid-actor-p4.log druid_actor_start $P
 sleep 3

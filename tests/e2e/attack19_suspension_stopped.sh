@@ -19,27 +19,9 @@ command -v jq >/dev/null || ksim_fail "jq is not installed"
 ctl_stage
 ctl_start
 susp() { jp "$1" etcd/etcd-main '{.metadata.annotations.druid\.gardener\.cloud/suspend-etcd-spec-reconcile}'; }
+. "$(dirname "$0")/../lib/restoring.sh"
 NS=p1
-kc create namespace $NS >/dev/null
-kc apply -f - >/dev/null <<EOT || ctl_fail "cannot re-create the Etcd"
-apiVersion: druid.gardener.cloud/v1alpha1
-kind: Etcd
-metadata:
-  name: etcd-main
-  namespace: $NS
-  labels: {app: etcd-statefulset, role: main}
-  annotations: {etcd-warden.io/status-backup-exists: "true", etcd-warden.io/hibernate: "true", gardener.cloud/operation: reconcile}
-spec:
-  replicas: 3
-  labels: {app: etcd-statefulset, role: main}
-  etcd: {clientPort: 2379, serverPort: 2380, quota: 8Gi}
-  backup: {port: 8080, fullSnapshotSchedule: "0 */24 * * *", store: {container: etcd-bucket, prefix: $NS--etcd-main, provider: S3, secretRef: {name: etcd-backup}}}
-EOT
-ksim_wait 10 wh_is_restoring $NS etcd-main || ctl_fail "not restoring"
-uid=$(jp $NS etcd/etcd-main '{.metadata.uid}')
-druid_components $NS etcd-main "$uid" 0 | kc -n $NS create -f - >/dev/null || ctl_fail "the components could not be restored"
-ksim_wait 20 bash -c "kubectl --kubeconfig '$KUBECONFIG' -n $NS get etcd etcd-main -o jsonpath='{.metadata.annotations}' | grep -q restore-progress" ||
-    ctl_fail "no restore progress"
+restoring_sleeper $NS
 [ "$(susp $NS)" = true ] || ctl_fail "setup: the restoring Etcd is not suspended"
 # control: suspended, the druid actor leaves the StatefulSet at 0
 DRUID_ACTOR_LOG=$CTL_DIR/druid-actor-c.log druid_actor_start $NS
