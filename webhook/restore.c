@@ -257,14 +257,14 @@ out:
     return rc;
 }
 
-/* In metadata copy m: drop map key k (all of the member when k is NULL), and a map left empty. */
-static void drop(cJSON *m, const char *map, const char *k)
+/* In metadata copy m: the map member map without key k (NULL: none), gone when left empty. */
+static void drop_key(cJSON *m, const char *map, const char *k)
 {
     cJSON *v = cJSON_GetObjectItemCaseSensitive(m, map);
 
     if (k && cJSON_IsObject(v))
         cJSON_DeleteItemFromObjectCaseSensitive(v, k);
-    if (!k || (cJSON_IsObject(v) && !v->child))
+    if (cJSON_IsObject(v) && !v->child)
         cJSON_DeleteItemFromObjectCaseSensitive(m, map);
 }
 
@@ -283,12 +283,12 @@ static cJSON *comparable_meta(const cJSON *obj, int *nomem)
         *nomem = 1;
         return NULL;
     }
-    drop(m, "resourceVersion", NULL);
-    drop(m, "generation", NULL);
-    drop(m, "managedFields", NULL);
-    drop(m, "labels", LOOKUP_LABEL_RESTORING);
-    drop(m, "labels", LOOKUP_LABEL_ALLOW_DELETE);
-    drop(m, "annotations", "");
+    cJSON_DeleteItemFromObjectCaseSensitive(m, "resourceVersion");
+    cJSON_DeleteItemFromObjectCaseSensitive(m, "generation");
+    cJSON_DeleteItemFromObjectCaseSensitive(m, "managedFields");
+    drop_key(m, "labels", LOOKUP_LABEL_RESTORING);
+    drop_key(m, "labels", LOOKUP_LABEL_ALLOW_DELETE);
+    drop_key(m, "annotations", NULL);
     return m;
 }
 
