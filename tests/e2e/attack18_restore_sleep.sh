@@ -29,6 +29,7 @@
 # ATTACK_CASES="s2 s3" runs only those.
 set -uo pipefail
 . "$(dirname "$0")/../lib/controller.sh"
+. "$(dirname "$0")/../lib/restoring.sh"
 command -v jq >/dev/null || ksim_fail "jq is not installed"
 ctl_stage
 ctl_start
@@ -64,31 +65,11 @@ watch_zero() {
 }
 # A restored Etcd NS/etcd-main (spec.replicas SPEC), its components and members back at 3.
 restored() {
-    local ns=$1 spec=$2 uid
-    kc create namespace "$ns" >/dev/null
-    kc apply -f - >/dev/null <<EOF || ctl_fail "$ns: cannot re-create the Etcd"
-apiVersion: druid.gardener.cloud/v1alpha1
-kind: Etcd
-metadata:
-  name: etcd-main
-  namespace: $ns
-  labels: {app: etcd-statefulset, role: main}
-  annotations: {etcd-warden.io/status-backup-exists: "true", gardener.cloud/operation: reconcile}
-spec:
-  replicas: $spec
-  labels: {app: etcd-statefulset, role: main}
-  etcd: {clientPort: 2379, serverPort: 2380, quota: 8Gi}
-  backup: {port: 8080, fullSnapshotSchedule: "0 */24 * * *", store: {container: etcd-bucket, prefix: $ns--etcd-main, provider: S3, secretRef: {name: etcd-backup}}}
-EOF
-    ksim_wait 10 wh_is_restoring "$ns" etcd-main || ctl_fail "$ns: not restoring"
-    uid=$(jp "$ns" etcd/etcd-main '{.metadata.uid}')
-    druid_components "$ns" etcd-main "$uid" 3 | kc -n "$ns" create -f - >/dev/null ||
-        ctl_fail "$ns: the components could not be restored"
-    druid_pods "$ns" etcd-main 3
-    druid_double_for "$ns" etcd-main
+    restoring_recreate "$1" "$2" 3 false
+    druid_pods "$1" etcd-main 3
+    druid_double_for "$1" etcd-main
     URL=$DRUID_DOUBLE_URL
-    ksim_wait 20 bash -c "kubectl --kubeconfig '$KUBECONFIG' -n $ns get etcd etcd-main -o jsonpath='{.metadata.annotations}' | grep -q restore-progress" ||
-        ctl_fail "$ns: no restore progress"
+    restoring_progress "$1"
 }
 end_by_hand() {
     local out

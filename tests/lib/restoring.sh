@@ -16,6 +16,8 @@
 #   judge TAG NAME OUT               # the restore of NAME must go on: prints "held: TAG", else
 #                                    # "HOLE: TAG ..." and counts it in holes
 #   ts                               # the time now, RFC 3339 with nanoseconds
+#   restoring_recreate NS SPEC MEMBERS HIBERNATE   # below
+#   restoring_progress NS            # wait for its restore's progress annotation
 #   restoring_sleeper NS             # namespace NS with etcd-main re-created hibernated
 #                                    # (hibernate=true, spec.replicas 3), its components restored
 #                                    # at 0 replicas, the restore waiting for its status backup
@@ -75,8 +77,12 @@ judge() {
     fi
 }
 
-restoring_sleeper() {
-    local ns=$1 uid
+# Etcd NS/etcd-main re-created from a backup (spec.replicas SPEC; HIBERNATE "true" adds
+# etcd-warden.io/hibernate=true), its components restored with MEMBERS replicas, restoring.
+#   restoring_recreate NS SPEC MEMBERS HIBERNATE
+restoring_recreate() {
+    local ns=$1 spec=$2 members=$3 hib="" uid
+    [ "$4" = true ] && hib=', etcd-warden.io/hibernate: "true"'
     kc create namespace "$ns" >/dev/null || ctl_fail "cannot create namespace $ns"
     kc apply -f - >/dev/null <<EOT || ctl_fail "cannot re-create $ns/etcd-main"
 apiVersion: druid.gardener.cloud/v1alpha1
@@ -85,18 +91,28 @@ metadata:
   name: etcd-main
   namespace: $ns
   labels: {app: etcd-statefulset, role: main}
-  annotations: {etcd-warden.io/status-backup-exists: "true", etcd-warden.io/hibernate: "true", gardener.cloud/operation: reconcile}
+  annotations: {etcd-warden.io/status-backup-exists: "true"$hib, gardener.cloud/operation: reconcile}
 spec:
-  replicas: 3
+  replicas: $spec
   labels: {app: etcd-statefulset, role: main}
   etcd: {clientPort: 2379, serverPort: 2380, quota: 8Gi}
   backup: {port: 8080, fullSnapshotSchedule: "0 */24 * * *", store: {container: etcd-bucket, prefix: $ns--etcd-main, provider: S3, secretRef: {name: etcd-backup}}}
 EOT
     ksim_wait 10 wh_is_restoring "$ns" etcd-main || ctl_fail "$ns/etcd-main is not restoring"
     uid=$(jp "$ns" etcd/etcd-main '{.metadata.uid}')
-    druid_components "$ns" etcd-main "$uid" 0 | kc -n "$ns" create -f - >/dev/null ||
+    druid_components "$ns" etcd-main "$uid" "$members" | kc -n "$ns" create -f - >/dev/null ||
         ctl_fail "$ns: the components could not be restored"
-    [ "$(jp "$ns" sts/etcd-main '{.spec.replicas}')" = 0 ] || ctl_fail "$ns: the StatefulSet is not at 0"
-    ksim_wait 20 bash -c "kubectl --kubeconfig '$KUBECONFIG' -n $ns get etcd etcd-main -o jsonpath='{.metadata.annotations}' | grep -q restore-progress" ||
-        ctl_fail "$ns: no restore progress"
+    [ "$(jp "$ns" sts/etcd-main '{.spec.replicas}')" = "$members" ] ||
+        ctl_fail "$ns: the StatefulSet is not at $members"
+}
+
+# the restore's progress annotation on NS/etcd-main within 20 s, else ctl_fail
+restoring_progress() {
+    ksim_wait 20 bash -c "kubectl --kubeconfig '$KUBECONFIG' -n $1 get etcd etcd-main -o jsonpath='{.metadata.annotations}' | grep -q restore-progress" ||
+        ctl_fail "$1: no restore progress"
+}
+
+restoring_sleeper() {
+    restoring_recreate "$1" 3 0 true
+    restoring_progress "$1"
 }
