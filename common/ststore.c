@@ -99,9 +99,13 @@ static int arg_of(const cJSON *c, const char *flag, char *out, size_t cap)
     return seen;
 }
 
-static enum kerr refuse(char *why, size_t n, const char *msg, const char *what)
+/* The container c (NULL: the sidecar by its name) cannot be read: why, KERR_INVAL. */
+static enum kerr refuse(char *why, size_t n, const cJSON *c, const char *msg, const char *what)
 {
-    snprintf(why, n, "the pod's container %s: %s%.200s", STSTORE_CONTAINER, msg, what ? what : "");
+    const char *name = c ? kjson_get_str(c, "name") : STSTORE_CONTAINER;
+
+    snprintf(why, n, "the pod's container %.63s: %s%.200s", name ? name : "(unnamed)", msg,
+             what ? what : "");
     return KERR_INVAL;
 }
 
@@ -199,12 +203,12 @@ static enum kerr local_path(const cJSON *spec, const cJSON *c, struct ststore *s
 
     if (strchr(s->container, '/') || strcmp(s->container, ".") == 0 ||
         strcmp(s->container, "..") == 0)
-        return refuse(why, n, "a Local container that is not one path segment: ", s->container);
+        return refuse(why, n, c, "a Local container that is not one path segment: ", s->container);
     if (named(kjson_get(c, "env"), "HOME", &twice) || kjson_has(c, "envFrom"))
-        return refuse(why, n, "a Local store under a $HOME the template sets (env HOME or envFrom)",
-                      NULL);
+        return refuse(why, n, c,
+                      "a Local store under a $HOME the template sets (env HOME or envFrom)", NULL);
     if (!local_mounted(spec, c, s->container))
-        return refuse(why, n,
+        return refuse(why, n, c,
                       "a Local store whose volume is not mounted once, without subPath, on "
                       "/home/nonroot/ (user 65532 or none) or /root/ (user 0) + the container: ",
                       s->container);
@@ -212,11 +216,11 @@ static enum kerr local_path(const cJSON *spec, const cJSON *c, struct ststore *s
     vol = named(kjson_get(spec, "volumes"), STSTORE_LOCAL_VOL, &twice);
     path = kjson_get_str(vol, "hostPath.path");
     if (!vol || twice || !path)
-        return refuse(why, n, "a Local store without one hostPath volume ", STSTORE_LOCAL_VOL);
+        return refuse(why, n, c, "a Local store without one hostPath volume ", STSTORE_LOCAL_VOL);
     pl = strlen(path);
     if (pl <= cl + 1 || path[pl - cl - 1] != '/' || strcmp(path + pl - cl, s->container) != 0 ||
         pl - cl - 1 > BLOCAL_HOSTPATH_MAX)
-        return refuse(why, n, "the Local volume's path does not end in the container: ", path);
+        return refuse(why, n, c, "the Local volume's path does not end in the container: ", path);
     memcpy(s->hostpath, path, pl - cl - 1);
     s->hostpath[pl - cl - 1] = '\0';
     return KERR_OK;
@@ -229,47 +233,92 @@ enum kerr ststore_read(const cJSON *sts, struct ststore *out, char *why, size_t 
 
 enum kerr ststore_read_spec(const cJSON *spec, struct ststore *out, char *why, size_t n)
 {
-    const cJSON *cs = kjson_get(spec, "containers"), *c, *args;
+    const cJSON *cs = kjson_get(spec, "containers"), *c;
+    int twice = 0;
+
+    memset(out, 0, sizeof(*out));
+    why[0] = '\0';
+    if (!cJSON_IsArray(cs))
+        return refuse(why, n, NULL, "no pod containers", NULL);
+    c = named(cs, STSTORE_CONTAINER, &twice);
+    if (!c || twice)
+        return refuse(why, n, NULL, twice ? "named twice" : "absent", NULL);
+    return ststore_read_container(spec, c, out, why, n);
+}
+
+/* Whether one of the strings of list contains a store flag of etcdbrctl's. */
+static int names_store_flag(const cJSON *list)
+{
+    static const char *const flags[] = { "--storage-provider", "--store-prefix",
+                                         "--store-container", "--store-endpoint-override" };
+    const cJSON *a;
+
+    cJSON_ArrayForEach (a, list) {
+        const char *s = cJSON_GetStringValue(a);
+
+        for (size_t i = 0; s && i < sizeof(flags) / sizeof(flags[0]); i++)
+            if (strstr(s, flags[i]))
+                return 1;
+    }
+    return 0;
+}
+
+bool ststore_looks_like_sidecar(const cJSON *c)
+{
+    const char *name = kjson_get_str(c, "name"), *image = kjson_get_str(c, "image");
+    int twice = 0;
+
+    if (name && strcmp(name, STSTORE_CONTAINER) == 0)
+        return true;
+    if (image && (strstr(image, "etcdbrctl") || strstr(image, "etcd-backup-restore")))
+        return true;
+    if (names_store_flag(kjson_get(c, "command")) || names_store_flag(kjson_get(c, "args")))
+        return true;
+    return named(kjson_get(c, "env"), STSTORE_ENV_BUCKET, &twice) != NULL;
+}
+
+enum kerr ststore_read_container(const cJSON *spec, const cJSON *c, struct ststore *out, char *why,
+                                 size_t n)
+{
+    const cJSON *args;
     const char *bad;
     int twice = 0, r;
 
     memset(out, 0, sizeof(*out));
     why[0] = '\0';
-    if (!cJSON_IsArray(cs))
-        return refuse(why, n, "no pod containers", NULL);
-    c = named(cs, STSTORE_CONTAINER, &twice);
-    if (!c || twice)
-        return refuse(why, n, twice ? "named twice" : "absent", NULL);
     args = kjson_get(c, "args");
     if (!cJSON_IsArray(args) ||
         (kjson_has(c, "command") && !cJSON_IsArray(kjson_get(c, "command"))))
-        return refuse(why, n, "no args", NULL);
+        return refuse(why, n, c, "no args", NULL);
     if ((bad = argv_not_plain(kjson_get(c, "command"))) || (bad = argv_not_plain(args)))
-        return refuse(why, n,
+        return refuse(why, n, c,
                       "an arg that is not a plain \"--flag=value\" (a $(VAR) the kubelet "
                       "expands, a bare flag taking the next arg, or \"--\"): ",
                       bad);
-    /* etcd-druid renders no store args for an Etcd without a backup store: nothing written */
-    if (arg_of(c, ARG_PROVIDER, out->provider, sizeof(out->provider)) == 0 &&
+    /* etcd-druid renders no store args for an Etcd without a backup store: nothing written;
+     * a store flag inside another arg ("sh -c '... --store-prefix=x'") is not "no store" */
+    if (!names_store_flag(kjson_get(c, "command")) && !names_store_flag(args) &&
+        arg_of(c, ARG_PROVIDER, out->provider, sizeof(out->provider)) == 0 &&
         arg_of(c, ARG_PREFIX, out->prefix, sizeof(out->prefix)) == 0 &&
         arg_of(c, ARG_ENDPOINT, out->endpoint, sizeof(out->endpoint)) == 0 &&
         arg_of(c, ARG_BUCKET, out->container, sizeof(out->container)) == 0 &&
         !named(kjson_get(c, "env"), STSTORE_ENV_BUCKET, &twice)) {
-        snprintf(why, n, "the pod's container %s names no backup store", STSTORE_CONTAINER);
+        snprintf(why, n, "the pod's container %.63s names no backup store",
+                 kjson_get_str(c, "name") ? kjson_get_str(c, "name") : "(unnamed)");
         return KERR_NOTFOUND;
     }
     if (arg_of(c, ARG_PROVIDER, out->provider, sizeof(out->provider)) != 1)
-        return refuse(why, n, "not exactly one readable ", ARG_PROVIDER);
+        return refuse(why, n, c, "not exactly one readable ", ARG_PROVIDER);
     if (!bstore_provider_kind(out->provider))
-        return refuse(why, n, "a provider etcd-warden does not know: ", out->provider);
+        return refuse(why, n, c, "a provider etcd-warden does not know: ", out->provider);
     if (arg_of(c, ARG_PREFIX, out->prefix, sizeof(out->prefix)) != 1)
-        return refuse(why, n, "not exactly one readable ", ARG_PREFIX);
+        return refuse(why, n, c, "not exactly one readable ", ARG_PREFIX);
     r = arg_of(c, ARG_ENDPOINT, out->endpoint, sizeof(out->endpoint));
     if (r < 0)
-        return refuse(why, n, "more than one or an unreadable ", ARG_ENDPOINT);
+        return refuse(why, n, c, "more than one or an unreadable ", ARG_ENDPOINT);
     out->has_endpoint = r == 1;
     if (bucket_of(c, out->container, sizeof(out->container)) != 0)
-        return refuse(why, n, "neither one readable " ARG_BUCKET " nor exactly one plain env ",
+        return refuse(why, n, c, "neither one readable " ARG_BUCKET " nor exactly one plain env ",
                       STSTORE_ENV_BUCKET);
     if (strcmp(bstore_provider_kind(out->provider), "Local") == 0)
         return local_path(spec, c, out, why, n);

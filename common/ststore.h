@@ -75,6 +75,23 @@ enum kerr ststore_read(const cJSON *sts, struct ststore *out, char *why, size_t 
 enum kerr ststore_read_spec(const cJSON *spec, struct ststore *out, char *why, size_t n);
 
 /*
+ * Whether container c (of any pod spec) may be a backup sidecar whatever its name: it is named
+ * "backup-restore", its image names etcdbrctl or etcd-backup-restore, a string of its command
+ * or args contains one of etcdbrctl's store flags (--storage-provider, --store-prefix,
+ * --store-container, --store-endpoint-override; inside another arg too, as in "sh -c"), or it
+ * has an env STORAGE_CONTAINER. What such a container writes is read by ststore_read_container.
+ */
+bool ststore_looks_like_sidecar(const cJSON *c);
+
+/*
+ * ststore_read_spec over one container c of pod spec (its volumes), whatever c's name: the
+ * same rules, results and reasons (a store flag inside another arg is unknown, not "no
+ * store").
+ */
+enum kerr ststore_read_container(const cJSON *spec, const cJSON *c, struct ststore *out, char *why,
+                                 size_t n);
+
+/*
  * True when sts's pods run its template: status.currentRevision equals status.updateRevision
  * (both present) and status.observedGeneration is metadata.generation, or when gen > 0 at
  * least gen (the generation whose template counts, when a later change is known to have left

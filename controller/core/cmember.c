@@ -8,14 +8,11 @@
 
 #include "common/hibguard.h"
 #include "common/kjson.h"
-#include "common/pager.h"
 #include "common/ststore.h"
 #include "controller/core/claims.h"
 #include "controller/core/etcdspec.h"
 
 static const struct k8s_resource RES_STS = { "apps", "v1", "statefulsets", 1 };
-
-#define WRITERS_PAGE 250 /* items per page of the cluster-wide LISTs */
 
 static const char *str_or(const cJSON *o, const char *path, const char *dflt)
 {
@@ -269,122 +266,6 @@ enum kerr cmember_held(struct k8s_client *k, const char *ns, const char *name,
         kerr_set(err, rc, "the members' store");
     cJSON_Delete(etcd);
     cJSON_Delete(sts);
-    return rc;
-}
-
-/* Whether a container of list (an array of containers) is named name. */
-static int has_named(const cJSON *list, const char *name)
-{
-    const cJSON *it;
-
-    cJSON_ArrayForEach (it, list) {
-        const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(it, "name"));
-
-        if (v && strcmp(v, name) == 0)
-            return 1;
-    }
-    return 0;
-}
-
-enum kerr cmember_writer_held_in(const cJSON *obj, int is_pod, const struct bstore_claim *c,
-                                 char *why, size_t n)
-{
-    const char *kind = is_pod ? "pod" : "StatefulSet";
-    const char *ns = str_or(obj, "metadata.namespace", "?"),
-               *name = str_or(obj, "metadata.name", "?");
-    const cJSON *spec = kjson_get(obj, is_pod ? "spec" : "spec.template.spec");
-    const cJSON *cs = kjson_get(spec, "containers");
-    struct sidecar *sc;
-    enum kerr rc;
-
-    why[0] = '\0';
-    if (is_pod && finished(obj))
-        return KERR_OK; /* its containers never run again */
-    if (has_named(kjson_get(spec, "initContainers"), STSTORE_CONTAINER) ||
-        has_named(kjson_get(spec, "ephemeralContainers"), STSTORE_CONTAINER)) {
-        snprintf(why, n,
-                 "%s %s/%s runs an init or ephemeral container named %s, a backup sidecar whose "
-                 "store etcd-warden does not read: it may write it",
-                 kind, ns, name, STSTORE_CONTAINER);
-        return KERR_OK;
-    }
-    if (cJSON_IsArray(cs) && !has_named(cs, STSTORE_CONTAINER))
-        return KERR_OK; /* no backup sidecar */
-    if ((rc = sidecar_read(spec, &sc)) != KERR_OK)
-        return rc;
-    if (sc->kind == SIDECAR_UNKNOWN)
-        snprintf(why, n,
-                 "%s %s/%s runs a backup sidecar (container %s) that may write it: its store %s",
-                 kind, ns, name, STSTORE_CONTAINER, sc->why);
-    else if (sidecar_overlaps(sc, c))
-        snprintf(why, n,
-                 "%s %s/%s runs a backup sidecar that writes prefix \"%s\" of container %s "
-                 "(provider %s)",
-                 kind, ns, name, sc->s.prefix, sc->s.container, sc->s.provider);
-    sidecar_free(sc);
-    return KERR_OK;
-}
-
-/* One cluster-wide LIST judged page by page (cmember_writer_held_in), stopped at a hold. */
-struct scan {
-    const struct bstore_claim *c;
-    int is_pod;
-    char *why;
-    size_t n;
-};
-
-/* The pager's projection: judge obj while nothing holds, keep nothing of it. */
-static enum kerr scan_one(void *ctx, const cJSON *obj, cJSON **out)
-{
-    struct scan *s = ctx;
-
-    if (!(*out = cJSON_CreateNull()))
-        return KERR_NOMEM;
-    return *s->why ? KERR_OK : cmember_writer_held_in(obj, s->is_pod, s->c, s->why, s->n);
-}
-
-static int scan_stopped(void *arg)
-{
-    return *((struct scan *)arg)->why != '\0';
-}
-
-/* The hold of every object of res in the cluster over c into why (n bytes). */
-static enum kerr scan_held(struct k8s_client *k, const struct k8s_resource *res, int is_pod,
-                           const struct bstore_claim *c, char *why, size_t n)
-{
-    struct scan s = { .c = c, .is_pod = is_pod, .why = why, .n = n };
-    struct pager_opts po = { .limit = WRITERS_PAGE,
-                             .project = scan_one,
-                             .project_ctx = &s,
-                             .stopped = scan_stopped,
-                             .stopped_arg = &s };
-    struct kerr_info one = { 0 };
-    cJSON *items = NULL;
-    char rv[128];
-    enum kerr rc;
-
-    why[0] = '\0';
-    rc = pager_list(k, res, NULL, &po, &items, rv, sizeof(rv), &one);
-    cJSON_Delete(items);
-    if (*why || rc == KERR_OK)
-        return KERR_OK;
-    if (rc == KERR_NOMEM)
-        return rc;
-    snprintf(why, n,
-             "the %s of the cluster cannot be listed, so a backup sidecar may still write it: %s",
-             is_pod ? "pods" : "StatefulSets", one.msg[0] ? one.msg : kerr_str(rc));
-    return KERR_OK;
-}
-
-enum kerr cmember_writers_held(struct k8s_client *k, const struct bstore_claim *c, char *why,
-                               size_t n, struct kerr_info *err)
-{
-    enum kerr rc = scan_held(k, &RES_STS, 0, c, why, n);
-
-    if (rc == KERR_OK && !*why)
-        rc = scan_held(k, &ETCDSPEC_RES_POD, 1, c, why, n);
-    if (rc == KERR_NOMEM)
-        kerr_set(err, rc, "the backup sidecars of the cluster");
     return rc;
 }
 

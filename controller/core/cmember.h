@@ -24,13 +24,7 @@
  * No StatefulSet, no Etcd and no such pod, or a template whose sidecar names no store (an Etcd
  * without a backup store: its members write nothing): nothing holds it (cmember_held).
  *
- * Any other writer holds it too (cmember_writers_held): any StatefulSet (its template) or pod
- * (its own spec) of any namespace, whoever owns it and however it is labelled (another Etcd's,
- * one with no owner), that runs a backup sidecar (a container named "backup-restore") whose
- * store overlaps c, or whose store cannot be read or claimed (fail closed), or that has an
- * init or ephemeral container of that name (whose store is not read). Finished pods
- * (Succeeded, Failed) never run again. Both are listed cluster-wide from the API server at the
- * deletion (rare), page by page; a LIST that fails holds it.
+ * Any other writer holds it too: controller/core/cwriter.
  *
  * Every store is read by one helper (a pod spec: a template's or a pod's; common/ststore's
  * ststore_read_spec, then ststore_claim): what it cannot read or claim is "unknown".
@@ -86,22 +80,6 @@ enum kerr cmember_pods_held_in(const cJSON *items, const cJSON *etcd, const cJSO
  */
 enum kerr cmember_held(struct k8s_client *k, const char *ns, const char *name,
                        const struct bstore_claim *c, char *why, size_t n, struct kerr_info *err);
-
-/*
- * The hold of obj, a pod (is_pod) or a StatefulSet (its pod template) of any namespace, over
- * claim c (see the top): why into why (n bytes), "" when it does not write there.
- * KERR_NOMEM only.
- */
-enum kerr cmember_writer_held_in(const cJSON *obj, int is_pod, const struct bstore_claim *c,
-                                 char *why, size_t n);
-
-/*
- * cmember_writer_held_in over every StatefulSet, then every pod, of the cluster, listed now
- * (pages of a few hundred, stopped at the first hold): why (n bytes) names the first that
- * holds c, or the LIST that failed (held then too); "" when none. KERR_NOMEM only (in err).
- */
-enum kerr cmember_writers_held(struct k8s_client *k, const struct bstore_claim *c, char *why,
-                               size_t n, struct kerr_info *err);
 
 /*
  * Whether a final snapshot taken now by etcd's members is in the store its spec names, as

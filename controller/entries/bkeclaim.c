@@ -15,6 +15,7 @@
 #include "controller/core/claims.h"
 #include "controller/core/clocal.h"
 #include "controller/core/cmember.h"
+#include "controller/core/cwriter.h"
 
 static const char *str_or_empty(const cJSON *obj, const char *path)
 {
@@ -186,10 +187,9 @@ enum kerr bkeclaim_deletion_blocked(const struct bke_ctx *x, const struct bke_bu
                                 err)) == KERR_OK &&
              *held)
         snprintf(why, n, "deletion of prefix \"%s\" postponed: %s", prefix, held);
-    /* any other backup sidecar of the cluster: another Etcd's, one with no owner (cmember) */
+    /* any other backup sidecar of the cluster, in any workload or pod (controller/core/cwriter) */
     else if (rc == KERR_OK &&
-             (rc = cmember_writers_held(x->client, &c, held, sizeof(held), err)) == KERR_OK &&
-             *held)
+             (rc = cwriter_held(x->client, &c, held, sizeof(held), err)) == KERR_OK && *held)
         snprintf(why, n, "deletion of prefix \"%s\" postponed: %s", prefix, held);
     else if (rc == KERR_OK && (rc = claims_find_readers(x->client, &c, other, err)) == KERR_OK &&
              *other)
