@@ -14,6 +14,7 @@
 #include "tests/kube-sim/registry.h"
 #include "tests/kube-sim/store.h"
 #include "tests/kube-sim/table.h"
+#include "tests/support/jsonfix.h"
 
 static cJSON *js(const char *text)
 {
@@ -350,6 +351,56 @@ Test(kubesim_pb, decodes_kubectl_configmap)
     cr_assert_str_eq(txt, "{\"metadata\":{\"name\":\"c1\"},\"data\":{\"a\":\"b\"},\"apiVersion\":"
                           "\"v1\",\"kind\":\"ConfigMap\"}");
     free(txt);
+    cJSON_Delete(o);
+}
+
+/* Bodies encoded by the field numbers of k8s.io/api apps/v1 generated.proto: a DaemonSet
+ * (selector, updateStrategy OnDelete, minReadySeconds 7, revisionHistoryLimit 5; status desired
+ * 2, ready 1, a Ready condition) and a ReplicaSet (replicas 2, selector, minReadySeconds 3;
+ * status replicas 2, observedGeneration 4, ready 1, available 1). */
+static const unsigned char daemonset_pb[] = {
+    0x6b, 0x38, 0x73, 0x00, 0x0a, 0x14, 0x0a, 0x07, 0x61, 0x70, 0x70, 0x73, 0x2f, 0x76, 0x31, 0x12,
+    0x09, 0x44, 0x61, 0x65, 0x6d, 0x6f, 0x6e, 0x53, 0x65, 0x74, 0x12, 0x40, 0x0a, 0x07, 0x0a, 0x05,
+    0x61, 0x67, 0x65, 0x6e, 0x74, 0x12, 0x20, 0x0a, 0x0e, 0x0a, 0x0c, 0x0a, 0x03, 0x61, 0x70, 0x70,
+    0x12, 0x05, 0x61, 0x67, 0x65, 0x6e, 0x74, 0x1a, 0x0a, 0x0a, 0x08, 0x4f, 0x6e, 0x44, 0x65, 0x6c,
+    0x65, 0x74, 0x65, 0x20, 0x07, 0x30, 0x05, 0x1a, 0x13, 0x18, 0x02, 0x20, 0x01, 0x52, 0x0d, 0x0a,
+    0x05, 0x52, 0x65, 0x61, 0x64, 0x79, 0x12, 0x04, 0x54, 0x72, 0x75, 0x65, 0x1a, 0x00, 0x22, 0x00
+};
+
+static const unsigned char replicaset_pb[] = {
+    0x6b, 0x38, 0x73, 0x00, 0x0a, 0x15, 0x0a, 0x07, 0x61, 0x70, 0x70, 0x73, 0x2f, 0x76, 0x31,
+    0x12, 0x0a, 0x52, 0x65, 0x70, 0x6c, 0x69, 0x63, 0x61, 0x53, 0x65, 0x74, 0x12, 0x29, 0x0a,
+    0x07, 0x0a, 0x05, 0x66, 0x72, 0x6f, 0x6e, 0x74, 0x12, 0x14, 0x08, 0x02, 0x12, 0x0e, 0x0a,
+    0x0c, 0x0a, 0x03, 0x61, 0x70, 0x70, 0x12, 0x05, 0x66, 0x72, 0x6f, 0x6e, 0x74, 0x20, 0x03,
+    0x1a, 0x08, 0x08, 0x02, 0x18, 0x04, 0x20, 0x01, 0x28, 0x01, 0x1a, 0x00, 0x22, 0x00
+};
+
+Test(kubesim_pb, decodes_apps_workloads)
+{
+    cJSON *o = NULL;
+
+    cr_assert_eq(ksim_pb_decode(daemonset_pb, sizeof(daemonset_pb), &o, NULL), KERR_OK);
+    cr_assert_str_eq(kjson_get_str(o, "kind"), "DaemonSet");
+    cr_assert_str_eq(kjson_get_str(o, "metadata.name"), "agent");
+    cr_assert_str_eq(kjson_get_str(o, "spec.selector.matchLabels.app"), "agent");
+    cr_assert_str_eq(kjson_get_str(o, "spec.updateStrategy.type"), "OnDelete");
+    cr_assert_eq(jsonfix_int(o, "spec.minReadySeconds"), 7);
+    cr_assert_eq(jsonfix_int(o, "spec.revisionHistoryLimit"), 5);
+    cr_assert_eq(jsonfix_int(o, "status.desiredNumberScheduled"), 2);
+    cr_assert_eq(jsonfix_int(o, "status.numberReady"), 1);
+    cr_assert_str_eq(
+        kjson_get_str(cJSON_GetArrayItem(kjson_get(o, "status.conditions"), 0), "type"), "Ready");
+    cJSON_Delete(o);
+    o = NULL;
+    cr_assert_eq(ksim_pb_decode(replicaset_pb, sizeof(replicaset_pb), &o, NULL), KERR_OK);
+    cr_assert_str_eq(kjson_get_str(o, "kind"), "ReplicaSet");
+    cr_assert_eq(jsonfix_int(o, "spec.replicas"), 2);
+    cr_assert_str_eq(kjson_get_str(o, "spec.selector.matchLabels.app"), "front");
+    cr_assert_eq(jsonfix_int(o, "spec.minReadySeconds"), 3);
+    cr_assert_eq(jsonfix_int(o, "status.replicas"), 2);
+    cr_assert_eq(jsonfix_int(o, "status.observedGeneration"), 4);
+    cr_assert_eq(jsonfix_int(o, "status.readyReplicas"), 1);
+    cr_assert_eq(jsonfix_int(o, "status.availableReplicas"), 1);
     cJSON_Delete(o);
 }
 

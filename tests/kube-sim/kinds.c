@@ -6,6 +6,7 @@
 
 #include "common/kjson.h"
 #include "tests/kube-sim/obj.h"
+#include "tests/kube-sim/podval.h"
 #include "tests/kube-sim/sel.h"
 
 static int is(const struct ksim_rtype *rt, const char *group, const char *plural)
@@ -58,6 +59,20 @@ static int default_service(cJSON *obj)
     return rc;
 }
 
+/* A DaemonSet's update strategy: RollingUpdate, one unavailable and no surge, unless OnDelete. */
+static int default_daemonset(cJSON *obj)
+{
+    const char *type;
+    int rc = def_str(obj, "spec.updateStrategy.type", "RollingUpdate") |
+             def_int(obj, "spec.revisionHistoryLimit", 10);
+
+    type = kjson_get_str(obj, "spec.updateStrategy.type");
+    if (type && strcmp(type, "RollingUpdate") == 0)
+        rc |= def_int(obj, "spec.updateStrategy.rollingUpdate.maxUnavailable", 1) |
+              def_int(obj, "spec.updateStrategy.rollingUpdate.maxSurge", 0);
+    return rc;
+}
+
 static int default_webhooks(cJSON *obj, int mutating)
 {
     cJSON *hooks = cJSON_GetObjectItemCaseSensitive(obj, "webhooks");
@@ -98,6 +113,12 @@ int ksim_kinds_default(const struct ksim_rtype *rt, cJSON *obj)
         return def_int(obj, "spec.replicas", 1) | def_int(obj, "spec.revisionHistoryLimit", 10) |
                def_int(obj, "spec.progressDeadlineSeconds", 600) |
                def_str(obj, "spec.strategy.type", "RollingUpdate") |
+               default_pod_spec((cJSON *)kjson_get_obj(obj, "spec.template.spec"));
+    if (is(rt, "apps", "replicasets"))
+        return def_int(obj, "spec.replicas", 1) |
+               default_pod_spec((cJSON *)kjson_get_obj(obj, "spec.template.spec"));
+    if (is(rt, "apps", "daemonsets"))
+        return default_daemonset(obj) |
                default_pod_spec((cJSON *)kjson_get_obj(obj, "spec.template.spec"));
     if (is(rt, "", "services"))
         return default_service(obj);
@@ -142,6 +163,11 @@ int ksim_kinds_initial_status(const struct ksim_rtype *rt, cJSON *obj)
     }
     if (is(rt, "apps", "statefulsets"))
         return set_status(obj, "{\"replicas\":0,\"availableReplicas\":0}");
+    if (is(rt, "apps", "replicasets"))
+        return set_status(obj, "{\"replicas\":0}");
+    if (is(rt, "apps", "daemonsets"))
+        return set_status(obj, "{\"currentNumberScheduled\":0,\"numberMisscheduled\":0,"
+                               "\"desiredNumberScheduled\":0,\"numberReady\":0}");
     if (is(rt, "", "namespaces"))
         return set_status(obj, "{\"phase\":\"Active\"}") |
                (kjson_set(obj, "spec.finalizers",
@@ -372,8 +398,11 @@ int ksim_kinds_validate(const struct ksim_rtype *rt, const cJSON *obj, struct ks
 
     if (rt->custom)
         return 0;
-    if (is(rt, "apps", "statefulsets") || is(rt, "apps", "deployments"))
+    if (is(rt, "apps", "statefulsets") || is(rt, "apps", "deployments") ||
+        is(rt, "apps", "replicasets") || is(rt, "apps", "daemonsets"))
         return validate_workload(rt, obj, e);
+    if (is(rt, "", "pods"))
+        return ksim_podval_validate(rt, obj, e);
     if (is(rt, "admissionregistration.k8s.io", "validatingwebhookconfigurations") ||
         is(rt, "admissionregistration.k8s.io", "mutatingwebhookconfigurations"))
         return validate_webhooks(rt, obj, e);

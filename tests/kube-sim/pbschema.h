@@ -3,7 +3,8 @@
  * sends as application/vnd.kubernetes.protobuf (its typed clients do, for
  * `kubectl create namespace|configmap|secret|serviceaccount|service|role|
  * rolebinding|clusterrole|clusterrolebinding|deployment|job|cronjob|pdb`
- * and `kubectl run`), and of every message they contain.
+ * and `kubectl run`), of ReplicaSet and DaemonSet (which typed clients of
+ * other programs may send), and of every message they contain.
  *
  * One line per message: "<Name> <field> <field> ...", a field being
  * <number>[*]<type>=<jsonName>: '*' marks a repeated field; types are
@@ -15,8 +16,8 @@
  * The table was derived from the FileDescriptorProtos of k8s.io/api
  * v1.32 (the generated.proto files embedded in kubectl 1.32): the messages
  * reachable from Namespace, ConfigMap, Secret, ServiceAccount, Service,
- * Pod, Role, ClusterRole, RoleBinding, ClusterRoleBinding, Deployment, Job,
- * CronJob and PodDisruptionBudget.
+ * Pod, Role, ClusterRole, RoleBinding, ClusterRoleBinding, Deployment,
+ * ReplicaSet, DaemonSet, Job, CronJob and PodDisruptionBudget.
  *
  * Thread safety: read-only data.
  */

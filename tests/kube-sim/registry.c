@@ -66,8 +66,11 @@ static const struct builtin builtins[] = {
     { "", "v1", "persistentvolumeclaims", "persistentvolumeclaim", "PersistentVolumeClaim", "pvc",
       "", 1, 1, 0, 0, NULL },
     { "", "v1", "events", "event", "Event", "ev", "", 1, 0, 0, 0, event_fields },
-    { "apps", "v1", "statefulsets", "statefulset", "StatefulSet", "sts", "all", 1, 1, 1, 1, NULL },
+    /* apps/v1 in kube-apiserver's (alphabetical) discovery order */
+    { "apps", "v1", "daemonsets", "daemonset", "DaemonSet", "ds", "all", 1, 1, 0, 1, NULL },
     { "apps", "v1", "deployments", "deployment", "Deployment", "deploy", "all", 1, 1, 1, 1, NULL },
+    { "apps", "v1", "replicasets", "replicaset", "ReplicaSet", "rs", "all", 1, 1, 1, 1, NULL },
+    { "apps", "v1", "statefulsets", "statefulset", "StatefulSet", "sts", "all", 1, 1, 1, 1, NULL },
     { "batch", "v1", "cronjobs", "cronjob", "CronJob", "cj", "all", 1, 1, 0, 1, NULL },
     { "batch", "v1", "jobs", "job", "Job", "", "all", 1, 1, 0, 1, job_fields },
     { "coordination.k8s.io", "v1", "leases", "lease", "Lease", "", "", 1, 0, 0, 0, NULL },
