@@ -226,6 +226,36 @@ Test(snapdel, s3_rooted_prefix_is_where_the_sidecar_writes)
 }
 
 /*
+ * A cluster on a prefix below the deleted one's ("p/etcd-events" under "p"): its snapshots are
+ * in the sidecar's listing of "p", but the sidecar of "p" never writes them (it splits a key at
+ * its last "v2/"): foreign, never deleted. Other objects under "p" are p's as before.
+ */
+Test(snapdel, snapshots_of_a_prefix_below_are_foreign)
+{
+    struct fkey keys[] = {
+        { "p/v2/Full-00000000-00000010-1700000000.gz", 1, 0, 0 },
+        { "p/v2/Full-00000000-00000010-1700000000.gz/0000000001", 1, 0, 0 },
+        { "p/etcd-events/v2/Full-00000000-00000010-1700000000.gz", 1, 0, 0 },
+        { "p/etcd-events/v1/Backup-1700000000/Incr-00000011-00000020-1700000100", 1, 0, 0 },
+        { "p/note.txt", 1, 0, 0 },
+    };
+    struct fake f = fake_of(keys, 5);
+    struct snapdel_result r;
+
+    cr_assert_eq(snapdel_run(&f.base, "S3", "p", false, &r, NULL), KERR_OK);
+    cr_expect_eq(r.deleted, 3);
+    cr_expect_eq(left(&f, "p/v2/Full-00000000-00000010-1700000000.gz"), 0);
+    cr_expect_eq(left(&f, "p/v2/Full-00000000-00000010-1700000000.gz/0000000001"), 0);
+    cr_expect_eq(left(&f, "p/note.txt"), 0);
+    cr_expect_eq(left(&f, "p/etcd-events/v2/Full-00000000-00000010-1700000000.gz"), 1);
+    cr_expect_eq(left(&f, "p/etcd-events/v1/Backup-1700000000/Incr-00000011-00000020-1700000100"),
+                 1);
+    cr_expect_eq(r.foreign, 2);
+    cr_expect_eq(r.remaining, 2);
+    snapdel_result_release(&r);
+}
+
+/*
  * Local joins home, container and prefix: "/ld/x" is the directory "ld/x", which its
  * sidecar walks: "ld/x2" is not in its view.
  */

@@ -16,6 +16,7 @@
 #include "common/log.h"
 #include "controller/snapshot/providers/ptable.h"
 #include "controller/snapshot/snapflag.h"
+#include "controller/snapshot/snapname.h"
 
 /* Is key the object prefix p (not "") itself or under it? */
 static bool under(const char *p, const char *key)
@@ -23,6 +24,19 @@ static bool under(const char *p, const char *key)
     size_t n = strlen(p);
 
     return strncmp(key, p, n) == 0 && (key[n] == '\0' || key[n] == '/');
+}
+
+/*
+ * Whether key, under p, is a snapshot of another prefix below p: etcd-backup-restore splits a
+ * key at its last "v1/" or "v2/" (snapname), so "p/etcd-events/v2/Full-..." is the snapshot of
+ * prefix "p/etcd-events", which the sidecar of p lists too but never writes (a cluster on a
+ * prefix below p, from before etcd-warden judged prefixes, or one the operator released).
+ */
+static bool below(const char *p, const char *key)
+{
+    struct snap_name sn;
+
+    return snap_parse(key, &sn, NULL) == KERR_OK && sn.prefix_len != strlen(p) + 1;
 }
 
 /* An upper bound of s's length as a JSON string's contents (cJSON's escapes). */
@@ -119,7 +133,7 @@ static enum kerr round_once(struct ostore *s, const char *p, const struct snapde
     for (size_t i = 0; rc == KERR_OK && i < l.n; i++) {
         const struct ostore_obj *o = &l.v[i];
 
-        if (!under(p, o->key)) {
+        if (!under(p, o->key) || below(p, o->key)) {
             rc = local ? KERR_OK : add_foreign(res, o->key, err);
         } else if (outside(w, o)) {
             res->kept++;
