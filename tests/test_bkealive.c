@@ -141,3 +141,32 @@ Test(bkealive, reattached_clears_the_release)
     cJSON_Delete(etcd);
     cJSON_Delete(e);
 }
+
+/* overlappedAt keeps the earliest other Etcd; it goes when the entry is reattached to the Etcd it
+ * records (created at or before it), and stays for an Etcd created earlier. */
+Test(bkealive, overlap_keeps_the_earliest)
+{
+    cJSON *e = entry(""), *etcd = parse("{\"metadata\":{\"name\":\"etcd-main\","
+                                        "\"creationTimestamp\":\"2026-11-10T00:00:30Z\"}}");
+    struct kerr_info err = { 0 };
+    int64_t t = 0, created = 0;
+
+    cr_assert(!bkealive_overlap_due(e, 0));
+    cr_assert(bkealive_overlap_due(e, at("2026-11-10T00:00:30Z")));
+    OK(bkealive_overlap(e, at("2026-11-10T00:00:30Z"), &err));
+    cr_assert(bkealive_overlapped(e, &t));
+    cr_assert_eq(t, at("2026-11-10T00:00:30Z"));
+    cr_assert(!bkealive_overlap_due(e, at("2026-11-10T00:00:40Z")));
+    cr_assert(bkealive_overlap_due(e, at("2026-11-10T00:00:20Z")));
+    /* reattached to an Etcd created later than the overlap: it stays */
+    created = at("2026-11-10T00:00:30Z");
+    OK(bkealive_overlap(e, created - 1, &err));
+    OK(bkealive_mark(e, etcd, created + 10, &err));
+    cr_assert(bkealive_overlapped(e, &t));
+    /* reattached to the Etcd it records: gone */
+    OK(bkealive_overlap(e, created, &err));
+    OK(bkealive_mark(e, etcd, created + 10, &err));
+    cr_assert(!bkealive_overlapped(e, &t));
+    cJSON_Delete(e);
+    cJSON_Delete(etcd);
+}

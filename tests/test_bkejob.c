@@ -129,6 +129,29 @@ Test(bkejob, window_ends_when_the_etcd_was_last_known_alive)
     cJSON_Delete(e);
 }
 
+/* Another Etcd claimed an overlapping prefix after the release (spec.overlappedAt): the window
+ * ends at its creation, inside the 60 s margin (attack20_reattach_slack). */
+Test(bkejob, window_ends_when_another_etcd_overlapped)
+{
+    cJSON *b = parse(BUCKET), *e = parse(ENTRY), *job = NULL;
+    struct kerr_info err = { 0 };
+    cJSON *spec = (cJSON *)kjson_get_obj(e, "spec");
+
+    cr_assert_not_null(cJSON_AddStringToObject(spec, "etcdDeletedAt", "2026-11-13T00:00:00Z"));
+    cr_assert_not_null(cJSON_AddStringToObject(spec, "etcdLastAliveAt", "2026-11-12T08:00:00Z"));
+    cr_assert_not_null(cJSON_AddStringToObject(spec, "overlappedAt", "2026-11-12T08:00:20Z"));
+    OK(bkejob_build(e, b, NULL, "img:1", NULL, &job, &err));
+    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-12T08:00:20Z");
+    cJSON_Delete(job);
+    /* one after the margin changes nothing */
+    cJSON_ReplaceItemInObject(spec, "overlappedAt", cJSON_CreateString("2026-11-12T09:00:00Z"));
+    OK(bkejob_build(e, b, NULL, "img:1", NULL, &job, &err));
+    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-12T08:01:00Z");
+    cJSON_Delete(job);
+    cJSON_Delete(b);
+    cJSON_Delete(e);
+}
+
 /* The bucket's endpointOverride reaches the Job as the sidecar gets it (it wins over the
  * Secret's endpoint): without it the deletion would go to another endpoint. */
 Test(bkejob, endpoint_override_is_passed)

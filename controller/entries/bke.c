@@ -180,18 +180,83 @@ time_t bke_due(const cJSON *entry, long grace_ms)
     return from + (time_t)(grace_ms / 1000);
 }
 
-/* An entry no live Etcd of the cache claims: PendingDeletion, or wait out the grace period. */
+/* A released entry (deleted: its spec.etcdDeletedAt): wait out the grace period, then its
+ * deletion's next step. */
+static enum kerr pending_step(const struct bke_ctx *x, const struct bke_bucket *b,
+                              const cJSON *entry, const char *deleted, const char *conflict,
+                              long *requeue, struct kerr_info *err)
+{
+    const char *ename = kjson_get_str(entry, "metadata.name");
+    const char *ns = str_or_empty(entry, "spec.etcd.namespace");
+    const char *name = str_or_empty(entry, "spec.etcd.name");
+    char due[KTIME_LEN + 1], msg[1536], why[BKECLAIM_WHY_MAX];
+    time_t t = time(NULL), due_t = bke_due(entry, b->grace_ms);
+    cJSON *stored = NULL;
+    enum kerr rc;
+
+    if (due_t <= t) {
+        rc = bkejob_step(x, b, entry, why, requeue, err);
+        if (rc != KERR_OK || !*why)
+            return rc;
+        requeue_min(requeue, BKE_CONFLICT_MS);
+        snprintf(msg, sizeof(msg), "Etcd %s/%s deleted at %s; its backups are kept: %s", ns, name,
+                 deleted, why);
+        if (strcmp(str_or_empty(entry, "status.conditions.0.message"), why) != 0)
+            log_warn("backup entry deletion blocked", "entry", ename, "why", why);
+        /* the step may have stored phase Deleting before it found the blocker */
+        rc = k8s_get(x->client, &BKE_RES_ENTRY, NULL, ename, NULL, &stored, err);
+        if (rc == KERR_OK)
+            rc = bke_write_status(x, stored,
+                                  &(struct bke_status){ BSTORE_ENTRY_PENDING, msg, 1, why }, err);
+        cJSON_Delete(stored);
+        return rc == KERR_NOTFOUND ? KERR_OK : rc;
+    }
+    requeue_min(requeue, (long)(due_t - t) * 1000L);
+    if (ktime_format(due_t, due) != KERR_OK)
+        due[0] = '\0';
+    snprintf(msg, sizeof(msg), "Etcd %s/%s deleted at %s; its backups are deletable from %s", ns,
+             name, deleted, due);
+    return bke_write_status(x, entry,
+                            &(struct bke_status){ BSTORE_ENTRY_PENDING, msg, 1, conflict }, err);
+}
+
+/* Record on the released entry that another Etcd, created at over, overlaps its prefix
+ * (bkealive's overlappedAt); *stored the entry as written (OWNS). */
+static enum kerr record_overlap(const struct bke_ctx *x, const cJSON *entry, int64_t over,
+                                cJSON **stored, struct kerr_info *err)
+{
+    cJSON *obj = entry_copy(entry);
+    enum kerr rc;
+
+    *stored = NULL;
+    if (!obj)
+        return kerr_set(err, KERR_NOMEM, NULL);
+    rc = bkealive_overlap(obj, over, err);
+    if (rc == KERR_OK)
+        rc = k8s_update(x->client, &BKE_RES_ENTRY, NULL, kjson_get_str(entry, "metadata.name"), obj,
+                        NULL, stored, err);
+    cJSON_Delete(obj);
+    if (rc == KERR_OK)
+        log_info("backup entry overlapped", "entry", kjson_get_str(entry, "metadata.name"));
+    return rc;
+}
+
+/*
+ * An entry no live Etcd of the cache claims: PendingDeletion, or wait out the grace period.
+ * over: the creation time of the first live Etcd overlapping its prefix (0: none), recorded
+ * on the entry (it ends the deletion window).
+ */
 static enum kerr release_entry(const struct bke_ctx *x, const struct bke_bucket *b,
-                               const cJSON *entry, const char *conflict, long *requeue,
-                               struct kerr_info *err)
+                               const cJSON *entry, const char *conflict, int64_t over,
+                               long *requeue, struct kerr_info *err)
 {
     const char *ename = kjson_get_str(entry, "metadata.name");
     const char *ns = str_or_empty(entry, "spec.etcd.namespace");
     const char *name = str_or_empty(entry, "spec.etcd.name");
     const char *deleted = kjson_get_str(entry, "spec.etcdDeletedAt");
-    char now[KTIME_LEN + 1], due[KTIME_LEN + 1], msg[1536], why[BKECLAIM_WHY_MAX];
+    char now[KTIME_LEN + 1], due[KTIME_LEN + 1], msg[1536];
     struct timespec at;
-    time_t t = time(NULL), due_t;
+    time_t t = time(NULL);
     cJSON *obj, *stored = NULL;
     int claimed;
     enum kerr rc;
@@ -199,31 +264,13 @@ static enum kerr release_entry(const struct bke_ctx *x, const struct bke_bucket 
     if (x->watch_ns && *x->watch_ns && strcmp(ns, x->watch_ns) != 0)
         return KERR_OK;
     if (deleted && ktime_parse(deleted, &at, NULL) == KERR_OK) {
-        due_t = bke_due(entry, b->grace_ms);
-        if (due_t <= t) {
-            rc = bkejob_step(x, b, entry, why, requeue, err);
-            if (rc != KERR_OK || !*why)
-                return rc;
-            requeue_min(requeue, BKE_CONFLICT_MS);
-            snprintf(msg, sizeof(msg), "Etcd %s/%s deleted at %s; its backups are kept: %s", ns,
-                     name, deleted, why);
-            if (strcmp(str_or_empty(entry, "status.conditions.0.message"), why) != 0)
-                log_warn("backup entry deletion blocked", "entry", ename, "why", why);
-            /* the step may have stored phase Deleting before it found the blocker */
-            rc = k8s_get(x->client, &BKE_RES_ENTRY, NULL, ename, NULL, &stored, err);
-            if (rc == KERR_OK)
-                rc = bke_write_status(
-                    x, stored, &(struct bke_status){ BSTORE_ENTRY_PENDING, msg, 1, why }, err);
-            cJSON_Delete(stored);
-            return rc == KERR_NOTFOUND ? KERR_OK : rc;
-        }
-        requeue_min(requeue, (long)(due_t - t) * 1000L);
-        if (ktime_format(due_t, due) != KERR_OK)
-            due[0] = '\0';
-        snprintf(msg, sizeof(msg), "Etcd %s/%s deleted at %s; its backups are deletable from %s",
-                 ns, name, deleted, due);
-        return bke_write_status(
-            x, entry, &(struct bke_status){ BSTORE_ENTRY_PENDING, msg, 1, conflict }, err);
+        if (!bkealive_overlap_due(entry, over))
+            return pending_step(x, b, entry, deleted, conflict, requeue, err);
+        rc = record_overlap(x, entry, over, &stored, err);
+        if (rc == KERR_OK)
+            rc = pending_step(x, b, stored, deleted, conflict, requeue, err);
+        cJSON_Delete(stored);
+        return rc == KERR_NOTFOUND ? KERR_OK : rc;
     }
     if ((rc = entry_claimed(x, b, entry, &claimed, err)) != KERR_OK || claimed) {
         if (claimed) /* the cache is behind: look again */
@@ -238,6 +285,8 @@ static enum kerr release_entry(const struct bke_ctx *x, const struct bke_bucket 
     rc = kjson_set_str(obj, "spec.etcdDeletedAt", now, err);
     if (rc == KERR_OK) /* the window's end: when the Etcd was last known alive */
         rc = bkealive_release(obj, x->since, (int64_t)t, err);
+    if (rc == KERR_OK && over > 0)
+        rc = bkealive_overlap(obj, over, err);
     if (rc == KERR_OK)
         rc = k8s_update(x->client, &BKE_RES_ENTRY, NULL, ename, obj, NULL, &stored, err);
     cJSON_Delete(obj);
@@ -296,6 +345,34 @@ static int find_entry(const cJSON *entries, const char *claimed, const cJSON *et
         i++;
     }
     return -1;
+}
+
+/*
+ * The earliest creation time (Unix seconds) of an Etcd of etcds (the bucket's live ones), not
+ * the entry's own (its uid), whose prefix overlaps entry's, or whose store or prefix cannot be read
+ * (it may write there: fail closed); 0 when none. Recorded on a released entry (bkealive_overlap),
+ * it ends the deletion window: what is written from then on may be that Etcd's.
+ */
+static int64_t overlapped_at(const struct bke_bucket *b, const cJSON *etcds, const cJSON *entry)
+{
+    const cJSON *e;
+    struct timespec at;
+    int64_t first = 0;
+
+    cJSON_ArrayForEach (e, etcds) {
+        /* the entry's own Etcd, moved to an overlapping prefix: what it writes is its own */
+        if (strcmp(str_or_empty(entry, "spec.etcd.uid"), str_or_empty(e, "metadata.uid")) == 0)
+            continue;
+        if (bkeclaim_same_store(b, e) == 1 &&
+            bkeclaim_overlapping(b, str_or_empty(entry, "spec.prefix"),
+                                 str_or_empty(e, "spec.backup.store.prefix")) == 0)
+            continue;
+        if (ktime_parse(kjson_get_str(e, "metadata.creationTimestamp"), &at, NULL) != KERR_OK)
+            at.tv_sec = 1; /* no creation time: as early as can be */
+        if (!first || (int64_t)at.tv_sec < first)
+            first = (int64_t)at.tv_sec;
+    }
+    return first;
 }
 
 /* Mark every entry of etcd (its namespace and name, any prefix) claimed, as they are. */
@@ -400,7 +477,8 @@ static enum kerr keep_entries(const struct bke_ctx *x, const struct bke_bucket *
                      str_or_empty(e, "metadata.name"));
         if (!claimed[i++]) {
             kerr_clear(&one);
-            rc = release_entry(x, b, e, bkeclaim_conflict(b, entries, i - 1, why), requeue, &one);
+            rc = release_entry(x, b, e, bkeclaim_conflict(b, entries, i - 1, why),
+                               overlapped_at(b, col.etcds, e), requeue, &one);
             if (rc != KERR_OK && first == KERR_OK) {
                 first = rc;
                 *err = one;

@@ -10,6 +10,7 @@
 #define SEEN    "spec.etcdSeenAt"
 #define DELETED "spec.etcdDeletionTimestamp"
 #define LAST    "spec.etcdLastAliveAt"
+#define OVERLAP "spec.overlappedAt"
 
 /* The time at path of obj into *t: 1, or 0 when absent or not a time. */
 static int time_at(const cJSON *obj, const char *path, int64_t *t)
@@ -47,10 +48,13 @@ int bkealive_due(const cJSON *entry, const cJSON *etcd, int64_t since, int64_t n
 enum kerr bkealive_mark(cJSON *obj, const cJSON *etcd, int64_t now, struct kerr_info *err)
 {
     const char *dts = kjson_get_str(etcd, "metadata.deletionTimestamp");
-    int64_t t;
+    int64_t t, created;
     enum kerr rc = KERR_OK;
 
     (void)kjson_delete(obj, LAST);
+    if (time_at(obj, OVERLAP, &t) &&
+        (!time_at(etcd, "metadata.creationTimestamp", &created) || created <= t))
+        (void)kjson_delete(obj, OVERLAP);
     if (dts && time_at(etcd, "metadata.deletionTimestamp", &t))
         rc = kjson_set_str(obj, DELETED, dts, err);
     else {
@@ -81,4 +85,21 @@ enum kerr bkealive_release(cJSON *obj, int64_t since, int64_t now, struct kerr_i
 int bkealive_last(const cJSON *entry, int64_t *t)
 {
     return time_at(entry, LAST, t);
+}
+
+int bkealive_overlap_due(const cJSON *entry, int64_t at)
+{
+    int64_t t;
+
+    return at > 0 && (!time_at(entry, OVERLAP, &t) || at < t);
+}
+
+enum kerr bkealive_overlap(cJSON *obj, int64_t at, struct kerr_info *err)
+{
+    return set_time(obj, OVERLAP, at, err);
+}
+
+int bkealive_overlapped(const cJSON *entry, int64_t *t)
+{
+    return time_at(entry, OVERLAP, t);
 }

@@ -18,7 +18,13 @@
  *     reconciling: it watched the Etcd until it went); else etcdSeenAt (the
  *     controller was down or another replica led when the Etcd went); else
  *     the entry's own times (spec.claimedAt, metadata.creationTimestamp):
- *     never "now" on a guess.
+ *     never "now" on a guess;
+ *   - overlappedAt: the earliest creation time of another live Etcd the controller saw
+ *     claiming a prefix that overlaps the entry's while the entry was released (an Etcd of
+ *     the same name created again and not reattached, another namespace's, one a webhook
+ *     did not judge): from then on the prefix has another writer, so the deletion window ends
+ *     there, whatever the margin after etcdLastAliveAt says. Removed when the entry is
+ *     reattached to the Etcd it records (created at or before it).
  *
  * Ownership: arguments BORROWED. Thread safety: reentrant.
  */
@@ -46,7 +52,8 @@ int bkealive_due(const cJSON *entry, const cJSON *etcd, int64_t since, int64_t n
  * Record on obj (the entry about to be written, OWNED by the caller) that etcd is alive at
  * now: etcdSeenAt = now while it is not being deleted, etcdDeletionTimestamp = its
  * deletionTimestamp (removed when it has none: an Etcd created again), etcdLastAliveAt
- * removed. KERR_NOMEM, KERR_INTERNAL (a time that cannot be written).
+ * removed, overlappedAt removed when it is not earlier than etcd's creation (it records etcd).
+ * KERR_NOMEM, KERR_INTERNAL (a time that cannot be written).
  */
 enum kerr bkealive_mark(cJSON *obj, const cJSON *etcd, int64_t now, struct kerr_info *err);
 
@@ -55,6 +62,18 @@ enum kerr bkealive_mark(cJSON *obj, const cJSON *etcd, int64_t now, struct kerr_
  * says, at now with since as in bkealive_due. KERR_INVAL when no time of the entry is known.
  */
 enum kerr bkealive_release(cJSON *obj, int64_t since, int64_t now, struct kerr_info *err);
+
+/*
+ * 1 when at (Unix seconds, the creation time of another live Etcd overlapping the released
+ * entry's prefix; 0: none) is earlier than the entry's overlappedAt, or it has none.
+ */
+int bkealive_overlap_due(const cJSON *entry, int64_t at);
+
+/* Set overlappedAt on obj (OWNED by the caller) to at. KERR_NOMEM, KERR_INTERNAL. */
+enum kerr bkealive_overlap(cJSON *obj, int64_t at, struct kerr_info *err);
+
+/* The entry's overlappedAt into *t (Unix seconds): 1, or 0 when absent or not a time. */
+int bkealive_overlapped(const cJSON *entry, int64_t *t);
 
 /* The entry's etcdLastAliveAt into *t (Unix seconds): 1, or 0 when absent or not a time. */
 int bkealive_last(const cJSON *entry, int64_t *t);

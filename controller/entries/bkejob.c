@@ -86,7 +86,9 @@ static enum kerr stand_ins(const cJSON *entry, const cJSON *bucket, cJSON *etcd,
  * Before: the Etcd seen gone (spec.etcdDeletedAt) plus BKEJOB_LAST_WRITES_S, or
  * status.deletionStartedAt (written before the Job exists) when that is earlier: an object
  * written into the prefix after the Etcd and its members were gone (the cluster moved to
- * another seed and writes on there) is not the deleted Etcd's. Nothing shown written (no
+ * another seed and writes on there) is not the deleted Etcd's; and spec.overlappedAt when
+ * earlier (controller/entries/bkealive.h: another Etcd claimed the prefix from then on, which
+ * the margin after the Etcd's last sighting must not reach into). Nothing shown written (no
  * sighting, no copy): an empty window, since one second after before, so that the Job deletes
  * nothing and counts every object as kept. KERR_INVAL without an end: what cannot be shown to
  * be the owner's is never deleted.
@@ -97,7 +99,7 @@ static enum kerr window_args(const cJSON *entry, cJSON *args, struct kerr_info *
     const char *gone = kjson_get_str(entry, "spec.etcdDeletedAt");
     struct timespec end, g;
     char a[64], b[64], first[KTIME_LEN + 1], last[KTIME_LEN + 1];
-    int64_t alive, t1 = 0;
+    int64_t alive, over, t1 = 0;
     enum bkeseen from = bkeseen_start(entry, &t1);
 
     if (!started || ktime_parse(started, &end, NULL) != KERR_OK)
@@ -110,6 +112,9 @@ static enum kerr window_args(const cJSON *entry, cJSON *args, struct kerr_info *
         end.tv_sec = g.tv_sec + BKEJOB_LAST_WRITES_S;
     if (bkealive_last(entry, &alive) && alive + BKEJOB_LAST_WRITES_S < (int64_t)end.tv_sec)
         end.tv_sec = (time_t)(alive + BKEJOB_LAST_WRITES_S);
+    /* another Etcd claimed an overlapping prefix from then on: what follows may be its */
+    if (bkealive_overlapped(entry, &over) && over < (int64_t)end.tv_sec)
+        end.tv_sec = (time_t)over;
     if (from == BKESEEN_NONE)
         t1 = (int64_t)end.tv_sec + 1;
     if (ktime_format(end.tv_sec, last) != KERR_OK || ktime_format((time_t)t1, first) != KERR_OK)
