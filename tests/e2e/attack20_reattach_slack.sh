@@ -32,6 +32,7 @@ EOF
 }
 entry_field() { kc get backupentry "$1" -o jsonpath="$2" 2>/dev/null; }
 
+CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups"
 echo snapshot >"$SNAP_WORK/obj"
 snap_s3_start
 ctl_stage
