@@ -253,6 +253,16 @@ Test(snapdel, snapshots_of_a_prefix_below_are_foreign)
     cr_expect_eq(r.foreign, 2);
     cr_expect_eq(r.remaining, 2);
     snapdel_result_release(&r);
+    /* a prefix that is one snapshot's key (an EtcdBackup's copy): it and its chunk go */
+    keys[2].nv = 0;
+    keys[3].nv = 0;
+    keys[0].nv = keys[1].nv = 1;
+    cr_assert_eq(
+        snapdel_run(&f.base, "S3", "p/v2/Full-00000000-00000010-1700000000.gz", false, &r, NULL),
+        KERR_OK);
+    cr_expect_eq(r.deleted, 2);
+    cr_expect_eq(r.foreign, 0);
+    snapdel_result_release(&r);
 }
 
 /*

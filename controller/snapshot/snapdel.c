@@ -31,12 +31,14 @@ static bool under(const char *p, const char *key)
  * key at its last "v1/" or "v2/" (snapname), so "p/etcd-events/v2/Full-..." is the snapshot of
  * prefix "p/etcd-events", which the sidecar of p lists too but never writes (a cluster on a
  * prefix below p, from before etcd-warden judged prefixes, or one the operator released).
+ * A p that is itself a snapshot's key (an EtcdBackup's copy) or holds the "v2/" splits before
+ * its end: its objects are its own.
  */
 static bool below(const char *p, const char *key)
 {
     struct snap_name sn;
 
-    return snap_parse(key, &sn, NULL) == KERR_OK && sn.prefix_len != strlen(p) + 1;
+    return snap_parse(key, &sn, NULL) == KERR_OK && sn.prefix_len > strlen(p) + 1;
 }
 
 /* An upper bound of s's length as a JSON string's contents (cJSON's escapes). */
