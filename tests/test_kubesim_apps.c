@@ -1,5 +1,5 @@
 /* kube-sim's apps/v1 ReplicaSets and DaemonSets (discovery, defaults, status, scale, selector
- * validation, cluster-wide paged lists), through its HTTPS API. */
+ * validation, cluster-wide paged lists) and its Pod volume validation, through its HTTPS API. */
 #include "tests/kube-sim/harness.h"
 
 #include <criterion/criterion.h>
@@ -246,4 +246,77 @@ Test(kubesim_apps, cluster_wide_paged_lists)
     cr_assert_str_eq(names, "default/d,shoot/e,shoot/f,shoot/g");
     list_all("/apis/apps/v1/namespaces/shoot/daemonsets", names, sizeof(names));
     cr_assert_str_eq(names, "shoot/e,shoot/f,shoot/g");
+}
+
+/* POST a Pod named p with spec (JSON text); the answer, *code its status. */
+static cJSON *create_pod(const char *spec, long *code)
+{
+    char body[2048];
+
+    snprintf(body, sizeof(body),
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"},\"spec\":%s}",
+             spec);
+    return ksimfix_call(h, "POST", "/api/v1/namespaces/default/pods", NULL, body, code);
+}
+
+Test(kubesim_apps, pod_volumes_are_validated)
+{
+    cJSON *j;
+    long code;
+
+    j = create_pod("{\"volumes\":[{\"name\":\"x\",\"emptyDir\":{}},{\"name\":\"x\",\"emptyDir\":{}"
+                   "}],\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"volumeMounts\":[{\"name\":"
+                   "\"x\",\"mountPath\":\"/a\"}]}]}",
+                   &code);
+    cr_assert_eq(code, 422);
+    cr_assert_str_eq(jsonfix_str(j, "reason"), "Invalid");
+    cr_assert_str_eq(jsonfix_str(j, "message"),
+                     "Pod \"p\" is invalid: spec.volumes[1].name: Duplicate value: \"x\"");
+    cr_assert_str_eq(jsonfix_str(j, "details.causes.0.reason"), "FieldValueDuplicate");
+    cr_assert_str_eq(jsonfix_str(j, "details.causes.0.field"), "spec.volumes[1].name");
+    cJSON_Delete(j);
+
+    j = create_pod("{\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"volumeMounts\":[{\"name\":"
+                   "\"x\",\"mountPath\":\"/a\"}]}]}",
+                   &code);
+    cr_assert_eq(code, 422);
+    cr_assert_str_eq(jsonfix_str(j, "message"), "Pod \"p\" is invalid: spec.containers[0]."
+                                                "volumeMounts[0].name: Not found: \"x\"");
+    cr_assert_str_eq(jsonfix_str(j, "details.causes.0.reason"), "FieldValueNotFound");
+    cJSON_Delete(j);
+
+    j = create_pod("{\"volumes\":[{\"name\":\"x\",\"emptyDir\":{}},{\"name\":\"y\",\"emptyDir\":{}"
+                   "}],\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"volumeMounts\":[{\"name\":"
+                   "\"x\",\"mountPath\":\"/a\"},{\"name\":\"y\",\"mountPath\":\"/a\"}]}]}",
+                   &code);
+    cr_assert_eq(code, 422);
+    cr_assert_str_eq(jsonfix_str(j, "message"),
+                     "Pod \"p\" is invalid: spec.containers[0].volumeMounts[1].mountPath: Invalid "
+                     "value: \"/a\": must be unique");
+    cJSON_Delete(j);
+    cr_assert_eq(ksimfix_status(h, "/api/v1/namespaces/default/pods/p"), 404);
+
+    /* one path in two containers, one volume mounted twice: valid */
+    j = create_pod("{\"volumes\":[{\"name\":\"x\",\"emptyDir\":{}}],\"containers\":[{\"name\":"
+                   "\"c\",\"image\":\"i\",\"volumeMounts\":[{\"name\":\"x\",\"mountPath\":\"/a\"},"
+                   "{\"name\":\"x\",\"mountPath\":\"/b\"}]},{\"name\":\"d\",\"image\":\"i\","
+                   "\"volumeMounts\":[{\"name\":\"x\",\"mountPath\":\"/a\"}]}]}",
+                   &code);
+    cr_assert_eq(code, 201, "%s", jsonfix_str(j, "message"));
+    cJSON_Delete(j);
+}
+
+Test(kubesim_apps, pod_templates_are_not_validated)
+{
+    const char *tmpl = "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"metadata\":{"
+                       "\"name\":\"front\"},\"spec\":{\"selector\":{\"matchLabels\":{\"app\":"
+                       "\"front\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":\"front\"}},"
+                       "\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"i\","
+                       "\"volumeMounts\":[{\"name\":\"x\",\"mountPath\":\"/a\"}]}]}}}}";
+    cJSON *j;
+    long code;
+
+    j = ksimfix_call(h, "POST", "/apis/apps/v1/namespaces/default/replicasets", NULL, tmpl, &code);
+    cr_assert_eq(code, 201, "%s", jsonfix_str(j, "message"));
+    cJSON_Delete(j);
 }

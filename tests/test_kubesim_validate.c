@@ -1,6 +1,7 @@
 /* kube-sim's metadata validation against kube-apiserver's rules and messages: subdomains of 253
  * with parts longer than 63, DNS labels for Namespaces and Services, CronJob names to 52, label
- * keys and values, annotation keys and total size; the 422 as kube-apiserver words it. */
+ * keys and values, annotation keys and total size; the 422 as kube-apiserver words it. And the
+ * volumes and volume mounts of a Pod's spec, every error in kube-apiserver's order. */
 #include "tests/kube-sim/validate.h"
 
 #include <criterion/criterion.h>
@@ -8,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/kube-sim/podval.h"
 #include "tests/support/jsonfix.h"
 
 static char why[1024];
@@ -137,4 +139,65 @@ Test(kubesim_validate, objects_answered_as_kube_apiserver)
     cr_assert_eq(ksim_validate_name(&svc, "etcd-main-client", &e), 0);
     cr_assert_eq(ksim_validate_name(&svc, "1-client", &e), 422);
     cr_assert_eq(ksim_validate_name(&cm, "a.b", &e), 0);
+}
+
+Test(kubesim_validate, pod_volumes_and_mounts)
+{
+    struct ksim_fielderr errs[KSIM_PODVAL_MAX];
+    cJSON *spec = jsonfix_parse(
+        "{\"volumes\":[{\"name\":\"x\"},{\"name\":\"x\"},{\"name\":\"Bad\"},{}],"
+        "\"initContainers\":[{\"name\":\"i\",\"volumeMounts\":[{\"name\":\"Bad\","
+        "\"mountPath\":\"/b\"}]}],"
+        "\"containers\":[{\"name\":\"c\",\"volumeMounts\":[{\"name\":\"x\",\"mountPath\":"
+        "\"/a\"},{\"mountPath\":\"/a\"},{\"name\":\"x\"}]},{\"name\":\"d\",\"volumeMounts\":"
+        "[{\"name\":\"x\",\"mountPath\":\"/a\"}]}]}");
+    const char *want[][2] = {
+        { "spec.volumes[1].name", "Duplicate value: \"x\"" },
+        { "spec.volumes[2].name", "Invalid value: \"Bad\": a lowercase RFC 1123 label must" },
+        { "spec.volumes[3].name", "Required value" },
+        { "spec.containers[0].volumeMounts[1].name", "Required value" },
+        { "spec.containers[0].volumeMounts[1].name", "Not found: \"\"" },
+        { "spec.containers[0].volumeMounts[1].mountPath", "Invalid value: \"/a\": must be unique" },
+        { "spec.containers[0].volumeMounts[2].mountPath", "Required value" },
+        { "spec.initContainers[0].volumeMounts[0].name", "Not found: \"Bad\"" },
+    };
+    size_t i, n = ksim_podval_spec(spec, "spec", errs, KSIM_PODVAL_MAX);
+
+    cr_assert_eq(n, sizeof(want) / sizeof(want[0]));
+    for (i = 0; i < n; i++) {
+        cr_assert_str_eq(errs[i].field, want[i][0], "error %zu", i);
+        cr_assert(strncmp(errs[i].body, want[i][1], strlen(want[i][1])) == 0, "error %zu: %s", i,
+                  errs[i].body);
+    }
+    cr_assert_str_eq(errs[0].reason, "FieldValueDuplicate");
+    cr_assert_str_eq(errs[4].reason, "FieldValueNotFound");
+    cr_assert_str_eq(errs[5].reason, "FieldValueInvalid");
+    cr_assert_str_eq(errs[6].reason, "FieldValueRequired");
+    cr_assert_eq(ksim_podval_spec(spec, "spec", errs, 2), n, "errors past max are counted");
+    cJSON_Delete(spec);
+
+    spec = jsonfix_parse("{\"volumes\":[{\"name\":\"x\"},{\"name\":\"y\"}],\"containers\":["
+                         "{\"name\":\"c\",\"volumeMounts\":[{\"name\":\"x\",\"mountPath\":"
+                         "\"/a\"},{\"name\":\"x\",\"mountPath\":\"/b\"}]}]}");
+    cr_assert_eq(ksim_podval_spec(spec, "spec", errs, KSIM_PODVAL_MAX), 0);
+    cJSON_Delete(spec);
+    cr_assert_eq(ksim_podval_spec(NULL, "spec", errs, KSIM_PODVAL_MAX), 0);
+}
+
+Test(kubesim_validate, pod_errors_answered_together)
+{
+    static char g_core2[] = "", p_pods[] = "pods", k_pod[] = "Pod";
+    struct ksim_rtype pod = rt_of(g_core2, p_pods, k_pod);
+    struct ksim_apierr e;
+    cJSON *o = jsonfix_parse(
+        "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"volumes\":[{\"name\":\"x\"},{\"name\":"
+        "\"x\"}],\"containers\":[{\"name\":\"c\",\"volumeMounts\":[{\"name\":\"z\","
+        "\"mountPath\":\"/a\"}]}]}}");
+
+    ksim_apierr_clear(&e);
+    cr_assert_eq(ksim_podval_validate(&pod, o, &e), 422);
+    cr_assert_str_eq(e.message, "Pod \"p\" is invalid: [spec.volumes[1].name: Duplicate value: "
+                                "\"x\", spec.containers[0].volumeMounts[0].name: Not found: "
+                                "\"z\"]");
+    cJSON_Delete(o);
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # kubectl against kube-sim's ReplicaSets and DaemonSets (api-resources, create, get tables and
-# YAML, apply, status through /status, scale, get rs,ds, get all, delete).
+# YAML, apply, status through /status, scale, get rs,ds, get all, delete) and its refusal of
+# Pods whose volumes or volume mounts kube-apiserver refuses.
 set -euo pipefail
 . "$(dirname "$0")/../lib/kubesim.sh"
 kubesim_start
@@ -97,6 +98,30 @@ expect "no ds scale" "Error from server (NotFound): the server could not find th
 sed 's/labels: {app: front}}/labels: {app: other}}/' "$work/rs.yaml" >"$work/rs-bad.yaml"
 out=$(kc create -f "$work/rs-bad.yaml" 2>&1 || true)
 expect "selector mismatch" 'The ReplicaSet "front" is invalid: spec.template.metadata.labels' "$out"
+
+# a Pod's volumes: names unique, mounts naming a volume, one mountPath once per container
+pod() { # pod <name> <volumes yaml> <mounts yaml>
+    printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: %s}\nspec:\n  volumes: %s\n  containers:\n  - name: c\n    image: busybox\n    volumeMounts: %s\n' \
+        "$1" "$2" "$3"
+}
+pod p1 '[{name: data, emptyDir: {}}, {name: data, emptyDir: {}}]' '[{name: data, mountPath: /a}]' \
+    >"$work/p1.yaml"
+out=$(kc create -f "$work/p1.yaml" 2>&1 || true)
+expect "duplicate volume" 'The Pod "p1" is invalid: spec.volumes[1].name: Duplicate value: "data"' "$out"
+pod p2 '[{name: data, emptyDir: {}}]' '[{name: conf, mountPath: /a}]' >"$work/p2.yaml"
+out=$(kc create -f "$work/p2.yaml" 2>&1 || true)
+expect "mount of no volume" \
+    'The Pod "p2" is invalid: spec.containers[0].volumeMounts[0].name: Not found: "conf"' "$out"
+pod p3 '[{name: data, emptyDir: {}}, {name: conf, emptyDir: {}}]' \
+    '[{name: data, mountPath: /a}, {name: conf, mountPath: /a}]' >"$work/p3.yaml"
+out=$(kc create -f "$work/p3.yaml" 2>&1 || true)
+expect "mountPath twice" \
+    'The Pod "p3" is invalid: spec.containers[0].volumeMounts[1].mountPath: Invalid value: "/a": must be unique' \
+    "$out"
+[ -z "$(kc get pods -o name)" ] || ksim_fail "an invalid Pod was stored: $(kc get pods -o name)"
+pod p4 '[{name: data, emptyDir: {}}, {name: conf, emptyDir: {}}]' \
+    '[{name: data, mountPath: /a}, {name: conf, mountPath: /b}]' >"$work/p4.yaml"
+expect "valid pod" "pod/p4 created" "$(kc create -f "$work/p4.yaml")"
 
 # delete
 expect "delete" 'replicaset.apps "front" deleted' "$(kc delete rs front)"

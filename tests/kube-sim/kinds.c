@@ -6,6 +6,7 @@
 
 #include "common/kjson.h"
 #include "tests/kube-sim/obj.h"
+#include "tests/kube-sim/podval.h"
 #include "tests/kube-sim/sel.h"
 
 static int is(const struct ksim_rtype *rt, const char *group, const char *plural)
@@ -400,6 +401,8 @@ int ksim_kinds_validate(const struct ksim_rtype *rt, const cJSON *obj, struct ks
     if (is(rt, "apps", "statefulsets") || is(rt, "apps", "deployments") ||
         is(rt, "apps", "replicasets") || is(rt, "apps", "daemonsets"))
         return validate_workload(rt, obj, e);
+    if (is(rt, "", "pods"))
+        return ksim_podval_validate(rt, obj, e);
     if (is(rt, "admissionregistration.k8s.io", "validatingwebhookconfigurations") ||
         is(rt, "admissionregistration.k8s.io", "mutatingwebhookconfigurations"))
         return validate_webhooks(rt, obj, e);

@@ -4,7 +4,7 @@
  * status of a newly created object, the server-maintained state of
  * Namespaces and CustomResourceDefinitions, and the validations kube-sim
  * enforces because tests rely on being refused (replica counts, selectors,
- * webhook configurations, CRDs).
+ * webhook configurations, CRDs, the volumes of Pods: podval.h).
  *
  * Errors come back as struct ksim_apierr with kube-apiserver's wording.
  * Ownership: objects are modified in place and stay OWNED by the caller.
