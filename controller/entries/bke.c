@@ -360,9 +360,9 @@ static int find_entry(const cJSON *entries, const char *claimed, const cJSON *et
 
 /*
  * The earliest creation time (Unix seconds) of an Etcd of etcds (the bucket's live ones), not
- * the entry's own (its uid), whose prefix overlaps entry's, or whose store or prefix cannot be read
- * (it may write there: fail closed); 0 when none. Recorded on a released entry (bkealive_overlap),
- * it ends the deletion window: what is written from then on may be that Etcd's.
+ * the entry's own (its uid), in the bucket's store, whose prefix overlaps entry's or cannot be
+ * read (it may write there: fail closed); 0 when none. Recorded on a released entry
+ * (bkealive_overlap), it ends the deletion window: what is written from then on may be that Etcd's.
  */
 static int64_t overlapped_at(const struct bke_bucket *b, const cJSON *etcds, const cJSON *entry)
 {
@@ -374,7 +374,9 @@ static int64_t overlapped_at(const struct bke_bucket *b, const cJSON *etcds, con
         /* the entry's own Etcd, moved to an overlapping prefix: what it writes is its own */
         if (strcmp(str_or_empty(entry, "spec.etcd.uid"), str_or_empty(e, "metadata.uid")) == 0)
             continue;
-        if (bkeclaim_same_store(b, e) == 1 &&
+        /* a store that cannot be keyed holds the deletion while it lasts (hold_entries,
+         * bkeclaim); etcd-druid refuses such a spec, so its sidecar writes where it did */
+        if (bkeclaim_same_store(b, e) != 1 ||
             bkeclaim_overlapping(b, str_or_empty(entry, "spec.prefix"),
                                  str_or_empty(e, "spec.backup.store.prefix")) == 0)
             continue;
