@@ -18,7 +18,8 @@
  * "<object prefix>/", never "X-events/..." of a neighbour whose name merely
  * starts with the same characters, nor the snapshots of a prefix below it
  * ("X/etcd-events/v2/Full-..."; the sidecar splits a key at its last "v1/"
- * or "v2/", controller/snapshot/snapname.h): those are foreign. A prefix that is the whole container
+ * or "v2/", controller/snapshot/snapname.h): those are foreign. A prefix that is the whole
+ * container
  * ("", ".", "/") is refused as a usage error.
  *
  * Rounds: list the object prefix as the sidecar lists it (a plain string,
