@@ -332,11 +332,35 @@ static cJSON *entry_world(void)
     create_text(&BKE_RES_ENTRY,
                 "{\"apiVersion\":\"etcd-warden.io/v1alpha1\",\"kind\":\"BackupEntry\",\"metadata\":"
                 "{\"name\":\"e1\"},\"spec\":{\"bucketName\":\"shared\",\"prefix\":\"ns1--main\","
+                "\"store\":{\"provider\":\"S3\",\"container\":\"bkt\"},"
                 "\"etcd\":{\"namespace\":\"ns1\",\"name\":\"main\",\"uid\":\"u1\"},"
                 "\"etcdDeletedAt\":\"2026-01-01T00:00:00Z\"}}");
     return jsonfix_parse("{\"metadata\":{\"name\":\"shared\"},\"spec\":{\"provider\":\"aws\","
                          "\"container\":\"bkt\",\"secretRef\":{\"namespace\":\"" CFIX_NS "\","
                          "\"name\":\"creds\"}}}");
+}
+
+/* A bucket edited to another container (or provider, or endpoint) after the entry was made: the
+ * Job would empty the prefix in the other store; no Job (attack21_bucket_container_edit). */
+Test(jobs_kubesim, a_backup_entry_of_an_edited_bucket_starts_no_job)
+{
+    struct bke_ctx x = { .client = fx.c, .job_image = "img:1" };
+    struct kerr_info err = { 0 };
+    cJSON *bucket = entry_world(), *entry = cfix_get(&fx, &BKE_RES_ENTRY, "e1");
+    char why[BKECLAIM_WHY_MAX];
+    struct bke_bucket b;
+    long requeue = 0;
+
+    cJSON_ReplaceItemInObject((cJSON *)kjson_get_obj(bucket, "spec"), "container",
+                              cJSON_CreateString("bkt-two"));
+    OK(bkeclaim_read_bucket(bucket, &b, &err));
+    OK(bkejob_step(&x, &b, entry, why, &requeue, &err));
+    cr_assert(strstr(why, "the entry was made in store S3 bkt, and BackupBucket shared names "
+                          "S3 bkt-two now"),
+              "%s", why);
+    cr_assert_null(cfix_get(&fx, &RES_JOB, "e1--delete"), "no Job");
+    cJSON_Delete(entry);
+    cJSON_Delete(bucket);
 }
 
 Test(jobs_kubesim, a_backup_entry_leaves_a_foreign_job_and_reports_its_deadline)
@@ -436,6 +460,7 @@ Test(jobs_kubesim, a_backup_entry_with_only_foreign_objects_left_is_emptied)
     create_text(&BKE_RES_ENTRY,
                 "{\"apiVersion\":\"etcd-warden.io/v1alpha1\",\"kind\":\"BackupEntry\",\"metadata\":"
                 "{\"name\":\"e1\"},\"spec\":{\"bucketName\":\"shared\",\"prefix\":\"ns1--main\","
+                "\"store\":{\"provider\":\"S3\",\"container\":\"bkt\"},"
                 "\"etcd\":{\"namespace\":\"ns1\",\"name\":\"main\",\"uid\":\"u1\"},"
                 "\"etcdDeletedAt\":\"2026-01-01T00:00:00Z\"}}");
     entry = cfix_get(&fx, &BKE_RES_ENTRY, "e1");

@@ -138,6 +138,34 @@ static time_t gone_at(const cJSON *entry)
 }
 
 /*
+ * Whether the store the entry recorded when it was made (spec.store) is the bucket's now (c, its
+ * claim of the entry's prefix): a bucket whose provider, container or endpoint was edited since
+ * would have the deletion Job delete the prefix in another store. Local: the same container (the
+ * hostPath is the bucket's Secret's, read now). What cannot be read is not the same.
+ */
+static int same_recorded_store(const struct bke_bucket *b, const cJSON *entry,
+                               const struct bstore_claim *c)
+{
+    const char *provider = kjson_get_str(entry, "spec.store.provider");
+    const char *kind = bstore_provider_kind(provider);
+    const char *container = kjson_get_str(entry, "spec.store.container");
+    struct bstore_claim e;
+    int same;
+
+    if (!kind || !container || strcmp(kind, b->kind) != 0)
+        return 0;
+    if (strcmp(kind, "Local") == 0)
+        return strcmp(container, b->container) == 0;
+    if (bstore_claim_init(&e, provider, container,
+                          kjson_get_str(entry, "spec.store.endpointOverride"),
+                          str_or_empty(entry, "spec.prefix"), NULL) != KERR_OK)
+        return 0;
+    same = strcmp(e.key, c->key) == 0;
+    bstore_claim_release(&e);
+    return same;
+}
+
+/*
  * Why entry's deletion may not start now, into why (CLAIMS_WHY_MAX + 256 bytes; "" when it
  * may): its prefix is the whole container, or another owner's claim overlaps it, or an
  * EtcdRestore in flight reads from it (its source), or the entry's Etcd's members or any other
@@ -170,7 +198,14 @@ enum kerr bkeclaim_deletion_blocked(const struct bke_ctx *x, const struct bke_bu
         snprintf(why, n, "prefix \"%s\" cannot be deleted: %s", prefix, err ? err->msg : "");
     if (rc != KERR_OK)
         return rc == KERR_INVAL ? KERR_OK : rc;
-    if (!*c.prefix)
+    if (!same_recorded_store(b, entry, &c))
+        snprintf(why, n,
+                 "prefix \"%s\" is not deleted: the entry was made in store %s %s, and "
+                 "BackupBucket %s names %s %s now; point the bucket back, or delete the "
+                 "BackupEntry (the backups stay)",
+                 prefix, str_or_empty(entry, "spec.store.provider"),
+                 str_or_empty(entry, "spec.store.container"), b->name, b->kind, b->container);
+    else if (!*c.prefix)
         snprintf(why, n,
                  "prefix \"%s\" is the whole container %s: etcd-warden never empties a whole "
                  "container; delete the BackupEntry to release it (the backups stay)",
