@@ -246,26 +246,33 @@ enum kerr ststore_read_spec(const cJSON *spec, struct ststore *out, char *why, s
     return ststore_read_container(spec, c, out, why, n);
 }
 
-/* Whether one of the strings of list contains a store flag of etcdbrctl's. */
-static int names_store_flag(const cJSON *list)
+/* Whether s contains a store flag of etcdbrctl's. */
+static int has_store_flag(const char *s)
 {
     static const char *const flags[] = { "--storage-provider", "--store-prefix",
                                          "--store-container", "--store-endpoint-override" };
+
+    for (size_t i = 0; s && i < sizeof(flags) / sizeof(flags[0]); i++)
+        if (strstr(s, flags[i]))
+            return 1;
+    return 0;
+}
+
+/* Whether one of the strings of list contains a store flag of etcdbrctl's. */
+static int names_store_flag(const cJSON *list)
+{
     const cJSON *a;
 
-    cJSON_ArrayForEach (a, list) {
-        const char *s = cJSON_GetStringValue(a);
-
-        for (size_t i = 0; s && i < sizeof(flags) / sizeof(flags[0]); i++)
-            if (strstr(s, flags[i]))
-                return 1;
-    }
+    cJSON_ArrayForEach (a, list)
+        if (has_store_flag(cJSON_GetStringValue(a)))
+            return 1;
     return 0;
 }
 
 bool ststore_looks_like_sidecar(const cJSON *c)
 {
     const char *name = kjson_get_str(c, "name"), *image = kjson_get_str(c, "image");
+    const cJSON *e;
     int twice = 0;
 
     if (name && strcmp(name, STSTORE_CONTAINER) == 0)
@@ -274,6 +281,10 @@ bool ststore_looks_like_sidecar(const cJSON *c)
         return true;
     if (names_store_flag(kjson_get(c, "command")) || names_store_flag(kjson_get(c, "args")))
         return true;
+    /* a value the kubelet puts into its argv by $(VAR) */
+    cJSON_ArrayForEach (e, kjson_get(c, "env"))
+        if (has_store_flag(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "value"))))
+            return true;
     return named(kjson_get(c, "env"), STSTORE_ENV_BUCKET, &twice) != NULL;
 }
 

@@ -78,8 +78,10 @@ enum kerr ststore_read_spec(const cJSON *spec, struct ststore *out, char *why, s
  * Whether container c (of any pod spec) may be a backup sidecar whatever its name: it is named
  * "backup-restore", its image names etcdbrctl or etcd-backup-restore, a string of its command
  * or args contains one of etcdbrctl's store flags (--storage-provider, --store-prefix,
- * --store-container, --store-endpoint-override; inside another arg too, as in "sh -c"), or it
- * has an env STORAGE_CONTAINER. What such a container writes is read by ststore_read_container.
+ * --store-container, --store-endpoint-override; inside another arg too, as in "sh -c") or the
+ * value of one of its env variables (which the kubelet puts into its argv by "$(VAR)"), or it
+ * has an env STORAGE_CONTAINER. What comes from envFrom (a ConfigMap's or Secret's keys) or a
+ * file is not seen. What such a container writes is read by ststore_read_container.
  */
 bool ststore_looks_like_sidecar(const cJSON *c);
 

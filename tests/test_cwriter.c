@@ -116,6 +116,12 @@ Test(cwriter, any_container_name)
                                    "\"etcdbrctl server --store-prefix=a\"]}"),
                           CWRITER_REPLICASET, "zzz"),
                      "ReplicaSet w/writer runs a backup sidecar (container x) that may write it"));
+    /* its store flags in env values its args name by $(VAR): unknown (attack21_writer_env_values)
+     */
+    cr_assert(strstr(held(WORKLOAD("{\"name\":\"agent\",\"args\":[\"server\",\"$(P)\"],"
+                                   "\"env\":[{\"name\":\"P\",\"value\":\"--store-prefix=zz\"}]}"),
+                          CWRITER_DEPLOYMENT, "a"),
+                     "(container agent) that may write it: its store is unknown"));
     /* an etcdbrctl image without any store: it writes nothing */
     cr_assert_str_eq(held(WORKLOAD("{\"name\":\"x\",\"image\":\"etcdbrctl:v0.28.4\","
                                    "\"args\":[\"server\"]}"),
