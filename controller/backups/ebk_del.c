@@ -112,6 +112,30 @@ static enum kerr foreign(const struct ebk_env *env, const cJSON *b, const char *
 }
 
 /*
+ * Whether key, a copy's reported destination, is a key the copy can write in prefix: the
+ * snapshot "<prefix>/v2/<name>" (the sidecar's layout; name one segment, "Full-" or "Incr-"),
+ * not a directory and nothing outside the prefix. The report is a Pod's termination message, and
+ * a Pod that takes the copy Job's place can say anything: what it names elsewhere is never
+ * deleted.
+ */
+static int copy_key_in(const char *prefix, const char *key)
+{
+    size_t pl = strlen(prefix);
+    const char *name;
+
+    while (pl > 0 && prefix[pl - 1] == '/')
+        pl--;
+    if (strncmp(key, prefix, pl) != 0 || (pl > 0 && key[pl] != '/'))
+        return 0;
+    name = key + pl + (pl > 0);
+    if (strncmp(name, "v2/", 3) != 0)
+        return 0;
+    name += 3;
+    return (strncmp(name, "Full-", 5) == 0 || strncmp(name, "Incr-", 5) == 0) &&
+           !strchr(name, '/') && !strstr(name, "..");
+}
+
+/*
  * What the deletion deletes into key (n bytes), with the provenance bounds *since and *before
  * (NULL: none; before is written into until), only what the copy is proven to have written:
  * status.destinationKey, the key its Job reported; else, its result never read
@@ -131,7 +155,8 @@ static int copy_key(const cJSON *b, char *key, size_t n, const char **since, con
     *since = *before = NULL;
     until[0] = '\0';
     if (*str(b, "status.destinationKey"))
-        return snprintf(key, n, "%s", str(b, "status.destinationKey")) < (int)n;
+        return copy_key_in(prefix, str(b, "status.destinationKey")) &&
+               snprintf(key, n, "%s", str(b, "status.destinationKey")) < (int)n;
     if (ebk_copy_reported(b) || !*str(b, "status.jobName") || !*str(b, "status.copyStartedAt") ||
         !*snap)
         return 0;
