@@ -51,7 +51,8 @@ ksim_wait 20 ctl_entry_phase_is "$E" PendingDeletion || ctl_fail "$E: $(ctl_entr
 kc patch backupbucket s3 --type merge -p "{\"spec\":{\"container\":\"$B2\"}}" >/dev/null ||
     { echo "held: the BackupBucket's container cannot be edited"; ctl_stop; exit 0; }
 echo "BackupBucket s3 now: $(kc get backupbucket s3 -o jsonpath='{.spec.container} {.status.conditions[0].reason}')"
-ksim_wait 100 ksim_gone backupentry "$E" ||
+decided() { ksim_gone backupentry "$E" || [ -n "$(kc get backupentry "$E" -o jsonpath='{.status.conditions[*].message}{.status.lastError}')" ]; }
+ksim_wait 30 decided; ksim_gone backupentry "$E" ||
     echo "entry $E stays: $(kc get backupentry "$E" -o jsonpath='{.status.phase} {.status.message}' | cut -c1-300)"
 echo "events of $E: $(ctl_events default "$E" | tail -4 | tr '\n' '|' | cut -c1-500)"
 left=$(ls2 "$P/")

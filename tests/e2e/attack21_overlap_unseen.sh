@@ -79,7 +79,7 @@ wh_start $(druid_webhook_flags) ${CTL_WEBHOOK_FLAGS:-} --webhook-server-tls-serv
 ignore Fail
 sleep 3
 echo "entry $E: overlappedAt '$(entry_field "$E" '{.spec.overlappedAt}')'"
-ksim_wait 110 ksim_gone backupentry "$E" ||
+ksim_wait 40 ksim_gone backupentry "$E" ||
     echo "entry $E stays: $(entry_field "$E" '{.status.phase} {.status.message}' | cut -c1-300)"
 echo "entry spec at the end: overlappedAt '$(entry_field "$E" '{.spec.overlappedAt}')' watchedUntil '$(entry_field "$E" '{.spec.watchedUntil}')'"
 echo "events of $E: $(ctl_events default "$E" | tail -3 | tr '\n' '|' | cut -c1-400)"

@@ -57,7 +57,7 @@ w_keys=$(snap_s3 ls "$P/v2/" | grep -- '-1800000' | sort)
 echo "namespace w's agent wrote $(echo $w_keys) into $P; entry $E etcdLastAliveAt $(entry_field "$E" '{.spec.etcdLastAliveAt}')"
 
 decided() { ksim_gone backupentry "$E" || entry_field "$E" '{.status.conditions[*].message}' | grep -q postponed; }
-ksim_wait 90 decided || echo "entry $E neither deleted nor postponed"
+ksim_wait 40 decided || echo "entry $E neither deleted nor postponed"
 ksim_gone backupentry "$E" ||
     echo "entry $E stays: $(entry_field "$E" '{.status.phase} {.status.conditions[0].message}' | cut -c1-300)"
 echo "events of $E: $(ctl_events default "$E" | tail -3 | tr '\n' '|' | cut -c1-400)"
