@@ -376,8 +376,11 @@ static enum kerr start_job(const struct bke_ctx *x, const struct bke_bucket *b, 
         started = nowstr;
     snprintf(msg, sizeof(msg), "Job %s/%s deletes the backups under prefix \"%s\"", ns, jname,
              str_or_empty(entry, "spec.prefix"));
-    /* the finalizer first: an entry deleted from now on stops its Job (bkefin.h) */
+    /* the finalizer first: an entry deleted from now on stops its Job (bkefin.h), found in
+     * the namespace recorded here whatever the bucket names later */
     rc = bkefin_add(x, entry, &fin, err);
+    if (rc == KERR_OK)
+        rc = kjson_set_str(fin, "status.deletionJobNamespace", ns, err);
     if (rc == KERR_OK)
         rc = put_status_stored(x, fin,
                                &(struct outcome){ msg, kjson_get_str(entry, "status.lastError"),
@@ -537,6 +540,13 @@ static enum kerr finish_job(const struct bke_ctx *x, const cJSON *entry, const c
     return rc;
 }
 
+const char *bkejob_namespace(const cJSON *entry, const cJSON *bucket)
+{
+    const char *ns = kjson_get_str(entry, "status.deletionJobNamespace");
+
+    return ns && *ns ? ns : kjson_get_str(bucket, "spec.secretRef.namespace");
+}
+
 enum kerr bkejob_step(const struct bke_ctx *x, const struct bke_bucket *b, const cJSON *cached,
                       char why[BKECLAIM_WHY_MAX], long *requeue, struct kerr_info *err)
 {
@@ -562,8 +572,10 @@ enum kerr bkejob_step(const struct bke_ctx *x, const struct bke_bucket *b, const
         cJSON_Delete(entry);
         return KERR_OK; /* deleted (bkestop stops its Job), or reattached meanwhile */
     }
-    if (rc == KERR_OK)
+    if (rc == KERR_OK) {
+        ns = bkejob_namespace(entry, bucket); /* where its Job was made */
         rc = k8s_get(x->client, &ETCDSPEC_RES_JOB, ns, jname, NULL, &job, err);
+    }
     if (rc == KERR_NOTFOUND) {
         kerr_clear(err);
         rc = start_job(x, b, entry, jname, why, requeue, err);

@@ -84,6 +84,14 @@
 #define BKEJOB_TAG         "delete" /* kname_job */
 #define BKEJOB_LABEL_ENTRY "etcd-warden.io/backup-entry"
 #define BKEJOB_POLL_MS     2000L
+/*
+ * The namespace of entry's deletion Job: the one recorded when it was made
+ * (status.deletionJobNamespace), else the bucket's spec.secretRef.namespace (where the next one
+ * is made). A bucket whose secretRef moved to another namespace does not hide a Job made
+ * before: it is looked at, polled and stopped where it is. NULL when neither is set.
+ */
+const char *bkejob_namespace(const cJSON *entry, const cJSON *bucket);
+
 /* The Job name of the entry named entry. */
 enum kerr bkejob_name(const char *entry, char out[KNAME_LABEL_MAX + 1]);
 

@@ -29,7 +29,7 @@ enum kerr bkestop_step(const struct bke_ctx *x, const cJSON *bucket, const cJSON
                        long *requeue, struct kerr_info *err)
 {
     const char *ename = kjson_get_str(cached, "metadata.name");
-    const char *ns = kjson_get_str(bucket, "spec.secretRef.namespace");
+    const char *ns;
     char jname[KNAME_LABEL_MAX + 1];
     cJSON *entry = NULL, *job = NULL;
     const char *uid;
@@ -44,6 +44,7 @@ enum kerr bkestop_step(const struct bke_ctx *x, const cJSON *bucket, const cJSON
         return KERR_OK; /* gone, or never had a Job */
     }
     uid = str_or_empty(entry, "metadata.uid");
+    ns = bkejob_namespace(entry, bucket);
     if (rc == KERR_OK && ns && *ns)
         rc = k8s_get(x->client, &ETCDSPEC_RES_JOB, ns, jname, NULL, &job, err);
     else if (rc == KERR_OK)
