@@ -12,7 +12,9 @@
 #include "common/rtarget.h"
 #include "controller/backups/cpjob.h"
 #include "controller/backups/erst.h"
+#include "common/log.h"
 #include "controller/core/claims.h"
+#include "controller/core/cwriter.h"
 #include "controller/core/etcdspec.h"
 #include "controller/core/kname.h"
 #include "controller/core/podjob.h"
@@ -256,6 +258,7 @@ static enum kerr find_owner(const struct erst_ctx *x, const cJSON *rs, const str
                                 .viewer_ns = kjson_get_str(rs, "metadata.namespace") };
     struct bstore_claim c;
     const char *kind = bstore_provider_kind(p->to.provider);
+    char held[CWRITER_WHY_MAX] = "";
     enum kerr rc;
 
     if (kind && strcmp(kind, "Local") == 0 && !*p->to_host) {
@@ -267,6 +270,15 @@ static enum kerr find_owner(const struct erst_ctx *x, const cJSON *rs, const str
     if ((rc = erst_target_claim(&p->to, p->to_host, &c, err)) != KERR_OK)
         return rc;
     rc = claims_find(x->client, NULL, &c, &skip, why, err);
+    /* a backup sidecar anywhere that may write the target (controller/core/cwriter), named to
+     * no one: it may be another namespace's */
+    if (rc == KERR_OK && !*why &&
+        (rc = cwriter_held(x->client, &c, held, sizeof(held), err)) == KERR_OK && *held)
+        snprintf(why, CLAIMS_WHY_MAX,
+                 "a backup sidecar of a workload or pod of the cluster that may write the target "
+                 "prefix (warden-controller's log names it)");
+    if (*held)
+        log_warn("restore cleanup kept", "restore", str(rs, "metadata.name"), "why", held);
     bstore_claim_release(&c);
     return rc;
 }
