@@ -118,7 +118,8 @@ sc "$URL/_standin/log" | snap_has "^PUT /upload/.* 412$" || snap_fail "no create
 
 # delete-snapshots under the 2-day retention: what the lock holds is counted as locked
 # (with the earliest retentionExpirationTime), the rest deleted; nothing failed. The sibling
-# prefix etcd-main-2 is in the sidecar's listing of etcd-main (a plain string): never
+# prefix etcd-main-2 is in the sidecar's listing of etcd-main (a plain string), and so is the
+# prefix below it, etcd-main/other (the sidecar splits a key at its last "v2/"): never
 # deleted, counted as foreign, so the prefix is not emptied (exit 1).
 # The object that appeared on day 17 is the one still locked on day 18.
 clock "$(day 18)"
@@ -131,8 +132,9 @@ tail -1 "$SNAP_WORK/del.out" | python3 -c '
 import json, sys
 r = json.load(sys.stdin)
 want = {"deleted": r["deleted"] > 0, "locked": r["locked"] == 1, "failed": r["failed"] == 0,
-        "remaining": r["remaining"] == 2, "earliest": r["earliestDeletable"] == "2023-12-03T22:13:20Z",
-        "foreign": r["foreignKeys"] == ["shoot--dev--main/etcd-main-2/v2/Full-00000000-00005000-1700005000.gz"]}
+        "remaining": r["remaining"] == 3, "earliest": r["earliestDeletable"] == "2023-12-03T22:13:20Z",
+        "foreign": r["foreignKeys"] == ["shoot--dev--main/etcd-main-2/v2/Full-00000000-00005000-1700005000.gz",
+                                        "shoot--dev--main/etcd-main/other/v2/Full-00000000-00009999-1700009999.gz"]}
 bad = [k for k, ok in want.items() if not ok]
 sys.exit("delete-snapshots summary wrong (%s): %s" % (bad, r) if bad else 0)' || { cat "$SNAP_WORK/del.log"; snap_fail "delete-snapshots on GCS"; }
 gcs_ls "$SNAP_PREFIX/" | snap_has -x "$SNAP_PREFIX/v2/Full-00000000-00002300-$(day 17).gz.final" ||
