@@ -211,8 +211,7 @@ static enum kerr endpoint_elsewhere(const struct bke_ctx *x, const struct bke_bu
         endpoint_of(bsecret, key, *b->endpoint ? b->endpoint : NULL, theirs, sizeof(theirs)) &&
         strcmp(mine, theirs) != 0)
         snprintf(why, n,
-                 "its backup Secret (else its endpointOverride) names endpoint %.200s, and "
-                 "BackupBucket %s is at %.200s: its "
+                 "its backup Secret names endpoint %.200s, and BackupBucket %s is at %.200s: its "
                  "sidecar writes another service, so it gets no BackupEntry there (nothing is "
                  "deleted in the bucket on its behalf)",
                  mine, b->name, theirs);
