@@ -1,14 +1,11 @@
 /* bkeauth - the bucket owner's authority over claims; see bkeauth.h. */
 #include "controller/entries/bkeauth.h"
 
-#include <ctype.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "common/blocal.h"
 #include "common/bstore.h"
-#include "common/crypto.h"
 #include "common/k8s.h"
 #include "common/kjson.h"
 #include "common/lowner.h"
@@ -141,84 +138,6 @@ static enum kerr local_part(const struct bke_ctx *x, const struct bke_bucket *b,
     return rc;
 }
 
-/* The Secret key an object store's client takes its endpoint from (bstore.h: it wins over
- * --store-endpoint-override where both exist), or NULL for a provider this does not read. */
-static const char *endpoint_key(const char *kind)
-{
-    static const char *const keys[][2] = {
-        { "S3", "endpoint" },   { "ECS", "endpoint" },        { "OCS", "endpoint" },
-        { "Swift", "authURL" }, { "OSS", "storageEndpoint" }, { "GCS", "storageAPIEndpoint" },
-    };
-
-    for (size_t i = 0; kind && i < sizeof(keys) / sizeof(keys[0]); i++)
-        if (strcmp(kind, keys[i][0]) == 0)
-            return keys[i][1];
-    return NULL;
-}
-
-/*
- * The endpoint a client with secret (as stored, data base64) and override (a spec's
- * endpointOverride, NULL: none) reaches, into out (n bytes), lower case without trailing '/':
- * 1; 0 when neither names one (the provider's default, or a key this does not read), or a value
- * does not decode.
- */
-static int endpoint_of(const cJSON *secret, const char *key, const char *override, char *out,
-                       size_t n)
-{
-    const char *v = kjson_get_str(kjson_get(secret, "data"), key);
-    unsigned char *raw = NULL;
-    size_t len = 0, i;
-
-    out[0] = '\0';
-    if (v && crypto_b64_decode(v, strlen(v), &raw, &len, NULL) == KERR_OK && len && len < n)
-        memcpy(out, raw, len + 1);
-    else if (!v && override && strlen(override) < n)
-        snprintf(out, n, "%s", override);
-    free(raw);
-    for (i = 0; out[i]; i++)
-        out[i] = (char)tolower((unsigned char)out[i]);
-    while (i > 0 && out[i - 1] == '/')
-        out[--i] = '\0';
-    return out[0] != '\0';
-}
-
-/*
- * Why etcd, whose backup Secret is secret, writes another service than the bucket's deletion
- * Job would delete in, into why (n bytes; "" when not shown): both name an endpoint (the
- * Secret's key, else the spec's endpointOverride) and they differ. Its members writing
- * elsewhere is no evidence of what is in this bucket: no entry, nothing deleted for it. When
- * either names none, one service is assumed (bstore.h: one store per container name).
- */
-static enum kerr endpoint_elsewhere(const struct bke_ctx *x, const struct bke_bucket *b,
-                                    const cJSON *etcd, const cJSON *secret, char *why, size_t n,
-                                    struct kerr_info *err)
-{
-    const char *key = endpoint_key(b->kind);
-    char mine[512], theirs[512];
-    cJSON *bsecret = NULL;
-    enum kerr rc;
-
-    if (!key || !endpoint_of(secret, key, kjson_get_str(etcd, "spec.backup.store.endpointOverride"),
-                             mine, sizeof(mine)))
-        return KERR_OK;
-    rc = k8s_get(x->client, &ETCDSPEC_RES_SECRET, str_or_empty(b->obj, "spec.secretRef.namespace"),
-                 str_or_empty(b->obj, "spec.secretRef.name"), NULL, &bsecret, err);
-    if (rc == KERR_NOTFOUND) {
-        kerr_clear(err);
-        rc = KERR_OK;
-    }
-    if (rc == KERR_OK &&
-        endpoint_of(bsecret, key, *b->endpoint ? b->endpoint : NULL, theirs, sizeof(theirs)) &&
-        strcmp(mine, theirs) != 0)
-        snprintf(why, n,
-                 "its backup Secret names endpoint %.200s, and BackupBucket %s is at %.200s: its "
-                 "sidecar writes another service, so it gets no BackupEntry there (nothing is "
-                 "deleted in the bucket on its behalf)",
-                 mine, b->name, theirs);
-    cJSON_Delete(bsecret);
-    return rc;
-}
-
 enum kerr bkeauth_etcd(const struct bke_ctx *x, const struct bke_bucket *b, const cJSON *etcd,
                        char *why, size_t n, struct kerr_info *err)
 {
@@ -259,6 +178,7 @@ enum kerr bkeauth_etcd(const struct bke_ctx *x, const struct bke_bucket *b, cons
         return KERR_OK;
     }
     rc = k8s_get(x->client, &ETCDSPEC_RES_SECRET, ns, secret, NULL, &obj, err);
+    cJSON_Delete(obj);
     if (rc == KERR_NOTFOUND) {
         kerr_clear(err);
         snprintf(why, n,
@@ -267,9 +187,6 @@ enum kerr bkeauth_etcd(const struct bke_ctx *x, const struct bke_bucket *b, cons
                  ns, secret, b->name);
         return KERR_OK;
     }
-    if (rc == KERR_OK)
-        rc = endpoint_elsewhere(x, b, etcd, obj, why, n, err);
-    cJSON_Delete(obj);
     return rc;
 }
 

@@ -47,10 +47,7 @@ extern const struct k8s_resource BKEAUTH_RES_NAMESPACE;
 
 /*
  * Why etcd (of b's store) may not have a BackupEntry in b, into why (n bytes; "" when it
- * may): its namespace not selected, its prefix not its namespace's part, no backup Secret, or
- * (object stores) its Secret (else its endpointOverride) naming another endpoint than the
- * bucket's Secret (else its endpointOverride): it writes another service. Errors of the reads
- * are returned: no entry is made then either.
+ * may). Errors of the reads are returned: no entry is made then either.
  */
 enum kerr bkeauth_etcd(const struct bke_ctx *x, const struct bke_bucket *b, const cJSON *etcd,
                        char *why, size_t n, struct kerr_info *err);
