@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# T2 (docs/backup-entries.md, "Nothing deleted without provenance"): what was written after the
+# Etcd was last known alive stays, "and so does any cluster that came onto the prefix after it,
+# whether or not warden-controller saw it (... another namespace's, one a webhook with
+# failurePolicy: Ignore did not judge, one that came and went while the controller was paused
+# or down)". shoot/etcd-a is deleted; its entry is released. warden-controller is stopped (an
+# upgrade). Namespace other's etcd-x, admitted while warden-webhook was down under failurePolicy
+# Ignore, comes onto the prefix, writes, and goes. The controller starts again; within the
+# grace period etcd-a is created again and reattaches, and later is deleted again. The entry's
+# deletion must keep what etcd-x wrote while the entry was released.
+# Oracle: s3rver's listing of the prefix before and after.
+set -uo pipefail
+. "$(dirname "$0")/../../lib/snapshot.sh"
+. "$(dirname "$0")/../../lib/controller.sh"
+ksim_on_exit snap_cleanups
+command -v jq >/dev/null || { echo "SKIP: jq is not installed"; exit 77; }
+
+P=shoot--etcd-a
+ignore() { # POLICY: the failurePolicy of the Etcd webhooks
+    local k
+    for k in validatingwebhookconfiguration mutatingwebhookconfiguration; do
+        kc patch $k etcd-warden --type json -p "[{\"op\":\"replace\",\"path\":\"/webhooks/0/failurePolicy\",\"value\":\"$1\"}]" >/dev/null ||
+            ctl_fail "cannot set failurePolicy $1 on $k etcd-warden"
+    done
+}
+entry_field() { kc get backupentry "$1" -o jsonpath="$2" 2>/dev/null; }
+
+CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups"
+echo snapshot >"$SNAP_WORK/obj"
+snap_s3_start
+ctl_stage
+ctl_s3_bucket_secret
+ctl_namespace shoot other
+ctl_s3_bucket 30s
+ctl_store_etcd shoot etcd-a aws "$SNAP_BUCKET" $P
+ctl_members shoot etcd-a
+ctl_jobs_serve etcd-warden
+ctl_start
+ksim_wait 20 ctl_has_entry shoot etcd-a || ctl_fail "no entry for etcd-a"
+ctl_members_seen shoot etcd-a
+E=$(ctl_entry_of shoot etcd-a)
+sleep 1
+snap_s3 put "$P/v2/Full-00000000-00000100-1700000000.gz" "$SNAP_WORK/obj"
+
+kc -n shoot delete pod etcd-a-0 --grace-period=0 >/dev/null 2>&1
+kc -n shoot delete statefulset etcd-a >/dev/null 2>&1
+kc -n shoot delete etcd etcd-a >/dev/null || ctl_fail "cannot delete etcd-a"
+ksim_wait 20 ctl_entry_phase_is "$E" PendingDeletion || ctl_fail "$E: $(ctl_entry_phase "$E")"
+echo "entry $E: PendingDeletion, etcdLastAliveAt $(entry_field "$E" '{.spec.etcdLastAliveAt}')"
+ctl_stop
+ignore Ignore
+wh_stop
+out=$(kc apply -f - 2>&1 <<EOF
+apiVersion: druid.gardener.cloud/v1alpha1
+kind: Etcd
+metadata: {name: etcd-x, namespace: other}
+spec:
+  replicas: 1
+  labels: {app: etcd-statefulset}
+  etcd: {clientPort: 2379, serverPort: 2380}
+  backup: {port: 8080, store: {provider: aws, container: $SNAP_BUCKET, prefix: "$P", secretRef: {name: etcd-backup}}}
+EOF
+) || { echo "held: other/etcd-x refused with the webhook down: $out"; exit 0; }
+sleep 1
+snap_s3 put "$P/v2/Full-00000000-00000007-1800000000.gz" "$SNAP_WORK/obj"
+x_keys=$(snap_s3 ls "$P/v2/" | grep -- '-1800000' | sort)
+kc -n other delete etcd etcd-x >/dev/null || ctl_fail "cannot delete etcd-x"
+echo "other/etcd-x came onto \"$P\", wrote $(echo $x_keys) and went while the controller was stopped"
+# shellcheck disable=SC2046
+wh_start $(druid_webhook_flags) ${CTL_WEBHOOK_FLAGS:-} --webhook-server-tls-server-cert-dir "$WH_DIR/certs"
+ignore Fail
+ctl_start
+sleep 3
+ctl_store_etcd shoot etcd-a aws "$SNAP_BUCKET" $P
+ctl_members shoot etcd-a
+reattached() { ctl_entry_phase_is "$E" Active; }
+ksim_wait 20 reattached || echo "etcd-a not reattached: $(ctl_entry_phase "$E"); events: $(ctl_events shoot etcd-a | tail -2 | tr '\n' '|')"
+sleep 3
+echo "entry $E after etcd-a reattached: phase $(ctl_entry_phase "$E"), overlappedAt '$(entry_field "$E" '{.spec.overlappedAt}')'"
+sleep 2
+kc -n shoot delete pod etcd-a-0 --grace-period=0 >/dev/null 2>&1
+kc -n shoot delete statefulset etcd-a >/dev/null 2>&1
+kc -n shoot delete etcd etcd-a >/dev/null || ctl_fail "cannot delete etcd-a"
+ksim_wait 20 ctl_entry_phase_is "$E" PendingDeletion || ctl_fail "$E: $(ctl_entry_phase "$E")"
+echo "entry $E: PendingDeletion, etcdLastAliveAt $(entry_field "$E" '{.spec.etcdLastAliveAt}'), overlappedAt '$(entry_field "$E" '{.spec.overlappedAt}')'"
+ksim_wait 60 ksim_gone backupentry "$E" ||
+    echo "entry $E stays: $(entry_field "$E" '{.status.phase} {.status.message}' | cut -c1-300)"
+echo "events of $E: $(ctl_events default "$E" | tail -3 | tr '\n' '|' | cut -c1-400)"
+left=$(snap_s3 ls "$P/v2/" | sort)
+echo "left under $P: $(echo $left)"
+ctl_jobs_stop
+ctl_stop
+lost=$(comm -23 <(echo "$x_keys") <(echo "$left"))
+if [ -n "$lost" ]; then
+    echo "HOLE: the deletion of shoot/etcd-a's entry deleted $(echo $lost), written by other/etcd-x on \"$P\" while the entry was released and the controller was stopped (etcd-a reattached afterwards)"
+    exit 1
+fi
+echo "held: etcd-x's snapshot stays"
+echo "attack22_reattach_unseen: ok"
