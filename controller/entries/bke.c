@@ -264,20 +264,22 @@ static enum kerr release_entry(const struct bke_ctx *x, const struct bke_bucket 
     struct timespec at;
     time_t t = time(NULL);
     cJSON *obj, *stored = NULL;
-    int claimed, watched;
+    int64_t watched;
+    int claimed;
     long wait;
     enum kerr rc;
 
     if (x->watch_ns && *x->watch_ns && strcmp(ns, x->watch_ns) != 0)
         return KERR_OK;
     if (deleted && ktime_parse(deleted, &at, NULL) == KERR_OK) {
-        watched = bkealive_watch_due(entry, x->since, (int64_t)t, &wait);
+        watched = bkealive_watch_due(entry, x->since, (int64_t)t, &wait) ? (int64_t)t : 0;
         if (wait > 0)
             requeue_min(requeue, wait * 1000L);
-        if (!bkealive_overlap_due(entry, over) && !watched)
+        if (!bkealive_overlap_due(entry, over))
+            over = 0; /* nothing new to record */
+        if (!over && !watched)
             return pending_step(x, b, entry, deleted, conflict, requeue, err);
-        rc = record_watch(x, entry, bkealive_overlap_due(entry, over) ? over : 0,
-                          watched ? (int64_t)t : 0, &stored, err);
+        rc = record_watch(x, entry, over, watched, &stored, err);
         if (rc == KERR_OK)
             rc = pending_step(x, b, stored, deleted, conflict, requeue, err);
         cJSON_Delete(stored);

@@ -119,7 +119,7 @@ int bkealive_watch_due(const cJSON *entry, int64_t since, int64_t now, long *wai
     int64_t last, w;
 
     *wait = 0;
-    if (!bkealive_watched_since(entry, since) || !time_at(entry, LAST, &last) ||
+    if (!time_at(entry, LAST, &last) || since > last ||
         (time_at(entry, WATCHED, &w) && w >= last + BKEALIVE_MARGIN_S))
         return 0;
     if (now < last + BKEALIVE_MARGIN_S) {
