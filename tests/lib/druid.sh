@@ -126,7 +126,7 @@ druid_webhook_flags() {
 # DRUID_REAL_CRDS=1 and DRUID_CRD_DIR naming a folder of etcd-druid's own CRDs, its Etcd
 # (without CEL: kube-sim evaluates no CEL rules) and EtcdOpsTask CRDs are used instead.
 druid_crds() {
-    local f
+    local f files=()
     for f in "$_druid_root"/charts/etcd-warden/crds/*.yaml; do
         if [ "${DRUID_REAL_CRDS:-0}" = 1 ] && [ -n "${DRUID_CRD_DIR:-}" ]; then
             case $f in
@@ -134,8 +134,10 @@ druid_crds() {
             */druid.gardener.cloud_etcdopstasks.yaml) f=$DRUID_CRD_DIR/druid.gardener.cloud_etcdopstasks.yaml ;;
             esac
         fi
-        kc apply -f "$f" >/dev/null || wh_fail "cannot apply $f"
+        files+=(-f "$f")
     done
+    # one kubectl for all of them: a kubectl run costs more CPU than kube-sim's work for it
+    kc apply "${files[@]}" >/dev/null || wh_fail "cannot apply the CRDs: ${files[*]}"
     ksim_wait 20 kc get etcds,etcdopstasks,etcdstatusbackups,extendfullsnapshotimmutabilitytasks -A ||
         wh_fail "the CRDs are not served"
 }

@@ -132,9 +132,11 @@ ksim_secs() {
 }
 
 # Retry "$@" until it succeeds or the deadline passes (SECONDS, scaled by ksim_secs). The last
-# output is shown on failure.
+# output is shown on failure. The pause between tries grows from 0.1 s to 0.5 s: a try is
+# mostly a kubectl run (about 70 ms of CPU), and tries every 0.1 s made the waiting scripts,
+# not the programs they test, the load of a parallel test run.
 ksim_wait() {
-    local deadline=$((SECONDS + $(ksim_secs "$1"))) out
+    local deadline=$((SECONDS + $(ksim_secs "$1"))) out pause=0.1
     shift
     while :; do
         if out=$("$@" 2>&1); then
@@ -145,7 +147,8 @@ ksim_wait() {
             echo "$out" >&2
             return 1
         fi
-        sleep 0.1
+        sleep "$pause"
+        case $pause in 0.1) pause=0.2 ;; 0.2) pause=0.3 ;; 0.3) pause=0.5 ;; esac
     done
 }
 # ksim_gone ARGS...: true when `kc get ARGS` finds nothing.

@@ -30,8 +30,8 @@ its output (stdout and stderr, in order) cut to its last 80 lines and 2048
 bytes, as the kubelet does for terminationMessagePolicy FallbackToLogsOnError.
 
 serve runs every Job matching SELECTOR in NAMESPACE that has no status yet,
-once per uid, one at a time, polling every 0.1 s until STOP_FILE exists or
-SECONDS pass. Each run is logged on stderr; with JOB_EXEC_RECORD set, also
+once per uid, one at a time, as a watch (kubectl get --watch) shows them, until
+STOP_FILE exists or SECONDS pass. Each run is logged on stderr; with JOB_EXEC_RECORD set, also
 appended to that file as JSON lines: {"namespace", "job", "uid", "annotations",
 "command" (the container's command and args), "start", "end"} (seconds since
 the epoch: before its Pod is made, after its containers have stopped), once
@@ -40,7 +40,7 @@ request it makes is never taken for nobody's), once more when it is over; so a
 store's record of requests can be told apart by Job. Exit status of run: 0 when the Job ran (whatever
 its container's status), 2 when it could not be read or written.
 """
-import json, os, random, string, subprocess, sys, tempfile, time
+import json, os, queue, random, signal, string, subprocess, sys, tempfile, threading, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -255,28 +255,65 @@ def record(path, ns, job, start, end):
         f.write(json.dumps(line) + "\n")
 
 
+def watch_jobs(ns, selector, out, procs):
+    """Put every Job that kubectl's watch of NS/SELECTOR prints (the list first, then each
+    change) on the queue out; a watch that ends (the server closed it) is opened again. The
+    running kubectl is procs[0]."""
+    dec = json.JSONDecoder()
+    while True:
+        procs[:] = [None]
+        p = subprocess.Popen(["kubectl", "-n", ns, "get", "jobs", "-l", selector, "-o", "json",
+                              "--watch"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                             text=True)
+        procs[:] = [p]
+        buf = ""
+        for line in p.stdout:
+            buf += line
+            while True:
+                buf = buf.lstrip()
+                try:
+                    obj, used = dec.raw_decode(buf)
+                except ValueError:
+                    break
+                buf = buf[used:]
+                out.put(obj)
+        p.wait()
+        time.sleep(0.5)
+
+
 def serve(ns, selector, work, binary, stop, seconds):
     done, end = set(), time.monotonic() + seconds
+    jobs, procs = queue.Queue(), [None]
+    threading.Thread(target=watch_jobs, args=(ns, selector, jobs, procs), daemon=True).start()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        serve_queue(ns, jobs, done, end, work, binary, stop)
+    finally:
+        if procs[0]:
+            procs[0].kill()
+
+
+def serve_queue(ns, jobs, done, end, work, binary, stop):
     while time.monotonic() < end and not os.path.exists(stop):
-        p = kubectl("-n", ns, "get", "jobs", "-l", selector, "-o", "json", check=False)
-        items = json.loads(p.stdout).get("items", []) if p.returncode == 0 else []
-        for job in items:
-            uid = job["metadata"]["uid"]
-            st = job.get("status") or {}
-            if uid in done or st.get("succeeded") or st.get("failed") or \
-                    job["metadata"].get("deletionTimestamp"):
-                continue
-            done.add(uid)
-            start = time.time()
-            if os.environ.get("JOB_EXEC_RECORD"):
-                record(os.environ["JOB_EXEC_RECORD"], ns, job, start, None)
-            try:
-                run(ns, job["metadata"]["name"], work, binary)
-            except (RuntimeError, KeyError, subprocess.TimeoutExpired, ValueError) as e:
-                log(f"Job {ns}/{job['metadata']['name']}: {e}")
-            if os.environ.get("JOB_EXEC_RECORD"):
-                record(os.environ["JOB_EXEC_RECORD"], ns, job, start, time.time())
-        time.sleep(0.1)
+        try:
+            job = jobs.get(timeout=0.2)
+        except queue.Empty:
+            continue
+        uid = job["metadata"]["uid"]
+        st = job.get("status") or {}
+        if uid in done or st.get("succeeded") or st.get("failed") or \
+                job["metadata"].get("deletionTimestamp"):
+            continue
+        done.add(uid)
+        start = time.time()
+        if os.environ.get("JOB_EXEC_RECORD"):
+            record(os.environ["JOB_EXEC_RECORD"], ns, job, start, None)
+        try:
+            run(ns, job["metadata"]["name"], work, binary)
+        except (RuntimeError, KeyError, subprocess.TimeoutExpired, ValueError) as e:
+            log(f"Job {ns}/{job['metadata']['name']}: {e}")
+        if os.environ.get("JOB_EXEC_RECORD"):
+            record(os.environ["JOB_EXEC_RECORD"], ns, job, start, time.time())
 
 
 def main():
