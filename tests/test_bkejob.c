@@ -122,34 +122,8 @@ Test(bkejob, window_ends_when_the_etcd_was_last_known_alive)
 
     cr_assert_not_null(cJSON_AddStringToObject(spec, "etcdDeletedAt", "2026-11-13T00:00:00Z"));
     cr_assert_not_null(cJSON_AddStringToObject(spec, "etcdLastAliveAt", "2026-11-12T08:00:00Z"));
-    cr_assert_not_null(cJSON_AddStringToObject(spec, "watchedUntil", "2026-11-12T08:05:00Z"));
     OK(bkejob_build(e, b, NULL, "img:1", NULL, &job, &err));
     cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-12T08:01:00Z");
-    cJSON_Delete(job);
-    cJSON_Delete(b);
-    cJSON_Delete(e);
-}
-
-/* The margin counts only as far as a controller watched for another Etcd on the prefix
- * (spec.watchedUntil): none, or one before the margin's end, shortens the window. */
-Test(bkejob, window_margin_only_as_far_as_watched)
-{
-    cJSON *b = parse(BUCKET), *e = parse(ENTRY), *job = NULL;
-    struct kerr_info err = { 0 };
-    cJSON *spec = (cJSON *)kjson_get_obj(e, "spec");
-
-    cr_assert_not_null(cJSON_AddStringToObject(spec, "etcdDeletedAt", "2026-11-13T00:00:00Z"));
-    cr_assert_not_null(cJSON_AddStringToObject(spec, "etcdLastAliveAt", "2026-11-12T08:00:00Z"));
-    OK(bkejob_build(e, b, NULL, "img:1", NULL, &job, &err));
-    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-12T08:00:00Z", "no watch: no margin");
-    cJSON_Delete(job);
-    cr_assert_not_null(cJSON_AddStringToObject(spec, "watchedUntil", "2026-11-12T08:00:30Z"));
-    OK(bkejob_build(e, b, NULL, "img:1", NULL, &job, &err));
-    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-12T08:00:30Z");
-    cJSON_Delete(job);
-    cJSON_ReplaceItemInObject(spec, "watchedUntil", cJSON_CreateString("2026-11-12T07:00:00Z"));
-    OK(bkejob_build(e, b, NULL, "img:1", NULL, &job, &err));
-    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-12T08:00:00Z", "a watch before it");
     cJSON_Delete(job);
     cJSON_Delete(b);
     cJSON_Delete(e);
@@ -166,7 +140,6 @@ Test(bkejob, window_ends_when_another_etcd_overlapped)
     cr_assert_not_null(cJSON_AddStringToObject(spec, "etcdDeletedAt", "2026-11-13T00:00:00Z"));
     cr_assert_not_null(cJSON_AddStringToObject(spec, "etcdLastAliveAt", "2026-11-12T08:00:00Z"));
     cr_assert_not_null(cJSON_AddStringToObject(spec, "overlappedAt", "2026-11-12T08:00:20Z"));
-    cr_assert_not_null(cJSON_AddStringToObject(spec, "watchedUntil", "2026-11-12T09:00:00Z"));
     OK(bkejob_build(e, b, NULL, "img:1", NULL, &job, &err));
     cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-12T08:00:20Z");
     cJSON_Delete(job);

@@ -78,7 +78,6 @@
 #include "common/kerr.h"
 #include "common/ktime.h"
 #include "controller/entries/bke_ctx.h"
-#include "controller/entries/bkealive.h"
 #include "controller/entries/bkeclaim.h"
 #include "controller/core/kname.h"
 
@@ -88,7 +87,7 @@
 /* After an entry's Etcd was seen gone (spec.etcdDeletedAt), its members may still upload for
  * their termination grace period (30 s by default; etcd-druid sets none) and the store's clock
  * may be a little ahead: what was written later is not the deleted Etcd's. */
-#define BKEJOB_LAST_WRITES_S BKEALIVE_MARGIN_S
+#define BKEJOB_LAST_WRITES_S 60
 
 /*
  * The namespace of entry's deletion Job: the one recorded when it was made
