@@ -83,12 +83,13 @@ static enum kerr stand_ins(const cJSON *entry, const cJSON *bucket, cJSON *etcd,
  * Provenance: the window of what entry's owner wrote. Since: T1 of controller/entries/bkeseen.h
  * (spec.claimedAt, or for an entry of an earlier version its metadata.creationTimestamp, not
  * before a member of the Etcd was seen running unless etcd-warden wrote the prefix for it).
- * Before: the Etcd seen gone (spec.etcdDeletedAt) plus BKEJOB_LAST_WRITES_S, or
- * status.deletionStartedAt (written before the Job exists) when that is earlier: an object
- * written into the prefix after the Etcd and its members were gone (the cluster moved to
- * another seed and writes on there) is not the deleted Etcd's; and spec.overlappedAt when
- * earlier (controller/entries/bkealive.h: another Etcd claimed the prefix from then on, which
- * the margin after the Etcd's last sighting must not reach into). Nothing shown written (no
+ * Before: the earliest of the Etcd last known alive (spec.etcdLastAliveAt, bkealive.h), seen
+ * gone (spec.etcdDeletedAt), status.deletionStartedAt (written before the Job exists) and
+ * spec.overlappedAt (another Etcd claimed the prefix from then on): an object written into the
+ * prefix after the Etcd was last known alive cannot be shown to be its (the cluster moved to
+ * another seed and writes on there, another cluster came onto the prefix, a controller paused or
+ * down did not see it): it stays, the members' uploads while they terminate included (delete
+ * those by hand). Nothing shown written (no
  * sighting, no copy): an empty window, since one second after before, so that the Job deletes
  * nothing and counts every object as kept. KERR_INVAL without an end: what cannot be shown to
  * be the owner's is never deleted.
@@ -107,11 +108,10 @@ static enum kerr window_args(const cJSON *entry, cJSON *args, struct kerr_info *
                         "BackupEntry %s: no deletion start (status.deletionStartedAt): what its "
                         "Etcd wrote cannot be told apart",
                         str_or_empty(entry, "metadata.name"));
-    if (gone && ktime_parse(gone, &g, NULL) == KERR_OK &&
-        g.tv_sec + BKEJOB_LAST_WRITES_S < end.tv_sec)
-        end.tv_sec = g.tv_sec + BKEJOB_LAST_WRITES_S;
-    if (bkealive_last(entry, &alive) && alive + BKEJOB_LAST_WRITES_S < (int64_t)end.tv_sec)
-        end.tv_sec = (time_t)(alive + BKEJOB_LAST_WRITES_S);
+    if (gone && ktime_parse(gone, &g, NULL) == KERR_OK && g.tv_sec < end.tv_sec)
+        end.tv_sec = g.tv_sec;
+    if (bkealive_last(entry, &alive) && alive < (int64_t)end.tv_sec)
+        end.tv_sec = (time_t)alive;
     /* another Etcd claimed an overlapping prefix from then on: what follows may be its */
     if (bkealive_overlapped(entry, &over) && over < (int64_t)end.tv_sec)
         end.tv_sec = (time_t)over;
