@@ -170,30 +170,3 @@ Test(bkealive, overlap_keeps_the_earliest)
     cJSON_Delete(e);
     cJSON_Delete(etcd);
 }
-
-/* watchedUntil: due once the margin is over, only for a process that watched from before the
- * Etcd's last sighting; a release or a reattachment drops it. */
-Test(bkealive, watch_due_after_the_margin)
-{
-    cJSON *e = entry(",\"etcdLastAliveAt\":\"2026-11-10T00:00:00Z\""), *etcd = parse(ETCD);
-    int64_t last = at("2026-11-10T00:00:00Z"), t = 0;
-    struct kerr_info err = { 0 };
-    long wait = 0;
-
-    cr_assert(!bkealive_watch_due(e, last + 1, last + 100, &wait), "started after it");
-    cr_assert_eq(wait, 0);
-    cr_assert(!bkealive_watch_due(e, last - 5, last + 20, &wait), "in the margin");
-    cr_assert_eq(wait, BKEALIVE_MARGIN_S - 20);
-    cr_assert(bkealive_watch_due(e, last - 5, last + BKEALIVE_MARGIN_S, &wait));
-    cr_assert(bkealive_watch_due(e, 0, last + 600, &wait));
-    OK(bkealive_watched(e, last + 600, &err));
-    cr_assert(!bkealive_watch_due(e, 0, last + 700, &wait), "recorded once");
-    cr_assert(bkealive_watched_until(e, &t));
-    OK(bkealive_release(e, 0, last + 800, &err));
-    cr_assert(!bkealive_watched_until(e, &t), "a release starts over");
-    OK(bkealive_watched(e, last + 600, &err));
-    OK(bkealive_mark(e, etcd, last + 900, &err));
-    cr_assert(!bkealive_watched_until(e, &t), "a reattachment drops it");
-    cJSON_Delete(e);
-    cJSON_Delete(etcd);
-}

@@ -87,10 +87,9 @@ Test(bkejob, build)
     cJSON_Delete(e);
 }
 
-/* The window ends when the Etcd was seen gone plus BKEJOB_LAST_WRITES_S (its members' last
- * uploads), not when the deletion starts a grace period later: what a cluster that moved to
- * another seed writes into the prefix meanwhile is not the deleted Etcd's. A grace period
- * shorter than the margin ends it at the deletion's start. */
+/* The window ends when the Etcd was seen gone, not when the deletion starts a grace period
+ * later: what a cluster that moved to another seed writes into the prefix meanwhile is not the
+ * deleted Etcd's. */
 Test(bkejob, window_ends_when_the_etcd_was_gone)
 {
     cJSON *b = parse(BUCKET), *e = parse(ENTRY), *job = NULL;
@@ -100,20 +99,21 @@ Test(bkejob, window_ends_when_the_etcd_was_gone)
                                                "2026-11-13T00:00:00Z"));
     OK(bkejob_build(e, b, NULL, "img:1", NULL, &job, &err));
     cr_assert_str_eq(arg(job, 3), "--written-since=2026-11-02T10:00:00Z");
-    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-13T00:01:00Z");
+    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-13T00:00:00Z");
     cJSON_Delete(job);
     cr_assert_not_null(
         cJSON_SetValuestring((cJSON *)kjson_get(e, "spec.etcdDeletedAt"), "2026-11-19T23:59:30Z"));
     OK(bkejob_build(e, b, NULL, "img:1", NULL, &job, &err));
-    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-20T00:00:00Z");
+    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-19T23:59:30Z");
     cJSON_Delete(job);
     cJSON_Delete(b);
     cJSON_Delete(e);
 }
 
-/* The window ends when the Etcd was last known alive plus the margin (spec.etcdLastAliveAt, its
- * deletion seen or its last sighting) when that is earlier than when it was seen gone: a
- * controller that was down when the Etcd went does not stretch it (attack6_deleted_unseen). */
+/* The window ends when the Etcd was last known alive (spec.etcdLastAliveAt, its deletion seen or
+ * its last sighting) when that is earlier than when it was seen gone: a controller that was down
+ * or paused when the Etcd went does not stretch it (attack6_deleted_unseen,
+ * attack21_paused_seen_gone), and what its members uploaded while they terminated stays. */
 Test(bkejob, window_ends_when_the_etcd_was_last_known_alive)
 {
     cJSON *b = parse(BUCKET), *e = parse(ENTRY), *job = NULL;
@@ -122,41 +122,15 @@ Test(bkejob, window_ends_when_the_etcd_was_last_known_alive)
 
     cr_assert_not_null(cJSON_AddStringToObject(spec, "etcdDeletedAt", "2026-11-13T00:00:00Z"));
     cr_assert_not_null(cJSON_AddStringToObject(spec, "etcdLastAliveAt", "2026-11-12T08:00:00Z"));
-    cr_assert_not_null(cJSON_AddStringToObject(spec, "watchedUntil", "2026-11-12T08:05:00Z"));
     OK(bkejob_build(e, b, NULL, "img:1", NULL, &job, &err));
-    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-12T08:01:00Z");
+    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-12T08:00:00Z");
     cJSON_Delete(job);
     cJSON_Delete(b);
     cJSON_Delete(e);
 }
 
-/* The margin counts only as far as a controller watched for another Etcd on the prefix
- * (spec.watchedUntil): none, or one before the margin's end, shortens the window. */
-Test(bkejob, window_margin_only_as_far_as_watched)
-{
-    cJSON *b = parse(BUCKET), *e = parse(ENTRY), *job = NULL;
-    struct kerr_info err = { 0 };
-    cJSON *spec = (cJSON *)kjson_get_obj(e, "spec");
-
-    cr_assert_not_null(cJSON_AddStringToObject(spec, "etcdDeletedAt", "2026-11-13T00:00:00Z"));
-    cr_assert_not_null(cJSON_AddStringToObject(spec, "etcdLastAliveAt", "2026-11-12T08:00:00Z"));
-    OK(bkejob_build(e, b, NULL, "img:1", NULL, &job, &err));
-    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-12T08:00:00Z", "no watch: no margin");
-    cJSON_Delete(job);
-    cr_assert_not_null(cJSON_AddStringToObject(spec, "watchedUntil", "2026-11-12T08:00:30Z"));
-    OK(bkejob_build(e, b, NULL, "img:1", NULL, &job, &err));
-    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-12T08:00:30Z");
-    cJSON_Delete(job);
-    cJSON_ReplaceItemInObject(spec, "watchedUntil", cJSON_CreateString("2026-11-12T07:00:00Z"));
-    OK(bkejob_build(e, b, NULL, "img:1", NULL, &job, &err));
-    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-12T08:00:00Z", "a watch before it");
-    cJSON_Delete(job);
-    cJSON_Delete(b);
-    cJSON_Delete(e);
-}
-
-/* Another Etcd claimed an overlapping prefix after the release (spec.overlappedAt): the window
- * ends at its creation, inside the 60 s margin (attack20_reattach_slack). */
+/* Another Etcd overlapping the released entry's prefix, created before the Etcd was last known
+ * alive (spec.overlappedAt): the window ends at its creation. */
 Test(bkejob, window_ends_when_another_etcd_overlapped)
 {
     cJSON *b = parse(BUCKET), *e = parse(ENTRY), *job = NULL;
@@ -165,15 +139,14 @@ Test(bkejob, window_ends_when_another_etcd_overlapped)
 
     cr_assert_not_null(cJSON_AddStringToObject(spec, "etcdDeletedAt", "2026-11-13T00:00:00Z"));
     cr_assert_not_null(cJSON_AddStringToObject(spec, "etcdLastAliveAt", "2026-11-12T08:00:00Z"));
-    cr_assert_not_null(cJSON_AddStringToObject(spec, "overlappedAt", "2026-11-12T08:00:20Z"));
-    cr_assert_not_null(cJSON_AddStringToObject(spec, "watchedUntil", "2026-11-12T09:00:00Z"));
+    cr_assert_not_null(cJSON_AddStringToObject(spec, "overlappedAt", "2026-11-12T07:59:20Z"));
     OK(bkejob_build(e, b, NULL, "img:1", NULL, &job, &err));
-    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-12T08:00:20Z");
+    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-12T07:59:20Z");
     cJSON_Delete(job);
-    /* one after the margin changes nothing */
-    cJSON_ReplaceItemInObject(spec, "overlappedAt", cJSON_CreateString("2026-11-12T09:00:00Z"));
+    /* one after it changes nothing */
+    cJSON_ReplaceItemInObject(spec, "overlappedAt", cJSON_CreateString("2026-11-12T08:00:20Z"));
     OK(bkejob_build(e, b, NULL, "img:1", NULL, &job, &err));
-    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-12T08:01:00Z");
+    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-12T08:00:00Z");
     cJSON_Delete(job);
     cJSON_Delete(b);
     cJSON_Delete(e);

@@ -220,29 +220,23 @@ static enum kerr pending_step(const struct bke_ctx *x, const struct bke_bucket *
                             &(struct bke_status){ BSTORE_ENTRY_PENDING, msg, 1, conflict }, err);
 }
 
-/*
- * Record on the released entry what this process saw (bkealive): another Etcd, created at over,
- * overlapping its prefix (overlappedAt; 0: nothing new), and the margin watched up to watched
- * (watchedUntil; 0: not now). *stored the entry as written (OWNS).
- */
-static enum kerr record_watch(const struct bke_ctx *x, const cJSON *entry, int64_t over,
-                              int64_t watched, cJSON **stored, struct kerr_info *err)
+/* Record on the released entry that another Etcd, created at over, overlaps its prefix
+ * (bkealive's overlappedAt); *stored the entry as written (OWNS). */
+static enum kerr record_overlap(const struct bke_ctx *x, const cJSON *entry, int64_t over,
+                                cJSON **stored, struct kerr_info *err)
 {
     cJSON *obj = entry_copy(entry);
-    enum kerr rc = KERR_OK;
+    enum kerr rc;
 
     *stored = NULL;
     if (!obj)
         return kerr_set(err, KERR_NOMEM, NULL);
-    if (over > 0)
-        rc = bkealive_overlap(obj, over, err);
-    if (rc == KERR_OK && watched > 0)
-        rc = bkealive_watched(obj, watched, err);
+    rc = bkealive_overlap(obj, over, err);
     if (rc == KERR_OK)
         rc = k8s_update(x->client, &BKE_RES_ENTRY, NULL, kjson_get_str(entry, "metadata.name"), obj,
                         NULL, stored, err);
     cJSON_Delete(obj);
-    if (rc == KERR_OK && over > 0)
+    if (rc == KERR_OK)
         log_info("backup entry overlapped", "entry", kjson_get_str(entry, "metadata.name"));
     return rc;
 }
@@ -264,22 +258,15 @@ static enum kerr release_entry(const struct bke_ctx *x, const struct bke_bucket 
     struct timespec at;
     time_t t = time(NULL);
     cJSON *obj, *stored = NULL;
-    int64_t watched;
     int claimed;
-    long wait;
     enum kerr rc;
 
     if (x->watch_ns && *x->watch_ns && strcmp(ns, x->watch_ns) != 0)
         return KERR_OK;
     if (deleted && ktime_parse(deleted, &at, NULL) == KERR_OK) {
-        watched = bkealive_watch_due(entry, x->since, (int64_t)t, &wait) ? (int64_t)t : 0;
-        if (wait > 0)
-            requeue_min(requeue, wait * 1000L);
         if (!bkealive_overlap_due(entry, over))
-            over = 0; /* nothing new to record */
-        if (!over && !watched)
             return pending_step(x, b, entry, deleted, conflict, requeue, err);
-        rc = record_watch(x, entry, over, watched, &stored, err);
+        rc = record_overlap(x, entry, over, &stored, err);
         if (rc == KERR_OK)
             rc = pending_step(x, b, stored, deleted, conflict, requeue, err);
         cJSON_Delete(stored);

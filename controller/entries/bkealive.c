@@ -11,7 +11,6 @@
 #define DELETED "spec.etcdDeletionTimestamp"
 #define LAST    "spec.etcdLastAliveAt"
 #define OVERLAP "spec.overlappedAt"
-#define WATCHED "spec.watchedUntil"
 
 /* The time at path of obj into *t: 1, or 0 when absent or not a time. */
 static int time_at(const cJSON *obj, const char *path, int64_t *t)
@@ -53,7 +52,6 @@ enum kerr bkealive_mark(cJSON *obj, const cJSON *etcd, int64_t now, struct kerr_
     enum kerr rc = KERR_OK;
 
     (void)kjson_delete(obj, LAST);
-    (void)kjson_delete(obj, WATCHED);
     if (time_at(obj, OVERLAP, &t) &&
         (!time_at(etcd, "metadata.creationTimestamp", &created) || created <= t))
         (void)kjson_delete(obj, OVERLAP);
@@ -70,7 +68,6 @@ enum kerr bkealive_release(cJSON *obj, int64_t since, int64_t now, struct kerr_i
 {
     int64_t t;
 
-    (void)kjson_delete(obj, WATCHED); /* an earlier release's */
     if (time_at(obj, DELETED, &t) && t <= now)
         return set_time(obj, LAST, t, err);
     if (time_at(obj, SEEN, &t) && t <= now)
@@ -105,36 +102,4 @@ enum kerr bkealive_overlap(cJSON *obj, int64_t at, struct kerr_info *err)
 int bkealive_overlapped(const cJSON *entry, int64_t *t)
 {
     return time_at(entry, OVERLAP, t);
-}
-
-int bkealive_watched_since(const cJSON *entry, int64_t since)
-{
-    int64_t last;
-
-    return time_at(entry, LAST, &last) && since <= last;
-}
-
-int bkealive_watch_due(const cJSON *entry, int64_t since, int64_t now, long *wait)
-{
-    int64_t last, w;
-
-    *wait = 0;
-    if (!time_at(entry, LAST, &last) || since > last ||
-        (time_at(entry, WATCHED, &w) && w >= last + BKEALIVE_MARGIN_S))
-        return 0;
-    if (now < last + BKEALIVE_MARGIN_S) {
-        *wait = (long)(last + BKEALIVE_MARGIN_S - now);
-        return 0;
-    }
-    return 1;
-}
-
-enum kerr bkealive_watched(cJSON *obj, int64_t t, struct kerr_info *err)
-{
-    return set_time(obj, WATCHED, t, err);
-}
-
-int bkealive_watched_until(const cJSON *entry, int64_t *t)
-{
-    return time_at(entry, WATCHED, t);
 }

@@ -24,13 +24,7 @@
  *     the same name created again and not reattached, another namespace's, one a webhook
  *     did not judge): from then on the prefix has another writer, so the deletion window ends
  *     there, whatever the margin after etcdLastAliveAt says. Removed when the entry is
- *     reattached to the Etcd it records (created at or before it);
- *   - watchedUntil: overlappedAt is complete only for what a controller saw, so the margin
- *     after etcdLastAliveAt counts only as far as a controller that reconciled since before
- *     etcdLastAliveAt (its since) watched the Etcds: it writes the time it looked, once the
- *     margin is over (bkealive_watch_due), and the deletion Job's builder counts its own look.
- *     Without it the window ends at etcdLastAliveAt: a controller down in the margin may have
- *     missed an Etcd that came and went, so what was written then stays.
+ *     reattached to the Etcd it records (created at or before it).
  *
  * Ownership: arguments BORROWED. Thread safety: reentrant.
  */
@@ -42,9 +36,6 @@
 #include <cJSON.h>
 
 #include "common/kerr.h"
-
-/* The margin after etcdLastAliveAt for its members' last uploads (pods terminating). */
-#define BKEALIVE_MARGIN_S 60
 
 /* How often etcdSeenAt is refreshed while the Etcd lives: 10,000 Etcds make ~17 writes/s. */
 #define BKEALIVE_REFRESH_S 600
@@ -61,8 +52,7 @@ int bkealive_due(const cJSON *entry, const cJSON *etcd, int64_t since, int64_t n
  * Record on obj (the entry about to be written, OWNED by the caller) that etcd is alive at
  * now: etcdSeenAt = now while it is not being deleted, etcdDeletionTimestamp = its
  * deletionTimestamp (removed when it has none: an Etcd created again), etcdLastAliveAt
- * removed, watchedUntil removed, overlappedAt removed when it is not earlier than etcd's
- * creation (it records etcd).
+ * removed, overlappedAt removed when it is not earlier than etcd's creation (it records etcd).
  * KERR_NOMEM, KERR_INTERNAL (a time that cannot be written).
  */
 enum kerr bkealive_mark(cJSON *obj, const cJSON *etcd, int64_t now, struct kerr_info *err);
@@ -84,24 +74,6 @@ enum kerr bkealive_overlap(cJSON *obj, int64_t at, struct kerr_info *err);
 
 /* The entry's overlappedAt into *t (Unix seconds): 1, or 0 when absent or not a time. */
 int bkealive_overlapped(const cJSON *entry, int64_t *t);
-
-/*
- * 1 when the released entry should record watchedUntil = now: it has etcdLastAliveAt (last),
- * this process reconciles since at or before it (since 0: always), the margin is over
- * (now >= last + BKEALIVE_MARGIN_S) and no watchedUntil of at least that is recorded.
- * *wait: when the margin is not over yet and this process may record it, the seconds until it
- * is; else 0.
- */
-int bkealive_watch_due(const cJSON *entry, int64_t since, int64_t now, long *wait);
-
-/* 1 when this process (since) watched the Etcds from before entry's etcdLastAliveAt. */
-int bkealive_watched_since(const cJSON *entry, int64_t since);
-
-/* Set watchedUntil on obj (OWNED by the caller) to t. KERR_NOMEM, KERR_INTERNAL. */
-enum kerr bkealive_watched(cJSON *obj, int64_t t, struct kerr_info *err);
-
-/* The entry's watchedUntil into *t (Unix seconds): 1, or 0 when absent or not a time. */
-int bkealive_watched_until(const cJSON *entry, int64_t *t);
 
 /* The entry's etcdLastAliveAt into *t (Unix seconds): 1, or 0 when absent or not a time. */
 int bkealive_last(const cJSON *entry, int64_t *t);

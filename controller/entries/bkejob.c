@@ -83,14 +83,13 @@ static enum kerr stand_ins(const cJSON *entry, const cJSON *bucket, cJSON *etcd,
  * Provenance: the window of what entry's owner wrote. Since: T1 of controller/entries/bkeseen.h
  * (spec.claimedAt, or for an entry of an earlier version its metadata.creationTimestamp, not
  * before a member of the Etcd was seen running unless etcd-warden wrote the prefix for it).
- * Before: the Etcd seen gone (spec.etcdDeletedAt) plus BKEJOB_LAST_WRITES_S, or
- * status.deletionStartedAt (written before the Job exists) when that is earlier: an object
- * written into the prefix after the Etcd and its members were gone (the cluster moved to
- * another seed and writes on there) is not the deleted Etcd's; and spec.overlappedAt when
- * earlier (controller/entries/bkealive.h: another Etcd claimed the prefix from then on, which
- * the margin after the Etcd's last sighting must not reach into); and the margin reaches no
- * further than spec.watchedUntil, up to when a controller watched for such an Etcd (none: the
- * window ends at etcdLastAliveAt). Nothing shown written (no
+ * Before: the earliest of the Etcd last known alive (spec.etcdLastAliveAt, bkealive.h), seen
+ * gone (spec.etcdDeletedAt), status.deletionStartedAt (written before the Job exists) and
+ * spec.overlappedAt (another Etcd claimed the prefix from then on): an object written into the
+ * prefix after the Etcd was last known alive cannot be shown to be its (the cluster moved to
+ * another seed and writes on there, another cluster came onto the prefix, a controller paused or
+ * down did not see it): it stays, the members' uploads while they terminate included (delete
+ * those by hand). Nothing shown written (no
  * sighting, no copy): an empty window, since one second after before, so that the Job deletes
  * nothing and counts every object as kept. KERR_INVAL without an end: what cannot be shown to
  * be the owner's is never deleted.
@@ -101,7 +100,7 @@ static enum kerr window_args(const cJSON *entry, cJSON *args, struct kerr_info *
     const char *gone = kjson_get_str(entry, "spec.etcdDeletedAt");
     struct timespec end, g;
     char a[64], b[64], first[KTIME_LEN + 1], last[KTIME_LEN + 1];
-    int64_t alive, over, watched, t1 = 0;
+    int64_t alive, over, t1 = 0;
     enum bkeseen from = bkeseen_start(entry, &t1);
 
     if (!started || ktime_parse(started, &end, NULL) != KERR_OK)
@@ -109,18 +108,10 @@ static enum kerr window_args(const cJSON *entry, cJSON *args, struct kerr_info *
                         "BackupEntry %s: no deletion start (status.deletionStartedAt): what its "
                         "Etcd wrote cannot be told apart",
                         str_or_empty(entry, "metadata.name"));
-    if (gone && ktime_parse(gone, &g, NULL) == KERR_OK &&
-        g.tv_sec + BKEJOB_LAST_WRITES_S < end.tv_sec)
-        end.tv_sec = g.tv_sec + BKEJOB_LAST_WRITES_S;
-    if (bkealive_last(entry, &alive) && alive + BKEJOB_LAST_WRITES_S < (int64_t)end.tv_sec)
-        end.tv_sec = (time_t)(alive + BKEJOB_LAST_WRITES_S);
-    /* the margin only as far as a controller watched for another Etcd on the prefix */
-    if (bkealive_last(entry, &alive)) {
-        if (!bkealive_watched_until(entry, &watched) || watched < alive)
-            watched = alive;
-        if (watched < (int64_t)end.tv_sec)
-            end.tv_sec = (time_t)watched;
-    }
+    if (gone && ktime_parse(gone, &g, NULL) == KERR_OK && g.tv_sec < end.tv_sec)
+        end.tv_sec = g.tv_sec;
+    if (bkealive_last(entry, &alive) && alive < (int64_t)end.tv_sec)
+        end.tv_sec = (time_t)alive;
     /* another Etcd claimed an overlapping prefix from then on: what follows may be its */
     if (bkealive_overlapped(entry, &over) && over < (int64_t)end.tv_sec)
         end.tv_sec = (time_t)over;
@@ -404,9 +395,6 @@ static enum kerr start_job(const struct bke_ctx *x, const struct bke_bucket *b, 
     /* Local: the Secret's hostPath is where the buckets are on the node */
     if (rc == KERR_OK && !*why && sname)
         rc = k8s_get(x->client, &ETCDSPEC_RES_SECRET, ns, sname, NULL, &secret, err);
-    /* this process watched the Etcds from before the Etcd's last sighting up to now */
-    if (rc == KERR_OK && !*why && bkealive_watched_since(stored, x->since))
-        rc = bkealive_watched(stored, (int64_t)now, err);
     if (rc == KERR_OK && !*why)
         rc = bkejob_build(stored, bucket, secret, x->job_image, x->job_command, &job, err);
     if (rc == KERR_OK && !*why)

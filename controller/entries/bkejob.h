@@ -60,7 +60,7 @@
  * reattaches the entry to the Etcd.
  * The Job deletes only what was written in the entry's window: from T1 (controller/entries/
  * bkeseen.h: not before a member of its Etcd was seen running, unless etcd-warden wrote the
- * prefix for it) to the Etcd last known alive (bkealive.h) plus BKEJOB_LAST_WRITES_S; with no
+ * prefix for it) to the Etcd last known alive (bkealive.h), no later; with no
  * T1 the window is empty, every object is kept, and the entry ends with the event
  * NothingWritten instead of Deleted.
  * Nothing but the Job deletes objects, and it only under the entry's prefix
@@ -78,18 +78,12 @@
 #include "common/kerr.h"
 #include "common/ktime.h"
 #include "controller/entries/bke_ctx.h"
-#include "controller/entries/bkealive.h"
 #include "controller/entries/bkeclaim.h"
 #include "controller/core/kname.h"
 
 #define BKEJOB_TAG         "delete" /* kname_job */
 #define BKEJOB_LABEL_ENTRY "etcd-warden.io/backup-entry"
 #define BKEJOB_POLL_MS     2000L
-/* After an entry's Etcd was seen gone (spec.etcdDeletedAt), its members may still upload for
- * their termination grace period (30 s by default; etcd-druid sets none) and the store's clock
- * may be a little ahead: what was written later is not the deleted Etcd's. */
-#define BKEJOB_LAST_WRITES_S BKEALIVE_MARGIN_S
-
 /*
  * The namespace of entry's deletion Job: the one recorded when it was made
  * (status.deletionJobNamespace), else the bucket's spec.secretRef.namespace (where the next one

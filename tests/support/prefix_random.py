@@ -43,12 +43,13 @@ After every operation, from the bucket's listing and the store's and Job runner'
     listing prefix (its store prefix path.Join(prefix, "v2") less the last token, as every
     sidecar version lists: s3_snapstore.go List) were written by it (its namespace and name);
   - every object deleted was deleted by a deletion Job, and written by the Etcd of the entry
-    that Job deleted for (its namespace and name, read from a watch of the BackupEntries by the
-    entry's name and status.deletionStartedAt, which the Job's --written-before carries);
+    that Job deleted for (its namespace and name, read from a watch of the BackupEntries: the
+    entry the Job's annotation names, as seen with status.deletionStartedAt before the Job ran);
   - no BackupEntry, ever, names the namespace the bucket does not select, and no claim of that
     namespace (an Etcd, a prefix move, an EtcdBackup's destination) was admitted.
 A failure prints the seed, the step and the sequence so far, and exits 1.
 """
+import calendar
 import json
 import os
 import random
@@ -164,12 +165,22 @@ class EntryWatch(threading.Thread):
             if v not in self.versions:
                 self.versions.append(v)
 
-    def owner(self, entry, started):
+    def owner(self, entry, run_start):
+        """(namespace, Etcd name) of entry as last seen deleting (status.deletionStartedAt)
+        before a Job run that started at run_start (seconds since the epoch; the field has
+        whole seconds), or None when no such version was seen."""
+        found, at = None, None
         with self.lock:
             for name, ns, etcd, t, _ in self.versions:
-                if name == entry and t == started:
-                    return ns, etcd
-        return None
+                if name != entry or not t:
+                    continue
+                try:
+                    ts = calendar.timegm(time.strptime(t, "%Y-%m-%dT%H:%M:%SZ"))
+                except ValueError:
+                    continue
+                if ts <= run_start + 1 and (at is None or ts >= at):
+                    found, at = (ns, etcd), ts
+        return found
 
     def claimants(self):
         """(entry, namespace, Etcd name, Etcd uid) of every version seen."""
@@ -587,13 +598,13 @@ class World:
             entry = run.get("annotations", {}).get("etcd-warden.io/backup-entry")
             before = next((a.split("=", 1)[1] for a in run["command"]
                            if a.startswith("--written-before=")), None)
-            owner = self.watch.owner(entry, before)
+            owner = self.watch.owner(entry, run["start"])
             ns, name, _ = self.objects[key]
             self.deleters[key] = owner
             if owner is None:
                 violations.append(f"{key} (written by {ns}/{name}) deleted by Job "
-                                  f"{run['job']}, for no BackupEntry {entry} seen deleting "
-                                  f"from {before}")
+                                  f"{run['job']} (--written-before={before}), for no BackupEntry "
+                                  f"{entry} seen deleting before the Job ran")
             elif owner != (ns, name):
                 violations.append(f"{key} (written by {ns}/{name}) deleted by Job "
                                   f"{run['job']}, the entry {entry} of {owner[0]}/{owner[1]}")

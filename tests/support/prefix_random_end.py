@@ -45,7 +45,7 @@ def main():
             super().__init__(3, sys.stdout)
             self.store, self.listings, self.t0 = set(KEYS), 0, time.time()
             owner = ("s3-2", "e1") if case == "wrong-owner" else ("s3-1", "e2")
-            self.watch.owner = lambda entry, before: owner if before == "T2" else None
+            self.watch.owner = lambda entry, run_start: owner if run_start == self.t0 else None
             self.watch.start = lambda: None
             self.watch.claimants = lambda: set()
             self.kubectl = lambda *a, **k: types.SimpleNamespace(returncode=0, stdout="",

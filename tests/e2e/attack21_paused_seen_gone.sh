@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # T2 of a deletion, "the Etcd gone" (docs/backup-entries.md, "Nothing deleted without
-# provenance"): spec.etcdLastAliveAt plus 60 s; "an object written into the prefix later is not
+# provenance"): spec.etcdLastAliveAt, with no margin; "an object written into the prefix later is not
 # the deleted Etcd's: a cluster that moved to another seed ... and writes on into the same prefix
 # keeps what it wrote during the grace period". etcdLastAliveAt is, when the replica "saw the
 # Etcd alive itself and has watched it since, the time it saw it gone". Here the replica is
@@ -9,8 +9,8 @@
 # prefix 63 s after the deletion. Past the grace period (70 s) the entry's Job must keep what
 # was written more than 60 s after etcd-a was gone. Oracle: s3rver's listing of the prefix.
 set -uo pipefail
-. "$(dirname "$0")/../../lib/snapshot.sh"
-. "$(dirname "$0")/../../lib/controller.sh"
+. "$(dirname "$0")/../lib/snapshot.sh"
+. "$(dirname "$0")/../lib/controller.sh"
 ksim_on_exit snap_cleanups
 command -v jq >/dev/null || { echo "SKIP: jq is not installed"; exit 77; }
 

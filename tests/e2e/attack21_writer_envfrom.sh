@@ -11,8 +11,8 @@
 # within etcd-a's window. When the grace period ends, the deletion must wait while the
 # Deployment may write P, or keep what it wrote. Oracle: s3rver's listing of P.
 set -uo pipefail
-. "$(dirname "$0")/../../lib/snapshot.sh"
-. "$(dirname "$0")/../../lib/controller.sh"
+. "$(dirname "$0")/../lib/snapshot.sh"
+. "$(dirname "$0")/../lib/controller.sh"
 ksim_on_exit snap_cleanups
 command -v jq >/dev/null || { echo "SKIP: jq is not installed"; exit 77; }
 

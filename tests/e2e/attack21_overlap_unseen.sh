@@ -2,8 +2,8 @@
 # spec.overlappedAt (docs/backup-entries.md, "Nothing deleted without provenance"): another
 # live Etcd that claims an overlapping prefix while an entry is released ends the entry's
 # deletion window at its creation "when warden-controller sees it"; an Etcd "that came and went
-# while no controller watched is not recorded", and then spec.watchedUntil is not written and
-# T2 is spec.etcdLastAliveAt itself. Here the controller watches throughout (same process, its
+# while no controller watched is not recorded"; T2 is then spec.etcdLastAliveAt, with no margin
+# after it. Here the controller watches throughout (same process, its
 # watch never broken), but is slow for two seconds (SIGSTOP, as a starved or paused process):
 # in that time namespace other's etcd-x, admitted while warden-webhook was down under
 # failurePolicy Ignore, is created on the released prefix, its sidecar writes its first full
@@ -12,8 +12,8 @@
 # and the entry's Job deletes etcd-x's snapshot, written within 60 s of etcd-a's end.
 # Oracle: s3rver's listing of the prefix before and after.
 set -uo pipefail
-. "$(dirname "$0")/../../lib/snapshot.sh"
-. "$(dirname "$0")/../../lib/controller.sh"
+. "$(dirname "$0")/../lib/snapshot.sh"
+. "$(dirname "$0")/../lib/controller.sh"
 ksim_on_exit snap_cleanups
 command -v jq >/dev/null || { echo "SKIP: jq is not installed"; exit 77; }
 
@@ -81,7 +81,7 @@ sleep 3
 echo "entry $E: overlappedAt '$(entry_field "$E" '{.spec.overlappedAt}')'"
 ksim_wait 40 ksim_gone backupentry "$E" ||
     echo "entry $E stays: $(entry_field "$E" '{.status.phase} {.status.message}' | cut -c1-300)"
-echo "entry spec at the end: overlappedAt '$(entry_field "$E" '{.spec.overlappedAt}')' watchedUntil '$(entry_field "$E" '{.spec.watchedUntil}')'"
+echo "entry spec at the end: overlappedAt '$(entry_field "$E" '{.spec.overlappedAt}')' etcdLastAliveAt '$(entry_field "$E" '{.spec.etcdLastAliveAt}')'"
 echo "events of $E: $(ctl_events default "$E" | tail -3 | tr '\n' '|' | cut -c1-400)"
 left=$(snap_s3 ls "$P/v2/" | sort)
 echo "left under $P: $(echo $left)"
