@@ -11,29 +11,13 @@
 # first full snapshot within etcd-a's window. When the grace period ends, the deletion must
 # wait while the Deployment may write P, or keep what it wrote. Oracle: s3rver's listing of P.
 set -uo pipefail
-. "$(dirname "$0")/../lib/snapshot.sh"
-. "$(dirname "$0")/../lib/controller.sh"
-ksim_on_exit snap_cleanups
-command -v jq >/dev/null || { echo "SKIP: jq is not installed"; exit 77; }
+. "$(dirname "$0")/../lib/released.sh"
 
-P=shoot--etcd-a
-entry_field() { kc get backupentry "$1" -o jsonpath="$2" 2>/dev/null; }
-CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups"
-echo snapshot >"$SNAP_WORK/obj"
-snap_s3_start
-ctl_stage
-ctl_s3_bucket_secret
-ctl_namespace shoot w
-ctl_s3_bucket 25s
-ctl_store_etcd shoot etcd-a aws "$SNAP_BUCKET" $P
-ctl_members shoot etcd-a
-ctl_jobs_serve etcd-warden
+P=$REL_P
+rel_stage "shoot w" 25s
 ctl_start
-ksim_wait 20 ctl_has_entry shoot etcd-a || ctl_fail "no entry for etcd-a"
-ctl_members_seen shoot etcd-a
-E=$(ctl_entry_of shoot etcd-a)
-sleep 1
-snap_s3 put "$P/v2/Full-00000000-00000100-1700000000.gz" "$SNAP_WORK/obj"
+rel_written
+E=$REL_E
 
 kc -n shoot delete pod etcd-a-0 --grace-period=0 >/dev/null 2>&1
 kc -n shoot delete statefulset etcd-a >/dev/null 2>&1
@@ -52,12 +36,12 @@ JSON
 sleep 1
 snap_s3 put "$P/v2/Full-00000000-00000012-1800000000.gz" "$SNAP_WORK/obj"
 w_keys=$(snap_s3 ls "$P/v2/" | grep -- '-1800000' | sort)
-echo "namespace w's agent wrote $(echo $w_keys) into $P; entry $E etcdLastAliveAt $(entry_field "$E" '{.spec.etcdLastAliveAt}')"
+echo "namespace w's agent wrote $(echo $w_keys) into $P; entry $E etcdLastAliveAt $(rel_entry_field "$E" '{.spec.etcdLastAliveAt}')"
 
-decided() { ksim_gone backupentry "$E" || entry_field "$E" '{.status.conditions[*].message}' | grep -q postponed; }
+decided() { ksim_gone backupentry "$E" || rel_entry_field "$E" '{.status.conditions[*].message}' | grep -q postponed; }
 ksim_wait 40 decided || echo "entry $E neither deleted nor postponed"
 ksim_gone backupentry "$E" ||
-    echo "entry $E stays: $(entry_field "$E" '{.status.phase} {.status.conditions[0].message}' | cut -c1-300)"
+    echo "entry $E stays: $(rel_entry_field "$E" '{.status.phase} {.status.conditions[0].message}' | cut -c1-300)"
 echo "events of $E: $(ctl_events default "$E" | tail -3 | tr '\n' '|' | cut -c1-400)"
 left=$(snap_s3 ls "$P/v2/" | sort)
 echo "left under $P: $(echo $left)"

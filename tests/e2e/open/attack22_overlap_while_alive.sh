@@ -9,39 +9,16 @@
 # PrefixConflict), then moves away. Only then is etcd-a deleted. The entry's deletion must keep
 # what etcd-x wrote. Oracle: s3rver's listing of the prefix before and after.
 set -uo pipefail
-. "$(dirname "$0")/../../lib/snapshot.sh"
-. "$(dirname "$0")/../../lib/controller.sh"
-ksim_on_exit snap_cleanups
-command -v jq >/dev/null || { echo "SKIP: jq is not installed"; exit 77; }
+. "$(dirname "$0")/../../lib/released.sh"
 
-P=shoot--etcd-a
-ignore() { # POLICY: the failurePolicy of the Etcd webhooks
-    local k
-    for k in validatingwebhookconfiguration mutatingwebhookconfiguration; do
-        kc patch $k etcd-warden --type json -p "[{\"op\":\"replace\",\"path\":\"/webhooks/0/failurePolicy\",\"value\":\"$1\"}]" >/dev/null ||
-            ctl_fail "cannot set failurePolicy $1 on $k etcd-warden"
-    done
-}
-entry_field() { kc get backupentry "$1" -o jsonpath="$2" 2>/dev/null; }
+P=$REL_P
 
-CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups"
-echo snapshot >"$SNAP_WORK/obj"
-snap_s3_start
-ctl_stage
-ctl_s3_bucket_secret
-ctl_namespace shoot other
-ctl_s3_bucket 10s
-ctl_store_etcd shoot etcd-a aws "$SNAP_BUCKET" $P
-ctl_members shoot etcd-a
-ctl_jobs_serve etcd-warden
+rel_stage "shoot other" 10s
 ctl_start
-ksim_wait 20 ctl_has_entry shoot etcd-a || ctl_fail "no entry for etcd-a"
-ctl_members_seen shoot etcd-a
-E=$(ctl_entry_of shoot etcd-a)
-sleep 1
-snap_s3 put "$P/v2/Full-00000000-00000100-1700000000.gz" "$SNAP_WORK/obj"
+rel_written
+E=$REL_E
 
-ignore Ignore
+rel_policy Ignore
 wh_stop
 out=$(kc apply -f - 2>&1 <<EOF
 apiVersion: druid.gardener.cloud/v1alpha1
@@ -58,21 +35,21 @@ sleep 1
 snap_s3 put "$P/v2/Full-00000000-00000007-1800000000.gz" "$SNAP_WORK/obj"
 x_keys=$(snap_s3 ls "$P/v2/" | grep -- '-1800000' | sort)
 sleep 4 # the controller watches etcd-x on the prefix, etcd-a alive
-echo "entry $E while etcd-x is on \"$P\" (etcd-a alive): phase $(ctl_entry_phase "$E"), conditions '$(entry_field "$E" '{.status.conditions[*].reason}')', overlappedAt '$(entry_field "$E" '{.spec.overlappedAt}')'"
+echo "entry $E while etcd-x is on \"$P\" (etcd-a alive): phase $(ctl_entry_phase "$E"), conditions '$(rel_entry_field "$E" '{.status.conditions[*].reason}')', overlappedAt '$(rel_entry_field "$E" '{.spec.overlappedAt}')'"
 kc -n other patch etcd etcd-x --type merge -p '{"spec":{"backup":{"store":{"prefix":"other--etcd-x"}}}}' >/dev/null ||
     ctl_fail "cannot move etcd-x"
 echo "other/etcd-x created on \"$P\" at $(kc -n other get etcd etcd-x -o jsonpath='{.metadata.creationTimestamp}'), wrote $(echo $x_keys), moved to other--etcd-x"
 # shellcheck disable=SC2046
 wh_start $(druid_webhook_flags) ${CTL_WEBHOOK_FLAGS:-} --webhook-server-tls-server-cert-dir "$WH_DIR/certs"
-ignore Fail
+rel_policy Fail
 sleep 2
 kc -n shoot delete pod etcd-a-0 --grace-period=0 >/dev/null 2>&1
 kc -n shoot delete statefulset etcd-a >/dev/null 2>&1
 kc -n shoot delete etcd etcd-a >/dev/null || ctl_fail "cannot delete etcd-a"
 ksim_wait 20 ctl_entry_phase_is "$E" PendingDeletion || ctl_fail "$E: $(ctl_entry_phase "$E")"
-echo "entry $E: PendingDeletion, etcdLastAliveAt $(entry_field "$E" '{.spec.etcdLastAliveAt}'), overlappedAt '$(entry_field "$E" '{.spec.overlappedAt}')'"
+echo "entry $E: PendingDeletion, etcdLastAliveAt $(rel_entry_field "$E" '{.spec.etcdLastAliveAt}'), overlappedAt '$(rel_entry_field "$E" '{.spec.overlappedAt}')'"
 ksim_wait 40 ksim_gone backupentry "$E" ||
-    echo "entry $E stays: $(entry_field "$E" '{.status.phase} {.status.message}' | cut -c1-300)"
+    echo "entry $E stays: $(rel_entry_field "$E" '{.status.phase} {.status.message}' | cut -c1-300)"
 echo "events of $E: $(ctl_events default "$E" | tail -3 | tr '\n' '|' | cut -c1-400)"
 left=$(snap_s3 ls "$P/v2/" | sort)
 echo "left under $P: $(echo $left)"

@@ -1,0 +1,65 @@
+# The stage of the scripts about a BackupEntry released while another Etcd comes onto its
+# prefix: kube-sim, warden-webhook (--backup-entries --etcd-backups), warden-controller,
+# s3rver and tests/support/job_exec.py for the Jobs of namespace etcd-warden.
+#
+#   . "$(dirname "$0")/../lib/released.sh"
+#   rel_stage "shoot other" 10s   # the bucket (grace period 10s) over s3rver's bucket, the
+#                                 # backup Secret in each namespace, shoot/etcd-a on $REL_P
+#                                 # with its member
+#   ctl_start                     # (one replica, or more)
+#   rel_written                   # etcd-a's entry ($REL_E) seen with its member, then one
+#                                 # full snapshot of etcd-a's written into $REL_P
+#   rel_release                   # etcd-a, its StatefulSet and member deleted; the entry
+#                                 # PendingDeletion
+#   rel_policy Ignore             # the failurePolicy of the Etcd webhooks
+#   rel_entry_field "$REL_E" '{.spec.etcdLastAliveAt}'
+#
+# $SNAP_WORK/obj is the body every snapshot gets. A script without jq is skipped (exit 77).
+. "$(dirname "${BASH_SOURCE[0]}")/snapshot.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/controller.sh"
+ksim_on_exit snap_cleanups
+command -v jq >/dev/null || { echo "SKIP: jq is not installed"; exit 77; }
+
+REL_P=shoot--etcd-a
+REL_E=
+
+rel_policy() {
+    local k
+    for k in validatingwebhookconfiguration mutatingwebhookconfiguration; do
+        kc patch $k etcd-warden --type json -p "[{\"op\":\"replace\",\"path\":\"/webhooks/0/failurePolicy\",\"value\":\"$1\"}]" >/dev/null ||
+            ctl_fail "cannot set failurePolicy $1 on $k etcd-warden"
+    done
+}
+
+rel_entry_field() { kc get backupentry "$1" -o jsonpath="$2" 2>/dev/null; }
+
+rel_stage() {
+    CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups"
+    echo snapshot >"$SNAP_WORK/obj"
+    snap_s3_start
+    ctl_stage
+    ctl_s3_bucket_secret
+    # shellcheck disable=SC2086 # the namespaces, one word each
+    ctl_namespace $1
+    ctl_s3_bucket "$2"
+    ctl_store_etcd shoot etcd-a aws "$SNAP_BUCKET" "$REL_P"
+    ctl_members shoot etcd-a
+    ctl_jobs_serve etcd-warden
+}
+
+rel_written() {
+    ksim_wait 20 ctl_has_entry shoot etcd-a || ctl_fail "no entry for etcd-a"
+    ctl_members_seen shoot etcd-a
+    REL_E=$(ctl_entry_of shoot etcd-a)
+    sleep 1
+    snap_s3 put "$REL_P/v2/Full-00000000-00000100-1700000000.gz" "$SNAP_WORK/obj"
+}
+
+rel_release() {
+    kc -n shoot delete pod etcd-a-0 --grace-period=0 >/dev/null 2>&1
+    kc -n shoot delete statefulset etcd-a >/dev/null 2>&1
+    kc -n shoot delete etcd etcd-a >/dev/null || ctl_fail "cannot delete etcd-a"
+    ksim_wait 20 ctl_entry_phase_is "$REL_E" PendingDeletion ||
+        ctl_fail "$REL_E: $(ctl_entry_phase "$REL_E")"
+    echo "entry $REL_E: PendingDeletion, etcdLastAliveAt $(rel_entry_field "$REL_E" '{.spec.etcdLastAliveAt}')"
+}
