@@ -29,17 +29,7 @@ rel_release
 rel_policy Ignore
 wh_stop
 ctl_kill9 "$A"
-out=$(kc apply -f - 2>&1 <<EOF
-apiVersion: druid.gardener.cloud/v1alpha1
-kind: Etcd
-metadata: {name: etcd-x, namespace: other}
-spec:
-  replicas: 1
-  labels: {app: etcd-statefulset}
-  etcd: {clientPort: 2379, serverPort: 2380}
-  backup: {port: 8080, store: {provider: aws, container: $SNAP_BUCKET, prefix: "$P", secretRef: {name: etcd-backup}}}
-EOF
-) || { echo "held: other/etcd-x refused with the webhook down: $out"; ctl_stop; exit 0; }
+out=$(rel_etcd_x "$P" 2>&1) || { echo "held: other/etcd-x refused with the webhook down: $out"; ctl_stop; exit 0; }
 sleep 1
 snap_s3 put "$P/v2/Full-00000000-00000007-1800000000.gz" "$SNAP_WORK/obj"
 x_keys=$(snap_s3 ls "$P/v2/" | grep -- '-1800000' | sort)

@@ -13,6 +13,7 @@
 #                                 # PendingDeletion
 #   rel_policy Ignore             # the failurePolicy of the Etcd webhooks
 #   rel_entry_field "$REL_E" '{.spec.etcdLastAliveAt}'
+#   out=$(rel_etcd_x "$REL_P" 2>&1)  # other/etcd-x applied on a prefix
 #
 # $SNAP_WORK/obj is the body every snapshot gets. A script without jq is skipped (exit 77).
 . "$(dirname "${BASH_SOURCE[0]}")/snapshot.sh"
@@ -62,4 +63,19 @@ rel_release() {
     ksim_wait 20 ctl_entry_phase_is "$REL_E" PendingDeletion ||
         ctl_fail "$REL_E: $(ctl_entry_phase "$REL_E")"
     echo "entry $REL_E: PendingDeletion, etcdLastAliveAt $(rel_entry_field "$REL_E" '{.spec.etcdLastAliveAt}')"
+}
+
+# rel_etcd_x PREFIX: Etcd other/etcd-x (one replica, aws on the bucket) on PREFIX, applied;
+# kubectl's output and status.
+rel_etcd_x() {
+    kc apply -f - <<YAML
+apiVersion: druid.gardener.cloud/v1alpha1
+kind: Etcd
+metadata: {name: etcd-x, namespace: other}
+spec:
+  replicas: 1
+  labels: {app: etcd-statefulset}
+  etcd: {clientPort: 2379, serverPort: 2380}
+  backup: {port: 8080, store: {provider: aws, container: $SNAP_BUCKET, prefix: "$1", secretRef: {name: etcd-backup}}}
+YAML
 }
