@@ -73,6 +73,8 @@ shortened sequence that still fails (prefix replays, then dropping operations, w
 import argparse, datetime, http.client, json, os, random, re, ssl, subprocess, sys, threading, time
 import calendar, urllib.request
 
+from kenv import KUBECTL_ENV
+
 KSIM_URL = os.environ["KSIM_URL"]
 KSIM_TOKEN = os.environ["KSIM_TOKEN"]
 KSIM_DIR = os.environ["KSIM_DIR"]
@@ -183,7 +185,8 @@ def kubectl(user, args, stdin=None):
            "--request-timeout=20s"]
     if user != "admin":
         cmd.append("--token=" + USERS[user])
-    p = subprocess.run(cmd + args, input=stdin, capture_output=True, text=True, timeout=60)
+    p = subprocess.run(cmd + args, input=stdin, capture_output=True, text=True, timeout=60,
+                       env=KUBECTL_ENV)
     return p.returncode, (p.stdout + p.stderr).strip()
 
 

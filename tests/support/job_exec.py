@@ -42,6 +42,8 @@ its container's status), 2 when it could not be read or written.
 """
 import json, os, queue, random, signal, string, subprocess, sys, tempfile, threading, time
 
+from kenv import KUBECTL_ENV
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -50,7 +52,7 @@ def log(msg):
 
 
 def kubectl(*args, stdin=None, check=True):
-    p = subprocess.run(["kubectl", *args], input=stdin, capture_output=True, text=True,
+    p = subprocess.run(["kubectl", *args], input=stdin, capture_output=True, text=True, env=KUBECTL_ENV,
                        timeout=60)
     if check and p.returncode != 0:
         raise RuntimeError(f"kubectl {' '.join(args)}: {p.stderr.strip()}")
@@ -264,7 +266,7 @@ def watch_jobs(ns, selector, out, procs):
         procs[:] = [None]
         p = subprocess.Popen(["kubectl", "-n", ns, "get", "jobs", "-l", selector, "-o", "json",
                               "--watch"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                             text=True)
+                             text=True, env=KUBECTL_ENV)
         procs[:] = [p]
         buf = ""
         for line in p.stdout:

@@ -60,6 +60,8 @@ import time
 import urllib.parse
 import xml.etree.ElementTree as ET
 
+from kenv import KUBECTL_ENV
+
 NAMES = ("e1", "e2", "e3")
 # Drawn by weight: the whole container ("", "/") is rare, since once it is claimed, its entry
 # (never emptied) holds every other prefix of the bucket for the rest of the sequence.
@@ -135,7 +137,8 @@ class EntryWatch(threading.Thread):
     def run(self):
         while not self.stop:
             self.proc = p = subprocess.Popen(self.argv + ["get", "backupentries", "--watch", "-o", "json"],
-                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                 env=KUBECTL_ENV)
             if self.stop:
                 p.terminate()
             dec, buf = json.JSONDecoder(), ""
@@ -217,7 +220,7 @@ class World:
     # ---- tools ----
     def kubectl(self, *args, stdin=None):
         return subprocess.run(self.kube + list(args), input=stdin, capture_output=True,
-                              text=True, timeout=60)
+                              text=True, timeout=60, env=KUBECTL_ENV)
 
     def s3(self, *args, data=None):
         cmd = ["curl", "-sS", "--fail-with-body", "--path-as-is", "--aws-sigv4",
@@ -296,7 +299,7 @@ class World:
     # ---- operations ----
     def create_start(self, ns, name, spell):
         p = subprocess.Popen(self.kube + ["create", "-f", "-", "-o", "jsonpath={.metadata.uid}"],
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             env=KUBECTL_ENV, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
         p.stdin.write(self.manifest(ns, name, spell))
         p.stdin.close()
