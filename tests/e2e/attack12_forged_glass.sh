@@ -64,7 +64,7 @@ if [ "$(glass_replicas g1)" != 0 ]; then
 fi
 echo "held: G2: alice's scale to 0 admitted on the use trudy's copy of it recorded (${rec:+recorded})"
 # the value is used: another request (the StatefulSet back at 3, then at 0 again) is refused
-kc -n g1 scale statefulset etcd-main --replicas=3 >/dev/null || ctl_fail "G2: the operator cannot scale g1 up"
+glass_up g1 G2
 out2=$(WH_AS_NS=g1 wh_as alice scale statefulset etcd-main --replicas=0 2>&1)
 [ "$(glass_replicas g1)" = 3 ] || ctl_fail "G2: a second scale-down on one break glass value admitted"
 grep -q "was used" <<<"$out2" || ctl_fail "G2: the second scale-down refused for another reason: $out2"

@@ -12,6 +12,7 @@ set -uo pipefail
 . "$(dirname "$0")/../lib/controller.sh"
 command -v jq >/dev/null || ksim_fail "jq is not installed"
 ctl_stage
+. "$(dirname "$0")/../lib/glass.sh"
 replicas() { kc -n "$1" get statefulset etcd-main -o jsonpath='{.spec.replicas}' 2>/dev/null; }
 expiry=$(date -u -d '+2 hours' +%Y-%m-%dT%H:%M:%SZ)
 for ns in y1 y2; do
@@ -33,7 +34,7 @@ if [ "$(replicas y1)" != 0 ]; then
     hole "Y1: after a dry run, the real scale to 0 on the break glass is refused (the dry run used it up): $(tr '\n' ' ' <<<"$out" | head -c 300)"
 else
     echo "ok: Y1: the real scale to 0 admitted after its dry run"
-    kc -n y1 scale statefulset etcd-main --replicas=3 >/dev/null || ctl_fail "Y1: the operator cannot scale up"
+    glass_up y1 Y1
     if out=$(WH_AS_NS=y1 wh_as alice scale statefulset etcd-main --replicas=0 --dry-run=server 2>&1); then
         hole "Y1: a dry run of a second scale to 0 on the used value is answered admitted (the real one is refused): $out"
     else

@@ -15,6 +15,7 @@ set -uo pipefail
 . "$(dirname "$0")/../lib/controller.sh"
 command -v jq >/dev/null || ksim_fail "jq is not installed"
 ctl_stage
+. "$(dirname "$0")/../lib/glass.sh"
 last_write() { curl -sf "$1/admin/writes" | tail -1 | grep -o '"revision":[0-9]*' | cut -d: -f2; }
 stored_rev() {
     curl -sf "$1/admin/requests" | grep '"code":200' | grep -o '"lastRevision":[0-9]*' |
@@ -35,7 +36,7 @@ use() { # VALUE WHAT: set the value, write, scale to 0; prints kubectl's answer
     wh_caught_up
     WH_AS_NS=a1 wh_as alice scale statefulset etcd-main --replicas=0 2>&1
 }
-up() { kc -n a1 scale statefulset etcd-main --replicas=3 >/dev/null || ctl_fail "the operator cannot scale up"; }
+up() { glass_up a1; }
 out=$(use "$V" V)
 [ "$(replicas)" = 0 ] || ctl_fail "control: A0: the use of V refused: $out"
 up

@@ -68,7 +68,7 @@ if [ "$(glass_replicas s1)" != 0 ]; then
 fi
 echo "held: S1: alice's scale to 0 admitted although trudy's Scale copy was posted"
 # a second scale-down on the value after a wake is refused (alice's use committed)
-kc -n s1 scale statefulset etcd-main --replicas=3 >/dev/null || ctl_fail "S2: the operator cannot scale up"
+glass_up s1 S2
 kc -n s1 patch statefulset etcd-main --subresource=status --type merge -p '{"status":{"collisionCount":77}}' >/dev/null ||
     ctl_fail "S2: cannot write the StatefulSet's status"
 wh_caught_up

@@ -8,6 +8,10 @@
 #                         # no snapshot), break glass set by the operator ("<now + 2h> bucket
 #                         # lost"), component protection disabled by alice (the runbook)
 #   glass_replicas NS     # spec.replicas of StatefulSet NS/etcd-main as stored
+#   glass_up NS [TAG]     # the operator scales NS/etcd-main to 3; returns once the
+#                         # StatefulSet controller's status says so (a status write between
+#                         # the API server's review and warden-webhook's read of the
+#                         # StatefulSet fails a scale-down on break glass with 500)
 #   glass_sts_review NS USER UID OLD
 #                         # (printed) an AdmissionReview of USER's UPDATE of StatefulSet
 #                         # NS/etcd-main from OLD (its JSON) to 0 replicas, request uid UID
@@ -48,6 +52,17 @@ glass_stage() {
 
 glass_replicas() {
     kc -n "$1" get statefulset etcd-main -o jsonpath='{.spec.replicas}'
+}
+
+glass_up() {
+    kc -n "$1" scale statefulset etcd-main --replicas=3 >/dev/null ||
+        ctl_fail "${2:+$2: }the operator cannot scale $1/etcd-main up"
+    ksim_wait 20 _glass_settled "$1" ||
+        ctl_fail "${2:+$2: }the status of $1/etcd-main did not catch up with the scale-up"
+}
+_glass_settled() {
+    kc -n "$1" get statefulset etcd-main -o jsonpath='{.metadata.generation} {.status.observedGeneration} {.status.readyReplicas} {.status.availableReplicas}' |
+        awk '$1 == $2 && $3 == 3 && $4 == 3 { ok = 1 } END { exit !ok }'
 }
 
 glass_sts_review() {
