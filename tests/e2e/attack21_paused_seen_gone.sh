@@ -9,34 +9,18 @@
 # prefix 63 s after the deletion. Past the grace period (70 s) the entry's Job must keep what
 # was written more than 60 s after etcd-a was gone. Oracle: s3rver's listing of the prefix.
 set -uo pipefail
-. "$(dirname "$0")/../lib/snapshot.sh"
-. "$(dirname "$0")/../lib/controller.sh"
-ksim_on_exit snap_cleanups
-command -v jq >/dev/null || { echo "SKIP: jq is not installed"; exit 77; }
+. "$(dirname "$0")/../lib/released.sh"
 
-P=shoot--etcd-a
-entry_field() { kc get backupentry "$1" -o jsonpath="$2" 2>/dev/null; }
+P=$REL_P
 stopped=""
 cont() { [ -z "$stopped" ] || kill -CONT "$stopped" 2>/dev/null; stopped=""; }
 ksim_on_exit cont
 
-CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups"
-echo snapshot >"$SNAP_WORK/obj"
-snap_s3_start
-ctl_stage
+rel_stage shoot 70s
 wh_register_backups
-ctl_s3_bucket_secret
-ctl_namespace shoot
-ctl_s3_bucket 70s
-ctl_store_etcd shoot etcd-a aws "$SNAP_BUCKET" $P
-ctl_members shoot etcd-a
-ctl_jobs_serve etcd-warden
 ctl_start
-ksim_wait 20 ctl_has_entry shoot etcd-a || ctl_fail "no entry for etcd-a"
-ctl_members_seen shoot etcd-a
-E=$(ctl_entry_of shoot etcd-a)
-sleep 1
-snap_s3 put "$P/v2/Full-00000000-00000100-1700000000.gz" "$SNAP_WORK/obj"
+rel_written
+E=$REL_E
 
 kc -n shoot delete pod etcd-a-0 --grace-period=0 >/dev/null 2>&1
 kc -n shoot delete statefulset etcd-a >/dev/null 2>&1
@@ -48,7 +32,7 @@ echo "etcd-a deleted at $(date -u -d @$t0 +%H:%M:%S) while the controller is pau
 sleep 7
 cont
 ksim_wait 20 ctl_entry_phase_is "$E" PendingDeletion || ctl_fail "$E: $(ctl_entry_phase "$E")"
-echo "entry $E: etcdLastAliveAt $(entry_field "$E" '{.spec.etcdLastAliveAt}'), etcdDeletedAt $(entry_field "$E" '{.spec.etcdDeletedAt}'), etcdSeenAt $(entry_field "$E" '{.spec.etcdSeenAt}')"
+echo "entry $E: etcdLastAliveAt $(rel_entry_field "$E" '{.spec.etcdLastAliveAt}'), etcdDeletedAt $(rel_entry_field "$E" '{.spec.etcdDeletedAt}'), etcdSeenAt $(rel_entry_field "$E" '{.spec.etcdSeenAt}')"
 
 # the cluster on its new seed writes on into the prefix, 63 s after etcd-a was deleted here
 while [ $(date +%s) -lt $((t0 + 63)) ]; do sleep 1; done
@@ -57,7 +41,7 @@ snap_s3 put "$P/v2/Full-00000000-00000300-1800000000.gz" "$SNAP_WORK/obj"
 later=$(snap_s3 ls "$P/v2/" | grep -- '-1800000' | sort)
 echo "written on from the other seed at $(date -u +%H:%M:%S) (deletion + $(($(date +%s) - t0)) s): $(echo $later)"
 ksim_wait 30 ksim_gone backupentry "$E" ||
-    echo "entry $E stays: $(entry_field "$E" '{.status.phase} {.status.message}' | cut -c1-300)"
+    echo "entry $E stays: $(rel_entry_field "$E" '{.status.phase} {.status.message}' | cut -c1-300)"
 echo "events of $E: $(ctl_events default "$E" | tail -3 | tr '\n' '|' | cut -c1-400)"
 left=$(snap_s3 ls "$P/v2/" | sort)
 echo "left under $P: $(echo $left)"
