@@ -23,7 +23,7 @@
  *     claiming a prefix that overlaps the entry's while the entry was released (an Etcd of
  *     the same name created again and not reattached, another namespace's, one a webhook
  *     did not judge): from then on the prefix has another writer, so the deletion window ends
- *     there, whatever the margin after etcdLastAliveAt says. Removed when the entry is
+ *     there, even before etcdLastAliveAt. Removed when the entry is
  *     reattached to the Etcd it records (created at or before it).
  *
  * Ownership: arguments BORROWED. Thread safety: reentrant.
