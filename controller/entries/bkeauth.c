@@ -12,6 +12,7 @@
 #include "common/lsel.h"
 #include "common/pborn.h"
 #include "controller/core/etcdspec.h"
+#include "controller/entries/bkecred.h"
 
 #define DIR_MAX (BLOCAL_HOSTPATH_MAX + 2 * BSTORE_PREFIX_MAX)
 
@@ -138,6 +139,42 @@ static enum kerr local_part(const struct bke_ctx *x, const struct bke_bucket *b,
     return rc;
 }
 
+/*
+ * Why etcd, whose backup Secret is esecret (as stored), does not hold b's credentials
+ * (controller/entries/bkecred), into why (n): b's Secret read now from the API server; one
+ * that does not exist lets no Etcd have an entry (fail closed). Errors of the read returned.
+ */
+static enum kerr holds_bucket_creds(const struct bke_ctx *x, const struct bke_bucket *b,
+                                    const cJSON *etcd, const cJSON *esecret, char *why, size_t n,
+                                    struct kerr_info *err)
+{
+    const char *sns = kjson_get_str(b->obj, "spec.secretRef.namespace");
+    const char *sname = kjson_get_str(b->obj, "spec.secretRef.name");
+    cJSON *bsecret = NULL;
+    enum kerr rc;
+
+    if (!sns || !sname) {
+        snprintf(why, n,
+                 "BackupBucket %s names no Secret (spec.secretRef): its credentials cannot be "
+                 "compared, and no Etcd gets a BackupEntry there",
+                 b->name);
+        return KERR_OK;
+    }
+    rc = k8s_get(x->client, &ETCDSPEC_RES_SECRET, sns, sname, NULL, &bsecret, err);
+    if (rc == KERR_NOTFOUND) {
+        kerr_clear(err);
+        snprintf(why, n,
+                 "BackupBucket %s's Secret does not exist: its credentials cannot be compared, "
+                 "and no Etcd gets a BackupEntry there until it does",
+                 b->name);
+        return KERR_OK;
+    }
+    if (rc == KERR_OK)
+        rc = bkecred_holds(b->obj, bsecret, etcd, esecret, why, n, err);
+    cJSON_Delete(bsecret);
+    return rc;
+}
+
 enum kerr bkeauth_etcd(const struct bke_ctx *x, const struct bke_bucket *b, const cJSON *etcd,
                        char *why, size_t n, struct kerr_info *err)
 {
@@ -178,7 +215,6 @@ enum kerr bkeauth_etcd(const struct bke_ctx *x, const struct bke_bucket *b, cons
         return KERR_OK;
     }
     rc = k8s_get(x->client, &ETCDSPEC_RES_SECRET, ns, secret, NULL, &obj, err);
-    cJSON_Delete(obj);
     if (rc == KERR_NOTFOUND) {
         kerr_clear(err);
         snprintf(why, n,
@@ -187,6 +223,9 @@ enum kerr bkeauth_etcd(const struct bke_ctx *x, const struct bke_bucket *b, cons
                  ns, secret, b->name);
         return KERR_OK;
     }
+    if (rc == KERR_OK)
+        rc = holds_bucket_creds(x, b, etcd, obj, why, n, err);
+    cJSON_Delete(obj);
     return rc;
 }
 

@@ -56,7 +56,7 @@ move() { # NS PREFIX: alice edits the store's prefix
 declare -A URL
 for ns in r0 r1; do
     druid_etcd $ns etcd-main
-    kc -n $ns create secret generic etcd-backup --from-literal=accessKeyID=S3RVER >/dev/null ||
+    ctl_backup_secret $ns ||
         ctl_fail "cannot create the backup Secret in $ns" # an Etcd with credentials gets an entry
     for i in 0 1 2; do
         printf '%s\n' "---" "apiVersion: v1" "kind: PersistentVolumeClaim" \

@@ -72,7 +72,7 @@ NSS="a0 a1 a2 a3 a4"
 declare -A FULL ENTRY
 for ns in $NSS b; do
     druid_etcd $ns etcd-main
-    kc -n $ns create secret generic etcd-backup --from-literal=accessKeyID=S3RVER >/dev/null ||
+    ctl_backup_secret $ns ||
         ctl_fail "cannot create the backup Secret in $ns"
 done
 kc create namespace w >/dev/null || ctl_fail "cannot create namespace w"

@@ -37,7 +37,7 @@ kc create namespace bob >/dev/null
 # alice's Secret: credentials of her own, none for the operator's store
 kc -n alice create secret generic etcd-backup --from-literal=accessKeyID=ALICE --from-literal=secretAccessKey=ALICE \
     --from-literal=region=us-east-1 --from-literal=s3ForcePathStyle=true --from-literal=endpoint="$SNAP_S3_URL" >/dev/null
-kc -n bob create secret generic etcd-backup --from-literal=accessKeyID=S3RVER >/dev/null
+ctl_backup_secret bob
 wh_register_backups
 ctl_store_etcd alice etcd-a aws "$SNAP_BUCKET" alice--etcd-a
 ctl_store_etcd bob etcd-b aws "$SNAP_BUCKET" bob--etcd-b

@@ -43,7 +43,7 @@ ctl_stage
 ctl_s3_bucket_secret
 for ns in tenant tenant2 outsider; do
     kc create namespace "$ns" >/dev/null
-    kc -n "$ns" create secret generic etcd-backup --from-literal=accessKeyID=S3RVER >/dev/null
+    ctl_backup_secret "$ns"
 done
 kc label namespace tenant etcd-warden.io/backups=allowed >/dev/null
 kc label namespace tenant2 etcd-warden.io/backups=allowed >/dev/null

@@ -43,11 +43,18 @@ spec:
   deletionGracePeriod: "$5"
 EOF
 }
-s3_secret() { # endpoint [namespace]: the bucket's credentials, as etcd-druid's backup Secret holds them
-    kc -n "${2:-etcd-warden}" create secret generic s3-bucket --dry-run=client -o yaml \
-        --from-literal=accessKeyID=S3RVER --from-literal=secretAccessKey=S3RVER \
-        --from-literal=region=us-east-1 --from-literal=s3ForcePathStyle=true \
-        --from-literal=endpoint="$1" | kc apply -f - >/dev/null
+# endpoint [namespace]: the bucket's credentials, as etcd-druid's backup Secret holds them, and
+# the same in shoot's backup Secret (an Etcd gets an entry only when its Secret holds them)
+s3_secret() {
+    local ns name
+    for ns in "${2:-etcd-warden}" shoot; do
+        name=s3-bucket
+        [ "$ns" != shoot ] || name=etcd-backup
+        kc -n "$ns" create secret generic $name --dry-run=client -o yaml \
+            --from-literal=accessKeyID=S3RVER --from-literal=secretAccessKey=S3RVER \
+            --from-literal=region=us-east-1 --from-literal=s3ForcePathStyle=true \
+            --from-literal=endpoint="$1" | kc apply -f - >/dev/null
+    done
 }
 has_event() { ctl_events default "$1" | grep -q "$2"; }
 s3_keys() { snap_s3 ls "$1" | sort; }
@@ -64,9 +71,9 @@ echo snapshot >"$SNAP_WORK/obj"
 mkdir -p "$LOCAL_ROOT/bkt"
 snap_s3_start
 ctl_stage
+ctl_namespace shoot doomed
 s3_secret "$SNAP_S3_URL"
 kc -n etcd-warden create secret generic local-bucket --from-literal=hostPath=/var/lib/local-buckets >/dev/null
-ctl_namespace shoot doomed
 bucket s3 aws "$SNAP_BUCKET" s3-bucket 1h
 bucket local Local bkt local-bucket 1h
 ctl_store_etcd doomed etcd-a S3 "$SNAP_BUCKET" shoot--etcd-a

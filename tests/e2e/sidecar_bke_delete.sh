@@ -29,7 +29,7 @@ snap_s3_start
 ctl_stage
 ctl_s3_bucket_secret
 kc create namespace "$NS" >/dev/null
-kc -n "$NS" create secret generic etcd-backup --from-literal=accessKeyID=S3RVER >/dev/null
+ctl_backup_secret "$NS"
 kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply the BackupBucket"
 apiVersion: etcd-warden.io/v1alpha1
 kind: BackupBucket

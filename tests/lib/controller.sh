@@ -343,15 +343,23 @@ ctl_members_seen() {
     ksim_wait "${3:-60}" _ctl_members_seen "$1" "$2" ||
         ctl_fail "no running member of Etcd $1/$2 recorded in its BackupEntry (spec.membersSeenAt)"
 }
-# ctl_namespace NS...: namespaces with the backup Secret (etcd-backup) ctl_store_etcd's Etcds
-# name: an Etcd whose Secret does not exist gets no BackupEntry.
+# ctl_namespace NS...: namespaces with the backup Secret (etcd-backup, ctl_backup_secret)
+# ctl_store_etcd's Etcds name: an Etcd whose Secret does not exist gets no BackupEntry.
 ctl_namespace() {
     local ns
     for ns in "$@"; do
         kc create namespace "$ns" >/dev/null || ctl_fail "cannot create namespace $ns"
-        kc -n "$ns" create secret generic etcd-backup --from-literal=accessKeyID=S3RVER >/dev/null ||
-            ctl_fail "cannot create the backup Secret in $ns"
+        ctl_backup_secret "$ns" || ctl_fail "cannot create the backup Secret in $ns"
     done
+}
+# ctl_backup_secret NS [NAME]: Secret NAME (default etcd-backup) in NS with the credentials of
+# ctl_s3_bucket_secret's (after snap_s3_start): an Etcd gets a BackupEntry in a bucket only when
+# its backup Secret holds the bucket's credentials.
+ctl_backup_secret() {
+    kc -n "$1" create secret generic "${2:-etcd-backup}" \
+        --from-literal=accessKeyID=S3RVER --from-literal=secretAccessKey=S3RVER \
+        --from-literal=region=us-east-1 --from-literal=s3ForcePathStyle=true \
+        --from-literal=endpoint="$SNAP_S3_URL" >/dev/null
 }
 # ctl_jobs_serve NS [SECONDS] (with tests/lib/snapshot.sh): tests/support/job_exec.py runs the
 # Jobs warden-controller makes in NS, as the Job controller and the kubelet would (kube-sim runs
@@ -391,12 +399,7 @@ EOF
 #   ctl_s3_bucket GRACE         # BackupBucket s3 (aws, $SNAP_BUCKET, that Secret), grace GRACE
 #   ctl_entry_of NS NAME        # the name of the BackupEntry of Etcd NS/NAME (empty: none)
 #   ctl_has_entry NS NAME; ctl_entry_phase ENTRY; ctl_entry_phase_is ENTRY PHASE
-ctl_s3_bucket_secret() {
-    kc -n etcd-warden create secret generic s3-bucket \
-        --from-literal=accessKeyID=S3RVER --from-literal=secretAccessKey=S3RVER \
-        --from-literal=region=us-east-1 --from-literal=s3ForcePathStyle=true \
-        --from-literal=endpoint="$SNAP_S3_URL" >/dev/null
-}
+ctl_s3_bucket_secret() { ctl_backup_secret etcd-warden s3-bucket; }
 ctl_s3_bucket() {
     kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply BackupBucket"
 apiVersion: etcd-warden.io/v1alpha1

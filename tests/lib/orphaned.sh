@@ -40,7 +40,7 @@ orphaned_stage() {
     declare -gA FULL ENTRY
     for ns in o0 o1; do
         druid_etcd $ns etcd-main
-        kc -n $ns create secret generic etcd-backup --from-literal=accessKeyID=S3RVER >/dev/null ||
+        ctl_backup_secret $ns ||
             ctl_fail "cannot create the backup Secret in $ns"
         template $ns $ns--etcd-main
         kc -n $ns delete pod etcd-main-0 etcd-main-1 etcd-main-2 --wait=false >/dev/null || ctl_fail "$ns: cannot roll the pods"

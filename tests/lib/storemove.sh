@@ -107,7 +107,7 @@ storemove_stage() {
     declare -gA FULL OLD
     for ns in m0 m1; do
         druid_etcd $ns etcd-main
-        kc -n $ns create secret generic etcd-backup --from-literal=accessKeyID=S3RVER >/dev/null ||
+        ctl_backup_secret $ns ||
             ctl_fail "cannot create the backup Secret in $ns"
         template $ns $ns--etcd-main
         roll $ns

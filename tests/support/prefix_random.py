@@ -49,6 +49,7 @@ After every operation, from the bucket's listing and the store's and Job runner'
     namespace (an Etcd, a prefix move, an EtcdBackup's destination) was admitted.
 A failure prints the seed, the step and the sequence so far, and exits 1.
 """
+import base64
 import calendar
 import json
 import os
@@ -222,6 +223,13 @@ class World:
         return subprocess.run(self.kube + list(args), input=stdin, capture_output=True,
                               text=True, timeout=60, env=KUBECTL_ENV)
 
+    def bucket_secret_data(self):
+        """The data of the bucket's Secret (etcd-warden/s3-bucket), as stored."""
+        r = self.kubectl("-n", "etcd-warden", "get", "secret", "s3-bucket", "-o", "json")
+        if r.returncode != 0:
+            raise RuntimeError(f"get the bucket's Secret: {r.stderr.strip()}")
+        return json.loads(r.stdout)["data"]
+
     def s3(self, *args, data=None):
         cmd = ["curl", "-sS", "--fail-with-body", "--path-as-is", "--aws-sigv4",
                "aws:amz:us-east-1:s3", "-u", os.environ["S3_CREDENTIALS"],
@@ -250,13 +258,20 @@ class World:
         return self.rng.choices(list(weights), list(weights.values()))[0]
 
     def endpoint(self, provider):
-        """An alias of the one endpoint (or none): the store is the container."""
+        """An alias of the one endpoint (or none): the store is the container. Mostly none, or
+        the bucket's Secret's endpoint: only those get entries (an Etcd's sidecar must write
+        where the bucket's deletions do), the other spellings only claim."""
         url = os.environ["S3_URL"]
         port = url.rsplit(":", 1)[1]
         aliases = [None, "", url, url + "/", f"http://localhost:{port}",
                    "https://s3.amazonaws.com", "https://s3.us-east-1.amazonaws.com"]
         if provider not in S3_FAMILY:
             aliases = [None, "", "https://storage.googleapis.com"]
+        elif self.rng.random() < 0.6:
+            if not hasattr(self, "bucket_endpoint"):
+                self.bucket_endpoint = base64.b64decode(
+                    self.bucket_secret_data()["endpoint"]).decode()
+            return self.rng.choice([None, "", self.bucket_endpoint])
         return self.rng.choice(aliases)
 
     def store(self, provider, prefix, endpoint, secret):
@@ -691,9 +706,12 @@ class World:
                 raise RuntimeError(f"create namespace {ns}: {r.stderr.strip()}")
             if ns != self.unselected:
                 self.kubectl("label", "namespace", ns, os.environ["SELECTOR"])
-            # the Etcds' backup Secret
-            r = self.kubectl("-n", ns, "create", "secret", "generic", "etcd-backup",
-                             "--from-literal=accessKeyID=S3RVER")
+            # the Etcds' backup Secret: the bucket's credentials (an Etcd gets an entry only
+            # when its Secret holds them)
+            r = self.kubectl("-n", ns, "create", "-f", "-", stdin=json.dumps({
+                "apiVersion": "v1", "kind": "Secret",
+                "metadata": {"name": "etcd-backup", "namespace": ns},
+                "data": self.bucket_secret_data()}))
             if r.returncode != 0:
                 raise RuntimeError(f"create secret in {ns}: {r.stderr.strip()}")
         self.watch.start()

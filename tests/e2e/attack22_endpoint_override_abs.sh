@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # "An Etcd whose sidecar writes another service never gets an entry in the bucket"
-# (docs/backup-entries.md, "Who may claim a prefix"): the Etcd's backup Secret is read "when the
-# entry would be made"; the tenant edits its Secret whenever it likes, and no Etcd request
-# shows the edit. A tenant creates an Etcd on the operator's container, on the prefix of a
-# cluster that lives on another seed, its Secret naming the operator's endpoint: it gets an
-# entry, its member runs. Then it points its Secret at its own service (and its members,
-# restarted, write there). Meanwhile the other seed's cluster backs up into that prefix of the
-# operator's store. The tenant deletes its Etcd; past the grace period the entry's Job deletes
-# what the other seed wrote while the tenant's Secret named another service.
+# (docs/backup-entries.md, "Who may claim a prefix"): the endpoints compared are those of "the
+# object stores whose client takes its endpoint from the Secret (S3, ECS and OCS ...; Swift
+# ...; OSS ...; GCS ...)": ABS is not among them, yet "ABS ... take[s] the Secret's when there
+# is no override", so an ABS sidecar writes to spec.backup.store.endpointOverride. A tenant
+# creates an ABS Etcd on the operator's container (one store whatever the provider), on the
+# prefix of a cluster that lives on another seed, its endpointOverride naming its own service.
+# Its member runs, writing there. Meanwhile the other seed's cluster backs up into that prefix
+# of the operator's store. The tenant deletes its Etcd; past the grace period the entry's Job
+# deletes what the other seed wrote meanwhile.
 # Oracle: s3rver's (the operator's store) listing before and after.
 set -uo pipefail
-. "$(dirname "$0")/../../lib/snapshot.sh"
-. "$(dirname "$0")/../../lib/controller.sh"
+. "$(dirname "$0")/../lib/snapshot.sh"
+. "$(dirname "$0")/../lib/controller.sh"
 ksim_on_exit snap_cleanups
 command -v jq >/dev/null || { echo "SKIP: jq is not installed"; exit 77; }
 
@@ -23,15 +24,23 @@ ctl_stage
 wh_register_backups
 ctl_s3_bucket_secret
 kc create namespace tenant >/dev/null || ctl_fail "cannot create namespace tenant"
-# first the operator's endpoint
-kc -n tenant create secret generic etcd-backup --from-literal=accessKeyID=AKIATENANT \
-    --from-literal=secretAccessKey=TENANT --from-literal=region=us-east-1 \
-    --from-literal=s3ForcePathStyle=true --from-literal=endpoint="$SNAP_S3_URL" >/dev/null ||
+# the tenant's Azure keys; its endpointOverride names its own service (an Azurite of its own)
+kc -n tenant create secret generic etcd-backup --from-literal=storageAccount=tenant \
+    --from-literal=storageKey=VEVOQU5U >/dev/null ||
     ctl_fail "cannot create the tenant's Secret"
 ctl_s3_bucket 10s
 snap_s3 put "$P/v2/Full-00000000-00000100-1700000000.gz" "$SNAP_WORK/obj"
 sleep 1
-ctl_store_etcd tenant etcd-x aws "$SNAP_BUCKET" "$P"
+kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply Etcd tenant/etcd-x"
+apiVersion: druid.gardener.cloud/v1alpha1
+kind: Etcd
+metadata: {name: etcd-x, namespace: tenant}
+spec:
+  replicas: 1
+  labels: {app: etcd-statefulset}
+  etcd: {clientPort: 2379, serverPort: 2380}
+  backup: {port: 8080, store: {provider: ABS, container: $SNAP_BUCKET, prefix: "$P", endpointOverride: "http://azurite.tenant.example:10000", secretRef: {name: etcd-backup}}}
+EOF
 ctl_members tenant etcd-x
 ctl_jobs_serve etcd-warden
 ctl_start
@@ -41,14 +50,8 @@ if ! ksim_wait 10 ctl_has_entry tenant etcd-x; then
 fi
 ctl_members_seen tenant etcd-x
 E=$(ctl_entry_of tenant etcd-x)
-echo "entry $E for tenant/etcd-x (Secret naming the operator's endpoint): store $(kc get backupentry "$E" -o jsonpath='{.spec.store}')"
-ep=$(printf %s http://minio.tenant.example:9000 | base64 -w0)
-kc -n tenant patch secret etcd-backup --type merge -p "{\"data\":{\"endpoint\":\"$ep\"}}" >/dev/null ||
-    ctl_fail "cannot edit the tenant's Secret"
-kc -n tenant delete pod etcd-x-0 --grace-period=0 >/dev/null 2>&1
-ctl_members tenant etcd-x
-echo "tenant's Secret now names http://minio.tenant.example:9000; its member restarted"
-sleep 2
+echo "entry $E for tenant/etcd-x (provider ABS, endpointOverride http://azurite.tenant.example:10000): store $(kc get backupentry "$E" -o jsonpath='{.spec.store}')"
+sleep 1
 snap_s3 put "$P/v2/Full-00000000-00000200-1800000000.gz" "$SNAP_WORK/obj"
 snap_s3 put "$P/v2/Incr-00000201-00000300-1800000100.gz" "$SNAP_WORK/obj"
 victim_keys=$(snap_s3 ls "$P/" | sort)
@@ -67,8 +70,8 @@ ctl_jobs_stop
 ctl_stop
 lost=$(comm -23 <(echo "$victim_keys") <(echo "$left"))
 if [ -n "$lost" ]; then
-    echo "HOLE: the entry of tenant/etcd-x (its Secret named the tenant's own service from before they were written until the end) deleted $(echo $lost) from the operator's store, another seed's cluster's snapshots"
+    echo "HOLE: the entry of tenant/etcd-x (an ABS Etcd whose endpointOverride names its own service, where its sidecar writes) deleted $(echo $lost) from the operator's store, another seed's cluster's snapshots"
     exit 1
 fi
 echo "held: the other seed's snapshots stay"
-echo "attack22_endpoint_secret_edit: ok"
+echo "attack22_endpoint_override_abs: ok"

@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
-# "A claim needs the bucket owner's authority and evidence of a writer" (docs/backup-entries.md,
-# "Who may claim a prefix"): "an Etcd gets an entry only when spec.backup.store.secretRef names
-# a Secret that exists in its namespace", and since this release only when that Secret names the
-# bucket's endpoint. Neither shows that the Secret opens the bucket. A tenant (selected, with no
-# access to the operator's store) creates an Etcd on the operator's container, on the prefix of
-# a cluster that lives on another seed, with a Secret naming the operator's endpoint and keys
-# of its own invention: its sidecar's uploads are refused, it writes nothing. Its member runs.
-# Meanwhile the other seed's cluster backs up into that prefix. The tenant deletes its Etcd;
-# past the grace period the entry's Job, with the operator's credentials, deletes what the other
-# seed wrote meanwhile. Oracle: s3rver's (the operator's store) listing before and after.
+# "An Etcd whose sidecar writes another service never gets an entry in the bucket"
+# (docs/backup-entries.md, "Who may claim a prefix"): "when either names none, both are taken
+# for one service". A tenant's S3 Secret that names no endpoint sends its sidecar to AWS's
+# default endpoint, not to the operator's store (the bucket's Secret names its own endpoint,
+# an S3-compatible service). The tenant creates an Etcd on the operator's container, on the
+# prefix of a cluster that lives on another seed, with such a Secret (its own AWS keys). Its
+# member runs, writing to AWS. Meanwhile the other seed's cluster backs up into that prefix of
+# the operator's store. The tenant deletes its Etcd; past the grace period the entry's Job,
+# with the operator's credentials, deletes what the other seed wrote meanwhile.
+# Oracle: s3rver's (the operator's store) listing before and after.
 set -uo pipefail
-. "$(dirname "$0")/../../lib/snapshot.sh"
-. "$(dirname "$0")/../../lib/controller.sh"
+. "$(dirname "$0")/../lib/snapshot.sh"
+. "$(dirname "$0")/../lib/controller.sh"
 ksim_on_exit snap_cleanups
 command -v jq >/dev/null || { echo "SKIP: jq is not installed"; exit 77; }
 
@@ -23,10 +23,9 @@ ctl_stage
 wh_register_backups
 ctl_s3_bucket_secret
 kc create namespace tenant >/dev/null || ctl_fail "cannot create namespace tenant"
-# the operator's endpoint, keys the store does not know
-kc -n tenant create secret generic etcd-backup --from-literal=accessKeyID=AKIAINVENTED \
-    --from-literal=secretAccessKey=INVENTED --from-literal=region=us-east-1 \
-    --from-literal=s3ForcePathStyle=true --from-literal=endpoint="$SNAP_S3_URL" >/dev/null ||
+# the tenant's own AWS keys, no endpoint: the sidecar goes to AWS, not to the operator's store
+kc -n tenant create secret generic etcd-backup --from-literal=accessKeyID=AKIATENANT \
+    --from-literal=secretAccessKey=TENANT --from-literal=region=eu-west-1 >/dev/null ||
     ctl_fail "cannot create the tenant's Secret"
 ctl_s3_bucket 10s
 snap_s3 put "$P/v2/Full-00000000-00000100-1700000000.gz" "$SNAP_WORK/obj"
@@ -41,7 +40,7 @@ if ! ksim_wait 10 ctl_has_entry tenant etcd-x; then
 fi
 ctl_members_seen tenant etcd-x
 E=$(ctl_entry_of tenant etcd-x)
-echo "entry $E for tenant/etcd-x (the operator's endpoint, invented keys): store $(kc get backupentry "$E" -o jsonpath='{.spec.store}')"
+echo "entry $E for tenant/etcd-x (Secret without endpoint): store $(kc get backupentry "$E" -o jsonpath='{.spec.store}')"
 sleep 1
 snap_s3 put "$P/v2/Full-00000000-00000200-1800000000.gz" "$SNAP_WORK/obj"
 snap_s3 put "$P/v2/Incr-00000201-00000300-1800000100.gz" "$SNAP_WORK/obj"
@@ -61,8 +60,8 @@ ctl_jobs_stop
 ctl_stop
 lost=$(comm -23 <(echo "$victim_keys") <(echo "$left"))
 if [ -n "$lost" ]; then
-    echo "HOLE: the entry of tenant/etcd-x (its Secret's keys open nothing in the operator's store: its sidecar wrote nothing there) deleted $(echo $lost) from the operator's store, another seed's cluster's snapshots"
+    echo "HOLE: the entry of tenant/etcd-x (its S3 Secret names no endpoint: its sidecar wrote AWS, not the operator's store at $SNAP_S3_URL) deleted $(echo $lost) from the operator's store, another seed's cluster's snapshots"
     exit 1
 fi
 echo "held: the other seed's snapshots stay"
-echo "attack22_credentials_unproven: ok"
+echo "attack22_endpoint_unnamed: ok"

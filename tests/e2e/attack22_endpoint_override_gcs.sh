@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
 # "An Etcd whose sidecar writes another service never gets an entry in the bucket"
-# (docs/backup-entries.md, "Who may claim a prefix"): the endpoints compared are those of "the
-# object stores whose client takes its endpoint from the Secret (S3, ECS and OCS ...; Swift
-# ...; OSS ...; GCS ...)": ABS is not among them, yet "ABS ... take[s] the Secret's when there
-# is no override", so an ABS sidecar writes to spec.backup.store.endpointOverride. A tenant
-# creates an ABS Etcd on the operator's container (one store whatever the provider), on the
-# prefix of a cluster that lives on another seed, its endpointOverride naming its own service.
-# Its member runs, writing there. Meanwhile the other seed's cluster backs up into that prefix
-# of the operator's store. The tenant deletes its Etcd; past the grace period the entry's Job
-# deletes what the other seed wrote meanwhile.
+# (docs/backup-entries.md, "Who may claim a prefix"): the Etcd's endpoint is read from "its
+# backup Secret (else its spec.backup.store.endpointOverride)", GCS's key storageAPIEndpoint;
+# but "ABS and GCS take the Secret's when there is no override" (docs/backup-entries.md, "One
+# prefix, one cluster"): with an override, a GCS sidecar writes to the override. A tenant
+# creates a GCS Etcd on the operator's container, on the prefix of a cluster that lives on
+# another seed, its Secret's storageAPIEndpoint spelling the operator's endpoint and its
+# endpointOverride its own service. Its member runs, writing its own service. Meanwhile the
+# other seed's cluster backs up into that prefix of the operator's store. The tenant deletes
+# its Etcd; past the grace period the entry's Job deletes what the other seed wrote meanwhile.
 # Oracle: s3rver's (the operator's store) listing before and after.
 set -uo pipefail
-. "$(dirname "$0")/../../lib/snapshot.sh"
-. "$(dirname "$0")/../../lib/controller.sh"
+. "$(dirname "$0")/../lib/snapshot.sh"
+. "$(dirname "$0")/../lib/controller.sh"
 ksim_on_exit snap_cleanups
 command -v jq >/dev/null || { echo "SKIP: jq is not installed"; exit 77; }
 
@@ -24,9 +24,9 @@ ctl_stage
 wh_register_backups
 ctl_s3_bucket_secret
 kc create namespace tenant >/dev/null || ctl_fail "cannot create namespace tenant"
-# the tenant's Azure keys; its endpointOverride names its own service (an Azurite of its own)
-kc -n tenant create secret generic etcd-backup --from-literal=storageAccount=tenant \
-    --from-literal=storageKey=VEVOQU5U >/dev/null ||
+# the tenant's Secret names the operator's endpoint; its endpointOverride names its own service
+kc -n tenant create secret generic etcd-backup --from-literal=serviceaccount.json='{"type":"service_account"}' \
+    --from-literal=storageAPIEndpoint="$SNAP_S3_URL" >/dev/null ||
     ctl_fail "cannot create the tenant's Secret"
 ctl_s3_bucket 10s
 snap_s3 put "$P/v2/Full-00000000-00000100-1700000000.gz" "$SNAP_WORK/obj"
@@ -39,7 +39,7 @@ spec:
   replicas: 1
   labels: {app: etcd-statefulset}
   etcd: {clientPort: 2379, serverPort: 2380}
-  backup: {port: 8080, store: {provider: ABS, container: $SNAP_BUCKET, prefix: "$P", endpointOverride: "http://azurite.tenant.example:10000", secretRef: {name: etcd-backup}}}
+  backup: {port: 8080, store: {provider: gcp, container: $SNAP_BUCKET, prefix: "$P", endpointOverride: "https://storage.tenant.example/storage/v1/", secretRef: {name: etcd-backup}}}
 EOF
 ctl_members tenant etcd-x
 ctl_jobs_serve etcd-warden
@@ -50,7 +50,7 @@ if ! ksim_wait 10 ctl_has_entry tenant etcd-x; then
 fi
 ctl_members_seen tenant etcd-x
 E=$(ctl_entry_of tenant etcd-x)
-echo "entry $E for tenant/etcd-x (provider ABS, endpointOverride http://azurite.tenant.example:10000): store $(kc get backupentry "$E" -o jsonpath='{.spec.store}')"
+echo "entry $E for tenant/etcd-x (provider gcp, endpointOverride https://storage.tenant.example/storage/v1/): store $(kc get backupentry "$E" -o jsonpath='{.spec.store}')"
 sleep 1
 snap_s3 put "$P/v2/Full-00000000-00000200-1800000000.gz" "$SNAP_WORK/obj"
 snap_s3 put "$P/v2/Incr-00000201-00000300-1800000100.gz" "$SNAP_WORK/obj"
@@ -70,8 +70,8 @@ ctl_jobs_stop
 ctl_stop
 lost=$(comm -23 <(echo "$victim_keys") <(echo "$left"))
 if [ -n "$lost" ]; then
-    echo "HOLE: the entry of tenant/etcd-x (an ABS Etcd whose endpointOverride names its own service, where its sidecar writes) deleted $(echo $lost) from the operator's store, another seed's cluster's snapshots"
+    echo "HOLE: the entry of tenant/etcd-x (a GCS Etcd whose endpointOverride names its own service, where its sidecar writes; only its Secret spells the operator's endpoint) deleted $(echo $lost) from the operator's store, another seed's cluster's snapshots"
     exit 1
 fi
 echo "held: the other seed's snapshots stay"
-echo "attack22_endpoint_override_abs: ok"
+echo "attack22_endpoint_override_gcs: ok"

@@ -12,8 +12,8 @@
 # while the tenant's Etcd existed. Oracle: s3rver's (the operator's store) listing before and
 # after.
 set -uo pipefail
-. "$(dirname "$0")/../../lib/snapshot.sh"
-. "$(dirname "$0")/../../lib/controller.sh"
+. "$(dirname "$0")/../lib/snapshot.sh"
+. "$(dirname "$0")/../lib/controller.sh"
 ksim_on_exit snap_cleanups
 command -v jq >/dev/null || { echo "SKIP: jq is not installed"; exit 77; }
 

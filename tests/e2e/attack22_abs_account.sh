@@ -11,8 +11,8 @@
 # period the entry's Job, with the operator's account key, deletes what the other seed wrote.
 # Oracle: Azurite's listing of the operator's account's container before and after.
 set -uo pipefail
-. "$(dirname "$0")/../../lib/snapshot.sh"
-. "$(dirname "$0")/../../lib/controller.sh"
+. "$(dirname "$0")/../lib/snapshot.sh"
+. "$(dirname "$0")/../lib/controller.sh"
 ksim_on_exit snap_cleanups
 command -v jq >/dev/null || { echo "SKIP: jq is not installed"; exit 77; }
 
