@@ -153,20 +153,48 @@ Test(bkealive, overlap_keeps_the_earliest)
 
     cr_assert(!bkealive_overlap_due(e, 0));
     cr_assert(bkealive_overlap_due(e, at("2026-11-10T00:00:30Z")));
-    OK(bkealive_overlap(e, at("2026-11-10T00:00:30Z"), &err));
+    OK(bkealive_overlap(e, at("2026-11-10T00:00:30Z"), NULL, &err));
     cr_assert(bkealive_overlapped(e, &t));
     cr_assert_eq(t, at("2026-11-10T00:00:30Z"));
     cr_assert(!bkealive_overlap_due(e, at("2026-11-10T00:00:40Z")));
     cr_assert(bkealive_overlap_due(e, at("2026-11-10T00:00:20Z")));
-    /* reattached to an Etcd created later than the overlap: it stays */
+    /* an entry of an earlier version (no overlappedBy): reattached to an Etcd created later
+     * than the overlap, it stays */
     created = at("2026-11-10T00:00:30Z");
-    OK(bkealive_overlap(e, created - 1, &err));
+    OK(bkealive_overlap(e, created - 1, NULL, &err));
     OK(bkealive_mark(e, etcd, created + 10, &err));
     cr_assert(bkealive_overlapped(e, &t));
     /* reattached to the Etcd it records: gone */
-    OK(bkealive_overlap(e, created, &err));
+    OK(bkealive_overlap(e, created, NULL, &err));
     OK(bkealive_mark(e, etcd, created + 10, &err));
     cr_assert(!bkealive_overlapped(e, &t));
+    cJSON_Delete(e);
+    cJSON_Delete(etcd);
+}
+
+/* With overlappedBy, the record goes only when the entry is (re)attached to the Etcd it names:
+ * another Etcd seen overlapping while the entry's own, older, Etcd lives stays recorded. */
+Test(bkealive, overlap_by_uid)
+{
+    cJSON *e = entry(""), *etcd = parse("{\"metadata\":{\"name\":\"etcd-main\",\"uid\":\"u1\","
+                                        "\"creationTimestamp\":\"2026-11-10T00:00:00Z\"}}");
+    struct kerr_info err = { 0 };
+    int64_t t = 0, other = at("2026-11-10T00:05:00Z");
+
+    OK(bkealive_overlap(e, other, "u2", &err));
+    cr_assert_str_eq(kjson_get_str(e, "spec.overlappedBy"), "u2");
+    OK(bkealive_mark(e, etcd, other + 10, &err));
+    cr_assert(bkealive_overlapped(e, &t), "the entry's own Etcd, older, does not erase it");
+    cr_assert_eq(t, other);
+    /* the Etcd it records, created again in the entry's name, reattaches: gone */
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItem(etcd, "metadata"), "uid", cJSON_CreateString("u2"));
+    OK(bkealive_mark(e, etcd, other + 20, &err));
+    cr_assert(!bkealive_overlapped(e, &t));
+    cr_assert_null(kjson_get(e, "spec.overlappedBy"));
+    /* set again without a uid: none recorded */
+    OK(bkealive_overlap(e, other, "u3", &err));
+    OK(bkealive_overlap(e, other - 1, NULL, &err));
+    cr_assert_null(kjson_get(e, "spec.overlappedBy"));
     cJSON_Delete(e);
     cJSON_Delete(etcd);
 }

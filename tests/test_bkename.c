@@ -269,14 +269,16 @@ Test(bkename, the_webhook_refuses_when_the_name_is_another_claims)
     cJSON_Delete(stored);
 }
 
-/* BackupBucket shared (aws, bkt) and its Secret ops/creds. */
+/* BackupBucket shared (aws, bkt) and its Secret ops/creds, the data of Secret s (an Etcd gets an
+ * entry only when its Secret holds the bucket's credentials). */
 static void bucket(void)
 {
     cJSON *ns = cJSON_Parse("{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":"
                             "{\"name\":\"ops\"}}"),
           *sec =
               cJSON_Parse("{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":"
-                          "\"creds\",\"namespace\":\"ops\"},\"data\":{\"accessKeyID\":\"eA==\"}}"),
+                          "\"creds\",\"namespace\":\"ops\"},\"data\":{\"hostPath\":"
+                          "\"L3Zhci9saWIvbGI=\",\"accessKeyID\":\"eA==\"}}"),
           *b = cJSON_Parse("{\"apiVersion\":\"etcd-warden.io/v1alpha1\",\"kind\":\"BackupBucket\","
                            "\"metadata\":{\"name\":\"shared\"},\"spec\":{\"provider\":\"aws\","
                            "\"container\":\"bkt\",\"secretRef\":{\"namespace\":\"ops\",\"name\":"

@@ -35,6 +35,12 @@ static const char *str_or_empty(const cJSON *obj, const char *path)
     return s ? s : "";
 }
 
+/* Another live Etcd on an overlapping prefix: its creation time (0: none) and uid (BORROWED). */
+struct overlap {
+    int64_t at;
+    const char *by;
+};
+
 int bke_store_matches(const cJSON *bucket, const cJSON *etcd)
 {
     struct bke_bucket b;
@@ -88,10 +94,13 @@ static int store_differs(const cJSON *entry, const struct bke_bucket *b)
            strcmp(str_or_empty(entry, "spec.store.endpointOverride"), b->endpoint) != 0;
 }
 
-/* Make entry (cached, BORROWED) the live etcd's: uid, no deletion time, phase Active. */
+/*
+ * Make entry (cached, BORROWED) the live etcd's: uid, no deletion time, phase Active; over:
+ * another live Etcd overlapping its prefix, recorded (bkealive_overlap) when it is the first.
+ */
 static enum kerr attach_entry(const struct bke_ctx *x, const struct bke_bucket *b,
                               const cJSON *entry, const cJSON *etcd, const char *conflict,
-                              struct kerr_info *err)
+                              struct overlap over, struct kerr_info *err)
 {
     const char *ns = kjson_get_str(etcd, "metadata.namespace");
     const char *name = kjson_get_str(etcd, "metadata.name");
@@ -106,7 +115,8 @@ static enum kerr attach_entry(const struct bke_ctx *x, const struct bke_bucket *
     snprintf(msg, sizeof(msg), "backups of Etcd %s/%s under prefix \"%s\"", ns, name,
              str_or_empty(entry, "spec.prefix"));
     if (pending || strcmp(old_uid, uid) != 0 || store_differs(entry, b) ||
-        bkealive_due(entry, etcd, x->since, (int64_t)time(NULL))) {
+        bkealive_due(entry, etcd, x->since, (int64_t)time(NULL)) ||
+        bkealive_overlap_due(entry, over.at)) {
         obj = entry_copy(entry);
         if (!obj)
             return kerr_set(err, KERR_NOMEM, NULL);
@@ -116,6 +126,8 @@ static enum kerr attach_entry(const struct bke_ctx *x, const struct bke_bucket *
             rc = bkemake_set_store(obj, b, err);
         if (rc == KERR_OK)
             rc = bkealive_mark(obj, etcd, (int64_t)time(NULL), err);
+        if (rc == KERR_OK && bkealive_overlap_due(obj, over.at))
+            rc = bkealive_overlap(obj, over.at, over.by, err);
         if (rc == KERR_OK)
             rc = k8s_update(x->client, &BKE_RES_ENTRY, NULL, ename, obj, NULL, &stored, err);
         cJSON_Delete(obj);
@@ -222,8 +234,8 @@ static enum kerr pending_step(const struct bke_ctx *x, const struct bke_bucket *
 
 /* Record on the released entry that another Etcd, created at over, overlaps its prefix
  * (bkealive's overlappedAt); *stored the entry as written (OWNS). */
-static enum kerr record_overlap(const struct bke_ctx *x, const cJSON *entry, int64_t over,
-                                cJSON **stored, struct kerr_info *err)
+static enum kerr record_overlap(const struct bke_ctx *x, const cJSON *entry,
+                                struct overlap over, cJSON **stored, struct kerr_info *err)
 {
     cJSON *obj = entry_copy(entry);
     enum kerr rc;
@@ -231,7 +243,7 @@ static enum kerr record_overlap(const struct bke_ctx *x, const cJSON *entry, int
     *stored = NULL;
     if (!obj)
         return kerr_set(err, KERR_NOMEM, NULL);
-    rc = bkealive_overlap(obj, over, err);
+    rc = bkealive_overlap(obj, over.at, over.by, err);
     if (rc == KERR_OK)
         rc = k8s_update(x->client, &BKE_RES_ENTRY, NULL, kjson_get_str(entry, "metadata.name"), obj,
                         NULL, stored, err);
@@ -247,7 +259,7 @@ static enum kerr record_overlap(const struct bke_ctx *x, const cJSON *entry, int
  * on the entry (it ends the deletion window).
  */
 static enum kerr release_entry(const struct bke_ctx *x, const struct bke_bucket *b,
-                               const cJSON *entry, const char *conflict, int64_t over,
+                               const cJSON *entry, const char *conflict, struct overlap over,
                                long *requeue, struct kerr_info *err)
 {
     const char *ename = kjson_get_str(entry, "metadata.name");
@@ -264,7 +276,7 @@ static enum kerr release_entry(const struct bke_ctx *x, const struct bke_bucket 
     if (x->watch_ns && *x->watch_ns && strcmp(ns, x->watch_ns) != 0)
         return KERR_OK;
     if (deleted && ktime_parse(deleted, &at, NULL) == KERR_OK) {
-        if (!bkealive_overlap_due(entry, over))
+        if (!bkealive_overlap_due(entry, over.at))
             return pending_step(x, b, entry, deleted, conflict, requeue, err);
         rc = record_overlap(x, entry, over, &stored, err);
         if (rc == KERR_OK)
@@ -285,8 +297,8 @@ static enum kerr release_entry(const struct bke_ctx *x, const struct bke_bucket 
     rc = kjson_set_str(obj, "spec.etcdDeletedAt", now, err);
     if (rc == KERR_OK) /* the window's end: when the Etcd was last known alive */
         rc = bkealive_release(obj, x->since, (int64_t)t, err);
-    if (rc == KERR_OK && over > 0)
-        rc = bkealive_overlap(obj, over, err);
+    if (rc == KERR_OK && over.at > 0)
+        rc = bkealive_overlap(obj, over.at, over.by, err);
     if (rc == KERR_OK)
         rc = k8s_update(x->client, &BKE_RES_ENTRY, NULL, ename, obj, NULL, &stored, err);
     cJSON_Delete(obj);
@@ -348,20 +360,22 @@ static int find_entry(const cJSON *entries, const char *claimed, const cJSON *et
 }
 
 /*
- * The earliest creation time (Unix seconds) of an Etcd of etcds (the bucket's live ones), not
- * the entry's own (its uid), in the bucket's store, whose prefix overlaps entry's or cannot be
- * read (it may write there: fail closed); 0 when none. Recorded on a released entry
- * (bkealive_overlap), it ends the deletion window: what is written from then on may be that Etcd's.
+ * The earliest creation time (Unix seconds) and the uid of an Etcd of etcds (the bucket's live
+ * ones), not the entry's own (uid own: the one it records, or the one attaching to it), in the bucket's store, whose prefix overlaps entry's or
+ * cannot be read (it may write there: fail closed); at 0 when none. Recorded on the entry
+ * (bkealive_overlap), whether its Etcd lives or not, it ends the deletion window: what is
+ * written from then on may be that Etcd's.
  */
-static int64_t overlapped_at(const struct bke_bucket *b, const cJSON *etcds, const cJSON *entry)
+static struct overlap overlapped_at(const struct bke_bucket *b, const cJSON *etcds,
+                                    const cJSON *entry, const char *own)
 {
     const cJSON *e;
     struct timespec at;
-    int64_t first = 0;
+    struct overlap first = { 0, NULL };
 
     cJSON_ArrayForEach (e, etcds) {
         /* the entry's own Etcd, moved to an overlapping prefix: what it writes is its own */
-        if (strcmp(str_or_empty(entry, "spec.etcd.uid"), str_or_empty(e, "metadata.uid")) == 0)
+        if (strcmp(own, str_or_empty(e, "metadata.uid")) == 0)
             continue;
         /* a store that cannot be keyed holds the deletion while it lasts (hold_entries,
          * bkeclaim); etcd-druid refuses such a spec, so its sidecar writes where it did */
@@ -371,8 +385,10 @@ static int64_t overlapped_at(const struct bke_bucket *b, const cJSON *etcds, con
             continue;
         if (ktime_parse(kjson_get_str(e, "metadata.creationTimestamp"), &at, NULL) != KERR_OK)
             at.tv_sec = 1; /* no creation time: as early as can be */
-        if (!first || (int64_t)at.tv_sec < first)
-            first = (int64_t)at.tv_sec;
+        if (!first.at || (int64_t)at.tv_sec < first.at) {
+            first.at = (int64_t)at.tv_sec;
+            first.by = kjson_get_str(e, "metadata.uid");
+        }
     }
     return first;
 }
@@ -449,7 +465,10 @@ static enum kerr keep_entries(const struct bke_ctx *x, const struct bke_bucket *
             /* no Job runs and the Etcd blocks the next: the prefix is the Etcd's again */
             if (rc == KERR_OK && *why)
                 rc = attach_entry(x, b, cJSON_GetArrayItem(entries, i), e,
-                                  bkeclaim_conflict(b, entries, i, why), &one);
+                                  bkeclaim_conflict(b, entries, i, why),
+                                  overlapped_at(b, col.etcds, cJSON_GetArrayItem(entries, i),
+                                                str_or_empty(e, "metadata.uid")),
+                                  &one);
         } else if (i >= 0) {
             cJSON *seen = NULL; /* the entry as stored once a running member is recorded */
 
@@ -458,7 +477,10 @@ static enum kerr keep_entries(const struct bke_ctx *x, const struct bke_bucket *
             rc = bkeseen_record(x, cJSON_GetArrayItem(entries, i), e, &seen, requeue, &one);
             if (rc == KERR_OK)
                 rc = attach_entry(x, b, seen ? seen : cJSON_GetArrayItem(entries, i), e,
-                                  bkeclaim_conflict(b, entries, i, why), &one);
+                                  bkeclaim_conflict(b, entries, i, why),
+                                  overlapped_at(b, col.etcds, cJSON_GetArrayItem(entries, i),
+                                                str_or_empty(e, "metadata.uid")),
+                                  &one);
             cJSON_Delete(seen);
         } else if ((rc = bkeauth_etcd(x, b, e, why, sizeof(why), &one)) == KERR_OK && *why) {
             bke_etcd_warning(x, e, "NotAuthorised", why); /* namespaces and Secrets: not watched */
@@ -480,7 +502,8 @@ static enum kerr keep_entries(const struct bke_ctx *x, const struct bke_bucket *
         if (!claimed[i++]) {
             kerr_clear(&one);
             rc = release_entry(x, b, e, bkeclaim_conflict(b, entries, i - 1, why),
-                               overlapped_at(b, col.etcds, e), requeue, &one);
+                               overlapped_at(b, col.etcds, e, str_or_empty(e, "spec.etcd.uid")),
+                               requeue, &one);
             if (rc != KERR_OK && first == KERR_OK) {
                 first = rc;
                 *err = one;

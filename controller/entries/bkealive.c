@@ -11,6 +11,7 @@
 #define DELETED "spec.etcdDeletionTimestamp"
 #define LAST    "spec.etcdLastAliveAt"
 #define OVERLAP "spec.overlappedAt"
+#define OVER_BY "spec.overlappedBy"
 
 /* The time at path of obj into *t: 1, or 0 when absent or not a time. */
 static int time_at(const cJSON *obj, const char *path, int64_t *t)
@@ -48,13 +49,18 @@ int bkealive_due(const cJSON *entry, const cJSON *etcd, int64_t since, int64_t n
 enum kerr bkealive_mark(cJSON *obj, const cJSON *etcd, int64_t now, struct kerr_info *err)
 {
     const char *dts = kjson_get_str(etcd, "metadata.deletionTimestamp");
+    const char *uid = kjson_get_str(etcd, "metadata.uid"), *by;
     int64_t t, created;
     enum kerr rc = KERR_OK;
 
     (void)kjson_delete(obj, LAST);
-    if (time_at(obj, OVERLAP, &t) &&
-        (!time_at(etcd, "metadata.creationTimestamp", &created) || created <= t))
+    by = kjson_get_str(obj, OVER_BY);
+    if (by ? strcmp(by, uid) == 0
+           : time_at(obj, OVERLAP, &t) &&
+                 (!time_at(etcd, "metadata.creationTimestamp", &created) || created <= t)) {
         (void)kjson_delete(obj, OVERLAP);
+        (void)kjson_delete(obj, OVER_BY);
+    }
     if (dts && time_at(etcd, "metadata.deletionTimestamp", &t))
         rc = kjson_set_str(obj, DELETED, dts, err);
     else {
@@ -94,9 +100,14 @@ int bkealive_overlap_due(const cJSON *entry, int64_t at)
     return at > 0 && (!time_at(entry, OVERLAP, &t) || at < t);
 }
 
-enum kerr bkealive_overlap(cJSON *obj, int64_t at, struct kerr_info *err)
+enum kerr bkealive_overlap(cJSON *obj, int64_t at, const char *by, struct kerr_info *err)
 {
-    return set_time(obj, OVERLAP, at, err);
+    enum kerr rc = set_time(obj, OVERLAP, at, err);
+
+    (void)kjson_delete(obj, OVER_BY);
+    if (rc == KERR_OK && by && *by)
+        rc = kjson_set_str(obj, OVER_BY, by, err);
+    return rc;
 }
 
 int bkealive_overlapped(const cJSON *entry, int64_t *t)

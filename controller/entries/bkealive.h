@@ -19,12 +19,13 @@
  *     controller was down or another replica led when the Etcd went); else
  *     the entry's own times (spec.claimedAt, metadata.creationTimestamp):
  *     never "now" on a guess;
- *   - overlappedAt: the earliest creation time of another live Etcd the controller saw
- *     claiming a prefix that overlaps the entry's while the entry was released (an Etcd of
- *     the same name created again and not reattached, another namespace's, one a webhook
- *     did not judge): from then on the prefix has another writer, so the deletion window ends
- *     there, even before etcdLastAliveAt. Removed when the entry is
- *     reattached to the Etcd it records (created at or before it).
+ *   - overlappedAt, overlappedBy: the earliest creation time, and the uid, of another live
+ *     Etcd the controller saw claiming a prefix that overlaps the entry's, while the entry's
+ *     Etcd lives or after it went (an Etcd of the same name created again and not
+ *     reattached, another namespace's, one a webhook did not judge): from then on the prefix
+ *     has another writer, so the deletion window ends there, even before etcdLastAliveAt.
+ *     Removed only when the entry is reattached to the Etcd it records (overlappedBy its uid;
+ *     an entry of an earlier version without overlappedBy: one created at or before it).
  *
  * Ownership: arguments BORROWED. Thread safety: reentrant.
  */
@@ -52,7 +53,7 @@ int bkealive_due(const cJSON *entry, const cJSON *etcd, int64_t since, int64_t n
  * Record on obj (the entry about to be written, OWNED by the caller) that etcd is alive at
  * now: etcdSeenAt = now while it is not being deleted, etcdDeletionTimestamp = its
  * deletionTimestamp (removed when it has none: an Etcd created again), etcdLastAliveAt
- * removed, overlappedAt removed when it is not earlier than etcd's creation (it records etcd).
+ * removed, overlappedAt removed when it records etcd (overlappedBy, above).
  * KERR_NOMEM, KERR_INTERNAL (a time that cannot be written).
  */
 enum kerr bkealive_mark(cJSON *obj, const cJSON *etcd, int64_t now, struct kerr_info *err);
@@ -69,8 +70,11 @@ enum kerr bkealive_release(cJSON *obj, int64_t since, int64_t now, struct kerr_i
  */
 int bkealive_overlap_due(const cJSON *entry, int64_t at);
 
-/* Set overlappedAt on obj (OWNED by the caller) to at. KERR_NOMEM, KERR_INTERNAL. */
-enum kerr bkealive_overlap(cJSON *obj, int64_t at, struct kerr_info *err);
+/*
+ * Set overlappedAt on obj (OWNED by the caller) to at, overlappedBy to by (the other Etcd's uid;
+ * NULL or "": none). KERR_NOMEM, KERR_INTERNAL.
+ */
+enum kerr bkealive_overlap(cJSON *obj, int64_t at, const char *by, struct kerr_info *err);
 
 /* The entry's overlappedAt into *t (Unix seconds): 1, or 0 when absent or not a time. */
 int bkealive_overlapped(const cJSON *entry, int64_t *t);

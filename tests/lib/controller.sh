@@ -354,12 +354,12 @@ ctl_namespace() {
 }
 # ctl_backup_secret NS [NAME]: Secret NAME (default etcd-backup) in NS with the credentials of
 # ctl_s3_bucket_secret's (after snap_s3_start): an Etcd gets a BackupEntry in a bucket only when
-# its backup Secret holds the bucket's credentials.
+# its backup Secret holds the bucket's credentials. Without an s3rver: an endpoint nobody serves.
 ctl_backup_secret() {
     kc -n "$1" create secret generic "${2:-etcd-backup}" \
         --from-literal=accessKeyID=S3RVER --from-literal=secretAccessKey=S3RVER \
         --from-literal=region=us-east-1 --from-literal=s3ForcePathStyle=true \
-        --from-literal=endpoint="$SNAP_S3_URL" >/dev/null
+        --from-literal=endpoint="${SNAP_S3_URL:-http://s3.invalid}" >/dev/null
 }
 # ctl_jobs_serve NS [SECONDS] (with tests/lib/snapshot.sh): tests/support/job_exec.py runs the
 # Jobs warden-controller makes in NS, as the Job controller and the kubelet would (kube-sim runs
