@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # An Etcd deleted and created again within its bucket's grace period, in the same namespace,
 # with the same name and the same store spelled another way (docs/backup-entries.md: "aws, S3
-# and s3 are the same provider, and the endpoint is not compared"; the prefix canonical as
+# and s3 are the same provider"; the prefix canonical as
 # path.Clean makes it: "./P/", "P//", "/P"), reattaches to its entry: the uid is updated and
 # nothing of the prefix is deleted past the grace period while it lives. Each spelling in
 # turn: created again, its sidecar writes, deleted again. Oracle: s3rver's listing of the
@@ -50,15 +50,23 @@ E=$(ctl_entry_of shoot etcd-a)
 sleep 1
 n=0
 snap_s3 put "$P/v2/Full-00000000-00000100-1700000000.gz" "$SNAP_WORK/obj"
-for spelling in "provider: S3, prefix: ./$P/" "provider: s3, prefix: $P//, endpointOverride: $SNAP_S3_URL" \
-    "provider: stackit, prefix: /$P, endpointOverride: http://elsewhere.example:9000/"; do
+# the last spelling's sidecar may write another service (an endpointOverride that is not the
+# one the bucket's deletions use): it is not reattached (NotAuthorised), and the entry, pending,
+# deletes nothing while its prefix is claimed
+for spelling in "reattach|provider: S3, prefix: ./$P/" \
+    "reattach|provider: s3, prefix: $P//, endpointOverride: $SNAP_S3_URL" \
+    "refuse|provider: stackit, prefix: /$P, endpointOverride: http://elsewhere.example:9000/"; do
+    expect=${spelling%%|*} spelling=${spelling#*|}
     gone
     out=$(etcd_store "$spelling") || ctl_fail "etcd-a ($spelling) refused: $out"
     uid=$(kc -n shoot get etcd etcd-a -o jsonpath='{.metadata.uid}')
     reattached() { [ "$(entry_uid)" = "$uid" ]; }
-    if ! ksim_wait 30 reattached; then
+    refused() { ctl_events shoot etcd-a | grep -q "NotAuthorised: .*endpointOverride"; }
+    if [ "$expect" = reattach ] && ! ksim_wait 30 reattached; then
         echo "HOLE: etcd-a created again as {$spelling} not reattached to $E: $(ctl_events shoot etcd-a | tail -2 | tr '\n' '|')"
         holes=$((holes + 1))
+    elif [ "$expect" = refuse ] && { ! ksim_wait 30 refused || reattached; }; then
+        ctl_fail "etcd-a {$spelling}: no NotAuthorised event, or reattached: $(ctl_events shoot etcd-a | tail -2 | tr '\n' '|')"
     fi
     ctl_members shoot etcd-a
     n=$((n + 1))
@@ -68,7 +76,7 @@ for spelling in "provider: S3, prefix: ./$P/" "provider: s3, prefix: $P//, endpo
     if [ "$(snap_s3 ls "$P/" | sort)" != "$keys" ] || [ -z "$(kc get backupentry "$E" -o name 2>/dev/null)" ]; then
         echo "HOLE: with etcd-a {$spelling} alive, $E $(ctl_entry_phase "$E"), left: $(snap_s3 ls "$P/" | tr '\n' ' ')"
         holes=$((holes + 1))
-    else echo "held: {$spelling}: reattached ($(ctl_entry_phase "$E")), $(echo "$keys" | wc -l) snapshots kept past the grace period"; fi
+    else echo "held: {$spelling}: $([ "$expect" = reattach ] && echo reattached || echo "not reattached, NotAuthorised") ($(ctl_entry_phase "$E")), $(echo "$keys" | wc -l) snapshots kept past the grace period"; fi
 done
 ctl_stop
 [ "$holes" = 0 ] || exit 1

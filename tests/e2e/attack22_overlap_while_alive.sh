@@ -9,7 +9,7 @@
 # PrefixConflict), then moves away. Only then is etcd-a deleted. The entry's deletion must keep
 # what etcd-x wrote. Oracle: s3rver's listing of the prefix before and after.
 set -uo pipefail
-. "$(dirname "$0")/../../lib/released.sh"
+. "$(dirname "$0")/../lib/released.sh"
 
 P=$REL_P
 
