@@ -187,7 +187,8 @@ Test(bkealive, overlap_by_uid)
     cr_assert(bkealive_overlapped(e, &t), "the entry's own Etcd, older, does not erase it");
     cr_assert_eq(t, other);
     /* the Etcd it records, created again in the entry's name, reattaches: gone */
-    cJSON_ReplaceItemInObject(cJSON_GetObjectItem(etcd, "metadata"), "uid", cJSON_CreateString("u2"));
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItem(etcd, "metadata"), "uid",
+                              cJSON_CreateString("u2"));
     OK(bkealive_mark(e, etcd, other + 20, &err));
     cr_assert(!bkealive_overlapped(e, &t));
     cr_assert_null(kjson_get(e, "spec.overlappedBy"));

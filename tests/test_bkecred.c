@@ -28,10 +28,11 @@ static cJSON *bucket(const char *provider, const char *override)
 {
     char s[512];
 
-    snprintf(s, sizeof(s),
-             "{\"metadata\":{\"name\":\"b\"},\"spec\":{\"provider\":\"%s\",\"container\":\"c\"%s%s%s}}",
-             provider, override ? ",\"endpointOverride\":\"" : "", override ? override : "",
-             override ? "\"" : "");
+    snprintf(
+        s, sizeof(s),
+        "{\"metadata\":{\"name\":\"b\"},\"spec\":{\"provider\":\"%s\",\"container\":\"c\"%s%s%s}}",
+        provider, override ? ",\"endpointOverride\":\"" : "", override ? override : "",
+        override ? "\"" : "");
     return parse(s);
 }
 
@@ -55,8 +56,8 @@ static cJSON *secret(const char *data)
     return parse(s);
 }
 
-#define BUCKET_DATA                                                                            \
-    "\"accessKeyID\":\"" B64_S3RVER "\",\"secretAccessKey\":\"" B64_S3RVER                     \
+#define BUCKET_DATA                                                        \
+    "\"accessKeyID\":\"" B64_S3RVER "\",\"secretAccessKey\":\"" B64_S3RVER \
     "\",\"endpoint\":\"" B64_URL "\""
 
 /* why for the given objects (all deleted); "" when the Etcd's Secret holds the bucket's. */
@@ -85,10 +86,10 @@ Test(bkecred, the_bucket_secret_copied_holds)
     cr_assert_str_empty(judge(bucket("aws", NULL), "\"k\":\"" B64_S3RVER "\"", etcd("aws", NULL),
                               "\"k\":\"UzNS\\nVkVS\""));
     /* the endpoint moved from the Secret to endpointOverride, as the sidecar asks: one service */
-    cr_assert_str_empty(judge(bucket("aws", NULL), BUCKET_DATA, etcd("aws", "http://a"),
-                              BUCKET_DATA));
-    cr_assert_str_empty(judge(bucket("aws", "http://a"), BUCKET_DATA, etcd("aws", NULL),
-                              BUCKET_DATA));
+    cr_assert_str_empty(
+        judge(bucket("aws", NULL), BUCKET_DATA, etcd("aws", "http://a"), BUCKET_DATA));
+    cr_assert_str_empty(
+        judge(bucket("aws", "http://a"), BUCKET_DATA, etcd("aws", NULL), BUCKET_DATA));
     cr_assert_str_empty(judge(bucket("gcp", "https://g"), "\"k\":\"" B64_S3RVER "\"",
                               etcd("GCS", "https://g"), "\"k\":\"" B64_S3RVER "\""));
 }
@@ -121,11 +122,12 @@ Test(bkecred, a_missing_key_is_no_evidence)
 
 Test(bkecred, an_extra_key_that_may_redirect_is_no_evidence)
 {
-    const char *why = judge(bucket("ABS", NULL),
-                            "\"storageAccount\":\"" B64_S3RVER "\",\"storageKey\":\"" B64_S3RVER "\"",
-                            etcd("ABS", NULL),
-                            "\"storageAccount\":\"" B64_S3RVER "\",\"storageKey\":\"" B64_S3RVER
-                            "\",\"domain\":\"" B64_URL2 "\"");
+    const char *why =
+        judge(bucket("ABS", NULL),
+              "\"storageAccount\":\"" B64_S3RVER "\",\"storageKey\":\"" B64_S3RVER "\"",
+              etcd("ABS", NULL),
+              "\"storageAccount\":\"" B64_S3RVER "\",\"storageKey\":\"" B64_S3RVER
+              "\",\"domain\":\"" B64_URL2 "\"");
 
     cr_assert(strstr(why, "key \"domain\""), "%s", why);
     /* region only for the S3 family (a Swift region is another cluster) */

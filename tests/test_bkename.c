@@ -275,10 +275,9 @@ static void bucket(void)
 {
     cJSON *ns = cJSON_Parse("{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":"
                             "{\"name\":\"ops\"}}"),
-          *sec =
-              cJSON_Parse("{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":"
-                          "\"creds\",\"namespace\":\"ops\"},\"data\":{\"hostPath\":"
-                          "\"L3Zhci9saWIvbGI=\",\"accessKeyID\":\"eA==\"}}"),
+          *sec = cJSON_Parse("{\"apiVersion\":\"v1\",\"kind\":\"Secret\",\"metadata\":{\"name\":"
+                             "\"creds\",\"namespace\":\"ops\"},\"data\":{\"hostPath\":"
+                             "\"L3Zhci9saWIvbGI=\",\"accessKeyID\":\"eA==\"}}"),
           *b = cJSON_Parse("{\"apiVersion\":\"etcd-warden.io/v1alpha1\",\"kind\":\"BackupBucket\","
                            "\"metadata\":{\"name\":\"shared\"},\"spec\":{\"provider\":\"aws\","
                            "\"container\":\"bkt\",\"secretRef\":{\"namespace\":\"ops\",\"name\":"

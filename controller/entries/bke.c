@@ -234,8 +234,8 @@ static enum kerr pending_step(const struct bke_ctx *x, const struct bke_bucket *
 
 /* Record on the released entry that another Etcd, created at over, overlaps its prefix
  * (bkealive's overlappedAt); *stored the entry as written (OWNS). */
-static enum kerr record_overlap(const struct bke_ctx *x, const cJSON *entry,
-                                struct overlap over, cJSON **stored, struct kerr_info *err)
+static enum kerr record_overlap(const struct bke_ctx *x, const cJSON *entry, struct overlap over,
+                                cJSON **stored, struct kerr_info *err)
 {
     cJSON *obj = entry_copy(entry);
     enum kerr rc;
@@ -361,10 +361,10 @@ static int find_entry(const cJSON *entries, const char *claimed, const cJSON *et
 
 /*
  * The earliest creation time (Unix seconds) and the uid of an Etcd of etcds (the bucket's live
- * ones), not the entry's own (uid own: the one it records, or the one attaching to it), in the bucket's store, whose prefix overlaps entry's or
- * cannot be read (it may write there: fail closed); at 0 when none. Recorded on the entry
- * (bkealive_overlap), whether its Etcd lives or not, it ends the deletion window: what is
- * written from then on may be that Etcd's.
+ * ones), not the entry's own (uid own: the one it records, or the one attaching to it), in the
+ * bucket's store, whose prefix overlaps entry's or cannot be read (it may write there: fail
+ * closed); at 0 when none. Recorded on the entry (bkealive_overlap), whether its Etcd lives or not,
+ * it ends the deletion window: what is written from then on may be that Etcd's.
  */
 static struct overlap overlapped_at(const struct bke_bucket *b, const cJSON *etcds,
                                     const cJSON *entry, const char *own)

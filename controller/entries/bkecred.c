@@ -79,8 +79,8 @@ static int same_endpoint(const cJSON *bucket, const cJSON *bdata, const cJSON *e
 
     if (strcmp(family, "S3") != 0)
         return strcmp(ob, oe) == 0;
-    if (cJSON_IsString(ep) && crypto_b64_decode(ep->valuestring, strlen(ep->valuestring), &sec,
-                                                &len, &err) != KERR_OK)
+    if (cJSON_IsString(ep) &&
+        crypto_b64_decode(ep->valuestring, strlen(ep->valuestring), &sec, &len, &err) != KERR_OK)
         return 0;
     s = sec ? (const char *)sec : "";
     if (strlen(s) != len) {
@@ -118,18 +118,18 @@ enum kerr bkecred_holds(const cJSON *bucket, const cJSON *bsecret, const cJSON *
         return KERR_OK;
     }
     cJSON_ArrayForEach (kv, bdata) {
-        same = same_bytes(kv, cJSON_IsObject(edata) ? cJSON_GetObjectItemCaseSensitive(edata,
-                                                                                     kv->string)
-                                                    : NULL,
-                          &rc, err);
+        same = same_bytes(
+            kv, cJSON_IsObject(edata) ? cJSON_GetObjectItemCaseSensitive(edata, kv->string) : NULL,
+            &rc, err);
         if (rc != KERR_OK)
             return rc;
         if (same != 1) {
-            snprintf(why, n,
-                     "its backup Secret does not hold BackupBucket %s's credentials (key \"%.64s\" "
-                     "%s): its backup sidecar may write another service or account, or nothing, and it "
-                     "gets no BackupEntry there",
-                     bname, kv->string, same < 0 ? "is missing or no base64" : "differs");
+            snprintf(
+                why, n,
+                "its backup Secret does not hold BackupBucket %s's credentials (key \"%.64s\" "
+                "%s): its backup sidecar may write another service or account, or nothing, and it "
+                "gets no BackupEntry there",
+                bname, kv->string, same < 0 ? "is missing or no base64" : "differs");
             return KERR_OK;
         }
     }

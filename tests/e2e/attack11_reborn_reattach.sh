@@ -30,7 +30,7 @@ settled() { # ns etcd entry uid: reattached (the hole) or refused with a Warning
 
 ctl_stage
 ctl_namespace shoot keep
-kc -n etcd-warden create secret generic bucket-credentials --from-literal=accessKeyID=S3RVER >/dev/null
+ctl_backup_secret etcd-warden bucket-credentials
 kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply BackupBucket shared"
 apiVersion: etcd-warden.io/v1alpha1
 kind: BackupBucket

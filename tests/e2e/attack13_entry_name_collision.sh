@@ -49,7 +49,7 @@ claim_is() { # entry ns name container prefix: the entry is that Etcd's claim
 
 ctl_stage
 ctl_namespace shoot team mallory
-kc -n etcd-warden create secret generic bucket-credentials --from-literal=accessKeyID=S3RVER >/dev/null
+ctl_backup_secret etcd-warden bucket-credentials
 kc apply -f - >/dev/null <<EOF
 apiVersion: etcd-warden.io/v1alpha1
 kind: BackupBucket

@@ -30,7 +30,7 @@ stored() { [ -n "$(kc -n "$1" get etcd "$2" -o name 2>/dev/null)" ]; }
 
 CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups" ctl_stage
 ctl_namespace team evil
-kc -n etcd-warden create secret generic creds --from-literal=accessKeyID=S3RVER >/dev/null
+ctl_backup_secret etcd-warden creds
 kc apply -f - >/dev/null <<EOF || ctl_fail "cannot apply BackupBucket shared"
 apiVersion: etcd-warden.io/v1alpha1
 kind: BackupBucket

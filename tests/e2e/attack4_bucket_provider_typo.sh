@@ -42,7 +42,7 @@ CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups" ctl_stage
 ctl_namespace shoot evil
 kc label namespace shoot etcd-warden.io/backups=shared >/dev/null
 kc -n evil delete secret etcd-backup >/dev/null
-kc -n etcd-warden create secret generic creds --from-literal=accessKeyID=S3RVER >/dev/null
+ctl_backup_secret etcd-warden creds
 bucket AWS
 ctl_start
 invalid() { kc get backupbucket shared -o jsonpath='{.status.conditions[?(@.type=="Ready")].reason}' | grep -q InvalidSpec; }

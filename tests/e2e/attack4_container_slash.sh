@@ -50,7 +50,7 @@ creds "$NS"
 kc create namespace team2 >/dev/null
 kc label namespace team2 etcd-warden.io/backups=shared >/dev/null
 creds team2
-kc -n etcd-warden create secret generic creds --from-literal=accessKeyID=S3RVER >/dev/null
+ctl_backup_secret etcd-warden creds
 kc apply -f - >/dev/null <<EOF
 apiVersion: etcd-warden.io/v1alpha1
 kind: BackupBucket

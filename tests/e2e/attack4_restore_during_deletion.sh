@@ -14,7 +14,7 @@ set -euo pipefail
 
 CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups" ctl_stage
 ctl_namespace shoot
-kc -n etcd-warden create secret generic creds --from-literal=accessKeyID=S3RVER >/dev/null
+ctl_backup_secret etcd-warden creds
 kc apply -f - >/dev/null <<EOF
 apiVersion: etcd-warden.io/v1alpha1
 kind: BackupBucket

@@ -31,7 +31,7 @@ EOF
 CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups" ctl_stage
 ctl_namespace team team2
 for n in team team2; do kc label namespace $n etcd-warden.io/backups=shared >/dev/null; done
-kc -n etcd-warden create secret generic creds --from-literal=accessKeyID=S3RVER >/dev/null
+ctl_backup_secret etcd-warden creds
 kc apply -f - >/dev/null <<EOF
 apiVersion: etcd-warden.io/v1alpha1
 kind: BackupBucket

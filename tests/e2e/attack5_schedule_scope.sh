@@ -82,7 +82,7 @@ for n in "$NS" team2; do
         --from-literal=s3ForcePathStyle=true --from-literal=endpoint="$SNAP_S3_URL" >/dev/null
     kc label namespace "$n" etcd-warden.io/backups=shared >/dev/null
 done
-kc -n etcd-warden create secret generic creds --from-literal=accessKeyID=S3RVER >/dev/null
+ctl_backup_secret etcd-warden creds
 bucket Bucket
 druid_double_for "$NS" etcd-main
 wh_register_backups

@@ -45,7 +45,7 @@ EOF
 CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups" ctl_stage
 ctl_namespace team2 evil
 for n in team2 evil; do kc label namespace $n etcd-warden.io/backups=shared >/dev/null; done
-kc -n etcd-warden create secret generic creds --from-literal=accessKeyID=S3RVER >/dev/null
+ctl_backup_secret etcd-warden creds
 bucket 1h
 wh_register_backups
 ctl_start

@@ -51,7 +51,7 @@ cross() {
         awk -v m="warden_webhook_prefix_refusals_cross_namespace_total{namespace=\"$1\"}" '$1 == m { v = $2 } END { print v + 0 }'
 }
 ctl_namespace shoot evil
-kc -n etcd-warden create secret generic creds --from-literal=accessKeyID=S3RVER >/dev/null
+ctl_backup_secret etcd-warden creds
 kc apply -f - >/dev/null <<EOF
 apiVersion: etcd-warden.io/v1alpha1
 kind: BackupBucket

@@ -28,7 +28,7 @@ printf '%s\n' "${ctl_args[@]}" | grep -qx -- '--watch-namespace=shoot' ||
 
 CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups" ctl_stage -v
 ctl_namespace shoot other
-kc -n etcd-warden create secret generic creds --from-literal=accessKeyID=S3RVER >/dev/null
+ctl_backup_secret etcd-warden creds
 kc apply -f - >/dev/null <<EOF
 apiVersion: etcd-warden.io/v1alpha1
 kind: BackupBucket

@@ -51,7 +51,7 @@ ctl_namespace other
 etcd shoot etcd-main etcd-bucket shoot--etcd-main
 etcd shoot etcd-events etcd-bucket shoot--etcd-events
 etcd other etcd-main other-bucket other--etcd-main
-kc -n etcd-warden create secret generic bucket-credentials --from-literal=accessKeyID=S3RVER >/dev/null
+ctl_backup_secret etcd-warden bucket-credentials
 bucket shared 1h
 bucket broken 99999999999999999999h
 bucket zero 0s zero-bucket
@@ -112,7 +112,7 @@ ksim_wait 10 cond_is nosecret False/SecretNotFound || ctl_fail "a missing Secret
 grep -q 'Secret etcd-warden/missing-credentials (spec.secretRef) not found' <<<"$(kc get backupbucket nosecret -o jsonpath='{.status.conditions[0].message}')" ||
     ctl_fail "SecretNotFound message: $(kc get backupbucket nosecret -o jsonpath='{.status.conditions}')"
 ksim_wait 10 has_event nosecret '^Warning SecretNotFound: ' || ctl_fail "no SecretNotFound event: $(ctl_events default nosecret)"
-kc -n etcd-warden create secret generic missing-credentials --from-literal=accessKeyID=S3RVER >/dev/null
+ctl_backup_secret etcd-warden missing-credentials
 kc annotate backupbucket nosecret touched=1 >/dev/null
 ksim_wait 10 cond_is nosecret True/EntriesKept || ctl_fail "Secret created: $(cond nosecret)"
 kc delete backupbucket nosecret zero >/dev/null

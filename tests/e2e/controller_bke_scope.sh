@@ -11,7 +11,7 @@ set -euo pipefail
 etcd_event() { ctl_events "$1" "$2" | grep -q "^Warning $3"; } # ns name pattern
 
 ctl_stage
-kc -n etcd-warden create secret generic creds --from-literal=accessKeyID=S3RVER >/dev/null
+ctl_backup_secret etcd-warden creds
 ctl_namespace shoot--p--n evil
 kc apply -f - >/dev/null <<EOF
 apiVersion: etcd-warden.io/v1alpha1

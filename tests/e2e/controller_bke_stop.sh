@@ -24,11 +24,16 @@ spec:
   deletionGracePeriod: "$2"
 EOF
 }
-s3_secret() { # endpoint
-    kc -n etcd-warden create secret generic s3-bucket --dry-run=client -o yaml \
-        --from-literal=accessKeyID=S3RVER --from-literal=secretAccessKey=S3RVER \
-        --from-literal=region=us-east-1 --from-literal=s3ForcePathStyle=true \
-        --from-literal=endpoint="$1" | kc apply -f - >/dev/null
+# endpoint: the bucket's Secret, and shoot's backup Secret holding the same (an Etcd gets an
+# entry only when its Secret holds the bucket's credentials)
+s3_secret() {
+    local s
+    for s in etcd-warden/s3-bucket shoot/etcd-backup; do
+        kc -n "${s%/*}" create secret generic "${s#*/}" --dry-run=client -o yaml \
+            --from-literal=accessKeyID=S3RVER --from-literal=secretAccessKey=S3RVER \
+            --from-literal=region=us-east-1 --from-literal=s3ForcePathStyle=true \
+            --from-literal=endpoint="$1" | kc apply -f - >/dev/null
+    done
 }
 all_s3() { snap_s3 ls "" | sort; }
 seed_s3() { for k in "$@"; do snap_s3 put "$k" "$SNAP_WORK/obj"; done; }
@@ -38,8 +43,8 @@ release=$SNAP_WORK/release-listing
 snap_s3_start
 proxy_start "$SNAP_S3_URL" --hold "GET:prefix=shoot--etcd-h:$release"
 ctl_stage
-s3_secret "$PROXY_URL"
 ctl_namespace shoot
+s3_secret "$PROXY_URL"
 bucket s3 1h
 ctl_store_etcd shoot etcd-h S3 "$SNAP_BUCKET" shoot--etcd-h
 ctl_store_etcd shoot etcd-n S3 "$SNAP_BUCKET" shoot--etcd-n

@@ -54,7 +54,7 @@ ok "the operator deleted the entry: other's Etcd on the prefix admitted"
 ctl_store_etcd shoot etcd-b S3 "$C" shoot--b
 ksim_wait 20 bucket_is shoot/etcd-b shoot--b "" || ctl_fail "no entry for shoot/etcd-b"
 b=$(entry_name shoot/etcd-b shoot--b)
-kc -n etcd-warden create secret generic late-credentials --from-literal=accessKeyID=S3RVER >/dev/null
+ctl_backup_secret etcd-warden late-credentials
 kc apply -f - >/dev/null <<END || ctl_fail "cannot apply BackupBucket"
 apiVersion: etcd-warden.io/v1alpha1
 kind: BackupBucket

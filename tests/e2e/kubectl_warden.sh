@@ -59,7 +59,7 @@ druid_double_for shoot etcd-main
 druid_etcd shoot etcd-events --replicas 1
 kc -n shoot create secret generic etcd-backup --from-literal=accessKeyID=a --from-literal=secretAccessKey=b >/dev/null
 kc -n shoot create secret generic offsite --from-literal=hostPath=/etc/gardener/local-backupbuckets >/dev/null
-kc create -n etcd-warden secret generic bucket-credentials --from-literal=x=y >/dev/null
+kc create -n etcd-warden secret generic bucket-credentials --from-literal=accessKeyID=a --from-literal=secretAccessKey=b >/dev/null
 kc apply -f - >/dev/null <<END
 apiVersion: etcd-warden.io/v1alpha1
 kind: BackupBucket

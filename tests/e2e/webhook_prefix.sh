@@ -46,7 +46,7 @@ phase_is() { [ "$(kc get backupentries -o jsonpath="{.items[?(@.spec.etcd.name==
 
 CTL_WEBHOOK_FLAGS=--backup-entries ctl_stage
 ctl_namespace shoot other team
-kc -n etcd-warden create secret generic creds --from-literal=accessKeyID=S3RVER >/dev/null
+ctl_backup_secret etcd-warden creds
 kc apply -f - >/dev/null <<EOF
 apiVersion: etcd-warden.io/v1alpha1
 kind: BackupBucket

@@ -23,7 +23,7 @@ EOF
 
 CTL_WEBHOOK_FLAGS="--backup-entries --watch-namespace shoot" ctl_stage
 ctl_namespace shoot other
-kc -n etcd-warden create secret generic creds --from-literal=accessKeyID=S3RVER >/dev/null
+ctl_backup_secret etcd-warden creds
 kc apply -f - >/dev/null <<EOF
 apiVersion: etcd-warden.io/v1alpha1
 kind: BackupBucket
