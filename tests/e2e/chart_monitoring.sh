@@ -72,7 +72,7 @@ CTL_WEBHOOK_FLAGS="--metrics-bind-address 127.0.0.1:$wh_metrics_port" ctl_stage
 # both namespaces with the backup Secret their Etcds name: without it an Etcd gets no entry
 ctl_namespace shoot other2
 druid_etcd shoot etcd-main --bucket # no sidecar answers: its final snapshot fails
-kc create -n etcd-warden secret generic bucket-credentials --from-literal=x=y >/dev/null
+ctl_backup_secret etcd-warden bucket-credentials
 kc apply -f - >/dev/null <<END
 apiVersion: etcd-warden.io/v1alpha1
 kind: BackupBucket
