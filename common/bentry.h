@@ -22,6 +22,13 @@
 #include "common/kerr.h"
 
 /*
+ * The time warden-webhook admitted the DELETE of the entry's Etcd (webhook/pgone), which
+ * warden-controller takes for the last time the Etcd was known alive
+ * (controller/entries/bkealive.h).
+ */
+#define BENTRY_DELETE_ADMITTED "spec.etcdDeleteAdmittedAt"
+
+/*
  * 1 when entry (a BackupEntry as stored) is an entry of claim c: its spec.store and spec.prefix
  * make c (bstore_claim_init: the same store key and canonical prefix), or, c being a Local
  * directory's (key BLOCAL_KEY: the entries of a Local store no BackupBucket names), its provider

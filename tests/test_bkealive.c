@@ -142,6 +142,35 @@ Test(bkealive, reattached_clears_the_release)
     cJSON_Delete(e);
 }
 
+/* The DELETE admitted by warden-webhook (etcdDeleteAdmittedAt): the Etcd existed then and was
+ * deleted after, so the window ends there, however late the controller reads the deletion (a
+ * paused replica, a long queue: attack22_paused_write); a deletionTimestamp still wins. */
+Test(bkealive, the_admitted_delete_ends_the_window)
+{
+    cJSON *e = entry(",\"etcdSeenAt\":\"2026-11-10T02:00:10Z\","
+                     "\"etcdDeleteAdmittedAt\":\"2026-11-10T02:05:00Z\"");
+    int64_t up = at("2026-11-10T02:00:00Z"), t1 = 0;
+    struct kerr_info err = { 0 };
+    char t[KTIME_LEN + 1];
+
+    cr_assert(bkealive_admitted(e, &t1));
+    cr_assert_eq(t1, at("2026-11-10T02:05:00Z"));
+    OK(bkealive_release(e, up, up + 600, &err));
+    cr_assert_str_eq(last(e, t), "2026-11-10T02:05:00Z", "not the release time");
+    cJSON_Delete(e);
+    e = entry(",\"etcdDeletionTimestamp\":\"2026-11-10T02:04:00Z\","
+              "\"etcdDeleteAdmittedAt\":\"2026-11-10T02:05:00Z\"");
+    OK(bkealive_release(e, up, up + 600, &err));
+    cr_assert_str_eq(last(e, t), "2026-11-10T02:04:00Z");
+    cJSON_Delete(e);
+    /* a time from the future (another clock) is not taken */
+    e = entry(",\"etcdSeenAt\":\"2026-11-10T00:00:00Z\","
+              "\"etcdDeleteAdmittedAt\":\"2026-11-11T00:00:00Z\"");
+    OK(bkealive_release(e, up, up + 5, &err));
+    cr_assert_str_eq(last(e, t), "2026-11-10T00:00:00Z");
+    cJSON_Delete(e);
+}
+
 /* overlappedAt keeps the earliest other Etcd; it goes when the entry is reattached to the Etcd it
  * records (created at or before it), and stays for an Etcd created earlier. */
 Test(bkealive, overlap_keeps_the_earliest)

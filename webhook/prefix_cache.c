@@ -6,6 +6,7 @@
 
 #include "common/kjson.h"
 #include "webhook/bauth.h"
+#include "webhook/pgone.h"
 #include "webhook/pmove.h"
 #include "webhook/prefix.h"
 
@@ -161,6 +162,8 @@ enum kerr prefix_cache_decide(struct prefix_cache *c, const struct review_req *r
         rc = prefix_lock(client, claims_ns, req, resp, err);
     if (rc == KERR_OK) /* a move: the earlier prefix keeps its entry */
         rc = pmove_keep(client, entries, prefix_cache_buckets(c), req, resp, err);
+    if (rc == KERR_OK && resp->allowed) /* a deletion: the entry records when */
+        rc = pgone_record(client, entries, req, resp, err);
     if (rc == KERR_OK)
         prefix_cache_count(c, kjson_get_str(req->object, "metadata.namespace"), resp);
     return rc;

@@ -95,6 +95,39 @@ static int store_differs(const cJSON *entry, const struct bke_bucket *b)
 }
 
 /*
+ * 1 in *stale when entry's etcdDeleteAdmittedAt (bkealive.h) no longer tells when etcd went:
+ * the entry is taken by another Etcd, or a GET sent after that time reads the same Etcd alive
+ * and not being deleted (the DELETE the webhook admitted was refused after it). Errors of the
+ * GET but KERR_NOTFOUND are returned.
+ */
+static enum kerr admitted_stale(const struct bke_ctx *x, const cJSON *entry, const cJSON *etcd,
+                                int *stale, struct kerr_info *err)
+{
+    const char *uid = str_or_empty(etcd, "metadata.uid");
+    int64_t at = 0, sent = (int64_t)time(NULL);
+    cJSON *now = NULL;
+    enum kerr rc;
+
+    *stale = 0;
+    if (!bkealive_admitted(entry, &at) && !kjson_has(entry, BENTRY_DELETE_ADMITTED))
+        return KERR_OK;
+    if (strcmp(str_or_empty(entry, "spec.etcd.uid"), uid) != 0) {
+        *stale = 1;
+        return KERR_OK;
+    }
+    rc = k8s_get(x->client, &ETCDSPEC_RES_ETCD, kjson_get_str(etcd, "metadata.namespace"),
+                 kjson_get_str(etcd, "metadata.name"), NULL, &now, err);
+    if (rc == KERR_NOTFOUND) {
+        kerr_clear(err);
+        return KERR_OK;
+    }
+    *stale = rc == KERR_OK && strcmp(str_or_empty(now, "metadata.uid"), uid) == 0 &&
+             !kjson_has(now, "metadata.deletionTimestamp") && sent > at;
+    cJSON_Delete(now);
+    return rc;
+}
+
+/*
  * Make entry (cached, BORROWED) the live etcd's: uid, no deletion time, phase Active; over:
  * another live Etcd overlapping its prefix, recorded (bkealive_overlap) when it is the first.
  */
@@ -110,17 +143,22 @@ static enum kerr attach_entry(const struct bke_ctx *x, const struct bke_bucket *
     int pending = kjson_has(entry, "spec.etcdDeletedAt");
     char msg[512];
     cJSON *obj = NULL, *stored = NULL;
-    enum kerr rc = KERR_OK;
+    int stale = 0;
+    enum kerr rc = admitted_stale(x, entry, etcd, &stale, err);
 
+    if (rc != KERR_OK)
+        return rc;
     snprintf(msg, sizeof(msg), "backups of Etcd %s/%s under prefix \"%s\"", ns, name,
              str_or_empty(entry, "spec.prefix"));
-    if (pending || strcmp(old_uid, uid) != 0 || store_differs(entry, b) ||
+    if (pending || stale || strcmp(old_uid, uid) != 0 || store_differs(entry, b) ||
         bkealive_due(entry, etcd, x->since, (int64_t)time(NULL)) ||
         bkealive_overlap_due(entry, over.at)) {
         obj = entry_copy(entry);
         if (!obj)
             return kerr_set(err, KERR_NOMEM, NULL);
         (void)kjson_delete(obj, "spec.etcdDeletedAt");
+        if (stale)
+            (void)kjson_delete(obj, BENTRY_DELETE_ADMITTED);
         rc = kjson_set_str(obj, "spec.etcd.uid", uid, err);
         if (rc == KERR_OK)
             rc = bkemake_set_store(obj, b, err);

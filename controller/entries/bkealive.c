@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/bentry.h"
 #include "common/kjson.h"
 #include "common/ktime.h"
 
@@ -76,6 +77,8 @@ enum kerr bkealive_release(cJSON *obj, int64_t since, int64_t now, struct kerr_i
 
     if (time_at(obj, DELETED, &t) && t <= now)
         return set_time(obj, LAST, t, err);
+    if (time_at(obj, BENTRY_DELETE_ADMITTED, &t) && t <= now)
+        return set_time(obj, LAST, t, err);
     if (time_at(obj, SEEN, &t) && t <= now)
         return set_time(obj, LAST, t >= since ? now : t, err);
     if ((time_at(obj, "spec.claimedAt", &t) || time_at(obj, "metadata.creationTimestamp", &t)) &&
@@ -113,4 +116,9 @@ enum kerr bkealive_overlap(cJSON *obj, int64_t at, const char *by, struct kerr_i
 int bkealive_overlapped(const cJSON *entry, int64_t *t)
 {
     return time_at(entry, OVERLAP, t);
+}
+
+int bkealive_admitted(const cJSON *entry, int64_t *t)
+{
+    return time_at(entry, BENTRY_DELETE_ADMITTED, t);
 }

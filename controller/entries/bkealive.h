@@ -12,8 +12,14 @@
  *     entry when a controller starts leading);
  *   - etcdDeletionTimestamp: the Etcd's metadata.deletionTimestamp (the API
  *     server's) once the controller saw it being deleted;
+ *   - etcdDeleteAdmittedAt: written by warden-webhook when it admits the
+ *     Etcd's DELETE (webhook/pgone): the Etcd exists then, and is deleted only
+ *     after. Removed when the entry is reattached to another Etcd, or when the
+ *     Etcd is read alive from the API server (a GET sent after that time: the
+ *     DELETE was refused after the webhook admitted it);
  *   - etcdLastAliveAt: written when the entry is released (the Etcd gone, or
- *     moved): the deletion timestamp when seen; else the release time when
+ *     moved): the deletion timestamp when seen; else etcdDeleteAdmittedAt when
+ *     recorded; else the release time when
  *     this process saw the Etcd alive itself (etcdSeenAt at or after it began
  *     reconciling: it watched the Etcd until it went); else etcdSeenAt (the
  *     controller was down or another replica led when the Etcd went); else
@@ -78,6 +84,9 @@ enum kerr bkealive_overlap(cJSON *obj, int64_t at, const char *by, struct kerr_i
 
 /* The entry's overlappedAt into *t (Unix seconds): 1, or 0 when absent or not a time. */
 int bkealive_overlapped(const cJSON *entry, int64_t *t);
+
+/* The entry's etcdDeleteAdmittedAt into *t (Unix seconds): 1, or 0 when absent or not a time. */
+int bkealive_admitted(const cJSON *entry, int64_t *t);
 
 /* The entry's etcdLastAliveAt into *t (Unix seconds): 1, or 0 when absent or not a time. */
 int bkealive_last(const cJSON *entry, int64_t *t);

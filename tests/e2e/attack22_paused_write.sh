@@ -10,7 +10,7 @@
 # Past the grace period the entry's Job must keep what was written after etcd-a was gone.
 # Oracle: s3rver's listing of the prefix.
 set -uo pipefail
-. "$(dirname "$0")/../../lib/released.sh"
+. "$(dirname "$0")/../lib/released.sh"
 
 P=$REL_P
 stopped=""
