@@ -5,8 +5,10 @@
 #include <string.h>
 
 #include "common/blocal.h"
+#include "common/k8s.h"
 #include "common/kjson.h"
 #include "common/log.h"
+#include "common/store.h"
 
 /* 1 when entry, a Local directory's, places c's directory. */
 static int local_dir_is(const cJSON *entry, const struct bstore_claim *c)
@@ -107,4 +109,16 @@ enum kerr bentry_find(bentry_get_fn get, void *ctx, const struct bstore_claim *c
         *out = cur;
     }
     return KERR_OK;
+}
+
+const struct k8s_resource BENTRY_RES = { "etcd-warden.io", "v1alpha1", "backupentries", 0 };
+
+enum kerr bentry_get_stored(void *ctx, const char *name, cJSON **out, struct kerr_info *err)
+{
+    return k8s_get(ctx, &BENTRY_RES, NULL, name, NULL, out, err);
+}
+
+enum kerr bentry_get_cached(void *ctx, const char *name, cJSON **out, struct kerr_info *err)
+{
+    return store_get(ctx, name, out, err);
 }

@@ -19,6 +19,7 @@
 #include <cJSON.h>
 
 #include "common/bstore.h"
+#include "common/k8s.h"
 #include "common/kerr.h"
 
 /*
@@ -50,6 +51,15 @@ enum bentry_found {
  * any other error when it cannot be told.
  */
 typedef enum kerr (*bentry_get_fn)(void *ctx, const char *name, cJSON **out, struct kerr_info *err);
+
+/* The BackupEntry resource (cluster-scoped). */
+extern const struct k8s_resource BENTRY_RES;
+
+/* bentry_get_fn: an entry read from the API server; ctx is the struct k8s_client. */
+enum kerr bentry_get_stored(void *ctx, const char *name, cJSON **out, struct kerr_info *err);
+
+/* bentry_get_fn: an entry of a cache keyed by name; ctx is the struct store. */
+enum kerr bentry_get_cached(void *ctx, const char *name, cJSON **out, struct kerr_info *err);
 
 /*
  * Claim c's entry, looked up by get under its current name, then its earlier one

@@ -12,25 +12,11 @@
 
 #define ATTEMPTS 5 /* writes lost to another writer of the entry before the DELETE is refused */
 
-static const struct k8s_resource res_entry = { "etcd-warden.io", "v1alpha1", "backupentries", 0 };
-
 static const char *str_or_empty(const cJSON *obj, const char *path)
 {
     const char *s = kjson_get_str(obj, path);
 
     return s ? s : "";
-}
-
-/* bentry_get_fn: an entry of the webhook's cache (the store, the context). */
-static enum kerr cached_entry(void *ctx, const char *name, cJSON **out, struct kerr_info *err)
-{
-    return store_get(ctx, name, out, err);
-}
-
-/* bentry_get_fn: an entry read from the API server (the client, the context). */
-static enum kerr stored_entry(void *ctx, const char *name, cJSON **out, struct kerr_info *err)
-{
-    return k8s_get(ctx, &res_entry, NULL, name, NULL, out, err);
 }
 
 /* 1 when entry is claim c's entry recording Etcd uid without a time yet. */
@@ -50,12 +36,12 @@ static enum kerr write_time(struct k8s_client *k, const struct bstore_claim *c, 
     char name[BSTORE_ENTRY_NAME_MAX + 1];
     enum bentry_found f = BENTRY_NONE;
     cJSON *entry = NULL;
-    enum kerr rc = bentry_find(stored_entry, k, c, &f, &entry, name, why);
+    enum kerr rc = bentry_find(bentry_get_stored, k, c, &f, &entry, name, why);
 
     if (rc == KERR_OK && wants_time(entry, f, uid)) {
         rc = kjson_set_str(entry, BENTRY_DELETE_ADMITTED, now, why);
         if (rc == KERR_OK)
-            rc = k8s_update(k, &res_entry, NULL, name, entry, NULL, NULL, why);
+            rc = k8s_update(k, &BENTRY_RES, NULL, name, entry, NULL, NULL, why);
         if (rc == KERR_OK)
             log_info("etcd deletion recorded", "entry", name, "at", now);
     }
@@ -85,7 +71,7 @@ enum kerr pgone_record(struct k8s_client *k, struct store *entries, const struct
                           kjson_get_str(old, "spec.backup.store.endpointOverride"),
                           kjson_get_str(old, "spec.backup.store.prefix"), NULL) != KERR_OK)
         return KERR_OK; /* no object store understood: no entry of one to write */
-    rc = entries ? bentry_find(cached_entry, entries, &c, &f, &cached, name, &why) : KERR_OK;
+    rc = entries ? bentry_find(bentry_get_cached, entries, &c, &f, &cached, name, &why) : KERR_OK;
     /* no entry of either name in the cache: none was there a moment ago; when one is (the
      * cache keeps a projection, without the Etcd's uid), or the cache cannot tell, the entry
      * as stored decides */

@@ -13,7 +13,6 @@
 #include "common/ktime.h"
 #include "common/log.h"
 
-static const struct k8s_resource res_entry = { "etcd-warden.io", "v1alpha1", "backupentries", 0 };
 static const struct k8s_resource res_secret = { "", "v1", "secrets", 1 };
 static const struct k8s_resource res_etcd = { "druid.gardener.cloud", "v1alpha1", "etcds", 1 };
 
@@ -256,18 +255,6 @@ static enum kerr stored_as_reviewed(struct k8s_client *k, const cJSON *old, stru
     return rc;
 }
 
-/* bentry_get_fn: an entry of the webhook's cache (the context). */
-static enum kerr cached_entry(void *ctx, const char *name, cJSON **out, struct kerr_info *err)
-{
-    return store_get(ctx, name, out, err);
-}
-
-/* bentry_get_fn: an entry read from the API server (the client, the context). */
-static enum kerr stored_entry(void *ctx, const char *name, cJSON **out, struct kerr_info *err)
-{
-    return k8s_get(ctx, &res_entry, NULL, name, NULL, out, err);
-}
-
 /*
  * Create e, the entry of claim c (its name the current one), unless c's entry is there: in the
  * entries cache under either of its names (common/bentry: an entry of that name is c's only when
@@ -285,12 +272,12 @@ static enum kerr put_entry(struct k8s_client *k, struct store *entries, cJSON *e
     enum kerr rc = KERR_OK;
 
     if (entries)
-        rc = bentry_find(cached_entry, entries, c, &f, &cur, name, why);
+        rc = bentry_find(bentry_get_cached, entries, c, &f, &cur, name, why);
     cJSON_Delete(cur);
     if (rc == KERR_OK && f == BENTRY_CLAIMS)
         return KERR_OK; /* the entry of the claim is there (the controller's, or a move's) */
     if (rc == KERR_OK && f == BENTRY_NONE) {
-        rc = k8s_create(k, &res_entry, NULL, e, NULL, NULL, why);
+        rc = k8s_create(k, &BENTRY_RES, NULL, e, NULL, NULL, why);
         if (rc == KERR_OK) {
             log_info(what, "namespace", str_or_empty(etcd, "metadata.namespace"), "name",
                      str_or_empty(etcd, "metadata.name"), "entry",
@@ -300,7 +287,7 @@ static enum kerr put_entry(struct k8s_client *k, struct store *entries, cJSON *e
     }
     if (rc == KERR_OK || rc == KERR_EXISTS) { /* not cached yet, or another claim's? */
         kerr_clear(why);
-        rc = bentry_find(stored_entry, k, c, &f, &cur, name, why);
+        rc = bentry_find(bentry_get_stored, k, c, &f, &cur, name, why);
         cJSON_Delete(cur);
         if (rc == KERR_OK && f == BENTRY_NONE) /* made and gone meanwhile */
             rc = kerr_set(why, KERR_CONFLICT, "BackupEntry %s changed while it was made", name);

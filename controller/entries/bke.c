@@ -109,8 +109,9 @@ static enum kerr admitted_stale(const struct bke_ctx *x, const cJSON *entry, con
     enum kerr rc;
 
     *stale = 0;
-    if (!bkealive_admitted(entry, &at) && !kjson_has(entry, BENTRY_DELETE_ADMITTED))
+    if (!kjson_has(entry, BENTRY_DELETE_ADMITTED))
         return KERR_OK;
+    (void)bkealive_admitted(entry, &at); /* not a time: 0, stale once the Etcd is read alive */
     if (strcmp(str_or_empty(entry, "spec.etcd.uid"), uid) != 0) {
         *stale = 1;
         return KERR_OK;
