@@ -30,6 +30,13 @@
 #define BENTRY_DELETE_ADMITTED "spec.etcdDeleteAdmittedAt"
 
 /*
+ * From when the entry's writer was not shown holding its bucket's credentials: the deletion Job
+ * deletes nothing written after it (controller/entries/bkeheld.h; a retained copy written with
+ * another Secret, controller/backups/ebk_keep.h).
+ */
+#define BENTRY_CREDS_LOST "spec.credentialsLostAt"
+
+/*
  * 1 when entry (a BackupEntry as stored) is an entry of claim c: its spec.store and spec.prefix
  * make c (bstore_claim_init: the same store key and canonical prefix), or, c being a Local
  * directory's (key BLOCAL_KEY: the entries of a Local store no BackupBucket names), its provider

@@ -152,6 +152,30 @@ Test(bkejob, window_ends_when_another_etcd_overlapped)
     cJSON_Delete(e);
 }
 
+/* The Etcd was not shown holding the bucket's credentials after spec.credentialsLostAt
+ * (controller/entries/bkeheld.h): the window ends there; before the window began, it is empty. */
+Test(bkejob, window_ends_when_the_credentials_were_lost)
+{
+    cJSON *b = parse(BUCKET), *e = parse(ENTRY), *job = NULL;
+    struct kerr_info err = { 0 };
+    cJSON *spec = (cJSON *)kjson_get_obj(e, "spec");
+
+    cr_assert_not_null(cJSON_AddStringToObject(spec, "etcdDeletedAt", "2026-11-13T00:00:00Z"));
+    cr_assert_not_null(cJSON_AddStringToObject(spec, "credentialsLostAt", "2026-11-05T00:00:00Z"));
+    OK(bkejob_build(e, b, NULL, "img:1", NULL, &job, &err));
+    cr_assert_str_eq(arg(job, 3), "--written-since=2026-11-02T10:00:00Z");
+    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-05T00:00:00Z");
+    cJSON_Delete(job);
+    cJSON_ReplaceItemInObject(spec, "credentialsLostAt",
+                              cJSON_CreateString("2026-11-02T09:59:59Z"));
+    OK(bkejob_build(e, b, NULL, "img:1", NULL, &job, &err));
+    cr_assert_str_eq(arg(job, 3), "--written-since=2026-11-02T10:00:00Z");
+    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-02T09:59:59Z");
+    cJSON_Delete(job);
+    cJSON_Delete(b);
+    cJSON_Delete(e);
+}
+
 /* The bucket's endpointOverride reaches the Job as the sidecar gets it (it wins over the
  * Secret's endpoint): without it the deletion would go to another endpoint. */
 Test(bkejob, endpoint_override_is_passed)

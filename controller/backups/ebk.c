@@ -17,6 +17,7 @@
 #include "controller/core/claims.h"
 #include "controller/backups/cpjob.h"
 #include "controller/backups/ebk_del.h"
+#include "controller/backups/ebk_keep.h"
 #include "controller/backups/ebk_pre.h"
 #include "controller/core/ctl.h"
 #include "controller/core/ctl_config.h"
@@ -104,6 +105,10 @@ static enum kerr record_destination(cJSON *nb, const cJSON *dsecret, struct kerr
         cpjob_local_root(&st, root, sizeof(root));
         rc = kjson_set_str(nb, "status.destination.hostPath", root, err);
     }
+    /* the credentials the copy writes with, as they are now (controller/backups/ebk_keep.h) */
+    if (rc == KERR_OK && kjson_get_str(dsecret, "metadata.resourceVersion"))
+        rc = kjson_set_str(nb, EBK_SECRET_VERSION,
+                           kjson_get_str(dsecret, "metadata.resourceVersion"), err);
     return rc;
 }
 

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "common/bentry.h"
+#include "common/bcred.h"
 #include "common/bstore.h"
 #include "common/kjson.h"
 #include "common/ktime.h"
@@ -169,8 +170,9 @@ static enum kerr adopt(const struct ebk_env *env, const cJSON *want, const cJSON
         return KERR_OK;
     }
     /* the window covers the copy's: [claimedAt, etcdDeletedAt] (none: the Etcd lives on, and
-     * the grace period has not begun) */
-    if (*hsince && !before(since, hsince) && !huntil)
+     * the grace period has not begun); a copy not written with the bucket's credentials widens
+     * nothing: the entry there keeps the prefix */
+    if ((*hsince && !before(since, hsince) && !huntil) || kjson_has(want, BENTRY_CREDS_LOST))
         return KERR_OK;
     if (!(obj = cJSON_Duplicate(had, 1)))
         return kerr_set(err, KERR_NOMEM, NULL);
@@ -241,6 +243,66 @@ static enum kerr keep_in(const struct ebk_env *env, const cJSON *b, cJSON *e, ch
     return rc;
 }
 
+/* The bucket of items named name (one ebk_keep_bucket found). */
+static const cJSON *bucket_named(const cJSON *items, const char *name)
+{
+    const cJSON *bk;
+
+    cJSON_ArrayForEach (bk, items)
+        if (strcmp(str(bk, "metadata.name"), name) == 0)
+            return bk;
+    return NULL;
+}
+
+/*
+ * Empty e's window (BENTRY_CREDS_LOST one second before the copy began) unless the destination
+ * Secret of b, still the version its copy Job was made from, holds the credentials of bucket (a
+ * BackupBucket of an object store, as listed): see ebk_keep.h. A Secret that cannot be found
+ * holds nothing. Errors of the reads are returned.
+ */
+static enum kerr copy_held(const struct ebk_env *env, const cJSON *b, const cJSON *bucket, cJSON *e,
+                           struct kerr_info *err)
+{
+    const char *ver = kjson_get_str(b, EBK_SECRET_VERSION);
+    cJSON *bsecret = NULL, *dsecret = NULL, *etcd = cJSON_CreateObject();
+    char why[768] = "", lost[KTIME_LEN + 1];
+    struct timespec t;
+    enum kerr rc = etcd ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL);
+
+    if (rc == KERR_OK)
+        rc = k8s_get(env->client, &ETCDSPEC_RES_SECRET, str(bucket, "spec.secretRef.namespace"),
+                     str(bucket, "spec.secretRef.name"), NULL, &bsecret, err);
+    if (rc == KERR_OK)
+        rc = k8s_get(env->client, &ETCDSPEC_RES_SECRET, str(b, "metadata.namespace"),
+                     str(b, "spec.destination.secretRef.name"), NULL, &dsecret, err);
+    if (rc == KERR_NOTFOUND) {
+        kerr_clear(err);
+        rc = KERR_OK;
+        snprintf(why, sizeof(why), "the bucket's or the destination's Secret does not exist");
+    } else if (rc == KERR_OK && (!ver || strcmp(ver, str(dsecret, "metadata.resourceVersion"))))
+        snprintf(why, sizeof(why),
+                 "the destination's Secret is not the version the copy was written with");
+    else if (rc == KERR_OK)
+        rc = kjson_set(etcd, "spec.backup.store", cJSON_Duplicate(kjson_get(b, dst(b)), 1), err);
+    if (rc == KERR_OK && !*why)
+        rc = bcred_holds(bucket, bsecret, etcd, dsecret, why, sizeof(why), err);
+    if (rc == KERR_OK && *why) {
+        if (ktime_parse(str(e, "spec.claimedAt"), &t, NULL) != KERR_OK)
+            t.tv_sec = 1;
+        rc = ktime_format(t.tv_sec - 1, lost) == KERR_OK
+                 ? kjson_set_str(e, BENTRY_CREDS_LOST, lost, err)
+                 : kerr_set(err, KERR_INTERNAL, "cannot format the time");
+        ebk_event(env, b, 1, "NotAuthorised",
+                  "the copy's Secret does not hold BackupBucket %s's credentials (%s): its entry "
+                  "keeps the prefix and deletes nothing there",
+                  str(bucket, "metadata.name"), why);
+    }
+    cJSON_Delete(etcd);
+    cJSON_Delete(bsecret);
+    cJSON_Delete(dsecret);
+    return rc;
+}
+
 enum kerr ebk_keep_copy(const struct ebk_env *env, const cJSON *b, char *why, size_t n,
                         struct kerr_info *err)
 {
@@ -259,8 +321,10 @@ enum kerr ebk_keep_copy(const struct ebk_env *env, const cJSON *b, char *why, si
         return rc;
     ebk_keep_bucket(kjson_get(list, "items"), kjson_get_str(kjson_get(b, base), "provider"),
                     kjson_get_str(kjson_get(b, base), "container"), bucket, sizeof(bucket));
-    cJSON_Delete(list);
     rc = ebk_keep_entry(b, bucket, &e, err);
+    if (rc == KERR_OK && *bucket && strcmp(str(e, "spec.store.provider"), "Local") != 0)
+        rc = copy_held(env, b, bucket_named(kjson_get(list, "items"), bucket), e, err);
+    cJSON_Delete(list);
     if (rc == KERR_OK && strcmp(str(e, "spec.store.provider"), "Local") == 0 &&
         *str(b, "status.destination.hostPath")) /* as its copy Job mounted it, recorded then */
         rc = kjson_set_str(e, "metadata.annotations[" EBK_KEEP_HOSTPATH "]",

@@ -27,6 +27,13 @@
  *   annotation  EBK_KEEP_ANNOTATION: "<namespace>/<name>" of the backup; a Local
  *               copy's also EBK_KEEP_HOSTPATH.
  *
+ * The copy wrote with the destination's Secret, its bucket's deletions delete with the bucket's:
+ * unless that Secret, still the version the copy Job was made from (EBK_SECRET_VERSION), holds
+ * the bucket's credentials (common/bcred, the rule an Etcd's entry needs), the entry gets
+ * BENTRY_CREDS_LOST one second before the copy began: the prefix stays claimed, and its
+ * deletion deletes nothing (what lies there in the bucket's store is not shown to be the
+ * copy's). A Warning event NotAuthorised on the backup says why.
+ *
  * An entry of the copy's claim already there (under that name or an earlier
  * release's, its spec the claim: common/bentry) is the copy's when it has the
  * same namespace and Etcd and is not Deleting: its window is widened to cover
@@ -49,6 +56,9 @@
 #include "controller/backups/ebk_env.h"
 
 #define EBK_KEEP_ANNOTATION BSTORE_RETAINED_COPY_ANNOTATION
+/* The resourceVersion of the destination's Secret the copy Job was made from (controller/
+ * backups/ebk.c records it with status.destination). */
+#define EBK_SECRET_VERSION "status.destination.secretResourceVersion"
 /* On the entry of a Local copy: the host directory the copy Job mounted the destination from
  * (its Secret's hostPath, controller/core/podjob's podjob_local_root), so that the webhook
  * places the entry's directory without a bucket (webhook/plocal). */

@@ -18,6 +18,8 @@
 #include "controller/core/ctl.h"
 #include "controller/entries/bkealive.h"
 #include "controller/entries/bkeauth.h"
+#include "controller/entries/bkeheld.h"
+#include "controller/entries/bkeover.h"
 #include "controller/entries/bkeorigin.h"
 #include "controller/entries/bkeseen.h"
 #include "controller/entries/bkebucket.h"
@@ -34,12 +36,6 @@ static const char *str_or_empty(const cJSON *obj, const char *path)
 
     return s ? s : "";
 }
-
-/* Another live Etcd on an overlapping prefix: its creation time (0: none) and uid (BORROWED). */
-struct overlap {
-    int64_t at;
-    const char *by;
-};
 
 int bke_store_matches(const cJSON *bucket, const cJSON *etcd)
 {
@@ -134,7 +130,7 @@ static enum kerr admitted_stale(const struct bke_ctx *x, const cJSON *entry, con
  */
 static enum kerr attach_entry(const struct bke_ctx *x, const struct bke_bucket *b,
                               const cJSON *entry, const cJSON *etcd, const char *conflict,
-                              struct overlap over, struct kerr_info *err)
+                              struct bkeover_hit over, struct kerr_info *err)
 {
     const char *ns = kjson_get_str(etcd, "metadata.namespace");
     const char *name = kjson_get_str(etcd, "metadata.name");
@@ -152,7 +148,7 @@ static enum kerr attach_entry(const struct bke_ctx *x, const struct bke_bucket *
     snprintf(msg, sizeof(msg), "backups of Etcd %s/%s under prefix \"%s\"", ns, name,
              str_or_empty(entry, "spec.prefix"));
     if (pending || stale || strcmp(old_uid, uid) != 0 || store_differs(entry, b) ||
-        bkealive_due(entry, etcd, x->since, (int64_t)time(NULL)) ||
+        bkealive_due(entry, etcd, x->since, (int64_t)time(NULL)) || bkeheld_due(entry, etcd) ||
         bkealive_overlap_due(entry, over.at)) {
         obj = entry_copy(entry);
         if (!obj)
@@ -167,6 +163,8 @@ static enum kerr attach_entry(const struct bke_ctx *x, const struct bke_bucket *
             rc = bkealive_mark(obj, etcd, (int64_t)time(NULL), err);
         if (rc == KERR_OK && bkealive_overlap_due(obj, over.at))
             rc = bkealive_overlap(obj, over.at, over.by, err);
+        if (rc == KERR_OK) /* the evidence it writes into b's store, again */
+            rc = bkeheld_compare(x, b, obj, etcd, (int64_t)time(NULL), err);
         if (rc == KERR_OK)
             rc = k8s_update(x->client, &BKE_RES_ENTRY, NULL, ename, obj, NULL, &stored, err);
         cJSON_Delete(obj);
@@ -273,8 +271,8 @@ static enum kerr pending_step(const struct bke_ctx *x, const struct bke_bucket *
 
 /* Record on the released entry that another Etcd, created at over, overlaps its prefix
  * (bkealive's overlappedAt); *stored the entry as written (OWNS). */
-static enum kerr record_overlap(const struct bke_ctx *x, const cJSON *entry, struct overlap over,
-                                cJSON **stored, struct kerr_info *err)
+static enum kerr record_overlap(const struct bke_ctx *x, const cJSON *entry,
+                                struct bkeover_hit over, cJSON **stored, struct kerr_info *err)
 {
     cJSON *obj = entry_copy(entry);
     enum kerr rc;
@@ -298,7 +296,7 @@ static enum kerr record_overlap(const struct bke_ctx *x, const cJSON *entry, str
  * on the entry (it ends the deletion window).
  */
 static enum kerr release_entry(const struct bke_ctx *x, const struct bke_bucket *b,
-                               const cJSON *entry, const char *conflict, struct overlap over,
+                               const cJSON *entry, const char *conflict, struct bkeover_hit over,
                                long *requeue, struct kerr_info *err)
 {
     const char *ename = kjson_get_str(entry, "metadata.name");
@@ -336,6 +334,8 @@ static enum kerr release_entry(const struct bke_ctx *x, const struct bke_bucket 
     rc = kjson_set_str(obj, "spec.etcdDeletedAt", now, err);
     if (rc == KERR_OK) /* the window's end: when the Etcd was last known alive */
         rc = bkealive_release(obj, x->since, (int64_t)t, err);
+    if (rc == KERR_OK) /* and it held b's credentials until then */
+        rc = bkeheld_release(x, b, obj, x->since, (int64_t)t, err);
     if (rc == KERR_OK && over.at > 0)
         rc = bkealive_overlap(obj, over.at, over.by, err);
     if (rc == KERR_OK)
@@ -399,37 +399,15 @@ static int find_entry(const cJSON *entries, const char *claimed, const cJSON *et
 }
 
 /*
- * The earliest creation time (Unix seconds) and the uid of an Etcd of etcds (the bucket's live
- * ones), not the entry's own (uid own: the one it records, or the one attaching to it), in the
- * bucket's store, whose prefix overlaps entry's or cannot be read (it may write there: fail
- * closed); at 0 when none. Recorded on the entry (bkealive_overlap), whether its Etcd lives or not,
- * it ends the deletion window: what is written from then on may be that Etcd's.
+ * The first other live Etcd of the bucket's store whose prefix overlaps entry's (bkeover: uid own,
+ * the one it records or the one attaching to it, excepted). Recorded on the entry
+ * (bkealive_overlap), whether its Etcd lives or not, it ends the deletion window: what is
+ * written from then on may be that Etcd's.
  */
-static struct overlap overlapped_at(const struct bke_bucket *b, const cJSON *etcds,
-                                    const cJSON *entry, const char *own)
+static struct bkeover_hit overlapped_at(const struct bkeover *over, const cJSON *entry,
+                                        const char *own)
 {
-    const cJSON *e;
-    struct timespec at;
-    struct overlap first = { 0, NULL };
-
-    cJSON_ArrayForEach (e, etcds) {
-        /* the entry's own Etcd, moved to an overlapping prefix: what it writes is its own */
-        if (strcmp(own, str_or_empty(e, "metadata.uid")) == 0)
-            continue;
-        /* a store that cannot be keyed holds the deletion while it lasts (hold_entries,
-         * bkeclaim); etcd-druid refuses such a spec, so its sidecar writes where it did */
-        if (bkeclaim_same_store(b, e) != 1 ||
-            bkeclaim_overlapping(b, str_or_empty(entry, "spec.prefix"),
-                                 str_or_empty(e, "spec.backup.store.prefix")) == 0)
-            continue;
-        if (ktime_parse(kjson_get_str(e, "metadata.creationTimestamp"), &at, NULL) != KERR_OK)
-            at.tv_sec = 1; /* no creation time: as early as can be */
-        if (!first.at || (int64_t)at.tv_sec < first.at) {
-            first.at = (int64_t)at.tv_sec;
-            first.by = kjson_get_str(e, "metadata.uid");
-        }
-    }
-    return first;
+    return bkeover_first(over, str_or_empty(entry, "spec.prefix"), own);
 }
 
 /* Mark every entry of etcd (its namespace and name, any prefix) claimed, as they are. */
@@ -453,6 +431,7 @@ static enum kerr keep_entries(const struct bke_ctx *x, const struct bke_bucket *
                               struct kerr_info *err)
 {
     struct collect col = { b, cJSON_CreateArray() };
+    struct bkeover *over = NULL;
     int n = cJSON_GetArraySize(entries), i,
         deleting = kjson_has(b->obj, "metadata.deletionTimestamp");
     char *claimed = calloc((size_t)n + 1, 1), why[BKECLAIM_WHY_MAX];
@@ -460,7 +439,8 @@ static enum kerr keep_entries(const struct bke_ctx *x, const struct bke_bucket *
     struct kerr_info one;
     enum kerr rc = KERR_OK, first = KERR_OK;
 
-    if (!col.etcds || !claimed || (!deleting && store_foreach(x->etcds, collect_etcd, &col, err))) {
+    if (!col.etcds || !claimed || (!deleting && store_foreach(x->etcds, collect_etcd, &col, err)) ||
+        bkeover_build(b, col.etcds, &over) != KERR_OK) {
         cJSON_Delete(col.etcds);
         free(claimed);
         return kerr_set(err, KERR_NOMEM, NULL);
@@ -505,7 +485,7 @@ static enum kerr keep_entries(const struct bke_ctx *x, const struct bke_bucket *
             if (rc == KERR_OK && *why)
                 rc = attach_entry(x, b, cJSON_GetArrayItem(entries, i), e,
                                   bkeclaim_conflict(b, entries, i, why),
-                                  overlapped_at(b, col.etcds, cJSON_GetArrayItem(entries, i),
+                                  overlapped_at(over, cJSON_GetArrayItem(entries, i),
                                                 str_or_empty(e, "metadata.uid")),
                                   &one);
         } else if (i >= 0) {
@@ -517,7 +497,7 @@ static enum kerr keep_entries(const struct bke_ctx *x, const struct bke_bucket *
             if (rc == KERR_OK)
                 rc = attach_entry(x, b, seen ? seen : cJSON_GetArrayItem(entries, i), e,
                                   bkeclaim_conflict(b, entries, i, why),
-                                  overlapped_at(b, col.etcds, cJSON_GetArrayItem(entries, i),
+                                  overlapped_at(over, cJSON_GetArrayItem(entries, i),
                                                 str_or_empty(e, "metadata.uid")),
                                   &one);
             cJSON_Delete(seen);
@@ -541,14 +521,15 @@ static enum kerr keep_entries(const struct bke_ctx *x, const struct bke_bucket *
         if (!claimed[i++]) {
             kerr_clear(&one);
             rc = release_entry(x, b, e, bkeclaim_conflict(b, entries, i - 1, why),
-                               overlapped_at(b, col.etcds, e, str_or_empty(e, "spec.etcd.uid")),
-                               requeue, &one);
+                               overlapped_at(over, e, str_or_empty(e, "spec.etcd.uid")), requeue,
+                               &one);
             if (rc != KERR_OK && first == KERR_OK) {
                 first = rc;
                 *err = one;
             }
         }
     }
+    bkeover_free(over);
     cJSON_Delete(col.etcds);
     free(claimed);
     return first;
@@ -559,7 +540,7 @@ enum kerr bke_run(const struct bke_ctx *x, const char *name, long *requeue_ms,
 {
     struct bke_bucket b;
     struct kerr_info why, ferr;
-    cJSON *obj = NULL, *entries = NULL;
+    cJSON *obj = NULL, *entries = NULL, *bsecret = NULL;
     char names[1024] = "", other[256];
     int count = 0;
     enum kerr rc, src, frc = KERR_OK;
@@ -588,12 +569,14 @@ enum kerr bke_run(const struct bke_ctx *x, const char *name, long *requeue_ms,
         count = cJSON_GetArraySize(entries);
         rc = bkebucket_sync(x, b.obj, count, "", why.msg, err);
     } else if (rc == KERR_OK &&
-               (rc = bkebucket_secret(x, b.obj, names, sizeof(names), err)) == KERR_OK && *names) {
+               (rc = bkebucket_secret(x, b.obj, names, sizeof(names), &bsecret, err)) == KERR_OK &&
+               *names) {
         count = cJSON_GetArraySize(entries);
         rc = bkebucket_sync_secret(x, b.obj, count, names, err);
         if (*requeue_ms <= 0 || *requeue_ms > BKEBUCKET_SECRET_RETRY_MS)
             *requeue_ms = BKEBUCKET_SECRET_RETRY_MS; /* Secrets are not watched */
     } else if (rc == KERR_OK) {
+        b.secret = bsecret;
         rc = keep_entries(x, &b, entries, &count, names, sizeof(names), requeue_ms, err);
         src = bkebucket_sync(x, b.obj, count, names, NULL, &why);
         if (rc == KERR_OK && src != KERR_OK) {
@@ -607,6 +590,7 @@ enum kerr bke_run(const struct bke_ctx *x, const char *name, long *requeue_ms,
         if (err)
             *err = ferr;
     }
+    cJSON_Delete(bsecret);
     cJSON_Delete(entries);
     cJSON_Delete(obj);
     return rc;

@@ -12,7 +12,7 @@
 #include "common/lsel.h"
 #include "common/pborn.h"
 #include "controller/core/etcdspec.h"
-#include "controller/entries/bkecred.h"
+#include "common/bcred.h"
 
 #define DIR_MAX (BLOCAL_HOSTPATH_MAX + 2 * BSTORE_PREFIX_MAX)
 
@@ -141,8 +141,9 @@ static enum kerr local_part(const struct bke_ctx *x, const struct bke_bucket *b,
 
 /*
  * Why etcd, whose backup Secret is esecret (as stored), does not hold b's credentials
- * (controller/entries/bkecred), into why (n): b's Secret read now from the API server; one
- * that does not exist lets no Etcd have an entry (fail closed). Errors of the read returned.
+ * (common/bcred), into why (n): b's Secret as this reconcile read it, else read
+ * now from the API server; one that does not exist lets no Etcd have an entry (fail closed).
+ * Errors of the read returned.
  */
 static enum kerr holds_bucket_creds(const struct bke_ctx *x, const struct bke_bucket *b,
                                     const cJSON *etcd, const cJSON *esecret, char *why, size_t n,
@@ -160,6 +161,8 @@ static enum kerr holds_bucket_creds(const struct bke_ctx *x, const struct bke_bu
                  b->name);
         return KERR_OK;
     }
+    if (b->secret) /* read once this reconcile (bke_run) */
+        return bcred_holds(b->obj, b->secret, etcd, esecret, why, n, err);
     rc = k8s_get(x->client, &ETCDSPEC_RES_SECRET, sns, sname, NULL, &bsecret, err);
     if (rc == KERR_NOTFOUND) {
         kerr_clear(err);
@@ -170,7 +173,7 @@ static enum kerr holds_bucket_creds(const struct bke_ctx *x, const struct bke_bu
         return KERR_OK;
     }
     if (rc == KERR_OK)
-        rc = bkecred_holds(b->obj, bsecret, etcd, esecret, why, n, err);
+        rc = bcred_holds(b->obj, bsecret, etcd, esecret, why, n, err);
     cJSON_Delete(bsecret);
     return rc;
 }

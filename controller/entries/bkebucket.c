@@ -19,20 +19,23 @@ static const char *str_or_empty(const cJSON *obj, const char *path)
 }
 
 enum kerr bkebucket_secret(const struct bke_ctx *x, const cJSON *bucket, char *why, size_t n,
-                           struct kerr_info *err)
+                           cJSON **secret, struct kerr_info *err)
 {
     const char *ns = kjson_get_str(bucket, "spec.secretRef.namespace");
     const char *name = kjson_get_str(bucket, "spec.secretRef.name");
-    cJSON *secret = NULL;
     enum kerr rc;
 
     why[0] = '\0';
+    *secret = NULL;
     if (!ns || !*ns || !name || !*name) {
         snprintf(why, n, "spec.secretRef: namespace and name are required");
         return KERR_OK;
     }
-    rc = k8s_get(x->client, &ETCDSPEC_RES_SECRET, ns, name, NULL, &secret, err);
-    cJSON_Delete(secret);
+    rc = k8s_get(x->client, &ETCDSPEC_RES_SECRET, ns, name, NULL, secret, err);
+    if (rc != KERR_OK) {
+        cJSON_Delete(*secret);
+        *secret = NULL;
+    }
     if (rc == KERR_NOTFOUND) {
         snprintf(why, n,
                  "Secret %s/%s (spec.secretRef) not found: no entries are kept and no backups "

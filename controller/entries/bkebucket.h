@@ -34,10 +34,11 @@ enum kerr bkebucket_sync(const struct bke_ctx *x, const cJSON *bucket, int count
 
 /*
  * Does the Secret of bucket's spec.secretRef exist? why (n bytes) is "" when it does, else
- * says what is missing; KERR_OK either way, another code when it cannot be read.
+ * says what is missing; KERR_OK either way, another code when it cannot be read. *secret: the
+ * Secret as read (OWNS; NULL when none), so that one reconcile reads it once.
  */
 enum kerr bkebucket_secret(const struct bke_ctx *x, const cJSON *bucket, char *why, size_t n,
-                           struct kerr_info *err);
+                           cJSON **secret, struct kerr_info *err);
 
 /* As bkebucket_sync, Ready False/SecretNotFound with message why (bkebucket_secret's). */
 enum kerr bkebucket_sync_secret(const struct bke_ctx *x, const cJSON *bucket, int count,

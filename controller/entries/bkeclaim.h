@@ -27,6 +27,7 @@ struct bke_bucket {
     const char *name, *kind, *container, *endpoint;
     char key[BSTORE_KEY_MAX]; /* the store, canonical (common/bstore) */
     long grace_ms;
+    const cJSON *secret; /* its Secret as read once per reconcile (bke_run); NULL: not read */
 };
 
 #define BKECLAIM_WHY_MAX 768

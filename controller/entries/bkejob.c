@@ -16,6 +16,7 @@
 #include "controller/entries/bkealive.h"
 #include "controller/entries/bkeauth.h"
 #include "controller/entries/bkefin.h"
+#include "controller/entries/bkeheld.h"
 #include "controller/entries/bkeseen.h"
 
 static const char *str_or_empty(const cJSON *obj, const char *path)
@@ -100,7 +101,7 @@ static enum kerr window_args(const cJSON *entry, cJSON *args, struct kerr_info *
     const char *gone = kjson_get_str(entry, "spec.etcdDeletedAt");
     struct timespec end, g;
     char a[64], b[64], first[KTIME_LEN + 1], last[KTIME_LEN + 1];
-    int64_t alive, over, t1 = 0;
+    int64_t alive, over, lost, t1 = 0;
     enum bkeseen from = bkeseen_start(entry, &t1);
 
     if (!started || ktime_parse(started, &end, NULL) != KERR_OK)
@@ -115,7 +116,10 @@ static enum kerr window_args(const cJSON *entry, cJSON *args, struct kerr_info *
     /* another Etcd claimed an overlapping prefix from then on: what follows may be its */
     if (bkealive_overlapped(entry, &over) && over < (int64_t)end.tv_sec)
         end.tv_sec = (time_t)over;
-    if (from == BKESEEN_NONE)
+    /* the Etcd was not shown holding the bucket's credentials after then: bkeheld.h */
+    if (bkeheld_lost(entry, &lost) && lost < (int64_t)end.tv_sec)
+        end.tv_sec = (time_t)lost;
+    if (from == BKESEEN_NONE || t1 > (int64_t)end.tv_sec)
         t1 = (int64_t)end.tv_sec + 1;
     if (ktime_format(end.tv_sec, last) != KERR_OK || ktime_format((time_t)t1, first) != KERR_OK)
         return kerr_set(err, KERR_INTERNAL, "cannot format the time");

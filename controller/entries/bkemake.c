@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "controller/core/etcdspec.h"
 #include "controller/entries/bkealive.h"
+#include "controller/entries/bkeheld.h"
 #include "controller/entries/bkeclaim.h"
 #include "controller/entries/bkefree.h"
 #include "controller/entries/bkeorigin.h"
@@ -62,6 +63,8 @@ static enum kerr entry_build(cJSON *e, const struct bke_bucket *b, const cJSON *
         rc = kjson_set_str(e, BKESEEN_ORIGIN, BKESEEN_RESTORE, err);
     if (rc == KERR_OK)
         rc = bkealive_mark(e, etcd, (int64_t)time(NULL), err);
+    if (rc == KERR_OK) /* the caller compared its credentials (bkeauth_etcd) just now */
+        rc = bkeheld_mark(e, etcd, "", (int64_t)time(NULL), err);
     return rc;
 }
 

@@ -7,6 +7,9 @@
 #   TENANT_STORE=s3|abs (before sourcing; default s3)
 #   tenant_stage              # the store, kube-sim, warden-webhook (backups), namespace tenant;
 #                             # with s3, the bucket's Secret etcd-warden/s3-bucket
+#   tenant_holding            # the tenant's Secret etcd-backup holds the bucket's credentials
+#                             # (ctl_backup_secret): etcd-x gets an entry
+#   tenant_own_secret NAME    # Secret NAME in tenant: the tenant's own keys and service
 #   tenant_before             # after the BackupBucket: the other seed's snapshot from before
 #   tenant_run WHAT           # etcd-x's member, the Jobs, warden-controller: no entry within
 #                             # 10 s prints "held" and exits 0; else E is the entry's name
@@ -31,6 +34,15 @@ tenant_stage() {
     wh_register_backups
     [ "$TENANT_STORE" != s3 ] || ctl_s3_bucket_secret || ctl_fail "cannot create the bucket's Secret"
     kc create namespace tenant >/dev/null || ctl_fail "cannot create namespace tenant"
+}
+
+TENANT_SERVICE=http://minio.tenant.example:9000
+tenant_holding() { ctl_backup_secret tenant || ctl_fail "cannot create the tenant's Secret"; }
+tenant_own_secret() {
+    kc -n tenant create secret generic "$1" --from-literal=accessKeyID=AKIATENANT \
+        --from-literal=secretAccessKey=TENANT --from-literal=region=us-east-1 \
+        --from-literal=s3ForcePathStyle=true --from-literal=endpoint="$TENANT_SERVICE" >/dev/null ||
+        ctl_fail "cannot create the tenant's Secret $1"
 }
 
 tenant_before() {

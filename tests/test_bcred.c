@@ -1,9 +1,9 @@
-/* bkecred: an Etcd gets an entry in a BackupBucket only when its backup Secret holds the
+/* bcred: an Etcd gets an entry in a BackupBucket only when its backup Secret holds the
  * bucket's credentials (every key of the bucket's Secret, byte for byte; no key that may name
  * another service or identity), its provider is of the bucket's family and its
  * endpointOverride is the bucket's: a tenant's own keys, invented keys at the bucket's
  * endpoint, another storage account at the same domain, an override elsewhere are no evidence. */
-#include "controller/entries/bkecred.h"
+#include "common/bcred.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -67,7 +67,7 @@ static const char *judge(cJSON *b, const char *bdata, cJSON *e, const char *edat
     struct kerr_info err;
     cJSON *bs = secret(bdata), *es = secret(edata);
 
-    cr_assert_eq(bkecred_holds(b, bs, e, es, why, sizeof(why), &err), KERR_OK);
+    cr_assert_eq(bcred_holds(b, bs, e, es, why, sizeof(why), &err), KERR_OK);
     cJSON_Delete(b);
     cJSON_Delete(e);
     cJSON_Delete(bs);
@@ -75,7 +75,7 @@ static const char *judge(cJSON *b, const char *bdata, cJSON *e, const char *edat
     return why;
 }
 
-Test(bkecred, the_bucket_secret_copied_holds)
+Test(bcred, the_bucket_secret_copied_holds)
 {
     cr_assert_str_empty(judge(bucket("aws", NULL), BUCKET_DATA, etcd("aws", NULL), BUCKET_DATA));
     /* S3 spellings of one family; Gardener's bucketName and region added */
@@ -94,7 +94,7 @@ Test(bkecred, the_bucket_secret_copied_holds)
                               etcd("GCS", "https://g"), "\"k\":\"" B64_S3RVER "\""));
 }
 
-Test(bkecred, own_or_invented_keys_are_no_evidence)
+Test(bcred, own_or_invented_keys_are_no_evidence)
 {
     const char *why = judge(bucket("aws", NULL), BUCKET_DATA, etcd("aws", NULL),
                             "\"accessKeyID\":\"" B64_OTHER "\",\"secretAccessKey\":\"" B64_OTHER
@@ -110,7 +110,7 @@ Test(bkecred, own_or_invented_keys_are_no_evidence)
     cr_assert(strstr(why, "\"secretAccessKey\" differs"), "%s", why);
 }
 
-Test(bkecred, a_missing_key_is_no_evidence)
+Test(bcred, a_missing_key_is_no_evidence)
 {
     /* no endpoint: the sidecar goes to AWS, not to the bucket's service */
     const char *why =
@@ -120,7 +120,7 @@ Test(bkecred, a_missing_key_is_no_evidence)
     cr_assert(strstr(why, "\"endpoint\" is missing"), "%s", why);
 }
 
-Test(bkecred, an_extra_key_that_may_redirect_is_no_evidence)
+Test(bcred, an_extra_key_that_may_redirect_is_no_evidence)
 {
     const char *why =
         judge(bucket("ABS", NULL),
@@ -136,7 +136,7 @@ Test(bkecred, an_extra_key_that_may_redirect_is_no_evidence)
     cr_assert(strstr(why, "key \"region\""), "%s", why);
 }
 
-Test(bkecred, another_family_or_override_is_no_evidence)
+Test(bcred, another_family_or_override_is_no_evidence)
 {
     const char *why = judge(bucket("aws", NULL), BUCKET_DATA, etcd("ABS", NULL), BUCKET_DATA);
 
@@ -159,7 +159,7 @@ Test(bkecred, another_family_or_override_is_no_evidence)
     cr_assert(strstr(why, "endpointOverride"), "%s", why);
 }
 
-Test(bkecred, bad_or_empty_data_is_no_evidence)
+Test(bcred, bad_or_empty_data_is_no_evidence)
 {
     const char *why = judge(bucket("aws", NULL), BUCKET_DATA, etcd("aws", NULL),
                             "\"accessKeyID\":\"%%%\",\"secretAccessKey\":\"" B64_S3RVER

@@ -1,5 +1,5 @@
-/* bkecred - an Etcd's backup Secret holds its BackupBucket's credentials; see bkecred.h. */
-#include "controller/entries/bkecred.h"
+/* bcred - an Etcd's backup Secret holds its BackupBucket's credentials; see bcred.h. */
+#include "common/bcred.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,8 +93,8 @@ static int same_endpoint(const cJSON *bucket, const cJSON *bdata, const cJSON *e
     return same;
 }
 
-enum kerr bkecred_holds(const cJSON *bucket, const cJSON *bsecret, const cJSON *etcd,
-                        const cJSON *esecret, char *why, size_t n, struct kerr_info *err)
+enum kerr bcred_holds(const cJSON *bucket, const cJSON *bsecret, const cJSON *etcd,
+                      const cJSON *esecret, char *why, size_t n, struct kerr_info *err)
 {
     const char *bname = str_or_empty(bucket, "metadata.name");
     const char *fb = family_of(kjson_get_str(bucket, "spec.provider"));

@@ -1,5 +1,5 @@
 /*
- * bkecred - whether an Etcd's backup Secret holds its BackupBucket's
+ * bcred - whether an Etcd's backup Secret holds its BackupBucket's
  * credentials: the evidence that its backup sidecar writes into the bucket's
  * store, and that deleting what it wrote there, with the bucket's Secret,
  * lets nobody do what they could not do themselves.
@@ -15,15 +15,15 @@
  * the S3 family region, which with an endpoint only signs and without one
  * picks an AWS region, where bucket names are global), the same provider
  * family as the bucket, and an endpoint the sidecar takes, whatever its
- * version, that is the one the bucket's deletions use (see bkecred.c's
+ * version, that is the one the bucket's deletions use (see bcred.c's
  * same_endpoint). Anything else is not evidence: a
  * tenant with keys of its own, or the bucket's endpoint and keys it
  * invented, or another storage account at the same domain, gets no entry.
  *
  * Ownership: arguments BORROWED. Thread safety: reentrant.
  */
-#ifndef CONTROLLER_BKECRED_H
-#define CONTROLLER_BKECRED_H
+#ifndef COMMON_BCRED_H
+#define COMMON_BCRED_H
 
 #include <stddef.h>
 
@@ -36,7 +36,7 @@
  * bucket (a BackupBucket object) in bsecret (its Secret as stored), into why (n bytes; ""
  * when it does). A value that is no base64 is not evidence either. KERR_NOMEM only.
  */
-enum kerr bkecred_holds(const cJSON *bucket, const cJSON *bsecret, const cJSON *etcd,
-                        const cJSON *esecret, char *why, size_t n, struct kerr_info *err);
+enum kerr bcred_holds(const cJSON *bucket, const cJSON *bsecret, const cJSON *etcd,
+                      const cJSON *esecret, char *why, size_t n, struct kerr_info *err);
 
 #endif
