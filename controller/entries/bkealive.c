@@ -14,8 +14,7 @@
 #define OVERLAP "spec.overlappedAt"
 #define OVER_BY "spec.overlappedBy"
 
-/* The time at path of obj into *t: 1, or 0 when absent or not a time. */
-static int time_at(const cJSON *obj, const char *path, int64_t *t)
+int bkealive_time_at(const cJSON *obj, const char *path, int64_t *t)
 {
     struct timespec ts;
 
@@ -25,7 +24,7 @@ static int time_at(const cJSON *obj, const char *path, int64_t *t)
     return 1;
 }
 
-static enum kerr set_time(cJSON *obj, const char *path, int64_t t, struct kerr_info *err)
+enum kerr bkealive_set_time(cJSON *obj, const char *path, int64_t t, struct kerr_info *err)
 {
     char s[KTIME_LEN + 1];
 
@@ -44,7 +43,8 @@ int bkealive_due(const cJSON *entry, const cJSON *etcd, int64_t since, int64_t n
         return 1;
     if (dts)
         return 0; /* being deleted: the deletion time is what counts */
-    return !time_at(entry, SEEN, &seen) || seen < since || now - seen >= BKEALIVE_REFRESH_S;
+    return !bkealive_time_at(entry, SEEN, &seen) || seen < since ||
+           now - seen >= BKEALIVE_REFRESH_S;
 }
 
 enum kerr bkealive_mark(cJSON *obj, const cJSON *etcd, int64_t now, struct kerr_info *err)
@@ -57,16 +57,17 @@ enum kerr bkealive_mark(cJSON *obj, const cJSON *etcd, int64_t now, struct kerr_
     (void)kjson_delete(obj, LAST);
     by = kjson_get_str(obj, OVER_BY);
     if (by ? strcmp(by, uid) == 0
-           : time_at(obj, OVERLAP, &t) &&
-                 (!time_at(etcd, "metadata.creationTimestamp", &created) || created <= t)) {
+           : bkealive_time_at(obj, OVERLAP, &t) &&
+                 (!bkealive_time_at(etcd, "metadata.creationTimestamp", &created) ||
+                  created <= t)) {
         (void)kjson_delete(obj, OVERLAP);
         (void)kjson_delete(obj, OVER_BY);
     }
-    if (dts && time_at(etcd, "metadata.deletionTimestamp", &t))
+    if (dts && bkealive_time_at(etcd, "metadata.deletionTimestamp", &t))
         rc = kjson_set_str(obj, DELETED, dts, err);
     else {
         (void)kjson_delete(obj, DELETED);
-        rc = set_time(obj, SEEN, now, err);
+        rc = bkealive_set_time(obj, SEEN, now, err);
     }
     return rc;
 }
@@ -75,15 +76,16 @@ enum kerr bkealive_release(cJSON *obj, int64_t since, int64_t now, struct kerr_i
 {
     int64_t t;
 
-    if (time_at(obj, DELETED, &t) && t <= now)
-        return set_time(obj, LAST, t, err);
-    if (time_at(obj, BENTRY_DELETE_ADMITTED, &t) && t <= now)
-        return set_time(obj, LAST, t, err);
-    if (time_at(obj, SEEN, &t) && t <= now)
-        return set_time(obj, LAST, t >= since ? now : t, err);
-    if ((time_at(obj, "spec.claimedAt", &t) || time_at(obj, "metadata.creationTimestamp", &t)) &&
+    if (bkealive_time_at(obj, DELETED, &t) && t <= now)
+        return bkealive_set_time(obj, LAST, t, err);
+    if (bkealive_time_at(obj, BENTRY_DELETE_ADMITTED, &t) && t <= now)
+        return bkealive_set_time(obj, LAST, t, err);
+    if (bkealive_time_at(obj, SEEN, &t) && t <= now)
+        return bkealive_set_time(obj, LAST, t >= since ? now : t, err);
+    if ((bkealive_time_at(obj, "spec.claimedAt", &t) ||
+         bkealive_time_at(obj, "metadata.creationTimestamp", &t)) &&
         t <= now)
-        return set_time(obj, LAST, t, err);
+        return bkealive_set_time(obj, LAST, t, err);
     return kerr_set(err, KERR_INVAL,
                     "BackupEntry %s: no time its Etcd was known alive (spec.etcdSeenAt, "
                     "spec.claimedAt)",
@@ -93,19 +95,19 @@ enum kerr bkealive_release(cJSON *obj, int64_t since, int64_t now, struct kerr_i
 
 int bkealive_last(const cJSON *entry, int64_t *t)
 {
-    return time_at(entry, LAST, t);
+    return bkealive_time_at(entry, LAST, t);
 }
 
 int bkealive_overlap_due(const cJSON *entry, int64_t at)
 {
     int64_t t;
 
-    return at > 0 && (!time_at(entry, OVERLAP, &t) || at < t);
+    return at > 0 && (!bkealive_time_at(entry, OVERLAP, &t) || at < t);
 }
 
 enum kerr bkealive_overlap(cJSON *obj, int64_t at, const char *by, struct kerr_info *err)
 {
-    enum kerr rc = set_time(obj, OVERLAP, at, err);
+    enum kerr rc = bkealive_set_time(obj, OVERLAP, at, err);
 
     (void)kjson_delete(obj, OVER_BY);
     if (rc == KERR_OK && by && *by)
@@ -115,10 +117,10 @@ enum kerr bkealive_overlap(cJSON *obj, int64_t at, const char *by, struct kerr_i
 
 int bkealive_overlapped(const cJSON *entry, int64_t *t)
 {
-    return time_at(entry, OVERLAP, t);
+    return bkealive_time_at(entry, OVERLAP, t);
 }
 
 int bkealive_admitted(const cJSON *entry, int64_t *t)
 {
-    return time_at(entry, BENTRY_DELETE_ADMITTED, t);
+    return bkealive_time_at(entry, BENTRY_DELETE_ADMITTED, t);
 }

@@ -88,6 +88,12 @@ int bkealive_overlapped(const cJSON *entry, int64_t *t);
 /* The entry's etcdDeleteAdmittedAt into *t (Unix seconds): 1, or 0 when absent or not a time. */
 int bkealive_admitted(const cJSON *entry, int64_t *t);
 
+/* The time at path of obj into *t (Unix seconds): 1, or 0 when absent or not a time. */
+int bkealive_time_at(const cJSON *obj, const char *path, int64_t *t);
+
+/* Set the time t (Unix seconds) at path of obj. KERR_NOMEM, KERR_INTERNAL. */
+enum kerr bkealive_set_time(cJSON *obj, const char *path, int64_t t, struct kerr_info *err);
+
 /* The entry's etcdLastAliveAt into *t (Unix seconds): 1, or 0 when absent or not a time. */
 int bkealive_last(const cJSON *entry, int64_t *t);
 

@@ -13,26 +13,6 @@
 /* The fields of spec.backup.store the comparison reads (controller/entries/bkeauth.c). */
 static const char *const STORE_FIELDS[] = { "provider", "container", "prefix", "endpointOverride" };
 
-/* The time at path of obj into *t: 1, or 0 when absent or not a time. */
-static int time_at(const cJSON *obj, const char *path, int64_t *t)
-{
-    struct timespec ts;
-
-    if (ktime_parse(kjson_get_str(obj, path), &ts, NULL) != KERR_OK)
-        return 0;
-    *t = (int64_t)ts.tv_sec;
-    return 1;
-}
-
-static enum kerr set_time(cJSON *obj, const char *path, int64_t t, struct kerr_info *err)
-{
-    char s[KTIME_LEN + 1];
-
-    if (ktime_format((time_t)t, s) != KERR_OK)
-        return kerr_set(err, KERR_INTERNAL, "cannot format the time %lld", (long long)t);
-    return kjson_set_str(obj, path, s, err);
-}
-
 static int64_t generation(const cJSON *obj, const char *path)
 {
     int64_t g = 0;
@@ -80,17 +60,18 @@ enum kerr bkeheld_mark(cJSON *obj, const cJSON *etcd, const char *why, int64_t n
     enum kerr rc;
 
     if (!*why) {
-        rc = set_time(obj, BKEHELD_AT, now, err);
+        rc = bkealive_set_time(obj, BKEHELD_AT, now, err);
         return rc == KERR_OK && etcd ? held_as(obj, etcd, err) : rc;
     }
     if (kjson_has(obj, BKEHELD_LOST))
         return KERR_OK;
-    if (time_at(obj, BKEHELD_AT, &t))
-        return set_time(obj, BKEHELD_LOST, t, err);
+    if (bkealive_time_at(obj, BKEHELD_AT, &t))
+        return bkealive_set_time(obj, BKEHELD_LOST, t, err);
     /* never shown held: before the claim began, an empty window */
-    if (!time_at(obj, "spec.claimedAt", &t) && !time_at(obj, "metadata.creationTimestamp", &t))
+    if (!bkealive_time_at(obj, "spec.claimedAt", &t) &&
+        !bkealive_time_at(obj, "metadata.creationTimestamp", &t))
         t = 1;
-    return set_time(obj, BKEHELD_LOST, t - 1, err);
+    return bkealive_set_time(obj, BKEHELD_LOST, t - 1, err);
 }
 
 enum kerr bkeheld_etcd(const cJSON *entry, cJSON **out, struct kerr_info *err)
@@ -123,7 +104,7 @@ enum kerr bkeheld_etcd(const cJSON *entry, cJSON **out, struct kerr_info *err)
 
 int bkeheld_lost(const cJSON *entry, int64_t *t)
 {
-    return time_at(entry, BKEHELD_LOST, t);
+    return bkealive_time_at(entry, BKEHELD_LOST, t);
 }
 
 enum kerr bkeheld_compare(const struct bke_ctx *x, const struct bke_bucket *b, cJSON *obj,
@@ -147,9 +128,9 @@ enum kerr bkeheld_release(const struct bke_ctx *x, const struct bke_bucket *b, c
     cJSON *etcd = NULL;
     enum kerr rc = KERR_OK;
 
-    if (time_at(obj, BKEHELD_AT, &held) && bkealive_last(obj, &last) && held >= last)
+    if (bkealive_time_at(obj, BKEHELD_AT, &held) && bkealive_last(obj, &last) && held >= last)
         return KERR_OK; /* the last match covers the whole window */
-    if (time_at(obj, "spec.etcdSeenAt", &seen) && seen >= since)
+    if (bkealive_time_at(obj, "spec.etcdSeenAt", &seen) && seen >= since)
         rc = bkeheld_etcd(obj, &etcd, err);
     if (rc != KERR_OK)
         return rc;
