@@ -7,6 +7,7 @@
 #include "common/blocal.h"
 #include "common/k8s.h"
 #include "common/kjson.h"
+#include "common/ktime.h"
 #include "common/log.h"
 #include "common/store.h"
 
@@ -121,4 +122,24 @@ enum kerr bentry_get_stored(void *ctx, const char *name, cJSON **out, struct ker
 enum kerr bentry_get_cached(void *ctx, const char *name, cJSON **out, struct kerr_info *err)
 {
     return store_get(ctx, name, out, err);
+}
+
+enum kerr bentry_creds_lost(cJSON *entry, struct kerr_info *err)
+{
+    char s[KTIME_LEN + 1];
+    struct timespec t;
+    time_t at;
+
+    if (kjson_has(entry, BENTRY_CREDS_LOST))
+        return KERR_OK;
+    if (ktime_parse(kjson_get_str(entry, BENTRY_CREDS_HELD), &t, NULL) == KERR_OK)
+        at = t.tv_sec;
+    else if (ktime_parse(kjson_get_str(entry, "spec.claimedAt"), &t, NULL) == KERR_OK ||
+             ktime_parse(kjson_get_str(entry, "metadata.creationTimestamp"), &t, NULL) == KERR_OK)
+        at = t.tv_sec - 1;
+    else
+        at = 0;
+    if (ktime_format(at, s) != KERR_OK)
+        return kerr_set(err, KERR_INTERNAL, "cannot format the time %lld", (long long)at);
+    return kjson_set_str(entry, BENTRY_CREDS_LOST, s, err);
 }

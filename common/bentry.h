@@ -36,6 +36,16 @@
  */
 #define BENTRY_CREDS_LOST "spec.credentialsLostAt"
 
+/* The last time the entry's writer was shown holding its bucket's credentials (bkeheld.h). */
+#define BENTRY_CREDS_HELD "spec.credentialsHeldAt"
+
+/*
+ * Set BENTRY_CREDS_LOST on entry (OWNED by the caller) unless it is set: its BENTRY_CREDS_HELD,
+ * else one second before its claim began (spec.claimedAt, else metadata.creationTimestamp):
+ * nothing shown held, an empty window. KERR_NOMEM, KERR_INTERNAL.
+ */
+enum kerr bentry_creds_lost(cJSON *entry, struct kerr_info *err);
+
 /*
  * 1 when entry (a BackupEntry as stored) is an entry of claim c: its spec.store and spec.prefix
  * make c (bstore_claim_init: the same store key and canonical prefix), or, c being a Local

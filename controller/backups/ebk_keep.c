@@ -265,8 +265,7 @@ static enum kerr copy_held(const struct ebk_env *env, const cJSON *b, const cJSO
 {
     const char *ver = kjson_get_str(b, EBK_SECRET_VERSION);
     cJSON *bsecret = NULL, *dsecret = NULL, *etcd = cJSON_CreateObject();
-    char why[768] = "", lost[KTIME_LEN + 1];
-    struct timespec t;
+    char why[768] = "";
     enum kerr rc = etcd ? KERR_OK : kerr_set(err, KERR_NOMEM, NULL);
 
     if (rc == KERR_OK)
@@ -287,11 +286,7 @@ static enum kerr copy_held(const struct ebk_env *env, const cJSON *b, const cJSO
     if (rc == KERR_OK && !*why)
         rc = bcred_holds(bucket, bsecret, etcd, dsecret, why, sizeof(why), err);
     if (rc == KERR_OK && *why) {
-        if (ktime_parse(str(e, "spec.claimedAt"), &t, NULL) != KERR_OK)
-            t.tv_sec = 1;
-        rc = ktime_format(t.tv_sec - 1, lost) == KERR_OK
-                 ? kjson_set_str(e, BENTRY_CREDS_LOST, lost, err)
-                 : kerr_set(err, KERR_INTERNAL, "cannot format the time");
+        rc = bentry_creds_lost(e, err); /* no match: one second before the copy began */
         ebk_event(env, b, 1, "NotAuthorised",
                   "the copy's Secret does not hold BackupBucket %s's credentials (%s): its entry "
                   "keeps the prefix and deletes nothing there",

@@ -56,22 +56,13 @@ nomem:
 enum kerr bkeheld_mark(cJSON *obj, const cJSON *etcd, const char *why, int64_t now,
                        struct kerr_info *err)
 {
-    int64_t t;
     enum kerr rc;
 
     if (!*why) {
         rc = bkealive_set_time(obj, BKEHELD_AT, now, err);
         return rc == KERR_OK && etcd ? held_as(obj, etcd, err) : rc;
     }
-    if (kjson_has(obj, BKEHELD_LOST))
-        return KERR_OK;
-    if (bkealive_time_at(obj, BKEHELD_AT, &t))
-        return bkealive_set_time(obj, BKEHELD_LOST, t, err);
-    /* never shown held: before the claim began, an empty window */
-    if (!bkealive_time_at(obj, "spec.claimedAt", &t) &&
-        !bkealive_time_at(obj, "metadata.creationTimestamp", &t))
-        t = 1;
-    return bkealive_set_time(obj, BKEHELD_LOST, t - 1, err);
+    return bentry_creds_lost(obj, err);
 }
 
 enum kerr bkeheld_etcd(const cJSON *entry, cJSON **out, struct kerr_info *err)

@@ -45,7 +45,7 @@
 #include "controller/entries/bke_ctx.h"
 #include "controller/entries/bkeclaim.h"
 
-#define BKEHELD_AT   "spec.credentialsHeldAt"
+#define BKEHELD_AT   BENTRY_CREDS_HELD
 #define BKEHELD_AS   "spec.credentialsHeldAs"
 #define BKEHELD_LOST BENTRY_CREDS_LOST
 
