@@ -1,28 +1,31 @@
 /* testclock - the test-only clock offset of warden-controller; see testclock.h. */
 #include "controller/core/testclock.h"
 
-#include <stdatomic.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
-static atomic_llong last_offset;
+static pthread_mutex_t last_lock = PTHREAD_MUTEX_INITIALIZER;
+static long long last_ms; /* the last setting read: an offset, or the time it stands at */
+static int last_stopped;
 
 static int blank(char c)
 {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
-int testclock_parse(const char *s, size_t n, long long *ms)
+int testclock_parse(const char *s, size_t n, long long *ms, int *stopped)
 {
     size_t i = 0, digits = 0;
     long long v = 0;
-    int neg = 0;
+    int neg = 0, at = 0;
 
     while (i < n && blank(s[i]))
         i++;
-    if (i < n && s[i] == '-') {
-        neg = 1;
+    if (i < n && (s[i] == '-' || s[i] == '@')) {
+        neg = s[i] == '-';
+        at = s[i] == '@';
         i++;
     }
     for (; i < n && s[i] >= '0' && s[i] <= '9'; i++, digits++) {
@@ -35,6 +38,7 @@ int testclock_parse(const char *s, size_t n, long long *ms)
     if (digits == 0 || i != n)
         return -1;
     *ms = neg ? -v : v;
+    *stopped = at;
     return 0;
 }
 
@@ -51,15 +55,25 @@ long long testclock_now_ms(void)
     struct timespec ts;
     char buf[64];
     size_t n = 0;
-    long long off;
+    long long ms, now;
+    int stopped;
     FILE *f = path ? fopen(path, "re") : NULL;
 
-    if (f) {
+    if (f)
         n = fread(buf, 1, sizeof(buf), f);
-        if (n < sizeof(buf) && testclock_parse(buf, n, &off) == 0)
-            atomic_store(&last_offset, off);
-        fclose(f);
+    pthread_mutex_lock(&last_lock);
+    if (f && n < sizeof(buf) && testclock_parse(buf, n, &ms, &stopped) == 0) {
+        last_ms = ms;
+        last_stopped = stopped;
     }
+    ms = last_ms;
+    stopped = last_stopped;
+    pthread_mutex_unlock(&last_lock);
+    if (f)
+        fclose(f);
+    if (stopped)
+        return ms;
     clock_gettime(CLOCK_REALTIME, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + atomic_load(&last_offset);
+    now = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return now + ms;
 }

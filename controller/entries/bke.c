@@ -229,6 +229,19 @@ time_t bke_due(const cJSON *entry, long grace_ms)
     return from + (time_t)(grace_ms / 1000);
 }
 
+/* When a deletion blocked for the seconds since it fell due is looked at again: at half that
+ * time, from BKE_BLOCKED_MIN_MS to BKE_CONFLICT_MS. What blocks it at first is often gone in
+ * seconds (the Etcd's members, which the garbage collector removes after it; a sidecar
+ * rolling out); one that stays costs a look a minute. */
+static long blocked_recheck_ms(time_t blocked_s)
+{
+    long ms = blocked_s > 0 ? (long)blocked_s * 500L : 0;
+
+    return ms < BKE_BLOCKED_MIN_MS ? BKE_BLOCKED_MIN_MS
+           : ms > BKE_CONFLICT_MS  ? BKE_CONFLICT_MS
+                                   : ms;
+}
+
 /* A released entry (deleted: its spec.etcdDeletedAt): wait out the grace period, then its
  * deletion's next step. */
 static enum kerr pending_step(const struct bke_ctx *x, const struct bke_bucket *b,
@@ -247,7 +260,7 @@ static enum kerr pending_step(const struct bke_ctx *x, const struct bke_bucket *
         rc = bkejob_step(x, b, entry, why, requeue, err);
         if (rc != KERR_OK || !*why)
             return rc;
-        requeue_min(requeue, BKE_CONFLICT_MS);
+        requeue_min(requeue, blocked_recheck_ms(t - due_t));
         snprintf(msg, sizeof(msg), "Etcd %s/%s deleted at %s; its backups are kept: %s", ns, name,
                  deleted, why);
         if (strcmp(str_or_empty(entry, "status.conditions.0.message"), why) != 0)

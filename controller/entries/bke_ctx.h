@@ -18,13 +18,14 @@
 
 struct store;
 
-#define BKE_FINALIZER     "etcd-warden.io/backup-entries"
-#define BKE_DEFAULT_GRACE "168h"
-#define BKE_INDEX_BUCKET  "bucket"        /* index of the entry cache: spec.bucketName */
-#define BKE_CACHE_ENTRIES "backupentries" /* the BackupEntry cache (ctl_store) */
-#define BKE_CACHE_BUCKETS "backupbuckets" /* the BackupBucket cache (ctl_store) */
-#define BKE_RETRY_MS      1000L           /* an entry created but not cached yet */
-#define BKE_CONFLICT_MS   60000L          /* a claim taken, a deletion blocked: looked at again */
+#define BKE_FINALIZER      "etcd-warden.io/backup-entries"
+#define BKE_DEFAULT_GRACE  "168h"
+#define BKE_INDEX_BUCKET   "bucket"        /* index of the entry cache: spec.bucketName */
+#define BKE_CACHE_ENTRIES  "backupentries" /* the BackupEntry cache (ctl_store) */
+#define BKE_CACHE_BUCKETS  "backupbuckets" /* the BackupBucket cache (ctl_store) */
+#define BKE_RETRY_MS       1000L           /* an entry created but not cached yet */
+#define BKE_CONFLICT_MS    60000L          /* a claim taken, a deletion blocked: looked at again */
+#define BKE_BLOCKED_MIN_MS 2000L /* a deletion blocked since it fell due: looked at again first */
 
 extern const struct k8s_resource BKE_RES_BUCKET;
 extern const struct k8s_resource BKE_RES_ENTRY;

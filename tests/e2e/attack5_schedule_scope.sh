@@ -61,13 +61,9 @@ spec:
   backup: {port: 8080, store: {provider: S3, container: $SNAP_BUCKET, prefix: "$1", secretRef: {name: etcd-backup}}}
 EOF
 }
-# The controller's test clock (controller/core/testclock.h): the real one plus the offset
-# (ms) in $CLOCK; a fire time is reached by moving it (as controller_backup_schedule does).
-CLOCK=$SNAP_WORK/clock-offset
-export WARDEN_TEST_CLOCK_OFFSET_FILE=$CLOCK
-echo 0 >"$CLOCK"
-fake_s() { echo $((($(date +%s%3N) + $(cat "$CLOCK")) / 1000)); }
-set_clock() { echo $(($1 * 1000 - $(date +%s%3N))) >"$CLOCK.new" && mv "$CLOCK.new" "$CLOCK"; }
+# The controller's test clock (ctl_clock_*), stopped where the test puts it: a fire time is
+# reached by moving it (as controller_backup_schedule does).
+ctl_clock_on
 poke() { kc -n "$NS" annotate ebs "$S" "test.etcd-warden.io/poke=$(date +%s%N)" --overwrite >/dev/null; }
 
 snap_s3_start
@@ -88,7 +84,7 @@ druid_double_for "$NS" etcd-main
 wh_register_backups
 ctl_start
 
-set_clock $(($(date +%s) / 60 * 60 + 1))
+ctl_clock_stop $(($(date +%s) / 60 * 60 + 1))
 kc apply -f - >/dev/null <<EOF || ctl_fail "the schedule refused under prefixScope Bucket"
 apiVersion: etcd-warden.io/v1alpha1
 kind: EtcdBackupSchedule
@@ -101,7 +97,7 @@ spec:
     destination: {provider: S3, container: $SNAP_BUCKET, prefix: team2/stolen, secretRef: {name: etcd-backup}}
 EOF
 start=$(($(date -u -d "$(jp "$NS" "etcdbackupschedule/$S" '{.metadata.creationTimestamp}')" +%s) / 60 * 60))
-set_clock $((start + 1))
+ctl_clock_stop $((start + 1))
 ok "team's schedule into team2/stolen admitted under prefixScope Bucket"
 
 bucket Namespace
@@ -110,7 +106,7 @@ ksim_wait 20 refused || ctl_fail "the reference case: team's EtcdBackup into tea
 expect "no backup of the schedule yet" "" "$(backups)"
 ok "prefixScope Namespace: team's own EtcdBackup into team2/other is refused"
 
-set_clock $((start + 62))
+ctl_clock_stop $((start + 62))
 poke
 ready() { sstatus 'conditions[?(@.type=="Ready")].status'; }
 # the fire time reached: a backup of the schedule made, or its CREATE answered by warden-webhook

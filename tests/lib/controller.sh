@@ -361,6 +361,25 @@ ctl_backup_secret() {
         --from-literal=region=us-east-1 --from-literal=s3ForcePathStyle=true \
         --from-literal=endpoint="${SNAP_S3_URL:-http://s3.invalid}" >/dev/null
 }
+# warden-controller's test clock (controller/core/testclock.h), for the schedules: ctl_clock_on
+# (before ctl_start) runs it at the real time; ctl_clock_stop S stops it at Unix time S, where it
+# stands until the next call, so no fire time passes while a slow machine runs a step;
+# ctl_clock_s prints its time (s).
+ctl_clock_on() {
+    CTL_CLOCK=$SNAP_WORK/test-clock
+    export WARDEN_TEST_CLOCK_OFFSET_FILE=$CTL_CLOCK
+    echo 0 >"$CTL_CLOCK"
+}
+ctl_clock_stop() { echo "@$(($1 * 1000))" >"$CTL_CLOCK.new" && mv "$CTL_CLOCK.new" "$CTL_CLOCK"; }
+ctl_clock_s() {
+    local v
+    v=$(cat "$CTL_CLOCK")
+    case $v in
+    @*) echo $((${v#@} / 1000)) ;;
+    *) echo $((($(date +%s%3N) + v) / 1000)) ;;
+    esac
+}
+
 # ctl_jobs_serve NS [SECONDS] (with tests/lib/snapshot.sh): tests/support/job_exec.py runs the
 # Jobs warden-controller makes in NS, as the Job controller and the kubelet would (kube-sim runs
 # no pods), with $WARDEN_SNAPSHOT, until ctl_jobs_stop or the test's end (SECONDS, default 600,
