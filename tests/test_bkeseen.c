@@ -95,6 +95,37 @@ Test(bkeseen, start)
     cr_assert_eq(start("{\"spec\":{\"origin\":\"Restore\"}}", &t), BKESEEN_NONE);
 }
 
+Test(bkeseen, reattached_starts_again)
+{
+    int64_t t = -1;
+
+    cr_assert_eq(start("{\"spec\":{\"claimedAt\":\"2026-11-02T10:00:00Z\","
+                       "\"membersSeenAt\":\"2026-11-02T10:00:30Z\","
+                       "\"reattachedAt\":\"2026-11-02T11:00:00Z\"}}",
+                       &t),
+                 BKESEEN_MEMBERS);
+    cr_assert_eq(t, 1793617200, "the reattachment, later than the claim and a sighting before");
+    cr_assert_eq(start("{\"spec\":{\"claimedAt\":\"2026-11-02T10:00:00Z\","
+                       "\"membersSeenAt\":\"2026-11-02T11:00:30Z\","
+                       "\"reattachedAt\":\"2026-11-02T11:00:00Z\"}}",
+                       &t),
+                 BKESEEN_MEMBERS);
+    cr_assert_eq(t, 1793617230, "members seen again after the reattachment");
+    cr_assert_eq(start("{\"spec\":{\"claimedAt\":\"2026-11-02T10:00:00Z\","
+                       "\"reattachedAt\":\"2026-11-02T11:00:00Z\"},\"metadata\":{"
+                       "\"annotations\":{\"etcd-warden.io/retained-copy-of\":\"a/b\"}}}",
+                       &t),
+                 BKESEEN_COPY);
+    cr_assert_eq(t, 1793617200, "a retained copy's entry reattached: from then on");
+    t = -1;
+    cr_assert_eq(start("{\"spec\":{\"claimedAt\":\"2026-11-02T10:00:00Z\","
+                       "\"membersSeenAt\":\"2026-11-02T10:00:30Z\","
+                       "\"reattachedAt\":\"later\"}}",
+                       &t),
+                 BKESEEN_NONE, "a reattachment time that is no time shows nothing");
+    cr_assert_eq(t, -1);
+}
+
 Test(bkeseen, needed)
 {
     cJSON *e = jsonfix_parse("{\"spec\":{\"claimedAt\":\"2026-11-02T10:00:00Z\"}}");

@@ -174,6 +174,11 @@ static enum kerr adopt(const struct ebk_env *env, const cJSON *want, const cJSON
      * nothing: the entry there keeps the prefix */
     if ((*hsince && !before(since, hsince) && !huntil) || kjson_has(want, BENTRY_CREDS_LOST))
         return KERR_OK;
+    /* a window apart from the entry's widens nothing either: the time between them had no
+     * owner here, and another writer's objects of then would be deleted; this copy's objects
+     * stay when the entry's deletion runs (left to the operator) */
+    if (*hsince && ((huntil && before(huntil, since)) || before(until, hsince)))
+        return KERR_OK;
     if (!(obj = cJSON_Duplicate(had, 1)))
         return kerr_set(err, KERR_NOMEM, NULL);
     rc = kjson_set_str(obj, "apiVersion", ETCDSPEC_WARDEN_API, err);

@@ -156,7 +156,13 @@ static enum kerr attach_entry(const struct bke_ctx *x, const struct bke_bucket *
         (void)kjson_delete(obj, "spec.etcdDeletedAt");
         if (stale)
             (void)kjson_delete(obj, BENTRY_DELETE_ADMITTED);
-        rc = kjson_set_str(obj, "spec.etcd.uid", uid, err);
+        /* released before, or another Etcd's: the window starts anew (bkeseen.h) */
+        if (pending || (*old_uid && strcmp(old_uid, uid) != 0)) {
+            (void)kjson_delete(obj, BKESEEN_AT);
+            rc = bkealive_set_time(obj, BKESEEN_REATTACHED, (int64_t)time(NULL), err);
+        }
+        if (rc == KERR_OK)
+            rc = kjson_set_str(obj, "spec.etcd.uid", uid, err);
         if (rc == KERR_OK)
             rc = bkemake_set_store(obj, b, err);
         if (rc == KERR_OK)

@@ -40,12 +40,20 @@ static int copied(const cJSON *entry)
 
 enum bkeseen bkeseen_start(const cJSON *entry, int64_t *t1)
 {
-    int64_t claimed, seen;
+    int64_t claimed, seen, again;
 
     if (!time_at(entry, "spec.claimedAt", &claimed) &&
         (kjson_has(entry, "spec.claimedAt") ||
          !time_at(entry, "metadata.creationTimestamp", &claimed)))
         return BKESEEN_NONE;
+    /* reattached: nothing before then is shown to be its Etcd's (a gap without an owner);
+     * a time that cannot be read shows nothing */
+    if (kjson_has(entry, BKESEEN_REATTACHED)) {
+        if (!time_at(entry, BKESEEN_REATTACHED, &again))
+            return BKESEEN_NONE;
+        if (again > claimed)
+            claimed = again;
+    }
     if (copied(entry)) {
         *t1 = claimed;
         return BKESEEN_COPY;

@@ -17,6 +17,12 @@
  *   - else nowhere: nothing was shown written, and the deletion Job deletes nothing of the
  *     prefix (an empty window: every object is kept and counted as kept).
  * spec.claimedAt absent (an entry of an earlier version): metadata.creationTimestamp.
+ * In every case no earlier than spec.reattachedAt (BKESEEN_REATTACHED): the last time
+ * warden-controller attached the entry to an Etcd again after it was released (deleted, moved
+ * away, a retained copy's), or to an Etcd of another uid. Between the release and then the
+ * prefix had no owner here and may have had another writer (the same cluster on another seed):
+ * what was written before it stays (left to the operator), and spec.membersSeenAt is removed
+ * then, so the members are seen again.
  *
  * spec.membersSeenAt is written once, by warden-controller only (BackupEntries are
  * cluster-scoped and written by it alone), in an update of the entry made before it counts: a
@@ -37,10 +43,11 @@
 #include "common/kerr.h"
 #include "controller/entries/bke_ctx.h"
 
-#define BKESEEN_AT      "spec.membersSeenAt"
-#define BKESEEN_ORIGIN  "spec.origin"
-#define BKESEEN_RESTORE "Restore" /* spec.origin of an entry whose Etcd a restore created */
-#define BKESEEN_POLL_MS 5000L     /* no member seen yet: looked at again */
+#define BKESEEN_AT         "spec.membersSeenAt"
+#define BKESEEN_REATTACHED "spec.reattachedAt"
+#define BKESEEN_ORIGIN     "spec.origin"
+#define BKESEEN_RESTORE    "Restore" /* spec.origin of an entry whose Etcd a restore created */
+#define BKESEEN_POLL_MS    5000L     /* no member seen yet: looked at again */
 
 /* Where the window of an entry begins (bkeseen_start). */
 enum bkeseen {

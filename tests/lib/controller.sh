@@ -436,5 +436,18 @@ ctl_entry_of() {
         awk -v e="$1/$2" '$2 == e { print $1 }'
 }
 ctl_has_entry() { [ -n "$(ctl_entry_of "$1" "$2")" ]; }
+# ctl_entry_settled ENTRY: true once nothing more will happen to the entry's backups for a
+# while: the entry gone; its deletion blocked by an overlapping owner (a condition naming it;
+# "postponed" passes); a deletion Job's run over and failed (a retry runs the same Job); no
+# BackupBucket owning its store (it never deletes); or its deletion not due for 10 minutes.
+ctl_entry_settled() {
+    local st at
+    st=$(kc get backupentry "$1" -o jsonpath='{.status.deletionFailures}/{.status.message}/{.status.conditions[0].message}' 2>&1) ||
+        { grep -q NotFound <<<"$st"; return; }
+    [ "${st%%/*}" -ge 1 ] 2>/dev/null && return 0
+    grep -qE '/deletion of prefix .* blocked: |no BackupBucket owns the store' <<<"$st" && return 0
+    at=$(grep -oE 'deletable from [0-9TZ:-]+' <<<"$st" | cut -d' ' -f3)
+    [ -n "$at" ] && [ "$(date -u -d "$at" +%s 2>/dev/null || echo 0)" -gt $(($(date +%s) + 600)) ]
+}
 ctl_entry_phase() { kc get backupentry "$1" -o jsonpath='{.status.phase}'; }
 ctl_entry_phase_is() { [ "$(ctl_entry_phase "$1")" = "$2" ]; }

@@ -72,22 +72,14 @@ tenant_others_write() {
     echo "the other seed's snapshots in the operator's store: $(echo $TENANT_KEYS)"
 }
 
-_tenant_settled() {
-    local st
-    st=$(kc get backupentry "$E" -o jsonpath='{.status.deletionFailures}/{.status.conditions[0].message}' 2>&1) ||
-        { grep -q NotFound <<<"$st"; return; }
-    [ "${st%%/*}" -ge 1 ] 2>/dev/null || grep -q '/deletion of prefix .* blocked: ' <<<"$st"
-}
 tenant_judge() {
     local left lost
     kc -n tenant delete pod etcd-x-0 --grace-period=0 >/dev/null 2>&1
     kc -n tenant delete statefulset etcd-x >/dev/null 2>&1
     kc -n tenant delete etcd etcd-x >/dev/null || ctl_fail "cannot delete etcd-x"
     ksim_wait 20 ctl_entry_phase_is "$E" PendingDeletion || ctl_fail "$E: $(ctl_entry_phase "$E")"
-    # judged once the entry's deletion settled: the entry gone, its deletion blocked by an
-    # overlapping owner (a condition naming it; "postponed" passes) or a deletion Job's run
-    # over and failed (a retry runs the same Job)
-    ksim_wait 40 _tenant_settled ||
+    # judged once the entry's deletion settled (ctl_entry_settled)
+    ksim_wait 40 ctl_entry_settled "$E" ||
         echo "entry $E not settled: $(kc get backupentry "$E" -o jsonpath='{.status.phase} {.status.message}' | cut -c1-300)"
     ksim_gone backupentry "$E" ||
         echo "entry $E stays: $(kc get backupentry "$E" -o jsonpath='{.status.phase} {.status.message} {.status.conditions[0].message}' | cut -c1-400)"
