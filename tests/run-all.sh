@@ -73,7 +73,7 @@ step "source checks in build/debug (-j $test_jobs)"
 # tests once, in the sanitizer build below: the same code, checked more
 (cd build/debug && ctest --output-on-failure -j "$test_jobs" -L source)
 step "unit tests of build/debug under a two-core CPU load"
-tests/under-load.sh build/debug
+UNDER_LOAD_REPEAT=${UNDER_LOAD_REPEAT:-1} tests/under-load.sh build/debug
 # The stand-ins the sanitizer build's end-to-end tests run, optimised (E2E_STANDINS in
 # tests/CMakeLists.txt): the rest of this build is built beside those tests, below.
 step "build build/relwithdebinfo's kube-sim and backup-double"

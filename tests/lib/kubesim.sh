@@ -139,11 +139,11 @@ ksim_secs() {
 }
 
 # Retry "$@" until it succeeds or the deadline passes (SECONDS, scaled by ksim_secs). The last
-# output is shown on failure. The pause between tries grows from 0.1 s to 0.5 s: a try is
-# mostly a kubectl run (about 70 ms of CPU), and tries every 0.1 s made the waiting scripts,
-# not the programs they test, the load of a parallel test run.
+# output is shown on failure. The pause between tries grows from 0.1 s to 0.5 s, and to 1 s
+# once the wait passed 10 s: a try is mostly a kubectl run (about 50 ms of CPU), and kubectl
+# was the largest share of a parallel test run's CPU, more than the programs under test.
 ksim_wait() {
-    local deadline=$((SECONDS + $(ksim_secs "$1"))) out pause=0.1
+    local start=$SECONDS deadline=$((SECONDS + $(ksim_secs "$1"))) out pause=0.1
     shift
     while :; do
         if out=$("$@" 2>&1); then
@@ -156,6 +156,7 @@ ksim_wait() {
         fi
         sleep "$pause"
         case $pause in 0.1) pause=0.2 ;; 0.2) pause=0.3 ;; 0.3) pause=0.5 ;; esac
+        [ $((SECONDS - start)) -lt 10 ] || pause=1
     done
 }
 # ksim_gone ARGS...: true when `kc get ARGS` finds nothing.
