@@ -9,35 +9,12 @@
 # and the Etcd's. Past the grace period that entry must keep what the other seed wrote between
 # the move and the copy. Oracle: s3rver's listing of shoot--etcd-main.
 set -euo pipefail
-. "$(dirname "$0")/../lib/snapshot.sh"
-. "$(dirname "$0")/../lib/controller.sh"
-ksim_on_exit snap_cleanups
-command -v jq >/dev/null || { echo "SKIP: jq is not installed"; exit 77; }
-NS=shoot
+. "$(dirname "$0")/../lib/retained.sh"
 D=shoot--etcd-main
-
-bstatus() { jp "$NS" "etcdbackup/$1" "{.status.$2}"; }
-job_args() { kc -n "$NS" get job "$1--copy" -o jsonpath='{.spec.template.spec.containers[0].args}' 2>/dev/null; }
-has_job() { [ -n "$(job_args "$1")" ]; }
-over() { p=$(bstatus "$1" phase); [ "$p" = Completed ] || [ "$p" = Failed ]; }
-entry_of() { kc get backupentries -o json | jq -r ".items[] | select(.spec.prefix == \"$1\" and .spec.store.container == \"$SNAP_BUCKET\") | .metadata.name"; }
-listing() { snap_s3 ls "$1/" | sort; }
-
-snap_s3_start
-CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups" ctl_stage
-ctl_s3_bucket_secret
-druid_etcd "$NS" etcd-main
-kc -n "$NS" patch etcd etcd-main --type merge \
-    -p "{\"spec\":{\"backup\":{\"store\":{\"container\":\"$SNAP_BUCKET\"}}}}" >/dev/null
-ctl_backup_secret "$NS" || ctl_fail "cannot create the backup Secret"
-druid_double_for "$NS" etcd-main
-ctl_s3_bucket 1h
-wh_register_backups
-ctl_jobs_serve etcd-warden
-ctl_start
+ret_stage
 ksim_wait 20 ctl_has_entry "$NS" etcd-main || ctl_fail "no entry for etcd-main"
 ctl_members_seen "$NS" etcd-main
-e=$(entry_of "$D")
+e=$(ret_entry_of "$D")
 ok "entry $e"
 sleep 1
 kc -n "$NS" patch etcd etcd-main --type merge -p '{"spec":{"backup":{"store":{"prefix":"moved/etcd-main"}}}}' >/dev/null || ctl_fail "cannot move etcd-main"
@@ -59,18 +36,18 @@ spec:
   destination: {provider: S3, container: $SNAP_BUCKET, prefix: $D, secretRef: {name: etcd-backup}}
 EOF2
 ); then echo "held: b's destination $D refused: $out"; ctl_stop; exit 0; fi
-if ! ksim_wait 60 has_job b; then
+if ! ksim_wait 60 ret_has_job b; then
     echo "held: no copy Job of b: $(kc -n "$NS" get etcdbackup b -o jsonpath='{.status}' | cut -c1-400)"; ctl_stop; exit 0
 fi
-snap=$(tr ',' '\n' <<<"$(job_args b)" | tr -d '"[]' | sed -n 's/^--snapshot=//p')
+snap=$(tr ',' '\n' <<<"$(ret_job_args b)" | tr -d '"[]' | sed -n 's/^--snapshot=//p')
 snap_fixture "$SNAP_WORK/snap" 4096 "$snap"
 snap_s3 put "moved/etcd-main/v2/$snap" "$SNAP_WORK/snap"
 ctl_jobs_serve "$NS"
-ksim_wait 60 over b || ctl_fail "b did not end"
-[ "$(bstatus b phase)" = Completed ] || { echo "held: b $(bstatus b phase): $(bstatus b error)"; ctl_stop; exit 0; }
-ok "b Completed: key $(bstatus b destinationKey)"
+ksim_wait 60 ret_over b || ctl_fail "b did not end"
+[ "$(ret_bstatus b phase)" = Completed ] || { echo "held: b $(ret_bstatus b phase): $(ret_bstatus b error)"; ctl_stop; exit 0; }
+ok "b Completed: key $(ret_bstatus b destinationKey)"
 kc -n "$NS" delete etcdbackup b --timeout=60s >/dev/null || ctl_fail "b not deleted"
-ok "after b: $(entry_of $D): $(kc get backupentry "$(entry_of $D)" -o jsonpath='{.spec}' | cut -c1-600); events of b $(ctl_events "$NS" b | tail -2 | tr '\n' '|')"
+ok "after b: $(ret_entry_of $D): $(kc get backupentry "$(ret_entry_of $D)" -o jsonpath='{.spec}' | cut -c1-600); events of b $(ctl_events "$NS" b | tail -2 | tr '\n' '|')"
 # etcd-main goes with its members (nothing writes the old prefix any more)
 kc -n "$NS" delete etcd etcd-main --wait=false >/dev/null || ctl_fail "cannot delete etcd-main"
 kc_druid -n "$NS" delete statefulset etcd-main --ignore-not-found >/dev/null 2>&1 || true
@@ -78,10 +55,10 @@ kc_druid -n "$NS" delete pod -l app.kubernetes.io/part-of=etcd-main --grace-peri
 sleep 2
 ok "etcd-main deleted: $(kc -n "$NS" get etcd,statefulset,pods -o name 2>&1 | tr '\n' ' ')"
 ctl_s3_bucket 2s
-e2=$(entry_of $D)
+e2=$(ret_entry_of $D)
 ksim_wait 90 ksim_gone backupentry "$e2" || echo "entry $e2 stays: $(kc get backupentry "$e2" -o jsonpath='{.status}' | cut -c1-300)"
 echo "events of $e2: $(ctl_events default "$e2" | tail -3 | tr '\n' '|' | cut -c1-400)"
-left=$(listing $D)
+left=$(ret_listing $D)
 echo "left under $D: $(echo $left)"
 ctl_stop
 if ! grep -qF "$theirs" <<<"$left"; then

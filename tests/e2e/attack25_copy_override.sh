@@ -12,33 +12,10 @@
 # store. o is deleted; past the grace period its entry must delete nothing there.
 # Oracle: s3rver's listing of copies--o.
 set -euo pipefail
-. "$(dirname "$0")/../lib/snapshot.sh"
-. "$(dirname "$0")/../lib/controller.sh"
-ksim_on_exit snap_cleanups
-command -v jq >/dev/null || { echo "SKIP: jq is not installed"; exit 77; }
-NS=shoot
+. "$(dirname "$0")/../lib/retained.sh"
 D=copies--o
 TENANT_SERVICE=http://minio.tenant.example:9000
-
-bstatus() { jp "$NS" "etcdbackup/$1" "{.status.$2}"; }
-job_args() { kc -n "$NS" get job "$1--copy" -o jsonpath='{.spec.template.spec.containers[0].args}' 2>/dev/null; }
-has_job() { [ -n "$(job_args "$1")" ]; }
-over() { p=$(bstatus "$1" phase); [ "$p" = Completed ] || [ "$p" = Failed ]; }
-entry_of() { kc get backupentries -o json | jq -r ".items[] | select(.spec.prefix == \"$1\") | .metadata.name"; }
-listing() { snap_s3 ls "$1/" | sort; }
-
-snap_s3_start
-CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups" ctl_stage
-ctl_s3_bucket_secret
-druid_etcd "$NS" etcd-main
-kc -n "$NS" patch etcd etcd-main --type merge \
-    -p "{\"spec\":{\"backup\":{\"store\":{\"container\":\"$SNAP_BUCKET\"}}}}" >/dev/null
-ctl_backup_secret "$NS" || ctl_fail "cannot create the backup Secret"
-druid_double_for "$NS" etcd-main
-ctl_s3_bucket 1h
-wh_register_backups
-ctl_jobs_serve etcd-warden
-ctl_start
+ret_stage
 
 if ! out=$(kc apply -f - 2>&1 <<EOF2
 apiVersion: etcd-warden.io/v1alpha1
@@ -52,27 +29,27 @@ EOF2
 ); then
     echo "held: the EtcdBackup with a foreign endpointOverride refused: $out"; exit 0
 fi
-if ! ksim_wait 60 has_job o; then
+if ! ksim_wait 60 ret_has_job o; then
     echo "held: no copy Job of o: $(kc -n "$NS" get etcdbackup o -o jsonpath='{.status}')"; ctl_stop; exit 0
 fi
-ok "o's copy Job: $(job_args o | cut -c1-400)"
+ok "o's copy Job: $(ret_job_args o | cut -c1-400)"
 sleep 1
 theirs=$D/v2/Full-00000000-00000500-1800000000.gz
 snap_fixture "$SNAP_WORK/theirs" 4096 Full.gz
 snap_s3 put "$theirs" "$SNAP_WORK/theirs"
 ok "the other seed wrote $theirs into the operator's store"
 kc -n "$NS" delete job o--copy >/dev/null || ctl_fail "cannot delete o's copy Job"
-ksim_wait 60 over o || ctl_fail "o did not end: $(kc -n "$NS" get etcdbackup o -o jsonpath='{.status}')"
-ok "o $(bstatus o phase): $(kc -n "$NS" get etcdbackup o -o jsonpath='{.status}' | cut -c1-500)"
+ksim_wait 60 ret_over o || ctl_fail "o did not end: $(kc -n "$NS" get etcdbackup o -o jsonpath='{.status}')"
+ok "o $(ret_bstatus o phase): $(kc -n "$NS" get etcdbackup o -o jsonpath='{.status}' | cut -c1-500)"
 kc -n "$NS" delete etcdbackup o --timeout=60s >/dev/null || ctl_fail "o not deleted"
-e=$(entry_of $D)
+e=$(ret_entry_of $D)
 if [ -z "$e" ]; then echo "held: no entry for o's prefix; events $(ctl_events "$NS" o | tail -3 | tr '\n' '|')"; ctl_stop; exit 0; fi
 ok "entry $e spec $(kc get backupentry "$e" -o jsonpath='{.spec}' | cut -c1-700)"
 echo "events of o: $(ctl_events "$NS" o | tail -3 | tr '\n' '|' | cut -c1-400)"
 ctl_s3_bucket 2s
 ksim_wait 90 ctl_entry_settled "$e" || echo "entry $e not settled: $(kc get backupentry "$e" -o jsonpath='{.status}' | cut -c1-300)"
 echo "events of $e: $(ctl_events default "$e" | tail -3 | tr '\n' '|' | cut -c1-400)"
-left=$(listing $D)
+left=$(ret_listing $D)
 echo "left under $D: $(echo $left)"
 ctl_stop
 if ! grep -qF "$theirs" <<<"$left"; then

@@ -9,53 +9,13 @@
 # entry must keep what the other seed wrote between the copy's end and the re-creation.
 # Oracle: s3rver's listing of copies--r.
 set -euo pipefail
-. "$(dirname "$0")/../lib/snapshot.sh"
-. "$(dirname "$0")/../lib/controller.sh"
-ksim_on_exit snap_cleanups
-command -v jq >/dev/null || { echo "SKIP: jq is not installed"; exit 77; }
-NS=shoot
+. "$(dirname "$0")/../lib/retained.sh"
 D=copies--r
+ret_stage
 
-bstatus() { jp "$NS" "etcdbackup/$1" "{.status.$2}"; }
-job_args() { kc -n "$NS" get job "$1--copy" -o jsonpath='{.spec.template.spec.containers[0].args}' 2>/dev/null; }
-has_job() { [ -n "$(job_args "$1")" ]; }
-over() { p=$(bstatus "$1" phase); [ "$p" = Completed ] || [ "$p" = Failed ]; }
-entry_of() { kc get backupentries -o json | jq -r ".items[] | select(.spec.prefix == \"$1\") | .metadata.name"; }
-listing() { snap_s3 ls "$1/" | sort; }
-
-snap_s3_start
-CTL_WEBHOOK_FLAGS="--backup-entries --etcd-backups" ctl_stage
-ctl_s3_bucket_secret
-druid_etcd "$NS" etcd-main
-kc -n "$NS" patch etcd etcd-main --type merge \
-    -p "{\"spec\":{\"backup\":{\"store\":{\"container\":\"$SNAP_BUCKET\"}}}}" >/dev/null
-ctl_backup_secret "$NS" || ctl_fail "cannot create the backup Secret"
-druid_double_for "$NS" etcd-main
-ctl_s3_bucket 1h
-wh_register_backups
-ctl_jobs_serve etcd-warden
-ctl_start
-
-kc apply -f - >/dev/null <<EOF2 || ctl_fail "EtcdBackup b refused"
-apiVersion: etcd-warden.io/v1alpha1
-kind: EtcdBackup
-metadata: {name: b, namespace: $NS}
-spec:
-  etcdName: etcd-main
-  deletionPolicy: Retain
-  destination: {provider: S3, container: $SNAP_BUCKET, prefix: $D, secretRef: {name: etcd-backup}}
-EOF2
-ksim_wait 60 has_job b || ctl_fail "no copy Job of b: $(kc -n "$NS" get etcdbackup b -o jsonpath='{.status}')"
-snap=$(tr ',' '\n' <<<"$(job_args b)" | tr -d '"[]' | sed -n 's/^--snapshot=//p')
-snap_fixture "$SNAP_WORK/snap" 4096 "$snap"
-snap_s3 put "$(jp "$NS" etcd/etcd-main '{.spec.backup.store.prefix}')/v2/$snap" "$SNAP_WORK/snap"
-ctl_jobs_serve "$NS"
-ksim_wait 60 over b || ctl_fail "b did not end"
-[ "$(bstatus b phase)" = Completed ] || ctl_fail "b $(bstatus b phase): $(bstatus b error)"
-ctl_jobs_stop
-ok "b Completed: copyStartedAt $(bstatus b copyStartedAt) completionTime $(bstatus b completionTime) key $(bstatus b destinationKey)"
+ret_backup b "$D"
 kc -n "$NS" delete etcdbackup b --timeout=60s >/dev/null || ctl_fail "b not deleted"
-e=$(entry_of $D)
+e=$(ret_entry_of $D)
 [ -n "$e" ] || ctl_fail "no entry keeps b's retained copy"
 ok "entry $e: $(kc get backupentry "$e" -o jsonpath='{.status.phase} {.spec}' | cut -c1-500)"
 sleep 2
@@ -101,7 +61,7 @@ ok "entry $e pending: $(kc get backupentry "$e" -o jsonpath='{.spec}' | cut -c1-
 ctl_s3_bucket 2s
 ksim_wait 90 ksim_gone backupentry "$e" || echo "entry $e stays: $(kc get backupentry "$e" -o jsonpath='{.status}' | cut -c1-300)"
 echo "events of $e: $(ctl_events default "$e" | tail -3 | tr '\n' '|' | cut -c1-400)"
-left=$(listing $D)
+left=$(ret_listing $D)
 echo "left under $D: $(echo $left)"
 ctl_stop
 if ! grep -qF "$theirs" <<<"$left"; then
