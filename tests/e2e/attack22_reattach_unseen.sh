@@ -10,7 +10,7 @@
 # deletion must keep what etcd-x wrote while the entry was released.
 # Oracle: s3rver's listing of the prefix before and after.
 set -uo pipefail
-. "$(dirname "$0")/../../lib/released.sh"
+. "$(dirname "$0")/../lib/released.sh"
 
 P=$REL_P
 
