@@ -123,18 +123,24 @@ static struct le *new_le_faked(struct fake *f, struct calls *k)
 
 /* An elector with a 1 s lease, a 400 ms renew deadline and 50 ms retries (calls into k),
  * scripted to find no lease and create it. */
-static struct le *new_le_fast(struct calls *k)
+/* An elector whose first round takes the lease (GET 404, POST 201), with the timing given. */
+static struct le *new_le_timed(struct calls *k, long lease_ms, long renew_ms)
 {
     struct le_opts o = base_opts(k);
     struct le *le;
 
-    o.lease_duration_ms = 1000;
-    o.renew_deadline_ms = 400;
+    o.lease_duration_ms = lease_ms;
+    o.renew_deadline_ms = renew_ms;
     o.retry_period_ms = 50;
     le = new_le(&o);
     mockapi_expect(m, "GET", LEASE_PATH, 404, NOT_FOUND);
     mockapi_expect(m, "POST", LEASES_PATH, 201, LEASE("1", "me", 0, "2030-01-01T00:00:00.000000Z"));
     return le;
+}
+
+static struct le *new_le_fast(struct calls *k)
+{
+    return new_le_timed(k, 1000, 400);
 }
 
 struct vcase {
@@ -429,7 +435,9 @@ Test(leader, stop_releases_the_lease, .init = start, .fini = stop)
     struct le *le;
     cJSON *rel;
 
-    le = new_le_fast(&k);
+    /* renewals every 50 ms, each allowed 10 s: one slowed by a loaded machine does not end
+     * the leadership before the stop this test is about */
+    le = new_le_timed(&k, 15000, 10000);
     mockapi_add(m,
                 &(struct mockapi_spec){ .method = "PUT",
                                         .target = LEASE_PATH,
