@@ -30,6 +30,13 @@
 #define BENTRY_DELETE_ADMITTED "spec.etcdDeleteAdmittedAt"
 
 /*
+ * The first time warden-webhook admitted a change of the entry's Etcd's spec.backup.store
+ * (webhook/pgone) since warden-controller last attached the entry: the deletion window ends no
+ * later, and the next attachment starts it anew (controller/entries/bkeseen.h).
+ */
+#define BENTRY_STORE_CHANGED "spec.etcdStoreChangedAt"
+
+/*
  * From when the entry's writer was not shown holding its bucket's credentials: the deletion Job
  * deletes nothing written after it (controller/entries/bkeheld.h; a retained copy written with
  * another Secret, controller/backups/ebk_keep.h).

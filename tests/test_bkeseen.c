@@ -104,7 +104,9 @@ Test(bkeseen, reattached_starts_again)
                        "\"reattachedAt\":\"2026-11-02T11:00:00Z\"}}",
                        &t),
                  BKESEEN_MEMBERS);
-    cr_assert_eq(t, 1793617200, "the reattachment, later than the claim and a sighting before");
+    cr_assert_eq(t, 1793617201,
+                 "the second after the reattachment's (another writer may have written in it "
+                 "just before), later than the claim and a sighting before");
     cr_assert_eq(start("{\"spec\":{\"claimedAt\":\"2026-11-02T10:00:00Z\","
                        "\"membersSeenAt\":\"2026-11-02T11:00:30Z\","
                        "\"reattachedAt\":\"2026-11-02T11:00:00Z\"}}",
@@ -112,11 +114,17 @@ Test(bkeseen, reattached_starts_again)
                  BKESEEN_MEMBERS);
     cr_assert_eq(t, 1793617230, "members seen again after the reattachment");
     cr_assert_eq(start("{\"spec\":{\"claimedAt\":\"2026-11-02T10:00:00Z\","
+                       "\"membersSeenAt\":\"2026-11-02T11:00:00Z\","
+                       "\"reattachedAt\":\"2026-11-02T11:00:00Z\"}}",
+                       &t),
+                 BKESEEN_MEMBERS);
+    cr_assert_eq(t, 1793617201, "members seen in the reattachment's second: the second after");
+    cr_assert_eq(start("{\"spec\":{\"claimedAt\":\"2026-11-02T10:00:00Z\","
                        "\"reattachedAt\":\"2026-11-02T11:00:00Z\"},\"metadata\":{"
                        "\"annotations\":{\"etcd-warden.io/retained-copy-of\":\"a/b\"}}}",
                        &t),
                  BKESEEN_COPY);
-    cr_assert_eq(t, 1793617200, "a retained copy's entry reattached: from then on");
+    cr_assert_eq(t, 1793617201, "a retained copy's entry reattached: from the second after");
     t = -1;
     cr_assert_eq(start("{\"spec\":{\"claimedAt\":\"2026-11-02T10:00:00Z\","
                        "\"membersSeenAt\":\"2026-11-02T10:00:30Z\","

@@ -19,34 +19,106 @@ static const char *str_or_empty(const cJSON *obj, const char *path)
     return s ? s : "";
 }
 
-/* 1 when entry is claim c's entry recording Etcd uid without a time yet. */
-static int wants_time(const cJSON *entry, enum bentry_found f, const char *uid)
+/* 1 when entry is claim c's entry recording Etcd uid without a time at path yet. */
+static int wants_time(const cJSON *entry, enum bentry_found f, const char *uid, const char *path)
 {
     return f == BENTRY_CLAIMS && strcmp(str_or_empty(entry, "spec.etcd.uid"), uid) == 0 &&
-           !kjson_has(entry, BENTRY_DELETE_ADMITTED);
+           !kjson_has(entry, path);
 }
 
 /*
- * Write now into the stored entry of claim c when it wants it; KERR_CONFLICT when another
- * writer came first (read again and retry), other errors as the API server's.
+ * Write now at path into the stored entry of claim c when it wants it; KERR_CONFLICT when
+ * another writer came first (read again and retry), other errors as the API server's.
  */
 static enum kerr write_time(struct k8s_client *k, const struct bstore_claim *c, const char *uid,
-                            const char *now, struct kerr_info *why)
+                            const char *path, const char *now, struct kerr_info *why)
 {
     char name[BSTORE_ENTRY_NAME_MAX + 1];
     enum bentry_found f = BENTRY_NONE;
     cJSON *entry = NULL;
     enum kerr rc = bentry_find(bentry_get_stored, k, c, &f, &entry, name, why);
 
-    if (rc == KERR_OK && wants_time(entry, f, uid)) {
-        rc = kjson_set_str(entry, BENTRY_DELETE_ADMITTED, now, why);
+    if (rc == KERR_OK && wants_time(entry, f, uid, path)) {
+        rc = kjson_set_str(entry, path, now, why);
         if (rc == KERR_OK)
             rc = k8s_update(k, &BENTRY_RES, NULL, name, entry, NULL, NULL, why);
         if (rc == KERR_OK)
-            log_info("etcd deletion recorded", "entry", name, "at", now);
+            log_info("etcd change recorded", "entry", name, "field", path, "at", now);
     }
     cJSON_Delete(entry);
     return rc;
+}
+
+/* The object-store claim of etcd into *c: 1, or 0 when it has none understood (nothing to
+ * record: no entry of one). */
+static int claim_of(const cJSON *etcd, struct bstore_claim *c)
+{
+    return etcd &&
+           bstore_claim_init(c, kjson_get_str(etcd, "spec.backup.store.provider"),
+                             kjson_get_str(etcd, "spec.backup.store.container"),
+                             kjson_get_str(etcd, "spec.backup.store.endpointOverride"),
+                             kjson_get_str(etcd, "spec.backup.store.prefix"), NULL) == KERR_OK;
+}
+
+/* Write now at path into claim c's stored entry as write_time, retried over conflicts. */
+static enum kerr record(struct k8s_client *k, const struct bstore_claim *c, const char *uid,
+                        const char *path, const char *now, struct kerr_info *why)
+{
+    enum kerr rc = KERR_CONFLICT;
+    int i;
+
+    for (i = 0; rc == KERR_CONFLICT && i < ATTEMPTS; i++) {
+        kerr_clear(why);
+        rc = write_time(k, c, uid, path, now, why);
+    }
+    return rc;
+}
+
+/* The DELETE of old: its claim's entry records the time (the cache first, pgone.h). */
+static enum kerr record_delete(struct k8s_client *k, struct store *entries, const cJSON *old,
+                               const char *uid, const char *now, struct kerr_info *why)
+{
+    char name[BSTORE_ENTRY_NAME_MAX + 1];
+    enum bentry_found f = BENTRY_NONE;
+    struct bstore_claim c;
+    cJSON *cached = NULL;
+    enum kerr rc;
+
+    if (!claim_of(old, &c))
+        return KERR_OK;
+    rc = entries ? bentry_find(bentry_get_cached, entries, &c, &f, &cached, name, why) : KERR_OK;
+    /* no entry of either name in the cache: none was there a moment ago; when one is (the
+     * cache keeps a projection, without the Etcd's uid), or the cache cannot tell, the entry
+     * as stored decides */
+    if (rc != KERR_OK || !entries || f != BENTRY_NONE)
+        rc = record(k, &c, uid, BENTRY_DELETE_ADMITTED, now, why);
+    cJSON_Delete(cached);
+    bstore_claim_release(&c);
+    return rc;
+}
+
+/* An UPDATE of spec.backup.store: the entries of its earlier and its new claim, as stored. */
+static enum kerr record_change(struct k8s_client *k, const struct review_req *req, const char *uid,
+                               const char *now, struct kerr_info *why)
+{
+    const cJSON *objs[2] = { req->old_object, req->object };
+    struct bstore_claim c;
+    enum kerr rc = KERR_OK;
+    size_t i;
+
+    for (i = 0; rc == KERR_OK && i < 2; i++)
+        if (claim_of(objs[i], &c)) {
+            rc = record(k, &c, uid, BENTRY_STORE_CHANGED, now, why);
+            bstore_claim_release(&c);
+        }
+    return rc;
+}
+
+int pgone_store_changed(const struct review_req *req)
+{
+    return req->op == REVIEW_OP_UPDATE && req->old_object && req->object &&
+           !cJSON_Compare(kjson_get(req->old_object, "spec.backup.store"),
+                          kjson_get(req->object, "spec.backup.store"), 1);
 }
 
 enum kerr pgone_record(struct k8s_client *k, struct store *entries, const struct review_req *req,
@@ -54,44 +126,28 @@ enum kerr pgone_record(struct k8s_client *k, struct store *entries, const struct
 {
     const cJSON *old = req->old_object;
     const char *uid = str_or_empty(old, "metadata.uid");
-    char name[BSTORE_ENTRY_NAME_MAX + 1], now[KTIME_LEN + 1];
-    enum bentry_found f = BENTRY_NONE;
-    struct bstore_claim c;
+    const char *what = req->op == REVIEW_OP_DELETE ? "when it was deleted" : "its store's change";
+    char now[KTIME_LEN + 1];
     struct kerr_info why;
-    cJSON *cached = NULL;
     enum kerr rc;
-    int i;
 
-    if (req->op != REVIEW_OP_DELETE || req->dry_run || !old || !*uid ||
-        kjson_has(old, "metadata.deletionTimestamp"))
+    if (req->dry_run || !old || !*uid ||
+        !(req->op == REVIEW_OP_DELETE ? !kjson_has(old, "metadata.deletionTimestamp")
+                                      : pgone_store_changed(req)))
         return KERR_OK;
     kerr_clear(&why);
-    if (bstore_claim_init(&c, kjson_get_str(old, "spec.backup.store.provider"),
-                          kjson_get_str(old, "spec.backup.store.container"),
-                          kjson_get_str(old, "spec.backup.store.endpointOverride"),
-                          kjson_get_str(old, "spec.backup.store.prefix"), NULL) != KERR_OK)
-        return KERR_OK; /* no object store understood: no entry of one to write */
-    rc = entries ? bentry_find(bentry_get_cached, entries, &c, &f, &cached, name, &why) : KERR_OK;
-    /* no entry of either name in the cache: none was there a moment ago; when one is (the
-     * cache keeps a projection, without the Etcd's uid), or the cache cannot tell, the entry
-     * as stored decides */
-    if (rc != KERR_OK || !entries || f != BENTRY_NONE) {
-        if (ktime_format(time(NULL), now) != KERR_OK)
-            rc = kerr_set(&why, KERR_INTERNAL, "cannot format the time");
-        else
-            for (i = 0, rc = KERR_CONFLICT; rc == KERR_CONFLICT && i < ATTEMPTS; i++) {
-                kerr_clear(&why);
-                rc = write_time(k, &c, uid, now, &why);
-            }
-    }
-    cJSON_Delete(cached);
-    bstore_claim_release(&c);
+    if (ktime_format(time(NULL), now) != KERR_OK)
+        rc = kerr_set(&why, KERR_INTERNAL, "cannot format the time");
+    else if (req->op == REVIEW_OP_DELETE)
+        rc = record_delete(k, entries, old, uid, now, &why);
+    else
+        rc = record_change(k, req, uid, now, &why);
     if (rc == KERR_NOMEM)
-        return kerr_set(err, rc, "recording the deletion");
+        return kerr_set(err, rc, "recording %s", what);
     if (rc != KERR_OK && review_errored(resp, 500,
-                                        "the BackupEntry of this Etcd's prefix cannot record "
-                                        "when it was deleted (%s); retry",
-                                        why.msg))
+                                        "the BackupEntry of this Etcd's prefix cannot record %s "
+                                        "(%s); retry",
+                                        what, why.msg))
         return kerr_set(err, KERR_NOMEM, "building the answer");
     return KERR_OK;
 }

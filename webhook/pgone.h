@@ -21,6 +21,20 @@
  * cannot be written refuses the DELETE with 500 (retry). Object stores only: a
  * Local store's entry is named after its directory, which its Secret places.
  *
+ * The same holds for a change of the Etcd's store that warden-controller does not
+ * see: a move away and back, or a secretRef edited and reverted, while it is
+ * down, paused, or between two reads of its queue, shows it the same Etcd on
+ * the same prefix, and what another writer put there in between would count as
+ * the Etcd's. So when it admits an UPDATE that changes anything of
+ * spec.backup.store (no dry run), the webhook writes its time into the entries,
+ * as stored (not the cache: a change of store is rare and its record must not
+ * miss an entry made a moment ago), of both the earlier and the new claim, as
+ * spec.etcdStoreChangedAt (BENTRY_STORE_CHANGED), when the entry records this
+ * Etcd and has no earlier such time: warden-controller ends the deletion window
+ * there and, when it attaches the entry to the Etcd again, starts it anew
+ * (spec.reattachedAt, controller/entries/bkeseen.h) and removes the time. An
+ * UPDATE refused after this admission leaves a time that only keeps more.
+ *
  * Ownership: arguments BORROWED. Thread safety: reentrant.
  */
 #ifndef WEBHOOK_PGONE_H
@@ -31,10 +45,13 @@
 #include "common/store.h"
 #include "webhook/review.h"
 
+/* 1 when req is an UPDATE of an Etcd that changes anything of its spec.backup.store. Pure. */
+int pgone_store_changed(const struct review_req *req);
+
 /*
- * Record the time on the entry as the header says, for req (an Etcd review admitted so far,
- * resp allowed); entries is the webhook's BackupEntry cache (keyed by name). A failure turns
- * resp into a 500. KERR_NOMEM only.
+ * Record the time on the entries as the header says, for req (an Etcd review admitted so far,
+ * resp allowed: a DELETE, or an UPDATE of its store); entries is the webhook's BackupEntry cache
+ * (keyed by name). A failure turns resp into a 500. KERR_NOMEM only.
  */
 enum kerr pgone_record(struct k8s_client *k, struct store *entries, const struct review_req *req,
                        struct review_resp *resp, struct kerr_info *err);

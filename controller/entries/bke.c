@@ -138,6 +138,10 @@ static enum kerr attach_entry(const struct bke_ctx *x, const struct bke_bucket *
     const char *ename = kjson_get_str(entry, "metadata.name");
     const char *old_uid = str_or_empty(entry, "spec.etcd.uid");
     int pending = kjson_has(entry, "spec.etcdDeletedAt");
+    /* released before, another Etcd's, or its store changed since (webhook/pgone: a move away
+     * and back, a secretRef edited and reverted, unseen here): the window starts anew */
+    int anew = pending || (*old_uid && strcmp(old_uid, uid) != 0) ||
+               kjson_has(entry, BENTRY_STORE_CHANGED);
     char msg[512];
     cJSON *obj = NULL, *stored = NULL;
     int stale = 0;
@@ -147,7 +151,7 @@ static enum kerr attach_entry(const struct bke_ctx *x, const struct bke_bucket *
         return rc;
     snprintf(msg, sizeof(msg), "backups of Etcd %s/%s under prefix \"%s\"", ns, name,
              str_or_empty(entry, "spec.prefix"));
-    if (pending || stale || strcmp(old_uid, uid) != 0 || store_differs(entry, b) ||
+    if (anew || stale || strcmp(old_uid, uid) != 0 || store_differs(entry, b) ||
         bkealive_due(entry, etcd, x->since, (int64_t)time(NULL)) || bkeheld_due(entry, etcd) ||
         bkealive_overlap_due(entry, over.at)) {
         obj = entry_copy(entry);
@@ -156,9 +160,9 @@ static enum kerr attach_entry(const struct bke_ctx *x, const struct bke_bucket *
         (void)kjson_delete(obj, "spec.etcdDeletedAt");
         if (stale)
             (void)kjson_delete(obj, BENTRY_DELETE_ADMITTED);
-        /* released before, or another Etcd's: the window starts anew (bkeseen.h) */
-        if (pending || (*old_uid && strcmp(old_uid, uid) != 0)) {
+        if (anew) { /* bkeseen.h */
             (void)kjson_delete(obj, BKESEEN_AT);
+            (void)kjson_delete(obj, BENTRY_STORE_CHANGED);
             rc = bkealive_set_time(obj, BKESEEN_REATTACHED, (int64_t)time(NULL), err);
         }
         if (rc == KERR_OK)
@@ -176,10 +180,12 @@ static enum kerr attach_entry(const struct bke_ctx *x, const struct bke_bucket *
         cJSON_Delete(obj);
         if (rc != KERR_OK)
             return rc;
-        if (pending || strcmp(old_uid, uid) != 0) {
+        if (anew) {
             bke_event(x, stored, "BackupEntry", EV_NORMAL, "Reattached", "KeepEntry",
                       "Etcd %s/%s (uid %s) reattached to BackupEntry %s%s", ns, name, uid, ename,
-                      pending ? ": pending deletion cancelled" : "");
+                      pending                ? ": pending deletion cancelled"
+                      : strcmp(old_uid, uid) ? ""
+                                             : ": its store changed since it was last attached");
             log_info("backup entry reattached", "entry", ename, "namespace", ns, "name", name);
         }
         entry = stored;

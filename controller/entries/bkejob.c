@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/bentry.h"
 #include "common/bstore.h"
 #include "common/k8s.h"
 #include "common/kjson.h"
@@ -86,7 +87,8 @@ static enum kerr stand_ins(const cJSON *entry, const cJSON *bucket, cJSON *etcd,
  * before a member of the Etcd was seen running unless etcd-warden wrote the prefix for it).
  * Before: the earliest of the Etcd last known alive (spec.etcdLastAliveAt, bkealive.h), seen
  * gone (spec.etcdDeletedAt), status.deletionStartedAt (written before the Job exists) and
- * spec.overlappedAt (another Etcd claimed the prefix from then on): an object written into the
+ * spec.overlappedAt (another Etcd claimed the prefix from then on), spec.etcdStoreChangedAt (its
+ * store changed then, not seen attached since: common/bentry.h): an object written into the
  * prefix after the Etcd was last known alive cannot be shown to be its (the cluster moved to
  * another seed and writes on there, another cluster came onto the prefix, a controller paused or
  * down did not see it): it stays, the members' uploads while they terminate included (delete
@@ -101,7 +103,7 @@ static enum kerr window_args(const cJSON *entry, cJSON *args, struct kerr_info *
     const char *gone = kjson_get_str(entry, "spec.etcdDeletedAt");
     struct timespec end, g;
     char a[64], b[64], first[KTIME_LEN + 1], last[KTIME_LEN + 1];
-    int64_t alive, over, lost, t1 = 0;
+    int64_t alive, over, moved, lost, t1 = 0;
     enum bkeseen from = bkeseen_start(entry, &t1);
 
     if (!started || ktime_parse(started, &end, NULL) != KERR_OK)
@@ -116,6 +118,9 @@ static enum kerr window_args(const cJSON *entry, cJSON *args, struct kerr_info *
     /* another Etcd claimed an overlapping prefix from then on: what follows may be its */
     if (bkealive_overlapped(entry, &over) && over < (int64_t)end.tv_sec)
         end.tv_sec = (time_t)over;
+    /* its store changed then (webhook/pgone), unseen since: what follows may be another's */
+    if (bkealive_time_at(entry, BENTRY_STORE_CHANGED, &moved) && moved < (int64_t)end.tv_sec)
+        end.tv_sec = (time_t)moved;
     /* the Etcd was not shown holding the bucket's credentials after then: bkeheld.h */
     if (bkeheld_lost(entry, &lost) && lost < (int64_t)end.tv_sec)
         end.tv_sec = (time_t)lost;

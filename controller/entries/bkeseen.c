@@ -51,8 +51,8 @@ enum bkeseen bkeseen_start(const cJSON *entry, int64_t *t1)
     if (kjson_has(entry, BKESEEN_REATTACHED)) {
         if (!time_at(entry, BKESEEN_REATTACHED, &again))
             return BKESEEN_NONE;
-        if (again > claimed)
-            claimed = again;
+        if (again + 1 > claimed) /* object times have seconds: not the reattachment's own */
+            claimed = again + 1;
     }
     if (copied(entry)) {
         *t1 = claimed;

@@ -17,9 +17,12 @@
  *   - else nowhere: nothing was shown written, and the deletion Job deletes nothing of the
  *     prefix (an empty window: every object is kept and counted as kept).
  * spec.claimedAt absent (an entry of an earlier version): metadata.creationTimestamp.
- * In every case no earlier than spec.reattachedAt (BKESEEN_REATTACHED): the last time
- * warden-controller attached the entry to an Etcd again after it was released (deleted, moved
- * away, a retained copy's), or to an Etcd of another uid. Between the release and then the
+ * In every case after spec.reattachedAt's second (BKESEEN_REATTACHED; object times have seconds,
+ * and another writer may have written in it just before): the last time warden-controller
+ * attached the entry to an Etcd again after it was released (deleted, moved away, a retained
+ * copy's), to an Etcd of another uid, or to its Etcd after warden-webhook recorded a change of
+ * its store (spec.etcdStoreChangedAt, webhook/pgone: a move away and back, a secretRef edited
+ * and reverted, that warden-controller may not have seen). Between the release and then the
  * prefix had no owner here and may have had another writer (the same cluster on another seed):
  * what was written before it stays (left to the operator), and spec.membersSeenAt is removed
  * then, so the members are seen again.

@@ -8,7 +8,7 @@
 # period the entry's deletion must keep what the other seed wrote while etcd-a was away.
 # Oracle: s3rver's listing of shoot--etcd-a.
 set -uo pipefail
-. "$(dirname "$0")/../../lib/released.sh"
+. "$(dirname "$0")/../lib/released.sh"
 
 P=$REL_P
 rel_stage "shoot" 30s

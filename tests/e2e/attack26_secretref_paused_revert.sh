@@ -12,7 +12,7 @@
 # etcd-a is later deleted: past the grace period the entry's deletion must keep what the other
 # seed wrote while etcd-a's Secret was not the bucket's. Oracle: s3rver's listing.
 set -uo pipefail
-. "$(dirname "$0")/../../lib/released.sh"
+. "$(dirname "$0")/../lib/released.sh"
 
 P=$REL_P
 rel_stage "shoot" 30s
