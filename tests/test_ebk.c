@@ -134,6 +134,7 @@ Test(cpjob, local_stores_share_one_volume_and_delete_job)
     cr_assert_null(kjson_get(job, "metadata.ownerReferences"));
     cr_assert_null(arg_of(job, "--written-since"), "no window unless given");
     cr_assert_null(arg_of(job, "--written-before"));
+    cr_assert_null(arg_of(job, "--only-copies"), "every object unless asked");
     cJSON_Delete(job);
     /* a window (an EtcdRestore's copy): only what was written then */
     d.written_since = "2026-11-29T04:00:00Z";
@@ -141,6 +142,11 @@ Test(cpjob, local_stores_share_one_volume_and_delete_job)
     OK(cpjob_build_delete(&d, &job, &err));
     cr_assert_str_eq(arg_of(job, "--written-since="), "--written-since=2026-11-29T04:00:00Z");
     cr_assert_str_eq(arg_of(job, "--written-before="), "--written-before=2026-11-29T05:00:00Z");
+    cJSON_Delete(job);
+    /* what warden-snapshot wrote only (a copy's clean-up) */
+    d.copies_only = 1;
+    OK(cpjob_build_delete(&d, &job, &err));
+    cr_assert_str_eq(arg_of(job, "--only-copies"), "--only-copies");
     cJSON_Delete(job);
     cJSON_Delete(owner);
     cJSON_Delete(sec);
@@ -339,6 +345,7 @@ Test(ebk_kubesim, deleted_while_uploading_says_it_waits_and_how_to_stop)
     cr_assert(strstr(args, "Full-00000000-00000010-1700000000.gz"), "the snapshot copied: %s",
               args);
     cr_assert(strstr(args, "--written-since"), "only what was written since the copy: %s", args);
+    cr_assert(strstr(args, "--only-copies"), "only what warden-snapshot wrote: %s", args);
     free(args);
     cJSON_Delete(job);
 }

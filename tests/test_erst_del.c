@@ -286,6 +286,7 @@ Test(erst_del_kubesim, failed_at_creating_deleted)
     cr_assert(job_has_arg(job, "--storage-provider=S3"));
     cr_assert(job_has_arg(job, since), "no %s", since);
     cr_assert(job_has_arg(job, before), "no %s", before);
+    cr_assert(job_has_arg(job, "--only-copies"), "a sidecar's snapshot in the window would go");
     cr_assert_str_eq(kjson_get_str(job, "metadata.annotations[" PODJOB_ANN_OWNER_UID "]"),
                      get("r2", "metadata.uid"));
     cJSON_Delete(job);

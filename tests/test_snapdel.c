@@ -23,6 +23,8 @@ struct fake {
     size_t n;
     int lists, deletes;
     const int64_t *mtimes; /* last modified of keys[i], Unix seconds; NULL: all unknown (0) */
+    const int *marks;      /* keys[i] carries warden-snapshot's mark: 1, 0; -1: its head fails */
+    int heads;
 };
 
 static enum kerr f_list(struct ostore *s, const char *prefix, struct ostore_list *out,
@@ -71,11 +73,30 @@ static enum kerr f_del(struct ostore *s, const struct ostore_obj *obj, struct ke
     return kerr_set(err, KERR_NOTFOUND, "%s", obj->key);
 }
 
-static const struct ostore_ops fake_ops = { .name = "fake", .list = f_list, .del = f_del };
+static enum kerr f_head(struct ostore *s, const char *key, struct ostore_obj *out,
+                        struct kerr_info *err)
+{
+    struct fake *f = (struct fake *)s;
+
+    f->heads++;
+    for (size_t i = 0; i < f->n; i++) {
+        if (strcmp(f->keys[i].key, key) != 0 || f->keys[i].nv == 0)
+            continue;
+        if (f->marks && f->marks[i] < 0)
+            return kerr_set(err, KERR_IO, "%s: injected failure", key);
+        out->own_copy = f->marks && f->marks[i] == 1;
+        return KERR_OK;
+    }
+    return kerr_set(err, KERR_NOTFOUND, "%s", key);
+}
+
+static const struct ostore_ops fake_ops = {
+    .name = "fake", .list = f_list, .head = f_head, .del = f_del
+};
 
 static struct fake fake_of(struct fkey *keys, size_t n)
 {
-    struct fake f = { { .ops = &fake_ops }, keys, n, 0, 0, NULL };
+    struct fake f = { { .ops = &fake_ops }, keys, n, 0, 0, NULL, NULL, 0 };
 
     return f;
 }
@@ -426,7 +447,7 @@ Test(snapdel, window_deletes_only_what_was_written_within_it)
     };
     static const int64_t mtimes[] = { 999, 1000, 1500, 2000, 2001, 0 };
     struct fake f = fake_of(keys, sizeof(keys) / sizeof(keys[0]));
-    struct snapdel_window w = { 1000, 2000 };
+    struct snapdel_window w = { 1000, 2000, false };
 
     f.mtimes = mtimes;
     struct snapdel_result r;
@@ -449,7 +470,7 @@ Test(snapdel, window_since_only)
     struct fkey keys[] = { { "p/a", 1, 0, 0 }, { "p/b", 1, 0, 0 } };
     static const int64_t mtimes[] = { 10, 20 };
     struct fake f = fake_of(keys, 2);
-    struct snapdel_window w = { 15, 0 };
+    struct snapdel_window w = { 15, 0, false };
 
     f.mtimes = mtimes;
     struct snapdel_result r;
@@ -458,6 +479,60 @@ Test(snapdel, window_since_only)
     cr_expect_eq(left(&f, "p/a"), 1);
     cr_expect_eq(left(&f, "p/b"), 0);
     cr_expect_eq(r.kept, 1);
+    snapdel_result_release(&r);
+}
+
+/*
+ * Copies only: the clean-up of what a copy wrote deletes, in its window, only the objects that
+ * carry warden-snapshot's mark; a sidecar's snapshot written there meanwhile stays (kept, not
+ * remaining), and one whose head fails is neither deleted nor taken for another's (failed).
+ */
+Test(snapdel, copies_only_deletes_what_warden_snapshot_wrote)
+{
+    struct fkey keys[] = {
+        { "p/v2/Full-copied", 1, 0, 0 },
+        { "p/v2/Incr-copied", 1, 0, 0 },
+        { "p/v2/Full-sidecar", 1, 0, 0 },
+        { "p/v2/Full-old", 1, 0, 0 },
+    };
+    static const int64_t mtimes[] = { 1000, 1500, 1200, 10 };
+    static const int marks[] = { 1, 1, 0, 1 };
+    struct fake f = fake_of(keys, sizeof(keys) / sizeof(keys[0]));
+    struct snapdel_window w = { 1000, 2000, true };
+    struct snapdel_result r;
+
+    f.mtimes = mtimes;
+    f.marks = marks;
+    cr_assert_eq(snapdel_run_window(&f.base, "S3", "p", &w, false, &r, NULL), KERR_OK);
+    cr_expect_eq(left(&f, "p/v2/Full-copied"), 0);
+    cr_expect_eq(left(&f, "p/v2/Incr-copied"), 0);
+    cr_expect_eq(left(&f, "p/v2/Full-sidecar"), 1, "a sidecar's snapshot in the window deleted");
+    cr_expect_eq(left(&f, "p/v2/Full-old"), 1, "a copy from before the window deleted");
+    cr_expect_eq(r.deleted, 2);
+    cr_expect_eq(r.kept, 2);
+    cr_expect_eq(r.failed, 0);
+    cr_expect_eq(r.remaining, 0, "what stays is not the copy's: the prefix is done");
+    snapdel_result_release(&r);
+}
+
+Test(snapdel, copies_only_a_failed_head_is_a_failure)
+{
+    struct fkey keys[] = { { "p/v2/Full-a", 1, 0, 0 }, { "p/v2/Full-b", 1, 0, 0 } };
+    static const int64_t mtimes[] = { 1000, 1000 };
+    static const int marks[] = { -1, 1 };
+    struct fake f = fake_of(keys, 2);
+    struct snapdel_window w = { 0, 0, true };
+    struct snapdel_result r;
+    struct kerr_info err = { 0 };
+
+    f.mtimes = mtimes;
+    f.marks = marks;
+    cr_assert_eq(snapdel_run_window(&f.base, "S3", "p", &w, false, &r, &err), KERR_OK);
+    cr_expect_eq(left(&f, "p/v2/Full-a"), 1, "deleted without knowing who wrote it");
+    cr_expect_eq(left(&f, "p/v2/Full-b"), 0);
+    cr_expect_eq(r.failed, 1);
+    cr_expect_eq(r.remaining, 1, "an object of unknown writer is still there");
+    cr_expect(strstr(err.msg, "injected"), "%s", err.msg);
     snapdel_result_release(&r);
 }
 

@@ -258,6 +258,8 @@ static cJSON *delete_pod(const struct cpjob_delete_spec *s, const char *kind)
         ok = ok && arg(args, "written-since", s->written_since);
     if (s->written_before)
         ok = ok && arg(args, "written-before", s->written_before);
+    if (s->copies_only)
+        ok = ok && push(args, cJSON_CreateString("--only-copies"));
     return pod_around(ok, s->image, s->command ? s->command : CPJOB_DEFAULT_DELETE_COMMAND, args,
                       ok ? env_of(var, CPJOB_TO_DIR) : NULL, mounts, vols);
 }

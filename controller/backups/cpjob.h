@@ -122,6 +122,7 @@ struct cpjob_delete_spec {
     struct cpjob_store store;
     const char *written_since, *written_before; /* --written-since/--written-before (RFC 3339):
                                                    only what was written then; NULL: no bound */
+    int copies_only; /* --only-copies: only objects warden-snapshot wrote (its mark) */
     const char *image, *command;
     long deadline_s; /* activeDeadlineSeconds; 0: PODJOB_DELETE_DEADLINE_S */
 };

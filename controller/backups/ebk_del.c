@@ -274,6 +274,7 @@ static enum kerr start(const struct ebk_env *env, const cJSON *b, const char *jn
     /* where the copy was written (status.destination), never where spec.destination now
      * points; a backup written before that was recorded has only spec.destination */
     (void)copy_key(b, key, sizeof(key), &s.written_since, &s.written_before, until);
+    s.copies_only = 1; /* a sidecar's object of that name is not the copy */
     s.store = (struct cpjob_store){ kjson_get_str(b, dst_path(b, "provider")),
                                     kjson_get_str(b, dst_path(b, "container")),
                                     key,

@@ -310,6 +310,7 @@ static enum kerr start(const struct erst_ctx *x, const cJSON *rs, const struct e
                               p->to.endpoint, secret,          *p->to_host ? p->to_host : NULL };
     s.written_since = since;
     s.written_before = before;
+    s.copies_only = 1; /* what a sidecar wrote there meanwhile is not the restore's */
     s.image = x->job_image;
     s.command = x->del_command;
     rc = cpjob_build_delete(&s, &job, err);

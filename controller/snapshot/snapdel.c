@@ -112,6 +112,30 @@ static bool outside(const struct snapdel_window *w, const struct ostore_obj *o)
 }
 
 /*
+ * 1 when o carries warden-snapshot's mark (a head), 0 when it does not (counted as kept: another
+ * writer's), -1 when the head fails (its message in one).
+ */
+static int copy_of_ours(struct ostore *s, const struct ostore_obj *o, struct snapdel_result *res,
+                        struct kerr_info *one)
+{
+    struct ostore_obj h = { 0 };
+    enum kerr rc = s->ops->head ? s->ops->head(s, o->key, &h, one)
+                                : kerr_set(one, KERR_UNSUPPORTED, "the store has no head");
+    int own = rc == KERR_OK && h.own_copy;
+
+    ostore_obj_release(&h);
+    if (rc != KERR_OK) {
+        log_warn("cannot tell who wrote it", "key", o->key, "error", one->msg);
+        return -1;
+    }
+    if (!own) {
+        res->kept++;
+        log_debug("kept: not written by warden-snapshot", "key", o->key);
+    }
+    return own;
+}
+
+/*
  * One round: list p as a plain string and delete what is p's own (with del false only
  * count it in *own); *progress set when something went. Foreign keys are those of this
  * round's listing the sidecar sees too: all of them but on Local (local), whose sidecar
@@ -122,7 +146,9 @@ static enum kerr round_once(struct ostore *s, const char *p, const struct snapde
                             long *own, bool *progress, struct kerr_info *err)
 {
     struct ostore_list l = { 0 };
+    struct kerr_info one = { 0 };
     enum kerr rc = s->ops->list(s, p, &l, err);
+    int ours;
 
     *progress = false;
     *own = 0;
@@ -140,6 +166,14 @@ static enum kerr round_once(struct ostore *s, const char *p, const struct snapde
         } else if (outside(w, o)) {
             res->kept++;
             log_debug("kept: not written within the claim", "key", o->key);
+        } else if (w && w->copies_only && (ours = copy_of_ours(s, o, res, &one)) != 1) {
+            if (ours < 0 && !del) /* unknown: the owner's, still there */
+                (*own)++;
+            else if (ours < 0) { /* neither deleted nor taken for another's */
+                res->failed++;
+                if (err && !err->msg[0])
+                    *err = one;
+            }
         } else if (!del) {
             (*own)++;
         } else if (dry_run) {
@@ -363,6 +397,8 @@ static void usage(FILE *f)
         "                                 (RFC 3339): the claim's start; older ones are kept\n"
         "  --written-before T             delete only objects last modified at or before T\n"
         "                                 (RFC 3339); newer ones are kept\n"
+        "  --only-copies                  delete only objects warden-snapshot wrote (its mark,\n"
+        "                                 etcd-warden-copy); others are kept\n"
         "  --dry-run                      count what would be deleted, delete nothing; exits as\n"
         "                                 the run would\n"
         "  -v, --verbose                  debug logs\n"
@@ -384,13 +420,14 @@ int snapdel_main(int argc, char **argv)
         { "dry-run", no_argument, NULL, 'n' },
         { "written-since", required_argument, NULL, 's' },
         { "written-before", required_argument, NULL, 'b' },
+        { "only-copies", no_argument, NULL, 'o' },
         { "verbose", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     struct ostore_config cfg = { 0 };
     struct snapdel_result res = { 0 };
-    struct snapdel_window win = { 0, 0 };
+    struct snapdel_window win = { 0, 0, false };
     struct timespec ts;
     struct kerr_info err = { 0 };
     struct ostore *s = NULL;
@@ -428,6 +465,9 @@ int snapdel_main(int argc, char **argv)
                 return 2;
             }
             *(o == 's' ? &win.since : &win.before) = (int64_t)ts.tv_sec;
+            break;
+        case 'o':
+            win.copies_only = true;
             break;
         case 'v':
             verbose++;

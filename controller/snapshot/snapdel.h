@@ -49,6 +49,12 @@
  * "remaining" (they are not the deleted owner's). Without the flags every object of the
  * prefix is deleted, as before.
  *
+ * Copies only (--only-copies): of the objects in the window, only those warden-snapshot wrote
+ * (carrying OSTORE_COPY_MARK, read with a head each) are deleted; the others are kept (a
+ * backup sidecar's, written into the prefix while a copy was to be made there). The clean-up of
+ * what a copy wrote (a failed EtcdRestore's, a deleted EtcdBackup's) runs so. A head that fails
+ * counts the object as failed: it is neither deleted nor taken for another's.
+ *
  * Output: JSON log lines on stderr (one per deletion at -v); the last line
  * on stdout is one JSON object:
  *   {"prefix":"X","objectPrefix":"O",["objectPrefix2":"/O",]"deleted":N,"locked":M,"failed":F,
@@ -87,8 +93,9 @@
 
 /* Which objects of the prefix may go, by last-modified time (Unix seconds); 0: no bound. */
 struct snapdel_window {
-    int64_t since;  /* objects modified before it are kept */
-    int64_t before; /* objects modified after it are kept */
+    int64_t since;    /* objects modified before it are kept */
+    int64_t before;   /* objects modified after it are kept */
+    bool copies_only; /* objects without OSTORE_COPY_MARK (a head each) are kept */
 };
 
 struct snapdel_result {

@@ -28,8 +28,7 @@ real_container() { # the container the real sidecar writes: its flag, else STORA
     local js c
     js=$(kc -n "$1" get statefulset etcd-main -o json | jq -c '.spec.template.spec.containers[] | select(.name == "backup-restore")')
     mapfile -t argv < <(jq -r '((.command // ["/etcdbrctl"]) + (.args // []))[1:][]' <<<"$js")
-    c=$( (cd "$SNAP_WORK" && timeout 3 "$WARDEN_ETCDBRCTL" "${argv[@]}" 2>&1) |
-        sed -n 's/.*\\n  container: \([^\\]*\)\\n.*/\1/p' | head -1)
+    c=$(snap_sidecar_config "${argv[@]}" | sed -n 's/.*\\n  container: \([^\\]*\)\\n.*/\1/p')
     case $c in '""' | '') jq -r '(.env // [])[] | select(.name == "STORAGE_CONTAINER") | .value' <<<"$js" ;; *) echo "$c" ;; esac
 }
 

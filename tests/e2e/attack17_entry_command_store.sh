@@ -44,11 +44,11 @@ ksim_on_exit snap_cleanups
 # The real sidecar, run with the command of C1, writes container etcd-bucket, prefix <p>/v2.
 if [ -x "${WARDEN_ETCDBRCTL:-}" ]; then
     # it prints its config at start and runs on: the first line read ends it (a bound, scaled)
-    cfg=$(cd "$SNAP_WORK" 2>/dev/null || cd /tmp; timeout "$(ksim_secs 3)" "$WARDEN_ETCDBRCTL" server --storage-provider=S3 \
-        --store-prefix=a1--etcd-main --store-container=etcd-bucket 2>&1 | grep -m1 -o 'snapstoreConfig:[^"]*')
+    cfg=$(snap_sidecar_config server --storage-provider=S3 --store-prefix=a1--etcd-main \
+        --store-container=etcd-bucket)
     grep -q 'container: etcd-bucket\\n.*prefix: a1--etcd-main/v2' <<<"$cfg" ||
         ksim_fail "the real sidecar with C1's command does not write etcd-bucket/a1--etcd-main: $cfg"
-    echo "oracle: the real sidecar with C1's command: ${cfg:0:160}"
+    echo "oracle: the real sidecar with C1's command: $(grep -o 'snapstoreConfig:[^"]*' <<<"$cfg" | cut -c1-160)"
 fi
 
 snap_s3_start

@@ -14,6 +14,8 @@
 #   rel_policy Ignore             # the failurePolicy of the Etcd webhooks
 #   rel_entry_field "$REL_E" '{.spec.etcdLastAliveAt}'
 #   out=$(rel_etcd_x "$REL_P" 2>&1)  # other/etcd-x applied on a prefix
+#   rel_judge "$x_keys" "by ..."  # etcd-a deleted, its entry's deletion settled: each of the
+#                                 # keys (another writer's, under $REL_P) must stay, else HOLE
 #
 # $SNAP_WORK/obj is the body every snapshot gets. A script without jq is skipped (exit 77).
 . "$(dirname "${BASH_SOURCE[0]}")/snapshot.sh"
@@ -63,6 +65,29 @@ rel_release() {
     ksim_wait 20 ctl_entry_phase_is "$REL_E" PendingDeletion ||
         ctl_fail "$REL_E: $(ctl_entry_phase "$REL_E")"
     echo "entry $REL_E: PendingDeletion, etcdLastAliveAt $(rel_entry_field "$REL_E" '{.spec.etcdLastAliveAt}')"
+}
+
+# rel_judge KEYS WHY: etcd-a released (rel_release), its entry's deletion settled
+# (ctl_entry_settled, bounded), the controller and the Jobs stopped; every key of KEYS (one a
+# line: what another writer put under $REL_P) must still be listed there, else "HOLE: the
+# deletion of shoot/etcd-a's entry deleted <keys>, written into "$REL_P" WHY" and exit 1.
+rel_judge() {
+    local left lost
+    rel_release
+    echo "entry $REL_E: spec $(rel_entry_field "$REL_E" '{.spec}' | cut -c1-900)"
+    ksim_wait 90 ctl_entry_settled "$REL_E" ||
+        echo "entry $REL_E stays: $(rel_entry_field "$REL_E" '{.status.phase} {.status.message}' | cut -c1-300)"
+    echo "events of $REL_E: $(ctl_events default "$REL_E" | tail -3 | tr '\n' '|' | cut -c1-500)"
+    left=$(snap_s3 ls "$REL_P/v2/" | sort)
+    echo "left under $REL_P: $(echo $left)"
+    ctl_jobs_stop
+    ctl_stop
+    lost=$(comm -23 <(echo "$1") <(echo "$left"))
+    if [ -n "$lost" ]; then
+        echo "HOLE: the deletion of shoot/etcd-a's entry deleted $(echo $lost), written into \"$REL_P\" $2"
+        exit 1
+    fi
+    echo "held: the other writer's snapshots stay"
 }
 
 # rel_etcd_x PREFIX: Etcd other/etcd-x (one replica, aws on the bucket) on PREFIX, applied;

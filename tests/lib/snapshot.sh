@@ -12,6 +12,7 @@
 #                                      # check-prefixes ARGS (default: S3, $SNAP_BUCKET) must
 #                                      # exit STATUS; its report in $SNAP_WORK/check.out
 #   snap_fixture FILE BYTES [NAME]     # random etcd snapshot stand-in, SHA-256 at its end
+#   snap_sidecar_config ARGS...        # the store config etcdbrctl ARGS prints as it starts
 #   cronjob_exec CRONJOB_JSON SECRET_DIR
 #   snap_fail "message"                # print and exit 1
 #   snap_on_exit "command"             # run at exit (LIFO)
@@ -445,6 +446,16 @@ snap_need_etcdbrctl() {
         echo "SKIP: WARDEN_ETCDBRCTL does not name etcd-backup-restore's etcdbrctl"
         exit 77
     fi
+}
+
+# The log line in which the real sidecar prints its store config as it starts
+# ("snapstoreConfig: ..." with escaped newlines): etcdbrctl run with ARGS in $SNAP_WORK, the
+# caller's environment passed on (STORAGE_CONTAINER=... snap_sidecar_config ...). It runs on
+# after that line: the first line read ends it (SIGPIPE at its next write); 30 s bound it on a
+# machine too busy to print it.
+snap_sidecar_config() {
+    (cd "$SNAP_WORK" 2>/dev/null || cd /tmp; timeout 30 "$WARDEN_ETCDBRCTL" "$@" 2>&1) |
+        grep -m1 'snapstoreConfig:'
 }
 
 snap_need_sidecar() {

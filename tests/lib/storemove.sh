@@ -77,8 +77,8 @@ real_prefix() {
         | ((.env // []) | map(select(.value != null) | {key: .name, value: .value}) | from_entries) as $e
         | ((.command // ["/etcdbrctl"]) + (.args // []))[1:][]
         | gsub("\\$\\((?<n>[A-Za-z_][A-Za-z0-9_.-]*)\\)"; if $e[.n] != null then $e[.n] else "$(" + .n + ")" end)')
-    (cd "$SNAP_WORK" && STORAGE_CONTAINER=etcd-bucket timeout 3 "$WARDEN_ETCDBRCTL" "${argv[@]}" 2>&1) |
-        sed -n 's/.*\\n  prefix: \([^\\]*\)\/v2\\n.*/\1/p' | head -1
+    STORAGE_CONTAINER=etcd-bucket snap_sidecar_config "${argv[@]}" |
+        sed -n 's/.*\\n  prefix: \([^\\]*\)\/v2\\n.*/\1/p'
 }
 
 template() {
