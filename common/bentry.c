@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/blocal.h"
 #include "common/k8s.h"
@@ -142,4 +143,30 @@ enum kerr bentry_creds_lost(cJSON *entry, struct kerr_info *err)
     if (ktime_format(at, s) != KERR_OK)
         return kerr_set(err, KERR_INTERNAL, "cannot format the time %lld", (long long)at);
     return kjson_set_str(entry, BENTRY_CREDS_LOST, s, err);
+}
+
+enum kerr bentry_add_earlier(cJSON *entry, int64_t since, int64_t before, struct kerr_info *err)
+{
+    char first[KTIME_LEN + 1], last[KTIME_LEN + 1];
+    cJSON *list = (cJSON *)kjson_get(entry, BENTRY_EARLIER), *span;
+    enum kerr rc;
+
+    if (ktime_format((time_t)since, first) != KERR_OK ||
+        ktime_format((time_t)before, last) != KERR_OK)
+        return kerr_set(err, KERR_INTERNAL, "cannot format the time");
+    if (!cJSON_IsArray(list)) {
+        if (!(list = cJSON_CreateArray()))
+            return kerr_set(err, KERR_NOMEM, NULL);
+        if ((rc = kjson_set(entry, BENTRY_EARLIER, list, err)) != KERR_OK)
+            return rc;
+    }
+    while (cJSON_GetArraySize(list) >= BENTRY_EARLIER_MAX) /* the oldest goes */
+        cJSON_DeleteItemFromArray(list, 0);
+    span = cJSON_CreateObject();
+    if (!span || !cJSON_AddStringToObject(span, "since", first) ||
+        !cJSON_AddStringToObject(span, "before", last) || !cJSON_AddItemToArray(list, span)) {
+        cJSON_Delete(span);
+        return kerr_set(err, KERR_NOMEM, NULL);
+    }
+    return KERR_OK;
 }

@@ -16,6 +16,8 @@
 #ifndef COMMON_BENTRY_H
 #define COMMON_BENTRY_H
 
+#include <stdint.h>
+
 #include <cJSON.h>
 
 #include "common/bstore.h"
@@ -37,6 +39,14 @@
 #define BENTRY_STORE_CHANGED "spec.etcdStoreChangedAt"
 
 /*
+ * With BENTRY_STORE_CHANGED: the metadata.generation of the Etcd the change was made to (the
+ * stored one the UPDATE replaces). Only an Etcd read with a later generation shows the change
+ * (or a later one) stored: the webhook records it before the API server stores it, and another
+ * webhook may hold or refuse the UPDATE after.
+ */
+#define BENTRY_STORE_CHANGED_GEN "spec.etcdStoreChangedGeneration"
+
+/*
  * From when the entry's writer was not shown holding its bucket's credentials: the deletion Job
  * deletes nothing written after it (controller/entries/bkeheld.h; a retained copy written with
  * another Secret, controller/backups/ebk_keep.h).
@@ -52,6 +62,22 @@
  * nothing shown held, an empty window. KERR_NOMEM, KERR_INTERNAL.
  */
 enum kerr bentry_creds_lost(cJSON *entry, struct kerr_info *err);
+
+/*
+ * The earlier windows of an entry (controller/entries/bkewin.h): spans of last-modified times,
+ * {since, before} (RFC 3339), in which what lies under its prefix was shown to be its owner's
+ * before a gap (a reattachment; a retained copy written apart from the entry's window), deleted
+ * with the entry as well as its current window. At most BENTRY_EARLIER_MAX.
+ */
+#define BENTRY_EARLIER     "spec.earlierWindows"
+#define BENTRY_EARLIER_MAX 16
+
+/*
+ * Append [since, before] (Unix seconds) to entry's BENTRY_EARLIER (OWNED by the caller), the
+ * oldest dropped first when it holds BENTRY_EARLIER_MAX. KERR_NOMEM, KERR_INTERNAL (a time that
+ * cannot be written), KERR_INVAL (a path that cannot be set).
+ */
+enum kerr bentry_add_earlier(cJSON *entry, int64_t since, int64_t before, struct kerr_info *err);
 
 /*
  * 1 when entry (a BackupEntry as stored) is an entry of claim c: its spec.store and spec.prefix

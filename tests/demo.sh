@@ -382,9 +382,9 @@ check "its snapshot kept" shoot--etcd-events/v2/Full-00000000-00000100-170000000
 
 say "Deleted for good: after the grace period (shortened here to 3s) a Job in the bucket
 Secret's namespace runs 'warden-snapshot delete-snapshots' on the entry's prefix, and the
-entry goes. It deletes only what the Etcd wrote since it reattached: the time between its
-deletion and its re-creation had no owner here (the same cluster on another seed may have
-written), so the snapshot from before stays, for the operator to delete by hand.
+entry goes. It deletes what the Etcd wrote before its first deletion (kept in the entry's
+spec.earlierWindows at the reattachment) and since; what was written between stays: that time
+had no owner here (the same cluster on another seed may have written).
 (tests/support/job_exec.py stands for the kubelet.)"
 python3 tests/support/job_exec.py serve etcd-warden app.kubernetes.io/managed-by=etcd-warden \
     "$WH_DIR" "$WARDEN_SNAPSHOT" "$WH_DIR/job_exec.stop" 120 2>"$WH_DIR/job_exec.log" &
@@ -403,7 +403,7 @@ has DeletionStarted
 has Deleted
 k get backupentries
 ok
-check "the snapshot from before the reattachment kept" shoot--etcd-events/v2/Full-00000000-00000100-1700000000.gz "$(snap_s3 ls shoot--etcd-events/)"
+check "its prefix emptied, the snapshot from before the reattachment too" "" "$(snap_s3 ls shoot--etcd-events/)"
 check "etcd-main's backups untouched" "$main_before" "$(snap_s3 ls shoot--etcd-main/)"
 
 # ---- 5. scheduled off-site backups, and a restore ----------------------------------

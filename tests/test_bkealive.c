@@ -228,3 +228,36 @@ Test(bkealive, overlap_by_uid)
     cJSON_Delete(e);
     cJSON_Delete(etcd);
 }
+
+/*
+ * etcdStoreChangedAt with the generation changed: only an Etcd read with a later generation shows
+ * the change stored; the same generation shows nothing until BKEALIVE_SETTLE_S after (another
+ * webhook may hold the UPDATE), then a fresh read may show it refused; a generation that cannot
+ * be read shows neither.
+ */
+Test(bkealive, a_store_change_is_stored_by_a_later_generation_only)
+{
+    cJSON *e = entry(",\"etcdStoreChangedAt\":\"2026-11-10T02:00:00Z\","
+                     "\"etcdStoreChangedGeneration\":4");
+    cJSON *g4 = parse("{\"metadata\":{\"generation\":4}}");
+    cJSON *g5 = parse("{\"metadata\":{\"generation\":5}}");
+    cJSON *none = parse("{\"metadata\":{}}");
+    cJSON *plain = entry("");
+    cJSON *nogen = entry(",\"etcdStoreChangedAt\":\"2026-11-10T02:00:00Z\"");
+    int64_t t = at("2026-11-10T02:00:00Z");
+
+    cr_assert_eq(bkealive_change(plain, g4, t), BKEALIVE_CHANGE_NONE);
+    cr_assert_eq(bkealive_change(e, g5, t), BKEALIVE_CHANGE_STORED);
+    cr_assert_eq(bkealive_change(e, g4, t + 5), BKEALIVE_CHANGE_PENDING, "held, maybe");
+    cr_assert_eq(bkealive_change(e, g4, t + BKEALIVE_SETTLE_S), BKEALIVE_CHANGE_PENDING);
+    cr_assert_eq(bkealive_change(e, g4, t + BKEALIVE_SETTLE_S + 1), BKEALIVE_CHANGE_SETTLED);
+    cr_assert_eq(bkealive_change(e, none, t + 5000), BKEALIVE_CHANGE_PENDING);
+    cr_assert_eq(bkealive_change(nogen, g5, t + 5000), BKEALIVE_CHANGE_PENDING,
+                 "no generation recorded: never taken for stored");
+    cJSON_Delete(e);
+    cJSON_Delete(g4);
+    cJSON_Delete(g5);
+    cJSON_Delete(none);
+    cJSON_Delete(plain);
+    cJSON_Delete(nogen);
+}

@@ -202,6 +202,17 @@ static const char *changed(char *buf, size_t n)
     return buf;
 }
 
+/* The entry's etcdStoreChangedGeneration, -1 when it has none. */
+static int changed_generation(void)
+{
+    cJSON *e = cfix_get(&fx, &res_entry, ename);
+    const cJSON *g = kjson_get(e, BENTRY_STORE_CHANGED_GEN);
+    int n = cJSON_IsNumber(g) ? g->valueint : -1;
+
+    cJSON_Delete(e);
+    return n;
+}
+
 Test(pgone, a_move_away_and_back_is_recorded_in_the_entry_once)
 {
     char t[64], first[64];
@@ -213,6 +224,7 @@ Test(pgone, a_move_away_and_back_is_recorded_in_the_entry_once)
     cr_assert_eq(ktime_parse(changed(t, sizeof(t)), &ts, NULL), KERR_OK, "the earlier claim: %s",
                  t);
     cr_assert(ts.tv_sec >= before && ts.tv_sec <= time(NULL) + 1, "%s", t);
+    cr_assert_eq(changed_generation(), 1, "the generation the change was made to");
     snprintf(first, sizeof(first), "%s", t);
     sleep(1);
     cr_assert(review_update(etcd_at("u1", "shoot--away", NULL), etcd("u1", ""), 0, &code));

@@ -447,7 +447,7 @@ Test(snapdel, window_deletes_only_what_was_written_within_it)
     };
     static const int64_t mtimes[] = { 999, 1000, 1500, 2000, 2001, 0 };
     struct fake f = fake_of(keys, sizeof(keys) / sizeof(keys[0]));
-    struct snapdel_window w = { 1000, 2000, false };
+    struct snapdel_window w = { { { 1000, 2000 } }, 1, false };
 
     f.mtimes = mtimes;
     struct snapdel_result r;
@@ -470,7 +470,7 @@ Test(snapdel, window_since_only)
     struct fkey keys[] = { { "p/a", 1, 0, 0 }, { "p/b", 1, 0, 0 } };
     static const int64_t mtimes[] = { 10, 20 };
     struct fake f = fake_of(keys, 2);
-    struct snapdel_window w = { 15, 0, false };
+    struct snapdel_window w = { { { 15, 0 } }, 1, false };
 
     f.mtimes = mtimes;
     struct snapdel_result r;
@@ -498,7 +498,7 @@ Test(snapdel, copies_only_deletes_what_warden_snapshot_wrote)
     static const int64_t mtimes[] = { 1000, 1500, 1200, 10 };
     static const int marks[] = { 1, 1, 0, 1 };
     struct fake f = fake_of(keys, sizeof(keys) / sizeof(keys[0]));
-    struct snapdel_window w = { 1000, 2000, true };
+    struct snapdel_window w = { { { 1000, 2000 } }, 1, true };
     struct snapdel_result r;
 
     f.mtimes = mtimes;
@@ -521,7 +521,7 @@ Test(snapdel, copies_only_a_failed_head_is_a_failure)
     static const int64_t mtimes[] = { 1000, 1000 };
     static const int marks[] = { -1, 1 };
     struct fake f = fake_of(keys, 2);
-    struct snapdel_window w = { 0, 0, true };
+    struct snapdel_window w = { { { 0, 0 } }, 0, true };
     struct snapdel_result r;
     struct kerr_info err = { 0 };
 
@@ -552,4 +552,55 @@ Test(snapdel, cli_refuses_a_bad_window)
     for (size_t i = 0; i < 9; i++)
         argv[i] = a[i];
     cr_expect_eq(snapdel_main(9, argv), 2);
+}
+
+/* Repeated flags go in pairs: two since and one before is a usage error, not a guess. */
+Test(snapdel, cli_refuses_unpaired_spans)
+{
+    char a[][32] = { "delete-snapshots",
+                     "--storage-provider",
+                     "S3",
+                     "--store-container",
+                     "c",
+                     "--store-prefix",
+                     "p",
+                     "--written-since",
+                     "2026-01-01T00:00:00Z",
+                     "--written-since",
+                     "2026-02-01T00:00:00Z",
+                     "--written-before",
+                     "2026-03-01T00:00:00Z" };
+    char *argv[14] = { NULL };
+
+    for (size_t i = 0; i < 13; i++)
+        argv[i] = a[i];
+    cr_expect_eq(snapdel_main(13, argv), 2);
+}
+
+/*
+ * Spans: an entry's earlier window (before a reattachment) and its current one; what lies in
+ * either goes, the gap between them (another writer's time) and what lies outside stay.
+ */
+Test(snapdel, an_object_in_any_span_goes)
+{
+    struct fkey keys[] = {
+        { "p/v2/Full-life1", 1, 0, 0 }, { "p/v2/Full-gap", 1, 0, 0 },
+        { "p/v2/Full-life2", 1, 0, 0 }, { "p/v2/Full-late", 1, 0, 0 },
+        { "p/v2/Full-early", 1, 0, 0 },
+    };
+    static const int64_t mtimes[] = { 150, 250, 350, 450, 50 };
+    struct fake f = fake_of(keys, sizeof(keys) / sizeof(keys[0]));
+    struct snapdel_window w = { { { 100, 200 }, { 300, 400 } }, 2, false };
+    struct snapdel_result r;
+
+    f.mtimes = mtimes;
+    cr_assert_eq(snapdel_run_window(&f.base, "S3", "p", &w, false, &r, NULL), KERR_OK);
+    cr_expect_eq(left(&f, "p/v2/Full-life1"), 0);
+    cr_expect_eq(left(&f, "p/v2/Full-life2"), 0);
+    cr_expect_eq(left(&f, "p/v2/Full-gap"), 1, "the time between the spans is not the owner's");
+    cr_expect_eq(left(&f, "p/v2/Full-late"), 1);
+    cr_expect_eq(left(&f, "p/v2/Full-early"), 1);
+    cr_expect_eq(r.deleted, 2);
+    cr_expect_eq(r.kept, 3);
+    snapdel_result_release(&r);
 }

@@ -31,7 +31,8 @@ static int wants_time(const cJSON *entry, enum bentry_found f, const char *uid, 
  * another writer came first (read again and retry), other errors as the API server's.
  */
 static enum kerr write_time(struct k8s_client *k, const struct bstore_claim *c, const char *uid,
-                            const char *path, const char *now, struct kerr_info *why)
+                            const char *path, const char *now, const cJSON *gen,
+                            struct kerr_info *why)
 {
     char name[BSTORE_ENTRY_NAME_MAX + 1];
     enum bentry_found f = BENTRY_NONE;
@@ -40,6 +41,12 @@ static enum kerr write_time(struct k8s_client *k, const struct bstore_claim *c, 
 
     if (rc == KERR_OK && wants_time(entry, f, uid, path)) {
         rc = kjson_set_str(entry, path, now, why);
+        if (rc == KERR_OK && gen) {
+            cJSON *g = cJSON_Duplicate(gen, 0);
+
+            rc = g ? kjson_set(entry, BENTRY_STORE_CHANGED_GEN, g, why)
+                   : kerr_set(why, KERR_NOMEM, NULL);
+        }
         if (rc == KERR_OK)
             rc = k8s_update(k, &BENTRY_RES, NULL, name, entry, NULL, NULL, why);
         if (rc == KERR_OK)
@@ -60,16 +67,17 @@ static int claim_of(const cJSON *etcd, struct bstore_claim *c)
                              kjson_get_str(etcd, "spec.backup.store.prefix"), NULL) == KERR_OK;
 }
 
-/* Write now at path into claim c's stored entry as write_time, retried over conflicts. */
+/* Write now at path (and gen) into claim c's stored entry as write_time, retried over
+ * conflicts. */
 static enum kerr record(struct k8s_client *k, const struct bstore_claim *c, const char *uid,
-                        const char *path, const char *now, struct kerr_info *why)
+                        const char *path, const char *now, const cJSON *gen, struct kerr_info *why)
 {
     enum kerr rc = KERR_CONFLICT;
     int i;
 
     for (i = 0; rc == KERR_CONFLICT && i < ATTEMPTS; i++) {
         kerr_clear(why);
-        rc = write_time(k, c, uid, path, now, why);
+        rc = write_time(k, c, uid, path, now, gen, why);
     }
     return rc;
 }
@@ -91,7 +99,7 @@ static enum kerr record_delete(struct k8s_client *k, struct store *entries, cons
      * cache keeps a projection, without the Etcd's uid), or the cache cannot tell, the entry
      * as stored decides */
     if (rc != KERR_OK || !entries || f != BENTRY_NONE)
-        rc = record(k, &c, uid, BENTRY_DELETE_ADMITTED, now, why);
+        rc = record(k, &c, uid, BENTRY_DELETE_ADMITTED, now, NULL, why);
     cJSON_Delete(cached);
     bstore_claim_release(&c);
     return rc;
@@ -102,13 +110,16 @@ static enum kerr record_change(struct k8s_client *k, const struct review_req *re
                                const char *now, struct kerr_info *why)
 {
     const cJSON *objs[2] = { req->old_object, req->object };
+    const cJSON *gen = kjson_get(req->old_object, "metadata.generation");
     struct bstore_claim c;
     enum kerr rc = KERR_OK;
     size_t i;
 
+    if (!cJSON_IsNumber(gen)) /* the change cannot be told stored or not: never taken for so */
+        gen = NULL;
     for (i = 0; rc == KERR_OK && i < 2; i++)
         if (claim_of(objs[i], &c)) {
-            rc = record(k, &c, uid, BENTRY_STORE_CHANGED, now, why);
+            rc = record(k, &c, uid, BENTRY_STORE_CHANGED, now, gen, why);
             bstore_claim_release(&c);
         }
     return rc;

@@ -153,8 +153,10 @@ static enum kerr adopt(const struct ebk_env *env, const cJSON *want, const cJSON
     const char *since = str(want, "spec.claimedAt"), *until = str(want, "spec.etcdDeletedAt");
     const char *hsince = str(had, "spec.claimedAt"),
                *huntil = kjson_get_str(had, "spec.etcdDeletedAt");
+    struct timespec ts, tu;
     cJSON *obj;
     enum kerr rc;
+    int apart;
 
     if (strcmp(str(had, "spec.etcd.namespace"), str(want, "spec.etcd.namespace")) != 0 ||
         strcmp(str(had, "spec.etcd.name"), str(want, "spec.etcd.name")) != 0) {
@@ -174,18 +176,22 @@ static enum kerr adopt(const struct ebk_env *env, const cJSON *want, const cJSON
      * nothing: the entry there keeps the prefix */
     if ((*hsince && !before(since, hsince) && !huntil) || kjson_has(want, BENTRY_CREDS_LOST))
         return KERR_OK;
-    /* a window apart from the entry's widens nothing either: the time between them had no
-     * owner here, and another writer's objects of then would be deleted; this copy's objects
-     * stay when the entry's deletion runs (left to the operator) */
-    if (*hsince && ((huntil && before(huntil, since)) || before(until, hsince)))
-        return KERR_OK;
+    /* a window apart from the entry's is not joined to it (the time between them had no
+     * owner here, and another writer's objects of then would be deleted): it is one of the
+     * entry's earlier windows (common/bentry.h) */
+    apart = *hsince && ((huntil && before(huntil, since)) || before(until, hsince));
+    if (apart &&
+        (ktime_parse(since, &ts, NULL) != KERR_OK || ktime_parse(until, &tu, NULL) != KERR_OK))
+        return KERR_OK; /* not times: nothing the entry could delete */
     if (!(obj = cJSON_Duplicate(had, 1)))
         return kerr_set(err, KERR_NOMEM, NULL);
     rc = kjson_set_str(obj, "apiVersion", ETCDSPEC_WARDEN_API, err);
     rc = rc ? rc : kjson_set_str(obj, "kind", "BackupEntry", err);
-    if (rc == KERR_OK && (!*hsince || before(since, hsince)))
+    if (rc == KERR_OK && apart)
+        rc = bentry_add_earlier(obj, (int64_t)ts.tv_sec, (int64_t)tu.tv_sec, err);
+    if (rc == KERR_OK && !apart && (!*hsince || before(since, hsince)))
         rc = kjson_set_str(obj, "spec.claimedAt", since, err);
-    if (rc == KERR_OK && huntil && before(huntil, until))
+    if (rc == KERR_OK && !apart && huntil && before(huntil, until))
         rc = kjson_set_str(obj, "spec.etcdDeletedAt", until, err);
     if (rc == KERR_OK && huntil) /* pending: the grace period runs again from the hand-over */
         rc = set_now(obj, "spec.retainedAt", err);

@@ -16,12 +16,14 @@
 #include "common/log.h"
 #include "common/store.h"
 #include "controller/core/ctl.h"
+#include "controller/entries/bkeadm.h"
 #include "controller/entries/bkealive.h"
 #include "controller/entries/bkeauth.h"
 #include "controller/entries/bkeheld.h"
 #include "controller/entries/bkeover.h"
 #include "controller/entries/bkeorigin.h"
 #include "controller/entries/bkeseen.h"
+#include "controller/entries/bkewin.h"
 #include "controller/entries/bkebucket.h"
 #include "controller/entries/bkestop.h"
 #include "controller/entries/bkejob.h"
@@ -91,40 +93,6 @@ static int store_differs(const cJSON *entry, const struct bke_bucket *b)
 }
 
 /*
- * 1 in *stale when entry's etcdDeleteAdmittedAt (bkealive.h) no longer tells when etcd went:
- * the entry is taken by another Etcd, or a GET sent after that time reads the same Etcd alive
- * and not being deleted (the DELETE the webhook admitted was refused after it). Errors of the
- * GET but KERR_NOTFOUND are returned.
- */
-static enum kerr admitted_stale(const struct bke_ctx *x, const cJSON *entry, const cJSON *etcd,
-                                int *stale, struct kerr_info *err)
-{
-    const char *uid = str_or_empty(etcd, "metadata.uid");
-    int64_t at = 0, sent = (int64_t)time(NULL);
-    cJSON *now = NULL;
-    enum kerr rc;
-
-    *stale = 0;
-    if (!kjson_has(entry, BENTRY_DELETE_ADMITTED))
-        return KERR_OK;
-    (void)bkealive_admitted(entry, &at); /* not a time: 0, stale once the Etcd is read alive */
-    if (strcmp(str_or_empty(entry, "spec.etcd.uid"), uid) != 0) {
-        *stale = 1;
-        return KERR_OK;
-    }
-    rc = k8s_get(x->client, &ETCDSPEC_RES_ETCD, kjson_get_str(etcd, "metadata.namespace"),
-                 kjson_get_str(etcd, "metadata.name"), NULL, &now, err);
-    if (rc == KERR_NOTFOUND) {
-        kerr_clear(err);
-        return KERR_OK;
-    }
-    *stale = rc == KERR_OK && strcmp(str_or_empty(now, "metadata.uid"), uid) == 0 &&
-             !kjson_has(now, "metadata.deletionTimestamp") && sent > at;
-    cJSON_Delete(now);
-    return rc;
-}
-
-/*
  * Make entry (cached, BORROWED) the live etcd's: uid, no deletion time, phase Active; over:
  * another live Etcd overlapping its prefix, recorded (bkealive_overlap) when it is the first.
  */
@@ -138,31 +106,42 @@ static enum kerr attach_entry(const struct bke_ctx *x, const struct bke_bucket *
     const char *ename = kjson_get_str(entry, "metadata.name");
     const char *old_uid = str_or_empty(entry, "spec.etcd.uid");
     int pending = kjson_has(entry, "spec.etcdDeletedAt");
-    /* released before, another Etcd's, or its store changed since (webhook/pgone: a move away
-     * and back, a secretRef edited and reverted, unseen here): the window starts anew */
-    int anew = pending || (*old_uid && strcmp(old_uid, uid) != 0) ||
-               kjson_has(entry, BENTRY_STORE_CHANGED);
     char msg[512];
     cJSON *obj = NULL, *stored = NULL;
-    int stale = 0;
-    enum kerr rc = admitted_stale(x, entry, etcd, &stale, err);
+    enum bkealive_change change = BKEALIVE_CHANGE_NONE;
+    int stale = 0, anew;
+    enum kerr rc = bkeadm_admitted_stale(x->client, entry, etcd, &stale, err);
 
+    if (rc == KERR_OK && strcmp(old_uid, uid) == 0)
+        rc = bkeadm_store_change(x->client, entry, etcd, &change, err);
     if (rc != KERR_OK)
         return rc;
+    /* released before, another Etcd's, or its store changed since and the change stored
+     * (webhook/pgone: a move away and back, a secretRef edited and reverted, unseen here): the
+     * window starts anew */
+    anew = pending || (*old_uid && strcmp(old_uid, uid) != 0) || change == BKEALIVE_CHANGE_STORED;
     snprintf(msg, sizeof(msg), "backups of Etcd %s/%s under prefix \"%s\"", ns, name,
              str_or_empty(entry, "spec.prefix"));
-    if (anew || stale || strcmp(old_uid, uid) != 0 || store_differs(entry, b) ||
-        bkealive_due(entry, etcd, x->since, (int64_t)time(NULL)) || bkeheld_due(entry, etcd) ||
-        bkealive_overlap_due(entry, over.at)) {
+    if (anew || stale || change == BKEALIVE_CHANGE_SETTLED || strcmp(old_uid, uid) != 0 ||
+        store_differs(entry, b) || bkealive_due(entry, etcd, x->since, (int64_t)time(NULL)) ||
+        bkeheld_due(entry, etcd) || bkealive_overlap_due(entry, over.at)) {
         obj = entry_copy(entry);
         if (!obj)
             return kerr_set(err, KERR_NOMEM, NULL);
         (void)kjson_delete(obj, "spec.etcdDeletedAt");
         if (stale)
             (void)kjson_delete(obj, BENTRY_DELETE_ADMITTED);
-        if (anew) { /* bkeseen.h */
+        if (change == BKEALIVE_CHANGE_SETTLED) { /* refused after the webhook: no change */
+            (void)kjson_delete(obj, BENTRY_STORE_CHANGED);
+            (void)kjson_delete(obj, BENTRY_STORE_CHANGED_GEN);
+        }
+        if (anew) /* what it was shown to have written so far stays its (bkewin.h) */
+            rc = bkewin_keep_earlier(obj, entry, *old_uid && strcmp(old_uid, uid) != 0,
+                                     (int64_t)time(NULL), err);
+        if (anew && rc == KERR_OK) { /* bkeseen.h */
             (void)kjson_delete(obj, BKESEEN_AT);
             (void)kjson_delete(obj, BENTRY_STORE_CHANGED);
+            (void)kjson_delete(obj, BENTRY_STORE_CHANGED_GEN);
             rc = bkealive_set_time(obj, BKESEEN_REATTACHED, (int64_t)time(NULL), err);
         }
         if (rc == KERR_OK)

@@ -124,3 +124,21 @@ int bkealive_admitted(const cJSON *entry, int64_t *t)
 {
     return bkealive_time_at(entry, BENTRY_DELETE_ADMITTED, t);
 }
+
+enum bkealive_change bkealive_change(const cJSON *entry, const cJSON *etcd, int64_t now)
+{
+    const cJSON *was = kjson_get(entry, BENTRY_STORE_CHANGED_GEN);
+    const cJSON *is = kjson_get(etcd, "metadata.generation");
+    int64_t at;
+
+    if (!kjson_has(entry, BENTRY_STORE_CHANGED))
+        return BKEALIVE_CHANGE_NONE;
+    if (!cJSON_IsNumber(was) || !cJSON_IsNumber(is))
+        return BKEALIVE_CHANGE_PENDING;
+    if (is->valuedouble > was->valuedouble)
+        return BKEALIVE_CHANGE_STORED;
+    if (is->valuedouble == was->valuedouble && bkealive_time_at(entry, BENTRY_STORE_CHANGED, &at) &&
+        now > at + BKEALIVE_SETTLE_S)
+        return BKEALIVE_CHANGE_SETTLED;
+    return BKEALIVE_CHANGE_PENDING;
+}

@@ -15,8 +15,9 @@
  *   - etcdDeleteAdmittedAt: written by warden-webhook when it admits the
  *     Etcd's DELETE (webhook/pgone): the Etcd exists then, and is deleted only
  *     after. Removed when the entry is reattached to another Etcd, or when the
- *     Etcd is read alive from the API server (a GET sent after that time: the
- *     DELETE was refused after the webhook admitted it);
+ *     Etcd is read alive from the API server by a GET sent BKEALIVE_SETTLE_S after
+ *     that time (the DELETE was refused after the webhook admitted it; before then
+ *     another webhook may still hold it);
  *   - etcdLastAliveAt: written when the entry is released (the Etcd gone, or
  *     moved): the deletion timestamp when seen; else etcdDeleteAdmittedAt when
  *     recorded; else the release time when
@@ -46,6 +47,31 @@
 
 /* How often etcdSeenAt is refreshed while the Etcd lives: 10,000 Etcds make ~17 writes/s. */
 #define BKEALIVE_REFRESH_S 600
+
+/*
+ * How long after warden-webhook admitted a request of the Etcd (etcdDeleteAdmittedAt,
+ * etcdStoreChangedAt) the Etcd read unchanged shows it refused: before then another webhook may
+ * still hold it (kube-apiserver ends a request after its --request-timeout, 60 s unless set, and
+ * each webhook after its timeoutSeconds, at most 30 s), and the Etcd read alive, or with its
+ * earlier store, shows nothing.
+ */
+#define BKEALIVE_SETTLE_S 600
+
+/* What an entry's etcdStoreChangedAt (common/bentry.h) tells of its live Etcd. */
+enum bkealive_change {
+    BKEALIVE_CHANGE_NONE,    /* none recorded */
+    BKEALIVE_CHANGE_PENDING, /* not shown stored, nor refused (yet): it stays */
+    BKEALIVE_CHANGE_STORED,  /* the Etcd's generation is later than the one changed: stored */
+    BKEALIVE_CHANGE_SETTLED, /* the same generation, BKEALIVE_SETTLE_S after: refused if read so
+                                from the API server now */
+};
+
+/*
+ * What entry's etcdStoreChangedAt tells of etcd (the entry's Etcd, its uid, read at now, Unix
+ * seconds): as the enum says. A generation that cannot be read (the entry's or the Etcd's) is
+ * never STORED nor SETTLED: PENDING.
+ */
+enum bkealive_change bkealive_change(const cJSON *entry, const cJSON *etcd, int64_t now);
 
 /*
  * 1 when the entry (BORROWED) should be written for its live etcd (BORROWED) at now (Unix

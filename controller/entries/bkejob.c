@@ -19,6 +19,7 @@
 #include "controller/entries/bkefin.h"
 #include "controller/entries/bkeheld.h"
 #include "controller/entries/bkeseen.h"
+#include "controller/entries/bkewin.h"
 
 static const char *str_or_empty(const cJSON *obj, const char *path)
 {
@@ -81,61 +82,6 @@ static enum kerr stand_ins(const cJSON *entry, const cJSON *bucket, cJSON *etcd,
     return rc;
 }
 
-/*
- * Provenance: the window of what entry's owner wrote. Since: T1 of controller/entries/bkeseen.h
- * (spec.claimedAt, or for an entry of an earlier version its metadata.creationTimestamp, not
- * before a member of the Etcd was seen running unless etcd-warden wrote the prefix for it).
- * Before: the earliest of the Etcd last known alive (spec.etcdLastAliveAt, bkealive.h), seen
- * gone (spec.etcdDeletedAt), status.deletionStartedAt (written before the Job exists) and
- * spec.overlappedAt (another Etcd claimed the prefix from then on), spec.etcdStoreChangedAt (its
- * store changed then, not seen attached since: common/bentry.h): an object written into the
- * prefix after the Etcd was last known alive cannot be shown to be its (the cluster moved to
- * another seed and writes on there, another cluster came onto the prefix, a controller paused or
- * down did not see it): it stays, the members' uploads while they terminate included (delete
- * those by hand). Nothing shown written (no
- * sighting, no copy): an empty window, since one second after before, so that the Job deletes
- * nothing and counts every object as kept. KERR_INVAL without an end: what cannot be shown to
- * be the owner's is never deleted.
- */
-static enum kerr window_args(const cJSON *entry, cJSON *args, struct kerr_info *err)
-{
-    const char *started = kjson_get_str(entry, "status.deletionStartedAt");
-    const char *gone = kjson_get_str(entry, "spec.etcdDeletedAt");
-    struct timespec end, g;
-    char a[64], b[64], first[KTIME_LEN + 1], last[KTIME_LEN + 1];
-    int64_t alive, over, moved, lost, t1 = 0;
-    enum bkeseen from = bkeseen_start(entry, &t1);
-
-    if (!started || ktime_parse(started, &end, NULL) != KERR_OK)
-        return kerr_set(err, KERR_INVAL,
-                        "BackupEntry %s: no deletion start (status.deletionStartedAt): what its "
-                        "Etcd wrote cannot be told apart",
-                        str_or_empty(entry, "metadata.name"));
-    if (gone && ktime_parse(gone, &g, NULL) == KERR_OK && g.tv_sec < end.tv_sec)
-        end.tv_sec = g.tv_sec;
-    if (bkealive_last(entry, &alive) && alive < (int64_t)end.tv_sec)
-        end.tv_sec = (time_t)alive;
-    /* another Etcd claimed an overlapping prefix from then on: what follows may be its */
-    if (bkealive_overlapped(entry, &over) && over < (int64_t)end.tv_sec)
-        end.tv_sec = (time_t)over;
-    /* its store changed then (webhook/pgone), unseen since: what follows may be another's */
-    if (bkealive_time_at(entry, BENTRY_STORE_CHANGED, &moved) && moved < (int64_t)end.tv_sec)
-        end.tv_sec = (time_t)moved;
-    /* the Etcd was not shown holding the bucket's credentials after then: bkeheld.h */
-    if (bkeheld_lost(entry, &lost) && lost < (int64_t)end.tv_sec)
-        end.tv_sec = (time_t)lost;
-    if (from == BKESEEN_NONE || t1 > (int64_t)end.tv_sec)
-        t1 = (int64_t)end.tv_sec + 1;
-    if (ktime_format(end.tv_sec, last) != KERR_OK || ktime_format((time_t)t1, first) != KERR_OK)
-        return kerr_set(err, KERR_INTERNAL, "cannot format the time");
-    snprintf(a, sizeof(a), "--written-since=%s", first);
-    snprintf(b, sizeof(b), "--written-before=%s", last);
-    if (!cJSON_AddItemToArray(args, cJSON_CreateString(a)) ||
-        !cJSON_AddItemToArray(args, cJSON_CreateString(b)))
-        return kerr_set(err, KERR_NOMEM, NULL);
-    return KERR_OK;
-}
-
 /* The CronJob's pod template turned into the deletion's: no --gc-from-timestamp, run once. */
 static enum kerr to_job_pod(const cJSON *entry, cJSON *pod, struct kerr_info *err)
 {
@@ -149,7 +95,7 @@ static enum kerr to_job_pod(const cJSON *entry, cJSON *pod, struct kerr_info *er
     if (first && cJSON_IsString(first) &&
         strncmp(first->valuestring, "--gc-from-timestamp=", 20) == 0)
         cJSON_DeleteItemFromArray(args, 0);
-    rc = args ? window_args(entry, args, err) : kerr_set(err, KERR_INTERNAL, "no args");
+    rc = args ? bkewin_args(entry, args, err) : kerr_set(err, KERR_INTERNAL, "no args");
     if (rc == KERR_OK)
         rc = kjson_set_str(ctr, "name", "delete-snapshots", err);
     if (rc == KERR_OK)

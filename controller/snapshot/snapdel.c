@@ -105,10 +105,18 @@ static void delete_one(struct ostore *s, const struct ostore_obj *o, struct snap
 /* Is o outside w (an object the owner cannot be shown to have written)? */
 static bool outside(const struct snapdel_window *w, const struct ostore_obj *o)
 {
-    if (!w || (w->since == 0 && w->before == 0))
+    if (!w || w->n == 0)
         return false;
-    return o->mtime <= 0 || (w->since > 0 && o->mtime < w->since) ||
-           (w->before > 0 && o->mtime > w->before);
+    for (size_t i = 0; i < w->n && i < SNAPDEL_SPANS_MAX; i++) {
+        const struct snapdel_span *sp = &w->span[i];
+
+        if (sp->since == 0 && sp->before == 0)
+            return false;
+        if (o->mtime > 0 && (sp->since == 0 || o->mtime >= sp->since) &&
+            (sp->before == 0 || o->mtime <= sp->before))
+            return false;
+    }
+    return true;
 }
 
 /*
@@ -396,7 +404,8 @@ static void usage(FILE *f)
         "  --written-since T              delete only objects last modified at or after T\n"
         "                                 (RFC 3339): the claim's start; older ones are kept\n"
         "  --written-before T             delete only objects last modified at or before T\n"
-        "                                 (RFC 3339); newer ones are kept\n"
+        "                                 (RFC 3339); newer ones are kept. Both may be\n"
+        "                                 repeated in pairs: an object inside any pair goes\n"
         "  --only-copies                  delete only objects warden-snapshot wrote (its mark,\n"
         "                                 etcd-warden-copy); others are kept\n"
         "  --dry-run                      count what would be deleted, delete nothing; exits as\n"
@@ -408,6 +417,30 @@ static void usage(FILE *f)
         "left, 1 any other failure (objects of other prefixes in the listing included), 2 usage\n"
         "error.\n",
         f);
+}
+
+/* --written-since (since) or --written-before T into the next span of w (*n of them so far):
+ * 0, or 2 with the message printed. */
+static int window_time(struct snapdel_window *w, size_t *n, bool since, const char *t)
+{
+    const char *flag = since ? "--written-since" : "--written-before";
+    struct timespec ts;
+
+    if (ktime_parse(t, &ts, NULL) != KERR_OK || ts.tv_sec <= 0) {
+        fprintf(stderr,
+                "warden-snapshot delete-snapshots: %s \"%s\" is no RFC 3339 time (e.g. "
+                "2026-11-28T18:00:00Z)\n",
+                flag, t);
+        return 2;
+    }
+    if (*n >= SNAPDEL_SPANS_MAX) {
+        fprintf(stderr, "warden-snapshot delete-snapshots: more than %d %s\n", SNAPDEL_SPANS_MAX,
+                flag);
+        return 2;
+    }
+    *(since ? &w->span[*n].since : &w->span[*n].before) = (int64_t)ts.tv_sec;
+    (*n)++;
+    return 0;
 }
 
 int snapdel_main(int argc, char **argv)
@@ -427,8 +460,8 @@ int snapdel_main(int argc, char **argv)
     };
     struct ostore_config cfg = { 0 };
     struct snapdel_result res = { 0 };
-    struct snapdel_window win = { 0, 0, false };
-    struct timespec ts;
+    struct snapdel_window win = { 0 };
+    size_t ns = 0, nb = 0;
     struct kerr_info err = { 0 };
     struct ostore *s = NULL;
     const char *prefix = NULL;
@@ -456,15 +489,10 @@ int snapdel_main(int argc, char **argv)
             break;
         case 's':
         case 'b':
-            if (ktime_parse(optarg, &ts, NULL) != KERR_OK || ts.tv_sec <= 0) {
-                fprintf(stderr,
-                        "warden-snapshot delete-snapshots: --written-%s \"%s\" is no RFC 3339 "
-                        "time (e.g. 2026-11-28T18:00:00Z)\n",
-                        o == 's' ? "since" : "before", optarg);
+            if (window_time(&win, o == 's' ? &ns : &nb, o == 's', optarg) != 0) {
                 usage(stderr);
                 return 2;
             }
-            *(o == 's' ? &win.since : &win.before) = (int64_t)ts.tv_sec;
             break;
         case 'o':
             win.copies_only = true;
@@ -481,6 +509,15 @@ int snapdel_main(int argc, char **argv)
             return 2;
         }
     }
+    if ((ns > 1 || nb > 1) && ns != nb) {
+        fprintf(stderr,
+                "warden-snapshot delete-snapshots: %zu --written-since and %zu "
+                "--written-before: repeated, they go in pairs\n",
+                ns, nb);
+        usage(stderr);
+        return 2;
+    }
+    win.n = ns > nb ? ns : nb;
     if (!cfg.container)
         cfg.container = getenv("STORAGE_CONTAINER");
     if (optind != argc)

@@ -47,7 +47,10 @@
  * before it, a deleted backup's retained copy; written after the deletion began; or of a
  * time the store does not report) are kept: counted in "kept", never deleted, and not
  * "remaining" (they are not the deleted owner's). Without the flags every object of the
- * prefix is deleted, as before.
+ * prefix is deleted, as before. The flags may be repeated, in pairs (the k-th --written-since
+ * with the k-th --written-before, at most SNAPDEL_SPANS_MAX): an object goes when its time lies
+ * in any of the spans (a BackupEntry's earlier windows, before a reattachment, and its current
+ * one).
  *
  * Copies only (--only-copies): of the objects in the window, only those warden-snapshot wrote
  * (carrying OSTORE_COPY_MARK, read with a head each) are deleted; the others are kept (a
@@ -91,10 +94,19 @@
 /* Where the kubelet reads a container's termination message (terminationMessagePath). */
 #define SNAPDEL_TERMINATION_LOG "/dev/termination-log"
 
-/* Which objects of the prefix may go, by last-modified time (Unix seconds); 0: no bound. */
+/* The spans a window may have: a BackupEntry's current one and its earlier ones. */
+#define SNAPDEL_SPANS_MAX 17
+
+/* Last-modified times (Unix seconds) an object may have to go; 0: no bound on that side. */
+struct snapdel_span {
+    int64_t since;  /* objects modified before it are outside */
+    int64_t before; /* objects modified after it are outside */
+};
+
+/* Which objects of the prefix may go: those inside any span (n 0: every object). */
 struct snapdel_window {
-    int64_t since;    /* objects modified before it are kept */
-    int64_t before;   /* objects modified after it are kept */
+    struct snapdel_span span[SNAPDEL_SPANS_MAX];
+    size_t n;
     bool copies_only; /* objects without OSTORE_COPY_MARK (a head each) are kept */
 };
 

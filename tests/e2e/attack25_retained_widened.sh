@@ -2,7 +2,9 @@
 # docs/backups-and-restores.md, Retain: a retained copy's entry has "the copy's write window"
 # and "past its bucket's deletionGracePeriod a deletion Job deletes what the copy wrote, and
 # nothing else"; "An entry of the name that is already the namespace's and Etcd's (an earlier
-# retained copy in the same prefix) is widened to cover this copy's window."
+# retained copy in the same prefix) is widened to cover this copy's window when the two windows
+# overlap"; apart, "its window becomes one of the entry's spec.earlierWindows, deleted with the
+# entry, the gap kept".
 # Namespace shoot takes two Retain EtcdBackups of etcd-main (the bucket's credentials) into one
 # prefix copies--s, a minute's schedule history: b1 completes; then another seed's cluster writes
 # into copies--s; then b2 completes. Both are deleted; past the grace period the entry must
@@ -41,4 +43,7 @@ if ! grep -qF "$theirs" <<<"$left"; then
     exit 1
 fi
 echo "held: $theirs stays"
+# b2's window lies apart from b1's: one of the entry's earlier windows, deleted with it
+[ "$(echo $left)" = "$theirs" ] || ctl_fail "the copies stay besides $theirs: $(echo $left)"
+ok "b1's and b2's copies deleted, the time between kept"
 echo "attack25_retained_widened: ok"

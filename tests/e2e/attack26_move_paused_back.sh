@@ -36,5 +36,5 @@ kill -CONT "$stopped"
 sleep 8
 echo "after the pause: entry $E phase $(ctl_entry_phase "$E"); spec $(rel_entry_field "$E" '{.spec}' | cut -c1-900); entries: $(kc get backupentries -o jsonpath='{range .items[*]}{.metadata.name}:{.status.phase} {end}')"
 sleep 1
-rel_judge "$x_keys" "by the cluster on another seed while etcd-a was moved away (away and back while warden-controller was paused)"
+rel_judge "$x_keys" "by the cluster on another seed while etcd-a was moved away (away and back while warden-controller was paused)" "$REL_OWN"
 echo "attack26_move_paused_back: ok"

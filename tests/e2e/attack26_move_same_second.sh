@@ -29,5 +29,5 @@ x_keys=$(snap_s3 ls "$P/v2/" | grep -- '-18000' | sort)
 echo "away at $t0, the other seed wrote $(echo $x_keys), back by $t1"
 sleep 8
 echo "entry $E phase $(ctl_entry_phase "$E"); spec $(rel_entry_field "$E" '{.spec}' | cut -c1-900); entries: $(kc get backupentries -o jsonpath='{range .items[*]}{.metadata.name}:{.status.phase} {end}')"
-rel_judge "$x_keys" "by the cluster on another seed while etcd-a was moved away (away and back within one second, warden-controller running)"
+rel_judge "$x_keys" "by the cluster on another seed while etcd-a was moved away (away and back within one second, warden-controller running)" "$REL_OWN"
 echo "attack26_move_same_second: ok"

@@ -35,5 +35,5 @@ ctl_start
 sleep 8
 echo "after the restart: entry $E phase $(ctl_entry_phase "$E"); spec $(rel_entry_field "$E" '{.spec}' | cut -c1-900); entries: $(kc get backupentries -o jsonpath='{range .items[*]}{.metadata.name}:{.status.phase} {end}')"
 sleep 2
-rel_judge "$x_keys" "by the cluster on another seed while etcd-a was moved away (away and back while warden-controller was down)"
+rel_judge "$x_keys" "by the cluster on another seed while etcd-a was moved away (away and back while warden-controller was down)" "$REL_OWN"
 echo "attack26_move_unseen_back: ok"

@@ -42,5 +42,5 @@ kill -CONT "$stopped"
 sleep 6
 echo "after the pause: entry $E phase $(ctl_entry_phase "$E"); spec $(rel_entry_field "$E" '{.spec}' | cut -c1-900)"
 sleep 1
-rel_judge "$x_keys" "by the cluster on another seed while etcd-a's secretRef named the tenant's own Secret (edited and reverted while warden-controller was paused)"
+rel_judge "$x_keys" "by the cluster on another seed while etcd-a's secretRef named the tenant's own Secret (edited and reverted while warden-controller was paused)" "$REL_OWN"
 echo "attack26_secretref_paused_revert: ok"

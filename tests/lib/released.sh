@@ -14,8 +14,9 @@
 #   rel_policy Ignore             # the failurePolicy of the Etcd webhooks
 #   rel_entry_field "$REL_E" '{.spec.etcdLastAliveAt}'
 #   out=$(rel_etcd_x "$REL_P" 2>&1)  # other/etcd-x applied on a prefix
-#   rel_judge "$x_keys" "by ..."  # etcd-a deleted, its entry's deletion settled: each of the
-#                                 # keys (another writer's, under $REL_P) must stay, else HOLE
+#   rel_judge "$x_keys" "by ..." [GONE]  # etcd-a deleted, its entry's deletion settled: each
+#                                 # of the keys (another writer's, under $REL_P) must stay, else
+#                                 # HOLE; each of GONE (etcd-a's own) must be gone
 #
 # $SNAP_WORK/obj is the body every snapshot gets. A script without jq is skipped (exit 77).
 . "$(dirname "${BASH_SOURCE[0]}")/snapshot.sh"
@@ -57,6 +58,7 @@ rel_written() {
     sleep 1
     snap_s3 put "$REL_P/v2/Full-00000000-00000100-1700000000.gz" "$SNAP_WORK/obj"
 }
+REL_OWN=$REL_P/v2/Full-00000000-00000100-1700000000.gz # what rel_written writes
 
 rel_release() {
     kc -n shoot delete pod etcd-a-0 --grace-period=0 >/dev/null 2>&1
@@ -67,10 +69,11 @@ rel_release() {
     echo "entry $REL_E: PendingDeletion, etcdLastAliveAt $(rel_entry_field "$REL_E" '{.spec.etcdLastAliveAt}')"
 }
 
-# rel_judge KEYS WHY: etcd-a released (rel_release), its entry's deletion settled
+# rel_judge KEYS WHY [GONE]: etcd-a released (rel_release), its entry's deletion settled
 # (ctl_entry_settled, bounded), the controller and the Jobs stopped; every key of KEYS (one a
 # line: what another writer put under $REL_P) must still be listed there, else "HOLE: the
-# deletion of shoot/etcd-a's entry deleted <keys>, written into "$REL_P" WHY" and exit 1.
+# deletion of shoot/etcd-a's entry deleted <keys>, written into "$REL_P" WHY" and exit 1; and no
+# key of GONE (what etcd-a was shown to have written: its entry's windows) may be.
 rel_judge() {
     local left lost
     rel_release
@@ -88,6 +91,8 @@ rel_judge() {
         exit 1
     fi
     echo "held: the other writer's snapshots stay"
+    [ -z "$(comm -12 <(echo "${3:-}" | sort) <(echo "$left"))" ] ||
+        ctl_fail "what etcd-a was shown to have written stays: $(echo "$3")"
 }
 
 # rel_etcd_x PREFIX: Etcd other/etcd-x (one replica, aws on the bucket) on PREFIX, applied;
