@@ -38,9 +38,9 @@
  * release's, its spec the claim: common/bentry) is the copy's when it has the
  * same namespace and Etcd and is not Deleting: its window is widened to cover
  * the copy's when the two overlap, else the copy's becomes one of its earlier windows
- * (BENTRY_EARLIER: the time between is not joined). Anything else (another owner's entry, an entry of another claim
- * holding the name, one being deleted, the API refusing) is a reason in why:
- * the caller keeps the finalizer (fail closed).
+ * (BENTRY_EARLIER: the time between is not joined). Anything else (another owner's entry, an entry
+ * of another claim holding the name, one being deleted, the API refusing) is a reason in why: the
+ * caller keeps the finalizer (fail closed).
  *
  * Ownership: arguments BORROWED. Thread safety: reentrant.
  */
