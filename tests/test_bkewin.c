@@ -67,7 +67,8 @@ Test(bkewin, the_current_span_ends_at_the_earliest_end)
 
     cr_assert(bkewin_current(e, at("2026-11-03T00:00:00Z"), &since, &before));
     cr_assert_eq(since, at("2026-11-02T01:00:00Z"));
-    cr_assert_eq(before, at("2026-11-02T05:30:00Z"), "its store changed then, unseen since");
+    cr_assert_eq(before, at("2026-11-02T05:29:59Z"),
+                 "its store changed then, unseen since: not that second either");
     cJSON_Delete(e);
     e = live(",\"credentialsLostAt\":\"2026-11-02T00:30:00Z\"");
     cr_assert_not(bkewin_current(e, at("2026-11-03T00:00:00Z"), &since, &before),
@@ -94,14 +95,14 @@ Test(bkewin, a_reattachment_keeps_the_window_so_far)
     OK(kjson_set_str(obj, "status.deletionStartedAt", "2026-11-02T09:00:00Z", &err));
     OK(kjson_set_str(obj, "spec.etcdLastAliveAt", "2026-11-02T08:00:00Z", &err));
     cr_assert_str_eq(args_of(obj, out, sizeof(out)),
-                     "--written-since=2026-11-02T01:00:00Z --written-before=2026-11-02T06:00:00Z "
-                     "--written-since=2026-11-02T07:10:00Z --written-before=2026-11-02T08:00:00Z",
+                     "--written-since=2026-11-02T01:00:00Z --written-before=2026-11-02T05:59:59Z "
+                     "--written-since=2026-11-02T07:10:00Z --written-before=2026-11-02T07:59:59Z",
                      "%s", out);
     /* another Etcd on the prefix from 05:00: every span ends there */
     OK(kjson_set_str(obj, "spec.overlappedAt", "2026-11-02T05:00:00Z", &err));
     cr_assert_str_eq(args_of(obj, out, sizeof(out)),
-                     "--written-since=2026-11-02T01:00:00Z --written-before=2026-11-02T05:00:00Z "
-                     "--written-since=2026-11-02T05:00:01Z --written-before=2026-11-02T05:00:00Z",
+                     "--written-since=2026-11-02T01:00:00Z --written-before=2026-11-02T04:59:59Z "
+                     "--written-since=2026-11-02T05:00:00Z --written-before=2026-11-02T04:59:59Z",
                      "%s", out);
     cJSON_Delete(old);
     cJSON_Delete(obj);
@@ -116,7 +117,8 @@ Test(bkewin, another_etcd_not_seen_going_ends_at_its_last_sighting)
     OK(bkewin_keep_earlier(obj, old, 1, at("2026-11-02T07:00:00Z"), &err));
     w = kjson_get(obj, BENTRY_EARLIER ".0");
     cr_assert_str_eq(kjson_get_str(w, "since"), "2026-11-02T01:00:00Z");
-    cr_assert_str_eq(kjson_get_str(w, "before"), "2026-11-02T05:00:00Z", "etcdSeenAt, not now");
+    cr_assert_str_eq(kjson_get_str(w, "before"), "2026-11-02T04:59:59Z",
+                     "before etcdSeenAt's second, not now");
     cJSON_Delete(obj);
     /* nothing shown written (no member seen): no span kept */
     cJSON_Delete(old);
@@ -144,7 +146,7 @@ Test(bkewin, at_most_so_many_earlier_spans_and_unreadable_ones_delete_nothing)
                "\"etcdLastAliveAt\":\"2026-11-02T06:00:00Z\"");
     OK(kjson_set_str(obj, "status.deletionStartedAt", "2026-11-02T09:00:00Z", &err));
     cr_assert_str_eq(args_of(obj, out, sizeof(out)),
-                     "--written-since=2026-11-02T01:00:00Z --written-before=2026-11-02T06:00:00Z",
+                     "--written-since=2026-11-02T01:00:00Z --written-before=2026-11-02T05:59:59Z",
                      "%s", out);
     cJSON_Delete(old);
     cJSON_Delete(obj);

@@ -61,8 +61,9 @@ static void teardown(void)
 
 TestSuite(pgone, .init = setup, .fini = teardown, .timeout = 60);
 
-/* The DELETE of old (OWNED) reviewed; the answer's allowed and code. */
-static int review(cJSON *old, int dry_run, int *code)
+/* The review of op from old to obj (both OWNED; obj NULL for a DELETE); the answer's allowed and
+ * code. */
+static int review_op(enum review_op op, cJSON *old, cJSON *obj, int dry_run, int *code)
 {
     struct review_req req = { 0 };
     struct review_resp resp;
@@ -71,15 +72,57 @@ static int review(cJSON *old, int dry_run, int *code)
 
     review_resp_init(&resp);
     cr_assert_eq(review_allow(&resp, "%s", ""), KERR_OK); /* admitted so far */
-    req.op = REVIEW_OP_DELETE;
+    req.op = op;
     req.old_object = old;
+    req.object = obj;
     req.dry_run = dry_run;
     cr_assert_eq(pgone_record(fx.c, NULL, &req, &resp, &err), KERR_OK);
     allowed = resp.allowed;
     *code = resp.code;
     review_resp_release(&resp);
     cJSON_Delete(old);
+    cJSON_Delete(obj);
     return allowed;
+}
+
+static int review(cJSON *old, int dry_run, int *code)
+{
+    return review_op(REVIEW_OP_DELETE, old, NULL, dry_run, code);
+}
+
+static int review_update(cJSON *old, cJSON *obj, int dry_run, int *code)
+{
+    return review_op(REVIEW_OP_UPDATE, old, obj, dry_run, code);
+}
+
+/* The review of op from old to obj (OWNED) against an API server that does not answer: refused
+ * with 500, its message naming what, the entry unwritten. */
+static void refused_with_500(enum review_op op, cJSON *old, cJSON *obj, const char *what)
+{
+    struct k8s_client_opts o = { .connect_timeout_ms = 1000, .max_retries = -1 };
+    struct cfg_rest rest = { 0 };
+    struct k8s_client *gone = NULL;
+    struct review_req req = { 0 };
+    struct review_resp resp;
+    struct kerr_info err;
+    char server[] = "https://127.0.0.1:9"; /* discard: nothing listens */
+
+    rest.server = server;
+    rest.insecure = 1;
+    cr_assert_eq(k8s_client_new(&rest, &o, &gone, &err), KERR_OK, "%s", err.msg);
+    review_resp_init(&resp);
+    cr_assert_eq(review_allow(&resp, "%s", ""), KERR_OK); /* admitted so far */
+    req.op = op;
+    req.old_object = old;
+    req.object = obj;
+    cr_assert_eq(pgone_record(gone, NULL, &req, &resp, &err), KERR_OK);
+    cr_assert_not(resp.allowed);
+    cr_assert_eq(resp.code, 500);
+    cr_assert(strstr(resp.message, what), "%s", resp.message);
+    review_resp_release(&resp);
+    k8s_client_free(gone);
+    cJSON_Delete(old);
+    cJSON_Delete(obj);
 }
 
 static const char *admitted(char *buf, size_t n)
@@ -132,30 +175,10 @@ Test(pgone, no_entry_no_record_and_allowed)
 
 Test(pgone, an_entry_that_cannot_be_written_refuses_with_500)
 {
-    struct k8s_client_opts o = { .connect_timeout_ms = 1000, .max_retries = -1 };
-    struct cfg_rest rest = { 0 };
-    struct k8s_client *gone = NULL;
-    struct review_req req = { 0 };
-    struct review_resp resp;
-    struct kerr_info err;
-    cJSON *old = etcd("u1", "");
-    char t[64], server[] = "https://127.0.0.1:9"; /* discard: nothing listens */
+    char t[64];
 
-    rest.server = server;
-    rest.insecure = 1;
-    cr_assert_eq(k8s_client_new(&rest, &o, &gone, &err), KERR_OK, "%s", err.msg);
-    review_resp_init(&resp);
-    cr_assert_eq(review_allow(&resp, "%s", ""), KERR_OK); /* admitted so far */
-    req.op = REVIEW_OP_DELETE;
-    req.old_object = old;
-    cr_assert_eq(pgone_record(gone, NULL, &req, &resp, &err), KERR_OK);
-    cr_assert_not(resp.allowed);
-    cr_assert_eq(resp.code, 500);
-    cr_assert(strstr(resp.message, "cannot record"), "%s", resp.message);
+    refused_with_500(REVIEW_OP_DELETE, etcd("u1", ""), NULL, "cannot record");
     cr_assert_str_empty(admitted(t, sizeof(t)));
-    review_resp_release(&resp);
-    k8s_client_free(gone);
-    cJSON_Delete(old);
 }
 
 /* etcd-main (uid u1) as etcd() with its store's prefix and secretRef set. */
@@ -167,29 +190,6 @@ static cJSON *etcd_at(const char *uid, const char *prefix, const char *secret)
     if (secret)
         cr_assert_eq(kjson_set_str(e, "spec.backup.store.secretRef.name", secret, NULL), KERR_OK);
     return e;
-}
-
-/* The UPDATE from old to obj (both OWNED) reviewed; the answer's allowed and code. */
-static int review_update(cJSON *old, cJSON *obj, int dry_run, int *code)
-{
-    struct review_req req = { 0 };
-    struct review_resp resp;
-    struct kerr_info err;
-    int allowed;
-
-    review_resp_init(&resp);
-    cr_assert_eq(review_allow(&resp, "%s", ""), KERR_OK); /* admitted so far */
-    req.op = REVIEW_OP_UPDATE;
-    req.old_object = old;
-    req.object = obj;
-    req.dry_run = dry_run;
-    cr_assert_eq(pgone_record(fx.c, NULL, &req, &resp, &err), KERR_OK);
-    allowed = resp.allowed;
-    *code = resp.code;
-    review_resp_release(&resp);
-    cJSON_Delete(old);
-    cJSON_Delete(obj);
-    return allowed;
 }
 
 static const char *changed(char *buf, size_t n)
@@ -268,30 +268,9 @@ Test(pgone, nothing_for_another_change_a_dry_run_or_another_etcd)
 
 Test(pgone, a_change_that_cannot_be_recorded_refuses_with_500)
 {
-    struct k8s_client_opts o = { .connect_timeout_ms = 1000, .max_retries = -1 };
-    struct cfg_rest rest = { 0 };
-    struct k8s_client *gone = NULL;
-    struct review_req req = { 0 };
-    struct review_resp resp;
-    struct kerr_info err;
-    cJSON *old = etcd("u1", ""), *obj = etcd_at("u1", "shoot--away", NULL);
-    char t[64], server[] = "https://127.0.0.1:9"; /* discard: nothing listens */
+    char t[64];
 
-    rest.server = server;
-    rest.insecure = 1;
-    cr_assert_eq(k8s_client_new(&rest, &o, &gone, &err), KERR_OK, "%s", err.msg);
-    review_resp_init(&resp);
-    cr_assert_eq(review_allow(&resp, "%s", ""), KERR_OK);
-    req.op = REVIEW_OP_UPDATE;
-    req.old_object = old;
-    req.object = obj;
-    cr_assert_eq(pgone_record(gone, NULL, &req, &resp, &err), KERR_OK);
-    cr_assert_not(resp.allowed);
-    cr_assert_eq(resp.code, 500);
-    cr_assert(strstr(resp.message, "cannot record its store's change"), "%s", resp.message);
+    refused_with_500(REVIEW_OP_UPDATE, etcd("u1", ""), etcd_at("u1", "shoot--away", NULL),
+                     "cannot record its store's change");
     cr_assert_str_empty(changed(t, sizeof(t)));
-    review_resp_release(&resp);
-    k8s_client_free(gone);
-    cJSON_Delete(old);
-    cJSON_Delete(obj);
 }

@@ -51,9 +51,10 @@ int bkewin_current(const cJSON *entry, int64_t end, int64_t *since, int64_t *bef
     if (bkealive_time_at(entry, BENTRY_STORE_CHANGED, &t))
         cut(&end, t);
     cut_always(entry, &end);
-    *before = end;
-    if (from == BKESEEN_NONE || t1 > end) {
-        *since = end + 1;
+    /* the objects of end's own second may be another's already (times have seconds) */
+    *before = end - 1;
+    if (from == BKESEEN_NONE || t1 > *before) {
+        *since = end;
         return 0;
     }
     *since = t1;
@@ -79,7 +80,7 @@ static enum kerr add_span(cJSON *args, int64_t since, int64_t before, struct ker
 enum kerr bkewin_args(const cJSON *entry, cJSON *args, struct kerr_info *err)
 {
     const cJSON *w;
-    int64_t started, since, before;
+    int64_t started, since, before, end;
     enum kerr rc = KERR_OK;
     int n = 0;
 
@@ -94,8 +95,10 @@ enum kerr bkewin_args(const cJSON *entry, cJSON *args, struct kerr_info *err)
         /* one that cannot be read deletes nothing */
         if (!bkealive_time_at(w, "since", &since) || !bkealive_time_at(w, "before", &before))
             continue;
-        cut(&before, started);
-        cut_always(entry, &before);
+        end = before + 1; /* as bkewin_current's: what may be another's from then on */
+        cut(&end, started);
+        cut_always(entry, &end);
+        before = end - 1;
         if (since <= before) {
             rc = add_span(args, since, before, err);
             n++;

@@ -4,12 +4,14 @@
  * deleted without provenance"), passed to the deletion Job as pairs of --written-since and
  * --written-before (controller/snapshot/snapdel.h).
  *
- * The current span: since T1 (controller/entries/bkeseen.h), before the earliest of the end given
- * (the deletion's start, status.deletionStartedAt), the Etcd last known alive
- * (spec.etcdLastAliveAt, bkealive.h), seen gone (spec.etcdDeletedAt), another Etcd claiming the
- * prefix from then on (spec.overlappedAt), its store changed unseen (spec.etcdStoreChangedAt,
- * common/bentry.h) and the credentials last shown held (spec.credentialsLostAt, bkeheld.h).
- * Nothing shown written (no sighting, no copy): an empty span, since one second after before.
+ * The current span: since T1 (controller/entries/bkeseen.h), before the second before the
+ * earliest of the end given (the deletion's start, status.deletionStartedAt), the Etcd last known
+ * alive (spec.etcdLastAliveAt, bkealive.h), seen gone (spec.etcdDeletedAt), another Etcd claiming
+ * the prefix from then on (spec.overlappedAt), its store changed unseen (spec.etcdStoreChangedAt,
+ * common/bentry.h) and the credentials last shown held (spec.credentialsLostAt, bkeheld.h): from
+ * that moment on what lands in the prefix may be another writer's, and object times have
+ * seconds, so that moment's own second is not the owner's either. Nothing shown written (no
+ * sighting, no copy): an empty span, since one second after before.
  *
  * The earlier spans: spec.earlierWindows, a list of {since, before} (RFC 3339) that
  * warden-controller alone writes. When it attaches an entry to an Etcd anew (a reattachment,
@@ -36,7 +38,8 @@
 
 /*
  * The current span of entry ending no later than end (Unix seconds) into *since and *before:
- * 1 when something is shown written in it, 0 when it is empty (*since = *before + 1).
+ * 1 when something is shown written in it, 0 when it is empty (*since = *before + 1). end is
+ * exclusive: *before is at most end - 1.
  */
 int bkewin_current(const cJSON *entry, int64_t end, int64_t *since, int64_t *before);
 

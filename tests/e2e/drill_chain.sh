@@ -69,11 +69,9 @@ kc -n "$NS" patch etcd etcd-main --type merge \
 kc -n "$NS" create secret generic etcd-backup --from-literal=accessKeyID=S3RVER \
     --from-literal=secretAccessKey=S3RVER --from-literal=region=us-east-1 \
     --from-literal=s3ForcePathStyle=true --from-literal=endpoint="$SNAP_S3_URL" >/dev/null
-# The controller's test clock (the real one plus the offset in ms in $CLOCK): a drill's fire
+# The controller's test clock (the real one plus the offset in ms in $CTL_CLOCK): a drill's fire
 # time is reached by moving it, not by waiting for 03:00.
-CLOCK=$SNAP_WORK/clock-offset
-export WARDEN_TEST_CLOCK_OFFSET_FILE=$CLOCK
-echo 0 >"$CLOCK"
+ctl_clock_on
 ctl_start
 CRONJOB_EXEC_PEER_PORT=$(snap_free_port) # the restore's embedded etcd in Restore mode
 ctl_jobs_serve "$NS"
@@ -109,7 +107,7 @@ expect "no drill before its fire time" "" "$(dstatus lastResult)"
 # ---- Verify mode on the good chain, on its schedule ----
 # the controller's clock moved to 2 s past the next 03:00 (UTC), the drill reconciled
 fire=$(date -u -d "$(date -u -d '+1 day' +%Y-%m-%d) 03:00:00" +%s)
-echo $(((fire + 2) * 1000 - $(date +%s%3N))) >"$CLOCK.new" && mv "$CLOCK.new" "$CLOCK"
+echo $(((fire + 2) * 1000 - $(date +%s%3N))) >"$CTL_CLOCK.new" && mv "$CTL_CLOCK.new" "$CTL_CLOCK"
 kc -n "$NS" annotate --overwrite etcdrestoredrill "$D" "test.etcd-warden.io/poke=1" >/dev/null
 ksim_wait 120 job_read "" || ctl_fail "the drill did not fire at its schedule; $(why)"
 expect "fired at its schedule" "$(date -u -d "@$fire" +%Y-%m-%dT%H:%M:%SZ)" "$(dstatus lastScheduleTime)"
