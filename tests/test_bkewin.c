@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/bstore.h"
 #include "common/kjson.h"
 #include "common/ktime.h"
 
@@ -150,4 +151,29 @@ Test(bkewin, at_most_so_many_earlier_spans_and_unreadable_ones_delete_nothing)
                      "%s", out);
     cJSON_Delete(old);
     cJSON_Delete(obj);
+}
+
+/* A retained copy's entry never attached to an Etcd: its window ends with the copy (that second
+ * the copy's) and its Job deletes only what warden-snapshot wrote; once an Etcd reattached to
+ * it, neither. */
+Test(bkewin, a_retained_copys_entry_deletes_only_copies)
+{
+    struct kerr_info err = { 0 };
+    char out[1024];
+    cJSON *e =
+        parse("{\"metadata\":{\"name\":\"e\",\"annotations\":{\"" BSTORE_RETAINED_COPY_ANNOTATION
+              "\":\"shoot/b1\"}},\"spec\":{\"claimedAt\":\"2026-11-02T01:00:00Z\","
+              "\"etcdDeletedAt\":\"2026-11-02T01:05:00Z\"},\"status\":{"
+              "\"deletionStartedAt\":\"2026-11-03T00:00:00Z\"}}");
+
+    cr_assert_str_eq(args_of(e, out, sizeof(out)),
+                     "--written-since=2026-11-02T01:00:00Z --written-before=2026-11-02T01:05:00Z "
+                     "--only-copies",
+                     "%s", out);
+    OK(kjson_set_str(e, "spec.reattachedAt", "2026-11-02T02:00:00Z", &err));
+    OK(kjson_set_str(e, "spec.etcdDeletedAt", "2026-11-02T03:00:00Z", &err));
+    cr_assert_str_eq(args_of(e, out, sizeof(out)),
+                     "--written-since=2026-11-02T02:00:01Z --written-before=2026-11-02T02:59:59Z",
+                     "an Etcd's since: %s", out);
+    cJSON_Delete(e);
 }

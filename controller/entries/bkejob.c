@@ -399,7 +399,8 @@ static enum kerr finish_job(const struct bke_ctx *x, const cJSON *entry, const c
     long failures = status_failures(entry), wait_ms,
          rechecks = status_count(entry, "status.lockedRechecks");
     cJSON *stored = NULL;
-    int done = 0, shown = bkeseen_start(entry, &(int64_t){ 0 }) != BKESEEN_NONE;
+    int done = 0, shown = bkeseen_start(entry, &(int64_t){ 0 }) != BKESEEN_NONE ||
+                          cJSON_GetArraySize(kjson_get(entry, BENTRY_EARLIER)) > 0;
     enum kerr rc = podjob_job_pod(x->client, ns, juid, &s, err);
 
     if (rc != KERR_OK)

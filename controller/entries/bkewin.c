@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "common/bentry.h"
+#include "common/bstore.h"
 #include "common/kjson.h"
 #include "common/ktime.h"
 #include "controller/entries/bkealive.h"
@@ -38,13 +39,22 @@ static void cut_always(const cJSON *entry, int64_t *end)
         cut(end, t);
 }
 
+/* 1 for a retained copy's entry never attached to an Etcd: all it holds is the copy's. */
+static int copy_only(const cJSON *entry)
+{
+    return kjson_get_str(entry, "metadata.annotations[" BSTORE_RETAINED_COPY_ANNOTATION "]") &&
+           !kjson_has(entry, BKESEEN_REATTACHED);
+}
+
 int bkewin_current(const cJSON *entry, int64_t end, int64_t *since, int64_t *before)
 {
     int64_t t, t1 = 0;
     enum bkeseen from = bkeseen_start(entry, &t1);
 
+    /* a retained copy's: the copy's own end, its second the copy's (controller/backups/
+     * ebk_keep.h); an Etcd's: seen gone */
     if (bkealive_time_at(entry, "spec.etcdDeletedAt", &t))
-        cut(&end, t);
+        cut(&end, copy_only(entry) ? t + 1 : t);
     if (bkealive_last(entry, &t))
         cut(&end, t);
     /* its store changed then (webhook/pgone), unseen since: what follows may be another's */
@@ -105,7 +115,13 @@ enum kerr bkewin_args(const cJSON *entry, cJSON *args, struct kerr_info *err)
         }
     }
     (void)bkewin_current(entry, started, &since, &before);
-    return rc == KERR_OK ? add_span(args, since, before, err) : rc;
+    if (rc == KERR_OK)
+        rc = add_span(args, since, before, err);
+    /* what warden-snapshot's copy wrote carries its mark: nothing else is the copy's */
+    if (rc == KERR_OK && copy_only(entry) &&
+        !cJSON_AddItemToArray(args, cJSON_CreateString("--only-copies")))
+        rc = kerr_set(err, KERR_NOMEM, NULL);
+    return rc;
 }
 
 enum kerr bkewin_keep_earlier(cJSON *obj, const cJSON *old, int another_etcd, int64_t now,

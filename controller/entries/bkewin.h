@@ -24,6 +24,11 @@
  * Each is cut again, when the Job is made, at spec.overlappedAt and spec.credentialsLostAt (facts
  * that hold for every span); one that cannot be read is skipped (nothing deleted for it).
  *
+ * A retained EtcdBackup copy's entry (annotation BSTORE_RETAINED_COPY_ANNOTATION) never attached
+ * to an Etcd holds only what warden-snapshot wrote: its spec.etcdDeletedAt is the copy's own end
+ * (controller/backups/ebk_keep.h, that second the copy's), and its Job passes --only-copies
+ * (objects without warden-snapshot's mark are kept: a sidecar's written into the prefix).
+ *
  * Ownership: arguments BORROWED; obj arguments OWNED by the caller. Thread safety: reentrant.
  */
 #ifndef CONTROLLER_BKEWIN_H

@@ -59,7 +59,12 @@ s3_secret() {
 has_event() { ctl_events default "$1" | grep -q "$2"; }
 s3_keys() { snap_s3 ls "$1" | sort; }
 local_keys() { [ -d "$LOCAL_ROOT/bkt/$1" ] || return 0; (cd "$LOCAL_ROOT/bkt" && find "$1" -type f | sort); }
-seed_s3() { for k in "$@"; do snap_s3 put "$k" "$SNAP_WORK/obj"; done; }
+# the objects, then a second: a window ends the second before its Etcd goes (object times have
+# seconds), so an object of the deletion's own second would stay
+seed_s3() {
+    for k in "$@"; do snap_s3 put "$k" "$SNAP_WORK/obj"; done
+    sleep 1
+}
 seed_local() {
     for k in "$@"; do mkdir -p "$(dirname "$LOCAL_ROOT/bkt/$k")" && cp "$SNAP_WORK/obj" "$LOCAL_ROOT/bkt/$k"; done
 }
