@@ -71,6 +71,27 @@ static enum kerr get_one(bentry_get_fn get, void *ctx, const char *name, cJSON *
     return rc;
 }
 
+enum kerr bentry_named(bentry_get_fn get, void *ctx, const struct bstore_claim *c, int *any,
+                       struct kerr_info *err)
+{
+    char names[2][BSTORE_ENTRY_NAME_MAX + 1];
+    cJSON *e = NULL;
+    enum kerr rc;
+    int i;
+
+    *any = 0;
+    if ((rc = bstore_entry_name(c, names[0])) != KERR_OK ||
+        (rc = bstore_entry_name_v1(c, names[1])) != KERR_OK)
+        return kerr_set(err, rc, "no BackupEntry name");
+    for (i = 0; rc == KERR_OK && !*any && i < 2; i++) {
+        rc = get_one(get, ctx, names[i], &e, err);
+        *any = e != NULL;
+        cJSON_Delete(e);
+        e = NULL;
+    }
+    return rc;
+}
+
 enum kerr bentry_find(bentry_get_fn get, void *ctx, const struct bstore_claim *c,
                       enum bentry_found *found, cJSON **out, char name[BSTORE_ENTRY_NAME_MAX + 1],
                       struct kerr_info *err)

@@ -102,6 +102,14 @@ enum bentry_found {
  */
 typedef enum kerr (*bentry_get_fn)(void *ctx, const char *name, cJSON **out, struct kerr_info *err);
 
+/*
+ * 1 in *any when get finds an entry under either of claim c's names, whatever its spec: a cache
+ * of projections cannot tell whose an entry is (bentry_find would take it for another claim's),
+ * but it tells whether one is there. Errors of get but KERR_NOTFOUND are returned.
+ */
+enum kerr bentry_named(bentry_get_fn get, void *ctx, const struct bstore_claim *c, int *any,
+                       struct kerr_info *err);
+
 /* The BackupEntry resource (cluster-scoped). */
 extern const struct k8s_resource BENTRY_RES;
 

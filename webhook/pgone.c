@@ -86,21 +86,18 @@ static enum kerr record(struct k8s_client *k, const struct bstore_claim *c, cons
 static enum kerr record_delete(struct k8s_client *k, struct store *entries, const cJSON *old,
                                const char *uid, const char *now, struct kerr_info *why)
 {
-    char name[BSTORE_ENTRY_NAME_MAX + 1];
-    enum bentry_found f = BENTRY_NONE;
     struct bstore_claim c;
-    cJSON *cached = NULL;
     enum kerr rc;
+    int any = 1;
 
     if (!claim_of(old, &c))
         return KERR_OK;
-    rc = entries ? bentry_find(bentry_get_cached, entries, &c, &f, &cached, name, why) : KERR_OK;
+    rc = entries ? bentry_named(bentry_get_cached, entries, &c, &any, why) : KERR_OK;
     /* no entry of either name in the cache: none was there a moment ago; when one is (the
-     * cache keeps a projection, without the Etcd's uid), or the cache cannot tell, the entry
-     * as stored decides */
-    if (rc != KERR_OK || !entries || f != BENTRY_NONE)
+     * cache keeps a projection, which cannot tell whose it is), or the cache cannot tell, the
+     * entry as stored decides */
+    if (rc != KERR_OK || any)
         rc = record(k, &c, uid, BENTRY_DELETE_ADMITTED, now, NULL, why);
-    cJSON_Delete(cached);
     bstore_claim_release(&c);
     return rc;
 }

@@ -256,9 +256,10 @@ static enum kerr stored_as_reviewed(struct k8s_client *k, const cJSON *old, stru
 }
 
 /*
- * Create e, the entry of claim c (its name the current one), unless c's entry is there: in the
- * entries cache under either of its names (common/bentry: an entry of that name is c's only when
- * its spec is c), or made meanwhile (read from the API server). KERR_OK when it is there now;
+ * Create e, the entry of claim c (its name the current one), unless c's entry is there: read
+ * from the API server under either of its names (common/bentry: an entry of that name is c's
+ * only when its spec is c) when the entries cache has an entry of either name, or made
+ * meanwhile. KERR_OK when it is there now;
  * KERR_EXISTS (why says so) when its name is held by an entry of another claim: the earlier
  * prefix would be nobody's, the caller refuses.
  */
@@ -270,12 +271,19 @@ static enum kerr put_entry(struct k8s_client *k, struct store *entries, cJSON *e
     enum bentry_found f = BENTRY_NONE;
     cJSON *cur = NULL;
     enum kerr rc = KERR_OK;
+    int any = 1;
 
+    /* the cache keeps projections: it tells whether an entry of either name is there, not whose
+     * it is (an earlier release's name of this claim included): then the stored one decides */
     if (entries)
-        rc = bentry_find(bentry_get_cached, entries, c, &f, &cur, name, why);
-    cJSON_Delete(cur);
-    if (rc == KERR_OK && f == BENTRY_CLAIMS)
-        return KERR_OK; /* the entry of the claim is there (the controller's, or a move's) */
+        rc = bentry_named(bentry_get_cached, entries, c, &any, why);
+    if (rc == KERR_OK && any) {
+        rc = bentry_find(bentry_get_stored, k, c, &f, &cur, name, why);
+        cJSON_Delete(cur);
+        cur = NULL;
+        if (rc == KERR_OK && f == BENTRY_CLAIMS)
+            return KERR_OK; /* the entry of the claim is there (the controller's, or a move's) */
+    }
     if (rc == KERR_OK && f == BENTRY_NONE) {
         rc = k8s_create(k, &BENTRY_RES, NULL, e, NULL, NULL, why);
         if (rc == KERR_OK) {

@@ -18,23 +18,6 @@ rel_stage "shoot" 30s
 ctl_start
 rel_written
 E=$REL_E
-kill -STOP "$CTL_PID" && stopped=$CTL_PID; ksim_on_exit "kill -CONT $CTL_PID 2>/dev/null || true"
-echo "controller paused; entry $E spec $(rel_entry_field "$E" '{.spec}' | cut -c1-600)"
-kc -n shoot patch etcd etcd-a --type merge -p '{"spec":{"backup":{"store":{"prefix":"shoot--away"}}}}' >/dev/null ||
-    { echo "held: the move away refused"; exit 0; }
-echo "etcd-a moved to shoot--away (generation $(jp shoot etcd/etcd-a '{.metadata.generation}')); entries: $(kc get backupentries -o jsonpath='{range .items[*]}{.metadata.name}:{.status.phase} {end}')"
-sleep 1
-snap_s3 put "$P/v2/Full-00000000-00000500-1800000000.gz" "$SNAP_WORK/obj"
-snap_s3 put "$P/v2/Incr-00000501-00000600-1800000100.gz" "$SNAP_WORK/obj"
-x_keys=$(snap_s3 ls "$P/v2/" | grep -- '-18000' | sort)
-echo "the other seed wrote $(echo $x_keys) while etcd-a was away"
-sleep 1
-out=$(kc -n shoot patch etcd etcd-a --type merge -p "{\"spec\":{\"backup\":{\"store\":{\"prefix\":\"$P\"}}}}" 2>&1) ||
-    { echo "held: the move back refused: $out"; exit 0; }
-echo "etcd-a moved back (generation $(jp shoot etcd/etcd-a '{.metadata.generation}')); entry $E spec $(rel_entry_field "$E" '{.spec}' | cut -c1-700)"
-kill -CONT "$stopped"
-sleep 8
-echo "after the pause: entry $E phase $(ctl_entry_phase "$E"); spec $(rel_entry_field "$E" '{.spec}' | cut -c1-900); entries: $(kc get backupentries -o jsonpath='{range .items[*]}{.metadata.name}:{.status.phase} {end}')"
-sleep 1
-rel_judge "$x_keys" "by the cluster on another seed while etcd-a was moved away (away and back while warden-controller was paused)" "$REL_OWN"
+rel_away_back kc '{"prefix":"shoot--away"}' '{"prefix":"'"$P"'"}' "while etcd-a was away"
+rel_judge "$REL_X" "by the cluster on another seed while etcd-a was moved away (away and back while warden-controller was paused)" "$REL_OWN"
 echo "attack26_move_paused_back: ok"

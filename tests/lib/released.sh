@@ -14,6 +14,8 @@
 #   rel_policy Ignore             # the failurePolicy of the Etcd webhooks
 #   rel_entry_field "$REL_E" '{.spec.etcdLastAliveAt}'
 #   out=$(rel_etcd_x "$REL_P" 2>&1)  # other/etcd-x applied on a prefix
+#   rel_away_back kc '{"prefix":"x"}' '{"prefix":"y"}' "while ..."  # a store change and back
+#                                 # while warden-controller is paused; $REL_X the other's keys
 #   rel_judge "$x_keys" "by ..." [GONE]  # etcd-a deleted, its entry's deletion settled: each
 #                                 # of the keys (another writer's, under $REL_P) must stay, else
 #                                 # HOLE; each of GONE (etcd-a's own) must be gone
@@ -67,6 +69,35 @@ rel_release() {
     ksim_wait 20 ctl_entry_phase_is "$REL_E" PendingDeletion ||
         ctl_fail "$REL_E: $(ctl_entry_phase "$REL_E")"
     echo "entry $REL_E: PendingDeletion, etcdLastAliveAt $(rel_entry_field "$REL_E" '{.spec.etcdLastAliveAt}')"
+}
+
+# rel_away_back KC AWAY BACK WHILE: etcd-a's spec.backup.store patched (merge) to AWAY and then
+# to BACK through KC (kc, or kc_druid as etcd-druid), warden-controller paused (SIGSTOP, a starved
+# process, its watch unbroken) throughout; between the two the cluster on another seed writes
+# two snapshots into $REL_P (their keys in $REL_X; WHILE says when, in the log); then the
+# controller resumes and gets a few seconds. A patch refused: "held: ..." and exit 0.
+rel_away_back() {
+    local out
+    sleep 1
+    kill -STOP "$CTL_PID" && REL_STOPPED=$CTL_PID
+    ksim_on_exit "kill -CONT $REL_STOPPED 2>/dev/null || true"
+    echo "controller paused; entry $REL_E spec $(rel_entry_field "$REL_E" '{.spec}' | cut -c1-600)"
+    out=$("$1" -n shoot patch etcd etcd-a --type merge -p "{\"spec\":{\"backup\":{\"store\":$2}}}" 2>&1) ||
+        { kill -CONT "$REL_STOPPED"; echo "held: the first patch refused: $out"; exit 0; }
+    echo "etcd-a's store: $(jp shoot etcd/etcd-a '{.spec.backup.store}') (generation $(jp shoot etcd/etcd-a '{.metadata.generation}'))"
+    sleep 1
+    snap_s3 put "$REL_P/v2/Full-00000000-00000500-1800000000.gz" "$SNAP_WORK/obj"
+    snap_s3 put "$REL_P/v2/Incr-00000501-00000600-1800000100.gz" "$SNAP_WORK/obj"
+    REL_X=$(snap_s3 ls "$REL_P/v2/" | grep -- '-18000' | sort)
+    echo "the other seed wrote $(echo $REL_X) $4"
+    sleep 1
+    out=$("$1" -n shoot patch etcd etcd-a --type merge -p "{\"spec\":{\"backup\":{\"store\":$3}}}" 2>&1) ||
+        { kill -CONT "$REL_STOPPED"; echo "held: the patch back refused: $out"; exit 0; }
+    echo "etcd-a's store back (generation $(jp shoot etcd/etcd-a '{.metadata.generation}')); entry $REL_E spec $(rel_entry_field "$REL_E" '{.spec}' | cut -c1-700)"
+    kill -CONT "$REL_STOPPED"
+    sleep 8
+    echo "after the pause: entry $REL_E phase $(ctl_entry_phase "$REL_E"); spec $(rel_entry_field "$REL_E" '{.spec}' | cut -c1-900); entries: $(kc get backupentries -o jsonpath='{range .items[*]}{.metadata.name}:{.status.phase} {end}')"
+    sleep 1
 }
 
 # rel_judge KEYS WHY [GONE]: etcd-a released (rel_release), its entry's deletion settled
