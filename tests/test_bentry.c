@@ -237,3 +237,26 @@ Test(bentry, a_read_error_decides_nothing)
     cr_assert_eq(f, BENTRY_NONE);
     bstore_claim_release(&c);
 }
+
+/* bentry_named: an entry under either name is there, whatever its spec (a cache of projections
+ * cannot judge it: the stored one decides); none under either, none; a read that fails is an
+ * error, not "none". */
+Test(bentry, named_under_either_name_whatever_its_spec)
+{
+    struct shelf v1 = { { cJSON_Parse("{\"metadata\":{\"name\":\"" V1 "\"}}") }, 1, 0, KERR_OK };
+    struct shelf none = { { 0 }, 0, 0, KERR_OK };
+    struct shelf broken = { { 0 }, 0, 0, KERR_IO };
+    struct bstore_claim c;
+    struct kerr_info err;
+    int any = -1;
+
+    claim(&c, "aws", "bkt", "shoot--etcd-main");
+    cr_assert_eq(bentry_named(shelf_get, &v1, &c, &any, &err), KERR_OK, "%s", err.msg);
+    cr_assert_eq(any, 1, "a projection under the earlier release's name");
+    cr_assert_eq(bentry_named(shelf_get, &none, &c, &any, &err), KERR_OK);
+    cr_assert_eq(any, 0);
+    cr_assert_eq(none.gets, 2, "both names looked up");
+    cr_assert_neq(bentry_named(shelf_get, &broken, &c, &any, &err), KERR_OK);
+    bstore_claim_release(&c);
+    shelf_release(&v1);
+}
