@@ -124,6 +124,9 @@ storemove_stage() {
         FULL[$ns]=$ns--etcd-main/v2/Full-00000000-00000100-$(date +%s).gz
         snap_s3 put "${FULL[$ns]}" "$SNAP_WORK/full" >/dev/null || ctl_fail "cannot upload ${FULL[$ns]}"
         snap_s3 ls "$ns--etcd-main/" | grep -qF "${FULL[$ns]}" || ctl_fail "$ns: ${FULL[$ns]} not listed"
+    done
+    sleep 1 # the move a second later: what lands in its own second may be another writer's
+    for ns in m0 m1; do
         mv="{\"prefix\":\"moved/$ns-etcd-main\"}"
         [ $ns = m1 ] && mv=$m1store
         out=$(WH_AS_NS=$ns wh_as alice patch etcd etcd-main --type merge \
