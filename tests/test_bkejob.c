@@ -73,7 +73,7 @@ Test(bkejob, build)
     cr_assert_str_eq(arg(job, 2), "--store-prefix=shoot--main");
     /* provenance: only what the Etcd wrote while it claimed the prefix */
     cr_assert_str_eq(arg(job, 3), "--written-since=2026-11-02T10:00:00Z");
-    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-19T23:59:59Z");
+    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-20T00:00:00Z");
     cr_assert_null(arg(job, 5));
     cr_assert_str_eq(kjson_get_str(job, "spec.template.spec.volumes.0.secret.secretName"),
                      "bucket-creds");
@@ -99,12 +99,12 @@ Test(bkejob, window_ends_when_the_etcd_was_gone)
                                                "2026-11-13T00:00:00Z"));
     OK(bkejob_build(e, b, NULL, "img:1", NULL, &job, &err));
     cr_assert_str_eq(arg(job, 3), "--written-since=2026-11-02T10:00:00Z");
-    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-12T23:59:59Z");
+    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-13T00:00:00Z");
     cJSON_Delete(job);
     cr_assert_not_null(
         cJSON_SetValuestring((cJSON *)kjson_get(e, "spec.etcdDeletedAt"), "2026-11-19T23:59:30Z"));
     OK(bkejob_build(e, b, NULL, "img:1", NULL, &job, &err));
-    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-19T23:59:29Z");
+    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-19T23:59:30Z");
     cJSON_Delete(job);
     cJSON_Delete(b);
     cJSON_Delete(e);
@@ -123,7 +123,7 @@ Test(bkejob, window_ends_when_the_etcd_was_last_known_alive)
     cr_assert_not_null(cJSON_AddStringToObject(spec, "etcdDeletedAt", "2026-11-13T00:00:00Z"));
     cr_assert_not_null(cJSON_AddStringToObject(spec, "etcdLastAliveAt", "2026-11-12T08:00:00Z"));
     OK(bkejob_build(e, b, NULL, "img:1", NULL, &job, &err));
-    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-12T07:59:59Z");
+    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-12T08:00:00Z");
     cJSON_Delete(job);
     cJSON_Delete(b);
     cJSON_Delete(e);
@@ -141,12 +141,12 @@ Test(bkejob, window_ends_when_another_etcd_overlapped)
     cr_assert_not_null(cJSON_AddStringToObject(spec, "etcdLastAliveAt", "2026-11-12T08:00:00Z"));
     cr_assert_not_null(cJSON_AddStringToObject(spec, "overlappedAt", "2026-11-12T07:59:20Z"));
     OK(bkejob_build(e, b, NULL, "img:1", NULL, &job, &err));
-    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-12T07:59:19Z");
+    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-12T07:59:20Z");
     cJSON_Delete(job);
     /* one after it changes nothing */
     cJSON_ReplaceItemInObject(spec, "overlappedAt", cJSON_CreateString("2026-11-12T08:00:20Z"));
     OK(bkejob_build(e, b, NULL, "img:1", NULL, &job, &err));
-    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-12T07:59:59Z");
+    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-12T08:00:00Z");
     cJSON_Delete(job);
     cJSON_Delete(b);
     cJSON_Delete(e);
@@ -164,13 +164,13 @@ Test(bkejob, window_ends_when_the_credentials_were_lost)
     cr_assert_not_null(cJSON_AddStringToObject(spec, "credentialsLostAt", "2026-11-05T00:00:00Z"));
     OK(bkejob_build(e, b, NULL, "img:1", NULL, &job, &err));
     cr_assert_str_eq(arg(job, 3), "--written-since=2026-11-02T10:00:00Z");
-    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-04T23:59:59Z");
+    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-05T00:00:00Z");
     cJSON_Delete(job);
     cJSON_ReplaceItemInObject(spec, "credentialsLostAt",
                               cJSON_CreateString("2026-11-02T09:59:59Z"));
     OK(bkejob_build(e, b, NULL, "img:1", NULL, &job, &err));
-    cr_assert_str_eq(arg(job, 3), "--written-since=2026-11-02T09:59:59Z", "an empty window");
-    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-02T09:59:58Z");
+    cr_assert_str_eq(arg(job, 3), "--written-since=2026-11-02T10:00:00Z");
+    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-02T09:59:59Z");
     cJSON_Delete(job);
     cJSON_Delete(b);
     cJSON_Delete(e);
@@ -353,7 +353,7 @@ Test(bkejob, window_starts_when_a_member_was_seen)
         cJSON_SetValuestring((cJSON *)kjson_get(e, "spec.membersSeenAt"), "2026-11-05T12:00:00Z"));
     OK(bkejob_build(e, b, NULL, "img:1", NULL, &job, &err));
     cr_assert_str_eq(arg(job, 3), "--written-since=2026-11-05T12:00:00Z");
-    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-19T23:59:59Z");
+    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-20T00:00:00Z");
     cJSON_Delete(job);
     cJSON_Delete(b);
     cJSON_Delete(e);
@@ -369,15 +369,15 @@ Test(bkejob, nothing_seen_deletes_nothing)
 
     cJSON_DeleteItemFromObject(cJSON_GetObjectItem(e, "spec"), "membersSeenAt");
     OK(bkejob_build(e, b, NULL, "img:1", NULL, &job, &err));
-    cr_assert_str_eq(arg(job, 3), "--written-since=2026-11-20T00:00:00Z");
-    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-19T23:59:59Z");
+    cr_assert_str_eq(arg(job, 3), "--written-since=2026-11-20T00:00:01Z");
+    cr_assert_str_eq(arg(job, 4), "--written-before=2026-11-20T00:00:00Z");
     cJSON_Delete(job);
     job = NULL;
     /* a sighting that is no time is none */
     cr_assert_not_null(
         cJSON_AddStringToObject((cJSON *)kjson_get_obj(e, "spec"), "membersSeenAt", "yesterday"));
     OK(bkejob_build(e, b, NULL, "img:1", NULL, &job, &err));
-    cr_assert_str_eq(arg(job, 3), "--written-since=2026-11-20T00:00:00Z");
+    cr_assert_str_eq(arg(job, 3), "--written-since=2026-11-20T00:00:01Z");
     cJSON_Delete(job);
     cJSON_Delete(b);
     cJSON_Delete(e);
@@ -400,7 +400,7 @@ Test(bkejob, copies_start_at_the_claim)
     /* an origin it does not know is none */
     cr_assert_not_null(cJSON_SetValuestring((cJSON *)kjson_get(e, "spec.origin"), "Tenant"));
     OK(bkejob_build(e, b, NULL, "img:1", NULL, &job, &err));
-    cr_assert_str_eq(arg(job, 3), "--written-since=2026-11-20T00:00:00Z");
+    cr_assert_str_eq(arg(job, 3), "--written-since=2026-11-20T00:00:01Z");
     cJSON_Delete(job);
     job = NULL;
     OK(kjson_set_str(e, "metadata.annotations[etcd-warden.io/retained-copy-of]", "ns/bk", &err));

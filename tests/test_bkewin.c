@@ -96,14 +96,14 @@ Test(bkewin, a_reattachment_keeps_the_window_so_far)
     OK(kjson_set_str(obj, "status.deletionStartedAt", "2026-11-02T09:00:00Z", &err));
     OK(kjson_set_str(obj, "spec.etcdLastAliveAt", "2026-11-02T08:00:00Z", &err));
     cr_assert_str_eq(args_of(obj, out, sizeof(out)),
-                     "--written-since=2026-11-02T01:00:00Z --written-before=2026-11-02T05:59:59Z "
-                     "--written-since=2026-11-02T07:10:00Z --written-before=2026-11-02T07:59:59Z",
+                     "--written-since=2026-11-02T01:00:00Z --written-before=2026-11-02T06:00:00Z "
+                     "--written-since=2026-11-02T07:10:00Z --written-before=2026-11-02T08:00:00Z",
                      "%s", out);
     /* another Etcd on the prefix from 05:00: every span ends there */
     OK(kjson_set_str(obj, "spec.overlappedAt", "2026-11-02T05:00:00Z", &err));
     cr_assert_str_eq(args_of(obj, out, sizeof(out)),
-                     "--written-since=2026-11-02T01:00:00Z --written-before=2026-11-02T04:59:59Z "
-                     "--written-since=2026-11-02T05:00:00Z --written-before=2026-11-02T04:59:59Z",
+                     "--written-since=2026-11-02T01:00:00Z --written-before=2026-11-02T05:00:00Z "
+                     "--written-since=2026-11-02T05:00:01Z --written-before=2026-11-02T05:00:00Z",
                      "%s", out);
     cJSON_Delete(old);
     cJSON_Delete(obj);
@@ -118,8 +118,7 @@ Test(bkewin, another_etcd_not_seen_going_ends_at_its_last_sighting)
     OK(bkewin_keep_earlier(obj, old, 1, at("2026-11-02T07:00:00Z"), &err));
     w = kjson_get(obj, BENTRY_EARLIER ".0");
     cr_assert_str_eq(kjson_get_str(w, "since"), "2026-11-02T01:00:00Z");
-    cr_assert_str_eq(kjson_get_str(w, "before"), "2026-11-02T04:59:59Z",
-                     "before etcdSeenAt's second, not now");
+    cr_assert_str_eq(kjson_get_str(w, "before"), "2026-11-02T05:00:00Z", "etcdSeenAt, not now");
     cJSON_Delete(obj);
     /* nothing shown written (no member seen): no span kept */
     cJSON_Delete(old);
@@ -147,7 +146,7 @@ Test(bkewin, at_most_so_many_earlier_spans_and_unreadable_ones_delete_nothing)
                "\"etcdLastAliveAt\":\"2026-11-02T06:00:00Z\"");
     OK(kjson_set_str(obj, "status.deletionStartedAt", "2026-11-02T09:00:00Z", &err));
     cr_assert_str_eq(args_of(obj, out, sizeof(out)),
-                     "--written-since=2026-11-02T01:00:00Z --written-before=2026-11-02T05:59:59Z",
+                     "--written-since=2026-11-02T01:00:00Z --written-before=2026-11-02T06:00:00Z",
                      "%s", out);
     cJSON_Delete(old);
     cJSON_Delete(obj);
@@ -173,7 +172,7 @@ Test(bkewin, a_retained_copys_entry_deletes_only_copies)
     OK(kjson_set_str(e, "spec.reattachedAt", "2026-11-02T02:00:00Z", &err));
     OK(kjson_set_str(e, "spec.etcdDeletedAt", "2026-11-02T03:00:00Z", &err));
     cr_assert_str_eq(args_of(e, out, sizeof(out)),
-                     "--written-since=2026-11-02T02:00:01Z --written-before=2026-11-02T02:59:59Z",
+                     "--written-since=2026-11-02T02:00:01Z --written-before=2026-11-02T03:00:00Z",
                      "an Etcd's since: %s", out);
     cJSON_Delete(e);
 }

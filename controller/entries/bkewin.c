@@ -33,10 +33,10 @@ static void cut_always(const cJSON *entry, int64_t *end)
 
     /* another Etcd claimed an overlapping prefix from then on: what follows may be its */
     if (bkealive_overlapped(entry, &t))
-        cut(end, t);
+        cut(end, t + 1);
     /* the Etcd was not shown holding the bucket's credentials after then: bkeheld.h */
     if (bkeheld_lost(entry, &t))
-        cut(end, t);
+        cut(end, t + 1);
 }
 
 /* 1 for a retained copy's entry never attached to an Etcd: all it holds is the copy's. */
@@ -51,17 +51,18 @@ int bkewin_current(const cJSON *entry, int64_t end, int64_t *since, int64_t *bef
     int64_t t, t1 = 0;
     enum bkeseen from = bkeseen_start(entry, &t1);
 
-    /* a retained copy's: the copy's own end, its second the copy's (controller/backups/
-     * ebk_keep.h); an Etcd's: seen gone */
+    /* end: the first second not the owner's. The given end, the Etcd seen gone, last known alive
+     * (its second included, as the entry's Etcd was there then) */
+    end++;
     if (bkealive_time_at(entry, "spec.etcdDeletedAt", &t))
-        cut(&end, copy_only(entry) ? t + 1 : t);
+        cut(&end, t + 1);
     if (bkealive_last(entry, &t))
-        cut(&end, t);
-    /* its store changed then (webhook/pgone), unseen since: what follows may be another's */
+        cut(&end, t + 1);
+    /* its store changed then (webhook/pgone), unseen since: what follows may be another's, that
+     * second's too (a move away, a write and a move back within one second) */
     if (bkealive_time_at(entry, BENTRY_STORE_CHANGED, &t))
         cut(&end, t);
     cut_always(entry, &end);
-    /* the objects of end's own second may be another's already (times have seconds) */
     *before = end - 1;
     if (from == BKESEEN_NONE || t1 > *before) {
         *since = end;
@@ -105,8 +106,8 @@ enum kerr bkewin_args(const cJSON *entry, cJSON *args, struct kerr_info *err)
         /* one that cannot be read deletes nothing */
         if (!bkealive_time_at(w, "since", &since) || !bkealive_time_at(w, "before", &before))
             continue;
-        end = before + 1; /* as bkewin_current's: what may be another's from then on */
-        cut(&end, started);
+        end = before + 1; /* as bkewin_current's: the first second not the owner's */
+        cut(&end, started + 1);
         cut_always(entry, &end);
         before = end - 1;
         if (since <= before) {

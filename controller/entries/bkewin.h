@@ -4,13 +4,13 @@
  * deleted without provenance"), passed to the deletion Job as pairs of --written-since and
  * --written-before (controller/snapshot/snapdel.h).
  *
- * The current span: since T1 (controller/entries/bkeseen.h), before the second before the
- * earliest of the end given (the deletion's start, status.deletionStartedAt), the Etcd last known
- * alive (spec.etcdLastAliveAt, bkealive.h), seen gone (spec.etcdDeletedAt), another Etcd claiming
- * the prefix from then on (spec.overlappedAt), its store changed unseen (spec.etcdStoreChangedAt,
- * common/bentry.h) and the credentials last shown held (spec.credentialsLostAt, bkeheld.h): from
- * that moment on what lands in the prefix may be another writer's, and object times have
- * seconds, so that moment's own second is not the owner's either. Nothing shown written (no
+ * The current span: since T1 (controller/entries/bkeseen.h), before the earliest of the end
+ * given (the deletion's start, status.deletionStartedAt), the Etcd last known alive
+ * (spec.etcdLastAliveAt, bkealive.h), seen gone (spec.etcdDeletedAt), another Etcd claiming the
+ * prefix from then on (spec.overlappedAt) and the credentials last shown held
+ * (spec.credentialsLostAt, bkeheld.h), those seconds included; and before the second of its
+ * store's change unseen (spec.etcdStoreChangedAt, common/bentry.h), that second excluded: a move
+ * away, another writer's write and a move back may all fall in it. Nothing shown written (no
  * sighting, no copy): an empty span, since one second after before.
  *
  * The earlier spans: spec.earlierWindows, a list of {since, before} (RFC 3339) that
@@ -26,7 +26,7 @@
  *
  * A retained EtcdBackup copy's entry (annotation BSTORE_RETAINED_COPY_ANNOTATION) never attached
  * to an Etcd holds only what warden-snapshot wrote: its spec.etcdDeletedAt is the copy's own end
- * (controller/backups/ebk_keep.h, that second the copy's), and its Job passes --only-copies
+ * (controller/backups/ebk_keep.h), and its Job passes --only-copies
  * (objects without warden-snapshot's mark are kept: a sidecar's written into the prefix).
  *
  * Ownership: arguments BORROWED; obj arguments OWNED by the caller. Thread safety: reentrant.
@@ -43,8 +43,7 @@
 
 /*
  * The current span of entry ending no later than end (Unix seconds) into *since and *before:
- * 1 when something is shown written in it, 0 when it is empty (*since = *before + 1). end is
- * exclusive: *before is at most end - 1.
+ * 1 when something is shown written in it, 0 when it is empty (*since = *before + 1).
  */
 int bkewin_current(const cJSON *entry, int64_t end, int64_t *since, int64_t *before);
 

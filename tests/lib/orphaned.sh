@@ -60,6 +60,7 @@ orphaned_stage() {
         snap_s3 put "${FULL[$ns]}" "$SNAP_WORK/full" >/dev/null || ctl_fail "cannot upload ${FULL[$ns]}"
         snap_s3 ls "$ns--etcd-main/" | grep -qF "${FULL[$ns]}" || ctl_fail "$ns: ${FULL[$ns]} not listed"
     done
+    sleep 1 # the deletion a second later: a window ends before its own second
     kc -n o0 delete etcd etcd-main --wait=false >/dev/null || ctl_fail "o0: cannot delete the Etcd"
     out=$(WH_AS_NS=o1 wh_as alice delete etcd etcd-main --cascade=orphan --wait=false 2>&1) ||
         ctl_fail "o1: alice cannot delete the Etcd with --cascade=orphan: $out"
