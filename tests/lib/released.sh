@@ -8,7 +8,8 @@
 #                                 # with its member
 #   ctl_start                     # (one replica, or more)
 #   rel_written                   # etcd-a's entry ($REL_E) seen with its member, then one
-#                                 # full snapshot of etcd-a's written into $REL_P
+#                                 # full snapshot of etcd-a's written into $REL_P ($REL_OWN),
+#                                 # a second ago
 #   rel_release                   # etcd-a, its StatefulSet and member deleted; the entry
 #                                 # PendingDeletion
 #   rel_policy Ignore             # the failurePolicy of the Etcd webhooks
@@ -59,6 +60,7 @@ rel_written() {
     REL_E=$(ctl_entry_of shoot etcd-a)
     sleep 1
     snap_s3 put "$REL_P/v2/Full-00000000-00000100-1700000000.gz" "$SNAP_WORK/obj"
+    sleep 1 # what follows a second later: a window ends before a store change's own second
 }
 REL_OWN=$REL_P/v2/Full-00000000-00000100-1700000000.gz # what rel_written writes
 
