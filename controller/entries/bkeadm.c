@@ -16,6 +16,26 @@ static const char *str_or_empty(const cJSON *obj, const char *path)
     return s ? s : "";
 }
 
+/* etcd (cached) read from the API server now into *now (OWNS; NULL when gone, or another uid
+ * holds its name). Errors of the GET but KERR_NOTFOUND are returned. */
+static enum kerr read_again(struct k8s_client *k, const cJSON *etcd, cJSON **now,
+                            struct kerr_info *err)
+{
+    enum kerr rc = k8s_get(k, &ETCDSPEC_RES_ETCD, kjson_get_str(etcd, "metadata.namespace"),
+                           kjson_get_str(etcd, "metadata.name"), NULL, now, err);
+
+    if (rc == KERR_NOTFOUND) {
+        kerr_clear(err);
+        rc = KERR_OK;
+    }
+    if (rc != KERR_OK || (*now && strcmp(str_or_empty(*now, "metadata.uid"),
+                                         str_or_empty(etcd, "metadata.uid")) != 0)) {
+        cJSON_Delete(*now);
+        *now = NULL;
+    }
+    return rc;
+}
+
 enum kerr bkeadm_admitted_stale(struct k8s_client *k, const cJSON *entry, const cJSON *etcd,
                                 int *stale, struct kerr_info *err)
 {
@@ -34,14 +54,8 @@ enum kerr bkeadm_admitted_stale(struct k8s_client *k, const cJSON *entry, const 
     }
     if (sent <= at + BKEALIVE_SETTLE_S) /* another webhook may still hold the DELETE */
         return KERR_OK;
-    rc = k8s_get(k, &ETCDSPEC_RES_ETCD, kjson_get_str(etcd, "metadata.namespace"),
-                 kjson_get_str(etcd, "metadata.name"), NULL, &now, err);
-    if (rc == KERR_NOTFOUND) {
-        kerr_clear(err);
-        return KERR_OK;
-    }
-    *stale = rc == KERR_OK && strcmp(str_or_empty(now, "metadata.uid"), uid) == 0 &&
-             !kjson_has(now, "metadata.deletionTimestamp");
+    rc = read_again(k, etcd, &now, err);
+    *stale = now && !kjson_has(now, "metadata.deletionTimestamp");
     cJSON_Delete(now);
     return rc;
 }
@@ -56,14 +70,8 @@ enum kerr bkeadm_store_change(struct k8s_client *k, const cJSON *entry, const cJ
     *c = bkealive_change(entry, etcd, sent);
     if (*c != BKEALIVE_CHANGE_SETTLED)
         return KERR_OK;
-    rc = k8s_get(k, &ETCDSPEC_RES_ETCD, kjson_get_str(etcd, "metadata.namespace"),
-                 kjson_get_str(etcd, "metadata.name"), NULL, &now, err);
-    *c = BKEALIVE_CHANGE_PENDING;
-    if (rc == KERR_NOTFOUND)
-        kerr_clear(err);
-    else if (rc == KERR_OK &&
-             strcmp(str_or_empty(now, "metadata.uid"), str_or_empty(etcd, "metadata.uid")) == 0)
-        *c = bkealive_change(entry, now, sent);
+    rc = read_again(k, etcd, &now, err);
+    *c = now ? bkealive_change(entry, now, sent) : BKEALIVE_CHANGE_PENDING;
     cJSON_Delete(now);
-    return rc == KERR_NOTFOUND ? KERR_OK : rc;
+    return rc;
 }
